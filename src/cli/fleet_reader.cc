@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cli/fleet_reader.h"
+
+#include <unistd.h>
+
+namespace tarmac::cli {
+namespace {
+
+std::string HostName() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "localhost";
+  return buf;
+}
+
+// Counter delta per second, or empty when either reading is missing or the
+// counter went backwards (driver reload).
+std::optional<double> Rate(std::optional<int64_t> before, std::optional<int64_t> after, double seconds) {
+  if (!before || !after || *after < *before || seconds <= 0) return std::nullopt;
+  return static_cast<double>(*after - *before) / seconds;
+}
+
+}  // namespace
+
+FleetReader::FleetReader(gpu::OpenedBackend opened, Clock* clock)
+    : opened_(std::move(opened)), clock_(clock) {}
+
+FleetView FleetReader::Read(std::optional<std::chrono::seconds> recent_window) {
+  FleetView view;
+  view.hostname = HostName();
+  view.backend = std::string(opened_.backend->name());
+  view.system = opened_.backend->system_info();
+  view.taken_at = clock_->WallNow();
+  for (const gpu::GpuInfo& info : opened_.gpus) {
+    GpuView g;
+    g.info = info;
+    Result<gpu::GpuSample> sample = opened_.backend->Sample(info.index, gpu::kAllTiers);
+    if (sample.ok()) {
+      g.sample = std::move(sample).value();
+    } else {
+      g.sample.index = info.index;
+      g.sample.health = gpu::GpuHealth::kError;
+      g.sample.error = sample.status().message();
+    }
+    for (const gpu::GpuProcess& p : g.sample.processes) {
+      g.processes.push_back(ProcessView{p, attributor_.Lookup(p.pid)});
+    }
+    if (recent_window && g.sample.health == gpu::GpuHealth::kOk) {
+      g.recent_utilization_ratio = opened_.backend->RecentUtilization(info.index, *recent_window);
+    }
+    if (previous_ && static_cast<size_t>(info.index) < previous_->gpus.size()) {
+      const gpu::GpuSample& before = previous_->gpus[static_cast<size_t>(info.index)].sample;
+      double seconds = std::chrono::duration<double>(g.sample.taken_at - before.taken_at).count();
+      g.pcie_tx_bytes_per_second = Rate(before.pcie_tx_bytes, g.sample.pcie_tx_bytes, seconds);
+      g.pcie_rx_bytes_per_second = Rate(before.pcie_rx_bytes, g.sample.pcie_rx_bytes, seconds);
+    }
+    view.gpus.push_back(std::move(g));
+  }
+  previous_ = view;
+  return view;
+}
+
+}  // namespace tarmac::cli

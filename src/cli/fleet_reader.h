@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// FleetReader reads every GPU once through a backend and joins each GPU
+// process with who it is (/proc), giving the plain FleetView that status,
+// query and pick render. Collection and drawing meet only through FleetView.
+//
+// Thread safety: one thread at a time.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "gpu/backend_factory.h"
+#include "sampler/process_attribution.h"
+
+namespace tarmac::cli {
+
+struct ProcessView {
+  gpu::GpuProcess process;
+  sampler::ProcessDetails details;
+};
+
+struct GpuView {
+  gpu::GpuInfo info;
+  gpu::GpuSample sample;
+  std::vector<ProcessView> processes;
+  // Mean utilization over the recent window, when asked for and available.
+  std::optional<double> recent_utilization_ratio;
+  // PCIe traffic from counter deltas between two reads (watch mode).
+  std::optional<double> pcie_tx_bytes_per_second;
+  std::optional<double> pcie_rx_bytes_per_second;
+};
+
+struct FleetView {
+  std::string hostname;
+  std::string backend;  // "nvml" or "sim"
+  gpu::SystemInfo system;
+  std::chrono::system_clock::time_point taken_at;
+  std::vector<GpuView> gpus;
+};
+
+class FleetReader {
+ public:
+  FleetReader(gpu::OpenedBackend opened, Clock* clock);
+
+  // Reads all GPUs (both tiers). With `recent_window` set, also reads each
+  // GPU's mean utilization over that window.
+  FleetView Read(std::optional<std::chrono::seconds> recent_window);
+
+  const std::vector<gpu::GpuInfo>& gpus() const { return opened_.gpus; }
+
+ private:
+  gpu::OpenedBackend opened_;
+  Clock* clock_;
+  sampler::ProcessAttributor attributor_;
+  std::optional<FleetView> previous_;
+};
+
+}  // namespace tarmac::cli

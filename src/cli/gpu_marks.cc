@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cli/gpu_marks.h"
+
+#include "gpu/clock_event_reasons.h"
+
+namespace tarmac::cli {
+
+bool IsIdleHolding(const ProcessView& process, const GpuView& gpu) {
+  const gpu::GpuProcess& p = process.process;
+  if (!p.used_memory_bytes || *p.used_memory_bytes < kHoldingMemoryBytes) return false;
+  if (p.sm_utilization_ratio) return *p.sm_utilization_ratio <= 0.0;
+  // Without per-process figures, only a fully idle device proves it.
+  return gpu.sample.utilization_gpu_ratio && *gpu.sample.utilization_gpu_ratio <= 0.0;
+}
+
+GpuMarks MarkGpu(const GpuView& gpu) {
+  GpuMarks m;
+  const gpu::GpuSample& s = gpu.sample;
+  m.is_lost = s.health == gpu::GpuHealth::kLost;
+  m.is_unreadable = s.health != gpu::GpuHealth::kOk;
+  if (m.is_unreadable) return m;
+  m.is_idle = s.utilization_gpu_ratio && *s.utilization_gpu_ratio < kIdleUtilizationRatio;
+  if (s.clock_event_reasons && gpu::IsThrottled(*s.clock_event_reasons)) {
+    m.is_throttled = true;
+    for (const gpu::ClockEventReason& r : gpu::ClockEventReasons()) {
+      if (r.is_throttle && (*s.clock_event_reasons & r.bit)) m.throttle_reasons.emplace_back(r.name);
+    }
+  }
+  m.is_pcie_degraded = s.pcie_width && gpu.info.pcie_width_max && *s.pcie_width < *gpu.info.pcie_width_max;
+  for (const ProcessView& p : gpu.processes) {
+    if (IsIdleHolding(p, gpu)) m.idle_holding_pids.push_back(p.process.pid);
+  }
+  return m;
+}
+
+}  // namespace tarmac::cli

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// tarmac: see, allocate, reclaim and backfill GPUs. This file reads like a
+// table of contents: parse the command line, run the chosen command, map its
+// result to an exit code (0 ok, 1 error, 2 usage, 3 no GPU driver).
+#include <CLI/CLI.hpp>
+
+#include "cli/options.h"
+#include "cli/pick_command.h"
+#include "cli/query_command.h"
+#include "cli/status_command.h"
+#include "common/clock.h"
+#include "common/log.h"
+
+#ifndef TARMAC_VERSION
+#define TARMAC_VERSION "dev"
+#endif
+
+int main(int argc, char** argv) {
+  using namespace tarmac::cli;  // NOLINT: main only.
+  CLI::App app("tarmac: every GPU and every process on it, at a glance.\n", "tarmac");
+  app.footer(std::string(kExitCodesHelp) +
+             "\nWithout an agent, commands read the GPUs directly through NVML "
+             "(or the simulated world with --backend sim).");
+  app.set_version_flag("--version", std::string("tarmac ") + TARMAC_VERSION);
+  app.require_subcommand(1);
+
+  GlobalOptions global;
+  AddGlobalOptions(&app, &global);
+  StatusOptions status;
+  QueryOptions query;
+  PickOptions pick;
+  CLI::App* status_cmd = AddStatusCommand(&app, &status);
+  CLI::App* query_cmd = AddQueryCommand(&app, &query);
+  CLI::App* pick_cmd = AddPickCommand(&app, &pick);
+  // Shared options are accepted before or after the command name.
+  for (CLI::App* cmd : {status_cmd, query_cmd, pick_cmd}) AddGlobalOptions(cmd, &global);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? kExitOk : kExitUsage;
+  }
+
+  tarmac::Logger logger;
+  tarmac::Clock* clock = tarmac::RealClock();
+  if (status_cmd->parsed()) return RunStatus(global, status, clock, &logger);
+  if (query_cmd->parsed()) return RunQuery(global, query, clock, &logger);
+  if (pick_cmd->parsed()) return RunPick(global, pick, clock, &logger);
+  return kExitUsage;
+}

@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// Options every command shares (which backend, where its library or scenario
+// is, how much to log), the exit-code table, and the one place that turns a
+// Status into a message and an exit code.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "common/log.h"
+#include "common/result.h"
+#include "gpu/backend_factory.h"
+
+namespace tarmac::cli {
+
+// Exit codes, documented in `tarmac --help`.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitError = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitNoDriver = 3;
+
+inline constexpr const char* kExitCodesHelp =
+    "Exit codes: 0 ok; 1 error (or, for pick, no GPU fits); 2 usage error; "
+    "3 no GPU library or driver.";
+
+struct GlobalOptions {
+  std::string backend = "auto";  // auto | nvml | sim
+  std::string nvml_library;      // --nvml-library
+  std::string scenario;          // --scenario (sim backend)
+  std::string sim_dir;           // --sim-dir (sim backend)
+  std::string log_level = "warning";
+};
+
+// Adds --backend, --nvml-library, --scenario, --sim-dir and --log-level to
+// `app` (inherited by subcommands).
+void AddGlobalOptions(CLI::App* app, GlobalOptions* options);
+
+// Validates the options and builds backend options. kInvalidArgument for an
+// unknown backend or log level.
+Result<gpu::BackendOptions> MakeBackendOptions(const GlobalOptions& options);
+
+// Prints "tarmac: <message>" on stderr and returns the exit code for
+// `status`: kInvalidArgument -> 2, kUnavailable -> 3, others -> 1.
+int ExitWith(const Status& status);
+
+}  // namespace tarmac::cli

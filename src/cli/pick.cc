@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cli/pick.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+#include "common/units.h"
+
+namespace tarmac::cli {
+
+PickResult Pick(const FleetView& fleet, const PickRequest& request) {
+  PickResult result;
+  std::vector<const GpuView*> candidates;
+  for (const GpuView& g : fleet.gpus) {
+    const gpu::GpuSample& s = g.sample;
+    if (s.health != gpu::GpuHealth::kOk) {
+      result.rejections.push_back(fmt::format("gpu {}: {}", g.info.index, gpu::GpuHealthName(s.health)));
+      continue;
+    }
+    if (!s.memory_free_bytes) {
+      result.rejections.push_back(fmt::format("gpu {}: free memory unknown", g.info.index));
+      continue;
+    }
+    if (*s.memory_free_bytes < request.min_free_memory_bytes) {
+      result.rejections.push_back(fmt::format("gpu {}: {} free, need {}", g.info.index,
+                                              FormatBytes(*s.memory_free_bytes),
+                                              FormatBytes(request.min_free_memory_bytes)));
+      continue;
+    }
+    std::optional<double> used = g.recent_utilization_ratio ? g.recent_utilization_ratio : s.utilization_gpu_ratio;
+    if (used && *used > request.max_utilization_ratio) {
+      result.rejections.push_back(fmt::format("gpu {}: busy ({:.0f}% recently, limit {:.0f}%)", g.info.index,
+                                              *used * 100, request.max_utilization_ratio * 100));
+      continue;
+    }
+    candidates.push_back(&g);
+  }
+  auto recent = [](const GpuView* g) {
+    std::optional<double> u = g->recent_utilization_ratio ? g->recent_utilization_ratio : g->sample.utilization_gpu_ratio;
+    // Buckets of 5 %, so noise does not outrank free memory.
+    return u ? static_cast<int>(std::floor(*u * 20)) : 0;
+  };
+  std::stable_sort(candidates.begin(), candidates.end(), [&](const GpuView* a, const GpuView* b) {
+    if (recent(a) != recent(b)) return recent(a) < recent(b);
+    if (a->processes.size() != b->processes.size()) return a->processes.size() < b->processes.size();
+    if (*a->sample.memory_free_bytes != *b->sample.memory_free_bytes) {
+      return *a->sample.memory_free_bytes > *b->sample.memory_free_bytes;
+    }
+    return a->info.index < b->info.index;
+  });
+  if (static_cast<int>(candidates.size()) >= request.count) {
+    candidates.resize(static_cast<size_t>(request.count));
+    result.chosen = std::move(candidates);
+  }
+  return result;
+}
+
+}  // namespace tarmac::cli

@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// Choosing GPUs for a new job (`tarmac pick`). A GPU is a candidate when it
+// is readable, has at least the requested free memory, and its recent
+// utilization (the device's own history, not one instant) is at most the
+// limit. Candidates are ranked: least recently used first, then fewest
+// processes, then most free memory, then lowest index. Pure function.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cli/fleet_reader.h"
+
+namespace tarmac::cli {
+
+struct PickRequest {
+  int count = 1;
+  int64_t min_free_memory_bytes = 0;
+  double max_utilization_ratio = 0.5;
+};
+
+struct PickResult {
+  std::vector<const GpuView*> chosen;  // Best first; empty when not enough fit.
+  std::vector<std::string> rejections;  // "gpu 3: 5.0 GiB free, need 20.0 GiB"
+};
+
+PickResult Pick(const FleetView& fleet, const PickRequest& request);
+
+}  // namespace tarmac::cli

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cli/pick_command.h"
+
+#include <cstdio>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/pick.h"
+#include "cli/status_command.h"
+#include "common/units.h"
+
+namespace tarmac::cli {
+
+CLI::App* AddPickCommand(CLI::App* app, PickOptions* options) {
+  CLI::App* cmd = app->add_subcommand(
+      "pick", "Print the best free GPU(s) as UUIDs, for CUDA_VISIBLE_DEVICES=$(tarmac pick); "
+              "judged on free memory and recent utilization. Exit 1 when none fits");
+  cmd->add_option("-n,--count", options->count, "How many GPUs")->check(CLI::Range(1, 1024))->default_str("1");
+  cmd->add_option("--min-free-memory", options->min_free_memory, "Free memory each GPU needs, e.g. 20GiB")
+      ->default_str("0");
+  cmd->add_option("--max-utilization", options->max_utilization_percent,
+                  "Skip GPUs whose recent utilization is above this percent")
+      ->check(CLI::Range(0.0, 100.0))
+      ->default_str("50");
+  cmd->add_option("--window", options->window_seconds, "Seconds of utilization history to judge by")
+      ->check(CLI::Range(1, 60))
+      ->default_str("10");
+  cmd->add_flag("--json", options->json, "Print the choice and the reasons as JSON");
+  return cmd;
+}
+
+int RunPick(const GlobalOptions& global, const PickOptions& options, Clock* clock, Logger* logger) {
+  Result<int64_t> min_free = ParseBytes(options.min_free_memory);
+  if (!min_free.ok()) return ExitWith(min_free.status().WithContext("--min-free-memory"));
+  Result<gpu::OpenedBackend> opened = OpenFromOptions(global, clock, logger);
+  if (!opened.ok()) return ExitWith(opened.status());
+  FleetReader reader(std::move(opened).value(), clock);
+  FleetView fleet = reader.Read(std::chrono::seconds(options.window_seconds));
+  PickRequest request;
+  request.count = options.count;
+  request.min_free_memory_bytes = min_free.value();
+  request.max_utilization_ratio = options.max_utilization_percent / 100.0;
+  PickResult result = Pick(fleet, request);
+  std::string uuids;
+  for (const GpuView* g : result.chosen) uuids += (uuids.empty() ? "" : ",") + g->info.uuid;
+  if (options.json) {
+    nlohmann::json j;
+    j["uuids"] = nlohmann::json::array();
+    j["indices"] = nlohmann::json::array();
+    for (const GpuView* g : result.chosen) {
+      j["uuids"].push_back(g->info.uuid);
+      j["indices"].push_back(g->info.index);
+    }
+    j["rejected"] = result.rejections;
+    j["ok"] = !result.chosen.empty();
+    std::puts(j.dump(2).c_str());
+    return result.chosen.empty() ? kExitError : kExitOk;
+  }
+  if (result.chosen.empty()) {
+    std::string why;
+    for (const std::string& r : result.rejections) why += "\n  " + r;
+    std::fprintf(stderr, "tarmac: pick: no %d GPU%s fit%s\n", options.count, options.count == 1 ? "" : "s",
+                 why.c_str());
+    return kExitError;
+  }
+  std::puts(uuids.c_str());
+  return kExitOk;
+}
+
+}  // namespace tarmac::cli

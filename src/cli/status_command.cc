@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cli/status_command.h"
+
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "cli/fleet_reader.h"
+#include "cli/status_json.h"
+#include "cli/status_render.h"
+
+namespace tarmac::cli {
+namespace {
+
+constexpr std::chrono::seconds kRecentWindow{10};
+
+int TerminalWidth() {
+  winsize ws{};
+  if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20) return ws.ws_col;
+  return 100;
+}
+
+void WriteAll(const std::string& text) {
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fflush(stdout);
+}
+
+// Waits for `seconds` or SIGINT/SIGTERM (blocked and taken synchronously, so
+// no handler state is needed). Returns false when a signal arrived.
+bool WaitOrSignal(double seconds) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  timespec timeout{};
+  timeout.tv_sec = static_cast<time_t>(seconds);
+  timeout.tv_nsec = static_cast<long>((seconds - static_cast<double>(timeout.tv_sec)) * 1e9);
+  return sigtimedwait(&set, nullptr, &timeout) < 0;
+}
+
+}  // namespace
+
+CLI::App* AddStatusCommand(CLI::App* app, StatusOptions* options) {
+  CLI::App* cmd = app->add_subcommand(
+      "status", "Show every GPU and the processes on it; marks idle GPUs, idle memory holders, "
+                "throttling, lost GPUs and degraded PCIe links");
+  cmd->add_flag("--json", options->json,
+                "Print every reading as JSON (base units; unsupported readings are absent)");
+  cmd->add_option("--watch", options->watch_seconds, "Refresh every SECONDS (default 2) until Ctrl-C")
+      ->expected(0, 1)
+      ->default_str("2")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--color", options->color, "Colour: auto (on a terminal), always or never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+  return cmd;
+}
+
+Result<gpu::OpenedBackend> OpenFromOptions(const GlobalOptions& global, Clock* clock, Logger* logger) {
+  Result<gpu::BackendOptions> backend = MakeBackendOptions(global);
+  if (!backend.ok()) return backend.status();
+  LogLevel level = LogLevel::kWarning;
+  if (ParseLogLevel(global.log_level, &level)) logger->set_level(level);
+  return gpu::OpenBackend(backend.value(), clock, logger);
+}
+
+int RunStatus(const GlobalOptions& global, const StatusOptions& options, Clock* clock, Logger* logger) {
+  Result<gpu::OpenedBackend> opened = OpenFromOptions(global, clock, logger);
+  if (!opened.ok()) return ExitWith(opened.status());
+  FleetReader reader(std::move(opened).value(), clock);
+  bool is_tty = isatty(STDOUT_FILENO) == 1;
+  RenderOptions render;
+  render.use_color = options.color == "always" || (options.color == "auto" && is_tty);
+
+  if (options.watch_seconds <= 0) {
+    FleetView fleet = reader.Read(std::nullopt);
+    if (options.json) {
+      WriteAll(StatusToJson(fleet).dump(2) + "\n");
+    } else {
+      render.width = TerminalWidth();
+      WriteAll(RenderStatus(fleet, render));
+    }
+    return kExitOk;
+  }
+
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  sigprocmask(SIG_BLOCK, &set, nullptr);
+  do {
+    FleetView fleet = reader.Read(kRecentWindow);
+    if (options.json) {
+      WriteAll(StatusToJson(fleet).dump() + "\n");  // One object per line.
+    } else if (is_tty) {
+      render.width = TerminalWidth();
+      WriteAll("\033[H\033[2J" + RenderStatus(fleet, render));
+    } else {
+      WriteAll(RenderStatus(fleet, render) + "\n");
+    }
+  } while (WaitOrSignal(options.watch_seconds));
+  return kExitOk;
+}
+
+}  // namespace tarmac::cli

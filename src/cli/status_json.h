@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// The JSON form of a FleetView (`tarmac status --json`, and later the
+// agent's /api/v1/status). Every reading is a number in base units (bytes,
+// milliwatts, hertz, ratios 0..1); a field the GPU cannot report is absent,
+// never zero or null. The schema is in docs/status-json.md. Pure function.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "cli/fleet_reader.h"
+
+namespace tarmac::cli {
+
+inline constexpr int kStatusJsonVersion = 1;
+
+nlohmann::json StatusToJson(const FleetView& fleet);
+
+}  // namespace tarmac::cli

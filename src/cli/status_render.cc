@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cli/status_render.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "cli/gpu_marks.h"
+#include "common/units.h"
+
+namespace tarmac::cli {
+namespace {
+
+constexpr const char* kReset = "\033[0m";
+constexpr const char* kBold = "\033[1m";
+constexpr const char* kRed = "\033[31m";
+constexpr const char* kYellow = "\033[33m";
+constexpr const char* kGreen = "\033[32m";
+constexpr const char* kDim = "\033[2m";
+
+class Painter {
+ public:
+  explicit Painter(bool enabled) : enabled_(enabled) {}
+  std::string operator()(const char* color, std::string_view text) const {
+    if (!enabled_) return std::string(text);
+    return fmt::format("{}{}{}", color, text, kReset);
+  }
+
+ private:
+  bool enabled_;
+};
+
+std::string Percent(std::optional<double> ratio) {
+  if (!ratio) return "-";
+  return fmt::format("{:.0f}%", *ratio * 100);
+}
+
+std::string Gib(int64_t bytes) { return fmt::format("{:.1f}", static_cast<double>(bytes) / (1 << 30)); }
+
+std::string Memory(const GpuView& g) {
+  const gpu::GpuSample& s = g.sample;
+  std::optional<int64_t> total = s.memory_total_bytes ? s.memory_total_bytes : g.info.memory_total_bytes;
+  if (!s.memory_used_bytes || !total) return "-";
+  return fmt::format("{} / {} GiB", Gib(*s.memory_used_bytes), Gib(*total));
+}
+
+std::string Power(const gpu::GpuSample& s) {
+  if (!s.power_milliwatts) return "-";
+  if (!s.power_limit_milliwatts) return fmt::format("{:.0f} W", *s.power_milliwatts / 1000.0);
+  return fmt::format("{:.0f} / {:.0f} W", *s.power_milliwatts / 1000.0, *s.power_limit_milliwatts / 1000.0);
+}
+
+std::string Temperature(const gpu::GpuSample& s) {
+  if (!s.temperature_celsius) return "-";
+  return fmt::format("{:.0f}C", *s.temperature_celsius);
+}
+
+std::string Clock(const gpu::GpuSample& s) {
+  if (!s.sm_clock_hertz) return "-";
+  return fmt::format("{} MHz", *s.sm_clock_hertz / 1000000);
+}
+
+std::string Cut(std::string text, size_t width) {
+  if (text.size() <= width) return text;
+  if (width <= 3) return text.substr(0, width);
+  return text.substr(0, width - 3) + "...";
+}
+
+std::string CudaVersion(std::optional<int> v) {
+  if (!v) return "-";
+  return fmt::format("{}.{}", *v / 1000, (*v % 1000) / 10);
+}
+
+}  // namespace
+
+std::string RenderStatus(const FleetView& fleet, const RenderOptions& options) {
+  Painter paint(options.use_color);
+  std::string out;
+  int idle = 0;
+  int holding = 0;
+  int problems = 0;
+  out += fmt::format("{}  {} GPU{} via {}  driver {}  CUDA {}\n", paint(kBold, fleet.hostname),
+                     fleet.gpus.size(), fleet.gpus.size() == 1 ? "" : "s", fleet.backend,
+                     fleet.system.driver_version.empty() ? "-" : fleet.system.driver_version,
+                     CudaVersion(fleet.system.cuda_driver_version));
+  out += paint(kDim, fmt::format("{:<4}{:<26}{:>5}  {:<18}{:<14}{:>5}  {:>9}  {}\n", "GPU", "NAME", "UTIL",
+                                 "MEMORY", "POWER", "TEMP", "SM CLOCK", "NOTES"));
+  for (const GpuView& g : fleet.gpus) {
+    GpuMarks m = MarkGpu(g);
+    const gpu::GpuSample& s = g.sample;
+    if (m.is_unreadable) {
+      ++problems;
+      const char* what = m.is_lost ? "LOST" : s.health == gpu::GpuHealth::kNoPermission ? "NO PERMISSION"
+                                                                                          : "UNREADABLE";
+      out += fmt::format("{:<4}{:<26}{}  {}\n", g.info.index, Cut(g.info.name.empty() ? "?" : g.info.name, 25),
+                         paint(kRed, what), s.error);
+      continue;
+    }
+    std::vector<std::string> notes;
+    if (m.is_idle) {
+      ++idle;
+      notes.push_back(paint(kYellow, "idle"));
+    } else {
+      notes.push_back(paint(kGreen, "busy"));
+    }
+    if (m.is_throttled) {
+      ++problems;
+      std::string reasons;
+      for (const std::string& r : m.throttle_reasons) reasons += (reasons.empty() ? "" : ",") + r;
+      notes.push_back(paint(kRed, fmt::format("THROTTLED ({})", reasons)));
+    }
+    if (m.is_pcie_degraded) {
+      ++problems;
+      notes.push_back(paint(kRed, fmt::format("PCIe x{} of x{}", *s.pcie_width, *g.info.pcie_width_max)));
+    }
+    if (!m.idle_holding_pids.empty()) {
+      holding += static_cast<int>(m.idle_holding_pids.size());
+      notes.push_back(paint(kYellow, fmt::format("{} idle holder{}", m.idle_holding_pids.size(),
+                                                 m.idle_holding_pids.size() == 1 ? "" : "s")));
+    }
+    std::string joined;
+    for (const std::string& n : notes) joined += (joined.empty() ? "" : "  ") + n;
+    std::string util = Percent(s.utilization_gpu_ratio);
+    if (g.recent_utilization_ratio) util = fmt::format("{}", util);
+    out += fmt::format("{:<4}{:<26}{:>5}  {:<18}{:<14}{:>5}  {:>9}  {}\n", g.info.index, Cut(g.info.name, 25), util,
+                       Memory(g), Power(s), Temperature(s), Clock(s), joined);
+    if (!g.processes.empty()) {
+      out += paint(kDim, fmt::format("    {:>8}  {:<10}{:>10}  {:>4}  {}\n", "PID", "USER", "GPU MEM", "SM", "COMMAND"));
+    }
+    for (const ProcessView& p : g.processes) {
+      std::string mem = p.process.used_memory_bytes ? FormatBytes(*p.process.used_memory_bytes) : "-";
+      std::string sm = Percent(p.process.sm_utilization_ratio);
+      int room = std::max(10, options.width - 42);
+      std::string line = fmt::format("    {:>8}  {:<10}{:>10}  {:>4}  {}", p.process.pid, Cut(p.details.user, 9),
+                                     mem, sm, Cut(p.details.command, static_cast<size_t>(room)));
+      if (IsIdleHolding(p, g)) {
+        out += paint(kYellow, line + "  <- holds memory at 0% SM") + "\n";
+      } else {
+        out += line + "\n";
+      }
+    }
+  }
+  out += fmt::format("{} of {} GPUs idle; {} process{} holding memory without computing; {} problem{}\n", idle,
+                     fleet.gpus.size(), holding, holding == 1 ? "" : "es", problems, problems == 1 ? "" : "s");
+  return out;
+}
+
+}  // namespace tarmac::cli

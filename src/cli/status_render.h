@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// The one-screen text view of `tarmac status`: per GPU its utilization,
+// memory, power against limit, temperature, SM clock and what matters
+// (idle, lost, throttling and why, a degraded PCIe link), and under it the
+// processes with PID, user, GPU memory, SM % and command. Readings a GPU
+// cannot give show as "-". Pure function.
+#pragma once
+
+#include <string>
+
+#include "cli/fleet_reader.h"
+
+namespace tarmac::cli {
+
+struct RenderOptions {
+  bool use_color = false;  // ANSI colours (on a terminal).
+  int width = 100;         // Terminal width; long commands are cut to fit.
+};
+
+std::string RenderStatus(const FleetView& fleet, const RenderOptions& options);
+
+}  // namespace tarmac::cli

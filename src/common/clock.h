@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// Clock is tarmac's only source of time. Production code receives a Clock*
+// and never calls std::chrono::*::now() or sleeps directly, so tests can drive
+// time with FakeClock (tests/testutil/fake_clock.h).
+#pragma once
+
+#include <chrono>
+#include <stop_token>
+
+namespace tarmac {
+
+class Clock {
+ public:
+  virtual ~Clock() = default;
+
+  // Monotonic time for intervals and deadlines. Never jumps.
+  virtual std::chrono::steady_clock::time_point SteadyNow() = 0;
+
+  // Calendar time for data that leaves the process. May jump; never use it
+  // to measure intervals.
+  virtual std::chrono::system_clock::time_point WallNow() = 0;
+
+  // Blocks until `deadline` or until `stop` is requested. Returns false if
+  // stopped early.
+  virtual bool SleepUntil(std::chrono::steady_clock::time_point deadline,
+                          std::stop_token stop) = 0;
+};
+
+// The process-wide real clock. Stateless; never deleted.
+Clock* RealClock();
+
+}  // namespace tarmac

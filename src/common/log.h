@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// Minimal leveled logging to stderr. A Logger is passed to the code that logs
+// (no global logger); NullLogger discards everything. Thread-safe: each line
+// is written with one write(2).
+#pragma once
+
+#include <fmt/format.h>
+
+#include <string_view>
+
+namespace tarmac {
+
+enum class LogLevel { kDebug = 0, kInfo = 1, kWarning = 2, kError = 3, kOff = 4 };
+
+class Logger {
+ public:
+  explicit Logger(LogLevel level = LogLevel::kWarning) : level_(level) {}
+  virtual ~Logger() = default;
+
+  LogLevel level() const { return level_; }
+  void set_level(LogLevel level) { level_ = level; }
+
+  template <typename... Args>
+  void Log(LogLevel level, fmt::format_string<Args...> format, Args&&... args) {
+    if (level < level_) return;
+    Write(level, fmt::format(format, std::forward<Args>(args)...));
+  }
+
+ protected:
+  // Writes one finished line. The default writes "tarmac: <level>: line" to
+  // stderr.
+  virtual void Write(LogLevel level, std::string_view line);
+
+ private:
+  LogLevel level_;
+};
+
+// Parses "debug", "info", "warning", "error", "off".
+bool ParseLogLevel(std::string_view text, LogLevel* level);
+
+}  // namespace tarmac

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// Parsing and formatting of the quantities users type and read: memory sizes
+// ("20GiB", "512MiB", "1.5G"), durations ("30s", "10m", "2h", "1d") and
+// percentages. Pure functions; thread-safe.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+
+namespace tarmac {
+
+// Parses a byte count. Accepts a plain integer (bytes) or a number with a
+// unit: B, KiB, MiB, GiB, TiB (powers of 1024) or KB, MB, GB, TB, K, M, G, T
+// (K/M/G/T alone are read as binary units, as nvidia-smi prints them).
+// Returns kInvalidArgument naming the text for anything else, for negative
+// values and for values that overflow int64.
+Result<int64_t> ParseBytes(std::string_view text);
+
+// Parses a duration: a number with a unit ms, s, m, h or d; a plain number is
+// seconds. Returns kInvalidArgument for anything else.
+Result<std::chrono::milliseconds> ParseDuration(std::string_view text);
+
+// "80.0 GiB", "512 MiB", "0 B": binary units, one decimal above MiB.
+std::string FormatBytes(int64_t bytes);
+
+// "1h 05m", "12m 30s", "45s".
+std::string FormatDuration(std::chrono::seconds duration);
+
+}  // namespace tarmac

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "gpu/backend_factory.h"
+
+#include "gpu/sim_backend.h"
+#if TARMAC_WITH_NVML
+#include "gpu/nvml_backend.h"
+#endif
+
+namespace tarmac::gpu {
+
+bool ParseBackendKind(std::string_view text, BackendKind* kind) {
+  if (text == "auto") *kind = BackendKind::kAuto;
+  else if (text == "nvml") *kind = BackendKind::kNvml;
+  else if (text == "sim") *kind = BackendKind::kSim;
+  else return false;
+  return true;
+}
+
+Result<OpenedBackend> OpenBackend(const BackendOptions& options, Clock* clock, Logger* logger) {
+  OpenedBackend opened;
+  switch (options.kind) {
+    case BackendKind::kSim:
+      opened.backend = std::make_unique<SimBackend>(options.sim, clock);
+      break;
+    case BackendKind::kAuto:
+    case BackendKind::kNvml:
+#if TARMAC_WITH_NVML
+      opened.backend = std::make_unique<NvmlBackend>(NvmlOptions{options.nvml_library}, clock, logger);
+#else
+      (void)logger;
+      return Status::Unavailable("this tarmac was built without NVML support; use --backend sim");
+#endif
+      break;
+  }
+  Result<std::vector<GpuInfo>> gpus = opened.backend->Open();
+  if (!gpus.ok()) {
+    if (options.kind == BackendKind::kAuto && gpus.status().code() == StatusCode::kUnavailable) {
+      return gpus.status().WithContext(
+          "no NVIDIA driver found (install the driver, point --nvml-library at "
+          "libnvidia-ml.so.1, or use --backend sim --scenario FILE)");
+    }
+    return gpus.status();
+  }
+  opened.gpus = std::move(gpus).value();
+  return opened;
+}
+
+}  // namespace tarmac::gpu

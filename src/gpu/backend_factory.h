@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// MakeBackend picks and constructs the GPU backend named on the command line
+// or in the config. No registration magic: one explicit switch.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/result.h"
+#include "gpu/gpu_backend.h"
+#include "sim/world.h"
+
+namespace tarmac::gpu {
+
+enum class BackendKind { kAuto, kNvml, kSim };
+
+// Parses "auto", "nvml", "sim".
+bool ParseBackendKind(std::string_view text, BackendKind* kind);
+
+struct BackendOptions {
+  BackendKind kind = BackendKind::kAuto;
+  std::string nvml_library;  // --nvml-library; empty: env or defaults.
+  sim::WorldOptions sim;     // --scenario, --sim-dir.
+};
+
+// Constructs and opens the backend. kAuto means NVML when the library loads
+// (a missing library is then reported with every file tried, never a silent
+// switch to simulation). Returns the opened backend and its GPUs.
+struct OpenedBackend {
+  std::unique_ptr<GpuBackend> backend;
+  std::vector<GpuInfo> gpus;
+};
+Result<OpenedBackend> OpenBackend(const BackendOptions& options, Clock* clock, Logger* logger);
+
+}  // namespace tarmac::gpu

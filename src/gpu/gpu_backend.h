@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// A GpuBackend is tarmac's only way to read GPUs. The program picks one at
+// start-up (MakeBackend in backend_factory.h): NvmlBackend on real machines
+// (and over the fake libnvidia-ml in tests), SimBackend for demos, tests and
+// development without GPUs.
+//
+// Thread safety: one thread at a time (the sampler, or a CLI's main thread);
+// implementations need no internal locking.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+#include "gpu/gpu_types.h"
+
+namespace tarmac::gpu {
+
+class GpuBackend {
+ public:
+  GpuBackend() = default;
+  GpuBackend(const GpuBackend&) = delete;
+  GpuBackend& operator=(const GpuBackend&) = delete;
+  virtual ~GpuBackend() = default;
+
+  // Short lower-case name for logs and labels: "nvml", "sim".
+  virtual std::string_view name() const = 0;
+
+  // Loads the vendor library (or the scenario), enumerates devices and probes
+  // which fields each supports. Returns kUnavailable when the driver or
+  // library is absent, with a message naming what was tried. Devices that
+  // cannot be opened are returned with health != kOk, not dropped.
+  virtual Result<std::vector<GpuInfo>> Open() = 0;
+
+  // Driver and library facts. REQUIRES: Open() succeeded.
+  virtual const SystemInfo& system_info() const = 0;
+
+  // Reads the groups of fields in `tiers` for the GPU at `index`
+  // (0 <= index < Open().size()). A field the device cannot report is left
+  // empty; a device that cannot be read comes back with health != kOk and
+  // empty readings. Returns non-OK only for an index out of range.
+  virtual Result<GpuSample> Sample(int index, unsigned tiers) = 0;
+
+  // Mean GPU utilization (0..1) over the last `window`, from the device's own
+  // sample buffer, so a one-shot command judges recent use and not one
+  // instant. Empty when the device keeps no such history.
+  virtual std::optional<double> RecentUtilization(int index,
+                                                  std::chrono::seconds window) = 0;
+
+  // Waits up to `timeout` for driver events (Xid) and returns those that
+  // arrived, oldest first; empty on timeout. Events that happened before the
+  // first call are not reported.
+  virtual Result<std::vector<GpuEvent>> WaitEvents(std::chrono::milliseconds timeout) = 0;
+};
+
+}  // namespace tarmac::gpu

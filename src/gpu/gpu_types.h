@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// Plain data that GPU backends produce and everything else consumes: no
+// behaviour, no vendor types. Every reading a device may be unable to give is
+// a std::optional: empty means "not supported or not available", never zero.
+// Units are in the field names; all values are in base units.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tarmac::gpu {
+
+// Whether a device could be read at all. A lost GPU is a state shown to the
+// user, not an error that stops the program.
+enum class GpuHealth {
+  kOk,
+  kLost,          // Fell off the bus (Xid 79) or NVML_ERROR_GPU_IS_LOST.
+  kNoPermission,  // NVML_ERROR_NO_PERMISSION for this device.
+  kUnresponsive,  // A call on this device did not return in time.
+  kError,         // Any other failure to read the device; see `error`.
+};
+
+// "ok", "lost", "no_permission", "unresponsive", "error".
+const char* GpuHealthName(GpuHealth health);
+
+// Facts about the driver stack, read once.
+struct SystemInfo {
+  std::string driver_version;               // "580.65.06"
+  std::string nvml_version;                 // "13.580.65.06"
+  std::optional<int> cuda_driver_version;   // 13000 means CUDA 13.0
+  std::string library_path;                 // NVML file loaded, or scenario path
+};
+
+// Identity and fixed properties of one GPU, read at Open().
+struct GpuInfo {
+  int index = 0;
+  std::string uuid;         // "GPU-6f1a..."
+  std::string name;         // "NVIDIA H100 80GB HBM3"
+  std::string pci_bus_id;   // "00000000:18:00.0" (NVML form, upper case)
+  std::optional<std::string> serial;
+  std::optional<int> minor_number;  // /dev/nvidiaN
+  std::optional<int64_t> memory_total_bytes;
+  std::optional<int64_t> power_limit_default_milliwatts;
+  std::optional<int64_t> sm_clock_max_hertz;
+  std::optional<int64_t> memory_clock_max_hertz;
+  std::optional<int> pcie_generation_max;
+  std::optional<int> pcie_width_max;
+  std::optional<int> numa_node;
+  std::optional<std::string> cpu_affinity;  // "0-55,112-167"
+  std::optional<bool> is_persistence_mode_enabled;
+  std::optional<bool> is_mig_enabled;
+  std::optional<double> temperature_slowdown_celsius;
+  GpuHealth health = GpuHealth::kOk;  // Health when opened.
+  std::string error;                  // Why health is not kOk.
+};
+
+enum class ProcessType { kCompute, kGraphics, kComputeAndGraphics };
+
+// "compute", "graphics", "compute+graphics".
+const char* ProcessTypeName(ProcessType type);
+
+// One process with a context on a GPU.
+struct GpuProcess {
+  int64_t pid = 0;
+  ProcessType type = ProcessType::kCompute;
+  std::optional<int64_t> used_memory_bytes;    // Empty under MIG/WDDM.
+  std::optional<double> sm_utilization_ratio;  // 0..1 over the last second.
+};
+
+struct EccCounts {
+  std::optional<int64_t> volatile_corrected;
+  std::optional<int64_t> volatile_uncorrected;
+  std::optional<int64_t> aggregate_corrected;
+  std::optional<int64_t> aggregate_uncorrected;
+};
+
+struct RemappedRows {
+  int64_t corrected = 0;
+  int64_t uncorrected = 0;
+  bool is_pending = false;
+  bool has_failure = false;
+};
+
+// Which groups of readings to take. The agent reads kFast every tick and
+// kSlow less often; one-shot commands read both.
+enum SampleTier : unsigned {
+  kFastTier = 1u << 0,  // utilization, memory, power, temperature, clocks,
+                        // clock event reasons, pstate, processes
+  kSlowTier = 1u << 1,  // ECC, remapped rows, PCIe link and counters,
+                        // NVLink, fan
+  kAllTiers = kFastTier | kSlowTier,
+};
+
+// Readings of one GPU at one moment.
+struct GpuSample {
+  int index = 0;
+  std::chrono::system_clock::time_point taken_at;
+  GpuHealth health = GpuHealth::kOk;
+  std::string error;  // Why health is not kOk.
+
+  // Fast tier.
+  std::optional<double> utilization_gpu_ratio;     // 0..1
+  std::optional<double> utilization_memory_ratio;  // 0..1
+  std::optional<int64_t> memory_total_bytes;
+  std::optional<int64_t> memory_used_bytes;      // Excludes reserved (v2).
+  std::optional<int64_t> memory_reserved_bytes;  // Driver/firmware reserve.
+  std::optional<int64_t> memory_free_bytes;
+  std::optional<int64_t> power_milliwatts;
+  std::optional<int64_t> power_limit_milliwatts;  // Enforced limit.
+  std::optional<int64_t> energy_millijoules;      // Since driver load.
+  std::optional<double> temperature_celsius;
+  std::optional<int64_t> sm_clock_hertz;
+  std::optional<int64_t> memory_clock_hertz;
+  std::optional<uint64_t> clock_event_reasons;  // NVML bit set
+  std::optional<int> performance_state;         // 0..15 (P0..P15)
+  std::vector<GpuProcess> processes;
+  bool has_processes = false;  // False when the process list was unreadable.
+
+  // Slow tier.
+  std::optional<double> fan_speed_ratio;  // 0..1 (may exceed 1 on some boards)
+  std::optional<int> pcie_generation;
+  std::optional<int> pcie_width;
+  std::optional<int64_t> pcie_tx_bytes;  // Counter since driver load.
+  std::optional<int64_t> pcie_rx_bytes;  // Counter since driver load.
+  EccCounts ecc;
+  std::optional<RemappedRows> remapped_rows;
+  std::vector<bool> nvlink_active;  // One entry per link the device has.
+};
+
+// An asynchronous event from the driver (Xid).
+struct GpuEvent {
+  int gpu_index = 0;
+  uint64_t event_type = 0;  // NVML event type bit (0x8 = Xid critical error)
+  int64_t xid = 0;          // For Xid events; 999 means unknown.
+  std::chrono::system_clock::time_point seen_at;
+};
+
+}  // namespace tarmac::gpu

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// NvmlBackend reads GPUs through the NVIDIA management library, dlopen()ed
+// at Open() (nvml_api.h). It prefers versioned symbols and falls back as the
+// driver requires (docs/nvml.md): memory v2 -> v1, clock event reasons ->
+// throttle reasons, TemperatureV -> Temperature, process lists _v3 -> _v2 ->
+// v1 with the right entry stride.
+//
+// Every reading is optional. NOT_SUPPORTED leaves the field empty and is
+// remembered per device and field, so an unsupported call is made once.
+// GPU_IS_LOST marks the device lost; NO_PERMISSION marks it so; other errors
+// are counted per call and leave the field empty.
+//
+// Thread safety: as GpuBackend (one thread at a time).
+#pragma once
+
+#include <array>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "gpu/gpu_backend.h"
+#include "gpu/nvml_api.h"
+
+namespace tarmac::gpu {
+
+struct NvmlOptions {
+  // Library file to load; empty: TARMAC_NVML_LIBRARY, then the default
+  // names libnvidia-ml.so.1 and libnvidia-ml.so.
+  std::string library_path;
+};
+
+// Readings that may be unsupported; used to remember NOT_SUPPORTED.
+enum class NvmlField {
+  kUtilization, kMemoryV2, kMemoryV1, kPower, kPowerLimit, kEnergy, kTemperatureV,
+  kTemperature, kSmClock, kMemoryClock, kClockEventReasons, kThrottleReasons,
+  kPerformanceState, kFan, kPcieGeneration, kPcieWidth, kPcieCounters, kEcc,
+  kRemappedRows, kNvLink, kComputeProcesses, kGraphicsProcesses, kProcessUtilization,
+  kSamples, kCount,
+};
+
+class NvmlBackend final : public GpuBackend {
+ public:
+  NvmlBackend(NvmlOptions options, Clock* clock, Logger* logger);
+  ~NvmlBackend() override;
+
+  std::string_view name() const override { return "nvml"; }
+  Result<std::vector<GpuInfo>> Open() override;
+  const SystemInfo& system_info() const override { return system_info_; }
+  Result<GpuSample> Sample(int index, unsigned tiers) override;
+  std::optional<double> RecentUtilization(int index, std::chrono::seconds window) override;
+  Result<std::vector<GpuEvent>> WaitEvents(std::chrono::milliseconds timeout) override;
+
+  // Failed calls by NVML function name, for diagnostics and metrics.
+  const std::map<std::string, int64_t>& error_counts() const { return error_counts_; }
+
+ private:
+  struct DeviceState {
+    nvml::Device handle = nullptr;
+    GpuHealth health = GpuHealth::kOk;
+    std::string error;
+    // Indexed by NvmlField; the extra slot (kCount) collects identity calls.
+    std::array<bool, static_cast<size_t>(NvmlField::kCount) + 1> unsupported{};
+    unsigned long long last_process_sample_us = 0;
+    int nvlink_count = -1;  // Links the device has; probed once.
+  };
+
+  // Classifies a return code of `call` on device `d`. Returns true on
+  // success. NOT_SUPPORTED marks `field` unsupported; GPU_IS_LOST marks the
+  // device lost; NO_PERMISSION marks it so; anything else is counted.
+  bool Check(DeviceState& d, int index, NvmlField field, const char* call, nvml::Return r);
+  bool Supported(const DeviceState& d, NvmlField field) const {
+    return !d.unsupported[static_cast<size_t>(field)];
+  }
+
+  void ReadFast(DeviceState& d, int index, GpuSample* s);
+  void ReadSlow(DeviceState& d, int index, GpuSample* s);
+  void ReadProcesses(DeviceState& d, int index, GpuSample* s);
+  // Reads one process list with the size protocol; appends (pid, memory).
+  bool ReadProcessList(DeviceState& d, int index, bool is_graphics,
+                       std::vector<std::pair<int64_t, std::optional<int64_t>>>* out);
+  Status InitLibrary();
+
+  NvmlOptions options_;
+  Clock* clock_;
+  Logger* logger_;
+  std::unique_ptr<nvml::Library> library_;
+  bool is_initialized_ = false;
+  SystemInfo system_info_;
+  std::vector<DeviceState> devices_;
+  std::map<std::string, int64_t> error_counts_;
+  nvml::EventSet event_set_ = nullptr;
+  bool has_event_set_ = false;
+};
+
+}  // namespace tarmac::gpu

@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// Who a GPU process is, from /proc: owner, command line, start time and
+// parent. ProcessAttributor caches by (pid, start time), so a PID reused by a
+// new process is never mistaken for the old one.
+//
+// Thread safety: one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+namespace tarmac::sampler {
+
+struct ProcessDetails {
+  int64_t pid = 0;
+  bool exists = false;  // False when /proc has no such process (or no access).
+  int64_t uid = -1;
+  std::string user;     // Login name, or the uid as text when unknown.
+  std::string name;     // /proc/<pid>/comm
+  std::string command;  // Command line, arguments joined by spaces.
+  int64_t parent_pid = 0;
+  int64_t start_ticks = 0;  // Clock ticks after boot (/proc/<pid>/stat).
+};
+
+class ProcessAttributor {
+ public:
+  // `proc_root` is "/proc" except in tests.
+  explicit ProcessAttributor(std::string proc_root = "/proc");
+
+  // Details for `pid`, from the cache when the process is the same one.
+  const ProcessDetails& Lookup(int64_t pid);
+
+ private:
+  ProcessDetails Read(int64_t pid, int64_t start_ticks) const;
+  std::optional<int64_t> StartTicks(int64_t pid) const;
+
+  std::string proc_root_;
+  std::map<int64_t, ProcessDetails> cache_;
+};
+
+// Login name for `uid`, or the number as text.
+std::string UserName(int64_t uid);
+
+}  // namespace tarmac::sampler

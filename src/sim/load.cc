@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/load.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace tarmac::sim {
+namespace {
+
+int64_t ToNanos(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
+std::chrono::system_clock::time_point FromNanos(int64_t ns) {
+  return std::chrono::system_clock::time_point(
+      std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::nanoseconds(ns)));
+}
+
+bool ReadSmallFile(const std::string& path, std::string* out) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[4096];
+  out->clear();
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out->append(buf, static_cast<size_t>(n));
+    if (out->size() > (1 << 20)) break;
+  }
+  ::close(fd);
+  return true;
+}
+
+}  // namespace
+
+const char* LoadPatternName(LoadPattern pattern) {
+  switch (pattern) {
+    case LoadPattern::kSteady: return "steady";
+    case LoadPattern::kBursty: return "bursty";
+    case LoadPattern::kIdle: return "idle";
+  }
+  return "steady";
+}
+
+bool ParseLoadPattern(std::string_view text, LoadPattern* pattern) {
+  if (text == "steady") *pattern = LoadPattern::kSteady;
+  else if (text == "bursty") *pattern = LoadPattern::kBursty;
+  else if (text == "idle") *pattern = LoadPattern::kIdle;
+  else return false;
+  return true;
+}
+
+std::string EncodeLoad(const Load& load) {
+  nlohmann::json j = {
+      {"pid", load.pid},
+      {"start_ticks", load.start_ticks},
+      {"gpus", load.gpus},
+      {"memory_bytes", load.memory_bytes},
+      {"utilization_ratio", load.utilization_ratio},
+      {"pattern", LoadPatternName(load.pattern)},
+      {"started_at_ns", ToNanos(load.started_at)},
+      {"command", load.command},
+  };
+  return j.dump();
+}
+
+Result<Load> DecodeLoad(std::string_view text, std::string_view source) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  auto bad = [&](std::string_view what) {
+    return Status::Corruption(fmt::format("load file {}: {}", source, what));
+  };
+  if (!j.is_object()) return bad("not a JSON object");
+  Load load;
+  auto integer = [&](const char* key, int64_t* out) {
+    auto it = j.find(key);
+    if (it == j.end() || !it->is_number_integer()) return false;
+    *out = it->get<int64_t>();
+    return true;
+  };
+  int64_t started_ns = 0;
+  if (!integer("pid", &load.pid) || load.pid <= 0) return bad("bad pid");
+  if (!integer("start_ticks", &load.start_ticks)) return bad("bad start_ticks");
+  if (!integer("memory_bytes", &load.memory_bytes) || load.memory_bytes < 0) return bad("bad memory_bytes");
+  if (!integer("started_at_ns", &started_ns)) return bad("bad started_at_ns");
+  load.started_at = FromNanos(started_ns);
+  auto util = j.find("utilization_ratio");
+  if (util == j.end() || !util->is_number()) return bad("bad utilization_ratio");
+  load.utilization_ratio = util->get<double>();
+  if (!(load.utilization_ratio >= 0 && load.utilization_ratio <= 1)) return bad("bad utilization_ratio");
+  auto pattern = j.find("pattern");
+  if (pattern == j.end() || !pattern->is_string() ||
+      !ParseLoadPattern(pattern->get<std::string>(), &load.pattern)) {
+    return bad("bad pattern");
+  }
+  auto gpus = j.find("gpus");
+  if (gpus == j.end() || !gpus->is_array()) return bad("bad gpus");
+  for (const nlohmann::json& g : *gpus) {
+    if (!g.is_number_integer() || g.get<int64_t>() < 0 || g.get<int64_t>() > 1023) return bad("bad gpus");
+    load.gpus.push_back(g.get<int>());
+  }
+  auto command = j.find("command");
+  if (command != j.end() && command->is_string()) load.command = command->get<std::string>();
+  return load;
+}
+
+std::optional<int64_t> ProcessStartTicks(int64_t pid) {
+  std::string stat;
+  if (!ReadSmallFile(fmt::format("/proc/{}/stat", pid), &stat)) return std::nullopt;
+  // The command name (field 2) may hold spaces and parentheses; fields after
+  // the last ')' are plain.
+  size_t close = stat.rfind(')');
+  if (close == std::string::npos || close + 2 >= stat.size()) return std::nullopt;
+  const char* p = stat.c_str() + close + 2;  // Field 3: state.
+  if (*p == 'Z' || *p == 'X') return std::nullopt;
+  // Skip fields 3..21 to reach field 22 (starttime).
+  for (int field = 3; field < 22; ++field) {
+    p = std::strchr(p, ' ');
+    if (p == nullptr) return std::nullopt;
+    ++p;
+  }
+  char* end = nullptr;
+  long long ticks = std::strtoll(p, &end, 10);
+  if (end == p) return std::nullopt;
+  return ticks;
+}
+
+LoadRegistry::LoadRegistry(std::string dir) : loads_dir_(std::move(dir) + "/loads") {}
+
+Result<std::string> LoadRegistry::Register(const Load& load) const {
+  if (::mkdir(loads_dir_.c_str(), 0755) != 0 && errno != EEXIST) {
+    return Status::IOError(fmt::format("cannot create {}", loads_dir_), std::strerror(errno));
+  }
+  std::string path = fmt::format("{}/{}-{}.json", loads_dir_, load.pid, load.start_ticks);
+  std::string tmp = path + ".tmp";
+  std::string text = EncodeLoad(load);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::IOError(fmt::format("cannot write {}", tmp), std::strerror(errno));
+  bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  ::close(fd);
+  if (!written || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    return Status::IOError(fmt::format("cannot write {}", path), std::strerror(errno));
+  }
+  return path;
+}
+
+Status LoadRegistry::Heartbeat(const std::string& path) const {
+  if (::utimensat(AT_FDCWD, path.c_str(), nullptr, 0) != 0) {
+    return Status::IOError(fmt::format("cannot touch {}", path), std::strerror(errno));
+  }
+  return Status::OK();
+}
+
+std::vector<Load> LoadRegistry::List() const {
+  std::vector<Load> loads;
+  DIR* dir = ::opendir(loads_dir_.c_str());
+  if (dir == nullptr) return loads;
+  while (dirent* entry = ::readdir(dir)) {
+    std::string_view name(entry->d_name);
+    if (name.size() < 6 || name.substr(name.size() - 5) != ".json") continue;
+    std::string path = loads_dir_ + "/" + std::string(name);
+    std::string text;
+    struct stat st {};
+    if (!ReadSmallFile(path, &text) || ::stat(path.c_str(), &st) != 0) continue;
+    Result<Load> load = DecodeLoad(text, path);
+    if (!load.ok()) continue;
+    std::optional<int64_t> ticks = ProcessStartTicks(load.value().pid);
+    if (!ticks || *ticks != load.value().start_ticks) {
+      load.value().ended_at = FromNanos(int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec);
+    }
+    loads.push_back(std::move(load).value());
+  }
+  ::closedir(dir);
+  std::sort(loads.begin(), loads.end(), [](const Load& a, const Load& b) {
+    return a.started_at != b.started_at ? a.started_at < b.started_at : a.pid < b.pid;
+  });
+  return loads;
+}
+
+}  // namespace tarmac::sim

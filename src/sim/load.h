@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// A Load is what one tarmac-simload process puts on the simulated GPUs: which
+// GPUs, how much memory on each, and a utilization pattern. LoadRegistry
+// stores loads as small JSON files in the world's directory, one per process,
+// so the sim backend, the fake libnvidia-ml and simload agree without any
+// shared memory or daemon.
+//
+// A load is active while its process lives: the registry checks the PID and
+// the process start time in /proc (PID reuse), and a zombie counts as dead,
+// as the CUDA driver frees a context when the process exits. A dead load
+// keeps its file so the energy it used stays counted; it ended at the file's
+// last heartbeat (mtime).
+//
+// Thread safety: LoadRegistry is immutable after construction; List() may be
+// called from many threads.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+namespace tarmac::sim {
+
+enum class LoadPattern { kSteady, kBursty, kIdle };
+
+const char* LoadPatternName(LoadPattern pattern);
+bool ParseLoadPattern(std::string_view text, LoadPattern* pattern);
+
+struct Load {
+  int64_t pid = 0;
+  int64_t start_ticks = 0;  // /proc/<pid>/stat field 22.
+  std::vector<int> gpus;    // Physical GPU indices.
+  int64_t memory_bytes = 0;  // Per GPU.
+  double utilization_ratio = 0;  // 0..1, the pattern's peak.
+  LoadPattern pattern = LoadPattern::kSteady;
+  std::chrono::system_clock::time_point started_at;
+  // Set when the process is gone: the time of its last heartbeat.
+  std::optional<std::chrono::system_clock::time_point> ended_at;
+  std::string command;  // For messages only.
+};
+
+// Encodes a load as one JSON object (without ended_at).
+std::string EncodeLoad(const Load& load);
+
+// Decodes EncodeLoad's output. kCorruption naming `source` when malformed.
+Result<Load> DecodeLoad(std::string_view text, std::string_view source);
+
+// Start time of `pid` in clock ticks since boot, from /proc/<pid>/stat, or
+// empty when the process does not exist or is a zombie.
+std::optional<int64_t> ProcessStartTicks(int64_t pid);
+
+class LoadRegistry {
+ public:
+  // `dir` is the world directory; loads live in dir/loads.
+  explicit LoadRegistry(std::string dir);
+
+  // Writes the file for `load` (atomically: temp file, then rename). Returns
+  // the path written.
+  Result<std::string> Register(const Load& load) const;
+
+  // Marks the load at `path` alive now (touches its mtime).
+  Status Heartbeat(const std::string& path) const;
+
+  // Every load ever registered in this world: active ones with ended_at
+  // empty, dead ones with ended_at set. Unreadable files are skipped.
+  std::vector<Load> List() const;
+
+ private:
+  std::string loads_dir_;
+};
+
+}  // namespace tarmac::sim

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/world.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+#include <fmt/format.h>
+
+#include "sim/scenario_parser.h"
+
+namespace tarmac::sim {
+namespace {
+
+using std::chrono::system_clock;
+
+Status MakeDirs(const std::string& path) {
+  std::string partial;
+  size_t pos = 0;
+  while (pos != std::string::npos) {
+    pos = path.find('/', pos + 1);
+    partial = path.substr(0, pos);
+    if (partial.empty()) continue;
+    if (::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) {
+      return Status::IOError(fmt::format("cannot create {}", partial), std::strerror(errno));
+    }
+  }
+  return Status::OK();
+}
+
+// Reads the epoch file, or creates it with `now`. Creation is atomic (write a
+// temporary file, then link(2), which fails if another process won), so all
+// processes agree on one epoch.
+Result<system_clock::time_point> ReadOrCreateEpoch(const std::string& dir, system_clock::time_point now) {
+  std::string path = dir + "/epoch";
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+      char buf[64] = {};
+      ssize_t n = ::read(fd, buf, sizeof buf - 1);
+      ::close(fd);
+      int64_t ns = 0;
+      auto [ptr, ec] = std::from_chars(buf, buf + std::max<ssize_t>(n, 0), ns);
+      if (ec != std::errc() || ptr == buf) {
+        return Status::Corruption(fmt::format("{}: not a timestamp", path));
+      }
+      return system_clock::time_point(
+          std::chrono::duration_cast<system_clock::duration>(std::chrono::nanoseconds(ns)));
+    }
+    std::string tmp = fmt::format("{}.{}", path, ::getpid());
+    std::string text = fmt::format(
+        "{}\n", std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count());
+    int out = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (out < 0) return Status::IOError(fmt::format("cannot write {}", tmp), std::strerror(errno));
+    bool ok = ::write(out, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    ::close(out);
+    int linked = ok ? ::link(tmp.c_str(), path.c_str()) : -1;
+    int link_errno = errno;
+    ::unlink(tmp.c_str());
+    if (!ok || (linked != 0 && link_errno != EEXIST)) {
+      return Status::IOError(fmt::format("cannot create {}", path), std::strerror(link_errno));
+    }
+  }
+  return Status::IOError(fmt::format("cannot read {}", path));
+}
+
+}  // namespace
+
+Status ResolveWorldOptions(WorldOptions* options) {
+  if (options->scenario_path.empty()) {
+    if (const char* env = std::getenv("TARMAC_SIM_SCENARIO")) options->scenario_path = env;
+  }
+  if (options->dir.empty()) {
+    const char* env = std::getenv("TARMAC_SIM_DIR");
+    options->dir = (env != nullptr && *env != '\0') ? std::string(env)
+                                                    : fmt::format("/tmp/tarmac-sim-{}", ::getuid());
+  }
+  if (!options->now) {
+    const char* env = std::getenv("TARMAC_SIM_NOW");
+    if (env != nullptr && *env != '\0') {
+      std::string_view text(env);
+      double seconds = 0;
+      auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+      if (ec != std::errc() || ptr != text.data() + text.size() || seconds < 0) {
+        return Status::InvalidArgument("TARMAC_SIM_NOW: expected Unix seconds", text);
+      }
+      options->now = system_clock::time_point(std::chrono::duration_cast<system_clock::duration>(
+          std::chrono::duration<double>(seconds)));
+    }
+  }
+  return Status::OK();
+}
+
+Result<std::unique_ptr<World>> World::Open(WorldOptions options, Clock* clock) {
+  Status s = ResolveWorldOptions(&options);
+  if (!s.ok()) return s;
+  if (options.scenario_path.empty()) {
+    return Status::Unavailable(
+        "no scenario: pass --scenario FILE or set TARMAC_SIM_SCENARIO (see examples/scenarios/)");
+  }
+  Result<Scenario> scenario = LoadScenario(options.scenario_path);
+  if (!scenario.ok()) return scenario.status();
+  s = MakeDirs(options.dir);
+  if (!s.ok()) return s.WithContext("sim world");
+  system_clock::time_point now = options.now.value_or(clock->WallNow());
+  Result<system_clock::time_point> epoch = ReadOrCreateEpoch(options.dir, now);
+  if (!epoch.ok()) return epoch.status().WithContext("sim world");
+  std::string dir = options.dir;
+  return std::unique_ptr<World>(
+      new World(std::move(scenario).value(), std::move(dir), epoch.value(), std::move(options), clock));
+}
+
+World::World(Scenario scenario, std::string dir, system_clock::time_point epoch,
+             WorldOptions options, Clock* clock)
+    : scenario_(std::move(scenario)),
+      dir_(std::move(dir)),
+      epoch_(epoch),
+      options_(std::move(options)),
+      clock_(clock),
+      registry_(dir_) {}
+
+system_clock::time_point World::Now() { return options_.now.value_or(clock_->WallNow()); }
+
+std::shared_ptr<const WorldState> World::State() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::chrono::steady_clock::time_point steady = clock_->SteadyNow();
+  if (cached_ == nullptr || steady - cached_at_ >= options_.cache_for) {
+    cached_loads_ = registry_.List();
+    cached_ = std::make_shared<const WorldState>(EvaluateWorld(scenario_, cached_loads_, epoch_, Now()));
+    cached_at_ = steady;
+  }
+  return cached_;
+}
+
+std::vector<std::pair<system_clock::time_point, int>> World::UtilizationHistory(
+    int gpu, std::chrono::seconds window) {
+  std::shared_ptr<const WorldState> state = State();  // Refreshes the loads.
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::pair<system_clock::time_point, int>> samples;
+  system_clock::time_point now = state->evaluated_at;
+  for (int64_t back = window.count() - 1; back >= 0; --back) {
+    system_clock::time_point at = now - std::chrono::seconds(back);
+    if (at < epoch_) continue;
+    samples.emplace_back(at, UtilizationPercentAt(scenario_, gpu, cached_loads_, epoch_, at));
+  }
+  return samples;
+}
+
+}  // namespace tarmac::sim

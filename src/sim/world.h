@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// World ties a scenario to its directory on disk (where loads register and
+// where the timeline's epoch is kept) and evaluates it. The sim backend, the
+// fake libnvidia-ml and tarmac-simload each open a World over the same
+// directory and so see the same machine.
+//
+// Where things come from (flags override the environment):
+//   TARMAC_SIM_SCENARIO  scenario file (required)
+//   TARMAC_SIM_DIR       world directory (default /tmp/tarmac-sim-<uid>)
+//   TARMAC_SIM_NOW       evaluate at this wall time (Unix seconds, may have a
+//                        fraction) instead of the clock: freezes the world so
+//                        two readers see identical numbers.
+//
+// Thread safety: State() and the other methods may be called from many
+// threads; the cached state is guarded by a mutex.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "common/clock.h"
+#include "common/result.h"
+#include "sim/load.h"
+#include "sim/scenario.h"
+#include "sim/world_model.h"
+
+namespace tarmac::sim {
+
+struct WorldOptions {
+  std::string scenario_path;  // Empty: TARMAC_SIM_SCENARIO.
+  std::string dir;            // Empty: TARMAC_SIM_DIR or the default.
+  // Evaluate at this wall time instead of the clock. Empty: TARMAC_SIM_NOW
+  // or the clock.
+  std::optional<std::chrono::system_clock::time_point> now;
+  // How long an evaluated state is reused, like a driver's sample period.
+  std::chrono::milliseconds cache_for{100};
+};
+
+// Fills empty fields of `options` from the environment. Returns
+// kInvalidArgument when TARMAC_SIM_NOW is malformed.
+Status ResolveWorldOptions(WorldOptions* options);
+
+class World {
+ public:
+  // Loads the scenario, creates the directory and the epoch file if needed.
+  // kUnavailable when no scenario is named; the parser's error when the
+  // scenario is malformed; kIOError when the directory cannot be used.
+  static Result<std::unique_ptr<World>> Open(WorldOptions options, Clock* clock);
+
+  const Scenario& scenario() const { return scenario_; }
+  const std::string& dir() const { return dir_; }
+  std::chrono::system_clock::time_point epoch() const { return epoch_; }
+  LoadRegistry& registry() { return registry_; }
+
+  // The wall time the world is evaluated at: the frozen time or the clock.
+  std::chrono::system_clock::time_point Now();
+
+  // The state now (reused for cache_for).
+  std::shared_ptr<const WorldState> State();
+
+  // Device utilization samples of `gpu`, one per second, for the `window`
+  // before now, oldest first: (time, percent).
+  std::vector<std::pair<std::chrono::system_clock::time_point, int>> UtilizationHistory(
+      int gpu, std::chrono::seconds window);
+
+ private:
+  World(Scenario scenario, std::string dir, std::chrono::system_clock::time_point epoch,
+        WorldOptions options, Clock* clock);
+
+  Scenario scenario_;
+  std::string dir_;
+  std::chrono::system_clock::time_point epoch_;
+  WorldOptions options_;
+  Clock* clock_;
+  LoadRegistry registry_;
+
+  // State below is protected by mu_.
+  std::mutex mu_;
+  std::shared_ptr<const WorldState> cached_;
+  std::vector<Load> cached_loads_;
+  std::chrono::steady_clock::time_point cached_at_;
+};
+
+}  // namespace tarmac::sim

@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/world_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+#include "gpu/clock_event_reasons.h"
+
+namespace tarmac::sim {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::system_clock;
+
+constexpr double kBurstPeriodSeconds = 20.0;
+constexpr double kBurstOnShare = 0.4;     // Share of each period at peak.
+constexpr double kBurstOffLevel = 0.05;   // Level between bursts, of peak.
+constexpr double kPcieRxBytesPerSecondAtFull = 4.0e9;
+constexpr double kPcieTxBytesPerSecondAtFull = 1.0e9;
+constexpr double kPcieIdleBytesPerSecond = 1.0e5;
+
+double Seconds(milliseconds t) { return static_cast<double>(t.count()) / 1000.0; }
+
+// A per-process phase in [0, 1), so loads started together do not move in
+// lockstep.
+double Phase(int64_t pid) {
+  uint64_t x = static_cast<uint64_t>(pid) * 0x9e3779b97f4a7c15ULL;
+  return static_cast<double>(x >> 11) / static_cast<double>(1ULL << 53);
+}
+
+// Mean of LoadUtilizationAt over time, for the integrated counters.
+double MeanUtilization(const Load& load) {
+  switch (load.pattern) {
+    case LoadPattern::kSteady: return load.utilization_ratio;
+    case LoadPattern::kBursty:
+      return load.utilization_ratio * (kBurstOnShare + (1 - kBurstOnShare) * kBurstOffLevel);
+    case LoadPattern::kIdle: return 0;
+  }
+  return 0;
+}
+
+bool IsActive(const Load& load, system_clock::time_point at) {
+  return load.started_at <= at && (!load.ended_at || at < *load.ended_at);
+}
+
+bool UsesGpu(const Load& load, int gpu) {
+  return std::find(load.gpus.begin(), load.gpus.end(), gpu) != load.gpus.end();
+}
+
+// Seconds the load was active within [epoch, now].
+double ActiveSeconds(const Load& load, system_clock::time_point epoch,
+                     system_clock::time_point now) {
+  system_clock::time_point begin = std::max(load.started_at, epoch);
+  system_clock::time_point end = load.ended_at ? std::min(*load.ended_at, now) : now;
+  if (end <= begin) return 0;
+  return std::chrono::duration<double>(end - begin).count();
+}
+
+bool FaultActive(const Fault& f, milliseconds t) {
+  return f.at <= t && (!f.until || t < *f.until);
+}
+
+milliseconds SinceEpoch(system_clock::time_point epoch, system_clock::time_point now) {
+  return std::chrono::duration_cast<milliseconds>(now - epoch);
+}
+
+// Per-process utilization percentages on one GPU, scaled down together when
+// they would exceed 100 %.
+std::vector<std::pair<const Load*, double>> Shares(const std::vector<Load>& loads, int gpu,
+                                                   system_clock::time_point at, milliseconds t) {
+  std::vector<std::pair<const Load*, double>> shares;
+  double total = 0;
+  for (const Load& load : loads) {
+    if (!UsesGpu(load, gpu) || !IsActive(load, at)) continue;
+    double u = LoadUtilizationAt(load, t);
+    shares.emplace_back(&load, u);
+    total += u;
+  }
+  if (total > 1.0) {
+    for (auto& share : shares) share.second /= total;
+  }
+  return shares;
+}
+
+}  // namespace
+
+double LoadUtilizationAt(const Load& load, milliseconds t) {
+  double s = Seconds(t);
+  double phase = Phase(load.pid);
+  switch (load.pattern) {
+    case LoadPattern::kSteady: {
+      // A gentle deterministic wobble of +-2 % of the target.
+      double wobble = 0.02 * std::sin(2 * std::numbers::pi * (s / 7.0 + phase));
+      return std::clamp(load.utilization_ratio * (1 + wobble), 0.0, 1.0);
+    }
+    case LoadPattern::kBursty: {
+      double position = std::fmod(s / kBurstPeriodSeconds + phase, 1.0);
+      if (position < 0) position += 1;
+      return position < kBurstOnShare ? load.utilization_ratio
+                                      : load.utilization_ratio * kBurstOffLevel;
+    }
+    case LoadPattern::kIdle: return 0;
+  }
+  return 0;
+}
+
+int UtilizationPercentAt(const Scenario& scenario, int gpu, const std::vector<Load>& loads,
+                         system_clock::time_point epoch, system_clock::time_point at) {
+  if (gpu < 0 || gpu >= static_cast<int>(scenario.gpus.size())) return 0;
+  double total = 0;
+  for (const auto& share : Shares(loads, gpu, at, SinceEpoch(epoch, at))) total += share.second;
+  return static_cast<int>(std::lround(std::min(total, 1.0) * 100));
+}
+
+WorldState EvaluateWorld(const Scenario& scenario, const std::vector<Load>& loads,
+                         system_clock::time_point epoch, system_clock::time_point now) {
+  WorldState world;
+  world.evaluated_at = now;
+  milliseconds t = SinceEpoch(epoch, now);
+  double elapsed_s = std::max(0.0, Seconds(t));
+
+  world.is_driver_loaded = scenario.is_driver_loaded;
+  for (const Fault& f : scenario.faults) {
+    if (f.at > t) break;
+    if (f.kind == FaultKind::kDriverUnloaded) world.is_driver_loaded = false;
+    if (f.kind == FaultKind::kDriverLoaded) world.is_driver_loaded = true;
+  }
+
+  for (const GpuSpec& spec : scenario.gpus) {
+    GpuState g;
+    const int gpu = spec.index;
+    bool is_thermal_fault = false;
+    double power_limit_w = spec.power_limit_watts;
+    g.pcie_generation = spec.pcie_generation;
+    g.pcie_width = spec.pcie_width;
+    for (const Fault& f : scenario.faults) {
+      if (f.at > t) break;
+      if (f.gpu != gpu) continue;
+      switch (f.kind) {
+        case FaultKind::kFallOffBus: g.is_lost = true; break;
+        case FaultKind::kThermalThrottle: is_thermal_fault |= FaultActive(f, t); break;
+        case FaultKind::kPowerThrottle:
+          if (FaultActive(f, t)) power_limit_w = std::min(power_limit_w, f.power_limit_watts);
+          break;
+        case FaultKind::kPcieDowntrain:
+          if (FaultActive(f, t)) g.pcie_width = std::min(g.pcie_width, f.pcie_width);
+          break;
+        case FaultKind::kEccError:
+          if (f.is_uncorrected) {
+            g.ecc_uncorrected += f.count;
+            if (spec.has_remapped_rows) {
+              g.remapped_rows_uncorrected += f.count;
+              g.is_remap_pending = true;
+            }
+          } else {
+            g.ecc_corrected += f.count;
+          }
+          break;
+        default: break;
+      }
+    }
+
+    // Memory and processes.
+    g.memory_total_bytes = spec.memory_total_bytes;
+    g.memory_reserved_bytes = spec.memory_reserved_bytes;
+    double utilization = 0;
+    bool has_contexts = false;
+    for (const auto& [load, share] : Shares(loads, gpu, now, t)) {
+      ProcessState p;
+      p.pid = load->pid;
+      p.used_memory_bytes = load->memory_bytes;
+      p.sm_utilization_percent = static_cast<int>(std::lround(share * 100));
+      g.memory_used_bytes += load->memory_bytes;
+      utilization += share;
+      has_contexts = true;
+      g.processes.push_back(p);
+    }
+    std::sort(g.processes.begin(), g.processes.end(),
+              [](const ProcessState& a, const ProcessState& b) { return a.pid < b.pid; });
+    g.memory_used_bytes =
+        std::min(g.memory_used_bytes, g.memory_total_bytes - g.memory_reserved_bytes);
+    g.memory_free_bytes = g.memory_total_bytes - g.memory_reserved_bytes - g.memory_used_bytes;
+    g.utilization_gpu_percent = static_cast<int>(std::lround(std::min(utilization, 1.0) * 100));
+    g.utilization_memory_percent = static_cast<int>(std::lround(g.utilization_gpu_percent * 0.55));
+    double u = g.utilization_gpu_percent / 100.0;
+
+    // Power, limits and clocks.
+    double clock_scale = 1.0;
+    double demand_w = spec.power_idle_watts + (spec.power_max_watts - spec.power_idle_watts) * u;
+    double power_w = demand_w;
+    if (demand_w > power_limit_w) {
+      power_w = power_limit_w;
+      g.clock_event_reasons |= gpu::kReasonSwPowerCap;
+      double headroom = (power_limit_w - spec.power_idle_watts) / (demand_w - spec.power_idle_watts);
+      clock_scale = std::clamp(headroom, 0.5, 1.0);
+    }
+    g.power_milliwatts = std::llround(power_w * 1000);
+    g.power_limit_milliwatts = std::llround(power_limit_w * 1000);
+
+    double temperature = spec.ambient_celsius + power_w * spec.thermal_celsius_per_watt;
+    if (is_thermal_fault) {
+      temperature = std::max(temperature, spec.slowdown_celsius + 2);
+      g.clock_event_reasons |= gpu::kReasonHwThermalSlowdown | gpu::kReasonSwThermalSlowdown;
+      clock_scale = std::min(clock_scale, 0.6);
+    } else if (temperature >= spec.slowdown_celsius) {
+      g.clock_event_reasons |= gpu::kReasonSwThermalSlowdown;
+      clock_scale = std::min(clock_scale, 0.85);
+    }
+    g.temperature_celsius = static_cast<int>(std::lround(temperature));
+    g.fan_percent = static_cast<int>(
+        std::lround(std::clamp(30 + (temperature - spec.ambient_celsius) * 1.2, 30.0, 100.0)));
+
+    if (g.utilization_gpu_percent == 0) g.clock_event_reasons |= gpu::kReasonGpuIdle;
+    g.performance_state = has_contexts ? 0 : 8;
+    g.sm_clock_mhz = has_contexts
+                         ? static_cast<int>(std::lround(spec.sm_clock_max_mhz * clock_scale))
+                         : spec.sm_clock_idle_mhz;
+    g.memory_clock_mhz = spec.memory_clock_mhz;
+
+    // Integrated counters.
+    double energy_j = spec.power_idle_watts * elapsed_s;
+    double rx = kPcieIdleBytesPerSecond * elapsed_s;
+    double tx = kPcieIdleBytesPerSecond * elapsed_s;
+    for (const Load& load : loads) {
+      if (!UsesGpu(load, gpu)) continue;
+      double active_s = ActiveSeconds(load, epoch, now);
+      double mean = MeanUtilization(load);
+      energy_j += (spec.power_max_watts - spec.power_idle_watts) * mean * active_s;
+      rx += kPcieRxBytesPerSecondAtFull * mean * active_s;
+      tx += kPcieTxBytesPerSecondAtFull * mean * active_s;
+    }
+    g.energy_millijoules = std::llround(energy_j * 1000);
+    g.pcie_rx_bytes = std::llround(rx);
+    g.pcie_tx_bytes = std::llround(tx);
+    g.pcie_rx_kilobytes_per_second =
+        std::llround((kPcieIdleBytesPerSecond + kPcieRxBytesPerSecondAtFull * u) / 1024);
+    g.pcie_tx_kilobytes_per_second =
+        std::llround((kPcieIdleBytesPerSecond + kPcieTxBytesPerSecondAtFull * u) / 1024);
+    world.gpus.push_back(std::move(g));
+  }
+  return world;
+}
+
+std::vector<WorldEvent> EventsBetween(const Scenario& scenario, system_clock::time_point epoch,
+                                      system_clock::time_point from, system_clock::time_point to) {
+  std::vector<WorldEvent> events;
+  milliseconds t_from = SinceEpoch(epoch, from);
+  milliseconds t_to = SinceEpoch(epoch, to);
+  for (const Fault& f : scenario.faults) {
+    if (f.at <= t_from || f.at > t_to) continue;
+    WorldEvent e;
+    e.at = epoch + std::chrono::duration_cast<system_clock::duration>(f.at);
+    e.gpu = f.gpu;
+    if (f.kind == FaultKind::kXid || f.kind == FaultKind::kFallOffBus) {
+      e.event_type = 0x8;  // nvmlEventTypeXidCriticalError
+      e.xid = f.xid;
+    } else if (f.kind == FaultKind::kEccError && f.is_uncorrected) {
+      e.event_type = 0x8;
+      e.xid = 48;  // Double-bit ECC error.
+    } else {
+      continue;
+    }
+    events.push_back(e);
+  }
+  return events;
+}
+
+}  // namespace tarmac::sim

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// The physics of the simulated world, as pure functions of (scenario, loads,
+// time). Given the same inputs every caller gets the same numbers, which is
+// how the sim backend, the fake libnvidia-ml and tarmac-simload agree by
+// construction.
+//
+// Values are kept in the units and precision the NVML driver reports them
+// (integer percent, milliwatts, whole degrees, MHz), so a backend that reads
+// the world directly and one that reads it through the NVML ABI report
+// exactly the same numbers.
+//
+// The models, in short (docs/scenario.md has the details):
+// - device utilization is the sum of the attached loads' patterns, capped at
+//   100 %; each process gets its share;
+// - power = idle + (max - idle) * utilization, capped at the enforced limit
+//   (then clocks drop and sw_power_cap is set);
+// - temperature = ambient + power * thermal_c_per_w (steady state); at the
+//   slowdown threshold clocks drop and sw_thermal_slowdown is set;
+// - energy and PCIe byte counters integrate each load's mean rate over the
+//   time it was active, so they are monotonic and survive a load's death.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+#include "sim/load.h"
+#include "sim/scenario.h"
+
+namespace tarmac::sim {
+
+struct ProcessState {
+  int64_t pid = 0;
+  int64_t used_memory_bytes = 0;
+  int sm_utilization_percent = 0;
+};
+
+struct GpuState {
+  bool is_lost = false;
+  int utilization_gpu_percent = 0;
+  int utilization_memory_percent = 0;
+  int64_t memory_total_bytes = 0;
+  int64_t memory_reserved_bytes = 0;
+  int64_t memory_used_bytes = 0;  // Excluding reserved.
+  int64_t memory_free_bytes = 0;
+  int64_t power_milliwatts = 0;
+  int64_t power_limit_milliwatts = 0;
+  int64_t energy_millijoules = 0;
+  int temperature_celsius = 0;
+  int sm_clock_mhz = 0;
+  int memory_clock_mhz = 0;
+  uint64_t clock_event_reasons = 0;
+  int performance_state = 8;
+  int fan_percent = 0;
+  int pcie_generation = 0;
+  int pcie_width = 0;
+  int64_t pcie_tx_bytes = 0;
+  int64_t pcie_rx_bytes = 0;
+  int64_t pcie_tx_kilobytes_per_second = 0;
+  int64_t pcie_rx_kilobytes_per_second = 0;
+  int64_t ecc_corrected = 0;
+  int64_t ecc_uncorrected = 0;
+  int64_t remapped_rows_corrected = 0;
+  int64_t remapped_rows_uncorrected = 0;
+  bool is_remap_pending = false;
+  std::vector<ProcessState> processes;  // Ordered by PID.
+};
+
+struct WorldState {
+  std::chrono::system_clock::time_point evaluated_at;
+  bool is_driver_loaded = true;
+  std::vector<GpuState> gpus;  // One per scenario GPU.
+};
+
+struct WorldEvent {
+  std::chrono::system_clock::time_point at;
+  int gpu = 0;
+  uint64_t event_type = 0;  // NVML event type bit.
+  int64_t xid = 0;
+};
+
+// The state of every GPU at wall time `now`. `epoch` is the wall time at
+// which the scenario's timeline starts. A load counts on a GPU when
+// started_at <= now and it had not ended by `now`.
+WorldState EvaluateWorld(const Scenario& scenario, const std::vector<Load>& loads,
+                         std::chrono::system_clock::time_point epoch,
+                         std::chrono::system_clock::time_point now);
+
+// Device utilization of GPU `gpu` at `at`, in percent: the same number
+// EvaluateWorld gives, computed alone (used for recent-history queries).
+int UtilizationPercentAt(const Scenario& scenario, int gpu, const std::vector<Load>& loads,
+                         std::chrono::system_clock::time_point epoch,
+                         std::chrono::system_clock::time_point at);
+
+// Driver events with from < at <= to, oldest first.
+std::vector<WorldEvent> EventsBetween(const Scenario& scenario,
+                                      std::chrono::system_clock::time_point epoch,
+                                      std::chrono::system_clock::time_point from,
+                                      std::chrono::system_clock::time_point to);
+
+// The utilization one load puts on a GPU at timeline time `t`, in 0..1.
+double LoadUtilizationAt(const Load& load, std::chrono::milliseconds t);
+
+}  // namespace tarmac::sim

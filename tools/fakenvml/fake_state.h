@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// Process state of the fake libnvidia-ml: the init refcount, the simulated
+// world it serves, device handles and event sets.
+//
+// A C library whose API carries no context pointer must keep its state per
+// process; this one object (FakeState::Get) is that state, and it is the
+// only mutable global in tarmac. Every method is thread-safe: NVML promises
+// thread safety, so the fake keeps it.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "gpu/nvml_api.h"
+#include "sim/world.h"
+
+// Device handles point at these (nvmlDevice_t is opaque to callers).
+struct nvmlDevice_st {
+  int index;
+};
+
+// An event set: registered devices and types, and delivered-so-far.
+struct nvmlEventSet_st {
+  std::vector<unsigned long long> mask_by_gpu;
+  std::chrono::system_clock::time_point seen_until;
+  std::deque<tarmac::sim::WorldEvent> pending;
+};
+
+namespace tarmac::fakenvml {
+
+using gpu::nvml::Return;
+
+class FakeState {
+ public:
+  static FakeState& Get();
+
+  // Refcounted init/shutdown (nvmlInit_v2, nvmlInitWithFlags, nvmlShutdown).
+  Return Init();
+  Return Shutdown();
+
+  // The world while initialized; null otherwise. Callers hold the returned
+  // pointer only for the duration of one NVML call.
+  sim::World* world();
+
+  // Resolves a handle to a GPU index and the current state. Returns
+  // UNINITIALIZED, INVALID_ARGUMENT, DRIVER_NOT_LOADED or GPU_IS_LOST as the
+  // driver would; SUCCESS with *index and *state set otherwise.
+  Return Resolve(nvmlDevice_st* device, int* index,
+                 std::shared_ptr<const sim::WorldState>* state);
+
+  nvmlDevice_st* Handle(int index) { return &devices_[static_cast<size_t>(index)]; }
+
+ private:
+  FakeState();
+
+  std::mutex mu_;
+  int refcount_ = 0;
+  std::unique_ptr<sim::World> world_;
+  std::vector<nvmlDevice_st> devices_;
+};
+
+// Static text for an NVML return code (valid forever, even after shutdown).
+const char* ErrorString(Return code);
+
+}  // namespace tarmac::fakenvml

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// tarmac-simload stands in for a CUDA program on the simulated world: it
+// takes the GPUs in CUDA_VISIBLE_DEVICES (as CUDA reads it), claims memory on
+// each and runs a utilization pattern until --seconds pass or it is
+// signalled. It vanishes from the GPUs when the process ends, even by
+// SIGKILL, because readers check that its PID (and start time) still live.
+#include <signal.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <fmt/format.h>
+
+#include "common/clock.h"
+#include "common/units.h"
+#include "sim/load.h"
+#include "sim/visible_devices.h"
+#include "sim/world.h"
+
+namespace {
+
+int Fail(const std::string& message, int code = 1) {
+  std::fprintf(stderr, "tarmac-simload: %s\n", message.c_str());
+  return code;
+}
+
+std::string CommandLine(int argc, char** argv) {
+  std::string out;
+  for (int i = 0; i < argc; ++i) out += (i ? " " : "") + std::string(argv[i]);
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace tarmac;  // NOLINT: main only.
+  CLI::App app("tarmac-simload: a stand-in for a CUDA program on tarmac's simulated GPUs.\n"
+               "Uses the GPUs in CUDA_VISIBLE_DEVICES (indices or UUIDs; unset means all).",
+               "tarmac-simload");
+  std::string memory = "1GiB";
+  double util_percent = 50;
+  std::string pattern_name = "steady";
+  double seconds = 0;
+  sim::WorldOptions world_options;
+  app.add_option("--memory", memory, "Memory to claim on each GPU, e.g. 20GiB")->default_str("1GiB");
+  app.add_option("--util", util_percent, "Peak SM utilization in percent")->check(CLI::Range(0.0, 100.0))->default_str("50");
+  app.add_option("--pattern", pattern_name, "steady, bursty (on 8 s of every 20) or idle (holds memory only)")
+      ->check(CLI::IsMember({"steady", "bursty", "idle"}))
+      ->default_str("steady");
+  app.add_option("--seconds", seconds, "Run this long, then exit (default: until signalled)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--scenario", world_options.scenario_path, "Scenario file")->envname("TARMAC_SIM_SCENARIO");
+  app.add_option("--sim-dir", world_options.dir, "World directory")->envname("TARMAC_SIM_DIR");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+
+  Result<int64_t> bytes = ParseBytes(memory);
+  if (!bytes.ok()) return Fail("--memory: " + bytes.status().message(), 2);
+  sim::LoadPattern pattern = sim::LoadPattern::kSteady;
+  sim::ParseLoadPattern(pattern_name, &pattern);
+
+  Clock* clock = RealClock();
+  Result<std::unique_ptr<sim::World>> world = sim::World::Open(world_options, clock);
+  if (!world.ok()) return Fail(world.status().message());
+  sim::World& w = *world.value();
+
+  std::vector<std::string> uuids;
+  for (const sim::GpuSpec& g : w.scenario().gpus) uuids.push_back(g.uuid);
+  const char* visible_env = std::getenv("CUDA_VISIBLE_DEVICES");
+  std::optional<std::string_view> visible;
+  if (visible_env != nullptr) visible = visible_env;
+  std::vector<int> gpus = sim::ParseCudaVisibleDevices(visible, uuids);
+  if (gpus.empty()) return Fail("CUDA error: no CUDA-capable device is detected (check CUDA_VISIBLE_DEVICES)");
+
+  std::shared_ptr<const sim::WorldState> state = w.State();
+  if (!state->is_driver_loaded) return Fail("CUDA error: CUDA driver version is insufficient (driver not loaded)");
+  for (int gpu : gpus) {
+    const sim::GpuState& g = state->gpus[static_cast<size_t>(gpu)];
+    if (g.is_lost) return Fail(fmt::format("CUDA error: GPU {} is lost", gpu));
+    if (bytes.value() > g.memory_free_bytes) {
+      return Fail(fmt::format("CUDA error: out of memory on GPU {} ({} free, asked {})", gpu,
+                              FormatBytes(g.memory_free_bytes), FormatBytes(bytes.value())));
+    }
+  }
+
+  // Signals are taken synchronously in the wait below.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  sigprocmask(SIG_BLOCK, &set, nullptr);
+
+  sim::Load load;
+  load.pid = getpid();
+  std::optional<int64_t> ticks = sim::ProcessStartTicks(load.pid);
+  if (!ticks) return Fail("cannot read own start time from /proc");
+  load.start_ticks = *ticks;
+  load.gpus = gpus;
+  load.memory_bytes = bytes.value();
+  load.utilization_ratio = util_percent / 100.0;
+  load.pattern = pattern;
+  load.started_at = clock->WallNow();
+  load.command = CommandLine(argc, argv);
+  Result<std::string> path = w.registry().Register(load);
+  if (!path.ok()) return Fail(path.status().message());
+
+  std::string names;
+  for (int gpu : gpus) names += (names.empty() ? "" : ",") + std::to_string(gpu);
+  std::fprintf(stderr, "tarmac-simload: pid %d on GPU %s: %s each, %.0f%% %s\n", getpid(), names.c_str(),
+               FormatBytes(bytes.value()).c_str(), util_percent, pattern_name.c_str());
+
+  std::chrono::steady_clock::time_point end = clock->SteadyNow() +
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
+  for (;;) {
+    w.registry().Heartbeat(path.value()).IgnoreError();
+    std::chrono::steady_clock::duration wait = std::chrono::seconds(1);
+    if (seconds > 0) {
+      std::chrono::steady_clock::duration left = end - clock->SteadyNow();
+      if (left <= std::chrono::steady_clock::duration::zero()) break;
+      wait = std::min(wait, left);
+    }
+    timespec timeout{};
+    auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(wait).count();
+    timeout.tv_sec = static_cast<time_t>(ns / 1000000000);
+    timeout.tv_nsec = static_cast<long>(ns % 1000000000);
+    if (sigtimedwait(&set, nullptr, &timeout) > 0) break;  // Signalled.
+  }
+  w.registry().Heartbeat(path.value()).IgnoreError();
+  return 0;
+}
