@@ -30,9 +30,16 @@ Result<std::vector<GpuInfo>> SimBackend::Open() {
   for (const sim::GpuSpec& spec : scenario.gpus) {
     GpuInfo info;
     info.index = spec.index;
+    // Like the driver, a device that cannot be opened yields no identity.
     if (spec.has_no_permission) {
       info.health = GpuHealth::kNoPermission;
       info.error = fmt::format("sim: gpu {}: insufficient permissions", spec.index);
+      gpus.push_back(std::move(info));
+      continue;
+    }
+    if (state->gpus[static_cast<size_t>(spec.index)].is_lost) {
+      info.health = GpuHealth::kLost;
+      info.error = fmt::format("sim: gpu {}: GPU is lost", spec.index);
       gpus.push_back(std::move(info));
       continue;
     }
@@ -42,7 +49,9 @@ Result<std::vector<GpuInfo>> SimBackend::Open() {
     if (spec.Supports("serial")) info.serial = spec.serial;
     info.minor_number = spec.index;
     info.memory_total_bytes = spec.memory_total_bytes;
-    info.power_limit_default_milliwatts = std::llround(spec.power_limit_watts * 1000);
+    if (spec.Supports("power")) {
+      info.power_limit_default_milliwatts = std::llround(spec.power_limit_watts * 1000);
+    }
     info.sm_clock_max_hertz = int64_t{spec.sm_clock_max_mhz} * 1000000;
     info.memory_clock_max_hertz = int64_t{spec.memory_clock_mhz} * 1000000;
     info.pcie_generation_max = spec.pcie_generation;
@@ -53,10 +62,6 @@ Result<std::vector<GpuInfo>> SimBackend::Open() {
     info.is_persistence_mode_enabled = spec.is_persistence_mode_enabled;
     info.is_mig_enabled = spec.is_mig_enabled;
     info.temperature_slowdown_celsius = spec.slowdown_celsius;
-    if (state->gpus[static_cast<size_t>(spec.index)].is_lost) {
-      info.health = GpuHealth::kLost;
-      info.error = fmt::format("sim: gpu {}: GPU is lost", spec.index);
-    }
     gpus.push_back(std::move(info));
   }
   return gpus;
@@ -151,7 +156,9 @@ std::optional<double> SimBackend::RecentUtilization(int index, std::chrono::seco
     return std::nullopt;
   }
   const sim::GpuSpec& spec = world_->scenario().gpus[static_cast<size_t>(index)];
-  if (!spec.Supports("utilization") || spec.is_mig_enabled) return std::nullopt;
+  if (!spec.Supports("utilization") || spec.is_mig_enabled || spec.has_no_permission) return std::nullopt;
+  std::shared_ptr<const sim::WorldState> state = world_->State();
+  if (!state->is_driver_loaded || state->gpus[static_cast<size_t>(index)].is_lost) return std::nullopt;
   auto history = world_->UtilizationHistory(index, window);
   if (history.empty()) return std::nullopt;
   int64_t sum = 0;

@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "common/cpu_list.h"
+
+#include <gtest/gtest.h>
+
+namespace tarmac {
+namespace {
+
+TEST(CpuListTest, RoundTripsKernelNotation) {
+  Result<std::vector<uint64_t>> mask = ParseCpuList("0-55,112-167");
+  ASSERT_TRUE(mask.ok());
+  EXPECT_EQ(mask.value().size(), 3u);
+  EXPECT_EQ(FormatCpuList(mask.value()), "0-55,112-167");
+  EXPECT_EQ(FormatCpuList(ParseCpuList("3,1,2,7").value()), "1-3,7");
+  EXPECT_EQ(FormatCpuList(ParseCpuList("63-64").value()), "63-64");
+  EXPECT_EQ(FormatCpuList({}), "");
+}
+
+TEST(CpuListTest, RejectsMalformedLists) {
+  EXPECT_FALSE(ParseCpuList("5-3").ok());
+  EXPECT_FALSE(ParseCpuList("a-b").ok());
+  EXPECT_FALSE(ParseCpuList("1,,2").ok());
+  EXPECT_FALSE(ParseCpuList("0-99999").ok());
+}
+
+}  // namespace
+}  // namespace tarmac

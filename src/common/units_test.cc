@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "common/units.h"
+
+#include <gtest/gtest.h>
+
+namespace tarmac {
+namespace {
+
+TEST(UnitsTest, ParsesBinaryAndDecimalSizes) {
+  EXPECT_EQ(ParseBytes("20GiB").value(), int64_t{20} << 30);
+  EXPECT_EQ(ParseBytes("512 MiB").value(), int64_t{512} << 20);
+  EXPECT_EQ(ParseBytes("1.5G").value(), int64_t{3} << 29);
+  EXPECT_EQ(ParseBytes("2GB").value(), 2000000000);
+  EXPECT_EQ(ParseBytes("4096").value(), 4096);
+  EXPECT_EQ(ParseBytes("0").value(), 0);
+}
+
+TEST(UnitsTest, RejectsBadSizesWithTheText) {
+  Result<int64_t> r = ParseBytes("20 bananas");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("20 bananas"), std::string::npos);
+  EXPECT_FALSE(ParseBytes("").ok());
+  EXPECT_FALSE(ParseBytes("-1GiB").ok());
+  EXPECT_FALSE(ParseBytes("GiB").ok());
+  EXPECT_FALSE(ParseBytes("99999999999TiB").ok());
+  EXPECT_FALSE(ParseBytes("nan").ok());
+}
+
+TEST(UnitsTest, ParsesDurations) {
+  EXPECT_EQ(ParseDuration("30s").value(), std::chrono::seconds(30));
+  EXPECT_EQ(ParseDuration("10m").value(), std::chrono::minutes(10));
+  EXPECT_EQ(ParseDuration("2h").value(), std::chrono::hours(2));
+  EXPECT_EQ(ParseDuration("1d").value(), std::chrono::hours(24));
+  EXPECT_EQ(ParseDuration("250ms").value(), std::chrono::milliseconds(250));
+  EXPECT_EQ(ParseDuration("5").value(), std::chrono::seconds(5));
+  EXPECT_FALSE(ParseDuration("5 weeks").ok());
+  EXPECT_FALSE(ParseDuration("-3s").ok());
+}
+
+TEST(UnitsTest, FormatsBytesAndDurations) {
+  EXPECT_EQ(FormatBytes(int64_t{80} << 30), "80.0 GiB");
+  EXPECT_EQ(FormatBytes(int64_t{512} << 20), "512 MiB");
+  EXPECT_EQ(FormatBytes(0), "0 B");
+  EXPECT_EQ(FormatDuration(std::chrono::seconds(45)), "45s");
+  EXPECT_EQ(FormatDuration(std::chrono::seconds(750)), "12m 30s");
+  EXPECT_EQ(FormatDuration(std::chrono::seconds(3900)), "1h 05m");
+}
+
+}  // namespace
+}  // namespace tarmac

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/load.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "testutil/testutil.h"
+
+namespace tarmac::sim {
+namespace {
+
+TEST(LoadTest, EncodeDecodeRoundTrip) {
+  Load l;
+  l.pid = 1234;
+  l.start_ticks = 99;
+  l.gpus = {0, 3};
+  l.memory_bytes = int64_t{20} << 30;
+  l.utilization_ratio = 0.85;
+  l.pattern = LoadPattern::kBursty;
+  l.started_at = std::chrono::system_clock::time_point(std::chrono::seconds(1700000000));
+  l.command = "train.py";
+  Result<Load> back = DecodeLoad(EncodeLoad(l), "x");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back.value().pid, 1234);
+  EXPECT_EQ(back.value().gpus, (std::vector<int>{0, 3}));
+  EXPECT_EQ(back.value().memory_bytes, l.memory_bytes);
+  EXPECT_EQ(back.value().pattern, LoadPattern::kBursty);
+  EXPECT_EQ(back.value().started_at, l.started_at);
+}
+
+TEST(LoadTest, MalformedFilesAreCorruption) {
+  EXPECT_EQ(DecodeLoad("{", "f").status().code(), StatusCode::kCorruption);
+  EXPECT_FALSE(DecodeLoad(R"({"pid": -1})", "f").ok());
+  EXPECT_FALSE(DecodeLoad(R"({"pid":1,"start_ticks":1,"memory_bytes":1,"started_at_ns":1,
+      "utilization_ratio":2,"pattern":"steady","gpus":[0]})", "f").ok());
+}
+
+TEST(LoadTest, OwnProcessIsAliveAndDeadPidIsNot) {
+  ASSERT_TRUE(ProcessStartTicks(getpid()).has_value());
+  EXPECT_FALSE(ProcessStartTicks(999999999).has_value());
+}
+
+TEST(LoadTest, RegistryMarksLoadsOfDeadProcessesEnded) {
+  testing::TempDir dir;
+  LoadRegistry registry(dir.path());
+  Load alive;
+  alive.pid = getpid();
+  alive.start_ticks = *ProcessStartTicks(getpid());
+  alive.gpus = {0};
+  Load reused = alive;
+  reused.start_ticks = alive.start_ticks + 1;  // Same PID, another process.
+  ASSERT_TRUE(registry.Register(alive).ok());
+  ASSERT_TRUE(registry.Register(reused).ok());
+  std::vector<Load> loads = registry.List();
+  ASSERT_EQ(loads.size(), 2u);
+  int ended = 0;
+  for (const Load& l : loads) ended += l.ended_at.has_value() ? 1 : 0;
+  EXPECT_EQ(ended, 1);
+}
+
+}  // namespace
+}  // namespace tarmac::sim

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// The NVML backend, reading the simulated world through the fake
+// libnvidia-ml, must report exactly what the sim backend reads directly.
+#include <gtest/gtest.h>
+
+#include "testutil/sim_fixture.h"
+
+namespace tarmac::testing {
+namespace {
+
+void ExpectSameInfo(const gpu::GpuInfo& a, const gpu::GpuInfo& b) {
+  SCOPED_TRACE("gpu " + std::to_string(a.index));
+  EXPECT_EQ(a.index, b.index);
+  EXPECT_EQ(a.uuid, b.uuid);
+  EXPECT_EQ(a.name, b.name);
+  EXPECT_EQ(a.pci_bus_id, b.pci_bus_id);
+  EXPECT_EQ(a.serial, b.serial);
+  EXPECT_EQ(a.minor_number, b.minor_number);
+  EXPECT_EQ(a.memory_total_bytes, b.memory_total_bytes);
+  EXPECT_EQ(a.power_limit_default_milliwatts, b.power_limit_default_milliwatts);
+  EXPECT_EQ(a.sm_clock_max_hertz, b.sm_clock_max_hertz);
+  EXPECT_EQ(a.memory_clock_max_hertz, b.memory_clock_max_hertz);
+  EXPECT_EQ(a.pcie_generation_max, b.pcie_generation_max);
+  EXPECT_EQ(a.pcie_width_max, b.pcie_width_max);
+  EXPECT_EQ(a.numa_node, b.numa_node);
+  EXPECT_EQ(a.cpu_affinity, b.cpu_affinity);
+  EXPECT_EQ(a.is_persistence_mode_enabled, b.is_persistence_mode_enabled);
+  EXPECT_EQ(a.is_mig_enabled, b.is_mig_enabled);
+  EXPECT_EQ(a.temperature_slowdown_celsius, b.temperature_slowdown_celsius);
+  EXPECT_EQ(a.health, b.health);
+}
+
+void ExpectSameSample(const gpu::GpuSample& a, const gpu::GpuSample& b) {
+  SCOPED_TRACE("gpu " + std::to_string(a.index));
+  EXPECT_EQ(a.health, b.health);
+  EXPECT_EQ(a.utilization_gpu_ratio, b.utilization_gpu_ratio);
+  EXPECT_EQ(a.utilization_memory_ratio, b.utilization_memory_ratio);
+  EXPECT_EQ(a.memory_total_bytes, b.memory_total_bytes);
+  EXPECT_EQ(a.memory_used_bytes, b.memory_used_bytes);
+  EXPECT_EQ(a.memory_reserved_bytes, b.memory_reserved_bytes);
+  EXPECT_EQ(a.memory_free_bytes, b.memory_free_bytes);
+  EXPECT_EQ(a.power_milliwatts, b.power_milliwatts);
+  EXPECT_EQ(a.power_limit_milliwatts, b.power_limit_milliwatts);
+  EXPECT_EQ(a.energy_millijoules, b.energy_millijoules);
+  EXPECT_EQ(a.temperature_celsius, b.temperature_celsius);
+  EXPECT_EQ(a.sm_clock_hertz, b.sm_clock_hertz);
+  EXPECT_EQ(a.memory_clock_hertz, b.memory_clock_hertz);
+  EXPECT_EQ(a.clock_event_reasons, b.clock_event_reasons);
+  EXPECT_EQ(a.performance_state, b.performance_state);
+  EXPECT_EQ(a.fan_speed_ratio, b.fan_speed_ratio);
+  EXPECT_EQ(a.pcie_generation, b.pcie_generation);
+  EXPECT_EQ(a.pcie_width, b.pcie_width);
+  EXPECT_EQ(a.pcie_tx_bytes, b.pcie_tx_bytes);
+  EXPECT_EQ(a.pcie_rx_bytes, b.pcie_rx_bytes);
+  EXPECT_EQ(a.ecc.volatile_corrected, b.ecc.volatile_corrected);
+  EXPECT_EQ(a.ecc.volatile_uncorrected, b.ecc.volatile_uncorrected);
+  EXPECT_EQ(a.ecc.aggregate_corrected, b.ecc.aggregate_corrected);
+  EXPECT_EQ(a.ecc.aggregate_uncorrected, b.ecc.aggregate_uncorrected);
+  EXPECT_EQ(a.remapped_rows.has_value(), b.remapped_rows.has_value());
+  if (a.remapped_rows && b.remapped_rows) {
+    EXPECT_EQ(a.remapped_rows->corrected, b.remapped_rows->corrected);
+    EXPECT_EQ(a.remapped_rows->uncorrected, b.remapped_rows->uncorrected);
+    EXPECT_EQ(a.remapped_rows->is_pending, b.remapped_rows->is_pending);
+  }
+  EXPECT_EQ(a.nvlink_active, b.nvlink_active);
+  ASSERT_EQ(a.processes.size(), b.processes.size());
+  for (size_t i = 0; i < a.processes.size(); ++i) {
+    EXPECT_EQ(a.processes[i].pid, b.processes[i].pid);
+    EXPECT_EQ(a.processes[i].used_memory_bytes, b.processes[i].used_memory_bytes);
+    EXPECT_EQ(a.processes[i].sm_utilization_ratio, b.processes[i].sm_utilization_ratio);
+    EXPECT_EQ(a.processes[i].type, b.processes[i].type);
+  }
+}
+
+void ExpectBackendsAgree(SimWorldTest* t, const std::string& library) {
+  std::vector<gpu::GpuInfo> sim_gpus;
+  std::vector<gpu::GpuInfo> nvml_gpus;
+  auto sim = t->OpenSim(&sim_gpus);
+  auto nvml = t->OpenNvml(library, &nvml_gpus);
+  ASSERT_EQ(sim_gpus.size(), nvml_gpus.size());
+  EXPECT_EQ(sim->system_info().driver_version, nvml->system_info().driver_version);
+  EXPECT_EQ(sim->system_info().nvml_version, nvml->system_info().nvml_version);
+  EXPECT_EQ(sim->system_info().cuda_driver_version, nvml->system_info().cuda_driver_version);
+  for (size_t i = 0; i < sim_gpus.size(); ++i) {
+    ExpectSameInfo(sim_gpus[i], nvml_gpus[i]);
+    Result<gpu::GpuSample> a = sim->Sample(static_cast<int>(i), gpu::kAllTiers);
+    Result<gpu::GpuSample> b = nvml->Sample(static_cast<int>(i), gpu::kAllTiers);
+    ASSERT_TRUE(a.ok() && b.ok());
+    ExpectSameSample(a.value(), b.value());
+    EXPECT_EQ(sim->RecentUtilization(static_cast<int>(i), std::chrono::seconds(10)),
+              nvml->RecentUtilization(static_cast<int>(i), std::chrono::seconds(10)));
+  }
+}
+
+TEST_F(SimWorldTest, NvmlOverFakeAgreesWithSimOnABusyLab) {
+  UseScenario("lab-8gpu.toml");
+  StartLoad("0", {"--memory", "20GiB", "--util", "90"});
+  StartLoad("1,2", {"--memory", "8GiB", "--util", "60", "--pattern", "bursty"});
+  StartLoad("3", {"--memory", "20GiB", "--pattern", "idle"});
+  StartLoad("3", {"--memory", "1GiB", "--util", "30"});
+  StartLoad("7", {"--memory", "4GiB", "--util", "100"});
+  StartLoad("7", {"--memory", "4GiB", "--util", "100"});
+  Freeze();
+  ExpectBackendsAgree(this, FakeNvmlPath());
+}
+
+TEST_F(SimWorldTest, NvmlOverFakeAgreesWithSimUnderFaults) {
+  UseScenario("faults.toml");
+  StartLoad("3", {"--memory", "10GiB", "--util", "95"});
+  StartLoad("2", {"--memory", "1GiB", "--util", "20"});
+  Freeze();
+  ExpectBackendsAgree(this, FakeNvmlPath());
+}
+
+TEST_F(SimWorldTest, NvmlOverFakeAgreesWithSimWhenSensorsAreMissing) {
+  UseScenario("small.toml");
+  StartLoad("<unset>", {"--memory", "2GiB", "--util", "40"});
+  Freeze();
+  ExpectBackendsAgree(this, FakeNvmlPath());
+}
+
+}  // namespace
+}  // namespace tarmac::testing
