@@ -87,7 +87,7 @@ class SimWorldTest : public ::testing::Test {
     argv.insert(argv.end(), args.begin(), args.end());
     std::map<std::string, std::string> env = Env();
     for (const auto& [k, v] : extra) env[k] = v;
-    return ::tarmac::testing::Run(argv, env);
+    return RunCommand(argv, env);
   }
 
   TempDir dir_;

@@ -82,7 +82,7 @@ std::string FakeNvmlPath() { return TARMAC_FAKE_NVML; }
 std::string LegacyFakeNvmlPath() { return TARMAC_FAKE_NVML_LEGACY; }
 std::string SourceDir() { return TARMAC_SOURCE_DIR; }
 
-RunResult Run(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env) {
+RunResult RunCommand(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env) {
   TempDir dir;
   std::string out_path = dir.path() + "/out";
   std::string err_path = dir.path() + "/err";

@@ -41,7 +41,7 @@ struct RunResult {
 
 // Runs `argv` with `env` added to the environment, waits, and captures
 // stdout and stderr.
-RunResult Run(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env);
+RunResult RunCommand(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env);
 
 // A child process that is killed (SIGKILL) and reaped on destruction unless
 // already waited for.
