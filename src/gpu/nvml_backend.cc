@@ -220,10 +220,11 @@ Result<std::vector<GpuInfo>> NvmlBackend::Open() {
             nvml::kSuccess) {
       info.temperature_slowdown_celsius = value;
     }
-    // Total memory is static; read it through the same path as samples.
-    GpuSample probe;
-    ReadFast(d, index, &probe);
-    info.memory_total_bytes = probe.memory_total_bytes;
+    // Total memory is static; v1 reports the same total as v2.
+    nvml::MemoryV1 memory{};
+    if (api.DeviceGetMemoryInfo != nullptr && api.DeviceGetMemoryInfo(d.handle, &memory) == nvml::kSuccess) {
+      info.memory_total_bytes = static_cast<int64_t>(memory.total);
+    }
     info.health = d.health;
     info.error = d.error;
     gpus.push_back(std::move(info));

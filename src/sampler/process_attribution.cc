@@ -1,26 +1,61 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sampler/process_attribution.h"
 
+#include <fcntl.h>
 #include <pwd.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <cstdlib>
 #include <cstring>
 #include <fmt/format.h>
-#include <fstream>
-#include <sstream>
 #include <vector>
 
 namespace tarmac::sampler {
 namespace {
 
+// Reads a small /proc file with one read(2) loop: no stream machinery on a
+// path taken for every GPU process.
 bool ReadFile(const std::string& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream text;
-  text << in.rdbuf();
-  *out = text.str();
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  out->clear();
+  char buf[4096];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out->append(buf, static_cast<size_t>(n));
+    if (out->size() > (1 << 16)) break;  // Command lines past 64 KiB are cut.
+  }
+  ::close(fd);
   return true;
+}
+
+// Fields of /proc/<pid>/stat after the command name: "S 1 ..." -> field 3
+// is state. Returns false when the text is malformed.
+bool ParseStat(const std::string& stat, std::string* name, int64_t* parent_pid, int64_t* start_ticks) {
+  size_t open = stat.find('(');
+  size_t close = stat.rfind(')');
+  if (open == std::string::npos || close == std::string::npos || close < open || close + 2 >= stat.size()) {
+    return false;
+  }
+  *name = stat.substr(open + 1, close - open - 1);
+  const char* p = stat.c_str() + close + 2;
+  for (int field = 3; field <= 22; ++field) {
+    if (field == 4) *parent_pid = std::strtoll(p, nullptr, 10);
+    if (field == 22) {
+      char* end = nullptr;
+      *start_ticks = std::strtoll(p, &end, 10);
+      return end != p;
+    }
+    p = std::strchr(p, ' ');
+    if (p == nullptr) return false;
+    ++p;
+  }
+  return false;
 }
 
 }  // namespace
@@ -38,70 +73,35 @@ std::string UserName(int64_t uid) {
 
 ProcessAttributor::ProcessAttributor(std::string proc_root) : proc_root_(std::move(proc_root)) {}
 
-std::optional<int64_t> ProcessAttributor::StartTicks(int64_t pid) const {
+const ProcessDetails& ProcessAttributor::Lookup(int64_t pid) {
+  std::string dir = fmt::format("{}/{}", proc_root_, pid);
   std::string stat;
-  if (!ReadFile(fmt::format("{}/{}/stat", proc_root_, pid), &stat)) return std::nullopt;
-  size_t close = stat.rfind(')');
-  if (close == std::string::npos) return std::nullopt;
-  std::istringstream fields(stat.substr(close + 2));
-  std::string field;
-  // Fields from 3 (state) on; starttime is field 22.
-  for (int i = 3; i <= 22; ++i) {
-    if (!(fields >> field)) return std::nullopt;
-  }
-  char* end = nullptr;
-  long long ticks = std::strtoll(field.c_str(), &end, 10);
-  if (end == field.c_str()) return std::nullopt;
-  return ticks;
-}
-
-ProcessDetails ProcessAttributor::Read(int64_t pid, int64_t start_ticks) const {
   ProcessDetails d;
   d.pid = pid;
-  d.start_ticks = start_ticks;
-  std::string status;
-  if (!ReadFile(fmt::format("{}/{}/status", proc_root_, pid), &status)) return d;
-  d.exists = true;
-  std::istringstream lines(status);
-  std::string line;
-  while (std::getline(lines, line)) {
-    if (line.rfind("Uid:", 0) == 0) {
-      d.uid = std::strtoll(line.c_str() + 4, nullptr, 10);
-    } else if (line.rfind("PPid:", 0) == 0) {
-      d.parent_pid = std::strtoll(line.c_str() + 5, nullptr, 10);
-    } else if (line.rfind("Name:", 0) == 0) {
-      size_t start = line.find_first_not_of(" \t", 5);
-      d.name = start == std::string::npos ? "" : line.substr(start);
-    }
+  d.user = "?";
+  d.command = "?";
+  if (!ReadFile(dir + "/stat", &stat) || !ParseStat(stat, &d.name, &d.parent_pid, &d.start_ticks)) {
+    return cache_[pid] = std::move(d);
   }
-  d.user = UserName(d.uid);
+  auto it = cache_.find(pid);
+  if (it != cache_.end() && it->second.exists && it->second.start_ticks == d.start_ticks) return it->second;
+  // The owner of /proc/<pid> is the process's effective uid.
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) return cache_[pid] = std::move(d);
+  d.exists = true;
+  d.uid = st.st_uid;
+  auto known = user_names_.find(d.uid);
+  if (known == user_names_.end()) known = user_names_.emplace(d.uid, UserName(d.uid)).first;
+  d.user = known->second;
   std::string cmdline;
-  if (ReadFile(fmt::format("{}/{}/cmdline", proc_root_, pid), &cmdline)) {
+  if (ReadFile(dir + "/cmdline", &cmdline)) {
     while (!cmdline.empty() && cmdline.back() == '\0') cmdline.pop_back();
     for (char& c : cmdline) {
       if (c == '\0') c = ' ';
     }
-    d.command = cmdline;
   }
-  if (d.command.empty()) d.command = d.name.empty() ? "?" : "[" + d.name + "]";
-  return d;
-}
-
-const ProcessDetails& ProcessAttributor::Lookup(int64_t pid) {
-  std::optional<int64_t> ticks = StartTicks(pid);
-  auto it = cache_.find(pid);
-  if (it != cache_.end() && ticks && it->second.exists && it->second.start_ticks == *ticks) {
-    return it->second;
-  }
-  ProcessDetails details;
-  if (ticks) {
-    details = Read(pid, *ticks);
-  } else {
-    details.pid = pid;
-    details.user = "?";
-    details.command = "?";
-  }
-  return cache_[pid] = std::move(details);
+  d.command = !cmdline.empty() ? cmdline : "[" + d.name + "]";
+  return cache_[pid] = std::move(d);
 }
 
 }  // namespace tarmac::sampler

@@ -17,7 +17,7 @@ namespace tarmac::sampler {
 struct ProcessDetails {
   int64_t pid = 0;
   bool exists = false;  // False when /proc has no such process (or no access).
-  int64_t uid = -1;
+  int64_t uid = -1;    // Effective uid (owner of /proc/<pid>).
   std::string user;     // Login name, or the uid as text when unknown.
   std::string name;     // /proc/<pid>/comm
   std::string command;  // Command line, arguments joined by spaces.
@@ -34,11 +34,9 @@ class ProcessAttributor {
   const ProcessDetails& Lookup(int64_t pid);
 
  private:
-  ProcessDetails Read(int64_t pid, int64_t start_ticks) const;
-  std::optional<int64_t> StartTicks(int64_t pid) const;
-
   std::string proc_root_;
   std::map<int64_t, ProcessDetails> cache_;
+  mutable std::map<int64_t, std::string> user_names_;  // By uid: NSS lookups are slow.
 };
 
 // Login name for `uid`, or the number as text.

@@ -1,0 +1,52 @@
+# tarmac's front door. Every target installs what it needs first
+# (scripts/install-deps: Debian packages only, idempotent).
+#
+#   make demo    run tarmac on a simulated 8-GPU lab (Ctrl-C to stop)
+#   make test    build and run every test (unit, integration, e2e)
+#   make bench   measure tarmac against its baselines (bench/README.md)
+#   make fuzz    build the libFuzzer targets with clang and run each briefly
+#   make install PREFIX=/usr/local
+
+BUILD_DIR ?= build
+FUZZ_DIR ?= build-fuzz
+BUILD_TYPE ?= RelWithDebInfo
+JOBS ?= $(shell nproc)
+FUZZ_SECONDS ?= 20
+PREFIX ?= /usr/local
+
+.PHONY: all deps configure build test demo bench fuzz install clean
+
+all: build
+
+deps:
+	@scripts/install-deps
+
+$(BUILD_DIR)/build.ninja: | deps
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
+
+configure: deps $(BUILD_DIR)/build.ninja
+
+build: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+test: build
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -LE gpu
+
+demo: build
+	scripts/demo $(BUILD_DIR)
+
+bench: build
+	bench/run $(BUILD_DIR)
+
+fuzz: deps
+	cmake -S . -B $(FUZZ_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+	  -DTARMAC_BUILD_FUZZ=ON -DTARMAC_BUILD_TESTS=OFF -DTARMAC_BUILD_BENCH=OFF
+	cmake --build $(FUZZ_DIR) -j $(JOBS)
+	fuzz/run $(FUZZ_DIR) $(FUZZ_SECONDS)
+
+install: build
+	cmake --install $(BUILD_DIR) --prefix $(PREFIX)
+
+clean:
+	rm -rf $(BUILD_DIR) $(FUZZ_DIR)

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sampler/process_attribution.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "testutil/testutil.h"
+
+namespace tarmac::sampler {
+namespace {
+
+TEST(ProcessAttributionTest, DescribesThisProcess) {
+  ProcessAttributor attributor;
+  const ProcessDetails& d = attributor.Lookup(getpid());
+  EXPECT_TRUE(d.exists);
+  EXPECT_EQ(d.uid, static_cast<int64_t>(geteuid()));
+  EXPECT_EQ(d.parent_pid, getppid());
+  EXPECT_NE(d.command.find("tarmac_tests"), std::string::npos);
+  EXPECT_GT(d.start_ticks, 0);
+  EXPECT_FALSE(d.user.empty());
+}
+
+TEST(ProcessAttributionTest, MissingProcessIsMarked) {
+  ProcessAttributor attributor;
+  const ProcessDetails& d = attributor.Lookup(999999999);
+  EXPECT_FALSE(d.exists);
+  EXPECT_EQ(d.user, "?");
+}
+
+// A fake /proc: names with spaces and parentheses, and PID reuse.
+TEST(ProcessAttributionTest, ParsesOddNamesAndNoticesPidReuse) {
+  testing::TempDir root;
+  mkdir((root.path() + "/42").c_str(), 0755);
+  auto write_stat = [&](const std::string& name, int64_t start) {
+    std::ofstream(root.path() + "/42/stat")
+        << "42 (" << name << ") S 7 42 42 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 " << start << " 0 0\n";
+  };
+  write_stat("my (odd) proc", 1000);
+  std::ofstream(root.path() + "/42/cmdline") << std::string("python\0train.py\0--lr\0", 22);
+  ProcessAttributor attributor(root.path());
+  const ProcessDetails& first = attributor.Lookup(42);
+  EXPECT_TRUE(first.exists);
+  EXPECT_EQ(first.name, "my (odd) proc");
+  EXPECT_EQ(first.parent_pid, 7);
+  EXPECT_EQ(first.start_ticks, 1000);
+  EXPECT_EQ(first.command, "python train.py --lr");
+  // Same PID, new process: the cache must not answer for it.
+  write_stat("other", 2000);
+  std::ofstream(root.path() + "/42/cmdline") << std::string("sleep\0" "100\0", 10);
+  const ProcessDetails& second = attributor.Lookup(42);
+  EXPECT_EQ(second.start_ticks, 2000);
+  EXPECT_EQ(second.command, "sleep 100");
+}
+
+}  // namespace
+}  // namespace tarmac::sampler
