@@ -1,0 +1,108 @@
+#!/usr/bin/env bats
+# End-to-end checks of the tarmac CLI as a user runs it, over the fake
+# libnvidia-ml and the simulated world.
+
+setup() {
+  WORLD=$(mktemp -d /tmp/tarmac-e2e-XXXXXX)
+  export TARMAC_SIM_SCENARIO="$TARMAC_SOURCE_DIR/examples/scenarios/lab-8gpu.toml"
+  export TARMAC_SIM_DIR="$WORLD/world"
+  export TARMAC_NVML_LIBRARY="$TARMAC_BUILD_DIR/fakenvml/libnvidia-ml.so.1"
+  export PATH="$TARMAC_BIN_DIR:$PATH"
+  PIDS=()
+}
+
+teardown() {
+  for pid in "${PIDS[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
+  rm -rf "$WORLD"
+}
+
+start_load() {  # start_load VISIBLE ARGS...
+  local visible=$1
+  shift
+  CUDA_VISIBLE_DEVICES=$visible tarmac-simload "$@" >/dev/null 2>&1 &
+  local pid=$!
+  PIDS+=("$pid")
+  for _ in $(seq 200); do
+    ls "$TARMAC_SIM_DIR/loads/$pid-"*.json >/dev/null 2>&1 && break
+    sleep 0.02
+  done
+  echo "$pid"
+}
+
+@test "help documents the exit codes and every command" {
+  run tarmac --help
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"Exit codes: 0 ok; 1 error"*"2 usage error; 3 no GPU library or driver"* ]]
+  [[ "$output" == *"status"* && "$output" == *"query"* && "$output" == *"pick"* ]]
+  run tarmac status --help
+  [[ "$output" == *"--json"* && "$output" == *"--watch"* ]]
+}
+
+@test "a usage error exits 2" {
+  run tarmac status --no-such-flag
+  [ "$status" -eq 2 ]
+  run tarmac
+  [ "$status" -eq 2 ]
+}
+
+@test "an NVML client written by someone else sees the simulated fleet as tarmac does" {
+  pid=$(start_load 0 --memory 10GiB --util 100)
+  run env LD_LIBRARY_PATH="$TARMAC_BUILD_DIR/fakenvml" python3 "$TARMAC_SOURCE_DIR/tests/e2e/nvml_client.py"
+  [ "$status" -eq 0 ]
+  [ "${#lines[@]}" -eq 8 ]
+  expected=$(tarmac query --query-gpu=index,name,uuid,memory.total --format=csv,noheader,nounits | sed -n 1p)
+  [[ "${lines[0]}" == "$expected, "* ]]
+  # v1 memory counts the 512 MiB reserve as used, as the driver does.
+  [[ "${lines[0]}" =~ ", 10752, (9[0-9]|100), $pid"$ ]]
+  [[ "${lines[1]}" == *", 512, 0, " ]]
+}
+
+@test "query writes nvidia-smi's CSV with and without header and units" {
+  run tarmac query --query-gpu=index,utilization.gpu,memory.total,power.limit --format=csv
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "index, utilization.gpu [%], memory.total [MiB], enforced.power.limit [W]" ]
+  [ "${lines[1]}" = "0, 0 %, 81920 MiB, 700.00 W" ]
+  run tarmac query --query-gpu=index,memory.total --format=csv,noheader,nounits -i 2,7
+  [ "$output" = $'2, 81920\n7, 81920' ]
+}
+
+@test "query --query-compute-apps lists processes like nvidia-smi" {
+  pid=$(start_load 4 --memory 3GiB --util 50)
+  run tarmac query --query-compute-apps=pid,used_memory,gpu_bus_id --format=csv,noheader
+  [ "$status" -eq 0 ]
+  [ "$output" = "$pid, 3072 MiB, 00000000:9A:00.0" ]
+}
+
+@test "status --watch refreshes until interrupted" {
+  run timeout --preserve-status -s INT 3 tarmac status --json --watch 1
+  [ "$status" -eq 0 ]
+  [ "${#lines[@]}" -ge 2 ]
+  [[ "${lines[0]}" == '{"backend":"nvml"'* ]]
+}
+
+@test "the status screen marks idle holders and throttling" {
+  pid=$(start_load 3 --memory 20GiB --pattern idle)
+  run tarmac status --color never
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"$pid"*"<- holds memory at 0% SM"* ]]
+  [[ "$output" == *"THROTTLED (sw_thermal_slowdown,hw_thermal_slowdown)"* ]]
+  [[ "$output" == *"PCIe x8 of x16"* ]]
+  [[ "$output" == *"1 process holding memory without computing"* ]]
+}
+
+@test "CUDA_VISIBLE_DEVICES=\$(tarmac pick) runs a job on the picked GPU" {
+  start_load 0 --memory 70GiB --util 90 >/dev/null
+  picked=$(tarmac pick --min-free-memory 20GiB)
+  pid=$(start_load "$picked" --memory 20GiB --util 50)
+  run tarmac query --query-compute-apps=pid,gpu_uuid --format=csv,noheader
+  [[ "$output" == *"$pid, $picked"* ]]
+  [[ "$picked" != "$(tarmac query --query-gpu=uuid --format=csv,noheader -i 0)" ]]
+}
+
+@test "the demo cleans up every process it started" {
+  run "$TARMAC_SOURCE_DIR/scripts/demo" "$TARMAC_BUILD_DIR" 1
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"holds memory at 0% SM"* ]]
+  [[ "$output" == *"every process it started has ended"* ]]
+  ! pgrep -f "tarmac-simload --memory 62GiB" >/dev/null
+}

@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""A small NVML monitor written the way pynvml-based tools are: ctypes,
+CDLL("libnvidia-ml.so.1"), nvmlInitWithFlags(0), the _v2/_v3 entry points and
+pynvml's struct layouts. It knows nothing of tarmac; the e2e tests run it
+against the fake libnvidia-ml to show third-party clients see the simulated
+fleet. Prints one CSV line per GPU:
+index, name, uuid, memory.total MiB, memory.used(v1) MiB, utilization %, pids
+"""
+import ctypes
+import sys
+
+NVML_SUCCESS = 0
+NVML_ERROR_INSUFFICIENT_SIZE = 7
+
+
+class Memory(ctypes.Structure):  # nvmlMemory_t
+    _fields_ = [("total", ctypes.c_ulonglong), ("free", ctypes.c_ulonglong), ("used", ctypes.c_ulonglong)]
+
+
+class Utilization(ctypes.Structure):  # nvmlUtilization_t
+    _fields_ = [("gpu", ctypes.c_uint), ("memory", ctypes.c_uint)]
+
+
+class ProcessInfo(ctypes.Structure):  # nvmlProcessInfo_v2_t, used by _v3
+    _fields_ = [("pid", ctypes.c_uint), ("usedGpuMemory", ctypes.c_ulonglong),
+                ("gpuInstanceId", ctypes.c_uint), ("computeInstanceId", ctypes.c_uint)]
+
+
+def check(lib, ret, what):
+    if ret != NVML_SUCCESS:
+        lib.nvmlErrorString.restype = ctypes.c_char_p
+        sys.exit(f"{what}: {lib.nvmlErrorString(ret).decode()}")
+
+
+def main():
+    lib = ctypes.CDLL("libnvidia-ml.so.1")
+    check(lib, lib.nvmlInitWithFlags(0), "nvmlInitWithFlags")
+    count = ctypes.c_uint()
+    check(lib, lib.nvmlDeviceGetCount_v2(ctypes.byref(count)), "nvmlDeviceGetCount_v2")
+    for i in range(count.value):
+        handle = ctypes.c_void_p()
+        check(lib, lib.nvmlDeviceGetHandleByIndex_v2(i, ctypes.byref(handle)), "handle")
+        name = ctypes.create_string_buffer(96)
+        check(lib, lib.nvmlDeviceGetName(handle, name, 96), "name")
+        uuid = ctypes.create_string_buffer(96)
+        check(lib, lib.nvmlDeviceGetUUID(handle, uuid, 96), "uuid")
+        mem = Memory()
+        check(lib, lib.nvmlDeviceGetMemoryInfo(handle, ctypes.byref(mem)), "memory")
+        util = Utilization()
+        check(lib, lib.nvmlDeviceGetUtilizationRates(handle, ctypes.byref(util)), "utilization")
+        n = ctypes.c_uint(0)
+        ret = lib.nvmlDeviceGetComputeRunningProcesses_v3(handle, ctypes.byref(n), None)
+        pids = []
+        if ret == NVML_ERROR_INSUFFICIENT_SIZE:
+            n = ctypes.c_uint(n.value * 2 + 5)
+            procs = (ProcessInfo * n.value)()
+            check(lib, lib.nvmlDeviceGetComputeRunningProcesses_v3(handle, ctypes.byref(n), procs), "processes")
+            pids = sorted(procs[k].pid for k in range(n.value))
+        else:
+            check(lib, ret, "processes")
+        print(f"{i}, {name.value.decode()}, {uuid.value.decode()}, {mem.total // 2**20}, "
+              f"{mem.used // 2**20}, {util.gpu}, {' '.join(map(str, pids))}")
+    check(lib, lib.nvmlShutdown(), "nvmlShutdown")
+
+
+if __name__ == "__main__":
+    main()
