@@ -53,7 +53,8 @@ start_load() {  # start_load VISIBLE ARGS...
   expected=$(tarmac query --query-gpu=index,name,uuid,memory.total --format=csv,noheader,nounits | sed -n 1p)
   [[ "${lines[0]}" == "$expected, "* ]]
   # v1 memory counts the 512 MiB reserve as used, as the driver does.
-  [[ "${lines[0]}" =~ ", 10752, (9[0-9]|100), $pid"$ ]]
+  re=", 10752, (9[0-9]|100), $pid\$"
+  [[ "${lines[0]}" =~ $re ]]
   [[ "${lines[1]}" == *", 512, 0, " ]]
 }
 
