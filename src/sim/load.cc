@@ -11,6 +11,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/proc_files.h"
+
 namespace tarmac::sim {
 namespace {
 
@@ -21,22 +23,6 @@ int64_t ToNanos(std::chrono::system_clock::time_point t) {
 std::chrono::system_clock::time_point FromNanos(int64_t ns) {
   return std::chrono::system_clock::time_point(
       std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::nanoseconds(ns)));
-}
-
-bool ReadSmallFile(const std::string& path, std::string* out) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  char buf[4096];
-  out->clear();
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    out->append(buf, static_cast<size_t>(n));
-    if (out->size() > (1 << 20)) break;
-  }
-  ::close(fd);
-  return true;
 }
 
 }  // namespace
@@ -112,24 +98,12 @@ Result<Load> DecodeLoad(std::string_view text, std::string_view source) {
 }
 
 std::optional<int64_t> ProcessStartTicks(int64_t pid) {
-  std::string stat;
-  if (!ReadSmallFile(fmt::format("/proc/{}/stat", pid), &stat)) return std::nullopt;
-  // The command name (field 2) may hold spaces and parentheses; fields after
-  // the last ')' are plain.
-  size_t close = stat.rfind(')');
-  if (close == std::string::npos || close + 2 >= stat.size()) return std::nullopt;
-  const char* p = stat.c_str() + close + 2;  // Field 3: state.
-  if (*p == 'Z' || *p == 'X') return std::nullopt;
-  // Skip fields 3..21 to reach field 22 (starttime).
-  for (int field = 3; field < 22; ++field) {
-    p = std::strchr(p, ' ');
-    if (p == nullptr) return std::nullopt;
-    ++p;
-  }
-  char* end = nullptr;
-  long long ticks = std::strtoll(p, &end, 10);
-  if (end == p) return std::nullopt;
-  return ticks;
+  std::string text;
+  if (!ReadSmallFile(fmt::format("/proc/{}/stat", pid), &text)) return std::nullopt;
+  std::optional<ProcStat> stat = ParseProcStat(text);
+  // A zombie's context is gone, as the CUDA driver frees it at exit.
+  if (!stat || stat->state == 'Z' || stat->state == 'X') return std::nullopt;
+  return stat->start_ticks;
 }
 
 LoadRegistry::LoadRegistry(std::string dir) : loads_dir_(std::move(dir) + "/loads") {}

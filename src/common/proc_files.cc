@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "common/proc_files.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace tarmac {
+
+bool ReadSmallFile(const std::string& path, std::string* out, size_t max_bytes) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  out->clear();
+  char buf[4096];
+  while (out->size() < max_bytes) {
+    ssize_t n = ::read(fd, buf, std::min(sizeof buf, max_bytes - out->size()));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out->append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return true;
+}
+
+std::optional<ProcStat> ParseProcStat(const std::string& text) {
+  // The name (field 2) may hold spaces and parentheses; everything after the
+  // last ')' is plain space-separated fields.
+  size_t open = text.find('(');
+  size_t close = text.rfind(')');
+  if (open == std::string::npos || close == std::string::npos || close < open || close + 2 >= text.size()) {
+    return std::nullopt;
+  }
+  ProcStat stat;
+  stat.name = text.substr(open + 1, close - open - 1);
+  const char* p = text.c_str() + close + 2;
+  stat.state = *p;
+  for (int field = 3; field <= 22; ++field) {
+    if (field == 4) stat.parent_pid = std::strtoll(p, nullptr, 10);
+    if (field == 22) {
+      char* end = nullptr;
+      stat.start_ticks = std::strtoll(p, &end, 10);
+      if (end == p) return std::nullopt;
+      return stat;
+    }
+    p = std::strchr(p, ' ');
+    if (p == nullptr) return std::nullopt;
+    ++p;
+  }
+  return std::nullopt;
+}
+
+}  // namespace tarmac

@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// Reading /proc: small files with plain read(2) (no stream machinery on paths
+// taken for every GPU process), and the fields of /proc/<pid>/stat that
+// tarmac uses. Pure functions besides the file read; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace tarmac {
+
+// Reads the whole file at `path` (at most `max_bytes`) into *out. Returns
+// false when it cannot be opened.
+bool ReadSmallFile(const std::string& path, std::string* out, size_t max_bytes = 1 << 16);
+
+struct ProcStat {
+  std::string name;  // Field 2, without the parentheses; may hold spaces.
+  char state = '?';  // Field 3: R, S, D, Z, X, ...
+  int64_t parent_pid = 0;   // Field 4.
+  int64_t start_ticks = 0;  // Field 22: clock ticks after boot.
+};
+
+// Parses the text of /proc/<pid>/stat. Empty when malformed.
+std::optional<ProcStat> ParseProcStat(const std::string& text);
+
+}  // namespace tarmac

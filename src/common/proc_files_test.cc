@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "common/proc_files.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+namespace tarmac {
+namespace {
+
+TEST(ProcFilesTest, ParsesStatWithAwkwardNames) {
+  std::optional<ProcStat> s =
+      ParseProcStat("42 (a (b) c) Z 7 42 42 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 123456 0 0\n");
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->name, "a (b) c");
+  EXPECT_EQ(s->state, 'Z');
+  EXPECT_EQ(s->parent_pid, 7);
+  EXPECT_EQ(s->start_ticks, 123456);
+}
+
+TEST(ProcFilesTest, RejectsTruncatedStat) {
+  EXPECT_FALSE(ParseProcStat("42 (x) S 1 2 3").has_value());
+  EXPECT_FALSE(ParseProcStat("garbage").has_value());
+  EXPECT_FALSE(ParseProcStat("").has_value());
+}
+
+TEST(ProcFilesTest, ReadsOwnStat) {
+  std::string text;
+  ASSERT_TRUE(ReadSmallFile("/proc/self/stat", &text));
+  std::optional<ProcStat> s = ParseProcStat(text);
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->parent_pid, getppid());
+  EXPECT_FALSE(ReadSmallFile("/nonexistent", &text));
+}
+
+}  // namespace
+}  // namespace tarmac
