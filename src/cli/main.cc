@@ -5,6 +5,7 @@
 // result to an exit code (0 ok, 1 error, 2 usage, 3 no GPU driver).
 #include <CLI/CLI.hpp>
 
+#include "cli/agent_command.h"
 #include "cli/options.h"
 #include "cli/pick_command.h"
 #include "cli/query_command.h"
@@ -33,6 +34,11 @@ int main(int argc, char** argv) {
   CLI::App* status_cmd = AddStatusCommand(&app, &status);
   CLI::App* query_cmd = AddQueryCommand(&app, &query);
   CLI::App* pick_cmd = AddPickCommand(&app, &pick);
+  AgentCommandOptions agent;
+  CLI::App* agent_cmd = AddAgentCommand(&app, &agent);
+  ConfigCheckOptions config_check;
+  CLI::App* config_check_cmd = nullptr;
+  AddConfigCommand(&app, &config_check, &config_check_cmd);
   // Shared options are accepted before or after the command name.
   for (CLI::App* cmd : {status_cmd, query_cmd, pick_cmd}) AddGlobalOptions(cmd, &global);
 
@@ -48,5 +54,7 @@ int main(int argc, char** argv) {
   if (status_cmd->parsed()) return RunStatus(global, status, clock, &logger);
   if (query_cmd->parsed()) return RunQuery(global, query, clock, &logger);
   if (pick_cmd->parsed()) return RunPick(global, pick, clock, &logger);
+  if (agent_cmd->parsed()) return RunAgentCommand(agent, clock, &logger);
+  if (config_check_cmd->parsed()) return RunConfigCheck(config_check);
   return kExitUsage;
 }

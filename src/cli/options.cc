@@ -7,9 +7,15 @@ namespace tarmac::cli {
 
 void AddGlobalOptions(CLI::App* app, GlobalOptions* options) {
   app->add_option("--backend", options->backend,
-                  "GPU backend: auto (NVML when the driver library loads), nvml, or sim")
+                  "Read the GPUs directly with this backend, not through the agent: auto (NVML when the "
+                  "driver library loads), nvml, or sim")
       ->envname("TARMAC_BACKEND")
-      ->default_str("auto");
+      ->default_str("auto")
+      ->each([options](const std::string&) { options->is_backend_explicit = true; });
+  app->add_option("--socket", options->socket, "The agent's socket (used when an agent serves it)")
+      ->envname("TARMAC_SOCKET")
+      ->default_str("/run/tarmac/tarmac.sock");
+  app->add_flag("--no-agent", options->no_agent, "Read the GPUs directly even when an agent runs");
   app->add_option("--nvml-library", options->nvml_library,
                   "NVML library file to load (default: libnvidia-ml.so.1, then libnvidia-ml.so)")
       ->envname("TARMAC_NVML_LIBRARY");

@@ -30,10 +30,13 @@ struct GlobalOptions {
   std::string scenario;          // --scenario (sim backend)
   std::string sim_dir;           // --sim-dir (sim backend)
   std::string log_level = "warning";
+  std::string socket = "/run/tarmac/tarmac.sock";  // --socket, TARMAC_SOCKET
+  bool no_agent = false;                           // --no-agent
+  bool is_backend_explicit = false;  // --backend or TARMAC_BACKEND was given.
 };
 
-// Adds --backend, --nvml-library, --scenario, --sim-dir and --log-level to
-// `app` (inherited by subcommands).
+// Adds --backend, --nvml-library, --scenario, --sim-dir, --socket,
+// --no-agent and --log-level to `app`.
 void AddGlobalOptions(CLI::App* app, GlobalOptions* options);
 
 // Validates the options and builds backend options. kInvalidArgument for an

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/fleet_reader.h"
+#include "sampler/fleet_reader.h"
 
 namespace tarmac::cli {
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/fleet_source.h"
 #include "cli/pick.h"
 #include "cli/status_command.h"
 #include "common/units.h"
@@ -32,10 +33,11 @@ CLI::App* AddPickCommand(CLI::App* app, PickOptions* options) {
 int RunPick(const GlobalOptions& global, const PickOptions& options, Clock* clock, Logger* logger) {
   Result<int64_t> min_free = ParseBytes(options.min_free_memory);
   if (!min_free.ok()) return ExitWith(min_free.status().WithContext("--min-free-memory"));
-  Result<gpu::OpenedBackend> opened = OpenFromOptions(global, clock, logger);
-  if (!opened.ok()) return ExitWith(opened.status());
-  FleetReader reader(std::move(opened).value(), clock);
-  FleetView fleet = reader.Read(std::chrono::seconds(options.window_seconds));
+  Result<std::unique_ptr<FleetSource>> source = FleetSource::Open(global, clock, logger);
+  if (!source.ok()) return ExitWith(source.status());
+  Result<FleetView> read = source.value()->Read(std::chrono::seconds(options.window_seconds));
+  if (!read.ok()) return ExitWith(read.status());
+  const FleetView& fleet = read.value();
   PickRequest request;
   request.count = options.count;
   request.min_free_memory_bytes = min_free.value();

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <fmt/format.h>
 
-#include "cli/fleet_reader.h"
+#include "cli/fleet_source.h"
 #include "cli/query_fields.h"
 #include "cli/status_command.h"
 
@@ -85,10 +85,11 @@ int RunQuery(const GlobalOptions& global, const QueryOptions& options, Clock* cl
     app_fields = ResolveAppFields(options.query_compute_apps);
     if (!app_fields.ok()) return ExitWith(app_fields.status());
   }
-  Result<gpu::OpenedBackend> opened = OpenFromOptions(global, clock, logger);
-  if (!opened.ok()) return ExitWith(opened.status());
-  FleetReader reader(std::move(opened).value(), clock);
-  FleetView fleet = reader.Read(std::nullopt);
+  Result<std::unique_ptr<FleetSource>> source = FleetSource::Open(global, clock, logger);
+  if (!source.ok()) return ExitWith(source.status());
+  Result<FleetView> read = source.value()->Read(std::nullopt);
+  if (!read.ok()) return ExitWith(read.status());
+  FleetView fleet = std::move(read).value();
   Status s = FilterGpus(options.ids, &fleet);
   if (!s.ok()) return ExitWith(s);
   std::string out = !options.query_gpu.empty() ? RenderGpuQuery(fleet, gpu_fields.value(), format.value())

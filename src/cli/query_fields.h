@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "cli/fleet_reader.h"
+#include "sampler/fleet_reader.h"
 #include "common/result.h"
 
 namespace tarmac::cli {

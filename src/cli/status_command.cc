@@ -7,8 +7,8 @@
 
 #include <cstdio>
 
-#include "cli/fleet_reader.h"
-#include "cli/status_json.h"
+#include "cli/fleet_source.h"
+#include "sampler/status_json.h"
 #include "cli/status_render.h"
 
 namespace tarmac::cli {
@@ -66,17 +66,18 @@ Result<gpu::OpenedBackend> OpenFromOptions(const GlobalOptions& global, Clock* c
 }
 
 int RunStatus(const GlobalOptions& global, const StatusOptions& options, Clock* clock, Logger* logger) {
-  Result<gpu::OpenedBackend> opened = OpenFromOptions(global, clock, logger);
-  if (!opened.ok()) return ExitWith(opened.status());
-  FleetReader reader(std::move(opened).value(), clock);
+  Result<std::unique_ptr<FleetSource>> source = FleetSource::Open(global, clock, logger);
+  if (!source.ok()) return ExitWith(source.status());
   bool is_tty = isatty(STDOUT_FILENO) == 1;
   RenderOptions render;
   render.use_color = options.color == "always" || (options.color == "auto" && is_tty);
 
   if (options.watch_seconds <= 0) {
-    FleetView fleet = reader.Read(std::nullopt);
+    Result<FleetView> read = source.value()->Read(std::nullopt);
+    if (!read.ok()) return ExitWith(read.status());
+    const FleetView& fleet = read.value();
     if (options.json) {
-      WriteAll(StatusToJson(fleet).dump(2) + "\n");
+      WriteAll(sampler::StatusToJson(fleet).dump(2) + "\n");
     } else {
       render.width = TerminalWidth();
       WriteAll(RenderStatus(fleet, render));
@@ -90,9 +91,11 @@ int RunStatus(const GlobalOptions& global, const StatusOptions& options, Clock* 
   sigaddset(&set, SIGTERM);
   sigprocmask(SIG_BLOCK, &set, nullptr);
   do {
-    FleetView fleet = reader.Read(kRecentWindow);
+    Result<FleetView> read = source.value()->Read(kRecentWindow);
+    if (!read.ok()) return ExitWith(read.status());
+    const FleetView& fleet = read.value();
     if (options.json) {
-      WriteAll(StatusToJson(fleet).dump() + "\n");  // One object per line.
+      WriteAll(sampler::StatusToJson(fleet).dump() + "\n");  // One object per line.
     } else if (is_tty) {
       render.width = TerminalWidth();
       WriteAll("\033[H\033[2J" + RenderStatus(fleet, render));

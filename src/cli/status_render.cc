@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "cli/gpu_marks.h"
+#include "sampler/gpu_marks.h"
 #include "common/units.h"
 
 namespace tarmac::cli {
@@ -86,7 +86,7 @@ std::string RenderStatus(const FleetView& fleet, const RenderOptions& options) {
   out += paint(kDim, fmt::format("{:<4}{:<26}{:>5}  {:<18}{:<14}{:>5}  {:>9}  {}\n", "GPU", "NAME", "UTIL",
                                  "MEMORY", "POWER", "TEMP", "SM CLOCK", "NOTES"));
   for (const GpuView& g : fleet.gpus) {
-    GpuMarks m = MarkGpu(g);
+    sampler::GpuMarks m = sampler::MarkGpu(g);
     const gpu::GpuSample& s = g.sample;
     if (m.is_unreadable) {
       ++problems;
@@ -133,7 +133,7 @@ std::string RenderStatus(const FleetView& fleet, const RenderOptions& options) {
       int room = std::max(10, options.width - 42);
       std::string line = fmt::format("    {:>8}  {:<10}{:>10}  {:>4}  {}", p.process.pid, Cut(p.details.user, 9),
                                      mem, sm, Cut(p.details.command, static_cast<size_t>(room)));
-      if (IsIdleHolding(p, g)) {
+      if (sampler::IsIdleHolding(p, g)) {
         out += paint(kYellow, line + "  <- holds memory at 0% SM") + "\n";
       } else {
         out += line + "\n";

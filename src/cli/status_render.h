@@ -9,7 +9,7 @@
 
 #include <string>
 
-#include "cli/fleet_reader.h"
+#include "sampler/fleet_reader.h"
 
 namespace tarmac::cli {
 

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <string_view>
 
 namespace tarmac {
@@ -18,12 +19,12 @@ class Logger {
   explicit Logger(LogLevel level = LogLevel::kWarning) : level_(level) {}
   virtual ~Logger() = default;
 
-  LogLevel level() const { return level_; }
-  void set_level(LogLevel level) { level_ = level; }
+  LogLevel level() const { return level_.load(std::memory_order_relaxed); }
+  void set_level(LogLevel level) { level_.store(level, std::memory_order_relaxed); }
 
   template <typename... Args>
   void Log(LogLevel level, fmt::format_string<Args...> format, Args&&... args) {
-    if (level < level_) return;
+    if (level < this->level()) return;
     Write(level, fmt::format(format, std::forward<Args>(args)...));
   }
 
@@ -33,7 +34,7 @@ class Logger {
   virtual void Write(LogLevel level, std::string_view line);
 
  private:
-  LogLevel level_;
+  std::atomic<LogLevel> level_;
 };
 
 // Parses "debug", "info", "warning", "error", "off".

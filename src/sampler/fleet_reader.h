@@ -16,11 +16,11 @@
 #include "gpu/backend_factory.h"
 #include "sampler/process_attribution.h"
 
-namespace tarmac::cli {
+namespace tarmac::sampler {
 
 struct ProcessView {
   gpu::GpuProcess process;
-  sampler::ProcessDetails details;
+  ProcessDetails details;
 };
 
 struct GpuView {
@@ -46,17 +46,26 @@ class FleetReader {
  public:
   FleetReader(gpu::OpenedBackend opened, Clock* clock);
 
-  // Reads all GPUs (both tiers). With `recent_window` set, also reads each
-  // GPU's mean utilization over that window.
-  FleetView Read(std::optional<std::chrono::seconds> recent_window);
+  // Reads all GPUs: the `tiers` given (gpu::SampleTier bits); readings of a
+  // tier not read this time are carried over from the previous read. With
+  // `recent_window` set, also reads each GPU's mean utilization over it.
+  FleetView Read(std::optional<std::chrono::seconds> recent_window, unsigned tiers = gpu::kAllTiers);
 
   const std::vector<gpu::GpuInfo>& gpus() const { return opened_.gpus; }
 
  private:
   gpu::OpenedBackend opened_;
   Clock* clock_;
-  sampler::ProcessAttributor attributor_;
+  ProcessAttributor attributor_;
   std::optional<FleetView> previous_;
 };
 
+}  // namespace tarmac::sampler
+
+namespace tarmac::cli {
+// The command-line renderers work on the same plain data.
+using sampler::FleetReader;
+using sampler::FleetView;
+using sampler::GpuView;
+using sampler::ProcessView;
 }  // namespace tarmac::cli

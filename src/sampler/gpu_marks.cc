@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "cli/gpu_marks.h"
+#include "sampler/gpu_marks.h"
 
 #include "gpu/clock_event_reasons.h"
 
-namespace tarmac::cli {
+namespace tarmac::sampler {
 
 bool IsIdleHolding(const ProcessView& process, const GpuView& gpu) {
   const gpu::GpuProcess& p = process.process;
@@ -33,4 +33,4 @@ GpuMarks MarkGpu(const GpuView& gpu) {
   return m;
 }
 
-}  // namespace tarmac::cli
+}  // namespace tarmac::sampler

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "cli/fleet_reader.h"
+#include "sampler/fleet_reader.h"
 
 #include <unistd.h>
 
-namespace tarmac::cli {
+namespace tarmac::sampler {
 namespace {
 
 std::string HostName() {
@@ -19,12 +19,24 @@ std::optional<double> Rate(std::optional<int64_t> before, std::optional<int64_t>
   return static_cast<double>(*after - *before) / seconds;
 }
 
+// Copies the slow-tier readings of `from` into `to`.
+void CarrySlowTier(const gpu::GpuSample& from, gpu::GpuSample* to) {
+  to->fan_speed_ratio = from.fan_speed_ratio;
+  to->pcie_generation = from.pcie_generation;
+  to->pcie_width = from.pcie_width;
+  to->pcie_tx_bytes = from.pcie_tx_bytes;
+  to->pcie_rx_bytes = from.pcie_rx_bytes;
+  to->ecc = from.ecc;
+  to->remapped_rows = from.remapped_rows;
+  to->nvlink_active = from.nvlink_active;
+}
+
 }  // namespace
 
 FleetReader::FleetReader(gpu::OpenedBackend opened, Clock* clock)
     : opened_(std::move(opened)), clock_(clock) {}
 
-FleetView FleetReader::Read(std::optional<std::chrono::seconds> recent_window) {
+FleetView FleetReader::Read(std::optional<std::chrono::seconds> recent_window, unsigned tiers) {
   FleetView view;
   view.hostname = HostName();
   view.backend = std::string(opened_.backend->name());
@@ -33,9 +45,13 @@ FleetView FleetReader::Read(std::optional<std::chrono::seconds> recent_window) {
   for (const gpu::GpuInfo& info : opened_.gpus) {
     GpuView g;
     g.info = info;
-    Result<gpu::GpuSample> sample = opened_.backend->Sample(info.index, gpu::kAllTiers);
+    Result<gpu::GpuSample> sample = opened_.backend->Sample(info.index, tiers);
     if (sample.ok()) {
       g.sample = std::move(sample).value();
+      bool has_previous = previous_ && static_cast<size_t>(info.index) < previous_->gpus.size();
+      if (!(tiers & gpu::kSlowTier) && has_previous && g.sample.health == gpu::GpuHealth::kOk) {
+        CarrySlowTier(previous_->gpus[static_cast<size_t>(info.index)].sample, &g.sample);
+      }
     } else {
       g.sample.index = info.index;
       g.sample.health = gpu::GpuHealth::kError;
@@ -59,4 +75,4 @@ FleetView FleetReader::Read(std::optional<std::chrono::seconds> recent_window) {
   return view;
 }
 
-}  // namespace tarmac::cli
+}  // namespace tarmac::sampler

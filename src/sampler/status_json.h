@@ -8,12 +8,22 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/fleet_reader.h"
+#include "common/result.h"
+#include "sampler/fleet_reader.h"
 
-namespace tarmac::cli {
+namespace tarmac::sampler {
 
 inline constexpr int kStatusJsonVersion = 1;
 
 nlohmann::json StatusToJson(const FleetView& fleet);
 
-}  // namespace tarmac::cli
+}  // namespace tarmac::sampler
+
+namespace tarmac::sampler {
+
+// The inverse of StatusToJson, for clients that read the agent's snapshot:
+// every field StatusToJson writes is read back (marks are recomputed from the
+// readings). kCorruption when the document is not a status object.
+Result<FleetView> FleetFromJson(const nlohmann::json& j);
+
+}  // namespace tarmac::sampler

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "agent/agent.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "gpu/backend_factory.h"
+#include "ipc/unix_server.h"
+#include "sampler/sampler.h"
+
+#ifndef TARMAC_VERSION
+#define TARMAC_VERSION "dev"
+#endif
+
+namespace tarmac::agent {
+namespace {
+
+void Override(const std::string& flag, std::string* value) {
+  if (!flag.empty()) *value = flag;
+}
+
+Status MakeDir(const std::string& path) {
+  if (path.empty()) return Status::OK();
+  std::string partial;
+  size_t pos = 0;
+  while (pos != std::string::npos) {
+    pos = path.find('/', pos + 1);
+    partial = path.substr(0, pos);
+    if (!partial.empty() && ::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) {
+      return Status::IOError(fmt::format("cannot create {}", partial), std::strerror(errno));
+    }
+  }
+  return Status::OK();
+}
+
+std::string Dirname(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos || slash == 0 ? std::string() : path.substr(0, slash);
+}
+
+}  // namespace
+
+Result<config::Config> LoadAgentConfig(const AgentFlags& flags) {
+  std::string path = flags.config_path.empty() ? config::kDefaultConfigPath : flags.config_path;
+  Result<config::Config> loaded = config::LoadConfig(path, !flags.config_path.empty());
+  if (!loaded.ok()) return loaded.status();
+  config::Config c = loaded.value();
+  Override(flags.backend, &c.backend);
+  Override(flags.scenario, &c.scenario);
+  Override(flags.sim_dir, &c.sim_dir);
+  Override(flags.nvml_library, &c.nvml_library);
+  Override(flags.socket_path, &c.socket_path);
+  Override(flags.state_dir, &c.state_dir);
+  Override(flags.log_level, &c.log_level);
+  gpu::BackendKind kind;
+  if (!gpu::ParseBackendKind(c.backend, &kind)) {
+    return Status::InvalidArgument("--backend: expected auto, nvml or sim", c.backend);
+  }
+  return c;
+}
+
+Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
+  Result<config::Config> loaded = LoadAgentConfig(flags);
+  if (!loaded.ok()) return loaded.status();
+  config::Config config = loaded.value();
+  LogLevel level = LogLevel::kInfo;
+  if (ParseLogLevel(config.log_level, &level)) logger->set_level(level);
+
+  // Signals are taken synchronously by this thread (sigwait); block them
+  // before any thread starts so that every thread inherits the mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&signals, s);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  Status s = MakeDir(config.state_dir);
+  if (s.ok()) s = MakeDir(Dirname(config.socket_path));
+  if (!s.ok()) return s.WithContext("agent");
+
+  gpu::BackendOptions backend_options;
+  gpu::ParseBackendKind(config.backend, &backend_options.kind);
+  backend_options.nvml_library = config.nvml_library;
+  backend_options.sim.scenario_path = config.scenario;
+  backend_options.sim.dir = config.sim_dir;
+  Result<gpu::OpenedBackend> opened = gpu::OpenBackend(backend_options, clock, logger);
+  if (!opened.ok()) return opened.status();
+  std::string backend_name(opened.value().backend->name());
+  size_t gpu_count = opened.value().gpus.size();
+
+  bool has_watchdog = sd_watchdog_enabled(0, nullptr) > 0;
+  sampler::Sampler sampler(sampler::FleetReader(std::move(opened).value(), clock),
+                           sampler::SamplerOptions{config.fast_interval, config.slow_interval}, clock, logger,
+                           [has_watchdog](const sampler::Snapshot&) {
+                             if (has_watchdog) sd_notify(0, "WATCHDOG=1");
+                           });
+  sampler.Start();
+
+  ipc::AgentInfo info;
+  info.version = TARMAC_VERSION;
+  info.pid = getpid();
+  info.backend = backend_name;
+  info.started_at_unix = std::chrono::duration_cast<std::chrono::seconds>(clock->WallNow().time_since_epoch()).count();
+  ipc::ServerOptions server_options;
+  server_options.socket_path = config.socket_path;
+  server_options.max_connections = config.max_connections;
+  server_options.max_request_bytes = config.max_request_bytes;
+  server_options.request_timeout = config.request_timeout;
+  ipc::UnixServer server(
+      server_options,
+      [&sampler, &info](const std::string& line, const ipc::PeerCredentials& peer) {
+        ipc::Decoded decoded = ipc::DecodeRequest(line);
+        if (!decoded.ok) return decoded.error_response;
+        std::shared_ptr<const sampler::Snapshot> snapshot = sampler.Latest();
+        return ipc::Handle(decoded.request, peer, info, snapshot.get());
+      },
+      clock, logger);
+  s = server.Start();
+  if (!s.ok()) {
+    sampler.Stop();
+    return s;
+  }
+  sd_notify(0, "READY=1");
+  logger->Log(LogLevel::kInfo, "agent: ready: {} GPU{} via {}, sampling every {} ms, serving {}", gpu_count,
+              gpu_count == 1 ? "" : "s", backend_name, config.fast_interval.count(), config.socket_path);
+
+  for (;;) {
+    int signal = 0;
+    if (sigwait(&signals, &signal) != 0) continue;
+    if (signal == SIGHUP) {
+      sd_notify(0, "RELOADING=1");
+      Result<config::Config> reloaded = LoadAgentConfig(flags);
+      if (!reloaded.ok()) {
+        logger->Log(LogLevel::kError, "agent: config reload refused; keeping the running config:\n{}",
+                    reloaded.status().message());
+      } else {
+        config::Config next = reloaded.value();
+        sampler.SetIntervals(sampler::SamplerOptions{next.fast_interval, next.slow_interval});
+        if (ParseLogLevel(next.log_level, &level)) logger->set_level(level);
+        if (next.socket_path != config.socket_path || next.backend != config.backend) {
+          logger->Log(LogLevel::kWarning, "agent: socket and backend changes take effect on restart");
+        }
+        logger->Log(LogLevel::kInfo, "agent: config reloaded: sampling every {} ms", next.fast_interval.count());
+      }
+      sd_notify(0, "READY=1");
+      continue;
+    }
+    logger->Log(LogLevel::kInfo, "agent: {} received; stopping", signal == SIGTERM ? "SIGTERM" : "SIGINT");
+    sd_notify(0, "STOPPING=1");
+    break;
+  }
+  server.Stop();
+  sampler.Stop();
+  return Status::OK();
+}
+
+}  // namespace tarmac::agent

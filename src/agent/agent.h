@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// The agent: one long-lived process per GPU server that samples every GPU
+// and process and serves the local API. Agent::Run wires the pieces (config,
+// backend, sampler, Unix-socket server), tells systemd when it is ready (the
+// first sample is taken) and pets its watchdog each tick, reloads the config
+// on SIGHUP (keeping the old one when the new one is bad), and stops cleanly
+// on SIGTERM or SIGINT.
+#pragma once
+
+#include <string>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/result.h"
+#include "config/config.h"
+
+namespace tarmac::agent {
+
+struct AgentFlags {
+  std::string config_path;  // Empty: the default path (optional file).
+  // Flags override the config file; empty means "from the config".
+  std::string backend;
+  std::string scenario;
+  std::string sim_dir;
+  std::string nvml_library;
+  std::string socket_path;
+  std::string state_dir;
+  std::string log_level;
+};
+
+// Loads the config named by `flags` and applies the flag overrides.
+Result<config::Config> LoadAgentConfig(const AgentFlags& flags);
+
+// Runs until SIGTERM/SIGINT. Returns the fatal start-up error, if any.
+Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger);
+
+}  // namespace tarmac::agent

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// Where a read command gets its FleetView: from the agent's latest snapshot
+// when an agent serves the socket (fresh, and cheap: no NVML calls), or by
+// reading the GPUs directly. An explicit --backend (or --no-agent) means
+// "directly".
+#pragma once
+
+#include <memory>
+#include <optional>
+
+#include "cli/options.h"
+#include "common/clock.h"
+#include "sampler/fleet_reader.h"
+
+namespace tarmac::cli {
+
+class FleetSource {
+ public:
+  // Connects to the agent or opens the backend. Errors are the backend's
+  // (a missing driver is kUnavailable), or the agent's.
+  static Result<std::unique_ptr<FleetSource>> Open(const GlobalOptions& global, Clock* clock, Logger* logger);
+
+  Result<FleetView> Read(std::optional<std::chrono::seconds> recent_window);
+  bool is_agent() const { return !reader_.has_value(); }
+
+ private:
+  FleetSource() = default;
+  std::optional<FleetReader> reader_;
+  std::string socket_;
+};
+
+}  // namespace tarmac::cli

@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "config/config.h"
+
+#include <fstream>
+#include <sstream>
+#include <sys/stat.h>
+
+#include "config/toml_reader.h"
+
+namespace tarmac::config {
+namespace {
+
+using std::chrono::milliseconds;
+
+// Reads `key` into *out when present and within [min, max].
+void ReadInterval(Reader& r, const toml::table& table, std::string_view key, milliseconds min,
+                  milliseconds max, milliseconds* out) {
+  std::optional<milliseconds> value;
+  r.Duration(key, &value);
+  if (!value) return;
+  if (*value < min || *value > max) {
+    if (const toml::node* n = table.get(key)) {
+      r.Fail(*n, key, fmt::format("must be between {}ms and {}ms", min.count(), max.count()));
+    }
+    return;
+  }
+  *out = *value;
+}
+
+void ReadOneOf(Reader& r, const toml::table& table, std::string_view key,
+               std::initializer_list<std::string_view> allowed, std::string* out) {
+  std::string value = *out;
+  r.String(key, &value);
+  if (std::find(allowed.begin(), allowed.end(), value) == allowed.end()) {
+    std::string names;
+    for (std::string_view a : allowed) names += fmt::format("{}\"{}\"", names.empty() ? "" : ", ", a);
+    if (const toml::node* n = table.get(key)) r.Fail(*n, key, fmt::format("expected one of {}", names));
+    return;
+  }
+  *out = value;
+}
+
+// Each section: a table, or an error.
+const toml::table* Section(Reader& root, std::string_view name) {
+  const toml::node* n = root.Find(name);
+  if (n == nullptr) return nullptr;
+  if (!n->is_table()) {
+    root.Fail(*n, name, fmt::format("expected a table [{}]", name));
+    return nullptr;
+  }
+  return n->as_table();
+}
+
+}  // namespace
+
+Result<Config> ParseConfig(std::string_view text, std::string_view source_name) {
+  toml::parse_result parsed = toml::parse(text, source_name);
+  if (!parsed) {
+    const toml::parse_error& e = parsed.error();
+    return Status::InvalidArgument(fmt::format("{}:{}: {}", source_name, e.source().begin.line, e.description()));
+  }
+  Errors errors(source_name);
+  Config c;
+  Reader root(parsed.table(), "", &errors);
+  if (const toml::table* t = Section(root, "agent")) {
+    Reader r(*t, "agent", &errors);
+    r.String("socket", &c.socket_path);
+    r.String("state_dir", &c.state_dir);
+    ReadOneOf(r, *t, "log_level", {"debug", "info", "warning", "error"}, &c.log_level);
+    if (c.socket_path.empty() || c.socket_path.size() > 100) {
+      if (const toml::node* n = t->get("socket")) r.Fail(*n, "socket", "must be a path of 1 to 100 bytes");
+    }
+    r.RejectUnknown();
+  }
+  if (const toml::table* t = Section(root, "gpu")) {
+    Reader r(*t, "gpu", &errors);
+    ReadOneOf(r, *t, "backend", {"auto", "nvml", "sim"}, &c.backend);
+    r.String("nvml_library", &c.nvml_library);
+    r.String("scenario", &c.scenario);
+    r.String("sim_dir", &c.sim_dir);
+    r.RejectUnknown();
+    if (c.backend == "sim" && c.scenario.empty()) {
+      if (const toml::node* n = t->get("backend")) r.Fail(*n, "scenario", "backend \"sim\" needs a scenario");
+    }
+  }
+  if (const toml::table* t = Section(root, "sampler")) {
+    Reader r(*t, "sampler", &errors);
+    ReadInterval(r, *t, "fast_interval", milliseconds(100), milliseconds(60000), &c.fast_interval);
+    ReadInterval(r, *t, "slow_interval", milliseconds(1000), milliseconds(3600000), &c.slow_interval);
+    r.RejectUnknown();
+    if (c.slow_interval < c.fast_interval) {
+      if (const toml::node* n = t->get("slow_interval")) r.Fail(*n, "slow_interval", "must not be shorter than fast_interval");
+    }
+  }
+  if (const toml::table* t = Section(root, "api")) {
+    Reader r(*t, "api", &errors);
+    r.Integer("max_connections", &c.max_connections, 1, 4096);
+    r.Bytes("max_request_bytes", &c.max_request_bytes);
+    ReadInterval(r, *t, "request_timeout", milliseconds(100), milliseconds(600000), &c.request_timeout);
+    if (c.max_request_bytes < 1024 || c.max_request_bytes > (int64_t{16} << 20)) {
+      if (const toml::node* n = t->get("max_request_bytes")) {
+        r.Fail(*n, "max_request_bytes", "must be between 1KiB and 16MiB");
+      }
+    }
+    r.RejectUnknown();
+  }
+  root.RejectUnknown();
+  if (errors.any()) {
+    std::string all;
+    for (const std::string& e : errors.all()) all += (all.empty() ? "" : "\n") + e;
+    return Status::InvalidArgument(all);
+  }
+  return c;
+}
+
+Result<Config> LoadConfig(const std::string& path, bool must_exist) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 && !must_exist && path == kDefaultConfigPath) return Config{};
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::InvalidArgument(fmt::format("{}: cannot read the config file", path));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return ParseConfig(text.str(), path);
+}
+
+}  // namespace tarmac::config

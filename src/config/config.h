@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// The agent's configuration: TOML, /etc/tarmac/tarmac.toml by default, every
+// key optional (docs/config.md lists each with its default). Loading checks
+// every key and reports every problem at once, one per line, each naming the
+// file, the line and the key; nothing is applied from a bad file.
+// Pure functions besides reading the file; thread-safe.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "common/result.h"
+
+namespace tarmac::config {
+
+inline constexpr const char* kDefaultConfigPath = "/etc/tarmac/tarmac.toml";
+inline constexpr const char* kDefaultSocketPath = "/run/tarmac/tarmac.sock";
+
+struct Config {
+  // [agent]
+  std::string socket_path = kDefaultSocketPath;  // Unix socket of the local API.
+  std::string state_dir = "/var/lib/tarmac";      // Database and state.
+  std::string log_level = "info";                 // debug, info, warning, error.
+  // [gpu]
+  std::string backend = "auto";  // auto, nvml or sim.
+  std::string nvml_library;      // Empty: libnvidia-ml.so.1, then libnvidia-ml.so.
+  std::string scenario;          // For backend = "sim".
+  std::string sim_dir;           // For backend = "sim"; empty: the default.
+  // [sampler]
+  std::chrono::milliseconds fast_interval{1000};   // Utilization, memory, power, processes.
+  std::chrono::milliseconds slow_interval{30000};  // ECC, PCIe, NVLink, fans.
+  // [api]
+  int max_connections = 64;            // Concurrent clients; more are refused.
+  int64_t max_request_bytes = 65536;   // Longer requests are refused.
+  std::chrono::milliseconds request_timeout{5000};  // A client silent this long is dropped.
+};
+
+// Parses config text. kInvalidArgument listing every problem, one per line,
+// as "SOURCE:LINE: key 'section.key': what is wrong".
+Result<Config> ParseConfig(std::string_view text, std::string_view source_name);
+
+// Reads and parses `path`. A missing file at the default path is not an
+// error (defaults apply) unless `must_exist`; an unreadable one always is.
+Result<Config> LoadConfig(const std::string& path, bool must_exist);
+
+}  // namespace tarmac::config

@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "config/config.h"
+
+#include <gtest/gtest.h>
+
+#include "testutil/testutil.h"
+
+namespace tarmac::config {
+namespace {
+
+TEST(ConfigTest, EmptyTextGivesDefaults) {
+  Result<Config> c = ParseConfig("", "t.toml");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c.value().socket_path, "/run/tarmac/tarmac.sock");
+  EXPECT_EQ(c.value().fast_interval, std::chrono::seconds(1));
+  EXPECT_EQ(c.value().slow_interval, std::chrono::seconds(30));
+  EXPECT_EQ(c.value().max_connections, 64);
+}
+
+TEST(ConfigTest, ReadsEverySection) {
+  Result<Config> c = ParseConfig(R"(
+[agent]
+socket = "/tmp/t.sock"
+state_dir = "/tmp/state"
+log_level = "debug"
+[gpu]
+backend = "sim"
+scenario = "lab.toml"
+[sampler]
+fast_interval = "500ms"
+slow_interval = "10s"
+[api]
+max_connections = 8
+max_request_bytes = "4KiB"
+request_timeout = "2s"
+)",
+                                 "t.toml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c.value().socket_path, "/tmp/t.sock");
+  EXPECT_EQ(c.value().backend, "sim");
+  EXPECT_EQ(c.value().fast_interval, std::chrono::milliseconds(500));
+  EXPECT_EQ(c.value().max_request_bytes, 4096);
+  EXPECT_EQ(c.value().request_timeout, std::chrono::seconds(2));
+}
+
+TEST(ConfigTest, ReportsEveryBadKeyAtOnceWithLines) {
+  Result<Config> c = ParseConfig(R"([agent]
+sockett = "/x"
+log_level = "loud"
+[sampler]
+fast_interval = "1 fortnight"
+slow_interval = "50ms"
+[api]
+max_connections = "many"
+max_request_bytes = "1GiB"
+[mystery]
+)",
+                                 "bad.toml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
+  const std::string& m = c.status().message();
+  for (const char* expected : {
+           "bad.toml:2: key 'agent.sockett': unknown key",
+           "bad.toml:3: key 'agent.log_level': expected one of",
+           "bad.toml:5: key 'sampler.fast_interval': unknown duration unit",
+           "bad.toml:6: key 'sampler.slow_interval': must be between 1000ms and 3600000ms",
+           "bad.toml:8: key 'api.max_connections': expected an integer",
+           "bad.toml:9: key 'api.max_request_bytes': must be between 1KiB and 16MiB",
+           "bad.toml:10: key 'mystery': unknown key",
+       }) {
+    EXPECT_NE(m.find(expected), std::string::npos) << "missing: " << expected << "\nin:\n" << m;
+  }
+  EXPECT_EQ(std::count(m.begin(), m.end(), '\n'), 6);
+}
+
+TEST(ConfigTest, SyntaxErrorNamesTheLine) {
+  Result<Config> c = ParseConfig("[agent\nsocket = 1\n", "x.toml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().message().rfind("x.toml:1:", 0), 0u) << c.status().message();
+}
+
+TEST(ConfigTest, MissingDefaultFileMeansDefaultsButAnExplicitOneMustExist) {
+  EXPECT_FALSE(LoadConfig("/nonexistent/tarmac.toml", true).ok());
+  Result<Config> unreadable = LoadConfig("/nonexistent/tarmac.toml", false);
+  EXPECT_FALSE(unreadable.ok());  // Not the default path: the user named it.
+  testing::TempDir dir;
+  std::string path = dir.Write("t.toml", "[sampler]\nfast_interval = \"2s\"\n");
+  Result<Config> c = LoadConfig(path, true);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c.value().fast_interval, std::chrono::seconds(2));
+}
+
+}  // namespace
+}  // namespace tarmac::config

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "ipc/protocol.h"
+
+#include <fmt/format.h>
+
+#include "sampler/status_json.h"
+
+namespace tarmac::ipc {
+
+using nlohmann::json;
+
+std::string EncodeResult(const json& id, const json& result) {
+  json j = {{"v", kProtocolVersion}, {"id", id}, {"ok", true}, {"result", result}};
+  return j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+std::string EncodeError(const json& id, std::string_view code, std::string_view message) {
+  json j = {{"v", kProtocolVersion},
+            {"id", id},
+            {"ok", false},
+            {"error", {{"code", std::string(code)}, {"message", std::string(message)}}}};
+  return j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+Decoded DecodeRequest(std::string_view line) {
+  Decoded d;
+  json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    d.error_response = EncodeError(nullptr, kErrorBadRequest, "request is not a JSON object");
+    return d;
+  }
+  json id = nullptr;
+  if (auto it = j.find("id"); it != j.end()) {
+    if (!it->is_primitive()) {
+      d.error_response = EncodeError(nullptr, kErrorBadRequest, "\"id\" must be a string, number or null");
+      return d;
+    }
+    id = *it;
+  }
+  auto v = j.find("v");
+  if (v == j.end() || !v->is_number_integer()) {
+    d.error_response = EncodeError(id, kErrorBadRequest, "missing protocol version \"v\"");
+    return d;
+  }
+  if (v->get<int64_t>() != kProtocolVersion) {
+    d.error_response = EncodeError(id, kErrorUnsupportedVersion,
+                                   fmt::format("this agent speaks protocol version {}", kProtocolVersion));
+    return d;
+  }
+  auto method = j.find("method");
+  if (method == j.end() || !method->is_string()) {
+    d.error_response = EncodeError(id, kErrorBadRequest, "missing \"method\"");
+    return d;
+  }
+  auto params = j.find("params");
+  if (params != j.end() && !params->is_object()) {
+    d.error_response = EncodeError(id, kErrorBadRequest, "\"params\" must be an object");
+    return d;
+  }
+  d.ok = true;
+  d.request.id = id;
+  d.request.method = method->get<std::string>();
+  if (params != j.end()) d.request.params = *params;
+  return d;
+}
+
+std::string EncodeRequest(const Request& request) {
+  json j = {{"v", request.version}, {"id", request.id}, {"method", request.method}};
+  if (!request.params.empty()) j["params"] = request.params;
+  return j.dump() + "\n";
+}
+
+std::string Handle(const Request& request, const PeerCredentials& peer, const AgentInfo& agent,
+                   const sampler::Snapshot* snapshot) {
+  if (request.method == "hello") {
+    return EncodeResult(request.id, {{"agent_version", agent.version},
+                                     {"agent_pid", agent.pid},
+                                     {"backend", agent.backend},
+                                     {"started_at_unix", agent.started_at_unix},
+                                     {"protocol_version", kProtocolVersion},
+                                     {"peer", {{"pid", peer.pid}, {"uid", peer.uid}, {"gid", peer.gid}}}});
+  }
+  if (request.method == "status") {
+    if (snapshot == nullptr) return EncodeError(request.id, kErrorUnavailable, "no sample taken yet");
+    json result = sampler::StatusToJson(snapshot->fleet);
+    result["sequence"] = snapshot->sequence;
+    result["tick_duration_seconds"] = static_cast<double>(snapshot->tick_duration.count()) / 1e6;
+    return EncodeResult(request.id, result);
+  }
+  return EncodeError(request.id, kErrorUnknownMethod,
+                     fmt::format("unknown method \"{}\" (known: hello, status)", request.method));
+}
+
+Result<json> DecodeResponse(std::string_view line) {
+  json j = json::parse(line, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("ok")) {
+    return Status::Corruption("agent: malformed response");
+  }
+  if (j["ok"] == true && j.contains("result")) return j["result"];
+  std::string code = j.value("/error/code"_json_pointer, std::string("unknown"));
+  std::string message = j.value("/error/message"_json_pointer, std::string("(no message)"));
+  if (code == kErrorBusy || code == kErrorUnavailable) return Status::Unavailable(fmt::format("agent: {}", message));
+  return Status::InvalidArgument(fmt::format("agent: {}: {}", code, message));
+}
+
+}  // namespace tarmac::ipc

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// UnixServer serves the line protocol (protocol.h) on a Unix stream socket
+// from one event-loop thread (poll). It learns each caller's pid/uid/gid from
+// the kernel (SO_PEERCRED), and protects the agent from slow or hostile
+// clients: non-blocking I/O, a cap on connections (the excess get a "busy"
+// error), a cap on request size, an idle timeout, and a cap on unread
+// output. A client can never stall the sampler or other clients.
+//
+// Thread safety: Start/Stop from one thread; the handler runs on the server
+// thread.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <thread>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/result.h"
+#include "ipc/protocol.h"
+
+namespace tarmac::ipc {
+
+struct ServerOptions {
+  std::string socket_path;
+  int max_connections = 64;
+  int64_t max_request_bytes = 65536;
+  std::chrono::milliseconds request_timeout{5000};
+  int64_t max_unread_output_bytes = int64_t{32} << 20;
+};
+
+struct ServerStats {
+  int64_t accepted = 0;
+  int64_t refused_busy = 0;
+  int64_t requests = 0;
+  int64_t too_large = 0;
+  int64_t timed_out = 0;
+};
+
+class UnixServer {
+ public:
+  // Answers one request line from a peer; returns the response line.
+  using Handler = std::function<std::string(const std::string& line, const PeerCredentials& peer)>;
+
+  UnixServer(ServerOptions options, Handler handler, Clock* clock, Logger* logger);
+  ~UnixServer();
+  UnixServer(const UnixServer&) = delete;
+  UnixServer& operator=(const UnixServer&) = delete;
+
+  // Binds the socket (removing a stale one left by a killed agent; refusing
+  // when another agent answers on it) and starts the loop. kUnavailable
+  // when the socket cannot be bound, kFailedPrecondition when another agent
+  // is running.
+  Status Start();
+  void Stop();  // Closes every connection and removes the socket file.
+
+  ServerStats stats() const;
+
+ private:
+  void Loop(std::stop_token stop);
+
+  ServerOptions options_;
+  Handler handler_;
+  Clock* clock_;
+  Logger* logger_;
+  int listen_fd_ = -1;
+  int wake_fds_[2] = {-1, -1};
+  std::jthread thread_;
+  mutable std::mutex mu_;
+  ServerStats stats_;  // Guarded by mu_.
+};
+
+// Client side: connects to `socket_path`, sends `request`, waits up to
+// `timeout` for the response line. kUnavailable when no agent listens there.
+Result<nlohmann::json> CallAgent(const std::string& socket_path, const Request& request,
+                                 std::chrono::milliseconds timeout);
+
+}  // namespace tarmac::ipc

@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sampler/status_json.h"
+
+#include <fmt/chrono.h>
+
+#include "sampler/gpu_marks.h"
+#include "gpu/clock_event_reasons.h"
+
+namespace tarmac::sampler {
+namespace {
+
+using nlohmann::json;
+
+template <typename T>
+void Put(json& j, const char* key, const std::optional<T>& value) {
+  if (value) j[key] = *value;
+}
+
+std::string Rfc3339(std::chrono::system_clock::time_point t) {
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+  std::time_t seconds = static_cast<std::time_t>(ms / 1000);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  return fmt::format("{:%Y-%m-%dT%H:%M:%S}.{:03}Z", utc, ms % 1000);
+}
+
+json GpuToJson(const GpuView& g) {
+  const gpu::GpuInfo& i = g.info;
+  const gpu::GpuSample& s = g.sample;
+  json j;
+  j["index"] = i.index;
+  j["health"] = gpu::GpuHealthName(s.health);
+  if (!s.error.empty()) j["error"] = s.error;
+  if (!i.uuid.empty()) j["uuid"] = i.uuid;
+  if (!i.name.empty()) j["name"] = i.name;
+  if (!i.pci_bus_id.empty()) j["pci_bus_id"] = i.pci_bus_id;
+  Put(j, "serial", i.serial);
+  Put(j, "minor_number", i.minor_number);
+  Put(j, "numa_node", i.numa_node);
+  Put(j, "cpu_affinity", i.cpu_affinity);
+  Put(j, "persistence_mode_enabled", i.is_persistence_mode_enabled);
+  Put(j, "mig_enabled", i.is_mig_enabled);
+  Put(j, "utilization_gpu_ratio", s.utilization_gpu_ratio);
+  Put(j, "utilization_memory_ratio", s.utilization_memory_ratio);
+  Put(j, "utilization_gpu_recent_ratio", g.recent_utilization_ratio);
+  Put(j, "memory_total_bytes", s.memory_total_bytes ? s.memory_total_bytes : i.memory_total_bytes);
+  Put(j, "memory_used_bytes", s.memory_used_bytes);
+  Put(j, "memory_reserved_bytes", s.memory_reserved_bytes);
+  Put(j, "memory_free_bytes", s.memory_free_bytes);
+  Put(j, "power_milliwatts", s.power_milliwatts);
+  Put(j, "power_limit_milliwatts", s.power_limit_milliwatts);
+  Put(j, "power_limit_default_milliwatts", i.power_limit_default_milliwatts);
+  Put(j, "energy_millijoules", s.energy_millijoules);
+  Put(j, "temperature_celsius", s.temperature_celsius);
+  Put(j, "temperature_slowdown_celsius", i.temperature_slowdown_celsius);
+  Put(j, "sm_clock_hertz", s.sm_clock_hertz);
+  Put(j, "sm_clock_max_hertz", i.sm_clock_max_hertz);
+  Put(j, "memory_clock_hertz", s.memory_clock_hertz);
+  Put(j, "memory_clock_max_hertz", i.memory_clock_max_hertz);
+  if (s.clock_event_reasons) {
+    j["clock_event_reasons_mask"] = *s.clock_event_reasons;
+    j["clock_event_reasons"] = gpu::DecodeClockEventReasons(*s.clock_event_reasons);
+  }
+  Put(j, "performance_state", s.performance_state);
+  Put(j, "fan_speed_ratio", s.fan_speed_ratio);
+  Put(j, "pcie_generation", s.pcie_generation);
+  Put(j, "pcie_generation_max", i.pcie_generation_max);
+  Put(j, "pcie_width", s.pcie_width);
+  Put(j, "pcie_width_max", i.pcie_width_max);
+  Put(j, "pcie_tx_bytes", s.pcie_tx_bytes);
+  Put(j, "pcie_rx_bytes", s.pcie_rx_bytes);
+  Put(j, "pcie_tx_bytes_per_second", g.pcie_tx_bytes_per_second);
+  Put(j, "pcie_rx_bytes_per_second", g.pcie_rx_bytes_per_second);
+  json ecc = json::object();
+  Put(ecc, "volatile_corrected", s.ecc.volatile_corrected);
+  Put(ecc, "volatile_uncorrected", s.ecc.volatile_uncorrected);
+  Put(ecc, "aggregate_corrected", s.ecc.aggregate_corrected);
+  Put(ecc, "aggregate_uncorrected", s.ecc.aggregate_uncorrected);
+  if (!ecc.empty()) j["ecc_errors"] = ecc;
+  if (s.remapped_rows) {
+    j["remapped_rows"] = {{"corrected", s.remapped_rows->corrected},
+                          {"uncorrected", s.remapped_rows->uncorrected},
+                          {"pending", s.remapped_rows->is_pending},
+                          {"failure", s.remapped_rows->has_failure}};
+  }
+  if (!s.nvlink_active.empty()) {
+    json links = json::array();
+    for (bool active : s.nvlink_active) links.push_back(active);
+    j["nvlink_active"] = links;
+  }
+  GpuMarks m = MarkGpu(g);
+  if (!m.is_unreadable) {
+    j["is_idle"] = m.is_idle;
+    j["is_throttled"] = m.is_throttled;
+    j["throttle_reasons"] = m.throttle_reasons;
+    j["is_pcie_degraded"] = m.is_pcie_degraded;
+  }
+  json processes = json::array();
+  for (const ProcessView& p : g.processes) {
+    json pj;
+    pj["pid"] = p.process.pid;
+    pj["type"] = gpu::ProcessTypeName(p.process.type);
+    Put(pj, "used_memory_bytes", p.process.used_memory_bytes);
+    Put(pj, "sm_utilization_ratio", p.process.sm_utilization_ratio);
+    if (p.details.exists) {
+      pj["uid"] = p.details.uid;
+      pj["user"] = p.details.user;
+      pj["name"] = p.details.name;
+      pj["command"] = p.details.command;
+      pj["parent_pid"] = p.details.parent_pid;
+    }
+    pj["is_idle_holding"] = IsIdleHolding(p, g);
+    processes.push_back(pj);
+  }
+  if (s.health == gpu::GpuHealth::kOk) j["processes"] = processes;
+  return j;
+}
+
+}  // namespace
+
+json StatusToJson(const FleetView& fleet) {
+  json j;
+  j["version"] = kStatusJsonVersion;
+  j["host"] = fleet.hostname;
+  j["backend"] = fleet.backend;
+  j["taken_at"] = Rfc3339(fleet.taken_at);
+  if (!fleet.system.driver_version.empty()) j["driver_version"] = fleet.system.driver_version;
+  if (!fleet.system.nvml_version.empty()) j["nvml_version"] = fleet.system.nvml_version;
+  Put(j, "cuda_driver_version", fleet.system.cuda_driver_version);
+  json gpus = json::array();
+  for (const GpuView& g : fleet.gpus) gpus.push_back(GpuToJson(g));
+  j["gpus"] = gpus;
+  return j;
+}
+
+}  // namespace tarmac::sampler
+
+namespace tarmac::sampler {
+namespace {
+
+using nlohmann::json;
+
+template <typename T>
+void Get(const json& j, const char* key, std::optional<T>* out) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return;
+  if constexpr (std::is_same_v<T, std::string>) {
+    if (it->is_string()) *out = it->get<std::string>();
+  } else if constexpr (std::is_same_v<T, bool>) {
+    if (it->is_boolean()) *out = it->get<bool>();
+  } else {
+    if (it->is_number()) *out = it->get<T>();
+  }
+}
+
+std::string GetString(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+gpu::GpuHealth HealthFromName(const std::string& name) {
+  for (gpu::GpuHealth h : {gpu::GpuHealth::kOk, gpu::GpuHealth::kLost, gpu::GpuHealth::kNoPermission,
+                           gpu::GpuHealth::kUnresponsive, gpu::GpuHealth::kError}) {
+    if (name == gpu::GpuHealthName(h)) return h;
+  }
+  return gpu::GpuHealth::kError;
+}
+
+std::chrono::system_clock::time_point ParseRfc3339(const std::string& text) {
+  std::tm tm{};
+  int ms = 0;
+  if (std::sscanf(text.c_str(), "%d-%d-%dT%d:%d:%d.%dZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+                  &tm.tm_min, &tm.tm_sec, &ms) < 6) {
+    return {};
+  }
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  return std::chrono::system_clock::from_time_t(timegm(&tm)) + std::chrono::milliseconds(ms);
+}
+
+GpuView GpuFromJson(const json& j) {
+  GpuView g;
+  gpu::GpuInfo& i = g.info;
+  gpu::GpuSample& s = g.sample;
+  i.index = j.value("index", 0);
+  s.index = i.index;
+  s.health = HealthFromName(GetString(j, "health"));
+  i.health = s.health;
+  s.error = GetString(j, "error");
+  i.uuid = GetString(j, "uuid");
+  i.name = GetString(j, "name");
+  i.pci_bus_id = GetString(j, "pci_bus_id");
+  Get(j, "serial", &i.serial);
+  Get(j, "minor_number", &i.minor_number);
+  Get(j, "numa_node", &i.numa_node);
+  Get(j, "cpu_affinity", &i.cpu_affinity);
+  Get(j, "persistence_mode_enabled", &i.is_persistence_mode_enabled);
+  Get(j, "mig_enabled", &i.is_mig_enabled);
+  Get(j, "utilization_gpu_ratio", &s.utilization_gpu_ratio);
+  Get(j, "utilization_memory_ratio", &s.utilization_memory_ratio);
+  Get(j, "utilization_gpu_recent_ratio", &g.recent_utilization_ratio);
+  Get(j, "memory_total_bytes", &s.memory_total_bytes);
+  i.memory_total_bytes = s.memory_total_bytes;
+  Get(j, "memory_used_bytes", &s.memory_used_bytes);
+  Get(j, "memory_reserved_bytes", &s.memory_reserved_bytes);
+  Get(j, "memory_free_bytes", &s.memory_free_bytes);
+  Get(j, "power_milliwatts", &s.power_milliwatts);
+  Get(j, "power_limit_milliwatts", &s.power_limit_milliwatts);
+  Get(j, "power_limit_default_milliwatts", &i.power_limit_default_milliwatts);
+  Get(j, "energy_millijoules", &s.energy_millijoules);
+  Get(j, "temperature_celsius", &s.temperature_celsius);
+  Get(j, "temperature_slowdown_celsius", &i.temperature_slowdown_celsius);
+  Get(j, "sm_clock_hertz", &s.sm_clock_hertz);
+  Get(j, "sm_clock_max_hertz", &i.sm_clock_max_hertz);
+  Get(j, "memory_clock_hertz", &s.memory_clock_hertz);
+  Get(j, "memory_clock_max_hertz", &i.memory_clock_max_hertz);
+  Get(j, "clock_event_reasons_mask", &s.clock_event_reasons);
+  Get(j, "performance_state", &s.performance_state);
+  Get(j, "fan_speed_ratio", &s.fan_speed_ratio);
+  Get(j, "pcie_generation", &s.pcie_generation);
+  Get(j, "pcie_generation_max", &i.pcie_generation_max);
+  Get(j, "pcie_width", &s.pcie_width);
+  Get(j, "pcie_width_max", &i.pcie_width_max);
+  Get(j, "pcie_tx_bytes", &s.pcie_tx_bytes);
+  Get(j, "pcie_rx_bytes", &s.pcie_rx_bytes);
+  Get(j, "pcie_tx_bytes_per_second", &g.pcie_tx_bytes_per_second);
+  Get(j, "pcie_rx_bytes_per_second", &g.pcie_rx_bytes_per_second);
+  if (auto ecc = j.find("ecc_errors"); ecc != j.end() && ecc->is_object()) {
+    Get(*ecc, "volatile_corrected", &s.ecc.volatile_corrected);
+    Get(*ecc, "volatile_uncorrected", &s.ecc.volatile_uncorrected);
+    Get(*ecc, "aggregate_corrected", &s.ecc.aggregate_corrected);
+    Get(*ecc, "aggregate_uncorrected", &s.ecc.aggregate_uncorrected);
+  }
+  if (auto rows = j.find("remapped_rows"); rows != j.end() && rows->is_object()) {
+    gpu::RemappedRows r;
+    r.corrected = rows->value("corrected", int64_t{0});
+    r.uncorrected = rows->value("uncorrected", int64_t{0});
+    r.is_pending = rows->value("pending", false);
+    r.has_failure = rows->value("failure", false);
+    s.remapped_rows = r;
+  }
+  if (auto links = j.find("nvlink_active"); links != j.end() && links->is_array()) {
+    for (const json& l : *links) s.nvlink_active.push_back(l.is_boolean() && l.get<bool>());
+  }
+  if (auto procs = j.find("processes"); procs != j.end() && procs->is_array()) {
+    s.has_processes = true;
+    for (const json& p : *procs) {
+      if (!p.is_object()) continue;
+      ProcessView v;
+      v.process.pid = p.value("pid", int64_t{0});
+      std::string type = GetString(p, "type");
+      v.process.type = type == "graphics"            ? gpu::ProcessType::kGraphics
+                       : type == "compute+graphics" ? gpu::ProcessType::kComputeAndGraphics
+                                                     : gpu::ProcessType::kCompute;
+      Get(p, "used_memory_bytes", &v.process.used_memory_bytes);
+      Get(p, "sm_utilization_ratio", &v.process.sm_utilization_ratio);
+      v.details.pid = v.process.pid;
+      v.details.exists = p.contains("uid");
+      v.details.uid = p.value("uid", int64_t{-1});
+      v.details.user = p.contains("user") ? GetString(p, "user") : "?";
+      v.details.name = GetString(p, "name");
+      v.details.command = p.contains("command") ? GetString(p, "command") : "?";
+      v.details.parent_pid = p.value("parent_pid", int64_t{0});
+      s.processes.push_back(v.process);
+      g.processes.push_back(std::move(v));
+    }
+  }
+  return g;
+}
+
+}  // namespace
+
+Result<FleetView> FleetFromJson(const json& j) {
+  if (!j.is_object() || !j.contains("gpus") || !j["gpus"].is_array() || j.value("version", 0) != kStatusJsonVersion) {
+    return Status::Corruption("not a tarmac status document (version 1)");
+  }
+  FleetView fleet;
+  fleet.hostname = GetString(j, "host");
+  fleet.backend = GetString(j, "backend");
+  fleet.system.driver_version = GetString(j, "driver_version");
+  fleet.system.nvml_version = GetString(j, "nvml_version");
+  Get(j, "cuda_driver_version", &fleet.system.cuda_driver_version);
+  fleet.taken_at = ParseRfc3339(GetString(j, "taken_at"));
+  for (const json& g : j["gpus"]) {
+    if (g.is_object()) fleet.gpus.push_back(GpuFromJson(g));
+  }
+  for (GpuView& g : fleet.gpus) g.sample.taken_at = fleet.taken_at;
+  return fleet;
+}
+
+}  // namespace tarmac::sampler
