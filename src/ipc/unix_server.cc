@@ -262,10 +262,9 @@ Result<nlohmann::json> CallAgent(const std::string& socket_path, const Request& 
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
   std::string line = EncodeRequest(request);
-  if (::send(fd, line.data(), line.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(line.size())) {
-    ::close(fd);
-    return Status::Unavailable("agent: cannot send the request");
-  }
+  // A send may fail because a busy agent already answered and closed; its
+  // answer is still there to read.
+  bool is_sent = ::send(fd, line.data(), line.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(line.size());
   std::string in;
   char buf[65536];
   while (in.find('\n') == std::string::npos) {
@@ -273,6 +272,7 @@ Result<nlohmann::json> CallAgent(const std::string& socket_path, const Request& 
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       ::close(fd);
+      if (!is_sent) return Status::Unavailable("agent: cannot send the request");
       return Status::Unavailable(n == 0 ? "agent: closed the connection" : "agent: no answer in time");
     }
     in.append(buf, static_cast<size_t>(n));

@@ -114,14 +114,15 @@ RunResult RunCommand(const std::vector<std::string>& argv, const std::map<std::s
   return result;
 }
 
-Child::Child(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env) {
+Child::Child(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+             const std::string& stderr_path) {
   std::vector<std::string> args = argv;
   std::vector<std::string> envs = Environment(env);
   std::vector<char*> arg_ptrs = Pointers(args);
   std::vector<char*> env_ptrs = Pointers(envs);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 2, stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
   if (posix_spawn(&pid_, args[0].c_str(), &actions, nullptr, arg_ptrs.data(), env_ptrs.data()) != 0) pid_ = -1;
   posix_spawn_file_actions_destroy(&actions);
 }
@@ -133,6 +134,14 @@ Child::~Child() {
 int Child::KillAndWait(int signal) {
   if (pid_ <= 0) return -1;
   kill(pid_, signal);
+  int status = 0;
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
+  return status;
+}
+
+int Child::Wait() {
+  if (pid_ <= 0) return -1;
   int status = 0;
   waitpid(pid_, &status, 0);
   pid_ = -1;

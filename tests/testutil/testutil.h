@@ -47,13 +47,17 @@ RunResult RunCommand(const std::vector<std::string>& argv, const std::map<std::s
 // already waited for.
 class Child {
  public:
-  Child(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env);
+  // stderr goes to `stderr_path` (default: discarded).
+  Child(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+        const std::string& stderr_path = "/dev/null");
   ~Child();
   Child(const Child&) = delete;
   Child& operator=(const Child&) = delete;
   pid_t pid() const { return pid_; }
   // Sends `signal` and reaps the child. Returns its wait status.
   int KillAndWait(int signal);
+  // Waits for the child to exit by itself (bounded by the test's timeout).
+  int Wait();
 
  private:
   pid_t pid_ = -1;

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sampler/status_json.h"
+
+#include <gtest/gtest.h>
+
+namespace tarmac::sampler {
+namespace {
+
+FleetView Example() {
+  FleetView f;
+  f.hostname = "node-1";
+  f.backend = "nvml";
+  f.system.driver_version = "580.1";
+  f.system.cuda_driver_version = 13000;
+  f.taken_at = std::chrono::system_clock::time_point(std::chrono::milliseconds(1795992048123));
+  GpuView g;
+  g.info.index = 0;
+  g.info.uuid = "GPU-1";
+  g.info.name = "H100";
+  g.info.pcie_width_max = 16;
+  g.sample.utilization_gpu_ratio = 0.5;
+  g.sample.memory_used_bytes = int64_t{20} << 30;
+  g.sample.memory_total_bytes = int64_t{80} << 30;
+  g.sample.clock_event_reasons = 0x41;
+  g.sample.pcie_width = 8;
+  g.sample.ecc.volatile_corrected = 3;
+  g.sample.remapped_rows = gpu::RemappedRows{1, 2, true, false};
+  g.sample.nvlink_active = {true, false};
+  ProcessView p;
+  p.process.pid = 42;
+  p.process.used_memory_bytes = int64_t{1} << 30;
+  p.process.sm_utilization_ratio = 0.0;
+  p.details.exists = true;
+  p.details.uid = 1000;
+  p.details.user = "alice";
+  p.details.command = "python train.py";
+  g.processes.push_back(p);
+  g.sample.processes.push_back(p.process);
+  f.gpus.push_back(g);
+  GpuView lost;
+  lost.info.index = 1;
+  lost.sample.index = 1;
+  lost.sample.health = gpu::GpuHealth::kLost;
+  lost.sample.error = "GPU is lost";
+  f.gpus.push_back(lost);
+  return f;
+}
+
+TEST(StatusJsonTest, UnsupportedReadingsAreAbsentNotZero) {
+  nlohmann::json j = StatusToJson(Example());
+  EXPECT_FALSE(j["gpus"][0].contains("power_milliwatts"));
+  EXPECT_FALSE(j["gpus"][0].contains("fan_speed_ratio"));
+  EXPECT_EQ(j["gpus"][0]["memory_used_bytes"], int64_t{20} << 30);
+  EXPECT_EQ(j["gpus"][0]["is_pcie_degraded"], true);
+  EXPECT_EQ(j["gpus"][0]["is_throttled"], true);
+  EXPECT_EQ(j["gpus"][0]["processes"][0]["is_idle_holding"], true);
+  EXPECT_EQ(j["gpus"][1]["health"], "lost");
+  EXPECT_FALSE(j["gpus"][1].contains("processes"));
+  EXPECT_EQ(j["taken_at"], "2026-11-29T22:40:48.123Z");
+}
+
+TEST(StatusJsonTest, FleetFromJsonIsTheInverse) {
+  nlohmann::json first = StatusToJson(Example());
+  Result<FleetView> back = FleetFromJson(first);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(StatusToJson(back.value()), first);
+  EXPECT_EQ(back.value().gpus[0].processes[0].details.user, "alice");
+  EXPECT_EQ(back.value().taken_at, Example().taken_at);
+}
+
+TEST(StatusJsonTest, RejectsWhatIsNotAStatusDocument) {
+  EXPECT_EQ(FleetFromJson(nlohmann::json::array()).status().code(), StatusCode::kCorruption);
+  EXPECT_FALSE(FleetFromJson({{"version", 2}, {"gpus", nlohmann::json::array()}}).ok());
+}
+
+}  // namespace
+}  // namespace tarmac::sampler

@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// The agent as users run it: a real `tarmac agent` process over the fake
+// NVML, read by the real CLI through its socket; signals, restarts, bad
+// configs and faults mid-run.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "ipc/unix_server.h"
+#include "testutil/sim_fixture.h"
+
+namespace tarmac::testing {
+namespace {
+
+using nlohmann::json;
+
+class AgentTest : public SimWorldTest {
+ public:
+  std::string Socket() const { return dir_.path() + "/run/tarmac.sock"; }
+  std::string Log() const { return dir_.path() + "/agent.log"; }
+
+  Child* StartAgent(std::vector<std::string> extra = {}) {
+    std::vector<std::string> argv = {BinDir() + "/tarmac", "agent",         "--backend",  "nvml",
+                                     "--nvml-library",     FakeNvmlPath(),  "--socket",   Socket(),
+                                     "--state-dir",        dir_.path() + "/state"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    agents_.push_back(std::make_unique<Child>(argv, Env(), Log()));
+    EXPECT_TRUE(WaitUntilServing()) << ReadLog();
+    return agents_.back().get();
+  }
+
+  // Bounded readiness poll (not a timing assertion).
+  bool WaitUntilServing() {
+    for (int i = 0; i < 250; ++i) {
+      ipc::Request hello;
+      hello.method = "hello";
+      if (ipc::CallAgent(Socket(), hello, std::chrono::seconds(2)).ok()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+  }
+
+  std::string ReadLog() const {
+    std::ifstream in(Log());
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+
+  json AgentStatus() {
+    RunResult r = Tarmac({"status", "--json", "--socket", Socket()});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return json::parse(r.out, nullptr, false);
+  }
+
+  // Polls the agent until `pred` holds for its status (bounded).
+  bool WaitForStatus(const std::function<bool(const json&)>& pred) {
+    for (int i = 0; i < 100; ++i) {
+      json j = AgentStatus();
+      if (!j.is_discarded() && pred(j)) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
+  }
+
+  std::vector<std::unique_ptr<Child>> agents_;
+};
+
+TEST_F(AgentTest, ReadCommandsGoThroughTheAgentAndMatchADirectRead) {
+  UseScenario("lab-8gpu.toml");
+  Child* load = StartLoad("2", {"--memory", "12GiB", "--util", "70"});
+  StartAgent();
+  ASSERT_TRUE(WaitForStatus([&](const json& j) { return j["gpus"][2]["processes"].size() == 1; }));
+  json via_agent = AgentStatus();
+  EXPECT_EQ(via_agent["backend"], "nvml");
+  EXPECT_EQ(via_agent["gpus"][2]["processes"][0]["pid"], load->pid());
+  EXPECT_EQ(via_agent["gpus"][2]["processes"][0]["uid"], static_cast<int64_t>(geteuid()));
+  RunResult direct = Tarmac({"status", "--json", "--backend", "nvml", "--nvml-library", FakeNvmlPath()});
+  json d = json::parse(direct.out);
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(via_agent["gpus"][i]["uuid"], d["gpus"][i]["uuid"]);
+    EXPECT_EQ(via_agent["gpus"][i]["memory_used_bytes"], d["gpus"][i]["memory_used_bytes"]);
+    EXPECT_EQ(via_agent["gpus"][i]["clock_event_reasons"], d["gpus"][i]["clock_event_reasons"]);
+    EXPECT_EQ(via_agent["gpus"][i]["pcie_width"], d["gpus"][i]["pcie_width"]);
+  }
+  RunResult query = Tarmac({"query", "--socket", Socket(), "--query-compute-apps=pid,used_memory",
+                            "--format=csv,noheader"});
+  EXPECT_EQ(query.out, std::to_string(load->pid()) + ", 12288 MiB\n");
+  RunResult text = Tarmac({"status", "--socket", Socket(), "--color", "never"});
+  EXPECT_NE(text.out.find("via nvml"), std::string::npos);
+  EXPECT_NE(text.out.find("PCIe x8 of x16"), std::string::npos) << text.out;
+}
+
+TEST_F(AgentTest, KilledProcessLeavesTheAgentsViewWithinATick) {
+  UseScenario("lab-8gpu.toml");
+  Child* load = StartLoad("4", {"--memory", "4GiB", "--util", "40"});
+  StartAgent();
+  ASSERT_TRUE(WaitForStatus([](const json& j) { return j["gpus"][4]["processes"].size() == 1; }));
+  load->KillAndWait(SIGKILL);
+  EXPECT_TRUE(WaitForStatus([](const json& j) { return j["gpus"][4]["processes"].empty(); }));
+}
+
+TEST_F(AgentTest, SigtermStopsCleanlyAndRemovesTheSocket) {
+  UseScenario("small.toml");
+  Child* agent = StartAgent();
+  int status = agent->KillAndWait(SIGTERM);
+  ASSERT_TRUE(WIFEXITED(status)) << ReadLog();
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  struct stat st {};
+  EXPECT_NE(stat(Socket().c_str(), &st), 0);
+  EXPECT_NE(ReadLog().find("SIGTERM received; stopping"), std::string::npos);
+}
+
+TEST_F(AgentTest, RestartAfterSigkillServesAgainDespiteTheStaleSocket) {
+  UseScenario("small.toml");
+  Child* first = StartAgent();
+  first->KillAndWait(SIGKILL);
+  struct stat st {};
+  ASSERT_EQ(stat(Socket().c_str(), &st), 0);  // SIGKILL leaves the file behind.
+  StartAgent();
+  json j = AgentStatus();
+  EXPECT_EQ(j["gpus"].size(), 2u);
+}
+
+TEST_F(AgentTest, SecondAgentOnTheSameSocketRefusesToStart) {
+  UseScenario("small.toml");
+  StartAgent();
+  RunResult second = Tarmac({"agent", "--backend", "sim", "--socket", Socket()});
+  EXPECT_EQ(second.exit_code, 1);
+  EXPECT_NE(second.err.find("another agent is serving"), std::string::npos) << second.err;
+}
+
+TEST_F(AgentTest, BadConfigIsRefusedWithEveryProblemListed) {
+  UseScenario("small.toml");
+  std::string config = dir_.Write("bad.toml", "[sampler]\nfast_interval = \"5ms\"\n[api]\nmax_conections = 3\n");
+  RunResult start = Tarmac({"agent", "--config", config, "--socket", Socket()});
+  EXPECT_EQ(start.exit_code, 2);
+  EXPECT_NE(start.err.find(config + ":2: key 'sampler.fast_interval'"), std::string::npos) << start.err;
+  EXPECT_NE(start.err.find(config + ":4: key 'api.max_conections': unknown key"), std::string::npos) << start.err;
+  RunResult check = Tarmac({"config", "check", config});
+  EXPECT_EQ(check.exit_code, 2);
+  EXPECT_EQ(std::count(check.err.begin(), check.err.end(), '\n'), 2) << check.err;
+  std::string good = dir_.Write("good.toml", "[sampler]\nfast_interval = \"500ms\"\n");
+  RunResult ok = Tarmac({"config", "check", good});
+  EXPECT_EQ(ok.exit_code, 0);
+  EXPECT_EQ(ok.out, good + ": ok\n");
+}
+
+TEST_F(AgentTest, SighupWithABadConfigKeepsTheOldOneAndServing) {
+  UseScenario("small.toml");
+  std::string config = dir_.Write("agent.toml", "[sampler]\nfast_interval = \"1s\"\n");
+  Child* agent = StartAgent({"--config", config});
+  dir_.Write("agent.toml", "[sampler]\nfast_interval = \"fast\"\n");
+  kill(agent->pid(), SIGHUP);
+  for (int i = 0; i < 100 && ReadLog().find("reload refused") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_NE(ReadLog().find("config reload refused; keeping the running config"), std::string::npos) << ReadLog();
+  EXPECT_NE(ReadLog().find("agent.toml:2: key 'sampler.fast_interval'"), std::string::npos);
+  EXPECT_EQ(AgentStatus()["gpus"].size(), 2u);
+  dir_.Write("agent.toml", "[sampler]\nfast_interval = \"250ms\"\n");
+  kill(agent->pid(), SIGHUP);
+  for (int i = 0; i < 100 && ReadLog().find("sampling every 250 ms") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_NE(ReadLog().find("config reloaded: sampling every 250 ms"), std::string::npos) << ReadLog();
+}
+
+TEST_F(AgentTest, GpuLostMidRunIsReportedWhileTheAgentKeepsServing) {
+  UseScenarioText(R"(
+[[gpu]]
+count = 3
+[[fault]]
+kind = "fall_off_bus"
+gpu = 1
+at = "2s"
+)");
+  StartAgent();
+  json before = AgentStatus();
+  ASSERT_EQ(before["gpus"][1]["health"], "ok");
+  EXPECT_TRUE(WaitForStatus([](const json& j) { return j["gpus"][1]["health"] == "lost"; }));
+  json after = AgentStatus();
+  EXPECT_EQ(after["gpus"][0]["health"], "ok");
+  EXPECT_EQ(after["gpus"][2]["health"], "ok");
+  EXPECT_TRUE(after["gpus"][2].contains("power_milliwatts"));
+}
+
+}  // namespace
+}  // namespace tarmac::testing
