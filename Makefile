@@ -6,6 +6,7 @@
 #   make bench   measure tarmac against its baselines (bench/README.md)
 #   make fuzz    build the libFuzzer targets with clang and run each briefly
 #   make install PREFIX=/usr/local
+#   make package  a .deb (systemd unit, config example, docs) in build/
 
 BUILD_DIR ?= build
 FUZZ_DIR ?= build-fuzz
@@ -14,7 +15,7 @@ JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 20
 PREFIX ?= /usr/local
 
-.PHONY: all deps configure build test demo bench fuzz install clean
+.PHONY: all deps configure build test demo bench fuzz install package clean
 
 all: build
 
@@ -47,6 +48,9 @@ fuzz: deps
 
 install: build
 	cmake --install $(BUILD_DIR) --prefix $(PREFIX)
+
+package: build
+	cd $(BUILD_DIR) && cpack -G DEB
 
 clean:
 	rm -rf $(BUILD_DIR) $(FUZZ_DIR)
