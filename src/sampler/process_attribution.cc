@@ -60,6 +60,8 @@ const ProcessDetails& ProcessAttributor::Lookup(int64_t pid) {
     }
   }
   d.command = !cmdline.empty() ? cmdline : "[" + d.name + "]";
+  std::string cgroup;
+  if (ReadSmallFile(dir + "/cgroup", &cgroup)) d.cgroup = ParseCgroup(cgroup);
   return cache_[pid] = std::move(d);
 }
 

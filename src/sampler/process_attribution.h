@@ -12,6 +12,8 @@
 #include <optional>
 #include <string>
 
+#include "sampler/cgroup.h"
+
 namespace tarmac::sampler {
 
 struct ProcessDetails {
@@ -23,6 +25,7 @@ struct ProcessDetails {
   std::string command;  // Command line, arguments joined by spaces.
   int64_t parent_pid = 0;
   int64_t start_ticks = 0;  // Clock ticks after boot (/proc/<pid>/stat).
+  CgroupIdentity cgroup;    // Container, pod, systemd unit, Slurm job.
 };
 
 class ProcessAttributor {

@@ -40,6 +40,7 @@ TEST(ProcessAttributionTest, ParsesOddNamesAndNoticesPidReuse) {
   };
   write_stat("my (odd) proc", 1000);
   std::ofstream(root.path() + "/42/cmdline") << std::string("python\0train.py\0--lr\0", 22);
+  std::ofstream(root.path() + "/42/cgroup") << "0::/system.slice/slurmstepd.scope/job_99/step_0\n";
   ProcessAttributor attributor(root.path());
   const ProcessDetails& first = attributor.Lookup(42);
   EXPECT_TRUE(first.exists);
@@ -47,6 +48,7 @@ TEST(ProcessAttributionTest, ParsesOddNamesAndNoticesPidReuse) {
   EXPECT_EQ(first.parent_pid, 7);
   EXPECT_EQ(first.start_ticks, 1000);
   EXPECT_EQ(first.command, "python train.py --lr");
+  EXPECT_EQ(first.cgroup.slurm_job_id, "99");
   // Same PID, new process: the cache must not answer for it.
   write_stat("other", 2000);
   std::ofstream(root.path() + "/42/cmdline") << std::string("sleep\0" "100\0", 10);

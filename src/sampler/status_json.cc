@@ -108,6 +108,11 @@ json GpuToJson(const GpuView& g) {
       pj["name"] = p.details.name;
       pj["command"] = p.details.command;
       pj["parent_pid"] = p.details.parent_pid;
+      const CgroupIdentity& c = p.details.cgroup;
+      if (!c.container_id.empty()) pj["container_id"] = c.container_id;
+      if (!c.pod_uid.empty()) pj["pod_uid"] = c.pod_uid;
+      if (!c.systemd_unit.empty()) pj["systemd_unit"] = c.systemd_unit;
+      if (!c.slurm_job_id.empty()) pj["slurm_job_id"] = c.slurm_job_id;
     }
     pj["is_idle_holding"] = IsIdleHolding(p, g);
     processes.push_back(pj);
@@ -261,6 +266,10 @@ GpuView GpuFromJson(const json& j) {
       v.details.name = GetString(p, "name");
       v.details.command = p.contains("command") ? GetString(p, "command") : "?";
       v.details.parent_pid = p.value("parent_pid", int64_t{0});
+      v.details.cgroup.container_id = GetString(p, "container_id");
+      v.details.cgroup.pod_uid = GetString(p, "pod_uid");
+      v.details.cgroup.systemd_unit = GetString(p, "systemd_unit");
+      v.details.cgroup.slurm_job_id = GetString(p, "slurm_job_id");
       s.processes.push_back(v.process);
       g.processes.push_back(std::move(v));
     }

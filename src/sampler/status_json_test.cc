@@ -34,6 +34,8 @@ FleetView Example() {
   p.details.uid = 1000;
   p.details.user = "alice";
   p.details.command = "python train.py";
+  p.details.cgroup.slurm_job_id = "4242";
+  p.details.cgroup.systemd_unit = "train.service";
   g.processes.push_back(p);
   g.sample.processes.push_back(p.process);
   f.gpus.push_back(g);
@@ -65,6 +67,9 @@ TEST(StatusJsonTest, FleetFromJsonIsTheInverse) {
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(StatusToJson(back.value()), first);
   EXPECT_EQ(back.value().gpus[0].processes[0].details.user, "alice");
+  EXPECT_EQ(back.value().gpus[0].processes[0].details.cgroup.slurm_job_id, "4242");
+  EXPECT_EQ(first["gpus"][0]["processes"][0]["systemd_unit"], "train.service");
+  EXPECT_FALSE(first["gpus"][0]["processes"][0].contains("container_id"));
   EXPECT_EQ(back.value().taken_at, Example().taken_at);
 }
 
