@@ -94,7 +94,8 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
 
   bool has_watchdog = sd_watchdog_enabled(0, nullptr) > 0;
   sampler::Sampler sampler(sampler::FleetReader(std::move(opened).value(), clock),
-                           sampler::SamplerOptions{config.fast_interval, config.slow_interval}, clock, logger,
+                           sampler::SamplerOptions{config.fast_interval, config.slow_interval, config.call_timeout},
+                           clock, logger,
                            [has_watchdog](const sampler::Snapshot&) {
                              if (has_watchdog) sd_notify(0, "WATCHDOG=1");
                            });
@@ -139,7 +140,7 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
                     reloaded.status().message());
       } else {
         config::Config next = reloaded.value();
-        sampler.SetIntervals(sampler::SamplerOptions{next.fast_interval, next.slow_interval});
+        sampler.SetIntervals(sampler::SamplerOptions{next.fast_interval, next.slow_interval, config.call_timeout});
         if (ParseLogLevel(next.log_level, &level)) logger->set_level(level);
         if (next.socket_path != config.socket_path || next.backend != config.backend) {
           logger->Log(LogLevel::kWarning, "agent: socket and backend changes take effect on restart");

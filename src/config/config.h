@@ -31,6 +31,7 @@ struct Config {
   // [sampler]
   std::chrono::milliseconds fast_interval{1000};   // Utilization, memory, power, processes.
   std::chrono::milliseconds slow_interval{30000};  // ECC, PCIe, NVLink, fans.
+  std::chrono::milliseconds call_timeout{2000};    // A GPU read longer than this: unresponsive.
   // [api]
   int max_connections = 64;            // Concurrent clients; more are refused.
   int64_t max_request_bytes = 65536;   // Longer requests are refused.

@@ -5,8 +5,10 @@
 // (and over the fake libnvidia-ml in tests), SimBackend for demos, tests and
 // development without GPUs.
 //
-// Thread safety: one thread at a time (the sampler, or a CLI's main thread);
-// implementations need no internal locking.
+// Thread safety: Open from one thread. After it, Sample may be called for
+// different GPUs from different threads at once (the agent samples each GPU
+// on its own worker so that one hung GPU cannot stall the others); calls for
+// the same GPU never overlap. The other methods are called from one thread.
 #pragma once
 
 #include <chrono>

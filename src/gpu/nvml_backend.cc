@@ -92,11 +92,20 @@ bool NvmlBackend::Check(DeviceState& d, int index, NvmlField field, const char* 
     d.error = fmt::format("nvml: {}(gpu {}): {}", call, index, library_->ErrorText(r));
     return false;
   }
-  int64_t& count = error_counts_[call];
-  if (count++ == 0) {
+  int64_t count = 0;
+  {
+    std::lock_guard<std::mutex> lock(errors_mu_);
+    count = error_counts_[call]++;
+  }
+  if (count == 0) {
     logger_->Log(LogLevel::kWarning, "nvml: {}(gpu {}): {}", call, index, library_->ErrorText(r));
   }
   return false;
+}
+
+std::map<std::string, int64_t> NvmlBackend::error_counts() const {
+  std::lock_guard<std::mutex> lock(errors_mu_);
+  return error_counts_;
 }
 
 Result<std::vector<GpuInfo>> NvmlBackend::Open() {

@@ -11,11 +11,14 @@
 // GPU_IS_LOST marks the device lost; NO_PERMISSION marks it so; other errors
 // are counted per call and leave the field empty.
 //
-// Thread safety: as GpuBackend (one thread at a time).
+// Thread safety: Open from one thread; after it, Sample may run for
+// different GPUs on different threads at once (NVML is thread-safe and each
+// GPU's state is its own); calls for one GPU must not overlap.
 #pragma once
 
 #include <array>
 #include <map>
+#include <mutex>
 #include <memory>
 #include <string>
 
@@ -54,7 +57,7 @@ class NvmlBackend final : public GpuBackend {
   Result<std::vector<GpuEvent>> WaitEvents(std::chrono::milliseconds timeout) override;
 
   // Failed calls by NVML function name, for diagnostics and metrics.
-  const std::map<std::string, int64_t>& error_counts() const { return error_counts_; }
+  std::map<std::string, int64_t> error_counts() const;
 
  private:
   struct DeviceState {
@@ -90,7 +93,8 @@ class NvmlBackend final : public GpuBackend {
   bool is_initialized_ = false;
   SystemInfo system_info_;
   std::vector<DeviceState> devices_;
-  std::map<std::string, int64_t> error_counts_;
+  mutable std::mutex errors_mu_;
+  std::map<std::string, int64_t> error_counts_;  // Guarded by errors_mu_.
   nvml::EventSet event_set_ = nullptr;
   bool has_event_set_ = false;
 };

@@ -36,16 +36,26 @@ void CarrySlowTier(const gpu::GpuSample& from, gpu::GpuSample* to) {
 FleetReader::FleetReader(gpu::OpenedBackend opened, Clock* clock)
     : opened_(std::move(opened)), clock_(clock) {}
 
+void FleetReader::BoundCalls(std::chrono::milliseconds call_timeout, Logger* logger) {
+  std::vector<int> indices;
+  for (const gpu::GpuInfo& info : opened_.gpus) indices.push_back(info.index);
+  workers_ = std::make_unique<GpuWorkers>(opened_.backend.get(), indices, call_timeout, clock_, logger);
+}
+
 FleetView FleetReader::Read(std::optional<std::chrono::seconds> recent_window, unsigned tiers) {
   FleetView view;
   view.hostname = HostName();
   view.backend = std::string(opened_.backend->name());
   view.system = opened_.backend->system_info();
   view.taken_at = clock_->WallNow();
-  for (const gpu::GpuInfo& info : opened_.gpus) {
+  std::vector<gpu::GpuSample> bounded;
+  if (workers_ != nullptr) bounded = workers_->SampleAll(tiers);
+  for (size_t slot = 0; slot < opened_.gpus.size(); ++slot) {
+    const gpu::GpuInfo& info = opened_.gpus[slot];
     GpuView g;
     g.info = info;
-    Result<gpu::GpuSample> sample = opened_.backend->Sample(info.index, tiers);
+    Result<gpu::GpuSample> sample =
+        workers_ != nullptr ? Result<gpu::GpuSample>(bounded[slot]) : opened_.backend->Sample(info.index, tiers);
     if (sample.ok()) {
       g.sample = std::move(sample).value();
       bool has_previous = previous_ && static_cast<size_t>(info.index) < previous_->gpus.size();

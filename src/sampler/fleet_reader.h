@@ -14,6 +14,8 @@
 
 #include "common/clock.h"
 #include "gpu/backend_factory.h"
+#include "common/log.h"
+#include "sampler/gpu_workers.h"
 #include "sampler/process_attribution.h"
 
 namespace tarmac::sampler {
@@ -53,11 +55,17 @@ class FleetReader {
 
   const std::vector<gpu::GpuInfo>& gpus() const { return opened_.gpus; }
 
+  // From now on, read each GPU on its own worker thread and give up on a GPU
+  // whose read takes longer than `call_timeout` (it is then reported
+  // unresponsive; see gpu_workers.h). For long-running readers (the agent).
+  void BoundCalls(std::chrono::milliseconds call_timeout, Logger* logger);
+
  private:
   gpu::OpenedBackend opened_;
   Clock* clock_;
   ProcessAttributor attributor_;
   std::optional<FleetView> previous_;
+  std::unique_ptr<GpuWorkers> workers_;
 };
 
 }  // namespace tarmac::sampler

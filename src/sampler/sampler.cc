@@ -9,7 +9,9 @@ using std::chrono::steady_clock;
 
 Sampler::Sampler(FleetReader reader, SamplerOptions options, Clock* clock, Logger* logger,
                  std::function<void(const Snapshot&)> on_tick)
-    : reader_(std::move(reader)), clock_(clock), logger_(logger), on_tick_(std::move(on_tick)), options_(options) {}
+    : reader_(std::move(reader)), clock_(clock), logger_(logger), on_tick_(std::move(on_tick)), options_(options) {
+  if (options.call_timeout.count() > 0) reader_.BoundCalls(options.call_timeout, logger_);
+}
 
 Sampler::~Sampler() { Stop(); }
 

@@ -25,6 +25,9 @@ namespace tarmac::sampler {
 struct SamplerOptions {
   std::chrono::milliseconds fast_interval{1000};
   std::chrono::milliseconds slow_interval{30000};
+  // A GPU read longer than this marks the GPU unresponsive (0: unbounded).
+  // Fixed at construction.
+  std::chrono::milliseconds call_timeout{0};
 };
 
 // A published reading of the whole machine.

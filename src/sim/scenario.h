@@ -65,6 +65,7 @@ enum class FaultKind {
   kFallOffBus,       // Xid 79; the GPU is lost from then on.
   kDriverUnloaded,   // NVML reports the driver not loaded (all GPUs).
   kDriverLoaded,     // The driver comes back.
+  kNvmlHang,         // Every NVML call on the GPU blocks (until `until`).
 };
 
 // "thermal_throttle", "power_throttle", ...

@@ -176,7 +176,7 @@ bool ParseFaultKind(std::string_view name, FaultKind* kind) {
   static constexpr FaultKind kKinds[] = {
       FaultKind::kThermalThrottle, FaultKind::kPowerThrottle, FaultKind::kPcieDowntrain,
       FaultKind::kEccError,        FaultKind::kXid,           FaultKind::kFallOffBus,
-      FaultKind::kDriverUnloaded,  FaultKind::kDriverLoaded,
+      FaultKind::kDriverUnloaded,  FaultKind::kDriverLoaded,  FaultKind::kNvmlHang,
   };
   for (FaultKind k : kKinds) {
     if (name == FaultKindName(k)) {
@@ -211,7 +211,7 @@ void ParseFault(const toml::table& table, int table_index, Scenario* s, Errors* 
     return errors->Add(f.line, r.Key("kind"),
                        fmt::format("unknown fault '{}' (known: thermal_throttle, power_throttle, "
                                    "pcie_downtrain, ecc_error, xid, fall_off_bus, "
-                                   "driver_unloaded, driver_loaded)",
+                                   "driver_unloaded, driver_loaded, nvml_hang)",
                                    kind));
   }
   f.at = at.value_or(std::chrono::milliseconds(0));
@@ -252,6 +252,7 @@ const char* FaultKindName(FaultKind kind) {
     case FaultKind::kFallOffBus: return "fall_off_bus";
     case FaultKind::kDriverUnloaded: return "driver_unloaded";
     case FaultKind::kDriverLoaded: return "driver_loaded";
+    case FaultKind::kNvmlHang: return "nvml_hang";
   }
   return "xid";
 }

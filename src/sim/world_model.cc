@@ -139,6 +139,7 @@ WorldState EvaluateWorld(const Scenario& scenario, const std::vector<Load>& load
       if (f.gpu != gpu) continue;
       switch (f.kind) {
         case FaultKind::kFallOffBus: g.is_lost = true; break;
+        case FaultKind::kNvmlHang: g.is_hung |= FaultActive(f, t); break;
         case FaultKind::kThermalThrottle: is_thermal_fault |= FaultActive(f, t); break;
         case FaultKind::kPowerThrottle:
           if (FaultActive(f, t)) power_limit_w = std::min(power_limit_w, f.power_limit_watts);

@@ -38,6 +38,7 @@ struct ProcessState {
 
 struct GpuState {
   bool is_lost = false;
+  bool is_hung = false;  // NVML calls on it block (nvml_hang fault).
   int utilization_gpu_percent = 0;
   int utilization_memory_percent = 0;
   int64_t memory_total_bytes = 0;

@@ -192,5 +192,29 @@ at = "2s"
   EXPECT_TRUE(after["gpus"][2].contains("power_milliwatts"));
 }
 
+TEST_F(AgentTest, HungNvmlCallMarksOneGpuUnresponsiveAndTheOthersKeepSampling) {
+  UseScenarioText(R"(
+[[gpu]]
+count = 3
+[[fault]]
+kind = "nvml_hang"
+gpu = 1
+at = "2s"
+until = "5s"
+)");
+  std::string config = dir_.Write("agent.toml", "[sampler]\nfast_interval = \"200ms\"\ncall_timeout = \"300ms\"\n");
+  StartLoad("2", {"--memory", "1GiB", "--util", "50"});
+  StartAgent({"--config", config});
+  EXPECT_TRUE(WaitForStatus([](const json& j) { return j["gpus"][1]["health"] == "unresponsive"; })) << ReadLog();
+  json during = AgentStatus();
+  EXPECT_EQ(during["gpus"][0]["health"], "ok");
+  EXPECT_EQ(during["gpus"][2]["health"], "ok");
+  EXPECT_EQ(during["gpus"][2]["processes"].size(), 1u);
+  EXPECT_NE(during["gpus"][1]["error"].get<std::string>().find("has not returned"), std::string::npos);
+  // The agent answers while the call hangs, and the GPU comes back after.
+  EXPECT_TRUE(WaitForStatus([](const json& j) { return j["gpus"][1]["health"] == "ok"; })) << ReadLog();
+  EXPECT_NE(ReadLog().find("gpu 1 responds again"), std::string::npos) << ReadLog();
+}
+
 }  // namespace
 }  // namespace tarmac::testing
