@@ -71,6 +71,7 @@ int RunStatus(const GlobalOptions& global, const StatusOptions& options, Clock* 
   bool is_tty = isatty(STDOUT_FILENO) == 1;
   RenderOptions render;
   render.use_color = options.color == "always" || (options.color == "auto" && is_tty);
+  render.is_from_agent = source.value()->is_agent();
 
   if (options.watch_seconds <= 0) {
     Result<FleetView> read = source.value()->Read(std::nullopt);

@@ -79,8 +79,9 @@ std::string RenderStatus(const FleetView& fleet, const RenderOptions& options) {
   int idle = 0;
   int holding = 0;
   int problems = 0;
-  out += fmt::format("{}  {} GPU{} via {}  driver {}  CUDA {}\n", paint(kBold, fleet.hostname),
+  out += fmt::format("{}  {} GPU{} via {}{}  driver {}  CUDA {}\n", paint(kBold, fleet.hostname),
                      fleet.gpus.size(), fleet.gpus.size() == 1 ? "" : "s", fleet.backend,
+                     options.is_from_agent ? " (agent)" : "",
                      fleet.system.driver_version.empty() ? "-" : fleet.system.driver_version,
                      CudaVersion(fleet.system.cuda_driver_version));
   out += paint(kDim, fmt::format("{:<4}{:<26}{:>5}  {:<18}{:<14}{:>5}  {:>9}  {}\n", "GPU", "NAME", "UTIL",

@@ -16,6 +16,7 @@ namespace tarmac::cli {
 struct RenderOptions {
   bool use_color = false;  // ANSI colours (on a terminal).
   int width = 100;         // Terminal width; long commands are cut to fit.
+  bool is_from_agent = false;  // Say that the readings come from the agent.
 };
 
 std::string RenderStatus(const FleetView& fleet, const RenderOptions& options);

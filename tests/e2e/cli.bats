@@ -108,6 +108,8 @@ start_load() {  # start_load VISIBLE ARGS...
   run "$TARMAC_SOURCE_DIR/scripts/demo" "$TARMAC_BUILD_DIR" 1
   [ "$status" -eq 0 ]
   [[ "$output" == *"holds memory at 0% SM"* ]]
+  [[ "$output" == *"sampled by a private tarmac agent"* ]]
   [[ "$output" == *"every process it started has ended"* ]]
   ! pgrep -f "tarmac-simload --memory 62GiB" >/dev/null
+  ! pgrep -f "tarmac agent --socket /tmp/tarmac-demo-" >/dev/null
 }

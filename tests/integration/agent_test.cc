@@ -94,7 +94,7 @@ TEST_F(AgentTest, ReadCommandsGoThroughTheAgentAndMatchADirectRead) {
                             "--format=csv,noheader"});
   EXPECT_EQ(query.out, std::to_string(load->pid()) + ", 12288 MiB\n");
   RunResult text = Tarmac({"status", "--socket", Socket(), "--color", "never"});
-  EXPECT_NE(text.out.find("via nvml"), std::string::npos);
+  EXPECT_NE(text.out.find("via nvml (agent)"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("PCIe x8 of x16"), std::string::npos) << text.out;
 }
 
