@@ -6,13 +6,19 @@
  * utilization) and prints the same numbers as JSON. bench/run compares the
  * CPU time of the two over the fake libnvidia-ml.
  *
- * Usage: nvml_status_baseline [LIBRARY]   (default libnvidia-ml.so.1)
+ * Usage: nvml_status_baseline [LIBRARY [TICKS]]   (default libnvidia-ml.so.1)
+ * With TICKS, after the one-shot status it repeats the agent's fast-tier
+ * calls (utilization, memory, power, energy, temperature, clocks, reasons,
+ * pstate, process lists and per-process utilization) TICKS times, one tick
+ * every INTERVAL_MS (default 100): the floor for the agent's cost per tick.
+ * Usage with ticks: nvml_status_baseline LIBRARY TICKS [INTERVAL_MS]
  */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <unistd.h>
 
 typedef int ret_t;
 typedef void* dev_t_;
@@ -172,6 +178,52 @@ int main(int argc, char** argv) {
     printf("]}");
   }
   printf("]}\n");
+  int ticks = argc > 2 ? atoi(argv[2]) : 0;
+  int interval_ms = argc > 3 ? atoi(argv[3]) : 100;
+  for (int t = 0; t < ticks; ++t) {
+    /* Paced like the agent, so the driver (or the fake's 100 ms cache) does
+     * the same work per tick. */
+    usleep((useconds_t)interval_ms * 1000);
+    gettimeofday(&tv, NULL);
+    now_us = (unsigned long long)tv.tv_sec * 1000000ULL + (unsigned long long)tv.tv_usec;
+    for (unsigned i = 0; i < n; ++i) {
+      dev_t_ d;
+      if (handle_f(i, &d) != 0) continue;
+      util_t u;
+      mem2_t m = {0x02000028, 0, 0, 0, 0};
+      unsigned long long e;
+      temp_t tp = {0x0100000C, 0, 0};
+      unsigned v;
+      int ps;
+      util_f(d, &u);
+      mem2_f(d, &m);
+      u_f = (ret_t (*)(dev_t_, unsigned*))SYM("nvmlDeviceGetPowerUsage");
+      u_f(d, &v);
+      u_f = (ret_t (*)(dev_t_, unsigned*))SYM("nvmlDeviceGetEnforcedPowerLimit");
+      u_f(d, &v);
+      energy_f(d, &e);
+      temp_f(d, &tp);
+      clk_f(d, 1, &v);
+      clk_f(d, 2, &v);
+      reasons_f(d, &e);
+      pstate_f(d, &ps);
+      for (int k = 0; k < 2; ++k) {
+        unsigned cnt = 0;
+        if (procs_f[k](d, &cnt, NULL) != 7) continue;
+        cnt = cnt * 2 + 5;
+        proc_t* procs = calloc(cnt, sizeof(proc_t));
+        procs_f[k](d, &cnt, procs);
+        unsigned pc = 0;
+        if (putil_f(d, NULL, &pc, now_us - 1000000) == 7) {
+          pc += 5;
+          putil_t* samples = calloc(pc, sizeof(putil_t));
+          putil_f(d, samples, &pc, now_us - 1000000);
+          free(samples);
+        }
+        free(procs);
+      }
+    }
+  }
   shutdown();
   return 0;
 }

@@ -3,12 +3,12 @@
 
 #include <signal.h>
 #include <sys/stat.h>
-#include <systemd/sd-daemon.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
+#include "agent/systemd_notify.h"
 #include "gpu/backend_factory.h"
 #include "ipc/unix_server.h"
 #include "sampler/sampler.h"
@@ -92,12 +92,13 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
   std::string backend_name(opened.value().backend->name());
   size_t gpu_count = opened.value().gpus.size();
 
-  bool has_watchdog = sd_watchdog_enabled(0, nullptr) > 0;
+  SystemdNotifier systemd(logger);
+  bool has_watchdog = systemd.has_watchdog();
   sampler::Sampler sampler(sampler::FleetReader(std::move(opened).value(), clock),
                            sampler::SamplerOptions{config.fast_interval, config.slow_interval, config.call_timeout},
                            clock, logger,
-                           [has_watchdog](const sampler::Snapshot&) {
-                             if (has_watchdog) sd_notify(0, "WATCHDOG=1");
+                           [has_watchdog, &systemd](const sampler::Snapshot&) {
+                             if (has_watchdog) systemd.Notify("WATCHDOG=1");
                            });
   sampler.Start();
 
@@ -117,7 +118,8 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
         ipc::Decoded decoded = ipc::DecodeRequest(line);
         if (!decoded.ok) return decoded.error_response;
         std::shared_ptr<const sampler::Snapshot> snapshot = sampler.Latest();
-        return ipc::Handle(decoded.request, peer, info, snapshot.get());
+        sampler::SamplerStats stats = sampler.stats();
+        return ipc::Handle(decoded.request, peer, info, snapshot.get(), &stats);
       },
       clock, logger);
   s = server.Start();
@@ -125,7 +127,7 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
     sampler.Stop();
     return s;
   }
-  sd_notify(0, "READY=1");
+  systemd.Notify("READY=1");
   logger->Log(LogLevel::kInfo, "agent: ready: {} GPU{} via {}, sampling every {} ms, serving {}", gpu_count,
               gpu_count == 1 ? "" : "s", backend_name, config.fast_interval.count(), config.socket_path);
 
@@ -133,7 +135,7 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
     int signal = 0;
     if (sigwait(&signals, &signal) != 0) continue;
     if (signal == SIGHUP) {
-      sd_notify(0, "RELOADING=1");
+      systemd.Notify("RELOADING=1");
       Result<config::Config> reloaded = LoadAgentConfig(flags);
       if (!reloaded.ok()) {
         logger->Log(LogLevel::kError, "agent: config reload refused; keeping the running config:\n{}",
@@ -147,11 +149,11 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
         }
         logger->Log(LogLevel::kInfo, "agent: config reloaded: sampling every {} ms", next.fast_interval.count());
       }
-      sd_notify(0, "READY=1");
+      systemd.Notify("READY=1");
       continue;
     }
     logger->Log(LogLevel::kInfo, "agent: {} received; stopping", signal == SIGTERM ? "SIGTERM" : "SIGINT");
-    sd_notify(0, "STOPPING=1");
+    systemd.Notify("STOPPING=1");
     break;
   }
   server.Stop();

@@ -71,9 +71,17 @@ std::string EncodeRequest(const Request& request) {
 }
 
 std::string Handle(const Request& request, const PeerCredentials& peer, const AgentInfo& agent,
-                   const sampler::Snapshot* snapshot) {
+                   const sampler::Snapshot* snapshot, const sampler::SamplerStats* stats) {
   if (request.method == "hello") {
+    json sampler = json::object();
+    if (stats != nullptr) {
+      sampler = {{"ticks", stats->ticks},
+                 {"slow_ticks", stats->slow_ticks},
+                 {"last_tick_seconds", static_cast<double>(stats->last_tick_duration.count()) / 1e6},
+                 {"max_lateness_seconds", static_cast<double>(stats->max_lateness.count()) / 1e6}};
+    }
     return EncodeResult(request.id, {{"agent_version", agent.version},
+                                     {"sampler", sampler},
                                      {"agent_pid", agent.pid},
                                      {"backend", agent.backend},
                                      {"started_at_unix", agent.started_at_unix},

@@ -68,9 +68,10 @@ struct AgentInfo {
   int64_t started_at_unix = 0;
 };
 
-// Answers one request from the latest snapshot (null before the first tick).
+// Answers one request from the latest snapshot (null before the first tick)
+// and the sampler's counters (null when not known).
 std::string Handle(const Request& request, const PeerCredentials& peer, const AgentInfo& agent,
-                   const sampler::Snapshot* snapshot);
+                   const sampler::Snapshot* snapshot, const sampler::SamplerStats* stats = nullptr);
 
 // Client side: parses a response line. kUnavailable/kInvalidArgument with the
 // agent's message on an error response; kCorruption for a malformed line.

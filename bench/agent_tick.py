@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""Agent cost per tick, RSS and tick lateness, against the bare C baseline.
+
+Usage: agent_tick.py BUILD_DIR SECONDS CLIENTS
+Runs `tarmac agent` over the fake NVML (the world and loads are set up by
+bench/run) at a 100 ms fast interval for SECONDS, with CLIENTS threads
+asking for `status` in a loop, and reads from /proc the agent's CPU time and
+peak RSS and from the API its tick count and worst lateness. Then runs
+bench/nvml_status_baseline for the same number of ticks at the same pace.
+"""
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+build, seconds, clients = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
+fake = f"{build}/fakenvml/libnvidia-ml.so.1"
+ticks_per_second = os.sysconf("SC_CLK_TCK")
+work = tempfile.mkdtemp(prefix="tarmac-agent-bench-")
+sock_path = f"{work}/t.sock"
+config = f"{work}/agent.toml"
+with open(config, "w") as f:
+    f.write('[sampler]\nfast_interval = "100ms"\n')
+
+
+def call(method):
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(10)
+    s.connect(sock_path)
+    s.sendall(json.dumps({"v": 1, "method": method}).encode() + b"\n")
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = s.recv(1 << 20)
+        if not chunk:
+            break
+        data += chunk
+    s.close()
+    return json.loads(data)
+
+
+def cpu_seconds(pid):
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / ticks_per_second
+
+
+def peak_rss_mib(pid):
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+agent = subprocess.Popen([f"{build}/bin/tarmac", "agent", "--backend", "nvml", "--nvml-library", fake,
+                          "--socket", sock_path, "--state-dir", f"{work}/state", "--config", config,
+                          "--log-level", "error"])
+for _ in range(200):
+    try:
+        call("hello")
+        break
+    except OSError:
+        time.sleep(0.05)
+stop = threading.Event()
+answered = [0]
+
+
+def hammer():
+    while not stop.is_set():
+        try:
+            call("status")
+            answered[0] += 1
+        except OSError:
+            pass
+
+
+threads = [threading.Thread(target=hammer) for _ in range(clients)]
+before = call("hello")["result"]["sampler"]
+cpu_before = cpu_seconds(agent.pid)
+for t in threads:
+    t.start()
+time.sleep(seconds)
+stop.set()
+for t in threads:
+    t.join()
+after = call("hello")["result"]["sampler"]
+cpu_after = cpu_seconds(agent.pid)
+rss = peak_rss_mib(agent.pid)
+agent.terminate()
+agent.wait()
+
+ticks = after["ticks"] - before["ticks"]
+agent_ms = (cpu_after - cpu_before) * 1000 / max(ticks, 1)
+print(f"agent: {ticks} ticks at 100 ms with {clients} clients asking status ({answered[0]} answers)")
+print(f"agent: peak RSS {rss:.1f} MiB; worst tick lateness {after['max_lateness_seconds'] * 1000:.2f} ms")
+
+# The clients' status requests are not tick work: measure the agent's own
+# tick cost again without them.
+agent = subprocess.Popen([f"{build}/bin/tarmac", "agent", "--backend", "nvml", "--nvml-library", fake,
+                          "--socket", sock_path, "--state-dir", f"{work}/state", "--config", config,
+                          "--log-level", "error"])
+for _ in range(200):
+    try:
+        call("hello")
+        break
+    except OSError:
+        time.sleep(0.05)
+before = call("hello")["result"]["sampler"]
+cpu_before = cpu_seconds(agent.pid)
+time.sleep(seconds)
+after = call("hello")["result"]["sampler"]
+cpu_after = cpu_seconds(agent.pid)
+agent.terminate()
+agent.wait()
+quiet_ticks = after["ticks"] - before["ticks"]
+quiet_ms = (cpu_after - cpu_before) * 1000 / max(quiet_ticks, 1)
+
+out = subprocess.run([os.environ.get("RUSAGE_RUN", f"{build}/bin/rusage_run"), f"{build}/bin/nvml_status_baseline",
+                      fake, str(quiet_ticks), "100"], capture_output=True, text=True, check=True)
+user, system, _ = out.stdout.split()
+base_ms = (float(user) + float(system)) * 1000 / max(quiet_ticks, 1)
+print(f"agent CPU per tick           {quiet_ms:7.3f} ms  ({quiet_ticks} ticks, no clients)")
+print(f"baseline (C, same calls)     {base_ms:7.3f} ms per tick  -> agent x{quiet_ms / base_ms:4.2f} of baseline")
+own_ms = max(quiet_ms - base_ms, 0.0)
+print(f"agent's own cost per tick    {own_ms:7.3f} ms  = {own_ms / 10:.3f} % of one core at the 1 s default")
