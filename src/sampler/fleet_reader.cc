@@ -81,6 +81,11 @@ FleetView FleetReader::Read(std::optional<std::chrono::seconds> recent_window, u
     }
     view.gpus.push_back(std::move(g));
   }
+  std::vector<int64_t> live;
+  for (const GpuView& g : view.gpus) {
+    for (const ProcessView& p : g.processes) live.push_back(p.process.pid);
+  }
+  attributor_.Retain(live);
   previous_ = view;
   return view;
 }

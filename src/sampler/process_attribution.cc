@@ -11,6 +11,7 @@
 #include <cerrno>
 
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <fmt/format.h>
 #include <vector>
@@ -29,24 +30,67 @@ std::string UserName(int64_t uid) {
 
 ProcessAttributor::ProcessAttributor(std::string proc_root) : proc_root_(std::move(proc_root)) {}
 
+ProcessAttributor::~ProcessAttributor() {
+  for (auto& [pid, entry] : cache_) {
+    if (entry.stat_fd >= 0) ::close(entry.stat_fd);
+  }
+}
+
+ProcessAttributor::ProcessAttributor(ProcessAttributor&& other) noexcept
+    : proc_root_(std::move(other.proc_root_)),
+      cache_(std::move(other.cache_)),
+      user_names_(std::move(other.user_names_)) {
+  other.cache_.clear();
+}
+
+void ProcessAttributor::Retain(const std::vector<int64_t>& live) {
+  for (auto it = cache_.begin(); it != cache_.end();) {
+    if (std::find(live.begin(), live.end(), it->first) != live.end()) {
+      ++it;
+      continue;
+    }
+    if (it->second.stat_fd >= 0) ::close(it->second.stat_fd);
+    it = cache_.erase(it);
+  }
+}
+
 const ProcessDetails& ProcessAttributor::Lookup(int64_t pid) {
+  auto it = cache_.find(pid);
+  if (it != cache_.end() && it->second.stat_fd >= 0) {
+    char probe[64];
+    // Still the same process instance: the cached details hold.
+    if (::pread(it->second.stat_fd, probe, sizeof probe, 0) > 0) return it->second.details;
+    ::close(it->second.stat_fd);
+    it->second.stat_fd = -1;
+  }
   std::string dir = fmt::format("{}/{}", proc_root_, pid);
-  std::string text;
-  ProcessDetails d;
+  Entry& entry = cache_[pid];
+  if (entry.stat_fd >= 0) ::close(entry.stat_fd);
+  entry = Entry{};
+  ProcessDetails& d = entry.details;
   d.pid = pid;
   d.user = "?";
   d.command = "?";
+  int fd = ::open((dir + "/stat").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return d;
+  char buf[1024];
+  ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
   std::optional<ProcStat> stat;
-  if (ReadSmallFile(dir + "/stat", &text)) stat = ParseProcStat(text);
-  if (!stat) return cache_[pid] = std::move(d);
+  if (n > 0) stat = ParseProcStat(std::string(buf, static_cast<size_t>(n)));
+  if (!stat) {
+    ::close(fd);
+    return d;
+  }
   d.name = stat->name;
   d.parent_pid = stat->parent_pid;
   d.start_ticks = stat->start_ticks;
-  auto it = cache_.find(pid);
-  if (it != cache_.end() && it->second.exists && it->second.start_ticks == d.start_ticks) return it->second;
   // The owner of /proc/<pid> is the process's effective uid.
   struct stat st {};
-  if (::stat(dir.c_str(), &st) != 0) return cache_[pid] = std::move(d);
+  if (::stat(dir.c_str(), &st) != 0) {
+    ::close(fd);
+    return d;
+  }
+  entry.stat_fd = fd;
   d.exists = true;
   d.uid = st.st_uid;
   auto known = user_names_.find(d.uid);
@@ -62,7 +106,7 @@ const ProcessDetails& ProcessAttributor::Lookup(int64_t pid) {
   d.command = !cmdline.empty() ? cmdline : "[" + d.name + "]";
   std::string cgroup;
   if (ReadSmallFile(dir + "/cgroup", &cgroup)) d.cgroup = ParseCgroup(cgroup);
-  return cache_[pid] = std::move(d);
+  return d;
 }
 
 }  // namespace tarmac::sampler

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // Who a GPU process is, from /proc: owner, command line, start time and
-// parent. ProcessAttributor caches by (pid, start time), so a PID reused by a
-// new process is never mistaken for the old one.
+// parent. ProcessAttributor caches what it learnt and keeps
+// /proc/<pid>/stat open for each cached process: that descriptor refers to
+// the process instance, so once the process exits a read on it fails, even
+// if a new process has taken the PID. A cache hit costs one pread(2), and a
+// reused PID is never mistaken for the old process.
 //
 // Thread safety: one thread at a time.
 #pragma once
@@ -11,6 +14,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "sampler/cgroup.h"
 
@@ -33,12 +37,25 @@ class ProcessAttributor {
   // `proc_root` is "/proc" except in tests.
   explicit ProcessAttributor(std::string proc_root = "/proc");
 
+  ~ProcessAttributor();
+  ProcessAttributor(ProcessAttributor&& other) noexcept;
+  ProcessAttributor& operator=(ProcessAttributor&&) = delete;
+  ProcessAttributor(const ProcessAttributor&) = delete;
+  ProcessAttributor& operator=(const ProcessAttributor&) = delete;
+
   // Details for `pid`, from the cache when the process is the same one.
   const ProcessDetails& Lookup(int64_t pid);
 
+  // Forgets every cached process not in `live` (closing its descriptor).
+  void Retain(const std::vector<int64_t>& live);
+
  private:
   std::string proc_root_;
-  std::map<int64_t, ProcessDetails> cache_;
+  struct Entry {
+    ProcessDetails details;
+    int stat_fd = -1;  // /proc/<pid>/stat of this process instance.
+  };
+  std::map<int64_t, Entry> cache_;
   mutable std::map<int64_t, std::string> user_names_;  // By uid: NSS lookups are slow.
 };
 

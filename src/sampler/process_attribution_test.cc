@@ -2,7 +2,9 @@
 #include "sampler/process_attribution.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -49,12 +51,28 @@ TEST(ProcessAttributionTest, ParsesOddNamesAndNoticesPidReuse) {
   EXPECT_EQ(first.start_ticks, 1000);
   EXPECT_EQ(first.command, "python train.py --lr");
   EXPECT_EQ(first.cgroup.slurm_job_id, "99");
-  // Same PID, new process: the cache must not answer for it.
-  write_stat("other", 2000);
-  std::ofstream(root.path() + "/42/cmdline") << std::string("sleep\0" "100\0", 10);
-  const ProcessDetails& second = attributor.Lookup(42);
-  EXPECT_EQ(second.start_ticks, 2000);
-  EXPECT_EQ(second.command, "sleep 100");
+}
+
+// A process that exits is noticed even though its details were cached: the
+// kept /proc/<pid>/stat descriptor stops reading once the process is gone.
+TEST(ProcessAttributionTest, ExitedProcessIsNotAnsweredFromTheCache) {
+  pid_t child = fork();
+  if (child == 0) {
+    pause();
+    _exit(0);
+  }
+  ProcessAttributor attributor;
+  EXPECT_TRUE(attributor.Lookup(child).exists);
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  EXPECT_FALSE(attributor.Lookup(child).exists);
+}
+
+TEST(ProcessAttributionTest, RetainForgetsProcessesNoLongerOnAGpu) {
+  ProcessAttributor attributor;
+  EXPECT_TRUE(attributor.Lookup(getpid()).exists);
+  attributor.Retain({});
+  EXPECT_TRUE(attributor.Lookup(getpid()).exists);  // Read afresh.
 }
 
 }  // namespace
