@@ -42,6 +42,19 @@ def call(method):
     return json.loads(data)
 
 
+def start_agent():
+    proc = subprocess.Popen([f"{build}/bin/tarmac", "agent", "--backend", "nvml", "--nvml-library", fake,
+                             "--socket", sock_path, "--state-dir", f"{work}/state", "--config", config,
+                             "--log-level", "error"])
+    for _ in range(200):
+        try:
+            call("hello")
+            break
+        except OSError:
+            time.sleep(0.05)
+    return proc
+
+
 def cpu_seconds(pid):
     fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / ticks_per_second
@@ -54,15 +67,7 @@ def peak_rss_mib(pid):
     return 0.0
 
 
-agent = subprocess.Popen([f"{build}/bin/tarmac", "agent", "--backend", "nvml", "--nvml-library", fake,
-                          "--socket", sock_path, "--state-dir", f"{work}/state", "--config", config,
-                          "--log-level", "error"])
-for _ in range(200):
-    try:
-        call("hello")
-        break
-    except OSError:
-        time.sleep(0.05)
+agent = start_agent()
 stop = threading.Event()
 answered = [0]
 
@@ -98,15 +103,7 @@ print(f"agent: peak RSS {rss:.1f} MiB; worst tick lateness {after['max_lateness_
 
 # The clients' status requests are not tick work: measure the agent's own
 # tick cost again without them.
-agent = subprocess.Popen([f"{build}/bin/tarmac", "agent", "--backend", "nvml", "--nvml-library", fake,
-                          "--socket", sock_path, "--state-dir", f"{work}/state", "--config", config,
-                          "--log-level", "error"])
-for _ in range(200):
-    try:
-        call("hello")
-        break
-    except OSError:
-        time.sleep(0.05)
+agent = start_agent()
 before = call("hello")["result"]["sampler"]
 cpu_before = cpu_seconds(agent.pid)
 time.sleep(seconds)

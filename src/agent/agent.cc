@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "agent/systemd_notify.h"
+#include "common/fs.h"
 #include "gpu/backend_factory.h"
 #include "ipc/unix_server.h"
 #include "sampler/sampler.h"
@@ -22,20 +23,6 @@ namespace {
 
 void Override(const std::string& flag, std::string* value) {
   if (!flag.empty()) *value = flag;
-}
-
-Status MakeDir(const std::string& path) {
-  if (path.empty()) return Status::OK();
-  std::string partial;
-  size_t pos = 0;
-  while (pos != std::string::npos) {
-    pos = path.find('/', pos + 1);
-    partial = path.substr(0, pos);
-    if (!partial.empty() && ::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) {
-      return Status::IOError(fmt::format("cannot create {}", partial), std::strerror(errno));
-    }
-  }
-  return Status::OK();
 }
 
 std::string Dirname(const std::string& path) {
@@ -78,8 +65,8 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
   for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&signals, s);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  Status s = MakeDir(config.state_dir);
-  if (s.ok()) s = MakeDir(Dirname(config.socket_path));
+  Status s = MakeDirs(config.state_dir);
+  if (s.ok()) s = MakeDirs(Dirname(config.socket_path));
   if (!s.ok()) return s.WithContext("agent");
 
   gpu::BackendOptions backend_options;

@@ -11,26 +11,13 @@
 #include <cstring>
 #include <fmt/format.h>
 
+#include "common/fs.h"
 #include "sim/scenario_parser.h"
 
 namespace tarmac::sim {
 namespace {
 
 using std::chrono::system_clock;
-
-Status MakeDirs(const std::string& path) {
-  std::string partial;
-  size_t pos = 0;
-  while (pos != std::string::npos) {
-    pos = path.find('/', pos + 1);
-    partial = path.substr(0, pos);
-    if (partial.empty()) continue;
-    if (::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) {
-      return Status::IOError(fmt::format("cannot create {}", partial), std::strerror(errno));
-    }
-  }
-  return Status::OK();
-}
 
 // Reads the epoch file, or creates it with `now`. Creation is atomic (write a
 // temporary file, then link(2), which fails if another process won), so all

@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "common/fs.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fmt/format.h>
+
+namespace tarmac {
+
+Status MakeDirs(const std::string& path) {
+  size_t pos = 0;
+  while (pos != std::string::npos) {
+    pos = path.find('/', pos + 1);
+    std::string partial = path.substr(0, pos);
+    if (partial.empty()) continue;
+    if (::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) {
+      return Status::IOError(fmt::format("cannot create {}", partial), std::strerror(errno));
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace tarmac
