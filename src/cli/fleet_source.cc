@@ -24,9 +24,11 @@ Result<std::unique_ptr<FleetSource>> FleetSource::Open(const GlobalOptions& glob
   std::unique_ptr<FleetSource> source(new FleetSource());
   source->socket_ = global.socket;
   if (!global.no_agent && !global.is_backend_explicit) {
-    ipc::Request hello;
-    hello.method = "hello";
-    if (ipc::CallAgent(global.socket, hello, kAgentTimeout).ok()) return source;
+    Result<FleetView> fleet = ReadFromAgent(global.socket);
+    if (fleet.ok()) {
+      source->first_ = std::move(fleet).value();
+      return source;
+    }
   }
   Result<gpu::OpenedBackend> opened = OpenFromOptions(global, clock, logger);
   if (!opened.ok()) return opened.status();
@@ -36,6 +38,11 @@ Result<std::unique_ptr<FleetSource>> FleetSource::Open(const GlobalOptions& glob
 
 Result<FleetView> FleetSource::Read(std::optional<std::chrono::seconds> recent_window) {
   if (reader_) return reader_->Read(recent_window);
+  if (first_) {
+    FleetView fleet = std::move(*first_);
+    first_.reset();
+    return fleet;
+  }
   return ReadFromAgent(socket_);
 }
 

@@ -28,6 +28,7 @@ class FleetSource {
   FleetSource() = default;
   std::optional<FleetReader> reader_;
   std::string socket_;
+  std::optional<FleetView> first_;  // The agent's answer taken while opening.
 };
 
 }  // namespace tarmac::cli

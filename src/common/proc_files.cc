@@ -15,14 +15,16 @@ bool ReadSmallFile(const std::string& path, std::string* out, size_t max_bytes) 
   if (fd < 0) return false;
   out->clear();
   char buf[4096];
+  bool ok = true;
   while (out->size() < max_bytes) {
     ssize_t n = ::read(fd, buf, std::min(sizeof buf, max_bytes - out->size()));
     if (n < 0 && errno == EINTR) continue;
+    if (n < 0) ok = false;  // EISDIR, EIO: not a readable file.
     if (n <= 0) break;
     out->append(buf, static_cast<size_t>(n));
   }
   ::close(fd);
-  return true;
+  return ok;
 }
 
 std::optional<ProcStat> ParseProcStat(const std::string& text) {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 //
-// Reading /proc: small files with plain read(2) (no stream machinery on paths
-// taken for every GPU process), and the fields of /proc/<pid>/stat that
-// tarmac uses. Pure functions besides the file read; thread-safe.
+// Reading small files with plain read(2) (no stream machinery: /proc files
+// are read for every GPU process; scenarios and configs go the same way), and
+// the fields of /proc/<pid>/stat that tarmac uses. Thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -12,7 +12,7 @@
 namespace tarmac {
 
 // Reads the whole file at `path` (at most `max_bytes`) into *out. Returns
-// false when it cannot be opened.
+// false when it cannot be opened or read (a directory, an I/O error).
 bool ReadSmallFile(const std::string& path, std::string* out, size_t max_bytes = 1 << 16);
 
 struct ProcStat {

@@ -30,6 +30,7 @@ TEST(ProcFilesTest, ReadsOwnStat) {
   ASSERT_TRUE(s.has_value());
   EXPECT_EQ(s->parent_pid, getppid());
   EXPECT_FALSE(ReadSmallFile("/nonexistent", &text));
+  EXPECT_FALSE(ReadSmallFile("/proc", &text));  // A directory is not a file.
 }
 
 }  // namespace

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "config/config.h"
 
-#include <fstream>
-#include <sstream>
 #include <sys/stat.h>
 
+#include "common/proc_files.h"
 #include "config/toml_reader.h"
 
 namespace tarmac::config {
@@ -117,11 +116,11 @@ Result<Config> ParseConfig(std::string_view text, std::string_view source_name) 
 Result<Config> LoadConfig(const std::string& path, bool must_exist) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0 && !must_exist && path == kDefaultConfigPath) return Config{};
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::InvalidArgument(fmt::format("{}: cannot read the config file", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return ParseConfig(text.str(), path);
+  std::string text;
+  if (!ReadSmallFile(path, &text, size_t{16} << 20)) {
+    return Status::InvalidArgument(fmt::format("{}: cannot read the config file", path));
+  }
+  return ParseConfig(text, path);
 }
 
 }  // namespace tarmac::config

@@ -74,12 +74,7 @@ Result<GpuSample> SimBackend::Sample(int index, unsigned tiers) {
     return Status::InvalidArgument(fmt::format("sim: no gpu {}", index));
   }
   const sim::GpuSpec& spec = scenario.gpus[static_cast<size_t>(index)];
-  std::shared_ptr<const sim::WorldState> state = world_->State();
-  // A hung GPU blocks the caller, as the driver call would.
-  while (state->gpus[static_cast<size_t>(index)].is_hung) {
-    clock_->SleepUntil(clock_->SteadyNow() + std::chrono::milliseconds(100), std::stop_token());
-    state = world_->State();
-  }
+  std::shared_ptr<const sim::WorldState> state = world_->StateWhenResponsive(index);
   const sim::GpuState& g = state->gpus[static_cast<size_t>(index)];
   GpuSample s;
   s.index = index;

@@ -34,7 +34,7 @@ void CarrySlowTier(const gpu::GpuSample& from, gpu::GpuSample* to) {
 }  // namespace
 
 FleetReader::FleetReader(gpu::OpenedBackend opened, Clock* clock)
-    : opened_(std::move(opened)), clock_(clock) {}
+    : opened_(std::move(opened)), clock_(clock), hostname_(HostName()) {}
 
 void FleetReader::BoundCalls(std::chrono::milliseconds call_timeout, Logger* logger) {
   std::vector<int> indices;
@@ -44,7 +44,7 @@ void FleetReader::BoundCalls(std::chrono::milliseconds call_timeout, Logger* log
 
 FleetView FleetReader::Read(std::optional<std::chrono::seconds> recent_window, unsigned tiers) {
   FleetView view;
-  view.hostname = HostName();
+  view.hostname = hostname_;
   view.backend = std::string(opened_.backend->name());
   view.system = opened_.backend->system_info();
   view.taken_at = clock_->WallNow();
@@ -58,9 +58,9 @@ FleetView FleetReader::Read(std::optional<std::chrono::seconds> recent_window, u
         workers_ != nullptr ? Result<gpu::GpuSample>(bounded[slot]) : opened_.backend->Sample(info.index, tiers);
     if (sample.ok()) {
       g.sample = std::move(sample).value();
-      bool has_previous = previous_ && static_cast<size_t>(info.index) < previous_->gpus.size();
-      if (!(tiers & gpu::kSlowTier) && has_previous && g.sample.health == gpu::GpuHealth::kOk) {
-        CarrySlowTier(previous_->gpus[static_cast<size_t>(info.index)].sample, &g.sample);
+      if (!(tiers & gpu::kSlowTier) && slot < previous_samples_.size() &&
+          g.sample.health == gpu::GpuHealth::kOk) {
+        CarrySlowTier(previous_samples_[slot], &g.sample);
       }
     } else {
       g.sample.index = info.index;
@@ -73,8 +73,8 @@ FleetView FleetReader::Read(std::optional<std::chrono::seconds> recent_window, u
     if (recent_window && g.sample.health == gpu::GpuHealth::kOk) {
       g.recent_utilization_ratio = opened_.backend->RecentUtilization(info.index, *recent_window);
     }
-    if (previous_ && static_cast<size_t>(info.index) < previous_->gpus.size()) {
-      const gpu::GpuSample& before = previous_->gpus[static_cast<size_t>(info.index)].sample;
+    if (slot < previous_samples_.size()) {
+      const gpu::GpuSample& before = previous_samples_[slot];
       double seconds = std::chrono::duration<double>(g.sample.taken_at - before.taken_at).count();
       g.pcie_tx_bytes_per_second = Rate(before.pcie_tx_bytes, g.sample.pcie_tx_bytes, seconds);
       g.pcie_rx_bytes_per_second = Rate(before.pcie_rx_bytes, g.sample.pcie_rx_bytes, seconds);
@@ -86,7 +86,8 @@ FleetView FleetReader::Read(std::optional<std::chrono::seconds> recent_window, u
     for (const ProcessView& p : g.processes) live.push_back(p.process.pid);
   }
   attributor_.Retain(live);
-  previous_ = view;
+  previous_samples_.clear();
+  for (const GpuView& g : view.gpus) previous_samples_.push_back(g.sample);
   return view;
 }
 

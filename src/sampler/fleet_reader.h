@@ -64,7 +64,8 @@ class FleetReader {
   gpu::OpenedBackend opened_;
   Clock* clock_;
   ProcessAttributor attributor_;
-  std::optional<FleetView> previous_;
+  std::string hostname_;                         // Read once.
+  std::vector<gpu::GpuSample> previous_samples_;  // For rates and the slow tier.
   std::unique_ptr<GpuWorkers> workers_;
 };
 

@@ -9,11 +9,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 #include <optional>
-#include <sstream>
 #include <toml++/toml.h>
 
+#include "common/proc_files.h"
 #include "common/units.h"
 #include "config/toml_reader.h"
 
@@ -21,6 +20,7 @@ namespace tarmac::sim {
 namespace {
 
 constexpr int kMaxGpus = 64;
+constexpr size_t kMaxFileBytes = size_t{16} << 20;
 
 uint64_t Mix(uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;
@@ -331,12 +331,9 @@ Result<Scenario> ParseScenario(std::string_view text, std::string_view source_na
 }
 
 Result<Scenario> LoadScenario(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound("cannot open scenario file", path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return Status::IOError("cannot read scenario file", path);
-  Result<Scenario> s = ParseScenario(text.str(), path);
+  std::string text;
+  if (!ReadSmallFile(path, &text, kMaxFileBytes)) return Status::NotFound("cannot open scenario file", path);
+  Result<Scenario> s = ParseScenario(text, path);
   if (s.ok()) s.value().path = path;
   return s;
 }

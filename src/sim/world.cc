@@ -123,6 +123,15 @@ std::shared_ptr<const WorldState> World::State() {
   return cached_;
 }
 
+std::shared_ptr<const WorldState> World::StateWhenResponsive(int gpu) {
+  std::shared_ptr<const WorldState> state = State();
+  while (state->gpus[static_cast<size_t>(gpu)].is_hung) {
+    clock_->SleepUntil(clock_->SteadyNow() + std::chrono::milliseconds(100), std::stop_token());
+    state = State();
+  }
+  return state;
+}
+
 std::vector<std::pair<system_clock::time_point, int>> World::UtilizationHistory(
     int gpu, std::chrono::seconds window) {
   std::shared_ptr<const WorldState> state = State();  // Refreshes the loads.

@@ -62,6 +62,11 @@ class World {
   // The state now (reused for cache_for).
   std::shared_ptr<const WorldState> State();
 
+  // The state once GPU `gpu` answers: while an nvml_hang fault holds it, the
+  // caller blocks, as it would in a hung driver call. REQUIRES: `gpu` is a
+  // valid index.
+  std::shared_ptr<const WorldState> StateWhenResponsive(int gpu);
+
   // Device utilization samples of `gpu`, one per second, for the `window`
   // before now, oldest first: (time, percent).
   std::vector<std::pair<std::chrono::system_clock::time_point, int>> UtilizationHistory(

@@ -58,13 +58,8 @@ Return FakeState::Resolve(nvmlDevice_st* device, int* index,
   if (device->index >= static_cast<int>(w->scenario().gpus.size())) {
     return gpu::nvml::kErrorInvalidArgument;
   }
-  *state = w->State();
-  // A hung driver call: block while the scenario says so, as a wedged GPU
-  // does (re-checking, so the hang ends when its fault does).
-  while ((*state)->gpus[static_cast<size_t>(device->index)].is_hung) {
-    RealClock()->SleepUntil(RealClock()->SteadyNow() + std::chrono::milliseconds(100), std::stop_token());
-    *state = w->State();
-  }
+  // A hung driver call blocks while the scenario's nvml_hang fault holds.
+  *state = w->StateWhenResponsive(device->index);
   if (!(*state)->is_driver_loaded) return gpu::nvml::kErrorDriverNotLoaded;
   *index = device->index;
   if ((*state)->gpus[static_cast<size_t>(*index)].is_lost) return gpu::nvml::kErrorGpuIsLost;
