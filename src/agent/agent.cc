@@ -25,6 +25,10 @@ void Override(const std::string& flag, std::string* value) {
   if (!flag.empty()) *value = flag;
 }
 
+sampler::SamplerOptions SamplerOptionsOf(const config::Config& c) {
+  return sampler::SamplerOptions{c.fast_interval, c.slow_interval, c.call_timeout, c.reattach_interval};
+}
+
 std::string Dirname(const std::string& path) {
   size_t slash = path.rfind('/');
   return slash == std::string::npos || slash == 0 ? std::string() : path.substr(0, slash);
@@ -74,20 +78,18 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
   backend_options.nvml_library = config.nvml_library;
   backend_options.sim.scenario_path = config.scenario;
   backend_options.sim.dir = config.sim_dir;
-  Result<gpu::OpenedBackend> opened = gpu::OpenBackend(backend_options, clock, logger);
-  if (!opened.ok()) return opened.status();
-  std::string backend_name(opened.value().backend->name());
-  size_t gpu_count = opened.value().gpus.size();
-
   SystemdNotifier systemd(logger);
   bool has_watchdog = systemd.has_watchdog();
-  sampler::Sampler sampler(sampler::FleetReader(std::move(opened).value(), clock),
-                           sampler::SamplerOptions{config.fast_interval, config.slow_interval, config.call_timeout},
-                           clock, logger,
+  sampler::Sampler sampler([backend_options, clock, logger] { return gpu::OpenBackend(backend_options, clock, logger); },
+                           SamplerOptionsOf(config), clock, logger,
                            [has_watchdog, &systemd](const sampler::Snapshot&) {
                              if (has_watchdog) systemd.Notify("WATCHDOG=1");
                            });
-  sampler.Start();
+  s = sampler.Start();
+  if (!s.ok()) return s;
+  std::shared_ptr<const sampler::Snapshot> first = sampler.Latest();
+  std::string backend_name = first->fleet.backend.empty() ? config.backend : first->fleet.backend;
+  size_t gpu_count = first->fleet.gpus.size();
 
   ipc::AgentInfo info;
   info.version = TARMAC_VERSION;
@@ -115,8 +117,13 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
     return s;
   }
   systemd.Notify("READY=1");
-  logger->Log(LogLevel::kInfo, "agent: ready: {} GPU{} via {}, sampling every {} ms, serving {}", gpu_count,
-              gpu_count == 1 ? "" : "s", backend_name, config.fast_interval.count(), config.socket_path);
+  if (first->fleet.backend_error.empty()) {
+    logger->Log(LogLevel::kInfo, "agent: ready: {} GPU{} via {}, sampling every {} ms, serving {}", gpu_count,
+                gpu_count == 1 ? "" : "s", backend_name, config.fast_interval.count(), config.socket_path);
+  } else {
+    logger->Log(LogLevel::kWarning, "agent: ready without GPUs (waiting for the driver), serving {}",
+                config.socket_path);
+  }
 
   for (;;) {
     int signal = 0;
@@ -129,7 +136,7 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
                     reloaded.status().message());
       } else {
         config::Config next = reloaded.value();
-        sampler.SetIntervals(sampler::SamplerOptions{next.fast_interval, next.slow_interval, config.call_timeout});
+        sampler.SetIntervals(SamplerOptionsOf(next));
         if (ParseLogLevel(next.log_level, &level)) logger->set_level(level);
         if (next.socket_path != config.socket_path || next.backend != config.backend) {
           logger->Log(LogLevel::kWarning, "agent: socket and backend changes take effect on restart");

@@ -84,6 +84,10 @@ std::string RenderStatus(const FleetView& fleet, const RenderOptions& options) {
                      options.is_from_agent ? " (agent)" : "",
                      fleet.system.driver_version.empty() ? "-" : fleet.system.driver_version,
                      CudaVersion(fleet.system.cuda_driver_version));
+  if (!fleet.backend_error.empty()) {
+    out += paint(kRed, fmt::format("GPUs unreadable: {}", fleet.backend_error)) +
+           "\n  the agent keeps serving and re-attaches when the driver is back\n";
+  }
   out += paint(kDim, fmt::format("{:<4}{:<26}{:>5}  {:<18}{:<14}{:>5}  {:>9}  {}\n", "GPU", "NAME", "UTIL",
                                  "MEMORY", "POWER", "TEMP", "SM CLOCK", "NOTES"));
   for (const GpuView& g : fleet.gpus) {
@@ -91,8 +95,11 @@ std::string RenderStatus(const FleetView& fleet, const RenderOptions& options) {
     const gpu::GpuSample& s = g.sample;
     if (m.is_unreadable) {
       ++problems;
-      const char* what = m.is_lost ? "LOST" : s.health == gpu::GpuHealth::kNoPermission ? "NO PERMISSION"
-                                                                                          : "UNREADABLE";
+      const char* what = m.is_lost                                          ? "LOST"
+                         : s.health == gpu::GpuHealth::kNoPermission       ? "NO PERMISSION"
+                         : s.health == gpu::GpuHealth::kDriverNotLoaded    ? "NO DRIVER"
+                         : s.health == gpu::GpuHealth::kUnresponsive       ? "UNRESPONSIVE"
+                                                                           : "UNREADABLE";
       out += fmt::format("{:<4}{:<26}{}  {}\n", g.info.index, Cut(g.info.name.empty() ? "?" : g.info.name, 25),
                          paint(kRed, what), s.error);
       continue;
@@ -113,6 +120,10 @@ std::string RenderStatus(const FleetView& fleet, const RenderOptions& options) {
     if (m.is_pcie_degraded) {
       ++problems;
       notes.push_back(paint(kRed, fmt::format("PCIe x{} of x{}", *s.pcie_width, *g.info.pcie_width_max)));
+    }
+    if (g.xid_count > 0 && g.last_xid) {
+      ++problems;
+      notes.push_back(paint(kRed, fmt::format("Xid {} (x{})", g.last_xid->xid, g.xid_count)));
     }
     if (!m.idle_holding_pids.empty()) {
       holding += static_cast<int>(m.idle_holding_pids.size());

@@ -87,6 +87,7 @@ Result<Config> ParseConfig(std::string_view text, std::string_view source_name) 
     ReadInterval(r, *t, "fast_interval", milliseconds(100), milliseconds(60000), &c.fast_interval);
     ReadInterval(r, *t, "slow_interval", milliseconds(1000), milliseconds(3600000), &c.slow_interval);
     ReadInterval(r, *t, "call_timeout", milliseconds(100), milliseconds(60000), &c.call_timeout);
+    ReadInterval(r, *t, "reattach_interval", milliseconds(100), milliseconds(3600000), &c.reattach_interval);
     r.RejectUnknown();
     if (c.slow_interval < c.fast_interval) {
       if (const toml::node* n = t->get("slow_interval")) r.Fail(*n, "slow_interval", "must not be shorter than fast_interval");

@@ -32,6 +32,7 @@ struct Config {
   std::chrono::milliseconds fast_interval{1000};   // Utilization, memory, power, processes.
   std::chrono::milliseconds slow_interval{30000};  // ECC, PCIe, NVLink, fans.
   std::chrono::milliseconds call_timeout{2000};    // A GPU read longer than this: unresponsive.
+  std::chrono::milliseconds reattach_interval{5000};  // Retry opening the driver this often.
   // [api]
   int max_connections = 64;            // Concurrent clients; more are refused.
   int64_t max_request_bytes = 65536;   // Longer requests are refused.

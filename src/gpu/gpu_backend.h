@@ -8,7 +8,9 @@
 // Thread safety: Open from one thread. After it, Sample may be called for
 // different GPUs from different threads at once (the agent samples each GPU
 // on its own worker so that one hung GPU cannot stall the others); calls for
-// the same GPU never overlap. The other methods are called from one thread.
+// the same GPU never overlap. WaitEvents may run on a thread of its own (the
+// agent's events thread) at the same time as Sample. The other methods are
+// called from one thread.
 #pragma once
 
 #include <chrono>

@@ -9,6 +9,7 @@ const char* GpuHealthName(GpuHealth health) {
     case GpuHealth::kLost: return "lost";
     case GpuHealth::kNoPermission: return "no_permission";
     case GpuHealth::kUnresponsive: return "unresponsive";
+    case GpuHealth::kDriverNotLoaded: return "driver_not_loaded";
     case GpuHealth::kError: return "error";
   }
   return "error";

@@ -21,10 +21,11 @@ enum class GpuHealth {
   kLost,          // Fell off the bus (Xid 79) or NVML_ERROR_GPU_IS_LOST.
   kNoPermission,  // NVML_ERROR_NO_PERMISSION for this device.
   kUnresponsive,  // A call on this device did not return in time.
+  kDriverNotLoaded,  // The kernel driver went away (unloaded, reloading).
   kError,         // Any other failure to read the device; see `error`.
 };
 
-// "ok", "lost", "no_permission", "unresponsive", "error".
+// "ok", "lost", "no_permission", "unresponsive", "driver_not_loaded", "error".
 const char* GpuHealthName(GpuHealth health);
 
 // Facts about the driver stack, read once.

@@ -87,6 +87,11 @@ bool NvmlBackend::Check(DeviceState& d, int index, NvmlField field, const char* 
     d.unsupported[static_cast<size_t>(field)] = true;
     return false;
   }
+  if (r == nvml::kErrorDriverNotLoaded) {
+    d.health = GpuHealth::kDriverNotLoaded;
+    d.error = fmt::format("nvml: {}(gpu {}): {}", call, index, library_->ErrorText(r));
+    return false;
+  }
   if (r == nvml::kErrorGpuIsLost) {
     d.health = GpuHealth::kLost;
     d.error = fmt::format("nvml: {}(gpu {}): {}", call, index, library_->ErrorText(r));
@@ -135,6 +140,7 @@ Result<std::vector<GpuInfo>> NvmlBackend::Open() {
   }
   std::vector<GpuInfo> gpus;
   devices_.assign(count, DeviceState{});
+  fell_off_bus_ = std::make_unique<std::atomic<bool>[]>(count);
   for (unsigned i = 0; i < count; ++i) {
     DeviceState& d = devices_[i];
     int index = static_cast<int>(i);
@@ -265,12 +271,16 @@ Result<GpuSample> NvmlBackend::Sample(int index, unsigned tiers) {
   GpuSample s;
   s.index = index;
   s.taken_at = clock_->WallNow();
+  if (fell_off_bus_[static_cast<size_t>(index)].load() && d.health == GpuHealth::kOk) {
+    d.health = GpuHealth::kLost;
+    d.error = fmt::format("nvml: gpu {}: Xid 79: GPU has fallen off the bus", index);
+  }
   if (d.health == GpuHealth::kNoPermission || d.handle == nullptr) {
     s.health = d.health;
     s.error = d.error;
     return s;
   }
-  if (d.health == GpuHealth::kLost) {
+  if (d.health != GpuHealth::kOk) {  // Lost or driver gone: stays so until re-opened.
     s.health = d.health;
     s.error = d.error;
     return s;
@@ -656,11 +666,7 @@ Result<std::vector<GpuEvent>> NvmlBackend::WaitEvents(std::chrono::milliseconds 
     e.event_type = data.eventType;
     e.xid = static_cast<int64_t>(data.eventData);
     e.seen_at = clock_->WallNow();
-    if (e.xid == 79 && e.gpu_index >= 0) {
-      DeviceState& d = devices_[static_cast<size_t>(e.gpu_index)];
-      d.health = GpuHealth::kLost;
-      d.error = fmt::format("nvml: gpu {}: Xid 79: GPU has fallen off the bus", e.gpu_index);
-    }
+    if (e.xid == 79 && e.gpu_index >= 0) fell_off_bus_[static_cast<size_t>(e.gpu_index)].store(true);
     events.push_back(e);
     wait_ms = 0;  // Drain what is queued without waiting again.
   }

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <memory>
@@ -93,6 +94,9 @@ class NvmlBackend final : public GpuBackend {
   bool is_initialized_ = false;
   SystemInfo system_info_;
   std::vector<DeviceState> devices_;
+  // Set by WaitEvents (the events thread) on Xid 79; Sample (a GPU worker)
+  // turns it into kLost. Sized once at Open.
+  std::unique_ptr<std::atomic<bool>[]> fell_off_bus_;
   mutable std::mutex errors_mu_;
   std::map<std::string, int64_t> error_counts_;  // Guarded by errors_mu_.
   nvml::EventSet event_set_ = nullptr;

@@ -80,7 +80,7 @@ Result<GpuSample> SimBackend::Sample(int index, unsigned tiers) {
   s.index = index;
   s.taken_at = state->evaluated_at;
   if (!state->is_driver_loaded) {
-    s.health = GpuHealth::kError;
+    s.health = GpuHealth::kDriverNotLoaded;
     s.error = "sim: NVIDIA driver not loaded";
     return s;
   }

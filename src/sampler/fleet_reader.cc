@@ -1,16 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sampler/fleet_reader.h"
 
-#include <unistd.h>
+#include "common/host_name.h"
 
 namespace tarmac::sampler {
 namespace {
-
-std::string HostName() {
-  char buf[256] = {};
-  if (gethostname(buf, sizeof buf - 1) != 0) return "localhost";
-  return buf;
-}
 
 // Counter delta per second, or empty when either reading is missing or the
 // counter went backwards (driver reload).
@@ -41,6 +35,10 @@ void FleetReader::BoundCalls(std::chrono::milliseconds call_timeout, Logger* log
   for (const gpu::GpuInfo& info : opened_.gpus) indices.push_back(info.index);
   workers_ = std::make_unique<GpuWorkers>(opened_.backend.get(), indices, call_timeout, clock_, logger);
 }
+
+FleetReader::~FleetReader() = default;
+
+bool FleetReader::HasCallInDriver() const { return workers_ != nullptr && workers_->HasCallInDriver(); }
 
 FleetView FleetReader::Read(std::optional<std::chrono::seconds> recent_window, unsigned tiers) {
   FleetView view;

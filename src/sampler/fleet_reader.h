@@ -34,11 +34,17 @@ struct GpuView {
   // PCIe traffic from counter deltas between two reads (watch mode).
   std::optional<double> pcie_tx_bytes_per_second;
   std::optional<double> pcie_rx_bytes_per_second;
+  // Xid errors the agent's events thread has seen on this GPU.
+  int64_t xid_count = 0;
+  std::optional<gpu::GpuEvent> last_xid;
 };
 
 struct FleetView {
   std::string hostname;
   std::string backend;  // "nvml" or "sim"
+  // Why no GPU can be read at all (the driver is not loaded): set while the
+  // agent waits to re-attach; `gpus` then holds the last GPUs it knew.
+  std::string backend_error;
   gpu::SystemInfo system;
   std::chrono::system_clock::time_point taken_at;
   std::vector<GpuView> gpus;
@@ -47,6 +53,8 @@ struct FleetView {
 class FleetReader {
  public:
   FleetReader(gpu::OpenedBackend opened, Clock* clock);
+  ~FleetReader();
+  FleetReader(FleetReader&&) = default;
 
   // Reads all GPUs: the `tiers` given (gpu::SampleTier bits); readings of a
   // tier not read this time are carried over from the previous read. With
@@ -54,6 +62,11 @@ class FleetReader {
   FleetView Read(std::optional<std::chrono::seconds> recent_window, unsigned tiers = gpu::kAllTiers);
 
   const std::vector<gpu::GpuInfo>& gpus() const { return opened_.gpus; }
+  gpu::GpuBackend* backend() const { return opened_.backend.get(); }
+
+  // True while a bounded read is stuck in the driver; the reader (and its
+  // backend) must then not be destroyed: the stuck thread still uses them.
+  bool HasCallInDriver() const;
 
   // From now on, read each GPU on its own worker thread and give up on a GPU
   // whose read takes longer than `call_timeout` (it is then reported

@@ -79,6 +79,14 @@ void GpuWorkers::Run(Worker* w) {
   }
 }
 
+bool GpuWorkers::HasCallInDriver() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& w : workers_) {
+    if (w->is_busy) return true;
+  }
+  return false;
+}
+
 std::vector<gpu::GpuSample> GpuWorkers::SampleAll(unsigned tiers) {
   std::unique_lock<std::mutex> lock(mu_);
   steady_clock::time_point now = clock_->SteadyNow();

@@ -35,6 +35,10 @@ class GpuWorkers {
   // One result per GPU, in the order of `gpu_indices`.
   std::vector<gpu::GpuSample> SampleAll(unsigned tiers);
 
+  // True while some worker is blocked in a backend call: the backend must
+  // then outlive this object (see the destructor).
+  bool HasCallInDriver();
+
  private:
   struct Worker {
     int index = 0;

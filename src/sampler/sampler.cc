@@ -1,23 +1,36 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sampler/sampler.h"
 
+#include "common/host_name.h"
+
 namespace tarmac::sampler {
 
 using std::chrono::duration_cast;
 using std::chrono::microseconds;
 using std::chrono::steady_clock;
 
-Sampler::Sampler(FleetReader reader, SamplerOptions options, Clock* clock, Logger* logger,
+Sampler::Sampler(BackendOpener opener, SamplerOptions options, Clock* clock, Logger* logger,
                  std::function<void(const Snapshot&)> on_tick)
-    : reader_(std::move(reader)), clock_(clock), logger_(logger), on_tick_(std::move(on_tick)), options_(options) {
-  if (options.call_timeout.count() > 0) reader_.BoundCalls(options.call_timeout, logger_);
-}
+    : opener_(std::move(opener)),
+      clock_(clock),
+      logger_(logger),
+      on_tick_(std::move(on_tick)),
+      hostname_(HostName()),
+      options_(options) {}
 
 Sampler::~Sampler() { Stop(); }
 
-void Sampler::Start() {
+Status Sampler::Start() {
+  Status s = Attach();
+  if (!s.ok() && s.code() != StatusCode::kUnavailable) return s;
+  if (!s.ok()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    logger_->Log(LogLevel::kWarning, "sampler: {}; serving without GPUs and retrying every {} ms", s.message(),
+                 options_.reattach_interval.count());
+  }
   Tick(/*is_slow=*/true);
   thread_ = std::jthread([this](std::stop_token stop) { Loop(stop); });
+  return Status::OK();
 }
 
 void Sampler::Stop() {
@@ -25,6 +38,11 @@ void Sampler::Stop() {
     thread_.request_stop();
     thread_.join();
   }
+  events_.reset();
+  if (reader_ != nullptr && reader_->HasCallInDriver()) {
+    (void)reader_.release();  // A thread is stuck in the driver and still uses it.
+  }
+  reader_.reset();
 }
 
 std::shared_ptr<const Snapshot> Sampler::Latest() const {
@@ -42,13 +60,106 @@ void Sampler::SetIntervals(SamplerOptions options) {
   options_ = options;
 }
 
+Status Sampler::Attach() {
+  SamplerOptions options;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    options = options_;
+  }
+  next_attach_ = clock_->SteadyNow() + options.reattach_interval;
+  Result<gpu::OpenedBackend> opened = opener_();
+  if (!opened.ok()) {
+    if (opened.status().message() != detached_reason_ && !detached_reason_.empty()) {
+      logger_->Log(LogLevel::kWarning, "sampler: still detached: {}", opened.status().message());
+    }
+    detached_reason_ = opened.status().message();
+    return opened.status();
+  }
+  known_gpus_ = opened.value().gpus;
+  known_system_ = opened.value().backend->system_info();
+  backend_name_ = std::string(opened.value().backend->name());
+  reader_ = std::make_unique<FleetReader>(std::move(opened).value(), clock_);
+  if (options.call_timeout.count() > 0) reader_->BoundCalls(options.call_timeout, logger_);
+  events_ = std::make_unique<EventsWatcher>(reader_->backend(), logger_,
+                                            [this](const gpu::GpuEvent& e) { OnEvent(e); });
+  int64_t attaches = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    attaches = ++stats_.attaches;
+  }
+  if (attaches > 1) {
+    logger_->Log(LogLevel::kWarning, "sampler: re-attached: {} GPU{} via {}", known_gpus_.size(),
+                 known_gpus_.size() == 1 ? "" : "s", backend_name_);
+  }
+  detached_reason_.clear();
+  return Status::OK();
+}
+
+void Sampler::Detach(const std::string& reason) {
+  std::chrono::milliseconds retry;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    retry = options_.reattach_interval;
+  }
+  logger_->Log(LogLevel::kWarning, "sampler: {}; detaching from the GPUs and retrying every {} ms", reason,
+               retry.count());
+  detached_reason_ = reason;
+  events_.reset();
+  if (reader_->HasCallInDriver()) {
+    logger_->Log(LogLevel::kWarning, "sampler: a driver call is still stuck; its backend is left open");
+    (void)reader_.release();
+  }
+  reader_.reset();
+  next_attach_ = clock_->SteadyNow() + retry;
+}
+
+void Sampler::OnEvent(const gpu::GpuEvent& event) {
+  logger_->Log(event.xid == 79 ? LogLevel::kError : LogLevel::kWarning, "events: gpu {}: Xid {}", event.gpu_index,
+               event.xid);
+  std::lock_guard<std::mutex> lock(mu_);
+  XidRecord& r = xids_[event.gpu_index];
+  r.count++;
+  r.last = event;
+  stats_.xid_events++;
+}
+
+FleetView Sampler::DetachedView() const {
+  FleetView view;
+  view.hostname = hostname_;
+  view.backend = backend_name_;
+  view.system = known_system_;
+  view.taken_at = clock_->WallNow();
+  view.backend_error = detached_reason_;
+  for (const gpu::GpuInfo& info : known_gpus_) {
+    GpuView g;
+    g.info = info;
+    g.sample.index = info.index;
+    g.sample.taken_at = view.taken_at;
+    g.sample.health = gpu::GpuHealth::kDriverNotLoaded;
+    g.sample.error = detached_reason_;
+    view.gpus.push_back(std::move(g));
+  }
+  return view;
+}
+
 void Sampler::Tick(bool is_slow) {
   steady_clock::time_point start = clock_->SteadyNow();
+  if (reader_ == nullptr && start >= next_attach_ && Attach().ok()) is_slow = true;
   auto snapshot = std::make_shared<Snapshot>();
   // Thread entry points keep one last-resort catch: a bug in one tick is
   // logged, and sampling goes on.
   try {
-    snapshot->fleet = reader_.Read(std::nullopt, is_slow ? gpu::kAllTiers : unsigned{gpu::kFastTier});
+    if (reader_ != nullptr) {
+      snapshot->fleet = reader_->Read(std::nullopt, is_slow ? gpu::kAllTiers : unsigned{gpu::kFastTier});
+      for (const GpuView& g : snapshot->fleet.gpus) {
+        if (g.sample.health != gpu::GpuHealth::kDriverNotLoaded) continue;
+        Detach(g.sample.error);
+        snapshot->fleet = DetachedView();
+        break;
+      }
+    } else {
+      snapshot->fleet = DetachedView();
+    }
   } catch (const std::exception& e) {
     logger_->Log(LogLevel::kError, "sampler: tick failed: {}", e.what());
     return;
@@ -57,6 +168,12 @@ void Sampler::Tick(bool is_slow) {
   snapshot->tick_duration = duration_cast<microseconds>(snapshot->taken_at_steady - start);
   {
     std::lock_guard<std::mutex> lock(mu_);
+    for (GpuView& g : snapshot->fleet.gpus) {
+      auto it = xids_.find(g.info.index);
+      if (it == xids_.end()) continue;
+      g.xid_count = it->second.count;
+      g.last_xid = it->second.last;
+    }
     snapshot->sequence = stats_.ticks + 1;
     stats_.ticks++;
     if (is_slow) stats_.slow_ticks++;

@@ -3,7 +3,13 @@
 // The Sampler owns the GPU backend and reads it on a schedule: the fast tier
 // every fast_interval, the slow tier as well every slow_interval. Each tick
 // publishes an immutable snapshot; readers take a shared_ptr copy and never
-// wait for a tick in progress.
+// wait for a tick in progress. Driver events (Xid) are watched on a thread
+// of their own and appear in the next snapshot.
+//
+// When the driver goes away (unloaded, or not loaded yet at start) the
+// sampler detaches: it closes the backend, keeps publishing snapshots that
+// say so (the GPUs it last knew, health "driver_not_loaded"), and tries to
+// open the backend again every reattach_interval until it succeeds.
 //
 // Thread safety: Start/Stop from one thread; Latest(), stats() and
 // SetIntervals() from any thread.
@@ -11,13 +17,16 @@
 
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <thread>
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "sampler/events_watcher.h"
 #include "sampler/fleet_reader.h"
 
 namespace tarmac::sampler {
@@ -26,9 +35,13 @@ struct SamplerOptions {
   std::chrono::milliseconds fast_interval{1000};
   std::chrono::milliseconds slow_interval{30000};
   // A GPU read longer than this marks the GPU unresponsive (0: unbounded).
-  // Fixed at construction.
   std::chrono::milliseconds call_timeout{0};
+  // How often a detached sampler tries to open the backend again.
+  std::chrono::milliseconds reattach_interval{5000};
 };
+
+// Opens the GPU backend: at start and again on each re-attach attempt.
+using BackendOpener = std::function<Result<gpu::OpenedBackend>()>;
 
 // A published reading of the whole machine.
 struct Snapshot {
@@ -41,6 +54,8 @@ struct Snapshot {
 struct SamplerStats {
   int64_t ticks = 0;
   int64_t slow_ticks = 0;
+  int64_t attaches = 0;  // Successful opens of the backend, the first included.
+  int64_t xid_events = 0;
   std::chrono::microseconds last_tick_duration{0};
   std::chrono::microseconds max_lateness{0};  // Worst start delay versus schedule.
 };
@@ -49,17 +64,20 @@ class Sampler {
  public:
   // `on_tick` (optional) runs on the sampler thread after each publish (the
   // agent uses it for the systemd watchdog).
-  Sampler(FleetReader reader, SamplerOptions options, Clock* clock, Logger* logger,
+  Sampler(BackendOpener opener, SamplerOptions options, Clock* clock, Logger* logger,
           std::function<void(const Snapshot&)> on_tick = {});
   ~Sampler();
   Sampler(const Sampler&) = delete;
   Sampler& operator=(const Sampler&) = delete;
 
-  // Takes the first sample (both tiers) on the calling thread, publishes it,
-  // then starts the sampler thread. So once Start returns, Latest() has data.
-  void Start();
+  // Opens the backend and takes the first sample (both tiers) on the calling
+  // thread, publishes it, then starts the sampler thread, so once Start
+  // returns Latest() has data. An open that fails with kUnavailable (no
+  // driver yet) starts the sampler detached; any other failure is returned
+  // and nothing is started.
+  Status Start();
 
-  // Stops the thread and waits for it (at most one tick).
+  // Stops the threads and waits for them (at most one tick).
   void Stop();
 
   // The newest snapshot; null before Start.
@@ -68,23 +86,47 @@ class Sampler {
   SamplerStats stats() const;
 
   // New intervals take effect from the next tick (SIGHUP reload).
+  // call_timeout takes effect at the next attach.
   void SetIntervals(SamplerOptions options);
 
  private:
+  struct XidRecord {
+    int64_t count = 0;
+    gpu::GpuEvent last;
+  };
+
+  // Tries to open the backend; on success starts reading through it.
+  Status Attach();
+  // Closes the backend (after the driver went away); `reason` is shown
+  // until the next attach.
+  void Detach(const std::string& reason);
   void Tick(bool is_slow);
   void Loop(std::stop_token stop);
+  void OnEvent(const gpu::GpuEvent& event);
+  FleetView DetachedView() const;
 
-  FleetReader reader_;
+  BackendOpener opener_;
   Clock* clock_;
   Logger* logger_;
   std::function<void(const Snapshot&)> on_tick_;
   std::jthread thread_;
+
+  // Sampler-thread state (Start, then the loop).
+  std::unique_ptr<FleetReader> reader_;
+  std::unique_ptr<EventsWatcher> events_;  // Destroyed before reader_.
+  std::vector<gpu::GpuInfo> known_gpus_;   // Shown while detached.
+  gpu::SystemInfo known_system_;
+  std::string backend_name_;
+  std::string detached_reason_;
+  std::chrono::steady_clock::time_point next_attach_;
+  std::string hostname_;
 
   // State below is protected by mu_.
   mutable std::mutex mu_;
   SamplerOptions options_;
   std::shared_ptr<const Snapshot> latest_;
   SamplerStats stats_;
+  std::map<int, XidRecord> xids_;  // By GPU index.
 };
 
 }  // namespace tarmac::sampler

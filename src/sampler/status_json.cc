@@ -118,6 +118,9 @@ json GpuToJson(const GpuView& g) {
     processes.push_back(pj);
   }
   if (s.health == gpu::GpuHealth::kOk) j["processes"] = processes;
+  if (g.xid_count > 0 && g.last_xid) {
+    j["xid_errors"] = {{"count", g.xid_count}, {"last_xid", g.last_xid->xid}, {"last_at", Rfc3339(g.last_xid->seen_at)}};
+  }
   return j;
 }
 
@@ -129,6 +132,7 @@ json StatusToJson(const FleetView& fleet) {
   j["host"] = fleet.hostname;
   j["backend"] = fleet.backend;
   j["taken_at"] = Rfc3339(fleet.taken_at);
+  if (!fleet.backend_error.empty()) j["backend_error"] = fleet.backend_error;
   if (!fleet.system.driver_version.empty()) j["driver_version"] = fleet.system.driver_version;
   if (!fleet.system.nvml_version.empty()) j["nvml_version"] = fleet.system.nvml_version;
   Put(j, "cuda_driver_version", fleet.system.cuda_driver_version);
@@ -165,7 +169,8 @@ std::string GetString(const json& j, const char* key) {
 
 gpu::GpuHealth HealthFromName(const std::string& name) {
   for (gpu::GpuHealth h : {gpu::GpuHealth::kOk, gpu::GpuHealth::kLost, gpu::GpuHealth::kNoPermission,
-                           gpu::GpuHealth::kUnresponsive, gpu::GpuHealth::kError}) {
+                           gpu::GpuHealth::kUnresponsive, gpu::GpuHealth::kDriverNotLoaded,
+                           gpu::GpuHealth::kError}) {
     if (name == gpu::GpuHealthName(h)) return h;
   }
   return gpu::GpuHealth::kError;
@@ -274,6 +279,14 @@ GpuView GpuFromJson(const json& j) {
       g.processes.push_back(std::move(v));
     }
   }
+  if (auto xid = j.find("xid_errors"); xid != j.end() && xid->is_object()) {
+    g.xid_count = xid->value("count", int64_t{0});
+    gpu::GpuEvent last;
+    last.gpu_index = i.index;
+    last.xid = xid->value("last_xid", int64_t{0});
+    last.seen_at = ParseRfc3339(GetString(*xid, "last_at"));
+    g.last_xid = last;
+  }
   return g;
 }
 
@@ -286,6 +299,7 @@ Result<FleetView> FleetFromJson(const json& j) {
   FleetView fleet;
   fleet.hostname = GetString(j, "host");
   fleet.backend = GetString(j, "backend");
+  fleet.backend_error = GetString(j, "backend_error");
   fleet.system.driver_version = GetString(j, "driver_version");
   fleet.system.nvml_version = GetString(j, "nvml_version");
   Get(j, "cuda_driver_version", &fleet.system.cuda_driver_version);

@@ -219,5 +219,97 @@ until = "5s"
   EXPECT_NE(ReadLog().find("gpu 1 responds again"), std::string::npos) << ReadLog();
 }
 
+TEST_F(AgentTest, DriverUnloadedMidRunIsReportedAndTheAgentReattachesWhenItReturns) {
+  UseScenarioText(R"(
+[[gpu]]
+count = 2
+[[fault]]
+kind = "driver_unloaded"
+at = "2s"
+[[fault]]
+kind = "driver_loaded"
+at = "5s"
+)");
+  std::string config = dir_.Write("agent.toml", "[sampler]\nfast_interval = \"200ms\"\nreattach_interval = \"300ms\"\n");
+  StartLoad("1", {"--memory", "2GiB", "--util", "40"});
+  StartAgent({"--config", config});
+  ASSERT_EQ(AgentStatus()["gpus"][1]["processes"].size(), 1u);
+  EXPECT_TRUE(WaitForStatus([](const json& j) {
+    return j.contains("backend_error") && j["gpus"].size() == 2 && j["gpus"][0]["health"] == "driver_not_loaded" &&
+           j["gpus"][1]["health"] == "driver_not_loaded";
+  })) << ReadLog();
+  json during = AgentStatus();
+  EXPECT_NE(during["backend_error"].get<std::string>().find("Driver Not Loaded"), std::string::npos) << during;
+  EXPECT_EQ(during["gpus"][1]["uuid"], AgentStatus()["gpus"][1]["uuid"]);  // The GPUs it knew stay listed.
+  RunResult text = Tarmac({"status", "--socket", Socket()});
+  EXPECT_NE(text.out.find("NO DRIVER"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("re-attaches when the driver is back"), std::string::npos) << text.out;
+  // The driver comes back: the agent opens it again, with the GPUs and the
+  // process that were there.
+  EXPECT_TRUE(WaitForStatus([](const json& j) {
+    return !j.contains("backend_error") && j["gpus"].size() == 2 && j["gpus"][1]["health"] == "ok" &&
+           j["gpus"][1]["processes"].size() == 1;
+  })) << ReadLog();
+  EXPECT_NE(ReadLog().find("re-attached: 2 GPUs via nvml"), std::string::npos) << ReadLog();
+}
+
+TEST_F(AgentTest, StartsWithoutADriverAndAttachesWhenItLoads) {
+  UseScenarioText(R"(
+[driver]
+loaded = false
+[[gpu]]
+count = 2
+[[fault]]
+kind = "driver_loaded"
+at = "3s"
+)");
+  std::string config = dir_.Write("agent.toml", "[sampler]\nfast_interval = \"200ms\"\nreattach_interval = \"300ms\"\n");
+  StartAgent({"--config", config});
+  json before = AgentStatus();
+  EXPECT_TRUE(before.contains("backend_error")) << before;
+  EXPECT_EQ(before["gpus"].size(), 0u);
+  EXPECT_NE(ReadLog().find("ready without GPUs"), std::string::npos) << ReadLog();
+  EXPECT_TRUE(WaitForStatus([](const json& j) {
+    return !j.contains("backend_error") && j["gpus"].size() == 2 && j["gpus"][0]["health"] == "ok";
+  })) << ReadLog();
+}
+
+TEST_F(AgentTest, XidErrorsAreCountedPerGpuByTheEventsThread) {
+  UseScenarioText(R"(
+[[gpu]]
+count = 3
+[[fault]]
+kind = "xid"
+gpu = 2
+at = "1s"
+xid = 13
+[[fault]]
+kind = "xid"
+gpu = 2
+at = "2s"
+xid = 48
+)");
+  StartAgent();
+  EXPECT_TRUE(WaitForStatus([](const json& j) {
+    return j["gpus"][2].contains("xid_errors") && j["gpus"][2]["xid_errors"]["count"] == 2;
+  })) << ReadLog();
+  json after = AgentStatus();
+  EXPECT_EQ(after["gpus"][2]["xid_errors"]["last_xid"], 48);
+  EXPECT_FALSE(after["gpus"][0].contains("xid_errors"));
+  EXPECT_NE(ReadLog().find("gpu 2: Xid 48"), std::string::npos) << ReadLog();
+  RunResult text = Tarmac({"status", "--socket", Socket()});
+  EXPECT_NE(text.out.find("Xid 48 (x2)"), std::string::npos) << text.out;
+}
+
+TEST_F(AgentTest, AScenarioErrorStillStopsTheAgentAtStart) {
+  UseScenarioText("[[gpu]]\ncount = \"many\"\n");
+  Child agent({BinDir() + "/tarmac", "agent", "--backend", "sim", "--scenario", scenario_, "--socket", Socket(),
+               "--state-dir", dir_.path() + "/state"},
+              Env(), Log());
+  int code = agent.Wait();
+  EXPECT_NE(code, 0);
+  EXPECT_NE(ReadLog().find("count"), std::string::npos) << ReadLog();
+}
+
 }  // namespace
 }  // namespace tarmac::testing
