@@ -37,6 +37,7 @@ demo: build
 	scripts/demo $(BUILD_DIR)
 
 bench: build
+	@scripts/install-deps --bench
 	bench/run $(BUILD_DIR)
 
 fuzz: deps

@@ -78,7 +78,10 @@ std::string Handle(const Request& request, const PeerCredentials& peer, const Ag
       sampler = {{"ticks", stats->ticks},
                  {"slow_ticks", stats->slow_ticks},
                  {"last_tick_seconds", static_cast<double>(stats->last_tick_duration.count()) / 1e6},
-                 {"max_lateness_seconds", static_cast<double>(stats->max_lateness.count()) / 1e6}};
+                 {"max_lateness_seconds", static_cast<double>(stats->max_lateness.count()) / 1e6},
+                 {"p99_lateness_seconds", static_cast<double>(stats->p99_lateness.count()) / 1e6},
+                 {"attaches", stats->attaches},
+                 {"xid_events", stats->xid_events}};
     }
     return EncodeResult(request.id, {{"agent_version", agent.version},
                                      {"sampler", sampler},

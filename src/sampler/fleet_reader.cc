@@ -48,6 +48,7 @@ FleetView FleetReader::Read(std::optional<std::chrono::seconds> recent_window, u
   view.taken_at = clock_->WallNow();
   std::vector<gpu::GpuSample> bounded;
   if (workers_ != nullptr) bounded = workers_->SampleAll(tiers);
+  attributor_.BeginTick();
   for (size_t slot = 0; slot < opened_.gpus.size(); ++slot) {
     const gpu::GpuInfo& info = opened_.gpus[slot];
     GpuView g;

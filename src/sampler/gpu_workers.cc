@@ -3,126 +3,146 @@
 
 #include <fmt/format.h>
 
+#include <thread>
+
 namespace tarmac::sampler {
 
 using std::chrono::steady_clock;
 
-GpuWorkers::GpuWorkers(gpu::GpuBackend* backend, std::vector<int> gpu_indices,
-                       std::chrono::milliseconds call_timeout, Clock* clock, Logger* logger)
-    : backend_(backend), call_timeout_(call_timeout), clock_(clock), logger_(logger) {
-  for (int index : gpu_indices) {
-    auto w = std::make_unique<Worker>();
-    w->index = index;
-    workers_.push_back(std::move(w));
-  }
-  for (auto& w : workers_) {
-    Worker* worker = w.get();
-    worker->thread = std::thread([this, worker] { Run(worker); });
-  }
-}
+// A reader takes the GPUs of `queue` in order. Each reader has a
+// generation; SampleAll abandons a stuck reader by starting a new
+// generation, and an abandoned reader exits once its call returns.
+struct GpuWorkers::Shared {
+  gpu::GpuBackend* backend = nullptr;
+  Logger* logger = nullptr;
+  std::mutex mu;
+  std::condition_variable work_cv;
+  std::condition_variable done_cv;
+  bool is_stopping = false;
+  int64_t generation = 0;          // Of the current reader.
+  std::vector<size_t> queue;       // Slots still to read this tick.
+  unsigned tiers = 0;
+  bool is_in_call = false;         // The current reader is in the backend.
+  size_t current_slot = 0;
+  steady_clock::time_point call_started;
+  std::vector<gpu::GpuSample> results;
+  std::vector<bool> has_result;
+  std::vector<bool> is_stuck;      // An abandoned reader is in this GPU's call.
+  int stuck_calls = 0;
 
-GpuWorkers::~GpuWorkers() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    is_stopping_ = true;
-  }
-  work_cv_.notify_all();
-  for (auto& w : workers_) {
-    bool is_busy = false;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      is_busy = w->is_busy;
+  void Run(int64_t my_generation, const std::vector<int>& indices) {
+    std::unique_lock<std::mutex> lock(mu);
+    for (;;) {
+      work_cv.wait(lock, [&] { return is_stopping || generation != my_generation || !queue.empty(); });
+      if (is_stopping || generation != my_generation) return;
+      size_t slot = queue.front();
+      queue.erase(queue.begin());
+      is_in_call = true;
+      current_slot = slot;
+      call_started = steady_clock::now();
+      unsigned t = tiers;
+      lock.unlock();
+      gpu::GpuSample sample = Read(indices[slot], t);
+      lock.lock();
+      if (generation != my_generation) {
+        // Abandoned while in the driver: the GPU answers again.
+        is_stuck[slot] = false;
+        --stuck_calls;
+        logger->Log(LogLevel::kWarning, "sampler: gpu {} responds again", indices[slot]);
+        return;
+      }
+      is_in_call = false;
+      results[slot] = std::move(sample);
+      has_result[slot] = true;
+      if (queue.empty()) done_cv.notify_all();
     }
-    if (is_busy) {
-      w->thread.detach();
-      w.release();  // The detached thread still refers to it.
-    } else {
-      w->thread.join();
-    }
   }
-}
 
-void GpuWorkers::Run(Worker* w) {
-  std::unique_lock<std::mutex> lock(mu_);
-  for (;;) {
-    work_cv_.wait(lock, [&] { return is_stopping_ || w->has_work; });
-    if (is_stopping_) return;
-    w->has_work = false;
-    w->is_busy = true;
-    unsigned tiers = w->tiers;
-    lock.unlock();
+  gpu::GpuSample Read(int index, unsigned t) {
     gpu::GpuSample sample;
     // The last-resort catch of a thread entry point.
     try {
-      Result<gpu::GpuSample> r = backend_->Sample(w->index, tiers);
-      if (r.ok()) {
-        sample = std::move(r).value();
-      } else {
-        sample.index = w->index;
-        sample.health = gpu::GpuHealth::kError;
-        sample.error = r.status().message();
-      }
+      Result<gpu::GpuSample> r = backend->Sample(index, t);
+      if (r.ok()) return std::move(r).value();
+      sample.error = r.status().message();
     } catch (const std::exception& e) {
-      sample.index = w->index;
-      sample.health = gpu::GpuHealth::kError;
-      sample.error = fmt::format("sampler: gpu {}: {}", w->index, e.what());
+      sample.error = fmt::format("sampler: gpu {}: {}", index, e.what());
     }
-    lock.lock();
-    w->is_busy = false;
-    w->has_result = true;
-    w->result = std::move(sample);
-    if (w->is_reported_hung) {
-      w->is_reported_hung = false;
-      logger_->Log(LogLevel::kWarning, "sampler: gpu {} responds again", w->index);
-    }
-    done_cv_.notify_all();
+    sample.index = index;
+    sample.health = gpu::GpuHealth::kError;
+    return sample;
   }
+};
+
+GpuWorkers::GpuWorkers(gpu::GpuBackend* backend, std::vector<int> gpu_indices,
+                       std::chrono::milliseconds call_timeout, Clock* clock, Logger* logger)
+    : shared_(std::make_shared<Shared>()),
+      indices_(std::move(gpu_indices)),
+      call_timeout_(call_timeout),
+      clock_(clock),
+      logger_(logger) {
+  shared_->backend = backend;
+  shared_->logger = logger;
+  shared_->results.resize(indices_.size());
+  shared_->has_result.assign(indices_.size(), false);
+  shared_->is_stuck.assign(indices_.size(), false);
+  std::thread([s = shared_, indices = indices_] { s->Run(0, indices); }).detach();
+}
+
+GpuWorkers::~GpuWorkers() {
+  std::lock_guard<std::mutex> lock(shared_->mu);
+  shared_->is_stopping = true;
+  shared_->work_cv.notify_all();
+  // Readers hold `shared_` and exit on their own: at once when idle, after
+  // their call when in the driver.
 }
 
 bool GpuWorkers::HasCallInDriver() {
-  std::lock_guard<std::mutex> lock(mu_);
-  for (auto& w : workers_) {
-    if (w->is_busy) return true;
-  }
-  return false;
+  std::lock_guard<std::mutex> lock(shared_->mu);
+  return shared_->is_in_call || shared_->stuck_calls > 0;
 }
 
 std::vector<gpu::GpuSample> GpuWorkers::SampleAll(unsigned tiers) {
-  std::unique_lock<std::mutex> lock(mu_);
-  steady_clock::time_point now = clock_->SteadyNow();
-  for (auto& w : workers_) {
-    if (w->is_busy) continue;  // Still stuck in an earlier call: do not queue behind it.
-    w->has_result = false;
-    w->has_work = true;
-    w->tiers = tiers;
-    w->started_at = now;
+  Shared& s = *shared_;
+  std::unique_lock<std::mutex> lock(s.mu);
+  s.tiers = tiers;
+  s.queue.clear();
+  for (size_t slot = 0; slot < indices_.size(); ++slot) {
+    s.has_result[slot] = false;
+    if (!s.is_stuck[slot]) s.queue.push_back(slot);  // Do not queue behind a stuck call.
   }
-  work_cv_.notify_all();
-  steady_clock::time_point deadline = now + call_timeout_;
-  // Waiting on the real condition variable: the clock seam provides the
-  // deadline; a fake clock's tests run with short real timeouts.
-  done_cv_.wait_until(lock, std::chrono::steady_clock::now() + (deadline - clock_->SteadyNow()), [&] {
-    for (auto& w : workers_) {
-      if (w->has_work || (w->is_busy && clock_->SteadyNow() - w->started_at < call_timeout_)) return false;
-    }
-    return true;
-  });
+  s.work_cv.notify_all();
+  for (;;) {
+    // Waiting on the real condition variable: the clock seam provides the
+    // deadline; a fake clock's tests run with short real timeouts.
+    bool is_done = s.done_cv.wait_for(lock, call_timeout_, [&] { return s.queue.empty() && !s.is_in_call; });
+    if (is_done) break;
+    if (!s.is_in_call || steady_clock::now() - s.call_started < call_timeout_) continue;
+    // The current call is stuck: leave that reader in the driver and hand
+    // the rest to a new one.
+    size_t slot = s.current_slot;
+    s.is_stuck[slot] = true;
+    s.stuck_calls++;
+    s.is_in_call = false;
+    int64_t generation = ++s.generation;
+    logger_->Log(LogLevel::kWarning,
+                 "sampler: gpu {}: a driver call has not returned for {} ms; the other GPUs are still sampled",
+                 indices_[slot], call_timeout_.count());
+    std::thread([sp = shared_, generation, indices = indices_] { sp->Run(generation, indices); }).detach();
+    s.work_cv.notify_all();
+  }
   std::vector<gpu::GpuSample> samples;
-  for (auto& w : workers_) {
-    if (w->has_result && !w->is_busy && !w->has_work) {
-      samples.push_back(w->result);
+  for (size_t slot = 0; slot < indices_.size(); ++slot) {
+    if (s.has_result[slot]) {
+      samples.push_back(s.results[slot]);
       continue;
     }
     gpu::GpuSample hung;
-    hung.index = w->index;
+    hung.index = indices_[slot];
     hung.taken_at = clock_->WallNow();
     hung.health = gpu::GpuHealth::kUnresponsive;
-    auto stuck_for = std::chrono::duration_cast<std::chrono::milliseconds>(clock_->SteadyNow() - w->started_at);
-    hung.error = fmt::format("gpu {}: a driver call has not returned for {} ms", w->index, stuck_for.count());
-    if (!w->is_reported_hung) {
-      w->is_reported_hung = true;
-      logger_->Log(LogLevel::kWarning, "sampler: {}; the other GPUs are still sampled", hung.error);
-    }
+    hung.error = fmt::format("gpu {}: a driver call has not returned for over {} ms", indices_[slot],
+                             call_timeout_.count());
     samples.push_back(std::move(hung));
   }
   return samples;

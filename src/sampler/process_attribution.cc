@@ -4,7 +4,9 @@
 #include "common/proc_files.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <pwd.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -28,16 +30,42 @@ std::string UserName(int64_t uid) {
   return std::to_string(uid);
 }
 
-ProcessAttributor::ProcessAttributor(std::string proc_root) : proc_root_(std::move(proc_root)) {}
+namespace {
+
+int PidfdOpen(int64_t pid) {
+#ifdef SYS_pidfd_open
+  return static_cast<int>(::syscall(SYS_pidfd_open, static_cast<pid_t>(pid), 0));
+#else
+  (void)pid;
+  errno = ENOSYS;
+  return -1;
+#endif
+}
+
+void CloseFd(int* fd) {
+  if (*fd >= 0) ::close(*fd);
+  *fd = -1;
+}
+
+}  // namespace
+
+ProcessAttributor::ProcessAttributor(std::string proc_root)
+    : proc_root_(std::move(proc_root)), use_pidfds_(proc_root_ == "/proc") {
+  if (use_pidfds_) {
+    // Probe once: kernels before 5.3, or a seccomp filter, say ENOSYS/EPERM.
+    int fd = PidfdOpen(getpid());
+    use_pidfds_ = fd >= 0;
+    if (fd >= 0) ::close(fd);
+  }
+}
 
 ProcessAttributor::~ProcessAttributor() {
-  for (auto& [pid, entry] : cache_) {
-    if (entry.stat_fd >= 0) ::close(entry.stat_fd);
-  }
+  for (auto& [pid, entry] : cache_) CloseFd(&entry.fd);
 }
 
 ProcessAttributor::ProcessAttributor(ProcessAttributor&& other) noexcept
     : proc_root_(std::move(other.proc_root_)),
+      use_pidfds_(other.use_pidfds_),
       cache_(std::move(other.cache_)),
       user_names_(std::move(other.user_names_)) {
   other.cache_.clear();
@@ -49,36 +77,74 @@ void ProcessAttributor::Retain(const std::vector<int64_t>& live) {
       ++it;
       continue;
     }
-    if (it->second.stat_fd >= 0) ::close(it->second.stat_fd);
+    CloseFd(&it->second.fd);
     it = cache_.erase(it);
+  }
+}
+
+bool ProcessAttributor::IsAlive(const Entry& e) {
+  if (e.fd < 0) return false;
+  if (e.is_pidfd) {
+    struct pollfd p {e.fd, POLLIN, 0};
+    return ::poll(&p, 1, 0) == 0;
+  }
+  char probe[64];
+  return ::pread(e.fd, probe, sizeof probe, 0) > 0;
+}
+
+void ProcessAttributor::BeginTick() {
+  std::vector<struct pollfd> fds;
+  std::vector<Entry*> entries;
+  for (auto& [pid, entry] : cache_) {
+    entry.is_checked = false;
+    if (entry.fd < 0) continue;
+    if (!entry.is_pidfd) {
+      entry.is_checked = IsAlive(entry);
+      if (!entry.is_checked) CloseFd(&entry.fd);
+      continue;
+    }
+    fds.push_back(pollfd{entry.fd, POLLIN, 0});
+    entries.push_back(&entry);
+  }
+  if (fds.empty()) return;
+  if (::poll(fds.data(), fds.size(), 0) < 0) return;  // Lookups then check one by one.
+  for (size_t i = 0; i < fds.size(); ++i) {
+    entries[i]->is_checked = fds[i].revents == 0;
+    if (!entries[i]->is_checked) CloseFd(&entries[i]->fd);
   }
 }
 
 const ProcessDetails& ProcessAttributor::Lookup(int64_t pid) {
   auto it = cache_.find(pid);
-  if (it != cache_.end() && it->second.stat_fd >= 0) {
-    char probe[64];
+  if (it != cache_.end() && it->second.fd >= 0) {
     // Still the same process instance: the cached details hold.
-    if (::pread(it->second.stat_fd, probe, sizeof probe, 0) > 0) return it->second.details;
-    ::close(it->second.stat_fd);
-    it->second.stat_fd = -1;
+    if (it->second.is_checked || IsAlive(it->second)) return it->second.details;
+    CloseFd(&it->second.fd);
   }
   std::string dir = fmt::format("{}/{}", proc_root_, pid);
   Entry& entry = cache_[pid];
-  if (entry.stat_fd >= 0) ::close(entry.stat_fd);
+  CloseFd(&entry.fd);
   entry = Entry{};
   ProcessDetails& d = entry.details;
   d.pid = pid;
   d.user = "?";
   d.command = "?";
+  // The pidfd is taken first: if the process is still alive after /proc is
+  // read, what was read is this process's.
+  int pidfd = use_pidfds_ ? PidfdOpen(pid) : -1;
+  if (use_pidfds_ && pidfd < 0) return d;
   int fd = ::open((dir + "/stat").c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return d;
+  if (fd < 0) {
+    CloseFd(&pidfd);
+    return d;
+  }
   char buf[1024];
   ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
   std::optional<ProcStat> stat;
   if (n > 0) stat = ParseProcStat(std::string(buf, static_cast<size_t>(n)));
   if (!stat) {
     ::close(fd);
+    CloseFd(&pidfd);
     return d;
   }
   d.name = stat->name;
@@ -88,9 +154,16 @@ const ProcessDetails& ProcessAttributor::Lookup(int64_t pid) {
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0) {
     ::close(fd);
+    CloseFd(&pidfd);
     return d;
   }
-  entry.stat_fd = fd;
+  if (pidfd >= 0) {
+    ::close(fd);
+    entry.fd = pidfd;
+    entry.is_pidfd = true;
+  } else {
+    entry.fd = fd;
+  }
   d.exists = true;
   d.uid = st.st_uid;
   auto known = user_names_.find(d.uid);
@@ -106,6 +179,13 @@ const ProcessDetails& ProcessAttributor::Lookup(int64_t pid) {
   d.command = !cmdline.empty() ? cmdline : "[" + d.name + "]";
   std::string cgroup;
   if (ReadSmallFile(dir + "/cgroup", &cgroup)) d.cgroup = ParseCgroup(cgroup);
+  if (!IsAlive(entry)) {  // Exited (or replaced) while being read.
+    CloseFd(&entry.fd);
+    d = ProcessDetails{};
+    d.pid = pid;
+    d.user = "?";
+    d.command = "?";
+  }
   return d;
 }
 

@@ -68,6 +68,39 @@ TEST(ProcessAttributionTest, ExitedProcessIsNotAnsweredFromTheCache) {
   EXPECT_FALSE(attributor.Lookup(child).exists);
 }
 
+// The same over the per-tick check: one poll over every kept pidfd.
+TEST(ProcessAttributionTest, BeginTickDropsProcessesThatExitedAndKeepsTheRest) {
+  pid_t child = fork();
+  if (child == 0) {
+    pause();
+    _exit(0);
+  }
+  ProcessAttributor attributor;
+  ASSERT_TRUE(attributor.Lookup(child).exists);
+  ASSERT_TRUE(attributor.Lookup(getpid()).exists);
+  attributor.BeginTick();
+  EXPECT_TRUE(attributor.Lookup(child).exists);
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  attributor.BeginTick();
+  EXPECT_FALSE(attributor.Lookup(child).exists);
+  EXPECT_TRUE(attributor.Lookup(getpid()).exists);
+}
+
+// Over a test /proc (no pidfds), the kept stat descriptor is the check.
+TEST(ProcessAttributionTest, FakeProcEntryGoneIsNoticedAtTheNextTick) {
+  testing::TempDir root;
+  mkdir((root.path() + "/43").c_str(), 0755);
+  std::ofstream(root.path() + "/43/stat") << "43 (x) S 1 43 43 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5 0 0\n";
+  ProcessAttributor attributor(root.path());
+  ASSERT_TRUE(attributor.Lookup(43).exists);
+  attributor.BeginTick();
+  EXPECT_TRUE(attributor.Lookup(43).exists);
+  std::ofstream(root.path() + "/43/stat", std::ios::trunc).close();  // Reads as empty, as a dead process's does.
+  attributor.BeginTick();
+  EXPECT_FALSE(attributor.Lookup(43).exists);
+}
+
 TEST(ProcessAttributionTest, RetainForgetsProcessesNoLongerOnAGpu) {
   ProcessAttributor attributor;
   EXPECT_TRUE(attributor.Lookup(getpid()).exists);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sampler/sampler.h"
 
+#include <algorithm>
+
 #include "common/host_name.h"
 
 namespace tarmac::sampler {
@@ -51,8 +53,20 @@ std::shared_ptr<const Snapshot> Sampler::Latest() const {
 }
 
 SamplerStats Sampler::stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return stats_;
+  std::vector<int64_t> window;
+  SamplerStats stats;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stats = stats_;
+    window = lateness_us_;
+  }
+  if (!window.empty()) {
+    size_t k = (window.size() * 99) / 100;
+    if (k >= window.size()) k = window.size() - 1;
+    std::nth_element(window.begin(), window.begin() + static_cast<std::ptrdiff_t>(k), window.end());
+    stats.p99_lateness = microseconds(window[k]);
+  }
+  return stats;
 }
 
 void Sampler::SetIntervals(SamplerOptions options) {
@@ -208,6 +222,12 @@ void Sampler::Loop(std::stop_token stop) {
     Tick(is_slow);
     std::lock_guard<std::mutex> lock(mu_);
     if (late > stats_.max_lateness) stats_.max_lateness = late;
+    if (lateness_us_.size() < kLatenessWindow) {
+      lateness_us_.push_back(late.count());
+    } else {
+      lateness_us_[lateness_next_] = late.count();
+      lateness_next_ = (lateness_next_ + 1) % kLatenessWindow;
+    }
   }
 }
 

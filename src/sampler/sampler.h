@@ -23,6 +23,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "common/clock.h"
 #include "common/log.h"
@@ -58,7 +59,11 @@ struct SamplerStats {
   int64_t xid_events = 0;
   std::chrono::microseconds last_tick_duration{0};
   std::chrono::microseconds max_lateness{0};  // Worst start delay versus schedule.
+  std::chrono::microseconds p99_lateness{0};  // Over the last kLatenessWindow ticks.
 };
+
+// Ticks over which the p99 of lateness is taken.
+inline constexpr size_t kLatenessWindow = 1024;
 
 class Sampler {
  public:
@@ -127,6 +132,8 @@ class Sampler {
   std::shared_ptr<const Snapshot> latest_;
   SamplerStats stats_;
   std::map<int, XidRecord> xids_;  // By GPU index.
+  std::vector<int64_t> lateness_us_;  // Ring of the last kLatenessWindow.
+  size_t lateness_next_ = 0;
 };
 
 }  // namespace tarmac::sampler
