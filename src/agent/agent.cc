@@ -108,7 +108,7 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
         if (!decoded.ok) return decoded.error_response;
         std::shared_ptr<const sampler::Snapshot> snapshot = sampler.Latest();
         sampler::SamplerStats stats = sampler.stats();
-        return ipc::Handle(decoded.request, peer, info, snapshot.get(), &stats);
+        return ipc::Handle(decoded.request, peer, info, snapshot.get(), &stats, &sampler.history());
       },
       clock, logger);
   s = server.Start();

@@ -10,9 +10,13 @@ namespace {
 
 constexpr std::chrono::milliseconds kAgentTimeout{5000};
 
-Result<FleetView> ReadFromAgent(const std::string& socket) {
+Result<FleetView> ReadFromAgent(const std::string& socket, std::optional<std::chrono::seconds> recent_window) {
   ipc::Request request;
   request.method = "status";
+  if (recent_window) {
+    request.params["recent_window_seconds"] =
+        std::min<int64_t>(recent_window->count(), ipc::kMaxRecentWindowSeconds);
+  }
   Result<nlohmann::json> result = ipc::CallAgent(socket, request, kAgentTimeout);
   if (!result.ok()) return result.status();
   return sampler::FleetFromJson(result.value());
@@ -20,11 +24,12 @@ Result<FleetView> ReadFromAgent(const std::string& socket) {
 
 }  // namespace
 
-Result<std::unique_ptr<FleetSource>> FleetSource::Open(const GlobalOptions& global, Clock* clock, Logger* logger) {
+Result<std::unique_ptr<FleetSource>> FleetSource::Open(const GlobalOptions& global, Clock* clock, Logger* logger,
+                                                       std::optional<std::chrono::seconds> recent_window) {
   std::unique_ptr<FleetSource> source(new FleetSource());
   source->socket_ = global.socket;
   if (!global.no_agent && !global.is_backend_explicit) {
-    Result<FleetView> fleet = ReadFromAgent(global.socket);
+    Result<FleetView> fleet = ReadFromAgent(global.socket, recent_window);
     if (fleet.ok()) {
       source->first_ = std::move(fleet).value();
       return source;
@@ -43,7 +48,7 @@ Result<FleetView> FleetSource::Read(std::optional<std::chrono::seconds> recent_w
     first_.reset();
     return fleet;
   }
-  return ReadFromAgent(socket_);
+  return ReadFromAgent(socket_, recent_window);
 }
 
 }  // namespace tarmac::cli

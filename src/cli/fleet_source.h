@@ -18,8 +18,11 @@ namespace tarmac::cli {
 class FleetSource {
  public:
   // Connects to the agent or opens the backend. Errors are the backend's
-  // (a missing driver is kUnavailable), or the agent's.
-  static Result<std::unique_ptr<FleetSource>> Open(const GlobalOptions& global, Clock* clock, Logger* logger);
+  // (a missing driver is kUnavailable), or the agent's. `recent_window`
+  // asks the agent, in the first read, for each GPU's mean utilization over
+  // that window (from its own samples; at most ten minutes).
+  static Result<std::unique_ptr<FleetSource>> Open(const GlobalOptions& global, Clock* clock, Logger* logger,
+                                                   std::optional<std::chrono::seconds> recent_window = std::nullopt);
 
   Result<FleetView> Read(std::optional<std::chrono::seconds> recent_window);
   bool is_agent() const { return !reader_.has_value(); }

@@ -16,7 +16,7 @@ CLI::App* AddPickCommand(CLI::App* app, PickOptions* options) {
   CLI::App* cmd = app->add_subcommand(
       "pick", "Print the best free GPU(s) as UUIDs, for CUDA_VISIBLE_DEVICES=$(tarmac pick); "
               "judged on free memory and recent utilization. Exit 1 when none fits");
-  cmd->add_option("-n,--count", options->count, "How many GPUs")->check(CLI::Range(1, 1024))->default_str("1");
+  cmd->add_option("-n,--count,--gpus", options->count, "How many GPUs")->check(CLI::Range(1, 1024))->default_str("1");
   cmd->add_option("--min-free-memory", options->min_free_memory, "Free memory each GPU needs, e.g. 20GiB")
       ->default_str("0");
   cmd->add_option("--max-utilization", options->max_utilization_percent,
@@ -24,7 +24,7 @@ CLI::App* AddPickCommand(CLI::App* app, PickOptions* options) {
       ->check(CLI::Range(0.0, 100.0))
       ->default_str("50");
   cmd->add_option("--window", options->window_seconds, "Seconds of utilization history to judge by")
-      ->check(CLI::Range(1, 60))
+      ->check(CLI::Range(1, 600))
       ->default_str("10");
   cmd->add_flag("--json", options->json, "Print the choice and the reasons as JSON");
   return cmd;
@@ -33,7 +33,8 @@ CLI::App* AddPickCommand(CLI::App* app, PickOptions* options) {
 int RunPick(const GlobalOptions& global, const PickOptions& options, Clock* clock, Logger* logger) {
   Result<int64_t> min_free = ParseBytes(options.min_free_memory);
   if (!min_free.ok()) return ExitWith(min_free.status().WithContext("--min-free-memory"));
-  Result<std::unique_ptr<FleetSource>> source = FleetSource::Open(global, clock, logger);
+  Result<std::unique_ptr<FleetSource>> source =
+      FleetSource::Open(global, clock, logger, std::chrono::seconds(options.window_seconds));
   if (!source.ok()) return ExitWith(source.status());
   Result<FleetView> read = source.value()->Read(std::chrono::seconds(options.window_seconds));
   if (!read.ok()) return ExitWith(read.status());

@@ -71,7 +71,8 @@ std::string EncodeRequest(const Request& request) {
 }
 
 std::string Handle(const Request& request, const PeerCredentials& peer, const AgentInfo& agent,
-                   const sampler::Snapshot* snapshot, const sampler::SamplerStats* stats) {
+                   const sampler::Snapshot* snapshot, const sampler::SamplerStats* stats,
+                   const sampler::UtilizationHistory* history) {
   if (request.method == "hello") {
     json sampler = json::object();
     if (stats != nullptr) {
@@ -92,8 +93,23 @@ std::string Handle(const Request& request, const PeerCredentials& peer, const Ag
                                      {"peer", {{"pid", peer.pid}, {"uid", peer.uid}, {"gid", peer.gid}}}});
   }
   if (request.method == "status") {
+    std::optional<std::chrono::seconds> window;
+    if (auto w = request.params.find("recent_window_seconds"); w != request.params.end()) {
+      if (!w->is_number_integer() || w->get<int64_t>() < 1 || w->get<int64_t>() > kMaxRecentWindowSeconds) {
+        return EncodeError(request.id, kErrorBadRequest,
+                           fmt::format("params.recent_window_seconds: expected an integer from 1 to {}",
+                                       kMaxRecentWindowSeconds));
+      }
+      window = std::chrono::seconds(w->get<int64_t>());
+    }
     if (snapshot == nullptr) return EncodeError(request.id, kErrorUnavailable, "no sample taken yet");
     json result = sampler::StatusToJson(snapshot->fleet);
+    if (window && history != nullptr) {
+      for (json& g : result["gpus"]) {
+        std::optional<double> mean = history->Mean(g["index"].get<int>(), snapshot->taken_at_steady, *window);
+        if (mean) g["utilization_gpu_recent_ratio"] = *mean;
+      }
+    }
     result["sequence"] = snapshot->sequence;
     result["tick_duration_seconds"] = static_cast<double>(snapshot->tick_duration.count()) / 1e6;
     return EncodeResult(request.id, result);

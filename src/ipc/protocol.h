@@ -68,10 +68,14 @@ struct AgentInfo {
   int64_t started_at_unix = 0;
 };
 
-// Answers one request from the latest snapshot (null before the first tick)
-// and the sampler's counters (null when not known).
+// Answers one request from the latest snapshot (null before the first tick),
+// the sampler's counters and its utilization history (null when not known).
 std::string Handle(const Request& request, const PeerCredentials& peer, const AgentInfo& agent,
-                   const sampler::Snapshot* snapshot, const sampler::SamplerStats* stats = nullptr);
+                   const sampler::Snapshot* snapshot, const sampler::SamplerStats* stats = nullptr,
+                   const sampler::UtilizationHistory* history = nullptr);
+
+// Longest `recent_window_seconds` a status request may ask for.
+inline constexpr int64_t kMaxRecentWindowSeconds = 600;
 
 // Client side: parses a response line. kUnavailable/kInvalidArgument with the
 // agent's message on an error response; kCorruption for a malformed line.

@@ -71,6 +71,25 @@ TEST(ProtocolTest, HelloReportsTheCallerAsTheKernelSaysAndStatusNeedsASample) {
   EXPECT_EQ(ok["result"]["sequence"], 5);
   EXPECT_EQ(ok["result"]["gpus"].size(), 2u);
 
+  // A recent window asks for each GPU's mean utilization from the history.
+  sampler::UtilizationHistory history;
+  snapshot.fleet.gpus[1].info.index = 1;
+  snapshot.taken_at_steady = std::chrono::steady_clock::now();
+  history.Record(1, snapshot.taken_at_steady - std::chrono::seconds(2), 0.8);
+  history.Record(1, snapshot.taken_at_steady, 0.4);
+  Request recent;
+  recent.method = "status";
+  recent.params = {{"recent_window_seconds", 10}};
+  json with_window = Parse(Handle(recent, {}, agent, &snapshot, nullptr, &history));
+  EXPECT_DOUBLE_EQ(with_window["result"]["gpus"][1]["utilization_gpu_recent_ratio"].get<double>(), 0.6);
+  EXPECT_FALSE(with_window["result"]["gpus"][0].contains("utilization_gpu_recent_ratio"));
+  for (json bad : {json(0), json(601), json("10"), json(2.5)}) {
+    recent.params = {{"recent_window_seconds", bad}};
+    json refused = Parse(Handle(recent, {}, agent, &snapshot, nullptr, &history));
+    EXPECT_EQ(refused["error"]["code"], kErrorBadRequest) << bad;
+    EXPECT_NE(refused["error"]["message"].get<std::string>().find("recent_window_seconds"), std::string::npos);
+  }
+
   Request unknown;
   unknown.method = "launch_missiles";
   EXPECT_EQ(Parse(Handle(unknown, {}, agent, nullptr))["error"]["code"], kErrorUnknownMethod);

@@ -179,6 +179,11 @@ void Sampler::Tick(bool is_slow) {
     return;
   }
   snapshot->taken_at_steady = clock_->SteadyNow();
+  for (const GpuView& g : snapshot->fleet.gpus) {
+    if (g.sample.health == gpu::GpuHealth::kOk && g.sample.utilization_gpu_ratio) {
+      history_.Record(g.info.index, snapshot->taken_at_steady, *g.sample.utilization_gpu_ratio);
+    }
+  }
   snapshot->tick_duration = duration_cast<microseconds>(snapshot->taken_at_steady - start);
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -29,6 +29,7 @@
 #include "common/log.h"
 #include "sampler/events_watcher.h"
 #include "sampler/fleet_reader.h"
+#include "sampler/utilization_history.h"
 
 namespace tarmac::sampler {
 
@@ -90,6 +91,9 @@ class Sampler {
 
   SamplerStats stats() const;
 
+  // Each GPU's utilization over the last ticks (kCapacity of them).
+  const UtilizationHistory& history() const { return history_; }
+
   // New intervals take effect from the next tick (SIGHUP reload).
   // call_timeout takes effect at the next attach.
   void SetIntervals(SamplerOptions options);
@@ -125,6 +129,7 @@ class Sampler {
   std::string detached_reason_;
   std::chrono::steady_clock::time_point next_attach_;
   std::string hostname_;
+  UtilizationHistory history_;
 
   // State below is protected by mu_.
   mutable std::mutex mu_;

@@ -69,6 +69,13 @@ class AgentTest : public SimWorldTest {
     return json::parse(r.out, nullptr, false);
   }
 
+  int64_t AgentTicks() {
+    ipc::Request hello;
+    hello.method = "hello";
+    Result<json> r = ipc::CallAgent(Socket(), hello, std::chrono::seconds(2));
+    return r.ok() ? r.value()["sampler"].value("ticks", int64_t{0}) : 0;
+  }
+
   // Polls the agent until `pred` holds for its status (bounded).
   bool WaitForStatus(const std::function<bool(const json&)>& pred) {
     for (int i = 0; i < 100; ++i) {
@@ -217,6 +224,29 @@ until = "5s"
   // The agent answers while the call hangs, and the GPU comes back after.
   EXPECT_TRUE(WaitForStatus([](const json& j) { return j["gpus"][1]["health"] == "ok"; })) << ReadLog();
   EXPECT_NE(ReadLog().find("gpu 1 responds again"), std::string::npos) << ReadLog();
+}
+
+// Through the agent, pick judges a GPU by its utilization over --window
+// from the agent's own samples, not by the last instant.
+TEST_F(AgentTest, PickThroughTheAgentJudgesRecentUtilizationNotTheLastInstant) {
+  UseScenarioText("[[gpu]]\ncount = 2\n");
+  std::string config = dir_.Write("agent.toml", "[sampler]\nfast_interval = \"200ms\"\n");
+  Child* load = StartLoad("0", {"--memory", "1GiB", "--util", "90"});
+  StartAgent({"--config", config});
+  for (int i = 0; i < 100 && AgentTicks() < 10; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_GE(AgentTicks(), 10);
+  load->KillAndWait(SIGKILL);
+  ASSERT_TRUE(WaitForStatus([](const json& j) {
+    return j["gpus"][0]["utilization_gpu_ratio"] == 0 && j["gpus"][0]["processes"].empty();
+  }));
+  // Both GPUs are idle this instant; GPU 0 was busy for the last seconds.
+  RunResult recent = Tarmac({"pick", "--socket", Socket(), "--window", "30", "--json"});
+  EXPECT_EQ(recent.exit_code, 0) << recent.err;
+  json chosen = json::parse(recent.out, nullptr, false);
+  EXPECT_EQ(chosen["indices"], json::array({1})) << recent.out;
+  EXPECT_NE(chosen["rejected"].dump().find("gpu 0: busy"), std::string::npos) << recent.out;
+  RunResult both = Tarmac({"pick", "--socket", Socket(), "--window", "30", "--gpus", "2"});
+  EXPECT_EQ(both.exit_code, 1) << both.out;
 }
 
 TEST_F(AgentTest, DriverUnloadedMidRunIsReportedAndTheAgentReattachesWhenItReturns) {

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sampler/utilization_history.h"
+
+namespace tarmac::sampler {
+
+void UtilizationHistory::Record(int index, std::chrono::steady_clock::time_point at, double ratio) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Ring& ring = rings_[index];
+  if (ring.readings.size() < kCapacity) {
+    ring.readings.push_back(Reading{at, ratio});
+    return;
+  }
+  ring.readings[ring.next] = Reading{at, ratio};
+  ring.next = (ring.next + 1) % kCapacity;
+}
+
+std::optional<double> UtilizationHistory::Mean(int index, std::chrono::steady_clock::time_point now,
+                                               std::chrono::seconds window) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = rings_.find(index);
+  if (it == rings_.end()) return std::nullopt;
+  double sum = 0;
+  int n = 0;
+  for (const Reading& r : it->second.readings) {
+    if (r.at > now || now - r.at >= window) continue;
+    sum += r.ratio;
+    ++n;
+  }
+  if (n == 0) return std::nullopt;
+  return sum / n;
+}
+
+}  // namespace tarmac::sampler
