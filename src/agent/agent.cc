@@ -13,6 +13,7 @@
 #include "gpu/backend_factory.h"
 #include "ipc/unix_server.h"
 #include "sampler/sampler.h"
+#include "store/writer.h"
 
 #ifndef TARMAC_VERSION
 #define TARMAC_VERSION "dev"
@@ -27,6 +28,29 @@ void Override(const std::string& flag, std::string* value) {
 
 sampler::SamplerOptions SamplerOptionsOf(const config::Config& c) {
   return sampler::SamplerOptions{c.fast_interval, c.slow_interval, c.call_timeout, c.reattach_interval};
+}
+
+store::StoreOptions StoreOptionsOf(const config::Config& c) {
+  store::StoreOptions o;
+  o.path = config::StorePath(c);
+  o.retention.raw = std::chrono::duration_cast<std::chrono::seconds>(c.raw_retention);
+  o.retention.minute = std::chrono::duration_cast<std::chrono::seconds>(c.minute_retention);
+  o.retention.hour = std::chrono::duration_cast<std::chrono::seconds>(c.hour_retention);
+  o.fast_interval = c.fast_interval;
+  return o;
+}
+
+// Opens the history store; on failure logs why and runs without history.
+std::unique_ptr<store::StoreWriter> OpenHistory(const config::Config& c, Clock* clock, Logger* logger) {
+  if (!c.is_store_enabled) return nullptr;
+  Result<std::unique_ptr<store::StoreWriter>> writer = store::StoreWriter::Open(StoreOptionsOf(c), clock, logger);
+  if (!writer.ok()) {
+    logger->Log(LogLevel::kError, "{}; history is off (live data is still served)", writer.status().message());
+    return nullptr;
+  }
+  logger->Log(LogLevel::kInfo, "store: writing history to {}", config::StorePath(c));
+  writer.value()->Start();
+  return std::move(writer).value();
 }
 
 std::string Dirname(const std::string& path) {
@@ -78,12 +102,17 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
   backend_options.nvml_library = config.nvml_library;
   backend_options.sim.scenario_path = config.scenario;
   backend_options.sim.dir = config.sim_dir;
+  std::unique_ptr<store::StoreWriter> history = OpenHistory(config, clock, logger);
+  if (history) history->RecordEvent("agent_start", fmt::format("tarmac {} (pid {})", TARMAC_VERSION, getpid()));
+  store::StoreWriter* history_writer = history.get();
+
   SystemdNotifier systemd(logger);
   bool has_watchdog = systemd.has_watchdog();
   sampler::Sampler sampler([backend_options, clock, logger] { return gpu::OpenBackend(backend_options, clock, logger); },
                            SamplerOptionsOf(config), clock, logger,
-                           [has_watchdog, &systemd](const sampler::Snapshot&) {
+                           [has_watchdog, &systemd, history_writer](const std::shared_ptr<const sampler::Snapshot>& s) {
                              if (has_watchdog) systemd.Notify("WATCHDOG=1");
+                             if (history_writer != nullptr) history_writer->Submit(s);
                            });
   s = sampler.Start();
   if (!s.ok()) return s;
@@ -96,6 +125,19 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
   info.pid = getpid();
   info.backend = backend_name;
   info.started_at_unix = std::chrono::duration_cast<std::chrono::seconds>(clock->WallNow().time_since_epoch()).count();
+  if (history_writer != nullptr) {
+    std::string path = config::StorePath(config);
+    info.store_status = [history_writer, path] {
+      store::StoreStats st = history_writer->stats();
+      nlohmann::json j = {{"path", path},
+                          {"ticks_written", st.ticks_written},
+                          {"ticks_skipped", st.ticks_skipped},
+                          {"ticks_dropped", st.ticks_dropped},
+                          {"paused", st.is_paused}};
+      if (!st.last_error.empty()) j["last_error"] = st.last_error;
+      return j;
+    };
+  }
   ipc::ServerOptions server_options;
   server_options.socket_path = config.socket_path;
   server_options.max_connections = config.max_connections;
@@ -125,6 +167,7 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
                 config.socket_path);
   }
 
+  std::string signal_name;
   for (;;) {
     int signal = 0;
     if (sigwait(&signals, &signal) != 0) continue;
@@ -142,16 +185,22 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
           logger->Log(LogLevel::kWarning, "agent: socket and backend changes take effect on restart");
         }
         logger->Log(LogLevel::kInfo, "agent: config reloaded: sampling every {} ms", next.fast_interval.count());
+        if (history) history->RecordEvent("config_reload", fmt::format("sampling every {} ms", next.fast_interval.count()));
       }
       systemd.Notify("READY=1");
       continue;
     }
-    logger->Log(LogLevel::kInfo, "agent: {} received; stopping", signal == SIGTERM ? "SIGTERM" : "SIGINT");
+    signal_name = signal == SIGTERM ? "SIGTERM" : "SIGINT";
+    logger->Log(LogLevel::kInfo, "agent: {} received; stopping", signal_name);
     systemd.Notify("STOPPING=1");
     break;
   }
   server.Stop();
   sampler.Stop();
+  if (history) {
+    history->RecordEvent("agent_stop", signal_name);
+    history->Stop();
+  }
   return Status::OK();
 }
 

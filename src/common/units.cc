@@ -77,13 +77,15 @@ Result<int64_t> ParseBytes(std::string_view text) {
 }
 
 Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {
-  static constexpr std::array<Unit, 6> kUnits = {{
+  static constexpr std::array<Unit, 8> kUnits = {{
       {"", 1000.0},
       {"ms", 1.0},
       {"s", 1000.0},
       {"m", 60.0 * 1000},
       {"h", 3600.0 * 1000},
       {"d", 86400.0 * 1000},
+      {"w", 7 * 86400.0 * 1000},
+      {"y", 365 * 86400.0 * 1000},
   }};
   double number = 0;
   std::string_view unit;
@@ -98,7 +100,7 @@ Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {
     return std::chrono::milliseconds(static_cast<int64_t>(std::llround(ms)));
   }
   return Status::InvalidArgument("unknown duration unit",
-                                 fmt::format("'{}' (use ms, s, m, h or d)", text));
+                                 fmt::format("'{}' (use ms, s, m, h, d, w or y)", text));
 }
 
 std::string FormatBytes(int64_t bytes) {

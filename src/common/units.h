@@ -21,8 +21,8 @@ namespace tarmac {
 // values and for values that overflow int64.
 Result<int64_t> ParseBytes(std::string_view text);
 
-// Parses a duration: a number with a unit ms, s, m, h or d; a plain number is
-// seconds. Returns kInvalidArgument for anything else.
+// Parses a duration: a number with a unit ms, s, m, h, d, w (7 days) or y
+// (365 days); a plain number is seconds. Returns kInvalidArgument for anything else.
 Result<std::chrono::milliseconds> ParseDuration(std::string_view text);
 
 // "80.0 GiB", "512 MiB", "0 B": binary units, one decimal above MiB.

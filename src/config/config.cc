@@ -93,6 +93,39 @@ Result<Config> ParseConfig(std::string_view text, std::string_view source_name) 
       if (const toml::node* n = t->get("slow_interval")) r.Fail(*n, "slow_interval", "must not be shorter than fast_interval");
     }
   }
+  if (const toml::table* t = Section(root, "store")) {
+    Reader r(*t, "store", &errors);
+    r.Bool("enabled", &c.is_store_enabled);
+    r.String("path", &c.store_path);
+    milliseconds day = std::chrono::hours(24);
+    ReadInterval(r, *t, "raw_retention", day, day * 365 * 10, &c.raw_retention);
+    ReadInterval(r, *t, "minute_retention", day, day * 365 * 10, &c.minute_retention);
+    ReadInterval(r, *t, "hour_retention", day, day * 365 * 30, &c.hour_retention);
+    r.RejectUnknown();
+    if (c.minute_retention < c.raw_retention || c.hour_retention < c.minute_retention) {
+      if (const toml::node* n = t->get("minute_retention") ? t->get("minute_retention") : t->get("hour_retention")) {
+        r.Fail(*n, "minute_retention", "tiers must keep longer as they get coarser (raw <= minute <= hour)");
+      }
+    }
+  }
+  if (const toml::table* t = Section(root, "report")) {
+    Reader r(*t, "report", &errors);
+    r.String("currency", &c.currency);
+    r.Number("gpu_hour_cost", &c.gpu_hour_cost, 0, 1e6);
+    if (const toml::node* n = r.Find("gpu_hour_cost_by_model")) {
+      if (!n->is_table()) {
+        r.Fail(*n, "gpu_hour_cost_by_model", "expected a table of GPU names and prices");
+      } else {
+        Reader models(*n->as_table(), "report.gpu_hour_cost_by_model", &errors);
+        for (const auto& [model, price] : *n->as_table()) {
+          double value = 0;
+          models.Number(model.str(), &value, 0, 1e6);
+          c.gpu_hour_cost_by_model[std::string(model.str())] = value;
+        }
+      }
+    }
+    r.RejectUnknown();
+  }
   if (const toml::table* t = Section(root, "api")) {
     Reader r(*t, "api", &errors);
     r.Integer("max_connections", &c.max_connections, 1, 4096);
@@ -112,6 +145,15 @@ Result<Config> ParseConfig(std::string_view text, std::string_view source_name) 
     return Status::InvalidArgument(all);
   }
   return c;
+}
+
+std::string StorePath(const Config& config) {
+  return config.store_path.empty() ? config.state_dir + "/tarmac.db" : config.store_path;
+}
+
+double GpuHourCost(const Config& config, const std::string& model) {
+  auto it = config.gpu_hour_cost_by_model.find(model);
+  return it != config.gpu_hour_cost_by_model.end() ? it->second : config.gpu_hour_cost;
 }
 
 Result<Config> LoadConfig(const std::string& path, bool must_exist) {

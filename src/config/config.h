@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "common/result.h"
@@ -33,6 +34,16 @@ struct Config {
   std::chrono::milliseconds slow_interval{30000};  // ECC, PCIe, NVLink, fans.
   std::chrono::milliseconds call_timeout{2000};    // A GPU read longer than this: unresponsive.
   std::chrono::milliseconds reattach_interval{5000};  // Retry opening the driver this often.
+  // [store]
+  bool is_store_enabled = true;
+  std::string store_path;  // Empty: <state_dir>/tarmac.db.
+  std::chrono::milliseconds raw_retention{std::chrono::hours(24 * 7)};
+  std::chrono::milliseconds minute_retention{std::chrono::hours(24 * 90)};
+  std::chrono::milliseconds hour_retention{std::chrono::hours(24 * 365 * 3)};
+  // [report]
+  std::string currency = "USD";
+  double gpu_hour_cost = 0;                              // Per GPU-hour; 0: costs not shown.
+  std::map<std::string, double> gpu_hour_cost_by_model;  // By GPU name, as NVML reports it.
   // [api]
   int max_connections = 64;            // Concurrent clients; more are refused.
   int64_t max_request_bytes = 65536;   // Longer requests are refused.
@@ -42,6 +53,12 @@ struct Config {
 // Parses config text. kInvalidArgument listing every problem, one per line,
 // as "SOURCE:LINE: key 'section.key': what is wrong".
 Result<Config> ParseConfig(std::string_view text, std::string_view source_name);
+
+// The history database: store_path, or <state_dir>/tarmac.db.
+std::string StorePath(const Config& config);
+
+// Cost of one GPU-hour of `model` (the per-model price, else the default).
+double GpuHourCost(const Config& config, const std::string& model);
 
 // Reads and parses `path`. A missing file at the default path is not an
 // error (defaults apply) unless `must_exist`; an unreadable one always is.

@@ -90,6 +90,7 @@ std::string Handle(const Request& request, const PeerCredentials& peer, const Ag
                                      {"backend", agent.backend},
                                      {"started_at_unix", agent.started_at_unix},
                                      {"protocol_version", kProtocolVersion},
+                                     {"store", agent.store_status ? agent.store_status() : json(nullptr)},
                                      {"peer", {{"pid", peer.pid}, {"uid", peer.uid}, {"gid", peer.gid}}}});
   }
   if (request.method == "status") {

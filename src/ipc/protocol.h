@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -66,6 +67,8 @@ struct AgentInfo {
   pid_t pid = 0;
   std::string backend;
   int64_t started_at_unix = 0;
+  // The history writer's state for `hello` (empty: no history).
+  std::function<nlohmann::json()> store_status;
 };
 
 // Answers one request from the latest snapshot (null before the first tick),

@@ -12,7 +12,7 @@ using std::chrono::microseconds;
 using std::chrono::steady_clock;
 
 Sampler::Sampler(BackendOpener opener, SamplerOptions options, Clock* clock, Logger* logger,
-                 std::function<void(const Snapshot&)> on_tick)
+                 std::function<void(const std::shared_ptr<const Snapshot>&)> on_tick)
     : opener_(std::move(opener)),
       clock_(clock),
       logger_(logger),
@@ -199,7 +199,7 @@ void Sampler::Tick(bool is_slow) {
     stats_.last_tick_duration = snapshot->tick_duration;
     latest_ = snapshot;
   }
-  if (on_tick_) on_tick_(*snapshot);
+  if (on_tick_) on_tick_(snapshot);
 }
 
 void Sampler::Loop(std::stop_token stop) {

@@ -69,9 +69,10 @@ inline constexpr size_t kLatenessWindow = 1024;
 class Sampler {
  public:
   // `on_tick` (optional) runs on the sampler thread after each publish (the
-  // agent uses it for the systemd watchdog).
+  // agent uses it for the systemd watchdog and to hand the snapshot to the
+  // history writer); it must not block.
   Sampler(BackendOpener opener, SamplerOptions options, Clock* clock, Logger* logger,
-          std::function<void(const Snapshot&)> on_tick = {});
+          std::function<void(const std::shared_ptr<const Snapshot>&)> on_tick = {});
   ~Sampler();
   Sampler(const Sampler&) = delete;
   Sampler& operator=(const Sampler&) = delete;
@@ -117,7 +118,7 @@ class Sampler {
   BackendOpener opener_;
   Clock* clock_;
   Logger* logger_;
-  std::function<void(const Snapshot&)> on_tick_;
+  std::function<void(const std::shared_ptr<const Snapshot>&)> on_tick_;
   std::jthread thread_;
 
   // Sampler-thread state (Start, then the loop).

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "store/fold.h"
+
+#include <algorithm>
+
+#include "gpu/clock_event_reasons.h"
+#include "sampler/gpu_marks.h"
+
+namespace tarmac::store {
+namespace {
+
+constexpr int64_t kIdlePercent = static_cast<int64_t>(sampler::kIdleUtilizationRatio * 100);
+constexpr int64_t kHoldingMib = sampler::kHoldingMemoryBytes >> 20;
+constexpr uint64_t kThermal = gpu::kReasonSwThermalSlowdown | gpu::kReasonHwThermalSlowdown;
+constexpr uint64_t kPower = gpu::kReasonSwPowerCap | gpu::kReasonHwPowerBrakeSlowdown;
+constexpr uint64_t kOther = gpu::kReasonHwSlowdown;
+
+// How long each sample of `times` stands for.
+std::vector<int64_t> Weights(int64_t minute, const std::vector<int64_t>& times, int64_t max_gap_seconds) {
+  std::vector<int64_t> dt(times.size());
+  for (size_t i = 0; i < times.size(); ++i) {
+    int64_t next = i + 1 < times.size() ? times[i + 1] : (minute + 1) * 60;
+    dt[i] = std::clamp<int64_t>(next - times[i], 1, std::max<int64_t>(max_gap_seconds, 1));
+  }
+  return dt;
+}
+
+template <typename T>
+void Add(const T& values, int64_t t, Block* b) {
+  if (b->columns.empty()) b->columns.resize(values.size());
+  b->times.push_back(t);
+  for (size_t c = 0; c < values.size(); ++c) b->columns[c].push_back(values[c]);
+}
+
+}  // namespace
+
+GpuMinuteRollup RollUpGpu(int64_t minute, const Block& block, int64_t max_gap_seconds) {
+  GpuMinuteRollup r;
+  std::vector<int64_t> dt = Weights(minute, block.times, max_gap_seconds);
+  int64_t utilization_seconds = 0;
+  int64_t memory_sum = 0;
+  int64_t memory_seconds = 0;
+  int64_t power_seconds = 0;
+  for (size_t i = 0; i < block.times.size(); ++i) {
+    auto at = [&](GpuColumn c) { return block.columns[c][i]; };
+    r.covered_seconds += dt[i];
+    if (std::optional<int64_t> u = at(kUtilizationPercent)) {
+      int64_t permille = *u * 10;
+      r.utilization_min_permille = std::min(r.utilization_min_permille.value_or(permille), permille);
+      r.utilization_max_permille = std::max(r.utilization_max_permille.value_or(permille), permille);
+      r.utilization_sum_permille_seconds += permille * dt[i];
+      utilization_seconds += dt[i];
+      if (*u < kIdlePercent) r.idle_seconds += dt[i];
+    }
+    if (std::optional<int64_t> m = at(kMemoryUsedMib)) {
+      memory_sum += *m * dt[i];
+      memory_seconds += dt[i];
+      r.memory_used_max_mib = std::max(r.memory_used_max_mib.value_or(*m), *m);
+    }
+    if (std::optional<int64_t> p = at(kPowerDeciwatts)) {
+      r.power_sum_deciwatt_seconds += *p * dt[i];
+      power_seconds += dt[i];
+    }
+    if (std::optional<int64_t> t = at(kTemperatureCelsius)) {
+      r.temperature_max_celsius = std::max(r.temperature_max_celsius.value_or(*t), *t);
+    }
+    if (at(kHeldIdle).value_or(0) != 0) r.held_idle_seconds += dt[i];
+    uint64_t reasons = static_cast<uint64_t>(at(kClockEventReasons).value_or(0));
+    if (reasons & kThermal) r.throttle_thermal_seconds += dt[i];
+    if (reasons & kPower) r.throttle_power_seconds += dt[i];
+    if (reasons & kOther) r.throttle_other_seconds += dt[i];
+  }
+  if (utilization_seconds > 0) r.utilization_mean_permille = r.utilization_sum_permille_seconds / utilization_seconds;
+  if (memory_seconds > 0) r.memory_used_mean_mib = memory_sum / memory_seconds;
+  if (power_seconds > 0) r.power_mean_deciwatts = r.power_sum_deciwatt_seconds / power_seconds;
+  r.energy_joules = r.power_sum_deciwatt_seconds / 10;
+  return r;
+}
+
+FoldedMinute FoldMinute(int64_t minute, const std::vector<TickRecord>& ticks, int64_t max_gap_seconds) {
+  FoldedMinute f;
+  f.minute = minute;
+  for (const TickRecord& tick : ticks) {
+    for (const GpuTick& g : tick.gpus) Add(g.values, tick.t, &f.gpu_blocks[g.gpu_id]);
+    for (const ProcessTick& p : tick.processes) Add(p.values, tick.t, &f.process_blocks[p.session_id]);
+  }
+  for (const auto& [gpu_id, block] : f.gpu_blocks) f.gpu_rollups[gpu_id] = RollUpGpu(minute, block, max_gap_seconds);
+  for (const auto& [session_id, block] : f.process_blocks) {
+    ProcessMinuteRollup& r = f.process_rollups[session_id];
+    std::vector<int64_t> dt = Weights(minute, block.times, max_gap_seconds);
+    for (size_t i = 0; i < block.times.size(); ++i) {
+      int64_t memory = block.columns[kProcessMemoryMib][i].value_or(0);
+      std::optional<int64_t> sm = block.columns[kProcessSmPercent][i];
+      r.seen_seconds += dt[i];
+      if (sm.value_or(0) > 0) r.busy_seconds += dt[i];
+      r.memory_mib_seconds += memory * dt[i];
+      if (sm && *sm == 0 && memory >= kHoldingMib) {
+        r.held_idle_seconds += dt[i];
+        r.held_idle_memory_mib_seconds += memory * dt[i];
+      }
+      r.memory_max_mib = std::max(r.memory_max_mib, memory);
+      r.last_seen = block.times[i];
+    }
+  }
+  return f;
+}
+
+}  // namespace tarmac::store

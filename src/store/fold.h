@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// Folding a minute of ticks: the packed raw blocks per GPU and per process
+// session, and their rollups. Each sample stands for the time until the
+// next one (at most `max_gap_seconds`; the last of the minute until the
+// minute ends, with the same cap), so idle and held-idle seconds are
+// time-weighted. Pure functions.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "store/codec.h"
+#include "store/tick_record.h"
+
+namespace tarmac::store {
+
+struct GpuMinuteRollup {
+  int64_t covered_seconds = 0;
+  std::optional<int64_t> utilization_min_permille;
+  std::optional<int64_t> utilization_mean_permille;
+  std::optional<int64_t> utilization_max_permille;
+  int64_t utilization_sum_permille_seconds = 0;
+  std::optional<int64_t> memory_used_mean_mib;
+  std::optional<int64_t> memory_used_max_mib;
+  std::optional<int64_t> power_mean_deciwatts;
+  int64_t power_sum_deciwatt_seconds = 0;
+  std::optional<int64_t> temperature_max_celsius;
+  int64_t energy_joules = 0;
+  int64_t idle_seconds = 0;
+  int64_t held_idle_seconds = 0;
+  int64_t throttle_thermal_seconds = 0;
+  int64_t throttle_power_seconds = 0;
+  int64_t throttle_other_seconds = 0;
+};
+
+struct ProcessMinuteRollup {
+  int64_t seen_seconds = 0;
+  int64_t busy_seconds = 0;
+  int64_t held_idle_seconds = 0;
+  int64_t memory_mib_seconds = 0;
+  int64_t held_idle_memory_mib_seconds = 0;
+  int64_t memory_max_mib = 0;
+  int64_t last_seen = 0;
+};
+
+struct FoldedMinute {
+  int64_t minute = 0;
+  std::map<int64_t, Block> gpu_blocks;  // By gpu_id.
+  std::map<int64_t, GpuMinuteRollup> gpu_rollups;
+  std::map<int64_t, Block> process_blocks;  // By session_id.
+  std::map<int64_t, ProcessMinuteRollup> process_rollups;
+};
+
+// REQUIRES: every tick in `minute` (t / 60 == minute), increasing t.
+FoldedMinute FoldMinute(int64_t minute, const std::vector<TickRecord>& ticks, int64_t max_gap_seconds);
+
+// Rollup of one GPU's block (exposed for tests).
+GpuMinuteRollup RollUpGpu(int64_t minute, const Block& block, int64_t max_gap_seconds);
+
+}  // namespace tarmac::store

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "store/tick_record.h"
+
+#include <cmath>
+
+#include "sampler/gpu_marks.h"
+#include "store/codec.h"
+
+namespace tarmac::store {
+namespace {
+
+constexpr int64_t kMib = int64_t{1} << 20;
+constexpr uint64_t kMaxCount = 100000;
+
+std::optional<int64_t> Percent(std::optional<double> ratio) {
+  if (!ratio) return std::nullopt;
+  return std::llround(*ratio * 100.0);
+}
+
+std::optional<int64_t> Mib(std::optional<int64_t> bytes) {
+  if (!bytes) return std::nullopt;
+  return (*bytes + kMib / 2) / kMib;
+}
+
+template <size_t N>
+void PutValues(const std::array<std::optional<int64_t>, N>& values, std::string* out) {
+  for (const std::optional<int64_t>& v : values) PutVarint(v ? ZigZag(*v) + 1 : 0, out);
+}
+
+template <size_t N>
+bool ReadValues(VarintReader* r, std::array<std::optional<int64_t>, N>* values) {
+  for (std::optional<int64_t>& v : *values) {
+    uint64_t x = 0;
+    if (!r->Next(&x)) return false;
+    v = x == 0 ? std::nullopt : std::optional<int64_t>(UnZigZag(x - 1));
+  }
+  return true;
+}
+
+}  // namespace
+
+GpuValues GpuValuesOf(const sampler::GpuView& gpu) {
+  GpuValues v;
+  const gpu::GpuSample& s = gpu.sample;
+  if (s.health != gpu::GpuHealth::kOk) return v;
+  v[kUtilizationPercent] = Percent(s.utilization_gpu_ratio);
+  v[kMemoryUtilizationPercent] = Percent(s.utilization_memory_ratio);
+  v[kMemoryUsedMib] = Mib(s.memory_used_bytes);
+  if (s.power_milliwatts) v[kPowerDeciwatts] = (*s.power_milliwatts + 50) / 100;
+  if (s.temperature_celsius) v[kTemperatureCelsius] = std::llround(*s.temperature_celsius);
+  if (s.sm_clock_hertz) v[kSmClockMegahertz] = *s.sm_clock_hertz / 1000000;
+  if (s.clock_event_reasons) v[kClockEventReasons] = static_cast<int64_t>(*s.clock_event_reasons);
+  v[kHeldIdle] = sampler::MarkGpu(gpu).idle_holding_pids.empty() ? 0 : 1;
+  return v;
+}
+
+ProcessValues ProcessValuesOf(const sampler::ProcessView& process) {
+  ProcessValues v;
+  if (process.process.sm_utilization_ratio) v[kProcessSmPercent] = Percent(process.process.sm_utilization_ratio);
+  v[kProcessMemoryMib] = Mib(process.process.used_memory_bytes);
+  return v;
+}
+
+std::string EncodeTick(const TickRecord& tick) {
+  std::string out;
+  PutVarint(tick.gpus.size(), &out);
+  for (const GpuTick& g : tick.gpus) {
+    PutVarint(static_cast<uint64_t>(g.gpu_id), &out);
+    PutValues(g.values, &out);
+  }
+  PutVarint(tick.processes.size(), &out);
+  for (const ProcessTick& p : tick.processes) {
+    PutVarint(static_cast<uint64_t>(p.session_id), &out);
+    PutValues(p.values, &out);
+  }
+  return out;
+}
+
+Result<TickRecord> DecodeTick(int64_t t, std::string_view bytes) {
+  auto corrupt = [](const char* what) { return Status::Corruption("store: journal row", what); };
+  VarintReader r(bytes);
+  TickRecord tick;
+  tick.t = t;
+  uint64_t n = 0;
+  if (!r.Next(&n) || n > kMaxCount) return corrupt("bad GPU count");
+  for (uint64_t i = 0; i < n; ++i) {
+    GpuTick g;
+    uint64_t id = 0;
+    if (!r.Next(&id) || id > INT64_MAX || !ReadValues(&r, &g.values)) return corrupt("truncated GPU");
+    g.gpu_id = static_cast<int64_t>(id);
+    tick.gpus.push_back(g);
+  }
+  if (!r.Next(&n) || n > kMaxCount) return corrupt("bad process count");
+  for (uint64_t i = 0; i < n; ++i) {
+    ProcessTick p;
+    uint64_t id = 0;
+    if (!r.Next(&id) || id > INT64_MAX || !ReadValues(&r, &p.values)) return corrupt("truncated process");
+    p.session_id = static_cast<int64_t>(id);
+    tick.processes.push_back(p);
+  }
+  if (!r.AtEnd()) return corrupt("trailing bytes");
+  return tick;
+}
+
+}  // namespace tarmac::store

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// What the store keeps of one tick: per GPU the eight raw columns, per GPU
+// process its SM use and memory, in integer units. Built from a FleetView
+// (pure), and packed into one journal row per tick (EncodeTick/DecodeTick;
+// DecodeTick is a parser of stored bytes with a fuzz target).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+#include "sampler/fleet_reader.h"
+
+namespace tarmac::store {
+
+// The raw GPU columns, in stored order.
+enum GpuColumn : size_t {
+  kUtilizationPercent = 0,
+  kMemoryUtilizationPercent,
+  kMemoryUsedMib,
+  kPowerDeciwatts,
+  kTemperatureCelsius,
+  kSmClockMegahertz,
+  kClockEventReasons,  // NVML bit set
+  kHeldIdle,           // 1 when a process holds memory at 0 % SM on the GPU
+  kGpuColumnCount,
+};
+
+// The raw process columns.
+enum ProcessColumn : size_t { kProcessSmPercent = 0, kProcessMemoryMib, kProcessColumnCount };
+
+using GpuValues = std::array<std::optional<int64_t>, kGpuColumnCount>;
+using ProcessValues = std::array<std::optional<int64_t>, kProcessColumnCount>;
+
+struct GpuTick {
+  int64_t gpu_id = 0;
+  GpuValues values;
+};
+
+struct ProcessTick {
+  int64_t session_id = 0;
+  ProcessValues values;
+};
+
+struct TickRecord {
+  int64_t t = 0;  // Unix seconds.
+  std::vector<GpuTick> gpus;
+  std::vector<ProcessTick> processes;
+};
+
+// The columns of one GPU view (all empty when the GPU is not readable).
+GpuValues GpuValuesOf(const sampler::GpuView& gpu);
+ProcessValues ProcessValuesOf(const sampler::ProcessView& process);
+
+std::string EncodeTick(const TickRecord& tick);
+Result<TickRecord> DecodeTick(int64_t t, std::string_view bytes);
+
+}  // namespace tarmac::store

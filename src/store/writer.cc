@@ -1,0 +1,482 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "store/writer.h"
+
+#include <fmt/format.h>
+
+#include <set>
+
+#include "gpu/clock_event_reasons.h"
+#include "store/codec.h"
+#include "store/fold.h"
+#include "store/schema.h"
+
+namespace tarmac::store {
+namespace {
+
+int64_t UnixSeconds(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
+}
+
+std::string ReasonsText(uint64_t reasons) {
+  std::string text;
+  for (const std::string& name : gpu::DecodeClockEventReasons(reasons & ~(gpu::kReasonGpuIdle |
+                                                                            gpu::kReasonApplicationsClocksSetting |
+                                                                            gpu::kReasonSyncBoost |
+                                                                            gpu::kReasonDisplayClockSetting))) {
+    text += (text.empty() ? "" : ",") + name;
+  }
+  return text;
+}
+
+uint64_t ThrottleBits(const gpu::GpuSample& s) {
+  if (!s.clock_event_reasons || !gpu::IsThrottled(*s.clock_event_reasons)) return 0;
+  return *s.clock_event_reasons & ~(gpu::kReasonGpuIdle | gpu::kReasonApplicationsClocksSetting |
+                                    gpu::kReasonSyncBoost | gpu::kReasonDisplayClockSetting);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<StoreWriter>> StoreWriter::Open(StoreOptions options, Clock* clock, Logger* logger) {
+  Result<std::unique_ptr<Db>> db = OpenForWriting(options.path);
+  std::string moved_to;
+  if (!db.ok() && db.status().code() == StatusCode::kCorruption) {
+    logger->Log(LogLevel::kError, "{}; moving it aside and starting a new history", db.status().message());
+    Result<std::string> aside = MoveAside(options.path, clock->WallNow());
+    if (!aside.ok()) return aside.status();
+    moved_to = aside.value();
+    db = OpenForWriting(options.path);
+  }
+  if (!db.ok()) return db.status();
+  std::unique_ptr<StoreWriter> writer(new StoreWriter(std::move(options), std::move(db).value(), clock, logger));
+  Status s = writer->Recover();
+  if (!s.ok()) return s;
+  if (!moved_to.empty()) {
+    s = writer->WriteEvent(UnixSeconds(clock->WallNow()), std::nullopt, "store_recovered",
+                           fmt::format("the database was corrupt; moved to {}", moved_to));
+    if (!s.ok()) return s;
+  }
+  return writer;
+}
+
+StoreWriter::StoreWriter(StoreOptions options, std::unique_ptr<Db> db, Clock* clock, Logger* logger)
+    : options_(std::move(options)), db_(std::move(db)), clock_(clock), logger_(logger) {
+  int64_t interval_ms = std::max<int64_t>(options_.fast_interval.count(), 1000);
+  max_gap_seconds_ = std::max<int64_t>(2 * interval_ms / 1000, 1);
+}
+
+StoreWriter::~StoreWriter() { Stop(); }
+
+Status StoreWriter::Recover() {
+  Result<Stmt*> gpus = db_->Cached("SELECT gpu_id, uuid FROM gpus");
+  if (!gpus.ok()) return gpus.status();
+  for (;;) {
+    Result<bool> row = gpus.value()->Step();
+    if (!row.ok()) return row.status();
+    if (!row.value()) break;
+    gpu_ids_[gpus.value()->Text(1)] = gpus.value()->Int(0);
+  }
+  Result<std::optional<int64_t>> journal_max = db_->QueryInt("SELECT MAX(t) FROM tick_journal");
+  Result<std::optional<int64_t>> journal_min = db_->QueryInt("SELECT MIN(t) FROM tick_journal");
+  Result<std::optional<int64_t>> folded = db_->QueryInt("SELECT MAX(minute) FROM gpu_rollup_1m");
+  if (!journal_max.ok()) return journal_max.status();
+  if (!journal_min.ok()) return journal_min.status();
+  if (!folded.ok()) return folded.status();
+  if (journal_max.value()) last_t_ = *journal_max.value();
+  if (folded.value()) last_t_ = std::max(last_t_, *folded.value() * 60 + 59);
+  if (journal_min.value()) journal_minute_ = *journal_min.value() / 60;
+  Result<Stmt*> sessions =
+      db_->Cached("SELECT session_id, gpu_id, pid, start_ticks FROM process_sessions WHERE last_seen >= ?");
+  if (!sessions.ok()) return sessions.status();
+  sessions.value()->Bind(1, last_t_ - 180);
+  for (;;) {
+    Result<bool> row = sessions.value()->Step();
+    if (!row.ok()) return row.status();
+    if (!row.value()) break;
+    const Stmt& r = *sessions.value();
+    sessions_[SessionKey{r.Int(1), r.Int(2), r.Int(3)}] = r.Int(0);
+  }
+  return Status::OK();
+}
+
+void StoreWriter::Start() {
+  thread_ = std::jthread([this](std::stop_token stop) { Loop(stop); });
+}
+
+void StoreWriter::Stop() {
+  if (!thread_.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    thread_.request_stop();
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+void StoreWriter::Submit(std::shared_ptr<const sampler::Snapshot> snapshot) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (queue_.size() >= options_.queue_capacity) {
+      queue_.pop_front();
+      stats_.ticks_dropped++;
+    }
+    queue_.push_back(std::move(snapshot));
+  }
+  cv_.notify_one();
+}
+
+void StoreWriter::RecordEvent(std::string kind, std::string detail) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    events_.emplace_back(std::move(kind), std::move(detail));
+  }
+  cv_.notify_one();
+}
+
+StoreStats StoreWriter::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+void StoreWriter::Loop(std::stop_token stop) {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    cv_.wait(lock, [&] { return stop.stop_requested() || !queue_.empty() || !events_.empty(); });
+    if (queue_.empty() && events_.empty()) return;  // Stopping, and everything written.
+    std::shared_ptr<const sampler::Snapshot> snapshot;
+    std::optional<std::pair<std::string, std::string>> event;
+    if (!events_.empty()) {
+      event = std::move(events_.front());
+      events_.pop_front();
+    } else {
+      snapshot = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    lock.unlock();
+    Handle(snapshot, event);
+    lock.lock();
+  }
+}
+
+void StoreWriter::Handle(const std::shared_ptr<const sampler::Snapshot>& snapshot,
+                         const std::optional<std::pair<std::string, std::string>>& event) {
+  if (event) {
+    if (pending_events_.size() < 100) pending_events_.push_back(*event);
+  }
+  std::chrono::steady_clock::time_point now = clock_->SteadyNow();
+  if (retry_at_ && now < *retry_at_) {
+    if (snapshot) {
+      std::lock_guard<std::mutex> lock(mu_);
+      stats_.ticks_dropped++;
+    }
+    return;
+  }
+  Status s;
+  int64_t t = UnixSeconds(clock_->WallNow());
+  while (s.ok() && !pending_events_.empty()) {
+    s = WriteEvent(std::max(t, last_t_), std::nullopt, pending_events_.front().first, pending_events_.front().second);
+    if (s.ok()) pending_events_.erase(pending_events_.begin());
+  }
+  if (s.ok() && snapshot) s = WriteTick(snapshot->fleet);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!s.ok()) {
+    if (snapshot) stats_.ticks_dropped++;
+    if (!stats_.is_paused) {
+      logger_->Log(LogLevel::kError, "{}; history paused (live data is still served); retrying every {} s",
+                   s.message(), kRetryInterval.count());
+    }
+    stats_.is_paused = true;
+    stats_.last_error = s.message();
+    retry_at_ = now + kRetryInterval;
+    return;
+  }
+  if (stats_.is_paused) logger_->Log(LogLevel::kWarning, "store: history resumed");
+  stats_.is_paused = false;
+  retry_at_.reset();
+}
+
+Status StoreWriter::WriteEvent(int64_t t, std::optional<int64_t> gpu_id, const std::string& kind,
+                               const std::string& detail) {
+  Result<Stmt*> stmt = db_->Cached("INSERT INTO events (t, gpu_id, kind, detail) VALUES (?, ?, ?, ?)");
+  if (!stmt.ok()) return stmt.status();
+  return stmt.value()->Bind(1, t).Bind(2, gpu_id).Bind(3, kind).Bind(4, detail).Run();
+}
+
+Result<int64_t> StoreWriter::GpuId(const gpu::GpuInfo& info, int64_t t, std::map<std::string, int64_t>* added) {
+  std::string uuid = info.uuid.empty() ? fmt::format("index-{}", info.index) : info.uuid;
+  if (auto it = gpu_ids_.find(uuid); it != gpu_ids_.end()) return it->second;
+  if (auto it = added->find(uuid); it != added->end()) return it->second;
+  Result<Stmt*> stmt = db_->Cached(
+      "INSERT INTO gpus (uuid, gpu_index, name, memory_total_bytes, first_seen, last_seen) VALUES (?, ?, ?, ?, ?, ?)");
+  if (!stmt.ok()) return stmt.status();
+  Status s = stmt.value()
+                 ->Bind(1, uuid)
+                 .Bind(2, int64_t{info.index})
+                 .Bind(3, info.name)
+                 .Bind(4, info.memory_total_bytes)
+                 .Bind(5, t)
+                 .Bind(6, t)
+                 .Run();
+  if (!s.ok()) return s;
+  int64_t id = db_->last_insert_rowid();
+  (*added)[uuid] = id;
+  return id;
+}
+
+Status StoreWriter::WriteTick(const sampler::FleetView& fleet) {
+  int64_t t = UnixSeconds(fleet.taken_at);
+  if (t <= last_t_) {
+    bool is_jump = last_t_ - t > 2;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stats_.ticks_skipped++;
+    }
+    if (is_jump && !is_clock_behind_) {
+      is_clock_behind_ = true;
+      logger_->Log(LogLevel::kWarning,
+                   "store: the wall clock moved back by {} s; history resumes when it passes the last stored second",
+                   last_t_ - t);
+      return WriteEvent(last_t_, std::nullopt, "clock_moved_back", fmt::format("by {} s", last_t_ - t));
+    }
+    return Status::OK();
+  }
+  is_clock_behind_ = false;
+  if (journal_minute_ && *journal_minute_ != t / 60) {
+    Status s = FoldJournalBefore(t / 60 * 60);
+    if (!s.ok()) return s;
+  }
+  Transaction tx(db_.get());
+  if (!tx.begin_status().ok()) return tx.begin_status();
+  std::map<std::string, int64_t> added_gpus;
+  std::map<SessionKey, int64_t> added_sessions;
+  std::set<SessionKey> seen;
+  std::set<int64_t> readable_gpus;
+  std::map<std::string, GpuState> states;
+  TickRecord tick;
+  tick.t = t;
+  Status s;
+  auto event = [&](std::optional<int64_t> gpu_id, const char* kind, const std::string& detail) {
+    if (s.ok()) s = WriteEvent(t, gpu_id, kind, detail);
+  };
+  if (previous_backend_error_ && fleet.backend_error.empty() != previous_backend_error_->empty()) {
+    if (fleet.backend_error.empty()) {
+      event(std::nullopt, "driver_attached", "the GPUs can be read again");
+    } else {
+      event(std::nullopt, "driver_detached", fleet.backend_error);
+    }
+  }
+  for (const sampler::GpuView& g : fleet.gpus) {
+    Result<int64_t> id = GpuId(g.info, t, &added_gpus);
+    if (!id.ok()) return id.status();
+    int64_t gpu_id = id.value();
+    tick.gpus.push_back(GpuTick{gpu_id, GpuValuesOf(g)});
+    const std::string& uuid = g.info.uuid;
+    GpuState now{g.sample.health, ThrottleBits(g.sample), g.xid_count};
+    states[uuid] = now;
+    auto before = previous_.find(uuid);
+    GpuState was = before != previous_.end() ? before->second : GpuState{};
+    if (now.health != was.health) {
+      const char* kind = now.health == gpu::GpuHealth::kOk     ? "gpu_recovered"
+                         : now.health == gpu::GpuHealth::kLost ? "gpu_lost"
+                                                               : "gpu_unreadable";
+      event(gpu_id, kind, fmt::format("gpu {}: {}{}", g.info.index, gpu::GpuHealthName(now.health),
+                                      g.sample.error.empty() ? "" : ": " + g.sample.error));
+    }
+    if (now.throttle_reasons != was.throttle_reasons) {
+      if (was.throttle_reasons != 0) event(gpu_id, "throttle_end", ReasonsText(was.throttle_reasons));
+      if (now.throttle_reasons != 0) event(gpu_id, "throttle_start", ReasonsText(now.throttle_reasons));
+    }
+    if (now.xid_count > was.xid_count && g.last_xid) {
+      event(gpu_id, "xid", fmt::format("Xid {} ({} since the agent started)", g.last_xid->xid, now.xid_count));
+    }
+    if (g.sample.health != gpu::GpuHealth::kOk) continue;
+    readable_gpus.insert(gpu_id);
+    for (const sampler::ProcessView& p : g.processes) {
+      SessionKey key{gpu_id, p.process.pid, p.details.start_ticks};
+      seen.insert(key);
+      int64_t session_id = 0;
+      if (auto it = sessions_.find(key); it != sessions_.end()) {
+        session_id = it->second;
+      } else if (auto added = added_sessions.find(key); added != added_sessions.end()) {
+        session_id = added->second;
+      } else {
+        Result<Stmt*> insert = db_->Cached(
+            "INSERT INTO process_sessions (gpu_id, pid, start_ticks, uid, user, command, container_id, pod_uid, "
+            "systemd_unit, slurm_job_id, first_seen, last_seen) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        if (!insert.ok()) return insert.status();
+        const sampler::ProcessDetails& d = p.details;
+        s = insert.value()
+                ->Bind(1, gpu_id)
+                .Bind(2, p.process.pid)
+                .Bind(3, d.start_ticks)
+                .Bind(4, d.uid)
+                .Bind(5, d.user)
+                .Bind(6, d.command)
+                .Bind(7, d.cgroup.container_id)
+                .Bind(8, d.cgroup.pod_uid)
+                .Bind(9, d.cgroup.systemd_unit)
+                .Bind(10, d.cgroup.slurm_job_id)
+                .Bind(11, t)
+                .Bind(12, t)
+                .Run();
+        if (!s.ok()) return s;
+        session_id = db_->last_insert_rowid();
+        added_sessions[key] = session_id;
+        event(gpu_id, "process_start", fmt::format("pid {} ({}) on gpu {}: {}", p.process.pid, d.user,
+                                                   g.info.index, d.command));
+      }
+      tick.processes.push_back(ProcessTick{session_id, ProcessValuesOf(p)});
+    }
+  }
+  std::vector<SessionKey> ended;
+  for (const auto& [key, session_id] : sessions_) {
+    if (readable_gpus.count(std::get<0>(key)) == 0 || seen.count(key) != 0) continue;
+    ended.push_back(key);
+    event(std::get<0>(key), "process_end", fmt::format("pid {} left the GPU (session {})", std::get<1>(key), session_id));
+  }
+  if (!s.ok()) return s;
+  Result<Stmt*> journal = db_->Cached("INSERT INTO tick_journal (t, payload) VALUES (?, ?)");
+  if (!journal.ok()) return journal.status();
+  s = journal.value()->Bind(1, t).BindBlob(2, EncodeTick(tick)).Run();
+  if (s.ok()) s = tx.Commit();
+  if (!s.ok()) return s;
+  // Committed: now the in-memory view may follow.
+  gpu_ids_.insert(added_gpus.begin(), added_gpus.end());
+  sessions_.insert(added_sessions.begin(), added_sessions.end());
+  for (const SessionKey& key : ended) sessions_.erase(key);
+  previous_ = std::move(states);
+  previous_backend_error_ = fleet.backend_error;
+  last_t_ = t;
+  journal_minute_ = t / 60;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stats_.ticks_written++;
+  }
+  if (t >= next_retention_t_) {
+    next_retention_t_ = t + kRetentionInterval.count();
+    return EnforceRetention(db_.get(), t, options_.retention);
+  }
+  return Status::OK();
+}
+
+Status StoreWriter::FoldAll() { return FoldJournalBefore(INT64_MAX); }
+
+Status StoreWriter::FoldJournalBefore(int64_t before_t) {
+  Result<Stmt*> select = db_->Cached("SELECT t, payload FROM tick_journal WHERE t < ? ORDER BY t");
+  if (!select.ok()) return select.status();
+  select.value()->Bind(1, before_t);
+  std::map<int64_t, std::vector<TickRecord>> minutes;
+  for (;;) {
+    Result<bool> row = select.value()->Step();
+    if (!row.ok()) return row.status();
+    if (!row.value()) break;
+    int64_t t = select.value()->Int(0);
+    Result<TickRecord> tick = DecodeTick(t, select.value()->Blob(1));
+    if (!tick.ok()) {
+      logger_->Log(LogLevel::kWarning, "store: skipping journal row {}: {}", t, tick.status().message());
+      continue;
+    }
+    minutes[t / 60].push_back(std::move(tick).value());
+  }
+  Transaction tx(db_.get());
+  if (!tx.begin_status().ok()) return tx.begin_status();
+  Result<Stmt*> raw = db_->Cached("INSERT OR REPLACE INTO gpu_samples (gpu_id, minute, samples) VALUES (?, ?, ?)");
+  Result<Stmt*> minute_rollup = db_->Cached(
+      "INSERT OR REPLACE INTO gpu_rollup_1m (gpu_id, minute, covered_seconds, utilization_min_permille, "
+      "utilization_mean_permille, utilization_max_permille, memory_used_mean_mib, memory_used_max_mib, "
+      "power_mean_deciwatts, temperature_max_celsius, energy_joules, idle_seconds, held_idle_seconds, "
+      "throttle_thermal_seconds, throttle_power_seconds, throttle_other_seconds) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  Result<Stmt*> hour_rollup = db_->Cached(
+      "INSERT INTO gpu_rollup_1h (gpu_id, hour, covered_seconds, utilization_min_permille, "
+      "utilization_sum_permille_seconds, utilization_max_permille, memory_used_max_mib, power_sum_deciwatt_seconds, "
+      "temperature_max_celsius, energy_joules, idle_seconds, held_idle_seconds, throttle_thermal_seconds, "
+      "throttle_power_seconds, throttle_other_seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+      "ON CONFLICT (gpu_id, hour) DO UPDATE SET "
+      "covered_seconds = covered_seconds + excluded.covered_seconds, "
+      "utilization_min_permille = MIN(COALESCE(utilization_min_permille, excluded.utilization_min_permille), "
+      "  COALESCE(excluded.utilization_min_permille, utilization_min_permille)), "
+      "utilization_sum_permille_seconds = utilization_sum_permille_seconds + excluded.utilization_sum_permille_seconds, "
+      "utilization_max_permille = MAX(COALESCE(utilization_max_permille, excluded.utilization_max_permille), "
+      "  COALESCE(excluded.utilization_max_permille, utilization_max_permille)), "
+      "memory_used_max_mib = MAX(COALESCE(memory_used_max_mib, excluded.memory_used_max_mib), "
+      "  COALESCE(excluded.memory_used_max_mib, memory_used_max_mib)), "
+      "power_sum_deciwatt_seconds = power_sum_deciwatt_seconds + excluded.power_sum_deciwatt_seconds, "
+      "temperature_max_celsius = MAX(COALESCE(temperature_max_celsius, excluded.temperature_max_celsius), "
+      "  COALESCE(excluded.temperature_max_celsius, temperature_max_celsius)), "
+      "energy_joules = energy_joules + excluded.energy_joules, "
+      "idle_seconds = idle_seconds + excluded.idle_seconds, "
+      "held_idle_seconds = held_idle_seconds + excluded.held_idle_seconds, "
+      "throttle_thermal_seconds = throttle_thermal_seconds + excluded.throttle_thermal_seconds, "
+      "throttle_power_seconds = throttle_power_seconds + excluded.throttle_power_seconds, "
+      "throttle_other_seconds = throttle_other_seconds + excluded.throttle_other_seconds");
+  Result<Stmt*> gpu_seen = db_->Cached("UPDATE gpus SET last_seen = MAX(last_seen, ?) WHERE gpu_id = ?");
+  Result<Stmt*> process_raw =
+      db_->Cached("INSERT OR REPLACE INTO process_samples (session_id, minute, samples) VALUES (?, ?, ?)");
+  Result<Stmt*> process_rollup = db_->Cached(
+      "INSERT INTO process_rollup_1h (session_id, hour, seen_seconds, busy_seconds, held_idle_seconds, "
+      "memory_mib_seconds, held_idle_memory_mib_seconds, memory_max_mib) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+      "ON CONFLICT (session_id, hour) DO UPDATE SET seen_seconds = seen_seconds + excluded.seen_seconds, "
+      "busy_seconds = busy_seconds + excluded.busy_seconds, "
+      "held_idle_seconds = held_idle_seconds + excluded.held_idle_seconds, "
+      "memory_mib_seconds = memory_mib_seconds + excluded.memory_mib_seconds, "
+      "held_idle_memory_mib_seconds = held_idle_memory_mib_seconds + excluded.held_idle_memory_mib_seconds, "
+      "memory_max_mib = MAX(memory_max_mib, excluded.memory_max_mib)");
+  Result<Stmt*> session_seen =
+      db_->Cached("UPDATE process_sessions SET last_seen = MAX(last_seen, ?) WHERE session_id = ?");
+  for (Result<Stmt*>* r : {&raw, &minute_rollup, &hour_rollup, &gpu_seen, &process_raw, &process_rollup, &session_seen}) {
+    if (!r->ok()) return r->status();
+  }
+  Status s;
+  for (const auto& [minute, ticks] : minutes) {
+    FoldedMinute f = FoldMinute(minute, ticks, max_gap_seconds_);
+    int64_t hour = minute / 60;
+    for (const auto& [gpu_id, block] : f.gpu_blocks) {
+      const GpuMinuteRollup& r = f.gpu_rollups[gpu_id];
+      if (s.ok()) s = raw.value()->Bind(1, gpu_id).Bind(2, minute).BindBlob(3, EncodeBlock(minute * 60, block)).Run();
+      if (s.ok()) {
+        s = minute_rollup.value()
+                ->Bind(1, gpu_id).Bind(2, minute).Bind(3, r.covered_seconds)
+                .Bind(4, r.utilization_min_permille).Bind(5, r.utilization_mean_permille)
+                .Bind(6, r.utilization_max_permille).Bind(7, r.memory_used_mean_mib).Bind(8, r.memory_used_max_mib)
+                .Bind(9, r.power_mean_deciwatts).Bind(10, r.temperature_max_celsius).Bind(11, r.energy_joules)
+                .Bind(12, r.idle_seconds).Bind(13, r.held_idle_seconds).Bind(14, r.throttle_thermal_seconds)
+                .Bind(15, r.throttle_power_seconds).Bind(16, r.throttle_other_seconds)
+                .Run();
+      }
+      if (s.ok()) {
+        s = hour_rollup.value()
+                ->Bind(1, gpu_id).Bind(2, hour).Bind(3, r.covered_seconds).Bind(4, r.utilization_min_permille)
+                .Bind(5, r.utilization_sum_permille_seconds).Bind(6, r.utilization_max_permille)
+                .Bind(7, r.memory_used_max_mib).Bind(8, r.power_sum_deciwatt_seconds)
+                .Bind(9, r.temperature_max_celsius).Bind(10, r.energy_joules).Bind(11, r.idle_seconds)
+                .Bind(12, r.held_idle_seconds).Bind(13, r.throttle_thermal_seconds)
+                .Bind(14, r.throttle_power_seconds).Bind(15, r.throttle_other_seconds)
+                .Run();
+      }
+      if (s.ok()) s = gpu_seen.value()->Bind(1, block.times.back()).Bind(2, gpu_id).Run();
+    }
+    for (const auto& [session_id, block] : f.process_blocks) {
+      const ProcessMinuteRollup& r = f.process_rollups[session_id];
+      if (s.ok()) {
+        s = process_raw.value()->Bind(1, session_id).Bind(2, minute).BindBlob(3, EncodeBlock(minute * 60, block)).Run();
+      }
+      if (s.ok()) {
+        s = process_rollup.value()
+                ->Bind(1, session_id).Bind(2, hour).Bind(3, r.seen_seconds).Bind(4, r.busy_seconds)
+                .Bind(5, r.held_idle_seconds).Bind(6, r.memory_mib_seconds).Bind(7, r.held_idle_memory_mib_seconds)
+                .Bind(8, r.memory_max_mib)
+                .Run();
+      }
+      if (s.ok()) s = session_seen.value()->Bind(1, r.last_seen).Bind(2, session_id).Run();
+    }
+  }
+  Result<Stmt*> erase = db_->Cached("DELETE FROM tick_journal WHERE t < ?");
+  if (!erase.ok()) return erase.status();
+  if (s.ok()) s = erase.value()->Bind(1, before_t).Run();
+  if (s.ok()) s = tx.Commit();
+  if (!s.ok()) return s;
+  journal_minute_.reset();
+  return Status::OK();
+}
+
+}  // namespace tarmac::store

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// StoreWriter writes the agent's history: each tick's snapshot as one
+// journal row (one transaction; a killed agent loses at most the tick in
+// flight), folded per minute into packed raw samples and rollups, plus the
+// events it sees between ticks (GPU health, throttling, Xid, processes
+// appearing and leaving a GPU) and those the agent records (start, stop,
+// config reload). It runs on a thread of its own: the sampler hands it
+// snapshots and never waits.
+//
+// Time is the snapshot's wall-clock second. The store keeps at most one
+// sample per second and only ever moves forward: when the wall clock moves
+// back, ticks are skipped (and the jump recorded as an event) until it
+// passes the last stored second, so history has no duplicates and no
+// reordering.
+//
+// A failed write (disk full, I/O error) pauses history with one logged
+// error; live data is unaffected; the writer retries every
+// kRetryInterval and logs when history resumes.
+//
+// Thread safety: Submit, RecordEvent and stats from any thread; Open,
+// Start, Stop, WriteNow and FoldAll from one.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <tuple>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "sampler/sampler.h"
+#include "store/retention.h"
+#include "store/sqlite_db.h"
+#include "store/tick_record.h"
+
+namespace tarmac::store {
+
+struct StoreOptions {
+  std::string path;  // The database file.
+  Retention retention;
+  // The agent's fast interval: a sample stands for at most twice this.
+  std::chrono::milliseconds fast_interval{1000};
+  size_t queue_capacity = 256;
+};
+
+struct StoreStats {
+  int64_t ticks_written = 0;
+  int64_t ticks_skipped = 0;  // Not newer than the last stored second.
+  int64_t ticks_dropped = 0;  // Queue full, or history paused.
+  bool is_paused = false;
+  std::string last_error;
+};
+
+inline constexpr std::chrono::seconds kRetryInterval{10};
+inline constexpr std::chrono::seconds kRetentionInterval{600};
+
+class StoreWriter {
+ public:
+  // Opens the store. A corrupt file is moved aside (logged, and recorded as
+  // the new store's first event); a file from a newer tarmac is refused
+  // (kFailedPrecondition). Folds ticks a killed agent left in the journal.
+  static Result<std::unique_ptr<StoreWriter>> Open(StoreOptions options, Clock* clock, Logger* logger);
+  ~StoreWriter();
+  StoreWriter(const StoreWriter&) = delete;
+  StoreWriter& operator=(const StoreWriter&) = delete;
+
+  void Start();
+  // Writes what is queued, then stops the thread.
+  void Stop();
+
+  // Queues a snapshot (drops the oldest when the queue is full).
+  void Submit(std::shared_ptr<const sampler::Snapshot> snapshot);
+  // Queues an event: `kind` is a short snake_case word, `detail` free text.
+  void RecordEvent(std::string kind, std::string detail);
+
+  StoreStats stats() const;
+
+  // Synchronous forms, for tools that write without the thread (bench).
+  Status WriteNow(const sampler::FleetView& fleet);
+  Status FoldAll();
+
+ private:
+  StoreWriter(StoreOptions options, std::unique_ptr<Db> db, Clock* clock, Logger* logger);
+  Status Recover();
+  Status WriteTick(const sampler::FleetView& fleet);
+  Status WriteEvent(int64_t t, std::optional<int64_t> gpu_id, const std::string& kind, const std::string& detail);
+  Status FoldJournalBefore(int64_t t);
+  Result<int64_t> GpuId(const gpu::GpuInfo& info, int64_t t, std::map<std::string, int64_t>* added);
+  void Loop(std::stop_token stop);
+  void Handle(const std::shared_ptr<const sampler::Snapshot>& snapshot, const std::optional<std::pair<std::string, std::string>>& event);
+
+  // What the previous tick saw of a GPU, to tell events.
+  struct GpuState {
+    gpu::GpuHealth health = gpu::GpuHealth::kOk;
+    uint64_t throttle_reasons = 0;
+    int64_t xid_count = 0;
+  };
+  using SessionKey = std::tuple<int64_t, int64_t, int64_t>;  // gpu_id, pid, start_ticks
+
+  StoreOptions options_;
+  std::unique_ptr<Db> db_;
+  Clock* clock_;
+  Logger* logger_;
+  int64_t max_gap_seconds_;
+
+  // Writer-thread state.
+  std::map<std::string, int64_t> gpu_ids_;  // By UUID.
+  std::map<SessionKey, int64_t> sessions_;
+  std::map<std::string, GpuState> previous_;  // By UUID.
+  std::optional<std::string> previous_backend_error_;
+  int64_t last_t_ = 0;
+  bool is_clock_behind_ = false;
+  std::optional<int64_t> journal_minute_;
+  int64_t next_retention_t_ = 0;
+  std::optional<std::chrono::steady_clock::time_point> retry_at_;
+  std::vector<std::pair<std::string, std::string>> pending_events_;  // Recorded while paused or before.
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::shared_ptr<const sampler::Snapshot>> queue_;
+  std::deque<std::pair<std::string, std::string>> events_;
+  StoreStats stats_;
+  std::jthread thread_;
+};
+
+}  // namespace tarmac::store
