@@ -358,6 +358,8 @@ Status StoreWriter::WriteTick(const sampler::FleetView& fleet) {
   return Status::OK();
 }
 
+Status StoreWriter::WriteNow(const sampler::FleetView& fleet) { return WriteTick(fleet); }
+
 Status StoreWriter::FoldAll() { return FoldJournalBefore(INT64_MAX); }
 
 Status StoreWriter::FoldJournalBefore(int64_t before_t) {

@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "store/writer.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "store/codec.h"
+#include "store/schema.h"
+#include "testutil/fake_clock.h"
+#include "testutil/testutil.h"
+
+namespace tarmac::store {
+namespace {
+
+using std::chrono::seconds;
+using std::chrono::system_clock;
+
+constexpr int64_t kT0 = 1800000000;  // A minute boundary (1800000000 % 60 == 0).
+
+// Two GPUs: GPU 0 busy at `busy_percent`, GPU 1 idle with one process
+// holding 1 GiB at 0 % SM.
+sampler::FleetView Fleet(int64_t t, int busy_percent = 100) {
+  sampler::FleetView f;
+  f.hostname = "node";
+  f.backend = "sim";
+  f.taken_at = system_clock::from_time_t(t);
+  for (int i = 0; i < 2; ++i) {
+    sampler::GpuView g;
+    g.info.index = i;
+    g.info.uuid = "GPU-" + std::to_string(i);
+    g.info.name = "Test GPU";
+    g.sample.index = i;
+    g.sample.utilization_gpu_ratio = i == 0 ? busy_percent / 100.0 : 0.0;
+    g.sample.memory_used_bytes = int64_t{1} << 30;
+    g.sample.power_milliwatts = i == 0 ? 300000 : 60000;
+    g.sample.temperature_celsius = 50;
+    g.sample.clock_event_reasons = 0;
+    if (i == 1) {
+      sampler::ProcessView p;
+      p.process.pid = 4242;
+      p.process.used_memory_bytes = int64_t{1} << 30;
+      p.process.sm_utilization_ratio = 0.0;
+      p.details.pid = 4242;
+      p.details.exists = true;
+      p.details.user = "alice";
+      p.details.uid = 1000;
+      p.details.command = "python notebook.py";
+      p.details.start_ticks = 777;
+      g.processes.push_back(p);
+      g.sample.processes.push_back(p.process);
+    }
+    f.gpus.push_back(g);
+  }
+  return f;
+}
+
+class WriterTest : public ::testing::Test {
+ protected:
+  std::string Path() const { return dir_.path() + "/tarmac.db"; }
+  std::unique_ptr<StoreWriter> OpenWriter() {
+    StoreOptions o;
+    o.path = Path();
+    Result<std::unique_ptr<StoreWriter>> w = StoreWriter::Open(o, &clock_, &logger_);
+    EXPECT_TRUE(w.ok()) << w.status().ToString();
+    return w.ok() ? std::move(w).value() : nullptr;
+  }
+  int64_t Count(const std::string& sql) {
+    Result<std::unique_ptr<Db>> db = Db::Open(Path(), Db::Mode::kReadOnly);
+    return db.value()->QueryInt(sql).value().value_or(-1);
+  }
+  testing::TempDir dir_;
+  testing::FakeClock clock_{system_clock::from_time_t(kT0)};
+  Logger logger_{LogLevel::kOff};
+};
+
+TEST_F(WriterTest, TicksFoldIntoPackedMinutesRollupsSessionsAndEvents) {
+  std::unique_ptr<StoreWriter> w = OpenWriter();
+  for (int64_t t = kT0; t < kT0 + 120; ++t) ASSERT_TRUE(w->WriteNow(Fleet(t)).ok());
+  ASSERT_TRUE(w->FoldAll().ok());
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM tick_journal"), 0);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM gpu_samples"), 4);  // 2 GPUs x 2 minutes.
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM gpu_rollup_1m"), 4);
+  EXPECT_EQ(Count("SELECT SUM(covered_seconds) FROM gpu_rollup_1m"), 240);
+  EXPECT_EQ(Count("SELECT utilization_mean_permille FROM gpu_rollup_1m r JOIN gpus USING (gpu_id) "
+                  "WHERE uuid = 'GPU-0' LIMIT 1"),
+            1000);
+  EXPECT_EQ(Count("SELECT SUM(idle_seconds) FROM gpu_rollup_1h JOIN gpus USING (gpu_id) WHERE uuid = 'GPU-1'"), 120);
+  EXPECT_EQ(Count("SELECT SUM(held_idle_seconds) FROM gpu_rollup_1h JOIN gpus USING (gpu_id) WHERE uuid = 'GPU-1'"),
+            120);
+  EXPECT_EQ(Count("SELECT SUM(idle_seconds) FROM gpu_rollup_1h JOIN gpus USING (gpu_id) WHERE uuid = 'GPU-0'"), 0);
+  EXPECT_EQ(Count("SELECT SUM(energy_joules) FROM gpu_rollup_1h JOIN gpus USING (gpu_id) WHERE uuid = 'GPU-0'"),
+            300 * 120);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM process_sessions WHERE pid = 4242 AND user = 'alice'"), 1);
+  EXPECT_EQ(Count("SELECT held_idle_seconds FROM process_rollup_1h"), 120);
+  EXPECT_EQ(Count("SELECT last_seen - first_seen FROM process_sessions"), 119);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM events WHERE kind = 'process_start'"), 1);
+  // The packed minute holds every second.
+  Result<std::unique_ptr<Db>> db = Db::Open(Path(), Db::Mode::kReadOnly);
+  Result<Stmt> raw = db.value()->Prepare("SELECT minute, samples FROM gpu_samples ORDER BY minute LIMIT 1");
+  ASSERT_TRUE(raw.value().Step().value());
+  Result<Block> block = DecodeBlock(raw.value().Int(0) * 60, raw.value().Blob(1));
+  ASSERT_TRUE(block.ok());
+  EXPECT_EQ(block.value().times.size(), 60u);
+  EXPECT_EQ(block.value().columns[kPowerDeciwatts][0], 3000);
+}
+
+TEST_F(WriterTest, AProcessLeavingTheGpuEndsItsSession) {
+  std::unique_ptr<StoreWriter> w = OpenWriter();
+  ASSERT_TRUE(w->WriteNow(Fleet(kT0)).ok());
+  sampler::FleetView gone = Fleet(kT0 + 1);
+  gone.gpus[1].processes.clear();
+  ASSERT_TRUE(w->WriteNow(gone).ok());
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM events WHERE kind = 'process_end'"), 1);
+}
+
+// Regression: a wall clock moved back must not write samples twice or out
+// of order.
+TEST_F(WriterTest, WallClockMovedBackWritesNoDuplicateOrReorderedSamples) {
+  std::unique_ptr<StoreWriter> w = OpenWriter();
+  for (int64_t t = kT0; t <= kT0 + 10; ++t) ASSERT_TRUE(w->WriteNow(Fleet(t)).ok());
+  for (int64_t t = kT0 - 20; t <= kT0 + 5; ++t) ASSERT_TRUE(w->WriteNow(Fleet(t)).ok());  // Moved back.
+  for (int64_t t = kT0 + 11; t <= kT0 + 15; ++t) ASSERT_TRUE(w->WriteNow(Fleet(t)).ok());
+  ASSERT_TRUE(w->FoldAll().ok());
+  EXPECT_EQ(w->stats().ticks_skipped, 26);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM events WHERE kind = 'clock_moved_back'"), 1);
+  Result<std::unique_ptr<Db>> db = Db::Open(Path(), Db::Mode::kReadOnly);
+  Result<Stmt> raw = db.value()->Prepare("SELECT minute, samples FROM gpu_samples ORDER BY minute");
+  std::vector<int64_t> times;
+  while (raw.value().Step().value()) {
+    Result<Block> b = DecodeBlock(raw.value().Int(0) * 60, raw.value().Blob(1));
+    ASSERT_TRUE(b.ok());
+    times.insert(times.end(), b.value().times.begin(), b.value().times.end());
+  }
+  // Two GPUs, each 16 distinct seconds in order.
+  EXPECT_EQ(times.size(), 32u);
+  // Each sample stands for 1 s, the last of each GPU for up to 2 s (twice
+  // the interval) as nothing follows it.
+  EXPECT_EQ(Count("SELECT SUM(covered_seconds) FROM gpu_rollup_1m"), 2 * (15 + 2));
+}
+
+TEST_F(WriterTest, AfterACrashTheJournalIsFoldedWithTheTicksThatFollow) {
+  {
+    std::unique_ptr<StoreWriter> w = OpenWriter();
+    for (int64_t t = kT0; t < kT0 + 30; ++t) ASSERT_TRUE(w->WriteNow(Fleet(t)).ok());
+  }  // No fold: as if killed.
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM tick_journal"), 30);
+  std::unique_ptr<StoreWriter> w = OpenWriter();
+  ASSERT_TRUE(w->WriteNow(Fleet(kT0 + 20)).ok());  // Already stored: skipped.
+  ASSERT_TRUE(w->WriteNow(Fleet(kT0 + 61)).ok());  // The next minute folds the first.
+  EXPECT_EQ(Count("SELECT covered_seconds FROM gpu_rollup_1m WHERE minute = 30000000 LIMIT 1"), 29 + 2);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM process_sessions"), 1);  // The session continued.
+}
+
+TEST_F(WriterTest, ADatabaseFromANewerTarmacIsRefusedAndLeftAlone) {
+  {
+    Result<std::unique_ptr<Db>> db = OpenForWriting(Path());
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(db.value()->Exec("PRAGMA user_version = 99").ok());
+  }
+  StoreOptions o;
+  o.path = Path();
+  Result<std::unique_ptr<StoreWriter>> w = StoreWriter::Open(o, &clock_, &logger_);
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(w.status().message().find("newer tarmac (schema 99"), std::string::npos) << w.status().message();
+  EXPECT_EQ(Count("PRAGMA user_version"), 99);
+  EXPECT_EQ(OpenForReading(Path()).status().code(), StatusCode::kFailedPrecondition);
+}
+
+TEST_F(WriterTest, ACorruptDatabaseIsMovedAsideAndANewOneStarted) {
+  std::ofstream(Path()) << std::string(8192, 'x');
+  std::unique_ptr<StoreWriter> w = OpenWriter();
+  ASSERT_NE(w, nullptr);
+  int aside = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir_.path())) {
+    if (e.path().filename().string().rfind("tarmac.db.corrupt-", 0) == 0) ++aside;
+  }
+  EXPECT_EQ(aside, 1);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM events WHERE kind = 'store_recovered'"), 1);
+  ASSERT_TRUE(w->WriteNow(Fleet(kT0)).ok());
+}
+
+TEST_F(WriterTest, RetentionDropsRawMinutesOlderThanTheirTier) {
+  StoreOptions o;
+  o.path = Path();
+  o.retention.raw = std::chrono::hours(24);
+  std::unique_ptr<StoreWriter> w = std::move(StoreWriter::Open(o, &clock_, &logger_)).value();
+  for (int64_t t = kT0; t < kT0 + 5; ++t) ASSERT_TRUE(w->WriteNow(Fleet(t)).ok());
+  int64_t later = kT0 + 2 * 86400;
+  ASSERT_TRUE(w->WriteNow(Fleet(later)).ok());  // Folds the old minute, then enforces retention.
+  ASSERT_TRUE(w->WriteNow(Fleet(later + 601)).ok());
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM gpu_samples WHERE minute < " + std::to_string(later / 60)), 0);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM gpu_rollup_1m WHERE minute = " + std::to_string(kT0 / 60)), 2);
+}
+
+}  // namespace
+}  // namespace tarmac::store
