@@ -6,6 +6,8 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/agent_command.h"
+#include "cli/history_command.h"
+#include "cli/report_command.h"
 #include "cli/options.h"
 #include "cli/pick_command.h"
 #include "cli/query_command.h"
@@ -39,6 +41,15 @@ int main(int argc, char** argv) {
   ConfigCheckOptions config_check;
   CLI::App* config_check_cmd = nullptr;
   AddConfigCommand(&app, &config_check, &config_check_cmd);
+  HistoryOptions history;
+  CLI::App* history_cmd = AddHistoryCommand(&app, &history);
+  ReportOptions report;
+  CLI::App* report_cmd = AddReportCommand(&app, &report);
+  ExportOptions export_options;
+  CLI::App* export_cmd = AddExportCommand(&app, &export_options);
+  StoreInfoOptions store_info;
+  CLI::App* store_info_cmd = nullptr;
+  AddStoreCommand(&app, &store_info, &store_info_cmd);
   // Shared options are accepted before or after the command name.
   for (CLI::App* cmd : {status_cmd, query_cmd, pick_cmd}) AddGlobalOptions(cmd, &global);
 
@@ -56,5 +67,9 @@ int main(int argc, char** argv) {
   if (pick_cmd->parsed()) return RunPick(global, pick, clock, &logger);
   if (agent_cmd->parsed()) return RunAgentCommand(agent, clock, &logger);
   if (config_check_cmd->parsed()) return RunConfigCheck(config_check);
+  if (history_cmd->parsed()) return RunHistory(history, clock);
+  if (report_cmd->parsed()) return RunReport(report, clock);
+  if (export_cmd->parsed()) return RunExport(export_options, clock);
+  if (store_info_cmd->parsed()) return RunStoreInfo(store_info);
   return kExitUsage;
 }

@@ -10,7 +10,6 @@ namespace tarmac::store {
 namespace {
 
 constexpr int64_t kIdlePercent = static_cast<int64_t>(sampler::kIdleUtilizationRatio * 100);
-constexpr int64_t kHoldingMib = sampler::kHoldingMemoryBytes >> 20;
 constexpr uint64_t kThermal = gpu::kReasonSwThermalSlowdown | gpu::kReasonHwThermalSlowdown;
 constexpr uint64_t kPower = gpu::kReasonSwPowerCap | gpu::kReasonHwPowerBrakeSlowdown;
 constexpr uint64_t kOther = gpu::kReasonHwSlowdown;
@@ -94,7 +93,7 @@ FoldedMinute FoldMinute(int64_t minute, const std::vector<TickRecord>& ticks, in
       r.seen_seconds += dt[i];
       if (sm.value_or(0) > 0) r.busy_seconds += dt[i];
       r.memory_mib_seconds += memory * dt[i];
-      if (sm && *sm == 0 && memory >= kHoldingMib) {
+      if (block.columns[kProcessHeldIdle][i].value_or(0) != 0) {
         r.held_idle_seconds += dt[i];
         r.held_idle_memory_mib_seconds += memory * dt[i];
       }

@@ -54,8 +54,9 @@ GpuValues GpuValuesOf(const sampler::GpuView& gpu) {
   return v;
 }
 
-ProcessValues ProcessValuesOf(const sampler::ProcessView& process) {
+ProcessValues ProcessValuesOf(const sampler::ProcessView& process, const sampler::GpuView& gpu) {
   ProcessValues v;
+  v[kProcessHeldIdle] = sampler::IsIdleHolding(process, gpu) ? 1 : 0;
   if (process.process.sm_utilization_ratio) v[kProcessSmPercent] = Percent(process.process.sm_utilization_ratio);
   v[kProcessMemoryMib] = Mib(process.process.used_memory_bytes);
   return v;

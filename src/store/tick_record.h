@@ -32,7 +32,12 @@ enum GpuColumn : size_t {
 };
 
 // The raw process columns.
-enum ProcessColumn : size_t { kProcessSmPercent = 0, kProcessMemoryMib, kProcessColumnCount };
+enum ProcessColumn : size_t {
+  kProcessSmPercent = 0,
+  kProcessMemoryMib,
+  kProcessHeldIdle,  // 1 when holding memory at 0 % SM (sampler::IsIdleHolding)
+  kProcessColumnCount,
+};
 
 using GpuValues = std::array<std::optional<int64_t>, kGpuColumnCount>;
 using ProcessValues = std::array<std::optional<int64_t>, kProcessColumnCount>;
@@ -55,7 +60,7 @@ struct TickRecord {
 
 // The columns of one GPU view (all empty when the GPU is not readable).
 GpuValues GpuValuesOf(const sampler::GpuView& gpu);
-ProcessValues ProcessValuesOf(const sampler::ProcessView& process);
+ProcessValues ProcessValuesOf(const sampler::ProcessView& process, const sampler::GpuView& gpu);
 
 std::string EncodeTick(const TickRecord& tick);
 Result<TickRecord> DecodeTick(int64_t t, std::string_view bytes);

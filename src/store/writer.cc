@@ -324,7 +324,7 @@ Status StoreWriter::WriteTick(const sampler::FleetView& fleet) {
         event(gpu_id, "process_start", fmt::format("pid {} ({}) on gpu {}: {}", p.process.pid, d.user,
                                                    g.info.index, d.command));
       }
-      tick.processes.push_back(ProcessTick{session_id, ProcessValuesOf(p)});
+      tick.processes.push_back(ProcessTick{session_id, ProcessValuesOf(p, g)});
     }
   }
   std::vector<SessionKey> ended;

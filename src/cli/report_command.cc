@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cli/report_command.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cli/options.h"
+#include "common/units.h"
+#include "report/report.h"
+#include "report/report_render.h"
+#include "store/schema.h"
+
+namespace tarmac::cli {
+namespace {
+
+int64_t FileSize(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
+}
+
+}  // namespace
+
+CLI::App* AddReportCommand(CLI::App* app, ReportOptions* o) {
+  CLI::App* cmd = app->add_subcommand(
+      "report", "Where GPU time and money went: per GPU and per user (or container), with a verdict");
+  cmd->add_option("--since", o->since, "Start: a duration ago (7d, 30d), a date, or @UNIX")->default_str("7d");
+  cmd->add_option("--until", o->until, "End (inclusive)")->default_str("now");
+  cmd->add_option("--by", o->by, "Group processes by user or container (pod, Slurm job); gpu: GPUs only")
+      ->check(CLI::IsMember({"gpu", "user", "container"}))
+      ->default_str("user");
+  cmd->add_option("--format", o->format, "text, json, csv or html (one self-contained file)")
+      ->check(CLI::IsMember({"text", "json", "csv", "html"}))
+      ->default_str("text");
+  cmd->add_option("--out", o->out, "Write to FILE instead of stdout");
+  AddStoreAccessOptions(cmd, &o->store);
+  return cmd;
+}
+
+int RunReport(const ReportOptions& o, Clock* clock) {
+  Result<TimeRange> range = ParseRange(o.since, o.until, clock);
+  if (!range.ok()) return ExitWith(range.status());
+  Result<StoreAccess> access = OpenStore(o.store);
+  if (!access.ok()) return ExitWith(access.status());
+  report::ReportRequest request;
+  request.since_t = range.value().since_t;
+  request.until_t = range.value().until_t;
+  request.by = o.by == "gpu" ? report::GroupBy::kGpu : o.by == "container" ? report::GroupBy::kContainer
+                                                                            : report::GroupBy::kUser;
+  const config::Config& config = access.value().config;
+  request.currency = config.currency;
+  request.gpu_hour_cost = [&config](const std::string& model) { return config::GpuHourCost(config, model); };
+  request.with_charts = o.format == "html" || o.format == "json";
+  Result<report::Report> built = report::BuildReport(access.value().db.get(), request);
+  if (!built.ok()) return ExitWith(built.status());
+  std::string text = o.format == "json"   ? report::RenderJson(built.value())
+                     : o.format == "csv"  ? report::RenderCsv(built.value())
+                     : o.format == "html" ? report::RenderHtml(built.value())
+                                          : report::RenderText(built.value());
+  if (o.out.empty()) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return kExitOk;
+  }
+  std::ofstream out(o.out, std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) return ExitWith(Status::IOError(fmt::format("--out: cannot write {}", o.out)));
+  std::fprintf(stderr, "tarmac: report written to %s\n", o.out.c_str());
+  return kExitOk;
+}
+
+CLI::App* AddStoreCommand(CLI::App* app, StoreInfoOptions* o, CLI::App** info) {
+  CLI::App* cmd = app->add_subcommand("store", "The history store");
+  cmd->require_subcommand(1);
+  *info = cmd->add_subcommand("info", "Where the history is, how big, what it holds and how long it keeps it");
+  (*info)->add_flag("--json", o->json, "Print as JSON");
+  AddStoreAccessOptions(*info, &o->store);
+  return cmd;
+}
+
+int RunStoreInfo(const StoreInfoOptions& o) {
+  Result<StoreAccess> access = OpenStore(o.store);
+  if (!access.ok()) return ExitWith(access.status());
+  store::Db* db = access.value().db.get();
+  const std::string& path = access.value().path;
+  nlohmann::json j;
+  j["path"] = path;
+  int64_t file = FileSize(path);
+  int64_t wal = FileSize(path + "-wal");
+  j["file_bytes"] = file;
+  j["wal_bytes"] = wal;
+  j["schema_version"] = db->QueryInt("PRAGMA user_version").value().value_or(0);
+  j["free_pages"] = db->QueryInt("PRAGMA freelist_count").value().value_or(0);
+  nlohmann::json tables = nlohmann::json::object();
+  for (const char* table : {"gpus", "gpu_samples", "tick_journal", "process_sessions", "process_samples",
+                            "gpu_rollup_1m", "gpu_rollup_1h", "process_rollup_1h", "events"}) {
+    tables[table] = db->QueryInt(fmt::format("SELECT COUNT(*) FROM {}", table)).value().value_or(0);
+  }
+  j["rows"] = tables;
+  auto range = [&](const char* sql) -> nlohmann::json {
+    Result<std::optional<int64_t>> v = db->QueryInt(sql);
+    return v.ok() && v.value() ? nlohmann::json(*v.value()) : nlohmann::json(nullptr);
+  };
+  j["oldest"] = {{"raw", range("SELECT MIN(minute) * 60 FROM gpu_samples")},
+                 {"1m", range("SELECT MIN(minute) * 60 FROM gpu_rollup_1m")},
+                 {"1h", range("SELECT MIN(hour) * 3600 FROM gpu_rollup_1h")}};
+  j["newest"] = range("SELECT MAX(t) FROM tick_journal");
+  if (j["newest"].is_null()) j["newest"] = range("SELECT MAX(minute) * 60 + 59 FROM gpu_samples");
+  int64_t gpu_samples = db->QueryInt("SELECT SUM(covered_seconds) FROM gpu_rollup_1m").value().value_or(0);
+  j["gpu_seconds_recorded"] = gpu_samples;
+  if (gpu_samples > 0) j["bytes_per_gpu_second"] = static_cast<double>(file + wal) / static_cast<double>(gpu_samples);
+  const config::Config& c = access.value().config;
+  j["retention_seconds"] = {{"raw", c.raw_retention.count() / 1000},
+                            {"1m", c.minute_retention.count() / 1000},
+                            {"1h", c.hour_retention.count() / 1000}};
+  if (o.json) {
+    std::puts(j.dump(2).c_str());
+    return kExitOk;
+  }
+  auto when = [](const nlohmann::json& t) {
+    return t.is_null() ? std::string("-") : report::FormatTime(t.get<int64_t>());
+  };
+  std::printf("%s: schema %lld, %s (+ %s write-ahead log)\n", path.c_str(),
+              static_cast<long long>(j["schema_version"].get<int64_t>()), FormatBytes(file).c_str(),
+              FormatBytes(wal).c_str());
+  if (j.contains("bytes_per_gpu_second")) {
+    std::printf("%lld GPU-seconds recorded: %.1f bytes each, all tables and indexes included\n",
+                static_cast<long long>(gpu_samples), j["bytes_per_gpu_second"].get<double>());
+  }
+  std::printf("raw samples since %s (kept %s)\n", when(j["oldest"]["raw"]).c_str(),
+              FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(c.raw_retention)).c_str());
+  std::printf("1-minute rollups since %s (kept %s)\n", when(j["oldest"]["1m"]).c_str(),
+              FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(c.minute_retention)).c_str());
+  std::printf("1-hour rollups since %s (kept %s)\n", when(j["oldest"]["1h"]).c_str(),
+              FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(c.hour_retention)).c_str());
+  std::printf("newest sample %s\n", when(j["newest"]).c_str());
+  for (auto& [table, rows] : tables.items()) {
+    std::printf("  %-20s %lld rows\n", table.c_str(), static_cast<long long>(rows.get<int64_t>()));
+  }
+  return kExitOk;
+}
+
+}  // namespace tarmac::cli

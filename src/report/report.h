@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// The "grounded fleet" report: where GPU time and money went over a range,
+// per GPU and per owner (user, or container / pod / Slurm job), with a
+// verdict in plain words. Built from the store's hourly rollups (the range
+// is taken in whole hours) and rendered by report_render.h.
+//
+// Thread safety: one thread per Db.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "store/sqlite_db.h"
+
+namespace tarmac::report {
+
+enum class GroupBy { kGpu, kUser, kContainer };
+
+struct ReportRequest {
+  int64_t since_t = 0;
+  int64_t until_t = 0;
+  GroupBy by = GroupBy::kUser;
+  std::string currency = "USD";
+  // Price of one GPU-hour of a model (0: costs are not shown).
+  std::function<double(const std::string& model)> gpu_hour_cost = [](const std::string&) { return 0.0; };
+  bool with_charts = false;  // Heatmap and histograms (HTML, JSON).
+  // A GPU idle more than this share of its time counts as "mostly idle".
+  double mostly_idle_ratio = 0.8;
+};
+
+struct GpuLine {
+  int index = 0;
+  std::string uuid;
+  std::string name;
+  double covered_hours = 0;
+  std::optional<double> mean_utilization_ratio;
+  std::optional<double> duty_cycle_ratio;  // Share of time above the idle threshold.
+  double idle_hours = 0;
+  double held_idle_hours = 0;
+  double energy_kwh = 0;
+  double throttle_thermal_hours = 0;
+  double throttle_power_hours = 0;
+  double throttle_other_hours = 0;
+  int64_t xid_count = 0;
+  double idle_cost = 0;
+  // Charts: mean utilization per hour (hour start, ratio); minutes per
+  // utilization decile.
+  std::vector<std::pair<int64_t, double>> hourly_utilization;
+  std::vector<int64_t> utilization_histogram_minutes;
+};
+
+struct OwnerLine {
+  std::string owner;
+  double gpu_hours_held = 0;  // A process of theirs on a GPU.
+  double gpu_hours_busy = 0;  // ... computing (SM above 0).
+  double held_idle_hours = 0;  // ... holding memory at 0 % SM.
+  double idle_cost = 0;
+};
+
+struct HeldIdleProcess {
+  int64_t pid = 0;
+  std::string user;
+  std::string command;
+  int gpu_index = 0;
+  int64_t first_seen = 0;
+  int64_t last_seen = 0;
+  double held_idle_hours = 0;
+  int64_t memory_max_mib = 0;
+};
+
+struct Report {
+  int64_t since_t = 0;
+  int64_t until_t = 0;
+  std::string host;
+  std::string currency;
+  bool has_costs = false;
+  GroupBy by = GroupBy::kUser;
+  std::vector<GpuLine> gpus;
+  std::vector<OwnerLine> owners;
+  std::vector<HeldIdleProcess> top_held_idle;
+  int mostly_idle_gpus = 0;
+  std::optional<double> idle_memory_share;  // Of process memory-time, on idle processes.
+  double idle_cost = 0;
+  std::string verdict;
+};
+
+Result<Report> BuildReport(store::Db* db, const ReportRequest& request);
+
+}  // namespace tarmac::report

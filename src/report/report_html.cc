@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// The HTML report: one file, readable offline and printable. A GPU x hour
+// heatmap of mean utilization and a histogram per GPU, both inline SVG;
+// then the tables of the text report.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "report/report_render.h"
+
+namespace tarmac::report {
+namespace {
+
+std::string Escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+// Idle is grey-blue, busy is deep green.
+std::string Color(double ratio) {
+  ratio = std::clamp(ratio, 0.0, 1.0);
+  int r = static_cast<int>(226 - ratio * (226 - 20));
+  int g = static_cast<int>(232 - ratio * (232 - 120));
+  int b = static_cast<int>(240 - ratio * (240 - 60));
+  return fmt::format("#{:02x}{:02x}{:02x}", r, g, b);
+}
+
+std::string Heatmap(const Report& r) {
+  int64_t first = r.since_t / 3600;
+  int64_t last = (r.until_t + 3599) / 3600;
+  int64_t hours = std::max<int64_t>(last - first, 1);
+  double cell = std::clamp(900.0 / static_cast<double>(hours), 1.0, 24.0);
+  int row = 18;
+  int left = 60;
+  double width = left + cell * static_cast<double>(hours) + 10;
+  int height = row * static_cast<int>(r.gpus.size()) + 30;
+  std::string svg = fmt::format(
+      "<svg class=\"heatmap\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{}\" "
+      "role=\"img\" aria-label=\"utilization per GPU and hour\">\n",
+      width, height);
+  for (size_t i = 0; i < r.gpus.size(); ++i) {
+    const GpuLine& g = r.gpus[i];
+    int y = static_cast<int>(i) * row;
+    svg += fmt::format("<text x=\"0\" y=\"{}\" font-size=\"12\">GPU {}</text>\n", y + 13, g.index);
+    for (const auto& [t, u] : g.hourly_utilization) {
+      double x = left + cell * static_cast<double>(t / 3600 - first);
+      svg += fmt::format(
+          "<rect x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"><title>GPU {} {}: {:.0f}%"
+          "</title></rect>\n",
+          x, y, std::max(cell - 0.5, 0.5), row - 2, Color(u), g.index, FormatTime(t), u * 100);
+    }
+  }
+  int y = static_cast<int>(r.gpus.size()) * row + 16;
+  svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\">{}</text>\n", left, y, Escape(FormatTime(r.since_t)));
+  svg += fmt::format("<text x=\"{:.0f}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\">{}</text>\n", width - 10, y,
+                     Escape(FormatTime(r.until_t)));
+  return svg + "</svg>\n";
+}
+
+std::string Histogram(const GpuLine& g) {
+  int64_t most = 1;
+  for (int64_t m : g.utilization_histogram_minutes) most = std::max(most, m);
+  std::string svg =
+      "<svg class=\"histogram\" xmlns=\"http://www.w3.org/2000/svg\" width=\"220\" height=\"90\" role=\"img\">\n";
+  for (size_t i = 0; i < g.utilization_histogram_minutes.size(); ++i) {
+    double h = 60.0 * static_cast<double>(g.utilization_histogram_minutes[i]) / static_cast<double>(most);
+    svg += fmt::format(
+        "<rect x=\"{}\" y=\"{:.1f}\" width=\"18\" height=\"{:.1f}\" fill=\"{}\"><title>{}-{}%: {} min</title></rect>\n",
+        10 + i * 20, 70 - h, h, Color(static_cast<double>(i) / 9.0), i * 10, i * 10 + 10,
+        g.utilization_histogram_minutes[i]);
+  }
+  svg += "<text x=\"10\" y=\"85\" font-size=\"10\">0%</text><text x=\"200\" y=\"85\" font-size=\"10\" "
+         "text-anchor=\"end\">100%</text>\n";
+  return svg + fmt::format("<text x=\"10\" y=\"10\" font-size=\"11\">GPU {}</text></svg>\n", g.index);
+}
+
+}  // namespace
+
+std::string RenderHtml(const Report& r) {
+  std::string html = fmt::format(R"(<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>tarmac GPU report {0} to {1}</title>
+<style>
+body {{ font-family: system-ui, sans-serif; margin: 2em; color: #222; }}
+h1 {{ font-size: 1.4em; }} h2 {{ font-size: 1.1em; margin-top: 1.6em; }}
+.verdict {{ font-size: 1.15em; background: #f3f5f8; padding: .8em 1em; border-left: 4px solid #2a6; }}
+table {{ border-collapse: collapse; margin-top: .5em; }}
+th, td {{ padding: .25em .7em; border-bottom: 1px solid #ddd; text-align: right; }}
+th:first-child, td:first-child, td.text {{ text-align: left; }}
+.histograms svg {{ margin-right: .5em; }}
+@media print {{ body {{ margin: 0; }} .verdict {{ border-left-color: #000; }} }}
+</style></head><body>
+<h1>GPU report: {0} to {1}</h1>
+<p class="verdict">{2}</p>
+<h2>Utilization per GPU and hour</h2>
+)",
+                                 Escape(FormatTime(r.since_t)), Escape(FormatTime(r.until_t)), Escape(r.verdict));
+  html += Heatmap(r);
+  html += "<h2>Utilization histograms (minutes at each level)</h2>\n<div class=\"histograms\">\n";
+  for (const GpuLine& g : r.gpus) html += Histogram(g);
+  html += "</div>\n<h2>GPUs</h2>\n<table><tr><th>GPU</th><th>Name</th><th>Hours</th><th>Mean util</th><th>Duty "
+          "cycle</th><th>Idle h</th><th>Held-idle h</th><th>Energy kWh</th><th>Throttled h</th><th>Xid</th>";
+  if (r.has_costs) html += "<th>Idle cost</th>";
+  html += "</tr>\n";
+  auto pct = [](const std::optional<double>& v) { return v ? fmt::format("{:.0f}%", *v * 100) : std::string("-"); };
+  for (const GpuLine& g : r.gpus) {
+    html += fmt::format(
+        "<tr><td>{}</td><td class=\"text\">{}</td><td>{:.1f}</td><td>{}</td><td>{}</td><td>{:.1f}</td><td>{:.1f}</td>"
+        "<td>{:.1f}</td><td>{:.1f}</td><td>{}</td>",
+        g.index, Escape(g.name), g.covered_hours, pct(g.mean_utilization_ratio), pct(g.duty_cycle_ratio), g.idle_hours,
+        g.held_idle_hours, g.energy_kwh, g.throttle_thermal_hours + g.throttle_power_hours + g.throttle_other_hours,
+        g.xid_count);
+    if (r.has_costs) html += fmt::format("<td>{} {:.2f}</td>", Escape(r.currency), g.idle_cost);
+    html += "</tr>\n";
+  }
+  html += "</table>\n";
+  if (r.by != GroupBy::kGpu) {
+    html += fmt::format("<h2>By {}</h2>\n<table><tr><th>{}</th><th>GPU-h held</th><th>GPU-h busy</th><th>Held-idle "
+                        "h</th>{}</tr>\n",
+                        r.by == GroupBy::kUser ? "user" : "container, pod or job",
+                        r.by == GroupBy::kUser ? "User" : "Owner", r.has_costs ? "<th>Idle cost</th>" : "");
+    for (const OwnerLine& o : r.owners) {
+      html += fmt::format("<tr><td>{}</td><td>{:.1f}</td><td>{:.1f}</td><td>{:.1f}</td>", Escape(o.owner),
+                          o.gpu_hours_held, o.gpu_hours_busy, o.held_idle_hours);
+      if (r.has_costs) html += fmt::format("<td>{} {:.2f}</td>", Escape(r.currency), o.idle_cost);
+      html += "</tr>\n";
+    }
+    html += "</table>\n";
+  }
+  if (!r.top_held_idle.empty()) {
+    html += "<h2>Processes that held GPU memory without computing</h2>\n<table><tr><th>Held-idle h</th><th>GPU</th>"
+            "<th>PID</th><th>User</th><th>Memory MiB</th><th>From</th><th>To</th><th>Command</th></tr>\n";
+    for (const HeldIdleProcess& p : r.top_held_idle) {
+      html += fmt::format(
+          "<tr><td>{:.1f}</td><td>{}</td><td>{}</td><td class=\"text\">{}</td><td>{}</td><td>{}</td><td>{}</td>"
+          "<td class=\"text\">{}</td></tr>\n",
+          p.held_idle_hours, p.gpu_index, p.pid, Escape(p.user), p.memory_max_mib, Escape(FormatTime(p.first_seen)),
+          Escape(FormatTime(p.last_seen)), Escape(p.command));
+    }
+    html += "</table>\n";
+  }
+  return html + "</body></html>\n";
+}
+
+}  // namespace tarmac::report

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "report/report_render.h"
+
+#include <fmt/format.h>
+
+#include <ctime>
+#include <nlohmann/json.hpp>
+
+namespace tarmac::report {
+namespace {
+
+std::string Pct(const std::optional<double>& ratio) {
+  return ratio ? fmt::format("{:.0f}%", *ratio * 100) : std::string("-");
+}
+
+std::string Cut(const std::string& s, size_t width) {
+  return s.size() <= width ? s : s.substr(0, width - 3) + "...";
+}
+
+const char* ByName(GroupBy by) {
+  switch (by) {
+    case GroupBy::kGpu: return "gpu";
+    case GroupBy::kUser: return "user";
+    case GroupBy::kContainer: return "container";
+  }
+  return "user";
+}
+
+std::string CsvField(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+}  // namespace
+
+std::string FormatTime(int64_t unix_seconds) {
+  std::time_t t = static_cast<std::time_t>(unix_seconds);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", &tm);
+  return buf;
+}
+
+std::string RenderText(const Report& r) {
+  std::string out = fmt::format("GPU report {} to {}\n\n{}\n\n", FormatTime(r.since_t), FormatTime(r.until_t), r.verdict);
+  out += fmt::format("{:<4}{:<24}{:>8}{:>7}{:>7}{:>8}{:>10}{:>9}{:>10}{:>5}", "GPU", "NAME", "HOURS", "UTIL", "DUTY",
+                     "IDLE h", "HELD-IDLE", "ENERGY", "THROTTLE", "XID");
+  if (r.has_costs) out += fmt::format("{:>14}", "IDLE COST");
+  out += "\n";
+  for (const GpuLine& g : r.gpus) {
+    out += fmt::format("{:<4}{:<24}{:>8.1f}{:>7}{:>7}{:>8.1f}{:>10.1f}{:>7.1f}kWh{:>9.1f}h{:>5}", g.index,
+                       Cut(g.name, 23), g.covered_hours, Pct(g.mean_utilization_ratio), Pct(g.duty_cycle_ratio),
+                       g.idle_hours, g.held_idle_hours, g.energy_kwh,
+                       g.throttle_thermal_hours + g.throttle_power_hours + g.throttle_other_hours, g.xid_count);
+    if (r.has_costs) out += fmt::format("{:>14}", fmt::format("{} {:.2f}", r.currency, g.idle_cost));
+    out += "\n";
+  }
+  if (r.by != GroupBy::kGpu) {
+    out += fmt::format("\n{:<32}{:>12}{:>12}{:>14}", r.by == GroupBy::kUser ? "USER" : "CONTAINER / POD / JOB",
+                       "GPU-h HELD", "GPU-h BUSY", "HELD-IDLE h");
+    if (r.has_costs) out += fmt::format("{:>14}", "IDLE COST");
+    out += "\n";
+    if (r.owners.empty()) out += "(no GPU processes in this range)\n";
+    for (const OwnerLine& o : r.owners) {
+      out += fmt::format("{:<32}{:>12.1f}{:>12.1f}{:>14.1f}", Cut(o.owner, 31), o.gpu_hours_held, o.gpu_hours_busy,
+                         o.held_idle_hours);
+      if (r.has_costs) out += fmt::format("{:>14}", fmt::format("{} {:.2f}", r.currency, o.idle_cost));
+      out += "\n";
+    }
+  }
+  if (!r.top_held_idle.empty()) {
+    out += "\nProcesses that held GPU memory without computing the longest:\n";
+    for (const HeldIdleProcess& p : r.top_held_idle) {
+      out += fmt::format("  {:>5.1f} h  gpu {}  pid {:<8} {:<10} {:>6} MiB  {} .. {}  {}\n", p.held_idle_hours,
+                         p.gpu_index, p.pid, Cut(p.user, 10), p.memory_max_mib, FormatTime(p.first_seen),
+                         FormatTime(p.last_seen), Cut(p.command, 60));
+    }
+  }
+  return out;
+}
+
+std::string RenderJson(const Report& r) {
+  nlohmann::json j;
+  j["since"] = r.since_t;
+  j["until"] = r.until_t;
+  j["verdict"] = r.verdict;
+  j["by"] = ByName(r.by);
+  if (r.has_costs) j["currency"] = r.currency;
+  j["mostly_idle_gpus"] = r.mostly_idle_gpus;
+  if (r.idle_memory_share) j["idle_memory_share_ratio"] = *r.idle_memory_share;
+  if (r.has_costs) j["idle_cost"] = r.idle_cost;
+  j["gpus"] = nlohmann::json::array();
+  for (const GpuLine& g : r.gpus) {
+    nlohmann::json x = {{"index", g.index},
+                        {"uuid", g.uuid},
+                        {"name", g.name},
+                        {"covered_hours", g.covered_hours},
+                        {"idle_hours", g.idle_hours},
+                        {"held_idle_hours", g.held_idle_hours},
+                        {"energy_kwh", g.energy_kwh},
+                        {"throttle_hours", {{"thermal", g.throttle_thermal_hours},
+                                            {"power", g.throttle_power_hours},
+                                            {"other", g.throttle_other_hours}}},
+                        {"xid_count", g.xid_count}};
+    if (g.mean_utilization_ratio) x["mean_utilization_ratio"] = *g.mean_utilization_ratio;
+    if (g.duty_cycle_ratio) x["duty_cycle_ratio"] = *g.duty_cycle_ratio;
+    if (r.has_costs) x["idle_cost"] = g.idle_cost;
+    if (!g.hourly_utilization.empty()) {
+      nlohmann::json hours = nlohmann::json::array();
+      for (const auto& [t, u] : g.hourly_utilization) hours.push_back({t, u});
+      x["hourly_utilization"] = hours;
+    }
+    if (!g.utilization_histogram_minutes.empty()) x["utilization_histogram_minutes"] = g.utilization_histogram_minutes;
+    j["gpus"].push_back(x);
+  }
+  j["owners"] = nlohmann::json::array();
+  for (const OwnerLine& o : r.owners) {
+    nlohmann::json x = {{"owner", o.owner},
+                        {"gpu_hours_held", o.gpu_hours_held},
+                        {"gpu_hours_busy", o.gpu_hours_busy},
+                        {"held_idle_hours", o.held_idle_hours}};
+    if (r.has_costs) x["idle_cost"] = o.idle_cost;
+    j["owners"].push_back(x);
+  }
+  j["top_held_idle"] = nlohmann::json::array();
+  for (const HeldIdleProcess& p : r.top_held_idle) {
+    j["top_held_idle"].push_back({{"pid", p.pid},
+                                  {"user", p.user},
+                                  {"command", p.command},
+                                  {"gpu_index", p.gpu_index},
+                                  {"first_seen", p.first_seen},
+                                  {"last_seen", p.last_seen},
+                                  {"held_idle_hours", p.held_idle_hours},
+                                  {"memory_max_mib", p.memory_max_mib}});
+  }
+  return j.dump(2) + "\n";
+}
+
+std::string RenderCsv(const Report& r) {
+  std::string out;
+  if (r.by == GroupBy::kGpu) {
+    out = "gpu,uuid,name,covered_hours,mean_utilization_ratio,duty_cycle_ratio,idle_hours,held_idle_hours,energy_kwh,"
+          "throttle_thermal_hours,throttle_power_hours,throttle_other_hours,xid_count,idle_cost\n";
+    for (const GpuLine& g : r.gpus) {
+      out += fmt::format("{},{},{},{:.3f},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{},{}\n", g.index, g.uuid,
+                         CsvField(g.name), g.covered_hours,
+                         g.mean_utilization_ratio ? fmt::format("{:.4f}", *g.mean_utilization_ratio) : "",
+                         g.duty_cycle_ratio ? fmt::format("{:.4f}", *g.duty_cycle_ratio) : "", g.idle_hours,
+                         g.held_idle_hours, g.energy_kwh, g.throttle_thermal_hours, g.throttle_power_hours,
+                         g.throttle_other_hours, g.xid_count, r.has_costs ? fmt::format("{:.2f}", g.idle_cost) : "");
+    }
+    return out;
+  }
+  out = fmt::format("{},gpu_hours_held,gpu_hours_busy,held_idle_hours,idle_cost\n", ByName(r.by));
+  for (const OwnerLine& o : r.owners) {
+    out += fmt::format("{},{:.3f},{:.3f},{:.3f},{}\n", CsvField(o.owner), o.gpu_hours_held, o.gpu_hours_busy,
+                       o.held_idle_hours, r.has_costs ? fmt::format("{:.2f}", o.idle_cost) : "");
+  }
+  return out;
+}
+
+}  // namespace tarmac::report

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "report/report.h"
+
+#include <gtest/gtest.h>
+
+#include "report/report_render.h"
+#include "store/schema.h"
+#include "store/writer.h"
+#include "testutil/fake_clock.h"
+#include "testutil/testutil.h"
+
+namespace tarmac::report {
+namespace {
+
+using std::chrono::system_clock;
+
+constexpr int64_t kT0 = 1800000000 - 1800000000 % 3600;  // An hour boundary.
+
+// GPU 0 busy (80 %) for the whole range; GPU 1 idle, alice's process
+// holding 2 GiB at 0 % SM on it for the first hour only.
+sampler::FleetView Fleet(int64_t t) {
+  sampler::FleetView f;
+  f.taken_at = system_clock::from_time_t(t);
+  for (int i = 0; i < 2; ++i) {
+    sampler::GpuView g;
+    g.info.index = i;
+    g.info.uuid = "GPU-" + std::to_string(i);
+    g.info.name = i == 0 ? "NVIDIA H100 80GB HBM3" : "Tesla T4";
+    g.sample.utilization_gpu_ratio = i == 0 ? 0.8 : 0.0;
+    g.sample.power_milliwatts = i == 0 ? 500000 : 50000;
+    g.sample.memory_used_bytes = int64_t{2} << 30;
+    if (i == 1 && t < kT0 + 3600) {
+      sampler::ProcessView p;
+      p.process.pid = 99;
+      p.process.used_memory_bytes = int64_t{2} << 30;
+      p.process.sm_utilization_ratio = 0.0;
+      p.details = {99, true, 1000, "alice", "python", "python notebook.py", 1, 5, {}};
+      g.processes.push_back(p);
+    }
+    f.gpus.push_back(g);
+  }
+  return f;
+}
+
+class ReportTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    store::StoreOptions o;
+    o.path = dir_.path() + "/tarmac.db";
+    std::unique_ptr<store::StoreWriter> w = std::move(store::StoreWriter::Open(o, &clock_, &logger_)).value();
+    for (int64_t t = kT0; t < kT0 + 2 * 3600; ++t) ASSERT_TRUE(w->WriteNow(Fleet(t)).ok());
+    ASSERT_TRUE(w->FoldAll().ok());
+    db_ = std::move(store::OpenForReading(o.path)).value();
+  }
+  Report Build(GroupBy by = GroupBy::kUser) {
+    ReportRequest r;
+    r.since_t = kT0;
+    r.until_t = kT0 + 2 * 3600;
+    r.by = by;
+    r.currency = "EUR";
+    r.gpu_hour_cost = [](const std::string& model) { return model == "Tesla T4" ? 0.5 : 4.0; };
+    r.with_charts = true;
+    Result<Report> report = BuildReport(db_.get(), r);
+    EXPECT_TRUE(report.ok()) << report.status().ToString();
+    return report.value();
+  }
+  testing::TempDir dir_;
+  testing::FakeClock clock_{system_clock::from_time_t(kT0)};
+  Logger logger_{LogLevel::kOff};
+  std::unique_ptr<store::Db> db_;
+};
+
+TEST_F(ReportTest, PerGpuFiguresComeFromTheRollups) {
+  Report r = Build();
+  ASSERT_EQ(r.gpus.size(), 2u);
+  const GpuLine& busy = r.gpus[0];
+  const GpuLine& idle = r.gpus[1];
+  EXPECT_NEAR(busy.covered_hours, 2.0, 0.01);
+  EXPECT_NEAR(*busy.mean_utilization_ratio, 0.8, 1e-9);
+  EXPECT_NEAR(*busy.duty_cycle_ratio, 1.0, 1e-9);
+  EXPECT_NEAR(busy.energy_kwh, 1.0, 0.01);  // 500 W for 2 h.
+  EXPECT_NEAR(idle.idle_hours, 2.0, 0.01);
+  EXPECT_NEAR(idle.held_idle_hours, 1.0, 0.01);
+  EXPECT_NEAR(idle.idle_cost, 2.0 * 0.5, 0.01);
+  EXPECT_EQ(busy.hourly_utilization.size(), 2u);
+  EXPECT_EQ(idle.utilization_histogram_minutes[0], 120);
+  EXPECT_EQ(busy.utilization_histogram_minutes[8], 120);
+}
+
+TEST_F(ReportTest, OwnersTopHoldersAndTheVerdict) {
+  Report r = Build();
+  ASSERT_EQ(r.owners.size(), 1u);
+  EXPECT_EQ(r.owners[0].owner, "alice");
+  EXPECT_NEAR(r.owners[0].held_idle_hours, 1.0, 0.01);
+  EXPECT_NEAR(r.owners[0].idle_cost, 0.5, 0.01);
+  ASSERT_EQ(r.top_held_idle.size(), 1u);
+  EXPECT_EQ(r.top_held_idle[0].pid, 99);
+  EXPECT_EQ(r.top_held_idle[0].memory_max_mib, 2048);
+  EXPECT_EQ(r.verdict,
+            "1 of 2 GPUs were idle more than 80 % of the time; 100 % of allocated GPU memory sat on idle processes; "
+            "idle cost EUR 1.00.");
+}
+
+TEST_F(ReportTest, RenderingsCarryTheSameFigures) {
+  Report r = Build();
+  std::string text = RenderText(r);
+  EXPECT_NE(text.find(r.verdict), std::string::npos);
+  EXPECT_NE(text.find("alice"), std::string::npos);
+  std::string csv = RenderCsv(Build(GroupBy::kGpu));
+  EXPECT_EQ(csv.substr(0, csv.find('\n')).find("gpu,uuid,name,covered_hours"), 0u);
+  EXPECT_NE(csv.find("1,GPU-1,Tesla T4,2."), std::string::npos) << csv;
+  std::string html = RenderHtml(r);
+  EXPECT_NE(html.find("<svg class=\"heatmap\""), std::string::npos);
+  EXPECT_NE(html.find("<svg class=\"histogram\""), std::string::npos);
+  EXPECT_EQ(html.find("src="), std::string::npos);  // Self-contained: nothing to fetch.
+  EXPECT_EQ(html.find("href="), std::string::npos);
+  EXPECT_NE(html.find("idle cost EUR 1.00"), std::string::npos);
+}
+
+TEST_F(ReportTest, AnEmptyRangeIsRefused) {
+  ReportRequest r;
+  r.since_t = kT0;
+  r.until_t = kT0;
+  EXPECT_EQ(BuildReport(db_.get(), r).status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace tarmac::report
