@@ -92,6 +92,9 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
   sigemptyset(&signals);
   for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&signals, s);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // Past a file-size limit, a write should fail (and pause history) rather
+  // than kill the agent.
+  signal(SIGXFSZ, SIG_IGN);
 
   Status s = MakeDirs(config.state_dir);
   if (s.ok()) s = MakeDirs(Dirname(config.socket_path));

@@ -14,80 +14,14 @@
 #include <thread>
 
 #include "ipc/unix_server.h"
-#include "testutil/sim_fixture.h"
+#include "testutil/agent_fixture.h"
 
 namespace tarmac::testing {
 namespace {
 
 using nlohmann::json;
 
-class AgentTest : public SimWorldTest {
- public:
-  std::string Socket() const { return dir_.path() + "/run/tarmac.sock"; }
-  std::string Log() const { return dir_.path() + "/agent.log"; }
-
-  Child* StartAgent(std::vector<std::string> extra = {}) {
-    std::vector<std::string> argv = {BinDir() + "/tarmac", "agent",         "--backend",  "nvml",
-                                     "--nvml-library",     FakeNvmlPath(),  "--socket",   Socket(),
-                                     "--state-dir",        dir_.path() + "/state"};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    agents_.push_back(std::make_unique<Child>(argv, Env(), Log()));
-    EXPECT_TRUE(WaitUntilServing()) << ReadLog();
-    return agents_.back().get();
-  }
-
-  // Bounded readiness poll (not a timing assertion).
-  bool WaitUntilServing() {
-    for (int i = 0; i < 250; ++i) {
-      ipc::Request hello;
-      hello.method = "hello";
-      if (ipc::CallAgent(Socket(), hello, std::chrono::seconds(2)).ok()) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return false;
-  }
-
-  // Polls the agent's log until it contains `text` (bounded).
-  bool WaitForLog(const std::string& text) const {
-    for (int i = 0; i < 100; ++i) {
-      if (ReadLog().find(text) != std::string::npos) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return false;
-  }
-
-  std::string ReadLog() const {
-    std::ifstream in(Log());
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-  }
-
-  json AgentStatus() {
-    RunResult r = Tarmac({"status", "--json", "--socket", Socket()});
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    return json::parse(r.out, nullptr, false);
-  }
-
-  int64_t AgentTicks() {
-    ipc::Request hello;
-    hello.method = "hello";
-    Result<json> r = ipc::CallAgent(Socket(), hello, std::chrono::seconds(2));
-    return r.ok() ? r.value()["sampler"].value("ticks", int64_t{0}) : 0;
-  }
-
-  // Polls the agent until `pred` holds for its status (bounded).
-  bool WaitForStatus(const std::function<bool(const json&)>& pred) {
-    for (int i = 0; i < 100; ++i) {
-      json j = AgentStatus();
-      if (!j.is_discarded() && pred(j)) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    return false;
-  }
-
-  std::vector<std::unique_ptr<Child>> agents_;
-};
+class AgentTest : public AgentFixture {};
 
 TEST_F(AgentTest, ReadCommandsGoThroughTheAgentAndMatchADirectRead) {
   UseScenario("lab-8gpu.toml");

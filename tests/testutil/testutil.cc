@@ -96,7 +96,7 @@ RunResult RunCommand(const std::vector<std::string>& argv, const std::map<std::s
   std::vector<char*> env_ptrs = Pointers(envs);
   pid_t pid = -1;
   RunResult result;
-  if (posix_spawn(&pid, args[0].c_str(), &actions, nullptr, arg_ptrs.data(), env_ptrs.data()) != 0) {
+  if (posix_spawnp(&pid, args[0].c_str(), &actions, nullptr, arg_ptrs.data(), env_ptrs.data()) != 0) {
     posix_spawn_file_actions_destroy(&actions);
     result.err = "spawn failed: " + args[0];
     return result;
@@ -123,7 +123,7 @@ Child::Child(const std::vector<std::string>& argv, const std::map<std::string, s
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 2, stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  if (posix_spawn(&pid_, args[0].c_str(), &actions, nullptr, arg_ptrs.data(), env_ptrs.data()) != 0) pid_ = -1;
+  if (posix_spawnp(&pid_, args[0].c_str(), &actions, nullptr, arg_ptrs.data(), env_ptrs.data()) != 0) pid_ = -1;
   posix_spawn_file_actions_destroy(&actions);
 }
 

@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// The history store as the agent writes it: killed mid-write again and
+// again, out of space and back, a newer or corrupt database; and the read
+// commands over what it wrote.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <random>
+
+#include "store/schema.h"
+#include "testutil/agent_fixture.h"
+
+namespace tarmac::testing {
+namespace {
+
+using nlohmann::json;
+
+class StoreAgentTest : public AgentFixture {
+ public:
+  std::string Db() const { return dir_.path() + "/state/tarmac.db"; }
+  std::string FastConfig() { return dir_.Write("agent.toml", "[sampler]\nfast_interval = \"100ms\"\n"); }
+  json StoreStatus() {
+    ipc::Request hello;
+    hello.method = "hello";
+    Result<json> r = ipc::CallAgent(Socket(), hello, std::chrono::seconds(2));
+    return r.ok() ? r.value()["store"] : json();
+  }
+  // Newest stored second (journal or packed minutes).
+  int64_t NewestStored() {
+    Result<std::unique_ptr<store::Db>> db = store::OpenForReading(Db());
+    if (!db.ok()) return 0;
+    int64_t journal = db.value()->QueryInt("SELECT MAX(t) FROM tick_journal").value().value_or(0);
+    int64_t folded = db.value()->QueryInt("SELECT MAX(minute) * 60 FROM gpu_samples").value().value_or(0);
+    return std::max(journal, folded);
+  }
+  std::string IntegrityCheck() {
+    Result<std::unique_ptr<store::Db>> db = store::Db::Open(Db(), store::Db::Mode::kReadWriteCreate);
+    if (!db.ok()) return db.status().ToString();
+    Result<store::Stmt> check = db.value()->Prepare("PRAGMA integrity_check");
+    if (!check.ok()) return "no answer";
+    Result<bool> row = check.value().Step();
+    if (!row.ok() || !row.value()) return "no answer";
+    return check.value().Text(0);
+  }
+};
+
+TEST_F(StoreAgentTest, KilledMidWriteAgainAndAgainTheDatabaseStaysWholeAndLosesAtMostTheLastTick) {
+  UseScenarioText("[[gpu]]\ncount = 4\n");
+  StartLoad("1", {"--memory", "2GiB", "--util", "30"});
+  std::string config = FastConfig();
+  std::mt19937 rng(42);
+  int64_t written_before = 0;
+  for (int round = 0; round < 8; ++round) {
+    Child* agent = StartAgent({"--config", config});
+    std::this_thread::sleep_for(std::chrono::milliseconds(1100 + rng() % 700));
+    json store = StoreStatus();
+    ASSERT_TRUE(store.is_object()) << ReadLog();
+    int64_t kill_second = std::chrono::duration_cast<std::chrono::seconds>(
+                              std::chrono::system_clock::now().time_since_epoch()).count();
+    agent->KillAndWait(SIGKILL);
+    EXPECT_EQ(IntegrityCheck(), "ok") << "round " << round;
+    // Stored up to the second before the kill, or the one before that if a
+    // tick was in flight.
+    EXPECT_GE(NewestStored(), kill_second - 2) << "round " << round;
+    EXPECT_GT(store["ticks_written"].get<int64_t>(), 0);
+    written_before += store["ticks_written"].get<int64_t>();
+  }
+  // The history reads back whole through the CLI.
+  RunResult history = Tarmac({"history", "--db", Db(), "--since", "5m", "--step", "1s", "--format", "csv",
+                              "--gpu", "1", "--metric", "memory"});
+  ASSERT_EQ(history.exit_code, 0) << history.err;
+  int rows = 0;
+  for (char c : history.out) rows += c == '\n' ? 1 : 0;
+  EXPECT_GE(rows - 1, 8);  // At least a second per round.
+  EXPECT_NE(history.out.find(",2048.0"), std::string::npos) << history.out;
+}
+
+TEST_F(StoreAgentTest, OutOfSpaceHistoryPausesLiveDataGoesOnAndHistoryResumes) {
+  UseScenarioText("[[gpu]]\ncount = 8\n");
+  // A file-size limit stands in for a full disk: writes past it fail.
+  Child* agent = StartAgent({"--config", FastConfig()}, {"prlimit", "--fsize=90000:unlimited", "--"});
+  for (int i = 0; i < 300 && ReadLog().find("history paused") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_NE(ReadLog().find("history paused"), std::string::npos) << ReadLog();
+  EXPECT_TRUE(StoreStatus()["paused"].get<bool>());
+  json live = AgentStatus();
+  EXPECT_EQ(live["gpus"].size(), 8u);  // Live data is still served.
+  int64_t written = StoreStatus()["ticks_written"].get<int64_t>();
+  // Space returns.
+  RunResult raise = RunCommand({"prlimit", "--pid", std::to_string(agent->pid()), "--fsize=unlimited:unlimited"}, {});
+  ASSERT_EQ(raise.exit_code, 0) << raise.err;
+  for (int i = 0; i < 300 && ReadLog().find("history resumed") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_NE(ReadLog().find("history resumed"), std::string::npos) << ReadLog();
+  for (int i = 0; i < 50 && StoreStatus()["ticks_written"].get<int64_t>() <= written; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_GT(StoreStatus()["ticks_written"].get<int64_t>(), written);
+  EXPECT_FALSE(StoreStatus()["paused"].get<bool>());
+  agent->KillAndWait(SIGTERM);
+  EXPECT_EQ(IntegrityCheck(), "ok");
+}
+
+TEST_F(StoreAgentTest, ANewerDatabaseIsRefusedTheAgentServesWithoutHistory) {
+  UseScenarioText("[[gpu]]\ncount = 2\n");
+  std::filesystem::create_directories(dir_.path() + "/state");
+  {
+    Result<std::unique_ptr<store::Db>> db = store::OpenForWriting(Db());
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(db.value()->Exec("PRAGMA user_version = 7").ok());
+  }
+  StartAgent();
+  EXPECT_TRUE(WaitForLog("newer tarmac (schema 7")) << ReadLog();
+  EXPECT_NE(ReadLog().find("history is off"), std::string::npos);
+  EXPECT_EQ(AgentStatus()["gpus"].size(), 2u);
+  RunResult report = Tarmac({"report", "--db", Db()});
+  EXPECT_EQ(report.exit_code, 1);
+  EXPECT_NE(report.err.find("newer tarmac"), std::string::npos) << report.err;
+}
+
+TEST_F(StoreAgentTest, ACorruptDatabaseIsMovedAsideAndRecorded) {
+  UseScenarioText("[[gpu]]\ncount = 2\n");
+  std::filesystem::create_directories(dir_.path() + "/state");
+  std::ofstream(Db()) << std::string(4096, '\x42');
+  StartAgent({"--config", FastConfig()});
+  EXPECT_TRUE(WaitForLog("moving it aside")) << ReadLog();
+  bool found = false;
+  for (const auto& e : std::filesystem::directory_iterator(dir_.path() + "/state")) {
+    found = found || e.path().filename().string().rfind("tarmac.db.corrupt-", 0) == 0;
+  }
+  EXPECT_TRUE(found);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  Result<std::unique_ptr<store::Db>> db = store::OpenForReading(Db());
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  EXPECT_EQ(db.value()->QueryInt("SELECT COUNT(*) FROM events WHERE kind = 'store_recovered'").value().value_or(0), 1);
+}
+
+TEST_F(StoreAgentTest, ReadCommandsRejectBadRangesAndStepsOneClearErrorEach) {
+  UseScenarioText("[[gpu]]\ncount = 1\n");
+  StartAgent({"--config", FastConfig()});
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  std::vector<Case> cases = {
+      {{"history", "--since", "yesterday"}, "--since: 'yesterday' is not a time"},
+      {{"history", "--until", "2026-13-40"}, "--until: '2026-13-40' is not a time"},
+      {{"history", "--step", "fast"}, "--step: not a duration"},
+      {{"history", "--step", "0s"}, "--step: must be at least 1s"},
+      {{"history", "--since", "1h", "--until", "2h"}, "--since must be before --until"},
+      {{"report", "--since", "-3d"}, "--since: '-3d' is not a time"},
+      {{"export", "--since", "@x"}, "--since: '@x' is not a time"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> args = c.args;
+    args.insert(args.end(), {"--db", Db()});
+    RunResult r = Tarmac(args);
+    EXPECT_EQ(r.exit_code, 2) << c.args[0] << " " << c.args[1] << ": " << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;  // One line.
+  }
+}
+
+}  // namespace
+}  // namespace tarmac::testing
