@@ -92,3 +92,53 @@ TEST(ConfigTest, MissingDefaultFileMeansDefaultsButAnExplicitOneMustExist) {
 
 }  // namespace
 }  // namespace tarmac::config
+
+namespace tarmac::config {
+namespace {
+
+TEST(ConfigTest, StoreAndReportSections) {
+  Result<Config> c = ParseConfig(R"(
+[agent]
+state_dir = "/srv/tarmac"
+[store]
+raw_retention = "2w"
+minute_retention = "180d"
+hour_retention = "5y"
+[report]
+currency = "EUR"
+gpu_hour_cost = 1.5
+[report.gpu_hour_cost_by_model]
+"NVIDIA H100 80GB HBM3" = 3.25
+)",
+                                 "t.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(StorePath(c.value()), "/srv/tarmac/tarmac.db");
+  EXPECT_EQ(c.value().raw_retention, std::chrono::hours(24 * 14));
+  EXPECT_EQ(c.value().hour_retention, std::chrono::hours(24 * 365 * 5));
+  EXPECT_EQ(c.value().currency, "EUR");
+  EXPECT_DOUBLE_EQ(GpuHourCost(c.value(), "NVIDIA H100 80GB HBM3"), 3.25);
+  EXPECT_DOUBLE_EQ(GpuHourCost(c.value(), "Tesla T4"), 1.5);
+}
+
+TEST(ConfigTest, BadStoreAndReportKeysAreAllReported) {
+  Result<Config> c = ParseConfig(R"([store]
+raw_retention = "30d"
+minute_retention = "7d"
+retention = "1y"
+[report]
+gpu_hour_cost = -1
+[report.gpu_hour_cost_by_model]
+"Tesla T4" = "cheap"
+)",
+                                 "t.toml");
+  ASSERT_FALSE(c.ok());
+  const std::string& m = c.status().message();
+  EXPECT_NE(m.find("t.toml:3: key 'store.minute_retention': tiers must keep longer"), std::string::npos) << m;
+  EXPECT_NE(m.find("t.toml:4: key 'store.retention': unknown key"), std::string::npos) << m;
+  EXPECT_NE(m.find("t.toml:6: key 'report.gpu_hour_cost': must be between"), std::string::npos) << m;
+  EXPECT_NE(m.find("t.toml:8: key 'report.gpu_hour_cost_by_model.Tesla T4': expected a number"), std::string::npos)
+      << m;
+}
+
+}  // namespace
+}  // namespace tarmac::config
