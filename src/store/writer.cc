@@ -110,6 +110,9 @@ void StoreWriter::Stop() {
   }
   cv_.notify_all();
   thread_.join();
+  // A clean stop leaves no journal behind: the minute in progress is folded.
+  Status s = FoldAll();
+  if (!s.ok()) logger_->Log(LogLevel::kWarning, "{}; the next start folds it", s.message());
 }
 
 void StoreWriter::Submit(std::shared_ptr<const sampler::Snapshot> snapshot) {

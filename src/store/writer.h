@@ -72,7 +72,8 @@ class StoreWriter {
   StoreWriter& operator=(const StoreWriter&) = delete;
 
   void Start();
-  // Writes what is queued, then stops the thread.
+  // Writes what is queued, stops the thread, and folds the minute in
+  // progress.
   void Stop();
 
   // Queues a snapshot (drops the oldest when the queue is full).

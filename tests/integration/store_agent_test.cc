@@ -167,3 +167,55 @@ TEST_F(StoreAgentTest, ReadCommandsRejectBadRangesAndStepsOneClearErrorEach) {
 
 }  // namespace
 }  // namespace tarmac::testing
+
+namespace tarmac::testing {
+namespace {
+
+TEST_F(StoreAgentTest, ReportHistoryExportAndInfoReadWhatTheAgentWrote) {
+  UseScenarioText("[[gpu]]\ncount = 2\n");
+  StartLoad("1", {"--memory", "3GiB", "--util", "0"});
+  Child* agent = StartAgent({"--config", FastConfig()});
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  agent->KillAndWait(SIGTERM);  // A clean stop folds the minute in progress.
+  RunResult report = Tarmac({"report", "--db", Db(), "--since", "1h", "--format", "json"});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  json r = json::parse(report.out);
+  ASSERT_EQ(r["gpus"].size(), 2u);
+  EXPECT_GT(r["gpus"][1]["held_idle_hours"].get<double>(), 0) << report.out;
+  EXPECT_EQ(r["gpus"][0]["held_idle_hours"].get<double>(), 0);
+  ASSERT_EQ(r["top_held_idle"].size(), 1u);
+  EXPECT_NE(r["top_held_idle"][0]["command"].get<std::string>().find("tarmac-simload"), std::string::npos);
+  EXPECT_NE(r["verdict"].get<std::string>().find("2 of 2 GPUs were idle"), std::string::npos) << r["verdict"];
+
+  std::string html = dir_.path() + "/report.html";
+  RunResult written = Tarmac({"report", "--db", Db(), "--since", "1h", "--format", "html", "--out", html});
+  ASSERT_EQ(written.exit_code, 0) << written.err;
+  std::ifstream in(html);
+  std::string page((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(page.find("<svg class=\"heatmap\""), std::string::npos);
+
+  RunResult exported = Tarmac({"export", "--db", Db(), "--since", "10m", "--format", "jsonl", "--gpu", "1"});
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  std::istringstream lines(exported.out);
+  std::string line;
+  int64_t previous = 0;
+  int count = 0;
+  while (std::getline(lines, line)) {
+    json sample = json::parse(line);
+    EXPECT_EQ(sample["memory_used_mib"], 3072) << line;
+    EXPECT_GT(sample["t"].get<int64_t>(), previous);  // One per second, in order.
+    previous = sample["t"].get<int64_t>();
+    ++count;
+  }
+  EXPECT_GE(count, 2);
+
+  RunResult info = Tarmac({"store", "info", "--db", Db(), "--json"});
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  json i = json::parse(info.out);
+  EXPECT_EQ(i["schema_version"], 1);
+  EXPECT_EQ(i["rows"]["tick_journal"], 0);
+  EXPECT_GE(i["rows"]["events"].get<int64_t>(), 3);  // Start, process start, stop.
+}
+
+}  // namespace
+}  // namespace tarmac::testing
