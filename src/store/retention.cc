@@ -14,8 +14,8 @@ Status EnforceRetention(Db* db, int64_t now_t, const Retention& retention) {
   // Per GPU, so each delete walks the primary key from its start.
   const char* statements[] = {
       "DELETE FROM gpu_samples WHERE gpu_id IN (SELECT gpu_id FROM gpus) AND minute < ?1",
-      "DELETE FROM process_samples WHERE session_id IN "
-      "(SELECT session_id FROM process_sessions WHERE first_seen < ?1 * 60) AND minute < ?1",
+      ("DELETE FROM process_samples WHERE session_id IN "
+       "(SELECT session_id FROM process_sessions WHERE first_seen < ?1 * 60) AND minute < ?1"),
       "DELETE FROM gpu_rollup_1m WHERE gpu_id IN (SELECT gpu_id FROM gpus) AND minute < ?2",
       "DELETE FROM gpu_rollup_1h WHERE gpu_id IN (SELECT gpu_id FROM gpus) AND hour < ?3",
       "DELETE FROM process_rollup_1h WHERE hour < ?3",
