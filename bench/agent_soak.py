@@ -45,7 +45,7 @@ def status_kib(pid, key):
 
 
 agent = subprocess.Popen([f"{build}/bin/tarmac", "agent", "--backend", "nvml", "--nvml-library", fake,
-                          "--socket", sock_path, "--state-dir", f"{work}/state", "--log-level", "error"])
+                          "--socket", sock_path, "--http-listen", "127.0.0.1:0", "--state-dir", f"{work}/state", "--log-level", "error"])
 for _ in range(200):
     try:
         call("hello")

@@ -44,7 +44,7 @@ def call(method):
 
 def start_agent():
     proc = subprocess.Popen([f"{build}/bin/tarmac", "agent", "--backend", "nvml", "--nvml-library", fake,
-                             "--socket", sock_path, "--state-dir", f"{work}/state", "--config", config,
+                             "--socket", sock_path, "--http-listen", "127.0.0.1:0", "--state-dir", f"{work}/state", "--config", config,
                              "--log-level", "error"])
     for _ in range(200):
         try:

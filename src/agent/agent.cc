@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -13,6 +14,10 @@
 #include "gpu/backend_factory.h"
 #include "ipc/unix_server.h"
 #include "sampler/sampler.h"
+#include "http/server.h"
+#include "metrics/counters.h"
+#include "metrics/render.h"
+#include "sampler/status_json.h"
 #include "store/writer.h"
 
 #ifndef TARMAC_VERSION
@@ -72,6 +77,7 @@ Result<config::Config> LoadAgentConfig(const AgentFlags& flags) {
   Override(flags.socket_path, &c.socket_path);
   Override(flags.state_dir, &c.state_dir);
   Override(flags.log_level, &c.log_level);
+  Override(flags.http_listen, &c.http_listen);
   gpu::BackendKind kind;
   if (!gpu::ParseBackendKind(c.backend, &kind)) {
     return Status::InvalidArgument("--backend: expected auto, nvml or sim", c.backend);
@@ -109,12 +115,15 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
   if (history) history->RecordEvent("agent_start", fmt::format("tarmac {} (pid {})", TARMAC_VERSION, getpid()));
   store::StoreWriter* history_writer = history.get();
 
+  metrics::FleetCounters counters([config](const std::string& model) { return config::GpuHourCost(config, model); });
+
   SystemdNotifier systemd(logger);
   bool has_watchdog = systemd.has_watchdog();
   sampler::Sampler sampler([backend_options, clock, logger] { return gpu::OpenBackend(backend_options, clock, logger); },
                            SamplerOptionsOf(config), clock, logger,
-                           [has_watchdog, &systemd, history_writer](const std::shared_ptr<const sampler::Snapshot>& s) {
+                           [has_watchdog, &systemd, history_writer, &counters](const std::shared_ptr<const sampler::Snapshot>& s) {
                              if (has_watchdog) systemd.Notify("WATCHDOG=1");
+                             counters.Update(s->fleet, s->taken_at_steady);
                              if (history_writer != nullptr) history_writer->Submit(s);
                            });
   s = sampler.Start();
@@ -161,6 +170,57 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
     sampler.Stop();
     return s;
   }
+  std::unique_ptr<http::HttpServer> web;
+  if (config.http_listen != "off") {
+    metrics::RenderOptions render;
+    render.is_dcgm_compatible = config.is_dcgm_compatible;
+    render.hostname = config.hostname;
+    render.max_process_series = static_cast<size_t>(config.max_process_series);
+    render.currency = config.currency;
+    render.version = TARMAC_VERSION;
+    auto previous_scrape_us = std::make_shared<std::atomic<int64_t>>(0);
+    std::chrono::milliseconds stale_after = 3 * config.fast_interval + std::chrono::seconds(2);
+    http::Routes routes;
+    routes.metrics = [&sampler, &counters, render, previous_scrape_us, clock]() mutable {
+      std::chrono::steady_clock::time_point start = clock->SteadyNow();
+      std::shared_ptr<const sampler::Snapshot> snapshot = sampler.Latest();
+      render.previous_scrape_seconds = static_cast<double>(previous_scrape_us->load()) / 1e6;
+      std::string text = metrics::RenderMetrics(*snapshot, sampler.stats(), counters.Get(), render);
+      previous_scrape_us->store(
+          std::chrono::duration_cast<std::chrono::microseconds>(clock->SteadyNow() - start).count());
+      return text;
+    };
+    routes.status_json = [&sampler] { return sampler::StatusToJson(sampler.Latest()->fleet).dump() + "\n"; };
+    routes.health = [&sampler, clock, stale_after](std::string* reason) {
+      std::shared_ptr<const sampler::Snapshot> snapshot = sampler.Latest();
+      std::chrono::steady_clock::duration age = clock->SteadyNow() - snapshot->taken_at_steady;
+      if (age > stale_after) {
+        *reason = fmt::format("stale: the last sample is {} ms old",
+                              std::chrono::duration_cast<std::chrono::milliseconds>(age).count());
+        return false;
+      }
+      if (!snapshot->fleet.backend_error.empty()) {
+        *reason = "driver: " + snapshot->fleet.backend_error;
+        return false;
+      }
+      std::string problems;
+      for (const sampler::GpuView& g : snapshot->fleet.gpus) {
+        if (g.sample.health == gpu::GpuHealth::kOk) continue;
+        problems += fmt::format("{}gpu {} {}: {}", problems.empty() ? "" : "; ", g.info.index,
+                                gpu::GpuHealthName(g.sample.health), g.sample.error);
+      }
+      *reason = problems;
+      return problems.empty();
+    };
+    web = std::make_unique<http::HttpServer>(http::HttpOptions{config.http_listen, 4, std::chrono::seconds(5)},
+                                             std::move(routes), logger);
+    s = web->Start();
+    if (!s.ok()) {
+      server.Stop();
+      sampler.Stop();
+      return s;
+    }
+  }
   systemd.Notify("READY=1");
   if (first->fleet.backend_error.empty()) {
     logger->Log(LogLevel::kInfo, "agent: ready: {} GPU{} via {}, sampling every {} ms, serving {}", gpu_count,
@@ -198,6 +258,7 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
     systemd.Notify("STOPPING=1");
     break;
   }
+  if (web) web->Stop();
   server.Stop();
   sampler.Stop();
   if (history) {

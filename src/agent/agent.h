@@ -27,6 +27,7 @@ struct AgentFlags {
   std::string socket_path;
   std::string state_dir;
   std::string log_level;
+  std::string http_listen;  // --http-listen HOST:PORT ("off" disables HTTP).
 };
 
 // Loads the config named by `flags` and applies the flag overrides.

@@ -15,8 +15,13 @@ struct AgentCommandOptions {
   agent::AgentFlags flags;
 };
 
+// The agent's flags, for `tarmac agent` and for tarmacd itself.
+void AddAgentFlags(CLI::App* cmd, agent::AgentFlags* flags);
+
 CLI::App* AddAgentCommand(CLI::App* app, AgentCommandOptions* options);
-int RunAgentCommand(const AgentCommandOptions& options, Clock* clock, Logger* logger);
+// Replaces this process with tarmacd (next to this binary) and the same
+// flags; returns only on failure.
+int RunAgentCommand(const AgentCommandOptions& options);
 
 struct ConfigCheckOptions {
   std::string path;

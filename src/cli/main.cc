@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
   if (status_cmd->parsed()) return RunStatus(global, status, clock, &logger);
   if (query_cmd->parsed()) return RunQuery(global, query, clock, &logger);
   if (pick_cmd->parsed()) return RunPick(global, pick, clock, &logger);
-  if (agent_cmd->parsed()) return RunAgentCommand(agent, clock, &logger);
+  if (agent_cmd->parsed()) return RunAgentCommand(agent);
   if (config_check_cmd->parsed()) return RunConfigCheck(config_check);
   if (history_cmd->parsed()) return RunHistory(history, clock);
   if (report_cmd->parsed()) return RunReport(report, clock);

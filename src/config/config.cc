@@ -126,6 +126,23 @@ Result<Config> ParseConfig(std::string_view text, std::string_view source_name) 
     }
     r.RejectUnknown();
   }
+  if (const toml::table* t = Section(root, "http")) {
+    Reader r(*t, "http", &errors);
+    r.String("listen", &c.http_listen);
+    r.String("hostname", &c.hostname);
+    r.Bool("dcgm_compatible", &c.is_dcgm_compatible);
+    r.Integer("max_process_series", &c.max_process_series, 0, 100000);
+    r.RejectUnknown();
+    if (c.http_listen != "off") {
+      size_t colon = c.http_listen.rfind(':');
+      bool is_ok = colon != std::string::npos && colon > 0 && colon + 1 < c.http_listen.size() &&
+                   c.http_listen.find_first_not_of("0123456789", colon + 1) == std::string::npos &&
+                   c.http_listen.size() - colon - 1 <= 5 && std::stoi(c.http_listen.substr(colon + 1)) <= 65535;
+      if (!is_ok) {
+        if (const toml::node* n = t->get("listen")) r.Fail(*n, "listen", "expected HOST:PORT or \"off\"");
+      }
+    }
+  }
   if (const toml::table* t = Section(root, "api")) {
     Reader r(*t, "api", &errors);
     r.Integer("max_connections", &c.max_connections, 1, 4096);

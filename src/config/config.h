@@ -44,6 +44,11 @@ struct Config {
   std::string currency = "USD";
   double gpu_hour_cost = 0;                              // Per GPU-hour; 0: costs not shown.
   std::map<std::string, double> gpu_hour_cost_by_model;  // By GPU name, as NVML reports it.
+  // [http]
+  std::string http_listen = "127.0.0.1:9477";  // HOST:PORT, or "off".
+  std::string hostname;                        // Host label in metrics; empty: the host's name.
+  bool is_dcgm_compatible = true;              // Also serve dcgm-exporter's families.
+  int64_t max_process_series = 200;            // Per-process series cap.
   // [api]
   int max_connections = 64;            // Concurrent clients; more are refused.
   int64_t max_request_bytes = 65536;   // Longer requests are refused.

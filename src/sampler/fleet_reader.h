@@ -8,6 +8,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,6 +38,7 @@ struct GpuView {
   // Xid errors the agent's events thread has seen on this GPU.
   int64_t xid_count = 0;
   std::optional<gpu::GpuEvent> last_xid;
+  std::map<int64_t, int64_t> xid_count_by_code;
 };
 
 struct FleetView {

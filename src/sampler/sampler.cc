@@ -134,6 +134,7 @@ void Sampler::OnEvent(const gpu::GpuEvent& event) {
   XidRecord& r = xids_[event.gpu_index];
   r.count++;
   r.last = event;
+  r.by_code[event.xid]++;
   stats_.xid_events++;
 }
 
@@ -192,6 +193,7 @@ void Sampler::Tick(bool is_slow) {
       if (it == xids_.end()) continue;
       g.xid_count = it->second.count;
       g.last_xid = it->second.last;
+      g.xid_count_by_code = it->second.by_code;
     }
     snapshot->sequence = stats_.ticks + 1;
     stats_.ticks++;

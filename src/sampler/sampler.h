@@ -103,6 +103,7 @@ class Sampler {
   struct XidRecord {
     int64_t count = 0;
     gpu::GpuEvent last;
+    std::map<int64_t, int64_t> by_code;
   };
 
   // Tries to open the backend; on success starts reading through it.

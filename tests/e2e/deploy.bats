@@ -27,7 +27,7 @@ teardown() {
 
 @test "the agent tells systemd it is ready, pets the watchdog and says when it stops" {
   run python3 "$TARMAC_SOURCE_DIR/tests/e2e/notify_listener.py" "$WORK/notify" 2.5 \
-    "$TARMAC_BIN_DIR/tarmac" agent --backend sim --socket "$WORK/t.sock" --state-dir "$WORK/state" \
+    "$TARMAC_BIN_DIR/tarmac" agent --backend sim --socket "$WORK/t.sock" --state-dir "$WORK/state" --http-listen 127.0.0.1:0 \
     --config "$TARMAC_SOURCE_DIR/examples/config/tarmac.toml"
   [ "$status" -eq 0 ]
   [[ "$output" == *"READY=1"*"WATCHDOG=1"*"STOPPING=1"* ]]

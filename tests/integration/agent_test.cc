@@ -82,7 +82,7 @@ TEST_F(AgentTest, RestartAfterSigkillServesAgainDespiteTheStaleSocket) {
 TEST_F(AgentTest, SecondAgentOnTheSameSocketRefusesToStart) {
   UseScenario("small.toml");
   StartAgent();
-  RunResult second = Tarmac({"agent", "--backend", "sim", "--socket", Socket()});
+  RunResult second = Tarmac({"agent", "--backend", "sim", "--socket", Socket(), "--http-listen", "127.0.0.1:0"});
   EXPECT_EQ(second.exit_code, 1);
   EXPECT_NE(second.err.find("another agent is serving"), std::string::npos) << second.err;
 }
@@ -90,7 +90,7 @@ TEST_F(AgentTest, SecondAgentOnTheSameSocketRefusesToStart) {
 TEST_F(AgentTest, BadConfigIsRefusedWithEveryProblemListed) {
   UseScenario("small.toml");
   std::string config = dir_.Write("bad.toml", "[sampler]\nfast_interval = \"5ms\"\n[api]\nmax_conections = 3\n");
-  RunResult start = Tarmac({"agent", "--config", config, "--socket", Socket()});
+  RunResult start = Tarmac({"agent", "--config", config, "--socket", Socket(), "--http-listen", "127.0.0.1:0"});
   EXPECT_EQ(start.exit_code, 2);
   EXPECT_NE(start.err.find(config + ":2: key 'sampler.fast_interval'"), std::string::npos) << start.err;
   EXPECT_NE(start.err.find(config + ":4: key 'api.max_conections': unknown key"), std::string::npos) << start.err;
@@ -267,7 +267,7 @@ xid = 48
 
 TEST_F(AgentTest, AScenarioErrorStillStopsTheAgentAtStart) {
   UseScenarioText("[[gpu]]\ncount = \"many\"\n");
-  Child agent({BinDir() + "/tarmac", "agent", "--backend", "sim", "--scenario", scenario_, "--socket", Socket(),
+  Child agent({BinDir() + "/tarmac", "agent", "--backend", "sim", "--scenario", scenario_, "--socket", Socket(), "--http-listen", "127.0.0.1:0",
                "--state-dir", dir_.path() + "/state"},
               Env(), Log());
   int code = agent.Wait();

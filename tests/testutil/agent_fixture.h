@@ -27,7 +27,7 @@ class AgentFixture : public SimWorldTest {
     std::vector<std::string> argv = prefix;
     std::vector<std::string> agent = {BinDir() + "/tarmac", "agent",         "--backend",  "nvml",
                                      "--nvml-library",     FakeNvmlPath(),  "--socket",   Socket(),
-                                     "--state-dir",        dir_.path() + "/state"};
+                                     "--state-dir",        dir_.path() + "/state", "--http-listen", "127.0.0.1:0"};
     argv.insert(argv.end(), agent.begin(), agent.end());
     argv.insert(argv.end(), extra.begin(), extra.end());
     agents_.push_back(std::make_unique<Child>(argv, Env(), Log()));

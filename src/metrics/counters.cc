@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "metrics/counters.h"
+
+#include <algorithm>
+
+#include "gpu/clock_event_reasons.h"
+#include "sampler/gpu_marks.h"
+
+namespace tarmac::metrics {
+
+FleetCounters::FleetCounters(std::function<double(const std::string& model)> price) : price_(std::move(price)) {}
+
+void FleetCounters::Update(const sampler::FleetView& fleet, std::chrono::steady_clock::time_point at) {
+  double dt = 0;
+  if (previous_) {
+    dt = std::chrono::duration<double>(std::min<std::chrono::steady_clock::duration>(at - *previous_, kMaxStep))
+             .count();
+  }
+  previous_ = at;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const sampler::GpuView& g : fleet.gpus) {
+    GpuCounters& c = by_uuid_[g.info.uuid];
+    for (const gpu::ClockEventReason& r : gpu::ClockEventReasons()) {
+      if (r.is_throttle) c.throttle_seconds.emplace(std::string(r.name), 0.0);
+    }
+    if (dt <= 0 || g.sample.health != gpu::GpuHealth::kOk) continue;
+    sampler::GpuMarks m = sampler::MarkGpu(g);
+    if (m.is_idle) {
+      c.idle_seconds += dt;
+      c.idle_cost += dt / 3600.0 * price_(g.info.name);
+    }
+    if (!m.idle_holding_pids.empty()) c.held_idle_seconds += dt;
+    for (const std::string& reason : m.throttle_reasons) c.throttle_seconds[reason] += dt;
+  }
+}
+
+std::map<std::string, GpuCounters> FleetCounters::Get() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return by_uuid_;
+}
+
+}  // namespace tarmac::metrics

@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// Counters that no single snapshot holds: seconds each GPU spent idle, held
+// idle and throttled (by reason), and what its idle time cost. Updated on
+// the sampler thread after each tick (a few additions per GPU), read by
+// scrapes; never on the scrape path's critical section for long.
+//
+// Thread safety: Update from one thread; Get from any.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "sampler/fleet_reader.h"
+
+namespace tarmac::metrics {
+
+struct GpuCounters {
+  double idle_seconds = 0;
+  double held_idle_seconds = 0;
+  double idle_cost = 0;
+  std::map<std::string, double> throttle_seconds;  // By reason name.
+};
+
+class FleetCounters {
+ public:
+  // `price` gives the cost of one GPU-hour of a model.
+  explicit FleetCounters(std::function<double(const std::string& model)> price);
+
+  // Adds the time since the previous update (at most kMaxStep) to each
+  // GPU's counters according to what `fleet` shows.
+  void Update(const sampler::FleetView& fleet, std::chrono::steady_clock::time_point at);
+
+  std::map<std::string, GpuCounters> Get() const;  // By GPU UUID.
+
+  static constexpr std::chrono::seconds kMaxStep{10};
+
+ private:
+  std::function<double(const std::string&)> price_;
+  std::optional<std::chrono::steady_clock::time_point> previous_;
+  mutable std::mutex mu_;
+  std::map<std::string, GpuCounters> by_uuid_;
+};
+
+}  // namespace tarmac::metrics

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "metrics/exposition.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace tarmac::metrics {
+
+std::string Exposition::EscapeLabelValue(std::string_view value) {
+  std::string out;
+  out.reserve(value.size());
+  for (char c : value) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '"') {
+      out += "\\\"";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+void Exposition::Family(std::string_view name, std::string_view type, std::string_view help) {
+  std::string escaped;
+  for (char c : help) escaped += c == '\\' ? std::string("\\\\") : c == '\n' ? std::string("\\n") : std::string(1, c);
+  fmt::format_to(std::back_inserter(out_), "# HELP {} {}\n# TYPE {} {}\n", name, escaped, name, type);
+}
+
+void Exposition::Sample(std::string_view name, const Labels& labels, double value) {
+  if (!std::isfinite(value)) return;
+  out_ += name;
+  if (!labels.empty()) {
+    out_ += '{';
+    bool first = true;
+    for (const auto& [key, v] : labels) {
+      if (!first) out_ += ',';
+      first = false;
+      out_ += key;
+      out_ += "=\"";
+      out_ += EscapeLabelValue(v);
+      out_ += '"';
+    }
+    out_ += '}';
+  }
+  if (value == std::floor(value) && std::fabs(value) < 1e15) {
+    fmt::format_to(std::back_inserter(out_), " {}\n", static_cast<int64_t>(value));
+  } else {
+    fmt::format_to(std::back_inserter(out_), " {}\n", value);
+  }
+}
+
+}  // namespace tarmac::metrics

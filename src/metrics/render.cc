@@ -1,0 +1,375 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "metrics/render.h"
+
+#include <fmt/format.h>
+
+#include <functional>
+#include <optional>
+
+#include "gpu/clock_event_reasons.h"
+#include "metrics/exposition.h"
+#include "sampler/gpu_marks.h"
+
+namespace tarmac::metrics {
+namespace {
+
+using sampler::GpuView;
+using Value = std::function<std::optional<double>(const GpuView&)>;
+
+template <typename T>
+std::optional<double> Scaled(const std::optional<T>& v, double scale) {
+  if (!v) return std::nullopt;
+  return static_cast<double>(*v) * scale;
+}
+
+bool Readable(const GpuView& g) { return g.sample.health == gpu::GpuHealth::kOk; }
+
+struct GpuFamily {
+  FamilyDoc doc;
+  Value value;
+};
+
+const std::vector<GpuFamily>& DcgmGpuFamilies() {
+  static const std::vector<GpuFamily> kFamilies = {
+      {{"DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz)."},
+       [](const GpuView& g) { return Scaled(g.sample.sm_clock_hertz, 1e-6); }},
+      {{"DCGM_FI_DEV_MEM_CLOCK", "gauge", "Memory clock frequency (in MHz)."},
+       [](const GpuView& g) { return Scaled(g.sample.memory_clock_hertz, 1e-6); }},
+      {{"DCGM_FI_DEV_GPU_TEMP", "gauge", "GPU temperature (in C)."},
+       [](const GpuView& g) { return Scaled(g.sample.temperature_celsius, 1.0); }},
+      {{"DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W)."},
+       [](const GpuView& g) { return Scaled(g.sample.power_milliwatts, 1e-3); }},
+      {{"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "counter", "Total energy consumption since boot (in mJ)."},
+       [](const GpuView& g) { return Scaled(g.sample.energy_millijoules, 1.0); }},
+      {{"DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %)."},
+       [](const GpuView& g) { return Scaled(g.sample.utilization_gpu_ratio, 100.0); }},
+      {{"DCGM_FI_DEV_MEM_COPY_UTIL", "gauge", "Memory utilization (in %)."},
+       [](const GpuView& g) { return Scaled(g.sample.utilization_memory_ratio, 100.0); }},
+      {{"DCGM_FI_DEV_XID_ERRORS", "gauge", "Value of the last XID error encountered."},
+       [](const GpuView& g) -> std::optional<double> {
+         if (!Readable(g)) return std::nullopt;
+         return g.last_xid ? static_cast<double>(g.last_xid->xid) : 0.0;
+       }},
+      {{"DCGM_FI_DEV_FB_FREE", "gauge", "Framebuffer memory free (in MiB)."},
+       [](const GpuView& g) { return Scaled(g.sample.memory_free_bytes, 1.0 / 1048576); }},
+      {{"DCGM_FI_DEV_FB_USED", "gauge", "Framebuffer memory used (in MiB)."},
+       [](const GpuView& g) { return Scaled(g.sample.memory_used_bytes, 1.0 / 1048576); }},
+      {{"DCGM_FI_DEV_FB_RESERVED", "gauge", "Framebuffer memory reserved (in MiB)."},
+       [](const GpuView& g) { return Scaled(g.sample.memory_reserved_bytes, 1.0 / 1048576); }},
+      {{"DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "counter", "Number of remapped rows for uncorrectable errors"},
+       [](const GpuView& g) -> std::optional<double> {
+         if (!g.sample.remapped_rows) return std::nullopt;
+         return static_cast<double>(g.sample.remapped_rows->uncorrected);
+       }},
+      {{"DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "counter", "Number of remapped rows for correctable errors"},
+       [](const GpuView& g) -> std::optional<double> {
+         if (!g.sample.remapped_rows) return std::nullopt;
+         return static_cast<double>(g.sample.remapped_rows->corrected);
+       }},
+      {{"DCGM_FI_DEV_ROW_REMAP_FAILURE", "gauge", "Whether remapping of rows has failed"},
+       [](const GpuView& g) -> std::optional<double> {
+         if (!g.sample.remapped_rows) return std::nullopt;
+         return g.sample.remapped_rows->has_failure ? 1.0 : 0.0;
+       }},
+      {{"DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "counter", "Total number of single-bit volatile ECC errors."},
+       [](const GpuView& g) { return Scaled(g.sample.ecc.volatile_corrected, 1.0); }},
+      {{"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "counter", "Total number of double-bit volatile ECC errors."},
+       [](const GpuView& g) { return Scaled(g.sample.ecc.volatile_uncorrected, 1.0); }},
+      {{"DCGM_FI_DEV_ECC_SBE_AGG_TOTAL", "counter", "Total number of single-bit persistent ECC errors."},
+       [](const GpuView& g) { return Scaled(g.sample.ecc.aggregate_corrected, 1.0); }},
+      {{"DCGM_FI_DEV_ECC_DBE_AGG_TOTAL", "counter", "Total number of double-bit persistent ECC errors."},
+       [](const GpuView& g) { return Scaled(g.sample.ecc.aggregate_uncorrected, 1.0); }},
+  };
+  return kFamilies;
+}
+
+const std::vector<GpuFamily>& NativeGpuFamilies() {
+  static const std::vector<GpuFamily> kFamilies = {
+      {{"tarmac_gpu_utilization_ratio", "gauge", "GPU utilization over the driver's last sample period (0-1)."},
+       [](const GpuView& g) { return Scaled(g.sample.utilization_gpu_ratio, 1.0); }},
+      {{"tarmac_gpu_memory_utilization_ratio", "gauge", "Memory controller utilization (0-1)."},
+       [](const GpuView& g) { return Scaled(g.sample.utilization_memory_ratio, 1.0); }},
+      {{"tarmac_gpu_memory_used_bytes", "gauge", "GPU memory in use, excluding the driver's reserve."},
+       [](const GpuView& g) { return Scaled(g.sample.memory_used_bytes, 1.0); }},
+      {{"tarmac_gpu_memory_free_bytes", "gauge", "GPU memory free."},
+       [](const GpuView& g) { return Scaled(g.sample.memory_free_bytes, 1.0); }},
+      {{"tarmac_gpu_memory_total_bytes", "gauge", "GPU memory in total."},
+       [](const GpuView& g) { return Scaled(g.sample.memory_total_bytes ? g.sample.memory_total_bytes
+                                                                         : g.info.memory_total_bytes, 1.0); }},
+      {{"tarmac_gpu_power_watts", "gauge", "Power draw."},
+       [](const GpuView& g) { return Scaled(g.sample.power_milliwatts, 1e-3); }},
+      {{"tarmac_gpu_power_limit_watts", "gauge", "Enforced power limit."},
+       [](const GpuView& g) { return Scaled(g.sample.power_limit_milliwatts, 1e-3); }},
+      {{"tarmac_gpu_energy_joules_total", "counter", "Energy used since the driver loaded."},
+       [](const GpuView& g) { return Scaled(g.sample.energy_millijoules, 1e-3); }},
+      {{"tarmac_gpu_temperature_celsius", "gauge", "GPU temperature."},
+       [](const GpuView& g) { return Scaled(g.sample.temperature_celsius, 1.0); }},
+      {{"tarmac_gpu_sm_clock_hertz", "gauge", "SM clock."},
+       [](const GpuView& g) { return Scaled(g.sample.sm_clock_hertz, 1.0); }},
+      {{"tarmac_gpu_memory_clock_hertz", "gauge", "Memory clock."},
+       [](const GpuView& g) { return Scaled(g.sample.memory_clock_hertz, 1.0); }},
+      {{"tarmac_gpu_pcie_link_width", "gauge", "PCIe link width in lanes, now."},
+       [](const GpuView& g) { return Scaled(g.sample.pcie_width, 1.0); }},
+      {{"tarmac_gpu_pcie_link_width_max", "gauge", "PCIe link width the GPU and slot support."},
+       [](const GpuView& g) { return Scaled(g.info.pcie_width_max, 1.0); }},
+      {{"tarmac_gpu_pcie_link_generation", "gauge", "PCIe generation, now."},
+       [](const GpuView& g) { return Scaled(g.sample.pcie_generation, 1.0); }},
+      {{"tarmac_gpu_pcie_link_generation_max", "gauge", "PCIe generation the GPU and slot support."},
+       [](const GpuView& g) { return Scaled(g.info.pcie_generation_max, 1.0); }},
+      {{"tarmac_gpu_remapped_rows_pending", "gauge", "1 when a row remapping waits for a GPU reset."},
+       [](const GpuView& g) -> std::optional<double> {
+         if (!g.sample.remapped_rows) return std::nullopt;
+         return g.sample.remapped_rows->is_pending ? 1.0 : 0.0;
+       }},
+      {{"tarmac_gpu_remapped_rows_failed", "gauge", "1 when row remapping has failed."},
+       [](const GpuView& g) -> std::optional<double> {
+         if (!g.sample.remapped_rows) return std::nullopt;
+         return g.sample.remapped_rows->has_failure ? 1.0 : 0.0;
+       }},
+      {{"tarmac_gpu_idle", "gauge", "1 when the GPU is under 5 % utilization now."},
+       [](const GpuView& g) -> std::optional<double> {
+         if (!Readable(g) || !g.sample.utilization_gpu_ratio) return std::nullopt;
+         return sampler::MarkGpu(g).is_idle ? 1.0 : 0.0;
+       }},
+      {{"tarmac_gpu_held_idle", "gauge", "1 when a process holds memory on the GPU at 0 % SM now."},
+       [](const GpuView& g) -> std::optional<double> {
+         if (!Readable(g)) return std::nullopt;
+         return sampler::MarkGpu(g).idle_holding_pids.empty() ? 0.0 : 1.0;
+       }},
+  };
+  return kFamilies;
+}
+
+const std::vector<FamilyDoc>& OtherNativeFamilies() {
+  static const std::vector<FamilyDoc> kFamilies = {
+      {"tarmac_gpu_info", "gauge", "GPU identity; always 1."},
+      {"tarmac_gpu_up", "gauge", "1 when the GPU could be read at the last sample."},
+      {"tarmac_gpu_lost", "gauge", "1 when the GPU has fallen off the bus or is lost."},
+      {"tarmac_gpu_unresponsive", "gauge", "1 when a driver call on the GPU has not returned in time."},
+      {"tarmac_gpu_throttled", "gauge", "1 when the GPU's clocks are lowered for this reason now."},
+      {"tarmac_gpu_throttle_seconds_total", "counter", "Time the GPU's clocks were lowered, by reason."},
+      {"tarmac_gpu_ecc_errors_total", "counter", "ECC errors, by kind (corrected, uncorrected) and scope."},
+      {"tarmac_gpu_remapped_rows_total", "counter", "Rows remapped, by kind (corrected, uncorrected)."},
+      {"tarmac_gpu_xid_errors_total", "counter", "Xid errors seen by the agent since it started, by code."},
+      {"tarmac_gpu_idle_seconds_total", "counter", "Time the GPU spent under 5 % utilization."},
+      {"tarmac_gpu_held_idle_seconds_total", "counter", "Time a process held memory on the GPU at 0 % SM."},
+      {"tarmac_gpu_idle_cost_total", "counter", "What the GPU's idle time cost, at the configured price."},
+      {"tarmac_process_gpu_memory_bytes", "gauge", "GPU memory a process holds."},
+      {"tarmac_process_sm_utilization_ratio", "gauge", "A process's share of the GPU's SMs (0-1)."},
+      {"tarmac_process_series_dropped", "gauge", "Processes left out of the per-process series by the cap."},
+      {"tarmac_build_info", "gauge", "The agent's version; always 1."},
+      {"tarmac_sample_duration_seconds", "gauge", "How long the last sample took."},
+      {"tarmac_last_sample_timestamp_seconds", "gauge", "When the last sample was taken (Unix time)."},
+      {"tarmac_sampler_ticks_total", "counter", "Samples taken since the agent started."},
+      {"tarmac_scrape_duration_seconds", "gauge", "How long rendering the previous /metrics answer took."},
+      {"tarmac_driver_up", "gauge", "1 when the GPU driver can be read at all."},
+  };
+  return kFamilies;
+}
+
+Labels DcgmLabels(const GpuView& g, const std::string& host, const std::string& driver) {
+  int device = g.info.minor_number.value_or(g.info.index);
+  return {{"gpu", std::to_string(g.info.index)},
+          {"UUID", g.info.uuid},
+          {"pci_bus_id", g.info.pci_bus_id},
+          {"device", fmt::format("nvidia{}", device)},
+          {"modelName", g.info.name},
+          {"Hostname", host},
+          {"DCGM_FI_DRIVER_VERSION", driver}};
+}
+
+Labels NativeLabels(const GpuView& g, const std::string& host) {
+  return {{"hostname", host}, {"gpu", std::to_string(g.info.index)}, {"uuid", g.info.uuid}, {"model", g.info.name}};
+}
+
+Labels With(Labels labels, std::string_view key, std::string value) {
+  labels.emplace_back(key, std::move(value));
+  return labels;
+}
+
+void Gauge(Exposition* out, const std::vector<FamilyDoc>& docs, std::string_view name) {
+  for (const FamilyDoc& d : docs) {
+    if (d.name == name) return out->Family(d.name, d.type, d.help);
+  }
+}
+
+}  // namespace
+
+const std::vector<FamilyDoc>& NativeFamilies() {
+  static const std::vector<FamilyDoc> kAll = [] {
+    std::vector<FamilyDoc> all;
+    for (const GpuFamily& f : NativeGpuFamilies()) all.push_back(f.doc);
+    for (const FamilyDoc& d : OtherNativeFamilies()) all.push_back(d);
+    return all;
+  }();
+  return kAll;
+}
+
+const std::vector<FamilyDoc>& DcgmFamilies() {
+  static const std::vector<FamilyDoc> kAll = [] {
+    std::vector<FamilyDoc> all;
+    for (const GpuFamily& f : DcgmGpuFamilies()) all.push_back(f.doc);
+    return all;
+  }();
+  return kAll;
+}
+
+std::string RenderMetrics(const sampler::Snapshot& snapshot, const sampler::SamplerStats& stats,
+                          const std::map<std::string, GpuCounters>& counters, const RenderOptions& options) {
+  Exposition out;
+  const sampler::FleetView& fleet = snapshot.fleet;
+  std::string host = options.hostname.empty() ? fleet.hostname : options.hostname;
+  const std::vector<FamilyDoc>& docs = OtherNativeFamilies();
+
+  if (options.is_dcgm_compatible) {
+    for (const GpuFamily& f : DcgmGpuFamilies()) {
+      out.Family(f.doc.name, f.doc.type, f.doc.help);
+      for (const GpuView& g : fleet.gpus) {
+        if (!Readable(g)) continue;  // A lost GPU's series go stale (absent).
+        if (std::optional<double> v = f.value(g)) {
+          out.Sample(f.doc.name, DcgmLabels(g, host, fleet.system.driver_version), *v);
+        }
+      }
+    }
+  }
+
+  Gauge(&out, docs, "tarmac_gpu_info");
+  for (const GpuView& g : fleet.gpus) {
+    Labels l = NativeLabels(g, host);
+    l.emplace_back("pci_bus_id", g.info.pci_bus_id);
+    l.emplace_back("driver_version", fleet.system.driver_version);
+    out.Sample("tarmac_gpu_info", l, 1);
+  }
+  Gauge(&out, docs, "tarmac_gpu_up");
+  for (const GpuView& g : fleet.gpus) out.Sample("tarmac_gpu_up", NativeLabels(g, host), Readable(g) ? 1 : 0);
+  Gauge(&out, docs, "tarmac_gpu_lost");
+  for (const GpuView& g : fleet.gpus) {
+    out.Sample("tarmac_gpu_lost", NativeLabels(g, host), g.sample.health == gpu::GpuHealth::kLost ? 1 : 0);
+  }
+  Gauge(&out, docs, "tarmac_gpu_unresponsive");
+  for (const GpuView& g : fleet.gpus) {
+    out.Sample("tarmac_gpu_unresponsive", NativeLabels(g, host),
+               g.sample.health == gpu::GpuHealth::kUnresponsive ? 1 : 0);
+  }
+  for (const GpuFamily& f : NativeGpuFamilies()) {
+    out.Family(f.doc.name, f.doc.type, f.doc.help);
+    for (const GpuView& g : fleet.gpus) {
+      if (!Readable(g)) continue;
+      if (std::optional<double> v = f.value(g)) out.Sample(f.doc.name, NativeLabels(g, host), *v);
+    }
+  }
+  Gauge(&out, docs, "tarmac_gpu_throttled");
+  for (const GpuView& g : fleet.gpus) {
+    if (!Readable(g) || !g.sample.clock_event_reasons) continue;
+    for (const gpu::ClockEventReason& r : gpu::ClockEventReasons()) {
+      if (!r.is_throttle) continue;
+      out.Sample("tarmac_gpu_throttled", With(NativeLabels(g, host), "reason", std::string(r.name)),
+                 (*g.sample.clock_event_reasons & r.bit) ? 1 : 0);
+    }
+  }
+  Gauge(&out, docs, "tarmac_gpu_throttle_seconds_total");
+  for (const GpuView& g : fleet.gpus) {
+    auto c = counters.find(g.info.uuid);
+    if (c == counters.end()) continue;
+    for (const auto& [reason, seconds] : c->second.throttle_seconds) {
+      out.Sample("tarmac_gpu_throttle_seconds_total", With(NativeLabels(g, host), "reason", reason), seconds);
+    }
+  }
+  Gauge(&out, docs, "tarmac_gpu_ecc_errors_total");
+  for (const GpuView& g : fleet.gpus) {
+    if (!Readable(g)) continue;
+    const gpu::EccCounts& e = g.sample.ecc;
+    auto put = [&](const std::optional<int64_t>& v, const char* kind, const char* scope) {
+      if (v) out.Sample("tarmac_gpu_ecc_errors_total", With(With(NativeLabels(g, host), "kind", kind), "scope", scope),
+                        static_cast<double>(*v));
+    };
+    put(e.volatile_corrected, "corrected", "volatile");
+    put(e.volatile_uncorrected, "uncorrected", "volatile");
+    put(e.aggregate_corrected, "corrected", "aggregate");
+    put(e.aggregate_uncorrected, "uncorrected", "aggregate");
+  }
+  Gauge(&out, docs, "tarmac_gpu_remapped_rows_total");
+  for (const GpuView& g : fleet.gpus) {
+    if (!Readable(g) || !g.sample.remapped_rows) continue;
+    out.Sample("tarmac_gpu_remapped_rows_total", With(NativeLabels(g, host), "kind", "corrected"),
+               static_cast<double>(g.sample.remapped_rows->corrected));
+    out.Sample("tarmac_gpu_remapped_rows_total", With(NativeLabels(g, host), "kind", "uncorrected"),
+               static_cast<double>(g.sample.remapped_rows->uncorrected));
+  }
+  Gauge(&out, docs, "tarmac_gpu_xid_errors_total");
+  for (const GpuView& g : fleet.gpus) {
+    for (const auto& [code, n] : g.xid_count_by_code) {
+      out.Sample("tarmac_gpu_xid_errors_total", With(NativeLabels(g, host), "xid", std::to_string(code)),
+                 static_cast<double>(n));
+    }
+  }
+  for (const char* name :
+       {"tarmac_gpu_idle_seconds_total", "tarmac_gpu_held_idle_seconds_total", "tarmac_gpu_idle_cost_total"}) {
+    Gauge(&out, docs, name);
+    for (const GpuView& g : fleet.gpus) {
+      auto c = counters.find(g.info.uuid);
+      if (c == counters.end()) continue;
+      std::string_view n(name);
+      if (n == "tarmac_gpu_idle_cost_total") {
+        out.Sample(name, With(NativeLabels(g, host), "currency", options.currency), c->second.idle_cost);
+      } else {
+        out.Sample(name, NativeLabels(g, host),
+                   n == "tarmac_gpu_idle_seconds_total" ? c->second.idle_seconds : c->second.held_idle_seconds);
+      }
+    }
+  }
+
+  // Per process, under a cap: the biggest memory holders first.
+  std::vector<std::pair<const GpuView*, const sampler::ProcessView*>> processes;
+  for (const GpuView& g : fleet.gpus) {
+    for (const sampler::ProcessView& p : g.processes) processes.emplace_back(&g, &p);
+  }
+  std::stable_sort(processes.begin(), processes.end(), [](const auto& a, const auto& b) {
+    return a.second->process.used_memory_bytes.value_or(0) > b.second->process.used_memory_bytes.value_or(0);
+  });
+  size_t dropped = processes.size() > options.max_process_series ? processes.size() - options.max_process_series : 0;
+  processes.resize(processes.size() - dropped);
+  auto process_labels = [&](const GpuView& g, const sampler::ProcessView& p) {
+    Labels l = NativeLabels(g, host);
+    l.emplace_back("pid", std::to_string(p.process.pid));
+    l.emplace_back("user", p.details.user);
+    l.emplace_back("command", p.details.name.empty() ? p.details.command.substr(0, 64) : p.details.name);
+    if (!p.details.cgroup.container_id.empty()) l.emplace_back("container", p.details.cgroup.container_id.substr(0, 12));
+    if (!p.details.cgroup.pod_uid.empty()) l.emplace_back("pod_uid", p.details.cgroup.pod_uid);
+    if (!p.details.cgroup.slurm_job_id.empty()) l.emplace_back("slurm_job", p.details.cgroup.slurm_job_id);
+    return l;
+  };
+  Gauge(&out, docs, "tarmac_process_gpu_memory_bytes");
+  for (const auto& [g, p] : processes) {
+    if (p->process.used_memory_bytes) {
+      out.Sample("tarmac_process_gpu_memory_bytes", process_labels(*g, *p),
+                 static_cast<double>(*p->process.used_memory_bytes));
+    }
+  }
+  Gauge(&out, docs, "tarmac_process_sm_utilization_ratio");
+  for (const auto& [g, p] : processes) {
+    if (p->process.sm_utilization_ratio) {
+      out.Sample("tarmac_process_sm_utilization_ratio", process_labels(*g, *p), *p->process.sm_utilization_ratio);
+    }
+  }
+  Gauge(&out, docs, "tarmac_process_series_dropped");
+  out.Sample("tarmac_process_series_dropped", {{"hostname", host}}, static_cast<double>(dropped));
+
+  Gauge(&out, docs, "tarmac_build_info");
+  out.Sample("tarmac_build_info", {{"hostname", host}, {"version", options.version}}, 1);
+  Gauge(&out, docs, "tarmac_driver_up");
+  out.Sample("tarmac_driver_up", {{"hostname", host}}, fleet.backend_error.empty() ? 1 : 0);
+  Gauge(&out, docs, "tarmac_sample_duration_seconds");
+  out.Sample("tarmac_sample_duration_seconds", {{"hostname", host}},
+             static_cast<double>(snapshot.tick_duration.count()) / 1e6);
+  Gauge(&out, docs, "tarmac_last_sample_timestamp_seconds");
+  out.Sample("tarmac_last_sample_timestamp_seconds", {{"hostname", host}},
+             std::chrono::duration<double>(fleet.taken_at.time_since_epoch()).count());
+  Gauge(&out, docs, "tarmac_sampler_ticks_total");
+  out.Sample("tarmac_sampler_ticks_total", {{"hostname", host}}, static_cast<double>(stats.ticks));
+  Gauge(&out, docs, "tarmac_scrape_duration_seconds");
+  out.Sample("tarmac_scrape_duration_seconds", {{"hostname", host}}, options.previous_scrape_seconds);
+  return out.text();
+}
+
+}  // namespace tarmac::metrics

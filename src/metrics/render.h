@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// /metrics, rendered from the latest snapshot and the agent's counters: a
+// scrape never calls NVML and never waits for the sampler. Two sets of
+// families (docs/metrics.md): dcgm-exporter's (4.8-era names, units and
+// labels, on by default) so existing dashboards and rules work unchanged,
+// and tarmac's own `tarmac_*` in base units. A reading the GPU cannot give
+// is absent, never zero. Pure.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "metrics/counters.h"
+#include "sampler/sampler.h"
+
+namespace tarmac::metrics {
+
+struct RenderOptions {
+  bool is_dcgm_compatible = true;
+  std::string hostname;            // Empty: the snapshot's.
+  size_t max_process_series = 200;  // Per-process series beyond this are dropped (and counted).
+  std::string currency = "USD";
+  std::string version = "dev";
+  double previous_scrape_seconds = 0;
+};
+
+struct FamilyDoc {
+  std::string name;
+  std::string type;
+  std::string help;
+};
+
+// Every tarmac_* family /metrics may carry (the docs are checked against
+// this list).
+const std::vector<FamilyDoc>& NativeFamilies();
+// Every dcgm-exporter family it may carry.
+const std::vector<FamilyDoc>& DcgmFamilies();
+
+std::string RenderMetrics(const sampler::Snapshot& snapshot, const sampler::SamplerStats& stats,
+                          const std::map<std::string, GpuCounters>& counters, const RenderOptions& options);
+
+}  // namespace tarmac::metrics

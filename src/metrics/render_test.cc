@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "metrics/render.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+namespace tarmac::metrics {
+namespace {
+
+sampler::Snapshot TwoGpus() {
+  sampler::Snapshot s;
+  s.fleet.hostname = "node-1";
+  s.fleet.system.driver_version = "580.65.06";
+  s.fleet.taken_at = std::chrono::system_clock::from_time_t(1800000000);
+  for (int i = 0; i < 2; ++i) {
+    sampler::GpuView g;
+    g.info.index = i;
+    g.info.uuid = "GPU-" + std::to_string(i);
+    g.info.name = "NVIDIA H100 80GB HBM3";
+    g.info.pci_bus_id = "00000000:1" + std::to_string(i) + ":00.0";
+    g.sample.utilization_gpu_ratio = 0.85;
+    g.sample.sm_clock_hertz = 1980000000;
+    g.sample.memory_used_bytes = int64_t{40} << 30;
+    g.sample.temperature_celsius = 61;
+    // Power is not supported on this board: absent, not zero.
+    s.fleet.gpus.push_back(g);
+  }
+  sampler::ProcessView p;
+  p.process.pid = 4242;
+  p.process.used_memory_bytes = int64_t{40} << 30;
+  p.process.sm_utilization_ratio = 0.8;
+  p.details.user = "alice";
+  p.details.name = "python \"train\"\nx";
+  s.fleet.gpus[0].processes.push_back(p);
+  s.fleet.gpus[1].sample.health = gpu::GpuHealth::kLost;
+  s.fleet.gpus[1].xid_count_by_code = {{79, 1}, {13, 2}};
+  return s;
+}
+
+std::string Render(const RenderOptions& options = {}) {
+  sampler::SamplerStats stats;
+  stats.ticks = 7;
+  std::map<std::string, GpuCounters> counters;
+  counters["GPU-0"].idle_seconds = 12.5;
+  return RenderMetrics(TwoGpus(), stats, counters, options);
+}
+
+TEST(RenderTest, DcgmFamiliesInDcgmUnitsWithDcgmLabels) {
+  std::string text = Render();
+  EXPECT_NE(text.find("DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-0\",pci_bus_id=\"00000000:10:00.0\",device=\"nvidia0\","
+                      "modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node-1\",DCGM_FI_DRIVER_VERSION=\"580.65.06\"} 85\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("DCGM_FI_DEV_SM_CLOCK{gpu=\"0\""), std::string::npos);
+  EXPECT_NE(text.find("} 1980\n"), std::string::npos);       // MHz.
+  EXPECT_NE(text.find("} 40960\n"), std::string::npos);      // FB_USED in MiB.
+  EXPECT_EQ(text.find("DCGM_FI_DEV_POWER_USAGE{"), std::string::npos);  // Unsupported: absent.
+  EXPECT_EQ(text.find("DCGM_FI_DEV_GPU_UTIL{gpu=\"1\""), std::string::npos);  // Lost: stale.
+  RenderOptions native_only;
+  native_only.is_dcgm_compatible = false;
+  EXPECT_EQ(Render(native_only).find("DCGM_"), std::string::npos);
+}
+
+TEST(RenderTest, NativeFamiliesBaseUnitsLostGpuAndXidCounters) {
+  std::string text = Render();
+  EXPECT_NE(text.find("tarmac_gpu_utilization_ratio{hostname=\"node-1\",gpu=\"0\",uuid=\"GPU-0\",model=\"NVIDIA H100 80GB "
+                      "HBM3\"} 0.85\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("tarmac_gpu_lost{hostname=\"node-1\",gpu=\"1\",uuid=\"GPU-1\",model=\"NVIDIA H100 80GB HBM3\"} 1"),
+            std::string::npos);
+  EXPECT_NE(text.find("tarmac_gpu_up{hostname=\"node-1\",gpu=\"1\""), std::string::npos);
+  EXPECT_NE(text.find("tarmac_gpu_xid_errors_total{hostname=\"node-1\",gpu=\"1\",uuid=\"GPU-1\",model=\"NVIDIA H100 80GB "
+                      "HBM3\",xid=\"13\"} 2"),
+            std::string::npos);
+  EXPECT_NE(text.find("tarmac_gpu_idle_seconds_total{hostname=\"node-1\",gpu=\"0\",uuid=\"GPU-0\",model=\"NVIDIA H100 "
+                      "80GB HBM3\"} 12.5"),
+            std::string::npos);
+  EXPECT_NE(text.find("tarmac_sampler_ticks_total{hostname=\"node-1\"} 7"), std::string::npos);
+  // Label values are escaped.
+  EXPECT_NE(text.find("command=\"python \\\"train\\\"\\nx\""), std::string::npos) << text;
+}
+
+TEST(RenderTest, EachFamilyHasOneHelpAndTypeAndItsSamplesTogether) {
+  std::string text = Render();
+  std::istringstream lines(text);
+  std::string line;
+  std::set<std::string> seen;
+  std::string current;
+  while (std::getline(lines, line)) {
+    if (line.rfind("# TYPE ", 0) == 0) {
+      std::string name = line.substr(7, line.find(' ', 7) - 7);
+      EXPECT_TRUE(seen.insert(name).second) << "twice: " << name;
+      current = name;
+      continue;
+    }
+    if (line.empty() || line[0] == '#') continue;
+    std::string name = line.substr(0, line.find_first_of("{ "));
+    EXPECT_EQ(name, current) << line;
+    double value = std::stod(line.substr(line.rfind(' ') + 1));
+    EXPECT_TRUE(std::isfinite(value)) << line;
+  }
+}
+
+TEST(RenderTest, TheProcessCapKeepsTheBiggestAndCountsTheRest) {
+  RenderOptions capped;
+  capped.max_process_series = 0;
+  std::string text = Render(capped);
+  EXPECT_EQ(text.find("tarmac_process_gpu_memory_bytes{"), std::string::npos);
+  EXPECT_NE(text.find("tarmac_process_series_dropped{hostname=\"node-1\"} 1"), std::string::npos);
+}
+
+// docs/metrics.md lists exactly the families the code can serve.
+TEST(RenderTest, TheMetricsDocumentMatchesTheCode) {
+  std::ifstream in(std::string(TARMAC_SOURCE_DIR) + "/docs/metrics.md");
+  ASSERT_TRUE(in.good());
+  std::stringstream doc;
+  doc << in.rdbuf();
+  std::string text = doc.str();
+  std::set<std::string> documented;
+  std::regex row(R"(\n\| `((?:tarmac|DCGM)_[A-Za-z0-9_]+)` \| (gauge|counter) \|)");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), row); it != std::sregex_iterator(); ++it) {
+    documented.insert((*it)[1].str() + " " + (*it)[2].str());
+  }
+  std::set<std::string> served;
+  for (const FamilyDoc& f : NativeFamilies()) served.insert(f.name + " " + f.type);
+  for (const FamilyDoc& f : DcgmFamilies()) served.insert(f.name + " " + f.type);
+  EXPECT_EQ(documented, served);
+}
+
+}  // namespace
+}  // namespace tarmac::metrics
