@@ -212,7 +212,7 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
       *reason = problems;
       return problems.empty();
     };
-    web = std::make_unique<http::HttpServer>(http::HttpOptions{config.http_listen, 4, std::chrono::seconds(5)},
+    web = std::make_unique<http::HttpServer>(http::HttpOptions{config.http_listen, 8, std::chrono::seconds(2)},
                                              std::move(routes), logger);
     s = web->Start();
     if (!s.ok()) {

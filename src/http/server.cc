@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include "metrics/exposition.h"
 
@@ -40,8 +41,14 @@ Status HttpServer::Start() {
   server_->set_read_timeout(options_.read_timeout);
   server_->set_write_timeout(options_.read_timeout);
   server_->set_keep_alive_max_count(100);
-  server_->set_keep_alive_timeout(5);
+  server_->set_keep_alive_timeout(2);
   server_->set_payload_max_length(0);
+  // SO_REUSEADDR only: cpp-httplib's default also sets SO_REUSEPORT, which
+  // would let a second agent share the port and split the scrapes.
+  server_->set_socket_options([](int sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   server_->set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
     if (req.method == "GET" || req.method == "HEAD") return httplib::Server::HandlerResponse::Unhandled;
     res.status = 405;

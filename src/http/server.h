@@ -30,8 +30,10 @@ namespace tarmac::http {
 
 struct HttpOptions {
   std::string listen = "127.0.0.1:9477";  // HOST:PORT; port 0 picks a free one.
-  int worker_threads = 4;
-  std::chrono::seconds read_timeout{5};
+  int worker_threads = 8;
+  // A client silent this long mid-request is dropped, so slow clients hold
+  // a worker for at most this.
+  std::chrono::seconds read_timeout{2};
 };
 
 // What the routes answer; each returns the body (and, for health, whether
