@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""/metrics under load: 8 GPUs and 200 GPU processes, 50 concurrent scrapers.
+
+Usage: metrics_scrape.py BUILD_DIR SECONDS
+Starts 200 tarmac-simload processes on the simulated 8-GPU lab and an agent
+over the fake NVML (1 s ticks), then runs 50 threads scraping /metrics in a
+loop for SECONDS. Reports the time each answer took as the clients saw it
+(an upper bound on server time: it includes Python's own overhead with 50
+threads), the agent's own render time (tarmac_scrape_duration_seconds,
+sampled), the tick lateness p99 meanwhile, and, as the floor a
+non-snapshot exporter pays per scrape, how long the agent's NVML read of
+the same data takes (tarmac_sample_duration_seconds).
+"""
+import http.client
+import json
+import os
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+build, seconds = sys.argv[1], float(sys.argv[2])
+root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+work = tempfile.mkdtemp(prefix="tarmac-metrics-bench-")
+env = dict(os.environ, TARMAC_SIM_SCENARIO=f"{root}/examples/scenarios/lab-8gpu.toml", TARMAC_SIM_DIR=work)
+loads = [subprocess.Popen([f"{build}/bin/tarmac-simload", "--memory", "256MiB", "--util", "5"],
+                          env=dict(env, CUDA_VISIBLE_DEVICES=str(i % 8)), stderr=subprocess.DEVNULL)
+         for i in range(200)]
+time.sleep(3)
+log = open(f"{work}/agent.log", "w")
+agent = subprocess.Popen([f"{build}/bin/tarmacd", "--backend", "nvml", "--nvml-library",
+                          f"{build}/fakenvml/libnvidia-ml.so.1", "--socket", f"{work}/t.sock", "--state-dir",
+                          f"{work}/state", "--http-listen", "127.0.0.1:0"], env=env, stderr=log)
+port = 0
+for _ in range(100):
+    m = re.search(r"listening on http://127\.0\.0\.1:(\d+)/metrics", open(f"{work}/agent.log").read())
+    if m:
+        port = int(m.group(1))
+        break
+    time.sleep(0.1)
+time.sleep(2)
+
+
+def hello():
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(f"{work}/t.sock")
+    s.sendall(b'{"v":1,"method":"hello"}\n')
+    data = b""
+    while not data.endswith(b"\n"):
+        data += s.recv(65536)
+    s.close()
+    return json.loads(data)["result"]["sampler"]
+
+
+def scrape():
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    c.request("GET", "/metrics")
+    body = c.getresponse().read().decode()
+    c.close()
+    return body
+
+
+first = scrape()
+processes = len(re.findall(r"^tarmac_process_gpu_memory_bytes\{", first, re.M))
+latencies, renders, samples = [], [], []
+stop = threading.Event()
+
+
+def scraper():
+    while not stop.is_set():
+        start = time.perf_counter()
+        body = scrape()
+        latencies.append((time.perf_counter() - start) * 1000)
+        m = re.search(r"^tarmac_scrape_duration_seconds\{[^}]*\} (\S+)", body, re.M)
+        if m:
+            renders.append(float(m.group(1)) * 1000)
+        m = re.search(r"^tarmac_sample_duration_seconds\{[^}]*\} (\S+)", body, re.M)
+        if m:
+            samples.append(float(m.group(1)) * 1000)
+
+
+threads = [threading.Thread(target=scraper) for _ in range(50)]
+for t in threads:
+    t.start()
+time.sleep(seconds)
+stop.set()
+for t in threads:
+    t.join()
+sampler = hello()
+agent.terminate()
+agent.wait()
+for p in loads:
+    p.kill()
+
+
+def p99(values):
+    return sorted(values)[int(len(values) * 0.99)]
+
+
+print(f"metrics: {processes} process series, {len(first)} bytes per answer, {len(latencies)} scrapes in {seconds:.0f} s "
+      f"by 50 clients")
+print(f"  render time in the agent     p50 {statistics.median(renders):6.2f} ms   p99 {p99(renders):6.2f} ms")
+print(f"  answer time seen by clients  p50 {statistics.median(latencies):6.2f} ms   p99 {p99(latencies):6.2f} ms")
+print(f"  NVML read of the same data   p50 {statistics.median(samples):6.2f} ms  (paid per scrape by a non-snapshot exporter)")
+print(f"  tick lateness meanwhile      p99 {sampler['p99_lateness_seconds'] * 1000:6.2f} ms   "
+      f"worst {sampler['max_lateness_seconds'] * 1000:6.2f} ms")
+subprocess.run(["rm", "-rf", work])
