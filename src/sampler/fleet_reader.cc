@@ -34,6 +34,7 @@ void FleetReader::BoundCalls(std::chrono::milliseconds call_timeout, Logger* log
   std::vector<int> indices;
   for (const gpu::GpuInfo& info : opened_.gpus) indices.push_back(info.index);
   workers_ = std::make_unique<GpuWorkers>(opened_.backend.get(), indices, call_timeout, clock_, logger);
+  attributor_.UsePidfds();
 }
 
 FleetReader::~FleetReader() = default;

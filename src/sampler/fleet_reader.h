@@ -70,9 +70,10 @@ class FleetReader {
   // backend) must then not be destroyed: the stuck thread still uses them.
   bool HasCallInDriver() const;
 
-  // From now on, read each GPU on its own worker thread and give up on a GPU
+  // From now on, read the GPUs off the calling thread and give up on a GPU
   // whose read takes longer than `call_timeout` (it is then reported
-  // unresponsive; see gpu_workers.h). For long-running readers (the agent).
+  // unresponsive; see gpu_workers.h), and keep pidfds for GPU processes.
+  // For long-running readers (the agent).
   void BoundCalls(std::chrono::milliseconds call_timeout, Logger* logger);
 
  private:

@@ -49,14 +49,16 @@ void CloseFd(int* fd) {
 
 }  // namespace
 
-ProcessAttributor::ProcessAttributor(std::string proc_root)
-    : proc_root_(std::move(proc_root)), use_pidfds_(proc_root_ == "/proc") {
-  if (use_pidfds_) {
-    // Probe once: kernels before 5.3, or a seccomp filter, say ENOSYS/EPERM.
-    int fd = PidfdOpen(getpid());
-    use_pidfds_ = fd >= 0;
-    if (fd >= 0) ::close(fd);
-  }
+ProcessAttributor::ProcessAttributor(std::string proc_root, bool use_pidfds) : proc_root_(std::move(proc_root)) {
+  if (use_pidfds) UsePidfds();
+}
+
+void ProcessAttributor::UsePidfds() {
+  if (proc_root_ != "/proc") return;
+  // Probe once: kernels before 5.3, or a seccomp filter, say ENOSYS/EPERM.
+  int fd = PidfdOpen(getpid());
+  use_pidfds_ = fd >= 0;
+  if (fd >= 0) ::close(fd);
 }
 
 ProcessAttributor::~ProcessAttributor() {
@@ -179,7 +181,7 @@ const ProcessDetails& ProcessAttributor::Lookup(int64_t pid) {
   d.command = !cmdline.empty() ? cmdline : "[" + d.name + "]";
   std::string cgroup;
   if (ReadSmallFile(dir + "/cgroup", &cgroup)) d.cgroup = ParseCgroup(cgroup);
-  if (!IsAlive(entry)) {  // Exited (or replaced) while being read.
+  if (entry.is_pidfd && !IsAlive(entry)) {  // Exited (or replaced) while being read.
     CloseFd(&entry.fd);
     d = ProcessDetails{};
     d.pid = pid;

@@ -36,14 +36,19 @@ struct ProcessDetails {
 
 class ProcessAttributor {
  public:
-  // `proc_root` is "/proc" except in tests.
-  explicit ProcessAttributor(std::string proc_root = "/proc");
+  // `proc_root` is "/proc" except in tests. `use_pidfds`: keep pidfds where
+  // the kernel has them (long-running readers: a tick then costs one poll);
+  // one-shot readers keep /proc/<pid>/stat, which costs nothing extra.
+  explicit ProcessAttributor(std::string proc_root = "/proc", bool use_pidfds = false);
 
   ~ProcessAttributor();
   ProcessAttributor(ProcessAttributor&& other) noexcept;
   ProcessAttributor& operator=(ProcessAttributor&&) = delete;
   ProcessAttributor(const ProcessAttributor&) = delete;
   ProcessAttributor& operator=(const ProcessAttributor&) = delete;
+
+  // Switches to pidfds from the next new process on (see the constructor).
+  void UsePidfds();
 
   // Drops every cached process that has exited: one poll(2) over the kept
   // pidfds. Lookups until the next BeginTick trust the survivors.
@@ -65,7 +70,7 @@ class ProcessAttributor {
   };
   // Whether the process behind `e.fd` is still running.
   static bool IsAlive(const Entry& e);
-  bool use_pidfds_;
+  bool use_pidfds_ = false;
   std::map<int64_t, Entry> cache_;
   mutable std::map<int64_t, std::string> user_names_;  // By uid: NSS lookups are slow.
 };

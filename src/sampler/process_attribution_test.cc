@@ -75,7 +75,7 @@ TEST(ProcessAttributionTest, BeginTickDropsProcessesThatExitedAndKeepsTheRest) {
     pause();
     _exit(0);
   }
-  ProcessAttributor attributor;
+  ProcessAttributor attributor("/proc", /*use_pidfds=*/true);
   ASSERT_TRUE(attributor.Lookup(child).exists);
   ASSERT_TRUE(attributor.Lookup(getpid()).exists);
   attributor.BeginTick();
