@@ -14,6 +14,9 @@ import socket
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import agent_api  # noqa: E402
 import time
 
 build, seconds = sys.argv[1], float(sys.argv[2])
@@ -23,18 +26,7 @@ sock_path = f"{work}/t.sock"
 
 
 def call(method):
-    s = socket.socket(socket.AF_UNIX)
-    s.settimeout(10)
-    s.connect(sock_path)
-    s.sendall(json.dumps({"v": 1, "method": method}).encode() + b"\n")
-    data = b""
-    while not data.endswith(b"\n"):
-        chunk = s.recv(1 << 20)
-        if not chunk:
-            break
-        data += chunk
-    s.close()
-    return json.loads(data)
+    return agent_api.call(sock_path, method)
 
 
 def status_kib(pid, key):

@@ -14,8 +14,12 @@ import socket
 import subprocess
 import sys
 import tempfile
+
 import threading
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import agent_api  # noqa: E402
 
 build, seconds, clients = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
 fake = f"{build}/fakenvml/libnvidia-ml.so.1"
@@ -28,18 +32,7 @@ with open(config, "w") as f:
 
 
 def call(method):
-    s = socket.socket(socket.AF_UNIX)
-    s.settimeout(10)
-    s.connect(sock_path)
-    s.sendall(json.dumps({"v": 1, "method": method}).encode() + b"\n")
-    data = b""
-    while not data.endswith(b"\n"):
-        chunk = s.recv(1 << 20)
-        if not chunk:
-            break
-        data += chunk
-    s.close()
-    return json.loads(data)
+    return agent_api.call(sock_path, method)
 
 
 def start_agent():

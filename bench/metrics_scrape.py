@@ -23,6 +23,9 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import agent_api  # noqa: E402
+
 build, seconds = sys.argv[1], float(sys.argv[2])
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 work = tempfile.mkdtemp(prefix="tarmac-metrics-bench-")
@@ -46,14 +49,7 @@ time.sleep(2)
 
 
 def hello():
-    s = socket.socket(socket.AF_UNIX)
-    s.connect(f"{work}/t.sock")
-    s.sendall(b'{"v":1,"method":"hello"}\n')
-    data = b""
-    while not data.endswith(b"\n"):
-        data += s.recv(65536)
-    s.close()
-    return json.loads(data)["result"]["sampler"]
+    return agent_api.call(f"{work}/t.sock", "hello")["result"]["sampler"]
 
 
 def scrape():
