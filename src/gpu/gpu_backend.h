@@ -58,6 +58,10 @@ class GpuBackend {
   // arrived, oldest first; empty on timeout. Events that happened before the
   // first call are not reported.
   virtual Result<std::vector<GpuEvent>> WaitEvents(std::chrono::milliseconds timeout) = 0;
+
+  // Failed driver calls so far (see CallErrorCounts). Safe to call from any
+  // thread, while other threads sample. Backends without a driver have none.
+  virtual CallErrorCounts CallErrors() const { return {}; }
 };
 
 }  // namespace tarmac::gpu

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +28,16 @@ enum class GpuHealth {
 
 // "ok", "lost", "no_permission", "unresponsive", "driver_not_loaded", "error".
 const char* GpuHealthName(GpuHealth health);
+
+// Failed driver calls since the backend opened, by function and by the
+// driver's name for the error: {("nvmlDeviceGetPowerUsage", "GPU_IS_LOST"):
+// 12}. "Not supported" is a fact about a device, not a failure: not counted.
+struct CallError {
+  std::string call;
+  std::string error;
+  auto operator<=>(const CallError&) const = default;
+};
+using CallErrorCounts = std::map<CallError, int64_t>;
 
 // Facts about the driver stack, read once.
 struct SystemInfo {

@@ -132,6 +132,27 @@ Library::~Library() {
   if (handle_ != nullptr) dlclose(handle_);
 }
 
+std::string ReturnName(Return code) {
+  switch (code) {
+    case kSuccess: return "SUCCESS";
+    case kErrorUninitialized: return "UNINITIALIZED";
+    case kErrorInvalidArgument: return "INVALID_ARGUMENT";
+    case kErrorNotSupported: return "NOT_SUPPORTED";
+    case kErrorNoPermission: return "NO_PERMISSION";
+    case kErrorNotFound: return "NOT_FOUND";
+    case kErrorInsufficientSize: return "INSUFFICIENT_SIZE";
+    case kErrorDriverNotLoaded: return "DRIVER_NOT_LOADED";
+    case kErrorTimeout: return "TIMEOUT";
+    case kErrorLibraryNotFound: return "LIBRARY_NOT_FOUND";
+    case kErrorFunctionNotFound: return "FUNCTION_NOT_FOUND";
+    case kErrorGpuIsLost: return "GPU_IS_LOST";
+    case kErrorLibRmVersionMismatch: return "LIB_RM_VERSION_MISMATCH";
+    case kErrorArgumentVersionMismatch: return "ARGUMENT_VERSION_MISMATCH";
+    case kErrorUnknown: return "UNKNOWN";
+    default: return fmt::format("CODE_{}", code);
+  }
+}
+
 std::string Library::ErrorText(Return code) const {
   const char* text = api_.ErrorString != nullptr ? api_.ErrorString(code) : nullptr;
   if (text == nullptr || text[0] == '\0') return fmt::format("unknown error {}", code);

@@ -44,6 +44,11 @@ inline constexpr Return kErrorLibRmVersionMismatch = 18;
 inline constexpr Return kErrorArgumentVersionMismatch = 25;
 inline constexpr Return kErrorUnknown = 999;
 
+// NVML's symbolic name for `code` without the NVML_ERROR_ prefix
+// ("GPU_IS_LOST", "TIMEOUT"); "CODE_<n>" for codes tarmac does not name.
+// Stable across driver versions, unlike ErrorText: used as a metric label.
+std::string ReturnName(Return code);
+
 // Enumerations used as arguments.
 inline constexpr unsigned kInitFlagNoGpus = 1;     // NVML_INIT_FLAG_NO_GPUS
 inline constexpr int kTemperatureGpu = 0;          // NVML_TEMPERATURE_GPU

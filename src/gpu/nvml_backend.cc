@@ -87,6 +87,11 @@ bool NvmlBackend::Check(DeviceState& d, int index, NvmlField field, const char* 
     d.unsupported[static_cast<size_t>(field)] = true;
     return false;
   }
+  int64_t count = 0;
+  {
+    std::lock_guard<std::mutex> lock(errors_mu_);
+    count = error_counts_[CallError{call, nvml::ReturnName(r)}]++;
+  }
   if (r == nvml::kErrorDriverNotLoaded) {
     d.health = GpuHealth::kDriverNotLoaded;
     d.error = fmt::format("nvml: {}(gpu {}): {}", call, index, library_->ErrorText(r));
@@ -97,18 +102,13 @@ bool NvmlBackend::Check(DeviceState& d, int index, NvmlField field, const char* 
     d.error = fmt::format("nvml: {}(gpu {}): {}", call, index, library_->ErrorText(r));
     return false;
   }
-  int64_t count = 0;
-  {
-    std::lock_guard<std::mutex> lock(errors_mu_);
-    count = error_counts_[call]++;
-  }
   if (count == 0) {
     logger_->Log(LogLevel::kWarning, "nvml: {}(gpu {}): {}", call, index, library_->ErrorText(r));
   }
   return false;
 }
 
-std::map<std::string, int64_t> NvmlBackend::error_counts() const {
+CallErrorCounts NvmlBackend::CallErrors() const {
   std::lock_guard<std::mutex> lock(errors_mu_);
   return error_counts_;
 }

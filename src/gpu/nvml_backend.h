@@ -57,8 +57,7 @@ class NvmlBackend final : public GpuBackend {
   std::optional<double> RecentUtilization(int index, std::chrono::seconds window) override;
   Result<std::vector<GpuEvent>> WaitEvents(std::chrono::milliseconds timeout) override;
 
-  // Failed calls by NVML function name, for diagnostics and metrics.
-  std::map<std::string, int64_t> error_counts() const;
+  CallErrorCounts CallErrors() const override;
 
  private:
   struct DeviceState {
@@ -73,7 +72,9 @@ class NvmlBackend final : public GpuBackend {
 
   // Classifies a return code of `call` on device `d`. Returns true on
   // success. NOT_SUPPORTED marks `field` unsupported; GPU_IS_LOST marks the
-  // device lost; NO_PERMISSION marks it so; anything else is counted.
+  // device lost; DRIVER_NOT_LOADED marks it so. Every failure but
+  // NOT_SUPPORTED is counted by call and error (CallErrors); the first of
+  // each other kind is logged.
   bool Check(DeviceState& d, int index, NvmlField field, const char* call, nvml::Return r);
   bool Supported(const DeviceState& d, NvmlField field) const {
     return !d.unsupported[static_cast<size_t>(field)];
@@ -98,7 +99,7 @@ class NvmlBackend final : public GpuBackend {
   // turns it into kLost. Sized once at Open.
   std::unique_ptr<std::atomic<bool>[]> fell_off_bus_;
   mutable std::mutex errors_mu_;
-  std::map<std::string, int64_t> error_counts_;  // Guarded by errors_mu_.
+  CallErrorCounts error_counts_;  // Guarded by errors_mu_.
   nvml::EventSet event_set_ = nullptr;
   bool has_event_set_ = false;
 };

@@ -163,6 +163,7 @@ const std::vector<FamilyDoc>& OtherNativeFamilies() {
       {"tarmac_sampler_ticks_total", "counter", "Samples taken since the agent started."},
       {"tarmac_scrape_duration_seconds", "gauge", "How long rendering the previous /metrics answer took."},
       {"tarmac_driver_up", "gauge", "1 when the GPU driver can be read at all."},
+      {"tarmac_nvml_errors_total", "counter", "Failed NVML calls since the agent started, by function and error."},
   };
   return kFamilies;
 }
@@ -359,6 +360,11 @@ std::string RenderMetrics(const sampler::Snapshot& snapshot, const sampler::Samp
   out.Sample("tarmac_build_info", {{"hostname", host}, {"version", options.version}}, 1);
   Gauge(&out, docs, "tarmac_driver_up");
   out.Sample("tarmac_driver_up", {{"hostname", host}}, fleet.backend_error.empty() ? 1 : 0);
+  Gauge(&out, docs, "tarmac_nvml_errors_total");
+  for (const auto& [key, n] : snapshot.call_errors) {
+    out.Sample("tarmac_nvml_errors_total", {{"hostname", host}, {"call", key.call}, {"error", key.error}},
+               static_cast<double>(n));
+  }
   Gauge(&out, docs, "tarmac_sample_duration_seconds");
   out.Sample("tarmac_sample_duration_seconds", {{"hostname", host}},
              static_cast<double>(snapshot.tick_duration.count()) / 1e6);

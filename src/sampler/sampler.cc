@@ -118,6 +118,7 @@ void Sampler::Detach(const std::string& reason) {
   logger_->Log(LogLevel::kWarning, "sampler: {}; detaching from the GPUs and retrying every {} ms", reason,
                retry.count());
   detached_reason_ = reason;
+  for (const auto& [key, n] : reader_->backend()->CallErrors()) closed_call_errors_[key] += n;
   events_.reset();
   if (reader_->HasCallInDriver()) {
     logger_->Log(LogLevel::kWarning, "sampler: a driver call is still stuck; its backend is left open");
@@ -174,6 +175,10 @@ void Sampler::Tick(bool is_slow) {
       }
     } else {
       snapshot->fleet = DetachedView();
+    }
+    snapshot->call_errors = closed_call_errors_;
+    if (reader_ != nullptr) {
+      for (const auto& [key, n] : reader_->backend()->CallErrors()) snapshot->call_errors[key] += n;
     }
   } catch (const std::exception& e) {
     logger_->Log(LogLevel::kError, "sampler: tick failed: {}", e.what());

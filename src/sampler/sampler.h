@@ -51,6 +51,8 @@ struct Snapshot {
   int64_t sequence = 0;                       // 1 for the first tick.
   std::chrono::steady_clock::time_point taken_at_steady;
   std::chrono::microseconds tick_duration{0};  // Wall time the tick took.
+  // Failed driver calls since the agent started, across re-attaches.
+  gpu::CallErrorCounts call_errors;
 };
 
 struct SamplerStats {
@@ -129,6 +131,7 @@ class Sampler {
   gpu::SystemInfo known_system_;
   std::string backend_name_;
   std::string detached_reason_;
+  gpu::CallErrorCounts closed_call_errors_;  // Counted by backends since closed.
   std::chrono::steady_clock::time_point next_attach_;
   std::string hostname_;
   UtilizationHistory history_;

@@ -4,6 +4,8 @@
 // NVML, read by the real CLI through its socket; signals, restarts, bad
 // configs and faults mid-run.
 #include <gtest/gtest.h>
+
+#include <regex>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -215,6 +217,9 @@ at = "5s"
            j["gpus"][1]["processes"].size() == 1;
   })) << ReadLog();
   EXPECT_NE(ReadLog().find("re-attached: 2 GPUs via nvml"), std::string::npos) << ReadLog();
+  // The refused calls stay counted across the re-attach.
+  std::regex refused(R"(tarmac_nvml_errors_total\{[^}]*error="DRIVER_NOT_LOADED"\} [1-9])");
+  EXPECT_TRUE(std::regex_search(HttpGet("/metrics"), refused)) << HttpGet("/metrics");
 }
 
 TEST_F(AgentTest, StartsWithoutADriverAndAttachesWhenItLoads) {

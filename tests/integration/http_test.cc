@@ -2,9 +2,7 @@
 //
 // The agent's HTTP endpoint as Prometheus and hostile clients meet it: real
 // TCP connections to a real agent on a free loopback port.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -15,72 +13,28 @@
 namespace tarmac::testing {
 namespace {
 
-class HttpTest : public AgentFixture {
- public:
-  // The port the newest agent logged.
-  int Port() {
-    std::string log = ReadLog();
-    std::regex re(R"(http: listening on http://127\.0\.0\.1:(\d+)/metrics)");
-    int port = 0;
-    for (auto it = std::sregex_iterator(log.begin(), log.end(), re); it != std::sregex_iterator(); ++it) {
-      port = std::stoi((*it)[1].str());
-    }
-    return port;
-  }
-  int Connect() {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(Port()));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-      ::close(fd);
-      return -1;
-    }
-    timeval tv{10, 0};
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    return fd;
-  }
-  // Sends `request` and reads until the server closes (Connection: close).
-  std::string Exchange(const std::string& request) {
-    int fd = Connect();
-    if (fd < 0) return "";
-    (void)!::write(fd, request.data(), request.size());
-    std::string response;
-    char buf[65536];
-    for (;;) {
-      ssize_t n = ::read(fd, buf, sizeof buf);
-      if (n <= 0) break;
-      response.append(buf, static_cast<size_t>(n));
-    }
-    ::close(fd);
-    return response;
-  }
-  std::string Get(const std::string& path, const std::string& extra = "") {
-    return Exchange("GET " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" + extra + "\r\n");
-  }
-};
+class HttpTest : public AgentFixture {};
 
 TEST_F(HttpTest, MetricsHealthAndStatusFromTheSnapshot) {
   UseScenarioText("[[gpu]]\ncount = 2\n");
   StartLoad("1", {"--memory", "4GiB", "--util", "60"});
   StartAgent();
-  ASSERT_GT(Port(), 0) << ReadLog();
-  std::string metrics = Get("/metrics");
+  ASSERT_GT(HttpPort(), 0) << ReadLog();
+  std::string metrics = HttpGet("/metrics");
   EXPECT_EQ(metrics.rfind("HTTP/1.1 200", 0), 0u) << metrics.substr(0, 200);
   EXPECT_NE(metrics.find("Content-Type: text/plain; version=0.0.4; charset=utf-8"), std::string::npos);
   EXPECT_NE(metrics.find("# TYPE DCGM_FI_DEV_GPU_UTIL gauge"), std::string::npos);
   EXPECT_NE(metrics.find("DCGM_FI_DEV_FB_USED{gpu=\"1\""), std::string::npos);
   EXPECT_NE(metrics.find("tarmac_process_gpu_memory_bytes{"), std::string::npos);
   EXPECT_NE(metrics.find("} 4294967296\n"), std::string::npos);  // 4 GiB, in bytes.
-  std::string health = Get("/health");
+  std::string health = HttpGet("/health");
   EXPECT_EQ(health.rfind("HTTP/1.1 200", 0), 0u) << health;
-  std::string status = Get("/api/v1/status");
+  std::string status = HttpGet("/api/v1/status");
   ASSERT_NE(status.find("\r\n\r\n"), std::string::npos);
   nlohmann::json j = nlohmann::json::parse(status.substr(status.find("\r\n\r\n") + 4));
   EXPECT_EQ(j["gpus"].size(), 2u);
   // gzip when asked.
-  std::string gzipped = Get("/metrics", "Accept-Encoding: gzip\r\n");
+  std::string gzipped = HttpGet("/metrics", "Accept-Encoding: gzip\r\n");
   EXPECT_NE(gzipped.find("Content-Encoding: gzip"), std::string::npos) << gzipped.substr(0, 300);
 }
 
@@ -91,7 +45,7 @@ TEST_F(HttpTest, PromtoolParsesTheAnswerAndFindsNoFaultInTarmacsFamilies) {
   UseScenarioText("[[gpu]]\ncount = 2\n");
   StartLoad("0", {"--memory", "1GiB", "--util", "30"});
   StartAgent();
-  std::string response = Get("/metrics");
+  std::string response = HttpGet("/metrics");
   ASSERT_NE(response.find("\r\n\r\n"), std::string::npos);
   std::string body = dir_.Write("metrics.txt", response.substr(response.find("\r\n\r\n") + 4));
   RunResult lint = RunCommand({"sh", "-c", "promtool check metrics < " + body + " 2>&1"}, {});
@@ -104,7 +58,7 @@ TEST_F(HttpTest, PromtoolParsesTheAnswerAndFindsNoFaultInTarmacsFamilies) {
   std::string native = dir_.Write("agent.toml", "[http]\ndcgm_compatible = false\n");
   agents_.back()->KillAndWait(SIGTERM);
   StartAgent({"--config", native});
-  response = Get("/metrics");
+  response = HttpGet("/metrics");
   body = dir_.Write("native.txt", response.substr(response.find("\r\n\r\n") + 4));
   RunResult clean = RunCommand({"sh", "-c", "promtool check metrics < " + body + " 2>&1"}, {});
   EXPECT_EQ(clean.exit_code, 0) << clean.out;
@@ -114,17 +68,17 @@ TEST_F(HttpTest, PromtoolParsesTheAnswerAndFindsNoFaultInTarmacsFamilies) {
 TEST_F(HttpTest, WrongMethodsPathsAndHugeHeadersGetTheirStatusCodes) {
   UseScenarioText("[[gpu]]\ncount = 1\n");
   StartAgent();
-  EXPECT_EQ(Exchange("POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi")
+  EXPECT_EQ(HttpExchange("POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi")
                 .rfind("HTTP/1.1 405", 0),
             0u);
-  EXPECT_EQ(Exchange("DELETE /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").rfind("HTTP/1.1 405", 0), 0u);
-  EXPECT_EQ(Get("/nope").rfind("HTTP/1.1 404", 0), 0u);
-  std::string huge = Get("/metrics", "X-Big: " + std::string(64 * 1024, 'a') + "\r\n");
+  EXPECT_EQ(HttpExchange("DELETE /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").rfind("HTTP/1.1 405", 0), 0u);
+  EXPECT_EQ(HttpGet("/nope").rfind("HTTP/1.1 404", 0), 0u);
+  std::string huge = HttpGet("/metrics", "X-Big: " + std::string(64 * 1024, 'a') + "\r\n");
   EXPECT_TRUE(huge.empty() || huge.rfind("HTTP/1.1 4", 0) == 0) << huge.substr(0, 100);
-  EXPECT_EQ(Exchange("garbage\r\n\r\n").rfind("HTTP/1.1 200", 0), std::string::npos);
+  EXPECT_EQ(HttpExchange("garbage\r\n\r\n").rfind("HTTP/1.1 200", 0), std::string::npos);
   // Still serving, and the sampler still ticking.
   int64_t ticks = AgentTicks();
-  EXPECT_EQ(Get("/health").rfind("HTTP/1.1 200", 0), 0u);
+  EXPECT_EQ(HttpGet("/health").rfind("HTTP/1.1 200", 0), 0u);
   for (int i = 0; i < 50 && AgentTicks() <= ticks; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_GT(AgentTicks(), ticks);
 }
@@ -135,16 +89,16 @@ TEST_F(HttpTest, SlowClientsCannotStallTheEndpoint) {
   // As many half-sent requests as the server has workers.
   std::vector<int> slow;
   for (int i = 0; i < 8; ++i) {
-    int fd = Connect();
+    int fd = HttpConnect();
     ASSERT_GE(fd, 0);
     (void)!::write(fd, "GET /metrics HTTP/1.1\r\nHost:", 28);
     slow.push_back(fd);
   }
   // The read timeout (2 s) frees the workers; the answer comes, late at worst.
-  std::string metrics = Get("/metrics");
+  std::string metrics = HttpGet("/metrics");
   EXPECT_EQ(metrics.rfind("HTTP/1.1 200", 0), 0u);
   for (int fd : slow) ::close(fd);
-  EXPECT_EQ(Get("/health").rfind("HTTP/1.1 200", 0), 0u);
+  EXPECT_EQ(HttpGet("/health").rfind("HTTP/1.1 200", 0), 0u);
 }
 
 TEST_F(HttpTest, ALostGpuGoesStaleFiresLostAndHealthSaysWhy) {
@@ -157,15 +111,15 @@ gpu = 1
 at = "2s"
 )");
   StartAgent();
-  EXPECT_NE(Get("/metrics").find("DCGM_FI_DEV_GPU_TEMP{gpu=\"1\""), std::string::npos);
+  EXPECT_NE(HttpGet("/metrics").find("DCGM_FI_DEV_GPU_TEMP{gpu=\"1\""), std::string::npos);
   EXPECT_TRUE(WaitForStatus([](const nlohmann::json& j) { return j["gpus"][1]["health"] == "lost"; }));
-  std::string metrics = Get("/metrics");
+  std::string metrics = HttpGet("/metrics");
   EXPECT_EQ(metrics.find("DCGM_FI_DEV_GPU_TEMP{gpu=\"1\""), std::string::npos);  // Stale: gone.
   EXPECT_NE(metrics.find("DCGM_FI_DEV_GPU_TEMP{gpu=\"2\""), std::string::npos);  // The others go on.
   EXPECT_NE(metrics.find("tarmac_gpu_lost{hostname="), std::string::npos);
   std::regex lost(R"(tarmac_gpu_lost\{[^}]*gpu="1"[^}]*\} 1\n)");
   EXPECT_TRUE(std::regex_search(metrics, lost));
-  std::string health = Get("/health");
+  std::string health = HttpGet("/health");
   EXPECT_EQ(health.rfind("HTTP/1.1 503", 0), 0u) << health;
   EXPECT_NE(health.find("gpu 1 lost"), std::string::npos) << health;
 }
@@ -173,7 +127,7 @@ at = "2s"
 TEST_F(HttpTest, AnAddressInUseStopsTheAgentWithAClearError) {
   UseScenarioText("[[gpu]]\ncount = 1\n");
   StartAgent();
-  int port = Port();
+  int port = HttpPort();
   RunResult second = Tarmac({"agent", "--backend", "sim", "--scenario", scenario_, "--socket",
                              dir_.path() + "/other.sock", "--state-dir", dir_.path() + "/other",
                              "--http-listen", "127.0.0.1:" + std::to_string(port)});

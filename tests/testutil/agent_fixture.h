@@ -4,11 +4,16 @@
 // wait for it (bounded polls, not timing assertions).
 #pragma once
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -83,6 +88,51 @@ class AgentFixture : public SimWorldTest {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     return false;
+  }
+
+  // The HTTP port the newest agent logged; 0 when none.
+  int HttpPort() const {
+    std::string log = ReadLog();
+    std::regex re(R"(http: listening on http://127\.0\.0\.1:(\d+)/metrics)");
+    int port = 0;
+    for (auto it = std::sregex_iterator(log.begin(), log.end(), re); it != std::sregex_iterator(); ++it) {
+      port = std::stoi((*it)[1].str());
+    }
+    return port;
+  }
+  // A TCP connection to the agent's HTTP port (10 s read timeout); -1 on failure.
+  int HttpConnect() const {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(HttpPort()));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+      ::close(fd);
+      return -1;
+    }
+    timeval tv{10, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    return fd;
+  }
+  // Sends a raw `request` and reads until the server closes.
+  std::string HttpExchange(const std::string& request) const {
+    int fd = HttpConnect();
+    if (fd < 0) return "";
+    (void)!::write(fd, request.data(), request.size());
+    std::string response;
+    char buf[65536];
+    for (;;) {
+      ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n <= 0) break;
+      response.append(buf, static_cast<size_t>(n));
+    }
+    ::close(fd);
+    return response;
+  }
+  // The whole response (status line, headers, body) to GET `path`.
+  std::string HttpGet(const std::string& path, const std::string& extra_headers = "") const {
+    return HttpExchange("GET " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" + extra_headers + "\r\n");
   }
 
   std::vector<std::unique_ptr<Child>> agents_;
