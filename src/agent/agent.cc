@@ -5,10 +5,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 
+#include "agent/http_routes.h"
 #include "agent/systemd_notify.h"
 #include "common/fs.h"
 #include "gpu/backend_factory.h"
@@ -16,8 +16,6 @@
 #include "sampler/sampler.h"
 #include "http/server.h"
 #include "metrics/counters.h"
-#include "metrics/render.h"
-#include "sampler/status_json.h"
 #include "store/writer.h"
 
 #ifndef TARMAC_VERSION
@@ -172,48 +170,9 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
   }
   std::unique_ptr<http::HttpServer> web;
   if (config.http_listen != "off") {
-    metrics::RenderOptions render;
-    render.is_dcgm_compatible = config.is_dcgm_compatible;
-    render.hostname = config.hostname;
-    render.max_process_series = static_cast<size_t>(config.max_process_series);
-    render.currency = config.currency;
-    render.version = TARMAC_VERSION;
-    auto previous_scrape_us = std::make_shared<std::atomic<int64_t>>(0);
-    std::chrono::milliseconds stale_after = 3 * config.fast_interval + std::chrono::seconds(2);
-    http::Routes routes;
-    routes.metrics = [&sampler, &counters, render, previous_scrape_us, clock]() mutable {
-      std::chrono::steady_clock::time_point start = clock->SteadyNow();
-      std::shared_ptr<const sampler::Snapshot> snapshot = sampler.Latest();
-      render.previous_scrape_seconds = static_cast<double>(previous_scrape_us->load()) / 1e6;
-      std::string text = metrics::RenderMetrics(*snapshot, sampler.stats(), counters.Get(), render);
-      previous_scrape_us->store(
-          std::chrono::duration_cast<std::chrono::microseconds>(clock->SteadyNow() - start).count());
-      return text;
-    };
-    routes.status_json = [&sampler] { return sampler::StatusToJson(sampler.Latest()->fleet).dump() + "\n"; };
-    routes.health = [&sampler, clock, stale_after](std::string* reason) {
-      std::shared_ptr<const sampler::Snapshot> snapshot = sampler.Latest();
-      std::chrono::steady_clock::duration age = clock->SteadyNow() - snapshot->taken_at_steady;
-      if (age > stale_after) {
-        *reason = fmt::format("stale: the last sample is {} ms old",
-                              std::chrono::duration_cast<std::chrono::milliseconds>(age).count());
-        return false;
-      }
-      if (!snapshot->fleet.backend_error.empty()) {
-        *reason = "driver: " + snapshot->fleet.backend_error;
-        return false;
-      }
-      std::string problems;
-      for (const sampler::GpuView& g : snapshot->fleet.gpus) {
-        if (g.sample.health == gpu::GpuHealth::kOk) continue;
-        problems += fmt::format("{}gpu {} {}: {}", problems.empty() ? "" : "; ", g.info.index,
-                                gpu::GpuHealthName(g.sample.health), g.sample.error);
-      }
-      *reason = problems;
-      return problems.empty();
-    };
     web = std::make_unique<http::HttpServer>(http::HttpOptions{config.http_listen, 8, std::chrono::seconds(2)},
-                                             std::move(routes), logger);
+                                             MakeHttpRoutes(config, TARMAC_VERSION, &sampler, &counters, clock),
+                                             logger);
     s = web->Start();
     if (!s.ok()) {
       server.Stop();

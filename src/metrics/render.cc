@@ -161,7 +161,7 @@ const std::vector<FamilyDoc>& OtherNativeFamilies() {
       {"tarmac_sample_duration_seconds", "gauge", "How long the last sample took."},
       {"tarmac_last_sample_timestamp_seconds", "gauge", "When the last sample was taken (Unix time)."},
       {"tarmac_sampler_ticks_total", "counter", "Samples taken since the agent started."},
-      {"tarmac_scrape_duration_seconds", "gauge", "How long rendering the previous /metrics answer took."},
+      {"tarmac_scrape_duration_seconds", "gauge", "How long the agent took to answer the previous /metrics request."},
       {"tarmac_driver_up", "gauge", "1 when the GPU driver can be read at all."},
       {"tarmac_nvml_errors_total", "counter", "Failed NVML calls since the agent started, by function and error."},
   };
@@ -373,8 +373,15 @@ std::string RenderMetrics(const sampler::Snapshot& snapshot, const sampler::Samp
              std::chrono::duration<double>(fleet.taken_at.time_since_epoch()).count());
   Gauge(&out, docs, "tarmac_sampler_ticks_total");
   out.Sample("tarmac_sampler_ticks_total", {{"hostname", host}}, static_cast<double>(stats.ticks));
-  Gauge(&out, docs, "tarmac_scrape_duration_seconds");
-  out.Sample("tarmac_scrape_duration_seconds", {{"hostname", host}}, options.previous_scrape_seconds);
+  return out.text();
+}
+
+std::string RenderScrapeDuration(const sampler::Snapshot& snapshot, const RenderOptions& options,
+                                 double previous_scrape_seconds) {
+  Exposition out;
+  std::string host = options.hostname.empty() ? snapshot.fleet.hostname : options.hostname;
+  Gauge(&out, OtherNativeFamilies(), "tarmac_scrape_duration_seconds");
+  out.Sample("tarmac_scrape_duration_seconds", {{"hostname", host}}, previous_scrape_seconds);
   return out.text();
 }
 

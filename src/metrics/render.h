@@ -23,7 +23,6 @@ struct RenderOptions {
   size_t max_process_series = 200;  // Per-process series beyond this are dropped (and counted).
   std::string currency = "USD";
   std::string version = "dev";
-  double previous_scrape_seconds = 0;
 };
 
 struct FamilyDoc {
@@ -38,7 +37,14 @@ const std::vector<FamilyDoc>& NativeFamilies();
 // Every dcgm-exporter family it may carry.
 const std::vector<FamilyDoc>& DcgmFamilies();
 
+// Everything but the per-scrape family (RenderScrapeDuration), so the page
+// can be rendered once per snapshot and shared (page_cache.h).
 std::string RenderMetrics(const sampler::Snapshot& snapshot, const sampler::SamplerStats& stats,
                           const std::map<std::string, GpuCounters>& counters, const RenderOptions& options);
+
+// tarmac_scrape_duration_seconds: how long the agent took to answer the
+// previous /metrics request. Appended to each answer.
+std::string RenderScrapeDuration(const sampler::Snapshot& snapshot, const RenderOptions& options,
+                                 double previous_scrape_seconds);
 
 }  // namespace tarmac::metrics

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "agent/http_routes.h"
+
+#include <fmt/format.h>
+
+#include <atomic>
+
+#include "metrics/page_cache.h"
+#include "metrics/render.h"
+#include "sampler/status_json.h"
+
+namespace tarmac::agent {
+namespace {
+
+// Why the agent is not healthy, or empty when it is: the last sample is
+// older than `stale_after`, the driver is gone, or a GPU cannot be read.
+std::string Unhealthy(const sampler::Snapshot& snapshot, std::chrono::steady_clock::duration age,
+                      std::chrono::milliseconds stale_after) {
+  if (age > stale_after) {
+    return fmt::format("stale: the last sample is {} ms old",
+                       std::chrono::duration_cast<std::chrono::milliseconds>(age).count());
+  }
+  if (!snapshot.fleet.backend_error.empty()) return "driver: " + snapshot.fleet.backend_error;
+  std::string problems;
+  for (const sampler::GpuView& g : snapshot.fleet.gpus) {
+    if (g.sample.health == gpu::GpuHealth::kOk) continue;
+    problems += fmt::format("{}gpu {} {}: {}", problems.empty() ? "" : "; ", g.info.index,
+                            gpu::GpuHealthName(g.sample.health), g.sample.error);
+  }
+  return problems;
+}
+
+}  // namespace
+
+http::Routes MakeHttpRoutes(const config::Config& config, const std::string& version, sampler::Sampler* sampler,
+                            metrics::FleetCounters* counters, Clock* clock) {
+  metrics::RenderOptions render;
+  render.is_dcgm_compatible = config.is_dcgm_compatible;
+  render.hostname = config.hostname;
+  render.max_process_series = static_cast<size_t>(config.max_process_series);
+  render.currency = config.currency;
+  render.version = version;
+  auto pages = std::make_shared<metrics::PageCache>([sampler, counters, render](const sampler::Snapshot& s) {
+    return metrics::RenderMetrics(s, sampler->stats(), counters->Get(), render);
+  });
+  auto previous_us = std::make_shared<std::atomic<int64_t>>(0);
+
+  http::Routes routes;
+  routes.metrics = [sampler, pages, render, previous_us, clock] {
+    std::chrono::steady_clock::time_point start = clock->SteadyNow();
+    std::shared_ptr<const sampler::Snapshot> snapshot = sampler->Latest();
+    std::shared_ptr<const std::string> page = pages->Page(snapshot);
+    std::string text;
+    std::string tail =
+        metrics::RenderScrapeDuration(*snapshot, render, static_cast<double>(previous_us->load()) / 1e6);
+    text.reserve(page->size() + tail.size());
+    text.append(*page).append(tail);
+    previous_us->store(std::chrono::duration_cast<std::chrono::microseconds>(clock->SteadyNow() - start).count());
+    return text;
+  };
+  routes.status_json = [sampler] { return sampler::StatusToJson(sampler->Latest()->fleet).dump() + "\n"; };
+  std::chrono::milliseconds stale_after = 3 * config.fast_interval + std::chrono::seconds(2);
+  routes.health = [sampler, clock, stale_after](std::string* reason) {
+    std::shared_ptr<const sampler::Snapshot> snapshot = sampler->Latest();
+    *reason = Unhealthy(*snapshot, clock->SteadyNow() - snapshot->taken_at_steady, stale_after);
+    return reason->empty();
+  };
+  return routes;
+}
+
+}  // namespace tarmac::agent

@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// What the agent's HTTP endpoint answers (http/server.h serves it):
+// /metrics from a page rendered once per snapshot (metrics/page_cache.h)
+// plus the per-scrape duration, /health judged from the latest snapshot's
+// age and health, and /api/v1/status. Nothing here calls the driver.
+//
+// Thread safety: the returned routes may run on any number of threads. The
+// sampler, counters and clock must outlive them.
+#pragma once
+
+#include "common/clock.h"
+#include "config/config.h"
+#include "http/server.h"
+#include "metrics/counters.h"
+#include "sampler/sampler.h"
+
+namespace tarmac::agent {
+
+http::Routes MakeHttpRoutes(const config::Config& config, const std::string& version, sampler::Sampler* sampler,
+                            metrics::FleetCounters* counters, Clock* clock);
+
+}  // namespace tarmac::agent

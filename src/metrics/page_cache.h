@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// The /metrics page, rendered once per snapshot. The first scrape after a
+// new snapshot renders it; scrapes that arrive meanwhile wait for that
+// render instead of starting their own; every later scrape of the same
+// snapshot shares the result. So N scrapers cost one render per tick, not
+// N, and a scrape's cost between ticks is a pointer copy.
+//
+// Thread safety: Page may be called from any number of threads at once.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "sampler/sampler.h"
+
+namespace tarmac::metrics {
+
+class PageCache {
+ public:
+  using Renderer = std::function<std::string(const sampler::Snapshot&)>;
+  explicit PageCache(Renderer render) : render_(std::move(render)) {}
+
+  // The page for `snapshot` (which must not be null).
+  std::shared_ptr<const std::string> Page(const std::shared_ptr<const sampler::Snapshot>& snapshot);
+
+  // Pages rendered so far.
+  int64_t renders() const;
+
+ private:
+  Renderer render_;
+  mutable std::mutex mu_;  // Held while rendering: one render at a time.
+  std::shared_ptr<const sampler::Snapshot> rendered_for_;
+  std::shared_ptr<const std::string> page_;
+  int64_t renders_ = 0;
+};
+
+}  // namespace tarmac::metrics
