@@ -44,7 +44,8 @@ std::optional<ProcStat> ParseProcStat(const std::string& text) {
     if (field == 22) {
       char* end = nullptr;
       stat.start_ticks = std::strtoll(p, &end, 10);
-      if (end == p) return std::nullopt;
+      // A start time is a count of ticks since boot: never negative.
+      if (end == p || stat.start_ticks < 0) return std::nullopt;
       return stat;
     }
     p = std::strchr(p, ' ');

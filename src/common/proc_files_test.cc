@@ -23,6 +23,13 @@ TEST(ProcFilesTest, RejectsTruncatedStat) {
   EXPECT_FALSE(ParseProcStat("").has_value());
 }
 
+// Found by fuzz/proc_fuzzer.cc: a negative start time was accepted, and the
+// start time is what tells a reused PID from the process it replaced.
+TEST(ProcFilesTest, RejectsANegativeStartTime) {
+  EXPECT_FALSE(ParseProcStat("42 (x) S 7 42 42 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 -1000 0 0\n").has_value());
+  EXPECT_TRUE(ParseProcStat("42 (x) S 7 42 42 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 1000 0 0\n").has_value());
+}
+
 TEST(ProcFilesTest, ReadsOwnStat) {
   std::string text;
   ASSERT_TRUE(ReadSmallFile("/proc/self/stat", &text));

@@ -168,15 +168,37 @@ const std::vector<FamilyDoc>& OtherNativeFamilies() {
   return kFamilies;
 }
 
+// The pod whose container holds the GPU, as dcgm-exporter's Kubernetes
+// mode labels it: only when every process on the GPU is in that one
+// container (a GPU shared by pods, or with no pod, carries no pod labels).
+const sampler::KubernetesNames* GpuPod(const GpuView& g) {
+  const sampler::KubernetesNames* pod = nullptr;
+  for (const sampler::ProcessView& p : g.processes) {
+    const sampler::KubernetesNames& k = p.details.kubernetes;
+    if (k.pod.empty()) return nullptr;
+    if (pod != nullptr && (pod->pod != k.pod || pod->pod_namespace != k.pod_namespace || pod->container != k.container)) {
+      return nullptr;
+    }
+    pod = &k;
+  }
+  return pod;
+}
+
 Labels DcgmLabels(const GpuView& g, const std::string& host, const std::string& driver) {
   int device = g.info.minor_number.value_or(g.info.index);
-  return {{"gpu", std::to_string(g.info.index)},
-          {"UUID", g.info.uuid},
-          {"pci_bus_id", g.info.pci_bus_id},
-          {"device", fmt::format("nvidia{}", device)},
-          {"modelName", g.info.name},
-          {"Hostname", host},
-          {"DCGM_FI_DRIVER_VERSION", driver}};
+  Labels l = {{"gpu", std::to_string(g.info.index)},
+              {"UUID", g.info.uuid},
+              {"pci_bus_id", g.info.pci_bus_id},
+              {"device", fmt::format("nvidia{}", device)},
+              {"modelName", g.info.name},
+              {"Hostname", host},
+              {"DCGM_FI_DRIVER_VERSION", driver}};
+  if (const sampler::KubernetesNames* pod = GpuPod(g)) {
+    l.emplace_back("pod", pod->pod);
+    l.emplace_back("namespace", pod->pod_namespace);
+    l.emplace_back("container", pod->container);
+  }
+  return l;
 }
 
 Labels NativeLabels(const GpuView& g, const std::string& host) {
@@ -338,6 +360,10 @@ std::string RenderMetrics(const sampler::Snapshot& snapshot, const sampler::Samp
     if (!p.details.cgroup.container_id.empty()) l.emplace_back("container", p.details.cgroup.container_id.substr(0, 12));
     if (!p.details.cgroup.pod_uid.empty()) l.emplace_back("pod_uid", p.details.cgroup.pod_uid);
     if (!p.details.cgroup.slurm_job_id.empty()) l.emplace_back("slurm_job", p.details.cgroup.slurm_job_id);
+    const sampler::KubernetesNames& k = p.details.kubernetes;
+    if (!k.pod.empty()) l.emplace_back("pod", k.pod);
+    if (!k.pod_namespace.empty()) l.emplace_back("namespace", k.pod_namespace);
+    if (!k.container.empty()) l.emplace_back("container_name", k.container);
     return l;
   };
   Gauge(&out, docs, "tarmac_process_gpu_memory_bytes");

@@ -50,6 +50,30 @@ std::string Render(const RenderOptions& options = {}) {
   return RenderMetrics(TwoGpus(), stats, counters, options);
 }
 
+// A GPU held by one pod's container carries dcgm-exporter's pod labels; its
+// processes carry the names too. A GPU shared by two pods carries none.
+TEST(RenderTest, KubernetesNamesBecomePodLabels) {
+  sampler::Snapshot s = TwoGpus();
+  s.fleet.gpus[0].processes[0].details.kubernetes = {"trainer-0", "ml", "main"};
+  sampler::SamplerStats stats;
+  std::string text = RenderMetrics(s, stats, {}, {});
+  EXPECT_NE(text.find("DCGM_FI_DRIVER_VERSION=\"580.65.06\",pod=\"trainer-0\",namespace=\"ml\",container=\"main\"} 85\n"),
+            std::string::npos)
+      << text;
+  std::regex process(R"(tarmac_process_gpu_memory_bytes\{[^}]*pid="4242"[^}]*pod="trainer-0",namespace="ml",container_name="main"\})");
+  EXPECT_TRUE(std::regex_search(text, process)) << text;
+
+  sampler::ProcessView other = s.fleet.gpus[0].processes[0];
+  other.process.pid = 4343;
+  other.details.kubernetes.pod = "trainer-1";
+  s.fleet.gpus[0].processes.push_back(other);
+  text = RenderMetrics(s, stats, {}, {});
+  EXPECT_EQ(text.find("DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-0\",pci_bus_id=\"00000000:10:00.0\",device=\"nvidia0\","
+                      "modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node-1\",DCGM_FI_DRIVER_VERSION=\"580.65.06\",pod"),
+            std::string::npos);
+  EXPECT_NE(text.find("DCGM_FI_DRIVER_VERSION=\"580.65.06\"} 85\n"), std::string::npos);
+}
+
 TEST(RenderTest, DcgmFamiliesInDcgmUnitsWithDcgmLabels) {
   std::string text = Render();
   EXPECT_NE(text.find("DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-0\",pci_bus_id=\"00000000:10:00.0\",device=\"nvidia0\","

@@ -34,7 +34,7 @@ sampler::FleetView Fleet(int64_t t) {
       p.process.pid = 99;
       p.process.used_memory_bytes = int64_t{2} << 30;
       p.process.sm_utilization_ratio = 0.0;
-      p.details = {99, true, 1000, "alice", "python", "python notebook.py", 1, 5, {}};
+      p.details = {99, true, 1000, "alice", "python", "python notebook.py", 1, 5, {}, {}};
       g.processes.push_back(p);
     }
     f.gpus.push_back(g);

@@ -68,6 +68,7 @@ ProcessAttributor::~ProcessAttributor() {
 ProcessAttributor::ProcessAttributor(ProcessAttributor&& other) noexcept
     : proc_root_(std::move(other.proc_root_)),
       use_pidfds_(other.use_pidfds_),
+      container_names_(std::move(other.container_names_)),
       cache_(std::move(other.cache_)),
       user_names_(std::move(other.user_names_)) {
   other.cache_.clear();
@@ -181,6 +182,7 @@ const ProcessDetails& ProcessAttributor::Lookup(int64_t pid) {
   d.command = !cmdline.empty() ? cmdline : "[" + d.name + "]";
   std::string cgroup;
   if (ReadSmallFile(dir + "/cgroup", &cgroup)) d.cgroup = ParseCgroup(cgroup);
+  if (!d.cgroup.container_id.empty()) d.kubernetes = container_names_.Lookup(d.cgroup.container_id);
   if (entry.is_pidfd && !IsAlive(entry)) {  // Exited (or replaced) while being read.
     CloseFd(&entry.fd);
     d = ProcessDetails{};

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "sampler/cgroup.h"
+#include "sampler/container_names.h"
 
 namespace tarmac::sampler {
 
@@ -32,6 +33,7 @@ struct ProcessDetails {
   int64_t parent_pid = 0;
   int64_t start_ticks = 0;  // Clock ticks after boot (/proc/<pid>/stat).
   CgroupIdentity cgroup;    // Container, pod, systemd unit, Slurm job.
+  KubernetesNames kubernetes;  // Pod, namespace, container; when known.
 };
 
 class ProcessAttributor {
@@ -49,6 +51,10 @@ class ProcessAttributor {
 
   // Switches to pidfds from the next new process on (see the constructor).
   void UsePidfds();
+
+  // Where to look for container bundles (container_names.h); the runtimes'
+  // usual places by default.
+  void SetRuntimeStateDirs(std::vector<std::string> dirs) { container_names_ = ContainerNames(std::move(dirs)); }
 
   // Drops every cached process that has exited: one poll(2) over the kept
   // pidfds. Lookups until the next BeginTick trust the survivors.
@@ -71,6 +77,7 @@ class ProcessAttributor {
   // Whether the process behind `e.fd` is still running.
   static bool IsAlive(const Entry& e);
   bool use_pidfds_ = false;
+  ContainerNames container_names_;
   std::map<int64_t, Entry> cache_;
   mutable std::map<int64_t, std::string> user_names_;  // By uid: NSS lookups are slow.
 };

@@ -53,6 +53,30 @@ TEST(ProcessAttributionTest, ParsesOddNamesAndNoticesPidReuse) {
   EXPECT_EQ(first.cgroup.slurm_job_id, "99");
 }
 
+// A process in a Kubernetes pod: the container id from the cgroup path, the
+// names from the runtime's bundle.
+TEST(ProcessAttributionTest, NamesThePodOfAContainerizedProcess) {
+  testing::TempDir root;
+  testing::TempDir bundles;
+  std::string id(64, 'e');
+  mkdir((root.path() + "/77").c_str(), 0755);
+  std::ofstream(root.path() + "/77/stat") << "77 (python) S 1 77 77 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 500 0 0\n";
+  std::ofstream(root.path() + "/77/cgroup")
+      << "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1b2c3d4e_0000_1111_2222_333344445555.slice/"
+         "cri-containerd-" << id << ".scope\n";
+  mkdir((bundles.path() + "/" + id).c_str(), 0755);
+  bundles.Write(id + "/config.json", R"({"annotations":{"io.kubernetes.cri.sandbox-name":"trainer-0",
+    "io.kubernetes.cri.sandbox-namespace":"ml","io.kubernetes.cri.container-name":"main"}})");
+  ProcessAttributor attributor(root.path());
+  attributor.SetRuntimeStateDirs({bundles.path()});
+  const ProcessDetails& d = attributor.Lookup(77);
+  EXPECT_EQ(d.cgroup.container_id, id);
+  EXPECT_EQ(d.cgroup.pod_uid, "1b2c3d4e-0000-1111-2222-333344445555");
+  EXPECT_EQ(d.kubernetes.pod, "trainer-0");
+  EXPECT_EQ(d.kubernetes.pod_namespace, "ml");
+  EXPECT_EQ(d.kubernetes.container, "main");
+}
+
 // A process that exits is noticed even though its details were cached: the
 // kept /proc/<pid>/stat descriptor stops reading once the process is gone.
 TEST(ProcessAttributionTest, ExitedProcessIsNotAnsweredFromTheCache) {

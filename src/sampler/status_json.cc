@@ -113,6 +113,10 @@ json GpuToJson(const GpuView& g) {
       if (!c.pod_uid.empty()) pj["pod_uid"] = c.pod_uid;
       if (!c.systemd_unit.empty()) pj["systemd_unit"] = c.systemd_unit;
       if (!c.slurm_job_id.empty()) pj["slurm_job_id"] = c.slurm_job_id;
+      const KubernetesNames& k = p.details.kubernetes;
+      if (!k.pod.empty()) pj["pod"] = k.pod;
+      if (!k.pod_namespace.empty()) pj["namespace"] = k.pod_namespace;
+      if (!k.container.empty()) pj["container_name"] = k.container;
     }
     pj["is_idle_holding"] = IsIdleHolding(p, g);
     processes.push_back(pj);
@@ -275,6 +279,9 @@ GpuView GpuFromJson(const json& j) {
       v.details.cgroup.pod_uid = GetString(p, "pod_uid");
       v.details.cgroup.systemd_unit = GetString(p, "systemd_unit");
       v.details.cgroup.slurm_job_id = GetString(p, "slurm_job_id");
+      v.details.kubernetes.pod = GetString(p, "pod");
+      v.details.kubernetes.pod_namespace = GetString(p, "namespace");
+      v.details.kubernetes.container = GetString(p, "container_name");
       s.processes.push_back(v.process);
       g.processes.push_back(std::move(v));
     }
