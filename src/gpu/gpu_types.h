@@ -129,6 +129,12 @@ struct GpuSample {
   std::optional<int64_t> memory_clock_hertz;
   std::optional<uint64_t> clock_event_reasons;  // NVML bit set
   std::optional<int> performance_state;         // 0..15 (P0..P15)
+  // Engine activity since the previous sample, from the GPU's performance
+  // monitor (GPM: Hopper and newer; empty on the first sample and where
+  // unsupported), 0..1: graphics/compute engine, tensor (HMMA) pipes, DRAM.
+  std::optional<double> graphics_engine_active_ratio;
+  std::optional<double> tensor_active_ratio;
+  std::optional<double> dram_active_ratio;
   std::vector<GpuProcess> processes;
   bool has_processes = false;  // False when the process list was unreadable.
 

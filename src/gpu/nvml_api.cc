@@ -123,6 +123,11 @@ Result<std::unique_ptr<Library>> Library::Load(const std::string& explicit_path)
   Resolve(handle, "nvmlDeviceGetSupportedEventTypes", &a.DeviceGetSupportedEventTypes);
   Resolve(handle, "nvmlEventSetWait_v2", &a.EventSetWaitV2);
   Resolve(handle, "nvmlEventSetFree", &a.EventSetFree);
+  Resolve(handle, "nvmlGpmQueryDeviceSupport", &a.GpmQueryDeviceSupport);
+  Resolve(handle, "nvmlGpmSampleAlloc", &a.GpmSampleAlloc);
+  Resolve(handle, "nvmlGpmSampleFree", &a.GpmSampleFree);
+  Resolve(handle, "nvmlGpmSampleGet", &a.GpmSampleGet);
+  Resolve(handle, "nvmlGpmMetricsGet", &a.GpmMetricsGet);
   Resolve(handle, "nvmlDeviceGetConfComputeMemSizeInfo", &a.DeviceGetConfComputeMemSizeInfo);
   Resolve(handle, "nvmlDeviceGetRunningProcessDetailList", &a.DeviceGetRunningProcessDetailList);
   return lib;

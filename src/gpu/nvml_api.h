@@ -20,6 +20,7 @@
 // Opaque handles, as in nvml.h. Pointers to these are all the ABI needs.
 struct nvmlDevice_st;
 struct nvmlEventSet_st;
+struct nvmlGpmSample_st;
 
 namespace tarmac::gpu::nvml {
 
@@ -200,6 +201,45 @@ struct Sample {  // nvmlSample_t
 };
 static_assert(sizeof(Sample) == 16);
 
+// GPU Performance Monitoring (GPM, Hopper and newer): engine activity over
+// the interval between two samples the caller takes.
+using GpmSample = nvmlGpmSample_st*;  // nvmlGpmSample_t
+inline constexpr unsigned kGpmMetricGraphicsUtil = 1;     // NVML_GPM_METRIC_GRAPHICS_UTIL (%)
+inline constexpr unsigned kGpmMetricSmUtil = 2;           // NVML_GPM_METRIC_SM_UTIL (%)
+inline constexpr unsigned kGpmMetricAnyTensorUtil = 5;    // NVML_GPM_METRIC_ANY_TENSOR_UTIL (%)
+inline constexpr unsigned kGpmMetricHmmaTensorUtil = 7;   // NVML_GPM_METRIC_HMMA_TENSOR_UTIL (%)
+inline constexpr unsigned kGpmMetricDramBwUtil = 10;      // NVML_GPM_METRIC_DRAM_BW_UTIL (%)
+inline constexpr unsigned kGpmMetricMax = 98;             // NVML_GPM_METRIC_MAX (12.x headers)
+inline constexpr unsigned kGpmMetricsGetVersion = 1;      // NVML_GPM_METRICS_GET_VERSION
+inline constexpr unsigned kGpmSupportVersion = 1;         // NVML_GPM_SUPPORT_VERSION
+
+struct GpmMetric {  // nvmlGpmMetric_t
+  unsigned metricId;
+  Return nvmlReturn;
+  double value;
+  struct {
+    char* shortName;
+    char* longName;
+    char* unit;
+  } metricInfo;
+};
+static_assert(sizeof(GpmMetric) == 40);
+
+struct GpmMetricsGet {  // nvmlGpmMetricsGet_t
+  unsigned version;
+  unsigned numMetrics;
+  GpmSample sample1;
+  GpmSample sample2;
+  GpmMetric metrics[kGpmMetricMax];
+};
+static_assert(sizeof(GpmMetricsGet) == 24 + 40 * kGpmMetricMax);
+
+struct GpmSupport {  // nvmlGpmSupport_t
+  unsigned version;
+  unsigned isSupportedDevice;
+};
+static_assert(sizeof(GpmSupport) == 8);
+
 // The resolved entry points. Required ones are never null after Load();
 // optional ones are null when the driver's library lacks the symbol.
 struct Api {
@@ -262,6 +302,11 @@ struct Api {
   Return (*DeviceGetSupportedEventTypes)(Device, unsigned long long*);
   Return (*EventSetWaitV2)(EventSet, EventData*, unsigned);  // nvmlEventSetWait_v2
   Return (*EventSetFree)(EventSet);
+  Return (*GpmQueryDeviceSupport)(Device, GpmSupport*);    // nvmlGpmQueryDeviceSupport
+  Return (*GpmSampleAlloc)(GpmSample*);                     // nvmlGpmSampleAlloc
+  Return (*GpmSampleFree)(GpmSample);                       // nvmlGpmSampleFree
+  Return (*GpmSampleGet)(Device, GpmSample);                // nvmlGpmSampleGet
+  Return (*GpmMetricsGet)(GpmMetricsGet*);                  // nvmlGpmMetricsGet
   // Presence markers for the process-entry stride heuristic (docs/nvml.md).
   void* DeviceGetConfComputeMemSizeInfo;
   void* DeviceGetRunningProcessDetailList;

@@ -42,7 +42,7 @@ enum class NvmlField {
   kTemperature, kSmClock, kMemoryClock, kClockEventReasons, kThrottleReasons,
   kPerformanceState, kFan, kPcieGeneration, kPcieWidth, kPcieCounters, kEcc,
   kRemappedRows, kNvLink, kComputeProcesses, kGraphicsProcesses, kProcessUtilization,
-  kSamples, kCount,
+  kSamples, kGpm, kCount,
 };
 
 class NvmlBackend final : public GpuBackend {
@@ -68,6 +68,10 @@ class NvmlBackend final : public GpuBackend {
     std::array<bool, static_cast<size_t>(NvmlField::kCount) + 1> unsupported{};
     unsigned long long last_process_sample_us = 0;
     int nvlink_count = -1;  // Links the device has; probed once.
+    // GPM: two samples used in turn; metrics come from the pair.
+    nvml::GpmSample gpm_samples[2] = {nullptr, nullptr};
+    int gpm_next = 0;              // The sample the next read fills.
+    bool has_gpm_previous = false;  // The other one holds the previous read.
   };
 
   // Classifies a return code of `call` on device `d`. Returns true on
@@ -83,6 +87,8 @@ class NvmlBackend final : public GpuBackend {
   void ReadFast(DeviceState& d, int index, GpuSample* s);
   void ReadSlow(DeviceState& d, int index, GpuSample* s);
   void ReadProcesses(DeviceState& d, int index, GpuSample* s);
+  // Engine activity over the interval since the previous call (GPM).
+  void ReadGpm(DeviceState& d, int index, GpuSample* s);
   // Reads one process list with the size protocol; appends (pid, memory).
   bool ReadProcessList(DeviceState& d, int index, bool is_graphics,
                        std::vector<std::pair<int64_t, std::optional<int64_t>>>* out);

@@ -26,6 +26,7 @@ Result<std::vector<GpuInfo>> SimBackend::Open() {
   system_info_.cuda_driver_version = scenario.cuda_driver_version;
   system_info_.library_path = scenario.path;
 
+  previous_fast_sample_.assign(scenario.gpus.size(), std::nullopt);
   std::vector<GpuInfo> gpus;
   for (const sim::GpuSpec& spec : scenario.gpus) {
     GpuInfo info;
@@ -123,6 +124,17 @@ Result<GpuSample> SimBackend::Sample(int index, unsigned tiers) {
       s.processes.push_back(process);
     }
     s.has_processes = true;
+    // GPM: engine activity since this GPU's previous fast sample.
+    std::optional<std::chrono::system_clock::time_point>& previous = previous_fast_sample_[static_cast<size_t>(index)];
+    if (spec.Supports("gpm") && !spec.is_mig_enabled) {
+      if (previous && *previous < s.taken_at) {
+        sim::EngineActivity a = world_->MeanEngineActivity(index, *previous, s.taken_at);
+        s.graphics_engine_active_ratio = a.graphics;
+        s.tensor_active_ratio = a.tensor;
+        s.dram_active_ratio = a.dram;
+      }
+      previous = s.taken_at;
+    }
   }
   if (tiers & kSlowTier) {
     if (spec.Supports("fan")) s.fan_speed_ratio = g.fan_percent / 100.0;

@@ -33,6 +33,9 @@ class SimBackend final : public GpuBackend {
   std::unique_ptr<sim::World> world_;
   SystemInfo system_info_;
   std::optional<std::chrono::system_clock::time_point> events_seen_until_;
+  // Per GPU: when its previous fast sample was taken (GPM intervals). Each
+  // element is touched only by that GPU's Sample calls.
+  std::vector<std::optional<std::chrono::system_clock::time_point>> previous_fast_sample_;
 };
 
 }  // namespace tarmac::gpu

@@ -79,6 +79,13 @@ const std::vector<GpuFamily>& DcgmGpuFamilies() {
        [](const GpuView& g) { return Scaled(g.sample.ecc.aggregate_corrected, 1.0); }},
       {{"DCGM_FI_DEV_ECC_DBE_AGG_TOTAL", "counter", "Total number of double-bit persistent ECC errors."},
        [](const GpuView& g) { return Scaled(g.sample.ecc.aggregate_uncorrected, 1.0); }},
+      {{"DCGM_FI_PROF_GR_ENGINE_ACTIVE", "gauge", "Ratio of time the graphics engine is active."},
+       [](const GpuView& g) { return Scaled(g.sample.graphics_engine_active_ratio, 1.0); }},
+      {{"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "gauge", "Ratio of cycles the tensor (HMMA) pipe is active."},
+       [](const GpuView& g) { return Scaled(g.sample.tensor_active_ratio, 1.0); }},
+      {{"DCGM_FI_PROF_DRAM_ACTIVE", "gauge",
+        "Ratio of cycles the device memory interface is active sending or receiving data."},
+       [](const GpuView& g) { return Scaled(g.sample.dram_active_ratio, 1.0); }},
   };
   return kFamilies;
 }
@@ -96,6 +103,12 @@ const std::vector<GpuFamily>& NativeGpuFamilies() {
       {{"tarmac_gpu_memory_total_bytes", "gauge", "GPU memory in total."},
        [](const GpuView& g) { return Scaled(g.sample.memory_total_bytes ? g.sample.memory_total_bytes
                                                                          : g.info.memory_total_bytes, 1.0); }},
+      {{"tarmac_gpu_graphics_engine_active_ratio", "gauge", "Time the graphics/compute engine was active since the last sample (0-1, GPM)."},
+       [](const GpuView& g) { return Scaled(g.sample.graphics_engine_active_ratio, 1.0); }},
+      {{"tarmac_gpu_tensor_active_ratio", "gauge", "Cycles the tensor (HMMA) pipes were active since the last sample (0-1, GPM)."},
+       [](const GpuView& g) { return Scaled(g.sample.tensor_active_ratio, 1.0); }},
+      {{"tarmac_gpu_dram_active_ratio", "gauge", "Cycles the memory interface was busy since the last sample (0-1, GPM)."},
+       [](const GpuView& g) { return Scaled(g.sample.dram_active_ratio, 1.0); }},
       {{"tarmac_gpu_power_watts", "gauge", "Power draw."},
        [](const GpuView& g) { return Scaled(g.sample.power_milliwatts, 1e-3); }},
       {{"tarmac_gpu_power_limit_watts", "gauge", "Enforced power limit."},

@@ -62,6 +62,9 @@ json GpuToJson(const GpuView& g) {
     j["clock_event_reasons"] = gpu::DecodeClockEventReasons(*s.clock_event_reasons);
   }
   Put(j, "performance_state", s.performance_state);
+  Put(j, "graphics_engine_active_ratio", s.graphics_engine_active_ratio);
+  Put(j, "tensor_active_ratio", s.tensor_active_ratio);
+  Put(j, "dram_active_ratio", s.dram_active_ratio);
   Put(j, "fan_speed_ratio", s.fan_speed_ratio);
   Put(j, "pcie_generation", s.pcie_generation);
   Put(j, "pcie_generation_max", i.pcie_generation_max);
@@ -230,6 +233,9 @@ GpuView GpuFromJson(const json& j) {
   Get(j, "memory_clock_max_hertz", &i.memory_clock_max_hertz);
   Get(j, "clock_event_reasons_mask", &s.clock_event_reasons);
   Get(j, "performance_state", &s.performance_state);
+  Get(j, "graphics_engine_active_ratio", &s.graphics_engine_active_ratio);
+  Get(j, "tensor_active_ratio", &s.tensor_active_ratio);
+  Get(j, "dram_active_ratio", &s.dram_active_ratio);
   Get(j, "fan_speed_ratio", &s.fan_speed_ratio);
   Get(j, "pcie_generation", &s.pcie_generation);
   Get(j, "pcie_generation_max", &i.pcie_generation_max);

@@ -51,6 +51,7 @@ std::string EncodeLoad(const Load& load) {
       {"gpus", load.gpus},
       {"memory_bytes", load.memory_bytes},
       {"utilization_ratio", load.utilization_ratio},
+      {"tensor_ratio", load.tensor_ratio},
       {"pattern", LoadPatternName(load.pattern)},
       {"started_at_ns", ToNanos(load.started_at)},
       {"command", load.command},
@@ -81,6 +82,11 @@ Result<Load> DecodeLoad(std::string_view text, std::string_view source) {
   if (util == j.end() || !util->is_number()) return bad("bad utilization_ratio");
   load.utilization_ratio = util->get<double>();
   if (!(load.utilization_ratio >= 0 && load.utilization_ratio <= 1)) return bad("bad utilization_ratio");
+  if (auto tensor = j.find("tensor_ratio"); tensor != j.end()) {  // Optional: older loads lack it.
+    if (!tensor->is_number()) return bad("bad tensor_ratio");
+    load.tensor_ratio = tensor->get<double>();
+    if (!(load.tensor_ratio >= 0 && load.tensor_ratio <= 1)) return bad("bad tensor_ratio");
+  }
   auto pattern = j.find("pattern");
   if (pattern == j.end() || !pattern->is_string() ||
       !ParseLoadPattern(pattern->get<std::string>(), &load.pattern)) {

@@ -37,6 +37,7 @@ struct Load {
   std::vector<int> gpus;    // Physical GPU indices.
   int64_t memory_bytes = 0;  // Per GPU.
   double utilization_ratio = 0;  // 0..1, the pattern's peak.
+  double tensor_ratio = 0;       // 0..1: share of its busy time in tensor pipes.
   LoadPattern pattern = LoadPattern::kSteady;
   std::chrono::system_clock::time_point started_at;
   // Set when the process is gone: the time of its last heartbeat.

@@ -20,7 +20,7 @@ namespace tarmac::sim {
 inline constexpr const char* kOptionalFields[] = {
     "serial", "fan", "power", "energy", "temperature", "ecc", "remapped_rows",
     "pcie_counters", "process_utilization", "clock_event_reasons",
-    "performance_state", "utilization", "numa_node",
+    "performance_state", "utilization", "numa_node", "gpm",
 };
 
 struct GpuSpec {

@@ -132,6 +132,23 @@ std::shared_ptr<const WorldState> World::StateWhenResponsive(int gpu) {
   return state;
 }
 
+EngineActivity World::MeanEngineActivity(int gpu, system_clock::time_point from, system_clock::time_point to) {
+  EngineActivity mean;
+  if (to <= from) return mean;
+  (void)State();  // Refreshes the loads.
+  std::lock_guard<std::mutex> lock(mu_);
+  // The midpoints of equal slices: exact for steady loads, close for the rest.
+  constexpr int kSlices = 16;
+  for (int i = 0; i < kSlices; ++i) {
+    system_clock::time_point at = from + (to - from) * (2 * i + 1) / (2 * kSlices);
+    EngineActivity a = EngineActivityAt(scenario_, gpu, cached_loads_, epoch_, at);
+    mean.graphics += a.graphics / kSlices;
+    mean.tensor += a.tensor / kSlices;
+    mean.dram += a.dram / kSlices;
+  }
+  return mean;
+}
+
 std::vector<std::pair<system_clock::time_point, int>> World::UtilizationHistory(
     int gpu, std::chrono::seconds window) {
   std::shared_ptr<const WorldState> state = State();  // Refreshes the loads.

@@ -67,6 +67,11 @@ class World {
   // valid index.
   std::shared_ptr<const WorldState> StateWhenResponsive(int gpu);
 
+  // Mean engine activity of `gpu` between two instants (what a GPM metric
+  // over two samples reports); zeros when `to` is not after `from`.
+  EngineActivity MeanEngineActivity(int gpu, std::chrono::system_clock::time_point from,
+                                    std::chrono::system_clock::time_point to);
+
   // Device utilization samples of `gpu`, one per second, for the `window`
   // before now, oldest first: (time, percent).
   std::vector<std::pair<std::chrono::system_clock::time_point, int>> UtilizationHistory(

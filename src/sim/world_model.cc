@@ -113,6 +113,20 @@ int UtilizationPercentAt(const Scenario& scenario, int gpu, const std::vector<Lo
   return static_cast<int>(std::lround(std::min(total, 1.0) * 100));
 }
 
+EngineActivity EngineActivityAt(const Scenario& scenario, int gpu, const std::vector<Load>& loads,
+                                 system_clock::time_point epoch, system_clock::time_point at) {
+  EngineActivity a;
+  if (gpu < 0 || gpu >= static_cast<int>(scenario.gpus.size())) return a;
+  for (const auto& [load, share] : Shares(loads, gpu, at, SinceEpoch(epoch, at))) {
+    a.graphics += share;
+    a.tensor += share * load->tensor_ratio;
+  }
+  a.graphics = std::min(a.graphics, 1.0);
+  a.tensor = std::min(a.tensor, 1.0);
+  a.dram = a.graphics * 0.55;
+  return a;
+}
+
 WorldState EvaluateWorld(const Scenario& scenario, const std::vector<Load>& loads,
                          system_clock::time_point epoch, system_clock::time_point now) {
   WorldState world;

@@ -94,6 +94,20 @@ int UtilizationPercentAt(const Scenario& scenario, int gpu, const std::vector<Lo
                          std::chrono::system_clock::time_point epoch,
                          std::chrono::system_clock::time_point at);
 
+// How busy GPU `gpu`'s engines are at `at`, in 0..1, as its performance
+// monitor (GPM, Hopper and newer) counts them: the graphics/compute engine
+// (the device utilization, unrounded), the tensor pipes (each load's share
+// times its tensor_ratio) and DRAM (0.55 of the engine, as
+// utilization_memory).
+struct EngineActivity {
+  double graphics = 0;
+  double tensor = 0;
+  double dram = 0;
+};
+EngineActivity EngineActivityAt(const Scenario& scenario, int gpu, const std::vector<Load>& loads,
+                                 std::chrono::system_clock::time_point epoch,
+                                 std::chrono::system_clock::time_point at);
+
 // Driver events with from < at <= to, oldest first.
 std::vector<WorldEvent> EventsBetween(const Scenario& scenario,
                                       std::chrono::system_clock::time_point epoch,

@@ -64,6 +64,9 @@ void ExpectSameSample(const gpu::GpuSample& a, const gpu::GpuSample& b) {
     EXPECT_EQ(a.remapped_rows->is_pending, b.remapped_rows->is_pending);
   }
   EXPECT_EQ(a.nvlink_active, b.nvlink_active);
+  EXPECT_EQ(a.graphics_engine_active_ratio, b.graphics_engine_active_ratio);
+  EXPECT_EQ(a.tensor_active_ratio, b.tensor_active_ratio);
+  EXPECT_EQ(a.dram_active_ratio, b.dram_active_ratio);
   ASSERT_EQ(a.processes.size(), b.processes.size());
   for (size_t i = 0; i < a.processes.size(); ++i) {
     EXPECT_EQ(a.processes[i].pid, b.processes[i].pid);
@@ -118,6 +121,45 @@ TEST_F(SimWorldTest, NvmlOverFakeAgreesWithSimWhenSensorsAreMissing) {
   StartLoad("<unset>", {"--memory", "2GiB", "--util", "40"});
   Freeze();
   ExpectBackendsAgree(this, FakeNvmlPath());
+}
+
+// GPM engine activity comes from two samples: absent on the first, then
+// the mean over the interval: 60 % busy with half of it in tensor pipes is
+// 30 % tensor activity. Boards without GPM (and libraries without its
+// symbols) give none.
+TEST_F(SimWorldTest, GpmActivityOverTheIntervalBetweenTwoSamples) {
+  UseScenarioText("[[gpu]]\ncount = 1\n[[gpu]]\ncount = 1\nunsupported = [\"gpm\"]\n");
+  StartLoad("0", {"--memory", "1GiB", "--util", "60", "--tensor", "50"});
+  StartLoad("1", {"--memory", "1GiB", "--util", "60", "--tensor", "50"});
+  std::vector<gpu::GpuInfo> gpus;
+  auto check = [&](gpu::GpuBackend* backend, const char* name) {
+    SCOPED_TRACE(name);
+    for (int i = 0; i < 2; ++i) {
+      Result<gpu::GpuSample> first = backend->Sample(i, gpu::kFastTier);
+      ASSERT_TRUE(first.ok());
+      EXPECT_FALSE(first.value().tensor_active_ratio.has_value());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    Result<gpu::GpuSample> second = backend->Sample(0, gpu::kFastTier);
+    ASSERT_TRUE(second.ok());
+    const gpu::GpuSample& s = second.value();
+    ASSERT_TRUE(s.graphics_engine_active_ratio && s.tensor_active_ratio && s.dram_active_ratio);
+    EXPECT_NEAR(*s.graphics_engine_active_ratio, 0.60, 0.60 * 0.021);  // The load's +-2 % wobble.
+    EXPECT_NEAR(*s.tensor_active_ratio, 0.30, 0.30 * 0.021);
+    EXPECT_NEAR(*s.dram_active_ratio, *s.graphics_engine_active_ratio * 0.55, 1e-9);
+    Result<gpu::GpuSample> without = backend->Sample(1, gpu::kFastTier);
+    ASSERT_TRUE(without.ok());
+    EXPECT_FALSE(without.value().tensor_active_ratio.has_value());
+    EXPECT_FALSE(without.value().graphics_engine_active_ratio.has_value());
+  };
+  auto sim = OpenSim(&gpus);
+  check(sim.get(), "sim");
+  auto nvml = OpenNvml(FakeNvmlPath(), &gpus);
+  check(nvml.get(), "nvml");
+  auto legacy = OpenNvml(LegacyFakeNvmlPath(), &gpus);
+  ASSERT_TRUE(legacy->Sample(0, gpu::kFastTier).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(legacy->Sample(0, gpu::kFastTier).value().tensor_active_ratio.has_value());
 }
 
 }  // namespace

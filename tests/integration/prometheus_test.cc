@@ -135,7 +135,7 @@ type = "uncorrected"
 count = 1
 at = "5s"
 )");
-    StartLoad("0", {"--memory", "4GiB", "--util", "60"});  // Busy.
+    StartLoad("0", {"--memory", "4GiB", "--util", "60", "--tensor", "50"});  // Busy, half in tensor pipes.
     StartLoad("1", {"--memory", "2GiB", "--util", "0"});   // Holds memory, computes nothing.
     std::string config = dir_.Write("agent.toml", "[sampler]\nslow_interval = \"1s\"\n[http]\nhostname = \"node-a\"\n[report]\ngpu_hour_cost = 3.6\n");
     StartAgent({"--config", config});
@@ -188,8 +188,11 @@ TEST_F(PrometheusTest, StockDcgmDashboardQueriesAndTarmacSeriesMatchTheSimulated
   EXPECT_EQ(Value("DCGM_FI_DEV_GPU_UTIL{gpu=\"1\"}"), 0);
   EXPECT_EQ(Value("DCGM_FI_DEV_FB_USED{gpu=\"0\"}"), 4096);  // MiB.
   EXPECT_EQ(Value("DCGM_FI_DEV_FB_USED{gpu=\"1\"}"), 2048);
-  // Tensor-pipe activity needs DCGM's profiling module: absent, not zero.
-  EXPECT_TRUE(Query("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE" + sel).empty());
+  // Tensor-pipe activity (a 0-1 ratio), from GPM: 60 % busy, half of it in
+  // tensor pipes.
+  EXPECT_EQ(Query("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE" + sel).size(), 2u);
+  EXPECT_NEAR(Value("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{gpu=\"0\"}"), 0.30, 0.30 * 0.021);
+  EXPECT_EQ(Value("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{gpu=\"1\"}"), 0);
   // The labels dcgm-exporter puts on a GPU, as the scrape stored them.
   std::set<std::string> dcgm_labels = LabelsOf("DCGM_FI_DEV_GPU_TEMP");
   for (const char* label : {"gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname", "DCGM_FI_DRIVER_VERSION"}) {

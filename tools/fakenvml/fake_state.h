@@ -29,6 +29,12 @@ struct nvmlEventSet_st {
   std::deque<tarmac::sim::WorldEvent> pending;
 };
 
+// A GPM sample: which GPU, and when it was taken.
+struct nvmlGpmSample_st {
+  int index = -1;
+  std::chrono::system_clock::time_point taken_at;
+};
+
 namespace tarmac::fakenvml {
 
 using gpu::nvml::Return;

@@ -46,6 +46,10 @@ int main(int argc, char** argv) {
   sim::WorldOptions world_options;
   app.add_option("--memory", memory, "Memory to claim on each GPU, e.g. 20GiB")->default_str("1GiB");
   app.add_option("--util", util_percent, "Peak SM utilization in percent")->check(CLI::Range(0.0, 100.0))->default_str("50");
+  double tensor_percent = 0;
+  app.add_option("--tensor", tensor_percent, "Share of its busy time in tensor pipes, in percent (what GPM counts)")
+      ->check(CLI::Range(0.0, 100.0))
+      ->default_str("0");
   app.add_option("--pattern", pattern_name, "steady, bursty (on 8 s of every 20) or idle (holds memory only)")
       ->check(CLI::IsMember({"steady", "bursty", "idle"}))
       ->default_str("steady");
@@ -104,6 +108,7 @@ int main(int argc, char** argv) {
   load.gpus = gpus;
   load.memory_bytes = bytes.value();
   load.utilization_ratio = util_percent / 100.0;
+  load.tensor_ratio = tensor_percent / 100.0;
   load.pattern = pattern;
   load.started_at = clock->WallNow();
   load.command = CommandLine(argc, argv);
