@@ -30,6 +30,8 @@ typedef struct { unsigned pid; unsigned long long ts; unsigned sm, mem, enc, dec
 typedef struct { char legacy[16]; unsigned domain, bus, device, id, sub; char bus_id[32]; } pci_t;
 typedef struct { unsigned id, scope; long long ts, lat; int type; ret_t ret; unsigned long long value; } field_t;
 typedef struct { unsigned long long ts; unsigned long long value; } sample_t;
+typedef struct { unsigned id; ret_t ret; double value; char* names[3]; } gpm_metric_t;
+typedef struct { unsigned version, count; void* s1; void* s2; gpm_metric_t metrics[98]; } gpm_get_t;
 
 #define SYM(name) dlsym(lib, name)
 
@@ -180,6 +182,18 @@ int main(int argc, char** argv) {
   printf("]}\n");
   int ticks = argc > 2 ? atoi(argv[2]) : 0;
   int interval_ms = argc > 3 ? atoi(argv[3]) : 100;
+  /* GPM (engine activity), as the agent reads it: two samples per GPU used
+   * in turn, metrics over the pair each tick. */
+  ret_t (*gpm_alloc)(void**) = (ret_t (*)(void**))SYM("nvmlGpmSampleAlloc");
+  ret_t (*gpm_get_sample)(dev_t_, void*) = (ret_t (*)(dev_t_, void*))SYM("nvmlGpmSampleGet");
+  ret_t (*gpm_metrics)(gpm_get_t*) = (ret_t (*)(gpm_get_t*))SYM("nvmlGpmMetricsGet");
+  void* gpm_samples[64][2] = {{0}};
+  int has_gpm = gpm_alloc && gpm_get_sample && gpm_metrics;
+  for (unsigned i = 0; has_gpm && i < n && i < 64; ++i) {
+    gpm_alloc(&gpm_samples[i][0]);
+    gpm_alloc(&gpm_samples[i][1]);
+  }
+  static gpm_get_t gpm_get;
   for (int t = 0; t < ticks; ++t) {
     /* Paced like the agent, so the driver (or the fake's 100 ms cache) does
      * the same work per tick. */
@@ -207,6 +221,20 @@ int main(int argc, char** argv) {
       clk_f(d, 2, &v);
       reasons_f(d, &e);
       pstate_f(d, &ps);
+      if (has_gpm && i < 64) {
+        void* current = gpm_samples[i][t % 2];
+        if (gpm_get_sample(d, current) == 0 && t > 0) {
+          memset(&gpm_get, 0, sizeof gpm_get);
+          gpm_get.version = 1;
+          gpm_get.count = 3;
+          gpm_get.s1 = gpm_samples[i][(t + 1) % 2];
+          gpm_get.s2 = current;
+          gpm_get.metrics[0].id = 1;
+          gpm_get.metrics[1].id = 7;
+          gpm_get.metrics[2].id = 10;
+          gpm_metrics(&gpm_get);
+        }
+      }
       for (int k = 0; k < 2; ++k) {
         unsigned cnt = 0;
         if (procs_f[k](d, &cnt, NULL) != 7) continue;
