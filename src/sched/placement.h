@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// Which GPUs a request gets. A GPU is free when it is healthy, has no
+// exclusive lease, runs no process outside a lease (foreign use) and has the
+// free memory the request asks for. Among free GPUs, a multi-GPU request
+// prefers GPUs joined by NVLink, then under one PCIe switch, then on one
+// NUMA node; within the chosen group it takes the group that fits most
+// tightly (best fit), so large groups stay whole for large requests.
+// Pure.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tarmac::sched {
+
+struct GpuSlot {
+  int index = 0;
+  std::string uuid;
+  bool is_healthy = true;
+  bool is_leased = false;               // An exclusive lease holds it.
+  bool has_foreign_processes = false;   // Processes outside any lease.
+  int64_t memory_free_bytes = 0;
+  int nvlink_domain = -1;  // GPUs joined all-to-all by NVLink share one; -1: none.
+  int pcie_switch = -1;    // GPUs under one PCIe switch share one; -1: unknown.
+  int numa_node = -1;
+};
+
+struct GpuWants {
+  int gpu_count = 1;                   // Used when `uuids` is empty.
+  std::vector<std::string> uuids;      // Exactly these GPUs.
+  int64_t min_free_memory_bytes = 0;
+};
+
+// What a decision in progress has changed about a GPU, without copying the
+// GPU list: kTaken (granted or reserved in this decision) makes it unusable;
+// kReleased (its lease will have ended) makes a leased GPU usable.
+enum class Override : uint8_t { kNone = 0, kTaken, kReleased };
+using Overrides = std::vector<Override>;  // Indexed like the GPUs; may be empty.
+
+// Whether `gpu` can be granted to a request needing `min_free_memory_bytes`.
+bool IsFree(const GpuSlot& gpu, int64_t min_free_memory_bytes, Override change = Override::kNone);
+
+// GPU indices for `wants`, or empty when they do not fit now. `gpus` is
+// ordered by index (gpus[i].index == i).
+std::optional<std::vector<int>> PickGpus(const std::vector<GpuSlot>& gpus, const GpuWants& wants,
+                                         const Overrides& overrides = {});
+
+}  // namespace tarmac::sched

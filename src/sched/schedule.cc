@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sched/schedule.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace tarmac::sched {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int CountFree(const std::vector<GpuSlot>& gpus, const Overrides& overrides) {
+  int n = 0;
+  for (size_t i = 0; i < gpus.size(); ++i) n += IsFree(gpus[i], 0, overrides[i]) ? 1 : 0;
+  return n;
+}
+
+int Needs(const GpuWants& wants) {
+  return wants.uuids.empty() ? wants.gpu_count : static_cast<int>(wants.uuids.size());
+}
+
+// The queue in decision order: priority (high first), the user's rank by
+// recent use (least first), arrival. The queue is already in arrival order,
+// so a stable counting sort on (priority, user rank) gives it in O(n).
+std::vector<const QueuedRequest*> Order(const std::vector<QueuedRequest>& queue, const FairShare& share,
+                                        Clock::time_point now) {
+  std::unordered_map<int64_t, size_t> user_of_uid;
+  std::vector<int64_t> uids;
+  std::vector<size_t> request_user(queue.size());
+  for (size_t i = 0; i < queue.size(); ++i) {
+    auto [it, is_new] = user_of_uid.emplace(queue[i].uid, uids.size());
+    if (is_new) uids.push_back(queue[i].uid);
+    request_user[i] = it->second;
+  }
+  std::vector<std::pair<double, size_t>> by_use;  // (usage, user), least first.
+  for (size_t u = 0; u < uids.size(); ++u) by_use.emplace_back(share.Usage(uids[u], now), u);
+  std::sort(by_use.begin(), by_use.end());
+  std::vector<size_t> rank(uids.size());
+  for (size_t r = 0; r < by_use.size(); ++r) rank[by_use[r].second] = r;
+
+  constexpr size_t kPriorities = 3;
+  std::vector<size_t> start(kPriorities * uids.size() + 1, 0);
+  std::vector<size_t> bucket(queue.size());
+  for (size_t i = 0; i < queue.size(); ++i) {
+    size_t priority_rank = kPriorities - 1 - static_cast<size_t>(queue[i].priority);
+    bucket[i] = priority_rank * uids.size() + rank[request_user[i]];
+    start[bucket[i] + 1]++;
+  }
+  for (size_t b = 0; b + 1 < start.size(); ++b) start[b + 1] += start[b];
+  std::vector<const QueuedRequest*> order(queue.size());
+  for (size_t i = 0; i < queue.size(); ++i) order[start[bucket[i]]++] = &queue[i];
+  return order;
+}
+
+// When, and on which GPUs, `head` can start as running leases end, if
+// nothing else starts: the earliest lease end after which it fits.
+void Reserve(const std::vector<GpuSlot>& gpus, Overrides future, const std::vector<RunningLease>& leases,
+             const GpuWants& head, Decision* decision) {
+  std::vector<const RunningLease*> ending;
+  for (const RunningLease& l : leases) {
+    if (l.ends_at) ending.push_back(&l);
+  }
+  std::sort(ending.begin(), ending.end(),
+            [](const RunningLease* a, const RunningLease* b) { return *a->ends_at < *b->ends_at; });
+  int free = CountFree(gpus, future);
+  int needs = Needs(head);
+  for (const RunningLease* l : ending) {
+    for (int index : l->gpus) {
+      if (index < 0 || index >= static_cast<int>(future.size())) continue;
+      Override& o = future[static_cast<size_t>(index)];
+      if (o != Override::kNone) continue;
+      o = Override::kReleased;
+      if (IsFree(gpus[static_cast<size_t>(index)], 0, o)) free++;
+    }
+    if (free < needs) continue;
+    if (std::optional<std::vector<int>> picked = PickGpus(gpus, head, future)) {
+      decision->reserved_gpus = *picked;
+      decision->reserved_from = *l->ends_at;
+      return;
+    }
+  }
+}
+
+// Placement attempts that failed since the GPUs last changed: a request
+// for at least as many GPUs with at least as much memory fails too, so it
+// is not tried again (most of a long queue, once the GPUs are taken).
+class Misses {
+ public:
+  bool Covers(const GpuWants& w) const {
+    if (!w.uuids.empty()) return false;
+    for (const GpuWants& m : misses_) {
+      if (w.gpu_count >= m.gpu_count && w.min_free_memory_bytes >= m.min_free_memory_bytes) return true;
+    }
+    return false;
+  }
+  void Add(const GpuWants& w) {
+    if (w.uuids.empty()) misses_.push_back(w);
+  }
+ private:
+  std::vector<GpuWants> misses_;
+};
+
+}  // namespace
+
+Decision Schedule(const std::vector<GpuSlot>& gpus, const std::vector<QueuedRequest>& queue,
+                  const std::vector<RunningLease>& leases, const FairShare& share, Clock::time_point now) {
+  Decision decision;
+  decision.waiting.reserve(queue.size());
+  Overrides taken(gpus.size(), Override::kNone);  // Granted in this decision.
+  Overrides outside;  // `taken` plus the head's reservation, once there is a head.
+  int free_count = CountFree(gpus, taken);
+  int free_outside = 0;
+  bool has_head = false;
+  int position = 0;
+  Misses missed_outside;  // Against `outside`.
+  Misses missed_any;      // Against `taken`.
+  for (const QueuedRequest* request : Order(queue, share, now)) {
+    const QueuedRequest& r = *request;
+    int needs = Needs(r.wants);
+    if (!has_head) {
+      if (needs <= free_count) {
+        if (std::optional<std::vector<int>> picked = PickGpus(gpus, r.wants, taken)) {
+          for (int index : *picked) taken[static_cast<size_t>(index)] = Override::kTaken;
+          free_count -= static_cast<int>(picked->size());
+          decision.grants.push_back({r.id, std::move(*picked)});
+          continue;
+        }
+      }
+      has_head = true;
+      decision.waiting.push_back({r.id, ++position, WaitReason::kNoFit});
+      Reserve(gpus, taken, leases, r.wants, &decision);
+      outside = taken;
+      for (int index : decision.reserved_gpus) outside[static_cast<size_t>(index)] = Override::kTaken;
+      free_outside = CountFree(gpus, outside);
+      continue;
+    }
+    // Backfill, never delaying the head: outside its reservation, or on
+    // reserved GPUs only when the request ends before the head starts.
+    bool ends_in_time = decision.reserved_from && r.max_time && now + *r.max_time <= *decision.reserved_from;
+    bool may_use_reserved = ends_in_time || decision.reserved_gpus.empty();
+    std::optional<std::vector<int>> picked;
+    if (needs <= free_outside && !missed_outside.Covers(r.wants)) {
+      picked = PickGpus(gpus, r.wants, outside);
+      if (!picked) missed_outside.Add(r.wants);
+    }
+    if (!picked && may_use_reserved && needs <= free_count && !missed_any.Covers(r.wants)) {
+      picked = PickGpus(gpus, r.wants, taken);
+      if (!picked) missed_any.Add(r.wants);
+    }
+    if (!picked) {
+      decision.waiting.push_back({r.id, ++position, WaitReason::kBehindHead});
+      continue;
+    }
+    for (int index : *picked) {
+      if (outside[static_cast<size_t>(index)] == Override::kNone) free_outside--;
+      taken[static_cast<size_t>(index)] = Override::kTaken;
+      outside[static_cast<size_t>(index)] = Override::kTaken;
+    }
+    free_count -= static_cast<int>(picked->size());
+    decision.grants.push_back({r.id, std::move(*picked)});
+    // The misses stay valid: with fewer free GPUs, what failed still fails.
+  }
+  return decision;
+}
+
+}  // namespace tarmac::sched

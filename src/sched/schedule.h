@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// One scheduling decision: which queued requests start now, on which GPUs,
+// and why the others wait. Pure: GPUs, leases, queue, fair share and time
+// are passed in.
+//
+// Order: priority (high first), then the user's decayed recent use (less
+// first, fair_share.h), then arrival. The first request that does not fit
+// (the head) gets a reservation: the GPUs it will get when enough running
+// leases reach their end, and when (EASY backfilling). A later, smaller
+// request may start now only if it does not delay the head: it uses no GPU
+// of the reservation, or its --max-time ends before the reservation starts.
+// Leases without an end never free for planning; then the head's
+// reservation is empty and backfill takes any free GPU.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sched/fair_share.h"
+#include "sched/placement.h"
+
+namespace tarmac::sched {
+
+enum class Priority { kLow = 0, kNormal = 1, kHigh = 2 };
+
+struct QueuedRequest {
+  int64_t id = 0;
+  int64_t uid = 0;  // Whose: fair share is per user.
+  Priority priority = Priority::kNormal;
+  GpuWants wants;
+  int64_t sequence = 0;  // Arrival order.
+  std::optional<std::chrono::seconds> max_time;
+};
+
+struct RunningLease {
+  std::vector<int> gpus;
+  std::optional<std::chrono::steady_clock::time_point> ends_at;  // --max-time or --for.
+};
+
+enum class WaitReason {
+  kNoFit,         // The head: not enough free GPUs (of the memory asked) now.
+  kBehindHead,    // Fits nowhere without delaying the head.
+};
+
+struct Waiting {
+  int64_t request_id = 0;
+  int position = 0;  // 1 for the head.
+  WaitReason reason = WaitReason::kNoFit;
+};
+
+struct Grant {
+  int64_t request_id = 0;
+  std::vector<int> gpus;
+};
+
+struct Decision {
+  std::vector<Grant> grants;
+  std::vector<Waiting> waiting;  // In queue order.
+  // The head's reservation: the GPUs it will get and from when; empty when
+  // nothing is waiting or no lease end can be planned on.
+  std::vector<int> reserved_gpus;
+  std::optional<std::chrono::steady_clock::time_point> reserved_from;
+};
+
+// REQUIRES: `queue` is in arrival order (ascending sequence); priorities
+// are kLow..kHigh; gpus[i].index == i.
+Decision Schedule(const std::vector<GpuSlot>& gpus, const std::vector<QueuedRequest>& queue,
+                  const std::vector<RunningLease>& leases, const FairShare& share,
+                  std::chrono::steady_clock::time_point now);
+
+}  // namespace tarmac::sched

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sched/schedule.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace tarmac::sched {
+namespace {
+
+using std::chrono::hours;
+using std::chrono::minutes;
+using TimePoint = std::chrono::steady_clock::time_point;
+
+const TimePoint kNow = TimePoint{} + hours(1000);
+constexpr int64_t kHeavy = 1001;
+constexpr int64_t kLight = 1002;
+
+std::vector<GpuSlot> Gpus(int n) {
+  std::vector<GpuSlot> gpus;
+  for (int i = 0; i < n; ++i) {
+    GpuSlot g;
+    g.index = i;
+    g.uuid = "GPU-" + std::to_string(i);
+    g.memory_free_bytes = int64_t{80} << 30;
+    gpus.push_back(g);
+  }
+  return gpus;
+}
+
+QueuedRequest Request(int64_t id, int64_t uid, int gpus, Priority priority = Priority::kNormal) {
+  QueuedRequest r;
+  r.id = id;
+  r.uid = uid;
+  r.wants.gpu_count = gpus;
+  r.priority = priority;
+  r.sequence = id;
+  return r;
+}
+
+std::vector<int64_t> Granted(const Decision& d) {
+  std::vector<int64_t> ids;
+  for (const Grant& g : d.grants) ids.push_back(g.request_id);
+  return ids;
+}
+
+TEST(ScheduleTest, GrantsInOrderUntilTheGpusRunOut) {
+  Decision d = Schedule(Gpus(4), {Request(1, 1097, 2), Request(2, 1098, 2), Request(3, 1099, 1)}, {}, FairShare(), kNow);
+  EXPECT_EQ(Granted(d), (std::vector<int64_t>{1, 2}));
+  ASSERT_EQ(d.waiting.size(), 1u);
+  EXPECT_EQ(d.waiting[0].request_id, 3);
+  EXPECT_EQ(d.waiting[0].position, 1);
+  EXPECT_EQ(d.waiting[0].reason, WaitReason::kNoFit);
+  // No GPU is granted twice.
+  std::set<int> seen;
+  for (const Grant& g : d.grants) {
+    for (int gpu : g.gpus) EXPECT_TRUE(seen.insert(gpu).second) << gpu;
+  }
+}
+
+TEST(ScheduleTest, PriorityThenRecentUseThenArrivalDecideTheOrder) {
+  FairShare share(hours(24));
+  share.Charge(kHeavy, 100 * 3600, kNow - hours(1));
+  std::vector<QueuedRequest> queue = {Request(1, kHeavy, 1), Request(2, kLight, 1),
+                                      Request(3, kHeavy, 1, Priority::kHigh), Request(4, kLight, 1, Priority::kLow)};
+  Decision d = Schedule(Gpus(2), queue, {}, share, kNow);
+  EXPECT_EQ(Granted(d), (std::vector<int64_t>{3, 2}));
+  ASSERT_EQ(d.waiting.size(), 2u);
+  EXPECT_EQ(d.waiting[0].request_id, 1);
+  EXPECT_EQ(d.waiting[1].request_id, 4);
+}
+
+// 8 GPUs; 6 leased, 3 of them until +1 h. The head wants 5: it is reserved
+// the 2 free GPUs plus the 3 that free at +1 h. A 1-GPU job without --max-time would sit on a
+// reserved GPU: it waits. One with --max-time 30m ends before: it starts.
+TEST(ScheduleTest, BackfillNeverDelaysTheHead) {
+  std::vector<GpuSlot> gpus = Gpus(8);
+  for (int i = 0; i < 6; ++i) gpus[static_cast<size_t>(i)].is_leased = true;
+  std::vector<RunningLease> leases = {{{0, 1, 2}, kNow + hours(1)}, {{3, 4, 5}, kNow + hours(3)}};
+  QueuedRequest unbounded = Request(2, 1098, 1);
+  QueuedRequest bounded = Request(3, 1099, 1);
+  bounded.max_time = minutes(30);
+  QueuedRequest too_long = Request(4, 1100, 1);
+  too_long.max_time = hours(2);
+  Decision d = Schedule(gpus, {Request(1, 1097, 5), unbounded, too_long, bounded}, leases, FairShare(), kNow);
+  EXPECT_EQ(d.reserved_from, kNow + hours(1));
+  EXPECT_EQ(d.reserved_gpus.size(), 5u);
+  EXPECT_EQ(Granted(d), (std::vector<int64_t>{3}));
+  ASSERT_EQ(d.waiting.size(), 3u);
+  EXPECT_EQ(d.waiting[0].request_id, 1);
+  EXPECT_EQ(d.waiting[1].reason, WaitReason::kBehindHead);
+}
+
+TEST(ScheduleTest, GpusOutsideTheReservationAreBackfilledFreely) {
+  std::vector<GpuSlot> gpus = Gpus(8);
+  for (int i = 0; i < 4; ++i) gpus[static_cast<size_t>(i)].is_leased = true;
+  // The head wants 6: at +1 h the 4 leased free up; it is reserved 6 of 8,
+  // so 2 free GPUs stay outside its reservation.
+  std::vector<RunningLease> leases = {{{0, 1, 2, 3}, kNow + hours(1)}};
+  Decision d = Schedule(gpus, {Request(1, 1097, 6), Request(2, 1098, 1), Request(3, 1099, 1), Request(4, 1100, 1)}, leases,
+                        FairShare(), kNow);
+  EXPECT_EQ(d.reserved_gpus.size(), 6u);
+  EXPECT_EQ(Granted(d), (std::vector<int64_t>{2, 3}));
+  for (const Grant& g : d.grants) {
+    for (int gpu : g.gpus) {
+      EXPECT_EQ(std::count(d.reserved_gpus.begin(), d.reserved_gpus.end(), gpu), 0) << gpu;
+    }
+  }
+}
+
+TEST(ScheduleTest, WithoutPlannableEndsBackfillTakesAnyFreeGpu) {
+  std::vector<GpuSlot> gpus = Gpus(4);
+  gpus[0].is_leased = true;
+  gpus[1].is_leased = true;
+  Decision d = Schedule(gpus, {Request(1, 1097, 4), Request(2, 1098, 1)}, {{{0, 1}, std::nullopt}}, FairShare(), kNow);
+  EXPECT_TRUE(d.reserved_gpus.empty());
+  EXPECT_EQ(Granted(d), (std::vector<int64_t>{2}));
+}
+
+// Requests that cannot fit are skipped cheaply, but never one that can: a
+// small request behind many large ones still starts.
+TEST(ScheduleTest, SmallRequestsBehindManyLargeOnesStillStart) {
+  std::vector<GpuSlot> gpus = Gpus(8);
+  for (int i = 0; i < 6; ++i) gpus[static_cast<size_t>(i)].is_leased = true;
+  std::vector<QueuedRequest> queue = {Request(1, 1001, 4)};
+  for (int id = 2; id < 100; ++id) queue.push_back(Request(id, 1001, 3));
+  queue.push_back(Request(100, 1001, 1));
+  queue.push_back(Request(101, 1001, 2));
+  Decision d = Schedule(gpus, queue, {}, FairShare(), kNow);  // No lease ends: no reservation.
+  EXPECT_EQ(Granted(d), (std::vector<int64_t>{100}));
+  EXPECT_EQ(d.waiting.size(), 100u);
+}
+
+}  // namespace
+}  // namespace tarmac::sched
