@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sched/lease_book.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+namespace tarmac::sched {
+namespace {
+
+Status CheckDuration(const char* name, const std::optional<std::chrono::seconds>& d) {
+  if (!d) return Status::OK();
+  if (d->count() <= 0) return Status::InvalidArgument(fmt::format("{} must be positive", name));
+  if (*d > kMaxLeaseTime) {
+    return Status::InvalidArgument(fmt::format("{} must be at most {} days", name, kMaxLeaseTime.count() / 24));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<int64_t> LeaseBook::Submit(const Caller& caller, LeaseRequest request, const std::vector<GpuSlot>& gpus,
+                                  TimePoint now) {
+  GpuWants& w = request.wants;
+  if (w.uuids.empty()) {
+    if (w.gpu_count < 1) return Status::InvalidArgument("gpus must be at least 1");
+    if (w.gpu_count > static_cast<int>(gpus.size())) {
+      return Status::InvalidArgument(
+          fmt::format("gpus: {} asked for, but this machine has {}", w.gpu_count, gpus.size()));
+    }
+  } else {
+    std::set<std::string> seen;
+    for (const std::string& uuid : w.uuids) {
+      if (!seen.insert(uuid).second) return Status::InvalidArgument("gpu: named twice", uuid);
+      bool exists = std::any_of(gpus.begin(), gpus.end(), [&](const GpuSlot& g) { return g.uuid == uuid; });
+      if (!exists) return Status::InvalidArgument("gpu: no such GPU", uuid);
+    }
+  }
+  if (w.min_free_memory_bytes < 0) return Status::InvalidArgument("min-free-memory must not be negative");
+  Status s = CheckDuration("max-time", request.max_time);
+  if (s.ok()) s = CheckDuration("idle-timeout", request.idle_timeout);
+  if (!s.ok()) return s;
+  int64_t id = next_id_++;
+  queue_.push_back({id, caller, std::move(request), now});
+  return id;
+}
+
+std::vector<Lease> LeaseBook::Decide(const std::vector<GpuSlot>& gpus, TimePoint now) {
+  std::vector<GpuSlot> marked = gpus;
+  MarkLeased(&marked);
+  std::vector<QueuedRequest> queue;
+  queue.reserve(queue_.size());
+  for (const Pending& p : queue_) {
+    QueuedRequest q;
+    q.id = p.id;
+    q.uid = p.owner.uid;
+    q.priority = p.request.priority;
+    q.wants = p.request.wants;
+    q.sequence = p.id;
+    q.max_time = p.request.max_time;
+    queue.push_back(std::move(q));
+  }
+  std::vector<RunningLease> running;
+  for (const auto& [id, l] : leases_) running.push_back({l.gpus, l.ends_at});
+  last_decision_ = Schedule(marked, queue, running, share_, now);
+
+  std::vector<Lease> granted;
+  for (const Grant& g : last_decision_.grants) {
+    auto it = std::find_if(queue_.begin(), queue_.end(), [&](const Pending& p) { return p.id == g.request_id; });
+    if (it == queue_.end()) continue;
+    Lease l;
+    l.id = it->id;
+    l.uid = it->owner.uid;
+    l.user = it->owner.user;
+    l.gpus = g.gpus;
+    for (int index : g.gpus) l.uuids.push_back(gpus[static_cast<size_t>(index)].uuid);
+    l.priority = it->request.priority;
+    l.granted_at = now;
+    if (it->request.max_time) l.ends_at = now + *it->request.max_time;
+    l.idle_timeout = it->request.idle_timeout;
+    l.command = it->request.command;
+    leases_[l.id] = l;
+    granted.push_back(l);
+    queue_.erase(it);
+  }
+  return granted;
+}
+
+Status LeaseBook::Authorize(const Caller& caller, int64_t owner_uid, const char* what, int64_t id) const {
+  if (caller.is_admin || caller.uid == owner_uid) return Status::OK();
+  return Status::PermissionDenied(fmt::format("{} {} belongs to another user", what, id),
+                                  "only its owner or an admin may change it");
+}
+
+Status LeaseBook::Release(const Caller& caller, int64_t lease_id, TimePoint now) {
+  auto it = leases_.find(lease_id);
+  if (it == leases_.end()) return Status::NotFound(fmt::format("no lease {}", lease_id));
+  Status s = Authorize(caller, it->second.uid, "lease", lease_id);
+  if (!s.ok()) return s;
+  double held_s = std::chrono::duration<double>(now - it->second.granted_at).count();
+  share_.Charge(it->second.uid, std::max(0.0, held_s) * static_cast<double>(it->second.gpus.size()), now);
+  leases_.erase(it);
+  return Status::OK();
+}
+
+Status LeaseBook::Cancel(const Caller& caller, int64_t request_id) {
+  auto it = std::find_if(queue_.begin(), queue_.end(), [&](const Pending& p) { return p.id == request_id; });
+  if (it == queue_.end()) return Status::NotFound(fmt::format("no queued request {}", request_id));
+  Status s = Authorize(caller, it->owner.uid, "request", request_id);
+  if (!s.ok()) return s;
+  queue_.erase(it);
+  return Status::OK();
+}
+
+Status LeaseBook::Extend(const Caller& caller, int64_t lease_id, std::chrono::seconds by, TimePoint now) {
+  auto it = leases_.find(lease_id);
+  if (it == leases_.end()) return Status::NotFound(fmt::format("no lease {}", lease_id));
+  Status s = Authorize(caller, it->second.uid, "lease", lease_id);
+  if (!s.ok()) return s;
+  if (by.count() <= 0) return Status::InvalidArgument("extend: the time to add must be positive");
+  TimePoint end = it->second.ends_at.value_or(now) + by;
+  if (end - now > kMaxLeaseTime) {
+    return Status::InvalidArgument(fmt::format("extend: a lease may end at most {} days ahead", kMaxLeaseTime.count() / 24));
+  }
+  it->second.ends_at = end;
+  return Status::OK();
+}
+
+std::vector<int64_t> LeaseBook::Expired(TimePoint now) const {
+  std::vector<std::pair<TimePoint, int64_t>> ended;
+  for (const auto& [id, l] : leases_) {
+    if (l.ends_at && *l.ends_at <= now) ended.emplace_back(*l.ends_at, id);
+  }
+  std::sort(ended.begin(), ended.end());
+  std::vector<int64_t> ids;
+  for (const auto& [at, id] : ended) ids.push_back(id);
+  return ids;
+}
+
+void LeaseBook::MarkLeased(std::vector<GpuSlot>* gpus) const {
+  for (const auto& [id, l] : leases_) {
+    for (int index : l.gpus) {
+      if (index >= 0 && index < static_cast<int>(gpus->size())) (*gpus)[static_cast<size_t>(index)].is_leased = true;
+    }
+  }
+}
+
+std::string LeaseBook::CheckInvariants() const {
+  std::map<int, int64_t> holder;
+  for (const auto& [id, l] : leases_) {
+    for (int index : l.gpus) {
+      auto [it, is_new] = holder.emplace(index, id);
+      if (!is_new) return fmt::format("gpu {} is in lease {} and lease {}", index, it->second, id);
+    }
+  }
+  return {};
+}
+
+}  // namespace tarmac::sched

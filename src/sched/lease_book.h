@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// The ledger of GPU leases and the queue of requests waiting for GPUs: what
+// the agent is the one authority over. Requests are checked when they
+// arrive (a bad one changes nothing), decisions grant leases through
+// Schedule (schedule.h), and only a lease's owner or an admin may release,
+// extend or cancel. Every lease's use is charged to its owner's fair share
+// when it ends. No GPU is ever in two leases (CheckInvariants).
+//
+// Pure: GPUs and time are passed in; the agent persists what changes.
+// Thread safety: none; the agent serializes calls.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "common/status.h"
+#include "sched/fair_share.h"
+#include "sched/schedule.h"
+
+namespace tarmac::sched {
+
+using TimePoint = std::chrono::steady_clock::time_point;
+
+// Who asks, as the kernel vouches for it (SO_PEERCRED).
+struct Caller {
+  int64_t uid = -1;
+  std::string user;
+  bool is_admin = false;  // Root or a member of the admin group.
+};
+
+struct LeaseRequest {
+  GpuWants wants;
+  Priority priority = Priority::kNormal;
+  std::optional<std::chrono::seconds> max_time;      // Ends the lease (run --max-time, reserve --for).
+  std::optional<std::chrono::seconds> idle_timeout;  // Idle-lease policy applies after this.
+  std::string command;                               // What it is for, shown in listings.
+};
+
+struct Lease {
+  int64_t id = 0;
+  int64_t uid = -1;
+  std::string user;
+  std::vector<int> gpus;
+  std::vector<std::string> uuids;
+  Priority priority = Priority::kNormal;
+  TimePoint granted_at;
+  std::optional<TimePoint> ends_at;
+  std::optional<std::chrono::seconds> idle_timeout;
+  std::string command;
+};
+
+struct Pending {
+  int64_t id = 0;
+  Caller owner;
+  LeaseRequest request;
+  TimePoint submitted_at;
+};
+
+// Limits on what a request may ask for.
+inline constexpr std::chrono::hours kMaxLeaseTime{24 * 30};
+
+class LeaseBook {
+ public:
+  explicit LeaseBook(FairShare share = FairShare()) : share_(std::move(share)) {}
+
+  // Checks `request` against the GPUs that exist and queues it; returns its
+  // id (which the lease keeps when granted). kInvalidArgument, naming the
+  // field, for a count under 1 or above the GPUs there are, unknown or
+  // repeated UUIDs, negative memory, or durations not in (0, 30 days].
+  Result<int64_t> Submit(const Caller& caller, LeaseRequest request, const std::vector<GpuSlot>& gpus, TimePoint now);
+
+  // One scheduling decision over `gpus` (as read now; leases are applied
+  // here): grants become leases, in grant order. Also fills `last_decision`.
+  std::vector<Lease> Decide(const std::vector<GpuSlot>& gpus, TimePoint now);
+
+  // Ends a lease and charges its GPU-seconds. kNotFound; kPermissionDenied
+  // unless the caller owns it or is an admin.
+  Status Release(const Caller& caller, int64_t lease_id, TimePoint now);
+  // Removes a queued request. Same errors.
+  Status Cancel(const Caller& caller, int64_t request_id);
+  // Moves a lease's end by `by` (> 0; a lease without an end gets one from
+  // now). Same errors, and kInvalidArgument past kMaxLeaseTime from now.
+  Status Extend(const Caller& caller, int64_t lease_id, std::chrono::seconds by, TimePoint now);
+
+  // Leases whose end has passed at `now`, oldest end first.
+  std::vector<int64_t> Expired(TimePoint now) const;
+
+  // Marks the GPUs held by leases as leased.
+  void MarkLeased(std::vector<GpuSlot>* gpus) const;
+
+  // Empty when every GPU is in at most one lease and no lease names a GPU
+  // twice; otherwise what is wrong.
+  std::string CheckInvariants() const;
+
+  const std::map<int64_t, Lease>& leases() const { return leases_; }
+  const std::vector<Pending>& queue() const { return queue_; }
+  const Decision& last_decision() const { return last_decision_; }
+  const FairShare& share() const { return share_; }
+
+ private:
+  Status Authorize(const Caller& caller, int64_t owner_uid, const char* what, int64_t id) const;
+
+  FairShare share_;
+  int64_t next_id_ = 1;
+  std::map<int64_t, Lease> leases_;
+  std::vector<Pending> queue_;  // Arrival order.
+  Decision last_decision_;
+};
+
+}  // namespace tarmac::sched
