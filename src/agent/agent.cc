@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 
 #include "agent/http_routes.h"
 #include "agent/systemd_notify.h"
@@ -14,6 +15,7 @@
 #include "gpu/backend_factory.h"
 #include "ipc/unix_server.h"
 #include "sampler/sampler.h"
+#include "sched/zombies.h"
 #include "http/server.h"
 #include "metrics/counters.h"
 #include "store/writer.h"
@@ -114,14 +116,24 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
   store::StoreWriter* history_writer = history.get();
 
   metrics::FleetCounters counters([config](const std::string& model) { return config::GpuHourCost(config, model); });
+  // Zombie processes, judged over time on the sampler thread; read by the API.
+  sched::ZombiePolicy zombie_policy{config.zombie_min_memory_bytes, config.zombie_idle_for, config.zombie_allowlist,
+                                    config.zombie_includes_system_users};
+  sched::ZombieTracker zombie_tracker(zombie_policy);
+  std::mutex zombie_mu;
 
   SystemdNotifier systemd(logger);
   bool has_watchdog = systemd.has_watchdog();
   sampler::Sampler sampler([backend_options, clock, logger] { return gpu::OpenBackend(backend_options, clock, logger); },
                            SamplerOptionsOf(config), clock, logger,
-                           [has_watchdog, &systemd, history_writer, &counters](const std::shared_ptr<const sampler::Snapshot>& s) {
+                           [has_watchdog, &systemd, history_writer, &counters, &zombie_tracker,
+                            &zombie_mu](const std::shared_ptr<const sampler::Snapshot>& s) {
                              if (has_watchdog) systemd.Notify("WATCHDOG=1");
                              counters.Update(s->fleet, s->taken_at_steady);
+                             {
+                               std::lock_guard<std::mutex> lock(zombie_mu);
+                               zombie_tracker.Observe(s->fleet, s->taken_at_steady);
+                             }
                              if (history_writer != nullptr) history_writer->Submit(s);
                            });
   s = sampler.Start();
@@ -148,6 +160,10 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
       return j;
     };
   }
+  info.zombies = [&zombie_tracker, &zombie_mu, zombie_policy] {
+    std::lock_guard<std::mutex> lock(zombie_mu);
+    return sched::ZombiesToJson(zombie_tracker.Zombies(), zombie_policy);
+  };
   ipc::ServerOptions server_options;
   server_options.socket_path = config.socket_path;
   server_options.max_connections = config.max_connections;

@@ -12,6 +12,7 @@
 #include "cli/pick_command.h"
 #include "cli/query_command.h"
 #include "cli/status_command.h"
+#include "cli/zombies_command.h"
 #include "common/clock.h"
 #include "common/log.h"
 
@@ -50,6 +51,8 @@ int main(int argc, char** argv) {
   StoreInfoOptions store_info;
   CLI::App* store_info_cmd = nullptr;
   AddStoreCommand(&app, &store_info, &store_info_cmd);
+  ZombiesOptions zombies;
+  CLI::App* zombies_cmd = AddZombiesCommand(&app, &zombies, &global);
   // Shared options are accepted before or after the command name.
   for (CLI::App* cmd : {status_cmd, query_cmd, pick_cmd}) AddGlobalOptions(cmd, &global);
 
@@ -71,5 +74,6 @@ int main(int argc, char** argv) {
   if (report_cmd->parsed()) return RunReport(report, clock);
   if (export_cmd->parsed()) return RunExport(export_options, clock);
   if (store_info_cmd->parsed()) return RunStoreInfo(store_info);
+  if (zombies_cmd->parsed()) return RunZombies(global, zombies);
   return kExitUsage;
 }

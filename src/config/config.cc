@@ -143,6 +143,14 @@ Result<Config> ParseConfig(std::string_view text, std::string_view source_name) 
       }
     }
   }
+  if (const toml::table* t = Section(root, "zombies")) {
+    Reader r(*t, "zombies", &errors);
+    r.Bytes("min_memory", &c.zombie_min_memory_bytes);
+    ReadInterval(r, *t, "idle_for", milliseconds(1000), milliseconds(7LL * 24 * 3600 * 1000), &c.zombie_idle_for);
+    r.Strings("allowlist", &c.zombie_allowlist);
+    r.Bool("include_system_users", &c.zombie_includes_system_users);
+    r.RejectUnknown();
+  }
   if (const toml::table* t = Section(root, "api")) {
     Reader r(*t, "api", &errors);
     r.Integer("max_connections", &c.max_connections, 1, 4096);

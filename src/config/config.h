@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "common/result.h"
 
@@ -49,6 +50,12 @@ struct Config {
   std::string hostname;                        // Host label in metrics; empty: the host's name.
   bool is_dcgm_compatible = true;              // Also serve dcgm-exporter's families.
   int64_t max_process_series = 200;            // Per-process series cap.
+  // [zombies]
+  int64_t zombie_min_memory_bytes = int64_t{1} << 30;        // Held at least this much...
+  std::chrono::milliseconds zombie_idle_for{std::chrono::minutes(30)};  // ...at 0 % SM this long.
+  std::vector<std::string> zombie_allowlist = {"Xorg", "nvidia-persistenced", "ollama", "tritonserver",
+                                               "dcgm-exporter"};  // Process names never reported.
+  bool zombie_includes_system_users = false;                 // Users under uid 1000 (and root).
   // [api]
   int max_connections = 64;            // Concurrent clients; more are refused.
   int64_t max_request_bytes = 65536;   // Longer requests are refused.

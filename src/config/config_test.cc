@@ -140,5 +140,22 @@ gpu_hour_cost = -1
       << m;
 }
 
+TEST(ConfigTest, ZombiesSectionAndItsErrors) {
+  Result<Config> c = ParseConfig(
+      "[zombies]\nmin_memory = \"2GiB\"\nidle_for = \"5m\"\nallowlist = [\"vllm\"]\ninclude_system_users = true\n",
+      "z.toml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c.value().zombie_min_memory_bytes, int64_t{2} << 30);
+  EXPECT_EQ(c.value().zombie_idle_for, std::chrono::minutes(5));
+  EXPECT_EQ(c.value().zombie_allowlist, std::vector<std::string>{"vllm"});
+  EXPECT_TRUE(c.value().zombie_includes_system_users);
+  Result<Config> bad = ParseConfig("[zombies]\nidle_for = \"0s\"\nallowlist = [1]\nmin_memory = -1\n", "z.toml");
+  ASSERT_FALSE(bad.ok());
+  std::string m = bad.status().message();
+  EXPECT_NE(m.find("z.toml:2: key 'zombies.idle_for'"), std::string::npos) << m;
+  EXPECT_NE(m.find("z.toml:3: key 'zombies.allowlist': expected an array of strings"), std::string::npos) << m;
+  EXPECT_NE(m.find("z.toml:4: key 'zombies.min_memory': must not be negative"), std::string::npos) << m;
+}
+
 }  // namespace
 }  // namespace tarmac::config

@@ -138,6 +138,20 @@ class Reader {
     *out = d.value();
   }
 
+  // An array of strings.
+  void Strings(std::string_view key, std::vector<std::string>* out) {
+    const toml::node* n = Find(key);
+    if (n == nullptr) return;
+    const toml::array* a = n->as_array();
+    if (a == nullptr) return Fail(*n, key, "expected an array of strings");
+    std::vector<std::string> values;
+    for (const toml::node& item : *a) {
+      if (!item.is_string()) return Fail(*n, key, "expected an array of strings");
+      values.push_back(item.as_string()->get());
+    }
+    *out = std::move(values);
+  }
+
   void RejectUnknown() {
     for (const auto& [key, node] : table_) {
       if (std::find(seen_.begin(), seen_.end(), key.str()) == seen_.end()) {

@@ -115,8 +115,12 @@ std::string Handle(const Request& request, const PeerCredentials& peer, const Ag
     result["tick_duration_seconds"] = static_cast<double>(snapshot->tick_duration.count()) / 1e6;
     return EncodeResult(request.id, result);
   }
+  if (request.method == "zombies") {
+    if (!agent.zombies) return EncodeError(request.id, kErrorUnavailable, "this agent does not watch for zombies");
+    return EncodeResult(request.id, agent.zombies());
+  }
   return EncodeError(request.id, kErrorUnknownMethod,
-                     fmt::format("unknown method \"{}\" (known: hello, status)", request.method));
+                     fmt::format("unknown method \"{}\" (known: hello, status, zombies)", request.method));
 }
 
 Result<json> DecodeResponse(std::string_view line) {

@@ -69,6 +69,8 @@ struct AgentInfo {
   int64_t started_at_unix = 0;
   // The history writer's state for `hello` (empty: no history).
   std::function<nlohmann::json()> store_status;
+  // The `zombies` answer (empty: not watched).
+  std::function<nlohmann::json()> zombies;
 };
 
 // Answers one request from the latest snapshot (null before the first tick),

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cli/zombies_command.h"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "common/units.h"
+#include "ipc/unix_server.h"
+
+namespace tarmac::cli {
+
+CLI::App* AddZombiesCommand(CLI::App* app, ZombiesOptions* options, GlobalOptions* global) {
+  CLI::App* cmd = app->add_subcommand(
+      "zombies",
+      "Processes holding GPU memory without computing: how much, how long at 0 % SM, whose, "
+      "whether their parent is alive, and under which lease. Thresholds and the allowlist are "
+      "[zombies] in the agent's config. Needs the agent (it watches over time).");
+  cmd->add_flag("--json", options->json, "The agent's answer as JSON (docs/protocol.md)");
+  cmd->add_option("--socket", global->socket, "The agent's socket")->envname("TARMAC_SOCKET")->capture_default_str();
+  return cmd;
+}
+
+std::string RenderZombies(const nlohmann::json& answer) {
+  const nlohmann::json& policy = answer["policy"];
+  std::string rule = fmt::format("at least {} at 0 % SM for {}", FormatBytes(policy.value("min_memory_bytes", int64_t{0})),
+                                 FormatDuration(std::chrono::seconds(policy.value("idle_for_seconds", int64_t{0}))));
+  const nlohmann::json& zombies = answer["zombies"];
+  if (zombies.empty()) return fmt::format("No zombies: no process holds {}.\n", rule);
+  std::string out = fmt::format("{:<4} {:>8}  {:<12} {:>10}  {:>9}  {:<16} {:<6} {}\n", "GPU", "PID", "USER", "MEMORY",
+                                "IDLE FOR", "PARENT", "LEASE", "COMMAND");
+  for (const nlohmann::json& z : zombies) {
+    std::string parent = z.value("is_orphaned", false) ? "gone (orphan)"
+                                                      : fmt::format("{} (alive)", z.value("parent_pid", int64_t{0}));
+    std::string lease = z["lease"].is_null() ? "none" : std::to_string(z["lease"].get<int64_t>());
+    out += fmt::format("{:<4} {:>8}  {:<12} {:>10}  {:>9}  {:<16} {:<6} {}\n", z.value("gpu", 0),
+                       z.value("pid", int64_t{0}), z.value("user", std::string("?")),
+                       FormatBytes(z.value("memory_bytes", int64_t{0})),
+                       FormatDuration(std::chrono::seconds(z.value("idle_for_seconds", int64_t{0}))), parent, lease,
+                       z.value("command", std::string()).substr(0, 60));
+  }
+  out += fmt::format("{} zombie{}: processes holding {}.\n", zombies.size(), zombies.size() == 1 ? "" : "s", rule);
+  return out;
+}
+
+int RunZombies(const GlobalOptions& global, const ZombiesOptions& options) {
+  ipc::Request request;
+  request.method = "zombies";
+  Result<nlohmann::json> answer = ipc::CallAgent(global.socket, request, std::chrono::seconds(5));
+  if (!answer.ok()) {
+    std::fprintf(stderr, "tarmac: zombies needs the agent, which watches processes over time: %s\n",
+                 answer.status().ToString().c_str());
+    return kExitError;
+  }
+  std::string text = options.json ? answer.value().dump(2) + "\n" : RenderZombies(answer.value());
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  return kExitOk;
+}
+
+}  // namespace tarmac::cli

@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cli/zombies_command.h"
+
+#include <gtest/gtest.h>
+
+namespace tarmac::cli {
+namespace {
+
+nlohmann::json Answer(nlohmann::json zombies) {
+  return {{"policy", {{"min_memory_bytes", int64_t{1} << 30}, {"idle_for_seconds", 1800}}}, {"zombies", zombies}};
+}
+
+TEST(ZombiesCommandTest, ATableWithTheEvidenceAndTheRule) {
+  nlohmann::json z = {{"gpu", 0},          {"pid", 48122},           {"user", "alice"},
+                      {"memory_bytes", int64_t{20} << 30}, {"idle_for_seconds", 5400}, {"parent_pid", 1},
+                      {"is_orphaned", true}, {"lease", nullptr},     {"command", "python notebook.py"}};
+  std::string text = RenderZombies(Answer(nlohmann::json::array({z})));
+  EXPECT_EQ(text,
+            "GPU       PID  USER             MEMORY   IDLE FOR  PARENT           LEASE  COMMAND\n"
+            "0       48122  alice          20.0 GiB     1h 30m  gone (orphan)    none   python notebook.py\n"
+            "1 zombie: processes holding at least 1.0 GiB at 0 % SM for 30m 00s.\n");
+  z["is_orphaned"] = false;
+  z["parent_pid"] = 4000;
+  z["lease"] = 17;
+  text = RenderZombies(Answer(nlohmann::json::array({z, z})));
+  EXPECT_NE(text.find("4000 (alive)     17"), std::string::npos) << text;
+  EXPECT_NE(text.find("2 zombies:"), std::string::npos) << text;
+}
+
+TEST(ZombiesCommandTest, NoneSaysWhatWasLookedFor) {
+  EXPECT_EQ(RenderZombies(Answer(nlohmann::json::array())),
+            "No zombies: no process holds at least 1.0 GiB at 0 % SM for 30m 00s.\n");
+}
+
+}  // namespace
+}  // namespace tarmac::cli

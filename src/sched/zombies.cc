@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sched/zombies.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "common/units.h"
+
+namespace tarmac::sched {
+
+bool ZombieTracker::IsExempt(const sampler::ProcessDetails& d) const {
+  if (std::find(policy_.allowlist.begin(), policy_.allowlist.end(), d.name) != policy_.allowlist.end()) return true;
+  return !policy_.includes_system_users && d.uid >= 0 && d.uid < 1000;
+}
+
+void ZombieTracker::Observe(const sampler::FleetView& fleet, std::chrono::steady_clock::time_point now) {
+  std::map<Key, Seen> still;
+  for (const sampler::GpuView& g : fleet.gpus) {
+    for (const sampler::ProcessView& p : g.processes) {
+      const sampler::ProcessDetails& d = p.details;
+      bool holds_idle = d.exists && p.process.used_memory_bytes && p.process.sm_utilization_ratio &&
+                        *p.process.used_memory_bytes >= policy_.min_memory_bytes &&
+                        *p.process.sm_utilization_ratio == 0;
+      if (!holds_idle || IsExempt(d)) continue;
+      Key key{g.info.index, p.process.pid, d.start_ticks};
+      auto it = idle_.find(key);
+      Seen seen;
+      seen.idle_since = it != idle_.end() ? it->second.idle_since : now;
+      ZombieEvidence& e = seen.evidence;
+      e.gpu_index = g.info.index;
+      e.gpu_uuid = g.info.uuid;
+      e.pid = p.process.pid;
+      e.start_ticks = d.start_ticks;
+      e.uid = d.uid;
+      e.user = d.user;
+      e.name = d.name;
+      e.command = d.command;
+      e.parent_pid = d.parent_pid;
+      e.is_orphaned = d.parent_pid <= 1;
+      e.memory_bytes = *p.process.used_memory_bytes;
+      e.idle_for = std::chrono::duration_cast<std::chrono::seconds>(now - seen.idle_since);
+      e.why = fmt::format("holds {} at 0 % SM for {} s, outside any lease{}", FormatBytes(e.memory_bytes),
+                          e.idle_for.count(), e.is_orphaned ? ", orphaned (its parent is gone)" : "");
+      still.emplace(key, std::move(seen));
+    }
+  }
+  idle_ = std::move(still);
+  last_observed_ = now;
+}
+
+std::vector<ZombieEvidence> ZombieTracker::Zombies() const {
+  std::vector<ZombieEvidence> zombies;
+  for (const auto& [key, seen] : idle_) {
+    if (last_observed_ - seen.idle_since >= policy_.idle_for) zombies.push_back(seen.evidence);
+  }
+  std::stable_sort(zombies.begin(), zombies.end(),
+                   [](const ZombieEvidence& a, const ZombieEvidence& b) { return a.memory_bytes > b.memory_bytes; });
+  return zombies;
+}
+
+nlohmann::json ZombiesToJson(const std::vector<ZombieEvidence>& zombies, const ZombiePolicy& policy) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const ZombieEvidence& z : zombies) {
+    list.push_back({{"gpu", z.gpu_index},
+                    {"gpu_uuid", z.gpu_uuid},
+                    {"pid", z.pid},
+                    {"start_ticks", z.start_ticks},
+                    {"uid", z.uid},
+                    {"user", z.user},
+                    {"name", z.name},
+                    {"command", z.command},
+                    {"parent_pid", z.parent_pid},
+                    {"is_orphaned", z.is_orphaned},
+                    {"memory_bytes", z.memory_bytes},
+                    {"idle_for_seconds", z.idle_for.count()},
+                    {"lease", z.lease_id ? nlohmann::json(*z.lease_id) : nlohmann::json(nullptr)},
+                    {"why", z.why}});
+  }
+  return {{"policy",
+           {{"min_memory_bytes", policy.min_memory_bytes},
+            {"idle_for_seconds", std::chrono::duration_cast<std::chrono::seconds>(policy.idle_for).count()},
+            {"allowlist", policy.allowlist},
+            {"includes_system_users", policy.includes_system_users}}},
+          {"zombies", list}};
+}
+
+}  // namespace tarmac::sched
