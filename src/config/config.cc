@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include "common/proc_files.h"
+#include "common/toml_text.h"
 #include "config/toml_reader.h"
 
 namespace tarmac::config {
@@ -53,6 +54,7 @@ const toml::table* Section(Reader& root, std::string_view name) {
 }  // namespace
 
 Result<Config> ParseConfig(std::string_view text, std::string_view source_name) {
+  if (Status s = CheckTomlText(text, source_name); !s.ok()) return s;
   toml::parse_result parsed = toml::parse(text, source_name);
   if (!parsed) {
     const toml::parse_error& e = parsed.error();

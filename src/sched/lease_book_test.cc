@@ -6,6 +6,8 @@
 #include <random>
 #include <set>
 
+#include "testutil/gpu_slots.h"
+
 namespace tarmac::sched {
 namespace {
 
@@ -18,18 +20,6 @@ const Caller kAlice{1001, "alice", false};
 const Caller kBob{1002, "bob", false};
 const Caller kAdmin{0, "root", true};
 
-std::vector<GpuSlot> Gpus(int n) {
-  std::vector<GpuSlot> gpus;
-  for (int i = 0; i < n; ++i) {
-    GpuSlot g;
-    g.index = i;
-    g.uuid = "GPU-" + std::to_string(i);
-    g.memory_free_bytes = int64_t{80} << 30;
-    gpus.push_back(g);
-  }
-  return gpus;
-}
-
 LeaseRequest Wants(int gpus) {
   LeaseRequest r;
   r.wants.gpu_count = gpus;
@@ -38,7 +28,7 @@ LeaseRequest Wants(int gpus) {
 
 TEST(LeaseBookTest, BadRequestsAreRefusedNamingTheFieldAndChangeNothing) {
   LeaseBook book;
-  std::vector<GpuSlot> gpus = Gpus(8);
+  std::vector<GpuSlot> gpus = testing::FreeGpus(8);
   struct Case {
     LeaseRequest request;
     const char* says;
@@ -75,7 +65,7 @@ TEST(LeaseBookTest, BadRequestsAreRefusedNamingTheFieldAndChangeNothing) {
 
 TEST(LeaseBookTest, GrantedRequestsBecomeLeasesOnTheirGpus) {
   LeaseBook book;
-  std::vector<GpuSlot> gpus = Gpus(4);
+  std::vector<GpuSlot> gpus = testing::FreeGpus(4);
   LeaseRequest r = Wants(2);
   r.max_time = hours(4);
   r.command = "python train.py";
@@ -99,7 +89,7 @@ TEST(LeaseBookTest, GrantedRequestsBecomeLeasesOnTheirGpus) {
 
 TEST(LeaseBookTest, OnlyTheOwnerOrAnAdminMayReleaseExtendOrCancel) {
   LeaseBook book;
-  std::vector<GpuSlot> gpus = Gpus(2);
+  std::vector<GpuSlot> gpus = testing::FreeGpus(2);
   int64_t lease = book.Submit(kAlice, Wants(2), gpus, kT0).value();
   book.Decide(gpus, kT0);
   int64_t queued = book.Submit(kAlice, Wants(1), gpus, kT0).value();
@@ -117,7 +107,7 @@ TEST(LeaseBookTest, OnlyTheOwnerOrAnAdminMayReleaseExtendOrCancel) {
 
 TEST(LeaseBookTest, ExtendingMovesTheEndWithinLimits) {
   LeaseBook book;
-  std::vector<GpuSlot> gpus = Gpus(1);
+  std::vector<GpuSlot> gpus = testing::FreeGpus(1);
   LeaseRequest r = Wants(1);
   r.max_time = hours(2);
   int64_t id = book.Submit(kAlice, r, gpus, kT0).value();
@@ -133,7 +123,7 @@ TEST(LeaseBookTest, ExtendingMovesTheEndWithinLimits) {
 
 TEST(LeaseBookTest, ReleasedUseCountsAgainstTheOwnersFairShare) {
   LeaseBook book;
-  std::vector<GpuSlot> gpus = Gpus(2);
+  std::vector<GpuSlot> gpus = testing::FreeGpus(2);
   int64_t id = book.Submit(kAlice, Wants(2), gpus, kT0).value();
   book.Decide(gpus, kT0);
   ASSERT_TRUE(book.Release(kAlice, id, kT0 + hours(1)).ok());
@@ -152,7 +142,7 @@ TEST(LeaseBookTest, ReleasedUseCountsAgainstTheOwnersFairShare) {
 // two leases.
 TEST(LeaseBookTest, AThousandRequestsAreEachServedOnceWithoutSharingAGpu) {
   LeaseBook book;
-  std::vector<GpuSlot> gpus = Gpus(8);
+  std::vector<GpuSlot> gpus = testing::FreeGpus(8);
   std::mt19937 rng(7);
   TimePoint now = kT0;
   std::set<int64_t> submitted;

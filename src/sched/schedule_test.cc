@@ -5,6 +5,8 @@
 
 #include <set>
 
+#include "testutil/gpu_slots.h"
+
 namespace tarmac::sched {
 namespace {
 
@@ -15,18 +17,6 @@ using TimePoint = std::chrono::steady_clock::time_point;
 const TimePoint kNow = TimePoint{} + hours(1000);
 constexpr int64_t kHeavy = 1001;
 constexpr int64_t kLight = 1002;
-
-std::vector<GpuSlot> Gpus(int n) {
-  std::vector<GpuSlot> gpus;
-  for (int i = 0; i < n; ++i) {
-    GpuSlot g;
-    g.index = i;
-    g.uuid = "GPU-" + std::to_string(i);
-    g.memory_free_bytes = int64_t{80} << 30;
-    gpus.push_back(g);
-  }
-  return gpus;
-}
 
 QueuedRequest Request(int64_t id, int64_t uid, int gpus, Priority priority = Priority::kNormal) {
   QueuedRequest r;
@@ -45,7 +35,7 @@ std::vector<int64_t> Granted(const Decision& d) {
 }
 
 TEST(ScheduleTest, GrantsInOrderUntilTheGpusRunOut) {
-  Decision d = Schedule(Gpus(4), {Request(1, 1097, 2), Request(2, 1098, 2), Request(3, 1099, 1)}, {}, FairShare(), kNow);
+  Decision d = Schedule(testing::FreeGpus(4), {Request(1, 1097, 2), Request(2, 1098, 2), Request(3, 1099, 1)}, {}, FairShare(), kNow);
   EXPECT_EQ(Granted(d), (std::vector<int64_t>{1, 2}));
   ASSERT_EQ(d.waiting.size(), 1u);
   EXPECT_EQ(d.waiting[0].request_id, 3);
@@ -63,7 +53,7 @@ TEST(ScheduleTest, PriorityThenRecentUseThenArrivalDecideTheOrder) {
   share.Charge(kHeavy, 100 * 3600, kNow - hours(1));
   std::vector<QueuedRequest> queue = {Request(1, kHeavy, 1), Request(2, kLight, 1),
                                       Request(3, kHeavy, 1, Priority::kHigh), Request(4, kLight, 1, Priority::kLow)};
-  Decision d = Schedule(Gpus(2), queue, {}, share, kNow);
+  Decision d = Schedule(testing::FreeGpus(2), queue, {}, share, kNow);
   EXPECT_EQ(Granted(d), (std::vector<int64_t>{3, 2}));
   ASSERT_EQ(d.waiting.size(), 2u);
   EXPECT_EQ(d.waiting[0].request_id, 1);
@@ -74,7 +64,7 @@ TEST(ScheduleTest, PriorityThenRecentUseThenArrivalDecideTheOrder) {
 // the 2 free GPUs plus the 3 that free at +1 h. A 1-GPU job without --max-time would sit on a
 // reserved GPU: it waits. One with --max-time 30m ends before: it starts.
 TEST(ScheduleTest, BackfillNeverDelaysTheHead) {
-  std::vector<GpuSlot> gpus = Gpus(8);
+  std::vector<GpuSlot> gpus = testing::FreeGpus(8);
   for (int i = 0; i < 6; ++i) gpus[static_cast<size_t>(i)].is_leased = true;
   std::vector<RunningLease> leases = {{{0, 1, 2}, kNow + hours(1)}, {{3, 4, 5}, kNow + hours(3)}};
   QueuedRequest unbounded = Request(2, 1098, 1);
@@ -92,7 +82,7 @@ TEST(ScheduleTest, BackfillNeverDelaysTheHead) {
 }
 
 TEST(ScheduleTest, GpusOutsideTheReservationAreBackfilledFreely) {
-  std::vector<GpuSlot> gpus = Gpus(8);
+  std::vector<GpuSlot> gpus = testing::FreeGpus(8);
   for (int i = 0; i < 4; ++i) gpus[static_cast<size_t>(i)].is_leased = true;
   // The head wants 6: at +1 h the 4 leased free up; it is reserved 6 of 8,
   // so 2 free GPUs stay outside its reservation.
@@ -109,7 +99,7 @@ TEST(ScheduleTest, GpusOutsideTheReservationAreBackfilledFreely) {
 }
 
 TEST(ScheduleTest, WithoutPlannableEndsBackfillTakesAnyFreeGpu) {
-  std::vector<GpuSlot> gpus = Gpus(4);
+  std::vector<GpuSlot> gpus = testing::FreeGpus(4);
   gpus[0].is_leased = true;
   gpus[1].is_leased = true;
   Decision d = Schedule(gpus, {Request(1, 1097, 4), Request(2, 1098, 1)}, {{{0, 1}, std::nullopt}}, FairShare(), kNow);
@@ -120,7 +110,7 @@ TEST(ScheduleTest, WithoutPlannableEndsBackfillTakesAnyFreeGpu) {
 // Requests that cannot fit are skipped cheaply, but never one that can: a
 // small request behind many large ones still starts.
 TEST(ScheduleTest, SmallRequestsBehindManyLargeOnesStillStart) {
-  std::vector<GpuSlot> gpus = Gpus(8);
+  std::vector<GpuSlot> gpus = testing::FreeGpus(8);
   for (int i = 0; i < 6; ++i) gpus[static_cast<size_t>(i)].is_leased = true;
   std::vector<QueuedRequest> queue = {Request(1, 1001, 4)};
   for (int id = 2; id < 100; ++id) queue.push_back(Request(id, 1001, 3));

@@ -13,6 +13,7 @@
 #include <toml++/toml.h>
 
 #include "common/proc_files.h"
+#include "common/toml_text.h"
 #include "common/units.h"
 #include "config/toml_reader.h"
 
@@ -258,6 +259,7 @@ const char* FaultKindName(FaultKind kind) {
 }
 
 Result<Scenario> ParseScenario(std::string_view text, std::string_view source_name) {
+  if (Status s = CheckTomlText(text, source_name); !s.ok()) return s;
   toml::parse_result parsed = toml::parse(text, source_name);
   if (!parsed) {
     const toml::parse_error& e = parsed.error();
