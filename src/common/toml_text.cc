@@ -3,20 +3,57 @@
 
 #include <fmt/format.h>
 
+#include <vector>
+
 namespace tarmac {
 
 Status CheckTomlText(std::string_view text, std::string_view source) {
   int line = 1;
   size_t i = 0;
+  // Where a quote opens a string, as TOML (and toml++) reads it:
+  //   a value: after '=', or in an array after '[', ',' or a line break;
+  //     basic, literal, and multi-line strings;
+  //   a key: first on a line outside arrays, in an inline table after '{'
+  //     or ',', after '.' in a dotted key, after '[' in a table header;
+  //     one-line strings only ('"""' there is an empty key, then a quote).
+  // Anywhere else a quote opens nothing, and what follows is checked.
+  std::vector<char> open;     // 'a' array, 't' inline table.
+  bool expect_value = false;  // The next token is a value, not a key.
+  char last = '\n';           // The last character that was not a space or tab.
   auto starts = [&](std::string_view s) { return text.substr(i, s.size()) == s; };
+  auto in = [&](char kind) { return !open.empty() && open.back() == kind; };
+  auto fail = [&] {
+    return Status::InvalidArgument(fmt::format("{}:{}: non-ASCII character outside a string or comment", source, line));
+  };
+  // Skips a one-line string opened by `quote` at i.
+  auto skip_string = [&](char quote) {
+    i++;
+    while (i < text.size() && text[i] != quote && text[i] != '\n') {
+      i += (quote == '"' && text[i] == '\\' && i + 1 < text.size() && text[i + 1] != '\n') ? 2 : 1;
+    }
+    if (i < text.size() && text[i] == quote) i++;
+  };
   while (i < text.size()) {
     char c = text[i];
+    if (c == ' ' || c == '\t' || c == '\r') {
+      i++;
+      continue;
+    }
     if (c == '\n') {
       line++;
       i++;
-    } else if (c == '#') {  // Comment: to the end of the line.
+      last = '\n';
+      if (open.empty()) expect_value = false;
+      continue;
+    }
+    bool is_quote = c == '"' || c == '\'';
+    bool value_here = expect_value && (last == '=' || last == '[' || last == ',' || (last == '\n' && in('a')));
+    bool key_here = !expect_value && (last == '\n' || last == '{' || last == ',' || last == '.' || last == '[');
+    char before = last;
+    last = c;
+    if (c == '#') {  // Comment: to the end of the line.
       while (i < text.size() && text[i] != '\n') i++;
-    } else if (starts("\"\"\"") || starts("'''")) {  // Multi-line string.
+    } else if (is_quote && value_here && (starts("\"\"\"") || starts("'''"))) {  // Multi-line string.
       std::string_view close = text.substr(i, 3);
       bool has_escapes = close[0] == '"';
       i += 3;
@@ -26,16 +63,34 @@ Status CheckTomlText(std::string_view text, std::string_view source) {
       }
       i += 3;
       while (i < text.size() && text[i] == close[0]) i++;  // Up to two quotes may end the content.
-    } else if (c == '"' || c == '\'') {  // One-line string; a newline ends it (toml++ then says why).
-      i++;
-      while (i < text.size() && text[i] != c && text[i] != '\n') {
-        i += (c == '"' && text[i] == '\\' && i + 1 < text.size() && text[i + 1] != '\n') ? 2 : 1;
-      }
-      if (i < text.size() && text[i] == c) i++;
+      expect_value = false;
+    } else if (is_quote && (value_here || key_here)) {
+      skip_string(c);
+      if (value_here) expect_value = false;
     } else if (static_cast<unsigned char>(c) >= 0x80) {
-      return Status::InvalidArgument(
-          fmt::format("{}:{}: non-ASCII character outside a string or comment", source, line));
+      return fail();
     } else {
+      if (c == '=') expect_value = true;
+      if (c == '[') {
+        if (expect_value && (before == '=' || before == '[' || before == ',' || (before == '\n' && in('a')))) {
+          open.push_back('a');
+        } else {
+          expect_value = false;  // A table header: keys.
+        }
+      }
+      if (c == ']' && in('a')) {
+        open.pop_back();
+        expect_value = false;
+      }
+      if (c == '{' && expect_value) {
+        open.push_back('t');
+        expect_value = false;
+      }
+      if (c == '}' && in('t')) {
+        open.pop_back();
+        expect_value = false;
+      }
+      if (c == ',') expect_value = in('a');
       i++;
     }
   }

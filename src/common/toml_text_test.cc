@@ -26,6 +26,23 @@ TEST(TomlTextTest, NonAsciiInStringsAndCommentsIsFine) {
   }
 }
 
+// Also found by the fuzzer: a quote where no string may start is not one,
+// for toml++ as here.
+TEST(TomlTextTest, AQuoteWhereNoStringMayStartOpensNone) {
+  EXPECT_FALSE(CheckTomlText("a =-m::::'''::\xc6\xbc::'''\n", "f.toml").ok());
+  EXPECT_FALSE(CheckTomlText("a = \"x\" \"\xd0\x8d\"\n", "f.toml").ok());
+  EXPECT_TRUE(CheckTomlText("a = [\n  '\xd0\x8d',\n  \"\xd0\x8d\"]\nt = {k = '\xd0\x8d'}\n", "f.toml").ok());
+}
+
+// And: '"""' where a key goes is an empty key and a quote, not a string.
+TEST(TomlTextTest, TripleQuotesOnlyOpenMultiLineStringsWhereValuesGo) {
+  EXPECT_FALSE(CheckTomlText("\"\"\"ey: k \xef\xbb\x9f\"\"\"\n", "f.toml").ok());
+  EXPECT_TRUE(CheckTomlText("a = \"\"\"x \xef\xbb\x9f\"\"\"\n", "f.toml").ok());
+  EXPECT_TRUE(CheckTomlText("a = [\n\"\"\"\xd0\x8d\"\"\",\n'''\xd0\x8d''']\n", "f.toml").ok());
+  EXPECT_TRUE(CheckTomlText("[\"t\xd0\x8d\".'s\xd0\x8d']\n\"k\xd0\x8d\".x = {\"i\xd0\x8d\" = 1, j = '\xd0\x8d'}\n", "f.toml").ok());
+  EXPECT_FALSE(CheckTomlText("[t]\n[\xd0\x8d]\n", "f.toml").ok());
+}
+
 TEST(TomlTextTest, LinesAreCountedThroughMultiLineStrings) {
   Status s = CheckTomlText("a = \"\"\"one\ntwo\nthree\"\"\"\n\xd0\x8d\n", "f.toml");
   EXPECT_EQ(s.message(), "f.toml:4: non-ASCII character outside a string or comment");
