@@ -22,8 +22,8 @@ Status CheckTomlText(std::string_view text, std::string_view source) {
   char last = '\n';           // The last character that was not a space or tab.
   auto starts = [&](std::string_view s) { return text.substr(i, s.size()) == s; };
   auto in = [&](char kind) { return !open.empty() && open.back() == kind; };
-  auto fail = [&] {
-    return Status::InvalidArgument(fmt::format("{}:{}: non-ASCII character outside a string or comment", source, line));
+  auto fail = [&](std::string_view where) {
+    return Status::InvalidArgument(fmt::format("{}:{}: non-ASCII character {}", source, line, where));
   };
   // Skips a one-line string opened by `quote` at i.
   auto skip_string = [&](char quote) {
@@ -58,8 +58,27 @@ Status CheckTomlText(std::string_view text, std::string_view source) {
       bool has_escapes = close[0] == '"';
       i += 3;
       while (i < text.size() && !starts(close)) {
+        if (has_escapes && text[i] == '\\') {
+          size_t j = i + 1;
+          while (j < text.size() && (text[j] == ' ' || text[j] == '\t' || text[j] == '\r')) j++;
+          if (j < text.size() && text[j] == '\n') {
+            // A line-ending backslash: toml++ tests what follows for
+            // whitespace, so that must not be non-ASCII either.
+            while (j < text.size() && (text[j] == ' ' || text[j] == '\t' || text[j] == '\r' || text[j] == '\n')) {
+              if (text[j] == '\n') line++;
+              j++;
+            }
+            if (j < text.size() && static_cast<unsigned char>(text[j]) >= 0x80) {
+              return fail("right after a line-ending backslash");
+            }
+            i = j;
+            continue;
+          }
+          i += 2;
+          continue;
+        }
         if (text[i] == '\n') line++;
-        i += (has_escapes && text[i] == '\\' && i + 1 < text.size() && text[i + 1] != '\n') ? 2 : 1;
+        i++;
       }
       i += 3;
       while (i < text.size() && text[i] == close[0]) i++;  // Up to two quotes may end the content.
@@ -68,7 +87,7 @@ Status CheckTomlText(std::string_view text, std::string_view source) {
       skip_string(c);
       if (value_here) expect_value = false;
     } else if (static_cast<unsigned char>(c) >= 0x80) {
-      return fail();
+      return fail("outside a string or comment");
     } else {
       if (c == '=') expect_value = true;
       if (c == '[') {

@@ -15,7 +15,8 @@
 namespace tarmac {
 
 // kInvalidArgument "SOURCE:LINE: non-ASCII character outside a string or
-// comment" for the first such byte; OK otherwise. Strings and comments are
+// comment" (or "right after a line-ending backslash", where toml++ also
+// tests for whitespace) for the first such byte; OK otherwise. Strings and comments are
 // found as TOML defines them (basic, literal and multi-line strings, with
 // escapes in basic ones).
 Status CheckTomlText(std::string_view text, std::string_view source);

@@ -43,6 +43,15 @@ TEST(TomlTextTest, TripleQuotesOnlyOpenMultiLineStringsWhereValuesGo) {
   EXPECT_FALSE(CheckTomlText("[t]\n[\xd0\x8d]\n", "f.toml").ok());
 }
 
+// And: toml++ tests the character after a line-ending backslash for
+// whitespace, so there it must be ASCII too.
+TEST(TomlTextTest, NonAsciiRightAfterALineEndingBackslashIsRefused) {
+  Status s = CheckTomlText("a = \"\"\"x \\\n    \xc8\xb9\"\"\"\n", "f.toml");
+  EXPECT_EQ(s.message(), "f.toml:2: non-ASCII character right after a line-ending backslash");
+  EXPECT_TRUE(CheckTomlText("a = \"\"\"x \\\n    y\xc8\xb9\"\"\"\n", "f.toml").ok());
+  EXPECT_TRUE(CheckTomlText("a = '''x \\\n\xc8\xb9'''\n", "f.toml").ok());  // Literal: no escapes.
+}
+
 TEST(TomlTextTest, LinesAreCountedThroughMultiLineStrings) {
   Status s = CheckTomlText("a = \"\"\"one\ntwo\nthree\"\"\"\n\xd0\x8d\n", "f.toml");
   EXPECT_EQ(s.message(), "f.toml:4: non-ASCII character outside a string or comment");
