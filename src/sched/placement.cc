@@ -7,21 +7,55 @@
 namespace tarmac::sched {
 namespace {
 
+// How many free GPUs share each value of `key` (values under 0 are not
+// counted): a flat table when the values are small, as topology ids are.
+std::map<int, int> CountByKey(const std::vector<const GpuSlot*>& free, int GpuSlot::*key) {
+  std::map<int, int> counts;
+  for (const GpuSlot* g : free) {
+    if (g->*key >= 0) counts[g->*key]++;
+  }
+  return counts;
+}
+
+std::vector<int> FlatCounts(const std::vector<const GpuSlot*>& free, int GpuSlot::*key, bool* is_flat) {
+  int max_key = -1;
+  for (const GpuSlot* g : free) max_key = std::max(max_key, g->*key);
+  *is_flat = max_key < 65536;
+  std::vector<int> counts;
+  if (!*is_flat) return counts;
+  counts.assign(static_cast<size_t>(max_key + 1), 0);
+  for (const GpuSlot* g : free) {
+    if (g->*key >= 0) counts[static_cast<size_t>(g->*key)]++;
+  }
+  return counts;
+}
+
 // The best group of free GPUs by `key` (-1: not grouped) that holds `count`:
-// the smallest group that fits, then the lowest index.
+// the smallest group that fits (the lowest value on a tie), its GPUs in
+// index order.
 std::optional<std::vector<int>> FromOneGroup(const std::vector<const GpuSlot*>& free, int count,
                                              int GpuSlot::*key) {
-  std::map<int, std::vector<int>> groups;
+  bool is_flat = false;
+  std::vector<int> flat = FlatCounts(free, key, &is_flat);
+  int best_key = -1;
+  int best_size = 0;
+  auto consider = [&](int value, int size) {
+    if (size >= count && (best_key < 0 || size < best_size)) {
+      best_key = value;
+      best_size = size;
+    }
+  };
+  if (is_flat) {
+    for (size_t v = 0; v < flat.size(); ++v) consider(static_cast<int>(v), flat[v]);
+  } else {
+    for (const auto& [value, size] : CountByKey(free, key)) consider(value, size);
+  }
+  if (best_key < 0) return std::nullopt;
+  std::vector<int> picked;
   for (const GpuSlot* g : free) {
-    if (g->*key >= 0) groups[g->*key].push_back(g->index);
+    if (g->*key == best_key && static_cast<int>(picked.size()) < count) picked.push_back(g->index);
   }
-  const std::vector<int>* best = nullptr;
-  for (const auto& [id, members] : groups) {
-    if (static_cast<int>(members.size()) < count) continue;
-    if (best == nullptr || members.size() < best->size()) best = &members;
-  }
-  if (best == nullptr) return std::nullopt;
-  return std::vector<int>(best->begin(), best->begin() + count);
+  return picked;
 }
 
 }  // namespace
@@ -50,6 +84,7 @@ std::optional<std::vector<int>> PickGpus(const std::vector<GpuSlot>& gpus, const
   }
   if (wants.gpu_count <= 0) return std::nullopt;
   std::vector<const GpuSlot*> free;
+  free.reserve(gpus.size());
   for (const GpuSlot& g : gpus) {
     if (IsFree(g, wants.min_free_memory_bytes, change(g))) free.push_back(&g);
   }
@@ -57,12 +92,21 @@ std::optional<std::vector<int>> PickGpus(const std::vector<GpuSlot>& gpus, const
   if (wants.gpu_count == 1) {
     // One GPU: one without NVLink first, else one from the most broken-up
     // NVLink domain, so whole domains stay free for multi-GPU work.
-    std::map<int, int> free_in_domain;
-    for (const GpuSlot* g : free) free_in_domain[g->nvlink_domain]++;
-    auto score = [&](const GpuSlot* g) { return g->nvlink_domain < 0 ? 0 : free_in_domain[g->nvlink_domain]; };
+    bool is_flat = false;
+    std::vector<int> flat = FlatCounts(free, &GpuSlot::nvlink_domain, &is_flat);
+    std::map<int, int> counts = is_flat ? std::map<int, int>() : CountByKey(free, &GpuSlot::nvlink_domain);
+    auto score = [&](const GpuSlot* g) {
+      if (g->nvlink_domain < 0) return 0;
+      return is_flat ? flat[static_cast<size_t>(g->nvlink_domain)] : counts[g->nvlink_domain];
+    };
     const GpuSlot* best = free.front();
+    int best_score = score(best);
     for (const GpuSlot* g : free) {
-      if (score(g) < score(best)) best = g;
+      int sc = score(g);
+      if (sc < best_score) {
+        best = g;
+        best_score = sc;
+      }
     }
     return std::vector<int>{best->index};
   }
