@@ -36,6 +36,7 @@ http::Routes MakeHttpRoutes(const config::Config& config, const std::string& ver
                             metrics::FleetCounters* counters, Clock* clock) {
   metrics::RenderOptions render;
   render.is_dcgm_compatible = config.is_dcgm_compatible;
+  render.dcgm_hostname_label = config.dcgm_hostname_label;
   render.hostname = config.hostname;
   render.max_process_series = static_cast<size_t>(config.max_process_series);
   render.currency = config.currency;

@@ -133,6 +133,7 @@ Result<Config> ParseConfig(std::string_view text, std::string_view source_name) 
     r.String("listen", &c.http_listen);
     r.String("hostname", &c.hostname);
     r.Bool("dcgm_compatible", &c.is_dcgm_compatible);
+    ReadOneOf(r, *t, "dcgm_hostname_label", {"Hostname", "hostname"}, &c.dcgm_hostname_label);
     r.Integer("max_process_series", &c.max_process_series, 0, 100000);
     r.RejectUnknown();
     if (c.http_listen != "off") {

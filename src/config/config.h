@@ -49,6 +49,7 @@ struct Config {
   std::string http_listen = "127.0.0.1:9477";  // HOST:PORT, or "off".
   std::string hostname;                        // Host label in metrics; empty: the host's name.
   bool is_dcgm_compatible = true;              // Also serve dcgm-exporter's families.
+  std::string dcgm_hostname_label = "Hostname";  // "hostname" as dcgm-exporter >= 4.8.3 names it.
   int64_t max_process_series = 200;            // Per-process series cap.
   // [zombies]
   int64_t zombie_min_memory_bytes = int64_t{1} << 30;        // Held at least this much...

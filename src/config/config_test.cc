@@ -157,5 +157,14 @@ TEST(ConfigTest, ZombiesSectionAndItsErrors) {
   EXPECT_NE(m.find("z.toml:4: key 'zombies.min_memory': must not be negative"), std::string::npos) << m;
 }
 
+TEST(ConfigTest, TheDcgmHostLabelIsOneOfTwoSpellings) {
+  EXPECT_EQ(ParseConfig("[http]\ndcgm_hostname_label = \"hostname\"\n", "h.toml").value().dcgm_hostname_label,
+            "hostname");
+  Result<Config> bad = ParseConfig("[http]\ndcgm_hostname_label = \"host\"\n", "h.toml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("h.toml:2: key 'http.dcgm_hostname_label'"), std::string::npos)
+      << bad.status().message();
+}
+
 }  // namespace
 }  // namespace tarmac::config

@@ -197,14 +197,15 @@ const sampler::KubernetesNames* GpuPod(const GpuView& g) {
   return pod;
 }
 
-Labels DcgmLabels(const GpuView& g, const std::string& host, const std::string& driver) {
+Labels DcgmLabels(const GpuView& g, const std::string& host, const std::string& driver,
+                  const std::string& host_label) {
   int device = g.info.minor_number.value_or(g.info.index);
   Labels l = {{"gpu", std::to_string(g.info.index)},
               {"UUID", g.info.uuid},
               {"pci_bus_id", g.info.pci_bus_id},
               {"device", fmt::format("nvidia{}", device)},
               {"modelName", g.info.name},
-              {"Hostname", host},
+              {host_label, host},
               {"DCGM_FI_DRIVER_VERSION", driver}};
   if (const sampler::KubernetesNames* pod = GpuPod(g)) {
     l.emplace_back("pod", pod->pod);
@@ -263,7 +264,7 @@ std::string RenderMetrics(const sampler::Snapshot& snapshot, const sampler::Samp
       for (const GpuView& g : fleet.gpus) {
         if (!Readable(g)) continue;  // A lost GPU's series go stale (absent).
         if (std::optional<double> v = f.value(g)) {
-          out.Sample(f.doc.name, DcgmLabels(g, host, fleet.system.driver_version), *v);
+          out.Sample(f.doc.name, DcgmLabels(g, host, fleet.system.driver_version, options.dcgm_hostname_label), *v);
         }
       }
     }

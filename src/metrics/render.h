@@ -19,6 +19,7 @@ namespace tarmac::metrics {
 
 struct RenderOptions {
   bool is_dcgm_compatible = true;
+  std::string dcgm_hostname_label = "Hostname";  // Or "hostname" (dcgm-exporter >= 4.8.3).
   std::string hostname;            // Empty: the snapshot's.
   size_t max_process_series = 200;  // Per-process series beyond this are dropped (and counted).
   std::string currency = "USD";

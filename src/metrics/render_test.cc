@@ -157,5 +157,17 @@ TEST(RenderTest, TheMetricsDocumentMatchesTheCode) {
   EXPECT_EQ(documented, served);
 }
 
+TEST(RenderTest, TheDcgmHostLabelCanBeSpelledAsNewerDcgmExportersDo) {
+  RenderOptions options;
+  EXPECT_NE(Render(options).find(",Hostname=\"node-1\","), std::string::npos);
+  options.dcgm_hostname_label = "hostname";
+  std::string text = Render(options);
+  EXPECT_NE(text.find("DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-0\",pci_bus_id=\"00000000:10:00.0\",device=\"nvidia0\","
+                      "modelName=\"NVIDIA H100 80GB HBM3\",hostname=\"node-1\","),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("Hostname="), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tarmac::metrics
