@@ -259,13 +259,19 @@ std::string RenderMetrics(const sampler::Snapshot& snapshot, const sampler::Samp
   const std::vector<FamilyDoc>& docs = OtherNativeFamilies();
 
   if (options.is_dcgm_compatible) {
+    // Each GPU's labels once (finding its pod walks its processes), not
+    // once per family.
+    std::vector<Labels> dcgm_labels;
+    dcgm_labels.reserve(fleet.gpus.size());
+    for (const GpuView& g : fleet.gpus) {
+      dcgm_labels.push_back(DcgmLabels(g, host, fleet.system.driver_version, options.dcgm_hostname_label));
+    }
     for (const GpuFamily& f : DcgmGpuFamilies()) {
       out.Family(f.doc.name, f.doc.type, f.doc.help);
-      for (const GpuView& g : fleet.gpus) {
+      for (size_t i = 0; i < fleet.gpus.size(); ++i) {
+        const GpuView& g = fleet.gpus[i];
         if (!Readable(g)) continue;  // A lost GPU's series go stale (absent).
-        if (std::optional<double> v = f.value(g)) {
-          out.Sample(f.doc.name, DcgmLabels(g, host, fleet.system.driver_version, options.dcgm_hostname_label), *v);
-        }
+        if (std::optional<double> v = f.value(g)) out.Sample(f.doc.name, dcgm_labels[i], *v);
       }
     }
   }
