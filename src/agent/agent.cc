@@ -10,12 +10,13 @@
 #include <mutex>
 
 #include "agent/http_routes.h"
+#include "agent/lease_service.h"
+#include "agent/process_control.h"
 #include "agent/systemd_notify.h"
 #include "common/fs.h"
 #include "gpu/backend_factory.h"
 #include "ipc/unix_server.h"
 #include "sampler/sampler.h"
-#include "sched/zombies.h"
 #include "http/server.h"
 #include "metrics/counters.h"
 #include "store/writer.h"
@@ -116,24 +117,34 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
   store::StoreWriter* history_writer = history.get();
 
   metrics::FleetCounters counters([config](const std::string& model) { return config::GpuHourCost(config, model); });
-  // Zombie processes, judged over time on the sampler thread; read by the API.
-  sched::ZombiePolicy zombie_policy{config.zombie_min_memory_bytes, config.zombie_idle_for, config.zombie_allowlist,
-                                    config.zombie_includes_system_users};
-  sched::ZombieTracker zombie_tracker(zombie_policy);
-  std::mutex zombie_mu;
+  // Leases, the queue, idle leases, zombies and foreign processes: judged
+  // on the sampler thread each tick, asked about by the API.
+  std::unique_ptr<store::LeaseState> lease_state;
+  {
+    std::string path = config.state_dir + "/leases.db";
+    Result<std::unique_ptr<store::LeaseState>> opened = store::LeaseState::Open(path);
+    if (!opened.ok()) {
+      return opened.status().WithContext(
+          "agent: cannot open the lease state (move the file aside to start without the saved leases)");
+    }
+    lease_state = std::move(opened).value();
+  }
+  std::unique_ptr<ProcessControl> process_control = MakeProcessControl();
+  LeaseService leases(LeasePolicyOf(config), std::move(lease_state), process_control.get(), clock, logger);
+  s = leases.Restore();
+  if (!s.ok()) {
+    return s.WithContext("agent: cannot restore the saved leases (move the file aside to start without them)");
+  }
 
   SystemdNotifier systemd(logger);
   bool has_watchdog = systemd.has_watchdog();
   sampler::Sampler sampler([backend_options, clock, logger] { return gpu::OpenBackend(backend_options, clock, logger); },
                            SamplerOptionsOf(config), clock, logger,
-                           [has_watchdog, &systemd, history_writer, &counters, &zombie_tracker,
-                            &zombie_mu](const std::shared_ptr<const sampler::Snapshot>& s) {
+                           [has_watchdog, &systemd, history_writer, &counters,
+                            &leases](const std::shared_ptr<const sampler::Snapshot>& s) {
                              if (has_watchdog) systemd.Notify("WATCHDOG=1");
                              counters.Update(s->fleet, s->taken_at_steady);
-                             {
-                               std::lock_guard<std::mutex> lock(zombie_mu);
-                               zombie_tracker.Observe(s->fleet, s->taken_at_steady);
-                             }
+                             leases.OnTick(s->fleet, s->taken_at_steady);
                              if (history_writer != nullptr) history_writer->Submit(s);
                            });
   s = sampler.Start();
@@ -160,9 +171,10 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
       return j;
     };
   }
-  info.zombies = [&zombie_tracker, &zombie_mu, zombie_policy] {
-    std::lock_guard<std::mutex> lock(zombie_mu);
-    return sched::ZombiesToJson(zombie_tracker.Zombies(), zombie_policy);
+  info.leases = [&leases](const ipc::Request& request,
+                          const ipc::PeerCredentials& peer) -> std::optional<std::string> {
+    if (!LeaseService::Handles(request.method)) return std::nullopt;
+    return leases.Handle(request, peer);
   };
   ipc::ServerOptions server_options;
   server_options.socket_path = config.socket_path;

@@ -152,6 +152,38 @@ Result<Config> ParseConfig(std::string_view text, std::string_view source_name) 
     ReadInterval(r, *t, "idle_for", milliseconds(1000), milliseconds(7LL * 24 * 3600 * 1000), &c.zombie_idle_for);
     r.Strings("allowlist", &c.zombie_allowlist);
     r.Bool("include_system_users", &c.zombie_includes_system_users);
+    ReadOneOf(r, *t, "policy", {"report", "terminate"}, &c.zombie_policy);
+    r.RejectUnknown();
+  }
+  if (const toml::table* t = Section(root, "leases")) {
+    Reader r(*t, "leases", &errors);
+    r.String("admin_group", &c.admin_group);
+    milliseconds week = std::chrono::hours(24 * 7);
+    ReadInterval(r, *t, "kill_grace", milliseconds(0), milliseconds(600000), &c.kill_grace);
+    ReadInterval(r, *t, "idle_timeout", milliseconds(0), week, &c.idle_timeout);
+    ReadInterval(r, *t, "idle_grace", milliseconds(0), week, &c.idle_grace);
+    ReadOneOf(r, *t, "idle_policy", {"warn", "release", "terminate"}, &c.idle_policy);
+    ReadOneOf(r, *t, "foreign_policy", {"report", "terminate"}, &c.foreign_policy);
+    for (auto [key, out, keys] : {std::tuple{"idle_policy_by_user", &c.idle_policy_by_user, false},
+                                  std::tuple{"idle_policy_by_priority", &c.idle_policy_by_priority, true}}) {
+      const toml::node* n = r.Find(key);
+      if (n == nullptr) continue;
+      if (!n->is_table()) {
+        r.Fail(*n, key, "expected a table of policies (\"warn\", \"release\" or \"terminate\")");
+        continue;
+      }
+      std::string prefix = std::string("leases.") + key;
+      Reader each(*n->as_table(), prefix, &errors);
+      for (const auto& [name, value] : *n->as_table()) {
+        std::string policy;
+        ReadOneOf(each, *n->as_table(), name.str(), {"warn", "release", "terminate"}, &policy);
+        if (keys && name.str() != "low" && name.str() != "normal" && name.str() != "high") {
+          each.Fail(value, name.str(), "expected a priority: low, normal or high");
+          continue;
+        }
+        if (!policy.empty()) (*out)[std::string(name.str())] = policy;
+      }
+    }
     r.RejectUnknown();
   }
   if (const toml::table* t = Section(root, "api")) {

@@ -57,6 +57,16 @@ struct Config {
   std::vector<std::string> zombie_allowlist = {"Xorg", "nvidia-persistenced", "ollama", "tritonserver",
                                                "dcgm-exporter"};  // Process names never reported.
   bool zombie_includes_system_users = false;                 // Users under uid 1000 (and root).
+  std::string zombie_policy = "report";                       // "report" or "terminate".
+  // [leases]
+  std::string admin_group = "tarmac-admin";  // Members manage every lease and process (root always does).
+  std::chrono::milliseconds kill_grace{10000};  // SIGTERM, then SIGKILL after this.
+  std::chrono::milliseconds idle_timeout{0};    // Default idle timeout of a lease; 0: none.
+  std::chrono::milliseconds idle_grace{std::chrono::minutes(5)};  // From the idle warning to the action.
+  std::string idle_policy = "warn";             // "warn", "release" or "terminate".
+  std::map<std::string, std::string> idle_policy_by_user;      // User name -> policy.
+  std::map<std::string, std::string> idle_policy_by_priority;  // "low", "normal", "high" -> policy.
+  std::string foreign_policy = "report";        // Processes on a GPU leased to another user.
   // [api]
   int max_connections = 64;            // Concurrent clients; more are refused.
   int64_t max_request_bytes = 65536;   // Longer requests are refused.

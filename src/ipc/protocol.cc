@@ -115,12 +115,13 @@ std::string Handle(const Request& request, const PeerCredentials& peer, const Ag
     result["tick_duration_seconds"] = static_cast<double>(snapshot->tick_duration.count()) / 1e6;
     return EncodeResult(request.id, result);
   }
-  if (request.method == "zombies") {
-    if (!agent.zombies) return EncodeError(request.id, kErrorUnavailable, "this agent does not watch for zombies");
-    return EncodeResult(request.id, agent.zombies());
+  if (agent.leases) {
+    if (std::optional<std::string> answer = agent.leases(request, peer)) return *answer;
   }
   return EncodeError(request.id, kErrorUnknownMethod,
-                     fmt::format("unknown method \"{}\" (known: hello, status, zombies)", request.method));
+                     fmt::format("unknown method \"{}\" (known: hello, status, zombies, zombies.kill, lease.request, "
+                                 "lease.get, lease.attach, lease.release, lease.extend, leases, queue, events)",
+                                 request.method));
 }
 
 Result<json> DecodeResponse(std::string_view line) {
@@ -132,6 +133,9 @@ Result<json> DecodeResponse(std::string_view line) {
   std::string code = j.value("/error/code"_json_pointer, std::string("unknown"));
   std::string message = j.value("/error/message"_json_pointer, std::string("(no message)"));
   if (code == kErrorBusy || code == kErrorUnavailable) return Status::Unavailable(fmt::format("agent: {}", message));
+  if (code == kErrorNotFound) return Status::NotFound(message);
+  if (code == kErrorPermissionDenied) return Status::PermissionDenied(message);
+  if (code == kErrorNoFit) return Status::ResourceExhausted(message);
   return Status::InvalidArgument(fmt::format("agent: {}: {}", code, message));
 }
 

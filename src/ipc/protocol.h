@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -46,6 +47,10 @@ inline constexpr const char* kErrorUnknownMethod = "unknown_method";
 inline constexpr const char* kErrorTooLarge = "request_too_large";
 inline constexpr const char* kErrorBusy = "busy";
 inline constexpr const char* kErrorUnavailable = "unavailable";
+inline constexpr const char* kErrorNotFound = "not_found";
+inline constexpr const char* kErrorPermissionDenied = "permission_denied";
+inline constexpr const char* kErrorNoFit = "no_fit";  // lease.request with wait=false: nothing fits now.
+inline constexpr const char* kErrorInternal = "internal";
 
 // Parses one request line (without the newline). On failure returns the
 // error response to send instead (with the id when one could be read).
@@ -69,8 +74,9 @@ struct AgentInfo {
   int64_t started_at_unix = 0;
   // The history writer's state for `hello` (empty: no history).
   std::function<nlohmann::json()> store_status;
-  // The `zombies` answer (empty: not watched).
-  std::function<nlohmann::json()> zombies;
+  // Lease and queue methods, and `zombies` (agent/lease_service.h): the
+  // response line, or empty for a method it does not answer.
+  std::function<std::optional<std::string>(const Request&, const PeerCredentials&)> leases;
 };
 
 // Answers one request from the latest snapshot (null before the first tick),

@@ -25,11 +25,16 @@ class FairShare {
 
   std::chrono::seconds half_life() const { return half_life_; }
 
- private:
+  // Each user's use as last charged (not decayed), for persistence.
   struct Account {
     double gpu_seconds = 0;
     std::chrono::steady_clock::time_point as_of;
   };
+  const std::map<int64_t, Account>& accounts() const { return accounts_; }
+  // Puts back an account saved from accounts().
+  void Restore(int64_t uid, Account account) { accounts_[uid] = account; }
+
+ private:
   double Decayed(const Account& a, std::chrono::steady_clock::time_point now) const;
 
   std::chrono::seconds half_life_;

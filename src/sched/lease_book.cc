@@ -65,10 +65,17 @@ std::vector<Lease> LeaseBook::Decide(const std::vector<GpuSlot>& gpus, TimePoint
   for (const auto& [id, l] : leases_) running.push_back({l.gpus, l.ends_at});
   last_decision_ = Schedule(marked, queue, running, share_, now);
 
+  // Grants name queued requests; index the queue once rather than search it
+  // per grant.
+  std::map<int64_t, size_t> position;
+  for (size_t i = 0; i < queue_.size(); ++i) position.emplace(queue_[i].id, i);
+  std::vector<bool> is_granted(queue_.size(), false);
   std::vector<Lease> granted;
   for (const Grant& g : last_decision_.grants) {
-    auto it = std::find_if(queue_.begin(), queue_.end(), [&](const Pending& p) { return p.id == g.request_id; });
-    if (it == queue_.end()) continue;
+    auto found = position.find(g.request_id);
+    if (found == position.end() || is_granted[found->second]) continue;
+    is_granted[found->second] = true;
+    const Pending* it = &queue_[found->second];
     Lease l;
     l.id = it->id;
     l.uid = it->owner.uid;
@@ -80,9 +87,17 @@ std::vector<Lease> LeaseBook::Decide(const std::vector<GpuSlot>& gpus, TimePoint
     if (it->request.max_time) l.ends_at = now + *it->request.max_time;
     l.idle_timeout = it->request.idle_timeout;
     l.command = it->request.command;
+    l.is_reservation = it->request.is_reservation;
+    l.holder = it->request.holder;
     leases_[l.id] = l;
     granted.push_back(l);
-    queue_.erase(it);
+  }
+  if (!granted.empty()) {
+    size_t kept = 0;
+    for (size_t i = 0; i < queue_.size(); ++i) {
+      if (!is_granted[i]) queue_[kept++] = std::move(queue_[i]);
+    }
+    queue_.resize(kept);
   }
   return granted;
 }
@@ -125,6 +140,38 @@ Status LeaseBook::Extend(const Caller& caller, int64_t lease_id, std::chrono::se
   }
   it->second.ends_at = end;
   return Status::OK();
+}
+
+Status LeaseBook::AttachJob(const Caller& caller, int64_t lease_id, ProcessRef job) {
+  auto it = leases_.find(lease_id);
+  if (it == leases_.end()) return Status::NotFound(fmt::format("no lease {}", lease_id));
+  Status s = Authorize(caller, it->second.uid, "lease", lease_id);
+  if (!s.ok()) return s;
+  it->second.job = job;
+  return Status::OK();
+}
+
+void LeaseBook::Restore(std::vector<Lease> leases, std::vector<Pending> queue, int64_t next_id, FairShare share) {
+  leases_.clear();
+  for (Lease& l : leases) {
+    next_id = std::max(next_id, l.id + 1);
+    leases_[l.id] = std::move(l);
+  }
+  std::sort(queue.begin(), queue.end(), [](const Pending& a, const Pending& b) { return a.id < b.id; });
+  for (const Pending& p : queue) next_id = std::max(next_id, p.id + 1);
+  queue_ = std::move(queue);
+  next_id_ = std::max<int64_t>(next_id, 1);
+  share_ = std::move(share);
+}
+
+const Lease* LeaseBook::FindLease(int64_t id) const {
+  auto it = leases_.find(id);
+  return it == leases_.end() ? nullptr : &it->second;
+}
+
+const Pending* LeaseBook::FindPending(int64_t id) const {
+  auto it = std::find_if(queue_.begin(), queue_.end(), [&](const Pending& p) { return p.id == id; });
+  return it == queue_.end() ? nullptr : &*it;
 }
 
 std::vector<int64_t> LeaseBook::Expired(TimePoint now) const {

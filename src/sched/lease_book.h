@@ -34,12 +34,23 @@ struct Caller {
   bool is_admin = false;  // Root or a member of the admin group.
 };
 
+// A process, told apart from a later one with the same PID by its start
+// time (clock ticks after boot, /proc/<pid>/stat field 22).
+struct ProcessRef {
+  int64_t pid = 0;  // 0: none.
+  int64_t start_ticks = 0;
+};
+
 struct LeaseRequest {
   GpuWants wants;
   Priority priority = Priority::kNormal;
   std::optional<std::chrono::seconds> max_time;      // Ends the lease (run --max-time, reserve --for).
   std::optional<std::chrono::seconds> idle_timeout;  // Idle-lease policy applies after this.
   std::string command;                               // What it is for, shown in listings.
+  bool is_reservation = false;  // reserve: no job; lives until released or its end.
+  // The client waiting for it (tarmac run): when it dies, the request is
+  // dropped, or the lease's job terminated and the lease released.
+  ProcessRef holder;
 };
 
 struct Lease {
@@ -53,6 +64,9 @@ struct Lease {
   std::optional<TimePoint> ends_at;
   std::optional<std::chrono::seconds> idle_timeout;
   std::string command;
+  bool is_reservation = false;
+  ProcessRef holder;  // From the request.
+  ProcessRef job;     // The job's first process (tarmac run), once attached.
 };
 
 struct Pending {
@@ -91,6 +105,13 @@ class LeaseBook {
   // Leases whose end has passed at `now`, oldest end first.
   std::vector<int64_t> Expired(TimePoint now) const;
 
+  // Sets a granted lease's job. kNotFound; kPermissionDenied as Release.
+  Status AttachJob(const Caller& caller, int64_t lease_id, ProcessRef job);
+
+  // Puts back state saved from leases(), queue(), next_id() and share()
+  // (after a restart). Replaces what the book holds.
+  void Restore(std::vector<Lease> leases, std::vector<Pending> queue, int64_t next_id, FairShare share);
+
   // Marks the GPUs held by leases as leased.
   void MarkLeased(std::vector<GpuSlot>* gpus) const;
 
@@ -102,6 +123,10 @@ class LeaseBook {
   const std::vector<Pending>& queue() const { return queue_; }
   const Decision& last_decision() const { return last_decision_; }
   const FairShare& share() const { return share_; }
+  int64_t next_id() const { return next_id_; }
+  // The lease or queued request with `id`; null when none.
+  const Lease* FindLease(int64_t id) const;
+  const Pending* FindPending(int64_t id) const;
 
  private:
   Status Authorize(const Caller& caller, int64_t owner_uid, const char* what, int64_t id) const;

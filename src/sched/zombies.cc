@@ -14,7 +14,8 @@ bool ZombieTracker::IsExempt(const sampler::ProcessDetails& d) const {
   return !policy_.includes_system_users && d.uid >= 0 && d.uid < 1000;
 }
 
-void ZombieTracker::Observe(const sampler::FleetView& fleet, std::chrono::steady_clock::time_point now) {
+void ZombieTracker::Observe(const sampler::FleetView& fleet, std::chrono::steady_clock::time_point now,
+                            const LeaseOf& lease_of) {
   std::map<Key, Seen> still;
   for (const sampler::GpuView& g : fleet.gpus) {
     for (const sampler::ProcessView& p : g.processes) {
@@ -23,6 +24,9 @@ void ZombieTracker::Observe(const sampler::FleetView& fleet, std::chrono::steady
                         *p.process.used_memory_bytes >= policy_.min_memory_bytes &&
                         *p.process.sm_utilization_ratio == 0;
       if (!holds_idle || IsExempt(d)) continue;
+      std::optional<int64_t> lease = lease_of ? lease_of(g.info.index, d.uid) : std::nullopt;
+      bool is_orphaned = d.parent_pid <= 1;
+      if (lease && !is_orphaned) continue;
       Key key{g.info.index, p.process.pid, d.start_ticks};
       auto it = idle_.find(key);
       Seen seen;
@@ -37,11 +41,13 @@ void ZombieTracker::Observe(const sampler::FleetView& fleet, std::chrono::steady
       e.name = d.name;
       e.command = d.command;
       e.parent_pid = d.parent_pid;
-      e.is_orphaned = d.parent_pid <= 1;
+      e.is_orphaned = is_orphaned;
+      e.lease_id = lease;
       e.memory_bytes = *p.process.used_memory_bytes;
       e.idle_for = std::chrono::duration_cast<std::chrono::seconds>(now - seen.idle_since);
-      e.why = fmt::format("holds {} at 0 % SM for {} s, outside any lease{}", FormatBytes(e.memory_bytes),
-                          e.idle_for.count(), e.is_orphaned ? ", orphaned (its parent is gone)" : "");
+      e.why = fmt::format("holds {} at 0 % SM for {} s, {}{}", FormatBytes(e.memory_bytes), e.idle_for.count(),
+                          lease ? fmt::format("in lease {}", *lease) : std::string("outside any lease"),
+                          e.is_orphaned ? ", orphaned (its parent is gone)" : "");
       still.emplace(key, std::move(seen));
     }
   }

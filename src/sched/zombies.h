@@ -12,6 +12,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -54,9 +55,16 @@ class ZombieTracker {
  public:
   explicit ZombieTracker(ZombiePolicy policy = ZombiePolicy()) : policy_(std::move(policy)) {}
 
+  // The live lease a process of user `uid` on GPU `gpu_index` is part of;
+  // empty when none.
+  using LeaseOf = std::function<std::optional<int64_t>(int gpu_index, int64_t uid)>;
+
   // Notes, for every GPU process, whether it holds memory at 0 % SM now,
-  // and since when; forgets processes that are gone.
-  void Observe(const sampler::FleetView& fleet, std::chrono::steady_clock::time_point now);
+  // and since when; forgets processes that are gone. A process inside a
+  // live lease is not a zombie (the idle-lease policy covers it) unless it
+  // is orphaned.
+  void Observe(const sampler::FleetView& fleet, std::chrono::steady_clock::time_point now,
+               const LeaseOf& lease_of = {});
 
   // The zombies as of the last Observe, biggest memory first.
   std::vector<ZombieEvidence> Zombies() const;

@@ -1,0 +1,793 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "agent/lease_service.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+
+#include <algorithm>
+
+#include "agent/callers.h"
+#include "common/units.h"
+
+namespace tarmac::agent {
+namespace {
+
+using nlohmann::json;
+using std::chrono::duration_cast;
+using std::chrono::seconds;
+
+constexpr size_t kMaxEndedRemembered = 4096;
+const sched::Caller kAgentCaller{0, "tarmac", true};
+
+IdleAction ParseIdleAction(const std::string& name) {
+  if (name == "release") return IdleAction::kRelease;
+  if (name == "terminate") return IdleAction::kTerminate;
+  return IdleAction::kWarn;
+}
+
+std::string ErrorCode(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kInvalidArgument:
+      return ipc::kErrorBadRequest;
+    case StatusCode::kNotFound:
+      return ipc::kErrorNotFound;
+    case StatusCode::kPermissionDenied:
+      return ipc::kErrorPermissionDenied;
+    case StatusCode::kResourceExhausted:
+      return ipc::kErrorNoFit;
+    case StatusCode::kUnavailable:
+      return ipc::kErrorUnavailable;
+    default:
+      return ipc::kErrorInternal;
+  }
+}
+
+Result<int64_t> IdParam(const json& params, const char* key = "id") {
+  auto it = params.find(key);
+  if (it == params.end() || !it->is_number_integer() || it->get<int64_t>() < 1) {
+    return Status::InvalidArgument(fmt::format("params.{}: expected a positive integer", key));
+  }
+  return it->get<int64_t>();
+}
+
+std::string GpuList(const std::vector<int>& gpus) {
+  std::string out;
+  for (int g : gpus) out += (out.empty() ? "" : ",") + std::to_string(g);
+  return out;
+}
+
+bool IsCompute(const sampler::ProcessView& p) { return p.process.type != gpu::ProcessType::kGraphics; }
+
+}  // namespace
+
+const char* IdleActionName(IdleAction a) {
+  switch (a) {
+    case IdleAction::kRelease:
+      return "release";
+    case IdleAction::kTerminate:
+      return "terminate";
+    case IdleAction::kWarn:
+      break;
+  }
+  return "warn";
+}
+
+LeasePolicy LeasePolicyOf(const config::Config& c) {
+  LeasePolicy p;
+  p.admin_group = c.admin_group;
+  p.kill_grace = c.kill_grace;
+  p.default_idle_timeout = c.idle_timeout;
+  p.idle_grace = c.idle_grace;
+  p.idle_action = ParseIdleAction(c.idle_policy);
+  for (const auto& [user, name] : c.idle_policy_by_user) p.idle_action_by_user[user] = ParseIdleAction(name);
+  for (const auto& [priority, name] : c.idle_policy_by_priority) {
+    sched::Priority pr;
+    if (sched::ParsePriority(priority, &pr)) p.idle_action_by_priority[pr] = ParseIdleAction(name);
+  }
+  p.terminates_zombies = c.zombie_policy == "terminate";
+  p.terminates_foreign = c.foreign_policy == "terminate";
+  p.zombies = sched::ZombiePolicy{c.zombie_min_memory_bytes, c.zombie_idle_for, c.zombie_allowlist,
+                                  c.zombie_includes_system_users};
+  return p;
+}
+
+LeaseService::LeaseService(LeasePolicy policy, std::unique_ptr<store::LeaseState> state, ProcessControl* processes,
+                           Clock* clock, Logger* logger)
+    : policy_(std::move(policy)),
+      state_(std::move(state)),
+      processes_(processes),
+      clock_(clock),
+      logger_(logger),
+      zombies_(policy_.zombies) {}
+
+sched::TimeBase LeaseService::Base() const { return {clock_->SteadyNow(), clock_->WallNow()}; }
+
+// --- persistence and events ----------------------------------------------
+
+void LeaseService::SaveLease(const sched::Lease& lease) {
+  changes_.push_back({"lease", lease.id, sched::LeaseToJson(lease, Base())});
+}
+
+void LeaseService::SavePending(int64_t id) {
+  if (const sched::Pending* p = book_.FindPending(id)) changes_.push_back({"queue", id, sched::PendingToJson(*p, Base())});
+  changes_.push_back({"meta", 0, json{{"next_id", book_.next_id()}}});
+}
+
+void LeaseService::SaveShare(int64_t uid) {
+  auto it = book_.share().accounts().find(uid);
+  if (it == book_.share().accounts().end()) return;
+  changes_.push_back({"share", uid, json{{"gpu_seconds", it->second.gpu_seconds},
+                                         {"as_of_unix", Base().ToUnix(it->second.as_of)}}});
+}
+
+void LeaseService::Erase(const char* kind, int64_t id) { changes_.push_back({kind, id, nullptr}); }
+
+void LeaseService::Event(const std::string& kind, int64_t lease_id, int64_t uid, const std::string& user,
+                         const std::vector<int>& gpus, const Actor& actor, const std::string& detail) {
+  store::LeaseEvent e;
+  e.at_unix = std::chrono::duration<double>(clock_->WallNow().time_since_epoch()).count();
+  e.kind = kind;
+  e.lease_id = lease_id;
+  e.uid = uid;
+  e.user = user;
+  e.actor_uid = actor.uid;
+  e.actor = actor.name;
+  e.gpus = gpus;
+  e.detail = detail;
+  logger_->Log(kind == "refused" ? LogLevel::kWarning : LogLevel::kInfo, "lease {}: {} ({}, by {}): {}", lease_id,
+               kind, user, actor.name, detail);
+  events_.push_back(std::move(e));
+}
+
+void LeaseService::Flush() {
+  if (state_ == nullptr) {
+    changes_.clear();
+    events_.clear();
+    return;
+  }
+  Status s = state_->Apply(changes_, &events_);
+  if (!s.ok()) {
+    logger_->Log(LogLevel::kError, "leases: saving to {} failed: {} (the change holds until the agent restarts)",
+                 state_->path(), s.ToString());
+  }
+  changes_.clear();
+  events_.clear();
+}
+
+// --- restore ---------------------------------------------------------------
+
+Status LeaseService::Restore() {
+  if (state_ == nullptr) return Status::OK();
+  std::lock_guard<std::mutex> lock(mu_);
+  sched::TimeBase base = Base();
+  std::vector<sched::Lease> leases;
+  std::vector<sched::Pending> queue;
+  int64_t next_id = 1;
+  sched::FairShare share;
+  for (const char* kind : {"lease", "queue", "share", "meta"}) {
+    Result<std::vector<std::pair<int64_t, json>>> rows = state_->Load(kind);
+    if (!rows.ok()) return rows.status().WithContext(fmt::format("lease state {}", state_->path()));
+    for (const auto& [id, body] : rows.value()) {
+      std::string where = fmt::format("lease state {}: {} {}", state_->path(), kind, id);
+      if (std::string(kind) == "lease") {
+        Result<sched::Lease> l = sched::LeaseFromJson(body, base);
+        if (!l.ok()) return l.status().WithContext(where);
+        leases.push_back(std::move(l).value());
+      } else if (std::string(kind) == "queue") {
+        Result<sched::Pending> p = sched::PendingFromJson(body, base);
+        if (!p.ok()) return p.status().WithContext(where);
+        queue.push_back(std::move(p).value());
+      } else if (std::string(kind) == "share") {
+        if (!body.value("gpu_seconds", json()).is_number() || !body.value("as_of_unix", json()).is_number()) {
+          return Status::Corruption(where + ": expected gpu_seconds and as_of_unix");
+        }
+        share.Restore(id, {body["gpu_seconds"].get<double>(), base.FromUnix(body["as_of_unix"].get<double>())});
+      } else if (body.value("next_id", json()).is_number_integer()) {
+        next_id = body["next_id"].get<int64_t>();
+      }
+    }
+  }
+  book_.Restore(leases, queue, next_id, std::move(share));
+  TimePoint now = base.steady;
+  int reattached = 0;
+  int ended = 0;
+  for (const sched::Lease& l : leases) {
+    if (l.is_reservation || IsAlive(l.holder)) {
+      ++reattached;
+      runtime_[l.id];
+      Event("reattached", l.id, l.uid, l.user, l.gpus, Actor{},
+            l.is_reservation ? "reservation restored after an agent restart"
+                             : fmt::format("its client (pid {}) still runs", l.holder.pid));
+      continue;
+    }
+    ++ended;
+    EndLease(l.id, "client_gone",
+             fmt::format("its client (pid {}) exited while the agent was down; its processes are terminated",
+                         l.holder.pid),
+             Actor{}, true, now);
+  }
+  int dropped = 0;
+  for (const sched::Pending& p : queue) {
+    if (p.request.holder.pid == 0 || IsAlive(p.request.holder)) continue;
+    ++dropped;
+    book_.Cancel(kAgentCaller, p.id).IgnoreError();
+    Erase("queue", p.id);
+    ended_[p.id] = "its client exited while the agent was down";
+    Event("client_gone", p.id, p.owner.uid, p.owner.user, {}, Actor{}, "queued request dropped: " + ended_[p.id]);
+  }
+  Flush();
+  logger_->Log(LogLevel::kInfo, "leases: restored {} lease{} ({} ended: client gone) and {} queued request{} ({} dropped) from {}",
+               leases.size(), leases.size() == 1 ? "" : "s", ended, queue.size(), queue.size() == 1 ? "" : "s",
+               dropped, state_->path());
+  (void)reattached;
+  return Status::OK();
+}
+
+// --- API ---------------------------------------------------------------------
+
+bool LeaseService::Handles(const std::string& method) {
+  static const char* const kMethods[] = {"lease.request", "lease.get",   "lease.attach", "lease.release",
+                                         "lease.extend",  "leases",      "queue",        "zombies",
+                                         "zombies.kill",  "events"};
+  return std::any_of(std::begin(kMethods), std::end(kMethods), [&](const char* m) { return method == m; });
+}
+
+std::string LeaseService::Handle(const ipc::Request& request, const ipc::PeerCredentials& peer) {
+  sched::Caller caller = ResolveCaller(peer.uid, peer.gid, policy_.admin_group);
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string answer = Dispatch(request, peer, caller, clock_->SteadyNow());
+  Flush();
+  return answer;
+}
+
+std::string LeaseService::Dispatch(const ipc::Request& request, const ipc::PeerCredentials& peer,
+                                   const sched::Caller& caller, TimePoint now) {
+  const std::string& m = request.method;
+  const json& params = request.params;
+  Result<json> result = json::object();
+  if (m == "lease.request") {
+    result = Request(params, peer, caller, now);
+  } else if (m == "lease.get") {
+    Result<int64_t> id = IdParam(params);
+    result = id.ok() ? Get(id.value(), now) : Result<json>(id.status());
+  } else if (m == "lease.attach") {
+    Result<int64_t> id = IdParam(params);
+    Result<int64_t> pid = id.ok() ? IdParam(params, "pid") : id;
+    std::optional<ProcessIdentity> who = pid.ok() ? processes_->Identify(pid.value()) : std::nullopt;
+    if (!pid.ok()) {
+      result = pid.status();
+    } else if (!who) {
+      result = Status::NotFound(fmt::format("pid {} is not running", pid.value()));
+    } else if (who->uid != caller.uid && !caller.is_admin) {
+      result = Status::PermissionDenied(fmt::format("pid {} belongs to another user", pid.value()));
+    } else {
+      Status s = book_.AttachJob(caller, id.value(), {who->pid, who->start_ticks});
+      if (s.ok()) SaveLease(*book_.FindLease(id.value()));
+      result = s.ok() ? Result<json>(json{{"attached", true}}) : Result<json>(s);
+    }
+  } else if (m == "lease.release") {
+    Result<int64_t> id = IdParam(params);
+    result = id.ok() ? Release(id.value(), peer, caller, now) : Result<json>(id.status());
+  } else if (m == "lease.extend") {
+    Result<int64_t> id = IdParam(params);
+    auto by = params.find("seconds");
+    if (!id.ok()) {
+      result = id.status();
+    } else if (by == params.end() || !by->is_number_integer()) {
+      result = Status::InvalidArgument("params.seconds: expected an integer");
+    } else {
+      Status s = book_.Extend(caller, id.value(), seconds(by->get<int64_t>()), now);
+      if (s.ok()) {
+        const sched::Lease& l = *book_.FindLease(id.value());
+        SaveLease(l);
+        Event("extended", l.id, l.uid, l.user, l.gpus, Actor{caller.uid, caller.user},
+              fmt::format("by {}; ends at {:.0f}", FormatDuration(seconds(by->get<int64_t>())),
+                          Base().ToUnix(*l.ends_at)));
+        result = LeaseJson(l, now);
+      } else {
+        result = s;
+      }
+    }
+  } else if (m == "leases") {
+    result = LeasesJson(now);
+  } else if (m == "queue") {
+    result = QueueJson(now);
+  } else if (m == "zombies") {
+    result = sched::ZombiesToJson(zombies_.Zombies(), zombies_.policy());
+    result.value()["policy"]["action"] = policy_.terminates_zombies ? "terminate" : "report";
+  } else if (m == "zombies.kill") {
+    result = KillZombies(params, caller, now);
+  } else if (m == "events") {
+    int64_t after = params.value("after", json(0)).is_number_integer() ? params["after"].get<int64_t>() : -1;
+    int64_t limit = params.value("limit", json(1000)).is_number_integer() ? params["limit"].get<int64_t>() : -1;
+    if (after < 0 || limit < 1 || limit > 100000) {
+      result = Status::InvalidArgument("params.after: an integer >= 0; params.limit: 1 to 100000");
+    } else if (state_ == nullptr) {
+      result = Status::Unavailable("this agent keeps no lease state (no state directory)");
+    } else {
+      Result<std::vector<store::LeaseEvent>> events = state_->Events(after, limit);
+      if (!events.ok()) {
+        result = events.status();
+      } else {
+        json list = json::array();
+        for (const store::LeaseEvent& e : events.value()) list.push_back(store::LeaseEventToJson(e));
+        result = json{{"events", list}};
+      }
+    }
+  }
+  if (!result.ok()) {
+    if (result.status().code() == StatusCode::kPermissionDenied) {
+      Event("refused", params.value("id", json(0)).is_number_integer() ? params["id"].get<int64_t>() : 0, caller.uid,
+            caller.user, {}, Actor{caller.uid, caller.user}, fmt::format("{}: {}", m, result.status().message()));
+    }
+    const std::string& message = result.status().message();
+    return ipc::EncodeError(request.id, ErrorCode(result.status()), message);
+  }
+  return ipc::EncodeResult(request.id, result.value());
+}
+
+Result<json> LeaseService::Request(const json& params, const ipc::PeerCredentials& peer, const sched::Caller& caller,
+                                   TimePoint now) {
+  Result<sched::LeaseRequest> parsed = sched::LeaseRequestFromJson(params);
+  if (!parsed.ok()) return parsed.status();
+  sched::LeaseRequest request = std::move(parsed).value();
+  auto wait = params.find("wait");
+  if (wait != params.end() && !wait->is_boolean()) return Status::InvalidArgument("params.wait: expected true or false");
+  bool waits = wait == params.end() || wait->get<bool>();
+  if (!has_gpus_) return Status::Unavailable("the agent has not read the GPUs yet");
+  if (!request.is_reservation) {
+    std::optional<ProcessIdentity> client = processes_->Identify(peer.pid);
+    if (client) request.holder = {client->pid, client->start_ticks};
+  }
+  if (!request.idle_timeout && policy_.default_idle_timeout.count() > 0) {
+    request.idle_timeout = duration_cast<seconds>(policy_.default_idle_timeout);
+  }
+  Result<int64_t> id = book_.Submit(caller, request, slots_, now);
+  if (!id.ok()) return id.status();
+  Decide(now);
+  if (const sched::Lease* l = book_.FindLease(id.value())) return json{{"state", "granted"}, {"lease", LeaseJson(*l, now)}};
+  if (!waits) {
+    std::string why = WaitReason(id.value());
+    book_.Cancel(kAgentCaller, id.value()).IgnoreError();
+    return Status::ResourceExhausted(fmt::format("no GPUs fit now: {}", why));
+  }
+  const sched::Pending* p = book_.FindPending(id.value());
+  SavePending(id.value());
+  Event("queued", id.value(), caller.uid, caller.user, {}, Actor{caller.uid, caller.user},
+        fmt::format("{}; {}", p->request.command.substr(0, 200), WaitReason(id.value())));
+  return json{{"state", "queued"}, {"request", QueuedJson(*p, now)}};
+}
+
+Result<json> LeaseService::Get(int64_t id, TimePoint now) const {
+  if (const sched::Lease* l = book_.FindLease(id)) return json{{"state", "granted"}, {"lease", LeaseJson(*l, now)}};
+  if (const sched::Pending* p = book_.FindPending(id)) return json{{"state", "queued"}, {"request", QueuedJson(*p, now)}};
+  auto it = ended_.find(id);
+  if (it != ended_.end()) return json{{"state", "ended"}, {"reason", it->second}};
+  return Status::NotFound(fmt::format("no lease or queued request {}", id));
+}
+
+Result<json> LeaseService::Release(int64_t id, const ipc::PeerCredentials& peer, const sched::Caller& caller,
+                                   TimePoint now) {
+  Actor actor{caller.uid, caller.user};
+  if (const sched::Lease* l = book_.FindLease(id)) {
+    if (!caller.is_admin && caller.uid != l->uid) {
+      return Status::PermissionDenied(fmt::format("lease {} belongs to {}", id, l->user),
+                                      "only its owner or an admin may release it");
+    }
+    // The client of a `tarmac run` lease releases it once every process it
+    // started has exited (it reaps them as their subreaper): nothing to
+    // terminate. Anyone else's release terminates what still runs.
+    bool by_holder = !l->is_reservation && static_cast<int64_t>(peer.pid) == l->holder.pid;
+    EndLease(id, "released", by_holder ? "its job finished" : fmt::format("released by {}", caller.user), actor,
+             !by_holder, now);
+    return json{{"released", id}};
+  }
+  if (const sched::Pending* p = book_.FindPending(id)) {
+    Status s = book_.Cancel(caller, id);
+    if (!s.ok()) return s;
+    (void)p;
+    Erase("queue", id);
+    ended_[id] = fmt::format("cancelled by {}", caller.user);
+    Event("cancelled", id, caller.uid, caller.user, {}, actor, ended_[id]);
+    return json{{"cancelled", id}};
+  }
+  if (ended_.count(id) != 0) return json{{"released", nullptr}, {"state", "ended"}, {"reason", ended_[id]}};
+  return Status::NotFound(fmt::format("no lease or queued request {}", id));
+}
+
+Result<json> LeaseService::KillZombies(const json& params, const sched::Caller& caller, TimePoint now) {
+  std::optional<int64_t> only;
+  if (params.contains("pid")) {
+    Result<int64_t> pid = IdParam(params, "pid");
+    if (!pid.ok()) return pid.status();
+    only = pid.value();
+  }
+  json terminated = json::array();
+  json refused = json::array();
+  json skipped = json::array();
+  bool matched = false;
+  Actor actor{caller.uid, caller.user};
+  for (const sched::ZombieEvidence& z : zombies_.Zombies()) {
+    if (only && z.pid != *only) continue;
+    matched = true;
+    json entry = {{"pid", z.pid}, {"gpu", z.gpu_index}, {"user", z.user}};
+    if (!caller.is_admin && caller.uid != z.uid) {
+      entry["why"] = fmt::format("pid {} belongs to {}; only its owner or an admin may terminate it", z.pid, z.user);
+      Event("refused", z.lease_id.value_or(0), z.uid, z.user, {z.gpu_index}, actor,
+            "zombies.kill: " + entry["why"].get<std::string>());
+      refused.push_back(entry);
+      continue;
+    }
+    Status s = processes_->Signal({z.pid, z.start_ticks}, z.uid, SIGTERM);
+    if (!s.ok()) {
+      entry["why"] = s.message();
+      Event("zombie_skipped", z.lease_id.value_or(0), z.uid, z.user, {z.gpu_index}, actor,
+            fmt::format("pid {} not signalled: {}", z.pid, s.message()));
+      skipped.push_back(entry);
+      continue;
+    }
+    Event("zombie_terminated", z.lease_id.value_or(0), z.uid, z.user, {z.gpu_index}, actor,
+          fmt::format("SIGTERM to pid {} ({}): {}", z.pid, z.name, z.why));
+    terminations_.push_back({z.lease_id.value_or(0), z.uid, {{z.pid, z.start_ticks}}, now + policy_.kill_grace});
+    terminated.push_back(entry);
+  }
+  if (only && !matched) return Status::NotFound(fmt::format("pid {} is not a zombie (see tarmac zombies)", *only));
+  return json{{"terminated", terminated}, {"refused", refused}, {"skipped", skipped}};
+}
+
+// --- answers -----------------------------------------------------------------
+
+json LeaseService::LeaseJson(const sched::Lease& l, TimePoint now) const {
+  json j = sched::LeaseToJson(l, Base());
+  j["held_seconds"] = duration_cast<seconds>(now - l.granted_at).count();
+  auto rt = runtime_.find(l.id);
+  if (rt != runtime_.end()) {
+    j["idle_seconds"] = rt->second.idle_since ? duration_cast<seconds>(now - *rt->second.idle_since).count() : 0;
+    j["warning"] = rt->second.warning.empty() ? json(nullptr) : json(rt->second.warning);
+    j["foreign_processes"] = rt->second.foreign;
+  }
+  return j;
+}
+
+json LeaseService::QueuedJson(const sched::Pending& p, TimePoint now) const {
+  json j = sched::PendingToJson(p, Base());
+  j["waiting_seconds"] = duration_cast<seconds>(now - p.submitted_at).count();
+  int position = 0;
+  for (const sched::Waiting& w : book_.last_decision().waiting) {
+    if (w.request_id == p.id) position = w.position;
+  }
+  j["position"] = position;
+  j["queue_length"] = book_.queue().size();
+  j["reason"] = WaitReason(p.id);
+  return j;
+}
+
+std::string LeaseService::WaitReason(int64_t id) const {
+  const sched::Decision& d = book_.last_decision();
+  for (const sched::Waiting& w : d.waiting) {
+    if (w.request_id != id) continue;
+    const sched::Pending* p = book_.FindPending(id);
+    int free_now = 0;
+    std::vector<sched::GpuSlot> marked = slots_;
+    book_.MarkLeased(&marked);
+    int64_t memory = p != nullptr ? p->request.wants.min_free_memory_bytes : 0;
+    for (const sched::GpuSlot& g : marked) free_now += sched::IsFree(g, memory) ? 1 : 0;
+    int wants = p == nullptr ? 0
+                : p->request.wants.uuids.empty() ? p->request.wants.gpu_count
+                                                 : static_cast<int>(p->request.wants.uuids.size());
+    if (w.reason == sched::WaitReason::kBehindHead) {
+      return fmt::format("position {}: behind the head of the queue, which has the next free GPUs reserved",
+                         w.position);
+    }
+    std::string when;
+    if (d.reserved_from && w.position == 1) {
+      when = fmt::format("; expected in {}", FormatDuration(duration_cast<seconds>(*d.reserved_from - clock_->SteadyNow())));
+    }
+    return fmt::format("position {}: needs {} GPU{}{}, {} free now{}", w.position, wants, wants == 1 ? "" : "s",
+                       memory > 0 ? fmt::format(" with {} free", FormatBytes(memory)) : std::string(), free_now, when);
+  }
+  return "waiting for the next decision";
+}
+
+json LeaseService::LeasesJson(TimePoint now) const {
+  json list = json::array();
+  for (const auto& [id, l] : book_.leases()) list.push_back(LeaseJson(l, now));
+  return json{{"leases", list}};
+}
+
+json LeaseService::QueueJson(TimePoint now) const {
+  json list = json::array();
+  std::map<int64_t, int> position;
+  for (const sched::Waiting& w : book_.last_decision().waiting) position[w.request_id] = w.position;
+  std::vector<const sched::Pending*> order;
+  for (const sched::Pending& p : book_.queue()) order.push_back(&p);
+  std::stable_sort(order.begin(), order.end(), [&](const sched::Pending* a, const sched::Pending* b) {
+    int pa = position.count(a->id) ? position[a->id] : 1 << 30;
+    int pb = position.count(b->id) ? position[b->id] : 1 << 30;
+    return pa < pb;
+  });
+  for (const sched::Pending* p : order) list.push_back(QueuedJson(*p, now));
+  return json{{"queue", list}};
+}
+
+std::map<int, int64_t> LeaseService::LeaseByGpu() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::map<int, int64_t> by_gpu;
+  for (const auto& [id, l] : book_.leases()) {
+    for (int g : l.gpus) by_gpu[g] = id;
+  }
+  return by_gpu;
+}
+
+// --- decisions and actions -----------------------------------------------------
+
+void LeaseService::Decide(TimePoint now) {
+  if (book_.queue().empty() || !has_gpus_) return;
+  for (const sched::Lease& l : book_.Decide(slots_, now)) {
+    runtime_[l.id];
+    Erase("queue", l.id);
+    SaveLease(l);
+    Event("granted", l.id, l.uid, l.user, l.gpus, Actor{},
+          fmt::format("GPU {} ({}){}", GpuList(l.gpus), fmt::join(l.uuids, ","),
+                      l.ends_at ? fmt::format(", until {:.0f}", Base().ToUnix(*l.ends_at)) : std::string()));
+  }
+}
+
+void LeaseService::EndLease(int64_t id, const std::string& kind, const std::string& detail, const Actor& actor,
+                            bool terminate, TimePoint now) {
+  const sched::Lease* found = book_.FindLease(id);
+  if (found == nullptr) return;
+  sched::Lease l = *found;
+  std::vector<sched::ProcessRef> victims;
+  if (terminate) {
+    for (const ProcessIdentity& p : processes_->LeaseProcesses(id, l.uid, 0)) victims.push_back({p.pid, p.start_ticks});
+    if (l.job.pid != 0 && std::none_of(victims.begin(), victims.end(),
+                                       [&](const sched::ProcessRef& v) { return v.pid == l.job.pid; })) {
+      if (IsAlive(l.job)) victims.push_back(l.job);
+    }
+  }
+  book_.Release(kAgentCaller, id, now).IgnoreError();  // Found above; the agent may.
+  runtime_.erase(id);
+  Erase("lease", id);
+  SaveShare(l.uid);
+  if (ended_.size() >= kMaxEndedRemembered) ended_.erase(ended_.begin());
+  ended_[id] = detail;
+  Event(kind, id, l.uid, l.user, l.gpus, actor, detail);
+  if (!victims.empty()) TerminateProcesses(id, l.uid, std::move(victims), detail, actor, now);
+}
+
+void LeaseService::TerminateProcesses(int64_t lease_id, int64_t uid, std::vector<sched::ProcessRef> processes,
+                                      const std::string& why, const Actor& actor, TimePoint now) {
+  std::vector<sched::ProcessRef> signalled;
+  for (const sched::ProcessRef& p : processes) {
+    Status s = processes_->Signal(p, uid, SIGTERM);
+    if (s.ok()) {
+      signalled.push_back(p);
+    } else if (s.code() != StatusCode::kNotFound) {
+      Event("signal_failed", lease_id, uid, UserName(uid), {}, actor, fmt::format("SIGTERM: {}", s.message()));
+    }
+  }
+  if (signalled.empty()) return;
+  std::string pids;
+  for (const sched::ProcessRef& p : signalled) pids += (pids.empty() ? "" : ",") + std::to_string(p.pid);
+  Event("sigterm", lease_id, uid, UserName(uid), {}, actor,
+        fmt::format("SIGTERM to pid {} ({}); SIGKILL in {} if still running", pids, why,
+                    FormatDuration(duration_cast<seconds>(policy_.kill_grace))));
+  terminations_.push_back({lease_id, uid, std::move(signalled), now + policy_.kill_grace});
+}
+
+void LeaseService::FinishTerminations(TimePoint now) {
+  std::vector<Termination> still;
+  for (Termination& t : terminations_) {
+    if (now < t.kill_at) {
+      bool any = std::any_of(t.processes.begin(), t.processes.end(), [&](const auto& p) { return IsAlive(p); });
+      if (any) still.push_back(std::move(t));
+      continue;
+    }
+    for (const sched::ProcessRef& p : t.processes) {
+      Status s = processes_->Signal(p, t.uid, SIGKILL);
+      if (s.ok()) {
+        Event("sigkill", t.lease_id, t.uid, UserName(t.uid), {}, Actor{},
+              fmt::format("SIGKILL to pid {}: still running {} after SIGTERM", p.pid,
+                          FormatDuration(duration_cast<seconds>(policy_.kill_grace))));
+      }
+    }
+  }
+  terminations_ = std::move(still);
+}
+
+bool LeaseService::IsAlive(const sched::ProcessRef& ref) {
+  if (ref.pid == 0) return false;
+  std::optional<ProcessIdentity> now = processes_->Identify(ref.pid);
+  return now && now->start_ticks == ref.start_ticks;
+}
+
+void LeaseService::CheckClients(TimePoint now) {
+  std::vector<int64_t> gone_requests;
+  for (const sched::Pending& p : book_.queue()) {
+    if (p.request.holder.pid != 0 && !IsAlive(p.request.holder)) gone_requests.push_back(p.id);
+  }
+  for (int64_t id : gone_requests) {
+    const sched::Pending* p = book_.FindPending(id);
+    Event("client_gone", id, p->owner.uid, p->owner.user, {}, Actor{},
+          fmt::format("queued request dropped: its client (pid {}) exited", p->request.holder.pid));
+    book_.Cancel(kAgentCaller, id).IgnoreError();
+    Erase("queue", id);
+    ended_[id] = "its client exited while it waited";
+  }
+  std::vector<std::pair<int64_t, int64_t>> gone_leases;
+  for (const auto& [id, l] : book_.leases()) {
+    if (!l.is_reservation && l.holder.pid != 0 && !IsAlive(l.holder)) gone_leases.emplace_back(id, l.holder.pid);
+  }
+  for (const auto& [id, pid] : gone_leases) {
+    EndLease(id, "client_gone",
+             fmt::format("its client (pid {}) exited without releasing it; its processes are terminated", pid),
+             Actor{}, true, now);
+  }
+  for (int64_t id : book_.Expired(now)) {
+    const sched::Lease* l = book_.FindLease(id);
+    EndLease(id, "expired",
+             l->is_reservation ? std::string("the reservation's time is up")
+                               : fmt::format("--max-time reached after {}",
+                                             FormatDuration(duration_cast<seconds>(now - l->granted_at))),
+             Actor{}, true, now);
+  }
+}
+
+IdleAction LeaseService::IdleActionFor(const sched::Lease& l) const {
+  if (auto it = policy_.idle_action_by_user.find(l.user); it != policy_.idle_action_by_user.end()) return it->second;
+  if (auto it = policy_.idle_action_by_priority.find(l.priority); it != policy_.idle_action_by_priority.end()) {
+    return it->second;
+  }
+  return policy_.idle_action;
+}
+
+std::chrono::milliseconds LeaseService::IdleTimeoutOf(const sched::Lease& l) const {
+  if (l.idle_timeout) return *l.idle_timeout;
+  return policy_.default_idle_timeout;
+}
+
+void LeaseService::CheckIdle(const sampler::FleetView& fleet, TimePoint now) {
+  std::vector<std::tuple<int64_t, IdleAction, std::string>> acts;
+  for (const auto& [id, l] : book_.leases()) {
+    Runtime& rt = runtime_[id];
+    bool is_active = false;
+    bool is_known = true;
+    for (int index : l.gpus) {
+      if (index < 0 || index >= static_cast<int>(fleet.gpus.size())) continue;
+      const sampler::GpuView& g = fleet.gpus[static_cast<size_t>(index)];
+      if (g.sample.health != gpu::GpuHealth::kOk) is_known = false;
+      for (const sampler::ProcessView& p : g.processes) {
+        if (p.details.uid != l.uid) continue;
+        if (p.process.sm_utilization_ratio ? *p.process.sm_utilization_ratio > 0
+                                           : g.sample.utilization_gpu_ratio.value_or(0) > 0) {
+          is_active = true;
+        }
+      }
+    }
+    if (is_active || !is_known) {
+      rt.idle_since.reset();
+      rt.warned_at.reset();
+      rt.has_acted = false;
+      rt.warning.clear();
+      continue;
+    }
+    if (!rt.idle_since) rt.idle_since = now;
+    std::chrono::milliseconds timeout = IdleTimeoutOf(l);
+    if (timeout.count() <= 0 || now - *rt.idle_since < timeout) continue;
+    IdleAction action = IdleActionFor(l);
+    if (!rt.warned_at) {
+      rt.warned_at = now;
+      rt.warning = fmt::format(
+          "lease {} idle for {}: no SM activity from {}'s processes on GPU {}; policy '{}' acts in {}", id,
+          FormatDuration(duration_cast<seconds>(now - *rt.idle_since)), l.user, GpuList(l.gpus),
+          IdleActionName(action), FormatDuration(duration_cast<seconds>(policy_.idle_grace)));
+      Event("idle_warning", id, l.uid, l.user, l.gpus, Actor{}, rt.warning);
+      continue;
+    }
+    if (rt.has_acted || now - *rt.warned_at < policy_.idle_grace) continue;
+    rt.has_acted = true;
+    acts.emplace_back(id, action,
+                      fmt::format("idle for {} (timeout {}, then {} of grace): no SM activity on GPU {}",
+                                  FormatDuration(duration_cast<seconds>(now - *rt.idle_since)),
+                                  FormatDuration(duration_cast<seconds>(timeout)),
+                                  FormatDuration(duration_cast<seconds>(policy_.idle_grace)), GpuList(l.gpus)));
+  }
+  for (const auto& [id, action, why] : acts) {
+    const sched::Lease* l = book_.FindLease(id);
+    if (action == IdleAction::kWarn) {
+      Event("idle_kept", id, l->uid, l->user, l->gpus, Actor{}, why + "; policy 'warn': the lease is kept");
+    } else {
+      EndLease(id, action == IdleAction::kRelease ? "idle_released" : "idle_terminated",
+               why + (action == IdleAction::kRelease ? "; policy 'release': the lease ends"
+                                                     : "; policy 'terminate': the lease ends and its processes "
+                                                       "are terminated"),
+               Actor{}, action == IdleAction::kTerminate, now);
+    }
+  }
+}
+
+void LeaseService::CheckForeign(const sampler::FleetView& fleet, TimePoint now) {
+  std::map<int, int64_t> by_gpu;
+  for (const auto& [id, l] : book_.leases()) {
+    for (int g : l.gpus) by_gpu[g] = id;
+    runtime_[id].foreign = json::array();
+  }
+  const std::vector<std::string>& allow = policy_.zombies.allowlist;
+  for (const sampler::GpuView& g : fleet.gpus) {
+    auto holder = by_gpu.find(g.info.index);
+    if (holder == by_gpu.end()) continue;
+    const sched::Lease& l = *book_.FindLease(holder->second);
+    Runtime& rt = runtime_[l.id];
+    for (const sampler::ProcessView& p : g.processes) {
+      const sampler::ProcessDetails& d = p.details;
+      if (!d.exists || d.uid == l.uid || !IsCompute(p)) continue;
+      if (std::find(allow.begin(), allow.end(), d.name) != allow.end()) continue;
+      rt.foreign.push_back({{"gpu", g.info.index}, {"pid", d.pid}, {"user", d.user}, {"command", d.command}});
+      if (!rt.foreign_seen.insert({d.pid, d.start_ticks}).second) continue;
+      std::string why = fmt::format("pid {} ({}, {}) uses GPU {}, leased to {} (lease {})", d.pid, d.name, d.user,
+                                    g.info.index, l.user, l.id);
+      Event("foreign_process", l.id, d.uid, d.user, {g.info.index}, Actor{}, why);
+      if (policy_.terminates_foreign) TerminateProcesses(l.id, d.uid, {{d.pid, d.start_ticks}}, why, Actor{}, now);
+    }
+  }
+}
+
+void LeaseService::OnTick(const sampler::FleetView& fleet, TimePoint now) {
+  std::lock_guard<std::mutex> lock(mu_);
+  // GPUs as the scheduler sees them.
+  std::map<int, int64_t> by_gpu;
+  for (const auto& [id, l] : book_.leases()) {
+    for (int g : l.gpus) by_gpu[g] = id;
+  }
+  if (fleet.backend_error.empty() && !fleet.gpus.empty()) {
+    std::vector<sched::GpuSlot> slots;
+    for (const sampler::GpuView& g : fleet.gpus) {
+      sched::GpuSlot s;
+      s.index = static_cast<int>(slots.size());
+      s.uuid = g.info.uuid;
+      s.is_healthy = g.sample.health == gpu::GpuHealth::kOk;
+      s.memory_free_bytes = g.sample.memory_free_bytes.value_or(0);
+      s.numa_node = g.info.numa_node.value_or(-1);
+      if (by_gpu.count(s.index) == 0) {
+        s.has_foreign_processes = std::any_of(g.processes.begin(), g.processes.end(), IsCompute);
+      }
+      slots.push_back(std::move(s));
+    }
+    slots_ = std::move(slots);
+    has_gpus_ = true;
+  }
+  CheckClients(now);
+  CheckForeign(fleet, now);
+  CheckIdle(fleet, now);
+  FinishTerminations(now);
+  zombies_.Observe(fleet, now, [&by_gpu, this](int gpu, int64_t uid) -> std::optional<int64_t> {
+    auto it = by_gpu.find(gpu);
+    if (it == by_gpu.end()) return std::nullopt;
+    const sched::Lease* l = book_.FindLease(it->second);
+    if (l == nullptr || l->uid != uid) return std::nullopt;
+    return l->id;
+  });
+  if (policy_.terminates_zombies) {
+    for (const sched::ZombieEvidence& z : zombies_.Zombies()) {
+      bool is_pending = std::any_of(terminations_.begin(), terminations_.end(), [&](const Termination& t) {
+        return std::any_of(t.processes.begin(), t.processes.end(),
+                           [&](const sched::ProcessRef& p) { return p.pid == z.pid && p.start_ticks == z.start_ticks; });
+      });
+      if (is_pending) continue;
+      Status s = processes_->Signal({z.pid, z.start_ticks}, z.uid, SIGTERM);
+      if (s.ok()) {
+        Event("zombie_terminated", z.lease_id.value_or(0), z.uid, z.user, {z.gpu_index}, Actor{},
+              fmt::format("SIGTERM to pid {} ({}) by policy 'terminate': {}", z.pid, z.name, z.why));
+        terminations_.push_back({z.lease_id.value_or(0), z.uid, {{z.pid, z.start_ticks}}, now + policy_.kill_grace});
+      } else {
+        Event("zombie_skipped", z.lease_id.value_or(0), z.uid, z.user, {z.gpu_index}, Actor{},
+              fmt::format("pid {} not signalled: {}", z.pid, s.message()));
+      }
+    }
+  }
+  Decide(now);
+  Flush();
+}
+
+}  // namespace tarmac::agent

@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// The agent's authority over GPUs: the lease methods of the local API
+// (docs/protocol.md), and what the agent does each tick about leases and
+// the processes on leased and unleased GPUs.
+//
+//  - Requests are checked (LeaseBook::Submit), decided at once when GPUs are
+//    free, else queued; every tick decides again (Schedule: priority, fair
+//    share, EASY backfill).
+//  - A GPU is free when it is healthy, in no lease, runs no compute process
+//    outside a lease (foreign use) and has the memory asked for.
+//  - A `tarmac run` lease ends when its client releases it, and also when
+//    the client dies (its job is then terminated); a queued request goes
+//    when its client dies.
+//  - At a lease's end (max-time, reservation end) its processes get SIGTERM,
+//    then SIGKILL after [leases] kill_grace.
+//  - Idle leases (no SM activity from the owner's processes on its GPUs for
+//    its idle timeout) are warned, then after [leases] idle_grace acted on:
+//    warn, release or terminate.
+//  - Zombies (zombies.h) and foreign processes (another user's processes on
+//    a leased GPU) are reported, or terminated when the policy says so.
+//  - Every signal goes through ProcessControl::Signal, which re-verifies PID
+//    start time and owner; every action is an event with who, what and why.
+//  - Callers are who SO_PEERCRED says; users manage their own leases and
+//    processes, root and the admin group manage all; refusals are events.
+//  - State is saved in store::LeaseState at every change and restored at
+//    start: leases whose client still runs are re-attached.
+//
+// Thread safety: Handle and OnTick may run on different threads (one mutex).
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "agent/process_control.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "config/config.h"
+#include "ipc/protocol.h"
+#include "sampler/fleet_reader.h"
+#include "sched/lease_book.h"
+#include "sched/lease_json.h"
+#include "sched/zombies.h"
+#include "store/lease_state.h"
+
+namespace tarmac::agent {
+
+enum class IdleAction { kWarn, kRelease, kTerminate };
+const char* IdleActionName(IdleAction a);
+
+struct LeasePolicy {
+  std::string admin_group;
+  std::chrono::milliseconds kill_grace{10000};
+  std::chrono::milliseconds default_idle_timeout{0};  // 0: leases without one are never idle-reclaimed.
+  std::chrono::milliseconds idle_grace{std::chrono::minutes(5)};
+  IdleAction idle_action = IdleAction::kWarn;
+  std::map<std::string, IdleAction> idle_action_by_user;
+  std::map<sched::Priority, IdleAction> idle_action_by_priority;
+  bool terminates_zombies = false;
+  bool terminates_foreign = false;
+  sched::ZombiePolicy zombies;
+};
+
+LeasePolicy LeasePolicyOf(const config::Config& config);
+
+class LeaseService {
+ public:
+  // `state` may be null: leases then live in memory only.
+  LeaseService(LeasePolicy policy, std::unique_ptr<store::LeaseState> state, ProcessControl* processes,
+               Clock* clock, Logger* logger);
+
+  // Restores the saved leases, queue and fair share; re-attaches leases
+  // whose client still runs and ends the others, terminating their
+  // processes. Call once, before serving.
+  Status Restore();
+
+  // Whether `method` is one of the methods Handle answers.
+  static bool Handles(const std::string& method);
+  // Answers a lease method (see Handles) for `peer`.
+  std::string Handle(const ipc::Request& request, const ipc::PeerCredentials& peer);
+
+  // Each sampler tick: GPUs as read now.
+  void OnTick(const sampler::FleetView& fleet, sched::TimePoint now);
+
+  // For status: which lease holds each GPU index.
+  std::map<int, int64_t> LeaseByGpu() const;
+
+ private:
+  using TimePoint = sched::TimePoint;
+  struct Runtime {  // Per live lease, not saved.
+    std::optional<TimePoint> idle_since;
+    std::optional<TimePoint> warned_at;
+    bool has_acted = false;
+    std::string warning;
+    std::set<std::pair<int64_t, int64_t>> foreign_seen;  // (pid, start ticks) reported.
+    nlohmann::json foreign = nlohmann::json::array();
+  };
+  struct Termination {
+    int64_t lease_id = 0;
+    int64_t uid = -1;
+    std::vector<sched::ProcessRef> processes;
+    TimePoint kill_at;
+  };
+  struct Actor {
+    int64_t uid = -1;  // -1: the agent's policy.
+    std::string name = "policy";
+  };
+
+  std::string Dispatch(const ipc::Request& request, const ipc::PeerCredentials& peer, const sched::Caller& caller,
+                       TimePoint now);
+  Result<nlohmann::json> Request(const nlohmann::json& params, const ipc::PeerCredentials& peer,
+                                 const sched::Caller& caller, TimePoint now);
+  Result<nlohmann::json> Get(int64_t id, TimePoint now) const;
+  Result<nlohmann::json> Release(int64_t id, const ipc::PeerCredentials& peer, const sched::Caller& caller,
+                                 TimePoint now);
+  Result<nlohmann::json> KillZombies(const nlohmann::json& params, const sched::Caller& caller, TimePoint now);
+  nlohmann::json LeasesJson(TimePoint now) const;
+  nlohmann::json QueueJson(TimePoint now) const;
+  nlohmann::json LeaseJson(const sched::Lease& lease, TimePoint now) const;
+  nlohmann::json QueuedJson(const sched::Pending& pending, TimePoint now) const;
+  std::string WaitReason(int64_t id) const;
+
+  void Decide(TimePoint now);
+  // Ends lease `id`: event `kind` with `detail`; with `terminate`, its
+  // processes get SIGTERM now and SIGKILL after the grace period.
+  void EndLease(int64_t id, const std::string& kind, const std::string& detail, const Actor& actor, bool terminate,
+                TimePoint now);
+  void TerminateProcesses(int64_t lease_id, int64_t uid, std::vector<sched::ProcessRef> processes,
+                          const std::string& why, const Actor& actor, TimePoint now);
+  void CheckClients(TimePoint now);
+  void CheckIdle(const sampler::FleetView& fleet, TimePoint now);
+  void CheckForeign(const sampler::FleetView& fleet, TimePoint now);
+  void FinishTerminations(TimePoint now);
+  bool IsAlive(const sched::ProcessRef& ref);
+  IdleAction IdleActionFor(const sched::Lease& lease) const;
+  std::chrono::milliseconds IdleTimeoutOf(const sched::Lease& lease) const;
+
+  void SaveLease(const sched::Lease& lease);
+  void SavePending(int64_t id);
+  void SaveShare(int64_t uid);
+  void Erase(const char* kind, int64_t id);
+  void Event(const std::string& kind, int64_t lease_id, int64_t uid, const std::string& user,
+             const std::vector<int>& gpus, const Actor& actor, const std::string& detail);
+  void Flush();
+  sched::TimeBase Base() const;
+
+  LeasePolicy policy_;
+  std::unique_ptr<store::LeaseState> state_;
+  ProcessControl* processes_;
+  Clock* clock_;
+  Logger* logger_;
+
+  mutable std::mutex mu_;
+  sched::LeaseBook book_;
+  std::vector<sched::GpuSlot> slots_;
+  bool has_gpus_ = false;
+  sched::ZombieTracker zombies_;
+  std::map<int64_t, Runtime> runtime_;
+  std::map<int64_t, std::string> ended_;  // Recently ended leases and requests: why.
+  std::vector<Termination> terminations_;
+  std::vector<store::StateChange> changes_;
+  std::vector<store::LeaseEvent> events_;
+};
+
+}  // namespace tarmac::agent

@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sched/lease_json.h"
+
+#include <fmt/format.h>
+
+namespace tarmac::sched {
+namespace {
+
+using nlohmann::json;
+
+json Seconds(const std::optional<std::chrono::seconds>& d) { return d ? json(d->count()) : json(nullptr); }
+
+json Ref(const ProcessRef& p) {
+  if (p.pid == 0) return nullptr;
+  return {{"pid", p.pid}, {"start_ticks", p.start_ticks}};
+}
+
+// Field readers that record the first problem instead of throwing.
+class Fields {
+ public:
+  Fields(const json& j, std::string what) : j_(j), what_(std::move(what)) {
+    if (!j_.is_object()) error_ = fmt::format("{}: expected an object", what_);
+  }
+  template <typename T>
+  void Get(const char* key, T* out) {
+    if (!error_.empty()) return;
+    auto it = j_.find(key);
+    if (it == j_.end()) return Fail(key, "missing");
+    Read(*it, key, out);
+  }
+  template <typename T>
+  void Optional(const char* key, T* out) {
+    if (!error_.empty()) return;
+    auto it = j_.find(key);
+    if (it == j_.end() || it->is_null()) return;
+    Read(*it, key, out);
+  }
+  void Seconds(const char* key, std::optional<std::chrono::seconds>* out) {
+    int64_t v = 0;
+    if (!error_.empty()) return;
+    auto it = j_.find(key);
+    if (it == j_.end() || it->is_null()) return;
+    Read(*it, key, &v);
+    if (error_.empty()) *out = std::chrono::seconds(v);
+  }
+  void Ref(const char* key, ProcessRef* out) {
+    if (!error_.empty()) return;
+    auto it = j_.find(key);
+    if (it == j_.end() || it->is_null()) return;
+    Fields f(*it, what_ + "." + key);
+    f.Get("pid", &out->pid);
+    f.Get("start_ticks", &out->start_ticks);
+    if (!f.error_.empty()) error_ = f.error_;
+  }
+  void Priority(const char* key, sched::Priority* out) {
+    std::string name = PriorityName(*out);
+    Optional(key, &name);
+    if (error_.empty() && !ParsePriority(name, out)) Fail(key, "expected low, normal or high");
+  }
+  Status status() const { return error_.empty() ? Status::OK() : Status::InvalidArgument(error_); }
+
+ private:
+  void Fail(const char* key, const char* what) { error_ = fmt::format("{}.{}: {}", what_, key, what); }
+  void Read(const json& v, const char* key, int64_t* out) {
+    if (!v.is_number_integer()) return Fail(key, "expected an integer");
+    *out = v.get<int64_t>();
+  }
+  void Read(const json& v, const char* key, int* out) {
+    if (!v.is_number_integer() || v.get<int64_t>() < -(1LL << 30) || v.get<int64_t>() > (1LL << 30)) {
+      return Fail(key, "expected an integer");
+    }
+    *out = v.get<int>();
+  }
+  void Read(const json& v, const char* key, double* out) {
+    if (!v.is_number()) return Fail(key, "expected a number");
+    *out = v.get<double>();
+  }
+  void Read(const json& v, const char* key, bool* out) {
+    if (!v.is_boolean()) return Fail(key, "expected true or false");
+    *out = v.get<bool>();
+  }
+  void Read(const json& v, const char* key, std::string* out) {
+    if (!v.is_string()) return Fail(key, "expected a string");
+    *out = v.get<std::string>();
+  }
+  template <typename T>
+  void Read(const json& v, const char* key, std::vector<T>* out) {
+    if (!v.is_array()) return Fail(key, "expected an array");
+    out->clear();
+    for (const json& item : v) {
+      T t{};
+      Read(item, key, &t);
+      if (!error_.empty()) return;
+      out->push_back(std::move(t));
+    }
+  }
+
+  const json& j_;
+  std::string what_;
+  std::string error_;
+};
+
+Status AsCorruption(const Status& s) {
+  return s.ok() ? s : Status::Corruption(s.message());
+}
+
+}  // namespace
+
+double TimeBase::ToUnix(TimePoint t) const {
+  return std::chrono::duration<double>((wall + (t - steady)).time_since_epoch()).count();
+}
+
+TimePoint TimeBase::FromUnix(double unix_seconds) const {
+  auto at = std::chrono::system_clock::time_point(
+      std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::duration<double>(unix_seconds)));
+  return steady + std::chrono::duration_cast<std::chrono::steady_clock::duration>(at - wall);
+}
+
+const char* PriorityName(Priority p) {
+  switch (p) {
+    case Priority::kLow:
+      return "low";
+    case Priority::kHigh:
+      return "high";
+    case Priority::kNormal:
+      break;
+  }
+  return "normal";
+}
+
+bool ParsePriority(const std::string& name, Priority* out) {
+  if (name == "low") *out = Priority::kLow;
+  else if (name == "normal") *out = Priority::kNormal;
+  else if (name == "high") *out = Priority::kHigh;
+  else return false;
+  return true;
+}
+
+json LeaseToJson(const Lease& l, const TimeBase& base) {
+  return {{"id", l.id},
+          {"uid", l.uid},
+          {"user", l.user},
+          {"gpus", l.gpus},
+          {"uuids", l.uuids},
+          {"priority", PriorityName(l.priority)},
+          {"granted_at_unix", base.ToUnix(l.granted_at)},
+          {"ends_at_unix", l.ends_at ? json(base.ToUnix(*l.ends_at)) : json(nullptr)},
+          {"idle_timeout_seconds", Seconds(l.idle_timeout)},
+          {"command", l.command},
+          {"kind", l.is_reservation ? "reservation" : "run"},
+          {"holder", Ref(l.holder)},
+          {"job", Ref(l.job)}};
+}
+
+Result<Lease> LeaseFromJson(const json& j, const TimeBase& base) {
+  Lease l;
+  Fields f(j, "lease");
+  double granted = 0;
+  std::optional<double> ends;
+  double ends_value = 0;
+  std::string kind = "run";
+  f.Get("id", &l.id);
+  f.Get("uid", &l.uid);
+  f.Get("user", &l.user);
+  f.Get("gpus", &l.gpus);
+  f.Get("uuids", &l.uuids);
+  f.Priority("priority", &l.priority);
+  f.Get("granted_at_unix", &granted);
+  if (j.is_object() && j.contains("ends_at_unix") && !j["ends_at_unix"].is_null()) {
+    f.Get("ends_at_unix", &ends_value);
+    ends = ends_value;
+  }
+  f.Seconds("idle_timeout_seconds", &l.idle_timeout);
+  f.Optional("command", &l.command);
+  f.Optional("kind", &kind);
+  f.Ref("holder", &l.holder);
+  f.Ref("job", &l.job);
+  if (Status s = f.status(); !s.ok()) return AsCorruption(s);
+  if (l.gpus.size() != l.uuids.size()) return Status::Corruption("lease.uuids: one per GPU expected");
+  l.is_reservation = kind == "reservation";
+  l.granted_at = base.FromUnix(granted);
+  if (ends) l.ends_at = base.FromUnix(*ends);
+  return l;
+}
+
+json PendingToJson(const Pending& p, const TimeBase& base) {
+  const LeaseRequest& r = p.request;
+  return {{"id", p.id},
+          {"uid", p.owner.uid},
+          {"user", p.owner.user},
+          {"gpus", r.wants.uuids.empty() ? r.wants.gpu_count : static_cast<int>(r.wants.uuids.size())},
+          {"uuids", r.wants.uuids},
+          {"min_free_memory_bytes", r.wants.min_free_memory_bytes},
+          {"priority", PriorityName(r.priority)},
+          {"max_time_seconds", Seconds(r.max_time)},
+          {"idle_timeout_seconds", Seconds(r.idle_timeout)},
+          {"command", r.command},
+          {"kind", r.is_reservation ? "reservation" : "run"},
+          {"holder", Ref(r.holder)},
+          {"submitted_at_unix", base.ToUnix(p.submitted_at)}};
+}
+
+Result<Pending> PendingFromJson(const json& j, const TimeBase& base) {
+  Pending p;
+  Fields f(j, "request");
+  double submitted = 0;
+  f.Get("id", &p.id);
+  f.Get("uid", &p.owner.uid);
+  f.Get("user", &p.owner.user);
+  f.Get("submitted_at_unix", &submitted);
+  if (Status s = f.status(); !s.ok()) return AsCorruption(s);
+  Result<LeaseRequest> r = LeaseRequestFromJson(j);
+  if (!r.ok()) return AsCorruption(r.status());
+  p.request = std::move(r).value();
+  f.Ref("holder", &p.request.holder);
+  if (Status s = f.status(); !s.ok()) return AsCorruption(s);
+  p.submitted_at = base.FromUnix(submitted);
+  return p;
+}
+
+Result<LeaseRequest> LeaseRequestFromJson(const json& params) {
+  LeaseRequest r;
+  Fields f(params, "params");
+  std::string kind = "run";
+  f.Optional("gpus", &r.wants.gpu_count);
+  f.Optional("uuids", &r.wants.uuids);
+  f.Optional("min_free_memory_bytes", &r.wants.min_free_memory_bytes);
+  f.Priority("priority", &r.priority);
+  f.Seconds("max_time_seconds", &r.max_time);
+  f.Seconds("idle_timeout_seconds", &r.idle_timeout);
+  f.Optional("command", &r.command);
+  f.Optional("kind", &kind);
+  if (Status s = f.status(); !s.ok()) return s;
+  if (kind != "run" && kind != "reservation") return Status::InvalidArgument("params.kind: expected run or reservation");
+  if (r.command.size() > 4096) r.command.resize(4096);
+  r.is_reservation = kind == "reservation";
+  return r;
+}
+
+}  // namespace tarmac::sched

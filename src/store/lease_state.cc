@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "store/lease_state.h"
+
+#include <fmt/format.h>
+
+namespace tarmac::store {
+
+using nlohmann::json;
+
+json LeaseEventToJson(const LeaseEvent& e) {
+  return {{"seq", e.seq},     {"at_unix", e.at_unix}, {"kind", e.kind},           {"lease", e.lease_id},
+          {"uid", e.uid},     {"user", e.user},       {"actor_uid", e.actor_uid}, {"actor", e.actor},
+          {"gpus", e.gpus},   {"detail", e.detail}};
+}
+
+Result<std::unique_ptr<LeaseState>> LeaseState::Open(const std::string& path) {
+  Result<std::unique_ptr<Db>> db = Db::Open(path, Db::Mode::kReadWriteCreate);
+  if (!db.ok()) return db.status();
+  Status s = db.value()->Exec(
+      "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=2000;"
+      "CREATE TABLE IF NOT EXISTS lease_state(kind TEXT NOT NULL, id INTEGER NOT NULL, body TEXT NOT NULL,"
+      " PRIMARY KEY(kind, id)) WITHOUT ROWID;"
+      "CREATE TABLE IF NOT EXISTS lease_events(seq INTEGER PRIMARY KEY AUTOINCREMENT, at_unix REAL NOT NULL,"
+      " kind TEXT NOT NULL, lease_id INTEGER NOT NULL, uid INTEGER NOT NULL, user TEXT NOT NULL,"
+      " actor_uid INTEGER NOT NULL, actor TEXT NOT NULL, gpus TEXT NOT NULL, detail TEXT NOT NULL);");
+  if (!s.ok()) return s.WithContext(fmt::format("lease state {}", path));
+  return std::unique_ptr<LeaseState>(new LeaseState(std::move(db).value()));
+}
+
+Result<std::vector<std::pair<int64_t, json>>> LeaseState::Load(const std::string& kind) {
+  Result<Stmt> st = db_->Prepare("SELECT id, body FROM lease_state WHERE kind = ?1 ORDER BY id");
+  if (!st.ok()) return st.status();
+  st.value().Bind(1, kind);
+  std::vector<std::pair<int64_t, json>> rows;
+  for (;;) {
+    Result<bool> row = st.value().Step();
+    if (!row.ok()) return row.status();
+    if (!row.value()) break;
+    json body = json::parse(st.value().Text(1), nullptr, false);
+    if (body.is_discarded()) {
+      return Status::Corruption(fmt::format("{}: {} {}: the saved record is not JSON", db_->path(), kind,
+                                            st.value().Int(0)));
+    }
+    rows.emplace_back(st.value().Int(0), std::move(body));
+  }
+  return rows;
+}
+
+Status LeaseState::Apply(const std::vector<StateChange>& changes, std::vector<LeaseEvent>* events) {
+  if (changes.empty() && (events == nullptr || events->empty())) return Status::OK();
+  Transaction tx(db_.get());
+  if (!tx.begin_status().ok()) return tx.begin_status();
+  for (const StateChange& c : changes) {
+    Result<Stmt*> st = c.body.is_null()
+                           ? db_->Cached("DELETE FROM lease_state WHERE kind = ?1 AND id = ?2")
+                           : db_->Cached("INSERT OR REPLACE INTO lease_state(kind, id, body) VALUES (?1, ?2, ?3)");
+    if (!st.ok()) return st.status();
+    st.value()->Bind(1, c.kind).Bind(2, c.id);
+    if (!c.body.is_null()) st.value()->Bind(3, c.body.dump(-1, ' ', false, json::error_handler_t::replace));
+    if (Status s = st.value()->Run(); !s.ok()) return s;
+  }
+  if (events != nullptr) {
+    for (LeaseEvent& e : *events) {
+      Result<Stmt*> st = db_->Cached(
+          "INSERT INTO lease_events(at_unix, kind, lease_id, uid, user, actor_uid, actor, gpus, detail)"
+          " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
+      if (!st.ok()) return st.status();
+      std::string gpus = json(e.gpus).dump();
+      st.value()->Bind(1, e.at_unix).Bind(2, e.kind).Bind(3, e.lease_id).Bind(4, e.uid).Bind(5, e.user);
+      st.value()->Bind(6, e.actor_uid).Bind(7, e.actor).Bind(8, gpus).Bind(9, e.detail);
+      if (Status s = st.value()->Run(); !s.ok()) return s;
+      e.seq = db_->last_insert_rowid();
+    }
+  }
+  return tx.Commit();
+}
+
+Result<std::vector<LeaseEvent>> LeaseState::Events(int64_t after_seq, int64_t limit) {
+  Result<Stmt> st = db_->Prepare(
+      "SELECT seq, at_unix, kind, lease_id, uid, user, actor_uid, actor, gpus, detail FROM lease_events"
+      " WHERE seq > ?1 ORDER BY seq LIMIT ?2");
+  if (!st.ok()) return st.status();
+  st.value().Bind(1, after_seq).Bind(2, limit);
+  std::vector<LeaseEvent> out;
+  for (;;) {
+    Result<bool> row = st.value().Step();
+    if (!row.ok()) return row.status();
+    if (!row.value()) break;
+    const Stmt& r = st.value();
+    LeaseEvent e;
+    e.seq = r.Int(0);
+    e.at_unix = r.Double(1);
+    e.kind = r.Text(2);
+    e.lease_id = r.Int(3);
+    e.uid = r.Int(4);
+    e.user = r.Text(5);
+    e.actor_uid = r.Int(6);
+    e.actor = r.Text(7);
+    json gpus = json::parse(r.Text(8), nullptr, false);
+    if (gpus.is_array()) {
+      for (const json& g : gpus) {
+        if (g.is_number_integer()) e.gpus.push_back(g.get<int>());
+      }
+    }
+    e.detail = r.Text(9);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+}  // namespace tarmac::store

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// The lease state file (<state_dir>/leases.db, SQLite): leases, queued
+// requests, fair-share accounts and the next id, so that they survive an
+// agent restart (even kill -9), and the lease event log: every grant,
+// release, expiry, warning, signal and refusal with who asked and why.
+//
+// Records are JSON bodies keyed by (kind, id); one Apply() is one
+// transaction, so a crash leaves either all of a change or none of it.
+// WAL with synchronous=NORMAL: a committed change survives the agent being
+// killed; the last changes before a power loss may not.
+//
+// Thread safety: one thread at a time (the agent serializes calls).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "store/sqlite_db.h"
+
+namespace tarmac::store {
+
+struct LeaseEvent {
+  int64_t seq = 0;  // Assigned by the log, increasing.
+  double at_unix = 0;
+  std::string kind;  // "granted", "released", "expired", "terminated", ...
+  int64_t lease_id = 0;
+  int64_t uid = -1;  // Whose lease or process.
+  std::string user;
+  int64_t actor_uid = -1;  // Who asked; -1: the agent's own policy.
+  std::string actor;
+  std::vector<int> gpus;
+  std::string detail;  // Why, in words, with the evidence.
+};
+
+nlohmann::json LeaseEventToJson(const LeaseEvent& e);
+
+// One change to the saved state: put (body set) or erase (body null).
+struct StateChange {
+  std::string kind;  // "lease", "queue", "share", "meta".
+  int64_t id = 0;
+  nlohmann::json body;
+};
+
+class LeaseState {
+ public:
+  // Opens or creates `path`. kCorruption for a file that is not a lease
+  // state database; kIOError when it cannot be opened.
+  static Result<std::unique_ptr<LeaseState>> Open(const std::string& path);
+
+  // Every record of `kind`, by id.
+  Result<std::vector<std::pair<int64_t, nlohmann::json>>> Load(const std::string& kind);
+
+  // Applies `changes` and appends `events` in one transaction; fills each
+  // event's seq.
+  Status Apply(const std::vector<StateChange>& changes, std::vector<LeaseEvent>* events);
+
+  // Events with seq > `after_seq`, oldest first, at most `limit`.
+  Result<std::vector<LeaseEvent>> Events(int64_t after_seq, int64_t limit);
+
+  const std::string& path() const { return db_->path(); }
+
+ private:
+  explicit LeaseState(std::unique_ptr<Db> db) : db_(std::move(db)) {}
+  std::unique_ptr<Db> db_;
+};
+
+}  // namespace tarmac::store
