@@ -7,6 +7,8 @@
 
 #include "cli/agent_command.h"
 #include "cli/history_command.h"
+#include "cli/lease_commands.h"
+#include "cli/run_command.h"
 #include "cli/report_command.h"
 #include "cli/options.h"
 #include "cli/pick_command.h"
@@ -53,6 +55,12 @@ int main(int argc, char** argv) {
   AddStoreCommand(&app, &store_info, &store_info_cmd);
   ZombiesOptions zombies;
   CLI::App* zombies_cmd = AddZombiesCommand(&app, &zombies, &global);
+  RunOptions run;
+  CLI::App* run_cmd = AddRunCommand(&app, &run, &global);
+  ShellOptions shell;
+  CLI::App* shell_cmd = AddShellCommand(&app, &shell, &global);
+  LeaseCommands lease_commands;
+  AddLeaseCommands(&app, &lease_commands, &global);
   // Shared options are accepted before or after the command name.
   for (CLI::App* cmd : {status_cmd, query_cmd, pick_cmd}) AddGlobalOptions(cmd, &global);
 
@@ -75,5 +83,8 @@ int main(int argc, char** argv) {
   if (export_cmd->parsed()) return RunExport(export_options, clock);
   if (store_info_cmd->parsed()) return RunStoreInfo(store_info);
   if (zombies_cmd->parsed()) return RunZombies(global, zombies);
+  if (run_cmd->parsed()) return RunRun(global, run);
+  if (shell_cmd->parsed()) return RunShell(global, shell);
+  if (int code = RunLeaseCommands(global, lease_commands); code >= 0) return code;
   return kExitUsage;
 }

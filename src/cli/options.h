@@ -19,10 +19,16 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitError = 1;
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitNoDriver = 3;
+// Lease commands (run, reserve, shell, extend, release, leases, queue):
+inline constexpr int kExitNoAgent = 69;       // The agent is not reachable (EX_UNAVAILABLE).
+inline constexpr int kExitNoFit = 75;         // --no-wait and no GPUs fit now (EX_TEMPFAIL).
+inline constexpr int kExitNotPermitted = 77;  // Another user's lease or process (EX_NOPERM).
 
 inline constexpr const char* kExitCodesHelp =
     "Exit codes: 0 ok; 1 error (or, for pick, no GPU fits); 2 usage error; "
-    "3 no GPU library or driver.";
+    "3 no GPU library or driver; 69 no agent to ask (lease commands); 75 no GPUs fit now "
+    "(run/reserve --no-wait); 77 not permitted (another user's lease or process). "
+    "tarmac run exits with its command's status (128+N when killed by signal N).";
 
 struct GlobalOptions {
   std::string backend = "auto";  // auto | nvml | sim

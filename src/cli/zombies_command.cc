@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "common/units.h"
+#include "cli/lease_client.h"
 #include "ipc/unix_server.h"
 
 namespace tarmac::cli {
@@ -17,6 +18,10 @@ CLI::App* AddZombiesCommand(CLI::App* app, ZombiesOptions* options, GlobalOption
       "whether their parent is alive, and under which lease. Thresholds and the allowlist are "
       "[zombies] in the agent's config. Needs the agent (it watches over time).");
   cmd->add_flag("--json", options->json, "The agent's answer as JSON (docs/protocol.md)");
+  cmd->add_flag("--kill", options->kill,
+                "Terminate them (SIGTERM, then SIGKILL after [leases] kill_grace): your own, or all as an admin. "
+                "Each PID's start time and owner are re-verified first");
+  cmd->add_option("--pid", options->pid, "With --kill: only this process")->check(CLI::PositiveNumber);
   cmd->add_option("--socket", global->socket, "The agent's socket")->envname("TARMAC_SOCKET")->capture_default_str();
   return cmd;
 }
@@ -44,6 +49,33 @@ std::string RenderZombies(const nlohmann::json& answer) {
 }
 
 int RunZombies(const GlobalOptions& global, const ZombiesOptions& options) {
+  if (options.pid != 0 && !options.kill) return LeaseExit("zombies", Status::InvalidArgument("--pid needs --kill"));
+  if (options.kill) {
+    nlohmann::json params = nlohmann::json::object();
+    if (options.pid != 0) params["pid"] = options.pid;
+    Result<nlohmann::json> r = CallLease(global.socket, "zombies.kill", params, std::chrono::milliseconds(0));
+    if (!r.ok()) return LeaseExit("zombies --kill", r.status());
+    if (options.json) {
+      std::printf("%s\n", r.value().dump(2).c_str());
+    } else {
+      for (const nlohmann::json& z : r.value()["terminated"]) {
+        std::printf("terminated: pid %lld of %s on GPU %d (SIGTERM; SIGKILL if it outlives the grace period)\n",
+                    static_cast<long long>(z.value("pid", int64_t{0})), z.value("user", std::string()).c_str(),
+                    z.value("gpu", 0));
+      }
+      for (const char* kind : {"refused", "skipped"}) {
+        for (const nlohmann::json& z : r.value()[kind]) {
+          std::printf("%s: pid %lld: %s\n", kind, static_cast<long long>(z.value("pid", int64_t{0})),
+                      z.value("why", std::string()).c_str());
+        }
+      }
+      if (r.value()["terminated"].empty() && r.value()["refused"].empty() && r.value()["skipped"].empty()) {
+        std::printf("No zombies to terminate.\n");
+      }
+    }
+    if (!r.value()["refused"].empty()) return kExitNotPermitted;
+    return r.value()["skipped"].empty() ? kExitOk : kExitError;
+  }
   ipc::Request request;
   request.method = "zombies";
   Result<nlohmann::json> answer = ipc::CallAgent(global.socket, request, std::chrono::seconds(5));

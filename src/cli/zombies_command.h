@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 //
-// `tarmac zombies [--json]`: processes holding GPU memory without computing,
+// `tarmac zombies [--json] [--kill [--pid PID]]`: processes holding GPU memory without computing,
 // with the evidence (how much, how long at 0 % SM, whose, parent alive or
 // not, lease or none), as the agent has watched them over time
-// ([zombies] in the config). Needs the agent; exit 1 when it is not there.
+// ([zombies] in the config). --kill asks the agent to terminate them: it
+// re-verifies each PID's start time and owner first, signals only your own
+// processes (all, for root and the admin group), and logs each as an event.
+// Needs the agent; exit 1 when it is not there.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -15,6 +18,8 @@ namespace tarmac::cli {
 
 struct ZombiesOptions {
   bool json = false;
+  bool kill = false;     // --kill: SIGTERM (then SIGKILL) to the zombies you may terminate.
+  int64_t pid = 0;       // --pid: only this one.
 };
 
 // Adds the command, with --socket bound to `global`.

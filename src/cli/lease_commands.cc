@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cli/lease_commands.h"
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <ctime>
+
+#include "cli/lease_client.h"
+#include "common/units.h"
+
+namespace tarmac::cli {
+namespace {
+
+using nlohmann::json;
+
+void Print(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
+
+double NowUnix() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string LocalTime(double unix_seconds) {
+  std::time_t t = static_cast<std::time_t>(unix_seconds);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  return fmt::format("{:%Y-%m-%d %H:%M}", tm);
+}
+
+std::string Ago(double seconds) { return FormatDuration(std::chrono::seconds(static_cast<int64_t>(seconds))); }
+
+std::string GpuIndices(const json& lease) {
+  std::string out;
+  for (const json& g : lease.value("gpus", json::array())) out += (out.empty() ? "" : ",") + std::to_string(g.get<int>());
+  return out;
+}
+
+}  // namespace
+
+void AddLeaseCommands(CLI::App* app, LeaseCommands* c, GlobalOptions* global) {
+  auto socket = [global](CLI::App* cmd) {
+    cmd->add_option("--socket", global->socket, "The agent's socket")->envname("TARMAC_SOCKET")->capture_default_str();
+  };
+  c->reserve = app->add_subcommand(
+      "reserve",
+      "Reserve GPUs for interactive work (notebooks, debugging) for a while; prints the lease and the "
+      "CUDA_VISIBLE_DEVICES line (eval \"$(tarmac reserve ...)\" sets it). tarmac shell opens a shell in it.");
+  AddLeaseAskOptions(c->reserve, &c->reserve_options.ask);
+  c->reserve->add_option("--for", c->reserve_options.ask.max_time, "How long, e.g. 2h (at most 30 days)")->required();
+  c->reserve->add_flag("--json", c->reserve_options.ask.json, "Print the lease as JSON");
+  socket(c->reserve);
+
+  c->extend = app->add_subcommand("extend", "Move a lease's end later");
+  c->extend->add_option("lease", c->extend_options.lease, "Lease id (default: $TARMAC_LEASE_ID or your only lease)");
+  c->extend->add_option("--by", c->extend_options.by, "How much later, e.g. 1h")->required();
+  c->extend->add_flag("--json", c->extend_options.json, "Print the lease as JSON");
+  socket(c->extend);
+
+  c->release = app->add_subcommand(
+      "release", "Give a lease's GPUs back (its processes get SIGTERM, then SIGKILL), or cancel a queued request");
+  c->release->add_option("lease", c->release_options.lease,
+                         "Lease or request id (default: $TARMAC_LEASE_ID or your only lease)");
+  socket(c->release);
+
+  c->leases = app->add_subcommand("leases", "Who holds which GPUs, since when, until when, idle for how long");
+  c->leases->add_flag("--json", c->leases_options.json, "The agent's answer as JSON (docs/protocol.md)");
+  socket(c->leases);
+
+  c->queue = app->add_subcommand("queue", "Requests waiting for GPUs, in the order they will be served, and why");
+  c->queue->add_flag("--json", c->queue_options.json, "The agent's answer as JSON (docs/protocol.md)");
+  socket(c->queue);
+
+  c->events = app->add_subcommand(
+      "events", "The lease event log: grants, releases, expiries, idle warnings, signals, refusals; who and why");
+  c->events->add_flag("--json", c->events_options.json, "As JSON");
+  c->events->add_option("--after", c->events_options.after, "Only events after this sequence number")
+      ->check(CLI::NonNegativeNumber);
+  c->events->add_option("--limit", c->events_options.limit, "At most this many (the newest)")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  socket(c->events);
+}
+
+std::string RenderLeases(const json& answer, double now_unix) {
+  const json& leases = answer["leases"];
+  if (leases.empty()) return "No leases: every GPU is unleased.\n";
+  std::string out = fmt::format("{:>5}  {:<12} {:<8} {:<11} {:>9}  {:<16} {:>9}  {}\n", "LEASE", "USER", "GPUS",
+                                "KIND", "HELD", "UNTIL", "IDLE", "COMMAND");
+  for (const json& l : leases) {
+    std::string until = l["ends_at_unix"].is_null() ? "-" : LocalTime(l["ends_at_unix"].get<double>());
+    out += fmt::format("{:>5}  {:<12} {:<8} {:<11} {:>9}  {:<16} {:>9}  {}\n", l.value("id", int64_t{0}),
+                       l.value("user", std::string("?")), GpuIndices(l), l.value("kind", std::string()),
+                       Ago(now_unix - l.value("granted_at_unix", now_unix)), until,
+                       Ago(static_cast<double>(l.value("idle_seconds", int64_t{0}))),
+                       l.value("command", std::string()).substr(0, 50));
+    if (l.value("warning", json()).is_string()) out += "       warning: " + l["warning"].get<std::string>() + "\n";
+    for (const json& f : l.value("foreign_processes", json::array())) {
+      out += fmt::format("       foreign: pid {} of {} on GPU {}: {}\n", f.value("pid", int64_t{0}),
+                         f.value("user", std::string("?")), f.value("gpu", 0),
+                         f.value("command", std::string()).substr(0, 50));
+    }
+  }
+  return out;
+}
+
+std::string RenderQueue(const json& answer) {
+  const json& queue = answer["queue"];
+  if (queue.empty()) return "The queue is empty.\n";
+  std::string out = fmt::format("{:>3}  {:>7}  {:<12} {:>4}  {:<8} {:>9}  {}\n", "POS", "REQUEST", "USER", "GPUS",
+                                "PRIORITY", "WAITING", "WHY");
+  for (const json& q : queue) {
+    out += fmt::format("{:>3}  {:>7}  {:<12} {:>4}  {:<8} {:>9}  {}\n", q.value("position", 0), q.value("id", int64_t{0}),
+                       q.value("user", std::string("?")), q.value("gpus", 0), q.value("priority", std::string()),
+                       Ago(static_cast<double>(q.value("waiting_seconds", int64_t{0}))),
+                       q.value("reason", std::string()));
+  }
+  return out;
+}
+
+int RunLeaseCommands(const GlobalOptions& global, const LeaseCommands& c) {
+  const std::string& socket = global.socket;
+  if (c.reserve->parsed()) {
+    const LeaseAsk& ask = c.reserve_options.ask;
+    Result<json> params = LeaseParams(ask, "reservation", "reservation");
+    if (!params.ok()) return LeaseExit("reserve", params.status());
+    Granted granted = AskAndWait(socket, params.value(), "reserve");
+    if (granted.exit_code != 0) return granted.exit_code;
+    const json& l = granted.lease;
+    if (ask.json) {
+      Print(l.dump(2) + "\n");
+      return kExitOk;
+    }
+    Print(fmt::format("# tarmac lease {}: GPU {} until {}; tarmac shell opens a shell in it, tarmac release {} "
+                      "gives it back\nexport CUDA_VISIBLE_DEVICES={} NVIDIA_VISIBLE_DEVICES={} TARMAC_LEASE_ID={}\n",
+                      l["id"].get<int64_t>(), GpuIndices(l), LocalTime(l["ends_at_unix"].get<double>()),
+                      l["id"].get<int64_t>(), UuidList(l), UuidList(l), l["id"].get<int64_t>()));
+    return kExitOk;
+  }
+  if (c.extend->parsed()) {
+    Result<int64_t> id = ChooseLease(socket, c.extend_options.lease, "");
+    if (!id.ok()) return LeaseExit("extend", id.status());
+    Result<std::chrono::milliseconds> by = ParseDuration(c.extend_options.by);
+    if (!by.ok()) return LeaseExit("extend", by.status().WithContext("--by"));
+    int64_t seconds = std::chrono::duration_cast<std::chrono::seconds>(by.value()).count();
+    Result<json> l = CallLease(socket, "lease.extend", {{"id", id.value()}, {"seconds", seconds}});
+    if (!l.ok()) return LeaseExit("extend", l.status());
+    Print(c.extend_options.json ? l.value().dump(2) + "\n"
+                                : fmt::format("lease {} now ends at {}\n", id.value(),
+                                              LocalTime(l.value()["ends_at_unix"].get<double>())));
+    return kExitOk;
+  }
+  if (c.release->parsed()) {
+    Result<int64_t> id = ChooseLease(socket, c.release_options.lease, "");
+    if (!id.ok()) return LeaseExit("release", id.status());
+    Result<json> r = CallLease(socket, "lease.release", {{"id", id.value()}});
+    if (!r.ok()) return LeaseExit("release", r.status());
+    if (r.value().contains("cancelled")) {
+      Print(fmt::format("request {} cancelled\n", id.value()));
+    } else if (r.value()["released"].is_null()) {
+      Print(fmt::format("lease {} had already ended: {}\n", id.value(), r.value().value("reason", "")));
+    } else {
+      Print(fmt::format("lease {} released\n", id.value()));
+    }
+    return kExitOk;
+  }
+  for (auto [cmd, method, options] : {std::tuple{c.leases, "leases", &c.leases_options},
+                                      std::tuple{c.queue, "queue", &c.queue_options}}) {
+    if (!cmd->parsed()) continue;
+    Result<json> r = CallLease(socket, method, json::object(), std::chrono::milliseconds(0));
+    if (!r.ok()) return LeaseExit(method, r.status());
+    Print(options->json ? r.value().dump(2) + "\n"
+          : std::string(method) == "leases" ? RenderLeases(r.value(), NowUnix())
+                                            : RenderQueue(r.value()));
+    return kExitOk;
+  }
+  if (c.events->parsed()) {
+    const ListOptions& o = c.events_options;
+    json all = json::array();
+    int64_t after = o.after;
+    for (;;) {  // Page through, keeping the newest `limit`.
+      Result<json> r = CallLease(socket, "events", {{"after", after}, {"limit", 10000}}, std::chrono::milliseconds(0));
+      if (!r.ok()) return LeaseExit("events", r.status());
+      const json& page = r.value()["events"];
+      for (const json& e : page) all.push_back(e);
+      if (page.size() < 10000) break;
+      after = page.back()["seq"].get<int64_t>();
+      if (static_cast<int64_t>(all.size()) > 4 * o.limit) all.erase(all.begin(), all.end() - o.limit);
+    }
+    if (static_cast<int64_t>(all.size()) > o.limit) all.erase(all.begin(), all.end() - o.limit);
+    if (o.json) {
+      Print(json{{"events", all}}.dump(2) + "\n");
+      return kExitOk;
+    }
+    std::string out;
+    for (const json& e : all) {
+      out += fmt::format("{:>6}  {}  lease {:<5} {:<18} {:<10} by {:<10} {}\n", e.value("seq", int64_t{0}),
+                         LocalTime(e.value("at_unix", 0.0)), e.value("lease", int64_t{0}),
+                         e.value("kind", std::string()), e.value("user", std::string()),
+                         e.value("actor", std::string()), e.value("detail", std::string()));
+    }
+    Print(out.empty() ? "No lease events yet.\n" : out);
+    return kExitOk;
+  }
+  return -1;
+}
+
+}  // namespace tarmac::cli

@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cli/run_command.h"
+
+#include <errno.h>
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "cli/lease_client.h"
+#include "common/units.h"
+
+namespace tarmac::cli {
+namespace {
+
+using nlohmann::json;
+
+// Signals tarmac run passes on to its command's process group.
+constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT, SIGTSTP};
+
+sigset_t ForwardedSet() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int s : kForwarded) sigaddset(&set, s);
+  sigaddset(&set, SIGCHLD);
+  return set;
+}
+
+std::string Joined(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const std::string& a : argv) out += (out.empty() ? "" : " ") + a;
+  return out;
+}
+
+Result<int64_t> Seconds(const std::string& text, const char* option) {
+  Result<std::chrono::milliseconds> d = ParseDuration(text);
+  if (!d.ok()) return d.status().WithContext(option);
+  if (d.value().count() <= 0) return Status::InvalidArgument(fmt::format("{}: must be positive", option));
+  return std::max<int64_t>(1, std::chrono::duration_cast<std::chrono::seconds>(d.value()).count());
+}
+
+void ExportLeaseEnv(const json& lease) {
+  std::string uuids = UuidList(lease);
+  setenv("CUDA_VISIBLE_DEVICES", uuids.c_str(), 1);
+  setenv("NVIDIA_VISIBLE_DEVICES", uuids.c_str(), 1);
+  setenv("TARMAC_LEASE_ID", std::to_string(lease["id"].get<int64_t>()).c_str(), 1);
+}
+
+// Exit code of a wait status, as a shell reports it.
+int ExitCodeOf(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return kExitError;
+}
+
+}  // namespace
+
+void AddLeaseAskOptions(CLI::App* cmd, LeaseAsk* ask) {
+  cmd->add_option("--gpus,-n", ask->gpus, "How many GPUs")->default_str("1");
+  cmd->add_option("--gpu", ask->uuids, "Exactly these GPUs: UUIDs, comma-separated")->excludes("--gpus");
+  cmd->add_option("--min-free-memory", ask->min_free_memory, "Free memory each GPU needs, e.g. 20GiB");
+  cmd->add_option("--idle-timeout", ask->idle_timeout,
+                  "Idle this long (no SM activity from your processes) and the idle policy applies, e.g. 30m");
+  cmd->add_option("--priority", ask->priority, "low, normal or high")
+      ->check(CLI::IsMember({"low", "normal", "high"}))
+      ->default_str("normal");
+  cmd->add_flag("--no-wait{true},--queue{false}", ask->no_wait,
+                "--no-wait: exit 75 at once when no GPUs fit; --queue (default): wait in the queue");
+}
+
+Result<json> LeaseParams(const LeaseAsk& ask, const std::string& kind, const std::string& command) {
+  json p = {{"kind", kind}, {"priority", ask.priority}, {"wait", !ask.no_wait}, {"command", command}};
+  if (!ask.uuids.empty()) {
+    json uuids = json::array();
+    size_t at = 0;
+    while (at <= ask.uuids.size()) {
+      size_t comma = ask.uuids.find(',', at);
+      std::string one = ask.uuids.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+      if (one.empty()) return Status::InvalidArgument("--gpu: expected UUIDs separated by commas");
+      uuids.push_back(one);
+      if (comma == std::string::npos) break;
+      at = comma + 1;
+    }
+    p["uuids"] = uuids;
+  } else {
+    p["gpus"] = ask.gpus;
+  }
+  if (!ask.min_free_memory.empty()) {
+    Result<int64_t> bytes = ParseBytes(ask.min_free_memory);
+    if (!bytes.ok()) return bytes.status().WithContext("--min-free-memory");
+    p["min_free_memory_bytes"] = bytes.value();
+  }
+  if (!ask.max_time.empty()) {
+    Result<int64_t> s = Seconds(ask.max_time, kind == "reservation" ? "--for" : "--max-time");
+    if (!s.ok()) return s.status();
+    p["max_time_seconds"] = s.value();
+  }
+  if (!ask.idle_timeout.empty()) {
+    Result<int64_t> s = Seconds(ask.idle_timeout, "--idle-timeout");
+    if (!s.ok()) return s.status();
+    p["idle_timeout_seconds"] = s.value();
+  }
+  return p;
+}
+
+Granted AskAndWait(const std::string& socket, const json& params, const char* what) {
+  Result<json> answer = CallLease(socket, "lease.request", params);
+  if (!answer.ok()) return {nullptr, LeaseExit(what, answer.status())};
+  if (answer.value()["state"] == "granted") return {answer.value()["lease"], 0};
+  int64_t id = answer.value()["request"]["id"].get<int64_t>();
+  bool is_tty = isatty(STDERR_FILENO) != 0;
+  std::string shown;
+  // Wait with the forwarded signals blocked: an interrupt cancels the
+  // request instead of leaving it queued.
+  sigset_t set = ForwardedSet();
+  sigset_t old;
+  sigprocmask(SIG_BLOCK, &set, &old);
+  Granted result{nullptr, kExitError};
+  json request = answer.value()["request"];
+  for (;;) {
+    std::string line = fmt::format("tarmac: {}: queued as request {}: {}", what, id, request.value("reason", ""));
+    if (line != shown) {
+      if (is_tty) {
+        std::fprintf(stderr, "\r\033[K%s", line.c_str());
+      } else {
+        std::fprintf(stderr, "%s\n", line.c_str());
+      }
+      shown = line;
+    }
+    timespec wait_for{0, 250 * 1000 * 1000};
+    int sig = sigtimedwait(&set, nullptr, &wait_for);
+    if (sig > 0 && sig != SIGCHLD && sig != SIGWINCH) {
+      CallLease(socket, "lease.release", {{"id", id}}).status().IgnoreError();
+      if (is_tty) std::fprintf(stderr, "\n");
+      std::fprintf(stderr, "tarmac: %s: %s received; request %lld cancelled\n", what, strsignal(sig),
+                   static_cast<long long>(id));
+      result.exit_code = 128 + sig;
+      break;
+    }
+    Result<json> now = CallLease(socket, "lease.get", {{"id", id}}, std::chrono::minutes(10));
+    if (!now.ok()) {
+      result.exit_code = LeaseExit(what, now.status());
+      break;
+    }
+    if (now.value()["state"] == "granted") {
+      if (is_tty) std::fprintf(stderr, "\r\033[K");
+      result = {now.value()["lease"], 0};
+      break;
+    }
+    if (now.value()["state"] == "ended") {
+      if (is_tty) std::fprintf(stderr, "\n");
+      std::fprintf(stderr, "tarmac: %s: request %lld ended: %s\n", what, static_cast<long long>(id),
+                   now.value().value("reason", "").c_str());
+      break;
+    }
+    request = now.value()["request"];
+  }
+  sigprocmask(SIG_SETMASK, &old, nullptr);
+  return result;
+}
+
+CLI::App* AddRunCommand(CLI::App* app, RunOptions* options, GlobalOptions* global) {
+  CLI::App* cmd = app->add_subcommand(
+      "run",
+      "Run a command on GPUs the agent leases to you: waits in the queue when none fit, sets "
+      "CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES, forwards signals, and exits with the command's status. "
+      "The lease ends when the command and everything it started have exited.");
+  AddLeaseAskOptions(cmd, &options->ask);
+  cmd->add_option("--max-time", options->ask.max_time,
+                  "Wall-clock limit, e.g. 4h: then SIGTERM, [leases] kill_grace, SIGKILL");
+  cmd->add_option("--socket", global->socket, "The agent's socket")->envname("TARMAC_SOCKET")->capture_default_str();
+  cmd->add_option("command", options->command, "The command and its arguments, after --")->required();
+  cmd->footer("Example: tarmac run --gpus 2 --max-time 4h -- python train.py --lr 3e-4");
+  return cmd;
+}
+
+int RunRun(const GlobalOptions& global, const RunOptions& options) {
+  Result<json> params = LeaseParams(options.ask, "run", Joined(options.command));
+  if (!params.ok()) return LeaseExit("run", params.status());
+  Granted granted = AskAndWait(global.socket, params.value(), "run");
+  if (granted.exit_code != 0) return granted.exit_code;
+  const json& lease = granted.lease;
+  int64_t id = lease["id"].get<int64_t>();
+
+  // Everything the command starts is re-parented to us when its parent
+  // exits, so that we see all of it end before the lease does.
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  sigset_t set = ForwardedSet();
+  sigset_t old;
+  sigprocmask(SIG_BLOCK, &set, &old);
+  bool is_foreground = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+  pid_t child = fork();
+  if (child < 0) {
+    std::fprintf(stderr, "tarmac: run: fork: %s\n", std::strerror(errno));
+    CallLease(global.socket, "lease.release", {{"id", id}}).status().IgnoreError();
+    return kExitError;
+  }
+  if (child == 0) {
+    setpgid(0, 0);
+    if (is_foreground) {
+      signal(SIGTTOU, SIG_IGN);
+      tcsetpgrp(STDIN_FILENO, getpid());
+      signal(SIGTTOU, SIG_DFL);
+    }
+    sigprocmask(SIG_SETMASK, &old, nullptr);
+    ExportLeaseEnv(lease);
+    std::vector<char*> argv;
+    for (const std::string& a : options.command) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    std::fprintf(stderr, "tarmac: run: %s: %s\n", argv[0], std::strerror(errno));
+    _exit(errno == ENOENT ? 127 : 126);
+  }
+  setpgid(child, child);
+  Result<json> attached = CallLease(global.socket, "lease.attach", {{"id", id}, {"pid", child}});
+  if (!attached.ok()) {
+    std::fprintf(stderr, "tarmac: run: the agent could not attach pid %d to lease %lld: %s\n", child,
+                 static_cast<long long>(id), attached.status().message().c_str());
+  }
+
+  int status = 0;
+  bool has_exited = false;
+  std::string warned;
+  bool said_ended = false;
+  auto next_check = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  for (;;) {
+    // Reap whatever has exited; done when no descendant is left.
+    bool is_empty = false;
+    for (;;) {
+      int st = 0;
+      pid_t w = waitpid(-1, &st, WNOHANG);
+      if (w == child) {
+        status = st;
+        has_exited = true;
+      }
+      if (w > 0) continue;
+      is_empty = w < 0 && errno == ECHILD;
+      break;
+    }
+    if (is_empty) break;
+    timespec wait_for{1, 0};
+    int sig = sigtimedwait(&set, nullptr, &wait_for);
+    if (sig > 0 && sig != SIGCHLD) kill(-child, sig);
+    if (std::chrono::steady_clock::now() >= next_check) {
+      next_check = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+      Result<json> now = CallLease(global.socket, "lease.get", {{"id", id}}, std::chrono::milliseconds(0));
+      if (now.ok() && now.value()["state"] == "granted") {
+        std::string warning = now.value()["lease"].value("warning", json()).is_string()
+                                  ? now.value()["lease"]["warning"].get<std::string>()
+                                  : std::string();
+        if (!warning.empty() && warning != warned) std::fprintf(stderr, "tarmac: run: warning: %s\n", warning.c_str());
+        warned = warning;
+      } else if (now.ok() && now.value()["state"] == "ended" && !said_ended) {
+        std::fprintf(stderr, "tarmac: run: lease %lld ended: %s\n", static_cast<long long>(id),
+                     now.value().value("reason", "").c_str());
+        said_ended = true;
+      }
+    }
+  }
+  if (is_foreground) {
+    signal(SIGTTOU, SIG_IGN);
+    tcsetpgrp(STDIN_FILENO, getpgrp());
+    signal(SIGTTOU, SIG_DFL);
+  }
+  sigprocmask(SIG_SETMASK, &old, nullptr);
+  Result<json> released = CallLease(global.socket, "lease.release", {{"id", id}});
+  if (!released.ok() && released.status().code() != StatusCode::kNotFound) {
+    std::fprintf(stderr, "tarmac: run: releasing lease %lld: %s\n", static_cast<long long>(id),
+                 released.status().message().c_str());
+  }
+  return has_exited ? ExitCodeOf(status) : kExitError;
+}
+
+CLI::App* AddShellCommand(CLI::App* app, ShellOptions* options, GlobalOptions* global) {
+  CLI::App* cmd = app->add_subcommand(
+      "shell",
+      "Open a shell (or run -- CMD) inside a reservation (tarmac reserve): CUDA_VISIBLE_DEVICES and "
+      "NVIDIA_VISIBLE_DEVICES name its GPUs. Without LEASE: $TARMAC_LEASE_ID, or your only reservation.");
+  cmd->add_option("--lease", options->lease, "The reservation's lease id");
+  cmd->add_option("--socket", global->socket, "The agent's socket")->envname("TARMAC_SOCKET")->capture_default_str();
+  cmd->add_option("command", options->command, "A command to run instead of $SHELL, after --");
+  return cmd;
+}
+
+int RunShell(const GlobalOptions& global, const ShellOptions& options) {
+  Result<int64_t> id = ChooseLease(global.socket, options.lease, "reservation");
+  if (!id.ok()) return LeaseExit("shell", id.status());
+  Result<json> got = CallLease(global.socket, "lease.get", {{"id", id.value()}});
+  if (!got.ok()) return LeaseExit("shell", got.status());
+  if (got.value()["state"] != "granted") {
+    return LeaseExit("shell", Status::NotFound(fmt::format("lease {} is not held (it is {})", id.value(),
+                                                           got.value()["state"].get<std::string>())));
+  }
+  const json& lease = got.value()["lease"];
+  if (lease.value("uid", int64_t{-1}) != static_cast<int64_t>(getuid()) && getuid() != 0) {
+    return LeaseExit("shell", Status::PermissionDenied(fmt::format("lease {} belongs to {}", id.value(),
+                                                                   lease.value("user", std::string("?")))));
+  }
+  ExportLeaseEnv(lease);
+  std::vector<std::string> command = options.command;
+  if (command.empty()) {
+    const char* shell = std::getenv("SHELL");
+    command.push_back(shell != nullptr && *shell != '\0' ? shell : "/bin/sh");
+    std::fprintf(stderr, "tarmac: shell: lease %lld, GPU %s; exit the shell to leave (the reservation stays)\n",
+                 static_cast<long long>(id.value()), UuidList(lease).c_str());
+  }
+  std::vector<char*> argv;
+  for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  execvp(argv[0], argv.data());
+  std::fprintf(stderr, "tarmac: shell: %s: %s\n", argv[0], std::strerror(errno));
+  return errno == ENOENT ? 127 : 126;
+}
+
+}  // namespace tarmac::cli

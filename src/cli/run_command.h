@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// `tarmac run [--gpus N | --gpu UUID,...] ... -- CMD ARGS...`: asks the agent
+// for GPUs, waits in its queue when none fit (showing position and why;
+// --no-wait exits 75 at once), then runs CMD as the calling user with
+// CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES set to the GPUs' UUIDs
+// and TARMAC_LEASE_ID to the lease. CMD runs in its own process group;
+// signals to tarmac run are forwarded to it. tarmac run is the subreaper of
+// everything CMD starts, so the lease ends only when CMD and all its
+// descendants have exited; it exits with CMD's status (128+N for signal N).
+// If tarmac run itself dies, the agent terminates CMD and ends the lease.
+//
+// `tarmac shell [LEASE]`: a shell (or `-- CMD`) inside a reservation.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli/options.h"
+#include "common/result.h"
+
+namespace tarmac::cli {
+
+struct LeaseAsk {
+  int gpus = 1;
+  std::string uuids;            // --gpu UUID,...
+  std::string min_free_memory;  // "20GiB"
+  std::string max_time;         // "4h" (run), --for (reserve)
+  std::string idle_timeout;     // "30m"
+  std::string priority = "normal";
+  bool no_wait = false;
+  bool json = false;
+};
+
+struct RunOptions {
+  LeaseAsk ask;
+  std::vector<std::string> command;
+};
+
+struct ShellOptions {
+  std::string lease;
+  std::vector<std::string> command;
+};
+
+// Adds --gpus, --gpu, --min-free-memory, --idle-timeout, --priority,
+// --queue/--no-wait to `cmd` (--max-time or --for is the caller's).
+void AddLeaseAskOptions(CLI::App* cmd, LeaseAsk* ask);
+
+// The lease.request params for `ask`; kInvalidArgument naming the option.
+Result<nlohmann::json> LeaseParams(const LeaseAsk& ask, const std::string& kind, const std::string& command);
+
+// Asks for a lease and waits for it (the live queue line on a terminal).
+// The granted lease, or the exit code to leave with.
+struct Granted {
+  nlohmann::json lease;
+  int exit_code = 0;  // Non-zero: not granted.
+};
+Granted AskAndWait(const std::string& socket, const nlohmann::json& params, const char* what);
+
+CLI::App* AddRunCommand(CLI::App* app, RunOptions* options, GlobalOptions* global);
+int RunRun(const GlobalOptions& global, const RunOptions& options);
+
+CLI::App* AddShellCommand(CLI::App* app, ShellOptions* options, GlobalOptions* global);
+int RunShell(const GlobalOptions& global, const ShellOptions& options);
+
+}  // namespace tarmac::cli
