@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <ctime>
 
 #include "agent/callers.h"
 #include "common/units.h"
@@ -54,6 +55,16 @@ std::string GpuList(const std::vector<int>& gpus) {
   std::string out;
   for (int g : gpus) out += (out.empty() ? "" : ",") + std::to_string(g);
   return out;
+}
+
+// "2026-11-30T16:04:05Z"
+std::string UtcText(double unix_seconds) {
+  std::time_t t = static_cast<std::time_t>(unix_seconds);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
 }
 
 bool IsCompute(const sampler::ProcessView& p) { return p.process.type != gpu::ProcessType::kGraphics; }
@@ -281,8 +292,8 @@ std::string LeaseService::Dispatch(const ipc::Request& request, const ipc::PeerC
         const sched::Lease& l = *book_.FindLease(id.value());
         SaveLease(l);
         Event("extended", l.id, l.uid, l.user, l.gpus, Actor{caller.uid, caller.user},
-              fmt::format("by {}; ends at {:.0f}", FormatDuration(seconds(by->get<int64_t>())),
-                          Base().ToUnix(*l.ends_at)));
+              fmt::format("by {}; ends at {}", FormatDuration(seconds(by->get<int64_t>())),
+                          UtcText(Base().ToUnix(*l.ends_at))));
         result = LeaseJson(l, now);
       } else {
         result = s;
@@ -298,12 +309,16 @@ std::string LeaseService::Dispatch(const ipc::Request& request, const ipc::PeerC
   } else if (m == "zombies.kill") {
     result = KillZombies(params, caller, now);
   } else if (m == "events") {
-    int64_t after = params.value("after", json(0)).is_number_integer() ? params["after"].get<int64_t>() : -1;
-    int64_t limit = params.value("limit", json(1000)).is_number_integer() ? params["limit"].get<int64_t>() : -1;
+    int64_t after = 0;
+    int64_t limit = 1000;
+    auto a = params.find("after");
+    auto n = params.find("limit");
+    if (a != params.end()) after = a->is_number_integer() ? a->get<int64_t>() : -1;
+    if (n != params.end()) limit = n->is_number_integer() ? n->get<int64_t>() : -1;
     if (after < 0 || limit < 1 || limit > 100000) {
       result = Status::InvalidArgument("params.after: an integer >= 0; params.limit: 1 to 100000");
     } else if (state_ == nullptr) {
-      result = Status::Unavailable("this agent keeps no lease state (no state directory)");
+      result = Status::Unavailable("this agent keeps no lease state");
     } else {
       Result<std::vector<store::LeaseEvent>> events = state_->Events(after, limit);
       if (!events.ok()) {
@@ -317,7 +332,8 @@ std::string LeaseService::Dispatch(const ipc::Request& request, const ipc::PeerC
   }
   if (!result.ok()) {
     if (result.status().code() == StatusCode::kPermissionDenied) {
-      Event("refused", params.value("id", json(0)).is_number_integer() ? params["id"].get<int64_t>() : 0, caller.uid,
+      auto id = params.find("id");
+      Event("refused", id != params.end() && id->is_number_integer() ? id->get<int64_t>() : 0, caller.uid,
             caller.user, {}, Actor{caller.uid, caller.user}, fmt::format("{}: {}", m, result.status().message()));
     }
     const std::string& message = result.status().message();
@@ -335,10 +351,10 @@ Result<json> LeaseService::Request(const json& params, const ipc::PeerCredential
   if (wait != params.end() && !wait->is_boolean()) return Status::InvalidArgument("params.wait: expected true or false");
   bool waits = wait == params.end() || wait->get<bool>();
   if (!has_gpus_) return Status::Unavailable("the agent has not read the GPUs yet");
-  if (!request.is_reservation) {
-    std::optional<ProcessIdentity> client = processes_->Identify(peer.pid);
-    if (client) request.holder = {client->pid, client->start_ticks};
-  }
+  // The asking client: a queued request goes when it dies, and so does a
+  // `tarmac run` lease (a reservation outlives it).
+  std::optional<ProcessIdentity> client = processes_->Identify(peer.pid);
+  if (client) request.holder = {client->pid, client->start_ticks};
   if (!request.idle_timeout && policy_.default_idle_timeout.count() > 0) {
     request.idle_timeout = duration_cast<seconds>(policy_.default_idle_timeout);
   }
@@ -529,7 +545,7 @@ void LeaseService::Decide(TimePoint now) {
     SaveLease(l);
     Event("granted", l.id, l.uid, l.user, l.gpus, Actor{},
           fmt::format("GPU {} ({}){}", GpuList(l.gpus), fmt::join(l.uuids, ","),
-                      l.ends_at ? fmt::format(", until {:.0f}", Base().ToUnix(*l.ends_at)) : std::string()));
+                      l.ends_at ? ", until " + UtcText(Base().ToUnix(*l.ends_at)) : std::string()));
   }
 }
 

@@ -20,7 +20,7 @@ namespace tarmac::cli {
 // when it never answered; the agent's error otherwise (kNotFound,
 // kPermissionDenied, kResourceExhausted for no_fit, kInvalidArgument).
 Result<nlohmann::json> CallLease(const std::string& socket, const std::string& method, nlohmann::json params,
-                                 std::chrono::milliseconds patience = std::chrono::seconds(10));
+                                 std::chrono::milliseconds patience = std::chrono::seconds(2));
 
 // Prints "tarmac: <what>: <message>" and returns the exit code for a lease
 // command's failure (options.h: 69, 75, 77, 2 or 1).

@@ -247,7 +247,7 @@ int RunRun(const GlobalOptions& global, const RunOptions& options) {
     int sig = sigtimedwait(&set, nullptr, &wait_for);
     if (sig > 0 && sig != SIGCHLD) kill(-child, sig);
     if (std::chrono::steady_clock::now() >= next_check) {
-      next_check = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+      next_check = std::chrono::steady_clock::now() + std::chrono::seconds(1);
       Result<json> now = CallLease(global.socket, "lease.get", {{"id", id}}, std::chrono::milliseconds(0));
       if (now.ok() && now.value()["state"] == "granted") {
         std::string warning = now.value()["lease"].value("warning", json()).is_string()
@@ -272,6 +272,10 @@ int RunRun(const GlobalOptions& global, const RunOptions& options) {
   if (!released.ok() && released.status().code() != StatusCode::kNotFound) {
     std::fprintf(stderr, "tarmac: run: releasing lease %lld: %s\n", static_cast<long long>(id),
                  released.status().message().c_str());
+  } else if (released.ok() && released.value().value("state", "") == "ended" && !said_ended) {
+    // The agent ended it first (max-time, idle policy, an admin): say why.
+    std::fprintf(stderr, "tarmac: run: lease %lld ended: %s\n", static_cast<long long>(id),
+                 released.value().value("reason", "").c_str());
   }
   return has_exited ? ExitCodeOf(status) : kExitError;
 }

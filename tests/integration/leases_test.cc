@@ -1,0 +1,419 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// Leases through a real agent, with real processes and signals: tarmac run
+// and reserve, the queue, the client killed, max-time, the agent killed
+// mid-lease, idle-lease policies, zombies --kill, and authorization between
+// two real non-root users the test creates.
+#include <grp.h>
+#include <gtest/gtest.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "common/proc_files.h"
+#include "testutil/agent_fixture.h"
+
+namespace tarmac::testing {
+namespace {
+
+using nlohmann::json;
+
+class LeasesTest : public AgentFixture {
+ public:
+  void SetUp() override { UseScenarioText("[[gpu]]\ncount = 2\n"); }
+
+  Child* StartLeaseAgent(const std::string& extra_config = "") {
+    std::string config = dir_.Write("agent.toml", "[sampler]\nfast_interval = \"200ms\"\n[leases]\nkill_grace = \"1s\"\n" +
+                                                      extra_config);
+    return StartAgent({"--config", config});
+  }
+
+  json Call(const std::string& method, json params = json::object()) {
+    ipc::Request r;
+    r.method = method;
+    r.params = std::move(params);
+    Result<json> answer = ipc::CallAgent(Socket(), r, std::chrono::seconds(5));
+    EXPECT_TRUE(answer.ok()) << method << ": " << answer.status().ToString();
+    return answer.ok() ? answer.value() : json();
+  }
+  json Leases() { return Call("leases")["leases"]; }
+  json Queue() { return Call("queue")["queue"]; }
+  json Events() { return Call("events", {{"limit", 100000}})["events"]; }
+  std::vector<std::string> EventKinds(int64_t lease) {
+    std::vector<std::string> kinds;
+    for (const json& e : Events()) {
+      if (e["lease"] == lease) kinds.push_back(e["kind"].get<std::string>());
+    }
+    return kinds;
+  }
+  static bool Has(const std::vector<std::string>& kinds, const std::string& kind) {
+    return std::find(kinds.begin(), kinds.end(), kind) != kinds.end();
+  }
+
+  // Bounded poll (not a timing assertion).
+  bool WaitFor(const std::function<bool()>& pred, int tries = 200) {
+    for (int i = 0; i < tries; ++i) {
+      if (pred()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
+  }
+
+  std::string Uuid(int gpu) { return AgentStatus()["gpus"][gpu]["uuid"].get<std::string>(); }
+
+  // `tarmac ARGS` against this agent (--socket goes after the command name,
+  // before any `--`).
+  RunResult T(std::vector<std::string> args) {
+    args.insert(args.begin() + 1, {"--socket", Socket()});
+    return Tarmac(args);
+  }
+
+  Child* StartRun(const std::vector<std::string>& ask, const std::vector<std::string>& command,
+                  const std::vector<std::string>& prefix = {}) {
+    std::vector<std::string> argv = prefix;
+    argv.push_back(BinDir() + "/tarmac");
+    argv.push_back("run");
+    argv.insert(argv.end(), ask.begin(), ask.end());
+    argv.insert(argv.end(), {"--socket", Socket(), "--"});
+    argv.insert(argv.end(), command.begin(), command.end());
+    children_.push_back(std::make_unique<Child>(argv, Env(), dir_.path() + "/run.err"));
+    return children_.back().get();
+  }
+
+  static bool IsRunning(pid_t pid) {
+    std::string stat;
+    if (!ReadSmallFile("/proc/" + std::to_string(pid) + "/stat", &stat)) return false;
+    size_t close = stat.rfind(')');
+    return close != std::string::npos && stat.size() > close + 2 && stat[close + 2] != 'Z';
+  }
+};
+
+TEST_F(LeasesTest, RunSetsTheVisibleDevicesAndExitsWithTheCommandsStatus) {
+  StartLeaseAgent();
+  RunResult r = T({"run", "--gpus", "2", "--", "sh", "-c",
+                   "echo \"$CUDA_VISIBLE_DEVICES|$NVIDIA_VISIBLE_DEVICES|$TARMAC_LEASE_ID\"; exit 7"});
+  EXPECT_EQ(r.exit_code, 7) << r.err;
+  std::string both = Uuid(0) + "," + Uuid(1);
+  std::string other = Uuid(1) + "," + Uuid(0);
+  std::string line = r.out.substr(0, r.out.find('\n'));
+  std::string cvd = line.substr(0, line.find('|'));
+  EXPECT_TRUE(cvd == both || cvd == other) << r.out;
+  EXPECT_EQ(line, cvd + "|" + cvd + "|1") << r.out;
+  EXPECT_TRUE(Leases().empty());
+  std::vector<std::string> kinds = EventKinds(1);
+  EXPECT_EQ(kinds, (std::vector<std::string>{"granted", "released"}));
+
+  // Killed by a signal: 128 + N, as a shell reports it.
+  r = T({"run", "--", "sh", "-c", "kill -USR1 $$"});
+  EXPECT_EQ(r.exit_code, 128 + SIGUSR1) << r.err;
+  // A command that does not exist: 127.
+  r = T({"run", "--", dir_.path() + "/no-such-program"});
+  EXPECT_EQ(r.exit_code, 127);
+  EXPECT_NE(r.err.find("no-such-program"), std::string::npos) << r.err;
+  EXPECT_TRUE(Leases().empty());
+}
+
+TEST_F(LeasesTest, TheLeaseLastsUntilEveryDescendantHasExited) {
+  StartLeaseAgent();
+  // The command exits at once, leaving a grandchild that holds on for a while.
+  std::string marker = dir_.path() + "/grandchild-done";
+  Child* run = StartRun({}, {"sh", "-c", "(sleep 1; touch " + marker + ") & exit 0"});
+  ASSERT_TRUE(WaitFor([&] { return !Leases().empty(); }));
+  int status = run->Wait();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  struct stat st {};
+  EXPECT_EQ(::stat(marker.c_str(), &st), 0) << "tarmac run returned before the grandchild finished";
+  EXPECT_TRUE(Leases().empty());
+}
+
+TEST_F(LeasesTest, NoWaitExits75AndTheQueueServesInOrderWithReasons) {
+  StartLeaseAgent();
+  RunResult reserved = T({"reserve", "--gpus", "2", "--for", "1h", "--json"});
+  ASSERT_EQ(reserved.exit_code, 0) << reserved.err;
+  int64_t reservation = json::parse(reserved.out)["id"].get<int64_t>();
+
+  RunResult r = T({"run", "--no-wait", "--", "true"});
+  EXPECT_EQ(r.exit_code, 75);
+  EXPECT_NE(r.err.find("no GPUs fit now"), std::string::npos) << r.err;
+  EXPECT_TRUE(Queue().empty()) << "--no-wait must not leave a request queued";
+
+  std::string out = dir_.path() + "/job.out";
+  Child* first = StartRun({"--gpus", "2"}, {"sh", "-c", "echo first >> " + out});
+  ASSERT_TRUE(WaitFor([&] { return Queue().size() == 1; }));
+  Child* second = StartRun({"--gpus", "1"}, {"sh", "-c", "echo second >> " + out});
+  ASSERT_TRUE(WaitFor([&] { return Queue().size() == 2; }));
+  json queue = Queue();
+  EXPECT_EQ(queue[0]["position"], 1);
+  EXPECT_EQ(queue[0]["gpus"], 2);
+  EXPECT_NE(queue[0]["reason"].get<std::string>().find("needs 2 GPUs, 0 free now"), std::string::npos)
+      << queue.dump(2);
+  EXPECT_EQ(queue[1]["position"], 2);
+  RunResult text = T({"queue"});
+  EXPECT_NE(text.out.find("needs 2 GPUs"), std::string::npos) << text.out;
+
+  RunResult released = T({"release", std::to_string(reservation)});
+  EXPECT_EQ(released.exit_code, 0) << released.err;
+  EXPECT_EQ(WEXITSTATUS(first->Wait()), 0);
+  EXPECT_EQ(WEXITSTATUS(second->Wait()), 0);
+  std::string order;
+  ReadSmallFile(out, &order);
+  EXPECT_EQ(order, "first\nsecond\n");
+  EXPECT_TRUE(Queue().empty());
+  EXPECT_TRUE(Leases().empty());
+}
+
+TEST_F(LeasesTest, KillingTheClientTerminatesTheJobAndEndsTheLease) {
+  StartLeaseAgent();
+  Child* run = StartRun({}, {BinDir() + "/tarmac-simload", "--memory", "1GiB", "--util", "30"});
+  json leases;
+  ASSERT_TRUE(WaitFor([&] {
+    leases = Leases();
+    return leases.size() == 1 && !leases[0]["job"].is_null();
+  }));
+  pid_t job = leases[0]["job"]["pid"].get<pid_t>();
+  ASSERT_TRUE(IsRunning(job));
+  run->KillAndWait(SIGKILL);
+  EXPECT_TRUE(WaitFor([&] { return !IsRunning(job) && Leases().empty(); })) << ReadLog();
+  std::vector<std::string> kinds = EventKinds(leases[0]["id"].get<int64_t>());
+  EXPECT_TRUE(Has(kinds, "client_gone")) << Events().dump(2);
+  EXPECT_TRUE(Has(kinds, "sigterm")) << Events().dump(2);
+}
+
+TEST_F(LeasesTest, MaxTimeSendsSigtermThenSigkillAfterTheGrace) {
+  StartLeaseAgent();
+  // Ignores SIGTERM (and its children inherit that): only SIGKILL ends it.
+  RunResult r = T({"run", "--max-time", "1s", "--", "sh", "-c", "trap '' TERM; while :; do sleep 0.1; done"});
+  EXPECT_EQ(r.exit_code, 128 + SIGKILL) << r.err;
+  EXPECT_NE(r.err.find("--max-time reached"), std::string::npos) << r.err;
+  std::vector<std::string> kinds = EventKinds(1);
+  EXPECT_EQ(kinds[0], "granted");
+  EXPECT_TRUE(Has(kinds, "expired"));
+  EXPECT_TRUE(Has(kinds, "sigterm"));
+  EXPECT_TRUE(Has(kinds, "sigkill")) << Events().dump(2);
+  EXPECT_TRUE(Leases().empty());
+
+  // A job that honours SIGTERM ends with it.
+  r = T({"run", "--max-time", "1s", "--", "sleep", "60"});
+  EXPECT_EQ(r.exit_code, 128 + SIGTERM) << r.err;
+}
+
+TEST_F(LeasesTest, AfterKill9TheAgentRestoresLeasesAndQueueAndReattaches) {
+  Child* agent = StartLeaseAgent();
+  RunResult reserved = T({"reserve", "--gpus", "1", "--for", "1h", "--json"});
+  ASSERT_EQ(reserved.exit_code, 0) << reserved.err;
+  int64_t reservation = json::parse(reserved.out)["id"].get<int64_t>();
+  std::string go = dir_.path() + "/go";
+  Child* running = StartRun({}, {"sh", "-c", "while [ ! -e " + go + " ]; do sleep 0.05; done; exit 4"});
+  ASSERT_TRUE(WaitFor([&] { return Leases().size() == 2; }));
+  Child* queued = StartRun({"--gpus", "2"}, {"true"});
+  ASSERT_TRUE(WaitFor([&] { return Queue().size() == 1; }));
+  json before_leases = Leases();
+  int64_t queued_id = Queue()[0]["id"].get<int64_t>();
+
+  agent->KillAndWait(SIGKILL);
+  StartLeaseAgent();
+  json after = Leases();
+  ASSERT_EQ(after.size(), 2u) << after.dump(2);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(after[i]["id"], before_leases[i]["id"]);
+    EXPECT_EQ(after[i]["uuids"], before_leases[i]["uuids"]);
+    EXPECT_EQ(after[i]["job"], before_leases[i]["job"]);
+  }
+  ASSERT_EQ(Queue().size(), 1u);
+  EXPECT_EQ(Queue()[0]["id"], queued_id);
+  EXPECT_NE(ReadLog().find("restored 2 leases"), std::string::npos) << ReadLog();
+
+  // The re-attached job finishes normally; then the queue moves on.
+  std::ofstream(go).put('\n');
+  EXPECT_EQ(WEXITSTATUS(running->Wait()), 4);
+  EXPECT_EQ(T({"release", std::to_string(reservation)}).exit_code, 0);
+  EXPECT_EQ(WEXITSTATUS(queued->Wait()), 0);
+  EXPECT_TRUE(Leases().empty());
+}
+
+TEST_F(LeasesTest, BadRequestsGetClearErrorsAndChangeNothing) {
+  StartLeaseAgent();
+  size_t events_before = Events().size();
+  struct Case {
+    std::vector<std::string> args;
+    int exit_code;
+    const char* says;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"run", "--gpus", "0", "--", "true"}, 2, "gpus must be at least 1"},
+           {{"run", "--gpus", "-3", "--", "true"}, 2, "gpus must be at least 1"},
+           {{"run", "--gpus", "9", "--", "true"}, 2, "9 asked for, but this machine has 2"},
+           {{"run", "--gpu", "GPU-nope", "--", "true"}, 2, "no such GPU"},
+           {{"run", "--max-time", "400d", "--", "true"}, 2, "at most 30 days"},
+           {{"run", "--max-time", "soon", "--", "true"}, 2, "--max-time"},
+           {{"run", "--min-free-memory", "lots", "--", "true"}, 2, "--min-free-memory"},
+           {{"reserve", "--gpus", "1", "--for", "0s"}, 2, "--for: must be positive"},
+           {{"release", "999"}, 1, "no lease or queued request 999"},
+           {{"extend", "999", "--by", "1h"}, 1, "no lease 999"},
+           {{"release", "abc"}, 2, "expected a lease id"},
+       }) {
+    RunResult r = T(c.args);
+    EXPECT_EQ(r.exit_code, c.exit_code) << c.args[0] << " " << c.args[1] << ": " << r.err;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+  }
+  EXPECT_TRUE(Leases().empty());
+  EXPECT_TRUE(Queue().empty());
+  EXPECT_EQ(Events().size(), events_before);
+  // Without an agent: 69, and says so.
+  RunResult r = Tarmac({"run", "--socket", dir_.path() + "/none.sock", "--", "true"});
+  EXPECT_EQ(r.exit_code, 69);
+  EXPECT_NE(r.err.find("is the agent running"), std::string::npos) << r.err;
+}
+
+TEST_F(LeasesTest, IdleLeasesAreWarnedThenActedOnByPolicy) {
+  StartLeaseAgent(
+      "idle_grace = \"1s\"\nidle_policy = \"warn\"\n"
+      "[leases.idle_policy_by_priority]\nlow = \"release\"\nhigh = \"terminate\"\n");
+  // Normal priority: warned, then kept.
+  RunResult kept = T({"reserve", "--gpus", "1", "--for", "1h", "--idle-timeout", "1s", "--json"});
+  ASSERT_EQ(kept.exit_code, 0) << kept.err;
+  int64_t kept_id = json::parse(kept.out)["id"].get<int64_t>();
+  // Low priority: released.
+  RunResult low = T({"reserve", "--gpus", "1", "--for", "1h", "--idle-timeout", "1s", "--priority", "low", "--json"});
+  ASSERT_EQ(low.exit_code, 0) << low.err;
+  int64_t low_id = json::parse(low.out)["id"].get<int64_t>();
+  EXPECT_TRUE(WaitFor([&] { return Has(EventKinds(low_id), "idle_released"); })) << Events().dump(2);
+  EXPECT_TRUE(WaitFor([&] { return Has(EventKinds(kept_id), "idle_kept"); })) << Events().dump(2);
+  EXPECT_TRUE(Has(EventKinds(kept_id), "idle_warning"));
+  json leases = Leases();
+  ASSERT_EQ(leases.size(), 1u);
+  EXPECT_EQ(leases[0]["id"], kept_id);
+  EXPECT_NE(leases[0]["warning"].get<std::string>().find("no SM activity"), std::string::npos);
+  ASSERT_EQ(T({"release", std::to_string(kept_id)}).exit_code, 0);
+
+  // High priority: a run whose job holds memory and computes nothing is
+  // terminated (simload exits 0 on SIGTERM; it runs until signalled).
+  RunResult idle = T({"run", "--priority", "high", "--idle-timeout", "1s", "--", BinDir() + "/tarmac-simload",
+                      "--memory", "1GiB", "--util", "0"});
+  EXPECT_EQ(idle.exit_code, 0) << idle.err;
+  EXPECT_NE(idle.err.find("ended: idle for"), std::string::npos) << idle.err;
+  json events = Events();
+  int64_t run_id = events.back()["lease"].get<int64_t>();
+  std::vector<std::string> kinds = EventKinds(run_id);
+  EXPECT_TRUE(Has(kinds, "idle_warning"));
+  EXPECT_TRUE(Has(kinds, "idle_terminated")) << events.dump(2);
+
+  // A busy job is never warned.
+  RunResult busy = T({"run", "--priority", "high", "--idle-timeout", "1s", "--", "sh", "-c",
+                      BinDir() + "/tarmac-simload --memory 1GiB --util 80 & pid=$!; sleep 3; kill $pid; wait $pid"});
+  EXPECT_EQ(busy.exit_code, 0) << busy.err;
+  int64_t busy_id = Events().back()["lease"].get<int64_t>();
+  EXPECT_FALSE(Has(EventKinds(busy_id), "idle_warning")) << Events().dump(2);
+}
+
+TEST_F(LeasesTest, ZombiesKillTerminatesAVerifiedZombieAndRecordsIt) {
+  Child* idle = StartLoad("0", {"--memory", "2GiB", "--util", "0"});
+  StartLeaseAgent("[zombies]\nmin_memory = \"1GiB\"\nidle_for = \"1s\"\ninclude_system_users = true\n");
+  ASSERT_TRUE(WaitFor([&] { return !Call("zombies")["zombies"].empty(); }));
+  RunResult r = T({"zombies", "--kill", "--pid", std::to_string(idle->pid())});
+  EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("terminated: pid " + std::to_string(idle->pid())), std::string::npos) << r.out;
+  EXPECT_EQ(idle->Wait(), 0);  // simload runs until signalled, and exits 0 on SIGTERM.
+  bool found = false;
+  for (const json& e : Events()) found |= e["kind"] == "zombie_terminated" && e["actor"] == "root";
+  EXPECT_TRUE(found) << Events().dump(2);
+  // Not a zombie (any more): not found, exit 1.
+  r = T({"zombies", "--kill", "--pid", std::to_string(idle->pid() + 100000)});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("is not a zombie"), std::string::npos) << r.err;
+}
+
+// Two real users the test creates (and removes), and an admin group.
+class TwoUsersTest : public LeasesTest {
+ public:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "creating users needs root";
+    LeasesTest::SetUp();
+    for (const char* user : {"tarmac-t-alice", "tarmac-t-bob", "tarmac-t-carol"}) {
+      RunCommand({"userdel", user}, {});
+      ASSERT_EQ(RunCommand({"useradd", "--no-create-home", "--shell", "/bin/sh", user}, {}).exit_code, 0) << user;
+    }
+    RunCommand({"groupdel", "tarmac-t-admins"}, {});
+    ASSERT_EQ(RunCommand({"groupadd", "tarmac-t-admins"}, {}).exit_code, 0);
+    ASSERT_EQ(RunCommand({"usermod", "-a", "-G", "tarmac-t-admins", "tarmac-t-carol"}, {}).exit_code, 0);
+    // The users reach the socket and the simulated world.
+    ::chmod(dir_.path().c_str(), 0755);
+    ::mkdir(sim_dir_.c_str(), 0777);
+    ::chmod(sim_dir_.c_str(), 0777);
+  }
+  void TearDown() override {
+    for (const char* user : {"tarmac-t-alice", "tarmac-t-bob", "tarmac-t-carol"}) RunCommand({"userdel", user}, {});
+    RunCommand({"groupdel", "tarmac-t-admins"}, {});
+  }
+  static std::vector<std::string> As(const std::string& user) {
+    return {"setpriv", "--reuid=" + user, "--regid=" + user, "--init-groups", "--"};
+  }
+  RunResult TAs(const std::string& user, std::vector<std::string> args) {
+    std::vector<std::string> argv = As(user);
+    argv.push_back(BinDir() + "/tarmac");
+    args.insert(args.begin() + 1, {"--socket", Socket()});
+    argv.insert(argv.end(), args.begin(), args.end());
+    return RunCommand(argv, Env());
+  }
+};
+
+TEST_F(TwoUsersTest, OneUserCannotTouchAnothersLeaseOrProcessesAndAnAdminCan) {
+  StartLeaseAgent(
+      "admin_group = \"tarmac-t-admins\"\n"
+      "[zombies]\nmin_memory = \"1GiB\"\nidle_for = \"1s\"\n");
+  RunResult reserved = TAs("tarmac-t-alice", {"reserve", "--gpus", "1", "--for", "1h", "--json"});
+  ASSERT_EQ(reserved.exit_code, 0) << reserved.err;
+  json lease = json::parse(reserved.out);
+  std::string id = std::to_string(lease["id"].get<int64_t>());
+  EXPECT_EQ(lease["user"], "tarmac-t-alice");
+
+  // Bob sees it, and may not release or extend it.
+  RunResult seen = TAs("tarmac-t-bob", {"leases"});
+  EXPECT_NE(seen.out.find("tarmac-t-alice"), std::string::npos) << seen.out;
+  RunResult r = TAs("tarmac-t-bob", {"release", id});
+  EXPECT_EQ(r.exit_code, 77) << r.err;
+  EXPECT_NE(r.err.find("belongs to tarmac-t-alice"), std::string::npos) << r.err;
+  r = TAs("tarmac-t-bob", {"extend", id, "--by", "1h"});
+  EXPECT_EQ(r.exit_code, 77) << r.err;
+  ASSERT_EQ(Leases().size(), 1u);
+
+  // Bob's process on Alice's GPU is foreign use, reported on her lease.
+  std::vector<std::string> argv = As("tarmac-t-bob");
+  argv.insert(argv.end(), {BinDir() + "/tarmac-simload", "--memory", "2GiB", "--util", "0"});
+  std::map<std::string, std::string> env = Env();
+  env["CUDA_VISIBLE_DEVICES"] = lease["uuids"][0].get<std::string>();
+  children_.push_back(std::make_unique<Child>(argv, env));
+  Child* bobs = children_.back().get();
+  ASSERT_TRUE(WaitFor([&] {
+    json l = Leases();
+    return l.size() == 1 && !l[0]["foreign_processes"].empty();
+  })) << Leases().dump(2);
+  EXPECT_EQ(Leases()[0]["foreign_processes"][0]["user"], "tarmac-t-bob");
+
+  // Bob's idle holder is a zombie. Alice may not kill it; Carol (admin) may.
+  ASSERT_TRUE(WaitFor([&] { return !Call("zombies")["zombies"].empty(); })) << Call("zombies").dump(2);
+  r = TAs("tarmac-t-alice", {"zombies", "--kill"});
+  EXPECT_EQ(r.exit_code, 77) << r.err << r.out;
+  EXPECT_NE(r.out.find("refused"), std::string::npos) << r.out;
+  EXPECT_TRUE(IsRunning(bobs->pid()));
+  r = TAs("tarmac-t-carol", {"zombies", "--kill"});
+  EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_EQ(bobs->Wait(), 0);  // Exits only when signalled.
+
+  // Carol releases Alice's lease.
+  r = TAs("tarmac-t-carol", {"release", id});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Leases().empty());
+
+  int refusals = 0;
+  for (const json& e : Events()) {
+    if (e["kind"] == "refused") {
+      ++refusals;
+      EXPECT_TRUE(e["actor"] == "tarmac-t-bob" || e["actor"] == "tarmac-t-alice") << e.dump();
+    }
+  }
+  EXPECT_EQ(refusals, 3) << Events().dump(2);
+}
+
+}  // namespace
+}  // namespace tarmac::testing
