@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// LeaseService with a fake clock and fake process table: what it signals and
+// what it refuses to, and what survives a restart.
+#include "agent/lease_service.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <set>
+
+#include "testutil/fake_clock.h"
+#include "testutil/testutil.h"
+
+namespace tarmac::agent {
+namespace {
+
+using nlohmann::json;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+constexpr int64_t kGiB = int64_t{1} << 30;
+
+// A process table the test controls; records every signal that got through.
+class FakeProcesses : public ProcessControl {
+ public:
+  std::map<int64_t, ProcessIdentity> table;
+  std::vector<std::pair<int64_t, int>> signals;  // (pid, signal) delivered.
+  std::map<int64_t, std::set<int64_t>> lease_members;
+
+  std::optional<ProcessIdentity> Identify(int64_t pid) override {
+    auto it = table.find(pid);
+    if (it == table.end()) return std::nullopt;
+    return it->second;
+  }
+  Status Signal(const sched::ProcessRef& ref, int64_t uid, int signal) override {
+    std::optional<ProcessIdentity> now = Identify(ref.pid);
+    if (!now || now->start_ticks != ref.start_ticks) return Status::NotFound("gone or reused");
+    if (uid >= 0 && now->uid != uid) return Status::PermissionDenied("owner differs");
+    signals.emplace_back(ref.pid, signal);
+    return Status::OK();
+  }
+  std::vector<ProcessIdentity> LeaseProcesses(int64_t lease_id, int64_t uid, int64_t) override {
+    std::vector<ProcessIdentity> out;
+    for (int64_t pid : lease_members[lease_id]) {
+      if (table.count(pid) && table[pid].uid == uid) out.push_back(table[pid]);
+    }
+    return out;
+  }
+  void Add(int64_t pid, int64_t uid, int64_t start) { table[pid] = {pid, uid, start, 1, "python"}; }
+};
+
+sampler::FleetView Fleet(int gpus, std::vector<std::pair<int, sampler::ProcessView>> processes = {}) {
+  sampler::FleetView f;
+  for (int i = 0; i < gpus; ++i) {
+    sampler::GpuView g;
+    g.info.index = i;
+    g.info.uuid = "GPU-" + std::to_string(i);
+    g.sample.memory_free_bytes = 80 * kGiB;
+    g.sample.utilization_gpu_ratio = 0;
+    f.gpus.push_back(g);
+  }
+  for (auto& [gpu, p] : processes) f.gpus[static_cast<size_t>(gpu)].processes.push_back(p);
+  return f;
+}
+
+sampler::ProcessView Holder(int64_t pid, int64_t uid, int64_t start, int64_t memory, double sm) {
+  sampler::ProcessView p;
+  p.process.pid = pid;
+  p.process.used_memory_bytes = memory;
+  p.process.sm_utilization_ratio = sm;
+  p.details.pid = pid;
+  p.details.exists = true;
+  p.details.uid = uid;
+  p.details.user = "alice";
+  p.details.name = "python";
+  p.details.parent_pid = 1;
+  p.details.start_ticks = start;
+  return p;
+}
+
+class LeaseServiceTest : public ::testing::Test {
+ public:
+  std::unique_ptr<LeaseService> Make(LeasePolicy policy = {}, bool with_state = true) {
+    std::unique_ptr<store::LeaseState> state;
+    if (with_state) {
+      Result<std::unique_ptr<store::LeaseState>> opened = store::LeaseState::Open(dir_.path() + "/leases.db");
+      EXPECT_TRUE(opened.ok()) << opened.status().ToString();
+      state = std::move(opened).value();
+    }
+    return std::make_unique<LeaseService>(policy, std::move(state), &processes_, &clock_, &logger_);
+  }
+  json Call(LeaseService* s, const std::string& method, json params, uid_t uid = 1001, pid_t pid = 500) {
+    ipc::Request r;
+    r.method = method;
+    r.params = std::move(params);
+    json answer = json::parse(s->Handle(r, ipc::PeerCredentials{pid, uid, uid}));
+    return answer;
+  }
+
+  testing::TempDir dir_;
+  FakeProcesses processes_;
+  testing::FakeClock clock_;
+  Logger logger_{LogLevel::kOff};
+};
+
+TEST_F(LeaseServiceTest, AZombieWhosePidWasReusedIsNotSignalled) {
+  LeasePolicy policy;
+  policy.zombies.idle_for = seconds(1);
+  std::unique_ptr<LeaseService> s = Make(policy);
+  processes_.Add(4242, 1001, 777);
+  s->OnTick(Fleet(1, {{0, Holder(4242, 1001, 777, 2 * kGiB, 0)}}), clock_.SteadyNow());
+  clock_.Advance(seconds(2));
+  s->OnTick(Fleet(1, {{0, Holder(4242, 1001, 777, 2 * kGiB, 0)}}), clock_.SteadyNow());
+  ASSERT_EQ(Call(s.get(), "zombies", json::object())["result"]["zombies"].size(), 1u);
+
+  // The zombie exits and a new process of the same user gets its PID.
+  processes_.Add(4242, 1001, 999);
+  json answer = Call(s.get(), "zombies.kill", {{"pid", 4242}});
+  ASSERT_TRUE(answer["ok"].get<bool>()) << answer.dump();
+  EXPECT_TRUE(answer["result"]["terminated"].empty());
+  ASSERT_EQ(answer["result"]["skipped"].size(), 1u);
+  EXPECT_TRUE(processes_.signals.empty()) << "the new process behind the reused PID was signalled";
+  json events = Call(s.get(), "events", json::object())["result"]["events"];
+  EXPECT_EQ(events.back()["kind"], "zombie_skipped");
+
+  // The same PID and start time as seen: signalled.
+  processes_.Add(4242, 1001, 777);
+  answer = Call(s.get(), "zombies.kill", {{"pid", 4242}});
+  EXPECT_EQ(answer["result"]["terminated"].size(), 1u);
+  EXPECT_EQ(processes_.signals, (std::vector<std::pair<int64_t, int>>{{4242, SIGTERM}}));
+}
+
+TEST_F(LeaseServiceTest, ExpiryTerminatesWithSigtermThenSigkillAfterTheGrace) {
+  LeasePolicy policy;
+  policy.kill_grace = seconds(5);
+  std::unique_ptr<LeaseService> s = Make(policy);
+  s->OnTick(Fleet(2), clock_.SteadyNow());
+  processes_.Add(500, 1001, 10);  // The client.
+  json granted = Call(s.get(), "lease.request", {{"gpus", 1}, {"max_time_seconds", 60}});
+  ASSERT_EQ(granted["result"]["state"], "granted") << granted.dump();
+  int64_t id = granted["result"]["lease"]["id"].get<int64_t>();
+  processes_.Add(600, 1001, 20);  // The job and a child of it.
+  processes_.Add(601, 1001, 21);
+  processes_.lease_members[id] = {600, 601};
+  ASSERT_TRUE(Call(s.get(), "lease.attach", {{"id", id}, {"pid", 600}})["ok"].get<bool>());
+
+  clock_.Advance(seconds(59));
+  s->OnTick(Fleet(2), clock_.SteadyNow());
+  EXPECT_TRUE(processes_.signals.empty());
+  clock_.Advance(seconds(1));
+  s->OnTick(Fleet(2), clock_.SteadyNow());
+  EXPECT_EQ(processes_.signals, (std::vector<std::pair<int64_t, int>>{{600, SIGTERM}, {601, SIGTERM}}));
+  EXPECT_EQ(Call(s.get(), "lease.get", {{"id", id}})["result"]["state"], "ended");
+  // 601 ends; 600 ignores SIGTERM and gets SIGKILL after the grace.
+  processes_.table.erase(601);
+  clock_.Advance(seconds(4));
+  s->OnTick(Fleet(2), clock_.SteadyNow());
+  EXPECT_EQ(processes_.signals.size(), 2u);
+  clock_.Advance(seconds(1));
+  s->OnTick(Fleet(2), clock_.SteadyNow());
+  ASSERT_EQ(processes_.signals.size(), 3u);
+  EXPECT_EQ(processes_.signals.back(), (std::pair<int64_t, int>{600, SIGKILL}));
+}
+
+TEST_F(LeaseServiceTest, RestoreReattachesLiveClientsAndEndsTheRest) {
+  {
+    std::unique_ptr<LeaseService> s = Make();
+    s->OnTick(Fleet(4), clock_.SteadyNow());
+    processes_.Add(500, 1001, 10);
+    processes_.Add(501, 1002, 11);
+    processes_.Add(502, 1002, 12);
+    ASSERT_EQ(Call(s.get(), "lease.request", {{"gpus", 2}}, 1001, 500)["result"]["state"], "granted");
+    ASSERT_EQ(Call(s.get(), "lease.request", {{"gpus", 2}}, 1002, 501)["result"]["state"], "granted");
+    ASSERT_EQ(Call(s.get(), "lease.request", {{"gpus", 3}}, 1002, 502)["result"]["state"], "queued");
+  }
+  // Across the restart: client 501 died; 500 and the queued 502 live.
+  processes_.table.erase(501);
+  std::unique_ptr<LeaseService> s = Make();
+  ASSERT_TRUE(s->Restore().ok());
+  json leases = Call(s.get(), "leases", json::object())["result"]["leases"];
+  ASSERT_EQ(leases.size(), 1u);
+  EXPECT_EQ(leases[0]["id"], 1);
+  json queue = Call(s.get(), "queue", json::object())["result"]["queue"];
+  ASSERT_EQ(queue.size(), 1u);
+  EXPECT_EQ(queue[0]["id"], 3);
+  // New ids continue after the saved ones.
+  processes_.Add(503, 1003, 13);
+  json next = Call(s.get(), "lease.request", {{"gpus", 1}, {"wait", false}}, 1003, 503);
+  EXPECT_EQ(next["error"]["code"], "unavailable") << "GPUs are not known before the first tick";
+  s->OnTick(Fleet(4), clock_.SteadyNow());
+  next = Call(s.get(), "lease.request", {{"gpus", 1}}, 1003, 503);
+  const json& r = next["result"];
+  EXPECT_EQ(r.contains("lease") ? r["lease"]["id"] : r["request"]["id"], 4) << next.dump();
+}
+
+TEST_F(LeaseServiceTest, ACorruptStateFileIsRefusedNamingIt) {
+  std::string path = dir_.path() + "/leases.db";
+  {
+    std::unique_ptr<LeaseService> s = Make();
+    s->OnTick(Fleet(1), clock_.SteadyNow());
+    processes_.Add(500, 1001, 10);
+    ASSERT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}})["result"]["state"], "granted");
+  }
+  Result<std::unique_ptr<store::LeaseState>> state = store::LeaseState::Open(path);
+  ASSERT_TRUE(state.ok());
+  std::vector<store::LeaseEvent> none;
+  ASSERT_TRUE(state.value()->Apply({{"lease", 1, json{{"id", 1}, {"uid", "alice"}}}}, &none).ok());
+  std::unique_ptr<LeaseService> s = Make();
+  Status restored = s->Restore();
+  EXPECT_EQ(restored.code(), StatusCode::kCorruption);
+  EXPECT_NE(restored.message().find(path), std::string::npos) << restored.message();
+  EXPECT_NE(restored.message().find("lease.uid: expected an integer"), std::string::npos) << restored.message();
+}
+
+TEST_F(LeaseServiceTest, MalformedParamsAreRefusedNamingTheField) {
+  std::unique_ptr<LeaseService> s = Make({}, false);
+  s->OnTick(Fleet(2), clock_.SteadyNow());
+  for (const auto& [method, params, says] : std::vector<std::tuple<std::string, json, std::string>>{
+           {"lease.request", {{"gpus", "two"}}, "params.gpus: expected an integer"},
+           {"lease.request", {{"priority", "urgent"}}, "params.priority"},
+           {"lease.request", {{"wait", 1}}, "params.wait"},
+           {"lease.request", {{"uuids", {1, 2}}}, "params.uuids"},
+           {"lease.get", {{"id", -1}}, "params.id"},
+           {"lease.extend", {{"id", 1}}, "params.seconds"},
+           {"lease.release", json::object(), "params.id"},
+           {"events", {{"limit", 0}}, "params.limit"},
+       }) {
+    json answer = Call(s.get(), method, params);
+    EXPECT_FALSE(answer["ok"].get<bool>()) << method;
+    EXPECT_NE(answer["error"]["message"].get<std::string>().find(says), std::string::npos) << answer.dump();
+  }
+  EXPECT_TRUE(Call(s.get(), "leases", json::object())["result"]["leases"].empty());
+}
+
+TEST(ProcessControlTest, SignalsOnlyTheProcessWithTheStartTimeSeen) {
+  pid_t child = fork();
+  if (child == 0) {
+    pause();
+    _exit(0);
+  }
+  std::unique_ptr<ProcessControl> control = MakeProcessControl();
+  std::optional<ProcessIdentity> who;
+  for (int i = 0; i < 200 && !who; ++i) who = control->Identify(child);  // Bounded: it exists at once.
+  ASSERT_TRUE(who);
+  EXPECT_EQ(who->uid, static_cast<int64_t>(geteuid()));
+  // As if the PID had been reused: another start time. Not signalled.
+  Status s = control->Signal({child, who->start_ticks + 1}, -1, SIGTERM);
+  EXPECT_EQ(s.code(), StatusCode::kNotFound);
+  EXPECT_NE(s.message().find("now names another process"), std::string::npos) << s.message();
+  // Another owner: not signalled.
+  EXPECT_EQ(control->Signal({child, who->start_ticks}, who->uid + 1, SIGTERM).code(), StatusCode::kPermissionDenied);
+  int status = 0;
+  EXPECT_EQ(waitpid(child, &status, WNOHANG), 0) << "the child was signalled";
+  // The one seen: signalled.
+  EXPECT_TRUE(control->Signal({child, who->start_ticks}, who->uid, SIGTERM).ok());
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+  EXPECT_FALSE(control->Identify(child));
+}
+
+}  // namespace
+}  // namespace tarmac::agent
