@@ -176,6 +176,7 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
     if (!LeaseService::Handles(request.method)) return std::nullopt;
     return leases.Handle(request, peer);
   };
+  info.gpu_leases = [&leases] { return leases.LeaseByGpu(); };
   ipc::ServerOptions server_options;
   server_options.socket_path = config.socket_path;
   server_options.max_connections = config.max_connections;

@@ -526,11 +526,11 @@ json LeaseService::QueueJson(TimePoint now) const {
   return json{{"queue", list}};
 }
 
-std::map<int, int64_t> LeaseService::LeaseByGpu() const {
+std::map<int, std::pair<int64_t, std::string>> LeaseService::LeaseByGpu() const {
   std::lock_guard<std::mutex> lock(mu_);
-  std::map<int, int64_t> by_gpu;
+  std::map<int, std::pair<int64_t, std::string>> by_gpu;
   for (const auto& [id, l] : book_.leases()) {
-    for (int g : l.gpus) by_gpu[g] = id;
+    for (int g : l.gpus) by_gpu[g] = {id, l.user};
   }
   return by_gpu;
 }

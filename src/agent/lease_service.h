@@ -88,8 +88,8 @@ class LeaseService {
   // Each sampler tick: GPUs as read now.
   void OnTick(const sampler::FleetView& fleet, sched::TimePoint now);
 
-  // For status: which lease holds each GPU index.
-  std::map<int, int64_t> LeaseByGpu() const;
+  // For status: which lease (id, user) holds each GPU index.
+  std::map<int, std::pair<int64_t, std::string>> LeaseByGpu() const;
 
  private:
   using TimePoint = sched::TimePoint;

@@ -18,6 +18,11 @@ PickResult Pick(const FleetView& fleet, const PickRequest& request) {
       result.rejections.push_back(fmt::format("gpu {}: {}", g.info.index, gpu::GpuHealthName(s.health)));
       continue;
     }
+    if (g.lease_id) {
+      result.rejections.push_back(
+          fmt::format("gpu {}: leased to {} (lease {}); tarmac run queues for it", g.info.index, g.lease_user, *g.lease_id));
+      continue;
+    }
     if (!s.memory_free_bytes) {
       result.rejections.push_back(fmt::format("gpu {}: free memory unknown", g.info.index));
       continue;

@@ -125,6 +125,7 @@ std::string RenderStatus(const FleetView& fleet, const RenderOptions& options) {
       ++problems;
       notes.push_back(paint(kRed, fmt::format("Xid {} (x{})", g.last_xid->xid, g.xid_count)));
     }
+    if (g.lease_id) notes.push_back(paint(kYellow, fmt::format("lease {} ({})", *g.lease_id, g.lease_user)));
     if (!m.idle_holding_pids.empty()) {
       holding += static_cast<int>(m.idle_holding_pids.size());
       notes.push_back(paint(kYellow, fmt::format("{} idle holder{}", m.idle_holding_pids.size(),

@@ -111,6 +111,13 @@ std::string Handle(const Request& request, const PeerCredentials& peer, const Ag
         if (mean) g["utilization_gpu_recent_ratio"] = *mean;
       }
     }
+    if (agent.gpu_leases) {
+      std::map<int, std::pair<int64_t, std::string>> held = agent.gpu_leases();
+      for (json& g : result["gpus"]) {
+        auto it = held.find(g.value("index", -1));
+        if (it != held.end()) g["lease"] = {{"id", it->second.first}, {"user", it->second.second}};
+      }
+    }
     result["sequence"] = snapshot->sequence;
     result["tick_duration_seconds"] = static_cast<double>(snapshot->tick_duration.count()) / 1e6;
     return EncodeResult(request.id, result);

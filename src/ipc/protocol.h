@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -77,6 +78,8 @@ struct AgentInfo {
   // Lease and queue methods, and `zombies` (agent/lease_service.h): the
   // response line, or empty for a method it does not answer.
   std::function<std::optional<std::string>(const Request&, const PeerCredentials&)> leases;
+  // Which lease holds each GPU (by index): id and user. Empty: no leases.
+  std::function<std::map<int, std::pair<int64_t, std::string>>()> gpu_leases;
 };
 
 // Answers one request from the latest snapshot (null before the first tick),

@@ -39,6 +39,9 @@ struct GpuView {
   int64_t xid_count = 0;
   std::optional<gpu::GpuEvent> last_xid;
   std::map<int64_t, int64_t> xid_count_by_code;
+  // The agent's lease on this GPU, when any (status from the agent only).
+  std::optional<int64_t> lease_id;
+  std::string lease_user;
 };
 
 struct FleetView {

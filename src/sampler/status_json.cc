@@ -128,6 +128,7 @@ json GpuToJson(const GpuView& g) {
   if (g.xid_count > 0 && g.last_xid) {
     j["xid_errors"] = {{"count", g.xid_count}, {"last_xid", g.last_xid->xid}, {"last_at", Rfc3339(g.last_xid->seen_at)}};
   }
+  if (g.lease_id) j["lease"] = {{"id", *g.lease_id}, {"user", g.lease_user}};
   return j;
 }
 
@@ -291,6 +292,10 @@ GpuView GpuFromJson(const json& j) {
       s.processes.push_back(v.process);
       g.processes.push_back(std::move(v));
     }
+  }
+  if (auto lease = j.find("lease"); lease != j.end() && lease->is_object() && (*lease)["id"].is_number_integer()) {
+    g.lease_id = (*lease)["id"].get<int64_t>();
+    g.lease_user = GetString(*lease, "user");
   }
   if (auto xid = j.find("xid_errors"); xid != j.end() && xid->is_object()) {
     g.xid_count = xid->value("count", int64_t{0});

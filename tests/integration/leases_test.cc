@@ -162,6 +162,23 @@ TEST_F(LeasesTest, NoWaitExits75AndTheQueueServesInOrderWithReasons) {
   EXPECT_TRUE(Leases().empty());
 }
 
+TEST_F(LeasesTest, StatusAndPickKnowAboutLeases) {
+  StartLeaseAgent();
+  RunResult reserved = T({"reserve", "--gpu", Uuid(1), "--for", "1h", "--json"});
+  ASSERT_EQ(reserved.exit_code, 0) << reserved.err;
+  int64_t id = json::parse(reserved.out)["id"].get<int64_t>();
+  json status = AgentStatus();
+  EXPECT_FALSE(status["gpus"][0].contains("lease"));
+  EXPECT_EQ(status["gpus"][1]["lease"]["id"], id);
+  RunResult text = T({"status"});
+  EXPECT_NE(text.out.find("lease " + std::to_string(id) + " (root)"), std::string::npos) << text.out;
+  RunResult pick = T({"pick", "--gpus", "1", "--json"});
+  ASSERT_EQ(pick.exit_code, 0) << pick.err;
+  json choice = json::parse(pick.out);
+  EXPECT_EQ(choice["indices"], json::array({0}));
+  EXPECT_NE(choice["rejected"].dump().find("gpu 1: leased to root"), std::string::npos) << pick.out;
+}
+
 TEST_F(LeasesTest, KillingTheClientTerminatesTheJobAndEndsTheLease) {
   StartLeaseAgent();
   Child* run = StartRun({}, {BinDir() + "/tarmac-simload", "--memory", "1GiB", "--util", "30"});
