@@ -246,7 +246,10 @@ bool LeaseService::Handles(const std::string& method) {
 std::string LeaseService::Handle(const ipc::Request& request, const ipc::PeerCredentials& peer) {
   sched::Caller caller = ResolveCaller(peer.uid, peer.gid, policy_.admin_group);
   std::lock_guard<std::mutex> lock(mu_);
-  std::string answer = Dispatch(request, peer, caller, clock_->SteadyNow());
+  TimePoint now = clock_->SteadyNow();
+  std::string answer = Dispatch(request, peer, caller, now);
+  // GPUs given back go to the queue at once, not at the next tick.
+  if (request.method == "lease.release") Decide(now);
   Flush();
   return answer;
 }

@@ -16,11 +16,13 @@
 namespace tarmac::cli {
 
 // Calls `method` on the agent at `socket`. Retries, with backoff, while the
-// agent is unreachable or busy, for up to `patience` (0: once). kUnavailable
+// agent is unreachable or busy, for up to `patience` (0: once); when no
+// socket file exists and `patience` is a minute or less, fails at once (no
+// agent). kUnavailable
 // when it never answered; the agent's error otherwise (kNotFound,
 // kPermissionDenied, kResourceExhausted for no_fit, kInvalidArgument).
 Result<nlohmann::json> CallLease(const std::string& socket, const std::string& method, nlohmann::json params,
-                                 std::chrono::milliseconds patience = std::chrono::seconds(2));
+                                 std::chrono::milliseconds patience = std::chrono::seconds(30));
 
 // Prints "tarmac: <what>: <message>" and returns the exit code for a lease
 // command's failure (options.h: 69, 75, 77, 2 or 1).

@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""Leases through a real agent: `tarmac run` latency and many concurrent clients.
+
+Usage: lease_run.py BUILD_DIR [RUNS] [CLIENTS]
+
+1. End-to-end wall time of `tarmac run --gpus 1 -- true` on an idle agent
+   (8 simulated GPUs), RUNS times, interleaved with its floors in the same
+   run: `/bin/true` (fork and exec), `tarmac --version` (the client starting
+   up) and `tarmac leases` (start-up plus one API round trip). Target: median
+   under 10 ms.
+2. CLIENTS concurrent `tarmac run --gpus 1 -- sleep 0.05` against the 8 GPUs.
+   Then the agent's event log is replayed by an invariant checker: every
+   request granted exactly once and ended exactly once, and no GPU ever in
+   two leases at the same time. Every client must exit 0.
+"""
+import json
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def call(sock_path, method, params=None):
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(30)
+    s.connect(sock_path)
+    request = {"v": 1, "method": method}
+    if params:
+        request["params"] = params
+    s.sendall(json.dumps(request).encode() + b"\n")
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = s.recv(1 << 20)
+        if not chunk:
+            break
+        data += chunk
+    s.close()
+    return json.loads(data)
+
+
+def all_events(sock_path):
+    events, after = [], 0
+    while True:
+        page = call(sock_path, "events", {"after": after, "limit": 10000})["result"]["events"]
+        events += page
+        if len(page) < 10000:
+            return events
+        after = page[-1]["seq"]
+
+
+END_KINDS = {"released", "expired", "client_gone", "idle_released", "idle_terminated"}
+
+
+def check_invariants(events, gpu_count):
+    """Replays the event log. Returns (problems, granted, ended)."""
+    problems = []
+    holder = {}  # gpu -> lease
+    granted, ended, queued = {}, set(), set()
+    for e in events:
+        lease, kind = e["lease"], e["kind"]
+        if kind == "queued":
+            queued.add(lease)
+        elif kind == "granted":
+            if lease in granted:
+                problems.append(f"lease {lease} granted twice")
+            granted[lease] = e["gpus"]
+            if not e["gpus"]:
+                problems.append(f"lease {lease} granted no GPU")
+            for g in e["gpus"]:
+                if not 0 <= g < gpu_count:
+                    problems.append(f"lease {lease}: no GPU {g}")
+                if g in holder:
+                    problems.append(f"GPU {g} granted to lease {lease} while lease {holder[g]} holds it")
+                holder[g] = lease
+        elif kind in END_KINDS:
+            if lease not in granted:
+                problems.append(f"lease {lease} ended without a grant")
+            if lease in ended:
+                problems.append(f"lease {lease} ended twice")
+            ended.add(lease)
+            for g in granted.get(lease, []):
+                if holder.get(g) == lease:
+                    del holder[g]
+    for lease in queued:
+        if lease not in granted:
+            problems.append(f"request {lease} queued but never granted")
+    for lease in granted:
+        if lease not in ended:
+            problems.append(f"lease {lease} never ended")
+    return problems, granted, ended
+
+
+def timed(argv, env):
+    start = time.perf_counter()
+    rc = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+    return (time.perf_counter() - start) * 1000, rc
+
+
+def main():
+    build = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
+    runs = int(sys.argv[2]) if len(sys.argv) > 2 else 200
+    clients = int(sys.argv[3]) if len(sys.argv) > 3 else 1000
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    work = tempfile.mkdtemp(prefix="tarmac-bench-leases-")
+    env = dict(os.environ)
+    env["TARMAC_SIM_SCENARIO"] = os.path.join(root, "examples/scenarios/lab-8gpu.toml")
+    env["TARMAC_SIM_DIR"] = os.path.join(work, "world")
+    sock = os.path.join(work, "tarmac.sock")
+    env["TARMAC_SOCKET"] = sock
+    tarmac = os.path.join(build, "bin", "tarmac")
+    config = os.path.join(work, "agent.toml")
+    with open(config, "w") as f:
+        f.write("[store]\nenabled = false\n")
+    agent = subprocess.Popen(
+        [tarmac, "agent", "--backend", "nvml", "--nvml-library", os.path.join(build, "fakenvml/libnvidia-ml.so.1"),
+         "--socket", sock, "--state-dir", os.path.join(work, "state"), "--http-listen", "off", "--config", config],
+        env=env, stderr=open(os.path.join(work, "agent.log"), "w"))
+    try:
+        for _ in range(200):
+            if os.path.exists(sock):
+                try:
+                    call(sock, "hello")
+                    break
+                except OSError:
+                    pass
+            time.sleep(0.05)
+
+        floors = {
+            "/bin/true (fork+exec)": ["/bin/true"],
+            "tarmac --version (start-up)": [tarmac, "--version"],
+            "tarmac leases (1 API call)": [tarmac, "leases", "--json"],
+            "tarmac run --gpus 1 -- true": [tarmac, "run", "--gpus", "1", "--", "true"],
+        }
+        times = {name: [] for name in floors}
+        failures = 0
+        for _ in range(runs):
+            for name, argv in floors.items():
+                ms, rc = timed(argv, env)
+                times[name].append(ms)
+                failures += rc != 0
+        print(f"end to end, {runs} runs each, interleaved (wall ms):")
+        for name, t in times.items():
+            t.sort()
+            print(f"  {name:32s} median {statistics.median(t):6.2f}  p90 {t[int(len(t) * 0.9)]:6.2f}")
+        print(f"  failed runs: {failures}")
+        if shutil.which("srun"):
+            print("  srun is installed but no cluster is configured here; not compared")
+        else:
+            print("  srun (Slurm) is not installed here; not compared")
+
+        first_seq = all_events(sock)[-1]["seq"] if all_events(sock) else 0
+        start = time.perf_counter()
+        procs = [subprocess.Popen([tarmac, "run", "--gpus", "1", "--", "sleep", "0.05"], env=env,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for _ in range(clients)]
+        codes = [p.wait() for p in procs]
+        wall = time.perf_counter() - start
+        bad = [c for c in codes if c != 0]
+        errors = [p.stderr.read().decode(errors="replace") for p in procs if p.returncode != 0][:3]
+        events = [e for e in all_events(sock) if e["seq"] > first_seq]
+        problems, granted, ended = check_invariants(events, 8)
+        print(f"\n{clients} concurrent clients against 8 GPUs: {wall:.1f} s wall, "
+              f"{len(granted)} leases granted, {len(ended)} ended, {len(bad)} clients failed")
+        for e in errors:
+            print("  client error:", e.strip()[:200])
+        print(f"  invariant check over {len(events)} events: " + ("OK" if not problems and len(granted) == clients
+                                                                  else f"{len(problems)} problems"))
+        for p in problems[:10]:
+            print("   ", p)
+        leases = call(sock, "leases")["result"]["leases"]
+        queue = call(sock, "queue")["result"]["queue"]
+        print(f"  afterwards: {len(leases)} leases, {len(queue)} queued")
+        ok = not problems and len(granted) == clients and not bad and not leases and not queue
+        return 0 if ok else 1
+    finally:
+        agent.send_signal(signal.SIGTERM)
+        agent.wait()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
