@@ -157,6 +157,39 @@ TEST(ConfigTest, ZombiesSectionAndItsErrors) {
   EXPECT_NE(m.find("z.toml:4: key 'zombies.min_memory': must not be negative"), std::string::npos) << m;
 }
 
+TEST(ConfigTest, LeasesSectionAndItsErrors) {
+  Result<Config> c = ParseConfig(
+      "[zombies]\npolicy = \"terminate\"\n"
+      "[leases]\nadmin_group = \"gpu-admins\"\nkill_grace = \"3s\"\nidle_timeout = \"30m\"\nidle_grace = \"1m\"\n"
+      "idle_policy = \"release\"\nforeign_policy = \"terminate\"\n"
+      "[leases.idle_policy_by_user]\nalice = \"warn\"\n[leases.idle_policy_by_priority]\nhigh = \"terminate\"\n",
+      "l.toml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  const Config& v = c.value();
+  EXPECT_EQ(v.zombie_policy, "terminate");
+  EXPECT_EQ(v.admin_group, "gpu-admins");
+  EXPECT_EQ(v.kill_grace, std::chrono::seconds(3));
+  EXPECT_EQ(v.idle_timeout, std::chrono::minutes(30));
+  EXPECT_EQ(v.idle_grace, std::chrono::minutes(1));
+  EXPECT_EQ(v.idle_policy, "release");
+  EXPECT_EQ(v.foreign_policy, "terminate");
+  EXPECT_EQ(v.idle_policy_by_user.at("alice"), "warn");
+  EXPECT_EQ(v.idle_policy_by_priority.at("high"), "terminate");
+
+  Result<Config> bad = ParseConfig(
+      "[leases]\nidle_policy = \"kill\"\nkill_grace = \"1h\"\n[leases.idle_policy_by_priority]\nurgent = \"warn\"\n"
+      "[zombies]\npolicy = \"nuke\"\n",
+      "l.toml");
+  ASSERT_FALSE(bad.ok());
+  std::string m = bad.status().message();
+  EXPECT_NE(m.find("l.toml:2: key 'leases.idle_policy': expected one of \"warn\", \"release\", \"terminate\""),
+            std::string::npos) << m;
+  EXPECT_NE(m.find("l.toml:3: key 'leases.kill_grace'"), std::string::npos) << m;
+  EXPECT_NE(m.find("l.toml:5: key 'leases.idle_policy_by_priority.urgent': expected a priority"), std::string::npos)
+      << m;
+  EXPECT_NE(m.find("l.toml:7: key 'zombies.policy'"), std::string::npos) << m;
+}
+
 TEST(ConfigTest, TheDcgmHostLabelIsOneOfTwoSpellings) {
   EXPECT_EQ(ParseConfig("[http]\ndcgm_hostname_label = \"hostname\"\n", "h.toml").value().dcgm_hostname_label,
             "hostname");
