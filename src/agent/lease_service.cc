@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <random>
 
 #include "agent/callers.h"
 #include "common/units.h"
@@ -55,6 +56,14 @@ std::string GpuList(const std::vector<int>& gpus) {
   std::string out;
   for (int g : gpus) out += (out.empty() ? "" : ",") + std::to_string(g);
   return out;
+}
+
+// 128 random bits as hex.
+std::string NewToken() {
+  std::random_device random;
+  std::string token;
+  for (int i = 0; i < 4; ++i) token += fmt::format("{:08x}", random());
+  return token;
 }
 
 // "2026-11-30T16:04:05Z"
@@ -542,7 +551,9 @@ std::map<int, std::pair<int64_t, std::string>> LeaseService::LeaseByGpu() const 
 
 void LeaseService::Decide(TimePoint now) {
   if (book_.queue().empty() || !has_gpus_) return;
-  for (const sched::Lease& l : book_.Decide(slots_, now)) {
+  for (sched::Lease l : book_.Decide(slots_, now)) {
+    l.token = NewToken();
+    book_.SetToken(l.id, l.token);
     runtime_[l.id];
     Erase("queue", l.id);
     SaveLease(l);
@@ -559,7 +570,10 @@ void LeaseService::EndLease(int64_t id, const std::string& kind, const std::stri
   sched::Lease l = *found;
   std::vector<sched::ProcessRef> victims;
   if (terminate) {
-    for (const ProcessIdentity& p : processes_->LeaseProcesses(id, l.uid, 0)) victims.push_back({p.pid, p.start_ticks});
+    // Its processes started after the client that asked for it.
+    for (const ProcessIdentity& p : processes_->LeaseProcesses(l.token, l.uid, l.holder.start_ticks)) {
+      victims.push_back({p.pid, p.start_ticks});
+    }
     if (l.job.pid != 0 && std::none_of(victims.begin(), victims.end(),
                                        [&](const sched::ProcessRef& v) { return v.pid == l.job.pid; })) {
       if (IsAlive(l.job)) victims.push_back(l.job);

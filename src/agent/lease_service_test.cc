@@ -28,7 +28,7 @@ class FakeProcesses : public ProcessControl {
  public:
   std::map<int64_t, ProcessIdentity> table;
   std::vector<std::pair<int64_t, int>> signals;  // (pid, signal) delivered.
-  std::map<int64_t, std::set<int64_t>> lease_members;
+  std::map<std::string, std::set<int64_t>> lease_members;  // By lease token.
 
   std::optional<ProcessIdentity> Identify(int64_t pid) override {
     auto it = table.find(pid);
@@ -42,9 +42,9 @@ class FakeProcesses : public ProcessControl {
     signals.emplace_back(ref.pid, signal);
     return Status::OK();
   }
-  std::vector<ProcessIdentity> LeaseProcesses(int64_t lease_id, int64_t uid, int64_t) override {
+  std::vector<ProcessIdentity> LeaseProcesses(const std::string& token, int64_t uid, int64_t) override {
     std::vector<ProcessIdentity> out;
-    for (int64_t pid : lease_members[lease_id]) {
+    for (int64_t pid : lease_members[token]) {
       if (table.count(pid) && table[pid].uid == uid) out.push_back(table[pid]);
     }
     return out;
@@ -144,7 +144,11 @@ TEST_F(LeaseServiceTest, ExpiryTerminatesWithSigtermThenSigkillAfterTheGrace) {
   int64_t id = granted["result"]["lease"]["id"].get<int64_t>();
   processes_.Add(600, 1001, 20);  // The job and a child of it.
   processes_.Add(601, 1001, 21);
-  processes_.lease_members[id] = {600, 601};
+  std::string token = granted["result"]["lease"]["token"].get<std::string>();
+  EXPECT_EQ(token.size(), 32u);
+  processes_.lease_members[token] = {600, 601};
+  processes_.lease_members["another-lease"] = {602};
+  processes_.Add(602, 1001, 22);
   ASSERT_TRUE(Call(s.get(), "lease.attach", {{"id", id}, {"pid", 600}})["ok"].get<bool>());
 
   clock_.Advance(seconds(59));
@@ -259,6 +263,44 @@ TEST(ProcessControlTest, SignalsOnlyTheProcessWithTheStartTimeSeen) {
   ASSERT_EQ(waitpid(child, &status, 0), child);
   EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
   EXPECT_FALSE(control->Identify(child));
+}
+
+}  // namespace
+}  // namespace tarmac::agent
+
+namespace tarmac::agent {
+namespace {
+
+// The real /proc scan: only processes carrying this lease's token, of its
+// user, started after the given tick.
+TEST(ProcessControlTest, LeaseProcessesAreFoundByTheirTokenOnly) {
+  auto spawn = [](const char* token) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      setenv(kLeaseTokenEnv, token, 1);
+      execlp("sleep", "sleep", "30", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    return pid;
+  };
+  pid_t mine = spawn("0123456789abcdef");
+  pid_t other = spawn("0123456789abcdee");  // Another lease (another agent, say).
+  std::unique_ptr<ProcessControl> control = MakeProcessControl();
+  std::vector<ProcessIdentity> found;
+  for (int i = 0; i < 500 && found.empty(); ++i) {  // Bounded: until the exec has happened.
+    found = control->LeaseProcesses("0123456789abcdef", geteuid(), 0);
+    if (found.empty()) usleep(2000);
+  }
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].pid, mine);
+  EXPECT_TRUE(control->LeaseProcesses("0123456789abcdef", geteuid() + 1, 0).empty()) << "another owner";
+  EXPECT_TRUE(control->LeaseProcesses("0123456789abcdef", geteuid(), found[0].start_ticks + 1).empty())
+      << "started before the lease's client";
+  EXPECT_TRUE(control->LeaseProcesses("", geteuid(), 0).empty());
+  for (pid_t p : {mine, other}) {
+    kill(p, SIGKILL);
+    waitpid(p, nullptr, 0);
+  }
 }
 
 }  // namespace

@@ -61,11 +61,13 @@ class ProcProcessControl : public ProcessControl {
     return verdict;
   }
 
-  std::vector<ProcessIdentity> LeaseProcesses(int64_t lease_id, int64_t uid, int64_t min_start_ticks) override {
+  std::vector<ProcessIdentity> LeaseProcesses(const std::string& token, int64_t uid,
+                                              int64_t min_start_ticks) override {
     std::vector<ProcessIdentity> found;
+    if (token.empty()) return found;
     DIR* dir = ::opendir(root_.c_str());
     if (dir == nullptr) return found;
-    std::string marker = fmt::format("{}={}", kLeaseEnv, lease_id);
+    std::string marker = fmt::format("{}={}", kLeaseTokenEnv, token);
     while (dirent* e = ::readdir(dir)) {
       char* end = nullptr;
       long long pid = std::strtoll(e->d_name, &end, 10);

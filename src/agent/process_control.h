@@ -30,9 +30,12 @@ struct ProcessIdentity {
   std::string name;  // comm
 };
 
-// The environment variable that marks a lease's processes; `tarmac run` and
-// `tarmac shell` set it, and children inherit it.
-inline constexpr const char* kLeaseEnv = "TARMAC_LEASE_ID";
+// The environment variable that marks a lease's processes: the lease's
+// token, random per lease, so that no other lease (of another agent, or
+// from before the state was reset) can match. `tarmac run` and `tarmac
+// shell` set it (with TARMAC_LEASE_ID, the id users see); children inherit
+// it.
+inline constexpr const char* kLeaseTokenEnv = "TARMAC_LEASE_TOKEN";
 
 class ProcessControl {
  public:
@@ -43,9 +46,10 @@ class ProcessControl {
   // `uid` >= 0, that owner. kNotFound when it is gone or its PID now names
   // another process; kPermissionDenied when the owner differs.
   virtual Status Signal(const sched::ProcessRef& ref, int64_t uid, int signal) = 0;
-  // Running processes of `uid` whose environment carries kLeaseEnv=<lease_id>
-  // and that started at or after `min_start_ticks`.
-  virtual std::vector<ProcessIdentity> LeaseProcesses(int64_t lease_id, int64_t uid, int64_t min_start_ticks) = 0;
+  // Running processes of `uid` whose environment carries
+  // kLeaseTokenEnv=<token> and that started at or after `min_start_ticks`.
+  virtual std::vector<ProcessIdentity> LeaseProcesses(const std::string& token, int64_t uid,
+                                                      int64_t min_start_ticks) = 0;
 };
 
 // The real thing, over `proc_root` ("/proc").

@@ -132,9 +132,11 @@ int RunLeaseCommands(const GlobalOptions& global, const LeaseCommands& c) {
       return kExitOk;
     }
     Print(fmt::format("# tarmac lease {}: GPU {} until {}; tarmac shell opens a shell in it, tarmac release {} "
-                      "gives it back\nexport CUDA_VISIBLE_DEVICES={} NVIDIA_VISIBLE_DEVICES={} TARMAC_LEASE_ID={}\n",
+                      "gives it back\nexport CUDA_VISIBLE_DEVICES={} NVIDIA_VISIBLE_DEVICES={} TARMAC_LEASE_ID={} "
+                      "TARMAC_LEASE_TOKEN={}\n",
                       l["id"].get<int64_t>(), GpuIndices(l), LocalTime(l["ends_at_unix"].get<double>()),
-                      l["id"].get<int64_t>(), UuidList(l), UuidList(l), l["id"].get<int64_t>()));
+                      l["id"].get<int64_t>(), UuidList(l), UuidList(l), l["id"].get<int64_t>(),
+                      l.value("token", std::string())));
     return kExitOk;
   }
   if (c.extend->parsed()) {

@@ -49,6 +49,7 @@ void ExportLeaseEnv(const json& lease) {
   setenv("CUDA_VISIBLE_DEVICES", uuids.c_str(), 1);
   setenv("NVIDIA_VISIBLE_DEVICES", uuids.c_str(), 1);
   setenv("TARMAC_LEASE_ID", std::to_string(lease["id"].get<int64_t>()).c_str(), 1);
+  setenv("TARMAC_LEASE_TOKEN", lease.value("token", std::string()).c_str(), 1);
 }
 
 // Exit code of a wait status, as a shell reports it.

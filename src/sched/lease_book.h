@@ -67,6 +67,9 @@ struct Lease {
   bool is_reservation = false;
   ProcessRef holder;  // From the request.
   ProcessRef job;     // The job's first process (tarmac run), once attached.
+  // Random, set by the agent at the grant: marks the lease's processes
+  // (TARMAC_LEASE_TOKEN) so that nothing else can match them.
+  std::string token;
 };
 
 struct Pending {
@@ -105,6 +108,10 @@ class LeaseBook {
   // Leases whose end has passed at `now`, oldest end first.
   std::vector<int64_t> Expired(TimePoint now) const;
 
+  // Sets a granted lease's token (the agent makes one per grant).
+  void SetToken(int64_t lease_id, std::string token) {
+    if (auto it = leases_.find(lease_id); it != leases_.end()) it->second.token = std::move(token);
+  }
   // Sets a granted lease's job. kNotFound; kPermissionDenied as Release.
   Status AttachJob(const Caller& caller, int64_t lease_id, ProcessRef job);
 

@@ -149,7 +149,8 @@ json LeaseToJson(const Lease& l, const TimeBase& base) {
           {"command", l.command},
           {"kind", l.is_reservation ? "reservation" : "run"},
           {"holder", Ref(l.holder)},
-          {"job", Ref(l.job)}};
+          {"job", Ref(l.job)},
+          {"token", l.token}};
 }
 
 Result<Lease> LeaseFromJson(const json& j, const TimeBase& base) {
@@ -175,6 +176,7 @@ Result<Lease> LeaseFromJson(const json& j, const TimeBase& base) {
   f.Optional("kind", &kind);
   f.Ref("holder", &l.holder);
   f.Ref("job", &l.job);
+  f.Optional("token", &l.token);
   if (Status s = f.status(); !s.ok()) return AsCorruption(s);
   if (l.gpus.size() != l.uuids.size()) return Status::Corruption("lease.uuids: one per GPU expected");
   l.is_reservation = kind == "reservation";
