@@ -3,12 +3,15 @@ import json
 import socket
 
 
-def call(sock_path, method):
-    """Sends {"v":1,"method":method} and returns the decoded response."""
+def call(sock_path, method, params=None, timeout=10):
+    """Sends {"v":1,"method":method[,"params":params]}; returns the decoded response."""
     s = socket.socket(socket.AF_UNIX)
-    s.settimeout(10)
+    s.settimeout(timeout)
     s.connect(sock_path)
-    s.sendall(json.dumps({"v": 1, "method": method}).encode() + b"\n")
+    request = {"v": 1, "method": method}
+    if params:
+        request["params"] = params
+    s.sendall(json.dumps(request).encode() + b"\n")
     data = b""
     while not data.endswith(b"\n"):
         chunk = s.recv(1 << 20)

@@ -13,34 +13,17 @@ Usage: lease_run.py BUILD_DIR [RUNS] [CLIENTS]
    request granted exactly once and ended exactly once, and no GPU ever in
    two leases at the same time. Every client must exit 0.
 """
-import json
 import os
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
-
-def call(sock_path, method, params=None):
-    s = socket.socket(socket.AF_UNIX)
-    s.settimeout(30)
-    s.connect(sock_path)
-    request = {"v": 1, "method": method}
-    if params:
-        request["params"] = params
-    s.sendall(json.dumps(request).encode() + b"\n")
-    data = b""
-    while not data.endswith(b"\n"):
-        chunk = s.recv(1 << 20)
-        if not chunk:
-            break
-        data += chunk
-    s.close()
-    return json.loads(data)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from agent_api import call  # noqa: E402
 
 
 def all_events(sock_path):
