@@ -119,6 +119,19 @@ def main():
             "tarmac leases (1 API call)": [tarmac, "leases", "--json"],
             "tarmac run --gpus 1 -- true": [tarmac, "run", "--gpus", "1", "--", "true"],
         }
+        # The comparison: srun on a local one-node Slurm cluster, when Slurm
+        # is installed (scripts/install-deps --bench) and we may start it.
+        slurm_dir = os.path.join(work, "slurm")
+        slurm_note = "srun (Slurm) is not installed here; not compared"
+        if shutil.which("srun") and shutil.which("slurmctld") and os.geteuid() == 0:
+            started = subprocess.run([os.path.join(root, "bench/slurm_local.sh"), "start", slurm_dir],
+                                     capture_output=True, text=True)
+            if started.returncode == 0:
+                env["SLURM_CONF"] = started.stdout.strip()
+                floors["srun --gres=gpu:1 true (Slurm)"] = ["srun", "--gres=gpu:1", "true"]
+                slurm_note = "Slurm 1-node cluster: slurmctld + slurmd + munge in " + slurm_dir
+            else:
+                slurm_note = "Slurm did not start: " + started.stderr.strip()[-200:]
         times = {name: [] for name in floors}
         failures = 0
         for _ in range(runs):
@@ -131,10 +144,8 @@ def main():
             t.sort()
             print(f"  {name:32s} median {statistics.median(t):6.2f}  p90 {t[int(len(t) * 0.9)]:6.2f}")
         print(f"  failed runs: {failures}")
-        if shutil.which("srun"):
-            print("  srun is installed but no cluster is configured here; not compared")
-        else:
-            print("  srun (Slurm) is not installed here; not compared")
+        print(f"  {slurm_note}")
+        subprocess.run([os.path.join(root, "bench/slurm_local.sh"), "stop", slurm_dir], capture_output=True)
 
         first_seq = all_events(sock)[-1]["seq"] if all_events(sock) else 0
         start = time.perf_counter()
