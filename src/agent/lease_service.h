@@ -26,6 +26,9 @@
 //  - State is saved in store::LeaseState at every change and restored at
 //    start: leases whose client still runs are re-attached.
 //
+// The API half is lease_service.cc; what is enforced each tick (grants, ends
+// of leases, signals, policies) is lease_enforcement.cc.
+//
 // Thread safety: Handle and OnTick may run on different threads (one mutex).
 #pragma once
 

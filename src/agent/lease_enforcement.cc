@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// What the lease service enforces: decisions that grant leases, the ends of
+// leases and the signals they take, and the per-tick policies (clients gone,
+// expiry, idle leases, foreign processes, zombies). See lease_service.h.
+#include <fmt/format.h>
+#include <signal.h>
+
+#include <algorithm>
+
+#include "agent/callers.h"
+#include "agent/lease_helpers.h"
+#include "agent/lease_service.h"
+#include "common/units.h"
+
+namespace tarmac::agent {
+
+using namespace lease_helpers;  // NOLINT: this module's own helpers.
+using nlohmann::json;
+using std::chrono::duration_cast;
+using std::chrono::seconds;
+
+// --- decisions and actions -----------------------------------------------------
+
+void LeaseService::Decide(TimePoint now) {
+  if (book_.queue().empty() || !has_gpus_) return;
+  for (sched::Lease l : book_.Decide(slots_, now)) {
+    l.token = NewToken();
+    book_.SetToken(l.id, l.token);
+    runtime_[l.id];
+    Erase("queue", l.id);
+    SaveLease(l);
+    Event("granted", l.id, l.uid, l.user, l.gpus, Actor{},
+          fmt::format("GPU {} ({}){}", GpuList(l.gpus), fmt::join(l.uuids, ","),
+                      l.ends_at ? ", until " + UtcText(Base().ToUnix(*l.ends_at)) : std::string()));
+  }
+}
+
+void LeaseService::EndLease(int64_t id, const std::string& kind, const std::string& detail, const Actor& actor,
+                            bool terminate, TimePoint now) {
+  const sched::Lease* found = book_.FindLease(id);
+  if (found == nullptr) return;
+  sched::Lease l = *found;
+  std::vector<sched::ProcessRef> victims;
+  if (terminate) {
+    // Its processes started after the client that asked for it.
+    for (const ProcessIdentity& p : processes_->LeaseProcesses(l.token, l.uid, l.holder.start_ticks)) {
+      victims.push_back({p.pid, p.start_ticks});
+    }
+    if (l.job.pid != 0 && std::none_of(victims.begin(), victims.end(),
+                                       [&](const sched::ProcessRef& v) { return v.pid == l.job.pid; })) {
+      if (IsAlive(l.job)) victims.push_back(l.job);
+    }
+  }
+  book_.Release(kAgentCaller, id, now).IgnoreError();  // Found above; the agent may.
+  runtime_.erase(id);
+  Erase("lease", id);
+  SaveShare(l.uid);
+  if (ended_.size() >= kMaxEndedRemembered) ended_.erase(ended_.begin());
+  ended_[id] = detail;
+  Event(kind, id, l.uid, l.user, l.gpus, actor, detail);
+  if (!victims.empty()) TerminateProcesses(id, l.uid, std::move(victims), detail, actor, now);
+}
+
+void LeaseService::TerminateProcesses(int64_t lease_id, int64_t uid, std::vector<sched::ProcessRef> processes,
+                                      const std::string& why, const Actor& actor, TimePoint now) {
+  std::vector<sched::ProcessRef> signalled;
+  for (const sched::ProcessRef& p : processes) {
+    Status s = processes_->Signal(p, uid, SIGTERM);
+    if (s.ok()) {
+      signalled.push_back(p);
+    } else if (s.code() != StatusCode::kNotFound) {
+      Event("signal_failed", lease_id, uid, UserName(uid), {}, actor, fmt::format("SIGTERM: {}", s.message()));
+    }
+  }
+  if (signalled.empty()) return;
+  std::string pids;
+  for (const sched::ProcessRef& p : signalled) pids += (pids.empty() ? "" : ",") + std::to_string(p.pid);
+  Event("sigterm", lease_id, uid, UserName(uid), {}, actor,
+        fmt::format("SIGTERM to pid {} ({}); SIGKILL in {} if still running", pids, why,
+                    FormatDuration(duration_cast<seconds>(policy_.kill_grace))));
+  terminations_.push_back({lease_id, uid, std::move(signalled), now + policy_.kill_grace});
+}
+
+void LeaseService::FinishTerminations(TimePoint now) {
+  std::vector<Termination> still;
+  for (Termination& t : terminations_) {
+    if (now < t.kill_at) {
+      bool any = std::any_of(t.processes.begin(), t.processes.end(), [&](const auto& p) { return IsAlive(p); });
+      if (any) still.push_back(std::move(t));
+      continue;
+    }
+    for (const sched::ProcessRef& p : t.processes) {
+      Status s = processes_->Signal(p, t.uid, SIGKILL);
+      if (s.ok()) {
+        Event("sigkill", t.lease_id, t.uid, UserName(t.uid), {}, Actor{},
+              fmt::format("SIGKILL to pid {}: still running {} after SIGTERM", p.pid,
+                          FormatDuration(duration_cast<seconds>(policy_.kill_grace))));
+      }
+    }
+  }
+  terminations_ = std::move(still);
+}
+
+bool LeaseService::IsAlive(const sched::ProcessRef& ref) {
+  if (ref.pid == 0) return false;
+  std::optional<ProcessIdentity> now = processes_->Identify(ref.pid);
+  return now && now->start_ticks == ref.start_ticks;
+}
+
+void LeaseService::CheckClients(TimePoint now) {
+  std::vector<int64_t> gone_requests;
+  for (const sched::Pending& p : book_.queue()) {
+    if (p.request.holder.pid != 0 && !IsAlive(p.request.holder)) gone_requests.push_back(p.id);
+  }
+  for (int64_t id : gone_requests) {
+    const sched::Pending* p = book_.FindPending(id);
+    Event("client_gone", id, p->owner.uid, p->owner.user, {}, Actor{},
+          fmt::format("queued request dropped: its client (pid {}) exited", p->request.holder.pid));
+    book_.Cancel(kAgentCaller, id).IgnoreError();
+    Erase("queue", id);
+    ended_[id] = "its client exited while it waited";
+  }
+  std::vector<std::pair<int64_t, int64_t>> gone_leases;
+  for (const auto& [id, l] : book_.leases()) {
+    if (!l.is_reservation && l.holder.pid != 0 && !IsAlive(l.holder)) gone_leases.emplace_back(id, l.holder.pid);
+  }
+  for (const auto& [id, pid] : gone_leases) {
+    EndLease(id, "client_gone",
+             fmt::format("its client (pid {}) exited without releasing it; its processes are terminated", pid),
+             Actor{}, true, now);
+  }
+  for (int64_t id : book_.Expired(now)) {
+    const sched::Lease* l = book_.FindLease(id);
+    EndLease(id, "expired",
+             l->is_reservation ? std::string("the reservation's time is up")
+                               : fmt::format("--max-time reached after {}",
+                                             FormatDuration(duration_cast<seconds>(now - l->granted_at))),
+             Actor{}, true, now);
+  }
+}
+
+IdleAction LeaseService::IdleActionFor(const sched::Lease& l) const {
+  if (auto it = policy_.idle_action_by_user.find(l.user); it != policy_.idle_action_by_user.end()) return it->second;
+  if (auto it = policy_.idle_action_by_priority.find(l.priority); it != policy_.idle_action_by_priority.end()) {
+    return it->second;
+  }
+  return policy_.idle_action;
+}
+
+std::chrono::milliseconds LeaseService::IdleTimeoutOf(const sched::Lease& l) const {
+  if (l.idle_timeout) return *l.idle_timeout;
+  return policy_.default_idle_timeout;
+}
+
+void LeaseService::CheckIdle(const sampler::FleetView& fleet, TimePoint now) {
+  std::vector<std::tuple<int64_t, IdleAction, std::string>> acts;
+  for (const auto& [id, l] : book_.leases()) {
+    Runtime& rt = runtime_[id];
+    bool is_active = false;
+    bool is_known = true;
+    for (int index : l.gpus) {
+      if (index < 0 || index >= static_cast<int>(fleet.gpus.size())) continue;
+      const sampler::GpuView& g = fleet.gpus[static_cast<size_t>(index)];
+      if (g.sample.health != gpu::GpuHealth::kOk) is_known = false;
+      for (const sampler::ProcessView& p : g.processes) {
+        if (p.details.uid != l.uid) continue;
+        if (p.process.sm_utilization_ratio ? *p.process.sm_utilization_ratio > 0
+                                           : g.sample.utilization_gpu_ratio.value_or(0) > 0) {
+          is_active = true;
+        }
+      }
+    }
+    if (is_active || !is_known) {
+      rt.idle_since.reset();
+      rt.warned_at.reset();
+      rt.has_acted = false;
+      rt.warning.clear();
+      continue;
+    }
+    if (!rt.idle_since) rt.idle_since = now;
+    std::chrono::milliseconds timeout = IdleTimeoutOf(l);
+    if (timeout.count() <= 0 || now - *rt.idle_since < timeout) continue;
+    IdleAction action = IdleActionFor(l);
+    if (!rt.warned_at) {
+      rt.warned_at = now;
+      rt.warning = fmt::format(
+          "lease {} idle for {}: no SM activity from {}'s processes on GPU {}; policy '{}' acts in {}", id,
+          FormatDuration(duration_cast<seconds>(now - *rt.idle_since)), l.user, GpuList(l.gpus),
+          IdleActionName(action), FormatDuration(duration_cast<seconds>(policy_.idle_grace)));
+      Event("idle_warning", id, l.uid, l.user, l.gpus, Actor{}, rt.warning);
+      continue;
+    }
+    if (rt.has_acted || now - *rt.warned_at < policy_.idle_grace) continue;
+    rt.has_acted = true;
+    acts.emplace_back(id, action,
+                      fmt::format("idle for {} (timeout {}, then {} of grace): no SM activity on GPU {}",
+                                  FormatDuration(duration_cast<seconds>(now - *rt.idle_since)),
+                                  FormatDuration(duration_cast<seconds>(timeout)),
+                                  FormatDuration(duration_cast<seconds>(policy_.idle_grace)), GpuList(l.gpus)));
+  }
+  for (const auto& [id, action, why] : acts) {
+    const sched::Lease* l = book_.FindLease(id);
+    if (action == IdleAction::kWarn) {
+      Event("idle_kept", id, l->uid, l->user, l->gpus, Actor{}, why + "; policy 'warn': the lease is kept");
+    } else {
+      EndLease(id, action == IdleAction::kRelease ? "idle_released" : "idle_terminated",
+               why + (action == IdleAction::kRelease ? "; policy 'release': the lease ends"
+                                                     : "; policy 'terminate': the lease ends and its processes "
+                                                       "are terminated"),
+               Actor{}, action == IdleAction::kTerminate, now);
+    }
+  }
+}
+
+void LeaseService::CheckForeign(const sampler::FleetView& fleet, TimePoint now) {
+  std::map<int, int64_t> by_gpu;
+  for (const auto& [id, l] : book_.leases()) {
+    for (int g : l.gpus) by_gpu[g] = id;
+    runtime_[id].foreign = json::array();
+  }
+  const std::vector<std::string>& allow = policy_.zombies.allowlist;
+  for (const sampler::GpuView& g : fleet.gpus) {
+    auto holder = by_gpu.find(g.info.index);
+    if (holder == by_gpu.end()) continue;
+    const sched::Lease& l = *book_.FindLease(holder->second);
+    Runtime& rt = runtime_[l.id];
+    for (const sampler::ProcessView& p : g.processes) {
+      const sampler::ProcessDetails& d = p.details;
+      if (!d.exists || d.uid == l.uid || !IsCompute(p)) continue;
+      if (std::find(allow.begin(), allow.end(), d.name) != allow.end()) continue;
+      rt.foreign.push_back({{"gpu", g.info.index}, {"pid", d.pid}, {"user", d.user}, {"command", d.command}});
+      if (!rt.foreign_seen.insert({d.pid, d.start_ticks}).second) continue;
+      std::string why = fmt::format("pid {} ({}, {}) uses GPU {}, leased to {} (lease {})", d.pid, d.name, d.user,
+                                    g.info.index, l.user, l.id);
+      Event("foreign_process", l.id, d.uid, d.user, {g.info.index}, Actor{}, why);
+      if (policy_.terminates_foreign) TerminateProcesses(l.id, d.uid, {{d.pid, d.start_ticks}}, why, Actor{}, now);
+    }
+  }
+}
+
+void LeaseService::OnTick(const sampler::FleetView& fleet, TimePoint now) {
+  std::lock_guard<std::mutex> lock(mu_);
+  // GPUs as the scheduler sees them.
+  std::map<int, int64_t> by_gpu;
+  for (const auto& [id, l] : book_.leases()) {
+    for (int g : l.gpus) by_gpu[g] = id;
+  }
+  if (fleet.backend_error.empty() && !fleet.gpus.empty()) {
+    std::vector<sched::GpuSlot> slots;
+    for (const sampler::GpuView& g : fleet.gpus) {
+      sched::GpuSlot s;
+      s.index = static_cast<int>(slots.size());
+      s.uuid = g.info.uuid;
+      s.is_healthy = g.sample.health == gpu::GpuHealth::kOk;
+      s.memory_free_bytes = g.sample.memory_free_bytes.value_or(0);
+      s.numa_node = g.info.numa_node.value_or(-1);
+      if (by_gpu.count(s.index) == 0) {
+        s.has_foreign_processes = std::any_of(g.processes.begin(), g.processes.end(), IsCompute);
+      }
+      slots.push_back(std::move(s));
+    }
+    slots_ = std::move(slots);
+    has_gpus_ = true;
+  }
+  CheckClients(now);
+  CheckForeign(fleet, now);
+  CheckIdle(fleet, now);
+  FinishTerminations(now);
+  zombies_.Observe(fleet, now, [&by_gpu, this](int gpu, int64_t uid) -> std::optional<int64_t> {
+    auto it = by_gpu.find(gpu);
+    if (it == by_gpu.end()) return std::nullopt;
+    const sched::Lease* l = book_.FindLease(it->second);
+    if (l == nullptr || l->uid != uid) return std::nullopt;
+    return l->id;
+  });
+  if (policy_.terminates_zombies) {
+    for (const sched::ZombieEvidence& z : zombies_.Zombies()) {
+      bool is_pending = std::any_of(terminations_.begin(), terminations_.end(), [&](const Termination& t) {
+        return std::any_of(t.processes.begin(), t.processes.end(),
+                           [&](const sched::ProcessRef& p) { return p.pid == z.pid && p.start_ticks == z.start_ticks; });
+      });
+      if (is_pending) continue;
+      Status s = processes_->Signal({z.pid, z.start_ticks}, z.uid, SIGTERM);
+      if (s.ok()) {
+        Event("zombie_terminated", z.lease_id.value_or(0), z.uid, z.user, {z.gpu_index}, Actor{},
+              fmt::format("SIGTERM to pid {} ({}) by policy 'terminate': {}", z.pid, z.name, z.why));
+        terminations_.push_back({z.lease_id.value_or(0), z.uid, {{z.pid, z.start_ticks}}, now + policy_.kill_grace});
+      } else {
+        Event("zombie_skipped", z.lease_id.value_or(0), z.uid, z.user, {z.gpu_index}, Actor{},
+              fmt::format("pid {} not signalled: {}", z.pid, s.message()));
+      }
+    }
+  }
+  Decide(now);
+  Flush();
+}
+
+}  // namespace tarmac::agent
