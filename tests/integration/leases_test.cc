@@ -162,6 +162,42 @@ TEST_F(LeasesTest, NoWaitExits75AndTheQueueServesInOrderWithReasons) {
   EXPECT_TRUE(Leases().empty());
 }
 
+TEST_F(LeasesTest, SignalsToRunGoToTheJobAndAnInterruptWhileQueuedCancels) {
+  StartLeaseAgent();
+  std::string got = dir_.path() + "/got";
+  std::string ready = dir_.path() + "/ready";
+  Child* run = StartRun({}, {"sh", "-c", "trap 'echo TERM >> " + got + "; exit 5' TERM; touch " + ready +
+                                             "; while :; do sleep 0.05; done"});
+  ASSERT_TRUE(WaitFor([&] { return access(ready.c_str(), F_OK) == 0; }));
+  kill(run->pid(), SIGTERM);
+  int status = run->Wait();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 5) << status;
+  std::string text;
+  ReadSmallFile(got, &text);
+  EXPECT_EQ(text, "TERM\n");
+  EXPECT_TRUE(Leases().empty());
+
+  // Queued behind a reservation, then interrupted: the request is cancelled.
+  ASSERT_EQ(T({"reserve", "--gpus", "2", "--for", "1h"}).exit_code, 0);
+  Child* queued = StartRun({}, {"true"});
+  ASSERT_TRUE(WaitFor([&] { return Queue().size() == 1; }));
+  kill(queued->pid(), SIGINT);
+  status = queued->Wait();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGINT) << status;
+  EXPECT_TRUE(Queue().empty());
+  bool cancelled = false;
+  for (const json& e : Events()) cancelled |= e["kind"] == "cancelled";
+  EXPECT_TRUE(cancelled) << Events().dump(2);
+
+  // Queued, then killed outright: the agent drops the request.
+  Child* doomed = StartRun({}, {"true"});
+  ASSERT_TRUE(WaitFor([&] { return Queue().size() == 1; }));
+  int64_t doomed_id = Queue()[0]["id"].get<int64_t>();
+  doomed->KillAndWait(SIGKILL);
+  EXPECT_TRUE(WaitFor([&] { return Queue().empty(); }));
+  EXPECT_EQ(EventKinds(doomed_id), (std::vector<std::string>{"queued", "client_gone"}));
+}
+
 TEST_F(LeasesTest, StatusAndPickKnowAboutLeases) {
   StartLeaseAgent();
   RunResult reserved = T({"reserve", "--gpu", Uuid(1), "--for", "1h", "--json"});
