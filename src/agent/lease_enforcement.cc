@@ -20,6 +20,38 @@ using nlohmann::json;
 using std::chrono::duration_cast;
 using std::chrono::seconds;
 
+namespace {
+
+// GPUs joined by NVLink, directly or through each other, share a domain
+// (the connected components of the link graph); a GPU without links is -1.
+std::vector<int> NvLinkDomains(const sampler::FleetView& fleet) {
+  size_t n = fleet.gpus.size();
+  std::vector<size_t> parent(n);
+  for (size_t i = 0; i < n; ++i) parent[i] = i;
+  auto root = [&parent](size_t i) {
+    while (parent[i] != i) i = parent[i] = parent[parent[i]];
+    return i;
+  };
+  std::map<std::string, size_t> by_bus;
+  for (size_t i = 0; i < n; ++i) by_bus[fleet.gpus[i].info.pci_bus_id] = i;
+  std::vector<bool> linked(n, false);
+  for (size_t i = 0; i < n; ++i) {
+    for (const std::string& bus : fleet.gpus[i].info.nvlink_peer_bus_ids) {
+      auto peer = by_bus.find(bus);
+      if (peer == by_bus.end() || peer->second == i) continue;
+      linked[i] = linked[peer->second] = true;
+      parent[root(i)] = root(peer->second);
+    }
+  }
+  std::vector<int> domain(n, -1);
+  for (size_t i = 0; i < n; ++i) {
+    if (linked[i]) domain[i] = static_cast<int>(root(i));
+  }
+  return domain;
+}
+
+}  // namespace
+
 // --- decisions and actions -----------------------------------------------------
 
 void LeaseService::Decide(TimePoint now) {
@@ -247,6 +279,7 @@ void LeaseService::OnTick(const sampler::FleetView& fleet, TimePoint now) {
     for (int g : l.gpus) by_gpu[g] = id;
   }
   if (fleet.backend_error.empty() && !fleet.gpus.empty()) {
+    std::vector<int> domain = NvLinkDomains(fleet);
     std::vector<sched::GpuSlot> slots;
     for (const sampler::GpuView& g : fleet.gpus) {
       sched::GpuSlot s;
@@ -255,6 +288,7 @@ void LeaseService::OnTick(const sampler::FleetView& fleet, TimePoint now) {
       s.is_healthy = g.sample.health == gpu::GpuHealth::kOk;
       s.memory_free_bytes = g.sample.memory_free_bytes.value_or(0);
       s.numa_node = g.info.numa_node.value_or(-1);
+      s.nvlink_domain = domain[static_cast<size_t>(s.index)];
       if (by_gpu.count(s.index) == 0) {
         s.has_foreign_processes = std::any_of(g.processes.begin(), g.processes.end(), IsCompute);
       }

@@ -66,6 +66,9 @@ struct GpuInfo {
   std::optional<bool> is_persistence_mode_enabled;
   std::optional<bool> is_mig_enabled;
   std::optional<double> temperature_slowdown_celsius;
+  // PCI bus ids (NVML form) of the GPUs at the other end of this GPU's
+  // active NVLinks, each once; empty without NVLink. Topology for placement.
+  std::vector<std::string> nvlink_peer_bus_ids;
   GpuHealth health = GpuHealth::kOk;  // Health when opened.
   std::string error;                  // Why health is not kOk.
 };

@@ -106,6 +106,7 @@ Result<std::unique_ptr<Library>> Library::Load(const std::string& explicit_path)
   Resolve(handle, "nvmlDeviceGetMaxPcieLinkWidth", &a.DeviceGetMaxPcieLinkWidth);
   Resolve(handle, "nvmlDeviceGetFieldValues", &a.DeviceGetFieldValues);
   Resolve(handle, "nvmlDeviceGetNvLinkState", &a.DeviceGetNvLinkState);
+  Resolve(handle, "nvmlDeviceGetNvLinkRemotePciInfo_v2", &a.DeviceGetNvLinkRemotePciInfoV2);
   Resolve(handle, "nvmlDeviceGetNumaNodeId", &a.DeviceGetNumaNodeId);
   Resolve(handle, "nvmlDeviceGetCpuAffinity", &a.DeviceGetCpuAffinity);
   Resolve(handle, "nvmlDeviceGetComputeRunningProcesses_v3", &a.DeviceGetComputeRunningProcessesV3);

@@ -286,6 +286,7 @@ struct Api {
   Return (*DeviceGetMaxPcieLinkWidth)(Device, unsigned*);
   Return (*DeviceGetFieldValues)(Device, int, FieldValue*);  // nvmlDeviceGetFieldValues
   Return (*DeviceGetNvLinkState)(Device, unsigned, int*);   // nvmlDeviceGetNvLinkState
+  Return (*DeviceGetNvLinkRemotePciInfoV2)(Device, unsigned, PciInfo*);  // nvmlDeviceGetNvLinkRemotePciInfo_v2
   Return (*DeviceGetNumaNodeId)(Device, unsigned*);         // nvmlDeviceGetNumaNodeId
   Return (*DeviceGetCpuAffinity)(Device, unsigned, unsigned long*);
   Return (*DeviceGetComputeRunningProcessesV3)(Device, unsigned*, void*);

@@ -225,6 +225,19 @@ Result<std::vector<GpuInfo>> NvmlBackend::Open() {
         info.cpu_affinity = FormatCpuList(mask);
       }
     }
+    if (api.DeviceGetNvLinkState != nullptr && api.DeviceGetNvLinkRemotePciInfoV2 != nullptr) {
+      for (unsigned link = 0; link < nvml::kNvLinkMaxLinks; ++link) {
+        int active = 0;
+        if (api.DeviceGetNvLinkState(d.handle, link, &active) != nvml::kSuccess) break;  // No such link.
+        nvml::PciInfo peer{};
+        if (active != 1 || api.DeviceGetNvLinkRemotePciInfoV2(d.handle, link, &peer) != nvml::kSuccess) continue;
+        std::string bus = CString(peer.busId, sizeof peer.busId);
+        if (std::find(info.nvlink_peer_bus_ids.begin(), info.nvlink_peer_bus_ids.end(), bus) ==
+            info.nvlink_peer_bus_ids.end()) {
+          info.nvlink_peer_bus_ids.push_back(bus);
+        }
+      }
+    }
     int mode = 0;
     if (api.DeviceGetPersistenceMode != nullptr &&
         api.DeviceGetPersistenceMode(d.handle, &mode) == nvml::kSuccess) {

@@ -58,6 +58,12 @@ Result<std::vector<GpuInfo>> SimBackend::Open() {
     info.pcie_generation_max = spec.pcie_generation;
     info.pcie_width_max = spec.pcie_width;
     if (spec.Supports("numa_node")) info.numa_node = spec.numa_node;
+    for (int peer : spec.nvlink_peers) {
+      // A link to a GPU that fell off the bus is down, as NVML reports it.
+      if (state->gpus[static_cast<size_t>(peer)].is_lost) continue;
+      info.nvlink_peer_bus_ids.push_back(
+          fmt::format("00000000:{:02X}:00.0", scenario.gpus[static_cast<size_t>(peer)].pci_bus));
+    }
     Result<std::vector<uint64_t>> cpus = ParseCpuList(spec.cpus);
     if (cpus.ok()) info.cpu_affinity = FormatCpuList(cpus.value());
     info.is_persistence_mode_enabled = spec.is_persistence_mode_enabled;

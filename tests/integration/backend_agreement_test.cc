@@ -24,6 +24,7 @@ void ExpectSameInfo(const gpu::GpuInfo& a, const gpu::GpuInfo& b) {
   EXPECT_EQ(a.pcie_generation_max, b.pcie_generation_max);
   EXPECT_EQ(a.pcie_width_max, b.pcie_width_max);
   EXPECT_EQ(a.numa_node, b.numa_node);
+  EXPECT_EQ(a.nvlink_peer_bus_ids, b.nvlink_peer_bus_ids);
   EXPECT_EQ(a.cpu_affinity, b.cpu_affinity);
   EXPECT_EQ(a.is_persistence_mode_enabled, b.is_persistence_mode_enabled);
   EXPECT_EQ(a.is_mig_enabled, b.is_mig_enabled);

@@ -198,6 +198,21 @@ TEST_F(LeasesTest, SignalsToRunGoToTheJobAndAnInterruptWhileQueuedCancels) {
   EXPECT_EQ(EventKinds(doomed_id), (std::vector<std::string>{"queued", "client_gone"}));
 }
 
+TEST_F(LeasesTest, MultiGpuLeasesTakeGpusJoinedByNvLink) {
+  // Two NVLink pairs, {0,1} and {2,3}, all on one NUMA node.
+  UseScenarioText("[[gpu]]\nnvlink = [1]\n[[gpu]]\nnvlink = [0]\n[[gpu]]\nnvlink = [3]\n[[gpu]]\nnvlink = [2]\n");
+  StartLeaseAgent();
+  ASSERT_EQ(T({"reserve", "--gpu", Uuid(1), "--for", "1h"}).exit_code, 0);
+  // Free: 0, 2 and 3. Two GPUs come from the whole pair, not 0 and 2.
+  RunResult r = T({"run", "--gpus", "2", "--", "sh", "-c", "echo $CUDA_VISIBLE_DEVICES"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string got = r.out.substr(0, r.out.find('\n'));
+  EXPECT_TRUE(got == Uuid(2) + "," + Uuid(3) || got == Uuid(3) + "," + Uuid(2)) << got;
+  // One GPU comes from the broken pair, keeping {2,3} whole.
+  r = T({"run", "--gpus", "1", "--", "sh", "-c", "echo $CUDA_VISIBLE_DEVICES"});
+  EXPECT_EQ(r.out, Uuid(0) + "\n");
+}
+
 TEST_F(LeasesTest, StatusAndPickKnowAboutLeases) {
   StartLeaseAgent();
   RunResult reserved = T({"reserve", "--gpu", Uuid(1), "--for", "1h", "--json"});
