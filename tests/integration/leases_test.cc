@@ -391,27 +391,35 @@ TEST_F(LeasesTest, ZombiesKillTerminatesAVerifiedZombieAndRecordsIt) {
   EXPECT_NE(r.err.find("is not a zombie"), std::string::npos) << r.err;
 }
 
-// Two real users the test creates (and removes), and an admin group.
+// Two real users the test creates (and removes), and an admin group. Names
+// carry the test process's pid, so tests running side by side do not share
+// (or delete) each other's users.
 class TwoUsersTest : public LeasesTest {
  public:
   void SetUp() override {
     if (geteuid() != 0) GTEST_SKIP() << "creating users needs root";
     LeasesTest::SetUp();
-    for (const char* user : {"tarmac-t-alice", "tarmac-t-bob", "tarmac-t-carol"}) {
+    std::string prefix = "tm" + std::to_string(getpid());
+    alice_ = prefix + "-alice";
+    bob_ = prefix + "-bob";
+    carol_ = prefix + "-carol";
+    admins_ = prefix + "-admins";
+    for (const std::string& user : {alice_, bob_, carol_}) {
       RunCommand({"userdel", user}, {});
       ASSERT_EQ(RunCommand({"useradd", "--no-create-home", "--shell", "/bin/sh", user}, {}).exit_code, 0) << user;
     }
-    RunCommand({"groupdel", "tarmac-t-admins"}, {});
-    ASSERT_EQ(RunCommand({"groupadd", "tarmac-t-admins"}, {}).exit_code, 0);
-    ASSERT_EQ(RunCommand({"usermod", "-a", "-G", "tarmac-t-admins", "tarmac-t-carol"}, {}).exit_code, 0);
+    RunCommand({"groupdel", admins_}, {});
+    ASSERT_EQ(RunCommand({"groupadd", admins_}, {}).exit_code, 0);
+    ASSERT_EQ(RunCommand({"usermod", "-a", "-G", admins_, carol_}, {}).exit_code, 0);
     // The users reach the socket and the simulated world.
     ::chmod(dir_.path().c_str(), 0755);
     ::mkdir(sim_dir_.c_str(), 0777);
     ::chmod(sim_dir_.c_str(), 0777);
   }
   void TearDown() override {
-    for (const char* user : {"tarmac-t-alice", "tarmac-t-bob", "tarmac-t-carol"}) RunCommand({"userdel", user}, {});
-    RunCommand({"groupdel", "tarmac-t-admins"}, {});
+    if (alice_.empty()) return;
+    for (const std::string& user : {alice_, bob_, carol_}) RunCommand({"userdel", user}, {});
+    RunCommand({"groupdel", admins_}, {});
   }
   static std::vector<std::string> As(const std::string& user) {
     return {"setpriv", "--reuid=" + user, "--regid=" + user, "--init-groups", "--"};
@@ -423,30 +431,32 @@ class TwoUsersTest : public LeasesTest {
     argv.insert(argv.end(), args.begin(), args.end());
     return RunCommand(argv, Env());
   }
+
+  std::string alice_, bob_, carol_, admins_;
 };
 
 TEST_F(TwoUsersTest, OneUserCannotTouchAnothersLeaseOrProcessesAndAnAdminCan) {
   StartLeaseAgent(
-      "admin_group = \"tarmac-t-admins\"\n"
+      "admin_group = \"" + admins_ + "\"\n"
       "[zombies]\nmin_memory = \"1GiB\"\nidle_for = \"1s\"\n");
-  RunResult reserved = TAs("tarmac-t-alice", {"reserve", "--gpus", "1", "--for", "1h", "--json"});
+  RunResult reserved = TAs(alice_, {"reserve", "--gpus", "1", "--for", "1h", "--json"});
   ASSERT_EQ(reserved.exit_code, 0) << reserved.err;
   json lease = json::parse(reserved.out);
   std::string id = std::to_string(lease["id"].get<int64_t>());
-  EXPECT_EQ(lease["user"], "tarmac-t-alice");
+  EXPECT_EQ(lease["user"], alice_);
 
   // Bob sees it, and may not release or extend it.
-  RunResult seen = TAs("tarmac-t-bob", {"leases"});
-  EXPECT_NE(seen.out.find("tarmac-t-alice"), std::string::npos) << seen.out;
-  RunResult r = TAs("tarmac-t-bob", {"release", id});
+  RunResult seen = TAs(bob_, {"leases"});
+  EXPECT_NE(seen.out.find(alice_.substr(0, 12)), std::string::npos) << seen.out;
+  RunResult r = TAs(bob_, {"release", id});
   EXPECT_EQ(r.exit_code, 77) << r.err;
-  EXPECT_NE(r.err.find("belongs to tarmac-t-alice"), std::string::npos) << r.err;
-  r = TAs("tarmac-t-bob", {"extend", id, "--by", "1h"});
+  EXPECT_NE(r.err.find("belongs to " + alice_), std::string::npos) << r.err;
+  r = TAs(bob_, {"extend", id, "--by", "1h"});
   EXPECT_EQ(r.exit_code, 77) << r.err;
   ASSERT_EQ(Leases().size(), 1u);
 
   // Bob's process on Alice's GPU is foreign use, reported on her lease.
-  std::vector<std::string> argv = As("tarmac-t-bob");
+  std::vector<std::string> argv = As(bob_);
   argv.insert(argv.end(), {BinDir() + "/tarmac-simload", "--memory", "2GiB", "--util", "0"});
   std::map<std::string, std::string> env = Env();
   env["CUDA_VISIBLE_DEVICES"] = lease["uuids"][0].get<std::string>();
@@ -456,20 +466,20 @@ TEST_F(TwoUsersTest, OneUserCannotTouchAnothersLeaseOrProcessesAndAnAdminCan) {
     json l = Leases();
     return l.size() == 1 && !l[0]["foreign_processes"].empty();
   })) << Leases().dump(2);
-  EXPECT_EQ(Leases()[0]["foreign_processes"][0]["user"], "tarmac-t-bob");
+  EXPECT_EQ(Leases()[0]["foreign_processes"][0]["user"], bob_);
 
   // Bob's idle holder is a zombie. Alice may not kill it; Carol (admin) may.
   ASSERT_TRUE(WaitFor([&] { return !Call("zombies")["zombies"].empty(); })) << Call("zombies").dump(2);
-  r = TAs("tarmac-t-alice", {"zombies", "--kill"});
+  r = TAs(alice_, {"zombies", "--kill"});
   EXPECT_EQ(r.exit_code, 77) << r.err << r.out;
   EXPECT_NE(r.out.find("refused"), std::string::npos) << r.out;
   EXPECT_TRUE(IsRunning(bobs->pid()));
-  r = TAs("tarmac-t-carol", {"zombies", "--kill"});
+  r = TAs(carol_, {"zombies", "--kill"});
   EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
   EXPECT_EQ(bobs->Wait(), 0);  // Exits only when signalled.
 
   // Carol releases Alice's lease.
-  r = TAs("tarmac-t-carol", {"release", id});
+  r = TAs(carol_, {"release", id});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(Leases().empty());
 
@@ -477,10 +487,42 @@ TEST_F(TwoUsersTest, OneUserCannotTouchAnothersLeaseOrProcessesAndAnAdminCan) {
   for (const json& e : Events()) {
     if (e["kind"] == "refused") {
       ++refusals;
-      EXPECT_TRUE(e["actor"] == "tarmac-t-bob" || e["actor"] == "tarmac-t-alice") << e.dump();
+      EXPECT_TRUE(e["actor"] == bob_ || e["actor"] == alice_) << e.dump();
     }
   }
   EXPECT_EQ(refusals, 3) << Events().dump(2);
+}
+
+TEST_F(TwoUsersTest, FairShareServesTheUserWithLessRecentUseFirst) {
+  StartLeaseAgent();
+  // Alice has used a GPU lately; Bob has not.
+  RunResult used = TAs(alice_, {"run", "--", "sleep", "1"});
+  ASSERT_EQ(used.exit_code, 0) << used.err;
+  RunResult held = T({"reserve", "--gpus", "2", "--for", "1h", "--json"});
+  ASSERT_EQ(held.exit_code, 0) << held.err;
+  std::string out = dir_.Write("order", "");
+  ::chmod(out.c_str(), 0666);
+  auto queue_as = [&](const std::string& user) {
+    std::vector<std::string> argv = As(user);
+    argv.insert(argv.end(), {BinDir() + "/tarmac", "run", "--socket", Socket(), "--gpus", "2", "--", "sh", "-c",
+                             "echo " + user + " >> " + out});
+    children_.push_back(std::make_unique<Child>(argv, Env()));
+    return children_.back().get();
+  };
+  Child* alice = queue_as(alice_);  // Alice asks first...
+  ASSERT_TRUE(WaitFor([&] { return Queue().size() == 1; }));
+  Child* bob = queue_as(bob_);
+  ASSERT_TRUE(WaitFor([&] { return Queue().size() == 2; }));
+  json queue = Queue();  // ...but Bob is served first.
+  EXPECT_EQ(queue[0]["user"], bob_) << queue.dump(2);
+  EXPECT_EQ(queue[0]["position"], 1);
+  EXPECT_EQ(queue[1]["user"], alice_);
+  ASSERT_EQ(T({"release", std::to_string(json::parse(held.out)["id"].get<int64_t>())}).exit_code, 0);
+  EXPECT_EQ(bob->Wait(), 0);
+  EXPECT_EQ(alice->Wait(), 0);
+  std::string order;
+  ReadSmallFile(out, &order);
+  EXPECT_EQ(order, bob_ + "\n" + alice_ + "\n");
 }
 
 }  // namespace
