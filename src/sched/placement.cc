@@ -2,6 +2,7 @@
 #include "sched/placement.h"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 
 namespace tarmac::sched {
@@ -30,11 +31,10 @@ std::vector<int> FlatCounts(const std::vector<const GpuSlot*>& free, int GpuSlot
   return counts;
 }
 
-// The best group of free GPUs by `key` (-1: not grouped) that holds `count`:
-// the smallest group that fits (the lowest value on a tie), its GPUs in
-// index order.
-std::optional<std::vector<int>> FromOneGroup(const std::vector<const GpuSlot*>& free, int count,
-                                             int GpuSlot::*key) {
+// The free GPUs of the best group by `key` (-1: not grouped) that holds
+// `count`: the smallest group that fits (the lowest value on a tie), in
+// index order. Empty when no group holds `count`.
+std::vector<const GpuSlot*> OneGroup(const std::vector<const GpuSlot*>& free, int count, int GpuSlot::*key) {
   bool is_flat = false;
   std::vector<int> flat = FlatCounts(free, key, &is_flat);
   int best_key = -1;
@@ -50,11 +50,33 @@ std::optional<std::vector<int>> FromOneGroup(const std::vector<const GpuSlot*>& 
   } else {
     for (const auto& [value, size] : CountByKey(free, key)) consider(value, size);
   }
-  if (best_key < 0) return std::nullopt;
-  std::vector<int> picked;
+  std::vector<const GpuSlot*> members;
+  if (best_key < 0) return members;
+  members.reserve(static_cast<size_t>(best_size));
   for (const GpuSlot* g : free) {
-    if (g->*key == best_key && static_cast<int>(picked.size()) < count) picked.push_back(g->index);
+    if (g->*key == best_key) members.push_back(g);
   }
+  return members;
+}
+
+// `count` GPUs from `free`: from one group by the coarsest key from `level`
+// on (NVLink domain, PCIe switch, NUMA node) that can hold them, and within
+// that group by the next keys, so that, say, two GPUs of an all-NVLink node
+// also share a NUMA node when they can.
+std::vector<int> FromGroups(const std::vector<const GpuSlot*>& free, int count, size_t level) {
+  static constexpr int GpuSlot::*kKeys[] = {&GpuSlot::nvlink_domain, &GpuSlot::pcie_switch, &GpuSlot::numa_node};
+  for (size_t k = level; k < std::size(kKeys); ++k) {
+    std::vector<const GpuSlot*> group = OneGroup(free, count, kKeys[k]);
+    if (group.empty()) continue;
+    if (static_cast<int>(group.size()) == count) {
+      std::vector<int> picked;
+      for (const GpuSlot* g : group) picked.push_back(g->index);
+      return picked;
+    }
+    return FromGroups(group, count, k + 1);
+  }
+  std::vector<int> picked;
+  for (int i = 0; i < count; ++i) picked.push_back(free[static_cast<size_t>(i)]->index);
   return picked;
 }
 
@@ -110,12 +132,7 @@ std::optional<std::vector<int>> PickGpus(const std::vector<GpuSlot>& gpus, const
     }
     return std::vector<int>{best->index};
   }
-  for (int GpuSlot::*key : {&GpuSlot::nvlink_domain, &GpuSlot::pcie_switch, &GpuSlot::numa_node}) {
-    if (std::optional<std::vector<int>> picked = FromOneGroup(free, wants.gpu_count, key)) return picked;
-  }
-  std::vector<int> picked;
-  for (int i = 0; i < wants.gpu_count; ++i) picked.push_back(free[static_cast<size_t>(i)]->index);
-  return picked;
+  return FromGroups(free, wants.gpu_count, 0);
 }
 
 }  // namespace tarmac::sched

@@ -4,8 +4,9 @@
 // exclusive lease, runs no process outside a lease (foreign use) and has the
 // free memory the request asks for. Among free GPUs, a multi-GPU request
 // prefers GPUs joined by NVLink, then under one PCIe switch, then on one
-// NUMA node; within the chosen group it takes the group that fits most
-// tightly (best fit), so large groups stay whole for large requests.
+// NUMA node; it takes the group that fits most tightly (best fit), so large
+// groups stay whole for large requests, and inside a group larger than
+// needed, the finer groups the same way.
 // Pure.
 #pragma once
 

@@ -65,6 +65,20 @@ TEST(PlacementTest, WithoutNvlinkAPcieSwitchThenANumaNodeIsPreferred) {
   EXPECT_EQ(PickGpus(gpus, wants), (std::vector<int>{1, 2, 3}));  // NUMA node 0.
 }
 
+TEST(PlacementTest, InsideOneNvlinkDomainAPcieSwitchThenANumaNodeIsPreferred) {
+  // NVSwitch: all eight GPUs in one domain; switches and NUMA nodes as Node().
+  std::vector<GpuSlot> gpus = Node();
+  for (GpuSlot& g : gpus) g.nvlink_domain = 0;
+  for (int i : {0, 1, 2}) gpus[static_cast<size_t>(i)].is_leased = true;  // Free: 3, then 4-7.
+  GpuWants wants;
+  wants.gpu_count = 2;
+  EXPECT_EQ(PickGpus(gpus, wants), (std::vector<int>{4, 5}));  // Not 3 and 4: another switch, another node.
+  wants.gpu_count = 3;
+  EXPECT_EQ(PickGpus(gpus, wants), (std::vector<int>{4, 5, 6}));  // NUMA node 1.
+  wants.gpu_count = 5;
+  EXPECT_EQ(PickGpus(gpus, wants), (std::vector<int>{3, 4, 5, 6, 7}));
+}
+
 TEST(PlacementTest, OneGpuComesFromTheMostBrokenUpDomain) {
   std::vector<GpuSlot> gpus = Node();
   gpus[4].is_leased = true;
