@@ -59,6 +59,43 @@ int ExitCodeOf(int status) {
   return kExitError;
 }
 
+// Tells the terminal what the agent says about a lease while its command
+// runs: a new idle warning, or that the lease has ended and why. Polls at
+// most once a second.
+class LeaseWatcher {
+ public:
+  LeaseWatcher(std::string socket, int64_t id, const char* what) : socket_(std::move(socket)), id_(id), what_(what) {}
+
+  void Poll() {
+    auto now = std::chrono::steady_clock::now();
+    if (now < next_) return;
+    next_ = now + std::chrono::seconds(1);
+    Result<json> got = CallLease(socket_, "lease.get", {{"id", id_}}, std::chrono::milliseconds(0));
+    if (!got.ok()) return;
+    if (got.value()["state"] == "granted") {
+      const json& w = got.value()["lease"].value("warning", json());
+      std::string warning = w.is_string() ? w.get<std::string>() : std::string();
+      if (!warning.empty() && warning != warned_) std::fprintf(stderr, "\ntarmac: %s: warning: %s\n", what_, warning.c_str());
+      warned_ = warning;
+    } else if (got.value()["state"] == "ended") {
+      SayEnded(got.value().value("reason", ""));
+    }
+  }
+  void SayEnded(const std::string& reason) {
+    if (has_said_ended_) return;
+    std::fprintf(stderr, "tarmac: %s: lease %lld ended: %s\n", what_, static_cast<long long>(id_), reason.c_str());
+    has_said_ended_ = true;
+  }
+
+ private:
+  std::string socket_;
+  int64_t id_;
+  const char* what_;
+  std::string warned_;
+  bool has_said_ended_ = false;
+  std::chrono::steady_clock::time_point next_ = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+};
+
 }  // namespace
 
 void AddLeaseAskOptions(CLI::App* cmd, LeaseAsk* ask) {
@@ -226,9 +263,7 @@ int RunRun(const GlobalOptions& global, const RunOptions& options) {
 
   int status = 0;
   bool has_exited = false;
-  std::string warned;
-  bool said_ended = false;
-  auto next_check = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  LeaseWatcher watcher(global.socket, id, "run");
   for (;;) {
     // Reap whatever has exited; done when no descendant is left.
     bool is_empty = false;
@@ -247,21 +282,7 @@ int RunRun(const GlobalOptions& global, const RunOptions& options) {
     timespec wait_for{1, 0};
     int sig = sigtimedwait(&set, nullptr, &wait_for);
     if (sig > 0 && sig != SIGCHLD) kill(-child, sig);
-    if (std::chrono::steady_clock::now() >= next_check) {
-      next_check = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-      Result<json> now = CallLease(global.socket, "lease.get", {{"id", id}}, std::chrono::milliseconds(0));
-      if (now.ok() && now.value()["state"] == "granted") {
-        std::string warning = now.value()["lease"].value("warning", json()).is_string()
-                                  ? now.value()["lease"]["warning"].get<std::string>()
-                                  : std::string();
-        if (!warning.empty() && warning != warned) std::fprintf(stderr, "tarmac: run: warning: %s\n", warning.c_str());
-        warned = warning;
-      } else if (now.ok() && now.value()["state"] == "ended" && !said_ended) {
-        std::fprintf(stderr, "tarmac: run: lease %lld ended: %s\n", static_cast<long long>(id),
-                     now.value().value("reason", "").c_str());
-        said_ended = true;
-      }
-    }
+    watcher.Poll();
   }
   if (is_foreground) {
     signal(SIGTTOU, SIG_IGN);
@@ -273,10 +294,9 @@ int RunRun(const GlobalOptions& global, const RunOptions& options) {
   if (!released.ok() && released.status().code() != StatusCode::kNotFound) {
     std::fprintf(stderr, "tarmac: run: releasing lease %lld: %s\n", static_cast<long long>(id),
                  released.status().message().c_str());
-  } else if (released.ok() && released.value().value("state", "") == "ended" && !said_ended) {
+  } else if (released.ok() && released.value().value("state", "") == "ended") {
     // The agent ended it first (max-time, idle policy, an admin): say why.
-    std::fprintf(stderr, "tarmac: run: lease %lld ended: %s\n", static_cast<long long>(id),
-                 released.value().value("reason", "").c_str());
+    watcher.SayEnded(released.value().value("reason", ""));
   }
   return has_exited ? ExitCodeOf(status) : kExitError;
 }
@@ -314,12 +334,35 @@ int RunShell(const GlobalOptions& global, const ShellOptions& options) {
     std::fprintf(stderr, "tarmac: shell: lease %lld, GPU %s; exit the shell to leave (the reservation stays)\n",
                  static_cast<long long>(id.value()), UuidList(lease).c_str());
   }
-  std::vector<char*> argv;
-  for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  execvp(argv[0], argv.data());
-  std::fprintf(stderr, "tarmac: shell: %s: %s\n", argv[0], std::strerror(errno));
-  return errno == ENOENT ? 127 : 126;
+  // The shell runs as our child, in our process group (so the terminal's
+  // keys reach it as usual), while we pass on the agent's idle warnings.
+  signal(SIGINT, SIG_IGN);
+  signal(SIGQUIT, SIG_IGN);
+  pid_t child = fork();
+  if (child < 0) {
+    std::fprintf(stderr, "tarmac: shell: fork: %s\n", std::strerror(errno));
+    return kExitError;
+  }
+  if (child == 0) {
+    signal(SIGINT, SIG_DFL);
+    signal(SIGQUIT, SIG_DFL);
+    std::vector<char*> argv;
+    for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    std::fprintf(stderr, "tarmac: shell: %s: %s\n", argv[0], std::strerror(errno));
+    _exit(errno == ENOENT ? 127 : 126);
+  }
+  LeaseWatcher watcher(global.socket, id.value(), "shell");
+  int status = 0;
+  for (;;) {
+    pid_t w = waitpid(child, &status, WNOHANG | WUNTRACED);
+    if (w == child && !WIFSTOPPED(status)) break;
+    if (w < 0 && errno != EINTR) return kExitError;
+    watcher.Poll();
+    usleep(100 * 1000);
+  }
+  return ExitCodeOf(status);
 }
 
 }  // namespace tarmac::cli

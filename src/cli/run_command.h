@@ -10,7 +10,8 @@
 // descendants have exited; it exits with CMD's status (128+N for signal N).
 // If tarmac run itself dies, the agent terminates CMD and ends the lease.
 //
-// `tarmac shell [LEASE]`: a shell (or `-- CMD`) inside a reservation.
+// `tarmac shell [--lease ID]`: a shell (or `-- CMD`) inside a reservation,
+// run as a child so that the agent's idle warnings reach its terminal.
 #pragma once
 
 #include <CLI/CLI.hpp>

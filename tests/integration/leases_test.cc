@@ -374,6 +374,18 @@ TEST_F(LeasesTest, IdleLeasesAreWarnedThenActedOnByPolicy) {
   EXPECT_FALSE(Has(EventKinds(busy_id), "idle_warning")) << Events().dump(2);
 }
 
+TEST_F(LeasesTest, TheShellOfAnIdleReservationShowsTheWarning) {
+  StartLeaseAgent("idle_grace = \"60s\"\n");
+  RunResult reserved = T({"reserve", "--gpus", "1", "--for", "1h", "--idle-timeout", "1s", "--json"});
+  ASSERT_EQ(reserved.exit_code, 0) << reserved.err;
+  std::string id = std::to_string(json::parse(reserved.out)["id"].get<int64_t>());
+  RunResult shell = T({"shell", "--lease", id, "--", "sh", "-c", "echo $TARMAC_LEASE_ID; sleep 3; exit 3"});
+  EXPECT_EQ(shell.exit_code, 3) << shell.err;
+  EXPECT_EQ(shell.out, id + "\n");
+  EXPECT_NE(shell.err.find("tarmac: shell: warning: lease " + id + " idle for"), std::string::npos) << shell.err;
+  EXPECT_EQ(Leases().size(), 1u) << "a reservation outlives its shell";
+}
+
 TEST_F(LeasesTest, ZombiesKillTerminatesAVerifiedZombieAndRecordsIt) {
   Child* idle = StartLoad("0", {"--memory", "2GiB", "--util", "0"});
   StartLeaseAgent("[zombies]\nmin_memory = \"1GiB\"\nidle_for = \"1s\"\ninclude_system_users = true\n");
