@@ -379,10 +379,26 @@ TEST_F(LeasesTest, TheShellOfAnIdleReservationShowsTheWarning) {
   RunResult reserved = T({"reserve", "--gpus", "1", "--for", "1h", "--idle-timeout", "1s", "--json"});
   ASSERT_EQ(reserved.exit_code, 0) << reserved.err;
   std::string id = std::to_string(json::parse(reserved.out)["id"].get<int64_t>());
-  RunResult shell = T({"shell", "--lease", id, "--", "sh", "-c", "echo $TARMAC_LEASE_ID; sleep 3; exit 3"});
-  EXPECT_EQ(shell.exit_code, 3) << shell.err;
-  EXPECT_EQ(shell.out, id + "\n");
-  EXPECT_NE(shell.err.find("tarmac: shell: warning: lease " + id + " idle for"), std::string::npos) << shell.err;
+  // The shell's command runs until the test has seen the warning on its
+  // terminal (stderr), then exits 3.
+  std::string go = dir_.path() + "/go";
+  std::string err = dir_.path() + "/shell.err";
+  std::string out = dir_.path() + "/shell.out";
+  children_.push_back(std::make_unique<Child>(
+      std::vector<std::string>{BinDir() + "/tarmac", "shell", "--socket", Socket(), "--lease", id, "--", "sh", "-c",
+                               "echo $TARMAC_LEASE_ID > " + out + "; while [ ! -e " + go + " ]; do sleep 0.05; done; exit 3"},
+      Env(), err));
+  Child* shell = children_.back().get();
+  std::string text;
+  EXPECT_TRUE(WaitFor([&] {
+    ReadSmallFile(err, &text);
+    return text.find("tarmac: shell: warning: lease " + id + " idle for") != std::string::npos;
+  })) << text;
+  std::ofstream(go).put('\n');
+  int status = shell->Wait();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 3) << status;
+  ReadSmallFile(out, &text);
+  EXPECT_EQ(text, id + "\n");
   EXPECT_EQ(Leases().size(), 1u) << "a reservation outlives its shell";
 }
 
