@@ -6,11 +6,11 @@
 
 #include <fmt/format.h>
 
-#include <ctime>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "common/time_spec.h"
 #include "sampler/fleet_reader.h"
 #include "sched/lease_book.h"
 
@@ -35,14 +35,10 @@ inline std::string NewToken() {
   return token;
 }
 
-// "2026-11-30T16:04:05Z"
+// RFC 3339 for Unix seconds, as events say when a lease ends.
 inline std::string UtcText(double unix_seconds) {
-  std::time_t t = static_cast<std::time_t>(unix_seconds);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
+  return FormatRfc3339(std::chrono::system_clock::time_point(
+      std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::duration<double>(unix_seconds))));
 }
 
 inline bool IsCompute(const sampler::ProcessView& p) { return p.process.type != gpu::ProcessType::kGraphics; }

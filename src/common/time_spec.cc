@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "common/time_spec.h"
 
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 
 #include <cctype>
@@ -71,6 +72,14 @@ Result<int64_t> ParseTimeSpec(std::string_view text, int64_t now_unix) {
   return Status::InvalidArgument(
       fmt::format("'{}' is not a time", text),
       "use a duration ago (6h, 7d), now, a date (2026-11-29), a UTC date and time (2026-11-29T14:00) or @UNIX");
+}
+
+std::string FormatRfc3339(std::chrono::system_clock::time_point t) {
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+  std::time_t seconds = static_cast<std::time_t>(ms / 1000);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  return fmt::format("{:%Y-%m-%dT%H:%M:%S}.{:03}Z", utc, ms % 1000);
 }
 
 }  // namespace tarmac

@@ -7,7 +7,9 @@
 // Pure; thread-safe.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "common/result.h"
@@ -17,5 +19,8 @@ namespace tarmac {
 // Unix seconds for `text` relative to `now_unix`. kInvalidArgument with the
 // accepted forms for anything else.
 Result<int64_t> ParseTimeSpec(std::string_view text, int64_t now_unix);
+
+// `t` in RFC 3339, UTC, to the millisecond: "2026-11-29T14:00:05.250Z".
+std::string FormatRfc3339(std::chrono::system_clock::time_point t);
 
 }  // namespace tarmac

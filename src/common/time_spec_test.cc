@@ -32,3 +32,14 @@ TEST(TimeSpecTest, RejectsEverythingElseWithTheFormsItAccepts) {
 
 }  // namespace
 }  // namespace tarmac
+
+namespace tarmac {
+namespace {
+
+TEST(TimeSpecTest, FormatsRfc3339InUtcToTheMillisecond) {
+  auto t = std::chrono::system_clock::from_time_t(1795000000) + std::chrono::milliseconds(250);
+  EXPECT_EQ(FormatRfc3339(t), "2026-11-18T11:06:40.250Z");
+}
+
+}  // namespace
+}  // namespace tarmac

@@ -3,6 +3,7 @@
 
 #include <fmt/chrono.h>
 
+#include "common/time_spec.h"
 #include "sampler/gpu_marks.h"
 #include "gpu/clock_event_reasons.h"
 
@@ -14,14 +15,6 @@ using nlohmann::json;
 template <typename T>
 void Put(json& j, const char* key, const std::optional<T>& value) {
   if (value) j[key] = *value;
-}
-
-std::string Rfc3339(std::chrono::system_clock::time_point t) {
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
-  std::time_t seconds = static_cast<std::time_t>(ms / 1000);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  return fmt::format("{:%Y-%m-%dT%H:%M:%S}.{:03}Z", utc, ms % 1000);
 }
 
 json GpuToJson(const GpuView& g) {
@@ -126,7 +119,7 @@ json GpuToJson(const GpuView& g) {
   }
   if (s.health == gpu::GpuHealth::kOk) j["processes"] = processes;
   if (g.xid_count > 0 && g.last_xid) {
-    j["xid_errors"] = {{"count", g.xid_count}, {"last_xid", g.last_xid->xid}, {"last_at", Rfc3339(g.last_xid->seen_at)}};
+    j["xid_errors"] = {{"count", g.xid_count}, {"last_xid", g.last_xid->xid}, {"last_at", FormatRfc3339(g.last_xid->seen_at)}};
   }
   if (g.lease_id) j["lease"] = {{"id", *g.lease_id}, {"user", g.lease_user}};
   return j;
@@ -139,7 +132,7 @@ json StatusToJson(const FleetView& fleet) {
   j["version"] = kStatusJsonVersion;
   j["host"] = fleet.hostname;
   j["backend"] = fleet.backend;
-  j["taken_at"] = Rfc3339(fleet.taken_at);
+  j["taken_at"] = FormatRfc3339(fleet.taken_at);
   if (!fleet.backend_error.empty()) j["backend_error"] = fleet.backend_error;
   if (!fleet.system.driver_version.empty()) j["driver_version"] = fleet.system.driver_version;
   if (!fleet.system.nvml_version.empty()) j["nvml_version"] = fleet.system.nvml_version;
