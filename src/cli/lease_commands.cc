@@ -39,9 +39,7 @@ std::string GpuIndices(const json& lease) {
 }  // namespace
 
 void AddLeaseCommands(CLI::App* app, LeaseCommands* c, GlobalOptions* global) {
-  auto socket = [global](CLI::App* cmd) {
-    cmd->add_option("--socket", global->socket, "The agent's socket")->envname("TARMAC_SOCKET")->capture_default_str();
-  };
+  auto socket = [global](CLI::App* cmd) { AddSocketOption(cmd, global); };
   c->reserve = app->add_subcommand(
       "reserve",
       "Reserve GPUs for interactive work (notebooks, debugging) for a while; prints the lease and the "

@@ -30,6 +30,10 @@ void AddGlobalOptions(CLI::App* app, GlobalOptions* options) {
       ->default_str("warning");
 }
 
+void AddSocketOption(CLI::App* cmd, GlobalOptions* options) {
+  cmd->add_option("--socket", options->socket, "The agent's socket")->envname("TARMAC_SOCKET")->capture_default_str();
+}
+
 Result<gpu::BackendOptions> MakeBackendOptions(const GlobalOptions& options) {
   gpu::BackendOptions out;
   if (!gpu::ParseBackendKind(options.backend, &out.kind)) {

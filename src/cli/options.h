@@ -45,6 +45,10 @@ struct GlobalOptions {
 // --no-agent and --log-level to `app`.
 void AddGlobalOptions(CLI::App* app, GlobalOptions* options);
 
+// Adds only --socket (TARMAC_SOCKET) to `cmd`: for commands that need the
+// agent (zombies, run, shell and the lease commands).
+void AddSocketOption(CLI::App* cmd, GlobalOptions* options);
+
 // Validates the options and builds backend options. kInvalidArgument for an
 // unknown backend or log level.
 Result<gpu::BackendOptions> MakeBackendOptions(const GlobalOptions& options);

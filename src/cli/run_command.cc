@@ -211,7 +211,7 @@ CLI::App* AddRunCommand(CLI::App* app, RunOptions* options, GlobalOptions* globa
   AddLeaseAskOptions(cmd, &options->ask);
   cmd->add_option("--max-time", options->ask.max_time,
                   "Wall-clock limit, e.g. 4h: then SIGTERM, [leases] kill_grace, SIGKILL");
-  cmd->add_option("--socket", global->socket, "The agent's socket")->envname("TARMAC_SOCKET")->capture_default_str();
+  AddSocketOption(cmd, global);
   cmd->add_option("command", options->command, "The command and its arguments, after --")->required();
   cmd->footer("Example: tarmac run --gpus 2 --max-time 4h -- python train.py --lr 3e-4");
   return cmd;
@@ -307,7 +307,7 @@ CLI::App* AddShellCommand(CLI::App* app, ShellOptions* options, GlobalOptions* g
       "Open a shell (or run -- CMD) inside a reservation (tarmac reserve): CUDA_VISIBLE_DEVICES and "
       "NVIDIA_VISIBLE_DEVICES name its GPUs. Without LEASE: $TARMAC_LEASE_ID, or your only reservation.");
   cmd->add_option("--lease", options->lease, "The reservation's lease id");
-  cmd->add_option("--socket", global->socket, "The agent's socket")->envname("TARMAC_SOCKET")->capture_default_str();
+  AddSocketOption(cmd, global);
   cmd->add_option("command", options->command, "A command to run instead of $SHELL, after --");
   return cmd;
 }

@@ -22,7 +22,7 @@ CLI::App* AddZombiesCommand(CLI::App* app, ZombiesOptions* options, GlobalOption
                 "Terminate them (SIGTERM, then SIGKILL after [leases] kill_grace): your own, or all as an admin. "
                 "Each PID's start time and owner are re-verified first");
   cmd->add_option("--pid", options->pid, "With --kill: only this process")->check(CLI::PositiveNumber);
-  cmd->add_option("--socket", global->socket, "The agent's socket")->envname("TARMAC_SOCKET")->capture_default_str();
+  AddSocketOption(cmd, global);
   return cmd;
 }
 
