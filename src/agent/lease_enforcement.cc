@@ -56,7 +56,10 @@ std::vector<int> NvLinkDomains(const sampler::FleetView& fleet) {
 
 void LeaseService::Decide(TimePoint now) {
   if (book_.queue().empty() || !has_gpus_) return;
-  for (sched::Lease l : book_.Decide(slots_, now)) {
+  std::vector<sched::Lease> granted = book_.Decide(slots_, now);
+  waiting_.clear();
+  for (const sched::Waiting& w : book_.last_decision().waiting) waiting_[w.request_id] = w;
+  for (sched::Lease l : granted) {
     l.token = NewToken();
     book_.SetToken(l.id, l.token);
     runtime_[l.id];
@@ -246,11 +249,8 @@ void LeaseService::CheckIdle(const sampler::FleetView& fleet, TimePoint now) {
 }
 
 void LeaseService::CheckForeign(const sampler::FleetView& fleet, TimePoint now) {
-  std::map<int, int64_t> by_gpu;
-  for (const auto& [id, l] : book_.leases()) {
-    for (int g : l.gpus) by_gpu[g] = id;
-    runtime_[id].foreign = json::array();
-  }
+  std::map<int, int64_t> by_gpu = LeasedGpus();
+  for (const auto& [id, l] : book_.leases()) runtime_[id].foreign = json::array();
   const std::vector<std::string>& allow = policy_.zombies.allowlist;
   for (const sampler::GpuView& g : fleet.gpus) {
     auto holder = by_gpu.find(g.info.index);
@@ -274,10 +274,7 @@ void LeaseService::CheckForeign(const sampler::FleetView& fleet, TimePoint now) 
 void LeaseService::OnTick(const sampler::FleetView& fleet, TimePoint now) {
   std::lock_guard<std::mutex> lock(mu_);
   // GPUs as the scheduler sees them.
-  std::map<int, int64_t> by_gpu;
-  for (const auto& [id, l] : book_.leases()) {
-    for (int g : l.gpus) by_gpu[g] = id;
-  }
+  std::map<int, int64_t> by_gpu = LeasedGpus();
   if (fleet.backend_error.empty() && !fleet.gpus.empty()) {
     std::vector<int> domain = NvLinkDomains(fleet);
     std::vector<sched::GpuSlot> slots;

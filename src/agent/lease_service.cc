@@ -208,10 +208,11 @@ Status LeaseService::Restore() {
     Event("client_gone", p.id, p.owner.uid, p.owner.user, {}, Actor{}, "queued request dropped: " + ended_[p.id]);
   }
   Flush();
-  logger_->Log(LogLevel::kInfo, "leases: restored {} lease{} ({} ended: client gone) and {} queued request{} ({} dropped) from {}",
-               leases.size(), leases.size() == 1 ? "" : "s", ended, queue.size(), queue.size() == 1 ? "" : "s",
-               dropped, state_->path());
-  (void)reattached;
+  logger_->Log(LogLevel::kInfo,
+               "leases: restored {} lease{} ({} re-attached, {} ended: client gone) and {} queued request{} "
+               "({} dropped) from {}",
+               leases.size(), leases.size() == 1 ? "" : "s", reattached, ended, queue.size(),
+               queue.size() == 1 ? "" : "s", dropped, state_->path());
   return Status::OK();
 }
 
@@ -452,20 +453,34 @@ json LeaseService::LeaseJson(const sched::Lease& l, TimePoint now) const {
 json LeaseService::QueuedJson(const sched::Pending& p, TimePoint now) const {
   json j = sched::PendingToJson(p, Base());
   j["waiting_seconds"] = duration_cast<seconds>(now - p.submitted_at).count();
-  int position = 0;
-  for (const sched::Waiting& w : book_.last_decision().waiting) {
-    if (w.request_id == p.id) position = w.position;
-  }
-  j["position"] = position;
+  const sched::Waiting* w = WaitingOf(p.id);
+  j["position"] = w != nullptr ? w->position : 0;
   j["queue_length"] = book_.queue().size();
   j["reason"] = WaitReason(p.id);
   return j;
 }
 
+const sched::Waiting* LeaseService::WaitingOf(int64_t id) const {
+  auto it = waiting_.find(id);
+  return it == waiting_.end() ? nullptr : &it->second;
+}
+
+std::map<int, int64_t> LeaseService::LeasedGpus() const {
+  std::map<int, int64_t> by_gpu;
+  for (const auto& [id, l] : book_.leases()) {
+    for (int g : l.gpus) by_gpu[g] = id;
+  }
+  return by_gpu;
+}
+
 std::string LeaseService::WaitReason(int64_t id) const {
   const sched::Decision& d = book_.last_decision();
-  for (const sched::Waiting& w : d.waiting) {
-    if (w.request_id != id) continue;
+  if (const sched::Waiting* found = WaitingOf(id)) {
+    const sched::Waiting& w = *found;
+    if (w.reason == sched::WaitReason::kBehindHead) {
+      return fmt::format("position {}: behind the head of the queue, which has the next free GPUs reserved",
+                         w.position);
+    }
     const sched::Pending* p = book_.FindPending(id);
     int free_now = 0;
     std::vector<sched::GpuSlot> marked = slots_;
@@ -475,10 +490,6 @@ std::string LeaseService::WaitReason(int64_t id) const {
     int wants = p == nullptr ? 0
                 : p->request.wants.uuids.empty() ? p->request.wants.gpu_count
                                                  : static_cast<int>(p->request.wants.uuids.size());
-    if (w.reason == sched::WaitReason::kBehindHead) {
-      return fmt::format("position {}: behind the head of the queue, which has the next free GPUs reserved",
-                         w.position);
-    }
     std::string when;
     if (d.reserved_from && w.position == 1) {
       when = fmt::format("; expected in {}", FormatDuration(duration_cast<seconds>(*d.reserved_from - clock_->SteadyNow())));
@@ -497,15 +508,14 @@ json LeaseService::LeasesJson(TimePoint now) const {
 
 json LeaseService::QueueJson(TimePoint now) const {
   json list = json::array();
-  std::map<int64_t, int> position;
-  for (const sched::Waiting& w : book_.last_decision().waiting) position[w.request_id] = w.position;
+  auto position = [this](const sched::Pending* p) {
+    const sched::Waiting* w = WaitingOf(p->id);
+    return w != nullptr ? w->position : 1 << 30;
+  };
   std::vector<const sched::Pending*> order;
   for (const sched::Pending& p : book_.queue()) order.push_back(&p);
-  std::stable_sort(order.begin(), order.end(), [&](const sched::Pending* a, const sched::Pending* b) {
-    int pa = position.count(a->id) ? position[a->id] : 1 << 30;
-    int pb = position.count(b->id) ? position[b->id] : 1 << 30;
-    return pa < pb;
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](const sched::Pending* a, const sched::Pending* b) { return position(a) < position(b); });
   for (const sched::Pending* p : order) list.push_back(QueuedJson(*p, now));
   return json{{"queue", list}};
 }

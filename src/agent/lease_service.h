@@ -128,6 +128,10 @@ class LeaseService {
   nlohmann::json LeaseJson(const sched::Lease& lease, TimePoint now) const;
   nlohmann::json QueuedJson(const sched::Pending& pending, TimePoint now) const;
   std::string WaitReason(int64_t id) const;
+  // Where request `id` stands in the last decision; null when not waiting.
+  const sched::Waiting* WaitingOf(int64_t id) const;
+  // Which lease holds each GPU index.
+  std::map<int, int64_t> LeasedGpus() const;
 
   void Decide(TimePoint now);
   // Ends lease `id`: event `kind` with `detail`; with `terminate`, its
@@ -167,6 +171,7 @@ class LeaseService {
   std::map<int64_t, Runtime> runtime_;
   std::map<int64_t, std::string> ended_;  // Recently ended leases and requests: why.
   std::vector<Termination> terminations_;
+  std::map<int64_t, sched::Waiting> waiting_;  // The last decision's waiting, by request id.
   std::vector<store::StateChange> changes_;
   std::vector<store::LeaseEvent> events_;
 };
