@@ -12,6 +12,7 @@
 #include <set>
 
 #include "testutil/fake_clock.h"
+#include "testutil/process_views.h"
 #include "testutil/testutil.h"
 
 namespace tarmac::agent {
@@ -66,21 +67,6 @@ sampler::FleetView Fleet(int gpus, std::vector<std::pair<int, sampler::ProcessVi
   return f;
 }
 
-sampler::ProcessView Holder(int64_t pid, int64_t uid, int64_t start, int64_t memory, double sm) {
-  sampler::ProcessView p;
-  p.process.pid = pid;
-  p.process.used_memory_bytes = memory;
-  p.process.sm_utilization_ratio = sm;
-  p.details.pid = pid;
-  p.details.exists = true;
-  p.details.uid = uid;
-  p.details.user = "alice";
-  p.details.name = "python";
-  p.details.parent_pid = 1;
-  p.details.start_ticks = start;
-  return p;
-}
-
 class LeaseServiceTest : public ::testing::Test {
  public:
   std::unique_ptr<LeaseService> Make(LeasePolicy policy = {}, bool with_state = true) {
@@ -111,9 +97,9 @@ TEST_F(LeaseServiceTest, AZombieWhosePidWasReusedIsNotSignalled) {
   policy.zombies.idle_for = seconds(1);
   std::unique_ptr<LeaseService> s = Make(policy);
   processes_.Add(4242, 1001, 777);
-  s->OnTick(Fleet(1, {{0, Holder(4242, 1001, 777, 2 * kGiB, 0)}}), clock_.SteadyNow());
+  s->OnTick(Fleet(1, {{0, testing::Process(4242, 2 * kGiB, 0, 1001, "python", 1, 777)}}), clock_.SteadyNow());
   clock_.Advance(seconds(2));
-  s->OnTick(Fleet(1, {{0, Holder(4242, 1001, 777, 2 * kGiB, 0)}}), clock_.SteadyNow());
+  s->OnTick(Fleet(1, {{0, testing::Process(4242, 2 * kGiB, 0, 1001, "python", 1, 777)}}), clock_.SteadyNow());
   ASSERT_EQ(Call(s.get(), "zombies", json::object())["result"]["zombies"].size(), 1u);
 
   // The zombie exits and a new process of the same user gets its PID.

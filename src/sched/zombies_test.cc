@@ -3,8 +3,12 @@
 
 #include <gtest/gtest.h>
 
+#include "testutil/process_views.h"
+
 namespace tarmac::sched {
 namespace {
+
+using testing::Process;
 
 using std::chrono::minutes;
 using std::chrono::seconds;
@@ -12,23 +16,6 @@ using TimePoint = std::chrono::steady_clock::time_point;
 
 constexpr int64_t kGiB = int64_t{1} << 30;
 const TimePoint kT0 = TimePoint{} + std::chrono::hours(10);
-
-sampler::ProcessView Process(int64_t pid, int64_t memory, double sm, int64_t uid = 1001, const char* name = "python",
-                             int64_t parent = 4000, int64_t start = 100) {
-  sampler::ProcessView p;
-  p.process.pid = pid;
-  p.process.used_memory_bytes = memory;
-  p.process.sm_utilization_ratio = sm;
-  p.details.pid = pid;
-  p.details.exists = true;
-  p.details.uid = uid;
-  p.details.user = uid == 0 ? "root" : "alice";
-  p.details.name = name;
-  p.details.command = std::string(name) + " notebook.py";
-  p.details.parent_pid = parent;
-  p.details.start_ticks = start;
-  return p;
-}
 
 sampler::FleetView Fleet(std::vector<sampler::ProcessView> processes) {
   sampler::FleetView f;
