@@ -6,12 +6,14 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 
 #include "agent/http_routes.h"
 #include "agent/lease_service.h"
 #include "agent/process_control.h"
+#include "agent/state_lock.h"
 #include "agent/systemd_notify.h"
 #include "common/fs.h"
 #include "gpu/backend_factory.h"
@@ -43,6 +45,7 @@ store::StoreOptions StoreOptionsOf(const config::Config& c) {
   o.retention.minute = std::chrono::duration_cast<std::chrono::seconds>(c.minute_retention);
   o.retention.hour = std::chrono::duration_cast<std::chrono::seconds>(c.hour_retention);
   o.fast_interval = c.fast_interval;
+  o.integrity_check_interval = std::chrono::duration_cast<std::chrono::seconds>(c.integrity_check_interval);
   return o;
 }
 
@@ -59,9 +62,27 @@ std::unique_ptr<store::StoreWriter> OpenHistory(const config::Config& c, Clock* 
   return std::move(writer).value();
 }
 
-std::string Dirname(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos || slash == 0 ? std::string() : path.substr(0, slash);
+// Why a state file cannot be used, and what to do: a permission problem is
+// one (run as a user who may, or another --state-dir); anything else can be
+// moved aside to start without what it held.
+Status StateError(const Status& s, const char* doing, const char* what) {
+  if (s.code() == StatusCode::kPermissionDenied || s.message().find("ermission denied") != std::string::npos ||
+      s.message().find("readonly") != std::string::npos || s.message().find("read-only") != std::string::npos) {
+    return s.WithContext(fmt::format("agent: cannot {} (a permission problem: run the agent as a user who may "
+                                     "write its state directory, or give it --state-dir)",
+                                     doing));
+  }
+  return s.WithContext(fmt::format("agent: cannot {} (move the file aside to start without {})", doing, what));
+}
+
+// What /health reports besides the GPUs: state that cannot be saved.
+std::string Problems(const LeaseService& leases, store::StoreWriter* history) {
+  std::string problems = leases.Problem();
+  if (history != nullptr) {
+    std::string h = history->Problem();
+    if (!h.empty()) problems += (problems.empty() ? "" : "; ") + h;
+  }
+  return problems;
 }
 
 }  // namespace
@@ -77,6 +98,17 @@ Result<config::Config> LoadAgentConfig(const AgentFlags& flags) {
   Override(flags.nvml_library, &c.nvml_library);
   Override(flags.socket_path, &c.socket_path);
   Override(flags.state_dir, &c.state_dir);
+  // A private agent of a normal user keeps its state in the user's state
+  // home, not in the system's (which it may not write).
+  if (flags.state_dir.empty() && c.state_dir == config::Config().state_dir && ::geteuid() != 0) {
+    const char* xdg = std::getenv("XDG_STATE_HOME");
+    const char* home = std::getenv("HOME");
+    if (xdg != nullptr && *xdg == '/') {
+      c.state_dir = std::string(xdg) + "/tarmac";
+    } else if (home != nullptr && *home == '/') {
+      c.state_dir = std::string(home) + "/.local/state/tarmac";
+    }
+  }
   Override(flags.log_level, &c.log_level);
   Override(flags.http_listen, &c.http_listen);
   gpu::BackendKind kind;
@@ -103,9 +135,29 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
   // than kill the agent.
   signal(SIGXFSZ, SIG_IGN);
 
-  Status s = MakeDirs(config.state_dir);
-  if (s.ok()) s = MakeDirs(Dirname(config.socket_path));
-  if (!s.ok()) return s.WithContext("agent");
+  // Nothing is opened or written before these checks: another agent on
+  // the socket, the HTTP address (bound now, served later), and another
+  // agent on the state directory (an exclusive lock, held until exit).
+  if (ipc::IsServing(config.socket_path)) {
+    return Status::FailedPrecondition(fmt::format("agent: another agent is serving {}", config.socket_path),
+                                      "stop it first, or give this one its own --socket and --state-dir");
+  }
+  Status s;
+  std::unique_ptr<http::HttpServer> web;
+  if (config.http_listen != "off") {
+    http::HttpOptions http_options;
+    http_options.listen = config.http_listen;
+    web = std::make_unique<http::HttpServer>(http_options, logger);
+    s = web->Bind();
+    if (!s.ok()) return s;
+  }
+  s = MakeDirs(config.state_dir);
+  if (!s.ok()) return s.WithContext("agent: state directory");
+  Result<StateLock> state_lock = StateLock::Acquire(config.state_dir);
+  if (!state_lock.ok()) return state_lock.status().WithContext("agent");
+  s = MakeDirs(Dirname(config.socket_path));
+  if (!s.ok()) return s.WithContext("agent: socket directory");
+  logger->Log(LogLevel::kInfo, "agent: state in {}", config.state_dir);
 
   gpu::BackendOptions backend_options;
   gpu::ParseBackendKind(config.backend, &backend_options.kind);
@@ -123,18 +175,13 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
   {
     std::string path = config.state_dir + "/leases.db";
     Result<std::unique_ptr<store::LeaseState>> opened = store::LeaseState::Open(path);
-    if (!opened.ok()) {
-      return opened.status().WithContext(
-          "agent: cannot open the lease state (move the file aside to start without the saved leases)");
-    }
+    if (!opened.ok()) return StateError(opened.status(), "open the lease state", "the saved leases");
     lease_state = std::move(opened).value();
   }
   std::unique_ptr<ProcessControl> process_control = MakeProcessControl();
   LeaseService leases(LeasePolicyOf(config), std::move(lease_state), process_control.get(), clock, logger);
   s = leases.Restore();
-  if (!s.ok()) {
-    return s.WithContext("agent: cannot restore the saved leases (move the file aside to start without them)");
-  }
+  if (!s.ok()) return StateError(s, "restore the saved leases", "them");
 
   SystemdNotifier systemd(logger);
   bool has_watchdog = systemd.has_watchdog();
@@ -177,6 +224,7 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
     return leases.Handle(request, peer);
   };
   info.gpu_leases = [&leases] { return leases.LeaseByGpu(); };
+  info.lease_state = [&leases] { return leases.StateJson(); };
   ipc::ServerOptions server_options;
   server_options.socket_path = config.socket_path;
   server_options.max_connections = config.max_connections;
@@ -197,12 +245,9 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
     sampler.Stop();
     return s;
   }
-  std::unique_ptr<http::HttpServer> web;
-  if (config.http_listen != "off") {
-    web = std::make_unique<http::HttpServer>(http::HttpOptions{config.http_listen, 8, std::chrono::seconds(2)},
-                                             MakeHttpRoutes(config, TARMAC_VERSION, &sampler, &counters, clock),
-                                             logger);
-    s = web->Start();
+  if (web) {
+    s = web->Start(MakeHttpRoutes(config, TARMAC_VERSION, &sampler, &counters, clock,
+                                  [&leases, history_writer] { return Problems(leases, history_writer); }));
     if (!s.ok()) {
       server.Stop();
       sampler.Stop();

@@ -33,7 +33,8 @@ std::string Unhealthy(const sampler::Snapshot& snapshot, std::chrono::steady_clo
 }  // namespace
 
 http::Routes MakeHttpRoutes(const config::Config& config, const std::string& version, sampler::Sampler* sampler,
-                            metrics::FleetCounters* counters, Clock* clock) {
+                            metrics::FleetCounters* counters, Clock* clock,
+                            std::function<std::string()> problems) {
   metrics::RenderOptions render;
   render.is_dcgm_compatible = config.is_dcgm_compatible;
   render.dcgm_hostname_label = config.dcgm_hostname_label;
@@ -61,9 +62,11 @@ http::Routes MakeHttpRoutes(const config::Config& config, const std::string& ver
   };
   routes.status_json = [sampler] { return sampler::StatusToJson(sampler->Latest()->fleet).dump() + "\n"; };
   std::chrono::milliseconds stale_after = 3 * config.fast_interval + std::chrono::seconds(2);
-  routes.health = [sampler, clock, stale_after](std::string* reason) {
+  routes.health = [sampler, clock, stale_after, problems](std::string* reason) {
     std::shared_ptr<const sampler::Snapshot> snapshot = sampler->Latest();
     *reason = Unhealthy(*snapshot, clock->SteadyNow() - snapshot->taken_at_steady, stale_after);
+    std::string more = problems ? problems() : std::string();
+    if (!more.empty()) *reason += (reason->empty() ? "" : "; ") + more;
     return reason->empty();
   };
   return routes;

@@ -3,7 +3,8 @@
 // What the agent's HTTP endpoint answers (http/server.h serves it):
 // /metrics from a page rendered once per snapshot (metrics/page_cache.h)
 // plus the per-scrape duration, /health judged from the latest snapshot's
-// age and health, and /api/v1/status. Nothing here calls the driver.
+// age and health and from `problems` (state the agent cannot save), and
+// /api/v1/status. Nothing here calls the driver.
 //
 // Thread safety: the returned routes may run on any number of threads. The
 // sampler, counters and clock must outlive them.
@@ -17,7 +18,9 @@
 
 namespace tarmac::agent {
 
+// `problems` says what else makes the agent unhealthy (empty: nothing).
 http::Routes MakeHttpRoutes(const config::Config& config, const std::string& version, sampler::Sampler* sampler,
-                            metrics::FleetCounters* counters, Clock* clock);
+                            metrics::FleetCounters* counters, Clock* clock,
+                            std::function<std::string()> problems = nullptr);
 
 }  // namespace tarmac::agent

@@ -91,30 +91,37 @@ void LeaseService::EndLease(int64_t id, const std::string& kind, const std::stri
   runtime_.erase(id);
   Erase("lease", id);
   SaveShare(l.uid);
-  if (ended_.size() >= kMaxEndedRemembered) ended_.erase(ended_.begin());
-  ended_[id] = detail;
+  RememberEnded(id, detail);
   Event(kind, id, l.uid, l.user, l.gpus, actor, detail);
   if (!victims.empty()) TerminateProcesses(id, l.uid, std::move(victims), detail, actor, now);
 }
 
 void LeaseService::TerminateProcesses(int64_t lease_id, int64_t uid, std::vector<sched::ProcessRef> processes,
-                                      const std::string& why, const Actor& actor, TimePoint now) {
-  std::vector<sched::ProcessRef> signalled;
-  for (const sched::ProcessRef& p : processes) {
-    Status s = processes_->Signal(p, uid, SIGTERM);
-    if (s.ok()) {
-      signalled.push_back(p);
-    } else if (s.code() != StatusCode::kNotFound) {
-      Event("signal_failed", lease_id, uid, UserName(uid), {}, actor, fmt::format("SIGTERM: {}", s.message()));
+                                      const std::string& why, const Actor& actor, TimePoint) {
+  signalling_.push_back({lease_id, uid, std::move(processes), why, actor});
+}
+
+void LeaseService::SendSignals(TimePoint now) {
+  std::vector<Signalling> asked = std::move(signalling_);
+  signalling_.clear();
+  for (Signalling& a : asked) {
+    std::vector<sched::ProcessRef> signalled;
+    for (const sched::ProcessRef& p : a.processes) {
+      Status s = processes_->Signal(p, a.uid, SIGTERM);
+      if (s.ok()) {
+        signalled.push_back(p);
+      } else if (s.code() != StatusCode::kNotFound) {
+        Event("signal_failed", a.lease_id, a.uid, UserName(a.uid), {}, a.actor, fmt::format("SIGTERM: {}", s.message()));
+      }
     }
+    if (signalled.empty()) continue;
+    std::string pids;
+    for (const sched::ProcessRef& p : signalled) pids += (pids.empty() ? "" : ",") + std::to_string(p.pid);
+    Event("sigterm", a.lease_id, a.uid, UserName(a.uid), {}, a.actor,
+          fmt::format("SIGTERM to pid {} ({}); SIGKILL in {} if still running", pids, a.why,
+                      FormatDuration(duration_cast<seconds>(policy_.kill_grace))));
+    terminations_.push_back({a.lease_id, a.uid, std::move(signalled), now + policy_.kill_grace});
   }
-  if (signalled.empty()) return;
-  std::string pids;
-  for (const sched::ProcessRef& p : signalled) pids += (pids.empty() ? "" : ",") + std::to_string(p.pid);
-  Event("sigterm", lease_id, uid, UserName(uid), {}, actor,
-        fmt::format("SIGTERM to pid {} ({}); SIGKILL in {} if still running", pids, why,
-                    FormatDuration(duration_cast<seconds>(policy_.kill_grace))));
-  terminations_.push_back({lease_id, uid, std::move(signalled), now + policy_.kill_grace});
 }
 
 void LeaseService::FinishTerminations(TimePoint now) {
@@ -146,7 +153,7 @@ bool LeaseService::IsAlive(const sched::ProcessRef& ref) {
 void LeaseService::CheckClients(TimePoint now) {
   std::vector<int64_t> gone_requests;
   for (const sched::Pending& p : book_.queue()) {
-    if (p.request.holder.pid != 0 && !IsAlive(p.request.holder)) gone_requests.push_back(p.id);
+    if (!IsAlive(p.request.holder)) gone_requests.push_back(p.id);
   }
   for (int64_t id : gone_requests) {
     const sched::Pending* p = book_.FindPending(id);
@@ -154,11 +161,13 @@ void LeaseService::CheckClients(TimePoint now) {
           fmt::format("queued request dropped: its client (pid {}) exited", p->request.holder.pid));
     book_.Cancel(kAgentCaller, id).IgnoreError();
     Erase("queue", id);
-    ended_[id] = "its client exited while it waited";
+    RememberEnded(id, "its client exited while it waited");
   }
   std::vector<std::pair<int64_t, int64_t>> gone_leases;
   for (const auto& [id, l] : book_.leases()) {
-    if (!l.is_reservation && l.holder.pid != 0 && !IsAlive(l.holder)) gone_leases.emplace_back(id, l.holder.pid);
+    // A lease for a job ends with its client, whatever state it was in;
+    // one without a known client has no one to end it and ends now.
+    if (!l.is_reservation && !IsAlive(l.holder)) gone_leases.emplace_back(id, l.holder.pid);
   }
   for (const auto& [id, pid] : gone_leases) {
     EndLease(id, "client_gone",
@@ -207,21 +216,28 @@ void LeaseService::CheckIdle(const sampler::FleetView& fleet, TimePoint now) {
       }
     }
     if (is_active || !is_known) {
-      rt.idle_since.reset();
+      if (l.idle_since) {
+        book_.SetIdleSince(id, std::nullopt);
+        SaveLease(*book_.FindLease(id));
+      }
       rt.warned_at.reset();
       rt.has_acted = false;
       rt.warning.clear();
       continue;
     }
-    if (!rt.idle_since) rt.idle_since = now;
+    if (!l.idle_since) {
+      book_.SetIdleSince(id, now);
+      SaveLease(*book_.FindLease(id));
+    }
+    TimePoint idle_since = *book_.FindLease(id)->idle_since;
     std::chrono::milliseconds timeout = IdleTimeoutOf(l);
-    if (timeout.count() <= 0 || now - *rt.idle_since < timeout) continue;
+    if (timeout.count() <= 0 || now - idle_since < timeout) continue;
     IdleAction action = IdleActionFor(l);
     if (!rt.warned_at) {
       rt.warned_at = now;
       rt.warning = fmt::format(
           "lease {} idle for {}: no SM activity from {}'s processes on GPU {}; policy '{}' acts in {}", id,
-          FormatDuration(duration_cast<seconds>(now - *rt.idle_since)), l.user, GpuList(l.gpus),
+          FormatDuration(duration_cast<seconds>(now - idle_since)), l.user, GpuList(l.gpus),
           IdleActionName(action), FormatDuration(duration_cast<seconds>(policy_.idle_grace)));
       Event("idle_warning", id, l.uid, l.user, l.gpus, Actor{}, rt.warning);
       continue;
@@ -230,7 +246,7 @@ void LeaseService::CheckIdle(const sampler::FleetView& fleet, TimePoint now) {
     rt.has_acted = true;
     acts.emplace_back(id, action,
                       fmt::format("idle for {} (timeout {}, then {} of grace): no SM activity on GPU {}",
-                                  FormatDuration(duration_cast<seconds>(now - *rt.idle_since)),
+                                  FormatDuration(duration_cast<seconds>(now - idle_since)),
                                   FormatDuration(duration_cast<seconds>(timeout)),
                                   FormatDuration(duration_cast<seconds>(policy_.idle_grace)), GpuList(l.gpus)));
   }
@@ -284,6 +300,7 @@ void LeaseService::OnTick(const sampler::FleetView& fleet, TimePoint now) {
       s.uuid = g.info.uuid;
       s.is_healthy = g.sample.health == gpu::GpuHealth::kOk;
       s.memory_free_bytes = g.sample.memory_free_bytes.value_or(0);
+      s.memory_total_bytes = g.info.memory_total_bytes.value_or(0);
       s.numa_node = g.info.numa_node.value_or(-1);
       s.nvlink_domain = domain[static_cast<size_t>(s.index)];
       if (by_gpu.count(s.index) == 0) {
@@ -323,8 +340,14 @@ void LeaseService::OnTick(const sampler::FleetView& fleet, TimePoint now) {
       }
     }
   }
+  SendSignals(now);
+  // What was enforced is saved (or kept for the next try); new grants are
+  // made only while saving works, so that none is lost to a restart.
+  CheckStateFile(now);
+  if (!Flush(now).ok() || book_.queue().empty()) return;
+  Undo undo = Checkpoint();
   Decide(now);
-  Flush();
+  if (!Flush(now).ok()) Rollback(std::move(undo));
 }
 
 }  // namespace tarmac::agent

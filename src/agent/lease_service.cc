@@ -8,6 +8,7 @@
 
 #include "agent/callers.h"
 #include "agent/lease_helpers.h"
+#include "common/fs.h"
 #include "common/units.h"
 
 namespace tarmac::agent {
@@ -19,6 +20,10 @@ using nlohmann::json;
 using std::chrono::duration_cast;
 using std::chrono::seconds;
 
+// How a --no-wait request that did not fit is remembered, so that its
+// repeat is answered the same way.
+constexpr const char* kNoFitPrefix = "no GPUs fit now: ";
+
 IdleAction ParseIdleAction(const std::string& name) {
   if (name == "release") return IdleAction::kRelease;
   if (name == "terminate") return IdleAction::kTerminate;
@@ -27,6 +32,9 @@ IdleAction ParseIdleAction(const std::string& name) {
 
 std::string ErrorCode(const Status& s) {
   switch (s.code()) {
+    case StatusCode::kIOError:
+    case StatusCode::kCorruption:
+      return ipc::kErrorStorage;
     case StatusCode::kInvalidArgument:
       return ipc::kErrorBadRequest;
     case StatusCode::kNotFound:
@@ -131,19 +139,124 @@ void LeaseService::Event(const std::string& kind, int64_t lease_id, int64_t uid,
   events_.push_back(std::move(e));
 }
 
-void LeaseService::Flush() {
+void LeaseService::SaveAll() {
+  for (const auto& [id, l] : book_.leases()) SaveLease(l);
+  for (const sched::Pending& p : book_.queue()) changes_.push_back({"queue", p.id, sched::PendingToJson(p, Base())});
+  for (const auto& [uid, account] : book_.share().accounts()) SaveShare(uid);
+  changes_.push_back({"meta", 0, json{{"next_id", book_.next_id()}}});
+}
+
+Status LeaseService::Flush(TimePoint now) {
   if (state_ == nullptr) {
     changes_.clear();
     events_.clear();
-    return;
+    return Status::OK();
   }
+  if (is_file_lost_) return Status::IOError(problem_);
+  // While failing, even a tick with nothing to save tries a write, so that
+  // the problem is cleared only when saving really works again.
+  if (!problem_.empty() && changes_.empty()) changes_.push_back({"meta", 0, json{{"next_id", book_.next_id()}}});
   Status s = state_->Apply(changes_, &events_);
   if (!s.ok()) {
-    logger_->Log(LogLevel::kError, "leases: saving to {} failed: {} (the change holds until the agent restarts)",
-                 state_->path(), s.ToString());
+    if (problem_.empty()) {
+      logger_->Log(LogLevel::kError, "leases: saving to {} failed: {}; no lease is granted until it works again",
+                   state_->path(), s.message());
+    }
+    problem_ = fmt::format("lease state {} cannot be saved: {}", state_->path(), s.message());
+    if (!retry_at_) retry_at_ = now + kStateRetryInterval;
+    // Keep what the ticks changed for the next try, but not without bound:
+    // events past this many are dropped (the state records are kept).
+    constexpr size_t kMaxBacklogEvents = 10000;
+    if (events_.size() > kMaxBacklogEvents) events_.erase(events_.begin(), events_.end() - kMaxBacklogEvents);
+    return Status::IOError(problem_);
   }
+  if (!problem_.empty()) logger_->Log(LogLevel::kInfo, "leases: saving to {} works again", state_->path());
+  problem_.clear();
+  retry_at_.reset();
   changes_.clear();
   events_.clear();
+  return Status::OK();
+}
+
+void LeaseService::CheckStateFile(TimePoint now) {
+  if (state_ == nullptr) return;
+  Status file = state_->CheckFile();
+  if (!file.ok()) {
+    if (!is_file_lost_) logger_->Log(LogLevel::kError, "leases: {}; no lease is granted until it is back", file.message());
+    is_file_lost_ = true;
+    problem_ = file.message();
+    // A deleted file is written anew from what the agent holds; a file that
+    // took its place is not ours to overwrite.
+    if (file.code() != StatusCode::kNotFound || (retry_at_ && now < *retry_at_)) {
+      if (!retry_at_) retry_at_ = now + kStateRetryInterval;
+      return;
+    }
+    retry_at_ = now + kStateRetryInterval;
+    if (!MakeDirs(Dirname(state_->path())).ok() || !state_->Reopen().ok()) return;
+    is_file_lost_ = false;
+    SaveAll();
+    Event("state_recreated", 0, -1, "", {}, Actor{}, file.message() + "; written anew from the agent's memory");
+    return;
+  }
+  if (is_file_lost_) {  // The file is ours again (for example, put back).
+    is_file_lost_ = false;
+    SaveAll();
+  }
+  if (!problem_.empty() && retry_at_ && now >= *retry_at_) {
+    // A store that was read-only, full or locked may work again; a fresh
+    // handle does not keep a read-only state.
+    retry_at_ = now + kStateRetryInterval;
+    state_->Reopen().IgnoreError();
+  }
+}
+
+LeaseService::Undo LeaseService::Checkpoint() const {
+  return Undo{book_, ended_, waiting_, keys_, changes_.size(), events_.size(), signalling_.size()};
+}
+
+void LeaseService::Rollback(Undo undo) {
+  int64_t next_id = book_.next_id();
+  book_ = std::move(undo.book);
+  book_.ReserveIdsBelow(next_id);  // An id handed out once is never handed out again.
+  ended_ = std::move(undo.ended);
+  waiting_ = std::move(undo.waiting);
+  keys_ = std::move(undo.keys);
+  changes_.resize(undo.changes);
+  events_.resize(undo.events);
+  signalling_.resize(undo.signalling);
+  for (auto it = runtime_.begin(); it != runtime_.end();) {
+    it = book_.FindLease(it->first) == nullptr ? runtime_.erase(it) : std::next(it);
+  }
+  for (const auto& [id, l] : book_.leases()) runtime_[id];
+}
+
+void LeaseService::RememberKey(int64_t uid, const std::string& key, int64_t id) {
+  if (key.empty()) return;
+  constexpr size_t kMaxKeys = 2 * kMaxEndedRemembered;
+  if (keys_.size() >= kMaxKeys) {
+    auto oldest = std::min_element(keys_.begin(), keys_.end(),
+                                   [](const auto& a, const auto& b) { return a.second < b.second; });
+    keys_.erase(oldest);
+  }
+  keys_[{uid, key}] = id;
+}
+
+void LeaseService::RememberEnded(int64_t id, std::string why) {
+  if (ended_.size() >= kMaxEndedRemembered) ended_.erase(ended_.begin());
+  ended_[id] = std::move(why);
+}
+
+std::string LeaseService::Problem() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return problem_;
+}
+
+json LeaseService::StateJson() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  json j = {{"path", state_ == nullptr ? json(nullptr) : json(state_->path())}, {"ok", problem_.empty()}};
+  if (!problem_.empty()) j["problem"] = problem_;
+  j["unsaved_changes"] = changes_.size();
+  return j;
 }
 
 // --- restore ---------------------------------------------------------------
@@ -180,6 +293,8 @@ Status LeaseService::Restore() {
     }
   }
   book_.Restore(leases, queue, next_id, std::move(share));
+  for (const sched::Lease& l : leases) RememberKey(l.uid, l.request_key, l.id);
+  for (const sched::Pending& p : queue) RememberKey(p.owner.uid, p.request.request_key, p.id);
   TimePoint now = base.steady;
   int reattached = 0;
   int ended = 0;
@@ -204,10 +319,11 @@ Status LeaseService::Restore() {
     ++dropped;
     book_.Cancel(kAgentCaller, p.id).IgnoreError();
     Erase("queue", p.id);
-    ended_[p.id] = "its client exited while the agent was down";
+    RememberEnded(p.id, "its client exited while the agent was down");
     Event("client_gone", p.id, p.owner.uid, p.owner.user, {}, Actor{}, "queued request dropped: " + ended_[p.id]);
   }
-  Flush();
+  SendSignals(now);
+  if (Status s = Flush(now); !s.ok()) return s;
   logger_->Log(LogLevel::kInfo,
                "leases: restored {} lease{} ({} re-attached, {} ended: client gone) and {} queued request{} "
                "({} dropped) from {}",
@@ -229,10 +345,36 @@ std::string LeaseService::Handle(const ipc::Request& request, const ipc::PeerCre
   sched::Caller caller = ResolveCaller(peer.uid, peer.gid, policy_.admin_group);
   std::lock_guard<std::mutex> lock(mu_);
   TimePoint now = clock_->SteadyNow();
+  const std::string& m = request.method;
+  bool is_change = m == "lease.request" || m == "lease.attach" || m == "lease.release" || m == "lease.extend";
+  if (!is_change) {
+    std::string answer = Dispatch(request, peer, caller, now);
+    if (!events_.empty()) {
+      SendSignals(now);
+      Flush(now).IgnoreError();  // Refusals and zombie signals: kept for the next try when this fails.
+    }
+    return answer;
+  }
+  // A change is answered only once it is saved; otherwise it is taken back.
+  if (!problem_.empty() && state_ != nullptr) {
+    CheckStateFile(now);
+    if (!is_file_lost_ && Flush(now).ok()) problem_.clear();
+  }
+  if (!problem_.empty()) {
+    return ipc::EncodeError(request.id, ipc::kErrorStorage,
+                            fmt::format("{}; the agent makes no lease change until it can save it", problem_));
+  }
+  Undo undo = Checkpoint();
   std::string answer = Dispatch(request, peer, caller, now);
   // GPUs given back go to the queue at once, not at the next tick.
-  if (request.method == "lease.release") Decide(now);
-  Flush();
+  if (m == "lease.release") Decide(now);
+  if (Status saved = Flush(now); !saved.ok()) {
+    Rollback(std::move(undo));
+    return ipc::EncodeError(request.id, ipc::kErrorStorage,
+                            fmt::format("{}; nothing was changed", saved.message()));
+  }
+  SendSignals(now);
+  Flush(now).IgnoreError();
   return answer;
 }
 
@@ -245,7 +387,7 @@ std::string LeaseService::Dispatch(const ipc::Request& request, const ipc::PeerC
     result = Request(params, peer, caller, now);
   } else if (m == "lease.get") {
     Result<int64_t> id = IdParam(params);
-    result = id.ok() ? Get(id.value(), now) : Result<json>(id.status());
+    result = id.ok() ? Get(id.value(), caller, now) : Result<json>(id.status());
   } else if (m == "lease.attach") {
     Result<int64_t> id = IdParam(params);
     Result<int64_t> pid = id.ok() ? IdParam(params, "pid") : id;
@@ -254,6 +396,13 @@ std::string LeaseService::Dispatch(const ipc::Request& request, const ipc::PeerC
       result = pid.status();
     } else if (!who) {
       result = Status::NotFound(fmt::format("pid {} is not running", pid.value()));
+    } else if (who->pid == 1 || who->pid == 2 || who->parent_pid == 2) {
+      result = Status::PermissionDenied(fmt::format("pid {} ({}) is {}; only a lease's own job can be attached",
+                                                    pid.value(), who->name,
+                                                    who->pid == 1 ? "the init process" : "a kernel thread"));
+    } else if (const sched::Lease* l = book_.FindLease(id.value()); l != nullptr && who->uid != l->uid) {
+      result = Status::PermissionDenied(
+          fmt::format("pid {} belongs to uid {}, not to the lease's owner {}", pid.value(), who->uid, l->user));
     } else if (who->uid != caller.uid && !caller.is_admin) {
       result = Status::PermissionDenied(fmt::format("pid {} belongs to another user", pid.value()));
     } else {
@@ -279,13 +428,13 @@ std::string LeaseService::Dispatch(const ipc::Request& request, const ipc::PeerC
         Event("extended", l.id, l.uid, l.user, l.gpus, Actor{caller.uid, caller.user},
               fmt::format("by {}; ends at {}", FormatDuration(seconds(by->get<int64_t>())),
                           UtcText(Base().ToUnix(*l.ends_at))));
-        result = LeaseJson(l, now);
+        result = LeaseJson(l, caller, now);
       } else {
         result = s;
       }
     }
   } else if (m == "leases") {
-    result = LeasesJson(now);
+    result = LeasesJson(caller, now);
   } else if (m == "queue") {
     result = QueueJson(now);
   } else if (m == "zombies") {
@@ -335,22 +484,39 @@ Result<json> LeaseService::Request(const json& params, const ipc::PeerCredential
   auto wait = params.find("wait");
   if (wait != params.end() && !wait->is_boolean()) return Status::InvalidArgument("params.wait: expected true or false");
   bool waits = wait == params.end() || wait->get<bool>();
+  // A repeat of a request already made (the client retried after a timeout)
+  // answers with what the first one made.
+  if (auto seen = keys_.find({caller.uid, request.request_key}); !request.request_key.empty() && seen != keys_.end()) {
+    int64_t first = seen->second;
+    auto ended = ended_.find(first);
+    if (ended != ended_.end() && ended->second.rfind(kNoFitPrefix, 0) == 0) {
+      return Status::ResourceExhausted(ended->second);
+    }
+    return Get(first, caller, now);
+  }
   if (!has_gpus_) return Status::Unavailable("the agent has not read the GPUs yet");
   // The asking client: a queued request goes when it dies, and so does a
-  // `tarmac run` lease (a reservation outlives it).
+  // `tarmac run` lease (a reservation outlives it). A client already gone
+  // (its call waited on a stopped agent) gets nothing: no one would hold it.
   std::optional<ProcessIdentity> client = processes_->Identify(peer.pid);
-  if (client) request.holder = {client->pid, client->start_ticks};
+  if (!client) return Status::Unavailable(fmt::format("the asking client (pid {}) has exited", peer.pid));
+  request.holder = {client->pid, client->start_ticks};
   if (!request.idle_timeout && policy_.default_idle_timeout.count() > 0) {
     request.idle_timeout = duration_cast<seconds>(policy_.default_idle_timeout);
   }
   Result<int64_t> id = book_.Submit(caller, request, slots_, now);
   if (!id.ok()) return id.status();
+  RememberKey(caller.uid, request.request_key, id.value());
+  changes_.push_back({"meta", 0, json{{"next_id", book_.next_id()}}});
   Decide(now);
-  if (const sched::Lease* l = book_.FindLease(id.value())) return json{{"state", "granted"}, {"lease", LeaseJson(*l, now)}};
+  if (const sched::Lease* l = book_.FindLease(id.value())) {
+    return json{{"state", "granted"}, {"lease", LeaseJson(*l, caller, now)}};
+  }
   if (!waits) {
-    std::string why = WaitReason(id.value());
+    std::string why = fmt::format("{}{}", kNoFitPrefix, WaitReason(id.value()));
     book_.Cancel(kAgentCaller, id.value()).IgnoreError();
-    return Status::ResourceExhausted(fmt::format("no GPUs fit now: {}", why));
+    RememberEnded(id.value(), why);
+    return Status::ResourceExhausted(why);
   }
   const sched::Pending* p = book_.FindPending(id.value());
   SavePending(id.value());
@@ -359,8 +525,10 @@ Result<json> LeaseService::Request(const json& params, const ipc::PeerCredential
   return json{{"state", "queued"}, {"request", QueuedJson(*p, now)}};
 }
 
-Result<json> LeaseService::Get(int64_t id, TimePoint now) const {
-  if (const sched::Lease* l = book_.FindLease(id)) return json{{"state", "granted"}, {"lease", LeaseJson(*l, now)}};
+Result<json> LeaseService::Get(int64_t id, const sched::Caller& viewer, TimePoint now) const {
+  if (const sched::Lease* l = book_.FindLease(id)) {
+    return json{{"state", "granted"}, {"lease", LeaseJson(*l, viewer, now)}};
+  }
   if (const sched::Pending* p = book_.FindPending(id)) return json{{"state", "queued"}, {"request", QueuedJson(*p, now)}};
   auto it = ended_.find(id);
   if (it != ended_.end()) return json{{"state", "ended"}, {"reason", it->second}};
@@ -388,7 +556,7 @@ Result<json> LeaseService::Release(int64_t id, const ipc::PeerCredentials& peer,
     if (!s.ok()) return s;
     (void)p;
     Erase("queue", id);
-    ended_[id] = fmt::format("cancelled by {}", caller.user);
+    RememberEnded(id, fmt::format("cancelled by {}", caller.user));
     Event("cancelled", id, caller.uid, caller.user, {}, actor, ended_[id]);
     return json{{"cancelled", id}};
   }
@@ -438,12 +606,14 @@ Result<json> LeaseService::KillZombies(const json& params, const sched::Caller& 
 
 // --- answers -----------------------------------------------------------------
 
-json LeaseService::LeaseJson(const sched::Lease& l, TimePoint now) const {
+json LeaseService::LeaseJson(const sched::Lease& l, const sched::Caller& viewer, TimePoint now) const {
   json j = sched::LeaseToJson(l, Base());
+  if (!viewer.is_admin && viewer.uid != l.uid) j.erase("token");
+  j.erase("request_key");
   j["held_seconds"] = duration_cast<seconds>(now - l.granted_at).count();
+  j["idle_seconds"] = l.idle_since ? std::max<int64_t>(0, duration_cast<seconds>(now - *l.idle_since).count()) : 0;
   auto rt = runtime_.find(l.id);
   if (rt != runtime_.end()) {
-    j["idle_seconds"] = rt->second.idle_since ? duration_cast<seconds>(now - *rt->second.idle_since).count() : 0;
     j["warning"] = rt->second.warning.empty() ? json(nullptr) : json(rt->second.warning);
     j["foreign_processes"] = rt->second.foreign;
   }
@@ -452,6 +622,7 @@ json LeaseService::LeaseJson(const sched::Lease& l, TimePoint now) const {
 
 json LeaseService::QueuedJson(const sched::Pending& p, TimePoint now) const {
   json j = sched::PendingToJson(p, Base());
+  j.erase("request_key");
   j["waiting_seconds"] = duration_cast<seconds>(now - p.submitted_at).count();
   const sched::Waiting* w = WaitingOf(p.id);
   j["position"] = w != nullptr ? w->position : 0;
@@ -500,9 +671,9 @@ std::string LeaseService::WaitReason(int64_t id) const {
   return "waiting for the next decision";
 }
 
-json LeaseService::LeasesJson(TimePoint now) const {
+json LeaseService::LeasesJson(const sched::Caller& viewer, TimePoint now) const {
   json list = json::array();
-  for (const auto& [id, l] : book_.leases()) list.push_back(LeaseJson(l, now));
+  for (const auto& [id, l] : book_.leases()) list.push_back(LeaseJson(l, viewer, now));
   return json{{"leases", list}};
 }
 

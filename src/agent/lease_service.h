@@ -25,6 +25,18 @@
 //    processes, root and the admin group manage all; refusals are events.
 //  - State is saved in store::LeaseState at every change and restored at
 //    start: leases whose client still runs are re-attached.
+//  - Persistence fails closed: a call that changes a lease or the queue is
+//    answered only after its change is committed; when the commit fails the
+//    change is taken back (ids are never reused) and the caller gets
+//    `storage_unavailable`. While the state cannot be saved, no lease is
+//    granted, Problem() says why (for /health and hello), and what the
+//    ticks changed is kept and committed once the store works again; a
+//    read-only store is reopened every kStateRetryInterval. A state file
+//    deleted under the agent is written anew from memory; one replaced by
+//    another file is left alone and reported.
+//  - Requests may carry a client-chosen request_key: a repeat (a client
+//    retrying after a timeout) answers with the lease or queue entry the
+//    first one made.
 //
 // The API half is lease_service.cc; what is enforced each tick (grants, ends
 // of leases, signals, policies) is lease_enforcement.cc.
@@ -94,6 +106,14 @@ class LeaseService {
   // For status: which lease (id, user) holds each GPU index.
   std::map<int, std::pair<int64_t, std::string>> LeaseByGpu() const;
 
+  // Why lease changes cannot be saved now; empty when they can.
+  std::string Problem() const;
+  // The lease state for `hello`: its path and, when failing, the problem.
+  nlohmann::json StateJson() const;
+
+  // How often a failing store is reopened and retried.
+  static constexpr std::chrono::seconds kStateRetryInterval{5};
+
  private:
   using TimePoint = sched::TimePoint;
   struct Runtime {  // Per live lease, not saved.
@@ -114,18 +134,36 @@ class LeaseService {
     int64_t uid = -1;  // -1: the agent's policy.
     std::string name = "policy";
   };
+  struct Signalling {  // SIGTERM to send once the change that asks for it is saved.
+    int64_t lease_id = 0;
+    int64_t uid = -1;
+    std::vector<sched::ProcessRef> processes;
+    std::string why;
+    Actor actor;
+  };
+  // What a call may change, to take back when its change cannot be saved.
+  struct Undo {
+    sched::LeaseBook book;
+    std::map<int64_t, std::string> ended;
+    std::map<int64_t, sched::Waiting> waiting;
+    std::map<std::pair<int64_t, std::string>, int64_t> keys;
+    size_t changes = 0;
+    size_t events = 0;
+    size_t signalling = 0;
+  };
 
   std::string Dispatch(const ipc::Request& request, const ipc::PeerCredentials& peer, const sched::Caller& caller,
                        TimePoint now);
   Result<nlohmann::json> Request(const nlohmann::json& params, const ipc::PeerCredentials& peer,
                                  const sched::Caller& caller, TimePoint now);
-  Result<nlohmann::json> Get(int64_t id, TimePoint now) const;
+  Result<nlohmann::json> Get(int64_t id, const sched::Caller& viewer, TimePoint now) const;
   Result<nlohmann::json> Release(int64_t id, const ipc::PeerCredentials& peer, const sched::Caller& caller,
                                  TimePoint now);
   Result<nlohmann::json> KillZombies(const nlohmann::json& params, const sched::Caller& caller, TimePoint now);
-  nlohmann::json LeasesJson(TimePoint now) const;
+  nlohmann::json LeasesJson(const sched::Caller& viewer, TimePoint now) const;
   nlohmann::json QueueJson(TimePoint now) const;
-  nlohmann::json LeaseJson(const sched::Lease& lease, TimePoint now) const;
+  // A lease as answers show it; its token only to its owner and admins.
+  nlohmann::json LeaseJson(const sched::Lease& lease, const sched::Caller& viewer, TimePoint now) const;
   nlohmann::json QueuedJson(const sched::Pending& pending, TimePoint now) const;
   std::string WaitReason(int64_t id) const;
   // Where request `id` stands in the last decision; null when not waiting.
@@ -138,8 +176,11 @@ class LeaseService {
   // processes get SIGTERM now and SIGKILL after the grace period.
   void EndLease(int64_t id, const std::string& kind, const std::string& detail, const Actor& actor, bool terminate,
                 TimePoint now);
+  // Asks for SIGTERM (then SIGKILL after the grace) to `processes`; sent by
+  // SendSignals once the change that asks for it is saved.
   void TerminateProcesses(int64_t lease_id, int64_t uid, std::vector<sched::ProcessRef> processes,
                           const std::string& why, const Actor& actor, TimePoint now);
+  void SendSignals(TimePoint now);
   void CheckClients(TimePoint now);
   void CheckIdle(const sampler::FleetView& fleet, TimePoint now);
   void CheckForeign(const sampler::FleetView& fleet, TimePoint now);
@@ -151,10 +192,21 @@ class LeaseService {
   void SaveLease(const sched::Lease& lease);
   void SavePending(int64_t id);
   void SaveShare(int64_t uid);
+  // Every record, for a state file written anew.
+  void SaveAll();
   void Erase(const char* kind, int64_t id);
   void Event(const std::string& kind, int64_t lease_id, int64_t uid, const std::string& user,
              const std::vector<int>& gpus, const Actor& actor, const std::string& detail);
-  void Flush();
+  // Commits what changed since the last commit. On failure keeps it for the
+  // next try and sets problem_.
+  Status Flush(TimePoint now);
+  // Notices a state file deleted or replaced under the agent, and reopens a
+  // failing store once kStateRetryInterval has passed.
+  void CheckStateFile(TimePoint now);
+  Undo Checkpoint() const;
+  void Rollback(Undo undo);
+  void RememberKey(int64_t uid, const std::string& key, int64_t id);
+  void RememberEnded(int64_t id, std::string why);
   sched::TimeBase Base() const;
 
   LeasePolicy policy_;
@@ -171,6 +223,11 @@ class LeaseService {
   std::map<int64_t, Runtime> runtime_;
   std::map<int64_t, std::string> ended_;  // Recently ended leases and requests: why.
   std::vector<Termination> terminations_;
+  std::vector<Signalling> signalling_;
+  std::map<std::pair<int64_t, std::string>, int64_t> keys_;  // (uid, request_key) -> id.
+  std::string problem_;  // Why changes cannot be saved; empty when they can.
+  std::optional<TimePoint> retry_at_;  // When to reopen a failing store.
+  bool is_file_lost_ = false;          // The state file was deleted or replaced.
   std::map<int64_t, sched::Waiting> waiting_;  // The last decision's waiting, by request id.
   std::vector<store::StateChange> changes_;
   std::vector<store::LeaseEvent> events_;

@@ -225,6 +225,161 @@ TEST_F(LeaseServiceTest, MalformedParamsAreRefusedNamingTheField) {
   EXPECT_TRUE(Call(s.get(), "leases", json::object())["result"]["leases"].empty());
 }
 
+TEST_F(LeaseServiceTest, ARepeatedRequestKeyAnswersWithWhatTheFirstRequestMade) {
+  std::unique_ptr<LeaseService> s = Make();
+  s->OnTick(Fleet(1), clock_.SteadyNow());
+  processes_.Add(500, 1001, 10);
+  json first = Call(s.get(), "lease.request", {{"gpus", 1}, {"request_key", "k1"}});
+  ASSERT_EQ(first["result"]["state"], "granted") << first.dump();
+  json again = Call(s.get(), "lease.request", {{"gpus", 1}, {"request_key", "k1"}});
+  ASSERT_EQ(again["result"]["state"], "granted") << again.dump();
+  EXPECT_EQ(again["result"]["lease"]["id"], first["result"]["lease"]["id"]);
+  EXPECT_EQ(Call(s.get(), "leases", json::object())["result"]["leases"].size(), 1u);
+  // Queued: the repeat is the same queue entry, not a second one.
+  json queued = Call(s.get(), "lease.request", {{"gpus", 1}, {"request_key", "k2"}});
+  ASSERT_EQ(queued["result"]["state"], "queued");
+  json queued_again = Call(s.get(), "lease.request", {{"gpus", 1}, {"request_key", "k2"}});
+  EXPECT_EQ(queued_again["result"]["request"]["id"], queued["result"]["request"]["id"]);
+  EXPECT_EQ(Call(s.get(), "queue", json::object())["result"]["queue"].size(), 1u);
+  // --no-wait that did not fit: the repeat says so again and queues nothing.
+  json no_fit = Call(s.get(), "lease.request", {{"gpus", 1}, {"wait", false}, {"request_key", "k3"}});
+  EXPECT_EQ(no_fit["error"]["code"], "no_fit");
+  EXPECT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"wait", false}, {"request_key", "k3"}})["error"]["code"],
+            "no_fit");
+  EXPECT_EQ(Call(s.get(), "queue", json::object())["result"]["queue"].size(), 1u);
+  // Keys are per user: another user's same key is another request.
+  processes_.Add(501, 1002, 11);
+  json other = Call(s.get(), "lease.request", {{"gpus", 1}, {"request_key", "k1"}}, 1002, 501);
+  EXPECT_EQ(other["result"]["state"], "queued");
+  // A key survives a restart.
+  s = Make();
+  ASSERT_TRUE(s->Restore().ok());
+  s->OnTick(Fleet(1), clock_.SteadyNow());
+  EXPECT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"request_key", "k1"}})["result"]["lease"]["id"],
+            first["result"]["lease"]["id"]);
+}
+
+TEST_F(LeaseServiceTest, NoLeaseOutlivesItsClient) {
+  std::unique_ptr<LeaseService> s = Make();
+  s->OnTick(Fleet(2), clock_.SteadyNow());
+  // A request whose client exited before the agent read it (it waited on a
+  // stopped agent) makes nothing: no one would ever end the lease.
+  json gone = Call(s.get(), "lease.request", {{"gpus", 1}}, 1001, 777);
+  EXPECT_FALSE(gone["ok"].get<bool>());
+  EXPECT_NE(gone["error"]["message"].get<std::string>().find("has exited"), std::string::npos) << gone.dump();
+  EXPECT_TRUE(Call(s.get(), "leases", json::object())["result"]["leases"].empty());
+  EXPECT_TRUE(Call(s.get(), "queue", json::object())["result"]["queue"].empty());
+  // A saved `run` lease with no client (from an older agent) ends at the
+  // next tick instead of staying forever.
+  Result<std::unique_ptr<store::LeaseState>> state = store::LeaseState::Open(dir_.path() + "/leases.db");
+  ASSERT_TRUE(state.ok());
+  sched::Lease orphan;
+  orphan.id = 9;
+  orphan.uid = 1001;
+  orphan.user = "alice";
+  orphan.gpus = {0};
+  orphan.uuids = {"GPU-0"};
+  std::vector<store::LeaseEvent> none;
+  sched::TimeBase base{clock_.SteadyNow(), clock_.WallNow()};
+  ASSERT_TRUE(state.value()->Apply({{"lease", 9, sched::LeaseToJson(orphan, base)}}, &none).ok());
+  s = Make();
+  ASSERT_TRUE(s->Restore().ok());
+  s->OnTick(Fleet(2), clock_.SteadyNow());
+  EXPECT_TRUE(Call(s.get(), "leases", json::object())["result"]["leases"].empty());
+}
+
+TEST_F(LeaseServiceTest, AChangeThatCannotBeSavedIsRefusedTakenBackAndItsIdNeverReused) {
+  std::string path = dir_.path() + "/leases.db";
+  std::unique_ptr<LeaseService> s = Make();
+  s->OnTick(Fleet(2), clock_.SteadyNow());
+  processes_.Add(500, 1001, 10);
+  // Every write to the state table now fails, as on a full disk.
+  Result<std::unique_ptr<store::Db>> other = store::Db::Open(path, store::Db::Mode::kReadWriteCreate);
+  ASSERT_TRUE(other.ok());
+  ASSERT_TRUE(other.value()
+                  ->Exec("CREATE TRIGGER full BEFORE INSERT ON lease_state BEGIN SELECT RAISE(FAIL, 'database or "
+                         "disk is full'); END;")
+                  .ok());
+  json refused = Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}});
+  ASSERT_FALSE(refused["ok"].get<bool>()) << refused.dump();
+  EXPECT_EQ(refused["error"]["code"], "storage_unavailable");
+  EXPECT_NE(refused["error"]["message"].get<std::string>().find("disk is full"), std::string::npos);
+  EXPECT_TRUE(Call(s.get(), "leases", json::object())["result"]["leases"].empty());
+  EXPECT_NE(s->Problem().find(path), std::string::npos) << s->Problem();
+  EXPECT_FALSE(s->StateJson()["ok"].get<bool>());
+  // While it fails, ticks grant nothing.
+  s->OnTick(Fleet(2), clock_.SteadyNow());
+  EXPECT_TRUE(Call(s.get(), "leases", json::object())["result"]["leases"].empty());
+
+  // The disk has room again: after the retry interval, changes are saved.
+  ASSERT_TRUE(other.value()->Exec("DROP TRIGGER full").ok());
+  clock_.Advance(LeaseService::kStateRetryInterval + seconds(1));
+  s->OnTick(Fleet(2), clock_.SteadyNow());
+  EXPECT_EQ(s->Problem(), "");
+  json granted = Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}});
+  ASSERT_EQ(granted["result"]["state"], "granted") << granted.dump();
+  EXPECT_EQ(granted["result"]["lease"]["id"], 2) << "id 1 was handed out once and is never handed out again";
+  // And it is saved: a restart finds it.
+  s = Make();
+  ASSERT_TRUE(s->Restore().ok());
+  json leases = Call(s.get(), "leases", json::object())["result"]["leases"];
+  ASSERT_EQ(leases.size(), 1u);
+  EXPECT_EQ(leases[0]["id"], 2);
+}
+
+TEST_F(LeaseServiceTest, AStateFileDeletedUnderTheAgentIsWrittenAnew) {
+  std::string path = dir_.path() + "/leases.db";
+  std::unique_ptr<LeaseService> s = Make();
+  s->OnTick(Fleet(2), clock_.SteadyNow());
+  processes_.Add(500, 1001, 10);
+  ASSERT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}})["result"]["state"], "granted");
+  for (const char* suffix : {"", "-wal", "-shm"}) ::unlink((path + suffix).c_str());
+  s->OnTick(Fleet(2), clock_.SteadyNow());
+  EXPECT_EQ(::access(path.c_str(), F_OK), 0) << "written anew within a tick";
+  json events = Call(s.get(), "events", json::object())["result"]["events"];
+  bool said = false;
+  for (const json& e : events) said = said || e["kind"] == "state_recreated";
+  EXPECT_TRUE(said) << events.dump();
+  s = Make();
+  ASSERT_TRUE(s->Restore().ok());
+  EXPECT_EQ(Call(s.get(), "leases", json::object())["result"]["leases"].size(), 1u);
+}
+
+TEST_F(LeaseServiceTest, IdleTimeSurvivesARestartAndTokensShowOnlyToTheirOwner) {
+  std::unique_ptr<LeaseService> s = Make();
+  s->OnTick(Fleet(1), clock_.SteadyNow());
+  processes_.Add(500, 1001, 10);
+  ASSERT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}})["result"]["state"], "granted");
+  s->OnTick(Fleet(1), clock_.SteadyNow());  // Idle from here.
+  clock_.Advance(seconds(100));
+  s->OnTick(Fleet(1), clock_.SteadyNow());
+  s = Make();
+  ASSERT_TRUE(s->Restore().ok());
+  json mine = Call(s.get(), "leases", json::object())["result"]["leases"][0];
+  EXPECT_GE(mine["idle_seconds"].get<int64_t>(), 100) << mine.dump();
+  EXPECT_FALSE(mine["token"].get<std::string>().empty());
+  json theirs = Call(s.get(), "leases", json::object(), 1002, 501)["result"]["leases"][0];
+  EXPECT_FALSE(theirs.contains("token")) << theirs.dump();
+  json admin = Call(s.get(), "leases", json::object(), 0, 502)["result"]["leases"][0];
+  EXPECT_TRUE(admin.contains("token"));
+}
+
+TEST_F(LeaseServiceTest, AttachRefusesInitKernelThreadsAndOtherUsersProcesses) {
+  std::unique_ptr<LeaseService> s = Make();
+  s->OnTick(Fleet(1), clock_.SteadyNow());
+  processes_.Add(500, 1001, 10);
+  ASSERT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}})["result"]["state"], "granted");
+  processes_.table[1] = {1, 0, 1, 0, "systemd"};
+  processes_.table[77] = {77, 0, 5, 2, "kworker/0:1"};
+  processes_.Add(600, 1002, 20);
+  for (int64_t pid : {1, 77, 600}) {
+    json admin = Call(s.get(), "lease.attach", {{"id", 1}, {"pid", pid}}, 0, 500);
+    EXPECT_EQ(admin["error"]["code"], "permission_denied") << pid << ": " << admin.dump();
+  }
+  processes_.Add(601, 1001, 21);
+  EXPECT_TRUE(Call(s.get(), "lease.attach", {{"id", 1}, {"pid", 601}})["ok"].get<bool>());
+}
+
 TEST(ProcessControlTest, SignalsOnlyTheProcessWithTheStartTimeSeen) {
   pid_t child = fork();
   if (child == 0) {

@@ -15,7 +15,7 @@ namespace tarmac::cli {
 using nlohmann::json;
 
 Result<json> CallLease(const std::string& socket, const std::string& method, json params,
-                       std::chrono::milliseconds patience) {
+                       std::chrono::milliseconds patience, std::chrono::milliseconds call_timeout) {
   ipc::Request request;
   request.method = method;
   request.params = std::move(params);
@@ -27,11 +27,10 @@ Result<json> CallLease(const std::string& socket, const std::string& method, jso
   }
   auto deadline = std::chrono::steady_clock::now() + patience;
   for (;;) {
-    Result<json> answer = ipc::CallAgent(socket, request, std::chrono::seconds(10));
-    if (answer.ok() || answer.status().code() != StatusCode::kUnavailable ||
-        std::chrono::steady_clock::now() + backoff > deadline) {
-      return answer;
-    }
+    Result<json> answer = ipc::CallAgent(socket, request, call_timeout);
+    bool is_retryable = answer.status().code() == StatusCode::kUnavailable ||
+                        answer.status().code() == StatusCode::kFailedPrecondition;  // Restarting.
+    if (answer.ok() || !is_retryable || std::chrono::steady_clock::now() + backoff > deadline) return answer;
     std::this_thread::sleep_for(backoff);
     backoff = std::min<std::chrono::milliseconds>(backoff * 2, std::chrono::milliseconds(500));
   }
@@ -43,8 +42,12 @@ int LeaseExit(const std::string& what, const Status& status) {
   std::fprintf(stderr, "tarmac: %s: %s\n", what.c_str(), message.c_str());
   switch (status.code()) {
     case StatusCode::kUnavailable:
-      std::fprintf(stderr, "tarmac: is the agent running? (systemctl status tarmacd; --socket names its socket)\n");
+    case StatusCode::kFailedPrecondition:
+    case StatusCode::kDeadlineExceeded:
+      std::fprintf(stderr, "%s\n", kAgentHint);
       return kExitNoAgent;
+    case StatusCode::kIOError:
+      return kExitStorage;
     case StatusCode::kResourceExhausted:
       return kExitNoFit;
     case StatusCode::kPermissionDenied:

@@ -21,11 +21,13 @@ namespace tarmac::cli {
 // agent). kUnavailable
 // when it never answered; the agent's error otherwise (kNotFound,
 // kPermissionDenied, kResourceExhausted for no_fit, kInvalidArgument).
+// Each try waits up to `call_timeout` for the answer.
 Result<nlohmann::json> CallLease(const std::string& socket, const std::string& method, nlohmann::json params,
-                                 std::chrono::milliseconds patience = std::chrono::seconds(30));
+                                 std::chrono::milliseconds patience = std::chrono::seconds(30),
+                                 std::chrono::milliseconds call_timeout = std::chrono::seconds(10));
 
 // Prints "tarmac: <what>: <message>" and returns the exit code for a lease
-// command's failure (options.h: 69, 75, 77, 2 or 1).
+// command's failure (options.h: 69, 74, 75, 77, 2 or 1).
 int LeaseExit(const std::string& what, const Status& status);
 
 // "GPU-a,GPU-b" from a lease's "uuids".

@@ -56,6 +56,9 @@ int ExitWith(const Status& status) {
   switch (status.code()) {
     case StatusCode::kInvalidArgument: return kExitUsage;
     case StatusCode::kUnavailable: return kExitNoDriver;
+    case StatusCode::kDeadlineExceeded:
+      std::fprintf(stderr, "%s\n", kAgentHint);
+      return kExitNoAgent;
     default: return kExitError;
   }
 }

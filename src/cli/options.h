@@ -20,13 +20,19 @@ inline constexpr int kExitError = 1;
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitNoDriver = 3;
 // Lease commands (run, reserve, shell, extend, release, leases, queue):
-inline constexpr int kExitNoAgent = 69;       // The agent is not reachable (EX_UNAVAILABLE).
+inline constexpr int kExitNoAgent = 69;       // The agent is not reachable or did not answer (EX_UNAVAILABLE).
+inline constexpr int kExitStorage = 74;       // The agent could not save the change, so made none (EX_IOERR).
 inline constexpr int kExitNoFit = 75;         // --no-wait and no GPUs fit now (EX_TEMPFAIL).
 inline constexpr int kExitNotPermitted = 77;  // Another user's lease or process (EX_NOPERM).
 
+// What to check when the agent does not answer.
+inline constexpr const char* kAgentHint =
+    "tarmac: is the agent running? (systemctl status tarmac; --socket or TARMAC_SOCKET names its socket)";
+
 inline constexpr const char* kExitCodesHelp =
     "Exit codes: 0 ok; 1 error (or, for pick, no GPU fits); 2 usage error; "
-    "3 no GPU library or driver; 69 no agent to ask (lease commands); 75 no GPUs fit now "
+    "3 no GPU library or driver; 69 no agent to ask, or it did not answer in time; 74 the agent could not "
+    "save the change, so made none; 75 no GPUs fit now "
     "(run/reserve --no-wait); 77 not permitted (another user's lease or process). "
     "tarmac run exits with its command's status (128+N when killed by signal N).";
 

@@ -13,6 +13,7 @@
 #include "report/report.h"
 #include "report/report_render.h"
 #include "store/schema.h"
+#include "store/store_info.h"
 
 namespace tarmac::cli {
 namespace {
@@ -92,24 +93,20 @@ int RunStoreInfo(const StoreInfoOptions& o) {
   int64_t wal = FileSize(path + "-wal");
   j["file_bytes"] = file;
   j["wal_bytes"] = wal;
-  j["schema_version"] = db->QueryInt("PRAGMA user_version").value().value_or(0);
-  j["free_pages"] = db->QueryInt("PRAGMA freelist_count").value().value_or(0);
+  Result<store::StoreInfo> read = store::ReadStoreInfo(db);
+  if (!read.ok()) return ExitWith(read.status());
+  const store::StoreInfo& info = read.value();
+  auto unix_or_null = [](const std::optional<int64_t>& t) { return t ? nlohmann::json(*t) : nlohmann::json(nullptr); };
+  j["schema_version"] = info.schema_version;
+  j["free_pages"] = info.free_pages;
   nlohmann::json tables = nlohmann::json::object();
-  for (const char* table : {"gpus", "gpu_samples", "tick_journal", "process_sessions", "process_samples",
-                            "gpu_rollup_1m", "gpu_rollup_1h", "process_rollup_1h", "events"}) {
-    tables[table] = db->QueryInt(fmt::format("SELECT COUNT(*) FROM {}", table)).value().value_or(0);
-  }
+  for (const auto& [table, rows] : info.rows) tables[table] = rows;
   j["rows"] = tables;
-  auto range = [&](const char* sql) -> nlohmann::json {
-    Result<std::optional<int64_t>> v = db->QueryInt(sql);
-    return v.ok() && v.value() ? nlohmann::json(*v.value()) : nlohmann::json(nullptr);
-  };
-  j["oldest"] = {{"raw", range("SELECT MIN(minute) * 60 FROM gpu_samples")},
-                 {"1m", range("SELECT MIN(minute) * 60 FROM gpu_rollup_1m")},
-                 {"1h", range("SELECT MIN(hour) * 3600 FROM gpu_rollup_1h")}};
-  j["newest"] = range("SELECT MAX(t) FROM tick_journal");
-  if (j["newest"].is_null()) j["newest"] = range("SELECT MAX(minute) * 60 + 59 FROM gpu_samples");
-  int64_t gpu_samples = db->QueryInt("SELECT SUM(covered_seconds) FROM gpu_rollup_1m").value().value_or(0);
+  j["oldest"] = {{"raw", unix_or_null(info.oldest_raw_unix)},
+                 {"1m", unix_or_null(info.oldest_minute_unix)},
+                 {"1h", unix_or_null(info.oldest_hour_unix)}};
+  j["newest"] = unix_or_null(info.newest_unix);
+  int64_t gpu_samples = info.gpu_seconds_recorded;
   j["gpu_seconds_recorded"] = gpu_samples;
   if (gpu_samples > 0) j["bytes_per_gpu_second"] = static_cast<double>(file + wal) / static_cast<double>(gpu_samples);
   const config::Config& c = access.value().config;

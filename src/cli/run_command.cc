@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <random>
 
 #include "cli/lease_client.h"
 #include "common/units.h"
@@ -50,6 +51,14 @@ void ExportLeaseEnv(const json& lease) {
   setenv("NVIDIA_VISIBLE_DEVICES", uuids.c_str(), 1);
   setenv("TARMAC_LEASE_ID", std::to_string(lease["id"].get<int64_t>()).c_str(), 1);
   setenv("TARMAC_LEASE_TOKEN", lease.value("token", std::string()).c_str(), 1);
+}
+
+// 128 random bits as hex: a request's key (lease.request's request_key).
+std::string NewRequestKey() {
+  std::random_device random;
+  std::string key;
+  for (int i = 0; i < 4; ++i) key += fmt::format("{:08x}", random());
+  return key;
 }
 
 // Exit code of a wait status, as a shell reports it.
@@ -112,7 +121,13 @@ void AddLeaseAskOptions(CLI::App* cmd, LeaseAsk* ask) {
 }
 
 Result<json> LeaseParams(const LeaseAsk& ask, const std::string& kind, const std::string& command) {
-  json p = {{"kind", kind}, {"priority", ask.priority}, {"wait", !ask.no_wait}, {"command", command}};
+  // One key per invocation: a request resent after a timeout is the same
+  // request to the agent, never a second lease.
+  json p = {{"kind", kind},
+            {"priority", ask.priority},
+            {"wait", !ask.no_wait},
+            {"command", command},
+            {"request_key", NewRequestKey()}};
   if (!ask.uuids.empty()) {
     json uuids = json::array();
     size_t at = 0;
@@ -147,12 +162,24 @@ Result<json> LeaseParams(const LeaseAsk& ask, const std::string& kind, const std
 }
 
 Granted AskAndWait(const std::string& socket, const json& params, const char* what) {
-  Result<json> answer = CallLease(socket, "lease.request", params);
-  if (!answer.ok()) return {nullptr, LeaseExit(what, answer.status())};
+  // --no-wait gives up within kNoWaitPatience against an agent that does
+  // not answer (exit 69); a queued request waits as long as the agent does.
+  bool is_no_wait = params.value("wait", true) == false;
+  Result<json> answer = is_no_wait ? CallLease(socket, "lease.request", params, kNoWaitPatience, kNoWaitPatience)
+                                   : CallLease(socket, "lease.request", params);
+  if (!answer.ok()) {
+    Status s = answer.status();
+    if (s.code() == StatusCode::kUnavailable && is_no_wait) {
+      s = Status::DeadlineExceeded(fmt::format("the agent did not answer within {} s ({})",
+                                               kNoWaitPatience.count() / 1000, s.message()));
+    }
+    return {nullptr, LeaseExit(what, s)};
+  }
   if (answer.value()["state"] == "granted") return {answer.value()["lease"], 0};
   int64_t id = answer.value()["request"]["id"].get<int64_t>();
   bool is_tty = isatty(STDERR_FILENO) != 0;
   std::string shown;
+  int64_t shown_position = -1;
   // Wait with the forwarded signals blocked: an interrupt cancels the
   // request instead of leaving it queued.
   sigset_t set = ForwardedSet();
@@ -161,14 +188,16 @@ Granted AskAndWait(const std::string& socket, const json& params, const char* wh
   Granted result{nullptr, kExitError};
   json request = answer.value()["request"];
   for (;;) {
+    // On a terminal, one live line; elsewhere (a log), a line only when the
+    // position changes.
     std::string line = fmt::format("tarmac: {}: queued as request {}: {}", what, id, request.value("reason", ""));
-    if (line != shown) {
-      if (is_tty) {
-        std::fprintf(stderr, "\r\033[K%s", line.c_str());
-      } else {
-        std::fprintf(stderr, "%s\n", line.c_str());
-      }
+    int64_t position = request.value("position", int64_t{0});
+    if (is_tty && line != shown) {
+      std::fprintf(stderr, "\r\033[K%s", line.c_str());
       shown = line;
+    } else if (!is_tty && position != shown_position) {
+      std::fprintf(stderr, "%s\n", line.c_str());
+      shown_position = position;
     }
     timespec wait_for{0, 250 * 1000 * 1000};
     int sig = sigtimedwait(&set, nullptr, &wait_for);
@@ -187,7 +216,10 @@ Granted AskAndWait(const std::string& socket, const json& params, const char* wh
     }
     if (now.value()["state"] == "granted") {
       if (is_tty) std::fprintf(stderr, "\r\033[K");
-      result = {now.value()["lease"], 0};
+      const json& lease = now.value()["lease"];
+      std::fprintf(stderr, "tarmac: %s: request %lld granted: GPU %s\n", what, static_cast<long long>(id),
+                   UuidList(lease).c_str());
+      result = {lease, 0};
       break;
     }
     if (now.value()["state"] == "ended") {

@@ -14,6 +14,8 @@
 // run as a child so that the agent's idle warnings reach its terminal.
 #pragma once
 
+#include <chrono>
+
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -52,8 +54,12 @@ void AddLeaseAskOptions(CLI::App* cmd, LeaseAsk* ask);
 // The lease.request params for `ask`; kInvalidArgument naming the option.
 Result<nlohmann::json> LeaseParams(const LeaseAsk& ask, const std::string& kind, const std::string& command);
 
-// Asks for a lease and waits for it (the live queue line on a terminal).
-// The granted lease, or the exit code to leave with.
+// How long --no-wait waits for an agent that does not answer (then exit 69).
+inline constexpr std::chrono::milliseconds kNoWaitPatience{5000};
+
+// Asks for a lease and waits for it (the live queue line on a terminal; a
+// line per change of position and one at the grant elsewhere). The granted
+// lease, or the exit code to leave with.
 struct Granted {
   nlohmann::json lease;
   int exit_code = 0;  // Non-zero: not granted.

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <optional>
 
 #include "cli/fleet_source.h"
 #include "sampler/status_json.h"
@@ -91,10 +92,13 @@ int RunStatus(const GlobalOptions& global, const StatusOptions& options, Clock* 
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
   sigprocmask(SIG_BLOCK, &set, nullptr);
+  std::optional<FleetView> previous;
   do {
     Result<FleetView> read = source.value()->Read(kRecentWindow);
     if (!read.ok()) return ExitWith(read.status());
     const FleetView& fleet = read.value();
+    // Each frame after the first shows PCIe throughput since the one before.
+    render.previous = previous ? &*previous : nullptr;
     if (options.json) {
       WriteAll(sampler::StatusToJson(fleet).dump() + "\n");  // One object per line.
     } else if (is_tty) {
@@ -103,6 +107,7 @@ int RunStatus(const GlobalOptions& global, const StatusOptions& options, Clock* 
     } else {
       WriteAll(RenderStatus(fleet, render) + "\n");
     }
+    previous = fleet;
   } while (WaitOrSignal(options.watch_seconds));
   return kExitOk;
 }

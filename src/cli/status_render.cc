@@ -35,6 +35,38 @@ std::string Percent(std::optional<double> ratio) {
   return fmt::format("{:.0f}%", *ratio * 100);
 }
 
+// ECC health worth a glance: uncorrected errors since the driver loaded,
+// rows waiting for a remap (a reset applies it) or that failed to remap.
+std::string EccNote(const gpu::GpuSample& s) {
+  std::vector<std::string> parts;
+  if (s.ecc.volatile_uncorrected.value_or(0) > 0) {
+    parts.push_back(fmt::format("ECC {} uncorrected", *s.ecc.volatile_uncorrected));
+  }
+  if (s.remapped_rows && s.remapped_rows->has_failure) parts.push_back("row remap FAILED");
+  if (s.remapped_rows && s.remapped_rows->is_pending) parts.push_back("row remap pending (reset the GPU)");
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : ", ") + p;
+  return out;
+}
+
+// PCIe bytes per second since the previous frame, from the counters.
+std::string PcieThroughput(const GpuView& g, const FleetView& previous) {
+  for (const GpuView& p : previous.gpus) {
+    if (p.info.uuid != g.info.uuid) continue;
+    double seconds = std::chrono::duration<double>(g.sample.taken_at - p.sample.taken_at).count();
+    if (seconds <= 0 || !g.sample.pcie_tx_bytes || !p.sample.pcie_tx_bytes || !g.sample.pcie_rx_bytes ||
+        !p.sample.pcie_rx_bytes) {
+      return {};
+    }
+    auto rate = [&](int64_t now, int64_t was) {
+      return FormatBytes(static_cast<int64_t>(static_cast<double>(std::max<int64_t>(0, now - was)) / seconds));
+    };
+    return fmt::format("PCIe tx {}/s rx {}/s", rate(*g.sample.pcie_tx_bytes, *p.sample.pcie_tx_bytes),
+                       rate(*g.sample.pcie_rx_bytes, *p.sample.pcie_rx_bytes));
+  }
+  return {};
+}
+
 std::string Gib(int64_t bytes) { return fmt::format("{:.1f}", static_cast<double>(bytes) / (1 << 30)); }
 
 std::string Memory(const GpuView& g) {
@@ -123,7 +155,17 @@ std::string RenderStatus(const FleetView& fleet, const RenderOptions& options) {
     }
     if (g.xid_count > 0 && g.last_xid) {
       ++problems;
-      notes.push_back(paint(kRed, fmt::format("Xid {} (x{})", g.last_xid->xid, g.xid_count)));
+      std::string codes;
+      for (const auto& [code, count] : g.xid_count_by_code) codes += (codes.empty() ? "" : ", ") + std::to_string(code);
+      if (codes.empty()) codes = std::to_string(g.last_xid->xid);
+      notes.push_back(paint(kRed, "Xid " + codes));
+    }
+    if (std::string ecc = EccNote(s); !ecc.empty()) {
+      ++problems;
+      notes.push_back(paint(kRed, ecc));
+    }
+    if (options.previous != nullptr) {
+      if (std::string pcie = PcieThroughput(g, *options.previous); !pcie.empty()) notes.push_back(pcie);
     }
     if (g.lease_id) notes.push_back(paint(kYellow, fmt::format("lease {} ({})", *g.lease_id, g.lease_user)));
     if (!m.idle_holding_pids.empty()) {
@@ -131,10 +173,12 @@ std::string RenderStatus(const FleetView& fleet, const RenderOptions& options) {
       notes.push_back(paint(kYellow, fmt::format("{} idle holder{}", m.idle_holding_pids.size(),
                                                  m.idle_holding_pids.size() == 1 ? "" : "s")));
     }
+    if (options.previous != nullptr && g.recent_utilization_ratio) {
+      notes.push_back(paint(kDim, fmt::format("recent {}", Percent(g.recent_utilization_ratio))));
+    }
     std::string joined;
     for (const std::string& n : notes) joined += (joined.empty() ? "" : "  ") + n;
     std::string util = Percent(s.utilization_gpu_ratio);
-    if (g.recent_utilization_ratio) util = fmt::format("{}", util);
     out += fmt::format("{:<4}{:<26}{:>5}  {:<18}{:<14}{:>5}  {:>9}  {}\n", g.info.index, Cut(g.info.name, 25), util,
                        Memory(g), Power(s), Temperature(s), Clock(s), joined);
     if (!g.processes.empty()) {

@@ -17,6 +17,9 @@ struct RenderOptions {
   bool use_color = false;  // ANSI colours (on a terminal).
   int width = 100;         // Terminal width; long commands are cut to fit.
   bool is_from_agent = false;  // Say that the readings come from the agent.
+  // --watch: the previous frame's fleet, for PCIe throughput from the byte
+  // counters (null: none shown), and recent utilization beside the instant.
+  const FleetView* previous = nullptr;
 };
 
 std::string RenderStatus(const FleetView& fleet, const RenderOptions& options);

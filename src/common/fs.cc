@@ -22,4 +22,9 @@ Status MakeDirs(const std::string& path) {
   return Status::OK();
 }
 
+std::string Dirname(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos || slash == 0 ? std::string() : path.substr(0, slash);
+}
+
 }  // namespace tarmac

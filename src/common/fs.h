@@ -13,4 +13,8 @@ namespace tarmac {
 // kIOError naming the directory that could not be created.
 Status MakeDirs(const std::string& path);
 
+// The folder part of `path` ("/a/b" for "/a/b/c"); empty when it has none
+// (or is "/").
+std::string Dirname(const std::string& path);
+
 }  // namespace tarmac

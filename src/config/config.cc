@@ -3,6 +3,9 @@
 
 #include <sys/stat.h>
 
+#include <cerrno>
+#include <cstring>
+
 #include "common/proc_files.h"
 #include "common/toml_text.h"
 #include "config/toml_reader.h"
@@ -13,6 +16,17 @@ namespace {
 using std::chrono::milliseconds;
 
 // Reads `key` into *out when present and within [min, max].
+// A duration as a person writes it: "100ms", "1m", "30d".
+std::string DurationText(milliseconds d) {
+  int64_t ms = d.count();
+  if (ms == 0 || ms % 1000 != 0) return fmt::format("{}ms", ms);
+  int64_t s = ms / 1000;
+  if (s % 86400 == 0) return fmt::format("{}d", s / 86400);
+  if (s % 3600 == 0) return fmt::format("{}h", s / 3600);
+  if (s % 60 == 0) return fmt::format("{}m", s / 60);
+  return fmt::format("{}s", s);
+}
+
 void ReadInterval(Reader& r, const toml::table& table, std::string_view key, milliseconds min,
                   milliseconds max, milliseconds* out) {
   std::optional<milliseconds> value;
@@ -20,7 +34,7 @@ void ReadInterval(Reader& r, const toml::table& table, std::string_view key, mil
   if (!value) return;
   if (*value < min || *value > max) {
     if (const toml::node* n = table.get(key)) {
-      r.Fail(*n, key, fmt::format("must be between {}ms and {}ms", min.count(), max.count()));
+      r.Fail(*n, key, fmt::format("must be from {} to {}", DurationText(min), DurationText(max)));
     }
     return;
   }
@@ -103,6 +117,7 @@ Result<Config> ParseConfig(std::string_view text, std::string_view source_name) 
     ReadInterval(r, *t, "raw_retention", day, day * 365 * 10, &c.raw_retention);
     ReadInterval(r, *t, "minute_retention", day, day * 365 * 10, &c.minute_retention);
     ReadInterval(r, *t, "hour_retention", day, day * 365 * 30, &c.hour_retention);
+    ReadInterval(r, *t, "integrity_check_interval", milliseconds(0), day * 30, &c.integrity_check_interval);
     r.RejectUnknown();
     if (c.minute_retention < c.raw_retention || c.hour_retention < c.minute_retention) {
       if (const toml::node* n = t->get("minute_retention") ? t->get("minute_retention") : t->get("hour_retention")) {
@@ -193,7 +208,7 @@ Result<Config> ParseConfig(std::string_view text, std::string_view source_name) 
     ReadInterval(r, *t, "request_timeout", milliseconds(100), milliseconds(600000), &c.request_timeout);
     if (c.max_request_bytes < 1024 || c.max_request_bytes > (int64_t{16} << 20)) {
       if (const toml::node* n = t->get("max_request_bytes")) {
-        r.Fail(*n, "max_request_bytes", "must be between 1KiB and 16MiB");
+        r.Fail(*n, "max_request_bytes", "must be from 1KiB to 16MiB");
       }
     }
     r.RejectUnknown();
@@ -220,8 +235,15 @@ Result<Config> LoadConfig(const std::string& path, bool must_exist) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0 && !must_exist && path == kDefaultConfigPath) return Config{};
   std::string text;
-  if (!ReadSmallFile(path, &text, size_t{16} << 20)) {
-    return Status::InvalidArgument(fmt::format("{}: cannot read the config file", path));
+  // One byte past the limit tells a file over it from one exactly at it:
+  // an oversized file is refused, never read in part.
+  if (!ReadSmallFile(path, &text, kMaxConfigBytes + 1)) {
+    return Status::InvalidArgument(fmt::format("{}: cannot read the config file: {}", path, std::strerror(errno)));
+  }
+  if (text.size() > kMaxConfigBytes) {
+    return Status::InvalidArgument(
+        fmt::format("{}: the config file is larger than {} KiB; refused (is it the right file?)", path,
+                    kMaxConfigBytes / 1024));
   }
   return ParseConfig(text, path);
 }

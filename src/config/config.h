@@ -8,6 +8,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -19,6 +20,8 @@ namespace tarmac::config {
 
 inline constexpr const char* kDefaultConfigPath = "/etc/tarmac/tarmac.toml";
 inline constexpr const char* kDefaultSocketPath = "/run/tarmac/tarmac.sock";
+// A config file over this is refused (a config is a few KiB).
+inline constexpr size_t kMaxConfigBytes = size_t{1} << 20;
 
 struct Config {
   // [agent]
@@ -41,6 +44,9 @@ struct Config {
   std::chrono::milliseconds raw_retention{std::chrono::hours(24 * 7)};
   std::chrono::milliseconds minute_retention{std::chrono::hours(24 * 90)};
   std::chrono::milliseconds hour_retention{std::chrono::hours(24 * 365 * 3)};
+  // How often the running agent checks its history database (PRAGMA
+  // quick_check); 0: only at start.
+  std::chrono::milliseconds integrity_check_interval{std::chrono::hours(1)};
   // [report]
   std::string currency = "USD";
   double gpu_hour_cost = 0;                              // Per GPU-hour; 0: costs not shown.
@@ -68,7 +74,7 @@ struct Config {
   std::map<std::string, std::string> idle_policy_by_priority;  // "low", "normal", "high" -> policy.
   std::string foreign_policy = "report";        // Processes on a GPU leased to another user.
   // [api]
-  int max_connections = 64;            // Concurrent clients; more are refused.
+  int max_connections = 512;           // Concurrent clients; more are refused.
   int64_t max_request_bytes = 65536;   // Longer requests are refused.
   std::chrono::milliseconds request_timeout{5000};  // A client silent this long is dropped.
 };

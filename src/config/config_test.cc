@@ -14,7 +14,7 @@ TEST(ConfigTest, EmptyTextGivesDefaults) {
   EXPECT_EQ(c.value().socket_path, "/run/tarmac/tarmac.sock");
   EXPECT_EQ(c.value().fast_interval, std::chrono::seconds(1));
   EXPECT_EQ(c.value().slow_interval, std::chrono::seconds(30));
-  EXPECT_EQ(c.value().max_connections, 64);
+  EXPECT_EQ(c.value().max_connections, 512);
 }
 
 TEST(ConfigTest, ReadsEverySection) {
@@ -63,9 +63,9 @@ max_request_bytes = "1GiB"
            "bad.toml:2: key 'agent.sockett': unknown key",
            "bad.toml:3: key 'agent.log_level': expected one of",
            "bad.toml:5: key 'sampler.fast_interval': unknown duration unit",
-           "bad.toml:6: key 'sampler.slow_interval': must be between 1000ms and 3600000ms",
+           "bad.toml:6: key 'sampler.slow_interval': must be from 1s to 1h",
            "bad.toml:8: key 'api.max_connections': expected an integer",
-           "bad.toml:9: key 'api.max_request_bytes': must be between 1KiB and 16MiB",
+           "bad.toml:9: key 'api.max_request_bytes': must be from 1KiB to 16MiB",
            "bad.toml:10: key 'mystery': unknown key",
        }) {
     EXPECT_NE(m.find(expected), std::string::npos) << "missing: " << expected << "\nin:\n" << m;
@@ -135,7 +135,7 @@ gpu_hour_cost = -1
   const std::string& m = c.status().message();
   EXPECT_NE(m.find("t.toml:3: key 'store.minute_retention': tiers must keep longer"), std::string::npos) << m;
   EXPECT_NE(m.find("t.toml:4: key 'store.retention': unknown key"), std::string::npos) << m;
-  EXPECT_NE(m.find("t.toml:6: key 'report.gpu_hour_cost': must be between"), std::string::npos) << m;
+  EXPECT_NE(m.find("t.toml:6: key 'report.gpu_hour_cost': must be from"), std::string::npos) << m;
   EXPECT_NE(m.find("t.toml:8: key 'report.gpu_hour_cost_by_model.Tesla T4': expected a number"), std::string::npos)
       << m;
 }
@@ -197,6 +197,27 @@ TEST(ConfigTest, TheDcgmHostLabelIsOneOfTwoSpellings) {
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("h.toml:2: key 'http.dcgm_hostname_label'"), std::string::npos)
       << bad.status().message();
+}
+
+}  // namespace
+}  // namespace tarmac::config
+
+namespace tarmac::config {
+namespace {
+
+TEST(ConfigFileTest, AFileOverTheSizeLimitIsRefusedNotTruncated) {
+  testing::TempDir dir;
+  // Valid TOML up to the limit, then a bad key past it: reading only the
+  // first part would accept the file.
+  std::string text = "[agent]\nlog_level = \"info\"\n" + std::string(kMaxConfigBytes, '#') + "\nno_such_key = 1\n";
+  std::string path = dir.Write("big.toml", text);
+  Result<Config> c = LoadConfig(path, true);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("larger than 1024 KiB"), std::string::npos) << c.status().message();
+  // Exactly at the limit is read.
+  std::string at_limit = "# " + std::string(kMaxConfigBytes - 3, 'x') + "\n";
+  ASSERT_EQ(at_limit.size(), kMaxConfigBytes);
+  EXPECT_TRUE(LoadConfig(dir.Write("limit.toml", at_limit), true).ok());
 }
 
 }  // namespace

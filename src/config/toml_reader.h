@@ -79,6 +79,12 @@ class Reader {
     *out = n->as_boolean()->get();
   }
 
+  // A number as a person writes it: 1000000, not 1e+06.
+  static std::string Plain(double v) {
+    if (v == static_cast<double>(static_cast<int64_t>(v))) return fmt::format("{}", static_cast<int64_t>(v));
+    return fmt::format("{}", v);
+  }
+
   template <typename Int>
   void Integer(std::string_view key, Int* out, int64_t min, int64_t max) {
     const toml::node* n = Find(key);
@@ -86,7 +92,7 @@ class Reader {
     if (!n->is_integer()) return Fail(*n, key, "expected an integer");
     int64_t v = n->as_integer()->get();
     if (v < min || v > max) {
-      return Fail(*n, key, fmt::format("must be between {} and {}", min, max));
+      return Fail(*n, key, fmt::format("must be from {} to {}", min, max));
     }
     *out = static_cast<Int>(v);
   }
@@ -103,7 +109,7 @@ class Reader {
       return Fail(*n, key, "expected a number");
     }
     if (!(v >= min && v <= max)) {
-      return Fail(*n, key, fmt::format("must be between {} and {}", min, max));
+      return Fail(*n, key, fmt::format("must be from {} to {}", Plain(min), Plain(max)));
     }
     *out = v;
   }

@@ -1,13 +1,148 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "http/server.h"
 
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <httplib.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
 
 #include "metrics/exposition.h"
 
 namespace tarmac::http {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// One connection as cpp-httplib reads and writes it: reads are buffered,
+// bounded by the per-read timeout and by the current request's deadline,
+// and every wait also ends when the server stops (`wake_fd` readable).
+class ConnectionStream : public httplib::Stream {
+ public:
+  ConnectionStream(int fd, int wake_fd, const HttpOptions& options)
+      : fd_(fd), wake_fd_(wake_fd), read_timeout_(options.read_timeout), write_timeout_(options.read_timeout) {}
+
+  // Waits up to `idle` for the next request to begin; false when none does.
+  bool AwaitRequest(std::chrono::milliseconds idle) {
+    if (begin_ < end_) return true;  // A pipelined request is already here.
+    deadline_ = Clock::now() + idle;
+    return Fill(std::chrono::duration_cast<std::chrono::milliseconds>(idle));
+  }
+  // The request now starting must be read whole within `limit`.
+  void StartRequest(std::chrono::milliseconds limit) {
+    deadline_ = Clock::now() + limit;
+    is_past_deadline_ = false;
+  }
+  // Whether a read gave up at the deadline: the connection is then closed
+  // (cpp-httplib answers 400 and would read on).
+  bool is_past_deadline() const { return is_past_deadline_; }
+
+  bool is_readable() const override { return begin_ < end_ || Wait(POLLIN, read_timeout_); }
+  bool is_writable() const override { return Wait(POLLOUT, write_timeout_, /*is_write=*/true); }
+
+  ssize_t read(char* ptr, size_t size) override {
+    if (begin_ == end_ && !Fill(read_timeout_)) return -1;
+    size_t n = std::min(size, end_ - begin_);
+    std::memcpy(ptr, buf_ + begin_, n);
+    begin_ += n;
+    return static_cast<ssize_t>(n);
+  }
+
+  ssize_t write(const char* ptr, size_t size) override {
+    if (!is_writable()) return -1;
+    for (;;) {
+      ssize_t n = ::send(fd_, ptr, size, MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR) continue;
+      return n;
+    }
+  }
+
+  void get_remote_ip_and_port(std::string& ip, int& port) const override { Address(::getpeername, ip, port); }
+  void get_local_ip_and_port(std::string& ip, int& port) const override { Address(::getsockname, ip, port); }
+  socket_t socket() const override { return fd_; }
+
+ private:
+  // Reads what has arrived into the buffer, waiting at most `timeout` (and
+  // never past the deadline). False on timeout, end of stream or error.
+  bool Fill(std::chrono::milliseconds timeout) {
+    if (!Wait(POLLIN, timeout)) return false;
+    for (;;) {
+      ssize_t n = ::recv(fd_, buf_, sizeof buf_, 0);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      begin_ = 0;
+      end_ = static_cast<size_t>(n);
+      return true;
+    }
+  }
+
+  bool Wait(short events, std::chrono::milliseconds timeout, bool is_write = false) const {
+    for (;;) {
+      auto limit = timeout;
+      bool is_deadline_bound = false;  // This wait ends at the request's deadline.
+      if (!is_write) {
+        auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline_ - Clock::now());
+        if (left.count() <= 0) {
+          is_past_deadline_ = true;
+          return false;
+        }
+        if (left <= limit) {
+          limit = left;
+          is_deadline_bound = true;
+        }
+      }
+      pollfd fds[2] = {{fd_, events, 0}, {wake_fd_, POLLIN, 0}};
+      int ready = ::poll(fds, 2, static_cast<int>(limit.count()));
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready == 0 && is_deadline_bound) is_past_deadline_ = true;
+      if (ready <= 0 || (fds[1].revents & POLLIN) != 0) return false;
+      return (fds[0].revents & (events | POLLHUP | POLLERR)) != 0;
+    }
+  }
+
+  void Address(int (*get)(int, sockaddr*, socklen_t*), std::string& ip, int& port) const {
+    sockaddr_storage addr{};
+    socklen_t len = sizeof addr;
+    if (get(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return;
+    char host[NI_MAXHOST];
+    char serv[NI_MAXSERV];
+    if (::getnameinfo(reinterpret_cast<sockaddr*>(&addr), len, host, sizeof host, serv, sizeof serv,
+                      NI_NUMERICHOST | NI_NUMERICSERV) == 0) {
+      ip = host;
+      port = std::atoi(serv);
+    }
+  }
+
+  int fd_;
+  int wake_fd_;
+  std::chrono::milliseconds read_timeout_;
+  std::chrono::milliseconds write_timeout_;
+  Clock::time_point deadline_ = Clock::now();
+  mutable bool is_past_deadline_ = false;
+  char buf_[4096];
+  size_t begin_ = 0;
+  size_t end_ = 0;
+};
+
+}  // namespace
+
+// cpp-httplib's request handling, fed by our connections.
+class HttpServer::Engine : public httplib::Server {
+ public:
+  bool Process(httplib::Stream& stream, bool is_last, bool& is_closed) {
+    return process_request(stream, is_last, is_closed, [&stream](httplib::Request& req) {
+      stream.get_remote_ip_and_port(req.remote_addr, req.remote_port);
+      stream.get_local_ip_and_port(req.local_addr, req.local_port);
+    });
+  }
+};
 
 Status ParseListen(const std::string& listen, std::string* host, int* port) {
   size_t colon = listen.rfind(':');
@@ -25,73 +160,163 @@ Status ParseListen(const std::string& listen, std::string* host, int* port) {
   return Status::OK();
 }
 
-HttpServer::HttpServer(HttpOptions options, Routes routes, Logger* logger)
-    : options_(std::move(options)), routes_(std::move(routes)), logger_(logger) {}
+HttpServer::HttpServer(HttpOptions options, Logger* logger) : options_(std::move(options)), logger_(logger) {}
 
 HttpServer::~HttpServer() { Stop(); }
 
-Status HttpServer::Start() {
-  std::string host;
+Status HttpServer::Bind() {
+  if (listen_fd_ >= 0) return Status::OK();
   int port = 0;
-  Status s = ParseListen(options_.listen, &host, &port);
+  Status s = ParseListen(options_.listen, &host_, &port);
   if (!s.ok()) return s;
-  server_ = std::make_unique<httplib::Server>();
-  int threads = options_.worker_threads;
-  server_->new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
-  server_->set_read_timeout(options_.read_timeout);
-  server_->set_write_timeout(options_.read_timeout);
-  server_->set_keep_alive_max_count(100);
-  server_->set_keep_alive_timeout(2);
-  server_->set_payload_max_length(0);
-  // SO_REUSEADDR only: cpp-httplib's default also sets SO_REUSEPORT, which
-  // would let a second agent share the port and split the scrapes.
-  server_->set_socket_options([](int sock) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  std::string service = std::to_string(port);
+  int rc = ::getaddrinfo(host_.empty() ? nullptr : host_.c_str(), service.c_str(), &hints, &found);
+  if (rc != 0) {
+    return Status::FailedPrecondition(fmt::format("http: cannot listen on {}", options_.listen), ::gai_strerror(rc));
+  }
+  std::string why = "no address";
+  for (addrinfo* a = found; a != nullptr && listen_fd_ < 0; a = a->ai_next) {
+    int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) continue;
+    // SO_REUSEADDR only (no SO_REUSEPORT): a second agent must not share
+    // the port and split the scrapes.
     int yes = 1;
-    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-  });
-  server_->set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, kListenBacklog) == 0) {
+      listen_fd_ = fd;
+      sockaddr_storage bound{};
+      socklen_t len = sizeof bound;
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len);
+      port_ = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
+                                                : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+      break;
+    }
+    why = std::strerror(errno);
+    ::close(fd);
+  }
+  ::freeaddrinfo(found);
+  if (listen_fd_ < 0) {
+    return Status::FailedPrecondition(fmt::format("http: cannot listen on {}", options_.listen),
+                                      why + " (is another agent or program using the address?)");
+  }
+  return Status::OK();
+}
+
+Status HttpServer::Start(Routes routes) {
+  Status s = Bind();
+  if (!s.ok()) return s;
+  routes_ = std::move(routes);
+  if (::pipe2(wake_fds_, O_CLOEXEC) != 0) return Status::IOError("http: pipe", std::strerror(errno));
+  engine_ = std::make_unique<Engine>();
+  engine_->set_keep_alive_max_count(100);
+  engine_->set_payload_max_length(0);
+  engine_->set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
     if (req.method == "GET" || req.method == "HEAD") return httplib::Server::HandlerResponse::Unhandled;
     res.status = 405;
     res.set_header("Allow", "GET, HEAD");
     res.set_content("only GET is served here\n", "text/plain");
     return httplib::Server::HandlerResponse::Handled;
   });
-  server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+  engine_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     res.set_content(routes_.metrics(), metrics::kContentType);
   });
-  server_->Get("/api/v1/status", [this](const httplib::Request&, httplib::Response& res) {
+  engine_->Get("/api/v1/status", [this](const httplib::Request&, httplib::Response& res) {
     res.set_content(routes_.status_json(), "application/json");
   });
-  server_->Get("/health", [this](const httplib::Request&, httplib::Response& res) {
+  engine_->Get("/health", [this](const httplib::Request&, httplib::Response& res) {
     std::string reason;
     bool is_ok = routes_.health(&reason);
     res.status = is_ok ? 200 : 503;
     res.set_content(is_ok ? "ok\n" : reason + "\n", "text/plain");
   });
-  server_->set_error_handler([](const httplib::Request&, httplib::Response& res) {
+  engine_->set_error_handler([](const httplib::Request&, httplib::Response& res) {
     if (res.status == 404) res.set_content("not found: try /metrics, /health or /api/v1/status\n", "text/plain");
   });
-  if (port == 0) {
-    port_ = server_->bind_to_any_port(host);
-    if (port_ < 0) port_ = 0;
-  } else {
-    port_ = server_->bind_to_port(host, port) ? port : 0;
-  }
-  if (port_ == 0) {
-    return Status::Unavailable(fmt::format("http: cannot listen on {}", options_.listen),
-                               "the address is in use or not local");
-  }
-  thread_ = std::thread([this] { server_->listen_after_bind(); });
-  logger_->Log(LogLevel::kInfo, "http: listening on http://{}:{}/metrics", host.find(':') != std::string::npos
-                                                                               ? "[" + host + "]"
-                                                                               : host,
-               port_);
+  acceptor_ = std::thread([this] { Accept(); });
+  logger_->Log(LogLevel::kInfo, "http: listening on http://{}:{}/metrics",
+               host_.find(':') != std::string::npos ? "[" + host_ + "]" : host_, port_);
   return Status::OK();
 }
 
+void HttpServer::Accept() {
+  for (;;) {
+    pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {wake_fds_[0], POLLIN, 0}};
+    if (::poll(fds, 2, -1) < 0 && errno != EINTR) return;
+    if ((fds[1].revents & POLLIN) != 0) return;
+    if ((fds[0].revents & POLLIN) == 0) continue;
+    int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) continue;
+    std::lock_guard<std::mutex> lock(mu_);
+    pending_.push_back(fd);
+    if (idle_workers_ < static_cast<int>(pending_.size()) &&
+        static_cast<int>(workers_.size()) < options_.max_connections) {
+      workers_.emplace_back([this] { Work(); });
+    } else {
+      ready_.notify_one();
+    }
+  }
+}
+
+void HttpServer::Work() {
+  for (;;) {
+    int fd = -1;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      ++idle_workers_;
+      ready_.wait(lock, [this] { return is_stopping_ || !pending_.empty(); });
+      --idle_workers_;
+      if (is_stopping_) return;
+      fd = pending_.front();
+      pending_.pop_front();
+    }
+    Serve(fd);
+    ::close(fd);
+  }
+}
+
+void HttpServer::Serve(int fd) {
+  ConnectionStream stream(fd, wake_fds_[0], options_);
+  auto head_limit = std::chrono::duration_cast<std::chrono::milliseconds>(options_.head_timeout);
+  auto idle_limit = std::chrono::duration_cast<std::chrono::milliseconds>(options_.keep_alive_timeout);
+  constexpr int kMaxRequestsPerConnection = 100;
+  for (int served = 0; served < kMaxRequestsPerConnection; ++served) {
+    // The first request has the whole head deadline to arrive; later ones
+    // begin within the keep-alive time.
+    if (!stream.AwaitRequest(served == 0 ? head_limit : idle_limit)) return;
+    stream.StartRequest(head_limit);
+    bool is_closed = false;
+    bool is_served = engine_->Process(stream, served + 1 == kMaxRequestsPerConnection, is_closed);
+    if (!is_served || is_closed || stream.is_past_deadline()) return;
+  }
+}
+
 void HttpServer::Stop() {
-  if (server_ != nullptr) server_->stop();
-  if (thread_.joinable()) thread_.join();
+  if (wake_fds_[1] >= 0) {
+    char byte = 1;
+    ssize_t ignored = ::write(wake_fds_[1], &byte, 1);
+    (void)ignored;
+  }
+  if (acceptor_.joinable()) acceptor_.join();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    is_stopping_ = true;
+  }
+  ready_.notify_all();
+  for (std::thread& t : workers_) t.join();
+  workers_.clear();
+  for (int fd : pending_) ::close(fd);
+  pending_.clear();
+  if (listen_fd_ >= 0) ::close(listen_fd_);
+  listen_fd_ = -1;
+  for (int& fd : wake_fds_) {
+    if (fd >= 0) ::close(fd);
+    fd = -1;
+  }
 }
 
 }  // namespace tarmac::http

@@ -1,39 +1,52 @@
 // SPDX-License-Identifier: Apache-2.0
 //
-// The agent's HTTP endpoint (cpp-httplib), read-only: GET /metrics
-// (Prometheus), /health and /api/v1/status (the JSON of `tarmac status
-// --json`). Every answer comes from the latest snapshot: no request calls
-// NVML or waits for the sampler. Loopback by default.
+// The agent's HTTP endpoint, read-only: GET /metrics (Prometheus), /health
+// and /api/v1/status (the JSON of `tarmac status --json`). Every answer
+// comes from the latest snapshot: no request calls NVML or waits for the
+// sampler. Loopback by default.
 //
-// Bounds: a fixed pool of worker threads, request line and headers capped
-// by cpp-httplib (8 KiB each), bodies refused, a read timeout that drops
-// slow clients, and keep-alive limited. Methods other than GET and HEAD get
-// 405; unknown paths 404.
+// HTTP itself (request parsing, responses, keep-alive) is cpp-httplib's;
+// connections are ours, so that no client can hold the endpoint:
+//  - the listen backlog is kListenBacklog, so a burst of scrapers waits in
+//    the kernel instead of being refused;
+//  - each connection has a worker of its own, from a pool that grows to
+//    `max_connections` (further connections wait for a free worker);
+//  - each request must arrive whole (line and headers) within
+//    `head_timeout` of its first byte, however slowly it trickles, and a
+//    client silent for `read_timeout` mid-request is dropped;
+//  - line and headers are capped by cpp-httplib (8 KiB each), bodies are
+//    refused, and keep-alive is limited. Methods other than GET and HEAD get
+//    405; unknown paths 404.
 //
-// Thread safety: Start/Stop from one thread; handlers run on the pool.
+// Thread safety: Bind/Start/Stop from one thread; handlers run on workers.
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
+#include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "common/log.h"
 #include "common/result.h"
 
-namespace httplib {
-class Server;
-}
-
 namespace tarmac::http {
+
+inline constexpr int kListenBacklog = 1024;
 
 struct HttpOptions {
   std::string listen = "127.0.0.1:9477";  // HOST:PORT; port 0 picks a free one.
-  int worker_threads = 8;
-  // A client silent this long mid-request is dropped, so slow clients hold
-  // a worker for at most this.
+  int max_connections = 128;              // Connections served at once.
+  // A client silent this long mid-request is dropped.
   std::chrono::seconds read_timeout{2};
+  // A request's line and headers must all arrive within this of its start.
+  std::chrono::seconds head_timeout{5};
+  // An idle keep-alive connection is closed after this.
+  std::chrono::seconds keep_alive_timeout{2};
 };
 
 // What the routes answer; each returns the body (and, for health, whether
@@ -49,24 +62,41 @@ Status ParseListen(const std::string& listen, std::string* host, int* port);
 
 class HttpServer {
  public:
-  HttpServer(HttpOptions options, Routes routes, Logger* logger);
+  HttpServer(HttpOptions options, Logger* logger);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  // Binds and starts serving; logs the address. kUnavailable when the
-  // address cannot be bound.
-  Status Start();
+  // Binds the address (nothing is served yet). kInvalidArgument for a
+  // malformed address; kFailedPrecondition when it is in use or not local.
+  Status Bind();
+  // Serves `routes` (binds first when Bind was not called); logs the address.
+  Status Start(Routes routes);
   void Stop();
   int port() const { return port_; }
 
  private:
+  class Engine;
+  void Accept();
+  void Work();
+  void Serve(int fd);
+
   HttpOptions options_;
   Routes routes_;
   Logger* logger_;
-  std::unique_ptr<httplib::Server> server_;
-  std::thread thread_;
+  std::unique_ptr<Engine> engine_;
+  std::string host_;
+  int listen_fd_ = -1;
+  int wake_fds_[2] = {-1, -1};
   int port_ = 0;
+  std::thread acceptor_;
+
+  std::mutex mu_;
+  std::condition_variable ready_;
+  std::deque<int> pending_;  // Accepted, waiting for a worker.
+  std::vector<std::thread> workers_;
+  int idle_workers_ = 0;
+  bool is_stopping_ = false;
 };
 
 }  // namespace tarmac::http

@@ -91,6 +91,7 @@ std::string Handle(const Request& request, const PeerCredentials& peer, const Ag
                                      {"started_at_unix", agent.started_at_unix},
                                      {"protocol_version", kProtocolVersion},
                                      {"store", agent.store_status ? agent.store_status() : json(nullptr)},
+                                     {"lease_state", agent.lease_state ? agent.lease_state() : json(nullptr)},
                                      {"peer", {{"pid", peer.pid}, {"uid", peer.uid}, {"gid", peer.gid}}}});
   }
   if (request.method == "status") {
@@ -143,7 +144,10 @@ Result<json> DecodeResponse(std::string_view line) {
   if (code == kErrorNotFound) return Status::NotFound(message);
   if (code == kErrorPermissionDenied) return Status::PermissionDenied(message);
   if (code == kErrorNoFit) return Status::ResourceExhausted(message);
-  return Status::InvalidArgument(fmt::format("agent: {}: {}", code, message));
+  if (code == kErrorStorage) return Status::IOError(message);
+  if (code == kErrorBadRequest) return Status::InvalidArgument(message);
+  if (code == kErrorInternal) return Status::Internal(message);
+  return Status::InvalidArgument(fmt::format("{} ({})", message, code));
 }
 
 }  // namespace tarmac::ipc

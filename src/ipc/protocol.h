@@ -52,6 +52,8 @@ inline constexpr const char* kErrorNotFound = "not_found";
 inline constexpr const char* kErrorPermissionDenied = "permission_denied";
 inline constexpr const char* kErrorNoFit = "no_fit";  // lease.request with wait=false: nothing fits now.
 inline constexpr const char* kErrorInternal = "internal";
+// A lease or queue change that could not be saved, and so was not made.
+inline constexpr const char* kErrorStorage = "storage_unavailable";
 
 // Parses one request line (without the newline). On failure returns the
 // error response to send instead (with the id when one could be read).
@@ -80,6 +82,8 @@ struct AgentInfo {
   std::function<std::optional<std::string>(const Request&, const PeerCredentials&)> leases;
   // Which lease holds each GPU (by index): id and user. Empty: no leases.
   std::function<std::map<int, std::pair<int64_t, std::string>>()> gpu_leases;
+  // The lease state for `hello`: path, whether it saves, and why not.
+  std::function<nlohmann::json()> lease_state;
 };
 
 // Answers one request from the latest snapshot (null before the first tick),

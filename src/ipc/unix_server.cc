@@ -61,6 +61,16 @@ UnixServer::UnixServer(ServerOptions options, Handler handler, Clock* clock, Log
 
 UnixServer::~UnixServer() { Stop(); }
 
+bool IsServing(const std::string& socket_path) {
+  Result<sockaddr_un> addr = Address(socket_path);
+  if (!addr.ok()) return false;
+  int probe = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (probe < 0) return false;
+  bool is_live = ::connect(probe, reinterpret_cast<const sockaddr*>(&addr.value()), sizeof(sockaddr_un)) == 0;
+  ::close(probe);
+  return is_live;
+}
+
 Status UnixServer::Start() {
   Result<sockaddr_un> addr = Address(options_.socket_path);
   if (!addr.ok()) return addr.status();
@@ -71,10 +81,7 @@ Status UnixServer::Start() {
     if (!S_ISSOCK(st.st_mode)) {
       return Status::FailedPrecondition(fmt::format("{} exists and is not a socket", options_.socket_path));
     }
-    int probe = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    bool is_live = ::connect(probe, reinterpret_cast<const sockaddr*>(&addr.value()), sizeof(sockaddr_un)) == 0;
-    ::close(probe);
-    if (is_live) {
+    if (IsServing(options_.socket_path)) {
       return Status::FailedPrecondition(
           fmt::format("another agent is serving {}; stop it first", options_.socket_path));
     }
@@ -84,7 +91,8 @@ Status UnixServer::Start() {
   listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (listen_fd_ < 0) return Status::Unavailable("api: socket", std::strerror(errno));
   if (::bind(listen_fd_, reinterpret_cast<const sockaddr*>(&addr.value()), sizeof(sockaddr_un)) != 0) {
-    Status s = Status::Unavailable(fmt::format("api: cannot bind {}", options_.socket_path), std::strerror(errno));
+    Status s = Status::FailedPrecondition(fmt::format("api: cannot bind {}", options_.socket_path),
+                                          std::strerror(errno));
     ::close(listen_fd_);
     listen_fd_ = -1;
     return s;
@@ -92,7 +100,9 @@ Status UnixServer::Start() {
   // Reading is open to every local user; what changes state will check the
   // caller's credentials.
   ::chmod(options_.socket_path.c_str(), 0666);
-  if (::listen(listen_fd_, 128) != 0 || ::pipe2(wake_fds_, O_CLOEXEC | O_NONBLOCK) != 0) {
+  // A deep backlog: a burst of clients waits in the kernel for the next
+  // poll rather than being refused.
+  if (::listen(listen_fd_, kListenBacklog) != 0 || ::pipe2(wake_fds_, O_CLOEXEC | O_NONBLOCK) != 0) {
     return Status::Unavailable("api: listen", std::strerror(errno));
   }
   thread_ = std::jthread([this](std::stop_token stop) { Loop(stop); });
@@ -251,16 +261,20 @@ Result<nlohmann::json> CallAgent(const std::string& socket_path, const Request& 
   if (!addr.ok()) return addr.status();
   int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return Status::Unavailable("agent: socket", std::strerror(errno));
-  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr.value()), sizeof(sockaddr_un)) != 0) {
-    int err = errno;
-    ::close(fd);
-    return Status::Unavailable(fmt::format("agent: no agent at {}", socket_path), std::strerror(err));
-  }
   timeval tv{};
   tv.tv_sec = static_cast<time_t>(timeout.count() / 1000);
   tv.tv_usec = static_cast<suseconds_t>((timeout.count() % 1000) * 1000);
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);  // Bounds connect() too, on a full backlog.
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr.value()), sizeof(sockaddr_un)) != 0) {
+    int err = errno;
+    ::close(fd);
+    if (err == ENOENT || err == ECONNREFUSED || err == ENOTDIR) {
+      return Status::FailedPrecondition(fmt::format("agent: no agent at {}", socket_path), std::strerror(err));
+    }
+    return Status::Unavailable(fmt::format("agent: {} did not take the connection", socket_path),
+                               std::strerror(err));
+  }
   std::string line = EncodeRequest(request);
   // A send may fail because a busy agent already answered and closed; its
   // answer is still there to read.

@@ -23,9 +23,13 @@
 
 namespace tarmac::ipc {
 
+// Connections the kernel holds for the agent before it accepts them
+// (capped by net.core.somaxconn).
+inline constexpr int kListenBacklog = 4096;
+
 struct ServerOptions {
   std::string socket_path;
-  int max_connections = 64;
+  int max_connections = 512;
   int64_t max_request_bytes = 65536;
   std::chrono::milliseconds request_timeout{5000};
   int64_t max_unread_output_bytes = int64_t{32} << 20;
@@ -38,6 +42,9 @@ struct ServerStats {
   int64_t too_large = 0;
   int64_t timed_out = 0;
 };
+
+// Whether an agent answers connections on `socket_path` now.
+bool IsServing(const std::string& socket_path);
 
 class UnixServer {
  public:
@@ -73,7 +80,10 @@ class UnixServer {
 };
 
 // Client side: connects to `socket_path`, sends `request`, waits up to
-// `timeout` for the response line. kUnavailable when no agent listens there.
+// `timeout` for the response line. kFailedPrecondition when no agent listens
+// there (no socket file, or a stale one); kUnavailable when one does but is
+// busy, or did not answer in time; else the agent's answer
+// (DecodeResponse).
 Result<nlohmann::json> CallAgent(const std::string& socket_path, const Request& request,
                                  std::chrono::milliseconds timeout);
 

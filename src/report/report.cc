@@ -43,7 +43,7 @@ Result<Report> BuildReport(store::Db* db, const ReportRequest& request) {
   Result<Stmt> gpus = db->Prepare(
       "SELECT g.gpu_id, g.gpu_index, g.uuid, g.name, SUM(r.covered_seconds), SUM(r.utilization_sum_permille_seconds), "
       "SUM(r.idle_seconds), SUM(r.held_idle_seconds), SUM(r.energy_joules), SUM(r.throttle_thermal_seconds), "
-      "SUM(r.throttle_power_seconds), SUM(r.throttle_other_seconds) "
+      "SUM(r.throttle_power_seconds), SUM(r.throttle_other_seconds), SUM(r.unknown_seconds) "
       "FROM gpu_rollup_1h r JOIN gpus g USING (gpu_id) WHERE r.hour >= ? AND r.hour < ? "
       "GROUP BY g.gpu_id ORDER BY g.gpu_index, g.uuid");
   if (gpus.ok()) gpus.value().Bind(1, first_hour).Bind(2, end_hour);
@@ -53,11 +53,15 @@ Result<Report> BuildReport(store::Db* db, const ReportRequest& request) {
     g.uuid = r.Text(2);
     g.name = r.Text(3);
     double covered = static_cast<double>(r.Int(4));
+    double unknown = static_cast<double>(r.Int(12));
+    double known = covered - unknown;  // Read: busy or idle.
     g.covered_hours = covered / 3600;
-    if (covered > 0) {
-      g.mean_utilization_ratio = static_cast<double>(r.Int(5)) / 1000.0 / covered;
-      g.duty_cycle_ratio = 1.0 - static_cast<double>(r.Int(6)) / covered;
+    g.unknown_hours = unknown / 3600;
+    if (known > 0) {
+      g.mean_utilization_ratio = static_cast<double>(r.Int(5)) / 1000.0 / known;
+      g.duty_cycle_ratio = 1.0 - static_cast<double>(r.Int(6)) / known;
     }
+    g.busy_hours = std::max(0.0, known - static_cast<double>(r.Int(6))) / 3600;
     g.idle_hours = static_cast<double>(r.Int(6)) / 3600;
     g.held_idle_hours = static_cast<double>(r.Int(7)) / 3600;
     g.energy_kwh = static_cast<double>(r.Int(8)) / 3.6e6;
@@ -151,8 +155,18 @@ Result<Report> BuildReport(store::Db* db, const ReportRequest& request) {
   });
   if (!s.ok()) return s;
 
+  Result<Stmt> span = db->Prepare("SELECT MIN(hour), MAX(hour) FROM gpu_rollup_1h WHERE hour >= ? AND hour < ?");
+  if (span.ok()) span.value().Bind(1, first_hour).Bind(2, end_hour);
+  s = ForEachRow(span, [&](const Stmt& r) {
+    if (r.IsNull(0)) return;
+    report.data_since_t = std::max(request.since_t, r.Int(0) * 3600);
+    report.data_until_t = std::min(request.until_t, (r.Int(1) + 1) * 3600);
+  });
+  if (!s.ok()) return s;
+
   for (const GpuLine& g : report.gpus) {
     report.idle_cost += g.idle_cost;
+    report.unknown_hours += g.unknown_hours;
     if (g.duty_cycle_ratio && 1.0 - *g.duty_cycle_ratio > request.mostly_idle_ratio) report.mostly_idle_gpus++;
   }
   if (report.gpus.empty()) {
@@ -165,6 +179,10 @@ Result<Report> BuildReport(store::Db* db, const ReportRequest& request) {
                                     *report.idle_memory_share * 100);
     }
     if (report.has_costs) report.verdict += fmt::format("; idle cost {}", Money(report.currency, report.idle_cost));
+    if (report.unknown_hours > 0) {
+      report.verdict += fmt::format("; {:.1f} GPU-hours could not be read (unknown, counted neither busy nor idle)",
+                                    report.unknown_hours);
+    }
     report.verdict += ".";
   }
   return report;

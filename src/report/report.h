@@ -37,10 +37,13 @@ struct GpuLine {
   int index = 0;
   std::string uuid;
   std::string name;
-  double covered_hours = 0;
+  double covered_hours = 0;  // Sampled: busy + idle + unknown.
+  // Of the time the GPU was read (busy + idle); unknown time is in neither.
   std::optional<double> mean_utilization_ratio;
-  std::optional<double> duty_cycle_ratio;  // Share of time above the idle threshold.
+  std::optional<double> duty_cycle_ratio;  // Share of read time above the idle threshold.
+  double busy_hours = 0;
   double idle_hours = 0;
+  double unknown_hours = 0;  // It could not be read (lost, hung, unreadable).
   double held_idle_hours = 0;
   double energy_kwh = 0;
   double throttle_thermal_hours = 0;
@@ -83,6 +86,10 @@ struct Report {
   std::vector<GpuLine> gpus;
   std::vector<OwnerLine> owners;
   std::vector<HeldIdleProcess> top_held_idle;
+  // The data the range holds: first and last hour with samples (empty: none).
+  std::optional<int64_t> data_since_t;
+  std::optional<int64_t> data_until_t;
+  double unknown_hours = 0;  // All GPUs.
   int mostly_idle_gpus = 0;
   std::optional<double> idle_memory_share;  // Of process memory-time, on idle processes.
   double idle_cost = 0;

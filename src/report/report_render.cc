@@ -45,15 +45,19 @@ std::string FormatTime(int64_t unix_seconds) {
 }
 
 std::string RenderText(const Report& r) {
-  std::string out = fmt::format("GPU report {} to {}\n\n{}\n\n", FormatTime(r.since_t), FormatTime(r.until_t), r.verdict);
-  out += fmt::format("{:<4}{:<24}{:>8}{:>7}{:>7}{:>8}{:>10}{:>9}{:>10}{:>5}", "GPU", "NAME", "HOURS", "UTIL", "DUTY",
-                     "IDLE h", "HELD-IDLE", "ENERGY", "THROTTLE", "XID");
+  std::string out = fmt::format("GPU report {} to {}\n", FormatTime(r.since_t), FormatTime(r.until_t));
+  if (r.data_since_t && r.data_until_t) {
+    out += fmt::format("data from {} to {}\n", FormatTime(*r.data_since_t), FormatTime(*r.data_until_t));
+  }
+  out += fmt::format("\n{}\n\n", r.verdict);
+  out += fmt::format("{:<4}{:<24}{:>8}{:>7}{:>7}{:>8}{:>10}{:>10}{:>9}{:>10}{:>5}", "GPU", "NAME", "HOURS", "UTIL",
+                     "DUTY", "IDLE h", "UNKNOWN h", "HELD-IDLE", "ENERGY", "THROTTLE", "XID");
   if (r.has_costs) out += fmt::format("{:>14}", "IDLE COST");
   out += "\n";
   for (const GpuLine& g : r.gpus) {
-    out += fmt::format("{:<4}{:<24}{:>8.1f}{:>7}{:>7}{:>8.1f}{:>10.1f}{:>7.1f}kWh{:>9.1f}h{:>5}", g.index,
+    out += fmt::format("{:<4}{:<24}{:>8.1f}{:>7}{:>7}{:>8.1f}{:>10.1f}{:>10.1f}{:>7.1f}kWh{:>9.1f}h{:>5}", g.index,
                        Cut(g.name, 23), g.covered_hours, Pct(g.mean_utilization_ratio), Pct(g.duty_cycle_ratio),
-                       g.idle_hours, g.held_idle_hours, g.energy_kwh,
+                       g.idle_hours, g.unknown_hours, g.held_idle_hours, g.energy_kwh,
                        g.throttle_thermal_hours + g.throttle_power_hours + g.throttle_other_hours, g.xid_count);
     if (r.has_costs) out += fmt::format("{:>14}", fmt::format("{} {:.2f}", r.currency, g.idle_cost));
     out += "\n";
@@ -86,6 +90,9 @@ std::string RenderJson(const Report& r) {
   nlohmann::json j;
   j["since"] = r.since_t;
   j["until"] = r.until_t;
+  j["data_since"] = r.data_since_t ? nlohmann::json(*r.data_since_t) : nlohmann::json(nullptr);
+  j["data_until"] = r.data_until_t ? nlohmann::json(*r.data_until_t) : nlohmann::json(nullptr);
+  j["unknown_hours"] = r.unknown_hours;
   j["verdict"] = r.verdict;
   j["by"] = ByName(r.by);
   if (r.has_costs) j["currency"] = r.currency;
@@ -98,7 +105,9 @@ std::string RenderJson(const Report& r) {
                         {"uuid", g.uuid},
                         {"name", g.name},
                         {"covered_hours", g.covered_hours},
+                        {"busy_hours", g.busy_hours},
                         {"idle_hours", g.idle_hours},
+                        {"unknown_hours", g.unknown_hours},
                         {"held_idle_hours", g.held_idle_hours},
                         {"energy_kwh", g.energy_kwh},
                         {"throttle_hours", {{"thermal", g.throttle_thermal_hours},
@@ -143,14 +152,17 @@ std::string RenderCsv(const Report& r) {
   std::string out;
   if (r.by == GroupBy::kGpu) {
     out = "gpu,uuid,name,covered_hours,mean_utilization_ratio,duty_cycle_ratio,idle_hours,held_idle_hours,energy_kwh,"
-          "throttle_thermal_hours,throttle_power_hours,throttle_other_hours,xid_count,idle_cost\n";
+          "throttle_thermal_hours,throttle_power_hours,throttle_other_hours,xid_count,idle_cost,busy_hours,"
+          "unknown_hours\n";
     for (const GpuLine& g : r.gpus) {
-      out += fmt::format("{},{},{},{:.3f},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{},{}\n", g.index, g.uuid,
+      out += fmt::format("{},{},{},{:.3f},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{},{},{:.3f},{:.3f}\n",
+                         g.index, g.uuid,
                          CsvField(g.name), g.covered_hours,
                          g.mean_utilization_ratio ? fmt::format("{:.4f}", *g.mean_utilization_ratio) : "",
                          g.duty_cycle_ratio ? fmt::format("{:.4f}", *g.duty_cycle_ratio) : "", g.idle_hours,
                          g.held_idle_hours, g.energy_kwh, g.throttle_thermal_hours, g.throttle_power_hours,
-                         g.throttle_other_hours, g.xid_count, r.has_costs ? fmt::format("{:.2f}", g.idle_cost) : "");
+                         g.throttle_other_hours, g.xid_count, r.has_costs ? fmt::format("{:.2f}", g.idle_cost) : "",
+                         g.busy_hours, g.unknown_hours);
     }
     return out;
   }

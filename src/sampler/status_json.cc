@@ -3,6 +3,8 @@
 
 #include <fmt/chrono.h>
 
+#include <cstdlib>
+
 #include "common/time_spec.h"
 #include "sampler/gpu_marks.h"
 #include "gpu/clock_event_reasons.h"
@@ -120,6 +122,9 @@ json GpuToJson(const GpuView& g) {
   if (s.health == gpu::GpuHealth::kOk) j["processes"] = processes;
   if (g.xid_count > 0 && g.last_xid) {
     j["xid_errors"] = {{"count", g.xid_count}, {"last_xid", g.last_xid->xid}, {"last_at", FormatRfc3339(g.last_xid->seen_at)}};
+    json by_code = json::object();
+    for (const auto& [code, count] : g.xid_count_by_code) by_code[std::to_string(code)] = count;
+    j["xid_errors"]["count_by_code"] = by_code;
   }
   if (g.lease_id) j["lease"] = {{"id", *g.lease_id}, {"user", g.lease_user}};
   return j;
@@ -297,6 +302,15 @@ GpuView GpuFromJson(const json& j) {
     last.xid = xid->value("last_xid", int64_t{0});
     last.seen_at = ParseRfc3339(GetString(*xid, "last_at"));
     g.last_xid = last;
+    if (auto codes = xid->find("count_by_code"); codes != xid->end() && codes->is_object()) {
+      for (const auto& [code, count] : codes->items()) {
+        char* end = nullptr;
+        long long parsed = std::strtoll(code.c_str(), &end, 10);
+        if (end != code.c_str() && *end == '\0' && count.is_number_integer()) {
+          g.xid_count_by_code[parsed] = count.get<int64_t>();
+        }
+      }
+    }
   }
   return g;
 }

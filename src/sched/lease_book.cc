@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <set>
 
+#include "common/units.h"
+
 namespace tarmac::sched {
 namespace {
 
@@ -14,6 +16,42 @@ Status CheckDuration(const char* name, const std::optional<std::chrono::seconds>
   if (d->count() <= 0) return Status::InvalidArgument(fmt::format("{} must be positive", name));
   if (*d > kMaxLeaseTime) {
     return Status::InvalidArgument(fmt::format("{} must be at most {} days", name, kMaxLeaseTime.count() / 24));
+  }
+  return Status::OK();
+}
+
+std::string Plural(int n, const char* one) { return fmt::format("{} {}{}", n, one, n == 1 ? "" : "s"); }
+
+// A request no state of these GPUs could ever grant (until one is repaired
+// or replaced): refused at once rather than queued forever.
+Status CheckCanFit(const GpuWants& w, const std::vector<GpuSlot>& gpus) {
+  int healthy = 0;
+  int roomy = 0;  // Healthy, with at least the memory asked for in all.
+  for (const GpuSlot& g : gpus) {
+    if (!g.is_healthy) continue;
+    ++healthy;
+    if (g.memory_total_bytes == 0 || g.memory_total_bytes >= w.min_free_memory_bytes) ++roomy;
+  }
+  int wants = w.uuids.empty() ? w.gpu_count : static_cast<int>(w.uuids.size());
+  for (const std::string& uuid : w.uuids) {
+    auto g = std::find_if(gpus.begin(), gpus.end(), [&](const GpuSlot& s) { return s.uuid == uuid; });
+    if (g != gpus.end() && !g->is_healthy) {
+      return Status::InvalidArgument(fmt::format("can never fit: GPU {} ({}) is not healthy", g->index, uuid));
+    }
+  }
+  if (wants > healthy) {
+    return Status::InvalidArgument(fmt::format("can never fit: {} asked for, but only {} of this machine's {} "
+                                                  "are healthy",
+                                                  Plural(wants, "GPU"), healthy, gpus.size()));
+  }
+  if (wants > roomy) {
+    int64_t most = 0;
+    for (const GpuSlot& g : gpus) most = std::max(most, g.is_healthy ? g.memory_total_bytes : 0);
+    return Status::InvalidArgument(
+        fmt::format("can never fit: {} with {} free asked for, but {} of this machine's GPUs {} that much "
+                    "memory (the largest has {})",
+                    Plural(wants, "GPU"), FormatBytes(w.min_free_memory_bytes), roomy, roomy == 1 ? "has" : "have",
+                    FormatBytes(most)));
   }
   return Status::OK();
 }
@@ -38,6 +76,7 @@ Result<int64_t> LeaseBook::Submit(const Caller& caller, LeaseRequest request, co
     }
   }
   if (w.min_free_memory_bytes < 0) return Status::InvalidArgument("min-free-memory must not be negative");
+  if (Status never = CheckCanFit(w, gpus); !never.ok()) return never;
   Status s = CheckDuration("max-time", request.max_time);
   if (s.ok()) s = CheckDuration("idle-timeout", request.idle_timeout);
   if (!s.ok()) return s;
@@ -89,13 +128,17 @@ std::vector<Lease> LeaseBook::Decide(const std::vector<GpuSlot>& gpus, TimePoint
     l.command = it->request.command;
     l.is_reservation = it->request.is_reservation;
     l.holder = it->request.holder;
+    l.request_key = it->request.request_key;
     leases_[l.id] = l;
     granted.push_back(l);
   }
   if (!granted.empty()) {
     size_t kept = 0;
     for (size_t i = 0; i < queue_.size(); ++i) {
-      if (!is_granted[i]) queue_[kept++] = std::move(queue_[i]);
+      if (is_granted[i]) continue;
+      // Never move an entry onto itself: that empties its fields.
+      if (kept != i) queue_[kept] = std::move(queue_[i]);
+      ++kept;
     }
     queue_.resize(kept);
   }

@@ -11,6 +11,7 @@
 // Thread safety: none; the agent serializes calls.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -51,6 +52,9 @@ struct LeaseRequest {
   // The client waiting for it (tarmac run): when it dies, the request is
   // dropped, or the lease's job terminated and the lease released.
   ProcessRef holder;
+  // Chosen by the client, the same for every retry of one request: a
+  // repeat returns the lease or queue entry the first one made. Empty: none.
+  std::string request_key;
 };
 
 struct Lease {
@@ -67,6 +71,10 @@ struct Lease {
   bool is_reservation = false;
   ProcessRef holder;  // From the request.
   ProcessRef job;     // The job's first process (tarmac run), once attached.
+  std::string request_key;  // From the request.
+  // Since when the owner's processes on its GPUs have shown no SM activity
+  // (saved, so that an agent restart does not reset it); empty: active.
+  std::optional<TimePoint> idle_since;
   // Random, set by the agent at the grant: marks the lease's processes
   // (TARMAC_LEASE_TOKEN) so that nothing else can match them.
   std::string token;
@@ -89,7 +97,10 @@ class LeaseBook {
   // Checks `request` against the GPUs that exist and queues it; returns its
   // id (which the lease keeps when granted). kInvalidArgument, naming the
   // field, for a count under 1 or above the GPUs there are, unknown or
-  // repeated UUIDs, negative memory, or durations not in (0, 30 days].
+  // repeated UUIDs, negative memory, or durations not in (0, 30 days],
+  // and ("can never fit: ...") for a request no state of the GPUs could grant: more GPUs than
+  // are healthy, a named GPU that is not, or more free memory than the
+  // GPUs have in all.
   Result<int64_t> Submit(const Caller& caller, LeaseRequest request, const std::vector<GpuSlot>& gpus, TimePoint now);
 
   // One scheduling decision over `gpus` (as read now; leases are applied
@@ -112,6 +123,13 @@ class LeaseBook {
   void SetToken(int64_t lease_id, std::string token) {
     if (auto it = leases_.find(lease_id); it != leases_.end()) it->second.token = std::move(token);
   }
+  // Sets since when a lease has been idle (empty: it is active).
+  void SetIdleSince(int64_t lease_id, std::optional<TimePoint> since) {
+    if (auto it = leases_.find(lease_id); it != leases_.end()) it->second.idle_since = since;
+  }
+  // Ids are never handed out twice: makes the next id at least `next_id`
+  // (after a change was taken back because it could not be saved).
+  void ReserveIdsBelow(int64_t next_id) { next_id_ = std::max(next_id_, next_id); }
   // Sets a granted lease's job. kNotFound; kPermissionDenied as Release.
   Status AttachJob(const Caller& caller, int64_t lease_id, ProcessRef job);
 

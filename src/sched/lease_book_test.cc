@@ -169,3 +169,79 @@ TEST(LeaseBookTest, AThousandRequestsAreEachServedOnceWithoutSharingAGpu) {
 
 }  // namespace
 }  // namespace tarmac::sched
+
+namespace tarmac::sched {
+namespace {
+
+// A request queued for a named GPU keeps everything it asked for when a
+// request behind it is granted first (compacting the queue once moved the
+// kept entry onto itself, emptying its fields: it then ran on another GPU,
+// with no user or command).
+TEST(LeaseBookTest, AQueuedRequestKeepsItsFieldsWhenOneBehindItIsGranted) {
+  LeaseBook book;
+  std::vector<GpuSlot> gpus = testing::FreeGpus(4);
+  LeaseRequest hold;
+  hold.wants.uuids = {"GPU-2"};
+  ASSERT_TRUE(book.Submit(kBob, hold, gpus, kT0).ok());
+  ASSERT_EQ(book.Decide(gpus, kT0).size(), 1u);
+
+  LeaseRequest named;
+  named.wants.uuids = {"GPU-2"};
+  named.command = "sh -c 'echo $CUDA_VISIBLE_DEVICES'";
+  named.max_time = hours(1);
+  Result<int64_t> waiting = book.Submit(kAlice, named, gpus, kT0 + seconds(1));
+  ASSERT_TRUE(waiting.ok());
+  LeaseRequest any = Wants(1);
+  any.command = "true";
+  Result<int64_t> other = book.Submit(kBob, any, gpus, kT0 + seconds(2));
+  ASSERT_TRUE(other.ok());
+
+  std::vector<Lease> granted = book.Decide(gpus, kT0 + seconds(3));
+  ASSERT_EQ(granted.size(), 1u);
+  EXPECT_EQ(granted[0].id, other.value());
+  const Pending* kept = book.FindPending(waiting.value());
+  ASSERT_NE(kept, nullptr);
+  EXPECT_EQ(kept->request.wants.uuids, std::vector<std::string>{"GPU-2"});
+  EXPECT_EQ(kept->owner.user, "alice");
+  EXPECT_EQ(kept->request.command, named.command);
+  EXPECT_EQ(kept->request.max_time, hours(1));
+
+  // Once GPU 2 is free, it is the GPU the request gets.
+  ASSERT_TRUE(book.Release(kBob, 1, kT0 + seconds(4)).ok());
+  granted = book.Decide(gpus, kT0 + seconds(5));
+  ASSERT_EQ(granted.size(), 1u);
+  EXPECT_EQ(granted[0].uuids, std::vector<std::string>{"GPU-2"});
+  EXPECT_EQ(granted[0].user, "alice");
+  EXPECT_EQ(granted[0].command, named.command);
+}
+
+TEST(LeaseBookTest, ARequestThatCanNeverFitIsRefusedAtOnce) {
+  LeaseBook book;
+  std::vector<GpuSlot> gpus = testing::FreeGpus(4);
+  for (GpuSlot& g : gpus) g.memory_total_bytes = int64_t{80} << 30;
+  gpus[1].is_healthy = false;
+  gpus[3].is_healthy = false;
+  LeaseRequest three = Wants(3);
+  Result<int64_t> r = book.Submit(kAlice, three, gpus, kT0);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("can never fit: 3 GPUs asked for, but only 2 of this machine's 4 are healthy"),
+            std::string::npos)
+      << r.status().message();
+  LeaseRequest big = Wants(1);
+  big.wants.min_free_memory_bytes = int64_t{100} << 30;
+  r = book.Submit(kAlice, big, gpus, kT0);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("the largest has 80.0 GiB"), std::string::npos) << r.status().message();
+  LeaseRequest sick;
+  sick.wants.uuids = {"GPU-3"};
+  r = book.Submit(kAlice, sick, gpus, kT0);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("GPU 3 (GPU-3) is not healthy"), std::string::npos) << r.status().message();
+  EXPECT_TRUE(book.queue().empty());
+  // What fits later is still queued: two healthy GPUs, both busy now.
+  LeaseRequest two = Wants(2);
+  EXPECT_TRUE(book.Submit(kAlice, two, gpus, kT0).ok());
+}
+
+}  // namespace
+}  // namespace tarmac::sched

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sched/lease_json.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace tarmac::sched {
@@ -150,7 +152,9 @@ json LeaseToJson(const Lease& l, const TimeBase& base) {
           {"kind", l.is_reservation ? "reservation" : "run"},
           {"holder", Ref(l.holder)},
           {"job", Ref(l.job)},
-          {"token", l.token}};
+          {"token", l.token},
+          {"request_key", l.request_key},
+          {"idle_since_unix", l.idle_since ? json(base.ToUnix(*l.idle_since)) : json(nullptr)}};
 }
 
 Result<Lease> LeaseFromJson(const json& j, const TimeBase& base) {
@@ -177,7 +181,12 @@ Result<Lease> LeaseFromJson(const json& j, const TimeBase& base) {
   f.Ref("holder", &l.holder);
   f.Ref("job", &l.job);
   f.Optional("token", &l.token);
+  f.Optional("request_key", &l.request_key);
+  double idle_since = 0;
+  bool has_idle_since = j.is_object() && j.contains("idle_since_unix") && !j["idle_since_unix"].is_null();
+  if (has_idle_since) f.Get("idle_since_unix", &idle_since);
   if (Status s = f.status(); !s.ok()) return AsCorruption(s);
+  if (has_idle_since) l.idle_since = base.FromUnix(idle_since);
   if (l.gpus.size() != l.uuids.size()) return Status::Corruption("lease.uuids: one per GPU expected");
   l.is_reservation = kind == "reservation";
   l.granted_at = base.FromUnix(granted);
@@ -199,6 +208,7 @@ json PendingToJson(const Pending& p, const TimeBase& base) {
           {"command", r.command},
           {"kind", r.is_reservation ? "reservation" : "run"},
           {"holder", Ref(r.holder)},
+          {"request_key", r.request_key},
           {"submitted_at_unix", base.ToUnix(p.submitted_at)}};
 }
 
@@ -232,8 +242,13 @@ Result<LeaseRequest> LeaseRequestFromJson(const json& params) {
   f.Seconds("idle_timeout_seconds", &r.idle_timeout);
   f.Optional("command", &r.command);
   f.Optional("kind", &kind);
+  f.Optional("request_key", &r.request_key);
   if (Status s = f.status(); !s.ok()) return s;
   if (kind != "run" && kind != "reservation") return Status::InvalidArgument("params.kind: expected run or reservation");
+  if (r.request_key.size() > 128 ||
+      std::any_of(r.request_key.begin(), r.request_key.end(), [](char c) { return c <= ' ' || c > '~'; })) {
+    return Status::InvalidArgument("params.request_key: expected up to 128 printable ASCII characters");
+  }
   if (r.command.size() > 4096) r.command.resize(4096);
   r.is_reservation = kind == "reservation";
   return r;

@@ -24,6 +24,7 @@ struct GpuSlot {
   bool is_leased = false;               // An exclusive lease holds it.
   bool has_foreign_processes = false;   // Processes outside any lease.
   int64_t memory_free_bytes = 0;
+  int64_t memory_total_bytes = 0;  // 0: unknown (then no request is refused for memory).
   int nvlink_domain = -1;  // GPUs joined all-to-all by NVLink share one; -1: none.
   int pcie_switch = -1;    // GPUs under one PCIe switch share one; -1: unknown.
   int numa_node = -1;

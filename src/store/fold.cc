@@ -50,6 +50,8 @@ GpuMinuteRollup RollUpGpu(int64_t minute, const Block& block, int64_t max_gap_se
       r.utilization_sum_permille_seconds += permille * dt[i];
       utilization_seconds += dt[i];
       if (*u < kIdlePercent) r.idle_seconds += dt[i];
+    } else {
+      r.unknown_seconds += dt[i];
     }
     if (std::optional<int64_t> m = at(kMemoryUsedMib)) {
       memory_sum += *m * dt[i];

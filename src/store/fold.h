@@ -29,7 +29,8 @@ struct GpuMinuteRollup {
   int64_t power_sum_deciwatt_seconds = 0;
   std::optional<int64_t> temperature_max_celsius;
   int64_t energy_joules = 0;
-  int64_t idle_seconds = 0;
+  int64_t idle_seconds = 0;     // Read, and under the idle threshold.
+  int64_t unknown_seconds = 0;  // Not read (lost, hung, unreadable): neither busy nor idle.
   int64_t held_idle_seconds = 0;
   int64_t throttle_thermal_seconds = 0;
   int64_t throttle_power_seconds = 0;

@@ -129,11 +129,17 @@ Result<HistoryResult> QueryHistory(Db* db, const HistoryRequest& request) {
   Buckets buckets(metrics.size(), request.step_seconds);
   if (request.step_seconds < 60) {
     result.tier = "raw";
+    // Minutes still in the journal are read from there (a clean stop also
+    // folds the minute in progress, which the journal keeps whole).
+    Result<std::optional<int64_t>> journal_start = db->QueryInt("SELECT MIN(t) / 60 FROM tick_journal");
+    if (!journal_start.ok()) return journal_start.status();
+    int64_t raw_end = (request.until_t + 59) / 60;
+    if (journal_start.value()) raw_end = std::min(raw_end, *journal_start.value());
     Result<Stmt> raw = db->Prepare("SELECT minute, samples FROM gpu_samples WHERE gpu_id = ? AND minute >= ? AND minute < ?");
     if (!raw.ok()) return raw.status();
     for (const auto& [id, g] : gpus) {
       raw.value().Reset();
-      raw.value().Bind(1, id).Bind(2, request.since_t / 60).Bind(3, (request.until_t + 59) / 60);
+      raw.value().Bind(1, id).Bind(2, request.since_t / 60).Bind(3, raw_end);
       while (true) {
         Result<bool> row = raw.value().Step();
         if (!row.ok()) return row.status();

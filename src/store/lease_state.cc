@@ -2,6 +2,7 @@
 #include "store/lease_state.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 namespace tarmac::store {
 
@@ -14,6 +15,14 @@ json LeaseEventToJson(const LeaseEvent& e) {
 }
 
 Result<std::unique_ptr<LeaseState>> LeaseState::Open(const std::string& path) {
+  Result<std::unique_ptr<Db>> db = OpenDb(path);
+  if (!db.ok()) return db.status();
+  std::unique_ptr<LeaseState> state(new LeaseState(std::move(db).value(), path));
+  state->NoteIdentity();
+  return state;
+}
+
+Result<std::unique_ptr<Db>> LeaseState::OpenDb(const std::string& path) {
   Result<std::unique_ptr<Db>> db = Db::Open(path, Db::Mode::kReadWriteCreate);
   if (!db.ok()) return db.status();
   Status s = db.value()->Exec(
@@ -24,10 +33,40 @@ Result<std::unique_ptr<LeaseState>> LeaseState::Open(const std::string& path) {
       " kind TEXT NOT NULL, lease_id INTEGER NOT NULL, uid INTEGER NOT NULL, user TEXT NOT NULL,"
       " actor_uid INTEGER NOT NULL, actor TEXT NOT NULL, gpus TEXT NOT NULL, detail TEXT NOT NULL);");
   if (!s.ok()) return s.WithContext(fmt::format("lease state {}", path));
-  return std::unique_ptr<LeaseState>(new LeaseState(std::move(db).value()));
+  return db;
+}
+
+void LeaseState::NoteIdentity() {
+  struct stat st {};
+  if (::stat(path_.c_str(), &st) == 0) {
+    device_ = st.st_dev;
+    inode_ = st.st_ino;
+  }
+}
+
+Status LeaseState::CheckFile() const {
+  struct stat st {};
+  if (::stat(path_.c_str(), &st) != 0) {
+    return Status::NotFound(fmt::format("lease state {} was deleted under the agent", path_));
+  }
+  if (st.st_dev != device_ || st.st_ino != inode_) {
+    return Status::FailedPrecondition(fmt::format("lease state {} was replaced by another file under the agent",
+                                                  path_));
+  }
+  return Status::OK();
+}
+
+Status LeaseState::Reopen() {
+  db_.reset();
+  Result<std::unique_ptr<Db>> db = OpenDb(path_);
+  if (!db.ok()) return db.status();
+  db_ = std::move(db).value();
+  NoteIdentity();
+  return Status::OK();
 }
 
 Result<std::vector<std::pair<int64_t, json>>> LeaseState::Load(const std::string& kind) {
+  if (db_ == nullptr) return Status::Unavailable(fmt::format("lease state {} is not open", path_));
   Result<Stmt> st = db_->Prepare("SELECT id, body FROM lease_state WHERE kind = ?1 ORDER BY id");
   if (!st.ok()) return st.status();
   st.value().Bind(1, kind);
@@ -48,6 +87,7 @@ Result<std::vector<std::pair<int64_t, json>>> LeaseState::Load(const std::string
 
 Status LeaseState::Apply(const std::vector<StateChange>& changes, std::vector<LeaseEvent>* events) {
   if (changes.empty() && (events == nullptr || events->empty())) return Status::OK();
+  if (db_ == nullptr) return Status::Unavailable(fmt::format("lease state {} is not open", path_));
   Transaction tx(db_.get());
   if (!tx.begin_status().ok()) return tx.begin_status();
   for (const StateChange& c : changes) {
@@ -76,6 +116,7 @@ Status LeaseState::Apply(const std::vector<StateChange>& changes, std::vector<Le
 }
 
 Result<std::vector<LeaseEvent>> LeaseState::Events(int64_t after_seq, int64_t limit) {
+  if (db_ == nullptr) return Status::Unavailable(fmt::format("lease state {} is not open", path_));
   Result<Stmt> st = db_->Prepare(
       "SELECT seq, at_unix, kind, lease_id, uid, user, actor_uid, actor, gpus, detail FROM lease_events"
       " WHERE seq > ?1 ORDER BY seq LIMIT ?2");

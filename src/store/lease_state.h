@@ -62,11 +62,24 @@ class LeaseState {
   // Events with seq > `after_seq`, oldest first, at most `limit`.
   Result<std::vector<LeaseEvent>> Events(int64_t after_seq, int64_t limit);
 
-  const std::string& path() const { return db_->path(); }
+  const std::string& path() const { return path_; }
+
+  // Whether the file at path() is still the one opened: kNotFound when it
+  // (or its folder) was deleted, kFailedPrecondition when another file took
+  // its place.
+  Status CheckFile() const;
+  // Closes and opens path() again (creating it when missing): a store that
+  // was read-only or deleted writes again once it can.
+  Status Reopen();
 
  private:
-  explicit LeaseState(std::unique_ptr<Db> db) : db_(std::move(db)) {}
+  LeaseState(std::unique_ptr<Db> db, std::string path) : db_(std::move(db)), path_(std::move(path)) {}
+  static Result<std::unique_ptr<Db>> OpenDb(const std::string& path);
+  void NoteIdentity();
   std::unique_ptr<Db> db_;
+  std::string path_;
+  uint64_t device_ = 0;
+  uint64_t inode_ = 0;
 };
 
 }  // namespace tarmac::store

@@ -144,8 +144,23 @@ CREATE VIEW event_log AS
   FROM events e LEFT JOIN gpus g USING (gpu_id);
 )sql";
 
+// Version 2: time a GPU could not be read is kept apart (unknown_seconds),
+// so that it is counted neither busy nor idle.
+constexpr const char* kSchemaV2 = R"sql(
+ALTER TABLE gpu_rollup_1m ADD COLUMN unknown_seconds INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE gpu_rollup_1h ADD COLUMN unknown_seconds INTEGER NOT NULL DEFAULT 0;
+DROP VIEW gpu_hours;
+CREATE VIEW gpu_hours AS
+  SELECT datetime(r.hour * 3600, 'unixepoch') AS time, g.gpu_index, g.uuid, g.name,
+         r.utilization_sum_permille_seconds / 10.0 / MAX(r.covered_seconds - r.unknown_seconds, 1)
+           AS utilization_percent,
+         r.energy_joules / 3600000.0 AS energy_kwh, r.idle_seconds, r.unknown_seconds, r.held_idle_seconds,
+         r.covered_seconds
+  FROM gpu_rollup_1h r JOIN gpus g USING (gpu_id);
+)sql";
+
 // migrations[v] takes a database at version v to v + 1.
-constexpr const char* kMigrations[] = {kSchemaV1};
+constexpr const char* kMigrations[] = {kSchemaV1, kSchemaV2};
 
 Status CheckReadable(Db* db) {
   Result<std::optional<int64_t>> version = db->QueryInt("PRAGMA user_version");
@@ -160,7 +175,9 @@ Status CheckReadable(Db* db) {
   return Status::OK();
 }
 
-Status QuickCheck(Db* db) {
+}  // namespace
+
+Status CheckIntegrity(Db* db) {
   Result<Stmt> check = db->Prepare("PRAGMA quick_check(1)");
   if (!check.ok()) return check.status();
   Result<bool> row = check.value().Step();
@@ -170,19 +187,19 @@ Status QuickCheck(Db* db) {
   return Status::OK();
 }
 
-}  // namespace
-
 Result<std::unique_ptr<Db>> OpenForWriting(const std::string& path) {
   Result<std::unique_ptr<Db>> opened = Db::Open(path, Db::Mode::kReadWriteCreate);
   if (!opened.ok()) return opened.status();
   Db* db = opened.value().get();
   Status s = CheckReadable(db);
-  if (s.ok()) s = QuickCheck(db);
+  if (s.ok()) s = CheckIntegrity(db);
   if (!s.ok()) return s;
   ::chmod(path.c_str(), 0644);  // Readable by the report commands, as `ps` shows the same.
   s = db->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF;");
   if (!s.ok()) return s;
-  int64_t version = db->QueryInt("PRAGMA user_version").value().value_or(0);
+  Result<std::optional<int64_t>> read_version = db->QueryInt("PRAGMA user_version");
+  if (!read_version.ok()) return read_version.status();
+  int64_t version = read_version.value().value_or(0);
   if (version == 0) {
     // auto_vacuum must be chosen before the first table exists.
     s = db->Exec("PRAGMA auto_vacuum=INCREMENTAL");
@@ -208,7 +225,9 @@ Result<std::unique_ptr<Db>> OpenForReading(const std::string& path) {
   if (!opened.ok()) return opened.status();
   Status s = CheckReadable(opened.value().get());
   if (!s.ok()) return s;
-  if (opened.value()->QueryInt("PRAGMA user_version").value().value_or(0) < kSchemaVersion) {
+  Result<std::optional<int64_t>> version = opened.value()->QueryInt("PRAGMA user_version");
+  if (!version.ok()) return version.status();
+  if (version.value().value_or(0) < kSchemaVersion) {
     return Status::FailedPrecondition(fmt::format("store: {}: older schema; start the agent once to migrate it", path));
   }
   return opened;

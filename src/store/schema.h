@@ -17,12 +17,15 @@
 
 namespace tarmac::store {
 
-inline constexpr int64_t kSchemaVersion = 1;
+inline constexpr int64_t kSchemaVersion = 2;
 
 // Opens (creating if absent) and migrates the store at `path` for the
 // agent's writer: WAL, synchronous=NORMAL (a killed process loses nothing
 // committed; a power cut at most the last commits), incremental vacuum.
 Result<std::unique_ptr<Db>> OpenForWriting(const std::string& path);
+
+// PRAGMA quick_check: kCorruption naming the file and what was found.
+Status CheckIntegrity(Db* db);
 
 // Opens the store for the read commands. kNotFound when there is none.
 Result<std::unique_ptr<Db>> OpenForReading(const std::string& path);

@@ -46,6 +46,17 @@ Result<std::unique_ptr<StoreWriter>> StoreWriter::Open(StoreOptions options, Clo
     moved_to = aside.value();
     db = OpenForWriting(options.path);
   }
+  if (!db.ok() && db.status().code() != StatusCode::kFailedPrecondition) {
+    // Not writable now (a read-only file system, no permission, a full
+    // disk): history starts paused and is retried every kRetryInterval.
+    logger->Log(LogLevel::kError, "{}; history paused (live data is still served); retrying every {} s",
+                db.status().message(), kRetryInterval.count());
+    std::unique_ptr<StoreWriter> writer(new StoreWriter(std::move(options), nullptr, clock, logger));
+    writer->stats_.is_paused = true;
+    writer->stats_.last_error = db.status().message();
+    writer->retry_at_ = clock->SteadyNow() + kRetryInterval;
+    return writer;
+  }
   if (!db.ok()) return db.status();
   std::unique_ptr<StoreWriter> writer(new StoreWriter(std::move(options), std::move(db).value(), clock, logger));
   Status s = writer->Recover();
@@ -67,13 +78,16 @@ StoreWriter::StoreWriter(StoreOptions options, std::unique_ptr<Db> db, Clock* cl
 StoreWriter::~StoreWriter() { Stop(); }
 
 Status StoreWriter::Recover() {
-  Result<Stmt*> gpus = db_->Cached("SELECT gpu_id, uuid FROM gpus");
+  Result<Stmt*> gpus = db_->Cached("SELECT gpu_id, uuid, gpu_index FROM gpus ORDER BY last_seen");
   if (!gpus.ok()) return gpus.status();
   for (;;) {
     Result<bool> row = gpus.value()->Step();
     if (!row.ok()) return row.status();
     if (!row.value()) break;
     gpu_ids_[gpus.value()->Text(1)] = gpus.value()->Int(0);
+    if (gpus.value()->Text(1).rfind("index-", 0) != 0) {
+      gpu_by_index_[static_cast<int>(gpus.value()->Int(2))] = gpus.value()->Int(0);
+    }
   }
   Result<std::optional<int64_t>> journal_max = db_->QueryInt("SELECT MAX(t) FROM tick_journal");
   Result<std::optional<int64_t>> journal_min = db_->QueryInt("SELECT MIN(t) FROM tick_journal");
@@ -82,7 +96,12 @@ Status StoreWriter::Recover() {
   if (!journal_min.ok()) return journal_min.status();
   if (!folded.ok()) return folded.status();
   if (journal_max.value()) last_t_ = *journal_max.value();
-  if (folded.value()) last_t_ = std::max(last_t_, *folded.value() * 60 + 59);
+  // A folded minute with no journal left is complete (tools fold all); the
+  // minute a clean stop folded is still in the journal, which tells its
+  // last second.
+  if (folded.value() && (!journal_min.value() || *folded.value() < *journal_min.value() / 60)) {
+    last_t_ = std::max(last_t_, *folded.value() * 60 + 59);
+  }
   if (journal_min.value()) journal_minute_ = *journal_min.value() / 60;
   Result<Stmt*> sessions =
       db_->Cached("SELECT session_id, gpu_id, pid, start_ticks FROM process_sessions WHERE last_seen >= ?");
@@ -110,9 +129,67 @@ void StoreWriter::Stop() {
   }
   cv_.notify_all();
   thread_.join();
-  // A clean stop leaves no journal behind: the minute in progress is folded.
-  Status s = FoldAll();
+  // The minute in progress is folded, so that reports see it, and also kept
+  // in the journal: a start within the same minute carries on in it, and
+  // the minute is folded again, whole, when it is over.
+  if (db_ == nullptr) return;
+  Status s = FoldJournalBefore(INT64_MAX, /*keep_journal=*/true);
   if (!s.ok()) logger_->Log(LogLevel::kWarning, "{}; the next start folds it", s.message());
+}
+
+std::string StoreWriter::Problem() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string problem = corruption_;
+  if (stats_.is_paused) {
+    problem += fmt::format("{}history paused: {}", problem.empty() ? "" : "; ", stats_.last_error);
+  }
+  return problem;
+}
+
+Status StoreWriter::Reopen() {
+  db_.reset();
+  Result<std::unique_ptr<Db>> db = OpenForWriting(options_.path);
+  if (!db.ok()) {
+    if (db.status().code() == StatusCode::kCorruption) return Quarantine(db.status());
+    return db.status();
+  }
+  db_ = std::move(db).value();
+  gpu_ids_.clear();
+  gpu_by_index_.clear();
+  sessions_.clear();
+  journal_minute_.reset();
+  return Recover();
+}
+
+Status StoreWriter::Quarantine(const Status& found) {
+  logger_->Log(LogLevel::kError, "{}; moving it aside and starting a new history", found.message());
+  db_.reset();
+  Result<std::string> aside = MoveAside(options_.path, clock_->WallNow());
+  if (!aside.ok()) return aside.status();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    corruption_ = fmt::format("history store {} was found corrupt ({}) and moved to {}; a new history began "
+                              "(restart the agent to clear this)",
+                              options_.path, found.message(), aside.value());
+  }
+  Result<std::unique_ptr<Db>> db = OpenForWriting(options_.path);
+  if (!db.ok()) return db.status();
+  db_ = std::move(db).value();
+  gpu_ids_.clear();
+  gpu_by_index_.clear();
+  sessions_.clear();
+  previous_.clear();
+  journal_minute_.reset();
+  last_t_ = 0;
+  Status s = Recover();
+  if (!s.ok()) return s;
+  return WriteEvent(UnixSeconds(clock_->WallNow()), std::nullopt, "store_recovered",
+                    fmt::format("the database was corrupt ({}); moved to {}", found.message(), aside.value()));
+}
+
+Status StoreWriter::QuickCheck() {
+  if (db_ == nullptr) return Status::Unavailable("store: not open");
+  return CheckIntegrity(db_.get());
 }
 
 void StoreWriter::Submit(std::shared_ptr<const sampler::Snapshot> snapshot) {
@@ -174,12 +251,27 @@ void StoreWriter::Handle(const std::shared_ptr<const sampler::Snapshot>& snapsho
     return;
   }
   Status s;
+  // After a failure, a fresh handle: one opened on a read-only file system
+  // stays read-only, and the file may have been replaced meanwhile.
+  if (retry_at_ || db_ == nullptr) s = Reopen();
+  if (s.ok() && options_.integrity_check_interval.count() > 0) {
+    if (!next_check_at_) next_check_at_ = now + options_.integrity_check_interval;
+    if (now >= *next_check_at_) {
+      next_check_at_ = now + options_.integrity_check_interval;
+      s = QuickCheck();
+    }
+  }
   int64_t t = UnixSeconds(clock_->WallNow());
   while (s.ok() && !pending_events_.empty()) {
     s = WriteEvent(std::max(t, last_t_), std::nullopt, pending_events_.front().first, pending_events_.front().second);
     if (s.ok()) pending_events_.erase(pending_events_.begin());
   }
   if (s.ok() && snapshot) s = WriteTick(snapshot->fleet);
+  if (s.code() == StatusCode::kCorruption) {
+    // Any statement may find it: move the file aside as start-up does.
+    s = Quarantine(s);
+    if (s.ok() && snapshot) s = WriteTick(snapshot->fleet);
+  }
   std::lock_guard<std::mutex> lock(mu_);
   if (!s.ok()) {
     if (snapshot) stats_.ticks_dropped++;
@@ -205,8 +297,16 @@ Status StoreWriter::WriteEvent(int64_t t, std::optional<int64_t> gpu_id, const s
 }
 
 Result<int64_t> StoreWriter::GpuId(const gpu::GpuInfo& info, int64_t t, std::map<std::string, int64_t>* added) {
+  // A GPU that lost its identity (lost, unreadable) is still the one last
+  // seen at its index, never a new one.
+  if (info.uuid.empty()) {
+    if (auto it = gpu_by_index_.find(info.index); it != gpu_by_index_.end()) return it->second;
+  }
   std::string uuid = info.uuid.empty() ? fmt::format("index-{}", info.index) : info.uuid;
-  if (auto it = gpu_ids_.find(uuid); it != gpu_ids_.end()) return it->second;
+  if (auto it = gpu_ids_.find(uuid); it != gpu_ids_.end()) {
+    gpu_by_index_[info.index] = it->second;
+    return it->second;
+  }
   if (auto it = added->find(uuid); it != added->end()) return it->second;
   Result<Stmt*> stmt = db_->Cached(
       "INSERT INTO gpus (uuid, gpu_index, name, memory_total_bytes, first_seen, last_seen) VALUES (?, ?, ?, ?, ?, ?)");
@@ -222,6 +322,7 @@ Result<int64_t> StoreWriter::GpuId(const gpu::GpuInfo& info, int64_t t, std::map
   if (!s.ok()) return s;
   int64_t id = db_->last_insert_rowid();
   (*added)[uuid] = id;
+  if (!info.uuid.empty()) gpu_by_index_[info.index] = id;
   return id;
 }
 
@@ -361,11 +462,59 @@ Status StoreWriter::WriteTick(const sampler::FleetView& fleet) {
   return Status::OK();
 }
 
-Status StoreWriter::WriteNow(const sampler::FleetView& fleet) { return WriteTick(fleet); }
+Status StoreWriter::WriteNow(const sampler::FleetView& fleet) {
+  if (db_ == nullptr) return Status::Unavailable("store: not open");
+  return WriteTick(fleet);
+}
 
-Status StoreWriter::FoldAll() { return FoldJournalBefore(INT64_MAX); }
+Status StoreWriter::FoldAll() {
+  if (db_ == nullptr) return Status::Unavailable("store: not open");
+  return FoldJournalBefore(INT64_MAX);
+}
 
-Status StoreWriter::FoldJournalBefore(int64_t before_t) {
+Status StoreWriter::SubtractFromHours(int64_t hour, const FoldedMinute& old) {
+  Result<Stmt*> gpu = db_->Cached(
+      "UPDATE gpu_rollup_1h SET covered_seconds = covered_seconds - ?, "
+      "utilization_sum_permille_seconds = utilization_sum_permille_seconds - ?, "
+      "power_sum_deciwatt_seconds = power_sum_deciwatt_seconds - ?, energy_joules = energy_joules - ?, "
+      "idle_seconds = idle_seconds - ?, unknown_seconds = unknown_seconds - ?, "
+      "held_idle_seconds = held_idle_seconds - ?, throttle_thermal_seconds = throttle_thermal_seconds - ?, "
+      "throttle_power_seconds = throttle_power_seconds - ?, throttle_other_seconds = throttle_other_seconds - ? "
+      "WHERE gpu_id = ? AND hour = ?");
+  if (!gpu.ok()) return gpu.status();
+  for (const auto& [gpu_id, r] : old.gpu_rollups) {
+    Status s = gpu.value()
+                   ->Bind(1, r.covered_seconds).Bind(2, r.utilization_sum_permille_seconds)
+                   .Bind(3, r.power_sum_deciwatt_seconds).Bind(4, r.energy_joules).Bind(5, r.idle_seconds)
+                   .Bind(6, r.unknown_seconds).Bind(7, r.held_idle_seconds).Bind(8, r.throttle_thermal_seconds)
+                   .Bind(9, r.throttle_power_seconds).Bind(10, r.throttle_other_seconds).Bind(11, gpu_id)
+                   .Bind(12, hour)
+                   .Run();
+    if (!s.ok()) return s;
+  }
+  Result<Stmt*> process = db_->Cached(
+      "UPDATE process_rollup_1h SET seen_seconds = seen_seconds - ?, busy_seconds = busy_seconds - ?, "
+      "held_idle_seconds = held_idle_seconds - ?, memory_mib_seconds = memory_mib_seconds - ?, "
+      "held_idle_memory_mib_seconds = held_idle_memory_mib_seconds - ? WHERE session_id = ? AND hour = ?");
+  if (!process.ok()) return process.status();
+  for (const auto& [session_id, r] : old.process_rollups) {
+    Status s = process.value()
+                   ->Bind(1, r.seen_seconds).Bind(2, r.busy_seconds).Bind(3, r.held_idle_seconds)
+                   .Bind(4, r.memory_mib_seconds).Bind(5, r.held_idle_memory_mib_seconds).Bind(6, session_id)
+                   .Bind(7, hour)
+                   .Run();
+    if (!s.ok()) return s;
+  }
+  return Status::OK();
+}
+
+Status StoreWriter::FoldJournalBefore(int64_t before_t, bool keep_journal) {
+  // Ticks up to `folded_through` were folded once already (a clean stop):
+  // their share of the hour rollups is taken out before the whole minute is
+  // folded again.
+  Result<std::optional<int64_t>> folded_through =
+      db_->QueryInt("SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'journal_folded_through'");
+  if (!folded_through.ok()) return folded_through.status();
   Result<Stmt*> select = db_->Cached("SELECT t, payload FROM tick_journal WHERE t < ? ORDER BY t");
   if (!select.ok()) return select.status();
   select.value()->Bind(1, before_t);
@@ -389,15 +538,17 @@ Status StoreWriter::FoldJournalBefore(int64_t before_t) {
       "INSERT OR REPLACE INTO gpu_rollup_1m (gpu_id, minute, covered_seconds, utilization_min_permille, "
       "utilization_mean_permille, utilization_max_permille, memory_used_mean_mib, memory_used_max_mib, "
       "power_mean_deciwatts, temperature_max_celsius, energy_joules, idle_seconds, held_idle_seconds, "
-      "throttle_thermal_seconds, throttle_power_seconds, throttle_other_seconds) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      "throttle_thermal_seconds, throttle_power_seconds, throttle_other_seconds, unknown_seconds) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   Result<Stmt*> hour_rollup = db_->Cached(
       "INSERT INTO gpu_rollup_1h (gpu_id, hour, covered_seconds, utilization_min_permille, "
       "utilization_sum_permille_seconds, utilization_max_permille, memory_used_max_mib, power_sum_deciwatt_seconds, "
       "temperature_max_celsius, energy_joules, idle_seconds, held_idle_seconds, throttle_thermal_seconds, "
-      "throttle_power_seconds, throttle_other_seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+      "throttle_power_seconds, throttle_other_seconds, unknown_seconds) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
       "ON CONFLICT (gpu_id, hour) DO UPDATE SET "
       "covered_seconds = covered_seconds + excluded.covered_seconds, "
+      "unknown_seconds = unknown_seconds + excluded.unknown_seconds, "
       "utilization_min_permille = MIN(COALESCE(utilization_min_permille, excluded.utilization_min_permille), "
       "  COALESCE(excluded.utilization_min_permille, utilization_min_permille)), "
       "utilization_sum_permille_seconds = utilization_sum_permille_seconds + excluded.utilization_sum_permille_seconds, "
@@ -432,9 +583,18 @@ Status StoreWriter::FoldJournalBefore(int64_t before_t) {
     if (!r->ok()) return r->status();
   }
   Status s;
+  int64_t last_folded = 0;
   for (const auto& [minute, ticks] : minutes) {
-    FoldedMinute f = FoldMinute(minute, ticks, max_gap_seconds_);
     int64_t hour = minute / 60;
+    last_folded = std::max(last_folded, ticks.back().t);
+    if (std::optional<int64_t> through = folded_through.value(); through && *through >= minute * 60) {
+      std::vector<TickRecord> before;
+      for (const TickRecord& t : ticks) {
+        if (t.t <= *through) before.push_back(t);
+      }
+      if (!before.empty() && s.ok()) s = SubtractFromHours(hour, FoldMinute(minute, before, max_gap_seconds_));
+    }
+    FoldedMinute f = FoldMinute(minute, ticks, max_gap_seconds_);
     for (const auto& [gpu_id, block] : f.gpu_blocks) {
       const GpuMinuteRollup& r = f.gpu_rollups[gpu_id];
       if (s.ok()) s = raw.value()->Bind(1, gpu_id).Bind(2, minute).BindBlob(3, EncodeBlock(minute * 60, block)).Run();
@@ -445,7 +605,7 @@ Status StoreWriter::FoldJournalBefore(int64_t before_t) {
                 .Bind(6, r.utilization_max_permille).Bind(7, r.memory_used_mean_mib).Bind(8, r.memory_used_max_mib)
                 .Bind(9, r.power_mean_deciwatts).Bind(10, r.temperature_max_celsius).Bind(11, r.energy_joules)
                 .Bind(12, r.idle_seconds).Bind(13, r.held_idle_seconds).Bind(14, r.throttle_thermal_seconds)
-                .Bind(15, r.throttle_power_seconds).Bind(16, r.throttle_other_seconds)
+                .Bind(15, r.throttle_power_seconds).Bind(16, r.throttle_other_seconds).Bind(17, r.unknown_seconds)
                 .Run();
       }
       if (s.ok()) {
@@ -455,7 +615,7 @@ Status StoreWriter::FoldJournalBefore(int64_t before_t) {
                 .Bind(7, r.memory_used_max_mib).Bind(8, r.power_sum_deciwatt_seconds)
                 .Bind(9, r.temperature_max_celsius).Bind(10, r.energy_joules).Bind(11, r.idle_seconds)
                 .Bind(12, r.held_idle_seconds).Bind(13, r.throttle_thermal_seconds)
-                .Bind(14, r.throttle_power_seconds).Bind(15, r.throttle_other_seconds)
+                .Bind(14, r.throttle_power_seconds).Bind(15, r.throttle_other_seconds).Bind(16, r.unknown_seconds)
                 .Run();
       }
       if (s.ok()) s = gpu_seen.value()->Bind(1, block.times.back()).Bind(2, gpu_id).Run();
@@ -475,9 +635,18 @@ Status StoreWriter::FoldJournalBefore(int64_t before_t) {
       if (s.ok()) s = session_seen.value()->Bind(1, r.last_seen).Bind(2, session_id).Run();
     }
   }
+  if (keep_journal) {
+    if (s.ok() && !minutes.empty()) {
+      s = db_->Exec(fmt::format("INSERT OR REPLACE INTO meta (key, value) VALUES ('journal_folded_through', '{}')",
+                                last_folded));
+    }
+    if (s.ok()) s = tx.Commit();
+    return s;
+  }
   Result<Stmt*> erase = db_->Cached("DELETE FROM tick_journal WHERE t < ?");
   if (!erase.ok()) return erase.status();
   if (s.ok()) s = erase.value()->Bind(1, before_t).Run();
+  if (s.ok()) s = db_->Exec("DELETE FROM meta WHERE key = 'journal_folded_through'");
   if (s.ok()) s = tx.Commit();
   if (!s.ok()) return s;
   journal_minute_.reset();

@@ -14,9 +14,18 @@
 // passes the last stored second, so history has no duplicates and no
 // reordering.
 //
-// A failed write (disk full, I/O error) pauses history with one logged
-// error; live data is unaffected; the writer retries every
-// kRetryInterval and logs when history resumes.
+// A failed write (disk full, I/O error, a read-only file system) pauses
+// history with one logged error; live data is unaffected; every
+// kRetryInterval the writer opens the database afresh (a handle opened
+// read-only stays so) and retries, and logs when history resumes.
+//
+// Corruption (SQLITE_CORRUPT from any statement, or PRAGMA quick_check at
+// start and every `integrity_check_interval`) is recorded as an event, the
+// file is moved aside as at start-up, and a new history begins; Problem()
+// then says so until the agent restarts, so that /health reports it.
+//
+// A clean stop leaves the minute in progress in the journal: the next start
+// carries on in it, so a restart loses only the time the agent was down.
 //
 // Thread safety: Submit, RecordEvent and stats from any thread; Open,
 // Start, Stop, WriteNow and FoldAll from one.
@@ -37,6 +46,7 @@
 #include "common/log.h"
 #include "sampler/sampler.h"
 #include "store/retention.h"
+#include "store/fold.h"
 #include "store/sqlite_db.h"
 #include "store/tick_record.h"
 
@@ -48,6 +58,8 @@ struct StoreOptions {
   // The agent's fast interval: a sample stands for at most twice this.
   std::chrono::milliseconds fast_interval{1000};
   size_t queue_capacity = 256;
+  // PRAGMA quick_check while running, this often (0: at start only).
+  std::chrono::seconds integrity_check_interval{3600};
 };
 
 struct StoreStats {
@@ -65,7 +77,9 @@ class StoreWriter {
  public:
   // Opens the store. A corrupt file is moved aside (logged, and recorded as
   // the new store's first event); a file from a newer tarmac is refused
-  // (kFailedPrecondition). Folds ticks a killed agent left in the journal.
+  // (kFailedPrecondition); one that cannot be written now starts paused
+  // and is retried. Ticks a killed agent left in the journal are folded
+  // with the ticks that follow.
   static Result<std::unique_ptr<StoreWriter>> Open(StoreOptions options, Clock* clock, Logger* logger);
   ~StoreWriter();
   StoreWriter(const StoreWriter&) = delete;
@@ -82,6 +96,9 @@ class StoreWriter {
   void RecordEvent(std::string kind, std::string detail);
 
   StoreStats stats() const;
+  // Why history is not being written, or was found corrupt; empty when all
+  // is well.
+  std::string Problem() const;
 
   // Synchronous forms, for tools that write without the thread (bench).
   Status WriteNow(const sampler::FleetView& fleet);
@@ -90,9 +107,20 @@ class StoreWriter {
  private:
   StoreWriter(StoreOptions options, std::unique_ptr<Db> db, Clock* clock, Logger* logger);
   Status Recover();
+  // Opens the database afresh; a corrupt one is moved aside first.
+  Status Reopen();
+  // Moves a corrupt database aside, starts a new one, and says so.
+  Status Quarantine(const Status& found);
+  // PRAGMA quick_check: kCorruption naming what it found.
+  Status QuickCheck();
   Status WriteTick(const sampler::FleetView& fleet);
   Status WriteEvent(int64_t t, std::optional<int64_t> gpu_id, const std::string& kind, const std::string& detail);
-  Status FoldJournalBefore(int64_t t);
+  // Folds the journal's ticks before `t` into raw blocks and rollups, and
+  // deletes them; with `keep_journal`, keeps them (and notes up to where
+  // they were folded, so that folding them again replaces, not adds).
+  Status FoldJournalBefore(int64_t t, bool keep_journal = false);
+  // Takes a minute folded before out of the hour rollups.
+  Status SubtractFromHours(int64_t hour, const FoldedMinute& old);
   Result<int64_t> GpuId(const gpu::GpuInfo& info, int64_t t, std::map<std::string, int64_t>* added);
   void Loop(std::stop_token stop);
   void Handle(const std::shared_ptr<const sampler::Snapshot>& snapshot, const std::optional<std::pair<std::string, std::string>>& event);
@@ -113,6 +141,7 @@ class StoreWriter {
 
   // Writer-thread state.
   std::map<std::string, int64_t> gpu_ids_;  // By UUID.
+  std::map<int, int64_t> gpu_by_index_;      // The GPU last seen with a UUID at each index.
   std::map<SessionKey, int64_t> sessions_;
   std::map<std::string, GpuState> previous_;  // By UUID.
   std::optional<std::string> previous_backend_error_;
@@ -121,6 +150,7 @@ class StoreWriter {
   std::optional<int64_t> journal_minute_;
   int64_t next_retention_t_ = 0;
   std::optional<std::chrono::steady_clock::time_point> retry_at_;
+  std::optional<std::chrono::steady_clock::time_point> next_check_at_;
   std::vector<std::pair<std::string, std::string>> pending_events_;  // Recorded while paused or before.
 
   mutable std::mutex mu_;
@@ -128,6 +158,7 @@ class StoreWriter {
   std::deque<std::shared_ptr<const sampler::Snapshot>> queue_;
   std::deque<std::pair<std::string, std::string>> events_;
   StoreStats stats_;
+  std::string corruption_;  // What was found corrupt, and where it went.
   std::jthread thread_;
 };
 

@@ -197,3 +197,97 @@ TEST_F(WriterTest, RetentionDropsRawMinutesOlderThanTheirTier) {
 
 }  // namespace
 }  // namespace tarmac::store
+
+namespace tarmac::store {
+namespace {
+
+// Defect: a clean stop folded the minute in progress, so a restart a second
+// later skipped the rest of that minute and warned that the clock had moved
+// back. Now a restart loses only the time the agent was down.
+TEST_F(WriterTest, ACleanRestartLosesNothingButTheTimeTheAgentWasDown) {
+  {
+    std::unique_ptr<StoreWriter> w = OpenWriter();
+    w->Start();
+    for (int64_t t = kT0; t <= kT0 + 5; ++t) ASSERT_TRUE(w->WriteNow(Fleet(t)).ok());
+    w->Stop();
+  }
+  // Reports see the stopped agent's last minute: it was folded at the stop.
+  EXPECT_EQ(Count("SELECT covered_seconds FROM gpu_rollup_1h JOIN gpus USING (gpu_id) WHERE uuid = 'GPU-0'"), 7);
+  clock_.Advance(seconds(7));
+  std::unique_ptr<StoreWriter> w = OpenWriter();
+  for (int64_t t = kT0 + 7; t < kT0 + 61; ++t) ASSERT_TRUE(w->WriteNow(Fleet(t)).ok());
+  EXPECT_EQ(w->stats().ticks_skipped, 0);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM events WHERE kind = 'clock_moved_back'"), 0);
+  // The minute holds both runs' samples: 6 + 53 seconds, and the 1 s down.
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM tick_journal WHERE t >= 1800000060"), 1);
+  Result<std::unique_ptr<Db>> db = Db::Open(Path(), Db::Mode::kReadOnly);
+  Result<std::optional<int64_t>> covered =
+      db.value()->QueryInt("SELECT covered_seconds FROM gpu_rollup_1m WHERE minute = 30000000 LIMIT 1");
+  ASSERT_TRUE(covered.ok());
+  EXPECT_EQ(covered.value().value_or(0), 60);
+  // Folded twice (at the stop, then whole), counted once in the hour.
+  EXPECT_EQ(Count("SELECT covered_seconds FROM gpu_rollup_1h JOIN gpus USING (gpu_id) WHERE uuid = 'GPU-0'"), 60);
+  EXPECT_EQ(Count("SELECT seen_seconds FROM process_rollup_1h"), 60);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM meta WHERE key = 'journal_folded_through'"), 0);
+}
+
+// Defect: a lost GPU counted as 100 % busy, and got a second row.
+TEST_F(WriterTest, TimeAGpuCouldNotBeReadIsUnknownNeitherBusyNorIdle) {
+  std::unique_ptr<StoreWriter> w = OpenWriter();
+  for (int64_t t = kT0; t < kT0 + 60; ++t) {
+    sampler::FleetView f = Fleet(t);
+    if (t >= kT0 + 20) {  // GPU 0 is lost: no readings, and no identity.
+      f.gpus[0].sample = gpu::GpuSample();
+      f.gpus[0].sample.health = gpu::GpuHealth::kLost;
+      f.gpus[0].info.uuid.clear();
+      f.gpus[0].processes.clear();
+    }
+    ASSERT_TRUE(w->WriteNow(f).ok());
+  }
+  ASSERT_TRUE(w->FoldAll().ok());
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM gpus"), 2) << "the lost GPU keeps its row";
+  EXPECT_EQ(Count("SELECT unknown_seconds FROM gpu_rollup_1h JOIN gpus USING (gpu_id) WHERE uuid = 'GPU-0'"), 40);
+  EXPECT_EQ(Count("SELECT idle_seconds FROM gpu_rollup_1h JOIN gpus USING (gpu_id) WHERE uuid = 'GPU-0'"), 0);
+  EXPECT_EQ(Count("SELECT covered_seconds FROM gpu_rollup_1h JOIN gpus USING (gpu_id) WHERE uuid = 'GPU-0'"), 60);
+  // Its mean utilization is over the 20 s it was read (100 %), not diluted.
+  EXPECT_EQ(Count("SELECT CAST(utilization_percent AS INTEGER) FROM gpu_hours WHERE uuid = 'GPU-0'"), 100);
+}
+
+TEST_F(WriterTest, CorruptionFoundWhileRunningMovesTheFileAsideAndIsReported) {
+  StoreOptions o;
+  o.path = Path();
+  o.integrity_check_interval = seconds(1);
+  Result<std::unique_ptr<StoreWriter>> opened = StoreWriter::Open(o, &clock_, &logger_);
+  ASSERT_TRUE(opened.ok());
+  std::unique_ptr<StoreWriter> w = std::move(opened).value();
+  for (int64_t t = kT0; t < kT0 + 130; ++t) ASSERT_TRUE(w->WriteNow(Fleet(t)).ok());
+  ASSERT_TRUE(w->FoldAll().ok());
+  {
+    // Garbage over the pages after the first (the schema page stays).
+    Result<std::unique_ptr<Db>> db = Db::Open(Path(), Db::Mode::kReadWriteCreate);
+    ASSERT_TRUE(db.value()->Exec("PRAGMA wal_checkpoint(TRUNCATE)").ok());
+  }
+  {
+    std::fstream f(Path(), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(4096);
+    std::string junk(4096 * 6, '\x5a');
+    f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
+  }
+  w->Start();
+  clock_.Advance(seconds(200));
+  auto snapshot = std::make_shared<sampler::Snapshot>();
+  snapshot->fleet = Fleet(kT0 + 200);
+  w->Submit(snapshot);
+  for (int i = 0; i < 500 && w->Problem().empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_NE(w->Problem().find("found corrupt"), std::string::npos) << w->Problem();
+  w->Stop();
+  int aside = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir_.path())) {
+    if (e.path().filename().string().rfind("tarmac.db.corrupt-", 0) == 0) ++aside;
+  }
+  EXPECT_EQ(aside, 1);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM events WHERE kind = 'store_recovered'"), 1);
+}
+
+}  // namespace
+}  // namespace tarmac::store

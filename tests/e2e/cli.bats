@@ -110,6 +110,34 @@ start_load() {  # start_load VISIBLE ARGS...
   [[ "$output" == *"holds memory at 0% SM"* ]]
   [[ "$output" == *"sampled by a private tarmac agent"* ]]
   [[ "$output" == *"every process it started has ended"* ]]
-  ! pgrep -f "tarmac-simload --memory 62GiB" >/dev/null
-  ! pgrep -f "tarmac agent --socket /tmp/tarmac-demo-" >/dev/null
+  # (`! cmd` never fails a bats test: the status is checked explicitly.)
+  run pgrep -f "tarmac-simload --memory 62GiB"
+  [ "$status" -eq 1 ]
+  # The agent runs as tarmacd: match its socket argument, whatever the name.
+  run pgrep -f -- "--socket /tmp/tarmac-demo-"
+  [ "$status" -eq 1 ]
+}
+
+@test "the README's and the demo's commands work as written" {
+  # The metrics example from the README, against a private agent.
+  tarmac agent --socket "$WORLD/t.sock" --state-dir "$WORLD/state" --log-level info --http-listen 127.0.0.1:0 \
+    >/dev/null 2>"$WORLD/agent.log" 3>&- &
+  echo "$!" >> "$WORLD/pids"
+  for _ in $(seq 200); do grep -q 'http://.*/metrics' "$WORLD/agent.log" 2>/dev/null && break; sleep 0.05; done
+  url=$(grep -o 'http://[^ ]*/metrics' "$WORLD/agent.log" | head -1)
+  example=$(grep -o "curl -s localhost:9477/metrics | grep .*" "$TARMAC_SOURCE_DIR/README.md" | head -1)
+  [ -n "$example" ]
+  for _ in $(seq 100); do curl -sf "$url" | grep -q DCGM_FI_DEV_GPU_UTIL && break; sleep 0.1; done
+  run bash -c "${example/localhost:9477\/metrics/$url}"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"DCGM_FI_DEV_GPU_UTIL{"* ]]
+  [[ "$output" == *"tarmac_gpu_held_idle{"* ]]
+
+  # The demo's "in another shell" line, in a shell that has nothing else.
+  run "$TARMAC_SOURCE_DIR/scripts/demo" "$TARMAC_BUILD_DIR" 1
+  line=$(printf '%s\n' "$output" | grep -A1 'in another shell, after:' | tail -1)
+  [[ "$line" == *"export PATH="* ]]
+  run env -i HOME="$HOME" bash --norc -c "$line; command -v tarmac && tarmac --version"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"$TARMAC_BIN_DIR/tarmac"* ]]
 }

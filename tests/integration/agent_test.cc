@@ -267,7 +267,9 @@ xid = 48
   EXPECT_FALSE(after["gpus"][0].contains("xid_errors"));
   EXPECT_NE(ReadLog().find("gpu 2: Xid 48"), std::string::npos) << ReadLog();
   RunResult text = Tarmac({"status", "--socket", Socket()});
-  EXPECT_NE(text.out.find("Xid 48 (x2)"), std::string::npos) << text.out;
+  // Each code once, not the last code and a count.
+  EXPECT_NE(text.out.find("Xid 13, 48"), std::string::npos) << text.out;
+  EXPECT_EQ(after["gpus"][2]["xid_errors"]["count_by_code"], json({{"13", 1}, {"48", 1}}));
 }
 
 TEST_F(AgentTest, AScenarioErrorStillStopsTheAgentAtStart) {

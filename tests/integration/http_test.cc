@@ -131,9 +131,11 @@ TEST_F(HttpTest, AnAddressInUseStopsTheAgentWithAClearError) {
   RunResult second = Tarmac({"agent", "--backend", "sim", "--scenario", scenario_, "--socket",
                              dir_.path() + "/other.sock", "--state-dir", dir_.path() + "/other",
                              "--http-listen", "127.0.0.1:" + std::to_string(port)});
-  EXPECT_NE(second.exit_code, 0);
+  EXPECT_EQ(second.exit_code, 1) << "1: an error; 3 would mean no GPU driver";
   EXPECT_NE(second.err.find("http: cannot listen on 127.0.0.1:" + std::to_string(port)), std::string::npos)
       << second.err;
+  EXPECT_NE(::access(dir_.path().c_str(), F_OK), -1);
+  EXPECT_EQ(::access((dir_.path() + "/other").c_str(), F_OK), -1) << "nothing is written before the address is bound";
 }
 
 }  // namespace

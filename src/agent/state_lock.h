@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// One agent per state directory: an exclusive lock (flock(2)) on
+// <state_dir>/agent.lock, taken before anything else in the directory is
+// opened or written and held until the agent exits (the kernel drops it
+// when the process dies, even by kill -9). The lock file holds the owner's
+// PID, so that a second agent can say which one holds it.
+//
+// Thread safety: not needed; taken once at start.
+#pragma once
+
+#include <string>
+
+#include "common/result.h"
+
+namespace tarmac::agent {
+
+class StateLock {
+ public:
+  // Takes the lock on `state_dir` (which must exist). kFailedPrecondition
+  // naming the holder's PID when another process holds it; kPermissionDenied
+  // or kIOError when the lock file cannot be opened.
+  static Result<StateLock> Acquire(const std::string& state_dir);
+
+  StateLock(StateLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+  StateLock& operator=(StateLock&&) = delete;
+  StateLock(const StateLock&) = delete;
+  ~StateLock();
+
+ private:
+  explicit StateLock(int fd) : fd_(fd) {}
+  int fd_;
+};
+
+}  // namespace tarmac::agent

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cli/status_render.h"
+
+#include <gtest/gtest.h>
+
+namespace tarmac::cli {
+namespace {
+
+FleetView OneGpu() {
+  FleetView f;
+  f.hostname = "node";
+  f.backend = "nvml";
+  sampler::GpuView g;
+  g.info.index = 0;
+  g.info.uuid = "GPU-0";
+  g.info.name = "Test GPU";
+  g.sample.utilization_gpu_ratio = 0.5;
+  g.sample.taken_at = std::chrono::system_clock::from_time_t(1800000000);
+  f.gpus.push_back(g);
+  return f;
+}
+
+TEST(StatusRenderTest, XidCodesAreListedOnceEachAndEccHealthIsShown) {
+  FleetView f = OneGpu();
+  sampler::GpuView& g = f.gpus[0];
+  g.xid_count = 3;
+  g.xid_count_by_code = {{13, 1}, {48, 2}};
+  g.last_xid = gpu::GpuEvent{};
+  g.last_xid->xid = 48;
+  g.sample.ecc.volatile_uncorrected = 3;
+  g.sample.remapped_rows = gpu::RemappedRows{0, 1, true, false};
+  std::string out = RenderStatus(f, RenderOptions{});
+  EXPECT_NE(out.find("Xid 13, 48"), std::string::npos) << out;
+  EXPECT_EQ(out.find("(x"), std::string::npos) << out;
+  EXPECT_NE(out.find("ECC 3 uncorrected, row remap pending"), std::string::npos) << out;
+  EXPECT_NE(out.find("2 problems"), std::string::npos) << out;
+}
+
+TEST(StatusRenderTest, WatchShowsPcieThroughputAndRecentUtilization) {
+  FleetView before = OneGpu();
+  before.gpus[0].sample.pcie_tx_bytes = 0;
+  before.gpus[0].sample.pcie_rx_bytes = int64_t{1} << 30;
+  FleetView now = OneGpu();
+  now.gpus[0].sample.taken_at += std::chrono::seconds(2);
+  now.gpus[0].sample.pcie_tx_bytes = int64_t{4} << 30;
+  now.gpus[0].sample.pcie_rx_bytes = int64_t{2} << 30;
+  now.gpus[0].recent_utilization_ratio = 0.25;
+  RenderOptions options;
+  options.previous = &before;
+  std::string out = RenderStatus(now, options);
+  EXPECT_NE(out.find("PCIe tx 2.0 GiB/s rx 512 MiB/s"), std::string::npos) << out;
+  EXPECT_NE(out.find("recent 25%"), std::string::npos) << out;
+  // A single frame has no previous one: neither is shown.
+  std::string once = RenderStatus(now, RenderOptions{});
+  EXPECT_EQ(once.find("PCIe tx"), std::string::npos) << once;
+}
+
+}  // namespace
+}  // namespace tarmac::cli
