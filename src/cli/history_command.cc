@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <ctime>
+
 #include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -38,7 +40,18 @@ int64_t DefaultStep(int64_t seconds) {
 
 std::string Value(const std::optional<double>& v) { return v ? fmt::format("{:.1f}", *v) : std::string(); }
 
-void Print(const store::HistoryResult& r, const std::string& format) {
+// A row's time: with seconds when the step is under a minute.
+std::string RowTime(int64_t t, int64_t step_seconds) {
+  if (step_seconds >= 60) return report::FormatTime(t);
+  std::time_t tt = static_cast<std::time_t>(t);
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  return buf;
+}
+
+void Print(const store::HistoryResult& r, const std::string& format, int64_t step_seconds) {
   if (format == "json" || format == "jsonl") {
     nlohmann::json all = nlohmann::json::array();
     for (const store::HistoryRow& row : r.rows) {
@@ -66,11 +79,12 @@ void Print(const store::HistoryResult& r, const std::string& format) {
     }
     return;
   }
-  std::string header = fmt::format("{:<21}{:>4}", "TIME", "GPU");
+  int time_width = step_seconds >= 60 ? 21 : 24;
+  std::string header = fmt::format("{:<{}}{:>4}", "TIME", time_width, "GPU");
   for (const std::string& c : r.columns) header += fmt::format("{:>28}", c);
   std::puts(header.c_str());
   for (const store::HistoryRow& row : r.rows) {
-    std::string line = fmt::format("{:<21}{:>4}", report::FormatTime(row.t), row.gpu_index);
+    std::string line = fmt::format("{:<{}}{:>4}", RowTime(row.t, step_seconds), time_width, row.gpu_index);
     for (const std::optional<double>& v : row.values) line += fmt::format("{:>28}", v ? Value(v) : "-");
     std::puts(line.c_str());
   }
@@ -125,7 +139,7 @@ int RunHistory(const HistoryOptions& o, Clock* clock) {
   if (!access.ok()) return ExitWith(access.status());
   Result<store::HistoryResult> result = store::QueryHistory(access.value().db.get(), request);
   if (!result.ok()) return ExitWith(result.status());
-  Print(result.value(), o.format);
+  Print(result.value(), o.format, request.step_seconds);
   return kExitOk;
 }
 
@@ -163,7 +177,7 @@ int RunExport(const ExportOptions& o, Clock* clock) {
       }
       continue;
     }
-    Print(result.value(), o.format);
+    Print(result.value(), o.format, request.step_seconds);
     is_first = false;
   }
   return kExitOk;

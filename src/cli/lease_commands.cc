@@ -8,6 +8,7 @@
 #include <ctime>
 
 #include "cli/lease_client.h"
+#include "cli/table.h"
 #include "common/units.h"
 
 namespace tarmac::cli {
@@ -83,37 +84,43 @@ void AddLeaseCommands(CLI::App* app, LeaseCommands* c, GlobalOptions* global) {
 std::string RenderLeases(const json& answer, double now_unix) {
   const json& leases = answer["leases"];
   if (leases.empty()) return "No leases: every GPU is unleased.\n";
-  std::string out = fmt::format("{:>5}  {:<12} {:<8} {:<11} {:>9}  {:<16} {:>9}  {}\n", "LEASE", "USER", "GPUS",
-                                "KIND", "HELD", "UNTIL", "IDLE", "COMMAND");
+  std::vector<std::vector<std::string>> rows;
+  std::string notes;
   for (const json& l : leases) {
+    int64_t id = l.value("id", int64_t{0});
     std::string until = l["ends_at_unix"].is_null() ? "-" : LocalTime(l["ends_at_unix"].get<double>());
-    out += fmt::format("{:>5}  {:<12} {:<8} {:<11} {:>9}  {:<16} {:>9}  {}\n", l.value("id", int64_t{0}),
-                       l.value("user", std::string("?")), GpuIndices(l), l.value("kind", std::string()),
-                       Ago(now_unix - l.value("granted_at_unix", now_unix)), until,
-                       Ago(static_cast<double>(l.value("idle_seconds", int64_t{0}))),
-                       l.value("command", std::string()).substr(0, 50));
-    if (l.value("warning", json()).is_string()) out += "       warning: " + l["warning"].get<std::string>() + "\n";
+    rows.push_back({std::to_string(id), l.value("user", std::string("?")), GpuIndices(l), l.value("kind", std::string()),
+                    Ago(now_unix - l.value("granted_at_unix", now_unix)), until,
+                    Ago(static_cast<double>(l.value("idle_seconds", int64_t{0}))),
+                    l.value("command", std::string()).substr(0, 50)});
+    if (l.value("warning", json()).is_string()) {
+      notes += fmt::format("lease {} warning: {}\n", id, l["warning"].get<std::string>());
+    }
     for (const json& f : l.value("foreign_processes", json::array())) {
-      out += fmt::format("       foreign: pid {} of {} on GPU {}: {}\n", f.value("pid", int64_t{0}),
-                         f.value("user", std::string("?")), f.value("gpu", 0),
-                         f.value("command", std::string()).substr(0, 50));
+      notes += fmt::format("lease {} foreign: pid {} of {} on GPU {}: {}\n", id, f.value("pid", int64_t{0}),
+                           f.value("user", std::string("?")), f.value("gpu", 0),
+                           f.value("command", std::string()).substr(0, 50));
     }
   }
-  return out;
+  return RenderTable({{"LEASE", true}, {"USER"}, {"GPUS"}, {"KIND"}, {"HELD", true}, {"UNTIL"}, {"IDLE", true},
+                      {"COMMAND"}},
+                     rows) +
+         notes;
 }
 
 std::string RenderQueue(const json& answer) {
   const json& queue = answer["queue"];
   if (queue.empty()) return "The queue is empty.\n";
-  std::string out = fmt::format("{:>3}  {:>7}  {:<12} {:>4}  {:<8} {:>9}  {}\n", "POS", "REQUEST", "USER", "GPUS",
-                                "PRIORITY", "WAITING", "WHY");
+  std::vector<std::vector<std::string>> rows;
   for (const json& q : queue) {
-    out += fmt::format("{:>3}  {:>7}  {:<12} {:>4}  {:<8} {:>9}  {}\n", q.value("position", 0), q.value("id", int64_t{0}),
-                       q.value("user", std::string("?")), q.value("gpus", 0), q.value("priority", std::string()),
-                       Ago(static_cast<double>(q.value("waiting_seconds", int64_t{0}))),
-                       q.value("reason", std::string()));
+    rows.push_back({std::to_string(q.value("position", 0)), std::to_string(q.value("id", int64_t{0})),
+                    q.value("user", std::string("?")), std::to_string(q.value("gpus", 0)),
+                    q.value("priority", std::string()), Ago(static_cast<double>(q.value("waiting_seconds", int64_t{0}))),
+                    q.value("reason", std::string())});
   }
-  return out;
+  return RenderTable({{"POS", true}, {"REQUEST", true}, {"USER"}, {"GPUS", true}, {"PRIORITY"}, {"WAITING", true},
+                      {"WHY"}},
+                     rows);
 }
 
 int RunLeaseCommands(const GlobalOptions& global, const LeaseCommands& c) {
@@ -192,14 +199,15 @@ int RunLeaseCommands(const GlobalOptions& global, const LeaseCommands& c) {
       Print(json{{"events", all}}.dump(2) + "\n");
       return kExitOk;
     }
-    std::string out;
+    std::vector<std::vector<std::string>> rows;
     for (const json& e : all) {
-      out += fmt::format("{:>6}  {}  lease {:<5} {:<18} {:<10} by {:<10} {}\n", e.value("seq", int64_t{0}),
-                         LocalTime(e.value("at_unix", 0.0)), e.value("lease", int64_t{0}),
-                         e.value("kind", std::string()), e.value("user", std::string()),
-                         e.value("actor", std::string()), e.value("detail", std::string()));
+      rows.push_back({std::to_string(e.value("seq", int64_t{0})), LocalTime(e.value("at_unix", 0.0)),
+                      std::to_string(e.value("lease", int64_t{0})), e.value("kind", std::string()),
+                      e.value("user", std::string()), e.value("actor", std::string()), e.value("detail", std::string())});
     }
-    Print(out.empty() ? "No lease events yet.\n" : out);
+    Print(rows.empty() ? "No lease events yet.\n"
+                       : RenderTable({{"SEQ", true}, {"TIME"}, {"LEASE", true}, {"EVENT"}, {"USER"}, {"BY"}, {"DETAIL"}},
+                                     rows));
     return kExitOk;
   }
   return -1;

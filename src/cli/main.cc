@@ -4,6 +4,7 @@
 // table of contents: parse the command line, run the chosen command, map its
 // result to an exit code (0 ok, 1 error, 2 usage, 3 no GPU driver).
 #include <CLI/CLI.hpp>
+#include <cstdio>
 
 #include "cli/agent_command.h"
 #include "cli/history_command.h"
@@ -67,6 +68,17 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    // Name what was not understood: a command that does not exist, or an
+    // option the command does not take.
+    std::vector<std::string> left = app.remaining();
+    bool is_command_missing = app.get_subcommands().empty() && e.get_exit_code() != 0;
+    if (is_command_missing && !left.empty() && !left.front().empty() && left.front()[0] != '-') {
+      std::string names;
+      for (const CLI::App* sub : app.get_subcommands({})) names += (names.empty() ? "" : ", ") + sub->get_name();
+      std::fprintf(stderr, "tarmac: unknown command '%s' (commands: %s; see tarmac --help)\n", left.front().c_str(),
+                   names.c_str());
+      return kExitUsage;
+    }
     int code = app.exit(e);
     return code == 0 ? kExitOk : kExitUsage;
   }

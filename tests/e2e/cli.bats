@@ -141,3 +141,34 @@ start_load() {  # start_load VISIBLE ARGS...
   [ "$status" -eq 0 ]
   [[ "$output" == *"$TARMAC_BIN_DIR/tarmac"* ]]
 }
+
+@test "an unknown command or option is named; events and history read as a person expects" {
+  run tarmac frobnicate
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"unknown command 'frobnicate'"* ]]
+  run tarmac status --frobnicate
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"--frobnicate"* ]]
+
+  tarmac agent --socket "$WORLD/t.sock" --state-dir "$WORLD/state" --http-listen off >/dev/null 2>&1 3>&- &
+  echo "$!" >> "$WORLD/pids"
+  for _ in $(seq 200); do tarmac leases --socket "$WORLD/t.sock" >/dev/null 2>&1 && break; sleep 0.05; done
+  run tarmac reserve --socket "$WORLD/t.sock" --gpus 8 --for 1h
+  [ "$status" -eq 0 ]
+  run tarmac events --socket "$WORLD/t.sock"
+  [ "$status" -eq 0 ]
+  [[ "${lines[0]}" == *"SEQ"*"TIME"*"LEASE"*"EVENT"*"USER"*"BY"*"DETAIL"* ]]
+  # Eight GPUs in the GPUS column do not run into the KIND column.
+  run tarmac leases --socket "$WORLD/t.sock"
+  [[ "$output" == *"0,1,2,3,4,5,6,7  reservation"* ]]
+  # Internal error codes stay out of messages.
+  run tarmac run --socket "$WORLD/t.sock" --gpus 0 -- true
+  [ "$status" -eq 2 ]
+  [[ "$output" != *"bad_request"* ]]
+  [[ "$output" == *"gpus must be at least 1"* ]]
+
+  sleep 2.5
+  run tarmac history --db "$WORLD/state/tarmac.db" --since 1m --step 1s --metric utilization
+  [ "$status" -eq 0 ]
+  [[ "${lines[1]}" =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}\ [0-9]{2}:[0-9]{2}:[0-9]{2}\ UTC ]]
+}

@@ -69,14 +69,14 @@ class LeasesTest : public AgentFixture {
   }
 
   Child* StartRun(const std::vector<std::string>& ask, const std::vector<std::string>& command,
-                  const std::vector<std::string>& prefix = {}) {
+                  const std::vector<std::string>& prefix = {}, const std::string& err = "run.err") {
     std::vector<std::string> argv = prefix;
     argv.push_back(BinDir() + "/tarmac");
     argv.push_back("run");
     argv.insert(argv.end(), ask.begin(), ask.end());
     argv.insert(argv.end(), {"--socket", Socket(), "--"});
     argv.insert(argv.end(), command.begin(), command.end());
-    children_.push_back(std::make_unique<Child>(argv, Env(), dir_.path() + "/run.err"));
+    children_.push_back(std::make_unique<Child>(argv, Env(), dir_.path() + "/" + err));
     return children_.back().get();
   }
 
@@ -160,6 +160,27 @@ TEST_F(LeasesTest, NoWaitExits75AndTheQueueServesInOrderWithReasons) {
   EXPECT_EQ(order, "first\nsecond\n");
   EXPECT_TRUE(Queue().empty());
   EXPECT_TRUE(Leases().empty());
+}
+
+// Defect: a queued `run` printed its queue line every second into logs.
+// Now: a line when the position changes, and one when it is granted.
+TEST_F(LeasesTest, AQueuedRunWritesALinePerChangeNotPerSecond) {
+  StartLeaseAgent();
+  RunResult reserved = T({"reserve", "--gpus", "2", "--for", "1h", "--json"});
+  ASSERT_EQ(reserved.exit_code, 0) << reserved.err;
+  Child* run = StartRun({}, {"true"}, {}, "queued.err");
+  ASSERT_TRUE(WaitFor([&] { return Queue().size() == 1; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // Several polls and ticks while queued.
+  ASSERT_EQ(T({"release", std::to_string(json::parse(reserved.out)["id"].get<int64_t>())}).exit_code, 0);
+  EXPECT_EQ(WEXITSTATUS(run->Wait()), 0);
+  std::string err;
+  ReadSmallFile(dir_.path() + "/queued.err", &err);
+  size_t queued_lines = 0;
+  for (size_t at = err.find("queued as request"); at != std::string::npos; at = err.find("queued as request", at + 1)) {
+    ++queued_lines;
+  }
+  EXPECT_EQ(queued_lines, 1u) << err;
+  EXPECT_NE(err.find("granted: GPU"), std::string::npos) << err;
 }
 
 TEST_F(LeasesTest, SignalsToRunGoToTheJobAndAnInterruptWhileQueuedCancels) {

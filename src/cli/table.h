@@ -1,0 +1,21 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// Plain-text tables for the listing commands (leases, queue, events): each
+// column as wide as its widest cell, two spaces between columns, so no
+// value runs into the next. The last column is never padded.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace tarmac::cli {
+
+struct Column {
+  std::string header;
+  bool is_right_aligned = false;
+};
+
+// `rows` hold one cell per column.
+std::string RenderTable(const std::vector<Column>& columns, const std::vector<std::vector<std::string>>& rows);
+
+}  // namespace tarmac::cli
