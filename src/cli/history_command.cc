@@ -40,17 +40,6 @@ int64_t DefaultStep(int64_t seconds) {
 
 std::string Value(const std::optional<double>& v) { return v ? fmt::format("{:.1f}", *v) : std::string(); }
 
-// A row's time: with seconds when the step is under a minute.
-std::string RowTime(int64_t t, int64_t step_seconds) {
-  if (step_seconds >= 60) return report::FormatTime(t);
-  std::time_t tt = static_cast<std::time_t>(t);
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
-  return buf;
-}
-
 void Print(const store::HistoryResult& r, const std::string& format, int64_t step_seconds) {
   if (format == "json" || format == "jsonl") {
     nlohmann::json all = nlohmann::json::array();
@@ -84,7 +73,7 @@ void Print(const store::HistoryResult& r, const std::string& format, int64_t ste
   for (const std::string& c : r.columns) header += fmt::format("{:>28}", c);
   std::puts(header.c_str());
   for (const store::HistoryRow& row : r.rows) {
-    std::string line = fmt::format("{:<{}}{:>4}", RowTime(row.t, step_seconds), time_width, row.gpu_index);
+    std::string line = fmt::format("{:<{}}{:>4}", report::FormatTime(row.t, step_seconds < 60), time_width, row.gpu_index);
     for (const std::optional<double>& v : row.values) line += fmt::format("{:>28}", v ? Value(v) : "-");
     std::puts(line.c_str());
   }

@@ -35,12 +35,12 @@ std::string CsvField(const std::string& s) {
 
 }  // namespace
 
-std::string FormatTime(int64_t unix_seconds) {
+std::string FormatTime(int64_t unix_seconds, bool with_seconds) {
   std::time_t t = static_cast<std::time_t>(unix_seconds);
   std::tm tm{};
   gmtime_r(&t, &tm);
   char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", &tm);
+  std::strftime(buf, sizeof buf, with_seconds ? "%Y-%m-%d %H:%M:%S UTC" : "%Y-%m-%d %H:%M UTC", &tm);
   return buf;
 }
 

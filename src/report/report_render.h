@@ -16,7 +16,7 @@ std::string RenderJson(const Report& report);
 std::string RenderCsv(const Report& report);
 std::string RenderHtml(const Report& report);
 
-// "2026-11-29 14:00 UTC".
-std::string FormatTime(int64_t unix_seconds);
+// "2026-12-01 14:05 UTC" (with seconds: "2026-12-01 14:05:09 UTC").
+std::string FormatTime(int64_t unix_seconds, bool with_seconds = false);
 
 }  // namespace tarmac::report

@@ -227,6 +227,15 @@ Result<std::unique_ptr<Db>> OpenForReading(const std::string& path) {
   if (!s.ok()) return s;
   Result<std::optional<int64_t>> version = opened.value()->QueryInt("PRAGMA user_version");
   if (!version.ok()) return version.status();
+  if (version.value().value_or(0) == 0) {
+    Result<std::optional<int64_t>> tables = opened.value()->QueryInt("SELECT COUNT(*) FROM sqlite_master");
+    if (!tables.ok()) return tables.status();
+    if (tables.value().value_or(0) == 0) {
+      return Status::FailedPrecondition(fmt::format(
+          "store: {}: holds no history (an empty file, or its write-ahead log {}-wal is unreadable)", path, path));
+    }
+    return Status::FailedPrecondition(fmt::format("store: {}: not a tarmac history database", path));
+  }
   if (version.value().value_or(0) < kSchemaVersion) {
     return Status::FailedPrecondition(fmt::format("store: {}: older schema; start the agent once to migrate it", path));
   }

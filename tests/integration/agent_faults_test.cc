@@ -11,6 +11,8 @@
 #include <sys/wait.h>
 
 #include <atomic>
+#include <random>
+#include <sys/un.h>
 #include <fstream>
 
 #include "testutil/agent_fixture.h"
@@ -276,6 +278,143 @@ TEST_F(AgentFaultsTest, SlowHttpClientsDoNotHoldTheEndpoint) {
   EXPECT_TRUE(WaitFor([&] { return cut_off.load() == 16; }, 150)) << cut_off.load();
   stop = true;
   for (std::thread& t : slow) t.join();
+}
+
+// kill -9 at random points while clients come and go: after every restart
+// no GPU is in two leases, every request was granted at most once and ended
+// at most once, and nothing is left once the clients are gone.
+TEST_F(AgentFaultsTest, KillNineAtRandomPointsLeavesConsistentLeases) {
+  std::mt19937 random(7);
+  StartFaultAgent();
+  for (int round = 0; round < 4; ++round) {
+    std::vector<Child*> runs;
+    for (int i = 0; i < 4; ++i) {
+      std::vector<std::string> argv = {BinDir() + "/tarmac", "run", "--socket", Socket(), "--", "sleep", "0.3"};
+      children_.push_back(std::make_unique<Child>(argv, Env()));
+      runs.push_back(children_.back().get());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50 + random() % 400));
+    agents_.back()->KillAndWait(SIGKILL);
+    StartFaultAgent();
+    for (Child* r : runs) r->Wait();
+  }
+  EXPECT_TRUE(WaitFor([&] { return Leases().empty(); })) << Leases().dump();
+  Result<json> events = Call("events", {{"limit", 100000}});
+  ASSERT_TRUE(events.ok());
+  std::map<int64_t, int> granted, ended;
+  std::map<int, int64_t> holder;  // GPU -> lease holding it, replaying the log.
+  for (const json& e : events.value()["events"]) {
+    int64_t lease = e["lease"].get<int64_t>();
+    std::string kind = e["kind"].get<std::string>();
+    if (kind == "granted") {
+      granted[lease]++;
+      for (const json& g : e["gpus"]) {
+        EXPECT_EQ(holder.count(g.get<int>()), 0u) << "GPU " << g << " granted to " << lease << " while held by "
+                                                  << holder[g.get<int>()];
+        holder[g.get<int>()] = lease;
+      }
+    } else if (kind == "released" || kind == "client_gone" || kind == "expired" || kind == "idle_released" ||
+               kind == "idle_terminated") {
+      if (granted.count(lease) == 0) continue;  // A queued request that went.
+      ended[lease]++;
+      for (auto it = holder.begin(); it != holder.end();) it = it->second == lease ? holder.erase(it) : std::next(it);
+    }
+  }
+  EXPECT_FALSE(granted.empty());
+  for (const auto& [lease, n] : granted) {
+    EXPECT_EQ(n, 1) << "lease " << lease;
+    EXPECT_EQ(ended[lease], 1) << "lease " << lease;
+  }
+}
+
+// Half-open and silent clients on the Unix socket do not hold the agent.
+TEST_F(AgentFaultsTest, HalfOpenUnixClientsDoNotHoldTheAgent) {
+  StartFaultAgent();
+  std::vector<int> fds;
+  for (int i = 0; i < 32; ++i) {
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", Socket().c_str());
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    std::string partial = "{\"v\":1,\"id\":1,\"method\":\"sta";  // Never finished.
+    ::send(fd, partial.data(), partial.size(), MSG_NOSIGNAL);
+    if (i % 2 == 0) ::shutdown(fd, SHUT_WR);  // Half-open: no more to say, still reading.
+    fds.push_back(fd);
+  }
+  RunResult status = T({"status", "--json"});
+  EXPECT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_EQ(T({"reserve", "--gpus", "1", "--for", "1m"}).exit_code, 0);
+  for (int fd : fds) ::close(fd);
+}
+
+// A request no state of the GPUs could grant is refused at once.
+TEST_F(AgentFaultsTest, ARequestThatCanNeverFitIsRefusedAtOnce) {
+  StartFaultAgent();
+  RunResult r = T({"run", "--min-free-memory", "1TiB", "--", "true"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("can never fit"), std::string::npos) << r.err;
+  r = T({"run", "--gpus", "3", "--", "true"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(Call("queue").value()["queue"].empty());
+}
+
+// No command aborts on a corrupt, foreign, newer or truncated database.
+TEST_F(AgentFaultsTest, StoreCommandsNeverAbortOnABadDatabase) {
+  StartFaultAgent();
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  agents_.back()->KillAndWait(SIGKILL);  // Leaves a WAL behind.
+  std::string db = State() + "/tarmac.db";
+  ASSERT_EQ(std::system(("cp " + db + " " + dir_.path() + "/good.db").c_str()), 0);
+  struct Case {
+    std::string name;
+    std::function<void(const std::string&)> damage;
+  };
+  auto write_at = [](const std::string& path, long offset, const std::string& bytes) {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(offset);
+    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  };
+  std::vector<Case> cases = {
+      {"garbage in its WAL",
+       [&](const std::string& p) {
+         std::ofstream(p + "-wal", std::ios::binary) << std::string(40000, '\x7f');
+       }},
+      {"garbage in its pages",
+       [&](const std::string& p) {
+         ASSERT_EQ(std::system(("sqlite3 " + p + " 'PRAGMA wal_checkpoint(TRUNCATE)' >/dev/null").c_str()), 0);
+         write_at(p, 4096, std::string(16384, '\x5a'));
+       }},
+      {"truncated", [&](const std::string& p) { ASSERT_EQ(::truncate(p.c_str(), 1000), 0); }},
+      {"foreign", [&](const std::string& p) {
+         ::unlink(p.c_str());
+         ::unlink((p + "-wal").c_str());
+         ASSERT_EQ(std::system(("sqlite3 " + p + " 'CREATE TABLE songs(title TEXT)'").c_str()), 0);
+       }},
+      {"newer", [&](const std::string& p) {
+         ASSERT_EQ(std::system(("sqlite3 " + p + " 'PRAGMA user_version = 99'").c_str()), 0);
+       }},
+  };
+  for (const Case& c : cases) {
+    std::string path = dir_.path() + "/case.db";
+    for (const char* suffix : {"", "-wal", "-shm"}) ::unlink((path + suffix).c_str());
+    ASSERT_EQ(std::system(("cp " + dir_.path() + "/good.db " + path).c_str()), 0);
+    c.damage(path);
+    for (std::vector<std::string> args : std::vector<std::vector<std::string>>{
+             {"store", "info", "--db", path}, {"report", "--db", path, "--since", "1h"},
+             {"history", "--db", path, "--since", "1h"}, {"export", "--db", path, "--since", "1h"}}) {
+      RunResult r = Tarmac(args);
+      std::string what = c.name + ": tarmac " + args[0] + " " + args[1];
+      EXPECT_TRUE(r.exit_code == 1 || r.exit_code == 0) << what << " exited " << r.exit_code << ": " << r.err;
+      if (r.exit_code == 1) {
+        EXPECT_NE(r.err.find(path), std::string::npos) << what << ": " << r.err;
+      }
+      EXPECT_EQ(r.err.find("check failed"), std::string::npos) << what << ": " << r.err;
+      if (args[1] == "info") {
+        EXPECT_EQ(r.exit_code, 1) << what << ": says what is wrong, and fails";
+      }
+    }
+  }
 }
 
 TEST_F(AgentFaultsTest, APrivateAgentOfANormalUserKeepsItsStateInTheUsersStateHome) {

@@ -4,6 +4,7 @@
 // NVML, read by the real CLI through its socket; signals, restarts, bad
 // configs and faults mid-run.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <regex>
 #include <signal.h>
@@ -84,15 +85,20 @@ TEST_F(AgentTest, RestartAfterSigkillServesAgainDespiteTheStaleSocket) {
 TEST_F(AgentTest, SecondAgentOnTheSameSocketRefusesToStart) {
   UseScenario("small.toml");
   StartAgent();
-  RunResult second = Tarmac({"agent", "--backend", "sim", "--socket", Socket(), "--http-listen", "127.0.0.1:0"});
+  // Every test keeps its state private: never the system's /var/lib/tarmac.
+  std::string other_state = dir_.path() + "/second-state";
+  RunResult second = Tarmac({"agent", "--backend", "sim", "--socket", Socket(), "--http-listen", "127.0.0.1:0",
+                             "--state-dir", other_state});
   EXPECT_EQ(second.exit_code, 1);
   EXPECT_NE(second.err.find("another agent is serving"), std::string::npos) << second.err;
+  EXPECT_EQ(::access(other_state.c_str(), F_OK), -1) << "refused before anything was written";
 }
 
 TEST_F(AgentTest, BadConfigIsRefusedWithEveryProblemListed) {
   UseScenario("small.toml");
   std::string config = dir_.Write("bad.toml", "[sampler]\nfast_interval = \"5ms\"\n[api]\nmax_conections = 3\n");
-  RunResult start = Tarmac({"agent", "--config", config, "--socket", Socket(), "--http-listen", "127.0.0.1:0"});
+  RunResult start = Tarmac({"agent", "--config", config, "--socket", Socket(), "--http-listen", "127.0.0.1:0",
+                            "--state-dir", dir_.path() + "/state"});
   EXPECT_EQ(start.exit_code, 2);
   EXPECT_NE(start.err.find(config + ":2: key 'sampler.fast_interval'"), std::string::npos) << start.err;
   EXPECT_NE(start.err.find(config + ":4: key 'api.max_conections': unknown key"), std::string::npos) << start.err;
