@@ -117,7 +117,6 @@ class LeaseService {
  private:
   using TimePoint = sched::TimePoint;
   struct Runtime {  // Per live lease, not saved.
-    std::optional<TimePoint> idle_since;
     std::optional<TimePoint> warned_at;
     bool has_acted = false;
     std::string warning;
