@@ -10,6 +10,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "agent/api_methods.h"
 #include "agent/http_routes.h"
 #include "agent/lease_service.h"
 #include "agent/process_control.h"
@@ -218,11 +219,6 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
       return j;
     };
   }
-  info.leases = [&leases](const ipc::Request& request,
-                          const ipc::PeerCredentials& peer) -> std::optional<std::string> {
-    if (!LeaseService::Handles(request.method)) return std::nullopt;
-    return leases.Handle(request, peer);
-  };
   info.gpu_leases = [&leases] { return leases.LeaseByGpu(); };
   info.lease_state = [&leases] { return leases.StateJson(); };
   ipc::ServerOptions server_options;
@@ -230,14 +226,26 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
   server_options.max_connections = config.max_connections;
   server_options.max_request_bytes = config.max_request_bytes;
   server_options.request_timeout = config.request_timeout;
-  ipc::UnixServer server(
-      server_options,
-      [&sampler, &info](const std::string& line, const ipc::PeerCredentials& peer) {
-        ipc::Decoded decoded = ipc::DecodeRequest(line);
-        if (!decoded.ok) return decoded.error_response;
+  // Every API method, from one table.
+  ipc::MethodTable methods;
+  s = AddApiMethods(
+      &methods,
+      [&sampler, &info](const ipc::Request& request, const ipc::PeerCredentials& peer) {
         std::shared_ptr<const sampler::Snapshot> snapshot = sampler.Latest();
         sampler::SamplerStats stats = sampler.stats();
-        return ipc::Handle(decoded.request, peer, info, snapshot.get(), &stats, &sampler.history());
+        return ipc::Handle(request, peer, info, snapshot.get(), &stats, &sampler.history());
+      },
+      &leases);
+  if (!s.ok()) {
+    sampler.Stop();
+    return s;
+  }
+  ipc::UnixServer server(
+      server_options,
+      [&methods](const std::string& line, const ipc::PeerCredentials& peer) {
+        ipc::Decoded decoded = ipc::DecodeRequest(line);
+        if (!decoded.ok) return decoded.error_response;
+        return methods.Dispatch(decoded.request, peer);
       },
       clock, logger);
   s = server.Start();

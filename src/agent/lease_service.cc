@@ -8,6 +8,7 @@
 
 #include "agent/callers.h"
 #include "agent/lease_helpers.h"
+#include "ipc/method_table.h"
 #include "common/fs.h"
 #include "common/units.h"
 
@@ -334,21 +335,50 @@ Status LeaseService::Restore() {
 
 // --- API ---------------------------------------------------------------------
 
-bool LeaseService::Handles(const std::string& method) {
-  static const char* const kMethods[] = {"lease.request", "lease.get",   "lease.attach", "lease.release",
-                                         "lease.extend",  "leases",      "queue",        "zombies",
-                                         "zombies.kill",  "events"};
-  return std::any_of(std::begin(kMethods), std::end(kMethods), [&](const char* m) { return method == m; });
+// The lease service's methods: one table that the agent's API serves from
+// (AddMethods), the protocol documents, and Handle answers from in tests.
+const std::vector<LeaseService::MethodEntry>& LeaseService::Methods() {
+  using ipc::Access;
+  static const std::vector<MethodEntry> kMethods = {
+      {"lease.request", Access::kOwnerOrAdmin, true, &LeaseService::OnRequest},
+      {"lease.get", Access::kAnyone, false, &LeaseService::OnGet},
+      {"lease.attach", Access::kOwnerOrAdmin, true, &LeaseService::OnAttach},
+      {"lease.release", Access::kOwnerOrAdmin, true, &LeaseService::OnRelease},
+      {"lease.extend", Access::kOwnerOrAdmin, true, &LeaseService::OnExtend},
+      {"leases", Access::kAnyone, false, &LeaseService::OnLeases},
+      {"queue", Access::kAnyone, false, &LeaseService::OnQueue},
+      {"events", Access::kAnyone, false, &LeaseService::OnEvents},
+      {"zombies", Access::kAnyone, false, &LeaseService::OnZombies},
+      {"zombies.kill", Access::kOwnerOrAdmin, false, &LeaseService::OnZombiesKill},
+  };
+  return kMethods;
+}
+
+Status LeaseService::AddMethods(ipc::MethodTable* table) {
+  for (const MethodEntry& m : Methods()) {
+    Status s = table->Add(m.name, m.access, [this, &m](const ipc::Request& r, const ipc::PeerCredentials& p) {
+      return Serve(m, r, p);
+    });
+    if (!s.ok()) return s;
+  }
+  return Status::OK();
 }
 
 std::string LeaseService::Handle(const ipc::Request& request, const ipc::PeerCredentials& peer) {
+  for (const MethodEntry& m : Methods()) {
+    if (request.method == m.name) return Serve(m, request, peer);
+  }
+  return ipc::EncodeError(request.id, ipc::kErrorUnknownMethod,
+                          fmt::format("unknown method \"{}\"", request.method));
+}
+
+std::string LeaseService::Serve(const MethodEntry& method, const ipc::Request& request,
+                                const ipc::PeerCredentials& peer) {
   sched::Caller caller = ResolveCaller(peer.uid, peer.gid, policy_.admin_group);
   std::lock_guard<std::mutex> lock(mu_);
   TimePoint now = clock_->SteadyNow();
-  const std::string& m = request.method;
-  bool is_change = m == "lease.request" || m == "lease.attach" || m == "lease.release" || m == "lease.extend";
-  if (!is_change) {
-    std::string answer = Dispatch(request, peer, caller, now);
+  if (!method.is_change) {
+    std::string answer = Answer(method, request, peer, caller, now);
     if (!events_.empty()) {
       SendSignals(now);
       Flush(now).IgnoreError();  // Refusals and zombie signals: kept for the next try when this fails.
@@ -365,9 +395,9 @@ std::string LeaseService::Handle(const ipc::Request& request, const ipc::PeerCre
                             fmt::format("{}; the agent makes no lease change until it can save it", problem_));
   }
   Undo undo = Checkpoint();
-  std::string answer = Dispatch(request, peer, caller, now);
+  std::string answer = Answer(method, request, peer, caller, now);
   // GPUs given back go to the queue at once, not at the next tick.
-  if (m == "lease.release") Decide(now);
+  if (request.method == "lease.release") Decide(now);
   if (Status saved = Flush(now); !saved.ok()) {
     Rollback(std::move(undo));
     return ipc::EncodeError(request.id, ipc::kErrorStorage,
@@ -378,102 +408,103 @@ std::string LeaseService::Handle(const ipc::Request& request, const ipc::PeerCre
   return answer;
 }
 
-std::string LeaseService::Dispatch(const ipc::Request& request, const ipc::PeerCredentials& peer,
-                                   const sched::Caller& caller, TimePoint now) {
-  const std::string& m = request.method;
+std::string LeaseService::Answer(const MethodEntry& method, const ipc::Request& request,
+                                 const ipc::PeerCredentials& peer, const sched::Caller& caller, TimePoint now) {
   const json& params = request.params;
-  Result<json> result = json::object();
-  if (m == "lease.request") {
-    result = Request(params, peer, caller, now);
-  } else if (m == "lease.get") {
-    Result<int64_t> id = IdParam(params);
-    result = id.ok() ? Get(id.value(), caller, now) : Result<json>(id.status());
-  } else if (m == "lease.attach") {
-    Result<int64_t> id = IdParam(params);
-    Result<int64_t> pid = id.ok() ? IdParam(params, "pid") : id;
-    std::optional<ProcessIdentity> who = pid.ok() ? processes_->Identify(pid.value()) : std::nullopt;
-    if (!pid.ok()) {
-      result = pid.status();
-    } else if (!who) {
-      result = Status::NotFound(fmt::format("pid {} is not running", pid.value()));
-    } else if (who->pid == 1 || who->pid == 2 || who->parent_pid == 2) {
-      result = Status::PermissionDenied(fmt::format("pid {} ({}) is {}; only a lease's own job can be attached",
-                                                    pid.value(), who->name,
-                                                    who->pid == 1 ? "the init process" : "a kernel thread"));
-    } else if (const sched::Lease* l = book_.FindLease(id.value()); l != nullptr && who->uid != l->uid) {
-      result = Status::PermissionDenied(
-          fmt::format("pid {} belongs to uid {}, not to the lease's owner {}", pid.value(), who->uid, l->user));
-    } else if (who->uid != caller.uid && !caller.is_admin) {
-      result = Status::PermissionDenied(fmt::format("pid {} belongs to another user", pid.value()));
-    } else {
-      Status s = book_.AttachJob(caller, id.value(), {who->pid, who->start_ticks});
-      if (s.ok()) SaveLease(*book_.FindLease(id.value()));
-      result = s.ok() ? Result<json>(json{{"attached", true}}) : Result<json>(s);
-    }
-  } else if (m == "lease.release") {
-    Result<int64_t> id = IdParam(params);
-    result = id.ok() ? Release(id.value(), peer, caller, now) : Result<json>(id.status());
-  } else if (m == "lease.extend") {
-    Result<int64_t> id = IdParam(params);
-    auto by = params.find("seconds");
-    if (!id.ok()) {
-      result = id.status();
-    } else if (by == params.end() || !by->is_number_integer()) {
-      result = Status::InvalidArgument("params.seconds: expected an integer");
-    } else {
-      Status s = book_.Extend(caller, id.value(), seconds(by->get<int64_t>()), now);
-      if (s.ok()) {
-        const sched::Lease& l = *book_.FindLease(id.value());
-        SaveLease(l);
-        Event("extended", l.id, l.uid, l.user, l.gpus, Actor{caller.uid, caller.user},
-              fmt::format("by {}; ends at {}", FormatDuration(seconds(by->get<int64_t>())),
-                          UtcText(Base().ToUnix(*l.ends_at))));
-        result = LeaseJson(l, caller, now);
-      } else {
-        result = s;
-      }
-    }
-  } else if (m == "leases") {
-    result = LeasesJson(caller, now);
-  } else if (m == "queue") {
-    result = QueueJson(now);
-  } else if (m == "zombies") {
-    result = sched::ZombiesToJson(zombies_.Zombies(), zombies_.policy());
-    result.value()["policy"]["action"] = policy_.terminates_zombies ? "terminate" : "report";
-  } else if (m == "zombies.kill") {
-    result = KillZombies(params, caller, now);
-  } else if (m == "events") {
-    int64_t after = 0;
-    int64_t limit = 1000;
-    auto a = params.find("after");
-    auto n = params.find("limit");
-    if (a != params.end()) after = a->is_number_integer() ? a->get<int64_t>() : -1;
-    if (n != params.end()) limit = n->is_number_integer() ? n->get<int64_t>() : -1;
-    if (after < 0 || limit < 1 || limit > 100000) {
-      result = Status::InvalidArgument("params.after: an integer >= 0; params.limit: 1 to 100000");
-    } else if (state_ == nullptr) {
-      result = Status::Unavailable("this agent keeps no lease state");
-    } else {
-      Result<std::vector<store::LeaseEvent>> events = state_->Events(after, limit);
-      if (!events.ok()) {
-        result = events.status();
-      } else {
-        json list = json::array();
-        for (const store::LeaseEvent& e : events.value()) list.push_back(store::LeaseEventToJson(e));
-        result = json{{"events", list}};
-      }
-    }
-  }
+  Result<json> result = (this->*method.answer)(Call{params, peer, caller, now});
   if (!result.ok()) {
     if (result.status().code() == StatusCode::kPermissionDenied) {
       auto id = params.find("id");
       Event("refused", id != params.end() && id->is_number_integer() ? id->get<int64_t>() : 0, caller.uid,
-            caller.user, {}, Actor{caller.uid, caller.user}, fmt::format("{}: {}", m, result.status().message()));
+            caller.user, {}, Actor{caller.uid, caller.user},
+            fmt::format("{}: {}", method.name, result.status().message()));
     }
-    const std::string& message = result.status().message();
-    return ipc::EncodeError(request.id, ErrorCode(result.status()), message);
+    return ipc::EncodeError(request.id, ErrorCode(result.status()), result.status().message());
   }
   return ipc::EncodeResult(request.id, result.value());
+}
+
+Result<json> LeaseService::OnRequest(const Call& c) { return Request(c.params, c.peer, c.caller, c.now); }
+
+Result<json> LeaseService::OnGet(const Call& c) {
+  Result<int64_t> id = IdParam(c.params);
+  return id.ok() ? Get(id.value(), c.caller, c.now) : Result<json>(id.status());
+}
+
+Result<json> LeaseService::OnAttach(const Call& c) {
+  Result<int64_t> id = IdParam(c.params);
+  Result<int64_t> pid = id.ok() ? IdParam(c.params, "pid") : id;
+  if (!pid.ok()) return pid.status();
+  std::optional<ProcessIdentity> who = processes_->Identify(pid.value());
+  if (!who) return Status::NotFound(fmt::format("pid {} is not running", pid.value()));
+  if (who->pid == 1 || who->pid == 2 || who->parent_pid == 2) {
+    return Status::PermissionDenied(fmt::format("pid {} ({}) is {}; only a lease's own job can be attached",
+                                                pid.value(), who->name,
+                                                who->pid == 1 ? "the init process" : "a kernel thread"));
+  }
+  if (const sched::Lease* l = book_.FindLease(id.value()); l != nullptr && who->uid != l->uid) {
+    return Status::PermissionDenied(
+        fmt::format("pid {} belongs to uid {}, not to the lease's owner {}", pid.value(), who->uid, l->user));
+  }
+  if (who->uid != c.caller.uid && !c.caller.is_admin) {
+    return Status::PermissionDenied(fmt::format("pid {} belongs to another user", pid.value()));
+  }
+  Status s = book_.AttachJob(c.caller, id.value(), {who->pid, who->start_ticks});
+  if (!s.ok()) return s;
+  SaveLease(*book_.FindLease(id.value()));
+  return json{{"attached", true}};
+}
+
+Result<json> LeaseService::OnRelease(const Call& c) {
+  Result<int64_t> id = IdParam(c.params);
+  return id.ok() ? Release(id.value(), c.peer, c.caller, c.now) : Result<json>(id.status());
+}
+
+Result<json> LeaseService::OnExtend(const Call& c) {
+  Result<int64_t> id = IdParam(c.params);
+  if (!id.ok()) return id.status();
+  auto by = c.params.find("seconds");
+  if (by == c.params.end() || !by->is_number_integer()) {
+    return Status::InvalidArgument("params.seconds: expected an integer");
+  }
+  Status s = book_.Extend(c.caller, id.value(), seconds(by->get<int64_t>()), c.now);
+  if (!s.ok()) return s;
+  const sched::Lease& l = *book_.FindLease(id.value());
+  SaveLease(l);
+  Event("extended", l.id, l.uid, l.user, l.gpus, Actor{c.caller.uid, c.caller.user},
+        fmt::format("by {}; ends at {}", FormatDuration(seconds(by->get<int64_t>())),
+                    UtcText(Base().ToUnix(*l.ends_at))));
+  return LeaseJson(l, c.caller, c.now);
+}
+
+Result<json> LeaseService::OnLeases(const Call& c) { return LeasesJson(c.caller, c.now); }
+
+Result<json> LeaseService::OnQueue(const Call& c) { return QueueJson(c.now); }
+
+Result<json> LeaseService::OnZombies(const Call&) {
+  json result = sched::ZombiesToJson(zombies_.Zombies(), zombies_.policy());
+  result["policy"]["action"] = policy_.terminates_zombies ? "terminate" : "report";
+  return result;
+}
+
+Result<json> LeaseService::OnZombiesKill(const Call& c) { return KillZombies(c.params, c.caller, c.now); }
+
+Result<json> LeaseService::OnEvents(const Call& c) {
+  int64_t after = 0;
+  int64_t limit = 1000;
+  auto a = c.params.find("after");
+  auto n = c.params.find("limit");
+  if (a != c.params.end()) after = a->is_number_integer() ? a->get<int64_t>() : -1;
+  if (n != c.params.end()) limit = n->is_number_integer() ? n->get<int64_t>() : -1;
+  if (after < 0 || limit < 1 || limit > 100000) {
+    return Status::InvalidArgument("params.after: an integer >= 0; params.limit: 1 to 100000");
+  }
+  if (state_ == nullptr) return Status::Unavailable("this agent keeps no lease state");
+  Result<std::vector<store::LeaseEvent>> events = state_->Events(after, limit);
+  if (!events.ok()) return events.status();
+  json list = json::array();
+  for (const store::LeaseEvent& e : events.value()) list.push_back(store::LeaseEventToJson(e));
+  return json{{"events", list}};
 }
 
 Result<json> LeaseService::Request(const json& params, const ipc::PeerCredentials& peer, const sched::Caller& caller,

@@ -57,6 +57,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "config/config.h"
+#include "ipc/method_table.h"
 #include "ipc/protocol.h"
 #include "sampler/fleet_reader.h"
 #include "sched/lease_book.h"
@@ -95,9 +96,11 @@ class LeaseService {
   // processes. Call once, before serving.
   Status Restore();
 
-  // Whether `method` is one of the methods Handle answers.
-  static bool Handles(const std::string& method);
-  // Answers a lease method (see Handles) for `peer`.
+  // Puts the lease methods (lease.*, leases, queue, events, zombies,
+  // zombies.kill) in the agent's method table. kInvalidArgument when a name
+  // is taken.
+  Status AddMethods(ipc::MethodTable* table);
+  // Answers one of those methods for `peer` (unknown_method for others).
   std::string Handle(const ipc::Request& request, const ipc::PeerCredentials& peer);
 
   // Each sampler tick: GPUs as read now.
@@ -151,8 +154,35 @@ class LeaseService {
     size_t signalling = 0;
   };
 
-  std::string Dispatch(const ipc::Request& request, const ipc::PeerCredentials& peer, const sched::Caller& caller,
-                       TimePoint now);
+  // One call of a method: its params, who asks, and when.
+  struct Call {
+    const nlohmann::json& params;
+    const ipc::PeerCredentials& peer;
+    const sched::Caller& caller;
+    TimePoint now;
+  };
+  struct MethodEntry {
+    const char* name;
+    ipc::Access access;
+    bool is_change;  // Answered only once saved; taken back when it cannot be.
+    Result<nlohmann::json> (LeaseService::*answer)(const Call&);
+  };
+  static const std::vector<MethodEntry>& Methods();
+  // Locks, resolves the caller, answers, and (for a change) saves or takes back.
+  std::string Serve(const MethodEntry& method, const ipc::Request& request, const ipc::PeerCredentials& peer);
+  // The answer line, with refusals recorded as events.
+  std::string Answer(const MethodEntry& method, const ipc::Request& request, const ipc::PeerCredentials& peer,
+                     const sched::Caller& caller, TimePoint now);
+  Result<nlohmann::json> OnRequest(const Call& c);
+  Result<nlohmann::json> OnGet(const Call& c);
+  Result<nlohmann::json> OnAttach(const Call& c);
+  Result<nlohmann::json> OnRelease(const Call& c);
+  Result<nlohmann::json> OnExtend(const Call& c);
+  Result<nlohmann::json> OnLeases(const Call& c);
+  Result<nlohmann::json> OnQueue(const Call& c);
+  Result<nlohmann::json> OnEvents(const Call& c);
+  Result<nlohmann::json> OnZombies(const Call& c);
+  Result<nlohmann::json> OnZombiesKill(const Call& c);
   Result<nlohmann::json> Request(const nlohmann::json& params, const ipc::PeerCredentials& peer,
                                  const sched::Caller& caller, TimePoint now);
   Result<nlohmann::json> Get(int64_t id, const sched::Caller& viewer, TimePoint now) const;

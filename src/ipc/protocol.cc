@@ -123,13 +123,8 @@ std::string Handle(const Request& request, const PeerCredentials& peer, const Ag
     result["tick_duration_seconds"] = static_cast<double>(snapshot->tick_duration.count()) / 1e6;
     return EncodeResult(request.id, result);
   }
-  if (agent.leases) {
-    if (std::optional<std::string> answer = agent.leases(request, peer)) return *answer;
-  }
   return EncodeError(request.id, kErrorUnknownMethod,
-                     fmt::format("unknown method \"{}\" (known: hello, status, zombies, zombies.kill, lease.request, "
-                                 "lease.get, lease.attach, lease.release, lease.extend, leases, queue, events)",
-                                 request.method));
+                     fmt::format("unknown method \"{}\" (known here: hello, status)", request.method));
 }
 
 Result<json> DecodeResponse(std::string_view line) {

@@ -77,17 +77,16 @@ struct AgentInfo {
   int64_t started_at_unix = 0;
   // The history writer's state for `hello` (empty: no history).
   std::function<nlohmann::json()> store_status;
-  // Lease and queue methods, and `zombies` (agent/lease_service.h): the
-  // response line, or empty for a method it does not answer.
-  std::function<std::optional<std::string>(const Request&, const PeerCredentials&)> leases;
   // Which lease holds each GPU (by index): id and user. Empty: no leases.
   std::function<std::map<int, std::pair<int64_t, std::string>>()> gpu_leases;
   // The lease state for `hello`: path, whether it saves, and why not.
   std::function<nlohmann::json()> lease_state;
 };
 
-// Answers one request from the latest snapshot (null before the first tick),
-// the sampler's counters and its utilization history (null when not known).
+// Answers `hello` and `status` (the other methods are the lease service's;
+// agent/api_methods.h puts them all in one table) from the latest snapshot
+// (null before the first tick), the sampler's counters and its utilization
+// history (null when not known).
 std::string Handle(const Request& request, const PeerCredentials& peer, const AgentInfo& agent,
                    const sampler::Snapshot* snapshot, const sampler::SamplerStats* stats = nullptr,
                    const sampler::UtilizationHistory* history = nullptr);

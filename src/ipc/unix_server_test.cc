@@ -31,7 +31,7 @@ class UnixServerTest : public ::testing::Test {
         [](const std::string& line, const PeerCredentials& peer) {
           Decoded d = DecodeRequest(line);
           if (!d.ok) return d.error_response;
-          return Handle(d.request, peer, AgentInfo{"test", getpid(), "sim", 0, {}, {}, {}, {}}, nullptr);
+          return Handle(d.request, peer, AgentInfo{"test", getpid(), "sim", 0, {}, {}, {}}, nullptr);
         },
         RealClock(), &logger_);
     ASSERT_TRUE(server_->Start().ok());

@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// The agent's API methods in one table: each name, who may call it, and the
+// handler that answers it. The server dispatches from it, the
+// `unknown_method` answer lists its names, and a test checks it against
+// docs/protocol.md, so a method cannot be served without being documented.
+//
+// Thread safety: fill it before serving; Dispatch may then run on any thread.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "ipc/protocol.h"
+
+namespace tarmac::ipc {
+
+// Who may call a method. Every caller is who SO_PEERCRED says.
+enum class Access {
+  kAnyone,        // Reads: anyone who can reach the socket.
+  kOwnerOrAdmin,  // Changes: a user's own leases and processes; root and the admin group any.
+};
+const char* AccessName(Access access);
+
+// The response line for a request (ipc::EncodeResult / EncodeError).
+using MethodHandler = std::function<std::string(const Request&, const PeerCredentials&)>;
+
+struct Method {
+  std::string name;
+  Access access = Access::kAnyone;
+  MethodHandler handler;
+};
+
+class MethodTable {
+ public:
+  // kInvalidArgument when `name` is already in the table.
+  Status Add(std::string name, Access access, MethodHandler handler);
+  // The handler's answer, or unknown_method naming every method there is.
+  std::string Dispatch(const Request& request, const PeerCredentials& peer) const;
+  // In the order they were added.
+  const std::vector<Method>& methods() const { return methods_; }
+
+ private:
+  std::vector<Method> methods_;
+};
+
+}  // namespace tarmac::ipc
