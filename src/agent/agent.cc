@@ -31,10 +31,6 @@
 namespace tarmac::agent {
 namespace {
 
-void Override(const std::string& flag, std::string* value) {
-  if (!flag.empty()) *value = flag;
-}
-
 sampler::SamplerOptions SamplerOptionsOf(const config::Config& c) {
   return sampler::SamplerOptions{c.fast_interval, c.slow_interval, c.call_timeout, c.reattach_interval};
 }
@@ -93,12 +89,7 @@ Result<config::Config> LoadAgentConfig(const AgentFlags& flags) {
   Result<config::Config> loaded = config::LoadConfig(path, !flags.config_path.empty());
   if (!loaded.ok()) return loaded.status();
   config::Config c = loaded.value();
-  Override(flags.backend, &c.backend);
-  Override(flags.scenario, &c.scenario);
-  Override(flags.sim_dir, &c.sim_dir);
-  Override(flags.nvml_library, &c.nvml_library);
-  Override(flags.socket_path, &c.socket_path);
-  Override(flags.state_dir, &c.state_dir);
+  config::ApplyAgentFlags(flags, &c);
   // A private agent of a normal user keeps its state in the user's state
   // home, not in the system's (which it may not write).
   if (flags.state_dir.empty() && c.state_dir == config::Config().state_dir && ::geteuid() != 0) {
@@ -110,8 +101,6 @@ Result<config::Config> LoadAgentConfig(const AgentFlags& flags) {
       c.state_dir = std::string(home) + "/.local/state/tarmac";
     }
   }
-  Override(flags.log_level, &c.log_level);
-  Override(flags.http_listen, &c.http_listen);
   gpu::BackendKind kind;
   if (!gpu::ParseBackendKind(c.backend, &kind)) {
     return Status::InvalidArgument("--backend: expected auto, nvml or sim", c.backend);

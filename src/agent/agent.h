@@ -13,22 +13,13 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/result.h"
+#include "config/agent_flags.h"
 #include "config/config.h"
 
 namespace tarmac::agent {
 
-struct AgentFlags {
-  std::string config_path;  // Empty: the default path (optional file).
-  // Flags override the config file; empty means "from the config".
-  std::string backend;
-  std::string scenario;
-  std::string sim_dir;
-  std::string nvml_library;
-  std::string socket_path;
-  std::string state_dir;
-  std::string log_level;
-  std::string http_listen;  // --http-listen HOST:PORT ("off" disables HTTP).
-};
+// The agent's flags are declared once, in config/agent_flags.h.
+using AgentFlags = config::AgentFlags;
 
 // Loads the config named by `flags` and applies the flag overrides.
 Result<config::Config> LoadAgentConfig(const AgentFlags& flags);

@@ -6,25 +6,25 @@
 #include <CLI/CLI.hpp>
 
 #include "agent/agent.h"
-#include "cli/agent_command.h"
-#include "cli/options.h"
 #include "common/clock.h"
+#include "common/exit_codes.h"
 #include "common/log.h"
+#include "config/agent_flags.h"
 
 int main(int argc, char** argv) {
   CLI::App app("tarmacd: the tarmac agent. Samples every GPU and process, keeps the history, serves the local "
                "API (docs/protocol.md) and HTTP (docs/metrics.md). Flags override the config file.",
                "tarmacd");
   tarmac::agent::AgentFlags flags;
-  tarmac::cli::AddAgentFlags(&app, &flags);
+  tarmac::config::AddAgentFlags(&app, &flags);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
-    return code == 0 ? tarmac::cli::kExitOk : tarmac::cli::kExitUsage;
+    return code == 0 ? tarmac::kExitOk : tarmac::kExitUsage;
   }
   tarmac::Logger logger(tarmac::LogLevel::kInfo);
   tarmac::Status s = tarmac::agent::RunAgent(flags, tarmac::RealClock(), &logger);
-  if (!s.ok()) return tarmac::cli::ExitWith(s.WithContext("agent"));
-  return tarmac::cli::kExitOk;
+  if (!s.ok()) return tarmac::ExitWith(s.WithContext("agent"));
+  return tarmac::kExitOk;
 }

@@ -12,48 +12,12 @@
 
 namespace tarmac::cli {
 
-void AddAgentFlags(CLI::App* cmd, agent::AgentFlags* flags) {
-  agent::AgentFlags& f = *flags;
-  cmd->add_option("--config", f.config_path, "Config file (default /etc/tarmac/tarmac.toml, optional)");
-  cmd->add_option("--backend", f.backend, "auto, nvml or sim");
-  cmd->add_option("--scenario", f.scenario, "Scenario for --backend sim")->envname("TARMAC_SIM_SCENARIO");
-  cmd->add_option("--sim-dir", f.sim_dir, "Simulated world directory")->envname("TARMAC_SIM_DIR");
-  cmd->add_option("--nvml-library", f.nvml_library, "NVML library file")->envname("TARMAC_NVML_LIBRARY");
-  cmd->add_option("--socket", f.socket_path, "Unix socket to serve (default /run/tarmac/tarmac.sock)")
-      ->envname("TARMAC_SOCKET");
-  cmd->add_option("--state-dir", f.state_dir, "State directory (default /var/lib/tarmac)");
-  cmd->add_option("--http-listen", f.http_listen,
-                  "HTTP address for /metrics, /health, /api/v1/status (default 127.0.0.1:9477; port 0 picks a "
-                  "free one; off: no HTTP)");
-  cmd->add_option("--log-level", f.log_level, "debug, info, warning or error (default: the config's)")
-      ->check(CLI::IsMember({"debug", "info", "warning", "error"}));
-}
-
 CLI::App* AddAgentCommand(CLI::App* app, AgentCommandOptions* options) {
   CLI::App* cmd = app->add_subcommand(
       "agent", "Run the agent in the foreground (tarmacd): sample every GPU and process, serve the local API "
                "(docs/protocol.md) and HTTP (docs/metrics.md). Flags override the config file");
-  AddAgentFlags(cmd, &options->flags);
+  config::AddAgentFlags(cmd, &options->flags);
   return cmd;
-}
-
-std::vector<std::string> AgentArgv(const agent::AgentFlags& f) {
-  std::vector<std::string> argv = {"tarmacd"};
-  auto add = [&](const char* flag, const std::string& value) {
-    if (value.empty()) return;
-    argv.push_back(flag);
-    argv.push_back(value);
-  };
-  add("--config", f.config_path);
-  add("--backend", f.backend);
-  add("--scenario", f.scenario);
-  add("--sim-dir", f.sim_dir);
-  add("--nvml-library", f.nvml_library);
-  add("--socket", f.socket_path);
-  add("--state-dir", f.state_dir);
-  add("--http-listen", f.http_listen);
-  add("--log-level", f.log_level);
-  return argv;
 }
 
 int RunAgentCommand(const AgentCommandOptions& options) {
@@ -65,7 +29,7 @@ int RunAgentCommand(const AgentCommandOptions& options) {
   std::string dir = n > 0 ? std::string(self, static_cast<size_t>(n)) : std::string();
   dir = dir.substr(0, dir.rfind('/'));
   std::string path = dir + "/tarmacd";
-  std::vector<std::string> argv = AgentArgv(options.flags);
+  std::vector<std::string> argv = config::AgentArgv(options.flags);
   std::vector<char*> args;
   for (std::string& a : argv) args.push_back(a.data());
   args.push_back(nullptr);

@@ -6,17 +6,14 @@
 
 #include <CLI/CLI.hpp>
 
-#include "agent/agent.h"
 #include "cli/options.h"
+#include "config/agent_flags.h"
 
 namespace tarmac::cli {
 
 struct AgentCommandOptions {
-  agent::AgentFlags flags;
+  config::AgentFlags flags;
 };
-
-// The agent's flags, for `tarmac agent` and for tarmacd itself.
-void AddAgentFlags(CLI::App* cmd, agent::AgentFlags* flags);
 
 CLI::App* AddAgentCommand(CLI::App* app, AgentCommandOptions* options);
 // Replaces this process with tarmacd (next to this binary) and the same

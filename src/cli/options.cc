@@ -50,17 +50,4 @@ Result<gpu::BackendOptions> MakeBackendOptions(const GlobalOptions& options) {
   return out;
 }
 
-int ExitWith(const Status& status) {
-  if (status.ok()) return kExitOk;
-  std::fprintf(stderr, "tarmac: %s\n", status.message().c_str());
-  switch (status.code()) {
-    case StatusCode::kInvalidArgument: return kExitUsage;
-    case StatusCode::kUnavailable: return kExitNoDriver;
-    case StatusCode::kDeadlineExceeded:
-      std::fprintf(stderr, "%s\n", kAgentHint);
-      return kExitNoAgent;
-    default: return kExitError;
-  }
-}
-
 }  // namespace tarmac::cli

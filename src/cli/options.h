@@ -8,26 +8,24 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "common/exit_codes.h"
 #include "common/log.h"
 #include "common/result.h"
 #include "gpu/backend_factory.h"
 
 namespace tarmac::cli {
 
-// Exit codes, documented in `tarmac --help`.
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitError = 1;
-inline constexpr int kExitUsage = 2;
-inline constexpr int kExitNoDriver = 3;
-// Lease commands (run, reserve, shell, extend, release, leases, queue):
-inline constexpr int kExitNoAgent = 69;       // The agent is not reachable or did not answer (EX_UNAVAILABLE).
-inline constexpr int kExitStorage = 74;       // The agent could not save the change, so made none (EX_IOERR).
-inline constexpr int kExitNoFit = 75;         // --no-wait and no GPUs fit now (EX_TEMPFAIL).
-inline constexpr int kExitNotPermitted = 77;  // Another user's lease or process (EX_NOPERM).
-
-// What to check when the agent does not answer.
-inline constexpr const char* kAgentHint =
-    "tarmac: is the agent running? (systemctl status tarmac; --socket or TARMAC_SOCKET names its socket)";
+// Exit codes (common/exit_codes.h), documented in `tarmac --help`.
+using tarmac::ExitWith;
+using tarmac::kAgentHint;
+using tarmac::kExitError;
+using tarmac::kExitNoAgent;
+using tarmac::kExitNoDriver;
+using tarmac::kExitNoFit;
+using tarmac::kExitNotPermitted;
+using tarmac::kExitOk;
+using tarmac::kExitStorage;
+using tarmac::kExitUsage;
 
 inline constexpr const char* kExitCodesHelp =
     "Exit codes: 0 ok; 1 error (or, for pick, no GPU fits); 2 usage error; "
@@ -58,9 +56,5 @@ void AddSocketOption(CLI::App* cmd, GlobalOptions* options);
 // Validates the options and builds backend options. kInvalidArgument for an
 // unknown backend or log level.
 Result<gpu::BackendOptions> MakeBackendOptions(const GlobalOptions& options);
-
-// Prints "tarmac: <message>" on stderr and returns the exit code for
-// `status`: kInvalidArgument -> 2, kUnavailable -> 3, others -> 1.
-int ExitWith(const Status& status);
 
 }  // namespace tarmac::cli

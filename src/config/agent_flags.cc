@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "config/agent_flags.h"
+
+namespace tarmac::config {
+
+const std::vector<AgentFlag>& AgentFlagTable() {
+  static const std::vector<AgentFlag> kFlags = {
+      {"--config", "Config file (default /etc/tarmac/tarmac.toml, optional)", nullptr, &AgentFlags::config_path,
+       nullptr},
+      {"--backend", "auto, nvml or sim", nullptr, &AgentFlags::backend, &Config::backend},
+      {"--scenario", "Scenario for --backend sim", "TARMAC_SIM_SCENARIO", &AgentFlags::scenario, &Config::scenario},
+      {"--sim-dir", "Simulated world directory", "TARMAC_SIM_DIR", &AgentFlags::sim_dir, &Config::sim_dir},
+      {"--nvml-library", "NVML library file", "TARMAC_NVML_LIBRARY", &AgentFlags::nvml_library,
+       &Config::nvml_library},
+      {"--socket", "Unix socket to serve (default /run/tarmac/tarmac.sock)", "TARMAC_SOCKET",
+       &AgentFlags::socket_path, &Config::socket_path},
+      {"--state-dir",
+       "State directory (default /var/lib/tarmac; a normal user's: $XDG_STATE_HOME/tarmac or "
+       "~/.local/state/tarmac)",
+       nullptr, &AgentFlags::state_dir, &Config::state_dir},
+      {"--http-listen",
+       "HTTP address for /metrics, /health, /api/v1/status (default 127.0.0.1:9477; port 0 picks a free one; "
+       "off: no HTTP)",
+       nullptr, &AgentFlags::http_listen, &Config::http_listen},
+      {"--log-level", "debug, info, warning or error (default: the config's)", nullptr, &AgentFlags::log_level,
+       &Config::log_level},
+  };
+  return kFlags;
+}
+
+void AddAgentFlags(CLI::App* cmd, AgentFlags* flags) {
+  for (const AgentFlag& f : AgentFlagTable()) {
+    CLI::Option* option = cmd->add_option(f.name, flags->*f.value, f.help);
+    if (f.env != nullptr) option->envname(f.env);
+    if (std::string(f.name) == "--log-level") option->check(CLI::IsMember({"debug", "info", "warning", "error"}));
+  }
+}
+
+std::vector<std::string> AgentArgv(const AgentFlags& flags) {
+  std::vector<std::string> argv = {"tarmacd"};
+  for (const AgentFlag& f : AgentFlagTable()) {
+    const std::string& value = flags.*f.value;
+    if (value.empty()) continue;
+    argv.push_back(f.name);
+    argv.push_back(value);
+  }
+  return argv;
+}
+
+void ApplyAgentFlags(const AgentFlags& flags, Config* config) {
+  for (const AgentFlag& f : AgentFlagTable()) {
+    const std::string& value = flags.*f.value;
+    if (f.overrides != nullptr && !value.empty()) config->*f.overrides = value;
+  }
+}
+
+}  // namespace tarmac::config
