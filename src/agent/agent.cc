@@ -243,8 +243,10 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
     return s;
   }
   if (web) {
-    s = web->Start(MakeHttpRoutes(config, TARMAC_VERSION, &sampler, &counters, clock,
-                                  [&leases, history_writer] { return Problems(leases, history_writer); }));
+    http::RouteTable routes;
+    s = AddHttpRoutes(&routes, config, TARMAC_VERSION, &sampler, &counters, clock,
+                      [&leases, history_writer] { return Problems(leases, history_writer); });
+    if (s.ok()) s = web->Start(std::move(routes));
     if (!s.ok()) {
       server.Stop();
       sampler.Stop();

@@ -5,6 +5,7 @@
 
 #include <atomic>
 
+#include "metrics/exposition.h"
 #include "metrics/page_cache.h"
 #include "metrics/render.h"
 #include "sampler/status_json.h"
@@ -32,9 +33,9 @@ std::string Unhealthy(const sampler::Snapshot& snapshot, std::chrono::steady_clo
 
 }  // namespace
 
-http::Routes MakeHttpRoutes(const config::Config& config, const std::string& version, sampler::Sampler* sampler,
-                            metrics::FleetCounters* counters, Clock* clock,
-                            std::function<std::string()> problems) {
+Status AddHttpRoutes(http::RouteTable* routes, const config::Config& config, const std::string& version,
+                     sampler::Sampler* sampler, metrics::FleetCounters* counters, Clock* clock,
+                     std::function<std::string()> problems) {
   metrics::RenderOptions render;
   render.is_dcgm_compatible = config.is_dcgm_compatible;
   render.dcgm_hostname_label = config.dcgm_hostname_label;
@@ -47,8 +48,7 @@ http::Routes MakeHttpRoutes(const config::Config& config, const std::string& ver
   });
   auto previous_us = std::make_shared<std::atomic<int64_t>>(0);
 
-  http::Routes routes;
-  routes.metrics = [sampler, pages, render, previous_us, clock] {
+  Status s = routes->Add("/metrics", [sampler, pages, render, previous_us, clock] {
     std::chrono::steady_clock::time_point start = clock->SteadyNow();
     std::shared_ptr<const sampler::Snapshot> snapshot = sampler->Latest();
     std::shared_ptr<const std::string> page = pages->Page(snapshot);
@@ -58,18 +58,24 @@ http::Routes MakeHttpRoutes(const config::Config& config, const std::string& ver
     text.reserve(page->size() + tail.size());
     text.append(*page).append(tail);
     previous_us->store(std::chrono::duration_cast<std::chrono::microseconds>(clock->SteadyNow() - start).count());
-    return text;
-  };
-  routes.status_json = [sampler] { return sampler::StatusToJson(sampler->Latest()->fleet).dump() + "\n"; };
+    return http::Response{200, metrics::kContentType, std::move(text)};
+  });
+  if (s.ok()) {
+    s = routes->Add("/api/v1/status", [sampler] {
+      return http::Response{200, "application/json", sampler::StatusToJson(sampler->Latest()->fleet).dump() + "\n"};
+    });
+  }
   std::chrono::milliseconds stale_after = 3 * config.fast_interval + std::chrono::seconds(2);
-  routes.health = [sampler, clock, stale_after, problems](std::string* reason) {
-    std::shared_ptr<const sampler::Snapshot> snapshot = sampler->Latest();
-    *reason = Unhealthy(*snapshot, clock->SteadyNow() - snapshot->taken_at_steady, stale_after);
-    std::string more = problems ? problems() : std::string();
-    if (!more.empty()) *reason += (reason->empty() ? "" : "; ") + more;
-    return reason->empty();
-  };
-  return routes;
+  if (s.ok()) {
+    s = routes->Add("/health", [sampler, clock, stale_after, problems] {
+      std::shared_ptr<const sampler::Snapshot> snapshot = sampler->Latest();
+      std::string reason = Unhealthy(*snapshot, clock->SteadyNow() - snapshot->taken_at_steady, stale_after);
+      std::string more = problems ? problems() : std::string();
+      if (!more.empty()) reason += (reason.empty() ? "" : "; ") + more;
+      return reason.empty() ? http::Response{200, "text/plain", "ok\n"} : http::Response{503, "text/plain", reason + "\n"};
+    });
+  }
+  return s;
 }
 
 }  // namespace tarmac::agent

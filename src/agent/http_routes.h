@@ -18,9 +18,10 @@
 
 namespace tarmac::agent {
 
-// `problems` says what else makes the agent unhealthy (empty: nothing).
-http::Routes MakeHttpRoutes(const config::Config& config, const std::string& version, sampler::Sampler* sampler,
-                            metrics::FleetCounters* counters, Clock* clock,
-                            std::function<std::string()> problems = nullptr);
+// Adds /metrics, /health and /api/v1/status to `routes`. `problems` says
+// what else makes the agent unhealthy (empty: nothing).
+Status AddHttpRoutes(http::RouteTable* routes, const config::Config& config, const std::string& version,
+                     sampler::Sampler* sampler, metrics::FleetCounters* counters, Clock* clock,
+                     std::function<std::string()> problems = nullptr);
 
 }  // namespace tarmac::agent

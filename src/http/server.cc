@@ -12,9 +12,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstring>
 
-#include "metrics/exposition.h"
 
 namespace tarmac::http {
 namespace {
@@ -207,7 +207,16 @@ Status HttpServer::Bind() {
   return Status::OK();
 }
 
-Status HttpServer::Start(Routes routes) {
+Status RouteTable::Add(std::string path, Handler handler) {
+  if (path.empty() || path[0] != '/') return Status::InvalidArgument("http: a route's path starts with /", path);
+  for (const auto& [p, h] : routes_) {
+    if (p == path) return Status::InvalidArgument("http: the route is taken", path);
+  }
+  routes_.emplace_back(std::move(path), std::move(handler));
+  return Status::OK();
+}
+
+Status HttpServer::Start(RouteTable routes) {
   Status s = Bind();
   if (!s.ok()) return s;
   routes_ = std::move(routes);
@@ -222,20 +231,21 @@ Status HttpServer::Start(Routes routes) {
     res.set_content("only GET is served here\n", "text/plain");
     return httplib::Server::HandlerResponse::Handled;
   });
-  engine_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    res.set_content(routes_.metrics(), metrics::kContentType);
-  });
-  engine_->Get("/api/v1/status", [this](const httplib::Request&, httplib::Response& res) {
-    res.set_content(routes_.status_json(), "application/json");
-  });
-  engine_->Get("/health", [this](const httplib::Request&, httplib::Response& res) {
-    std::string reason;
-    bool is_ok = routes_.health(&reason);
-    res.status = is_ok ? 200 : 503;
-    res.set_content(is_ok ? "ok\n" : reason + "\n", "text/plain");
-  });
-  engine_->set_error_handler([](const httplib::Request&, httplib::Response& res) {
-    if (res.status == 404) res.set_content("not found: try /metrics, /health or /api/v1/status\n", "text/plain");
+  std::string paths;
+  for (const auto& [path, handler] : routes_.routes()) {
+    paths += (paths.empty() ? "" : ", ") + path;
+    // Paths are literal, not patterns.
+    std::string pattern;
+    for (char c : path) pattern += std::isalnum(static_cast<unsigned char>(c)) || c == '/' ? std::string(1, c)
+                                                                                            : std::string("\\") + c;
+    engine_->Get(pattern, [handler = handler](const httplib::Request&, httplib::Response& res) {
+      Response r = handler();
+      res.status = r.status;
+      res.set_content(r.body, r.content_type);
+    });
+  }
+  engine_->set_error_handler([paths](const httplib::Request&, httplib::Response& res) {
+    if (res.status == 404) res.set_content("not found: try " + paths + "\n", "text/plain");
   });
   acceptor_ = std::thread([this] { Accept(); });
   logger_->Log(LogLevel::kInfo, "http: listening on http://{}:{}/metrics",

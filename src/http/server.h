@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 //
-// The agent's HTTP endpoint, read-only: GET /metrics (Prometheus), /health
-// and /api/v1/status (the JSON of `tarmac status --json`). Every answer
-// comes from the latest snapshot: no request calls NVML or waits for the
-// sampler. Loopback by default.
+// The agent's HTTP endpoint, read-only: it serves the GET routes of a
+// RouteTable that modules register into (the agent: /metrics, /health and
+// /api/v1/status, agent/http_routes.h). Loopback by default.
 //
 // HTTP itself (request parsing, responses, keep-alive) is cpp-httplib's;
 // connections are ours, so that no client can hold the endpoint:
@@ -49,12 +48,23 @@ struct HttpOptions {
   std::chrono::seconds keep_alive_timeout{2};
 };
 
-// What the routes answer; each returns the body (and, for health, whether
-// all is well and why not).
-struct Routes {
-  std::function<std::string()> metrics;
-  std::function<std::string()> status_json;
-  std::function<bool(std::string* reason)> health;
+// One answer to a GET.
+struct Response {
+  int status = 200;
+  std::string content_type = "text/plain";
+  std::string body;
+};
+
+// The paths served, each with its handler, in the order added.
+class RouteTable {
+ public:
+  using Handler = std::function<Response()>;
+  // kInvalidArgument for a path that is taken or does not start with '/'.
+  Status Add(std::string path, Handler handler);
+  const std::vector<std::pair<std::string, Handler>>& routes() const { return routes_; }
+
+ private:
+  std::vector<std::pair<std::string, Handler>> routes_;
 };
 
 // Splits "host:port" ("[::1]:9477" for IPv6). kInvalidArgument otherwise.
@@ -71,7 +81,7 @@ class HttpServer {
   // malformed address; kFailedPrecondition when it is in use or not local.
   Status Bind();
   // Serves `routes` (binds first when Bind was not called); logs the address.
-  Status Start(Routes routes);
+  Status Start(RouteTable routes);
   void Stop();
   int port() const { return port_; }
 
@@ -82,7 +92,7 @@ class HttpServer {
   void Serve(int fd);
 
   HttpOptions options_;
-  Routes routes_;
+  RouteTable routes_;
   Logger* logger_;
   std::unique_ptr<Engine> engine_;
   std::string host_;

@@ -72,7 +72,12 @@ TEST_F(HttpTest, WrongMethodsPathsAndHugeHeadersGetTheirStatusCodes) {
                 .rfind("HTTP/1.1 405", 0),
             0u);
   EXPECT_EQ(HttpExchange("DELETE /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").rfind("HTTP/1.1 405", 0), 0u);
-  EXPECT_EQ(HttpGet("/nope").rfind("HTTP/1.1 404", 0), 0u);
+  std::string missing = HttpGet("/nope");
+  EXPECT_EQ(missing.rfind("HTTP/1.1 404", 0), 0u);
+  // The answer names the routes there are, from the route table.
+  EXPECT_NE(missing.find("not found: try /metrics, /api/v1/status, /health"), std::string::npos) << missing;
+  // A route's path is literal: a dot is not a wildcard.
+  EXPECT_EQ(HttpGet("/api/v1xstatus").rfind("HTTP/1.1 404", 0), 0u);
   std::string huge = HttpGet("/metrics", "X-Big: " + std::string(64 * 1024, 'a') + "\r\n");
   EXPECT_TRUE(huge.empty() || huge.rfind("HTTP/1.1 4", 0) == 0) << huge.substr(0, 100);
   EXPECT_EQ(HttpExchange("garbage\r\n\r\n").rfind("HTTP/1.1 200", 0), std::string::npos);
