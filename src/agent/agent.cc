@@ -237,21 +237,22 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
         return methods.Dispatch(decoded.request, peer);
       },
       clock, logger);
-  s = server.Start();
-  if (!s.ok()) {
-    sampler.Stop();
-    return s;
-  }
+  // HTTP first: once the socket answers, every front door is open.
   if (web) {
     http::RouteTable routes;
     s = AddHttpRoutes(&routes, config, TARMAC_VERSION, &sampler, &counters, clock,
                       [&leases, history_writer] { return Problems(leases, history_writer); });
     if (s.ok()) s = web->Start(std::move(routes));
     if (!s.ok()) {
-      server.Stop();
       sampler.Stop();
       return s;
     }
+  }
+  s = server.Start();
+  if (!s.ok()) {
+    if (web) web->Stop();
+    sampler.Stop();
+    return s;
   }
   systemd.Notify("READY=1");
   if (first->fleet.backend_error.empty()) {

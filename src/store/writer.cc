@@ -2,9 +2,11 @@
 #include "store/writer.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <set>
 
+#include "common/fs.h"
 #include "gpu/clock_event_reasons.h"
 #include "store/codec.h"
 #include "store/fold.h"
@@ -73,6 +75,33 @@ StoreWriter::StoreWriter(StoreOptions options, std::unique_ptr<Db> db, Clock* cl
     : options_(std::move(options)), db_(std::move(db)), clock_(clock), logger_(logger) {
   int64_t interval_ms = std::max<int64_t>(options_.fast_interval.count(), 1000);
   max_gap_seconds_ = std::max<int64_t>(2 * interval_ms / 1000, 1);
+  if (db_ != nullptr) NoteFile();
+}
+
+void StoreWriter::NoteFile() {
+  struct stat st {};
+  if (::stat(options_.path.c_str(), &st) == 0) {
+    device_ = st.st_dev;
+    inode_ = st.st_ino;
+  }
+}
+
+Status StoreWriter::CheckFile() {
+  struct stat st {};
+  bool is_gone = ::stat(options_.path.c_str(), &st) != 0;
+  if (!is_gone && st.st_dev == device_ && st.st_ino == inode_) return Status::OK();
+  std::string what = fmt::format("history store {} was {} under the agent", options_.path,
+                                 is_gone ? "deleted" : "replaced by another file");
+  logger_->Log(LogLevel::kError, "{}; opening the path afresh", what);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    corruption_ = fmt::format("{}; history goes on in the file now at that path (restart the agent to clear this)",
+                              what);
+  }
+  if (is_gone) MakeDirs(Dirname(options_.path)).IgnoreError();
+  Status s = Reopen();
+  if (!s.ok()) return s;
+  return WriteEvent(UnixSeconds(clock_->WallNow()), std::nullopt, "store_lost", what);
 }
 
 StoreWriter::~StoreWriter() { Stop(); }
@@ -154,6 +183,7 @@ Status StoreWriter::Reopen() {
     return db.status();
   }
   db_ = std::move(db).value();
+  NoteFile();
   gpu_ids_.clear();
   gpu_by_index_.clear();
   sessions_.clear();
@@ -175,6 +205,7 @@ Status StoreWriter::Quarantine(const Status& found) {
   Result<std::unique_ptr<Db>> db = OpenForWriting(options_.path);
   if (!db.ok()) return db.status();
   db_ = std::move(db).value();
+  NoteFile();
   gpu_ids_.clear();
   gpu_by_index_.clear();
   sessions_.clear();
@@ -327,6 +358,7 @@ Result<int64_t> StoreWriter::GpuId(const gpu::GpuInfo& info, int64_t t, std::map
 }
 
 Status StoreWriter::WriteTick(const sampler::FleetView& fleet) {
+  if (Status file = CheckFile(); !file.ok()) return file;
   int64_t t = UnixSeconds(fleet.taken_at);
   if (t <= last_t_) {
     bool is_jump = last_t_ - t > 2;

@@ -22,7 +22,9 @@
 // Corruption (SQLITE_CORRUPT from any statement, or PRAGMA quick_check at
 // start and every `integrity_check_interval`) is recorded as an event, the
 // file is moved aside as at start-up, and a new history begins; Problem()
-// then says so until the agent restarts, so that /health reports it.
+// then says so until the agent restarts, so that /health reports it. A file
+// deleted or replaced under the agent is noticed at the next tick, said the
+// same way, and the path opened afresh.
 //
 // A clean stop leaves the minute in progress in the journal: the next start
 // carries on in it, so a restart loses only the time the agent was down.
@@ -113,6 +115,11 @@ class StoreWriter {
   Status Quarantine(const Status& found);
   // PRAGMA quick_check: kCorruption naming what it found.
   Status QuickCheck();
+  // Remembers which file the open database is (device and inode).
+  void NoteFile();
+  // A file deleted or replaced under the agent: said (log, event, Problem)
+  // and a database opened afresh at the path.
+  Status CheckFile();
   Status WriteTick(const sampler::FleetView& fleet);
   Status WriteEvent(int64_t t, std::optional<int64_t> gpu_id, const std::string& kind, const std::string& detail);
   // Folds the journal's ticks before `t` into raw blocks and rollups, and
@@ -158,7 +165,9 @@ class StoreWriter {
   std::deque<std::shared_ptr<const sampler::Snapshot>> queue_;
   std::deque<std::pair<std::string, std::string>> events_;
   StoreStats stats_;
-  std::string corruption_;  // What was found corrupt, and where it went.
+  std::string corruption_;  // What was found corrupt or lost, and what became of it.
+  uint64_t device_ = 0;      // Writer thread: the open file's identity.
+  uint64_t inode_ = 0;
   std::jthread thread_;
 };
 

@@ -291,3 +291,20 @@ TEST_F(WriterTest, CorruptionFoundWhileRunningMovesTheFileAsideAndIsReported) {
 
 }  // namespace
 }  // namespace tarmac::store
+
+namespace tarmac::store {
+namespace {
+
+TEST_F(WriterTest, AFileDeletedUnderTheWriterIsNoticedAtTheNextTickAndSaid) {
+  std::unique_ptr<StoreWriter> w = OpenWriter();
+  ASSERT_TRUE(w->WriteNow(Fleet(kT0)).ok());
+  for (const char* suffix : {"", "-wal", "-shm"}) ::unlink((Path() + suffix).c_str());
+  ASSERT_TRUE(w->WriteNow(Fleet(kT0 + 1)).ok());
+  EXPECT_NE(w->Problem().find("was deleted under the agent"), std::string::npos) << w->Problem();
+  // History goes on in a new file at the path, which says what happened.
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM events WHERE kind = 'store_lost'"), 1);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM tick_journal"), 1);
+}
+
+}  // namespace
+}  // namespace tarmac::store
