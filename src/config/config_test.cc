@@ -90,11 +90,6 @@ TEST(ConfigTest, MissingDefaultFileMeansDefaultsButAnExplicitOneMustExist) {
   EXPECT_EQ(c.value().fast_interval, std::chrono::seconds(2));
 }
 
-}  // namespace
-}  // namespace tarmac::config
-
-namespace tarmac::config {
-namespace {
 
 TEST(ConfigTest, StoreAndReportSections) {
   Result<Config> c = ParseConfig(R"(
@@ -199,11 +194,6 @@ TEST(ConfigTest, TheDcgmHostLabelIsOneOfTwoSpellings) {
       << bad.status().message();
 }
 
-}  // namespace
-}  // namespace tarmac::config
-
-namespace tarmac::config {
-namespace {
 
 TEST(ConfigFileTest, AFileOverTheSizeLimitIsRefusedNotTruncated) {
   testing::TempDir dir;

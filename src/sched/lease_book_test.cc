@@ -167,11 +167,6 @@ TEST(LeaseBookTest, AThousandRequestsAreEachServedOnceWithoutSharingAGpu) {
   EXPECT_EQ(std::set<int64_t>(granted.begin(), granted.end()), submitted);
 }
 
-}  // namespace
-}  // namespace tarmac::sched
-
-namespace tarmac::sched {
-namespace {
 
 // A request queued for a named GPU keeps everything it asked for when a
 // request behind it is granted first (compacting the queue once moved the

@@ -66,6 +66,14 @@ class WriterTest : public ::testing::Test {
     EXPECT_TRUE(w.ok()) << w.status().ToString();
     return w.ok() ? std::move(w).value() : nullptr;
   }
+  // Corrupt databases moved aside (tarmac.db.corrupt-<time>).
+  int FilesMovedAside() const {
+    int aside = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir_.path())) {
+      if (e.path().filename().string().rfind("tarmac.db.corrupt-", 0) == 0) ++aside;
+    }
+    return aside;
+  }
   int64_t Count(const std::string& sql) {
     Result<std::unique_ptr<Db>> db = Db::Open(Path(), Db::Mode::kReadOnly);
     return db.value()->QueryInt(sql).value().value_or(-1);
@@ -173,11 +181,7 @@ TEST_F(WriterTest, ACorruptDatabaseIsMovedAsideAndANewOneStarted) {
   std::ofstream(Path()) << std::string(8192, 'x');
   std::unique_ptr<StoreWriter> w = OpenWriter();
   ASSERT_NE(w, nullptr);
-  int aside = 0;
-  for (const auto& e : std::filesystem::directory_iterator(dir_.path())) {
-    if (e.path().filename().string().rfind("tarmac.db.corrupt-", 0) == 0) ++aside;
-  }
-  EXPECT_EQ(aside, 1);
+  EXPECT_EQ(FilesMovedAside(), 1);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM events WHERE kind = 'store_recovered'"), 1);
   ASSERT_TRUE(w->WriteNow(Fleet(kT0)).ok());
 }
@@ -195,11 +199,6 @@ TEST_F(WriterTest, RetentionDropsRawMinutesOlderThanTheirTier) {
   EXPECT_EQ(Count("SELECT COUNT(*) FROM gpu_rollup_1m WHERE minute = " + std::to_string(kT0 / 60)), 2);
 }
 
-}  // namespace
-}  // namespace tarmac::store
-
-namespace tarmac::store {
-namespace {
 
 // Defect: a clean stop folded the minute in progress, so a restart a second
 // later skipped the rest of that minute and warned that the clock had moved
@@ -281,19 +280,10 @@ TEST_F(WriterTest, CorruptionFoundWhileRunningMovesTheFileAsideAndIsReported) {
   for (int i = 0; i < 500 && w->Problem().empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   EXPECT_NE(w->Problem().find("found corrupt"), std::string::npos) << w->Problem();
   w->Stop();
-  int aside = 0;
-  for (const auto& e : std::filesystem::directory_iterator(dir_.path())) {
-    if (e.path().filename().string().rfind("tarmac.db.corrupt-", 0) == 0) ++aside;
-  }
-  EXPECT_EQ(aside, 1);
+  EXPECT_EQ(FilesMovedAside(), 1);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM events WHERE kind = 'store_recovered'"), 1);
 }
 
-}  // namespace
-}  // namespace tarmac::store
-
-namespace tarmac::store {
-namespace {
 
 TEST_F(WriterTest, AFileDeletedUnderTheWriterIsNoticedAtTheNextTickAndSaid) {
   std::unique_ptr<StoreWriter> w = OpenWriter();
