@@ -174,12 +174,18 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
   if (!s.ok()) return StateError(s, "restore the saved leases", "them");
 
   SystemdNotifier systemd(logger);
+  std::string lock_problem;  // Sampler thread: the last state lock problem said.
   bool has_watchdog = systemd.has_watchdog();
   sampler::Sampler sampler([backend_options, clock, logger] { return gpu::OpenBackend(backend_options, clock, logger); },
                            SamplerOptionsOf(config), clock, logger,
-                           [has_watchdog, &systemd, history_writer, &counters,
-                            &leases](const std::shared_ptr<const sampler::Snapshot>& s) {
+                           [has_watchdog, &systemd, history_writer, &counters, &leases, &state_lock,
+                            &lock_problem, logger](const std::shared_ptr<const sampler::Snapshot>& s) {
                              if (has_watchdog) systemd.Notify("WATCHDOG=1");
+                             Status held = state_lock.value().Reassert();
+                             if (!held.ok() && held.message() != lock_problem) {
+                               logger->Log(LogLevel::kError, "agent: the state lock: {}", held.message());
+                             }
+                             lock_problem = held.ok() ? std::string() : held.message();
                              counters.Update(s->fleet, s->taken_at_steady);
                              leases.OnTick(s->fleet, s->taken_at_steady);
                              if (history_writer != nullptr) history_writer->Submit(s);

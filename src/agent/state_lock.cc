@@ -7,7 +7,11 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
 #include <cstring>
+
+#include "common/fs.h"
 
 namespace tarmac::agent {
 
@@ -40,7 +44,24 @@ Result<StateLock> StateLock::Acquire(const std::string& state_dir) {
   if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
     // The lock holds without the PID in it; a second agent just cannot name us.
   }
-  return StateLock(fd);
+  return StateLock(fd, state_dir);
+}
+
+Status StateLock::Reassert() {
+  struct stat held {};
+  struct stat now {};
+  std::string path = dir_ + "/agent.lock";
+  if (fd_ >= 0 && ::fstat(fd_, &held) == 0 && ::stat(path.c_str(), &now) == 0 && held.st_dev == now.st_dev &&
+      held.st_ino == now.st_ino) {
+    return Status::OK();
+  }
+  if (Status s = MakeDirs(dir_); !s.ok()) return s;
+  Result<StateLock> again = Acquire(dir_);
+  if (!again.ok()) return again.status();
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = again.value().fd_;
+  again.value().fd_ = -1;
+  return Status::OK();
 }
 
 StateLock::~StateLock() {

@@ -22,14 +22,21 @@ class StateLock {
   // or kIOError when the lock file cannot be opened.
   static Result<StateLock> Acquire(const std::string& state_dir);
 
-  StateLock(StateLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+  // Takes the lock again when its file was deleted or replaced under the
+  // agent (a deleted state directory): otherwise a second agent could lock
+  // a new file there. OK when nothing changed; kFailedPrecondition naming
+  // the PID when another agent got there first.
+  Status Reassert();
+
+  StateLock(StateLock&& other) noexcept : fd_(other.fd_), dir_(std::move(other.dir_)) { other.fd_ = -1; }
   StateLock& operator=(StateLock&&) = delete;
   StateLock(const StateLock&) = delete;
   ~StateLock();
 
  private:
-  explicit StateLock(int fd) : fd_(fd) {}
+  StateLock(int fd, std::string dir) : fd_(fd), dir_(std::move(dir)) {}
   int fd_;
+  std::string dir_;
 };
 
 }  // namespace tarmac::agent

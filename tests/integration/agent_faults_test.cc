@@ -201,6 +201,12 @@ TEST_F(AgentFaultsTest, ADeletedStateDirectoryIsNoticedAndWrittenAnew) {
   ASSERT_EQ(std::system(("rm -rf " + State()).c_str()), 0);
   EXPECT_TRUE(WaitFor([&] { return ::access((State() + "/leases.db").c_str(), F_OK) == 0; }));
   EXPECT_TRUE(WaitForLog("was deleted under the agent")) << ReadLog();
+  // The agent holds its state directory again: a second agent is refused.
+  EXPECT_TRUE(WaitFor([&] { return ::access((State() + "/agent.lock").c_str(), F_OK) == 0; }));
+  RunResult second = Tarmac({"agent", "--backend", "nvml", "--nvml-library", FakeNvmlPath(), "--socket",
+                             dir_.path() + "/second.sock", "--state-dir", State(), "--http-listen", "off"});
+  EXPECT_EQ(second.exit_code, 1) << second.err;
+  EXPECT_NE(second.err.find("is using the state directory"), std::string::npos) << second.err;
   ASSERT_EQ(T({"reserve", "--gpus", "1", "--for", "1h"}).exit_code, 0);
   agents_.back()->KillAndWait(SIGKILL);
   StartFaultAgent();
