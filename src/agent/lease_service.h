@@ -39,7 +39,8 @@
 //    first one made.
 //
 // The API half is lease_service.cc; what is enforced each tick (grants, ends
-// of leases, signals, policies) is lease_enforcement.cc.
+// of leases, signals, policies) is lease_enforcement.cc; how changes are
+// saved, and taken back when they cannot be, is lease_persistence.cc.
 //
 // Thread safety: Handle and OnTick may run on different threads (one mutex).
 #pragma once
