@@ -6,10 +6,10 @@
 
 #include <fmt/format.h>
 
-#include <random>
 #include <string>
 #include <vector>
 
+#include "common/random_id.h"
 #include "common/time_spec.h"
 #include "sampler/fleet_reader.h"
 #include "sched/lease_book.h"
@@ -27,13 +27,8 @@ inline std::string GpuList(const std::vector<int>& gpus) {
   return out;
 }
 
-// 128 random bits as hex.
-inline std::string NewToken() {
-  std::random_device random;
-  std::string token;
-  for (int i = 0; i < 4; ++i) token += fmt::format("{:08x}", random());
-  return token;
-}
+// A lease's token: 128 random bits as hex.
+inline std::string NewToken() { return RandomHex128(); }
 
 // RFC 3339 for Unix seconds, as events say when a lease ends.
 inline std::string UtcText(double unix_seconds) {

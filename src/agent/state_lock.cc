@@ -7,8 +7,6 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-#include <sys/stat.h>
-
 #include <cstring>
 
 #include "common/fs.h"
@@ -48,13 +46,8 @@ Result<StateLock> StateLock::Acquire(const std::string& state_dir) {
 }
 
 Status StateLock::Reassert() {
-  struct stat held {};
-  struct stat now {};
-  std::string path = dir_ + "/agent.lock";
-  if (fd_ >= 0 && ::fstat(fd_, &held) == 0 && ::stat(path.c_str(), &now) == 0 && held.st_dev == now.st_dev &&
-      held.st_ino == now.st_ino) {
-    return Status::OK();
-  }
+  std::optional<FileId> held = fd_ >= 0 ? FileIdOfFd(fd_) : std::nullopt;
+  if (held && held == FileIdOf(dir_ + "/agent.lock")) return Status::OK();
   if (Status s = MakeDirs(dir_); !s.ok()) return s;
   Result<StateLock> again = Acquire(dir_);
   if (!again.ok()) return again.status();

@@ -11,9 +11,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <random>
 
 #include "cli/lease_client.h"
+#include "common/random_id.h"
 #include "common/units.h"
 
 namespace tarmac::cli {
@@ -51,14 +51,6 @@ void ExportLeaseEnv(const json& lease) {
   setenv("NVIDIA_VISIBLE_DEVICES", uuids.c_str(), 1);
   setenv("TARMAC_LEASE_ID", std::to_string(lease["id"].get<int64_t>()).c_str(), 1);
   setenv("TARMAC_LEASE_TOKEN", lease.value("token", std::string()).c_str(), 1);
-}
-
-// 128 random bits as hex: a request's key (lease.request's request_key).
-std::string NewRequestKey() {
-  std::random_device random;
-  std::string key;
-  for (int i = 0; i < 4; ++i) key += fmt::format("{:08x}", random());
-  return key;
 }
 
 // Exit code of a wait status, as a shell reports it.
@@ -127,7 +119,7 @@ Result<json> LeaseParams(const LeaseAsk& ask, const std::string& kind, const std
             {"priority", ask.priority},
             {"wait", !ask.no_wait},
             {"command", command},
-            {"request_key", NewRequestKey()}};
+            {"request_key", RandomHex128()}};
   if (!ask.uuids.empty()) {
     json uuids = json::array();
     size_t at = 0;

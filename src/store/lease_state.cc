@@ -2,7 +2,8 @@
 #include "store/lease_state.h"
 
 #include <fmt/format.h>
-#include <sys/stat.h>
+
+#include "common/fs.h"
 
 namespace tarmac::store {
 
@@ -36,20 +37,12 @@ Result<std::unique_ptr<Db>> LeaseState::OpenDb(const std::string& path) {
   return db;
 }
 
-void LeaseState::NoteIdentity() {
-  struct stat st {};
-  if (::stat(path_.c_str(), &st) == 0) {
-    device_ = st.st_dev;
-    inode_ = st.st_ino;
-  }
-}
+void LeaseState::NoteIdentity() { file_ = FileIdOf(path_).value_or(FileId{}); }
 
 Status LeaseState::CheckFile() const {
-  struct stat st {};
-  if (::stat(path_.c_str(), &st) != 0) {
-    return Status::NotFound(fmt::format("lease state {} was deleted under the agent", path_));
-  }
-  if (st.st_dev != device_ || st.st_ino != inode_) {
+  std::optional<FileId> now = FileIdOf(path_);
+  if (!now) return Status::NotFound(fmt::format("lease state {} was deleted under the agent", path_));
+  if (*now != file_) {
     return Status::FailedPrecondition(fmt::format("lease state {} was replaced by another file under the agent",
                                                   path_));
   }

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "common/fs.h"
 #include "common/result.h"
 #include "store/sqlite_db.h"
 
@@ -78,8 +79,7 @@ class LeaseState {
   void NoteIdentity();
   std::unique_ptr<Db> db_;
   std::string path_;
-  uint64_t device_ = 0;
-  uint64_t inode_ = 0;
+  FileId file_;  // The file open at path_.
 };
 
 }  // namespace tarmac::store

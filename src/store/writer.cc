@@ -2,7 +2,6 @@
 #include "store/writer.h"
 
 #include <fmt/format.h>
-#include <sys/stat.h>
 
 #include <set>
 
@@ -78,18 +77,12 @@ StoreWriter::StoreWriter(StoreOptions options, std::unique_ptr<Db> db, Clock* cl
   if (db_ != nullptr) NoteFile();
 }
 
-void StoreWriter::NoteFile() {
-  struct stat st {};
-  if (::stat(options_.path.c_str(), &st) == 0) {
-    device_ = st.st_dev;
-    inode_ = st.st_ino;
-  }
-}
+void StoreWriter::NoteFile() { file_ = FileIdOf(options_.path).value_or(FileId{}); }
 
 Status StoreWriter::CheckFile() {
-  struct stat st {};
-  bool is_gone = ::stat(options_.path.c_str(), &st) != 0;
-  if (!is_gone && st.st_dev == device_ && st.st_ino == inode_) return Status::OK();
+  std::optional<FileId> now = FileIdOf(options_.path);
+  bool is_gone = !now;
+  if (now && *now == file_) return Status::OK();
   std::string what = fmt::format("history store {} was {} under the agent", options_.path,
                                  is_gone ? "deleted" : "replaced by another file");
   logger_->Log(LogLevel::kError, "{}; opening the path afresh", what);

@@ -45,6 +45,7 @@
 #include <tuple>
 
 #include "common/clock.h"
+#include "common/fs.h"
 #include "common/log.h"
 #include "sampler/sampler.h"
 #include "store/retention.h"
@@ -166,8 +167,7 @@ class StoreWriter {
   std::deque<std::pair<std::string, std::string>> events_;
   StoreStats stats_;
   std::string corruption_;  // What was found corrupt or lost, and what became of it.
-  uint64_t device_ = 0;      // Writer thread: the open file's identity.
-  uint64_t inode_ = 0;
+  FileId file_;              // Writer thread: the file open at the path.
   std::jthread thread_;
 };
 
