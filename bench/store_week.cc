@@ -26,9 +26,9 @@
 
 namespace {
 
-using tarmac::sampler::FleetView;
-using tarmac::sampler::GpuView;
-using tarmac::sampler::ProcessView;
+using tarmac::fleet::FleetView;
+using tarmac::fleet::GpuView;
+using tarmac::fleet::ProcessView;
 
 struct Job {
   int64_t start = 0;

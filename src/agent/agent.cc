@@ -179,7 +179,7 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
   sampler::Sampler sampler([backend_options, clock, logger] { return gpu::OpenBackend(backend_options, clock, logger); },
                            SamplerOptionsOf(config), clock, logger,
                            [has_watchdog, &systemd, history_writer, &counters, &leases, &state_lock,
-                            &lock_problem, logger](const std::shared_ptr<const sampler::Snapshot>& s) {
+                            &lock_problem, logger](const std::shared_ptr<const fleet::Snapshot>& s) {
                              if (has_watchdog) systemd.Notify("WATCHDOG=1");
                              Status held = state_lock.value().Reassert();
                              if (!held.ok() && held.message() != lock_problem) {
@@ -192,7 +192,7 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
                            });
   s = sampler.Start();
   if (!s.ok()) return s;
-  std::shared_ptr<const sampler::Snapshot> first = sampler.Latest();
+  std::shared_ptr<const fleet::Snapshot> first = sampler.Latest();
   std::string backend_name = first->fleet.backend.empty() ? config.backend : first->fleet.backend;
   size_t gpu_count = first->fleet.gpus.size();
 
@@ -226,8 +226,8 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
   s = AddApiMethods(
       &methods,
       [&sampler, &info](const ipc::Request& request, const ipc::PeerCredentials& peer) {
-        std::shared_ptr<const sampler::Snapshot> snapshot = sampler.Latest();
-        sampler::SamplerStats stats = sampler.stats();
+        std::shared_ptr<const fleet::Snapshot> snapshot = sampler.Latest();
+        fleet::SamplerStats stats = sampler.stats();
         return ipc::Handle(request, peer, info, snapshot.get(), &stats, &sampler.history());
       },
       &leases);

@@ -8,14 +8,14 @@
 #include "metrics/exposition.h"
 #include "metrics/page_cache.h"
 #include "metrics/render.h"
-#include "sampler/status_json.h"
+#include "fleet/fleet_json.h"
 
 namespace tarmac::agent {
 namespace {
 
 // Why the agent is not healthy, or empty when it is: the last sample is
 // older than `stale_after`, the driver is gone, or a GPU cannot be read.
-std::string Unhealthy(const sampler::Snapshot& snapshot, std::chrono::steady_clock::duration age,
+std::string Unhealthy(const fleet::Snapshot& snapshot, std::chrono::steady_clock::duration age,
                       std::chrono::milliseconds stale_after) {
   if (age > stale_after) {
     return fmt::format("stale: the last sample is {} ms old",
@@ -23,10 +23,10 @@ std::string Unhealthy(const sampler::Snapshot& snapshot, std::chrono::steady_clo
   }
   if (!snapshot.fleet.backend_error.empty()) return "driver: " + snapshot.fleet.backend_error;
   std::string problems;
-  for (const sampler::GpuView& g : snapshot.fleet.gpus) {
-    if (g.sample.health == gpu::GpuHealth::kOk) continue;
+  for (const fleet::GpuView& g : snapshot.fleet.gpus) {
+    if (g.sample.health == fleet::GpuHealth::kOk) continue;
     problems += fmt::format("{}gpu {} {}: {}", problems.empty() ? "" : "; ", g.info.index,
-                            gpu::GpuHealthName(g.sample.health), g.sample.error);
+                            fleet::GpuHealthName(g.sample.health), g.sample.error);
   }
   return problems;
 }
@@ -43,14 +43,14 @@ Status AddHttpRoutes(http::RouteTable* routes, const config::Config& config, con
   render.max_process_series = static_cast<size_t>(config.max_process_series);
   render.currency = config.currency;
   render.version = version;
-  auto pages = std::make_shared<metrics::PageCache>([sampler, counters, render](const sampler::Snapshot& s) {
+  auto pages = std::make_shared<metrics::PageCache>([sampler, counters, render](const fleet::Snapshot& s) {
     return metrics::RenderMetrics(s, sampler->stats(), counters->Get(), render);
   });
   auto previous_us = std::make_shared<std::atomic<int64_t>>(0);
 
   Status s = routes->Add("/metrics", [sampler, pages, render, previous_us, clock] {
     std::chrono::steady_clock::time_point start = clock->SteadyNow();
-    std::shared_ptr<const sampler::Snapshot> snapshot = sampler->Latest();
+    std::shared_ptr<const fleet::Snapshot> snapshot = sampler->Latest();
     std::shared_ptr<const std::string> page = pages->Page(snapshot);
     std::string text;
     std::string tail =
@@ -62,13 +62,13 @@ Status AddHttpRoutes(http::RouteTable* routes, const config::Config& config, con
   });
   if (s.ok()) {
     s = routes->Add("/api/v1/status", [sampler] {
-      return http::Response{200, "application/json", sampler::StatusToJson(sampler->Latest()->fleet).dump() + "\n"};
+      return http::Response{200, "application/json", fleet::StatusToJson(sampler->Latest()->fleet).dump() + "\n"};
     });
   }
   std::chrono::milliseconds stale_after = 3 * config.fast_interval + std::chrono::seconds(2);
   if (s.ok()) {
     s = routes->Add("/health", [sampler, clock, stale_after, problems] {
-      std::shared_ptr<const sampler::Snapshot> snapshot = sampler->Latest();
+      std::shared_ptr<const fleet::Snapshot> snapshot = sampler->Latest();
       std::string reason = Unhealthy(*snapshot, clock->SteadyNow() - snapshot->taken_at_steady, stale_after);
       std::string more = problems ? problems() : std::string();
       if (!more.empty()) reason += (reason.empty() ? "" : "; ") + more;

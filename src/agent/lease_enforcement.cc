@@ -24,7 +24,7 @@ namespace {
 
 // GPUs joined by NVLink, directly or through each other, share a domain
 // (the connected components of the link graph); a GPU without links is -1.
-std::vector<int> NvLinkDomains(const sampler::FleetView& fleet) {
+std::vector<int> NvLinkDomains(const fleet::FleetView& fleet) {
   size_t n = fleet.gpus.size();
   std::vector<size_t> parent(n);
   for (size_t i = 0; i < n; ++i) parent[i] = i;
@@ -197,7 +197,7 @@ std::chrono::milliseconds LeaseService::IdleTimeoutOf(const sched::Lease& l) con
   return policy_.default_idle_timeout;
 }
 
-void LeaseService::CheckIdle(const sampler::FleetView& fleet, TimePoint now) {
+void LeaseService::CheckIdle(const fleet::FleetView& fleet, TimePoint now) {
   std::vector<std::tuple<int64_t, IdleAction, std::string>> acts;
   for (const auto& [id, l] : book_.leases()) {
     Runtime& rt = runtime_[id];
@@ -205,9 +205,9 @@ void LeaseService::CheckIdle(const sampler::FleetView& fleet, TimePoint now) {
     bool is_known = true;
     for (int index : l.gpus) {
       if (index < 0 || index >= static_cast<int>(fleet.gpus.size())) continue;
-      const sampler::GpuView& g = fleet.gpus[static_cast<size_t>(index)];
-      if (g.sample.health != gpu::GpuHealth::kOk) is_known = false;
-      for (const sampler::ProcessView& p : g.processes) {
+      const fleet::GpuView& g = fleet.gpus[static_cast<size_t>(index)];
+      if (g.sample.health != fleet::GpuHealth::kOk) is_known = false;
+      for (const fleet::ProcessView& p : g.processes) {
         if (p.details.uid != l.uid) continue;
         if (p.process.sm_utilization_ratio ? *p.process.sm_utilization_ratio > 0
                                            : g.sample.utilization_gpu_ratio.value_or(0) > 0) {
@@ -264,17 +264,17 @@ void LeaseService::CheckIdle(const sampler::FleetView& fleet, TimePoint now) {
   }
 }
 
-void LeaseService::CheckForeign(const sampler::FleetView& fleet, TimePoint now) {
+void LeaseService::CheckForeign(const fleet::FleetView& fleet, TimePoint now) {
   std::map<int, int64_t> by_gpu = LeasedGpus();
   for (const auto& [id, l] : book_.leases()) runtime_[id].foreign = json::array();
   const std::vector<std::string>& allow = policy_.zombies.allowlist;
-  for (const sampler::GpuView& g : fleet.gpus) {
+  for (const fleet::GpuView& g : fleet.gpus) {
     auto holder = by_gpu.find(g.info.index);
     if (holder == by_gpu.end()) continue;
     const sched::Lease& l = *book_.FindLease(holder->second);
     Runtime& rt = runtime_[l.id];
-    for (const sampler::ProcessView& p : g.processes) {
-      const sampler::ProcessDetails& d = p.details;
+    for (const fleet::ProcessView& p : g.processes) {
+      const fleet::ProcessDetails& d = p.details;
       if (!d.exists || d.uid == l.uid || !IsCompute(p)) continue;
       if (std::find(allow.begin(), allow.end(), d.name) != allow.end()) continue;
       rt.foreign.push_back({{"gpu", g.info.index}, {"pid", d.pid}, {"user", d.user}, {"command", d.command}});
@@ -287,18 +287,18 @@ void LeaseService::CheckForeign(const sampler::FleetView& fleet, TimePoint now) 
   }
 }
 
-void LeaseService::OnTick(const sampler::FleetView& fleet, TimePoint now) {
+void LeaseService::OnTick(const fleet::FleetView& fleet, TimePoint now) {
   std::lock_guard<std::mutex> lock(mu_);
   // GPUs as the scheduler sees them.
   std::map<int, int64_t> by_gpu = LeasedGpus();
   if (fleet.backend_error.empty() && !fleet.gpus.empty()) {
     std::vector<int> domain = NvLinkDomains(fleet);
     std::vector<sched::GpuSlot> slots;
-    for (const sampler::GpuView& g : fleet.gpus) {
+    for (const fleet::GpuView& g : fleet.gpus) {
       sched::GpuSlot s;
       s.index = static_cast<int>(slots.size());
       s.uuid = g.info.uuid;
-      s.is_healthy = g.sample.health == gpu::GpuHealth::kOk;
+      s.is_healthy = g.sample.health == fleet::GpuHealth::kOk;
       s.memory_free_bytes = g.sample.memory_free_bytes.value_or(0);
       s.memory_total_bytes = g.info.memory_total_bytes.value_or(0);
       s.numa_node = g.info.numa_node.value_or(-1);

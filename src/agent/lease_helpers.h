@@ -11,7 +11,7 @@
 
 #include "common/random_id.h"
 #include "common/time_spec.h"
-#include "sampler/fleet_reader.h"
+#include "fleet/fleet_view.h"
 #include "sched/lease_book.h"
 
 namespace tarmac::agent::lease_helpers {
@@ -36,6 +36,6 @@ inline std::string UtcText(double unix_seconds) {
       std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::duration<double>(unix_seconds))));
 }
 
-inline bool IsCompute(const sampler::ProcessView& p) { return p.process.type != gpu::ProcessType::kGraphics; }
+inline bool IsCompute(const fleet::ProcessView& p) { return p.process.type != fleet::ProcessType::kGraphics; }
 
 }  // namespace tarmac::agent::lease_helpers

@@ -60,7 +60,7 @@
 #include "config/config.h"
 #include "ipc/method_table.h"
 #include "ipc/protocol.h"
-#include "sampler/fleet_reader.h"
+#include "fleet/fleet_view.h"
 #include "sched/lease_book.h"
 #include "sched/lease_json.h"
 #include "sched/zombies.h"
@@ -105,7 +105,7 @@ class LeaseService {
   std::string Handle(const ipc::Request& request, const ipc::PeerCredentials& peer);
 
   // Each sampler tick: GPUs as read now.
-  void OnTick(const sampler::FleetView& fleet, sched::TimePoint now);
+  void OnTick(const fleet::FleetView& fleet, sched::TimePoint now);
 
   // For status: which lease (id, user) holds each GPU index.
   std::map<int, std::pair<int64_t, std::string>> LeaseByGpu() const;
@@ -212,8 +212,8 @@ class LeaseService {
                           const std::string& why, const Actor& actor, TimePoint now);
   void SendSignals(TimePoint now);
   void CheckClients(TimePoint now);
-  void CheckIdle(const sampler::FleetView& fleet, TimePoint now);
-  void CheckForeign(const sampler::FleetView& fleet, TimePoint now);
+  void CheckIdle(const fleet::FleetView& fleet, TimePoint now);
+  void CheckForeign(const fleet::FleetView& fleet, TimePoint now);
   void FinishTerminations(TimePoint now);
   bool IsAlive(const sched::ProcessRef& ref);
   IdleAction IdleActionFor(const sched::Lease& lease) const;

@@ -53,10 +53,10 @@ class FakeProcesses : public ProcessControl {
   void Add(int64_t pid, int64_t uid, int64_t start) { table[pid] = {pid, uid, start, 1, "python"}; }
 };
 
-sampler::FleetView Fleet(int gpus, std::vector<std::pair<int, sampler::ProcessView>> processes = {}) {
-  sampler::FleetView f;
+fleet::FleetView Fleet(int gpus, std::vector<std::pair<int, fleet::ProcessView>> processes = {}) {
+  fleet::FleetView f;
   for (int i = 0; i < gpus; ++i) {
-    sampler::GpuView g;
+    fleet::GpuView g;
     g.info.index = i;
     g.info.uuid = "GPU-" + std::to_string(i);
     g.sample.memory_free_bytes = 80 * kGiB;

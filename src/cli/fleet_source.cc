@@ -9,7 +9,7 @@
 
 #include "cli/status_command.h"
 #include "ipc/unix_server.h"
-#include "sampler/status_json.h"
+#include "fleet/fleet_json.h"
 
 namespace tarmac::cli {
 namespace {
@@ -21,7 +21,7 @@ constexpr std::chrono::milliseconds kAgentPatience{15000};
 // Asks the agent, retrying with backoff while it is busy or slow (up to
 // kAgentPatience). kFailedPrecondition when no agent listens at `socket`;
 // kDeadlineExceeded when one does but never answered.
-Result<FleetView> ReadFromAgent(const std::string& socket, std::optional<std::chrono::seconds> recent_window) {
+Result<fleet::FleetView> ReadFromAgent(const std::string& socket, std::optional<std::chrono::seconds> recent_window) {
   ipc::Request request;
   request.method = "status";
   if (recent_window) {
@@ -34,7 +34,7 @@ Result<FleetView> ReadFromAgent(const std::string& socket, std::optional<std::ch
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     Result<nlohmann::json> result = ipc::CallAgent(socket, request, std::clamp(left, std::chrono::milliseconds(1),
                                                                                 kAgentTimeout));
-    if (result.ok()) return sampler::FleetFromJson(result.value());
+    if (result.ok()) return fleet::FleetFromJson(result.value());
     if (result.status().code() != StatusCode::kUnavailable) return result.status();
     if (std::chrono::steady_clock::now() + backoff >= deadline) {
       return Status::DeadlineExceeded(
@@ -58,7 +58,7 @@ Result<std::unique_ptr<FleetSource>> FleetSource::Open(const GlobalOptions& glob
   // The GPUs are read directly only when no agent listens (or when asked):
   // an agent that is busy is waited for, never bypassed.
   if (!global.no_agent && !global.is_backend_explicit) {
-    Result<FleetView> fleet = ReadFromAgent(global.socket, recent_window);
+    Result<fleet::FleetView> fleet = ReadFromAgent(global.socket, recent_window);
     if (fleet.ok()) {
       source->first_ = std::move(fleet).value();
       return source;
@@ -71,10 +71,10 @@ Result<std::unique_ptr<FleetSource>> FleetSource::Open(const GlobalOptions& glob
   return source;
 }
 
-Result<FleetView> FleetSource::Read(std::optional<std::chrono::seconds> recent_window) {
+Result<fleet::FleetView> FleetSource::Read(std::optional<std::chrono::seconds> recent_window) {
   if (reader_) return reader_->Read(recent_window);
   if (first_) {
-    FleetView fleet = std::move(*first_);
+    fleet::FleetView fleet = std::move(*first_);
     first_.reset();
     return fleet;
   }

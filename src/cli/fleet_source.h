@@ -24,14 +24,14 @@ class FleetSource {
   static Result<std::unique_ptr<FleetSource>> Open(const GlobalOptions& global, Clock* clock, Logger* logger,
                                                    std::optional<std::chrono::seconds> recent_window = std::nullopt);
 
-  Result<FleetView> Read(std::optional<std::chrono::seconds> recent_window);
+  Result<fleet::FleetView> Read(std::optional<std::chrono::seconds> recent_window);
   bool is_agent() const { return !reader_.has_value(); }
 
  private:
   FleetSource() = default;
-  std::optional<FleetReader> reader_;
+  std::optional<sampler::FleetReader> reader_;
   std::string socket_;
-  std::optional<FleetView> first_;  // The agent's answer taken while opening.
+  std::optional<fleet::FleetView> first_;  // The agent's answer taken while opening.
 };
 
 }  // namespace tarmac::cli

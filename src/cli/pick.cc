@@ -9,13 +9,13 @@
 
 namespace tarmac::cli {
 
-PickResult Pick(const FleetView& fleet, const PickRequest& request) {
+PickResult Pick(const fleet::FleetView& fleet, const PickRequest& request) {
   PickResult result;
-  std::vector<const GpuView*> candidates;
-  for (const GpuView& g : fleet.gpus) {
-    const gpu::GpuSample& s = g.sample;
-    if (s.health != gpu::GpuHealth::kOk) {
-      result.rejections.push_back(fmt::format("gpu {}: {}", g.info.index, gpu::GpuHealthName(s.health)));
+  std::vector<const fleet::GpuView*> candidates;
+  for (const fleet::GpuView& g : fleet.gpus) {
+    const fleet::GpuSample& s = g.sample;
+    if (s.health != fleet::GpuHealth::kOk) {
+      result.rejections.push_back(fmt::format("gpu {}: {}", g.info.index, fleet::GpuHealthName(s.health)));
       continue;
     }
     if (g.lease_id) {
@@ -41,12 +41,12 @@ PickResult Pick(const FleetView& fleet, const PickRequest& request) {
     }
     candidates.push_back(&g);
   }
-  auto recent = [](const GpuView* g) {
+  auto recent = [](const fleet::GpuView* g) {
     std::optional<double> u = g->recent_utilization_ratio ? g->recent_utilization_ratio : g->sample.utilization_gpu_ratio;
     // Buckets of 5 %, so noise does not outrank free memory.
     return u ? static_cast<int>(std::floor(*u * 20)) : 0;
   };
-  std::stable_sort(candidates.begin(), candidates.end(), [&](const GpuView* a, const GpuView* b) {
+  std::stable_sort(candidates.begin(), candidates.end(), [&](const fleet::GpuView* a, const fleet::GpuView* b) {
     if (recent(a) != recent(b)) return recent(a) < recent(b);
     if (a->processes.size() != b->processes.size()) return a->processes.size() < b->processes.size();
     if (*a->sample.memory_free_bytes != *b->sample.memory_free_bytes) {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "sampler/fleet_reader.h"
+#include "fleet/fleet_view.h"
 
 namespace tarmac::cli {
 
@@ -22,10 +22,10 @@ struct PickRequest {
 };
 
 struct PickResult {
-  std::vector<const GpuView*> chosen;  // Best first; empty when not enough fit.
+  std::vector<const fleet::GpuView*> chosen;  // Best first; empty when not enough fit.
   std::vector<std::string> rejections;  // "gpu 3: 5.0 GiB free, need 20.0 GiB"
 };
 
-PickResult Pick(const FleetView& fleet, const PickRequest& request);
+PickResult Pick(const fleet::FleetView& fleet, const PickRequest& request);
 
 }  // namespace tarmac::cli

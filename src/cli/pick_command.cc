@@ -36,21 +36,21 @@ int RunPick(const GlobalOptions& global, const PickOptions& options, Clock* cloc
   Result<std::unique_ptr<FleetSource>> source =
       FleetSource::Open(global, clock, logger, std::chrono::seconds(options.window_seconds));
   if (!source.ok()) return ExitWith(source.status());
-  Result<FleetView> read = source.value()->Read(std::chrono::seconds(options.window_seconds));
+  Result<fleet::FleetView> read = source.value()->Read(std::chrono::seconds(options.window_seconds));
   if (!read.ok()) return ExitWith(read.status());
-  const FleetView& fleet = read.value();
+  const fleet::FleetView& fleet = read.value();
   PickRequest request;
   request.count = options.count;
   request.min_free_memory_bytes = min_free.value();
   request.max_utilization_ratio = options.max_utilization_percent / 100.0;
   PickResult result = Pick(fleet, request);
   std::string uuids;
-  for (const GpuView* g : result.chosen) uuids += (uuids.empty() ? "" : ",") + g->info.uuid;
+  for (const fleet::GpuView* g : result.chosen) uuids += (uuids.empty() ? "" : ",") + g->info.uuid;
   if (options.json) {
     nlohmann::json j;
     j["uuids"] = nlohmann::json::array();
     j["indices"] = nlohmann::json::array();
-    for (const GpuView* g : result.chosen) {
+    for (const fleet::GpuView* g : result.chosen) {
       j["uuids"].push_back(g->info.uuid);
       j["indices"].push_back(g->info.index);
     }

@@ -12,9 +12,9 @@ namespace tarmac::cli {
 namespace {
 
 // Keeps the GPUs named in `ids` (index, UUID or PCI bus id), in GPU order.
-Status FilterGpus(const std::string& ids, FleetView* fleet) {
+Status FilterGpus(const std::string& ids, fleet::FleetView* fleet) {
   if (ids.empty()) return Status::OK();
-  std::vector<GpuView> kept;
+  std::vector<fleet::GpuView> kept;
   std::string_view rest = ids;
   std::vector<std::string> wanted;
   while (true) {
@@ -25,12 +25,12 @@ Status FilterGpus(const std::string& ids, FleetView* fleet) {
   }
   for (const std::string& id : wanted) {
     bool found = false;
-    for (const GpuView& g : fleet->gpus) {
+    for (const fleet::GpuView& g : fleet->gpus) {
       if (std::to_string(g.info.index) == id || g.info.uuid == id || g.info.pci_bus_id == id) found = true;
     }
     if (!found) return Status::InvalidArgument(fmt::format("No devices were found matching \"{}\"", id));
   }
-  for (const GpuView& g : fleet->gpus) {
+  for (const fleet::GpuView& g : fleet->gpus) {
     for (const std::string& id : wanted) {
       if (std::to_string(g.info.index) == id || g.info.uuid == id || g.info.pci_bus_id == id) {
         kept.push_back(g);
@@ -87,9 +87,9 @@ int RunQuery(const GlobalOptions& global, const QueryOptions& options, Clock* cl
   }
   Result<std::unique_ptr<FleetSource>> source = FleetSource::Open(global, clock, logger);
   if (!source.ok()) return ExitWith(source.status());
-  Result<FleetView> read = source.value()->Read(std::nullopt);
+  Result<fleet::FleetView> read = source.value()->Read(std::nullopt);
   if (!read.ok()) return ExitWith(read.status());
-  FleetView fleet = std::move(read).value();
+  fleet::FleetView fleet = std::move(read).value();
   Status s = FilterGpus(options.ids, &fleet);
   if (!s.ok()) return ExitWith(s);
   std::string out = !options.query_gpu.empty() ? RenderGpuQuery(fleet, gpu_fields.value(), format.value())

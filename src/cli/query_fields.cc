@@ -4,7 +4,7 @@
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
-#include "gpu/clock_event_reasons.h"
+#include "fleet/clock_event_reasons.h"
 
 namespace tarmac::cli {
 namespace {
@@ -58,7 +58,7 @@ std::string Timestamp(std::chrono::system_clock::time_point t) {
 }
 
 // "Active" / "Not Active" for one clock event reason bit.
-Opt ReasonActive(const GpuView& g, uint64_t bit) {
+Opt ReasonActive(const fleet::GpuView& g, uint64_t bit) {
   if (!g.sample.clock_event_reasons) return std::nullopt;
   return std::string((*g.sample.clock_event_reasons & bit) ? "Active" : "Not Active");
 }
@@ -66,102 +66,102 @@ Opt ReasonActive(const GpuView& g, uint64_t bit) {
 std::vector<GpuField> MakeGpuFields() {
   std::vector<GpuField> f = {
       {{"timestamp"}, "", "Time of the query (YYYY/MM/DD HH:MM:SS.msec)",
-       [](const FleetView& fl, const GpuView&) -> Opt { return Timestamp(fl.taken_at); }},
+       [](const fleet::FleetView& fl, const fleet::GpuView&) -> Opt { return Timestamp(fl.taken_at); }},
       {{"driver_version"}, "", "Installed NVIDIA display driver version",
-       [](const FleetView& fl, const GpuView&) { return Text(fl.system.driver_version); }},
+       [](const fleet::FleetView& fl, const fleet::GpuView&) { return Text(fl.system.driver_version); }},
       {{"count"}, "", "Number of GPUs",
-       [](const FleetView& fl, const GpuView&) -> Opt { return fmt::format("{}", fl.gpus.size()); }},
+       [](const fleet::FleetView& fl, const fleet::GpuView&) -> Opt { return fmt::format("{}", fl.gpus.size()); }},
       {{"index"}, "", "Zero-based index of the GPU",
-       [](const FleetView&, const GpuView& g) -> Opt { return fmt::format("{}", g.info.index); }},
+       [](const fleet::FleetView&, const fleet::GpuView& g) -> Opt { return fmt::format("{}", g.info.index); }},
       {{"name", "gpu_name"}, "", "Product name of the GPU",
-       [](const FleetView&, const GpuView& g) { return Text(g.info.name); }},
+       [](const fleet::FleetView&, const fleet::GpuView& g) { return Text(g.info.name); }},
       {{"serial", "gpu_serial"}, "", "Board serial number",
-       [](const FleetView&, const GpuView& g) { return g.info.serial; }},
+       [](const fleet::FleetView&, const fleet::GpuView& g) { return g.info.serial; }},
       {{"uuid", "gpu_uuid"}, "", "Globally unique immutable identifier of the GPU",
-       [](const FleetView&, const GpuView& g) { return Text(g.info.uuid); }},
+       [](const fleet::FleetView&, const fleet::GpuView& g) { return Text(g.info.uuid); }},
       {{"pci.bus_id", "gpu_bus_id"}, "", "PCI bus id as domain:bus:device.function",
-       [](const FleetView&, const GpuView& g) { return Text(g.info.pci_bus_id); }},
+       [](const fleet::FleetView&, const fleet::GpuView& g) { return Text(g.info.pci_bus_id); }},
       {{"minor_number"}, "", "Minor number of the device (/dev/nvidiaN)",
-       [](const FleetView&, const GpuView& g) { return Num(g.info.minor_number); }},
+       [](const fleet::FleetView&, const fleet::GpuView& g) { return Num(g.info.minor_number); }},
       {{"persistence_mode"}, "", "Persistence mode: Enabled or Disabled",
-       [](const FleetView&, const GpuView& g) { return Enabled(g.info.is_persistence_mode_enabled); }},
+       [](const fleet::FleetView&, const fleet::GpuView& g) { return Enabled(g.info.is_persistence_mode_enabled); }},
       {{"mig.mode.current"}, "", "MIG mode: Enabled or Disabled",
-       [](const FleetView&, const GpuView& g) { return Enabled(g.info.is_mig_enabled); }},
+       [](const fleet::FleetView&, const fleet::GpuView& g) { return Enabled(g.info.is_mig_enabled); }},
       {{"pstate"}, "", "Performance state, P0 (max) to P12 (min)",
-       [](const FleetView&, const GpuView& g) -> Opt {
+       [](const fleet::FleetView&, const fleet::GpuView& g) -> Opt {
          if (!g.sample.performance_state) return std::nullopt;
          return fmt::format("P{}", *g.sample.performance_state);
        }},
       {{"fan.speed"}, "%", "Fan speed as a percentage of its maximum",
-       [](const FleetView&, const GpuView& g) { return Pct(g.sample.fan_speed_ratio); }},
+       [](const fleet::FleetView&, const fleet::GpuView& g) { return Pct(g.sample.fan_speed_ratio); }},
       {{"utilization.gpu"}, "%", "Share of the last sample period a kernel was running",
-       [](const FleetView&, const GpuView& g) { return Pct(g.sample.utilization_gpu_ratio); }},
+       [](const fleet::FleetView&, const fleet::GpuView& g) { return Pct(g.sample.utilization_gpu_ratio); }},
       {{"utilization.memory"}, "%", "Share of the last sample period memory was read or written",
-       [](const FleetView&, const GpuView& g) { return Pct(g.sample.utilization_memory_ratio); }},
+       [](const fleet::FleetView&, const fleet::GpuView& g) { return Pct(g.sample.utilization_memory_ratio); }},
       {{"memory.total"}, "MiB", "Total installed GPU memory",
-       [](const FleetView&, const GpuView& g) {
+       [](const fleet::FleetView&, const fleet::GpuView& g) {
          return Mib(g.sample.memory_total_bytes ? g.sample.memory_total_bytes : g.info.memory_total_bytes);
        }},
       {{"memory.reserved"}, "MiB", "Memory reserved by the driver and firmware",
-       [](const FleetView&, const GpuView& g) { return Mib(g.sample.memory_reserved_bytes); }},
+       [](const fleet::FleetView&, const fleet::GpuView& g) { return Mib(g.sample.memory_reserved_bytes); }},
       {{"memory.used"}, "MiB", "Memory allocated by active contexts",
-       [](const FleetView&, const GpuView& g) { return Mib(g.sample.memory_used_bytes); }},
+       [](const fleet::FleetView&, const fleet::GpuView& g) { return Mib(g.sample.memory_used_bytes); }},
       {{"memory.free"}, "MiB", "Free memory",
-       [](const FleetView&, const GpuView& g) { return Mib(g.sample.memory_free_bytes); }},
+       [](const fleet::FleetView&, const fleet::GpuView& g) { return Mib(g.sample.memory_free_bytes); }},
       {{"temperature.gpu"}, "", "Core GPU temperature in degrees C",
-       [](const FleetView&, const GpuView& g) -> Opt {
+       [](const fleet::FleetView&, const fleet::GpuView& g) -> Opt {
          if (!g.sample.temperature_celsius) return std::nullopt;
          return fmt::format("{:.0f}", *g.sample.temperature_celsius);
        }},
       {{"power.draw"}, "W", "Power draw of the board",
-       [](const FleetView&, const GpuView& g) { return Watts(g.sample.power_milliwatts); }},
+       [](const fleet::FleetView&, const fleet::GpuView& g) { return Watts(g.sample.power_milliwatts); }},
       {{"enforced.power.limit", "power.limit"}, "W", "Power limit enforced after all limiters",
-       [](const FleetView&, const GpuView& g) { return Watts(g.sample.power_limit_milliwatts); }},
+       [](const fleet::FleetView&, const fleet::GpuView& g) { return Watts(g.sample.power_limit_milliwatts); }},
       {{"power.default_limit"}, "W", "Default power management limit",
-       [](const FleetView&, const GpuView& g) { return Watts(g.info.power_limit_default_milliwatts); }},
+       [](const fleet::FleetView&, const fleet::GpuView& g) { return Watts(g.info.power_limit_default_milliwatts); }},
       {{"clocks.current.sm", "clocks.sm"}, "MHz", "Current SM clock",
-       [](const FleetView&, const GpuView& g) { return Mhz(g.sample.sm_clock_hertz); }},
+       [](const fleet::FleetView&, const fleet::GpuView& g) { return Mhz(g.sample.sm_clock_hertz); }},
       {{"clocks.current.graphics", "clocks.gr"}, "MHz", "Current graphics clock",
-       [](const FleetView&, const GpuView& g) { return Mhz(g.sample.sm_clock_hertz); }},
+       [](const fleet::FleetView&, const fleet::GpuView& g) { return Mhz(g.sample.sm_clock_hertz); }},
       {{"clocks.current.memory", "clocks.mem"}, "MHz", "Current memory clock",
-       [](const FleetView&, const GpuView& g) { return Mhz(g.sample.memory_clock_hertz); }},
+       [](const fleet::FleetView&, const fleet::GpuView& g) { return Mhz(g.sample.memory_clock_hertz); }},
       {{"clocks.max.sm", "clocks.max.sm"}, "MHz", "Maximum SM clock",
-       [](const FleetView&, const GpuView& g) { return Mhz(g.info.sm_clock_max_hertz); }},
+       [](const fleet::FleetView&, const fleet::GpuView& g) { return Mhz(g.info.sm_clock_max_hertz); }},
       {{"clocks.max.memory", "clocks.max.mem"}, "MHz", "Maximum memory clock",
-       [](const FleetView&, const GpuView& g) { return Mhz(g.info.memory_clock_max_hertz); }},
+       [](const fleet::FleetView&, const fleet::GpuView& g) { return Mhz(g.info.memory_clock_max_hertz); }},
       {{"pcie.link.gen.current", "pcie.link.gen.gpucurrent"}, "", "Current PCIe link generation",
-       [](const FleetView&, const GpuView& g) { return Num(g.sample.pcie_generation); }},
+       [](const fleet::FleetView&, const fleet::GpuView& g) { return Num(g.sample.pcie_generation); }},
       {{"pcie.link.gen.max", "pcie.link.gen.gpumax"}, "", "Maximum PCIe link generation",
-       [](const FleetView&, const GpuView& g) { return Num(g.info.pcie_generation_max); }},
+       [](const fleet::FleetView&, const fleet::GpuView& g) { return Num(g.info.pcie_generation_max); }},
       {{"pcie.link.width.current"}, "", "Current PCIe link width",
-       [](const FleetView&, const GpuView& g) { return Num(g.sample.pcie_width); }},
+       [](const fleet::FleetView&, const fleet::GpuView& g) { return Num(g.sample.pcie_width); }},
       {{"pcie.link.width.max"}, "", "Maximum PCIe link width",
-       [](const FleetView&, const GpuView& g) { return Num(g.info.pcie_width_max); }},
+       [](const fleet::FleetView&, const fleet::GpuView& g) { return Num(g.info.pcie_width_max); }},
       {{"ecc.errors.corrected.volatile.total"}, "", "Corrected ECC errors since the driver loaded",
-       [](const FleetView&, const GpuView& g) { return Num(g.sample.ecc.volatile_corrected); }},
+       [](const fleet::FleetView&, const fleet::GpuView& g) { return Num(g.sample.ecc.volatile_corrected); }},
       {{"ecc.errors.uncorrected.volatile.total"}, "", "Uncorrected ECC errors since the driver loaded",
-       [](const FleetView&, const GpuView& g) { return Num(g.sample.ecc.volatile_uncorrected); }},
+       [](const fleet::FleetView&, const fleet::GpuView& g) { return Num(g.sample.ecc.volatile_uncorrected); }},
       {{"ecc.errors.corrected.aggregate.total"}, "", "Corrected ECC errors over the board's life",
-       [](const FleetView&, const GpuView& g) { return Num(g.sample.ecc.aggregate_corrected); }},
+       [](const fleet::FleetView&, const fleet::GpuView& g) { return Num(g.sample.ecc.aggregate_corrected); }},
       {{"ecc.errors.uncorrected.aggregate.total"}, "", "Uncorrected ECC errors over the board's life",
-       [](const FleetView&, const GpuView& g) { return Num(g.sample.ecc.aggregate_uncorrected); }},
+       [](const fleet::FleetView&, const fleet::GpuView& g) { return Num(g.sample.ecc.aggregate_uncorrected); }},
       {{"remapped_rows.correctable"}, "", "Rows remapped after correctable errors",
-       [](const FleetView&, const GpuView& g) -> Opt {
+       [](const fleet::FleetView&, const fleet::GpuView& g) -> Opt {
          if (!g.sample.remapped_rows) return std::nullopt;
          return fmt::format("{}", g.sample.remapped_rows->corrected);
        }},
       {{"remapped_rows.uncorrectable"}, "", "Rows remapped after uncorrectable errors",
-       [](const FleetView&, const GpuView& g) -> Opt {
+       [](const fleet::FleetView&, const fleet::GpuView& g) -> Opt {
          if (!g.sample.remapped_rows) return std::nullopt;
          return fmt::format("{}", g.sample.remapped_rows->uncorrected);
        }},
       {{"remapped_rows.pending"}, "", "A remap waits for a GPU reset: yes or no",
-       [](const FleetView&, const GpuView& g) -> Opt {
+       [](const fleet::FleetView&, const fleet::GpuView& g) -> Opt {
          if (!g.sample.remapped_rows) return std::nullopt;
          return std::string(g.sample.remapped_rows->is_pending ? "yes" : "no");
        }},
       {{"clocks_event_reasons.active", "clocks_throttle_reasons.active"}, "", "Bit mask of active clock event reasons",
-       [](const FleetView&, const GpuView& g) -> Opt {
+       [](const fleet::FleetView&, const fleet::GpuView& g) -> Opt {
          if (!g.sample.clock_event_reasons) return std::nullopt;
          return fmt::format("0x{:016X}", *g.sample.clock_event_reasons);
        }},
@@ -171,21 +171,21 @@ std::vector<GpuField> MakeGpuFields() {
     uint64_t bit;
   };
   static constexpr Reason kReasons[] = {
-      {"gpu_idle", gpu::kReasonGpuIdle},
-      {"applications_clocks_setting", gpu::kReasonApplicationsClocksSetting},
-      {"sw_power_cap", gpu::kReasonSwPowerCap},
-      {"hw_slowdown", gpu::kReasonHwSlowdown},
-      {"hw_thermal_slowdown", gpu::kReasonHwThermalSlowdown},
-      {"hw_power_brake_slowdown", gpu::kReasonHwPowerBrakeSlowdown},
-      {"sw_thermal_slowdown", gpu::kReasonSwThermalSlowdown},
-      {"sync_boost", gpu::kReasonSyncBoost},
+      {"gpu_idle", fleet::kReasonGpuIdle},
+      {"applications_clocks_setting", fleet::kReasonApplicationsClocksSetting},
+      {"sw_power_cap", fleet::kReasonSwPowerCap},
+      {"hw_slowdown", fleet::kReasonHwSlowdown},
+      {"hw_thermal_slowdown", fleet::kReasonHwThermalSlowdown},
+      {"hw_power_brake_slowdown", fleet::kReasonHwPowerBrakeSlowdown},
+      {"sw_thermal_slowdown", fleet::kReasonSwThermalSlowdown},
+      {"sync_boost", fleet::kReasonSyncBoost},
   };
   for (const Reason& r : kReasons) {
     uint64_t bit = r.bit;
     f.push_back({{fmt::format("clocks_event_reasons.{}", r.suffix), fmt::format("clocks_throttle_reasons.{}", r.suffix)},
                  "",
                  "Active or Not Active",
-                 [bit](const FleetView&, const GpuView& g) { return ReasonActive(g, bit); }});
+                 [bit](const fleet::FleetView&, const fleet::GpuView& g) { return ReasonActive(g, bit); }});
   }
   return f;
 }
@@ -193,25 +193,25 @@ std::vector<GpuField> MakeGpuFields() {
 std::vector<AppField> MakeAppFields() {
   return {
       {{"timestamp"}, "", "Time of the query",
-       [](const FleetView& fl, const GpuView&, const ProcessView&) -> Opt { return Timestamp(fl.taken_at); }},
+       [](const fleet::FleetView& fl, const fleet::GpuView&, const fleet::ProcessView&) -> Opt { return Timestamp(fl.taken_at); }},
       {{"gpu_name"}, "", "Product name of the GPU",
-       [](const FleetView&, const GpuView& g, const ProcessView&) { return Text(g.info.name); }},
+       [](const fleet::FleetView&, const fleet::GpuView& g, const fleet::ProcessView&) { return Text(g.info.name); }},
       {{"gpu_bus_id"}, "", "PCI bus id of the GPU",
-       [](const FleetView&, const GpuView& g, const ProcessView&) { return Text(g.info.pci_bus_id); }},
+       [](const fleet::FleetView&, const fleet::GpuView& g, const fleet::ProcessView&) { return Text(g.info.pci_bus_id); }},
       {{"gpu_serial"}, "", "Serial number of the GPU",
-       [](const FleetView&, const GpuView& g, const ProcessView&) { return g.info.serial; }},
+       [](const fleet::FleetView&, const fleet::GpuView& g, const fleet::ProcessView&) { return g.info.serial; }},
       {{"gpu_uuid"}, "", "UUID of the GPU",
-       [](const FleetView&, const GpuView& g, const ProcessView&) { return Text(g.info.uuid); }},
+       [](const fleet::FleetView&, const fleet::GpuView& g, const fleet::ProcessView&) { return Text(g.info.uuid); }},
       {{"pid"}, "", "Process id",
-       [](const FleetView&, const GpuView&, const ProcessView& p) -> Opt { return fmt::format("{}", p.process.pid); }},
+       [](const fleet::FleetView&, const fleet::GpuView&, const fleet::ProcessView& p) -> Opt { return fmt::format("{}", p.process.pid); }},
       {{"process_name", "name"}, "", "Process name (the executable as started)",
-       [](const FleetView&, const GpuView&, const ProcessView& p) -> Opt {
+       [](const fleet::FleetView&, const fleet::GpuView&, const fleet::ProcessView& p) -> Opt {
          if (!p.details.exists) return std::nullopt;
          std::string first = p.details.command.substr(0, p.details.command.find(' '));
          return first.empty() ? p.details.name : first;
        }},
       {{"used_gpu_memory", "used_memory"}, "MiB", "GPU memory used by the process",
-       [](const FleetView&, const GpuView&, const ProcessView& p) { return Mib(p.process.used_memory_bytes); }},
+       [](const fleet::FleetView&, const fleet::GpuView&, const fleet::ProcessView& p) { return Mib(p.process.used_memory_bytes); }},
   };
 }
 
@@ -321,18 +321,18 @@ Result<std::vector<const AppField*>> ResolveAppFields(std::string_view list) {
   return Resolve(list, AppFields());
 }
 
-std::string RenderGpuQuery(const FleetView& fleet, const std::vector<const GpuField*>& fields,
+std::string RenderGpuQuery(const fleet::FleetView& fleet, const std::vector<const GpuField*>& fields,
                            const CsvFormat& format) {
   std::string out = format.has_header ? Header(fields, format) : "";
-  for (const GpuView& g : fleet.gpus) {
+  for (const fleet::GpuView& g : fleet.gpus) {
     std::vector<std::string> cells;
-    bool is_readable = g.sample.health == gpu::GpuHealth::kOk;
+    bool is_readable = g.sample.health == fleet::GpuHealth::kOk;
     for (const GpuField* f : fields) {
       // A lost GPU still has an index; its readings are unknown.
       bool is_static = f->names[0] == "index" || f->names[0] == "count" || f->names[0] == "timestamp" ||
                        f->names[0] == "driver_version";
       if (!is_readable && !is_static) {
-        cells.emplace_back(g.sample.health == gpu::GpuHealth::kLost ? "[GPU is lost]" : "[Unknown Error]");
+        cells.emplace_back(g.sample.health == fleet::GpuHealth::kLost ? "[GPU is lost]" : "[Unknown Error]");
         continue;
       }
       cells.push_back(Cell(f->value(fleet, g), *f, format));
@@ -342,11 +342,11 @@ std::string RenderGpuQuery(const FleetView& fleet, const std::vector<const GpuFi
   return out;
 }
 
-std::string RenderAppQuery(const FleetView& fleet, const std::vector<const AppField*>& fields,
+std::string RenderAppQuery(const fleet::FleetView& fleet, const std::vector<const AppField*>& fields,
                            const CsvFormat& format) {
   std::string out = format.has_header ? Header(fields, format) : "";
-  for (const GpuView& g : fleet.gpus) {
-    for (const ProcessView& p : g.processes) {
+  for (const fleet::GpuView& g : fleet.gpus) {
+    for (const fleet::ProcessView& p : g.processes) {
       std::vector<std::string> cells;
       for (const AppField* f : fields) cells.push_back(Cell(f->value(fleet, g, p), *f, format));
       out += Join(cells);

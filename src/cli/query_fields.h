@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "sampler/fleet_reader.h"
+#include "fleet/fleet_view.h"
 #include "common/result.h"
 
 namespace tarmac::cli {
@@ -23,14 +23,14 @@ struct GpuField {
   std::vector<std::string> names;  // Canonical name first, then aliases.
   std::string unit;                // "%", "MiB", "W", "MHz" or "".
   std::string help;
-  std::function<std::optional<std::string>(const FleetView&, const GpuView&)> value;
+  std::function<std::optional<std::string>(const fleet::FleetView&, const fleet::GpuView&)> value;
 };
 
 struct AppField {
   std::vector<std::string> names;
   std::string unit;
   std::string help;
-  std::function<std::optional<std::string>(const FleetView&, const GpuView&, const ProcessView&)> value;
+  std::function<std::optional<std::string>(const fleet::FleetView&, const fleet::GpuView&, const fleet::ProcessView&)> value;
 };
 
 const std::vector<GpuField>& GpuFields();
@@ -51,9 +51,9 @@ Result<std::vector<const GpuField*>> ResolveGpuFields(std::string_view list);
 Result<std::vector<const AppField*>> ResolveAppFields(std::string_view list);
 
 // One CSV line per GPU (or per process), as nvidia-smi writes them.
-std::string RenderGpuQuery(const FleetView& fleet, const std::vector<const GpuField*>& fields,
+std::string RenderGpuQuery(const fleet::FleetView& fleet, const std::vector<const GpuField*>& fields,
                            const CsvFormat& format);
-std::string RenderAppQuery(const FleetView& fleet, const std::vector<const AppField*>& fields,
+std::string RenderAppQuery(const fleet::FleetView& fleet, const std::vector<const AppField*>& fields,
                            const CsvFormat& format);
 
 // The field list for --help-query-gpu / --help-query-compute-apps.

@@ -9,7 +9,7 @@
 #include <optional>
 
 #include "cli/fleet_source.h"
-#include "sampler/status_json.h"
+#include "fleet/fleet_json.h"
 #include "cli/status_render.h"
 
 namespace tarmac::cli {
@@ -75,11 +75,11 @@ int RunStatus(const GlobalOptions& global, const StatusOptions& options, Clock* 
   render.is_from_agent = source.value()->is_agent();
 
   if (options.watch_seconds <= 0) {
-    Result<FleetView> read = source.value()->Read(std::nullopt);
+    Result<fleet::FleetView> read = source.value()->Read(std::nullopt);
     if (!read.ok()) return ExitWith(read.status());
-    const FleetView& fleet = read.value();
+    const fleet::FleetView& fleet = read.value();
     if (options.json) {
-      WriteAll(sampler::StatusToJson(fleet).dump(2) + "\n");
+      WriteAll(fleet::StatusToJson(fleet).dump(2) + "\n");
     } else {
       render.width = TerminalWidth();
       WriteAll(RenderStatus(fleet, render));
@@ -92,15 +92,15 @@ int RunStatus(const GlobalOptions& global, const StatusOptions& options, Clock* 
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
   sigprocmask(SIG_BLOCK, &set, nullptr);
-  std::optional<FleetView> previous;
+  std::optional<fleet::FleetView> previous;
   do {
-    Result<FleetView> read = source.value()->Read(kRecentWindow);
+    Result<fleet::FleetView> read = source.value()->Read(kRecentWindow);
     if (!read.ok()) return ExitWith(read.status());
-    const FleetView& fleet = read.value();
+    const fleet::FleetView& fleet = read.value();
     // Each frame after the first shows PCIe throughput since the one before.
     render.previous = previous ? &*previous : nullptr;
     if (options.json) {
-      WriteAll(sampler::StatusToJson(fleet).dump() + "\n");  // One object per line.
+      WriteAll(fleet::StatusToJson(fleet).dump() + "\n");  // One object per line.
     } else if (is_tty) {
       render.width = TerminalWidth();
       WriteAll("\033[H\033[2J" + RenderStatus(fleet, render));

@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "sampler/gpu_marks.h"
+#include "fleet/gpu_marks.h"
 #include "common/units.h"
 
 namespace tarmac::cli {
@@ -37,7 +37,7 @@ std::string Percent(std::optional<double> ratio) {
 
 // ECC health worth a glance: uncorrected errors since the driver loaded,
 // rows waiting for a remap (a reset applies it) or that failed to remap.
-std::string EccNote(const gpu::GpuSample& s) {
+std::string EccNote(const fleet::GpuSample& s) {
   std::vector<std::string> parts;
   if (s.ecc.volatile_uncorrected.value_or(0) > 0) {
     parts.push_back(fmt::format("ECC {} uncorrected", *s.ecc.volatile_uncorrected));
@@ -50,8 +50,8 @@ std::string EccNote(const gpu::GpuSample& s) {
 }
 
 // PCIe bytes per second since the previous frame, from the counters.
-std::string PcieThroughput(const GpuView& g, const FleetView& previous) {
-  for (const GpuView& p : previous.gpus) {
+std::string PcieThroughput(const fleet::GpuView& g, const fleet::FleetView& previous) {
+  for (const fleet::GpuView& p : previous.gpus) {
     if (p.info.uuid != g.info.uuid) continue;
     double seconds = std::chrono::duration<double>(g.sample.taken_at - p.sample.taken_at).count();
     if (seconds <= 0 || !g.sample.pcie_tx_bytes || !p.sample.pcie_tx_bytes || !g.sample.pcie_rx_bytes ||
@@ -69,25 +69,25 @@ std::string PcieThroughput(const GpuView& g, const FleetView& previous) {
 
 std::string Gib(int64_t bytes) { return fmt::format("{:.1f}", static_cast<double>(bytes) / (1 << 30)); }
 
-std::string Memory(const GpuView& g) {
-  const gpu::GpuSample& s = g.sample;
+std::string Memory(const fleet::GpuView& g) {
+  const fleet::GpuSample& s = g.sample;
   std::optional<int64_t> total = s.memory_total_bytes ? s.memory_total_bytes : g.info.memory_total_bytes;
   if (!s.memory_used_bytes || !total) return "-";
   return fmt::format("{} / {} GiB", Gib(*s.memory_used_bytes), Gib(*total));
 }
 
-std::string Power(const gpu::GpuSample& s) {
+std::string Power(const fleet::GpuSample& s) {
   if (!s.power_milliwatts) return "-";
   if (!s.power_limit_milliwatts) return fmt::format("{:.0f} W", *s.power_milliwatts / 1000.0);
   return fmt::format("{:.0f} / {:.0f} W", *s.power_milliwatts / 1000.0, *s.power_limit_milliwatts / 1000.0);
 }
 
-std::string Temperature(const gpu::GpuSample& s) {
+std::string Temperature(const fleet::GpuSample& s) {
   if (!s.temperature_celsius) return "-";
   return fmt::format("{:.0f}C", *s.temperature_celsius);
 }
 
-std::string Clock(const gpu::GpuSample& s) {
+std::string Clock(const fleet::GpuSample& s) {
   if (!s.sm_clock_hertz) return "-";
   return fmt::format("{} MHz", *s.sm_clock_hertz / 1000000);
 }
@@ -105,7 +105,7 @@ std::string CudaVersion(std::optional<int> v) {
 
 }  // namespace
 
-std::string RenderStatus(const FleetView& fleet, const RenderOptions& options) {
+std::string RenderStatus(const fleet::FleetView& fleet, const RenderOptions& options) {
   Painter paint(options.use_color);
   std::string out;
   int idle = 0;
@@ -122,15 +122,15 @@ std::string RenderStatus(const FleetView& fleet, const RenderOptions& options) {
   }
   out += paint(kDim, fmt::format("{:<4}{:<26}{:>5}  {:<18}{:<14}{:>5}  {:>9}  {}\n", "GPU", "NAME", "UTIL",
                                  "MEMORY", "POWER", "TEMP", "SM CLOCK", "NOTES"));
-  for (const GpuView& g : fleet.gpus) {
-    sampler::GpuMarks m = sampler::MarkGpu(g);
-    const gpu::GpuSample& s = g.sample;
+  for (const fleet::GpuView& g : fleet.gpus) {
+    fleet::GpuMarks m = fleet::MarkGpu(g);
+    const fleet::GpuSample& s = g.sample;
     if (m.is_unreadable) {
       ++problems;
       const char* what = m.is_lost                                          ? "LOST"
-                         : s.health == gpu::GpuHealth::kNoPermission       ? "NO PERMISSION"
-                         : s.health == gpu::GpuHealth::kDriverNotLoaded    ? "NO DRIVER"
-                         : s.health == gpu::GpuHealth::kUnresponsive       ? "UNRESPONSIVE"
+                         : s.health == fleet::GpuHealth::kNoPermission       ? "NO PERMISSION"
+                         : s.health == fleet::GpuHealth::kDriverNotLoaded    ? "NO DRIVER"
+                         : s.health == fleet::GpuHealth::kUnresponsive       ? "UNRESPONSIVE"
                                                                            : "UNREADABLE";
       out += fmt::format("{:<4}{:<26}{}  {}\n", g.info.index, Cut(g.info.name.empty() ? "?" : g.info.name, 25),
                          paint(kRed, what), s.error);
@@ -184,13 +184,13 @@ std::string RenderStatus(const FleetView& fleet, const RenderOptions& options) {
     if (!g.processes.empty()) {
       out += paint(kDim, fmt::format("    {:>8}  {:<10}{:>10}  {:>4}  {}\n", "PID", "USER", "GPU MEM", "SM", "COMMAND"));
     }
-    for (const ProcessView& p : g.processes) {
+    for (const fleet::ProcessView& p : g.processes) {
       std::string mem = p.process.used_memory_bytes ? FormatBytes(*p.process.used_memory_bytes) : "-";
       std::string sm = Percent(p.process.sm_utilization_ratio);
       int room = std::max(10, options.width - 42);
       std::string line = fmt::format("    {:>8}  {:<10}{:>10}  {:>4}  {}", p.process.pid, Cut(p.details.user, 9),
                                      mem, sm, Cut(p.details.command, static_cast<size_t>(room)));
-      if (sampler::IsIdleHolding(p, g)) {
+      if (fleet::IsIdleHolding(p, g)) {
         out += paint(kYellow, line + "  <- holds memory at 0% SM") + "\n";
       } else {
         out += line + "\n";

@@ -9,7 +9,7 @@
 
 #include <string>
 
-#include "sampler/fleet_reader.h"
+#include "fleet/fleet_view.h"
 
 namespace tarmac::cli {
 
@@ -19,9 +19,9 @@ struct RenderOptions {
   bool is_from_agent = false;  // Say that the readings come from the agent.
   // --watch: the previous frame's fleet, for PCIe throughput from the byte
   // counters (null: none shown), and recent utilization beside the instant.
-  const FleetView* previous = nullptr;
+  const fleet::FleetView* previous = nullptr;
 };
 
-std::string RenderStatus(const FleetView& fleet, const RenderOptions& options);
+std::string RenderStatus(const fleet::FleetView& fleet, const RenderOptions& options);
 
 }  // namespace tarmac::cli

@@ -6,11 +6,11 @@
 namespace tarmac::cli {
 namespace {
 
-FleetView OneGpu() {
-  FleetView f;
+fleet::FleetView OneGpu() {
+  fleet::FleetView f;
   f.hostname = "node";
   f.backend = "nvml";
-  sampler::GpuView g;
+  fleet::GpuView g;
   g.info.index = 0;
   g.info.uuid = "GPU-0";
   g.info.name = "Test GPU";
@@ -21,14 +21,14 @@ FleetView OneGpu() {
 }
 
 TEST(StatusRenderTest, XidCodesAreListedOnceEachAndEccHealthIsShown) {
-  FleetView f = OneGpu();
-  sampler::GpuView& g = f.gpus[0];
+  fleet::FleetView f = OneGpu();
+  fleet::GpuView& g = f.gpus[0];
   g.xid_count = 3;
   g.xid_count_by_code = {{13, 1}, {48, 2}};
-  g.last_xid = gpu::GpuEvent{};
+  g.last_xid = fleet::GpuEvent{};
   g.last_xid->xid = 48;
   g.sample.ecc.volatile_uncorrected = 3;
-  g.sample.remapped_rows = gpu::RemappedRows{0, 1, true, false};
+  g.sample.remapped_rows = fleet::RemappedRows{0, 1, true, false};
   std::string out = RenderStatus(f, RenderOptions{});
   EXPECT_NE(out.find("Xid 13, 48"), std::string::npos) << out;
   EXPECT_EQ(out.find("(x"), std::string::npos) << out;
@@ -37,10 +37,10 @@ TEST(StatusRenderTest, XidCodesAreListedOnceEachAndEccHealthIsShown) {
 }
 
 TEST(StatusRenderTest, WatchShowsPcieThroughputAndRecentUtilization) {
-  FleetView before = OneGpu();
+  fleet::FleetView before = OneGpu();
   before.gpus[0].sample.pcie_tx_bytes = 0;
   before.gpus[0].sample.pcie_rx_bytes = int64_t{1} << 30;
-  FleetView now = OneGpu();
+  fleet::FleetView now = OneGpu();
   now.gpus[0].sample.taken_at += std::chrono::seconds(2);
   now.gpus[0].sample.pcie_tx_bytes = int64_t{4} << 30;
   now.gpus[0].sample.pcie_rx_bytes = int64_t{2} << 30;

@@ -32,7 +32,7 @@ struct BackendOptions {
 // switch to simulation). Returns the opened backend and its GPUs.
 struct OpenedBackend {
   std::unique_ptr<GpuBackend> backend;
-  std::vector<GpuInfo> gpus;
+  std::vector<fleet::GpuInfo> gpus;
 };
 Result<OpenedBackend> OpenBackend(const BackendOptions& options, Clock* clock, Logger* logger);
 

@@ -96,15 +96,15 @@ bool NvmlBackend::Check(DeviceState& d, int index, NvmlField field, const char* 
   int64_t count = 0;
   {
     std::lock_guard<std::mutex> lock(errors_mu_);
-    count = error_counts_[CallError{call, nvml::ReturnName(r)}]++;
+    count = error_counts_[fleet::CallError{call, nvml::ReturnName(r)}]++;
   }
   if (r == nvml::kErrorDriverNotLoaded) {
-    d.health = GpuHealth::kDriverNotLoaded;
+    d.health = fleet::GpuHealth::kDriverNotLoaded;
     d.error = fmt::format("nvml: {}(gpu {}): {}", call, index, library_->ErrorText(r));
     return false;
   }
   if (r == nvml::kErrorGpuIsLost) {
-    d.health = GpuHealth::kLost;
+    d.health = fleet::GpuHealth::kLost;
     d.error = fmt::format("nvml: {}(gpu {}): {}", call, index, library_->ErrorText(r));
     return false;
   }
@@ -114,12 +114,12 @@ bool NvmlBackend::Check(DeviceState& d, int index, NvmlField field, const char* 
   return false;
 }
 
-CallErrorCounts NvmlBackend::CallErrors() const {
+fleet::CallErrorCounts NvmlBackend::CallErrors() const {
   std::lock_guard<std::mutex> lock(errors_mu_);
   return error_counts_;
 }
 
-Result<std::vector<GpuInfo>> NvmlBackend::Open() {
+Result<std::vector<fleet::GpuInfo>> NvmlBackend::Open() {
   Status s = InitLibrary();
   if (!s.ok()) return s;
   const nvml::Api& api = library_->api();
@@ -144,19 +144,19 @@ Result<std::vector<GpuInfo>> NvmlBackend::Open() {
   if (r != nvml::kSuccess) {
     return Status::Unavailable(fmt::format("nvml: nvmlDeviceGetCount_v2: {}", library_->ErrorText(r)));
   }
-  std::vector<GpuInfo> gpus;
+  std::vector<fleet::GpuInfo> gpus;
   devices_.assign(count, DeviceState{});
   fell_off_bus_ = std::make_unique<std::atomic<bool>[]>(count);
   for (unsigned i = 0; i < count; ++i) {
     DeviceState& d = devices_[i];
     int index = static_cast<int>(i);
-    GpuInfo info;
+    fleet::GpuInfo info;
     info.index = index;
     r = api.DeviceGetHandleByIndexV2(i, &d.handle);
     if (r != nvml::kSuccess) {
-      d.health = r == nvml::kErrorNoPermission ? GpuHealth::kNoPermission
-                 : r == nvml::kErrorGpuIsLost  ? GpuHealth::kLost
-                                               : GpuHealth::kError;
+      d.health = r == nvml::kErrorNoPermission ? fleet::GpuHealth::kNoPermission
+                 : r == nvml::kErrorGpuIsLost  ? fleet::GpuHealth::kLost
+                                               : fleet::GpuHealth::kError;
       d.error = fmt::format("nvml: nvmlDeviceGetHandleByIndex_v2(gpu {}): {}", i,
                             library_->ErrorText(r));
       info.health = d.health;
@@ -282,33 +282,33 @@ Result<std::vector<GpuInfo>> NvmlBackend::Open() {
   return gpus;
 }
 
-Result<GpuSample> NvmlBackend::Sample(int index, unsigned tiers) {
+Result<fleet::GpuSample> NvmlBackend::Sample(int index, unsigned tiers) {
   if (index < 0 || index >= static_cast<int>(devices_.size())) {
     return Status::InvalidArgument(fmt::format("nvml: no gpu {}", index));
   }
   DeviceState& d = devices_[static_cast<size_t>(index)];
-  GpuSample s;
+  fleet::GpuSample s;
   s.index = index;
   s.taken_at = clock_->WallNow();
-  if (fell_off_bus_[static_cast<size_t>(index)].load() && d.health == GpuHealth::kOk) {
-    d.health = GpuHealth::kLost;
+  if (fell_off_bus_[static_cast<size_t>(index)].load() && d.health == fleet::GpuHealth::kOk) {
+    d.health = fleet::GpuHealth::kLost;
     d.error = fmt::format("nvml: gpu {}: Xid 79: GPU has fallen off the bus", index);
   }
-  if (d.health == GpuHealth::kNoPermission || d.handle == nullptr) {
+  if (d.health == fleet::GpuHealth::kNoPermission || d.handle == nullptr) {
     s.health = d.health;
     s.error = d.error;
     return s;
   }
-  if (d.health != GpuHealth::kOk) {  // Lost or driver gone: stays so until re-opened.
+  if (d.health != fleet::GpuHealth::kOk) {  // Lost or driver gone: stays so until re-opened.
     s.health = d.health;
     s.error = d.error;
     return s;
   }
-  if (tiers & kFastTier) ReadFast(d, index, &s);
-  if ((tiers & kSlowTier) && d.health == GpuHealth::kOk) ReadSlow(d, index, &s);
-  if (d.health != GpuHealth::kOk) {
+  if (tiers & fleet::kFastTier) ReadFast(d, index, &s);
+  if ((tiers & fleet::kSlowTier) && d.health == fleet::GpuHealth::kOk) ReadSlow(d, index, &s);
+  if (d.health != fleet::GpuHealth::kOk) {
     // The device went away mid-sample: report the state, not half readings.
-    GpuSample lost;
+    fleet::GpuSample lost;
     lost.index = index;
     lost.taken_at = s.taken_at;
     lost.health = d.health;
@@ -318,11 +318,11 @@ Result<GpuSample> NvmlBackend::Sample(int index, unsigned tiers) {
   return s;
 }
 
-void NvmlBackend::ReadFast(DeviceState& d, int index, GpuSample* s) {
+void NvmlBackend::ReadFast(DeviceState& d, int index, fleet::GpuSample* s) {
   const nvml::Api& api = library_->api();
   nvml::Device h = d.handle;
   auto ok = [&](NvmlField field, const char* call, auto fn, auto... args) {
-    if (fn == nullptr || !Supported(d, field) || d.health != GpuHealth::kOk) return false;
+    if (fn == nullptr || !Supported(d, field) || d.health != fleet::GpuHealth::kOk) return false;
     return Check(d, index, field, call, fn(h, args...));
   };
 
@@ -339,7 +339,7 @@ void NvmlBackend::ReadFast(DeviceState& d, int index, GpuSample* s) {
   memory.version = nvml::kMemoryV2Version;
   bool has_memory = false;
   if (api.DeviceGetMemoryInfoV2 != nullptr && Supported(d, NvmlField::kMemoryV2) &&
-      d.health == GpuHealth::kOk) {
+      d.health == fleet::GpuHealth::kOk) {
     Return r = api.DeviceGetMemoryInfoV2(h, &memory);
     if (r == nvml::kErrorArgumentVersionMismatch) {
       logger_->Log(LogLevel::kInfo,
@@ -382,7 +382,7 @@ void NvmlBackend::ReadFast(DeviceState& d, int index, GpuSample* s) {
   temperature.sensorType = nvml::kTemperatureGpu;
   bool has_temperature = false;
   if (api.DeviceGetTemperatureV != nullptr && Supported(d, NvmlField::kTemperatureV) &&
-      d.health == GpuHealth::kOk) {
+      d.health == fleet::GpuHealth::kOk) {
     Return r = api.DeviceGetTemperatureV(h, &temperature);
     if (r == nvml::kErrorArgumentVersionMismatch) {
       d.unsupported[static_cast<size_t>(NvmlField::kTemperatureV)] = true;
@@ -484,29 +484,29 @@ bool NvmlBackend::ReadProcessList(DeviceState& d, int index, bool is_graphics,
   return true;
 }
 
-void NvmlBackend::ReadProcesses(DeviceState& d, int index, GpuSample* s) {
+void NvmlBackend::ReadProcesses(DeviceState& d, int index, fleet::GpuSample* s) {
   std::vector<std::pair<int64_t, std::optional<int64_t>>> compute;
   std::vector<std::pair<int64_t, std::optional<int64_t>>> graphics;
   bool has_compute = ReadProcessList(d, index, false, &compute);
   bool has_graphics = ReadProcessList(d, index, true, &graphics);
-  if (d.health != GpuHealth::kOk) return;
+  if (d.health != fleet::GpuHealth::kOk) return;
   s->has_processes = has_compute || has_graphics;
   // Merge by PID: a process with both contexts appears once.
   for (const auto& [pid, memory] : compute) {
-    s->processes.push_back(GpuProcess{pid, ProcessType::kCompute, memory, std::nullopt});
+    s->processes.push_back(fleet::GpuProcess{pid, fleet::ProcessType::kCompute, memory, std::nullopt});
   }
   for (const auto& [pid, memory] : graphics) {
     bool merged = false;
-    for (GpuProcess& p : s->processes) {
+    for (fleet::GpuProcess& p : s->processes) {
       if (p.pid != pid) continue;
-      p.type = ProcessType::kComputeAndGraphics;
+      p.type = fleet::ProcessType::kComputeAndGraphics;
       if (memory && (!p.used_memory_bytes || *memory > *p.used_memory_bytes)) p.used_memory_bytes = memory;
       merged = true;
     }
-    if (!merged) s->processes.push_back(GpuProcess{pid, ProcessType::kGraphics, memory, std::nullopt});
+    if (!merged) s->processes.push_back(fleet::GpuProcess{pid, fleet::ProcessType::kGraphics, memory, std::nullopt});
   }
   std::sort(s->processes.begin(), s->processes.end(),
-            [](const GpuProcess& a, const GpuProcess& b) { return a.pid < b.pid; });
+            [](const fleet::GpuProcess& a, const fleet::GpuProcess& b) { return a.pid < b.pid; });
 
   const nvml::Api& api = library_->api();
   if (api.DeviceGetProcessUtilization == nullptr || !Supported(d, NvmlField::kProcessUtilization) ||
@@ -534,21 +534,21 @@ void NvmlBackend::ReadProcesses(DeviceState& d, int index, GpuSample* s) {
   }
   if (r == nvml::kSuccess) samples.resize(std::min<size_t>(count, samples.size()));
   if (r == nvml::kErrorNotFound) samples.clear();
-  for (GpuProcess& p : s->processes) p.sm_utilization_ratio = 0.0;
+  for (fleet::GpuProcess& p : s->processes) p.sm_utilization_ratio = 0.0;
   for (const nvml::ProcessUtilizationSample& sample : samples) {
     if (sample.smUtil > 100) continue;  // Garbage entries seen on some drivers.
     d.last_process_sample_us = std::max(d.last_process_sample_us, sample.timeStamp);
-    for (GpuProcess& p : s->processes) {
+    for (fleet::GpuProcess& p : s->processes) {
       if (p.pid == sample.pid) p.sm_utilization_ratio = sample.smUtil / 100.0;
     }
   }
 }
 
-void NvmlBackend::ReadSlow(DeviceState& d, int index, GpuSample* s) {
+void NvmlBackend::ReadSlow(DeviceState& d, int index, fleet::GpuSample* s) {
   const nvml::Api& api = library_->api();
   nvml::Device h = d.handle;
   auto ok = [&](NvmlField field, const char* call, auto fn, auto... args) {
-    if (fn == nullptr || !Supported(d, field) || d.health != GpuHealth::kOk) return false;
+    if (fn == nullptr || !Supported(d, field) || d.health != fleet::GpuHealth::kOk) return false;
     return Check(d, index, field, call, fn(h, args...));
   };
   unsigned value = 0;
@@ -566,7 +566,7 @@ void NvmlBackend::ReadSlow(DeviceState& d, int index, GpuSample* s) {
   // PCIe traffic from the byte counters (field values), never from the
   // blocking 20 ms nvmlDeviceGetPcieThroughput.
   if (api.DeviceGetFieldValues != nullptr && Supported(d, NvmlField::kPcieCounters) &&
-      d.health == GpuHealth::kOk) {
+      d.health == fleet::GpuHealth::kOk) {
     nvml::FieldValue fields[2] = {};
     fields[0].fieldId = nvml::kFieldPcieCountTxBytes;
     fields[1].fieldId = nvml::kFieldPcieCountRxBytes;
@@ -596,7 +596,7 @@ void NvmlBackend::ReadSlow(DeviceState& d, int index, GpuSample* s) {
   unsigned corrected = 0, uncorrected = 0, pending = 0, failure = 0;
   if (ok(NvmlField::kRemappedRows, "nvmlDeviceGetRemappedRows", api.DeviceGetRemappedRows,
          &corrected, &uncorrected, &pending, &failure)) {
-    s->remapped_rows = RemappedRows{corrected, uncorrected, pending != 0, failure != 0};
+    s->remapped_rows = fleet::RemappedRows{corrected, uncorrected, pending != 0, failure != 0};
   }
 
   if (api.DeviceGetNvLinkState != nullptr && Supported(d, NvmlField::kNvLink)) {
@@ -620,7 +620,7 @@ std::optional<double> NvmlBackend::RecentUtilization(int index, std::chrono::sec
   if (index < 0 || index >= static_cast<int>(devices_.size())) return std::nullopt;
   DeviceState& d = devices_[static_cast<size_t>(index)];
   const nvml::Api& api = library_->api();
-  if (d.handle == nullptr || d.health != GpuHealth::kOk || api.DeviceGetSamples == nullptr ||
+  if (d.handle == nullptr || d.health != fleet::GpuHealth::kOk || api.DeviceGetSamples == nullptr ||
       !Supported(d, NvmlField::kSamples)) {
     return std::nullopt;
   }
@@ -662,8 +662,8 @@ std::optional<double> NvmlBackend::RecentUtilization(int index, std::chrono::sec
   return sum / n / 100.0;
 }
 
-Result<std::vector<GpuEvent>> NvmlBackend::WaitEvents(std::chrono::milliseconds timeout) {
-  std::vector<GpuEvent> events;
+Result<std::vector<fleet::GpuEvent>> NvmlBackend::WaitEvents(std::chrono::milliseconds timeout) {
+  std::vector<fleet::GpuEvent> events;
   if (!has_event_set_ || library_->api().EventSetWaitV2 == nullptr) {
     return Status::Unavailable("nvml: events are not supported by this driver");
   }
@@ -678,7 +678,7 @@ Result<std::vector<GpuEvent>> NvmlBackend::WaitEvents(std::chrono::milliseconds 
       }
       break;
     }
-    GpuEvent e;
+    fleet::GpuEvent e;
     e.gpu_index = -1;
     for (size_t i = 0; i < devices_.size(); ++i) {
       if (devices_[i].handle == data.device) e.gpu_index = static_cast<int>(i);

@@ -51,18 +51,18 @@ class NvmlBackend final : public GpuBackend {
   ~NvmlBackend() override;
 
   std::string_view name() const override { return "nvml"; }
-  Result<std::vector<GpuInfo>> Open() override;
-  const SystemInfo& system_info() const override { return system_info_; }
-  Result<GpuSample> Sample(int index, unsigned tiers) override;
+  Result<std::vector<fleet::GpuInfo>> Open() override;
+  const fleet::SystemInfo& system_info() const override { return system_info_; }
+  Result<fleet::GpuSample> Sample(int index, unsigned tiers) override;
   std::optional<double> RecentUtilization(int index, std::chrono::seconds window) override;
-  Result<std::vector<GpuEvent>> WaitEvents(std::chrono::milliseconds timeout) override;
+  Result<std::vector<fleet::GpuEvent>> WaitEvents(std::chrono::milliseconds timeout) override;
 
-  CallErrorCounts CallErrors() const override;
+  fleet::CallErrorCounts CallErrors() const override;
 
  private:
   struct DeviceState {
     nvml::Device handle = nullptr;
-    GpuHealth health = GpuHealth::kOk;
+    fleet::GpuHealth health = fleet::GpuHealth::kOk;
     std::string error;
     // Indexed by NvmlField; the extra slot (kCount) collects identity calls.
     std::array<bool, static_cast<size_t>(NvmlField::kCount) + 1> unsupported{};
@@ -84,11 +84,11 @@ class NvmlBackend final : public GpuBackend {
     return !d.unsupported[static_cast<size_t>(field)];
   }
 
-  void ReadFast(DeviceState& d, int index, GpuSample* s);
-  void ReadSlow(DeviceState& d, int index, GpuSample* s);
-  void ReadProcesses(DeviceState& d, int index, GpuSample* s);
+  void ReadFast(DeviceState& d, int index, fleet::GpuSample* s);
+  void ReadSlow(DeviceState& d, int index, fleet::GpuSample* s);
+  void ReadProcesses(DeviceState& d, int index, fleet::GpuSample* s);
   // Engine activity over the interval since the previous call (GPM).
-  void ReadGpm(DeviceState& d, int index, GpuSample* s);
+  void ReadGpm(DeviceState& d, int index, fleet::GpuSample* s);
   // Reads one process list with the size protocol; appends (pid, memory).
   bool ReadProcessList(DeviceState& d, int index, bool is_graphics,
                        std::vector<std::pair<int64_t, std::optional<int64_t>>>* out);
@@ -99,13 +99,13 @@ class NvmlBackend final : public GpuBackend {
   Logger* logger_;
   std::unique_ptr<nvml::Library> library_;
   bool is_initialized_ = false;
-  SystemInfo system_info_;
+  fleet::SystemInfo system_info_;
   std::vector<DeviceState> devices_;
   // Set by WaitEvents (the events thread) on Xid 79; Sample (a GPU worker)
   // turns it into kLost. Sized once at Open.
   std::unique_ptr<std::atomic<bool>[]> fell_off_bus_;
   mutable std::mutex errors_mu_;
-  CallErrorCounts error_counts_;  // Guarded by errors_mu_.
+  fleet::CallErrorCounts error_counts_;  // Guarded by errors_mu_.
   nvml::EventSet event_set_ = nullptr;
   bool has_event_set_ = false;
 };

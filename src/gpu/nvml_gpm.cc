@@ -12,10 +12,10 @@
 
 namespace tarmac::gpu {
 
-void NvmlBackend::ReadGpm(DeviceState& d, int index, GpuSample* s) {
+void NvmlBackend::ReadGpm(DeviceState& d, int index, fleet::GpuSample* s) {
   const nvml::Api& api = library_->api();
   if (api.GpmQueryDeviceSupport == nullptr || api.GpmSampleAlloc == nullptr || api.GpmSampleGet == nullptr ||
-      api.GpmMetricsGet == nullptr || !Supported(d, NvmlField::kGpm) || d.health != GpuHealth::kOk) {
+      api.GpmMetricsGet == nullptr || !Supported(d, NvmlField::kGpm) || d.health != fleet::GpuHealth::kOk) {
     return;
   }
   if (d.gpm_samples[0] == nullptr) {

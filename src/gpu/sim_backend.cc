@@ -11,7 +11,7 @@ namespace tarmac::gpu {
 SimBackend::SimBackend(sim::WorldOptions options, Clock* clock)
     : options_(std::move(options)), clock_(clock) {}
 
-Result<std::vector<GpuInfo>> SimBackend::Open() {
+Result<std::vector<fleet::GpuInfo>> SimBackend::Open() {
   Result<std::unique_ptr<sim::World>> world = sim::World::Open(options_, clock_);
   if (!world.ok()) return world.status().WithContext("sim");
   world_ = std::move(world).value();
@@ -27,19 +27,19 @@ Result<std::vector<GpuInfo>> SimBackend::Open() {
   system_info_.library_path = scenario.path;
 
   previous_fast_sample_.assign(scenario.gpus.size(), std::nullopt);
-  std::vector<GpuInfo> gpus;
+  std::vector<fleet::GpuInfo> gpus;
   for (const sim::GpuSpec& spec : scenario.gpus) {
-    GpuInfo info;
+    fleet::GpuInfo info;
     info.index = spec.index;
     // Like the driver, a device that cannot be opened yields no identity.
     if (spec.has_no_permission) {
-      info.health = GpuHealth::kNoPermission;
+      info.health = fleet::GpuHealth::kNoPermission;
       info.error = fmt::format("sim: gpu {}: insufficient permissions", spec.index);
       gpus.push_back(std::move(info));
       continue;
     }
     if (state->gpus[static_cast<size_t>(spec.index)].is_lost) {
-      info.health = GpuHealth::kLost;
+      info.health = fleet::GpuHealth::kLost;
       info.error = fmt::format("sim: gpu {}: GPU is lost", spec.index);
       gpus.push_back(std::move(info));
       continue;
@@ -74,7 +74,7 @@ Result<std::vector<GpuInfo>> SimBackend::Open() {
   return gpus;
 }
 
-Result<GpuSample> SimBackend::Sample(int index, unsigned tiers) {
+Result<fleet::GpuSample> SimBackend::Sample(int index, unsigned tiers) {
   if (world_ == nullptr) return Status::FailedPrecondition("sim: backend not open");
   const sim::Scenario& scenario = world_->scenario();
   if (index < 0 || index >= static_cast<int>(scenario.gpus.size())) {
@@ -83,25 +83,25 @@ Result<GpuSample> SimBackend::Sample(int index, unsigned tiers) {
   const sim::GpuSpec& spec = scenario.gpus[static_cast<size_t>(index)];
   std::shared_ptr<const sim::WorldState> state = world_->StateWhenResponsive(index);
   const sim::GpuState& g = state->gpus[static_cast<size_t>(index)];
-  GpuSample s;
+  fleet::GpuSample s;
   s.index = index;
   s.taken_at = state->evaluated_at;
   if (!state->is_driver_loaded) {
-    s.health = GpuHealth::kDriverNotLoaded;
+    s.health = fleet::GpuHealth::kDriverNotLoaded;
     s.error = "sim: NVIDIA driver not loaded";
     return s;
   }
   if (spec.has_no_permission) {
-    s.health = GpuHealth::kNoPermission;
+    s.health = fleet::GpuHealth::kNoPermission;
     s.error = fmt::format("sim: gpu {}: insufficient permissions", index);
     return s;
   }
   if (g.is_lost) {
-    s.health = GpuHealth::kLost;
+    s.health = fleet::GpuHealth::kLost;
     s.error = fmt::format("sim: gpu {}: GPU is lost", index);
     return s;
   }
-  if (tiers & kFastTier) {
+  if (tiers & fleet::kFastTier) {
     if (spec.Supports("utilization") && !spec.is_mig_enabled) {
       s.utilization_gpu_ratio = g.utilization_gpu_percent / 100.0;
       s.utilization_memory_ratio = g.utilization_memory_percent / 100.0;
@@ -122,9 +122,9 @@ Result<GpuSample> SimBackend::Sample(int index, unsigned tiers) {
     if (spec.Supports("performance_state")) s.performance_state = g.performance_state;
     bool has_process_utilization = spec.Supports("process_utilization") && !spec.is_mig_enabled;
     for (const sim::ProcessState& p : g.processes) {
-      GpuProcess process;
+      fleet::GpuProcess process;
       process.pid = p.pid;
-      process.type = ProcessType::kCompute;
+      process.type = fleet::ProcessType::kCompute;
       process.used_memory_bytes = p.used_memory_bytes;
       if (has_process_utilization) process.sm_utilization_ratio = p.sm_utilization_percent / 100.0;
       s.processes.push_back(process);
@@ -142,7 +142,7 @@ Result<GpuSample> SimBackend::Sample(int index, unsigned tiers) {
       previous = s.taken_at;
     }
   }
-  if (tiers & kSlowTier) {
+  if (tiers & fleet::kSlowTier) {
     if (spec.Supports("fan")) s.fan_speed_ratio = g.fan_percent / 100.0;
     s.pcie_generation = g.pcie_generation;
     s.pcie_width = g.pcie_width;
@@ -157,7 +157,7 @@ Result<GpuSample> SimBackend::Sample(int index, unsigned tiers) {
       s.ecc.aggregate_uncorrected = g.ecc_uncorrected;
     }
     if (spec.has_remapped_rows && spec.Supports("remapped_rows")) {
-      RemappedRows rows;
+      fleet::RemappedRows rows;
       rows.corrected = g.remapped_rows_corrected;
       rows.uncorrected = g.remapped_rows_uncorrected;
       rows.is_pending = g.is_remap_pending;
@@ -184,7 +184,7 @@ std::optional<double> SimBackend::RecentUtilization(int index, std::chrono::seco
   return static_cast<double>(sum) / static_cast<double>(history.size()) / 100.0;
 }
 
-Result<std::vector<GpuEvent>> SimBackend::WaitEvents(std::chrono::milliseconds timeout) {
+Result<std::vector<fleet::GpuEvent>> SimBackend::WaitEvents(std::chrono::milliseconds timeout) {
   if (world_ == nullptr) return Status::FailedPrecondition("sim: backend not open");
   std::chrono::steady_clock::time_point deadline = clock_->SteadyNow() + timeout;
   if (!events_seen_until_) events_seen_until_ = world_->Now();
@@ -194,15 +194,15 @@ Result<std::vector<GpuEvent>> SimBackend::WaitEvents(std::chrono::milliseconds t
         sim::EventsBetween(world_->scenario(), world_->epoch(), *events_seen_until_, now);
     events_seen_until_ = std::max(*events_seen_until_, now);
     if (!events.empty()) {
-      std::vector<GpuEvent> out;
+      std::vector<fleet::GpuEvent> out;
       for (const sim::WorldEvent& e : events) {
-        out.push_back(GpuEvent{e.gpu, e.event_type, e.xid, e.at});
+        out.push_back(fleet::GpuEvent{e.gpu, e.event_type, e.xid, e.at});
       }
       return out;
     }
     std::chrono::steady_clock::time_point step = clock_->SteadyNow() + std::chrono::milliseconds(100);
     if (step > deadline) step = deadline;
-    if (clock_->SteadyNow() >= deadline) return std::vector<GpuEvent>{};
+    if (clock_->SteadyNow() >= deadline) return std::vector<fleet::GpuEvent>{};
     clock_->SleepUntil(step, std::stop_token());
   }
 }

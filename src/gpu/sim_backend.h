@@ -21,17 +21,17 @@ class SimBackend final : public GpuBackend {
   SimBackend(sim::WorldOptions options, Clock* clock);
 
   std::string_view name() const override { return "sim"; }
-  Result<std::vector<GpuInfo>> Open() override;
-  const SystemInfo& system_info() const override { return system_info_; }
-  Result<GpuSample> Sample(int index, unsigned tiers) override;
+  Result<std::vector<fleet::GpuInfo>> Open() override;
+  const fleet::SystemInfo& system_info() const override { return system_info_; }
+  Result<fleet::GpuSample> Sample(int index, unsigned tiers) override;
   std::optional<double> RecentUtilization(int index, std::chrono::seconds window) override;
-  Result<std::vector<GpuEvent>> WaitEvents(std::chrono::milliseconds timeout) override;
+  Result<std::vector<fleet::GpuEvent>> WaitEvents(std::chrono::milliseconds timeout) override;
 
  private:
   sim::WorldOptions options_;
   Clock* clock_;
   std::unique_ptr<sim::World> world_;
-  SystemInfo system_info_;
+  fleet::SystemInfo system_info_;
   std::optional<std::chrono::system_clock::time_point> events_seen_until_;
   // Per GPU: when its previous fast sample was taken (GPM intervals). Each
   // element is touched only by that GPU's Sample calls.

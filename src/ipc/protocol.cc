@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include "sampler/status_json.h"
+#include "fleet/fleet_json.h"
 
 namespace tarmac::ipc {
 
@@ -71,8 +71,8 @@ std::string EncodeRequest(const Request& request) {
 }
 
 std::string Handle(const Request& request, const PeerCredentials& peer, const AgentInfo& agent,
-                   const sampler::Snapshot* snapshot, const sampler::SamplerStats* stats,
-                   const sampler::UtilizationHistory* history) {
+                   const fleet::Snapshot* snapshot, const fleet::SamplerStats* stats,
+                   const fleet::UtilizationHistory* history) {
   if (request.method == "hello") {
     json sampler = json::object();
     if (stats != nullptr) {
@@ -105,7 +105,7 @@ std::string Handle(const Request& request, const PeerCredentials& peer, const Ag
       window = std::chrono::seconds(w->get<int64_t>());
     }
     if (snapshot == nullptr) return EncodeError(request.id, kErrorUnavailable, "no sample taken yet");
-    json result = sampler::StatusToJson(snapshot->fleet);
+    json result = fleet::StatusToJson(snapshot->fleet);
     if (window && history != nullptr) {
       for (json& g : result["gpus"]) {
         std::optional<double> mean = history->Mean(g["index"].get<int>(), snapshot->taken_at_steady, *window);

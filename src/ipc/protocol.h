@@ -21,7 +21,8 @@
 #include <string_view>
 
 #include "common/result.h"
-#include "sampler/sampler.h"
+#include "fleet/snapshot.h"
+#include "fleet/utilization_history.h"
 
 namespace tarmac::ipc {
 
@@ -88,8 +89,8 @@ struct AgentInfo {
 // (null before the first tick), the sampler's counters and its utilization
 // history (null when not known).
 std::string Handle(const Request& request, const PeerCredentials& peer, const AgentInfo& agent,
-                   const sampler::Snapshot* snapshot, const sampler::SamplerStats* stats = nullptr,
-                   const sampler::UtilizationHistory* history = nullptr);
+                   const fleet::Snapshot* snapshot, const fleet::SamplerStats* stats = nullptr,
+                   const fleet::UtilizationHistory* history = nullptr);
 
 // Longest `recent_window_seconds` a status request may ask for.
 inline constexpr int64_t kMaxRecentWindowSeconds = 600;

@@ -63,7 +63,7 @@ TEST(ProtocolTest, HelloReportsTheCallerAsTheKernelSaysAndStatusNeedsASample) {
   status.method = "status";
   json unavailable = Parse(Handle(status, {}, agent, nullptr));
   EXPECT_EQ(unavailable["error"]["code"], kErrorUnavailable);
-  sampler::Snapshot snapshot;
+  fleet::Snapshot snapshot;
   snapshot.sequence = 5;
   snapshot.fleet.backend = "sim";
   snapshot.fleet.gpus.resize(2);
@@ -72,7 +72,7 @@ TEST(ProtocolTest, HelloReportsTheCallerAsTheKernelSaysAndStatusNeedsASample) {
   EXPECT_EQ(ok["result"]["gpus"].size(), 2u);
 
   // A recent window asks for each GPU's mean utilization from the history.
-  sampler::UtilizationHistory history;
+  fleet::UtilizationHistory history;
   snapshot.fleet.gpus[1].info.index = 1;
   snapshot.taken_at_steady = std::chrono::steady_clock::now();
   history.Record(1, snapshot.taken_at_steady - std::chrono::seconds(2), 0.8);

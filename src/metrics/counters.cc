@@ -3,14 +3,14 @@
 
 #include <algorithm>
 
-#include "gpu/clock_event_reasons.h"
-#include "sampler/gpu_marks.h"
+#include "fleet/clock_event_reasons.h"
+#include "fleet/gpu_marks.h"
 
 namespace tarmac::metrics {
 
 FleetCounters::FleetCounters(std::function<double(const std::string& model)> price) : price_(std::move(price)) {}
 
-void FleetCounters::Update(const sampler::FleetView& fleet, std::chrono::steady_clock::time_point at) {
+void FleetCounters::Update(const fleet::FleetView& fleet, std::chrono::steady_clock::time_point at) {
   double dt = 0;
   if (previous_) {
     dt = std::chrono::duration<double>(std::min<std::chrono::steady_clock::duration>(at - *previous_, kMaxStep))
@@ -18,13 +18,13 @@ void FleetCounters::Update(const sampler::FleetView& fleet, std::chrono::steady_
   }
   previous_ = at;
   std::lock_guard<std::mutex> lock(mu_);
-  for (const sampler::GpuView& g : fleet.gpus) {
+  for (const fleet::GpuView& g : fleet.gpus) {
     GpuCounters& c = by_uuid_[g.info.uuid];
-    for (const gpu::ClockEventReason& r : gpu::ClockEventReasons()) {
+    for (const fleet::ClockEventReason& r : fleet::ClockEventReasons()) {
       if (r.is_throttle) c.throttle_seconds.emplace(std::string(r.name), 0.0);
     }
-    if (dt <= 0 || g.sample.health != gpu::GpuHealth::kOk) continue;
-    sampler::GpuMarks m = sampler::MarkGpu(g);
+    if (dt <= 0 || g.sample.health != fleet::GpuHealth::kOk) continue;
+    fleet::GpuMarks m = fleet::MarkGpu(g);
     if (m.is_idle) {
       c.idle_seconds += dt;
       c.idle_cost += dt / 3600.0 * price_(g.info.name);

@@ -15,7 +15,7 @@
 #include <optional>
 #include <string>
 
-#include "sampler/fleet_reader.h"
+#include "fleet/fleet_view.h"
 
 namespace tarmac::metrics {
 
@@ -33,7 +33,7 @@ class FleetCounters {
 
   // Adds the time since the previous update (at most kMaxStep) to each
   // GPU's counters according to what `fleet` shows.
-  void Update(const sampler::FleetView& fleet, std::chrono::steady_clock::time_point at);
+  void Update(const fleet::FleetView& fleet, std::chrono::steady_clock::time_point at);
 
   std::map<std::string, GpuCounters> Get() const;  // By GPU UUID.
 

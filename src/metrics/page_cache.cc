@@ -3,7 +3,7 @@
 
 namespace tarmac::metrics {
 
-std::shared_ptr<const std::string> PageCache::Page(const std::shared_ptr<const sampler::Snapshot>& snapshot) {
+std::shared_ptr<const std::string> PageCache::Page(const std::shared_ptr<const fleet::Snapshot>& snapshot) {
   std::lock_guard<std::mutex> lock(mu_);
   if (rendered_for_ != snapshot || page_ == nullptr) {
     page_ = std::make_shared<const std::string>(render_(*snapshot));

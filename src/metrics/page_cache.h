@@ -15,17 +15,17 @@
 #include <mutex>
 #include <string>
 
-#include "sampler/sampler.h"
+#include "fleet/snapshot.h"
 
 namespace tarmac::metrics {
 
 class PageCache {
  public:
-  using Renderer = std::function<std::string(const sampler::Snapshot&)>;
+  using Renderer = std::function<std::string(const fleet::Snapshot&)>;
   explicit PageCache(Renderer render) : render_(std::move(render)) {}
 
   // The page for `snapshot` (which must not be null).
-  std::shared_ptr<const std::string> Page(const std::shared_ptr<const sampler::Snapshot>& snapshot);
+  std::shared_ptr<const std::string> Page(const std::shared_ptr<const fleet::Snapshot>& snapshot);
 
   // Pages rendered so far.
   int64_t renders() const;
@@ -33,7 +33,7 @@ class PageCache {
  private:
   Renderer render_;
   mutable std::mutex mu_;  // Held while rendering: one render at a time.
-  std::shared_ptr<const sampler::Snapshot> rendered_for_;
+  std::shared_ptr<const fleet::Snapshot> rendered_for_;
   std::shared_ptr<const std::string> page_;
   int64_t renders_ = 0;
 };

@@ -12,12 +12,12 @@ namespace {
 
 TEST(PageCacheTest, ConcurrentScrapesOfOneSnapshotShareOneRender) {
   std::atomic<int> calls{0};
-  PageCache cache([&calls](const sampler::Snapshot& s) {
+  PageCache cache([&calls](const fleet::Snapshot& s) {
     calls++;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));  // Scrapes pile up meanwhile.
     return "tick " + std::to_string(s.sequence) + "\n";
   });
-  auto first = std::make_shared<sampler::Snapshot>();
+  auto first = std::make_shared<fleet::Snapshot>();
   first->sequence = 1;
   std::vector<std::thread> scrapers;
   std::vector<std::string> pages(16);
@@ -29,7 +29,7 @@ TEST(PageCacheTest, ConcurrentScrapesOfOneSnapshotShareOneRender) {
   for (const std::string& p : pages) EXPECT_EQ(p, "tick 1\n");
 
   // A new snapshot is rendered again, once.
-  auto second = std::make_shared<sampler::Snapshot>();
+  auto second = std::make_shared<fleet::Snapshot>();
   second->sequence = 2;
   EXPECT_EQ(*cache.Page(second), "tick 2\n");
   EXPECT_EQ(*cache.Page(second), "tick 2\n");
@@ -38,10 +38,10 @@ TEST(PageCacheTest, ConcurrentScrapesOfOneSnapshotShareOneRender) {
 }
 
 TEST(PageCacheTest, AnOlderSnapshotAfterANewerOneIsRenderedForItself) {
-  PageCache cache([](const sampler::Snapshot& s) { return std::to_string(s.sequence); });
-  auto a = std::make_shared<sampler::Snapshot>();
+  PageCache cache([](const fleet::Snapshot& s) { return std::to_string(s.sequence); });
+  auto a = std::make_shared<fleet::Snapshot>();
   a->sequence = 1;
-  auto b = std::make_shared<sampler::Snapshot>();
+  auto b = std::make_shared<fleet::Snapshot>();
   b->sequence = 2;
   EXPECT_EQ(*cache.Page(b), "2");
   EXPECT_EQ(*cache.Page(a), "1");  // Never another snapshot's page.

@@ -6,15 +6,15 @@
 #include <functional>
 #include <optional>
 
-#include "gpu/clock_event_reasons.h"
+#include "fleet/clock_event_reasons.h"
 #include "metrics/exposition.h"
-#include "sampler/gpu_marks.h"
+#include "fleet/gpu_marks.h"
 
 namespace tarmac::metrics {
 namespace {
 
-using sampler::GpuView;
-using Value = std::function<std::optional<double>(const GpuView&)>;
+using fleet::GpuView;
+using Value = std::function<std::optional<double>(const fleet::GpuView&)>;
 
 template <typename T>
 std::optional<double> Scaled(const std::optional<T>& v, double scale) {
@@ -22,7 +22,7 @@ std::optional<double> Scaled(const std::optional<T>& v, double scale) {
   return static_cast<double>(*v) * scale;
 }
 
-bool Readable(const GpuView& g) { return g.sample.health == gpu::GpuHealth::kOk; }
+bool Readable(const fleet::GpuView& g) { return g.sample.health == fleet::GpuHealth::kOk; }
 
 struct GpuFamily {
   FamilyDoc doc;
@@ -32,60 +32,60 @@ struct GpuFamily {
 const std::vector<GpuFamily>& DcgmGpuFamilies() {
   static const std::vector<GpuFamily> kFamilies = {
       {{"DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz)."},
-       [](const GpuView& g) { return Scaled(g.sample.sm_clock_hertz, 1e-6); }},
+       [](const fleet::GpuView& g) { return Scaled(g.sample.sm_clock_hertz, 1e-6); }},
       {{"DCGM_FI_DEV_MEM_CLOCK", "gauge", "Memory clock frequency (in MHz)."},
-       [](const GpuView& g) { return Scaled(g.sample.memory_clock_hertz, 1e-6); }},
+       [](const fleet::GpuView& g) { return Scaled(g.sample.memory_clock_hertz, 1e-6); }},
       {{"DCGM_FI_DEV_GPU_TEMP", "gauge", "GPU temperature (in C)."},
-       [](const GpuView& g) { return Scaled(g.sample.temperature_celsius, 1.0); }},
+       [](const fleet::GpuView& g) { return Scaled(g.sample.temperature_celsius, 1.0); }},
       {{"DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W)."},
-       [](const GpuView& g) { return Scaled(g.sample.power_milliwatts, 1e-3); }},
+       [](const fleet::GpuView& g) { return Scaled(g.sample.power_milliwatts, 1e-3); }},
       {{"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "counter", "Total energy consumption since boot (in mJ)."},
-       [](const GpuView& g) { return Scaled(g.sample.energy_millijoules, 1.0); }},
+       [](const fleet::GpuView& g) { return Scaled(g.sample.energy_millijoules, 1.0); }},
       {{"DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %)."},
-       [](const GpuView& g) { return Scaled(g.sample.utilization_gpu_ratio, 100.0); }},
+       [](const fleet::GpuView& g) { return Scaled(g.sample.utilization_gpu_ratio, 100.0); }},
       {{"DCGM_FI_DEV_MEM_COPY_UTIL", "gauge", "Memory utilization (in %)."},
-       [](const GpuView& g) { return Scaled(g.sample.utilization_memory_ratio, 100.0); }},
+       [](const fleet::GpuView& g) { return Scaled(g.sample.utilization_memory_ratio, 100.0); }},
       {{"DCGM_FI_DEV_XID_ERRORS", "gauge", "Value of the last XID error encountered."},
-       [](const GpuView& g) -> std::optional<double> {
+       [](const fleet::GpuView& g) -> std::optional<double> {
          if (!Readable(g)) return std::nullopt;
          return g.last_xid ? static_cast<double>(g.last_xid->xid) : 0.0;
        }},
       {{"DCGM_FI_DEV_FB_FREE", "gauge", "Framebuffer memory free (in MiB)."},
-       [](const GpuView& g) { return Scaled(g.sample.memory_free_bytes, 1.0 / 1048576); }},
+       [](const fleet::GpuView& g) { return Scaled(g.sample.memory_free_bytes, 1.0 / 1048576); }},
       {{"DCGM_FI_DEV_FB_USED", "gauge", "Framebuffer memory used (in MiB)."},
-       [](const GpuView& g) { return Scaled(g.sample.memory_used_bytes, 1.0 / 1048576); }},
+       [](const fleet::GpuView& g) { return Scaled(g.sample.memory_used_bytes, 1.0 / 1048576); }},
       {{"DCGM_FI_DEV_FB_RESERVED", "gauge", "Framebuffer memory reserved (in MiB)."},
-       [](const GpuView& g) { return Scaled(g.sample.memory_reserved_bytes, 1.0 / 1048576); }},
+       [](const fleet::GpuView& g) { return Scaled(g.sample.memory_reserved_bytes, 1.0 / 1048576); }},
       {{"DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "counter", "Number of remapped rows for uncorrectable errors"},
-       [](const GpuView& g) -> std::optional<double> {
+       [](const fleet::GpuView& g) -> std::optional<double> {
          if (!g.sample.remapped_rows) return std::nullopt;
          return static_cast<double>(g.sample.remapped_rows->uncorrected);
        }},
       {{"DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "counter", "Number of remapped rows for correctable errors"},
-       [](const GpuView& g) -> std::optional<double> {
+       [](const fleet::GpuView& g) -> std::optional<double> {
          if (!g.sample.remapped_rows) return std::nullopt;
          return static_cast<double>(g.sample.remapped_rows->corrected);
        }},
       {{"DCGM_FI_DEV_ROW_REMAP_FAILURE", "gauge", "Whether remapping of rows has failed"},
-       [](const GpuView& g) -> std::optional<double> {
+       [](const fleet::GpuView& g) -> std::optional<double> {
          if (!g.sample.remapped_rows) return std::nullopt;
          return g.sample.remapped_rows->has_failure ? 1.0 : 0.0;
        }},
       {{"DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "counter", "Total number of single-bit volatile ECC errors."},
-       [](const GpuView& g) { return Scaled(g.sample.ecc.volatile_corrected, 1.0); }},
+       [](const fleet::GpuView& g) { return Scaled(g.sample.ecc.volatile_corrected, 1.0); }},
       {{"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "counter", "Total number of double-bit volatile ECC errors."},
-       [](const GpuView& g) { return Scaled(g.sample.ecc.volatile_uncorrected, 1.0); }},
+       [](const fleet::GpuView& g) { return Scaled(g.sample.ecc.volatile_uncorrected, 1.0); }},
       {{"DCGM_FI_DEV_ECC_SBE_AGG_TOTAL", "counter", "Total number of single-bit persistent ECC errors."},
-       [](const GpuView& g) { return Scaled(g.sample.ecc.aggregate_corrected, 1.0); }},
+       [](const fleet::GpuView& g) { return Scaled(g.sample.ecc.aggregate_corrected, 1.0); }},
       {{"DCGM_FI_DEV_ECC_DBE_AGG_TOTAL", "counter", "Total number of double-bit persistent ECC errors."},
-       [](const GpuView& g) { return Scaled(g.sample.ecc.aggregate_uncorrected, 1.0); }},
+       [](const fleet::GpuView& g) { return Scaled(g.sample.ecc.aggregate_uncorrected, 1.0); }},
       {{"DCGM_FI_PROF_GR_ENGINE_ACTIVE", "gauge", "Ratio of time the graphics engine is active."},
-       [](const GpuView& g) { return Scaled(g.sample.graphics_engine_active_ratio, 1.0); }},
+       [](const fleet::GpuView& g) { return Scaled(g.sample.graphics_engine_active_ratio, 1.0); }},
       {{"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "gauge", "Ratio of cycles the tensor (HMMA) pipe is active."},
-       [](const GpuView& g) { return Scaled(g.sample.tensor_active_ratio, 1.0); }},
+       [](const fleet::GpuView& g) { return Scaled(g.sample.tensor_active_ratio, 1.0); }},
       {{"DCGM_FI_PROF_DRAM_ACTIVE", "gauge",
         "Ratio of cycles the device memory interface is active sending or receiving data."},
-       [](const GpuView& g) { return Scaled(g.sample.dram_active_ratio, 1.0); }},
+       [](const fleet::GpuView& g) { return Scaled(g.sample.dram_active_ratio, 1.0); }},
   };
   return kFamilies;
 }
@@ -93,61 +93,61 @@ const std::vector<GpuFamily>& DcgmGpuFamilies() {
 const std::vector<GpuFamily>& NativeGpuFamilies() {
   static const std::vector<GpuFamily> kFamilies = {
       {{"tarmac_gpu_utilization_ratio", "gauge", "GPU utilization over the driver's last sample period (0-1)."},
-       [](const GpuView& g) { return Scaled(g.sample.utilization_gpu_ratio, 1.0); }},
+       [](const fleet::GpuView& g) { return Scaled(g.sample.utilization_gpu_ratio, 1.0); }},
       {{"tarmac_gpu_memory_utilization_ratio", "gauge", "Memory controller utilization (0-1)."},
-       [](const GpuView& g) { return Scaled(g.sample.utilization_memory_ratio, 1.0); }},
+       [](const fleet::GpuView& g) { return Scaled(g.sample.utilization_memory_ratio, 1.0); }},
       {{"tarmac_gpu_memory_used_bytes", "gauge", "GPU memory in use, excluding the driver's reserve."},
-       [](const GpuView& g) { return Scaled(g.sample.memory_used_bytes, 1.0); }},
+       [](const fleet::GpuView& g) { return Scaled(g.sample.memory_used_bytes, 1.0); }},
       {{"tarmac_gpu_memory_free_bytes", "gauge", "GPU memory free."},
-       [](const GpuView& g) { return Scaled(g.sample.memory_free_bytes, 1.0); }},
+       [](const fleet::GpuView& g) { return Scaled(g.sample.memory_free_bytes, 1.0); }},
       {{"tarmac_gpu_memory_total_bytes", "gauge", "GPU memory in total."},
-       [](const GpuView& g) { return Scaled(g.sample.memory_total_bytes ? g.sample.memory_total_bytes
+       [](const fleet::GpuView& g) { return Scaled(g.sample.memory_total_bytes ? g.sample.memory_total_bytes
                                                                          : g.info.memory_total_bytes, 1.0); }},
       {{"tarmac_gpu_graphics_engine_active_ratio", "gauge", "Time the graphics/compute engine was active since the last sample (0-1, GPM)."},
-       [](const GpuView& g) { return Scaled(g.sample.graphics_engine_active_ratio, 1.0); }},
+       [](const fleet::GpuView& g) { return Scaled(g.sample.graphics_engine_active_ratio, 1.0); }},
       {{"tarmac_gpu_tensor_active_ratio", "gauge", "Cycles the tensor (HMMA) pipes were active since the last sample (0-1, GPM)."},
-       [](const GpuView& g) { return Scaled(g.sample.tensor_active_ratio, 1.0); }},
+       [](const fleet::GpuView& g) { return Scaled(g.sample.tensor_active_ratio, 1.0); }},
       {{"tarmac_gpu_dram_active_ratio", "gauge", "Cycles the memory interface was busy since the last sample (0-1, GPM)."},
-       [](const GpuView& g) { return Scaled(g.sample.dram_active_ratio, 1.0); }},
+       [](const fleet::GpuView& g) { return Scaled(g.sample.dram_active_ratio, 1.0); }},
       {{"tarmac_gpu_power_watts", "gauge", "Power draw."},
-       [](const GpuView& g) { return Scaled(g.sample.power_milliwatts, 1e-3); }},
+       [](const fleet::GpuView& g) { return Scaled(g.sample.power_milliwatts, 1e-3); }},
       {{"tarmac_gpu_power_limit_watts", "gauge", "Enforced power limit."},
-       [](const GpuView& g) { return Scaled(g.sample.power_limit_milliwatts, 1e-3); }},
+       [](const fleet::GpuView& g) { return Scaled(g.sample.power_limit_milliwatts, 1e-3); }},
       {{"tarmac_gpu_energy_joules_total", "counter", "Energy used since the driver loaded."},
-       [](const GpuView& g) { return Scaled(g.sample.energy_millijoules, 1e-3); }},
+       [](const fleet::GpuView& g) { return Scaled(g.sample.energy_millijoules, 1e-3); }},
       {{"tarmac_gpu_temperature_celsius", "gauge", "GPU temperature."},
-       [](const GpuView& g) { return Scaled(g.sample.temperature_celsius, 1.0); }},
+       [](const fleet::GpuView& g) { return Scaled(g.sample.temperature_celsius, 1.0); }},
       {{"tarmac_gpu_sm_clock_hertz", "gauge", "SM clock."},
-       [](const GpuView& g) { return Scaled(g.sample.sm_clock_hertz, 1.0); }},
+       [](const fleet::GpuView& g) { return Scaled(g.sample.sm_clock_hertz, 1.0); }},
       {{"tarmac_gpu_memory_clock_hertz", "gauge", "Memory clock."},
-       [](const GpuView& g) { return Scaled(g.sample.memory_clock_hertz, 1.0); }},
+       [](const fleet::GpuView& g) { return Scaled(g.sample.memory_clock_hertz, 1.0); }},
       {{"tarmac_gpu_pcie_link_width", "gauge", "PCIe link width in lanes, now."},
-       [](const GpuView& g) { return Scaled(g.sample.pcie_width, 1.0); }},
+       [](const fleet::GpuView& g) { return Scaled(g.sample.pcie_width, 1.0); }},
       {{"tarmac_gpu_pcie_link_width_max", "gauge", "PCIe link width the GPU and slot support."},
-       [](const GpuView& g) { return Scaled(g.info.pcie_width_max, 1.0); }},
+       [](const fleet::GpuView& g) { return Scaled(g.info.pcie_width_max, 1.0); }},
       {{"tarmac_gpu_pcie_link_generation", "gauge", "PCIe generation, now."},
-       [](const GpuView& g) { return Scaled(g.sample.pcie_generation, 1.0); }},
+       [](const fleet::GpuView& g) { return Scaled(g.sample.pcie_generation, 1.0); }},
       {{"tarmac_gpu_pcie_link_generation_max", "gauge", "PCIe generation the GPU and slot support."},
-       [](const GpuView& g) { return Scaled(g.info.pcie_generation_max, 1.0); }},
+       [](const fleet::GpuView& g) { return Scaled(g.info.pcie_generation_max, 1.0); }},
       {{"tarmac_gpu_remapped_rows_pending", "gauge", "1 when a row remapping waits for a GPU reset."},
-       [](const GpuView& g) -> std::optional<double> {
+       [](const fleet::GpuView& g) -> std::optional<double> {
          if (!g.sample.remapped_rows) return std::nullopt;
          return g.sample.remapped_rows->is_pending ? 1.0 : 0.0;
        }},
       {{"tarmac_gpu_remapped_rows_failed", "gauge", "1 when row remapping has failed."},
-       [](const GpuView& g) -> std::optional<double> {
+       [](const fleet::GpuView& g) -> std::optional<double> {
          if (!g.sample.remapped_rows) return std::nullopt;
          return g.sample.remapped_rows->has_failure ? 1.0 : 0.0;
        }},
       {{"tarmac_gpu_idle", "gauge", "1 when the GPU is under 5 % utilization now."},
-       [](const GpuView& g) -> std::optional<double> {
+       [](const fleet::GpuView& g) -> std::optional<double> {
          if (!Readable(g) || !g.sample.utilization_gpu_ratio) return std::nullopt;
-         return sampler::MarkGpu(g).is_idle ? 1.0 : 0.0;
+         return fleet::MarkGpu(g).is_idle ? 1.0 : 0.0;
        }},
       {{"tarmac_gpu_held_idle", "gauge", "1 when a process holds memory on the GPU at 0 % SM now."},
-       [](const GpuView& g) -> std::optional<double> {
+       [](const fleet::GpuView& g) -> std::optional<double> {
          if (!Readable(g)) return std::nullopt;
-         return sampler::MarkGpu(g).idle_holding_pids.empty() ? 0.0 : 1.0;
+         return fleet::MarkGpu(g).idle_holding_pids.empty() ? 0.0 : 1.0;
        }},
   };
   return kFamilies;
@@ -184,10 +184,10 @@ const std::vector<FamilyDoc>& OtherNativeFamilies() {
 // The pod whose container holds the GPU, as dcgm-exporter's Kubernetes
 // mode labels it: only when every process on the GPU is in that one
 // container (a GPU shared by pods, or with no pod, carries no pod labels).
-const sampler::KubernetesNames* GpuPod(const GpuView& g) {
-  const sampler::KubernetesNames* pod = nullptr;
-  for (const sampler::ProcessView& p : g.processes) {
-    const sampler::KubernetesNames& k = p.details.kubernetes;
+const fleet::KubernetesNames* GpuPod(const fleet::GpuView& g) {
+  const fleet::KubernetesNames* pod = nullptr;
+  for (const fleet::ProcessView& p : g.processes) {
+    const fleet::KubernetesNames& k = p.details.kubernetes;
     if (k.pod.empty()) return nullptr;
     if (pod != nullptr && (pod->pod != k.pod || pod->pod_namespace != k.pod_namespace || pod->container != k.container)) {
       return nullptr;
@@ -197,7 +197,7 @@ const sampler::KubernetesNames* GpuPod(const GpuView& g) {
   return pod;
 }
 
-Labels DcgmLabels(const GpuView& g, const std::string& host, const std::string& driver,
+Labels DcgmLabels(const fleet::GpuView& g, const std::string& host, const std::string& driver,
                   const std::string& host_label) {
   int device = g.info.minor_number.value_or(g.info.index);
   Labels l = {{"gpu", std::to_string(g.info.index)},
@@ -207,7 +207,7 @@ Labels DcgmLabels(const GpuView& g, const std::string& host, const std::string& 
               {"modelName", g.info.name},
               {host_label, host},
               {"DCGM_FI_DRIVER_VERSION", driver}};
-  if (const sampler::KubernetesNames* pod = GpuPod(g)) {
+  if (const fleet::KubernetesNames* pod = GpuPod(g)) {
     l.emplace_back("pod", pod->pod);
     l.emplace_back("namespace", pod->pod_namespace);
     l.emplace_back("container", pod->container);
@@ -215,7 +215,7 @@ Labels DcgmLabels(const GpuView& g, const std::string& host, const std::string& 
   return l;
 }
 
-Labels NativeLabels(const GpuView& g, const std::string& host) {
+Labels NativeLabels(const fleet::GpuView& g, const std::string& host) {
   return {{"hostname", host}, {"gpu", std::to_string(g.info.index)}, {"uuid", g.info.uuid}, {"model", g.info.name}};
 }
 
@@ -251,10 +251,10 @@ const std::vector<FamilyDoc>& DcgmFamilies() {
   return kAll;
 }
 
-std::string RenderMetrics(const sampler::Snapshot& snapshot, const sampler::SamplerStats& stats,
+std::string RenderMetrics(const fleet::Snapshot& snapshot, const fleet::SamplerStats& stats,
                           const std::map<std::string, GpuCounters>& counters, const RenderOptions& options) {
   Exposition out;
-  const sampler::FleetView& fleet = snapshot.fleet;
+  const fleet::FleetView& fleet = snapshot.fleet;
   std::string host = options.hostname.empty() ? fleet.hostname : options.hostname;
   const std::vector<FamilyDoc>& docs = OtherNativeFamilies();
 
@@ -263,13 +263,13 @@ std::string RenderMetrics(const sampler::Snapshot& snapshot, const sampler::Samp
     // once per family.
     std::vector<Labels> dcgm_labels;
     dcgm_labels.reserve(fleet.gpus.size());
-    for (const GpuView& g : fleet.gpus) {
+    for (const fleet::GpuView& g : fleet.gpus) {
       dcgm_labels.push_back(DcgmLabels(g, host, fleet.system.driver_version, options.dcgm_hostname_label));
     }
     for (const GpuFamily& f : DcgmGpuFamilies()) {
       out.Family(f.doc.name, f.doc.type, f.doc.help);
       for (size_t i = 0; i < fleet.gpus.size(); ++i) {
-        const GpuView& g = fleet.gpus[i];
+        const fleet::GpuView& g = fleet.gpus[i];
         if (!Readable(g)) continue;  // A lost GPU's series go stale (absent).
         if (std::optional<double> v = f.value(g)) out.Sample(f.doc.name, dcgm_labels[i], *v);
       }
@@ -277,41 +277,41 @@ std::string RenderMetrics(const sampler::Snapshot& snapshot, const sampler::Samp
   }
 
   Gauge(&out, docs, "tarmac_gpu_info");
-  for (const GpuView& g : fleet.gpus) {
+  for (const fleet::GpuView& g : fleet.gpus) {
     Labels l = NativeLabels(g, host);
     l.emplace_back("pci_bus_id", g.info.pci_bus_id);
     l.emplace_back("driver_version", fleet.system.driver_version);
     out.Sample("tarmac_gpu_info", l, 1);
   }
   Gauge(&out, docs, "tarmac_gpu_up");
-  for (const GpuView& g : fleet.gpus) out.Sample("tarmac_gpu_up", NativeLabels(g, host), Readable(g) ? 1 : 0);
+  for (const fleet::GpuView& g : fleet.gpus) out.Sample("tarmac_gpu_up", NativeLabels(g, host), Readable(g) ? 1 : 0);
   Gauge(&out, docs, "tarmac_gpu_lost");
-  for (const GpuView& g : fleet.gpus) {
-    out.Sample("tarmac_gpu_lost", NativeLabels(g, host), g.sample.health == gpu::GpuHealth::kLost ? 1 : 0);
+  for (const fleet::GpuView& g : fleet.gpus) {
+    out.Sample("tarmac_gpu_lost", NativeLabels(g, host), g.sample.health == fleet::GpuHealth::kLost ? 1 : 0);
   }
   Gauge(&out, docs, "tarmac_gpu_unresponsive");
-  for (const GpuView& g : fleet.gpus) {
+  for (const fleet::GpuView& g : fleet.gpus) {
     out.Sample("tarmac_gpu_unresponsive", NativeLabels(g, host),
-               g.sample.health == gpu::GpuHealth::kUnresponsive ? 1 : 0);
+               g.sample.health == fleet::GpuHealth::kUnresponsive ? 1 : 0);
   }
   for (const GpuFamily& f : NativeGpuFamilies()) {
     out.Family(f.doc.name, f.doc.type, f.doc.help);
-    for (const GpuView& g : fleet.gpus) {
+    for (const fleet::GpuView& g : fleet.gpus) {
       if (!Readable(g)) continue;
       if (std::optional<double> v = f.value(g)) out.Sample(f.doc.name, NativeLabels(g, host), *v);
     }
   }
   Gauge(&out, docs, "tarmac_gpu_throttled");
-  for (const GpuView& g : fleet.gpus) {
+  for (const fleet::GpuView& g : fleet.gpus) {
     if (!Readable(g) || !g.sample.clock_event_reasons) continue;
-    for (const gpu::ClockEventReason& r : gpu::ClockEventReasons()) {
+    for (const fleet::ClockEventReason& r : fleet::ClockEventReasons()) {
       if (!r.is_throttle) continue;
       out.Sample("tarmac_gpu_throttled", With(NativeLabels(g, host), "reason", std::string(r.name)),
                  (*g.sample.clock_event_reasons & r.bit) ? 1 : 0);
     }
   }
   Gauge(&out, docs, "tarmac_gpu_throttle_seconds_total");
-  for (const GpuView& g : fleet.gpus) {
+  for (const fleet::GpuView& g : fleet.gpus) {
     auto c = counters.find(g.info.uuid);
     if (c == counters.end()) continue;
     for (const auto& [reason, seconds] : c->second.throttle_seconds) {
@@ -319,9 +319,9 @@ std::string RenderMetrics(const sampler::Snapshot& snapshot, const sampler::Samp
     }
   }
   Gauge(&out, docs, "tarmac_gpu_ecc_errors_total");
-  for (const GpuView& g : fleet.gpus) {
+  for (const fleet::GpuView& g : fleet.gpus) {
     if (!Readable(g)) continue;
-    const gpu::EccCounts& e = g.sample.ecc;
+    const fleet::EccCounts& e = g.sample.ecc;
     auto put = [&](const std::optional<int64_t>& v, const char* kind, const char* scope) {
       if (v) out.Sample("tarmac_gpu_ecc_errors_total", With(With(NativeLabels(g, host), "kind", kind), "scope", scope),
                         static_cast<double>(*v));
@@ -332,7 +332,7 @@ std::string RenderMetrics(const sampler::Snapshot& snapshot, const sampler::Samp
     put(e.aggregate_uncorrected, "uncorrected", "aggregate");
   }
   Gauge(&out, docs, "tarmac_gpu_remapped_rows_total");
-  for (const GpuView& g : fleet.gpus) {
+  for (const fleet::GpuView& g : fleet.gpus) {
     if (!Readable(g) || !g.sample.remapped_rows) continue;
     out.Sample("tarmac_gpu_remapped_rows_total", With(NativeLabels(g, host), "kind", "corrected"),
                static_cast<double>(g.sample.remapped_rows->corrected));
@@ -340,7 +340,7 @@ std::string RenderMetrics(const sampler::Snapshot& snapshot, const sampler::Samp
                static_cast<double>(g.sample.remapped_rows->uncorrected));
   }
   Gauge(&out, docs, "tarmac_gpu_xid_errors_total");
-  for (const GpuView& g : fleet.gpus) {
+  for (const fleet::GpuView& g : fleet.gpus) {
     for (const auto& [code, n] : g.xid_count_by_code) {
       out.Sample("tarmac_gpu_xid_errors_total", With(NativeLabels(g, host), "xid", std::to_string(code)),
                  static_cast<double>(n));
@@ -349,7 +349,7 @@ std::string RenderMetrics(const sampler::Snapshot& snapshot, const sampler::Samp
   for (const char* name :
        {"tarmac_gpu_idle_seconds_total", "tarmac_gpu_held_idle_seconds_total", "tarmac_gpu_idle_cost_total"}) {
     Gauge(&out, docs, name);
-    for (const GpuView& g : fleet.gpus) {
+    for (const fleet::GpuView& g : fleet.gpus) {
       auto c = counters.find(g.info.uuid);
       if (c == counters.end()) continue;
       std::string_view n(name);
@@ -363,16 +363,16 @@ std::string RenderMetrics(const sampler::Snapshot& snapshot, const sampler::Samp
   }
 
   // Per process, under a cap: the biggest memory holders first.
-  std::vector<std::pair<const GpuView*, const sampler::ProcessView*>> processes;
-  for (const GpuView& g : fleet.gpus) {
-    for (const sampler::ProcessView& p : g.processes) processes.emplace_back(&g, &p);
+  std::vector<std::pair<const fleet::GpuView*, const fleet::ProcessView*>> processes;
+  for (const fleet::GpuView& g : fleet.gpus) {
+    for (const fleet::ProcessView& p : g.processes) processes.emplace_back(&g, &p);
   }
   std::stable_sort(processes.begin(), processes.end(), [](const auto& a, const auto& b) {
     return a.second->process.used_memory_bytes.value_or(0) > b.second->process.used_memory_bytes.value_or(0);
   });
   size_t dropped = processes.size() > options.max_process_series ? processes.size() - options.max_process_series : 0;
   processes.resize(processes.size() - dropped);
-  auto process_labels = [&](const GpuView& g, const sampler::ProcessView& p) {
+  auto process_labels = [&](const fleet::GpuView& g, const fleet::ProcessView& p) {
     Labels l = NativeLabels(g, host);
     l.emplace_back("pid", std::to_string(p.process.pid));
     l.emplace_back("user", p.details.user);
@@ -380,7 +380,7 @@ std::string RenderMetrics(const sampler::Snapshot& snapshot, const sampler::Samp
     if (!p.details.cgroup.container_id.empty()) l.emplace_back("container", p.details.cgroup.container_id.substr(0, 12));
     if (!p.details.cgroup.pod_uid.empty()) l.emplace_back("pod_uid", p.details.cgroup.pod_uid);
     if (!p.details.cgroup.slurm_job_id.empty()) l.emplace_back("slurm_job", p.details.cgroup.slurm_job_id);
-    const sampler::KubernetesNames& k = p.details.kubernetes;
+    const fleet::KubernetesNames& k = p.details.kubernetes;
     if (!k.pod.empty()) l.emplace_back("pod", k.pod);
     if (!k.pod_namespace.empty()) l.emplace_back("namespace", k.pod_namespace);
     if (!k.container.empty()) l.emplace_back("container_name", k.container);
@@ -422,7 +422,7 @@ std::string RenderMetrics(const sampler::Snapshot& snapshot, const sampler::Samp
   return out.text();
 }
 
-std::string RenderScrapeDuration(const sampler::Snapshot& snapshot, const RenderOptions& options,
+std::string RenderScrapeDuration(const fleet::Snapshot& snapshot, const RenderOptions& options,
                                  double previous_scrape_seconds) {
   Exposition out;
   std::string host = options.hostname.empty() ? snapshot.fleet.hostname : options.hostname;

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "metrics/counters.h"
-#include "sampler/sampler.h"
+#include "fleet/snapshot.h"
 
 namespace tarmac::metrics {
 
@@ -40,12 +40,12 @@ const std::vector<FamilyDoc>& DcgmFamilies();
 
 // Everything but the per-scrape family (RenderScrapeDuration), so the page
 // can be rendered once per snapshot and shared (page_cache.h).
-std::string RenderMetrics(const sampler::Snapshot& snapshot, const sampler::SamplerStats& stats,
+std::string RenderMetrics(const fleet::Snapshot& snapshot, const fleet::SamplerStats& stats,
                           const std::map<std::string, GpuCounters>& counters, const RenderOptions& options);
 
 // tarmac_scrape_duration_seconds: how long the agent took to answer the
 // previous /metrics request. Appended to each answer.
-std::string RenderScrapeDuration(const sampler::Snapshot& snapshot, const RenderOptions& options,
+std::string RenderScrapeDuration(const fleet::Snapshot& snapshot, const RenderOptions& options,
                                  double previous_scrape_seconds);
 
 }  // namespace tarmac::metrics

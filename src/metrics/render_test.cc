@@ -12,13 +12,13 @@
 namespace tarmac::metrics {
 namespace {
 
-sampler::Snapshot TwoGpus() {
-  sampler::Snapshot s;
+fleet::Snapshot TwoGpus() {
+  fleet::Snapshot s;
   s.fleet.hostname = "node-1";
   s.fleet.system.driver_version = "580.65.06";
   s.fleet.taken_at = std::chrono::system_clock::from_time_t(1800000000);
   for (int i = 0; i < 2; ++i) {
-    sampler::GpuView g;
+    fleet::GpuView g;
     g.info.index = i;
     g.info.uuid = "GPU-" + std::to_string(i);
     g.info.name = "NVIDIA H100 80GB HBM3";
@@ -30,20 +30,20 @@ sampler::Snapshot TwoGpus() {
     // Power is not supported on this board: absent, not zero.
     s.fleet.gpus.push_back(g);
   }
-  sampler::ProcessView p;
+  fleet::ProcessView p;
   p.process.pid = 4242;
   p.process.used_memory_bytes = int64_t{40} << 30;
   p.process.sm_utilization_ratio = 0.8;
   p.details.user = "alice";
   p.details.name = "python \"train\"\nx";
   s.fleet.gpus[0].processes.push_back(p);
-  s.fleet.gpus[1].sample.health = gpu::GpuHealth::kLost;
+  s.fleet.gpus[1].sample.health = fleet::GpuHealth::kLost;
   s.fleet.gpus[1].xid_count_by_code = {{79, 1}, {13, 2}};
   return s;
 }
 
 std::string Render(const RenderOptions& options = {}) {
-  sampler::SamplerStats stats;
+  fleet::SamplerStats stats;
   stats.ticks = 7;
   std::map<std::string, GpuCounters> counters;
   counters["GPU-0"].idle_seconds = 12.5;
@@ -53,9 +53,9 @@ std::string Render(const RenderOptions& options = {}) {
 // A GPU held by one pod's container carries dcgm-exporter's pod labels; its
 // processes carry the names too. A GPU shared by two pods carries none.
 TEST(RenderTest, KubernetesNamesBecomePodLabels) {
-  sampler::Snapshot s = TwoGpus();
+  fleet::Snapshot s = TwoGpus();
   s.fleet.gpus[0].processes[0].details.kubernetes = {"trainer-0", "ml", "main"};
-  sampler::SamplerStats stats;
+  fleet::SamplerStats stats;
   std::string text = RenderMetrics(s, stats, {}, {});
   EXPECT_NE(text.find("DCGM_FI_DRIVER_VERSION=\"580.65.06\",pod=\"trainer-0\",namespace=\"ml\",container=\"main\"} 85\n"),
             std::string::npos)
@@ -63,7 +63,7 @@ TEST(RenderTest, KubernetesNamesBecomePodLabels) {
   std::regex process(R"(tarmac_process_gpu_memory_bytes\{[^}]*pid="4242"[^}]*pod="trainer-0",namespace="ml",container_name="main"\})");
   EXPECT_TRUE(std::regex_search(text, process)) << text;
 
-  sampler::ProcessView other = s.fleet.gpus[0].processes[0];
+  fleet::ProcessView other = s.fleet.gpus[0].processes[0];
   other.process.pid = 4343;
   other.details.kubernetes.pod = "trainer-1";
   s.fleet.gpus[0].processes.push_back(other);

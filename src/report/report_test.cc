@@ -18,11 +18,11 @@ constexpr int64_t kT0 = 1800000000 - 1800000000 % 3600;  // An hour boundary.
 
 // GPU 0 busy (80 %) for the whole range; GPU 1 idle, alice's process
 // holding 2 GiB at 0 % SM on it for the first hour only.
-sampler::FleetView Fleet(int64_t t) {
-  sampler::FleetView f;
+fleet::FleetView Fleet(int64_t t) {
+  fleet::FleetView f;
   f.taken_at = system_clock::from_time_t(t);
   for (int i = 0; i < 2; ++i) {
-    sampler::GpuView g;
+    fleet::GpuView g;
     g.info.index = i;
     g.info.uuid = "GPU-" + std::to_string(i);
     g.info.name = i == 0 ? "NVIDIA H100 80GB HBM3" : "Tesla T4";
@@ -30,7 +30,7 @@ sampler::FleetView Fleet(int64_t t) {
     g.sample.power_milliwatts = i == 0 ? 500000 : 50000;
     g.sample.memory_used_bytes = int64_t{2} << 30;
     if (i == 1 && t < kT0 + 3600) {
-      sampler::ProcessView p;
+      fleet::ProcessView p;
       p.process.pid = 99;
       p.process.used_memory_bytes = int64_t{2} << 30;
       p.process.sm_utilization_ratio = 0.0;

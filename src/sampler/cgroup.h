@@ -6,18 +6,12 @@
 // v2 ("0::/path") and v1 (one line per hierarchy). Pure function.
 #pragma once
 
-#include <string>
 #include <string_view>
+
+#include "fleet/process_details.h"
 
 namespace tarmac::sampler {
 
-struct CgroupIdentity {
-  std::string container_id;  // 64 hex digits.
-  std::string pod_uid;       // Kubernetes pod UID, with dashes.
-  std::string systemd_unit;  // e.g. "train.service", "session-3.scope".
-  std::string slurm_job_id;  // e.g. "1234".
-};
-
-CgroupIdentity ParseCgroup(std::string_view proc_cgroup_text);
+fleet::CgroupIdentity ParseCgroup(std::string_view proc_cgroup_text);
 
 }  // namespace tarmac::sampler

@@ -14,7 +14,7 @@ std::optional<double> Rate(std::optional<int64_t> before, std::optional<int64_t>
 }
 
 // Copies the slow-tier readings of `from` into `to`.
-void CarrySlowTier(const gpu::GpuSample& from, gpu::GpuSample* to) {
+void CarrySlowTier(const fleet::GpuSample& from, fleet::GpuSample* to) {
   to->fan_speed_ratio = from.fan_speed_ratio;
   to->pcie_generation = from.pcie_generation;
   to->pcie_width = from.pcie_width;
@@ -32,7 +32,7 @@ FleetReader::FleetReader(gpu::OpenedBackend opened, Clock* clock)
 
 void FleetReader::BoundCalls(std::chrono::milliseconds call_timeout, Logger* logger) {
   std::vector<int> indices;
-  for (const gpu::GpuInfo& info : opened_.gpus) indices.push_back(info.index);
+  for (const fleet::GpuInfo& info : opened_.gpus) indices.push_back(info.index);
   workers_ = std::make_unique<GpuWorkers>(opened_.backend.get(), indices, call_timeout, clock_, logger);
   attributor_.UsePidfds();
 }
@@ -41,40 +41,40 @@ FleetReader::~FleetReader() = default;
 
 bool FleetReader::HasCallInDriver() const { return workers_ != nullptr && workers_->HasCallInDriver(); }
 
-FleetView FleetReader::Read(std::optional<std::chrono::seconds> recent_window, unsigned tiers) {
-  FleetView view;
+fleet::FleetView FleetReader::Read(std::optional<std::chrono::seconds> recent_window, unsigned tiers) {
+  fleet::FleetView view;
   view.hostname = hostname_;
   view.backend = std::string(opened_.backend->name());
   view.system = opened_.backend->system_info();
   view.taken_at = clock_->WallNow();
-  std::vector<gpu::GpuSample> bounded;
+  std::vector<fleet::GpuSample> bounded;
   if (workers_ != nullptr) bounded = workers_->SampleAll(tiers);
   attributor_.BeginTick();
   for (size_t slot = 0; slot < opened_.gpus.size(); ++slot) {
-    const gpu::GpuInfo& info = opened_.gpus[slot];
-    GpuView g;
+    const fleet::GpuInfo& info = opened_.gpus[slot];
+    fleet::GpuView g;
     g.info = info;
-    Result<gpu::GpuSample> sample =
-        workers_ != nullptr ? Result<gpu::GpuSample>(bounded[slot]) : opened_.backend->Sample(info.index, tiers);
+    Result<fleet::GpuSample> sample =
+        workers_ != nullptr ? Result<fleet::GpuSample>(bounded[slot]) : opened_.backend->Sample(info.index, tiers);
     if (sample.ok()) {
       g.sample = std::move(sample).value();
-      if (!(tiers & gpu::kSlowTier) && slot < previous_samples_.size() &&
-          g.sample.health == gpu::GpuHealth::kOk) {
+      if (!(tiers & fleet::kSlowTier) && slot < previous_samples_.size() &&
+          g.sample.health == fleet::GpuHealth::kOk) {
         CarrySlowTier(previous_samples_[slot], &g.sample);
       }
     } else {
       g.sample.index = info.index;
-      g.sample.health = gpu::GpuHealth::kError;
+      g.sample.health = fleet::GpuHealth::kError;
       g.sample.error = sample.status().message();
     }
-    for (const gpu::GpuProcess& p : g.sample.processes) {
-      g.processes.push_back(ProcessView{p, attributor_.Lookup(p.pid)});
+    for (const fleet::GpuProcess& p : g.sample.processes) {
+      g.processes.push_back(fleet::ProcessView{p, attributor_.Lookup(p.pid)});
     }
-    if (recent_window && g.sample.health == gpu::GpuHealth::kOk) {
+    if (recent_window && g.sample.health == fleet::GpuHealth::kOk) {
       g.recent_utilization_ratio = opened_.backend->RecentUtilization(info.index, *recent_window);
     }
     if (slot < previous_samples_.size()) {
-      const gpu::GpuSample& before = previous_samples_[slot];
+      const fleet::GpuSample& before = previous_samples_[slot];
       double seconds = std::chrono::duration<double>(g.sample.taken_at - before.taken_at).count();
       g.pcie_tx_bytes_per_second = Rate(before.pcie_tx_bytes, g.sample.pcie_tx_bytes, seconds);
       g.pcie_rx_bytes_per_second = Rate(before.pcie_rx_bytes, g.sample.pcie_rx_bytes, seconds);
@@ -82,12 +82,12 @@ FleetView FleetReader::Read(std::optional<std::chrono::seconds> recent_window, u
     view.gpus.push_back(std::move(g));
   }
   std::vector<int64_t> live;
-  for (const GpuView& g : view.gpus) {
-    for (const ProcessView& p : g.processes) live.push_back(p.process.pid);
+  for (const fleet::GpuView& g : view.gpus) {
+    for (const fleet::ProcessView& p : g.processes) live.push_back(p.process.pid);
   }
   attributor_.Retain(live);
   previous_samples_.clear();
-  for (const GpuView& g : view.gpus) previous_samples_.push_back(g.sample);
+  for (const fleet::GpuView& g : view.gpus) previous_samples_.push_back(g.sample);
   return view;
 }
 

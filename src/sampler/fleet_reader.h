@@ -16,44 +16,11 @@
 #include "common/clock.h"
 #include "gpu/backend_factory.h"
 #include "common/log.h"
+#include "fleet/fleet_view.h"
 #include "sampler/gpu_workers.h"
 #include "sampler/process_attribution.h"
 
 namespace tarmac::sampler {
-
-struct ProcessView {
-  gpu::GpuProcess process;
-  ProcessDetails details;
-};
-
-struct GpuView {
-  gpu::GpuInfo info;
-  gpu::GpuSample sample;
-  std::vector<ProcessView> processes;
-  // Mean utilization over the recent window, when asked for and available.
-  std::optional<double> recent_utilization_ratio;
-  // PCIe traffic from counter deltas between two reads (watch mode).
-  std::optional<double> pcie_tx_bytes_per_second;
-  std::optional<double> pcie_rx_bytes_per_second;
-  // Xid errors the agent's events thread has seen on this GPU.
-  int64_t xid_count = 0;
-  std::optional<gpu::GpuEvent> last_xid;
-  std::map<int64_t, int64_t> xid_count_by_code;
-  // The agent's lease on this GPU, when any (status from the agent only).
-  std::optional<int64_t> lease_id;
-  std::string lease_user;
-};
-
-struct FleetView {
-  std::string hostname;
-  std::string backend;  // "nvml" or "sim"
-  // Why no GPU can be read at all (the driver is not loaded): set while the
-  // agent waits to re-attach; `gpus` then holds the last GPUs it knew.
-  std::string backend_error;
-  gpu::SystemInfo system;
-  std::chrono::system_clock::time_point taken_at;
-  std::vector<GpuView> gpus;
-};
 
 class FleetReader {
  public:
@@ -61,12 +28,12 @@ class FleetReader {
   ~FleetReader();
   FleetReader(FleetReader&&) = default;
 
-  // Reads all GPUs: the `tiers` given (gpu::SampleTier bits); readings of a
+  // Reads all GPUs: the `tiers` given (fleet::SampleTier bits); readings of a
   // tier not read this time are carried over from the previous read. With
   // `recent_window` set, also reads each GPU's mean utilization over it.
-  FleetView Read(std::optional<std::chrono::seconds> recent_window, unsigned tiers = gpu::kAllTiers);
+  fleet::FleetView Read(std::optional<std::chrono::seconds> recent_window, unsigned tiers = fleet::kAllTiers);
 
-  const std::vector<gpu::GpuInfo>& gpus() const { return opened_.gpus; }
+  const std::vector<fleet::GpuInfo>& gpus() const { return opened_.gpus; }
   gpu::GpuBackend* backend() const { return opened_.backend.get(); }
 
   // True while a bounded read is stuck in the driver; the reader (and its
@@ -84,16 +51,8 @@ class FleetReader {
   Clock* clock_;
   ProcessAttributor attributor_;
   std::string hostname_;                         // Read once.
-  std::vector<gpu::GpuSample> previous_samples_;  // For rates and the slow tier.
+  std::vector<fleet::GpuSample> previous_samples_;  // For rates and the slow tier.
   std::unique_ptr<GpuWorkers> workers_;
 };
 
 }  // namespace tarmac::sampler
-
-namespace tarmac::cli {
-// The command-line renderers work on the same plain data.
-using sampler::FleetReader;
-using sampler::FleetView;
-using sampler::GpuView;
-using sampler::ProcessView;
-}  // namespace tarmac::cli

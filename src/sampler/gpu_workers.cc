@@ -25,7 +25,7 @@ struct GpuWorkers::Shared {
   bool is_in_call = false;         // The current reader is in the backend.
   size_t current_slot = 0;
   steady_clock::time_point call_started;
-  std::vector<gpu::GpuSample> results;
+  std::vector<fleet::GpuSample> results;
   std::vector<bool> has_result;
   std::vector<bool> is_stuck;      // An abandoned reader is in this GPU's call.
   int stuck_calls = 0;
@@ -42,7 +42,7 @@ struct GpuWorkers::Shared {
       call_started = steady_clock::now();
       unsigned t = tiers;
       lock.unlock();
-      gpu::GpuSample sample = Read(indices[slot], t);
+      fleet::GpuSample sample = Read(indices[slot], t);
       lock.lock();
       if (generation != my_generation) {
         // Abandoned while in the driver: the GPU answers again.
@@ -58,18 +58,18 @@ struct GpuWorkers::Shared {
     }
   }
 
-  gpu::GpuSample Read(int index, unsigned t) {
-    gpu::GpuSample sample;
+  fleet::GpuSample Read(int index, unsigned t) {
+    fleet::GpuSample sample;
     // The last-resort catch of a thread entry point.
     try {
-      Result<gpu::GpuSample> r = backend->Sample(index, t);
+      Result<fleet::GpuSample> r = backend->Sample(index, t);
       if (r.ok()) return std::move(r).value();
       sample.error = r.status().message();
     } catch (const std::exception& e) {
       sample.error = fmt::format("sampler: gpu {}: {}", index, e.what());
     }
     sample.index = index;
-    sample.health = gpu::GpuHealth::kError;
+    sample.health = fleet::GpuHealth::kError;
     return sample;
   }
 };
@@ -102,7 +102,7 @@ bool GpuWorkers::HasCallInDriver() {
   return shared_->is_in_call || shared_->stuck_calls > 0;
 }
 
-std::vector<gpu::GpuSample> GpuWorkers::SampleAll(unsigned tiers) {
+std::vector<fleet::GpuSample> GpuWorkers::SampleAll(unsigned tiers) {
   Shared& s = *shared_;
   std::unique_lock<std::mutex> lock(s.mu);
   s.tiers = tiers;
@@ -131,16 +131,16 @@ std::vector<gpu::GpuSample> GpuWorkers::SampleAll(unsigned tiers) {
     std::thread([sp = shared_, generation, indices = indices_] { sp->Run(generation, indices); }).detach();
     s.work_cv.notify_all();
   }
-  std::vector<gpu::GpuSample> samples;
+  std::vector<fleet::GpuSample> samples;
   for (size_t slot = 0; slot < indices_.size(); ++slot) {
     if (s.has_result[slot]) {
       samples.push_back(s.results[slot]);
       continue;
     }
-    gpu::GpuSample hung;
+    fleet::GpuSample hung;
     hung.index = indices_[slot];
     hung.taken_at = clock_->WallNow();
-    hung.health = gpu::GpuHealth::kUnresponsive;
+    hung.health = fleet::GpuHealth::kUnresponsive;
     hung.error = fmt::format("gpu {}: a driver call has not returned for over {} ms", indices_[slot],
                              call_timeout_.count());
     samples.push_back(std::move(hung));

@@ -117,7 +117,7 @@ void ProcessAttributor::BeginTick() {
   }
 }
 
-const ProcessDetails& ProcessAttributor::Lookup(int64_t pid) {
+const fleet::ProcessDetails& ProcessAttributor::Lookup(int64_t pid) {
   auto it = cache_.find(pid);
   if (it != cache_.end() && it->second.fd >= 0) {
     // Still the same process instance: the cached details hold.
@@ -128,7 +128,7 @@ const ProcessDetails& ProcessAttributor::Lookup(int64_t pid) {
   Entry& entry = cache_[pid];
   CloseFd(&entry.fd);
   entry = Entry{};
-  ProcessDetails& d = entry.details;
+  fleet::ProcessDetails& d = entry.details;
   d.pid = pid;
   d.user = "?";
   d.command = "?";
@@ -185,7 +185,7 @@ const ProcessDetails& ProcessAttributor::Lookup(int64_t pid) {
   if (!d.cgroup.container_id.empty()) d.kubernetes = container_names_.Lookup(d.cgroup.container_id);
   if (entry.is_pidfd && !IsAlive(entry)) {  // Exited (or replaced) while being read.
     CloseFd(&entry.fd);
-    d = ProcessDetails{};
+    d = fleet::ProcessDetails{};
     d.pid = pid;
     d.user = "?";
     d.command = "?";

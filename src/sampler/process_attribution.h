@@ -23,19 +23,6 @@
 
 namespace tarmac::sampler {
 
-struct ProcessDetails {
-  int64_t pid = 0;
-  bool exists = false;  // False when /proc has no such process (or no access).
-  int64_t uid = -1;    // Effective uid (owner of /proc/<pid>).
-  std::string user;     // Login name, or the uid as text when unknown.
-  std::string name;     // /proc/<pid>/comm
-  std::string command;  // Command line, arguments joined by spaces.
-  int64_t parent_pid = 0;
-  int64_t start_ticks = 0;  // Clock ticks after boot (/proc/<pid>/stat).
-  CgroupIdentity cgroup;    // Container, pod, systemd unit, Slurm job.
-  KubernetesNames kubernetes;  // Pod, namespace, container; when known.
-};
-
 class ProcessAttributor {
  public:
   // `proc_root` is "/proc" except in tests. `use_pidfds`: keep pidfds where
@@ -61,7 +48,7 @@ class ProcessAttributor {
   void BeginTick();
 
   // Details for `pid`, from the cache when the process is the same one.
-  const ProcessDetails& Lookup(int64_t pid);
+  const fleet::ProcessDetails& Lookup(int64_t pid);
 
   // Forgets every cached process not in `live` (closing its descriptor).
   void Retain(const std::vector<int64_t>& live);
@@ -69,7 +56,7 @@ class ProcessAttributor {
  private:
   std::string proc_root_;
   struct Entry {
-    ProcessDetails details;
+    fleet::ProcessDetails details;
     int fd = -1;            // pidfd, or /proc/<pid>/stat of this instance.
     bool is_pidfd = false;
     bool is_checked = false;  // Seen alive by the last BeginTick.

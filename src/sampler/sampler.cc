@@ -12,7 +12,7 @@ using std::chrono::microseconds;
 using std::chrono::steady_clock;
 
 Sampler::Sampler(BackendOpener opener, SamplerOptions options, Clock* clock, Logger* logger,
-                 std::function<void(const std::shared_ptr<const Snapshot>&)> on_tick)
+                 std::function<void(const std::shared_ptr<const fleet::Snapshot>&)> on_tick)
     : opener_(std::move(opener)),
       clock_(clock),
       logger_(logger),
@@ -47,14 +47,14 @@ void Sampler::Stop() {
   reader_.reset();
 }
 
-std::shared_ptr<const Snapshot> Sampler::Latest() const {
+std::shared_ptr<const fleet::Snapshot> Sampler::Latest() const {
   std::lock_guard<std::mutex> lock(mu_);
   return latest_;
 }
 
-SamplerStats Sampler::stats() const {
+fleet::SamplerStats Sampler::stats() const {
   std::vector<int64_t> window;
-  SamplerStats stats;
+  fleet::SamplerStats stats;
   {
     std::lock_guard<std::mutex> lock(mu_);
     stats = stats_;
@@ -95,7 +95,7 @@ Status Sampler::Attach() {
   reader_ = std::make_unique<FleetReader>(std::move(opened).value(), clock_);
   if (options.call_timeout.count() > 0) reader_->BoundCalls(options.call_timeout, logger_);
   events_ = std::make_unique<EventsWatcher>(reader_->backend(), logger_,
-                                            [this](const gpu::GpuEvent& e) { OnEvent(e); });
+                                            [this](const fleet::GpuEvent& e) { OnEvent(e); });
   int64_t attaches = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -128,7 +128,7 @@ void Sampler::Detach(const std::string& reason) {
   next_attach_ = clock_->SteadyNow() + retry;
 }
 
-void Sampler::OnEvent(const gpu::GpuEvent& event) {
+void Sampler::OnEvent(const fleet::GpuEvent& event) {
   logger_->Log(event.xid == 79 ? LogLevel::kError : LogLevel::kWarning, "events: gpu {}: Xid {}", event.gpu_index,
                event.xid);
   std::lock_guard<std::mutex> lock(mu_);
@@ -139,19 +139,19 @@ void Sampler::OnEvent(const gpu::GpuEvent& event) {
   stats_.xid_events++;
 }
 
-FleetView Sampler::DetachedView() const {
-  FleetView view;
+fleet::FleetView Sampler::DetachedView() const {
+  fleet::FleetView view;
   view.hostname = hostname_;
   view.backend = backend_name_;
   view.system = known_system_;
   view.taken_at = clock_->WallNow();
   view.backend_error = detached_reason_;
-  for (const gpu::GpuInfo& info : known_gpus_) {
-    GpuView g;
+  for (const fleet::GpuInfo& info : known_gpus_) {
+    fleet::GpuView g;
     g.info = info;
     g.sample.index = info.index;
     g.sample.taken_at = view.taken_at;
-    g.sample.health = gpu::GpuHealth::kDriverNotLoaded;
+    g.sample.health = fleet::GpuHealth::kDriverNotLoaded;
     g.sample.error = detached_reason_;
     view.gpus.push_back(std::move(g));
   }
@@ -161,14 +161,14 @@ FleetView Sampler::DetachedView() const {
 void Sampler::Tick(bool is_slow) {
   steady_clock::time_point start = clock_->SteadyNow();
   if (reader_ == nullptr && start >= next_attach_ && Attach().ok()) is_slow = true;
-  auto snapshot = std::make_shared<Snapshot>();
+  auto snapshot = std::make_shared<fleet::Snapshot>();
   // Thread entry points keep one last-resort catch: a bug in one tick is
   // logged, and sampling goes on.
   try {
     if (reader_ != nullptr) {
-      snapshot->fleet = reader_->Read(std::nullopt, is_slow ? gpu::kAllTiers : unsigned{gpu::kFastTier});
-      for (const GpuView& g : snapshot->fleet.gpus) {
-        if (g.sample.health != gpu::GpuHealth::kDriverNotLoaded) continue;
+      snapshot->fleet = reader_->Read(std::nullopt, is_slow ? fleet::kAllTiers : unsigned{fleet::kFastTier});
+      for (const fleet::GpuView& g : snapshot->fleet.gpus) {
+        if (g.sample.health != fleet::GpuHealth::kDriverNotLoaded) continue;
         Detach(g.sample.error);
         snapshot->fleet = DetachedView();
         break;
@@ -185,15 +185,15 @@ void Sampler::Tick(bool is_slow) {
     return;
   }
   snapshot->taken_at_steady = clock_->SteadyNow();
-  for (const GpuView& g : snapshot->fleet.gpus) {
-    if (g.sample.health == gpu::GpuHealth::kOk && g.sample.utilization_gpu_ratio) {
+  for (const fleet::GpuView& g : snapshot->fleet.gpus) {
+    if (g.sample.health == fleet::GpuHealth::kOk && g.sample.utilization_gpu_ratio) {
       history_.Record(g.info.index, snapshot->taken_at_steady, *g.sample.utilization_gpu_ratio);
     }
   }
   snapshot->tick_duration = duration_cast<microseconds>(snapshot->taken_at_steady - start);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (GpuView& g : snapshot->fleet.gpus) {
+    for (fleet::GpuView& g : snapshot->fleet.gpus) {
       auto it = xids_.find(g.info.index);
       if (it == xids_.end()) continue;
       g.xid_count = it->second.count;

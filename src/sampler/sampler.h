@@ -27,9 +27,10 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "fleet/snapshot.h"
 #include "sampler/events_watcher.h"
 #include "sampler/fleet_reader.h"
-#include "sampler/utilization_history.h"
+#include "fleet/utilization_history.h"
 
 namespace tarmac::sampler {
 
@@ -45,26 +46,6 @@ struct SamplerOptions {
 // Opens the GPU backend: at start and again on each re-attach attempt.
 using BackendOpener = std::function<Result<gpu::OpenedBackend>()>;
 
-// A published reading of the whole machine.
-struct Snapshot {
-  FleetView fleet;
-  int64_t sequence = 0;                       // 1 for the first tick.
-  std::chrono::steady_clock::time_point taken_at_steady;
-  std::chrono::microseconds tick_duration{0};  // Wall time the tick took.
-  // Failed driver calls since the agent started, across re-attaches.
-  gpu::CallErrorCounts call_errors;
-};
-
-struct SamplerStats {
-  int64_t ticks = 0;
-  int64_t slow_ticks = 0;
-  int64_t attaches = 0;  // Successful opens of the backend, the first included.
-  int64_t xid_events = 0;
-  std::chrono::microseconds last_tick_duration{0};
-  std::chrono::microseconds max_lateness{0};  // Worst start delay versus schedule.
-  std::chrono::microseconds p99_lateness{0};  // Over the last kLatenessWindow ticks.
-};
-
 // Ticks over which the p99 of lateness is taken.
 inline constexpr size_t kLatenessWindow = 1024;
 
@@ -74,7 +55,7 @@ class Sampler {
   // agent uses it for the systemd watchdog and to hand the snapshot to the
   // history writer); it must not block.
   Sampler(BackendOpener opener, SamplerOptions options, Clock* clock, Logger* logger,
-          std::function<void(const std::shared_ptr<const Snapshot>&)> on_tick = {});
+          std::function<void(const std::shared_ptr<const fleet::Snapshot>&)> on_tick = {});
   ~Sampler();
   Sampler(const Sampler&) = delete;
   Sampler& operator=(const Sampler&) = delete;
@@ -90,12 +71,12 @@ class Sampler {
   void Stop();
 
   // The newest snapshot; null before Start.
-  std::shared_ptr<const Snapshot> Latest() const;
+  std::shared_ptr<const fleet::Snapshot> Latest() const;
 
-  SamplerStats stats() const;
+  fleet::SamplerStats stats() const;
 
   // Each GPU's utilization over the last ticks (kCapacity of them).
-  const UtilizationHistory& history() const { return history_; }
+  const fleet::UtilizationHistory& history() const { return history_; }
 
   // New intervals take effect from the next tick (SIGHUP reload).
   // call_timeout takes effect at the next attach.
@@ -104,7 +85,7 @@ class Sampler {
  private:
   struct XidRecord {
     int64_t count = 0;
-    gpu::GpuEvent last;
+    fleet::GpuEvent last;
     std::map<int64_t, int64_t> by_code;
   };
 
@@ -115,32 +96,32 @@ class Sampler {
   void Detach(const std::string& reason);
   void Tick(bool is_slow);
   void Loop(std::stop_token stop);
-  void OnEvent(const gpu::GpuEvent& event);
-  FleetView DetachedView() const;
+  void OnEvent(const fleet::GpuEvent& event);
+  fleet::FleetView DetachedView() const;
 
   BackendOpener opener_;
   Clock* clock_;
   Logger* logger_;
-  std::function<void(const std::shared_ptr<const Snapshot>&)> on_tick_;
+  std::function<void(const std::shared_ptr<const fleet::Snapshot>&)> on_tick_;
   std::jthread thread_;
 
   // Sampler-thread state (Start, then the loop).
   std::unique_ptr<FleetReader> reader_;
   std::unique_ptr<EventsWatcher> events_;  // Destroyed before reader_.
-  std::vector<gpu::GpuInfo> known_gpus_;   // Shown while detached.
-  gpu::SystemInfo known_system_;
+  std::vector<fleet::GpuInfo> known_gpus_;   // Shown while detached.
+  fleet::SystemInfo known_system_;
   std::string backend_name_;
   std::string detached_reason_;
-  gpu::CallErrorCounts closed_call_errors_;  // Counted by backends since closed.
+  fleet::CallErrorCounts closed_call_errors_;  // Counted by backends since closed.
   std::chrono::steady_clock::time_point next_attach_;
   std::string hostname_;
-  UtilizationHistory history_;
+  fleet::UtilizationHistory history_;
 
   // State below is protected by mu_.
   mutable std::mutex mu_;
   SamplerOptions options_;
-  std::shared_ptr<const Snapshot> latest_;
-  SamplerStats stats_;
+  std::shared_ptr<const fleet::Snapshot> latest_;
+  fleet::SamplerStats stats_;
   std::map<int, XidRecord> xids_;  // By GPU index.
   std::vector<int64_t> lateness_us_;  // Ring of the last kLatenessWindow.
   size_t lateness_next_ = 0;

@@ -9,17 +9,17 @@
 
 namespace tarmac::sched {
 
-bool ZombieTracker::IsExempt(const sampler::ProcessDetails& d) const {
+bool ZombieTracker::IsExempt(const fleet::ProcessDetails& d) const {
   if (std::find(policy_.allowlist.begin(), policy_.allowlist.end(), d.name) != policy_.allowlist.end()) return true;
   return !policy_.includes_system_users && d.uid >= 0 && d.uid < 1000;
 }
 
-void ZombieTracker::Observe(const sampler::FleetView& fleet, std::chrono::steady_clock::time_point now,
+void ZombieTracker::Observe(const fleet::FleetView& fleet, std::chrono::steady_clock::time_point now,
                             const LeaseOf& lease_of) {
   std::map<Key, Seen> still;
-  for (const sampler::GpuView& g : fleet.gpus) {
-    for (const sampler::ProcessView& p : g.processes) {
-      const sampler::ProcessDetails& d = p.details;
+  for (const fleet::GpuView& g : fleet.gpus) {
+    for (const fleet::ProcessView& p : g.processes) {
+      const fleet::ProcessDetails& d = p.details;
       bool holds_idle = d.exists && p.process.used_memory_bytes && p.process.sm_utilization_ratio &&
                         *p.process.used_memory_bytes >= policy_.min_memory_bytes &&
                         *p.process.sm_utilization_ratio == 0;

@@ -22,7 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sampler/fleet_reader.h"
+#include "fleet/fleet_view.h"
 
 namespace tarmac::sched {
 
@@ -63,7 +63,7 @@ class ZombieTracker {
   // and since when; forgets processes that are gone. A process inside a
   // live lease is not a zombie (the idle-lease policy covers it) unless it
   // is orphaned.
-  void Observe(const sampler::FleetView& fleet, std::chrono::steady_clock::time_point now,
+  void Observe(const fleet::FleetView& fleet, std::chrono::steady_clock::time_point now,
                const LeaseOf& lease_of = {});
 
   // The zombies as of the last Observe, biggest memory first.
@@ -77,7 +77,7 @@ class ZombieTracker {
     std::chrono::steady_clock::time_point idle_since;
     ZombieEvidence evidence;  // As of the last Observe.
   };
-  bool IsExempt(const sampler::ProcessDetails& d) const;
+  bool IsExempt(const fleet::ProcessDetails& d) const;
 
   ZombiePolicy policy_;
   std::map<Key, Seen> idle_;  // Processes idle-holding now.

@@ -17,9 +17,9 @@ using TimePoint = std::chrono::steady_clock::time_point;
 constexpr int64_t kGiB = int64_t{1} << 30;
 const TimePoint kT0 = TimePoint{} + std::chrono::hours(10);
 
-sampler::FleetView Fleet(std::vector<sampler::ProcessView> processes) {
-  sampler::FleetView f;
-  sampler::GpuView g;
+fleet::FleetView Fleet(std::vector<fleet::ProcessView> processes) {
+  fleet::FleetView f;
+  fleet::GpuView g;
   g.info.index = 0;
   g.info.uuid = "GPU-0";
   g.processes = std::move(processes);
@@ -70,7 +70,7 @@ TEST(ZombieTrackerTest, AReusedPidStartsAfresh) {
 
 TEST(ZombieTrackerTest, SmallHoldersAllowlistedAndSystemProcessesAreLeftAlone) {
   ZombieTracker tracker(Policy());
-  std::vector<sampler::ProcessView> procs = {Process(10, kGiB / 2, 0), Process(11, 8 * kGiB, 0, 1001, "ollama"),
+  std::vector<fleet::ProcessView> procs = {Process(10, kGiB / 2, 0), Process(11, 8 * kGiB, 0, 1001, "ollama"),
                                              Process(12, 8 * kGiB, 0, 0, "python"),
                                              Process(13, 8 * kGiB, 0, 1001, "python", /*parent=*/1)};
   procs[0].process.sm_utilization_ratio.reset();

@@ -3,16 +3,16 @@
 
 #include <algorithm>
 
-#include "gpu/clock_event_reasons.h"
-#include "sampler/gpu_marks.h"
+#include "fleet/clock_event_reasons.h"
+#include "fleet/gpu_marks.h"
 
 namespace tarmac::store {
 namespace {
 
-constexpr int64_t kIdlePercent = static_cast<int64_t>(sampler::kIdleUtilizationRatio * 100);
-constexpr uint64_t kThermal = gpu::kReasonSwThermalSlowdown | gpu::kReasonHwThermalSlowdown;
-constexpr uint64_t kPower = gpu::kReasonSwPowerCap | gpu::kReasonHwPowerBrakeSlowdown;
-constexpr uint64_t kOther = gpu::kReasonHwSlowdown;
+constexpr int64_t kIdlePercent = static_cast<int64_t>(fleet::kIdleUtilizationRatio * 100);
+constexpr uint64_t kThermal = fleet::kReasonSwThermalSlowdown | fleet::kReasonHwThermalSlowdown;
+constexpr uint64_t kPower = fleet::kReasonSwPowerCap | fleet::kReasonHwPowerBrakeSlowdown;
+constexpr uint64_t kOther = fleet::kReasonHwSlowdown;
 
 // How long each sample of `times` stands for.
 std::vector<int64_t> Weights(int64_t minute, const std::vector<int64_t>& times, int64_t max_gap_seconds) {

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "sampler/gpu_marks.h"
+#include "fleet/gpu_marks.h"
 #include "store/codec.h"
 
 namespace tarmac::store {
@@ -39,10 +39,10 @@ bool ReadValues(VarintReader* r, std::array<std::optional<int64_t>, N>* values) 
 
 }  // namespace
 
-GpuValues GpuValuesOf(const sampler::GpuView& gpu) {
+GpuValues GpuValuesOf(const fleet::GpuView& gpu) {
   GpuValues v;
-  const gpu::GpuSample& s = gpu.sample;
-  if (s.health != gpu::GpuHealth::kOk) return v;
+  const fleet::GpuSample& s = gpu.sample;
+  if (s.health != fleet::GpuHealth::kOk) return v;
   v[kUtilizationPercent] = Percent(s.utilization_gpu_ratio);
   v[kMemoryUtilizationPercent] = Percent(s.utilization_memory_ratio);
   v[kMemoryUsedMib] = Mib(s.memory_used_bytes);
@@ -50,13 +50,13 @@ GpuValues GpuValuesOf(const sampler::GpuView& gpu) {
   if (s.temperature_celsius) v[kTemperatureCelsius] = std::llround(*s.temperature_celsius);
   if (s.sm_clock_hertz) v[kSmClockMegahertz] = *s.sm_clock_hertz / 1000000;
   if (s.clock_event_reasons) v[kClockEventReasons] = static_cast<int64_t>(*s.clock_event_reasons);
-  v[kHeldIdle] = sampler::MarkGpu(gpu).idle_holding_pids.empty() ? 0 : 1;
+  v[kHeldIdle] = fleet::MarkGpu(gpu).idle_holding_pids.empty() ? 0 : 1;
   return v;
 }
 
-ProcessValues ProcessValuesOf(const sampler::ProcessView& process, const sampler::GpuView& gpu) {
+ProcessValues ProcessValuesOf(const fleet::ProcessView& process, const fleet::GpuView& gpu) {
   ProcessValues v;
-  v[kProcessHeldIdle] = sampler::IsIdleHolding(process, gpu) ? 1 : 0;
+  v[kProcessHeldIdle] = fleet::IsIdleHolding(process, gpu) ? 1 : 0;
   if (process.process.sm_utilization_ratio) v[kProcessSmPercent] = Percent(process.process.sm_utilization_ratio);
   v[kProcessMemoryMib] = Mib(process.process.used_memory_bytes);
   return v;

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "common/result.h"
-#include "sampler/fleet_reader.h"
+#include "fleet/fleet_view.h"
 
 namespace tarmac::store {
 
@@ -35,7 +35,7 @@ enum GpuColumn : size_t {
 enum ProcessColumn : size_t {
   kProcessSmPercent = 0,
   kProcessMemoryMib,
-  kProcessHeldIdle,  // 1 when holding memory at 0 % SM (sampler::IsIdleHolding)
+  kProcessHeldIdle,  // 1 when holding memory at 0 % SM (fleet::IsIdleHolding)
   kProcessColumnCount,
 };
 
@@ -59,8 +59,8 @@ struct TickRecord {
 };
 
 // The columns of one GPU view (all empty when the GPU is not readable).
-GpuValues GpuValuesOf(const sampler::GpuView& gpu);
-ProcessValues ProcessValuesOf(const sampler::ProcessView& process, const sampler::GpuView& gpu);
+GpuValues GpuValuesOf(const fleet::GpuView& gpu);
+ProcessValues ProcessValuesOf(const fleet::ProcessView& process, const fleet::GpuView& gpu);
 
 std::string EncodeTick(const TickRecord& tick);
 Result<TickRecord> DecodeTick(int64_t t, std::string_view bytes);

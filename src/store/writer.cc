@@ -6,7 +6,7 @@
 #include <set>
 
 #include "common/fs.h"
-#include "gpu/clock_event_reasons.h"
+#include "fleet/clock_event_reasons.h"
 #include "store/codec.h"
 #include "store/fold.h"
 #include "store/schema.h"
@@ -20,19 +20,19 @@ int64_t UnixSeconds(std::chrono::system_clock::time_point t) {
 
 std::string ReasonsText(uint64_t reasons) {
   std::string text;
-  for (const std::string& name : gpu::DecodeClockEventReasons(reasons & ~(gpu::kReasonGpuIdle |
-                                                                            gpu::kReasonApplicationsClocksSetting |
-                                                                            gpu::kReasonSyncBoost |
-                                                                            gpu::kReasonDisplayClockSetting))) {
+  for (const std::string& name : fleet::DecodeClockEventReasons(reasons & ~(fleet::kReasonGpuIdle |
+                                                                            fleet::kReasonApplicationsClocksSetting |
+                                                                            fleet::kReasonSyncBoost |
+                                                                            fleet::kReasonDisplayClockSetting))) {
     text += (text.empty() ? "" : ",") + name;
   }
   return text;
 }
 
-uint64_t ThrottleBits(const gpu::GpuSample& s) {
-  if (!s.clock_event_reasons || !gpu::IsThrottled(*s.clock_event_reasons)) return 0;
-  return *s.clock_event_reasons & ~(gpu::kReasonGpuIdle | gpu::kReasonApplicationsClocksSetting |
-                                    gpu::kReasonSyncBoost | gpu::kReasonDisplayClockSetting);
+uint64_t ThrottleBits(const fleet::GpuSample& s) {
+  if (!s.clock_event_reasons || !fleet::IsThrottled(*s.clock_event_reasons)) return 0;
+  return *s.clock_event_reasons & ~(fleet::kReasonGpuIdle | fleet::kReasonApplicationsClocksSetting |
+                                    fleet::kReasonSyncBoost | fleet::kReasonDisplayClockSetting);
 }
 
 }  // namespace
@@ -216,7 +216,7 @@ Status StoreWriter::QuickCheck() {
   return CheckIntegrity(db_.get());
 }
 
-void StoreWriter::Submit(std::shared_ptr<const sampler::Snapshot> snapshot) {
+void StoreWriter::Submit(std::shared_ptr<const fleet::Snapshot> snapshot) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (queue_.size() >= options_.queue_capacity) {
@@ -246,7 +246,7 @@ void StoreWriter::Loop(std::stop_token stop) {
   for (;;) {
     cv_.wait(lock, [&] { return stop.stop_requested() || !queue_.empty() || !events_.empty(); });
     if (queue_.empty() && events_.empty()) return;  // Stopping, and everything written.
-    std::shared_ptr<const sampler::Snapshot> snapshot;
+    std::shared_ptr<const fleet::Snapshot> snapshot;
     std::optional<std::pair<std::string, std::string>> event;
     if (!events_.empty()) {
       event = std::move(events_.front());
@@ -261,7 +261,7 @@ void StoreWriter::Loop(std::stop_token stop) {
   }
 }
 
-void StoreWriter::Handle(const std::shared_ptr<const sampler::Snapshot>& snapshot,
+void StoreWriter::Handle(const std::shared_ptr<const fleet::Snapshot>& snapshot,
                          const std::optional<std::pair<std::string, std::string>>& event) {
   if (event) {
     if (pending_events_.size() < 100) pending_events_.push_back(*event);
@@ -320,7 +320,7 @@ Status StoreWriter::WriteEvent(int64_t t, std::optional<int64_t> gpu_id, const s
   return stmt.value()->Bind(1, t).Bind(2, gpu_id).Bind(3, kind).Bind(4, detail).Run();
 }
 
-Result<int64_t> StoreWriter::GpuId(const gpu::GpuInfo& info, int64_t t, std::map<std::string, int64_t>* added) {
+Result<int64_t> StoreWriter::GpuId(const fleet::GpuInfo& info, int64_t t, std::map<std::string, int64_t>* added) {
   // A GPU that lost its identity (lost, unreadable) is still the one last
   // seen at its index, never a new one.
   if (info.uuid.empty()) {
@@ -350,7 +350,7 @@ Result<int64_t> StoreWriter::GpuId(const gpu::GpuInfo& info, int64_t t, std::map
   return id;
 }
 
-Status StoreWriter::WriteTick(const sampler::FleetView& fleet) {
+Status StoreWriter::WriteTick(const fleet::FleetView& fleet) {
   if (Status file = CheckFile(); !file.ok()) return file;
   int64_t t = UnixSeconds(fleet.taken_at);
   if (t <= last_t_) {
@@ -393,7 +393,7 @@ Status StoreWriter::WriteTick(const sampler::FleetView& fleet) {
       event(std::nullopt, "driver_detached", fleet.backend_error);
     }
   }
-  for (const sampler::GpuView& g : fleet.gpus) {
+  for (const fleet::GpuView& g : fleet.gpus) {
     Result<int64_t> id = GpuId(g.info, t, &added_gpus);
     if (!id.ok()) return id.status();
     int64_t gpu_id = id.value();
@@ -404,10 +404,10 @@ Status StoreWriter::WriteTick(const sampler::FleetView& fleet) {
     auto before = previous_.find(uuid);
     GpuState was = before != previous_.end() ? before->second : GpuState{};
     if (now.health != was.health) {
-      const char* kind = now.health == gpu::GpuHealth::kOk     ? "gpu_recovered"
-                         : now.health == gpu::GpuHealth::kLost ? "gpu_lost"
+      const char* kind = now.health == fleet::GpuHealth::kOk     ? "gpu_recovered"
+                         : now.health == fleet::GpuHealth::kLost ? "gpu_lost"
                                                                : "gpu_unreadable";
-      event(gpu_id, kind, fmt::format("gpu {}: {}{}", g.info.index, gpu::GpuHealthName(now.health),
+      event(gpu_id, kind, fmt::format("gpu {}: {}{}", g.info.index, fleet::GpuHealthName(now.health),
                                       g.sample.error.empty() ? "" : ": " + g.sample.error));
     }
     if (now.throttle_reasons != was.throttle_reasons) {
@@ -417,9 +417,9 @@ Status StoreWriter::WriteTick(const sampler::FleetView& fleet) {
     if (now.xid_count > was.xid_count && g.last_xid) {
       event(gpu_id, "xid", fmt::format("Xid {} ({} since the agent started)", g.last_xid->xid, now.xid_count));
     }
-    if (g.sample.health != gpu::GpuHealth::kOk) continue;
+    if (g.sample.health != fleet::GpuHealth::kOk) continue;
     readable_gpus.insert(gpu_id);
-    for (const sampler::ProcessView& p : g.processes) {
+    for (const fleet::ProcessView& p : g.processes) {
       SessionKey key{gpu_id, p.process.pid, p.details.start_ticks};
       seen.insert(key);
       int64_t session_id = 0;
@@ -432,7 +432,7 @@ Status StoreWriter::WriteTick(const sampler::FleetView& fleet) {
             "INSERT INTO process_sessions (gpu_id, pid, start_ticks, uid, user, command, container_id, pod_uid, "
             "systemd_unit, slurm_job_id, first_seen, last_seen) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
         if (!insert.ok()) return insert.status();
-        const sampler::ProcessDetails& d = p.details;
+        const fleet::ProcessDetails& d = p.details;
         s = insert.value()
                 ->Bind(1, gpu_id)
                 .Bind(2, p.process.pid)
@@ -487,7 +487,7 @@ Status StoreWriter::WriteTick(const sampler::FleetView& fleet) {
   return Status::OK();
 }
 
-Status StoreWriter::WriteNow(const sampler::FleetView& fleet) {
+Status StoreWriter::WriteNow(const fleet::FleetView& fleet) {
   if (db_ == nullptr) return Status::Unavailable("store: not open");
   return WriteTick(fleet);
 }

@@ -47,7 +47,7 @@
 #include "common/clock.h"
 #include "common/fs.h"
 #include "common/log.h"
-#include "sampler/sampler.h"
+#include "fleet/snapshot.h"
 #include "store/retention.h"
 #include "store/fold.h"
 #include "store/sqlite_db.h"
@@ -94,7 +94,7 @@ class StoreWriter {
   void Stop();
 
   // Queues a snapshot (drops the oldest when the queue is full).
-  void Submit(std::shared_ptr<const sampler::Snapshot> snapshot);
+  void Submit(std::shared_ptr<const fleet::Snapshot> snapshot);
   // Queues an event: `kind` is a short snake_case word, `detail` free text.
   void RecordEvent(std::string kind, std::string detail);
 
@@ -104,7 +104,7 @@ class StoreWriter {
   std::string Problem() const;
 
   // Synchronous forms, for tools that write without the thread (bench).
-  Status WriteNow(const sampler::FleetView& fleet);
+  Status WriteNow(const fleet::FleetView& fleet);
   Status FoldAll();
 
  private:
@@ -121,7 +121,7 @@ class StoreWriter {
   // A file deleted or replaced under the agent: said (log, event, Problem)
   // and a database opened afresh at the path.
   Status CheckFile();
-  Status WriteTick(const sampler::FleetView& fleet);
+  Status WriteTick(const fleet::FleetView& fleet);
   Status WriteEvent(int64_t t, std::optional<int64_t> gpu_id, const std::string& kind, const std::string& detail);
   // Folds the journal's ticks before `t` into raw blocks and rollups, and
   // deletes them; with `keep_journal`, keeps them (and notes up to where
@@ -129,13 +129,13 @@ class StoreWriter {
   Status FoldJournalBefore(int64_t t, bool keep_journal = false);
   // Takes a minute folded before out of the hour rollups.
   Status SubtractFromHours(int64_t hour, const FoldedMinute& old);
-  Result<int64_t> GpuId(const gpu::GpuInfo& info, int64_t t, std::map<std::string, int64_t>* added);
+  Result<int64_t> GpuId(const fleet::GpuInfo& info, int64_t t, std::map<std::string, int64_t>* added);
   void Loop(std::stop_token stop);
-  void Handle(const std::shared_ptr<const sampler::Snapshot>& snapshot, const std::optional<std::pair<std::string, std::string>>& event);
+  void Handle(const std::shared_ptr<const fleet::Snapshot>& snapshot, const std::optional<std::pair<std::string, std::string>>& event);
 
   // What the previous tick saw of a GPU, to tell events.
   struct GpuState {
-    gpu::GpuHealth health = gpu::GpuHealth::kOk;
+    fleet::GpuHealth health = fleet::GpuHealth::kOk;
     uint64_t throttle_reasons = 0;
     int64_t xid_count = 0;
   };
@@ -163,7 +163,7 @@ class StoreWriter {
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::shared_ptr<const sampler::Snapshot>> queue_;
+  std::deque<std::shared_ptr<const fleet::Snapshot>> queue_;
   std::deque<std::pair<std::string, std::string>> events_;
   StoreStats stats_;
   std::string corruption_;  // What was found corrupt or lost, and what became of it.

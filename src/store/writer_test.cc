@@ -21,13 +21,13 @@ constexpr int64_t kT0 = 1800000000;  // A minute boundary (1800000000 % 60 == 0)
 
 // Two GPUs: GPU 0 busy at `busy_percent`, GPU 1 idle with one process
 // holding 1 GiB at 0 % SM.
-sampler::FleetView Fleet(int64_t t, int busy_percent = 100) {
-  sampler::FleetView f;
+fleet::FleetView Fleet(int64_t t, int busy_percent = 100) {
+  fleet::FleetView f;
   f.hostname = "node";
   f.backend = "sim";
   f.taken_at = system_clock::from_time_t(t);
   for (int i = 0; i < 2; ++i) {
-    sampler::GpuView g;
+    fleet::GpuView g;
     g.info.index = i;
     g.info.uuid = "GPU-" + std::to_string(i);
     g.info.name = "Test GPU";
@@ -38,7 +38,7 @@ sampler::FleetView Fleet(int64_t t, int busy_percent = 100) {
     g.sample.temperature_celsius = 50;
     g.sample.clock_event_reasons = 0;
     if (i == 1) {
-      sampler::ProcessView p;
+      fleet::ProcessView p;
       p.process.pid = 4242;
       p.process.used_memory_bytes = int64_t{1} << 30;
       p.process.sm_utilization_ratio = 0.0;
@@ -117,7 +117,7 @@ TEST_F(WriterTest, TicksFoldIntoPackedMinutesRollupsSessionsAndEvents) {
 TEST_F(WriterTest, AProcessLeavingTheGpuEndsItsSession) {
   std::unique_ptr<StoreWriter> w = OpenWriter();
   ASSERT_TRUE(w->WriteNow(Fleet(kT0)).ok());
-  sampler::FleetView gone = Fleet(kT0 + 1);
+  fleet::FleetView gone = Fleet(kT0 + 1);
   gone.gpus[1].processes.clear();
   ASSERT_TRUE(w->WriteNow(gone).ok());
   EXPECT_EQ(Count("SELECT COUNT(*) FROM events WHERE kind = 'process_end'"), 1);
@@ -234,10 +234,10 @@ TEST_F(WriterTest, ACleanRestartLosesNothingButTheTimeTheAgentWasDown) {
 TEST_F(WriterTest, TimeAGpuCouldNotBeReadIsUnknownNeitherBusyNorIdle) {
   std::unique_ptr<StoreWriter> w = OpenWriter();
   for (int64_t t = kT0; t < kT0 + 60; ++t) {
-    sampler::FleetView f = Fleet(t);
+    fleet::FleetView f = Fleet(t);
     if (t >= kT0 + 20) {  // GPU 0 is lost: no readings, and no identity.
-      f.gpus[0].sample = gpu::GpuSample();
-      f.gpus[0].sample.health = gpu::GpuHealth::kLost;
+      f.gpus[0].sample = fleet::GpuSample();
+      f.gpus[0].sample.health = fleet::GpuHealth::kLost;
       f.gpus[0].info.uuid.clear();
       f.gpus[0].processes.clear();
     }
@@ -274,7 +274,7 @@ TEST_F(WriterTest, CorruptionFoundWhileRunningMovesTheFileAsideAndIsReported) {
   }
   w->Start();
   clock_.Advance(seconds(200));
-  auto snapshot = std::make_shared<sampler::Snapshot>();
+  auto snapshot = std::make_shared<fleet::Snapshot>();
   snapshot->fleet = Fleet(kT0 + 200);
   w->Submit(snapshot);
   for (int i = 0; i < 500 && w->Problem().empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));

@@ -9,7 +9,7 @@
 namespace tarmac::testing {
 namespace {
 
-void ExpectSameInfo(const gpu::GpuInfo& a, const gpu::GpuInfo& b) {
+void ExpectSameInfo(const fleet::GpuInfo& a, const fleet::GpuInfo& b) {
   SCOPED_TRACE("gpu " + std::to_string(a.index));
   EXPECT_EQ(a.index, b.index);
   EXPECT_EQ(a.uuid, b.uuid);
@@ -32,7 +32,7 @@ void ExpectSameInfo(const gpu::GpuInfo& a, const gpu::GpuInfo& b) {
   EXPECT_EQ(a.health, b.health);
 }
 
-void ExpectSameSample(const gpu::GpuSample& a, const gpu::GpuSample& b) {
+void ExpectSameSample(const fleet::GpuSample& a, const fleet::GpuSample& b) {
   SCOPED_TRACE("gpu " + std::to_string(a.index));
   EXPECT_EQ(a.health, b.health);
   EXPECT_EQ(a.utilization_gpu_ratio, b.utilization_gpu_ratio);
@@ -78,8 +78,8 @@ void ExpectSameSample(const gpu::GpuSample& a, const gpu::GpuSample& b) {
 }
 
 void ExpectBackendsAgree(SimWorldTest* t, const std::string& library) {
-  std::vector<gpu::GpuInfo> sim_gpus;
-  std::vector<gpu::GpuInfo> nvml_gpus;
+  std::vector<fleet::GpuInfo> sim_gpus;
+  std::vector<fleet::GpuInfo> nvml_gpus;
   auto sim = t->OpenSim(&sim_gpus);
   auto nvml = t->OpenNvml(library, &nvml_gpus);
   ASSERT_EQ(sim_gpus.size(), nvml_gpus.size());
@@ -88,8 +88,8 @@ void ExpectBackendsAgree(SimWorldTest* t, const std::string& library) {
   EXPECT_EQ(sim->system_info().cuda_driver_version, nvml->system_info().cuda_driver_version);
   for (size_t i = 0; i < sim_gpus.size(); ++i) {
     ExpectSameInfo(sim_gpus[i], nvml_gpus[i]);
-    Result<gpu::GpuSample> a = sim->Sample(static_cast<int>(i), gpu::kAllTiers);
-    Result<gpu::GpuSample> b = nvml->Sample(static_cast<int>(i), gpu::kAllTiers);
+    Result<fleet::GpuSample> a = sim->Sample(static_cast<int>(i), fleet::kAllTiers);
+    Result<fleet::GpuSample> b = nvml->Sample(static_cast<int>(i), fleet::kAllTiers);
     ASSERT_TRUE(a.ok() && b.ok());
     ExpectSameSample(a.value(), b.value());
     EXPECT_EQ(sim->RecentUtilization(static_cast<int>(i), std::chrono::seconds(10)),
@@ -132,23 +132,23 @@ TEST_F(SimWorldTest, GpmActivityOverTheIntervalBetweenTwoSamples) {
   UseScenarioText("[[gpu]]\ncount = 1\n[[gpu]]\ncount = 1\nunsupported = [\"gpm\"]\n");
   StartLoad("0", {"--memory", "1GiB", "--util", "60", "--tensor", "50"});
   StartLoad("1", {"--memory", "1GiB", "--util", "60", "--tensor", "50"});
-  std::vector<gpu::GpuInfo> gpus;
+  std::vector<fleet::GpuInfo> gpus;
   auto check = [&](gpu::GpuBackend* backend, const char* name) {
     SCOPED_TRACE(name);
     for (int i = 0; i < 2; ++i) {
-      Result<gpu::GpuSample> first = backend->Sample(i, gpu::kFastTier);
+      Result<fleet::GpuSample> first = backend->Sample(i, fleet::kFastTier);
       ASSERT_TRUE(first.ok());
       EXPECT_FALSE(first.value().tensor_active_ratio.has_value());
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    Result<gpu::GpuSample> second = backend->Sample(0, gpu::kFastTier);
+    Result<fleet::GpuSample> second = backend->Sample(0, fleet::kFastTier);
     ASSERT_TRUE(second.ok());
-    const gpu::GpuSample& s = second.value();
+    const fleet::GpuSample& s = second.value();
     ASSERT_TRUE(s.graphics_engine_active_ratio && s.tensor_active_ratio && s.dram_active_ratio);
     EXPECT_NEAR(*s.graphics_engine_active_ratio, 0.60, 0.60 * 0.021);  // The load's +-2 % wobble.
     EXPECT_NEAR(*s.tensor_active_ratio, 0.30, 0.30 * 0.021);
     EXPECT_NEAR(*s.dram_active_ratio, *s.graphics_engine_active_ratio * 0.55, 1e-9);
-    Result<gpu::GpuSample> without = backend->Sample(1, gpu::kFastTier);
+    Result<fleet::GpuSample> without = backend->Sample(1, fleet::kFastTier);
     ASSERT_TRUE(without.ok());
     EXPECT_FALSE(without.value().tensor_active_ratio.has_value());
     EXPECT_FALSE(without.value().graphics_engine_active_ratio.has_value());
@@ -158,9 +158,9 @@ TEST_F(SimWorldTest, GpmActivityOverTheIntervalBetweenTwoSamples) {
   auto nvml = OpenNvml(FakeNvmlPath(), &gpus);
   check(nvml.get(), "nvml");
   auto legacy = OpenNvml(LegacyFakeNvmlPath(), &gpus);
-  ASSERT_TRUE(legacy->Sample(0, gpu::kFastTier).ok());
+  ASSERT_TRUE(legacy->Sample(0, fleet::kFastTier).ok());
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  EXPECT_FALSE(legacy->Sample(0, gpu::kFastTier).value().tensor_active_ratio.has_value());
+  EXPECT_FALSE(legacy->Sample(0, fleet::kFastTier).value().tensor_active_ratio.has_value());
 }
 
 }  // namespace

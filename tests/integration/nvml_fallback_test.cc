@@ -18,15 +18,15 @@ TEST_F(SimWorldTest, LegacyDriverFallsBackToV1ProcessListsAndMemory) {
   Child* b = StartLoad("0", {"--memory", "5GiB", "--util", "20"});
   Child* c = StartLoad("0", {"--memory", "7GiB", "--pattern", "idle"});
   Freeze();
-  std::vector<gpu::GpuInfo> gpus;
+  std::vector<fleet::GpuInfo> gpus;
   auto nvml = OpenNvml(LegacyFakeNvmlPath(), &gpus);
-  Result<gpu::GpuSample> s = nvml->Sample(0, gpu::kAllTiers);
+  Result<fleet::GpuSample> s = nvml->Sample(0, fleet::kAllTiers);
   ASSERT_TRUE(s.ok());
   // With a wrong stride every entry after the first is garbage (PID = the
   // memory of the previous entry); with 16 bytes all three are right.
   ASSERT_EQ(s.value().processes.size(), 3u);
   std::map<int64_t, int64_t> memory_by_pid;
-  for (const gpu::GpuProcess& p : s.value().processes) memory_by_pid[p.pid] = p.used_memory_bytes.value_or(-1);
+  for (const fleet::GpuProcess& p : s.value().processes) memory_by_pid[p.pid] = p.used_memory_bytes.value_or(-1);
   EXPECT_EQ(memory_by_pid[a->pid()], int64_t{3} << 30);
   EXPECT_EQ(memory_by_pid[b->pid()], int64_t{5} << 30);
   EXPECT_EQ(memory_by_pid[c->pid()], int64_t{7} << 30);
@@ -47,11 +47,11 @@ memory = "80GiB"
 memory_reserved = "1GiB"
 )");
   StartLoad("0", {"--memory", "2GiB"});
-  std::vector<gpu::GpuInfo> gpus;
+  std::vector<fleet::GpuInfo> gpus;
   auto nvml = OpenNvml(FakeNvmlPath(), &gpus);
-  Result<gpu::GpuSample> s = nvml->Sample(0, gpu::kAllTiers);
+  Result<fleet::GpuSample> s = nvml->Sample(0, fleet::kAllTiers);
   ASSERT_TRUE(s.ok());
-  EXPECT_EQ(s.value().health, gpu::GpuHealth::kOk);
+  EXPECT_EQ(s.value().health, fleet::GpuHealth::kOk);
   EXPECT_EQ(s.value().memory_used_bytes, int64_t{3} << 30);
   EXPECT_EQ(s.value().memory_total_bytes, int64_t{80} << 30);
   EXPECT_TRUE(s.value().temperature_celsius.has_value());

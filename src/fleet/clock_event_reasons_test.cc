@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "gpu/clock_event_reasons.h"
+#include "fleet/clock_event_reasons.h"
 
 #include <gtest/gtest.h>
 
-namespace tarmac::gpu {
+namespace tarmac::fleet {
 namespace {
 
 TEST(ClockEventReasonsTest, DecodesBitsByName) {
@@ -20,4 +20,4 @@ TEST(ClockEventReasonsTest, IdleAndSyncBoostAreNotThrottling) {
 }
 
 }  // namespace
-}  // namespace tarmac::gpu
+}  // namespace tarmac::fleet

@@ -16,7 +16,7 @@
 #include <optional>
 #include <vector>
 
-namespace tarmac::sampler {
+namespace tarmac::fleet {
 
 class UtilizationHistory {
  public:
@@ -43,4 +43,4 @@ class UtilizationHistory {
   std::map<int, Ring> rings_;
 };
 
-}  // namespace tarmac::sampler
+}  // namespace tarmac::fleet

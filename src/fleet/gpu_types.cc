@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "gpu/gpu_types.h"
+#include "fleet/gpu_types.h"
 
-namespace tarmac::gpu {
+namespace tarmac::fleet {
 
 const char* GpuHealthName(GpuHealth health) {
   switch (health) {
@@ -24,4 +24,4 @@ const char* ProcessTypeName(ProcessType type) {
   return "compute";
 }
 
-}  // namespace tarmac::gpu
+}  // namespace tarmac::fleet

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sampler/status_json.h"
+#include "fleet/fleet_json.h"
 
 #include <gtest/gtest.h>
 
-namespace tarmac::sampler {
+namespace tarmac::fleet {
 namespace {
 
 FleetView Example() {
@@ -24,7 +24,7 @@ FleetView Example() {
   g.sample.clock_event_reasons = 0x41;
   g.sample.pcie_width = 8;
   g.sample.ecc.volatile_corrected = 3;
-  g.sample.remapped_rows = gpu::RemappedRows{1, 2, true, false};
+  g.sample.remapped_rows = RemappedRows{1, 2, true, false};
   g.sample.nvlink_active = {true, false};
   ProcessView p;
   p.process.pid = 42;
@@ -42,7 +42,7 @@ FleetView Example() {
   GpuView lost;
   lost.info.index = 1;
   lost.sample.index = 1;
-  lost.sample.health = gpu::GpuHealth::kLost;
+  lost.sample.health = GpuHealth::kLost;
   lost.sample.error = "GPU is lost";
   f.gpus.push_back(lost);
   return f;
@@ -79,4 +79,4 @@ TEST(StatusJsonTest, RejectsWhatIsNotAStatusDocument) {
 }
 
 }  // namespace
-}  // namespace tarmac::sampler
+}  // namespace tarmac::fleet

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sampler/utilization_history.h"
+#include "fleet/utilization_history.h"
 
 #include <gtest/gtest.h>
 
-namespace tarmac::sampler {
+namespace tarmac::fleet {
 namespace {
 
 using std::chrono::seconds;
@@ -30,4 +30,4 @@ TEST(UtilizationHistoryTest, KeepsAtMostCapacityReadings) {
 }
 
 }  // namespace
-}  // namespace tarmac::sampler
+}  // namespace tarmac::fleet

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-namespace tarmac::gpu {
+namespace tarmac::fleet {
 
 // Whether a device could be read at all. A lost GPU is a state shown to the
 // user, not an error that stops the program.
@@ -160,4 +160,4 @@ struct GpuEvent {
   std::chrono::system_clock::time_point seen_at;
 };
 
-}  // namespace tarmac::gpu
+}  // namespace tarmac::fleet

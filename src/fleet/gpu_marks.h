@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "sampler/fleet_reader.h"
+#include "fleet/fleet_view.h"
 
-namespace tarmac::sampler {
+namespace tarmac::fleet {
 
 // Below this utilization a GPU counts as idle.
 inline constexpr double kIdleUtilizationRatio = 0.05;
@@ -34,4 +34,4 @@ GpuMarks MarkGpu(const GpuView& gpu);
 // True when `process` holds kHoldingMemoryBytes or more at 0 % SM.
 bool IsIdleHolding(const ProcessView& process, const GpuView& gpu);
 
-}  // namespace tarmac::sampler
+}  // namespace tarmac::fleet

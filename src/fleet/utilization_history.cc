@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sampler/utilization_history.h"
+#include "fleet/utilization_history.h"
 
-namespace tarmac::sampler {
+namespace tarmac::fleet {
 
 void UtilizationHistory::Record(int index, std::chrono::steady_clock::time_point at, double ratio) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -30,4 +30,4 @@ std::optional<double> UtilizationHistory::Mean(int index, std::chrono::steady_cl
   return sum / n;
 }
 
-}  // namespace tarmac::sampler
+}  // namespace tarmac::fleet

@@ -9,21 +9,21 @@
 #include <nlohmann/json.hpp>
 
 #include "common/result.h"
-#include "sampler/fleet_reader.h"
+#include "fleet/fleet_view.h"
 
-namespace tarmac::sampler {
+namespace tarmac::fleet {
 
 inline constexpr int kStatusJsonVersion = 1;
 
 nlohmann::json StatusToJson(const FleetView& fleet);
 
-}  // namespace tarmac::sampler
+}  // namespace tarmac::fleet
 
-namespace tarmac::sampler {
+namespace tarmac::fleet {
 
 // The inverse of StatusToJson, for clients that read the agent's snapshot:
 // every field StatusToJson writes is read back (marks are recomputed from the
 // readings). kCorruption when the document is not a status object.
 Result<FleetView> FleetFromJson(const nlohmann::json& j);
 
-}  // namespace tarmac::sampler
+}  // namespace tarmac::fleet

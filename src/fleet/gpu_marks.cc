@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sampler/gpu_marks.h"
+#include "fleet/gpu_marks.h"
 
-#include "gpu/clock_event_reasons.h"
+#include "fleet/clock_event_reasons.h"
 
-namespace tarmac::sampler {
+namespace tarmac::fleet {
 
 bool IsIdleHolding(const ProcessView& process, const GpuView& gpu) {
-  const gpu::GpuProcess& p = process.process;
+  const GpuProcess& p = process.process;
   if (!p.used_memory_bytes || *p.used_memory_bytes < kHoldingMemoryBytes) return false;
   if (p.sm_utilization_ratio) return *p.sm_utilization_ratio <= 0.0;
   // Without per-process figures, only a fully idle device proves it.
@@ -15,14 +15,14 @@ bool IsIdleHolding(const ProcessView& process, const GpuView& gpu) {
 
 GpuMarks MarkGpu(const GpuView& gpu) {
   GpuMarks m;
-  const gpu::GpuSample& s = gpu.sample;
-  m.is_lost = s.health == gpu::GpuHealth::kLost;
-  m.is_unreadable = s.health != gpu::GpuHealth::kOk;
+  const GpuSample& s = gpu.sample;
+  m.is_lost = s.health == GpuHealth::kLost;
+  m.is_unreadable = s.health != GpuHealth::kOk;
   if (m.is_unreadable) return m;
   m.is_idle = s.utilization_gpu_ratio && *s.utilization_gpu_ratio < kIdleUtilizationRatio;
-  if (s.clock_event_reasons && gpu::IsThrottled(*s.clock_event_reasons)) {
+  if (s.clock_event_reasons && IsThrottled(*s.clock_event_reasons)) {
     m.is_throttled = true;
-    for (const gpu::ClockEventReason& r : gpu::ClockEventReasons()) {
+    for (const ClockEventReason& r : ClockEventReasons()) {
       if (r.is_throttle && (*s.clock_event_reasons & r.bit)) m.throttle_reasons.emplace_back(r.name);
     }
   }
@@ -33,4 +33,4 @@ GpuMarks MarkGpu(const GpuView& gpu) {
   return m;
 }
 
-}  // namespace tarmac::sampler
+}  // namespace tarmac::fleet

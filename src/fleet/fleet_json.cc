@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "sampler/status_json.h"
+#include "fleet/fleet_json.h"
 
 #include <fmt/chrono.h>
 
 #include <cstdlib>
 
 #include "common/time_spec.h"
-#include "sampler/gpu_marks.h"
-#include "gpu/clock_event_reasons.h"
+#include "fleet/gpu_marks.h"
+#include "fleet/clock_event_reasons.h"
 
-namespace tarmac::sampler {
+namespace tarmac::fleet {
 namespace {
 
 using nlohmann::json;
@@ -20,11 +20,11 @@ void Put(json& j, const char* key, const std::optional<T>& value) {
 }
 
 json GpuToJson(const GpuView& g) {
-  const gpu::GpuInfo& i = g.info;
-  const gpu::GpuSample& s = g.sample;
+  const GpuInfo& i = g.info;
+  const GpuSample& s = g.sample;
   json j;
   j["index"] = i.index;
-  j["health"] = gpu::GpuHealthName(s.health);
+  j["health"] = GpuHealthName(s.health);
   if (!s.error.empty()) j["error"] = s.error;
   if (!i.uuid.empty()) j["uuid"] = i.uuid;
   if (!i.name.empty()) j["name"] = i.name;
@@ -54,7 +54,7 @@ json GpuToJson(const GpuView& g) {
   Put(j, "memory_clock_max_hertz", i.memory_clock_max_hertz);
   if (s.clock_event_reasons) {
     j["clock_event_reasons_mask"] = *s.clock_event_reasons;
-    j["clock_event_reasons"] = gpu::DecodeClockEventReasons(*s.clock_event_reasons);
+    j["clock_event_reasons"] = DecodeClockEventReasons(*s.clock_event_reasons);
   }
   Put(j, "performance_state", s.performance_state);
   Put(j, "graphics_engine_active_ratio", s.graphics_engine_active_ratio);
@@ -97,7 +97,7 @@ json GpuToJson(const GpuView& g) {
   for (const ProcessView& p : g.processes) {
     json pj;
     pj["pid"] = p.process.pid;
-    pj["type"] = gpu::ProcessTypeName(p.process.type);
+    pj["type"] = ProcessTypeName(p.process.type);
     Put(pj, "used_memory_bytes", p.process.used_memory_bytes);
     Put(pj, "sm_utilization_ratio", p.process.sm_utilization_ratio);
     if (p.details.exists) {
@@ -119,7 +119,7 @@ json GpuToJson(const GpuView& g) {
     pj["is_idle_holding"] = IsIdleHolding(p, g);
     processes.push_back(pj);
   }
-  if (s.health == gpu::GpuHealth::kOk) j["processes"] = processes;
+  if (s.health == GpuHealth::kOk) j["processes"] = processes;
   if (g.xid_count > 0 && g.last_xid) {
     j["xid_errors"] = {{"count", g.xid_count}, {"last_xid", g.last_xid->xid}, {"last_at", FormatRfc3339(g.last_xid->seen_at)}};
     json by_code = json::object();
@@ -148,9 +148,9 @@ json StatusToJson(const FleetView& fleet) {
   return j;
 }
 
-}  // namespace tarmac::sampler
+}  // namespace tarmac::fleet
 
-namespace tarmac::sampler {
+namespace tarmac::fleet {
 namespace {
 
 using nlohmann::json;
@@ -173,13 +173,13 @@ std::string GetString(const json& j, const char* key) {
   return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-gpu::GpuHealth HealthFromName(const std::string& name) {
-  for (gpu::GpuHealth h : {gpu::GpuHealth::kOk, gpu::GpuHealth::kLost, gpu::GpuHealth::kNoPermission,
-                           gpu::GpuHealth::kUnresponsive, gpu::GpuHealth::kDriverNotLoaded,
-                           gpu::GpuHealth::kError}) {
-    if (name == gpu::GpuHealthName(h)) return h;
+GpuHealth HealthFromName(const std::string& name) {
+  for (GpuHealth h : {GpuHealth::kOk, GpuHealth::kLost, GpuHealth::kNoPermission,
+                           GpuHealth::kUnresponsive, GpuHealth::kDriverNotLoaded,
+                           GpuHealth::kError}) {
+    if (name == GpuHealthName(h)) return h;
   }
-  return gpu::GpuHealth::kError;
+  return GpuHealth::kError;
 }
 
 std::chrono::system_clock::time_point ParseRfc3339(const std::string& text) {
@@ -196,8 +196,8 @@ std::chrono::system_clock::time_point ParseRfc3339(const std::string& text) {
 
 GpuView GpuFromJson(const json& j) {
   GpuView g;
-  gpu::GpuInfo& i = g.info;
-  gpu::GpuSample& s = g.sample;
+  GpuInfo& i = g.info;
+  GpuSample& s = g.sample;
   i.index = j.value("index", 0);
   s.index = i.index;
   s.health = HealthFromName(GetString(j, "health"));
@@ -251,7 +251,7 @@ GpuView GpuFromJson(const json& j) {
     Get(*ecc, "aggregate_uncorrected", &s.ecc.aggregate_uncorrected);
   }
   if (auto rows = j.find("remapped_rows"); rows != j.end() && rows->is_object()) {
-    gpu::RemappedRows r;
+    RemappedRows r;
     r.corrected = rows->value("corrected", int64_t{0});
     r.uncorrected = rows->value("uncorrected", int64_t{0});
     r.is_pending = rows->value("pending", false);
@@ -268,9 +268,9 @@ GpuView GpuFromJson(const json& j) {
       ProcessView v;
       v.process.pid = p.value("pid", int64_t{0});
       std::string type = GetString(p, "type");
-      v.process.type = type == "graphics"            ? gpu::ProcessType::kGraphics
-                       : type == "compute+graphics" ? gpu::ProcessType::kComputeAndGraphics
-                                                     : gpu::ProcessType::kCompute;
+      v.process.type = type == "graphics"            ? ProcessType::kGraphics
+                       : type == "compute+graphics" ? ProcessType::kComputeAndGraphics
+                                                     : ProcessType::kCompute;
       Get(p, "used_memory_bytes", &v.process.used_memory_bytes);
       Get(p, "sm_utilization_ratio", &v.process.sm_utilization_ratio);
       v.details.pid = v.process.pid;
@@ -297,7 +297,7 @@ GpuView GpuFromJson(const json& j) {
   }
   if (auto xid = j.find("xid_errors"); xid != j.end() && xid->is_object()) {
     g.xid_count = xid->value("count", int64_t{0});
-    gpu::GpuEvent last;
+    GpuEvent last;
     last.gpu_index = i.index;
     last.xid = xid->value("last_xid", int64_t{0});
     last.seen_at = ParseRfc3339(GetString(*xid, "last_at"));
@@ -336,4 +336,4 @@ Result<FleetView> FleetFromJson(const json& j) {
   return fleet;
 }
 
-}  // namespace tarmac::sampler
+}  // namespace tarmac::fleet

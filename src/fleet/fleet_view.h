@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// One reading of the whole machine as plain data: every GPU (identity,
+// sample, processes and who they are), what the agent knows beside the
+// driver (Xid counts, leases), the host and the driver. Written by the
+// sampler (or decoded from the agent's JSON); read by status, query, pick,
+// metrics, the store and the lease service. Value types; thread-compatible.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fleet/gpu_types.h"
+#include "fleet/process_details.h"
+
+namespace tarmac::fleet {
+
+struct ProcessView {
+  GpuProcess process;
+  ProcessDetails details;
+};
+
+struct GpuView {
+  GpuInfo info;
+  GpuSample sample;
+  std::vector<ProcessView> processes;
+  // Mean utilization over the recent window, when asked for and available.
+  std::optional<double> recent_utilization_ratio;
+  // PCIe traffic from counter deltas between two reads (watch mode).
+  std::optional<double> pcie_tx_bytes_per_second;
+  std::optional<double> pcie_rx_bytes_per_second;
+  // Xid errors the agent's events thread has seen on this GPU.
+  int64_t xid_count = 0;
+  std::optional<GpuEvent> last_xid;
+  std::map<int64_t, int64_t> xid_count_by_code;
+  // The agent's lease on this GPU, when any (status from the agent only).
+  std::optional<int64_t> lease_id;
+  std::string lease_user;
+};
+
+struct FleetView {
+  std::string hostname;
+  std::string backend;  // "nvml" or "sim"
+  // Why no GPU can be read at all (the driver is not loaded): set while the
+  // agent waits to re-attach; `gpus` then holds the last GPUs it knew.
+  std::string backend_error;
+  SystemInfo system;
+  std::chrono::system_clock::time_point taken_at;
+  std::vector<GpuView> gpus;
+};
+
+}  // namespace tarmac::fleet
