@@ -237,10 +237,11 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
   }
   ipc::UnixServer server(
       server_options,
-      [&methods](const std::string& line, const ipc::PeerCredentials& peer) {
+      [&methods](const std::string& line, const ipc::PeerCredentials& peer,
+                 const ipc::Reply& reply) -> std::optional<std::string> {
         ipc::Decoded decoded = ipc::DecodeRequest(line);
         if (!decoded.ok) return decoded.error_response;
-        return methods.Dispatch(decoded.request, peer);
+        return methods.Dispatch(decoded.request, peer, reply);
       },
       clock, logger);
   // HTTP first: once the socket answers, every front door is open.

@@ -9,11 +9,13 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/status.h"
 #include "ipc/protocol.h"
+#include "ipc/reply.h"
 
 namespace tarmac::ipc {
 
@@ -26,19 +28,27 @@ const char* AccessName(Access access);
 
 // The response line for a request (ipc::EncodeResult / EncodeError).
 using MethodHandler = std::function<std::string(const Request&, const PeerCredentials&)>;
+// The response line now, or nothing: the answer is sent later through the
+// Reply (reply.h).
+using DeferringHandler =
+    std::function<std::optional<std::string>(const Request&, const PeerCredentials&, const Reply&)>;
 
 struct Method {
   std::string name;
   Access access = Access::kAnyone;
-  MethodHandler handler;
+  DeferringHandler handler;
 };
 
 class MethodTable {
  public:
   // kInvalidArgument when `name` is already in the table.
   Status Add(std::string name, Access access, MethodHandler handler);
-  // The handler's answer, or unknown_method naming every method there is.
-  std::string Dispatch(const Request& request, const PeerCredentials& peer) const;
+  // A method that may answer later, through the Reply.
+  Status AddDeferring(std::string name, Access access, DeferringHandler handler);
+  // The handler's answer, or unknown_method naming every method there is;
+  // nothing when the handler answers later through `reply`.
+  std::optional<std::string> Dispatch(const Request& request, const PeerCredentials& peer,
+                                      const Reply& reply = Reply()) const;
   // In the order they were added.
   const std::vector<Method>& methods() const { return methods_; }
 

@@ -27,7 +27,28 @@ struct Connection {
   steady_clock::time_point last_activity;
   bool close_after_flush = false;
   bool is_peer_closed = false;  // The client shut down its side.
+  std::shared_ptr<Reply::Slot> pending;  // An answer owed later, while set.
 };
+
+// Marks an owed answer as never to be read.
+void Abandon(Connection& c) {
+  if (!c.pending) return;
+  std::lock_guard<std::mutex> lock(c.pending->mu);
+  c.pending->is_open = false;
+  c.pending.reset();
+}
+
+// Moves a deferred answer that has come into the output; true when one did.
+bool TakeAnswer(Connection& c, steady_clock::time_point now) {
+  if (!c.pending) return false;
+  std::lock_guard<std::mutex> lock(c.pending->mu);
+  if (!c.pending->line) return false;
+  c.out += *c.pending->line;
+  c.pending->is_open = false;
+  c.last_activity = now;
+  c.pending.reset();
+  return true;
+}
 
 Result<sockaddr_un> Address(const std::string& path) {
   sockaddr_un addr{};
@@ -152,6 +173,11 @@ void UnixServer::Loop(std::stop_token stop) {
     int ready = ::poll(fds.data(), fds.size(), 200);
     if (ready < 0 && errno != EINTR) break;
     steady_clock::time_point now = clock_->SteadyNow();
+    if (fds[1].revents & POLLIN) {
+      char drain[256];
+      while (::read(wake_fds_[0], drain, sizeof drain) > 0) {
+      }
+    }
 
     if (fds[0].revents & POLLIN) {
       for (;;) {
@@ -185,7 +211,9 @@ void UnixServer::Loop(std::stop_token stop) {
       Connection& c = *by_slot[slot];
       short revents = fds[slot + 2].revents;
       bool is_gone = false;
-      if (revents & (POLLIN | POLLHUP | POLLERR)) {
+      // Lines that came while an answer was owed are answered once it is sent.
+      bool has_answered = TakeAnswer(c, now);
+      if ((revents & (POLLIN | POLLHUP | POLLERR)) || (has_answered && !c.in.empty())) {
         char buf[16384];
         for (;;) {
           ssize_t n = ::recv(c.fd, buf, sizeof buf, 0);
@@ -202,7 +230,7 @@ void UnixServer::Loop(std::stop_token stop) {
         }
         // Answer every complete line.
         size_t newline;
-        while (!c.close_after_flush && (newline = c.in.find('\n')) != std::string::npos) {
+        while (!c.close_after_flush && !c.pending && (newline = c.in.find('\n')) != std::string::npos) {
           std::string line = c.in.substr(0, newline);
           c.in.erase(0, newline + 1);
           if (static_cast<int64_t>(line.size()) > options_.max_request_bytes) {
@@ -213,16 +241,29 @@ void UnixServer::Loop(std::stop_token stop) {
             stats_.too_large++;
             break;
           }
-          std::string response;
+          std::optional<std::string> response;
+          auto slot = std::make_shared<Reply::Slot>();
+          int wake_fd = wake_fds_[1];
+          slot->wake = [wake_fd] {
+            char byte = 1;
+            ssize_t ignored = ::write(wake_fd, &byte, 1);
+            (void)ignored;
+          };
           try {
-            response = handler_(line, c.peer);
+            response = handler_(line, c.peer, Reply(slot));
           } catch (const std::exception& e) {
             logger_->Log(LogLevel::kError, "api: handler failed: {}", e.what());
             response = EncodeError(nullptr, "internal", "internal error; see the agent's log");
           }
-          c.out += response;
           std::lock_guard<std::mutex> lock(mu_);
           stats_.requests++;
+          if (response) {
+            c.out += *response;
+          } else {
+            c.pending = std::move(slot);
+            stats_.deferred++;
+            TakeAnswer(c, now);  // It may have come already.
+          }
         }
         if (!c.close_after_flush && static_cast<int64_t>(c.in.size()) > options_.max_request_bytes) {
           c.out += EncodeError(nullptr, kErrorTooLarge,
@@ -235,8 +276,11 @@ void UnixServer::Loop(std::stop_token stop) {
       }
       if (!is_gone && !c.out.empty()) is_gone = !Flush(c);
       if (static_cast<int64_t>(c.out.size()) > options_.max_unread_output_bytes) is_gone = true;
-      if ((c.close_after_flush || c.is_peer_closed) && c.out.empty()) is_gone = true;
-      if (!is_gone && c.in.empty() && c.out.empty() && now - c.last_activity > options_.request_timeout) {
+      if ((c.close_after_flush || c.is_peer_closed) && c.out.empty() && !c.pending) is_gone = true;
+      if (revents & (POLLHUP | POLLERR)) is_gone = is_gone || (c.pending && c.is_peer_closed);
+      if (!is_gone && c.pending) {
+        // Waiting for a deferred answer: no idle timeout.
+      } else if (!is_gone && c.in.empty() && c.out.empty() && now - c.last_activity > options_.request_timeout) {
         is_gone = true;
         std::lock_guard<std::mutex> lock(mu_);
         stats_.timed_out++;
@@ -246,13 +290,17 @@ void UnixServer::Loop(std::stop_token stop) {
         stats_.timed_out++;
       }
       if (is_gone) {
+        Abandon(c);
         ::close(c.fd);
         c.fd = -1;
       }
     }
     connections.remove_if([](const Connection& c) { return c.fd < 0; });
   }
-  for (Connection& c : connections) ::close(c.fd);
+  for (Connection& c : connections) {
+    Abandon(c);
+    ::close(c.fd);
+  }
 }
 
 Result<nlohmann::json> CallAgent(const std::string& socket_path, const Request& request,

@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -20,6 +21,7 @@
 #include "common/log.h"
 #include "common/result.h"
 #include "ipc/protocol.h"
+#include "ipc/reply.h"
 
 namespace tarmac::ipc {
 
@@ -41,6 +43,7 @@ struct ServerStats {
   int64_t requests = 0;
   int64_t too_large = 0;
   int64_t timed_out = 0;
+  int64_t deferred = 0;  // Requests answered later (reply.h).
 };
 
 // Whether an agent answers connections on `socket_path` now.
@@ -48,8 +51,12 @@ bool IsServing(const std::string& socket_path);
 
 class UnixServer {
  public:
-  // Answers one request line from a peer; returns the response line.
-  using Handler = std::function<std::string(const std::string& line, const PeerCredentials& peer)>;
+  // Answers one request line from a peer: returns the response line, or
+  // nothing when the answer comes later through `reply` (reply.h). Until it
+  // does, the connection stays open without the idle timeout, and further
+  // lines on it wait their turn.
+  using Handler = std::function<std::optional<std::string>(const std::string& line, const PeerCredentials& peer,
+                                                           const Reply& reply)>;
 
   UnixServer(ServerOptions options, Handler handler, Clock* clock, Logger* logger);
   ~UnixServer();

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -28,9 +29,15 @@ class UnixServerTest : public ::testing::Test {
     path_ = options.socket_path;
     server_ = std::make_unique<UnixServer>(
         options,
-        [](const std::string& line, const PeerCredentials& peer) {
+        [this](const std::string& line, const PeerCredentials& peer,
+               const Reply& reply) -> std::optional<std::string> {
           Decoded d = DecodeRequest(line);
           if (!d.ok) return d.error_response;
+          if (d.request.method == "later") {  // Answered by the test, through the Reply.
+            std::lock_guard<std::mutex> lock(owed_mu_);
+            owed_.push_back(reply);
+            return std::nullopt;
+          }
           return Handle(d.request, peer, AgentInfo{"test", getpid(), "sim", 0, {}, {}, {}}, nullptr);
         },
         RealClock(), &logger_);
@@ -63,6 +70,19 @@ class UnixServerTest : public ::testing::Test {
     ASSERT_EQ(send(fd, text.data(), text.size(), MSG_NOSIGNAL), static_cast<ssize_t>(text.size()));
   }
 
+  // The Replies of "later" requests, in order.
+  std::vector<Reply> Owed() {
+    std::lock_guard<std::mutex> lock(owed_mu_);
+    return owed_;
+  }
+  Reply WaitOwed(size_t n) {
+    for (int i = 0; i < 500 && Owed().size() < n; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::vector<Reply> owed = Owed();
+    return owed.size() >= n ? owed[n - 1] : Reply();
+  }
+
+  std::mutex owed_mu_;
+  std::vector<Reply> owed_;
   testing::TempDir dir_;
   std::string path_;
   Logger logger_{LogLevel::kOff};
@@ -176,7 +196,7 @@ TEST_F(UnixServerTest, FiveHundredConcurrentClientsAreAllAnsweredOrRefused) {
 TEST_F(UnixServerTest, StaleSocketIsReplacedButALiveOneIsNot) {
   StartServer({});
   // A second server on the same path must refuse while the first serves.
-  UnixServer second(ServerOptions{path_}, [](const std::string&, const PeerCredentials&) { return std::string(); },
+  UnixServer second(ServerOptions{path_}, [](const std::string&, const PeerCredentials&, const Reply&) { return std::optional<std::string>(""); },
                     RealClock(), &logger_);
   Status s = second.Start();
   EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
@@ -189,9 +209,71 @@ TEST_F(UnixServerTest, StaleSocketIsReplacedButALiveOneIsNot) {
   std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path_.c_str());
   ASSERT_EQ(bind(stale, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
   close(stale);  // Leaves the file, as SIGKILL does.
-  UnixServer third(ServerOptions{path_}, [](const std::string&, const PeerCredentials&) { return std::string(); },
+  UnixServer third(ServerOptions{path_}, [](const std::string&, const PeerCredentials&, const Reply&) { return std::optional<std::string>(""); },
                    RealClock(), &logger_);
   EXPECT_TRUE(third.Start().ok());
+}
+
+TEST_F(UnixServerTest, ADeferredAnswerArrivesWhenSentAndOutlivesTheIdleTimeout) {
+  ServerOptions options;
+  options.request_timeout = std::chrono::milliseconds(200);
+  StartServer(options);
+  std::thread later([this] {
+    Reply reply = WaitOwed(1);
+    ASSERT_TRUE(reply.IsOpen());
+    // Longer than the idle timeout: a waiting caller is not cut off.
+    std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    reply.Send(EncodeResult(json(3), json{{"state", "granted"}}));
+    reply.Send(EncodeResult(json(3), json{{"state", "twice"}}));  // Sent once only.
+    EXPECT_FALSE(reply.IsOpen());
+  });
+  Result<json> r = CallAgent(path_, Request{1, 3, "later", json::object()}, std::chrono::seconds(10));
+  later.join();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r.value()["state"], "granted");
+  EXPECT_EQ(server_->stats().deferred, 1);
+  // Other callers are served meanwhile and after.
+  EXPECT_TRUE(CallAgent(path_, Request{1, 4, "hello", json::object()}, std::chrono::seconds(5)).ok());
+}
+
+TEST_F(UnixServerTest, LinesAfterADeferredOneWaitTheirTurn) {
+  StartServer({});
+  int fd = Connect();
+  Send(fd, EncodeRequest(Request{1, 1, "later", json::object()}) + EncodeRequest(Request{1, 2, "hello", json::object()}));
+  Reply reply = WaitOwed(1);
+  reply.Send(EncodeResult(json(1), json{{"first", true}}));
+  Result<json> first = DecodeResponse(ReadLine(fd));
+  Result<json> second = DecodeResponse(ReadLine(fd));
+  close(fd);
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first.value()["first"], true);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_TRUE(second.value().contains("peer"));
+}
+
+TEST_F(UnixServerTest, ACallerThatHangsUpLeavesItsReplyClosed) {
+  StartServer({});
+  int fd = Connect();
+  Send(fd, EncodeRequest(Request{1, 1, "later", json::object()}));
+  Reply reply = WaitOwed(1);
+  EXPECT_TRUE(reply.IsOpen());
+  close(fd);
+  for (int i = 0; i < 500 && reply.IsOpen(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_FALSE(reply.IsOpen());
+  reply.Send(EncodeResult(json(1), json::object()));  // Nobody reads it; nothing breaks.
+  EXPECT_TRUE(CallAgent(path_, Request{1, 4, "hello", json::object()}, std::chrono::seconds(5)).ok());
+}
+
+TEST_F(UnixServerTest, RepliesOwedWhenTheServerStopsAreClosed) {
+  StartServer({});
+  int fd = Connect();
+  Send(fd, EncodeRequest(Request{1, 1, "later", json::object()}));
+  Reply reply = WaitOwed(1);
+  server_->Stop();
+  EXPECT_FALSE(reply.IsOpen());
+  reply.Send(EncodeResult(json(1), json::object()));
+  EXPECT_EQ(ReadLine(fd), "");
+  close(fd);
 }
 
 }  // namespace

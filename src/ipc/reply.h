@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// Reply: a response owed to one caller, sent later. A method that cannot
+// answer at once (lease.wait: "tell me the moment my request is granted")
+// keeps the Reply and sends through it when it can, from any thread; the
+// server holds the caller's connection open until then, without its idle
+// timeout. Sending twice sends once; sending after the caller hung up, or
+// after the server stopped, does nothing.
+//
+// Thread safety: Send and IsOpen from any thread.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+namespace tarmac::ipc {
+
+class Reply {
+ public:
+  // The server's side of one owed response.
+  struct Slot {
+    std::mutex mu;
+    std::optional<std::string> line;  // Set once by Send.
+    bool is_open = true;              // False once the caller or the server is gone.
+    std::function<void()> wake;       // Tells the server a line is ready.
+  };
+
+  Reply() = default;
+  explicit Reply(std::shared_ptr<Slot> slot) : slot_(std::move(slot)) {}
+
+  // Sends `line` (a whole response line, ipc::EncodeResult/EncodeError).
+  void Send(std::string line) const;
+  // False when nobody will read a response any more (or no slot).
+  bool IsOpen() const;
+
+ private:
+  std::shared_ptr<Slot> slot_;
+};
+
+}  // namespace tarmac::ipc
