@@ -12,8 +12,8 @@
 
 #include "agent/api_methods.h"
 #include "agent/http_routes.h"
-#include "agent/lease_service.h"
-#include "agent/process_control.h"
+#include "leases/lease_service.h"
+#include "leases/process_control.h"
 #include "agent/state_lock.h"
 #include "agent/systemd_notify.h"
 #include "common/fs.h"
@@ -73,7 +73,7 @@ Status StateError(const Status& s, const char* doing, const char* what) {
 }
 
 // What /health reports besides the GPUs: state that cannot be saved.
-std::string Problems(const LeaseService& leases, store::StoreWriter* history) {
+std::string Problems(const leases::LeaseService& leases, store::StoreWriter* history) {
   std::string problems = leases.Problem();
   if (history != nullptr) {
     std::string h = history->Problem();
@@ -168,8 +168,8 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
     if (!opened.ok()) return StateError(opened.status(), "open the lease state", "the saved leases");
     lease_state = std::move(opened).value();
   }
-  std::unique_ptr<ProcessControl> process_control = MakeProcessControl();
-  LeaseService leases(LeasePolicyOf(config), std::move(lease_state), process_control.get(), clock, logger);
+  std::unique_ptr<leases::ProcessControl> process_control = leases::MakeProcessControl();
+  leases::LeaseService leases(leases::LeasePolicyOf(config), std::move(lease_state), process_control.get(), clock, logger);
   s = leases.Restore();
   if (!s.ok()) return StateError(s, "restore the saved leases", "them");
 

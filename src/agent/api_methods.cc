@@ -3,7 +3,7 @@
 
 namespace tarmac::agent {
 
-Status AddApiMethods(ipc::MethodTable* table, const ipc::MethodHandler& snapshot_methods, LeaseService* leases) {
+Status AddApiMethods(ipc::MethodTable* table, const ipc::MethodHandler& snapshot_methods, leases::LeaseService* leases) {
   for (const char* name : {"hello", "status"}) {
     Status s = table->Add(name, ipc::Access::kAnyone, snapshot_methods);
     if (!s.ok()) return s;

@@ -6,13 +6,13 @@
 // names against docs/protocol.md.
 #pragma once
 
-#include "agent/lease_service.h"
+#include "leases/lease_service.h"
 #include "ipc/method_table.h"
 
 namespace tarmac::agent {
 
 // `snapshot_methods` answers hello and status (ipc::Handle over the latest
 // snapshot). kInvalidArgument when a name would be in the table twice.
-Status AddApiMethods(ipc::MethodTable* table, const ipc::MethodHandler& snapshot_methods, LeaseService* leases);
+Status AddApiMethods(ipc::MethodTable* table, const ipc::MethodHandler& snapshot_methods, leases::LeaseService* leases);
 
 }  // namespace tarmac::agent

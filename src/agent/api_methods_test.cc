@@ -16,11 +16,11 @@
 namespace tarmac::agent {
 namespace {
 
-class NoProcesses : public ProcessControl {
+class NoProcesses : public leases::ProcessControl {
  public:
-  std::optional<ProcessIdentity> Identify(int64_t) override { return std::nullopt; }
+  std::optional<leases::ProcessIdentity> Identify(int64_t) override { return std::nullopt; }
   Status Signal(const sched::ProcessRef&, int64_t, int) override { return Status::NotFound("none"); }
-  std::vector<ProcessIdentity> LeaseProcesses(const std::string&, int64_t, int64_t) override { return {}; }
+  std::vector<leases::ProcessIdentity> LeaseProcesses(const std::string&, int64_t, int64_t) override { return {}; }
 };
 
 // Method names the protocol documents: `### `name`` headings under
@@ -48,7 +48,7 @@ TEST(ApiMethodsTest, EveryServedMethodIsDocumentedAndEveryDocumentedOneServed) {
   NoProcesses processes;
   testing::FakeClock clock;
   Logger logger{LogLevel::kOff};
-  LeaseService leases(LeasePolicy{}, nullptr, &processes, &clock, &logger);
+  leases::LeaseService leases(leases::LeasePolicy{}, nullptr, &processes, &clock, &logger);
   ipc::MethodTable table;
   ASSERT_TRUE(AddApiMethods(&table, [](const ipc::Request&, const ipc::PeerCredentials&) { return std::string(); },
                             &leases)

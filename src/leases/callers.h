@@ -13,11 +13,11 @@
 
 #include "sched/lease_book.h"
 
-namespace tarmac::agent {
+namespace tarmac::leases {
 
 sched::Caller ResolveCaller(uid_t uid, gid_t gid, const std::string& admin_group);
 
 // The login name of `uid`, or the uid as text when it has none.
 std::string UserName(int64_t uid);
 
-}  // namespace tarmac::agent
+}  // namespace tarmac::leases

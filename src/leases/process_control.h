@@ -20,7 +20,7 @@
 #include "common/status.h"
 #include "sched/lease_book.h"
 
-namespace tarmac::agent {
+namespace tarmac::leases {
 
 struct ProcessIdentity {
   int64_t pid = 0;
@@ -55,4 +55,4 @@ class ProcessControl {
 // The real thing, over `proc_root` ("/proc").
 std::unique_ptr<ProcessControl> MakeProcessControl(std::string proc_root = "/proc");
 
-}  // namespace tarmac::agent
+}  // namespace tarmac::leases

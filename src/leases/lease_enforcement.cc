@@ -8,12 +8,12 @@
 
 #include <algorithm>
 
-#include "agent/callers.h"
-#include "agent/lease_helpers.h"
-#include "agent/lease_service.h"
+#include "leases/callers.h"
+#include "leases/lease_helpers.h"
+#include "leases/lease_service.h"
 #include "common/units.h"
 
-namespace tarmac::agent {
+namespace tarmac::leases {
 
 using namespace lease_helpers;  // NOLINT: this module's own helpers.
 using nlohmann::json;
@@ -350,4 +350,4 @@ void LeaseService::OnTick(const fleet::FleetView& fleet, TimePoint now) {
   if (!Flush(now).ok()) Rollback(std::move(undo));
 }
 
-}  // namespace tarmac::agent
+}  // namespace tarmac::leases

@@ -2,7 +2,7 @@
 //
 // LeaseService with a fake clock and fake process table: what it signals and
 // what it refuses to, and what survives a restart.
-#include "agent/lease_service.h"
+#include "leases/lease_service.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -15,7 +15,7 @@
 #include "testutil/process_views.h"
 #include "testutil/testutil.h"
 
-namespace tarmac::agent {
+namespace tarmac::leases {
 namespace {
 
 using nlohmann::json;
@@ -407,9 +407,9 @@ TEST(ProcessControlTest, SignalsOnlyTheProcessWithTheStartTimeSeen) {
 }
 
 }  // namespace
-}  // namespace tarmac::agent
+}  // namespace tarmac::leases
 
-namespace tarmac::agent {
+namespace tarmac::leases {
 namespace {
 
 // The real /proc scan: only processes carrying this lease's token, of its
@@ -445,4 +445,4 @@ TEST(ProcessControlTest, LeaseProcessesAreFoundByTheirTokenOnly) {
 }
 
 }  // namespace
-}  // namespace tarmac::agent
+}  // namespace tarmac::leases

@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "agent/lease_service.h"
+#include "leases/lease_service.h"
 
 #include <fmt/format.h>
 #include <signal.h>
 
 #include <algorithm>
 
-#include "agent/callers.h"
-#include "agent/lease_helpers.h"
+#include "leases/callers.h"
+#include "leases/lease_helpers.h"
 #include "ipc/method_table.h"
 #include "common/units.h"
 
-namespace tarmac::agent {
+namespace tarmac::leases {
 namespace {
 
 using namespace lease_helpers;  // NOLINT: this module's own helpers.
@@ -573,4 +573,4 @@ std::map<int, std::pair<int64_t, std::string>> LeaseService::LeaseByGpu() const 
   return by_gpu;
 }
 
-}  // namespace tarmac::agent
+}  // namespace tarmac::leases

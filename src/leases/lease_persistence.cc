@@ -8,11 +8,11 @@
 
 #include <algorithm>
 
-#include "agent/lease_helpers.h"
-#include "agent/lease_service.h"
+#include "leases/lease_helpers.h"
+#include "leases/lease_service.h"
 #include "common/fs.h"
 
-namespace tarmac::agent {
+namespace tarmac::leases {
 
 using namespace lease_helpers;  // NOLINT: this module's own helpers.
 using nlohmann::json;
@@ -172,4 +172,4 @@ json LeaseService::StateJson() const {
   return j;
 }
 
-}  // namespace tarmac::agent
+}  // namespace tarmac::leases

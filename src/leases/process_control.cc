@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "agent/process_control.h"
+#include "leases/process_control.h"
 
 #include <dirent.h>
 #include <fmt/format.h>
@@ -13,7 +13,7 @@
 
 #include "common/proc_files.h"
 
-namespace tarmac::agent {
+namespace tarmac::leases {
 namespace {
 
 class ProcProcessControl : public ProcessControl {
@@ -101,4 +101,4 @@ std::unique_ptr<ProcessControl> MakeProcessControl(std::string proc_root) {
   return std::make_unique<ProcProcessControl>(std::move(proc_root));
 }
 
-}  // namespace tarmac::agent
+}  // namespace tarmac::leases

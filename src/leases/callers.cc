@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "agent/callers.h"
+#include "leases/callers.h"
 
 #include <grp.h>
 #include <pwd.h>
 
 #include <vector>
 
-namespace tarmac::agent {
+namespace tarmac::leases {
 
 std::string UserName(int64_t uid) {
   if (uid < 0) return "?";
@@ -42,4 +42,4 @@ sched::Caller ResolveCaller(uid_t uid, gid_t gid, const std::string& admin_group
   return c;
 }
 
-}  // namespace tarmac::agent
+}  // namespace tarmac::leases

@@ -14,7 +14,7 @@
 #include "fleet/fleet_view.h"
 #include "sched/lease_book.h"
 
-namespace tarmac::agent::lease_helpers {
+namespace tarmac::leases::lease_helpers {
 
 // Recently ended leases remembered for lease.get and lease.release.
 inline constexpr size_t kMaxEndedRemembered = 4096;
@@ -38,4 +38,4 @@ inline std::string UtcText(double unix_seconds) {
 
 inline bool IsCompute(const fleet::ProcessView& p) { return p.process.type != fleet::ProcessType::kGraphics; }
 
-}  // namespace tarmac::agent::lease_helpers
+}  // namespace tarmac::leases::lease_helpers

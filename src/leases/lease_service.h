@@ -54,7 +54,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/process_control.h"
+#include "leases/process_control.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "config/config.h"
@@ -66,7 +66,7 @@
 #include "sched/zombies.h"
 #include "store/lease_state.h"
 
-namespace tarmac::agent {
+namespace tarmac::leases {
 
 enum class IdleAction { kWarn, kRelease, kTerminate };
 const char* IdleActionName(IdleAction a);
@@ -263,4 +263,4 @@ class LeaseService {
   std::vector<store::LeaseEvent> events_;
 };
 
-}  // namespace tarmac::agent
+}  // namespace tarmac::leases
