@@ -2,6 +2,7 @@
 #include "agent/agent.h"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include "agent/api_methods.h"
 #include "agent/http_routes.h"
 #include "leases/lease_service.h"
+#include "leases/lease_ticker.h"
 #include "leases/process_control.h"
 #include "agent/state_lock.h"
 #include "agent/systemd_notify.h"
@@ -73,6 +75,25 @@ Status StateError(const Status& s, const char* doing, const char* what) {
 }
 
 // What /health reports besides the GPUs: state that cannot be saved.
+// Each API client holds a descriptor while it waits (lease.wait): raise the
+// soft open-file limit to fit max_connections, as far as the hard limit
+// allows, and say so when it cannot.
+void RaiseOpenFileLimit(int max_connections, Logger* logger) {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return;
+  rlim_t wanted = static_cast<rlim_t>(max_connections) + 256;  // Databases, HTTP, the NVML library.
+  if (limit.rlim_cur >= wanted) return;
+  rlim_t raised = std::min(wanted, limit.rlim_max);
+  if (raised > limit.rlim_cur) {
+    limit.rlim_cur = raised;
+    setrlimit(RLIMIT_NOFILE, &limit);
+  }
+  if (raised < wanted) {
+    logger->Log(LogLevel::kWarning, "agent: open files limited to {} (hard limit); [api] max_connections {} needs {}",
+                static_cast<long long>(raised), max_connections, static_cast<long long>(wanted));
+  }
+}
+
 std::string Problems(const leases::LeaseService& leases, store::StoreWriter* history) {
   std::string problems = leases.Problem();
   if (history != nullptr) {
@@ -160,7 +181,7 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
 
   metrics::FleetCounters counters([config](const std::string& model) { return config::GpuHourCost(config, model); });
   // Leases, the queue, idle leases, zombies and foreign processes: judged
-  // on the sampler thread each tick, asked about by the API.
+  // on the lease thread each tick, asked about by the API.
   std::unique_ptr<store::LeaseState> lease_state;
   {
     std::string path = config.state_dir + "/leases.db";
@@ -172,13 +193,17 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
   leases::LeaseService leases(leases::LeasePolicyOf(config), std::move(lease_state), process_control.get(), clock, logger);
   s = leases.Restore();
   if (!s.ok()) return StateError(s, "restore the saved leases", "them");
+  // The lease service ticks on its own thread: no sampler tick waits for
+  // its commits, /proc scans or signals.
+  leases::LeaseTicker lease_ticker(&leases);
+  lease_ticker.Start();
 
   SystemdNotifier systemd(logger);
   std::string lock_problem;  // Sampler thread: the last state lock problem said.
   bool has_watchdog = systemd.has_watchdog();
   sampler::Sampler sampler([backend_options, clock, logger] { return gpu::OpenBackend(backend_options, clock, logger); },
                            SamplerOptionsOf(config), clock, logger,
-                           [has_watchdog, &systemd, history_writer, &counters, &leases, &state_lock,
+                           [has_watchdog, &systemd, history_writer, &counters, &lease_ticker, &state_lock,
                             &lock_problem, logger](const std::shared_ptr<const fleet::Snapshot>& s) {
                              if (has_watchdog) systemd.Notify("WATCHDOG=1");
                              Status held = state_lock.value().Reassert();
@@ -187,7 +212,7 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
                              }
                              lock_problem = held.ok() ? std::string() : held.message();
                              counters.Update(s->fleet, s->taken_at_steady);
-                             leases.OnTick(s->fleet, s->taken_at_steady);
+                             lease_ticker.Submit(s);
                              if (history_writer != nullptr) history_writer->Submit(s);
                            });
   s = sampler.Start();
@@ -216,6 +241,7 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
   }
   info.gpu_leases = [&leases] { return leases.LeaseByGpu(); };
   info.lease_state = [&leases] { return leases.StateJson(); };
+  RaiseOpenFileLimit(config.max_connections, logger);
   ipc::ServerOptions server_options;
   server_options.socket_path = config.socket_path;
   server_options.max_connections = config.max_connections;
@@ -301,6 +327,7 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
   if (web) web->Stop();
   server.Stop();
   sampler.Stop();
+  lease_ticker.Stop();
   if (history) {
     history->RecordEvent("agent_stop", signal_name);
     history->Stop();

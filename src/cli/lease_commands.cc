@@ -7,7 +7,10 @@
 #include <cstdio>
 #include <ctime>
 
-#include "cli/lease_client.h"
+#include "cli/lease_exit.h"
+#include "client/agent_client.h"
+#include "client/lease_answer.h"
+#include "client/lease_request.h"
 #include "cli/table.h"
 #include "common/units.h"
 
@@ -124,12 +127,14 @@ std::string RenderQueue(const json& answer) {
 }
 
 int RunLeaseCommands(const GlobalOptions& global, const LeaseCommands& c) {
-  const std::string& socket = global.socket;
+  client::AgentClient agent(global.socket);
+  client::CallOptions once;
+  once.patience = std::chrono::milliseconds(0);
   if (c.reserve->parsed()) {
     const LeaseAsk& ask = c.reserve_options.ask;
-    Result<json> params = LeaseParams(ask, "reservation", "reservation");
+    Result<json> params = client::LeaseParams(ask, "reservation", "reservation");
     if (!params.ok()) return LeaseExit("reserve", params.status());
-    Granted granted = AskAndWait(socket, params.value(), "reserve");
+    Granted granted = AskAndWait(agent, params.value(), "reserve");
     if (granted.exit_code != 0) return granted.exit_code;
     const json& l = granted.lease;
     if (ask.json) {
@@ -140,17 +145,17 @@ int RunLeaseCommands(const GlobalOptions& global, const LeaseCommands& c) {
                       "gives it back\nexport CUDA_VISIBLE_DEVICES={} NVIDIA_VISIBLE_DEVICES={} TARMAC_LEASE_ID={} "
                       "TARMAC_LEASE_TOKEN={}\n",
                       l["id"].get<int64_t>(), GpuIndices(l), LocalTime(l["ends_at_unix"].get<double>()),
-                      l["id"].get<int64_t>(), UuidList(l), UuidList(l), l["id"].get<int64_t>(),
+                      l["id"].get<int64_t>(), client::UuidList(l), client::UuidList(l), l["id"].get<int64_t>(),
                       l.value("token", std::string())));
     return kExitOk;
   }
   if (c.extend->parsed()) {
-    Result<int64_t> id = ChooseLease(socket, c.extend_options.lease, "");
+    Result<int64_t> id = agent.ChooseLease(c.extend_options.lease, "");
     if (!id.ok()) return LeaseExit("extend", id.status());
     Result<std::chrono::milliseconds> by = ParseDuration(c.extend_options.by);
     if (!by.ok()) return LeaseExit("extend", by.status().WithContext("--by"));
     int64_t seconds = std::chrono::duration_cast<std::chrono::seconds>(by.value()).count();
-    Result<json> l = CallLease(socket, "lease.extend", {{"id", id.value()}, {"seconds", seconds}});
+    Result<json> l = agent.Call("lease.extend", {{"id", id.value()}, {"seconds", seconds}});
     if (!l.ok()) return LeaseExit("extend", l.status());
     Print(c.extend_options.json ? l.value().dump(2) + "\n"
                                 : fmt::format("lease {} now ends at {}\n", id.value(),
@@ -158,9 +163,9 @@ int RunLeaseCommands(const GlobalOptions& global, const LeaseCommands& c) {
     return kExitOk;
   }
   if (c.release->parsed()) {
-    Result<int64_t> id = ChooseLease(socket, c.release_options.lease, "");
+    Result<int64_t> id = agent.ChooseLease(c.release_options.lease, "");
     if (!id.ok()) return LeaseExit("release", id.status());
-    Result<json> r = CallLease(socket, "lease.release", {{"id", id.value()}});
+    Result<json> r = agent.ReleaseLease(id.value());
     if (!r.ok()) return LeaseExit("release", r.status());
     if (r.value().contains("cancelled")) {
       Print(fmt::format("request {} cancelled\n", id.value()));
@@ -174,7 +179,7 @@ int RunLeaseCommands(const GlobalOptions& global, const LeaseCommands& c) {
   for (auto [cmd, method, options] : {std::tuple{c.leases, "leases", &c.leases_options},
                                       std::tuple{c.queue, "queue", &c.queue_options}}) {
     if (!cmd->parsed()) continue;
-    Result<json> r = CallLease(socket, method, json::object(), std::chrono::milliseconds(0));
+    Result<json> r = agent.Call(method, json::object(), once);
     if (!r.ok()) return LeaseExit(method, r.status());
     Print(options->json ? r.value().dump(2) + "\n"
           : std::string(method) == "leases" ? RenderLeases(r.value(), NowUnix())
@@ -186,7 +191,7 @@ int RunLeaseCommands(const GlobalOptions& global, const LeaseCommands& c) {
     json all = json::array();
     int64_t after = o.after;
     for (;;) {  // Page through, keeping the newest `limit`.
-      Result<json> r = CallLease(socket, "events", {{"after", after}, {"limit", 10000}}, std::chrono::milliseconds(0));
+      Result<json> r = agent.Call("events", {{"after", after}, {"limit", 10000}}, once);
       if (!r.ok()) return LeaseExit("events", r.status());
       const json& page = r.value()["events"];
       for (const json& e : page) all.push_back(e);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,9 +13,9 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "cli/lease_client.h"
-#include "common/random_id.h"
-#include "common/units.h"
+#include "cli/lease_exit.h"
+#include "client/lease_request.h"
+#include "client/lease_wait.h"
 
 namespace tarmac::cli {
 namespace {
@@ -38,15 +39,8 @@ std::string Joined(const std::vector<std::string>& argv) {
   return out;
 }
 
-Result<int64_t> Seconds(const std::string& text, const char* option) {
-  Result<std::chrono::milliseconds> d = ParseDuration(text);
-  if (!d.ok()) return d.status().WithContext(option);
-  if (d.value().count() <= 0) return Status::InvalidArgument(fmt::format("{}: must be positive", option));
-  return std::max<int64_t>(1, std::chrono::duration_cast<std::chrono::seconds>(d.value()).count());
-}
-
 void ExportLeaseEnv(const json& lease) {
-  std::string uuids = UuidList(lease);
+  std::string uuids = client::UuidList(lease);
   setenv("CUDA_VISIBLE_DEVICES", uuids.c_str(), 1);
   setenv("NVIDIA_VISIBLE_DEVICES", uuids.c_str(), 1);
   setenv("TARMAC_LEASE_ID", std::to_string(lease["id"].get<int64_t>()).c_str(), 1);
@@ -61,40 +55,51 @@ int ExitCodeOf(int status) {
 }
 
 // Tells the terminal what the agent says about a lease while its command
-// runs: a new idle warning, or that the lease has ended and why. Polls at
-// most once a second.
-class LeaseWatcher {
+// runs: a new idle warning, or that the lease has ended and why.
+class LeaseNews {
  public:
-  LeaseWatcher(std::string socket, int64_t id, const char* what) : socket_(std::move(socket)), id_(id), what_(what) {}
-
+  LeaseNews(const client::AgentClient* agent, int64_t id, const char* what) : watcher_(agent, id), id_(id), what_(what) {}
   void Poll() {
-    auto now = std::chrono::steady_clock::now();
-    if (now < next_) return;
-    next_ = now + std::chrono::seconds(1);
-    Result<json> got = CallLease(socket_, "lease.get", {{"id", id_}}, std::chrono::milliseconds(0));
-    if (!got.ok()) return;
-    if (got.value()["state"] == "granted") {
-      const json& w = got.value()["lease"].value("warning", json());
-      std::string warning = w.is_string() ? w.get<std::string>() : std::string();
-      if (!warning.empty() && warning != warned_) std::fprintf(stderr, "\ntarmac: %s: warning: %s\n", what_, warning.c_str());
-      warned_ = warning;
-    } else if (got.value()["state"] == "ended") {
-      SayEnded(got.value().value("reason", ""));
-    }
+    client::LeaseWatcher::News news = watcher_.Poll();
+    if (!news.warning.empty()) std::fprintf(stderr, "\ntarmac: %s: warning: %s\n", what_, news.warning.c_str());
+    if (news.ended) Say(*news.ended);
   }
   void SayEnded(const std::string& reason) {
-    if (has_said_ended_) return;
-    std::fprintf(stderr, "tarmac: %s: lease %lld ended: %s\n", what_, static_cast<long long>(id_), reason.c_str());
-    has_said_ended_ = true;
+    if (watcher_.MarkEnded()) Say(reason);
   }
 
  private:
-  std::string socket_;
+  void Say(const std::string& reason) {
+    std::fprintf(stderr, "tarmac: %s: lease %lld ended: %s\n", what_, static_cast<long long>(id_), reason.c_str());
+  }
+  client::LeaseWatcher watcher_;
   int64_t id_;
   const char* what_;
-  std::string warned_;
-  bool has_said_ended_ = false;
-  std::chrono::steady_clock::time_point next_ = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+};
+
+// A signalfd for the forwarded signals (blocked by the caller): it becomes
+// readable when one arrives, which ends a wait for the agent at once.
+class SignalFd {
+ public:
+  explicit SignalFd(const sigset_t& set) : fd_(signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) {}
+  ~SignalFd() {
+    if (fd_ >= 0) close(fd_);
+  }
+  SignalFd(const SignalFd&) = delete;
+  SignalFd& operator=(const SignalFd&) = delete;
+  int fd() const { return fd_; }
+  // The signal that came, or 0 (SIGCHLD and SIGWINCH are not interrupts).
+  int Take() {
+    signalfd_siginfo info{};
+    while (read(fd_, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
+      int sig = static_cast<int>(info.ssi_signo);
+      if (sig != SIGCHLD && sig != SIGWINCH) return sig;
+    }
+    return 0;
+  }
+
+ private:
+  int fd_;
 };
 
 }  // namespace
@@ -112,53 +117,13 @@ void AddLeaseAskOptions(CLI::App* cmd, LeaseAsk* ask) {
                 "--no-wait: exit 75 at once when no GPUs fit; --queue (default): wait in the queue");
 }
 
-Result<json> LeaseParams(const LeaseAsk& ask, const std::string& kind, const std::string& command) {
-  // One key per invocation: a request resent after a timeout is the same
-  // request to the agent, never a second lease.
-  json p = {{"kind", kind},
-            {"priority", ask.priority},
-            {"wait", !ask.no_wait},
-            {"command", command},
-            {"request_key", RandomHex128()}};
-  if (!ask.uuids.empty()) {
-    json uuids = json::array();
-    size_t at = 0;
-    while (at <= ask.uuids.size()) {
-      size_t comma = ask.uuids.find(',', at);
-      std::string one = ask.uuids.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
-      if (one.empty()) return Status::InvalidArgument("--gpu: expected UUIDs separated by commas");
-      uuids.push_back(one);
-      if (comma == std::string::npos) break;
-      at = comma + 1;
-    }
-    p["uuids"] = uuids;
-  } else {
-    p["gpus"] = ask.gpus;
-  }
-  if (!ask.min_free_memory.empty()) {
-    Result<int64_t> bytes = ParseBytes(ask.min_free_memory);
-    if (!bytes.ok()) return bytes.status().WithContext("--min-free-memory");
-    p["min_free_memory_bytes"] = bytes.value();
-  }
-  if (!ask.max_time.empty()) {
-    Result<int64_t> s = Seconds(ask.max_time, kind == "reservation" ? "--for" : "--max-time");
-    if (!s.ok()) return s.status();
-    p["max_time_seconds"] = s.value();
-  }
-  if (!ask.idle_timeout.empty()) {
-    Result<int64_t> s = Seconds(ask.idle_timeout, "--idle-timeout");
-    if (!s.ok()) return s.status();
-    p["idle_timeout_seconds"] = s.value();
-  }
-  return p;
-}
-
-Granted AskAndWait(const std::string& socket, const json& params, const char* what) {
+Granted AskAndWait(const client::AgentClient& agent, const json& params, const char* what) {
   // --no-wait gives up within kNoWaitPatience against an agent that does
   // not answer (exit 69); a queued request waits as long as the agent does.
   bool is_no_wait = params.value("wait", true) == false;
-  Result<json> answer = is_no_wait ? CallLease(socket, "lease.request", params, kNoWaitPatience, kNoWaitPatience)
-                                   : CallLease(socket, "lease.request", params);
+  client::CallOptions options;
+  if (is_no_wait) options = {kNoWaitPatience, kNoWaitPatience, -1};
+  Result<client::LeaseAnswer> answer = agent.RequestLease(params, options);
   if (!answer.ok()) {
     Status s = answer.status();
     if (s.code() == StatusCode::kUnavailable && is_no_wait) {
@@ -167,60 +132,54 @@ Granted AskAndWait(const std::string& socket, const json& params, const char* wh
     }
     return {nullptr, LeaseExit(what, s)};
   }
-  if (answer.value()["state"] == "granted") return {answer.value()["lease"], 0};
-  int64_t id = answer.value()["request"]["id"].get<int64_t>();
+  if (answer.value().is_granted()) return {answer.value().lease, 0};
+  int64_t id = answer.value().id;
   bool is_tty = isatty(STDERR_FILENO) != 0;
   std::string shown;
   int64_t shown_position = -1;
+  // On a terminal, one live line; elsewhere (a log), a line only when the
+  // position changes.
+  auto show = [&](const client::LeaseAnswer& queued) {
+    std::string line = fmt::format("tarmac: {}: queued as request {}: {}", what, id, queued.reason);
+    if (is_tty && line != shown) {
+      std::fprintf(stderr, "\r\033[K%s", line.c_str());
+      shown = line;
+    } else if (!is_tty && queued.position != shown_position) {
+      std::fprintf(stderr, "%s\n", line.c_str());
+      shown_position = queued.position;
+    }
+  };
+  show(answer.value());
   // Wait with the forwarded signals blocked: an interrupt cancels the
   // request instead of leaving it queued.
   sigset_t set = ForwardedSet();
   sigset_t old;
   sigprocmask(SIG_BLOCK, &set, &old);
+  SignalFd signals(set);
   Granted result{nullptr, kExitError};
-  json request = answer.value()["request"];
   for (;;) {
-    // On a terminal, one live line; elsewhere (a log), a line only when the
-    // position changes.
-    std::string line = fmt::format("tarmac: {}: queued as request {}: {}", what, id, request.value("reason", ""));
-    int64_t position = request.value("position", int64_t{0});
-    if (is_tty && line != shown) {
-      std::fprintf(stderr, "\r\033[K%s", line.c_str());
-      shown = line;
-    } else if (!is_tty && position != shown_position) {
-      std::fprintf(stderr, "%s\n", line.c_str());
-      shown_position = position;
-    }
-    timespec wait_for{0, 250 * 1000 * 1000};
-    int sig = sigtimedwait(&set, nullptr, &wait_for);
-    if (sig > 0 && sig != SIGCHLD && sig != SIGWINCH) {
-      CallLease(socket, "lease.release", {{"id", id}}).status().IgnoreError();
+    Result<client::LeaseAnswer> now = client::WaitForGrant(agent, answer.value(), signals.fd(), show);
+    int sig = now.ok() ? 0 : signals.Take();
+    if (!now.ok() && now.status().code() == StatusCode::kCancelled && sig == 0) continue;  // SIGCHLD, SIGWINCH.
+    if (sig > 0) {
+      agent.ReleaseLease(id).status().IgnoreError();
       if (is_tty) std::fprintf(stderr, "\n");
       std::fprintf(stderr, "tarmac: %s: %s received; request %lld cancelled\n", what, strsignal(sig),
                    static_cast<long long>(id));
       result.exit_code = 128 + sig;
-      break;
-    }
-    Result<json> now = CallLease(socket, "lease.get", {{"id", id}}, std::chrono::minutes(10));
-    if (!now.ok()) {
+    } else if (!now.ok()) {
       result.exit_code = LeaseExit(what, now.status());
-      break;
-    }
-    if (now.value()["state"] == "granted") {
+    } else if (now.value().is_granted()) {
       if (is_tty) std::fprintf(stderr, "\r\033[K");
-      const json& lease = now.value()["lease"];
       std::fprintf(stderr, "tarmac: %s: request %lld granted: GPU %s\n", what, static_cast<long long>(id),
-                   UuidList(lease).c_str());
-      result = {lease, 0};
-      break;
-    }
-    if (now.value()["state"] == "ended") {
+                   client::UuidList(now.value().lease).c_str());
+      result = {now.value().lease, 0};
+    } else {
       if (is_tty) std::fprintf(stderr, "\n");
       std::fprintf(stderr, "tarmac: %s: request %lld ended: %s\n", what, static_cast<long long>(id),
-                   now.value().value("reason", "").c_str());
-      break;
+                   now.value().reason.c_str());
     }
-    request = now.value()["request"];
+    break;
   }
   sigprocmask(SIG_SETMASK, &old, nullptr);
   return result;
@@ -242,9 +201,10 @@ CLI::App* AddRunCommand(CLI::App* app, RunOptions* options, GlobalOptions* globa
 }
 
 int RunRun(const GlobalOptions& global, const RunOptions& options) {
-  Result<json> params = LeaseParams(options.ask, "run", Joined(options.command));
+  Result<json> params = client::LeaseParams(options.ask, "run", Joined(options.command));
   if (!params.ok()) return LeaseExit("run", params.status());
-  Granted granted = AskAndWait(global.socket, params.value(), "run");
+  client::AgentClient agent(global.socket);
+  Granted granted = AskAndWait(agent, params.value(), "run");
   if (granted.exit_code != 0) return granted.exit_code;
   const json& lease = granted.lease;
   int64_t id = lease["id"].get<int64_t>();
@@ -259,7 +219,7 @@ int RunRun(const GlobalOptions& global, const RunOptions& options) {
   pid_t child = fork();
   if (child < 0) {
     std::fprintf(stderr, "tarmac: run: fork: %s\n", std::strerror(errno));
-    CallLease(global.socket, "lease.release", {{"id", id}}).status().IgnoreError();
+    agent.ReleaseLease(id).status().IgnoreError();
     return kExitError;
   }
   if (child == 0) {
@@ -279,7 +239,7 @@ int RunRun(const GlobalOptions& global, const RunOptions& options) {
     _exit(errno == ENOENT ? 127 : 126);
   }
   setpgid(child, child);
-  Result<json> attached = CallLease(global.socket, "lease.attach", {{"id", id}, {"pid", child}});
+  Result<json> attached = agent.AttachLease(id, child);
   if (!attached.ok()) {
     std::fprintf(stderr, "tarmac: run: the agent could not attach pid %d to lease %lld: %s\n", child,
                  static_cast<long long>(id), attached.status().message().c_str());
@@ -287,7 +247,7 @@ int RunRun(const GlobalOptions& global, const RunOptions& options) {
 
   int status = 0;
   bool has_exited = false;
-  LeaseWatcher watcher(global.socket, id, "run");
+  LeaseNews watcher(&agent, id, "run");
   for (;;) {
     // Reap whatever has exited; done when no descendant is left.
     bool is_empty = false;
@@ -314,7 +274,7 @@ int RunRun(const GlobalOptions& global, const RunOptions& options) {
     signal(SIGTTOU, SIG_DFL);
   }
   sigprocmask(SIG_SETMASK, &old, nullptr);
-  Result<json> released = CallLease(global.socket, "lease.release", {{"id", id}});
+  Result<json> released = agent.ReleaseLease(id);
   if (!released.ok() && released.status().code() != StatusCode::kNotFound) {
     std::fprintf(stderr, "tarmac: run: releasing lease %lld: %s\n", static_cast<long long>(id),
                  released.status().message().c_str());
@@ -337,15 +297,16 @@ CLI::App* AddShellCommand(CLI::App* app, ShellOptions* options, GlobalOptions* g
 }
 
 int RunShell(const GlobalOptions& global, const ShellOptions& options) {
-  Result<int64_t> id = ChooseLease(global.socket, options.lease, "reservation");
+  client::AgentClient agent(global.socket);
+  Result<int64_t> id = agent.ChooseLease(options.lease, "reservation");
   if (!id.ok()) return LeaseExit("shell", id.status());
-  Result<json> got = CallLease(global.socket, "lease.get", {{"id", id.value()}});
+  Result<client::LeaseAnswer> got = agent.GetLease(id.value());
   if (!got.ok()) return LeaseExit("shell", got.status());
-  if (got.value()["state"] != "granted") {
+  if (!got.value().is_granted()) {
     return LeaseExit("shell", Status::NotFound(fmt::format("lease {} is not held (it is {})", id.value(),
-                                                           got.value()["state"].get<std::string>())));
+                                                           got.value().is_queued() ? "queued" : "ended")));
   }
-  const json& lease = got.value()["lease"];
+  const json& lease = got.value().lease;
   if (lease.value("uid", int64_t{-1}) != static_cast<int64_t>(getuid()) && getuid() != 0) {
     return LeaseExit("shell", Status::PermissionDenied(fmt::format("lease {} belongs to {}", id.value(),
                                                                    lease.value("user", std::string("?")))));
@@ -356,7 +317,7 @@ int RunShell(const GlobalOptions& global, const ShellOptions& options) {
     const char* shell = std::getenv("SHELL");
     command.push_back(shell != nullptr && *shell != '\0' ? shell : "/bin/sh");
     std::fprintf(stderr, "tarmac: shell: lease %lld, GPU %s; exit the shell to leave (the reservation stays)\n",
-                 static_cast<long long>(id.value()), UuidList(lease).c_str());
+                 static_cast<long long>(id.value()), client::UuidList(lease).c_str());
   }
   // The shell runs as our child, in our process group (so the terminal's
   // keys reach it as usual), while we pass on the agent's idle warnings.
@@ -377,7 +338,7 @@ int RunShell(const GlobalOptions& global, const ShellOptions& options) {
     std::fprintf(stderr, "tarmac: shell: %s: %s\n", argv[0], std::strerror(errno));
     _exit(errno == ENOENT ? 127 : 126);
   }
-  LeaseWatcher watcher(global.socket, id.value(), "shell");
+  LeaseNews watcher(&agent, id.value(), "shell");
   int status = 0;
   for (;;) {
     pid_t w = waitpid(child, &status, WNOHANG | WUNTRACED);

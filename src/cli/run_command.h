@@ -22,20 +22,13 @@
 #include <vector>
 
 #include "cli/options.h"
+#include "client/agent_client.h"
+#include "client/lease_request.h"
 #include "common/result.h"
 
 namespace tarmac::cli {
 
-struct LeaseAsk {
-  int gpus = 1;
-  std::string uuids;            // --gpu UUID,...
-  std::string min_free_memory;  // "20GiB"
-  std::string max_time;         // "4h" (run), --for (reserve)
-  std::string idle_timeout;     // "30m"
-  std::string priority = "normal";
-  bool no_wait = false;
-  bool json = false;
-};
+using client::LeaseAsk;
 
 struct RunOptions {
   LeaseAsk ask;
@@ -51,9 +44,6 @@ struct ShellOptions {
 // --queue/--no-wait to `cmd` (--max-time or --for is the caller's).
 void AddLeaseAskOptions(CLI::App* cmd, LeaseAsk* ask);
 
-// The lease.request params for `ask`; kInvalidArgument naming the option.
-Result<nlohmann::json> LeaseParams(const LeaseAsk& ask, const std::string& kind, const std::string& command);
-
 // How long --no-wait waits for an agent that does not answer (then exit 69).
 inline constexpr std::chrono::milliseconds kNoWaitPatience{5000};
 
@@ -64,7 +54,7 @@ struct Granted {
   nlohmann::json lease;
   int exit_code = 0;  // Non-zero: not granted.
 };
-Granted AskAndWait(const std::string& socket, const nlohmann::json& params, const char* what);
+Granted AskAndWait(const client::AgentClient& agent, const nlohmann::json& params, const char* what);
 
 CLI::App* AddRunCommand(CLI::App* app, RunOptions* options, GlobalOptions* global);
 int RunRun(const GlobalOptions& global, const RunOptions& options);

@@ -6,7 +6,8 @@
 #include <cstdio>
 
 #include "common/units.h"
-#include "cli/lease_client.h"
+#include "cli/lease_exit.h"
+#include "client/agent_client.h"
 #include "ipc/unix_server.h"
 
 namespace tarmac::cli {
@@ -53,7 +54,7 @@ int RunZombies(const GlobalOptions& global, const ZombiesOptions& options) {
   if (options.kill) {
     nlohmann::json params = nlohmann::json::object();
     if (options.pid != 0) params["pid"] = options.pid;
-    Result<nlohmann::json> r = CallLease(global.socket, "zombies.kill", params, std::chrono::milliseconds(0));
+    Result<nlohmann::json> r = client::AgentClient(global.socket).Call("zombies.kill", params, {std::chrono::milliseconds(0)});
     if (!r.ok()) return LeaseExit("zombies --kill", r.status());
     if (options.json) {
       std::printf("%s\n", r.value().dump(2).c_str());

@@ -32,6 +32,7 @@ TARMAC_STATUS_FACTORY(PermissionDenied)
 TARMAC_STATUS_FACTORY(Corruption)
 TARMAC_STATUS_FACTORY(IOError)
 TARMAC_STATUS_FACTORY(Internal)
+TARMAC_STATUS_FACTORY(Cancelled)
 #undef TARMAC_STATUS_FACTORY
 
 Status Status::FromCode(StatusCode code, std::string_view msg) {
@@ -52,6 +53,7 @@ std::string_view StatusCodeName(StatusCode code) {
     case StatusCode::kCorruption: return "corruption";
     case StatusCode::kIOError: return "io error";
     case StatusCode::kInternal: return "internal";
+    case StatusCode::kCancelled: return "cancelled";
   }
   return "unknown";
 }

@@ -25,6 +25,7 @@ enum class StatusCode : uint8_t {
   kCorruption,  // Stored data failed validation.
   kIOError,
   kInternal,  // A bug or an unexpected vendor code.
+  kCancelled,  // The caller gave up (an interrupt while waiting).
 };
 
 class [[nodiscard]] Status {
@@ -42,6 +43,7 @@ class [[nodiscard]] Status {
   static Status Corruption(std::string_view msg, std::string_view detail = {});
   static Status IOError(std::string_view msg, std::string_view detail = {});
   static Status Internal(std::string_view msg, std::string_view detail = {});
+  static Status Cancelled(std::string_view msg, std::string_view detail = {});
   static Status FromCode(StatusCode code, std::string_view msg);
 
   bool ok() const { return code_ == StatusCode::kOk; }

@@ -203,7 +203,7 @@ Result<Config> ParseConfig(std::string_view text, std::string_view source_name) 
   }
   if (const toml::table* t = Section(root, "api")) {
     Reader r(*t, "api", &errors);
-    r.Integer("max_connections", &c.max_connections, 1, 4096);
+    r.Integer("max_connections", &c.max_connections, 1, 65536);
     r.Bytes("max_request_bytes", &c.max_request_bytes);
     ReadInterval(r, *t, "request_timeout", milliseconds(100), milliseconds(600000), &c.request_timeout);
     if (c.max_request_bytes < 1024 || c.max_request_bytes > (int64_t{16} << 20)) {

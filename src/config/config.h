@@ -74,7 +74,7 @@ struct Config {
   std::map<std::string, std::string> idle_policy_by_priority;  // "low", "normal", "high" -> policy.
   std::string foreign_policy = "report";        // Processes on a GPU leased to another user.
   // [api]
-  int max_connections = 512;           // Concurrent clients; more are refused.
+  int max_connections = 4096;  // Concurrent clients (waiters included); more are refused.
   int64_t max_request_bytes = 65536;   // Longer requests are refused.
   std::chrono::milliseconds request_timeout{5000};  // A client silent this long is dropped.
 };

@@ -14,7 +14,7 @@ TEST(ConfigTest, EmptyTextGivesDefaults) {
   EXPECT_EQ(c.value().socket_path, "/run/tarmac/tarmac.sock");
   EXPECT_EQ(c.value().fast_interval, std::chrono::seconds(1));
   EXPECT_EQ(c.value().slow_interval, std::chrono::seconds(30));
-  EXPECT_EQ(c.value().max_connections, 512);
+  EXPECT_EQ(c.value().max_connections, 4096);
 }
 
 TEST(ConfigTest, ReadsEverySection) {

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fmt/format.h>
+#include <algorithm>
 #include <list>
 #include <vector>
 
@@ -304,7 +305,7 @@ void UnixServer::Loop(std::stop_token stop) {
 }
 
 Result<nlohmann::json> CallAgent(const std::string& socket_path, const Request& request,
-                                 std::chrono::milliseconds timeout) {
+                                 std::chrono::milliseconds timeout, int interrupt_fd) {
   Result<sockaddr_un> addr = Address(socket_path);
   if (!addr.ok()) return addr.status();
   int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -329,7 +330,22 @@ Result<nlohmann::json> CallAgent(const std::string& socket_path, const Request& 
   bool is_sent = ::send(fd, line.data(), line.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(line.size());
   std::string in;
   char buf[65536];
+  auto deadline = steady_clock::now() + timeout;
   while (in.find('\n') == std::string::npos) {
+    if (interrupt_fd >= 0) {
+      pollfd fds[2] = {{fd, POLLIN, 0}, {interrupt_fd, POLLIN, 0}};
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - steady_clock::now());
+      int ready = ::poll(fds, 2, static_cast<int>(std::max<int64_t>(0, left.count())));
+      if (ready < 0 && errno == EINTR) continue;
+      if (fds[1].revents & POLLIN) {
+        ::close(fd);
+        return Status::Cancelled("agent: interrupted while waiting for the answer");
+      }
+      if (ready == 0) {
+        ::close(fd);
+        return Status::Unavailable("agent: no answer in time");
+      }
+    }
     ssize_t n = ::recv(fd, buf, sizeof buf, 0);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {

@@ -31,7 +31,7 @@ inline constexpr int kListenBacklog = 4096;
 
 struct ServerOptions {
   std::string socket_path;
-  int max_connections = 512;
+  int max_connections = 4096;
   int64_t max_request_bytes = 65536;
   std::chrono::milliseconds request_timeout{5000};
   int64_t max_unread_output_bytes = int64_t{32} << 20;
@@ -90,8 +90,9 @@ class UnixServer {
 // `timeout` for the response line. kFailedPrecondition when no agent listens
 // there (no socket file, or a stale one); kUnavailable when one does but is
 // busy, or did not answer in time; else the agent's answer
-// (DecodeResponse).
+// (DecodeResponse). With `interrupt_fd` (e.g. a signalfd), kCancelled as
+// soon as it becomes readable while waiting for the answer.
 Result<nlohmann::json> CallAgent(const std::string& socket_path, const Request& request,
-                                 std::chrono::milliseconds timeout);
+                                 std::chrono::milliseconds timeout, int interrupt_fd = -1);
 
 }  // namespace tarmac::ipc

@@ -289,6 +289,11 @@ void LeaseService::CheckForeign(const fleet::FleetView& fleet, TimePoint now) {
 
 void LeaseService::OnTick(const fleet::FleetView& fleet, TimePoint now) {
   std::lock_guard<std::mutex> lock(mu_);
+  Enforce(fleet, now);
+  ExpireWaiters(now);
+}
+
+void LeaseService::Enforce(const fleet::FleetView& fleet, TimePoint now) {
   // GPUs as the scheduler sees them.
   std::map<int, int64_t> by_gpu = LeasedGpus();
   if (fleet.backend_error.empty() && !fleet.gpus.empty()) {

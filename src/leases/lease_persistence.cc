@@ -47,6 +47,7 @@ void LeaseService::Event(const std::string& kind, int64_t lease_id, int64_t uid,
   e.actor = actor.name;
   e.gpus = gpus;
   e.detail = detail;
+  if (waiters_.count(lease_id) != 0) touched_.insert(lease_id);
   logger_->Log(kind == "refused" ? LogLevel::kWarning : LogLevel::kInfo, "lease {}: {} ({}, by {}): {}", lease_id,
                kind, user, actor.name, detail);
   events_.push_back(std::move(e));
@@ -63,6 +64,7 @@ Status LeaseService::Flush(TimePoint now) {
   if (state_ == nullptr) {
     changes_.clear();
     events_.clear();
+    AnswerWaiters(now);
     return Status::OK();
   }
   if (is_file_lost_) return Status::IOError(problem_);
@@ -88,6 +90,7 @@ Status LeaseService::Flush(TimePoint now) {
   retry_at_.reset();
   changes_.clear();
   events_.clear();
+  AnswerWaiters(now);  // What waiters hear is saved.
   return Status::OK();
 }
 

@@ -184,6 +184,7 @@ const std::vector<LeaseService::MethodEntry>& LeaseService::Methods() {
   static const std::vector<MethodEntry> kMethods = {
       {"lease.request", Access::kOwnerOrAdmin, true, &LeaseService::OnRequest},
       {"lease.get", Access::kAnyone, false, &LeaseService::OnGet},
+      {"lease.wait", Access::kAnyone, false, &LeaseService::OnGet, true},
       {"lease.attach", Access::kOwnerOrAdmin, true, &LeaseService::OnAttach},
       {"lease.release", Access::kOwnerOrAdmin, true, &LeaseService::OnRelease},
       {"lease.extend", Access::kOwnerOrAdmin, true, &LeaseService::OnExtend},
@@ -198,17 +199,21 @@ const std::vector<LeaseService::MethodEntry>& LeaseService::Methods() {
 
 Status LeaseService::AddMethods(ipc::MethodTable* table) {
   for (const MethodEntry& m : Methods()) {
-    Status s = table->Add(m.name, m.access, [this, &m](const ipc::Request& r, const ipc::PeerCredentials& p) {
-      return Serve(m, r, p);
-    });
+    Status s = table->AddDeferring(
+        m.name, m.access,
+        [this, &m](const ipc::Request& r, const ipc::PeerCredentials& p,
+                   const ipc::Reply& reply) -> std::optional<std::string> {
+          return m.may_defer ? Wait(m, r, p, reply) : Serve(m, r, p);
+        });
     if (!s.ok()) return s;
   }
   return Status::OK();
 }
 
-std::string LeaseService::Handle(const ipc::Request& request, const ipc::PeerCredentials& peer) {
+std::optional<std::string> LeaseService::Handle(const ipc::Request& request, const ipc::PeerCredentials& peer,
+                                                const ipc::Reply& reply) {
   for (const MethodEntry& m : Methods()) {
-    if (request.method == m.name) return Serve(m, request, peer);
+    if (request.method == m.name) return m.may_defer ? Wait(m, request, peer, reply) : Serve(m, request, peer);
   }
   return ipc::EncodeError(request.id, ipc::kErrorUnknownMethod,
                           fmt::format("unknown method \"{}\"", request.method));

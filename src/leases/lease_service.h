@@ -34,6 +34,9 @@
 //    read-only store is reopened every kStateRetryInterval. A state file
 //    deleted under the agent is written anew from memory; one replaced by
 //    another file is left alone and reported.
+//  - Grants are pushed: `lease.wait` on a queued request is answered the
+//    moment the request is granted or ends (once that is saved), or when
+//    its timeout passes (lease_waiting.cc).
 //  - Requests may carry a client-chosen request_key: a repeat (a client
 //    retrying after a timeout) answers with the lease or queue entry the
 //    first one made.
@@ -42,7 +45,9 @@
 // of leases, signals, policies) is lease_enforcement.cc; how changes are
 // saved, and taken back when they cannot be, is lease_persistence.cc.
 //
-// Thread safety: Handle and OnTick may run on different threads (one mutex).
+// Thread safety: Handle and OnTick may run on different threads (one mutex);
+// the agent runs OnTick on a thread of its own (LeaseTicker), so that no
+// sampler tick waits for SQLite, /proc scans or signals.
 #pragma once
 
 #include <chrono>
@@ -60,6 +65,7 @@
 #include "config/config.h"
 #include "ipc/method_table.h"
 #include "ipc/protocol.h"
+#include "ipc/reply.h"
 #include "fleet/fleet_view.h"
 #include "sched/lease_book.h"
 #include "sched/lease_json.h"
@@ -102,7 +108,13 @@ class LeaseService {
   // is taken.
   Status AddMethods(ipc::MethodTable* table);
   // Answers one of those methods for `peer` (unknown_method for others).
-  std::string Handle(const ipc::Request& request, const ipc::PeerCredentials& peer);
+  // lease.wait answers at once (as lease.get) unless `reply` is open; then
+  // it may answer later through it.
+  std::optional<std::string> Handle(const ipc::Request& request, const ipc::PeerCredentials& peer,
+                                    const ipc::Reply& reply);
+  std::string Handle(const ipc::Request& request, const ipc::PeerCredentials& peer) {
+    return *Handle(request, peer, ipc::Reply());
+  }
 
   // Each sampler tick: GPUs as read now.
   void OnTick(const fleet::FleetView& fleet, sched::TimePoint now);
@@ -117,6 +129,12 @@ class LeaseService {
 
   // How often a failing store is reopened and retried.
   static constexpr std::chrono::seconds kStateRetryInterval{5};
+  // lease.wait: how long a waiter is held when it does not say, and at most.
+  static constexpr std::chrono::milliseconds kDefaultWaitTimeout{30000};
+  static constexpr std::chrono::milliseconds kMaxWaitTimeout{600000};
+
+  // Callers waiting in lease.wait now.
+  size_t waiter_count() const;
 
  private:
   using TimePoint = sched::TimePoint;
@@ -167,6 +185,14 @@ class LeaseService {
     ipc::Access access;
     bool is_change;  // Answered only once saved; taken back when it cannot be.
     Result<nlohmann::json> (LeaseService::*answer)(const Call&);
+    bool may_defer = false;  // May answer later (lease.wait).
+  };
+  // A caller of lease.wait, answered when its request leaves the queue.
+  struct Waiter {
+    nlohmann::json request_id;
+    sched::Caller viewer;
+    ipc::Reply reply;
+    TimePoint deadline;
   };
   static const std::vector<MethodEntry>& Methods();
   // Locks, resolves the caller, answers, and (for a change) saves or takes back.
@@ -174,6 +200,14 @@ class LeaseService {
   // The answer line, with refusals recorded as events.
   std::string Answer(const MethodEntry& method, const ipc::Request& request, const ipc::PeerCredentials& peer,
                      const sched::Caller& caller, TimePoint now);
+  // lease.wait: the answer now, or nothing when the caller is kept waiting.
+  std::optional<std::string> Wait(const MethodEntry& method, const ipc::Request& request,
+                                  const ipc::PeerCredentials& peer, const ipc::Reply& reply);
+  // Answers the waiters whose request was granted or ended (called once
+  // that is saved), and those whose timeout has passed.
+  void AnswerWaiters(TimePoint now);
+  void ExpireWaiters(TimePoint now);
+  void AnswerWaiter(int64_t id, const Waiter& w, TimePoint now);
   Result<nlohmann::json> OnRequest(const Call& c);
   Result<nlohmann::json> OnGet(const Call& c);
   Result<nlohmann::json> OnAttach(const Call& c);
@@ -201,6 +235,8 @@ class LeaseService {
   // Which lease holds each GPU index.
   std::map<int, int64_t> LeasedGpus() const;
 
+  // One tick's work under mu_: the GPUs as read, grants, ends, policies.
+  void Enforce(const fleet::FleetView& fleet, TimePoint now);
   void Decide(TimePoint now);
   // Ends lease `id`: event `kind` with `detail`; with `terminate`, its
   // processes get SIGTERM now and SIGKILL after the grace period.
@@ -259,6 +295,8 @@ class LeaseService {
   std::optional<TimePoint> retry_at_;  // When to reopen a failing store.
   bool is_file_lost_ = false;          // The state file was deleted or replaced.
   std::map<int64_t, sched::Waiting> waiting_;  // The last decision's waiting, by request id.
+  std::multimap<int64_t, Waiter> waiters_;  // By request id.
+  std::set<int64_t> touched_;               // Waited-for ids with an event since the last save.
   std::vector<store::StateChange> changes_;
   std::vector<store::LeaseEvent> events_;
 };

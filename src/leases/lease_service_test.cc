@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 #include <set>
+#include <thread>
 
+#include "leases/lease_ticker.h"
 #include "testutil/fake_clock.h"
 #include "testutil/process_views.h"
 #include "testutil/testutil.h"
@@ -442,6 +444,139 @@ TEST(ProcessControlTest, LeaseProcessesAreFoundByTheirTokenOnly) {
     kill(p, SIGKILL);
     waitpid(p, nullptr, 0);
   }
+}
+
+// --- pushed grants (lease.wait) and the lease thread --------------------------
+
+class LeaseWaitTest : public LeaseServiceTest {
+ public:
+  // Holds GPU 0 of a one-GPU fleet for uid 1001 (lease 1) and queues a
+  // request of uid 1002 (request 2).
+  std::unique_ptr<LeaseService> MakeWithQueue() {
+    std::unique_ptr<LeaseService> s = Make();
+    s->OnTick(Fleet(1), clock_.SteadyNow());
+    processes_.Add(500, 1001, 10);
+    processes_.Add(600, 1002, 20);
+    EXPECT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}})["result"]["state"], "granted");
+    EXPECT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}}, 1002, 600)["result"]["state"],
+              "queued");
+    return s;
+  }
+  // lease.wait from uid 1002; the answer lands in `slot`.
+  std::optional<std::string> Wait(LeaseService* s, json params, const std::shared_ptr<ipc::Reply::Slot>& slot) {
+    ipc::Request r;
+    r.id = 42;
+    r.method = "lease.wait";
+    r.params = std::move(params);
+    return s->Handle(r, ipc::PeerCredentials{600, 1002, 1002}, ipc::Reply(slot));
+  }
+  static json Sent(const std::shared_ptr<ipc::Reply::Slot>& slot) {
+    std::lock_guard<std::mutex> lock(slot->mu);
+    return slot->line ? json::parse(*slot->line) : json();
+  }
+};
+
+TEST_F(LeaseWaitTest, AWaiterHearsOfItsGrantTheMomentItIsSaved) {
+  std::unique_ptr<LeaseService> s = MakeWithQueue();
+  auto slot = std::make_shared<ipc::Reply::Slot>();
+  EXPECT_FALSE(Wait(s.get(), {{"id", 2}, {"timeout_ms", 60000}}, slot).has_value());
+  EXPECT_EQ(s->waiter_count(), 1u);
+  EXPECT_TRUE(Sent(slot).is_null());
+  // GPU 0 is given back: request 2 is granted within the release call, and
+  // its waiter answered, without a tick.
+  ASSERT_TRUE(Call(s.get(), "lease.release", {{"id", 1}})["ok"].get<bool>());
+  json sent = Sent(slot);
+  ASSERT_FALSE(sent.is_null());
+  EXPECT_EQ(sent["id"], 42);
+  EXPECT_EQ(sent["result"]["state"], "granted") << sent.dump();
+  EXPECT_EQ(sent["result"]["lease"]["id"], 2);
+  EXPECT_TRUE(sent["result"]["lease"].contains("token")) << "the waiter owns the lease";
+  EXPECT_EQ(s->waiter_count(), 0u);
+  // Waiting on what is already granted answers at once.
+  std::optional<std::string> now = Wait(s.get(), {{"id", 2}}, std::make_shared<ipc::Reply::Slot>());
+  ASSERT_TRUE(now.has_value());
+  EXPECT_EQ(json::parse(*now)["result"]["state"], "granted");
+}
+
+TEST_F(LeaseWaitTest, AWaiterIsAnsweredWithItsPositionWhenItsTimeoutPasses) {
+  std::unique_ptr<LeaseService> s = MakeWithQueue();
+  auto slot = std::make_shared<ipc::Reply::Slot>();
+  EXPECT_FALSE(Wait(s.get(), {{"id", 2}, {"timeout_ms", 2000}}, slot).has_value());
+  clock_.Advance(seconds(1));
+  s->OnTick(Fleet(1), clock_.SteadyNow());
+  EXPECT_TRUE(Sent(slot).is_null());
+  clock_.Advance(seconds(2));
+  s->OnTick(Fleet(1), clock_.SteadyNow());
+  json sent = Sent(slot);
+  ASSERT_FALSE(sent.is_null());
+  EXPECT_EQ(sent["result"]["state"], "queued");
+  EXPECT_EQ(sent["result"]["request"]["position"], 1);
+  EXPECT_EQ(s->waiter_count(), 0u);
+}
+
+TEST_F(LeaseWaitTest, AWaiterThatHungUpIsDroppedAndBadTimeoutsAreRefused) {
+  std::unique_ptr<LeaseService> s = MakeWithQueue();
+  auto slot = std::make_shared<ipc::Reply::Slot>();
+  EXPECT_FALSE(Wait(s.get(), {{"id", 2}}, slot).has_value());
+  {
+    std::lock_guard<std::mutex> lock(slot->mu);
+    slot->is_open = false;  // The caller's connection closed.
+  }
+  s->OnTick(Fleet(1), clock_.SteadyNow());
+  EXPECT_EQ(s->waiter_count(), 0u);
+  for (json bad : {json(-1), json(600001), json("soon")}) {
+    std::optional<std::string> refused = Wait(s.get(), {{"id", 2}, {"timeout_ms", bad}}, std::make_shared<ipc::Reply::Slot>());
+    ASSERT_TRUE(refused.has_value());
+    EXPECT_EQ(json::parse(*refused)["error"]["code"], "bad_request") << *refused;
+    EXPECT_NE(refused->find("params.timeout_ms"), std::string::npos);
+  }
+}
+
+TEST_F(LeaseWaitTest, AGrantThatCannotBeSavedIsNeverHeard) {
+  std::unique_ptr<LeaseService> s = MakeWithQueue();
+  auto slot = std::make_shared<ipc::Reply::Slot>();
+  EXPECT_FALSE(Wait(s.get(), {{"id", 2}, {"timeout_ms", 600000}}, slot).has_value());
+  Result<std::unique_ptr<store::Db>> other =
+      store::Db::Open(dir_.path() + "/leases.db", store::Db::Mode::kReadWriteCreate);
+  ASSERT_TRUE(other.ok());
+  ASSERT_TRUE(other.value()->Exec("CREATE TRIGGER full BEFORE UPDATE ON lease_state BEGIN SELECT RAISE(FAIL, 'disk "
+                                  "is full'); END; CREATE TRIGGER full2 BEFORE DELETE ON lease_state BEGIN SELECT "
+                                  "RAISE(FAIL, 'disk is full'); END;")
+                  .ok());
+  json refused = Call(s.get(), "lease.release", {{"id", 1}});
+  EXPECT_EQ(refused["error"]["code"], "storage_unavailable") << refused.dump();
+  s->OnTick(Fleet(1), clock_.SteadyNow());
+  EXPECT_TRUE(Sent(slot).is_null()) << "a grant taken back is not told";
+  EXPECT_EQ(s->waiter_count(), 1u);
+  // Saving works again: the release goes through and the waiter hears.
+  ASSERT_TRUE(other.value()->Exec("DROP TRIGGER full; DROP TRIGGER full2").ok());
+  clock_.Advance(LeaseService::kStateRetryInterval + seconds(1));
+  s->OnTick(Fleet(1), clock_.SteadyNow());
+  ASSERT_TRUE(Call(s.get(), "lease.release", {{"id", 1}})["ok"].get<bool>());
+  EXPECT_EQ(Sent(slot)["result"]["state"], "granted") << Sent(slot).dump();
+}
+
+TEST_F(LeaseServiceTest, TheLeaseThreadTicksOnTheSnapshotsItIsHanded) {
+  std::unique_ptr<LeaseService> s = Make();
+  s->OnTick(Fleet(1), clock_.SteadyNow());
+  processes_.Add(500, 1001, 10);
+  ASSERT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}, {"max_time_seconds", 1}})["result"]
+                ["state"],
+            "granted");
+  LeaseTicker ticker(s.get());
+  ticker.Start();
+  clock_.Advance(seconds(2));
+  auto snapshot = std::make_shared<fleet::Snapshot>();
+  snapshot->fleet = Fleet(1);
+  snapshot->taken_at_steady = clock_.SteadyNow();
+  ticker.Submit(snapshot);
+  for (int i = 0; i < 500 && ticker.ticks() == 0; ++i) std::this_thread::sleep_for(milliseconds(10));
+  ticker.Stop();
+  EXPECT_EQ(ticker.ticks(), 1);
+  // The tick ran on the lease thread: the lease's time was up.
+  EXPECT_TRUE(Call(s.get(), "leases", json::object())["result"]["leases"].empty());
+  ticker.Submit(snapshot);  // After Stop: kept, never run.
+  EXPECT_EQ(ticker.ticks(), 1);
 }
 
 }  // namespace

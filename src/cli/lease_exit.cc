@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cli/lease_exit.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
+#include "ipc/unix_server.h"
+
+namespace tarmac::cli {
+
+using nlohmann::json;
+
+int LeaseExit(const std::string& what, const Status& status) {
+  std::string message = status.message();
+  if (message.rfind("agent: ", 0) == 0) message = message.substr(7);
+  std::fprintf(stderr, "tarmac: %s: %s\n", what.c_str(), message.c_str());
+  switch (status.code()) {
+    case StatusCode::kUnavailable:
+    case StatusCode::kFailedPrecondition:
+    case StatusCode::kDeadlineExceeded:
+      std::fprintf(stderr, "%s\n", kAgentHint);
+      return kExitNoAgent;
+    case StatusCode::kIOError:
+      return kExitStorage;
+    case StatusCode::kResourceExhausted:
+      return kExitNoFit;
+    case StatusCode::kPermissionDenied:
+      return kExitNotPermitted;
+    case StatusCode::kInvalidArgument:
+      return kExitUsage;
+    default:
+      return kExitError;
+  }
+}
+
+}  // namespace tarmac::cli

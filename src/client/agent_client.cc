@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "client/agent_client.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <thread>
+#include <vector>
+
+#include "ipc/unix_server.h"
+
+namespace tarmac::client {
+
+using nlohmann::json;
+
+Result<json> AgentClient::Call(const std::string& method, json params, CallOptions options) const {
+  ipc::Request request;
+  request.method = method;
+  request.params = std::move(params);
+  std::chrono::milliseconds backoff(5);
+  // No socket at all: no agent, unless one is restarting under a client that
+  // already waits long (a queued or running `tarmac run`).
+  if (options.patience <= std::chrono::minutes(1) && ::access(socket_path_.c_str(), F_OK) != 0) {
+    options.patience = std::chrono::milliseconds(0);
+  }
+  auto deadline = std::chrono::steady_clock::now() + options.patience;
+  for (;;) {
+    Result<json> answer = ipc::CallAgent(socket_path_, request, options.timeout, options.interrupt_fd);
+    bool is_retryable = answer.status().code() == StatusCode::kUnavailable ||
+                        answer.status().code() == StatusCode::kFailedPrecondition;  // Restarting.
+    if (answer.ok() || !is_retryable || std::chrono::steady_clock::now() + backoff > deadline) return answer;
+    std::this_thread::sleep_for(backoff);
+    backoff = std::min<std::chrono::milliseconds>(backoff * 2, std::chrono::milliseconds(500));
+  }
+}
+
+Result<LeaseAnswer> AgentClient::RequestLease(const json& params, CallOptions options) const {
+  Result<json> answer = Call("lease.request", params, options);
+  if (!answer.ok()) return answer.status();
+  return LeaseAnswerFromJson(answer.value());
+}
+
+Result<LeaseAnswer> AgentClient::GetLease(int64_t id, CallOptions options) const {
+  Result<json> answer = Call("lease.get", {{"id", id}}, options);
+  if (!answer.ok()) return answer.status();
+  return LeaseAnswerFromJson(answer.value(), id);
+}
+
+Result<LeaseAnswer> AgentClient::WaitLease(int64_t id, std::chrono::milliseconds wait, int interrupt_fd) const {
+  CallOptions options;
+  options.patience = std::chrono::minutes(10);
+  options.timeout = wait + std::chrono::seconds(10);  // The agent answers at `wait` at the latest.
+  options.interrupt_fd = interrupt_fd;
+  Result<json> answer = Call("lease.wait", {{"id", id}, {"timeout_ms", wait.count()}}, options);
+  if (!answer.ok()) return answer.status();
+  return LeaseAnswerFromJson(answer.value(), id);
+}
+
+Result<json> AgentClient::AttachLease(int64_t id, int64_t pid) const {
+  return Call("lease.attach", {{"id", id}, {"pid", pid}});
+}
+
+Result<json> AgentClient::ReleaseLease(int64_t id, CallOptions options) const {
+  return Call("lease.release", {{"id", id}}, options);
+}
+
+Result<int64_t> AgentClient::ChooseLease(const std::string& given, const std::string& kind) const {
+  std::string text = given;
+  if (text.empty()) {
+    if (const char* env = std::getenv("TARMAC_LEASE_ID")) text = env;
+  }
+  if (!text.empty()) {
+    char* end = nullptr;
+    long long id = std::strtoll(text.c_str(), &end, 10);
+    if (id < 1 || *end != '\0') return Status::InvalidArgument(fmt::format("LEASE: expected a lease id, not '{}'", text));
+    return static_cast<int64_t>(id);
+  }
+  Result<json> leases = Call("leases", json::object());
+  if (!leases.ok()) return leases.status();
+  std::vector<int64_t> mine;
+  for (const json& l : leases.value()["leases"]) {
+    if (l.value("uid", int64_t{-1}) != static_cast<int64_t>(getuid())) continue;
+    if (!kind.empty() && l.value("kind", std::string()) != kind) continue;
+    mine.push_back(l["id"].get<int64_t>());
+  }
+  if (mine.size() == 1) return mine[0];
+  if (mine.empty()) return Status::NotFound(fmt::format("you hold no {}", kind.empty() ? "lease" : kind));
+  return Status::InvalidArgument(
+      fmt::format("you hold {} {}s ({}); name one", mine.size(), kind.empty() ? "lease" : kind, fmt::join(mine, ", ")));
+}
+
+}  // namespace tarmac::client

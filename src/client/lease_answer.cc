@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "client/lease_answer.h"
+
+namespace tarmac::client {
+
+using nlohmann::json;
+
+Result<LeaseAnswer> LeaseAnswerFromJson(const json& answer, int64_t id) {
+  LeaseAnswer a;
+  a.id = id;
+  std::string state = answer.is_object() ? answer.value("state", std::string()) : std::string();
+  auto id_of = [](const json& j) -> int64_t {
+    auto it = j.find("id");
+    return it != j.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
+  };
+  if (state == "granted" && answer.contains("lease") && answer["lease"].is_object()) {
+    a.state = LeaseAnswer::State::kGranted;
+    a.lease = answer["lease"];
+    a.id = id_of(a.lease);
+  } else if (state == "queued" && answer.contains("request") && answer["request"].is_object()) {
+    a.state = LeaseAnswer::State::kQueued;
+    a.request = answer["request"];
+    a.id = id_of(a.request);
+    const json& p = a.request.contains("position") ? a.request["position"] : json();
+    a.position = p.is_number_integer() ? p.get<int64_t>() : 0;
+    const json& r = a.request.contains("reason") ? a.request["reason"] : json();
+    a.reason = r.is_string() ? r.get<std::string>() : std::string();
+  } else if (state == "ended") {
+    a.state = LeaseAnswer::State::kEnded;
+    const json& r = answer.contains("reason") ? answer["reason"] : json();
+    a.reason = r.is_string() ? r.get<std::string>() : std::string();
+  } else {
+    return Status::Corruption("agent: a lease answer without state granted, queued or ended", answer.dump());
+  }
+  return a;
+}
+
+std::string UuidList(const json& lease) {
+  std::string out;
+  if (!lease.is_object() || !lease.contains("uuids") || !lease["uuids"].is_array()) return out;
+  for (const json& u : lease["uuids"]) {
+    if (u.is_string()) out += (out.empty() ? "" : ",") + u.get<std::string>();
+  }
+  return out;
+}
+
+}  // namespace tarmac::client

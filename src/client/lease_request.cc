@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "client/lease_request.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "common/random_id.h"
+#include "common/units.h"
+
+namespace tarmac::client {
+namespace {
+
+using nlohmann::json;
+
+Result<int64_t> Seconds(const std::string& text, const char* option) {
+  Result<std::chrono::milliseconds> d = ParseDuration(text);
+  if (!d.ok()) return d.status().WithContext(option);
+  if (d.value().count() <= 0) return Status::InvalidArgument(fmt::format("{}: must be positive", option));
+  return std::max<int64_t>(1, std::chrono::duration_cast<std::chrono::seconds>(d.value()).count());
+}
+
+}  // namespace
+
+Result<json> LeaseParams(const LeaseAsk& ask, const std::string& kind, const std::string& command) {
+  // One key per invocation: a request resent after a timeout is the same
+  // request to the agent, never a second lease.
+  json p = {{"kind", kind},
+            {"priority", ask.priority},
+            {"wait", !ask.no_wait},
+            {"command", command},
+            {"request_key", RandomHex128()}};
+  if (!ask.uuids.empty()) {
+    json uuids = json::array();
+    size_t at = 0;
+    while (at <= ask.uuids.size()) {
+      size_t comma = ask.uuids.find(',', at);
+      std::string one = ask.uuids.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+      if (one.empty()) return Status::InvalidArgument("--gpu: expected UUIDs separated by commas");
+      uuids.push_back(one);
+      if (comma == std::string::npos) break;
+      at = comma + 1;
+    }
+    p["uuids"] = uuids;
+  } else {
+    p["gpus"] = ask.gpus;
+  }
+  if (!ask.min_free_memory.empty()) {
+    Result<int64_t> bytes = ParseBytes(ask.min_free_memory);
+    if (!bytes.ok()) return bytes.status().WithContext("--min-free-memory");
+    p["min_free_memory_bytes"] = bytes.value();
+  }
+  if (!ask.max_time.empty()) {
+    Result<int64_t> s = Seconds(ask.max_time, kind == "reservation" ? "--for" : "--max-time");
+    if (!s.ok()) return s.status();
+    p["max_time_seconds"] = s.value();
+  }
+  if (!ask.idle_timeout.empty()) {
+    Result<int64_t> s = Seconds(ask.idle_timeout, "--idle-timeout");
+    if (!s.ok()) return s.status();
+    p["idle_timeout_seconds"] = s.value();
+  }
+  return p;
+}
+
+}  // namespace tarmac::client
