@@ -11,7 +11,9 @@ Usage: lease_run.py BUILD_DIR [RUNS] [CLIENTS]
 2. CLIENTS concurrent `tarmac run --gpus 1 -- sleep 0.05` against the 8 GPUs.
    Then the agent's event log is replayed by an invariant checker: every
    request granted exactly once and ended exactly once, and no GPU ever in
-   two leases at the same time. Every client must exit 0.
+   two leases at the same time. Every client must exit 0. Printed beside
+   it: the work itself (CLIENTS x 50 ms over 8 GPUs) and, measured in the
+   same run, the time to start as many `tarmac --version` at once.
 """
 import os
 import shutil
@@ -147,6 +149,15 @@ def main():
         print(f"  {slurm_note}")
         subprocess.run([os.path.join(root, "bench/slurm_local.sh"), "stop", slurm_dir], capture_output=True)
 
+        # The floor for the many-clients run on this machine: the same number
+        # of client processes started at once and waited for, doing no work.
+        start = time.perf_counter()
+        floor = [subprocess.Popen([tarmac, "--version"], env=env, stdout=subprocess.DEVNULL)
+                 for _ in range(clients)]
+        for p in floor:
+            p.wait()
+        spawn_floor = time.perf_counter() - start
+
         first_seq = all_events(sock)[-1]["seq"] if all_events(sock) else 0
         start = time.perf_counter()
         procs = [subprocess.Popen([tarmac, "run", "--gpus", "1", "--", "sleep", "0.05"], env=env,
@@ -157,8 +168,11 @@ def main():
         errors = [p.stderr.read().decode(errors="replace") for p in procs if p.returncode != 0][:3]
         events = [e for e in all_events(sock) if e["seq"] > first_seq]
         problems, granted, ended = check_invariants(events, 8)
+        work_seconds = clients * 0.05 / 8
         print(f"\n{clients} concurrent clients against 8 GPUs: {wall:.1f} s wall, "
               f"{len(granted)} leases granted, {len(ended)} ended, {len(bad)} clients failed")
+        print(f"  the work itself: {work_seconds:.2f} s ({wall / work_seconds:.1f}x); starting {clients} "
+              f"`tarmac --version` at once and waiting: {spawn_floor:.1f} s")
         for e in errors:
             print("  client error:", e.strip()[:200])
         print(f"  invariant check over {len(events)} events: " + ("OK" if not problems and len(granted) == clients
