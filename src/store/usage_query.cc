@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "store/usage_query.h"
+
+#include <fmt/format.h>
+
+#include <functional>
+
+namespace tarmac::store {
+namespace {
+
+// Prepares `sql`, binds `args` in order, and calls `row` for each row.
+Status ForEachRow(Db* db, const std::string& sql, std::initializer_list<int64_t> args,
+                  const std::function<void(const Stmt&)>& row) {
+  Result<Stmt> stmt = db->Prepare(sql);
+  if (!stmt.ok()) return stmt.status();
+  int i = 1;
+  for (int64_t a : args) stmt.value().Bind(i++, a);
+  for (;;) {
+    Result<bool> r = stmt.value().Step();
+    if (!r.ok()) return r.status();
+    if (!r.value()) return Status::OK();
+    row(stmt.value());
+  }
+}
+
+}  // namespace
+
+Result<std::vector<GpuUsage>> QueryGpuUsage(Db* db, int64_t first_hour, int64_t end_hour) {
+  std::vector<GpuUsage> out;
+  Status s = ForEachRow(
+      db,
+      "SELECT g.gpu_id, g.gpu_index, g.uuid, g.name, SUM(r.covered_seconds), SUM(r.utilization_sum_permille_seconds), "
+      "SUM(r.idle_seconds), SUM(r.held_idle_seconds), SUM(r.energy_joules), SUM(r.throttle_thermal_seconds), "
+      "SUM(r.throttle_power_seconds), SUM(r.throttle_other_seconds), SUM(r.unknown_seconds) "
+      "FROM gpu_rollup_1h r JOIN gpus g USING (gpu_id) WHERE r.hour >= ? AND r.hour < ? "
+      "GROUP BY g.gpu_id ORDER BY g.gpu_index, g.uuid",
+      {first_hour, end_hour}, [&](const Stmt& r) {
+        out.push_back(GpuUsage{r.Int(0), static_cast<int>(r.Int(1)), r.Text(2), r.Text(3), r.Int(4), r.Int(5),
+                               r.Int(6), r.Int(7), r.Int(8), r.Int(9), r.Int(10), r.Int(11), r.Int(12)});
+      });
+  if (!s.ok()) return s;
+  return out;
+}
+
+Result<std::map<int64_t, int64_t>> QueryXidCounts(Db* db, int64_t since_t, int64_t until_t) {
+  std::map<int64_t, int64_t> out;
+  Status s = ForEachRow(db, "SELECT gpu_id, COUNT(*) FROM events WHERE kind = 'xid' AND t >= ? AND t < ? GROUP BY gpu_id",
+                        {since_t, until_t}, [&](const Stmt& r) { out[r.Int(0)] = r.Int(1); });
+  if (!s.ok()) return s;
+  return out;
+}
+
+Result<std::vector<HourlyUtilization>> QueryHourlyUtilization(Db* db, int64_t first_hour, int64_t end_hour) {
+  std::vector<HourlyUtilization> out;
+  Status s = ForEachRow(db,
+                        "SELECT gpu_id, hour, utilization_sum_permille_seconds * 1.0 / MAX(covered_seconds, 1) / 1000.0 "
+                        "FROM gpu_rollup_1h WHERE hour >= ? AND hour < ? ORDER BY gpu_id, hour",
+                        {first_hour, end_hour},
+                        [&](const Stmt& r) { out.push_back({r.Int(0), r.Int(1), r.Double(2)}); });
+  if (!s.ok()) return s;
+  return out;
+}
+
+Result<std::vector<DecileMinutes>> QueryUtilizationDeciles(Db* db, int64_t first_hour, int64_t end_hour) {
+  std::vector<DecileMinutes> out;
+  Status s = ForEachRow(db,
+                        "SELECT gpu_id, MIN(utilization_mean_permille / 100, 9), COUNT(*) FROM gpu_rollup_1m "
+                        "WHERE minute >= ? AND minute < ? AND utilization_mean_permille IS NOT NULL GROUP BY 1, 2",
+                        {first_hour * 60, end_hour * 60}, [&](const Stmt& r) {
+                          out.push_back({r.Int(0), static_cast<int>(r.Int(1)), r.Int(2)});
+                        });
+  if (!s.ok()) return s;
+  return out;
+}
+
+Result<std::vector<OwnerUsage>> QueryOwnerUsage(Db* db, OwnerKey key, int64_t first_hour, int64_t end_hour) {
+  const char* owner = key == OwnerKey::kWorkload
+                          ? "CASE WHEN s.pod_uid != '' THEN 'pod ' || s.pod_uid WHEN s.container_id != '' THEN "
+                            "'container ' || substr(s.container_id, 1, 12) WHEN s.slurm_job_id != '' THEN "
+                            "'slurm job ' || s.slurm_job_id WHEN s.systemd_unit != '' THEN s.systemd_unit "
+                            "ELSE 'host: ' || s.user END"
+                          : "s.user";
+  std::vector<OwnerUsage> out;
+  Status s = ForEachRow(
+      db,
+      fmt::format("SELECT {}, s.gpu_id, SUM(p.seen_seconds), SUM(p.busy_seconds), SUM(p.held_idle_seconds), "
+                  "SUM(p.memory_mib_seconds), SUM(p.held_idle_memory_mib_seconds) "
+                  "FROM process_rollup_1h p JOIN process_sessions s USING (session_id) "
+                  "WHERE p.hour >= ? AND p.hour < ? GROUP BY 1, 2",
+                  owner),
+      {first_hour, end_hour}, [&](const Stmt& r) {
+        out.push_back({r.Text(0), r.Int(1), r.Int(2), r.Int(3), r.Int(4), r.Int(5), r.Int(6)});
+      });
+  if (!s.ok()) return s;
+  return out;
+}
+
+Result<std::vector<HeldIdleSession>> QueryTopHeldIdle(Db* db, int64_t first_hour, int64_t end_hour, int limit) {
+  std::vector<HeldIdleSession> out;
+  Status s = ForEachRow(
+      db,
+      "SELECT s.pid, s.user, s.command, g.gpu_index, s.first_seen, s.last_seen, SUM(p.held_idle_seconds), "
+      "MAX(p.memory_max_mib) FROM process_rollup_1h p JOIN process_sessions s USING (session_id) "
+      "JOIN gpus g ON g.gpu_id = s.gpu_id WHERE p.hour >= ? AND p.hour < ? GROUP BY s.session_id "
+      "HAVING SUM(p.held_idle_seconds) > 0 ORDER BY 7 DESC LIMIT ?",
+      {first_hour, end_hour, static_cast<int64_t>(limit)}, [&](const Stmt& r) {
+        out.push_back({r.Int(0), r.Text(1), r.Text(2), static_cast<int>(r.Int(3)), r.Int(4), r.Int(5), r.Int(6),
+                       r.Int(7)});
+      });
+  if (!s.ok()) return s;
+  return out;
+}
+
+Result<std::optional<std::pair<int64_t, int64_t>>> QueryHourSpan(Db* db, int64_t first_hour, int64_t end_hour) {
+  std::optional<std::pair<int64_t, int64_t>> out;
+  Status s = ForEachRow(db, "SELECT MIN(hour), MAX(hour) FROM gpu_rollup_1h WHERE hour >= ? AND hour < ?",
+                        {first_hour, end_hour}, [&](const Stmt& r) {
+                          if (!r.IsNull(0)) out = std::make_pair(r.Int(0), r.Int(1));
+                        });
+  if (!s.ok()) return s;
+  return out;
+}
+
+}  // namespace tarmac::store

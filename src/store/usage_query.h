@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// What the history store says about usage over a range of hours, as plain
+// rows in the store's own units (seconds, permille-seconds, joules, MiB-
+// seconds): per GPU, per owner, the processes that held memory idle, Xid
+// counts, and the hourly and per-minute utilization the charts draw. The
+// report (src/report) turns them into hours, ratios and costs; no SQL lives
+// outside src/store. Hours are Unix hours (t / 3600), [first_hour,
+// end_hour).
+//
+// Thread safety: as the Db passed in (one thread at a time).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/result.h"
+#include "store/sqlite_db.h"
+
+namespace tarmac::store {
+
+struct GpuUsage {
+  int64_t gpu_id = 0;
+  int index = 0;
+  std::string uuid;
+  std::string name;
+  int64_t covered_seconds = 0;  // Sampled: busy, idle or unknown.
+  int64_t utilization_sum_permille_seconds = 0;
+  int64_t idle_seconds = 0;
+  int64_t held_idle_seconds = 0;
+  int64_t energy_joules = 0;
+  int64_t throttle_thermal_seconds = 0;
+  int64_t throttle_power_seconds = 0;
+  int64_t throttle_other_seconds = 0;
+  int64_t unknown_seconds = 0;  // Could not be read.
+};
+// One row per GPU with samples in the range, by index then UUID.
+Result<std::vector<GpuUsage>> QueryGpuUsage(Db* db, int64_t first_hour, int64_t end_hour);
+
+// Xid events per gpu_id in [since_t, until_t).
+Result<std::map<int64_t, int64_t>> QueryXidCounts(Db* db, int64_t since_t, int64_t until_t);
+
+struct HourlyUtilization {
+  int64_t gpu_id = 0;
+  int64_t hour = 0;
+  double ratio = 0;  // Mean over the hour's covered time, 0..1.
+};
+Result<std::vector<HourlyUtilization>> QueryHourlyUtilization(Db* db, int64_t first_hour, int64_t end_hour);
+
+struct DecileMinutes {
+  int64_t gpu_id = 0;
+  int decile = 0;  // 0: under 10 %, ..., 9: 90 % and over.
+  int64_t minutes = 0;
+};
+Result<std::vector<DecileMinutes>> QueryUtilizationDeciles(Db* db, int64_t first_hour, int64_t end_hour);
+
+// Whom process time is counted to: the user, or the workload (pod,
+// container, Slurm job, systemd unit, else "host: <user>").
+enum class OwnerKey { kUser, kWorkload };
+struct OwnerUsage {
+  std::string owner;
+  int64_t gpu_id = 0;
+  int64_t seen_seconds = 0;
+  int64_t busy_seconds = 0;
+  int64_t held_idle_seconds = 0;
+  int64_t memory_mib_seconds = 0;
+  int64_t held_idle_memory_mib_seconds = 0;
+};
+// One row per (owner, GPU).
+Result<std::vector<OwnerUsage>> QueryOwnerUsage(Db* db, OwnerKey key, int64_t first_hour, int64_t end_hour);
+
+struct HeldIdleSession {
+  int64_t pid = 0;
+  std::string user;
+  std::string command;
+  int gpu_index = 0;
+  int64_t first_seen = 0;
+  int64_t last_seen = 0;
+  int64_t held_idle_seconds = 0;
+  int64_t memory_max_mib = 0;
+};
+// The `limit` process sessions that held memory idle longest, longest first.
+Result<std::vector<HeldIdleSession>> QueryTopHeldIdle(Db* db, int64_t first_hour, int64_t end_hour, int limit);
+
+// The first and last hour with samples in the range; empty when none.
+Result<std::optional<std::pair<int64_t, int64_t>>> QueryHourSpan(Db* db, int64_t first_hour, int64_t end_hour);
+
+}  // namespace tarmac::store
