@@ -4,7 +4,7 @@
 namespace tarmac::fleet {
 
 void UtilizationHistory::Record(int index, std::chrono::steady_clock::time_point at, double ratio) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Ring& ring = rings_[index];
   if (ring.readings.size() < kCapacity) {
     ring.readings.push_back(Reading{at, ratio});
@@ -16,7 +16,7 @@ void UtilizationHistory::Record(int index, std::chrono::steady_clock::time_point
 
 std::optional<double> UtilizationHistory::Mean(int index, std::chrono::steady_clock::time_point now,
                                                std::chrono::seconds window) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = rings_.find(index);
   if (it == rings_.end()) return std::nullopt;
   double sum = 0;

@@ -12,9 +12,10 @@
 
 #include <chrono>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <vector>
+
+#include "common/mutex.h"
 
 namespace tarmac::fleet {
 
@@ -39,8 +40,8 @@ class UtilizationHistory {
     std::vector<Reading> readings;
     size_t next = 0;
   };
-  mutable std::mutex mu_;
-  std::map<int, Ring> rings_;
+  mutable Mutex mu_;
+  std::map<int, Ring> rings_ GUARDED_BY(mu_);
 };
 
 }  // namespace tarmac::fleet

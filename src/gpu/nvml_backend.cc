@@ -95,7 +95,7 @@ bool NvmlBackend::Check(DeviceState& d, int index, NvmlField field, const char* 
   }
   int64_t count = 0;
   {
-    std::lock_guard<std::mutex> lock(errors_mu_);
+    MutexLock lock(&errors_mu_);
     count = error_counts_[fleet::CallError{call, nvml::ReturnName(r)}]++;
   }
   if (r == nvml::kErrorDriverNotLoaded) {
@@ -115,7 +115,7 @@ bool NvmlBackend::Check(DeviceState& d, int index, NvmlField field, const char* 
 }
 
 fleet::CallErrorCounts NvmlBackend::CallErrors() const {
-  std::lock_guard<std::mutex> lock(errors_mu_);
+  MutexLock lock(&errors_mu_);
   return error_counts_;
 }
 

@@ -19,7 +19,6 @@
 #include <array>
 #include <atomic>
 #include <map>
-#include <mutex>
 #include <memory>
 #include <string>
 
@@ -27,6 +26,7 @@
 #include "common/log.h"
 #include "gpu/gpu_backend.h"
 #include "gpu/nvml_api.h"
+#include "common/mutex.h"
 
 namespace tarmac::gpu {
 
@@ -104,8 +104,8 @@ class NvmlBackend final : public GpuBackend {
   // Set by WaitEvents (the events thread) on Xid 79; Sample (a GPU worker)
   // turns it into kLost. Sized once at Open.
   std::unique_ptr<std::atomic<bool>[]> fell_off_bus_;
-  mutable std::mutex errors_mu_;
-  fleet::CallErrorCounts error_counts_;  // Guarded by errors_mu_.
+  mutable Mutex errors_mu_;
+  fleet::CallErrorCounts error_counts_ GUARDED_BY(errors_mu_);
   nvml::EventSet event_set_ = nullptr;
   bool has_event_set_ = false;
 };

@@ -261,7 +261,7 @@ void HttpServer::Accept() {
     if ((fds[0].revents & POLLIN) == 0) continue;
     int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) continue;
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     pending_.push_back(fd);
     if (idle_workers_ < static_cast<int>(pending_.size()) &&
         static_cast<int>(workers_.size()) < options_.max_connections) {
@@ -276,9 +276,9 @@ void HttpServer::Work() {
   for (;;) {
     int fd = -1;
     {
-      std::unique_lock<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       ++idle_workers_;
-      ready_.wait(lock, [this] { return is_stopping_ || !pending_.empty(); });
+      lock.Wait(ready_, std::stop_token(), [this]() REQUIRES(mu_) { return is_stopping_ || !pending_.empty(); });
       --idle_workers_;
       if (is_stopping_) return;
       fd = pending_.front();
@@ -312,15 +312,21 @@ void HttpServer::Stop() {
     (void)ignored;
   }
   if (acceptor_.joinable()) acceptor_.join();
+  // The acceptor is gone: no worker is added from here on.
+  std::vector<std::thread> workers;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     is_stopping_ = true;
+    workers.swap(workers_);
   }
   ready_.notify_all();
-  for (std::thread& t : workers_) t.join();
-  workers_.clear();
-  for (int fd : pending_) ::close(fd);
-  pending_.clear();
+  for (std::thread& t : workers) t.join();
+  std::deque<int> pending;
+  {
+    MutexLock lock(&mu_);
+    pending.swap(pending_);
+  }
+  for (int fd : pending) ::close(fd);
   if (listen_fd_ >= 0) ::close(listen_fd_);
   listen_fd_ = -1;
   for (int& fd : wake_fds_) {

@@ -25,13 +25,13 @@
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "common/log.h"
 #include "common/result.h"
+#include "common/mutex.h"
 
 namespace tarmac::http {
 
@@ -101,12 +101,12 @@ class HttpServer {
   int port_ = 0;
   std::thread acceptor_;
 
-  std::mutex mu_;
-  std::condition_variable ready_;
-  std::deque<int> pending_;  // Accepted, waiting for a worker.
-  std::vector<std::thread> workers_;
-  int idle_workers_ = 0;
-  bool is_stopping_ = false;
+  Mutex mu_;
+  std::condition_variable_any ready_;
+  std::deque<int> pending_ GUARDED_BY(mu_);  // Accepted, waiting for a worker.
+  std::vector<std::thread> workers_ GUARDED_BY(mu_);
+  int idle_workers_ GUARDED_BY(mu_) = 0;
+  bool is_stopping_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace tarmac::http

@@ -7,7 +7,7 @@ void Reply::Send(std::string line) const {
   if (!slot_) return;
   // The wake runs under the lock: the server closes what it writes to only
   // after marking every slot closed under the same lock.
-  std::lock_guard<std::mutex> lock(slot_->mu);
+  MutexLock lock(&slot_->mu);
   if (!slot_->is_open || slot_->line) return;
   slot_->line = std::move(line);
   if (slot_->wake) slot_->wake();
@@ -15,7 +15,7 @@ void Reply::Send(std::string line) const {
 
 bool Reply::IsOpen() const {
   if (!slot_) return false;
-  std::lock_guard<std::mutex> lock(slot_->mu);
+  MutexLock lock(&slot_->mu);
   return slot_->is_open && !slot_->line;
 }
 

@@ -12,9 +12,10 @@
 
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
+
+#include "common/mutex.h"
 
 namespace tarmac::ipc {
 
@@ -22,10 +23,10 @@ class Reply {
  public:
   // The server's side of one owed response.
   struct Slot {
-    std::mutex mu;
-    std::optional<std::string> line;  // Set once by Send.
-    bool is_open = true;              // False once the caller or the server is gone.
-    std::function<void()> wake;       // Tells the server a line is ready.
+    Mutex mu;
+    std::optional<std::string> line GUARDED_BY(mu);  // Set once by Send.
+    bool is_open GUARDED_BY(mu) = true;              // False once the caller or the server is gone.
+    std::function<void()> wake GUARDED_BY(mu);       // Tells the server a line is ready.
   };
 
   Reply() = default;

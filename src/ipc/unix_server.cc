@@ -34,7 +34,7 @@ struct Connection {
 // Marks an owed answer as never to be read.
 void Abandon(Connection& c) {
   if (!c.pending) return;
-  std::lock_guard<std::mutex> lock(c.pending->mu);
+  MutexLock lock(&c.pending->mu);
   c.pending->is_open = false;
   c.pending.reset();
 }
@@ -42,7 +42,7 @@ void Abandon(Connection& c) {
 // Moves a deferred answer that has come into the output; true when one did.
 bool TakeAnswer(Connection& c, steady_clock::time_point now) {
   if (!c.pending) return false;
-  std::lock_guard<std::mutex> lock(c.pending->mu);
+  MutexLock lock(&c.pending->mu);
   if (!c.pending->line) return false;
   c.out += *c.pending->line;
   c.pending->is_open = false;
@@ -152,7 +152,7 @@ void UnixServer::Stop() {
 }
 
 ServerStats UnixServer::stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return stats_;
 }
 
@@ -192,7 +192,7 @@ void UnixServer::Loop(std::stop_token stop) {
         if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
           c.peer = PeerCredentials{cred.pid, cred.uid, cred.gid};
         }
-        std::lock_guard<std::mutex> lock(mu_);
+        MutexLock lock(&mu_);
         if (static_cast<int>(connections.size()) >= options_.max_connections) {
           // Back-pressure: say why, then close; never queue without bound.
           c.out = EncodeError(nullptr, kErrorBusy,
@@ -238,25 +238,28 @@ void UnixServer::Loop(std::stop_token stop) {
             c.out += EncodeError(nullptr, kErrorTooLarge,
                                  fmt::format("requests are limited to {} bytes", options_.max_request_bytes));
             c.close_after_flush = true;
-            std::lock_guard<std::mutex> lock(mu_);
+            MutexLock lock(&mu_);
             stats_.too_large++;
             break;
           }
           std::optional<std::string> response;
           auto slot = std::make_shared<Reply::Slot>();
           int wake_fd = wake_fds_[1];
-          slot->wake = [wake_fd] {
-            char byte = 1;
-            ssize_t ignored = ::write(wake_fd, &byte, 1);
-            (void)ignored;
-          };
+          {
+            MutexLock lock(&slot->mu);
+            slot->wake = [wake_fd] {
+              char byte = 1;
+              ssize_t ignored = ::write(wake_fd, &byte, 1);
+              (void)ignored;
+            };
+          }
           try {
             response = handler_(line, c.peer, Reply(slot));
           } catch (const std::exception& e) {
             logger_->Log(LogLevel::kError, "api: handler failed: {}", e.what());
             response = EncodeError(nullptr, "internal", "internal error; see the agent's log");
           }
-          std::lock_guard<std::mutex> lock(mu_);
+          MutexLock lock(&mu_);
           stats_.requests++;
           if (response) {
             c.out += *response;
@@ -271,7 +274,7 @@ void UnixServer::Loop(std::stop_token stop) {
                                fmt::format("requests are limited to {} bytes", options_.max_request_bytes));
           c.in.clear();
           c.close_after_flush = true;
-          std::lock_guard<std::mutex> lock(mu_);
+          MutexLock lock(&mu_);
           stats_.too_large++;
         }
       }
@@ -283,11 +286,11 @@ void UnixServer::Loop(std::stop_token stop) {
         // Waiting for a deferred answer: no idle timeout.
       } else if (!is_gone && c.in.empty() && c.out.empty() && now - c.last_activity > options_.request_timeout) {
         is_gone = true;
-        std::lock_guard<std::mutex> lock(mu_);
+        MutexLock lock(&mu_);
         stats_.timed_out++;
       } else if (!is_gone && !c.in.empty() && now - c.last_activity > options_.request_timeout) {
         is_gone = true;  // A partial request that never completes.
-        std::lock_guard<std::mutex> lock(mu_);
+        MutexLock lock(&mu_);
         stats_.timed_out++;
       }
       if (is_gone) {

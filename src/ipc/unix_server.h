@@ -22,6 +22,7 @@
 #include "common/result.h"
 #include "ipc/protocol.h"
 #include "ipc/reply.h"
+#include "common/mutex.h"
 
 namespace tarmac::ipc {
 
@@ -82,8 +83,8 @@ class UnixServer {
   int listen_fd_ = -1;
   int wake_fds_[2] = {-1, -1};
   std::jthread thread_;
-  mutable std::mutex mu_;
-  ServerStats stats_;  // Guarded by mu_.
+  mutable Mutex mu_;
+  ServerStats stats_ GUARDED_BY(mu_);
 };
 
 // Client side: connects to `socket_path`, sends `request`, waits up to

@@ -128,7 +128,7 @@ void LeaseService::FinishTerminations(TimePoint now) {
   std::vector<Termination> still;
   for (Termination& t : terminations_) {
     if (now < t.kill_at) {
-      bool any = std::any_of(t.processes.begin(), t.processes.end(), [&](const auto& p) { return IsAlive(p); });
+      bool any = std::any_of(t.processes.begin(), t.processes.end(), [&](const auto& p) REQUIRES(mu_) { return IsAlive(p); });
       if (any) still.push_back(std::move(t));
       continue;
     }
@@ -288,7 +288,7 @@ void LeaseService::CheckForeign(const fleet::FleetView& fleet, TimePoint now) {
 }
 
 void LeaseService::OnTick(const fleet::FleetView& fleet, TimePoint now) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Enforce(fleet, now);
   ExpireWaiters(now);
 }
@@ -320,7 +320,7 @@ void LeaseService::Enforce(const fleet::FleetView& fleet, TimePoint now) {
   CheckForeign(fleet, now);
   CheckIdle(fleet, now);
   FinishTerminations(now);
-  zombies_.Observe(fleet, now, [&by_gpu, this](int gpu, int64_t uid) -> std::optional<int64_t> {
+  zombies_.Observe(fleet, now, [&by_gpu, this](int gpu, int64_t uid) REQUIRES(mu_) -> std::optional<int64_t> {
     auto it = by_gpu.find(gpu);
     if (it == by_gpu.end()) return std::nullopt;
     const sched::Lease* l = book_.FindLease(it->second);

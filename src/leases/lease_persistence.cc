@@ -163,12 +163,12 @@ void LeaseService::RememberEnded(int64_t id, std::string why) {
 }
 
 std::string LeaseService::Problem() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return problem_;
 }
 
 json LeaseService::StateJson() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   json j = {{"path", state_ == nullptr ? json(nullptr) : json(state_->path())}, {"ok", problem_.empty()}};
   if (!problem_.empty()) j["problem"] = problem_;
   j["unsaved_changes"] = changes_.size();

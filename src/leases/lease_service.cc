@@ -106,7 +106,7 @@ sched::TimeBase LeaseService::Base() const { return {clock_->SteadyNow(), clock_
 
 Status LeaseService::Restore() {
   if (state_ == nullptr) return Status::OK();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   sched::TimeBase base = Base();
   std::vector<sched::Lease> leases;
   std::vector<sched::Pending> queue;
@@ -222,7 +222,7 @@ std::optional<std::string> LeaseService::Handle(const ipc::Request& request, con
 std::string LeaseService::Serve(const MethodEntry& method, const ipc::Request& request,
                                 const ipc::PeerCredentials& peer) {
   sched::Caller caller = ResolveCaller(peer.uid, peer.gid, policy_.admin_group);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   TimePoint now = clock_->SteadyNow();
   if (!method.is_change) {
     std::string answer = Answer(method, request, peer, caller, now);
@@ -557,20 +557,20 @@ json LeaseService::LeasesJson(const sched::Caller& viewer, TimePoint now) const 
 
 json LeaseService::QueueJson(TimePoint now) const {
   json list = json::array();
-  auto position = [this](const sched::Pending* p) {
+  auto position = [this](const sched::Pending* p) REQUIRES(mu_) {
     const sched::Waiting* w = WaitingOf(p->id);
     return w != nullptr ? w->position : 1 << 30;
   };
   std::vector<const sched::Pending*> order;
   for (const sched::Pending& p : book_.queue()) order.push_back(&p);
   std::stable_sort(order.begin(), order.end(),
-                   [&](const sched::Pending* a, const sched::Pending* b) { return position(a) < position(b); });
+                   [&](const sched::Pending* a, const sched::Pending* b) REQUIRES(mu_) { return position(a) < position(b); });
   for (const sched::Pending* p : order) list.push_back(QueuedJson(*p, now));
   return json{{"queue", list}};
 }
 
 std::map<int, std::pair<int64_t, std::string>> LeaseService::LeaseByGpu() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   std::map<int, std::pair<int64_t, std::string>> by_gpu;
   for (const auto& [id, l] : book_.leases()) {
     for (int g : l.gpus) by_gpu[g] = {id, l.user};

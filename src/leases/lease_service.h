@@ -53,7 +53,6 @@
 #include <chrono>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -62,6 +61,7 @@
 #include "leases/process_control.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/mutex.h"
 #include "config/config.h"
 #include "ipc/method_table.h"
 #include "ipc/protocol.h"
@@ -101,7 +101,7 @@ class LeaseService {
   // Restores the saved leases, queue and fair share; re-attaches leases
   // whose client still runs and ends the others, terminating their
   // processes. Call once, before serving.
-  Status Restore();
+  Status Restore() EXCLUDES(mu_);
 
   // Puts the lease methods (lease.*, leases, queue, events, zombies,
   // zombies.kill) in the agent's method table. kInvalidArgument when a name
@@ -117,15 +117,15 @@ class LeaseService {
   }
 
   // Each sampler tick: GPUs as read now.
-  void OnTick(const fleet::FleetView& fleet, sched::TimePoint now);
+  void OnTick(const fleet::FleetView& fleet, sched::TimePoint now) EXCLUDES(mu_);
 
   // For status: which lease (id, user) holds each GPU index.
-  std::map<int, std::pair<int64_t, std::string>> LeaseByGpu() const;
+  std::map<int, std::pair<int64_t, std::string>> LeaseByGpu() const EXCLUDES(mu_);
 
   // Why lease changes cannot be saved now; empty when they can.
-  std::string Problem() const;
+  std::string Problem() const EXCLUDES(mu_);
   // The lease state for `hello`: its path and, when failing, the problem.
-  nlohmann::json StateJson() const;
+  nlohmann::json StateJson() const EXCLUDES(mu_);
 
   // How often a failing store is reopened and retried.
   static constexpr std::chrono::seconds kStateRetryInterval{5};
@@ -134,7 +134,7 @@ class LeaseService {
   static constexpr std::chrono::milliseconds kMaxWaitTimeout{600000};
 
   // Callers waiting in lease.wait now.
-  size_t waiter_count() const;
+  size_t waiter_count() const EXCLUDES(mu_);
 
  private:
   using TimePoint = sched::TimePoint;
@@ -196,109 +196,109 @@ class LeaseService {
   };
   static const std::vector<MethodEntry>& Methods();
   // Locks, resolves the caller, answers, and (for a change) saves or takes back.
-  std::string Serve(const MethodEntry& method, const ipc::Request& request, const ipc::PeerCredentials& peer);
+  std::string Serve(const MethodEntry& method, const ipc::Request& request, const ipc::PeerCredentials& peer) EXCLUDES(mu_);
   // The answer line, with refusals recorded as events.
   std::string Answer(const MethodEntry& method, const ipc::Request& request, const ipc::PeerCredentials& peer,
-                     const sched::Caller& caller, TimePoint now);
+                     const sched::Caller& caller, TimePoint now) REQUIRES(mu_);
   // lease.wait: the answer now, or nothing when the caller is kept waiting.
   std::optional<std::string> Wait(const MethodEntry& method, const ipc::Request& request,
-                                  const ipc::PeerCredentials& peer, const ipc::Reply& reply);
+                                  const ipc::PeerCredentials& peer, const ipc::Reply& reply) EXCLUDES(mu_);
   // Answers the waiters whose request was granted or ended (called once
   // that is saved), and those whose timeout has passed.
-  void AnswerWaiters(TimePoint now);
-  void ExpireWaiters(TimePoint now);
-  void AnswerWaiter(int64_t id, const Waiter& w, TimePoint now);
-  Result<nlohmann::json> OnRequest(const Call& c);
-  Result<nlohmann::json> OnGet(const Call& c);
-  Result<nlohmann::json> OnAttach(const Call& c);
-  Result<nlohmann::json> OnRelease(const Call& c);
-  Result<nlohmann::json> OnExtend(const Call& c);
-  Result<nlohmann::json> OnLeases(const Call& c);
-  Result<nlohmann::json> OnQueue(const Call& c);
-  Result<nlohmann::json> OnEvents(const Call& c);
-  Result<nlohmann::json> OnZombies(const Call& c);
-  Result<nlohmann::json> OnZombiesKill(const Call& c);
+  void AnswerWaiters(TimePoint now) REQUIRES(mu_);
+  void ExpireWaiters(TimePoint now) REQUIRES(mu_);
+  void AnswerWaiter(int64_t id, const Waiter& w, TimePoint now) REQUIRES(mu_);
+  Result<nlohmann::json> OnRequest(const Call& c) REQUIRES(mu_);
+  Result<nlohmann::json> OnGet(const Call& c) REQUIRES(mu_);
+  Result<nlohmann::json> OnAttach(const Call& c) REQUIRES(mu_);
+  Result<nlohmann::json> OnRelease(const Call& c) REQUIRES(mu_);
+  Result<nlohmann::json> OnExtend(const Call& c) REQUIRES(mu_);
+  Result<nlohmann::json> OnLeases(const Call& c) REQUIRES(mu_);
+  Result<nlohmann::json> OnQueue(const Call& c) REQUIRES(mu_);
+  Result<nlohmann::json> OnEvents(const Call& c) REQUIRES(mu_);
+  Result<nlohmann::json> OnZombies(const Call& c) REQUIRES(mu_);
+  Result<nlohmann::json> OnZombiesKill(const Call& c) REQUIRES(mu_);
   Result<nlohmann::json> Request(const nlohmann::json& params, const ipc::PeerCredentials& peer,
-                                 const sched::Caller& caller, TimePoint now);
-  Result<nlohmann::json> Get(int64_t id, const sched::Caller& viewer, TimePoint now) const;
+                                 const sched::Caller& caller, TimePoint now) REQUIRES(mu_);
+  Result<nlohmann::json> Get(int64_t id, const sched::Caller& viewer, TimePoint now) const REQUIRES(mu_);
   Result<nlohmann::json> Release(int64_t id, const ipc::PeerCredentials& peer, const sched::Caller& caller,
-                                 TimePoint now);
-  Result<nlohmann::json> KillZombies(const nlohmann::json& params, const sched::Caller& caller, TimePoint now);
-  nlohmann::json LeasesJson(const sched::Caller& viewer, TimePoint now) const;
-  nlohmann::json QueueJson(TimePoint now) const;
+                                 TimePoint now) REQUIRES(mu_);
+  Result<nlohmann::json> KillZombies(const nlohmann::json& params, const sched::Caller& caller, TimePoint now) REQUIRES(mu_);
+  nlohmann::json LeasesJson(const sched::Caller& viewer, TimePoint now) const REQUIRES(mu_);
+  nlohmann::json QueueJson(TimePoint now) const REQUIRES(mu_);
   // A lease as answers show it; its token only to its owner and admins.
-  nlohmann::json LeaseJson(const sched::Lease& lease, const sched::Caller& viewer, TimePoint now) const;
-  nlohmann::json QueuedJson(const sched::Pending& pending, TimePoint now) const;
-  std::string WaitReason(int64_t id) const;
+  nlohmann::json LeaseJson(const sched::Lease& lease, const sched::Caller& viewer, TimePoint now) const REQUIRES(mu_);
+  nlohmann::json QueuedJson(const sched::Pending& pending, TimePoint now) const REQUIRES(mu_);
+  std::string WaitReason(int64_t id) const REQUIRES(mu_);
   // Where request `id` stands in the last decision; null when not waiting.
-  const sched::Waiting* WaitingOf(int64_t id) const;
+  const sched::Waiting* WaitingOf(int64_t id) const REQUIRES(mu_);
   // Which lease holds each GPU index.
-  std::map<int, int64_t> LeasedGpus() const;
+  std::map<int, int64_t> LeasedGpus() const REQUIRES(mu_);
 
   // One tick's work under mu_: the GPUs as read, grants, ends, policies.
-  void Enforce(const fleet::FleetView& fleet, TimePoint now);
-  void Decide(TimePoint now);
+  void Enforce(const fleet::FleetView& fleet, TimePoint now) REQUIRES(mu_);
+  void Decide(TimePoint now) REQUIRES(mu_);
   // Ends lease `id`: event `kind` with `detail`; with `terminate`, its
   // processes get SIGTERM now and SIGKILL after the grace period.
   void EndLease(int64_t id, const std::string& kind, const std::string& detail, const Actor& actor, bool terminate,
-                TimePoint now);
+                TimePoint now) REQUIRES(mu_);
   // Asks for SIGTERM (then SIGKILL after the grace) to `processes`; sent by
   // SendSignals once the change that asks for it is saved.
   void TerminateProcesses(int64_t lease_id, int64_t uid, std::vector<sched::ProcessRef> processes,
-                          const std::string& why, const Actor& actor, TimePoint now);
-  void SendSignals(TimePoint now);
-  void CheckClients(TimePoint now);
-  void CheckIdle(const fleet::FleetView& fleet, TimePoint now);
-  void CheckForeign(const fleet::FleetView& fleet, TimePoint now);
-  void FinishTerminations(TimePoint now);
-  bool IsAlive(const sched::ProcessRef& ref);
-  IdleAction IdleActionFor(const sched::Lease& lease) const;
-  std::chrono::milliseconds IdleTimeoutOf(const sched::Lease& lease) const;
+                          const std::string& why, const Actor& actor, TimePoint now) REQUIRES(mu_);
+  void SendSignals(TimePoint now) REQUIRES(mu_);
+  void CheckClients(TimePoint now) REQUIRES(mu_);
+  void CheckIdle(const fleet::FleetView& fleet, TimePoint now) REQUIRES(mu_);
+  void CheckForeign(const fleet::FleetView& fleet, TimePoint now) REQUIRES(mu_);
+  void FinishTerminations(TimePoint now) REQUIRES(mu_);
+  bool IsAlive(const sched::ProcessRef& ref) REQUIRES(mu_);
+  IdleAction IdleActionFor(const sched::Lease& lease) const REQUIRES(mu_);
+  std::chrono::milliseconds IdleTimeoutOf(const sched::Lease& lease) const REQUIRES(mu_);
 
-  void SaveLease(const sched::Lease& lease);
-  void SavePending(int64_t id);
-  void SaveShare(int64_t uid);
+  void SaveLease(const sched::Lease& lease) REQUIRES(mu_);
+  void SavePending(int64_t id) REQUIRES(mu_);
+  void SaveShare(int64_t uid) REQUIRES(mu_);
   // Every record, for a state file written anew.
-  void SaveAll();
-  void Erase(const char* kind, int64_t id);
+  void SaveAll() REQUIRES(mu_);
+  void Erase(const char* kind, int64_t id) REQUIRES(mu_);
   void Event(const std::string& kind, int64_t lease_id, int64_t uid, const std::string& user,
-             const std::vector<int>& gpus, const Actor& actor, const std::string& detail);
+             const std::vector<int>& gpus, const Actor& actor, const std::string& detail) REQUIRES(mu_);
   // Commits what changed since the last commit. On failure keeps it for the
   // next try and sets problem_.
-  Status Flush(TimePoint now);
+  Status Flush(TimePoint now) REQUIRES(mu_);
   // Notices a state file deleted or replaced under the agent, and reopens a
   // failing store once kStateRetryInterval has passed.
-  void CheckStateFile(TimePoint now);
-  Undo Checkpoint() const;
-  void Rollback(Undo undo);
-  void RememberKey(int64_t uid, const std::string& key, int64_t id);
-  void RememberEnded(int64_t id, std::string why);
+  void CheckStateFile(TimePoint now) REQUIRES(mu_);
+  Undo Checkpoint() const REQUIRES(mu_);
+  void Rollback(Undo undo) REQUIRES(mu_);
+  void RememberKey(int64_t uid, const std::string& key, int64_t id) REQUIRES(mu_);
+  void RememberEnded(int64_t id, std::string why) REQUIRES(mu_);
   sched::TimeBase Base() const;
 
   LeasePolicy policy_;
-  std::unique_ptr<store::LeaseState> state_;
+  std::unique_ptr<store::LeaseState> state_ PT_GUARDED_BY(mu_);
   ProcessControl* processes_;
   Clock* clock_;
   Logger* logger_;
 
-  mutable std::mutex mu_;
-  sched::LeaseBook book_;
-  std::vector<sched::GpuSlot> slots_;
-  bool has_gpus_ = false;
-  sched::ZombieTracker zombies_;
-  std::map<int64_t, Runtime> runtime_;
-  std::map<int64_t, std::string> ended_;  // Recently ended leases and requests: why.
-  std::vector<Termination> terminations_;
-  std::vector<Signalling> signalling_;
-  std::map<std::pair<int64_t, std::string>, int64_t> keys_;  // (uid, request_key) -> id.
-  std::string problem_;  // Why changes cannot be saved; empty when they can.
-  std::optional<TimePoint> retry_at_;  // When to reopen a failing store.
-  bool is_file_lost_ = false;          // The state file was deleted or replaced.
-  std::map<int64_t, sched::Waiting> waiting_;  // The last decision's waiting, by request id.
-  std::multimap<int64_t, Waiter> waiters_;  // By request id.
-  std::set<int64_t> touched_;               // Waited-for ids with an event since the last save.
-  std::vector<store::StateChange> changes_;
-  std::vector<store::LeaseEvent> events_;
+  mutable Mutex mu_;
+  sched::LeaseBook book_ GUARDED_BY(mu_);
+  std::vector<sched::GpuSlot> slots_ GUARDED_BY(mu_);
+  bool has_gpus_ GUARDED_BY(mu_) = false;
+  sched::ZombieTracker zombies_ GUARDED_BY(mu_);
+  std::map<int64_t, Runtime> runtime_ GUARDED_BY(mu_);
+  std::map<int64_t, std::string> ended_ GUARDED_BY(mu_);  // Recently ended leases and requests: why.
+  std::vector<Termination> terminations_ GUARDED_BY(mu_);
+  std::vector<Signalling> signalling_ GUARDED_BY(mu_);
+  std::map<std::pair<int64_t, std::string>, int64_t> keys_ GUARDED_BY(mu_);  // (uid, request_key) -> id.
+  std::string problem_ GUARDED_BY(mu_);  // Why changes cannot be saved; empty when they can.
+  std::optional<TimePoint> retry_at_ GUARDED_BY(mu_);  // When to reopen a failing store.
+  bool is_file_lost_ GUARDED_BY(mu_) = false;  // The state file was deleted or replaced.
+  std::map<int64_t, sched::Waiting> waiting_ GUARDED_BY(mu_);  // The last decision's waiting, by request id.
+  std::multimap<int64_t, Waiter> waiters_ GUARDED_BY(mu_);  // By request id.
+  std::set<int64_t> touched_ GUARDED_BY(mu_);  // Waited-for ids with an event since the last save.
+  std::vector<store::StateChange> changes_ GUARDED_BY(mu_);
+  std::vector<store::LeaseEvent> events_ GUARDED_BY(mu_);
 };
 
 }  // namespace tarmac::leases

@@ -471,7 +471,7 @@ class LeaseWaitTest : public LeaseServiceTest {
     return s->Handle(r, ipc::PeerCredentials{600, 1002, 1002}, ipc::Reply(slot));
   }
   static json Sent(const std::shared_ptr<ipc::Reply::Slot>& slot) {
-    std::lock_guard<std::mutex> lock(slot->mu);
+    MutexLock lock(&slot->mu);
     return slot->line ? json::parse(*slot->line) : json();
   }
 };
@@ -519,7 +519,7 @@ TEST_F(LeaseWaitTest, AWaiterThatHungUpIsDroppedAndBadTimeoutsAreRefused) {
   auto slot = std::make_shared<ipc::Reply::Slot>();
   EXPECT_FALSE(Wait(s.get(), {{"id", 2}}, slot).has_value());
   {
-    std::lock_guard<std::mutex> lock(slot->mu);
+    MutexLock lock(&slot->mu);
     slot->is_open = false;  // The caller's connection closed.
   }
   s->OnTick(Fleet(1), clock_.SteadyNow());

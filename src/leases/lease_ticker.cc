@@ -16,7 +16,7 @@ void LeaseTicker::Stop() {
 
 void LeaseTicker::Submit(std::shared_ptr<const fleet::Snapshot> snapshot) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (next_) ++skipped_;
     next_ = std::move(snapshot);
   }
@@ -24,12 +24,12 @@ void LeaseTicker::Submit(std::shared_ptr<const fleet::Snapshot> snapshot) {
 }
 
 int64_t LeaseTicker::ticks() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return ticks_;
 }
 
 int64_t LeaseTicker::skipped() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return skipped_;
 }
 
@@ -37,14 +37,14 @@ void LeaseTicker::Loop(std::stop_token stop) {
   for (;;) {
     std::shared_ptr<const fleet::Snapshot> snapshot;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      wake_.wait(lock, stop, [this] { return next_ != nullptr; });
+      MutexLock lock(&mu_);
+      lock.Wait(wake_, stop, [this]() REQUIRES(mu_) { return next_ != nullptr; });
       if (stop.stop_requested()) return;
       snapshot = std::move(next_);
       next_.reset();
     }
     service_->OnTick(snapshot->fleet, snapshot->taken_at_steady);
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     ++ticks_;
   }
 }

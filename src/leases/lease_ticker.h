@@ -14,9 +14,9 @@
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <thread>
 
+#include "common/mutex.h"
 #include "fleet/snapshot.h"
 #include "leases/lease_service.h"
 
@@ -44,11 +44,11 @@ class LeaseTicker {
 
   LeaseService* service_;
   std::jthread thread_;
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable_any wake_;
-  std::shared_ptr<const fleet::Snapshot> next_;  // Guarded by mu_.
-  int64_t ticks_ = 0;                            // Guarded by mu_.
-  int64_t skipped_ = 0;                          // Guarded by mu_.
+  std::shared_ptr<const fleet::Snapshot> next_ GUARDED_BY(mu_);
+  int64_t ticks_ GUARDED_BY(mu_) = 0;
+  int64_t skipped_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace tarmac::leases

@@ -16,7 +16,7 @@ using nlohmann::json;
 std::optional<std::string> LeaseService::Wait(const MethodEntry& method, const ipc::Request& request,
                                               const ipc::PeerCredentials& peer, const ipc::Reply& reply) {
   sched::Caller caller = ResolveCaller(peer.uid, peer.gid, policy_.admin_group);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   TimePoint now = clock_->SteadyNow();
   std::chrono::milliseconds timeout = kDefaultWaitTimeout;
   if (auto t = request.params.find("timeout_ms"); t != request.params.end()) {
@@ -67,7 +67,7 @@ void LeaseService::ExpireWaiters(TimePoint now) {
 }
 
 size_t LeaseService::waiter_count() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return waiters_.size();
 }
 

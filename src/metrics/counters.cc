@@ -17,7 +17,7 @@ void FleetCounters::Update(const fleet::FleetView& fleet, std::chrono::steady_cl
              .count();
   }
   previous_ = at;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (const fleet::GpuView& g : fleet.gpus) {
     GpuCounters& c = by_uuid_[g.info.uuid];
     for (const fleet::ClockEventReason& r : fleet::ClockEventReasons()) {
@@ -35,7 +35,7 @@ void FleetCounters::Update(const fleet::FleetView& fleet, std::chrono::steady_cl
 }
 
 std::map<std::string, GpuCounters> FleetCounters::Get() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return by_uuid_;
 }
 

@@ -11,11 +11,11 @@
 #include <chrono>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 
 #include "fleet/fleet_view.h"
+#include "common/mutex.h"
 
 namespace tarmac::metrics {
 
@@ -42,8 +42,8 @@ class FleetCounters {
  private:
   std::function<double(const std::string&)> price_;
   std::optional<std::chrono::steady_clock::time_point> previous_;
-  mutable std::mutex mu_;
-  std::map<std::string, GpuCounters> by_uuid_;
+  mutable Mutex mu_;
+  std::map<std::string, GpuCounters> by_uuid_ GUARDED_BY(mu_);
 };
 
 }  // namespace tarmac::metrics

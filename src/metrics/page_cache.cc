@@ -4,7 +4,7 @@
 namespace tarmac::metrics {
 
 std::shared_ptr<const std::string> PageCache::Page(const std::shared_ptr<const fleet::Snapshot>& snapshot) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (rendered_for_ != snapshot || page_ == nullptr) {
     page_ = std::make_shared<const std::string>(render_(*snapshot));
     rendered_for_ = snapshot;
@@ -14,7 +14,7 @@ std::shared_ptr<const std::string> PageCache::Page(const std::shared_ptr<const f
 }
 
 int64_t PageCache::renders() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return renders_;
 }
 

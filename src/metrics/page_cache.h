@@ -12,10 +12,10 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "fleet/snapshot.h"
+#include "common/mutex.h"
 
 namespace tarmac::metrics {
 
@@ -32,10 +32,10 @@ class PageCache {
 
  private:
   Renderer render_;
-  mutable std::mutex mu_;  // Held while rendering: one render at a time.
-  std::shared_ptr<const fleet::Snapshot> rendered_for_;
-  std::shared_ptr<const std::string> page_;
-  int64_t renders_ = 0;
+  mutable Mutex mu_;  // Held while rendering: one render at a time.
+  std::shared_ptr<const fleet::Snapshot> rendered_for_ GUARDED_BY(mu_);
+  std::shared_ptr<const std::string> page_ GUARDED_BY(mu_);
+  int64_t renders_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace tarmac::metrics

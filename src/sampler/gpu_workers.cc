@@ -5,6 +5,8 @@
 
 #include <thread>
 
+#include "common/mutex.h"
+
 namespace tarmac::sampler {
 
 using std::chrono::steady_clock;
@@ -15,25 +17,26 @@ using std::chrono::steady_clock;
 struct GpuWorkers::Shared {
   gpu::GpuBackend* backend = nullptr;
   Logger* logger = nullptr;
-  std::mutex mu;
-  std::condition_variable work_cv;
-  std::condition_variable done_cv;
-  bool is_stopping = false;
-  int64_t generation = 0;          // Of the current reader.
-  std::vector<size_t> queue;       // Slots still to read this tick.
-  unsigned tiers = 0;
-  bool is_in_call = false;         // The current reader is in the backend.
-  size_t current_slot = 0;
-  steady_clock::time_point call_started;
-  std::vector<fleet::GpuSample> results;
-  std::vector<bool> has_result;
-  std::vector<bool> is_stuck;      // An abandoned reader is in this GPU's call.
-  int stuck_calls = 0;
+  Mutex mu;
+  std::condition_variable_any work_cv;
+  std::condition_variable_any done_cv;
+  bool is_stopping GUARDED_BY(mu) = false;
+  int64_t generation GUARDED_BY(mu) = 0;          // Of the current reader.
+  std::vector<size_t> queue GUARDED_BY(mu);       // Slots still to read this tick.
+  unsigned tiers GUARDED_BY(mu) = 0;
+  bool is_in_call GUARDED_BY(mu) = false;         // The current reader is in the backend.
+  size_t current_slot GUARDED_BY(mu) = 0;
+  steady_clock::time_point call_started GUARDED_BY(mu);
+  std::vector<fleet::GpuSample> results GUARDED_BY(mu);
+  std::vector<bool> has_result GUARDED_BY(mu);
+  std::vector<bool> is_stuck GUARDED_BY(mu);      // An abandoned reader is in this GPU's call.
+  int stuck_calls GUARDED_BY(mu) = 0;
 
-  void Run(int64_t my_generation, const std::vector<int>& indices) {
-    std::unique_lock<std::mutex> lock(mu);
+  void Run(int64_t my_generation, const std::vector<int>& indices) EXCLUDES(mu) {
+    MutexLock lock(&mu);
     for (;;) {
-      work_cv.wait(lock, [&] { return is_stopping || generation != my_generation || !queue.empty(); });
+      lock.Wait(work_cv, std::stop_token(),
+                [&]() REQUIRES(mu) { return is_stopping || generation != my_generation || !queue.empty(); });
       if (is_stopping || generation != my_generation) return;
       size_t slot = queue.front();
       queue.erase(queue.begin());
@@ -41,9 +44,9 @@ struct GpuWorkers::Shared {
       current_slot = slot;
       call_started = steady_clock::now();
       unsigned t = tiers;
-      lock.unlock();
+      lock.Unlock();
       fleet::GpuSample sample = Read(indices[slot], t);
-      lock.lock();
+      lock.Lock();
       if (generation != my_generation) {
         // Abandoned while in the driver: the GPU answers again.
         is_stuck[slot] = false;
@@ -83,14 +86,17 @@ GpuWorkers::GpuWorkers(gpu::GpuBackend* backend, std::vector<int> gpu_indices,
       logger_(logger) {
   shared_->backend = backend;
   shared_->logger = logger;
-  shared_->results.resize(indices_.size());
-  shared_->has_result.assign(indices_.size(), false);
-  shared_->is_stuck.assign(indices_.size(), false);
+  {
+    MutexLock lock(&shared_->mu);
+    shared_->results.resize(indices_.size());
+    shared_->has_result.assign(indices_.size(), false);
+    shared_->is_stuck.assign(indices_.size(), false);
+  }
   std::thread([s = shared_, indices = indices_] { s->Run(0, indices); }).detach();
 }
 
 GpuWorkers::~GpuWorkers() {
-  std::lock_guard<std::mutex> lock(shared_->mu);
+  MutexLock lock(&shared_->mu);
   shared_->is_stopping = true;
   shared_->work_cv.notify_all();
   // Readers hold `shared_` and exit on their own: at once when idle, after
@@ -98,13 +104,13 @@ GpuWorkers::~GpuWorkers() {
 }
 
 bool GpuWorkers::HasCallInDriver() {
-  std::lock_guard<std::mutex> lock(shared_->mu);
+  MutexLock lock(&shared_->mu);
   return shared_->is_in_call || shared_->stuck_calls > 0;
 }
 
 std::vector<fleet::GpuSample> GpuWorkers::SampleAll(unsigned tiers) {
   Shared& s = *shared_;
-  std::unique_lock<std::mutex> lock(s.mu);
+  MutexLock lock(&s.mu);
   s.tiers = tiers;
   s.queue.clear();
   for (size_t slot = 0; slot < indices_.size(); ++slot) {
@@ -115,7 +121,8 @@ std::vector<fleet::GpuSample> GpuWorkers::SampleAll(unsigned tiers) {
   for (;;) {
     // Waiting on the real condition variable: the clock seam provides the
     // deadline; a fake clock's tests run with short real timeouts.
-    bool is_done = s.done_cv.wait_for(lock, call_timeout_, [&] { return s.queue.empty() && !s.is_in_call; });
+    bool is_done =
+        lock.WaitFor(s.done_cv, call_timeout_, [&]() REQUIRES(s.mu) { return s.queue.empty() && !s.is_in_call; });
     if (is_done) break;
     if (!s.is_in_call || steady_clock::now() - s.call_started < call_timeout_) continue;
     // The current call is stuck: leave that reader in the driver and hand

@@ -26,7 +26,7 @@ Status Sampler::Start() {
   Status s = Attach();
   if (!s.ok() && s.code() != StatusCode::kUnavailable) return s;
   if (!s.ok()) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     logger_->Log(LogLevel::kWarning, "sampler: {}; serving without GPUs and retrying every {} ms", s.message(),
                  options_.reattach_interval.count());
   }
@@ -48,7 +48,7 @@ void Sampler::Stop() {
 }
 
 std::shared_ptr<const fleet::Snapshot> Sampler::Latest() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return latest_;
 }
 
@@ -56,7 +56,7 @@ fleet::SamplerStats Sampler::stats() const {
   std::vector<int64_t> window;
   fleet::SamplerStats stats;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stats = stats_;
     window = lateness_us_;
   }
@@ -70,14 +70,14 @@ fleet::SamplerStats Sampler::stats() const {
 }
 
 void Sampler::SetIntervals(SamplerOptions options) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   options_ = options;
 }
 
 Status Sampler::Attach() {
   SamplerOptions options;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     options = options_;
   }
   next_attach_ = clock_->SteadyNow() + options.reattach_interval;
@@ -98,7 +98,7 @@ Status Sampler::Attach() {
                                             [this](const fleet::GpuEvent& e) { OnEvent(e); });
   int64_t attaches = 0;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     attaches = ++stats_.attaches;
   }
   if (attaches > 1) {
@@ -112,7 +112,7 @@ Status Sampler::Attach() {
 void Sampler::Detach(const std::string& reason) {
   std::chrono::milliseconds retry;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     retry = options_.reattach_interval;
   }
   logger_->Log(LogLevel::kWarning, "sampler: {}; detaching from the GPUs and retrying every {} ms", reason,
@@ -131,7 +131,7 @@ void Sampler::Detach(const std::string& reason) {
 void Sampler::OnEvent(const fleet::GpuEvent& event) {
   logger_->Log(event.xid == 79 ? LogLevel::kError : LogLevel::kWarning, "events: gpu {}: Xid {}", event.gpu_index,
                event.xid);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   XidRecord& r = xids_[event.gpu_index];
   r.count++;
   r.last = event;
@@ -192,7 +192,7 @@ void Sampler::Tick(bool is_slow) {
   }
   snapshot->tick_duration = duration_cast<microseconds>(snapshot->taken_at_steady - start);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     for (fleet::GpuView& g : snapshot->fleet.gpus) {
       auto it = xids_.find(g.info.index);
       if (it == xids_.end()) continue;
@@ -215,13 +215,13 @@ void Sampler::Loop(std::stop_token stop) {
   steady_clock::time_point next = clock_->SteadyNow();
   steady_clock::time_point next_slow;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     next_slow = next + options_.slow_interval;
   }
   while (!stop.stop_requested()) {
     SamplerOptions options;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       options = options_;
     }
     next += options.fast_interval;
@@ -232,7 +232,7 @@ void Sampler::Loop(std::stop_token stop) {
     bool is_slow = clock_->SteadyNow() >= next_slow;
     if (is_slow) next_slow = next + options.slow_interval;
     Tick(is_slow);
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (late > stats_.max_lateness) stats_.max_lateness = late;
     if (lateness_us_.size() < kLatenessWindow) {
       lateness_us_.push_back(late.count());

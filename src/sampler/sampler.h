@@ -21,12 +21,12 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/mutex.h"
 #include "fleet/snapshot.h"
 #include "sampler/events_watcher.h"
 #include "sampler/fleet_reader.h"
@@ -117,14 +117,13 @@ class Sampler {
   std::string hostname_;
   fleet::UtilizationHistory history_;
 
-  // State below is protected by mu_.
-  mutable std::mutex mu_;
-  SamplerOptions options_;
-  std::shared_ptr<const fleet::Snapshot> latest_;
-  fleet::SamplerStats stats_;
-  std::map<int, XidRecord> xids_;  // By GPU index.
-  std::vector<int64_t> lateness_us_;  // Ring of the last kLatenessWindow.
-  size_t lateness_next_ = 0;
+  mutable Mutex mu_;
+  SamplerOptions options_ GUARDED_BY(mu_);
+  std::shared_ptr<const fleet::Snapshot> latest_ GUARDED_BY(mu_);
+  fleet::SamplerStats stats_ GUARDED_BY(mu_);
+  std::map<int, XidRecord> xids_ GUARDED_BY(mu_);  // By GPU index.
+  std::vector<int64_t> lateness_us_ GUARDED_BY(mu_);  // Ring of the last kLatenessWindow.
+  size_t lateness_next_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace tarmac::sampler

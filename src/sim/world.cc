@@ -113,7 +113,7 @@ World::World(Scenario scenario, std::string dir, system_clock::time_point epoch,
 system_clock::time_point World::Now() { return options_.now.value_or(clock_->WallNow()); }
 
 std::shared_ptr<const WorldState> World::State() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   std::chrono::steady_clock::time_point steady = clock_->SteadyNow();
   if (cached_ == nullptr || steady - cached_at_ >= options_.cache_for) {
     cached_loads_ = registry_.List();
@@ -136,7 +136,7 @@ EngineActivity World::MeanEngineActivity(int gpu, system_clock::time_point from,
   EngineActivity mean;
   if (to <= from) return mean;
   (void)State();  // Refreshes the loads.
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   // The midpoints of equal slices: exact for steady loads, close for the rest.
   constexpr int kSlices = 16;
   for (int i = 0; i < kSlices; ++i) {
@@ -152,7 +152,7 @@ EngineActivity World::MeanEngineActivity(int gpu, system_clock::time_point from,
 std::vector<std::pair<system_clock::time_point, int>> World::UtilizationHistory(
     int gpu, std::chrono::seconds window) {
   std::shared_ptr<const WorldState> state = State();  // Refreshes the loads.
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   std::vector<std::pair<system_clock::time_point, int>> samples;
   system_clock::time_point now = state->evaluated_at;
   for (int64_t back = window.count() - 1; back >= 0; --back) {

@@ -18,7 +18,6 @@
 
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
@@ -27,6 +26,7 @@
 #include "sim/load.h"
 #include "sim/scenario.h"
 #include "sim/world_model.h"
+#include "common/mutex.h"
 
 namespace tarmac::sim {
 
@@ -88,11 +88,10 @@ class World {
   Clock* clock_;
   LoadRegistry registry_;
 
-  // State below is protected by mu_.
-  std::mutex mu_;
-  std::shared_ptr<const WorldState> cached_;
-  std::vector<Load> cached_loads_;
-  std::chrono::steady_clock::time_point cached_at_;
+  Mutex mu_;
+  std::shared_ptr<const WorldState> cached_ GUARDED_BY(mu_);
+  std::vector<Load> cached_loads_ GUARDED_BY(mu_);
+  std::chrono::steady_clock::time_point cached_at_ GUARDED_BY(mu_);
 };
 
 }  // namespace tarmac::sim

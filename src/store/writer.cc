@@ -53,8 +53,11 @@ Result<std::unique_ptr<StoreWriter>> StoreWriter::Open(StoreOptions options, Clo
     logger->Log(LogLevel::kError, "{}; history paused (live data is still served); retrying every {} s",
                 db.status().message(), kRetryInterval.count());
     std::unique_ptr<StoreWriter> writer(new StoreWriter(std::move(options), nullptr, clock, logger));
-    writer->stats_.is_paused = true;
-    writer->stats_.last_error = db.status().message();
+    {
+      MutexLock lock(&writer->mu_);
+      writer->stats_.is_paused = true;
+      writer->stats_.last_error = db.status().message();
+    }
     writer->retry_at_ = clock->SteadyNow() + kRetryInterval;
     return writer;
   }
@@ -87,7 +90,7 @@ Status StoreWriter::CheckFile() {
                                  is_gone ? "deleted" : "replaced by another file");
   logger_->Log(LogLevel::kError, "{}; opening the path afresh", what);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     corruption_ = fmt::format("{}; history goes on in the file now at that path (restart the agent to clear this)",
                               what);
   }
@@ -146,7 +149,7 @@ void StoreWriter::Start() {
 void StoreWriter::Stop() {
   if (!thread_.joinable()) return;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     thread_.request_stop();
   }
   cv_.notify_all();
@@ -160,7 +163,7 @@ void StoreWriter::Stop() {
 }
 
 std::string StoreWriter::Problem() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   std::string problem = corruption_;
   if (stats_.is_paused) {
     problem += fmt::format("{}history paused: {}", problem.empty() ? "" : "; ", stats_.last_error);
@@ -190,7 +193,7 @@ Status StoreWriter::Quarantine(const Status& found) {
   Result<std::string> aside = MoveAside(options_.path, clock_->WallNow());
   if (!aside.ok()) return aside.status();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     corruption_ = fmt::format("history store {} was found corrupt ({}) and moved to {}; a new history began "
                               "(restart the agent to clear this)",
                               options_.path, found.message(), aside.value());
@@ -218,7 +221,7 @@ Status StoreWriter::QuickCheck() {
 
 void StoreWriter::Submit(std::shared_ptr<const fleet::Snapshot> snapshot) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (queue_.size() >= options_.queue_capacity) {
       queue_.pop_front();
       stats_.ticks_dropped++;
@@ -230,34 +233,34 @@ void StoreWriter::Submit(std::shared_ptr<const fleet::Snapshot> snapshot) {
 
 void StoreWriter::RecordEvent(std::string kind, std::string detail) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     events_.emplace_back(std::move(kind), std::move(detail));
   }
   cv_.notify_one();
 }
 
 StoreStats StoreWriter::stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return stats_;
 }
 
 void StoreWriter::Loop(std::stop_token stop) {
-  std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    cv_.wait(lock, [&] { return stop.stop_requested() || !queue_.empty() || !events_.empty(); });
-    if (queue_.empty() && events_.empty()) return;  // Stopping, and everything written.
     std::shared_ptr<const fleet::Snapshot> snapshot;
     std::optional<std::pair<std::string, std::string>> event;
-    if (!events_.empty()) {
-      event = std::move(events_.front());
-      events_.pop_front();
-    } else {
-      snapshot = std::move(queue_.front());
-      queue_.pop_front();
+    {
+      MutexLock lock(&mu_);
+      lock.Wait(cv_, stop, [this]() REQUIRES(mu_) { return !queue_.empty() || !events_.empty(); });
+      if (queue_.empty() && events_.empty()) return;  // Stopping, and everything written.
+      if (!events_.empty()) {
+        event = std::move(events_.front());
+        events_.pop_front();
+      } else {
+        snapshot = std::move(queue_.front());
+        queue_.pop_front();
+      }
     }
-    lock.unlock();
     Handle(snapshot, event);
-    lock.lock();
   }
 }
 
@@ -269,7 +272,7 @@ void StoreWriter::Handle(const std::shared_ptr<const fleet::Snapshot>& snapshot,
   std::chrono::steady_clock::time_point now = clock_->SteadyNow();
   if (retry_at_ && now < *retry_at_) {
     if (snapshot) {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       stats_.ticks_dropped++;
     }
     return;
@@ -296,7 +299,7 @@ void StoreWriter::Handle(const std::shared_ptr<const fleet::Snapshot>& snapshot,
     s = Quarantine(s);
     if (s.ok() && snapshot) s = WriteTick(snapshot->fleet);
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (!s.ok()) {
     if (snapshot) stats_.ticks_dropped++;
     if (!stats_.is_paused) {
@@ -356,7 +359,7 @@ Status StoreWriter::WriteTick(const fleet::FleetView& fleet) {
   if (t <= last_t_) {
     bool is_jump = last_t_ - t > 2;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       stats_.ticks_skipped++;
     }
     if (is_jump && !is_clock_behind_) {
@@ -477,7 +480,7 @@ Status StoreWriter::WriteTick(const fleet::FleetView& fleet) {
   last_t_ = t;
   journal_minute_ = t / 60;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stats_.ticks_written++;
   }
   if (t >= next_retention_t_) {

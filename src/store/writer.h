@@ -38,7 +38,6 @@
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -47,6 +46,7 @@
 #include "common/clock.h"
 #include "common/fs.h"
 #include "common/log.h"
+#include "common/mutex.h"
 #include "fleet/snapshot.h"
 #include "store/retention.h"
 #include "store/fold.h"
@@ -161,12 +161,12 @@ class StoreWriter {
   std::optional<std::chrono::steady_clock::time_point> next_check_at_;
   std::vector<std::pair<std::string, std::string>> pending_events_;  // Recorded while paused or before.
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::shared_ptr<const fleet::Snapshot>> queue_;
-  std::deque<std::pair<std::string, std::string>> events_;
-  StoreStats stats_;
-  std::string corruption_;  // What was found corrupt or lost, and what became of it.
+  mutable Mutex mu_;
+  std::condition_variable_any cv_;
+  std::deque<std::shared_ptr<const fleet::Snapshot>> queue_ GUARDED_BY(mu_);
+  std::deque<std::pair<std::string, std::string>> events_ GUARDED_BY(mu_);
+  StoreStats stats_ GUARDED_BY(mu_);
+  std::string corruption_ GUARDED_BY(mu_);  // What was found corrupt or lost, and what became of it.
   FileId file_;              // Writer thread: the file open at the path.
   std::jthread thread_;
 };
