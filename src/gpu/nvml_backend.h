@@ -93,6 +93,12 @@ class NvmlBackend final : public GpuBackend {
   bool ReadProcessList(DeviceState& d, int index, bool is_graphics,
                        std::vector<std::pair<int64_t, std::optional<int64_t>>>* out);
   Status InitLibrary();
+  // Open's steps (nvml_open.cc).
+  void ReadSystemInfo();
+  void ReadIdentity(DeviceState& d, int index, fleet::GpuInfo* info);
+  void ReadLimits(DeviceState& d, fleet::GpuInfo* info);
+  void ReadTopology(DeviceState& d, fleet::GpuInfo* info);
+  void RegisterEvents();
 
   NvmlOptions options_;
   Clock* clock_;

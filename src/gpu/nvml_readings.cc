@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// NvmlBackend's readings: the fast tier each tick, the slow tier less often,
+// and recent utilization from the driver's own sample buffer.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "gpu/nvml_backend.h"
+#include "gpu/nvml_text.h"
+
+namespace tarmac::gpu {
+
+using nvml::Return;
+using nvml_text::CString;
+
+Result<fleet::GpuSample> NvmlBackend::Sample(int index, unsigned tiers) {
+  if (index < 0 || index >= static_cast<int>(devices_.size())) {
+    return Status::InvalidArgument(fmt::format("nvml: no gpu {}", index));
+  }
+  DeviceState& d = devices_[static_cast<size_t>(index)];
+  fleet::GpuSample s;
+  s.index = index;
+  s.taken_at = clock_->WallNow();
+  if (fell_off_bus_[static_cast<size_t>(index)].load() && d.health == fleet::GpuHealth::kOk) {
+    d.health = fleet::GpuHealth::kLost;
+    d.error = fmt::format("nvml: gpu {}: Xid 79: GPU has fallen off the bus", index);
+  }
+  if (d.health == fleet::GpuHealth::kNoPermission || d.handle == nullptr) {
+    s.health = d.health;
+    s.error = d.error;
+    return s;
+  }
+  if (d.health != fleet::GpuHealth::kOk) {  // Lost or driver gone: stays so until re-opened.
+    s.health = d.health;
+    s.error = d.error;
+    return s;
+  }
+  if (tiers & fleet::kFastTier) ReadFast(d, index, &s);
+  if ((tiers & fleet::kSlowTier) && d.health == fleet::GpuHealth::kOk) ReadSlow(d, index, &s);
+  if (d.health != fleet::GpuHealth::kOk) {
+    // The device went away mid-sample: report the state, not half readings.
+    fleet::GpuSample lost;
+    lost.index = index;
+    lost.taken_at = s.taken_at;
+    lost.health = d.health;
+    lost.error = d.error;
+    return lost;
+  }
+  return s;
+}
+
+void NvmlBackend::ReadFast(DeviceState& d, int index, fleet::GpuSample* s) {
+  const nvml::Api& api = library_->api();
+  nvml::Device h = d.handle;
+  auto ok = [&](NvmlField field, const char* call, auto fn, auto... args) {
+    if (fn == nullptr || !Supported(d, field) || d.health != fleet::GpuHealth::kOk) return false;
+    return Check(d, index, field, call, fn(h, args...));
+  };
+
+  nvml::Utilization utilization{};
+  if (ok(NvmlField::kUtilization, "nvmlDeviceGetUtilizationRates", api.DeviceGetUtilizationRates,
+         &utilization)) {
+    s->utilization_gpu_ratio = utilization.gpu / 100.0;
+    s->utilization_memory_ratio = utilization.memory / 100.0;
+  }
+
+  // Memory: v2 separates reserved from used (as nvidia-smi shows it); v1's
+  // `used` includes the reserve on R510+ drivers.
+  nvml::MemoryV2 memory{};
+  memory.version = nvml::kMemoryV2Version;
+  bool has_memory = false;
+  if (api.DeviceGetMemoryInfoV2 != nullptr && Supported(d, NvmlField::kMemoryV2) &&
+      d.health == fleet::GpuHealth::kOk) {
+    Return r = api.DeviceGetMemoryInfoV2(h, &memory);
+    if (r == nvml::kErrorArgumentVersionMismatch) {
+      logger_->Log(LogLevel::kInfo,
+                   "nvml: nvmlDeviceGetMemoryInfo_v2(gpu {}): struct version {:#x} refused; "
+                   "using nvmlDeviceGetMemoryInfo",
+                   index, nvml::kMemoryV2Version);
+      d.unsupported[static_cast<size_t>(NvmlField::kMemoryV2)] = true;
+    } else if (Check(d, index, NvmlField::kMemoryV2, "nvmlDeviceGetMemoryInfo_v2", r)) {
+      s->memory_total_bytes = static_cast<int64_t>(memory.total);
+      s->memory_reserved_bytes = static_cast<int64_t>(memory.reserved);
+      s->memory_used_bytes = static_cast<int64_t>(memory.used);
+      s->memory_free_bytes = static_cast<int64_t>(memory.free);
+      has_memory = true;
+    }
+  }
+  nvml::MemoryV1 memory_v1{};
+  if (!has_memory &&
+      ok(NvmlField::kMemoryV1, "nvmlDeviceGetMemoryInfo", api.DeviceGetMemoryInfo, &memory_v1)) {
+    s->memory_total_bytes = static_cast<int64_t>(memory_v1.total);
+    s->memory_used_bytes = static_cast<int64_t>(memory_v1.used);
+    s->memory_free_bytes = static_cast<int64_t>(memory_v1.free);
+  }
+
+  unsigned value = 0;
+  if (ok(NvmlField::kPower, "nvmlDeviceGetPowerUsage", api.DeviceGetPowerUsage, &value)) {
+    s->power_milliwatts = value;
+  }
+  if (ok(NvmlField::kPowerLimit, "nvmlDeviceGetEnforcedPowerLimit", api.DeviceGetEnforcedPowerLimit,
+         &value)) {
+    s->power_limit_milliwatts = value;
+  }
+  unsigned long long energy = 0;
+  if (ok(NvmlField::kEnergy, "nvmlDeviceGetTotalEnergyConsumption",
+         api.DeviceGetTotalEnergyConsumption, &energy)) {
+    s->energy_millijoules = static_cast<int64_t>(energy);
+  }
+
+  nvml::TemperatureV1 temperature{};
+  temperature.version = nvml::kTemperatureV1Version;
+  temperature.sensorType = nvml::kTemperatureGpu;
+  bool has_temperature = false;
+  if (api.DeviceGetTemperatureV != nullptr && Supported(d, NvmlField::kTemperatureV) &&
+      d.health == fleet::GpuHealth::kOk) {
+    Return r = api.DeviceGetTemperatureV(h, &temperature);
+    if (r == nvml::kErrorArgumentVersionMismatch) {
+      d.unsupported[static_cast<size_t>(NvmlField::kTemperatureV)] = true;
+    } else if (r == nvml::kErrorNotSupported) {
+      // The sensor itself is absent: the old call will not do better.
+      d.unsupported[static_cast<size_t>(NvmlField::kTemperatureV)] = true;
+      d.unsupported[static_cast<size_t>(NvmlField::kTemperature)] = true;
+    } else if (Check(d, index, NvmlField::kTemperatureV, "nvmlDeviceGetTemperatureV", r)) {
+      s->temperature_celsius = temperature.temperature;
+      has_temperature = true;
+    }
+  }
+  if (!has_temperature && ok(NvmlField::kTemperature, "nvmlDeviceGetTemperature",
+                             api.DeviceGetTemperature, nvml::kTemperatureGpu, &value)) {
+    s->temperature_celsius = value;
+  }
+
+  if (ok(NvmlField::kSmClock, "nvmlDeviceGetClockInfo", api.DeviceGetClockInfo, nvml::kClockSm,
+         &value)) {
+    s->sm_clock_hertz = int64_t{value} * 1000000;
+  }
+  if (ok(NvmlField::kMemoryClock, "nvmlDeviceGetClockInfo", api.DeviceGetClockInfo,
+         nvml::kClockMem, &value)) {
+    s->memory_clock_hertz = int64_t{value} * 1000000;
+  }
+
+  unsigned long long reasons = 0;
+  if (api.DeviceGetCurrentClocksEventReasons != nullptr) {
+    if (ok(NvmlField::kClockEventReasons, "nvmlDeviceGetCurrentClocksEventReasons",
+           api.DeviceGetCurrentClocksEventReasons, &reasons)) {
+      s->clock_event_reasons = reasons;
+    }
+  } else if (ok(NvmlField::kThrottleReasons, "nvmlDeviceGetCurrentClocksThrottleReasons",
+                api.DeviceGetCurrentClocksThrottleReasons, &reasons)) {
+    s->clock_event_reasons = reasons;
+  }
+
+  int pstate = 0;
+  if (ok(NvmlField::kPerformanceState, "nvmlDeviceGetPerformanceState",
+         api.DeviceGetPerformanceState, &pstate) &&
+      pstate != nvml::kPstateUnknown) {
+    s->performance_state = pstate;
+  }
+  ReadProcesses(d, index, s);
+  ReadGpm(d, index, s);
+}
+
+void NvmlBackend::ReadSlow(DeviceState& d, int index, fleet::GpuSample* s) {
+  const nvml::Api& api = library_->api();
+  nvml::Device h = d.handle;
+  auto ok = [&](NvmlField field, const char* call, auto fn, auto... args) {
+    if (fn == nullptr || !Supported(d, field) || d.health != fleet::GpuHealth::kOk) return false;
+    return Check(d, index, field, call, fn(h, args...));
+  };
+  unsigned value = 0;
+  if (ok(NvmlField::kFan, "nvmlDeviceGetFanSpeed", api.DeviceGetFanSpeed, &value)) {
+    s->fan_speed_ratio = value / 100.0;
+  }
+  if (ok(NvmlField::kPcieGeneration, "nvmlDeviceGetCurrPcieLinkGeneration",
+         api.DeviceGetCurrPcieLinkGeneration, &value)) {
+    s->pcie_generation = static_cast<int>(value);
+  }
+  if (ok(NvmlField::kPcieWidth, "nvmlDeviceGetCurrPcieLinkWidth", api.DeviceGetCurrPcieLinkWidth,
+         &value)) {
+    s->pcie_width = static_cast<int>(value);
+  }
+  // PCIe traffic from the byte counters (field values), never from the
+  // blocking 20 ms nvmlDeviceGetPcieThroughput.
+  if (api.DeviceGetFieldValues != nullptr && Supported(d, NvmlField::kPcieCounters) &&
+      d.health == fleet::GpuHealth::kOk) {
+    nvml::FieldValue fields[2] = {};
+    fields[0].fieldId = nvml::kFieldPcieCountTxBytes;
+    fields[1].fieldId = nvml::kFieldPcieCountRxBytes;
+    if (Check(d, index, NvmlField::kPcieCounters, "nvmlDeviceGetFieldValues",
+              api.DeviceGetFieldValues(h, 2, fields))) {
+      // Call-level success only means some entries were filled.
+      if (fields[0].nvmlReturn == nvml::kSuccess) s->pcie_tx_bytes = static_cast<int64_t>(fields[0].value.ullVal);
+      if (fields[1].nvmlReturn == nvml::kSuccess) s->pcie_rx_bytes = static_cast<int64_t>(fields[1].value.ullVal);
+      if (fields[0].nvmlReturn == nvml::kErrorNotSupported &&
+          fields[1].nvmlReturn == nvml::kErrorNotSupported) {
+        d.unsupported[static_cast<size_t>(NvmlField::kPcieCounters)] = true;
+      }
+    }
+  }
+  unsigned long long count = 0;
+  auto ecc = [&](int type, int counter, std::optional<int64_t>* out) {
+    if (ok(NvmlField::kEcc, "nvmlDeviceGetTotalEccErrors", api.DeviceGetTotalEccErrors, type,
+           counter, &count)) {
+      *out = static_cast<int64_t>(count);
+    }
+  };
+  ecc(nvml::kMemoryErrorCorrected, nvml::kEccCounterVolatile, &s->ecc.volatile_corrected);
+  ecc(nvml::kMemoryErrorUncorrected, nvml::kEccCounterVolatile, &s->ecc.volatile_uncorrected);
+  ecc(nvml::kMemoryErrorCorrected, nvml::kEccCounterAggregate, &s->ecc.aggregate_corrected);
+  ecc(nvml::kMemoryErrorUncorrected, nvml::kEccCounterAggregate, &s->ecc.aggregate_uncorrected);
+
+  unsigned corrected = 0, uncorrected = 0, pending = 0, failure = 0;
+  if (ok(NvmlField::kRemappedRows, "nvmlDeviceGetRemappedRows", api.DeviceGetRemappedRows,
+         &corrected, &uncorrected, &pending, &failure)) {
+    s->remapped_rows = fleet::RemappedRows{corrected, uncorrected, pending != 0, failure != 0};
+  }
+
+  if (api.DeviceGetNvLinkState != nullptr && Supported(d, NvmlField::kNvLink)) {
+    // Links are numbered densely; the first INVALID_ARGUMENT or
+    // NOT_SUPPORTED past the last one ends the scan (probed once).
+    unsigned limit = d.nvlink_count >= 0 ? static_cast<unsigned>(d.nvlink_count) : nvml::kNvLinkMaxLinks;
+    for (unsigned link = 0; link < limit; ++link) {
+      int active = 0;
+      Return r = api.DeviceGetNvLinkState(h, link, &active);
+      if (r != nvml::kSuccess) {
+        if (r == nvml::kErrorGpuIsLost) Check(d, index, NvmlField::kNvLink, "nvmlDeviceGetNvLinkState", r);
+        break;
+      }
+      s->nvlink_active.push_back(active == 1);
+    }
+    if (d.nvlink_count < 0) d.nvlink_count = static_cast<int>(s->nvlink_active.size());
+  }
+}
+
+std::optional<double> NvmlBackend::RecentUtilization(int index, std::chrono::seconds window) {
+  if (index < 0 || index >= static_cast<int>(devices_.size())) return std::nullopt;
+  DeviceState& d = devices_[static_cast<size_t>(index)];
+  const nvml::Api& api = library_->api();
+  if (d.handle == nullptr || d.health != fleet::GpuHealth::kOk || api.DeviceGetSamples == nullptr ||
+      !Supported(d, NvmlField::kSamples)) {
+    return std::nullopt;
+  }
+  // Take the driver's whole buffer and keep the samples within `window` of
+  // its newest one: anchored to the device's own sample clock.
+  int value_type = 0;
+  unsigned count = 0;
+  Return r = api.DeviceGetSamples(d.handle, nvml::kSamplingGpuUtilization, 0, &value_type, &count, nullptr);
+  if (r != nvml::kSuccess && r != nvml::kErrorInsufficientSize) {
+    if (r != nvml::kErrorNotFound) Check(d, index, NvmlField::kSamples, "nvmlDeviceGetSamples", r);
+    return std::nullopt;
+  }
+  if (count == 0) return std::nullopt;
+  std::vector<nvml::Sample> samples(count);
+  r = api.DeviceGetSamples(d.handle, nvml::kSamplingGpuUtilization, 0, &value_type, &count, samples.data());
+  if (!Check(d, index, NvmlField::kSamples, "nvmlDeviceGetSamples", r) || count == 0) return std::nullopt;
+  samples.resize(std::min<size_t>(count, samples.size()));
+  unsigned long long newest = 0;
+  for (const nvml::Sample& sample : samples) newest = std::max(newest, sample.timeStamp);
+  unsigned long long window_us = static_cast<unsigned long long>(window.count()) * 1000000ULL;
+  double sum = 0;
+  int n = 0;
+  for (const nvml::Sample& sample : samples) {
+    if (newest - sample.timeStamp >= window_us) continue;
+    double v = 0;
+    switch (value_type) {
+      case nvml::kValueTypeDouble: v = sample.sampleValue.dVal; break;
+      case nvml::kValueTypeUnsignedInt: v = sample.sampleValue.uiVal; break;
+      case nvml::kValueTypeUnsignedLong: v = static_cast<double>(sample.sampleValue.ulVal); break;
+      case nvml::kValueTypeUnsignedLongLong: v = static_cast<double>(sample.sampleValue.ullVal); break;
+      case nvml::kValueTypeSignedLongLong: v = static_cast<double>(sample.sampleValue.sllVal); break;
+      case nvml::kValueTypeSignedInt: v = sample.sampleValue.siVal; break;
+      default: continue;
+    }
+    sum += v;
+    ++n;
+  }
+  if (n == 0) return std::nullopt;
+  return sum / n / 100.0;
+}
+
+}  // namespace tarmac::gpu
