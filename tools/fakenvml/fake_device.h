@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// What every section of the fake libnvidia-ml shares: the export macro, the
+// process-wide state, and one device call's view of the simulated world
+// (Dev), with the ABI's string convention. Internal to the fake.
+#pragma once
+
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "fake_state.h"
+
+#define NVML_EXPORT extern "C" __attribute__((visibility("default")))
+
+// Exported by one section, called by another.
+extern "C" tarmac::gpu::nvml::Return nvmlDeviceGetPciInfo_v3(nvmlDevice_st* device, tarmac::gpu::nvml::PciInfo* pci);
+
+namespace tarmac::fakenvml {
+
+using namespace tarmac::gpu::nvml;  // NOLINT: one ABI shim.
+
+inline FakeState& Fake() { return FakeState::Get(); }
+
+// One device call's view of the world.
+struct Dev {
+  Return r = kSuccess;
+  int index = 0;
+  std::shared_ptr<const sim::WorldState> state;
+  const sim::GpuSpec* spec = nullptr;
+  const sim::GpuState* g = nullptr;
+};
+
+inline Dev Open(nvmlDevice_st* device) {
+  Dev d;
+  d.r = Fake().Resolve(device, &d.index, &d.state);
+  if (d.r != kSuccess) return d;
+  sim::World* world = Fake().world();
+  if (world == nullptr) {
+    d.r = kErrorUninitialized;
+    return d;
+  }
+  d.spec = &world->scenario().gpus[static_cast<size_t>(d.index)];
+  d.g = &d.state->gpus[static_cast<size_t>(d.index)];
+  return d;
+}
+
+inline Return CopyString(const std::string& value, char* out, unsigned length) {
+  if (out == nullptr) return kErrorInvalidArgument;
+  if (value.size() + 1 > length) return kErrorInsufficientSize;
+  std::memcpy(out, value.c_str(), value.size() + 1);
+  return kSuccess;
+}
+
+inline bool Unsupported(const Dev& d, const char* field) { return !d.spec->Supports(field); }
+
+inline unsigned long long Micros(std::chrono::system_clock::time_point t) {
+  return static_cast<unsigned long long>(
+      std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count());
+}
+
+}  // namespace tarmac::fakenvml

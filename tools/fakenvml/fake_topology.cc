@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// The fake libnvidia-ml (README.md here says what it is): PCIe, NVLink, topology.
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
+#include "common/cpu_list.h"
+#include "fake_device.h"
+
+namespace {
+using namespace tarmac;             // NOLINT: one ABI shim.
+using namespace tarmac::fakenvml;   // NOLINT
+}  // namespace
+
+NVML_EXPORT Return nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_st* device, unsigned* gen) {
+  Dev d = Open(device);
+  if (d.r != kSuccess) return d.r;
+  if (gen == nullptr) return kErrorInvalidArgument;
+  *gen = static_cast<unsigned>(d.g->pcie_generation);
+  return kSuccess;
+}
+NVML_EXPORT Return nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_st* device, unsigned* width) {
+  Dev d = Open(device);
+  if (d.r != kSuccess) return d.r;
+  if (width == nullptr) return kErrorInvalidArgument;
+  *width = static_cast<unsigned>(d.g->pcie_width);
+  return kSuccess;
+}
+NVML_EXPORT Return nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_st* device, unsigned* gen) {
+  Dev d = Open(device);
+  if (d.r != kSuccess) return d.r;
+  if (gen == nullptr) return kErrorInvalidArgument;
+  *gen = static_cast<unsigned>(d.spec->pcie_generation);
+  return kSuccess;
+}
+NVML_EXPORT Return nvmlDeviceGetGpuMaxPcieLinkGeneration(nvmlDevice_st* device, unsigned* gen) {
+  return nvmlDeviceGetMaxPcieLinkGeneration(device, gen);
+}
+NVML_EXPORT Return nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_st* device, unsigned* width) {
+  Dev d = Open(device);
+  if (d.r != kSuccess) return d.r;
+  if (width == nullptr) return kErrorInvalidArgument;
+  *width = static_cast<unsigned>(d.spec->pcie_width);
+  return kSuccess;
+}
+
+// The driver samples this over 20 ms; the fake answers at once.
+NVML_EXPORT Return nvmlDeviceGetPcieThroughput(nvmlDevice_st* device, int counter, unsigned* kbps) {
+  Dev d = Open(device);
+  if (d.r != kSuccess) return d.r;
+  if (Unsupported(d, "pcie_counters")) return kErrorNotSupported;
+  if (kbps == nullptr) return kErrorInvalidArgument;
+  if (counter == kPcieUtilTxBytes) *kbps = static_cast<unsigned>(d.g->pcie_tx_kilobytes_per_second);
+  else if (counter == kPcieUtilRxBytes) *kbps = static_cast<unsigned>(d.g->pcie_rx_kilobytes_per_second);
+  else return kErrorInvalidArgument;
+  return kSuccess;
+}
+
+NVML_EXPORT Return nvmlDeviceGetFieldValues(nvmlDevice_st* device, int count, FieldValue* values) {
+  Dev d = Open(device);
+  if (d.r != kSuccess) return d.r;
+  if (values == nullptr || count < 0) return kErrorInvalidArgument;
+  long long now_us = static_cast<long long>(Micros(d.state->evaluated_at));
+  for (int i = 0; i < count; ++i) {
+    FieldValue& v = values[i];
+    v.timestamp = now_us;
+    v.latencyUsec = 0;
+    v.valueType = kValueTypeUnsignedLongLong;
+    v.nvmlReturn = kSuccess;
+    switch (v.fieldId) {
+      case kFieldPcieCountTxBytes:
+        if (Unsupported(d, "pcie_counters")) v.nvmlReturn = kErrorNotSupported;
+        else v.value.ullVal = static_cast<unsigned long long>(d.g->pcie_tx_bytes);
+        break;
+      case kFieldPcieCountRxBytes:
+        if (Unsupported(d, "pcie_counters")) v.nvmlReturn = kErrorNotSupported;
+        else v.value.ullVal = static_cast<unsigned long long>(d.g->pcie_rx_bytes);
+        break;
+      case kFieldTotalEnergyConsumption:
+        if (Unsupported(d, "energy")) v.nvmlReturn = kErrorNotSupported;
+        else v.value.ullVal = static_cast<unsigned long long>(d.g->energy_millijoules);
+        break;
+      default: v.nvmlReturn = kErrorNotSupported; break;
+    }
+  }
+  return kSuccess;
+}
+
+NVML_EXPORT Return nvmlDeviceGetNvLinkState(nvmlDevice_st* device, unsigned link, int* active) {
+  Dev d = Open(device);
+  if (d.r != kSuccess) return d.r;
+  if (active == nullptr) return kErrorInvalidArgument;
+  if (d.spec->nvlink_peers.empty()) return kErrorNotSupported;
+  if (link >= d.spec->nvlink_peers.size()) return kErrorInvalidArgument;
+  *active = 1;
+  return kSuccess;
+}
+
+NVML_EXPORT Return nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_st* device, unsigned link, PciInfo* pci) {
+  Dev d = Open(device);
+  if (d.r != kSuccess) return d.r;
+  if (pci == nullptr) return kErrorInvalidArgument;
+  if (link >= d.spec->nvlink_peers.size()) return kErrorInvalidArgument;
+  return nvmlDeviceGetPciInfo_v3(Fake().Handle(d.spec->nvlink_peers[link]), pci);
+}
+
+NVML_EXPORT Return nvmlDeviceGetNumaNodeId(nvmlDevice_st* device, unsigned* node) {
+  Dev d = Open(device);
+  if (d.r != kSuccess) return d.r;
+  if (Unsupported(d, "numa_node") || d.spec->numa_node < 0) return kErrorNotSupported;
+  if (node == nullptr) return kErrorInvalidArgument;
+  *node = static_cast<unsigned>(d.spec->numa_node);
+  return kSuccess;
+}
+
+NVML_EXPORT Return nvmlDeviceGetCpuAffinity(nvmlDevice_st* device, unsigned size, unsigned long* set) {
+  Dev d = Open(device);
+  if (d.r != kSuccess) return d.r;
+  if (set == nullptr || size == 0) return kErrorInvalidArgument;
+  Result<std::vector<uint64_t>> mask = ParseCpuList(d.spec->cpus);
+  if (!mask.ok()) return kErrorNotSupported;
+  for (unsigned i = 0; i < size; ++i) set[i] = i < mask.value().size() ? mask.value()[i] : 0;
+  return kSuccess;
+}
+
+NVML_EXPORT Return nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_st* a, nvmlDevice_st* b, int* level) {
+  Dev da = Open(a);
+  if (da.r != kSuccess) return da.r;
+  Dev db = Open(b);
+  if (db.r != kSuccess) return db.r;
+  if (level == nullptr) return kErrorInvalidArgument;
+  if (da.index == db.index) *level = 0;                                // INTERNAL
+  else if (da.spec->numa_node == db.spec->numa_node) *level = 40;      // NODE
+  else *level = 50;                                                    // SYSTEM
+  return kSuccess;
+}
