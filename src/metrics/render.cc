@@ -230,6 +230,228 @@ void Gauge(Exposition* out, const std::vector<FamilyDoc>& docs, std::string_view
   }
 }
 
+// What one scrape renders from, shared by the collectors below.
+struct Scrape {
+  const fleet::Snapshot& snapshot;
+  const fleet::FleetView& fleet;
+  const fleet::SamplerStats& stats;
+  const std::map<std::string, GpuCounters>& counters;
+  const RenderOptions& options;
+  std::string host;
+  const std::vector<FamilyDoc>& docs;
+};
+
+// dcgm-exporter's families, under its names and labels.
+void CollectDcgm(const Scrape& s, Exposition* out) {
+  const fleet::FleetView& fleet = s.fleet;
+  const std::string& host = s.host;
+  const RenderOptions& options = s.options;
+  // Each GPU's labels once (finding its pod walks its processes), not once
+  // per family.
+  std::vector<Labels> dcgm_labels;
+  dcgm_labels.reserve(fleet.gpus.size());
+  for (const fleet::GpuView& g : fleet.gpus) {
+    dcgm_labels.push_back(DcgmLabels(g, host, fleet.system.driver_version, options.dcgm_hostname_label));
+  }
+  for (const GpuFamily& f : DcgmGpuFamilies()) {
+    out->Family(f.doc.name, f.doc.type, f.doc.help);
+    for (size_t i = 0; i < fleet.gpus.size(); ++i) {
+      const fleet::GpuView& g = fleet.gpus[i];
+      if (!Readable(g)) continue;  // A lost GPU's series go stale (absent).
+      if (std::optional<double> v = f.value(g)) out->Sample(f.doc.name, dcgm_labels[i], *v);
+    }
+  }
+}
+
+// Whether each GPU is there and readable.
+void CollectGpuState(const Scrape& s, Exposition* out) {
+  const fleet::FleetView& fleet = s.fleet;
+  const std::string& host = s.host;
+  const std::vector<FamilyDoc>& docs = s.docs;
+  Gauge(out, docs, "tarmac_gpu_info");
+  for (const fleet::GpuView& g : fleet.gpus) {
+    Labels l = NativeLabels(g, host);
+    l.emplace_back("pci_bus_id", g.info.pci_bus_id);
+    l.emplace_back("driver_version", fleet.system.driver_version);
+    out->Sample("tarmac_gpu_info", l, 1);
+  }
+  Gauge(out, docs, "tarmac_gpu_up");
+  for (const fleet::GpuView& g : fleet.gpus) out->Sample("tarmac_gpu_up", NativeLabels(g, host), Readable(g) ? 1 : 0);
+  Gauge(out, docs, "tarmac_gpu_lost");
+  for (const fleet::GpuView& g : fleet.gpus) {
+    out->Sample("tarmac_gpu_lost", NativeLabels(g, host), g.sample.health == fleet::GpuHealth::kLost ? 1 : 0);
+  }
+  Gauge(out, docs, "tarmac_gpu_unresponsive");
+  for (const fleet::GpuView& g : fleet.gpus) {
+    out->Sample("tarmac_gpu_unresponsive", NativeLabels(g, host),
+               g.sample.health == fleet::GpuHealth::kUnresponsive ? 1 : 0);
+  }
+}
+
+// Each GPU's readings, and why it throttles (now and in total).
+void CollectGpuReadings(const Scrape& s, Exposition* out) {
+  const fleet::FleetView& fleet = s.fleet;
+  const std::string& host = s.host;
+  const std::vector<FamilyDoc>& docs = s.docs;
+  const std::map<std::string, GpuCounters>& counters = s.counters;
+  for (const GpuFamily& f : NativeGpuFamilies()) {
+    out->Family(f.doc.name, f.doc.type, f.doc.help);
+    for (const fleet::GpuView& g : fleet.gpus) {
+      if (!Readable(g)) continue;
+      if (std::optional<double> v = f.value(g)) out->Sample(f.doc.name, NativeLabels(g, host), *v);
+    }
+  }
+  Gauge(out, docs, "tarmac_gpu_throttled");
+  for (const fleet::GpuView& g : fleet.gpus) {
+    if (!Readable(g) || !g.sample.clock_event_reasons) continue;
+    for (const fleet::ClockEventReason& r : fleet::ClockEventReasons()) {
+      if (!r.is_throttle) continue;
+      out->Sample("tarmac_gpu_throttled", With(NativeLabels(g, host), "reason", std::string(r.name)),
+                 (*g.sample.clock_event_reasons & r.bit) ? 1 : 0);
+    }
+  }
+  Gauge(out, docs, "tarmac_gpu_throttle_seconds_total");
+  for (const fleet::GpuView& g : fleet.gpus) {
+    auto c = counters.find(g.info.uuid);
+    if (c == counters.end()) continue;
+    for (const auto& [reason, seconds] : c->second.throttle_seconds) {
+      out->Sample("tarmac_gpu_throttle_seconds_total", With(NativeLabels(g, host), "reason", reason), seconds);
+    }
+  }
+}
+
+// ECC, remapped rows and Xid errors.
+void CollectGpuErrors(const Scrape& s, Exposition* out) {
+  const fleet::FleetView& fleet = s.fleet;
+  const std::string& host = s.host;
+  const std::vector<FamilyDoc>& docs = s.docs;
+  Gauge(out, docs, "tarmac_gpu_ecc_errors_total");
+  for (const fleet::GpuView& g : fleet.gpus) {
+    if (!Readable(g)) continue;
+    const fleet::EccCounts& e = g.sample.ecc;
+    auto put = [&](const std::optional<int64_t>& v, const char* kind, const char* scope) {
+      if (v) out->Sample("tarmac_gpu_ecc_errors_total", With(With(NativeLabels(g, host), "kind", kind), "scope", scope),
+                        static_cast<double>(*v));
+    };
+    put(e.volatile_corrected, "corrected", "volatile");
+    put(e.volatile_uncorrected, "uncorrected", "volatile");
+    put(e.aggregate_corrected, "corrected", "aggregate");
+    put(e.aggregate_uncorrected, "uncorrected", "aggregate");
+  }
+  Gauge(out, docs, "tarmac_gpu_remapped_rows_total");
+  for (const fleet::GpuView& g : fleet.gpus) {
+    if (!Readable(g) || !g.sample.remapped_rows) continue;
+    out->Sample("tarmac_gpu_remapped_rows_total", With(NativeLabels(g, host), "kind", "corrected"),
+               static_cast<double>(g.sample.remapped_rows->corrected));
+    out->Sample("tarmac_gpu_remapped_rows_total", With(NativeLabels(g, host), "kind", "uncorrected"),
+               static_cast<double>(g.sample.remapped_rows->uncorrected));
+  }
+  Gauge(out, docs, "tarmac_gpu_xid_errors_total");
+  for (const fleet::GpuView& g : fleet.gpus) {
+    for (const auto& [code, n] : g.xid_count_by_code) {
+      out->Sample("tarmac_gpu_xid_errors_total", With(NativeLabels(g, host), "xid", std::to_string(code)),
+                 static_cast<double>(n));
+    }
+  }
+}
+
+// Idle and held-idle time, and what it cost.
+void CollectIdle(const Scrape& s, Exposition* out) {
+  const fleet::FleetView& fleet = s.fleet;
+  const std::string& host = s.host;
+  const std::vector<FamilyDoc>& docs = s.docs;
+  const RenderOptions& options = s.options;
+  const std::map<std::string, GpuCounters>& counters = s.counters;
+  for (const char* name :
+       {"tarmac_gpu_idle_seconds_total", "tarmac_gpu_held_idle_seconds_total", "tarmac_gpu_idle_cost_total"}) {
+    Gauge(out, docs, name);
+    for (const fleet::GpuView& g : fleet.gpus) {
+      auto c = counters.find(g.info.uuid);
+      if (c == counters.end()) continue;
+      std::string_view n(name);
+      if (n == "tarmac_gpu_idle_cost_total") {
+        out->Sample(name, With(NativeLabels(g, host), "currency", options.currency), c->second.idle_cost);
+      } else {
+        out->Sample(name, NativeLabels(g, host),
+                   n == "tarmac_gpu_idle_seconds_total" ? c->second.idle_seconds : c->second.held_idle_seconds);
+      }
+    }
+  }
+}
+
+// Per process, under a cap: the biggest memory holders first.
+void CollectProcesses(const Scrape& s, Exposition* out) {
+  const fleet::FleetView& fleet = s.fleet;
+  const std::string& host = s.host;
+  const std::vector<FamilyDoc>& docs = s.docs;
+  const RenderOptions& options = s.options;
+  std::vector<std::pair<const fleet::GpuView*, const fleet::ProcessView*>> processes;
+  for (const fleet::GpuView& g : fleet.gpus) {
+    for (const fleet::ProcessView& p : g.processes) processes.emplace_back(&g, &p);
+  }
+  std::stable_sort(processes.begin(), processes.end(), [](const auto& a, const auto& b) {
+    return a.second->process.used_memory_bytes.value_or(0) > b.second->process.used_memory_bytes.value_or(0);
+  });
+  size_t dropped = processes.size() > options.max_process_series ? processes.size() - options.max_process_series : 0;
+  processes.resize(processes.size() - dropped);
+  auto process_labels = [&](const fleet::GpuView& g, const fleet::ProcessView& p) {
+    Labels l = NativeLabels(g, host);
+    l.emplace_back("pid", std::to_string(p.process.pid));
+    l.emplace_back("user", p.details.user);
+    l.emplace_back("command", p.details.name.empty() ? p.details.command.substr(0, 64) : p.details.name);
+    if (!p.details.cgroup.container_id.empty()) l.emplace_back("container", p.details.cgroup.container_id.substr(0, 12));
+    if (!p.details.cgroup.pod_uid.empty()) l.emplace_back("pod_uid", p.details.cgroup.pod_uid);
+    if (!p.details.cgroup.slurm_job_id.empty()) l.emplace_back("slurm_job", p.details.cgroup.slurm_job_id);
+    const fleet::KubernetesNames& k = p.details.kubernetes;
+    if (!k.pod.empty()) l.emplace_back("pod", k.pod);
+    if (!k.pod_namespace.empty()) l.emplace_back("namespace", k.pod_namespace);
+    if (!k.container.empty()) l.emplace_back("container_name", k.container);
+    return l;
+  };
+  Gauge(out, docs, "tarmac_process_gpu_memory_bytes");
+  for (const auto& [g, p] : processes) {
+    if (p->process.used_memory_bytes) {
+      out->Sample("tarmac_process_gpu_memory_bytes", process_labels(*g, *p),
+                 static_cast<double>(*p->process.used_memory_bytes));
+    }
+  }
+  Gauge(out, docs, "tarmac_process_sm_utilization_ratio");
+  for (const auto& [g, p] : processes) {
+    if (p->process.sm_utilization_ratio) {
+      out->Sample("tarmac_process_sm_utilization_ratio", process_labels(*g, *p), *p->process.sm_utilization_ratio);
+    }
+  }
+  Gauge(out, docs, "tarmac_process_series_dropped");
+  out->Sample("tarmac_process_series_dropped", {{"hostname", host}}, static_cast<double>(dropped));
+}
+
+// The agent itself: build, driver, NVML errors, sampling.
+void CollectAgent(const Scrape& s, Exposition* out) {
+  const fleet::FleetView& fleet = s.fleet;
+  const std::string& host = s.host;
+  const std::vector<FamilyDoc>& docs = s.docs;
+  const RenderOptions& options = s.options;
+  const fleet::Snapshot& snapshot = s.snapshot;
+  const fleet::SamplerStats& stats = s.stats;
+  Gauge(out, docs, "tarmac_build_info");
+  out->Sample("tarmac_build_info", {{"hostname", host}, {"version", options.version}}, 1);
+  Gauge(out, docs, "tarmac_driver_up");
+  out->Sample("tarmac_driver_up", {{"hostname", host}}, fleet.backend_error.empty() ? 1 : 0);
+  Gauge(out, docs, "tarmac_nvml_errors_total");
+  for (const auto& [key, n] : snapshot.call_errors) {
+    out->Sample("tarmac_nvml_errors_total", {{"hostname", host}, {"call", key.call}, {"error", key.error}},
+               static_cast<double>(n));
+  }
+  Gauge(out, docs, "tarmac_sample_duration_seconds");
+  out->Sample("tarmac_sample_duration_seconds", {{"hostname", host}},
+             static_cast<double>(snapshot.tick_duration.count()) / 1e6);
+  Gauge(out, docs, "tarmac_last_sample_timestamp_seconds");
+  out->Sample("tarmac_last_sample_timestamp_seconds", {{"hostname", host}},
+             std::chrono::duration<double>(fleet.taken_at.time_since_epoch()).count());
+  Gauge(out, docs, "tarmac_sampler_ticks_total");
+  out->Sample("tarmac_sampler_ticks_total", {{"hostname", host}}, static_cast<double>(stats.ticks));
+}
+
 }  // namespace
 
 const std::vector<FamilyDoc>& NativeFamilies() {
@@ -254,171 +476,15 @@ const std::vector<FamilyDoc>& DcgmFamilies() {
 std::string RenderMetrics(const fleet::Snapshot& snapshot, const fleet::SamplerStats& stats,
                           const std::map<std::string, GpuCounters>& counters, const RenderOptions& options) {
   Exposition out;
-  const fleet::FleetView& fleet = snapshot.fleet;
-  std::string host = options.hostname.empty() ? fleet.hostname : options.hostname;
-  const std::vector<FamilyDoc>& docs = OtherNativeFamilies();
-
-  if (options.is_dcgm_compatible) {
-    // Each GPU's labels once (finding its pod walks its processes), not
-    // once per family.
-    std::vector<Labels> dcgm_labels;
-    dcgm_labels.reserve(fleet.gpus.size());
-    for (const fleet::GpuView& g : fleet.gpus) {
-      dcgm_labels.push_back(DcgmLabels(g, host, fleet.system.driver_version, options.dcgm_hostname_label));
-    }
-    for (const GpuFamily& f : DcgmGpuFamilies()) {
-      out.Family(f.doc.name, f.doc.type, f.doc.help);
-      for (size_t i = 0; i < fleet.gpus.size(); ++i) {
-        const fleet::GpuView& g = fleet.gpus[i];
-        if (!Readable(g)) continue;  // A lost GPU's series go stale (absent).
-        if (std::optional<double> v = f.value(g)) out.Sample(f.doc.name, dcgm_labels[i], *v);
-      }
-    }
-  }
-
-  Gauge(&out, docs, "tarmac_gpu_info");
-  for (const fleet::GpuView& g : fleet.gpus) {
-    Labels l = NativeLabels(g, host);
-    l.emplace_back("pci_bus_id", g.info.pci_bus_id);
-    l.emplace_back("driver_version", fleet.system.driver_version);
-    out.Sample("tarmac_gpu_info", l, 1);
-  }
-  Gauge(&out, docs, "tarmac_gpu_up");
-  for (const fleet::GpuView& g : fleet.gpus) out.Sample("tarmac_gpu_up", NativeLabels(g, host), Readable(g) ? 1 : 0);
-  Gauge(&out, docs, "tarmac_gpu_lost");
-  for (const fleet::GpuView& g : fleet.gpus) {
-    out.Sample("tarmac_gpu_lost", NativeLabels(g, host), g.sample.health == fleet::GpuHealth::kLost ? 1 : 0);
-  }
-  Gauge(&out, docs, "tarmac_gpu_unresponsive");
-  for (const fleet::GpuView& g : fleet.gpus) {
-    out.Sample("tarmac_gpu_unresponsive", NativeLabels(g, host),
-               g.sample.health == fleet::GpuHealth::kUnresponsive ? 1 : 0);
-  }
-  for (const GpuFamily& f : NativeGpuFamilies()) {
-    out.Family(f.doc.name, f.doc.type, f.doc.help);
-    for (const fleet::GpuView& g : fleet.gpus) {
-      if (!Readable(g)) continue;
-      if (std::optional<double> v = f.value(g)) out.Sample(f.doc.name, NativeLabels(g, host), *v);
-    }
-  }
-  Gauge(&out, docs, "tarmac_gpu_throttled");
-  for (const fleet::GpuView& g : fleet.gpus) {
-    if (!Readable(g) || !g.sample.clock_event_reasons) continue;
-    for (const fleet::ClockEventReason& r : fleet::ClockEventReasons()) {
-      if (!r.is_throttle) continue;
-      out.Sample("tarmac_gpu_throttled", With(NativeLabels(g, host), "reason", std::string(r.name)),
-                 (*g.sample.clock_event_reasons & r.bit) ? 1 : 0);
-    }
-  }
-  Gauge(&out, docs, "tarmac_gpu_throttle_seconds_total");
-  for (const fleet::GpuView& g : fleet.gpus) {
-    auto c = counters.find(g.info.uuid);
-    if (c == counters.end()) continue;
-    for (const auto& [reason, seconds] : c->second.throttle_seconds) {
-      out.Sample("tarmac_gpu_throttle_seconds_total", With(NativeLabels(g, host), "reason", reason), seconds);
-    }
-  }
-  Gauge(&out, docs, "tarmac_gpu_ecc_errors_total");
-  for (const fleet::GpuView& g : fleet.gpus) {
-    if (!Readable(g)) continue;
-    const fleet::EccCounts& e = g.sample.ecc;
-    auto put = [&](const std::optional<int64_t>& v, const char* kind, const char* scope) {
-      if (v) out.Sample("tarmac_gpu_ecc_errors_total", With(With(NativeLabels(g, host), "kind", kind), "scope", scope),
-                        static_cast<double>(*v));
-    };
-    put(e.volatile_corrected, "corrected", "volatile");
-    put(e.volatile_uncorrected, "uncorrected", "volatile");
-    put(e.aggregate_corrected, "corrected", "aggregate");
-    put(e.aggregate_uncorrected, "uncorrected", "aggregate");
-  }
-  Gauge(&out, docs, "tarmac_gpu_remapped_rows_total");
-  for (const fleet::GpuView& g : fleet.gpus) {
-    if (!Readable(g) || !g.sample.remapped_rows) continue;
-    out.Sample("tarmac_gpu_remapped_rows_total", With(NativeLabels(g, host), "kind", "corrected"),
-               static_cast<double>(g.sample.remapped_rows->corrected));
-    out.Sample("tarmac_gpu_remapped_rows_total", With(NativeLabels(g, host), "kind", "uncorrected"),
-               static_cast<double>(g.sample.remapped_rows->uncorrected));
-  }
-  Gauge(&out, docs, "tarmac_gpu_xid_errors_total");
-  for (const fleet::GpuView& g : fleet.gpus) {
-    for (const auto& [code, n] : g.xid_count_by_code) {
-      out.Sample("tarmac_gpu_xid_errors_total", With(NativeLabels(g, host), "xid", std::to_string(code)),
-                 static_cast<double>(n));
-    }
-  }
-  for (const char* name :
-       {"tarmac_gpu_idle_seconds_total", "tarmac_gpu_held_idle_seconds_total", "tarmac_gpu_idle_cost_total"}) {
-    Gauge(&out, docs, name);
-    for (const fleet::GpuView& g : fleet.gpus) {
-      auto c = counters.find(g.info.uuid);
-      if (c == counters.end()) continue;
-      std::string_view n(name);
-      if (n == "tarmac_gpu_idle_cost_total") {
-        out.Sample(name, With(NativeLabels(g, host), "currency", options.currency), c->second.idle_cost);
-      } else {
-        out.Sample(name, NativeLabels(g, host),
-                   n == "tarmac_gpu_idle_seconds_total" ? c->second.idle_seconds : c->second.held_idle_seconds);
-      }
-    }
-  }
-
-  // Per process, under a cap: the biggest memory holders first.
-  std::vector<std::pair<const fleet::GpuView*, const fleet::ProcessView*>> processes;
-  for (const fleet::GpuView& g : fleet.gpus) {
-    for (const fleet::ProcessView& p : g.processes) processes.emplace_back(&g, &p);
-  }
-  std::stable_sort(processes.begin(), processes.end(), [](const auto& a, const auto& b) {
-    return a.second->process.used_memory_bytes.value_or(0) > b.second->process.used_memory_bytes.value_or(0);
-  });
-  size_t dropped = processes.size() > options.max_process_series ? processes.size() - options.max_process_series : 0;
-  processes.resize(processes.size() - dropped);
-  auto process_labels = [&](const fleet::GpuView& g, const fleet::ProcessView& p) {
-    Labels l = NativeLabels(g, host);
-    l.emplace_back("pid", std::to_string(p.process.pid));
-    l.emplace_back("user", p.details.user);
-    l.emplace_back("command", p.details.name.empty() ? p.details.command.substr(0, 64) : p.details.name);
-    if (!p.details.cgroup.container_id.empty()) l.emplace_back("container", p.details.cgroup.container_id.substr(0, 12));
-    if (!p.details.cgroup.pod_uid.empty()) l.emplace_back("pod_uid", p.details.cgroup.pod_uid);
-    if (!p.details.cgroup.slurm_job_id.empty()) l.emplace_back("slurm_job", p.details.cgroup.slurm_job_id);
-    const fleet::KubernetesNames& k = p.details.kubernetes;
-    if (!k.pod.empty()) l.emplace_back("pod", k.pod);
-    if (!k.pod_namespace.empty()) l.emplace_back("namespace", k.pod_namespace);
-    if (!k.container.empty()) l.emplace_back("container_name", k.container);
-    return l;
-  };
-  Gauge(&out, docs, "tarmac_process_gpu_memory_bytes");
-  for (const auto& [g, p] : processes) {
-    if (p->process.used_memory_bytes) {
-      out.Sample("tarmac_process_gpu_memory_bytes", process_labels(*g, *p),
-                 static_cast<double>(*p->process.used_memory_bytes));
-    }
-  }
-  Gauge(&out, docs, "tarmac_process_sm_utilization_ratio");
-  for (const auto& [g, p] : processes) {
-    if (p->process.sm_utilization_ratio) {
-      out.Sample("tarmac_process_sm_utilization_ratio", process_labels(*g, *p), *p->process.sm_utilization_ratio);
-    }
-  }
-  Gauge(&out, docs, "tarmac_process_series_dropped");
-  out.Sample("tarmac_process_series_dropped", {{"hostname", host}}, static_cast<double>(dropped));
-
-  Gauge(&out, docs, "tarmac_build_info");
-  out.Sample("tarmac_build_info", {{"hostname", host}, {"version", options.version}}, 1);
-  Gauge(&out, docs, "tarmac_driver_up");
-  out.Sample("tarmac_driver_up", {{"hostname", host}}, fleet.backend_error.empty() ? 1 : 0);
-  Gauge(&out, docs, "tarmac_nvml_errors_total");
-  for (const auto& [key, n] : snapshot.call_errors) {
-    out.Sample("tarmac_nvml_errors_total", {{"hostname", host}, {"call", key.call}, {"error", key.error}},
-               static_cast<double>(n));
-  }
-  Gauge(&out, docs, "tarmac_sample_duration_seconds");
-  out.Sample("tarmac_sample_duration_seconds", {{"hostname", host}},
-             static_cast<double>(snapshot.tick_duration.count()) / 1e6);
-  Gauge(&out, docs, "tarmac_last_sample_timestamp_seconds");
-  out.Sample("tarmac_last_sample_timestamp_seconds", {{"hostname", host}},
-             std::chrono::duration<double>(fleet.taken_at.time_since_epoch()).count());
-  Gauge(&out, docs, "tarmac_sampler_ticks_total");
-  out.Sample("tarmac_sampler_ticks_total", {{"hostname", host}}, static_cast<double>(stats.ticks));
+  Scrape s{snapshot, snapshot.fleet, stats, counters, options,
+           options.hostname.empty() ? snapshot.fleet.hostname : options.hostname, OtherNativeFamilies()};
+  if (options.is_dcgm_compatible) CollectDcgm(s, &out);
+  CollectGpuState(s, &out);
+  CollectGpuReadings(s, &out);
+  CollectGpuErrors(s, &out);
+  CollectIdle(s, &out);
+  CollectProcesses(s, &out);
+  CollectAgent(s, &out);
   return out.text();
 }
 
