@@ -9,7 +9,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
+#include <memory>
+#include <optional>
 
 #include "agent/api_methods.h"
 #include "agent/http_routes.h"
@@ -129,12 +130,260 @@ Result<config::Config> LoadAgentConfig(const AgentFlags& flags) {
   return c;
 }
 
+namespace {
+
+// The running agent, built in named steps. Members are declared in the
+// order they are made, so that they are destroyed in reverse: the servers
+// before the sampler, the sampler before the lease thread, the lease thread
+// before the lease service, everything before the state lock is let go.
+class Agent {
+ public:
+  Agent(const AgentFlags& flags, config::Config config, Clock* clock, Logger* logger)
+      : flags_(flags), config_(std::move(config)), clock_(clock), logger_(logger) {}
+  ~Agent() { Stop(); }
+
+  // Nothing is opened or written before these checks: another agent on the
+  // socket, the HTTP address (bound now, served later), and another agent
+  // on the state directory (an exclusive lock, held until exit).
+  Status Claim();
+  // The history database and the saved leases (restored); the lease thread.
+  Status OpenState();
+  // The first sample, then the sampler thread.
+  Status StartSampling();
+  // The API's method table, HTTP, then the Unix socket: once the socket
+  // answers, every front door is open.
+  Status Serve();
+  // Until SIGTERM or SIGINT; SIGHUP reloads the config.
+  void WaitForSignals(const sigset_t& signals);
+  void Stop();
+
+ private:
+  void OnTick(const std::shared_ptr<const fleet::Snapshot>& s);
+  void Reload();
+
+  const AgentFlags& flags_;
+  config::Config config_;
+  Clock* clock_;
+  Logger* logger_;
+  std::string signal_name_;
+  std::unique_ptr<http::HttpServer> web_;
+  std::optional<StateLock> state_lock_;
+  std::unique_ptr<store::StoreWriter> history_;
+  std::unique_ptr<metrics::FleetCounters> counters_;
+  std::unique_ptr<leases::ProcessControl> process_control_;
+  std::unique_ptr<leases::LeaseService> leases_;
+  std::unique_ptr<leases::LeaseTicker> lease_ticker_;
+  std::unique_ptr<SystemdNotifier> systemd_;
+  std::string lock_problem_;  // Sampler thread: the last state lock problem said.
+  std::unique_ptr<sampler::Sampler> sampler_;
+  ipc::AgentInfo info_;
+  ipc::MethodTable methods_;
+  std::unique_ptr<ipc::UnixServer> server_;
+  bool is_stopped_ = false;
+};
+
+Status Agent::Claim() {
+  if (ipc::IsServing(config_.socket_path)) {
+    return Status::FailedPrecondition(fmt::format("agent: another agent is serving {}", config_.socket_path),
+                                      "stop it first, or give this one its own --socket and --state-dir");
+  }
+  if (config_.http_listen != "off") {
+    http::HttpOptions http_options;
+    http_options.listen = config_.http_listen;
+    web_ = std::make_unique<http::HttpServer>(http_options, logger_);
+    Status s = web_->Bind();
+    if (!s.ok()) return s;
+  }
+  Status s = MakeDirs(config_.state_dir);
+  if (!s.ok()) return s.WithContext("agent: state directory");
+  Result<StateLock> lock = StateLock::Acquire(config_.state_dir);
+  if (!lock.ok()) return lock.status().WithContext("agent");
+  state_lock_.emplace(std::move(lock).value());
+  s = MakeDirs(Dirname(config_.socket_path));
+  if (!s.ok()) return s.WithContext("agent: socket directory");
+  logger_->Log(LogLevel::kInfo, "agent: state in {}", config_.state_dir);
+  return Status::OK();
+}
+
+Status Agent::OpenState() {
+  history_ = OpenHistory(config_, clock_, logger_);
+  if (history_) history_->RecordEvent("agent_start", fmt::format("tarmac {} (pid {})", TARMAC_VERSION, getpid()));
+  config::Config config = config_;
+  counters_ = std::make_unique<metrics::FleetCounters>(
+      [config](const std::string& model) { return config::GpuHourCost(config, model); });
+  // Leases, the queue, idle leases, zombies and foreign processes: judged
+  // on the lease thread each tick, asked about by the API.
+  Result<std::unique_ptr<store::LeaseState>> state = store::LeaseState::Open(config_.state_dir + "/leases.db");
+  if (!state.ok()) return StateError(state.status(), "open the lease state", "the saved leases");
+  process_control_ = leases::MakeProcessControl();
+  leases_ = std::make_unique<leases::LeaseService>(leases::LeasePolicyOf(config_), std::move(state).value(),
+                                                   process_control_.get(), clock_, logger_);
+  Status s = leases_->Restore();
+  if (!s.ok()) return StateError(s, "restore the saved leases", "them");
+  // The lease service ticks on its own thread: no sampler tick waits for
+  // its commits, /proc scans or signals.
+  lease_ticker_ = std::make_unique<leases::LeaseTicker>(leases_.get());
+  lease_ticker_->Start();
+  return Status::OK();
+}
+
+void Agent::OnTick(const std::shared_ptr<const fleet::Snapshot>& s) {
+  if (systemd_->has_watchdog()) systemd_->Notify("WATCHDOG=1");
+  Status held = state_lock_->Reassert();
+  if (!held.ok() && held.message() != lock_problem_) {
+    logger_->Log(LogLevel::kError, "agent: the state lock: {}", held.message());
+  }
+  lock_problem_ = held.ok() ? std::string() : held.message();
+  counters_->Update(s->fleet, s->taken_at_steady);
+  lease_ticker_->Submit(s);
+  if (history_) history_->Submit(s);
+}
+
+Status Agent::StartSampling() {
+  systemd_ = std::make_unique<SystemdNotifier>(logger_);
+  gpu::BackendOptions backend_options;
+  gpu::ParseBackendKind(config_.backend, &backend_options.kind);
+  backend_options.nvml_library = config_.nvml_library;
+  backend_options.sim.scenario_path = config_.scenario;
+  backend_options.sim.dir = config_.sim_dir;
+  Clock* clock = clock_;
+  Logger* logger = logger_;
+  sampler_ = std::make_unique<sampler::Sampler>(
+      [backend_options, clock, logger] { return gpu::OpenBackend(backend_options, clock, logger); },
+      SamplerOptionsOf(config_), clock_, logger_,
+      [this](const std::shared_ptr<const fleet::Snapshot>& s) { OnTick(s); });
+  return sampler_->Start();
+}
+
+Status Agent::Serve() {
+  std::shared_ptr<const fleet::Snapshot> first = sampler_->Latest();
+  std::string backend_name = first->fleet.backend.empty() ? config_.backend : first->fleet.backend;
+  info_.version = TARMAC_VERSION;
+  info_.pid = getpid();
+  info_.backend = backend_name;
+  info_.started_at_unix =
+      std::chrono::duration_cast<std::chrono::seconds>(clock_->WallNow().time_since_epoch()).count();
+  if (store::StoreWriter* history = history_.get()) {
+    std::string path = config::StorePath(config_);
+    info_.store_status = [history, path] {
+      store::StoreStats st = history->stats();
+      nlohmann::json j = {{"path", path},
+                          {"ticks_written", st.ticks_written},
+                          {"ticks_skipped", st.ticks_skipped},
+                          {"ticks_dropped", st.ticks_dropped},
+                          {"paused", st.is_paused}};
+      if (!st.last_error.empty()) j["last_error"] = st.last_error;
+      return j;
+    };
+  }
+  leases::LeaseService* leases = leases_.get();
+  info_.gpu_leases = [leases] { return leases->LeaseByGpu(); };
+  info_.lease_state = [leases] { return leases->StateJson(); };
+  RaiseOpenFileLimit(config_.max_connections, logger_);
+  // Every API method, from one table.
+  sampler::Sampler* sampler = sampler_.get();
+  const ipc::AgentInfo* info = &info_;
+  Status s = AddApiMethods(
+      &methods_,
+      [sampler, info](const ipc::Request& request, const ipc::PeerCredentials& peer) {
+        std::shared_ptr<const fleet::Snapshot> snapshot = sampler->Latest();
+        fleet::SamplerStats stats = sampler->stats();
+        return ipc::Handle(request, peer, *info, snapshot.get(), &stats, &sampler->history());
+      },
+      leases);
+  if (!s.ok()) return s;
+  ipc::ServerOptions server_options;
+  server_options.socket_path = config_.socket_path;
+  server_options.max_connections = config_.max_connections;
+  server_options.max_request_bytes = config_.max_request_bytes;
+  server_options.request_timeout = config_.request_timeout;
+  ipc::MethodTable* methods = &methods_;
+  server_ = std::make_unique<ipc::UnixServer>(
+      server_options,
+      [methods](const std::string& line, const ipc::PeerCredentials& peer,
+                const ipc::Reply& reply) -> std::optional<std::string> {
+        ipc::Decoded decoded = ipc::DecodeRequest(line);
+        if (!decoded.ok) return decoded.error_response;
+        return methods->Dispatch(decoded.request, peer, reply);
+      },
+      clock_, logger_);
+  if (web_) {
+    http::RouteTable routes;
+    store::StoreWriter* history = history_.get();
+    s = AddHttpRoutes(&routes, config_, TARMAC_VERSION, sampler, counters_.get(), clock_,
+                      [leases, history] { return Problems(*leases, history); });
+    if (s.ok()) s = web_->Start(std::move(routes));
+    if (!s.ok()) return s;
+  }
+  s = server_->Start();
+  if (!s.ok()) return s;
+  systemd_->Notify("READY=1");
+  size_t gpu_count = first->fleet.gpus.size();
+  if (first->fleet.backend_error.empty()) {
+    logger_->Log(LogLevel::kInfo, "agent: ready: {} GPU{} via {}, sampling every {} ms, serving {}", gpu_count,
+                 gpu_count == 1 ? "" : "s", backend_name, config_.fast_interval.count(), config_.socket_path);
+  } else {
+    logger_->Log(LogLevel::kWarning, "agent: ready without GPUs (waiting for the driver), serving {}",
+                 config_.socket_path);
+  }
+  return Status::OK();
+}
+
+void Agent::Reload() {
+  systemd_->Notify("RELOADING=1");
+  Result<config::Config> reloaded = LoadAgentConfig(flags_);
+  if (!reloaded.ok()) {
+    logger_->Log(LogLevel::kError, "agent: config reload refused; keeping the running config:\n{}",
+                 reloaded.status().message());
+  } else {
+    config::Config next = reloaded.value();
+    sampler_->SetIntervals(SamplerOptionsOf(next));
+    LogLevel level = LogLevel::kInfo;
+    if (ParseLogLevel(next.log_level, &level)) logger_->set_level(level);
+    if (next.socket_path != config_.socket_path || next.backend != config_.backend) {
+      logger_->Log(LogLevel::kWarning, "agent: socket and backend changes take effect on restart");
+    }
+    logger_->Log(LogLevel::kInfo, "agent: config reloaded: sampling every {} ms", next.fast_interval.count());
+    if (history_) history_->RecordEvent("config_reload", fmt::format("sampling every {} ms", next.fast_interval.count()));
+  }
+  systemd_->Notify("READY=1");
+}
+
+void Agent::WaitForSignals(const sigset_t& signals) {
+  for (;;) {
+    int signal = 0;
+    if (sigwait(&signals, &signal) != 0) continue;
+    if (signal == SIGHUP) {
+      Reload();
+      continue;
+    }
+    signal_name_ = signal == SIGTERM ? "SIGTERM" : "SIGINT";
+    logger_->Log(LogLevel::kInfo, "agent: {} received; stopping", signal_name_);
+    systemd_->Notify("STOPPING=1");
+    return;
+  }
+}
+
+void Agent::Stop() {
+  if (is_stopped_) return;
+  is_stopped_ = true;
+  if (web_) web_->Stop();
+  if (server_) server_->Stop();
+  if (sampler_) sampler_->Stop();
+  if (lease_ticker_) lease_ticker_->Stop();
+  if (history_) {
+    if (!signal_name_.empty()) history_->RecordEvent("agent_stop", signal_name_);
+    history_->Stop();
+  }
+}
+
+}  // namespace
+
 Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
   Result<config::Config> loaded = LoadAgentConfig(flags);
   if (!loaded.ok()) return loaded.status();
-  config::Config config = loaded.value();
   LogLevel level = LogLevel::kInfo;
-  if (ParseLogLevel(config.log_level, &level)) logger->set_level(level);
+  if (ParseLogLevel(loaded.value().log_level, &level)) logger->set_level(level);
 
   // Signals are taken synchronously by this thread (sigwait); block them
   // before any thread starts so that every thread inherits the mask.
@@ -146,192 +395,13 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
   // than kill the agent.
   signal(SIGXFSZ, SIG_IGN);
 
-  // Nothing is opened or written before these checks: another agent on
-  // the socket, the HTTP address (bound now, served later), and another
-  // agent on the state directory (an exclusive lock, held until exit).
-  if (ipc::IsServing(config.socket_path)) {
-    return Status::FailedPrecondition(fmt::format("agent: another agent is serving {}", config.socket_path),
-                                      "stop it first, or give this one its own --socket and --state-dir");
-  }
-  Status s;
-  std::unique_ptr<http::HttpServer> web;
-  if (config.http_listen != "off") {
-    http::HttpOptions http_options;
-    http_options.listen = config.http_listen;
-    web = std::make_unique<http::HttpServer>(http_options, logger);
-    s = web->Bind();
+  Agent agent(flags, std::move(loaded).value(), clock, logger);
+  for (Status (Agent::*step)() : {&Agent::Claim, &Agent::OpenState, &Agent::StartSampling, &Agent::Serve}) {
+    Status s = (agent.*step)();
     if (!s.ok()) return s;
   }
-  s = MakeDirs(config.state_dir);
-  if (!s.ok()) return s.WithContext("agent: state directory");
-  Result<StateLock> state_lock = StateLock::Acquire(config.state_dir);
-  if (!state_lock.ok()) return state_lock.status().WithContext("agent");
-  s = MakeDirs(Dirname(config.socket_path));
-  if (!s.ok()) return s.WithContext("agent: socket directory");
-  logger->Log(LogLevel::kInfo, "agent: state in {}", config.state_dir);
-
-  gpu::BackendOptions backend_options;
-  gpu::ParseBackendKind(config.backend, &backend_options.kind);
-  backend_options.nvml_library = config.nvml_library;
-  backend_options.sim.scenario_path = config.scenario;
-  backend_options.sim.dir = config.sim_dir;
-  std::unique_ptr<store::StoreWriter> history = OpenHistory(config, clock, logger);
-  if (history) history->RecordEvent("agent_start", fmt::format("tarmac {} (pid {})", TARMAC_VERSION, getpid()));
-  store::StoreWriter* history_writer = history.get();
-
-  metrics::FleetCounters counters([config](const std::string& model) { return config::GpuHourCost(config, model); });
-  // Leases, the queue, idle leases, zombies and foreign processes: judged
-  // on the lease thread each tick, asked about by the API.
-  std::unique_ptr<store::LeaseState> lease_state;
-  {
-    std::string path = config.state_dir + "/leases.db";
-    Result<std::unique_ptr<store::LeaseState>> opened = store::LeaseState::Open(path);
-    if (!opened.ok()) return StateError(opened.status(), "open the lease state", "the saved leases");
-    lease_state = std::move(opened).value();
-  }
-  std::unique_ptr<leases::ProcessControl> process_control = leases::MakeProcessControl();
-  leases::LeaseService leases(leases::LeasePolicyOf(config), std::move(lease_state), process_control.get(), clock, logger);
-  s = leases.Restore();
-  if (!s.ok()) return StateError(s, "restore the saved leases", "them");
-  // The lease service ticks on its own thread: no sampler tick waits for
-  // its commits, /proc scans or signals.
-  leases::LeaseTicker lease_ticker(&leases);
-  lease_ticker.Start();
-
-  SystemdNotifier systemd(logger);
-  std::string lock_problem;  // Sampler thread: the last state lock problem said.
-  bool has_watchdog = systemd.has_watchdog();
-  sampler::Sampler sampler([backend_options, clock, logger] { return gpu::OpenBackend(backend_options, clock, logger); },
-                           SamplerOptionsOf(config), clock, logger,
-                           [has_watchdog, &systemd, history_writer, &counters, &lease_ticker, &state_lock,
-                            &lock_problem, logger](const std::shared_ptr<const fleet::Snapshot>& s) {
-                             if (has_watchdog) systemd.Notify("WATCHDOG=1");
-                             Status held = state_lock.value().Reassert();
-                             if (!held.ok() && held.message() != lock_problem) {
-                               logger->Log(LogLevel::kError, "agent: the state lock: {}", held.message());
-                             }
-                             lock_problem = held.ok() ? std::string() : held.message();
-                             counters.Update(s->fleet, s->taken_at_steady);
-                             lease_ticker.Submit(s);
-                             if (history_writer != nullptr) history_writer->Submit(s);
-                           });
-  s = sampler.Start();
-  if (!s.ok()) return s;
-  std::shared_ptr<const fleet::Snapshot> first = sampler.Latest();
-  std::string backend_name = first->fleet.backend.empty() ? config.backend : first->fleet.backend;
-  size_t gpu_count = first->fleet.gpus.size();
-
-  ipc::AgentInfo info;
-  info.version = TARMAC_VERSION;
-  info.pid = getpid();
-  info.backend = backend_name;
-  info.started_at_unix = std::chrono::duration_cast<std::chrono::seconds>(clock->WallNow().time_since_epoch()).count();
-  if (history_writer != nullptr) {
-    std::string path = config::StorePath(config);
-    info.store_status = [history_writer, path] {
-      store::StoreStats st = history_writer->stats();
-      nlohmann::json j = {{"path", path},
-                          {"ticks_written", st.ticks_written},
-                          {"ticks_skipped", st.ticks_skipped},
-                          {"ticks_dropped", st.ticks_dropped},
-                          {"paused", st.is_paused}};
-      if (!st.last_error.empty()) j["last_error"] = st.last_error;
-      return j;
-    };
-  }
-  info.gpu_leases = [&leases] { return leases.LeaseByGpu(); };
-  info.lease_state = [&leases] { return leases.StateJson(); };
-  RaiseOpenFileLimit(config.max_connections, logger);
-  ipc::ServerOptions server_options;
-  server_options.socket_path = config.socket_path;
-  server_options.max_connections = config.max_connections;
-  server_options.max_request_bytes = config.max_request_bytes;
-  server_options.request_timeout = config.request_timeout;
-  // Every API method, from one table.
-  ipc::MethodTable methods;
-  s = AddApiMethods(
-      &methods,
-      [&sampler, &info](const ipc::Request& request, const ipc::PeerCredentials& peer) {
-        std::shared_ptr<const fleet::Snapshot> snapshot = sampler.Latest();
-        fleet::SamplerStats stats = sampler.stats();
-        return ipc::Handle(request, peer, info, snapshot.get(), &stats, &sampler.history());
-      },
-      &leases);
-  if (!s.ok()) {
-    sampler.Stop();
-    return s;
-  }
-  ipc::UnixServer server(
-      server_options,
-      [&methods](const std::string& line, const ipc::PeerCredentials& peer,
-                 const ipc::Reply& reply) -> std::optional<std::string> {
-        ipc::Decoded decoded = ipc::DecodeRequest(line);
-        if (!decoded.ok) return decoded.error_response;
-        return methods.Dispatch(decoded.request, peer, reply);
-      },
-      clock, logger);
-  // HTTP first: once the socket answers, every front door is open.
-  if (web) {
-    http::RouteTable routes;
-    s = AddHttpRoutes(&routes, config, TARMAC_VERSION, &sampler, &counters, clock,
-                      [&leases, history_writer] { return Problems(leases, history_writer); });
-    if (s.ok()) s = web->Start(std::move(routes));
-    if (!s.ok()) {
-      sampler.Stop();
-      return s;
-    }
-  }
-  s = server.Start();
-  if (!s.ok()) {
-    if (web) web->Stop();
-    sampler.Stop();
-    return s;
-  }
-  systemd.Notify("READY=1");
-  if (first->fleet.backend_error.empty()) {
-    logger->Log(LogLevel::kInfo, "agent: ready: {} GPU{} via {}, sampling every {} ms, serving {}", gpu_count,
-                gpu_count == 1 ? "" : "s", backend_name, config.fast_interval.count(), config.socket_path);
-  } else {
-    logger->Log(LogLevel::kWarning, "agent: ready without GPUs (waiting for the driver), serving {}",
-                config.socket_path);
-  }
-
-  std::string signal_name;
-  for (;;) {
-    int signal = 0;
-    if (sigwait(&signals, &signal) != 0) continue;
-    if (signal == SIGHUP) {
-      systemd.Notify("RELOADING=1");
-      Result<config::Config> reloaded = LoadAgentConfig(flags);
-      if (!reloaded.ok()) {
-        logger->Log(LogLevel::kError, "agent: config reload refused; keeping the running config:\n{}",
-                    reloaded.status().message());
-      } else {
-        config::Config next = reloaded.value();
-        sampler.SetIntervals(SamplerOptionsOf(next));
-        if (ParseLogLevel(next.log_level, &level)) logger->set_level(level);
-        if (next.socket_path != config.socket_path || next.backend != config.backend) {
-          logger->Log(LogLevel::kWarning, "agent: socket and backend changes take effect on restart");
-        }
-        logger->Log(LogLevel::kInfo, "agent: config reloaded: sampling every {} ms", next.fast_interval.count());
-        if (history) history->RecordEvent("config_reload", fmt::format("sampling every {} ms", next.fast_interval.count()));
-      }
-      systemd.Notify("READY=1");
-      continue;
-    }
-    signal_name = signal == SIGTERM ? "SIGTERM" : "SIGINT";
-    logger->Log(LogLevel::kInfo, "agent: {} received; stopping", signal_name);
-    systemd.Notify("STOPPING=1");
-    break;
-  }
-  if (web) web->Stop();
-  server.Stop();
-  sampler.Stop();
-  lease_ticker.Stop();
-  if (history) {
-    history->RecordEvent("agent_stop", signal_name);
-    history->Stop();
-  }
+  agent.WaitForSignals(signals);
+  agent.Stop();
   return Status::OK();
 }
 

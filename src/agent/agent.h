@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // The agent: one long-lived process per GPU server that samples every GPU
-// and process and serves the local API. Agent::Run wires the pieces (config,
+// and process and serves the local API. RunAgent builds it in named steps
+// (claim the socket, HTTP address and state directory; open the state; start
+// sampling; serve), wiring the pieces (config,
 // backend, sampler, Unix-socket server), tells systemd when it is ready (the
 // first sample is taken) and pets its watchdog each tick, reloads the config
 // on SIGHUP (keeping the old one when the new one is bad), and stops cleanly
