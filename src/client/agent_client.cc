@@ -7,14 +7,53 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 #include <thread>
 #include <vector>
 
+#include "fleet/fleet_json.h"
+#include "ipc/protocol.h"
 #include "ipc/unix_server.h"
 
 namespace tarmac::client {
+namespace {
+
+constexpr std::chrono::milliseconds kStatusTimeout{5000};
+// How long a client keeps asking a busy or slow agent for status.
+constexpr std::chrono::milliseconds kStatusPatience{15000};
+
+}  // namespace
 
 using nlohmann::json;
+
+Result<fleet::FleetView> AgentClient::FetchStatus(std::optional<std::chrono::seconds> recent_window) const {
+  const std::string& socket = socket_path_;
+  ipc::Request request;
+  request.method = "status";
+  if (recent_window) {
+    request.params["recent_window_seconds"] =
+        std::min<int64_t>(recent_window->count(), ipc::kMaxRecentWindowSeconds);
+  }
+  auto deadline = std::chrono::steady_clock::now() + kStatusPatience;
+  std::chrono::milliseconds backoff(5);
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    Result<nlohmann::json> result = ipc::CallAgent(socket, request, std::clamp(left, std::chrono::milliseconds(1),
+                                                                                kStatusTimeout));
+    if (result.ok()) return fleet::FleetFromJson(result.value());
+    if (result.status().code() != StatusCode::kUnavailable) return result.status();
+    if (std::chrono::steady_clock::now() + backoff >= deadline) {
+      return Status::DeadlineExceeded(
+          fmt::format("the agent at {} did not answer within {} s ({})", socket,
+                      std::chrono::duration_cast<std::chrono::seconds>(kStatusPatience).count(),
+                      result.status().message()),
+          "it runs but is stopped or overloaded; --no-agent reads the GPUs directly");
+    }
+    // Jittered, so that a crowd of clients does not come back in step.
+    std::this_thread::sleep_for(backoff + std::chrono::milliseconds(std::rand() % (backoff.count() + 1)));
+    backoff = std::min<std::chrono::milliseconds>(backoff * 2, std::chrono::milliseconds(250));
+  }
+}
 
 Result<json> AgentClient::Call(const std::string& method, json params, CallOptions options) const {
   ipc::Request request;
