@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "client/agent_client.h"
+#include "client/lease_wait.h"
 #include "common/proc_files.h"
 #include "testutil/agent_fixture.h"
 
@@ -572,6 +574,41 @@ TEST_F(TwoUsersTest, FairShareServesTheUserWithLessRecentUseFirst) {
   std::string order;
   ReadSmallFile(out, &order);
   EXPECT_EQ(order, bob_ + "\n" + alice_ + "\n");
+}
+
+TEST_F(LeasesTest, AQueuedClientOfTheLibraryHearsOfItsGrantThroughLeaseWait) {
+  ASSERT_NE(StartLeaseAgent(), nullptr);
+  client::AgentClient agent(Socket());
+  Result<client::LeaseAnswer> held = agent.RequestLease({{"gpus", 2}, {"kind", "reservation"}});
+  ASSERT_TRUE(held.ok()) << held.status().ToString();
+  ASSERT_TRUE(held.value().is_granted());
+  Result<client::LeaseAnswer> queued = agent.RequestLease({{"gpus", 1}, {"kind", "reservation"}});
+  ASSERT_TRUE(queued.ok()) << queued.status().ToString();
+  ASSERT_TRUE(queued.value().is_queued());
+  EXPECT_EQ(queued.value().position, 1);
+
+  // Nothing frees a GPU: a short wait answers with where the request stands.
+  Result<client::LeaseAnswer> still = agent.WaitLease(queued.value().id, std::chrono::milliseconds(300));
+  ASSERT_TRUE(still.ok()) << still.status().ToString();
+  EXPECT_TRUE(still.value().is_queued());
+
+  // The reservation is given back while the client waits: the wait ends
+  // with the grant, and the lease is the client's own (its token shows).
+  std::vector<client::LeaseAnswer> updates;
+  std::thread release([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_TRUE(agent.ReleaseLease(held.value().id).ok());
+  });
+  Result<client::LeaseAnswer> granted = client::WaitForGrant(
+      agent, queued.value(), -1, [&](const client::LeaseAnswer& a) { updates.push_back(a); },
+      std::chrono::seconds(60));
+  release.join();
+  ASSERT_TRUE(granted.ok()) << granted.status().ToString();
+  EXPECT_TRUE(granted.value().is_granted());
+  EXPECT_EQ(granted.value().id, queued.value().id);
+  EXPECT_TRUE(granted.value().lease.contains("token"));
+  EXPECT_TRUE(updates.empty()) << "answered by the grant, not by a timeout";
+  EXPECT_TRUE(Queue().empty());
 }
 
 }  // namespace
