@@ -27,52 +27,48 @@ constexpr std::chrono::milliseconds kStatusPatience{15000};
 using nlohmann::json;
 
 Result<fleet::FleetView> AgentClient::FetchStatus(std::optional<std::chrono::seconds> recent_window) const {
-  const std::string& socket = socket_path_;
-  ipc::Request request;
-  request.method = "status";
+  json params = json::object();
   if (recent_window) {
-    request.params["recent_window_seconds"] =
-        std::min<int64_t>(recent_window->count(), ipc::kMaxRecentWindowSeconds);
+    params["recent_window_seconds"] = std::min<int64_t>(recent_window->count(), ipc::kMaxRecentWindowSeconds);
   }
-  auto deadline = std::chrono::steady_clock::now() + kStatusPatience;
-  std::chrono::milliseconds backoff(5);
-  for (;;) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    Result<nlohmann::json> result = ipc::CallAgent(socket, request, std::clamp(left, std::chrono::milliseconds(1),
-                                                                                kStatusTimeout));
-    if (result.ok()) return fleet::FleetFromJson(result.value());
-    if (result.status().code() != StatusCode::kUnavailable) return result.status();
-    if (std::chrono::steady_clock::now() + backoff >= deadline) {
-      return Status::DeadlineExceeded(
-          fmt::format("the agent at {} did not answer within {} s ({})", socket,
-                      std::chrono::duration_cast<std::chrono::seconds>(kStatusPatience).count(),
-                      result.status().message()),
-          "it runs but is stopped or overloaded; --no-agent reads the GPUs directly");
-    }
-    // Jittered, so that a crowd of clients does not come back in step.
-    std::this_thread::sleep_for(backoff + std::chrono::milliseconds(std::rand() % (backoff.count() + 1)));
-    backoff = std::min<std::chrono::milliseconds>(backoff * 2, std::chrono::milliseconds(250));
-  }
+  CallOptions options;
+  options.patience = kStatusPatience;
+  options.timeout = kStatusTimeout;
+  options.waits_out_restarts = false;  // No agent: the caller reads the GPUs itself.
+  Result<json> answer = Call("status", std::move(params), options);
+  if (answer.ok()) return fleet::FleetFromJson(answer.value());
+  if (answer.status().code() != StatusCode::kUnavailable) return answer.status();
+  return Status::DeadlineExceeded(
+      fmt::format("the agent at {} did not answer within {} s ({})", socket_path_,
+                  std::chrono::duration_cast<std::chrono::seconds>(kStatusPatience).count(),
+                  answer.status().message()),
+      "it runs but is stopped or overloaded; --no-agent reads the GPUs directly");
 }
 
 Result<json> AgentClient::Call(const std::string& method, json params, CallOptions options) const {
   ipc::Request request;
   request.method = method;
   request.params = std::move(params);
-  std::chrono::milliseconds backoff(5);
   // No socket at all: no agent, unless one is restarting under a client that
   // already waits long (a queued or running `tarmac run`).
   if (options.patience <= std::chrono::minutes(1) && ::access(socket_path_.c_str(), F_OK) != 0) {
     options.patience = std::chrono::milliseconds(0);
   }
   auto deadline = std::chrono::steady_clock::now() + options.patience;
+  std::chrono::milliseconds backoff(5);
   for (;;) {
-    Result<json> answer = ipc::CallAgent(socket_path_, request, options.timeout, options.interrupt_fd);
-    bool is_retryable = answer.status().code() == StatusCode::kUnavailable ||
-                        answer.status().code() == StatusCode::kFailedPrecondition;  // Restarting.
+    // Each try waits for its answer no longer than the patience left.
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    std::chrono::milliseconds timeout =
+        options.patience.count() > 0 ? std::clamp(left, std::chrono::milliseconds(1), options.timeout) : options.timeout;
+    Result<json> answer = ipc::CallAgent(socket_path_, request, timeout, options.interrupt_fd);
+    StatusCode code = answer.status().code();
+    bool is_retryable = code == StatusCode::kUnavailable ||
+                        (code == StatusCode::kFailedPrecondition && options.waits_out_restarts);
     if (answer.ok() || !is_retryable || std::chrono::steady_clock::now() + backoff > deadline) return answer;
-    std::this_thread::sleep_for(backoff);
-    backoff = std::min<std::chrono::milliseconds>(backoff * 2, std::chrono::milliseconds(500));
+    // Jittered, so that a crowd of clients does not come back in step.
+    std::this_thread::sleep_for(backoff + std::chrono::milliseconds(std::rand() % (backoff.count() + 1)));
+    backoff = std::min<std::chrono::milliseconds>(backoff * 2, std::chrono::milliseconds(250));
   }
 }
 

@@ -32,6 +32,9 @@ struct CallOptions {
   // A descriptor (a signalfd) that ends the wait with kCancelled when it
   // becomes readable; -1 for none.
   int interrupt_fd = -1;
+  // Keep trying, within the patience, while no agent listens on an existing
+  // socket (one restarting); false: kFailedPrecondition at once.
+  bool waits_out_restarts = true;
 };
 
 class AgentClient {

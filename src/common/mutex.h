@@ -83,6 +83,10 @@ class SCOPED_CAPABILITY MutexLock {
   bool Wait(std::condition_variable_any& cv, std::stop_token stop, Predicate done) NO_THREAD_SAFETY_ANALYSIS {
     return cv.wait(*mu_, stop, done);
   }
+  template <typename Predicate>
+  void Wait(std::condition_variable_any& cv, Predicate done) NO_THREAD_SAFETY_ANALYSIS {
+    cv.wait(*mu_, done);
+  }
   template <typename Predicate, typename Duration>
   bool WaitFor(std::condition_variable_any& cv, Duration timeout, Predicate done) NO_THREAD_SAFETY_ANALYSIS {
     return cv.wait_for(*mu_, timeout, done);

@@ -278,7 +278,7 @@ void HttpServer::Work() {
     {
       MutexLock lock(&mu_);
       ++idle_workers_;
-      lock.Wait(ready_, std::stop_token(), [this]() REQUIRES(mu_) { return is_stopping_ || !pending_.empty(); });
+      lock.Wait(ready_, [this]() REQUIRES(mu_) { return is_stopping_ || !pending_.empty(); });
       --idle_workers_;
       if (is_stopping_) return;
       fd = pending_.front();

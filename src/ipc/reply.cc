@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ipc/reply.h"
 
+#include <unistd.h>
+
 namespace tarmac::ipc {
 
 void Reply::Send(std::string line) const {
@@ -10,7 +12,11 @@ void Reply::Send(std::string line) const {
   MutexLock lock(&slot_->mu);
   if (!slot_->is_open || slot_->line) return;
   slot_->line = std::move(line);
-  if (slot_->wake) slot_->wake();
+  if (slot_->wake_fd >= 0) {
+    char byte = 1;
+    ssize_t ignored = ::write(slot_->wake_fd, &byte, 1);
+    (void)ignored;
+  }
 }
 
 bool Reply::IsOpen() const {

@@ -10,7 +10,6 @@
 // Thread safety: Send and IsOpen from any thread.
 #pragma once
 
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -23,10 +22,13 @@ class Reply {
  public:
   // The server's side of one owed response.
   struct Slot {
+    Slot() = default;
+    explicit Slot(int fd) : wake_fd(fd) {}
+
     Mutex mu;
     std::optional<std::string> line GUARDED_BY(mu);  // Set once by Send.
     bool is_open GUARDED_BY(mu) = true;              // False once the caller or the server is gone.
-    std::function<void()> wake GUARDED_BY(mu);       // Tells the server a line is ready.
+    int wake_fd GUARDED_BY(mu) = -1;                 // Written to tell the server a line is ready.
   };
 
   Reply() = default;

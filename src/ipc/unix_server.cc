@@ -243,16 +243,7 @@ void UnixServer::Loop(std::stop_token stop) {
             break;
           }
           std::optional<std::string> response;
-          auto slot = std::make_shared<Reply::Slot>();
-          int wake_fd = wake_fds_[1];
-          {
-            MutexLock lock(&slot->mu);
-            slot->wake = [wake_fd] {
-              char byte = 1;
-              ssize_t ignored = ::write(wake_fd, &byte, 1);
-              (void)ignored;
-            };
-          }
+          auto slot = std::make_shared<Reply::Slot>(wake_fds_[1]);
           try {
             response = handler_(line, c.peer, Reply(slot));
           } catch (const std::exception& e) {

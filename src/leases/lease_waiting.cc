@@ -6,6 +6,8 @@
 // when its timeout passes, with where the request stands then.
 #include <fmt/format.h>
 
+#include <set>
+
 #include "leases/callers.h"
 #include "leases/lease_service.h"
 
@@ -54,10 +56,14 @@ void LeaseService::AnswerWaiters(TimePoint now) {
 }
 
 void LeaseService::ExpireWaiters(TimePoint now) {
+  if (waiters_.empty()) return;
+  // One pass over the queue, not one search per waiter.
+  std::set<int64_t> queued;
+  for (const sched::Pending& p : book_.queue()) queued.insert(p.id);
   for (auto it = waiters_.begin(); it != waiters_.end();) {
     if (!it->second.reply.IsOpen()) {
       it = waiters_.erase(it);  // The caller hung up.
-    } else if (now >= it->second.deadline || (problem_.empty() && book_.FindPending(it->first) == nullptr)) {
+    } else if (now >= it->second.deadline || (problem_.empty() && queued.count(it->first) == 0)) {
       AnswerWaiter(it->first, it->second, now);
       it = waiters_.erase(it);
     } else {

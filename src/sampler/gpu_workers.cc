@@ -35,7 +35,7 @@ struct GpuWorkers::Shared {
   void Run(int64_t my_generation, const std::vector<int>& indices) EXCLUDES(mu) {
     MutexLock lock(&mu);
     for (;;) {
-      lock.Wait(work_cv, std::stop_token(),
+      lock.Wait(work_cv,
                 [&]() REQUIRES(mu) { return is_stopping || generation != my_generation || !queue.empty(); });
       if (is_stopping || generation != my_generation) return;
       size_t slot = queue.front();

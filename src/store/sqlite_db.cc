@@ -118,13 +118,18 @@ Result<bool> Stmt::Step() {
 }
 
 Status Stmt::Run() {
+  Status s = ForEachRow([](const Stmt&) {});
+  if (s.ok()) Reset();
+  return s;
+}
+
+Status Stmt::ForEachRow(const std::function<void(const Stmt&)>& row) {
   for (;;) {
-    Result<bool> row = Step();
-    if (!row.ok()) return row.status();
-    if (!row.value()) break;
+    Result<bool> more = Step();
+    if (!more.ok()) return more.status();
+    if (!more.value()) return Status::OK();
+    row(*this);
   }
-  Reset();
-  return Status::OK();
 }
 
 void Stmt::Reset() {

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -79,6 +80,8 @@ class Stmt {
   Result<bool> Step();
   // Steps to the end (statements without rows), then resets.
   Status Run();
+  // Steps through every row, calling `row` for each; the first error.
+  Status ForEachRow(const std::function<void(const Stmt&)>& row);
   void Reset();
 
   int64_t Int(int col) const;

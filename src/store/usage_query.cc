@@ -9,25 +9,20 @@ namespace tarmac::store {
 namespace {
 
 // Prepares `sql`, binds `args` in order, and calls `row` for each row.
-Status ForEachRow(Db* db, const std::string& sql, std::initializer_list<int64_t> args,
+Status QueryRows(Db* db, const std::string& sql, std::initializer_list<int64_t> args,
                   const std::function<void(const Stmt&)>& row) {
   Result<Stmt> stmt = db->Prepare(sql);
   if (!stmt.ok()) return stmt.status();
   int i = 1;
   for (int64_t a : args) stmt.value().Bind(i++, a);
-  for (;;) {
-    Result<bool> r = stmt.value().Step();
-    if (!r.ok()) return r.status();
-    if (!r.value()) return Status::OK();
-    row(stmt.value());
-  }
+  return stmt.value().ForEachRow(row);
 }
 
 }  // namespace
 
 Result<std::vector<GpuUsage>> QueryGpuUsage(Db* db, int64_t first_hour, int64_t end_hour) {
   std::vector<GpuUsage> out;
-  Status s = ForEachRow(
+  Status s = QueryRows(
       db,
       "SELECT g.gpu_id, g.gpu_index, g.uuid, g.name, SUM(r.covered_seconds), SUM(r.utilization_sum_permille_seconds), "
       "SUM(r.idle_seconds), SUM(r.held_idle_seconds), SUM(r.energy_joules), SUM(r.throttle_thermal_seconds), "
@@ -44,7 +39,7 @@ Result<std::vector<GpuUsage>> QueryGpuUsage(Db* db, int64_t first_hour, int64_t 
 
 Result<std::map<int64_t, int64_t>> QueryXidCounts(Db* db, int64_t since_t, int64_t until_t) {
   std::map<int64_t, int64_t> out;
-  Status s = ForEachRow(db, "SELECT gpu_id, COUNT(*) FROM events WHERE kind = 'xid' AND t >= ? AND t < ? GROUP BY gpu_id",
+  Status s = QueryRows(db, "SELECT gpu_id, COUNT(*) FROM events WHERE kind = 'xid' AND t >= ? AND t < ? GROUP BY gpu_id",
                         {since_t, until_t}, [&](const Stmt& r) { out[r.Int(0)] = r.Int(1); });
   if (!s.ok()) return s;
   return out;
@@ -52,7 +47,7 @@ Result<std::map<int64_t, int64_t>> QueryXidCounts(Db* db, int64_t since_t, int64
 
 Result<std::vector<HourlyUtilization>> QueryHourlyUtilization(Db* db, int64_t first_hour, int64_t end_hour) {
   std::vector<HourlyUtilization> out;
-  Status s = ForEachRow(db,
+  Status s = QueryRows(db,
                         "SELECT gpu_id, hour, utilization_sum_permille_seconds * 1.0 / MAX(covered_seconds, 1) / 1000.0 "
                         "FROM gpu_rollup_1h WHERE hour >= ? AND hour < ? ORDER BY gpu_id, hour",
                         {first_hour, end_hour},
@@ -63,7 +58,7 @@ Result<std::vector<HourlyUtilization>> QueryHourlyUtilization(Db* db, int64_t fi
 
 Result<std::vector<DecileMinutes>> QueryUtilizationDeciles(Db* db, int64_t first_hour, int64_t end_hour) {
   std::vector<DecileMinutes> out;
-  Status s = ForEachRow(db,
+  Status s = QueryRows(db,
                         "SELECT gpu_id, MIN(utilization_mean_permille / 100, 9), COUNT(*) FROM gpu_rollup_1m "
                         "WHERE minute >= ? AND minute < ? AND utilization_mean_permille IS NOT NULL GROUP BY 1, 2",
                         {first_hour * 60, end_hour * 60}, [&](const Stmt& r) {
@@ -81,7 +76,7 @@ Result<std::vector<OwnerUsage>> QueryOwnerUsage(Db* db, OwnerKey key, int64_t fi
                             "ELSE 'host: ' || s.user END"
                           : "s.user";
   std::vector<OwnerUsage> out;
-  Status s = ForEachRow(
+  Status s = QueryRows(
       db,
       fmt::format("SELECT {}, s.gpu_id, SUM(p.seen_seconds), SUM(p.busy_seconds), SUM(p.held_idle_seconds), "
                   "SUM(p.memory_mib_seconds), SUM(p.held_idle_memory_mib_seconds) "
@@ -97,7 +92,7 @@ Result<std::vector<OwnerUsage>> QueryOwnerUsage(Db* db, OwnerKey key, int64_t fi
 
 Result<std::vector<HeldIdleSession>> QueryTopHeldIdle(Db* db, int64_t first_hour, int64_t end_hour, int limit) {
   std::vector<HeldIdleSession> out;
-  Status s = ForEachRow(
+  Status s = QueryRows(
       db,
       "SELECT s.pid, s.user, s.command, g.gpu_index, s.first_seen, s.last_seen, SUM(p.held_idle_seconds), "
       "MAX(p.memory_max_mib) FROM process_rollup_1h p JOIN process_sessions s USING (session_id) "
@@ -113,7 +108,7 @@ Result<std::vector<HeldIdleSession>> QueryTopHeldIdle(Db* db, int64_t first_hour
 
 Result<std::optional<std::pair<int64_t, int64_t>>> QueryHourSpan(Db* db, int64_t first_hour, int64_t end_hour) {
   std::optional<std::pair<int64_t, int64_t>> out;
-  Status s = ForEachRow(db, "SELECT MIN(hour), MAX(hour) FROM gpu_rollup_1h WHERE hour >= ? AND hour < ?",
+  Status s = QueryRows(db, "SELECT MIN(hour), MAX(hour) FROM gpu_rollup_1h WHERE hour >= ? AND hour < ?",
                         {first_hour, end_hour}, [&](const Stmt& r) {
                           if (!r.IsNull(0)) out = std::make_pair(r.Int(0), r.Int(1));
                         });
