@@ -23,6 +23,7 @@
 #include "gpu/backend_factory.h"
 #include "ipc/unix_server.h"
 #include "sampler/sampler.h"
+#include "http/http_config.h"
 #include "http/server.h"
 #include "metrics/counters.h"
 #include "store/writer.h"
@@ -34,24 +35,16 @@
 namespace tarmac::agent {
 namespace {
 
-sampler::SamplerOptions SamplerOptionsOf(const config::Config& c) {
-  return sampler::SamplerOptions{c.fast_interval, c.slow_interval, c.call_timeout, c.reattach_interval};
-}
-
 store::StoreOptions StoreOptionsOf(const config::Config& c) {
-  store::StoreOptions o;
+  store::StoreOptions o = c.store.options;
   o.path = config::StorePath(c);
-  o.retention.raw = std::chrono::duration_cast<std::chrono::seconds>(c.raw_retention);
-  o.retention.minute = std::chrono::duration_cast<std::chrono::seconds>(c.minute_retention);
-  o.retention.hour = std::chrono::duration_cast<std::chrono::seconds>(c.hour_retention);
-  o.fast_interval = c.fast_interval;
-  o.integrity_check_interval = std::chrono::duration_cast<std::chrono::seconds>(c.integrity_check_interval);
+  o.fast_interval = c.sampler.fast_interval;
   return o;
 }
 
 // Opens the history store; on failure logs why and runs without history.
 std::unique_ptr<store::StoreWriter> OpenHistory(const config::Config& c, Clock* clock, Logger* logger) {
-  if (!c.is_store_enabled) return nullptr;
+  if (!c.store.is_enabled) return nullptr;
   Result<std::unique_ptr<store::StoreWriter>> writer = store::StoreWriter::Open(StoreOptionsOf(c), clock, logger);
   if (!writer.ok()) {
     logger->Log(LogLevel::kError, "{}; history is off (live data is still served)", writer.status().message());
@@ -114,18 +107,14 @@ Result<config::Config> LoadAgentConfig(const AgentFlags& flags) {
   config::ApplyAgentFlags(flags, &c);
   // A private agent of a normal user keeps its state in the user's state
   // home, not in the system's (which it may not write).
-  if (flags.state_dir.empty() && c.state_dir == config::Config().state_dir && ::geteuid() != 0) {
+  if (flags.state_dir.empty() && c.agent.state_dir == config::AgentSection().state_dir && ::geteuid() != 0) {
     const char* xdg = std::getenv("XDG_STATE_HOME");
     const char* home = std::getenv("HOME");
     if (xdg != nullptr && *xdg == '/') {
-      c.state_dir = std::string(xdg) + "/tarmac";
+      c.agent.state_dir = std::string(xdg) + "/tarmac";
     } else if (home != nullptr && *home == '/') {
-      c.state_dir = std::string(home) + "/.local/state/tarmac";
+      c.agent.state_dir = std::string(home) + "/.local/state/tarmac";
     }
-  }
-  gpu::BackendKind kind;
-  if (!gpu::ParseBackendKind(c.backend, &kind)) {
-    return Status::InvalidArgument("--backend: expected auto, nvml or sim", c.backend);
   }
   return c;
 }
@@ -183,40 +172,37 @@ class Agent {
 };
 
 Status Agent::Claim() {
-  if (ipc::IsServing(config_.socket_path)) {
-    return Status::FailedPrecondition(fmt::format("agent: another agent is serving {}", config_.socket_path),
+  if (ipc::IsServing(config_.agent.socket_path)) {
+    return Status::FailedPrecondition(fmt::format("agent: another agent is serving {}", config_.agent.socket_path),
                                       "stop it first, or give this one its own --socket and --state-dir");
   }
-  if (config_.http_listen != "off") {
-    http::HttpOptions http_options;
-    http_options.listen = config_.http_listen;
-    web_ = std::make_unique<http::HttpServer>(http_options, logger_);
+  if (config_.http.listen != http::kListenOff) {
+    web_ = std::make_unique<http::HttpServer>(config_.http, logger_);
     Status s = web_->Bind();
     if (!s.ok()) return s;
   }
-  Status s = MakeDirs(config_.state_dir);
+  Status s = MakeDirs(config_.agent.state_dir);
   if (!s.ok()) return s.WithContext("agent: state directory");
-  Result<StateLock> lock = StateLock::Acquire(config_.state_dir);
+  Result<StateLock> lock = StateLock::Acquire(config_.agent.state_dir);
   if (!lock.ok()) return lock.status().WithContext("agent");
   state_lock_.emplace(std::move(lock).value());
-  s = MakeDirs(Dirname(config_.socket_path));
+  s = MakeDirs(Dirname(config_.agent.socket_path));
   if (!s.ok()) return s.WithContext("agent: socket directory");
-  logger_->Log(LogLevel::kInfo, "agent: state in {}", config_.state_dir);
+  logger_->Log(LogLevel::kInfo, "agent: state in {}", config_.agent.state_dir);
   return Status::OK();
 }
 
 Status Agent::OpenState() {
   history_ = OpenHistory(config_, clock_, logger_);
   if (history_) history_->RecordEvent("agent_start", fmt::format("tarmac {} (pid {})", TARMAC_VERSION, getpid()));
-  config::Config config = config_;
   counters_ = std::make_unique<metrics::FleetCounters>(
-      [config](const std::string& model) { return config::GpuHourCost(config, model); });
+      [pricing = config_.report](const std::string& model) { return pricing.GpuHourCost(model); });
   // Leases, the queue, idle leases, zombies and foreign processes: judged
   // on the lease thread each tick, asked about by the API.
-  Result<std::unique_ptr<store::LeaseState>> state = store::LeaseState::Open(config_.state_dir + "/leases.db");
+  Result<std::unique_ptr<store::LeaseState>> state = store::LeaseState::Open(config_.agent.state_dir + "/leases.db");
   if (!state.ok()) return StateError(state.status(), "open the lease state", "the saved leases");
   process_control_ = leases::MakeProcessControl();
-  leases_ = std::make_unique<leases::LeaseService>(leases::LeasePolicyOf(config_), std::move(state).value(),
+  leases_ = std::make_unique<leases::LeaseService>(config_.leases, std::move(state).value(),
                                                    process_control_.get(), clock_, logger_);
   Status s = leases_->Restore();
   if (!s.ok()) return StateError(s, "restore the saved leases", "them");
@@ -241,23 +227,19 @@ void Agent::OnTick(const std::shared_ptr<const fleet::Snapshot>& s) {
 
 Status Agent::StartSampling() {
   systemd_ = std::make_unique<SystemdNotifier>(logger_);
-  gpu::BackendOptions backend_options;
-  gpu::ParseBackendKind(config_.backend, &backend_options.kind);
-  backend_options.nvml_library = config_.nvml_library;
-  backend_options.sim.scenario_path = config_.scenario;
-  backend_options.sim.dir = config_.sim_dir;
+  gpu::BackendOptions backend_options = config_.gpu;
   Clock* clock = clock_;
   Logger* logger = logger_;
   sampler_ = std::make_unique<sampler::Sampler>(
       [backend_options, clock, logger] { return gpu::OpenBackend(backend_options, clock, logger); },
-      SamplerOptionsOf(config_), clock_, logger_,
+      config_.sampler, clock_, logger_,
       [this](const std::shared_ptr<const fleet::Snapshot>& s) { OnTick(s); });
   return sampler_->Start();
 }
 
 Status Agent::Serve() {
   std::shared_ptr<const fleet::Snapshot> first = sampler_->Latest();
-  std::string backend_name = first->fleet.backend.empty() ? config_.backend : first->fleet.backend;
+  std::string backend_name = first->fleet.backend.empty() ? gpu::BackendKindName(config_.gpu.kind) : first->fleet.backend;
   info_.version = TARMAC_VERSION;
   info_.pid = getpid();
   info_.backend = backend_name;
@@ -279,7 +261,7 @@ Status Agent::Serve() {
   leases::LeaseService* leases = leases_.get();
   info_.gpu_leases = [leases] { return leases->LeaseByGpu(); };
   info_.lease_state = [leases] { return leases->StateJson(); };
-  RaiseOpenFileLimit(config_.max_connections, logger_);
+  RaiseOpenFileLimit(config_.api.max_connections, logger_);
   // Every API method, from one table.
   sampler::Sampler* sampler = sampler_.get();
   const ipc::AgentInfo* info = &info_;
@@ -292,11 +274,8 @@ Status Agent::Serve() {
       },
       leases);
   if (!s.ok()) return s;
-  ipc::ServerOptions server_options;
-  server_options.socket_path = config_.socket_path;
-  server_options.max_connections = config_.max_connections;
-  server_options.max_request_bytes = config_.max_request_bytes;
-  server_options.request_timeout = config_.request_timeout;
+  ipc::ServerOptions server_options = config_.api;
+  server_options.socket_path = config_.agent.socket_path;
   ipc::MethodTable* methods = &methods_;
   server_ = std::make_unique<ipc::UnixServer>(
       server_options,
@@ -321,10 +300,10 @@ Status Agent::Serve() {
   size_t gpu_count = first->fleet.gpus.size();
   if (first->fleet.backend_error.empty()) {
     logger_->Log(LogLevel::kInfo, "agent: ready: {} GPU{} via {}, sampling every {} ms, serving {}", gpu_count,
-                 gpu_count == 1 ? "" : "s", backend_name, config_.fast_interval.count(), config_.socket_path);
+                 gpu_count == 1 ? "" : "s", backend_name, config_.sampler.fast_interval.count(), config_.agent.socket_path);
   } else {
     logger_->Log(LogLevel::kWarning, "agent: ready without GPUs (waiting for the driver), serving {}",
-                 config_.socket_path);
+                 config_.agent.socket_path);
   }
   return Status::OK();
 }
@@ -337,14 +316,14 @@ void Agent::Reload() {
                  reloaded.status().message());
   } else {
     config::Config next = reloaded.value();
-    sampler_->SetIntervals(SamplerOptionsOf(next));
+    sampler_->SetIntervals(next.sampler);
     LogLevel level = LogLevel::kInfo;
-    if (ParseLogLevel(next.log_level, &level)) logger_->set_level(level);
-    if (next.socket_path != config_.socket_path || next.backend != config_.backend) {
+    if (ParseLogLevel(next.agent.log_level, &level)) logger_->set_level(level);
+    if (next.agent.socket_path != config_.agent.socket_path || next.gpu.kind != config_.gpu.kind) {
       logger_->Log(LogLevel::kWarning, "agent: socket and backend changes take effect on restart");
     }
-    logger_->Log(LogLevel::kInfo, "agent: config reloaded: sampling every {} ms", next.fast_interval.count());
-    if (history_) history_->RecordEvent("config_reload", fmt::format("sampling every {} ms", next.fast_interval.count()));
+    logger_->Log(LogLevel::kInfo, "agent: config reloaded: sampling every {} ms", next.sampler.fast_interval.count());
+    if (history_) history_->RecordEvent("config_reload", fmt::format("sampling every {} ms", next.sampler.fast_interval.count()));
   }
   systemd_->Notify("READY=1");
 }
@@ -383,7 +362,7 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
   Result<config::Config> loaded = LoadAgentConfig(flags);
   if (!loaded.ok()) return loaded.status();
   LogLevel level = LogLevel::kInfo;
-  if (ParseLogLevel(loaded.value().log_level, &level)) logger->set_level(level);
+  if (ParseLogLevel(loaded.value().agent.log_level, &level)) logger->set_level(level);
 
   // Signals are taken synchronously by this thread (sigwait); block them
   // before any thread starts so that every thread inherits the mask.

@@ -36,12 +36,8 @@ std::string Unhealthy(const fleet::Snapshot& snapshot, std::chrono::steady_clock
 Status AddHttpRoutes(http::RouteTable* routes, const config::Config& config, const std::string& version,
                      sampler::Sampler* sampler, metrics::FleetCounters* counters, Clock* clock,
                      std::function<std::string()> problems) {
-  metrics::RenderOptions render;
-  render.is_dcgm_compatible = config.is_dcgm_compatible;
-  render.dcgm_hostname_label = config.dcgm_hostname_label;
-  render.hostname = config.hostname;
-  render.max_process_series = static_cast<size_t>(config.max_process_series);
-  render.currency = config.currency;
+  metrics::RenderOptions render = config.metrics;
+  render.currency = config.report.currency;
   render.version = version;
   auto pages = std::make_shared<metrics::PageCache>([sampler, counters, render](const fleet::Snapshot& s) {
     return metrics::RenderMetrics(s, sampler->stats(), counters->Get(), render);
@@ -65,7 +61,7 @@ Status AddHttpRoutes(http::RouteTable* routes, const config::Config& config, con
       return http::Response{200, "application/json", fleet::StatusToJson(sampler->Latest()->fleet).dump() + "\n"};
     });
   }
-  std::chrono::milliseconds stale_after = 3 * config.fast_interval + std::chrono::seconds(2);
+  std::chrono::milliseconds stale_after = 3 * config.sampler.fast_interval + std::chrono::seconds(2);
   if (s.ok()) {
     s = routes->Add("/health", [sampler, clock, stale_after, problems] {
       std::shared_ptr<const fleet::Snapshot> snapshot = sampler->Latest();

@@ -52,8 +52,7 @@ int RunReport(const ReportOptions& o, Clock* clock) {
   request.by = o.by == "gpu" ? report::GroupBy::kGpu : o.by == "container" ? report::GroupBy::kContainer
                                                                             : report::GroupBy::kUser;
   const config::Config& config = access.value().config;
-  request.currency = config.currency;
-  request.gpu_hour_cost = [&config](const std::string& model) { return config::GpuHourCost(config, model); };
+  request.pricing = config.report;
   request.with_charts = o.format == "html" || o.format == "json";
   Result<report::Report> built = report::BuildReport(access.value().db.get(), request);
   if (!built.ok()) return ExitWith(built.status());
@@ -110,9 +109,8 @@ int RunStoreInfo(const StoreInfoOptions& o) {
   j["gpu_seconds_recorded"] = gpu_samples;
   if (gpu_samples > 0) j["bytes_per_gpu_second"] = static_cast<double>(file + wal) / static_cast<double>(gpu_samples);
   const config::Config& c = access.value().config;
-  j["retention_seconds"] = {{"raw", c.raw_retention.count() / 1000},
-                            {"1m", c.minute_retention.count() / 1000},
-                            {"1h", c.hour_retention.count() / 1000}};
+  const store::Retention& retention = c.store.options.retention;
+  j["retention_seconds"] = {{"raw", retention.raw.count()}, {"1m", retention.minute.count()}, {"1h", retention.hour.count()}};
   if (o.json) {
     std::puts(j.dump(2).c_str());
     return kExitOk;
@@ -128,11 +126,11 @@ int RunStoreInfo(const StoreInfoOptions& o) {
                 static_cast<long long>(gpu_samples), j["bytes_per_gpu_second"].get<double>());
   }
   std::printf("raw samples since %s (kept %s)\n", when(j["oldest"]["raw"]).c_str(),
-              FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(c.raw_retention)).c_str());
+              FormatDuration(retention.raw).c_str());
   std::printf("1-minute rollups since %s (kept %s)\n", when(j["oldest"]["1m"]).c_str(),
-              FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(c.minute_retention)).c_str());
+              FormatDuration(retention.minute).c_str());
   std::printf("1-hour rollups since %s (kept %s)\n", when(j["oldest"]["1h"]).c_str(),
-              FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(c.hour_retention)).c_str());
+              FormatDuration(retention.hour).c_str());
   std::printf("newest sample %s\n", when(j["newest"]).c_str());
   for (auto& [table, rows] : tables.items()) {
     std::printf("  %-20s %lld rows\n", table.c_str(), static_cast<long long>(rows.get<int64_t>()));

@@ -7,23 +7,28 @@ const std::vector<AgentFlag>& AgentFlagTable() {
   static const std::vector<AgentFlag> kFlags = {
       {"--config", "Config file (default /etc/tarmac/tarmac.toml, optional)", nullptr, &AgentFlags::config_path,
        nullptr},
-      {"--backend", "auto, nvml or sim", nullptr, &AgentFlags::backend, &Config::backend},
-      {"--scenario", "Scenario for --backend sim", "TARMAC_SIM_SCENARIO", &AgentFlags::scenario, &Config::scenario},
-      {"--sim-dir", "Simulated world directory", "TARMAC_SIM_DIR", &AgentFlags::sim_dir, &Config::sim_dir},
+      {"--backend", "auto, nvml or sim", nullptr, &AgentFlags::backend,
+       [](const std::string& v, Config* c) { gpu::ParseBackendKind(v, &c->gpu.kind); },
+       {"auto", "nvml", "sim"}},
+      {"--scenario", "Scenario for --backend sim", "TARMAC_SIM_SCENARIO", &AgentFlags::scenario,
+       [](const std::string& v, Config* c) { c->gpu.sim.scenario_path = v; }},
+      {"--sim-dir", "Simulated world directory", "TARMAC_SIM_DIR", &AgentFlags::sim_dir,
+       [](const std::string& v, Config* c) { c->gpu.sim.dir = v; }},
       {"--nvml-library", "NVML library file", "TARMAC_NVML_LIBRARY", &AgentFlags::nvml_library,
-       &Config::nvml_library},
+       [](const std::string& v, Config* c) { c->gpu.nvml_library = v; }},
       {"--socket", "Unix socket to serve (default /run/tarmac/tarmac.sock)", "TARMAC_SOCKET",
-       &AgentFlags::socket_path, &Config::socket_path},
+       &AgentFlags::socket_path, [](const std::string& v, Config* c) { c->agent.socket_path = v; }},
       {"--state-dir",
        "State directory (default /var/lib/tarmac; a normal user's: $XDG_STATE_HOME/tarmac or "
        "~/.local/state/tarmac)",
-       nullptr, &AgentFlags::state_dir, &Config::state_dir},
+       nullptr, &AgentFlags::state_dir, [](const std::string& v, Config* c) { c->agent.state_dir = v; }},
       {"--http-listen",
        "HTTP address for /metrics, /health, /api/v1/status (default 127.0.0.1:9477; port 0 picks a free one; "
        "off: no HTTP)",
-       nullptr, &AgentFlags::http_listen, &Config::http_listen},
+       nullptr, &AgentFlags::http_listen, [](const std::string& v, Config* c) { c->http.listen = v; }},
       {"--log-level", "debug, info, warning or error (default: the config's)", nullptr, &AgentFlags::log_level,
-       &Config::log_level},
+       [](const std::string& v, Config* c) { c->agent.log_level = v; },
+       {"debug", "info", "warning", "error"}},
   };
   return kFlags;
 }
@@ -32,7 +37,7 @@ void AddAgentFlags(CLI::App* cmd, AgentFlags* flags) {
   for (const AgentFlag& f : AgentFlagTable()) {
     CLI::Option* option = cmd->add_option(f.name, flags->*f.value, f.help);
     if (f.env != nullptr) option->envname(f.env);
-    if (std::string(f.name) == "--log-level") option->check(CLI::IsMember({"debug", "info", "warning", "error"}));
+    if (!f.choices.empty()) option->check(CLI::IsMember(f.choices));
   }
 }
 
@@ -50,7 +55,7 @@ std::vector<std::string> AgentArgv(const AgentFlags& flags) {
 void ApplyAgentFlags(const AgentFlags& flags, Config* config) {
   for (const AgentFlag& f : AgentFlagTable()) {
     const std::string& value = flags.*f.value;
-    if (f.overrides != nullptr && !value.empty()) config->*f.overrides = value;
+    if (f.overrides != nullptr && !value.empty()) f.overrides(value, config);
   }
 }
 

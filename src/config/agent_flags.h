@@ -34,7 +34,10 @@ struct AgentFlag {
   const char* help;
   const char* env;   // Read when the flag is absent; null: none.
   std::string AgentFlags::*value;
-  std::string Config::*overrides;  // Null: not a config value (--config).
+  // Sets the config value the flag overrides; null: not a config value
+  // (--config).
+  void (*overrides)(const std::string& value, Config* config);
+  std::vector<std::string> choices = {};  // The values allowed; empty: any.
 };
 
 const std::vector<AgentFlag>& AgentFlagTable();

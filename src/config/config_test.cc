@@ -3,6 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
 #include "testutil/testutil.h"
 
 namespace tarmac::config {
@@ -11,10 +16,10 @@ namespace {
 TEST(ConfigTest, EmptyTextGivesDefaults) {
   Result<Config> c = ParseConfig("", "t.toml");
   ASSERT_TRUE(c.ok());
-  EXPECT_EQ(c.value().socket_path, "/run/tarmac/tarmac.sock");
-  EXPECT_EQ(c.value().fast_interval, std::chrono::seconds(1));
-  EXPECT_EQ(c.value().slow_interval, std::chrono::seconds(30));
-  EXPECT_EQ(c.value().max_connections, 4096);
+  EXPECT_EQ(c.value().agent.socket_path, "/run/tarmac/tarmac.sock");
+  EXPECT_EQ(c.value().sampler.fast_interval, std::chrono::seconds(1));
+  EXPECT_EQ(c.value().sampler.slow_interval, std::chrono::seconds(30));
+  EXPECT_EQ(c.value().api.max_connections, 4096);
 }
 
 TEST(ConfigTest, ReadsEverySection) {
@@ -36,11 +41,11 @@ request_timeout = "2s"
 )",
                                  "t.toml");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
-  EXPECT_EQ(c.value().socket_path, "/tmp/t.sock");
-  EXPECT_EQ(c.value().backend, "sim");
-  EXPECT_EQ(c.value().fast_interval, std::chrono::milliseconds(500));
-  EXPECT_EQ(c.value().max_request_bytes, 4096);
-  EXPECT_EQ(c.value().request_timeout, std::chrono::seconds(2));
+  EXPECT_EQ(c.value().agent.socket_path, "/tmp/t.sock");
+  EXPECT_EQ(c.value().gpu.kind, gpu::BackendKind::kSim);
+  EXPECT_EQ(c.value().sampler.fast_interval, std::chrono::milliseconds(500));
+  EXPECT_EQ(c.value().api.max_request_bytes, 4096);
+  EXPECT_EQ(c.value().api.request_timeout, std::chrono::seconds(2));
 }
 
 TEST(ConfigTest, ReportsEveryBadKeyAtOnceWithLines) {
@@ -87,7 +92,7 @@ TEST(ConfigTest, MissingDefaultFileMeansDefaultsButAnExplicitOneMustExist) {
   std::string path = dir.Write("t.toml", "[sampler]\nfast_interval = \"2s\"\n");
   Result<Config> c = LoadConfig(path, true);
   ASSERT_TRUE(c.ok());
-  EXPECT_EQ(c.value().fast_interval, std::chrono::seconds(2));
+  EXPECT_EQ(c.value().sampler.fast_interval, std::chrono::seconds(2));
 }
 
 
@@ -108,11 +113,11 @@ gpu_hour_cost = 1.5
                                  "t.toml");
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_EQ(StorePath(c.value()), "/srv/tarmac/tarmac.db");
-  EXPECT_EQ(c.value().raw_retention, std::chrono::hours(24 * 14));
-  EXPECT_EQ(c.value().hour_retention, std::chrono::hours(24 * 365 * 5));
-  EXPECT_EQ(c.value().currency, "EUR");
-  EXPECT_DOUBLE_EQ(GpuHourCost(c.value(), "NVIDIA H100 80GB HBM3"), 3.25);
-  EXPECT_DOUBLE_EQ(GpuHourCost(c.value(), "Tesla T4"), 1.5);
+  EXPECT_EQ(c.value().store.options.retention.raw, std::chrono::hours(24 * 14));
+  EXPECT_EQ(c.value().store.options.retention.hour, std::chrono::hours(24 * 365 * 5));
+  EXPECT_EQ(c.value().report.currency, "EUR");
+  EXPECT_DOUBLE_EQ(c.value().report.GpuHourCost("NVIDIA H100 80GB HBM3"), 3.25);
+  EXPECT_DOUBLE_EQ(c.value().report.GpuHourCost("Tesla T4"), 1.5);
 }
 
 TEST(ConfigTest, BadStoreAndReportKeysAreAllReported) {
@@ -140,10 +145,10 @@ TEST(ConfigTest, ZombiesSectionAndItsErrors) {
       "[zombies]\nmin_memory = \"2GiB\"\nidle_for = \"5m\"\nallowlist = [\"vllm\"]\ninclude_system_users = true\n",
       "z.toml");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
-  EXPECT_EQ(c.value().zombie_min_memory_bytes, int64_t{2} << 30);
-  EXPECT_EQ(c.value().zombie_idle_for, std::chrono::minutes(5));
-  EXPECT_EQ(c.value().zombie_allowlist, std::vector<std::string>{"vllm"});
-  EXPECT_TRUE(c.value().zombie_includes_system_users);
+  EXPECT_EQ(c.value().leases.zombies.min_memory_bytes, int64_t{2} << 30);
+  EXPECT_EQ(c.value().leases.zombies.idle_for, std::chrono::minutes(5));
+  EXPECT_EQ(c.value().leases.zombies.allowlist, std::vector<std::string>{"vllm"});
+  EXPECT_TRUE(c.value().leases.zombies.includes_system_users);
   Result<Config> bad = ParseConfig("[zombies]\nidle_for = \"0s\"\nallowlist = [1]\nmin_memory = -1\n", "z.toml");
   ASSERT_FALSE(bad.ok());
   std::string m = bad.status().message();
@@ -161,15 +166,15 @@ TEST(ConfigTest, LeasesSectionAndItsErrors) {
       "l.toml");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   const Config& v = c.value();
-  EXPECT_EQ(v.zombie_policy, "terminate");
-  EXPECT_EQ(v.admin_group, "gpu-admins");
-  EXPECT_EQ(v.kill_grace, std::chrono::seconds(3));
-  EXPECT_EQ(v.idle_timeout, std::chrono::minutes(30));
-  EXPECT_EQ(v.idle_grace, std::chrono::minutes(1));
-  EXPECT_EQ(v.idle_policy, "release");
-  EXPECT_EQ(v.foreign_policy, "terminate");
-  EXPECT_EQ(v.idle_policy_by_user.at("alice"), "warn");
-  EXPECT_EQ(v.idle_policy_by_priority.at("high"), "terminate");
+  EXPECT_TRUE(v.leases.terminates_zombies);
+  EXPECT_EQ(v.leases.admin_group, "gpu-admins");
+  EXPECT_EQ(v.leases.kill_grace, std::chrono::seconds(3));
+  EXPECT_EQ(v.leases.default_idle_timeout, std::chrono::minutes(30));
+  EXPECT_EQ(v.leases.idle_grace, std::chrono::minutes(1));
+  EXPECT_EQ(v.leases.idle_action, leases::IdleAction::kRelease);
+  EXPECT_TRUE(v.leases.terminates_foreign);
+  EXPECT_EQ(v.leases.idle_action_by_user.at("alice"), leases::IdleAction::kWarn);
+  EXPECT_EQ(v.leases.idle_action_by_priority.at(sched::Priority::kHigh), leases::IdleAction::kTerminate);
 
   Result<Config> bad = ParseConfig(
       "[leases]\nidle_policy = \"kill\"\nkill_grace = \"1h\"\n[leases.idle_policy_by_priority]\nurgent = \"warn\"\n"
@@ -186,7 +191,7 @@ TEST(ConfigTest, LeasesSectionAndItsErrors) {
 }
 
 TEST(ConfigTest, TheDcgmHostLabelIsOneOfTwoSpellings) {
-  EXPECT_EQ(ParseConfig("[http]\ndcgm_hostname_label = \"hostname\"\n", "h.toml").value().dcgm_hostname_label,
+  EXPECT_EQ(ParseConfig("[http]\ndcgm_hostname_label = \"hostname\"\n", "h.toml").value().metrics.dcgm_hostname_label,
             "hostname");
   Result<Config> bad = ParseConfig("[http]\ndcgm_hostname_label = \"host\"\n", "h.toml");
   ASSERT_FALSE(bad.ok());
@@ -194,6 +199,57 @@ TEST(ConfigTest, TheDcgmHostLabelIsOneOfTwoSpellings) {
       << bad.status().message();
 }
 
+
+// The defaults in docs/config.md, one TOML line per key: "[section]" then
+// "key = default" (the first backticked value of the row's default cell).
+std::string DocumentedDefaults(std::set<std::string>* keys) {
+  std::ifstream in(testing::SourceDir() + "/docs/config.md");
+  std::string line, section, toml;
+  std::regex heading(R"(^## `\[([a-z_]+)\]`)");
+  std::regex row(R"(^\| `([a-z_]+)` \| `([^`]*)`)");
+  std::smatch m;
+  while (std::getline(in, line)) {
+    if (std::regex_search(line, m, heading)) {
+      section = m[1];
+      toml += "[" + section + "]\n";
+    } else if (!section.empty() && std::regex_search(line, m, row)) {
+      keys->insert(section + "." + std::string(m[1]));
+      toml += std::string(m[1]) + " = " + std::string(m[2]) + "\n";
+    }
+  }
+  return toml;
+}
+
+TEST(ConfigTest, TheDocumentedKeysAndDefaultsAreTheModulesOwn) {
+  std::set<std::string> documented;
+  std::string toml = DocumentedDefaults(&documented);
+  ASSERT_GT(documented.size(), 40u) << toml;
+  // Every key a module reads is documented, and nothing else is.
+  std::vector<std::string> read = ConfigKeys();
+  EXPECT_EQ(std::set<std::string>(read.begin(), read.end()), documented);
+  // Every documented default is what the module's own options hold.
+  Result<Config> c = ParseConfig(toml, "docs/config.md");
+  ASSERT_TRUE(c.ok()) << c.status().message() << "\n" << toml;
+  EXPECT_TRUE(c.value() == Config()) << toml;
+  EXPECT_EQ(c.value().sampler.call_timeout, std::chrono::seconds(2));
+  EXPECT_EQ(c.value().leases.admin_group, "tarmac-admin");
+}
+
+TEST(ConfigTest, ASectionKeyOneModuleDoesNotReadIsStillKnownWhenAnotherDoes) {
+  // [http] is read by the HTTP server (listen) and the metrics page (the
+  // rest); [zombies] by the detector and the lease service (policy).
+  Result<Config> c = ParseConfig(
+      "[http]\nlisten = \"off\"\nhostname = \"n1\"\n[zombies]\nidle_for = \"1m\"\npolicy = \"terminate\"\n", "t.toml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c.value().http.listen, "off");
+  EXPECT_EQ(c.value().metrics.hostname, "n1");
+  EXPECT_EQ(c.value().leases.zombies.idle_for, std::chrono::minutes(1));
+  EXPECT_TRUE(c.value().leases.terminates_zombies);
+  Result<Config> bad = ParseConfig("[http]\nlisten = \"off\"\nlistenn = 1\n", "t.toml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("t.toml:3: key 'http.listenn': unknown key"), std::string::npos)
+      << bad.status().message();
+}
 
 TEST(ConfigFileTest, AFileOverTheSizeLimitIsRefusedNotTruncated) {
   testing::TempDir dir;

@@ -16,6 +16,18 @@ bool ParseBackendKind(std::string_view text, BackendKind* kind) {
   return true;
 }
 
+const char* BackendKindName(BackendKind kind) {
+  switch (kind) {
+    case BackendKind::kNvml:
+      return "nvml";
+    case BackendKind::kSim:
+      return "sim";
+    case BackendKind::kAuto:
+      break;
+  }
+  return "auto";
+}
+
 Result<OpenedBackend> OpenBackend(const BackendOptions& options, Clock* clock, Logger* logger) {
   OpenedBackend opened;
   switch (options.kind) {

@@ -20,11 +20,15 @@ enum class BackendKind { kAuto, kNvml, kSim };
 
 // Parses "auto", "nvml", "sim".
 bool ParseBackendKind(std::string_view text, BackendKind* kind);
+// "auto", "nvml" or "sim".
+const char* BackendKindName(BackendKind kind);
 
 struct BackendOptions {
   BackendKind kind = BackendKind::kAuto;
   std::string nvml_library;  // --nvml-library; empty: env or defaults.
   sim::WorldOptions sim;     // --scenario, --sim-dir.
+
+  bool operator==(const BackendOptions&) const = default;
 };
 
 // Constructs and opens the backend. kAuto means NVML when the library loads

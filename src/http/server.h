@@ -46,6 +46,8 @@ struct HttpOptions {
   std::chrono::seconds head_timeout{5};
   // An idle keep-alive connection is closed after this.
   std::chrono::seconds keep_alive_timeout{2};
+
+  bool operator==(const HttpOptions&) const = default;
 };
 
 // One answer to a GET.

@@ -36,6 +36,8 @@ struct ServerOptions {
   int64_t max_request_bytes = 65536;
   std::chrono::milliseconds request_timeout{5000};
   int64_t max_unread_output_bytes = int64_t{32} << 20;
+
+  bool operator==(const ServerOptions&) const = default;
 };
 
 struct ServerStats {

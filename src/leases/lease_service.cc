@@ -24,12 +24,6 @@ using std::chrono::seconds;
 // repeat is answered the same way.
 constexpr const char* kNoFitPrefix = "no GPUs fit now: ";
 
-IdleAction ParseIdleAction(const std::string& name) {
-  if (name == "release") return IdleAction::kRelease;
-  if (name == "terminate") return IdleAction::kTerminate;
-  return IdleAction::kWarn;
-}
-
 std::string ErrorCode(const Status& s) {
   switch (s.code()) {
     case StatusCode::kIOError:
@@ -59,37 +53,6 @@ Result<int64_t> IdParam(const json& params, const char* key = "id") {
 }
 
 }  // namespace
-
-const char* IdleActionName(IdleAction a) {
-  switch (a) {
-    case IdleAction::kRelease:
-      return "release";
-    case IdleAction::kTerminate:
-      return "terminate";
-    case IdleAction::kWarn:
-      break;
-  }
-  return "warn";
-}
-
-LeasePolicy LeasePolicyOf(const config::Config& c) {
-  LeasePolicy p;
-  p.admin_group = c.admin_group;
-  p.kill_grace = c.kill_grace;
-  p.default_idle_timeout = c.idle_timeout;
-  p.idle_grace = c.idle_grace;
-  p.idle_action = ParseIdleAction(c.idle_policy);
-  for (const auto& [user, name] : c.idle_policy_by_user) p.idle_action_by_user[user] = ParseIdleAction(name);
-  for (const auto& [priority, name] : c.idle_policy_by_priority) {
-    sched::Priority pr;
-    if (sched::ParsePriority(priority, &pr)) p.idle_action_by_priority[pr] = ParseIdleAction(name);
-  }
-  p.terminates_zombies = c.zombie_policy == "terminate";
-  p.terminates_foreign = c.foreign_policy == "terminate";
-  p.zombies = sched::ZombiePolicy{c.zombie_min_memory_bytes, c.zombie_idle_for, c.zombie_allowlist,
-                                  c.zombie_includes_system_users};
-  return p;
-}
 
 LeaseService::LeaseService(LeasePolicy policy, std::unique_ptr<store::LeaseState> state, ProcessControl* processes,
                            Clock* clock, Logger* logger)

@@ -58,11 +58,11 @@
 #include <string>
 #include <vector>
 
+#include "leases/lease_policy.h"
 #include "leases/process_control.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/mutex.h"
-#include "config/config.h"
 #include "ipc/method_table.h"
 #include "ipc/protocol.h"
 #include "ipc/reply.h"
@@ -73,24 +73,6 @@
 #include "store/lease_state.h"
 
 namespace tarmac::leases {
-
-enum class IdleAction { kWarn, kRelease, kTerminate };
-const char* IdleActionName(IdleAction a);
-
-struct LeasePolicy {
-  std::string admin_group;
-  std::chrono::milliseconds kill_grace{10000};
-  std::chrono::milliseconds default_idle_timeout{0};  // 0: leases without one are never idle-reclaimed.
-  std::chrono::milliseconds idle_grace{std::chrono::minutes(5)};
-  IdleAction idle_action = IdleAction::kWarn;
-  std::map<std::string, IdleAction> idle_action_by_user;
-  std::map<sched::Priority, IdleAction> idle_action_by_priority;
-  bool terminates_zombies = false;
-  bool terminates_foreign = false;
-  sched::ZombiePolicy zombies;
-};
-
-LeasePolicy LeasePolicyOf(const config::Config& config);
 
 class LeaseService {
  public:

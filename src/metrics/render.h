@@ -22,8 +22,10 @@ struct RenderOptions {
   std::string dcgm_hostname_label = "Hostname";  // Or "hostname" (dcgm-exporter >= 4.8.3).
   std::string hostname;            // Empty: the snapshot's.
   size_t max_process_series = 200;  // Per-process series beyond this are dropped (and counted).
-  std::string currency = "USD";
+  std::string currency;             // The idle-cost label: [report] currency.
   std::string version = "dev";
+
+  bool operator==(const RenderOptions&) const = default;
 };
 
 struct FamilyDoc {

@@ -55,7 +55,7 @@ struct Builder {
       g.throttle_thermal_hours = static_cast<double>(r.throttle_thermal_seconds) / 3600;
       g.throttle_power_hours = static_cast<double>(r.throttle_power_seconds) / 3600;
       g.throttle_other_hours = static_cast<double>(r.throttle_other_seconds) / 3600;
-      price[r.gpu_id] = request.gpu_hour_cost(g.name);
+      price[r.gpu_id] = request.pricing.GpuHourCost(g.name);
       g.idle_cost = g.idle_hours * price[r.gpu_id];
       slot[r.gpu_id] = report.gpus.size();
       report.gpus.push_back(std::move(g));
@@ -142,7 +142,7 @@ Result<Report> BuildReport(store::Db* db, const ReportRequest& request) {
   Builder b(db, request);
   b.report.since_t = request.since_t;
   b.report.until_t = request.until_t;
-  b.report.currency = request.currency;
+  b.report.currency = request.pricing.currency;
   b.report.by = request.by;
   Status s = b.AddGpus();
   if (s.ok() && request.with_charts) s = b.AddCharts();

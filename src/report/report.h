@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "report/pricing.h"
 #include "store/sqlite_db.h"
 
 namespace tarmac::report {
@@ -25,9 +26,7 @@ struct ReportRequest {
   int64_t since_t = 0;
   int64_t until_t = 0;
   GroupBy by = GroupBy::kUser;
-  std::string currency = "USD";
-  // Price of one GPU-hour of a model (0: costs are not shown).
-  std::function<double(const std::string& model)> gpu_hour_cost = [](const std::string&) { return 0.0; };
+  Pricing pricing;  // A price of 0: costs are not shown.
   bool with_charts = false;  // Heatmap and histograms (HTML, JSON).
   // A GPU idle more than this share of its time counts as "mostly idle".
   double mostly_idle_ratio = 0.8;

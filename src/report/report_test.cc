@@ -57,8 +57,9 @@ class ReportTest : public ::testing::Test {
     r.since_t = kT0;
     r.until_t = kT0 + 2 * 3600;
     r.by = by;
-    r.currency = "EUR";
-    r.gpu_hour_cost = [](const std::string& model) { return model == "Tesla T4" ? 0.5 : 4.0; };
+    r.pricing.currency = "EUR";
+    r.pricing.gpu_hour_cost = 4.0;
+    r.pricing.gpu_hour_cost_by_model["Tesla T4"] = 0.5;
     r.with_charts = true;
     Result<Report> report = BuildReport(db_.get(), r);
     EXPECT_TRUE(report.ok()) << report.status().ToString();

@@ -30,18 +30,10 @@
 #include "fleet/snapshot.h"
 #include "sampler/events_watcher.h"
 #include "sampler/fleet_reader.h"
+#include "sampler/sampler_options.h"
 #include "fleet/utilization_history.h"
 
 namespace tarmac::sampler {
-
-struct SamplerOptions {
-  std::chrono::milliseconds fast_interval{1000};
-  std::chrono::milliseconds slow_interval{30000};
-  // A GPU read longer than this marks the GPU unresponsive (0: unbounded).
-  std::chrono::milliseconds call_timeout{0};
-  // How often a detached sampler tries to open the backend again.
-  std::chrono::milliseconds reattach_interval{5000};
-};
 
 // Opens the GPU backend: at start and again on each re-attach attempt.
 using BackendOpener = std::function<Result<gpu::OpenedBackend>()>;

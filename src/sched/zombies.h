@@ -32,6 +32,8 @@ struct ZombiePolicy {
   // Process names (comm) never reported.
   std::vector<std::string> allowlist = {"Xorg", "nvidia-persistenced", "ollama", "tritonserver", "dcgm-exporter"};
   bool includes_system_users = false;  // Users with uid under 1000 (and root).
+
+  bool operator==(const ZombiePolicy&) const = default;
 };
 
 struct ZombieEvidence {

@@ -15,7 +15,7 @@
 #include "common/proc_files.h"
 #include "common/toml_text.h"
 #include "common/units.h"
-#include "config/toml_reader.h"
+#include "common/toml_reader.h"
 
 namespace tarmac::sim {
 namespace {

@@ -38,6 +38,8 @@ struct WorldOptions {
   std::optional<std::chrono::system_clock::time_point> now;
   // How long an evaluated state is reused, like a driver's sample period.
   std::chrono::milliseconds cache_for{100};
+
+  bool operator==(const WorldOptions&) const = default;
 };
 
 // Fills empty fields of `options` from the environment. Returns

@@ -17,6 +17,8 @@ struct Retention {
   std::chrono::seconds raw{std::chrono::hours(24 * 7)};
   std::chrono::seconds minute{std::chrono::hours(24 * 90)};
   std::chrono::seconds hour{std::chrono::hours(24 * 365 * 3)};
+
+  bool operator==(const Retention&) const = default;
 };
 
 // Pages given back per run (4 KiB each).

@@ -51,19 +51,10 @@
 #include "store/retention.h"
 #include "store/fold.h"
 #include "store/sqlite_db.h"
+#include "store/store_options.h"
 #include "store/tick_record.h"
 
 namespace tarmac::store {
-
-struct StoreOptions {
-  std::string path;  // The database file.
-  Retention retention;
-  // The agent's fast interval: a sample stands for at most twice this.
-  std::chrono::milliseconds fast_interval{1000};
-  size_t queue_capacity = 256;
-  // PRAGMA quick_check while running, this often (0: at start only).
-  std::chrono::seconds integrity_check_interval{3600};
-};
 
 struct StoreStats {
   int64_t ticks_written = 0;

@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "http/http_config.h"
+
+namespace tarmac::http {
+
+void ReadHttpSection(ConfigSection& section, HttpOptions* out) {
+  std::string listen = out->listen;
+  section.String("listen", &listen);
+  if (listen != kListenOff) {
+    size_t colon = listen.rfind(':');
+    bool is_ok = colon != std::string::npos && colon > 0 && colon + 1 < listen.size() &&
+                 listen.find_first_not_of("0123456789", colon + 1) == std::string::npos &&
+                 listen.size() - colon - 1 <= 5 && std::stoi(listen.substr(colon + 1)) <= 65535;
+    if (!is_ok) {
+      section.Fail("listen", "expected HOST:PORT or \"off\"");
+      return;
+    }
+  }
+  out->listen = listen;
+}
+
+}  // namespace tarmac::http

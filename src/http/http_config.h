@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// The HTTP endpoint's key of [http] in the agent's config: listen
+// (HOST:PORT, port 0 picks a free one, or "off"; default in HttpOptions).
+// The section's other keys shape the metrics page (metrics/metrics_config.h).
+#pragma once
+
+#include "common/config_section.h"
+#include "http/server.h"
+
+namespace tarmac::http {
+
+// `listen` set to this: no HTTP endpoint.
+inline constexpr const char* kListenOff = "off";
+
+void ReadHttpSection(ConfigSection& section, HttpOptions* out);
+
+}  // namespace tarmac::http

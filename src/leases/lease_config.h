@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// The lease service's keys of the agent's config, read into LeasePolicy
+// (which holds their defaults).
+//
+// [leases]: admin_group, kill_grace (0 to 10m), idle_timeout (0 to 7d; 0:
+// none), idle_grace (0 to 7d), idle_policy and the tables
+// idle_policy_by_user and idle_policy_by_priority ("warn", "release" or
+// "terminate"; priorities low, normal, high), foreign_policy ("report" or
+// "terminate").
+// [zombies]: policy ("report" or "terminate"), besides the detection keys
+// (sched/zombie_config.h).
+#pragma once
+
+#include "common/config_section.h"
+#include "leases/lease_policy.h"
+
+namespace tarmac::leases {
+
+void ReadLeasesSection(ConfigSection& section, LeasePolicy* out);
+void ReadZombieAction(ConfigSection& section, LeasePolicy* out);
+
+}  // namespace tarmac::leases
