@@ -16,6 +16,7 @@ Usage: lease_run.py BUILD_DIR [RUNS] [CLIENTS]
    same run, the time to start as many `tarmac --version` at once.
 """
 import os
+import resource
 import shutil
 import signal
 import statistics
@@ -159,11 +160,14 @@ def main():
         spawn_floor = time.perf_counter() - start
 
         first_seq = all_events(sock)[-1]["seq"] if all_events(sock) else 0
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         procs = [subprocess.Popen([tarmac, "run", "--gpus", "1", "--", "sleep", "0.05"], env=env,
                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for _ in range(clients)]
         codes = [p.wait() for p in procs]
         wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        client_cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         bad = [c for c in codes if c != 0]
         errors = [p.stderr.read().decode(errors="replace") for p in procs if p.returncode != 0][:3]
         events = [e for e in all_events(sock) if e["seq"] > first_seq]
@@ -173,6 +177,7 @@ def main():
               f"{len(granted)} leases granted, {len(ended)} ended, {len(bad)} clients failed")
         print(f"  the work itself: {work_seconds:.2f} s ({wall / work_seconds:.1f}x); starting {clients} "
               f"`tarmac --version` at once and waiting: {spawn_floor:.1f} s")
+        print(f"  CPU of the clients and their jobs: {client_cpu:.1f} s ({client_cpu / clients * 1000:.1f} ms each)")
         for e in errors:
             print("  client error:", e.strip()[:200])
         print(f"  invariant check over {len(events)} events: " + ("OK" if not problems and len(granted) == clients
