@@ -54,7 +54,7 @@ Cluster MakeCluster(int free_gpus) {
     r.sequence = id;
     r.uid = 1000 + static_cast<int64_t>(rng() % 100);
     r.wants.gpu_count = sizes[rng() % 6];
-    r.priority = static_cast<Priority>(rng() % 3);
+    r.priority = static_cast<Priority>(1 + rng() % 3);  // low, normal, high
     if (rng() % 2) r.max_time = std::chrono::minutes(10 + rng() % 600);
     c.queue.push_back(r);
   }

@@ -12,10 +12,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 
 #include "cli/lease_exit.h"
 #include "client/lease_request.h"
 #include "client/lease_wait.h"
+#include "common/time_spec.h"
 
 namespace tarmac::cli {
 namespace {
@@ -110,8 +112,10 @@ void AddLeaseAskOptions(CLI::App* cmd, LeaseAsk* ask) {
   cmd->add_option("--min-free-memory", ask->min_free_memory, "Free memory each GPU needs, e.g. 20GiB");
   cmd->add_option("--idle-timeout", ask->idle_timeout,
                   "Idle this long (no SM activity from your processes) and the idle policy applies, e.g. 30m");
-  cmd->add_option("--priority", ask->priority, "low, normal or high")
-      ->check(CLI::IsMember({"low", "normal", "high"}))
+  cmd->add_option("--priority", ask->priority,
+                  "low, normal or high; backfill: preemptible, on idle GPUs only, revoked (told, then "
+                  "terminated after [backfill] grace) when another request needs the GPU")
+      ->check(CLI::IsMember({"backfill", "low", "normal", "high"}))
       ->default_str("normal");
   cmd->add_flag("--no-wait{true},--queue{false}", ask->no_wait,
                 "--no-wait: exit 75 at once when no GPUs fit; --queue (default): wait in the queue");
@@ -245,6 +249,20 @@ int RunRun(const GlobalOptions& global, const RunOptions& options) {
                  static_cast<long long>(id), attached.status().message().c_str());
   }
 
+  // A backfill lease may be revoked for another request: the command hears
+  // of it at once (SIGTERM), so it can stop cleanly within the grace.
+  std::unique_ptr<client::RevocationWatch> revocation;
+  if (options.ask.priority == "backfill") {
+    revocation = std::make_unique<client::RevocationWatch>(&agent, id, [child, id](const json& lease) {
+      std::string by = lease.contains("revoke_by_unix") && lease["revoke_by_unix"].is_number()
+                           ? FormatRfc3339(std::chrono::system_clock::time_point(std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                                 std::chrono::duration<double>(lease["revoke_by_unix"].get<double>()))))
+                           : std::string("the grace");
+      std::fprintf(stderr, "\ntarmac: run: backfill lease %lld revoked for another request; SIGTERM to the command; "
+                   "the agent ends the lease at %s\n", static_cast<long long>(id), by.c_str());
+      kill(-child, SIGTERM);
+    });
+  }
   int status = 0;
   bool has_exited = false;
   LeaseNews watcher(&agent, id, "run");
@@ -274,6 +292,7 @@ int RunRun(const GlobalOptions& global, const RunOptions& options) {
     signal(SIGTTOU, SIG_DFL);
   }
   sigprocmask(SIG_SETMASK, &old, nullptr);
+  revocation.reset();
   Result<json> released = agent.ReleaseLease(id);
   if (!released.ok() && released.status().code() != StatusCode::kNotFound) {
     std::fprintf(stderr, "tarmac: run: releasing lease %lld: %s\n", static_cast<long long>(id),

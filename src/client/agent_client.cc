@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "client/agent_client.h"
 
+#include <poll.h>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <unistd.h>
@@ -66,6 +68,10 @@ Result<json> AgentClient::Call(const std::string& method, json params, CallOptio
     bool is_retryable = code == StatusCode::kUnavailable ||
                         (code == StatusCode::kFailedPrecondition && options.waits_out_restarts);
     if (answer.ok() || !is_retryable || std::chrono::steady_clock::now() + backoff > deadline) return answer;
+    if (options.interrupt_fd >= 0) {
+      pollfd p{options.interrupt_fd, POLLIN, 0};
+      if (::poll(&p, 1, 0) > 0) return Status::Cancelled("interrupted while waiting for the agent");
+    }
     // Jittered, so that a crowd of clients does not come back in step.
     std::this_thread::sleep_for(backoff + std::chrono::milliseconds(std::rand() % (backoff.count() + 1)));
     backoff = std::min<std::chrono::milliseconds>(backoff * 2, std::chrono::milliseconds(250));
@@ -84,14 +90,28 @@ Result<LeaseAnswer> AgentClient::GetLease(int64_t id, CallOptions options) const
   return LeaseAnswerFromJson(answer.value(), id);
 }
 
-Result<LeaseAnswer> AgentClient::WaitLease(int64_t id, std::chrono::milliseconds wait, int interrupt_fd) const {
+namespace {
+
+Result<LeaseAnswer> CallWait(const AgentClient& agent, json params, std::chrono::milliseconds wait, int interrupt_fd) {
   CallOptions options;
   options.patience = std::chrono::minutes(10);
   options.timeout = wait + std::chrono::seconds(10);  // The agent answers at `wait` at the latest.
   options.interrupt_fd = interrupt_fd;
-  Result<json> answer = Call("lease.wait", {{"id", id}, {"timeout_ms", wait.count()}}, options);
+  int64_t id = params["id"].get<int64_t>();
+  params["timeout_ms"] = wait.count();
+  Result<json> answer = agent.Call("lease.wait", std::move(params), options);
   if (!answer.ok()) return answer.status();
   return LeaseAnswerFromJson(answer.value(), id);
+}
+
+}  // namespace
+
+Result<LeaseAnswer> AgentClient::WaitLease(int64_t id, std::chrono::milliseconds wait, int interrupt_fd) const {
+  return CallWait(*this, {{"id", id}}, wait, interrupt_fd);
+}
+
+Result<LeaseAnswer> AgentClient::WatchLease(int64_t id, std::chrono::milliseconds wait, int interrupt_fd) const {
+  return CallWait(*this, {{"id", id}, {"watch", true}}, wait, interrupt_fd);
 }
 
 Result<json> AgentClient::AttachLease(int64_t id, int64_t pid) const {

@@ -63,6 +63,10 @@ class AgentClient {
   // ends, or after `wait` with where it stands then. Waits out an agent
   // restart (patience 10 minutes) unless interrupted.
   Result<LeaseAnswer> WaitLease(int64_t id, std::chrono::milliseconds wait, int interrupt_fd = -1) const;
+  // lease.wait with watch: answered the moment granted lease `id` is
+  // revoked (a backfill lease preempted: lease.revoke_by_unix is set) or
+  // ends, or after `wait` as it stands then.
+  Result<LeaseAnswer> WatchLease(int64_t id, std::chrono::milliseconds wait, int interrupt_fd = -1) const;
   Result<nlohmann::json> AttachLease(int64_t id, int64_t pid) const;
   // Ends lease `id` or cancels queued request `id`.
   Result<nlohmann::json> ReleaseLease(int64_t id, CallOptions options = {}) const;

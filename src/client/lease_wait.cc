@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "client/lease_wait.h"
 
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
 namespace tarmac::client {
 
 using nlohmann::json;
@@ -40,6 +44,39 @@ bool LeaseWatcher::MarkEnded() {
   if (has_told_end_) return false;
   has_told_end_ = true;
   return true;
+}
+
+bool IsRevoking(const json& lease) { return lease.contains("revoke_by_unix") && !lease["revoke_by_unix"].is_null(); }
+
+RevocationWatch::RevocationWatch(const AgentClient* agent, int64_t id,
+                                 std::function<void(const json& lease)> on_revoked)
+    : stop_fd_(::eventfd(0, EFD_CLOEXEC)) {
+  int stop_fd = stop_fd_;
+  thread_ = std::thread([agent, id, stop_fd, on_revoked = std::move(on_revoked)] {
+    for (;;) {
+      Result<LeaseAnswer> got = agent->WatchLease(id, std::chrono::minutes(5), stop_fd);
+      if (!got.ok()) {
+        if (got.status().code() == StatusCode::kCancelled) return;
+        // No agent for now: ask again in a while (or until told to stop).
+        pollfd p{stop_fd, POLLIN, 0};
+        if (::poll(&p, 1, 1000) > 0) return;
+        continue;
+      }
+      if (got.value().is_ended()) return;
+      if (got.value().is_granted() && IsRevoking(got.value().lease)) {
+        on_revoked(got.value().lease);
+        return;
+      }
+    }
+  });
+}
+
+RevocationWatch::~RevocationWatch() {
+  uint64_t one = 1;
+  ssize_t ignored = ::write(stop_fd_, &one, sizeof(one));
+  (void)ignored;
+  if (thread_.joinable()) thread_.join();
+  ::close(stop_fd_);
 }
 
 }  // namespace tarmac::client

@@ -6,7 +6,8 @@
 // the request is granted or ends; every `refresh` it hears where the request
 // stands (position, why it waits) and tells `on_update`. LeaseWatcher asks
 // at most once a second about a granted lease, for idle warnings and its
-// end, while the client's work runs.
+// end, while the client's work runs. RevocationWatch hears the moment a
+// backfill lease is revoked.
 //
 // Thread safety: one thread at a time per object.
 #pragma once
@@ -15,6 +16,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "client/agent_client.h"
 #include "client/lease_answer.h"
@@ -48,5 +50,24 @@ class LeaseWatcher {
   bool has_told_end_ = false;
   std::chrono::steady_clock::time_point next_ = std::chrono::steady_clock::now() + std::chrono::seconds(1);
 };
+
+// Holds lease.wait {watch} on granted lease `id` on a thread of its own, and
+// calls `on_revoked` (on that thread) once, the moment the agent starts
+// revoking the lease (a backfill lease preempted), with the lease as the
+// agent shows it. The destructor ends the wait.
+class RevocationWatch {
+ public:
+  RevocationWatch(const AgentClient* agent, int64_t id, std::function<void(const nlohmann::json& lease)> on_revoked);
+  ~RevocationWatch();
+  RevocationWatch(const RevocationWatch&) = delete;
+  RevocationWatch& operator=(const RevocationWatch&) = delete;
+
+ private:
+  int stop_fd_ = -1;  // An eventfd: readable once the watch is to end.
+  std::thread thread_;
+};
+
+// Whether `lease` (as the agent shows it) is being revoked.
+bool IsRevoking(const nlohmann::json& lease);
 
 }  // namespace tarmac::client

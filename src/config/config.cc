@@ -54,6 +54,7 @@ constexpr std::pair<const char*, SectionReader> kSections[] = {
        leases::ReadZombieAction(s, &c.leases);
      }},
     {"leases", [](ConfigSection& s, Config& c) { leases::ReadLeasesSection(s, &c.leases); }},
+    {"backfill", [](ConfigSection& s, Config& c) { leases::ReadBackfillSection(s, &c.leases.backfill); }},
     {"api", [](ConfigSection& s, Config& c) { ipc::ReadApiSection(s, &c.api); }},
 };
 

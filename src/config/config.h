@@ -49,7 +49,7 @@ struct Config {
   report::Pricing report;           // [report]   report/pricing.h
   http::HttpOptions http;           // [http]     http/http_config.h (listen)
   metrics::RenderOptions metrics;   // [http]     metrics/metrics_config.h (the page)
-  leases::LeasePolicy leases;       // [leases], [zombies]  leases/lease_config.h, sched/zombie_config.h
+  leases::LeasePolicy leases;       // [leases], [zombies], [backfill]  leases/lease_config.h, sched/zombie_config.h
   ipc::ServerOptions api;           // [api]      ipc/server_config.h
 
   bool operator==(const Config&) const = default;

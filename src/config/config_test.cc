@@ -235,6 +235,21 @@ TEST(ConfigTest, TheDocumentedKeysAndDefaultsAreTheModulesOwn) {
   EXPECT_EQ(c.value().leases.admin_group, "tarmac-admin");
 }
 
+TEST(ConfigTest, TheExampleFileHoldsEveryKeyAtItsDefault) {
+  Result<Config> c = LoadConfig(testing::SourceDir() + "/examples/config/tarmac.toml", true);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_TRUE(c.value() == Config());
+  std::ifstream in(testing::SourceDir() + "/examples/config/tarmac.toml");
+  std::stringstream text;
+  text << in.rdbuf();
+  for (const std::string& key : ConfigKeys()) {
+    std::string name = key.substr(key.find('.') + 1);
+    bool is_there = text.str().find("\n" + name + " =") != std::string::npos ||
+                    text.str().find("[" + key + "]") != std::string::npos;
+    EXPECT_TRUE(is_there) << key << " is not in the example";
+  }
+}
+
 TEST(ConfigTest, ASectionKeyOneModuleDoesNotReadIsStillKnownWhenAnotherDoes) {
   // [http] is read by the HTTP server (listen) and the metrics page (the
   // rest); [zombies] by the detector and the lease service (policy).

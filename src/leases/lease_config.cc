@@ -45,7 +45,7 @@ void ReadLeasesSection(ConfigSection& section, LeasePolicy* out) {
       priorities->OneOf(key, {"warn", "release", "terminate"}, &name);
       sched::Priority priority;
       if (!sched::ParsePriority(key, &priority)) {
-        priorities->Fail(key, "expected a priority: low, normal or high");
+        priorities->Fail(key, "expected a priority: backfill, low, normal or high");
         continue;
       }
       if (!name.empty()) ParseIdleAction(name, &out->idle_action_by_priority[priority]);
@@ -55,6 +55,53 @@ void ReadLeasesSection(ConfigSection& section, LeasePolicy* out) {
 
 void ReadZombieAction(ConfigSection& section, LeasePolicy* out) {
   ReadTerminates(section, "policy", &out->terminates_zombies);
+}
+
+namespace {
+
+// Minutes after midnight of "HH:MM", or -1.
+int MinuteOf(std::string_view text) {
+  if (text.size() != 5 || text[2] != ':') return -1;
+  for (size_t i : {0, 1, 3, 4}) {
+    if (text[i] < '0' || text[i] > '9') return -1;
+  }
+  int hours = (text[0] - '0') * 10 + (text[1] - '0');
+  int minutes = (text[3] - '0') * 10 + (text[4] - '0');
+  if (hours > 24 || minutes > 59 || (hours == 24 && minutes != 0)) return -1;
+  return hours * 60 + minutes;
+}
+
+}  // namespace
+
+bool InWindow(std::string_view window, int minute_of_day) {
+  size_t dash = window.find('-');
+  if (dash == std::string_view::npos) return false;
+  int from = MinuteOf(window.substr(0, dash));
+  int to = MinuteOf(window.substr(dash + 1));
+  if (from < 0 || to < 0 || from == to) return false;
+  if (from < to) return minute_of_day >= from && minute_of_day < to;
+  return minute_of_day >= from || minute_of_day < to;  // Past midnight.
+}
+
+void ReadBackfillSection(ConfigSection& section, BackfillPolicy* out) {
+  using std::chrono::milliseconds;
+  section.Interval("grace", milliseconds(0), milliseconds(600000), &out->grace);
+  section.Interval("idle_for", milliseconds(0), std::chrono::hours(24 * 7), &out->idle_for);
+  std::vector<std::string> windows = out->windows;
+  section.Strings("windows", &windows);
+  bool is_ok = true;
+  for (const std::string& w : windows) {
+    size_t dash = w.find('-');
+    if (dash == std::string::npos || MinuteOf(std::string_view(w).substr(0, dash)) < 0 ||
+        MinuteOf(std::string_view(w).substr(dash + 1)) < 0 || w.substr(0, dash) == w.substr(dash + 1)) {
+      section.Fail("windows", "expected times of day such as \"00:00-06:00\" (start and end differ)");
+      is_ok = false;
+      break;
+    }
+  }
+  if (is_ok) out->windows = windows;
+  ReadInteger(section, "max_temperature", &out->max_temperature_celsius, 0, 200);
+  ReadInteger(section, "max_power", &out->max_power_watts, 0, 100000);
 }
 
 }  // namespace tarmac::leases

@@ -10,6 +10,8 @@
 // "terminate").
 // [zombies]: policy ("report" or "terminate"), besides the detection keys
 // (sched/zombie_config.h).
+// [backfill]: grace (0 to 10m), idle_for (0 to 7d), windows (["HH:MM-HH:MM"]),
+// max_temperature (degrees C, 0: none), max_power (watts, 0: none).
 #pragma once
 
 #include "common/config_section.h"
@@ -19,5 +21,11 @@ namespace tarmac::leases {
 
 void ReadLeasesSection(ConfigSection& section, LeasePolicy* out);
 void ReadZombieAction(ConfigSection& section, LeasePolicy* out);
+void ReadBackfillSection(ConfigSection& section, BackfillPolicy* out);
+
+// Whether local time `minute_of_day` (0-1439) is inside `window`
+// ("HH:MM-HH:MM", wrapping past midnight when the end is earlier); false
+// for a malformed window.
+bool InWindow(std::string_view window, int minute_of_day);
 
 }  // namespace tarmac::leases

@@ -7,6 +7,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <ctime>
 
 #include "leases/callers.h"
 #include "leases/lease_helpers.h"
@@ -59,6 +60,7 @@ void LeaseService::Decide(TimePoint now) {
   std::vector<sched::Lease> granted = book_.Decide(slots_, now);
   waiting_.clear();
   for (const sched::Waiting& w : book_.last_decision().waiting) waiting_[w.request_id] = w;
+  AnnounceRevocations(now);
   for (sched::Lease l : granted) {
     l.token = NewToken();
     book_.SetToken(l.id, l.token);
@@ -68,6 +70,51 @@ void LeaseService::Decide(TimePoint now) {
     Event("granted", l.id, l.uid, l.user, l.gpus, Actor{},
           fmt::format("GPU {} ({}){}", GpuList(l.gpus), fmt::join(l.uuids, ","),
                       l.ends_at ? ", until " + UtcText(Base().ToUnix(*l.ends_at)) : std::string()));
+  }
+}
+
+// --- backfill --------------------------------------------------------------------
+
+void LeaseService::MarkBackfill(const fleet::FleetView& fleet, TimePoint now) {
+  std::vector<Holder> holders(fleet.gpus.size(), Holder::kNone);
+  for (const auto& [id, l] : book_.leases()) {
+    for (int g : l.gpus) {
+      if (g >= 0 && static_cast<size_t>(g) < holders.size()) {
+        holders[static_cast<size_t>(g)] = l.priority == sched::Priority::kBackfill ? Holder::kBackfill : Holder::kOther;
+      }
+    }
+  }
+  std::time_t t = std::chrono::system_clock::to_time_t(clock_->WallNow());
+  std::tm local{};
+  localtime_r(&t, &local);
+  std::vector<bool> accepts = backfill_.Observe(fleet, holders, now, local.tm_hour * 60 + local.tm_min);
+  for (size_t i = 0; i < slots_.size() && i < accepts.size(); ++i) slots_[i].accepts_backfill = accepts[i];
+}
+
+void LeaseService::AnnounceRevocations(TimePoint now) {
+  for (const sched::Preemption& p : book_.last_decision().preemptions) {
+    const sched::Lease* l = book_.FindLease(p.lease_id);
+    if (l == nullptr) continue;
+    SaveLease(*l);
+    const sched::Pending* wants = book_.FindPending(p.request_id);
+    Event("preempting", l->id, l->uid, l->user, l->gpus, Actor{},
+          fmt::format("revoked for request {}{}: ends by {} ({} s of grace)", p.request_id,
+                      wants != nullptr ? " of " + wants->owner.user : std::string(),
+                      UtcText(Base().ToUnix(now + policy_.backfill.grace)),
+                      duration_cast<seconds>(policy_.backfill.grace).count()));
+  }
+}
+
+void LeaseService::CheckRevoked(TimePoint now) {
+  std::vector<std::pair<int64_t, int64_t>> due;  // (lease, for request)
+  for (const auto& [id, l] : book_.leases()) {
+    if (l.revoking_since && now >= *l.revoking_since + policy_.backfill.grace) due.emplace_back(id, l.revoked_for);
+  }
+  for (const auto& [id, for_request] : due) {
+    EndLease(id, "preempted",
+             fmt::format("backfill lease revoked for request {}; its grace of {} s has passed", for_request,
+                         duration_cast<seconds>(policy_.backfill.grace).count()),
+             Actor{}, true, now);
   }
 }
 
@@ -315,8 +362,10 @@ void LeaseService::Enforce(const fleet::FleetView& fleet, TimePoint now) {
     }
     slots_ = std::move(slots);
     has_gpus_ = true;
+    MarkBackfill(fleet, now);
   }
   CheckClients(now);
+  CheckRevoked(now);
   CheckForeign(fleet, now);
   CheckIdle(fleet, now);
   FinishTerminations(now);

@@ -2,13 +2,15 @@
 //
 // What the lease service may do and when: who administers leases, how
 // processes are stopped, and what happens to idle leases, zombies and
-// processes on a GPU leased to someone else. The defaults are the agent's
-// ([leases] and [zombies] in docs/config.md, read by lease_config.h).
+// processes on a GPU leased to someone else, and when backfill may run. The
+// defaults are the agent's ([leases], [zombies] and [backfill] in
+// docs/config.md, read by lease_config.h).
 #pragma once
 
 #include <chrono>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "sched/schedule.h"
 #include "sched/zombies.h"
@@ -19,6 +21,21 @@ enum class IdleAction { kWarn, kRelease, kTerminate };
 const char* IdleActionName(IdleAction a);
 // "warn", "release" or "terminate"; false for anything else.
 bool ParseIdleAction(std::string_view name, IdleAction* out);
+
+// When backfill (priority "backfill") may start on a GPU, and how long a
+// revoked backfill lease has to let go ([backfill] in docs/config.md).
+struct BackfillPolicy {
+  std::chrono::milliseconds grace{5000};  // From the notice to the end of a revoked lease.
+  // A GPU accepts backfill once no other work has used it for this long.
+  std::chrono::milliseconds idle_for{std::chrono::minutes(10)};
+  // Local times of day ("HH:MM-HH:MM", may wrap past midnight) when backfill
+  // may start; empty: any time.
+  std::vector<std::string> windows;
+  int64_t max_temperature_celsius = 0;  // A GPU this hot takes no new backfill; 0: no limit.
+  int64_t max_power_watts = 0;          // Nor one drawing this much; 0: no limit.
+
+  bool operator==(const BackfillPolicy&) const = default;
+};
 
 struct LeasePolicy {
   std::string admin_group = "tarmac-admin";  // Members manage every lease and process (root always does).
@@ -31,6 +48,7 @@ struct LeasePolicy {
   bool terminates_zombies = false;  // [zombies] policy = "terminate".
   bool terminates_foreign = false;  // [leases] foreign_policy = "terminate".
   sched::ZombiePolicy zombies;
+  BackfillPolicy backfill;
 
   bool operator==(const LeasePolicy&) const = default;
 };

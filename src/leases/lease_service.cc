@@ -61,7 +61,8 @@ LeaseService::LeaseService(LeasePolicy policy, std::unique_ptr<store::LeaseState
       processes_(processes),
       clock_(clock),
       logger_(logger),
-      zombies_(policy_.zombies) {}
+      zombies_(policy_.zombies),
+      backfill_(policy_.backfill) {}
 
 sched::TimeBase LeaseService::Base() const { return {clock_->SteadyNow(), clock_->WallNow()}; }
 
@@ -453,6 +454,7 @@ json LeaseService::LeaseJson(const sched::Lease& l, const sched::Caller& viewer,
   j.erase("request_key");
   j["held_seconds"] = duration_cast<seconds>(now - l.granted_at).count();
   j["idle_seconds"] = l.idle_since ? std::max<int64_t>(0, duration_cast<seconds>(now - *l.idle_since).count()) : 0;
+  j["revoke_by_unix"] = l.revoking_since ? json(Base().ToUnix(*l.revoking_since + policy_.backfill.grace)) : json(nullptr);
   auto rt = runtime_.find(l.id);
   if (rt != runtime_.end()) {
     j["warning"] = rt->second.warning.empty() ? json(nullptr) : json(rt->second.warning);
@@ -489,6 +491,10 @@ std::string LeaseService::WaitReason(int64_t id) const {
   const sched::Decision& d = book_.last_decision();
   if (const sched::Waiting* found = WaitingOf(id)) {
     const sched::Waiting& w = *found;
+    if (w.reason == sched::WaitReason::kPreempting) {
+      return fmt::format("position {}: backfill leases on the GPUs it gets are being revoked (grace {} s)",
+                         w.position, duration_cast<seconds>(policy_.backfill.grace).count());
+    }
     if (w.reason == sched::WaitReason::kBehindHead) {
       return fmt::format("position {}: behind the head of the queue, which has the next free GPUs reserved",
                          w.position);

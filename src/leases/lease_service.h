@@ -58,6 +58,7 @@
 #include <string>
 #include <vector>
 
+#include "leases/backfill_gate.h"
 #include "leases/lease_policy.h"
 #include "leases/process_control.h"
 #include "common/clock.h"
@@ -169,12 +170,14 @@ class LeaseService {
     Result<nlohmann::json> (LeaseService::*answer)(const Call&);
     bool may_defer = false;  // May answer later (lease.wait).
   };
-  // A caller of lease.wait, answered when its request leaves the queue.
+  // A caller of lease.wait, answered when its request leaves the queue,
+  // or (`watches` a granted lease) when the lease is revoked or ends.
   struct Waiter {
     nlohmann::json request_id;
     sched::Caller viewer;
     ipc::Reply reply;
     TimePoint deadline;
+    bool watches = false;
   };
   static const std::vector<MethodEntry>& Methods();
   // Locks, resolves the caller, answers, and (for a change) saves or takes back.
@@ -233,6 +236,14 @@ class LeaseService {
   void CheckIdle(const fleet::FleetView& fleet, TimePoint now) REQUIRES(mu_);
   void CheckForeign(const fleet::FleetView& fleet, TimePoint now) REQUIRES(mu_);
   void FinishTerminations(TimePoint now) REQUIRES(mu_);
+  // Which GPUs accept backfill now (GpuSlot::accepts_backfill).
+  void MarkBackfill(const fleet::FleetView& fleet, TimePoint now) REQUIRES(mu_);
+  // Tells of the leases the last decision revoked; ends those whose grace
+  // has passed.
+  void AnnounceRevocations(TimePoint now) REQUIRES(mu_);
+  void CheckRevoked(TimePoint now) REQUIRES(mu_);
+  // Whether waiter `w` of `id` has its answer now.
+  bool IsSettled(int64_t id, const Waiter& w) const REQUIRES(mu_);
   bool IsAlive(const sched::ProcessRef& ref) REQUIRES(mu_);
   IdleAction IdleActionFor(const sched::Lease& lease) const REQUIRES(mu_);
   std::chrono::milliseconds IdleTimeoutOf(const sched::Lease& lease) const REQUIRES(mu_);
@@ -268,6 +279,7 @@ class LeaseService {
   std::vector<sched::GpuSlot> slots_ GUARDED_BY(mu_);
   bool has_gpus_ GUARDED_BY(mu_) = false;
   sched::ZombieTracker zombies_ GUARDED_BY(mu_);
+  BackfillGate backfill_ GUARDED_BY(mu_);
   std::map<int64_t, Runtime> runtime_ GUARDED_BY(mu_);
   std::map<int64_t, std::string> ended_ GUARDED_BY(mu_);  // Recently ended leases and requests: why.
   std::vector<Termination> terminations_ GUARDED_BY(mu_);

@@ -3,7 +3,9 @@
 // Pushed grants: lease.wait holds a caller whose request is queued and
 // answers it the moment the request is granted or ends, once that is saved
 // (a waiter never hears of a grant that a failed commit takes back), or
-// when its timeout passes, with where the request stands then.
+// when its timeout passes, with where the request stands then. With
+// `watch`, it holds the holder of a granted lease until the lease is
+// revoked (backfill preempted) or ends.
 #include <fmt/format.h>
 
 #include <set>
@@ -29,14 +31,31 @@ std::optional<std::string> LeaseService::Wait(const MethodEntry& method, const i
     }
     timeout = std::chrono::milliseconds(t->get<int64_t>());
   }
+  bool watches = false;
+  if (auto w = request.params.find("watch"); w != request.params.end()) {
+    if (!w->is_boolean()) return ipc::EncodeError(request.id, ipc::kErrorBadRequest, "params.watch: expected true or false");
+    watches = w->get<bool>();
+  }
   auto id = request.params.find("id");
-  bool is_queued = id != request.params.end() && id->is_number_integer() &&
-                   book_.FindPending(id->get<int64_t>()) != nullptr;
-  // Not queued (granted, ended, unknown, malformed), nothing to wait for, or
-  // nobody to answer later: answered now, as lease.get.
-  if (!is_queued || timeout.count() == 0 || !reply.IsOpen()) return Answer(method, request, peer, caller, now);
-  waiters_.emplace(id->get<int64_t>(), Waiter{request.id, caller, reply, now + timeout});
+  bool is_known = id != request.params.end() && id->is_number_integer();
+  bool is_queued = is_known && book_.FindPending(id->get<int64_t>()) != nullptr;
+  const sched::Lease* lease = is_known ? book_.FindLease(id->get<int64_t>()) : nullptr;
+  bool is_watched = watches && lease != nullptr && !lease->revoking_since;
+  // Nothing to wait for (ended, unknown, malformed; granted unless
+  // watched), no time to wait, or nobody to answer later: answered now, as
+  // lease.get.
+  if ((!is_queued && !is_watched) || timeout.count() == 0 || !reply.IsOpen()) {
+    return Answer(method, request, peer, caller, now);
+  }
+  waiters_.emplace(id->get<int64_t>(), Waiter{request.id, caller, reply, now + timeout, is_watched});
   return std::nullopt;
+}
+
+bool LeaseService::IsSettled(int64_t id, const Waiter& w) const {
+  if (book_.FindPending(id) != nullptr) return false;
+  if (!w.watches) return true;
+  const sched::Lease* l = book_.FindLease(id);
+  return l == nullptr || l->revoking_since.has_value();
 }
 
 void LeaseService::AnswerWaiter(int64_t id, const Waiter& w, TimePoint now) {
@@ -47,10 +66,15 @@ void LeaseService::AnswerWaiter(int64_t id, const Waiter& w, TimePoint now) {
 
 void LeaseService::AnswerWaiters(TimePoint now) {
   for (int64_t id : touched_) {
-    if (book_.FindPending(id) != nullptr) continue;
     auto [begin, end] = waiters_.equal_range(id);
-    for (auto it = begin; it != end; ++it) AnswerWaiter(id, it->second, now);
-    waiters_.erase(begin, end);
+    for (auto it = begin; it != end;) {
+      if (!IsSettled(id, it->second)) {
+        ++it;
+        continue;
+      }
+      AnswerWaiter(id, it->second, now);
+      it = waiters_.erase(it);
+    }
   }
   touched_.clear();
 }
@@ -61,9 +85,10 @@ void LeaseService::ExpireWaiters(TimePoint now) {
   std::set<int64_t> queued;
   for (const sched::Pending& p : book_.queue()) queued.insert(p.id);
   for (auto it = waiters_.begin(); it != waiters_.end();) {
+    bool is_settled = it->second.watches ? IsSettled(it->first, it->second) : queued.count(it->first) == 0;
     if (!it->second.reply.IsOpen()) {
       it = waiters_.erase(it);  // The caller hung up.
-    } else if (now >= it->second.deadline || (problem_.empty() && queued.count(it->first) == 0)) {
+    } else if (now >= it->second.deadline || (problem_.empty() && is_settled)) {
       AnswerWaiter(it->first, it->second, now);
       it = waiters_.erase(it);
     } else {

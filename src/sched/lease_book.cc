@@ -101,8 +101,16 @@ std::vector<Lease> LeaseBook::Decide(const std::vector<GpuSlot>& gpus, TimePoint
     queue.push_back(std::move(q));
   }
   std::vector<RunningLease> running;
-  for (const auto& [id, l] : leases_) running.push_back({l.gpus, l.ends_at});
+  for (const auto& [id, l] : leases_) {
+    running.push_back({l.gpus, l.ends_at, id, l.priority == Priority::kBackfill, l.revoking_since.has_value()});
+  }
   last_decision_ = Schedule(marked, queue, running, share_, now);
+  for (const Preemption& p : last_decision_.preemptions) {
+    auto it = leases_.find(p.lease_id);
+    if (it == leases_.end() || it->second.revoking_since) continue;
+    it->second.revoking_since = now;
+    it->second.revoked_for = p.request_id;
+  }
 
   // Grants name queued requests; index the queue once rather than search it
   // per grant.

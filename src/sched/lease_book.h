@@ -78,6 +78,10 @@ struct Lease {
   // Random, set by the agent at the grant: marks the lease's processes
   // (TARMAC_LEASE_TOKEN) so that nothing else can match them.
   std::string token;
+  // A backfill lease being revoked: since when, and for which request. It
+  // ends when its holder lets go or the grace has passed (the agent's).
+  std::optional<TimePoint> revoking_since;
+  int64_t revoked_for = 0;
 };
 
 struct Pending {
@@ -104,7 +108,9 @@ class LeaseBook {
   Result<int64_t> Submit(const Caller& caller, LeaseRequest request, const std::vector<GpuSlot>& gpus, TimePoint now);
 
   // One scheduling decision over `gpus` (as read now; leases are applied
-  // here): grants become leases, in grant order. Also fills `last_decision`.
+  // here): grants become leases, in grant order. Backfill leases the
+  // decision preempts are marked revoking (last_decision().preemptions names
+  // them). Also fills `last_decision`.
   std::vector<Lease> Decide(const std::vector<GpuSlot>& gpus, TimePoint now);
 
   // Ends a lease and charges its GPU-seconds. kNotFound; kPermissionDenied

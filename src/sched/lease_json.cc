@@ -57,7 +57,7 @@ class Fields {
   void Priority(const char* key, sched::Priority* out) {
     std::string name = PriorityName(*out);
     Optional(key, &name);
-    if (error_.empty() && !ParsePriority(name, out)) Fail(key, "expected low, normal or high");
+    if (error_.empty() && !ParsePriority(name, out)) Fail(key, "expected backfill, low, normal or high");
   }
   Status status() const { return error_.empty() ? Status::OK() : Status::InvalidArgument(error_); }
 
@@ -120,6 +120,8 @@ TimePoint TimeBase::FromUnix(double unix_seconds) const {
 
 const char* PriorityName(Priority p) {
   switch (p) {
+    case Priority::kBackfill:
+      return "backfill";
     case Priority::kLow:
       return "low";
     case Priority::kHigh:
@@ -131,7 +133,8 @@ const char* PriorityName(Priority p) {
 }
 
 bool ParsePriority(const std::string& name, Priority* out) {
-  if (name == "low") *out = Priority::kLow;
+  if (name == "backfill") *out = Priority::kBackfill;
+  else if (name == "low") *out = Priority::kLow;
   else if (name == "normal") *out = Priority::kNormal;
   else if (name == "high") *out = Priority::kHigh;
   else return false;
@@ -154,7 +157,9 @@ json LeaseToJson(const Lease& l, const TimeBase& base) {
           {"job", Ref(l.job)},
           {"token", l.token},
           {"request_key", l.request_key},
-          {"idle_since_unix", l.idle_since ? json(base.ToUnix(*l.idle_since)) : json(nullptr)}};
+          {"idle_since_unix", l.idle_since ? json(base.ToUnix(*l.idle_since)) : json(nullptr)},
+          {"revoking_since_unix", l.revoking_since ? json(base.ToUnix(*l.revoking_since)) : json(nullptr)},
+          {"revoked_for", l.revoked_for}};
 }
 
 Result<Lease> LeaseFromJson(const json& j, const TimeBase& base) {
@@ -185,8 +190,13 @@ Result<Lease> LeaseFromJson(const json& j, const TimeBase& base) {
   double idle_since = 0;
   bool has_idle_since = j.is_object() && j.contains("idle_since_unix") && !j["idle_since_unix"].is_null();
   if (has_idle_since) f.Get("idle_since_unix", &idle_since);
+  double revoking_since = 0;
+  bool is_revoking = j.is_object() && j.contains("revoking_since_unix") && !j["revoking_since_unix"].is_null();
+  if (is_revoking) f.Get("revoking_since_unix", &revoking_since);
+  if (j.is_object() && j.contains("revoked_for")) f.Get("revoked_for", &l.revoked_for);
   if (Status s = f.status(); !s.ok()) return AsCorruption(s);
   if (has_idle_since) l.idle_since = base.FromUnix(idle_since);
+  if (is_revoking) l.revoking_since = base.FromUnix(revoking_since);
   if (l.gpus.size() != l.uuids.size()) return Status::Corruption("lease.uuids: one per GPU expected");
   l.is_reservation = kind == "reservation";
   l.granted_at = base.FromUnix(granted);

@@ -87,7 +87,7 @@ inline std::string RunLeaseModel(const std::function<uint32_t(uint32_t)>& next, 
         r.wants.gpu_count = 1 + static_cast<int>(next(3));
       }
       r.wants.min_free_memory_bytes = next(4) == 0 ? int64_t{40} << 30 : 0;
-      r.priority = static_cast<Priority>(next(3));
+      r.priority = static_cast<Priority>(1 + next(3));  // low, normal, high
       if (next(2) == 0) r.max_time = std::chrono::seconds(60 + next(3600));
       r.command = fmt::format("job-{}", step);
       r.is_reservation = next(4) == 0;

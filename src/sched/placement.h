@@ -28,6 +28,9 @@ struct GpuSlot {
   int nvlink_domain = -1;  // GPUs joined all-to-all by NVLink share one; -1: none.
   int pcie_switch = -1;    // GPUs under one PCIe switch share one; -1: unknown.
   int numa_node = -1;
+  // Backfill may start on it: idle long enough, inside the allowed hours
+  // and limits (the lease service judges; schedule.h).
+  bool accepts_backfill = true;
 };
 
 struct GpuWants {

@@ -2,6 +2,8 @@
 #include "sched/schedule.h"
 
 #include <algorithm>
+#include <map>
+#include <set>
 #include <unordered_map>
 
 namespace tarmac::sched {
@@ -38,7 +40,7 @@ std::vector<const QueuedRequest*> Order(const std::vector<QueuedRequest>& queue,
   std::vector<size_t> rank(uids.size());
   for (size_t r = 0; r < by_use.size(); ++r) rank[by_use[r].second] = r;
 
-  constexpr size_t kPriorities = 3;
+  constexpr size_t kPriorities = 4;
   std::vector<size_t> start(kPriorities * uids.size() + 1, 0);
   std::vector<size_t> bucket(queue.size());
   for (size_t i = 0; i < queue.size(); ++i) {
@@ -100,6 +102,74 @@ class Misses {
   std::vector<GpuWants> misses_;
 };
 
+// GPUs that backfill leases hold, as a request above backfill may take them:
+// a copy of the GPUs where those are unleased and their memory counts as
+// free (it will be once the lease's processes are gone).
+class Reclaim {
+ public:
+  Reclaim(const std::vector<GpuSlot>& gpus, const std::vector<RunningLease>& leases) {
+    for (const RunningLease& l : leases) {
+      if (!l.is_backfill) continue;
+      for (int index : l.gpus) {
+        if (index >= 0 && index < static_cast<int>(gpus.size())) holder_.emplace(index, &l);
+      }
+    }
+    if (holder_.empty()) return;
+    view_ = gpus;
+    for (const auto& [index, lease] : holder_) {
+      GpuSlot& g = view_[static_cast<size_t>(index)];
+      g.is_leased = false;
+      if (g.memory_total_bytes > 0) g.memory_free_bytes = g.memory_total_bytes;
+    }
+  }
+
+  // GPUs for `wants` among the free ones and those of backfill leases, as
+  // `taken` leaves them: first with only the leases already being revoked,
+  // then with all. Adds each lease newly to revoke to `decision`.
+  std::optional<std::vector<int>> Pick(const GpuWants& wants, const Overrides& taken, int64_t request_id,
+                                       Decision* decision) {
+    if (holder_.empty() || missed_.Covers(wants)) return std::nullopt;
+    for (bool is_any_lease : {false, true}) {
+      Overrides o = taken;
+      o.resize(view_.size(), Override::kNone);
+      for (const auto& [index, lease] : holder_) {
+        bool is_spoken_for = lease->is_revoking || revoked_.count(lease->id) > 0;
+        if (!is_any_lease && !is_spoken_for) o[static_cast<size_t>(index)] = Override::kTaken;
+      }
+      std::optional<std::vector<int>> picked = PickGpus(view_, wants, o);
+      if (!picked) continue;
+      for (int index : *picked) {
+        auto it = holder_.find(index);
+        if (it == holder_.end() || it->second->is_revoking) continue;
+        if (revoked_.insert(it->second->id).second) decision->preemptions.push_back({it->second->id, request_id});
+      }
+      return picked;
+    }
+    missed_.Add(wants);
+    return std::nullopt;
+  }
+
+ private:
+  std::map<int, const RunningLease*> holder_;  // GPU index -> the backfill lease on it.
+  std::vector<GpuSlot> view_;
+  std::set<int64_t> revoked_;  // Leases revoked in this decision.
+  Misses missed_;
+};
+
+// Marks `picked` as taken in this decision, counting the free GPUs it used.
+void Take(const std::vector<GpuSlot>& gpus, const std::vector<int>& picked, Overrides* taken, int* free_count,
+          Overrides* outside, int* free_outside) {
+  for (int index : picked) {
+    size_t i = static_cast<size_t>(index);
+    if (IsFree(gpus[i], 0, (*taken)[i])) --*free_count;
+    (*taken)[i] = Override::kTaken;
+    if (outside != nullptr && !outside->empty()) {
+      if (IsFree(gpus[i], 0, (*outside)[i])) --*free_outside;
+      (*outside)[i] = Override::kTaken;
+    }
+  }
+}
+
 }  // namespace
 
 Decision Schedule(const std::vector<GpuSlot>& gpus, const std::vector<QueuedRequest>& queue,
@@ -114,9 +184,36 @@ Decision Schedule(const std::vector<GpuSlot>& gpus, const std::vector<QueuedRequ
   int position = 0;
   Misses missed_outside;  // Against `outside`.
   Misses missed_any;      // Against `taken`.
+  Misses missed_backfill;
+  Reclaim reclaim(gpus, leases);
+  Overrides no_backfill(gpus.size(), Override::kNone);  // kTaken where backfill may not start.
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    if (!gpus[i].accepts_backfill) no_backfill[i] = Override::kTaken;
+  }
   for (const QueuedRequest* request : Order(queue, share, now)) {
     const QueuedRequest& r = *request;
     int needs = Needs(r.wants);
+    if (r.priority == Priority::kBackfill) {
+      // Last in the order: on free GPUs that accept backfill, outside the
+      // head's reservation; never a head itself.
+      const Overrides& base = has_head ? outside : taken;
+      std::optional<std::vector<int>> picked;
+      if (needs <= (has_head ? free_outside : free_count) && !missed_backfill.Covers(r.wants)) {
+        Overrides o = no_backfill;
+        for (size_t i = 0; i < o.size() && i < base.size(); ++i) {
+          if (base[i] != Override::kNone) o[i] = base[i];
+        }
+        picked = PickGpus(gpus, r.wants, o);
+        if (!picked) missed_backfill.Add(r.wants);
+      }
+      if (!picked) {
+        decision.waiting.push_back({r.id, ++position, WaitReason::kNoFit});
+        continue;
+      }
+      Take(gpus, *picked, &taken, &free_count, has_head ? &outside : nullptr, &free_outside);
+      decision.grants.push_back({r.id, std::move(*picked)});
+      continue;
+    }
     if (!has_head) {
       if (needs <= free_count) {
         if (std::optional<std::vector<int>> picked = PickGpus(gpus, r.wants, taken)) {
@@ -125,6 +222,11 @@ Decision Schedule(const std::vector<GpuSlot>& gpus, const std::vector<QueuedRequ
           decision.grants.push_back({r.id, std::move(*picked)});
           continue;
         }
+      }
+      if (std::optional<std::vector<int>> picked = reclaim.Pick(r.wants, taken, r.id, &decision)) {
+        Take(gpus, *picked, &taken, &free_count, nullptr, &free_outside);
+        decision.waiting.push_back({r.id, ++position, WaitReason::kPreempting});
+        continue;
       }
       has_head = true;
       decision.waiting.push_back({r.id, ++position, WaitReason::kNoFit});
@@ -148,6 +250,11 @@ Decision Schedule(const std::vector<GpuSlot>& gpus, const std::vector<QueuedRequ
       if (!picked) missed_any.Add(r.wants);
     }
     if (!picked) {
+      if (std::optional<std::vector<int>> reclaimed = reclaim.Pick(r.wants, outside, r.id, &decision)) {
+        Take(gpus, *reclaimed, &taken, &free_count, &outside, &free_outside);
+        decision.waiting.push_back({r.id, ++position, WaitReason::kPreempting});
+        continue;
+      }
       decision.waiting.push_back({r.id, ++position, WaitReason::kBehindHead});
       continue;
     }

@@ -12,6 +12,14 @@
 // of the reservation, or its --max-time ends before the reservation starts.
 // Leases without an end never free for planning; then the head's
 // reservation is empty and backfill takes any free GPU.
+//
+// Backfill leases (priority kBackfill) are preemptible. A backfill request
+// is placed last, only on GPUs that accept backfill (GpuSlot), and never
+// holds a reservation. A request of any other priority that does not fit
+// on free GPUs may take GPUs that backfill leases hold: the decision then
+// names those leases (preemptions) and the request waits for them
+// (kPreempting), its GPUs kept from everyone else. GPUs of leases already
+// being revoked are used first, so a lease is revoked for one request only.
 #pragma once
 
 #include <chrono>
@@ -25,7 +33,7 @@
 
 namespace tarmac::sched {
 
-enum class Priority { kLow = 0, kNormal = 1, kHigh = 2 };
+enum class Priority { kBackfill = 0, kLow = 1, kNormal = 2, kHigh = 3 };
 
 struct QueuedRequest {
   int64_t id = 0;
@@ -39,11 +47,15 @@ struct QueuedRequest {
 struct RunningLease {
   std::vector<int> gpus;
   std::optional<std::chrono::steady_clock::time_point> ends_at;  // --max-time or --for.
+  int64_t id = 0;
+  bool is_backfill = false;  // Preemptible.
+  bool is_revoking = false;  // Already being revoked for a request.
 };
 
 enum class WaitReason {
   kNoFit,         // The head: not enough free GPUs (of the memory asked) now.
   kBehindHead,    // Fits nowhere without delaying the head.
+  kPreempting,    // Backfill leases on the GPUs it will get are being revoked for it.
 };
 
 struct Waiting {
@@ -57,6 +69,12 @@ struct Grant {
   std::vector<int> gpus;
 };
 
+// A backfill lease to revoke, and the request it makes way for.
+struct Preemption {
+  int64_t lease_id = 0;
+  int64_t request_id = 0;
+};
+
 struct Decision {
   std::vector<Grant> grants;
   std::vector<Waiting> waiting;  // In queue order.
@@ -64,10 +82,12 @@ struct Decision {
   // nothing is waiting or no lease end can be planned on.
   std::vector<int> reserved_gpus;
   std::optional<std::chrono::steady_clock::time_point> reserved_from;
+  // Backfill leases to revoke now (not those already being revoked).
+  std::vector<Preemption> preemptions;
 };
 
 // REQUIRES: `queue` is in arrival order (ascending sequence); priorities
-// are kLow..kHigh; gpus[i].index == i.
+// are kBackfill..kHigh; gpus[i].index == i.
 Decision Schedule(const std::vector<GpuSlot>& gpus, const std::vector<QueuedRequest>& queue,
                   const std::vector<RunningLease>& leases, const FairShare& share,
                   std::chrono::steady_clock::time_point now);

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "testutil/gpu_slots.h"
@@ -119,6 +120,116 @@ TEST(ScheduleTest, SmallRequestsBehindManyLargeOnesStillStart) {
   Decision d = Schedule(gpus, queue, {}, FairShare(), kNow);  // No lease ends: no reservation.
   EXPECT_EQ(Granted(d), (std::vector<int64_t>{100}));
   EXPECT_EQ(d.waiting.size(), 100u);
+}
+
+// --- backfill ----------------------------------------------------------------
+
+// A running backfill lease on `gpus`.
+RunningLease BackfillLease(int64_t id, std::vector<int> gpus, bool is_revoking = false) {
+  RunningLease l;
+  l.id = id;
+  l.gpus = std::move(gpus);
+  l.is_backfill = true;
+  l.is_revoking = is_revoking;
+  return l;
+}
+
+// GPUs all held by backfill leases 101.. (one GPU each).
+std::vector<GpuSlot> Backfilled(int n, std::vector<RunningLease>* leases) {
+  std::vector<GpuSlot> gpus = testing::FreeGpus(n);
+  for (int i = 0; i < n; ++i) {
+    gpus[static_cast<size_t>(i)].is_leased = true;
+    leases->push_back(BackfillLease(101 + i, {i}));
+  }
+  return gpus;
+}
+
+TEST(ScheduleTest, BackfillStartsOnlyOnGpusThatAcceptItAndNeverHoldsAReservation) {
+  std::vector<GpuSlot> gpus = testing::FreeGpus(4);
+  gpus[0].accepts_backfill = false;
+  gpus[1].accepts_backfill = false;
+  Decision d = Schedule(gpus, {Request(1, 1001, 1, Priority::kBackfill), Request(2, 1001, 2, Priority::kBackfill),
+                               Request(3, 1001, 1, Priority::kBackfill)},
+                        {}, FairShare(), kNow);
+  // Request 2 (two GPUs) does not fit the two that accept backfill once
+  // request 1 has one; being no head, it holds nothing back from request 3.
+  EXPECT_EQ(Granted(d), (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(d.grants[0].gpus, (std::vector<int>{2}));
+  EXPECT_EQ(d.grants[1].gpus, (std::vector<int>{3}));
+  EXPECT_TRUE(d.reserved_gpus.empty());
+  ASSERT_EQ(d.waiting.size(), 1u);
+  EXPECT_EQ(d.waiting[0].request_id, 2);
+}
+
+TEST(ScheduleTest, BackfillComesAfterEveryOtherPriority) {
+  Decision d = Schedule(testing::FreeGpus(1), {Request(1, 1001, 1, Priority::kBackfill), Request(2, 1002, 1, Priority::kLow)},
+                        {}, FairShare(), kNow);
+  EXPECT_EQ(Granted(d), (std::vector<int64_t>{2}));
+  ASSERT_EQ(d.waiting.size(), 1u);
+  EXPECT_EQ(d.waiting[0].request_id, 1);
+  EXPECT_TRUE(d.preemptions.empty());
+}
+
+TEST(ScheduleTest, ARequestOnAFullyBackfilledFleetRevokesJustEnoughLeases) {
+  std::vector<RunningLease> leases;
+  std::vector<GpuSlot> gpus = Backfilled(8, &leases);
+  Decision d = Schedule(gpus, {Request(1, 1001, 2), Request(2, 1002, 1, Priority::kLow)}, leases, FairShare(), kNow);
+  EXPECT_TRUE(d.grants.empty());
+  // Three GPUs wanted, three one-GPU leases revoked, each for its request.
+  ASSERT_EQ(d.preemptions.size(), 3u);
+  std::set<int64_t> revoked;
+  for (const Preemption& p : d.preemptions) revoked.insert(p.lease_id);
+  EXPECT_EQ(revoked.size(), 3u);
+  EXPECT_EQ(std::count_if(d.preemptions.begin(), d.preemptions.end(), [](const Preemption& p) { return p.request_id == 1; }), 2);
+  ASSERT_EQ(d.waiting.size(), 2u);
+  EXPECT_EQ(d.waiting[0].reason, WaitReason::kPreempting);
+  EXPECT_EQ(d.waiting[1].reason, WaitReason::kPreempting);
+}
+
+TEST(ScheduleTest, LeasesAlreadyBeingRevokedServeTheirRequestWithoutRevokingMore) {
+  std::vector<RunningLease> leases;
+  std::vector<GpuSlot> gpus = Backfilled(8, &leases);
+  leases[5].is_revoking = true;
+  leases[6].is_revoking = true;
+  Decision d = Schedule(gpus, {Request(1, 1001, 2)}, leases, FairShare(), kNow);
+  EXPECT_TRUE(d.preemptions.empty());
+  ASSERT_EQ(d.waiting.size(), 1u);
+  EXPECT_EQ(d.waiting[0].reason, WaitReason::kPreempting);
+}
+
+TEST(ScheduleTest, FreeGpusAreUsedBeforeAnyBackfillIsRevoked) {
+  std::vector<RunningLease> leases;
+  std::vector<GpuSlot> gpus = Backfilled(4, &leases);
+  gpus[3].is_leased = false;  // Its lease is gone: GPU 3 is free.
+  leases.pop_back();
+  Decision d = Schedule(gpus, {Request(1, 1001, 1)}, leases, FairShare(), kNow);
+  EXPECT_EQ(Granted(d), (std::vector<int64_t>{1}));
+  EXPECT_EQ(d.grants[0].gpus, (std::vector<int>{3}));
+  EXPECT_TRUE(d.preemptions.empty());
+}
+
+TEST(ScheduleTest, NoBackfillIsRevokedForARequestThatCouldNotFitAnyway) {
+  std::vector<RunningLease> leases;
+  std::vector<GpuSlot> gpus = Backfilled(2, &leases);
+  std::vector<GpuSlot> more = testing::FreeGpus(4);
+  more[2].is_leased = true;  // A normal lease: not preemptible.
+  more[3].is_leased = true;
+  for (int i = 0; i < 2; ++i) more[static_cast<size_t>(i)] = gpus[static_cast<size_t>(i)];
+  Decision d = Schedule(more, {Request(1, 1001, 3), Request(2, 1001, 2, Priority::kBackfill)},
+                        {leases[0], leases[1], {{2, 3}, std::nullopt}}, FairShare(), kNow);
+  EXPECT_TRUE(d.preemptions.empty());
+  EXPECT_TRUE(d.grants.empty());
+}
+
+TEST(ScheduleTest, GpusMadeFreeForAPreemptingRequestAreNotTakenByOthers) {
+  std::vector<RunningLease> leases;
+  std::vector<GpuSlot> gpus = Backfilled(2, &leases);
+  gpus.push_back(testing::FreeGpus(3)[2]);  // GPU 2 free.
+  // Request 1 needs all three: GPU 2 now and the two backfilled ones.
+  Decision d = Schedule(gpus, {Request(1, 1001, 3), Request(2, 1002, 1), Request(3, 1003, 1, Priority::kBackfill)},
+                        leases, FairShare(), kNow);
+  EXPECT_TRUE(d.grants.empty()) << "GPU 2 is kept for request 1";
+  EXPECT_EQ(d.preemptions.size(), 2u);
 }
 
 }  // namespace

@@ -13,81 +13,16 @@
 #include "client/agent_client.h"
 #include "client/lease_wait.h"
 #include "common/proc_files.h"
-#include "testutil/agent_fixture.h"
+#include "testutil/lease_fixture.h"
 
 namespace tarmac::testing {
 namespace {
 
 using nlohmann::json;
 
-class LeasesTest : public AgentFixture {
+class LeasesTest : public LeaseFixture {
  public:
   void SetUp() override { UseScenarioText("[[gpu]]\ncount = 2\n"); }
-
-  Child* StartLeaseAgent(const std::string& extra_config = "") {
-    std::string config = dir_.Write("agent.toml", "[sampler]\nfast_interval = \"200ms\"\n[leases]\nkill_grace = \"1s\"\n" +
-                                                      extra_config);
-    return StartAgent({"--config", config});
-  }
-
-  json Call(const std::string& method, json params = json::object()) {
-    ipc::Request r;
-    r.method = method;
-    r.params = std::move(params);
-    Result<json> answer = ipc::CallAgent(Socket(), r, std::chrono::seconds(5));
-    EXPECT_TRUE(answer.ok()) << method << ": " << answer.status().ToString();
-    return answer.ok() ? answer.value() : json();
-  }
-  json Leases() { return Call("leases")["leases"]; }
-  json Queue() { return Call("queue")["queue"]; }
-  json Events() { return Call("events", {{"limit", 100000}})["events"]; }
-  std::vector<std::string> EventKinds(int64_t lease) {
-    std::vector<std::string> kinds;
-    for (const json& e : Events()) {
-      if (e["lease"] == lease) kinds.push_back(e["kind"].get<std::string>());
-    }
-    return kinds;
-  }
-  static bool Has(const std::vector<std::string>& kinds, const std::string& kind) {
-    return std::find(kinds.begin(), kinds.end(), kind) != kinds.end();
-  }
-
-  // Bounded poll (not a timing assertion).
-  bool WaitFor(const std::function<bool()>& pred, int tries = 200) {
-    for (int i = 0; i < tries; ++i) {
-      if (pred()) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    return false;
-  }
-
-  std::string Uuid(int gpu) { return AgentStatus()["gpus"][gpu]["uuid"].get<std::string>(); }
-
-  // `tarmac ARGS` against this agent (--socket goes after the command name,
-  // before any `--`).
-  RunResult T(std::vector<std::string> args) {
-    args.insert(args.begin() + 1, {"--socket", Socket()});
-    return Tarmac(args);
-  }
-
-  Child* StartRun(const std::vector<std::string>& ask, const std::vector<std::string>& command,
-                  const std::vector<std::string>& prefix = {}, const std::string& err = "run.err") {
-    std::vector<std::string> argv = prefix;
-    argv.push_back(BinDir() + "/tarmac");
-    argv.push_back("run");
-    argv.insert(argv.end(), ask.begin(), ask.end());
-    argv.insert(argv.end(), {"--socket", Socket(), "--"});
-    argv.insert(argv.end(), command.begin(), command.end());
-    children_.push_back(std::make_unique<Child>(argv, Env(), dir_.path() + "/" + err));
-    return children_.back().get();
-  }
-
-  static bool IsRunning(pid_t pid) {
-    std::string stat;
-    if (!ReadSmallFile("/proc/" + std::to_string(pid) + "/stat", &stat)) return false;
-    size_t close = stat.rfind(')');
-    return close != std::string::npos && stat.size() > close + 2 && stat[close + 2] != 'Z';
-  }
 };
 
 TEST_F(LeasesTest, RunSetsTheVisibleDevicesAndExitsWithTheCommandsStatus) {

@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "leases/backfill_gate.h"
+
+#include <algorithm>
+
+#include "leases/lease_config.h"
+#include "leases/lease_helpers.h"
+
+namespace tarmac::leases {
+
+std::vector<bool> BackfillGate::Observe(const fleet::FleetView& fleet, const std::vector<Holder>& holders,
+                                        TimePoint now, int minute_of_day) {
+  bool is_in_window = policy_.windows.empty() ||
+                      std::any_of(policy_.windows.begin(), policy_.windows.end(),
+                                  [&](const std::string& w) { return InWindow(w, minute_of_day); });
+  std::vector<bool> accepts(fleet.gpus.size(), false);
+  for (size_t i = 0; i < fleet.gpus.size(); ++i) {
+    const fleet::GpuView& g = fleet.gpus[i];
+    Holder holder = i < holders.size() ? holders[i] : Holder::kNone;
+    bool has_foreign = holder == Holder::kNone &&
+                       std::any_of(g.processes.begin(), g.processes.end(), lease_helpers::IsCompute);
+    bool is_busy = holder == Holder::kNone && g.sample.utilization_gpu_ratio.value_or(0) > 0;
+    auto [it, is_new] = last_used_.emplace(g.info.uuid, now);
+    if (holder == Holder::kOther || has_foreign || is_busy) it->second = now;
+    (void)is_new;
+    bool is_idle_long_enough = now - it->second >= policy_.idle_for;
+    bool is_cool = policy_.max_temperature_celsius <= 0 ||
+                   g.sample.temperature_celsius.value_or(0) < static_cast<double>(policy_.max_temperature_celsius);
+    bool is_under_power = policy_.max_power_watts <= 0 ||
+                          g.sample.power_milliwatts.value_or(0) < policy_.max_power_watts * 1000;
+    accepts[i] = is_in_window && is_idle_long_enough && is_cool && is_under_power;
+  }
+  return accepts;
+}
+
+}  // namespace tarmac::leases

@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// Which GPUs accept backfill now. A GPU is in use by other work when a
+// lease other than a backfill lease holds it, when it runs compute
+// processes outside any lease, or when its SM is busy and no backfill lease
+// holds it; backfill's own use does not count. A GPU accepts backfill once
+// it has been out of such use for `idle_for` (counted from the agent's
+// first look at it, so a fresh agent waits too), inside one of `windows`
+// (when any), and under the temperature and power limits (when set).
+//
+// Thread safety: none; the lease service calls it under its lock.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "fleet/fleet_view.h"
+#include "leases/lease_policy.h"
+
+namespace tarmac::leases {
+
+// How each GPU of the fleet is held (indexed like fleet.gpus).
+enum class Holder { kNone, kBackfill, kOther };
+
+class BackfillGate {
+ public:
+  using TimePoint = std::chrono::steady_clock::time_point;
+
+  explicit BackfillGate(BackfillPolicy policy) : policy_(std::move(policy)) {}
+
+  // Notes each GPU's use at `now`; `minute_of_day` is the local time of day
+  // (0-1439). Returns, per GPU, whether it accepts backfill.
+  std::vector<bool> Observe(const fleet::FleetView& fleet, const std::vector<Holder>& holders, TimePoint now,
+                            int minute_of_day);
+
+ private:
+  BackfillPolicy policy_;
+  std::map<std::string, TimePoint> last_used_;  // By GPU UUID: when other work last used it.
+};
+
+}  // namespace tarmac::leases

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// Backfill leases through a real agent, with real processes and signals: a
+// fleet filled by backfill, a real `tarmac run` arriving, the backfill told
+// at once (its command gets SIGTERM), a command that stops in time and one
+// that does not (ended by the agent after the grace), and the GPUs granted
+// to the real request only once the backfill is gone.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <fstream>
+
+#include "client/agent_client.h"
+#include "client/lease_wait.h"
+#include "testutil/lease_fixture.h"
+
+namespace tarmac::testing {
+namespace {
+
+using nlohmann::json;
+
+class BackfillTest : public LeaseFixture {
+ public:
+  void SetUp() override { UseScenarioText("[[gpu]]\ncount = 2\n"); }
+
+  // The seq of the first event of `kind` for `lease`; -1 when none.
+  int64_t SeqOf(int64_t lease, const std::string& kind) {
+    for (const json& e : Events()) {
+      if (e["lease"] == lease && e["kind"] == kind) return e["seq"].get<int64_t>();
+    }
+    return -1;
+  }
+
+  bool Exists(const std::string& name) { return std::ifstream(dir_.path() + "/" + name).good(); }
+};
+
+TEST_F(BackfillTest, ARealRunOnAFullyBackfilledFleetGetsTheGpusOnceTheBackfillHasYielded) {
+  StartLeaseAgent("[backfill]\ngrace = \"2s\"\nidle_for = \"0s\"\n");
+  std::string d = dir_.path();
+  // One backfill command stops when told; the other ignores SIGTERM.
+  Child* polite = StartRun({"--priority", "backfill"},
+                           {"sh", "-c", "trap 'echo told > " + d + "/polite.told; exit 0' TERM; touch " + d +
+                                            "/polite.up; while :; do sleep 0.1; done"},
+                           {}, "polite.err");
+  ASSERT_TRUE(WaitFor([&] { return Leases().size() == 1 && Exists("polite.up"); }));
+  Child* stubborn = StartRun({"--priority", "backfill"},
+                             {"sh", "-c", "trap '' TERM; touch " + d + "/stubborn.up; while :; do sleep 0.1; done"}, {},
+                             "stubborn.err");
+  ASSERT_TRUE(WaitFor([&] { return Leases().size() == 2 && Exists("stubborn.up"); }));
+  json leases = Leases();
+  for (const json& l : leases) EXPECT_EQ(l["priority"], "backfill") << l.dump();
+  int64_t polite_id = 1, stubborn_id = 2;
+
+  // A real request for both GPUs: it waits while both are revoked, then runs.
+  RunResult r = T({"run", "--gpus", "2", "--", "sh", "-c", "echo $CUDA_VISIBLE_DEVICES"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(","), std::string::npos) << r.out;  // Two GPUs.
+
+  // The polite command heard at once and stopped; its run exits 0 and says why.
+  EXPECT_TRUE(Exists("polite.told"));
+  EXPECT_EQ(WEXITSTATUS(polite->Wait()), 0);
+  std::ifstream polite_err(d + "/polite.err");
+  std::string said((std::istreambuf_iterator<char>(polite_err)), std::istreambuf_iterator<char>());
+  EXPECT_NE(said.find("revoked for another request"), std::string::npos) << said;
+  // The stubborn one was ended by the agent after the grace, its processes killed.
+  int stubborn_status = stubborn->Wait();
+  EXPECT_NE(stubborn_status, 0);
+
+  std::vector<std::string> polite_events = EventKinds(polite_id);
+  std::vector<std::string> stubborn_events = EventKinds(stubborn_id);
+  EXPECT_TRUE(Has(polite_events, "preempting")) << json(polite_events).dump();
+  EXPECT_TRUE(Has(polite_events, "released")) << json(polite_events).dump();
+  EXPECT_FALSE(Has(polite_events, "preempted")) << json(polite_events).dump();
+  EXPECT_TRUE(Has(stubborn_events, "preempting")) << json(stubborn_events).dump();
+  EXPECT_TRUE(Has(stubborn_events, "preempted")) << json(stubborn_events).dump();
+  // The real request (lease 3) was granted after both backfill leases ended.
+  int64_t granted = SeqOf(3, "granted");
+  ASSERT_GT(granted, 0);
+  EXPECT_GT(granted, SeqOf(polite_id, "released"));
+  EXPECT_GT(granted, SeqOf(stubborn_id, "preempted"));
+  EXPECT_LT(SeqOf(stubborn_id, "preempting"), SeqOf(stubborn_id, "preempted"));
+  EXPECT_TRUE(WaitFor([&] { return Leases().empty() && Queue().empty(); }));
+}
+
+TEST_F(BackfillTest, BackfillStartsOnlyOnGpusIdleLongEnough) {
+  StartLeaseAgent("[backfill]\nidle_for = \"1h\"\n");
+  // A fresh agent has seen no GPU idle for an hour: backfill does not fit...
+  RunResult r = T({"run", "--priority", "backfill", "--no-wait", "--", "true"});
+  EXPECT_EQ(r.exit_code, 75) << r.err;
+  // ...while real work does.
+  r = T({"run", "--no-wait", "--", "true"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+TEST_F(BackfillTest, AWatchedLeaseIsAnsweredWhenRevokedNotBefore) {
+  StartLeaseAgent("[backfill]\ngrace = \"30s\"\nidle_for = \"0s\"\n");
+  json granted = Call("lease.request", {{"gpus", 2}, {"priority", "backfill"}, {"kind", "reservation"}});
+  ASSERT_EQ(granted["state"], "granted") << granted.dump();
+  int64_t id = granted["lease"]["id"].get<int64_t>();
+  // Nothing revokes it: the watch runs to its timeout and says so.
+  json quiet = Call("lease.wait", {{"id", id}, {"watch", true}, {"timeout_ms", 300}});
+  EXPECT_EQ(quiet["state"], "granted");
+  EXPECT_TRUE(quiet["lease"]["revoke_by_unix"].is_null()) << quiet.dump();
+  // A real request arrives while a client watches: the watch is answered
+  // with the revocation, long before the 30 s grace ends.
+  client::AgentClient agent(Socket());
+  std::thread watcher_thread;
+  Result<client::LeaseAnswer> heard = Status::Unavailable("not yet");
+  watcher_thread = std::thread([&] { heard = agent.WatchLease(id, std::chrono::seconds(60)); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  json asked = Call("lease.request", {{"gpus", 1}, {"kind", "reservation"}});
+  EXPECT_EQ(asked["state"], "queued") << asked.dump();
+  watcher_thread.join();
+  ASSERT_TRUE(heard.ok()) << heard.status().ToString();
+  EXPECT_TRUE(heard.value().is_granted());
+  EXPECT_TRUE(client::IsRevoking(heard.value().lease)) << heard.value().lease.dump();
+  EXPECT_EQ(asked["request"]["reason"].get<std::string>().find("position 1: backfill leases"), 0u) << asked.dump();
+}
+
+}  // namespace
+}  // namespace tarmac::testing
