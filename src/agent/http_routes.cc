@@ -35,7 +35,7 @@ std::string Unhealthy(const fleet::Snapshot& snapshot, std::chrono::steady_clock
 
 Status AddHttpRoutes(http::RouteTable* routes, const config::Config& config, const std::string& version,
                      sampler::Sampler* sampler, metrics::FleetCounters* counters, Clock* clock,
-                     std::function<std::string()> problems) {
+                     std::function<std::string()> problems, std::function<metrics::LeaseFigures()> leases) {
   metrics::RenderOptions render = config.metrics;
   render.currency = config.report.currency;
   render.version = version;
@@ -44,13 +44,17 @@ Status AddHttpRoutes(http::RouteTable* routes, const config::Config& config, con
   });
   auto previous_us = std::make_shared<std::atomic<int64_t>>(0);
 
-  Status s = routes->Add("/metrics", [sampler, pages, render, previous_us, clock] {
+  Status s = routes->Add("/metrics", [sampler, pages, render, previous_us, clock, leases] {
     std::chrono::steady_clock::time_point start = clock->SteadyNow();
     std::shared_ptr<const fleet::Snapshot> snapshot = sampler->Latest();
     std::shared_ptr<const std::string> page = pages->Page(snapshot);
     std::string text;
     std::string tail =
         metrics::RenderScrapeDuration(*snapshot, render, static_cast<double>(previous_us->load()) / 1e6);
+    if (leases) {
+      tail += metrics::RenderLeaseFamilies(leases(),
+                                           render.hostname.empty() ? snapshot->fleet.hostname : render.hostname);
+    }
     text.reserve(page->size() + tail.size());
     text.append(*page).append(tail);
     previous_us->store(std::chrono::duration_cast<std::chrono::microseconds>(clock->SteadyNow() - start).count());

@@ -14,14 +14,17 @@
 #include "config/config.h"
 #include "http/server.h"
 #include "metrics/counters.h"
+#include "metrics/render.h"
 #include "sampler/sampler.h"
 
 namespace tarmac::agent {
 
 // Adds /metrics, /health and /api/v1/status to `routes`. `problems` says
-// what else makes the agent unhealthy (empty: nothing).
+// what else makes the agent unhealthy (empty: nothing); `leases` gives the
+// lease families of each scrape (null: none).
 Status AddHttpRoutes(http::RouteTable* routes, const config::Config& config, const std::string& version,
                      sampler::Sampler* sampler, metrics::FleetCounters* counters, Clock* clock,
-                     std::function<std::string()> problems = nullptr);
+                     std::function<std::string()> problems = nullptr,
+                     std::function<metrics::LeaseFigures()> leases = nullptr);
 
 }  // namespace tarmac::agent

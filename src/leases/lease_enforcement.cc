@@ -96,6 +96,7 @@ void LeaseService::AnnounceRevocations(TimePoint now) {
     const sched::Lease* l = book_.FindLease(p.lease_id);
     if (l == nullptr) continue;
     SaveLease(*l);
+    ++backfill_preemptions_;
     const sched::Pending* wants = book_.FindPending(p.request_id);
     Event("preempting", l->id, l->uid, l->user, l->gpus, Actor{},
           fmt::format("revoked for request {}{}: ends by {} ({} s of grace)", p.request_id,
@@ -133,6 +134,10 @@ void LeaseService::EndLease(int64_t id, const std::string& kind, const std::stri
                                        [&](const sched::ProcessRef& v) { return v.pid == l.job.pid; })) {
       if (IsAlive(l.job)) victims.push_back(l.job);
     }
+  }
+  if (l.priority == sched::Priority::kBackfill) {
+    backfill_gpu_seconds_ended_ += static_cast<double>(l.gpus.size()) *
+                                   std::chrono::duration<double>(now - l.granted_at).count();
   }
   book_.Release(kAgentCaller, id, now).IgnoreError();  // Found above; the agent may.
   runtime_.erase(id);
@@ -402,6 +407,26 @@ void LeaseService::Enforce(const fleet::FleetView& fleet, TimePoint now) {
   Undo undo = Checkpoint();
   Decide(now);
   if (!Flush(now).ok()) Rollback(std::move(undo));
+}
+
+LeaseService::Figures LeaseService::figures() const {
+  MutexLock lock(&mu_);
+  TimePoint now = clock_->SteadyNow();
+  Figures f;
+  for (sched::Priority p : {sched::Priority::kBackfill, sched::Priority::kLow, sched::Priority::kNormal,
+                            sched::Priority::kHigh}) {
+    f.leases_by_priority[sched::PriorityName(p)] = 0;
+  }
+  f.backfill_gpu_seconds = backfill_gpu_seconds_ended_;
+  for (const auto& [id, l] : book_.leases()) {
+    f.leases_by_priority[sched::PriorityName(l.priority)]++;
+    if (l.priority == sched::Priority::kBackfill) {
+      f.backfill_gpu_seconds += static_cast<double>(l.gpus.size()) * std::chrono::duration<double>(now - l.granted_at).count();
+    }
+  }
+  f.queued = static_cast<int64_t>(book_.queue().size());
+  f.backfill_preemptions = backfill_preemptions_;
+  return f;
 }
 
 }  // namespace tarmac::leases

@@ -119,6 +119,15 @@ class LeaseService {
   // Callers waiting in lease.wait now.
   size_t waiter_count() const EXCLUDES(mu_);
 
+  // What /metrics shows of leases (docs/metrics.md).
+  struct Figures {
+    std::map<std::string, int64_t> leases_by_priority;  // Held now, by priority name.
+    int64_t queued = 0;
+    int64_t backfill_preemptions = 0;   // Backfill leases revoked since the agent started.
+    double backfill_gpu_seconds = 0;    // GPU-seconds held by backfill leases since the agent started.
+  };
+  Figures figures() const EXCLUDES(mu_);
+
  private:
   using TimePoint = sched::TimePoint;
   struct Runtime {  // Per live lease, not saved.
@@ -280,6 +289,8 @@ class LeaseService {
   bool has_gpus_ GUARDED_BY(mu_) = false;
   sched::ZombieTracker zombies_ GUARDED_BY(mu_);
   BackfillGate backfill_ GUARDED_BY(mu_);
+  int64_t backfill_preemptions_ GUARDED_BY(mu_) = 0;
+  double backfill_gpu_seconds_ended_ GUARDED_BY(mu_) = 0;  // Of backfill leases that have ended.
   std::map<int64_t, Runtime> runtime_ GUARDED_BY(mu_);
   std::map<int64_t, std::string> ended_ GUARDED_BY(mu_);  // Recently ended leases and requests: why.
   std::vector<Termination> terminations_ GUARDED_BY(mu_);

@@ -177,6 +177,10 @@ const std::vector<FamilyDoc>& OtherNativeFamilies() {
       {"tarmac_scrape_duration_seconds", "gauge", "How long the agent took to answer the previous /metrics request."},
       {"tarmac_driver_up", "gauge", "1 when the GPU driver can be read at all."},
       {"tarmac_nvml_errors_total", "counter", "Failed NVML calls since the agent started, by function and error."},
+      {"tarmac_leases", "gauge", "Leases held now, by priority."},
+      {"tarmac_lease_queue_length", "gauge", "Requests waiting in the lease queue."},
+      {"tarmac_backfill_preemptions_total", "counter", "Backfill leases revoked for other requests since the agent started."},
+      {"tarmac_backfill_gpu_seconds_total", "counter", "GPU-seconds held by backfill leases since the agent started."},
   };
   return kFamilies;
 }
@@ -485,6 +489,22 @@ std::string RenderMetrics(const fleet::Snapshot& snapshot, const fleet::SamplerS
   CollectIdle(s, &out);
   CollectProcesses(s, &out);
   CollectAgent(s, &out);
+  return out.text();
+}
+
+std::string RenderLeaseFamilies(const LeaseFigures& figures, const std::string& hostname) {
+  Exposition out;
+  Gauge(&out, OtherNativeFamilies(), "tarmac_leases");
+  for (const auto& [priority, count] : figures.leases_by_priority) {
+    out.Sample("tarmac_leases", {{"hostname", hostname}, {"priority", priority}}, static_cast<double>(count));
+  }
+  Gauge(&out, OtherNativeFamilies(), "tarmac_lease_queue_length");
+  out.Sample("tarmac_lease_queue_length", {{"hostname", hostname}}, static_cast<double>(figures.queued));
+  Gauge(&out, OtherNativeFamilies(), "tarmac_backfill_preemptions_total");
+  out.Sample("tarmac_backfill_preemptions_total", {{"hostname", hostname}},
+             static_cast<double>(figures.backfill_preemptions));
+  Gauge(&out, OtherNativeFamilies(), "tarmac_backfill_gpu_seconds_total");
+  out.Sample("tarmac_backfill_gpu_seconds_total", {{"hostname", hostname}}, figures.backfill_gpu_seconds);
   return out.text();
 }
 

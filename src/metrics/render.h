@@ -28,6 +28,14 @@ struct RenderOptions {
   bool operator==(const RenderOptions&) const = default;
 };
 
+// What the agent's lease service tells /metrics, read at each scrape.
+struct LeaseFigures {
+  std::map<std::string, int64_t> leases_by_priority;  // Held now.
+  int64_t queued = 0;
+  int64_t backfill_preemptions = 0;
+  double backfill_gpu_seconds = 0;
+};
+
 struct FamilyDoc {
   std::string name;
   std::string type;
@@ -47,6 +55,10 @@ std::string RenderMetrics(const fleet::Snapshot& snapshot, const fleet::SamplerS
 
 // tarmac_scrape_duration_seconds: how long the agent took to answer the
 // previous /metrics request. Appended to each answer.
+// The lease families (tarmac_leases, tarmac_lease_queue_length,
+// tarmac_backfill_*), rendered per scrape.
+std::string RenderLeaseFamilies(const LeaseFigures& figures, const std::string& hostname);
+
 std::string RenderScrapeDuration(const fleet::Snapshot& snapshot, const RenderOptions& options,
                                  double previous_scrape_seconds);
 

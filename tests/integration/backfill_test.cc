@@ -80,6 +80,20 @@ TEST_F(BackfillTest, ARealRunOnAFullyBackfilledFleetGetsTheGpusOnceTheBackfillHa
   EXPECT_GT(granted, SeqOf(stubborn_id, "preempted"));
   EXPECT_LT(SeqOf(stubborn_id, "preempting"), SeqOf(stubborn_id, "preempted"));
   EXPECT_TRUE(WaitFor([&] { return Leases().empty() && Queue().empty(); }));
+
+  // /metrics counts both revocations and the GPU-seconds backfill held.
+  std::string page = HttpGet("/metrics");
+  // The value of the first sample line of `family`; -1 when none.
+  auto value = [&page](const std::string& family) {
+    size_t at = page.find("\n" + family + "{");
+    if (at == std::string::npos) return -1.0;
+    size_t end = page.find('\n', at + 1);
+    std::string line = page.substr(at + 1, end - at - 1);
+    return std::stod(line.substr(line.rfind(' ') + 1));
+  };
+  EXPECT_EQ(value("tarmac_backfill_preemptions_total"), 2) << page;
+  EXPECT_GT(value("tarmac_backfill_gpu_seconds_total"), 2.0) << page;  // Two GPUs, each over a second.
+  EXPECT_EQ(value("tarmac_lease_queue_length"), 0) << page;
 }
 
 TEST_F(BackfillTest, BackfillStartsOnlyOnGpusIdleLongEnough) {

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// Backfill in the lease book, as an adversary would drive it: random
+// sequences of requests of every priority (backfill among them), GPUs that
+// accept backfill or not, decisions, holders that let go, graces that pass,
+// and leases that end, each step checked against what must always hold.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <set>
+
+#include "sched/lease_book.h"
+#include "testutil/gpu_slots.h"
+
+namespace tarmac::sched {
+namespace {
+
+using std::chrono::seconds;
+
+const TimePoint kT0 = TimePoint{} + std::chrono::hours(100);
+const Caller kAdmin{0, "root", true};
+
+struct Step {
+  std::mt19937 rng;
+  int Next(int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); }
+};
+
+// What must hold after each decision.
+void CheckDecision(const LeaseBook& book, const std::vector<GpuSlot>& gpus, const std::vector<Lease>& granted,
+                   const std::map<int64_t, bool>& was_revoking, int step) {
+  ASSERT_EQ(book.CheckInvariants(), "") << "step " << step;
+  for (const Lease& l : granted) {
+    if (l.priority != Priority::kBackfill) continue;
+    for (int g : l.gpus) {
+      EXPECT_TRUE(gpus[static_cast<size_t>(g)].accepts_backfill) << "step " << step << ": backfill on GPU " << g;
+    }
+  }
+  std::set<int64_t> revoked_now;
+  for (const Preemption& p : book.last_decision().preemptions) {
+    EXPECT_TRUE(revoked_now.insert(p.lease_id).second) << "step " << step << ": lease revoked twice in one decision";
+    const Lease* l = book.FindLease(p.lease_id);
+    ASSERT_NE(l, nullptr) << "step " << step;
+    EXPECT_EQ(l->priority, Priority::kBackfill) << "step " << step << ": a non-backfill lease revoked";
+    EXPECT_FALSE(was_revoking.at(p.lease_id)) << "step " << step << ": revoked again";
+    EXPECT_TRUE(l->revoking_since.has_value());
+    EXPECT_EQ(l->revoked_for, p.request_id);
+    const Pending* wants = book.FindPending(p.request_id);
+    ASSERT_NE(wants, nullptr) << "step " << step << ": revoked for a request that is not waiting";
+    EXPECT_NE(wants->request.priority, Priority::kBackfill) << "step " << step << ": backfill revoked for backfill";
+  }
+  // A request waiting on revocations has revoked leases behind it.
+  for (const Waiting& w : book.last_decision().waiting) {
+    if (w.reason != WaitReason::kPreempting) continue;
+    bool has_one = false;
+    for (const auto& [id, l] : book.leases()) has_one = has_one || l.revoking_since.has_value();
+    EXPECT_TRUE(has_one) << "step " << step << ": request " << w.request_id << " waits on no revocation";
+  }
+}
+
+TEST(BackfillPropertyTest, RandomSequencesKeepEveryRule) {
+  for (uint32_t seed = 1; seed <= 60; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    Step s{std::mt19937(seed)};
+    LeaseBook book;
+    std::vector<GpuSlot> gpus = testing::FreeGpus(8);
+    TimePoint now = kT0;
+    for (int step = 0; step < 120; ++step) {
+      now += seconds(1);
+      int op = s.Next(10);
+      if (op < 4) {
+        LeaseRequest r;
+        r.wants.gpu_count = 1 + s.Next(3);
+        r.priority = static_cast<Priority>(s.Next(4));
+        Caller c{1000 + s.Next(3), "u", false};
+        ASSERT_TRUE(book.Submit(c, r, gpus, now).ok());
+      } else if (op < 6 && !book.leases().empty()) {
+        // A lease ends: a job finishes, a holder lets go, or a grace passes.
+        auto it = book.leases().begin();
+        std::advance(it, s.Next(static_cast<int>(book.leases().size())));
+        ASSERT_TRUE(book.Release(kAdmin, it->first, now).ok());
+      } else if (op < 7) {
+        for (GpuSlot& g : gpus) g.accepts_backfill = s.Next(3) != 0;
+      }
+      std::map<int64_t, bool> was_revoking;
+      for (const auto& [id, l] : book.leases()) was_revoking[id] = l.revoking_since.has_value();
+      std::vector<Lease> granted = book.Decide(gpus, now);
+      CheckDecision(book, gpus, granted, was_revoking, step);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  }
+}
+
+// Liveness: on a fleet of backfill only, a request of any other priority
+// that fits the machine is granted once the leases revoked for it end.
+TEST(BackfillPropertyTest, ARealRequestNeverWaitsOnBackfillBeyondOneRevocation) {
+  for (uint32_t seed = 1; seed <= 40; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    Step s{std::mt19937(seed)};
+    LeaseBook book;
+    std::vector<GpuSlot> gpus = testing::FreeGpus(8);
+    TimePoint now = kT0;
+    // Fill the fleet with backfill of random sizes.
+    for (int i = 0; i < 12; ++i) {
+      LeaseRequest r;
+      r.wants.gpu_count = 1 + s.Next(3);
+      r.priority = Priority::kBackfill;
+      ASSERT_TRUE(book.Submit({2000, "batch", false}, r, gpus, now).ok());
+    }
+    book.Decide(gpus, now);
+    LeaseRequest real;
+    real.wants.gpu_count = 1 + s.Next(8);
+    real.priority = static_cast<Priority>(1 + s.Next(3));
+    Result<int64_t> id = book.Submit({1001, "alice", false}, real, gpus, now);
+    ASSERT_TRUE(id.ok());
+    std::vector<Lease> granted = book.Decide(gpus, now);
+    bool is_granted = std::any_of(granted.begin(), granted.end(), [&](const Lease& l) { return l.id == id.value(); });
+    if (!is_granted) {
+      // The graces pass: every revoked lease ends; then it is granted.
+      std::vector<int64_t> revoked;
+      for (const auto& [lease_id, l] : book.leases()) {
+        if (l.revoking_since) revoked.push_back(lease_id);
+      }
+      EXPECT_FALSE(revoked.empty());
+      now += seconds(5);
+      for (int64_t lease_id : revoked) ASSERT_TRUE(book.Release(kAdmin, lease_id, now).ok());
+      granted = book.Decide(gpus, now);
+      is_granted = std::any_of(granted.begin(), granted.end(), [&](const Lease& l) { return l.id == id.value(); });
+    }
+    EXPECT_TRUE(is_granted) << "wanted " << real.wants.gpu_count;
+    // Only as many GPUs were taken from backfill as the request needed,
+    // rounded up to whole leases: what is left still runs.
+    int still_backfilled = 0;
+    for (const auto& [lease_id, l] : book.leases()) {
+      if (l.priority == Priority::kBackfill) still_backfilled += static_cast<int>(l.gpus.size());
+    }
+    EXPECT_LE(real.wants.gpu_count + still_backfilled, 8);
+    EXPECT_EQ(book.CheckInvariants(), "");
+  }
+}
+
+}  // namespace
+}  // namespace tarmac::sched
