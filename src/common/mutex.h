@@ -91,6 +91,12 @@ class SCOPED_CAPABILITY MutexLock {
   bool WaitFor(std::condition_variable_any& cv, Duration timeout, Predicate done) NO_THREAD_SAFETY_ANALYSIS {
     return cv.wait_for(*mu_, timeout, done);
   }
+  // As Wait with a stop token, but also returns (false) at `deadline`.
+  template <typename Predicate, typename TimePoint>
+  bool WaitUntil(std::condition_variable_any& cv, std::stop_token stop, TimePoint deadline,
+                 Predicate done) NO_THREAD_SAFETY_ANALYSIS {
+    return cv.wait_until(*mu_, stop, deadline, done);
+  }
 
  private:
   Mutex* mu_;

@@ -97,6 +97,7 @@ void LeaseService::AnnounceRevocations(TimePoint now) {
     if (l == nullptr) continue;
     SaveLease(*l);
     ++backfill_preemptions_;
+    if (on_revocation_) on_revocation_();
     const sched::Pending* wants = book_.FindPending(p.request_id);
     Event("preempting", l->id, l->uid, l->user, l->gpus, Actor{},
           fmt::format("revoked for request {}{}: ends by {} ({} s of grace)", p.request_id,
@@ -402,6 +403,29 @@ void LeaseService::Enforce(const fleet::FleetView& fleet, TimePoint now) {
   SendSignals(now);
   // What was enforced is saved (or kept for the next try); new grants are
   // made only while saving works, so that none is lost to a restart.
+  CheckStateFile(now);
+  if (!Flush(now).ok() || book_.queue().empty()) return;
+  Undo undo = Checkpoint();
+  Decide(now);
+  if (!Flush(now).ok()) Rollback(std::move(undo));
+}
+
+std::optional<sched::TimePoint> LeaseService::RevocationDeadline() const {
+  MutexLock lock(&mu_);
+  std::optional<TimePoint> first;
+  for (const auto& [id, l] : book_.leases()) {
+    if (!l.revoking_since) continue;
+    TimePoint at = *l.revoking_since + policy_.backfill.grace;
+    if (!first || at < *first) first = at;
+  }
+  return first;
+}
+
+void LeaseService::EndRevoked() {
+  MutexLock lock(&mu_);
+  TimePoint now = clock_->SteadyNow();
+  CheckRevoked(now);
+  SendSignals(now);
   CheckStateFile(now);
   if (!Flush(now).ok() || book_.queue().empty()) return;
   Undo undo = Checkpoint();

@@ -52,6 +52,7 @@
 
 #include <chrono>
 #include <map>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
@@ -101,6 +102,18 @@ class LeaseService {
 
   // Each sampler tick: GPUs as read now.
   void OnTick(const fleet::FleetView& fleet, sched::TimePoint now) EXCLUDES(mu_);
+  // When the first revoked backfill lease's grace passes (the clock's
+  // steady time); empty when none is being revoked.
+  std::optional<sched::TimePoint> RevocationDeadline() const EXCLUDES(mu_);
+  // Ends the revoked backfill leases whose grace has passed and grants what
+  // waited for them, between ticks.
+  void EndRevoked() EXCLUDES(mu_);
+  // Called (under the service's lock: it must not call back) whenever a
+  // backfill lease begins to be revoked.
+  void OnRevocation(std::function<void()> listener) EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    on_revocation_ = std::move(listener);
+  }
 
   // For status: which lease (id, user) holds each GPU index.
   std::map<int, std::pair<int64_t, std::string>> LeaseByGpu() const EXCLUDES(mu_);
@@ -290,6 +303,7 @@ class LeaseService {
   sched::ZombieTracker zombies_ GUARDED_BY(mu_);
   BackfillGate backfill_ GUARDED_BY(mu_);
   int64_t backfill_preemptions_ GUARDED_BY(mu_) = 0;
+  std::function<void()> on_revocation_ GUARDED_BY(mu_);
   double backfill_gpu_seconds_ended_ GUARDED_BY(mu_) = 0;  // Of backfill leases that have ended.
   std::map<int64_t, Runtime> runtime_ GUARDED_BY(mu_);
   std::map<int64_t, std::string> ended_ GUARDED_BY(mu_);  // Recently ended leases and requests: why.

@@ -4,7 +4,16 @@
 namespace tarmac::leases {
 
 void LeaseTicker::Start() {
+  service_->OnRevocation([this] { Nudge(); });
   thread_ = std::jthread([this](std::stop_token stop) { Loop(stop); });
+}
+
+void LeaseTicker::Nudge() {
+  {
+    MutexLock lock(&mu_);
+    is_nudged_ = true;
+  }
+  wake_.notify_one();
 }
 
 void LeaseTicker::Stop() {
@@ -36,12 +45,29 @@ int64_t LeaseTicker::skipped() const {
 void LeaseTicker::Loop(std::stop_token stop) {
   for (;;) {
     std::shared_ptr<const fleet::Snapshot> snapshot;
+    // A revoked backfill lease ends when its grace passes, not at the next
+    // snapshot after that.
+    std::optional<std::chrono::steady_clock::time_point> deadline = service_->RevocationDeadline();
     {
       MutexLock lock(&mu_);
-      lock.Wait(wake_, stop, [this]() REQUIRES(mu_) { return next_ != nullptr; });
+      auto has_news = [this]() REQUIRES(mu_) { return next_ != nullptr || is_nudged_; };
+      if (deadline) {
+        lock.WaitUntil(wake_, stop, *deadline, has_news);
+      } else {
+        lock.Wait(wake_, stop, has_news);
+      }
       if (stop.stop_requested()) return;
+      if (is_nudged_ && next_ == nullptr) {
+        is_nudged_ = false;
+        continue;  // A new revocation: wait for its deadline too.
+      }
+      is_nudged_ = false;
       snapshot = std::move(next_);
       next_.reset();
+    }
+    if (snapshot == nullptr) {
+      service_->EndRevoked();
+      continue;
     }
     service_->OnTick(snapshot->fleet, snapshot->taken_at_steady);
     MutexLock lock(&mu_);

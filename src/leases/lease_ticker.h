@@ -5,7 +5,8 @@
 // own, fed by the sampler's snapshots, as the history writer is. Submit
 // never blocks the sampler: it leaves the snapshot for the thread, and when
 // a tick runs long the snapshots that came meanwhile are skipped for the
-// newest one (counted in skipped()).
+// newest one (counted in skipped()). Between snapshots it wakes when a
+// revoked backfill lease's grace passes (LeaseService::EndRevoked).
 //
 // Thread safety: Start/Stop from one thread; Submit and the counters from
 // any thread.
@@ -41,6 +42,8 @@ class LeaseTicker {
 
  private:
   void Loop(std::stop_token stop);
+  // A revocation began: the deadline to wait for may be sooner.
+  void Nudge();
 
   LeaseService* service_;
   std::jthread thread_;
@@ -49,6 +52,7 @@ class LeaseTicker {
   std::shared_ptr<const fleet::Snapshot> next_ GUARDED_BY(mu_);
   int64_t ticks_ GUARDED_BY(mu_) = 0;
   int64_t skipped_ GUARDED_BY(mu_) = 0;
+  bool is_nudged_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace tarmac::leases

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "client/agent_client.h"
@@ -22,6 +23,14 @@ using nlohmann::json;
 class BackfillTest : public LeaseFixture {
  public:
   void SetUp() override { UseScenarioText("[[gpu]]\ncount = 2\n"); }
+  // Backfill commands that outlive the test (one ignores SIGTERM, and the
+  // agent that would end it is stopped first) are killed: every one names
+  // this test's private directory.
+  void TearDown() override {
+    std::string pattern = dir_.path() + "/";
+    RunResult r = RunCommand({"pkill", "-KILL", "-f", pattern}, {});
+    (void)r;
+  }
 
   // The seq of the first event of `kind` for `lease`; -1 when none.
   int64_t SeqOf(int64_t lease, const std::string& kind) {
@@ -94,6 +103,29 @@ TEST_F(BackfillTest, ARealRunOnAFullyBackfilledFleetGetsTheGpusOnceTheBackfillHa
   EXPECT_EQ(value("tarmac_backfill_preemptions_total"), 2) << page;
   EXPECT_GT(value("tarmac_backfill_gpu_seconds_total"), 2.0) << page;  // Two GPUs, each over a second.
   EXPECT_EQ(value("tarmac_lease_queue_length"), 0) << page;
+}
+
+TEST_F(BackfillTest, ALeaseRevokedBetweenSamplesEndsWhenItsGraceEndsNotAtTheNextSample) {
+  // One sample a minute: the agent samples once at start and not again
+  // during this test.
+  std::string config = dir_.Write("agent.toml",
+                                  "[sampler]\nfast_interval = \"60s\"\nslow_interval = \"60s\"\n[leases]\nkill_grace = "
+                                  "\"1s\"\n[backfill]\ngrace = \"1s\"\nidle_for = \"0s\"\n");
+  StartAgent({"--config", config});
+  std::string d = dir_.path();
+  for (const char* name : {"a", "b"}) {
+    StartRun({"--priority", "backfill"},
+             {"sh", "-c", std::string("trap '' TERM; touch ") + d + "/" + name + ".up; while :; do sleep 0.1; done"}, {},
+             std::string(name) + ".err");
+  }
+  ASSERT_TRUE(WaitFor([&] { return Leases().size() == 2 && Exists("a.up") && Exists("b.up"); }));
+  int64_t ticks = Call("hello")["sampler"]["ticks"].get<int64_t>();
+  RunResult r = T({"run", "--gpus", "1", "--", "true"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Call("hello")["sampler"]["ticks"].get<int64_t>(), ticks) << "a sample came between: the test proves nothing";
+  std::vector<std::string> kinds;
+  for (const json& e : Events()) kinds.push_back(e["kind"].get<std::string>());
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "preempted"), 1) << json(kinds).dump();
 }
 
 TEST_F(BackfillTest, BackfillStartsOnlyOnGpusIdleLongEnough) {
