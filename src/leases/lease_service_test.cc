@@ -12,6 +12,8 @@
 #include <set>
 #include <thread>
 
+#include "leases/backfill_gate.h"
+#include "leases/lease_config.h"
 #include "leases/lease_ticker.h"
 #include "testutil/fake_clock.h"
 #include "testutil/process_views.h"
@@ -577,6 +579,92 @@ TEST_F(LeaseServiceTest, TheLeaseThreadTicksOnTheSnapshotsItIsHanded) {
   EXPECT_TRUE(Call(s.get(), "leases", json::object())["result"]["leases"].empty());
   ticker.Submit(snapshot);  // After Stop: kept, never run.
   EXPECT_EQ(ticker.ticks(), 1);
+}
+
+TEST_F(LeaseServiceTest, ARevocationSurvivesARestartAndEndsTheLeaseWhenItsGraceHasPassed) {
+  LeasePolicy policy;
+  policy.backfill.grace = seconds(10);
+  policy.backfill.idle_for = seconds(0);
+  processes_.Add(500, 1001, 10);
+  processes_.Add(501, 1002, 11);
+  {
+    std::unique_ptr<LeaseService> s = Make(policy);
+    s->OnTick(Fleet(1), clock_.SteadyNow());
+    json batch = Call(s.get(), "lease.request", {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}}, 1001, 500);
+    ASSERT_EQ(batch["result"]["state"], "granted") << batch.dump();
+    json real = Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}}, 1002, 501);
+    ASSERT_EQ(real["result"]["state"], "queued") << real.dump();
+    json lease = Call(s.get(), "lease.get", {{"id", 1}})["result"]["lease"];
+    EXPECT_FALSE(lease["revoke_by_unix"].is_null()) << lease.dump();
+    EXPECT_EQ(lease["revoked_for"], 2);
+  }
+  // The agent restarts 4 s later: still revoking, the same deadline.
+  clock_.Advance(seconds(4));
+  std::unique_ptr<LeaseService> s = Make(policy);
+  ASSERT_TRUE(s->Restore().ok());
+  s->OnTick(Fleet(1), clock_.SteadyNow());
+  json lease = Call(s.get(), "lease.get", {{"id", 1}})["result"];
+  ASSERT_EQ(lease["state"], "granted") << lease.dump();
+  EXPECT_FALSE(lease["lease"]["revoke_by_unix"].is_null());
+  ASSERT_TRUE(s->RevocationDeadline().has_value());
+  EXPECT_EQ(*s->RevocationDeadline(), clock_.SteadyNow() + seconds(6));
+  // Its grace ends: the lease ends (its processes terminated) and the
+  // waiting request is granted, without waiting for a tick.
+  clock_.Advance(seconds(6));
+  s->EndRevoked();
+  EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 1}})["result"]["state"], "ended");
+  EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 2}})["result"]["state"], "granted");
+  EXPECT_FALSE(s->RevocationDeadline().has_value());
+  json events = Call(s.get(), "events", json::object())["result"]["events"];
+  std::vector<std::string> kinds;
+  for (const json& e : events) kinds.push_back(e["kind"].get<std::string>());
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "preempting"), 1) << json(kinds).dump();
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "preempted"), 1) << json(kinds).dump();
+}
+
+// --- which GPUs accept backfill --------------------------------------------------
+
+TEST(BackfillGateTest, OnlyOtherWorkResetsTheIdleClockAndLimitsApply) {
+  BackfillPolicy policy;
+  policy.idle_for = seconds(60);
+  policy.max_temperature_celsius = 80;
+  BackfillGate gate(policy);
+  sched::TimePoint t0 = sched::TimePoint{} + std::chrono::hours(1);
+  fleet::FleetView f = Fleet(3);
+  std::vector<Holder> none(3, Holder::kNone);
+  int noon = 12 * 60;
+  EXPECT_EQ(gate.Observe(f, none, t0, noon), (std::vector<bool>{false, false, false})) << "a fresh agent waits too";
+  // GPU 1 computes (no lease), GPU 2 is held by a normal lease.
+  f.gpus[1].sample.utilization_gpu_ratio = 0.5;
+  gate.Observe(f, {Holder::kNone, Holder::kNone, Holder::kOther}, t0 + seconds(30), noon);
+  f.gpus[1].sample.utilization_gpu_ratio = 0;
+  EXPECT_EQ(gate.Observe(f, none, t0 + seconds(60), noon), (std::vector<bool>{true, false, false}));
+  EXPECT_EQ(gate.Observe(f, none, t0 + seconds(90), noon), (std::vector<bool>{true, true, true}));
+  // Backfill's own use does not reset the clock.
+  f.gpus[0].sample.utilization_gpu_ratio = 1.0;
+  EXPECT_EQ(gate.Observe(f, {Holder::kBackfill, Holder::kNone, Holder::kNone}, t0 + seconds(100), noon)[0], true);
+  // Too hot: no new backfill there.
+  f.gpus[2].sample.temperature_celsius = 85;
+  EXPECT_EQ(gate.Observe(f, none, t0 + seconds(110), noon)[2], false);
+}
+
+TEST(BackfillGateTest, WindowsAreLocalTimesOfDayAndMayWrapPastMidnight) {
+  EXPECT_TRUE(InWindow("00:00-06:00", 0));
+  EXPECT_TRUE(InWindow("00:00-06:00", 5 * 60 + 59));
+  EXPECT_FALSE(InWindow("00:00-06:00", 6 * 60));
+  EXPECT_TRUE(InWindow("22:00-06:00", 23 * 60));
+  EXPECT_TRUE(InWindow("22:00-06:00", 60));
+  EXPECT_FALSE(InWindow("22:00-06:00", 12 * 60));
+  EXPECT_FALSE(InWindow("25:00-06:00", 60));
+  EXPECT_FALSE(InWindow("06:00-06:00", 6 * 60));
+  BackfillPolicy policy;
+  policy.idle_for = seconds(0);
+  policy.windows = {"22:00-06:00"};
+  BackfillGate gate(policy);
+  fleet::FleetView f = Fleet(1);
+  sched::TimePoint t0 = sched::TimePoint{} + std::chrono::hours(1);
+  EXPECT_FALSE(gate.Observe(f, {Holder::kNone}, t0, 12 * 60)[0]);
+  EXPECT_TRUE(gate.Observe(f, {Holder::kNone}, t0, 23 * 60)[0]);
 }
 
 }  // namespace
