@@ -1,6 +1,10 @@
-"""One request to a tarmac agent over its Unix socket (docs/protocol.md)."""
+"""A tarmac agent for benchmarks: started on the simulated 8-GPU lab, and one
+request to it over its Unix socket (docs/protocol.md)."""
 import json
+import os
 import socket
+import subprocess
+import time
 
 
 def call(sock_path, method, params=None, timeout=10):
@@ -20,3 +24,33 @@ def call(sock_path, method, params=None, timeout=10):
         data += chunk
     s.close()
     return json.loads(data)
+
+
+def start_agent(build, work, config_text):
+    """Starts `tarmac agent` on examples/scenarios/lab-8gpu.toml (over the fake
+    libnvidia-ml) in directory `work` with `config_text` as its config, and
+    waits until it answers. Returns (agent process, environment for clients,
+    socket path); the caller stops the agent."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ)
+    env["TARMAC_SIM_SCENARIO"] = os.path.join(root, "examples/scenarios/lab-8gpu.toml")
+    env["TARMAC_SIM_DIR"] = os.path.join(work, "world")
+    sock = os.path.join(work, "tarmac.sock")
+    env["TARMAC_SOCKET"] = sock
+    config = os.path.join(work, "agent.toml")
+    with open(config, "w") as f:
+        f.write(config_text)
+    agent = subprocess.Popen(
+        [os.path.join(build, "bin", "tarmac"), "agent", "--backend", "nvml",
+         "--nvml-library", os.path.join(build, "fakenvml/libnvidia-ml.so.1"), "--socket", sock,
+         "--state-dir", os.path.join(work, "state"), "--http-listen", "off", "--config", config],
+        env=env, stderr=open(os.path.join(work, "agent.log"), "w"))
+    for _ in range(200):
+        if os.path.exists(sock):
+            try:
+                call(sock, "hello")
+                break
+            except OSError:
+                pass
+        time.sleep(0.05)
+    return agent, env, sock

@@ -28,7 +28,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from agent_api import call  # noqa: E402
+from agent_api import call, start_agent  # noqa: E402
 
 # Each command names the bench's directory (`: DIR`), so that what outlives
 # its `tarmac run` can be found and killed at the end.
@@ -77,32 +77,12 @@ def main():
     build = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
     trials = int(sys.argv[2]) if len(sys.argv) > 2 else 10
     grace = float(sys.argv[3]) if len(sys.argv) > 3 else 5.0
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     work = tempfile.mkdtemp(prefix="tarmac-bench-backfill-")
-    env = dict(os.environ)
-    env["TARMAC_SIM_SCENARIO"] = os.path.join(root, "examples/scenarios/lab-8gpu.toml")
-    env["TARMAC_SIM_DIR"] = os.path.join(work, "world")
-    sock = os.path.join(work, "tarmac.sock")
-    env["TARMAC_SOCKET"] = sock
+    agent, env, sock = start_agent(build, work, f"[store]\nenabled = false\n[backfill]\nidle_for = \"0s\"\n"
+                                   f"grace = \"{int(grace * 1000)}ms\"\n[leases]\nkill_grace = \"1s\"\n")
     tarmac = os.path.join(build, "bin", "tarmac")
-    config = os.path.join(work, "agent.toml")
-    with open(config, "w") as f:
-        f.write(f"[store]\nenabled = false\n[backfill]\nidle_for = \"0s\"\ngrace = \"{int(grace * 1000)}ms\"\n"
-                "[leases]\nkill_grace = \"1s\"\n")
-    agent = subprocess.Popen(
-        [tarmac, "agent", "--backend", "nvml", "--nvml-library", os.path.join(build, "fakenvml/libnvidia-ml.so.1"),
-         "--socket", sock, "--state-dir", os.path.join(work, "state"), "--http-listen", "off", "--config", config],
-        env=env, stderr=open(os.path.join(work, "agent.log"), "w"))
     procs = []
     try:
-        for _ in range(200):
-            if os.path.exists(sock):
-                try:
-                    call(sock, "hello")
-                    break
-                except OSError:
-                    pass
-            time.sleep(0.05)
         results = {}
         failures = 0
         for name, script in [("idle fleet (baseline)", None), ("backfill that yields on notice", POLITE),

@@ -26,7 +26,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from agent_api import call  # noqa: E402
+from agent_api import call, start_agent  # noqa: E402
 
 
 def all_events(sock_path):
@@ -93,29 +93,9 @@ def main():
     clients = int(sys.argv[3]) if len(sys.argv) > 3 else 1000
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     work = tempfile.mkdtemp(prefix="tarmac-bench-leases-")
-    env = dict(os.environ)
-    env["TARMAC_SIM_SCENARIO"] = os.path.join(root, "examples/scenarios/lab-8gpu.toml")
-    env["TARMAC_SIM_DIR"] = os.path.join(work, "world")
-    sock = os.path.join(work, "tarmac.sock")
-    env["TARMAC_SOCKET"] = sock
+    agent, env, sock = start_agent(build, work, "[store]\nenabled = false\n")
     tarmac = os.path.join(build, "bin", "tarmac")
-    config = os.path.join(work, "agent.toml")
-    with open(config, "w") as f:
-        f.write("[store]\nenabled = false\n")
-    agent = subprocess.Popen(
-        [tarmac, "agent", "--backend", "nvml", "--nvml-library", os.path.join(build, "fakenvml/libnvidia-ml.so.1"),
-         "--socket", sock, "--state-dir", os.path.join(work, "state"), "--http-listen", "off", "--config", config],
-        env=env, stderr=open(os.path.join(work, "agent.log"), "w"))
     try:
-        for _ in range(200):
-            if os.path.exists(sock):
-                try:
-                    call(sock, "hello")
-                    break
-                except OSError:
-                    pass
-            time.sleep(0.05)
-
         floors = {
             "/bin/true (fork+exec)": ["/bin/true"],
             "tarmac --version (start-up)": [tarmac, "--version"],

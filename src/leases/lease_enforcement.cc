@@ -400,6 +400,10 @@ void LeaseService::Enforce(const fleet::FleetView& fleet, TimePoint now) {
       }
     }
   }
+  SaveThenDecide(now);
+}
+
+void LeaseService::SaveThenDecide(TimePoint now) {
   SendSignals(now);
   // What was enforced is saved (or kept for the next try); new grants are
   // made only while saving works, so that none is lost to a restart.
@@ -425,12 +429,7 @@ void LeaseService::EndRevoked() {
   MutexLock lock(&mu_);
   TimePoint now = clock_->SteadyNow();
   CheckRevoked(now);
-  SendSignals(now);
-  CheckStateFile(now);
-  if (!Flush(now).ok() || book_.queue().empty()) return;
-  Undo undo = Checkpoint();
-  Decide(now);
-  if (!Flush(now).ok()) Rollback(std::move(undo));
+  SaveThenDecide(now);
 }
 
 LeaseService::Figures LeaseService::figures() const {

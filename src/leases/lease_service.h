@@ -245,6 +245,8 @@ class LeaseService {
   // One tick's work under mu_: the GPUs as read, grants, ends, policies.
   void Enforce(const fleet::FleetView& fleet, TimePoint now) REQUIRES(mu_);
   void Decide(TimePoint now) REQUIRES(mu_);
+  // Sends the signals asked for, saves, and (while saving works) decides.
+  void SaveThenDecide(TimePoint now) REQUIRES(mu_);
   // Ends lease `id`: event `kind` with `detail`; with `terminate`, its
   // processes get SIGTERM now and SIGKILL after the grace period.
   void EndLease(int64_t id, const std::string& kind, const std::string& detail, const Actor& actor, bool terminate,
