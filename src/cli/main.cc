@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "cli/agent_command.h"
+#include "cli/backfill_command.h"
 #include "cli/history_command.h"
 #include "cli/lease_commands.h"
 #include "cli/run_command.h"
@@ -62,6 +63,9 @@ int main(int argc, char** argv) {
   CLI::App* shell_cmd = AddShellCommand(&app, &shell, &global);
   LeaseCommands lease_commands;
   AddLeaseCommands(&app, &lease_commands, &global);
+  BackfillCheckOptions backfill_check;
+  CLI::App* backfill_check_cmd = nullptr;
+  AddBackfillCommand(&app, &backfill_check, &backfill_check_cmd);
   // Shared options are accepted before or after the command name.
   for (CLI::App* cmd : {status_cmd, query_cmd, pick_cmd}) AddGlobalOptions(cmd, &global);
 
@@ -90,6 +94,7 @@ int main(int argc, char** argv) {
   if (pick_cmd->parsed()) return RunPick(global, pick, clock, &logger);
   if (agent_cmd->parsed()) return RunAgentCommand(agent);
   if (config_check_cmd->parsed()) return RunConfigCheck(config_check);
+  if (backfill_check_cmd->parsed()) return RunBackfillCheck(backfill_check);
   if (history_cmd->parsed()) return RunHistory(history, clock);
   if (report_cmd->parsed()) return RunReport(report, clock);
   if (export_cmd->parsed()) return RunExport(export_options, clock);

@@ -24,7 +24,7 @@ std::string DurationText(milliseconds d) {
 }  // namespace
 
 TomlSection::TomlSection(const toml::table& table, std::string prefix, Errors* errors)
-    : table_(table), prefix_(prefix), errors_(errors), reader_(table, std::move(prefix), errors) {}
+    : table_(table), errors_(errors), reader_(table, std::move(prefix), errors) {}
 
 bool TomlSection::Has(std::string_view key) { return reader_.Find(key) != nullptr; }
 

@@ -41,7 +41,6 @@ class TomlSection : public ConfigSection {
 
  private:
   const toml::table& table_;
-  std::string prefix_;
   Errors* errors_;
   Reader reader_;
 };

@@ -128,6 +128,29 @@ TEST_F(BackfillTest, ALeaseRevokedBetweenSamplesEndsWhenItsGraceEndsNotAtTheNext
   EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "preempted"), 1) << json(kinds).dump();
 }
 
+TEST_F(BackfillTest, BackfillCheckSaysWhatAFileHoldsOrEveryProblemWithItsLine) {
+  std::string good = dir_.Write("good.jsonl",
+                                "{\"prompt\":\"hi\"}\n{\"messages\":[{\"role\":\"user\",\"content\":\"yo\"}]}\n");
+  RunResult r = Tarmac({"backfill", "check", good, "--model", "llama3.2"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("ok: 2 requests for model llama3.2"), std::string::npos) << r.out;
+  r = Tarmac({"backfill", "check", good, "--model", "llama3.2", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["requests"], 2);
+  EXPECT_EQ(j["by_url"]["/v1/completions"], 1);
+  // No model anywhere, and a broken line: both said, with their lines.
+  std::string bad = dir_.Write("bad.jsonl", "{\"prompt\":\"hi\"}\n{oops\n");
+  r = Tarmac({"backfill", "check", bad});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(bad + ":1: no model"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(bad + ":2: not valid JSON"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  r = Tarmac({"backfill", "check", dir_.path() + "/missing.jsonl"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("missing.jsonl: No such file"), std::string::npos) << r.err;
+}
+
 TEST_F(BackfillTest, BackfillStartsOnlyOnGpusIdleLongEnough) {
   StartLeaseAgent("[backfill]\nidle_for = \"1h\"\n");
   // A fresh agent has seen no GPU idle for an hour: backfill does not fit...
