@@ -5,6 +5,8 @@
 
 #include <set>
 
+#include "backfill/lines.h"
+
 namespace tarmac::backfill {
 namespace {
 
@@ -94,16 +96,11 @@ Result<BatchInput> ParseBatchInput(std::string_view text, std::string_view sourc
   };
   std::set<std::string> ids;
   int64_t model_line = 0;
-  int64_t line = 0;
-  size_t at = 0;
-  while (at < text.size()) {
-    size_t end = text.find('\n', at);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view raw = text.substr(at, end - at);
-    at = end + 1;
-    ++line;
-    if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
-    if (raw.find_first_not_of(" \t") == std::string_view::npos) continue;
+  Lines lines(text);
+  std::string_view raw;
+  while (lines.Next(&raw)) {
+    int64_t line = lines.number();
+    if (IsBlank(raw)) continue;
     if (raw.size() > kMaxLineBytes) {
       fail(line, fmt::format("line longer than {} KiB", kMaxLineBytes / 1024));
       continue;

@@ -5,6 +5,8 @@
 
 #include <optional>
 
+#include "backfill/lines.h"
+
 namespace tarmac::backfill {
 namespace {
 
@@ -37,13 +39,10 @@ EngineReply Retry(std::string why) { return {Verdict::kRetry, nullptr, std::move
 std::optional<json> JoinNdjson(std::string_view body, bool is_chat, std::string* why) {
   std::string text;
   json last;
-  size_t at = 0;
-  while (at < body.size()) {
-    size_t end = body.find('\n', at);
-    if (end == std::string_view::npos) end = body.size();
-    std::string_view raw = body.substr(at, end - at);
-    at = end + 1;
-    if (raw.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+  Lines lines(body);
+  std::string_view raw;
+  while (lines.Next(&raw)) {
+    if (IsBlank(raw)) continue;
     json j = json::parse(raw, nullptr, false);
     if (!j.is_object()) {
       *why = "a stream line that is not a JSON object";
@@ -84,13 +83,9 @@ std::optional<json> JoinSse(std::string_view body, bool is_chat, std::string* wh
   std::string finish;
   json usage;
   bool has_done = false;
-  size_t at = 0;
-  while (at < body.size()) {
-    size_t end = body.find('\n', at);
-    if (end == std::string_view::npos) end = body.size();
-    std::string_view raw = body.substr(at, end - at);
-    at = end + 1;
-    if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
+  Lines lines(body);
+  std::string_view raw;
+  while (lines.Next(&raw)) {
     if (raw.rfind("data:", 0) != 0) continue;
     std::string_view data = raw.substr(5);
     while (!data.empty() && data.front() == ' ') data.remove_prefix(1);
