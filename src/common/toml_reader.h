@@ -158,6 +158,9 @@ class Reader {
     *out = std::move(values);
   }
 
+  const toml::table& table() const { return table_; }
+  Errors* errors() const { return errors_; }
+
   void RejectUnknown() {
     for (const auto& [key, node] : table_) {
       if (std::find(seen_.begin(), seen_.end(), key.str()) == seen_.end()) {

@@ -24,12 +24,12 @@ std::string DurationText(milliseconds d) {
 }  // namespace
 
 TomlSection::TomlSection(const toml::table& table, std::string prefix, Errors* errors)
-    : table_(table), errors_(errors), reader_(table, std::move(prefix), errors) {}
+    : reader_(table, std::move(prefix), errors) {}
 
 bool TomlSection::Has(std::string_view key) { return reader_.Find(key) != nullptr; }
 
 void TomlSection::Fail(std::string_view key, std::string_view what, std::string_view at) {
-  if (const toml::node* n = table_.get(at.empty() ? key : at)) reader_.Fail(*n, key, what);
+  if (const toml::node* n = reader_.table().get(at.empty() ? key : at)) reader_.Fail(*n, key, what);
 }
 
 void TomlSection::Interval(std::string_view key, milliseconds min, milliseconds max, milliseconds* out) {
@@ -62,12 +62,12 @@ std::unique_ptr<ConfigSection> TomlSection::Table(std::string_view key, std::str
     reader_.Fail(*n, key, fmt::format("expected {}", what));
     return nullptr;
   }
-  return std::make_unique<TomlSection>(*n->as_table(), reader_.Key(key), errors_);
+  return std::make_unique<TomlSection>(*n->as_table(), reader_.Key(key), reader_.errors());
 }
 
 std::vector<std::string> TomlSection::Keys() const {
   std::vector<std::string> keys;
-  for (const auto& [key, node] : table_) keys.emplace_back(key.str());
+  for (const auto& [key, node] : reader_.table()) keys.emplace_back(key.str());
   return keys;
 }
 

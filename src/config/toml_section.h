@@ -40,8 +40,6 @@ class TomlSection : public ConfigSection {
   void RejectUnknown() { reader_.RejectUnknown(); }
 
  private:
-  const toml::table& table_;
-  Errors* errors_;
   Reader reader_;
 };
 

@@ -3,16 +3,21 @@
 
 #include <algorithm>
 
-#include "leases/lease_config.h"
 #include "leases/lease_helpers.h"
 
 namespace tarmac::leases {
 
+BackfillGate::BackfillGate(BackfillPolicy policy) : policy_(std::move(policy)) {
+  for (const std::string& text : policy_.windows) {
+    TimeWindow w;
+    if (ParseWindow(text, &w)) windows_.push_back(w);  // The config refuses any other.
+  }
+}
+
 std::vector<bool> BackfillGate::Observe(const fleet::FleetView& fleet, const std::vector<Holder>& holders,
                                         TimePoint now, int minute_of_day) {
-  bool is_in_window = policy_.windows.empty() ||
-                      std::any_of(policy_.windows.begin(), policy_.windows.end(),
-                                  [&](const std::string& w) { return InWindow(w, minute_of_day); });
+  bool is_in_window = policy_.windows.empty() || std::any_of(windows_.begin(), windows_.end(),
+                                                      [&](const TimeWindow& w) { return w.Contains(minute_of_day); });
   std::vector<bool> accepts(fleet.gpus.size(), false);
   for (size_t i = 0; i < fleet.gpus.size(); ++i) {
     const fleet::GpuView& g = fleet.gpus[i];

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "fleet/fleet_view.h"
+#include "leases/lease_config.h"
 #include "leases/lease_policy.h"
 
 namespace tarmac::leases {
@@ -28,7 +29,7 @@ class BackfillGate {
  public:
   using TimePoint = std::chrono::steady_clock::time_point;
 
-  explicit BackfillGate(BackfillPolicy policy) : policy_(std::move(policy)) {}
+  explicit BackfillGate(BackfillPolicy policy);
 
   // Notes each GPU's use at `now`; `minute_of_day` is the local time of day
   // (0-1439). Returns, per GPU, whether it accepts backfill.
@@ -37,6 +38,7 @@ class BackfillGate {
 
  private:
   BackfillPolicy policy_;
+  std::vector<TimeWindow> windows_;  // policy_.windows, parsed once.
   std::map<std::string, TimePoint> last_used_;  // By GPU UUID: when other work last used it.
 };
 

@@ -1,16 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "leases/lease_config.h"
 
+#include <algorithm>
+#include <optional>
+
 #include "sched/lease_json.h"
 
 namespace tarmac::leases {
 namespace {
 
-// A policy key: "warn", "release" or "terminate".
-void ReadIdleAction(ConfigSection& section, std::string_view key, IdleAction* out) {
-  std::string name = IdleActionName(*out);
+// A policy key: "warn", "release" or "terminate"; empty when absent, or
+// wrong (then reported).
+std::optional<IdleAction> ReadIdleAction(ConfigSection& section, std::string_view key) {
+  std::string name;
   section.OneOf(key, {"warn", "release", "terminate"}, &name);
-  ParseIdleAction(name, out);
+  IdleAction action;
+  if (!ParseIdleAction(name, &action)) return std::nullopt;
+  return action;
 }
 
 // "report" or "terminate", as whether to terminate.
@@ -29,26 +35,23 @@ void ReadLeasesSection(ConfigSection& section, LeasePolicy* out) {
   section.Interval("kill_grace", milliseconds(0), milliseconds(600000), &out->kill_grace);
   section.Interval("idle_timeout", milliseconds(0), week, &out->default_idle_timeout);
   section.Interval("idle_grace", milliseconds(0), week, &out->idle_grace);
-  ReadIdleAction(section, "idle_policy", &out->idle_action);
+  if (std::optional<IdleAction> a = ReadIdleAction(section, "idle_policy")) out->idle_action = *a;
   ReadTerminates(section, "foreign_policy", &out->terminates_foreign);
   constexpr std::string_view kPolicies = "a table of policies (\"warn\", \"release\" or \"terminate\")";
   if (std::unique_ptr<ConfigSection> users = section.Table("idle_policy_by_user", kPolicies)) {
     for (const std::string& user : users->Keys()) {
-      std::string name;
-      users->OneOf(user, {"warn", "release", "terminate"}, &name);
-      if (!name.empty()) ParseIdleAction(name, &out->idle_action_by_user[user]);
+      if (std::optional<IdleAction> a = ReadIdleAction(*users, user)) out->idle_action_by_user[user] = *a;
     }
   }
   if (std::unique_ptr<ConfigSection> priorities = section.Table("idle_policy_by_priority", kPolicies)) {
     for (const std::string& key : priorities->Keys()) {
-      std::string name;
-      priorities->OneOf(key, {"warn", "release", "terminate"}, &name);
+      std::optional<IdleAction> a = ReadIdleAction(*priorities, key);
       sched::Priority priority;
       if (!sched::ParsePriority(key, &priority)) {
         priorities->Fail(key, "expected a priority: backfill, low, normal or high");
         continue;
       }
-      if (!name.empty()) ParseIdleAction(name, &out->idle_action_by_priority[priority]);
+      if (a) out->idle_action_by_priority[priority] = *a;
     }
   }
 }
@@ -73,14 +76,24 @@ int MinuteOf(std::string_view text) {
 
 }  // namespace
 
-bool InWindow(std::string_view window, int minute_of_day) {
-  size_t dash = window.find('-');
+bool ParseWindow(std::string_view text, TimeWindow* out) {
+  size_t dash = text.find('-');
   if (dash == std::string_view::npos) return false;
-  int from = MinuteOf(window.substr(0, dash));
-  int to = MinuteOf(window.substr(dash + 1));
+  int from = MinuteOf(text.substr(0, dash));
+  int to = MinuteOf(text.substr(dash + 1));
   if (from < 0 || to < 0 || from == to) return false;
-  if (from < to) return minute_of_day >= from && minute_of_day < to;
-  return minute_of_day >= from || minute_of_day < to;  // Past midnight.
+  *out = {from, to};
+  return true;
+}
+
+bool TimeWindow::Contains(int minute_of_day) const {
+  if (from_minute < to_minute) return minute_of_day >= from_minute && minute_of_day < to_minute;
+  return minute_of_day >= from_minute || minute_of_day < to_minute;  // Past midnight.
+}
+
+bool InWindow(std::string_view window, int minute_of_day) {
+  TimeWindow w;
+  return ParseWindow(window, &w) && w.Contains(minute_of_day);
 }
 
 void ReadBackfillSection(ConfigSection& section, BackfillPolicy* out) {
@@ -89,17 +102,13 @@ void ReadBackfillSection(ConfigSection& section, BackfillPolicy* out) {
   section.Interval("idle_for", milliseconds(0), std::chrono::hours(24 * 7), &out->idle_for);
   std::vector<std::string> windows = out->windows;
   section.Strings("windows", &windows);
-  bool is_ok = true;
-  for (const std::string& w : windows) {
-    size_t dash = w.find('-');
-    if (dash == std::string::npos || MinuteOf(std::string_view(w).substr(0, dash)) < 0 ||
-        MinuteOf(std::string_view(w).substr(dash + 1)) < 0 || w.substr(0, dash) == w.substr(dash + 1)) {
-      section.Fail("windows", "expected times of day such as \"00:00-06:00\" (start and end differ)");
-      is_ok = false;
-      break;
-    }
+  TimeWindow parsed;
+  bool is_ok = std::all_of(windows.begin(), windows.end(), [&](const std::string& w) { return ParseWindow(w, &parsed); });
+  if (is_ok) {
+    out->windows = windows;
+  } else {
+    section.Fail("windows", "expected times of day such as \"00:00-06:00\" (start and end differ)");
   }
-  if (is_ok) out->windows = windows;
   ReadInteger(section, "max_temperature", &out->max_temperature_celsius, 0, 200);
   ReadInteger(section, "max_power", &out->max_power_watts, 0, 100000);
 }

@@ -23,9 +23,17 @@ void ReadLeasesSection(ConfigSection& section, LeasePolicy* out);
 void ReadZombieAction(ConfigSection& section, LeasePolicy* out);
 void ReadBackfillSection(ConfigSection& section, BackfillPolicy* out);
 
-// Whether local time `minute_of_day` (0-1439) is inside `window`
-// ("HH:MM-HH:MM", wrapping past midnight when the end is earlier); false
-// for a malformed window.
+// A time of day window, "HH:MM-HH:MM" (local time), wrapping past midnight
+// when the end is earlier than the start.
+struct TimeWindow {
+  int from_minute = 0;  // Minutes after midnight.
+  int to_minute = 0;
+  bool Contains(int minute_of_day) const;
+};
+// False for a malformed window, or one whose start and end are the same.
+bool ParseWindow(std::string_view text, TimeWindow* out);
+// Whether local time `minute_of_day` (0-1439) is inside `window`; false for
+// a malformed window.
 bool InWindow(std::string_view window, int minute_of_day);
 
 }  // namespace tarmac::leases

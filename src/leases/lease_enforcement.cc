@@ -75,14 +75,12 @@ void LeaseService::Decide(TimePoint now) {
 
 // --- backfill --------------------------------------------------------------------
 
-void LeaseService::MarkBackfill(const fleet::FleetView& fleet, TimePoint now) {
+void LeaseService::MarkBackfill(const fleet::FleetView& fleet, const std::map<int, int64_t>& by_gpu, TimePoint now) {
   std::vector<Holder> holders(fleet.gpus.size(), Holder::kNone);
-  for (const auto& [id, l] : book_.leases()) {
-    for (int g : l.gpus) {
-      if (g >= 0 && static_cast<size_t>(g) < holders.size()) {
-        holders[static_cast<size_t>(g)] = l.priority == sched::Priority::kBackfill ? Holder::kBackfill : Holder::kOther;
-      }
-    }
+  for (const auto& [g, id] : by_gpu) {
+    const sched::Lease* l = book_.FindLease(id);
+    if (l == nullptr || g < 0 || static_cast<size_t>(g) >= holders.size()) continue;
+    holders[static_cast<size_t>(g)] = l->priority == sched::Priority::kBackfill ? Holder::kBackfill : Holder::kOther;
   }
   std::time_t t = std::chrono::system_clock::to_time_t(clock_->WallNow());
   std::tm local{};
@@ -368,7 +366,7 @@ void LeaseService::Enforce(const fleet::FleetView& fleet, TimePoint now) {
     }
     slots_ = std::move(slots);
     has_gpus_ = true;
-    MarkBackfill(fleet, now);
+    MarkBackfill(fleet, by_gpu, now);
   }
   CheckClients(now);
   CheckRevoked(now);

@@ -260,8 +260,9 @@ class LeaseService {
   void CheckIdle(const fleet::FleetView& fleet, TimePoint now) REQUIRES(mu_);
   void CheckForeign(const fleet::FleetView& fleet, TimePoint now) REQUIRES(mu_);
   void FinishTerminations(TimePoint now) REQUIRES(mu_);
-  // Which GPUs accept backfill now (GpuSlot::accepts_backfill).
-  void MarkBackfill(const fleet::FleetView& fleet, TimePoint now) REQUIRES(mu_);
+  // Which GPUs accept backfill now (GpuSlot::accepts_backfill), given which
+  // lease holds each GPU.
+  void MarkBackfill(const fleet::FleetView& fleet, const std::map<int, int64_t>& by_gpu, TimePoint now) REQUIRES(mu_);
   // Tells of the leases the last decision revoked; ends those whose grace
   // has passed.
   void AnnounceRevocations(TimePoint now) REQUIRES(mu_);

@@ -6,6 +6,7 @@
 // and leases that end, each step checked against what must always hold.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 #include <set>
@@ -25,6 +26,17 @@ struct Step {
   std::mt19937 rng;
   int Next(int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); }
 };
+
+LeaseRequest Ask(int gpus, Priority priority) {
+  LeaseRequest r;
+  r.wants.gpu_count = gpus;
+  r.priority = priority;
+  return r;
+}
+
+bool IsGranted(const std::vector<Lease>& granted, int64_t id) {
+  return std::any_of(granted.begin(), granted.end(), [id](const Lease& l) { return l.id == id; });
+}
 
 // What must hold after each decision.
 void CheckDecision(const LeaseBook& book, const std::vector<GpuSlot>& gpus, const std::vector<Lease>& granted,
@@ -69,11 +81,8 @@ TEST(BackfillPropertyTest, RandomSequencesKeepEveryRule) {
       now += seconds(1);
       int op = s.Next(10);
       if (op < 4) {
-        LeaseRequest r;
-        r.wants.gpu_count = 1 + s.Next(3);
-        r.priority = static_cast<Priority>(s.Next(4));
         Caller c{1000 + s.Next(3), "u", false};
-        ASSERT_TRUE(book.Submit(c, r, gpus, now).ok());
+        ASSERT_TRUE(book.Submit(c, Ask(1 + s.Next(3), static_cast<Priority>(s.Next(4))), gpus, now).ok());
       } else if (op < 6 && !book.leases().empty()) {
         // A lease ends: a job finishes, a holder lets go, or a grace passes.
         auto it = book.leases().begin();
@@ -102,19 +111,14 @@ TEST(BackfillPropertyTest, ARealRequestNeverWaitsOnBackfillBeyondOneRevocation) 
     TimePoint now = kT0;
     // Fill the fleet with backfill of random sizes.
     for (int i = 0; i < 12; ++i) {
-      LeaseRequest r;
-      r.wants.gpu_count = 1 + s.Next(3);
-      r.priority = Priority::kBackfill;
-      ASSERT_TRUE(book.Submit({2000, "batch", false}, r, gpus, now).ok());
+      ASSERT_TRUE(book.Submit({2000, "batch", false}, Ask(1 + s.Next(3), Priority::kBackfill), gpus, now).ok());
     }
     book.Decide(gpus, now);
-    LeaseRequest real;
-    real.wants.gpu_count = 1 + s.Next(8);
-    real.priority = static_cast<Priority>(1 + s.Next(3));
+    LeaseRequest real = Ask(1 + s.Next(8), static_cast<Priority>(1 + s.Next(3)));
     Result<int64_t> id = book.Submit({1001, "alice", false}, real, gpus, now);
     ASSERT_TRUE(id.ok());
     std::vector<Lease> granted = book.Decide(gpus, now);
-    bool is_granted = std::any_of(granted.begin(), granted.end(), [&](const Lease& l) { return l.id == id.value(); });
+    bool is_granted = IsGranted(granted, id.value());
     if (!is_granted) {
       // The graces pass: every revoked lease ends; then it is granted.
       std::vector<int64_t> revoked;
@@ -125,7 +129,7 @@ TEST(BackfillPropertyTest, ARealRequestNeverWaitsOnBackfillBeyondOneRevocation) 
       now += seconds(5);
       for (int64_t lease_id : revoked) ASSERT_TRUE(book.Release(kAdmin, lease_id, now).ok());
       granted = book.Decide(gpus, now);
-      is_granted = std::any_of(granted.begin(), granted.end(), [&](const Lease& l) { return l.id == id.value(); });
+      is_granted = IsGranted(granted, id.value());
     }
     EXPECT_TRUE(is_granted) << "wanted " << real.wants.gpu_count;
     // Only as many GPUs were taken from backfill as the request needed,

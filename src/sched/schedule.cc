@@ -156,7 +156,9 @@ class Reclaim {
   Misses missed_;
 };
 
-// Marks `picked` as taken in this decision, counting the free GPUs it used.
+// Marks `picked` as taken in this decision (and outside the head's
+// reservation, when there is a head), counting the free GPUs it used: every
+// grant and every claim of GPUs for a preempting request goes through here.
 void Take(const std::vector<GpuSlot>& gpus, const std::vector<int>& picked, Overrides* taken, int* free_count,
           Overrides* outside, int* free_outside) {
   for (int index : picked) {
@@ -217,8 +219,7 @@ Decision Schedule(const std::vector<GpuSlot>& gpus, const std::vector<QueuedRequ
     if (!has_head) {
       if (needs <= free_count) {
         if (std::optional<std::vector<int>> picked = PickGpus(gpus, r.wants, taken)) {
-          for (int index : *picked) taken[static_cast<size_t>(index)] = Override::kTaken;
-          free_count -= static_cast<int>(picked->size());
+          Take(gpus, *picked, &taken, &free_count, nullptr, &free_outside);
           decision.grants.push_back({r.id, std::move(*picked)});
           continue;
         }
@@ -258,12 +259,7 @@ Decision Schedule(const std::vector<GpuSlot>& gpus, const std::vector<QueuedRequ
       decision.waiting.push_back({r.id, ++position, WaitReason::kBehindHead});
       continue;
     }
-    for (int index : *picked) {
-      if (outside[static_cast<size_t>(index)] == Override::kNone) free_outside--;
-      taken[static_cast<size_t>(index)] = Override::kTaken;
-      outside[static_cast<size_t>(index)] = Override::kTaken;
-    }
-    free_count -= static_cast<int>(picked->size());
+    Take(gpus, *picked, &taken, &free_count, &outside, &free_outside);
     decision.grants.push_back({r.id, std::move(*picked)});
     // The misses stay valid: with fewer free GPUs, what failed still fails.
   }
