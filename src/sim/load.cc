@@ -56,6 +56,7 @@ std::string EncodeLoad(const Load& load) {
       {"started_at_ns", ToNanos(load.started_at)},
       {"command", load.command},
   };
+  if (load.ended_at) j["ended_at_ns"] = ToNanos(*load.ended_at);
   return j.dump();
 }
 
@@ -100,6 +101,11 @@ Result<Load> DecodeLoad(std::string_view text, std::string_view source) {
   }
   auto command = j.find("command");
   if (command != j.end() && command->is_string()) load.command = command->get<std::string>();
+  int64_t ended_ns = 0;
+  if (j.contains("ended_at_ns")) {
+    if (!integer("ended_at_ns", &ended_ns)) return bad("bad ended_at_ns");
+    load.ended_at = FromNanos(ended_ns);
+  }
   return load;
 }
 
@@ -114,11 +120,23 @@ std::optional<int64_t> ProcessStartTicks(int64_t pid) {
 
 LoadRegistry::LoadRegistry(std::string dir) : loads_dir_(std::move(dir) + "/loads") {}
 
-Result<std::string> LoadRegistry::Register(const Load& load) const {
+Result<std::string> LoadRegistry::Register(const Load& load, int serial) const {
   if (::mkdir(loads_dir_.c_str(), 0755) != 0 && errno != EEXIST) {
     return Status::IOError(fmt::format("cannot create {}", loads_dir_), std::strerror(errno));
   }
-  std::string path = fmt::format("{}/{}-{}.json", loads_dir_, load.pid, load.start_ticks);
+  std::string path = serial == 0 ? fmt::format("{}/{}-{}.json", loads_dir_, load.pid, load.start_ticks)
+                                 : fmt::format("{}/{}-{}-{}.json", loads_dir_, load.pid, load.start_ticks, serial);
+  Status s = WriteLoad(path, load);
+  if (!s.ok()) return s;
+  return path;
+}
+
+Status LoadRegistry::End(const std::string& path, Load load, std::chrono::system_clock::time_point now) const {
+  load.ended_at = now;
+  return WriteLoad(path, load);
+}
+
+Status LoadRegistry::WriteLoad(const std::string& path, const Load& load) const {
   std::string tmp = path + ".tmp";
   std::string text = EncodeLoad(load);
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -129,7 +147,7 @@ Result<std::string> LoadRegistry::Register(const Load& load) const {
     ::unlink(tmp.c_str());
     return Status::IOError(fmt::format("cannot write {}", path), std::strerror(errno));
   }
-  return path;
+  return Status::OK();
 }
 
 Status LoadRegistry::Heartbeat(const std::string& path) const {
@@ -152,6 +170,10 @@ std::vector<Load> LoadRegistry::List() const {
     if (!ReadSmallFile(path, &text) || ::stat(path.c_str(), &st) != 0) continue;
     Result<Load> load = DecodeLoad(text, path);
     if (!load.ok()) continue;
+    if (load.value().ended_at) {  // Ended by its live process.
+      loads.push_back(std::move(load).value());
+      continue;
+    }
     std::optional<int64_t> ticks = ProcessStartTicks(load.value().pid);
     if (!ticks || *ticks != load.value().start_ticks) {
       load.value().ended_at = FromNanos(int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec);

@@ -45,7 +45,8 @@ struct Load {
   std::string command;  // For messages only.
 };
 
-// Encodes a load as one JSON object (without ended_at).
+// Encodes a load as one JSON object (ended_at only when a live process
+// ended it: LoadRegistry::End).
 std::string EncodeLoad(const Load& load);
 
 // Decodes EncodeLoad's output. kCorruption naming `source` when malformed.
@@ -61,17 +62,24 @@ class LoadRegistry {
   explicit LoadRegistry(std::string dir);
 
   // Writes the file for `load` (atomically: temp file, then rename). Returns
-  // the path written.
-  Result<std::string> Register(const Load& load) const;
+  // the path written. A process that loads more than once names each load
+  // with its own `serial`.
+  Result<std::string> Register(const Load& load, int serial = 0) const;
 
   // Marks the load at `path` alive now (touches its mtime).
   Status Heartbeat(const std::string& path) const;
+
+  // Ends `load` (registered at `path`) while its process lives on: a
+  // program that frees its GPU memory without exiting (an inference server
+  // unloading its model). The file keeps the load, ended now.
+  Status End(const std::string& path, Load load, std::chrono::system_clock::time_point now) const;
 
   // Every load ever registered in this world: active ones with ended_at
   // empty, dead ones with ended_at set. Unreadable files are skipped.
   std::vector<Load> List() const;
 
  private:
+  Status WriteLoad(const std::string& path, const Load& load) const;
   std::string loads_dir_;
 };
 

@@ -58,5 +58,31 @@ TEST(LoadTest, RegistryMarksLoadsOfDeadProcessesEnded) {
   EXPECT_EQ(ended, 1);
 }
 
+TEST(LoadTest, ALiveProcessEndsItsLoadAndLoadsAgainUnderAnotherSerial) {
+  testing::TempDir dir;
+  LoadRegistry registry(dir.path());
+  Load model;
+  model.pid = getpid();
+  model.start_ticks = *ProcessStartTicks(getpid());
+  model.gpus = {1};
+  model.memory_bytes = int64_t{8} << 30;
+  Result<std::string> first = registry.Register(model, 1);
+  ASSERT_TRUE(first.ok());
+  auto now = std::chrono::system_clock::time_point(std::chrono::seconds(1700000100));
+  ASSERT_TRUE(registry.End(first.value(), model, now).ok());
+  std::vector<Load> loads = registry.List();
+  ASSERT_EQ(loads.size(), 1u);
+  ASSERT_TRUE(loads[0].ended_at.has_value()) << "the process lives, yet its load has ended";
+  EXPECT_EQ(*loads[0].ended_at, now);
+  Result<std::string> second = registry.Register(model, 2);
+  ASSERT_TRUE(second.ok());
+  EXPECT_NE(second.value(), first.value());
+  loads = registry.List();
+  ASSERT_EQ(loads.size(), 2u);
+  int active = 0;
+  for (const Load& l : loads) active += l.ended_at ? 0 : 1;
+  EXPECT_EQ(active, 1);
+}
+
 }  // namespace
 }  // namespace tarmac::sim
