@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "common/fs.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -37,6 +39,28 @@ std::optional<FileId> FileIdOfFd(int fd) {
 std::string Dirname(const std::string& path) {
   size_t slash = path.rfind('/');
   return slash == std::string::npos || slash == 0 ? std::string() : path.substr(0, slash);
+}
+
+Status WriteFileAtomically(const std::string& path, const std::string& text, int mode) {
+  std::string tmp = fmt::format("{}.tmp.{}", path, ::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+  if (fd < 0) return Status::IOError(fmt::format("cannot write {}", tmp), std::strerror(errno));
+  size_t at = 0;
+  while (at < text.size()) {
+    ssize_t n = ::write(fd, text.data() + at, text.size() - at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    at += static_cast<size_t>(n);
+  }
+  int error = at == text.size() ? 0 : (errno != 0 ? errno : EIO);
+  if (error == 0 && ::fsync(fd) != 0) error = errno;
+  ::close(fd);
+  if (error == 0 && ::rename(tmp.c_str(), path.c_str()) != 0) error = errno;
+  if (error != 0) {
+    ::unlink(tmp.c_str());
+    return Status::IOError(fmt::format("cannot write {}", path), std::strerror(error));
+  }
+  return Status::OK();
 }
 
 }  // namespace tarmac

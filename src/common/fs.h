@@ -32,4 +32,9 @@ std::optional<FileId> FileIdOfFd(int fd);
 // (or is "/").
 std::string Dirname(const std::string& path);
 
+// Replaces the file at `path` with `text` whole or not at all: a temp file
+// beside it, written and fsync()ed, then renamed over it. kIOError naming
+// the file.
+Status WriteFileAtomically(const std::string& path, const std::string& text, int mode = 0644);
+
 }  // namespace tarmac

@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "backfill/batch_spec.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "common/fs.h"
+
+namespace tarmac::backfill {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::pair<BatchState, const char*> kStateNames[] = {
+    {BatchState::kQueued, "queued"},   {BatchState::kRunning, "running"}, {BatchState::kPaused, "paused"},
+    {BatchState::kCancelled, "cancelled"}, {BatchState::kDone, "done"}, {BatchState::kFailed, "failed"},
+};
+
+// Reads j[key] into *out when present; false when present with another type.
+template <typename T>
+bool Take(const json& j, const char* key, T* out) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return true;
+  if constexpr (std::is_same_v<T, std::string>) {
+    if (!it->is_string()) return false;
+  } else if constexpr (std::is_integral_v<T>) {
+    if (!it->is_number_integer()) return false;
+  } else {
+    if (!it->is_number()) return false;
+  }
+  *out = it->get<T>();
+  return true;
+}
+
+}  // namespace
+
+const char* BatchStateName(BatchState state) {
+  for (const auto& [s, name] : kStateNames) {
+    if (s == state) return name;
+  }
+  return "queued";
+}
+
+bool ParseBatchState(std::string_view text, BatchState* state) {
+  for (const auto& [s, name] : kStateNames) {
+    if (text == name) {
+      *state = s;
+      return true;
+    }
+  }
+  return false;
+}
+
+json EncodeBatchSpec(const BatchSpec& s) {
+  return {{"id", s.id},
+          {"input", s.input},
+          {"output", s.output},
+          {"errors", s.errors},
+          {"model", s.model},
+          {"engine",
+           {{"kind", s.engine.kind},
+            {"url", s.engine.url},
+            {"command", s.engine.command},
+            {"ready_timeout_s", s.engine.ready_timeout_s}}},
+          {"gpus", s.gpus},
+          {"concurrency", s.concurrency},
+          {"max_retries", s.max_retries},
+          {"request_timeout_s", s.request_timeout_s},
+          {"total", s.total},
+          {"uid", s.uid},
+          {"user", s.user},
+          {"state", BatchStateName(s.state)},
+          {"message", s.message},
+          {"submitted_unix", s.submitted_unix},
+          {"finished_unix", s.finished_unix}};
+}
+
+Result<BatchSpec> DecodeBatchSpec(const json& j, std::string_view source) {
+  auto bad = [&](std::string_view field) {
+    return Status::InvalidArgument(fmt::format("{}: {} is missing or of the wrong type", source, field));
+  };
+  if (!j.is_object()) return Status::InvalidArgument(fmt::format("{}: not a JSON object", source));
+  BatchSpec s;
+  for (auto [key, out] : {std::pair{"input", &s.input}, std::pair{"output", &s.output}, std::pair{"errors", &s.errors},
+                          std::pair{"model", &s.model}, std::pair{"user", &s.user}, std::pair{"message", &s.message}}) {
+    if (!Take(j, key, out)) return bad(key);
+  }
+  for (auto [key, out] : {std::pair{"gpus", &s.gpus}, std::pair{"concurrency", &s.concurrency},
+                          std::pair{"max_retries", &s.max_retries}, std::pair{"request_timeout_s", &s.request_timeout_s}}) {
+    if (!Take(j, key, out)) return bad(key);
+  }
+  for (auto [key, out] : {std::pair{"id", &s.id}, std::pair{"total", &s.total}, std::pair{"uid", &s.uid},
+                          std::pair{"submitted_unix", &s.submitted_unix}, std::pair{"finished_unix", &s.finished_unix}}) {
+    if (!Take(j, key, out)) return bad(key);
+  }
+  if (j.contains("engine")) {
+    const json& e = j["engine"];
+    if (!e.is_object()) return bad("engine");
+    if (!Take(e, "kind", &s.engine.kind)) return bad("engine.kind");
+    if (!Take(e, "url", &s.engine.url)) return bad("engine.url");
+    if (!Take(e, "command", &s.engine.command)) return bad("engine.command");
+    if (!Take(e, "ready_timeout_s", &s.engine.ready_timeout_s)) return bad("engine.ready_timeout_s");
+  }
+  std::string state = "queued";
+  if (!Take(j, "state", &state) || !ParseBatchState(state, &s.state)) return bad("state");
+  return s;
+}
+
+Status CheckBatchSpec(const BatchSpec& s) {
+  auto bad = [](std::string what) { return Status::InvalidArgument(std::move(what)); };
+  for (auto [name, path] : {std::pair{"input", &s.input}, std::pair{"output", &s.output}, std::pair{"errors", &s.errors}}) {
+    if (path->empty() || path->front() != '/') return bad(fmt::format("{}: an absolute path is needed", name));
+  }
+  if (s.output == s.input || s.errors == s.input || s.output == s.errors) {
+    return bad("input, output and errors must be three different files");
+  }
+  if (s.engine.kind != "ollama" && s.engine.kind != "openai") {
+    return bad(fmt::format("engine kind \"{}\": ollama or openai", s.engine.kind));
+  }
+  if (s.engine.url.empty() == s.engine.command.empty()) {
+    return bad("engine: give either a url (a running server) or a command (started in each lease)");
+  }
+  if (!s.engine.url.empty() && s.engine.url.rfind("http://", 0) != 0) {
+    return bad(fmt::format("engine url \"{}\": http://HOST:PORT", s.engine.url));
+  }
+  if (s.gpus < 1 || s.gpus > 1024) return bad(fmt::format("gpus {}: 1 to 1024", s.gpus));
+  if (s.concurrency < 1 || s.concurrency > 256) return bad(fmt::format("concurrency {}: 1 to 256", s.concurrency));
+  if (s.max_retries < 0 || s.max_retries > 100) return bad(fmt::format("max_retries {}: 0 to 100", s.max_retries));
+  if (s.request_timeout_s < 1 || s.request_timeout_s > 86400) {
+    return bad(fmt::format("request_timeout_s {}: 1 to 86400", s.request_timeout_s));
+  }
+  if (s.engine.ready_timeout_s < 1 || s.engine.ready_timeout_s > 3600) {
+    return bad(fmt::format("engine ready_timeout_s {}: 1 to 3600", s.engine.ready_timeout_s));
+  }
+  return Status::OK();
+}
+
+json EncodeProgress(const BatchProgress& p) {
+  return {{"runner_pid", p.runner_pid},
+          {"total", p.total},
+          {"done", p.done},
+          {"failed", p.failed},
+          {"in_flight", p.in_flight},
+          {"retries", p.retries},
+          {"completion_tokens", p.completion_tokens},
+          {"tokens_per_second", p.tokens_per_second},
+          {"requests_per_second", p.requests_per_second},
+          {"gpu_seconds", p.gpu_seconds},
+          {"preemptions", p.preemptions},
+          {"gpus_held", p.gpus_held},
+          {"phase", p.phase},
+          {"problem", p.problem},
+          {"updated_unix", p.updated_unix}};
+}
+
+BatchProgress DecodeProgress(const json& j) {
+  BatchProgress p;
+  if (!j.is_object()) return p;
+  Take(j, "runner_pid", &p.runner_pid);
+  Take(j, "total", &p.total);
+  Take(j, "done", &p.done);
+  Take(j, "failed", &p.failed);
+  Take(j, "in_flight", &p.in_flight);
+  Take(j, "retries", &p.retries);
+  Take(j, "completion_tokens", &p.completion_tokens);
+  Take(j, "tokens_per_second", &p.tokens_per_second);
+  Take(j, "requests_per_second", &p.requests_per_second);
+  Take(j, "gpu_seconds", &p.gpu_seconds);
+  Take(j, "preemptions", &p.preemptions);
+  Take(j, "gpus_held", &p.gpus_held);
+  Take(j, "phase", &p.phase);
+  Take(j, "problem", &p.problem);
+  Take(j, "updated_unix", &p.updated_unix);
+  return p;
+}
+
+double EtaSeconds(const BatchProgress& p) {
+  int64_t left = p.total - p.done - p.failed;
+  if (left <= 0) return 0;
+  if (p.requests_per_second <= 0) return -1;
+  return static_cast<double>(left) / p.requests_per_second;
+}
+
+Status WriteJsonFile(const std::string& path, const json& j) { return WriteFileAtomically(path, j.dump(2) + "\n"); }
+
+Result<json> ReadJsonFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::NotFound(fmt::format("{}: cannot read", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  json j = json::parse(text.str(), nullptr, false);
+  if (j.is_discarded()) return Status::Corruption(fmt::format("{}: not valid JSON", path));
+  return j;
+}
+
+}  // namespace tarmac::backfill

@@ -1,0 +1,569 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "backfill/runner.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "backfill/batch_input.h"
+#include "backfill/batch_spec.h"
+#include "backfill/engine_client.h"
+#include "backfill/engine_process.h"
+#include "backfill/engine_reply.h"
+#include "backfill/result_log.h"
+#include "client/agent_client.h"
+#include "client/lease_request.h"
+#include "client/lease_wait.h"
+#include "common/mutex.h"
+
+namespace tarmac::backfill {
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+int64_t UnixNow() {
+  return std::chrono::duration_cast<seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+bool IsReadable(int fd) {
+  pollfd p{fd, POLLIN, 0};
+  return ::poll(&p, 1, 0) > 0;
+}
+
+// One lease's requests in flight, all stopped at once when it is revoked.
+class InFlight {
+ public:
+  void Add(EngineConnection* c) EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    connections_.push_back(c);
+    if (is_aborted_) c->Abort();
+  }
+  void Remove(EngineConnection* c) EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    connections_.erase(std::find(connections_.begin(), connections_.end(), c));
+  }
+  void AbortAll() EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    is_aborted_ = true;
+    for (EngineConnection* c : connections_) c->Abort();
+  }
+
+ private:
+  Mutex mu_;
+  std::vector<EngineConnection*> connections_ GUARDED_BY(mu_);
+  bool is_aborted_ GUARDED_BY(mu_) = false;
+};
+
+class Runner {
+ public:
+  Runner(const RunnerOptions& options, int stop_fd, Logger* logger)
+      : dir_(options.dir), agent_(options.socket), stop_fd_(stop_fd), logger_(logger) {}
+
+  int Run();
+
+ private:
+  struct Item {
+    size_t index = 0;
+    int attempts = 0;
+    Clock::time_point not_before;
+  };
+
+  Status Prepare();
+  void Worker();
+  void RunLease(const json& lease);
+  void Slot(const std::string& base_url, InFlight* in_flight, const std::atomic<bool>& revoked,
+            std::atomic<bool>* engine_failed);
+  void Handle(Item item, const Result<HttpAnswer>& answer, const std::atomic<bool>& revoked,
+              std::atomic<bool>* engine_failed);
+  void Record(ResultLog* log, const json& line, const Item& item, int64_t tokens);
+  void Retry(Item item, const std::string& why);
+  // The next request to send, waiting for one; false when there is none
+  // left, or the lease is revoked, or the runner stops.
+  bool Take(Item* item, const std::atomic<bool>& revoked) EXCLUDES(mu_);
+  void Put(Item item) EXCLUDES(mu_);
+  // Whether a lease is worth asking for: requests wait to be sent.
+  bool WaitForWork() EXCLUDES(mu_);
+  bool ShouldStop() const { return stopping_ || is_fatal_; }
+  void Fatal(const std::string& why) EXCLUDES(mu_);
+  void SetProblem(const std::string& why) EXCLUDES(mu_);
+  void SetPhase() EXCLUDES(mu_);
+  void ConfirmFreed(const std::string& uuid, int64_t memory_before, Clock::time_point until);
+  void SleepUnlessStopped(milliseconds how_long);
+  void WriteProgress() EXCLUDES(mu_);
+  void Watch();
+
+  std::string dir_;
+  client::AgentClient agent_;
+  int stop_fd_;
+  Logger* logger_;
+  BatchSpec spec_;
+  BatchInput input_;
+  std::unique_ptr<ResultLog> output_;
+  std::unique_ptr<ResultLog> errors_;
+  Mutex log_mu_;  // Over output_ and errors_.
+
+  mutable Mutex mu_;
+  std::condition_variable_any cv_;
+  std::deque<Item> queue_ GUARDED_BY(mu_);
+  int64_t in_flight_ GUARDED_BY(mu_) = 0;
+  BatchProgress progress_ GUARDED_BY(mu_);
+  std::deque<std::pair<Clock::time_point, int64_t>> recent_ GUARDED_BY(mu_);  // (finished at, tokens)
+  std::atomic<bool> stopping_{false};
+  std::atomic<bool> is_fatal_{false};
+  std::atomic<bool> is_model_checked_{false};
+  std::atomic<int> engine_failures_{0};  // Started engines that never answered, in a row.
+  static constexpr int kMaxEngineFailures = 3;
+};
+
+Status Runner::Prepare() {
+  Result<json> spec = ReadJsonFile(dir_ + "/batch.json");
+  if (!spec.ok()) return spec.status();
+  Result<BatchSpec> decoded = DecodeBatchSpec(spec.value(), dir_ + "/batch.json");
+  if (!decoded.ok()) return decoded.status();
+  spec_ = decoded.value();
+  std::ifstream in(spec_.input, std::ios::binary);
+  if (!in) return Status::NotFound(fmt::format("cannot read the batch file {}", spec_.input));
+  std::stringstream text;
+  text << in.rdbuf();
+  Result<BatchInput> parsed = ParseBatchInput(text.str(), spec_.input, {spec_.model});
+  if (!parsed.ok()) return parsed.status();
+  input_ = std::move(parsed).value();
+  Result<std::unique_ptr<ResultLog>> out = ResultLog::Open(spec_.output);
+  if (!out.ok()) return out.status();
+  output_ = std::move(out).value();
+  Result<std::unique_ptr<ResultLog>> err = ResultLog::Open(spec_.errors);
+  if (!err.ok()) return err.status();
+  errors_ = std::move(err).value();
+  MutexLock lock(&mu_);
+  // GPU time and preemptions count over every runner of the batch.
+  Result<json> before = ReadJsonFile(dir_ + "/progress.json");
+  if (before.ok()) {
+    BatchProgress p = DecodeProgress(before.value());
+    progress_.gpu_seconds = p.gpu_seconds;
+    progress_.preemptions = p.preemptions;
+  }
+  progress_.runner_pid = ::getpid();
+  progress_.total = static_cast<int64_t>(input_.requests.size());
+  for (size_t i = 0; i < input_.requests.size(); ++i) {
+    const std::string& id = input_.requests[i].custom_id;
+    if (!output_->IsDone(id) && !errors_->IsDone(id)) queue_.push_back({i, 0, Clock::time_point()});
+  }
+  progress_.done = static_cast<int64_t>(output_->size());
+  progress_.failed = static_cast<int64_t>(errors_->size());
+  return Status::OK();
+}
+
+void Runner::Fatal(const std::string& why) {
+  MutexLock lock(&mu_);
+  if (!is_fatal_) progress_.problem = why;
+  is_fatal_ = true;
+  cv_.notify_all();
+}
+
+void Runner::SetProblem(const std::string& why) {
+  MutexLock lock(&mu_);
+  if (!is_fatal_) progress_.problem = why;
+}
+
+void Runner::SetPhase() {
+  MutexLock lock(&mu_);
+  if (progress_.gpus_held > 0) {
+    progress_.phase = fmt::format("running on {} GPU{}", progress_.gpus_held, progress_.gpus_held == 1 ? "" : "s");
+  } else {
+    progress_.phase = "waiting for an idle GPU";
+  }
+}
+
+bool Runner::Take(Item* item, const std::atomic<bool>& revoked) {
+  MutexLock lock(&mu_);
+  for (;;) {
+    if (ShouldStop() || revoked) return false;
+    if (queue_.empty() && in_flight_ == 0) return false;
+    Clock::time_point now = Clock::now();
+    for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+      if (it->not_before <= now) {
+        *item = *it;
+        queue_.erase(it);
+        ++in_flight_;
+        return true;
+      }
+    }
+    // Nothing ready: wait for a retry's backoff, a put-back, or the end.
+    Clock::time_point next = now + seconds(1);
+    for (const Item& i : queue_) next = std::min(next, i.not_before);
+    cv_.wait_until(mu_, next);
+  }
+}
+
+void Runner::Put(Item item) {
+  MutexLock lock(&mu_);
+  queue_.push_front(item);
+  --in_flight_;
+  cv_.notify_all();
+}
+
+bool Runner::WaitForWork() {
+  MutexLock lock(&mu_);
+  for (;;) {
+    if (ShouldStop()) return false;
+    if (!queue_.empty()) return true;
+    if (in_flight_ == 0) return false;
+    cv_.wait_for(mu_, seconds(1));
+  }
+}
+
+void Runner::SleepUnlessStopped(milliseconds how_long) {
+  MutexLock lock(&mu_);
+  cv_.wait_for(mu_, how_long, [this] { return ShouldStop(); });
+}
+
+void Runner::Record(ResultLog* log, const json& line, const Item& item, int64_t tokens) {
+  Status s;
+  {
+    MutexLock lock(&log_mu_);
+    s = log->Append(line);
+  }
+  if (!s.ok() && s.code() != StatusCode::kFailedPrecondition) {  // Not a repeat: the file could not take it.
+    Put(item);
+    Fatal(s.message() + "; nothing was lost: free space and resume the batch");
+    return;
+  }
+  MutexLock lock(&mu_);
+  if (log == output_.get()) {
+    ++progress_.done;
+    progress_.completion_tokens += tokens;
+  } else {
+    ++progress_.failed;
+  }
+  recent_.emplace_back(Clock::now(), tokens);
+  --in_flight_;
+  cv_.notify_all();
+}
+
+void Runner::Retry(Item item, const std::string& why) {
+  ++item.attempts;
+  {
+    MutexLock lock(&mu_);
+    ++progress_.retries;
+    if (!is_fatal_) progress_.problem = why;
+  }
+  if (item.attempts > spec_.max_retries) {
+    const std::string& id = input_.requests[item.index].custom_id;
+    json line = {{"id", "batch_req_" + id},
+                 {"custom_id", id},
+                 {"response", nullptr},
+                 {"error", {{"code", "retries_exhausted"}, {"message", fmt::format("{} tries: {}", item.attempts, why)}}}};
+    Record(errors_.get(), line, item, 0);
+    return;
+  }
+  milliseconds backoff = std::min<milliseconds>(seconds(30), milliseconds(500) * (1 << std::min(item.attempts - 1, 10)));
+  item.not_before = Clock::now() + backoff;
+  MutexLock lock(&mu_);
+  queue_.push_back(item);
+  --in_flight_;
+  cv_.notify_all();
+}
+
+void Runner::Handle(Item item, const Result<HttpAnswer>& answer, const std::atomic<bool>& revoked,
+                    std::atomic<bool>* engine_failed) {
+  const BatchRequest& r = input_.requests[item.index];
+  if (!answer.ok()) {
+    if (answer.status().code() == StatusCode::kCancelled || revoked || stopping_) return Put(item);
+    if (!spec_.engine.command.empty()) *engine_failed = true;
+    return Retry(item, answer.status().message());
+  }
+  EngineReply reply = ReadEngineReply(r.custom_id, r.url, answer.value().status, answer.value().body,
+                                      answer.value().content_type);
+  switch (reply.verdict) {
+    case EngineReply::Verdict::kDone:
+      return Record(output_.get(), reply.line, item, reply.completion_tokens);
+    case EngineReply::Verdict::kFailItem:
+      return Record(errors_.get(), reply.line, item, 0);
+    case EngineReply::Verdict::kRetry:
+      if (revoked || stopping_) return Put(item);
+      return Retry(item, reply.why);
+    case EngineReply::Verdict::kFailBatch:
+      Put(item);
+      return Fatal(fmt::format("{}: {}", r.url, reply.why));
+  }
+}
+
+void Runner::Slot(const std::string& base_url, InFlight* in_flight, const std::atomic<bool>& revoked,
+                  std::atomic<bool>* engine_failed) {
+  EngineConnection connection(base_url, seconds(spec_.request_timeout_s));
+  in_flight->Add(&connection);
+  Item item;
+  while (!*engine_failed && Take(&item, revoked)) {
+    const BatchRequest& r = input_.requests[item.index];
+    Handle(item, connection.Post(r.url, r.body), revoked, engine_failed);
+  }
+  in_flight->Remove(&connection);
+}
+
+void Runner::ConfirmFreed(const std::string& uuid, int64_t memory_before, Clock::time_point until) {
+  // What the agent reads through NVML: the memory back where it was at the
+  // grant (within 256 MiB: the driver's own) before the GPU is let go.
+  constexpr int64_t kSlack = int64_t{256} << 20;
+  for (;;) {
+    Result<fleet::FleetView> view = agent_.FetchStatus();
+    if (view.ok()) {
+      for (const fleet::GpuView& g : view.value().gpus) {
+        if (g.info.uuid != uuid || !g.sample.memory_used_bytes) continue;
+        if (*g.sample.memory_used_bytes <= memory_before + kSlack) return;
+      }
+    }
+    if (Clock::now() >= until) {
+      SetProblem(fmt::format("GPU {}: memory still in use after the engine stopped", uuid));
+      return;
+    }
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+}
+
+void Runner::RunLease(const json& lease) {
+  int64_t id = lease["id"].get<int64_t>();
+  std::string uuids = client::UuidList(lease);
+  Clock::time_point granted = Clock::now();
+  int64_t memory_before = 0;
+  if (Result<fleet::FleetView> view = agent_.FetchStatus(); view.ok()) {
+    for (const fleet::GpuView& g : view.value().gpus) {
+      if (g.info.uuid == uuids) memory_before = g.sample.memory_used_bytes.value_or(0);
+    }
+  }
+  {
+    MutexLock lock(&mu_);
+    ++progress_.gpus_held;
+  }
+  SetPhase();
+  std::atomic<bool> revoked{false};
+  std::atomic<int64_t> revoke_by{0};
+  InFlight in_flight;
+  {
+    client::RevocationWatch watch(&agent_, id, [&](const json& l) {
+      revoke_by = l.value("revoke_by_unix", int64_t{0});
+      revoked = true;
+      in_flight.AbortAll();
+      MutexLock lock(&mu_);
+      cv_.notify_all();
+    });
+    std::optional<EngineProcess> engine;
+    std::string base_url = spec_.engine.url;
+    std::atomic<bool> engine_failed{false};
+    if (!spec_.engine.command.empty()) {
+      Result<EngineProcess> started = EngineProcess::Start(
+          {spec_.engine.command, uuids, id, lease.value("token", std::string()), fmt::format("{}/engine-{}.log", dir_, id)});
+      if (!started.ok()) {
+        Fatal("cannot start the engine: " + started.status().message());
+      } else {
+        engine = std::move(started).value();
+        agent_.AttachLease(id, engine->pid()).status().IgnoreError();
+        base_url = engine->base_url();
+        Status ready = engine->WaitReady(spec_.engine.kind, seconds(spec_.engine.ready_timeout_s),
+                                         [&] { return revoked || ShouldStop(); });
+        if (ready.ok()) {
+          engine_failures_ = 0;
+        } else if (ready.code() != StatusCode::kCancelled) {
+          // An engine that never comes up fails the batch, not a loop of leases.
+          if (++engine_failures_ >= kMaxEngineFailures) {
+            Fatal(fmt::format("the engine failed to start {} times in a row: {}", kMaxEngineFailures, ready.message()));
+          } else {
+            SetProblem(ready.message());
+          }
+          engine_failed = true;
+        }
+      }
+    }
+    if (!engine_failed && !ShouldStop() && !revoked && !is_model_checked_) {
+      Status model = CheckEngineModel(base_url, spec_.engine.kind, input_.model);
+      if (model.code() == StatusCode::kNotFound) {
+        Fatal(model.message());
+      } else if (!model.ok()) {
+        SetProblem(model.message());
+        engine_failed = true;
+      } else {
+        is_model_checked_ = true;
+      }
+    }
+    if (!engine_failed && !ShouldStop() && !revoked) {
+      std::vector<std::thread> slots;
+      for (int i = 0; i < spec_.concurrency; ++i) {
+        slots.emplace_back([&] { Slot(base_url, &in_flight, revoked, &engine_failed); });
+      }
+      for (std::thread& t : slots) t.join();
+    }
+    in_flight.AbortAll();
+    // Give the GPU back for real before the lease: the engine stopped (or
+    // the model unloaded), then the memory seen free.
+    Clock::time_point until = Clock::now() + seconds(10);
+    if (revoke_by > 0) {
+      int64_t left = revoke_by - UnixNow();
+      until = Clock::now() + std::max<seconds>(seconds(1), seconds(left));
+    }
+    if (engine) {
+      engine->Stop(std::chrono::duration_cast<milliseconds>(until - Clock::now()) / 2);
+    } else if (spec_.engine.kind == "ollama") {
+      Status s = UnloadModel(base_url, input_.model, std::chrono::duration_cast<milliseconds>(until - Clock::now()));
+      if (!s.ok() && s.code() != StatusCode::kUnavailable) SetProblem("unload: " + s.message());
+    }
+    ConfirmFreed(uuids, memory_before, until);
+    if (engine_failed) SleepUnlessStopped(seconds(2));
+  }
+  agent_.ReleaseLease(id).status().IgnoreError();
+  MutexLock lock(&mu_);
+  --progress_.gpus_held;
+  progress_.gpu_seconds += std::chrono::duration<double>(Clock::now() - granted).count();
+  if (revoked) ++progress_.preemptions;
+}
+
+void Runner::Worker() {
+  while (WaitForWork()) {
+    SetPhase();
+    client::LeaseAsk ask;
+    ask.priority = "backfill";
+    Result<json> params = client::LeaseParams(
+        ask, "run", fmt::format("backfill batch {} ({})", spec_.id, spec_.input.substr(spec_.input.rfind('/') + 1)));
+    if (!params.ok()) return Fatal(params.status().message());
+    client::CallOptions options;
+    options.patience = std::chrono::minutes(10);
+    options.interrupt_fd = stop_fd_;
+    Result<client::LeaseAnswer> answer = agent_.RequestLease(params.value(), options);
+    if (!answer.ok()) {
+      if (stopping_) return;
+      SetProblem("the agent: " + answer.status().message());
+      SleepUnlessStopped(seconds(2));
+      continue;
+    }
+    client::LeaseAnswer now = answer.value();
+    while (!now.is_granted() && !ShouldStop()) {
+      Result<client::LeaseAnswer> waited = client::WaitForGrant(agent_, now, stop_fd_, [](const client::LeaseAnswer&) {});
+      if (!waited.ok()) {
+        if (waited.status().code() == StatusCode::kCancelled) continue;  // Checked above.
+        SetProblem("the agent: " + waited.status().message());
+        SleepUnlessStopped(seconds(2));
+        continue;
+      }
+      now = waited.value();
+      if (!now.is_granted()) break;  // Ended while queued.
+    }
+    if (!now.is_granted()) {
+      agent_.ReleaseLease(now.id).status().IgnoreError();  // Cancels it when still queued.
+      continue;
+    }
+    RunLease(now.lease);
+  }
+}
+
+void Runner::WriteProgress() {
+  BatchProgress p;
+  {
+    MutexLock lock(&mu_);
+    Clock::time_point now = Clock::now();
+    while (!recent_.empty() && recent_.front().first < now - seconds(60)) recent_.pop_front();
+    int64_t tokens = 0;
+    for (const auto& r : recent_) tokens += r.second;
+    double span = recent_.empty() ? 0 : std::max(1.0, std::chrono::duration<double>(now - recent_.front().first).count());
+    progress_.requests_per_second = span > 0 ? static_cast<double>(recent_.size()) / span : 0;
+    progress_.tokens_per_second = span > 0 ? static_cast<double>(tokens) / span : 0;
+    progress_.in_flight = in_flight_;
+    progress_.updated_unix = UnixNow();
+    p = progress_;
+  }
+  Status s = WriteJsonFile(dir_ + "/progress.json", EncodeProgress(p));
+  if (!s.ok()) logger_->Log(LogLevel::kWarning, "{}", s.message());
+}
+
+void Runner::Watch() {
+  while (!stopping_) {
+    pollfd p{stop_fd_, POLLIN, 0};
+    if (::poll(&p, 1, 1000) > 0) {
+      stopping_ = true;
+      MutexLock lock(&mu_);
+      cv_.notify_all();
+      break;
+    }
+    WriteProgress();
+  }
+}
+
+int Runner::Run() {
+  std::string lock_path = dir_ + "/runner.lock";
+  int lock = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock < 0 || ::flock(lock, LOCK_EX | LOCK_NB) != 0) {
+    logger_->Log(LogLevel::kWarning, "backfill runner: {} is held by another runner", lock_path);
+    return kRunnerBusy;
+  }
+  Status prepared = Prepare();
+  if (!prepared.ok()) {
+    MutexLock l(&mu_);
+    progress_.problem = prepared.message();
+    progress_.phase = "failed";
+    progress_.runner_pid = ::getpid();
+  }
+  if (prepared.ok() && spec_.engine.command.empty()) {
+    // A running server: is it up, and does it have the model?
+    for (milliseconds backoff(500); !stopping_ && !IsReadable(stop_fd_); backoff = std::min<milliseconds>(backoff * 2, seconds(30))) {
+      Status model = CheckEngineModel(spec_.engine.url, spec_.engine.kind, input_.model);
+      if (model.ok()) {
+        is_model_checked_ = true;
+        break;
+      }
+      if (model.code() == StatusCode::kNotFound) {
+        Fatal(model.message());
+        break;
+      }
+      SetProblem(fmt::format("{} (tried again in {} s)", model.message(), backoff.count() / 1000.0));
+      WriteProgress();
+      pollfd p{stop_fd_, POLLIN, 0};
+      ::poll(&p, 1, static_cast<int>(backoff.count()));
+    }
+  }
+  if (prepared.ok() && !ShouldStop() && !IsReadable(stop_fd_)) {
+    SetProblem("");
+    std::thread watcher([this] { Watch(); });
+    std::vector<std::thread> workers;
+    for (int i = 0; i < spec_.gpus; ++i) workers.emplace_back([this] { Worker(); });
+    for (std::thread& t : workers) t.join();
+    stopping_ = true;
+    watcher.join();
+  }
+  int code = kRunnerFinished;
+  {
+    MutexLock l(&mu_);
+    if (!prepared.ok() || is_fatal_) {
+      code = kRunnerFailed;
+      progress_.phase = "failed";
+    } else if (!queue_.empty() || in_flight_ > 0) {
+      code = kRunnerStopped;
+      progress_.phase = "stopped";
+      progress_.problem.clear();
+    } else {
+      progress_.phase = "done";
+      progress_.problem.clear();
+    }
+  }
+  WriteProgress();
+  ::close(lock);
+  return code;
+}
+
+}  // namespace
+
+int RunBatch(const RunnerOptions& options, int stop_fd, Logger* logger) {
+  Runner runner(options, stop_fd, logger);
+  return runner.Run();
+}
+
+}  // namespace tarmac::backfill
