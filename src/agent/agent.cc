@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "agent/api_methods.h"
+#include "agent/backfill_jobs.h"
 #include "agent/http_routes.h"
 #include "leases/lease_service.h"
 #include "leases/lease_ticker.h"
@@ -162,6 +163,7 @@ class Agent {
   std::unique_ptr<leases::ProcessControl> process_control_;
   std::unique_ptr<leases::LeaseService> leases_;
   std::unique_ptr<leases::LeaseTicker> lease_ticker_;
+  std::unique_ptr<BackfillJobs> backfill_;
   std::unique_ptr<SystemdNotifier> systemd_;
   std::string lock_problem_;  // Sampler thread: the last state lock problem said.
   std::unique_ptr<sampler::Sampler> sampler_;
@@ -210,6 +212,16 @@ Status Agent::OpenState() {
   // its commits, /proc scans or signals.
   lease_ticker_ = std::make_unique<leases::LeaseTicker>(leases_.get());
   lease_ticker_->Start();
+  // Backfill batches, each run by a runner process of its own.
+  char self[4096] = {};
+  ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  backfill_ = std::make_unique<BackfillJobs>(
+      BackfillJobsOptions{config_.agent.state_dir + "/backfill",
+                          BackfillJobs::FindRunner(n > 0 ? std::string(self, static_cast<size_t>(n)) : std::string()),
+                          config_.agent.socket_path, config_.leases.admin_group},
+      logger_);
+  s = backfill_->Open();
+  if (!s.ok()) return StateError(s, "read the backfill batches", "them");
   return Status::OK();
 }
 
@@ -272,7 +284,7 @@ Status Agent::Serve() {
         fleet::SamplerStats stats = sampler->stats();
         return ipc::Handle(request, peer, *info, snapshot.get(), &stats, &sampler->history());
       },
-      leases);
+      leases, backfill_.get());
   if (!s.ok()) return s;
   ipc::ServerOptions server_options = config_.api;
   server_options.socket_path = config_.agent.socket_path;
@@ -301,6 +313,7 @@ Status Agent::Serve() {
   }
   s = server_->Start();
   if (!s.ok()) return s;
+  backfill_->Start();
   systemd_->Notify("READY=1");
   size_t gpu_count = first->fleet.gpus.size();
   if (first->fleet.backend_error.empty()) {
@@ -353,6 +366,7 @@ void Agent::Stop() {
   is_stopped_ = true;
   if (web_) web_->Stop();
   if (server_) server_->Stop();
+  if (backfill_) backfill_->Stop();  // Runners go on; the next agent adopts them.
   if (sampler_) sampler_->Stop();
   if (lease_ticker_) lease_ticker_->Stop();
   if (history_) {

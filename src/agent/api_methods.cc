@@ -3,12 +3,15 @@
 
 namespace tarmac::agent {
 
-Status AddApiMethods(ipc::MethodTable* table, const ipc::MethodHandler& snapshot_methods, leases::LeaseService* leases) {
+Status AddApiMethods(ipc::MethodTable* table, const ipc::MethodHandler& snapshot_methods, leases::LeaseService* leases,
+                     BackfillJobs* backfill) {
   for (const char* name : {"hello", "status"}) {
     Status s = table->Add(name, ipc::Access::kAnyone, snapshot_methods);
     if (!s.ok()) return s;
   }
-  return leases->AddMethods(table);
+  Status s = leases->AddMethods(table);
+  if (!s.ok()) return s;
+  return backfill->AddMethods(table);
 }
 
 }  // namespace tarmac::agent

@@ -6,6 +6,7 @@
 // names against docs/protocol.md.
 #pragma once
 
+#include "agent/backfill_jobs.h"
 #include "leases/lease_service.h"
 #include "ipc/method_table.h"
 
@@ -13,6 +14,7 @@ namespace tarmac::agent {
 
 // `snapshot_methods` answers hello and status (ipc::Handle over the latest
 // snapshot). kInvalidArgument when a name would be in the table twice.
-Status AddApiMethods(ipc::MethodTable* table, const ipc::MethodHandler& snapshot_methods, leases::LeaseService* leases);
+Status AddApiMethods(ipc::MethodTable* table, const ipc::MethodHandler& snapshot_methods, leases::LeaseService* leases,
+                     BackfillJobs* backfill);
 
 }  // namespace tarmac::agent

@@ -24,7 +24,8 @@ class NoProcesses : public leases::ProcessControl {
 };
 
 // Method names the protocol documents: `### `name`` headings under
-// "## Methods", and the first column of the table under "## Lease methods".
+// "## Methods", and the first column of the tables under "## Lease methods"
+// and "## Backfill methods".
 std::set<std::string> DocumentedMethods() {
   std::ifstream in(testing::SourceDir() + "/docs/protocol.md");
   std::stringstream text;
@@ -39,7 +40,9 @@ std::set<std::string> DocumentedMethods() {
     if (line.rfind("## ", 0) == 0) section = line;
     std::smatch m;
     if (section == "## Methods" && std::regex_search(line, m, heading)) names.insert(m[1]);
-    if (section == "## Lease methods" && std::regex_search(line, m, row)) names.insert(m[1]);
+    if ((section == "## Lease methods" || section == "## Backfill methods") && std::regex_search(line, m, row)) {
+      names.insert(m[1]);
+    }
   }
   return names;
 }
@@ -49,9 +52,12 @@ TEST(ApiMethodsTest, EveryServedMethodIsDocumentedAndEveryDocumentedOneServed) {
   testing::FakeClock clock;
   Logger logger{LogLevel::kOff};
   leases::LeaseService leases(leases::LeasePolicy{}, nullptr, &processes, &clock, &logger);
+  testing::TempDir dir;
+  BackfillJobs backfill({dir.path() + "/backfill", "tarmac-backfill-runner", dir.path() + "/sock", "tarmac-admin"},
+                        &logger);
   ipc::MethodTable table;
   ASSERT_TRUE(AddApiMethods(&table, [](const ipc::Request&, const ipc::PeerCredentials&) { return std::string(); },
-                            &leases)
+                            &leases, &backfill)
                   .ok());
   std::set<std::string> served;
   for (const ipc::Method& m : table.methods()) served.insert(m.name);

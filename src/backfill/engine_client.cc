@@ -49,6 +49,16 @@ bool Lists(const json& list, const char* array, const char* key, const std::stri
   return false;
 }
 
+std::string Why(httplib::Error e) {
+  switch (e) {
+    case httplib::Error::Connection: return "cannot connect (is it running?)";
+    case httplib::Error::Read: return "the connection broke while reading the answer";
+    case httplib::Error::Write: return "the connection broke while sending the request";
+    case httplib::Error::ConnectionTimeout: return "no connection within the timeout";
+    default: return httplib::to_string(e);
+  }
+}
+
 }  // namespace
 
 EngineConnection::EngineConnection(const std::string& base_url, std::chrono::seconds timeout)
@@ -62,7 +72,7 @@ Result<HttpAnswer> EngineConnection::Post(const std::string& path, const json& b
   if (is_aborted_) return Status::Cancelled("the request was stopped");
   httplib::Result r = client_->Post(path.c_str(), body.dump(), "application/json");
   if (is_aborted_) return Status::Cancelled("the request was stopped");
-  if (!r) return Status::Unavailable(fmt::format("the engine: {}", httplib::to_string(r.error())));
+  if (!r) return Status::Unavailable(fmt::format("the engine: {}", Why(r.error())));
   return HttpAnswer{r->status, r->body, r->get_header_value("Content-Type")};
 }
 
@@ -74,7 +84,7 @@ void EngineConnection::Abort() {
 Result<HttpAnswer> EngineGet(const std::string& base_url, const std::string& path, std::chrono::milliseconds timeout) {
   std::unique_ptr<httplib::Client> client = MakeClient(base_url, timeout);
   httplib::Result r = client->Get(path.c_str());
-  if (!r) return Status::Unavailable(fmt::format("the engine at {}: {}", base_url, httplib::to_string(r.error())));
+  if (!r) return Status::Unavailable(fmt::format("the engine at {}: {}", base_url, Why(r.error())));
   return HttpAnswer{r->status, r->body, r->get_header_value("Content-Type")};
 }
 
@@ -108,7 +118,7 @@ Status UnloadModel(const std::string& base_url, const std::string& model, std::c
   std::unique_ptr<httplib::Client> client = MakeClient(base_url, std::chrono::seconds(10));
   json body = {{"model", model}, {"keep_alive", 0}};
   httplib::Result r = client->Post("/api/generate", body.dump(), "application/json");
-  if (!r) return Status::Unavailable(fmt::format("the engine at {}: {}", base_url, httplib::to_string(r.error())));
+  if (!r) return Status::Unavailable(fmt::format("the engine at {}: {}", base_url, Why(r.error())));
   auto deadline = std::chrono::steady_clock::now() + patience;
   for (;;) {
     Result<HttpAnswer> ps = EngineGet(base_url, "/api/ps", std::chrono::seconds(2));

@@ -524,7 +524,7 @@ int Runner::Run() {
         Fatal(model.message());
         break;
       }
-      SetProblem(fmt::format("{} (tried again in {} s)", model.message(), backoff.count() / 1000.0));
+      SetProblem(fmt::format("{} (trying again in {} s)", model.message(), backoff.count() / 1000.0));
       WriteProgress();
       pollfd p{stop_fd_, POLLIN, 0};
       ::poll(&p, 1, static_cast<int>(backoff.count()));

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/backfill_command.h"
 
+#include <fmt/format.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -16,29 +18,82 @@ namespace tarmac::cli {
 // A batch file is refused over this (OpenAI's Batch API allows 200 MB).
 constexpr size_t kMaxBatchBytes = size_t{256} << 20;
 
-CLI::App* AddBackfillCommand(CLI::App* app, BackfillCheckOptions* options, CLI::App** check) {
+std::map<std::string, CLI::App*> AddBackfillCommand(CLI::App* app, BackfillOptions* o, GlobalOptions* global) {
   CLI::App* cmd = app->add_subcommand("backfill", "Batch inference on idle GPUs (docs/backfill.md)");
   cmd->require_subcommand(1);
-  *check = cmd->add_subcommand(
+  std::map<std::string, CLI::App*> subs;
+  CLI::App* check = subs["check"] = cmd->add_subcommand(
       "check", "Validate a batch file (OpenAI Batch JSONL, or prompt lines); report every problem with its line");
-  (*check)->add_option("file", options->path, "The batch file (JSONL)")->required();
-  (*check)->add_option("--model", options->model, "The model for prompt lines that name none");
-  (*check)->add_flag("--json", options->json, "Print the summary as JSON");
-  return cmd;
+  check->add_option("file", o->check.path, "The batch file (JSONL)")->required();
+  check->add_option("--model", o->check.model, "The model for prompt lines that name none");
+  check->add_flag("--json", o->check.json, "Print the summary as JSON");
+
+  CLI::App* submit = subs["submit"] = cmd->add_subcommand(
+      "submit",
+      "Check a batch file and hand it to the agent, which runs it on idle GPUs under backfill leases: results in "
+      "OpenAI's Batch output format, each custom_id once, surviving preemption and kill -9");
+  submit->add_option("file", o->check.path, "The batch file (JSONL)")->required();
+  submit->add_option("--model", o->check.model, "The model for prompt lines that name none");
+  submit->add_option("--engine", o->engine, "ollama or openai (an OpenAI-compatible server: vLLM, llama.cpp, TGI)")
+      ->check(CLI::IsMember({"ollama", "openai"}))
+      ->default_str("ollama");
+  submit->add_option("--url", o->url, "A running server to use, e.g. http://127.0.0.1:11434");
+  submit->add_option("--engine-command", o->engine_command,
+                     "Start this server in each lease instead, on the lease's GPU and a private port ({port}), e.g. "
+                     "'ollama serve' or 'vllm serve MODEL --port {port}'")
+      ->excludes("--url");
+  submit->add_option("--output,-o", o->output, "Results file (default: FILE with .results.jsonl)");
+  submit->add_option("--errors", o->errors, "Errors file (default: FILE with .errors.jsonl)");
+  submit->add_option("--gpus", o->gpus, "GPUs at most, one engine each")->check(CLI::Range(1, 1024))->default_str("1");
+  submit->add_option("--concurrency", o->concurrency, "Requests in flight per GPU")
+      ->check(CLI::Range(1, 256))
+      ->default_str("4");
+  submit->add_option("--max-retries", o->max_retries, "Tries again per request on 5xx and broken connections")
+      ->check(CLI::Range(0, 100))
+      ->default_str("5");
+  submit->add_option("--request-timeout", o->request_timeout_s, "Seconds one request may take")
+      ->check(CLI::Range(1, 86400))
+      ->default_str("600");
+  submit->add_option("--ready-timeout", o->ready_timeout_s, "Seconds a started engine may take to answer")
+      ->check(CLI::Range(1, 3600))
+      ->default_str("120");
+  submit->add_flag("--json", o->json, "Print the batch as JSON");
+  submit->footer("Example: tarmac backfill submit prompts.jsonl --model llama3.2 --engine-command 'ollama serve' --gpus 4");
+
+  subs["list"] = cmd->add_subcommand("list", "Every batch: state, progress, GPU time, preemptions");
+  subs["list"]->add_flag("--json", o->json, "Print JSON");
+  CLI::App* status = subs["status"] =
+      cmd->add_subcommand("status", "One batch: done/total, tokens per second, GPU-hours, preemptions, ETA");
+  status->add_option("id", o->id, "The batch")->required();
+  status->add_flag("--watch,-w", o->watch, "Follow it with a progress bar until it ends");
+  status->add_flag("--json", o->json, "Print JSON");
+  for (const char* verb : {"pause", "resume", "cancel"}) {
+    const char* what = std::string(verb) == "pause"    ? "Stop a batch for now (its GPUs are given back; results stay)"
+                       : std::string(verb) == "resume" ? "Run a paused or failed batch again, from where it stopped"
+                                                       : "Stop a batch for good (the results so far stay)";
+    subs[verb] = cmd->add_subcommand(verb, what);
+    subs[verb]->add_option("id", o->id, "The batch")->required();
+    subs[verb]->add_flag("--json", o->json, "Print JSON");
+  }
+  for (const auto& [name, sub] : subs) {
+    if (name != "check") AddSocketOption(sub, global);
+  }
+  return subs;
+}
+
+Result<backfill::BatchInput> ReadBatchFile(const std::string& path, const std::string& model) {
+  std::string text;
+  if (!ReadSmallFile(path, &text, kMaxBatchBytes + 1)) {
+    return Status::InvalidArgument(fmt::format("{}: {}", path, std::strerror(errno)));
+  }
+  if (text.size() > kMaxBatchBytes) {
+    return Status::InvalidArgument(fmt::format("{}: larger than {} MiB; split it", path, kMaxBatchBytes >> 20));
+  }
+  return backfill::ParseBatchInput(text, path, {model});
 }
 
 int RunBackfillCheck(const BackfillCheckOptions& options) {
-  std::string text;
-  if (!ReadSmallFile(options.path, &text, kMaxBatchBytes + 1)) {
-    std::fprintf(stderr, "tarmac: backfill check: %s: %s\n", options.path.c_str(), std::strerror(errno));
-    return kExitUsage;
-  }
-  if (text.size() > kMaxBatchBytes) {
-    std::fprintf(stderr, "tarmac: backfill check: %s: larger than %zu MiB; split it\n", options.path.c_str(),
-                 kMaxBatchBytes >> 20);
-    return kExitUsage;
-  }
-  Result<backfill::BatchInput> in = backfill::ParseBatchInput(text, options.path, {options.model});
+  Result<backfill::BatchInput> in = ReadBatchFile(options.path, options.model);
   if (!in.ok()) {
     std::fprintf(stderr, "%s\n", in.status().message().c_str());
     return kExitUsage;

@@ -2,12 +2,19 @@
 //
 // `tarmac backfill`: batch inference on idle GPUs. `tarmac backfill check
 // FILE` validates a batch file (backfill/batch_input.h) and says what it
-// holds, or every problem with its line.
+// holds, or every problem with its line; submit, list, status, pause,
+// resume and cancel manage the batches the agent runs
+// (backfill_batches.cc).
 #pragma once
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
+#include <map>
 #include <string>
+
+#include "backfill/batch_input.h"
+#include "common/result.h"
 
 namespace tarmac::cli {
 
@@ -17,8 +24,33 @@ struct BackfillCheckOptions {
   bool json = false;
 };
 
-// Adds `backfill` and its `check`; *check is set to the latter.
-CLI::App* AddBackfillCommand(CLI::App* app, BackfillCheckOptions* options, CLI::App** check);
+struct GlobalOptions;
+
+struct BackfillOptions {
+  BackfillCheckOptions check;
+  // submit
+  std::string engine = "ollama";
+  std::string url;
+  std::string engine_command;
+  std::string output;
+  std::string errors;
+  int gpus = 1;
+  int concurrency = 4;
+  int max_retries = 5;
+  int request_timeout_s = 600;
+  int ready_timeout_s = 120;
+  // status, pause, resume, cancel
+  int64_t id = 0;
+  bool watch = false;
+  bool json = false;
+};
+
+// Adds `backfill` and its commands; returns them by name.
+std::map<std::string, CLI::App*> AddBackfillCommand(CLI::App* app, BackfillOptions* options, GlobalOptions* global);
 int RunBackfillCheck(const BackfillCheckOptions& options);
+// The batch file at `path`, checked whole (256 MiB at most).
+Result<backfill::BatchInput> ReadBatchFile(const std::string& path, const std::string& model);
+// `name` is the command that was parsed: submit, list, status, pause, resume, cancel.
+int RunBackfillBatches(const std::string& name, const GlobalOptions& global, const BackfillOptions& options);
 
 }  // namespace tarmac::cli

@@ -63,9 +63,8 @@ int main(int argc, char** argv) {
   CLI::App* shell_cmd = AddShellCommand(&app, &shell, &global);
   LeaseCommands lease_commands;
   AddLeaseCommands(&app, &lease_commands, &global);
-  BackfillCheckOptions backfill_check;
-  CLI::App* backfill_check_cmd = nullptr;
-  AddBackfillCommand(&app, &backfill_check, &backfill_check_cmd);
+  BackfillOptions backfill;
+  std::map<std::string, CLI::App*> backfill_cmds = AddBackfillCommand(&app, &backfill, &global);
   // Shared options are accepted before or after the command name.
   for (CLI::App* cmd : {status_cmd, query_cmd, pick_cmd}) AddGlobalOptions(cmd, &global);
 
@@ -94,7 +93,10 @@ int main(int argc, char** argv) {
   if (pick_cmd->parsed()) return RunPick(global, pick, clock, &logger);
   if (agent_cmd->parsed()) return RunAgentCommand(agent);
   if (config_check_cmd->parsed()) return RunConfigCheck(config_check);
-  if (backfill_check_cmd->parsed()) return RunBackfillCheck(backfill_check);
+  for (const auto& [name, cmd] : backfill_cmds) {
+    if (!cmd->parsed()) continue;
+    return name == "check" ? RunBackfillCheck(backfill.check) : RunBackfillBatches(name, global, backfill);
+  }
   if (history_cmd->parsed()) return RunHistory(history, clock);
   if (report_cmd->parsed()) return RunReport(report, clock);
   if (export_cmd->parsed()) return RunExport(export_options, clock);

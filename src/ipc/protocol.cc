@@ -145,4 +145,24 @@ Result<json> DecodeResponse(std::string_view line) {
   return Status::InvalidArgument(fmt::format("{} ({})", message, code));
 }
 
+std::string ErrorCodeOf(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kIOError:
+    case StatusCode::kCorruption:
+      return kErrorStorage;
+    case StatusCode::kInvalidArgument:
+      return kErrorBadRequest;
+    case StatusCode::kNotFound:
+      return kErrorNotFound;
+    case StatusCode::kPermissionDenied:
+      return kErrorPermissionDenied;
+    case StatusCode::kResourceExhausted:
+      return kErrorNoFit;
+    case StatusCode::kUnavailable:
+      return kErrorUnavailable;
+    default:
+      return kErrorInternal;
+  }
+}
+
 }  // namespace tarmac::ipc

@@ -70,6 +70,8 @@ std::string EncodeRequest(const Request& request);
 // Response lines, each ending in '\n'.
 std::string EncodeResult(const nlohmann::json& id, const nlohmann::json& result);
 std::string EncodeError(const nlohmann::json& id, std::string_view code, std::string_view message);
+// The error code (kError*) for a method's failed Status.
+std::string ErrorCodeOf(const Status& s);
 
 struct AgentInfo {
   std::string version;

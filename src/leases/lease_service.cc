@@ -24,26 +24,6 @@ using std::chrono::seconds;
 // repeat is answered the same way.
 constexpr const char* kNoFitPrefix = "no GPUs fit now: ";
 
-std::string ErrorCode(const Status& s) {
-  switch (s.code()) {
-    case StatusCode::kIOError:
-    case StatusCode::kCorruption:
-      return ipc::kErrorStorage;
-    case StatusCode::kInvalidArgument:
-      return ipc::kErrorBadRequest;
-    case StatusCode::kNotFound:
-      return ipc::kErrorNotFound;
-    case StatusCode::kPermissionDenied:
-      return ipc::kErrorPermissionDenied;
-    case StatusCode::kResourceExhausted:
-      return ipc::kErrorNoFit;
-    case StatusCode::kUnavailable:
-      return ipc::kErrorUnavailable;
-    default:
-      return ipc::kErrorInternal;
-  }
-}
-
 Result<int64_t> IdParam(const json& params, const char* key = "id") {
   auto it = params.find(key);
   if (it == params.end() || !it->is_number_integer() || it->get<int64_t>() < 1) {
@@ -230,7 +210,7 @@ std::string LeaseService::Answer(const MethodEntry& method, const ipc::Request& 
             caller.user, {}, Actor{caller.uid, caller.user},
             fmt::format("{}: {}", method.name, result.status().message()));
     }
-    return ipc::EncodeError(request.id, ErrorCode(result.status()), result.status().message());
+    return ipc::EncodeError(request.id, ipc::ErrorCodeOf(result.status()), result.status().message());
   }
   return ipc::EncodeResult(request.id, result.value());
 }

@@ -1,0 +1,424 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "agent/backfill_jobs.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "common/fs.h"
+#include "common/proc_files.h"
+#include "leases/callers.h"
+
+namespace tarmac::agent {
+namespace {
+
+using nlohmann::json;
+using backfill::BatchSpec;
+using backfill::BatchState;
+using SteadyClock = std::chrono::steady_clock;
+
+int64_t UnixNow() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::optional<int64_t> StartTicks(pid_t pid) {
+  std::string text;
+  if (!ReadSmallFile(fmt::format("/proc/{}/stat", pid), &text)) return std::nullopt;
+  std::optional<ProcStat> stat = ParseProcStat(text);
+  if (!stat || stat->state == 'Z' || stat->state == 'X') return std::nullopt;
+  return stat->start_ticks;
+}
+
+bool IsRunnerProcess(pid_t pid) {
+  std::string cmdline;
+  return ReadSmallFile(fmt::format("/proc/{}/cmdline", pid), &cmdline) &&
+         cmdline.find("tarmac-backfill-runner") != std::string::npos;
+}
+
+Result<int64_t> IdOf(const json& params) {
+  auto it = params.find("id");
+  if (it == params.end() || !it->is_number_integer() || it->get<int64_t>() < 1) {
+    return Status::InvalidArgument("params.id: expected a positive integer");
+  }
+  return it->get<int64_t>();
+}
+
+template <typename T>
+Status Field(const json& params, const char* key, T* out) {
+  auto it = params.find(key);
+  if (it == params.end() || it->is_null()) return Status::OK();
+  if constexpr (std::is_same_v<T, std::string>) {
+    if (!it->is_string()) return Status::InvalidArgument(fmt::format("params.{}: expected a string", key));
+  } else {
+    if (!it->is_number_integer()) return Status::InvalidArgument(fmt::format("params.{}: expected an integer", key));
+  }
+  *out = it->get<T>();
+  return Status::OK();
+}
+
+}  // namespace
+
+BackfillJobs::BackfillJobs(BackfillJobsOptions options, Logger* logger) : options_(std::move(options)), logger_(logger) {}
+
+BackfillJobs::~BackfillJobs() { Stop(); }
+
+std::string BackfillJobs::FindRunner(const std::string& self) {
+  std::string dir = Dirname(self);
+  for (std::string candidate : {dir + "/tarmac-backfill-runner", dir + "/../libexec/tarmac/tarmac-backfill-runner"}) {
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return dir + "/tarmac-backfill-runner";
+}
+
+std::string BackfillJobs::Dir(int64_t id) const { return fmt::format("{}/{}", options_.dir, id); }
+
+Status BackfillJobs::Save(const BatchSpec& spec) const {
+  return backfill::WriteJsonFile(Dir(spec.id) + "/batch.json", backfill::EncodeBatchSpec(spec));
+}
+
+Status BackfillJobs::Open() {
+  Status s = MakeDirs(options_.dir);
+  if (!s.ok()) return s.WithContext("backfill");
+  ::chmod(options_.dir.c_str(), 0755);
+  DIR* dir = ::opendir(options_.dir.c_str());
+  if (dir == nullptr) return Status::IOError(fmt::format("cannot read {}", options_.dir), std::strerror(errno));
+  MutexLock lock(&mu_);
+  while (dirent* entry = ::readdir(dir)) {
+    std::string name = entry->d_name;
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string path = Dir(std::stoll(name)) + "/batch.json";
+    Result<json> j = backfill::ReadJsonFile(path);
+    Result<BatchSpec> spec = j.ok() ? backfill::DecodeBatchSpec(j.value(), path) : Result<BatchSpec>(j.status());
+    if (!spec.ok()) {
+      logger_->Log(LogLevel::kWarning, "backfill: skipping {}: {}", path, spec.status().message());
+      continue;
+    }
+    Job job;
+    job.spec = spec.value();
+    next_id_ = std::max(next_id_, job.spec.id + 1);
+    // A runner from before the agent's restart goes on: adopt it.
+    Result<json> progress = backfill::ReadJsonFile(Dir(job.spec.id) + "/progress.json");
+    if (progress.ok() && backfill::IsActive(job.spec.state)) {
+      pid_t pid = static_cast<pid_t>(backfill::DecodeProgress(progress.value()).runner_pid);
+      std::optional<int64_t> ticks = pid > 0 ? StartTicks(pid) : std::nullopt;
+      if (ticks && IsRunnerProcess(pid)) {
+        job.pid = pid;
+        job.start_ticks = *ticks;
+        job.started_at = SteadyClock::now();
+        logger_->Log(LogLevel::kInfo, "backfill: batch {}: its runner (pid {}) goes on", job.spec.id, pid);
+      }
+    }
+    jobs_[job.spec.id] = std::move(job);
+  }
+  ::closedir(dir);
+  return Status::OK();
+}
+
+void BackfillJobs::Spawn(Job* job) {
+  const BatchSpec& spec = job->spec;
+  std::string dir = Dir(spec.id);
+  std::string log_path = dir + "/runner.log";
+  std::vector<std::string> args = {options_.runner_path, "--dir", dir, "--socket", options_.socket};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  // As the batch's user: the runner reads the input and writes the results
+  // with that user's rights, and its engines run as that user.
+  bool is_root = ::geteuid() == 0;
+  uid_t uid = static_cast<uid_t>(spec.uid);
+  gid_t gid = ::getegid();
+  if (is_root) {
+    passwd* pw = ::getpwuid(uid);
+    gid = pw != nullptr ? pw->pw_gid : static_cast<gid_t>(spec.uid);
+  }
+  int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (log >= 0 && is_root) (void)!::fchown(log, uid, gid);
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    logger_->Log(LogLevel::kError, "backfill: batch {}: fork: {}", spec.id, std::strerror(errno));
+    if (log >= 0) ::close(log);
+    return;
+  }
+  if (pid == 0) {
+    ::setsid();
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    if (log >= 0) {
+      ::dup2(log, 1);
+      ::dup2(log, 2);
+    }
+    int null = ::open("/dev/null", O_RDONLY);
+    if (null >= 0) ::dup2(null, 0);
+    if (is_root && uid != 0) {
+      if (::setgroups(0, nullptr) != 0 || ::setgid(gid) != 0 || ::setuid(uid) != 0) _exit(126);
+    }
+    ::execv(argv[0], argv.data());
+    _exit(127);
+  }
+  if (log >= 0) ::close(log);
+  job->pid = pid;
+  job->start_ticks = StartTicks(pid).value_or(0);
+  job->is_child = true;
+  job->signalled_at.reset();
+  job->started_at = SteadyClock::now();
+  if (job->spec.state == BatchState::kQueued) {
+    job->spec.state = BatchState::kRunning;
+    Save(job->spec).IgnoreError();
+  }
+  logger_->Log(LogLevel::kInfo, "backfill: batch {}: runner started (pid {})", spec.id, pid);
+}
+
+bool BackfillJobs::IsRunning(Job* job) {
+  if (job->pid <= 0) return false;
+  if (job->is_child) {
+    int status = 0;
+    pid_t r = ::waitpid(job->pid, &status, WNOHANG);
+    if (r == 0) return true;
+  } else {
+    std::optional<int64_t> ticks = StartTicks(job->pid);
+    if (ticks && *ticks == job->start_ticks) return true;
+  }
+  return false;
+}
+
+void BackfillJobs::Ended(Job* job) {
+  job->pid = 0;
+  job->signalled_at.reset();
+  Result<json> p = backfill::ReadJsonFile(Dir(job->spec.id) + "/progress.json");
+  backfill::BatchProgress progress = p.ok() ? backfill::DecodeProgress(p.value()) : backfill::BatchProgress{};
+  if (!backfill::IsActive(job->spec.state)) return;  // Paused or cancelled: as asked.
+  if (progress.phase == "done") {
+    job->spec.state = BatchState::kDone;
+    job->spec.message.clear();
+  } else if (progress.phase == "failed") {
+    job->spec.state = BatchState::kFailed;
+    job->spec.message = progress.problem;
+  } else {
+    // Killed, or crashed: again, with backoff.
+    bool ran_long = SteadyClock::now() - job->started_at > std::chrono::minutes(1);
+    job->failures = ran_long ? 1 : job->failures + 1;
+    auto backoff = std::min<std::chrono::seconds>(std::chrono::seconds(60),
+                                                  std::chrono::seconds(1) * (1 << std::min(job->failures - 1, 6)));
+    job->next_start = SteadyClock::now() + backoff;
+    logger_->Log(LogLevel::kWarning, "backfill: batch {}: its runner ended early; again in {} s", job->spec.id,
+                 backoff.count());
+    return;
+  }
+  job->spec.finished_unix = UnixNow();
+  Save(job->spec).IgnoreError();
+  logger_->Log(LogLevel::kInfo, "backfill: batch {}: {}{}", job->spec.id, backfill::BatchStateName(job->spec.state),
+               job->spec.message.empty() ? "" : ": " + job->spec.message);
+}
+
+void BackfillJobs::Tick() {
+  MutexLock lock(&mu_);
+  for (auto& [id, job] : jobs_) {
+    if (job.pid > 0 && !IsRunning(&job)) Ended(&job);
+    bool active = backfill::IsActive(job.spec.state);
+    if (job.pid > 0 && !active) {
+      SteadyClock::time_point now = SteadyClock::now();
+      if (!job.signalled_at) {
+        ::kill(job.pid, SIGTERM);
+        job.signalled_at = now;
+      } else if (now - *job.signalled_at > std::chrono::seconds(30)) {
+        ::kill(job.pid, SIGKILL);
+      }
+    }
+    if (job.pid == 0 && active && SteadyClock::now() >= job.next_start) Spawn(&job);
+  }
+}
+
+void BackfillJobs::Start() {
+  thread_ = std::jthread([this](std::stop_token stop) {
+    std::mutex m;
+    std::condition_variable_any cv;
+    while (!stop.stop_requested()) {
+      Tick();
+      std::unique_lock<std::mutex> l(m);
+      cv.wait_for(l, stop, std::chrono::milliseconds(250), [] { return false; });
+    }
+  });
+}
+
+void BackfillJobs::Stop() {
+  if (thread_.joinable()) {
+    thread_.request_stop();
+    thread_.join();
+  }
+}
+
+json BackfillJobs::View(const Job& job) const {
+  json j = backfill::EncodeBatchSpec(job.spec);
+  Result<json> p = backfill::ReadJsonFile(Dir(job.spec.id) + "/progress.json");
+  backfill::BatchProgress progress = p.ok() ? backfill::DecodeProgress(p.value()) : backfill::BatchProgress{};
+  if (progress.total == 0) progress.total = job.spec.total;
+  bool running = job.pid > 0;
+  j["progress"] = backfill::EncodeProgress(progress);
+  j["runner_pid"] = running ? json(job.pid) : json(nullptr);
+  double eta = backfill::EtaSeconds(progress);
+  j["eta_s"] = running && eta >= 0 ? json(eta) : json(nullptr);
+  return j;
+}
+
+Result<json> BackfillJobs::Submit(const json& params, uid_t uid, gid_t) {
+  BatchSpec spec;
+  for (auto [key, out] : {std::pair{"input", &spec.input}, std::pair{"output", &spec.output},
+                          std::pair{"errors", &spec.errors}, std::pair{"model", &spec.model}}) {
+    Status s = Field(params, key, out);
+    if (!s.ok()) return s;
+  }
+  for (auto [key, out] : {std::pair{"gpus", &spec.gpus}, std::pair{"concurrency", &spec.concurrency},
+                          std::pair{"max_retries", &spec.max_retries},
+                          std::pair{"request_timeout_s", &spec.request_timeout_s}}) {
+    Status s = Field(params, key, out);
+    if (!s.ok()) return s;
+  }
+  Status s = Field(params, "total", &spec.total);
+  if (!s.ok()) return s;
+  if (params.contains("engine")) {
+    const json& e = params["engine"];
+    if (!e.is_object()) return Status::InvalidArgument("params.engine: expected an object");
+    for (auto [key, out] : {std::pair{"kind", &spec.engine.kind}, std::pair{"url", &spec.engine.url},
+                            std::pair{"command", &spec.engine.command}}) {
+      s = Field(e, key, out);
+      if (!s.ok()) return s;
+    }
+    s = Field(e, "ready_timeout_s", &spec.engine.ready_timeout_s);
+    if (!s.ok()) return s;
+  }
+  s = backfill::CheckBatchSpec(spec);
+  if (!s.ok()) return s;
+  spec.uid = uid;
+  spec.user = leases::UserName(uid);
+  spec.submitted_unix = UnixNow();
+  MutexLock lock(&mu_);
+  spec.id = next_id_;
+  std::string dir = Dir(spec.id);
+  if (::mkdir(dir.c_str(), 0755) != 0) {
+    return Status::IOError(fmt::format("cannot create {}", dir), std::strerror(errno));
+  }
+  if (::geteuid() == 0) (void)!::chown(dir.c_str(), uid, static_cast<gid_t>(-1));
+  s = Save(spec);
+  if (!s.ok()) {
+    ::rmdir(dir.c_str());
+    return s;
+  }
+  ++next_id_;
+  Job& job = jobs_[spec.id];
+  job.spec = spec;
+  logger_->Log(LogLevel::kInfo, "backfill: batch {} submitted by {}: {} ({} requests)", spec.id, spec.user, spec.input,
+               spec.total);
+  return json{{"batch", View(job)}};
+}
+
+Result<json> BackfillJobs::Change(const json& params, uid_t uid, gid_t gid, const std::string& to) {
+  Result<int64_t> id = IdOf(params);
+  if (!id.ok()) return id.status();
+  MutexLock lock(&mu_);
+  auto it = jobs_.find(id.value());
+  if (it == jobs_.end()) return Status::NotFound(fmt::format("no batch {}", id.value()));
+  Job& job = it->second;
+  sched::Caller caller = leases::ResolveCaller(uid, gid, options_.admin_group);
+  if (!caller.is_admin && caller.uid != job.spec.uid) {
+    return Status::PermissionDenied(fmt::format("batch {} is {}'s", job.spec.id, job.spec.user));
+  }
+  BatchState from = job.spec.state;
+  BatchState next = from;
+  if (to == "pause") {
+    if (!backfill::IsActive(from)) {
+      return Status::FailedPrecondition(fmt::format("batch {} is {}", job.spec.id, backfill::BatchStateName(from)));
+    }
+    next = BatchState::kPaused;
+  } else if (to == "resume") {
+    if (from != BatchState::kPaused && from != BatchState::kFailed) {
+      return Status::FailedPrecondition(
+          fmt::format("batch {} is {}: only a paused or failed batch resumes", job.spec.id, backfill::BatchStateName(from)));
+    }
+    next = BatchState::kQueued;
+    job.next_start = SteadyClock::now();
+    job.failures = 0;
+  } else {
+    if (from == BatchState::kDone || from == BatchState::kCancelled) {
+      return Status::FailedPrecondition(fmt::format("batch {} is {}", job.spec.id, backfill::BatchStateName(from)));
+    }
+    next = BatchState::kCancelled;
+    job.spec.finished_unix = UnixNow();
+  }
+  job.spec.state = next;
+  job.spec.message = fmt::format("{} by {}", to == "pause" ? "paused" : to == "resume" ? "resumed" : "cancelled",
+                                 caller.user);
+  Status s = Save(job.spec);
+  if (!s.ok()) {
+    job.spec.state = from;
+    return s;
+  }
+  logger_->Log(LogLevel::kInfo, "backfill: batch {}: {}", job.spec.id, job.spec.message);
+  return json{{"batch", View(job)}};
+}
+
+Status BackfillJobs::AddMethods(ipc::MethodTable* table) {
+  auto answer = [](const ipc::Request& request, const Result<json>& r) {
+    if (!r.ok()) {
+      std::string code = r.status().code() == StatusCode::kFailedPrecondition ? std::string(ipc::kErrorBadRequest)
+                                                                               : ipc::ErrorCodeOf(r.status());
+      return ipc::EncodeError(request.id, code, r.status().message());
+    }
+    return ipc::EncodeResult(request.id, r.value());
+  };
+  Status s = table->Add("backfill.submit", ipc::Access::kAnyone,
+                        [this, answer](const ipc::Request& request, const ipc::PeerCredentials& peer) {
+                          return answer(request, Submit(request.params, peer.uid, peer.gid));
+                        });
+  if (!s.ok()) return s;
+  s = table->Add("backfill.list", ipc::Access::kAnyone, [this, answer](const ipc::Request& request, const ipc::PeerCredentials&) {
+    MutexLock lock(&mu_);
+    json batches = json::array();
+    for (const auto& [id, job] : jobs_) batches.push_back(View(job));
+    return answer(request, json{{"batches", batches}});
+  });
+  if (!s.ok()) return s;
+  s = table->Add("backfill.get", ipc::Access::kAnyone, [this, answer](const ipc::Request& request, const ipc::PeerCredentials&) {
+    Result<int64_t> id = IdOf(request.params);
+    if (!id.ok()) return answer(request, id.status());
+    MutexLock lock(&mu_);
+    auto it = jobs_.find(id.value());
+    if (it == jobs_.end()) return answer(request, Status::NotFound(fmt::format("no batch {}", id.value())));
+    return answer(request, json{{"batch", View(it->second)}});
+  });
+  if (!s.ok()) return s;
+  for (const char* verb : {"pause", "resume", "cancel"}) {
+    s = table->Add(fmt::format("backfill.{}", verb), ipc::Access::kOwnerOrAdmin,
+                   [this, answer, verb](const ipc::Request& request, const ipc::PeerCredentials& peer) {
+                     return answer(request, Change(request.params, peer.uid, peer.gid, verb));
+                   });
+    if (!s.ok()) return s;
+  }
+  return Status::OK();
+}
+
+BackfillJobFigures BackfillJobs::figures() const {
+  BackfillJobFigures f;
+  MutexLock lock(&mu_);
+  for (const auto& [id, job] : jobs_) {
+    ++f.batches_by_state[backfill::BatchStateName(job.spec.state)];
+    Result<json> p = backfill::ReadJsonFile(Dir(id) + "/progress.json");
+    if (!p.ok()) continue;
+    backfill::BatchProgress progress = backfill::DecodeProgress(p.value());
+    f.requests_done += progress.done;
+    f.requests_failed += progress.failed;
+    f.completion_tokens += progress.completion_tokens;
+  }
+  return f;
+}
+
+}  // namespace tarmac::agent

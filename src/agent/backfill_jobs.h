@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// The agent's backfill batches (docs/backfill.md): the backfill.* methods
+// of the local API and a runner process per active batch.
+//
+//  - backfill.submit keeps a batch in <state>/backfill/<id>/batch.json, owned
+//    by the caller (SO_PEERCRED); list and get show every batch with its
+//    runner's progress (progress.json); pause, resume and cancel are for
+//    the batch's user, root and the admin group.
+//  - Each active batch (queued, running) has one tarmac-backfill-runner,
+//    started as the batch's user in a session of its own, its output in
+//    runner.log. A runner that ends is read by its progress: done, failed
+//    (with its problem), or started again with backoff (1 s doubling, at
+//    most a minute). Pause and cancel send the runner SIGTERM (SIGKILL
+//    after 30 s); the results so far stay.
+//  - The agent restarting adopts the runners that still run (their pid
+//    from progress.json, checked against /proc): a batch goes on across an
+//    agent restart; a runner killed with the agent's old children is
+//    started again.
+//
+// Thread safety: methods may run on any thread; Tick runs on the jobs'
+// own thread (Start).
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "backfill/batch_spec.h"
+#include "common/log.h"
+#include "common/mutex.h"
+#include "ipc/method_table.h"
+
+namespace tarmac::agent {
+
+struct BackfillJobsOptions {
+  std::string dir;          // <state>/backfill
+  std::string runner_path;  // tarmac-backfill-runner
+  std::string socket;       // The agent's socket, for runners.
+  std::string admin_group;
+};
+
+// What /metrics shows of batches.
+struct BackfillJobFigures {
+  std::map<std::string, int64_t> batches_by_state;
+  int64_t requests_done = 0;
+  int64_t requests_failed = 0;
+  int64_t completion_tokens = 0;
+};
+
+class BackfillJobs {
+ public:
+  BackfillJobs(BackfillJobsOptions options, Logger* logger);
+  ~BackfillJobs();
+
+  // Reads the batches kept in the directory and adopts live runners.
+  Status Open() EXCLUDES(mu_);
+  Status AddMethods(ipc::MethodTable* table);
+  void Start();
+  void Stop();
+  // One pass: reap, adopt, start and stop runners. Public for tests.
+  void Tick() EXCLUDES(mu_);
+  BackfillJobFigures figures() const EXCLUDES(mu_);
+
+  // tarmac-backfill-runner beside `self` (the agent's executable), else in
+  // ../libexec/tarmac/ from it.
+  static std::string FindRunner(const std::string& self);
+
+ private:
+  struct Job {
+    backfill::BatchSpec spec;
+    pid_t pid = 0;
+    int64_t start_ticks = 0;
+    bool is_child = false;
+    std::optional<std::chrono::steady_clock::time_point> signalled_at;
+    std::chrono::steady_clock::time_point started_at;
+    std::chrono::steady_clock::time_point next_start;
+    int failures = 0;
+  };
+
+  nlohmann::json View(const Job& job) const;
+  Status Save(const backfill::BatchSpec& spec) const;
+  std::string Dir(int64_t id) const;
+  void Spawn(Job* job) REQUIRES(mu_);
+  void Ended(Job* job) REQUIRES(mu_);
+  bool IsRunning(Job* job) REQUIRES(mu_);
+  Result<nlohmann::json> Submit(const nlohmann::json& params, uid_t uid, gid_t gid) EXCLUDES(mu_);
+  Result<nlohmann::json> Change(const nlohmann::json& params, uid_t uid, gid_t gid, const std::string& to) EXCLUDES(mu_);
+
+  BackfillJobsOptions options_;
+  Logger* logger_;
+  mutable Mutex mu_;
+  std::map<int64_t, Job> jobs_ GUARDED_BY(mu_);
+  int64_t next_id_ GUARDED_BY(mu_) = 1;
+  std::jthread thread_;
+};
+
+}  // namespace tarmac::agent

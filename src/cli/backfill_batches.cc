@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// tarmac backfill submit, list, status, pause, resume and cancel: the
+// agent's backfill.* methods (docs/protocol.md) for people.
+#include <fmt/format.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <thread>
+
+#include "backfill/batch_spec.h"
+#include "cli/backfill_command.h"
+#include "cli/lease_exit.h"
+#include "cli/options.h"
+#include "cli/table.h"
+#include "client/agent_client.h"
+#include "common/units.h"
+
+namespace tarmac::cli {
+namespace {
+
+using nlohmann::json;
+
+std::string WithSuffix(const std::string& input, const char* suffix) {
+  std::string base = input;
+  if (base.size() > 6 && base.substr(base.size() - 6) == ".jsonl") base.resize(base.size() - 6);
+  return base + suffix;
+}
+
+std::string Absolute(const std::string& path) {
+  if (!path.empty() && path[0] == '/') return path;
+  char cwd[PATH_MAX];
+  return getcwd(cwd, sizeof cwd) != nullptr ? std::string(cwd) + "/" + path : path;
+}
+
+std::string Duration(double seconds) {
+  if (seconds < 0) return "?";
+  return FormatDuration(std::chrono::seconds(static_cast<int64_t>(seconds + 0.5)));
+}
+
+// "1200/5000 (24%) [######              ]"
+std::string Bar(int64_t finished, int64_t total, int width) {
+  double ratio = total > 0 ? static_cast<double>(finished) / static_cast<double>(total) : 0;
+  int filled = static_cast<int>(ratio * width + 0.5);
+  return fmt::format("{}/{} ({:.0f}%) [{}{}]", finished, total, ratio * 100, std::string(static_cast<size_t>(filled), '#'),
+                     std::string(static_cast<size_t>(width - filled), ' '));
+}
+
+std::string Summary(const json& b) {
+  const json& p = b["progress"];
+  int64_t done = p.value("done", int64_t{0});
+  int64_t failed = p.value("failed", int64_t{0});
+  int64_t total = p.value("total", int64_t{0});
+  std::string state = b.value("state", "");
+  std::string line = fmt::format("batch {} {}: {}", b.value("id", int64_t{0}), state, Bar(done + failed, total, 24));
+  if (failed > 0) line += fmt::format(", {} failed", failed);
+  line += fmt::format("\n  {:.1f} requests/s, {:.0f} tokens/s, {} tokens; GPU-hours {:.3f}; preemptions {}",
+                      p.value("requests_per_second", 0.0), p.value("tokens_per_second", 0.0),
+                      p.value("completion_tokens", int64_t{0}), p.value("gpu_seconds", 0.0) / 3600,
+                      p.value("preemptions", int64_t{0}));
+  if (b.contains("eta_s") && b["eta_s"].is_number()) line += fmt::format("; ETA {}", Duration(b["eta_s"].get<double>()));
+  std::string phase = p.value("phase", "");
+  if (state == "running" && !phase.empty()) line += "\n  " + phase;
+  std::string problem = p.value("problem", "");
+  if (!problem.empty() && state != "done") line += "\n  problem: " + problem;
+  std::string message = b.value("message", "");
+  if (!message.empty()) line += "\n  " + message;
+  line += fmt::format("\n  results {}\n  errors  {}", b.value("output", ""), b.value("errors", ""));
+  return line;
+}
+
+int AgentError(const char* what, const Status& s) { return LeaseExit(what, s); }
+
+int Submit(const client::AgentClient& agent, const BackfillOptions& o) {
+  Result<backfill::BatchInput> in = ReadBatchFile(o.check.path, o.check.model);
+  if (!in.ok()) {
+    std::fprintf(stderr, "%s\n", in.status().message().c_str());
+    return kExitUsage;
+  }
+  if (o.url.empty() && o.engine_command.empty()) {
+    std::fprintf(stderr, "tarmac: backfill submit: say where the requests go: --url (a running server) or "
+                         "--engine-command (started in each lease)\n");
+    return kExitUsage;
+  }
+  std::string input = Absolute(o.check.path);
+  json params = {{"input", input},
+                 {"output", Absolute(o.output.empty() ? WithSuffix(input, ".results.jsonl") : o.output)},
+                 {"errors", Absolute(o.errors.empty() ? WithSuffix(input, ".errors.jsonl") : o.errors)},
+                 {"model", in.value().model},
+                 {"engine", {{"kind", o.engine}, {"url", o.url}, {"command", o.engine_command},
+                             {"ready_timeout_s", o.ready_timeout_s}}},
+                 {"gpus", o.gpus},
+                 {"concurrency", o.concurrency},
+                 {"max_retries", o.max_retries},
+                 {"request_timeout_s", o.request_timeout_s},
+                 {"total", in.value().requests.size()}};
+  Result<json> r = agent.Call("backfill.submit", params);
+  if (!r.ok()) return AgentError("backfill submit", r.status());
+  const json& b = r.value()["batch"];
+  if (o.json) {
+    std::printf("%s\n", b.dump(2).c_str());
+    return kExitOk;
+  }
+  std::printf("batch %lld submitted: %zu requests for %s on up to %d GPU%s; results in %s\n"
+              "follow it: tarmac backfill status %lld --watch\n",
+              static_cast<long long>(b.value("id", int64_t{0})), in.value().requests.size(), in.value().model.c_str(),
+              o.gpus, o.gpus == 1 ? "" : "s", b.value("output", "").c_str(),
+              static_cast<long long>(b.value("id", int64_t{0})));
+  return kExitOk;
+}
+
+int List(const client::AgentClient& agent, const BackfillOptions& o) {
+  Result<json> r = agent.Call("backfill.list", json::object());
+  if (!r.ok()) return AgentError("backfill list", r.status());
+  if (o.json) {
+    std::printf("%s\n", r.value().dump(2).c_str());
+    return kExitOk;
+  }
+  const json& batches = r.value()["batches"];
+  if (batches.empty()) {
+    std::printf("No batches. Submit one: tarmac backfill submit FILE --model M --url URL\n");
+    return kExitOk;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const json& b : batches) {
+    const json& p = b["progress"];
+    std::string note = b.value("state", "") == "running" ? p.value("phase", "") : b.value("message", "");
+    if (!p.value("problem", "").empty() && b.value("state", "") != "done") note = p.value("problem", "");
+    rows.push_back({std::to_string(b.value("id", int64_t{0})), b.value("user", ""), b.value("state", ""),
+                    fmt::format("{}/{}", p.value("done", int64_t{0}), p.value("total", b.value("total", int64_t{0}))),
+                    std::to_string(p.value("failed", int64_t{0})), fmt::format("{:.3f}", p.value("gpu_seconds", 0.0) / 3600),
+                    std::to_string(p.value("preemptions", int64_t{0})), note});
+  }
+  std::printf("%s", RenderTable({{"ID", true}, {"USER"}, {"STATE"}, {"DONE", true}, {"FAILED", true}, {"GPU-H", true},
+                                 {"PREEMPTED", true}, {"NOTE"}},
+                                rows)
+                        .c_str());
+  return kExitOk;
+}
+
+int ShowStatus(const client::AgentClient& agent, const BackfillOptions& o) {
+  bool is_tty = isatty(STDOUT_FILENO) != 0;
+  int shown_lines = 0;
+  for (;;) {
+    Result<json> r = agent.Call("backfill.get", {{"id", o.id}});
+    if (!r.ok()) return AgentError("backfill status", r.status());
+    const json& b = r.value()["batch"];
+    std::string state = b.value("state", "");
+    backfill::BatchState s = backfill::BatchState::kQueued;
+    backfill::ParseBatchState(state, &s);
+    if (o.json) {
+      std::printf("%s\n", b.dump(2).c_str());
+    } else {
+      std::string text = Summary(b);
+      if (o.watch && is_tty && shown_lines > 0) std::printf("\033[%dA\033[J", shown_lines);
+      std::printf("%s\n", text.c_str());
+      shown_lines = 1 + static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+    }
+    std::fflush(stdout);
+    if (!o.watch || !backfill::IsActive(s)) {
+      if (s == backfill::BatchState::kFailed) return kExitError;
+      return kExitOk;
+    }
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+}
+
+int Change(const client::AgentClient& agent, const std::string& verb, const BackfillOptions& o) {
+  std::string what = "backfill " + verb;
+  Result<json> r = agent.Call("backfill." + verb, {{"id", o.id}});
+  if (!r.ok()) return AgentError(what.c_str(), r.status());
+  const json& b = r.value()["batch"];
+  if (o.json) {
+    std::printf("%s\n", b.dump(2).c_str());
+  } else {
+    std::printf("batch %lld %s\n", static_cast<long long>(o.id), b.value("state", "").c_str());
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunBackfillBatches(const std::string& name, const GlobalOptions& global, const BackfillOptions& options) {
+  client::AgentClient agent(global.socket);
+  if (name == "submit") return Submit(agent, options);
+  if (name == "list") return List(agent, options);
+  if (name == "status") return ShowStatus(agent, options);
+  return Change(agent, name, options);
+}
+
+}  // namespace tarmac::cli
