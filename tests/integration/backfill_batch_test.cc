@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// Backfill batches end to end, with a real agent, real runner and engine
+// processes (tarmac-simengine on the simulated GPUs) and real signals: a
+// batch finishes with every custom_id once; a real `tarmac run` preempts it
+// and the batch then finishes without a repeat; kill -9 of the runner and
+// of the engine loses nothing; a missing model, an engine that is down, a
+// flaky engine and a bad batch file each get what they should.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <fstream>
+#include <set>
+
+#include "testutil/lease_fixture.h"
+
+namespace tarmac::testing {
+namespace {
+
+using nlohmann::json;
+
+class BackfillBatchTest : public LeaseFixture {
+ public:
+  void SetUp() override { UseScenarioText("[[gpu]]\ncount = 2\n"); }
+  void TearDown() override {
+    // Runners and engines outlive the agent by design: end this test's.
+    RunCommand({"pkill", "-KILL", "-f", dir_.path() + "/"}, {}).exit_code;
+    RunCommand({"pkill", "-KILL", "-f", "tarmac-backfill-runner --dir " + dir_.path()}, {}).exit_code;
+  }
+
+  void Start() { StartLeaseAgent("[backfill]\nidle_for = \"0s\"\ngrace = \"3s\"\n"); }
+
+  std::string Batch(int n, const std::string& name = "in.jsonl") {
+    std::string text;
+    for (int i = 1; i <= n; ++i) text += "{\"custom_id\":\"r" + std::to_string(i) + "\",\"prompt\":\"question " + std::to_string(i) + "\"}\n";
+    return dir_.Write(name, text);
+  }
+
+  std::string Engine(const std::string& flags = "") {
+    return BinDir() + "/tarmac-simengine --port {port} --sim-dir " + dir_.path() + "/world " + flags;
+  }
+
+  RunResult Submit(const std::string& file, const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {"submit", file, "--model", "sim-model"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return B(args);
+  }
+
+  // `tarmac backfill ...` against this agent.
+  RunResult B(std::vector<std::string> args) {
+    args.insert(args.begin(), "backfill");
+    args.insert(args.end(), {"--socket", Socket()});
+    return Tarmac(args);
+  }
+
+  json Get(int64_t id) { return Call("backfill.get", {{"id", id}})["batch"]; }
+
+  bool WaitForState(int64_t id, const std::string& state, int tries = 600) {
+    return WaitFor([&] { return Get(id).value("state", "") == state; }, tries);
+  }
+
+  // The custom_ids of a results file, in order; each line checked whole.
+  std::vector<std::string> Ids(const std::string& path) {
+    std::vector<std::string> ids;
+    std::ifstream in(path);
+    std::string line;
+    while (std::getline(in, line)) {
+      json j = json::parse(line, nullptr, false);
+      EXPECT_TRUE(j.is_object()) << line;
+      if (!j.is_object()) continue;
+      ids.push_back(j["custom_id"].get<std::string>());
+    }
+    return ids;
+  }
+
+  void ExpectComplete(const std::string& results, int n) {
+    std::vector<std::string> ids = Ids(results);
+    std::set<std::string> unique(ids.begin(), ids.end());
+    EXPECT_EQ(ids.size(), unique.size()) << "a custom_id was written twice";
+    EXPECT_EQ(static_cast<int>(unique.size()), n);
+  }
+};
+
+TEST_F(BackfillBatchTest, ABatchRunsOnIdleGpusAndWritesEveryAnswerOnce) {
+  Start();
+  std::string in = Batch(60);
+  RunResult r = Submit(in, {"--engine-command", Engine("--latency-ms 10"), "--gpus", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("batch 1 submitted: 60 requests for sim-model"), std::string::npos) << r.out;
+  ASSERT_TRUE(WaitForState(1, "done")) << Get(1).dump();
+  std::string results = dir_.path() + "/in.results.jsonl";
+  ExpectComplete(results, 60);
+  // Each answer is the engine's, for its own prompt: two prompts, two texts.
+  std::ifstream file(results);
+  std::set<std::string> texts;
+  std::string line;
+  while (std::getline(file, line)) {
+    json j = json::parse(line);
+    EXPECT_EQ(j["response"]["status_code"], 200);
+    texts.insert(j["response"]["body"]["choices"][0]["text"].get<std::string>());
+  }
+  EXPECT_EQ(texts.size(), 60u);
+  json b = Get(1);
+  EXPECT_EQ(b["progress"]["done"], 60);
+  EXPECT_EQ(b["progress"]["failed"], 0);
+  EXPECT_GT(b["progress"]["gpu_seconds"].get<double>(), 0);
+  EXPECT_EQ(b["progress"]["completion_tokens"], 60 * 16);
+  RunResult status = B({"status", "1"});
+  EXPECT_NE(status.out.find("batch 1 done: 60/60 (100%)"), std::string::npos) << status.out;
+  // The engines are gone, and so is their memory.
+  ASSERT_TRUE(WaitFor([&] { return Leases().empty(); }));
+  EXPECT_TRUE(WaitForStatus([](const json& s) {
+    for (const json& g : s["gpus"]) {
+      if (!g["processes"].empty()) return false;
+    }
+    return true;
+  }));
+}
+
+TEST_F(BackfillBatchTest, ARealRunPreemptsTheBatchWhichThenFinishesWithoutARepeat) {
+  Start();
+  std::string in = Batch(500);
+  ASSERT_EQ(Submit(in, {"--engine-command", Engine("--latency-ms 30"), "--gpus", "2"}).exit_code, 0);
+  ASSERT_TRUE(WaitFor([&] {
+    json p = Get(1)["progress"];
+    return p.value("gpus_held", 0) == 2 && p.value("done", 0) >= 40;
+  })) << Get(1).dump();
+  std::string d = dir_.path();
+  Child* run = StartRun({"--gpus", "2"}, {"sh", "-c", "touch " + d + "/ran"});
+  ASSERT_TRUE(WaitFor([&] { return std::ifstream(d + "/ran").good(); })) << Get(1).dump();
+  EXPECT_EQ(run->Wait(), 0);
+  ASSERT_TRUE(WaitForState(1, "done")) << Get(1).dump();
+  ExpectComplete(d + "/in.results.jsonl", 500);
+  json b = Get(1);
+  EXPECT_EQ(b["progress"]["preemptions"], 2) << b.dump();
+  int preempting = 0;
+  for (const json& e : Events()) preempting += e["kind"] == "preempting" ? 1 : 0;
+  EXPECT_EQ(preempting, 2);
+}
+
+TEST_F(BackfillBatchTest, KillNineOfTheRunnerAndOfTheEngineLosesNoResultAndRepeatsNone) {
+  Start();
+  std::string in = Batch(400);
+  ASSERT_EQ(Submit(in, {"--engine-command", Engine("--latency-ms 20"), "--concurrency", "4"}).exit_code, 0);
+  ASSERT_TRUE(WaitFor([&] { return Get(1)["progress"].value("done", 0) >= 60; })) << Get(1).dump();
+  // The runner, mid-batch.
+  int64_t runner = Get(1)["progress"]["runner_pid"].get<int64_t>();
+  ASSERT_GT(runner, 0);
+  ASSERT_EQ(::kill(static_cast<pid_t>(runner), SIGKILL), 0);
+  // Started again by the agent: a new runner makes progress.
+  ASSERT_TRUE(WaitFor([&] {
+    json p = Get(1)["progress"];
+    return p.value("runner_pid", int64_t{0}) != runner && p.value("done", 0) >= 150;
+  })) << Get(1).dump();
+  // The engine, mid-batch.
+  RunResult engines = RunCommand({"pgrep", "-f", "tarmac-simengine --port"}, {});
+  ASSERT_FALSE(engines.out.empty());
+  RunCommand({"pkill", "-KILL", "-f", "tarmac-simengine --port [0-9]+ --sim-dir " + dir_.path()}, {}).exit_code;
+  ASSERT_TRUE(WaitForState(1, "done")) << Get(1).dump();
+  ExpectComplete(dir_.path() + "/in.results.jsonl", 400);
+  EXPECT_TRUE(Ids(dir_.path() + "/in.errors.jsonl").empty());
+}
+
+TEST_F(BackfillBatchTest, AModelTheEngineDoesNotHaveFailsTheBatchSayingSo) {
+  Start();
+  std::string in = Batch(10);
+  ASSERT_EQ(Submit(in, {"--engine-command", Engine("--model other")}).exit_code, 0);
+  ASSERT_TRUE(WaitForState(1, "failed")) << Get(1).dump();
+  std::string message = Get(1)["message"].get<std::string>();
+  EXPECT_NE(message.find("no model \"sim-model\""), std::string::npos) << message;
+  EXPECT_NE(message.find("other"), std::string::npos) << message;
+  RunResult status = B({"status", "1"});
+  EXPECT_EQ(status.exit_code, 1);
+  EXPECT_TRUE(Ids(dir_.path() + "/in.results.jsonl").empty());
+}
+
+TEST_F(BackfillBatchTest, AnEngineThatIsDownIsSaidAndTheBatchPausesCleanly) {
+  Start();
+  std::string in = Batch(10);
+  ASSERT_EQ(Submit(in, {"--url", "http://127.0.0.1:1"}).exit_code, 0);
+  ASSERT_TRUE(WaitFor([&] {
+    return Get(1)["progress"].value("problem", "").find("cannot connect") != std::string::npos;
+  })) << Get(1).dump();
+  RunResult list = B({"list"});
+  EXPECT_NE(list.out.find("cannot connect"), std::string::npos) << list.out;
+  RunResult pause = B({"pause", "1"});
+  EXPECT_EQ(pause.exit_code, 0) << pause.err;
+  ASSERT_TRUE(WaitFor([&] { return Get(1)["runner_pid"].is_null(); })) << Get(1).dump();
+  EXPECT_EQ(Get(1)["state"], "paused");
+  // Only a paused or failed batch resumes; a cancelled one is over.
+  EXPECT_EQ(B({"cancel", "1"}).exit_code, 0);
+  RunResult again = B({"resume", "1"});
+  EXPECT_EQ(again.exit_code, 2);
+  EXPECT_NE(again.err.find("only a paused or failed batch resumes"), std::string::npos) << again.err;
+}
+
+TEST_F(BackfillBatchTest, AFlakyEngineIsRetriedAndEveryRequestStillFinishes) {
+  Start();
+  std::string in = Batch(80);
+  ASSERT_EQ(Submit(in, {"--engine-command", Engine("--latency-ms 5 --fail-every 9"), "--max-retries", "8"}).exit_code, 0);
+  ASSERT_TRUE(WaitForState(1, "done")) << Get(1).dump();
+  ExpectComplete(dir_.path() + "/in.results.jsonl", 80);
+  EXPECT_GE(Get(1)["progress"]["retries"].get<int64_t>(), 8);
+  EXPECT_TRUE(Ids(dir_.path() + "/in.errors.jsonl").empty());
+}
+
+TEST_F(BackfillBatchTest, ABadBatchFileIsRefusedWithItsLineAndMakesNoBatch) {
+  Start();
+  std::string bad = dir_.Write("bad.jsonl", "{\"prompt\":\"a\"}\nnot json\n{\"prompt\":\"b\",\"custom_id\":\"line-1\"}\n");
+  RunResult r = Submit(bad, {"--url", "http://127.0.0.1:1"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("bad.jsonl:2: not valid JSON"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("bad.jsonl:3:"), std::string::npos) << r.err;
+  RunResult none = Submit(Batch(3), {});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("--url"), std::string::npos) << none.err;
+  EXPECT_TRUE(Call("backfill.list")["batches"].empty());
+}
+
+}  // namespace
+}  // namespace tarmac::testing
