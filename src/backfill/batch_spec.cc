@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/enum_names.h"
 #include "common/fs.h"
 
 namespace tarmac::backfill {
@@ -36,22 +37,9 @@ bool Take(const json& j, const char* key, T* out) {
 
 }  // namespace
 
-const char* BatchStateName(BatchState state) {
-  for (const auto& [s, name] : kStateNames) {
-    if (s == state) return name;
-  }
-  return "queued";
-}
+const char* BatchStateName(BatchState state) { return EnumName(kStateNames, state); }
 
-bool ParseBatchState(std::string_view text, BatchState* state) {
-  for (const auto& [s, name] : kStateNames) {
-    if (text == name) {
-      *state = s;
-      return true;
-    }
-  }
-  return false;
-}
+bool ParseBatchState(std::string_view text, BatchState* state) { return ParseEnum(kStateNames, text, state); }
 
 json EncodeBatchSpec(const BatchSpec& s) {
   return {{"id", s.id},

@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "common/enum_names.h"
+
 namespace tarmac {
 
 void Logger::Write(LogLevel level, std::string_view line) {
@@ -15,13 +17,10 @@ void Logger::Write(LogLevel level, std::string_view line) {
 }
 
 bool ParseLogLevel(std::string_view text, LogLevel* level) {
-  if (text == "debug") *level = LogLevel::kDebug;
-  else if (text == "info") *level = LogLevel::kInfo;
-  else if (text == "warning") *level = LogLevel::kWarning;
-  else if (text == "error") *level = LogLevel::kError;
-  else if (text == "off") *level = LogLevel::kOff;
-  else return false;
-  return true;
+  static constexpr std::pair<LogLevel, const char*> kNames[] = {{LogLevel::kWarning, "warning"}, {LogLevel::kDebug, "debug"},
+                                                                {LogLevel::kInfo, "info"},       {LogLevel::kError, "error"},
+                                                                {LogLevel::kOff, "off"}};
+  return ParseEnum(kNames, text, level);
 }
 
 }  // namespace tarmac

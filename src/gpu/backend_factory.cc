@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "gpu/backend_factory.h"
 
+#include "common/enum_names.h"
 #include "gpu/sim_backend.h"
 #if TARMAC_WITH_NVML
 #include "gpu/nvml_backend.h"
@@ -8,25 +9,14 @@
 
 namespace tarmac::gpu {
 
-bool ParseBackendKind(std::string_view text, BackendKind* kind) {
-  if (text == "auto") *kind = BackendKind::kAuto;
-  else if (text == "nvml") *kind = BackendKind::kNvml;
-  else if (text == "sim") *kind = BackendKind::kSim;
-  else return false;
-  return true;
-}
+namespace {
+constexpr std::pair<BackendKind, const char*> kBackendNames[] = {
+    {BackendKind::kAuto, "auto"}, {BackendKind::kNvml, "nvml"}, {BackendKind::kSim, "sim"}};
+}  // namespace
 
-const char* BackendKindName(BackendKind kind) {
-  switch (kind) {
-    case BackendKind::kNvml:
-      return "nvml";
-    case BackendKind::kSim:
-      return "sim";
-    case BackendKind::kAuto:
-      break;
-  }
-  return "auto";
-}
+bool ParseBackendKind(std::string_view text, BackendKind* kind) { return ParseEnum(kBackendNames, text, kind); }
+
+const char* BackendKindName(BackendKind kind) { return EnumName(kBackendNames, kind); }
 
 Result<OpenedBackend> OpenBackend(const BackendOptions& options, Clock* clock, Logger* logger) {
   OpenedBackend opened;

@@ -1,26 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "leases/lease_policy.h"
 
+#include "common/enum_names.h"
+
 namespace tarmac::leases {
 
-const char* IdleActionName(IdleAction a) {
-  switch (a) {
-    case IdleAction::kRelease:
-      return "release";
-    case IdleAction::kTerminate:
-      return "terminate";
-    case IdleAction::kWarn:
-      break;
-  }
-  return "warn";
-}
+namespace {
+constexpr std::pair<IdleAction, const char*> kIdleActionNames[] = {
+    {IdleAction::kWarn, "warn"}, {IdleAction::kRelease, "release"}, {IdleAction::kTerminate, "terminate"}};
+}  // namespace
 
-bool ParseIdleAction(std::string_view name, IdleAction* out) {
-  if (name == "warn") *out = IdleAction::kWarn;
-  else if (name == "release") *out = IdleAction::kRelease;
-  else if (name == "terminate") *out = IdleAction::kTerminate;
-  else return false;
-  return true;
-}
+const char* IdleActionName(IdleAction a) { return EnumName(kIdleActionNames, a); }
+
+bool ParseIdleAction(std::string_view name, IdleAction* out) { return ParseEnum(kIdleActionNames, name, out); }
 
 }  // namespace tarmac::leases

@@ -5,8 +5,13 @@
 
 #include <fmt/format.h>
 
+#include "common/enum_names.h"
+
 namespace tarmac::sched {
 namespace {
+
+constexpr std::pair<Priority, const char*> kPriorityNames[] = {
+    {Priority::kNormal, "normal"}, {Priority::kBackfill, "backfill"}, {Priority::kLow, "low"}, {Priority::kHigh, "high"}};
 
 using nlohmann::json;
 
@@ -118,28 +123,9 @@ TimePoint TimeBase::FromUnix(double unix_seconds) const {
   return steady + std::chrono::duration_cast<std::chrono::steady_clock::duration>(at - wall);
 }
 
-const char* PriorityName(Priority p) {
-  switch (p) {
-    case Priority::kBackfill:
-      return "backfill";
-    case Priority::kLow:
-      return "low";
-    case Priority::kHigh:
-      return "high";
-    case Priority::kNormal:
-      break;
-  }
-  return "normal";
-}
+const char* PriorityName(Priority p) { return EnumName(kPriorityNames, p); }
 
-bool ParsePriority(const std::string& name, Priority* out) {
-  if (name == "backfill") *out = Priority::kBackfill;
-  else if (name == "low") *out = Priority::kLow;
-  else if (name == "normal") *out = Priority::kNormal;
-  else if (name == "high") *out = Priority::kHigh;
-  else return false;
-  return true;
-}
+bool ParsePriority(const std::string& name, Priority* out) { return ParseEnum(kPriorityNames, name, out); }
 
 json LeaseToJson(const Lease& l, const TimeBase& base) {
   return {{"id", l.id},

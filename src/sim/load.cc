@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/enum_names.h"
 #include "common/proc_files.h"
 
 namespace tarmac::sim {
@@ -25,24 +26,14 @@ std::chrono::system_clock::time_point FromNanos(int64_t ns) {
       std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::nanoseconds(ns)));
 }
 
+constexpr std::pair<LoadPattern, const char*> kPatternNames[] = {
+    {LoadPattern::kSteady, "steady"}, {LoadPattern::kBursty, "bursty"}, {LoadPattern::kIdle, "idle"}};
+
 }  // namespace
 
-const char* LoadPatternName(LoadPattern pattern) {
-  switch (pattern) {
-    case LoadPattern::kSteady: return "steady";
-    case LoadPattern::kBursty: return "bursty";
-    case LoadPattern::kIdle: return "idle";
-  }
-  return "steady";
-}
+const char* LoadPatternName(LoadPattern pattern) { return EnumName(kPatternNames, pattern); }
 
-bool ParseLoadPattern(std::string_view text, LoadPattern* pattern) {
-  if (text == "steady") *pattern = LoadPattern::kSteady;
-  else if (text == "bursty") *pattern = LoadPattern::kBursty;
-  else if (text == "idle") *pattern = LoadPattern::kIdle;
-  else return false;
-  return true;
-}
+bool ParseLoadPattern(std::string_view text, LoadPattern* pattern) { return ParseEnum(kPatternNames, text, pattern); }
 
 std::string EncodeLoad(const Load& load) {
   nlohmann::json j = {
