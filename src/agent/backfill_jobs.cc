@@ -30,14 +30,6 @@ int64_t UnixNow() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-std::optional<int64_t> StartTicks(pid_t pid) {
-  std::string text;
-  if (!ReadSmallFile(fmt::format("/proc/{}/stat", pid), &text)) return std::nullopt;
-  std::optional<ProcStat> stat = ParseProcStat(text);
-  if (!stat || stat->state == 'Z' || stat->state == 'X') return std::nullopt;
-  return stat->start_ticks;
-}
-
 bool IsRunnerProcess(pid_t pid) {
   std::string cmdline;
   return ReadSmallFile(fmt::format("/proc/{}/cmdline", pid), &cmdline) &&
@@ -109,7 +101,7 @@ Status BackfillJobs::Open() {
     Result<json> progress = backfill::ReadJsonFile(Dir(job.spec.id) + "/progress.json");
     if (progress.ok() && backfill::IsActive(job.spec.state)) {
       pid_t pid = static_cast<pid_t>(backfill::DecodeProgress(progress.value()).runner_pid);
-      std::optional<int64_t> ticks = pid > 0 ? StartTicks(pid) : std::nullopt;
+      std::optional<int64_t> ticks = pid > 0 ? LiveStartTicks(pid) : std::nullopt;
       if (ticks && IsRunnerProcess(pid)) {
         job.pid = pid;
         job.start_ticks = *ticks;
@@ -167,7 +159,7 @@ void BackfillJobs::Spawn(Job* job) {
   }
   if (log >= 0) ::close(log);
   job->pid = pid;
-  job->start_ticks = StartTicks(pid).value_or(0);
+  job->start_ticks = LiveStartTicks(pid).value_or(0);
   job->is_child = true;
   job->signalled_at.reset();
   job->started_at = SteadyClock::now();
@@ -185,7 +177,7 @@ bool BackfillJobs::IsRunning(Job* job) {
     pid_t r = ::waitpid(job->pid, &status, WNOHANG);
     if (r == 0) return true;
   } else {
-    std::optional<int64_t> ticks = StartTicks(job->pid);
+    std::optional<int64_t> ticks = LiveStartTicks(job->pid);
     if (ticks && *ticks == job->start_ticks) return true;
   }
   return false;

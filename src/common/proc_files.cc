@@ -55,4 +55,12 @@ std::optional<ProcStat> ParseProcStat(const std::string& text) {
   return std::nullopt;
 }
 
+std::optional<int64_t> LiveStartTicks(int64_t pid) {
+  std::string text;
+  if (!ReadSmallFile("/proc/" + std::to_string(pid) + "/stat", &text)) return std::nullopt;
+  std::optional<ProcStat> stat = ParseProcStat(text);
+  if (!stat || HasExited(*stat)) return std::nullopt;
+  return stat->start_ticks;
+}
+
 }  // namespace tarmac

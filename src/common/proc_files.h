@@ -25,4 +25,12 @@ struct ProcStat {
 // Parses the text of /proc/<pid>/stat. Empty when malformed.
 std::optional<ProcStat> ParseProcStat(const std::string& text);
 
+// Whether the process has exited (a zombie not yet reaped, or dead).
+inline bool HasExited(const ProcStat& stat) { return stat.state == 'Z' || stat.state == 'X'; }
+
+// Start time of `pid` (clock ticks after boot) while it lives; empty when
+// it does not exist or has exited. With the PID, it tells one process from
+// a later one that reuses the PID.
+std::optional<int64_t> LiveStartTicks(int64_t pid);
+
 }  // namespace tarmac

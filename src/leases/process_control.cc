@@ -28,7 +28,7 @@ class ProcProcessControl : public ProcessControl {
     std::string text;
     if (!ReadSmallFile(dir + "/stat", &text)) return std::nullopt;
     std::optional<ProcStat> ps = ParseProcStat(text);
-    if (!ps || ps->state == 'Z' || ps->state == 'X') return std::nullopt;  // Exited, not yet reaped.
+    if (!ps || HasExited(*ps)) return std::nullopt;  // Exited, not yet reaped.
     return ProcessIdentity{pid, static_cast<int64_t>(st.st_uid), ps->start_ticks, ps->parent_pid, ps->name};
   }
 

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/enum_names.h"
+#include "common/fs.h"
 #include "common/proc_files.h"
 
 namespace tarmac::sim {
@@ -100,14 +101,8 @@ Result<Load> DecodeLoad(std::string_view text, std::string_view source) {
   return load;
 }
 
-std::optional<int64_t> ProcessStartTicks(int64_t pid) {
-  std::string text;
-  if (!ReadSmallFile(fmt::format("/proc/{}/stat", pid), &text)) return std::nullopt;
-  std::optional<ProcStat> stat = ParseProcStat(text);
-  // A zombie's context is gone, as the CUDA driver frees it at exit.
-  if (!stat || stat->state == 'Z' || stat->state == 'X') return std::nullopt;
-  return stat->start_ticks;
-}
+// A zombie's context is gone, as the CUDA driver frees it at exit.
+std::optional<int64_t> ProcessStartTicks(int64_t pid) { return LiveStartTicks(pid); }
 
 LoadRegistry::LoadRegistry(std::string dir) : loads_dir_(std::move(dir) + "/loads") {}
 
@@ -128,17 +123,7 @@ Status LoadRegistry::End(const std::string& path, Load load, std::chrono::system
 }
 
 Status LoadRegistry::WriteLoad(const std::string& path, const Load& load) const {
-  std::string tmp = path + ".tmp";
-  std::string text = EncodeLoad(load);
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::IOError(fmt::format("cannot write {}", tmp), std::strerror(errno));
-  bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  ::close(fd);
-  if (!written || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    ::unlink(tmp.c_str());
-    return Status::IOError(fmt::format("cannot write {}", path), std::strerror(errno));
-  }
-  return Status::OK();
+  return WriteFileAtomically(path, EncodeLoad(load));
 }
 
 Status LoadRegistry::Heartbeat(const std::string& path) const {

@@ -20,15 +20,15 @@
 
 #include <atomic>
 #include <cstdio>
-#include <fstream>
 #include <mutex>
 #include <thread>
 
 #include "answers.h"
 #include "common/clock.h"
+#include "common/fs.h"
 #include "common/units.h"
+#include "sim/cuda_context.h"
 #include "sim/load.h"
-#include "sim/visible_devices.h"
 #include "sim/world.h"
 
 namespace {
@@ -70,14 +70,8 @@ class Residency {
     std::lock_guard<std::mutex> lock(mu_);
     if (model == loaded_) return "";
     EndLocked();
-    std::shared_ptr<const tarmac::sim::WorldState> state = world_->State();
-    for (int gpu : gpus_) {
-      const tarmac::sim::GpuState& g = state->gpus[static_cast<size_t>(gpu)];
-      if (memory_bytes_ > g.memory_free_bytes) {
-        return fmt::format("CUDA error: out of memory on GPU {} ({} free, the model needs {})", gpu,
-                           tarmac::FormatBytes(g.memory_free_bytes), tarmac::FormatBytes(memory_bytes_));
-      }
-    }
+    tarmac::Status fits = tarmac::sim::CheckMemoryFits(*world_->State(), gpus_, memory_bytes_);
+    if (!fits.ok()) return fits.message();
     load_ = tarmac::sim::Load{};
     load_.pid = getpid();
     load_.start_ticks = tarmac::sim::ProcessStartTicks(load_.pid).value_or(0);
@@ -242,12 +236,6 @@ class Engine {
   std::atomic<bool> is_stopping_{false};
 };
 
-std::string CommandLine(int argc, char** argv) {
-  std::string out;
-  for (int i = 0; i < argc; ++i) out += (i ? " " : "") + std::string(argv[i]);
-  return out;
-}
-
 int Fail(const std::string& message, int code = 1) {
   std::fprintf(stderr, "tarmac-simengine: %s\n", message.c_str());
   return code;
@@ -291,13 +279,8 @@ int main(int argc, char** argv) {
   if (!bytes.ok()) return Fail("--memory: " + bytes.status().message(), 2);
   Result<std::unique_ptr<sim::World>> world = sim::World::Open(o.world, RealClock());
   if (!world.ok()) return Fail(world.status().message());
-  std::vector<std::string> uuids;
-  for (const sim::GpuSpec& g : world.value()->scenario().gpus) uuids.push_back(g.uuid);
-  const char* visible_env = std::getenv("CUDA_VISIBLE_DEVICES");
-  std::optional<std::string_view> visible;
-  if (visible_env != nullptr) visible = visible_env;
-  std::vector<int> gpus = sim::ParseCudaVisibleDevices(visible, uuids);
-  if (gpus.empty()) return Fail("CUDA error: no CUDA-capable device is detected (check CUDA_VISIBLE_DEVICES)");
+  Result<std::vector<int>> gpus = sim::VisibleGpus(*world.value());
+  if (!gpus.ok()) return Fail(gpus.status().message());
 
   // Signals are taken by one thread, which stops the server.
   sigset_t set;
@@ -306,7 +289,8 @@ int main(int argc, char** argv) {
   sigaddset(&set, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 
-  Residency residency(world.value().get(), gpus, bytes.value(), o.util_percent / 100.0, CommandLine(argc, argv));
+  Residency residency(world.value().get(), gpus.value(), bytes.value(), o.util_percent / 100.0,
+                      sim::CommandLineOf(argc, argv));
   if (o.preload) {
     std::string error = residency.Load(o.models.front());
     if (!error.empty()) return Fail(error);
@@ -323,9 +307,8 @@ int main(int argc, char** argv) {
   }
   if (port < 0) return Fail(fmt::format("cannot listen on {}:{}", o.host, o.port));
   if (!o.port_file.empty()) {
-    std::string tmp = o.port_file + ".tmp";
-    std::ofstream(tmp) << port << "\n";
-    std::rename(tmp.c_str(), o.port_file.c_str());
+    Status written = WriteFileAtomically(o.port_file, std::to_string(port) + "\n");
+    if (!written.ok()) return Fail(written.message());
   }
   std::fprintf(stderr, "tarmac-simengine: pid %d serving %s on http://%s:%d (GPU memory %s per GPU when loaded)\n",
                getpid(), o.models.front().c_str(), o.host.c_str(), port, FormatBytes(bytes.value()).c_str());

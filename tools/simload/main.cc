@@ -15,8 +15,8 @@
 
 #include "common/clock.h"
 #include "common/units.h"
+#include "sim/cuda_context.h"
 #include "sim/load.h"
-#include "sim/visible_devices.h"
 #include "sim/world.h"
 
 namespace {
@@ -24,12 +24,6 @@ namespace {
 int Fail(const std::string& message, int code = 1) {
   std::fprintf(stderr, "tarmac-simload: %s\n", message.c_str());
   return code;
-}
-
-std::string CommandLine(int argc, char** argv) {
-  std::string out;
-  for (int i = 0; i < argc; ++i) out += (i ? " " : "") + std::string(argv[i]);
-  return out;
 }
 
 }  // namespace
@@ -74,24 +68,11 @@ int main(int argc, char** argv) {
   if (!world.ok()) return Fail(world.status().message());
   sim::World& w = *world.value();
 
-  std::vector<std::string> uuids;
-  for (const sim::GpuSpec& g : w.scenario().gpus) uuids.push_back(g.uuid);
-  const char* visible_env = std::getenv("CUDA_VISIBLE_DEVICES");
-  std::optional<std::string_view> visible;
-  if (visible_env != nullptr) visible = visible_env;
-  std::vector<int> gpus = sim::ParseCudaVisibleDevices(visible, uuids);
-  if (gpus.empty()) return Fail("CUDA error: no CUDA-capable device is detected (check CUDA_VISIBLE_DEVICES)");
-
-  std::shared_ptr<const sim::WorldState> state = w.State();
-  if (!state->is_driver_loaded) return Fail("CUDA error: CUDA driver version is insufficient (driver not loaded)");
-  for (int gpu : gpus) {
-    const sim::GpuState& g = state->gpus[static_cast<size_t>(gpu)];
-    if (g.is_lost) return Fail(fmt::format("CUDA error: GPU {} is lost", gpu));
-    if (bytes.value() > g.memory_free_bytes) {
-      return Fail(fmt::format("CUDA error: out of memory on GPU {} ({} free, asked {})", gpu,
-                              FormatBytes(g.memory_free_bytes), FormatBytes(bytes.value())));
-    }
-  }
+  Result<std::vector<int>> visible = sim::VisibleGpus(w);
+  if (!visible.ok()) return Fail(visible.status().message());
+  std::vector<int> gpus = visible.value();
+  Status fits = sim::CheckMemoryFits(*w.State(), gpus, bytes.value());
+  if (!fits.ok()) return Fail(fits.message());
 
   // Signals are taken synchronously in the wait below.
   sigset_t set;
@@ -111,7 +92,7 @@ int main(int argc, char** argv) {
   load.tensor_ratio = tensor_percent / 100.0;
   load.pattern = pattern;
   load.started_at = clock->WallNow();
-  load.command = CommandLine(argc, argv);
+  load.command = sim::CommandLineOf(argc, argv);
   Result<std::string> path = w.registry().Register(load);
   if (!path.ok()) return Fail(path.status().message());
 
