@@ -59,23 +59,19 @@ Result<EngineProcess> EngineProcess::Start(const EngineLaunch& launch) {
   std::string p = std::to_string(port.value());
   std::string command = Replaced(launch.command, "{port}", p);
   // Everything the child needs is made before fork: the runner has threads.
+  std::vector<std::pair<std::string, std::string>> set = launch.lease_env;
+  set.insert(set.end(), {{"TARMAC_ENGINE_PORT", p},
+                         {"OLLAMA_HOST", "127.0.0.1:" + p},
+                         {"OLLAMA_VULKAN", "0"},
+                         {"CUDA_DEVICE_ORDER", "PCI_BUS_ID"}});
   std::vector<std::string> env;
-  const char* replaced[] = {"CUDA_VISIBLE_DEVICES=", "NVIDIA_VISIBLE_DEVICES=", "TARMAC_LEASE_ID=", "TARMAC_LEASE_TOKEN=",
-                            "TARMAC_ENGINE_PORT=",   "OLLAMA_HOST=",           "OLLAMA_VULKAN=",   "CUDA_DEVICE_ORDER="};
   for (char** e = environ; *e != nullptr; ++e) {
     std::string_view v(*e);
     bool is_replaced = false;
-    for (const char* r : replaced) is_replaced = is_replaced || v.rfind(r, 0) == 0;
+    for (const auto& [name, value] : set) is_replaced = is_replaced || v.substr(0, v.find('=')) == name;
     if (!is_replaced) env.emplace_back(v);
   }
-  env.push_back("CUDA_VISIBLE_DEVICES=" + launch.gpus);
-  env.push_back("NVIDIA_VISIBLE_DEVICES=" + launch.gpus);
-  env.push_back(fmt::format("TARMAC_LEASE_ID={}", launch.lease_id));
-  env.push_back("TARMAC_LEASE_TOKEN=" + launch.lease_token);
-  env.push_back("TARMAC_ENGINE_PORT=" + p);
-  env.push_back("OLLAMA_HOST=127.0.0.1:" + p);
-  env.push_back("OLLAMA_VULKAN=0");
-  env.push_back("CUDA_DEVICE_ORDER=PCI_BUS_ID");
+  for (const auto& [name, value] : set) env.push_back(name + "=" + value);
   std::vector<char*> envp;
   for (std::string& e : env) envp.push_back(e.data());
   envp.push_back(nullptr);

@@ -17,6 +17,8 @@
 #include <chrono>
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "common/result.h"
 
@@ -24,9 +26,8 @@ namespace tarmac::backfill {
 
 struct EngineLaunch {
   std::string command;  // "{port}" is replaced by the port.
-  std::string gpus;     // CUDA_VISIBLE_DEVICES: the lease's UUIDs.
-  int64_t lease_id = 0;
-  std::string lease_token;
+  // The lease's (client::LeaseEnvironment): they replace what the runner has.
+  std::vector<std::pair<std::string, std::string>> lease_env;
   std::string log_path;
 };
 

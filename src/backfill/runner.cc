@@ -364,7 +364,7 @@ void Runner::RunLease(const json& lease) {
     std::atomic<bool> engine_failed{false};
     if (!spec_.engine.command.empty()) {
       Result<EngineProcess> started = EngineProcess::Start(
-          {spec_.engine.command, uuids, id, lease.value("token", std::string()), fmt::format("{}/engine-{}.log", dir_, id)});
+          {spec_.engine.command, client::LeaseEnvironment(lease), fmt::format("{}/engine-{}.log", dir_, id)});
       if (!started.ok()) {
         Fatal("cannot start the engine: " + started.status().message());
       } else {

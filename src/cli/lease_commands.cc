@@ -141,12 +141,12 @@ int RunLeaseCommands(const GlobalOptions& global, const LeaseCommands& c) {
       Print(l.dump(2) + "\n");
       return kExitOk;
     }
+    std::string exports = "export";
+    for (const auto& [name, value] : client::LeaseEnvironment(l)) exports += " " + name + "=" + value;
     Print(fmt::format("# tarmac lease {}: GPU {} until {}; tarmac shell opens a shell in it, tarmac release {} "
-                      "gives it back\nexport CUDA_VISIBLE_DEVICES={} NVIDIA_VISIBLE_DEVICES={} TARMAC_LEASE_ID={} "
-                      "TARMAC_LEASE_TOKEN={}\n",
+                      "gives it back\n{}\n",
                       l["id"].get<int64_t>(), GpuIndices(l), LocalTime(l["ends_at_unix"].get<double>()),
-                      l["id"].get<int64_t>(), client::UuidList(l), client::UuidList(l), l["id"].get<int64_t>(),
-                      l.value("token", std::string())));
+                      l["id"].get<int64_t>(), exports));
     return kExitOk;
   }
   if (c.extend->parsed()) {

@@ -42,11 +42,7 @@ std::string Joined(const std::vector<std::string>& argv) {
 }
 
 void ExportLeaseEnv(const json& lease) {
-  std::string uuids = client::UuidList(lease);
-  setenv("CUDA_VISIBLE_DEVICES", uuids.c_str(), 1);
-  setenv("NVIDIA_VISIBLE_DEVICES", uuids.c_str(), 1);
-  setenv("TARMAC_LEASE_ID", std::to_string(lease["id"].get<int64_t>()).c_str(), 1);
-  setenv("TARMAC_LEASE_TOKEN", lease.value("token", std::string()).c_str(), 1);
+  for (const auto& [name, value] : client::LeaseEnvironment(lease)) setenv(name.c_str(), value.c_str(), 1);
 }
 
 // Exit code of a wait status, as a shell reports it.

@@ -44,4 +44,14 @@ std::string UuidList(const json& lease) {
   return out;
 }
 
+std::vector<std::pair<std::string, std::string>> LeaseEnvironment(const json& lease) {
+  std::string uuids = UuidList(lease);
+  int64_t id = lease.is_object() ? lease.value("id", int64_t{0}) : 0;
+  std::string token = lease.is_object() ? lease.value("token", std::string()) : std::string();
+  return {{"CUDA_VISIBLE_DEVICES", uuids},
+          {"NVIDIA_VISIBLE_DEVICES", uuids},
+          {"TARMAC_LEASE_ID", std::to_string(id)},
+          {"TARMAC_LEASE_TOKEN", token}};
+}
+
 }  // namespace tarmac::client

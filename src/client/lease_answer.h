@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "common/result.h"
 
@@ -33,5 +35,10 @@ Result<LeaseAnswer> LeaseAnswerFromJson(const nlohmann::json& answer, int64_t id
 
 // "GPU-a,GPU-b" from a lease's "uuids".
 std::string UuidList(const nlohmann::json& lease);
+
+// The environment work in a lease runs with, in this order:
+// CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES (its UUIDs),
+// TARMAC_LEASE_ID, and TARMAC_LEASE_TOKEN (which marks its processes).
+std::vector<std::pair<std::string, std::string>> LeaseEnvironment(const nlohmann::json& lease);
 
 }  // namespace tarmac::client
