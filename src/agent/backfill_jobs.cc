@@ -36,27 +36,6 @@ bool IsRunnerProcess(pid_t pid) {
          cmdline.find("tarmac-backfill-runner") != std::string::npos;
 }
 
-Result<int64_t> IdOf(const json& params) {
-  auto it = params.find("id");
-  if (it == params.end() || !it->is_number_integer() || it->get<int64_t>() < 1) {
-    return Status::InvalidArgument("params.id: expected a positive integer");
-  }
-  return it->get<int64_t>();
-}
-
-template <typename T>
-Status Field(const json& params, const char* key, T* out) {
-  auto it = params.find(key);
-  if (it == params.end() || it->is_null()) return Status::OK();
-  if constexpr (std::is_same_v<T, std::string>) {
-    if (!it->is_string()) return Status::InvalidArgument(fmt::format("params.{}: expected a string", key));
-  } else {
-    if (!it->is_number_integer()) return Status::InvalidArgument(fmt::format("params.{}: expected an integer", key));
-  }
-  *out = it->get<T>();
-  return Status::OK();
-}
-
 }  // namespace
 
 BackfillJobs::BackfillJobs(BackfillJobsOptions options, Logger* logger) : options_(std::move(options)), logger_(logger) {}
@@ -263,32 +242,17 @@ json BackfillJobs::View(const Job& job) const {
 }
 
 Result<json> BackfillJobs::Submit(const json& params, uid_t uid, gid_t) {
-  BatchSpec spec;
-  for (auto [key, out] : {std::pair{"input", &spec.input}, std::pair{"output", &spec.output},
-                          std::pair{"errors", &spec.errors}, std::pair{"model", &spec.model}}) {
-    Status s = Field(params, key, out);
-    if (!s.ok()) return s;
+  // What the submitter chooses, read as the runner reads it; what the
+  // agent decides (id, owner, state, times) is set here.
+  if (!params.is_object()) return Status::InvalidArgument("params: expected an object");
+  json chosen = params;
+  for (const char* agents : {"id", "uid", "user", "state", "message", "submitted_unix", "finished_unix"}) {
+    chosen.erase(agents);
   }
-  for (auto [key, out] : {std::pair{"gpus", &spec.gpus}, std::pair{"concurrency", &spec.concurrency},
-                          std::pair{"max_retries", &spec.max_retries},
-                          std::pair{"request_timeout_s", &spec.request_timeout_s}}) {
-    Status s = Field(params, key, out);
-    if (!s.ok()) return s;
-  }
-  Status s = Field(params, "total", &spec.total);
-  if (!s.ok()) return s;
-  if (params.contains("engine")) {
-    const json& e = params["engine"];
-    if (!e.is_object()) return Status::InvalidArgument("params.engine: expected an object");
-    for (auto [key, out] : {std::pair{"kind", &spec.engine.kind}, std::pair{"url", &spec.engine.url},
-                            std::pair{"command", &spec.engine.command}}) {
-      s = Field(e, key, out);
-      if (!s.ok()) return s;
-    }
-    s = Field(e, "ready_timeout_s", &spec.engine.ready_timeout_s);
-    if (!s.ok()) return s;
-  }
-  s = backfill::CheckBatchSpec(spec);
+  Result<BatchSpec> decoded = backfill::DecodeBatchSpec(chosen, "params");
+  if (!decoded.ok()) return decoded.status();
+  BatchSpec spec = decoded.value();
+  Status s = backfill::CheckBatchSpec(spec);
   if (!s.ok()) return s;
   spec.uid = uid;
   spec.user = leases::UserName(uid);
@@ -314,7 +278,7 @@ Result<json> BackfillJobs::Submit(const json& params, uid_t uid, gid_t) {
 }
 
 Result<json> BackfillJobs::Change(const json& params, uid_t uid, gid_t gid, const std::string& to) {
-  Result<int64_t> id = IdOf(params);
+  Result<int64_t> id = ipc::IdParam(params);
   if (!id.ok()) return id.status();
   MutexLock lock(&mu_);
   auto it = jobs_.find(id.value());
@@ -360,11 +324,7 @@ Result<json> BackfillJobs::Change(const json& params, uid_t uid, gid_t gid, cons
 
 Status BackfillJobs::AddMethods(ipc::MethodTable* table) {
   auto answer = [](const ipc::Request& request, const Result<json>& r) {
-    if (!r.ok()) {
-      std::string code = r.status().code() == StatusCode::kFailedPrecondition ? std::string(ipc::kErrorBadRequest)
-                                                                               : ipc::ErrorCodeOf(r.status());
-      return ipc::EncodeError(request.id, code, r.status().message());
-    }
+    if (!r.ok()) return ipc::EncodeError(request.id, ipc::ErrorCodeOf(r.status()), r.status().message());
     return ipc::EncodeResult(request.id, r.value());
   };
   Status s = table->Add("backfill.submit", ipc::Access::kAnyone,
@@ -380,7 +340,7 @@ Status BackfillJobs::AddMethods(ipc::MethodTable* table) {
   });
   if (!s.ok()) return s;
   s = table->Add("backfill.get", ipc::Access::kAnyone, [this, answer](const ipc::Request& request, const ipc::PeerCredentials&) {
-    Result<int64_t> id = IdOf(request.params);
+    Result<int64_t> id = ipc::IdParam(request.params);
     if (!id.ok()) return answer(request, id.status());
     MutexLock lock(&mu_);
     auto it = jobs_.find(id.value());

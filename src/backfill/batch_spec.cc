@@ -67,7 +67,7 @@ json EncodeBatchSpec(const BatchSpec& s) {
 
 Result<BatchSpec> DecodeBatchSpec(const json& j, std::string_view source) {
   auto bad = [&](std::string_view field) {
-    return Status::InvalidArgument(fmt::format("{}: {} is missing or of the wrong type", source, field));
+    return Status::InvalidArgument(fmt::format("{}: {} is of the wrong type", source, field));
   };
   if (!j.is_object()) return Status::InvalidArgument(fmt::format("{}: not a JSON object", source));
   BatchSpec s;

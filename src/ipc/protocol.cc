@@ -151,6 +151,7 @@ std::string ErrorCodeOf(const Status& s) {
     case StatusCode::kCorruption:
       return kErrorStorage;
     case StatusCode::kInvalidArgument:
+    case StatusCode::kFailedPrecondition:  // Asked of something in the wrong state.
       return kErrorBadRequest;
     case StatusCode::kNotFound:
       return kErrorNotFound;
@@ -163,6 +164,14 @@ std::string ErrorCodeOf(const Status& s) {
     default:
       return kErrorInternal;
   }
+}
+
+Result<int64_t> IdParam(const nlohmann::json& params, const char* key) {
+  auto it = params.find(key);
+  if (it == params.end() || !it->is_number_integer() || it->get<int64_t>() < 1) {
+    return Status::InvalidArgument(fmt::format("params.{}: expected a positive integer", key));
+  }
+  return it->get<int64_t>();
 }
 
 }  // namespace tarmac::ipc

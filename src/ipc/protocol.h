@@ -73,6 +73,10 @@ std::string EncodeError(const nlohmann::json& id, std::string_view code, std::st
 // The error code (kError*) for a method's failed Status.
 std::string ErrorCodeOf(const Status& s);
 
+// params[key] as a positive integer (an id, a pid); kInvalidArgument
+// naming it otherwise.
+Result<int64_t> IdParam(const nlohmann::json& params, const char* key = "id");
+
 struct AgentInfo {
   std::string version;
   pid_t pid = 0;

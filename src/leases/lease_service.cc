@@ -24,14 +24,6 @@ using std::chrono::seconds;
 // repeat is answered the same way.
 constexpr const char* kNoFitPrefix = "no GPUs fit now: ";
 
-Result<int64_t> IdParam(const json& params, const char* key = "id") {
-  auto it = params.find(key);
-  if (it == params.end() || !it->is_number_integer() || it->get<int64_t>() < 1) {
-    return Status::InvalidArgument(fmt::format("params.{}: expected a positive integer", key));
-  }
-  return it->get<int64_t>();
-}
-
 }  // namespace
 
 LeaseService::LeaseService(LeasePolicy policy, std::unique_ptr<store::LeaseState> state, ProcessControl* processes,
@@ -218,13 +210,13 @@ std::string LeaseService::Answer(const MethodEntry& method, const ipc::Request& 
 Result<json> LeaseService::OnRequest(const Call& c) { return Request(c.params, c.peer, c.caller, c.now); }
 
 Result<json> LeaseService::OnGet(const Call& c) {
-  Result<int64_t> id = IdParam(c.params);
+  Result<int64_t> id = ipc::IdParam(c.params);
   return id.ok() ? Get(id.value(), c.caller, c.now) : Result<json>(id.status());
 }
 
 Result<json> LeaseService::OnAttach(const Call& c) {
-  Result<int64_t> id = IdParam(c.params);
-  Result<int64_t> pid = id.ok() ? IdParam(c.params, "pid") : id;
+  Result<int64_t> id = ipc::IdParam(c.params);
+  Result<int64_t> pid = id.ok() ? ipc::IdParam(c.params, "pid") : id;
   if (!pid.ok()) return pid.status();
   std::optional<ProcessIdentity> who = processes_->Identify(pid.value());
   if (!who) return Status::NotFound(fmt::format("pid {} is not running", pid.value()));
@@ -247,12 +239,12 @@ Result<json> LeaseService::OnAttach(const Call& c) {
 }
 
 Result<json> LeaseService::OnRelease(const Call& c) {
-  Result<int64_t> id = IdParam(c.params);
+  Result<int64_t> id = ipc::IdParam(c.params);
   return id.ok() ? Release(id.value(), c.peer, c.caller, c.now) : Result<json>(id.status());
 }
 
 Result<json> LeaseService::OnExtend(const Call& c) {
-  Result<int64_t> id = IdParam(c.params);
+  Result<int64_t> id = ipc::IdParam(c.params);
   if (!id.ok()) return id.status();
   auto by = c.params.find("seconds");
   if (by == c.params.end() || !by->is_number_integer()) {
@@ -389,7 +381,7 @@ Result<json> LeaseService::Release(int64_t id, const ipc::PeerCredentials& peer,
 Result<json> LeaseService::KillZombies(const json& params, const sched::Caller& caller, TimePoint now) {
   std::optional<int64_t> only;
   if (params.contains("pid")) {
-    Result<int64_t> pid = IdParam(params, "pid");
+    Result<int64_t> pid = ipc::IdParam(params, "pid");
     if (!pid.ok()) return pid.status();
     only = pid.value();
   }
