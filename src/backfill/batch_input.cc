@@ -3,9 +3,13 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <cstring>
+
 #include <set>
 
 #include "backfill/lines.h"
+#include "common/proc_files.h"
 
 namespace tarmac::backfill {
 namespace {
@@ -140,6 +144,17 @@ Result<BatchInput> ParseBatchInput(std::string_view text, std::string_view sourc
     return Status::InvalidArgument(all);
   }
   return input;
+}
+
+Result<BatchInput> ReadBatchFile(const std::string& path, const BatchDefaults& defaults) {
+  std::string text;
+  if (!ReadSmallFile(path, &text, kMaxBatchBytes + 1)) {
+    return Status::InvalidArgument(fmt::format("{}: {}", path, std::strerror(errno)));
+  }
+  if (text.size() > kMaxBatchBytes) {
+    return Status::InvalidArgument(fmt::format("{}: larger than {} MiB; split it", path, kMaxBatchBytes >> 20));
+  }
+  return ParseBatchInput(text, path, defaults);
 }
 
 }  // namespace tarmac::backfill

@@ -56,4 +56,11 @@ bool IsAllowedUrl(std::string_view url);
 
 Result<BatchInput> ParseBatchInput(std::string_view text, std::string_view source, const BatchDefaults& defaults);
 
+// A batch file is refused over this (OpenAI's Batch API allows 200 MB).
+inline constexpr size_t kMaxBatchBytes = size_t{256} << 20;
+
+// Reads the file at `path` (kMaxBatchBytes at most) and parses it;
+// kInvalidArgument naming the file when it cannot be read or is too big.
+Result<BatchInput> ReadBatchFile(const std::string& path, const BatchDefaults& defaults);
+
 }  // namespace tarmac::backfill

@@ -11,8 +11,6 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
-#include <fstream>
-#include <sstream>
 #include <thread>
 
 #include "backfill/batch_input.h"
@@ -134,11 +132,7 @@ Status Runner::Prepare() {
   Result<BatchSpec> decoded = DecodeBatchSpec(spec.value(), dir_ + "/batch.json");
   if (!decoded.ok()) return decoded.status();
   spec_ = decoded.value();
-  std::ifstream in(spec_.input, std::ios::binary);
-  if (!in) return Status::NotFound(fmt::format("cannot read the batch file {}", spec_.input));
-  std::stringstream text;
-  text << in.rdbuf();
-  Result<BatchInput> parsed = ParseBatchInput(text.str(), spec_.input, {spec_.model});
+  Result<BatchInput> parsed = ReadBatchFile(spec_.input, {spec_.model});
   if (!parsed.ok()) return parsed.status();
   input_ = std::move(parsed).value();
   Result<std::unique_ptr<ResultLog>> out = ResultLog::Open(spec_.output);

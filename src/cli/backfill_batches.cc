@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "backfill/batch_input.h"
 #include "backfill/batch_spec.h"
 #include "cli/backfill_command.h"
 #include "cli/lease_exit.h"
@@ -74,7 +75,7 @@ std::string Summary(const json& b) {
 int AgentError(const char* what, const Status& s) { return LeaseExit(what, s); }
 
 int Submit(const client::AgentClient& agent, const BackfillOptions& o) {
-  Result<backfill::BatchInput> in = ReadBatchFile(o.check.path, o.check.model);
+  Result<backfill::BatchInput> in = backfill::ReadBatchFile(o.check.path, {o.check.model});
   if (!in.ok()) {
     std::fprintf(stderr, "%s\n", in.status().message().c_str());
     return kExitUsage;

@@ -1,22 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/backfill_command.h"
 
-#include <fmt/format.h>
-
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include "backfill/batch_input.h"
 #include "cli/options.h"
-#include "common/proc_files.h"
 
 namespace tarmac::cli {
-
-// A batch file is refused over this (OpenAI's Batch API allows 200 MB).
-constexpr size_t kMaxBatchBytes = size_t{256} << 20;
 
 std::map<std::string, CLI::App*> AddBackfillCommand(CLI::App* app, BackfillOptions* o, GlobalOptions* global) {
   CLI::App* cmd = app->add_subcommand("backfill", "Batch inference on idle GPUs (docs/backfill.md)");
@@ -81,19 +73,8 @@ std::map<std::string, CLI::App*> AddBackfillCommand(CLI::App* app, BackfillOptio
   return subs;
 }
 
-Result<backfill::BatchInput> ReadBatchFile(const std::string& path, const std::string& model) {
-  std::string text;
-  if (!ReadSmallFile(path, &text, kMaxBatchBytes + 1)) {
-    return Status::InvalidArgument(fmt::format("{}: {}", path, std::strerror(errno)));
-  }
-  if (text.size() > kMaxBatchBytes) {
-    return Status::InvalidArgument(fmt::format("{}: larger than {} MiB; split it", path, kMaxBatchBytes >> 20));
-  }
-  return backfill::ParseBatchInput(text, path, {model});
-}
-
 int RunBackfillCheck(const BackfillCheckOptions& options) {
-  Result<backfill::BatchInput> in = ReadBatchFile(options.path, options.model);
+  Result<backfill::BatchInput> in = backfill::ReadBatchFile(options.path, {options.model});
   if (!in.ok()) {
     std::fprintf(stderr, "%s\n", in.status().message().c_str());
     return kExitUsage;

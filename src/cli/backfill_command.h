@@ -13,8 +13,6 @@
 #include <map>
 #include <string>
 
-#include "backfill/batch_input.h"
-#include "common/result.h"
 
 namespace tarmac::cli {
 
@@ -48,8 +46,6 @@ struct BackfillOptions {
 // Adds `backfill` and its commands; returns them by name.
 std::map<std::string, CLI::App*> AddBackfillCommand(CLI::App* app, BackfillOptions* options, GlobalOptions* global);
 int RunBackfillCheck(const BackfillCheckOptions& options);
-// The batch file at `path`, checked whole (256 MiB at most).
-Result<backfill::BatchInput> ReadBatchFile(const std::string& path, const std::string& model);
 // `name` is the command that was parsed: submit, list, status, pause, resume, cancel.
 int RunBackfillBatches(const std::string& name, const GlobalOptions& global, const BackfillOptions& options);
 
