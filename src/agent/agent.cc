@@ -219,7 +219,7 @@ Status Agent::OpenState() {
       BackfillJobsOptions{config_.agent.state_dir + "/backfill",
                           BackfillJobs::FindRunner(n > 0 ? std::string(self, static_cast<size_t>(n)) : std::string()),
                           config_.agent.socket_path, config_.leases.admin_group},
-      logger_);
+      clock_, logger_);
   s = backfill_->Open();
   if (!s.ok()) return StateError(s, "read the backfill batches", "them");
   return Status::OK();
@@ -255,8 +255,7 @@ Status Agent::Serve() {
   info_.version = TARMAC_VERSION;
   info_.pid = getpid();
   info_.backend = backend_name;
-  info_.started_at_unix =
-      std::chrono::duration_cast<std::chrono::seconds>(clock_->WallNow().time_since_epoch()).count();
+  info_.started_at_unix = UnixSeconds(clock_->WallNow());
   if (store::StoreWriter* history = history_.get()) {
     std::string path = config::StorePath(config_);
     info_.store_status = [history, path] {

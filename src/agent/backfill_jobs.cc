@@ -26,10 +26,6 @@ using backfill::BatchSpec;
 using backfill::BatchState;
 using SteadyClock = std::chrono::steady_clock;
 
-int64_t UnixNow() {
-  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
 bool IsRunnerProcess(pid_t pid) {
   std::string cmdline;
   return ReadSmallFile(fmt::format("/proc/{}/cmdline", pid), &cmdline) &&
@@ -38,7 +34,8 @@ bool IsRunnerProcess(pid_t pid) {
 
 }  // namespace
 
-BackfillJobs::BackfillJobs(BackfillJobsOptions options, Logger* logger) : options_(std::move(options)), logger_(logger) {}
+BackfillJobs::BackfillJobs(BackfillJobsOptions options, Clock* clock, Logger* logger)
+    : options_(std::move(options)), clock_(clock), logger_(logger) {}
 
 BackfillJobs::~BackfillJobs() { Stop(); }
 
@@ -84,7 +81,7 @@ Status BackfillJobs::Open() {
       if (ticks && IsRunnerProcess(pid)) {
         job.pid = pid;
         job.start_ticks = *ticks;
-        job.started_at = SteadyClock::now();
+        job.started_at = clock_->SteadyNow();
         logger_->Log(LogLevel::kInfo, "backfill: batch {}: its runner (pid {}) goes on", job.spec.id, pid);
       }
     }
@@ -141,7 +138,7 @@ void BackfillJobs::Spawn(Job* job) {
   job->start_ticks = LiveStartTicks(pid).value_or(0);
   job->is_child = true;
   job->signalled_at.reset();
-  job->started_at = SteadyClock::now();
+  job->started_at = clock_->SteadyNow();
   if (job->spec.state == BatchState::kQueued) {
     job->spec.state = BatchState::kRunning;
     Save(job->spec).IgnoreError();
@@ -176,16 +173,16 @@ void BackfillJobs::Ended(Job* job) {
     job->spec.message = progress.problem;
   } else {
     // Killed, or crashed: again, with backoff.
-    bool ran_long = SteadyClock::now() - job->started_at > std::chrono::minutes(1);
+    bool ran_long = clock_->SteadyNow() - job->started_at > std::chrono::minutes(1);
     job->failures = ran_long ? 1 : job->failures + 1;
     auto backoff = std::min<std::chrono::seconds>(std::chrono::seconds(60),
                                                   std::chrono::seconds(1) * (1 << std::min(job->failures - 1, 6)));
-    job->next_start = SteadyClock::now() + backoff;
+    job->next_start = clock_->SteadyNow() + backoff;
     logger_->Log(LogLevel::kWarning, "backfill: batch {}: its runner ended early; again in {} s", job->spec.id,
                  backoff.count());
     return;
   }
-  job->spec.finished_unix = UnixNow();
+  job->spec.finished_unix = UnixSeconds(clock_->WallNow());
   Save(job->spec).IgnoreError();
   logger_->Log(LogLevel::kInfo, "backfill: batch {}: {}{}", job->spec.id, backfill::BatchStateName(job->spec.state),
                job->spec.message.empty() ? "" : ": " + job->spec.message);
@@ -197,7 +194,7 @@ void BackfillJobs::Tick() {
     if (job.pid > 0 && !IsRunning(&job)) Ended(&job);
     bool active = backfill::IsActive(job.spec.state);
     if (job.pid > 0 && !active) {
-      SteadyClock::time_point now = SteadyClock::now();
+      SteadyClock::time_point now = clock_->SteadyNow();
       if (!job.signalled_at) {
         ::kill(job.pid, SIGTERM);
         job.signalled_at = now;
@@ -205,19 +202,15 @@ void BackfillJobs::Tick() {
         ::kill(job.pid, SIGKILL);
       }
     }
-    if (job.pid == 0 && active && SteadyClock::now() >= job.next_start) Spawn(&job);
+    if (job.pid == 0 && active && clock_->SteadyNow() >= job.next_start) Spawn(&job);
   }
 }
 
 void BackfillJobs::Start() {
   thread_ = std::jthread([this](std::stop_token stop) {
-    std::mutex m;
-    std::condition_variable_any cv;
-    while (!stop.stop_requested()) {
+    do {
       Tick();
-      std::unique_lock<std::mutex> l(m);
-      cv.wait_for(l, stop, std::chrono::milliseconds(250), [] { return false; });
-    }
+    } while (clock_->SleepUntil(clock_->SteadyNow() + std::chrono::milliseconds(250), stop));
   });
 }
 
@@ -256,7 +249,7 @@ Result<json> BackfillJobs::Submit(const json& params, uid_t uid, gid_t) {
   if (!s.ok()) return s;
   spec.uid = uid;
   spec.user = leases::UserName(uid);
-  spec.submitted_unix = UnixNow();
+  spec.submitted_unix = UnixSeconds(clock_->WallNow());
   MutexLock lock(&mu_);
   spec.id = next_id_;
   std::string dir = Dir(spec.id);
@@ -301,14 +294,14 @@ Result<json> BackfillJobs::Change(const json& params, uid_t uid, gid_t gid, cons
           fmt::format("batch {} is {}: only a paused or failed batch resumes", job.spec.id, backfill::BatchStateName(from)));
     }
     next = BatchState::kQueued;
-    job.next_start = SteadyClock::now();
+    job.next_start = clock_->SteadyNow();
     job.failures = 0;
   } else {
     if (from == BatchState::kDone || from == BatchState::kCancelled) {
       return Status::FailedPrecondition(fmt::format("batch {} is {}", job.spec.id, backfill::BatchStateName(from)));
     }
     next = BatchState::kCancelled;
-    job.spec.finished_unix = UnixNow();
+    job.spec.finished_unix = UnixSeconds(clock_->WallNow());
   }
   job.spec.state = next;
   job.spec.message = fmt::format("{} by {}", to == "pause" ? "paused" : to == "resume" ? "resumed" : "cancelled",

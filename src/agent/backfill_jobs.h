@@ -29,6 +29,7 @@
 #include <thread>
 
 #include "backfill/batch_spec.h"
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/mutex.h"
 #include "ipc/method_table.h"
@@ -52,7 +53,7 @@ struct BackfillJobFigures {
 
 class BackfillJobs {
  public:
-  BackfillJobs(BackfillJobsOptions options, Logger* logger);
+  BackfillJobs(BackfillJobsOptions options, Clock* clock, Logger* logger);
   ~BackfillJobs();
 
   // Reads the batches kept in the directory and adopts live runners.
@@ -90,6 +91,7 @@ class BackfillJobs {
   Result<nlohmann::json> Change(const nlohmann::json& params, uid_t uid, gid_t gid, const std::string& to) EXCLUDES(mu_);
 
   BackfillJobsOptions options_;
+  Clock* clock_;
   Logger* logger_;
   mutable Mutex mu_;
   std::map<int64_t, Job> jobs_ GUARDED_BY(mu_);

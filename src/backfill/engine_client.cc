@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 #include <httplib.h>
 
-#include <thread>
 
 namespace tarmac::backfill {
 namespace {
@@ -114,22 +113,23 @@ Status CheckEngineModel(const std::string& base_url, const std::string& kind, co
                                       is_ollama ? "; ollama pull it first" : ""));
 }
 
-Status UnloadModel(const std::string& base_url, const std::string& model, std::chrono::milliseconds patience) {
+Status UnloadModel(const std::string& base_url, const std::string& model, std::chrono::milliseconds patience,
+                   Clock* clock) {
   std::unique_ptr<httplib::Client> client = MakeClient(base_url, std::chrono::seconds(10));
   json body = {{"model", model}, {"keep_alive", 0}};
   httplib::Result r = client->Post("/api/generate", body.dump(), "application/json");
   if (!r) return Status::Unavailable(fmt::format("the engine at {}: {}", base_url, Why(r.error())));
-  auto deadline = std::chrono::steady_clock::now() + patience;
+  auto deadline = clock->SteadyNow() + patience;
   for (;;) {
     Result<HttpAnswer> ps = EngineGet(base_url, "/api/ps", std::chrono::seconds(2));
     if (ps.ok() && ps.value().status == 200 &&
         !Lists(json::parse(ps.value().body, nullptr, false), "models", "name", model)) {
       return Status::OK();
     }
-    if (std::chrono::steady_clock::now() >= deadline) {
+    if (clock->SteadyNow() >= deadline) {
       return Status::DeadlineExceeded(fmt::format("the engine at {} still lists {} as loaded", base_url, model));
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    clock->SleepUntil(clock->SteadyNow() + std::chrono::milliseconds(100), {});
   }
 }
 

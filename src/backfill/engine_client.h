@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/clock.h"
 #include "common/result.h"
 
 namespace httplib {
@@ -66,6 +67,7 @@ Status CheckEngineModel(const std::string& base_url, const std::string& kind, co
 // Ollama: asks it to unload `model` (keep_alive 0) and waits, up to
 // `patience`, until /api/ps no longer lists it. kDeadlineExceeded when it
 // stays; kUnavailable when the engine is down (nothing is loaded then).
-Status UnloadModel(const std::string& base_url, const std::string& model, std::chrono::milliseconds patience);
+Status UnloadModel(const std::string& base_url, const std::string& model, std::chrono::milliseconds patience,
+                   Clock* clock);
 
 }  // namespace tarmac::backfill

@@ -11,7 +11,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <thread>
 #include <vector>
 
 #include "backfill/engine_client.h"
@@ -53,7 +52,7 @@ std::string ExitText(int status) {
 
 }  // namespace
 
-Result<EngineProcess> EngineProcess::Start(const EngineLaunch& launch) {
+Result<EngineProcess> EngineProcess::Start(const EngineLaunch& launch, Clock* clock) {
   Result<int> port = FreePort();
   if (!port.ok()) return port.status();
   std::string p = std::to_string(port.value());
@@ -99,6 +98,7 @@ Result<EngineProcess> EngineProcess::Start(const EngineLaunch& launch) {
   ::setpgid(pid, pid);
   ::close(log);
   EngineProcess engine;
+  engine.clock_ = clock;
   engine.pid_ = pid;
   engine.base_url_ = "http://127.0.0.1:" + p;
   engine.log_path_ = launch.log_path;
@@ -117,7 +117,7 @@ bool EngineProcess::HasExited() {
 
 Status EngineProcess::WaitReady(const std::string& kind, std::chrono::seconds timeout,
                                 const std::function<bool()>& give_up) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto deadline = clock_->SteadyNow() + timeout;
   for (;;) {
     if (HasExited()) {
       return Status::Unavailable(fmt::format("the engine exited ({}) before it answered; its log: {}",
@@ -125,20 +125,20 @@ Status EngineProcess::WaitReady(const std::string& kind, std::chrono::seconds ti
     }
     if (IsEngineUp(base_url_, kind)) return Status::OK();
     if (give_up()) return Status::Cancelled("stopped while the engine started");
-    if (std::chrono::steady_clock::now() >= deadline) {
+    if (clock_->SteadyNow() >= deadline) {
       return Status::DeadlineExceeded(fmt::format("the engine did not answer on {} within {} s; its log: {}", base_url_,
                                                   timeout.count(), log_path_));
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    clock_->SleepUntil(clock_->SteadyNow() + std::chrono::milliseconds(50), {});
   }
 }
 
 void EngineProcess::Stop(std::chrono::milliseconds grace) {
   if (pid_ <= 0) return;
   ::kill(-pid_, SIGTERM);
-  auto deadline = std::chrono::steady_clock::now() + grace;
-  while (!HasExited() && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  auto deadline = clock_->SteadyNow() + grace;
+  while (!HasExited() && clock_->SteadyNow() < deadline) {
+    clock_->SleepUntil(clock_->SteadyNow() + std::chrono::milliseconds(20), {});
   }
   // The group too: a server's own children (Ollama's runner) hold the GPU.
   ::kill(-pid_, SIGKILL);

@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/result.h"
 
 namespace tarmac::backfill {
@@ -33,7 +34,7 @@ struct EngineLaunch {
 
 class EngineProcess {
  public:
-  static Result<EngineProcess> Start(const EngineLaunch& launch);
+  static Result<EngineProcess> Start(const EngineLaunch& launch, Clock* clock);
 
   pid_t pid() const { return pid_; }
   const std::string& base_url() const { return base_url_; }
@@ -49,6 +50,7 @@ class EngineProcess {
   void Stop(std::chrono::milliseconds grace);
 
  private:
+  Clock* clock_ = nullptr;
   pid_t pid_ = -1;
   bool is_reaped_ = false;
   int exit_status_ = 0;

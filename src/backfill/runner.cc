@@ -28,13 +28,9 @@ namespace tarmac::backfill {
 namespace {
 
 using nlohmann::json;
-using Clock = std::chrono::steady_clock;
+using SteadyTime = std::chrono::steady_clock::time_point;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
-
-int64_t UnixNow() {
-  return std::chrono::duration_cast<seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 bool IsReadable(int fd) {
   pollfd p{fd, POLLIN, 0};
@@ -67,8 +63,8 @@ class InFlight {
 
 class Runner {
  public:
-  Runner(const RunnerOptions& options, int stop_fd, Logger* logger)
-      : dir_(options.dir), agent_(options.socket), stop_fd_(stop_fd), logger_(logger) {}
+  Runner(const RunnerOptions& options, int stop_fd, Clock* clock, Logger* logger)
+      : dir_(options.dir), agent_(options.socket), stop_fd_(stop_fd), clock_(clock), logger_(logger) {}
 
   int Run();
 
@@ -76,7 +72,7 @@ class Runner {
   struct Item {
     size_t index = 0;
     int attempts = 0;
-    Clock::time_point not_before;
+    SteadyTime not_before;
   };
 
   Status Prepare();
@@ -98,7 +94,7 @@ class Runner {
   void Fatal(const std::string& why) EXCLUDES(mu_);
   void SetProblem(const std::string& why) EXCLUDES(mu_);
   void SetPhase() EXCLUDES(mu_);
-  void ConfirmFreed(const std::string& uuid, int64_t memory_before, Clock::time_point until);
+  void ConfirmFreed(const std::string& uuid, int64_t memory_before, SteadyTime until);
   void SleepUnlessStopped(milliseconds how_long);
   void WriteProgress() EXCLUDES(mu_);
   void Watch();
@@ -106,6 +102,7 @@ class Runner {
   std::string dir_;
   client::AgentClient agent_;
   int stop_fd_;
+  Clock* clock_;
   Logger* logger_;
   BatchSpec spec_;
   BatchInput input_;
@@ -118,7 +115,7 @@ class Runner {
   std::deque<Item> queue_ GUARDED_BY(mu_);
   int64_t in_flight_ GUARDED_BY(mu_) = 0;
   BatchProgress progress_ GUARDED_BY(mu_);
-  std::deque<std::pair<Clock::time_point, int64_t>> recent_ GUARDED_BY(mu_);  // (finished at, tokens)
+  std::deque<std::pair<SteadyTime, int64_t>> recent_ GUARDED_BY(mu_);  // (finished at, tokens)
   std::atomic<bool> stopping_{false};
   std::atomic<bool> is_fatal_{false};
   std::atomic<bool> is_model_checked_{false};
@@ -153,7 +150,7 @@ Status Runner::Prepare() {
   progress_.total = static_cast<int64_t>(input_.requests.size());
   for (size_t i = 0; i < input_.requests.size(); ++i) {
     const std::string& id = input_.requests[i].custom_id;
-    if (!output_->IsDone(id) && !errors_->IsDone(id)) queue_.push_back({i, 0, Clock::time_point()});
+    if (!output_->IsDone(id) && !errors_->IsDone(id)) queue_.push_back({i, 0, SteadyTime()});
   }
   progress_.done = static_cast<int64_t>(output_->size());
   progress_.failed = static_cast<int64_t>(errors_->size());
@@ -186,7 +183,7 @@ bool Runner::Take(Item* item, const std::atomic<bool>& revoked) {
   for (;;) {
     if (ShouldStop() || revoked) return false;
     if (queue_.empty() && in_flight_ == 0) return false;
-    Clock::time_point now = Clock::now();
+    SteadyTime now = clock_->SteadyNow();
     for (auto it = queue_.begin(); it != queue_.end(); ++it) {
       if (it->not_before <= now) {
         *item = *it;
@@ -196,7 +193,7 @@ bool Runner::Take(Item* item, const std::atomic<bool>& revoked) {
       }
     }
     // Nothing ready: wait for a retry's backoff, a put-back, or the end.
-    Clock::time_point next = now + seconds(1);
+    SteadyTime next = now + seconds(1);
     for (const Item& i : queue_) next = std::min(next, i.not_before);
     cv_.wait_until(mu_, next);
   }
@@ -242,7 +239,7 @@ void Runner::Record(ResultLog* log, const json& line, const Item& item, int64_t 
   } else {
     ++progress_.failed;
   }
-  recent_.emplace_back(Clock::now(), tokens);
+  recent_.emplace_back(clock_->SteadyNow(), tokens);
   --in_flight_;
   cv_.notify_all();
 }
@@ -264,7 +261,7 @@ void Runner::Retry(Item item, const std::string& why) {
     return;
   }
   milliseconds backoff = std::min<milliseconds>(seconds(30), milliseconds(500) * (1 << std::min(item.attempts - 1, 10)));
-  item.not_before = Clock::now() + backoff;
+  item.not_before = clock_->SteadyNow() + backoff;
   MutexLock lock(&mu_);
   queue_.push_back(item);
   --in_flight_;
@@ -307,7 +304,7 @@ void Runner::Slot(const std::string& base_url, InFlight* in_flight, const std::a
   in_flight->Remove(&connection);
 }
 
-void Runner::ConfirmFreed(const std::string& uuid, int64_t memory_before, Clock::time_point until) {
+void Runner::ConfirmFreed(const std::string& uuid, int64_t memory_before, SteadyTime until) {
   // What the agent reads through NVML: the memory back where it was at the
   // grant (within 256 MiB: the driver's own) before the GPU is let go.
   constexpr int64_t kSlack = int64_t{256} << 20;
@@ -319,18 +316,18 @@ void Runner::ConfirmFreed(const std::string& uuid, int64_t memory_before, Clock:
         if (*g.sample.memory_used_bytes <= memory_before + kSlack) return;
       }
     }
-    if (Clock::now() >= until) {
+    if (clock_->SteadyNow() >= until) {
       SetProblem(fmt::format("GPU {}: memory still in use after the engine stopped", uuid));
       return;
     }
-    std::this_thread::sleep_for(milliseconds(100));
+    clock_->SleepUntil(clock_->SteadyNow() + milliseconds(100), {});
   }
 }
 
 void Runner::RunLease(const json& lease) {
   int64_t id = lease["id"].get<int64_t>();
   std::string uuids = client::UuidList(lease);
-  Clock::time_point granted = Clock::now();
+  SteadyTime granted = clock_->SteadyNow();
   int64_t memory_before = 0;
   if (Result<fleet::FleetView> view = agent_.FetchStatus(); view.ok()) {
     for (const fleet::GpuView& g : view.value().gpus) {
@@ -358,7 +355,7 @@ void Runner::RunLease(const json& lease) {
     std::atomic<bool> engine_failed{false};
     if (!spec_.engine.command.empty()) {
       Result<EngineProcess> started = EngineProcess::Start(
-          {spec_.engine.command, client::LeaseEnvironment(lease), fmt::format("{}/engine-{}.log", dir_, id)});
+          {spec_.engine.command, client::LeaseEnvironment(lease), fmt::format("{}/engine-{}.log", dir_, id)}, clock_);
       if (!started.ok()) {
         Fatal("cannot start the engine: " + started.status().message());
       } else {
@@ -401,15 +398,16 @@ void Runner::RunLease(const json& lease) {
     in_flight.AbortAll();
     // Give the GPU back for real before the lease: the engine stopped (or
     // the model unloaded), then the memory seen free.
-    Clock::time_point until = Clock::now() + seconds(10);
+    SteadyTime until = clock_->SteadyNow() + seconds(10);
     if (revoke_by > 0) {
-      int64_t left = revoke_by - UnixNow();
-      until = Clock::now() + std::max<seconds>(seconds(1), seconds(left));
+      int64_t left = revoke_by - UnixSeconds(clock_->WallNow());
+      until = clock_->SteadyNow() + std::max<seconds>(seconds(1), seconds(left));
     }
     if (engine) {
-      engine->Stop(std::chrono::duration_cast<milliseconds>(until - Clock::now()) / 2);
+      engine->Stop(std::chrono::duration_cast<milliseconds>(until - clock_->SteadyNow()) / 2);
     } else if (spec_.engine.kind == "ollama") {
-      Status s = UnloadModel(base_url, input_.model, std::chrono::duration_cast<milliseconds>(until - Clock::now()));
+      Status s = UnloadModel(base_url, input_.model,
+                             std::chrono::duration_cast<milliseconds>(until - clock_->SteadyNow()), clock_);
       if (!s.ok() && s.code() != StatusCode::kUnavailable) SetProblem("unload: " + s.message());
     }
     ConfirmFreed(uuids, memory_before, until);
@@ -418,7 +416,7 @@ void Runner::RunLease(const json& lease) {
   agent_.ReleaseLease(id).status().IgnoreError();
   MutexLock lock(&mu_);
   --progress_.gpus_held;
-  progress_.gpu_seconds += std::chrono::duration<double>(Clock::now() - granted).count();
+  progress_.gpu_seconds += std::chrono::duration<double>(clock_->SteadyNow() - granted).count();
   if (revoked) ++progress_.preemptions;
 }
 
@@ -464,7 +462,7 @@ void Runner::WriteProgress() {
   BatchProgress p;
   {
     MutexLock lock(&mu_);
-    Clock::time_point now = Clock::now();
+    SteadyTime now = clock_->SteadyNow();
     while (!recent_.empty() && recent_.front().first < now - seconds(60)) recent_.pop_front();
     int64_t tokens = 0;
     for (const auto& r : recent_) tokens += r.second;
@@ -472,7 +470,7 @@ void Runner::WriteProgress() {
     progress_.requests_per_second = span > 0 ? static_cast<double>(recent_.size()) / span : 0;
     progress_.tokens_per_second = span > 0 ? static_cast<double>(tokens) / span : 0;
     progress_.in_flight = in_flight_;
-    progress_.updated_unix = UnixNow();
+    progress_.updated_unix = UnixSeconds(clock_->WallNow());
     p = progress_;
   }
   Status s = WriteJsonFile(dir_ + "/progress.json", EncodeProgress(p));
@@ -555,8 +553,8 @@ int Runner::Run() {
 
 }  // namespace
 
-int RunBatch(const RunnerOptions& options, int stop_fd, Logger* logger) {
-  Runner runner(options, stop_fd, logger);
+int RunBatch(const RunnerOptions& options, int stop_fd, Clock* clock, Logger* logger) {
+  Runner runner(options, stop_fd, clock, logger);
   return runner.Run();
 }
 

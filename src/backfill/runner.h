@@ -29,6 +29,7 @@
 
 #include <string>
 
+#include "common/clock.h"
 #include "common/log.h"
 
 namespace tarmac::backfill {
@@ -39,6 +40,6 @@ struct RunnerOptions {
 };
 
 // Returns one of the kRunner* exit codes (batch_spec.h).
-int RunBatch(const RunnerOptions& options, int stop_fd, Logger* logger);
+int RunBatch(const RunnerOptions& options, int stop_fd, Clock* clock, Logger* logger);
 
 }  // namespace tarmac::backfill

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "backfill/runner.h"
+#include "common/clock.h"
 #include "common/log.h"
 
 int main(int argc, char** argv) {
@@ -40,5 +41,5 @@ int main(int argc, char** argv) {
     (void)!write(stop_fd, &one, sizeof one);
   }).detach();
   tarmac::Logger logger(tarmac::LogLevel::kInfo);
-  return tarmac::backfill::RunBatch(options, stop_fd, &logger);
+  return tarmac::backfill::RunBatch(options, stop_fd, tarmac::RealClock(), &logger);
 }

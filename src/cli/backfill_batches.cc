@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <thread>
 
 #include "backfill/batch_input.h"
 #include "backfill/batch_spec.h"
@@ -72,8 +71,6 @@ std::string Summary(const json& b) {
   return line;
 }
 
-int AgentError(const char* what, const Status& s) { return LeaseExit(what, s); }
-
 int Submit(const client::AgentClient& agent, const BackfillOptions& o) {
   Result<backfill::BatchInput> in = backfill::ReadBatchFile(o.check.path, {o.check.model});
   if (!in.ok()) {
@@ -98,7 +95,7 @@ int Submit(const client::AgentClient& agent, const BackfillOptions& o) {
                  {"request_timeout_s", o.request_timeout_s},
                  {"total", in.value().requests.size()}};
   Result<json> r = agent.Call("backfill.submit", params);
-  if (!r.ok()) return AgentError("backfill submit", r.status());
+  if (!r.ok()) return LeaseExit("backfill submit", r.status());
   const json& b = r.value()["batch"];
   if (o.json) {
     std::printf("%s\n", b.dump(2).c_str());
@@ -114,7 +111,7 @@ int Submit(const client::AgentClient& agent, const BackfillOptions& o) {
 
 int List(const client::AgentClient& agent, const BackfillOptions& o) {
   Result<json> r = agent.Call("backfill.list", json::object());
-  if (!r.ok()) return AgentError("backfill list", r.status());
+  if (!r.ok()) return LeaseExit("backfill list", r.status());
   if (o.json) {
     std::printf("%s\n", r.value().dump(2).c_str());
     return kExitOk;
@@ -141,12 +138,12 @@ int List(const client::AgentClient& agent, const BackfillOptions& o) {
   return kExitOk;
 }
 
-int ShowStatus(const client::AgentClient& agent, const BackfillOptions& o) {
+int ShowStatus(const client::AgentClient& agent, const BackfillOptions& o, Clock* clock) {
   bool is_tty = isatty(STDOUT_FILENO) != 0;
   int shown_lines = 0;
   for (;;) {
     Result<json> r = agent.Call("backfill.get", {{"id", o.id}});
-    if (!r.ok()) return AgentError("backfill status", r.status());
+    if (!r.ok()) return LeaseExit("backfill status", r.status());
     const json& b = r.value()["batch"];
     std::string state = b.value("state", "");
     backfill::BatchState s = backfill::BatchState::kQueued;
@@ -164,14 +161,14 @@ int ShowStatus(const client::AgentClient& agent, const BackfillOptions& o) {
       if (s == backfill::BatchState::kFailed) return kExitError;
       return kExitOk;
     }
-    std::this_thread::sleep_for(std::chrono::seconds(1));
+    clock->SleepUntil(clock->SteadyNow() + std::chrono::seconds(1), {});
   }
 }
 
 int Change(const client::AgentClient& agent, const std::string& verb, const BackfillOptions& o) {
   std::string what = "backfill " + verb;
   Result<json> r = agent.Call("backfill." + verb, {{"id", o.id}});
-  if (!r.ok()) return AgentError(what.c_str(), r.status());
+  if (!r.ok()) return LeaseExit(what.c_str(), r.status());
   const json& b = r.value()["batch"];
   if (o.json) {
     std::printf("%s\n", b.dump(2).c_str());
@@ -183,11 +180,12 @@ int Change(const client::AgentClient& agent, const std::string& verb, const Back
 
 }  // namespace
 
-int RunBackfillBatches(const std::string& name, const GlobalOptions& global, const BackfillOptions& options) {
+int RunBackfillBatches(const std::string& name, const GlobalOptions& global, const BackfillOptions& options,
+                       Clock* clock) {
   client::AgentClient agent(global.socket);
   if (name == "submit") return Submit(agent, options);
   if (name == "list") return List(agent, options);
-  if (name == "status") return ShowStatus(agent, options);
+  if (name == "status") return ShowStatus(agent, options, clock);
   return Change(agent, name, options);
 }
 

@@ -13,6 +13,8 @@
 #include <map>
 #include <string>
 
+#include "common/clock.h"
+
 
 namespace tarmac::cli {
 
@@ -47,6 +49,7 @@ struct BackfillOptions {
 std::map<std::string, CLI::App*> AddBackfillCommand(CLI::App* app, BackfillOptions* options, GlobalOptions* global);
 int RunBackfillCheck(const BackfillCheckOptions& options);
 // `name` is the command that was parsed: submit, list, status, pause, resume, cancel.
-int RunBackfillBatches(const std::string& name, const GlobalOptions& global, const BackfillOptions& options);
+int RunBackfillBatches(const std::string& name, const GlobalOptions& global, const BackfillOptions& options,
+                       Clock* clock);
 
 }  // namespace tarmac::cli

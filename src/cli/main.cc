@@ -95,7 +95,7 @@ int main(int argc, char** argv) {
   if (config_check_cmd->parsed()) return RunConfigCheck(config_check);
   for (const auto& [name, cmd] : backfill_cmds) {
     if (!cmd->parsed()) continue;
-    return name == "check" ? RunBackfillCheck(backfill.check) : RunBackfillBatches(name, global, backfill);
+    return name == "check" ? RunBackfillCheck(backfill.check) : RunBackfillBatches(name, global, backfill, clock);
   }
   if (history_cmd->parsed()) return RunHistory(history, clock);
   if (report_cmd->parsed()) return RunReport(report, clock);

@@ -25,7 +25,7 @@ Result<StoreAccess> OpenStore(const StoreAccessOptions& options) {
 }
 
 Result<TimeRange> ParseRange(const std::string& since, const std::string& until, Clock* clock) {
-  int64_t now = std::chrono::duration_cast<std::chrono::seconds>(clock->WallNow().time_since_epoch()).count();
+  int64_t now = UnixSeconds(clock->WallNow());
   Result<int64_t> from = ParseTimeSpec(since, now);
   if (!from.ok()) return from.status().WithContext("--since");
   Result<int64_t> to = ParseTimeSpec(until, now);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <stop_token>
 
 namespace tarmac {
@@ -29,5 +30,10 @@ class Clock {
 
 // The process-wide real clock. Stateless; never deleted.
 Clock* RealClock();
+
+// Whole seconds since the Unix epoch.
+inline int64_t UnixSeconds(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
+}
 
 }  // namespace tarmac

@@ -14,10 +14,6 @@
 namespace tarmac::store {
 namespace {
 
-int64_t UnixSeconds(std::chrono::system_clock::time_point t) {
-  return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
-}
-
 std::string ReasonsText(uint64_t reasons) {
   std::string text;
   for (const std::string& name : fleet::DecodeClockEventReasons(reasons & ~(fleet::kReasonGpuIdle |
