@@ -9,6 +9,15 @@
 namespace tarmac::sim {
 namespace {
 
+// A load of this (live) test process.
+Load OwnLoad(std::vector<int> gpus) {
+  Load l;
+  l.pid = getpid();
+  l.start_ticks = *ProcessStartTicks(getpid());
+  l.gpus = std::move(gpus);
+  return l;
+}
+
 TEST(LoadTest, EncodeDecodeRoundTrip) {
   Load l;
   l.pid = 1234;
@@ -43,10 +52,7 @@ TEST(LoadTest, OwnProcessIsAliveAndDeadPidIsNot) {
 TEST(LoadTest, RegistryMarksLoadsOfDeadProcessesEnded) {
   testing::TempDir dir;
   LoadRegistry registry(dir.path());
-  Load alive;
-  alive.pid = getpid();
-  alive.start_ticks = *ProcessStartTicks(getpid());
-  alive.gpus = {0};
+  Load alive = OwnLoad({0});
   Load reused = alive;
   reused.start_ticks = alive.start_ticks + 1;  // Same PID, another process.
   ASSERT_TRUE(registry.Register(alive).ok());
@@ -61,10 +67,7 @@ TEST(LoadTest, RegistryMarksLoadsOfDeadProcessesEnded) {
 TEST(LoadTest, ALiveProcessEndsItsLoadAndLoadsAgainUnderAnotherSerial) {
   testing::TempDir dir;
   LoadRegistry registry(dir.path());
-  Load model;
-  model.pid = getpid();
-  model.start_ticks = *ProcessStartTicks(getpid());
-  model.gpus = {1};
+  Load model = OwnLoad({1});
   model.memory_bytes = int64_t{8} << 30;
   Result<std::string> first = registry.Register(model, 1);
   ASSERT_TRUE(first.ok());
