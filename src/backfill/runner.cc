@@ -11,6 +11,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <optional>
 #include <thread>
 
 #include "backfill/batch_input.h"
@@ -78,6 +79,14 @@ class Runner {
   Status Prepare();
   void Worker();
   void RunLease(const json& lease);
+  // Starts the engine in the lease (when the batch starts its own) and
+  // checks the model once per runner; false when no request can be sent.
+  bool BringUpEngine(const json& lease, const std::atomic<bool>& revoked, std::optional<EngineProcess>* engine,
+                     std::string* base_url);
+  // Gives the GPU back for real before the lease goes: the engine stopped
+  // (or the model unloaded), then the memory seen free through NVML.
+  void FreeGpu(const std::string& uuid, int64_t memory_before, int64_t revoke_by_unix, EngineProcess* engine,
+               const std::string& base_url);
   void Slot(const std::string& base_url, InFlight* in_flight, const std::atomic<bool>& revoked,
             std::atomic<bool>* engine_failed);
   void Handle(Item item, const Result<HttpAnswer>& answer, const std::atomic<bool>& revoked,
@@ -324,6 +333,66 @@ void Runner::ConfirmFreed(const std::string& uuid, int64_t memory_before, Steady
   }
 }
 
+bool Runner::BringUpEngine(const json& lease, const std::atomic<bool>& revoked, std::optional<EngineProcess>* engine,
+                           std::string* base_url) {
+  if (!spec_.engine.command.empty()) {
+    int64_t id = lease["id"].get<int64_t>();
+    Result<EngineProcess> started = EngineProcess::Start(
+        {spec_.engine.command, client::LeaseEnvironment(lease), fmt::format("{}/engine-{}.log", dir_, id)}, clock_);
+    if (!started.ok()) {
+      Fatal("cannot start the engine: " + started.status().message());
+      return false;
+    }
+    *engine = std::move(started).value();
+    agent_.AttachLease(id, (*engine)->pid()).status().IgnoreError();
+    *base_url = (*engine)->base_url();
+    Status ready = (*engine)->WaitReady(spec_.engine.kind, seconds(spec_.engine.ready_timeout_s),
+                                        [&] { return revoked || ShouldStop(); });
+    if (ready.code() == StatusCode::kCancelled) return true;  // Revoked or stopped: nothing to say.
+    if (!ready.ok()) {
+      // An engine that never comes up fails the batch, not a loop of leases.
+      if (++engine_failures_ >= kMaxEngineFailures) {
+        Fatal(fmt::format("the engine failed to start {} times in a row: {}", kMaxEngineFailures, ready.message()));
+      } else {
+        SetProblem(ready.message());
+      }
+      return false;
+    }
+    engine_failures_ = 0;
+  }
+  if (is_model_checked_ || ShouldStop() || revoked) return true;
+  Status model = CheckEngineModel(*base_url, spec_.engine.kind, input_.model);
+  if (model.code() == StatusCode::kNotFound) {
+    Fatal(model.message());
+    return false;
+  }
+  if (!model.ok()) {
+    SetProblem(model.message());
+    return false;
+  }
+  is_model_checked_ = true;
+  return true;
+}
+
+void Runner::FreeGpu(const std::string& uuid, int64_t memory_before, int64_t revoke_by_unix, EngineProcess* engine,
+                     const std::string& base_url) {
+  // Before the revocation's deadline when there is one: the engine stopped
+  // (or the model unloaded), then the memory seen free.
+  SteadyTime until = clock_->SteadyNow() + seconds(10);
+  if (revoke_by_unix > 0) {
+    int64_t left = revoke_by_unix - UnixSeconds(clock_->WallNow());
+    until = clock_->SteadyNow() + std::max<seconds>(seconds(1), seconds(left));
+  }
+  if (engine != nullptr) {
+    engine->Stop(std::chrono::duration_cast<milliseconds>(until - clock_->SteadyNow()) / 2);
+  } else if (spec_.engine.kind == "ollama") {
+    Status s = UnloadModel(base_url, input_.model,
+                           std::chrono::duration_cast<milliseconds>(until - clock_->SteadyNow()), clock_);
+    if (!s.ok() && s.code() != StatusCode::kUnavailable) SetProblem("unload: " + s.message());
+  }
+  ConfirmFreed(uuid, memory_before, until);
+}
+
 void Runner::RunLease(const json& lease) {
   int64_t id = lease["id"].get<int64_t>();
   std::string uuids = client::UuidList(lease);
@@ -352,42 +421,7 @@ void Runner::RunLease(const json& lease) {
     });
     std::optional<EngineProcess> engine;
     std::string base_url = spec_.engine.url;
-    std::atomic<bool> engine_failed{false};
-    if (!spec_.engine.command.empty()) {
-      Result<EngineProcess> started = EngineProcess::Start(
-          {spec_.engine.command, client::LeaseEnvironment(lease), fmt::format("{}/engine-{}.log", dir_, id)}, clock_);
-      if (!started.ok()) {
-        Fatal("cannot start the engine: " + started.status().message());
-      } else {
-        engine = std::move(started).value();
-        agent_.AttachLease(id, engine->pid()).status().IgnoreError();
-        base_url = engine->base_url();
-        Status ready = engine->WaitReady(spec_.engine.kind, seconds(spec_.engine.ready_timeout_s),
-                                         [&] { return revoked || ShouldStop(); });
-        if (ready.ok()) {
-          engine_failures_ = 0;
-        } else if (ready.code() != StatusCode::kCancelled) {
-          // An engine that never comes up fails the batch, not a loop of leases.
-          if (++engine_failures_ >= kMaxEngineFailures) {
-            Fatal(fmt::format("the engine failed to start {} times in a row: {}", kMaxEngineFailures, ready.message()));
-          } else {
-            SetProblem(ready.message());
-          }
-          engine_failed = true;
-        }
-      }
-    }
-    if (!engine_failed && !ShouldStop() && !revoked && !is_model_checked_) {
-      Status model = CheckEngineModel(base_url, spec_.engine.kind, input_.model);
-      if (model.code() == StatusCode::kNotFound) {
-        Fatal(model.message());
-      } else if (!model.ok()) {
-        SetProblem(model.message());
-        engine_failed = true;
-      } else {
-        is_model_checked_ = true;
-      }
-    }
+    std::atomic<bool> engine_failed{!BringUpEngine(lease, revoked, &engine, &base_url)};
     if (!engine_failed && !ShouldStop() && !revoked) {
       std::vector<std::thread> slots;
       for (int i = 0; i < spec_.concurrency; ++i) {
@@ -396,21 +430,7 @@ void Runner::RunLease(const json& lease) {
       for (std::thread& t : slots) t.join();
     }
     in_flight.AbortAll();
-    // Give the GPU back for real before the lease: the engine stopped (or
-    // the model unloaded), then the memory seen free.
-    SteadyTime until = clock_->SteadyNow() + seconds(10);
-    if (revoke_by > 0) {
-      int64_t left = revoke_by - UnixSeconds(clock_->WallNow());
-      until = clock_->SteadyNow() + std::max<seconds>(seconds(1), seconds(left));
-    }
-    if (engine) {
-      engine->Stop(std::chrono::duration_cast<milliseconds>(until - clock_->SteadyNow()) / 2);
-    } else if (spec_.engine.kind == "ollama") {
-      Status s = UnloadModel(base_url, input_.model,
-                             std::chrono::duration_cast<milliseconds>(until - clock_->SteadyNow()), clock_);
-      if (!s.ok() && s.code() != StatusCode::kUnavailable) SetProblem("unload: " + s.message());
-    }
-    ConfirmFreed(uuids, memory_before, until);
+    FreeGpu(uuids, memory_before, revoke_by, engine ? &*engine : nullptr, base_url);
     if (engine_failed) SleepUnlessStopped(seconds(2));
   }
   agent_.ReleaseLease(id).status().IgnoreError();
