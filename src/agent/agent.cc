@@ -219,7 +219,7 @@ Status Agent::OpenState() {
       BackfillJobsOptions{config_.agent.state_dir + "/backfill",
                           BackfillJobs::FindRunner(n > 0 ? std::string(self, static_cast<size_t>(n)) : std::string()),
                           config_.agent.socket_path, config_.leases.admin_group},
-      clock_, logger_);
+      process_control_.get(), clock_, logger_);
   s = backfill_->Open();
   if (!s.ok()) return StateError(s, "read the backfill batches", "them");
   return Status::OK();

@@ -54,7 +54,7 @@ TEST(ApiMethodsTest, EveryServedMethodIsDocumentedAndEveryDocumentedOneServed) {
   leases::LeaseService leases(leases::LeasePolicy{}, nullptr, &processes, &clock, &logger);
   testing::TempDir dir;
   BackfillJobs backfill({dir.path() + "/backfill", "tarmac-backfill-runner", dir.path() + "/sock", "tarmac-admin"},
-                        &clock, &logger);
+                        &processes, &clock, &logger);
   ipc::MethodTable table;
   ASSERT_TRUE(AddApiMethods(&table, [](const ipc::Request&, const ipc::PeerCredentials&) { return std::string(); },
                             &leases, &backfill)

@@ -34,8 +34,8 @@ bool IsRunnerProcess(pid_t pid) {
 
 }  // namespace
 
-BackfillJobs::BackfillJobs(BackfillJobsOptions options, Clock* clock, Logger* logger)
-    : options_(std::move(options)), clock_(clock), logger_(logger) {}
+BackfillJobs::BackfillJobs(BackfillJobsOptions options, leases::ProcessControl* processes, Clock* clock, Logger* logger)
+    : options_(std::move(options)), processes_(processes), clock_(clock), logger_(logger) {}
 
 BackfillJobs::~BackfillJobs() { Stop(); }
 
@@ -195,11 +195,12 @@ void BackfillJobs::Tick() {
     bool active = backfill::IsActive(job.spec.state);
     if (job.pid > 0 && !active) {
       SteadyClock::time_point now = clock_->SteadyNow();
+      sched::ProcessRef runner{job.pid, job.start_ticks};
       if (!job.signalled_at) {
-        ::kill(job.pid, SIGTERM);
+        processes_->Signal(runner, -1, SIGTERM).IgnoreError();  // Gone already: reaped next tick.
         job.signalled_at = now;
       } else if (now - *job.signalled_at > std::chrono::seconds(30)) {
-        ::kill(job.pid, SIGKILL);
+        processes_->Signal(runner, -1, SIGKILL).IgnoreError();
       }
     }
     if (job.pid == 0 && active && clock_->SteadyNow() >= job.next_start) Spawn(&job);

@@ -12,7 +12,8 @@
 //    runner.log. A runner that ends is read by its progress: done, failed
 //    (with its problem), or started again with backoff (1 s doubling, at
 //    most a minute). Pause and cancel send the runner SIGTERM (SIGKILL
-//    after 30 s); the results so far stay.
+//    after 30 s), through ProcessControl, so only the very process started
+//    or adopted (PID and start time) is signalled; the results so far stay.
 //  - The agent restarting adopts the runners that still run (their pid
 //    from progress.json, checked against /proc): a batch goes on across an
 //    agent restart; a runner killed with the agent's old children is
@@ -33,6 +34,7 @@
 #include "common/log.h"
 #include "common/mutex.h"
 #include "ipc/method_table.h"
+#include "leases/process_control.h"
 
 namespace tarmac::agent {
 
@@ -53,7 +55,8 @@ struct BackfillJobFigures {
 
 class BackfillJobs {
  public:
-  BackfillJobs(BackfillJobsOptions options, Clock* clock, Logger* logger);
+  // Runners are signalled through `processes` (verified by start time).
+  BackfillJobs(BackfillJobsOptions options, leases::ProcessControl* processes, Clock* clock, Logger* logger);
   ~BackfillJobs();
 
   // Reads the batches kept in the directory and adopts live runners.
@@ -91,6 +94,7 @@ class BackfillJobs {
   Result<nlohmann::json> Change(const nlohmann::json& params, uid_t uid, gid_t gid, const std::string& to) EXCLUDES(mu_);
 
   BackfillJobsOptions options_;
+  leases::ProcessControl* processes_;
   Clock* clock_;
   Logger* logger_;
   mutable Mutex mu_;
