@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "backfill/batch_input.h"
@@ -42,7 +43,7 @@ std::string Duration(double seconds) {
 
 // "1200/5000 (24%) [######              ]"
 std::string Bar(int64_t finished, int64_t total, int width) {
-  double ratio = total > 0 ? static_cast<double>(finished) / static_cast<double>(total) : 0;
+  double ratio = total > 0 ? std::clamp(static_cast<double>(finished) / static_cast<double>(total), 0.0, 1.0) : 0;
   int filled = static_cast<int>(ratio * width + 0.5);
   return fmt::format("{}/{} ({:.0f}%) [{}{}]", finished, total, ratio * 100, std::string(static_cast<size_t>(filled), '#'),
                      std::string(static_cast<size_t>(width - filled), ' '));
@@ -64,8 +65,8 @@ std::string Summary(const json& b) {
   std::string phase = p.value("phase", "");
   if (state == "running" && !phase.empty()) line += "\n  " + phase;
   std::string problem = p.value("problem", "");
-  if (!problem.empty() && state != "done") line += "\n  problem: " + problem;
   std::string message = b.value("message", "");
+  if (!problem.empty() && state != "done" && problem != message) line += "\n  problem: " + problem;
   if (!message.empty()) line += "\n  " + message;
   line += fmt::format("\n  results {}\n  errors  {}", b.value("output", ""), b.value("errors", ""));
   return line;
