@@ -302,10 +302,10 @@ Status Agent::Serve() {
     store::StoreWriter* history = history_.get();
     s = AddHttpRoutes(&routes, config_, TARMAC_VERSION, sampler, counters_.get(), clock_,
                       [leases, history] { return Problems(*leases, history); },
-                      [leases] {
-                        leases::LeaseService::Figures f = leases->figures();
-                        return metrics::LeaseFigures{f.leases_by_priority, f.queued, f.backfill_preemptions,
-                                                     f.backfill_gpu_seconds};
+                      [leases, backfill = backfill_.get()] {
+                        fleet::LeaseFigures f = leases->figures();
+                        backfill->AddFigures(&f);
+                        return f;
                       });
     if (s.ok()) s = web_->Start(std::move(routes));
     if (!s.ok()) return s;

@@ -352,19 +352,21 @@ Status BackfillJobs::AddMethods(ipc::MethodTable* table) {
   return Status::OK();
 }
 
-BackfillJobFigures BackfillJobs::figures() const {
-  BackfillJobFigures f;
+void BackfillJobs::AddFigures(fleet::LeaseFigures* f) const {
+  for (BatchState s : {BatchState::kQueued, BatchState::kRunning, BatchState::kPaused, BatchState::kCancelled,
+                       BatchState::kDone, BatchState::kFailed}) {
+    f->batches_by_state[backfill::BatchStateName(s)] = 0;
+  }
   MutexLock lock(&mu_);
   for (const auto& [id, job] : jobs_) {
-    ++f.batches_by_state[backfill::BatchStateName(job.spec.state)];
+    ++f->batches_by_state[backfill::BatchStateName(job.spec.state)];
     Result<json> p = backfill::ReadJsonFile(Dir(id) + "/progress.json");
     if (!p.ok()) continue;
     backfill::BatchProgress progress = backfill::DecodeProgress(p.value());
-    f.requests_done += progress.done;
-    f.requests_failed += progress.failed;
-    f.completion_tokens += progress.completion_tokens;
+    f->batch_requests_done += progress.done;
+    f->batch_requests_failed += progress.failed;
+    f->batch_completion_tokens += progress.completion_tokens;
   }
-  return f;
 }
 
 }  // namespace tarmac::agent

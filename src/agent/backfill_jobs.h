@@ -33,6 +33,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/mutex.h"
+#include "fleet/lease_figures.h"
 #include "ipc/method_table.h"
 #include "leases/process_control.h"
 
@@ -43,14 +44,6 @@ struct BackfillJobsOptions {
   std::string runner_path;  // tarmac-backfill-runner
   std::string socket;       // The agent's socket, for runners.
   std::string admin_group;
-};
-
-// What /metrics shows of batches.
-struct BackfillJobFigures {
-  std::map<std::string, int64_t> batches_by_state;
-  int64_t requests_done = 0;
-  int64_t requests_failed = 0;
-  int64_t completion_tokens = 0;
 };
 
 class BackfillJobs {
@@ -66,7 +59,8 @@ class BackfillJobs {
   void Stop();
   // One pass: reap, adopt, start and stop runners. Public for tests.
   void Tick() EXCLUDES(mu_);
-  BackfillJobFigures figures() const EXCLUDES(mu_);
+  // The batch fields of what /metrics shows (every state present).
+  void AddFigures(fleet::LeaseFigures* figures) const EXCLUDES(mu_);
 
   // tarmac-backfill-runner beside `self` (the agent's executable), else in
   // ../libexec/tarmac/ from it.

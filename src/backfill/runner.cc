@@ -148,12 +148,13 @@ Status Runner::Prepare() {
   if (!err.ok()) return err.status();
   errors_ = std::move(err).value();
   MutexLock lock(&mu_);
-  // GPU time and preemptions count over every runner of the batch.
+  // GPU time, preemptions and tokens count over every runner of the batch.
   Result<json> before = ReadJsonFile(dir_ + "/progress.json");
   if (before.ok()) {
     BatchProgress p = DecodeProgress(before.value());
     progress_.gpu_seconds = p.gpu_seconds;
     progress_.preemptions = p.preemptions;
+    progress_.completion_tokens = p.completion_tokens;
   }
   progress_.runner_pid = ::getpid();
   progress_.total = static_cast<int64_t>(input_.requests.size());

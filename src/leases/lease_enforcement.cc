@@ -430,10 +430,10 @@ void LeaseService::EndRevoked() {
   SaveThenDecide(now);
 }
 
-LeaseService::Figures LeaseService::figures() const {
+fleet::LeaseFigures LeaseService::figures() const {
   MutexLock lock(&mu_);
   TimePoint now = clock_->SteadyNow();
-  Figures f;
+  fleet::LeaseFigures f;
   for (sched::Priority p : {sched::Priority::kBackfill, sched::Priority::kLow, sched::Priority::kNormal,
                             sched::Priority::kHigh}) {
     f.leases_by_priority[sched::PriorityName(p)] = 0;

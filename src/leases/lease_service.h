@@ -69,6 +69,7 @@
 #include "ipc/protocol.h"
 #include "ipc/reply.h"
 #include "fleet/fleet_view.h"
+#include "fleet/lease_figures.h"
 #include "sched/lease_book.h"
 #include "sched/lease_json.h"
 #include "sched/zombies.h"
@@ -132,14 +133,9 @@ class LeaseService {
   // Callers waiting in lease.wait now.
   size_t waiter_count() const EXCLUDES(mu_);
 
-  // What /metrics shows of leases (docs/metrics.md).
-  struct Figures {
-    std::map<std::string, int64_t> leases_by_priority;  // Held now, by priority name.
-    int64_t queued = 0;
-    int64_t backfill_preemptions = 0;   // Backfill leases revoked since the agent started.
-    double backfill_gpu_seconds = 0;    // GPU-seconds held by backfill leases since the agent started.
-  };
-  Figures figures() const EXCLUDES(mu_);
+  // What /metrics shows of leases (docs/metrics.md); the batch fields are
+  // left to the batch supervisor.
+  fleet::LeaseFigures figures() const EXCLUDES(mu_);
 
  private:
   using TimePoint = sched::TimePoint;

@@ -181,6 +181,9 @@ const std::vector<FamilyDoc>& OtherNativeFamilies() {
       {"tarmac_lease_queue_length", "gauge", "Requests waiting in the lease queue."},
       {"tarmac_backfill_preemptions_total", "counter", "Backfill leases revoked for other requests since the agent started."},
       {"tarmac_backfill_gpu_seconds_total", "counter", "GPU-seconds held by backfill leases since the agent started."},
+      {"tarmac_backfill_batches", "gauge", "Backfill batches the agent keeps, by state."},
+      {"tarmac_backfill_requests_total", "counter", "Batch requests finished, by outcome (done: a result; failed: an error line)."},
+      {"tarmac_backfill_completion_tokens_total", "counter", "Tokens the engines generated for backfill batches."},
   };
   return kFamilies;
 }
@@ -505,6 +508,18 @@ std::string RenderLeaseFamilies(const LeaseFigures& figures, const std::string& 
              static_cast<double>(figures.backfill_preemptions));
   Gauge(&out, OtherNativeFamilies(), "tarmac_backfill_gpu_seconds_total");
   out.Sample("tarmac_backfill_gpu_seconds_total", {{"hostname", hostname}}, figures.backfill_gpu_seconds);
+  Gauge(&out, OtherNativeFamilies(), "tarmac_backfill_batches");
+  for (const auto& [state, count] : figures.batches_by_state) {
+    out.Sample("tarmac_backfill_batches", {{"hostname", hostname}, {"state", state}}, static_cast<double>(count));
+  }
+  Gauge(&out, OtherNativeFamilies(), "tarmac_backfill_requests_total");
+  out.Sample("tarmac_backfill_requests_total", {{"hostname", hostname}, {"outcome", "done"}},
+             static_cast<double>(figures.batch_requests_done));
+  out.Sample("tarmac_backfill_requests_total", {{"hostname", hostname}, {"outcome", "failed"}},
+             static_cast<double>(figures.batch_requests_failed));
+  Gauge(&out, OtherNativeFamilies(), "tarmac_backfill_completion_tokens_total");
+  out.Sample("tarmac_backfill_completion_tokens_total", {{"hostname", hostname}},
+             static_cast<double>(figures.batch_completion_tokens));
   return out.text();
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "metrics/counters.h"
+#include "fleet/lease_figures.h"
 #include "fleet/snapshot.h"
 
 namespace tarmac::metrics {
@@ -29,12 +30,7 @@ struct RenderOptions {
 };
 
 // What the agent's lease service tells /metrics, read at each scrape.
-struct LeaseFigures {
-  std::map<std::string, int64_t> leases_by_priority;  // Held now.
-  int64_t queued = 0;
-  int64_t backfill_preemptions = 0;
-  double backfill_gpu_seconds = 0;
-};
+using fleet::LeaseFigures;
 
 struct FamilyDoc {
   std::string name;

@@ -73,6 +73,17 @@ class BackfillBatchTest : public LeaseFixture {
     return ids;
   }
 
+  // The value of the sample of `family` (its name and "{") whose line holds
+  // `label`; -1 when none.
+  static double Metric(const std::string& page, const std::string& family, const std::string& label) {
+    for (size_t at = page.find("\n" + family); at != std::string::npos; at = page.find("\n" + family, at + 1)) {
+      size_t end = page.find('\n', at + 1);
+      std::string line = page.substr(at + 1, end - at - 1);
+      if (line.find(label) != std::string::npos) return std::stod(line.substr(line.rfind(' ') + 1));
+    }
+    return -1;
+  }
+
   void ExpectComplete(const std::string& results, int n) {
     std::vector<std::string> ids = Ids(results);
     std::set<std::string> unique(ids.begin(), ids.end());
@@ -107,6 +118,13 @@ TEST_F(BackfillBatchTest, ABatchRunsOnIdleGpusAndWritesEveryAnswerOnce) {
   EXPECT_EQ(b["progress"]["completion_tokens"], 60 * 16);
   RunResult status = B({"status", "1"});
   EXPECT_NE(status.out.find("batch 1 done: 60/60 (100%)"), std::string::npos) << status.out;
+  // /metrics counts the batch, its requests and its tokens.
+  std::string page = HttpGet("/metrics");
+  EXPECT_EQ(Metric(page, "tarmac_backfill_batches{", "state=\"done\""), 1) << page;
+  EXPECT_EQ(Metric(page, "tarmac_backfill_batches{", "state=\"running\""), 0) << page;
+  EXPECT_EQ(Metric(page, "tarmac_backfill_requests_total{", "outcome=\"done\""), 60) << page;
+  EXPECT_EQ(Metric(page, "tarmac_backfill_requests_total{", "outcome=\"failed\""), 0) << page;
+  EXPECT_EQ(Metric(page, "tarmac_backfill_completion_tokens_total{", ""), 60 * 16) << page;
   // The engines are gone, and so is their memory.
   ASSERT_TRUE(WaitFor([&] { return Leases().empty(); }));
   EXPECT_TRUE(WaitForStatus([](const json& s) {

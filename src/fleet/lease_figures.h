@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// What /metrics shows of leases and backfill batches (docs/metrics.md):
+// counted by the lease service and the agent's batch supervisor, rendered
+// by metrics (RenderLeaseFamilies). Plain data.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace tarmac::fleet {
+
+struct LeaseFigures {
+  std::map<std::string, int64_t> leases_by_priority;  // Held now, by priority name.
+  int64_t queued = 0;
+  int64_t backfill_preemptions = 0;  // Backfill leases revoked since the agent started.
+  double backfill_gpu_seconds = 0;   // GPU-seconds held by backfill leases since the agent started.
+  // Backfill batches, as their runners last wrote (all batches kept).
+  std::map<std::string, int64_t> batches_by_state;
+  int64_t batch_requests_done = 0;    // Result lines.
+  int64_t batch_requests_failed = 0;  // Error lines.
+  int64_t batch_completion_tokens = 0;
+};
+
+}  // namespace tarmac::fleet
