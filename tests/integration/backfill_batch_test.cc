@@ -179,6 +179,21 @@ TEST_F(BackfillBatchTest, KillNineOfTheRunnerAndOfTheEngineLosesNoResultAndRepea
   EXPECT_TRUE(Ids(dir_.path() + "/in.errors.jsonl").empty());
 }
 
+TEST_F(BackfillBatchTest, TheRunnerOutlivesAnAgentRestartAndTheNewAgentAdoptsIt) {
+  Child* agent = StartLeaseAgent("[backfill]\nidle_for = \"0s\"\n");
+  std::string in = Batch(500);
+  ASSERT_EQ(Submit(in, {"--engine-command", Engine("--latency-ms 20")}).exit_code, 0);
+  ASSERT_TRUE(WaitFor([&] { return Get(1)["progress"].value("done", 0) >= 40; })) << Get(1).dump();
+  int64_t runner = Get(1)["progress"]["runner_pid"].get<int64_t>();
+  EXPECT_EQ(agent->KillAndWait(SIGTERM), 0);
+  EXPECT_TRUE(IsRunning(static_cast<pid_t>(runner))) << "the runner went with the agent";
+  StartLeaseAgent("[backfill]\nidle_for = \"0s\"\n");
+  EXPECT_TRUE(WaitForLog("batch 1: its runner (pid " + std::to_string(runner) + ") goes on")) << ReadLog();
+  ASSERT_TRUE(WaitForState(1, "done")) << Get(1).dump();
+  EXPECT_EQ(Get(1)["progress"]["runner_pid"], runner) << "a second runner was started";
+  ExpectComplete(dir_.path() + "/in.results.jsonl", 500);
+}
+
 TEST_F(BackfillBatchTest, AModelTheEngineDoesNotHaveFailsTheBatchSayingSo) {
   Start();
   std::string in = Batch(10);
