@@ -7,7 +7,10 @@
 #include <grp.h>
 #include <pwd.h>
 #include <signal.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -35,9 +38,34 @@ bool IsRunnerProcess(pid_t pid) {
 }  // namespace
 
 BackfillJobs::BackfillJobs(BackfillJobsOptions options, leases::ProcessControl* processes, Clock* clock, Logger* logger)
-    : options_(std::move(options)), processes_(processes), clock_(clock), logger_(logger) {}
+    : options_(std::move(options)),
+      processes_(processes),
+      clock_(clock),
+      logger_(logger),
+      wake_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
 
-BackfillJobs::~BackfillJobs() { Stop(); }
+BackfillJobs::~BackfillJobs() {
+  Stop();
+  MutexLock lock(&mu_);
+  for (auto& [id, job] : jobs_) {
+    if (job.pidfd >= 0) ::close(job.pidfd);
+  }
+  ::close(wake_fd_);
+}
+
+void BackfillJobs::Wake() {
+  uint64_t one = 1;
+  (void)!::write(wake_fd_, &one, sizeof one);
+}
+
+void BackfillJobs::Hold(Job* job, pid_t pid, int64_t start_ticks, bool is_child) {
+  job->pid = pid;
+  job->start_ticks = start_ticks;
+  job->is_child = is_child;
+  job->signalled_at.reset();
+  job->started_at = clock_->SteadyNow();
+  job->pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+}
 
 std::string BackfillJobs::FindRunner(const std::string& self) {
   std::string dir = Dirname(self);
@@ -79,9 +107,7 @@ Status BackfillJobs::Open() {
       pid_t pid = static_cast<pid_t>(backfill::DecodeProgress(progress.value()).runner_pid);
       std::optional<int64_t> ticks = pid > 0 ? LiveStartTicks(pid) : std::nullopt;
       if (ticks && IsRunnerProcess(pid)) {
-        job.pid = pid;
-        job.start_ticks = *ticks;
-        job.started_at = clock_->SteadyNow();
+        Hold(&job, pid, *ticks, false);
         logger_->Log(LogLevel::kInfo, "backfill: batch {}: its runner (pid {}) goes on", job.spec.id, pid);
       }
     }
@@ -134,11 +160,7 @@ void BackfillJobs::Spawn(Job* job) {
     _exit(127);
   }
   if (log >= 0) ::close(log);
-  job->pid = pid;
-  job->start_ticks = LiveStartTicks(pid).value_or(0);
-  job->is_child = true;
-  job->signalled_at.reset();
-  job->started_at = clock_->SteadyNow();
+  Hold(job, pid, LiveStartTicks(pid).value_or(0), true);
   if (job->spec.state == BatchState::kQueued) {
     job->spec.state = BatchState::kRunning;
     Save(job->spec).IgnoreError();
@@ -161,6 +183,8 @@ bool BackfillJobs::IsRunning(Job* job) {
 
 void BackfillJobs::Ended(Job* job) {
   job->pid = 0;
+  if (job->pidfd >= 0) ::close(job->pidfd);
+  job->pidfd = -1;
   job->signalled_at.reset();
   Result<json> p = backfill::ReadJsonFile(Dir(job->spec.id) + "/progress.json");
   backfill::BatchProgress progress = p.ok() ? backfill::DecodeProgress(p.value()) : backfill::BatchProgress{};
@@ -209,15 +233,26 @@ void BackfillJobs::Tick() {
 
 void BackfillJobs::Start() {
   thread_ = std::jthread([this](std::stop_token stop) {
-    do {
+    while (!stop.stop_requested()) {
       Tick();
-    } while (clock_->SleepUntil(clock_->SteadyNow() + std::chrono::milliseconds(250), stop));
+      std::vector<pollfd> fds = {{wake_fd_, POLLIN, 0}};
+      {
+        MutexLock lock(&mu_);
+        for (const auto& [id, job] : jobs_) {
+          if (job.pidfd >= 0) fds.push_back({job.pidfd, POLLIN, 0});
+        }
+      }
+      ::poll(fds.data(), fds.size(), 250);
+      uint64_t count = 0;
+      (void)!::read(wake_fd_, &count, sizeof count);
+    }
   });
 }
 
 void BackfillJobs::Stop() {
   if (thread_.joinable()) {
     thread_.request_stop();
+    Wake();
     thread_.join();
   }
 }
@@ -266,6 +301,7 @@ Result<json> BackfillJobs::Submit(const json& params, uid_t uid, gid_t) {
   ++next_id_;
   Job& job = jobs_[spec.id];
   job.spec = spec;
+  Wake();
   logger_->Log(LogLevel::kInfo, "backfill: batch {} submitted by {}: {} ({} requests)", spec.id, spec.user, spec.input,
                spec.total);
   return json{{"batch", View(job)}};
@@ -313,6 +349,7 @@ Result<json> BackfillJobs::Change(const json& params, uid_t uid, gid_t gid, cons
     return s;
   }
   logger_->Log(LogLevel::kInfo, "backfill: batch {}: {}", job.spec.id, job.spec.message);
+  Wake();
   return json{{"batch", View(job)}};
 }
 

@@ -19,8 +19,12 @@
 //    agent restart; a runner killed with the agent's old children is
 //    started again.
 //
+// The jobs' thread (Start) runs Tick at once when a batch is submitted,
+// resumed, paused or cancelled and when a runner exits (a pidfd), else
+// every 250 ms.
+//
 // Thread safety: methods may run on any thread; Tick runs on the jobs'
-// own thread (Start).
+// own thread.
 #pragma once
 
 #include <chrono>
@@ -70,6 +74,7 @@ class BackfillJobs {
   struct Job {
     backfill::BatchSpec spec;
     pid_t pid = 0;
+    int pidfd = -1;  // Readable once the runner has exited.
     int64_t start_ticks = 0;
     bool is_child = false;
     std::optional<std::chrono::steady_clock::time_point> signalled_at;
@@ -82,6 +87,9 @@ class BackfillJobs {
   Status Save(const backfill::BatchSpec& spec) const;
   std::string Dir(int64_t id) const;
   void Spawn(Job* job) REQUIRES(mu_);
+  // Takes runner `pid` (started at `start_ticks`) as the job's.
+  void Hold(Job* job, pid_t pid, int64_t start_ticks, bool is_child) REQUIRES(mu_);
+  void Wake();
   void Ended(Job* job) REQUIRES(mu_);
   bool IsRunning(Job* job) REQUIRES(mu_);
   Result<nlohmann::json> Submit(const nlohmann::json& params, uid_t uid, gid_t gid) EXCLUDES(mu_);
@@ -94,6 +102,7 @@ class BackfillJobs {
   mutable Mutex mu_;
   std::map<int64_t, Job> jobs_ GUARDED_BY(mu_);
   int64_t next_id_ GUARDED_BY(mu_) = 1;
+  int wake_fd_ = -1;  // An eventfd: readable when Tick should run now.
   std::jthread thread_;
 };
 

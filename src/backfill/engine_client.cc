@@ -17,6 +17,8 @@ std::unique_ptr<httplib::Client> MakeClient(const std::string& base_url, std::ch
   client->set_connection_timeout(std::min<time_t>(s, 5), s >= 5 ? 0 : us);
   client->set_read_timeout(s, us);
   client->set_write_timeout(s, us);
+  // A request's header and body go out at once, not held for an ACK.
+  client->set_tcp_nodelay(true);
   return client;
 }
 

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -106,7 +107,9 @@ class Runner {
   void ConfirmFreed(const std::string& uuid, int64_t memory_before, SteadyTime until);
   void SleepUnlessStopped(milliseconds how_long);
   void WriteProgress() EXCLUDES(mu_);
-  void Watch();
+  // Writes progress every second until `done_fd` is readable; tells
+  // everything to stop once stop_fd_ is.
+  void Watch(int done_fd);
 
   std::string dir_;
   client::AgentClient agent_;
@@ -315,12 +318,16 @@ void Runner::Slot(const std::string& base_url, InFlight* in_flight, const std::a
 }
 
 void Runner::ConfirmFreed(const std::string& uuid, int64_t memory_before, SteadyTime until) {
-  // What the agent reads through NVML: the memory back where it was at the
-  // grant (within 256 MiB: the driver's own) before the GPU is let go.
+  // What the agent reads through NVML, in a reading taken after the engine
+  // stopped (the next sample): the memory back where it was at the grant
+  // (within 256 MiB: the driver's own) before the GPU is let go. The
+  // reading at the grant is sound: the lease before on this GPU let it go
+  // only once such a reading showed it free.
   constexpr int64_t kSlack = int64_t{256} << 20;
+  std::chrono::system_clock::time_point stopped = clock_->WallNow();
   for (;;) {
     Result<fleet::FleetView> view = agent_.FetchStatus();
-    if (view.ok()) {
+    if (view.ok() && view.value().taken_at >= stopped) {
       for (const fleet::GpuView& g : view.value().gpus) {
         if (g.info.uuid != uuid || !g.sample.memory_used_bytes) continue;
         if (*g.sample.memory_used_bytes <= memory_before + kSlack) return;
@@ -330,7 +337,7 @@ void Runner::ConfirmFreed(const std::string& uuid, int64_t memory_before, Steady
       SetProblem(fmt::format("GPU {}: memory still in use after the engine stopped", uuid));
       return;
     }
-    clock_->SleepUntil(clock_->SteadyNow() + milliseconds(100), {});
+    clock_->SleepUntil(clock_->SteadyNow() + milliseconds(50), {});
   }
 }
 
@@ -498,14 +505,16 @@ void Runner::WriteProgress() {
   if (!s.ok()) logger_->Log(LogLevel::kWarning, "{}", s.message());
 }
 
-void Runner::Watch() {
-  while (!stopping_) {
-    pollfd p{stop_fd_, POLLIN, 0};
-    if (::poll(&p, 1, 1000) > 0) {
-      stopping_ = true;
-      MutexLock lock(&mu_);
-      cv_.notify_all();
-      break;
+void Runner::Watch(int done_fd) {
+  for (;;) {
+    pollfd p[2] = {{stop_fd_, POLLIN, 0}, {done_fd, POLLIN, 0}};
+    if (::poll(p, 2, 1000) > 0) {
+      if (p[0].revents != 0) {
+        stopping_ = true;
+        MutexLock lock(&mu_);
+        cv_.notify_all();
+      }
+      return;
     }
     WriteProgress();
   }
@@ -545,12 +554,16 @@ int Runner::Run() {
   }
   if (prepared.ok() && !ShouldStop() && !IsReadable(stop_fd_)) {
     SetProblem("");
-    std::thread watcher([this] { Watch(); });
+    int done_fd = ::eventfd(0, EFD_CLOEXEC);
+    std::thread watcher([this, done_fd] { Watch(done_fd); });
     std::vector<std::thread> workers;
     for (int i = 0; i < spec_.gpus; ++i) workers.emplace_back([this] { Worker(); });
     for (std::thread& t : workers) t.join();
     stopping_ = true;
+    uint64_t one = 1;
+    (void)!::write(done_fd, &one, sizeof one);
     watcher.join();
+    ::close(done_fd);
   }
   int code = kRunnerFinished;
   {
@@ -568,6 +581,11 @@ int Runner::Run() {
     }
   }
   WriteProgress();
+  {
+    MutexLock l(&mu_);
+    logger_->Log(LogLevel::kInfo, "backfill runner: batch {}: {}: {} done, {} failed; {} preemptions; {:.1f} GPU-seconds",
+                 spec_.id, progress_.phase, progress_.done, progress_.failed, progress_.preemptions, progress_.gpu_seconds);
+  }
   ::close(lock);
   return code;
 }

@@ -298,6 +298,9 @@ int main(int argc, char** argv) {
   Engine engine(o, &residency);
   httplib::Server server;
   server.new_task_queue = [] { return new httplib::ThreadPool(64); };
+  // As Go's servers (Ollama, and most others) do: no Nagle delay between a
+  // response's header and its body.
+  server.set_tcp_nodelay(true);
   engine.Serve(&server);
   int port = o.port;
   if (port == 0) {
