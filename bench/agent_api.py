@@ -54,3 +54,18 @@ def start_agent(build, work, config_text):
                 pass
         time.sleep(0.05)
     return agent, env, sock
+
+
+def submit_batch(build, env, work, requests, gpus, concurrency, latency_ms):
+    """Submits a batch of `requests` prompt lines to the agent in `env`, run
+    with a tarmac-simengine (`latency_ms` to answer, 8 GiB) started in each
+    of up to `gpus` backfill leases. Returns the batch file's path."""
+    batch = os.path.join(work, "batch.jsonl")
+    with open(batch, "w") as f:
+        for i in range(requests):
+            f.write('{"prompt":"question %d"}\n' % i)
+    engine = os.path.join(build, "bin", "tarmac-simengine") + f" --port {{port}} --latency-ms {latency_ms} --memory 8GiB"
+    subprocess.run([os.path.join(build, "bin", "tarmac"), "backfill", "submit", batch, "--model", "sim-model",
+                    "--engine-command", engine, "--gpus", str(gpus), "--concurrency", str(concurrency)],
+                   env=env, check=True, stdout=subprocess.DEVNULL)
+    return batch

@@ -33,7 +33,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from agent_api import call, start_agent  # noqa: E402
+from agent_api import call, start_agent, submit_batch  # noqa: E402
 
 GPUS = 8
 
@@ -53,14 +53,8 @@ def arrivals(seed, hour_s):
 
 def run_week(build, work, env, sock, jobs, week_s, with_batch):
     tarmac = os.path.join(build, "bin", "tarmac")
-    if with_batch:
-        batch = os.path.join(work, "batch.jsonl")
-        with open(batch, "w") as f:
-            for i in range(2000000):
-                f.write('{"prompt":"q%d"}\n' % i)
-        engine = os.path.join(build, "bin", "tarmac-simengine") + " --port {port} --latency-ms 20 --memory 8GiB"
-        subprocess.run([tarmac, "backfill", "submit", batch, "--model", "sim-model", "--engine-command", engine,
-                        "--gpus", str(GPUS), "--concurrency", "2"], env=env, check=True, stdout=subprocess.DEVNULL)
+    if with_batch:  # Never runs out of work.
+        submit_batch(build, env, work, 2000000, GPUS, 2, 20)
     samples = []  # (t, [state per GPU]): "real", "backfill" or None
     waits = {}  # Job index: seconds from `tarmac run` to its command starting.
     stop = threading.Event()

@@ -32,7 +32,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from agent_api import call, start_agent  # noqa: E402
+from agent_api import call, start_agent, submit_batch  # noqa: E402
 
 # Each command names the bench's directory (`: DIR`), so that what outlives
 # its `tarmac run` can be found and killed at the end.
@@ -59,17 +59,6 @@ def fill(tarmac, env, sock, script, procs):
         if time.time() > deadline:
             raise RuntimeError("the fleet did not fill with backfill")
         time.sleep(0.05)
-
-
-def submit_batch(tarmac, env, sock, work, build):
-    """A batch long enough to hold all 8 GPUs through every trial."""
-    batch = os.path.join(work, "batch.jsonl")
-    with open(batch, "w") as f:
-        for i in range(200000):
-            f.write('{"prompt":"question %d"}\n' % i)
-    engine = os.path.join(build, "bin", "tarmac-simengine") + " --port {port} --latency-ms 50 --memory 8GiB"
-    subprocess.run([tarmac, "backfill", "submit", batch, "--model", "sim-model", "--engine-command", engine,
-                    "--gpus", "8", "--concurrency", "4"], env=env, check=True, stdout=subprocess.DEVNULL)
 
 
 def trial(tarmac, env):
@@ -105,7 +94,7 @@ def main():
                              ("a batch, an engine per GPU", "batch")]:
             waits = []
             if script == "batch":
-                submit_batch(tarmac, env, sock, work, build)
+                submit_batch(build, env, work, 200000, 8, 4, 50)  # Holds all 8 GPUs through every trial.
             for _ in range(trials):
                 if script == "batch":
                     deadline = time.time() + 60
