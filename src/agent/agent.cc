@@ -218,7 +218,11 @@ Status Agent::OpenState() {
   backfill_ = std::make_unique<BackfillJobs>(
       BackfillJobsOptions{config_.agent.state_dir + "/backfill",
                           BackfillJobs::FindRunner(n > 0 ? std::string(self, static_cast<size_t>(n)) : std::string()),
-                          config_.agent.socket_path, config_.leases.admin_group},
+                          config_.agent.socket_path, config_.leases.admin_group,
+                          [leases = leases_.get()](const std::string& kind, int64_t uid, const std::string& user,
+                                                   int64_t actor_uid, const std::string& detail) {
+                            leases->RecordEvent(kind, uid, user, actor_uid, detail);
+                          }},
       process_control_.get(), clock_, logger_);
   s = backfill_->Open();
   if (!s.ok()) return StateError(s, "read the backfill batches", "them");

@@ -53,7 +53,7 @@ TEST(ApiMethodsTest, EveryServedMethodIsDocumentedAndEveryDocumentedOneServed) {
   Logger logger{LogLevel::kOff};
   leases::LeaseService leases(leases::LeasePolicy{}, nullptr, &processes, &clock, &logger);
   testing::TempDir dir;
-  BackfillJobs backfill({dir.path() + "/backfill", "tarmac-backfill-runner", dir.path() + "/sock", "tarmac-admin"},
+  BackfillJobs backfill({dir.path() + "/backfill", "tarmac-backfill-runner", dir.path() + "/sock", "tarmac-admin", nullptr},
                         &processes, &clock, &logger);
   ipc::MethodTable table;
   ASSERT_TRUE(AddApiMethods(&table, [](const ipc::Request&, const ipc::PeerCredentials&) { return std::string(); },

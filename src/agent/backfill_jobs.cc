@@ -53,6 +53,10 @@ BackfillJobs::~BackfillJobs() {
   ::close(wake_fd_);
 }
 
+void BackfillJobs::Record(const std::string& kind, const BatchSpec& spec, int64_t actor_uid, const std::string& detail) {
+  if (options_.events) options_.events(kind, spec.uid, spec.user, actor_uid, fmt::format("batch {}: {}", spec.id, detail));
+}
+
 void BackfillJobs::Wake() {
   uint64_t one = 1;
   (void)!::write(wake_fd_, &one, sizeof one);
@@ -204,12 +208,21 @@ void BackfillJobs::Ended(Job* job) {
     job->next_start = clock_->SteadyNow() + backoff;
     logger_->Log(LogLevel::kWarning, "backfill: batch {}: its runner ended early; again in {} s", job->spec.id,
                  backoff.count());
+    Record("batch_runner_restarted", job->spec, -1,
+           fmt::format("its runner ended early ({} done); started again in {} s", progress.done, backoff.count()));
     return;
   }
   job->spec.finished_unix = UnixSeconds(clock_->WallNow());
   Save(job->spec).IgnoreError();
   logger_->Log(LogLevel::kInfo, "backfill: batch {}: {}{}", job->spec.id, backfill::BatchStateName(job->spec.state),
                job->spec.message.empty() ? "" : ": " + job->spec.message);
+  if (job->spec.state == BatchState::kDone) {
+    Record("batch_done", job->spec, -1,
+           fmt::format("{} results, {} errors; {} preemptions; {:.3f} GPU-hours", progress.done, progress.failed,
+                       progress.preemptions, progress.gpu_seconds / 3600));
+  } else {
+    Record("batch_failed", job->spec, -1, job->spec.message);
+  }
 }
 
 void BackfillJobs::Tick() {
@@ -304,6 +317,9 @@ Result<json> BackfillJobs::Submit(const json& params, uid_t uid, gid_t) {
   Wake();
   logger_->Log(LogLevel::kInfo, "backfill: batch {} submitted by {}: {} ({} requests)", spec.id, spec.user, spec.input,
                spec.total);
+  Record("batch_submitted", spec, spec.uid,
+         fmt::format("{}: {} requests for {} on up to {} GPU{}", spec.input, spec.total, spec.model, spec.gpus,
+                     spec.gpus == 1 ? "" : "s"));
   return json{{"batch", View(job)}};
 }
 
@@ -341,14 +357,15 @@ Result<json> BackfillJobs::Change(const json& params, uid_t uid, gid_t gid, cons
     job.spec.finished_unix = UnixSeconds(clock_->WallNow());
   }
   job.spec.state = next;
-  job.spec.message = fmt::format("{} by {}", to == "pause" ? "paused" : to == "resume" ? "resumed" : "cancelled",
-                                 caller.user);
+  std::string done = to == "pause" ? "paused" : to == "resume" ? "resumed" : "cancelled";
+  job.spec.message = fmt::format("{} by {}", done, caller.user);
   Status s = Save(job.spec);
   if (!s.ok()) {
     job.spec.state = from;
     return s;
   }
   logger_->Log(LogLevel::kInfo, "backfill: batch {}: {}", job.spec.id, job.spec.message);
+  Record("batch_" + done, job.spec, caller.uid, job.spec.message);
   Wake();
   return json{{"batch", View(job)}};
 }

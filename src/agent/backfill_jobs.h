@@ -3,6 +3,9 @@
 // The agent's backfill batches (docs/backfill.md): the backfill.* methods
 // of the local API and a runner process per active batch.
 //
+//  - Each step is an event (`tarmac events`): batch_submitted,
+//    batch_paused, batch_resumed, batch_cancelled, batch_done,
+//    batch_failed, batch_runner_restarted.
 //  - backfill.submit keeps a batch in <state>/backfill/<id>/batch.json, owned
 //    by the caller (SO_PEERCRED); list and get show every batch with its
 //    runner's progress (progress.json); pause, resume and cancel are for
@@ -28,6 +31,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -43,11 +47,18 @@
 
 namespace tarmac::agent {
 
+// Where batch events go (LeaseService::RecordEvent): kind, the batch's uid
+// and user, who asked (-1: the agent), and what happened.
+using BatchEventSink =
+    std::function<void(const std::string& kind, int64_t uid, const std::string& user, int64_t actor_uid,
+                       const std::string& detail)>;
+
 struct BackfillJobsOptions {
   std::string dir;          // <state>/backfill
   std::string runner_path;  // tarmac-backfill-runner
   std::string socket;       // The agent's socket, for runners.
   std::string admin_group;
+  BatchEventSink events;  // May be empty: no events.
 };
 
 class BackfillJobs {
@@ -92,6 +103,7 @@ class BackfillJobs {
   void Wake();
   void Ended(Job* job) REQUIRES(mu_);
   bool IsRunning(Job* job) REQUIRES(mu_);
+  void Record(const std::string& kind, const backfill::BatchSpec& spec, int64_t actor_uid, const std::string& detail);
   Result<nlohmann::json> Submit(const nlohmann::json& params, uid_t uid, gid_t gid) EXCLUDES(mu_);
   Result<nlohmann::json> Change(const nlohmann::json& params, uid_t uid, gid_t gid, const std::string& to) EXCLUDES(mu_);
 

@@ -242,7 +242,7 @@ void Runner::Record(ResultLog* log, const json& line, const Item& item, int64_t 
   }
   if (!s.ok() && s.code() != StatusCode::kFailedPrecondition) {  // Not a repeat: the file could not take it.
     Put(item);
-    Fatal(s.message() + "; nothing was lost: free space and resume the batch");
+    Fatal(fmt::format("{}; then resume the batch (tarmac backfill resume {})", s.message(), spec_.id));
     return;
   }
   MutexLock lock(&mu_);

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 
+#include "leases/callers.h"
 #include "leases/lease_helpers.h"
 #include "leases/lease_service.h"
 #include "common/fs.h"
@@ -51,6 +52,15 @@ void LeaseService::Event(const std::string& kind, int64_t lease_id, int64_t uid,
   logger_->Log(kind == "refused" ? LogLevel::kWarning : LogLevel::kInfo, "lease {}: {} ({}, by {}): {}", lease_id,
                kind, user, actor.name, detail);
   events_.push_back(std::move(e));
+}
+
+void LeaseService::RecordEvent(const std::string& kind, int64_t uid, const std::string& user, int64_t actor_uid,
+                               const std::string& detail) {
+  MutexLock lock(&mu_);
+  Actor actor;
+  if (actor_uid >= 0) actor = Actor{actor_uid, UserName(actor_uid)};
+  Event(kind, 0, uid, user, {}, actor, detail);
+  Flush(clock_->SteadyNow()).IgnoreError();  // Kept for the next try when this fails.
 }
 
 void LeaseService::SaveAll() {

@@ -116,6 +116,12 @@ class LeaseService {
     on_revocation_ = std::move(listener);
   }
 
+  // Records an event that concerns no lease (a backfill batch's, kind
+  // "batch_..."), by `actor_uid` (-1: the agent's own), saved at once when
+  // the store works, else with the next change.
+  void RecordEvent(const std::string& kind, int64_t uid, const std::string& user, int64_t actor_uid,
+                   const std::string& detail) EXCLUDES(mu_);
+
   // For status: which lease (id, user) holds each GPU index.
   std::map<int, std::pair<int64_t, std::string>> LeaseByGpu() const EXCLUDES(mu_);
 

@@ -8,6 +8,8 @@
 // flaky engine and a bad batch file each get what they should.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 
 #include <fstream>
 #include <set>
@@ -23,10 +25,13 @@ class BackfillBatchTest : public LeaseFixture {
  public:
   void SetUp() override { UseScenarioText("[[gpu]]\ncount = 2\n"); }
   void TearDown() override {
+    for (const std::string& m : mounts_) ::umount2(m.c_str(), MNT_DETACH);
     // Runners and engines outlive the agent by design: end this test's.
     RunCommand({"pkill", "-KILL", "-f", dir_.path() + "/"}, {}).exit_code;
     RunCommand({"pkill", "-KILL", "-f", "tarmac-backfill-runner --dir " + dir_.path()}, {}).exit_code;
   }
+
+  std::vector<std::string> mounts_;
 
   void Start() { StartLeaseAgent("[backfill]\nidle_for = \"0s\"\ngrace = \"3s\"\n"); }
 
@@ -125,6 +130,10 @@ TEST_F(BackfillBatchTest, ABatchRunsOnIdleGpusAndWritesEveryAnswerOnce) {
   EXPECT_EQ(Metric(page, "tarmac_backfill_requests_total{", "outcome=\"done\""), 60) << page;
   EXPECT_EQ(Metric(page, "tarmac_backfill_requests_total{", "outcome=\"failed\""), 0) << page;
   EXPECT_EQ(Metric(page, "tarmac_backfill_completion_tokens_total{", ""), 60 * 16) << page;
+  // Each step is an event.
+  std::vector<std::string> kinds = EventKinds(0);
+  EXPECT_TRUE(Has(kinds, "batch_submitted")) << Events().dump();
+  EXPECT_TRUE(Has(kinds, "batch_done")) << Events().dump();
   // The engines are gone, and so is their memory.
   ASSERT_TRUE(WaitFor([&] { return Leases().empty(); }));
   EXPECT_TRUE(WaitForStatus([](const json& s) {
@@ -220,6 +229,7 @@ TEST_F(BackfillBatchTest, AnEngineThatIsDownIsSaidAndTheBatchPausesCleanly) {
   EXPECT_EQ(pause.exit_code, 0) << pause.err;
   ASSERT_TRUE(WaitFor([&] { return Get(1)["runner_pid"].is_null(); })) << Get(1).dump();
   EXPECT_EQ(Get(1)["state"], "paused");
+  EXPECT_TRUE(Has(EventKinds(0), "batch_paused")) << Events().dump();
   // Only a paused or failed batch resumes; a cancelled one is over.
   EXPECT_EQ(B({"cancel", "1"}).exit_code, 0);
   RunResult again = B({"resume", "1"});
@@ -235,6 +245,36 @@ TEST_F(BackfillBatchTest, AFlakyEngineIsRetriedAndEveryRequestStillFinishes) {
   ExpectComplete(dir_.path() + "/in.results.jsonl", 80);
   EXPECT_GE(Get(1)["progress"]["retries"].get<int64_t>(), 8);
   EXPECT_TRUE(Ids(dir_.path() + "/in.errors.jsonl").empty());
+}
+
+TEST_F(BackfillBatchTest, AFullResultsDiskFailsTheBatchSayingSoAndResumeFinishesItWithNothingLost) {
+  std::string out = dir_.path() + "/out";
+  ::mkdir(out.c_str(), 0755);
+  if (::mount("tarmac-test", out.c_str(), "tmpfs", 0, "size=256k") != 0) GTEST_SKIP() << "mounting a tmpfs needs root";
+  mounts_.push_back(out);
+  {
+    std::ofstream filler(out + "/filler", std::ios::binary);
+    filler << std::string(200 * 1024, 'x');
+  }
+  Start();
+  std::string in = Batch(300);
+  ASSERT_EQ(Submit(in, {"--engine-command", Engine("--latency-ms 1"), "-o", out + "/results.jsonl", "--errors",
+                        out + "/errors.jsonl"})
+                .exit_code,
+            0);
+  ASSERT_TRUE(WaitForState(1, "failed")) << Get(1).dump();
+  std::string message = Get(1)["message"].get<std::string>();
+  EXPECT_NE(message.find("free space"), std::string::npos) << message;
+  EXPECT_NE(message.find("nothing was lost"), std::string::npos) << message;
+  EXPECT_NE(message.find("tarmac backfill resume 1"), std::string::npos) << message;
+  std::vector<std::string> before = Ids(out + "/results.jsonl");  // Whole lines only (checked).
+  EXPECT_GT(before.size(), 0u);
+  EXPECT_LT(before.size(), 300u);
+  ::unlink((out + "/filler").c_str());
+  RunResult resume = B({"resume", "1"});
+  ASSERT_EQ(resume.exit_code, 0) << resume.err;
+  ASSERT_TRUE(WaitForState(1, "done")) << Get(1).dump();
+  ExpectComplete(out + "/results.jsonl", 300);
 }
 
 TEST_F(BackfillBatchTest, ABadBatchFileIsRefusedWithItsLineAndMakesNoBatch) {
