@@ -332,6 +332,19 @@ TEST_F(LeasesTest, IdleLeasesAreWarnedThenActedOnByPolicy) {
   EXPECT_FALSE(Has(EventKinds(busy_id), "idle_warning")) << Events().dump(2);
 }
 
+TEST_F(LeasesTest, ReservePrintsTheLinesThatPutAShellInTheLease) {
+  StartLeaseAgent();
+  RunResult reserved = T({"reserve", "--gpus", "1", "--for", "1h"});
+  ASSERT_EQ(reserved.exit_code, 0) << reserved.err;
+  json lease = Leases()[0];
+  std::string uuid = lease["uuids"][0].get<std::string>();
+  std::string expected = "\nexport CUDA_VISIBLE_DEVICES=" + uuid + " NVIDIA_VISIBLE_DEVICES=" + uuid +
+                         " TARMAC_LEASE_ID=" + std::to_string(lease["id"].get<int64_t>()) +
+                         " TARMAC_LEASE_TOKEN=" + lease["token"].get<std::string>() + "\n";
+  EXPECT_NE(reserved.out.find(expected), std::string::npos) << reserved.out;
+  EXPECT_EQ(reserved.out.rfind("# tarmac lease ", 0), 0u) << reserved.out;
+}
+
 TEST_F(LeasesTest, TheShellOfAnIdleReservationShowsTheWarning) {
   StartLeaseAgent("idle_grace = \"60s\"\n");
   RunResult reserved = T({"reserve", "--gpus", "1", "--for", "1h", "--idle-timeout", "1s", "--json"});
