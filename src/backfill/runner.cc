@@ -269,7 +269,10 @@ void Runner::Retry(Item item, const std::string& why) {
     json line = {{"id", "batch_req_" + id},
                  {"custom_id", id},
                  {"response", nullptr},
-                 {"error", {{"code", "retries_exhausted"}, {"message", fmt::format("{} tries: {}", item.attempts, why)}}}};
+                 {"error",
+                  {{"code", "retries_exhausted"},
+                   {"message", fmt::format("{} tries: {}", item.attempts, why)},
+                   {"line", input_.requests[item.index].line}}}};
     Record(errors_.get(), line, item, 0);
     return;
   }
@@ -295,6 +298,7 @@ void Runner::Handle(Item item, const Result<HttpAnswer>& answer, const std::atom
     case EngineReply::Verdict::kDone:
       return Record(output_.get(), reply.line, item, reply.completion_tokens);
     case EngineReply::Verdict::kFailItem:
+      reply.line["error"]["line"] = r.line;  // Which input line it was.
       return Record(errors_.get(), reply.line, item, 0);
     case EngineReply::Verdict::kRetry:
       if (revoked || stopping_) return Put(item);

@@ -17,7 +17,8 @@
 //    asks again.
 //  - 5xx, 429, cut streams and connection errors retry with exponential
 //    backoff (0.5 s doubling, at most 30 s), up to max_retries, then the
-//    request gets an error line; other 4xx get an error line at once; 404
+//    request gets an error line (its input line number in error.line);
+//    other 4xx get an error line at once; 404
 //    (no such model) and a results file that cannot be written (a full
 //    disk) stop the batch (kRunnerFailed) with nothing lost.
 //  - Writes progress.json every second.

@@ -186,6 +186,10 @@ class Engine {
     if (std::find(o_.models.begin(), o_.models.end(), model) == o_.models.end()) {
       return Fail(api, res, 404, fmt::format("model \"{}\" not found, try pulling it first", model), "not_found_error");
     }
+    if (!is_ollama && body.contains("max_tokens") &&
+        (!body["max_tokens"].is_number_integer() || body["max_tokens"].get<int64_t>() < 1)) {
+      return Fail(api, res, 400, "max_tokens must be at least 1", "invalid_request_error");
+    }
     std::string prompt = tarmac::simengine::PromptOf(body);
     if (is_ollama && prompt.empty()) {  // Load only, or unload (keep_alive 0).
       bool unload = body.contains("keep_alive") && IsZero(body["keep_alive"]);
