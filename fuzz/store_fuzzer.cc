@@ -29,6 +29,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     tarmac::Result<tarmac::store::TickRecord> again =
         tarmac::store::DecodeTick(1, tarmac::store::EncodeTick(tick.value()));
     if (!again.ok() || again.value().gpus.size() != tick.value().gpus.size()) __builtin_trap();
+    for (size_t i = 0; i < tick.value().gpus.size(); ++i) {
+      if (again.value().gpus[i].values != tick.value().gpus[i].values) __builtin_trap();
+    }
   }
   (void)tarmac::ParseTimeSpec(bytes, 1800000000);
   return 0;

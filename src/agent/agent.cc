@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -35,6 +36,21 @@
 
 namespace tarmac::agent {
 namespace {
+
+// `snapshot` with the agent's leases and backfill preemptions marked on its
+// GPUs (the history keeps which GPU-time was backfill, and counts the
+// preemptions); `snapshot` itself when there is nothing to mark.
+std::shared_ptr<const fleet::Snapshot> WithLeases(const std::shared_ptr<const fleet::Snapshot>& snapshot,
+                                                  const std::map<int, fleet::GpuLease>& leases,
+                                                  const std::map<int, int64_t>& preemptions) {
+  if (leases.empty() && preemptions.empty()) return snapshot;
+  auto marked = std::make_shared<fleet::Snapshot>(*snapshot);
+  for (fleet::GpuView& g : marked->fleet.gpus) {
+    if (auto it = leases.find(g.info.index); it != leases.end()) g.lease = it->second;
+    if (auto it = preemptions.find(g.info.index); it != preemptions.end()) g.backfill_preemptions = it->second;
+  }
+  return marked;
+}
 
 store::StoreOptions StoreOptionsOf(const config::Config& c) {
   store::StoreOptions o = c.store.options;
@@ -238,7 +254,7 @@ void Agent::OnTick(const std::shared_ptr<const fleet::Snapshot>& s) {
   lock_problem_ = held.ok() ? std::string() : held.message();
   counters_->Update(s->fleet, s->taken_at_steady);
   lease_ticker_->Submit(s);
-  if (history_) history_->Submit(s);
+  if (history_) history_->Submit(WithLeases(s, leases_->LeaseByGpu(), leases_->PreemptionsByGpu()));
 }
 
 Status Agent::StartSampling() {

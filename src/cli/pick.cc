@@ -18,9 +18,9 @@ PickResult Pick(const fleet::FleetView& fleet, const PickRequest& request) {
       result.rejections.push_back(fmt::format("gpu {}: {}", g.info.index, fleet::GpuHealthName(s.health)));
       continue;
     }
-    if (g.lease_id) {
+    if (g.lease) {
       result.rejections.push_back(
-          fmt::format("gpu {}: leased to {} (lease {}); tarmac run queues for it", g.info.index, g.lease_user, *g.lease_id));
+          fmt::format("gpu {}: leased to {} (lease {}); tarmac run queues for it", g.info.index, g.lease->user, g.lease->id));
       continue;
     }
     if (!s.memory_free_bytes) {

@@ -167,7 +167,11 @@ std::string RenderStatus(const fleet::FleetView& fleet, const RenderOptions& opt
     if (options.previous != nullptr) {
       if (std::string pcie = PcieThroughput(g, *options.previous); !pcie.empty()) notes.push_back(pcie);
     }
-    if (g.lease_id) notes.push_back(paint(kYellow, fmt::format("lease {} ({})", *g.lease_id, g.lease_user)));
+    if (g.lease) {
+      notes.push_back(paint(kYellow, fmt::format("{}lease {} ({}){}", g.lease->is_backfill ? "backfill " : "",
+                                                 g.lease->id, g.lease->user,
+                                                 g.lease->is_revoking ? ", yielding" : "")));
+    }
     if (!m.idle_holding_pids.empty()) {
       holding += static_cast<int>(m.idle_holding_pids.size());
       notes.push_back(paint(kYellow, fmt::format("{} idle holder{}", m.idle_holding_pids.size(),

@@ -126,11 +126,18 @@ json GpuToJson(const GpuView& g) {
     for (const auto& [code, count] : g.xid_count_by_code) by_code[std::to_string(code)] = count;
     j["xid_errors"]["count_by_code"] = by_code;
   }
-  if (g.lease_id) j["lease"] = {{"id", *g.lease_id}, {"user", g.lease_user}};
+  if (g.lease) j["lease"] = GpuLeaseToJson(*g.lease);
   return j;
 }
 
 }  // namespace
+
+json GpuLeaseToJson(const GpuLease& lease) {
+  return {{"id", lease.id},
+          {"user", lease.user},
+          {"kind", lease.is_backfill ? "backfill" : "normal"},
+          {"revoking", lease.is_revoking}};
+}
 
 json StatusToJson(const FleetView& fleet) {
   json j;
@@ -292,8 +299,12 @@ GpuView GpuFromJson(const json& j) {
     }
   }
   if (auto lease = j.find("lease"); lease != j.end() && lease->is_object() && (*lease)["id"].is_number_integer()) {
-    g.lease_id = (*lease)["id"].get<int64_t>();
-    g.lease_user = GetString(*lease, "user");
+    GpuLease l;
+    l.id = (*lease)["id"].get<int64_t>();
+    l.user = GetString(*lease, "user");
+    l.is_backfill = GetString(*lease, "kind") == "backfill";
+    l.is_revoking = lease->value("revoking", false);
+    g.lease = l;
   }
   if (auto xid = j.find("xid_errors"); xid != j.end() && xid->is_object()) {
     g.xid_count = xid->value("count", int64_t{0});

@@ -17,6 +17,9 @@ inline constexpr int kStatusJsonVersion = 1;
 
 nlohmann::json StatusToJson(const FleetView& fleet);
 
+// A GPU's "lease" object: id, user, kind ("normal" or "backfill"), revoking.
+nlohmann::json GpuLeaseToJson(const GpuLease& lease);
+
 }  // namespace tarmac::fleet
 
 namespace tarmac::fleet {

@@ -24,6 +24,14 @@ struct ProcessView {
   ProcessDetails details;
 };
 
+// A lease the agent holds on a GPU, as status and history see it.
+struct GpuLease {
+  int64_t id = 0;
+  std::string user;
+  bool is_backfill = false;  // Preemptible batch work on an otherwise idle GPU.
+  bool is_revoking = false;  // A backfill lease being preempted (in its grace).
+};
+
 struct GpuView {
   GpuInfo info;
   GpuSample sample;
@@ -37,9 +45,11 @@ struct GpuView {
   int64_t xid_count = 0;
   std::optional<GpuEvent> last_xid;
   std::map<int64_t, int64_t> xid_count_by_code;
-  // The agent's lease on this GPU, when any (status from the agent only).
-  std::optional<int64_t> lease_id;
-  std::string lease_user;
+  // The agent's lease on this GPU, when any (from the agent only).
+  std::optional<GpuLease> lease;
+  // Backfill leases on this GPU revoked for a waiting request since the
+  // agent started (from the agent only).
+  int64_t backfill_preemptions = 0;
 };
 
 struct FleetView {

@@ -113,10 +113,10 @@ std::string Handle(const Request& request, const PeerCredentials& peer, const Ag
       }
     }
     if (agent.gpu_leases) {
-      std::map<int, std::pair<int64_t, std::string>> held = agent.gpu_leases();
+      std::map<int, fleet::GpuLease> held = agent.gpu_leases();
       for (json& g : result["gpus"]) {
         auto it = held.find(g.value("index", -1));
-        if (it != held.end()) g["lease"] = {{"id", it->second.first}, {"user", it->second.second}};
+        if (it != held.end()) g["lease"] = fleet::GpuLeaseToJson(it->second);
       }
     }
     result["sequence"] = snapshot->sequence;

@@ -85,7 +85,7 @@ struct AgentInfo {
   // The history writer's state for `hello` (empty: no history).
   std::function<nlohmann::json()> store_status;
   // Which lease holds each GPU (by index): id and user. Empty: no leases.
-  std::function<std::map<int, std::pair<int64_t, std::string>>()> gpu_leases;
+  std::function<std::map<int, fleet::GpuLease>()> gpu_leases;
   // The lease state for `hello`: path, whether it saves, and why not.
   std::function<nlohmann::json()> lease_state;
 };

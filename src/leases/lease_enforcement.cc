@@ -95,6 +95,7 @@ void LeaseService::AnnounceRevocations(TimePoint now) {
     if (l == nullptr) continue;
     SaveLease(*l);
     ++backfill_preemptions_;
+    for (int g : l->gpus) ++backfill_preemptions_by_gpu_[g];
     if (on_revocation_) on_revocation_();
     const sched::Pending* wants = book_.FindPending(p.request_id);
     Event("preempting", l->id, l->uid, l->user, l->gpus, Actor{},

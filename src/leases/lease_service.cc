@@ -459,6 +459,11 @@ std::map<int, int64_t> LeaseService::LeasedGpus() const {
   return by_gpu;
 }
 
+std::map<int, int64_t> LeaseService::PreemptionsByGpu() const {
+  MutexLock lock(&mu_);
+  return backfill_preemptions_by_gpu_;
+}
+
 std::string LeaseService::WaitReason(int64_t id) const {
   const sched::Decision& d = book_.last_decision();
   if (const sched::Waiting* found = WaitingOf(id)) {
@@ -510,11 +515,13 @@ json LeaseService::QueueJson(TimePoint now) const {
   return json{{"queue", list}};
 }
 
-std::map<int, std::pair<int64_t, std::string>> LeaseService::LeaseByGpu() const {
+std::map<int, fleet::GpuLease> LeaseService::LeaseByGpu() const {
   MutexLock lock(&mu_);
-  std::map<int, std::pair<int64_t, std::string>> by_gpu;
+  std::map<int, fleet::GpuLease> by_gpu;
   for (const auto& [id, l] : book_.leases()) {
-    for (int g : l.gpus) by_gpu[g] = {id, l.user};
+    for (int g : l.gpus) {
+      by_gpu[g] = fleet::GpuLease{id, l.user, l.priority == sched::Priority::kBackfill, l.revoking_since.has_value()};
+    }
   }
   return by_gpu;
 }

@@ -122,8 +122,11 @@ class LeaseService {
   void RecordEvent(const std::string& kind, int64_t uid, const std::string& user, int64_t actor_uid,
                    const std::string& detail) EXCLUDES(mu_);
 
-  // For status: which lease (id, user) holds each GPU index.
-  std::map<int, std::pair<int64_t, std::string>> LeaseByGpu() const EXCLUDES(mu_);
+  // For status and history: the lease on each GPU index.
+  std::map<int, fleet::GpuLease> LeaseByGpu() const EXCLUDES(mu_);
+  // For history: backfill leases revoked since the agent started, per GPU
+  // index (a lease on two GPUs counts on each).
+  std::map<int, int64_t> PreemptionsByGpu() const EXCLUDES(mu_);
 
   // Why lease changes cannot be saved now; empty when they can.
   std::string Problem() const EXCLUDES(mu_);
@@ -308,6 +311,7 @@ class LeaseService {
   sched::ZombieTracker zombies_ GUARDED_BY(mu_);
   BackfillGate backfill_ GUARDED_BY(mu_);
   int64_t backfill_preemptions_ GUARDED_BY(mu_) = 0;
+  std::map<int, int64_t> backfill_preemptions_by_gpu_ GUARDED_BY(mu_);
   std::function<void()> on_revocation_ GUARDED_BY(mu_);
   double backfill_gpu_seconds_ended_ GUARDED_BY(mu_) = 0;  // Of backfill leases that have ended.
   std::map<int64_t, Runtime> runtime_ GUARDED_BY(mu_);

@@ -13,6 +13,13 @@ namespace {
 
 std::string Money(const std::string& currency, double v) { return fmt::format("{} {:.2f}", currency, v); }
 
+// GPU time in words: hours, or minutes under an hour's tenth.
+std::string GpuTime(double hours) {
+  if (hours >= 0.1) return fmt::format("{:.1f} GPU-hours", hours);
+  double minutes = hours * 60;
+  return fmt::format("{:.{}f} GPU-minutes", minutes, minutes < 1 ? 2 : 0);
+}
+
 // The report's work on one range, in the steps a report is made of.
 struct Builder {
   Builder(store::Db* d, const ReportRequest& r) : db(d), request(r) {}
@@ -51,6 +58,7 @@ struct Builder {
       g.busy_hours = std::max(0.0, known - idle) / 3600;
       g.idle_hours = idle / 3600;
       g.held_idle_hours = static_cast<double>(r.held_idle_seconds) / 3600;
+      g.backfill_hours = static_cast<double>(r.backfill_seconds) / 3600;
       g.energy_kwh = static_cast<double>(r.energy_joules) / 3.6e6;
       g.throttle_thermal_hours = static_cast<double>(r.throttle_thermal_seconds) / 3600;
       g.throttle_power_hours = static_cast<double>(r.throttle_power_seconds) / 3600;
@@ -61,10 +69,13 @@ struct Builder {
       report.gpus.push_back(std::move(g));
     }
     for (const auto& [id, p] : price) report.has_costs = report.has_costs || p > 0;
-    Result<std::map<int64_t, int64_t>> xids = store::QueryXidCounts(db, request.since_t, request.until_t);
-    if (!xids.ok()) return xids.status();
-    for (const auto& [gpu_id, count] : xids.value()) {
-      if (GpuLine* g = Gpu(gpu_id)) g->xid_count = count;
+    for (auto [kind, field] : {std::pair{"xid", &GpuLine::xid_count},
+                               std::pair{"backfill_preempted", &GpuLine::backfill_preemptions}}) {
+      Result<std::map<int64_t, int64_t>> counts = store::QueryEventCounts(db, kind, request.since_t, request.until_t);
+      if (!counts.ok()) return counts.status();
+      for (const auto& [gpu_id, count] : counts.value()) {
+        if (GpuLine* g = Gpu(gpu_id)) g->*field = count;
+      }
     }
     return Status::OK();
   }
@@ -157,6 +168,8 @@ void Builder::AddVerdict() {
   for (const GpuLine& g : report.gpus) {
     report.idle_cost += g.idle_cost;
     report.unknown_hours += g.unknown_hours;
+    report.backfill_hours += g.backfill_hours;
+    report.backfill_preemptions += g.backfill_preemptions;
     if (g.duty_cycle_ratio && 1.0 - *g.duty_cycle_ratio > request.mostly_idle_ratio) report.mostly_idle_gpus++;
   }
   if (report.gpus.empty()) {
@@ -169,6 +182,11 @@ void Builder::AddVerdict() {
                                     *report.idle_memory_share * 100);
     }
     if (report.has_costs) report.verdict += fmt::format("; idle cost {}", Money(report.currency, report.idle_cost));
+    if (report.backfill_hours > 0) {
+      report.verdict += fmt::format("; backfill put {} of idle time to work ({} preemption{})",
+                                    GpuTime(report.backfill_hours), report.backfill_preemptions,
+                                    report.backfill_preemptions == 1 ? "" : "s");
+    }
     if (report.unknown_hours > 0) {
       report.verdict += fmt::format("; {:.1f} GPU-hours could not be read (unknown, counted neither busy nor idle)",
                                     report.unknown_hours);

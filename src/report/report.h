@@ -49,6 +49,11 @@ struct GpuLine {
   double throttle_power_hours = 0;
   double throttle_other_hours = 0;
   int64_t xid_count = 0;
+  // Time a backfill lease held the GPU: idle time put to work (it was idle
+  // beyond [backfill] idle_for when the lease began), and how often a real
+  // request took the GPU back.
+  double backfill_hours = 0;
+  int64_t backfill_preemptions = 0;
   double idle_cost = 0;
   // Charts: mean utilization per hour (hour start, ratio); minutes per
   // utilization decile.
@@ -89,6 +94,8 @@ struct Report {
   std::optional<int64_t> data_since_t;
   std::optional<int64_t> data_until_t;
   double unknown_hours = 0;  // All GPUs.
+  double backfill_hours = 0;  // All GPUs.
+  int64_t backfill_preemptions = 0;
   int mostly_idle_gpus = 0;
   std::optional<double> idle_memory_share;  // Of process memory-time, on idle processes.
   double idle_cost = 0;

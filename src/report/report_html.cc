@@ -111,6 +111,8 @@ th:first-child, td:first-child, td.text {{ text-align: left; }}
   for (const GpuLine& g : r.gpus) html += Histogram(g);
   html += "</div>\n<h2>GPUs</h2>\n<table><tr><th>GPU</th><th>Name</th><th>Hours</th><th>Mean util</th><th>Duty "
           "cycle</th><th>Idle h</th><th>Held-idle h</th><th>Energy kWh</th><th>Throttled h</th><th>Xid</th>";
+  bool has_backfill = r.backfill_hours > 0 || r.backfill_preemptions > 0;
+  if (has_backfill) html += "<th>Backfill h</th><th>Preemptions</th>";
   if (r.has_costs) html += "<th>Idle cost</th>";
   html += "</tr>\n";
   auto pct = [](const std::optional<double>& v) { return v ? fmt::format("{:.0f}%", *v * 100) : std::string("-"); };
@@ -121,6 +123,7 @@ th:first-child, td:first-child, td.text {{ text-align: left; }}
         g.index, Escape(g.name), g.covered_hours, pct(g.mean_utilization_ratio), pct(g.duty_cycle_ratio), g.idle_hours,
         g.held_idle_hours, g.energy_kwh, g.throttle_thermal_hours + g.throttle_power_hours + g.throttle_other_hours,
         g.xid_count);
+    if (has_backfill) html += fmt::format("<td>{:.1f}</td><td>{}</td>", g.backfill_hours, g.backfill_preemptions);
     if (r.has_costs) html += fmt::format("<td>{} {:.2f}</td>", Escape(r.currency), g.idle_cost);
     html += "</tr>\n";
   }

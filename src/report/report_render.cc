@@ -52,6 +52,8 @@ std::string RenderText(const Report& r) {
   out += fmt::format("\n{}\n\n", r.verdict);
   out += fmt::format("{:<4}{:<24}{:>8}{:>7}{:>7}{:>8}{:>10}{:>10}{:>9}{:>10}{:>5}", "GPU", "NAME", "HOURS", "UTIL",
                      "DUTY", "IDLE h", "UNKNOWN h", "HELD-IDLE", "ENERGY", "THROTTLE", "XID");
+  bool has_backfill = r.backfill_hours > 0 || r.backfill_preemptions > 0;
+  if (has_backfill) out += fmt::format("{:>12}{:>9}", "BACKFILL h", "PREEMPT");
   if (r.has_costs) out += fmt::format("{:>14}", "IDLE COST");
   out += "\n";
   for (const GpuLine& g : r.gpus) {
@@ -59,8 +61,13 @@ std::string RenderText(const Report& r) {
                        Cut(g.name, 23), g.covered_hours, Pct(g.mean_utilization_ratio), Pct(g.duty_cycle_ratio),
                        g.idle_hours, g.unknown_hours, g.held_idle_hours, g.energy_kwh,
                        g.throttle_thermal_hours + g.throttle_power_hours + g.throttle_other_hours, g.xid_count);
+    if (has_backfill) out += fmt::format("{:>12.1f}{:>9}", g.backfill_hours, g.backfill_preemptions);
     if (r.has_costs) out += fmt::format("{:>14}", fmt::format("{} {:.2f}", r.currency, g.idle_cost));
     out += "\n";
+  }
+  if (has_backfill) {
+    out += fmt::format("{:<4}{:<24}{:>75}{:>12.1f}{:>9}\n", "all", "backfill, fleet-wide", "", r.backfill_hours,
+                       r.backfill_preemptions);
   }
   if (r.by != GroupBy::kGpu) {
     out += fmt::format("\n{:<32}{:>12}{:>12}{:>14}", r.by == GroupBy::kUser ? "USER" : "CONTAINER / POD / JOB",
@@ -93,6 +100,8 @@ std::string RenderJson(const Report& r) {
   j["data_since"] = r.data_since_t ? nlohmann::json(*r.data_since_t) : nlohmann::json(nullptr);
   j["data_until"] = r.data_until_t ? nlohmann::json(*r.data_until_t) : nlohmann::json(nullptr);
   j["unknown_hours"] = r.unknown_hours;
+  j["backfill_hours"] = r.backfill_hours;
+  j["backfill_preemptions"] = r.backfill_preemptions;
   j["verdict"] = r.verdict;
   j["by"] = ByName(r.by);
   if (r.has_costs) j["currency"] = r.currency;
@@ -113,7 +122,9 @@ std::string RenderJson(const Report& r) {
                         {"throttle_hours", {{"thermal", g.throttle_thermal_hours},
                                             {"power", g.throttle_power_hours},
                                             {"other", g.throttle_other_hours}}},
-                        {"xid_count", g.xid_count}};
+                        {"xid_count", g.xid_count},
+                        {"backfill_hours", g.backfill_hours},
+                        {"backfill_preemptions", g.backfill_preemptions}};
     if (g.mean_utilization_ratio) x["mean_utilization_ratio"] = *g.mean_utilization_ratio;
     if (g.duty_cycle_ratio) x["duty_cycle_ratio"] = *g.duty_cycle_ratio;
     if (r.has_costs) x["idle_cost"] = g.idle_cost;
@@ -153,16 +164,16 @@ std::string RenderCsv(const Report& r) {
   if (r.by == GroupBy::kGpu) {
     out = "gpu,uuid,name,covered_hours,mean_utilization_ratio,duty_cycle_ratio,idle_hours,held_idle_hours,energy_kwh,"
           "throttle_thermal_hours,throttle_power_hours,throttle_other_hours,xid_count,idle_cost,busy_hours,"
-          "unknown_hours\n";
+          "unknown_hours,backfill_hours,backfill_preemptions\n";
     for (const GpuLine& g : r.gpus) {
-      out += fmt::format("{},{},{},{:.3f},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{},{},{:.3f},{:.3f}\n",
+      out += fmt::format("{},{},{},{:.3f},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{},{},{:.3f},{:.3f},{:.3f},{}\n",
                          g.index, g.uuid,
                          CsvField(g.name), g.covered_hours,
                          g.mean_utilization_ratio ? fmt::format("{:.4f}", *g.mean_utilization_ratio) : "",
                          g.duty_cycle_ratio ? fmt::format("{:.4f}", *g.duty_cycle_ratio) : "", g.idle_hours,
                          g.held_idle_hours, g.energy_kwh, g.throttle_thermal_hours, g.throttle_power_hours,
                          g.throttle_other_hours, g.xid_count, r.has_costs ? fmt::format("{:.2f}", g.idle_cost) : "",
-                         g.busy_hours, g.unknown_hours);
+                         g.busy_hours, g.unknown_hours, g.backfill_hours, g.backfill_preemptions);
     }
     return out;
   }

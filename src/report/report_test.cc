@@ -17,7 +17,8 @@ using std::chrono::system_clock;
 constexpr int64_t kT0 = 1800000000 - 1800000000 % 3600;  // An hour boundary.
 
 // GPU 0 busy (80 %) for the whole range; GPU 1 idle, alice's process
-// holding 2 GiB at 0 % SM on it for the first hour only.
+// holding 2 GiB at 0 % SM on it for the first hour only, then backfilled for
+// half an hour, the lease preempted in its last 10 s.
 fleet::FleetView Fleet(int64_t t) {
   fleet::FleetView f;
   f.taken_at = system_clock::from_time_t(t);
@@ -37,6 +38,10 @@ fleet::FleetView Fleet(int64_t t) {
       p.details = {99, true, 1000, "alice", "python", "python notebook.py", 1, 5, {}, {}};
       g.processes.push_back(p);
     }
+    if (i == 1 && t >= kT0 + 3600 && t < kT0 + 5400) {
+      g.lease = fleet::GpuLease{7, "batch", true, t >= kT0 + 5390};
+    }
+    if (i == 1 && t >= kT0 + 5390) g.backfill_preemptions = 1;
     f.gpus.push_back(g);
   }
   return f;
@@ -85,6 +90,12 @@ TEST_F(ReportTest, PerGpuFiguresComeFromTheRollups) {
   EXPECT_NEAR(idle.idle_cost, 2.0 * 0.5, 0.01);
   EXPECT_EQ(busy.hourly_utilization.size(), 2u);
   EXPECT_EQ(idle.utilization_histogram_minutes[0], 120);
+  EXPECT_NEAR(idle.backfill_hours, 0.5, 1e-9);
+  EXPECT_EQ(idle.backfill_preemptions, 1);
+  EXPECT_EQ(busy.backfill_hours, 0);
+  EXPECT_EQ(busy.backfill_preemptions, 0);
+  EXPECT_NEAR(r.backfill_hours, 0.5, 1e-9);
+  EXPECT_EQ(r.backfill_preemptions, 1);
   EXPECT_EQ(busy.utilization_histogram_minutes[8], 120);
 }
 
@@ -99,7 +110,7 @@ TEST_F(ReportTest, OwnersTopHoldersAndTheVerdict) {
   EXPECT_EQ(r.top_held_idle[0].memory_max_mib, 2048);
   EXPECT_EQ(r.verdict,
             "1 of 2 GPUs were idle more than 80 % of the time; 100 % of allocated GPU memory sat on idle processes; "
-            "idle cost EUR 1.00.");
+            "idle cost EUR 1.00; backfill put 0.5 GPU-hours of idle time to work (1 preemption).");
 }
 
 TEST_F(ReportTest, RenderingsCarryTheSameFigures) {
@@ -110,12 +121,19 @@ TEST_F(ReportTest, RenderingsCarryTheSameFigures) {
   std::string csv = RenderCsv(Build(GroupBy::kGpu));
   EXPECT_EQ(csv.substr(0, csv.find('\n')).find("gpu,uuid,name,covered_hours"), 0u);
   EXPECT_NE(csv.find("1,GPU-1,Tesla T4,2."), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",0.500,1\n"), std::string::npos) << csv;  // GPU 1's backfill hours and preemptions.
+  EXPECT_NE(text.find("BACKFILL h"), std::string::npos) << text;
+  EXPECT_NE(text.find("backfill, fleet-wide"), std::string::npos) << text;
+  std::string json = RenderJson(r);
+  EXPECT_NE(json.find("\"backfill_hours\": 0.5"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"backfill_preemptions\": 1"), std::string::npos) << json;
   std::string html = RenderHtml(r);
   EXPECT_NE(html.find("<svg class=\"heatmap\""), std::string::npos);
   EXPECT_NE(html.find("<svg class=\"histogram\""), std::string::npos);
   EXPECT_EQ(html.find("src="), std::string::npos);  // Self-contained: nothing to fetch.
   EXPECT_EQ(html.find("href="), std::string::npos);
   EXPECT_NE(html.find("idle cost EUR 1.00"), std::string::npos);
+  EXPECT_NE(html.find("<th>Backfill h</th>"), std::string::npos);
 }
 
 TEST_F(ReportTest, AnEmptyRangeIsRefused) {

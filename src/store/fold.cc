@@ -66,6 +66,7 @@ GpuMinuteRollup RollUpGpu(int64_t minute, const Block& block, int64_t max_gap_se
       r.temperature_max_celsius = std::max(r.temperature_max_celsius.value_or(*t), *t);
     }
     if (at(kHeldIdle).value_or(0) != 0) r.held_idle_seconds += dt[i];
+    if (at(kBackfill).value_or(0) != 0) r.backfill_seconds += dt[i];
     uint64_t reasons = static_cast<uint64_t>(at(kClockEventReasons).value_or(0));
     if (reasons & kThermal) r.throttle_thermal_seconds += dt[i];
     if (reasons & kPower) r.throttle_power_seconds += dt[i];

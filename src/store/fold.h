@@ -32,6 +32,7 @@ struct GpuMinuteRollup {
   int64_t idle_seconds = 0;     // Read, and under the idle threshold.
   int64_t unknown_seconds = 0;  // Not read (lost, hung, unreadable): neither busy nor idle.
   int64_t held_idle_seconds = 0;
+  int64_t backfill_seconds = 0;  // A backfill lease held the GPU (idle time put to work).
   int64_t throttle_thermal_seconds = 0;
   int64_t throttle_power_seconds = 0;
   int64_t throttle_other_seconds = 0;

@@ -159,8 +159,22 @@ CREATE VIEW gpu_hours AS
   FROM gpu_rollup_1h r JOIN gpus g USING (gpu_id);
 )sql";
 
+// Version 3: time a backfill lease held the GPU (idle time put to work).
+constexpr const char* kSchemaV3 = R"sql(
+ALTER TABLE gpu_rollup_1m ADD COLUMN backfill_seconds INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE gpu_rollup_1h ADD COLUMN backfill_seconds INTEGER NOT NULL DEFAULT 0;
+DROP VIEW gpu_hours;
+CREATE VIEW gpu_hours AS
+  SELECT datetime(r.hour * 3600, 'unixepoch') AS time, g.gpu_index, g.uuid, g.name,
+         r.utilization_sum_permille_seconds / 10.0 / MAX(r.covered_seconds - r.unknown_seconds, 1)
+           AS utilization_percent,
+         r.energy_joules / 3600000.0 AS energy_kwh, r.idle_seconds, r.unknown_seconds, r.held_idle_seconds,
+         r.backfill_seconds, r.covered_seconds
+  FROM gpu_rollup_1h r JOIN gpus g USING (gpu_id);
+)sql";
+
 // migrations[v] takes a database at version v to v + 1.
-constexpr const char* kMigrations[] = {kSchemaV1, kSchemaV2};
+constexpr const char* kMigrations[] = {kSchemaV1, kSchemaV2, kSchemaV3};
 
 Status CheckReadable(Db* db) {
   Result<std::optional<int64_t>> version = db->QueryInt("PRAGMA user_version");

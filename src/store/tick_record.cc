@@ -11,6 +11,9 @@ namespace {
 
 constexpr int64_t kMib = int64_t{1} << 20;
 constexpr uint64_t kMaxCount = 100000;
+// A row's first integer: the GPU count in the first format (no backfill
+// column), this marker in the current one.
+constexpr uint64_t kFormatWithBackfill = kMaxCount + 2;
 
 std::optional<int64_t> Percent(std::optional<double> ratio) {
   if (!ratio) return std::nullopt;
@@ -27,9 +30,11 @@ void PutValues(const std::array<std::optional<int64_t>, N>& values, std::string*
   for (const std::optional<int64_t>& v : values) PutVarint(v ? ZigZag(*v) + 1 : 0, out);
 }
 
+// Reads the first `count` of `values` (the rest stay empty).
 template <size_t N>
-bool ReadValues(VarintReader* r, std::array<std::optional<int64_t>, N>* values) {
-  for (std::optional<int64_t>& v : *values) {
+bool ReadValues(VarintReader* r, size_t count, std::array<std::optional<int64_t>, N>* values) {
+  for (size_t i = 0; i < count && i < N; ++i) {
+    std::optional<int64_t>& v = (*values)[i];
     uint64_t x = 0;
     if (!r->Next(&x)) return false;
     v = x == 0 ? std::nullopt : std::optional<int64_t>(UnZigZag(x - 1));
@@ -37,12 +42,20 @@ bool ReadValues(VarintReader* r, std::array<std::optional<int64_t>, N>* values) 
   return true;
 }
 
+int64_t BackfillValue(const fleet::GpuView& gpu) {
+  if (!gpu.lease || !gpu.lease->is_backfill) return 0;
+  return gpu.lease->is_revoking ? 2 : 1;
+}
+
 }  // namespace
 
 GpuValues GpuValuesOf(const fleet::GpuView& gpu) {
   GpuValues v;
   const fleet::GpuSample& s = gpu.sample;
-  if (s.health != fleet::GpuHealth::kOk) return v;
+  if (s.health != fleet::GpuHealth::kOk) {
+    v[kBackfill] = BackfillValue(gpu);  // Lease time counts whether or not the GPU was read.
+    return v;
+  }
   v[kUtilizationPercent] = Percent(s.utilization_gpu_ratio);
   v[kMemoryUtilizationPercent] = Percent(s.utilization_memory_ratio);
   v[kMemoryUsedMib] = Mib(s.memory_used_bytes);
@@ -51,6 +64,7 @@ GpuValues GpuValuesOf(const fleet::GpuView& gpu) {
   if (s.sm_clock_hertz) v[kSmClockMegahertz] = *s.sm_clock_hertz / 1000000;
   if (s.clock_event_reasons) v[kClockEventReasons] = static_cast<int64_t>(*s.clock_event_reasons);
   v[kHeldIdle] = fleet::MarkGpu(gpu).idle_holding_pids.empty() ? 0 : 1;
+  v[kBackfill] = BackfillValue(gpu);
   return v;
 }
 
@@ -64,6 +78,7 @@ ProcessValues ProcessValuesOf(const fleet::ProcessView& process, const fleet::Gp
 
 std::string EncodeTick(const TickRecord& tick) {
   std::string out;
+  PutVarint(kFormatWithBackfill, &out);
   PutVarint(tick.gpus.size(), &out);
   for (const GpuTick& g : tick.gpus) {
     PutVarint(static_cast<uint64_t>(g.gpu_id), &out);
@@ -83,11 +98,17 @@ Result<TickRecord> DecodeTick(int64_t t, std::string_view bytes) {
   TickRecord tick;
   tick.t = t;
   uint64_t n = 0;
-  if (!r.Next(&n) || n > kMaxCount) return corrupt("bad GPU count");
+  if (!r.Next(&n)) return corrupt("bad GPU count");
+  size_t gpu_columns = kGpuColumnCount - 1;  // The first format.
+  if (n == kFormatWithBackfill) {
+    gpu_columns = kGpuColumnCount;
+    if (!r.Next(&n)) return corrupt("bad GPU count");
+  }
+  if (n > kMaxCount) return corrupt("bad GPU count");
   for (uint64_t i = 0; i < n; ++i) {
     GpuTick g;
     uint64_t id = 0;
-    if (!r.Next(&id) || id > INT64_MAX || !ReadValues(&r, &g.values)) return corrupt("truncated GPU");
+    if (!r.Next(&id) || id > INT64_MAX || !ReadValues(&r, gpu_columns, &g.values)) return corrupt("truncated GPU");
     g.gpu_id = static_cast<int64_t>(id);
     tick.gpus.push_back(g);
   }
@@ -95,7 +116,9 @@ Result<TickRecord> DecodeTick(int64_t t, std::string_view bytes) {
   for (uint64_t i = 0; i < n; ++i) {
     ProcessTick p;
     uint64_t id = 0;
-    if (!r.Next(&id) || id > INT64_MAX || !ReadValues(&r, &p.values)) return corrupt("truncated process");
+    if (!r.Next(&id) || id > INT64_MAX || !ReadValues(&r, p.values.size(), &p.values)) {
+      return corrupt("truncated process");
+    }
     p.session_id = static_cast<int64_t>(id);
     tick.processes.push_back(p);
   }

@@ -3,7 +3,8 @@
 // What the store keeps of one tick: per GPU the eight raw columns, per GPU
 // process its SM use and memory, in integer units. Built from a FleetView
 // (pure), and packed into one journal row per tick (EncodeTick/DecodeTick;
-// DecodeTick is a parser of stored bytes with a fuzz target).
+// DecodeTick is a parser of stored bytes with a fuzz target). Rows written
+// before the backfill column existed still decode, with it empty.
 #pragma once
 
 #include <array>
@@ -28,6 +29,7 @@ enum GpuColumn : size_t {
   kSmClockMegahertz,
   kClockEventReasons,  // NVML bit set
   kHeldIdle,           // 1 when a process holds memory at 0 % SM on the GPU
+  kBackfill,           // 1: a backfill lease holds the GPU; 2: one being preempted
   kGpuColumnCount,
 };
 

@@ -26,21 +26,26 @@ Result<std::vector<GpuUsage>> QueryGpuUsage(Db* db, int64_t first_hour, int64_t 
       db,
       "SELECT g.gpu_id, g.gpu_index, g.uuid, g.name, SUM(r.covered_seconds), SUM(r.utilization_sum_permille_seconds), "
       "SUM(r.idle_seconds), SUM(r.held_idle_seconds), SUM(r.energy_joules), SUM(r.throttle_thermal_seconds), "
-      "SUM(r.throttle_power_seconds), SUM(r.throttle_other_seconds), SUM(r.unknown_seconds) "
+      "SUM(r.throttle_power_seconds), SUM(r.throttle_other_seconds), SUM(r.unknown_seconds), "
+      "SUM(r.backfill_seconds) "
       "FROM gpu_rollup_1h r JOIN gpus g USING (gpu_id) WHERE r.hour >= ? AND r.hour < ? "
       "GROUP BY g.gpu_id ORDER BY g.gpu_index, g.uuid",
       {first_hour, end_hour}, [&](const Stmt& r) {
         out.push_back(GpuUsage{r.Int(0), static_cast<int>(r.Int(1)), r.Text(2), r.Text(3), r.Int(4), r.Int(5),
-                               r.Int(6), r.Int(7), r.Int(8), r.Int(9), r.Int(10), r.Int(11), r.Int(12)});
+                               r.Int(6), r.Int(7), r.Int(8), r.Int(9), r.Int(10), r.Int(11), r.Int(12), r.Int(13)});
       });
   if (!s.ok()) return s;
   return out;
 }
 
-Result<std::map<int64_t, int64_t>> QueryXidCounts(Db* db, int64_t since_t, int64_t until_t) {
+Result<std::map<int64_t, int64_t>> QueryEventCounts(Db* db, const std::string& kind, int64_t since_t, int64_t until_t) {
   std::map<int64_t, int64_t> out;
-  Status s = QueryRows(db, "SELECT gpu_id, COUNT(*) FROM events WHERE kind = 'xid' AND t >= ? AND t < ? GROUP BY gpu_id",
-                        {since_t, until_t}, [&](const Stmt& r) { out[r.Int(0)] = r.Int(1); });
+  Result<Stmt> stmt =
+      db->Prepare("SELECT gpu_id, COUNT(*) FROM events WHERE kind = ? AND t >= ? AND t < ? AND gpu_id IS NOT NULL "
+                  "GROUP BY gpu_id");
+  if (!stmt.ok()) return stmt.status();
+  stmt.value().Bind(1, kind).Bind(2, since_t).Bind(3, until_t);
+  Status s = stmt.value().ForEachRow([&](const Stmt& r) { out[r.Int(0)] = r.Int(1); });
   if (!s.ok()) return s;
   return out;
 }

@@ -2,8 +2,8 @@
 //
 // What the history store says about usage over a range of hours, as plain
 // rows in the store's own units (seconds, permille-seconds, joules, MiB-
-// seconds): per GPU, per owner, the processes that held memory idle, Xid
-// counts, and the hourly and per-minute utilization the charts draw. The
+// seconds): per GPU, per owner, the processes that held memory idle, event
+// counts (Xid errors, backfill preemptions), and the hourly and per-minute utilization the charts draw. The
 // report (src/report) turns them into hours, ratios and costs; no SQL lives
 // outside src/store. Hours are Unix hours (t / 3600), [first_hour,
 // end_hour).
@@ -37,12 +37,13 @@ struct GpuUsage {
   int64_t throttle_power_seconds = 0;
   int64_t throttle_other_seconds = 0;
   int64_t unknown_seconds = 0;  // Could not be read.
+  int64_t backfill_seconds = 0;  // Held by a backfill lease.
 };
 // One row per GPU with samples in the range, by index then UUID.
 Result<std::vector<GpuUsage>> QueryGpuUsage(Db* db, int64_t first_hour, int64_t end_hour);
 
-// Xid events per gpu_id in [since_t, until_t).
-Result<std::map<int64_t, int64_t>> QueryXidCounts(Db* db, int64_t since_t, int64_t until_t);
+// Events of `kind` ("xid", "backfill_preempted") per gpu_id in [since_t, until_t).
+Result<std::map<int64_t, int64_t>> QueryEventCounts(Db* db, const std::string& kind, int64_t since_t, int64_t until_t);
 
 struct HourlyUtilization {
   int64_t gpu_id = 0;

@@ -398,7 +398,7 @@ Status StoreWriter::WriteTick(const fleet::FleetView& fleet) {
     int64_t gpu_id = id.value();
     tick.gpus.push_back(GpuTick{gpu_id, GpuValuesOf(g)});
     const std::string& uuid = g.info.uuid;
-    GpuState now{g.sample.health, ThrottleBits(g.sample), g.xid_count};
+    GpuState now{g.sample.health, ThrottleBits(g.sample), g.xid_count, g.backfill_preemptions};
     states[uuid] = now;
     auto before = previous_.find(uuid);
     GpuState was = before != previous_.end() ? before->second : GpuState{};
@@ -415,6 +415,11 @@ Status StoreWriter::WriteTick(const fleet::FleetView& fleet) {
     }
     if (now.xid_count > was.xid_count && g.last_xid) {
       event(gpu_id, "xid", fmt::format("Xid {} ({} since the agent started)", g.last_xid->xid, now.xid_count));
+    }
+    for (int64_t n = was.backfill_preemptions + 1; n <= now.backfill_preemptions; ++n) {
+      event(gpu_id, "backfill_preempted",
+            fmt::format("gpu {}: a backfill lease yields the GPU to a waiting request ({} since the agent started)",
+                        g.info.index, n));
     }
     if (g.sample.health != fleet::GpuHealth::kOk) continue;
     readable_gpus.insert(gpu_id);
@@ -503,16 +508,16 @@ Status StoreWriter::SubtractFromHours(int64_t hour, const FoldedMinute& old) {
       "power_sum_deciwatt_seconds = power_sum_deciwatt_seconds - ?, energy_joules = energy_joules - ?, "
       "idle_seconds = idle_seconds - ?, unknown_seconds = unknown_seconds - ?, "
       "held_idle_seconds = held_idle_seconds - ?, throttle_thermal_seconds = throttle_thermal_seconds - ?, "
-      "throttle_power_seconds = throttle_power_seconds - ?, throttle_other_seconds = throttle_other_seconds - ? "
-      "WHERE gpu_id = ? AND hour = ?");
+      "throttle_power_seconds = throttle_power_seconds - ?, throttle_other_seconds = throttle_other_seconds - ?, "
+      "backfill_seconds = backfill_seconds - ? WHERE gpu_id = ? AND hour = ?");
   if (!gpu.ok()) return gpu.status();
   for (const auto& [gpu_id, r] : old.gpu_rollups) {
     Status s = gpu.value()
                    ->Bind(1, r.covered_seconds).Bind(2, r.utilization_sum_permille_seconds)
                    .Bind(3, r.power_sum_deciwatt_seconds).Bind(4, r.energy_joules).Bind(5, r.idle_seconds)
                    .Bind(6, r.unknown_seconds).Bind(7, r.held_idle_seconds).Bind(8, r.throttle_thermal_seconds)
-                   .Bind(9, r.throttle_power_seconds).Bind(10, r.throttle_other_seconds).Bind(11, gpu_id)
-                   .Bind(12, hour)
+                   .Bind(9, r.throttle_power_seconds).Bind(10, r.throttle_other_seconds)
+                   .Bind(11, r.backfill_seconds).Bind(12, gpu_id).Bind(13, hour)
                    .Run();
     if (!s.ok()) return s;
   }
@@ -562,17 +567,18 @@ Status StoreWriter::FoldJournalBefore(int64_t before_t, bool keep_journal) {
       "INSERT OR REPLACE INTO gpu_rollup_1m (gpu_id, minute, covered_seconds, utilization_min_permille, "
       "utilization_mean_permille, utilization_max_permille, memory_used_mean_mib, memory_used_max_mib, "
       "power_mean_deciwatts, temperature_max_celsius, energy_joules, idle_seconds, held_idle_seconds, "
-      "throttle_thermal_seconds, throttle_power_seconds, throttle_other_seconds, unknown_seconds) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      "throttle_thermal_seconds, throttle_power_seconds, throttle_other_seconds, unknown_seconds, backfill_seconds) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   Result<Stmt*> hour_rollup = db_->Cached(
       "INSERT INTO gpu_rollup_1h (gpu_id, hour, covered_seconds, utilization_min_permille, "
       "utilization_sum_permille_seconds, utilization_max_permille, memory_used_max_mib, power_sum_deciwatt_seconds, "
       "temperature_max_celsius, energy_joules, idle_seconds, held_idle_seconds, throttle_thermal_seconds, "
-      "throttle_power_seconds, throttle_other_seconds, unknown_seconds) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+      "throttle_power_seconds, throttle_other_seconds, unknown_seconds, backfill_seconds) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
       "ON CONFLICT (gpu_id, hour) DO UPDATE SET "
       "covered_seconds = covered_seconds + excluded.covered_seconds, "
       "unknown_seconds = unknown_seconds + excluded.unknown_seconds, "
+      "backfill_seconds = backfill_seconds + excluded.backfill_seconds, "
       "utilization_min_permille = MIN(COALESCE(utilization_min_permille, excluded.utilization_min_permille), "
       "  COALESCE(excluded.utilization_min_permille, utilization_min_permille)), "
       "utilization_sum_permille_seconds = utilization_sum_permille_seconds + excluded.utilization_sum_permille_seconds, "
@@ -630,6 +636,7 @@ Status StoreWriter::FoldJournalBefore(int64_t before_t, bool keep_journal) {
                 .Bind(9, r.power_mean_deciwatts).Bind(10, r.temperature_max_celsius).Bind(11, r.energy_joules)
                 .Bind(12, r.idle_seconds).Bind(13, r.held_idle_seconds).Bind(14, r.throttle_thermal_seconds)
                 .Bind(15, r.throttle_power_seconds).Bind(16, r.throttle_other_seconds).Bind(17, r.unknown_seconds)
+                .Bind(18, r.backfill_seconds)
                 .Run();
       }
       if (s.ok()) {
@@ -640,6 +647,7 @@ Status StoreWriter::FoldJournalBefore(int64_t before_t, bool keep_journal) {
                 .Bind(9, r.temperature_max_celsius).Bind(10, r.energy_joules).Bind(11, r.idle_seconds)
                 .Bind(12, r.held_idle_seconds).Bind(13, r.throttle_thermal_seconds)
                 .Bind(14, r.throttle_power_seconds).Bind(15, r.throttle_other_seconds).Bind(16, r.unknown_seconds)
+                .Bind(17, r.backfill_seconds)
                 .Run();
       }
       if (s.ok()) s = gpu_seen.value()->Bind(1, block.times.back()).Bind(2, gpu_id).Run();

@@ -129,6 +129,7 @@ class StoreWriter {
     fleet::GpuHealth health = fleet::GpuHealth::kOk;
     uint64_t throttle_reasons = 0;
     int64_t xid_count = 0;
+    int64_t backfill_preemptions = 0;
   };
   using SessionKey = std::tuple<int64_t, int64_t, int64_t>;  // gpu_id, pid, start_ticks
 

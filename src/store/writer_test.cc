@@ -252,6 +252,91 @@ TEST_F(WriterTest, TimeAGpuCouldNotBeReadIsUnknownNeitherBusyNorIdle) {
   EXPECT_EQ(Count("SELECT CAST(utilization_percent AS INTEGER) FROM gpu_hours WHERE uuid = 'GPU-0'"), 100);
 }
 
+TEST_F(WriterTest, BackfillLeaseTimeAndPreemptionsAreKeptPerGpu) {
+  std::unique_ptr<StoreWriter> w = OpenWriter();
+  for (int64_t t = kT0; t < kT0 + 120; ++t) {
+    fleet::FleetView f = Fleet(t);
+    // GPU 1 is backfilled from 10 s to 70 s, preempted at 60 s; again from
+    // 90 s, preempted at 100 s (by then the GPU cannot be read: the lease
+    // time still counts); GPU 0 holds a normal lease throughout.
+    f.gpus[0].lease = fleet::GpuLease{1, "alice", false, false};
+    bool first = t >= kT0 + 10 && t < kT0 + 70;
+    bool second = t >= kT0 + 90 && t < kT0 + 105;
+    if (first || second) {
+      f.gpus[1].lease = fleet::GpuLease{first ? 2 : 3, "batch", true, (t >= kT0 + 60 && t < kT0 + 70) || t >= kT0 + 100};
+    }
+    f.gpus[1].backfill_preemptions = (t >= kT0 + 60 ? 1 : 0) + (t >= kT0 + 100 ? 1 : 0);
+    if (t >= kT0 + 100) f.gpus[1].sample.health = fleet::GpuHealth::kUnresponsive;
+    ASSERT_TRUE(w->WriteNow(f).ok());
+  }
+  ASSERT_TRUE(w->FoldAll().ok());
+  EXPECT_EQ(Count("SELECT backfill_seconds FROM gpu_rollup_1h JOIN gpus USING (gpu_id) WHERE uuid = 'GPU-1'"), 60 + 15);
+  EXPECT_EQ(Count("SELECT backfill_seconds FROM gpu_rollup_1h JOIN gpus USING (gpu_id) WHERE uuid = 'GPU-0'"), 0);
+  EXPECT_EQ(Count("SELECT SUM(backfill_seconds) FROM gpu_rollup_1m JOIN gpus USING (gpu_id) WHERE uuid = 'GPU-1'"),
+            75);
+  EXPECT_EQ(Count("SELECT backfill_seconds FROM gpu_hours WHERE uuid = 'GPU-1'"), 75);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM events e JOIN gpus g USING (gpu_id) WHERE e.kind = 'backfill_preempted' "
+                  "AND g.uuid = 'GPU-1'"),
+            2);
+  EXPECT_EQ(Count("SELECT MIN(t) - 1800000000 FROM events WHERE kind = 'backfill_preempted'"), 60);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM events WHERE kind = 'backfill_preempted' AND detail LIKE '%(2 since%'"), 1);
+}
+
+// A journal row written before the backfill column existed (the first
+// format: the GPU count first, eight GPU columns) is folded after an
+// upgrade, with no backfill time.
+TEST_F(WriterTest, JournalRowsOfTheFirstFormatAreFoldedAfterAnUpgrade) {
+  { std::unique_ptr<StoreWriter> w = OpenWriter(); }
+  {
+    Result<std::unique_ptr<Db>> db = Db::Open(Path(), Db::Mode::kReadWriteCreate);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(db.value()->Exec("INSERT INTO gpus (gpu_id, uuid, gpu_index, name, first_seen, last_seen) "
+                                 "VALUES (1, 'GPU-0', 0, 'Test GPU', 1800000000, 1800000000)").ok());
+    for (int64_t t = kT0; t < kT0 + 30; ++t) {
+      std::string row;
+      PutVarint(1, &row);  // One GPU.
+      PutVarint(1, &row);  // gpu_id 1.
+      for (int64_t v : {50, 10, 1024, 3000, 50, 1500, 0, 0}) PutVarint(ZigZag(v) + 1, &row);
+      PutVarint(0, &row);  // No processes.
+      Result<Stmt> insert = db.value()->Prepare("INSERT INTO tick_journal (t, payload) VALUES (?, ?)");
+      ASSERT_TRUE(insert.ok());
+      ASSERT_TRUE(insert.value().Bind(1, t).BindBlob(2, row).Run().ok());
+    }
+  }
+  std::unique_ptr<StoreWriter> w = OpenWriter();
+  ASSERT_TRUE(w->FoldAll().ok());
+  // 29 one-second samples, the last standing for at most the 2 s gap.
+  EXPECT_EQ(Count("SELECT covered_seconds FROM gpu_rollup_1h WHERE gpu_id = 1"), 29 + 2);
+  EXPECT_EQ(Count("SELECT utilization_sum_permille_seconds FROM gpu_rollup_1h WHERE gpu_id = 1"), 500 * 31);
+  EXPECT_EQ(Count("SELECT power_sum_deciwatt_seconds FROM gpu_rollup_1h WHERE gpu_id = 1"), 3000 * 31);
+  EXPECT_EQ(Count("SELECT backfill_seconds FROM gpu_rollup_1h WHERE gpu_id = 1"), 0);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM tick_journal"), 0);
+}
+
+// A history written by the previous schema (2) is migrated in place: its
+// rows are kept, with no backfill time.
+TEST_F(WriterTest, ASchemaTwoHistoryIsMigratedKeepingItsRows) {
+  {
+    std::unique_ptr<StoreWriter> w = OpenWriter();
+    for (int64_t t = kT0; t < kT0 + 60; ++t) ASSERT_TRUE(w->WriteNow(Fleet(t)).ok());
+    ASSERT_TRUE(w->FoldAll().ok());
+  }
+  {  // Back to schema 2, as the previous tarmac left it.
+    Result<std::unique_ptr<Db>> db = Db::Open(Path(), Db::Mode::kReadWriteCreate);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(db.value()->Exec("DROP VIEW gpu_hours; ALTER TABLE gpu_rollup_1m DROP COLUMN backfill_seconds; "
+                                 "ALTER TABLE gpu_rollup_1h DROP COLUMN backfill_seconds; "
+                                 "CREATE VIEW gpu_hours AS SELECT hour FROM gpu_rollup_1h; PRAGMA user_version = 2")
+                    .ok());
+  }
+  EXPECT_EQ(Count("PRAGMA user_version"), 2);
+  std::unique_ptr<StoreWriter> w = OpenWriter();
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(Count("PRAGMA user_version"), kSchemaVersion);
+  EXPECT_EQ(Count("SELECT covered_seconds FROM gpu_rollup_1h JOIN gpus USING (gpu_id) WHERE uuid = 'GPU-0'"), 60);
+  EXPECT_EQ(Count("SELECT backfill_seconds FROM gpu_hours WHERE uuid = 'GPU-0'"), 0);
+}
+
 TEST_F(WriterTest, CorruptionFoundWhileRunningMovesTheFileAsideAndIsReported) {
   StoreOptions o;
   o.path = Path();

@@ -34,7 +34,7 @@ class BackfillBatchTest : public LeaseFixture {
 
   std::vector<std::string> mounts_;
 
-  void Start() { StartLeaseAgent("[backfill]\nidle_for = \"0s\"\ngrace = \"3s\"\n"); }
+  Child* Start() { return StartLeaseAgent("[backfill]\nidle_for = \"0s\"\ngrace = \"3s\"\n"); }
 
   std::string Batch(int n, const std::string& name = "in.jsonl") {
     std::string text;
@@ -146,13 +146,17 @@ TEST_F(BackfillBatchTest, ABatchRunsOnIdleGpusAndWritesEveryAnswerOnce) {
 }
 
 TEST_F(BackfillBatchTest, ARealRunPreemptsTheBatchWhichThenFinishesWithoutARepeat) {
-  Start();
+  Child* agent = Start();
   std::string in = Batch(500);
   ASSERT_EQ(Submit(in, {"--engine-command", Engine("--latency-ms 30"), "--gpus", "2"}).exit_code, 0);
   ASSERT_TRUE(WaitFor([&] {
     json p = Get(1)["progress"];
     return p.value("gpus_held", 0) == 2 && p.value("done", 0) >= 40;
   })) << Get(1).dump();
+  json status = AgentStatus();
+  EXPECT_EQ(status["gpus"][0]["lease"]["kind"], "backfill") << status.dump();
+  RunResult text = T({"status"});
+  EXPECT_NE(text.out.find("backfill lease"), std::string::npos) << text.out;
   std::string d = dir_.path();
   Child* run = StartRun({"--gpus", "2"}, {"sh", "-c", "touch " + d + "/ran"});
   ASSERT_TRUE(WaitFor([&] { return std::ifstream(d + "/ran").good(); })) << Get(1).dump();
@@ -164,6 +168,25 @@ TEST_F(BackfillBatchTest, ARealRunPreemptsTheBatchWhichThenFinishesWithoutARepea
   int preempting = 0;
   for (const json& e : Events()) preempting += e["kind"] == "preempting" ? 1 : 0;
   EXPECT_EQ(preempting, 2);
+  // The history keeps it: each GPU's backfill time and its one preemption,
+  // in `tarmac report` (a clean stop folds the minute in progress).
+  agent->KillAndWait(SIGTERM);
+  RunResult report = Tarmac({"report", "--db", dir_.path() + "/state/tarmac.db", "--since", "1h", "--format", "json"});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  json r = json::parse(report.out);
+  ASSERT_EQ(r["gpus"].size(), 2u) << report.out;
+  double held_seconds = b["progress"]["gpu_seconds"].get<double>();
+  for (const json& g : r["gpus"]) {
+    EXPECT_GT(g["backfill_hours"].get<double>(), 0) << report.out;
+    EXPECT_EQ(g["backfill_preemptions"], 1) << report.out;
+  }
+  EXPECT_EQ(r["backfill_preemptions"], 2);
+  // The sampled lease time agrees with the runner's own count of GPU time
+  // (to a few samples per lease, or a quarter on a loaded machine).
+  EXPECT_NEAR(r["backfill_hours"].get<double>() * 3600, held_seconds, std::max(4.0, held_seconds / 4))
+      << report.out;
+  RunResult by_gpu = Tarmac({"report", "--db", dir_.path() + "/state/tarmac.db", "--since", "1h", "--by", "gpu"});
+  EXPECT_NE(by_gpu.out.find("backfill put"), std::string::npos) << by_gpu.out;
 }
 
 TEST_F(BackfillBatchTest, KillNineOfTheRunnerAndOfTheEngineLosesNoResultAndRepeatsNone) {
