@@ -8,6 +8,7 @@
 
 #include "cli/agent_command.h"
 #include "cli/backfill_command.h"
+#include "cli/doctor_command.h"
 #include "cli/history_command.h"
 #include "cli/lease_commands.h"
 #include "cli/run_command.h"
@@ -63,6 +64,8 @@ int main(int argc, char** argv) {
   CLI::App* shell_cmd = AddShellCommand(&app, &shell, &global);
   LeaseCommands lease_commands;
   AddLeaseCommands(&app, &lease_commands, &global);
+  DoctorOptions doctor;
+  CLI::App* doctor_cmd = AddDoctorCommand(&app, &doctor, &global);
   BackfillOptions backfill;
   std::map<std::string, CLI::App*> backfill_cmds = AddBackfillCommand(&app, &backfill, &global);
   // Shared options are accepted before or after the command name.
@@ -102,6 +105,7 @@ int main(int argc, char** argv) {
   if (export_cmd->parsed()) return RunExport(export_options, clock);
   if (store_info_cmd->parsed()) return RunStoreInfo(store_info);
   if (zombies_cmd->parsed()) return RunZombies(global, zombies);
+  if (doctor_cmd->parsed()) return RunDoctor(global, doctor, clock, &logger);
   if (run_cmd->parsed()) return RunRun(global, run);
   if (shell_cmd->parsed()) return RunShell(global, shell);
   if (int code = RunLeaseCommands(global, lease_commands); code >= 0) return code;

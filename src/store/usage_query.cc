@@ -50,6 +50,21 @@ Result<std::map<int64_t, int64_t>> QueryEventCounts(Db* db, const std::string& k
   return out;
 }
 
+Result<std::vector<RecentThrottle>> QueryRecentThrottle(Db* db, int64_t first_minute, int64_t end_minute) {
+  std::vector<RecentThrottle> out;
+  Status s = QueryRows(db,
+                        "SELECT g.gpu_index, g.uuid, SUM(r.covered_seconds), SUM(r.throttle_thermal_seconds), "
+                        "SUM(r.throttle_power_seconds), SUM(r.throttle_other_seconds) "
+                        "FROM gpu_rollup_1m r JOIN gpus g USING (gpu_id) WHERE r.minute >= ? AND r.minute < ? "
+                        "GROUP BY g.gpu_id ORDER BY g.gpu_index",
+                        {first_minute, end_minute}, [&](const Stmt& r) {
+                          out.push_back(RecentThrottle{static_cast<int>(r.Int(0)), r.Text(1), r.Int(2), r.Int(3),
+                                                       r.Int(4), r.Int(5)});
+                        });
+  if (!s.ok()) return s;
+  return out;
+}
+
 Result<std::vector<HourlyUtilization>> QueryHourlyUtilization(Db* db, int64_t first_hour, int64_t end_hour) {
   std::vector<HourlyUtilization> out;
   Status s = QueryRows(db,

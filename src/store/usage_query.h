@@ -45,6 +45,18 @@ Result<std::vector<GpuUsage>> QueryGpuUsage(Db* db, int64_t first_hour, int64_t 
 // Events of `kind` ("xid", "backfill_preempted") per gpu_id in [since_t, until_t).
 Result<std::map<int64_t, int64_t>> QueryEventCounts(Db* db, const std::string& kind, int64_t since_t, int64_t until_t);
 
+// Clock throttling per GPU over [first_minute, end_minute), from the
+// minute rollups.
+struct RecentThrottle {
+  int index = 0;
+  std::string uuid;
+  int64_t covered_seconds = 0;
+  int64_t thermal_seconds = 0;
+  int64_t power_seconds = 0;
+  int64_t other_seconds = 0;
+};
+Result<std::vector<RecentThrottle>> QueryRecentThrottle(Db* db, int64_t first_minute, int64_t end_minute);
+
 struct HourlyUtilization {
   int64_t gpu_id = 0;
   int64_t hour = 0;

@@ -73,6 +73,7 @@ TempDir::~TempDir() {
 
 std::string TempDir::Write(const std::string& name, const std::string& text) const {
   std::string file = path_ + "/" + name;
+  std::filesystem::create_directories(std::filesystem::path(file).parent_path());
   std::ofstream(file) << text;
   return file;
 }

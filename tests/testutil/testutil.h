@@ -21,7 +21,8 @@ class TempDir {
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
   const std::string& path() const { return path_; }
-  // Writes `text` to path()/name and returns the full path.
+  // Writes `text` to path()/name (creating its folders) and returns the full
+  // path.
   std::string Write(const std::string& name, const std::string& text) const;
 
  private:

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cli/doctor_command.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <thread>
+
+#include "cli/fleet_source.h"
+#include "common/exit_codes.h"
+#include "common/host_name.h"
+#include "doctor/doctor_render.h"
+#include "doctor/playbook.h"
+#include "fleet/clock_event_reasons.h"
+#include "store/usage_query.h"
+
+namespace tarmac::cli {
+namespace {
+
+constexpr uint64_t kThermal = fleet::kReasonSwThermalSlowdown | fleet::kReasonHwThermalSlowdown;
+constexpr uint64_t kPower = fleet::kReasonSwPowerCap | fleet::kReasonHwPowerBrakeSlowdown;
+constexpr uint64_t kHardware = fleet::kReasonHwSlowdown;
+
+// Throttling over the last hour, from the history's minute rollups; empty
+// when there is no history to read.
+std::map<int, doctor::ThrottleWindow> ThrottleFromHistory(const StoreAccessOptions& store, Clock* clock) {
+  std::map<int, doctor::ThrottleWindow> out;
+  Result<StoreAccess> access = OpenStore(store);
+  if (!access.ok()) return out;
+  int64_t now_minute = UnixSeconds(clock->WallNow()) / 60;
+  Result<std::vector<store::RecentThrottle>> rows =
+      store::QueryRecentThrottle(access.value().db.get(), now_minute - 60, now_minute + 1);
+  if (!rows.ok()) return out;
+  for (const store::RecentThrottle& r : rows.value()) {
+    if (r.covered_seconds <= 0) continue;
+    doctor::ThrottleWindow w;
+    w.seconds = static_cast<double>(r.covered_seconds);
+    w.thermal_seconds = static_cast<double>(r.thermal_seconds);
+    w.power_seconds = static_cast<double>(r.power_seconds);
+    w.hardware_seconds = static_cast<double>(r.other_seconds);
+    w.source = "the last hour";
+    out[r.index] = w;
+  }
+  return out;
+}
+
+// Adds one reading's throttle reasons to each GPU's window (each reading
+// standing for `seconds`).
+void AddReading(const fleet::FleetView& fleet, double seconds, std::map<int, doctor::ThrottleWindow>* windows) {
+  for (const fleet::GpuView& g : fleet.gpus) {
+    if (!g.sample.clock_event_reasons) continue;
+    uint64_t r = *g.sample.clock_event_reasons;
+    doctor::ThrottleWindow& w = (*windows)[g.info.index];
+    w.seconds += seconds;
+    if (r & kThermal) w.thermal_seconds += seconds;
+    if (r & kPower) w.power_seconds += seconds;
+    if (r & kHardware) w.hardware_seconds += seconds;
+  }
+}
+
+std::set<std::string> Names(const std::vector<std::string>& values) {
+  std::set<std::string> out;
+  for (const std::string& v : values) {
+    size_t i = 0;
+    while (i <= v.size()) {
+      size_t comma = v.find(',', i);
+      std::string name = v.substr(i, comma == std::string::npos ? std::string::npos : comma - i);
+      if (!name.empty()) out.insert(name);
+      if (comma == std::string::npos) break;
+      i = comma + 1;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+CLI::App* AddDoctorCommand(CLI::App* app, DoctorOptions* o, GlobalOptions* global) {
+  std::string checks;
+  for (const doctor::CheckInfo& c : doctor::AllChecks()) {
+    checks += fmt::format("\n  {:<12}{:<14}{}", c.name, doctor::QuestionName(c.question), c.what);
+  }
+  CLI::App* cmd = app->add_subcommand(
+      "doctor", "Walk the fast-diagnosis playbook: are the GPUs busy and healthy, is the data pipeline feeding "
+                "them, is the interconnect healthy, is the scheduler telling the truth");
+  cmd->footer("Checks (for --only and --skip, with the questions gpus, pipeline, interconnect, scheduler):" + checks +
+              "\n\nExit codes: 0 nothing above info, 4 a warning, 5 a critical finding, 1 error, 2 usage.");
+  cmd->add_flag("--json", o->json, "Print the findings as JSON");
+  cmd->add_flag("--quick", o->quick, "A short sampling window (0.5 s) for a fast answer");
+  cmd->add_option("--only", o->only, "Run only these checks or questions (comma-separated)")->delimiter(',');
+  cmd->add_option("--skip", o->skip, "Leave out these checks or questions (comma-separated)")->delimiter(',');
+  cmd->add_option("--window", o->window_seconds, "Seconds to sample CPU and throttling over (default 2; 0.5 quick)")
+      ->check(CLI::Range(0.1, 60.0));
+  cmd->add_option("--host-root", o->host_root,
+                  "Read /proc, /sys, /dev/kmsg and /etc under DIR (a host mounted into a container)")
+      ->default_str("/");
+  cmd->add_option("--color", o->color, "Colour: auto (on a terminal), always or never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+  AddStoreAccessOptions(cmd, &o->store);
+  AddGlobalOptions(cmd, global);
+  return cmd;
+}
+
+int RunDoctor(const GlobalOptions& global, const DoctorOptions& o, Clock* clock, Logger* logger) {
+  doctor::Selection selection{Names(o.only), Names(o.skip)};
+  Status valid = doctor::ValidateSelection(selection);
+  if (!valid.ok()) return ExitWith(valid);
+  auto wants = [&](doctor::Question q) { return doctor::IsQuestionSelected(q, selection); };
+  doctor::HostFiles host(o.host_root);
+  doctor::DoctorInputs in;
+  in.is_root = ::geteuid() == 0;
+
+  // The GPUs, and the window: throttling and CPU time are judged over it.
+  double window = o.window_seconds > 0 ? o.window_seconds : o.quick ? 0.5 : 2.0;
+  std::optional<std::string> stat_before = host.Read("/proc/stat");
+  Result<std::unique_ptr<FleetSource>> source = FleetSource::Open(global, clock, logger);
+  std::map<int, doctor::ThrottleWindow> sampled;
+  auto start = std::chrono::steady_clock::now();
+  if (source.ok()) {
+    in.through_agent = source.value()->is_agent();
+    Result<fleet::FleetView> first = source.value()->Read(std::nullopt);
+    if (first.ok()) in.fleet = std::move(first).value();
+    else in.gpu_error = first.status().message();
+  } else {
+    in.gpu_error = source.status().message();
+  }
+  constexpr int kReadings = 5;
+  for (int i = 1; i <= kReadings; ++i) {
+    std::this_thread::sleep_until(start + std::chrono::duration<double>(window * i / kReadings));
+    if (!source.ok() || !in.gpu_error.empty()) continue;
+    Result<fleet::FleetView> read = source.value()->Read(std::nullopt);
+    if (!read.ok()) continue;
+    AddReading(read.value(), window / kReadings, &sampled);
+    if (i == kReadings) in.fleet = std::move(read).value();
+  }
+  std::optional<std::string> stat_after = host.Read("/proc/stat");
+  in.hostname = in.fleet.hostname.empty() ? HostName() : in.fleet.hostname;
+  in.throttle = ThrottleFromHistory(o.store, clock);
+  for (auto& [index, w] : sampled) {
+    if (in.throttle.count(index)) continue;  // History knows better than a few readings.
+    w.source = fmt::format("{} readings over {:.1f} s", kReadings, window);
+    in.throttle[index] = w;
+  }
+
+  if (stat_before && stat_after) {
+    in.cpu = doctor::CompareCpuTimes(doctor::ParseCpuTimes(*stat_before), doctor::ParseCpuTimes(*stat_after));
+  }
+  if (std::optional<std::string> meminfo = host.Read("/proc/meminfo")) in.memory = doctor::ParseMemInfo(*meminfo);
+  if (wants(doctor::Question::kGpus)) {
+    Result<std::string> log = host.KernelLog();
+    if (log.ok()) in.kernel_xids = doctor::ParseKernelXids(log.value());
+    else in.kernel_log_error = "the kernel log could not be read: " + log.status().message();
+  }
+  if (!host.List("/sys/bus/pci/devices").empty()) in.pci_gpus = doctor::ScanPciGpus(host);
+  for (const fleet::GpuView& g : in.fleet.gpus) {
+    for (const fleet::ProcessView& p : g.processes) in.processes[p.process.pid] = doctor::ReadProcessFacts(host, p.process.pid);
+  }
+  if (wants(doctor::Question::kScheduler)) in.containers = doctor::ReadContainerFacts(host);
+
+  doctor::DoctorResult result = doctor::RunPlaybook(in, selection);
+  bool use_color = o.color == "always" || (o.color == "auto" && ::isatty(STDOUT_FILENO));
+  std::string text = o.json ? doctor::RenderJson(result) : doctor::RenderText(result, use_color);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  return doctor::ExitCodeOf(result.worst);
+}
+
+}  // namespace tarmac::cli

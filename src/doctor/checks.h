@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// The doctor's checks: each a pure function of DoctorInputs that adds its
+// findings (only what is worth saying: a check that finds nothing passed)
+// and the parts it could not judge. Thresholds are in docs/doctor.md.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "doctor/finding.h"
+#include "doctor/inputs.h"
+
+namespace tarmac::doctor {
+
+struct CheckOutput {
+  std::vector<Finding> findings;
+  std::vector<Skipped> skipped;
+};
+
+using CheckFn = void (*)(const DoctorInputs& in, CheckOutput* out);
+
+// Question 1: the GPUs (gpu_checks.cc).
+void CheckDriver(const DoctorInputs& in, CheckOutput* out);
+void CheckVisibility(const DoctorInputs& in, CheckOutput* out);
+void CheckThrottle(const DoctorInputs& in, CheckOutput* out);
+void CheckEcc(const DoctorInputs& in, CheckOutput* out);
+void CheckXid(const DoctorInputs& in, CheckOutput* out);
+void CheckPersistence(const DoctorInputs& in, CheckOutput* out);
+void CheckSharing(const DoctorInputs& in, CheckOutput* out);
+void CheckHeldIdle(const DoctorInputs& in, CheckOutput* out);
+
+// Question 2: the data pipeline (pipeline_checks.cc).
+void CheckCpu(const DoctorInputs& in, CheckOutput* out);
+void CheckMemory(const DoctorInputs& in, CheckOutput* out);
+
+// Question 3: the interconnect (link_checks.cc).
+void CheckPcie(const DoctorInputs& in, CheckOutput* out);
+void CheckNvlink(const DoctorInputs& in, CheckOutput* out);
+void CheckNuma(const DoctorInputs& in, CheckOutput* out);
+void CheckTopology(const DoctorInputs& in, CheckOutput* out);
+
+// Question 4: the scheduler (scheduler_checks.cc).
+void CheckAllocation(const DoctorInputs& in, CheckOutput* out);
+void CheckContainers(const DoctorInputs& in, CheckOutput* out);
+
+// The GPU-to-GPU matrix as `nvidia-smi topo -m` prints it (NV, NODE, SYS,
+// X), with each GPU's CPU and NUMA affinity.
+std::string TopologyMatrix(const fleet::FleetView& fleet);
+
+}  // namespace tarmac::doctor

@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// Every check on planted faults (and on a healthy machine: nothing above
+// info), and the playbook's selection, verdicts and exit codes.
+#include "doctor/checks.h"
+
+#include <gtest/gtest.h>
+
+#include "doctor/playbook.h"
+#include "doctor/xid_catalog.h"
+#include "fleet/clock_event_reasons.h"
+
+namespace tarmac::doctor {
+namespace {
+
+fleet::GpuView Gpu(int i) {
+  fleet::GpuView g;
+  g.info.index = i;
+  g.info.uuid = "GPU-0000000" + std::to_string(i) + "-aaaa";
+  g.info.name = "NVIDIA H100 80GB HBM3";
+  g.info.pci_bus_id = "00000000:1" + std::to_string(i) + ":00.0";
+  g.info.pcie_generation_max = 5;
+  g.info.pcie_width_max = 16;
+  g.info.numa_node = 0;
+  g.info.cpu_affinity = "0-31";
+  g.info.is_persistence_mode_enabled = true;
+  g.info.power_limit_default_milliwatts = 700000;
+  g.info.temperature_slowdown_celsius = 87;
+  g.sample.index = i;
+  g.sample.utilization_gpu_ratio = 0.9;
+  g.sample.memory_total_bytes = int64_t{80} << 30;
+  g.sample.memory_used_bytes = int64_t{40} << 30;
+  g.sample.power_limit_milliwatts = 700000;
+  g.sample.temperature_celsius = 60;
+  g.sample.pcie_generation = 5;
+  g.sample.pcie_width = 16;
+  g.sample.clock_event_reasons = 0;
+  g.sample.ecc.volatile_uncorrected = 0;
+  g.sample.remapped_rows = fleet::RemappedRows{};
+  g.sample.nvlink_active = {true, true, true, true};
+  return g;
+}
+
+fleet::ProcessView Process(int64_t pid, const std::string& user) {
+  fleet::ProcessView p;
+  p.process.pid = pid;
+  p.process.used_memory_bytes = int64_t{20} << 30;
+  p.process.sm_utilization_ratio = 0.9;
+  p.details.pid = pid;
+  p.details.exists = true;
+  p.details.user = user;
+  p.details.uid = 1000;
+  p.details.command = "python train.py";
+  return p;
+}
+
+// A healthy two-GPU machine with one job per GPU.
+DoctorInputs Healthy() {
+  DoctorInputs in;
+  in.hostname = "node1";
+  in.through_agent = true;
+  in.is_root = true;
+  in.fleet.system.driver_version = "580.65.06";
+  in.fleet.system.nvml_version = "13.580.65.06";
+  for (int i = 0; i < 2; ++i) {
+    fleet::GpuView g = Gpu(i);
+    g.processes.push_back(Process(100 + i, "alice"));
+    in.fleet.gpus.push_back(g);
+    in.processes[100 + i] = ProcessFacts{"0-31", g.info.uuid, true};
+    in.throttle[i] = ThrottleWindow{3600, 0, 600, 0, "the last hour"};
+  }
+  in.pci_gpus = std::vector<PciGpu>{};
+  for (int i = 0; i < 2; ++i) {
+    PciGpu p;
+    p.address = "0000:1" + std::to_string(i) + ":00.0";
+    p.driver = "nvidia";
+    in.pci_gpus->push_back(p);
+  }
+  in.cpu = CpuWindow{64, 0.4, 0.01, 0.0, 3, 0.7, 0};
+  in.memory = MemInfo{int64_t{512} << 20, int64_t{300} << 20, int64_t{8} << 20, int64_t{8} << 20, 0, 0, 2048};
+  in.containers = ContainerFacts{{"docker"}, true, {"docker"}};
+  return in;
+}
+
+// The findings of `check` in a playbook run over `in`.
+std::vector<Finding> Of(const DoctorInputs& in, const std::string& check) {
+  std::vector<Finding> out;
+  for (const Finding& f : RunPlaybook(in, Selection{{check}, {}}).findings) out.push_back(f);
+  return out;
+}
+
+Severity WorstOf(const std::vector<Finding>& findings) {
+  Severity w = Severity::kOk;
+  for (const Finding& f : findings) w = std::max(w, f.severity);
+  return w;
+}
+
+TEST(DoctorChecksTest, AHealthyMachineHasNothingAboveInfo) {
+  DoctorResult r = RunPlaybook(Healthy(), Selection{});
+  EXPECT_LE(r.worst, Severity::kInfo);
+  for (const Finding& f : r.findings) EXPECT_LE(f.severity, Severity::kInfo) << f.check << ": " << f.summary;
+  EXPECT_EQ(ExitCodeOf(r.worst), 0);
+  EXPECT_EQ(r.verdicts.size(), 4u);
+  EXPECT_TRUE(r.skipped.empty()) << r.skipped[0].check << ": " << r.skipped[0].why;
+}
+
+TEST(DoctorChecksTest, TheDriverMissingAndAVersionMismatch) {
+  DoctorInputs in = Healthy();
+  in.gpu_error = "NVML: driver not loaded";
+  EXPECT_EQ(WorstOf(Of(in, "driver")), Severity::kCritical);
+  in = Healthy();
+  in.fleet.system.nvml_version = "12.535.54.03";
+  std::vector<Finding> f = Of(in, "driver");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::kWarning);
+}
+
+TEST(DoctorChecksTest, AGpuOnTheBusButNotInNvmlAndALostOne) {
+  DoctorInputs in = Healthy();
+  PciGpu hidden;
+  hidden.address = "0000:9a:00.0";
+  in.pci_gpus->push_back(hidden);
+  PciGpu vm;
+  vm.address = "0000:9b:00.0";
+  vm.driver = "vfio-pci";
+  in.pci_gpus->push_back(vm);
+  in.fleet.gpus[1].sample.health = fleet::GpuHealth::kLost;
+  std::vector<Finding> f = Of(in, "visibility");
+  ASSERT_EQ(f.size(), 3u);
+  EXPECT_EQ(f[0].severity, Severity::kCritical);
+  EXPECT_EQ(f[0].gpu, 1);  // Worst first; the lost GPU came first.
+  EXPECT_NE(f[1].summary.find("0000:9a:00.0 is on the PCI bus but not visible"), std::string::npos) << f[1].summary;
+  EXPECT_NE(f[1].evidence.find("driver \"none\""), std::string::npos) << f[1].evidence;
+  EXPECT_EQ(f[2].severity, Severity::kInfo);  // Passed to a VM.
+}
+
+TEST(DoctorChecksTest, ThrottlingByItsReasonAndMargins) {
+  DoctorInputs in = Healthy();
+  in.throttle[0] = ThrottleWindow{3600, 3600 * 0.34, 0, 0, "the last hour"};
+  in.throttle[1] = ThrottleWindow{3600, 0, 0, 60, "the last hour"};
+  in.fleet.gpus[1].sample.temperature_celsius = 85;
+  in.fleet.gpus[1].sample.power_limit_milliwatts = 400000;
+  std::vector<Finding> f = Of(in, "throttle");
+  ASSERT_EQ(f.size(), 4u);
+  EXPECT_EQ(f[0].severity, Severity::kCritical);  // HW slowdown on gpu 1.
+  EXPECT_EQ(f[0].gpu, 1);
+  EXPECT_NE(f[1].summary.find("gpu 0 thermally throttled 34 % of the last hour"), std::string::npos) << f[1].summary;
+  EXPECT_NE(f[2].summary.find("within 5 °C"), std::string::npos) << f[2].summary;
+  EXPECT_NE(f[3].evidence.find("limit 400 W, default 700 W"), std::string::npos) << f[3].evidence;
+}
+
+TEST(DoctorChecksTest, EccErrorsAndRowRemapping) {
+  DoctorInputs in = Healthy();
+  in.fleet.gpus[0].sample.ecc.volatile_uncorrected = 2;
+  in.fleet.gpus[1].sample.remapped_rows->is_pending = true;
+  std::vector<Finding> f = Of(in, "ecc");
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_EQ(f[0].severity, Severity::kCritical);
+  EXPECT_EQ(f[0].gpu, 0);
+  EXPECT_EQ(f[1].severity, Severity::kWarning);
+  EXPECT_NE(f[1].action.find("nvidia-smi -r -i 1"), std::string::npos);
+}
+
+TEST(DoctorChecksTest, XidsOfTheKernelLogByGpuWithTheirMeaning) {
+  DoctorInputs in = Healthy();
+  in.kernel_xids = {{"0000:11:00", 79, 100.0, "NVRM: Xid (PCI:0000:11:00): 79, GPU has fallen off the bus."},
+                    {"0000:10:00", 13, 50.0, "NVRM: Xid (PCI:0000:10:00): 13, Graphics Exception"},
+                    {"0000:10:00", 13, 60.0, "NVRM: Xid (PCI:0000:10:00): 13, Graphics Exception again"},
+                    {"0000:77:00", 48, 70.0, "NVRM: Xid (PCI:0000:77:00): 48, DBE"}};
+  std::vector<Finding> f = Of(in, "xid");
+  ASSERT_EQ(f.size(), 3u);
+  EXPECT_EQ(f[0].severity, Severity::kCritical);
+  EXPECT_EQ(f[0].gpu, 1);
+  EXPECT_NE(f[0].summary.find("Xid 79 (GPU has fallen off the bus)"), std::string::npos) << f[0].summary;
+  EXPECT_NE(f[1].summary.find("PCI 0000:77:00: Xid 48"), std::string::npos) << f[1].summary;
+  EXPECT_NE(f[2].summary.find("gpu 0: Xid 13 (graphics engine exception), 2 times"), std::string::npos) << f[2].summary;
+  EXPECT_NE(f[2].evidence.find("again"), std::string::npos);  // The last line as evidence.
+}
+
+TEST(DoctorChecksTest, WithoutTheKernelLogTheAgentsXidCountsStandIn) {
+  DoctorInputs in = Healthy();
+  in.kernel_log_error = "the kernel log could not be read: /dev/kmsg: Permission denied";
+  in.fleet.gpus[0].xid_count = 1;
+  in.fleet.gpus[0].xid_count_by_code[94] = 1;
+  DoctorResult r = RunPlaybook(in, Selection{{"xid"}, {}});
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_NE(r.findings[0].summary.find("Xid 94 (contained ECC error)"), std::string::npos);
+  ASSERT_EQ(r.skipped.size(), 1u);
+  EXPECT_NE(r.skipped[0].why.find("Permission denied"), std::string::npos);
+}
+
+TEST(DoctorChecksTest, TheXidTableCoversTheCommonCodes) {
+  for (int64_t xid : {13, 31, 43, 45, 48, 61, 62, 63, 64, 74, 79, 92, 94, 95, 119, 120}) {
+    EXPECT_TRUE(IsKnownXid(xid)) << xid;
+    XidMeaning m = LookUpXid(xid);
+    EXPECT_NE(std::string(m.meaning), "") << xid;
+    EXPECT_NE(std::string(m.action), "") << xid;
+  }
+  EXPECT_FALSE(IsKnownXid(12345));
+  EXPECT_EQ(LookUpXid(12345).severity, Severity::kWarning);
+}
+
+TEST(DoctorChecksTest, PersistenceSharingAndHeldIdleMemory) {
+  DoctorInputs in = Healthy();
+  in.fleet.gpus[1].info.is_persistence_mode_enabled = false;
+  std::vector<Finding> p = Of(in, "persistence");
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].evidence, "gpus 1");
+  in.fleet.gpus[0].processes.push_back(Process(200, "bob"));
+  in.fleet.gpus[0].sample.memory_used_bytes = int64_t{78} << 30;
+  std::vector<Finding> s = Of(in, "sharing");
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].severity, Severity::kWarning);
+  in.fleet.gpus[1].processes[0].process.sm_utilization_ratio = 0.0;
+  in.fleet.gpus[1].sample.utilization_gpu_ratio = 0.0;
+  std::vector<Finding> h = Of(in, "held_idle");
+  ASSERT_EQ(h.size(), 1u);
+  EXPECT_EQ(h[0].gpu, 1);
+}
+
+TEST(DoctorChecksTest, TheCpuSaturatedAHotCoreStealAndIowait) {
+  DoctorInputs in = Healthy();
+  in.cpu = CpuWindow{64, 0.2, 0.15, 0.08, 5, 1.0, 1};
+  std::vector<Finding> f = Of(in, "cpu");
+  ASSERT_EQ(f.size(), 3u);
+  EXPECT_NE(f[0].summary.find("CPU 5 is saturated while the others idle"), std::string::npos) << f[0].summary;
+  EXPECT_NE(f[1].summary.find("stolen"), std::string::npos);
+  EXPECT_NE(f[2].summary.find("wait on storage"), std::string::npos);
+  in.cpu = CpuWindow{64, 0.97, 0, 0, 5, 1.0, 60};
+  f = Of(in, "cpu");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_NE(f[0].summary.find("saturated (97 % busy)"), std::string::npos) << f[0].summary;
+  in.cpu.reset();
+  DoctorResult r = RunPlaybook(in, Selection{{"cpu"}, {}});
+  EXPECT_TRUE(r.findings.empty());
+  ASSERT_EQ(r.skipped.size(), 1u);
+  EXPECT_TRUE(r.passed.empty());
+}
+
+TEST(DoctorChecksTest, MemoryShortSwapInUseAndHugePagesGone) {
+  DoctorInputs in = Healthy();
+  in.memory = MemInfo{int64_t{512} << 20, int64_t{20} << 20, int64_t{8} << 20, int64_t{4} << 20, 16, 0, 2048};
+  std::vector<Finding> f = Of(in, "memory");
+  ASSERT_EQ(f.size(), 3u);
+  EXPECT_EQ(f[0].severity, Severity::kCritical);  // 4 % available.
+  EXPECT_NE(f[1].summary.find("50 % of swap"), std::string::npos) << f[1].summary;
+  EXPECT_EQ(f[2].severity, Severity::kInfo);
+}
+
+TEST(DoctorChecksTest, PcieNarrowOrSlowUnderLoadButNotSlowAtIdle) {
+  DoctorInputs in = Healthy();
+  in.fleet.gpus[0].sample.pcie_width = 8;
+  in.fleet.gpus[1].sample.pcie_generation = 4;
+  std::vector<Finding> f = Of(in, "pcie");
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_EQ(f[0].severity, Severity::kCritical);
+  EXPECT_NE(f[0].summary.find("x8 of x16"), std::string::npos);
+  EXPECT_NE(f[1].summary.find("Gen4 of Gen5 under load"), std::string::npos);
+  in.fleet.gpus[1].sample.utilization_gpu_ratio = 0.0;
+  in.fleet.gpus[1].sample.pcie_generation = 1;  // Idle: power saving.
+  EXPECT_EQ(Of(in, "pcie").size(), 1u);
+  // Without NVML's readings, sysfs's.
+  in = Healthy();
+  in.fleet.gpus[0].sample.pcie_width.reset();
+  (*in.pci_gpus)[0].link_width = 4;
+  (*in.pci_gpus)[0].max_link_width = 16;
+  f = Of(in, "pcie");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_NE(f[0].summary.find("x4 of x16"), std::string::npos);
+}
+
+TEST(DoctorChecksTest, NvlinksDownNumaFarAndTheTopology) {
+  DoctorInputs in = Healthy();
+  in.fleet.gpus[1].sample.nvlink_active = {true, false, true, false};
+  std::vector<Finding> n = Of(in, "nvlink");
+  ASSERT_EQ(n.size(), 1u);
+  EXPECT_EQ(n[0].evidence, "links down: 1, 3");
+  in.processes[100].cpus_allowed = "32-63";
+  std::vector<Finding> numa = Of(in, "numa");
+  ASSERT_EQ(numa.size(), 1u);
+  EXPECT_NE(numa[0].summary.find("pid 100 on gpu 0"), std::string::npos);
+  in.processes[100].cpus_allowed = "0-63";
+  EXPECT_TRUE(Of(in, "numa").empty());
+  in.fleet.gpus[0].info.nvlink_peer_bus_ids = {in.fleet.gpus[1].info.pci_bus_id};
+  in.fleet.gpus[1].info.nvlink_peer_bus_ids = {in.fleet.gpus[0].info.pci_bus_id};
+  std::string m = TopologyMatrix(in.fleet);
+  EXPECT_NE(m.find("GPU0    X      NV     0-31"), std::string::npos) << m;
+  in.fleet.gpus[0].info.nvlink_peer_bus_ids.clear();
+  in.fleet.gpus[1].info.nvlink_peer_bus_ids.clear();
+  in.fleet.gpus[1].info.numa_node = 1;
+  EXPECT_NE(TopologyMatrix(in.fleet).find("GPU1    SYS    X"), std::string::npos) << TopologyMatrix(in.fleet);
+}
+
+TEST(DoctorChecksTest, ProcessesOutsideTheirAllocation) {
+  DoctorInputs in = Healthy();
+  in.processes[100].cuda_visible_devices = "GPU-00000001";  // gpu 1's prefix; runs on gpu 0.
+  in.processes[101].cuda_visible_devices = "0";             // By index only, on gpu 1.
+  std::vector<Finding> f = Of(in, "allocation");
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_EQ(f[0].severity, Severity::kCritical);
+  EXPECT_EQ(f[0].gpu, 0);
+  EXPECT_NE(f[0].meaning.find("invisible neighbour"), std::string::npos);
+  EXPECT_EQ(f[1].severity, Severity::kWarning);
+  in = Healthy();
+  in.processes[100].cuda_visible_devices = "GPU-00000000";  // Its own, by prefix.
+  EXPECT_TRUE(Of(in, "allocation").empty());
+  in.fleet.gpus[0].lease = fleet::GpuLease{7, "carol", false, false};
+  f = Of(in, "allocation");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_NE(f[0].summary.find("leased to carol"), std::string::npos);
+  in = Healthy();
+  in.is_root = false;
+  in.processes[101].is_environment_readable = false;
+  in.processes[101].cuda_visible_devices.reset();
+  DoctorResult r = RunPlaybook(in, Selection{{"allocation"}, {}});
+  ASSERT_EQ(r.skipped.size(), 1u);
+  EXPECT_NE(r.skipped[0].why.find("run as root"), std::string::npos);
+}
+
+TEST(DoctorChecksTest, ContainerRuntimesThatCannotHandOutGpus) {
+  DoctorInputs in = Healthy();
+  in.containers = ContainerFacts{{"docker"}, false, {}};
+  EXPECT_NE(Of(in, "containers").at(0).summary.find("no NVIDIA container toolkit"), std::string::npos);
+  in.containers = ContainerFacts{{"containerd"}, true, {}};
+  EXPECT_NE(Of(in, "containers").at(0).summary.find("not configured"), std::string::npos);
+  in.containers = ContainerFacts{};
+  DoctorResult r = RunPlaybook(in, Selection{{"containers"}, {}});
+  EXPECT_TRUE(r.findings.empty());
+  ASSERT_EQ(r.skipped.size(), 1u);
+  EXPECT_NE(r.skipped[0].why.find("no container runtime"), std::string::npos);
+}
+
+TEST(DoctorPlaybookTest, OnlySkipUnknownNamesAndExitCodes) {
+  DoctorInputs in = Healthy();
+  in.fleet.gpus[0].sample.ecc.volatile_uncorrected = 1;
+  in.cpu = CpuWindow{64, 0.97, 0, 0, 5, 1.0, 60};
+  DoctorResult all = RunPlaybook(in, Selection{});
+  EXPECT_EQ(all.worst, Severity::kCritical);
+  EXPECT_EQ(ExitCodeOf(all.worst), kExitDoctorCritical);
+  EXPECT_EQ(all.verdicts[Question::kPipeline], Severity::kWarning);
+  DoctorResult pipeline = RunPlaybook(in, Selection{{"pipeline"}, {}});
+  EXPECT_EQ(pipeline.worst, Severity::kWarning);
+  EXPECT_EQ(ExitCodeOf(pipeline.worst), kExitDoctorWarning);
+  EXPECT_EQ(pipeline.verdicts.size(), 1u);
+  DoctorResult skipped = RunPlaybook(in, Selection{{}, {"ecc", "pipeline"}});
+  EXPECT_LE(skipped.worst, Severity::kInfo);
+  EXPECT_TRUE(ValidateSelection(Selection{{"gpus", "xid"}, {"topology"}}).ok());
+  Status bad = ValidateSelection(Selection{{"gpu"}, {}});
+  EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.message().find("--only: unknown check 'gpu' (known: gpus, pipeline"), std::string::npos)
+      << bad.message();
+}
+
+}  // namespace
+}  // namespace tarmac::doctor

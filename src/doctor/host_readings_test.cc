@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "doctor/host_readings.h"
+
+#include <gtest/gtest.h>
+
+#include "testutil/testutil.h"
+
+namespace tarmac::doctor {
+namespace {
+
+TEST(HostReadingsTest, CpuTimesOverAWindowGiveBusyStealIowaitAndTheHottestCore) {
+  std::vector<CpuTimes> before = ParseCpuTimes(
+      "cpu  100 0 100 800 0 0 0 0 0 0\ncpu0 50 0 50 400 0 0 0 0\ncpu1 50 0 50 400 0 0 0 0\nintr 123\n");
+  // Over the window: cpu0 fully busy, cpu1 idle with iowait; 10 % steal overall.
+  std::vector<CpuTimes> after = ParseCpuTimes(
+      "cpu  200 0 100 900 60 0 0 40 0 0\ncpu0 150 0 50 400 0 0 0 0\ncpu1 50 0 50 500 60 0 0 40\n");
+  ASSERT_EQ(before.size(), 3u);
+  std::optional<CpuWindow> w = CompareCpuTimes(before, after);
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->cpu_count, 2);
+  EXPECT_NEAR(w->busy_ratio, 100.0 / 300, 1e-9);
+  EXPECT_NEAR(w->iowait_ratio, 60.0 / 300, 1e-9);
+  EXPECT_NEAR(w->steal_ratio, 40.0 / 300, 1e-9);
+  EXPECT_EQ(w->hottest_cpu, 0);
+  EXPECT_NEAR(w->hottest_busy_ratio, 1.0, 1e-9);
+  EXPECT_EQ(w->saturated_cpus, 1);
+  // No time passed, or nothing in common: no window.
+  EXPECT_FALSE(CompareCpuTimes(before, before));
+  EXPECT_FALSE(CompareCpuTimes(before, ParseCpuTimes("intr 1\n")));
+}
+
+TEST(HostReadingsTest, MalformedCpuLinesAreLeftOut) {
+  EXPECT_TRUE(ParseCpuTimes("cpu x 1 2 3\ncpuZ 1 2 3 4\ncpu0 1 2\n").empty());
+  EXPECT_EQ(ParseCpuTimes("cpu 1 2 3 4\n").size(), 1u);  // Old kernels: four fields.
+}
+
+TEST(HostReadingsTest, MemInfoFields) {
+  MemInfo m = ParseMemInfo(
+      "MemTotal:       65536000 kB\nMemFree: 1000 kB\nMemAvailable:    3276800 kB\nSwapTotal: 8000000 kB\n"
+      "SwapFree: 2000000 kB\nHugePages_Total:      16\nHugePages_Free:        0\nHugepagesize:       2048 kB\n"
+      "Broken line\nMemTotalx: -1 kB\n");
+  EXPECT_EQ(m.total_kib, 65536000);
+  EXPECT_EQ(m.available_kib, 3276800);
+  EXPECT_EQ(m.swap_total_kib, 8000000);
+  EXPECT_EQ(m.swap_free_kib, 2000000);
+  EXPECT_EQ(m.hugepages_total, 16);
+  EXPECT_EQ(m.hugepages_free, 0);
+  EXPECT_EQ(m.hugepage_size_kib, 2048);
+}
+
+TEST(HostReadingsTest, XidLinesFromKmsgAndDmesg) {
+  std::vector<KernelXid> x = ParseKernelXids(
+      "6,1001,1234567890,-;NVRM: Xid (PCI:0000:18:00): 79, pid=1234, name=python, GPU has fallen off the bus.\n"
+      "[  812.123456] NVRM: Xid (PCI:0000:2A:00): 48, pid='<unknown>', name=<unknown>, An uncorrectable double bit "
+      "error\n"
+      "4,1002,1234567999,-;nvidia-modeset: something else\n"
+      "NVRM: Xid (PCI:0000:3b:00): 13, Graphics SM Warp Exception on (GPC 0, TPC 1)\n"
+      "NVRM: Xid (PCI:0000:3b:00) oops\n");
+  ASSERT_EQ(x.size(), 3u);
+  EXPECT_EQ(x[0].pci, "0000:18:00");
+  EXPECT_EQ(x[0].xid, 79);
+  EXPECT_NEAR(*x[0].seconds_since_boot, 1234.56789, 1e-6);
+  EXPECT_EQ(x[0].line.rfind("NVRM: Xid", 0), 0u);
+  EXPECT_EQ(x[1].pci, "0000:2a:00");
+  EXPECT_EQ(x[1].xid, 48);
+  EXPECT_NEAR(*x[1].seconds_since_boot, 812.123456, 1e-6);
+  EXPECT_EQ(x[2].xid, 13);
+  EXPECT_FALSE(x[2].seconds_since_boot);
+}
+
+TEST(HostReadingsTest, PciAddressesOfNvmlSysfsAndTheKernelLogCompare) {
+  EXPECT_EQ(NormalizePciAddress("00000000:18:00.0"), "0000:18:00.0");
+  EXPECT_EQ(NormalizePciAddress("0000:1A:00.0"), "0000:1a:00.0");
+  EXPECT_EQ(NormalizePciAddress("00000000:18:00.0", false), "0000:18:00");
+  EXPECT_EQ(NormalizePciAddress("0000:18:00", false), "0000:18:00");
+}
+
+TEST(HostReadingsTest, PciGpusProcessFactsAndContainersFromAPlantedRoot) {
+  testing::TempDir dir;
+  auto plant = [&](const std::string& path, const std::string& text) { dir.Write(path.substr(1), text); };
+  plant("/sys/bus/pci/devices/0000:18:00.0/vendor", "0x10de\n");
+  plant("/sys/bus/pci/devices/0000:18:00.0/class", "0x030200\n");
+  plant("/sys/bus/pci/devices/0000:18:00.0/numa_node", "1\n");
+  plant("/sys/bus/pci/devices/0000:18:00.0/current_link_speed", "16.0 GT/s PCIe\n");
+  plant("/sys/bus/pci/devices/0000:18:00.0/max_link_speed", "32.0 GT/s PCIe\n");
+  plant("/sys/bus/pci/devices/0000:18:00.0/current_link_width", "8\n");
+  plant("/sys/bus/pci/devices/0000:18:00.0/max_link_width", "16\n");
+  plant("/sys/bus/pci/devices/0000:18:00.1/vendor", "0x10de\n");  // The GPU's audio function.
+  plant("/sys/bus/pci/devices/0000:18:00.1/class", "0x040300\n");
+  plant("/sys/bus/pci/devices/0000:00:1f.0/vendor", "0x8086\n");
+  plant("/sys/bus/pci/devices/0000:00:1f.0/class", "0x060100\n");
+  plant("/proc/42/status", "Name:\tpython\nCpus_allowed_list:\t32-63\n");
+  plant("/proc/42/environ", std::string("HOME=/root\0CUDA_VISIBLE_DEVICES=GPU-abc,1\0X=1", 45));
+  plant("/usr/bin/docker", "");
+  plant("/usr/bin/nvidia-ctk", "");
+  plant("/etc/cdi/nvidia.yaml", "kind: nvidia.com/gpu\n");
+  HostFiles host(dir.path());
+  std::vector<PciGpu> gpus = ScanPciGpus(host);
+  ASSERT_EQ(gpus.size(), 1u);
+  EXPECT_EQ(gpus[0].address, "0000:18:00.0");
+  EXPECT_EQ(gpus[0].driver, "");  // No driver link.
+  EXPECT_EQ(gpus[0].numa_node, 1);
+  EXPECT_EQ(gpus[0].link_speed_gts, 16.0);
+  EXPECT_EQ(gpus[0].max_link_speed_gts, 32.0);
+  EXPECT_EQ(gpus[0].link_width, 8);
+  EXPECT_EQ(gpus[0].max_link_width, 16);
+  ProcessFacts p = ReadProcessFacts(host, 42);
+  EXPECT_EQ(p.cpus_allowed, "32-63");
+  EXPECT_TRUE(p.is_environment_readable);
+  EXPECT_EQ(p.cuda_visible_devices, "GPU-abc,1");
+  ProcessFacts missing = ReadProcessFacts(host, 43);
+  EXPECT_FALSE(missing.is_environment_readable);
+  EXPECT_FALSE(missing.cpus_allowed);
+  ContainerFacts c = ReadContainerFacts(host);
+  EXPECT_EQ(c.runtimes, std::vector<std::string>{"docker"});
+  EXPECT_TRUE(c.has_nvidia_toolkit);
+  EXPECT_EQ(c.configured_for, std::vector<std::string>{"cdi"});
+}
+
+TEST(HostReadingsTest, AKernelLogFileIsReadToItsEndAndAMissingOneSaysSo) {
+  testing::TempDir dir;
+  dir.Write("dev/kmsg", "6,1,100,-;NVRM: Xid (PCI:0000:18:00): 79, GPU has fallen off the bus.\n");
+  Result<std::string> log = HostFiles(dir.path()).KernelLog();
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  EXPECT_EQ(ParseKernelXids(log.value()).size(), 1u);
+  testing::TempDir empty;
+  EXPECT_EQ(HostFiles(empty.path()).KernelLog().status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace tarmac::doctor

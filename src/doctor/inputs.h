@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// Everything the doctor's checks judge, gathered before any check runs (by
+// the `tarmac doctor` command, from the agent or the GPUs, the history and
+// the host's files), so that every check is a pure function of it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "doctor/host_readings.h"
+#include "fleet/fleet_view.h"
+
+namespace tarmac::doctor {
+
+// Clock throttling of one GPU over the judged window.
+struct ThrottleWindow {
+  double seconds = 0;  // Time judged.
+  double thermal_seconds = 0;   // SW or HW thermal slowdown.
+  double power_seconds = 0;     // At its power limit (SW power cap) or HW power brake.
+  double hardware_seconds = 0;  // HW slowdown (an external signal: power supply, board overheating).
+  std::string source;              // "the last hour of history", "5 readings over 1.0 s".
+};
+
+struct DoctorInputs {
+  std::string hostname;
+  fleet::FleetView fleet;  // The latest reading of the GPUs.
+  std::string gpu_error;   // Why the GPUs could not be read; "" when they were.
+  bool through_agent = false;
+  bool is_root = false;
+  std::map<int, ThrottleWindow> throttle;  // By GPU index.
+  std::vector<KernelXid> kernel_xids;
+  std::string kernel_log_error;  // Why the kernel log was not read; "" when it was.
+  std::optional<std::vector<PciGpu>> pci_gpus;  // Empty: /sys was not read.
+  std::optional<CpuWindow> cpu;
+  std::optional<MemInfo> memory;
+  std::map<int64_t, ProcessFacts> processes;  // The GPU processes, by PID.
+  std::optional<ContainerFacts> containers;
+};
+
+}  // namespace tarmac::doctor

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// Question 3: is the interconnect healthy?
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "common/cpu_list.h"
+#include "doctor/checks.h"
+
+namespace tarmac::doctor {
+namespace {
+
+int GenerationOfSpeed(double gts) {
+  if (gts >= 60) return 6;
+  if (gts >= 30) return 5;
+  if (gts >= 15) return 4;
+  if (gts >= 7) return 3;
+  if (gts >= 4) return 2;
+  return 1;
+}
+
+bool Overlaps(const std::vector<uint64_t>& a, const std::vector<uint64_t>& b) {
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    if (a[i] & b[i]) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void CheckPcie(const DoctorInputs& in, CheckOutput* out) {
+  std::map<std::string, const PciGpu*> sysfs;
+  if (in.pci_gpus) {
+    for (const PciGpu& p : *in.pci_gpus) sysfs[p.address] = &p;
+  }
+  for (const fleet::GpuView& g : in.fleet.gpus) {
+    int i = g.info.index;
+    std::optional<int> width = g.sample.pcie_width;
+    std::optional<int> max_width = g.info.pcie_width_max;
+    std::optional<int> gen = g.sample.pcie_generation;
+    std::optional<int> max_gen = g.info.pcie_generation_max;
+    if (auto it = sysfs.find(NormalizePciAddress(g.info.pci_bus_id)); it != sysfs.end()) {
+      const PciGpu& p = *it->second;
+      if (!width) width = p.link_width;
+      if (!max_width) max_width = p.max_link_width;
+      if (!gen && p.link_speed_gts) gen = GenerationOfSpeed(*p.link_speed_gts);
+      if (!max_gen && p.max_link_speed_gts) max_gen = GenerationOfSpeed(*p.max_link_speed_gts);
+    }
+    if (width && max_width && *width < *max_width) {
+      out->findings.push_back(MakeFinding(
+          "pcie", *width * 2 <= *max_width ? Severity::kCritical : Severity::kWarning, i,
+          fmt::format("gpu {}'s PCIe link runs at x{} of x{}", i, *width, *max_width),
+          fmt::format("link width x{}, maximum x{}{}", *width, *max_width,
+                      gen ? fmt::format(", Gen{}", *gen) : std::string()),
+          "the link trained narrower than it can: host-to-GPU copies run at a fraction of their speed",
+          "reseat the GPU or its riser; check the slot's bifurcation setting in the BIOS; a link that trains "
+          "narrow again points to the slot, riser or board"));
+    }
+    bool is_busy = g.sample.utilization_gpu_ratio.value_or(0) >= 0.3;
+    if (gen && max_gen && *gen < *max_gen && is_busy) {
+      out->findings.push_back(MakeFinding(
+          "pcie", Severity::kWarning, i, fmt::format("gpu {}'s PCIe link runs at Gen{} of Gen{} under load", i, *gen, *max_gen),
+          fmt::format("Gen{} while {:.0f} % busy; maximum Gen{}", *gen, *g.sample.utilization_gpu_ratio * 100, *max_gen),
+          "a busy GPU's link should run at full speed (an idle one slows down to save power, which is normal)",
+          "check the BIOS PCIe speed setting and the riser; reseat the GPU"));
+    }
+  }
+}
+
+void CheckNvlink(const DoctorInputs& in, CheckOutput* out) {
+  for (const fleet::GpuView& g : in.fleet.gpus) {
+    const std::vector<bool>& links = g.sample.nvlink_active;
+    int up = static_cast<int>(std::count(links.begin(), links.end(), true));
+    int total = static_cast<int>(links.size());
+    if (total == 0 || up == 0 || up == total) continue;  // No NVLink, none in use, or all up.
+    std::vector<int> down;
+    for (int l = 0; l < total; ++l) {
+      if (!links[static_cast<size_t>(l)]) down.push_back(l);
+    }
+    out->findings.push_back(MakeFinding(
+        "nvlink", Severity::kCritical, g.info.index,
+        fmt::format("gpu {}: {} of {} NVLinks are down", g.info.index, down.size(), total),
+        fmt::format("links down: {}", fmt::join(down, ", ")),
+        "traffic between GPUs (all-reduce in training) falls back to fewer links or to PCIe: much slower",
+        "nvidia-smi nvlink -s and -e show the state and error counters; reset the GPUs; reseat the GPU or the "
+        "NVLink bridge; RMA if a link stays down"));
+  }
+}
+
+void CheckNuma(const DoctorInputs& in, CheckOutput* out) {
+  for (const fleet::GpuView& g : in.fleet.gpus) {
+    if (!g.info.cpu_affinity || g.info.cpu_affinity->empty()) continue;
+    Result<std::vector<uint64_t>> near = ParseCpuList(*g.info.cpu_affinity);
+    if (!near.ok()) continue;
+    for (const fleet::ProcessView& p : g.processes) {
+      auto it = in.processes.find(p.process.pid);
+      if (it == in.processes.end() || !it->second.cpus_allowed) continue;
+      Result<std::vector<uint64_t>> allowed = ParseCpuList(*it->second.cpus_allowed);
+      if (!allowed.ok() || Overlaps(allowed.value(), near.value())) continue;
+      out->findings.push_back(MakeFinding(
+          "numa", Severity::kWarning, g.info.index,
+          fmt::format("pid {} on gpu {} may only run on CPUs far from the GPU", p.process.pid, g.info.index),
+          fmt::format("{} ({}): allowed CPUs {}; gpu {} is near CPUs {}{}", p.process.pid,
+                      p.details.command.empty() ? p.details.name : p.details.command, *it->second.cpus_allowed,
+                      g.info.index, *g.info.cpu_affinity,
+                      g.info.numa_node ? fmt::format(" (NUMA node {})", *g.info.numa_node) : std::string()),
+          "every copy to and from the GPU crosses the socket interconnect, and host memory is remote: slower "
+          "input and transfers",
+          "pin the job to the GPU's NUMA node (numactl --cpunodebind, or the scheduler's CPU binding); tarmac run "
+          "hands out GPUs with their CPU list"));
+    }
+  }
+}
+
+std::string TopologyMatrix(const fleet::FleetView& fleet) {
+  std::vector<const fleet::GpuView*> gpus;
+  for (const fleet::GpuView& g : fleet.gpus) gpus.push_back(&g);
+  std::string out = fmt::format("{:<8}", "");
+  for (const fleet::GpuView* g : gpus) out += fmt::format("{:<7}", fmt::format("GPU{}", g->info.index));
+  out += fmt::format("{:<20}{}\n", "CPU Affinity", "NUMA Affinity");
+  for (const fleet::GpuView* a : gpus) {
+    out += fmt::format("{:<8}", fmt::format("GPU{}", a->info.index));
+    std::set<std::string> peers(a->info.nvlink_peer_bus_ids.begin(), a->info.nvlink_peer_bus_ids.end());
+    for (const fleet::GpuView* b : gpus) {
+      std::string cell = "X";
+      if (a != b) {
+        if (peers.count(b->info.pci_bus_id)) {
+          cell = "NV";
+        } else if (a->info.numa_node && b->info.numa_node && *a->info.numa_node == *b->info.numa_node) {
+          cell = "NODE";
+        } else {
+          cell = "SYS";
+        }
+      }
+      out += fmt::format("{:<7}", cell);
+    }
+    out += fmt::format("{:<20}{}\n", a->info.cpu_affinity.value_or("N/A"),
+                       a->info.numa_node ? std::to_string(*a->info.numa_node) : std::string("N/A"));
+  }
+  out += "\n  X = self, NV = NVLink, NODE = PCIe within one NUMA node, SYS = across NUMA nodes (the socket "
+         "interconnect)\n";
+  return out;
+}
+
+void CheckTopology(const DoctorInputs& in, CheckOutput* out) {
+  if (in.fleet.gpus.size() < 2) return;
+  int nvlinked = 0;
+  for (const fleet::GpuView& g : in.fleet.gpus) nvlinked += g.info.nvlink_peer_bus_ids.empty() ? 0 : 1;
+  out->findings.push_back(MakeFinding(
+      "topology", Severity::kInfo, std::nullopt,
+      fmt::format("{} GPUs, {} with NVLink peers", in.fleet.gpus.size(), nvlinked), TopologyMatrix(in.fleet),
+      "how the GPUs reach each other: multi-GPU jobs run best on GPUs joined by NVLink, or at least within one "
+      "NUMA node",
+      "ask for GPUs that are NVLink peers (tarmac run --gpus N places jobs so)"));
+}
+
+}  // namespace tarmac::doctor

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// Question 2: is the data pipeline feeding the GPUs?
+#include <fmt/format.h>
+
+#include "doctor/checks.h"
+
+namespace tarmac::doctor {
+
+void CheckCpu(const DoctorInputs& in, CheckOutput* out) {
+  if (!in.cpu) {
+    out->skipped.push_back({"cpu", "/proc/stat could not be read twice"});
+    return;
+  }
+  const CpuWindow& c = *in.cpu;
+  if (c.busy_ratio >= 0.9) {
+    out->findings.push_back(MakeFinding(
+        "cpu", Severity::kWarning, std::nullopt, fmt::format("the CPUs are saturated ({:.0f} % busy)", c.busy_ratio * 100),
+        fmt::format("{:.0f} % busy over {} CPUs, {} of them at 95 % or more", c.busy_ratio * 100, c.cpu_count,
+                    c.saturated_cpus),
+        "data loading, decoding and augmentation compete for CPU: the GPUs wait for their input",
+        "find the busy processes (top -o %CPU); give data loaders fewer workers per GPU or more CPUs; move "
+        "preprocessing to the GPU (DALI) or offline"));
+  } else if (c.cpu_count >= 4 && c.hottest_busy_ratio >= 0.95 && c.busy_ratio < 0.5) {
+    out->findings.push_back(MakeFinding(
+        "cpu", Severity::kWarning, std::nullopt,
+        fmt::format("CPU {} is saturated while the others idle", c.hottest_cpu),
+        fmt::format("cpu{} {:.0f} % busy; all {} CPUs {:.0f} %", c.hottest_cpu, c.hottest_busy_ratio * 100,
+                    c.cpu_count, c.busy_ratio * 100),
+        "one thread does the feeding (a single-process data loader, the Python GIL, or interrupts pinned to one "
+        "core): it caps how fast the GPUs get data",
+        "use several data loader workers (num_workers), check the thread with top -H, spread interrupts "
+        "(irqbalance)"));
+  }
+  if (c.steal_ratio >= 0.05) {
+    out->findings.push_back(MakeFinding(
+        "cpu", Severity::kWarning, std::nullopt, fmt::format("{:.0f} % of CPU time is stolen by the hypervisor", c.steal_ratio * 100),
+        fmt::format("steal {:.1f} % over the window", c.steal_ratio * 100),
+        "this virtual machine's CPUs are shared with other guests: feeding the GPUs slows down unpredictably",
+        "ask for dedicated (pinned) vCPUs, or a bare-metal or larger instance"));
+  }
+  if (c.iowait_ratio >= 0.1) {
+    out->findings.push_back(MakeFinding(
+        "cpu", Severity::kWarning, std::nullopt, fmt::format("the CPUs wait on storage {:.0f} % of the time", c.iowait_ratio * 100),
+        fmt::format("iowait {:.1f} % over the window", c.iowait_ratio * 100),
+        "reads from disk or network storage are slow: data loaders block and the GPUs wait",
+        "measure the data path (fio --rw=randread --direct=1 in the dataset's folder); cache the dataset on local NVMe; read larger "
+        "files (shards) in parallel"));
+  }
+}
+
+void CheckMemory(const DoctorInputs& in, CheckOutput* out) {
+  if (!in.memory || !in.memory->total_kib || !in.memory->available_kib || *in.memory->total_kib <= 0) {
+    out->skipped.push_back({"memory", "/proc/meminfo could not be read"});
+    return;
+  }
+  const MemInfo& m = *in.memory;
+  double available = static_cast<double>(*m.available_kib) / static_cast<double>(*m.total_kib);
+  if (available < 0.1) {
+    out->findings.push_back(MakeFinding(
+        "memory", available < 0.05 ? Severity::kCritical : Severity::kWarning, std::nullopt,
+        fmt::format("only {:.0f} % of host memory is available", available * 100),
+        fmt::format("{:.1f} GiB available of {:.1f} GiB", static_cast<double>(*m.available_kib) / (1 << 20),
+                    static_cast<double>(*m.total_kib) / (1 << 20)),
+        "data loaders and pinned buffers run short: the kernel reclaims page cache, swaps or kills a job (OOM)",
+        "find the biggest users (ps aux --sort=-rss | head); fewer loader workers or smaller prefetch; more "
+        "memory"));
+  }
+  if (m.swap_total_kib && m.swap_free_kib && *m.swap_total_kib > 0) {
+    double used = static_cast<double>(*m.swap_total_kib - *m.swap_free_kib) / static_cast<double>(*m.swap_total_kib);
+    if (used >= 0.1) {
+      out->findings.push_back(MakeFinding(
+          "memory", Severity::kWarning, std::nullopt, fmt::format("{:.0f} % of swap is in use", used * 100),
+          fmt::format("{:.1f} GiB of {:.1f} GiB swap used",
+                      static_cast<double>(*m.swap_total_kib - *m.swap_free_kib) / (1 << 20),
+                      static_cast<double>(*m.swap_total_kib) / (1 << 20)),
+          "memory was short enough to swap: anything touching swapped pages stalls, the GPUs with it",
+          "reduce the memory jobs use on the host, or add memory; vmstat 1 shows whether it swaps now (si/so)"));
+    }
+  }
+  if (m.hugepages_total && *m.hugepages_total > 0 && m.hugepages_free && *m.hugepages_free == 0) {
+    out->findings.push_back(MakeFinding(
+        "memory", Severity::kInfo, std::nullopt, "every reserved huge page is in use",
+        fmt::format("{} huge pages of {} KiB, none free", *m.hugepages_total, m.hugepage_size_kib.value_or(0)),
+        "a program that asks for more huge pages falls back to small ones, or fails",
+        "reserve more (vm.nr_hugepages) if jobs need them"));
+  }
+}
+
+}  // namespace tarmac::doctor

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// Question 4: is the scheduler telling the truth?
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "doctor/checks.h"
+
+namespace tarmac::doctor {
+namespace {
+
+bool IsNumber(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+}
+
+std::vector<std::string> Tokens(const std::string& list) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i <= list.size()) {
+    size_t comma = list.find(',', i);
+    std::string t = list.substr(i, comma == std::string::npos ? std::string::npos : comma - i);
+    t.erase(0, t.find_first_not_of(' '));
+    t.erase(t.find_last_not_of(' ') + 1);
+    if (!t.empty()) out.push_back(t);
+    if (comma == std::string::npos) break;
+    i = comma + 1;
+  }
+  return out;
+}
+
+enum class Visible { kYes, kNo, kByIndexOnly };
+
+// Whether CUDA_VISIBLE_DEVICES=`list` lets a process use `gpu`: UUIDs (or
+// their prefixes, as CUDA accepts) decide; bare indices are CUDA's order,
+// which matches NVML's only with CUDA_DEVICE_ORDER=PCI_BUS_ID.
+Visible IsVisible(const std::string& list, const fleet::GpuView& gpu) {
+  bool has_index = false;
+  for (const std::string& t : Tokens(list)) {
+    if (IsNumber(t)) {
+      has_index = true;
+      if (std::stoi(t.substr(0, 6)) == gpu.info.index) return Visible::kYes;
+    } else if (!gpu.info.uuid.empty() && gpu.info.uuid.rfind(t, 0) == 0) {
+      return Visible::kYes;
+    }
+  }
+  return has_index ? Visible::kByIndexOnly : Visible::kNo;
+}
+
+}  // namespace
+
+void CheckAllocation(const DoctorInputs& in, CheckOutput* out) {
+  int unreadable = 0;
+  for (const fleet::GpuView& g : in.fleet.gpus) {
+    int i = g.info.index;
+    for (const fleet::ProcessView& p : g.processes) {
+      int64_t pid = p.process.pid;
+      std::string who = fmt::format("pid {} ({}, {})", pid, p.details.user.empty() ? "?" : p.details.user,
+                                    p.details.command.empty() ? p.details.name : p.details.command);
+      auto it = in.processes.find(pid);
+      if (it != in.processes.end() && it->second.cuda_visible_devices) {
+        const std::string& list = *it->second.cuda_visible_devices;
+        Visible v = IsVisible(list, g);
+        if (v != Visible::kYes) {
+          out->findings.push_back(MakeFinding(
+              "allocation", v == Visible::kNo ? Severity::kCritical : Severity::kWarning, i,
+              fmt::format("{} runs on gpu {}, outside its CUDA_VISIBLE_DEVICES", who, i),
+              fmt::format("CUDA_VISIBLE_DEVICES={}; gpu {} is {}", list, i, g.info.uuid),
+              v == Visible::kNo
+                  ? "an invisible neighbour: the process uses a GPU its allocation does not include, so the "
+                    "scheduler counts that GPU free or someone else's"
+                  : "the process uses a GPU its allocation names only by index: CUDA numbers GPUs fastest first "
+                    "unless CUDA_DEVICE_ORDER=PCI_BUS_ID, so the index may mean another GPU",
+              v == Visible::kNo ? "find how it escaped (a reset environment, a child that cleared it, a container "
+                                  "without device isolation) and stop it; allocate GPUs by UUID (tarmac run does)"
+                                : "set CUDA_DEVICE_ORDER=PCI_BUS_ID or allocate by UUID (tarmac run does)"));
+        }
+      } else if (it == in.processes.end() || !it->second.is_environment_readable) {
+        ++unreadable;
+      }
+      if (g.lease && !g.lease->user.empty() && p.details.exists && p.details.user != g.lease->user &&
+          p.details.uid != 0) {
+        out->findings.push_back(MakeFinding(
+            "allocation", Severity::kWarning, i, fmt::format("{} runs on gpu {}, leased to {}", who, i, g.lease->user),
+            fmt::format("lease {} ({}{}) holds gpu {}", g.lease->id, g.lease->user,
+                        g.lease->is_backfill ? ", backfill" : "", i),
+            "another user's process shares a leased GPU: the lease holder's job slows down or runs out of memory",
+            "ask the process's owner to use tarmac run; [leases] foreign_policy = \"terminate\" ends such "
+            "processes"));
+      }
+    }
+  }
+  if (unreadable > 0) {
+    out->skipped.push_back({"allocation", fmt::format("the environment of {} GPU process{} could not be read{}",
+                                                      unreadable, unreadable == 1 ? "" : "es",
+                                                      in.is_root ? "" : " (another user's: run as root)")});
+  }
+}
+
+void CheckContainers(const DoctorInputs& in, CheckOutput* out) {
+  if (!in.containers) return;
+  const ContainerFacts& c = *in.containers;
+  if (c.runtimes.empty()) {
+    out->skipped.push_back({"containers", "no container runtime (docker, containerd, podman) on this machine"});
+    return;
+  }
+  std::string runtimes = fmt::format("{}", fmt::join(c.runtimes, ", "));
+  if (!c.has_nvidia_toolkit) {
+    out->findings.push_back(MakeFinding(
+        "containers", Severity::kWarning, std::nullopt, "containers cannot be given GPUs: no NVIDIA container toolkit",
+        fmt::format("found {}; no nvidia-container-runtime or nvidia-ctk", runtimes),
+        "`docker run --gpus` and Kubernetes pods asking for nvidia.com/gpu fail on this machine",
+        "install nvidia-container-toolkit and run nvidia-ctk runtime configure --runtime=docker (or containerd)"));
+    return;
+  }
+  if (c.configured_for.empty()) {
+    out->findings.push_back(MakeFinding(
+        "containers", Severity::kWarning, std::nullopt, "the NVIDIA container runtime is installed but not configured",
+        fmt::format("found {} and the toolkit; no runtime configuration names nvidia, and no CDI spec", runtimes),
+        "containers start without GPUs",
+        "nvidia-ctk runtime configure --runtime=docker (or containerd), then restart it; or generate a CDI spec "
+        "(nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml)"));
+  }
+}
+
+}  // namespace tarmac::doctor
