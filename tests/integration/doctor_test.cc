@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// `tarmac doctor` end to end: the real command over the simulated world
+// (through the agent and the fake NVML, or the sim backend directly) and a
+// planted host (/proc, /sys, /dev/kmsg, /etc under --host-root). The
+// healthy lab says nothing above info; each planted fault is found with the
+// right check, GPU and severity; bad --only names are refused.
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/inotify.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "testutil/agent_fixture.h"
+
+namespace tarmac::testing {
+namespace {
+
+using nlohmann::json;
+
+// Plants `first` at `path` and, once a reader has read it (inotify: closed
+// without writing), puts `second` in its place: how a planted /proc/stat
+// changes between the doctor's two readings.
+class FileSwapper {
+ public:
+  FileSwapper(const std::string& path, const std::string& first, std::string second) : path_(path) {
+    std::filesystem::path p(path);
+    std::filesystem::create_directories(p.parent_path());
+    std::ofstream(path) << first;
+    fd_ = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+    EXPECT_GE(fd_, 0);
+    EXPECT_GE(::inotify_add_watch(fd_, p.parent_path().c_str(), IN_CLOSE_NOWRITE), 0);
+    thread_ = std::thread([this, name = p.filename().string(), second = std::move(second)] {
+      while (!stop_) {
+        pollfd pfd{fd_, POLLIN, 0};
+        if (::poll(&pfd, 1, 50) <= 0) continue;
+        alignas(inotify_event) char buf[4096];
+        ssize_t n = ::read(fd_, buf, sizeof buf);
+        for (ssize_t at = 0; at < n;) {
+          const auto* e = reinterpret_cast<const inotify_event*>(buf + at);
+          if (e->len > 0 && name == e->name) {
+            std::ofstream(path_ + ".next") << second;
+            std::filesystem::rename(path_ + ".next", path_);
+            return;
+          }
+          at += static_cast<ssize_t>(sizeof(inotify_event) + e->len);
+        }
+      }
+    });
+  }
+  ~FileSwapper() {
+    stop_ = true;
+    thread_.join();
+    ::close(fd_);
+  }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+// /proc/stat with four CPUs, each with the given (busy, idle, iowait, steal) ticks.
+std::string Stat(const std::vector<std::array<int64_t, 4>>& cpus) {
+  std::array<int64_t, 4> all{};
+  std::string lines;
+  for (size_t i = 0; i < cpus.size(); ++i) {
+    const auto& c = cpus[i];
+    lines += fmt::format("cpu{} {} 0 0 {} {} 0 0 {} 0 0\n", i, c[0], c[1], c[2], c[3]);
+    for (size_t k = 0; k < 4; ++k) all[k] += c[k];
+  }
+  return fmt::format("cpu  {} 0 0 {} {} 0 0 {} 0 0\n", all[0], all[1], all[2], all[3]) + lines + "intr 1\n";
+}
+
+class DoctorTest : public AgentFixture {
+ public:
+  std::string Root() const { return dir_.path() + "/host"; }
+  void Plant(const std::string& path, const std::string& text) { dir_.Write("host" + path, text); }
+
+  // The host of a healthy machine: its GPUs on the PCI bus (as NVML names
+  // them), an empty kernel log, plenty of memory, no container runtime.
+  void PlantHealthyHost(const json& status) {
+    for (const json& g : status["gpus"]) {
+      if (!g.contains("pci_bus_id")) continue;
+      PlantPciGpu(g["pci_bus_id"].get<std::string>().substr(4), "nvidia");
+    }
+    Plant("/dev/kmsg", "6,1,1000,-;Linux version 6.1.0\n");
+    Plant("/proc/meminfo", "MemTotal: 528000000 kB\nMemAvailable: 400000000 kB\nSwapTotal: 0 kB\nSwapFree: 0 kB\n");
+  }
+
+  void PlantPciGpu(std::string address, const std::string& driver) {
+    for (char& c : address) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    std::string dir = "/sys/bus/pci/devices/" + address + "/";
+    Plant(dir + "vendor", "0x10de\n");
+    Plant(dir + "class", "0x030200\n");
+    Plant(dir + "current_link_width", "16\n");
+    Plant(dir + "max_link_width", "16\n");
+    if (!driver.empty()) {
+      std::filesystem::create_directories(Root() + "/sys/bus/pci/drivers/" + driver);
+      std::filesystem::create_directory_symlink("../../../bus/pci/drivers/" + driver, Root() + dir + "driver");
+    }
+  }
+
+  RunResult Doctor(std::vector<std::string> args) {
+    args.insert(args.begin(), "doctor");
+    args.insert(args.end(), {"--host-root", Root()});
+    return Tarmac(args);
+  }
+
+  static std::vector<json> Findings(const json& report, const std::string& check) {
+    std::vector<json> out;
+    for (const json& q : report["questions"]) {
+      for (const json& f : q["findings"]) {
+        if (f["check"] == check) out.push_back(f);
+      }
+    }
+    return out;
+  }
+
+  // Whether a finding of `check` has `severity`, GPU `gpu` (-1: none) and
+  // `text` in its summary.
+  static bool HasFinding(const json& report, const std::string& check, const std::string& severity, int gpu,
+                         const std::string& text) {
+    for (const json& f : Findings(report, check)) {
+      bool same_gpu = gpu < 0 ? f["gpu"].is_null() : f["gpu"] == gpu;
+      if (f["severity"] == severity && same_gpu && f["summary"].get<std::string>().find(text) != std::string::npos) {
+        return true;
+      }
+    }
+    return false;
+  }
+};
+
+TEST_F(DoctorTest, TheHealthyLabThroughTheAgentSaysNothingAboveInfo) {
+  UseScenario("healthy-lab.toml");
+  StartAgent({"--config", dir_.Write("agent.toml", "[sampler]\nfast_interval = \"100ms\"\n")});
+  PlantHealthyHost(AgentStatus());
+  std::vector<std::array<int64_t, 4>> before(4, {1000, 9000, 0, 0});
+  std::vector<std::array<int64_t, 4>> after(4, {1020, 9080, 0, 0});
+  FileSwapper stat(Root() + "/proc/stat", Stat(before), Stat(after));
+  RunResult r = Doctor({"--json", "--quick", "--socket", Socket()});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  json j = json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.out;
+  EXPECT_EQ(j["through_agent"], true);
+  EXPECT_EQ(j["gpu_count"], 8);
+  ASSERT_EQ(j["questions"].size(), 4u);
+  for (const json& q : j["questions"]) {
+    for (const json& f : q["findings"]) {
+      EXPECT_TRUE(f["severity"] == "info" || f["severity"] == "ok") << f.dump();
+    }
+  }
+  std::vector<std::string> passed = j["passed"].get<std::vector<std::string>>();
+  for (const char* check : {"driver", "visibility", "xid", "persistence", "cpu", "memory", "pcie", "nvlink"}) {
+    EXPECT_NE(std::find(passed.begin(), passed.end(), check), passed.end()) << check << " in " << j["passed"];
+  }
+  ASSERT_EQ(j["skipped"].size(), 1u) << j["skipped"];
+  EXPECT_EQ(j["skipped"][0]["check"], "containers");
+}
+
+TEST_F(DoctorTest, EveryPlantedFaultIsFoundWithItsMeaning) {
+  UseScenario("faults.toml");
+  json status = json::parse(Tarmac({"status", "--json", "--backend", "sim", "--no-agent"}).out);
+  PlantHealthyHost(status);
+  std::string uuid0 = status["gpus"][0]["uuid"];
+  std::string uuid3 = status["gpus"][3]["uuid"];
+  Child* load = StartLoad(uuid3, {"--memory", "2GiB", "--util", "50"});
+  std::string proc = "/proc/" + std::to_string(load->pid());
+  // The job runs on gpu 3, but its allocation says gpu 0, and it may only
+  // run on CPUs far from its GPU (which is near 0-31).
+  Plant(proc + "/environ", std::string("HOME=/\0CUDA_VISIBLE_DEVICES=", 28) + uuid0 + std::string("\0", 1));
+  Plant(proc + "/status", "Name:\tsimload\nCpus_allowed_list:\t64-95\n");
+  // A GPU on the bus the driver did not take, Xids in the kernel log, memory
+  // short and swapping, a container runtime without the NVIDIA toolkit.
+  PlantPciGpu("0000:c1:00.0", "");
+  Plant("/dev/kmsg",
+        "4,10,5000000,-;NVRM: Xid (PCI:0000:29:00): 79, pid=1234, name=python, GPU has fallen off the bus.\n"
+        "4,11,6000000,-;NVRM: Xid (PCI:0000:5d:00): 48, pid=99, name=python, An uncorrectable double bit error\n");
+  Plant("/proc/meminfo",
+        "MemTotal: 100000000 kB\nMemAvailable: 3000000 kB\nSwapTotal: 8000000 kB\nSwapFree: 4000000 kB\n");
+  Plant("/usr/bin/docker", "");
+  // One core busy, the rest idle, with steal and iowait.
+  std::vector<std::array<int64_t, 4>> before(4, {1000, 9000, 0, 0});
+  std::vector<std::array<int64_t, 4>> after = {{1100, 9000, 0, 0}, {1000, 9070, 20, 10}, {1000, 9070, 20, 10},
+                                               {1000, 9070, 20, 10}};
+  FileSwapper stat(Root() + "/proc/stat", Stat(before), Stat(after));
+  RunResult r = Doctor({"--json", "--backend", "sim", "--no-agent", "--window", "0.5"});
+  EXPECT_EQ(r.exit_code, 5) << r.out << r.err;
+  json j = json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.out;
+  EXPECT_EQ(j["severity"], "critical");
+  // Question 1.
+  EXPECT_TRUE(HasFinding(j, "visibility", "critical", 1, "gpu 1 is lost")) << j.dump(1);
+  EXPECT_TRUE(HasFinding(j, "visibility", "critical", -1, "0000:c1:00.0 is on the PCI bus but not visible")) << j.dump(1);
+  EXPECT_TRUE(HasFinding(j, "throttle", "warning", 0, "gpu 0 thermally throttled 100 %")) << j.dump(1);
+  EXPECT_TRUE(HasFinding(j, "throttle", "warning", 3, "power limit was lowered")) << j.dump(1);
+  EXPECT_TRUE(HasFinding(j, "ecc", "critical", 2, "uncorrectable memory errors")) << j.dump(1);
+  EXPECT_TRUE(HasFinding(j, "xid", "critical", -1, "PCI 0000:29:00: Xid 79 (GPU has fallen off the bus)")) << j.dump(1);
+  EXPECT_TRUE(HasFinding(j, "xid", "critical", 3, "gpu 3: Xid 48 (double-bit ECC error)")) << j.dump(1);
+  // Question 2.
+  EXPECT_TRUE(HasFinding(j, "cpu", "warning", -1, "CPU 0 is saturated while the others idle")) << j.dump(1);
+  EXPECT_TRUE(HasFinding(j, "cpu", "warning", -1, "stolen by the hypervisor")) << j.dump(1);
+  EXPECT_TRUE(HasFinding(j, "cpu", "warning", -1, "wait on storage")) << j.dump(1);
+  EXPECT_TRUE(HasFinding(j, "memory", "critical", -1, "only 3 % of host memory is available")) << j.dump(1);
+  EXPECT_TRUE(HasFinding(j, "memory", "warning", -1, "50 % of swap is in use")) << j.dump(1);
+  // Question 3.
+  EXPECT_TRUE(HasFinding(j, "pcie", "critical", 2, "x8 of x16")) << j.dump(1);
+  EXPECT_TRUE(HasFinding(j, "numa", "warning", 3, "may only run on CPUs far from the GPU")) << j.dump(1);
+  // Question 4.
+  EXPECT_TRUE(HasFinding(j, "allocation", "critical", 3, "outside its CUDA_VISIBLE_DEVICES")) << j.dump(1);
+  EXPECT_TRUE(HasFinding(j, "containers", "warning", -1, "no NVIDIA container toolkit")) << j.dump(1);
+  // Each finding says what it means and what to do.
+  for (const json& q : j["questions"]) {
+    for (const json& f : q["findings"]) {
+      EXPECT_FALSE(f["meaning"].get<std::string>().empty()) << f.dump();
+      EXPECT_FALSE(f["action"].get<std::string>().empty()) << f.dump();
+    }
+  }
+}
+
+TEST_F(DoctorTest, TextVerdictsOnlySkipAndBadNames) {
+  UseScenarioText("[[gpu]]\ncount = 2\npersistence_mode = false\n");
+  PlantHealthyHost(json::parse(Tarmac({"status", "--json", "--backend", "sim", "--no-agent"}).out));
+  RunResult text = Doctor({"--only", "gpus", "--backend", "sim", "--no-agent", "--quick", "--color", "never"});
+  EXPECT_EQ(text.exit_code, 4) << text.out << text.err;
+  EXPECT_NE(text.out.find("verdict: 0 critical, 1 warning"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("1. Are the GPUs busy, and healthy?  WARNING"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("WARNING  persistence mode is off on 2 GPUs"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("next:     run nvidia-persistenced"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("2. Is the data pipeline"), std::string::npos) << text.out;
+  RunResult skipped = Doctor({"--only", "gpus", "--skip", "persistence", "--backend", "sim", "--no-agent", "--quick"});
+  EXPECT_EQ(skipped.exit_code, 0) << skipped.out << skipped.err;
+  EXPECT_NE(skipped.out.find("persistence: --skip"), std::string::npos) << skipped.out;
+  RunResult bad = Doctor({"--only", "gpu", "--backend", "sim", "--no-agent"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--only: unknown check 'gpu' (known: gpus, pipeline"), std::string::npos) << bad.err;
+  EXPECT_TRUE(bad.out.empty()) << bad.out;
+}
+
+}  // namespace
+}  // namespace tarmac::testing
