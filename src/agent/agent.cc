@@ -15,6 +15,7 @@
 
 #include "agent/api_methods.h"
 #include "agent/backfill_jobs.h"
+#include "agent/doctor_watch.h"
 #include "agent/http_routes.h"
 #include "leases/lease_service.h"
 #include "leases/lease_ticker.h"
@@ -180,6 +181,7 @@ class Agent {
   std::unique_ptr<leases::LeaseService> leases_;
   std::unique_ptr<leases::LeaseTicker> lease_ticker_;
   std::unique_ptr<BackfillJobs> backfill_;
+  std::unique_ptr<DoctorWatch> doctor_;
   std::unique_ptr<SystemdNotifier> systemd_;
   std::string lock_problem_;  // Sampler thread: the last state lock problem said.
   std::unique_ptr<sampler::Sampler> sampler_;
@@ -317,22 +319,37 @@ Status Agent::Serve() {
         return methods->Dispatch(decoded.request, peer, reply);
       },
       clock_, logger_);
+  // The doctor's cheap checks on a schedule ([doctor]).
+  store::StoreWriter* history = history_.get();
+  DoctorWatchOptions doctor;
+  doctor.watch = config_.doctor;
+  doctor.store_path = history != nullptr ? config::StorePath(config_) : std::string();
+  doctor.latest = [sampler] { return sampler->Latest(); };
+  doctor.leases = [leases] { return leases->LeaseByGpu(); };
+  doctor.record_event = [leases, history](const std::string& kind, const std::string& detail) {
+    leases->RecordEvent(kind, -1, "", -1, detail);
+    if (history != nullptr) history->RecordEvent(kind, detail);
+  };
+  doctor_ = std::make_unique<DoctorWatch>(std::move(doctor), clock_, logger_);
   if (web_) {
     http::RouteTable routes;
-    store::StoreWriter* history = history_.get();
+    DoctorWatch* watch = doctor_.get();
     s = AddHttpRoutes(&routes, config_, TARMAC_VERSION, sampler, counters_.get(), clock_,
                       [leases, history] { return Problems(*leases, history); },
-                      [leases, backfill = backfill_.get()] {
+                      [leases, backfill = backfill_.get(), watch] {
                         fleet::LeaseFigures f = leases->figures();
                         backfill->AddFigures(&f);
+                        f.doctor_findings = watch->Counts();
                         return f;
-                      });
+                      },
+                      [watch] { return watch->Problem(); });
     if (s.ok()) s = web_->Start(std::move(routes));
     if (!s.ok()) return s;
   }
   s = server_->Start();
   if (!s.ok()) return s;
   backfill_->Start();
+  doctor_->Start();
   systemd_->Notify("READY=1");
   size_t gpu_count = first->fleet.gpus.size();
   if (first->fleet.backend_error.empty()) {
@@ -386,6 +403,7 @@ void Agent::Stop() {
   if (web_) web_->Stop();
   if (server_) server_->Stop();
   if (backfill_) backfill_->Stop();  // Runners go on; the next agent adopts them.
+  if (doctor_) doctor_->Stop();
   if (sampler_) sampler_->Stop();
   if (lease_ticker_) lease_ticker_->Stop();
   if (history_) {

@@ -35,7 +35,8 @@ std::string Unhealthy(const fleet::Snapshot& snapshot, std::chrono::steady_clock
 
 Status AddHttpRoutes(http::RouteTable* routes, const config::Config& config, const std::string& version,
                      sampler::Sampler* sampler, metrics::FleetCounters* counters, Clock* clock,
-                     std::function<std::string()> problems, std::function<metrics::LeaseFigures()> leases) {
+                     std::function<std::string()> problems, std::function<metrics::LeaseFigures()> leases,
+                     std::function<std::string()> findings) {
   metrics::RenderOptions render = config.metrics;
   render.currency = config.report.currency;
   render.version = version;
@@ -67,12 +68,15 @@ Status AddHttpRoutes(http::RouteTable* routes, const config::Config& config, con
   }
   std::chrono::milliseconds stale_after = 3 * config.sampler.fast_interval + std::chrono::seconds(2);
   if (s.ok()) {
-    s = routes->Add("/health", [sampler, clock, stale_after, problems] {
+    s = routes->Add("/health", [sampler, clock, stale_after, problems, findings] {
       std::shared_ptr<const fleet::Snapshot> snapshot = sampler->Latest();
       std::string reason = Unhealthy(*snapshot, clock->SteadyNow() - snapshot->taken_at_steady, stale_after);
       std::string more = problems ? problems() : std::string();
       if (!more.empty()) reason += (reason.empty() ? "" : "; ") + more;
-      return reason.empty() ? http::Response{200, "text/plain", "ok\n"} : http::Response{503, "text/plain", reason + "\n"};
+      std::string found = findings ? findings() : std::string();
+      std::string tail = found.empty() ? std::string() : found + "\n";
+      return reason.empty() ? http::Response{200, "text/plain", "ok\n" + tail}
+                            : http::Response{503, "text/plain", reason + "\n" + tail};
     });
   }
   return s;

@@ -21,10 +21,12 @@ namespace tarmac::agent {
 
 // Adds /metrics, /health and /api/v1/status to `routes`. `problems` says
 // what else makes the agent unhealthy (empty: nothing); `leases` gives the
-// lease families of each scrape (null: none).
+// lease families of each scrape (null: none); `findings` what /health also
+// names without being unhealthy for it (the doctor's critical findings).
 Status AddHttpRoutes(http::RouteTable* routes, const config::Config& config, const std::string& version,
                      sampler::Sampler* sampler, metrics::FleetCounters* counters, Clock* clock,
                      std::function<std::string()> problems = nullptr,
-                     std::function<metrics::LeaseFigures()> leases = nullptr);
+                     std::function<metrics::LeaseFigures()> leases = nullptr,
+                     std::function<std::string()> findings = nullptr);
 
 }  // namespace tarmac::agent

@@ -11,9 +11,9 @@
 #include "common/exit_codes.h"
 #include "common/host_name.h"
 #include "doctor/doctor_render.h"
+#include "doctor/gather.h"
 #include "doctor/playbook.h"
 #include "fleet/clock_event_reasons.h"
-#include "store/usage_query.h"
 
 namespace tarmac::cli {
 namespace {
@@ -22,27 +22,11 @@ constexpr uint64_t kThermal = fleet::kReasonSwThermalSlowdown | fleet::kReasonHw
 constexpr uint64_t kPower = fleet::kReasonSwPowerCap | fleet::kReasonHwPowerBrakeSlowdown;
 constexpr uint64_t kHardware = fleet::kReasonHwSlowdown;
 
-// Throttling over the last hour, from the history's minute rollups; empty
-// when there is no history to read.
+// Throttling over the last hour of history; empty without one.
 std::map<int, doctor::ThrottleWindow> ThrottleFromHistory(const StoreAccessOptions& store, Clock* clock) {
-  std::map<int, doctor::ThrottleWindow> out;
   Result<StoreAccess> access = OpenStore(store);
-  if (!access.ok()) return out;
-  int64_t now_minute = UnixSeconds(clock->WallNow()) / 60;
-  Result<std::vector<store::RecentThrottle>> rows =
-      store::QueryRecentThrottle(access.value().db.get(), now_minute - 60, now_minute + 1);
-  if (!rows.ok()) return out;
-  for (const store::RecentThrottle& r : rows.value()) {
-    if (r.covered_seconds <= 0) continue;
-    doctor::ThrottleWindow w;
-    w.seconds = static_cast<double>(r.covered_seconds);
-    w.thermal_seconds = static_cast<double>(r.thermal_seconds);
-    w.power_seconds = static_cast<double>(r.power_seconds);
-    w.hardware_seconds = static_cast<double>(r.other_seconds);
-    w.source = "the last hour";
-    out[r.index] = w;
-  }
-  return out;
+  if (!access.ok()) return {};
+  return doctor::ThrottleFromHistory(access.value().db.get(), UnixSeconds(clock->WallNow()));
 }
 
 // Adds one reading's throttle reasons to each GPU's window (each reading
@@ -146,17 +130,7 @@ int RunDoctor(const GlobalOptions& global, const DoctorOptions& o, Clock* clock,
   if (stat_before && stat_after) {
     in.cpu = doctor::CompareCpuTimes(doctor::ParseCpuTimes(*stat_before), doctor::ParseCpuTimes(*stat_after));
   }
-  if (std::optional<std::string> meminfo = host.Read("/proc/meminfo")) in.memory = doctor::ParseMemInfo(*meminfo);
-  if (wants(doctor::Question::kGpus)) {
-    Result<std::string> log = host.KernelLog();
-    if (log.ok()) in.kernel_xids = doctor::ParseKernelXids(log.value());
-    else in.kernel_log_error = "the kernel log could not be read: " + log.status().message();
-  }
-  if (!host.List("/sys/bus/pci/devices").empty()) in.pci_gpus = doctor::ScanPciGpus(host);
-  for (const fleet::GpuView& g : in.fleet.gpus) {
-    for (const fleet::ProcessView& p : g.processes) in.processes[p.process.pid] = doctor::ReadProcessFacts(host, p.process.pid);
-  }
-  if (wants(doctor::Question::kScheduler)) in.containers = doctor::ReadContainerFacts(host);
+  doctor::GatherHost(host, {wants(doctor::Question::kGpus), wants(doctor::Question::kScheduler)}, &in);
 
   doctor::DoctorResult result = doctor::RunPlaybook(in, selection);
   bool use_color = o.color == "always" || (o.color == "auto" && ::isatty(STDOUT_FILENO));

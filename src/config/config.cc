@@ -10,6 +10,7 @@
 #include "common/proc_files.h"
 #include "common/toml_text.h"
 #include "common/toml_reader.h"
+#include "doctor/doctor_config.h"
 #include "config/toml_section.h"
 #include "gpu/backend_config.h"
 #include "http/http_config.h"
@@ -56,6 +57,7 @@ constexpr std::pair<const char*, SectionReader> kSections[] = {
     {"leases", [](ConfigSection& s, Config& c) { leases::ReadLeasesSection(s, &c.leases); }},
     {"backfill", [](ConfigSection& s, Config& c) { leases::ReadBackfillSection(s, &c.leases.backfill); }},
     {"api", [](ConfigSection& s, Config& c) { ipc::ReadApiSection(s, &c.api); }},
+    {"doctor", [](ConfigSection& s, Config& c) { doctor::ReadDoctorSection(s, &c.doctor); }},
 };
 
 // A section with no keys that notes each key its readers ask for.

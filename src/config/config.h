@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "doctor/doctor_config.h"
 #include "gpu/backend_factory.h"
 #include "http/server.h"
 #include "ipc/unix_server.h"
@@ -51,6 +52,7 @@ struct Config {
   metrics::RenderOptions metrics;   // [http]     metrics/metrics_config.h (the page)
   leases::LeasePolicy leases;       // [leases], [zombies], [backfill]  leases/lease_config.h, sched/zombie_config.h
   ipc::ServerOptions api;           // [api]      ipc/server_config.h
+  doctor::WatchOptions doctor;      // [doctor]   doctor/doctor_config.h
 
   bool operator==(const Config&) const = default;
 };

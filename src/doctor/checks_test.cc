@@ -177,6 +177,19 @@ TEST(DoctorChecksTest, XidsOfTheKernelLogByGpuWithTheirMeaning) {
   EXPECT_NE(f[2].evidence.find("again"), std::string::npos);  // The last line as evidence.
 }
 
+TEST(DoctorChecksTest, XidsOlderThanADayAreHistoryNotFindings) {
+  DoctorInputs in = Healthy();
+  in.uptime_seconds = 10 * 86400;
+  in.kernel_xids = {{"0000:11:00", 79, 2 * 86400.0, "NVRM: Xid (PCI:0000:11:00): 79, long ago"},
+                    {"0000:10:00", 48, 10 * 86400.0 - 60, "NVRM: Xid (PCI:0000:10:00): 48, a minute ago"}};
+  std::vector<Finding> f = Of(in, "xid");
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_EQ(f[0].severity, Severity::kCritical);
+  EXPECT_EQ(f[0].gpu, 0);
+  EXPECT_EQ(f[1].severity, Severity::kInfo);
+  EXPECT_EQ(f[1].summary, "1 Xid line older than a day in the kernel log");
+}
+
 TEST(DoctorChecksTest, WithoutTheKernelLogTheAgentsXidCountsStandIn) {
   DoctorInputs in = Healthy();
   in.kernel_log_error = "the kernel log could not be read: /dev/kmsg: Permission denied";

@@ -13,6 +13,9 @@
 namespace tarmac::doctor {
 namespace {
 
+// Kernel log Xids older than this are history, not findings.
+constexpr double kXidMaxAgeSeconds = 24 * 3600;
+
 double Share(double part, double whole) { return whole > 0 ? part / whole : 0; }
 
 // "NVIDIA H100 80GB HBM3 at 00000000:18:00.0 (GPU-...): ", what is known of it.
@@ -194,7 +197,12 @@ void CheckXid(const DoctorInputs& in, CheckOutput* out) {
     std::string last_line;
   };
   std::map<std::pair<std::string, int64_t>, Seen> seen;  // (pci, xid)
+  int older = 0;
   for (const KernelXid& x : in.kernel_xids) {
+    if (in.uptime_seconds && x.seconds_since_boot && *in.uptime_seconds - *x.seconds_since_boot > kXidMaxAgeSeconds) {
+      ++older;  // Before the last day: a past problem, likely dealt with since.
+      continue;
+    }
     Seen& s = seen[{x.pci, x.xid}];
     ++s.count;
     s.last_line = x.line;
@@ -212,6 +220,13 @@ void CheckXid(const DoctorInputs& in, CheckOutput* out) {
     std::optional<int> gpu = it == by_pci.end() ? std::nullopt : std::optional<int>(it->second);
     report(gpu, gpu ? fmt::format("gpu {}", *gpu) : fmt::format("PCI {}", key.first), key.second, s.count,
            "kernel log: " + s.last_line);
+  }
+  if (older > 0) {
+    out->findings.push_back(MakeFinding("xid", Severity::kInfo, std::nullopt,
+                                        fmt::format("{} Xid line{} older than a day in the kernel log", older,
+                                                    older == 1 ? "" : "s"),
+                                        "dmesg | grep Xid shows them", "past errors, likely dealt with since",
+                                        "nothing, unless the same GPU keeps showing them"));
   }
   if (!in.kernel_log_error.empty()) {
     // The agent's own count since it started stands in for the kernel log.

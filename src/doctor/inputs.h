@@ -33,6 +33,7 @@ struct DoctorInputs {
   bool is_root = false;
   std::map<int, ThrottleWindow> throttle;  // By GPU index.
   std::vector<KernelXid> kernel_xids;
+  std::optional<double> uptime_seconds;  // /proc/uptime: how old each kernel log line is.
   std::string kernel_log_error;  // Why the kernel log was not read; "" when it was.
   std::optional<std::vector<PciGpu>> pci_gpus;  // Empty: /sys was not read.
   std::optional<CpuWindow> cpu;

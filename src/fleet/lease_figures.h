@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 //
-// What /metrics shows of leases and backfill batches (docs/metrics.md):
-// counted by the lease service and the agent's batch supervisor, rendered
-// by metrics (RenderLeaseFamilies). Plain data.
+// What /metrics shows of leases, backfill batches and the doctor's findings
+// (docs/metrics.md): counted by the lease service, the agent's batch
+// supervisor and its doctor, rendered by metrics (RenderLeaseFamilies).
+// Plain data.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +22,8 @@ struct LeaseFigures {
   int64_t batch_requests_done = 0;    // Result lines.
   int64_t batch_requests_failed = 0;  // Error lines.
   int64_t batch_completion_tokens = 0;
+  // The doctor's findings of its last scheduled run, by (check, severity).
+  std::map<std::pair<std::string, std::string>, int64_t> doctor_findings;
 };
 
 }  // namespace tarmac::fleet

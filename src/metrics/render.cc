@@ -181,6 +181,8 @@ const std::vector<FamilyDoc>& OtherNativeFamilies() {
       {"tarmac_lease_queue_length", "gauge", "Requests waiting in the lease queue."},
       {"tarmac_backfill_preemptions_total", "counter", "Backfill leases revoked for other requests since the agent started."},
       {"tarmac_backfill_gpu_seconds_total", "counter", "GPU-seconds held by backfill leases since the agent started."},
+      {"tarmac_doctor_finding", "gauge",
+       "Findings of the doctor's last scheduled run, by check and severity (warning, critical)."},
       {"tarmac_backfill_batches", "gauge", "Backfill batches the agent keeps, by state."},
       {"tarmac_backfill_requests_total", "counter", "Batch requests finished, by outcome (done: a result; failed: an error line)."},
       {"tarmac_backfill_completion_tokens_total", "counter", "Tokens the engines generated for backfill batches."},
@@ -520,6 +522,13 @@ std::string RenderLeaseFamilies(const LeaseFigures& figures, const std::string& 
   Gauge(&out, OtherNativeFamilies(), "tarmac_backfill_completion_tokens_total");
   out.Sample("tarmac_backfill_completion_tokens_total", {{"hostname", hostname}},
              static_cast<double>(figures.batch_completion_tokens));
+  if (!figures.doctor_findings.empty()) {
+    Gauge(&out, OtherNativeFamilies(), "tarmac_doctor_finding");
+    for (const auto& [key, count] : figures.doctor_findings) {
+      out.Sample("tarmac_doctor_finding", {{"hostname", hostname}, {"check", key.first}, {"severity", key.second}},
+                 static_cast<double>(count));
+    }
+  }
   return out.text();
 }
 

@@ -245,5 +245,58 @@ TEST_F(DoctorTest, TextVerdictsOnlySkipAndBadNames) {
   EXPECT_TRUE(bad.out.empty()) << bad.out;
 }
 
+TEST_F(DoctorTest, TheAgentRunsTheChecksOnAScheduleAsEventsMetricsAndHealth) {
+  UseScenario("faults.toml");
+  StartAgent({"--config", dir_.Write("agent.toml", "[sampler]\nfast_interval = \"100ms\"\n[doctor]\ninterval = \"10s\"\n")});
+  // The first run is at the start: the lost GPU and the ECC errors are events.
+  auto events = [&] {
+    ipc::Request r;
+    r.method = "events";
+    r.params = {{"limit", 1000}};
+    Result<json> answer = ipc::CallAgent(Socket(), r, std::chrono::seconds(5));
+    return answer.ok() ? answer.value()["events"] : json::array();
+  };
+  auto has_event = [&](const std::string& text) {
+    for (const json& e : events()) {
+      if (e["kind"] == "doctor_finding" && e["detail"].get<std::string>().find(text) != std::string::npos) return true;
+    }
+    return false;
+  };
+  bool found = false;
+  for (int i = 0; i < 100 && !found; ++i) {
+    found = has_event("[critical] visibility: gpu 1 is lost");
+    if (!found) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_TRUE(found) << events().dump(1);
+  EXPECT_TRUE(has_event("[critical] ecc: gpu 2 had uncorrectable memory errors")) << events().dump(1);
+  EXPECT_TRUE(has_event("[critical] pcie: gpu 2's PCIe link runs at x8 of x16")) << events().dump(1);
+  // /metrics counts them by check and severity; checks with none say 0.
+  std::string page = HttpGet("/metrics");
+  EXPECT_NE(page.find("# TYPE tarmac_doctor_finding gauge"), std::string::npos) << page;
+  EXPECT_NE(page.find("tarmac_doctor_finding{hostname=\""), std::string::npos);
+  auto sample = [&](const std::string& check, const std::string& severity) {
+    std::string key = "check=\"" + check + "\",severity=\"" + severity + "\"} ";
+    size_t at = page.find(key);
+    return at == std::string::npos ? -1.0 : std::stod(page.substr(at + key.size()));
+  };
+  EXPECT_EQ(sample("ecc", "critical"), 1) << page;
+  EXPECT_EQ(sample("pcie", "critical"), 1) << page;
+  EXPECT_EQ(sample("persistence", "warning"), 0) << page;
+  // /health names the critical findings.
+  std::string health = HttpGet("/health");
+  EXPECT_NE(health.find("doctor: "), std::string::npos) << health;
+  EXPECT_NE(health.find("gpu 2 had uncorrectable memory errors"), std::string::npos) << health;
+}
+
+TEST_F(DoctorTest, ADisabledScheduleRunsNothing) {
+  UseScenario("faults.toml");
+  StartAgent({"--config", dir_.Write("agent.toml", "[sampler]\nfast_interval = \"100ms\"\n[doctor]\nenabled = false\n")});
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  std::string page = HttpGet("/metrics");
+  EXPECT_NE(page.find("tarmac_leases"), std::string::npos) << page;  // The agent's own families are there...
+  EXPECT_EQ(page.find("tarmac_doctor_finding"), std::string::npos) << page;  // ...the doctor's are not.
+  EXPECT_EQ(HttpGet("/health").find("doctor: "), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tarmac::testing

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "agent/doctor_watch.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <set>
+
+#include "common/host_name.h"
+#include "doctor/gather.h"
+#include "doctor/playbook.h"
+#include "store/schema.h"
+
+namespace tarmac::agent {
+namespace {
+
+// What makes two runs' findings the same finding (the numbers in a
+// summary change from run to run).
+std::string KeyOf(const doctor::Finding& f) {
+  return fmt::format("{}/{}/{}", f.check, f.gpu ? std::to_string(*f.gpu) : std::string("-"),
+                     doctor::SeverityName(f.severity));
+}
+
+std::string Detail(const doctor::Finding& f) {
+  return fmt::format("[{}] {}: {} ({}); next: {}", doctor::SeverityName(f.severity), f.check, f.summary,
+                     f.evidence, f.action);
+}
+
+}  // namespace
+
+DoctorWatch::DoctorWatch(DoctorWatchOptions options, Clock* clock, Logger* logger)
+    : options_(std::move(options)), clock_(clock), logger_(logger) {}
+
+void DoctorWatch::Start() {
+  if (!options_.watch.is_enabled) return;
+  thread_ = std::jthread([this](std::stop_token stop) { Loop(stop); });
+}
+
+void DoctorWatch::Stop() {
+  if (!thread_.joinable()) return;
+  thread_.request_stop();
+  wake_.notify_all();
+  thread_.join();
+}
+
+void DoctorWatch::Loop(std::stop_token stop) {
+  for (;;) {
+    RunOnce();
+    MutexLock lock(&mu_);
+    lock.WaitUntil(wake_, stop, std::chrono::steady_clock::now() + options_.watch.interval, [] { return false; });
+    if (stop.stop_requested()) return;
+  }
+}
+
+void DoctorWatch::RunOnce() {
+  std::shared_ptr<const fleet::Snapshot> snapshot = options_.latest ? options_.latest() : nullptr;
+  if (snapshot == nullptr) return;
+  doctor::HostFiles host(options_.host_root);
+  doctor::DoctorInputs in;
+  in.fleet = snapshot->fleet;
+  in.hostname = in.fleet.hostname.empty() ? HostName() : in.fleet.hostname;
+  in.through_agent = true;
+  in.is_root = ::geteuid() == 0;
+  if (!in.fleet.backend_error.empty()) in.gpu_error = in.fleet.backend_error;
+  if (options_.leases) {
+    std::map<int, fleet::GpuLease> leases = options_.leases();
+    for (fleet::GpuView& g : in.fleet.gpus) {
+      if (auto it = leases.find(g.info.index); it != leases.end()) g.lease = it->second;
+    }
+  }
+  if (!options_.store_path.empty()) {
+    Result<std::unique_ptr<store::Db>> db = store::OpenForReading(options_.store_path);
+    if (db.ok()) in.throttle = doctor::ThrottleFromHistory(db.value().get(), UnixSeconds(clock_->WallNow()));
+  }
+  std::optional<std::string> stat = host.Read("/proc/stat");
+  {
+    MutexLock lock(&mu_);
+    if (stat && last_stat_) {
+      in.cpu = doctor::CompareCpuTimes(doctor::ParseCpuTimes(*last_stat_), doctor::ParseCpuTimes(*stat));
+    }
+    last_stat_ = stat;
+  }
+  doctor::GatherHost(host, doctor::GatherOptions{}, &in);
+  doctor::DoctorResult result = doctor::RunPlaybook(in, doctor::Selection{{}, {"topology"}});
+  std::vector<doctor::Finding> now;
+  for (const doctor::Finding& f : result.findings) {
+    if (f.severity >= doctor::Severity::kWarning) now.push_back(f);
+  }
+  std::vector<std::pair<std::string, std::string>> events;
+  {
+    MutexLock lock(&mu_);
+    std::set<std::string> before;
+    for (const doctor::Finding& f : current_) before.insert(KeyOf(f));
+    std::set<std::string> after;
+    for (const doctor::Finding& f : now) {
+      after.insert(KeyOf(f));
+      if (!before.count(KeyOf(f))) events.emplace_back("doctor_finding", Detail(f));
+    }
+    for (const doctor::Finding& f : current_) {
+      if (!after.count(KeyOf(f))) events.emplace_back("doctor_cleared", Detail(f));
+    }
+    current_ = std::move(now);
+    ++runs_;
+  }
+  for (const auto& [kind, detail] : events) {
+    logger_->Log(kind == "doctor_finding" ? LogLevel::kWarning : LogLevel::kInfo, "doctor: {}: {}", kind, detail);
+    if (options_.record_event) options_.record_event(kind, detail);
+  }
+}
+
+std::map<std::pair<std::string, std::string>, int64_t> DoctorWatch::Counts() const {
+  std::map<std::pair<std::string, std::string>, int64_t> counts;
+  MutexLock lock(&mu_);
+  if (runs_ == 0) return counts;  // Not run yet (or disabled): nothing to say.
+  for (const doctor::CheckInfo& c : doctor::AllChecks()) {
+    if (std::string(c.name) == "topology") continue;
+    counts[{c.name, "warning"}] = 0;
+    counts[{c.name, "critical"}] = 0;
+  }
+  for (const doctor::Finding& f : current_) ++counts[{f.check, doctor::SeverityName(f.severity)}];
+  return counts;
+}
+
+std::string DoctorWatch::Problem() const {
+  MutexLock lock(&mu_);
+  std::string out;
+  for (const doctor::Finding& f : current_) {
+    if (f.severity != doctor::Severity::kCritical) continue;
+    out += (out.empty() ? "doctor: " : "; ") + f.summary;
+  }
+  return out;
+}
+
+int64_t DoctorWatch::runs() const {
+  MutexLock lock(&mu_);
+  return runs_;
+}
+
+}  // namespace tarmac::agent

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "doctor/gather.h"
+
+#include "store/usage_query.h"
+
+namespace tarmac::doctor {
+
+void GatherHost(const HostFiles& host, const GatherOptions& options, DoctorInputs* in) {
+  if (std::optional<std::string> meminfo = host.Read("/proc/meminfo")) in->memory = ParseMemInfo(*meminfo);
+  if (std::optional<std::string> uptime = host.Read("/proc/uptime", 256)) {
+    try {
+      in->uptime_seconds = std::stod(*uptime);
+    } catch (const std::exception&) {
+      in->uptime_seconds.reset();
+    }
+  }
+  if (options.wants_kernel_log) {
+    Result<std::string> log = host.KernelLog();
+    if (log.ok()) {
+      in->kernel_xids = ParseKernelXids(log.value());
+    } else {
+      in->kernel_log_error = "the kernel log could not be read: " + log.status().message();
+    }
+  }
+  if (!host.List("/sys/bus/pci/devices").empty()) in->pci_gpus = ScanPciGpus(host);
+  for (const fleet::GpuView& g : in->fleet.gpus) {
+    for (const fleet::ProcessView& p : g.processes) in->processes[p.process.pid] = ReadProcessFacts(host, p.process.pid);
+  }
+  if (options.wants_containers) in->containers = ReadContainerFacts(host);
+}
+
+std::map<int, ThrottleWindow> ThrottleFromHistory(store::Db* db, int64_t now_unix) {
+  std::map<int, ThrottleWindow> out;
+  int64_t now_minute = now_unix / 60;
+  Result<std::vector<store::RecentThrottle>> rows = store::QueryRecentThrottle(db, now_minute - 60, now_minute + 1);
+  if (!rows.ok()) return out;
+  for (const store::RecentThrottle& r : rows.value()) {
+    if (r.covered_seconds <= 0) continue;
+    ThrottleWindow w;
+    w.seconds = static_cast<double>(r.covered_seconds);
+    w.thermal_seconds = static_cast<double>(r.thermal_seconds);
+    w.power_seconds = static_cast<double>(r.power_seconds);
+    w.hardware_seconds = static_cast<double>(r.other_seconds);
+    w.source = "the last hour";
+    out[r.index] = w;
+  }
+  return out;
+}
+
+}  // namespace tarmac::doctor
