@@ -2,8 +2,10 @@
 """How long `tarmac doctor` takes, beside `tarmac status --json` (the cheapest
 read of the same GPUs) in the same run: through the agent (8 simulated GPUs
 over the fake libnvidia-ml) with --quick and in full, and without the agent
-(NVML read directly) with --quick. Targets: --quick at most 1 s through the
-agent, at most 3 s without; a full run at most 30 s.
+(NVML read directly) with --quick, and a full run with the storage test
+(256 MiB in a temporary folder) and the network test (3 s against a local
+iperf3 server). Targets: --quick at most 1 s through the agent, at most 3 s
+without; a full run with both tests at most 30 s.
 
 Usage: bench/doctor_timing.py BUILD_DIR [RUNS]"""
 import os
@@ -33,6 +35,11 @@ def main():
     fake = os.path.join(build, "fakenvml/libnvidia-ml.so.1")
     with tempfile.TemporaryDirectory(prefix="tarmac-bench-doctor-") as work:
         agent, env, sock = agent_api.start_agent(build, work, '[sampler]\nfast_interval = "1s"\n')
+        data = os.path.join(work, "data")
+        os.mkdir(data)
+        port = str(20000 + os.getpid() % 20000)
+        iperf = subprocess.Popen(["iperf3", "-s", "-p", port], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(0.5)
         try:
             cases = [
                 ("tarmac status --json (agent)", [tarmac, "status", "--json", "--socket", sock]),
@@ -40,12 +47,16 @@ def main():
                 ("doctor --quick (no agent)", [tarmac, "doctor", "--quick", "--json", "--no-agent", "--backend", "nvml",
                                                "--nvml-library", fake]),
                 ("doctor, full (agent)", [tarmac, "doctor", "--json", "--socket", sock]),
+                ("doctor, full + storage + network", [tarmac, "doctor", "--json", "--socket", sock, "--storage", data,
+                                                      "--network", "127.0.0.1:" + port]),
             ]
             times = {name: [] for name, _ in cases}
             for _ in range(runs):
                 for name, argv in cases:  # Interleaved: noise hits each alike.
                     times[name].append(wall(argv, env))
         finally:
+            iperf.terminate()
+            iperf.wait()
             agent.terminate()
             agent.wait()
     base = statistics.median(times[cases[0][0]])

@@ -2,6 +2,7 @@
 #include "cli/doctor_command.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include "cli/fleet_source.h"
 #include "common/exit_codes.h"
 #include "common/host_name.h"
+#include "common/units.h"
 #include "doctor/doctor_render.h"
 #include "doctor/gather.h"
 #include "doctor/playbook.h"
@@ -81,6 +83,19 @@ CLI::App* AddDoctorCommand(CLI::App* app, DoctorOptions* o, GlobalOptions* globa
       ->default_str("/");
   cmd->add_option("--color", o->color, "Colour: auto (on a terminal), always or never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
+  cmd->add_option("--storage", o->storage, "Measure read throughput in this folder (where the data sets live)");
+  cmd->add_option("--storage-size", o->storage_size, "Size of the test file written and read there")
+      ->default_str("256MiB");
+  cmd->add_option("--storage-expect", o->storage_expect_mb_per_s, "MB/s the data pipeline needs (below: a warning)")
+      ->default_str("500")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--network", o->network, "Measure throughput to this iperf3 server (HOST or HOST:PORT)");
+  cmd->add_option("--network-expect", o->network_expect_gbit_per_s, "Gb/s the pipeline needs (below: a warning)")
+      ->default_str("10")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--network-seconds", o->network_seconds, "How long the iperf3 test runs")
+      ->default_str("3")
+      ->check(CLI::Range(1, 60));
   AddStoreAccessOptions(cmd, &o->store);
   AddGlobalOptions(cmd, global);
   return cmd;
@@ -90,6 +105,17 @@ int RunDoctor(const GlobalOptions& global, const DoctorOptions& o, Clock* clock,
   doctor::Selection selection{Names(o.only), Names(o.skip)};
   Status valid = doctor::ValidateSelection(selection);
   if (!valid.ok()) return ExitWith(valid);
+  if (!o.storage.empty()) {
+    struct stat st {};
+    if (::stat(o.storage.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+      return ExitWith(Status::InvalidArgument(fmt::format("--storage: {}: not a folder", o.storage)));
+    }
+  }
+  Result<int64_t> size = ParseBytes(o.storage_size);
+  if (!size.ok() || size.value() < (int64_t{1} << 20) || size.value() > (int64_t{64} << 30)) {
+    return ExitWith(Status::InvalidArgument(
+        fmt::format("--storage-size: '{}' is not a size from 1MiB to 64GiB", o.storage_size)));
+  }
   auto wants = [&](doctor::Question q) { return doctor::IsQuestionSelected(q, selection); };
   doctor::HostFiles host(o.host_root);
   doctor::DoctorInputs in;
@@ -131,6 +157,40 @@ int RunDoctor(const GlobalOptions& global, const DoctorOptions& o, Clock* clock,
     in.cpu = doctor::CompareCpuTimes(doctor::ParseCpuTimes(*stat_before), doctor::ParseCpuTimes(*stat_after));
   }
   doctor::GatherHost(host, {wants(doctor::Question::kGpus), wants(doctor::Question::kScheduler)}, &in);
+  in.storage_expect_mb_per_s = o.storage_expect_mb_per_s;
+  in.network_expect_gbit_per_s = o.network_expect_gbit_per_s;
+  auto measures = [&](const char* check) {
+    for (const doctor::CheckInfo& c : doctor::AllChecks()) {
+      if (c.name == std::string(check)) return doctor::IsSelected(c, selection);
+    }
+    return false;
+  };
+  bool is_tty = ::isatty(STDERR_FILENO);
+  if (!o.storage.empty() && measures("storage")) {
+    if (o.quick) {
+      in.storage_error = "--quick: no throughput test";
+    } else {
+      if (is_tty) std::fprintf(stderr, "tarmac doctor: measuring reads in %s (%s)...\n", o.storage.c_str(), o.storage_size.c_str());
+      Result<doctor::StorageResult> measured =
+          doctor::MeasureStorage(o.storage, size.value(), std::chrono::milliseconds(1000));
+      if (measured.ok()) in.storage = measured.value();
+      else in.storage_error = measured.status().message();
+    }
+  }
+  if (!o.network.empty() && measures("network")) {
+    if (o.quick) {
+      in.network_error = "--quick: no throughput test";
+    } else {
+      if (is_tty) std::fprintf(stderr, "tarmac doctor: measuring the network to %s (%d s)...\n", o.network.c_str(), o.network_seconds);
+      Result<doctor::NetworkResult> measured = doctor::MeasureNetwork(o.network, o.network_seconds);
+      if (measured.ok()) {
+        in.network = measured.value();
+      } else {
+        in.network_error = measured.status().message();
+        in.is_network_unreachable = measured.status().code() == StatusCode::kUnavailable;
+      }
+    }
+  }
 
   doctor::DoctorResult result = doctor::RunPlaybook(in, selection);
   bool use_color = o.color == "always" || (o.color == "auto" && ::isatty(STDOUT_FILENO));

@@ -5,7 +5,9 @@
 // last hour of history (else over a short window it samples itself), the
 // kernel log's Xid lines, the PCI bus, CPU and memory over the window, the
 // GPU processes' allowed CPUs and CUDA_VISIBLE_DEVICES, and the container
-// runtime; runs the checks of src/doctor; prints a verdict per question.
+// runtime; with --storage and --network (not --quick) measures read and
+// network throughput; runs the checks of src/doctor; prints a verdict per
+// question.
 // Exit code by the worst finding: 0 none above info, 4 warning, 5 critical
 // (1 error, 2 usage). docs/doctor.md.
 #pragma once
@@ -29,6 +31,12 @@ struct DoctorOptions {
   double window_seconds = 0;   // 0: 0.5 with --quick, else 2.
   std::string host_root = "/";  // --host-root: where /proc, /sys, /dev/kmsg and /etc are.
   std::string color = "auto";
+  std::string storage;             // --storage PATH: measure reads there.
+  std::string storage_size = "256MiB";
+  double storage_expect_mb_per_s = 500;
+  std::string network;             // --network HOST[:PORT]: an iperf3 server.
+  double network_expect_gbit_per_s = 10;
+  int network_seconds = 3;
   StoreAccessOptions store;
 };
 

@@ -16,6 +16,7 @@ namespace tarmac::doctor {
 struct CheckOutput {
   std::vector<Finding> findings;
   std::vector<Skipped> skipped;
+  bool is_not_asked = false;  // A measurement not asked for: neither passed nor skipped.
 };
 
 using CheckFn = void (*)(const DoctorInputs& in, CheckOutput* out);
@@ -33,6 +34,8 @@ void CheckHeldIdle(const DoctorInputs& in, CheckOutput* out);
 // Question 2: the data pipeline (pipeline_checks.cc).
 void CheckCpu(const DoctorInputs& in, CheckOutput* out);
 void CheckMemory(const DoctorInputs& in, CheckOutput* out);
+void CheckStorage(const DoctorInputs& in, CheckOutput* out);
+void CheckNetwork(const DoctorInputs& in, CheckOutput* out);
 
 // Question 3: the interconnect (link_checks.cc).
 void CheckPcie(const DoctorInputs& in, CheckOutput* out);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "doctor/host_readings.h"
+#include "doctor/throughput.h"
 
 #include <gtest/gtest.h>
 
@@ -125,6 +126,39 @@ TEST(HostReadingsTest, AKernelLogFileIsReadToItsEndAndAMissingOneSaysSo) {
   EXPECT_EQ(ParseKernelXids(log.value()).size(), 1u);
   testing::TempDir empty;
   EXPECT_EQ(HostFiles(empty.path()).KernelLog().status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace tarmac::doctor
+
+namespace tarmac::doctor {
+namespace {
+
+TEST(ThroughputTest, IperfReportsErrorsAndGarbage) {
+  Result<NetworkResult> ok = ParseIperfJson(
+      R"({"start":{},"end":{"sum_sent":{"bits_per_second":9.4e9,"retransmits":12},)"
+      R"("sum_received":{"bits_per_second":9.3e9}}})");
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_NEAR(ok.value().receive_gbit_per_s, 9.3, 1e-9);
+  EXPECT_NEAR(ok.value().send_gbit_per_s, 9.4, 1e-9);
+  EXPECT_EQ(ok.value().retransmits, 12);
+  Result<NetworkResult> refused = ParseIperfJson(R"({"start":{},"end":{},"error":"unable to connect to server"})");
+  EXPECT_EQ(refused.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(refused.status().message().find("unable to connect"), std::string::npos);
+  EXPECT_EQ(ParseIperfJson("not json").status().code(), StatusCode::kCorruption);
+  EXPECT_EQ(ParseIperfJson(R"({"end":{"sum_sent":{"bits_per_second":-1}}})").status().code(), StatusCode::kCorruption);
+}
+
+TEST(ThroughputTest, AStorageMeasurementReadsBackItsFileAndLeavesNothing) {
+  testing::TempDir dir;
+  Result<StorageResult> r = MeasureStorage(dir.path(), 4 << 20, std::chrono::milliseconds(50));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r.value().bytes, 4 << 20);
+  EXPECT_GT(r.value().sequential_read_mb_per_s, 0);
+  EXPECT_GT(r.value().random_read_iops, 0);
+  EXPECT_TRUE(HostFiles(dir.path()).List("/").empty());  // The test file is gone.
+  EXPECT_EQ(MeasureStorage(dir.path() + "/missing", 4 << 20, std::chrono::milliseconds(50)).status().code(),
+            StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "doctor/host_readings.h"
+#include "doctor/throughput.h"
 #include "fleet/fleet_view.h"
 
 namespace tarmac::doctor {
@@ -40,6 +41,15 @@ struct DoctorInputs {
   std::optional<MemInfo> memory;
   std::map<int64_t, ProcessFacts> processes;  // The GPU processes, by PID.
   std::optional<ContainerFacts> containers;
+  // Measurements, when asked for: what was measured, or why it could not
+  // be; and what the pipeline needs (below it: a warning).
+  std::optional<StorageResult> storage;
+  std::string storage_error;
+  double storage_expect_mb_per_s = 500;
+  std::optional<NetworkResult> network;
+  std::string network_error;
+  bool is_network_unreachable = false;  // The server did not answer (network_error says how).
+  double network_expect_gbit_per_s = 10;
 };
 
 }  // namespace tarmac::doctor

@@ -87,4 +87,67 @@ void CheckMemory(const DoctorInputs& in, CheckOutput* out) {
   }
 }
 
+void CheckStorage(const DoctorInputs& in, CheckOutput* out) {
+  if (!in.storage && in.storage_error.empty()) {
+    out->is_not_asked = true;
+    return;
+  }
+  if (!in.storage) {
+    out->skipped.push_back({"storage", in.storage_error});
+    return;
+  }
+  const StorageResult& s = *in.storage;
+  std::string evidence = fmt::format(
+      "{} MiB test file in {}: {:.0f} MB/s sequential read, {:.0f} random 4 KiB reads/s, {:.0f} MB/s write{}",
+      s.bytes >> 20, s.path, s.sequential_read_mb_per_s, s.random_read_iops, s.write_mb_per_s,
+      s.is_direct ? "" : " (buffered: the file system refuses direct I/O; the page cache was dropped)");
+  if (s.sequential_read_mb_per_s < in.storage_expect_mb_per_s) {
+    out->findings.push_back(MakeFinding(
+        "storage", Severity::kWarning, std::nullopt,
+        fmt::format("{} reads at {:.0f} MB/s, under the {:.0f} MB/s expected", s.path, s.sequential_read_mb_per_s,
+                    in.storage_expect_mb_per_s),
+        evidence, "data loaders reading from here cannot keep the GPUs fed at full speed",
+        "stage the dataset on local NVMe (or in memory), read larger shards in parallel, or cache decoded samples; "
+        "--storage-expect sets what your pipeline needs"));
+    return;
+  }
+  out->findings.push_back(MakeFinding("storage", Severity::kInfo, std::nullopt,
+                                      fmt::format("{} reads at {:.0f} MB/s", s.path, s.sequential_read_mb_per_s),
+                                      evidence, "fast enough for the expected data rate", "nothing"));
+}
+
+void CheckNetwork(const DoctorInputs& in, CheckOutput* out) {
+  if (!in.network && in.network_error.empty()) {
+    out->is_not_asked = true;
+    return;
+  }
+  if (!in.network && in.is_network_unreachable) {
+    out->findings.push_back(MakeFinding(
+        "network", Severity::kWarning, std::nullopt, "the iperf3 server cannot be reached", in.network_error,
+        "nothing measured: the server is not running there, a firewall drops the port, or the path is down",
+        "start `iperf3 -s` on the other end (port 5201 unless HOST:PORT says otherwise); check routes and firewalls"));
+    return;
+  }
+  if (!in.network) {
+    out->skipped.push_back({"network", in.network_error});
+    return;
+  }
+  const NetworkResult& n = *in.network;
+  std::string evidence = fmt::format("iperf3 to {}: {:.2f} Gb/s received, {:.2f} Gb/s sent, {} retransmits",
+                                     n.server, n.receive_gbit_per_s, n.send_gbit_per_s, n.retransmits);
+  if (n.receive_gbit_per_s < in.network_expect_gbit_per_s) {
+    out->findings.push_back(MakeFinding(
+        "network", Severity::kWarning, std::nullopt,
+        fmt::format("the network to {} carries {:.2f} Gb/s, under the {:.0f} Gb/s expected", n.server,
+                    n.receive_gbit_per_s, in.network_expect_gbit_per_s),
+        evidence, "data or gradients over this path arrive slower than the GPUs can use them",
+        "check the link speed (ethtool), MTU, retransmits and the path (a 1 Gb/s hop); --network-expect sets what "
+        "your pipeline needs"));
+    return;
+  }
+  out->findings.push_back(MakeFinding("network", Severity::kInfo, std::nullopt,
+                                      fmt::format("the network to {} carries {:.2f} Gb/s", n.server, n.receive_gbit_per_s),
+                                      evidence, "fast enough for the expected data rate", "nothing"));
+}
+
 }  // namespace tarmac::doctor

@@ -21,6 +21,8 @@ const std::vector<CheckInfo>& AllChecks() {
       {"held_idle", Question::kGpus, "GPU memory held at 0 % SM", CheckHeldIdle},
       {"cpu", Question::kPipeline, "CPU saturation, a hot core, steal and iowait over a window", CheckCpu},
       {"memory", Question::kPipeline, "available host memory, swap in use, huge pages", CheckMemory},
+      {"storage", Question::kPipeline, "read throughput of --storage PATH (direct I/O, a bounded file)", CheckStorage},
+      {"network", Question::kPipeline, "throughput to the iperf3 server --network HOST[:PORT]", CheckNetwork},
       {"pcie", Question::kInterconnect, "PCIe link width and generation against their maximum", CheckPcie},
       {"nvlink", Question::kInterconnect, "NVLinks down", CheckNvlink},
       {"numa", Question::kInterconnect, "GPU processes allowed only on CPUs far from their GPU", CheckNuma},
@@ -85,7 +87,7 @@ DoctorResult RunPlaybook(const DoctorInputs& inputs, const Selection& selection)
       for (const Finding& f : out.findings) has_problem = has_problem || f.severity >= Severity::kWarning;
       bool was_skipped = std::any_of(out.skipped.begin(), out.skipped.end(),
                                      [&](const Skipped& s) { return s.check == c.name; });
-      if (!has_problem && !was_skipped) r.passed.push_back(c.name);
+      if (!has_problem && !was_skipped && !out.is_not_asked) r.passed.push_back(c.name);
       for (Finding& f : out.findings) {
         f.question = q;
         found.push_back(std::move(f));

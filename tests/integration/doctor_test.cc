@@ -245,6 +245,67 @@ TEST_F(DoctorTest, TextVerdictsOnlySkipAndBadNames) {
   EXPECT_TRUE(bad.out.empty()) << bad.out;
 }
 
+TEST_F(DoctorTest, StorageAndNetworkThroughputAreMeasuredWhenAskedFor) {
+  UseScenario("healthy-lab.toml");
+  PlantHealthyHost(json::parse(Tarmac({"status", "--json", "--backend", "sim", "--no-agent"}).out));
+  std::string data = dir_.path() + "/data";
+  std::filesystem::create_directories(data);
+  std::vector<std::string> common = {"--json", "--backend", "sim", "--no-agent", "--only", "storage,network",
+                                     "--window", "0.2"};
+  auto run = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = common;
+    args.insert(args.end(), extra.begin(), extra.end());
+    RunResult r = Doctor(args);
+    json j = json::parse(r.out, nullptr, false);
+    EXPECT_TRUE(j.is_object()) << r.out << r.err;
+    return std::make_pair(r.exit_code, j);
+  };
+  // Measured for real; a data rate the folder cannot give is a warning, with
+  // the numbers; the test file is gone afterwards.
+  auto [fine, measured] = run({"--storage", data, "--storage-size", "8MiB"});
+  EXPECT_EQ(fine, 0) << measured.dump(1);
+  ASSERT_EQ(Findings(measured, "storage").size(), 1u) << measured.dump(1);
+  EXPECT_EQ(Findings(measured, "storage")[0]["severity"], "info");
+  EXPECT_NE(Findings(measured, "storage")[0]["evidence"].get<std::string>().find("8 MiB test file in " + data),
+            std::string::npos);
+  auto [slow, too_slow] = run({"--storage", data, "--storage-size", "8MiB", "--storage-expect", "1e12"});
+  EXPECT_EQ(slow, 4) << too_slow.dump(1);
+  EXPECT_TRUE(HasFinding(too_slow, "storage", "warning", -1, "under the 1000000000000 MB/s expected")) << too_slow.dump(1);
+  EXPECT_TRUE(std::filesystem::is_empty(data));
+  // --quick measures nothing, and says so.
+  auto [quick, skipped] = run({"--storage", data, "--quick"});
+  EXPECT_EQ(quick, 0);
+  EXPECT_EQ(skipped["skipped"][0]["why"], "--quick: no throughput test") << skipped.dump(1);
+  // A folder that is not one, or a size out of range, is refused up front.
+  EXPECT_EQ(Doctor({"--storage", data + "/missing", "--backend", "sim", "--no-agent"}).exit_code, 2);
+  RunResult size = Doctor({"--storage", data, "--storage-size", "1KiB", "--backend", "sim", "--no-agent"});
+  EXPECT_EQ(size.exit_code, 2);
+  EXPECT_NE(size.err.find("--storage-size: '1KiB' is not a size from 1MiB to 64GiB"), std::string::npos) << size.err;
+  // The network, through a real iperf3 server on this machine.
+  if (RunCommand({"sh", "-c", "command -v iperf3"}, {}).exit_code != 0) GTEST_SKIP() << "iperf3 is not installed";
+  int port = 20000 + static_cast<int>(::getpid() % 20000);
+  children_.push_back(std::make_unique<Child>(
+      std::vector<std::string>{"iperf3", "-s", "-1", "-p", std::to_string(port)}, Env(), dir_.path() + "/iperf3.log"));
+  std::string server = "127.0.0.1:" + std::to_string(port);
+  std::pair<int, json> net;
+  for (int i = 0; i < 50; ++i) {  // Until the server listens (bounded).
+    net = run({"--network", server, "--network-seconds", "1"});
+    if (!Findings(net.second, "network").empty() &&
+        Findings(net.second, "network")[0]["summary"] != "the iperf3 server cannot be reached") {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_EQ(Findings(net.second, "network").size(), 1u) << net.second.dump(1);
+  EXPECT_NE(Findings(net.second, "network")[0]["evidence"].get<std::string>().find("iperf3 to " + server),
+            std::string::npos) << net.second.dump(1);
+  // Nobody listens on the next port: a warning that says so.
+  auto [down, unreachable] = run({"--network", "127.0.0.1:" + std::to_string(port + 1), "--network-seconds", "1"});
+  EXPECT_EQ(down, 4) << unreachable.dump(1);
+  EXPECT_TRUE(HasFinding(unreachable, "network", "warning", -1, "the iperf3 server cannot be reached"))
+      << unreachable.dump(1);
+}
+
 TEST_F(DoctorTest, TheAgentRunsTheChecksOnAScheduleAsEventsMetricsAndHealth) {
   UseScenario("faults.toml");
   StartAgent({"--config", dir_.Write("agent.toml", "[sampler]\nfast_interval = \"100ms\"\n[doctor]\ninterval = \"10s\"\n")});
