@@ -11,6 +11,7 @@
 #include "cli/fleet_source.h"
 #include "common/exit_codes.h"
 #include "common/host_name.h"
+#include "common/split.h"
 #include "common/units.h"
 #include "doctor/doctor_render.h"
 #include "doctor/gather.h"
@@ -48,14 +49,7 @@ void AddReading(const fleet::FleetView& fleet, double seconds, std::map<int, doc
 std::set<std::string> Names(const std::vector<std::string>& values) {
   std::set<std::string> out;
   for (const std::string& v : values) {
-    size_t i = 0;
-    while (i <= v.size()) {
-      size_t comma = v.find(',', i);
-      std::string name = v.substr(i, comma == std::string::npos ? std::string::npos : comma - i);
-      if (!name.empty()) out.insert(name);
-      if (comma == std::string::npos) break;
-      i = comma + 1;
-    }
+    for (std::string& name : SplitCommas(v)) out.insert(std::move(name));
   }
   return out;
 }

@@ -10,25 +10,13 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/options.h"
+#include "common/split.h"
 #include "common/units.h"
 #include "report/report_render.h"
 #include "store/history_query.h"
 
 namespace tarmac::cli {
 namespace {
-
-std::vector<std::string> SplitCommas(const std::string& text) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= text.size() && !text.empty()) {
-    size_t comma = text.find(',', start);
-    std::string part = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (!part.empty()) out.push_back(part);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
 
 // About 300 points over the range, rounded to a step users expect.
 int64_t DefaultStep(int64_t seconds) {

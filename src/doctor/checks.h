@@ -45,6 +45,7 @@ void CheckTopology(const DoctorInputs& in, CheckOutput* out);
 
 // Question 4: the scheduler (scheduler_checks.cc).
 void CheckAllocation(const DoctorInputs& in, CheckOutput* out);
+void CheckMig(const DoctorInputs& in, CheckOutput* out);
 void CheckContainers(const DoctorInputs& in, CheckOutput* out);
 
 // The GPU-to-GPU matrix as `nvidia-smi topo -m` prints it (NV, NODE, SYS,

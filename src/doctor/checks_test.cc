@@ -304,6 +304,34 @@ TEST(DoctorChecksTest, NvlinksDownNumaFarAndTheTopology) {
   EXPECT_NE(TopologyMatrix(in.fleet).find("GPU1    SYS    X"), std::string::npos) << TopologyMatrix(in.fleet);
 }
 
+TEST(DoctorChecksTest, LinkErrorCountersMigPendingAndPinnedClocks) {
+  DoctorInputs in = Healthy();
+  in.fleet.gpus[0].sample.nvlink_crc_errors = 12;
+  in.fleet.gpus[0].sample.nvlink_replay_errors = 3;
+  in.fleet.gpus[0].sample.nvlink_recovery_errors = 0;
+  in.fleet.gpus[1].sample.nvlink_recovery_errors = 1;
+  std::vector<Finding> n = Of(in, "nvlink");
+  ASSERT_EQ(n.size(), 2u);
+  EXPECT_EQ(n[0].severity, Severity::kCritical);  // A recovery: the link retrained.
+  EXPECT_EQ(n[0].gpu, 1);
+  EXPECT_EQ(n[1].summary, "gpu 0: NVLink errors (12 CRC, 3 replay, 0 recovery)");
+  in.fleet.gpus[1].sample.pcie_replays = 99;
+  EXPECT_TRUE(Of(in, "pcie").empty());
+  in.fleet.gpus[1].sample.pcie_replays = 250;
+  std::vector<Finding> p = Of(in, "pcie");
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].summary, "gpu 1's PCIe link resent 250 packets");
+  in.fleet.gpus[0].info.is_mig_enabled = false;
+  in.fleet.gpus[0].info.is_mig_pending = true;
+  std::vector<Finding> m = Of(in, "mig");
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_NE(m[0].summary.find("MIG mode is off until the GPU is reset (a change to on is pending)"), std::string::npos);
+  in.fleet.gpus[1].sample.clock_event_reasons = fleet::kReasonApplicationsClocksSetting;
+  std::vector<Finding> t = Of(in, "throttle");
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_NE(t[0].summary.find("pinned application clocks"), std::string::npos);
+}
+
 TEST(DoctorChecksTest, ProcessesOutsideTheirAllocation) {
   DoctorInputs in = Healthy();
   in.processes[100].cuda_visible_devices = "GPU-00000001";  // gpu 1's prefix; runs on gpu 0.

@@ -8,6 +8,7 @@
 
 #include "doctor/checks.h"
 #include "doctor/xid_catalog.h"
+#include "fleet/clock_event_reasons.h"
 #include "fleet/gpu_marks.h"
 
 namespace tarmac::doctor {
@@ -132,6 +133,16 @@ void CheckThrottle(const DoctorInputs& in, CheckOutput* out) {
       }
     }
     const fleet::GpuSample& s = g.sample;
+    if (s.clock_event_reasons && (*s.clock_event_reasons & fleet::kReasonApplicationsClocksSetting) &&
+        s.utilization_gpu_ratio.value_or(0) >= 0.3) {
+      out->findings.push_back(MakeFinding(
+          "throttle", Severity::kWarning, i, fmt::format("gpu {} runs at pinned application clocks", i),
+          fmt::format("clock event reason: applications clocks setting; SM clock {} MHz of {} MHz",
+                      s.sm_clock_hertz ? *s.sm_clock_hertz / 1000000 : 0,
+                      g.info.sm_clock_max_hertz ? *g.info.sm_clock_max_hertz / 1000000 : 0),
+          "someone set application clocks (or locked them) below what the GPU could run: it computes slower",
+          fmt::format("reset them: nvidia-smi -i {} -rac (and -rgc for locked clocks)", i)));
+    }
     if (s.temperature_celsius && g.info.temperature_slowdown_celsius &&
         *g.info.temperature_slowdown_celsius - *s.temperature_celsius < 5) {
       out->findings.push_back(MakeFinding(

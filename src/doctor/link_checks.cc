@@ -13,6 +13,9 @@
 namespace tarmac::doctor {
 namespace {
 
+// PCIe replays since the driver loaded above which the link is suspect.
+constexpr int64_t kPcieReplayWarning = 100;
+
 int GenerationOfSpeed(double gts) {
   if (gts >= 60) return 6;
   if (gts >= 30) return 5;
@@ -59,6 +62,14 @@ void CheckPcie(const DoctorInputs& in, CheckOutput* out) {
           "reseat the GPU or its riser; check the slot's bifurcation setting in the BIOS; a link that trains "
           "narrow again points to the slot, riser or board"));
     }
+    if (int64_t replays = g.sample.pcie_replays.value_or(0); replays >= kPcieReplayWarning) {
+      out->findings.push_back(MakeFinding(
+          "pcie", Severity::kWarning, i, fmt::format("gpu {}'s PCIe link resent {} packets", i, replays),
+          fmt::format("{} PCIe replays since the driver loaded", replays),
+          "the link corrupts packets and resends them: signal integrity (slot, riser, cable) is poor, transfers "
+          "are slower, and the link may downtrain or drop (Xid 79)",
+          "reseat the GPU and its riser; check the BIOS PCIe settings; watch whether the count keeps growing"));
+    }
     bool is_busy = g.sample.utilization_gpu_ratio.value_or(0) >= 0.3;
     if (gen && max_gen && *gen < *max_gen && is_busy) {
       out->findings.push_back(MakeFinding(
@@ -71,6 +82,24 @@ void CheckPcie(const DoctorInputs& in, CheckOutput* out) {
 }
 
 void CheckNvlink(const DoctorInputs& in, CheckOutput* out) {
+  for (const fleet::GpuView& g : in.fleet.gpus) {
+    const fleet::GpuSample& s = g.sample;
+    int64_t crc = s.nvlink_crc_errors.value_or(0);
+    int64_t replay = s.nvlink_replay_errors.value_or(0);
+    int64_t recovery = s.nvlink_recovery_errors.value_or(0);
+    if (crc + replay + recovery > 0) {
+      out->findings.push_back(MakeFinding(
+          "nvlink", recovery > 0 ? Severity::kCritical : Severity::kWarning, g.info.index,
+          fmt::format("gpu {}: NVLink errors ({} CRC, {} replay, {} recovery)", g.info.index, crc, replay, recovery),
+          fmt::format("totals over its links since the driver loaded: {} CRC data errors, {} replays, {} link "
+                      "recoveries",
+                      crc, replay, recovery),
+          recovery > 0 ? "a link had to retrain: traffic stalled, and a link that keeps recovering will go down"
+                       : "the links resend corrupted data: slower GPU-to-GPU traffic, and a sign of a link going bad",
+          "nvidia-smi nvlink -e -i N shows which link; reseat the GPU or NVLink bridge at the next maintenance; "
+          "RMA if the counts keep growing"));
+    }
+  }
   for (const fleet::GpuView& g : in.fleet.gpus) {
     const std::vector<bool>& links = g.sample.nvlink_active;
     int up = static_cast<int>(std::count(links.begin(), links.end(), true));

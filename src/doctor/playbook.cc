@@ -23,12 +23,13 @@ const std::vector<CheckInfo>& AllChecks() {
       {"memory", Question::kPipeline, "available host memory, swap in use, huge pages", CheckMemory},
       {"storage", Question::kPipeline, "read throughput of --storage PATH (direct I/O, a bounded file)", CheckStorage},
       {"network", Question::kPipeline, "throughput to the iperf3 server --network HOST[:PORT]", CheckNetwork},
-      {"pcie", Question::kInterconnect, "PCIe link width and generation against their maximum", CheckPcie},
-      {"nvlink", Question::kInterconnect, "NVLinks down", CheckNvlink},
+      {"pcie", Question::kInterconnect, "PCIe link width and generation against their maximum; replays", CheckPcie},
+      {"nvlink", Question::kInterconnect, "NVLinks down; CRC, replay and recovery errors", CheckNvlink},
       {"numa", Question::kInterconnect, "GPU processes allowed only on CPUs far from their GPU", CheckNuma},
       {"topology", Question::kInterconnect, "the GPU-to-GPU matrix (nvidia-smi topo -m)", CheckTopology},
       {"allocation", Question::kScheduler,
        "processes outside their CUDA_VISIBLE_DEVICES or on another user's lease", CheckAllocation},
+      {"mig", Question::kScheduler, "a MIG mode change pending a GPU reset", CheckMig},
       {"containers", Question::kScheduler, "the container runtime can hand GPUs to containers", CheckContainers},
   };
   return checks;

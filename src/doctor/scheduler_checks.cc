@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "common/split.h"
 #include "doctor/checks.h"
 
 namespace tarmac::doctor {
@@ -15,21 +16,6 @@ bool IsNumber(const std::string& s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
 }
 
-std::vector<std::string> Tokens(const std::string& list) {
-  std::vector<std::string> out;
-  size_t i = 0;
-  while (i <= list.size()) {
-    size_t comma = list.find(',', i);
-    std::string t = list.substr(i, comma == std::string::npos ? std::string::npos : comma - i);
-    t.erase(0, t.find_first_not_of(' '));
-    t.erase(t.find_last_not_of(' ') + 1);
-    if (!t.empty()) out.push_back(t);
-    if (comma == std::string::npos) break;
-    i = comma + 1;
-  }
-  return out;
-}
-
 enum class Visible { kYes, kNo, kByIndexOnly };
 
 // Whether CUDA_VISIBLE_DEVICES=`list` lets a process use `gpu`: UUIDs (or
@@ -37,7 +23,7 @@ enum class Visible { kYes, kNo, kByIndexOnly };
 // which matches NVML's only with CUDA_DEVICE_ORDER=PCI_BUS_ID.
 Visible IsVisible(const std::string& list, const fleet::GpuView& gpu) {
   bool has_index = false;
-  for (const std::string& t : Tokens(list)) {
+  for (const std::string& t : SplitCommas(list)) {
     if (IsNumber(t)) {
       has_index = true;
       if (std::stoi(t.substr(0, 6)) == gpu.info.index) return Visible::kYes;
@@ -95,6 +81,22 @@ void CheckAllocation(const DoctorInputs& in, CheckOutput* out) {
     out->skipped.push_back({"allocation", fmt::format("the environment of {} GPU process{} could not be read{}",
                                                       unreadable, unreadable == 1 ? "" : "es",
                                                       in.is_root ? "" : " (another user's: run as root)")});
+  }
+}
+
+void CheckMig(const DoctorInputs& in, CheckOutput* out) {
+  for (const fleet::GpuView& g : in.fleet.gpus) {
+    if (!g.info.is_mig_pending.value_or(false)) continue;
+    bool is_on = g.info.is_mig_enabled.value_or(false);
+    out->findings.push_back(MakeFinding(
+        "mig", Severity::kWarning, g.info.index,
+        fmt::format("gpu {}: MIG mode is {} until the GPU is reset (a change to {} is pending)", g.info.index,
+                    is_on ? "on" : "off", is_on ? "off" : "on"),
+        fmt::format("MIG mode current {}, pending {}", is_on ? "enabled" : "disabled", is_on ? "disabled" : "enabled"),
+        "the GPU is not yet what the scheduler was told: instances it expects do not exist (or the whole GPU is "
+        "split), so jobs land wrongly or fail to start",
+        fmt::format("drain the GPU and reset it (nvidia-smi -r -i {}), or undo the change (nvidia-smi -mig {} -i {})",
+                    g.info.index, is_on ? 1 : 0, g.info.index)));
   }
 }
 

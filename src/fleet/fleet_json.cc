@@ -35,6 +35,7 @@ json GpuToJson(const GpuView& g) {
   Put(j, "cpu_affinity", i.cpu_affinity);
   Put(j, "persistence_mode_enabled", i.is_persistence_mode_enabled);
   Put(j, "mig_enabled", i.is_mig_enabled);
+  Put(j, "mig_pending", i.is_mig_pending);
   Put(j, "utilization_gpu_ratio", s.utilization_gpu_ratio);
   Put(j, "utilization_memory_ratio", s.utilization_memory_ratio);
   Put(j, "utilization_gpu_recent_ratio", g.recent_utilization_ratio);
@@ -86,6 +87,10 @@ json GpuToJson(const GpuView& g) {
     for (bool active : s.nvlink_active) links.push_back(active);
     j["nvlink_active"] = links;
   }
+  Put(j, "nvlink_crc_errors", s.nvlink_crc_errors);
+  Put(j, "nvlink_replay_errors", s.nvlink_replay_errors);
+  Put(j, "nvlink_recovery_errors", s.nvlink_recovery_errors);
+  Put(j, "pcie_replays", s.pcie_replays);
   GpuMarks m = MarkGpu(g);
   if (!m.is_unreadable) {
     j["is_idle"] = m.is_idle;
@@ -219,6 +224,7 @@ GpuView GpuFromJson(const json& j) {
   Get(j, "cpu_affinity", &i.cpu_affinity);
   Get(j, "persistence_mode_enabled", &i.is_persistence_mode_enabled);
   Get(j, "mig_enabled", &i.is_mig_enabled);
+  Get(j, "mig_pending", &i.is_mig_pending);
   Get(j, "utilization_gpu_ratio", &s.utilization_gpu_ratio);
   Get(j, "utilization_memory_ratio", &s.utilization_memory_ratio);
   Get(j, "utilization_gpu_recent_ratio", &g.recent_utilization_ratio);
@@ -268,6 +274,10 @@ GpuView GpuFromJson(const json& j) {
   if (auto links = j.find("nvlink_active"); links != j.end() && links->is_array()) {
     for (const json& l : *links) s.nvlink_active.push_back(l.is_boolean() && l.get<bool>());
   }
+  Get(j, "nvlink_crc_errors", &s.nvlink_crc_errors);
+  Get(j, "nvlink_replay_errors", &s.nvlink_replay_errors);
+  Get(j, "nvlink_recovery_errors", &s.nvlink_recovery_errors);
+  Get(j, "pcie_replays", &s.pcie_replays);
   if (auto procs = j.find("processes"); procs != j.end() && procs->is_array()) {
     s.has_processes = true;
     for (const json& p : *procs) {

@@ -65,6 +65,7 @@ struct GpuInfo {
   std::optional<std::string> cpu_affinity;  // "0-55,112-167"
   std::optional<bool> is_persistence_mode_enabled;
   std::optional<bool> is_mig_enabled;
+  std::optional<bool> is_mig_pending;  // A MIG mode change waits for a GPU reset.
   std::optional<double> temperature_slowdown_celsius;
   // PCI bus ids (NVML form) of the GPUs at the other end of this GPU's
   // active NVLinks, each once; empty without NVLink. Topology for placement.
@@ -150,6 +151,11 @@ struct GpuSample {
   EccCounts ecc;
   std::optional<RemappedRows> remapped_rows;
   std::vector<bool> nvlink_active;  // One entry per link the device has.
+  // Errors over all NVLinks since the driver loaded (field values 45/52/59).
+  std::optional<int64_t> nvlink_crc_errors;
+  std::optional<int64_t> nvlink_replay_errors;
+  std::optional<int64_t> nvlink_recovery_errors;
+  std::optional<int64_t> pcie_replays;  // Since the driver loaded (field value 94).
 };
 
 // An asynchronous event from the driver (Xid).

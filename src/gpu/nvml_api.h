@@ -57,6 +57,7 @@ inline constexpr int kTemperatureThresholdSlowdown = 1;
 inline constexpr int kClockGraphics = 0;           // NVML_CLOCK_GRAPHICS
 inline constexpr int kClockSm = 1;                 // NVML_CLOCK_SM
 inline constexpr int kClockMem = 2;                // NVML_CLOCK_MEM
+inline constexpr int kClockVideo = 3;              // NVML_CLOCK_VIDEO
 inline constexpr int kMemoryErrorCorrected = 0;    // NVML_MEMORY_ERROR_TYPE_CORRECTED
 inline constexpr int kMemoryErrorUncorrected = 1;
 inline constexpr int kEccCounterVolatile = 0;      // NVML_VOLATILE_ECC
@@ -84,6 +85,11 @@ inline constexpr unsigned long long kEventXidCriticalError = 0x8;
 inline constexpr unsigned kFieldPcieCountTxBytes = 197;
 inline constexpr unsigned kFieldPcieCountRxBytes = 198;
 inline constexpr unsigned kFieldTotalEnergyConsumption = 83;
+inline constexpr unsigned kFieldNvlinkCrcDataErrorsTotal = 45;
+inline constexpr unsigned kFieldNvlinkReplayErrorsTotal = 52;
+inline constexpr unsigned kFieldNvlinkRecoveryErrorsTotal = 59;
+inline constexpr unsigned kFieldNvlinkLinkCount = 91;
+inline constexpr unsigned kFieldPcieReplayCounter = 94;
 
 // Buffer sizes (NVML_*_BUFFER_SIZE), the _V2 sizes where there are two.
 inline constexpr unsigned kDeviceNameBufferSize = 96;

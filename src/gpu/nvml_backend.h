@@ -42,7 +42,7 @@ enum class NvmlField {
   kTemperature, kSmClock, kMemoryClock, kClockEventReasons, kThrottleReasons,
   kPerformanceState, kFan, kPcieGeneration, kPcieWidth, kPcieCounters, kEcc,
   kRemappedRows, kNvLink, kComputeProcesses, kGraphicsProcesses, kProcessUtilization,
-  kSamples, kGpm, kCount,
+  kSamples, kGpm, kLinkErrors, kCount,
 };
 
 class NvmlBackend final : public GpuBackend {

@@ -164,6 +164,7 @@ void NvmlBackend::ReadLimits(DeviceState& d, fleet::GpuInfo* out) {
   if (api.DeviceGetMigMode != nullptr &&
       api.DeviceGetMigMode(d.handle, &current, &pending) == nvml::kSuccess) {
     info.is_mig_enabled = current == 1;
+    info.is_mig_pending = pending != current;
   }
   if (api.DeviceGetTemperatureThreshold != nullptr &&
       api.DeviceGetTemperatureThreshold(d.handle, nvml::kTemperatureThresholdSlowdown, &value) ==

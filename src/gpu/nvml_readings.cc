@@ -200,6 +200,26 @@ void NvmlBackend::ReadSlow(DeviceState& d, int index, fleet::GpuSample* s) {
       }
     }
   }
+  // Link error counters (NVLink totals, PCIe replays), one field-value call.
+  if (api.DeviceGetFieldValues != nullptr && Supported(d, NvmlField::kLinkErrors) &&
+      d.health == fleet::GpuHealth::kOk) {
+    nvml::FieldValue fields[4] = {};
+    fields[0].fieldId = nvml::kFieldNvlinkCrcDataErrorsTotal;
+    fields[1].fieldId = nvml::kFieldNvlinkReplayErrorsTotal;
+    fields[2].fieldId = nvml::kFieldNvlinkRecoveryErrorsTotal;
+    fields[3].fieldId = nvml::kFieldPcieReplayCounter;
+    std::optional<int64_t>* out[4] = {&s->nvlink_crc_errors, &s->nvlink_replay_errors, &s->nvlink_recovery_errors,
+                                      &s->pcie_replays};
+    if (Check(d, index, NvmlField::kLinkErrors, "nvmlDeviceGetFieldValues", api.DeviceGetFieldValues(h, 4, fields))) {
+      bool any = false;
+      for (int f = 0; f < 4; ++f) {
+        if (fields[f].nvmlReturn != nvml::kSuccess) continue;
+        *out[f] = static_cast<int64_t>(fields[f].value.ullVal);
+        any = true;
+      }
+      if (!any) d.unsupported[static_cast<size_t>(NvmlField::kLinkErrors)] = true;
+    }
+  }
   unsigned long long count = 0;
   auto ecc = [&](int type, int counter, std::optional<int64_t>* out) {
     if (ok(NvmlField::kEcc, "nvmlDeviceGetTotalEccErrors", api.DeviceGetTotalEccErrors, type,

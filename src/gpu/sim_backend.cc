@@ -68,6 +68,7 @@ Result<std::vector<fleet::GpuInfo>> SimBackend::Open() {
     if (cpus.ok()) info.cpu_affinity = FormatCpuList(cpus.value());
     info.is_persistence_mode_enabled = spec.is_persistence_mode_enabled;
     info.is_mig_enabled = spec.is_mig_enabled;
+    info.is_mig_pending = spec.is_mig_pending;
     info.temperature_slowdown_celsius = spec.slowdown_celsius;
     gpus.push_back(std::move(info));
   }
@@ -163,7 +164,13 @@ Result<fleet::GpuSample> SimBackend::Sample(int index, unsigned tiers) {
       rows.is_pending = g.is_remap_pending;
       s.remapped_rows = rows;
     }
-    s.nvlink_active.assign(spec.nvlink_peers.size(), true);
+    s.nvlink_active = g.nvlink_active;
+    if (!g.nvlink_active.empty()) {
+      s.nvlink_crc_errors = g.nvlink_crc_errors;
+      s.nvlink_replay_errors = g.nvlink_replay_errors;
+      s.nvlink_recovery_errors = g.nvlink_recovery_errors;
+    }
+    if (spec.Supports("pcie_counters")) s.pcie_replays = g.pcie_replays;
   }
   return s;
 }

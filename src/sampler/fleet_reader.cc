@@ -23,6 +23,10 @@ void CarrySlowTier(const fleet::GpuSample& from, fleet::GpuSample* to) {
   to->ecc = from.ecc;
   to->remapped_rows = from.remapped_rows;
   to->nvlink_active = from.nvlink_active;
+  to->nvlink_crc_errors = from.nvlink_crc_errors;
+  to->nvlink_replay_errors = from.nvlink_replay_errors;
+  to->nvlink_recovery_errors = from.nvlink_recovery_errors;
+  to->pcie_replays = from.pcie_replays;
 }
 
 }  // namespace

@@ -50,6 +50,10 @@ struct GpuSpec {
   bool has_remapped_rows = true;
   bool is_persistence_mode_enabled = true;
   bool is_mig_enabled = false;
+  bool is_mig_pending = false;  // A MIG mode change waits for a GPU reset (pending != current).
+  // NVLink links the GPU has (-1: by model: 18 on H100/H200 SXM, 12 on
+  // A100 SXM, else one per peer). Link i joins nvlink_peers[i % peers].
+  int nvlink_link_count = -1;
   bool has_no_permission = false;  // Opening the device is refused.
   std::set<std::string> unsupported;  // Names from kOptionalFields.
 
@@ -66,7 +70,13 @@ enum class FaultKind {
   kDriverUnloaded,   // NVML reports the driver not loaded (all GPUs).
   kDriverLoaded,     // The driver comes back.
   kNvmlHang,         // Every NVML call on the GPU blocks (until `until`).
+  kNvlinkDown,       // NVLink `link` goes down (until `until`).
+  kNvlinkErrors,     // `count` NVLink errors of `nvlink_error` (crc, replay, recovery).
+  kPcieReplay,       // `count` PCIe replays.
 };
+
+// How many NVLink links a GPU of this spec has (see nvlink_link_count).
+int NvlinkLinkCount(const GpuSpec& spec);
 
 // "thermal_throttle", "power_throttle", ...
 const char* FaultKindName(FaultKind kind);
@@ -80,6 +90,8 @@ struct Fault {
   int64_t count = 1;
   bool is_uncorrected = false;  // For ECC errors.
   int pcie_width = 8;
+  int link = 0;                    // For nvlink faults.
+  std::string nvlink_error = "crc";  // crc, replay, recovery.
   double power_limit_watts = 0;
   int line = 0;  // Source line, for messages.
 };

@@ -107,6 +107,8 @@ void ParseGpu(const toml::table& table, int table_index, Scenario* s, Errors* er
   r.Bool("remapped_rows", &spec.has_remapped_rows);
   r.Bool("persistence_mode", &spec.is_persistence_mode_enabled);
   r.Bool("mig", &spec.is_mig_enabled);
+  r.Bool("mig_pending", &spec.is_mig_pending);
+  r.Integer("nvlink_links", &spec.nvlink_link_count, -1, 36);
   r.Bool("no_permission", &spec.has_no_permission);
 
   bool is_nvlink_all = false;
@@ -178,6 +180,7 @@ bool ParseFaultKind(std::string_view name, FaultKind* kind) {
       FaultKind::kThermalThrottle, FaultKind::kPowerThrottle, FaultKind::kPcieDowntrain,
       FaultKind::kEccError,        FaultKind::kXid,           FaultKind::kFallOffBus,
       FaultKind::kDriverUnloaded,  FaultKind::kDriverLoaded,  FaultKind::kNvmlHang,
+      FaultKind::kNvlinkDown,      FaultKind::kNvlinkErrors,  FaultKind::kPcieReplay,
   };
   for (FaultKind k : kKinds) {
     if (name == FaultKindName(k)) {
@@ -204,6 +207,8 @@ void ParseFault(const toml::table& table, int table_index, Scenario* s, Errors* 
   r.String("type", &type);
   r.Integer("width", &f.pcie_width, 1, 32);
   r.Number("power_limit_w", &f.power_limit_watts, 1, 5000);
+  r.Integer("link", &f.link, 0, 35);
+  r.String("nvlink_error", &f.nvlink_error);
   r.RejectUnknown();
   if (errors->any()) return;
 
@@ -212,7 +217,8 @@ void ParseFault(const toml::table& table, int table_index, Scenario* s, Errors* 
     return errors->Add(f.line, r.Key("kind"),
                        fmt::format("unknown fault '{}' (known: thermal_throttle, power_throttle, "
                                    "pcie_downtrain, ecc_error, xid, fall_off_bus, "
-                                   "driver_unloaded, driver_loaded, nvml_hang)",
+                                   "driver_unloaded, driver_loaded, nvml_hang, nvlink_down, "
+                                   "nvlink_errors, pcie_replay)",
                                    kind));
   }
   f.at = at.value_or(std::chrono::milliseconds(0));
@@ -237,11 +243,24 @@ void ParseFault(const toml::table& table, int table_index, Scenario* s, Errors* 
   if (f.kind == FaultKind::kPowerThrottle && f.power_limit_watts <= 0) {
     return errors->Add(f.line, r.Key("power_limit_w"), "a power_throttle fault needs power_limit_w");
   }
+  if (f.nvlink_error != "crc" && f.nvlink_error != "replay" && f.nvlink_error != "recovery") {
+    return errors->Add(f.line, r.Key("nvlink_error"), "expected \"crc\", \"replay\" or \"recovery\"");
+  }
   if (f.kind == FaultKind::kFallOffBus) f.xid = 79;
   s->faults.push_back(f);
 }
 
 }  // namespace
+
+int NvlinkLinkCount(const GpuSpec& spec) {
+  if (spec.nvlink_peers.empty()) return 0;
+  if (spec.nvlink_link_count >= 0) return spec.nvlink_link_count;
+  const std::string& m = spec.model;
+  bool is_sxm = m.find("PCIe") == std::string::npos && m.find("NVL") == std::string::npos;
+  if (is_sxm && (m.find("H100") != std::string::npos || m.find("H200") != std::string::npos)) return 18;
+  if (is_sxm && m.find("A100") != std::string::npos) return 12;
+  return static_cast<int>(spec.nvlink_peers.size());
+}
 
 const char* FaultKindName(FaultKind kind) {
   switch (kind) {
@@ -254,6 +273,9 @@ const char* FaultKindName(FaultKind kind) {
     case FaultKind::kDriverUnloaded: return "driver_unloaded";
     case FaultKind::kDriverLoaded: return "driver_loaded";
     case FaultKind::kNvmlHang: return "nvml_hang";
+    case FaultKind::kNvlinkDown: return "nvlink_down";
+    case FaultKind::kNvlinkErrors: return "nvlink_errors";
+    case FaultKind::kPcieReplay: return "pcie_replay";
   }
   return "xid";
 }
@@ -326,6 +348,15 @@ Result<Scenario> ParseScenario(std::string_view text, std::string_view source_na
     std::sort(g.nvlink_peers.begin(), g.nvlink_peers.end());
     g.nvlink_peers.erase(std::unique(g.nvlink_peers.begin(), g.nvlink_peers.end()),
                          g.nvlink_peers.end());
+  }
+  // NVLink faults name a link the GPU has (known once the peers are).
+  for (const Fault& f : s.faults) {
+    if (f.kind != FaultKind::kNvlinkDown && f.kind != FaultKind::kNvlinkErrors) continue;
+    int links = NvlinkLinkCount(s.gpus[static_cast<size_t>(f.gpu)]);
+    if (f.link >= links) {
+      return Status::InvalidArgument(fmt::format("{}:{}: key 'fault.link': gpu {} has {} NVLink link{}", source_name,
+                                                 f.line, f.gpu, links, links == 1 ? "" : "s"));
+    }
   }
   std::stable_sort(s.faults.begin(), s.faults.end(),
                    [](const Fault& a, const Fault& b) { return a.at < b.at; });

@@ -128,6 +128,27 @@ TEST(ScenarioParserTest, RejectsBadFaults) {
   EXPECT_NE(ErrorOf("[[gpu]]\n[[fault]]\nkind = \"thermal_throttle\"\ngpu = 0\nat = \"5m\"\nuntil = \"1m\"\n")
                 .find("later than"),
             std::string::npos);
+  // NVLink faults: a link the GPU has, and a kind of error there is.
+  EXPECT_EQ(ErrorOf("[[gpu]]\ncount = 2\nnvlink = \"all\"\n[[fault]]\nkind = \"nvlink_down\"\ngpu = 0\nlink = 18\n"),
+            "lab.toml:4: key 'fault.link': gpu 0 has 18 NVLink links");
+  EXPECT_NE(ErrorOf("[[gpu]]\n[[fault]]\nkind = \"nvlink_down\"\ngpu = 0\n").find("gpu 0 has 0 NVLink links"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("[[gpu]]\ncount = 2\nnvlink = \"all\"\n[[fault]]\nkind = \"nvlink_errors\"\ngpu = 0\n"
+                    "nvlink_error = \"sparks\"\n")
+                .find("expected \"crc\", \"replay\" or \"recovery\""),
+            std::string::npos);
+}
+
+TEST(ScenarioParserTest, NvlinkLinkCountsFollowTheModel) {
+  Result<Scenario> s = ParseScenario(
+      "[[gpu]]\ncount = 2\nnvlink = \"all\"\n[[gpu]]\nmodel = \"NVIDIA A100-SXM4-80GB\"\nnvlink = [3]\n"
+      "[[gpu]]\nmodel = \"NVIDIA A100-SXM4-80GB\"\n[[gpu]]\nmodel = \"NVIDIA H100 PCIe\"\nnvlink_links = 4\n"
+      "nvlink = [0]\n",
+      "lab.toml");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(NvlinkLinkCount(s.value().gpus[0]), 18);  // H100 SXM.
+  EXPECT_EQ(NvlinkLinkCount(s.value().gpus[2]), 12);  // A100 SXM.
+  EXPECT_EQ(NvlinkLinkCount(s.value().gpus[4]), 4);   // As the scenario says.
 }
 
 TEST(ScenarioParserTest, ShippedScenariosParse) {

@@ -148,6 +148,7 @@ WorldState EvaluateWorld(const Scenario& scenario, const std::vector<Load>& load
     double power_limit_w = spec.power_limit_watts;
     g.pcie_generation = spec.pcie_generation;
     g.pcie_width = spec.pcie_width;
+    g.nvlink_active.assign(static_cast<size_t>(NvlinkLinkCount(spec)), true);
     for (const Fault& f : scenario.faults) {
       if (f.at > t) break;
       if (f.gpu != gpu) continue;
@@ -161,6 +162,17 @@ WorldState EvaluateWorld(const Scenario& scenario, const std::vector<Load>& load
         case FaultKind::kPcieDowntrain:
           if (FaultActive(f, t)) g.pcie_width = std::min(g.pcie_width, f.pcie_width);
           break;
+        case FaultKind::kNvlinkDown:
+          if (FaultActive(f, t) && f.link < static_cast<int>(g.nvlink_active.size())) {
+            g.nvlink_active[static_cast<size_t>(f.link)] = false;
+          }
+          break;
+        case FaultKind::kNvlinkErrors:
+          if (f.nvlink_error == "replay") g.nvlink_replay_errors += f.count;
+          else if (f.nvlink_error == "recovery") g.nvlink_recovery_errors += f.count;
+          else g.nvlink_crc_errors += f.count;
+          break;
+        case FaultKind::kPcieReplay: g.pcie_replays += f.count; break;
         case FaultKind::kEccError:
           if (f.is_uncorrected) {
             g.ecc_uncorrected += f.count;

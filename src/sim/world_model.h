@@ -65,6 +65,11 @@ struct GpuState {
   int64_t remapped_rows_corrected = 0;
   int64_t remapped_rows_uncorrected = 0;
   bool is_remap_pending = false;
+  std::vector<bool> nvlink_active;  // One per link (NvlinkLinkCount).
+  int64_t nvlink_crc_errors = 0;       // Totals over the links since the driver loaded.
+  int64_t nvlink_replay_errors = 0;
+  int64_t nvlink_recovery_errors = 0;
+  int64_t pcie_replays = 0;
   std::vector<ProcessState> processes;  // Ordered by PID.
 };
 

@@ -226,6 +226,42 @@ TEST_F(DoctorTest, EveryPlantedFaultIsFoundWithItsMeaning) {
   }
 }
 
+// The GPU-side faults through the real NVML path: the agent reads the fake
+// libnvidia-ml, the doctor reads the agent.
+TEST_F(DoctorTest, LinkErrorsLinksDownAndAPendingMigChangeThroughTheAgent) {
+  UseScenarioText(R"(
+[[gpu]]
+count = 2
+nvlink = "all"
+mig_pending = true
+[[fault]]
+kind = "nvlink_down"
+gpu = 0
+link = 3
+[[fault]]
+kind = "nvlink_errors"
+gpu = 1
+link = 0
+count = 5
+nvlink_error = "recovery"
+[[fault]]
+kind = "pcie_replay"
+gpu = 1
+count = 500
+)");
+  StartAgent({"--config", dir_.Write("agent.toml", "[sampler]\nfast_interval = \"100ms\"\n[doctor]\nenabled = false\n")});
+  PlantHealthyHost(AgentStatus());
+  RunResult r = Doctor({"--json", "--quick", "--socket", Socket(), "--only", "interconnect,scheduler"});
+  EXPECT_EQ(r.exit_code, 5) << r.out << r.err;
+  json j = json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.out;
+  EXPECT_TRUE(HasFinding(j, "nvlink", "critical", 0, "gpu 0: 1 of 18 NVLinks are down")) << j.dump(1);
+  EXPECT_TRUE(HasFinding(j, "nvlink", "critical", 1, "gpu 1: NVLink errors (0 CRC, 0 replay, 5 recovery)")) << j.dump(1);
+  EXPECT_TRUE(HasFinding(j, "pcie", "warning", 1, "gpu 1's PCIe link resent 500 packets")) << j.dump(1);
+  EXPECT_TRUE(HasFinding(j, "mig", "warning", 0, "MIG mode is off until the GPU is reset")) << j.dump(1);
+  EXPECT_TRUE(HasFinding(j, "mig", "warning", 1, "MIG mode is off until the GPU is reset")) << j.dump(1);
+}
+
 TEST_F(DoctorTest, TextVerdictsOnlySkipAndBadNames) {
   UseScenarioText("[[gpu]]\ncount = 2\npersistence_mode = false\n");
   PlantHealthyHost(json::parse(Tarmac({"status", "--json", "--backend", "sim", "--no-agent"}).out));

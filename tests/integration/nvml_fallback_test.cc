@@ -4,6 +4,7 @@
 // versions: it must fall back as a real binding does, and get the numbers
 // right (v1 process entries are 16 bytes; v1 memory includes the reserve).
 #include <dlfcn.h>
+#include <cstring>
 #include <gtest/gtest.h>
 
 #include "gpu/nvml_api.h"
@@ -117,6 +118,107 @@ TEST_F(SimWorldTest, ProcessListFollowsTheInsufficientSizeProtocol) {
   count = 0;
   EXPECT_EQ(list(device, &count, nullptr), gpu::nvml::kSuccess);
   EXPECT_EQ(count, 0u);
+}
+
+// What widely used NVML clients call beyond tarmac's backend: answered as
+// a Linux driver answers, and the legacy build says it is an old driver.
+TEST_F(SimWorldTest, TheFakeAnswersWhatOtherClientsCallAsALinuxDriverDoes) {
+  UseScenario("lab-8gpu.toml");
+  StartLoad("0", {"--memory", "2GiB", "--util", "30"});
+  void* lib = dlopen(FakeNvmlPath().c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(lib, nullptr);
+  using gpu::nvml::Device;
+  using gpu::nvml::Return;
+  auto sym = [&](const char* name) {
+    void* f = dlsym(lib, name);
+    EXPECT_NE(f, nullptr) << name;
+    return f;
+  };
+  auto init = reinterpret_cast<Return (*)()>(sym("nvmlInit_v2"));
+  auto handle = reinterpret_cast<Return (*)(unsigned, Device*)>(sym("nvmlDeviceGetHandleByIndex_v2"));
+  auto display_active = reinterpret_cast<Return (*)(Device, int*)>(sym("nvmlDeviceGetDisplayActive"));
+  auto display_mode = reinterpret_cast<Return (*)(Device, int*)>(sym("nvmlDeviceGetDisplayMode"));
+  auto driver_model = reinterpret_cast<Return (*)(Device, int*, int*)>(sym("nvmlDeviceGetDriverModel"));
+  auto driver_model2 = reinterpret_cast<Return (*)(Device, int*, int*)>(sym("nvmlDeviceGetDriverModel_v2"));
+  auto is_mig = reinterpret_cast<Return (*)(Device, unsigned*)>(sym("nvmlDeviceIsMigDeviceHandle"));
+  auto max_mig = reinterpret_cast<Return (*)(Device, unsigned*)>(sym("nvmlDeviceGetMaxMigDeviceCount"));
+  auto cc = reinterpret_cast<Return (*)(Device, void*)>(sym("nvmlDeviceGetConfComputeMemSizeInfo"));
+  auto fields = reinterpret_cast<Return (*)(Device, int, gpu::nvml::FieldValue*)>(sym("nvmlDeviceGetFieldValues"));
+  auto clock = reinterpret_cast<Return (*)(Device, int, unsigned*)>(sym("nvmlDeviceGetClockInfo"));
+  auto max_clock = reinterpret_cast<Return (*)(Device, int, unsigned*)>(sym("nvmlDeviceGetMaxClockInfo"));
+  auto link_state = reinterpret_cast<Return (*)(Device, unsigned, int*)>(sym("nvmlDeviceGetNvLinkState"));
+  struct DetailList {
+    unsigned version, mode, count;
+    void* array;
+  };
+  auto details = reinterpret_cast<Return (*)(Device, DetailList*)>(sym("nvmlDeviceGetRunningProcessDetailList"));
+  ASSERT_TRUE(init && handle && display_active && display_mode && driver_model && driver_model2 && is_mig &&
+              max_mig && cc && fields && clock && max_clock && link_state && details);
+  ASSERT_EQ(init(), gpu::nvml::kSuccess);
+  Device d = nullptr;
+  ASSERT_EQ(handle(0, &d), gpu::nvml::kSuccess);
+  int value = -1, pending = -1;
+  EXPECT_EQ(display_active(d, &value), gpu::nvml::kSuccess);
+  EXPECT_EQ(value, 0);
+  EXPECT_EQ(display_mode(d, &value), gpu::nvml::kSuccess);
+  EXPECT_EQ(value, 0);
+  EXPECT_EQ(driver_model(d, &value, &pending), gpu::nvml::kErrorNotSupported);  // Windows only.
+  EXPECT_EQ(driver_model2(d, &value, &pending), gpu::nvml::kErrorNotSupported);
+  unsigned u = 99;
+  EXPECT_EQ(is_mig(d, &u), gpu::nvml::kSuccess);
+  EXPECT_EQ(u, 0u);
+  EXPECT_EQ(max_mig(d, &u), gpu::nvml::kSuccess);
+  EXPECT_EQ(u, 7u);
+  char cc_info[16];
+  EXPECT_EQ(cc(d, cc_info), gpu::nvml::kErrorNotSupported);
+  // An H100 SXM has 18 NVLinks, as field 91 and the link states say.
+  gpu::nvml::FieldValue f[2] = {};
+  f[0].fieldId = gpu::nvml::kFieldNvlinkLinkCount;
+  f[1].fieldId = 12345;
+  ASSERT_EQ(fields(d, 2, f), gpu::nvml::kSuccess);
+  EXPECT_EQ(f[0].nvmlReturn, gpu::nvml::kSuccess);
+  EXPECT_EQ(f[0].value.ullVal, 18u);
+  EXPECT_EQ(f[1].nvmlReturn, gpu::nvml::kErrorNotSupported);
+  EXPECT_EQ(link_state(d, 17, &value), gpu::nvml::kSuccess);
+  EXPECT_EQ(value, 1);
+  EXPECT_EQ(link_state(d, 18, &value), gpu::nvml::kErrorInvalidArgument);
+  EXPECT_EQ(max_clock(d, gpu::nvml::kClockVideo, &u), gpu::nvml::kSuccess);
+  EXPECT_EQ(u, 1755u);
+  EXPECT_EQ(clock(d, gpu::nvml::kClockVideo, &u), gpu::nvml::kSuccess);
+  EXPECT_GT(u, 0u);
+  // The process detail list: versioned, 32-byte entries, the size protocol.
+  DetailList list{2, 0, 0, nullptr};
+  EXPECT_EQ(details(d, &list), gpu::nvml::kErrorArgumentVersionMismatch);
+  list.version = 0x01000018;
+  EXPECT_EQ(details(d, &list), gpu::nvml::kErrorInsufficientSize);
+  ASSERT_EQ(list.count, 1u);
+  std::vector<unsigned char> entries(32 * list.count);
+  list.array = entries.data();
+  ASSERT_EQ(details(d, &list), gpu::nvml::kSuccess);
+  unsigned long long used = 0;
+  std::memcpy(&used, entries.data() + 8, sizeof used);
+  EXPECT_EQ(used, uint64_t{2} << 30);
+  dlclose(lib);
+  // The legacy build is an old driver: old enough to lack what it leaves out.
+  std::vector<fleet::GpuInfo> gpus;
+  auto legacy = OpenNvml(LegacyFakeNvmlPath(), &gpus);
+  EXPECT_EQ(legacy->system_info().driver_version, "470.256.02");
+  void* old = dlopen(LegacyFakeNvmlPath().c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(old, nullptr);
+  EXPECT_EQ(dlsym(old, "nvmlDeviceGetRunningProcessDetailList"), nullptr);
+  EXPECT_EQ(dlsym(old, "nvmlDeviceGetConfComputeMemSizeInfo"), nullptr);
+  EXPECT_EQ(dlsym(old, "nvmlDeviceGetMemoryInfo_v2"), nullptr);
+  dlclose(old);
+}
+
+// Only the NVML C API is exported: nothing of the C++ library inside.
+TEST_F(SimWorldTest, TheFakeExportsOnlyNvmlSymbols) {
+  for (const std::string& path : {FakeNvmlPath(), LegacyFakeNvmlPath()}) {
+    RunResult nm = RunCommand({"sh", "-c", "nm -D --defined-only " + path + " | grep -v ' nvml' || true"}, {});
+    EXPECT_EQ(nm.out, "") << path;
+    RunResult count = RunCommand({"sh", "-c", "nm -D --defined-only " + path + " | grep -c ' nvml'"}, {});
+    EXPECT_GT(std::stoi(count.out), 50) << path;
+  }
 }
 
 }  // namespace

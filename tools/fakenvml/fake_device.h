@@ -55,6 +55,13 @@ inline Return CopyString(const std::string& value, char* out, unsigned length) {
 
 inline bool Unsupported(const Dev& d, const char* field) { return !d.spec->Supports(field); }
 
+// The video engine's clock follows the SM clock, at about 0.9 of it (an
+// H100 SXM: 1755 MHz at its 1980 MHz SM maximum).
+inline int VideoClockMhz(const sim::GpuSpec& spec, int sm_clock_mhz) {
+  (void)spec;
+  return sm_clock_mhz * 1755 / 1980;
+}
+
 inline unsigned long long Micros(std::chrono::system_clock::time_point t) {
   return static_cast<unsigned long long>(
       std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count());

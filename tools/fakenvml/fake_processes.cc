@@ -76,6 +76,44 @@ NVML_EXPORT Return nvmlDeviceGetGraphicsRunningProcesses(nvmlDevice_st* device, 
   return ProcessList(device, count, infos, sizeof(ProcessInfoV1), true);
 }
 
+#ifndef TARMAC_FAKE_LEGACY
+// nvmlProcessDetailList_v1_t and its 32-byte entries (the usedGpuCcProtectedMemory
+// field last, 0 here: no confidential computing).
+struct ProcessDetailList {
+  unsigned version;
+  unsigned mode;  // 0 compute, 1 graphics, 2 MPS, 3 all.
+  unsigned numProcArrayEntries;
+  void* procArray;
+};
+static_assert(sizeof(ProcessDetailList) == 24);
+constexpr unsigned kProcessDetailListV1 = 0x01000018;
+constexpr size_t kProcessDetailSize = 32;
+
+NVML_EXPORT Return nvmlDeviceGetRunningProcessDetailList(nvmlDevice_st* device, ProcessDetailList* list) {
+  if (list == nullptr) return kErrorInvalidArgument;
+  if (list->version != kProcessDetailListV1) return kErrorArgumentVersionMismatch;
+  if (list->mode > 3) return kErrorInvalidArgument;
+  if (list->mode == 2) {  // No MPS server in the simulated world.
+    Dev d = Open(device);
+    if (d.r != kSuccess) return d.r;
+    list->numProcArrayEntries = 0;
+    return kSuccess;
+  }
+  return ProcessList(device, &list->numProcArrayEntries, list->procArray, kProcessDetailSize, list->mode == 1);
+}
+
+// Confidential computing is off on the simulated GPUs: NOT_SUPPORTED, as a
+// driver answers for a GPU without it. Exported beside
+// nvmlDeviceGetRunningProcessDetailList, as real drivers do (a client that
+// finds this one without the other takes 32-byte process entries).
+NVML_EXPORT Return nvmlDeviceGetConfComputeMemSizeInfo(nvmlDevice_st* device, void* info) {
+  Dev d = Open(device);
+  if (d.r != kSuccess) return d.r;
+  if (info == nullptr) return kErrorInvalidArgument;
+  return kErrorNotSupported;
+}
+#endif
+
 // Samples newer than `last_seen` (µs), one per computing process; NOT_FOUND
 // when there are none, as the driver answers for an idle GPU.
 NVML_EXPORT Return nvmlDeviceGetProcessUtilization(nvmlDevice_st* device, ProcessUtilizationSample* samples,

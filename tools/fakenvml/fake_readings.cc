@@ -182,6 +182,7 @@ NVML_EXPORT Return nvmlDeviceGetClockInfo(nvmlDevice_st* device, int type, unsig
   if (mhz == nullptr) return kErrorInvalidArgument;
   if (type == kClockGraphics || type == kClockSm) *mhz = static_cast<unsigned>(d.g->sm_clock_mhz);
   else if (type == kClockMem) *mhz = static_cast<unsigned>(d.g->memory_clock_mhz);
+  else if (type == kClockVideo) *mhz = static_cast<unsigned>(VideoClockMhz(*d.spec, d.g->sm_clock_mhz));
   else return kErrorNotSupported;
   return kSuccess;
 }
@@ -192,6 +193,7 @@ NVML_EXPORT Return nvmlDeviceGetMaxClockInfo(nvmlDevice_st* device, int type, un
   if (mhz == nullptr) return kErrorInvalidArgument;
   if (type == kClockGraphics || type == kClockSm) *mhz = static_cast<unsigned>(d.spec->sm_clock_max_mhz);
   else if (type == kClockMem) *mhz = static_cast<unsigned>(d.spec->memory_clock_mhz);
+  else if (type == kClockVideo) *mhz = static_cast<unsigned>(VideoClockMhz(*d.spec, d.spec->sm_clock_max_mhz));
   else return kErrorNotSupported;
   return kSuccess;
 }
@@ -244,6 +246,58 @@ NVML_EXPORT Return nvmlDeviceGetMigMode(nvmlDevice_st* device, unsigned* current
   Dev d = Open(device);
   if (d.r != kSuccess) return d.r;
   if (current == nullptr || pending == nullptr) return kErrorInvalidArgument;
-  *current = *pending = d.spec->is_mig_enabled ? 1 : 0;
+  *current = d.spec->is_mig_enabled ? 1 : 0;
+  *pending = d.spec->is_mig_pending ? 1 - *current : *current;
   return kSuccess;
+}
+
+// MIG devices are not simulated: every handle is a whole GPU.
+NVML_EXPORT Return nvmlDeviceIsMigDeviceHandle(nvmlDevice_st* device, unsigned* is_mig_device) {
+  Dev d = Open(device);
+  if (d.r != kSuccess) return d.r;
+  if (is_mig_device == nullptr) return kErrorInvalidArgument;
+  *is_mig_device = 0;
+  return kSuccess;
+}
+
+// Seven instances on the MIG-capable data-center GPUs (A100, H100, H200).
+NVML_EXPORT Return nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_st* device, unsigned* count) {
+  Dev d = Open(device);
+  if (d.r != kSuccess) return d.r;
+  if (count == nullptr) return kErrorInvalidArgument;
+  const std::string& m = d.spec->model;
+  if (m.find("A100") == std::string::npos && m.find("H100") == std::string::npos &&
+      m.find("H200") == std::string::npos && m.find("A30") == std::string::npos) {
+    return kErrorNotSupported;
+  }
+  *count = 7;
+  return kSuccess;
+}
+
+// Data-center GPUs drive no display.
+NVML_EXPORT Return nvmlDeviceGetDisplayActive(nvmlDevice_st* device, int* active) {
+  Dev d = Open(device);
+  if (d.r != kSuccess) return d.r;
+  if (active == nullptr) return kErrorInvalidArgument;
+  *active = 0;
+  return kSuccess;
+}
+NVML_EXPORT Return nvmlDeviceGetDisplayMode(nvmlDevice_st* device, int* mode) {
+  Dev d = Open(device);
+  if (d.r != kSuccess) return d.r;
+  if (mode == nullptr) return kErrorInvalidArgument;
+  *mode = 0;
+  return kSuccess;
+}
+
+// Driver models (WDDM, TCC) are a Windows notion: NOT_SUPPORTED on Linux,
+// as real drivers answer.
+NVML_EXPORT Return nvmlDeviceGetDriverModel(nvmlDevice_st* device, int* current, int* pending) {
+  Dev d = Open(device);
+  if (d.r != kSuccess) return d.r;
+  if (current == nullptr || pending == nullptr) return kErrorInvalidArgument;
+  return kErrorNotSupported;
+}
+NVML_EXPORT Return nvmlDeviceGetDriverModel_v2(nvmlDevice_st* device, int* current, int* pending) {
+  return nvmlDeviceGetDriverModel(device, current, pending);
 }

@@ -84,6 +84,24 @@ NVML_EXPORT Return nvmlDeviceGetFieldValues(nvmlDevice_st* device, int count, Fi
         if (Unsupported(d, "energy")) v.nvmlReturn = kErrorNotSupported;
         else v.value.ullVal = static_cast<unsigned long long>(d.g->energy_millijoules);
         break;
+      case kFieldNvlinkLinkCount:
+        if (d.g->nvlink_active.empty()) v.nvmlReturn = kErrorNotSupported;
+        else v.value.ullVal = d.g->nvlink_active.size();
+        break;
+      case kFieldNvlinkCrcDataErrorsTotal:
+      case kFieldNvlinkReplayErrorsTotal:
+      case kFieldNvlinkRecoveryErrorsTotal: {
+        int64_t n = v.fieldId == kFieldNvlinkCrcDataErrorsTotal  ? d.g->nvlink_crc_errors
+                    : v.fieldId == kFieldNvlinkReplayErrorsTotal ? d.g->nvlink_replay_errors
+                                                                 : d.g->nvlink_recovery_errors;
+        if (d.g->nvlink_active.empty()) v.nvmlReturn = kErrorNotSupported;
+        else v.value.ullVal = static_cast<unsigned long long>(n);
+        break;
+      }
+      case kFieldPcieReplayCounter:
+        if (Unsupported(d, "pcie_counters")) v.nvmlReturn = kErrorNotSupported;
+        else v.value.ullVal = static_cast<unsigned long long>(d.g->pcie_replays);
+        break;
       default: v.nvmlReturn = kErrorNotSupported; break;
     }
   }
@@ -95,8 +113,17 @@ NVML_EXPORT Return nvmlDeviceGetNvLinkState(nvmlDevice_st* device, unsigned link
   if (d.r != kSuccess) return d.r;
   if (active == nullptr) return kErrorInvalidArgument;
   if (d.spec->nvlink_peers.empty()) return kErrorNotSupported;
-  if (link >= d.spec->nvlink_peers.size()) return kErrorInvalidArgument;
-  *active = 1;
+  if (link >= d.g->nvlink_active.size()) return kErrorInvalidArgument;
+  *active = d.g->nvlink_active[link] ? 1 : 0;
+  return kSuccess;
+}
+
+NVML_EXPORT Return nvmlDeviceGetPcieReplayCounter(nvmlDevice_st* device, unsigned* value) {
+  Dev d = Open(device);
+  if (d.r != kSuccess) return d.r;
+  if (Unsupported(d, "pcie_counters")) return kErrorNotSupported;
+  if (value == nullptr) return kErrorInvalidArgument;
+  *value = static_cast<unsigned>(d.g->pcie_replays);
   return kSuccess;
 }
 
@@ -104,8 +131,9 @@ NVML_EXPORT Return nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_st* device, un
   Dev d = Open(device);
   if (d.r != kSuccess) return d.r;
   if (pci == nullptr) return kErrorInvalidArgument;
-  if (link >= d.spec->nvlink_peers.size()) return kErrorInvalidArgument;
-  return nvmlDeviceGetPciInfo_v3(Fake().Handle(d.spec->nvlink_peers[link]), pci);
+  if (d.spec->nvlink_peers.empty() || link >= d.g->nvlink_active.size()) return kErrorInvalidArgument;
+  // Link i joins the i-th peer, round robin (sim::NvlinkLinkCount).
+  return nvmlDeviceGetPciInfo_v3(Fake().Handle(d.spec->nvlink_peers[link % d.spec->nvlink_peers.size()]), pci);
 }
 
 NVML_EXPORT Return nvmlDeviceGetNumaNodeId(nvmlDevice_st* device, unsigned* node) {
