@@ -45,6 +45,7 @@ void CheckTopology(const DoctorInputs& in, CheckOutput* out);
 
 // Question 4: the scheduler (scheduler_checks.cc).
 void CheckAllocation(const DoctorInputs& in, CheckOutput* out);
+void CheckCpuLimits(const DoctorInputs& in, CheckOutput* out);
 void CheckMig(const DoctorInputs& in, CheckOutput* out);
 void CheckContainers(const DoctorInputs& in, CheckOutput* out);
 

@@ -66,7 +66,7 @@ DoctorInputs Healthy() {
     fleet::GpuView g = Gpu(i);
     g.processes.push_back(Process(100 + i, "alice"));
     in.fleet.gpus.push_back(g);
-    in.processes[100 + i] = ProcessFacts{"0-31", g.info.uuid, true};
+    in.processes[100 + i] = ProcessFacts{"0-31", g.info.uuid, true, 8.0, "/job_" + std::to_string(i)};
     in.throttle[i] = ThrottleWindow{3600, 0, 600, 0, "the last hour"};
   }
   in.pci_gpus = std::vector<PciGpu>{};
@@ -330,6 +330,17 @@ TEST(DoctorChecksTest, LinkErrorCountersMigPendingAndPinnedClocks) {
   std::vector<Finding> t = Of(in, "throttle");
   ASSERT_EQ(t.size(), 1u);
   EXPECT_NE(t[0].summary.find("pinned application clocks"), std::string::npos);
+}
+
+TEST(DoctorChecksTest, AJobLimitedToLessThanACpuPerGpu) {
+  DoctorInputs in = Healthy();
+  in.processes[101].cpu_limit = 0.5;
+  std::vector<Finding> f = Of(in, "cpu_limit");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].summary, "pid 101 (python train.py) drives 1 GPU on 0.5 CPUs");
+  EXPECT_NE(f[0].evidence.find("cgroup /job_1 may use 0.5 CPUs"), std::string::npos) << f[0].evidence;
+  in.processes[101].cpu_limit.reset();  // No limit at all.
+  EXPECT_TRUE(Of(in, "cpu_limit").empty());
 }
 
 TEST(DoctorChecksTest, ProcessesOutsideTheirAllocation) {

@@ -229,9 +229,66 @@ std::vector<PciGpu> ScanPciGpus(const HostFiles& host) {
   return out;
 }
 
+namespace {
+
+// CPUs a cgroup limit file allows: cpu.max ("QUOTA PERIOD" or "max PERIOD")
+// or v1's quota and period (-1: none).
+std::optional<double> CpusOf(std::optional<int64_t> quota, std::optional<int64_t> period) {
+  if (!quota || !period || *quota <= 0 || *period <= 0) return std::nullopt;
+  return static_cast<double>(*quota) / static_cast<double>(*period);
+}
+
+void ReadCpuLimit(const HostFiles& host, std::string_view proc_cgroup, ProcessFacts* f) {
+  std::string v2, v1;
+  for (std::string_view line : Lines(proc_cgroup)) {
+    if (line.rfind("0::", 0) == 0) v2 = std::string(line.substr(3));
+    size_t first = line.find(':');
+    size_t second = first == std::string_view::npos ? first : line.find(':', first + 1);
+    if (second == std::string_view::npos) continue;
+    std::string_view controllers = line.substr(first + 1, second - first - 1);
+    if (controllers == "cpu,cpuacct" || controllers == "cpu" || controllers == "cpuacct,cpu") {
+      v1 = std::string(controllers) + "|" + std::string(line.substr(second + 1));
+    }
+  }
+  // From the process's own cgroup up to the root: the tightest limit holds.
+  auto walk = [&](const std::string& base, const std::string& path, auto read) {
+    std::string p = path;
+    while (true) {
+      if (std::optional<double> cpus = read(base + (p == "/" ? "" : p))) {
+        if (!f->cpu_limit || *cpus < *f->cpu_limit) f->cpu_limit = cpus;
+      }
+      if (p.empty() || p == "/") break;
+      size_t slash = p.rfind('/');
+      p = slash == 0 || slash == std::string::npos ? "/" : p.substr(0, slash);
+    }
+  };
+  if (!v2.empty() && host.Exists("/sys/fs/cgroup/cgroup.controllers")) {
+    f->cgroup = v2;
+    walk("/sys/fs/cgroup", v2, [&](const std::string& dir) -> std::optional<double> {
+      std::optional<std::string> max = host.Read(dir + "/cpu.max", 256);
+      if (!max) return std::nullopt;
+      std::vector<std::string_view> fields = Fields(*max);
+      if (fields.size() < 2 || fields[0] == "max") return std::nullopt;
+      return CpusOf(Int(fields[0]), Int(fields[1]));
+    });
+  } else if (!v1.empty()) {
+    std::string controllers = v1.substr(0, v1.find('|'));
+    f->cgroup = v1.substr(v1.find('|') + 1);
+    walk("/sys/fs/cgroup/" + controllers, f->cgroup, [&](const std::string& dir) -> std::optional<double> {
+      std::optional<std::string> quota = host.Read(dir + "/cpu.cfs_quota_us", 64);
+      std::optional<std::string> period = host.Read(dir + "/cpu.cfs_period_us", 64);
+      if (!quota || !period) return std::nullopt;
+      return CpusOf(Int(Trim(*quota)), Int(Trim(*period)));
+    });
+  }
+}
+
+}  // namespace
+
 ProcessFacts ReadProcessFacts(const HostFiles& host, int64_t pid) {
   ProcessFacts f;
   std::string dir = fmt::format("/proc/{}/", pid);
+  if (std::optional<std::string> cgroup = host.Read(dir + "cgroup", 1 << 16)) ReadCpuLimit(host, *cgroup, &f);
   if (std::optional<std::string> status = host.Read(dir + "status", 1 << 16)) {
     for (std::string_view line : Lines(*status)) {
       if (line.rfind("Cpus_allowed_list:", 0) == 0) f.cpus_allowed = std::string(Trim(line.substr(18)));

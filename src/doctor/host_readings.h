@@ -84,6 +84,10 @@ struct ProcessFacts {
   std::optional<std::string> cpus_allowed;          // "0-31,64-95"
   std::optional<std::string> cuda_visible_devices;  // Set in its environment.
   bool is_environment_readable = false;
+  // CPUs its cgroup may use (the tightest cpu.max, or v1 CFS quota, on the
+  // way up its cgroup path); empty: no limit.
+  std::optional<double> cpu_limit;
+  std::string cgroup;  // Its cgroup path (v2, or v1's cpu controller).
 };
 ProcessFacts ReadProcessFacts(const HostFiles& host, int64_t pid);
 

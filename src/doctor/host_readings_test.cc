@@ -91,6 +91,14 @@ TEST(HostReadingsTest, PciGpusProcessFactsAndContainersFromAPlantedRoot) {
   plant("/sys/bus/pci/devices/0000:00:1f.0/vendor", "0x8086\n");
   plant("/sys/bus/pci/devices/0000:00:1f.0/class", "0x060100\n");
   plant("/proc/42/status", "Name:\tpython\nCpus_allowed_list:\t32-63\n");
+  // cgroup v2: a pod limited to 1.5 CPUs, inside a slice limited to 4.
+  plant("/proc/42/cgroup", "0::/kubepods.slice/pod-a/ctr\n");
+  plant("/sys/fs/cgroup/cgroup.controllers", "cpu memory\n");
+  plant("/sys/fs/cgroup/kubepods.slice/cpu.max", "400000 100000\n");
+  plant("/sys/fs/cgroup/kubepods.slice/pod-a/cpu.max", "150000 100000\n");
+  plant("/sys/fs/cgroup/kubepods.slice/pod-a/ctr/cpu.max", "max 100000\n");
+  // cgroup v1: a job limited by its CFS quota.
+  plant("/proc/43/cgroup", "5:cpu,cpuacct:/slurm/uid_0/job_7\n4:memory:/slurm/uid_0/job_7\n");
   plant("/proc/42/environ", std::string("HOME=/root\0CUDA_VISIBLE_DEVICES=GPU-abc,1\0X=1", 45));
   plant("/usr/bin/docker", "");
   plant("/usr/bin/nvidia-ctk", "");
@@ -109,9 +117,21 @@ TEST(HostReadingsTest, PciGpusProcessFactsAndContainersFromAPlantedRoot) {
   EXPECT_EQ(p.cpus_allowed, "32-63");
   EXPECT_TRUE(p.is_environment_readable);
   EXPECT_EQ(p.cuda_visible_devices, "GPU-abc,1");
+  EXPECT_EQ(p.cgroup, "/kubepods.slice/pod-a/ctr");
+  EXPECT_EQ(p.cpu_limit, 1.5);
   ProcessFacts missing = ReadProcessFacts(host, 43);
   EXPECT_FALSE(missing.is_environment_readable);
   EXPECT_FALSE(missing.cpus_allowed);
+  EXPECT_FALSE(missing.cpu_limit);  // cgroup v2 here: the v1 line is not its hierarchy.
+  testing::TempDir v1;
+  v1.Write("proc/43/cgroup", "5:cpu,cpuacct:/slurm/uid_0/job_7\n4:memory:/slurm/uid_0/job_7\n");
+  v1.Write("sys/fs/cgroup/cpu,cpuacct/slurm/uid_0/job_7/cpu.cfs_quota_us", "200000\n");
+  v1.Write("sys/fs/cgroup/cpu,cpuacct/slurm/uid_0/job_7/cpu.cfs_period_us", "100000\n");
+  v1.Write("sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us", "-1\n");
+  v1.Write("sys/fs/cgroup/cpu,cpuacct/cpu.cfs_period_us", "100000\n");
+  ProcessFacts job = ReadProcessFacts(HostFiles(v1.path()), 43);
+  EXPECT_EQ(job.cgroup, "/slurm/uid_0/job_7");
+  EXPECT_EQ(job.cpu_limit, 2.0);
   ContainerFacts c = ReadContainerFacts(host);
   EXPECT_EQ(c.runtimes, std::vector<std::string>{"docker"});
   EXPECT_TRUE(c.has_nvidia_toolkit);

@@ -29,6 +29,8 @@ const std::vector<CheckInfo>& AllChecks() {
       {"topology", Question::kInterconnect, "the GPU-to-GPU matrix (nvidia-smi topo -m)", CheckTopology},
       {"allocation", Question::kScheduler,
        "processes outside their CUDA_VISIBLE_DEVICES or on another user's lease", CheckAllocation},
+      {"cpu_limit", Question::kScheduler, "GPU processes whose cgroup allows less than one CPU per GPU",
+       CheckCpuLimits},
       {"mig", Question::kScheduler, "a MIG mode change pending a GPU reset", CheckMig},
       {"containers", Question::kScheduler, "the container runtime can hand GPUs to containers", CheckContainers},
   };

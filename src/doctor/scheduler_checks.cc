@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <cctype>
 
 #include "common/split.h"
@@ -81,6 +82,33 @@ void CheckAllocation(const DoctorInputs& in, CheckOutput* out) {
     out->skipped.push_back({"allocation", fmt::format("the environment of {} GPU process{} could not be read{}",
                                                       unreadable, unreadable == 1 ? "" : "es",
                                                       in.is_root ? "" : " (another user's: run as root)")});
+  }
+}
+
+void CheckCpuLimits(const DoctorInputs& in, CheckOutput* out) {
+  std::map<int64_t, std::vector<int>> gpus_of;  // pid -> the GPUs it holds
+  std::map<int64_t, const fleet::ProcessView*> view_of;
+  for (const fleet::GpuView& g : in.fleet.gpus) {
+    for (const fleet::ProcessView& p : g.processes) {
+      gpus_of[p.process.pid].push_back(g.info.index);
+      view_of[p.process.pid] = &p;
+    }
+  }
+  for (const auto& [pid, gpus] : gpus_of) {
+    auto it = in.processes.find(pid);
+    if (it == in.processes.end() || !it->second.cpu_limit) continue;
+    double cpus = *it->second.cpu_limit;
+    if (cpus >= static_cast<double>(gpus.size())) continue;
+    const fleet::ProcessView& p = *view_of[pid];
+    out->findings.push_back(MakeFinding(
+        "cpu_limit", Severity::kWarning, gpus.front(),
+        fmt::format("pid {} ({}) drives {} GPU{} on {:.2g} CPU{}", pid,
+                    p.details.command.empty() ? p.details.name : p.details.command, gpus.size(),
+                    gpus.size() == 1 ? "" : "s", cpus, cpus == 1 ? "" : "s"),
+        fmt::format("cgroup {} may use {:.2g} CPUs; gpus {}", it->second.cgroup, cpus, fmt::join(gpus, ", ")),
+        "its container, pod or job is limited to less than one CPU per GPU: the data pipeline and the CUDA launch "
+        "thread cannot keep the GPU busy",
+        "give the job more CPUs (resources.limits.cpu for a pod, --cpus-per-gpu in Slurm, --cpus for docker)"));
   }
 }
 

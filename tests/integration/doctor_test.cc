@@ -178,6 +178,10 @@ TEST_F(DoctorTest, EveryPlantedFaultIsFoundWithItsMeaning) {
   // run on CPUs far from its GPU (which is near 0-31).
   Plant(proc + "/environ", std::string("HOME=/\0CUDA_VISIBLE_DEVICES=", 28) + uuid0 + std::string("\0", 1));
   Plant(proc + "/status", "Name:\tsimload\nCpus_allowed_list:\t64-95\n");
+  // ...and its container may use half a CPU.
+  Plant(proc + "/cgroup", "0::/system.slice/docker-abc.scope\n");
+  Plant("/sys/fs/cgroup/cgroup.controllers", "cpu memory io\n");
+  Plant("/sys/fs/cgroup/system.slice/docker-abc.scope/cpu.max", "50000 100000\n");
   // A GPU on the bus the driver did not take, Xids in the kernel log, memory
   // short and swapping, a container runtime without the NVIDIA toolkit.
   PlantPciGpu("0000:c1:00.0", "");
@@ -217,6 +221,7 @@ TEST_F(DoctorTest, EveryPlantedFaultIsFoundWithItsMeaning) {
   // Question 4.
   EXPECT_TRUE(HasFinding(j, "allocation", "critical", 3, "outside its CUDA_VISIBLE_DEVICES")) << j.dump(1);
   EXPECT_TRUE(HasFinding(j, "containers", "warning", -1, "no NVIDIA container toolkit")) << j.dump(1);
+  EXPECT_TRUE(HasFinding(j, "cpu_limit", "warning", 3, "drives 1 GPU on 0.5 CPUs")) << j.dump(1);
   // Each finding says what it means and what to do.
   for (const json& q : j["questions"]) {
     for (const json& f : q["findings"]) {
