@@ -37,7 +37,7 @@ fleet::GpuView Gpu(int i) {
   g.sample.clock_event_reasons = 0;
   g.sample.ecc.volatile_uncorrected = 0;
   g.sample.remapped_rows = fleet::RemappedRows{};
-  g.sample.nvlink_active = {true, true, true, true};
+  g.sample.nvlink_active.assign(18, true);  // An H100 SXM's 18 links.
   return g;
 }
 
@@ -66,7 +66,7 @@ DoctorInputs Healthy() {
     fleet::GpuView g = Gpu(i);
     g.processes.push_back(Process(100 + i, "alice"));
     in.fleet.gpus.push_back(g);
-    in.processes[100 + i] = ProcessFacts{"0-31", g.info.uuid, true, 8.0, "/job_" + std::to_string(i)};
+    in.processes[100 + i] = ProcessFacts{"0-31", g.info.uuid, true, 8.0, "/job_" + std::to_string(i), std::nullopt};
     in.throttle[i] = ThrottleWindow{3600, 0, 600, 0, "the last hour"};
   }
   in.pci_gpus = std::vector<PciGpu>{};
@@ -284,7 +284,8 @@ TEST(DoctorChecksTest, PcieNarrowOrSlowUnderLoadButNotSlowAtIdle) {
 
 TEST(DoctorChecksTest, NvlinksDownNumaFarAndTheTopology) {
   DoctorInputs in = Healthy();
-  in.fleet.gpus[1].sample.nvlink_active = {true, false, true, false};
+  in.fleet.gpus[1].sample.nvlink_active[1] = false;
+  in.fleet.gpus[1].sample.nvlink_active[3] = false;
   std::vector<Finding> n = Of(in, "nvlink");
   ASSERT_EQ(n.size(), 1u);
   EXPECT_EQ(n[0].evidence, "links down: 1, 3");
@@ -330,6 +331,31 @@ TEST(DoctorChecksTest, LinkErrorCountersMigPendingAndPinnedClocks) {
   std::vector<Finding> t = Of(in, "throttle");
   ASSERT_EQ(t.size(), 1u);
   EXPECT_NE(t[0].summary.find("pinned application clocks"), std::string::npos);
+}
+
+TEST(DoctorChecksTest, RetiredPagesMissingNvlinksAndDeviceRulesThatAllowEveryGpu) {
+  DoctorInputs in = Healthy();
+  in.fleet.gpus[0].sample.remapped_rows.reset();
+  in.fleet.gpus[0].sample.retired_pages = fleet::RetiredPages{1, 2, true};
+  in.fleet.gpus[1].sample.remapped_rows.reset();
+  in.fleet.gpus[1].sample.retired_pages = fleet::RetiredPages{30, 31, false};
+  std::vector<Finding> e = Of(in, "ecc");
+  ASSERT_EQ(e.size(), 2u);
+  EXPECT_EQ(e[0].summary, "gpu 1 has retired 61 memory pages");
+  EXPECT_EQ(e[0].severity, Severity::kCritical);
+  EXPECT_EQ(e[1].summary, "gpu 0: a page retirement waits for a reset");
+  // An H100 SXM has 18 NVLinks; one showing 12 is missing some.
+  in.fleet.gpus[0].sample.nvlink_active.assign(12, true);
+  std::vector<Finding> n = Of(in, "nvlink");
+  ASSERT_EQ(n.size(), 1u);
+  EXPECT_EQ(n[0].summary, "gpu 0 shows 12 of the 18 NVLinks an NVIDIA H100 80GB HBM3 has");
+  // cgroup v1 device rules that let a one-GPU job open every GPU.
+  in.processes[100].device_rules = std::vector<std::string>{"c 195:* rwm", "c 1:3 rwm"};
+  std::vector<Finding> a = Of(in, "allocation");
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_NE(a[0].summary.find("may open every GPU"), std::string::npos);
+  in.processes[100].device_rules = std::vector<std::string>{"c 195:0 rwm", "c 195:255 rwm"};
+  EXPECT_TRUE(Of(in, "allocation").empty());
 }
 
 TEST(DoctorChecksTest, AJobLimitedToLessThanACpuPerGpu) {

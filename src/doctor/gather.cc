@@ -1,9 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "doctor/gather.h"
 
+#include "doctor/run_program.h"
 #include "store/usage_query.h"
 
 namespace tarmac::doctor {
+namespace {
+
+// This boot's kernel messages from the journal ("[ 123.456789] host kernel:
+// ..." lines, seconds since boot as /dev/kmsg counts them), when /dev/kmsg
+// is refused; only on the machine itself (not under another root).
+std::optional<std::string> KernelJournal(const HostFiles& host) {
+  if (host.root() != "/") return std::nullopt;
+  Result<std::pair<std::string, int>> ran = RunProgram(
+      {"journalctl", "-k", "-b", "-o", "short-monotonic", "--no-pager", "-q"}, std::chrono::seconds(10));
+  if (!ran.ok() || ran.value().second != 0 || ran.value().first.empty()) return std::nullopt;
+  return ran.value().first;
+}
+
+}  // namespace
 
 void GatherHost(const HostFiles& host, const GatherOptions& options, DoctorInputs* in) {
   if (std::optional<std::string> meminfo = host.Read("/proc/meminfo")) in->memory = ParseMemInfo(*meminfo);
@@ -18,6 +33,8 @@ void GatherHost(const HostFiles& host, const GatherOptions& options, DoctorInput
     Result<std::string> log = host.KernelLog();
     if (log.ok()) {
       in->kernel_xids = ParseKernelXids(log.value());
+    } else if (std::optional<std::string> journal = KernelJournal(host)) {
+      in->kernel_xids = ParseKernelXids(*journal);  // A member of systemd-journal or adm may read it.
     } else {
       in->kernel_log_error = "the kernel log could not be read: " + log.status().message();
     }

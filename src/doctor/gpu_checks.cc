@@ -14,6 +14,10 @@
 namespace tarmac::doctor {
 namespace {
 
+// Retired pages at which a board is due for replacement (the driver
+// retires at most 64).
+constexpr int64_t kRetiredPagesLimit = 60;
+
 // Kernel log Xids older than this are history, not findings.
 constexpr double kXidMaxAgeSeconds = 24 * 3600;
 
@@ -179,6 +183,22 @@ void CheckEcc(const DoctorInputs& in, CheckOutput* out) {
                                    fmt::format("{} uncorrected (aggregate)", *e.aggregate_uncorrected),
                                    "the board's memory has failed before; it may again",
                                    "watch it: Xid 48/94/95 or new volatile errors mean a reset or an RMA"));
+    }
+    if (const std::optional<fleet::RetiredPages>& p = g.sample.retired_pages) {
+      int64_t total = p->single_bit + p->double_bit;
+      std::string evidence = fmt::format("{} pages retired for double-bit, {} for single-bit errors{}", p->double_bit,
+                                         p->single_bit, p->is_pending ? "; a retirement is pending" : "");
+      if (total >= kRetiredPagesLimit) {
+        out->findings.push_back(MakeFinding(
+            "ecc", Severity::kCritical, i, fmt::format("gpu {} has retired {} memory pages", i, total), evidence,
+            "the board is at the end of its page retirement budget: further errors cannot be retired",
+            "take the GPU out of service and RMA it"));
+      } else if (p->is_pending) {
+        out->findings.push_back(MakeFinding(
+            "ecc", Severity::kWarning, i, fmt::format("gpu {}: a page retirement waits for a reset", i), evidence,
+            "memory with errors stays in use until the GPU is reset",
+            fmt::format("reset the GPU when it is free: nvidia-smi -r -i {}", i)));
+      }
     }
     if (const std::optional<fleet::RemappedRows>& r = g.sample.remapped_rows) {
       if (r->has_failure) {

@@ -246,8 +246,19 @@ void ReadCpuLimit(const HostFiles& host, std::string_view proc_cgroup, ProcessFa
     size_t second = first == std::string_view::npos ? first : line.find(':', first + 1);
     if (second == std::string_view::npos) continue;
     std::string_view controllers = line.substr(first + 1, second - first - 1);
+    std::string path(line.substr(second + 1));
     if (controllers == "cpu,cpuacct" || controllers == "cpu" || controllers == "cpuacct,cpu") {
-      v1 = std::string(controllers) + "|" + std::string(line.substr(second + 1));
+      v1 = std::string(controllers) + "|" + path;
+    }
+    if (controllers == "devices") {
+      if (std::optional<std::string> list = host.Read("/sys/fs/cgroup/devices" + (path == "/" ? "" : path) +
+                                                      "/devices.list")) {
+        std::vector<std::string> rules;
+        for (std::string_view rule : Lines(*list)) {
+          if (!Trim(rule).empty()) rules.emplace_back(Trim(rule));
+        }
+        f->device_rules = rules;
+      }
     }
   }
   // From the process's own cgroup up to the root: the tightest limit holds.

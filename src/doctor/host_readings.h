@@ -88,6 +88,9 @@ struct ProcessFacts {
   // way up its cgroup path); empty: no limit.
   std::optional<double> cpu_limit;
   std::string cgroup;  // Its cgroup path (v2, or v1's cpu controller).
+  // cgroup v1's devices.list of its cgroup ("c 195:0 rwm", "a *:* rwm");
+  // empty under cgroup v2, which keeps device rules in eBPF programs.
+  std::optional<std::vector<std::string>> device_rules;
 };
 ProcessFacts ReadProcessFacts(const HostFiles& host, int64_t pid);
 

@@ -129,9 +129,15 @@ TEST(HostReadingsTest, PciGpusProcessFactsAndContainersFromAPlantedRoot) {
   v1.Write("sys/fs/cgroup/cpu,cpuacct/slurm/uid_0/job_7/cpu.cfs_period_us", "100000\n");
   v1.Write("sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us", "-1\n");
   v1.Write("sys/fs/cgroup/cpu,cpuacct/cpu.cfs_period_us", "100000\n");
+  v1.Write("proc/44/cgroup", "7:devices:/slurm/uid_0/job_8\n");
+  v1.Write("sys/fs/cgroup/devices/slurm/uid_0/job_8/devices.list", "c 195:0 rwm\nc 195:255 rwm\n");
   ProcessFacts job = ReadProcessFacts(HostFiles(v1.path()), 43);
   EXPECT_EQ(job.cgroup, "/slurm/uid_0/job_7");
   EXPECT_EQ(job.cpu_limit, 2.0);
+  EXPECT_FALSE(job.device_rules);
+  ProcessFacts devices = ReadProcessFacts(HostFiles(v1.path()), 44);
+  ASSERT_TRUE(devices.device_rules);
+  EXPECT_EQ(*devices.device_rules, (std::vector<std::string>{"c 195:0 rwm", "c 195:255 rwm"}));
   ContainerFacts c = ReadContainerFacts(host);
   EXPECT_EQ(c.runtimes, std::vector<std::string>{"docker"});
   EXPECT_TRUE(c.has_nvidia_toolkit);

@@ -9,6 +9,7 @@
 
 #include "common/cpu_list.h"
 #include "doctor/checks.h"
+#include "fleet/gpu_models.h"
 
 namespace tarmac::doctor {
 namespace {
@@ -104,6 +105,16 @@ void CheckNvlink(const DoctorInputs& in, CheckOutput* out) {
     const std::vector<bool>& links = g.sample.nvlink_active;
     int up = static_cast<int>(std::count(links.begin(), links.end(), true));
     int total = static_cast<int>(links.size());
+    int expected = fleet::ExpectedNvlinkLinks(g.info.name);
+    if (total > 0 && total < expected) {
+      out->findings.push_back(MakeFinding(
+          "nvlink", Severity::kWarning, g.info.index,
+          fmt::format("gpu {} shows {} of the {} NVLinks an {} has", g.info.index, total, expected, g.info.name),
+          fmt::format("NVML lists {} links", total),
+          "links the board should have are missing: GPU-to-GPU bandwidth is short of what the model gives",
+          "check the NVLink bridges or the baseboard's NVSwitches (nvidia-smi nvlink -s), and the fabric manager "
+          "(systemctl status nvidia-fabricmanager)"));
+    }
     if (total == 0 || up == 0 || up == total) continue;  // No NVLink, none in use, or all up.
     std::vector<int> down;
     for (int l = 0; l < total; ++l) {

@@ -19,6 +19,16 @@ bool IsNumber(const std::string& s) {
 
 enum class Visible { kYes, kNo, kByIndexOnly };
 
+// Whether cgroup v1 device rules let every NVIDIA GPU (character major 195)
+// be opened: "a" (all), or a rule for every character device or every
+// minor of 195.
+bool AllowsEveryGpu(const std::vector<std::string>& rules) {
+  for (const std::string& r : rules) {
+    if (r == "a" || r.rfind("a *:*", 0) == 0 || r.rfind("c *:*", 0) == 0 || r.rfind("c 195:*", 0) == 0) return true;
+  }
+  return false;
+}
+
 // Whether CUDA_VISIBLE_DEVICES=`list` lets a process use `gpu`: UUIDs (or
 // their prefixes, as CUDA accepts) decide; bare indices are CUDA's order,
 // which matches NVML's only with CUDA_DEVICE_ORDER=PCI_BUS_ID.
@@ -46,6 +56,21 @@ void CheckAllocation(const DoctorInputs& in, CheckOutput* out) {
       std::string who = fmt::format("pid {} ({}, {})", pid, p.details.user.empty() ? "?" : p.details.user,
                                     p.details.command.empty() ? p.details.name : p.details.command);
       auto it = in.processes.find(pid);
+      if (it != in.processes.end() && it->second.cuda_visible_devices && it->second.device_rules &&
+          AllowsEveryGpu(*it->second.device_rules)) {
+        size_t allocated = SplitCommas(*it->second.cuda_visible_devices).size();
+        if (allocated < in.fleet.gpus.size()) {
+          out->findings.push_back(MakeFinding(
+              "allocation", Severity::kWarning, i,
+              fmt::format("{} may open every GPU: its cgroup's device rules allow them all", who),
+              fmt::format("devices.list: {}; CUDA_VISIBLE_DEVICES names {} of {} GPUs",
+                          fmt::join(*it->second.device_rules, "; "), allocated, in.fleet.gpus.size()),
+              "nothing but an environment variable keeps it on its GPUs: a child that resets it, or a library "
+              "that ignores it, lands on someone else's GPU",
+              "constrain the job's devices (Slurm ConstrainDevices=yes in cgroup.conf, the container runtime's "
+              "device list)"));
+        }
+      }
       if (it != in.processes.end() && it->second.cuda_visible_devices) {
         const std::string& list = *it->second.cuda_visible_devices;
         Visible v = IsVisible(list, g);

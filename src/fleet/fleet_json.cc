@@ -91,6 +91,11 @@ json GpuToJson(const GpuView& g) {
   Put(j, "nvlink_replay_errors", s.nvlink_replay_errors);
   Put(j, "nvlink_recovery_errors", s.nvlink_recovery_errors);
   Put(j, "pcie_replays", s.pcie_replays);
+  if (s.retired_pages) {
+    j["retired_pages"] = {{"single_bit", s.retired_pages->single_bit},
+                          {"double_bit", s.retired_pages->double_bit},
+                          {"pending", s.retired_pages->is_pending}};
+  }
   GpuMarks m = MarkGpu(g);
   if (!m.is_unreadable) {
     j["is_idle"] = m.is_idle;
@@ -278,6 +283,13 @@ GpuView GpuFromJson(const json& j) {
   Get(j, "nvlink_replay_errors", &s.nvlink_replay_errors);
   Get(j, "nvlink_recovery_errors", &s.nvlink_recovery_errors);
   Get(j, "pcie_replays", &s.pcie_replays);
+  if (auto pages = j.find("retired_pages"); pages != j.end() && pages->is_object()) {
+    RetiredPages r;
+    r.single_bit = pages->value("single_bit", int64_t{0});
+    r.double_bit = pages->value("double_bit", int64_t{0});
+    r.is_pending = pages->value("pending", false);
+    s.retired_pages = r;
+  }
   if (auto procs = j.find("processes"); procs != j.end() && procs->is_array()) {
     s.has_processes = true;
     for (const json& p : *procs) {

@@ -94,6 +94,14 @@ struct EccCounts {
   std::optional<int64_t> aggregate_uncorrected;
 };
 
+// Pages of GPU memory retired after ECC errors (boards before Ampere; newer
+// ones remap rows instead).
+struct RetiredPages {
+  int64_t single_bit = 0;
+  int64_t double_bit = 0;
+  bool is_pending = false;  // Retirement waits for a GPU reset.
+};
+
 struct RemappedRows {
   int64_t corrected = 0;
   int64_t uncorrected = 0;
@@ -156,6 +164,7 @@ struct GpuSample {
   std::optional<int64_t> nvlink_replay_errors;
   std::optional<int64_t> nvlink_recovery_errors;
   std::optional<int64_t> pcie_replays;  // Since the driver loaded (field value 94).
+  std::optional<RetiredPages> retired_pages;  // Field values 29-31; before Ampere only.
 };
 
 // An asynchronous event from the driver (Xid).

@@ -90,6 +90,9 @@ inline constexpr unsigned kFieldNvlinkReplayErrorsTotal = 52;
 inline constexpr unsigned kFieldNvlinkRecoveryErrorsTotal = 59;
 inline constexpr unsigned kFieldNvlinkLinkCount = 91;
 inline constexpr unsigned kFieldPcieReplayCounter = 94;
+inline constexpr unsigned kFieldRetiredSingleBit = 29;
+inline constexpr unsigned kFieldRetiredDoubleBit = 30;
+inline constexpr unsigned kFieldRetiredPending = 31;
 
 // Buffer sizes (NVML_*_BUFFER_SIZE), the _V2 sizes where there are two.
 inline constexpr unsigned kDeviceNameBufferSize = 96;

@@ -42,7 +42,7 @@ enum class NvmlField {
   kTemperature, kSmClock, kMemoryClock, kClockEventReasons, kThrottleReasons,
   kPerformanceState, kFan, kPcieGeneration, kPcieWidth, kPcieCounters, kEcc,
   kRemappedRows, kNvLink, kComputeProcesses, kGraphicsProcesses, kProcessUtilization,
-  kSamples, kGpm, kLinkErrors, kCount,
+  kSamples, kGpm, kErrorCounters, kCount,
 };
 
 class NvmlBackend final : public GpuBackend {

@@ -200,24 +200,32 @@ void NvmlBackend::ReadSlow(DeviceState& d, int index, fleet::GpuSample* s) {
       }
     }
   }
-  // Link error counters (NVLink totals, PCIe replays), one field-value call.
-  if (api.DeviceGetFieldValues != nullptr && Supported(d, NvmlField::kLinkErrors) &&
+  // Error counters (NVLink totals, PCIe replays, retired pages), one
+  // field-value call; each entry carries its own return.
+  if (api.DeviceGetFieldValues != nullptr && Supported(d, NvmlField::kErrorCounters) &&
       d.health == fleet::GpuHealth::kOk) {
-    nvml::FieldValue fields[4] = {};
-    fields[0].fieldId = nvml::kFieldNvlinkCrcDataErrorsTotal;
-    fields[1].fieldId = nvml::kFieldNvlinkReplayErrorsTotal;
-    fields[2].fieldId = nvml::kFieldNvlinkRecoveryErrorsTotal;
-    fields[3].fieldId = nvml::kFieldPcieReplayCounter;
-    std::optional<int64_t>* out[4] = {&s->nvlink_crc_errors, &s->nvlink_replay_errors, &s->nvlink_recovery_errors,
-                                      &s->pcie_replays};
-    if (Check(d, index, NvmlField::kLinkErrors, "nvmlDeviceGetFieldValues", api.DeviceGetFieldValues(h, 4, fields))) {
+    nvml::FieldValue fields[7] = {};
+    const unsigned ids[7] = {nvml::kFieldNvlinkCrcDataErrorsTotal, nvml::kFieldNvlinkReplayErrorsTotal,
+                             nvml::kFieldNvlinkRecoveryErrorsTotal, nvml::kFieldPcieReplayCounter,
+                             nvml::kFieldRetiredSingleBit, nvml::kFieldRetiredDoubleBit, nvml::kFieldRetiredPending};
+    for (int f = 0; f < 7; ++f) fields[f].fieldId = ids[f];
+    std::optional<int64_t> values[7];
+    if (Check(d, index, NvmlField::kErrorCounters, "nvmlDeviceGetFieldValues",
+              api.DeviceGetFieldValues(h, 7, fields))) {
       bool any = false;
-      for (int f = 0; f < 4; ++f) {
+      for (int f = 0; f < 7; ++f) {
         if (fields[f].nvmlReturn != nvml::kSuccess) continue;
-        *out[f] = static_cast<int64_t>(fields[f].value.ullVal);
+        values[f] = static_cast<int64_t>(fields[f].value.ullVal);
         any = true;
       }
-      if (!any) d.unsupported[static_cast<size_t>(NvmlField::kLinkErrors)] = true;
+      if (!any) d.unsupported[static_cast<size_t>(NvmlField::kErrorCounters)] = true;
+      s->nvlink_crc_errors = values[0];
+      s->nvlink_replay_errors = values[1];
+      s->nvlink_recovery_errors = values[2];
+      s->pcie_replays = values[3];
+      if (values[4] && values[5] && values[6]) {
+        s->retired_pages = fleet::RetiredPages{*values[4], *values[5], *values[6] != 0};
+      }
     }
   }
   unsigned long long count = 0;

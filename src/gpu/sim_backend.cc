@@ -171,6 +171,10 @@ Result<fleet::GpuSample> SimBackend::Sample(int index, unsigned tiers) {
       s.nvlink_recovery_errors = g.nvlink_recovery_errors;
     }
     if (spec.Supports("pcie_counters")) s.pcie_replays = g.pcie_replays;
+    if (spec.has_ecc && spec.Supports("ecc") && !spec.has_remapped_rows) {
+      s.retired_pages = fleet::RetiredPages{g.retired_pages_single_bit, g.retired_pages_double_bit,
+                                            g.is_retire_pending};
+    }
   }
   return s;
 }

@@ -27,6 +27,7 @@ void CarrySlowTier(const fleet::GpuSample& from, fleet::GpuSample* to) {
   to->nvlink_replay_errors = from.nvlink_replay_errors;
   to->nvlink_recovery_errors = from.nvlink_recovery_errors;
   to->pcie_replays = from.pcie_replays;
+  to->retired_pages = from.retired_pages;
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "common/toml_text.h"
 #include "common/units.h"
 #include "common/toml_reader.h"
+#include "fleet/gpu_models.h"
 
 namespace tarmac::sim {
 namespace {
@@ -255,11 +256,8 @@ void ParseFault(const toml::table& table, int table_index, Scenario* s, Errors* 
 int NvlinkLinkCount(const GpuSpec& spec) {
   if (spec.nvlink_peers.empty()) return 0;
   if (spec.nvlink_link_count >= 0) return spec.nvlink_link_count;
-  const std::string& m = spec.model;
-  bool is_sxm = m.find("PCIe") == std::string::npos && m.find("NVL") == std::string::npos;
-  if (is_sxm && (m.find("H100") != std::string::npos || m.find("H200") != std::string::npos)) return 18;
-  if (is_sxm && m.find("A100") != std::string::npos) return 12;
-  return static_cast<int>(spec.nvlink_peers.size());
+  int by_model = fleet::ExpectedNvlinkLinks(spec.model);
+  return by_model > 0 ? by_model : static_cast<int>(spec.nvlink_peers.size());
 }
 
 const char* FaultKindName(FaultKind kind) {

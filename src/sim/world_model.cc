@@ -179,6 +179,9 @@ WorldState EvaluateWorld(const Scenario& scenario, const std::vector<Load>& load
             if (spec.has_remapped_rows) {
               g.remapped_rows_uncorrected += f.count;
               g.is_remap_pending = true;
+            } else {
+              g.retired_pages_double_bit += f.count;
+              g.is_retire_pending = true;
             }
           } else {
             g.ecc_corrected += f.count;

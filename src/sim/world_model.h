@@ -70,6 +70,9 @@ struct GpuState {
   int64_t nvlink_replay_errors = 0;
   int64_t nvlink_recovery_errors = 0;
   int64_t pcie_replays = 0;
+  int64_t retired_pages_single_bit = 0;  // Boards without row remapping retire pages instead.
+  int64_t retired_pages_double_bit = 0;
+  bool is_retire_pending = false;
   std::vector<ProcessState> processes;  // Ordered by PID.
 };
 

@@ -28,6 +28,7 @@ void ExpectSameInfo(const fleet::GpuInfo& a, const fleet::GpuInfo& b) {
   EXPECT_EQ(a.cpu_affinity, b.cpu_affinity);
   EXPECT_EQ(a.is_persistence_mode_enabled, b.is_persistence_mode_enabled);
   EXPECT_EQ(a.is_mig_enabled, b.is_mig_enabled);
+  EXPECT_EQ(a.is_mig_pending, b.is_mig_pending);
   EXPECT_EQ(a.temperature_slowdown_celsius, b.temperature_slowdown_celsius);
   EXPECT_EQ(a.health, b.health);
 }
@@ -65,6 +66,16 @@ void ExpectSameSample(const fleet::GpuSample& a, const fleet::GpuSample& b) {
     EXPECT_EQ(a.remapped_rows->is_pending, b.remapped_rows->is_pending);
   }
   EXPECT_EQ(a.nvlink_active, b.nvlink_active);
+  EXPECT_EQ(a.nvlink_crc_errors, b.nvlink_crc_errors);
+  EXPECT_EQ(a.nvlink_replay_errors, b.nvlink_replay_errors);
+  EXPECT_EQ(a.nvlink_recovery_errors, b.nvlink_recovery_errors);
+  EXPECT_EQ(a.pcie_replays, b.pcie_replays);
+  EXPECT_EQ(a.retired_pages.has_value(), b.retired_pages.has_value());
+  if (a.retired_pages && b.retired_pages) {
+    EXPECT_EQ(a.retired_pages->single_bit, b.retired_pages->single_bit);
+    EXPECT_EQ(a.retired_pages->double_bit, b.retired_pages->double_bit);
+    EXPECT_EQ(a.retired_pages->is_pending, b.retired_pages->is_pending);
+  }
   EXPECT_EQ(a.graphics_engine_active_ratio, b.graphics_engine_active_ratio);
   EXPECT_EQ(a.tensor_active_ratio, b.tensor_active_ratio);
   EXPECT_EQ(a.dram_active_ratio, b.dram_active_ratio);
@@ -115,6 +126,53 @@ TEST_F(SimWorldTest, NvmlOverFakeAgreesWithSimUnderFaults) {
   StartLoad("2", {"--memory", "1GiB", "--util", "20"});
   Freeze();
   ExpectBackendsAgree(this, FakeNvmlPath());
+}
+
+// Links and memory pages: NVLinks down and erring, PCIe replays, a MIG
+// change pending, pages retired on a board without row remapping.
+TEST_F(SimWorldTest, NvmlOverFakeAgreesWithSimOnLinkAndPageFaults) {
+  UseScenarioText(R"(
+[[gpu]]
+count = 2
+nvlink = "all"
+nvlink_links = 12
+remapped_rows = false
+mig_pending = true
+[[fault]]
+kind = "nvlink_down"
+gpu = 0
+link = 11
+[[fault]]
+kind = "nvlink_errors"
+gpu = 1
+link = 2
+count = 7
+nvlink_error = "replay"
+[[fault]]
+kind = "pcie_replay"
+gpu = 0
+count = 150
+[[fault]]
+kind = "ecc_error"
+gpu = 1
+type = "uncorrected"
+count = 2
+)");
+  Freeze();
+  ExpectBackendsAgree(this, FakeNvmlPath());
+  std::vector<fleet::GpuInfo> gpus;
+  auto nvml = OpenNvml(FakeNvmlPath(), &gpus);
+  fleet::GpuSample zero = nvml->Sample(0, fleet::kAllTiers).value();
+  fleet::GpuSample one = nvml->Sample(1, fleet::kAllTiers).value();
+  ASSERT_EQ(zero.nvlink_active.size(), 12u);
+  EXPECT_FALSE(zero.nvlink_active[11]);
+  EXPECT_EQ(zero.pcie_replays, 150);
+  EXPECT_EQ(one.nvlink_replay_errors, 7);
+  ASSERT_TRUE(one.retired_pages.has_value());
+  EXPECT_EQ(one.retired_pages->double_bit, 2);
+  EXPECT_TRUE(one.retired_pages->is_pending);
+  EXPECT_FALSE(one.remapped_rows.has_value());
+  EXPECT_EQ(gpus[0].is_mig_pending, true);
 }
 
 TEST_F(SimWorldTest, NvmlOverFakeAgreesWithSimWhenSensorsAreMissing) {

@@ -98,6 +98,19 @@ NVML_EXPORT Return nvmlDeviceGetFieldValues(nvmlDevice_st* device, int count, Fi
         else v.value.ullVal = static_cast<unsigned long long>(n);
         break;
       }
+      case kFieldRetiredSingleBit:
+      case kFieldRetiredDoubleBit:
+      case kFieldRetiredPending:
+        // Boards that remap rows (Ampere and newer) retire no pages.
+        if (!d.spec->has_ecc || d.spec->has_remapped_rows || Unsupported(d, "ecc")) {
+          v.nvmlReturn = kErrorNotSupported;
+        } else {
+          v.value.ullVal = static_cast<unsigned long long>(
+              v.fieldId == kFieldRetiredSingleBit   ? d.g->retired_pages_single_bit
+              : v.fieldId == kFieldRetiredDoubleBit ? d.g->retired_pages_double_bit
+                                                    : (d.g->is_retire_pending ? 1 : 0));
+        }
+        break;
       case kFieldPcieReplayCounter:
         if (Unsupported(d, "pcie_counters")) v.nvmlReturn = kErrorNotSupported;
         else v.value.ullVal = static_cast<unsigned long long>(d.g->pcie_replays);
