@@ -42,13 +42,14 @@ namespace {
 // GPUs (the history keeps which GPU-time was backfill, and counts the
 // preemptions); `snapshot` itself when there is nothing to mark.
 std::shared_ptr<const fleet::Snapshot> WithLeases(const std::shared_ptr<const fleet::Snapshot>& snapshot,
-                                                  const std::map<int, fleet::GpuLease>& leases,
-                                                  const std::map<int, int64_t>& preemptions) {
-  if (leases.empty() && preemptions.empty()) return snapshot;
+                                                  const leases::LeaseService::GpuMarks& marks) {
+  if (marks.leases.empty() && marks.preemptions.empty()) return snapshot;
   auto marked = std::make_shared<fleet::Snapshot>(*snapshot);
   for (fleet::GpuView& g : marked->fleet.gpus) {
-    if (auto it = leases.find(g.info.index); it != leases.end()) g.lease = it->second;
-    if (auto it = preemptions.find(g.info.index); it != preemptions.end()) g.backfill_preemptions = it->second;
+    if (auto it = marks.leases.find(g.info.index); it != marks.leases.end()) g.lease = it->second;
+    if (auto it = marks.preemptions.find(g.info.index); it != marks.preemptions.end()) {
+      g.backfill_preemptions = it->second;
+    }
   }
   return marked;
 }
@@ -256,7 +257,8 @@ void Agent::OnTick(const std::shared_ptr<const fleet::Snapshot>& s) {
   lock_problem_ = held.ok() ? std::string() : held.message();
   counters_->Update(s->fleet, s->taken_at_steady);
   lease_ticker_->Submit(s);
-  if (history_) history_->Submit(WithLeases(s, leases_->LeaseByGpu(), leases_->PreemptionsByGpu()));
+  // The marks the lease thread published: this tick never waits for its lock.
+  if (history_) history_->Submit(WithLeases(s, *leases_->Marks()));
 }
 
 Status Agent::StartSampling() {

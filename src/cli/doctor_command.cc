@@ -154,10 +154,8 @@ int RunDoctor(const GlobalOptions& global, const DoctorOptions& o, Clock* clock,
   in.storage_expect_mb_per_s = o.storage_expect_mb_per_s;
   in.network_expect_gbit_per_s = o.network_expect_gbit_per_s;
   auto measures = [&](const char* check) {
-    for (const doctor::CheckInfo& c : doctor::AllChecks()) {
-      if (c.name == std::string(check)) return doctor::IsSelected(c, selection);
-    }
-    return false;
+    const doctor::CheckInfo* c = doctor::FindCheck(check);
+    return c != nullptr && doctor::IsSelected(*c, selection);
   };
   bool is_tty = ::isatty(STDERR_FILENO);
   if (!o.storage.empty() && measures("storage")) {

@@ -37,6 +37,13 @@ const std::vector<CheckInfo>& AllChecks() {
   return checks;
 }
 
+const CheckInfo* FindCheck(std::string_view name) {
+  for (const CheckInfo& c : AllChecks()) {
+    if (name == c.name) return &c;
+  }
+  return nullptr;
+}
+
 Status ValidateSelection(const Selection& selection) {
   std::vector<std::string> known;
   for (Question q : kQuestions) known.push_back(QuestionName(q));

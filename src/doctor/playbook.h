@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/result.h"
@@ -25,6 +26,8 @@ struct CheckInfo {
 
 // Every check, in playbook order.
 const std::vector<CheckInfo>& AllChecks();
+// The check named `name`; null when there is none.
+const CheckInfo* FindCheck(std::string_view name);
 
 struct Selection {
   std::set<std::string> only;  // Checks or questions; empty: all.

@@ -343,6 +343,7 @@ void LeaseService::OnTick(const fleet::FleetView& fleet, TimePoint now) {
   MutexLock lock(&mu_);
   Enforce(fleet, now);
   ExpireWaiters(now);
+  PublishMarks();
 }
 
 void LeaseService::Enforce(const fleet::FleetView& fleet, TimePoint now) {
@@ -429,6 +430,7 @@ void LeaseService::EndRevoked() {
   TimePoint now = clock_->SteadyNow();
   CheckRevoked(now);
   SaveThenDecide(now);
+  PublishMarks();
 }
 
 fleet::LeaseFigures LeaseService::figures() const {

@@ -108,6 +108,7 @@ Status LeaseService::Restore() {
                "({} dropped) from {}",
                leases.size(), leases.size() == 1 ? "" : "s", reattached, ended, queue.size(),
                queue.size() == 1 ? "" : "s", dropped, state_->path());
+  PublishMarks();
   return Status::OK();
 }
 
@@ -138,9 +139,7 @@ Status LeaseService::AddMethods(ipc::MethodTable* table) {
     Status s = table->AddDeferring(
         m.name, m.access,
         [this, &m](const ipc::Request& r, const ipc::PeerCredentials& p,
-                   const ipc::Reply& reply) -> std::optional<std::string> {
-          return m.may_defer ? Wait(m, r, p, reply) : Serve(m, r, p);
-        });
+                   const ipc::Reply& reply) -> std::optional<std::string> { return Dispatch(m, r, p, reply); });
     if (!s.ok()) return s;
   }
   return Status::OK();
@@ -149,10 +148,21 @@ Status LeaseService::AddMethods(ipc::MethodTable* table) {
 std::optional<std::string> LeaseService::Handle(const ipc::Request& request, const ipc::PeerCredentials& peer,
                                                 const ipc::Reply& reply) {
   for (const MethodEntry& m : Methods()) {
-    if (request.method == m.name) return m.may_defer ? Wait(m, request, peer, reply) : Serve(m, request, peer);
+    if (request.method == m.name) return Dispatch(m, request, peer, reply);
   }
   return ipc::EncodeError(request.id, ipc::kErrorUnknownMethod,
                           fmt::format("unknown method \"{}\"", request.method));
+}
+
+std::optional<std::string> LeaseService::Dispatch(const MethodEntry& method, const ipc::Request& request,
+                                                  const ipc::PeerCredentials& peer, const ipc::Reply& reply) {
+  std::optional<std::string> answer =
+      method.may_defer ? Wait(method, request, peer, reply) : Serve(method, request, peer);
+  if (method.is_change) {
+    MutexLock lock(&mu_);
+    PublishMarks();  // A grant or release shows in status at once, not at the next tick.
+  }
+  return answer;
 }
 
 std::string LeaseService::Serve(const MethodEntry& method, const ipc::Request& request,
@@ -459,10 +469,6 @@ std::map<int, int64_t> LeaseService::LeasedGpus() const {
   return by_gpu;
 }
 
-std::map<int, int64_t> LeaseService::PreemptionsByGpu() const {
-  MutexLock lock(&mu_);
-  return backfill_preemptions_by_gpu_;
-}
 
 std::string LeaseService::WaitReason(int64_t id) const {
   const sched::Decision& d = book_.last_decision();
@@ -515,15 +521,22 @@ json LeaseService::QueueJson(TimePoint now) const {
   return json{{"queue", list}};
 }
 
-std::map<int, fleet::GpuLease> LeaseService::LeaseByGpu() const {
-  MutexLock lock(&mu_);
-  std::map<int, fleet::GpuLease> by_gpu;
+void LeaseService::PublishMarks() {
+  auto marks = std::make_shared<GpuMarks>();
   for (const auto& [id, l] : book_.leases()) {
     for (int g : l.gpus) {
-      by_gpu[g] = fleet::GpuLease{id, l.user, l.priority == sched::Priority::kBackfill, l.revoking_since.has_value()};
+      marks->leases[g] =
+          fleet::GpuLease{id, l.user, l.priority == sched::Priority::kBackfill, l.revoking_since.has_value()};
     }
   }
-  return by_gpu;
+  marks->preemptions = backfill_preemptions_by_gpu_;
+  MutexLock lock(&marks_mu_);
+  marks_ = std::move(marks);
+}
+
+std::shared_ptr<const LeaseService::GpuMarks> LeaseService::Marks() const {
+  MutexLock lock(&marks_mu_);
+  return marks_;
 }
 
 }  // namespace tarmac::leases

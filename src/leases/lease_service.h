@@ -122,11 +122,17 @@ class LeaseService {
   void RecordEvent(const std::string& kind, int64_t uid, const std::string& user, int64_t actor_uid,
                    const std::string& detail) EXCLUDES(mu_);
 
-  // For status and history: the lease on each GPU index.
-  std::map<int, fleet::GpuLease> LeaseByGpu() const EXCLUDES(mu_);
-  // For history: backfill leases revoked since the agent started, per GPU
-  // index (a lease on two GPUs counts on each).
-  std::map<int, int64_t> PreemptionsByGpu() const EXCLUDES(mu_);
+  // For status, history and the doctor: the lease on each GPU index, and
+  // the backfill leases revoked there since the agent started (a lease on
+  // two GPUs counts on each), as of the last tick or API call. Published
+  // apart from the service's lock: a reader (the sampler's tick) never
+  // waits for a lease tick's /proc scans or commits.
+  struct GpuMarks {
+    std::map<int, fleet::GpuLease> leases;
+    std::map<int, int64_t> preemptions;
+  };
+  std::shared_ptr<const GpuMarks> Marks() const EXCLUDES(marks_mu_);
+  std::map<int, fleet::GpuLease> LeaseByGpu() const EXCLUDES(marks_mu_) { return Marks()->leases; }
 
   // Why lease changes cannot be saved now; empty when they can.
   std::string Problem() const EXCLUDES(mu_);
@@ -208,6 +214,9 @@ class LeaseService {
   };
   static const std::vector<MethodEntry>& Methods();
   // Locks, resolves the caller, answers, and (for a change) saves or takes back.
+  // Serve or Wait, as the method is; a change is then published in Marks().
+  std::optional<std::string> Dispatch(const MethodEntry& method, const ipc::Request& request,
+                                      const ipc::PeerCredentials& peer, const ipc::Reply& reply) EXCLUDES(mu_);
   std::string Serve(const MethodEntry& method, const ipc::Request& request, const ipc::PeerCredentials& peer) EXCLUDES(mu_);
   // The answer line, with refusals recorded as events.
   std::string Answer(const MethodEntry& method, const ipc::Request& request, const ipc::PeerCredentials& peer,
@@ -289,6 +298,8 @@ class LeaseService {
   // Commits what changed since the last commit. On failure keeps it for the
   // next try and sets problem_.
   Status Flush(TimePoint now) REQUIRES(mu_);
+  // Replaces what Marks() gives with the book as it is now.
+  void PublishMarks() REQUIRES(mu_) EXCLUDES(marks_mu_);
   // Notices a state file deleted or replaced under the agent, and reopens a
   // failing store once kStateRetryInterval has passed.
   void CheckStateFile(TimePoint now) REQUIRES(mu_);
@@ -312,6 +323,9 @@ class LeaseService {
   BackfillGate backfill_ GUARDED_BY(mu_);
   int64_t backfill_preemptions_ GUARDED_BY(mu_) = 0;
   std::map<int, int64_t> backfill_preemptions_by_gpu_ GUARDED_BY(mu_);
+  // What Marks() gives; replaced whole by PublishMarks.
+  mutable Mutex marks_mu_;  // Taken after mu_ (PublishMarks), or alone (Marks).
+  std::shared_ptr<const GpuMarks> marks_ GUARDED_BY(marks_mu_) = std::make_shared<const GpuMarks>();
   std::function<void()> on_revocation_ GUARDED_BY(mu_);
   double backfill_gpu_seconds_ended_ GUARDED_BY(mu_) = 0;  // Of backfill leases that have ended.
   std::map<int64_t, Runtime> runtime_ GUARDED_BY(mu_);
