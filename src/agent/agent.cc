@@ -11,6 +11,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <atomic>
 #include <optional>
 
 #include "agent/api_methods.h"
@@ -25,6 +26,8 @@
 #include "common/fs.h"
 #include "gpu/backend_factory.h"
 #include "ipc/unix_server.h"
+#include "kube/device_plugin.h"
+#include "kube/pod_resources.h"
 #include "sampler/sampler.h"
 #include "http/http_config.h"
 #include "http/server.h"
@@ -124,6 +127,11 @@ Result<config::Config> LoadAgentConfig(const AgentFlags& flags) {
   if (!loaded.ok()) return loaded.status();
   config::Config c = loaded.value();
   config::ApplyAgentFlags(flags, &c);
+  // In a Kubernetes DaemonSet the node's name (the downward API) is the
+  // host label, as dcgm-exporter does.
+  if (const char* node = std::getenv("NODE_NAME"); node != nullptr && *node != '\0' && c.metrics.hostname.empty()) {
+    c.metrics.hostname = node;
+  }
   // A private agent of a normal user keeps its state in the user's state
   // home, not in the system's (which it may not write).
   if (flags.state_dir.empty() && c.agent.state_dir == config::AgentSection().state_dir && ::geteuid() != 0) {
@@ -168,6 +176,9 @@ class Agent {
  private:
   void OnTick(const std::shared_ptr<const fleet::Snapshot>& s);
   void Reload();
+  void OpenKubernetes();
+  // Tells the kubelet (through the device plugin) what the GPUs are now.
+  void UpdateDevices(const fleet::FleetView& fleet);
 
   const AgentFlags& flags_;
   config::Config config_;
@@ -183,6 +194,10 @@ class Agent {
   std::unique_ptr<leases::LeaseTicker> lease_ticker_;
   std::unique_ptr<BackfillJobs> backfill_;
   std::unique_ptr<DoctorWatch> doctor_;
+  std::atomic<DoctorWatch*> doctor_for_ticks_{nullptr};  // doctor_ once made (read by the sampler thread).
+  // With [kubernetes]: the device plugin and the pod-resources reader.
+  std::unique_ptr<kube::PodResourcesWatch> pods_;
+  std::unique_ptr<kube::DevicePlugin> plugin_;
   std::unique_ptr<SystemdNotifier> systemd_;
   std::string lock_problem_;  // Sampler thread: the last state lock problem said.
   std::unique_ptr<sampler::Sampler> sampler_;
@@ -245,7 +260,27 @@ Status Agent::OpenState() {
       process_control_.get(), clock_, logger_);
   s = backfill_->Open();
   if (!s.ok()) return StateError(s, "read the backfill batches", "them");
+  if (config_.kubernetes.is_enabled) OpenKubernetes();
   return Status::OK();
+}
+
+void Agent::OpenKubernetes() {
+  leases::LeaseService* leases = leases_.get();
+  pods_ = std::make_unique<kube::PodResourcesWatch>(
+      config_.kubernetes, [leases](const kube::PodAllocations& pods) { leases->SyncPods(pods); }, logger_);
+  kube::DevicePluginHooks hooks;
+  hooks.hold = [leases](const std::vector<std::string>& uuids) { return leases->HoldForPod(uuids); };
+  hooks.latest = [this] { return sampler_->Latest(); };
+  hooks.record_event = [leases](const std::string& kind, const std::string& detail) {
+    leases->RecordEvent(kind, -1, "", -1, detail);
+  };
+  plugin_ = std::make_unique<kube::DevicePlugin>(config_.kubernetes, std::move(hooks), logger_);
+}
+
+void Agent::UpdateDevices(const fleet::FleetView& fleet) {
+  DoctorWatch* doctor = doctor_for_ticks_.load();
+  plugin_->SetDevices(kube::DevicesOf(fleet, leases_->Marks()->leases,
+                                      doctor != nullptr ? doctor->CriticalGpus() : std::set<int>()));
 }
 
 void Agent::OnTick(const std::shared_ptr<const fleet::Snapshot>& s) {
@@ -257,6 +292,7 @@ void Agent::OnTick(const std::shared_ptr<const fleet::Snapshot>& s) {
   lock_problem_ = held.ok() ? std::string() : held.message();
   counters_->Update(s->fleet, s->taken_at_steady);
   lease_ticker_->Submit(s);
+  if (plugin_) UpdateDevices(s->fleet);
   // The marks the lease thread published: this tick never waits for its lock.
   if (history_) history_->Submit(WithLeases(s, *leases_->Marks()));
 }
@@ -270,6 +306,17 @@ Status Agent::StartSampling() {
       [backend_options, clock, logger] { return gpu::OpenBackend(backend_options, clock, logger); },
       config_.sampler, clock_, logger_,
       [this](const std::shared_ptr<const fleet::Snapshot>& s) { OnTick(s); });
+  if (kube::PodResourcesWatch* pods = pods_.get()) {
+    // Each GPU carries the pod the kubelet last said it is allocated to:
+    // read from the cache, never from the kubelet, on the sampler's thread.
+    sampler_->SetAnnotator([pods](fleet::FleetView* fleet) {
+      std::shared_ptr<const kube::PodAllocations> allocations = pods->Latest();
+      if (allocations->empty()) return;
+      for (fleet::GpuView& g : fleet->gpus) {
+        if (auto it = allocations->find(g.info.uuid); it != allocations->end()) g.allocated_to = it->second;
+      }
+    });
+  }
   return sampler_->Start();
 }
 
@@ -333,18 +380,31 @@ Status Agent::Serve() {
     if (history != nullptr) history->RecordEvent(kind, detail);
   };
   doctor_ = std::make_unique<DoctorWatch>(std::move(doctor), clock_, logger_);
+  doctor_for_ticks_.store(doctor_.get());
   if (web_) {
     http::RouteTable routes;
     DoctorWatch* watch = doctor_.get();
     s = AddHttpRoutes(&routes, config_, TARMAC_VERSION, sampler, counters_.get(), clock_,
                       [leases, history] { return Problems(*leases, history); },
-                      [leases, backfill = backfill_.get(), watch] {
+                      [leases, backfill = backfill_.get(), watch, plugin = plugin_.get(), pods = pods_.get()] {
                         fleet::LeaseFigures f = leases->figures();
                         backfill->AddFigures(&f);
                         f.doctor_findings = watch->Counts();
+                        if (plugin != nullptr) f.kube_plugin_registered = plugin->Problem().empty();
+                        if (pods != nullptr && pods->is_listing()) {
+                          f.kube_pod_resources_up = pods->lists() > 0 && pods->Problem().empty();
+                        }
                         return f;
                       },
-                      [watch] { return watch->Problem(); });
+                      [watch, plugin = plugin_.get(), pods = pods_.get()] {
+                        std::string found = watch->Problem();
+                        // Named, without failing /health: the agent serves on.
+                        for (std::string more : {plugin != nullptr ? plugin->Problem() : std::string(),
+                                                 pods != nullptr ? pods->Problem() : std::string()}) {
+                          if (!more.empty()) found += (found.empty() ? "kubernetes: " : "; kubernetes: ") + more;
+                        }
+                        return found;
+                      });
     if (s.ok()) s = web_->Start(std::move(routes));
     if (!s.ok()) return s;
   }
@@ -352,6 +412,11 @@ Status Agent::Serve() {
   if (!s.ok()) return s;
   backfill_->Start();
   doctor_->Start();
+  if (plugin_) {
+    UpdateDevices(first->fleet);
+    plugin_->Start();
+    pods_->Start();
+  }
   systemd_->Notify("READY=1");
   size_t gpu_count = first->fleet.gpus.size();
   if (first->fleet.backend_error.empty()) {
@@ -404,6 +469,8 @@ void Agent::Stop() {
   is_stopped_ = true;
   if (web_) web_->Stop();
   if (server_) server_->Stop();
+  if (plugin_) plugin_->Stop();
+  if (pods_) pods_->Stop();
   if (backfill_) backfill_->Stop();  // Runners go on; the next agent adopts them.
   if (doctor_) doctor_->Stop();
   if (sampler_) sampler_->Stop();

@@ -131,6 +131,15 @@ std::string DoctorWatch::Problem() const {
   return out;
 }
 
+std::set<int> DoctorWatch::CriticalGpus() const {
+  MutexLock lock(&mu_);
+  std::set<int> gpus;
+  for (const doctor::Finding& f : current_) {
+    if (f.severity == doctor::Severity::kCritical && f.gpu) gpus.insert(*f.gpu);
+  }
+  return gpus;
+}
+
 int64_t DoctorWatch::runs() const {
   MutexLock lock(&mu_);
   return runs_;

@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -59,6 +60,8 @@ class DoctorWatch {
   std::map<std::pair<std::string, std::string>, int64_t> Counts() const EXCLUDES(mu_);
   // "doctor: <summary>; ..." for the critical findings; "" when none.
   std::string Problem() const EXCLUDES(mu_);
+  // The GPU indices the last run found critically failing.
+  std::set<int> CriticalGpus() const EXCLUDES(mu_);
   int64_t runs() const EXCLUDES(mu_);
 
  private:

@@ -30,8 +30,10 @@ CLI::App* AddReportCommand(CLI::App* app, ReportOptions* o) {
       "report", "Where GPU time and money went: per GPU and per user (or container), with a verdict");
   cmd->add_option("--since", o->since, "Start: a duration ago (7d, 30d), a date, or @UNIX")->default_str("7d");
   cmd->add_option("--until", o->until, "End (inclusive)")->default_str("now");
-  cmd->add_option("--by", o->by, "Group processes by user or container (pod, Slurm job); gpu: GPUs only")
-      ->check(CLI::IsMember({"gpu", "user", "container"}))
+  cmd->add_option("--by", o->by,
+                  "Owners by user or container (of each process: container, pod, Slurm job); by pod or "
+                  "namespace (the kubelet's allocations, idle or not); gpu: GPUs only")
+      ->check(CLI::IsMember({"gpu", "user", "container", "pod", "namespace"}))
       ->default_str("user");
   cmd->add_option("--format", o->format, "text, json, csv or html (one self-contained file)")
       ->check(CLI::IsMember({"text", "json", "csv", "html"}))
@@ -49,8 +51,7 @@ int RunReport(const ReportOptions& o, Clock* clock) {
   report::ReportRequest request;
   request.since_t = range.value().since_t;
   request.until_t = range.value().until_t;
-  request.by = o.by == "gpu" ? report::GroupBy::kGpu : o.by == "container" ? report::GroupBy::kContainer
-                                                                            : report::GroupBy::kUser;
+  report::ParseGroupBy(o.by, &request.by);  // CLI11 checked the name.
   const config::Config& config = access.value().config;
   request.pricing = config.report;
   request.with_charts = o.format == "html" || o.format == "json";

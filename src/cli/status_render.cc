@@ -168,7 +168,8 @@ std::string RenderStatus(const fleet::FleetView& fleet, const RenderOptions& opt
       if (std::string pcie = PcieThroughput(g, *options.previous); !pcie.empty()) notes.push_back(pcie);
     }
     if (g.lease) {
-      notes.push_back(paint(kYellow, fmt::format("{}lease {} ({}){}", g.lease->is_backfill ? "backfill " : "",
+      notes.push_back(paint(kYellow, fmt::format("{}lease {} ({}){}",
+                                                 g.lease->is_backfill ? "backfill " : g.lease->is_pod ? "pod " : "",
                                                  g.lease->id, g.lease->user,
                                                  g.lease->is_revoking ? ", yielding" : "")));
     }

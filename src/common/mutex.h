@@ -29,6 +29,18 @@
 #define TARMAC_THREAD_ANNOTATION(x)
 #endif
 
+// Other libraries' headers (gRPC's) may define the same names first: ours,
+// with the same meaning, win.
+#undef CAPABILITY
+#undef SCOPED_CAPABILITY
+#undef GUARDED_BY
+#undef PT_GUARDED_BY
+#undef REQUIRES
+#undef EXCLUDES
+#undef ACQUIRE
+#undef RELEASE
+#undef TRY_ACQUIRE
+#undef NO_THREAD_SAFETY_ANALYSIS
 #define CAPABILITY(x) TARMAC_THREAD_ANNOTATION(capability(x))
 #define SCOPED_CAPABILITY TARMAC_THREAD_ANNOTATION(scoped_lockable)
 #define GUARDED_BY(x) TARMAC_THREAD_ANNOTATION(guarded_by(x))

@@ -11,6 +11,7 @@
 #include "common/toml_text.h"
 #include "common/toml_reader.h"
 #include "doctor/doctor_config.h"
+#include "kube/kube_config.h"
 #include "config/toml_section.h"
 #include "gpu/backend_config.h"
 #include "http/http_config.h"
@@ -58,6 +59,7 @@ constexpr std::pair<const char*, SectionReader> kSections[] = {
     {"backfill", [](ConfigSection& s, Config& c) { leases::ReadBackfillSection(s, &c.leases.backfill); }},
     {"api", [](ConfigSection& s, Config& c) { ipc::ReadApiSection(s, &c.api); }},
     {"doctor", [](ConfigSection& s, Config& c) { doctor::ReadDoctorSection(s, &c.doctor); }},
+    {"kubernetes", [](ConfigSection& s, Config& c) { kube::ReadKubernetesSection(s, &c.kubernetes); }},
 };
 
 // A section with no keys that notes each key its readers ask for.

@@ -15,6 +15,7 @@
 
 #include "common/result.h"
 #include "doctor/doctor_config.h"
+#include "kube/kube_config.h"
 #include "gpu/backend_factory.h"
 #include "http/server.h"
 #include "ipc/unix_server.h"
@@ -53,6 +54,7 @@ struct Config {
   leases::LeasePolicy leases;       // [leases], [zombies], [backfill]  leases/lease_config.h, sched/zombie_config.h
   ipc::ServerOptions api;           // [api]      ipc/server_config.h
   doctor::WatchOptions doctor;      // [doctor]   doctor/doctor_config.h
+  kube::KubeOptions kubernetes;     // [kubernetes] kube/kube_config.h
 
   bool operator==(const Config&) const = default;
 };

@@ -157,6 +157,33 @@ TEST(ConfigTest, ZombiesSectionAndItsErrors) {
   EXPECT_NE(m.find("z.toml:4: key 'zombies.min_memory': must not be negative"), std::string::npos) << m;
 }
 
+TEST(ConfigTest, KubernetesSectionAndItsErrors) {
+  Result<Config> c = ParseConfig(
+      "[kubernetes]\nenabled = true\nresource_name = \"example.com/accel\"\ndevice_plugin_dir = \"/k/dp\"\n"
+      "pod_resources_socket = \"\"\npod_resources_interval = \"30s\"\ncdi = true\n",
+      "k.toml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  const kube::KubeOptions& k = c.value().kubernetes;
+  EXPECT_TRUE(k.is_enabled);
+  EXPECT_EQ(k.resource_name, "example.com/accel");
+  EXPECT_EQ(k.device_plugin_dir, "/k/dp");
+  EXPECT_EQ(k.pod_resources_socket, "");
+  EXPECT_EQ(k.pod_resources_interval, std::chrono::seconds(30));
+  EXPECT_TRUE(k.is_cdi);
+  EXPECT_FALSE(Config().kubernetes.is_enabled);  // Off unless asked for.
+  Result<Config> bad = ParseConfig(
+      "[kubernetes]\nresource_name = \"gpu\"\ndevice_plugin_dir = \"relative\"\nendpoint = \"a/b.sock\"\n"
+      "pod_resources_interval = \"10ms\"\nkubelet_timeout = \"1h\"\n",
+      "k.toml");
+  ASSERT_FALSE(bad.ok());
+  std::string m = bad.status().message();
+  EXPECT_NE(m.find("k.toml:2: key 'kubernetes.resource_name': expected vendor-domain/resource"), std::string::npos) << m;
+  EXPECT_NE(m.find("k.toml:3: key 'kubernetes.device_plugin_dir': expected an absolute path"), std::string::npos) << m;
+  EXPECT_NE(m.find("k.toml:4: key 'kubernetes.endpoint'"), std::string::npos) << m;
+  EXPECT_NE(m.find("k.toml:5: key 'kubernetes.pod_resources_interval'"), std::string::npos) << m;
+  EXPECT_NE(m.find("k.toml:6: key 'kubernetes.kubelet_timeout'"), std::string::npos) << m;
+}
+
 TEST(ConfigTest, LeasesSectionAndItsErrors) {
   Result<Config> c = ParseConfig(
       "[zombies]\npolicy = \"terminate\"\n"

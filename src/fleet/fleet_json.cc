@@ -137,6 +137,11 @@ json GpuToJson(const GpuView& g) {
     j["xid_errors"]["count_by_code"] = by_code;
   }
   if (g.lease) j["lease"] = GpuLeaseToJson(*g.lease);
+  if (g.allocated_to) {
+    j["pod"] = {{"namespace", g.allocated_to->pod_namespace},
+                {"name", g.allocated_to->pod},
+                {"container", g.allocated_to->container}};
+  }
   return j;
 }
 
@@ -145,7 +150,7 @@ json GpuToJson(const GpuView& g) {
 json GpuLeaseToJson(const GpuLease& lease) {
   return {{"id", lease.id},
           {"user", lease.user},
-          {"kind", lease.is_backfill ? "backfill" : "normal"},
+          {"kind", lease.is_backfill ? "backfill" : lease.is_pod ? "pod" : "normal"},
           {"revoking", lease.is_revoking}};
 }
 
@@ -326,7 +331,11 @@ GpuView GpuFromJson(const json& j) {
     l.user = GetString(*lease, "user");
     l.is_backfill = GetString(*lease, "kind") == "backfill";
     l.is_revoking = lease->value("revoking", false);
+    l.is_pod = GetString(*lease, "kind") == "pod";
     g.lease = l;
+  }
+  if (auto pod = j.find("pod"); pod != j.end() && pod->is_object()) {
+    g.allocated_to = KubernetesNames{GetString(*pod, "name"), GetString(*pod, "namespace"), GetString(*pod, "container")};
   }
   if (auto xid = j.find("xid_errors"); xid != j.end() && xid->is_object()) {
     g.xid_count = xid->value("count", int64_t{0});

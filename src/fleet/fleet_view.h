@@ -30,6 +30,7 @@ struct GpuLease {
   std::string user;
   bool is_backfill = false;  // Preemptible batch work on an otherwise idle GPU.
   bool is_revoking = false;  // A backfill lease being preempted (in its grace).
+  bool is_pod = false;       // The kubelet allocated it to a pod.
 };
 
 struct GpuView {
@@ -50,6 +51,9 @@ struct GpuView {
   // Backfill leases on this GPU revoked for a waiting request since the
   // agent started (from the agent only).
   int64_t backfill_preemptions = 0;
+  // The pod and container the kubelet allocated this GPU to, as its
+  // pod-resources API last said (from the agent only, with [kubernetes]).
+  std::optional<KubernetesNames> allocated_to;
 };
 
 struct FleetView {

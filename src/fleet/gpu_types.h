@@ -137,10 +137,13 @@ struct GpuSample {
   std::optional<int64_t> power_limit_milliwatts;  // Enforced limit.
   std::optional<int64_t> energy_millijoules;      // Since driver load.
   std::optional<double> temperature_celsius;
+  std::optional<double> memory_temperature_celsius;  // HBM (field value 82).
   std::optional<int64_t> sm_clock_hertz;
   std::optional<int64_t> memory_clock_hertz;
   std::optional<uint64_t> clock_event_reasons;  // NVML bit set
   std::optional<int> performance_state;         // 0..15 (P0..P15)
+  std::optional<double> encoder_utilization_ratio;  // 0..1 (NVENC)
+  std::optional<double> decoder_utilization_ratio;  // 0..1 (NVDEC)
   // Engine activity since the previous sample, from the GPU's performance
   // monitor (GPM: Hopper and newer; empty on the first sample and where
   // unsupported), 0..1: graphics/compute engine, tensor (HMMA) pipes, DRAM.
@@ -163,6 +166,9 @@ struct GpuSample {
   std::optional<int64_t> nvlink_crc_errors;
   std::optional<int64_t> nvlink_replay_errors;
   std::optional<int64_t> nvlink_recovery_errors;
+  // Bytes over all NVLinks, both directions, since the driver loaded
+  // (field values 138/139, NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX/RX).
+  std::optional<int64_t> nvlink_bytes;
   std::optional<int64_t> pcie_replays;  // Since the driver loaded (field value 94).
   std::optional<RetiredPages> retired_pages;  // Field values 29-31; before Ampere only.
 };

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 namespace tarmac::fleet {
@@ -24,6 +25,11 @@ struct LeaseFigures {
   int64_t batch_completion_tokens = 0;
   // The doctor's findings of its last scheduled run, by (check, severity).
   std::map<std::pair<std::string, std::string>, int64_t> doctor_findings;
+  // With [kubernetes]: whether the device plugin is registered with the
+  // kubelet, and whether the last pod-resources List worked.
+  std::optional<bool> kube_plugin_registered;
+  std::optional<bool> kube_pod_resources_up;
+  int64_t kube_pod_leases = 0;  // Leases of kind pod held now.
 };
 
 }  // namespace tarmac::fleet

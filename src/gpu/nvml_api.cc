@@ -79,6 +79,8 @@ Result<std::unique_ptr<Library>> Library::Load(const std::string& explicit_path)
   Resolve(handle, "nvmlDeviceGetPciInfo_v3", &a.DeviceGetPciInfoV3);
   Resolve(handle, "nvmlDeviceGetMinorNumber", &a.DeviceGetMinorNumber);
   Resolve(handle, "nvmlDeviceGetUtilizationRates", &a.DeviceGetUtilizationRates);
+  Resolve(handle, "nvmlDeviceGetEncoderUtilization", &a.DeviceGetEncoderUtilization);
+  Resolve(handle, "nvmlDeviceGetDecoderUtilization", &a.DeviceGetDecoderUtilization);
   Resolve(handle, "nvmlDeviceGetMemoryInfo", &a.DeviceGetMemoryInfo);
   Resolve(handle, "nvmlDeviceGetMemoryInfo_v2", &a.DeviceGetMemoryInfoV2);
   Resolve(handle, "nvmlDeviceGetPowerUsage", &a.DeviceGetPowerUsage);

@@ -93,6 +93,9 @@ inline constexpr unsigned kFieldPcieReplayCounter = 94;
 inline constexpr unsigned kFieldRetiredSingleBit = 29;
 inline constexpr unsigned kFieldRetiredDoubleBit = 30;
 inline constexpr unsigned kFieldRetiredPending = 31;
+inline constexpr unsigned kFieldMemoryTemp = 82;                // NVML_FI_DEV_MEMORY_TEMP (C)
+inline constexpr unsigned kFieldNvlinkThroughputDataTx = 138;   // ..._NVLINK_THROUGHPUT_DATA_TX (KiB)
+inline constexpr unsigned kFieldNvlinkThroughputDataRx = 139;   // ..._NVLINK_THROUGHPUT_DATA_RX (KiB)
 
 // Buffer sizes (NVML_*_BUFFER_SIZE), the _V2 sizes where there are two.
 inline constexpr unsigned kDeviceNameBufferSize = 96;
@@ -270,6 +273,8 @@ struct Api {
   Return (*DeviceGetPciInfoV3)(Device, PciInfo*);           // nvmlDeviceGetPciInfo_v3
   Return (*DeviceGetMinorNumber)(Device, unsigned*);        // nvmlDeviceGetMinorNumber
   Return (*DeviceGetUtilizationRates)(Device, Utilization*);  // nvmlDeviceGetUtilizationRates
+  Return (*DeviceGetEncoderUtilization)(Device, unsigned*, unsigned*);  // (%, sampling period us)
+  Return (*DeviceGetDecoderUtilization)(Device, unsigned*, unsigned*);  // (%, sampling period us)
   Return (*DeviceGetMemoryInfo)(Device, MemoryV1*);         // nvmlDeviceGetMemoryInfo
   Return (*DeviceGetMemoryInfoV2)(Device, MemoryV2*);       // nvmlDeviceGetMemoryInfo_v2
   Return (*DeviceGetPowerUsage)(Device, unsigned*);         // nvmlDeviceGetPowerUsage (mW)

@@ -42,7 +42,7 @@ enum class NvmlField {
   kTemperature, kSmClock, kMemoryClock, kClockEventReasons, kThrottleReasons,
   kPerformanceState, kFan, kPcieGeneration, kPcieWidth, kPcieCounters, kEcc,
   kRemappedRows, kNvLink, kComputeProcesses, kGraphicsProcesses, kProcessUtilization,
-  kSamples, kGpm, kErrorCounters, kCount,
+  kSamples, kGpm, kErrorCounters, kEncoder, kDecoder, kMemoryAndNvlinkFields, kCount,
 };
 
 class NvmlBackend final : public GpuBackend {

@@ -15,6 +15,24 @@ namespace tarmac::gpu {
 using nvml::Return;
 using nvml_text::CString;
 
+namespace {
+
+// A value of type `type` (nvmlValueType_t) as a number; empty for a type
+// NVML does not define.
+std::optional<double> NumberOf(const nvml::Value& value, int type) {
+  switch (type) {
+    case nvml::kValueTypeDouble: return value.dVal;
+    case nvml::kValueTypeUnsignedInt: return value.uiVal;
+    case nvml::kValueTypeUnsignedLong: return static_cast<double>(value.ulVal);
+    case nvml::kValueTypeUnsignedLongLong: return static_cast<double>(value.ullVal);
+    case nvml::kValueTypeSignedLongLong: return static_cast<double>(value.sllVal);
+    case nvml::kValueTypeSignedInt: return value.siVal;
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace
+
 Result<fleet::GpuSample> NvmlBackend::Sample(int index, unsigned tiers) {
   if (index < 0 || index >= static_cast<int>(devices_.size())) {
     return Status::InvalidArgument(fmt::format("nvml: no gpu {}", index));
@@ -159,6 +177,16 @@ void NvmlBackend::ReadFast(DeviceState& d, int index, fleet::GpuSample* s) {
       pstate != nvml::kPstateUnknown) {
     s->performance_state = pstate;
   }
+  // Video engines (NOT_SUPPORTED on MIG-enabled GPUs and boards without them).
+  unsigned period_us = 0;
+  if (ok(NvmlField::kEncoder, "nvmlDeviceGetEncoderUtilization", api.DeviceGetEncoderUtilization, &value,
+         &period_us)) {
+    s->encoder_utilization_ratio = value / 100.0;
+  }
+  if (ok(NvmlField::kDecoder, "nvmlDeviceGetDecoderUtilization", api.DeviceGetDecoderUtilization, &value,
+         &period_us)) {
+    s->decoder_utilization_ratio = value / 100.0;
+  }
   ReadProcesses(d, index, s);
   ReadGpm(d, index, s);
 }
@@ -228,6 +256,25 @@ void NvmlBackend::ReadSlow(DeviceState& d, int index, fleet::GpuSample* s) {
       }
     }
   }
+  // HBM temperature and NVLink traffic (KiB counters since the driver
+  // loaded), one field-value call; each entry carries its own return.
+  if (api.DeviceGetFieldValues != nullptr && Supported(d, NvmlField::kMemoryAndNvlinkFields) &&
+      d.health == fleet::GpuHealth::kOk) {
+    nvml::FieldValue fields[3] = {};
+    fields[0].fieldId = nvml::kFieldMemoryTemp;
+    fields[1].fieldId = nvml::kFieldNvlinkThroughputDataTx;
+    fields[2].fieldId = nvml::kFieldNvlinkThroughputDataRx;
+    if (Check(d, index, NvmlField::kMemoryAndNvlinkFields, "nvmlDeviceGetFieldValues",
+              api.DeviceGetFieldValues(h, 3, fields))) {
+      std::optional<double> v[3];
+      for (int f = 0; f < 3; ++f) {
+        if (fields[f].nvmlReturn == nvml::kSuccess) v[f] = NumberOf(fields[f].value, fields[f].valueType);
+      }
+      if (!v[0] && !v[1] && !v[2]) d.unsupported[static_cast<size_t>(NvmlField::kMemoryAndNvlinkFields)] = true;
+      if (v[0] && *v[0] > 0) s->memory_temperature_celsius = *v[0];  // 0: no HBM sensor.
+      if (v[1] && v[2]) s->nvlink_bytes = static_cast<int64_t>((*v[1] + *v[2]) * 1024);
+    }
+  }
   unsigned long long count = 0;
   auto ecc = [&](int type, int counter, std::optional<int64_t>* out) {
     if (ok(NvmlField::kEcc, "nvmlDeviceGetTotalEccErrors", api.DeviceGetTotalEccErrors, type,
@@ -292,17 +339,9 @@ std::optional<double> NvmlBackend::RecentUtilization(int index, std::chrono::sec
   int n = 0;
   for (const nvml::Sample& sample : samples) {
     if (newest - sample.timeStamp >= window_us) continue;
-    double v = 0;
-    switch (value_type) {
-      case nvml::kValueTypeDouble: v = sample.sampleValue.dVal; break;
-      case nvml::kValueTypeUnsignedInt: v = sample.sampleValue.uiVal; break;
-      case nvml::kValueTypeUnsignedLong: v = static_cast<double>(sample.sampleValue.ulVal); break;
-      case nvml::kValueTypeUnsignedLongLong: v = static_cast<double>(sample.sampleValue.ullVal); break;
-      case nvml::kValueTypeSignedLongLong: v = static_cast<double>(sample.sampleValue.sllVal); break;
-      case nvml::kValueTypeSignedInt: v = sample.sampleValue.siVal; break;
-      default: continue;
-    }
-    sum += v;
+    std::optional<double> v = NumberOf(sample.sampleValue, value_type);
+    if (!v) continue;
+    sum += *v;
     ++n;
   }
   if (n == 0) return std::nullopt;

@@ -12,6 +12,7 @@
 #include "leases/callers.h"
 #include "leases/lease_helpers.h"
 #include "leases/lease_service.h"
+#include "sched/fleet_slots.h"
 #include "common/units.h"
 
 namespace tarmac::leases {
@@ -20,38 +21,6 @@ using namespace lease_helpers;  // NOLINT: this module's own helpers.
 using nlohmann::json;
 using std::chrono::duration_cast;
 using std::chrono::seconds;
-
-namespace {
-
-// GPUs joined by NVLink, directly or through each other, share a domain
-// (the connected components of the link graph); a GPU without links is -1.
-std::vector<int> NvLinkDomains(const fleet::FleetView& fleet) {
-  size_t n = fleet.gpus.size();
-  std::vector<size_t> parent(n);
-  for (size_t i = 0; i < n; ++i) parent[i] = i;
-  auto root = [&parent](size_t i) {
-    while (parent[i] != i) i = parent[i] = parent[parent[i]];
-    return i;
-  };
-  std::map<std::string, size_t> by_bus;
-  for (size_t i = 0; i < n; ++i) by_bus[fleet.gpus[i].info.pci_bus_id] = i;
-  std::vector<bool> linked(n, false);
-  for (size_t i = 0; i < n; ++i) {
-    for (const std::string& bus : fleet.gpus[i].info.nvlink_peer_bus_ids) {
-      auto peer = by_bus.find(bus);
-      if (peer == by_bus.end() || peer->second == i) continue;
-      linked[i] = linked[peer->second] = true;
-      parent[root(i)] = root(peer->second);
-    }
-  }
-  std::vector<int> domain(n, -1);
-  for (size_t i = 0; i < n; ++i) {
-    if (linked[i]) domain[i] = static_cast<int>(root(i));
-  }
-  return domain;
-}
-
-}  // namespace
 
 // --- decisions and actions -----------------------------------------------------
 
@@ -219,7 +188,7 @@ void LeaseService::CheckClients(TimePoint now) {
   for (const auto& [id, l] : book_.leases()) {
     // A lease for a job ends with its client, whatever state it was in;
     // one without a known client has no one to end it and ends now.
-    if (!l.is_reservation && !IsAlive(l.holder)) gone_leases.emplace_back(id, l.holder.pid);
+    if (!l.is_reservation && !l.is_pod && !IsAlive(l.holder)) gone_leases.emplace_back(id, l.holder.pid);
   }
   for (const auto& [id, pid] : gone_leases) {
     EndLease(id, "client_gone",
@@ -237,6 +206,8 @@ void LeaseService::CheckClients(TimePoint now) {
 }
 
 IdleAction LeaseService::IdleActionFor(const sched::Lease& l) const {
+  // The kubelet owns a pod's GPUs: an idle pod is reported, never ended.
+  if (l.is_pod) return IdleAction::kWarn;
   if (auto it = policy_.idle_action_by_user.find(l.user); it != policy_.idle_action_by_user.end()) return it->second;
   if (auto it = policy_.idle_action_by_priority.find(l.priority); it != policy_.idle_action_by_priority.end()) {
     return it->second;
@@ -260,7 +231,7 @@ void LeaseService::CheckIdle(const fleet::FleetView& fleet, TimePoint now) {
       const fleet::GpuView& g = fleet.gpus[static_cast<size_t>(index)];
       if (g.sample.health != fleet::GpuHealth::kOk) is_known = false;
       for (const fleet::ProcessView& p : g.processes) {
-        if (p.details.uid != l.uid) continue;
+        if (!l.is_pod && p.details.uid != l.uid) continue;  // A pod's processes run as any user.
         if (p.process.sm_utilization_ratio ? *p.process.sm_utilization_ratio > 0
                                            : g.sample.utilization_gpu_ratio.value_or(0) > 0) {
           is_active = true;
@@ -324,6 +295,7 @@ void LeaseService::CheckForeign(const fleet::FleetView& fleet, TimePoint now) {
     auto holder = by_gpu.find(g.info.index);
     if (holder == by_gpu.end()) continue;
     const sched::Lease& l = *book_.FindLease(holder->second);
+    if (l.is_pod) continue;  // A pod's processes run as any user.
     Runtime& rt = runtime_[l.id];
     for (const fleet::ProcessView& p : g.processes) {
       const fleet::ProcessDetails& d = p.details;
@@ -350,21 +322,12 @@ void LeaseService::Enforce(const fleet::FleetView& fleet, TimePoint now) {
   // GPUs as the scheduler sees them.
   std::map<int, int64_t> by_gpu = LeasedGpus();
   if (fleet.backend_error.empty() && !fleet.gpus.empty()) {
-    std::vector<int> domain = NvLinkDomains(fleet);
-    std::vector<sched::GpuSlot> slots;
-    for (const fleet::GpuView& g : fleet.gpus) {
-      sched::GpuSlot s;
-      s.index = static_cast<int>(slots.size());
-      s.uuid = g.info.uuid;
-      s.is_healthy = g.sample.health == fleet::GpuHealth::kOk;
-      s.memory_free_bytes = g.sample.memory_free_bytes.value_or(0);
-      s.memory_total_bytes = g.info.memory_total_bytes.value_or(0);
-      s.numa_node = g.info.numa_node.value_or(-1);
-      s.nvlink_domain = domain[static_cast<size_t>(s.index)];
+    std::vector<sched::GpuSlot> slots = sched::SlotsOf(fleet);
+    for (sched::GpuSlot& s : slots) {
+      const fleet::GpuView& g = fleet.gpus[static_cast<size_t>(s.index)];
       if (by_gpu.count(s.index) == 0) {
         s.has_foreign_processes = std::any_of(g.processes.begin(), g.processes.end(), IsCompute);
       }
-      slots.push_back(std::move(s));
     }
     slots_ = std::move(slots);
     has_gpus_ = true;
@@ -444,6 +407,7 @@ fleet::LeaseFigures LeaseService::figures() const {
   f.backfill_gpu_seconds = backfill_gpu_seconds_ended_;
   for (const auto& [id, l] : book_.leases()) {
     f.leases_by_priority[sched::PriorityName(l.priority)]++;
+    if (l.is_pod) f.kube_pod_leases++;
     if (l.priority == sched::Priority::kBackfill) {
       f.backfill_gpu_seconds += static_cast<double>(l.gpus.size()) * std::chrono::duration<double>(now - l.granted_at).count();
     }

@@ -78,12 +78,12 @@ Status LeaseService::Restore() {
   int reattached = 0;
   int ended = 0;
   for (const sched::Lease& l : leases) {
-    if (l.is_reservation || IsAlive(l.holder)) {
+    if (l.is_reservation || l.is_pod || IsAlive(l.holder)) {
       ++reattached;
       runtime_[l.id];
       Event("reattached", l.id, l.uid, l.user, l.gpus, Actor{},
-            l.is_reservation ? "reservation restored after an agent restart"
-                             : fmt::format("its client (pid {}) still runs", l.holder.pid));
+            l.is_reservation || l.is_pod ? fmt::format("{} restored after an agent restart", sched::LeaseKindName(l))
+                                         : fmt::format("its client (pid {}) still runs", l.holder.pid));
       continue;
     }
     ++ended;
@@ -260,6 +260,10 @@ Result<json> LeaseService::OnExtend(const Call& c) {
   if (by == c.params.end() || !by->is_number_integer()) {
     return Status::InvalidArgument("params.seconds: expected an integer");
   }
+  if (const sched::Lease* l = book_.FindLease(id.value()); l != nullptr && l->is_pod) {
+    return Status::FailedPrecondition(fmt::format("lease {} is a pod lease", id.value()),
+                                      "a pod lease has no end of its own: the kubelet ends it");
+  }
   Status s = book_.Extend(c.caller, id.value(), seconds(by->get<int64_t>()), c.now);
   if (!s.ok()) return s;
   const sched::Lease& l = *book_.FindLease(id.value());
@@ -363,6 +367,10 @@ Result<json> LeaseService::Release(int64_t id, const ipc::PeerCredentials& peer,
                                    TimePoint now) {
   Actor actor{caller.uid, caller.user};
   if (const sched::Lease* l = book_.FindLease(id)) {
+    if (l->is_pod) {
+      return Status::FailedPrecondition(fmt::format("lease {} is {}'s pod lease", id, l->user),
+                                        "the kubelet ends it when the pod goes: delete the pod");
+    }
     if (!caller.is_admin && caller.uid != l->uid) {
       return Status::PermissionDenied(fmt::format("lease {} belongs to {}", id, l->user),
                                       "only its owner or an admin may release it");
@@ -526,7 +534,7 @@ void LeaseService::PublishMarks() {
   for (const auto& [id, l] : book_.leases()) {
     for (int g : l.gpus) {
       marks->leases[g] =
-          fleet::GpuLease{id, l.user, l.priority == sched::Priority::kBackfill, l.revoking_since.has_value()};
+          fleet::GpuLease{id, l.user, l.priority == sched::Priority::kBackfill, l.revoking_since.has_value(), l.is_pod};
     }
   }
   marks->preemptions = backfill_preemptions_by_gpu_;

@@ -116,6 +116,24 @@ class LeaseService {
     on_revocation_ = std::move(listener);
   }
 
+  // --- Pods: GPUs the kubelet hands out (kube/, docs/kubernetes.md) ------
+  // Records GPUs the kubelet allocates to one container as a lease of kind
+  // "pod", saved before it returns; a pod lease already on exactly these
+  // GPUs is kept (the kubelet asks again after a restart), pod leases that
+  // overlap them end (the kubelet has given the GPUs anew). kNotFound for
+  // an unknown UUID; kFailedPrecondition for a GPU that is not healthy or
+  // that another kind of lease holds; kUnavailable before the first tick or
+  // while lease changes cannot be saved.
+  Status HoldForPod(const std::vector<std::string>& uuids) EXCLUDES(mu_);
+  // The kubelet's allocations as its pod-resources API lists them now (GPU
+  // UUID -> pod and container): names each pod lease's pod, adopts
+  // allocations without a lease (made while the agent was down), and ends
+  // pod leases no pod holds any more (one whose pod was never listed only
+  // once kPodGrace has passed since its grant: a container is listed a
+  // moment after its Allocate).
+  void SyncPods(const std::map<std::string, fleet::KubernetesNames>& by_uuid) EXCLUDES(mu_);
+  static constexpr std::chrono::seconds kPodGrace{60};
+
   // Records an event that concerns no lease (a backfill batch's, kind
   // "batch_..."), by `actor_uid` (-1: the agent's own), saved at once when
   // the store works, else with the next change.
@@ -287,6 +305,8 @@ class LeaseService {
   IdleAction IdleActionFor(const sched::Lease& lease) const REQUIRES(mu_);
   std::chrono::milliseconds IdleTimeoutOf(const sched::Lease& lease) const REQUIRES(mu_);
 
+  // Whether lease changes can be saved now (retrying a failing store once).
+  bool CanSave(TimePoint now) REQUIRES(mu_);
   void SaveLease(const sched::Lease& lease) REQUIRES(mu_);
   void SavePending(int64_t id) REQUIRES(mu_);
   void SaveShare(int64_t uid) REQUIRES(mu_);

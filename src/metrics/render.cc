@@ -3,9 +3,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <functional>
+#include <tuple>
 #include <optional>
 
+#include "doctor/xid_catalog.h"
 #include "fleet/clock_event_reasons.h"
 #include "metrics/exposition.h"
 #include "fleet/gpu_marks.h"
@@ -45,11 +48,14 @@ const std::vector<GpuFamily>& DcgmGpuFamilies() {
        [](const fleet::GpuView& g) { return Scaled(g.sample.utilization_gpu_ratio, 100.0); }},
       {{"DCGM_FI_DEV_MEM_COPY_UTIL", "gauge", "Memory utilization (in %)."},
        [](const fleet::GpuView& g) { return Scaled(g.sample.utilization_memory_ratio, 100.0); }},
-      {{"DCGM_FI_DEV_XID_ERRORS", "gauge", "Value of the last XID error encountered."},
-       [](const fleet::GpuView& g) -> std::optional<double> {
-         if (!Readable(g)) return std::nullopt;
-         return g.last_xid ? static_cast<double>(g.last_xid->xid) : 0.0;
-       }},
+      {{"DCGM_FI_DEV_MEMORY_TEMP", "gauge", "Memory temperature (in C)."},
+       [](const fleet::GpuView& g) { return Scaled(g.sample.memory_temperature_celsius, 1.0); }},
+      {{"DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "counter", "Total number of PCIe retries."},
+       [](const fleet::GpuView& g) { return Scaled(g.sample.pcie_replays, 1.0); }},
+      {{"DCGM_FI_DEV_ENC_UTIL", "gauge", "Encoder utilization (in %)."},
+       [](const fleet::GpuView& g) { return Scaled(g.sample.encoder_utilization_ratio, 100.0); }},
+      {{"DCGM_FI_DEV_DEC_UTIL", "gauge", "Decoder utilization (in %)."},
+       [](const fleet::GpuView& g) { return Scaled(g.sample.decoder_utilization_ratio, 100.0); }},
       {{"DCGM_FI_DEV_FB_FREE", "gauge", "Framebuffer memory free (in MiB)."},
        [](const fleet::GpuView& g) { return Scaled(g.sample.memory_free_bytes, 1.0 / 1048576); }},
       {{"DCGM_FI_DEV_FB_USED", "gauge", "Framebuffer memory used (in MiB)."},
@@ -86,6 +92,8 @@ const std::vector<GpuFamily>& DcgmGpuFamilies() {
       {{"DCGM_FI_PROF_DRAM_ACTIVE", "gauge",
         "Ratio of cycles the device memory interface is active sending or receiving data."},
        [](const fleet::GpuView& g) { return Scaled(g.sample.dram_active_ratio, 1.0); }},
+      {{"DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", "counter", "Total number of NVLink bandwidth counters for all lanes."},
+       [](const fleet::GpuView& g) { return Scaled(g.sample.nvlink_bytes, 1.0); }},
   };
   return kFamilies;
 }
@@ -184,16 +192,24 @@ const std::vector<FamilyDoc>& OtherNativeFamilies() {
       {"tarmac_doctor_finding", "gauge",
        "Findings of the doctor's last scheduled run, by check and severity (warning, critical)."},
       {"tarmac_backfill_batches", "gauge", "Backfill batches the agent keeps, by state."},
+      {"tarmac_kube_plugin_registered", "gauge", "1 while the device plugin is registered with the kubelet."},
+      {"tarmac_kube_pod_resources_up", "gauge", "1 when the last List of the kubelet's pod resources worked."},
+      {"tarmac_kube_pod_leases", "gauge", "Leases of kind pod (GPUs the kubelet allocated to pods) held now."},
+      {"tarmac_gpu_pod_allocated", "gauge",
+       "1 for the pod and container the kubelet allocated the GPU to (pod resources), whether or not it runs."},
       {"tarmac_backfill_requests_total", "counter", "Batch requests finished, by outcome (done: a result; failed: an error line)."},
       {"tarmac_backfill_completion_tokens_total", "counter", "Tokens the engines generated for backfill batches."},
   };
   return kFamilies;
 }
 
-// The pod whose container holds the GPU, as dcgm-exporter's Kubernetes
-// mode labels it: only when every process on the GPU is in that one
-// container (a GPU shared by pods, or with no pod, carries no pod labels).
+// The pod the GPU belongs to, as dcgm-exporter's Kubernetes mode labels
+// it: the pod the kubelet allocated it to (pod resources), running or not;
+// else, for a GPU outside any allocation, the pod whose container holds
+// it, only when every process on the GPU is in that one container (a GPU
+// shared by pods, or with no pod, carries no pod labels).
 const fleet::KubernetesNames* GpuPod(const fleet::GpuView& g) {
+  if (g.allocated_to) return &*g.allocated_to;
   const fleet::KubernetesNames* pod = nullptr;
   for (const fleet::ProcessView& p : g.processes) {
     const fleet::KubernetesNames& k = p.details.kubernetes;
@@ -270,6 +286,32 @@ void CollectDcgm(const Scrape& s, Exposition* out) {
       if (std::optional<double> v = f.value(g)) out->Sample(f.doc.name, dcgm_labels[i], *v);
     }
   }
+  // The last Xid, with dcgm-exporter 4.x's err_code and err_msg labels.
+  out->Family("DCGM_FI_DEV_XID_ERRORS", "gauge", "Value of the last XID error encountered.");
+  for (size_t i = 0; i < fleet.gpus.size(); ++i) {
+    const fleet::GpuView& g = fleet.gpus[i];
+    if (!Readable(g)) continue;
+    int64_t xid = g.last_xid ? g.last_xid->xid : 0;
+    Labels l = dcgm_labels[i];
+    l.emplace_back("err_code", std::to_string(xid));
+    l.emplace_back("err_msg", xid == 0 ? "" : doctor::LookUpXid(xid).name);
+    out->Sample("DCGM_FI_DEV_XID_ERRORS", l, static_cast<double>(xid));
+  }
+  // PCIe bytes per second, from the driver's counters between reads.
+  for (const auto& [name, help, tx] :
+       {std::tuple{"DCGM_FI_PROF_PCIE_TX_BYTES", "The rate of data transmitted over the PCIe bus - including both "
+                                                 "protocol headers and data payloads - in bytes per second.", true},
+        std::tuple{"DCGM_FI_PROF_PCIE_RX_BYTES", "The rate of data received over the PCIe bus - including both "
+                                                 "protocol headers and data payloads - in bytes per second.", false}}) {
+    out->Family(name, "gauge", help);
+    for (size_t i = 0; i < fleet.gpus.size(); ++i) {
+      const fleet::GpuView& g = fleet.gpus[i];
+      auto c = s.counters.find(g.info.uuid);
+      if (!Readable(g) || c == s.counters.end()) continue;
+      const std::optional<double>& rate = tx ? c->second.pcie_tx.per_second : c->second.pcie_rx.per_second;
+      if (rate) out->Sample(name, dcgm_labels[i], *rate);
+    }
+  }
 }
 
 // Whether each GPU is there and readable.
@@ -289,6 +331,19 @@ void CollectGpuState(const Scrape& s, Exposition* out) {
   Gauge(out, docs, "tarmac_gpu_lost");
   for (const fleet::GpuView& g : fleet.gpus) {
     out->Sample("tarmac_gpu_lost", NativeLabels(g, host), g.sample.health == fleet::GpuHealth::kLost ? 1 : 0);
+  }
+  bool has_allocations = std::any_of(fleet.gpus.begin(), fleet.gpus.end(),
+                                     [](const fleet::GpuView& g) { return g.allocated_to.has_value(); });
+  if (has_allocations) {
+    Gauge(out, docs, "tarmac_gpu_pod_allocated");
+    for (const fleet::GpuView& g : fleet.gpus) {
+      if (!g.allocated_to) continue;
+      Labels l = NativeLabels(g, host);
+      l.emplace_back("pod", g.allocated_to->pod);
+      l.emplace_back("namespace", g.allocated_to->pod_namespace);
+      l.emplace_back("container", g.allocated_to->container);
+      out->Sample("tarmac_gpu_pod_allocated", l, 1);
+    }
   }
   Gauge(out, docs, "tarmac_gpu_unresponsive");
   for (const fleet::GpuView& g : fleet.gpus) {
@@ -408,13 +463,17 @@ void CollectProcesses(const Scrape& s, Exposition* out) {
     l.emplace_back("pid", std::to_string(p.process.pid));
     l.emplace_back("user", p.details.user);
     l.emplace_back("command", p.details.name.empty() ? p.details.command.substr(0, 64) : p.details.name);
-    if (!p.details.cgroup.container_id.empty()) l.emplace_back("container", p.details.cgroup.container_id.substr(0, 12));
+    if (!p.details.cgroup.container_id.empty()) {
+      l.emplace_back("container_id", p.details.cgroup.container_id.substr(0, 12));
+    }
     if (!p.details.cgroup.pod_uid.empty()) l.emplace_back("pod_uid", p.details.cgroup.pod_uid);
     if (!p.details.cgroup.slurm_job_id.empty()) l.emplace_back("slurm_job", p.details.cgroup.slurm_job_id);
+    // `container` is the container's name, as kube-state-metrics and
+    // cAdvisor use it.
     const fleet::KubernetesNames& k = p.details.kubernetes;
     if (!k.pod.empty()) l.emplace_back("pod", k.pod);
     if (!k.pod_namespace.empty()) l.emplace_back("namespace", k.pod_namespace);
-    if (!k.container.empty()) l.emplace_back("container_name", k.container);
+    if (!k.container.empty()) l.emplace_back("container", k.container);
     return l;
   };
   Gauge(out, docs, "tarmac_process_gpu_memory_bytes");
@@ -477,6 +536,9 @@ const std::vector<FamilyDoc>& DcgmFamilies() {
   static const std::vector<FamilyDoc> kAll = [] {
     std::vector<FamilyDoc> all;
     for (const GpuFamily& f : DcgmGpuFamilies()) all.push_back(f.doc);
+    all.push_back({"DCGM_FI_DEV_XID_ERRORS", "gauge", "Value of the last XID error encountered."});
+    all.push_back({"DCGM_FI_PROF_PCIE_TX_BYTES", "gauge", "PCIe bytes transmitted per second."});
+    all.push_back({"DCGM_FI_PROF_PCIE_RX_BYTES", "gauge", "PCIe bytes received per second."});
     return all;
   }();
   return kAll;
@@ -522,6 +584,16 @@ std::string RenderLeaseFamilies(const LeaseFigures& figures, const std::string& 
   Gauge(&out, OtherNativeFamilies(), "tarmac_backfill_completion_tokens_total");
   out.Sample("tarmac_backfill_completion_tokens_total", {{"hostname", hostname}},
              static_cast<double>(figures.batch_completion_tokens));
+  if (figures.kube_plugin_registered) {
+    Gauge(&out, OtherNativeFamilies(), "tarmac_kube_plugin_registered");
+    out.Sample("tarmac_kube_plugin_registered", {{"hostname", hostname}}, *figures.kube_plugin_registered ? 1 : 0);
+    Gauge(&out, OtherNativeFamilies(), "tarmac_kube_pod_leases");
+    out.Sample("tarmac_kube_pod_leases", {{"hostname", hostname}}, static_cast<double>(figures.kube_pod_leases));
+  }
+  if (figures.kube_pod_resources_up) {
+    Gauge(&out, OtherNativeFamilies(), "tarmac_kube_pod_resources_up");
+    out.Sample("tarmac_kube_pod_resources_up", {{"hostname", hostname}}, *figures.kube_pod_resources_up ? 1 : 0);
+  }
   if (!figures.doctor_findings.empty()) {
     Gauge(&out, OtherNativeFamilies(), "tarmac_doctor_finding");
     for (const auto& [key, count] : figures.doctor_findings) {

@@ -60,7 +60,7 @@ TEST(RenderTest, KubernetesNamesBecomePodLabels) {
   EXPECT_NE(text.find("DCGM_FI_DRIVER_VERSION=\"580.65.06\",pod=\"trainer-0\",namespace=\"ml\",container=\"main\"} 85\n"),
             std::string::npos)
       << text;
-  std::regex process(R"(tarmac_process_gpu_memory_bytes\{[^}]*pid="4242"[^}]*pod="trainer-0",namespace="ml",container_name="main"\})");
+  std::regex process(R"(tarmac_process_gpu_memory_bytes\{[^}]*pid="4242"[^}]*pod="trainer-0",namespace="ml",container="main"\})");
   EXPECT_TRUE(std::regex_search(text, process)) << text;
 
   fleet::ProcessView other = s.fleet.gpus[0].processes[0];
@@ -72,6 +72,52 @@ TEST(RenderTest, KubernetesNamesBecomePodLabels) {
                       "modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node-1\",DCGM_FI_DRIVER_VERSION=\"580.65.06\",pod"),
             std::string::npos);
   EXPECT_NE(text.find("DCGM_FI_DRIVER_VERSION=\"580.65.06\"} 85\n"), std::string::npos);
+
+  // The kubelet's allocation names the pod, whoever runs on the GPU, and
+  // GPU 1, with no process at all, too.
+  s.fleet.gpus[0].allocated_to = fleet::KubernetesNames{"trainer-0", "ml", "main"};
+  s.fleet.gpus[1].processes.clear();
+  s.fleet.gpus[1].sample.health = fleet::GpuHealth::kOk;
+  s.fleet.gpus[1].allocated_to = fleet::KubernetesNames{"idle-0", "ml", "notebook"};
+  text = RenderMetrics(s, stats, {}, {});
+  EXPECT_NE(text.find("DCGM_FI_DRIVER_VERSION=\"580.65.06\",pod=\"trainer-0\",namespace=\"ml\",container=\"main\"} 85\n"),
+            std::string::npos)
+      << text;
+  std::regex idle(R"(DCGM_FI_DEV_GPU_UTIL\{gpu="1",[^}]*pod="idle-0",namespace="ml",container="notebook"\})");
+  EXPECT_TRUE(std::regex_search(text, idle)) << text;
+  EXPECT_NE(text.find("tarmac_gpu_pod_allocated{hostname=\"node-1\",gpu=\"1\",uuid=\"GPU-1\",model=\"NVIDIA H100 80GB "
+                      "HBM3\",pod=\"idle-0\",namespace=\"ml\",container=\"notebook\"} 1\n"),
+            std::string::npos)
+      << text;
+}
+
+TEST(RenderTest, TheLastXidCarriesItsCodeAndNameAndPcieRatesComeFromCounterChanges) {
+  fleet::Snapshot s = TwoGpus();
+  s.fleet.gpus[1].sample.health = fleet::GpuHealth::kOk;
+  s.fleet.gpus[0].last_xid = fleet::GpuEvent{0, 8, 79, {}};
+  s.fleet.gpus[0].sample.pcie_tx_bytes = 1000;
+  s.fleet.gpus[0].sample.pcie_rx_bytes = 5000;
+  FleetCounters counters([](const std::string&) { return 0.0; });
+  auto t0 = std::chrono::steady_clock::time_point() + std::chrono::hours(1);
+  counters.Update(s.fleet, t0);
+  fleet::SamplerStats stats;
+  std::string text = RenderMetrics(s, stats, counters.Get(), {});
+  EXPECT_EQ(text.find("DCGM_FI_PROF_PCIE_TX_BYTES{"), std::string::npos) << "no rate before the counter moves";
+  std::regex xid(R"re(DCGM_FI_DEV_XID_ERRORS\{gpu="0",[^}]*err_code="79",err_msg="([^"]+)"\} 79\n)re");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(text, m, xid)) << text;
+  EXPECT_NE(m[1].str().find("bus"), std::string::npos) << m[1].str();
+  EXPECT_NE(text.find("err_code=\"0\",err_msg=\"\"} 0\n"), std::string::npos) << text;  // GPU 1: none.
+  // The same reading again changes nothing; a new one 10 s later is a rate.
+  counters.Update(s.fleet, t0 + std::chrono::seconds(5));
+  s.fleet.gpus[0].sample.pcie_tx_bytes = 1000 + 10 * 4096;
+  s.fleet.gpus[0].sample.pcie_rx_bytes = 5000 + 10 * 512;
+  counters.Update(s.fleet, t0 + std::chrono::seconds(10));
+  text = RenderMetrics(s, stats, counters.Get(), {});
+  std::regex tx(R"(DCGM_FI_PROF_PCIE_TX_BYTES\{gpu="0",[^}]*\} 4096\n)");
+  std::regex rx(R"(DCGM_FI_PROF_PCIE_RX_BYTES\{gpu="0",[^}]*\} 512\n)");
+  EXPECT_TRUE(std::regex_search(text, tx)) << text;
+  EXPECT_TRUE(std::regex_search(text, rx)) << text;
 }
 
 TEST(RenderTest, DcgmFamiliesInDcgmUnitsWithDcgmLabels) {

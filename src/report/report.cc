@@ -96,7 +96,31 @@ struct Builder {
   }
 
   // Owners, and the share of process memory-time on idle processes.
+  // Owners by the pod (or namespace) the kubelet allocated GPUs to.
+  Status AddPodOwners() {
+    Result<std::vector<store::PodUsage>> rows = store::QueryPodUsage(db, first_hour, end_hour);
+    if (!rows.ok()) return rows.status();
+    std::map<std::string, OwnerLine> by_owner;
+    for (const store::PodUsage& r : rows.value()) {
+      std::string owner = request.by == GroupBy::kNamespace ? r.pod_namespace : r.pod_namespace + "/" + r.pod;
+      OwnerLine& o = by_owner[owner];
+      o.owner = owner;
+      double known = static_cast<double>(r.allocated_seconds - r.unknown_seconds);
+      o.gpu_hours_held += static_cast<double>(r.allocated_seconds) / 3600;
+      o.gpu_hours_busy += std::max(0.0, known - static_cast<double>(r.idle_seconds)) / 3600;
+      double idle_hours = static_cast<double>(r.idle_seconds) / 3600;
+      o.held_idle_hours += idle_hours;
+      o.idle_cost += idle_hours * (price.count(r.gpu_id) ? price[r.gpu_id] : 0.0);
+    }
+    for (auto& [name, o] : by_owner) report.owners.push_back(o);
+    std::sort(report.owners.begin(), report.owners.end(), [](const OwnerLine& a, const OwnerLine& b) {
+      return a.held_idle_hours != b.held_idle_hours ? a.held_idle_hours > b.held_idle_hours : a.owner < b.owner;
+    });
+    return Status::OK();
+  }
+
   Status AddOwners() {
+    if (request.by == GroupBy::kPod || request.by == GroupBy::kNamespace) return AddPodOwners();
     Result<std::vector<store::OwnerUsage>> rows = store::QueryOwnerUsage(
         db, request.by == GroupBy::kContainer ? store::OwnerKey::kWorkload : store::OwnerKey::kUser, first_hour,
         end_hour);
@@ -145,6 +169,42 @@ struct Builder {
 };
 
 }  // namespace
+
+namespace {
+constexpr std::pair<GroupBy, const char*> kGroupByNames[] = {{GroupBy::kGpu, "gpu"},
+                                                             {GroupBy::kUser, "user"},
+                                                             {GroupBy::kContainer, "container"},
+                                                             {GroupBy::kPod, "pod"},
+                                                             {GroupBy::kNamespace, "namespace"}};
+}  // namespace
+
+const char* GroupByName(GroupBy by) {
+  for (const auto& [b, name] : kGroupByNames) {
+    if (b == by) return name;
+  }
+  return "user";
+}
+
+bool ParseGroupBy(std::string_view name, GroupBy* out) {
+  for (const auto& [b, n] : kGroupByNames) {
+    if (name == n) {
+      *out = b;
+      return true;
+    }
+  }
+  return false;
+}
+
+const char* OwnerKindText(GroupBy by) {
+  switch (by) {
+    case GroupBy::kUser: return "user";
+    case GroupBy::kContainer: return "container, pod or job";
+    case GroupBy::kPod: return "pod (kubelet allocation)";
+    case GroupBy::kNamespace: return "namespace (kubelet allocation)";
+    case GroupBy::kGpu: break;
+  }
+  return "gpu";
+}
 
 Result<Report> BuildReport(store::Db* db, const ReportRequest& request) {
   if (request.until_t <= request.since_t) {

@@ -12,6 +12,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/result.h"
@@ -20,7 +21,17 @@
 
 namespace tarmac::report {
 
-enum class GroupBy { kGpu, kUser, kContainer };
+// Owners by user, by workload (container, pod or Slurm job of a process),
+// or by the pod / namespace the kubelet allocated GPUs to ([kubernetes]):
+// for those, held = allocated, busy = allocated and above the idle
+// threshold, held idle = allocated and idle, whether or not a process ran.
+enum class GroupBy { kGpu, kUser, kContainer, kPod, kNamespace };
+
+// "gpu", "user", "container", "pod", "namespace"; and back (false: unknown).
+const char* GroupByName(GroupBy by);
+bool ParseGroupBy(std::string_view name, GroupBy* out);
+// What an owner line is, for headings: "user", "container, pod or job", ...
+const char* OwnerKindText(GroupBy by);
 
 struct ReportRequest {
   int64_t since_t = 0;

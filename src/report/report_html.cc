@@ -131,8 +131,7 @@ th:first-child, td:first-child, td.text {{ text-align: left; }}
   if (r.by != GroupBy::kGpu) {
     html += fmt::format("<h2>By {}</h2>\n<table><tr><th>{}</th><th>GPU-h held</th><th>GPU-h busy</th><th>Held-idle "
                         "h</th>{}</tr>\n",
-                        r.by == GroupBy::kUser ? "user" : "container, pod or job",
-                        r.by == GroupBy::kUser ? "User" : "Owner", r.has_costs ? "<th>Idle cost</th>" : "");
+                        OwnerKindText(r.by), r.by == GroupBy::kUser ? "User" : "Owner", r.has_costs ? "<th>Idle cost</th>" : "");
     for (const OwnerLine& o : r.owners) {
       html += fmt::format("<tr><td>{}</td><td>{:.1f}</td><td>{:.1f}</td><td>{:.1f}</td>", Escape(o.owner),
                           o.gpu_hours_held, o.gpu_hours_busy, o.held_idle_hours);

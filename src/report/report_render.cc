@@ -17,13 +17,16 @@ std::string Cut(const std::string& s, size_t width) {
   return s.size() <= width ? s : s.substr(0, width - 3) + "...";
 }
 
-const char* ByName(GroupBy by) {
+const char* ByName(GroupBy by) { return GroupByName(by); }
+
+// The owner column's heading in the text report.
+std::string OwnerHeading(GroupBy by) {
   switch (by) {
-    case GroupBy::kGpu: return "gpu";
-    case GroupBy::kUser: return "user";
-    case GroupBy::kContainer: return "container";
+    case GroupBy::kUser: return "USER";
+    case GroupBy::kPod: return "NAMESPACE/POD";
+    case GroupBy::kNamespace: return "NAMESPACE";
+    default: return "CONTAINER / POD / JOB";
   }
-  return "user";
 }
 
 std::string CsvField(const std::string& s) {
@@ -70,11 +73,14 @@ std::string RenderText(const Report& r) {
                        r.backfill_preemptions);
   }
   if (r.by != GroupBy::kGpu) {
-    out += fmt::format("\n{:<32}{:>12}{:>12}{:>14}", r.by == GroupBy::kUser ? "USER" : "CONTAINER / POD / JOB",
+    out += fmt::format("\n{:<32}{:>12}{:>12}{:>14}", OwnerHeading(r.by),
                        "GPU-h HELD", "GPU-h BUSY", "HELD-IDLE h");
     if (r.has_costs) out += fmt::format("{:>14}", "IDLE COST");
     out += "\n";
-    if (r.owners.empty()) out += "(no GPU processes in this range)\n";
+    if (r.owners.empty()) {
+      out += r.by == GroupBy::kPod || r.by == GroupBy::kNamespace ? "(no GPU allocated to a pod in this range)\n"
+                                                                  : "(no GPU processes in this range)\n";
+    }
     for (const OwnerLine& o : r.owners) {
       out += fmt::format("{:<32}{:>12.1f}{:>12.1f}{:>14.1f}", Cut(o.owner, 31), o.gpu_hours_held, o.gpu_hours_busy,
                          o.held_idle_hours);

@@ -42,6 +42,10 @@ fleet::FleetView Fleet(int64_t t) {
       g.lease = fleet::GpuLease{7, "batch", true, t >= kT0 + 5390};
     }
     if (i == 1 && t >= kT0 + 5390) g.backfill_preemptions = 1;
+    // The kubelet: GPU 0 to a training pod all along, GPU 1 to a notebook
+    // for the last half hour, which it leaves idle.
+    if (i == 0) g.allocated_to = fleet::KubernetesNames{"train-0", "ml", "trainer"};
+    if (i == 1 && t >= kT0 + 5400) g.allocated_to = fleet::KubernetesNames{"notebook-0", "research", "lab"};
     f.gpus.push_back(g);
   }
   return f;
@@ -111,6 +115,33 @@ TEST_F(ReportTest, OwnersTopHoldersAndTheVerdict) {
   EXPECT_EQ(r.verdict,
             "1 of 2 GPUs were idle more than 80 % of the time; 100 % of allocated GPU memory sat on idle processes; "
             "idle cost EUR 1.00; backfill put 0.5 GPU-hours of idle time to work (1 preemption).");
+}
+
+TEST_F(ReportTest, ByPodAndNamespaceCountTheKubeletsAllocationsIdleOrNot) {
+  Report r = Build(GroupBy::kPod);
+  ASSERT_EQ(r.owners.size(), 2u);
+  // Worst idle first: the notebook that never ran anything.
+  EXPECT_EQ(r.owners[0].owner, "research/notebook-0");
+  EXPECT_NEAR(r.owners[0].gpu_hours_held, 0.5, 0.01);
+  EXPECT_NEAR(r.owners[0].gpu_hours_busy, 0.0, 0.01);
+  EXPECT_NEAR(r.owners[0].held_idle_hours, 0.5, 0.01);
+  EXPECT_NEAR(r.owners[0].idle_cost, 0.25, 0.01);  // A T4 at 0.50 an hour.
+  EXPECT_EQ(r.owners[1].owner, "ml/train-0");
+  EXPECT_NEAR(r.owners[1].gpu_hours_held, 2.0, 0.01);
+  EXPECT_NEAR(r.owners[1].gpu_hours_busy, 2.0, 0.01);
+  EXPECT_NEAR(r.owners[1].held_idle_hours, 0.0, 0.01);
+  std::string text = RenderText(r);
+  EXPECT_NE(text.find("NAMESPACE/POD"), std::string::npos) << text;
+  EXPECT_NE(text.find("research/notebook-0"), std::string::npos);
+  EXPECT_NE(RenderCsv(r).find("pod,gpu_hours_held"), std::string::npos);
+
+  Report ns = Build(GroupBy::kNamespace);
+  ASSERT_EQ(ns.owners.size(), 2u);
+  EXPECT_EQ(ns.owners[0].owner, "research");
+  EXPECT_EQ(ns.owners[1].owner, "ml");
+  EXPECT_NEAR(ns.owners[1].gpu_hours_held, 2.0, 0.01);
+  // The process owners are unchanged by the allocations.
+  EXPECT_EQ(Build().owners.size(), 1u);
 }
 
 TEST_F(ReportTest, RenderingsCarryTheSameFigures) {

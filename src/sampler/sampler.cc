@@ -184,6 +184,7 @@ void Sampler::Tick(bool is_slow) {
     logger_->Log(LogLevel::kError, "sampler: tick failed: {}", e.what());
     return;
   }
+  if (annotate_) annotate_(&snapshot->fleet);
   snapshot->taken_at_steady = clock_->SteadyNow();
   for (const fleet::GpuView& g : snapshot->fleet.gpus) {
     if (g.sample.health == fleet::GpuHealth::kOk && g.sample.utilization_gpu_ratio) {

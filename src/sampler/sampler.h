@@ -52,6 +52,11 @@ class Sampler {
   Sampler(const Sampler&) = delete;
   Sampler& operator=(const Sampler&) = delete;
 
+  // Adds to each snapshot, on the sampler thread before it is published,
+  // what others know of its GPUs (the agent: the pod each GPU is allocated
+  // to). Call before Start; `annotate` must not block.
+  void SetAnnotator(std::function<void(fleet::FleetView*)> annotate) { annotate_ = std::move(annotate); }
+
   // Opens the backend and takes the first sample (both tiers) on the calling
   // thread, publishes it, then starts the sampler thread, so once Start
   // returns Latest() has data. An open that fails with kUnavailable (no
@@ -95,6 +100,7 @@ class Sampler {
   Clock* clock_;
   Logger* logger_;
   std::function<void(const std::shared_ptr<const fleet::Snapshot>&)> on_tick_;
+  std::function<void(fleet::FleetView*)> annotate_;
   std::jthread thread_;
 
   // Sampler-thread state (Start, then the loop).

@@ -153,6 +153,37 @@ std::vector<Lease> LeaseBook::Decide(const std::vector<GpuSlot>& gpus, TimePoint
   return granted;
 }
 
+const char* LeaseKindName(const Lease& lease) {
+  if (lease.is_pod) return "pod";
+  return lease.is_reservation ? "reservation" : "run";
+}
+
+Result<int64_t> LeaseBook::Hold(const Caller& owner, Lease lease, const std::vector<GpuSlot>& gpus, TimePoint now) {
+  if (lease.uuids.empty()) return Status::InvalidArgument("no GPU named");
+  std::set<std::string> seen;
+  std::vector<int> indices;
+  for (const std::string& uuid : lease.uuids) {
+    if (!seen.insert(uuid).second) return Status::InvalidArgument("gpu: named twice", uuid);
+    auto g = std::find_if(gpus.begin(), gpus.end(), [&](const GpuSlot& s) { return s.uuid == uuid; });
+    if (g == gpus.end()) return Status::InvalidArgument("gpu: no such GPU", uuid);
+    indices.push_back(g->index);
+  }
+  for (const auto& [id, l] : leases_) {
+    for (const std::string& uuid : lease.uuids) {
+      if (std::find(l.uuids.begin(), l.uuids.end(), uuid) != l.uuids.end()) {
+        return Status::FailedPrecondition(fmt::format("GPU {} is in lease {} ({})", uuid, id, l.user));
+      }
+    }
+  }
+  lease.id = next_id_++;
+  lease.uid = owner.uid;
+  if (lease.user.empty()) lease.user = owner.user;
+  lease.gpus = std::move(indices);
+  lease.granted_at = now;
+  leases_[lease.id] = lease;
+  return lease.id;
+}
+
 Status LeaseBook::Authorize(const Caller& caller, int64_t owner_uid, const char* what, int64_t id) const {
   if (caller.is_admin || caller.uid == owner_uid) return Status::OK();
   return Status::PermissionDenied(fmt::format("{} {} belongs to another user", what, id),

@@ -82,7 +82,14 @@ struct Lease {
   // ends when its holder lets go or the grace has passed (the agent's).
   std::optional<TimePoint> revoking_since;
   int64_t revoked_for = 0;
+  // A GPU the kubelet allocated to a pod (kind "pod"): the kubelet decides
+  // when it ends; `user` is "namespace/pod" once the pod is known
+  // ("kubelet" until then), `command` its container.
+  bool is_pod = false;
 };
+
+// What a lease is, as listings and the saved state name it.
+const char* LeaseKindName(const Lease& lease);
 
 struct Pending {
   int64_t id = 0;
@@ -125,6 +132,18 @@ class LeaseBook {
   // Leases whose end has passed at `now`, oldest end first.
   std::vector<int64_t> Expired(TimePoint now) const;
 
+  // Records GPUs that another authority (the kubelet) has already handed
+  // out: a lease granted now, outside the queue, on exactly `uuids`.
+  // kInvalidArgument for an empty, repeated or unknown UUID;
+  // kFailedPrecondition when a GPU is in a lease already. Returns its id.
+  Result<int64_t> Hold(const Caller& owner, Lease lease, const std::vector<GpuSlot>& gpus, TimePoint now);
+  // Changes who a held lease is for (a pod once the kubelet names it).
+  void SetOwner(int64_t lease_id, std::string user, std::string command) {
+    if (auto it = leases_.find(lease_id); it != leases_.end()) {
+      it->second.user = std::move(user);
+      it->second.command = std::move(command);
+    }
+  }
   // Sets a granted lease's token (the agent makes one per grant).
   void SetToken(int64_t lease_id, std::string token) {
     if (auto it = leases_.find(lease_id); it != leases_.end()) it->second.token = std::move(token);

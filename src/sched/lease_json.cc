@@ -138,7 +138,7 @@ json LeaseToJson(const Lease& l, const TimeBase& base) {
           {"ends_at_unix", l.ends_at ? json(base.ToUnix(*l.ends_at)) : json(nullptr)},
           {"idle_timeout_seconds", Seconds(l.idle_timeout)},
           {"command", l.command},
-          {"kind", l.is_reservation ? "reservation" : "run"},
+          {"kind", LeaseKindName(l)},
           {"holder", Ref(l.holder)},
           {"job", Ref(l.job)},
           {"token", l.token},
@@ -184,7 +184,11 @@ Result<Lease> LeaseFromJson(const json& j, const TimeBase& base) {
   if (has_idle_since) l.idle_since = base.FromUnix(idle_since);
   if (is_revoking) l.revoking_since = base.FromUnix(revoking_since);
   if (l.gpus.size() != l.uuids.size()) return Status::Corruption("lease.uuids: one per GPU expected");
+  if (kind != "run" && kind != "reservation" && kind != "pod") {
+    return Status::Corruption("lease.kind: expected run, reservation or pod");
+  }
   l.is_reservation = kind == "reservation";
+  l.is_pod = kind == "pod";
   l.granted_at = base.FromUnix(granted);
   if (ends) l.ends_at = base.FromUnix(*ends);
   return l;

@@ -11,6 +11,8 @@
 //    until it is granted or cancelled;
 //  - each request is granted at most once and ends exactly once;
 //  - ids never repeat;
+//  - a GPU the kubelet holds for a pod (Hold) is taken exactly when no
+//    lease has it, and every lease keeps the GPUs it was given;
 //  - a restart changes nothing.
 // The operations come from `next(bound)` (a value in [0, bound)): a seeded
 // generator in tests, the fuzzer's bytes in `make fuzz`.
@@ -63,6 +65,8 @@ inline std::string RunLeaseModel(const std::function<uint32_t(uint32_t)>& next, 
   std::set<int64_t> granted_once;    // Ids granted.
   std::set<int64_t> ended;           // Ids ended (released, cancelled).
   int64_t max_id = 0;
+  std::map<int64_t, std::set<std::string>> gpus_of;  // The model's GPUs of each lease.
+  const Caller kubelet{0, "kubelet", false};
 
   auto fail = [](int step, const std::string& what) { return fmt::format("step {}: {}", step, what); };
   auto pick = [&](const auto& map) -> int64_t {
@@ -121,6 +125,7 @@ inline std::string RunLeaseModel(const std::function<uint32_t(uint32_t)>& next, 
           return fail(step, fmt::format("lease {} got {} GPUs for {}", l.id, l.gpus.size(), a.request.wants.gpu_count));
         }
         held[l.id] = a;
+        gpus_of[l.id] = std::set<std::string>(l.uuids.begin(), l.uuids.end());
         queued.erase(q);
       }
     } else if (op < 75) {  // Release (by the owner, another user, or an admin).
@@ -133,6 +138,33 @@ inline std::string RunLeaseModel(const std::function<uint32_t(uint32_t)>& next, 
       if (s.ok()) {
         if (!ended.insert(id).second) return fail(step, fmt::format("lease {} ended twice", id));
         held.erase(id);
+        gpus_of.erase(id);
+      }
+    } else if (op < 80) {  // The kubelet holds named GPUs for a pod.
+      std::set<std::string> named;
+      int n = 1 + static_cast<int>(next(2));
+      while (static_cast<int>(named.size()) < n) named.insert("GPU-" + std::to_string(next(static_cast<uint32_t>(gpu_count))));
+      bool is_free = true;
+      for (const auto& [id, taken] : gpus_of) {
+        for (const std::string& u : named) is_free &= taken.count(u) == 0;
+      }
+      Lease pod;
+      pod.uuids.assign(named.begin(), named.end());
+      pod.is_pod = true;
+      pod.user = "ml/pod-" + std::to_string(step);
+      Result<int64_t> id = book.Hold(kubelet, pod, gpus, now);
+      if (id.ok() != is_free) {
+        return fail(step, fmt::format("hold of {} GPUs: {} but the model says {}", named.size(),
+                                      id.ok() ? "taken" : id.status().ToString(), is_free ? "free" : "in a lease"));
+      }
+      if (id.ok()) {
+        if (id.value() <= max_id || !issued.insert(id.value()).second) return fail(step, "a hold reused an id");
+        max_id = id.value();
+        LeaseRequest r;
+        r.wants.uuids = pod.uuids;
+        r.command = "";
+        held[id.value()] = {kubelet, r};
+        gpus_of[id.value()] = named;
       }
     } else if (op < 85) {  // Cancel a queued request (its owner, or its client died: the agent).
       int64_t id = pick(queued);
@@ -197,6 +229,9 @@ inline std::string RunLeaseModel(const std::function<uint32_t(uint32_t)>& next, 
     }
     for (const auto& [id, l] : book.leases()) {
       if (held.count(id) == 0) return fail(step, fmt::format("lease {} is held but should not be", id));
+      if (std::set<std::string>(l.uuids.begin(), l.uuids.end()) != gpus_of[id]) {
+        return fail(step, fmt::format("lease {} holds other GPUs than it was given", id));
+      }
     }
   }
   return {};

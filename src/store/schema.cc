@@ -173,8 +173,22 @@ CREATE VIEW gpu_hours AS
   FROM gpu_rollup_1h r JOIN gpus g USING (gpu_id);
 )sql";
 
+// Version 4: the pod the kubelet allocated each GPU to, over time ([kubernetes]),
+// whether or not a process ran on it: one row per stretch of one allocation.
+constexpr const char* kSchemaV4 = R"sql(
+CREATE TABLE pod_allocations (
+  allocation_id INTEGER PRIMARY KEY,
+  gpu_id INTEGER NOT NULL,
+  namespace TEXT NOT NULL,
+  pod TEXT NOT NULL,
+  container TEXT NOT NULL,
+  first_seen INTEGER NOT NULL,
+  last_seen INTEGER NOT NULL);
+CREATE INDEX pod_allocations_last_seen ON pod_allocations (last_seen);
+)sql";
+
 // migrations[v] takes a database at version v to v + 1.
-constexpr const char* kMigrations[] = {kSchemaV1, kSchemaV2, kSchemaV3};
+constexpr const char* kMigrations[] = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4};
 
 Status CheckReadable(Db* db) {
   Result<std::optional<int64_t>> version = db->QueryInt("PRAGMA user_version");

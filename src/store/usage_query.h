@@ -86,6 +86,20 @@ struct OwnerUsage {
 // One row per (owner, GPU).
 Result<std::vector<OwnerUsage>> QueryOwnerUsage(Db* db, OwnerKey key, int64_t first_hour, int64_t end_hour);
 
+// A GPU's time while the kubelet had it allocated to a pod (pod_allocations
+// against the GPU's minute rollups, each minute counted once per stretch).
+struct PodUsage {
+  std::string pod_namespace;
+  std::string pod;
+  std::string container;
+  int64_t gpu_id = 0;
+  int64_t allocated_seconds = 0;  // Sampled minutes while allocated.
+  int64_t idle_seconds = 0;       // ... under the idle threshold.
+  int64_t unknown_seconds = 0;    // ... unreadable.
+};
+// One row per allocation stretch in [first_hour, end_hour).
+Result<std::vector<PodUsage>> QueryPodUsage(Db* db, int64_t first_hour, int64_t end_hour);
+
 struct HeldIdleSession {
   int64_t pid = 0;
   std::string user;

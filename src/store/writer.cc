@@ -124,18 +124,20 @@ Status StoreWriter::Recover() {
     last_t_ = std::max(last_t_, *folded.value() * 60 + 59);
   }
   if (journal_min.value()) journal_minute_ = *journal_min.value() / 60;
+  // Sessions and pod allocations seen lately go on; older ones have ended.
   Result<Stmt*> sessions =
       db_->Cached("SELECT session_id, gpu_id, pid, start_ticks FROM process_sessions WHERE last_seen >= ?");
   if (!sessions.ok()) return sessions.status();
-  sessions.value()->Bind(1, last_t_ - 180);
-  for (;;) {
-    Result<bool> row = sessions.value()->Step();
-    if (!row.ok()) return row.status();
-    if (!row.value()) break;
-    const Stmt& r = *sessions.value();
+  Status s = sessions.value()->Bind(1, last_t_ - 180).ForEachRow([this](const Stmt& r) {
     sessions_[SessionKey{r.Int(1), r.Int(2), r.Int(3)}] = r.Int(0);
-  }
-  return Status::OK();
+  });
+  if (!s.ok()) return s;
+  Result<Stmt*> allocations = db_->Cached(
+      "SELECT allocation_id, gpu_id, namespace, pod, container FROM pod_allocations WHERE last_seen >= ?");
+  if (!allocations.ok()) return allocations.status();
+  return allocations.value()->Bind(1, last_t_ - 180).ForEachRow([this](const Stmt& r) {
+    allocations_[AllocationKey{r.Int(1), r.Text(2), r.Text(3), r.Text(4)}] = r.Int(0);
+  });
 }
 
 void StoreWriter::Start() {
@@ -179,6 +181,7 @@ Status StoreWriter::Reopen() {
   gpu_ids_.clear();
   gpu_by_index_.clear();
   sessions_.clear();
+  allocations_.clear();
   journal_minute_.reset();
   return Recover();
 }
@@ -201,6 +204,7 @@ Status StoreWriter::Quarantine(const Status& found) {
   gpu_ids_.clear();
   gpu_by_index_.clear();
   sessions_.clear();
+  allocations_.clear();
   previous_.clear();
   journal_minute_.reset();
   last_t_ = 0;
@@ -377,6 +381,7 @@ Status StoreWriter::WriteTick(const fleet::FleetView& fleet) {
   std::map<std::string, int64_t> added_gpus;
   std::map<SessionKey, int64_t> added_sessions;
   std::set<SessionKey> seen;
+  std::map<AllocationKey, int64_t> allocations;  // This tick's, to allocation_id.
   std::set<int64_t> readable_gpus;
   std::map<std::string, GpuState> states;
   TickRecord tick;
@@ -420,6 +425,10 @@ Status StoreWriter::WriteTick(const fleet::FleetView& fleet) {
       event(gpu_id, "backfill_preempted",
             fmt::format("gpu {}: a backfill lease yields the GPU to a waiting request ({} since the agent started)",
                         g.info.index, n));
+    }
+    if (g.allocated_to) {
+      AllocationKey key{gpu_id, g.allocated_to->pod_namespace, g.allocated_to->pod, g.allocated_to->container};
+      if (s.ok()) s = NoteAllocation(key, t, &allocations);
     }
     if (g.sample.health != fleet::GpuHealth::kOk) continue;
     readable_gpus.insert(gpu_id);
@@ -476,6 +485,7 @@ Status StoreWriter::WriteTick(const fleet::FleetView& fleet) {
   gpu_ids_.insert(added_gpus.begin(), added_gpus.end());
   sessions_.insert(added_sessions.begin(), added_sessions.end());
   for (const SessionKey& key : ended) sessions_.erase(key);
+  allocations_ = std::move(allocations);
   previous_ = std::move(states);
   previous_backend_error_ = fleet.backend_error;
   last_t_ = t;
@@ -489,6 +499,30 @@ Status StoreWriter::WriteTick(const fleet::FleetView& fleet) {
     return EnforceRetention(db_.get(), t, options_.retention);
   }
   return Status::OK();
+}
+
+Status StoreWriter::NoteAllocation(const AllocationKey& key, int64_t t, std::map<AllocationKey, int64_t>* seen) {
+  if (auto it = allocations_.find(key); it != allocations_.end()) {
+    Result<Stmt*> update = db_->Cached("UPDATE pod_allocations SET last_seen = MAX(last_seen, ?) WHERE allocation_id = ?");
+    if (!update.ok()) return update.status();
+    (*seen)[key] = it->second;
+    return update.value()->Bind(1, t).Bind(2, it->second).Run();
+  }
+  Result<Stmt*> insert = db_->Cached(
+      "INSERT INTO pod_allocations (gpu_id, namespace, pod, container, first_seen, last_seen) VALUES (?, ?, ?, ?, ?, ?)");
+  if (!insert.ok()) return insert.status();
+  Status s = insert.value()
+                 ->Bind(1, std::get<0>(key))
+                 .Bind(2, std::get<1>(key))
+                 .Bind(3, std::get<2>(key))
+                 .Bind(4, std::get<3>(key))
+                 .Bind(5, t)
+                 .Bind(6, t)
+                 .Run();
+  if (!s.ok()) return s;
+  (*seen)[key] = db_->last_insert_rowid();
+  return WriteEvent(t, std::get<0>(key), "pod_allocated",
+                    fmt::format("{}/{} container {}", std::get<1>(key), std::get<2>(key), std::get<3>(key)));
 }
 
 Status StoreWriter::WriteNow(const fleet::FleetView& fleet) {

@@ -132,6 +132,11 @@ class StoreWriter {
     int64_t backfill_preemptions = 0;
   };
   using SessionKey = std::tuple<int64_t, int64_t, int64_t>;  // gpu_id, pid, start_ticks
+  // gpu_id, namespace, pod, container: one pod allocation of one GPU.
+  using AllocationKey = std::tuple<int64_t, std::string, std::string, std::string>;
+  // Extends the allocation `key` to `t`, or starts a row for it; notes its
+  // id in `seen` (the allocations of this tick).
+  Status NoteAllocation(const AllocationKey& key, int64_t t, std::map<AllocationKey, int64_t>* seen);
 
   StoreOptions options_;
   std::unique_ptr<Db> db_;
@@ -143,6 +148,7 @@ class StoreWriter {
   std::map<std::string, int64_t> gpu_ids_;  // By UUID.
   std::map<int, int64_t> gpu_by_index_;      // The GPU last seen with a UUID at each index.
   std::map<SessionKey, int64_t> sessions_;
+  std::map<AllocationKey, int64_t> allocations_;  // Open ones, to allocation_id.
   std::map<std::string, GpuState> previous_;  // By UUID.
   std::optional<std::string> previous_backend_error_;
   int64_t last_t_ = 0;

@@ -324,7 +324,8 @@ TEST_F(WriterTest, ASchemaTwoHistoryIsMigratedKeepingItsRows) {
   {  // Back to schema 2, as the previous tarmac left it.
     Result<std::unique_ptr<Db>> db = Db::Open(Path(), Db::Mode::kReadWriteCreate);
     ASSERT_TRUE(db.ok());
-    ASSERT_TRUE(db.value()->Exec("DROP VIEW gpu_hours; ALTER TABLE gpu_rollup_1m DROP COLUMN backfill_seconds; "
+    ASSERT_TRUE(db.value()->Exec("DROP TABLE pod_allocations; "
+                                 "DROP VIEW gpu_hours; ALTER TABLE gpu_rollup_1m DROP COLUMN backfill_seconds; "
                                  "ALTER TABLE gpu_rollup_1h DROP COLUMN backfill_seconds; "
                                  "CREATE VIEW gpu_hours AS SELECT hour FROM gpu_rollup_1h; PRAGMA user_version = 2")
                     .ok());
@@ -335,6 +336,32 @@ TEST_F(WriterTest, ASchemaTwoHistoryIsMigratedKeepingItsRows) {
   EXPECT_EQ(Count("PRAGMA user_version"), kSchemaVersion);
   EXPECT_EQ(Count("SELECT covered_seconds FROM gpu_rollup_1h JOIN gpus USING (gpu_id) WHERE uuid = 'GPU-0'"), 60);
   EXPECT_EQ(Count("SELECT backfill_seconds FROM gpu_hours WHERE uuid = 'GPU-0'"), 0);
+}
+
+// The kubelet's allocations: one row per stretch, continued across a
+// restart of the writer, a new one after a gap.
+TEST_F(WriterTest, PodAllocationsAreKeptAsStretchesAcrossARestart) {
+  auto allocated = [](int64_t t) {
+    fleet::FleetView f = Fleet(t);
+    f.gpus[1].allocated_to = fleet::KubernetesNames{"notebook-0", "research", "lab"};
+    return f;
+  };
+  {
+    std::unique_ptr<StoreWriter> w = OpenWriter();
+    for (int64_t t = kT0; t < kT0 + 20; ++t) ASSERT_TRUE(w->WriteNow(allocated(t)).ok());
+  }
+  {
+    std::unique_ptr<StoreWriter> w = OpenWriter();
+    for (int64_t t = kT0 + 20; t < kT0 + 40; ++t) ASSERT_TRUE(w->WriteNow(allocated(t)).ok());
+    for (int64_t t = kT0 + 40; t < kT0 + 50; ++t) ASSERT_TRUE(w->WriteNow(Fleet(t)).ok());  // The pod went.
+    for (int64_t t = kT0 + 50; t < kT0 + 60; ++t) ASSERT_TRUE(w->WriteNow(allocated(t)).ok());  // And came back.
+  }
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM pod_allocations"), 2);
+  EXPECT_EQ(Count("SELECT last_seen - first_seen FROM pod_allocations ORDER BY first_seen LIMIT 1"), 39);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM pod_allocations a JOIN gpus g USING (gpu_id) WHERE g.uuid = 'GPU-1' AND "
+                  "a.namespace = 'research' AND a.pod = 'notebook-0' AND a.container = 'lab'"),
+            2);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM events WHERE kind = 'pod_allocated'"), 2);
 }
 
 TEST_F(WriterTest, CorruptionFoundWhileRunningMovesTheFileAsideAndIsReported) {

@@ -212,7 +212,7 @@ TEST_F(StoreAgentTest, ReportHistoryExportAndInfoReadWhatTheAgentWrote) {
   RunResult info = Tarmac({"store", "info", "--db", Db(), "--json"});
   ASSERT_EQ(info.exit_code, 0) << info.err;
   json i = json::parse(info.out);
-  EXPECT_EQ(i["schema_version"], 3);
+  EXPECT_EQ(i["schema_version"], store::kSchemaVersion);
   // The stop folded the minute in progress (the report above saw it) and
   // kept it in the journal, for a restart within the same minute.
   EXPECT_GE(i["rows"]["tick_journal"].get<int64_t>(), 1);

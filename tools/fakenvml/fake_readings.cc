@@ -26,9 +26,12 @@ NVML_EXPORT Return nvmlDeviceGetUtilizationRates(nvmlDevice_st* device, Utilizat
   return kSuccess;
 }
 
+// The world's loads are compute only: the video engines idle (and, as on
+// real boards, are not reported under MIG).
 NVML_EXPORT Return nvmlDeviceGetEncoderUtilization(nvmlDevice_st* device, unsigned* u, unsigned* period_us) {
   Dev d = Open(device);
   if (d.r != kSuccess) return d.r;
+  if (d.spec->is_mig_enabled) return kErrorNotSupported;
   if (u == nullptr || period_us == nullptr) return kErrorInvalidArgument;
   *u = 0;
   *period_us = 1000000;

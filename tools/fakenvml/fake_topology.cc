@@ -115,6 +115,16 @@ NVML_EXPORT Return nvmlDeviceGetFieldValues(nvmlDevice_st* device, int count, Fi
         if (Unsupported(d, "pcie_counters")) v.nvmlReturn = kErrorNotSupported;
         else v.value.ullVal = static_cast<unsigned long long>(d.g->pcie_replays);
         break;
+      case kFieldMemoryTemp:  // The simulated HBM runs 5 C above the GPU.
+        v.valueType = kValueTypeUnsignedInt;
+        if (Unsupported(d, "temperature")) v.nvmlReturn = kErrorNotSupported;
+        else v.value.uiVal = static_cast<unsigned>(d.g->temperature_celsius + 5);
+        break;
+      case kFieldNvlinkThroughputDataTx:
+      case kFieldNvlinkThroughputDataRx:  // The world moves no data over NVLink.
+        if (d.g->nvlink_active.empty()) v.nvmlReturn = kErrorNotSupported;
+        else v.value.ullVal = 0;
+        break;
       default: v.nvmlReturn = kErrorNotSupported; break;
     }
   }

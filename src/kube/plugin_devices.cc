@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "kube/plugin_devices.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <tuple>
+
+#include "sched/fleet_slots.h"
+#include "sched/placement.h"
+
+namespace tarmac::kube {
+
+std::vector<PluginDevice> DevicesOf(const fleet::FleetView& fleet, const std::map<int, fleet::GpuLease>& leases,
+                                    const std::set<int>& critical_gpus) {
+  std::vector<PluginDevice> devices;
+  if (!fleet.backend_error.empty()) return devices;
+  for (const fleet::GpuView& g : fleet.gpus) {
+    PluginDevice d;
+    d.id = g.info.uuid;
+    d.numa_node = g.info.numa_node;
+    if (g.sample.health != fleet::GpuHealth::kOk) {
+      d.why_unhealthy = fmt::format("{}: {}", fleet::GpuHealthName(g.sample.health), g.sample.error);
+    } else if (critical_gpus.count(g.info.index) != 0) {
+      d.why_unhealthy = "a critical doctor finding";
+    } else if (auto l = leases.find(g.info.index); l != leases.end() && !l->second.is_pod) {
+      d.why_unhealthy = fmt::format("in tarmac lease {} of {}", l->second.id, l->second.user);
+    }
+    d.is_healthy = d.why_unhealthy.empty();
+    devices.push_back(std::move(d));
+  }
+  return devices;
+}
+
+std::vector<std::string> PreferredDevices(const fleet::FleetView& fleet, const std::vector<std::string>& available,
+                                          const std::vector<std::string>& must_include, int size) {
+  std::vector<sched::GpuSlot> slots = sched::SlotsOf(fleet);
+  std::map<std::string, size_t> by_uuid;
+  for (size_t i = 0; i < slots.size(); ++i) by_uuid[slots[i].uuid] = i;
+  std::set<std::string> offered(available.begin(), available.end());
+  std::vector<std::string> chosen;
+  for (const std::string& id : must_include) {
+    if (std::find(chosen.begin(), chosen.end(), id) == chosen.end()) chosen.push_back(id);
+  }
+  int wanted = size - static_cast<int>(chosen.size());
+  if (wanted <= 0) return chosen;
+  // Placement sees only the offered GPUs not yet chosen as free.
+  for (sched::GpuSlot& s : slots) {
+    bool is_offered = offered.count(s.uuid) != 0 &&
+                      std::find(chosen.begin(), chosen.end(), s.uuid) == chosen.end();
+    s.is_healthy = is_offered;
+    s.memory_total_bytes = 0;
+  }
+  if (chosen.empty()) {
+    sched::GpuWants wants;
+    wants.gpu_count = wanted;
+    if (std::optional<std::vector<int>> picked = sched::PickGpus(slots, wants)) {
+      for (int i : *picked) chosen.push_back(slots[static_cast<size_t>(i)].uuid);
+      return chosen;
+    }
+  }
+  // Around GPUs already chosen (or when placement cannot fit): the offered
+  // GPUs closest to them first: same NVLink domain, PCIe switch, NUMA node.
+  std::vector<const sched::GpuSlot*> anchors;
+  for (const std::string& id : chosen) {
+    if (auto it = by_uuid.find(id); it != by_uuid.end()) anchors.push_back(&slots[it->second]);
+  }
+  auto closeness = [&](const sched::GpuSlot& s) {
+    int nvlink = 0, pcie = 0, numa = 0;
+    for (const sched::GpuSlot* a : anchors) {
+      nvlink += s.nvlink_domain >= 0 && s.nvlink_domain == a->nvlink_domain;
+      pcie += s.pcie_switch >= 0 && s.pcie_switch == a->pcie_switch;
+      numa += s.numa_node >= 0 && s.numa_node == a->numa_node;
+    }
+    return std::make_tuple(-nvlink, -pcie, -numa, s.index);
+  };
+  std::vector<const sched::GpuSlot*> candidates;
+  for (const sched::GpuSlot& s : slots) {
+    if (s.is_healthy) candidates.push_back(&s);
+  }
+  std::sort(candidates.begin(), candidates.end(),
+            [&](const sched::GpuSlot* a, const sched::GpuSlot* b) { return closeness(*a) < closeness(*b); });
+  for (const sched::GpuSlot* s : candidates) {
+    if (wanted == 0) break;
+    chosen.push_back(s->uuid);
+    --wanted;
+  }
+  // IDs this node does not know (never expected): in the kubelet's order.
+  for (const std::string& id : available) {
+    if (wanted == 0) break;
+    if (by_uuid.count(id) != 0 || std::find(chosen.begin(), chosen.end(), id) != chosen.end()) continue;
+    chosen.push_back(id);
+    --wanted;
+  }
+  return chosen;
+}
+
+}  // namespace tarmac::kube

@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// What the device plugin tells the kubelet about the node's GPUs, and which
+// GPUs it prefers for a container. Pure.
+//
+//  - A device is a GPU, by UUID, on its NUMA node (none when unknown).
+//  - It is Unhealthy while the GPU is lost or unresponsive, while the
+//    doctor has a critical finding on it, and while a lease that is not a
+//    pod's holds it (a GPU handed out by tarmac is not offered to pods).
+//  - Preferred allocations come from tarmac's own placement
+//    (sched/placement.h): GPUs joined by NVLink, then under one PCIe
+//    switch, then on one NUMA node; GPUs the kubelet must include are kept
+//    and the rest are the ones closest to them.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "fleet/fleet_view.h"
+
+namespace tarmac::kube {
+
+struct PluginDevice {
+  std::string id;  // The GPU's UUID.
+  bool is_healthy = true;
+  std::optional<int> numa_node;
+  std::string why_unhealthy;  // For the log; empty when healthy.
+  bool operator==(const PluginDevice& o) const {
+    return id == o.id && is_healthy == o.is_healthy && numa_node == o.numa_node;
+  }
+};
+
+// The devices of `fleet` (none while the driver cannot be read). `leases`:
+// the agent's lease on each GPU index; `critical_gpus`: GPU indices with a
+// critical doctor finding.
+std::vector<PluginDevice> DevicesOf(const fleet::FleetView& fleet, const std::map<int, fleet::GpuLease>& leases,
+                                    const std::set<int>& critical_gpus);
+
+// `size` device IDs from `available`, all of `must_include` among them, by
+// topology. Fewer when `available` has fewer; IDs not in `fleet` come last.
+std::vector<std::string> PreferredDevices(const fleet::FleetView& fleet, const std::vector<std::string>& available,
+                                          const std::vector<std::string>& must_include, int size);
+
+}  // namespace tarmac::kube

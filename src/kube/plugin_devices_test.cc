@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "kube/plugin_devices.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace tarmac::kube {
+namespace {
+
+// Eight GPUs: NVLink pairs (0,1) (2,3) (4,5) (6,7); 0-3 on NUMA node 0.
+fleet::FleetView Fleet() {
+  fleet::FleetView f;
+  for (int i = 0; i < 8; ++i) {
+    fleet::GpuView g;
+    g.info.index = i;
+    g.info.uuid = "GPU-" + std::to_string(i);
+    g.info.pci_bus_id = "0000:" + std::to_string(10 + i) + ":00.0";
+    g.info.numa_node = i / 4;
+    f.gpus.push_back(g);
+  }
+  for (int i = 0; i < 8; ++i) f.gpus[static_cast<size_t>(i)].info.nvlink_peer_bus_ids = {f.gpus[static_cast<size_t>(i ^ 1)].info.pci_bus_id};
+  return f;
+}
+
+std::vector<std::string> Sorted(std::vector<std::string> v) {
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+TEST(PluginDevicesTest, UnhealthyWhenLostCriticalOrHeldByANonPodLease) {
+  fleet::FleetView f = Fleet();
+  f.gpus[1].sample.health = fleet::GpuHealth::kLost;
+  f.gpus[2].sample.health = fleet::GpuHealth::kUnresponsive;
+  std::map<int, fleet::GpuLease> leases = {{4, {7, "alice", false, false, false}}, {5, {8, "ml/p", false, false, true}}};
+  std::vector<PluginDevice> d = DevicesOf(f, leases, {6});
+  ASSERT_EQ(d.size(), 8u);
+  std::vector<bool> healthy;
+  for (const PluginDevice& x : d) healthy.push_back(x.is_healthy);
+  EXPECT_EQ(healthy, (std::vector<bool>{true, false, false, true, false, true, false, true}));
+  EXPECT_NE(d[4].why_unhealthy.find("lease 7"), std::string::npos);
+  EXPECT_EQ(d[0].numa_node, 0);
+  EXPECT_EQ(d[7].numa_node, 1);
+  // The driver gone: no devices at all (the kubelet then offers none).
+  f.backend_error = "driver not loaded";
+  EXPECT_TRUE(DevicesOf(f, {}, {}).empty());
+}
+
+TEST(PluginDevicesTest, PrefersNvlinkPairsAndTheGpusClosestToThoseThatMustBeIncluded) {
+  fleet::FleetView f = Fleet();
+  std::vector<std::string> all;
+  for (int i = 0; i < 8; ++i) all.push_back("GPU-" + std::to_string(i));
+  // A pair from a whole set, and a pair when one of it is taken elsewhere.
+  std::vector<std::string> two = Sorted(PreferredDevices(f, all, {}, 2));
+  ASSERT_EQ(two.size(), 2u);
+  int a = std::stoi(two[0].substr(4)), b = std::stoi(two[1].substr(4));
+  EXPECT_EQ(a ^ 1, b);
+  EXPECT_EQ(Sorted(PreferredDevices(f, {"GPU-0", "GPU-2", "GPU-3", "GPU-4"}, {}, 2)),
+            Sorted({"GPU-2", "GPU-3"}));
+  // Must include GPU-5: its NVLink peer, then its NUMA node.
+  EXPECT_EQ(Sorted(PreferredDevices(f, all, {"GPU-5"}, 2)), Sorted({"GPU-4", "GPU-5"}));
+  std::vector<std::string> three = PreferredDevices(f, {"GPU-0", "GPU-5", "GPU-6", "GPU-7"}, {"GPU-5"}, 3);
+  EXPECT_EQ(Sorted(three), Sorted({"GPU-5", "GPU-6", "GPU-7"}));
+  // Four of one NUMA node before mixing nodes.
+  std::vector<std::string> four = Sorted(PreferredDevices(f, all, {}, 4));
+  EXPECT_TRUE(four == Sorted({"GPU-0", "GPU-1", "GPU-2", "GPU-3"}) || four == Sorted({"GPU-4", "GPU-5", "GPU-6", "GPU-7"}));
+  // Fewer offered than asked: all of them.
+  EXPECT_EQ(Sorted(PreferredDevices(f, {"GPU-1"}, {}, 2)), Sorted({"GPU-1"}));
+}
+
+}  // namespace
+}  // namespace tarmac::kube

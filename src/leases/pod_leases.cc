@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// Pod leases (lease_service.h): the GPUs the kubelet hands to pods, in the
+// same book as every other lease, so that no other lease is granted on them
+// and listings, the idle policy and reports see them. The kubelet decides
+// when a pod lease ends; the agent only follows what its APIs say.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "leases/lease_helpers.h"
+#include "leases/lease_service.h"
+
+namespace tarmac::leases {
+
+using namespace lease_helpers;  // NOLINT: this module's own helpers.
+
+namespace {
+
+// Who a pod lease is for before the kubelet names the pod.
+constexpr const char* kUnnamedPod = "kubelet";
+
+std::string PodUser(const fleet::KubernetesNames& k) { return k.pod_namespace + "/" + k.pod; }
+
+}  // namespace
+
+bool LeaseService::CanSave(TimePoint now) {
+  if (!problem_.empty() && state_ != nullptr) {
+    CheckStateFile(now);
+    if (!is_file_lost_ && Flush(now).ok()) problem_.clear();
+  }
+  return problem_.empty();
+}
+
+Status LeaseService::HoldForPod(const std::vector<std::string>& uuids) {
+  Status result = Status::OK();
+  {
+    MutexLock lock(&mu_);
+    TimePoint now = clock_->SteadyNow();
+    if (!has_gpus_) return Status::Unavailable("the agent has not read its GPUs yet");
+    if (!CanSave(now)) return Status::Unavailable(problem_ + "; the agent makes no lease change until it can save it");
+    std::set<int64_t> overlapping;
+    for (const std::string& uuid : uuids) {
+      auto slot = std::find_if(slots_.begin(), slots_.end(), [&](const sched::GpuSlot& g) { return g.uuid == uuid; });
+      if (slot == slots_.end()) return Status::NotFound(fmt::format("no GPU {} on this node", uuid));
+      if (!slot->is_healthy) return Status::FailedPrecondition(fmt::format("GPU {} is not healthy", uuid));
+      for (const auto& [id, l] : book_.leases()) {
+        if (std::find(l.uuids.begin(), l.uuids.end(), uuid) == l.uuids.end()) continue;
+        if (!l.is_pod) {
+          return Status::FailedPrecondition(
+              fmt::format("GPU {} is in lease {} of {} ({})", uuid, id, l.user, sched::LeaseKindName(l)));
+        }
+        overlapping.insert(id);
+      }
+    }
+    if (overlapping.size() == 1) {
+      const sched::Lease& same = *book_.FindLease(*overlapping.begin());
+      if (std::set<std::string>(same.uuids.begin(), same.uuids.end()) ==
+          std::set<std::string>(uuids.begin(), uuids.end())) {
+        return Status::OK();  // The kubelet asks again for what it has.
+      }
+    }
+    Undo undo = Checkpoint();
+    for (int64_t id : overlapping) {
+      EndLease(id, "pod_ended", "the kubelet allocated its GPUs anew", Actor{}, false, now);
+    }
+    sched::Lease lease;
+    lease.uuids = uuids;
+    lease.is_pod = true;
+    lease.user = kUnnamedPod;
+    lease.token = NewToken();
+    Result<int64_t> id = book_.Hold(kAgentCaller, lease, slots_, now);
+    if (!id.ok()) {
+      Rollback(std::move(undo));
+      return id.status();
+    }
+    const sched::Lease& held = *book_.FindLease(id.value());
+    runtime_[held.id];
+    SaveLease(held);
+    Event("granted", held.id, held.uid, held.user, held.gpus, Actor{0, "kubelet"},
+          fmt::format("allocated to a pod by the kubelet (GPU {})", GpuList(held.gpus)));
+    if (Status saved = Flush(now); !saved.ok()) {
+      Rollback(std::move(undo));
+      result = Status::Unavailable(fmt::format("{}; nothing was changed", saved.message()));
+    }
+    PublishMarks();
+  }
+  return result;
+}
+
+void LeaseService::SyncPods(const std::map<std::string, fleet::KubernetesNames>& by_uuid) {
+  MutexLock lock(&mu_);
+  TimePoint now = clock_->SteadyNow();
+  if (!has_gpus_) return;
+  std::set<std::string> covered;
+  std::vector<int64_t> gone;
+  for (const auto& [id, l] : book_.leases()) {
+    if (!l.is_pod) continue;
+    const fleet::KubernetesNames* pod = nullptr;
+    for (const std::string& uuid : l.uuids) {
+      covered.insert(uuid);
+      if (auto it = by_uuid.find(uuid); it != by_uuid.end() && pod == nullptr) pod = &it->second;
+    }
+    if (pod == nullptr) {
+      // A pod that was listed has gone; one never listed yet may be a
+      // moment from its first listing.
+      if (l.user != kUnnamedPod || now - l.granted_at >= kPodGrace) gone.push_back(id);
+      continue;
+    }
+    std::string user = PodUser(*pod);
+    if (user != l.user || pod->container != l.command) {
+      book_.SetOwner(id, user, pod->container);
+      SaveLease(*book_.FindLease(id));
+      Event("pod_named", id, l.uid, user, l.gpus, Actor{0, "kubelet"},
+            fmt::format("pod {} container {} holds GPU {}", user, pod->container, GpuList(l.gpus)));
+    }
+  }
+  for (int64_t id : gone) {
+    EndLease(id, "pod_ended", "no pod holds its GPUs any more (the kubelet's pod resources)", Actor{}, false, now);
+  }
+  // Allocations without a lease: one lease per pod container.
+  std::map<std::string, std::vector<std::string>> unleased;  // "ns/pod/container" -> UUIDs.
+  std::map<std::string, fleet::KubernetesNames> names;
+  for (const auto& [uuid, pod] : by_uuid) {
+    if (covered.count(uuid) != 0) continue;
+    std::string key = PodUser(pod) + "/" + pod.container;
+    unleased[key].push_back(uuid);
+    names[key] = pod;
+  }
+  for (const auto& [key, uuids] : unleased) {
+    sched::Lease lease;
+    lease.uuids = uuids;
+    lease.is_pod = true;
+    lease.user = PodUser(names[key]);
+    lease.command = names[key].container;
+    lease.token = NewToken();
+    Result<int64_t> id = book_.Hold(kAgentCaller, lease, slots_, now);
+    if (!id.ok()) {
+      Event("pod_conflict", 0, 0, lease.user, {}, Actor{},
+            fmt::format("the kubelet lists GPUs {} for {} but the agent cannot lease them: {}", fmt::join(uuids, ","),
+                        key, id.status().message()));
+      continue;
+    }
+    const sched::Lease& held = *book_.FindLease(id.value());
+    runtime_[held.id];
+    SaveLease(held);
+    Event("granted", held.id, held.uid, held.user, held.gpus, Actor{0, "kubelet"},
+          fmt::format("adopted from the kubelet's pod resources: {} (GPU {})", key, GpuList(held.gpus)));
+  }
+  Flush(now).IgnoreError();  // Kept for the next try when it fails; the kubelet lists them again.
+  PublishMarks();
+}
+
+}  // namespace tarmac::leases

@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// The GPUs of a fleet as placement sees them (placement.h): health, memory,
+// NUMA node and NVLink domain, with no lease or foreign use marked (their
+// users add those). One place for the lease service and the kubelet's
+// preferred allocations to agree on topology. Pure.
+#pragma once
+
+#include <vector>
+
+#include "fleet/fleet_view.h"
+#include "sched/placement.h"
+
+namespace tarmac::sched {
+
+// GPUs joined by NVLink, directly or through each other, share a domain
+// (the connected components of the link graph); a GPU without links is -1.
+std::vector<int> NvLinkDomains(const fleet::FleetView& fleet);
+
+// One slot per GPU, slots[i].index == i.
+std::vector<GpuSlot> SlotsOf(const fleet::FleetView& fleet);
+
+}  // namespace tarmac::sched
