@@ -120,8 +120,10 @@ int main(int argc, char** argv) {
   std::string build = argv[1];
   int allocations = argc > 3 ? std::atoi(argv[3]) : 2000;
   const int fall_at_s = 8;
+  const int hang_at_s = 14;
   std::string scenario = "[[gpu]]\ncount = 8\nnvlink = \"all\"\n[[fault]]\nkind = \"fall_off_bus\"\ngpu = 7\nat = \"" +
-                         std::to_string(fall_at_s) + "s\"\n";
+                         std::to_string(fall_at_s) + "s\"\n[[fault]]\nkind = \"nvml_hang\"\ngpu = 6\nat = \"" +
+                         std::to_string(hang_at_s) + "s\"\n";
 
   TempDir kube;
   std::string plugin_dir = kube.path() + "/device-plugins";
@@ -157,7 +159,7 @@ int main(int argc, char** argv) {
     grpc::Status s = stub->Allocate(&c1, request, &response);
     auto t1 = Clock::now();
     if (!s.ok()) {
-      if (s.error_message().find("unhealthy") != std::string::npos) continue;  // GPU 7 fell meanwhile.
+      if (s.error_message().find("unhealthy") != std::string::npos) continue;  // A fault came meanwhile.
       std::fprintf(stderr, "Allocate: %s\n", s.error_message().c_str());
       return 1;
     }
@@ -176,7 +178,7 @@ int main(int argc, char** argv) {
 
   // 2. Health change: the fault's time in the world, to the stream.
   std::string epoch_text = Read(agent->dir.path() + "/world/epoch");
-  double epoch_s = std::stod(epoch_text);
+  double epoch_s = std::stod(epoch_text) / 1e9;  // Nanoseconds since the Unix epoch.
   auto unhealthy = kubelet.WaitForList(
       [&](const v1beta1::ListAndWatchResponse& l) { return KubeletStandIn::HealthOf(l, lost) == "Unhealthy"; });
   if (!unhealthy) {
@@ -189,6 +191,15 @@ int main(int argc, char** argv) {
   double fault_wall = epoch_s + fall_at_s;
   std::printf("health change to the kubelet        %6.0f ms after the GPU fell off the bus (sampling every 1 s)\n",
               (list_wall - fault_wall) * 1000);
+  auto hung = kubelet.WaitForList(
+      [&](const v1beta1::ListAndWatchResponse& l) { return KubeletStandIn::HealthOf(l, ids[6]) == "Unhealthy"; });
+  if (hung) {
+    double now2 = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    double hung_wall = now2 - std::chrono::duration<double>(Clock::now() - hung->at).count();
+    std::printf("health change to the kubelet        %6.0f ms after the GPU's driver calls hung (call_timeout 2 s, "
+                "sampling every 1 s)\n",
+                (hung_wall - (epoch_s + hang_at_s)) * 1000);
+  }
 
   // 3. RSS, against the same agent without [kubernetes].
   std::unique_ptr<Agent> plain = StartAgent(build, scenario, "");

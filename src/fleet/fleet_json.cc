@@ -91,6 +91,10 @@ json GpuToJson(const GpuView& g) {
   Put(j, "nvlink_replay_errors", s.nvlink_replay_errors);
   Put(j, "nvlink_recovery_errors", s.nvlink_recovery_errors);
   Put(j, "pcie_replays", s.pcie_replays);
+  Put(j, "memory_temperature_celsius", s.memory_temperature_celsius);
+  Put(j, "encoder_utilization_ratio", s.encoder_utilization_ratio);
+  Put(j, "decoder_utilization_ratio", s.decoder_utilization_ratio);
+  Put(j, "nvlink_bytes", s.nvlink_bytes);
   if (s.retired_pages) {
     j["retired_pages"] = {{"single_bit", s.retired_pages->single_bit},
                           {"double_bit", s.retired_pages->double_bit},
@@ -288,6 +292,10 @@ GpuView GpuFromJson(const json& j) {
   Get(j, "nvlink_replay_errors", &s.nvlink_replay_errors);
   Get(j, "nvlink_recovery_errors", &s.nvlink_recovery_errors);
   Get(j, "pcie_replays", &s.pcie_replays);
+  Get(j, "memory_temperature_celsius", &s.memory_temperature_celsius);
+  Get(j, "encoder_utilization_ratio", &s.encoder_utilization_ratio);
+  Get(j, "decoder_utilization_ratio", &s.decoder_utilization_ratio);
+  Get(j, "nvlink_bytes", &s.nvlink_bytes);
   if (auto pages = j.find("retired_pages"); pages != j.end() && pages->is_object()) {
     RetiredPages r;
     r.single_bit = pages->value("single_bit", int64_t{0});

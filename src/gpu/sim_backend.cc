@@ -121,6 +121,10 @@ Result<fleet::GpuSample> SimBackend::Sample(int index, unsigned tiers) {
     s.memory_clock_hertz = int64_t{g.memory_clock_mhz} * 1000000;
     if (spec.Supports("clock_event_reasons")) s.clock_event_reasons = g.clock_event_reasons;
     if (spec.Supports("performance_state")) s.performance_state = g.performance_state;
+    if (!spec.is_mig_enabled) {  // Compute-only loads: the video engines idle.
+      s.encoder_utilization_ratio = 0.0;
+      s.decoder_utilization_ratio = 0.0;
+    }
     bool has_process_utilization = spec.Supports("process_utilization") && !spec.is_mig_enabled;
     for (const sim::ProcessState& p : g.processes) {
       fleet::GpuProcess process;
@@ -171,6 +175,9 @@ Result<fleet::GpuSample> SimBackend::Sample(int index, unsigned tiers) {
       s.nvlink_recovery_errors = g.nvlink_recovery_errors;
     }
     if (spec.Supports("pcie_counters")) s.pcie_replays = g.pcie_replays;
+    // The HBM runs 5 C above the GPU; no data moves over NVLink.
+    if (spec.Supports("temperature")) s.memory_temperature_celsius = g.temperature_celsius + 5;
+    if (!g.nvlink_active.empty()) s.nvlink_bytes = 0;
     if (spec.has_ecc && spec.Supports("ecc") && !spec.has_remapped_rows) {
       s.retired_pages = fleet::RetiredPages{g.retired_pages_single_bit, g.retired_pages_double_bit,
                                             g.is_retire_pending};

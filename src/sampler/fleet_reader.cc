@@ -28,6 +28,8 @@ void CarrySlowTier(const fleet::GpuSample& from, fleet::GpuSample* to) {
   to->nvlink_recovery_errors = from.nvlink_recovery_errors;
   to->pcie_replays = from.pcie_replays;
   to->retired_pages = from.retired_pages;
+  to->memory_temperature_celsius = from.memory_temperature_celsius;
+  to->nvlink_bytes = from.nvlink_bytes;
 }
 
 }  // namespace

@@ -35,7 +35,9 @@ class AgentFixture : public SimWorldTest {
                                      "--state-dir",        dir_.path() + "/state", "--http-listen", "127.0.0.1:0"};
     argv.insert(argv.end(), agent.begin(), agent.end());
     argv.insert(argv.end(), extra.begin(), extra.end());
-    agents_.push_back(std::make_unique<Child>(argv, Env(), Log()));
+    std::map<std::string, std::string> env = Env();
+    env.insert(agent_env_.begin(), agent_env_.end());
+    agents_.push_back(std::make_unique<Child>(argv, env, Log()));
     EXPECT_TRUE(WaitUntilServing()) << ReadLog();
     return agents_.back().get();
   }
@@ -136,6 +138,7 @@ class AgentFixture : public SimWorldTest {
   }
 
   std::vector<std::unique_ptr<Child>> agents_;
+  std::map<std::string, std::string> agent_env_;  // Added to the agent's environment.
 };
 
 }  // namespace tarmac::testing
