@@ -2,13 +2,19 @@
 # A one-node Slurm cluster in a temporary directory, for comparing
 # `tarmac run` with `srun --gres=gpu:1`. Needs root, slurm-wlm and munge.
 # Usage: slurm_local.sh start DIR   (prints the SLURM_CONF path when ready)
+#        SLURM_LOCAL_EXTRA: more slurm.conf lines (Prolog=, Epilog=);
+#        SLURM_LOCAL_GRES: the node's Gres= (default gpu:8); a
+#        DIR/gres.conf already there is kept (else placeholder File=s).
 #        slurm_local.sh stop DIR
 set -euo pipefail
 cmd=$1
 dir=$2
 if [[ $cmd == stop ]]; then
   for f in slurmd slurmctld munged; do
-    [[ -f $dir/$f.pid ]] && kill "$(cat "$dir/$f.pid")" 2>/dev/null || true
+    [[ -f $dir/$f.pid ]] || continue
+    pid=$(cat "$dir/$f.pid")
+    kill "$pid" 2>/dev/null || continue
+    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done  # Gone before its files are.
   done
   exit 0
 fi
@@ -48,10 +54,11 @@ GresTypes=gpu
 MpiDefault=none
 ReturnToService=2
 SchedulerType=sched/backfill
-NodeName=$node CPUs=$cpus RealMemory=1000 Gres=gpu:8 State=UNKNOWN
+NodeName=$node CPUs=$cpus RealMemory=1000 Gres=${SLURM_LOCAL_GRES:-gpu:8} State=UNKNOWN
 PartitionName=bench Nodes=$node Default=YES MaxTime=INFINITE State=UP
+${SLURM_LOCAL_EXTRA:-}
 CONF
-echo "Name=gpu File=$dir/dev/nvidia[0-7]" > "$dir/gres.conf"
+[[ -f $dir/gres.conf ]] || echo "Name=gpu File=$dir/dev/nvidia[0-7]" > "$dir/gres.conf"
 export SLURM_CONF=$dir/slurm.conf
 slurmctld -f "$dir/slurm.conf"
 slurmd -f "$dir/slurm.conf"

@@ -17,6 +17,7 @@
 #include "cli/pick_command.h"
 #include "cli/query_command.h"
 #include "cli/status_command.h"
+#include "cli/slurm_command.h"
 #include "cli/zombies_command.h"
 #include "common/clock.h"
 #include "common/log.h"
@@ -68,6 +69,8 @@ int main(int argc, char** argv) {
   CLI::App* doctor_cmd = AddDoctorCommand(&app, &doctor, &global);
   BackfillOptions backfill;
   std::map<std::string, CLI::App*> backfill_cmds = AddBackfillCommand(&app, &backfill, &global);
+  SlurmOptions slurm;
+  std::map<std::string, CLI::App*> slurm_cmds = AddSlurmCommand(&app, &slurm, &global);
   // Shared options are accepted before or after the command name.
   for (CLI::App* cmd : {status_cmd, query_cmd, pick_cmd}) AddGlobalOptions(cmd, &global);
 
@@ -99,6 +102,9 @@ int main(int argc, char** argv) {
   for (const auto& [name, cmd] : backfill_cmds) {
     if (!cmd->parsed()) continue;
     return name == "check" ? RunBackfillCheck(backfill.check) : RunBackfillBatches(name, global, backfill, clock);
+  }
+  for (const auto& [name, cmd] : slurm_cmds) {
+    if (cmd->parsed()) return RunSlurm(name, global, slurm, clock, &logger);
   }
   if (history_cmd->parsed()) return RunHistory(history, clock);
   if (report_cmd->parsed()) return RunReport(report, clock);

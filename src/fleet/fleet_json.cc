@@ -95,6 +95,7 @@ json GpuToJson(const GpuView& g) {
   Put(j, "encoder_utilization_ratio", s.encoder_utilization_ratio);
   Put(j, "decoder_utilization_ratio", s.decoder_utilization_ratio);
   Put(j, "nvlink_bytes", s.nvlink_bytes);
+  Put(j, "vgpu_licensed", s.is_vgpu_licensed);
   if (s.retired_pages) {
     j["retired_pages"] = {{"single_bit", s.retired_pages->single_bit},
                           {"double_bit", s.retired_pages->double_bit},
@@ -296,6 +297,7 @@ GpuView GpuFromJson(const json& j) {
   Get(j, "encoder_utilization_ratio", &s.encoder_utilization_ratio);
   Get(j, "decoder_utilization_ratio", &s.decoder_utilization_ratio);
   Get(j, "nvlink_bytes", &s.nvlink_bytes);
+  Get(j, "vgpu_licensed", &s.is_vgpu_licensed);
   if (auto pages = j.find("retired_pages"); pages != j.end() && pages->is_object()) {
     RetiredPages r;
     r.single_bit = pages->value("single_bit", int64_t{0});

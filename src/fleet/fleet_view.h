@@ -31,6 +31,7 @@ struct GpuLease {
   bool is_backfill = false;  // Preemptible batch work on an otherwise idle GPU.
   bool is_revoking = false;  // A backfill lease being preempted (in its grace).
   bool is_pod = false;       // The kubelet allocated it to a pod.
+  std::string slurm_job = std::string();  // A Slurm job's GPUs (its prolog): the job id.
 };
 
 struct GpuView {

@@ -169,6 +169,9 @@ struct GpuSample {
   // Bytes over all NVLinks, both directions, since the driver loaded
   // (field values 138/139, NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX/RX).
   std::optional<int64_t> nvlink_bytes;
+  // A vGPU in a guest VM: whether its license is held (empty on GPUs that
+  // are not vGPUs).
+  std::optional<bool> is_vgpu_licensed;
   std::optional<int64_t> pcie_replays;  // Since the driver loaded (field value 94).
   std::optional<RetiredPages> retired_pages;  // Field values 29-31; before Ampere only.
 };

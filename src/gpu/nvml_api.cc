@@ -100,6 +100,8 @@ Result<std::unique_ptr<Library>> Library::Load(const std::string& explicit_path)
           &a.DeviceGetCurrentClocksThrottleReasons);
   Resolve(handle, "nvmlDeviceGetPersistenceMode", &a.DeviceGetPersistenceMode);
   Resolve(handle, "nvmlDeviceGetMigMode", &a.DeviceGetMigMode);
+  Resolve(handle, "nvmlDeviceGetVirtualizationMode", &a.DeviceGetVirtualizationMode);
+  Resolve(handle, "nvmlDeviceGetGridLicensableFeatures_v3", &a.DeviceGetGridLicensableFeaturesV3);
   Resolve(handle, "nvmlDeviceGetTotalEccErrors", &a.DeviceGetTotalEccErrors);
   Resolve(handle, "nvmlDeviceGetRemappedRows", &a.DeviceGetRemappedRows);
   Resolve(handle, "nvmlDeviceGetCurrPcieLinkGeneration", &a.DeviceGetCurrPcieLinkGeneration);

@@ -97,6 +97,11 @@ inline constexpr unsigned kFieldMemoryTemp = 82;                // NVML_FI_DEV_M
 inline constexpr unsigned kFieldNvlinkThroughputDataTx = 138;   // ..._NVLINK_THROUGHPUT_DATA_TX (KiB)
 inline constexpr unsigned kFieldNvlinkThroughputDataRx = 139;   // ..._NVLINK_THROUGHPUT_DATA_RX (KiB)
 
+inline constexpr unsigned kGpuVirtualizationModeVgpu = 2;  // NVML_GPU_VIRTUALIZATION_MODE_VGPU (a guest)
+inline constexpr unsigned kGridLicenseBufferSize = 128;     // NVML_GRID_LICENSE_BUFFER_SIZE
+inline constexpr unsigned kGridLicenseFeatureMaxCount = 3;  // NVML_GRID_LICENSE_FEATURE_MAX_COUNT
+inline constexpr int kGridLicenseFeatureCodeVgpu = 1;       // NVML_GRID_LICENSE_FEATURE_CODE_VGPU
+
 // Buffer sizes (NVML_*_BUFFER_SIZE), the _V2 sizes where there are two.
 inline constexpr unsigned kDeviceNameBufferSize = 96;
 inline constexpr unsigned kDeviceUuidBufferSize = 96;
@@ -196,6 +201,22 @@ union Value {  // nvmlValue_t
 };
 static_assert(sizeof(Value) == 8);
 
+struct GridLicensableFeatureV3 {  // nvmlGridLicensableFeature_v3_t
+  int featureCode;                         // nvmlGridLicenseFeatureCode_t
+  unsigned featureState;                   // Non-zero while licensed.
+  char licenseInfo[kGridLicenseBufferSize];
+  char productName[kGridLicenseBufferSize];
+  unsigned featureEnabled;
+};
+static_assert(sizeof(GridLicensableFeatureV3) == 268);
+
+struct GridLicensableFeaturesV3 {  // nvmlGridLicensableFeatures_v3_t
+  int isGridLicenseSupported;
+  unsigned licensableFeaturesCount;
+  GridLicensableFeatureV3 gridLicensableFeatures[kGridLicenseFeatureMaxCount];
+};
+static_assert(sizeof(GridLicensableFeaturesV3) == 812);
+
 struct FieldValue {  // nvmlFieldValue_t
   unsigned fieldId;
   unsigned scopeId;
@@ -292,6 +313,8 @@ struct Api {
   Return (*DeviceGetCurrentClocksThrottleReasons)(Device, unsigned long long*);  // old name
   Return (*DeviceGetPersistenceMode)(Device, int*);         // nvmlDeviceGetPersistenceMode
   Return (*DeviceGetMigMode)(Device, unsigned*, unsigned*);  // nvmlDeviceGetMigMode
+  Return (*DeviceGetVirtualizationMode)(Device, unsigned*);  // nvmlDeviceGetVirtualizationMode
+  Return (*DeviceGetGridLicensableFeaturesV3)(Device, GridLicensableFeaturesV3*);  // ..._v3
   Return (*DeviceGetTotalEccErrors)(Device, int, int, unsigned long long*);
   Return (*DeviceGetRemappedRows)(Device, unsigned*, unsigned*, unsigned*, unsigned*);
   Return (*DeviceGetCurrPcieLinkGeneration)(Device, unsigned*);

@@ -42,7 +42,8 @@ enum class NvmlField {
   kTemperature, kSmClock, kMemoryClock, kClockEventReasons, kThrottleReasons,
   kPerformanceState, kFan, kPcieGeneration, kPcieWidth, kPcieCounters, kEcc,
   kRemappedRows, kNvLink, kComputeProcesses, kGraphicsProcesses, kProcessUtilization,
-  kSamples, kGpm, kErrorCounters, kEncoder, kDecoder, kMemoryAndNvlinkFields, kCount,
+  kSamples, kGpm, kErrorCounters, kEncoder, kDecoder, kMemoryAndNvlinkFields, kVgpuLicense,
+  kCount,
 };
 
 class NvmlBackend final : public GpuBackend {

@@ -275,6 +275,28 @@ void NvmlBackend::ReadSlow(DeviceState& d, int index, fleet::GpuSample* s) {
       if (v[1] && v[2]) s->nvlink_bytes = static_cast<int64_t>((*v[1] + *v[2]) * 1024);
     }
   }
+  // A vGPU guest's license (GPUs that are not vGPUs answer no mode or
+  // another one, and are left empty).
+  unsigned mode = 0;
+  if (api.DeviceGetGridLicensableFeaturesV3 != nullptr &&
+      ok(NvmlField::kVgpuLicense, "nvmlDeviceGetVirtualizationMode", api.DeviceGetVirtualizationMode, &mode)) {
+    if (mode != nvml::kGpuVirtualizationModeVgpu) {
+      d.unsupported[static_cast<size_t>(NvmlField::kVgpuLicense)] = true;  // Fixed for the GPU's life.
+    } else {
+      nvml::GridLicensableFeaturesV3 features{};
+      if (ok(NvmlField::kVgpuLicense, "nvmlDeviceGetGridLicensableFeatures_v3", api.DeviceGetGridLicensableFeaturesV3,
+             &features) &&
+          features.isGridLicenseSupported != 0) {
+        bool is_licensed = false;
+        unsigned n = std::min(features.licensableFeaturesCount, nvml::kGridLicenseFeatureMaxCount);
+        for (unsigned f = 0; f < n; ++f) {
+          const nvml::GridLicensableFeatureV3& feature = features.gridLicensableFeatures[f];
+          if (feature.featureCode == nvml::kGridLicenseFeatureCodeVgpu && feature.featureState != 0) is_licensed = true;
+        }
+        s->is_vgpu_licensed = is_licensed;
+      }
+    }
+  }
   unsigned long long count = 0;
   auto ecc = [&](int type, int counter, std::optional<int64_t>* out) {
     if (ok(NvmlField::kEcc, "nvmlDeviceGetTotalEccErrors", api.DeviceGetTotalEccErrors, type,

@@ -178,6 +178,7 @@ Result<fleet::GpuSample> SimBackend::Sample(int index, unsigned tiers) {
     // The HBM runs 5 C above the GPU; no data moves over NVLink.
     if (spec.Supports("temperature")) s.memory_temperature_celsius = g.temperature_celsius + 5;
     if (!g.nvlink_active.empty()) s.nvlink_bytes = 0;
+    if (spec.is_vgpu) s.is_vgpu_licensed = spec.is_vgpu_licensed;
     if (spec.has_ecc && spec.Supports("ecc") && !spec.has_remapped_rows) {
       s.retired_pages = fleet::RetiredPages{g.retired_pages_single_bit, g.retired_pages_double_bit,
                                             g.is_retire_pending};

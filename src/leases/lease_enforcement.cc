@@ -188,7 +188,7 @@ void LeaseService::CheckClients(TimePoint now) {
   for (const auto& [id, l] : book_.leases()) {
     // A lease for a job ends with its client, whatever state it was in;
     // one without a known client has no one to end it and ends now.
-    if (!l.is_reservation && !l.is_pod && !IsAlive(l.holder)) gone_leases.emplace_back(id, l.holder.pid);
+    if (!l.is_reservation && !sched::IsExternal(l) && !IsAlive(l.holder)) gone_leases.emplace_back(id, l.holder.pid);
   }
   for (const auto& [id, pid] : gone_leases) {
     EndLease(id, "client_gone",
@@ -206,8 +206,9 @@ void LeaseService::CheckClients(TimePoint now) {
 }
 
 IdleAction LeaseService::IdleActionFor(const sched::Lease& l) const {
-  // The kubelet owns a pod's GPUs: an idle pod is reported, never ended.
-  if (l.is_pod) return IdleAction::kWarn;
+  // The kubelet or Slurm owns those GPUs: an idle pod or job is reported,
+  // never ended by tarmac.
+  if (sched::IsExternal(l)) return IdleAction::kWarn;
   if (auto it = policy_.idle_action_by_user.find(l.user); it != policy_.idle_action_by_user.end()) return it->second;
   if (auto it = policy_.idle_action_by_priority.find(l.priority); it != policy_.idle_action_by_priority.end()) {
     return it->second;
@@ -331,6 +332,14 @@ void LeaseService::Enforce(const fleet::FleetView& fleet, TimePoint now) {
     }
     slots_ = std::move(slots);
     has_gpus_ = true;
+    processes_by_gpu_.clear();
+    for (const fleet::GpuView& g : fleet.gpus) {
+      for (const fleet::ProcessView& p : g.processes) {
+        if (p.details.exists) {
+          processes_by_gpu_[g.info.index].push_back({p.details.pid, p.details.uid, p.details.start_ticks, 0, p.details.name});
+        }
+      }
+    }
     MarkBackfill(fleet, by_gpu, now);
   }
   CheckClients(now);

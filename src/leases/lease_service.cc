@@ -78,11 +78,11 @@ Status LeaseService::Restore() {
   int reattached = 0;
   int ended = 0;
   for (const sched::Lease& l : leases) {
-    if (l.is_reservation || l.is_pod || IsAlive(l.holder)) {
+    if (l.is_reservation || sched::IsExternal(l) || IsAlive(l.holder)) {
       ++reattached;
       runtime_[l.id];
       Event("reattached", l.id, l.uid, l.user, l.gpus, Actor{},
-            l.is_reservation || l.is_pod ? fmt::format("{} restored after an agent restart", sched::LeaseKindName(l))
+            l.is_reservation || sched::IsExternal(l) ? fmt::format("{} restored after an agent restart", sched::LeaseKindName(l))
                                          : fmt::format("its client (pid {}) still runs", l.holder.pid));
       continue;
     }
@@ -130,6 +130,8 @@ const std::vector<LeaseService::MethodEntry>& LeaseService::Methods() {
       {"events", Access::kAnyone, false, &LeaseService::OnEvents},
       {"zombies", Access::kAnyone, false, &LeaseService::OnZombies},
       {"zombies.kill", Access::kOwnerOrAdmin, false, &LeaseService::OnZombiesKill},
+      {"slurm.prolog", Access::kOwnerOrAdmin, true, &LeaseService::OnSlurmProlog},
+      {"slurm.epilog", Access::kOwnerOrAdmin, true, &LeaseService::OnSlurmEpilog},
   };
   return kMethods;
 }
@@ -260,9 +262,10 @@ Result<json> LeaseService::OnExtend(const Call& c) {
   if (by == c.params.end() || !by->is_number_integer()) {
     return Status::InvalidArgument("params.seconds: expected an integer");
   }
-  if (const sched::Lease* l = book_.FindLease(id.value()); l != nullptr && l->is_pod) {
-    return Status::FailedPrecondition(fmt::format("lease {} is a pod lease", id.value()),
-                                      "a pod lease has no end of its own: the kubelet ends it");
+  if (const sched::Lease* l = book_.FindLease(id.value()); l != nullptr && sched::IsExternal(*l)) {
+    return Status::FailedPrecondition(fmt::format("lease {} is a {} lease", id.value(), sched::LeaseKindName(*l)),
+                                      l->is_pod ? "a pod lease has no end of its own: the kubelet ends it"
+                                                : "a Slurm job's lease ends with the job: use scontrol");
   }
   Status s = book_.Extend(c.caller, id.value(), seconds(by->get<int64_t>()), c.now);
   if (!s.ok()) return s;
@@ -370,6 +373,10 @@ Result<json> LeaseService::Release(int64_t id, const ipc::PeerCredentials& peer,
     if (l->is_pod) {
       return Status::FailedPrecondition(fmt::format("lease {} is {}'s pod lease", id, l->user),
                                         "the kubelet ends it when the pod goes: delete the pod");
+    }
+    if (!l->slurm_job.empty()) {
+      return Status::FailedPrecondition(fmt::format("lease {} holds the GPUs of Slurm job {}", id, l->slurm_job),
+                                        "the job's epilog ends it: scancel the job");
     }
     if (!caller.is_admin && caller.uid != l->uid) {
       return Status::PermissionDenied(fmt::format("lease {} belongs to {}", id, l->user),
@@ -534,7 +541,8 @@ void LeaseService::PublishMarks() {
   for (const auto& [id, l] : book_.leases()) {
     for (int g : l.gpus) {
       marks->leases[g] =
-          fleet::GpuLease{id, l.user, l.priority == sched::Priority::kBackfill, l.revoking_since.has_value(), l.is_pod};
+          fleet::GpuLease{id, l.user, l.priority == sched::Priority::kBackfill, l.revoking_since.has_value(), l.is_pod,
+                          l.slurm_job};
     }
   }
   marks->preemptions = backfill_preemptions_by_gpu_;

@@ -134,6 +134,11 @@ class LeaseService {
   void SyncPods(const std::map<std::string, fleet::KubernetesNames>& by_uuid) EXCLUDES(mu_);
   static constexpr std::chrono::seconds kPodGrace{60};
 
+  // Slurm jobs (slurm.prolog and slurm.epilog in the API, docs/slurm.md):
+  // the prolog records the job's GPUs as a lease of kind "slurm" owned by
+  // the job's user; the epilog ends it and terminates what the job's user
+  // left on those GPUs (verified, audited), and answers the job's use.
+
   // Records an event that concerns no lease (a backfill batch's, kind
   // "batch_..."), by `actor_uid` (-1: the agent's own), saved at once when
   // the store works, else with the next change.
@@ -257,6 +262,9 @@ class LeaseService {
   Result<nlohmann::json> OnEvents(const Call& c) REQUIRES(mu_);
   Result<nlohmann::json> OnZombies(const Call& c) REQUIRES(mu_);
   Result<nlohmann::json> OnZombiesKill(const Call& c) REQUIRES(mu_);
+  // slurm.prolog and slurm.epilog (slurm_jobs.cc).
+  Result<nlohmann::json> OnSlurmProlog(const Call& c) REQUIRES(mu_);
+  Result<nlohmann::json> OnSlurmEpilog(const Call& c) REQUIRES(mu_);
   Result<nlohmann::json> Request(const nlohmann::json& params, const ipc::PeerCredentials& peer,
                                  const sched::Caller& caller, TimePoint now) REQUIRES(mu_);
   Result<nlohmann::json> Get(int64_t id, const sched::Caller& viewer, TimePoint now) const REQUIRES(mu_);
@@ -338,6 +346,9 @@ class LeaseService {
   mutable Mutex mu_;
   sched::LeaseBook book_ GUARDED_BY(mu_);
   std::vector<sched::GpuSlot> slots_ GUARDED_BY(mu_);
+  // The processes on each GPU index at the last tick (what a Slurm job's
+  // epilog looks for).
+  std::map<int, std::vector<ProcessIdentity>> processes_by_gpu_ GUARDED_BY(mu_);
   bool has_gpus_ GUARDED_BY(mu_) = false;
   sched::ZombieTracker zombies_ GUARDED_BY(mu_);
   BackfillGate backfill_ GUARDED_BY(mu_);

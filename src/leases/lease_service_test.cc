@@ -777,5 +777,76 @@ TEST_F(LeaseServiceTest, AnIdlePodIsReportedButNeverEndedWhateverThePolicy) {
   EXPECT_FALSE(kinds.count("idle_terminated"));
 }
 
+
+// --- Slurm jobs -----------------------------------------------------------------
+
+TEST_F(LeaseServiceTest, ASlurmJobsGpusAreALeaseFromItsPrologToItsEpilog) {
+  processes_.Add(500, 1001, 10);  // A `tarmac run` client.
+  processes_.Add(7001, 1005, 71);  // The job's process, left behind.
+  processes_.Add(7002, 1009, 72);  // Another user's process on the same GPU.
+  std::unique_ptr<LeaseService> s = Make();
+  auto fleet = [] {
+    return Fleet(4, {{2, testing::Process(7001, 2 * kGiB, 0, 1005, "python", 1, 71)},
+                     {2, testing::Process(7002, 1 * kGiB, 0, 1009, "python", 1, 72)}});
+  };
+  s->OnTick(fleet(), clock_.SteadyNow());
+  json prolog = {{"job", "4242"}, {"uid", 1005}, {"user", "erin"}, {"gpus", {2, 3}}};
+  // Only Slurm (root) runs the prolog.
+  EXPECT_EQ(Call(s.get(), "slurm.prolog", prolog, 1005)["error"]["code"], ipc::kErrorPermissionDenied);
+  json held = Call(s.get(), "slurm.prolog", prolog, 0);
+  ASSERT_TRUE(held["ok"].get<bool>()) << held.dump();
+  EXPECT_EQ(held["result"]["lease"]["kind"], "slurm");
+  EXPECT_EQ(held["result"]["lease"]["user"], "erin");
+  EXPECT_EQ(held["result"]["lease"]["uid"], 1005);
+  EXPECT_EQ(held["result"]["lease"]["slurm_job"], "4242");
+  int64_t id = held["result"]["lease"]["id"].get<int64_t>();
+  // Run twice: the same lease.
+  EXPECT_EQ(Call(s.get(), "slurm.prolog", prolog, 0)["result"]["lease"]["id"], id);
+  // tarmac run waits for the job's GPUs; nobody releases them but the epilog.
+  EXPECT_EQ(Call(s.get(), "lease.request", {{"uuids", {"GPU-2"}}})["result"]["state"], "queued");
+  EXPECT_EQ(Call(s.get(), "lease.release", {{"id", id}}, 0)["error"]["code"], ipc::kErrorBadRequest);
+  // Bad input changes nothing.
+  EXPECT_EQ(Call(s.get(), "slurm.prolog", {{"job", "x1"}, {"uid", 1}, {"user", "u"}, {"gpus", {0}}}, 0)["error"]["code"],
+            ipc::kErrorBadRequest);
+  json unknown = Call(s.get(), "slurm.prolog", {{"job", "9"}, {"uid", 1}, {"user", "u"}, {"gpus", {7}}}, 0);
+  EXPECT_NE(unknown["error"]["message"].get<std::string>().find("no GPU 7"), std::string::npos) << unknown.dump();
+  EXPECT_EQ(Call(s.get(), "slurm.epilog", {{"job", "999"}}, 0)["error"]["code"], ipc::kErrorNotFound);
+
+  // The restart keeps it.
+  s.reset();
+  s = Make();
+  ASSERT_TRUE(s->Restore().ok());
+  s->OnTick(fleet(), clock_.SteadyNow());
+  clock_.Advance(seconds(60));
+  // The epilog: the lease ends, the job's leftover is terminated, the
+  // other user's process is not.
+  json ended = Call(s.get(), "slurm.epilog", {{"job", "4242"}}, 0);
+  ASSERT_TRUE(ended["ok"].get<bool>()) << ended.dump();
+  EXPECT_EQ(ended["result"]["lease"], id);
+  ASSERT_EQ(ended["result"]["terminated"].size(), 1u) << ended.dump();
+  EXPECT_EQ(ended["result"]["terminated"][0]["pid"], 7001);
+  EXPECT_NEAR(ended["result"]["held_seconds"].get<double>(), 60, 1);
+  ASSERT_EQ(processes_.signals.size(), 1u);
+  EXPECT_EQ(processes_.signals[0], std::make_pair(int64_t{7001}, SIGTERM));
+  json leases = Call(s.get(), "leases", json::object())["result"]["leases"];
+  for (const json& l : leases) EXPECT_NE(l["kind"], "slurm") << leases.dump();
+}
+
+TEST_F(LeaseServiceTest, AJobsPrologTakesGpusWhoseLastJobsEpilogWasMissedButNeverAReservation) {
+  processes_.Add(500, 1001, 10);
+  std::unique_ptr<LeaseService> s = Make();
+  s->OnTick(Fleet(4), clock_.SteadyNow());
+  ASSERT_TRUE(Call(s.get(), "slurm.prolog", {{"job", "1"}, {"uid", 1005}, {"user", "erin"}, {"gpus", {0, 1}}}, 0)["ok"]);
+  json next = Call(s.get(), "slurm.prolog", {{"job", "2"}, {"uid", 1006}, {"user", "finn"}, {"gpus", {1}}}, 0);
+  ASSERT_TRUE(next["ok"].get<bool>()) << next.dump();
+  json leases = Call(s.get(), "leases", json::object())["result"]["leases"];
+  ASSERT_EQ(leases.size(), 1u);
+  EXPECT_EQ(leases[0]["slurm_job"], "2");
+  ASSERT_EQ(Call(s.get(), "lease.request", {{"uuids", {"GPU-3"}}, {"kind", "reservation"}})["result"]["state"], "granted");
+  json clash = Call(s.get(), "slurm.prolog", {{"job", "3"}, {"uid", 1005}, {"user", "erin"}, {"gpus", {3}}}, 0);
+  EXPECT_EQ(clash["error"]["code"], ipc::kErrorBadRequest) << clash.dump();
+  EXPECT_NE(clash["error"]["message"].get<std::string>().find("reservation"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tarmac::leases

@@ -94,6 +94,11 @@ const std::vector<GpuFamily>& DcgmGpuFamilies() {
        [](const fleet::GpuView& g) { return Scaled(g.sample.dram_active_ratio, 1.0); }},
       {{"DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", "counter", "Total number of NVLink bandwidth counters for all lanes."},
        [](const fleet::GpuView& g) { return Scaled(g.sample.nvlink_bytes, 1.0); }},
+      {{"DCGM_FI_DEV_VGPU_LICENSE_STATUS", "gauge", "vGPU License status"},
+       [](const fleet::GpuView& g) -> std::optional<double> {
+         if (!g.sample.is_vgpu_licensed) return std::nullopt;  // Not a vGPU.
+         return *g.sample.is_vgpu_licensed ? 1.0 : 0.0;
+       }},
   };
   return kFamilies;
 }

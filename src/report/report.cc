@@ -96,13 +96,19 @@ struct Builder {
   }
 
   // Owners, and the share of process memory-time on idle processes.
-  // Owners by the pod (or namespace) the kubelet allocated GPUs to.
-  Status AddPodOwners() {
-    Result<std::vector<store::PodUsage>> rows = store::QueryPodUsage(db, first_hour, end_hour);
+  // Owners by another scheduler's allocations: the pod (or namespace) the
+  // kubelet allocated GPUs to, or the Slurm job.
+  Status AddAllocationOwners() {
+    bool is_slurm = request.by == GroupBy::kSlurmJob;
+    Result<std::vector<store::AllocationUsage>> rows =
+        store::QueryAllocationUsage(db, is_slurm ? "slurm" : "pod", first_hour, end_hour);
     if (!rows.ok()) return rows.status();
     std::map<std::string, OwnerLine> by_owner;
-    for (const store::PodUsage& r : rows.value()) {
-      std::string owner = request.by == GroupBy::kNamespace ? r.pod_namespace : r.pod_namespace + "/" + r.pod;
+    std::map<std::string, std::pair<double, double>> utilization;  // permille-seconds, readable seconds.
+    for (const store::AllocationUsage& r : rows.value()) {
+      std::string owner = is_slurm                                 ? fmt::format("job {} ({})", r.name, r.scope)
+                          : request.by == GroupBy::kNamespace ? r.scope
+                                                               : r.scope + "/" + r.name;
       OwnerLine& o = by_owner[owner];
       o.owner = owner;
       double known = static_cast<double>(r.allocated_seconds - r.unknown_seconds);
@@ -111,8 +117,15 @@ struct Builder {
       double idle_hours = static_cast<double>(r.idle_seconds) / 3600;
       o.held_idle_hours += idle_hours;
       o.idle_cost += idle_hours * (price.count(r.gpu_id) ? price[r.gpu_id] : 0.0);
+      utilization[owner].first += static_cast<double>(r.utilization_permille_seconds);
+      utilization[owner].second += known;
+      if (r.memory_max_mib) o.memory_max_mib = std::max(o.memory_max_mib.value_or(0), *r.memory_max_mib);
     }
-    for (auto& [name, o] : by_owner) report.owners.push_back(o);
+    for (auto& [name, o] : by_owner) {
+      const auto& [permille_seconds, seconds] = utilization[name];
+      if (seconds > 0) o.mean_utilization_ratio = permille_seconds / seconds / 1000;
+      report.owners.push_back(o);
+    }
     std::sort(report.owners.begin(), report.owners.end(), [](const OwnerLine& a, const OwnerLine& b) {
       return a.held_idle_hours != b.held_idle_hours ? a.held_idle_hours > b.held_idle_hours : a.owner < b.owner;
     });
@@ -120,7 +133,7 @@ struct Builder {
   }
 
   Status AddOwners() {
-    if (request.by == GroupBy::kPod || request.by == GroupBy::kNamespace) return AddPodOwners();
+    if (IsAllocationGrouping(request.by)) return AddAllocationOwners();
     Result<std::vector<store::OwnerUsage>> rows = store::QueryOwnerUsage(
         db, request.by == GroupBy::kContainer ? store::OwnerKey::kWorkload : store::OwnerKey::kUser, first_hour,
         end_hour);
@@ -175,7 +188,8 @@ constexpr std::pair<GroupBy, const char*> kGroupByNames[] = {{GroupBy::kGpu, "gp
                                                              {GroupBy::kUser, "user"},
                                                              {GroupBy::kContainer, "container"},
                                                              {GroupBy::kPod, "pod"},
-                                                             {GroupBy::kNamespace, "namespace"}};
+                                                             {GroupBy::kNamespace, "namespace"},
+                                                             {GroupBy::kSlurmJob, "slurm-job"}};
 }  // namespace
 
 const char* GroupByName(GroupBy by) {
@@ -201,6 +215,7 @@ const char* OwnerKindText(GroupBy by) {
     case GroupBy::kContainer: return "container, pod or job";
     case GroupBy::kPod: return "pod (kubelet allocation)";
     case GroupBy::kNamespace: return "namespace (kubelet allocation)";
+    case GroupBy::kSlurmJob: return "Slurm job (prolog to epilog)";
     case GroupBy::kGpu: break;
   }
   return "gpu";

@@ -22,10 +22,15 @@
 namespace tarmac::report {
 
 // Owners by user, by workload (container, pod or Slurm job of a process),
-// or by the pod / namespace the kubelet allocated GPUs to ([kubernetes]):
-// for those, held = allocated, busy = allocated and above the idle
-// threshold, held idle = allocated and idle, whether or not a process ran.
-enum class GroupBy { kGpu, kUser, kContainer, kPod, kNamespace };
+// by the pod / namespace the kubelet allocated GPUs to ([kubernetes]), or
+// by the Slurm job whose prolog recorded them: for those, held =
+// allocated, busy = allocated and above the idle threshold, held idle =
+// allocated and idle, whether or not a process ran.
+enum class GroupBy { kGpu, kUser, kContainer, kPod, kNamespace, kSlurmJob };
+// Whether owners are another scheduler's allocations.
+inline bool IsAllocationGrouping(GroupBy by) {
+  return by == GroupBy::kPod || by == GroupBy::kNamespace || by == GroupBy::kSlurmJob;
+}
 
 // "gpu", "user", "container", "pod", "namespace"; and back (false: unknown).
 const char* GroupByName(GroupBy by);
@@ -78,6 +83,10 @@ struct OwnerLine {
   double gpu_hours_busy = 0;  // ... computing (SM above 0).
   double held_idle_hours = 0;  // ... holding memory at 0 % SM.
   double idle_cost = 0;
+  // Allocation groupings: mean utilization of its GPUs while allocated
+  // (readable time), and the most memory used on one of them in a minute.
+  std::optional<double> mean_utilization_ratio;
+  std::optional<int64_t> memory_max_mib;
 };
 
 struct HeldIdleProcess {

@@ -25,6 +25,7 @@ std::string OwnerHeading(GroupBy by) {
     case GroupBy::kUser: return "USER";
     case GroupBy::kPod: return "NAMESPACE/POD";
     case GroupBy::kNamespace: return "NAMESPACE";
+    case GroupBy::kSlurmJob: return "SLURM JOB (USER)";
     default: return "CONTAINER / POD / JOB";
   }
 }
@@ -75,15 +76,23 @@ std::string RenderText(const Report& r) {
   if (r.by != GroupBy::kGpu) {
     out += fmt::format("\n{:<32}{:>12}{:>12}{:>14}", OwnerHeading(r.by),
                        "GPU-h HELD", "GPU-h BUSY", "HELD-IDLE h");
+    bool is_allocation = IsAllocationGrouping(r.by);
+    if (is_allocation) out += fmt::format("{:>11}{:>12}", "MEAN UTIL", "PEAK MEM");
     if (r.has_costs) out += fmt::format("{:>14}", "IDLE COST");
     out += "\n";
     if (r.owners.empty()) {
-      out += r.by == GroupBy::kPod || r.by == GroupBy::kNamespace ? "(no GPU allocated to a pod in this range)\n"
-                                                                  : "(no GPU processes in this range)\n";
+      out += r.by == GroupBy::kSlurmJob ? "(no Slurm job held GPUs in this range)\n"
+             : is_allocation            ? "(no GPU allocated to a pod in this range)\n"
+                                        : "(no GPU processes in this range)\n";
     }
     for (const OwnerLine& o : r.owners) {
       out += fmt::format("{:<32}{:>12.1f}{:>12.1f}{:>14.1f}", Cut(o.owner, 31), o.gpu_hours_held, o.gpu_hours_busy,
                          o.held_idle_hours);
+      if (is_allocation) {
+        out += fmt::format("{:>11}{:>12}",
+                           o.mean_utilization_ratio ? fmt::format("{:.0f} %", *o.mean_utilization_ratio * 100) : "-",
+                           o.memory_max_mib ? fmt::format("{} MiB", *o.memory_max_mib) : "-");
+      }
       if (r.has_costs) out += fmt::format("{:>14}", fmt::format("{} {:.2f}", r.currency, o.idle_cost));
       out += "\n";
     }
@@ -149,6 +158,8 @@ std::string RenderJson(const Report& r) {
                         {"gpu_hours_busy", o.gpu_hours_busy},
                         {"held_idle_hours", o.held_idle_hours}};
     if (r.has_costs) x["idle_cost"] = o.idle_cost;
+    if (o.mean_utilization_ratio) x["mean_utilization_ratio"] = *o.mean_utilization_ratio;
+    if (o.memory_max_mib) x["memory_max_mib"] = *o.memory_max_mib;
     j["owners"].push_back(x);
   }
   j["top_held_idle"] = nlohmann::json::array();
@@ -183,10 +194,13 @@ std::string RenderCsv(const Report& r) {
     }
     return out;
   }
-  out = fmt::format("{},gpu_hours_held,gpu_hours_busy,held_idle_hours,idle_cost\n", ByName(r.by));
+  out = fmt::format("{},gpu_hours_held,gpu_hours_busy,held_idle_hours,idle_cost,mean_utilization_ratio,memory_max_mib\n",
+                    ByName(r.by));
   for (const OwnerLine& o : r.owners) {
-    out += fmt::format("{},{:.3f},{:.3f},{:.3f},{}\n", CsvField(o.owner), o.gpu_hours_held, o.gpu_hours_busy,
-                       o.held_idle_hours, r.has_costs ? fmt::format("{:.2f}", o.idle_cost) : "");
+    out += fmt::format("{},{:.3f},{:.3f},{:.3f},{},{},{}\n", CsvField(o.owner), o.gpu_hours_held, o.gpu_hours_busy,
+                       o.held_idle_hours, r.has_costs ? fmt::format("{:.2f}", o.idle_cost) : "",
+                       o.mean_utilization_ratio ? fmt::format("{:.4f}", *o.mean_utilization_ratio) : "",
+                       o.memory_max_mib ? std::to_string(*o.memory_max_mib) : "");
   }
   return out;
 }

@@ -46,6 +46,8 @@ fleet::FleetView Fleet(int64_t t) {
     // for the last half hour, which it leaves idle.
     if (i == 0) g.allocated_to = fleet::KubernetesNames{"train-0", "ml", "trainer"};
     if (i == 1 && t >= kT0 + 5400) g.allocated_to = fleet::KubernetesNames{"notebook-0", "research", "lab"};
+    // Slurm: GPU 0 to job 4242 of erin for the first hour.
+    if (i == 0 && t < kT0 + 3600) g.lease = fleet::GpuLease{9, "erin", false, false, false, "4242"};
     f.gpus.push_back(g);
   }
   return f;
@@ -142,6 +144,25 @@ TEST_F(ReportTest, ByPodAndNamespaceCountTheKubeletsAllocationsIdleOrNot) {
   EXPECT_NEAR(ns.owners[1].gpu_hours_held, 2.0, 0.01);
   // The process owners are unchanged by the allocations.
   EXPECT_EQ(Build().owners.size(), 1u);
+}
+
+TEST_F(ReportTest, BySlurmJobTheJobsGpuHoursUtilizationAndPeakMemory) {
+  Report r = Build(GroupBy::kSlurmJob);
+  ASSERT_EQ(r.owners.size(), 1u);
+  const OwnerLine& job = r.owners[0];
+  EXPECT_EQ(job.owner, "job 4242 (erin)");
+  EXPECT_NEAR(job.gpu_hours_held, 1.0, 0.01);
+  EXPECT_NEAR(job.gpu_hours_busy, 1.0, 0.01);
+  EXPECT_NEAR(job.held_idle_hours, 0.0, 0.01);
+  ASSERT_TRUE(job.mean_utilization_ratio.has_value());
+  EXPECT_NEAR(*job.mean_utilization_ratio, 0.8, 0.01);
+  EXPECT_EQ(job.memory_max_mib, 2048);
+  std::string text = RenderText(r);
+  EXPECT_NE(text.find("SLURM JOB (USER)"), std::string::npos) << text;
+  EXPECT_NE(text.find("80 %"), std::string::npos) << text;
+  EXPECT_NE(text.find("2048 MiB"), std::string::npos) << text;
+  EXPECT_NE(RenderCsv(r).find("slurm-job,gpu_hours_held"), std::string::npos);
+  EXPECT_NE(RenderJson(r).find("\"memory_max_mib\": 2048"), std::string::npos);
 }
 
 TEST_F(ReportTest, RenderingsCarryTheSameFigures) {

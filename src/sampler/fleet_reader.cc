@@ -30,6 +30,7 @@ void CarrySlowTier(const fleet::GpuSample& from, fleet::GpuSample* to) {
   to->retired_pages = from.retired_pages;
   to->memory_temperature_celsius = from.memory_temperature_celsius;
   to->nvlink_bytes = from.nvlink_bytes;
+  to->is_vgpu_licensed = from.is_vgpu_licensed;
 }
 
 }  // namespace

@@ -155,6 +155,7 @@ std::vector<Lease> LeaseBook::Decide(const std::vector<GpuSlot>& gpus, TimePoint
 
 const char* LeaseKindName(const Lease& lease) {
   if (lease.is_pod) return "pod";
+  if (!lease.slurm_job.empty()) return "slurm";
   return lease.is_reservation ? "reservation" : "run";
 }
 

@@ -86,10 +86,16 @@ struct Lease {
   // when it ends; `user` is "namespace/pod" once the pod is known
   // ("kubelet" until then), `command` its container.
   bool is_pod = false;
+  // A Slurm job's GPUs (kind "slurm"), from its prolog to its epilog: the
+  // job id; `user` and `uid` are the job's owner.
+  std::string slurm_job;
 };
 
 // What a lease is, as listings and the saved state name it.
 const char* LeaseKindName(const Lease& lease);
+// Whether another scheduler (the kubelet, Slurm) decides when the lease
+// ends: it has no client to outlive and no one releases it through tarmac.
+inline bool IsExternal(const Lease& lease) { return lease.is_pod || !lease.slurm_job.empty(); }
 
 struct Pending {
   int64_t id = 0;

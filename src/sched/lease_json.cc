@@ -145,7 +145,8 @@ json LeaseToJson(const Lease& l, const TimeBase& base) {
           {"request_key", l.request_key},
           {"idle_since_unix", l.idle_since ? json(base.ToUnix(*l.idle_since)) : json(nullptr)},
           {"revoking_since_unix", l.revoking_since ? json(base.ToUnix(*l.revoking_since)) : json(nullptr)},
-          {"revoked_for", l.revoked_for}};
+          {"revoked_for", l.revoked_for},
+          {"slurm_job", l.slurm_job}};
 }
 
 Result<Lease> LeaseFromJson(const json& j, const TimeBase& base) {
@@ -184,9 +185,13 @@ Result<Lease> LeaseFromJson(const json& j, const TimeBase& base) {
   if (has_idle_since) l.idle_since = base.FromUnix(idle_since);
   if (is_revoking) l.revoking_since = base.FromUnix(revoking_since);
   if (l.gpus.size() != l.uuids.size()) return Status::Corruption("lease.uuids: one per GPU expected");
-  if (kind != "run" && kind != "reservation" && kind != "pod") {
-    return Status::Corruption("lease.kind: expected run, reservation or pod");
+  if (kind != "run" && kind != "reservation" && kind != "pod" && kind != "slurm") {
+    return Status::Corruption("lease.kind: expected run, reservation, pod or slurm");
   }
+  if (j.is_object() && j.contains("slurm_job") && j["slurm_job"].is_string()) {
+    l.slurm_job = j["slurm_job"].get<std::string>();
+  }
+  if (kind == "slurm" && l.slurm_job.empty()) return Status::Corruption("lease.slurm_job: expected a job id");
   l.is_reservation = kind == "reservation";
   l.is_pod = kind == "pod";
   l.granted_at = base.FromUnix(granted);

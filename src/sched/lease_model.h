@@ -140,7 +140,7 @@ inline std::string RunLeaseModel(const std::function<uint32_t(uint32_t)>& next, 
         held.erase(id);
         gpus_of.erase(id);
       }
-    } else if (op < 80) {  // The kubelet holds named GPUs for a pod.
+    } else if (op < 80) {  // The kubelet (a pod) or Slurm (a job) holds named GPUs.
       std::set<std::string> named;
       int n = 1 + static_cast<int>(next(2));
       while (static_cast<int>(named.size()) < n) named.insert("GPU-" + std::to_string(next(static_cast<uint32_t>(gpu_count))));
@@ -148,10 +148,15 @@ inline std::string RunLeaseModel(const std::function<uint32_t(uint32_t)>& next, 
       for (const auto& [id, taken] : gpus_of) {
         for (const std::string& u : named) is_free &= taken.count(u) == 0;
       }
-      Lease pod;
+      Lease pod;  // A pod's GPUs, or a Slurm job's.
       pod.uuids.assign(named.begin(), named.end());
-      pod.is_pod = true;
-      pod.user = "ml/pod-" + std::to_string(step);
+      if (next(2) == 0) {
+        pod.is_pod = true;
+        pod.user = "ml/pod-" + std::to_string(step);
+      } else {
+        pod.slurm_job = std::to_string(1000 + step);
+        pod.user = "erin";
+      }
       Result<int64_t> id = book.Hold(kubelet, pod, gpus, now);
       if (id.ok() != is_free) {
         return fail(step, fmt::format("hold of {} GPUs: {} but the model says {}", named.size(),

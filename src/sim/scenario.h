@@ -51,6 +51,10 @@ struct GpuSpec {
   bool is_persistence_mode_enabled = true;
   bool is_mig_enabled = false;
   bool is_mig_pending = false;  // A MIG mode change waits for a GPU reset (pending != current).
+  // A vGPU in a guest VM (virtualization mode VGPU), and whether its vGPU
+  // license is held.
+  bool is_vgpu = false;
+  bool is_vgpu_licensed = true;
   // NVLink links the GPU has (-1: by model: 18 on H100/H200 SXM, 12 on
   // A100 SXM, else one per peer). Link i joins nvlink_peers[i % peers].
   int nvlink_link_count = -1;

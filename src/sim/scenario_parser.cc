@@ -109,6 +109,8 @@ void ParseGpu(const toml::table& table, int table_index, Scenario* s, Errors* er
   r.Bool("persistence_mode", &spec.is_persistence_mode_enabled);
   r.Bool("mig", &spec.is_mig_enabled);
   r.Bool("mig_pending", &spec.is_mig_pending);
+  r.Bool("vgpu", &spec.is_vgpu);
+  r.Bool("vgpu_licensed", &spec.is_vgpu_licensed);
   r.Integer("nvlink_links", &spec.nvlink_link_count, -1, 36);
   r.Bool("no_permission", &spec.has_no_permission);
 

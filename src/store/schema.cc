@@ -173,18 +173,22 @@ CREATE VIEW gpu_hours AS
   FROM gpu_rollup_1h r JOIN gpus g USING (gpu_id);
 )sql";
 
-// Version 4: the pod the kubelet allocated each GPU to, over time ([kubernetes]),
-// whether or not a process ran on it: one row per stretch of one allocation.
+// Version 4: whom another scheduler allocated each GPU to, over time,
+// whether or not a process ran on it: one row per stretch of one
+// allocation. kind 'pod' (the kubelet, [kubernetes]): scope = namespace,
+// name = pod, detail = container; kind 'slurm' (a job's prolog): scope =
+// user, name = job id, detail = ''.
 constexpr const char* kSchemaV4 = R"sql(
-CREATE TABLE pod_allocations (
+CREATE TABLE allocations (
   allocation_id INTEGER PRIMARY KEY,
   gpu_id INTEGER NOT NULL,
-  namespace TEXT NOT NULL,
-  pod TEXT NOT NULL,
-  container TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  scope TEXT NOT NULL,
+  name TEXT NOT NULL,
+  detail TEXT NOT NULL,
   first_seen INTEGER NOT NULL,
   last_seen INTEGER NOT NULL);
-CREATE INDEX pod_allocations_last_seen ON pod_allocations (last_seen);
+CREATE INDEX allocations_last_seen ON allocations (last_seen);
 )sql";
 
 // migrations[v] takes a database at version v to v + 1.

@@ -23,7 +23,7 @@ Result<StoreInfo> ReadStoreInfo(Db* db) {
   info.schema_version = one("PRAGMA user_version").value_or(0);
   info.free_pages = one("PRAGMA freelist_count").value_or(0);
   for (const char* table : {"gpus", "gpu_samples", "tick_journal", "process_sessions", "process_samples",
-                            "gpu_rollup_1m", "gpu_rollup_1h", "process_rollup_1h", "pod_allocations", "events"}) {
+                            "gpu_rollup_1m", "gpu_rollup_1h", "process_rollup_1h", "allocations", "events"}) {
     info.rows[table] = one(fmt::format("SELECT COUNT(*) FROM {}", table)).value_or(0);
   }
   info.oldest_raw_unix = one("SELECT MIN(minute) * 60 FROM gpu_samples");

@@ -110,17 +110,29 @@ Result<std::vector<OwnerUsage>> QueryOwnerUsage(Db* db, OwnerKey key, int64_t fi
   return out;
 }
 
-Result<std::vector<PodUsage>> QueryPodUsage(Db* db, int64_t first_hour, int64_t end_hour) {
-  std::vector<PodUsage> out;
-  Status s = QueryRows(
-      db,
-      "SELECT a.namespace, a.pod, a.container, a.gpu_id, SUM(r.covered_seconds), SUM(r.idle_seconds), "
-      "SUM(r.unknown_seconds) FROM pod_allocations a JOIN gpu_rollup_1m r ON r.gpu_id = a.gpu_id "
+Result<std::vector<AllocationUsage>> QueryAllocationUsage(Db* db, const std::string& kind, int64_t first_hour,
+                                                          int64_t end_hour) {
+  std::vector<AllocationUsage> out;
+  Result<Stmt> stmt = db->Prepare(
+      "SELECT a.scope, a.name, a.detail, a.gpu_id, SUM(r.covered_seconds), SUM(r.idle_seconds), "
+      "SUM(r.unknown_seconds), SUM(COALESCE(r.utilization_mean_permille, 0) * (r.covered_seconds - r.unknown_seconds)), "
+      "MAX(r.memory_used_max_mib) FROM allocations a JOIN gpu_rollup_1m r ON r.gpu_id = a.gpu_id "
       "AND r.minute >= a.first_seen / 60 AND r.minute <= a.last_seen / 60 "
-      "WHERE r.minute >= ? AND r.minute < ? AND a.last_seen >= ? AND a.first_seen < ? GROUP BY a.allocation_id",
-      {first_hour * 60, end_hour * 60, first_hour * 3600, end_hour * 3600}, [&](const Stmt& r) {
-        out.push_back({r.Text(0), r.Text(1), r.Text(2), r.Int(3), r.Int(4), r.Int(5), r.Int(6)});
-      });
+      "WHERE a.kind = ? AND r.minute >= ? AND r.minute < ? AND a.last_seen >= ? AND a.first_seen < ? "
+      "GROUP BY a.allocation_id");
+  if (!stmt.ok()) return stmt.status();
+  Status s = stmt.value()
+                 .Bind(1, kind)
+                 .Bind(2, first_hour * 60)
+                 .Bind(3, end_hour * 60)
+                 .Bind(4, first_hour * 3600)
+                 .Bind(5, end_hour * 3600)
+                 .ForEachRow([&](const Stmt& r) {
+                   AllocationUsage u{r.Text(0), r.Text(1), r.Text(2), r.Int(3), r.Int(4), r.Int(5), r.Int(6), r.Int(7),
+                                     std::nullopt};
+                   if (!r.IsNull(8)) u.memory_max_mib = r.Int(8);
+                   out.push_back(std::move(u));
+                 });
   if (!s.ok()) return s;
   return out;
 }

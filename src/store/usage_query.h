@@ -86,19 +86,23 @@ struct OwnerUsage {
 // One row per (owner, GPU).
 Result<std::vector<OwnerUsage>> QueryOwnerUsage(Db* db, OwnerKey key, int64_t first_hour, int64_t end_hour);
 
-// A GPU's time while the kubelet had it allocated to a pod (pod_allocations
-// against the GPU's minute rollups, each minute counted once per stretch).
-struct PodUsage {
-  std::string pod_namespace;
-  std::string pod;
-  std::string container;
+// A GPU's time while another scheduler had it allocated (the allocations
+// table against the GPU's minute rollups, each minute counted once per
+// stretch): `scope`, `name`, `detail` as schema.cc says for the kind.
+struct AllocationUsage {
+  std::string scope;   // pod: namespace; slurm: user.
+  std::string name;    // pod: pod; slurm: job id.
+  std::string detail;  // pod: container.
   int64_t gpu_id = 0;
   int64_t allocated_seconds = 0;  // Sampled minutes while allocated.
   int64_t idle_seconds = 0;       // ... under the idle threshold.
   int64_t unknown_seconds = 0;    // ... unreadable.
+  int64_t utilization_permille_seconds = 0;  // Mean utilization x readable time.
+  std::optional<int64_t> memory_max_mib;     // The most memory used in a minute.
 };
-// One row per allocation stretch in [first_hour, end_hour).
-Result<std::vector<PodUsage>> QueryPodUsage(Db* db, int64_t first_hour, int64_t end_hour);
+// One row per allocation stretch of `kind` ("pod", "slurm") in [first_hour, end_hour).
+Result<std::vector<AllocationUsage>> QueryAllocationUsage(Db* db, const std::string& kind, int64_t first_hour,
+                                                          int64_t end_hour);
 
 struct HeldIdleSession {
   int64_t pid = 0;

@@ -133,10 +133,10 @@ Status StoreWriter::Recover() {
   });
   if (!s.ok()) return s;
   Result<Stmt*> allocations = db_->Cached(
-      "SELECT allocation_id, gpu_id, namespace, pod, container FROM pod_allocations WHERE last_seen >= ?");
+      "SELECT allocation_id, gpu_id, kind, scope, name, detail FROM allocations WHERE last_seen >= ?");
   if (!allocations.ok()) return allocations.status();
   return allocations.value()->Bind(1, last_t_ - 180).ForEachRow([this](const Stmt& r) {
-    allocations_[AllocationKey{r.Int(1), r.Text(2), r.Text(3), r.Text(4)}] = r.Int(0);
+    allocations_[AllocationKey{r.Int(1), r.Text(2), r.Text(3), r.Text(4), r.Text(5)}] = r.Int(0);
   });
 }
 
@@ -426,9 +426,13 @@ Status StoreWriter::WriteTick(const fleet::FleetView& fleet) {
             fmt::format("gpu {}: a backfill lease yields the GPU to a waiting request ({} since the agent started)",
                         g.info.index, n));
     }
-    if (g.allocated_to) {
-      AllocationKey key{gpu_id, g.allocated_to->pod_namespace, g.allocated_to->pod, g.allocated_to->container};
-      if (s.ok()) s = NoteAllocation(key, t, &allocations);
+    // Whom the kubelet or Slurm gave the GPU to.
+    if (g.allocated_to && s.ok()) {
+      s = NoteAllocation({gpu_id, "pod", g.allocated_to->pod_namespace, g.allocated_to->pod, g.allocated_to->container},
+                         t, &allocations);
+    }
+    if (g.lease && !g.lease->slurm_job.empty() && s.ok()) {
+      s = NoteAllocation({gpu_id, "slurm", g.lease->user, g.lease->slurm_job, ""}, t, &allocations);
     }
     if (g.sample.health != fleet::GpuHealth::kOk) continue;
     readable_gpus.insert(gpu_id);
@@ -503,26 +507,20 @@ Status StoreWriter::WriteTick(const fleet::FleetView& fleet) {
 
 Status StoreWriter::NoteAllocation(const AllocationKey& key, int64_t t, std::map<AllocationKey, int64_t>* seen) {
   if (auto it = allocations_.find(key); it != allocations_.end()) {
-    Result<Stmt*> update = db_->Cached("UPDATE pod_allocations SET last_seen = MAX(last_seen, ?) WHERE allocation_id = ?");
+    Result<Stmt*> update = db_->Cached("UPDATE allocations SET last_seen = MAX(last_seen, ?) WHERE allocation_id = ?");
     if (!update.ok()) return update.status();
     (*seen)[key] = it->second;
     return update.value()->Bind(1, t).Bind(2, it->second).Run();
   }
   Result<Stmt*> insert = db_->Cached(
-      "INSERT INTO pod_allocations (gpu_id, namespace, pod, container, first_seen, last_seen) VALUES (?, ?, ?, ?, ?, ?)");
+      "INSERT INTO allocations (gpu_id, kind, scope, name, detail, first_seen, last_seen) VALUES (?, ?, ?, ?, ?, ?, ?)");
   if (!insert.ok()) return insert.status();
-  Status s = insert.value()
-                 ->Bind(1, std::get<0>(key))
-                 .Bind(2, std::get<1>(key))
-                 .Bind(3, std::get<2>(key))
-                 .Bind(4, std::get<3>(key))
-                 .Bind(5, t)
-                 .Bind(6, t)
-                 .Run();
+  const auto& [gpu_id, kind, scope, name, detail] = key;
+  Status s = insert.value()->Bind(1, gpu_id).Bind(2, kind).Bind(3, scope).Bind(4, name).Bind(5, detail).Bind(6, t).Bind(7, t).Run();
   if (!s.ok()) return s;
   (*seen)[key] = db_->last_insert_rowid();
-  return WriteEvent(t, std::get<0>(key), "pod_allocated",
-                    fmt::format("{}/{} container {}", std::get<1>(key), std::get<2>(key), std::get<3>(key)));
+  return kind == "pod" ? WriteEvent(t, gpu_id, "pod_allocated", fmt::format("{}/{} container {}", scope, name, detail))
+                       : WriteEvent(t, gpu_id, "slurm_job_allocated", fmt::format("job {} of {}", name, scope));
 }
 
 Status StoreWriter::WriteNow(const fleet::FleetView& fleet) {

@@ -132,8 +132,8 @@ class StoreWriter {
     int64_t backfill_preemptions = 0;
   };
   using SessionKey = std::tuple<int64_t, int64_t, int64_t>;  // gpu_id, pid, start_ticks
-  // gpu_id, namespace, pod, container: one pod allocation of one GPU.
-  using AllocationKey = std::tuple<int64_t, std::string, std::string, std::string>;
+  // gpu_id, kind, scope, name, detail: one allocation of one GPU (schema.cc).
+  using AllocationKey = std::tuple<int64_t, std::string, std::string, std::string, std::string>;
   // Extends the allocation `key` to `t`, or starts a row for it; notes its
   // id in `seen` (the allocations of this tick).
   Status NoteAllocation(const AllocationKey& key, int64_t t, std::map<AllocationKey, int64_t>* seen);

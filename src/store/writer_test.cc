@@ -324,7 +324,7 @@ TEST_F(WriterTest, ASchemaTwoHistoryIsMigratedKeepingItsRows) {
   {  // Back to schema 2, as the previous tarmac left it.
     Result<std::unique_ptr<Db>> db = Db::Open(Path(), Db::Mode::kReadWriteCreate);
     ASSERT_TRUE(db.ok());
-    ASSERT_TRUE(db.value()->Exec("DROP TABLE pod_allocations; "
+    ASSERT_TRUE(db.value()->Exec("DROP TABLE allocations; "
                                  "DROP VIEW gpu_hours; ALTER TABLE gpu_rollup_1m DROP COLUMN backfill_seconds; "
                                  "ALTER TABLE gpu_rollup_1h DROP COLUMN backfill_seconds; "
                                  "CREATE VIEW gpu_hours AS SELECT hour FROM gpu_rollup_1h; PRAGMA user_version = 2")
@@ -340,10 +340,11 @@ TEST_F(WriterTest, ASchemaTwoHistoryIsMigratedKeepingItsRows) {
 
 // The kubelet's allocations: one row per stretch, continued across a
 // restart of the writer, a new one after a gap.
-TEST_F(WriterTest, PodAllocationsAreKeptAsStretchesAcrossARestart) {
+TEST_F(WriterTest, AllocationsOfPodsAndSlurmJobsAreKeptAsStretchesAcrossARestart) {
   auto allocated = [](int64_t t) {
     fleet::FleetView f = Fleet(t);
     f.gpus[1].allocated_to = fleet::KubernetesNames{"notebook-0", "research", "lab"};
+    f.gpus[0].lease = fleet::GpuLease{3, "erin", false, false, false, "4242"};  // A Slurm job's.
     return f;
   };
   {
@@ -356,12 +357,16 @@ TEST_F(WriterTest, PodAllocationsAreKeptAsStretchesAcrossARestart) {
     for (int64_t t = kT0 + 40; t < kT0 + 50; ++t) ASSERT_TRUE(w->WriteNow(Fleet(t)).ok());  // The pod went.
     for (int64_t t = kT0 + 50; t < kT0 + 60; ++t) ASSERT_TRUE(w->WriteNow(allocated(t)).ok());  // And came back.
   }
-  EXPECT_EQ(Count("SELECT COUNT(*) FROM pod_allocations"), 2);
-  EXPECT_EQ(Count("SELECT last_seen - first_seen FROM pod_allocations ORDER BY first_seen LIMIT 1"), 39);
-  EXPECT_EQ(Count("SELECT COUNT(*) FROM pod_allocations a JOIN gpus g USING (gpu_id) WHERE g.uuid = 'GPU-1' AND "
-                  "a.namespace = 'research' AND a.pod = 'notebook-0' AND a.container = 'lab'"),
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM allocations WHERE kind = 'pod'"), 2);
+  EXPECT_EQ(Count("SELECT last_seen - first_seen FROM allocations WHERE kind = 'pod' ORDER BY first_seen LIMIT 1"), 39);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM allocations a JOIN gpus g USING (gpu_id) WHERE g.uuid = 'GPU-1' AND "
+                  "a.kind = 'pod' AND a.scope = 'research' AND a.name = 'notebook-0' AND a.detail = 'lab'"),
             2);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM events WHERE kind = 'pod_allocated'"), 2);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM allocations a JOIN gpus g USING (gpu_id) WHERE g.uuid = 'GPU-0' AND "
+                  "a.kind = 'slurm' AND a.scope = 'erin' AND a.name = '4242'"),
+            2);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM events WHERE kind = 'slurm_job_allocated'"), 2);
 }
 
 TEST_F(WriterTest, CorruptionFoundWhileRunningMovesTheFileAsideAndIsReported) {

@@ -264,7 +264,7 @@ TEST_F(KubernetesTest, ARefusedRegistrationIsReportedRetriedAndTheAgentServesOn)
 }
 
 TEST_F(KubernetesTest, PodsAllocatedGpusCarryTheirPodEvenWithNoProcess) {
-  UseScenarioText("[[gpu]]\ncount = 2\nnvlink = \"all\"\n");
+  UseScenarioText("[[gpu]]\ncount = 2\nnvlink = \"all\"\n[[gpu]]\nvgpu = true\nvgpu_licensed = false\n");
   kubelet_->Start();
   pods_->Start();
   agent_env_["NODE_NAME"] = "gpu-node-7";  // As the DaemonSet's downward API sets it.
@@ -298,6 +298,10 @@ TEST_F(KubernetesTest, PodsAllocatedGpusCarryTheirPodEvenWithNoProcess) {
     EXPECT_NE(metrics.find(family), std::string::npos) << family;
   }
   EXPECT_NE(metrics.find("err_code=\"0\",err_msg=\"\"} 0"), std::string::npos);
+  // A vGPU guest without its license reads 0; bare-metal GPUs have no series.
+  std::regex unlicensed(R"(DCGM_FI_DEV_VGPU_LICENSE_STATUS\{gpu="2",[^}]*\} 0\n)");
+  EXPECT_TRUE(std::regex_search(metrics, unlicensed)) << metrics;
+  EXPECT_EQ(metrics.find("DCGM_FI_DEV_VGPU_LICENSE_STATUS{gpu=\"0\""), std::string::npos);
   // The pod goes: its lease ends, and its labels with it.
   pods_->SetPod("ml", "train-0", "trainer", {});
   ASSERT_TRUE(WaitFor([&] { return Leases().empty(); })) << Leases().dump();

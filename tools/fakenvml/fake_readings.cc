@@ -254,6 +254,34 @@ NVML_EXPORT Return nvmlDeviceGetMigMode(nvmlDevice_st* device, unsigned* current
   return kSuccess;
 }
 
+// A vGPU guest (scenario `vgpu`) or bare metal.
+NVML_EXPORT Return nvmlDeviceGetVirtualizationMode(nvmlDevice_st* device, unsigned* mode) {
+  Dev d = Open(device);
+  if (d.r != kSuccess) return d.r;
+  if (mode == nullptr) return kErrorInvalidArgument;
+  *mode = d.spec->is_vgpu ? kGpuVirtualizationModeVgpu : 0;  // NVML_GPU_VIRTUALIZATION_MODE_NONE
+  return kSuccess;
+}
+
+// The vGPU license of a guest: one feature, the vGPU's, held or not
+// (scenario `vgpu_licensed`); bare metal has none to license.
+NVML_EXPORT Return nvmlDeviceGetGridLicensableFeatures_v3(nvmlDevice_st* device, GridLicensableFeaturesV3* out) {
+  Dev d = Open(device);
+  if (d.r != kSuccess) return d.r;
+  if (out == nullptr) return kErrorInvalidArgument;
+  if (!d.spec->is_vgpu) return kErrorNotSupported;
+  *out = GridLicensableFeaturesV3{};
+  out->isGridLicenseSupported = 1;
+  out->licensableFeaturesCount = 1;
+  GridLicensableFeatureV3& f = out->gridLicensableFeatures[0];
+  f.featureCode = kGridLicenseFeatureCodeVgpu;
+  f.featureState = d.spec->is_vgpu_licensed ? 1 : 0;
+  f.featureEnabled = 1;
+  std::snprintf(f.productName, sizeof f.productName, "NVIDIA Virtual Compute Server");
+  std::snprintf(f.licenseInfo, sizeof f.licenseInfo, "%s", d.spec->is_vgpu_licensed ? "Licensed" : "Unlicensed");
+  return kSuccess;
+}
+
 // MIG devices are not simulated: every handle is a whole GPU.
 NVML_EXPORT Return nvmlDeviceIsMigDeviceHandle(nvmlDevice_st* device, unsigned* is_mig_device) {
   Dev d = Open(device);

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cli/gres_conf.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <map>
+#include <vector>
+
+namespace tarmac::cli {
+
+std::string GresType(const std::string& model) {
+  std::string out;
+  for (char c : model) {
+    unsigned char u = static_cast<unsigned char>(c);
+    if (std::isalnum(u)) {
+      out += static_cast<char>(std::tolower(u));
+    } else if (!out.empty() && out.back() != '_') {
+      out += '_';
+    }
+  }
+  while (!out.empty() && out.back() == '_') out.pop_back();
+  return out.empty() ? "gpu" : out;
+}
+
+std::string RenderGresConf(const fleet::FleetView& fleet, const std::string& node, const std::string& dev_dir) {
+  std::string out = fmt::format(
+      "# gres.conf for {}, from `tarmac slurm gres-conf` ({} GPU{}, driver {}).\n"
+      "# Cores= are the CPUs near each GPU (its NVML CPU affinity); Links= whether NVLink joins\n"
+      "# it to each GPU in this order (1 joined, 0 not, -1 itself).\n",
+      node, fleet.gpus.size(), fleet.gpus.size() == 1 ? "" : "s",
+      fleet.system.driver_version.empty() ? "unknown" : fleet.system.driver_version);
+  if (fleet.gpus.empty()) return out + "# No GPU was found: nothing to declare.\n";
+  std::map<std::string, size_t> by_bus;
+  for (size_t i = 0; i < fleet.gpus.size(); ++i) by_bus[fleet.gpus[i].info.pci_bus_id] = i;
+  std::map<std::string, int> count_by_type;
+  for (size_t i = 0; i < fleet.gpus.size(); ++i) {
+    const fleet::GpuInfo& g = fleet.gpus[i].info;
+    std::string type = GresType(g.name);
+    count_by_type[type]++;
+    std::vector<int> links(fleet.gpus.size(), 0);
+    bool has_links = false;
+    for (const std::string& bus : g.nvlink_peer_bus_ids) {
+      auto peer = by_bus.find(bus);
+      if (peer == by_bus.end() || peer->second == i) continue;
+      links[peer->second] = 1;  // Joined; Slurm ranks by it.
+      has_links = true;
+    }
+    std::string line = fmt::format("NodeName={} Name=gpu Type={} File={}/nvidia{}", node, type, dev_dir,
+                                   g.minor_number.value_or(g.index));
+    if (g.cpu_affinity && !g.cpu_affinity->empty()) line += " Cores=" + *g.cpu_affinity;
+    if (has_links) {
+      std::string l;
+      for (size_t j = 0; j < links.size(); ++j) l += (j == 0 ? "" : ",") + std::to_string(j == i ? -1 : links[j]);
+      line += " Links=" + l;
+    }
+    out += line + "\n";
+  }
+  std::string gres;
+  for (const auto& [type, n] : count_by_type) gres += (gres.empty() ? "" : ",") + fmt::format("gpu:{}:{}", type, n);
+  out += fmt::format("# slurm.conf: GresTypes=gpu, and on this node's line: NodeName={} ... Gres={}\n", node, gres);
+  return out;
+}
+
+}  // namespace tarmac::cli

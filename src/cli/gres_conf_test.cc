@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cli/gres_conf.h"
+
+#include <gtest/gtest.h>
+
+#include "cli/slurm_command.h"
+
+namespace tarmac::cli {
+namespace {
+
+// Four H100s: NVLink pairs (0,1) and (2,3); two NUMA nodes.
+fleet::FleetView Fleet() {
+  fleet::FleetView f;
+  f.system.driver_version = "580.65.06";
+  for (int i = 0; i < 4; ++i) {
+    fleet::GpuView g;
+    g.info.index = i;
+    g.info.minor_number = i;
+    g.info.name = "NVIDIA H100 80GB HBM3";
+    g.info.pci_bus_id = "00000000:1" + std::to_string(i) + ":00.0";
+    g.info.cpu_affinity = i < 2 ? "0-31" : "32-63";
+    f.gpus.push_back(g);
+  }
+  for (int i = 0; i < 4; ++i) {
+    const std::string& peer = f.gpus[static_cast<size_t>(i ^ 1)].info.pci_bus_id;
+    f.gpus[static_cast<size_t>(i)].info.nvlink_peer_bus_ids = {peer};
+  }
+  return f;
+}
+
+TEST(GresConfTest, OneLinePerGpuWithTypeFileCoresAndLinks) {
+  std::string text = RenderGresConf(Fleet(), "node7");
+  EXPECT_NE(text.find("NodeName=node7 Name=gpu Type=nvidia_h100_80gb_hbm3 File=/dev/nvidia0 Cores=0-31 Links=-1,1,0,0\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("NodeName=node7 Name=gpu Type=nvidia_h100_80gb_hbm3 File=/dev/nvidia3 Cores=32-63 Links=0,0,1,-1\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("NodeName=node7 ... Gres=gpu:nvidia_h100_80gb_hbm3:4\n"), std::string::npos) << text;
+  // Without NVLink, no Links=; without an affinity, no Cores=.
+  fleet::FleetView plain = Fleet();
+  for (fleet::GpuView& g : plain.gpus) {
+    g.info.nvlink_peer_bus_ids.clear();
+    g.info.cpu_affinity.reset();
+  }
+  text = RenderGresConf(plain, "n");
+  EXPECT_NE(text.find("NodeName=n Name=gpu Type=nvidia_h100_80gb_hbm3 File=/dev/nvidia2\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("Links=-1"), std::string::npos);
+  EXPECT_NE(RenderGresConf(fleet::FleetView(), "n").find("No GPU was found"), std::string::npos);
+}
+
+TEST(GresConfTest, TypesAreSlurmsLowercaseNames) {
+  EXPECT_EQ(GresType("NVIDIA H100 80GB HBM3"), "nvidia_h100_80gb_hbm3");
+  EXPECT_EQ(GresType("Tesla T4"), "tesla_t4");
+  EXPECT_EQ(GresType("NVIDIA A100-SXM4-40GB"), "nvidia_a100_sxm4_40gb");
+  EXPECT_EQ(GresType("  "), "gpu");
+}
+
+TEST(GresConfTest, TheJobsGpusComeFromSlurmsEnvironment) {
+  EXPECT_EQ(JobGpus({{"SLURM_JOB_GPUS", "0,2"}}).value(), (std::vector<int>{0, 2}));
+  EXPECT_EQ(JobGpus({{"CUDA_VISIBLE_DEVICES", "3"}}).value(), (std::vector<int>{3}));
+  EXPECT_TRUE(JobGpus({}).value().empty());
+  EXPECT_TRUE(JobGpus({{"CUDA_VISIBLE_DEVICES", "NoDevFiles"}}).value().empty());
+  Result<std::vector<int>> bad = JobGpus({{"SLURM_JOB_GPUS", "GPU-abc"}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("SLURM_JOB_GPUS='GPU-abc'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tarmac::cli

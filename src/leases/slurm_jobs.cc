@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// Slurm jobs' GPUs as leases (lease_service.h): the prolog and epilog that
+// Slurm runs on the node as root call slurm.prolog and slurm.epilog. Slurm
+// decides which GPUs a job gets and when it ends; the agent records it, so
+// that `tarmac run` never hands out a job's GPU and the idle policy and
+// reports see it, and cleans up after it.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "leases/lease_helpers.h"
+#include "leases/lease_service.h"
+
+namespace tarmac::leases {
+
+using namespace lease_helpers;  // NOLINT: this module's own helpers.
+using nlohmann::json;
+
+namespace {
+
+// A Slurm job id: digits, with an array or het-job suffix ("123_4", "123+1").
+bool IsJobId(const std::string& id) {
+  return !id.empty() && id.size() <= 64 && std::isdigit(static_cast<unsigned char>(id[0])) &&
+         std::all_of(id.begin(), id.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '_' || c == '+'; });
+}
+
+Result<std::string> JobParam(const json& params) {
+  auto job = params.find("job");
+  if (job == params.end() || !job->is_string() || !IsJobId(job->get<std::string>())) {
+    return Status::InvalidArgument("params.job: expected a Slurm job id (digits, as SLURM_JOB_ID)");
+  }
+  return job->get<std::string>();
+}
+
+}  // namespace
+
+Result<json> LeaseService::OnSlurmProlog(const Call& c) {
+  if (!c.caller.is_admin) {
+    return Status::PermissionDenied("slurm.prolog is for Slurm's prolog", "it runs as root (Prolog= in slurm.conf)");
+  }
+  Result<std::string> job_id = JobParam(c.params);
+  if (!job_id.ok()) return job_id.status();
+  const std::string* job = &job_id.value();
+  auto uid = c.params.find("uid");
+  auto user = c.params.find("user");
+  auto gpus = c.params.find("gpus");
+  if (uid == c.params.end() || !uid->is_number_integer() || uid->get<int64_t>() < 0) {
+    return Status::InvalidArgument("params.uid: expected the job's uid (SLURM_JOB_UID)");
+  }
+  if (user == c.params.end() || !user->is_string() || user->get<std::string>().empty()) {
+    return Status::InvalidArgument("params.user: expected the job's user (SLURM_JOB_USER)");
+  }
+  if (gpus == c.params.end() || !gpus->is_array()) {
+    return Status::InvalidArgument("params.gpus: expected the job's GPU indices (SLURM_JOB_GPUS)");
+  }
+  if (!has_gpus_) return Status::Unavailable("the agent has not read its GPUs yet");
+  std::vector<std::string> uuids;
+  std::set<int> seen;
+  for (const json& g : *gpus) {
+    if (!g.is_number_integer() || g.get<int64_t>() < 0 || g.get<int64_t>() >= static_cast<int64_t>(slots_.size())) {
+      return Status::InvalidArgument(fmt::format("params.gpus: no GPU {} on this node (it has {})", g.dump(),
+                                                 slots_.size()));
+    }
+    int index = static_cast<int>(g.get<int64_t>());
+    if (!seen.insert(index).second) return Status::InvalidArgument(fmt::format("params.gpus: GPU {} named twice", index));
+    uuids.push_back(slots_[static_cast<size_t>(index)].uuid);
+  }
+  if (uuids.empty()) return json{{"job", *job}, {"lease", nullptr}, {"detail", "the job has no GPUs here"}};
+  // The same job again (a requeue, a prolog run twice): its lease.
+  for (const auto& [id, l] : book_.leases()) {
+    if (l.slurm_job == *job) {
+      if (std::set<std::string>(l.uuids.begin(), l.uuids.end()) == std::set<std::string>(uuids.begin(), uuids.end())) {
+        return json{{"job", *job}, {"lease", LeaseJson(l, c.caller, c.now)}};
+      }
+      EndLease(id, "slurm_job_ended", fmt::format("job {} started again on other GPUs", *job), Actor{}, false, c.now);
+      break;
+    }
+  }
+  // Slurm has given these GPUs to this job: another job's lease on them is
+  // over (its epilog did not reach the agent).
+  std::set<int64_t> stale;
+  for (const auto& [id, l] : book_.leases()) {
+    for (const std::string& uuid : uuids) {
+      if (std::find(l.uuids.begin(), l.uuids.end(), uuid) == l.uuids.end()) continue;
+      if (l.slurm_job.empty()) {
+        return Status::FailedPrecondition(
+            fmt::format("GPU {} is in lease {} of {} ({}): Slurm and tarmac both hand it out", uuid, id, l.user,
+                        sched::LeaseKindName(l)),
+            "leave the node's GPUs to Slurm, or release the lease");
+      }
+      stale.insert(id);
+    }
+  }
+  for (int64_t id : stale) {
+    EndLease(id, "slurm_job_ended", fmt::format("Slurm gave its GPUs to job {}", *job), Actor{}, false, c.now);
+  }
+  sched::Lease lease;
+  lease.uuids = uuids;
+  lease.slurm_job = *job;
+  lease.user = user->get<std::string>();
+  lease.command = fmt::format("slurm job {}", *job);
+  lease.token = NewToken();
+  sched::Caller owner{uid->get<int64_t>(), user->get<std::string>(), false};
+  Result<int64_t> id = book_.Hold(owner, lease, slots_, c.now);
+  if (!id.ok()) return id.status();
+  const sched::Lease& held = *book_.FindLease(id.value());
+  runtime_[held.id];
+  SaveLease(held);
+  Event("granted", held.id, held.uid, held.user, held.gpus, Actor{c.caller.uid, "slurm"},
+        fmt::format("Slurm job {} of {} (GPU {})", *job, held.user, GpuList(held.gpus)));
+  return json{{"job", *job}, {"lease", LeaseJson(held, c.caller, c.now)}};
+}
+
+Result<json> LeaseService::OnSlurmEpilog(const Call& c) {
+  if (!c.caller.is_admin) {
+    return Status::PermissionDenied("slurm.epilog is for Slurm's epilog", "it runs as root (Epilog= in slurm.conf)");
+  }
+  Result<std::string> job_id = JobParam(c.params);
+  if (!job_id.ok()) return job_id.status();
+  const std::string* job = &job_id.value();
+  const sched::Lease* found = nullptr;
+  for (const auto& [id, l] : book_.leases()) {
+    if (l.slurm_job == *job) found = &l;
+  }
+  if (found == nullptr) {
+    return Status::NotFound(fmt::format("no lease for Slurm job {} (its prolog did not reach the agent, or it ended)",
+                                        *job));
+  }
+  sched::Lease l = *found;
+  // What the job's user left on its GPUs: terminated (SIGTERM, then SIGKILL
+  // after the grace), each verified by start time and owner when signalled.
+  std::vector<sched::ProcessRef> left;
+  json leftovers = json::array();
+  for (int gpu : l.gpus) {
+    auto it = processes_by_gpu_.find(gpu);
+    if (it == processes_by_gpu_.end()) continue;
+    for (const ProcessIdentity& p : it->second) {
+      if (p.uid != l.uid) continue;
+      if (std::any_of(left.begin(), left.end(), [&](const sched::ProcessRef& r) { return r.pid == p.pid; })) continue;
+      left.push_back({p.pid, p.start_ticks});
+      leftovers.push_back({{"pid", p.pid}, {"gpu", gpu}, {"command", p.name}});
+    }
+  }
+  double held_s = std::chrono::duration<double>(c.now - l.granted_at).count();
+  json answer = {{"job", *job},
+                 {"lease", l.id},
+                 {"gpus", l.gpus},
+                 {"held_seconds", std::max(0.0, held_s)},
+                 {"idle_seconds", l.idle_since ? std::chrono::duration<double>(c.now - *l.idle_since).count() : 0.0},
+                 {"terminated", leftovers}};
+  std::string detail = fmt::format("Slurm job {} ended", *job);
+  if (!leftovers.empty()) detail += fmt::format("; {} process(es) it left on its GPUs are terminated", leftovers.size());
+  EndLease(l.id, "slurm_job_ended", detail, Actor{c.caller.uid, "slurm"}, false, c.now);
+  if (!left.empty()) TerminateProcesses(l.id, l.uid, std::move(left), detail, Actor{c.caller.uid, "slurm"}, c.now);
+  return answer;
+}
+
+}  // namespace tarmac::leases
