@@ -56,6 +56,22 @@ TEST(GresConfTest, TypesAreSlurmsLowercaseNames) {
   EXPECT_EQ(GresType("  "), "gpu");
 }
 
+TEST(GresConfTest, TheEpilogsLineSaysHowTheJobUsedItsGpus) {
+  nlohmann::json answer = {{"job", "42"},
+                           {"gpus", {0, 1}},
+                           {"held_seconds", 4680},
+                           {"idle_gpu_seconds", 6840},
+                           {"mean_utilization_ratio", 0.04},
+                           {"memory_max_bytes", int64_t{12} << 30},
+                           {"terminated", {{{"pid", 7}}}}};
+  EXPECT_EQ(EpilogSummary(answer),
+            "tarmac: job 42: 2 GPUs for 1.30 h, mean 4 %, 1.90 GPU-hours idle, peak 12.0 GiB; 1 process left on "
+            "its GPUs terminated");
+  answer["mean_utilization_ratio"] = nullptr;
+  answer["terminated"] = nlohmann::json::array();
+  EXPECT_EQ(EpilogSummary(answer), "tarmac: job 42: 2 GPUs for 1.30 h, mean unknown, 1.90 GPU-hours idle, peak 12.0 GiB");
+}
+
 TEST(GresConfTest, TheJobsGpusComeFromSlurmsEnvironment) {
   EXPECT_EQ(JobGpus({{"SLURM_JOB_GPUS", "0,2"}}).value(), (std::vector<int>{0, 2}));
   EXPECT_EQ(JobGpus({{"CUDA_VISIBLE_DEVICES", "3"}}).value(), (std::vector<int>{3}));

@@ -33,17 +33,26 @@ std::string Get(const std::map<std::string, std::string>& env, const char* name)
   return it == env.end() ? std::string() : it->second;
 }
 
-// "job 42: 2 GPUs for 1.3 h, 0.9 GPU-hours idle; 1 process left behind terminated"
+}  // namespace
+
+// "tarmac: job 42: 2 GPUs for 1.30 h, mean 4 %, 1.90 GPU-hours idle, peak 12.0 GiB; ..."
 std::string EpilogSummary(const nlohmann::json& a) {
   size_t gpus = a.value("gpus", nlohmann::json::array()).size();
   double held_h = a.value("held_seconds", 0.0) / 3600;
-  double idle_h = a.value("idle_seconds", 0.0) / 3600 * static_cast<double>(gpus);
+  double idle_h = a.value("idle_gpu_seconds", 0.0) / 3600;
   size_t left = a.value("terminated", nlohmann::json::array()).size();
-  std::string out = fmt::format("tarmac: job {}: {} GPU{} for {:.2f} h, {:.2f} GPU-hours idle at the end",
-                                a.value("job", std::string("?")), gpus, gpus == 1 ? "" : "s", held_h, idle_h);
+  std::string mean = a.contains("mean_utilization_ratio") && a["mean_utilization_ratio"].is_number()
+                         ? fmt::format("mean {:.0f} %", a["mean_utilization_ratio"].get<double>() * 100)
+                         : std::string("mean unknown");
+  std::string out =
+      fmt::format("tarmac: job {}: {} GPU{} for {:.2f} h, {}, {:.2f} GPU-hours idle, peak {:.1f} GiB",
+                  a.value("job", std::string("?")), gpus, gpus == 1 ? "" : "s", held_h, mean, idle_h,
+                  static_cast<double>(a.value("memory_max_bytes", int64_t{0})) / (1 << 30));
   if (left > 0) out += fmt::format("; {} process{} left on its GPUs terminated", left, left == 1 ? "" : "es");
   return out;
 }
+
+namespace {
 
 int RunJobScript(const std::string& name, const GlobalOptions& global, const SlurmOptions& options) {
   std::map<std::string, std::string> env = Environment();
@@ -66,6 +75,7 @@ int RunJobScript(const std::string& name, const GlobalOptions& global, const Slu
     params["uid"] = uid_value;
     params["user"] = Get(env, "SLURM_JOB_USER");
     params["gpus"] = gpus.value();
+    if (std::string partition = Get(env, "SLURM_JOB_PARTITION"); !partition.empty()) params["partition"] = partition;
   }
   // A prolog waits for nobody: an agent that does not answer within a few
   // seconds is a miss, logged.

@@ -18,6 +18,7 @@
 #include <CLI/CLI.hpp>
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "cli/options.h"
@@ -36,6 +37,11 @@ struct SlurmOptions {
 std::map<std::string, CLI::App*> AddSlurmCommand(CLI::App* app, SlurmOptions* options, GlobalOptions* global);
 int RunSlurm(const std::string& name, const GlobalOptions& global, const SlurmOptions& options, Clock* clock,
              Logger* logger);
+
+// The line the epilog prints for slurmd's log from the agent's answer to
+// slurm.epilog: GPUs, hours held, mean utilization, idle GPU-hours, peak
+// memory, processes left behind. Pure.
+std::string EpilogSummary(const nlohmann::json& answer);
 
 // The job's GPU indices from Slurm's environment: SLURM_JOB_GPUS, else
 // CUDA_VISIBLE_DEVICES ("0,2"); empty when it has none. kInvalidArgument,

@@ -57,6 +57,7 @@ constexpr std::pair<const char*, SectionReader> kSections[] = {
      }},
     {"leases", [](ConfigSection& s, Config& c) { leases::ReadLeasesSection(s, &c.leases); }},
     {"backfill", [](ConfigSection& s, Config& c) { leases::ReadBackfillSection(s, &c.leases.backfill); }},
+    {"slurm", [](ConfigSection& s, Config& c) { leases::ReadSlurmSection(s, &c.leases.slurm); }},
     {"api", [](ConfigSection& s, Config& c) { ipc::ReadApiSection(s, &c.api); }},
     {"doctor", [](ConfigSection& s, Config& c) { doctor::ReadDoctorSection(s, &c.doctor); }},
     {"kubernetes", [](ConfigSection& s, Config& c) { kube::ReadKubernetesSection(s, &c.kubernetes); }},

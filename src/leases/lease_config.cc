@@ -56,6 +56,34 @@ void ReadLeasesSection(ConfigSection& section, LeasePolicy* out) {
   }
 }
 
+namespace {
+
+std::optional<SlurmIdleAction> ReadSlurmAction(ConfigSection& section, std::string_view key) {
+  if (!section.Has(key)) return std::nullopt;
+  std::string name;
+  section.OneOf(key, {"warn", "requeue", "cancel"}, &name);
+  SlurmIdleAction a;
+  if (!ParseSlurmIdleAction(name, &a)) return std::nullopt;  // Reported by OneOf.
+  return a;
+}
+
+}  // namespace
+
+void ReadSlurmSection(ConfigSection& section, SlurmIdlePolicy* out) {
+  using std::chrono::milliseconds;
+  section.Interval("idle_after", milliseconds(0), std::chrono::hours(24 * 7), &out->idle_after);
+  if (std::optional<SlurmIdleAction> a = ReadSlurmAction(section, "idle_policy")) out->action = *a;
+  if (std::unique_ptr<ConfigSection> partitions =
+          section.Table("idle_policy_by_partition", "a table of policies (\"warn\", \"requeue\" or \"cancel\")")) {
+    for (const std::string& partition : partitions->Keys()) {
+      if (std::optional<SlurmIdleAction> a = ReadSlurmAction(*partitions, partition)) {
+        out->action_by_partition[partition] = *a;
+      }
+    }
+  }
+  section.Bool("dry_run", &out->is_dry_run);
+}
+
 void ReadZombieAction(ConfigSection& section, LeasePolicy* out) {
   ReadTerminates(section, "policy", &out->terminates_zombies);
 }

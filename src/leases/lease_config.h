@@ -22,6 +22,9 @@ namespace tarmac::leases {
 void ReadLeasesSection(ConfigSection& section, LeasePolicy* out);
 void ReadZombieAction(ConfigSection& section, LeasePolicy* out);
 void ReadBackfillSection(ConfigSection& section, BackfillPolicy* out);
+// [slurm]: idle_after (0 to 7d; 0: off), idle_policy and the table
+// idle_policy_by_partition ("warn", "requeue" or "cancel"), dry_run.
+void ReadSlurmSection(ConfigSection& section, SlurmIdlePolicy* out);
 
 // A time of day window, "HH:MM-HH:MM" (local time), wrapping past midnight
 // when the end is earlier than the start.

@@ -217,6 +217,7 @@ IdleAction LeaseService::IdleActionFor(const sched::Lease& l) const {
 }
 
 std::chrono::milliseconds LeaseService::IdleTimeoutOf(const sched::Lease& l) const {
+  if (!l.slurm_job.empty()) return policy_.slurm.idle_after;  // [slurm]: 0 is off.
   if (l.idle_timeout) return *l.idle_timeout;
   return policy_.default_idle_timeout;
 }
@@ -231,6 +232,11 @@ void LeaseService::CheckIdle(const fleet::FleetView& fleet, TimePoint now) {
       if (index < 0 || index >= static_cast<int>(fleet.gpus.size())) continue;
       const fleet::GpuView& g = fleet.gpus[static_cast<size_t>(index)];
       if (g.sample.health != fleet::GpuHealth::kOk) is_known = false;
+      if (g.sample.health == fleet::GpuHealth::kOk && g.sample.utilization_gpu_ratio) {
+        rt.utilization_sum += *g.sample.utilization_gpu_ratio;
+        rt.utilization_samples++;
+      }
+      rt.memory_max_bytes = std::max(rt.memory_max_bytes, g.sample.memory_used_bytes.value_or(0));
       for (const fleet::ProcessView& p : g.processes) {
         if (!l.is_pod && p.details.uid != l.uid) continue;  // A pod's processes run as any user.
         if (p.process.sm_utilization_ratio ? *p.process.sm_utilization_ratio > 0
@@ -239,6 +245,10 @@ void LeaseService::CheckIdle(const fleet::FleetView& fleet, TimePoint now) {
         }
       }
     }
+    if (!is_active && is_known && rt.last_tick) {
+      rt.idle_gpu_seconds += std::chrono::duration<double>(now - *rt.last_tick).count() * static_cast<double>(l.gpus.size());
+    }
+    rt.last_tick = now;
     if (is_active || !is_known) {
       if (l.idle_since) {
         book_.SetIdleSince(id, std::nullopt);
@@ -259,10 +269,14 @@ void LeaseService::CheckIdle(const fleet::FleetView& fleet, TimePoint now) {
     IdleAction action = IdleActionFor(l);
     if (!rt.warned_at) {
       rt.warned_at = now;
+      std::string policy = l.slurm_job.empty()
+                               ? std::string(IdleActionName(action))
+                               : fmt::format("{}{}", SlurmIdleActionName(SlurmActionFor(l)),
+                                             policy_.slurm.is_dry_run ? " (dry run)" : "");
       rt.warning = fmt::format(
           "lease {} idle for {}: no SM activity from {}'s processes on GPU {}; policy '{}' acts in {}", id,
-          FormatDuration(duration_cast<seconds>(now - idle_since)), l.user, GpuList(l.gpus),
-          IdleActionName(action), FormatDuration(duration_cast<seconds>(policy_.idle_grace)));
+          FormatDuration(duration_cast<seconds>(now - idle_since)), l.user, GpuList(l.gpus), policy,
+          FormatDuration(duration_cast<seconds>(policy_.idle_grace)));
       Event("idle_warning", id, l.uid, l.user, l.gpus, Actor{}, rt.warning);
       continue;
     }
@@ -276,6 +290,10 @@ void LeaseService::CheckIdle(const fleet::FleetView& fleet, TimePoint now) {
   }
   for (const auto& [id, action, why] : acts) {
     const sched::Lease* l = book_.FindLease(id);
+    if (!l->slurm_job.empty()) {  // Slurm's to end: ask it, per [slurm].
+      QueueSlurmAction(*l, why);
+      continue;
+    }
     if (action == IdleAction::kWarn) {
       Event("idle_kept", id, l->uid, l->user, l->gpus, Actor{}, why + "; policy 'warn': the lease is kept");
     } else {
@@ -317,6 +335,54 @@ void LeaseService::OnTick(const fleet::FleetView& fleet, TimePoint now) {
   Enforce(fleet, now);
   ExpireWaiters(now);
   PublishMarks();
+  if (slurm_actions_.empty()) return;
+  // Slurm's commands run without the lock: API calls do not wait for them.
+  std::vector<SlurmAct> acts = std::move(slurm_actions_);
+  slurm_actions_.clear();
+  std::function<Status(const std::vector<std::string>&)> run = slurm_command_;
+  lock.Unlock();
+  std::vector<Status> results;
+  for (const SlurmAct& a : acts) {
+    results.push_back(run ? run(a.argv) : Status::Unavailable("the agent has no way to run Slurm's commands"));
+  }
+  lock.Lock();
+  for (size_t i = 0; i < acts.size(); ++i) {
+    const SlurmAct& a = acts[i];
+    std::string command = fmt::format("{}", fmt::join(a.argv.begin(), a.argv.begin() + std::min<size_t>(a.argv.size(), 3), " "));
+    if (results[i].ok()) {
+      Event(fmt::format("slurm_idle_{}", SlurmIdleActionName(a.action)), a.lease_id, a.uid, a.user, a.gpus, Actor{},
+            fmt::format("job {}: {}; ran `{}`", a.job, a.why, command));
+    } else {
+      Event("slurm_action_failed", a.lease_id, a.uid, a.user, a.gpus, Actor{},
+            fmt::format("job {}: `{}` failed: {}", a.job, command, results[i].message()));
+    }
+  }
+  Flush(now).IgnoreError();  // Kept for the next commit when it fails.
+}
+
+SlurmIdleAction LeaseService::SlurmActionFor(const sched::Lease& l) const {
+  auto it = policy_.slurm.action_by_partition.find(l.slurm_partition);
+  return it != policy_.slurm.action_by_partition.end() ? it->second : policy_.slurm.action;
+}
+
+void LeaseService::QueueSlurmAction(const sched::Lease& l, const std::string& why) {
+  SlurmIdleAction action = SlurmActionFor(l);
+  std::vector<std::string> argv;
+  switch (action) {
+    case SlurmIdleAction::kWarn:
+      argv = {"scontrol", "notify", l.slurm_job,
+              fmt::format("tarmac: this job's GPUs ({}) have been idle: {}", GpuList(l.gpus), why)};
+      break;
+    case SlurmIdleAction::kRequeue: argv = {"scontrol", "requeue", l.slurm_job}; break;
+    case SlurmIdleAction::kCancel: argv = {"scancel", l.slurm_job}; break;
+  }
+  if (policy_.slurm.is_dry_run) {
+    Event("slurm_idle_dry_run", l.id, l.uid, l.user, l.gpus, Actor{},
+          fmt::format("job {}: {}; would {} it ({} {}), [slurm] dry_run = true", l.slurm_job, why,
+                      SlurmIdleActionName(action), argv[0], argv[1]));
+    return;
+  }
+  slurm_actions_.push_back({l.id, l.uid, l.user, l.gpus, l.slurm_job, action, why, std::move(argv)});
 }
 
 void LeaseService::Enforce(const fleet::FleetView& fleet, TimePoint now) {

@@ -37,6 +37,25 @@ struct BackfillPolicy {
   bool operator==(const BackfillPolicy&) const = default;
 };
 
+// What the agent does about a Slurm job whose GPUs sit idle ([slurm] in
+// docs/config.md, docs/slurm.md): after `idle_after` without SM activity
+// it warns (an idle_warning event), and after [leases] idle_grace more it
+// acts: warn (scontrol notify: a message to the job), requeue (scontrol
+// requeue) or cancel (scancel), per partition; with `is_dry_run` it only
+// records what it would have done.
+enum class SlurmIdleAction { kWarn, kRequeue, kCancel };
+const char* SlurmIdleActionName(SlurmIdleAction a);
+// "warn", "requeue" or "cancel"; false for anything else.
+bool ParseSlurmIdleAction(std::string_view name, SlurmIdleAction* out);
+struct SlurmIdlePolicy {
+  std::chrono::milliseconds idle_after{0};  // 0: off.
+  SlurmIdleAction action = SlurmIdleAction::kWarn;
+  std::map<std::string, SlurmIdleAction> action_by_partition;
+  bool is_dry_run = true;
+
+  bool operator==(const SlurmIdlePolicy&) const = default;
+};
+
 struct LeasePolicy {
   std::string admin_group = "tarmac-admin";  // Members manage every lease and process (root always does).
   std::chrono::milliseconds kill_grace{10000};  // SIGTERM, then SIGKILL after this.
@@ -49,6 +68,7 @@ struct LeasePolicy {
   bool terminates_foreign = false;  // [leases] foreign_policy = "terminate".
   sched::ZombiePolicy zombies;
   BackfillPolicy backfill;
+  SlurmIdlePolicy slurm;
 
   bool operator==(const LeasePolicy&) const = default;
 };

@@ -139,6 +139,14 @@ class LeaseService {
   // the job's user; the epilog ends it and terminates what the job's user
   // left on those GPUs (verified, audited), and answers the job's use.
 
+  // How the agent runs Slurm's commands (scontrol, scancel) for the idle
+  // policy of Slurm jobs: argv, no shell; an error is recorded as an event.
+  // Unset: those actions fail (and say so).
+  void SetSlurmCommand(std::function<Status(const std::vector<std::string>& argv)> run) EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    slurm_command_ = std::move(run);
+  }
+
   // Records an event that concerns no lease (a backfill batch's, kind
   // "batch_..."), by `actor_uid` (-1: the agent's own), saved at once when
   // the store works, else with the next change.
@@ -183,6 +191,13 @@ class LeaseService {
     std::string warning;
     std::set<std::pair<int64_t, int64_t>> foreign_seen;  // (pid, start ticks) reported.
     nlohmann::json foreign = nlohmann::json::array();
+    // Its GPUs' use while the agent watched (a Slurm job's epilog says it):
+    // utilization samples, GPU-seconds idle, the most memory used on one.
+    double utilization_sum = 0;
+    int64_t utilization_samples = 0;
+    double idle_gpu_seconds = 0;
+    int64_t memory_max_bytes = 0;
+    std::optional<TimePoint> last_tick;
   };
   struct Termination {
     int64_t lease_id = 0;
@@ -311,6 +326,10 @@ class LeaseService {
   bool IsSettled(int64_t id, const Waiter& w) const REQUIRES(mu_);
   bool IsAlive(const sched::ProcessRef& ref) REQUIRES(mu_);
   IdleAction IdleActionFor(const sched::Lease& lease) const REQUIRES(mu_);
+  SlurmIdleAction SlurmActionFor(const sched::Lease& lease) const REQUIRES(mu_);
+  // The [slurm] idle policy's action on an idle job: recorded (dry run), or
+  // queued for OnTick to run without the lock.
+  void QueueSlurmAction(const sched::Lease& lease, const std::string& why) REQUIRES(mu_);
   std::chrono::milliseconds IdleTimeoutOf(const sched::Lease& lease) const REQUIRES(mu_);
 
   // Whether lease changes can be saved now (retrying a failing store once).
@@ -349,6 +368,18 @@ class LeaseService {
   // The processes on each GPU index at the last tick (what a Slurm job's
   // epilog looks for).
   std::map<int, std::vector<ProcessIdentity>> processes_by_gpu_ GUARDED_BY(mu_);
+  struct SlurmAct {  // A Slurm command the idle policy runs after the tick.
+    int64_t lease_id = 0;
+    int64_t uid = -1;
+    std::string user;
+    std::vector<int> gpus;
+    std::string job;
+    SlurmIdleAction action = SlurmIdleAction::kWarn;
+    std::string why;
+    std::vector<std::string> argv;
+  };
+  std::vector<SlurmAct> slurm_actions_ GUARDED_BY(mu_);
+  std::function<Status(const std::vector<std::string>&)> slurm_command_ GUARDED_BY(mu_);
   bool has_gpus_ GUARDED_BY(mu_) = false;
   sched::ZombieTracker zombies_ GUARDED_BY(mu_);
   BackfillGate backfill_ GUARDED_BY(mu_);

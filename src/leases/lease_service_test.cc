@@ -826,6 +826,8 @@ TEST_F(LeaseServiceTest, ASlurmJobsGpusAreALeaseFromItsPrologToItsEpilog) {
   ASSERT_EQ(ended["result"]["terminated"].size(), 1u) << ended.dump();
   EXPECT_EQ(ended["result"]["terminated"][0]["pid"], 7001);
   EXPECT_NEAR(ended["result"]["held_seconds"].get<double>(), 60, 1);
+  EXPECT_EQ(ended["result"]["mean_utilization_ratio"], 0.0);  // Its GPUs read 0 % while watched.
+  EXPECT_TRUE(ended["result"]["idle_gpu_seconds"].is_number());
   ASSERT_EQ(processes_.signals.size(), 1u);
   EXPECT_EQ(processes_.signals[0], std::make_pair(int64_t{7001}, SIGTERM));
   json leases = Call(s.get(), "leases", json::object())["result"]["leases"];
@@ -846,6 +848,72 @@ TEST_F(LeaseServiceTest, AJobsPrologTakesGpusWhoseLastJobsEpilogWasMissedButNeve
   json clash = Call(s.get(), "slurm.prolog", {{"job", "3"}, {"uid", 1005}, {"user", "erin"}, {"gpus", {3}}}, 0);
   EXPECT_EQ(clash["error"]["code"], ipc::kErrorBadRequest) << clash.dump();
   EXPECT_NE(clash["error"]["message"].get<std::string>().find("reservation"), std::string::npos);
+}
+
+
+TEST_F(LeaseServiceTest, AnIdleSlurmJobIsAskedAboutThroughSlurmByPartitionAfterADryRun) {
+  LeasePolicy policy;
+  policy.idle_grace = seconds(5);
+  policy.slurm.idle_after = seconds(20);
+  policy.slurm.action = SlurmIdleAction::kWarn;
+  policy.slurm.action_by_partition["debug"] = SlurmIdleAction::kCancel;
+  std::vector<std::vector<std::string>> ran;
+  auto run = [&](LeaseService* s) {
+    s->SetSlurmCommand([&ran](const std::vector<std::string>& argv) {
+      ran.push_back(argv);
+      return argv[0] == "scontrol" ? Status::Internal("scontrol exited with 1") : Status::OK();
+    });
+  };
+  auto idle_for = [&](LeaseService* s, int seconds_idle) {
+    for (int i = 0; i < seconds_idle / 5; ++i) {
+      clock_.Advance(seconds(5));
+      s->OnTick(Fleet(2), clock_.SteadyNow());
+    }
+  };
+  auto kinds = [&](LeaseService* s) {
+    std::vector<std::string> out;
+    json events = Call(s, "events", {{"limit", 1000}}, 0);
+    for (const json& e : events["result"]["events"]) out.push_back(e["kind"]);
+    return out;
+  };
+  // Dry run (the default): nothing runs, the event says what would.
+  {
+    policy.slurm.is_dry_run = true;
+    std::unique_ptr<LeaseService> s = Make(policy, false);
+    run(s.get());
+    s->OnTick(Fleet(2), clock_.SteadyNow());
+    ASSERT_TRUE(Call(s.get(), "slurm.prolog", {{"job", "11"}, {"uid", 1005}, {"user", "erin"}, {"gpus", {0}},
+                                              {"partition", "debug"}}, 0)["ok"]);
+    idle_for(s.get(), 40);
+    EXPECT_TRUE(ran.empty());
+    json leases = Call(s.get(), "leases", json::object())["result"]["leases"];
+    ASSERT_EQ(leases.size(), 1u);  // Never ended by tarmac.
+    EXPECT_NE(leases[0]["warning"].get<std::string>().find("policy 'cancel (dry run)'"), std::string::npos)
+        << leases[0].dump();
+  }
+  // For real: cancel in `debug`, warn elsewhere; a failing command is said.
+  policy.slurm.is_dry_run = false;
+  std::unique_ptr<LeaseService> s = Make(policy);
+  run(s.get());
+  s->OnTick(Fleet(2), clock_.SteadyNow());
+  ASSERT_TRUE(Call(s.get(), "slurm.prolog", {{"job", "12"}, {"uid", 1005}, {"user", "erin"}, {"gpus", {0}},
+                                            {"partition", "debug"}}, 0)["ok"]);
+  ASSERT_TRUE(Call(s.get(), "slurm.prolog", {{"job", "13"}, {"uid", 1006}, {"user", "finn"}, {"gpus", {1}},
+                                            {"partition", "gpu"}}, 0)["ok"]);
+  idle_for(s.get(), 15);
+  EXPECT_TRUE(ran.empty());  // Not idle long enough yet.
+  idle_for(s.get(), 30);
+  ASSERT_EQ(ran.size(), 2u);
+  std::sort(ran.begin(), ran.end());
+  EXPECT_EQ(ran[0], (std::vector<std::string>{"scancel", "12"}));
+  EXPECT_EQ(ran[1][0], "scontrol");
+  EXPECT_EQ(ran[1][1], "notify");
+  EXPECT_EQ(ran[1][2], "13");
+  idle_for(s.get(), 30);
+  EXPECT_EQ(ran.size(), 2u);  // Once per idle stretch.
+  std::vector<std::string> k = kinds(s.get());
+  EXPECT_NE(std::find(k.begin(), k.end(), "slurm_idle_cancel"), k.end());
+  EXPECT_NE(std::find(k.begin(), k.end(), "slurm_action_failed"), k.end());
 }
 
 }  // namespace

@@ -101,6 +101,9 @@ Result<json> LeaseService::OnSlurmProlog(const Call& c) {
   lease.slurm_job = *job;
   lease.user = user->get<std::string>();
   lease.command = fmt::format("slurm job {}", *job);
+  if (auto partition = c.params.find("partition"); partition != c.params.end() && partition->is_string()) {
+    lease.slurm_partition = partition->get<std::string>();
+  }
   lease.token = NewToken();
   sched::Caller owner{uid->get<int64_t>(), user->get<std::string>(), false};
   Result<int64_t> id = book_.Hold(owner, lease, slots_, c.now);
@@ -144,11 +147,16 @@ Result<json> LeaseService::OnSlurmEpilog(const Call& c) {
     }
   }
   double held_s = std::chrono::duration<double>(c.now - l.granted_at).count();
+  const Runtime& rt = runtime_[l.id];
   json answer = {{"job", *job},
                  {"lease", l.id},
                  {"gpus", l.gpus},
                  {"held_seconds", std::max(0.0, held_s)},
-                 {"idle_seconds", l.idle_since ? std::chrono::duration<double>(c.now - *l.idle_since).count() : 0.0},
+                 {"idle_gpu_seconds", rt.idle_gpu_seconds},
+                 {"mean_utilization_ratio",
+                  rt.utilization_samples > 0 ? json(rt.utilization_sum / static_cast<double>(rt.utilization_samples))
+                                             : json(nullptr)},
+                 {"memory_max_bytes", rt.memory_max_bytes},
                  {"terminated", leftovers}};
   std::string detail = fmt::format("Slurm job {} ended", *job);
   if (!leftovers.empty()) detail += fmt::format("; {} process(es) it left on its GPUs are terminated", leftovers.size());

@@ -111,13 +111,13 @@ struct Builder {
                                                                : r.scope + "/" + r.name;
       OwnerLine& o = by_owner[owner];
       o.owner = owner;
-      double known = static_cast<double>(r.allocated_seconds - r.unknown_seconds);
-      o.gpu_hours_held += static_cast<double>(r.allocated_seconds) / 3600;
-      o.gpu_hours_busy += std::max(0.0, known - static_cast<double>(r.idle_seconds)) / 3600;
-      double idle_hours = static_cast<double>(r.idle_seconds) / 3600;
+      double known = r.allocated_seconds - r.unknown_seconds;
+      o.gpu_hours_held += r.allocated_seconds / 3600;
+      o.gpu_hours_busy += std::max(0.0, known - r.idle_seconds) / 3600;
+      double idle_hours = r.idle_seconds / 3600;
       o.held_idle_hours += idle_hours;
       o.idle_cost += idle_hours * (price.count(r.gpu_id) ? price[r.gpu_id] : 0.0);
-      utilization[owner].first += static_cast<double>(r.utilization_permille_seconds);
+      utilization[owner].first += r.utilization_permille_seconds;
       utilization[owner].second += known;
       if (r.memory_max_mib) o.memory_max_mib = std::max(o.memory_max_mib.value_or(0), *r.memory_max_mib);
     }

@@ -46,8 +46,10 @@ fleet::FleetView Fleet(int64_t t) {
     // for the last half hour, which it leaves idle.
     if (i == 0) g.allocated_to = fleet::KubernetesNames{"train-0", "ml", "trainer"};
     if (i == 1 && t >= kT0 + 5400) g.allocated_to = fleet::KubernetesNames{"notebook-0", "research", "lab"};
-    // Slurm: GPU 0 to job 4242 of erin for the first hour.
+    // Slurm: GPU 0 to job 4242 of erin for the first hour; GPU 1 to job
+    // 4243 for 30 s, half of a minute.
     if (i == 0 && t < kT0 + 3600) g.lease = fleet::GpuLease{9, "erin", false, false, false, "4242"};
+    if (i == 1 && t >= kT0 + 30 && t < kT0 + 60) g.lease = fleet::GpuLease{10, "erin", false, false, false, "4243"};
     f.gpus.push_back(g);
   }
   return f;
@@ -148,8 +150,13 @@ TEST_F(ReportTest, ByPodAndNamespaceCountTheKubeletsAllocationsIdleOrNot) {
 
 TEST_F(ReportTest, BySlurmJobTheJobsGpuHoursUtilizationAndPeakMemory) {
   Report r = Build(GroupBy::kSlurmJob);
-  ASSERT_EQ(r.owners.size(), 1u);
-  const OwnerLine& job = r.owners[0];
+  ASSERT_EQ(r.owners.size(), 2u);
+  // A job of half a minute counts for its half, not the whole minute.
+  const OwnerLine& brief = r.owners[0];
+  EXPECT_EQ(brief.owner, "job 4243 (erin)");
+  EXPECT_NEAR(brief.gpu_hours_held * 3600, 30, 1);
+  EXPECT_NEAR(brief.held_idle_hours * 3600, 30, 1);
+  const OwnerLine& job = r.owners[1];
   EXPECT_EQ(job.owner, "job 4242 (erin)");
   EXPECT_NEAR(job.gpu_hours_held, 1.0, 0.01);
   EXPECT_NEAR(job.gpu_hours_busy, 1.0, 0.01);

@@ -89,6 +89,7 @@ struct Lease {
   // A Slurm job's GPUs (kind "slurm"), from its prolog to its epilog: the
   // job id; `user` and `uid` are the job's owner.
   std::string slurm_job;
+  std::string slurm_partition;  // Its partition (the idle policy's key).
 };
 
 // What a lease is, as listings and the saved state name it.

@@ -146,7 +146,8 @@ json LeaseToJson(const Lease& l, const TimeBase& base) {
           {"idle_since_unix", l.idle_since ? json(base.ToUnix(*l.idle_since)) : json(nullptr)},
           {"revoking_since_unix", l.revoking_since ? json(base.ToUnix(*l.revoking_since)) : json(nullptr)},
           {"revoked_for", l.revoked_for},
-          {"slurm_job", l.slurm_job}};
+          {"slurm_job", l.slurm_job},
+          {"slurm_partition", l.slurm_partition}};
 }
 
 Result<Lease> LeaseFromJson(const json& j, const TimeBase& base) {
@@ -190,6 +191,9 @@ Result<Lease> LeaseFromJson(const json& j, const TimeBase& base) {
   }
   if (j.is_object() && j.contains("slurm_job") && j["slurm_job"].is_string()) {
     l.slurm_job = j["slurm_job"].get<std::string>();
+  }
+  if (j.is_object() && j.contains("slurm_partition") && j["slurm_partition"].is_string()) {
+    l.slurm_partition = j["slurm_partition"].get<std::string>();
   }
   if (kind == "slurm" && l.slurm_job.empty()) return Status::Corruption("lease.slurm_job: expected a job id");
   l.is_reservation = kind == "reservation";

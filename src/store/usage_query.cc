@@ -114,12 +114,17 @@ Result<std::vector<AllocationUsage>> QueryAllocationUsage(Db* db, const std::str
                                                           int64_t end_hour) {
   std::vector<AllocationUsage> out;
   Result<Stmt> stmt = db->Prepare(
-      "SELECT a.scope, a.name, a.detail, a.gpu_id, SUM(r.covered_seconds), SUM(r.idle_seconds), "
-      "SUM(r.unknown_seconds), SUM(COALESCE(r.utilization_mean_permille, 0) * (r.covered_seconds - r.unknown_seconds)), "
-      "MAX(r.memory_used_max_mib) FROM allocations a JOIN gpu_rollup_1m r ON r.gpu_id = a.gpu_id "
+      // A minute the allocation covers in part counts for that part.
+      "WITH parts AS (SELECT a.allocation_id, a.scope, a.name, a.detail, a.gpu_id, r.covered_seconds, r.idle_seconds, "
+      "r.unknown_seconds, r.utilization_mean_permille, r.memory_used_max_mib, "
+      "(MIN(a.last_seen + 1, (r.minute + 1) * 60) - MAX(a.first_seen, r.minute * 60)) / 60.0 AS share "
+      "FROM allocations a JOIN gpu_rollup_1m r ON r.gpu_id = a.gpu_id "
       "AND r.minute >= a.first_seen / 60 AND r.minute <= a.last_seen / 60 "
-      "WHERE a.kind = ? AND r.minute >= ? AND r.minute < ? AND a.last_seen >= ? AND a.first_seen < ? "
-      "GROUP BY a.allocation_id");
+      "WHERE a.kind = ? AND r.minute >= ? AND r.minute < ? AND a.last_seen >= ? AND a.first_seen < ?) "
+      "SELECT scope, name, detail, gpu_id, SUM(covered_seconds * share), SUM(idle_seconds * share), "
+      "SUM(unknown_seconds * share), "
+      "SUM(COALESCE(utilization_mean_permille, 0) * (covered_seconds - unknown_seconds) * share), "
+      "MAX(memory_used_max_mib) FROM parts GROUP BY allocation_id");
   if (!stmt.ok()) return stmt.status();
   Status s = stmt.value()
                  .Bind(1, kind)
@@ -128,8 +133,8 @@ Result<std::vector<AllocationUsage>> QueryAllocationUsage(Db* db, const std::str
                  .Bind(4, first_hour * 3600)
                  .Bind(5, end_hour * 3600)
                  .ForEachRow([&](const Stmt& r) {
-                   AllocationUsage u{r.Text(0), r.Text(1), r.Text(2), r.Int(3), r.Int(4), r.Int(5), r.Int(6), r.Int(7),
-                                     std::nullopt};
+                   AllocationUsage u{r.Text(0), r.Text(1), r.Text(2), r.Int(3), r.Double(4), r.Double(5),
+                                     r.Double(6), r.Double(7), std::nullopt};
                    if (!r.IsNull(8)) u.memory_max_mib = r.Int(8);
                    out.push_back(std::move(u));
                  });

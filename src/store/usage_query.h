@@ -94,10 +94,12 @@ struct AllocationUsage {
   std::string name;    // pod: pod; slurm: job id.
   std::string detail;  // pod: container.
   int64_t gpu_id = 0;
-  int64_t allocated_seconds = 0;  // Sampled minutes while allocated.
-  int64_t idle_seconds = 0;       // ... under the idle threshold.
-  int64_t unknown_seconds = 0;    // ... unreadable.
-  int64_t utilization_permille_seconds = 0;  // Mean utilization x readable time.
+  // Seconds (fractions of sampled minutes while allocated: a job of a few
+  // seconds counts for those seconds).
+  double allocated_seconds = 0;
+  double idle_seconds = 0;     // ... under the idle threshold.
+  double unknown_seconds = 0;  // ... unreadable.
+  double utilization_permille_seconds = 0;  // Mean utilization x readable time.
   std::optional<int64_t> memory_max_mib;     // The most memory used in a minute.
 };
 // One row per allocation stretch of `kind` ("pod", "slurm") in [first_hour, end_hour).

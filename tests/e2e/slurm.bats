@@ -17,7 +17,10 @@ setup_file() {
   export TARMAC_SIM_DIR="$WORK/world"
   export TARMAC_NVML_LIBRARY="$TARMAC_BUILD_DIR/fakenvml/libnvidia-ml.so.1"
   export SOCK="$WORK/t.sock"
-  printf '[doctor]\nenabled = false\n[sampler]\nfast_interval = "200ms"\n' > "$WORK/agent.toml"
+  # Jobs idle for 4 s (and 1 s of grace) are cancelled through scancel.
+  printf '[doctor]\nenabled = false\n[sampler]\nfast_interval = "200ms"\n[leases]\nidle_grace = "1s"\n[slurm]\nidle_after = "4s"\nidle_policy = "cancel"\ndry_run = false\n' \
+    > "$WORK/agent.toml"
+  export SLURM_CONF="$WORK/slurm/slurm.conf"  # The agent's scancel reaches this cluster.
   "$TARMAC_BIN_DIR/tarmac" agent --config "$WORK/agent.toml" --socket "$SOCK" --state-dir "$WORK/state" \
     --http-listen off >/dev/null 2>"$WORK/agent.log" 3>&- &
   echo $! > "$WORK/agent.pid"
@@ -84,4 +87,28 @@ leases() { "$TARMAC_BIN_DIR/tarmac" leases --json --socket "$SOCK"; }
   for _ in $(seq 100); do kill -0 "$load" 2>/dev/null || break; sleep 0.1; done
   ! kill -0 "$load" 2>/dev/null
   grep -q "job $job: 1 GPU for .*1 process left on its GPUs terminated" "$WORK/epilog.log"
+}
+
+@test "a job that leaves its GPU idle is cancelled through Slurm when the policy says so" {
+  start=$(date +%s)
+  run timeout 60 srun --gres=gpu:1 sleep 40
+  [ "$status" -ne 0 ]
+  [ $(( $(date +%s) - start )) -lt 40 ]
+  run "$TARMAC_BIN_DIR/tarmac" events --socket "$SOCK"
+  [[ "$output" == *"slurm_idle_cancel"* ]]
+}
+
+
+@test "the per-job report holds every job the prologs recorded, as the history does" {
+  # Stopped, the agent folds the minute in progress into the history.
+  kill "$(cat "$WORK/agent.pid")"
+  for _ in $(seq 100); do kill -0 "$(cat "$WORK/agent.pid")" 2>/dev/null || break; sleep 0.05; done
+  db="$WORK/state/tarmac.db"
+  history=$(sqlite3 "$db" "SELECT DISTINCT 'job ' || name || ' (' || scope || ')' FROM allocations WHERE kind = 'slurm' ORDER BY 1")
+  [[ -n "$history" ]]
+  run "$TARMAC_BIN_DIR/tarmac" report --by slurm-job --since 1h --format json --db "$db"
+  [ "$status" -eq 0 ]
+  report=$(echo "$output" | jq -r '.owners[].owner' | sort)
+  [ "$report" = "$(echo "$history" | sort)" ]
+  echo "$output" | jq -e '.by == "slurm-job" and ([.owners[].gpu_hours_held] | all(. > 0))'
 }

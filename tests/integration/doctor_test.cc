@@ -302,8 +302,9 @@ TEST_F(DoctorTest, StorageAndNetworkThroughputAreMeasuredWhenAskedFor) {
     return std::make_pair(r.exit_code, j);
   };
   // Measured for real; a data rate the folder cannot give is a warning, with
-  // the numbers; the test file is gone afterwards.
-  auto [fine, measured] = run({"--storage", data, "--storage-size", "8MiB"});
+  // the numbers; the test file is gone afterwards. (The rate expected of a
+  // fine folder is 1 MB/s: a busy test machine's disk is no finding.)
+  auto [fine, measured] = run({"--storage", data, "--storage-size", "8MiB", "--storage-expect", "1"});
   EXPECT_EQ(fine, 0) << measured.dump(1);
   ASSERT_EQ(Findings(measured, "storage").size(), 1u) << measured.dump(1);
   EXPECT_EQ(Findings(measured, "storage")[0]["severity"], "info");
