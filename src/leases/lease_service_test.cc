@@ -15,6 +15,7 @@
 #include "leases/backfill_gate.h"
 #include "leases/lease_config.h"
 #include "leases/lease_ticker.h"
+#include "testutil/lease_service_fixture.h"
 #include "testutil/fake_clock.h"
 #include "testutil/process_views.h"
 #include "testutil/testutil.h"
@@ -22,79 +23,11 @@
 namespace tarmac::leases {
 namespace {
 
+using namespace test;  // NOLINT: the shared fixture.
 using nlohmann::json;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-constexpr int64_t kGiB = int64_t{1} << 30;
-
-// A process table the test controls; records every signal that got through.
-class FakeProcesses : public ProcessControl {
- public:
-  std::map<int64_t, ProcessIdentity> table;
-  std::vector<std::pair<int64_t, int>> signals;  // (pid, signal) delivered.
-  std::map<std::string, std::set<int64_t>> lease_members;  // By lease token.
-
-  std::optional<ProcessIdentity> Identify(int64_t pid) override {
-    auto it = table.find(pid);
-    if (it == table.end()) return std::nullopt;
-    return it->second;
-  }
-  Status Signal(const sched::ProcessRef& ref, int64_t uid, int signal) override {
-    std::optional<ProcessIdentity> now = Identify(ref.pid);
-    if (!now || now->start_ticks != ref.start_ticks) return Status::NotFound("gone or reused");
-    if (uid >= 0 && now->uid != uid) return Status::PermissionDenied("owner differs");
-    signals.emplace_back(ref.pid, signal);
-    return Status::OK();
-  }
-  std::vector<ProcessIdentity> LeaseProcesses(const std::string& token, int64_t uid, int64_t) override {
-    std::vector<ProcessIdentity> out;
-    for (int64_t pid : lease_members[token]) {
-      if (table.count(pid) && table[pid].uid == uid) out.push_back(table[pid]);
-    }
-    return out;
-  }
-  void Add(int64_t pid, int64_t uid, int64_t start) { table[pid] = {pid, uid, start, 1, "python"}; }
-};
-
-fleet::FleetView Fleet(int gpus, std::vector<std::pair<int, fleet::ProcessView>> processes = {}) {
-  fleet::FleetView f;
-  for (int i = 0; i < gpus; ++i) {
-    fleet::GpuView g;
-    g.info.index = i;
-    g.info.uuid = "GPU-" + std::to_string(i);
-    g.sample.memory_free_bytes = 80 * kGiB;
-    g.sample.utilization_gpu_ratio = 0;
-    f.gpus.push_back(g);
-  }
-  for (auto& [gpu, p] : processes) f.gpus[static_cast<size_t>(gpu)].processes.push_back(p);
-  return f;
-}
-
-class LeaseServiceTest : public ::testing::Test {
- public:
-  std::unique_ptr<LeaseService> Make(LeasePolicy policy = {}, bool with_state = true) {
-    std::unique_ptr<store::LeaseState> state;
-    if (with_state) {
-      Result<std::unique_ptr<store::LeaseState>> opened = store::LeaseState::Open(dir_.path() + "/leases.db");
-      EXPECT_TRUE(opened.ok()) << opened.status().ToString();
-      state = std::move(opened).value();
-    }
-    return std::make_unique<LeaseService>(policy, std::move(state), &processes_, &clock_, &logger_);
-  }
-  json Call(LeaseService* s, const std::string& method, json params, uid_t uid = 1001, pid_t pid = 500) {
-    ipc::Request r;
-    r.method = method;
-    r.params = std::move(params);
-    json answer = json::parse(s->Handle(r, ipc::PeerCredentials{pid, uid, uid}));
-    return answer;
-  }
-
-  testing::TempDir dir_;
-  FakeProcesses processes_;
-  testing::FakeClock clock_;
-  Logger logger_{LogLevel::kOff};
-};
 
 TEST_F(LeaseServiceTest, AZombieWhosePidWasReusedIsNotSignalled) {
   LeasePolicy policy;
@@ -416,6 +349,11 @@ TEST(ProcessControlTest, SignalsOnlyTheProcessWithTheStartTimeSeen) {
 namespace tarmac::leases {
 namespace {
 
+using namespace test;  // NOLINT: the shared fixture.
+using nlohmann::json;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
 // The real /proc scan: only processes carrying this lease's token, of its
 // user, started after the given tick.
 TEST(ProcessControlTest, LeaseProcessesAreFoundByTheirTokenOnly) {
@@ -667,254 +605,6 @@ TEST(BackfillGateTest, WindowsAreLocalTimesOfDayAndMayWrapPastMidnight) {
   EXPECT_TRUE(gate.Observe(f, {Holder::kNone}, t0, 23 * 60)[0]);
 }
 
-
-// --- pod leases ----------------------------------------------------------------
-
-TEST_F(LeaseServiceTest, APodAllocationIsALeaseOfKindPodThatSurvivesARestart) {
-  processes_.Add(500, 1001, 10);  // The client of the requests below.
-  std::unique_ptr<LeaseService> s = Make();
-  EXPECT_EQ(s->HoldForPod({"GPU-0"}).code(), StatusCode::kUnavailable);  // No GPUs read yet.
-  s->OnTick(Fleet(4), clock_.SteadyNow());
-  ASSERT_TRUE(s->HoldForPod({"GPU-0", "GPU-1"}).ok());
-  ASSERT_TRUE(s->HoldForPod({"GPU-1", "GPU-0"}).ok());  // The kubelet asking again: the same lease.
-  json leases = Call(s.get(), "leases", json::object())["result"]["leases"];
-  ASSERT_EQ(leases.size(), 1u) << leases.dump();
-  EXPECT_EQ(leases[0]["kind"], "pod");
-  EXPECT_EQ(leases[0]["gpus"], json::array({0, 1}));
-  // Nobody else gets those GPUs; a request for three waits.
-  json asked = Call(s.get(), "lease.request", {{"gpus", 3}, {"command", "train"}});
-  EXPECT_EQ(asked["result"]["state"], "queued") << asked.dump();
-  // Unknown and taken GPUs are refused by name.
-  Status unknown = s->HoldForPod({"GPU-9"});
-  EXPECT_EQ(unknown.code(), StatusCode::kNotFound);
-  EXPECT_NE(unknown.message().find("GPU-9"), std::string::npos);
-  json reserved = Call(s.get(), "lease.request", {{"uuids", {"GPU-3"}}, {"kind", "reservation"}});
-  ASSERT_EQ(reserved["result"]["state"], "granted") << reserved.dump();
-  Status taken = s->HoldForPod({"GPU-3"});
-  EXPECT_EQ(taken.code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(taken.message().find("reservation"), std::string::npos) << taken.message();
-  // No one releases or extends a pod lease; the kubelet ends it.
-  int64_t id = leases[0]["id"].get<int64_t>();
-  json refused = Call(s.get(), "lease.release", {{"id", id}}, 0);
-  EXPECT_EQ(refused["error"]["code"], ipc::kErrorBadRequest) << refused.dump();
-  EXPECT_NE(refused["error"]["message"].get<std::string>().find("pod"), std::string::npos);
-  refused = Call(s.get(), "lease.extend", {{"id", id}, {"seconds", 60}}, 0);
-  EXPECT_EQ(refused["error"]["code"], ipc::kErrorBadRequest) << refused.dump();
-  EXPECT_NE(refused["error"]["message"].get<std::string>().find("pod"), std::string::npos);
-
-  // A restart keeps it (it has no client to outlive).
-  s.reset();
-  s = Make();
-  ASSERT_TRUE(s->Restore().ok());
-  leases = Call(s.get(), "leases", json::object())["result"]["leases"];
-  ASSERT_EQ(leases.size(), 2u) << leases.dump();
-  EXPECT_EQ(leases[0]["kind"], "pod");
-  EXPECT_EQ(leases[0]["id"], id);
-}
-
-TEST_F(LeaseServiceTest, TheKubeletsPodResourcesNameAdoptAndEndPodLeases) {
-  std::unique_ptr<LeaseService> s = Make();
-  s->OnTick(Fleet(4), clock_.SteadyNow());
-  ASSERT_TRUE(s->HoldForPod({"GPU-0"}).ok());
-  ASSERT_TRUE(s->HoldForPod({"GPU-1"}).ok());
-  // GPU-0's pod is listed; GPU-1's not yet; GPU-2 was allocated while the
-  // agent was down.
-  std::map<std::string, fleet::KubernetesNames> listed = {{"GPU-0", {"train-0", "ml", "trainer"}},
-                                                          {"GPU-2", {"infer-0", "serve", "server"}}};
-  s->SyncPods(listed);
-  json leases = Call(s.get(), "leases", json::object())["result"]["leases"];
-  ASSERT_EQ(leases.size(), 3u) << leases.dump();
-  std::map<int, json> by_gpu;
-  for (const json& l : leases) by_gpu[l["gpus"][0].get<int>()] = l;
-  EXPECT_EQ(by_gpu[0]["user"], "ml/train-0");
-  EXPECT_EQ(by_gpu[0]["command"], "trainer");
-  EXPECT_EQ(by_gpu[1]["user"], "kubelet");
-  EXPECT_EQ(by_gpu[2]["user"], "serve/infer-0");
-  EXPECT_EQ(by_gpu[2]["kind"], "pod");
-  // Within the grace an unlisted allocation stays; after it, it ends. A
-  // listed pod that is no longer listed ends at once.
-  listed.erase("GPU-0");
-  s->SyncPods(listed);
-  leases = Call(s.get(), "leases", json::object())["result"]["leases"];
-  EXPECT_EQ(leases.size(), 2u) << leases.dump();
-  clock_.Advance(LeaseService::kPodGrace + seconds(1));
-  s->SyncPods(listed);
-  leases = Call(s.get(), "leases", json::object())["result"]["leases"];
-  ASSERT_EQ(leases.size(), 1u) << leases.dump();
-  EXPECT_EQ(leases[0]["user"], "serve/infer-0");
-  int ended = 0;
-  json events = Call(s.get(), "events", {{"limit", 1000}}, 0);
-  for (const json& e : events["result"]["events"]) ended += e["kind"] == "pod_ended";
-  EXPECT_EQ(ended, 2) << events.dump();
-  EXPECT_TRUE(processes_.signals.empty());  // The kubelet's pods are never signalled.
-}
-
-TEST_F(LeaseServiceTest, AnIdlePodIsReportedButNeverEndedWhateverThePolicy) {
-  LeasePolicy policy;
-  policy.default_idle_timeout = seconds(10);
-  policy.idle_grace = seconds(5);
-  policy.idle_action = IdleAction::kTerminate;
-  std::unique_ptr<LeaseService> s = Make(policy);
-  // A pod's process runs as another user than the lease's (root) owner.
-  processes_.Add(4300, 1005, 11);
-  auto fleet = [] { return Fleet(2, {{0, testing::Process(4300, 2 * kGiB, 0, 1005, "python", 1, 11)}}); };
-  s->OnTick(fleet(), clock_.SteadyNow());
-  ASSERT_TRUE(s->HoldForPod({"GPU-0"}).ok());
-  for (int i = 0; i < 10; ++i) {
-    clock_.Advance(seconds(5));
-    s->OnTick(fleet(), clock_.SteadyNow());
-  }
-  json leases = Call(s.get(), "leases", json::object())["result"]["leases"];
-  ASSERT_EQ(leases.size(), 1u);
-  EXPECT_FALSE(leases[0]["warning"].is_null());
-  EXPECT_TRUE(leases[0]["foreign_processes"].empty());  // A pod's processes are its own.
-  EXPECT_TRUE(processes_.signals.empty());
-  std::set<std::string> kinds;
-  json events = Call(s.get(), "events", {{"limit", 1000}}, 0);
-  for (const json& e : events["result"]["events"]) kinds.insert(e["kind"]);
-  EXPECT_TRUE(kinds.count("idle_warning")) << events.dump();
-  EXPECT_TRUE(kinds.count("idle_kept"));
-  EXPECT_FALSE(kinds.count("idle_terminated"));
-}
-
-
-// --- Slurm jobs -----------------------------------------------------------------
-
-TEST_F(LeaseServiceTest, ASlurmJobsGpusAreALeaseFromItsPrologToItsEpilog) {
-  processes_.Add(500, 1001, 10);  // A `tarmac run` client.
-  processes_.Add(7001, 1005, 71);  // The job's process, left behind.
-  processes_.Add(7002, 1009, 72);  // Another user's process on the same GPU.
-  std::unique_ptr<LeaseService> s = Make();
-  auto fleet = [] {
-    return Fleet(4, {{2, testing::Process(7001, 2 * kGiB, 0, 1005, "python", 1, 71)},
-                     {2, testing::Process(7002, 1 * kGiB, 0, 1009, "python", 1, 72)}});
-  };
-  s->OnTick(fleet(), clock_.SteadyNow());
-  json prolog = {{"job", "4242"}, {"uid", 1005}, {"user", "erin"}, {"gpus", {2, 3}}};
-  // Only Slurm (root) runs the prolog.
-  EXPECT_EQ(Call(s.get(), "slurm.prolog", prolog, 1005)["error"]["code"], ipc::kErrorPermissionDenied);
-  json held = Call(s.get(), "slurm.prolog", prolog, 0);
-  ASSERT_TRUE(held["ok"].get<bool>()) << held.dump();
-  EXPECT_EQ(held["result"]["lease"]["kind"], "slurm");
-  EXPECT_EQ(held["result"]["lease"]["user"], "erin");
-  EXPECT_EQ(held["result"]["lease"]["uid"], 1005);
-  EXPECT_EQ(held["result"]["lease"]["slurm_job"], "4242");
-  int64_t id = held["result"]["lease"]["id"].get<int64_t>();
-  // Run twice: the same lease.
-  EXPECT_EQ(Call(s.get(), "slurm.prolog", prolog, 0)["result"]["lease"]["id"], id);
-  // tarmac run waits for the job's GPUs; nobody releases them but the epilog.
-  EXPECT_EQ(Call(s.get(), "lease.request", {{"uuids", {"GPU-2"}}})["result"]["state"], "queued");
-  EXPECT_EQ(Call(s.get(), "lease.release", {{"id", id}}, 0)["error"]["code"], ipc::kErrorBadRequest);
-  // Bad input changes nothing.
-  EXPECT_EQ(Call(s.get(), "slurm.prolog", {{"job", "x1"}, {"uid", 1}, {"user", "u"}, {"gpus", {0}}}, 0)["error"]["code"],
-            ipc::kErrorBadRequest);
-  json unknown = Call(s.get(), "slurm.prolog", {{"job", "9"}, {"uid", 1}, {"user", "u"}, {"gpus", {7}}}, 0);
-  EXPECT_NE(unknown["error"]["message"].get<std::string>().find("no GPU 7"), std::string::npos) << unknown.dump();
-  EXPECT_EQ(Call(s.get(), "slurm.epilog", {{"job", "999"}}, 0)["error"]["code"], ipc::kErrorNotFound);
-
-  // The restart keeps it.
-  s.reset();
-  s = Make();
-  ASSERT_TRUE(s->Restore().ok());
-  s->OnTick(fleet(), clock_.SteadyNow());
-  clock_.Advance(seconds(60));
-  // The epilog: the lease ends, the job's leftover is terminated, the
-  // other user's process is not.
-  json ended = Call(s.get(), "slurm.epilog", {{"job", "4242"}}, 0);
-  ASSERT_TRUE(ended["ok"].get<bool>()) << ended.dump();
-  EXPECT_EQ(ended["result"]["lease"], id);
-  ASSERT_EQ(ended["result"]["terminated"].size(), 1u) << ended.dump();
-  EXPECT_EQ(ended["result"]["terminated"][0]["pid"], 7001);
-  EXPECT_NEAR(ended["result"]["held_seconds"].get<double>(), 60, 1);
-  EXPECT_EQ(ended["result"]["mean_utilization_ratio"], 0.0);  // Its GPUs read 0 % while watched.
-  EXPECT_TRUE(ended["result"]["idle_gpu_seconds"].is_number());
-  ASSERT_EQ(processes_.signals.size(), 1u);
-  EXPECT_EQ(processes_.signals[0], std::make_pair(int64_t{7001}, SIGTERM));
-  json leases = Call(s.get(), "leases", json::object())["result"]["leases"];
-  for (const json& l : leases) EXPECT_NE(l["kind"], "slurm") << leases.dump();
-}
-
-TEST_F(LeaseServiceTest, AJobsPrologTakesGpusWhoseLastJobsEpilogWasMissedButNeverAReservation) {
-  processes_.Add(500, 1001, 10);
-  std::unique_ptr<LeaseService> s = Make();
-  s->OnTick(Fleet(4), clock_.SteadyNow());
-  ASSERT_TRUE(Call(s.get(), "slurm.prolog", {{"job", "1"}, {"uid", 1005}, {"user", "erin"}, {"gpus", {0, 1}}}, 0)["ok"]);
-  json next = Call(s.get(), "slurm.prolog", {{"job", "2"}, {"uid", 1006}, {"user", "finn"}, {"gpus", {1}}}, 0);
-  ASSERT_TRUE(next["ok"].get<bool>()) << next.dump();
-  json leases = Call(s.get(), "leases", json::object())["result"]["leases"];
-  ASSERT_EQ(leases.size(), 1u);
-  EXPECT_EQ(leases[0]["slurm_job"], "2");
-  ASSERT_EQ(Call(s.get(), "lease.request", {{"uuids", {"GPU-3"}}, {"kind", "reservation"}})["result"]["state"], "granted");
-  json clash = Call(s.get(), "slurm.prolog", {{"job", "3"}, {"uid", 1005}, {"user", "erin"}, {"gpus", {3}}}, 0);
-  EXPECT_EQ(clash["error"]["code"], ipc::kErrorBadRequest) << clash.dump();
-  EXPECT_NE(clash["error"]["message"].get<std::string>().find("reservation"), std::string::npos);
-}
-
-
-TEST_F(LeaseServiceTest, AnIdleSlurmJobIsAskedAboutThroughSlurmByPartitionAfterADryRun) {
-  LeasePolicy policy;
-  policy.idle_grace = seconds(5);
-  policy.slurm.idle_after = seconds(20);
-  policy.slurm.action = SlurmIdleAction::kWarn;
-  policy.slurm.action_by_partition["debug"] = SlurmIdleAction::kCancel;
-  std::vector<std::vector<std::string>> ran;
-  auto run = [&](LeaseService* s) {
-    s->SetSlurmCommand([&ran](const std::vector<std::string>& argv) {
-      ran.push_back(argv);
-      return argv[0] == "scontrol" ? Status::Internal("scontrol exited with 1") : Status::OK();
-    });
-  };
-  auto idle_for = [&](LeaseService* s, int seconds_idle) {
-    for (int i = 0; i < seconds_idle / 5; ++i) {
-      clock_.Advance(seconds(5));
-      s->OnTick(Fleet(2), clock_.SteadyNow());
-    }
-  };
-  auto kinds = [&](LeaseService* s) {
-    std::vector<std::string> out;
-    json events = Call(s, "events", {{"limit", 1000}}, 0);
-    for (const json& e : events["result"]["events"]) out.push_back(e["kind"]);
-    return out;
-  };
-  // Dry run (the default): nothing runs, the event says what would.
-  {
-    policy.slurm.is_dry_run = true;
-    std::unique_ptr<LeaseService> s = Make(policy, false);
-    run(s.get());
-    s->OnTick(Fleet(2), clock_.SteadyNow());
-    ASSERT_TRUE(Call(s.get(), "slurm.prolog", {{"job", "11"}, {"uid", 1005}, {"user", "erin"}, {"gpus", {0}},
-                                              {"partition", "debug"}}, 0)["ok"]);
-    idle_for(s.get(), 40);
-    EXPECT_TRUE(ran.empty());
-    json leases = Call(s.get(), "leases", json::object())["result"]["leases"];
-    ASSERT_EQ(leases.size(), 1u);  // Never ended by tarmac.
-    EXPECT_NE(leases[0]["warning"].get<std::string>().find("policy 'cancel (dry run)'"), std::string::npos)
-        << leases[0].dump();
-  }
-  // For real: cancel in `debug`, warn elsewhere; a failing command is said.
-  policy.slurm.is_dry_run = false;
-  std::unique_ptr<LeaseService> s = Make(policy);
-  run(s.get());
-  s->OnTick(Fleet(2), clock_.SteadyNow());
-  ASSERT_TRUE(Call(s.get(), "slurm.prolog", {{"job", "12"}, {"uid", 1005}, {"user", "erin"}, {"gpus", {0}},
-                                            {"partition", "debug"}}, 0)["ok"]);
-  ASSERT_TRUE(Call(s.get(), "slurm.prolog", {{"job", "13"}, {"uid", 1006}, {"user", "finn"}, {"gpus", {1}},
-                                            {"partition", "gpu"}}, 0)["ok"]);
-  idle_for(s.get(), 15);
-  EXPECT_TRUE(ran.empty());  // Not idle long enough yet.
-  idle_for(s.get(), 30);
-  ASSERT_EQ(ran.size(), 2u);
-  std::sort(ran.begin(), ran.end());
-  EXPECT_EQ(ran[0], (std::vector<std::string>{"scancel", "12"}));
-  EXPECT_EQ(ran[1][0], "scontrol");
-  EXPECT_EQ(ran[1][1], "notify");
-  EXPECT_EQ(ran[1][2], "13");
-  idle_for(s.get(), 30);
-  EXPECT_EQ(ran.size(), 2u);  // Once per idle stretch.
-  std::vector<std::string> k = kinds(s.get());
-  EXPECT_NE(std::find(k.begin(), k.end(), "slurm_idle_cancel"), k.end());
-  EXPECT_NE(std::find(k.begin(), k.end(), "slurm_action_failed"), k.end());
-}
 
 }  // namespace
 }  // namespace tarmac::leases

@@ -137,6 +137,8 @@ class StoreWriter {
   // Extends the allocation `key` to `t`, or starts a row for it; notes its
   // id in `seen` (the allocations of this tick).
   Status NoteAllocation(const AllocationKey& key, int64_t t, std::map<AllocationKey, int64_t>* seen);
+  // At open: the allocations seen lately, which the next ticks extend.
+  Status LoadOpenAllocations();
 
   StoreOptions options_;
   std::unique_ptr<Db> db_;

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// Slurm jobs' leases (slurm_jobs.cc): prolog to epilog, the leftovers
+// terminated, and the [slurm] idle policy run through Slurm's commands.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <set>
+
+#include "leases/lease_service.h"
+#include "testutil/lease_service_fixture.h"
+#include "testutil/process_views.h"
+
+namespace tarmac::leases {
+namespace {
+
+using namespace test;  // NOLINT: the shared fixture.
+using nlohmann::json;
+using std::chrono::seconds;
+
+// --- Slurm jobs -----------------------------------------------------------------
+
+TEST_F(LeaseServiceTest, ASlurmJobsGpusAreALeaseFromItsPrologToItsEpilog) {
+  processes_.Add(500, 1001, 10);  // A `tarmac run` client.
+  processes_.Add(7001, 1005, 71);  // The job's process, left behind.
+  processes_.Add(7002, 1009, 72);  // Another user's process on the same GPU.
+  std::unique_ptr<LeaseService> s = Make();
+  auto fleet = [] {
+    return Fleet(4, {{2, testing::Process(7001, 2 * kGiB, 0, 1005, "python", 1, 71)},
+                     {2, testing::Process(7002, 1 * kGiB, 0, 1009, "python", 1, 72)}});
+  };
+  s->OnTick(fleet(), clock_.SteadyNow());
+  json prolog = {{"job", "4242"}, {"uid", 1005}, {"user", "erin"}, {"gpus", {2, 3}}};
+  // Only Slurm (root) runs the prolog.
+  EXPECT_EQ(Call(s.get(), "slurm.prolog", prolog, 1005)["error"]["code"], ipc::kErrorPermissionDenied);
+  json held = Call(s.get(), "slurm.prolog", prolog, 0);
+  ASSERT_TRUE(held["ok"].get<bool>()) << held.dump();
+  EXPECT_EQ(held["result"]["lease"]["kind"], "slurm");
+  EXPECT_EQ(held["result"]["lease"]["user"], "erin");
+  EXPECT_EQ(held["result"]["lease"]["uid"], 1005);
+  EXPECT_EQ(held["result"]["lease"]["slurm_job"], "4242");
+  int64_t id = held["result"]["lease"]["id"].get<int64_t>();
+  // Run twice: the same lease.
+  EXPECT_EQ(Call(s.get(), "slurm.prolog", prolog, 0)["result"]["lease"]["id"], id);
+  // tarmac run waits for the job's GPUs; nobody releases them but the epilog.
+  EXPECT_EQ(Call(s.get(), "lease.request", {{"uuids", {"GPU-2"}}})["result"]["state"], "queued");
+  EXPECT_EQ(Call(s.get(), "lease.release", {{"id", id}}, 0)["error"]["code"], ipc::kErrorBadRequest);
+  // Bad input changes nothing.
+  EXPECT_EQ(Call(s.get(), "slurm.prolog", {{"job", "x1"}, {"uid", 1}, {"user", "u"}, {"gpus", {0}}}, 0)["error"]["code"],
+            ipc::kErrorBadRequest);
+  json unknown = Call(s.get(), "slurm.prolog", {{"job", "9"}, {"uid", 1}, {"user", "u"}, {"gpus", {7}}}, 0);
+  EXPECT_NE(unknown["error"]["message"].get<std::string>().find("no GPU 7"), std::string::npos) << unknown.dump();
+  EXPECT_EQ(Call(s.get(), "slurm.epilog", {{"job", "999"}}, 0)["error"]["code"], ipc::kErrorNotFound);
+
+  // The restart keeps it.
+  s.reset();
+  s = Make();
+  ASSERT_TRUE(s->Restore().ok());
+  s->OnTick(fleet(), clock_.SteadyNow());
+  clock_.Advance(seconds(60));
+  // The epilog: the lease ends, the job's leftover is terminated, the
+  // other user's process is not.
+  json ended = Call(s.get(), "slurm.epilog", {{"job", "4242"}}, 0);
+  ASSERT_TRUE(ended["ok"].get<bool>()) << ended.dump();
+  EXPECT_EQ(ended["result"]["lease"], id);
+  ASSERT_EQ(ended["result"]["terminated"].size(), 1u) << ended.dump();
+  EXPECT_EQ(ended["result"]["terminated"][0]["pid"], 7001);
+  EXPECT_NEAR(ended["result"]["held_seconds"].get<double>(), 60, 1);
+  EXPECT_EQ(ended["result"]["mean_utilization_ratio"], 0.0);  // Its GPUs read 0 % while watched.
+  EXPECT_TRUE(ended["result"]["idle_gpu_seconds"].is_number());
+  ASSERT_EQ(processes_.signals.size(), 1u);
+  EXPECT_EQ(processes_.signals[0], std::make_pair(int64_t{7001}, SIGTERM));
+  json leases = Call(s.get(), "leases", json::object())["result"]["leases"];
+  for (const json& l : leases) EXPECT_NE(l["kind"], "slurm") << leases.dump();
+}
+
+TEST_F(LeaseServiceTest, AJobsPrologTakesGpusWhoseLastJobsEpilogWasMissedButNeverAReservation) {
+  processes_.Add(500, 1001, 10);
+  std::unique_ptr<LeaseService> s = Make();
+  s->OnTick(Fleet(4), clock_.SteadyNow());
+  ASSERT_TRUE(Call(s.get(), "slurm.prolog", {{"job", "1"}, {"uid", 1005}, {"user", "erin"}, {"gpus", {0, 1}}}, 0)["ok"]);
+  json next = Call(s.get(), "slurm.prolog", {{"job", "2"}, {"uid", 1006}, {"user", "finn"}, {"gpus", {1}}}, 0);
+  ASSERT_TRUE(next["ok"].get<bool>()) << next.dump();
+  json leases = Call(s.get(), "leases", json::object())["result"]["leases"];
+  ASSERT_EQ(leases.size(), 1u);
+  EXPECT_EQ(leases[0]["slurm_job"], "2");
+  ASSERT_EQ(Call(s.get(), "lease.request", {{"uuids", {"GPU-3"}}, {"kind", "reservation"}})["result"]["state"], "granted");
+  json clash = Call(s.get(), "slurm.prolog", {{"job", "3"}, {"uid", 1005}, {"user", "erin"}, {"gpus", {3}}}, 0);
+  EXPECT_EQ(clash["error"]["code"], ipc::kErrorBadRequest) << clash.dump();
+  EXPECT_NE(clash["error"]["message"].get<std::string>().find("reservation"), std::string::npos);
+}
+
+
+TEST_F(LeaseServiceTest, AnIdleSlurmJobIsAskedAboutThroughSlurmByPartitionAfterADryRun) {
+  LeasePolicy policy;
+  policy.idle_grace = seconds(5);
+  policy.slurm.idle_after = seconds(20);
+  policy.slurm.action = SlurmIdleAction::kWarn;
+  policy.slurm.action_by_partition["debug"] = SlurmIdleAction::kCancel;
+  std::vector<std::vector<std::string>> ran;
+  auto run = [&](LeaseService* s) {
+    s->SetSlurmCommand([&ran](const std::vector<std::string>& argv) {
+      ran.push_back(argv);
+      return argv[0] == "scontrol" ? Status::Internal("scontrol exited with 1") : Status::OK();
+    });
+  };
+  auto idle_for = [&](LeaseService* s, int seconds_idle) {
+    for (int i = 0; i < seconds_idle / 5; ++i) {
+      clock_.Advance(seconds(5));
+      s->OnTick(Fleet(2), clock_.SteadyNow());
+    }
+  };
+  auto kinds = [&](LeaseService* s) {
+    std::vector<std::string> out;
+    json events = Call(s, "events", {{"limit", 1000}}, 0);
+    for (const json& e : events["result"]["events"]) out.push_back(e["kind"]);
+    return out;
+  };
+  // Dry run (the default): nothing runs, the event says what would.
+  {
+    policy.slurm.is_dry_run = true;
+    std::unique_ptr<LeaseService> s = Make(policy, false);
+    run(s.get());
+    s->OnTick(Fleet(2), clock_.SteadyNow());
+    ASSERT_TRUE(Call(s.get(), "slurm.prolog", {{"job", "11"}, {"uid", 1005}, {"user", "erin"}, {"gpus", {0}},
+                                              {"partition", "debug"}}, 0)["ok"]);
+    idle_for(s.get(), 40);
+    EXPECT_TRUE(ran.empty());
+    json leases = Call(s.get(), "leases", json::object())["result"]["leases"];
+    ASSERT_EQ(leases.size(), 1u);  // Never ended by tarmac.
+    EXPECT_NE(leases[0]["warning"].get<std::string>().find("policy 'cancel (dry run)'"), std::string::npos)
+        << leases[0].dump();
+  }
+  // For real: cancel in `debug`, warn elsewhere; a failing command is said.
+  policy.slurm.is_dry_run = false;
+  std::unique_ptr<LeaseService> s = Make(policy);
+  run(s.get());
+  s->OnTick(Fleet(2), clock_.SteadyNow());
+  ASSERT_TRUE(Call(s.get(), "slurm.prolog", {{"job", "12"}, {"uid", 1005}, {"user", "erin"}, {"gpus", {0}},
+                                            {"partition", "debug"}}, 0)["ok"]);
+  ASSERT_TRUE(Call(s.get(), "slurm.prolog", {{"job", "13"}, {"uid", 1006}, {"user", "finn"}, {"gpus", {1}},
+                                            {"partition", "gpu"}}, 0)["ok"]);
+  idle_for(s.get(), 15);
+  EXPECT_TRUE(ran.empty());  // Not idle long enough yet.
+  idle_for(s.get(), 30);
+  ASSERT_EQ(ran.size(), 2u);
+  std::sort(ran.begin(), ran.end());
+  EXPECT_EQ(ran[0], (std::vector<std::string>{"scancel", "12"}));
+  EXPECT_EQ(ran[1][0], "scontrol");
+  EXPECT_EQ(ran[1][1], "notify");
+  EXPECT_EQ(ran[1][2], "13");
+  idle_for(s.get(), 30);
+  EXPECT_EQ(ran.size(), 2u);  // Once per idle stretch.
+  std::vector<std::string> k = kinds(s.get());
+  EXPECT_NE(std::find(k.begin(), k.end(), "slurm_idle_cancel"), k.end());
+  EXPECT_NE(std::find(k.begin(), k.end(), "slurm_action_failed"), k.end());
+}
+
+}  // namespace
+}  // namespace tarmac::leases

@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// What the lease service's unit tests share: a process table the test
+// controls, a fleet of idle GPUs, and a fixture that makes a LeaseService
+// over them with a fake clock and calls its API as a given user.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "leases/lease_service.h"
+#include "testutil/fake_clock.h"
+#include "testutil/testutil.h"
+
+namespace tarmac::leases::test {
+
+using nlohmann::json;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+inline constexpr int64_t kGiB = int64_t{1} << 30;
+
+// A process table the test controls; records every signal that got through.
+class FakeProcesses : public ProcessControl {
+ public:
+  std::map<int64_t, ProcessIdentity> table;
+  std::vector<std::pair<int64_t, int>> signals;  // (pid, signal) delivered.
+  std::map<std::string, std::set<int64_t>> lease_members;  // By lease token.
+
+  std::optional<ProcessIdentity> Identify(int64_t pid) override {
+    auto it = table.find(pid);
+    if (it == table.end()) return std::nullopt;
+    return it->second;
+  }
+  Status Signal(const sched::ProcessRef& ref, int64_t uid, int signal) override {
+    std::optional<ProcessIdentity> now = Identify(ref.pid);
+    if (!now || now->start_ticks != ref.start_ticks) return Status::NotFound("gone or reused");
+    if (uid >= 0 && now->uid != uid) return Status::PermissionDenied("owner differs");
+    signals.emplace_back(ref.pid, signal);
+    return Status::OK();
+  }
+  std::vector<ProcessIdentity> LeaseProcesses(const std::string& token, int64_t uid, int64_t) override {
+    std::vector<ProcessIdentity> out;
+    for (int64_t pid : lease_members[token]) {
+      if (table.count(pid) && table[pid].uid == uid) out.push_back(table[pid]);
+    }
+    return out;
+  }
+  void Add(int64_t pid, int64_t uid, int64_t start) { table[pid] = {pid, uid, start, 1, "python"}; }
+};
+
+inline fleet::FleetView Fleet(int gpus, std::vector<std::pair<int, fleet::ProcessView>> processes = {}) {
+  fleet::FleetView f;
+  for (int i = 0; i < gpus; ++i) {
+    fleet::GpuView g;
+    g.info.index = i;
+    g.info.uuid = "GPU-" + std::to_string(i);
+    g.sample.memory_free_bytes = 80 * kGiB;
+    g.sample.utilization_gpu_ratio = 0;
+    f.gpus.push_back(g);
+  }
+  for (auto& [gpu, p] : processes) f.gpus[static_cast<size_t>(gpu)].processes.push_back(p);
+  return f;
+}
+
+class LeaseServiceTest : public ::testing::Test {
+ public:
+  std::unique_ptr<LeaseService> Make(LeasePolicy policy = {}, bool with_state = true) {
+    std::unique_ptr<store::LeaseState> state;
+    if (with_state) {
+      Result<std::unique_ptr<store::LeaseState>> opened = store::LeaseState::Open(dir_.path() + "/leases.db");
+      EXPECT_TRUE(opened.ok()) << opened.status().ToString();
+      state = std::move(opened).value();
+    }
+    return std::make_unique<LeaseService>(policy, std::move(state), &processes_, &clock_, &logger_);
+  }
+  json Call(LeaseService* s, const std::string& method, json params, uid_t uid = 1001, pid_t pid = 500) {
+    ipc::Request r;
+    r.method = method;
+    r.params = std::move(params);
+    json answer = json::parse(s->Handle(r, ipc::PeerCredentials{pid, uid, uid}));
+    return answer;
+  }
+
+  testing::TempDir dir_;
+  FakeProcesses processes_;
+  testing::FakeClock clock_;
+  Logger logger_{LogLevel::kOff};
+};
+
+}  // namespace tarmac::leases::test
