@@ -327,6 +327,11 @@ class LeaseService {
   bool IsAlive(const sched::ProcessRef& ref) REQUIRES(mu_);
   IdleAction IdleActionFor(const sched::Lease& lease) const REQUIRES(mu_);
   SlurmIdleAction SlurmActionFor(const sched::Lease& lease) const REQUIRES(mu_);
+  // A lease another scheduler (the kubelet, Slurm) has already handed out,
+  // on exactly lease.uuids: granted now with a token, saved, and recorded
+  // as a "granted" event by `actor` whose detail is `why` and its GPUs.
+  Result<const sched::Lease*> GrantHeld(const sched::Caller& owner, sched::Lease lease, const Actor& actor,
+                                        const std::string& why, TimePoint now) REQUIRES(mu_);
   // The [slurm] idle policy's action on an idle job: recorded (dry run), or
   // queued for OnTick to run without the lock.
   void QueueSlurmAction(const sched::Lease& lease, const std::string& why) REQUIRES(mu_);

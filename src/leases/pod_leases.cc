@@ -25,6 +25,19 @@ std::string PodUser(const fleet::KubernetesNames& k) { return k.pod_namespace + 
 
 }  // namespace
 
+Result<const sched::Lease*> LeaseService::GrantHeld(const sched::Caller& owner, sched::Lease lease,
+                                                    const Actor& actor, const std::string& why, TimePoint now) {
+  lease.token = NewToken();
+  Result<int64_t> id = book_.Hold(owner, std::move(lease), slots_, now);
+  if (!id.ok()) return id.status();
+  const sched::Lease* held = book_.FindLease(id.value());
+  runtime_[held->id];
+  SaveLease(*held);
+  Event("granted", held->id, held->uid, held->user, held->gpus, actor,
+        fmt::format("{} (GPU {})", why, GpuList(held->gpus)));
+  return held;
+}
+
 bool LeaseService::CanSave(TimePoint now) {
   if (!problem_.empty() && state_ != nullptr) {
     CheckStateFile(now);
@@ -69,17 +82,12 @@ Status LeaseService::HoldForPod(const std::vector<std::string>& uuids) {
     lease.uuids = uuids;
     lease.is_pod = true;
     lease.user = kUnnamedPod;
-    lease.token = NewToken();
-    Result<int64_t> id = book_.Hold(kAgentCaller, lease, slots_, now);
-    if (!id.ok()) {
+    Result<const sched::Lease*> held =
+        GrantHeld(kAgentCaller, std::move(lease), Actor{0, "kubelet"}, "allocated to a pod by the kubelet", now);
+    if (!held.ok()) {
       Rollback(std::move(undo));
-      return id.status();
+      return held.status();
     }
-    const sched::Lease& held = *book_.FindLease(id.value());
-    runtime_[held.id];
-    SaveLease(held);
-    Event("granted", held.id, held.uid, held.user, held.gpus, Actor{0, "kubelet"},
-          fmt::format("allocated to a pod by the kubelet (GPU {})", GpuList(held.gpus)));
     if (Status saved = Flush(now); !saved.ok()) {
       Rollback(std::move(undo));
       result = Status::Unavailable(fmt::format("{}; nothing was changed", saved.message()));
@@ -134,19 +142,14 @@ void LeaseService::SyncPods(const std::map<std::string, fleet::KubernetesNames>&
     lease.is_pod = true;
     lease.user = PodUser(names[key]);
     lease.command = names[key].container;
-    lease.token = NewToken();
-    Result<int64_t> id = book_.Hold(kAgentCaller, lease, slots_, now);
-    if (!id.ok()) {
-      Event("pod_conflict", 0, 0, lease.user, {}, Actor{},
+    std::string user = lease.user;
+    Result<const sched::Lease*> held = GrantHeld(kAgentCaller, std::move(lease), Actor{0, "kubelet"},
+                                                 "adopted from the kubelet's pod resources: " + key, now);
+    if (!held.ok()) {
+      Event("pod_conflict", 0, 0, user, {}, Actor{},
             fmt::format("the kubelet lists GPUs {} for {} but the agent cannot lease them: {}", fmt::join(uuids, ","),
-                        key, id.status().message()));
-      continue;
+                        key, held.status().message()));
     }
-    const sched::Lease& held = *book_.FindLease(id.value());
-    runtime_[held.id];
-    SaveLease(held);
-    Event("granted", held.id, held.uid, held.user, held.gpus, Actor{0, "kubelet"},
-          fmt::format("adopted from the kubelet's pod resources: {} (GPU {})", key, GpuList(held.gpus)));
   }
   Flush(now).IgnoreError();  // Kept for the next try when it fails; the kubelet lists them again.
   PublishMarks();

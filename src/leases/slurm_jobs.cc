@@ -104,16 +104,11 @@ Result<json> LeaseService::OnSlurmProlog(const Call& c) {
   if (auto partition = c.params.find("partition"); partition != c.params.end() && partition->is_string()) {
     lease.slurm_partition = partition->get<std::string>();
   }
-  lease.token = NewToken();
   sched::Caller owner{uid->get<int64_t>(), user->get<std::string>(), false};
-  Result<int64_t> id = book_.Hold(owner, lease, slots_, c.now);
-  if (!id.ok()) return id.status();
-  const sched::Lease& held = *book_.FindLease(id.value());
-  runtime_[held.id];
-  SaveLease(held);
-  Event("granted", held.id, held.uid, held.user, held.gpus, Actor{c.caller.uid, "slurm"},
-        fmt::format("Slurm job {} of {} (GPU {})", *job, held.user, GpuList(held.gpus)));
-  return json{{"job", *job}, {"lease", LeaseJson(held, c.caller, c.now)}};
+  Result<const sched::Lease*> held = GrantHeld(owner, std::move(lease), Actor{c.caller.uid, "slurm"},
+                                               fmt::format("Slurm job {} of {}", *job, owner.user), c.now);
+  if (!held.ok()) return held.status();
+  return json{{"job", *job}, {"lease", LeaseJson(*held.value(), c.caller, c.now)}};
 }
 
 Result<json> LeaseService::OnSlurmEpilog(const Call& c) {
