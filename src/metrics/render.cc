@@ -103,6 +103,22 @@ const std::vector<GpuFamily>& DcgmGpuFamilies() {
   return kFamilies;
 }
 
+// dcgm-exporter families rendered with more than one value per GPU: the
+// last Xid (with its labels), PCIe TX and RX rates (from the counters), in
+// this order.
+const std::vector<FamilyDoc>& DcgmComputedFamilies() {
+  static const std::vector<FamilyDoc> kFamilies = {
+      {"DCGM_FI_DEV_XID_ERRORS", "gauge", "Value of the last XID error encountered."},
+      {"DCGM_FI_PROF_PCIE_TX_BYTES", "gauge",
+       "The rate of data transmitted over the PCIe bus - including both protocol headers and data payloads - in "
+       "bytes per second."},
+      {"DCGM_FI_PROF_PCIE_RX_BYTES", "gauge",
+       "The rate of data received over the PCIe bus - including both protocol headers and data payloads - in bytes "
+       "per second."},
+  };
+  return kFamilies;
+}
+
 const std::vector<GpuFamily>& NativeGpuFamilies() {
   static const std::vector<GpuFamily> kFamilies = {
       {{"tarmac_gpu_utilization_ratio", "gauge", "GPU utilization over the driver's last sample period (0-1)."},
@@ -291,8 +307,9 @@ void CollectDcgm(const Scrape& s, Exposition* out) {
       if (std::optional<double> v = f.value(g)) out->Sample(f.doc.name, dcgm_labels[i], *v);
     }
   }
+  const std::vector<FamilyDoc>& more = DcgmComputedFamilies();
   // The last Xid, with dcgm-exporter 4.x's err_code and err_msg labels.
-  out->Family("DCGM_FI_DEV_XID_ERRORS", "gauge", "Value of the last XID error encountered.");
+  out->Family(more[0].name, more[0].type, more[0].help);
   for (size_t i = 0; i < fleet.gpus.size(); ++i) {
     const fleet::GpuView& g = fleet.gpus[i];
     if (!Readable(g)) continue;
@@ -303,12 +320,9 @@ void CollectDcgm(const Scrape& s, Exposition* out) {
     out->Sample("DCGM_FI_DEV_XID_ERRORS", l, static_cast<double>(xid));
   }
   // PCIe bytes per second, from the driver's counters between reads.
-  for (const auto& [name, help, tx] :
-       {std::tuple{"DCGM_FI_PROF_PCIE_TX_BYTES", "The rate of data transmitted over the PCIe bus - including both "
-                                                 "protocol headers and data payloads - in bytes per second.", true},
-        std::tuple{"DCGM_FI_PROF_PCIE_RX_BYTES", "The rate of data received over the PCIe bus - including both "
-                                                 "protocol headers and data payloads - in bytes per second.", false}}) {
-    out->Family(name, "gauge", help);
+  for (const auto& [doc, tx] : {std::pair{&more[1], true}, std::pair{&more[2], false}}) {
+    const std::string& name = doc->name;
+    out->Family(name, doc->type, doc->help);
     for (size_t i = 0; i < fleet.gpus.size(); ++i) {
       const fleet::GpuView& g = fleet.gpus[i];
       auto c = s.counters.find(g.info.uuid);
@@ -541,9 +555,7 @@ const std::vector<FamilyDoc>& DcgmFamilies() {
   static const std::vector<FamilyDoc> kAll = [] {
     std::vector<FamilyDoc> all;
     for (const GpuFamily& f : DcgmGpuFamilies()) all.push_back(f.doc);
-    all.push_back({"DCGM_FI_DEV_XID_ERRORS", "gauge", "Value of the last XID error encountered."});
-    all.push_back({"DCGM_FI_PROF_PCIE_TX_BYTES", "gauge", "PCIe bytes transmitted per second."});
-    all.push_back({"DCGM_FI_PROF_PCIE_RX_BYTES", "gauge", "PCIe bytes received per second."});
+    for (const FamilyDoc& d : DcgmComputedFamilies()) all.push_back(d);
     return all;
   }();
   return kAll;
