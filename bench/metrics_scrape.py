@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """/metrics under load: 8 GPUs and 200 GPU processes, 50 concurrent scrapers.
 
-Usage: metrics_scrape.py BUILD_DIR SECONDS
-Starts 200 tarmac-simload processes on the simulated 8-GPU lab and an agent
+Usage: metrics_scrape.py BUILD_DIR SECONDS [mig]
+Starts 200 tarmac-simload processes on the simulated 8-GPU lab (with `mig`:
+on the 56 MIG instances of mig-8gpu.toml, 8 GPUs x 7) and an agent
 over the fake NVML (1 s ticks), then runs 50 threads scraping /metrics in a
 loop for SECONDS. Reports the agent's server time per answer
 (tarmac_scrape_duration_seconds: the handler's time, the once-per-tick
@@ -31,11 +32,18 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import agent_api  # noqa: E402
 
 build, seconds = sys.argv[1], float(sys.argv[2])
+is_mig = len(sys.argv) > 3 and sys.argv[3] == "mig"
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 work = tempfile.mkdtemp(prefix="tarmac-metrics-bench-")
-env = dict(os.environ, TARMAC_SIM_SCENARIO=f"{root}/examples/scenarios/lab-8gpu.toml", TARMAC_SIM_DIR=work)
+scenario = "mig-8gpu.toml" if is_mig else "lab-8gpu.toml"
+env = dict(os.environ, TARMAC_SIM_SCENARIO=f"{root}/examples/scenarios/{scenario}", TARMAC_SIM_DIR=work)
+devices = [str(i) for i in range(8)]
+if is_mig:  # The MIG UUIDs, as tarmac reads them.
+    status = json.loads(subprocess.run([f"{build}/bin/tarmac", "status", "--json", "--no-agent", "--backend", "sim"],
+                                       env=env, capture_output=True, text=True, check=True).stdout)
+    devices = [m["uuid"] for g in status["gpus"] for m in g.get("mig_instances", [])]
 loads = [subprocess.Popen([f"{build}/bin/tarmac-simload", "--memory", "256MiB", "--util", "5"],
-                          env=dict(env, CUDA_VISIBLE_DEVICES=str(i % 8)), stderr=subprocess.DEVNULL)
+                          env=dict(env, CUDA_VISIBLE_DEVICES=devices[i % len(devices)]), stderr=subprocess.DEVNULL)
          for i in range(200)]
 time.sleep(3)
 log = open(f"{work}/agent.log", "w")

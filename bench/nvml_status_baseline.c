@@ -12,6 +12,9 @@
  * pstate, process lists and per-process utilization) TICKS times, one tick
  * every INTERVAL_MS (default 100): the floor for the agent's cost per tick.
  * Usage with ticks: nvml_status_baseline LIBRARY TICKS [INTERVAL_MS]
+ * On a GPU in MIG mode each tick also walks its MIG devices as the agent
+ * does (handle by slot, UUID, GPU and compute instance ids, name, memory,
+ * GPM per GPU instance).
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -188,6 +191,20 @@ int main(int argc, char** argv) {
   ret_t (*gpm_get_sample)(dev_t_, void*) = (ret_t (*)(dev_t_, void*))SYM("nvmlGpmSampleGet");
   ret_t (*gpm_metrics)(gpm_get_t*) = (ret_t (*)(gpm_get_t*))SYM("nvmlGpmMetricsGet");
   void* gpm_samples[64][2] = {{0}};
+  /* MIG: the agent's per-tick walk of each MIG-mode GPU's instances. */
+  ret_t (*mig_max_f)(dev_t_, unsigned*) = (ret_t (*)(dev_t_, unsigned*))SYM("nvmlDeviceGetMaxMigDeviceCount");
+  ret_t (*mig_handle_f)(dev_t_, unsigned, dev_t_*) =
+      (ret_t (*)(dev_t_, unsigned, dev_t_*))SYM("nvmlDeviceGetMigDeviceHandleByIndex");
+  ret_t (*gi_f)(dev_t_, unsigned*) = (ret_t (*)(dev_t_, unsigned*))SYM("nvmlDeviceGetGpuInstanceId");
+  ret_t (*ci_f)(dev_t_, unsigned*) = (ret_t (*)(dev_t_, unsigned*))SYM("nvmlDeviceGetComputeInstanceId");
+  ret_t (*gpm_mig_get)(dev_t_, unsigned, void*) = (ret_t (*)(dev_t_, unsigned, void*))SYM("nvmlGpmMigSampleGet");
+  static void* mig_gpm[64][8][2];
+  int is_mig[64] = {0};
+  for (unsigned i = 0; i < n && i < 64; ++i) {
+    dev_t_ d;
+    unsigned cur = 0, pend = 0;
+    if (handle_f(i, &d) == 0 && mig_f && mig_f(d, &cur, &pend) == 0 && cur == 1) is_mig[i] = 1;
+  }
   int has_gpm = gpm_alloc && gpm_get_sample && gpm_metrics;
   for (unsigned i = 0; has_gpm && i < n && i < 64; ++i) {
     gpm_alloc(&gpm_samples[i][0]);
@@ -233,6 +250,39 @@ int main(int argc, char** argv) {
           gpm_get.metrics[1].id = 7;
           gpm_get.metrics[2].id = 10;
           gpm_metrics(&gpm_get);
+        }
+      }
+      if (i < 64 && is_mig[i] && mig_max_f && mig_handle_f) {
+        unsigned max = 0;
+        mig_max_f(d, &max);
+        for (unsigned slot = 0; slot < max && slot < 8; ++slot) {
+          dev_t_ mig;
+          if (mig_handle_f(d, slot, &mig) != 0) continue;
+          unsigned gi = 0, ci = 0;
+          unsigned long long mm[3];
+          str_f[0](mig, buf, sizeof buf);
+          gi_f(mig, &gi);
+          ci_f(mig, &ci);
+          str_f[1](mig, buf, sizeof buf);
+          mem1_f(mig, mm);
+          if (has_gpm && gpm_mig_get && gi < 8) {
+            if (!mig_gpm[i][gi][0]) {
+              gpm_alloc(&mig_gpm[i][gi][0]);
+              gpm_alloc(&mig_gpm[i][gi][1]);
+            }
+            void* current = mig_gpm[i][gi][t % 2];
+            if (gpm_mig_get(d, gi, current) == 0 && t > 0) {
+              memset(&gpm_get, 0, sizeof gpm_get);
+              gpm_get.version = 1;
+              gpm_get.count = 3;
+              gpm_get.s1 = mig_gpm[i][gi][(t + 1) % 2];
+              gpm_get.s2 = current;
+              gpm_get.metrics[0].id = 1;
+              gpm_get.metrics[1].id = 7;
+              gpm_get.metrics[2].id = 10;
+              gpm_metrics(&gpm_get);
+            }
+          }
         }
       }
       for (int k = 0; k < 2; ++k) {

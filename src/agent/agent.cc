@@ -27,6 +27,7 @@
 #include "common/fs.h"
 #include "gpu/backend_factory.h"
 #include "ipc/unix_server.h"
+#include "common/mutex.h"
 #include "kube/device_plugin.h"
 #include "kube/pod_resources.h"
 #include "sampler/sampler.h"
@@ -47,10 +48,13 @@ namespace {
 // preemptions); `snapshot` itself when there is nothing to mark.
 std::shared_ptr<const fleet::Snapshot> WithLeases(const std::shared_ptr<const fleet::Snapshot>& snapshot,
                                                   const leases::LeaseService::GpuMarks& marks) {
-  if (marks.leases.empty() && marks.preemptions.empty()) return snapshot;
+  if (marks.leases.empty() && marks.mig_leases.empty() && marks.preemptions.empty()) return snapshot;
   auto marked = std::make_shared<fleet::Snapshot>(*snapshot);
   for (fleet::GpuView& g : marked->fleet.gpus) {
     if (auto it = marks.leases.find(g.info.index); it != marks.leases.end()) g.lease = it->second;
+    for (const fleet::MigInstance& m : g.sample.mig_instances) {
+      if (auto it = marks.mig_leases.find(m.uuid); it != marks.mig_leases.end()) g.mig_leases[m.uuid] = it->second;
+    }
     if (auto it = marks.preemptions.find(g.info.index); it != marks.preemptions.end()) {
       g.backfill_preemptions = it->second;
     }
@@ -199,6 +203,12 @@ class Agent {
   // With [kubernetes]: the device plugin and the pod-resources reader.
   std::unique_ptr<kube::PodResourcesWatch> pods_;
   std::unique_ptr<kube::DevicePlugin> plugin_;
+  kube::DevicePluginHooks kube_hooks_;
+  // The mixed MIG strategy's plugins, one per profile's resource, made when
+  // the profile first shows (from the sampler's thread).
+  Mutex mig_plugins_mu_;
+  std::map<std::string, std::unique_ptr<kube::DevicePlugin>> mig_plugins_ GUARDED_BY(mig_plugins_mu_);
+  bool are_plugins_started_ GUARDED_BY(mig_plugins_mu_) = false;
   std::unique_ptr<SystemdNotifier> systemd_;
   std::string lock_problem_;  // Sampler thread: the last state lock problem said.
   std::unique_ptr<sampler::Sampler> sampler_;
@@ -282,13 +292,37 @@ void Agent::OpenKubernetes() {
   hooks.record_event = [leases](const std::string& kind, const std::string& detail) {
     leases->RecordEvent(kind, -1, "", -1, detail);
   };
+  kube_hooks_ = hooks;
   plugin_ = std::make_unique<kube::DevicePlugin>(config_.kubernetes, std::move(hooks), logger_);
 }
 
 void Agent::UpdateDevices(const fleet::FleetView& fleet) {
   DoctorWatch* doctor = doctor_for_ticks_.load();
-  plugin_->SetDevices(kube::DevicesOf(fleet, leases_->Marks()->leases,
-                                      doctor != nullptr ? doctor->CriticalGpus() : std::set<int>()));
+  std::shared_ptr<const leases::LeaseService::GpuMarks> marks = leases_->Marks();
+  const kube::KubeOptions& k = config_.kubernetes;
+  std::map<std::string, std::vector<kube::PluginDevice>> by_resource =
+      kube::DevicesByResource(fleet, marks->leases, marks->mig_leases,
+                              doctor != nullptr ? doctor->CriticalGpus() : std::set<int>(), k.resource_name,
+                              k.mig_strategy);
+  MutexLock lock(&mig_plugins_mu_);
+  for (auto& [resource, devices] : by_resource) {
+    if (resource == k.resource_name) {
+      plugin_->SetDevices(std::move(devices));
+      continue;
+    }
+    std::unique_ptr<kube::DevicePlugin>& plugin = mig_plugins_[resource];
+    if (plugin == nullptr) {  // A profile's resource (mixed): its own plugin and socket.
+      kube::KubeOptions options = k;
+      options.resource_name = resource;
+      options.endpoint = "tarmac-" + resource.substr(resource.find('/') + 1) + ".sock";
+      plugin = std::make_unique<kube::DevicePlugin>(options, kube_hooks_, logger_);
+      if (are_plugins_started_) plugin->Start();
+    }
+    plugin->SetDevices(std::move(devices));
+  }
+  for (auto& [resource, plugin] : mig_plugins_) {
+    if (by_resource.count(resource) == 0) plugin->SetDevices({});  // No instance of the profile now.
+  }
 }
 
 void Agent::OnTick(const std::shared_ptr<const fleet::Snapshot>& s) {
@@ -322,6 +356,9 @@ Status Agent::StartSampling() {
       if (allocations->empty()) return;
       for (fleet::GpuView& g : fleet->gpus) {
         if (auto it = allocations->find(g.info.uuid); it != allocations->end()) g.allocated_to = it->second;
+        for (const fleet::MigInstance& m : g.sample.mig_instances) {
+          if (auto it = allocations->find(m.uuid); it != allocations->end()) g.mig_allocated_to[m.uuid] = it->second;
+        }
       }
     });
   }
@@ -350,6 +387,7 @@ Status Agent::Serve() {
   }
   leases::LeaseService* leases = leases_.get();
   info_.gpu_leases = [leases] { return leases->LeaseByGpu(); };
+  info_.mig_leases = [leases] { return leases->LeaseByMigInstance(); };
   info_.lease_state = [leases] { return leases->StateJson(); };
   RaiseOpenFileLimit(config_.api.max_connections, logger_);
   // Every API method, from one table.
@@ -423,6 +461,11 @@ Status Agent::Serve() {
   if (plugin_) {
     UpdateDevices(first->fleet);
     plugin_->Start();
+    {
+      MutexLock lock(&mig_plugins_mu_);
+      are_plugins_started_ = true;
+      for (auto& [resource, plugin] : mig_plugins_) plugin->Start();
+    }
     pods_->Start();
   }
   systemd_->Notify("READY=1");
@@ -478,6 +521,10 @@ void Agent::Stop() {
   if (web_) web_->Stop();
   if (server_) server_->Stop();
   if (plugin_) plugin_->Stop();
+  {
+    MutexLock lock(&mig_plugins_mu_);
+    for (auto& [resource, plugin] : mig_plugins_) plugin->Stop();
+  }
   if (pods_) pods_->Stop();
   if (backfill_) backfill_->Stop();  // Runners go on; the next agent adopts them.
   if (doctor_) doctor_->Stop();

@@ -70,7 +70,10 @@ void DoctorWatch::RunOnce() {
   }
   if (!options_.store_path.empty()) {
     Result<std::unique_ptr<store::Db>> db = store::OpenForReading(options_.store_path);
-    if (db.ok()) in.throttle = doctor::ThrottleFromHistory(db.value().get(), UnixSeconds(clock_->WallNow()));
+    if (db.ok()) {
+      in.throttle = doctor::ThrottleFromHistory(db.value().get(), UnixSeconds(clock_->WallNow()));
+      in.mig_empty_seconds = doctor::MigEmptyFromHistory(db.value().get(), UnixSeconds(clock_->WallNow()));
+    }
   }
   std::optional<std::string> stat = host.Read("/proc/stat");
   {

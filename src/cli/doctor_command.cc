@@ -25,11 +25,13 @@ constexpr uint64_t kThermal = fleet::kReasonSwThermalSlowdown | fleet::kReasonHw
 constexpr uint64_t kPower = fleet::kReasonSwPowerCap | fleet::kReasonHwPowerBrakeSlowdown;
 constexpr uint64_t kHardware = fleet::kReasonHwSlowdown;
 
-// Throttling over the last hour of history; empty without one.
-std::map<int, doctor::ThrottleWindow> ThrottleFromHistory(const StoreAccessOptions& store, Clock* clock) {
+// Throttling over the last hour of history, and how long each MIG
+// instance sat empty; empty without a history.
+void ReadHistory(const StoreAccessOptions& store, Clock* clock, doctor::DoctorInputs* in) {
   Result<StoreAccess> access = OpenStore(store);
-  if (!access.ok()) return {};
-  return doctor::ThrottleFromHistory(access.value().db.get(), UnixSeconds(clock->WallNow()));
+  if (!access.ok()) return;
+  in->throttle = doctor::ThrottleFromHistory(access.value().db.get(), UnixSeconds(clock->WallNow()));
+  in->mig_empty_seconds = doctor::MigEmptyFromHistory(access.value().db.get(), UnixSeconds(clock->WallNow()));
 }
 
 // Adds one reading's throttle reasons to each GPU's window (each reading
@@ -140,7 +142,7 @@ int RunDoctor(const GlobalOptions& global, const DoctorOptions& o, Clock* clock,
   }
   std::optional<std::string> stat_after = host.Read("/proc/stat");
   in.hostname = in.fleet.hostname.empty() ? HostName() : in.fleet.hostname;
-  in.throttle = ThrottleFromHistory(o.store, clock);
+  ReadHistory(o.store, clock, &in);
   for (auto& [index, w] : sampled) {
     if (in.throttle.count(index)) continue;  // History knows better than a few readings.
     w.source = fmt::format("{} readings over {:.1f} s", kReadings, window);

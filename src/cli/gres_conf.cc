@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <cstdlib>
 #include <map>
 #include <vector>
 
@@ -23,7 +24,31 @@ std::string GresType(const std::string& model) {
   return out.empty() ? "gpu" : out;
 }
 
-std::string RenderGresConf(const fleet::FleetView& fleet, const std::string& node, const std::string& dev_dir) {
+namespace {
+
+// "gpu0/gi1/access 12" -> {"gpu0/gi1/access": 12}.
+std::map<std::string, int> ParseMigMinors(const std::string& text) {
+  std::map<std::string, int> out;
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find('\n', at);
+    std::string line = text.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    at = end == std::string::npos ? text.size() : end + 1;
+    size_t space = line.find(' ');
+    if (space == std::string::npos) continue;
+    char* rest = nullptr;
+    long minor = std::strtol(line.c_str() + space + 1, &rest, 10);
+    if (rest == line.c_str() + space + 1 || minor < 0 || minor > 1 << 20) continue;
+    out[line.substr(0, space)] = static_cast<int>(minor);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string RenderGresConf(const fleet::FleetView& fleet, const std::string& node, const std::string& dev_dir,
+                           const std::optional<std::string>& mig_minors) {
+  std::map<std::string, int> minors = mig_minors ? ParseMigMinors(*mig_minors) : std::map<std::string, int>();
   std::string out = fmt::format(
       "# gres.conf for {}, from `tarmac slurm gres-conf` ({} GPU{}, driver {}).\n"
       "# Cores= are the CPUs near each GPU (its NVML CPU affinity); Links= whether NVLink joins\n"
@@ -36,6 +61,27 @@ std::string RenderGresConf(const fleet::FleetView& fleet, const std::string& nod
   std::map<std::string, int> count_by_type;
   for (size_t i = 0; i < fleet.gpus.size(); ++i) {
     const fleet::GpuInfo& g = fleet.gpus[i].info;
+    int minor = g.minor_number.value_or(g.index);
+    const fleet::GpuSample& sample = fleet.gpus[i].sample;
+    if (!sample.mig_instances.empty()) {  // MIG: the instances, not the GPU.
+      for (const fleet::MigInstance& m : sample.mig_instances) {
+        std::string gi = fmt::format("gpu{}/gi{}/access", minor, m.gpu_instance_id);
+        std::string ci = fmt::format("gpu{}/gi{}/ci{}/access", minor, m.gpu_instance_id, m.compute_instance_id);
+        if (minors.count(gi) == 0 || minors.count(ci) == 0) {
+          out += fmt::format("# GPU {} MIG {} (GPU instance {}): left out, no capability minors for it{}\n", g.index,
+                             m.profile, m.gpu_instance_id,
+                             mig_minors ? " in mig-minors" : " (/proc/driver/nvidia-caps/mig-minors unreadable)");
+          continue;
+        }
+        count_by_type[m.profile]++;
+        std::string line = fmt::format(
+            "NodeName={} Name=gpu Type={} MultipleFiles={}/nvidia{},{}/nvidia-caps/nvidia-cap{},{}/nvidia-caps/nvidia-cap{}",
+            node, m.profile, dev_dir, minor, dev_dir, minors[gi], dev_dir, minors[ci]);
+        if (g.cpu_affinity && !g.cpu_affinity->empty()) line += " Cores=" + *g.cpu_affinity;
+        out += line + "\n";
+      }
+      continue;
+    }
     std::string type = GresType(g.name);
     count_by_type[type]++;
     std::vector<int> links(fleet.gpus.size(), 0);
@@ -46,8 +92,7 @@ std::string RenderGresConf(const fleet::FleetView& fleet, const std::string& nod
       links[peer->second] = 1;  // Joined; Slurm ranks by it.
       has_links = true;
     }
-    std::string line = fmt::format("NodeName={} Name=gpu Type={} File={}/nvidia{}", node, type, dev_dir,
-                                   g.minor_number.value_or(g.index));
+    std::string line = fmt::format("NodeName={} Name=gpu Type={} File={}/nvidia{}", node, type, dev_dir, minor);
     if (g.cpu_affinity && !g.cpu_affinity->empty()) line += " Cores=" + *g.cpu_affinity;
     if (has_links) {
       std::string l;

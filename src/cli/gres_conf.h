@@ -6,6 +6,7 @@
 // matching Gres= for the node's line in slurm.conf. Pure.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "fleet/fleet_view.h"
@@ -19,6 +20,16 @@ std::string GresType(const std::string& model);
 // The gres.conf text for node `node`; `dev_dir` holds the device files
 // (/dev). kFailedPrecondition-like: the text says so when there are no
 // GPUs. Lines start "NodeName=<node> Name=gpu".
-std::string RenderGresConf(const fleet::FleetView& fleet, const std::string& node, const std::string& dev_dir = "/dev");
+//
+// A GPU in MIG mode is declared by its instances instead, one line each,
+// as Slurm takes MIG without AutoDetect: Type= the profile (1g.10gb), and
+// MultipleFiles= the GPU's device file and the instance's two capability
+// files (its GPU instance's and compute instance's access minors, from
+// `mig_minors`: the text of /proc/driver/nvidia-caps/mig-minors, lines
+// "gpu0/gi1/access 12", "gpu0/gi1/ci0/access 13"). Without `mig_minors`
+// (or an instance's lines in it) the instance is left out with a comment
+// saying why.
+std::string RenderGresConf(const fleet::FleetView& fleet, const std::string& node, const std::string& dev_dir = "/dev",
+                           const std::optional<std::string>& mig_minors = std::nullopt);
 
 }  // namespace tarmac::cli

@@ -82,5 +82,38 @@ TEST(GresConfTest, TheJobsGpusComeFromSlurmsEnvironment) {
   EXPECT_NE(bad.status().message().find("SLURM_JOB_GPUS='GPU-abc'"), std::string::npos);
 }
 
+// A GPU in MIG mode is declared by its instances: Type= the profile and
+// MultipleFiles= its GPU's device file and the instance's capability files,
+// from the driver's mig-minors; an instance without minors is left out, saying so.
+TEST(GresConfTest, MigInstancesAreDeclaredWithTheirCapabilityFiles) {
+  fleet::FleetView f = Fleet();
+  f.gpus.resize(2);
+  f.gpus[1].info.nvlink_peer_bus_ids.clear();
+  f.gpus[0].info.nvlink_peer_bus_ids.clear();
+  for (int gi : {1, 2}) {
+    fleet::MigInstance m;
+    m.uuid = "MIG-" + std::to_string(gi);
+    m.gpu_instance_id = gi;
+    m.profile = gi == 1 ? "3g.40gb" : "1g.10gb";
+    f.gpus[1].sample.mig_instances.push_back(m);
+  }
+  std::string minors = "config 1\nmonitor 2\ngpu1/gi1/access 12\ngpu1/gi1/ci0/access 13\ngpu1/gi9/access 40\n";
+  std::string text = RenderGresConf(f, "n1", "/dev", minors);
+  EXPECT_NE(text.find("NodeName=n1 Name=gpu Type=nvidia_h100_80gb_hbm3 File=/dev/nvidia0 Cores=0-31\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("NodeName=n1 Name=gpu Type=3g.40gb "
+                      "MultipleFiles=/dev/nvidia1,/dev/nvidia-caps/nvidia-cap12,/dev/nvidia-caps/nvidia-cap13 Cores=0-31\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("# GPU 1 MIG 1g.10gb (GPU instance 2): left out, no capability minors for it in mig-minors"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("File=/dev/nvidia1 "), std::string::npos) << "the split GPU is not declared whole";
+  EXPECT_NE(text.find("Gres=gpu:3g.40gb:1,gpu:nvidia_h100_80gb_hbm3:1"), std::string::npos) << text;
+  std::string without = RenderGresConf(f, "n1", "/dev");
+  EXPECT_NE(without.find("(/proc/driver/nvidia-caps/mig-minors unreadable)"), std::string::npos) << without;
+}
+
 }  // namespace
 }  // namespace tarmac::cli

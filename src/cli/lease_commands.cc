@@ -34,10 +34,12 @@ std::string LocalTime(double unix_seconds) {
 
 std::string Ago(double seconds) { return FormatDuration(std::chrono::seconds(static_cast<int64_t>(seconds))); }
 
+// "0,1", or for a MIG lease its GPU and profile: "0:1g.10gb".
 std::string GpuIndices(const json& lease) {
   std::string out;
   for (const json& g : lease.value("gpus", json::array())) out += (out.empty() ? "" : ",") + std::to_string(g.get<int>());
-  return out;
+  std::string profile = lease.value("mig_profile", std::string());
+  return profile.empty() ? out : out + ":" + profile;
 }
 
 }  // namespace

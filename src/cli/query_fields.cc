@@ -87,6 +87,11 @@ std::vector<GpuField> MakeGpuFields() {
        [](const fleet::FleetView&, const fleet::GpuView& g) { return Enabled(g.info.is_persistence_mode_enabled); }},
       {{"mig.mode.current"}, "", "MIG mode: Enabled or Disabled",
        [](const fleet::FleetView&, const fleet::GpuView& g) { return Enabled(g.info.is_mig_enabled); }},
+      {{"mig.mode.pending"}, "", "MIG mode after the next GPU reset: Enabled or Disabled",
+       [](const fleet::FleetView&, const fleet::GpuView& g) -> Opt {
+         if (!g.info.is_mig_enabled) return std::nullopt;
+         return Enabled(*g.info.is_mig_enabled != g.info.is_mig_pending.value_or(false));
+       }},
       {{"pstate"}, "", "Performance state, P0 (max) to P12 (min)",
        [](const fleet::FleetView&, const fleet::GpuView& g) -> Opt {
          if (!g.sample.performance_state) return std::nullopt;
@@ -212,6 +217,10 @@ std::vector<AppField> MakeAppFields() {
        }},
       {{"used_gpu_memory", "used_memory"}, "MiB", "GPU memory used by the process",
        [](const fleet::FleetView&, const fleet::GpuView&, const fleet::ProcessView& p) { return Mib(p.process.used_memory_bytes); }},
+      {{"gpu_instance_id"}, "", "MIG GPU instance the process runs in ([N/A] without MIG)",
+       [](const fleet::FleetView&, const fleet::GpuView&, const fleet::ProcessView& p) { return Num(p.process.gpu_instance_id); }},
+      {{"compute_instance_id"}, "", "MIG compute instance the process runs in ([N/A] without MIG)",
+       [](const fleet::FleetView&, const fleet::GpuView&, const fleet::ProcessView& p) { return Num(p.process.compute_instance_id); }},
   };
 }
 

@@ -105,6 +105,13 @@ class SignalFd {
 void AddLeaseAskOptions(CLI::App* cmd, LeaseAsk* ask) {
   cmd->add_option("--gpus,-n", ask->gpus, "How many GPUs")->default_str("1");
   cmd->add_option("--gpu", ask->uuids, "Exactly these GPUs: UUIDs, comma-separated")->excludes("--gpus");
+  cmd->add_option("--mig", ask->mig_profile,
+                  "One MIG instance of this profile instead of whole GPUs, e.g. 1g.10gb (packed onto GPUs "
+                  "already in use); CUDA_VISIBLE_DEVICES gets its MIG- UUID")
+      ->excludes("--gpu");
+  cmd->add_option("--mig-uuid", ask->mig_uuid, "Exactly this MIG instance (MIG-...)")
+      ->excludes("--gpu")
+      ->excludes("--mig");
   cmd->add_option("--min-free-memory", ask->min_free_memory, "Free memory each GPU needs, e.g. 20GiB");
   cmd->add_option("--idle-timeout", ask->idle_timeout,
                   "Idle this long (no SM activity from your processes) and the idle policy applies, e.g. 30m");

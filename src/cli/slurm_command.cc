@@ -11,6 +11,7 @@
 #include "client/agent_client.h"
 #include "common/exit_codes.h"
 #include "common/host_name.h"
+#include "common/proc_files.h"
 #include "common/split.h"
 
 extern char** environ;
@@ -123,6 +124,9 @@ std::map<std::string, CLI::App*> AddSlurmCommand(CLI::App* app, SlurmOptions* op
       "gres-conf", "Print this node's gres.conf (Type, File, Cores, Links per GPU) and its slurm.conf Gres=");
   gres->add_option("--node", options->node, "The node's name in slurm.conf (default: this host's short name)");
   gres->add_option("--dev-dir", options->dev_dir, "Where the nvidiaN device files are (default /dev)");
+  gres->add_option("--mig-minors", options->mig_minors,
+                   "The MIG capability minors (default /proc/driver/nvidia-caps/mig-minors): MIG instances' "
+                   "MultipleFiles=");
   AddGlobalOptions(gres, global);
   cmds["gres-conf"] = gres;
   for (const char* name : {"prolog", "epilog"}) {
@@ -150,7 +154,10 @@ int RunSlurm(const std::string& name, const GlobalOptions& global, const SlurmOp
     node = HostName();
     if (size_t dot = node.find('.'); dot != std::string::npos) node.resize(dot);
   }
-  std::fputs(RenderGresConf(fleet.value(), node, options.dev_dir).c_str(), stdout);
+  std::string minors;
+  std::optional<std::string> mig_minors;
+  if (ReadSmallFile(options.mig_minors, &minors, size_t{1} << 20)) mig_minors = minors;
+  std::fputs(RenderGresConf(fleet.value(), node, options.dev_dir, mig_minors).c_str(), stdout);
   return fleet.value().gpus.empty() ? kExitError : kExitOk;
 }
 

@@ -29,6 +29,7 @@ namespace tarmac::cli {
 struct SlurmOptions {
   std::string node;     // gres-conf --node (default: this host's short name)
   std::string dev_dir = "/dev";  // gres-conf --dev-dir: where the device files are
+  std::string mig_minors = "/proc/driver/nvidia-caps/mig-minors";  // gres-conf --mig-minors
   bool json = false;    // prolog/epilog --json: the agent's answer
   bool strict = false;  // prolog/epilog --strict: exit 1 when the agent cannot record it
 };

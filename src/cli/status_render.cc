@@ -103,6 +103,34 @@ std::string CudaVersion(std::optional<int> v) {
   return fmt::format("{}.{}", *v / 1000, (*v % 1000) / 10);
 }
 
+// One MIG instance's line under its GPU: id, profile, memory, engine
+// activity (GPM), lease or pod, idle holders.
+std::string RenderMigInstance(const fleet::GpuView& g, const fleet::MigInstance& mi, const Painter& paint) {
+  std::string memory = "-";
+  if (mi.memory_total_bytes && mi.memory_used_bytes) {
+    memory = fmt::format("{} / {} GiB", Gib(*mi.memory_used_bytes), Gib(*mi.memory_total_bytes));
+  }
+  std::vector<std::string> notes;
+  if (fleet::IsMigInstanceIdle(mi)) notes.push_back(paint(kYellow, "idle"));
+  if (auto l = g.mig_leases.find(mi.uuid); l != g.mig_leases.end()) {
+    notes.push_back(paint(kYellow, fmt::format("{}lease {} ({})", l->second.is_pod ? "pod " : "", l->second.id,
+                                               l->second.user)));
+  }
+  if (auto p = g.mig_allocated_to.find(mi.uuid); p != g.mig_allocated_to.end()) {
+    notes.push_back(fmt::format("pod {}/{}", p->second.pod_namespace, p->second.pod));
+  }
+  int holders = 0;
+  for (const fleet::ProcessView& p : g.processes) {
+    holders += p.process.gpu_instance_id == mi.gpu_instance_id && fleet::IsIdleHolding(p, g) ? 1 : 0;
+  }
+  if (holders > 0) notes.push_back(paint(kYellow, fmt::format("{} idle holder{}", holders, holders == 1 ? "" : "s")));
+  std::string joined;
+  for (const std::string& n : notes) joined += (joined.empty() ? "" : "  ") + n;
+  return fmt::format("  {} {:<9} gi {:<2} ci {:<2} {:<18}{:>5}  {}  {}\n", paint(kDim, "MIG"), mi.profile,
+                     mi.gpu_instance_id, mi.compute_instance_id, memory, Percent(mi.graphics_engine_active_ratio),
+                     paint(kDim, mi.uuid), joined);
+}
+
 }  // namespace
 
 std::string RenderStatus(const fleet::FleetView& fleet, const RenderOptions& options) {
@@ -184,22 +212,37 @@ std::string RenderStatus(const fleet::FleetView& fleet, const RenderOptions& opt
     std::string joined;
     for (const std::string& n : notes) joined += (joined.empty() ? "" : "  ") + n;
     std::string util = Percent(s.utilization_gpu_ratio);
+    if (!s.utilization_gpu_ratio && s.graphics_engine_active_ratio) {
+      util = Percent(s.graphics_engine_active_ratio);  // Under MIG: the engine's activity (GPM).
+    }
     out += fmt::format("{:<4}{:<26}{:>5}  {:<18}{:<14}{:>5}  {:>9}  {}\n", g.info.index, Cut(g.info.name, 25), util,
                        Memory(g), Power(s), Temperature(s), Clock(s), joined);
-    if (!g.processes.empty()) {
-      out += paint(kDim, fmt::format("    {:>8}  {:<10}{:>10}  {:>4}  {}\n", "PID", "USER", "GPU MEM", "SM", "COMMAND"));
-    }
-    for (const fleet::ProcessView& p : g.processes) {
+    auto print_process = [&](const fleet::ProcessView& p, const char* indent) {
       std::string mem = p.process.used_memory_bytes ? FormatBytes(*p.process.used_memory_bytes) : "-";
       std::string sm = Percent(p.process.sm_utilization_ratio);
       int room = std::max(10, options.width - 42);
-      std::string line = fmt::format("    {:>8}  {:<10}{:>10}  {:>4}  {}", p.process.pid, Cut(p.details.user, 9),
+      std::string line = fmt::format("{}{:>8}  {:<10}{:>10}  {:>4}  {}", indent, p.process.pid, Cut(p.details.user, 9),
                                      mem, sm, Cut(p.details.command, static_cast<size_t>(room)));
       if (fleet::IsIdleHolding(p, g)) {
-        out += paint(kYellow, line + "  <- holds memory at 0% SM") + "\n";
+        out += paint(kYellow, line + (p.process.gpu_instance_id ? "  <- holds memory, instance idle"
+                                                                 : "  <- holds memory at 0% SM")) + "\n";
       } else {
         out += line + "\n";
       }
+    };
+    for (const fleet::MigInstance& mi : s.mig_instances) {
+      out += RenderMigInstance(g, mi, paint);
+      for (const fleet::ProcessView& p : g.processes) {
+        if (p.process.gpu_instance_id == mi.gpu_instance_id) print_process(p, "      ");
+      }
+    }
+    bool has_whole_gpu_processes = false;
+    for (const fleet::ProcessView& p : g.processes) has_whole_gpu_processes |= !p.process.gpu_instance_id;
+    if (has_whole_gpu_processes) {
+      out += paint(kDim, fmt::format("    {:>8}  {:<10}{:>10}  {:>4}  {}\n", "PID", "USER", "GPU MEM", "SM", "COMMAND"));
+    }
+    for (const fleet::ProcessView& p : g.processes) {
+      if (!p.process.gpu_instance_id) print_process(p, "    ");
     }
   }
   out += fmt::format("{} of {} GPUs idle; {} process{} holding memory without computing; {} problem{}\n", idle,

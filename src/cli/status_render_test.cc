@@ -55,5 +55,49 @@ TEST(StatusRenderTest, WatchShowsPcieThroughputAndRecentUtilization) {
   EXPECT_EQ(once.find("PCIe tx"), std::string::npos) << once;
 }
 
+// A GPU in MIG mode: its instances under it, each with its memory, engine
+// activity, lease or pod, and idle holders; processes under their instance.
+TEST(StatusRenderTest, MigInstancesAreShownUnderTheirGpuWithTheirHolders) {
+  fleet::FleetView f = OneGpu();
+  fleet::GpuView& g = f.gpus[0];
+  g.sample.utilization_gpu_ratio.reset();  // Not under MIG.
+  g.sample.graphics_engine_active_ratio = 0.25;
+  g.sample.has_mig_instances = true;
+  for (int gi : {1, 2}) {
+    fleet::MigInstance m;
+    m.uuid = "MIG-" + std::to_string(gi);
+    m.gpu_instance_id = gi;
+    m.profile = gi == 1 ? "3g.40gb" : "1g.10gb";
+    m.memory_total_bytes = gi == 1 ? int64_t{40} << 30 : int64_t{10} << 30;
+    m.memory_used_bytes = int64_t{2} << 30;
+    m.graphics_engine_active_ratio = gi == 1 ? 0.6 : 0.0;
+    g.sample.mig_instances.push_back(m);
+  }
+  for (int gi : {1, 2}) {
+    fleet::ProcessView p;
+    p.process.pid = 100 + gi;
+    p.process.used_memory_bytes = int64_t{2} << 30;
+    p.process.gpu_instance_id = gi;
+    p.details.user = "alice";
+    p.details.command = "python job.py";
+    g.processes.push_back(p);
+  }
+  g.mig_leases["MIG-1"] = fleet::GpuLease{7, "alice", false, false, false};
+  g.mig_allocated_to["MIG-2"] = {"infer-0", "serve", "server"};
+  std::string out = RenderStatus(f, RenderOptions{});
+  EXPECT_NE(out.find("  25%  "), std::string::npos) << out;  // The GPU: its engine's activity (GPM).
+  EXPECT_NE(out.find("MIG 3g.40gb   gi 1  ci 0  2.0 / 40.0 GiB      60%  MIG-1  lease 7 (alice)"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("MIG 1g.10gb   gi 2  ci 0  2.0 / 10.0 GiB       0%  MIG-2  idle  pod serve/infer-0  1 idle holder"),
+            std::string::npos)
+      << out;
+  size_t second = out.find("MIG 1g.10gb");
+  size_t holder = out.find("     102  alice");
+  ASSERT_NE(holder, std::string::npos) << out;
+  EXPECT_GT(holder, second) << "a process is listed under its instance";
+  EXPECT_NE(out.find("<- holds memory, instance idle"), std::string::npos) << out;
+  EXPECT_EQ(out.find("PID"), std::string::npos) << "no whole-GPU process table on a split GPU";
+}
+
 }  // namespace
 }  // namespace tarmac::cli

@@ -17,6 +17,8 @@ namespace tarmac::client {
 struct LeaseAsk {
   int gpus = 1;
   std::string uuids;            // "GPU-a,GPU-b": exactly these GPUs.
+  std::string mig_profile;      // "1g.10gb": one MIG instance of this profile.
+  std::string mig_uuid;         // "MIG-...": exactly this MIG instance.
   std::string min_free_memory;  // "20GiB"
   std::string max_time;         // "4h": --max-time (run), --for (reserve).
   std::string idle_timeout;     // "30m"

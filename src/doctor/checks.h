@@ -47,6 +47,9 @@ void CheckTopology(const DoctorInputs& in, CheckOutput* out);
 void CheckAllocation(const DoctorInputs& in, CheckOutput* out);
 void CheckCpuLimits(const DoctorInputs& in, CheckOutput* out);
 void CheckMig(const DoctorInputs& in, CheckOutput* out);
+// MIG instances no process has run in for kMigEmptyWarnSeconds or more.
+inline constexpr int64_t kMigEmptyWarnSeconds = 24 * 3600;
+void CheckMigEmpty(const DoctorInputs& in, CheckOutput* out);
 void CheckContainers(const DoctorInputs& in, CheckOutput* out);
 
 // The GPU-to-GPU matrix as `nvidia-smi topo -m` prints it (NV, NODE, SYS,

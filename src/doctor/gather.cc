@@ -64,4 +64,14 @@ std::map<int, ThrottleWindow> ThrottleFromHistory(store::Db* db, int64_t now_uni
   return out;
 }
 
+std::map<std::string, int64_t> MigEmptyFromHistory(store::Db* db, int64_t now_unix) {
+  std::map<std::string, int64_t> out;
+  Result<std::vector<store::MigInstanceUse>> rows = store::QueryMigInstanceUse(db);
+  if (!rows.ok()) return out;
+  for (const store::MigInstanceUse& u : rows.value()) {
+    out[u.uuid] = std::max<int64_t>(0, now_unix - u.last_process_seen.value_or(u.first_seen));
+  }
+  return out;
+}
+
 }  // namespace tarmac::doctor

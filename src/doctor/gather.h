@@ -27,5 +27,7 @@ void GatherHost(const HostFiles& host, const GatherOptions& options, DoctorInput
 // Throttling per GPU index over the last hour, from the history's minute
 // rollups ("the last hour"); empty when the history has none.
 std::map<int, ThrottleWindow> ThrottleFromHistory(store::Db* db, int64_t now_unix);
+// DoctorInputs::mig_empty_seconds from the history in `db`.
+std::map<std::string, int64_t> MigEmptyFromHistory(store::Db* db, int64_t now_unix);
 
 }  // namespace tarmac::doctor

@@ -292,22 +292,34 @@ void CheckPersistence(const DoctorInputs& in, CheckOutput* out) {
 
 void CheckSharing(const DoctorInputs& in, CheckOutput* out) {
   for (const fleet::GpuView& g : in.fleet.gpus) {
-    int compute = 0;
+    // By device: the GPU, or under MIG each instance (processes in two
+    // instances of one GPU do not share anything a process can compete for).
+    std::map<std::optional<int>, int> compute;
     for (const fleet::ProcessView& p : g.processes) {
-      if (p.process.type != fleet::ProcessType::kGraphics) ++compute;
+      if (p.process.type != fleet::ProcessType::kGraphics) ++compute[p.process.gpu_instance_id];
     }
-    if (compute < 2) continue;
-    const fleet::GpuSample& s = g.sample;
-    double used = s.memory_used_bytes && s.memory_total_bytes && *s.memory_total_bytes > 0
-                      ? static_cast<double>(*s.memory_used_bytes) / static_cast<double>(*s.memory_total_bytes)
-                      : 0;
-    out->findings.push_back(MakeFinding(
-        "sharing", used >= 0.9 ? Severity::kWarning : Severity::kInfo, g.info.index,
-        fmt::format("gpu {} is shared by {} processes", g.info.index, compute),
-        fmt::format("{} compute processes, memory {:.0f} % used", compute, used * 100),
-        "processes sharing a GPU compete for its memory: allocations fragment and a job can run out of memory "
-        "with memory apparently free; each also runs slower",
-        "give each job its own GPU (tarmac run), or MIG instances for small ones"));
+    for (const auto& [instance, n] : compute) {
+      if (n < 2) continue;
+      std::optional<int64_t> used_bytes = g.sample.memory_used_bytes;
+      std::optional<int64_t> total_bytes = g.sample.memory_total_bytes;
+      std::string device = fmt::format("gpu {}", g.info.index);
+      if (instance) {
+        const fleet::MigInstance* m = fleet::FindMigInstance(g.sample, *instance);
+        used_bytes = m != nullptr ? m->memory_used_bytes : std::nullopt;
+        total_bytes = m != nullptr ? m->memory_total_bytes : std::nullopt;
+        device += fmt::format(" MIG {} (GPU instance {})", m != nullptr ? m->profile : "?", *instance);
+      }
+      double used = used_bytes && total_bytes && *total_bytes > 0
+                        ? static_cast<double>(*used_bytes) / static_cast<double>(*total_bytes)
+                        : 0;
+      out->findings.push_back(MakeFinding(
+          "sharing", used >= 0.9 ? Severity::kWarning : Severity::kInfo, g.info.index,
+          fmt::format("{} is shared by {} processes", device, n),
+          fmt::format("{} compute processes, memory {:.0f} % used", n, used * 100),
+          "processes sharing a GPU compete for its memory: allocations fragment and a job can run out of memory "
+          "with memory apparently free; each also runs slower",
+          "give each job its own GPU (tarmac run), or MIG instances for small ones"));
+    }
   }
 }
 

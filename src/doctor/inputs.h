@@ -33,6 +33,9 @@ struct DoctorInputs {
   bool through_agent = false;
   bool is_root = false;
   std::map<int, ThrottleWindow> throttle;  // By GPU index.
+  // By MIG UUID: how long no process has run in the instance, from history
+  // (since it was first seen when none ever did); absent without history.
+  std::map<std::string, int64_t> mig_empty_seconds;
   std::vector<KernelXid> kernel_xids;
   std::optional<double> uptime_seconds;  // /proc/uptime: how old each kernel log line is.
   std::string kernel_log_error;  // Why the kernel log was not read; "" when it was.

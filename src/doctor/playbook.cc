@@ -32,6 +32,7 @@ const std::vector<CheckInfo>& AllChecks() {
       {"cpu_limit", Question::kScheduler, "GPU processes whose cgroup allows less than one CPU per GPU",
        CheckCpuLimits},
       {"mig", Question::kScheduler, "a MIG mode change pending a GPU reset", CheckMig},
+      {"mig_empty", Question::kScheduler, "MIG instances no process has run in for a day (history)", CheckMigEmpty},
       {"containers", Question::kScheduler, "the container runtime can hand GPUs to containers", CheckContainers},
   };
   return checks;

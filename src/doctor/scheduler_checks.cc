@@ -9,6 +9,7 @@
 
 #include "common/split.h"
 #include "doctor/checks.h"
+#include "fleet/gpu_marks.h"
 
 namespace tarmac::doctor {
 namespace {
@@ -29,13 +30,18 @@ bool AllowsEveryGpu(const std::vector<std::string>& rules) {
   return false;
 }
 
-// Whether CUDA_VISIBLE_DEVICES=`list` lets a process use `gpu`: UUIDs (or
+// Whether CUDA_VISIBLE_DEVICES=`list` lets `process` use `gpu`: UUIDs (or
 // their prefixes, as CUDA accepts) decide; bare indices are CUDA's order,
-// which matches NVML's only with CUDA_DEVICE_ORDER=PCI_BUS_ID.
-Visible IsVisible(const std::string& list, const fleet::GpuView& gpu) {
+// which matches NVML's only with CUDA_DEVICE_ORDER=PCI_BUS_ID. Under MIG,
+// a MIG- UUID names the instance the process runs in.
+Visible IsVisible(const std::string& list, const fleet::GpuView& gpu, const fleet::ProcessView& process) {
   bool has_index = false;
+  const fleet::MigInstance* instance =
+      process.process.gpu_instance_id ? fleet::FindMigInstance(gpu.sample, *process.process.gpu_instance_id) : nullptr;
   for (const std::string& t : SplitCommas(list)) {
-    if (IsNumber(t)) {
+    if (t.rfind("MIG-", 0) == 0) {
+      if (instance != nullptr && instance->uuid.rfind(t, 0) == 0) return Visible::kYes;
+    } else if (IsNumber(t)) {
       has_index = true;
       if (std::stoi(t.substr(0, 6)) == gpu.info.index) return Visible::kYes;
     } else if (!gpu.info.uuid.empty() && gpu.info.uuid.rfind(t, 0) == 0) {
@@ -73,7 +79,7 @@ void CheckAllocation(const DoctorInputs& in, CheckOutput* out) {
       }
       if (it != in.processes.end() && it->second.cuda_visible_devices) {
         const std::string& list = *it->second.cuda_visible_devices;
-        Visible v = IsVisible(list, g);
+        Visible v = IsVisible(list, g, p);
         if (v != Visible::kYes) {
           out->findings.push_back(MakeFinding(
               "allocation", v == Visible::kNo ? Severity::kCritical : Severity::kWarning, i,
@@ -150,6 +156,34 @@ void CheckMig(const DoctorInputs& in, CheckOutput* out) {
         "split), so jobs land wrongly or fail to start",
         fmt::format("drain the GPU and reset it (nvidia-smi -r -i {}), or undo the change (nvidia-smi -mig {} -i {})",
                     g.info.index, is_on ? 1 : 0, g.info.index)));
+  }
+}
+
+void CheckMigEmpty(const DoctorInputs& in, CheckOutput* out) {
+  bool has_instances = false;
+  for (const fleet::GpuView& g : in.fleet.gpus) {
+    for (const fleet::MigInstance& m : g.sample.mig_instances) {
+      has_instances = true;
+      bool is_running = std::any_of(g.processes.begin(), g.processes.end(), [&](const fleet::ProcessView& p) {
+        return p.process.gpu_instance_id == m.gpu_instance_id;
+      });
+      auto empty = in.mig_empty_seconds.find(m.uuid);
+      if (is_running || empty == in.mig_empty_seconds.end() || empty->second < kMigEmptyWarnSeconds) continue;
+      double days = static_cast<double>(empty->second) / 86400;
+      out->findings.push_back(MakeFinding(
+          "mig_empty", Severity::kWarning, g.info.index,
+          fmt::format("gpu {}: MIG instance {} (GPU instance {}) has run nothing for {:.1f} days", g.info.index,
+                      m.profile, m.gpu_instance_id, days),
+          fmt::format("{}: no process in the history since {:.1f} days", m.uuid, days),
+          "a slice of the GPU is carved out for work that does not come: its compute and memory stand idle while "
+          "other jobs wait for the profiles they need",
+          fmt::format("lease it (tarmac run --mig {}), or reshape the GPU's layout to what jobs ask for "
+                      "(nvidia-smi mig -dci, -dgi, then -cgi ... -C -i {})",
+                      m.profile, g.info.index)));
+    }
+  }
+  if (has_instances && in.mig_empty_seconds.empty()) {
+    out->skipped.push_back({"mig_empty", "no history of the MIG instances (the agent's store) to judge how long they sat empty"});
   }
 }
 

@@ -10,9 +10,10 @@
 #include "fleet/clock_event_reasons.h"
 
 namespace tarmac::fleet {
-namespace {
 
 using nlohmann::json;
+
+namespace {
 
 template <typename T>
 void Put(json& j, const char* key, const std::optional<T>& value) {
@@ -115,6 +116,8 @@ json GpuToJson(const GpuView& g) {
     pj["type"] = ProcessTypeName(p.process.type);
     Put(pj, "used_memory_bytes", p.process.used_memory_bytes);
     Put(pj, "sm_utilization_ratio", p.process.sm_utilization_ratio);
+    Put(pj, "gpu_instance_id", p.process.gpu_instance_id);
+    Put(pj, "compute_instance_id", p.process.compute_instance_id);
     if (p.details.exists) {
       pj["uid"] = p.details.uid;
       pj["user"] = p.details.user;
@@ -142,15 +145,46 @@ json GpuToJson(const GpuView& g) {
     j["xid_errors"]["count_by_code"] = by_code;
   }
   if (g.lease) j["lease"] = GpuLeaseToJson(*g.lease);
-  if (g.allocated_to) {
-    j["pod"] = {{"namespace", g.allocated_to->pod_namespace},
-                {"name", g.allocated_to->pod},
-                {"container", g.allocated_to->container}};
-  }
+  if (g.allocated_to) j["pod"] = PodToJson(*g.allocated_to);
+  if (s.has_mig_instances) j["mig_instances"] = MigInstancesToJson(g);
   return j;
 }
 
 }  // namespace
+
+json PodToJson(const KubernetesNames& pod) {
+  return {{"namespace", pod.pod_namespace}, {"name", pod.pod}, {"container", pod.container}};
+}
+
+// Each MIG instance with its readings, processes (PIDs), idle holders,
+// lease and pod.
+json MigInstancesToJson(const GpuView& g) {
+  json out = json::array();
+  for (const MigInstance& m : g.sample.mig_instances) {
+    json mj = {{"uuid", m.uuid},
+               {"gpu_instance_id", m.gpu_instance_id},
+               {"compute_instance_id", m.compute_instance_id},
+               {"profile", m.profile}};
+    Put(mj, "memory_total_bytes", m.memory_total_bytes);
+    Put(mj, "memory_used_bytes", m.memory_used_bytes);
+    Put(mj, "graphics_engine_active_ratio", m.graphics_engine_active_ratio);
+    Put(mj, "tensor_active_ratio", m.tensor_active_ratio);
+    Put(mj, "dram_active_ratio", m.dram_active_ratio);
+    json pids = json::array();
+    json idle = json::array();
+    for (const ProcessView& p : g.processes) {
+      if (p.process.gpu_instance_id != m.gpu_instance_id) continue;
+      pids.push_back(p.process.pid);
+      if (IsIdleHolding(p, g)) idle.push_back(p.process.pid);
+    }
+    mj["pids"] = pids;
+    mj["idle_holding_pids"] = idle;
+    if (auto l = g.mig_leases.find(m.uuid); l != g.mig_leases.end()) mj["lease"] = GpuLeaseToJson(l->second);
+    if (auto p = g.mig_allocated_to.find(m.uuid); p != g.mig_allocated_to.end()) mj["pod"] = PodToJson(p->second);
+    out.push_back(std::move(mj));
+  }
+  return out;
+}
 
 json GpuLeaseToJson(const GpuLease& lease) {
   return {{"id", lease.id},
@@ -199,6 +233,21 @@ std::string GetString(const json& j, const char* key) {
   auto it = j.find(key);
   return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
+
+GpuLease GpuLeaseFromJson(const json& lease) {
+  GpuLease l;
+  l.id = lease.value("id", int64_t{0});
+  l.user = GetString(lease, "user");
+  l.is_backfill = GetString(lease, "kind") == "backfill";
+  l.is_revoking = lease.value("revoking", false);
+  l.is_pod = GetString(lease, "kind") == "pod";
+  return l;
+}
+
+KubernetesNames PodFromJson(const json& pod) {
+  return KubernetesNames{GetString(pod, "name"), GetString(pod, "namespace"), GetString(pod, "container")};
+}
+
 
 GpuHealth HealthFromName(const std::string& name) {
   for (GpuHealth h : {GpuHealth::kOk, GpuHealth::kLost, GpuHealth::kNoPermission,
@@ -317,6 +366,8 @@ GpuView GpuFromJson(const json& j) {
                                                      : ProcessType::kCompute;
       Get(p, "used_memory_bytes", &v.process.used_memory_bytes);
       Get(p, "sm_utilization_ratio", &v.process.sm_utilization_ratio);
+      Get(p, "gpu_instance_id", &v.process.gpu_instance_id);
+      Get(p, "compute_instance_id", &v.process.compute_instance_id);
       v.details.pid = v.process.pid;
       v.details.exists = p.contains("uid");
       v.details.uid = p.value("uid", int64_t{-1});
@@ -336,16 +387,27 @@ GpuView GpuFromJson(const json& j) {
     }
   }
   if (auto lease = j.find("lease"); lease != j.end() && lease->is_object() && (*lease)["id"].is_number_integer()) {
-    GpuLease l;
-    l.id = (*lease)["id"].get<int64_t>();
-    l.user = GetString(*lease, "user");
-    l.is_backfill = GetString(*lease, "kind") == "backfill";
-    l.is_revoking = lease->value("revoking", false);
-    l.is_pod = GetString(*lease, "kind") == "pod";
-    g.lease = l;
+    g.lease = GpuLeaseFromJson(*lease);
   }
-  if (auto pod = j.find("pod"); pod != j.end() && pod->is_object()) {
-    g.allocated_to = KubernetesNames{GetString(*pod, "name"), GetString(*pod, "namespace"), GetString(*pod, "container")};
+  if (auto pod = j.find("pod"); pod != j.end() && pod->is_object()) g.allocated_to = PodFromJson(*pod);
+  if (auto mig = j.find("mig_instances"); mig != j.end() && mig->is_array()) {
+    s.has_mig_instances = true;
+    for (const json& mj : *mig) {
+      if (!mj.is_object()) continue;
+      MigInstance m;
+      m.uuid = GetString(mj, "uuid");
+      m.gpu_instance_id = mj.value("gpu_instance_id", 0);
+      m.compute_instance_id = mj.value("compute_instance_id", 0);
+      m.profile = GetString(mj, "profile");
+      Get(mj, "memory_total_bytes", &m.memory_total_bytes);
+      Get(mj, "memory_used_bytes", &m.memory_used_bytes);
+      Get(mj, "graphics_engine_active_ratio", &m.graphics_engine_active_ratio);
+      Get(mj, "tensor_active_ratio", &m.tensor_active_ratio);
+      Get(mj, "dram_active_ratio", &m.dram_active_ratio);
+      if (auto l = mj.find("lease"); l != mj.end() && l->is_object()) g.mig_leases[m.uuid] = GpuLeaseFromJson(*l);
+      if (auto p = mj.find("pod"); p != mj.end() && p->is_object()) g.mig_allocated_to[m.uuid] = PodFromJson(*p);
+      s.mig_instances.push_back(std::move(m));
+    }
   }
   if (auto xid = j.find("xid_errors"); xid != j.end() && xid->is_object()) {
     g.xid_count = xid->value("count", int64_t{0});

@@ -20,6 +20,14 @@ nlohmann::json StatusToJson(const FleetView& fleet);
 // A GPU's "lease" object: id, user, kind ("normal" or "backfill"), revoking.
 nlohmann::json GpuLeaseToJson(const GpuLease& lease);
 
+// A pod's object: namespace, name, container.
+nlohmann::json PodToJson(const KubernetesNames& pod);
+
+// A GPU's "mig_instances": each instance's identity (uuid, GPU and compute
+// instance ids, profile), memory, engine activity, PIDs, idle holders, and
+// its lease and pod when it has them.
+nlohmann::json MigInstancesToJson(const GpuView& gpu);
+
 }  // namespace tarmac::fleet
 
 namespace tarmac::fleet {

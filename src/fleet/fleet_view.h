@@ -55,6 +55,9 @@ struct GpuView {
   // The pod and container the kubelet allocated this GPU to, as its
   // pod-resources API last said (from the agent only, with [kubernetes]).
   std::optional<KubernetesNames> allocated_to;
+  // The same for each MIG instance of the GPU, by its MIG UUID.
+  std::map<std::string, GpuLease> mig_leases;
+  std::map<std::string, KubernetesNames> mig_allocated_to;
 };
 
 struct FleetView {

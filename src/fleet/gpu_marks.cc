@@ -5,9 +5,24 @@
 
 namespace tarmac::fleet {
 
+const MigInstance* FindMigInstance(const GpuSample& sample, int gpu_instance_id) {
+  for (const MigInstance& m : sample.mig_instances) {
+    if (m.gpu_instance_id == gpu_instance_id) return &m;
+  }
+  return nullptr;
+}
+
+bool IsMigInstanceIdle(const MigInstance& instance) {
+  return instance.graphics_engine_active_ratio && *instance.graphics_engine_active_ratio < kIdleUtilizationRatio;
+}
+
 bool IsIdleHolding(const ProcessView& process, const GpuView& gpu) {
   const GpuProcess& p = process.process;
   if (!p.used_memory_bytes || *p.used_memory_bytes < kHoldingMemoryBytes) return false;
+  if (p.gpu_instance_id) {  // Under MIG: its instance's engine (GPM) proves it, nothing else.
+    const MigInstance* m = FindMigInstance(gpu.sample, *p.gpu_instance_id);
+    return m != nullptr && m->graphics_engine_active_ratio && *m->graphics_engine_active_ratio <= kMigIdleEngineRatio;
+  }
   if (p.sm_utilization_ratio) return *p.sm_utilization_ratio <= 0.0;
   // Without per-process figures, only a fully idle device proves it.
   return gpu.sample.utilization_gpu_ratio && *gpu.sample.utilization_gpu_ratio <= 0.0;
@@ -20,6 +35,9 @@ GpuMarks MarkGpu(const GpuView& gpu) {
   m.is_unreadable = s.health != GpuHealth::kOk;
   if (m.is_unreadable) return m;
   m.is_idle = s.utilization_gpu_ratio && *s.utilization_gpu_ratio < kIdleUtilizationRatio;
+  if (!s.utilization_gpu_ratio && !s.mig_instances.empty()) {  // Under MIG: the engine's activity (GPM).
+    m.is_idle = s.graphics_engine_active_ratio && *s.graphics_engine_active_ratio < kIdleUtilizationRatio;
+  }
   if (s.clock_event_reasons && IsThrottled(*s.clock_event_reasons)) {
     m.is_throttled = true;
     for (const ClockEventReason& r : ClockEventReasons()) {

@@ -29,9 +29,20 @@ struct GpuMarks {
   std::vector<int64_t> idle_holding_pids;     // Memory held at 0 % SM.
 };
 
+// A MIG instance's engine activity (GPM) at or below this counts as none.
+inline constexpr double kMigIdleEngineRatio = 0.005;
+
 GpuMarks MarkGpu(const GpuView& gpu);
 
-// True when `process` holds kHoldingMemoryBytes or more at 0 % SM.
+// True when `process` holds kHoldingMemoryBytes or more at 0 % SM (under
+// MIG: in an instance whose engine showed no activity).
 bool IsIdleHolding(const ProcessView& process, const GpuView& gpu);
+
+// The MIG instance of `sample` with `gpu_instance_id`; null when none.
+const MigInstance* FindMigInstance(const GpuSample& sample, int gpu_instance_id);
+
+// Whether an instance's engine activity (GPM) is under the idle line;
+// false when unknown.
+bool IsMigInstanceIdle(const MigInstance& instance);
 
 }  // namespace tarmac::fleet

@@ -84,7 +84,28 @@ struct GpuProcess {
   int64_t pid = 0;
   ProcessType type = ProcessType::kCompute;
   std::optional<int64_t> used_memory_bytes;    // Empty under MIG/WDDM.
-  std::optional<double> sm_utilization_ratio;  // 0..1 over the last second.
+  std::optional<double> sm_utilization_ratio;  // 0..1 over the last second; never under MIG.
+  // The MIG instance the process runs in (GPU instance, compute instance);
+  // empty on a GPU without MIG.
+  std::optional<int> gpu_instance_id = std::nullopt;
+  std::optional<int> compute_instance_id = std::nullopt;
+};
+
+// One MIG device (a GPU instance and its compute instance) on a GPU in MIG
+// mode, as NVML's MIG device handle reads it. What NVML does not give per
+// instance (utilization rates, per-process utilization) is not here.
+struct MigInstance {
+  std::string uuid;             // "MIG-..." (what CUDA_VISIBLE_DEVICES takes)
+  int gpu_instance_id = 0;      // dcgm-exporter's GPU_I_ID
+  int compute_instance_id = 0;
+  std::string profile;          // "1g.10gb" (GPU_I_PROFILE)
+  std::optional<int64_t> memory_total_bytes;
+  std::optional<int64_t> memory_used_bytes;
+  // Engine activity of this instance since the previous sample, from GPM
+  // (Hopper and newer), 0..1; empty where the GPU has no GPM.
+  std::optional<double> graphics_engine_active_ratio;
+  std::optional<double> tensor_active_ratio;
+  std::optional<double> dram_active_ratio;
 };
 
 struct EccCounts {
@@ -152,6 +173,12 @@ struct GpuSample {
   std::optional<double> dram_active_ratio;
   std::vector<GpuProcess> processes;
   bool has_processes = false;  // False when the process list was unreadable.
+  // The MIG devices of a GPU in MIG mode, by GPU instance id; empty without
+  // MIG. Read each sample: the layout can change while the agent runs.
+  std::vector<MigInstance> mig_instances;
+  // True when the MIG devices were read: mig_instances is then the whole
+  // layout, even when empty (every instance destroyed).
+  bool has_mig_instances = false;
 
   // Slow tier.
   std::optional<double> fan_speed_ratio;  // 0..1 (may exceed 1 on some boards)
@@ -176,10 +203,13 @@ struct GpuSample {
   std::optional<RetiredPages> retired_pages;  // Field values 29-31; before Ampere only.
 };
 
-// An asynchronous event from the driver (Xid).
+inline constexpr uint64_t kEventXidCriticalError = 0x8;
+inline constexpr uint64_t kEventMigConfigChange = 0x100;
+
+// An asynchronous event from the driver (Xid, MIG configuration change).
 struct GpuEvent {
   int gpu_index = 0;
-  uint64_t event_type = 0;  // NVML event type bit (0x8 = Xid critical error)
+  uint64_t event_type = 0;  // NVML event type bit (0x8 Xid critical error, 0x100 MIG config change)
   int64_t xid = 0;          // For Xid events; 999 means unknown.
   std::chrono::system_clock::time_point seen_at;
 };

@@ -29,6 +29,7 @@ struct SamplerStats {
   int64_t slow_ticks = 0;
   int64_t attaches = 0;  // Successful opens of the backend, the first included.
   int64_t xid_events = 0;
+  int64_t mig_config_changes = 0;  // MIG layout changes the driver announced.
   std::chrono::microseconds last_tick_duration{0};
   std::chrono::microseconds max_lateness{0};  // Worst start delay versus schedule.
   std::chrono::microseconds p99_lateness{0};  // Over the last kLatenessWindow ticks.

@@ -100,6 +100,12 @@ Result<std::unique_ptr<Library>> Library::Load(const std::string& explicit_path)
           &a.DeviceGetCurrentClocksThrottleReasons);
   Resolve(handle, "nvmlDeviceGetPersistenceMode", &a.DeviceGetPersistenceMode);
   Resolve(handle, "nvmlDeviceGetMigMode", &a.DeviceGetMigMode);
+  Resolve(handle, "nvmlDeviceIsMigDeviceHandle", &a.DeviceIsMigDeviceHandle);
+  Resolve(handle, "nvmlDeviceGetMaxMigDeviceCount", &a.DeviceGetMaxMigDeviceCount);
+  Resolve(handle, "nvmlDeviceGetMigDeviceHandleByIndex", &a.DeviceGetMigDeviceHandleByIndex);
+  Resolve(handle, "nvmlDeviceGetDeviceHandleFromMigDeviceHandle", &a.DeviceGetDeviceHandleFromMigDeviceHandle);
+  Resolve(handle, "nvmlDeviceGetGpuInstanceId", &a.DeviceGetGpuInstanceId);
+  Resolve(handle, "nvmlDeviceGetComputeInstanceId", &a.DeviceGetComputeInstanceId);
   Resolve(handle, "nvmlDeviceGetVirtualizationMode", &a.DeviceGetVirtualizationMode);
   Resolve(handle, "nvmlDeviceGetGridLicensableFeatures_v3", &a.DeviceGetGridLicensableFeaturesV3);
   Resolve(handle, "nvmlDeviceGetTotalEccErrors", &a.DeviceGetTotalEccErrors);
@@ -132,6 +138,7 @@ Result<std::unique_ptr<Library>> Library::Load(const std::string& explicit_path)
   Resolve(handle, "nvmlGpmSampleAlloc", &a.GpmSampleAlloc);
   Resolve(handle, "nvmlGpmSampleFree", &a.GpmSampleFree);
   Resolve(handle, "nvmlGpmSampleGet", &a.GpmSampleGet);
+  Resolve(handle, "nvmlGpmMigSampleGet", &a.GpmMigSampleGet);
   Resolve(handle, "nvmlGpmMetricsGet", &a.GpmMetricsGet);
   Resolve(handle, "nvmlDeviceGetConfComputeMemSizeInfo", &a.DeviceGetConfComputeMemSizeInfo);
   Resolve(handle, "nvmlDeviceGetRunningProcessDetailList", &a.DeviceGetRunningProcessDetailList);

@@ -80,6 +80,7 @@ inline constexpr unsigned long long kValueNotAvailableUll = ~0ULL;
 inline constexpr unsigned long long kEventSingleBitEccError = 0x1;
 inline constexpr unsigned long long kEventDoubleBitEccError = 0x2;
 inline constexpr unsigned long long kEventXidCriticalError = 0x8;
+inline constexpr unsigned long long kEventMigConfigChange = 0x100;
 
 // Field ids (NVML_FI_DEV_*) for nvmlDeviceGetFieldValues.
 inline constexpr unsigned kFieldPcieCountTxBytes = 197;
@@ -313,6 +314,12 @@ struct Api {
   Return (*DeviceGetCurrentClocksThrottleReasons)(Device, unsigned long long*);  // old name
   Return (*DeviceGetPersistenceMode)(Device, int*);         // nvmlDeviceGetPersistenceMode
   Return (*DeviceGetMigMode)(Device, unsigned*, unsigned*);  // nvmlDeviceGetMigMode
+  Return (*DeviceIsMigDeviceHandle)(Device, unsigned*);     // nvmlDeviceIsMigDeviceHandle
+  Return (*DeviceGetMaxMigDeviceCount)(Device, unsigned*);  // nvmlDeviceGetMaxMigDeviceCount
+  Return (*DeviceGetMigDeviceHandleByIndex)(Device, unsigned, Device*);  // NOT_FOUND for empty slots
+  Return (*DeviceGetDeviceHandleFromMigDeviceHandle)(Device, Device*);
+  Return (*DeviceGetGpuInstanceId)(Device, unsigned*);      // nvmlDeviceGetGpuInstanceId
+  Return (*DeviceGetComputeInstanceId)(Device, unsigned*);  // nvmlDeviceGetComputeInstanceId
   Return (*DeviceGetVirtualizationMode)(Device, unsigned*);  // nvmlDeviceGetVirtualizationMode
   Return (*DeviceGetGridLicensableFeaturesV3)(Device, GridLicensableFeaturesV3*);  // ..._v3
   Return (*DeviceGetTotalEccErrors)(Device, int, int, unsigned long long*);
@@ -344,6 +351,7 @@ struct Api {
   Return (*GpmSampleAlloc)(GpmSample*);                     // nvmlGpmSampleAlloc
   Return (*GpmSampleFree)(GpmSample);                       // nvmlGpmSampleFree
   Return (*GpmSampleGet)(Device, GpmSample);                // nvmlGpmSampleGet
+  Return (*GpmMigSampleGet)(Device, unsigned, GpmSample);   // nvmlGpmMigSampleGet (GPU instance id)
   Return (*GpmMetricsGet)(GpmMetricsGet*);                  // nvmlGpmMetricsGet
   // Presence markers for the process-entry stride heuristic (docs/nvml.md).
   void* DeviceGetConfComputeMemSizeInfo;

@@ -17,12 +17,7 @@ NvmlBackend::~NvmlBackend() {
   if (has_event_set_ && library_->api().EventSetFree != nullptr) {
     library_->api().EventSetFree(event_set_);
   }
-  for (DeviceState& d : devices_) {
-    for (nvml::GpmSample& sample : d.gpm_samples) {
-      if (sample != nullptr && library_->api().GpmSampleFree != nullptr) library_->api().GpmSampleFree(sample);
-      sample = nullptr;
-    }
-  }
+  for (DeviceState& d : devices_) FreeGpmSamples(d);
   if (is_initialized_) library_->api().Shutdown();
 }
 

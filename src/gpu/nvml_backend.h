@@ -18,8 +18,10 @@
 
 #include <array>
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "common/clock.h"
@@ -43,6 +45,7 @@ enum class NvmlField {
   kPerformanceState, kFan, kPcieGeneration, kPcieWidth, kPcieCounters, kEcc,
   kRemappedRows, kNvLink, kComputeProcesses, kGraphicsProcesses, kProcessUtilization,
   kSamples, kGpm, kErrorCounters, kEncoder, kDecoder, kMemoryAndNvlinkFields, kVgpuLicense,
+  kMig,
   kCount,
 };
 
@@ -73,6 +76,14 @@ class NvmlBackend final : public GpuBackend {
     nvml::GpmSample gpm_samples[2] = {nullptr, nullptr};
     int gpm_next = 0;              // The sample the next read fills.
     bool has_gpm_previous = false;  // The other one holds the previous read.
+    bool is_mig_enabled = false;   // MIG mode at Open (changes only with a reset).
+    // GPM per MIG GPU instance (by its id), used like gpm_samples.
+    struct MigGpm {
+      nvml::GpmSample samples[2] = {nullptr, nullptr};
+      int next = 0;
+      bool has_previous = false;
+    };
+    std::map<unsigned, MigGpm> mig_gpm;
   };
 
   // Classifies a return code of `call` on device `d`. Returns true on
@@ -88,11 +99,31 @@ class NvmlBackend final : public GpuBackend {
   void ReadFast(DeviceState& d, int index, fleet::GpuSample* s);
   void ReadSlow(DeviceState& d, int index, fleet::GpuSample* s);
   void ReadProcesses(DeviceState& d, int index, fleet::GpuSample* s);
-  // Engine activity over the interval since the previous call (GPM).
+  // Engine activity over the interval since the previous call (GPM), of
+  // the GPU and of each MIG instance in s->mig_instances.
   void ReadGpm(DeviceState& d, int index, fleet::GpuSample* s);
-  // Reads one process list with the size protocol; appends (pid, memory).
-  bool ReadProcessList(DeviceState& d, int index, bool is_graphics,
-                       std::vector<std::pair<int64_t, std::optional<int64_t>>>* out);
+  // The MIG devices of a GPU in MIG mode (nvml_mig.cc).
+  void ReadMigInstances(DeviceState& d, int index, fleet::GpuSample* s);
+  // Frees the GPM samples of `d` (the GPU's and its instances').
+  void FreeGpmSamples(DeviceState& d);
+  // Two GPM samples used in turn (a GPU's, or one MIG instance's).
+  struct GpmPair {
+    nvml::GpmSample* samples;  // [2]
+    int* next;
+    bool* has_previous;
+  };
+  struct Activity {
+    std::optional<double> graphics;
+    std::optional<double> tensor;
+    std::optional<double> dram;
+  };
+  // Takes the next sample of `pair` with `take`; true with the activity
+  // since the previous one in `out` when there was one.
+  bool NextActivity(DeviceState& d, int index, const GpmPair& pair,
+                    const std::function<nvml::Return(nvml::GpmSample)>& take, Activity* out);
+  // Reads one process list with the size protocol; appends its entries
+  // (pid, memory, MIG instance ids).
+  bool ReadProcessList(DeviceState& d, int index, bool is_graphics, std::vector<fleet::GpuProcess>* out);
   Status InitLibrary();
   // Open's steps (nvml_open.cc).
   void ReadSystemInfo();

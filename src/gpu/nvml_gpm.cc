@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
+#include <map>
 #include <memory>
 
 #include "gpu/nvml_backend.h"
@@ -34,16 +36,77 @@ void NvmlBackend::ReadGpm(DeviceState& d, int index, fleet::GpuSample* s) {
     }
     d.has_gpm_previous = false;
   }
-  nvml::GpmSample current = d.gpm_samples[d.gpm_next];
-  if (!Check(d, index, NvmlField::kGpm, "nvmlGpmSampleGet", api.GpmSampleGet(d.handle, current))) {
-    d.has_gpm_previous = false;
-    return;
+  GpmPair whole{d.gpm_samples, &d.gpm_next, &d.has_gpm_previous};
+  Activity a;
+  if (NextActivity(d, index, whole, [&](nvml::GpmSample x) { return api.GpmSampleGet(d.handle, x); }, &a)) {
+    s->graphics_engine_active_ratio = a.graphics;
+    s->tensor_active_ratio = a.tensor;
+    s->dram_active_ratio = a.dram;
   }
-  if (d.has_gpm_previous) {
+  if (s->mig_instances.empty() || api.GpmMigSampleGet == nullptr) return;
+  // Per MIG instance: a pair per GPU instance id, dropped with the instance.
+  std::map<unsigned, DeviceState::MigGpm> kept;
+  for (fleet::MigInstance& m : s->mig_instances) {
+    unsigned id = static_cast<unsigned>(m.gpu_instance_id);
+    DeviceState::MigGpm& pair = kept[id];
+    if (auto it = d.mig_gpm.find(id); it != d.mig_gpm.end()) {
+      pair = it->second;
+      d.mig_gpm.erase(it);
+    } else {
+      bool allocated = true;
+      for (nvml::GpmSample& sample : pair.samples) allocated &= api.GpmSampleAlloc(&sample) == nvml::kSuccess;
+      if (!allocated) {
+        for (nvml::GpmSample& sample : pair.samples) {
+          if (sample != nullptr && api.GpmSampleFree != nullptr) api.GpmSampleFree(sample);
+        }
+        kept.erase(id);
+        continue;
+      }
+    }
+    GpmPair instance{pair.samples, &pair.next, &pair.has_previous};
+    Activity ma;
+    if (NextActivity(d, index, instance, [&](nvml::GpmSample x) { return api.GpmMigSampleGet(d.handle, id, x); },
+                     &ma)) {
+      m.graphics_engine_active_ratio = ma.graphics;
+      m.tensor_active_ratio = ma.tensor;
+      m.dram_active_ratio = ma.dram;
+    }
+  }
+  for (auto& [id, gone] : d.mig_gpm) {
+    for (nvml::GpmSample& sample : gone.samples) {
+      if (sample != nullptr && api.GpmSampleFree != nullptr) api.GpmSampleFree(sample);
+    }
+  }
+  d.mig_gpm = std::move(kept);
+}
+
+void NvmlBackend::FreeGpmSamples(DeviceState& d) {
+  const nvml::Api& api = library_->api();
+  auto free = [&](nvml::GpmSample& sample) {
+    if (sample != nullptr && api.GpmSampleFree != nullptr) api.GpmSampleFree(sample);
+    sample = nullptr;
+  };
+  for (nvml::GpmSample& sample : d.gpm_samples) free(sample);
+  for (auto& [id, pair] : d.mig_gpm) {
+    for (nvml::GpmSample& sample : pair.samples) free(sample);
+  }
+  d.mig_gpm.clear();
+}
+
+bool NvmlBackend::NextActivity(DeviceState& d, int index, const GpmPair& pair,
+                               const std::function<nvml::Return(nvml::GpmSample)>& take, Activity* out) {
+  const nvml::Api& api = library_->api();
+  nvml::GpmSample current = pair.samples[*pair.next];
+  if (!Check(d, index, NvmlField::kGpm, "nvmlGpmSampleGet", take(current))) {
+    *pair.has_previous = false;
+    return false;
+  }
+  bool has = false;
+  if (*pair.has_previous) {
     auto get = std::make_unique<nvml::GpmMetricsGet>();  // 3.9 KiB: not on a worker's stack.
     get->version = nvml::kGpmMetricsGetVersion;
     get->numMetrics = 3;
-    get->sample1 = d.gpm_samples[1 - d.gpm_next];
+    get->sample1 = pair.samples[1 - *pair.next];
     get->sample2 = current;
     get->metrics[0].metricId = nvml::kGpmMetricGraphicsUtil;
     get->metrics[1].metricId = nvml::kGpmMetricHmmaTensorUtil;
@@ -53,13 +116,15 @@ void NvmlBackend::ReadGpm(DeviceState& d, int index, fleet::GpuSample* s) {
         if (m.nvmlReturn != nvml::kSuccess || !(m.value >= 0)) return std::nullopt;  // Also NaN.
         return std::min(m.value / 100.0, 1.0);
       };
-      s->graphics_engine_active_ratio = ratio(get->metrics[0]);
-      s->tensor_active_ratio = ratio(get->metrics[1]);
-      s->dram_active_ratio = ratio(get->metrics[2]);
+      out->graphics = ratio(get->metrics[0]);
+      out->tensor = ratio(get->metrics[1]);
+      out->dram = ratio(get->metrics[2]);
+      has = true;
     }
   }
-  d.has_gpm_previous = true;
-  d.gpm_next = 1 - d.gpm_next;
+  *pair.has_previous = true;
+  *pair.next = 1 - *pair.next;
+  return has;
 }
 
 }  // namespace tarmac::gpu

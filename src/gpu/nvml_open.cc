@@ -165,6 +165,7 @@ void NvmlBackend::ReadLimits(DeviceState& d, fleet::GpuInfo* out) {
       api.DeviceGetMigMode(d.handle, &current, &pending) == nvml::kSuccess) {
     info.is_mig_enabled = current == 1;
     info.is_mig_pending = pending != current;
+    d.is_mig_enabled = current == 1;
   }
   if (api.DeviceGetTemperatureThreshold != nullptr &&
       api.DeviceGetTemperatureThreshold(d.handle, nvml::kTemperatureThresholdSlowdown, &value) ==
@@ -220,7 +221,8 @@ void NvmlBackend::RegisterEvents() {
     for (size_t i = 0; i < devices_.size(); ++i) {
       if (devices_[i].handle == nullptr) continue;
       // Registering an unsupported type registers nothing, so ask first.
-      unsigned long long wanted = nvml::kEventXidCriticalError | nvml::kEventDoubleBitEccError;
+      unsigned long long wanted =
+          nvml::kEventXidCriticalError | nvml::kEventDoubleBitEccError | nvml::kEventMigConfigChange;
       unsigned long long supported = 0;
       if (api.DeviceGetSupportedEventTypes != nullptr &&
           api.DeviceGetSupportedEventTypes(devices_[i].handle, &supported) == nvml::kSuccess) {

@@ -20,8 +20,7 @@ namespace {
 constexpr int kMaxListAttempts = 5;
 }  // namespace
 
-bool NvmlBackend::ReadProcessList(DeviceState& d, int index, bool is_graphics,
-                                  std::vector<std::pair<int64_t, std::optional<int64_t>>>* out) {
+bool NvmlBackend::ReadProcessList(DeviceState& d, int index, bool is_graphics, std::vector<fleet::GpuProcess>* out) {
   const nvml::Api& api = library_->api();
   using ListFn = Return (*)(nvml::Device, unsigned*, void*);
   ListFn fn = nullptr;
@@ -67,33 +66,43 @@ bool NvmlBackend::ReadProcessList(DeviceState& d, int index, bool is_graphics,
     unsigned long long used = 0;
     std::memcpy(&pid, entry, sizeof pid);
     std::memcpy(&used, entry + 8, sizeof used);
-    std::optional<int64_t> memory;
-    if (used != nvml::kValueNotAvailableUll) memory = static_cast<int64_t>(used);
-    out->emplace_back(pid, memory);
+    fleet::GpuProcess p;
+    p.pid = pid;
+    p.type = is_graphics ? fleet::ProcessType::kGraphics : fleet::ProcessType::kCompute;
+    if (used != nvml::kValueNotAvailableUll) p.used_memory_bytes = static_cast<int64_t>(used);
+    if (stride >= sizeof(nvml::ProcessInfoV2)) {  // The MIG instance, 0xFFFFFFFF when none.
+      unsigned gi = 0;
+      unsigned ci = 0;
+      std::memcpy(&gi, entry + 16, sizeof gi);
+      std::memcpy(&ci, entry + 20, sizeof ci);
+      if (gi != nvml::kValueNotAvailableUint) p.gpu_instance_id = static_cast<int>(gi);
+      if (ci != nvml::kValueNotAvailableUint) p.compute_instance_id = static_cast<int>(ci);
+    }
+    out->push_back(p);
   }
   return true;
 }
 
 void NvmlBackend::ReadProcesses(DeviceState& d, int index, fleet::GpuSample* s) {
-  std::vector<std::pair<int64_t, std::optional<int64_t>>> compute;
-  std::vector<std::pair<int64_t, std::optional<int64_t>>> graphics;
+  std::vector<fleet::GpuProcess> compute;
+  std::vector<fleet::GpuProcess> graphics;
   bool has_compute = ReadProcessList(d, index, false, &compute);
   bool has_graphics = ReadProcessList(d, index, true, &graphics);
   if (d.health != fleet::GpuHealth::kOk) return;
   s->has_processes = has_compute || has_graphics;
   // Merge by PID: a process with both contexts appears once.
-  for (const auto& [pid, memory] : compute) {
-    s->processes.push_back(fleet::GpuProcess{pid, fleet::ProcessType::kCompute, memory, std::nullopt});
-  }
-  for (const auto& [pid, memory] : graphics) {
+  s->processes = std::move(compute);
+  for (const fleet::GpuProcess& g : graphics) {
     bool merged = false;
     for (fleet::GpuProcess& p : s->processes) {
-      if (p.pid != pid) continue;
+      if (p.pid != g.pid) continue;
       p.type = fleet::ProcessType::kComputeAndGraphics;
-      if (memory && (!p.used_memory_bytes || *memory > *p.used_memory_bytes)) p.used_memory_bytes = memory;
+      if (g.used_memory_bytes && (!p.used_memory_bytes || *g.used_memory_bytes > *p.used_memory_bytes)) {
+        p.used_memory_bytes = g.used_memory_bytes;
+      }
       merged = true;
     }
-    if (!merged) s->processes.push_back(fleet::GpuProcess{pid, fleet::ProcessType::kGraphics, memory, std::nullopt});
+    if (!merged) s->processes.push_back(g);
   }
   std::sort(s->processes.begin(), s->processes.end(),
             [](const fleet::GpuProcess& a, const fleet::GpuProcess& b) { return a.pid < b.pid; });

@@ -188,6 +188,7 @@ void NvmlBackend::ReadFast(DeviceState& d, int index, fleet::GpuSample* s) {
     s->decoder_utilization_ratio = value / 100.0;
   }
   ReadProcesses(d, index, s);
+  if (d.is_mig_enabled) ReadMigInstances(d, index, s);
   ReadGpm(d, index, s);
 }
 

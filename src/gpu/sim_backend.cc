@@ -132,17 +132,38 @@ Result<fleet::GpuSample> SimBackend::Sample(int index, unsigned tiers) {
       process.type = fleet::ProcessType::kCompute;
       process.used_memory_bytes = p.used_memory_bytes;
       if (has_process_utilization) process.sm_utilization_ratio = p.sm_utilization_percent / 100.0;
+      if (p.gpu_instance_id >= 0) {
+        process.gpu_instance_id = p.gpu_instance_id;
+        process.compute_instance_id = p.compute_instance_id;
+      }
       s.processes.push_back(process);
     }
     s.has_processes = true;
+    s.has_mig_instances = spec.is_mig_enabled;
+    for (const sim::MigInstanceState& m : g.mig_instances) {
+      fleet::MigInstance mi;
+      mi.uuid = m.spec->uuid;
+      mi.gpu_instance_id = m.spec->gpu_instance_id;
+      mi.compute_instance_id = m.spec->compute_instance_id;
+      mi.profile = m.spec->profile;
+      mi.memory_total_bytes = m.spec->memory_total_bytes;
+      mi.memory_used_bytes = m.memory_used_bytes;
+      s.mig_instances.push_back(std::move(mi));
+    }
     // GPM: engine activity since this GPU's previous fast sample.
     std::optional<std::chrono::system_clock::time_point>& previous = previous_fast_sample_[static_cast<size_t>(index)];
-    if (spec.Supports("gpm") && !spec.is_mig_enabled) {
+    if (spec.Supports("gpm")) {
       if (previous && *previous < s.taken_at) {
         sim::EngineActivity a = world_->MeanEngineActivity(index, *previous, s.taken_at);
         s.graphics_engine_active_ratio = a.graphics;
         s.tensor_active_ratio = a.tensor;
         s.dram_active_ratio = a.dram;
+        for (fleet::MigInstance& mi : s.mig_instances) {  // Per instance (nvmlGpmMigSampleGet).
+          sim::EngineActivity m = world_->MeanEngineActivity(index, *previous, s.taken_at, mi.gpu_instance_id);
+          mi.graphics_engine_active_ratio = m.graphics;
+          mi.tensor_active_ratio = m.tensor;
+          mi.dram_active_ratio = m.dram;
+        }
       }
       previous = s.taken_at;
     }
@@ -161,7 +182,7 @@ Result<fleet::GpuSample> SimBackend::Sample(int index, unsigned tiers) {
       s.ecc.aggregate_corrected = g.ecc_corrected;
       s.ecc.aggregate_uncorrected = g.ecc_uncorrected;
     }
-    if (spec.has_remapped_rows && spec.Supports("remapped_rows")) {
+    if (spec.has_remapped_rows && spec.Supports("remapped_rows") && g.mig_instances.empty()) {  // Not with instances.
       fleet::RemappedRows rows;
       rows.corrected = g.remapped_rows_corrected;
       rows.uncorrected = g.remapped_rows_uncorrected;

@@ -82,7 +82,8 @@ std::string Handle(const Request& request, const PeerCredentials& peer, const Ag
                  {"max_lateness_seconds", static_cast<double>(stats->max_lateness.count()) / 1e6},
                  {"p99_lateness_seconds", static_cast<double>(stats->p99_lateness.count()) / 1e6},
                  {"attaches", stats->attaches},
-                 {"xid_events", stats->xid_events}};
+                 {"xid_events", stats->xid_events},
+                 {"mig_config_changes", stats->mig_config_changes}};
     }
     return EncodeResult(request.id, {{"agent_version", agent.version},
                                      {"sampler", sampler},
@@ -117,6 +118,16 @@ std::string Handle(const Request& request, const PeerCredentials& peer, const Ag
       for (json& g : result["gpus"]) {
         auto it = held.find(g.value("index", -1));
         if (it != held.end()) g["lease"] = fleet::GpuLeaseToJson(it->second);
+      }
+    }
+    if (agent.mig_leases) {
+      std::map<std::string, fleet::GpuLease> held = agent.mig_leases();
+      for (json& g : result["gpus"]) {
+        if (!g.contains("mig_instances")) continue;
+        for (json& m : g["mig_instances"]) {
+          auto it = held.find(m.value("uuid", std::string()));
+          if (it != held.end()) m["lease"] = fleet::GpuLeaseToJson(it->second);
+        }
       }
     }
     result["sequence"] = snapshot->sequence;

@@ -86,6 +86,8 @@ struct AgentInfo {
   std::function<nlohmann::json()> store_status;
   // Which lease holds each GPU (by index): id and user. Empty: no leases.
   std::function<std::map<int, fleet::GpuLease>()> gpu_leases;
+  // The lease on each MIG instance, by MIG UUID.
+  std::function<std::map<std::string, fleet::GpuLease>()> mig_leases;
   // The lease state for `hello`: path, whether it saves, and why not.
   std::function<nlohmann::json()> lease_state;
 };

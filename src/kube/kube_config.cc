@@ -54,6 +54,13 @@ void ReadKubernetesSection(ConfigSection& section, KubeOptions* out) {
   section.Interval("kubelet_timeout", std::chrono::milliseconds(100), std::chrono::seconds(30), &out->kubelet_timeout);
   section.Bool("cdi", &out->is_cdi);
   section.String("cdi_kind", &out->cdi_kind);
+  std::string strategy = out->mig_strategy;
+  section.String("mig_strategy", &strategy);
+  if (strategy == "none" || strategy == "single" || strategy == "mixed") {
+    out->mig_strategy = strategy;
+  } else {
+    section.Fail("mig_strategy", "expected \"none\", \"single\" or \"mixed\"");
+  }
 }
 
 }  // namespace tarmac::kube

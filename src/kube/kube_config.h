@@ -22,6 +22,9 @@ struct KubeOptions {
   std::chrono::milliseconds kubelet_timeout{2000};          // kubelet_timeout: 100 ms to 30 s, per call
   bool is_cdi = false;  // cdi: answer Allocate with CDI device names instead of NVIDIA_VISIBLE_DEVICES
   std::string cdi_kind = "nvidia.com/gpu";  // cdi_kind: the CDI vendor/class of the names
+  // mig_strategy: how MIG instances are offered (plugin_devices.h): "none",
+  // "single" or "mixed", as NVIDIA's device plugin names them.
+  std::string mig_strategy = "none";
   bool operator==(const KubeOptions&) const = default;
 };
 

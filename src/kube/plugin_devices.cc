@@ -32,6 +32,43 @@ std::vector<PluginDevice> DevicesOf(const fleet::FleetView& fleet, const std::ma
   return devices;
 }
 
+std::string MigResourceName(const std::string& resource_name, const std::string& profile) {
+  return resource_name.substr(0, resource_name.find('/')) + "/mig-" + profile;
+}
+
+std::map<std::string, std::vector<PluginDevice>> DevicesByResource(
+    const fleet::FleetView& fleet, const std::map<int, fleet::GpuLease>& leases,
+    const std::map<std::string, fleet::GpuLease>& mig_leases, const std::set<int>& critical_gpus,
+    const std::string& resource_name, const std::string& strategy) {
+  std::map<std::string, std::vector<PluginDevice>> out;
+  std::vector<PluginDevice> whole = DevicesOf(fleet, leases, critical_gpus);
+  out[resource_name];
+  if (strategy == "none") {
+    out[resource_name] = std::move(whole);
+    return out;
+  }
+  for (size_t i = 0; i < fleet.gpus.size() && i < whole.size(); ++i) {
+    const fleet::GpuView& g = fleet.gpus[i];
+    bool is_mig = g.info.is_mig_enabled.value_or(false) || g.sample.has_mig_instances;
+    if (!is_mig) {
+      out[resource_name].push_back(whole[i]);
+      continue;
+    }
+    for (const fleet::MigInstance& m : g.sample.mig_instances) {
+      PluginDevice d;
+      d.id = m.uuid;
+      d.numa_node = g.info.numa_node;
+      d.why_unhealthy = whole[i].is_healthy ? std::string() : whole[i].why_unhealthy;
+      if (auto l = mig_leases.find(m.uuid); d.why_unhealthy.empty() && l != mig_leases.end() && !l->second.is_pod) {
+        d.why_unhealthy = fmt::format("in tarmac lease {} of {}", l->second.id, l->second.user);
+      }
+      d.is_healthy = d.why_unhealthy.empty();
+      out[strategy == "mixed" ? MigResourceName(resource_name, m.profile) : resource_name].push_back(std::move(d));
+    }
+  }
+  return out;
+}
+
 std::vector<std::string> PreferredDevices(const fleet::FleetView& fleet, const std::vector<std::string>& available,
                                           const std::vector<std::string>& must_include, int size) {
   std::vector<sched::GpuSlot> slots = sched::SlotsOf(fleet);

@@ -39,6 +39,23 @@ struct PluginDevice {
 std::vector<PluginDevice> DevicesOf(const fleet::FleetView& fleet, const std::map<int, fleet::GpuLease>& leases,
                                     const std::set<int>& critical_gpus);
 
+// The devices of each resource the plugin offers, under MIG `strategy`:
+//  - "none": `resource_name` is every GPU, whole (MIG or not);
+//  - "single": `resource_name` is every GPU not in MIG mode, whole, and
+//    every MIG instance (by its MIG UUID);
+//  - "mixed": `resource_name` is every GPU not in MIG mode; each MIG
+//    profile is a resource of its own, <domain>/mig-<profile>
+//    ("nvidia.com/mig-1g.10gb"), listing its instances.
+// An instance is unhealthy when its GPU is, or when a lease that is not a
+// pod's holds it. `resource_name` is always in the answer (maybe empty).
+std::map<std::string, std::vector<PluginDevice>> DevicesByResource(
+    const fleet::FleetView& fleet, const std::map<int, fleet::GpuLease>& leases,
+    const std::map<std::string, fleet::GpuLease>& mig_leases, const std::set<int>& critical_gpus,
+    const std::string& resource_name, const std::string& strategy);
+
+// The resource name of MIG `profile` under the mixed strategy.
+std::string MigResourceName(const std::string& resource_name, const std::string& profile);
+
 // `size` device IDs from `available`, all of `must_include` among them, by
 // topology. Fewer when `available` has fewer; IDs not in `fleet` come last.
 std::vector<std::string> PreferredDevices(const fleet::FleetView& fleet, const std::vector<std::string>& available,

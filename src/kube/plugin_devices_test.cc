@@ -68,5 +68,45 @@ TEST(PluginDevicesTest, PrefersNvlinkPairsAndTheGpusClosestToThoseThatMustBeIncl
   EXPECT_EQ(Sorted(PreferredDevices(f, {"GPU-1"}, {}, 2)), Sorted({"GPU-1"}));
 }
 
+// MIG strategies: single offers every instance as nvidia.com/gpu; mixed a
+// resource per profile; none the GPUs whole. An instance in a tarmac lease
+// or on a lost GPU is unhealthy.
+TEST(PluginDevicesTest, MigStrategiesOfferInstancesAsNvidiaDoes) {
+  fleet::FleetView f = Fleet();
+  f.gpus.resize(3);
+  for (int g : {0, 1}) {
+    f.gpus[static_cast<size_t>(g)].info.is_mig_enabled = true;
+    f.gpus[static_cast<size_t>(g)].sample.has_mig_instances = true;
+    for (int gi : {1, 2}) {
+      fleet::MigInstance m;
+      m.uuid = "MIG-" + std::to_string(g) + "-" + std::to_string(gi);
+      m.gpu_instance_id = gi;
+      m.profile = gi == 1 ? "3g.40gb" : "1g.10gb";
+      f.gpus[static_cast<size_t>(g)].sample.mig_instances.push_back(m);
+    }
+  }
+  f.gpus[1].sample.health = fleet::GpuHealth::kLost;
+  std::map<std::string, fleet::GpuLease> mig_leases = {{"MIG-0-2", {5, "alice", false, false, false}},
+                                                       {"MIG-0-1", {6, "ml/p", false, false, true}}};
+  auto ids = [](const std::vector<PluginDevice>& d) {
+    std::vector<std::string> out;
+    for (const PluginDevice& x : d) out.push_back(x.id + (x.is_healthy ? "" : "!"));
+    return out;
+  };
+  auto none = DevicesByResource(f, {}, mig_leases, {}, "nvidia.com/gpu", "none");
+  ASSERT_EQ(none.size(), 1u);
+  EXPECT_EQ(ids(none["nvidia.com/gpu"]), (std::vector<std::string>{"GPU-0", "GPU-1!", "GPU-2"}));
+  auto single = DevicesByResource(f, {}, mig_leases, {}, "nvidia.com/gpu", "single");
+  ASSERT_EQ(single.size(), 1u);
+  EXPECT_EQ(ids(single["nvidia.com/gpu"]),
+            (std::vector<std::string>{"MIG-0-1", "MIG-0-2!", "MIG-1-1!", "MIG-1-2!", "GPU-2"}));
+  auto mixed = DevicesByResource(f, {}, mig_leases, {}, "nvidia.com/gpu", "mixed");
+  ASSERT_EQ(mixed.size(), 3u);
+  EXPECT_EQ(ids(mixed["nvidia.com/gpu"]), (std::vector<std::string>{"GPU-2"}));
+  EXPECT_EQ(ids(mixed["nvidia.com/mig-3g.40gb"]), (std::vector<std::string>{"MIG-0-1", "MIG-1-1!"}));
+  EXPECT_EQ(ids(mixed["nvidia.com/mig-1g.10gb"]), (std::vector<std::string>{"MIG-0-2!", "MIG-1-2!"}));
+  EXPECT_EQ(MigResourceName("example.com/accel", "2g.20gb"), "example.com/mig-2g.20gb");
+}
+
 }  // namespace
 }  // namespace tarmac::kube

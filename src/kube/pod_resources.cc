@@ -11,10 +11,12 @@ namespace tarmac::kube {
 
 PodAllocations AllocationsOf(const v1::ListPodResourcesResponse& response, const std::string& resource_name) {
   PodAllocations out;
+  // The mixed MIG strategy's resources share the domain: nvidia.com/mig-1g.10gb.
+  std::string mig_prefix = resource_name.substr(0, resource_name.find('/')) + "/mig-";
   for (const v1::PodResources& pod : response.pod_resources()) {
     for (const v1::ContainerResources& container : pod.containers()) {
       for (const v1::ContainerDevices& devices : container.devices()) {
-        if (devices.resource_name() != resource_name) continue;
+        if (devices.resource_name() != resource_name && devices.resource_name().rfind(mig_prefix, 0) != 0) continue;
         for (const std::string& id : devices.device_ids()) {
           out.emplace(id, fleet::KubernetesNames{pod.name(), pod.namespace_(), container.name()});
         }

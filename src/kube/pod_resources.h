@@ -27,7 +27,8 @@ namespace tarmac::kube {
 // Device ID (GPU UUID) -> the pod and container it is allocated to.
 using PodAllocations = std::map<std::string, fleet::KubernetesNames>;
 
-// One List call on `socket`, keeping the devices of `resource_name`.
+// One List call on `socket`, keeping the devices of `resource_name` and of
+// the mixed MIG strategy's resources of its domain (`nvidia.com/mig-*`).
 // kUnavailable (naming the socket) when the kubelet does not answer within
 // `timeout`.
 Result<PodAllocations> ListPodResources(const std::string& socket, const std::string& resource_name,

@@ -11,7 +11,9 @@
 
 #include "leases/callers.h"
 #include "leases/lease_helpers.h"
+#include "fleet/gpu_marks.h"
 #include "leases/lease_service.h"
+#include "sched/lease_devices.h"
 #include "sched/fleet_slots.h"
 #include "common/units.h"
 
@@ -232,6 +234,20 @@ void LeaseService::CheckIdle(const fleet::FleetView& fleet, TimePoint now) {
       if (index < 0 || index >= static_cast<int>(fleet.gpus.size())) continue;
       const fleet::GpuView& g = fleet.gpus[static_cast<size_t>(index)];
       if (g.sample.health != fleet::GpuHealth::kOk) is_known = false;
+      if (sched::IsMigLease(l)) {
+        // An instance: its engine's activity (GPM) says; without it, nothing
+        // is known and the policy never acts.
+        const fleet::MigInstance* m = sched::LeasedInstance(l, g);
+        if (m == nullptr || !m->graphics_engine_active_ratio) {
+          is_known = false;
+          continue;
+        }
+        rt.utilization_sum += *m->graphics_engine_active_ratio;
+        rt.utilization_samples++;
+        rt.memory_max_bytes = std::max(rt.memory_max_bytes, m->memory_used_bytes.value_or(0));
+        is_active |= *m->graphics_engine_active_ratio > fleet::kMigIdleEngineRatio;
+        continue;
+      }
       if (g.sample.health == fleet::GpuHealth::kOk && g.sample.utilization_gpu_ratio) {
         rt.utilization_sum += *g.sample.utilization_gpu_ratio;
         rt.utilization_samples++;
@@ -274,8 +290,8 @@ void LeaseService::CheckIdle(const fleet::FleetView& fleet, TimePoint now) {
                                : fmt::format("{}{}", SlurmIdleActionName(SlurmActionFor(l)),
                                              policy_.slurm.is_dry_run ? " (dry run)" : "");
       rt.warning = fmt::format(
-          "lease {} idle for {}: no SM activity from {}'s processes on GPU {}; policy '{}' acts in {}", id,
-          FormatDuration(duration_cast<seconds>(now - idle_since)), l.user, GpuList(l.gpus), policy,
+          "lease {} idle for {}: no SM activity from {}'s processes on {}; policy '{}' acts in {}", id,
+          FormatDuration(duration_cast<seconds>(now - idle_since)), l.user, DeviceList(l), policy,
           FormatDuration(duration_cast<seconds>(policy_.idle_grace)));
       Event("idle_warning", id, l.uid, l.user, l.gpus, Actor{}, rt.warning);
       continue;
@@ -283,10 +299,10 @@ void LeaseService::CheckIdle(const fleet::FleetView& fleet, TimePoint now) {
     if (rt.has_acted || now - *rt.warned_at < policy_.idle_grace) continue;
     rt.has_acted = true;
     acts.emplace_back(id, action,
-                      fmt::format("idle for {} (timeout {}, then {} of grace): no SM activity on GPU {}",
+                      fmt::format("idle for {} (timeout {}, then {} of grace): no SM activity on {}",
                                   FormatDuration(duration_cast<seconds>(now - idle_since)),
                                   FormatDuration(duration_cast<seconds>(timeout)),
-                                  FormatDuration(duration_cast<seconds>(policy_.idle_grace)), GpuList(l.gpus)));
+                                  FormatDuration(duration_cast<seconds>(policy_.idle_grace)), DeviceList(l)));
   }
   for (const auto& [id, action, why] : acts) {
     const sched::Lease* l = book_.FindLease(id);
@@ -307,23 +323,30 @@ void LeaseService::CheckIdle(const fleet::FleetView& fleet, TimePoint now) {
 }
 
 void LeaseService::CheckForeign(const fleet::FleetView& fleet, TimePoint now) {
-  std::map<int, int64_t> by_gpu = LeasedGpus();
-  for (const auto& [id, l] : book_.leases()) runtime_[id].foreign = json::array();
+  std::vector<std::pair<const fleet::GpuView*, int64_t>> held;  // (GPU, lease): whole GPUs and instances.
+  for (const auto& [id, l] : book_.leases()) {
+    runtime_[id].foreign = json::array();
+    for (int index : l.gpus) {
+      if (index >= 0 && index < static_cast<int>(fleet.gpus.size())) held.emplace_back(&fleet.gpus[static_cast<size_t>(index)], id);
+    }
+  }
   const std::vector<std::string>& allow = policy_.zombies.allowlist;
-  for (const fleet::GpuView& g : fleet.gpus) {
-    auto holder = by_gpu.find(g.info.index);
-    if (holder == by_gpu.end()) continue;
-    const sched::Lease& l = *book_.FindLease(holder->second);
+  for (const auto& [gpu, lease_id] : held) {
+    const fleet::GpuView& g = *gpu;
+    const sched::Lease& l = *book_.FindLease(lease_id);
     if (l.is_pod) continue;  // A pod's processes run as any user.
     Runtime& rt = runtime_[l.id];
     for (const fleet::ProcessView& p : g.processes) {
       const fleet::ProcessDetails& d = p.details;
       if (!d.exists || d.uid == l.uid || !IsCompute(p)) continue;
+      if (!sched::RunsInLease(l, g, p)) continue;  // Another instance of the GPU: not this lease's.
       if (std::find(allow.begin(), allow.end(), d.name) != allow.end()) continue;
       rt.foreign.push_back({{"gpu", g.info.index}, {"pid", d.pid}, {"user", d.user}, {"command", d.command}});
       if (!rt.foreign_seen.insert({d.pid, d.start_ticks}).second) continue;
-      std::string why = fmt::format("pid {} ({}, {}) uses GPU {}, leased to {} (lease {})", d.pid, d.name, d.user,
-                                    g.info.index, l.user, l.id);
+      std::string why = fmt::format("pid {} ({}, {}) uses {}, leased to {} (lease {})", d.pid, d.name, d.user,
+                                    sched::IsMigLease(l) ? fmt::format("MIG instance {} of GPU {}", l.uuids[0], g.info.index)
+                                                         : fmt::format("GPU {}", g.info.index),
+                                    l.user, l.id);
       Event("foreign_process", l.id, d.uid, d.user, {g.info.index}, Actor{}, why);
       if (policy_.terminates_foreign) TerminateProcesses(l.id, d.uid, {{d.pid, d.start_ticks}}, why, Actor{}, now);
     }
@@ -397,6 +420,7 @@ void LeaseService::Enforce(const fleet::FleetView& fleet, TimePoint now) {
       }
     }
     slots_ = std::move(slots);
+    MarkMigForeign(fleet);
     has_gpus_ = true;
     processes_by_gpu_.clear();
     for (const fleet::GpuView& g : fleet.gpus) {
@@ -410,16 +434,25 @@ void LeaseService::Enforce(const fleet::FleetView& fleet, TimePoint now) {
   }
   CheckClients(now);
   CheckRevoked(now);
+  if (fleet.backend_error.empty()) CheckMigInstances(fleet, now);
   CheckForeign(fleet, now);
   CheckIdle(fleet, now);
   FinishTerminations(now);
-  zombies_.Observe(fleet, now, [&by_gpu, this](int gpu, int64_t uid) REQUIRES(mu_) -> std::optional<int64_t> {
-    auto it = by_gpu.find(gpu);
-    if (it == by_gpu.end()) return std::nullopt;
-    const sched::Lease* l = book_.FindLease(it->second);
-    if (l == nullptr || l->uid != uid) return std::nullopt;
-    return l->id;
-  });
+  zombies_.Observe(fleet, now,
+                   [&by_gpu, this](const fleet::GpuView& g, const fleet::ProcessView& p) REQUIRES(mu_)
+                       -> std::optional<int64_t> {
+                     const sched::Lease* l = nullptr;
+                     if (auto it = by_gpu.find(g.info.index); it != by_gpu.end()) l = book_.FindLease(it->second);
+                     if (p.process.gpu_instance_id) {  // Under MIG: the lease of its instance, if any.
+                       l = nullptr;
+                       for (const auto& [id, lease] : book_.leases()) {
+                         const fleet::MigInstance* m = sched::LeasedInstance(lease, g);
+                         if (m != nullptr && m->gpu_instance_id == *p.process.gpu_instance_id) l = &lease;
+                       }
+                     }
+                     if (l == nullptr || l->uid != p.details.uid) return std::nullopt;
+                     return l->id;
+                   });
   if (policy_.terminates_zombies) {
     for (const sched::ZombieEvidence& z : zombies_.Zombies()) {
       bool is_pending = std::any_of(terminations_.begin(), terminations_.end(), [&](const Termination& t) {

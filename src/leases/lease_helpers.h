@@ -36,6 +36,15 @@ inline std::string UtcText(double unix_seconds) {
       std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::duration<double>(unix_seconds))));
 }
 
+// What a lease holds, for messages: "GPU 0,1", or "MIG instance MIG-...
+// (1g.10gb) of GPU 0".
+inline std::string DeviceList(const sched::Lease& lease) {
+  if (sched::IsMigLease(lease)) {
+    return fmt::format("MIG instance {} ({}) of GPU {}", lease.uuids[0], lease.mig_profile, GpuList(lease.gpus));
+  }
+  return "GPU " + GpuList(lease.gpus);
+}
+
 inline bool IsCompute(const fleet::ProcessView& p) { return p.process.type != fleet::ProcessType::kGraphics; }
 
 }  // namespace tarmac::leases::lease_helpers

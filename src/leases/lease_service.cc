@@ -479,6 +479,7 @@ const sched::Waiting* LeaseService::WaitingOf(int64_t id) const {
 std::map<int, int64_t> LeaseService::LeasedGpus() const {
   std::map<int, int64_t> by_gpu;
   for (const auto& [id, l] : book_.leases()) {
+    if (sched::IsMigLease(l)) continue;  // Holds an instance, not its GPU.
     for (int g : l.gpus) by_gpu[g] = id;
   }
   return by_gpu;
@@ -501,6 +502,17 @@ std::string LeaseService::WaitReason(int64_t id) const {
     int free_now = 0;
     std::vector<sched::GpuSlot> marked = slots_;
     book_.MarkLeased(&marked);
+    if (p != nullptr && sched::WantsMig(p->request.wants)) {
+      const sched::GpuWants& want = p->request.wants;
+      std::string what = want.mig_profile.empty() ? "MIG instance " + want.uuids[0] : want.mig_profile + " MIG instance";
+      for (const sched::GpuSlot& g : marked) {
+        for (const sched::MigSlot& m : g.mig) {
+          bool matches = want.mig_profile.empty() ? m.uuid == want.uuids[0] : m.profile == want.mig_profile;
+          free_now += matches && g.is_healthy && !m.is_leased && !m.has_foreign_processes ? 1 : 0;
+        }
+      }
+      return fmt::format("position {}: needs a free {}, {} free now", w.position, what, free_now);
+    }
     int64_t memory = p != nullptr ? p->request.wants.min_free_memory_bytes : 0;
     for (const sched::GpuSlot& g : marked) free_now += sched::IsFree(g, memory) ? 1 : 0;
     int wants = p == nullptr ? 0
@@ -539,11 +551,13 @@ json LeaseService::QueueJson(TimePoint now) const {
 void LeaseService::PublishMarks() {
   auto marks = std::make_shared<GpuMarks>();
   for (const auto& [id, l] : book_.leases()) {
-    for (int g : l.gpus) {
-      marks->leases[g] =
-          fleet::GpuLease{id, l.user, l.priority == sched::Priority::kBackfill, l.revoking_since.has_value(), l.is_pod,
-                          l.slurm_job};
+    fleet::GpuLease mark{id, l.user, l.priority == sched::Priority::kBackfill, l.revoking_since.has_value(), l.is_pod,
+                         l.slurm_job};
+    if (sched::IsMigLease(l)) {
+      marks->mig_leases[l.uuids[0]] = mark;
+      continue;
     }
+    for (int g : l.gpus) marks->leases[g] = mark;
   }
   marks->preemptions = backfill_preemptions_by_gpu_;
   MutexLock lock(&marks_mu_);

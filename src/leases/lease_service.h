@@ -159,11 +159,13 @@ class LeaseService {
   // apart from the service's lock: a reader (the sampler's tick) never
   // waits for a lease tick's /proc scans or commits.
   struct GpuMarks {
-    std::map<int, fleet::GpuLease> leases;
+    std::map<int, fleet::GpuLease> leases;  // Whole GPUs, by index.
+    std::map<std::string, fleet::GpuLease> mig_leases;  // MIG instances, by MIG UUID.
     std::map<int, int64_t> preemptions;
   };
   std::shared_ptr<const GpuMarks> Marks() const EXCLUDES(marks_mu_);
   std::map<int, fleet::GpuLease> LeaseByGpu() const EXCLUDES(marks_mu_) { return Marks()->leases; }
+  std::map<std::string, fleet::GpuLease> LeaseByMigInstance() const EXCLUDES(marks_mu_) { return Marks()->mig_leases; }
 
   // Why lease changes cannot be saved now; empty when they can.
   std::string Problem() const EXCLUDES(mu_);
@@ -294,7 +296,7 @@ class LeaseService {
   std::string WaitReason(int64_t id) const REQUIRES(mu_);
   // Where request `id` stands in the last decision; null when not waiting.
   const sched::Waiting* WaitingOf(int64_t id) const REQUIRES(mu_);
-  // Which lease holds each GPU index.
+  // Which lease holds each GPU index whole (MIG leases hold instances).
   std::map<int, int64_t> LeasedGpus() const REQUIRES(mu_);
 
   // One tick's work under mu_: the GPUs as read, grants, ends, policies.
@@ -314,6 +316,10 @@ class LeaseService {
   void CheckClients(TimePoint now) REQUIRES(mu_);
   void CheckIdle(const fleet::FleetView& fleet, TimePoint now) REQUIRES(mu_);
   void CheckForeign(const fleet::FleetView& fleet, TimePoint now) REQUIRES(mu_);
+  // Ends leases on MIG instances gone from their GPU's layout (mig_leases.cc).
+  void CheckMigInstances(const fleet::FleetView& fleet, TimePoint now) REQUIRES(mu_);
+  // Marks the free instances with processes outside any lease (mig_leases.cc).
+  void MarkMigForeign(const fleet::FleetView& fleet) REQUIRES(mu_);
   void FinishTerminations(TimePoint now) REQUIRES(mu_);
   // Which GPUs accept backfill now (GpuSlot::accepts_backfill), given which
   // lease holds each GPU.

@@ -23,6 +23,21 @@ constexpr const char* kUnnamedPod = "kubelet";
 
 std::string PodUser(const fleet::KubernetesNames& k) { return k.pod_namespace + "/" + k.pod; }
 
+// A container's devices as leases hold them: its whole GPUs together (when
+// any), then each MIG instance alone.
+std::vector<std::vector<std::string>> SplitMigDevices(const std::vector<std::string>& uuids) {
+  std::vector<std::vector<std::string>> out(1);
+  for (const std::string& uuid : uuids) {
+    if (uuid.rfind("MIG-", 0) == 0) {
+      out.push_back({uuid});
+    } else {
+      out[0].push_back(uuid);
+    }
+  }
+  if (out[0].empty()) out.erase(out.begin());
+  return out;
+}
+
 }  // namespace
 
 Result<const sched::Lease*> LeaseService::GrantHeld(const sched::Caller& owner, sched::Lease lease,
@@ -55,7 +70,11 @@ Status LeaseService::HoldForPod(const std::vector<std::string>& uuids) {
     if (!CanSave(now)) return Status::Unavailable(problem_ + "; the agent makes no lease change until it can save it");
     std::set<int64_t> overlapping;
     for (const std::string& uuid : uuids) {
-      auto slot = std::find_if(slots_.begin(), slots_.end(), [&](const sched::GpuSlot& g) { return g.uuid == uuid; });
+      int parent = -1;
+      const sched::MigSlot* instance = sched::FindMigSlot(slots_, uuid, &parent);
+      auto slot = instance != nullptr
+                      ? slots_.begin() + parent
+                      : std::find_if(slots_.begin(), slots_.end(), [&](const sched::GpuSlot& g) { return g.uuid == uuid; });
       if (slot == slots_.end()) return Status::NotFound(fmt::format("no GPU {} on this node", uuid));
       if (!slot->is_healthy) return Status::FailedPrecondition(fmt::format("GPU {} is not healthy", uuid));
       for (const auto& [id, l] : book_.leases()) {
@@ -67,10 +86,13 @@ Status LeaseService::HoldForPod(const std::vector<std::string>& uuids) {
         overlapping.insert(id);
       }
     }
-    if (overlapping.size() == 1) {
-      const sched::Lease& same = *book_.FindLease(*overlapping.begin());
-      if (std::set<std::string>(same.uuids.begin(), same.uuids.end()) ==
-          std::set<std::string>(uuids.begin(), uuids.end())) {
+    if (!overlapping.empty()) {
+      std::set<std::string> had;
+      for (int64_t id : overlapping) {
+        const sched::Lease& l = *book_.FindLease(id);
+        had.insert(l.uuids.begin(), l.uuids.end());
+      }
+      if (had == std::set<std::string>(uuids.begin(), uuids.end())) {
         return Status::OK();  // The kubelet asks again for what it has.
       }
     }
@@ -78,15 +100,18 @@ Status LeaseService::HoldForPod(const std::vector<std::string>& uuids) {
     for (int64_t id : overlapping) {
       EndLease(id, "pod_ended", "the kubelet allocated its GPUs anew", Actor{}, false, now);
     }
-    sched::Lease lease;
-    lease.uuids = uuids;
-    lease.is_pod = true;
-    lease.user = kUnnamedPod;
-    Result<const sched::Lease*> held =
-        GrantHeld(kAgentCaller, std::move(lease), Actor{0, "kubelet"}, "allocated to a pod by the kubelet", now);
-    if (!held.ok()) {
-      Rollback(std::move(undo));
-      return held.status();
+    // Whole GPUs in one lease; each MIG instance in one of its own.
+    for (std::vector<std::string>& devices : SplitMigDevices(uuids)) {
+      sched::Lease lease;
+      lease.uuids = std::move(devices);
+      lease.is_pod = true;
+      lease.user = kUnnamedPod;
+      Result<const sched::Lease*> held =
+          GrantHeld(kAgentCaller, std::move(lease), Actor{0, "kubelet"}, "allocated to a pod by the kubelet", now);
+      if (!held.ok()) {
+        Rollback(std::move(undo));
+        return held.status();
+      }
     }
     if (Status saved = Flush(now); !saved.ok()) {
       Rollback(std::move(undo));
@@ -136,19 +161,21 @@ void LeaseService::SyncPods(const std::map<std::string, fleet::KubernetesNames>&
     unleased[key].push_back(uuid);
     names[key] = pod;
   }
-  for (const auto& [key, uuids] : unleased) {
-    sched::Lease lease;
-    lease.uuids = uuids;
-    lease.is_pod = true;
-    lease.user = PodUser(names[key]);
-    lease.command = names[key].container;
-    std::string user = lease.user;
-    Result<const sched::Lease*> held = GrantHeld(kAgentCaller, std::move(lease), Actor{0, "kubelet"},
-                                                 "adopted from the kubelet's pod resources: " + key, now);
-    if (!held.ok()) {
-      Event("pod_conflict", 0, 0, user, {}, Actor{},
-            fmt::format("the kubelet lists GPUs {} for {} but the agent cannot lease them: {}", fmt::join(uuids, ","),
-                        key, held.status().message()));
+  for (const auto& [key, all] : unleased) {
+    for (std::vector<std::string>& uuids : SplitMigDevices(all)) {
+      sched::Lease lease;
+      lease.uuids = uuids;
+      lease.is_pod = true;
+      lease.user = PodUser(names[key]);
+      lease.command = names[key].container;
+      std::string user = lease.user;
+      Result<const sched::Lease*> held = GrantHeld(kAgentCaller, std::move(lease), Actor{0, "kubelet"},
+                                                   "adopted from the kubelet's pod resources: " + key, now);
+      if (!held.ok()) {
+        Event("pod_conflict", 0, 0, user, {}, Actor{},
+              fmt::format("the kubelet lists GPUs {} for {} but the agent cannot lease them: {}",
+                          fmt::join(uuids, ","), key, held.status().message()));
+      }
     }
   }
   Flush(now).IgnoreError();  // Kept for the next try when it fails; the kubelet lists them again.

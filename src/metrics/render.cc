@@ -11,6 +11,7 @@
 #include "doctor/xid_catalog.h"
 #include "fleet/clock_event_reasons.h"
 #include "metrics/exposition.h"
+#include "metrics/mig_render.h"
 #include "fleet/gpu_marks.h"
 
 namespace tarmac::metrics {
@@ -243,8 +244,9 @@ const fleet::KubernetesNames* GpuPod(const fleet::GpuView& g) {
   return pod;
 }
 
+// With `with_pod`, the GPU's pod labels (GpuPod) when it has a pod.
 Labels DcgmLabels(const fleet::GpuView& g, const std::string& host, const std::string& driver,
-                  const std::string& host_label) {
+                  const std::string& host_label, bool with_pod = true) {
   int device = g.info.minor_number.value_or(g.info.index);
   Labels l = {{"gpu", std::to_string(g.info.index)},
               {"UUID", g.info.uuid},
@@ -253,7 +255,7 @@ Labels DcgmLabels(const fleet::GpuView& g, const std::string& host, const std::s
               {"modelName", g.info.name},
               {host_label, host},
               {"DCGM_FI_DRIVER_VERSION", driver}};
-  if (const fleet::KubernetesNames* pod = GpuPod(g)) {
+  if (const fleet::KubernetesNames* pod = with_pod ? GpuPod(g) : nullptr) {
     l.emplace_back("pod", pod->pod);
     l.emplace_back("namespace", pod->pod_namespace);
     l.emplace_back("container", pod->container);
@@ -299,12 +301,22 @@ void CollectDcgm(const Scrape& s, Exposition* out) {
   for (const fleet::GpuView& g : fleet.gpus) {
     dcgm_labels.push_back(DcgmLabels(g, host, fleet.system.driver_version, options.dcgm_hostname_label));
   }
+  // MIG instances: their labels once too (mig_render.h).
+  std::vector<std::pair<const fleet::MigInstance*, Labels>> mig_labels;
+  for (const fleet::GpuView& g : fleet.gpus) {
+    if (!Readable(g) || g.sample.mig_instances.empty()) continue;
+    Labels base = DcgmLabels(g, host, fleet.system.driver_version, options.dcgm_hostname_label, false);
+    for (const fleet::MigInstance& m : g.sample.mig_instances) mig_labels.emplace_back(&m, DcgmMigLabels(base, g, m));
+  }
   for (const GpuFamily& f : DcgmGpuFamilies()) {
     out->Family(f.doc.name, f.doc.type, f.doc.help);
     for (size_t i = 0; i < fleet.gpus.size(); ++i) {
       const fleet::GpuView& g = fleet.gpus[i];
       if (!Readable(g)) continue;  // A lost GPU's series go stale (absent).
       if (std::optional<double> v = f.value(g)) out->Sample(f.doc.name, dcgm_labels[i], *v);
+    }
+    for (const auto& [m, labels] : mig_labels) {
+      if (std::optional<double> v = DcgmMigValue(f.doc.name, *m)) out->Sample(f.doc.name, labels, *v);
     }
   }
   const std::vector<FamilyDoc>& more = DcgmComputedFamilies();
@@ -546,6 +558,7 @@ const std::vector<FamilyDoc>& NativeFamilies() {
     std::vector<FamilyDoc> all;
     for (const GpuFamily& f : NativeGpuFamilies()) all.push_back(f.doc);
     for (const FamilyDoc& d : OtherNativeFamilies()) all.push_back(d);
+    for (const FamilyDoc& d : MigNativeFamilies()) all.push_back(d);
     return all;
   }();
   return kAll;
@@ -572,6 +585,7 @@ std::string RenderMetrics(const fleet::Snapshot& snapshot, const fleet::SamplerS
   CollectGpuErrors(s, &out);
   CollectIdle(s, &out);
   CollectProcesses(s, &out);
+  CollectMigNative(s.fleet, s.host, &out);
   CollectAgent(s, &out);
   return out.text();
 }

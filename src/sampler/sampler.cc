@@ -129,6 +129,14 @@ void Sampler::Detach(const std::string& reason) {
 }
 
 void Sampler::OnEvent(const fleet::GpuEvent& event) {
+  if (event.event_type == fleet::kEventMigConfigChange) {
+    // The instances are read again at every sample; the new layout shows
+    // from the next tick (and leases on vanished instances end there).
+    logger_->Log(LogLevel::kWarning, "events: gpu {}: MIG configuration changed", event.gpu_index);
+    MutexLock lock(&mu_);
+    stats_.mig_config_changes++;
+    return;
+  }
   logger_->Log(event.xid == 79 ? LogLevel::kError : LogLevel::kWarning, "events: gpu {}: Xid {}", event.gpu_index,
                event.xid);
   MutexLock lock(&mu_);

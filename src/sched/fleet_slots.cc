@@ -45,6 +45,14 @@ std::vector<GpuSlot> SlotsOf(const fleet::FleetView& fleet) {
     s.memory_total_bytes = g.info.memory_total_bytes.value_or(0);
     s.numa_node = g.info.numa_node.value_or(-1);
     s.nvlink_domain = domain[static_cast<size_t>(s.index)];
+    s.is_mig_enabled = g.info.is_mig_enabled.value_or(false) || !g.sample.mig_instances.empty();
+    for (const fleet::MigInstance& m : g.sample.mig_instances) {
+      MigSlot ms;
+      ms.uuid = m.uuid;
+      ms.profile = m.profile;
+      ms.memory_total_bytes = m.memory_total_bytes.value_or(0);
+      s.mig.push_back(std::move(ms));
+    }
     slots.push_back(std::move(s));
   }
   return slots;

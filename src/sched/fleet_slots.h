@@ -17,7 +17,7 @@ namespace tarmac::sched {
 // (the connected components of the link graph); a GPU without links is -1.
 std::vector<int> NvLinkDomains(const fleet::FleetView& fleet);
 
-// One slot per GPU, slots[i].index == i.
+// One slot per GPU, slots[i].index == i, with its MIG instances.
 std::vector<GpuSlot> SlotsOf(const fleet::FleetView& fleet);
 
 }  // namespace tarmac::sched

@@ -7,6 +7,8 @@
 #include <set>
 
 #include "common/units.h"
+#include "fleet/mig_profiles.h"
+#include "sched/mig_placement.h"
 
 namespace tarmac::sched {
 namespace {
@@ -27,8 +29,16 @@ std::string Plural(int n, const char* one) { return fmt::format("{} {}{}", n, on
 Status CheckCanFit(const GpuWants& w, const std::vector<GpuSlot>& gpus) {
   int healthy = 0;
   int roomy = 0;  // Healthy, with at least the memory asked for in all.
+  for (const std::string& uuid : w.uuids) {
+    auto g = std::find_if(gpus.begin(), gpus.end(), [&](const GpuSlot& s) { return s.uuid == uuid; });
+    if (g != gpus.end() && g->is_mig_enabled) {
+      return Status::InvalidArgument(fmt::format("can never fit: GPU {} ({}) is in MIG mode; ask for one of its "
+                                                 "instances (--mig PROFILE or --mig-uuid)",
+                                                 g->index, uuid));
+    }
+  }
   for (const GpuSlot& g : gpus) {
-    if (!g.is_healthy) continue;
+    if (!g.is_healthy || g.is_mig_enabled) continue;
     ++healthy;
     if (g.memory_total_bytes == 0 || g.memory_total_bytes >= w.min_free_memory_bytes) ++roomy;
   }
@@ -41,7 +51,7 @@ Status CheckCanFit(const GpuWants& w, const std::vector<GpuSlot>& gpus) {
   }
   if (wants > healthy) {
     return Status::InvalidArgument(fmt::format("can never fit: {} asked for, but only {} of this machine's {} "
-                                                  "are healthy",
+                                                  "are healthy and not in MIG mode",
                                                   Plural(wants, "GPU"), healthy, gpus.size()));
   }
   if (wants > roomy) {
@@ -61,7 +71,9 @@ Status CheckCanFit(const GpuWants& w, const std::vector<GpuSlot>& gpus) {
 Result<int64_t> LeaseBook::Submit(const Caller& caller, LeaseRequest request, const std::vector<GpuSlot>& gpus,
                                   TimePoint now) {
   GpuWants& w = request.wants;
-  if (w.uuids.empty()) {
+  if (WantsMig(w)) {
+    if (Status s = CheckMigWants(w, gpus); !s.ok()) return s;
+  } else if (w.uuids.empty()) {
     if (w.gpu_count < 1) return Status::InvalidArgument("gpus must be at least 1");
     if (w.gpu_count > static_cast<int>(gpus.size())) {
       return Status::InvalidArgument(
@@ -76,7 +88,9 @@ Result<int64_t> LeaseBook::Submit(const Caller& caller, LeaseRequest request, co
     }
   }
   if (w.min_free_memory_bytes < 0) return Status::InvalidArgument("min-free-memory must not be negative");
-  if (Status never = CheckCanFit(w, gpus); !never.ok()) return never;
+  if (!WantsMig(w)) {
+    if (Status never = CheckCanFit(w, gpus); !never.ok()) return never;
+  }
   Status s = CheckDuration("max-time", request.max_time);
   if (s.ok()) s = CheckDuration("idle-timeout", request.idle_timeout);
   if (!s.ok()) return s;
@@ -91,6 +105,7 @@ std::vector<Lease> LeaseBook::Decide(const std::vector<GpuSlot>& gpus, TimePoint
   std::vector<QueuedRequest> queue;
   queue.reserve(queue_.size());
   for (const Pending& p : queue_) {
+    if (WantsMig(p.request.wants)) continue;  // After Schedule, below.
     QueuedRequest q;
     q.id = p.id;
     q.uid = p.owner.uid;
@@ -102,9 +117,11 @@ std::vector<Lease> LeaseBook::Decide(const std::vector<GpuSlot>& gpus, TimePoint
   }
   std::vector<RunningLease> running;
   for (const auto& [id, l] : leases_) {
+    if (IsMigLease(l)) continue;  // Holds an instance, not its GPU.
     running.push_back({l.gpus, l.ends_at, id, l.priority == Priority::kBackfill, l.revoking_since.has_value()});
   }
   last_decision_ = Schedule(marked, queue, running, share_, now);
+  std::vector<std::pair<int64_t, MigPick>> mig_grants = DecideMig(&marked);
   for (const Preemption& p : last_decision_.preemptions) {
     auto it = leases_.find(p.lease_id);
     if (it == leases_.end() || it->second.revoking_since) continue;
@@ -118,7 +135,10 @@ std::vector<Lease> LeaseBook::Decide(const std::vector<GpuSlot>& gpus, TimePoint
   for (size_t i = 0; i < queue_.size(); ++i) position.emplace(queue_[i].id, i);
   std::vector<bool> is_granted(queue_.size(), false);
   std::vector<Lease> granted;
-  for (const Grant& g : last_decision_.grants) {
+  std::vector<Grant> grants = last_decision_.grants;
+  for (const auto& [id, pick] : mig_grants) grants.push_back({id, {pick.gpu}});
+  for (size_t n = 0; n < grants.size(); ++n) {
+    const Grant& g = grants[n];
     auto found = position.find(g.request_id);
     if (found == position.end() || is_granted[found->second]) continue;
     is_granted[found->second] = true;
@@ -128,7 +148,13 @@ std::vector<Lease> LeaseBook::Decide(const std::vector<GpuSlot>& gpus, TimePoint
     l.uid = it->owner.uid;
     l.user = it->owner.user;
     l.gpus = g.gpus;
-    for (int index : g.gpus) l.uuids.push_back(gpus[static_cast<size_t>(index)].uuid);
+    if (n >= last_decision_.grants.size()) {  // A MIG instance.
+      const MigPick& pick = mig_grants[n - last_decision_.grants.size()].second;
+      l.uuids = {pick.uuid};
+      l.mig_profile = pick.profile;
+    } else {
+      for (int index : g.gpus) l.uuids.push_back(gpus[static_cast<size_t>(index)].uuid);
+    }
     l.priority = it->request.priority;
     l.granted_at = now;
     if (it->request.max_time) l.ends_at = now + *it->request.max_time;
@@ -153,6 +179,27 @@ std::vector<Lease> LeaseBook::Decide(const std::vector<GpuSlot>& gpus, TimePoint
   return granted;
 }
 
+std::vector<std::pair<int64_t, MigPick>> LeaseBook::DecideMig(std::vector<GpuSlot>* gpus) {
+  std::vector<const Pending*> asks;
+  for (const Pending& p : queue_) {
+    if (WantsMig(p.request.wants)) asks.push_back(&p);
+  }
+  std::stable_sort(asks.begin(), asks.end(),
+                   [](const Pending* a, const Pending* b) { return a->request.priority > b->request.priority; });
+  std::vector<std::pair<int64_t, MigPick>> grants;
+  int position = static_cast<int>(last_decision_.waiting.size());
+  for (const Pending* p : asks) {
+    std::optional<MigPick> pick = PickMigInstance(*gpus, p->request.wants);
+    if (!pick) {
+      last_decision_.waiting.push_back({p->id, ++position, WaitReason::kNoFit});
+      continue;
+    }
+    for (MigSlot& m : (*gpus)[static_cast<size_t>(pick->gpu)].mig) m.is_leased |= m.uuid == pick->uuid;
+    grants.emplace_back(p->id, std::move(*pick));
+  }
+  return grants;
+}
+
 const char* LeaseKindName(const Lease& lease) {
   if (lease.is_pod) return "pod";
   if (!lease.slurm_job.empty()) return "slurm";
@@ -165,6 +212,20 @@ Result<int64_t> LeaseBook::Hold(const Caller& owner, Lease lease, const std::vec
   std::vector<int> indices;
   for (const std::string& uuid : lease.uuids) {
     if (!seen.insert(uuid).second) return Status::InvalidArgument("gpu: named twice", uuid);
+    if (uuid.rfind("MIG-", 0) == 0) {  // One MIG instance.
+      int parent = -1;
+      const MigSlot* m = FindMigSlot(gpus, uuid, &parent);
+      if (m == nullptr) return Status::InvalidArgument("mig: no such MIG instance", uuid);
+      if (lease.uuids.size() != 1) return Status::InvalidArgument("mig: a lease takes one MIG instance", uuid);
+      for (const auto& [id, l] : leases_) {
+        if (!IsMigLease(l) && std::find(l.gpus.begin(), l.gpus.end(), parent) != l.gpus.end()) {
+          return Status::FailedPrecondition(fmt::format("GPU {} is in lease {} ({})", parent, id, l.user));
+        }
+      }
+      lease.mig_profile = m->profile;
+      indices.push_back(parent);
+      continue;
+    }
     auto g = std::find_if(gpus.begin(), gpus.end(), [&](const GpuSlot& s) { return s.uuid == uuid; });
     if (g == gpus.end()) return Status::InvalidArgument("gpu: no such GPU", uuid);
     indices.push_back(g->index);
@@ -197,7 +258,11 @@ Status LeaseBook::Release(const Caller& caller, int64_t lease_id, TimePoint now)
   Status s = Authorize(caller, it->second.uid, "lease", lease_id);
   if (!s.ok()) return s;
   double held_s = std::chrono::duration<double>(now - it->second.granted_at).count();
-  share_.Charge(it->second.uid, std::max(0.0, held_s) * static_cast<double>(it->second.gpus.size()), now);
+  // A MIG instance counts for its share of the GPU's compute (slices of 7).
+  double gpus_held = IsMigLease(it->second)
+                         ? fleet::MigComputeSlicesOf(it->second.mig_profile) / static_cast<double>(fleet::kMigComputeSlices)
+                         : static_cast<double>(it->second.gpus.size());
+  share_.Charge(it->second.uid, std::max(0.0, held_s) * gpus_held, now);
   leases_.erase(it);
   return Status::OK();
 }
@@ -270,6 +335,12 @@ std::vector<int64_t> LeaseBook::Expired(TimePoint now) const {
 
 void LeaseBook::MarkLeased(std::vector<GpuSlot>* gpus) const {
   for (const auto& [id, l] : leases_) {
+    if (IsMigLease(l)) {
+      for (GpuSlot& g : *gpus) {
+        for (MigSlot& m : g.mig) m.is_leased |= m.uuid == l.uuids[0];
+      }
+      continue;
+    }
     for (int index : l.gpus) {
       if (index >= 0 && index < static_cast<int>(gpus->size())) (*gpus)[static_cast<size_t>(index)].is_leased = true;
     }
@@ -278,10 +349,24 @@ void LeaseBook::MarkLeased(std::vector<GpuSlot>* gpus) const {
 
 std::string LeaseBook::CheckInvariants() const {
   std::map<int, int64_t> holder;
+  std::map<std::string, int64_t> instance_holder;
+  std::map<int, int64_t> split;  // GPUs with a leased instance.
   for (const auto& [id, l] : leases_) {
+    if (IsMigLease(l)) {
+      auto [it, is_new] = instance_holder.emplace(l.uuids[0], id);
+      if (!is_new) return fmt::format("MIG instance {} is in lease {} and lease {}", l.uuids[0], it->second, id);
+      for (int index : l.gpus) split.emplace(index, id);
+      continue;
+    }
     for (int index : l.gpus) {
       auto [it, is_new] = holder.emplace(index, id);
       if (!is_new) return fmt::format("gpu {} is in lease {} and lease {}", index, it->second, id);
+    }
+  }
+  for (const auto& [index, id] : split) {
+    if (auto whole = holder.find(index); whole != holder.end()) {
+      return fmt::format("gpu {} is leased whole (lease {}) and an instance of it too (lease {})", index,
+                         whole->second, id);
     }
   }
   return {};

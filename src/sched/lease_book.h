@@ -22,6 +22,7 @@
 #include "common/result.h"
 #include "common/status.h"
 #include "sched/fair_share.h"
+#include "sched/mig_placement.h"
 #include "sched/schedule.h"
 
 namespace tarmac::sched {
@@ -90,7 +91,14 @@ struct Lease {
   // job id; `user` and `uid` are the job's owner.
   std::string slurm_job;
   std::string slurm_partition;  // Its partition (the idle policy's key).
+  // A MIG instance's lease: `uuids` is its one MIG UUID, `gpus` its GPU.
+  std::string mig_profile = std::string();  // "1g.10gb"; empty for whole GPUs.
 };
+
+// Whether the lease holds a MIG instance rather than whole GPUs.
+inline bool IsMigLease(const Lease& lease) {
+  return lease.uuids.size() == 1 && lease.uuids[0].rfind("MIG-", 0) == 0;
+}
 
 // What a lease is, as listings and the saved state name it.
 const char* LeaseKindName(const Lease& lease);
@@ -115,14 +123,18 @@ class LeaseBook {
   // Checks `request` against the GPUs that exist and queues it; returns its
   // id (which the lease keeps when granted). kInvalidArgument, naming the
   // field, for a count under 1 or above the GPUs there are, unknown or
-  // repeated UUIDs, negative memory, or durations not in (0, 30 days],
+  // repeated UUIDs, a GPU in MIG mode asked for whole, a MIG profile or
+  // instance the machine lacks (mig_placement.h), negative memory, or
+  // durations not in (0, 30 days],
   // and ("can never fit: ...") for a request no state of the GPUs could grant: more GPUs than
   // are healthy, a named GPU that is not, or more free memory than the
   // GPUs have in all.
   Result<int64_t> Submit(const Caller& caller, LeaseRequest request, const std::vector<GpuSlot>& gpus, TimePoint now);
 
   // One scheduling decision over `gpus` (as read now; leases are applied
-  // here): grants become leases, in grant order. Backfill leases the
+  // here): grants become leases, in grant order. Requests for whole GPUs
+  // go through Schedule; requests for a MIG instance then take free
+  // instances (PickMigInstance) in priority, then arrival order. Backfill leases the
   // decision preempts are marked revoking (last_decision().preemptions names
   // them). Also fills `last_decision`.
   std::vector<Lease> Decide(const std::vector<GpuSlot>& gpus, TimePoint now);
@@ -140,7 +152,8 @@ class LeaseBook {
   std::vector<int64_t> Expired(TimePoint now) const;
 
   // Records GPUs that another authority (the kubelet) has already handed
-  // out: a lease granted now, outside the queue, on exactly `uuids`.
+  // out: a lease granted now, outside the queue, on exactly `uuids` (GPU
+  // UUIDs, or one MIG instance's UUID).
   // kInvalidArgument for an empty, repeated or unknown UUID;
   // kFailedPrecondition when a GPU is in a lease already. Returns its id.
   Result<int64_t> Hold(const Caller& owner, Lease lease, const std::vector<GpuSlot>& gpus, TimePoint now);
@@ -169,11 +182,12 @@ class LeaseBook {
   // (after a restart). Replaces what the book holds.
   void Restore(std::vector<Lease> leases, std::vector<Pending> queue, int64_t next_id, FairShare share);
 
-  // Marks the GPUs held by leases as leased.
+  // Marks the GPUs held by leases as leased (a MIG lease: its instance).
   void MarkLeased(std::vector<GpuSlot>* gpus) const;
 
-  // Empty when every GPU is in at most one lease and no lease names a GPU
-  // twice; otherwise what is wrong.
+  // Empty when every GPU and MIG instance is in at most one lease, no GPU
+  // is leased whole while an instance of it is leased, and no lease names
+  // a device twice; otherwise what is wrong.
   std::string CheckInvariants() const;
 
   const std::map<int64_t, Lease>& leases() const { return leases_; }
@@ -187,6 +201,10 @@ class LeaseBook {
 
  private:
   Status Authorize(const Caller& caller, int64_t owner_uid, const char* what, int64_t id) const;
+  // The MIG requests' part of Decide: (request id, instance) per grant, the
+  // instances marked leased in `gpus`; those left waiting are added to
+  // last_decision_.waiting.
+  std::vector<std::pair<int64_t, MigPick>> DecideMig(std::vector<GpuSlot>* gpus);
 
   FairShare share_;
   int64_t next_id_ = 1;

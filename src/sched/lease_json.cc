@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/enum_names.h"
+#include "fleet/mig_profiles.h"
 
 namespace tarmac::sched {
 namespace {
@@ -147,7 +148,8 @@ json LeaseToJson(const Lease& l, const TimeBase& base) {
           {"revoking_since_unix", l.revoking_since ? json(base.ToUnix(*l.revoking_since)) : json(nullptr)},
           {"revoked_for", l.revoked_for},
           {"slurm_job", l.slurm_job},
-          {"slurm_partition", l.slurm_partition}};
+          {"slurm_partition", l.slurm_partition},
+          {"mig_profile", l.mig_profile}};
 }
 
 Result<Lease> LeaseFromJson(const json& j, const TimeBase& base) {
@@ -196,6 +198,9 @@ Result<Lease> LeaseFromJson(const json& j, const TimeBase& base) {
     l.slurm_partition = j["slurm_partition"].get<std::string>();
   }
   if (kind == "slurm" && l.slurm_job.empty()) return Status::Corruption("lease.slurm_job: expected a job id");
+  if (j.is_object() && j.contains("mig_profile") && j["mig_profile"].is_string()) {
+    l.mig_profile = j["mig_profile"].get<std::string>();
+  }
   l.is_reservation = kind == "reservation";
   l.is_pod = kind == "pod";
   l.granted_at = base.FromUnix(granted);
@@ -210,6 +215,7 @@ json PendingToJson(const Pending& p, const TimeBase& base) {
           {"user", p.owner.user},
           {"gpus", r.wants.uuids.empty() ? r.wants.gpu_count : static_cast<int>(r.wants.uuids.size())},
           {"uuids", r.wants.uuids},
+          {"mig_profile", r.wants.mig_profile},
           {"min_free_memory_bytes", r.wants.min_free_memory_bytes},
           {"priority", PriorityName(r.priority)},
           {"max_time_seconds", Seconds(r.max_time)},
@@ -245,6 +251,7 @@ Result<LeaseRequest> LeaseRequestFromJson(const json& params) {
   std::string kind = "run";
   f.Optional("gpus", &r.wants.gpu_count);
   f.Optional("uuids", &r.wants.uuids);
+  f.Optional("mig_profile", &r.wants.mig_profile);
   f.Optional("min_free_memory_bytes", &r.wants.min_free_memory_bytes);
   f.Priority("priority", &r.priority);
   f.Seconds("max_time_seconds", &r.max_time);
@@ -254,6 +261,12 @@ Result<LeaseRequest> LeaseRequestFromJson(const json& params) {
   f.Optional("request_key", &r.request_key);
   if (Status s = f.status(); !s.ok()) return s;
   if (kind != "run" && kind != "reservation") return Status::InvalidArgument("params.kind: expected run or reservation");
+  if (!r.wants.mig_profile.empty() && !fleet::IsMigProfileName(r.wants.mig_profile)) {
+    return Status::InvalidArgument("params.mig_profile: expected a MIG profile such as 1g.10gb");
+  }
+  if (!r.wants.mig_profile.empty() && !r.wants.uuids.empty()) {
+    return Status::InvalidArgument("params.mig_profile: not with uuids (one or the other)");
+  }
   if (r.request_key.size() > 128 ||
       std::any_of(r.request_key.begin(), r.request_key.end(), [](char c) { return c <= ' ' || c > '~'; })) {
     return Status::InvalidArgument("params.request_key: expected up to 128 printable ASCII characters");

@@ -82,8 +82,12 @@ std::vector<int> FromGroups(const std::vector<const GpuSlot*>& free, int count, 
 
 }  // namespace
 
+bool WantsMig(const GpuWants& wants) {
+  return !wants.mig_profile.empty() || (wants.uuids.size() == 1 && wants.uuids[0].rfind("MIG-", 0) == 0);
+}
+
 bool IsFree(const GpuSlot& gpu, int64_t min_free_memory_bytes, Override change) {
-  if (change == Override::kTaken) return false;
+  if (change == Override::kTaken || gpu.is_mig_enabled) return false;
   bool is_leased = gpu.is_leased && change != Override::kReleased;
   return gpu.is_healthy && !is_leased && !gpu.has_foreign_processes && gpu.memory_free_bytes >= min_free_memory_bytes;
 }

@@ -17,6 +17,15 @@
 
 namespace tarmac::sched {
 
+// A MIG instance as placement sees it.
+struct MigSlot {
+  std::string uuid;     // "MIG-..."
+  std::string profile;  // "1g.10gb"
+  bool is_leased = false;
+  bool has_foreign_processes = false;  // Processes outside any lease in it.
+  int64_t memory_total_bytes = 0;
+};
+
 struct GpuSlot {
   int index = 0;
   std::string uuid;
@@ -31,13 +40,22 @@ struct GpuSlot {
   // Backfill may start on it: idle long enough, inside the allowed hours
   // and limits (the lease service judges; schedule.h).
   bool accepts_backfill = true;
+  // In MIG mode: never granted whole; its instances are (mig_placement.h).
+  bool is_mig_enabled = false;
+  std::vector<MigSlot> mig;
 };
 
 struct GpuWants {
   int gpu_count = 1;                   // Used when `uuids` is empty.
   std::vector<std::string> uuids;      // Exactly these GPUs.
   int64_t min_free_memory_bytes = 0;
+  // One MIG instance of this profile ("1g.10gb"), or, with `uuids` naming
+  // one "MIG-" UUID, that instance (mig_placement.h).
+  std::string mig_profile;
 };
+
+// Whether `wants` asks for a MIG instance rather than whole GPUs.
+bool WantsMig(const GpuWants& wants);
 
 // What a decision in progress has changed about a GPU, without copying the
 // GPU list: kTaken (granted or reserved in this decision) makes it unusable;
@@ -45,7 +63,8 @@ struct GpuWants {
 enum class Override : uint8_t { kNone = 0, kTaken, kReleased };
 using Overrides = std::vector<Override>;  // Indexed like the GPUs; may be empty.
 
-// Whether `gpu` can be granted to a request needing `min_free_memory_bytes`.
+// Whether `gpu` can be granted (whole) to a request needing
+// `min_free_memory_bytes`. Never a GPU in MIG mode.
 bool IsFree(const GpuSlot& gpu, int64_t min_free_memory_bytes, Override change = Override::kNone);
 
 // GPU indices for `wants`, or empty when they do not fit now. `gpus` is

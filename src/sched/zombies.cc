@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "common/units.h"
+#include "fleet/gpu_marks.h"
 
 namespace tarmac::sched {
 
@@ -20,11 +21,12 @@ void ZombieTracker::Observe(const fleet::FleetView& fleet, std::chrono::steady_c
   for (const fleet::GpuView& g : fleet.gpus) {
     for (const fleet::ProcessView& p : g.processes) {
       const fleet::ProcessDetails& d = p.details;
-      bool holds_idle = d.exists && p.process.used_memory_bytes && p.process.sm_utilization_ratio &&
-                        *p.process.used_memory_bytes >= policy_.min_memory_bytes &&
-                        *p.process.sm_utilization_ratio == 0;
+      bool at_zero = p.process.sm_utilization_ratio ? *p.process.sm_utilization_ratio == 0
+                                                    : p.process.gpu_instance_id && fleet::IsIdleHolding(p, g);
+      bool holds_idle = d.exists && p.process.used_memory_bytes &&
+                        *p.process.used_memory_bytes >= policy_.min_memory_bytes && at_zero;
       if (!holds_idle || IsExempt(d)) continue;
-      std::optional<int64_t> lease = lease_of ? lease_of(g.info.index, d.uid) : std::nullopt;
+      std::optional<int64_t> lease = lease_of ? lease_of(g, p) : std::nullopt;
       bool is_orphaned = d.parent_pid <= 1;
       if (lease && !is_orphaned) continue;
       Key key{g.info.index, p.process.pid, d.start_ticks};

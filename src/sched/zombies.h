@@ -57,12 +57,12 @@ class ZombieTracker {
  public:
   explicit ZombieTracker(ZombiePolicy policy = ZombiePolicy()) : policy_(std::move(policy)) {}
 
-  // The live lease a process of user `uid` on GPU `gpu_index` is part of;
-  // empty when none.
-  using LeaseOf = std::function<std::optional<int64_t>(int gpu_index, int64_t uid)>;
+  // The live lease `process` on `gpu` is part of; empty when none.
+  using LeaseOf = std::function<std::optional<int64_t>(const fleet::GpuView& gpu, const fleet::ProcessView& process)>;
 
-  // Notes, for every GPU process, whether it holds memory at 0 % SM now,
-  // and since when; forgets processes that are gone. A process inside a
+  // Notes, for every GPU process, whether it holds memory at 0 % SM now
+  // (under MIG: in an instance whose engine showed no activity, GPM), and
+  // since when; forgets processes that are gone. A process inside a
   // live lease is not a zombie (the idle-lease policy covers it) unless it
   // is orphaned.
   void Observe(const fleet::FleetView& fleet, std::chrono::steady_clock::time_point now,

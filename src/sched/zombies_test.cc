@@ -98,5 +98,43 @@ TEST(ZombieTrackerTest, GoneProcessesAreForgotten) {
   EXPECT_TRUE(tracker.Zombies().empty());
 }
 
+// Under MIG there is no per-process SM figure: a process holds memory idle
+// when its instance's engine (GPM) shows nothing; a busy instance next to
+// it changes nothing, and without GPM nothing is judged.
+TEST(ZombieTrackerTest, UnderMigTheInstancesEngineDecides) {
+  auto in_instance = [](int64_t pid, int gi) {
+    fleet::ProcessView p = Process(pid, 4 * kGiB, 0);
+    p.process.sm_utilization_ratio.reset();
+    p.process.gpu_instance_id = gi;
+    return p;
+  };
+  fleet::FleetView f = Fleet({in_instance(10, 1), in_instance(11, 2), in_instance(12, 3)});
+  for (int gi : {1, 2}) {
+    fleet::MigInstance m;
+    m.uuid = "MIG-" + std::to_string(gi);
+    m.gpu_instance_id = gi;
+    m.graphics_engine_active_ratio = gi == 1 ? 0.0 : 0.8;
+    f.gpus[0].sample.mig_instances.push_back(m);
+  }
+  fleet::MigInstance without_gpm;
+  without_gpm.uuid = "MIG-3";
+  without_gpm.gpu_instance_id = 3;
+  f.gpus[0].sample.mig_instances.push_back(without_gpm);
+  ZombieTracker tracker(Policy());
+  tracker.Observe(f, kT0);
+  tracker.Observe(f, kT0 + minutes(10));
+  std::vector<ZombieEvidence> z = tracker.Zombies();
+  ASSERT_EQ(z.size(), 1u);
+  EXPECT_EQ(z[0].pid, 10);
+  // A lease on the instance (not the GPU) keeps it out.
+  ZombieTracker leased(Policy());
+  auto lease_of = [](const fleet::GpuView&, const fleet::ProcessView& p) -> std::optional<int64_t> {
+    return p.process.gpu_instance_id == 1 ? std::optional<int64_t>(7) : std::nullopt;
+  };
+  leased.Observe(f, kT0, lease_of);
+  leased.Observe(f, kT0 + minutes(10), lease_of);
+  EXPECT_TRUE(leased.Zombies().empty());
+}
+
 }  // namespace
 }  // namespace tarmac::sched

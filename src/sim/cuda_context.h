@@ -17,13 +17,22 @@
 
 namespace tarmac::sim {
 
-// The physical GPU indices this process sees, in CUDA's order; an error
-// when it sees none.
-Result<std::vector<int>> VisibleGpus(const World& world);
+// What a CUDA program sees: whole GPUs and MIG instances.
+struct CudaDevices {
+  std::vector<int> gpus;               // Physical indices, in CUDA's order (parents of MIG instances too).
+  std::vector<std::string> mig_uuids;  // The MIG instances among them.
+};
 
-// OK when the driver is loaded and each of `gpus` is there and has
-// `bytes` free.
-Status CheckMemoryFits(const WorldState& state, const std::vector<int>& gpus, int64_t bytes);
+// The devices this process sees, as CUDA reads CUDA_VISIBLE_DEVICES:
+// indices and GPU UUIDs name whole GPUs, "MIG-" UUIDs MIG instances; a GPU
+// in MIG mode is never usable whole (only its instances are); unset means
+// every GPU not in MIG mode and every MIG instance. An error when it sees
+// none.
+Result<CudaDevices> VisibleDevices(World& world);
+
+// OK when the driver is loaded and each device of `devices` is there and
+// has `bytes` free (a MIG instance: in the instance).
+Status CheckMemoryFits(const WorldState& state, const CudaDevices& devices, int64_t bytes);
 
 // argv joined with spaces: a load's command, for messages.
 std::string CommandLineOf(int argc, char** argv);

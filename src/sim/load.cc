@@ -49,6 +49,7 @@ std::string EncodeLoad(const Load& load) {
       {"command", load.command},
   };
   if (load.ended_at) j["ended_at_ns"] = ToNanos(*load.ended_at);
+  if (!load.mig_uuids.empty()) j["mig"] = load.mig_uuids;
   return j.dump();
 }
 
@@ -90,6 +91,13 @@ Result<Load> DecodeLoad(std::string_view text, std::string_view source) {
   for (const nlohmann::json& g : *gpus) {
     if (!g.is_number_integer() || g.get<int64_t>() < 0 || g.get<int64_t>() > 1023) return bad("bad gpus");
     load.gpus.push_back(g.get<int>());
+  }
+  if (auto mig = j.find("mig"); mig != j.end()) {  // Optional: loads on whole GPUs lack it.
+    if (!mig->is_array()) return bad("bad mig");
+    for (const nlohmann::json& m : *mig) {
+      if (!m.is_string() || m.get<std::string>().rfind("MIG-", 0) != 0) return bad("bad mig");
+      load.mig_uuids.push_back(m.get<std::string>());
+    }
   }
   auto command = j.find("command");
   if (command != j.end() && command->is_string()) load.command = command->get<std::string>();

@@ -23,6 +23,17 @@ inline constexpr const char* kOptionalFields[] = {
     "performance_state", "utilization", "numa_node", "gpm",
 };
 
+// One MIG instance of a layout (a GPU instance with one compute instance
+// spanning it, as `nvidia-smi mig -cgi P -C` makes).
+struct MigInstanceSpec {
+  std::string profile;  // "1g.10gb"
+  int gpu_instance_id = 0;
+  int compute_instance_id = 0;
+  std::string uuid;  // "MIG-...", derived from the GPU's UUID, the layout and the id.
+  int64_t memory_total_bytes = 0;
+  int compute_slices = 0;  // Of 7.
+};
+
 struct GpuSpec {
   int index = 0;
   std::string model = "NVIDIA H100 80GB HBM3";
@@ -51,6 +62,9 @@ struct GpuSpec {
   bool is_persistence_mode_enabled = true;
   bool is_mig_enabled = false;
   bool is_mig_pending = false;  // A MIG mode change waits for a GPU reset (pending != current).
+  // The MIG instances at t=0 (mig_layout; implies is_mig_enabled). A
+  // mig_reconfigure fault replaces them.
+  std::vector<MigInstanceSpec> mig_instances;
   // A vGPU in a guest VM (virtualization mode VGPU), and whether its vGPU
   // license is held.
   bool is_vgpu = false;
@@ -77,6 +91,7 @@ enum class FaultKind {
   kNvlinkDown,       // NVLink `link` goes down (until `until`).
   kNvlinkErrors,     // `count` NVLink errors of `nvlink_error` (crc, replay, recovery).
   kPcieReplay,       // `count` PCIe replays.
+  kMigReconfigure,   // GPU `gpu`'s MIG instances become `mig_instances` (event 0x100).
 };
 
 // How many NVLink links a GPU of this spec has (see nvlink_link_count).
@@ -97,6 +112,7 @@ struct Fault {
   int link = 0;                    // For nvlink faults.
   std::string nvlink_error = "crc";  // crc, replay, recovery.
   double power_limit_watts = 0;
+  std::vector<MigInstanceSpec> mig_instances;  // For mig_reconfigure.
   int line = 0;  // Source line, for messages.
 };
 
@@ -118,5 +134,9 @@ struct Scenario {
   std::vector<GpuSpec> gpus;
   std::vector<Fault> faults;  // Sorted by `at`.
 };
+
+// The MIG instances of `gpu` at timeline time `t` (the last mig_reconfigure
+// fault at or before `t`, else the spec's).
+const std::vector<MigInstanceSpec>& MigInstancesAt(const Scenario& scenario, int gpu, std::chrono::milliseconds t);
 
 }  // namespace tarmac::sim

@@ -17,6 +17,7 @@
 #include "common/units.h"
 #include "common/toml_reader.h"
 #include "fleet/gpu_models.h"
+#include "sim/mig_layout.h"
 
 namespace tarmac::sim {
 namespace {
@@ -113,6 +114,10 @@ void ParseGpu(const toml::table& table, int table_index, Scenario* s, Errors* er
   r.Bool("vgpu_licensed", &spec.is_vgpu_licensed);
   r.Integer("nvlink_links", &spec.nvlink_link_count, -1, 36);
   r.Bool("no_permission", &spec.has_no_permission);
+  std::vector<std::string> mig_layout;
+  bool has_mig_layout = r.Find("mig_layout") != nullptr;
+  r.Strings("mig_layout", &mig_layout);
+  if (has_mig_layout) spec.is_mig_enabled = true;
 
   bool is_nvlink_all = false;
   if (const toml::node* n = r.Find("nvlink")) {
@@ -174,6 +179,10 @@ void ParseGpu(const toml::table& table, int table_index, Scenario* s, Errors* er
                                 : serial;
     gpu.pci_bus = pci_bus >= 0 ? pci_bus : DerivedPciBus(gpu.index);
     if (is_nvlink_all) nvlink_all->emplace_back(gpu.index, line);
+    if (std::string bad = MakeMigInstances(gpu, mig_layout, 0, &gpu.mig_instances); has_mig_layout && !bad.empty()) {
+      errors->Add(line, r.Key("mig_layout"), bad);
+      return;
+    }
     s->gpus.push_back(std::move(gpu));
   }
 }
@@ -184,6 +193,7 @@ bool ParseFaultKind(std::string_view name, FaultKind* kind) {
       FaultKind::kEccError,        FaultKind::kXid,           FaultKind::kFallOffBus,
       FaultKind::kDriverUnloaded,  FaultKind::kDriverLoaded,  FaultKind::kNvmlHang,
       FaultKind::kNvlinkDown,      FaultKind::kNvlinkErrors,  FaultKind::kPcieReplay,
+      FaultKind::kMigReconfigure,
   };
   for (FaultKind k : kKinds) {
     if (name == FaultKindName(k)) {
@@ -212,6 +222,9 @@ void ParseFault(const toml::table& table, int table_index, Scenario* s, Errors* 
   r.Number("power_limit_w", &f.power_limit_watts, 1, 5000);
   r.Integer("link", &f.link, 0, 35);
   r.String("nvlink_error", &f.nvlink_error);
+  std::vector<std::string> mig_layout;
+  bool has_mig_layout = r.Find("mig_layout") != nullptr;
+  r.Strings("mig_layout", &mig_layout);
   r.RejectUnknown();
   if (errors->any()) return;
 
@@ -221,7 +234,7 @@ void ParseFault(const toml::table& table, int table_index, Scenario* s, Errors* 
                        fmt::format("unknown fault '{}' (known: thermal_throttle, power_throttle, "
                                    "pcie_downtrain, ecc_error, xid, fall_off_bus, "
                                    "driver_unloaded, driver_loaded, nvml_hang, nvlink_down, "
-                                   "nvlink_errors, pcie_replay)",
+                                   "nvlink_errors, pcie_replay, mig_reconfigure)",
                                    kind));
   }
   f.at = at.value_or(std::chrono::milliseconds(0));
@@ -249,6 +262,18 @@ void ParseFault(const toml::table& table, int table_index, Scenario* s, Errors* 
   if (f.nvlink_error != "crc" && f.nvlink_error != "replay" && f.nvlink_error != "recovery") {
     return errors->Add(f.line, r.Key("nvlink_error"), "expected \"crc\", \"replay\" or \"recovery\"");
   }
+  if (f.kind == FaultKind::kMigReconfigure) {
+    if (!has_mig_layout) return errors->Add(f.line, r.Key("mig_layout"), "a mig_reconfigure fault needs mig_layout");
+    const GpuSpec& gpu = s->gpus[static_cast<size_t>(f.gpu)];
+    if (!gpu.is_mig_enabled) {
+      return errors->Add(f.line, r.Key("gpu"), fmt::format("gpu {} is not in MIG mode (set mig_layout on it)", f.gpu));
+    }
+    if (std::string bad = MakeMigInstances(gpu, mig_layout, table_index + 1, &f.mig_instances); !bad.empty()) {
+      return errors->Add(f.line, r.Key("mig_layout"), bad);
+    }
+  } else if (has_mig_layout) {
+    return errors->Add(f.line, r.Key("mig_layout"), "only a mig_reconfigure fault takes mig_layout");
+  }
   if (f.kind == FaultKind::kFallOffBus) f.xid = 79;
   s->faults.push_back(f);
 }
@@ -260,6 +285,15 @@ int NvlinkLinkCount(const GpuSpec& spec) {
   if (spec.nvlink_link_count >= 0) return spec.nvlink_link_count;
   int by_model = fleet::ExpectedNvlinkLinks(spec.model);
   return by_model > 0 ? by_model : static_cast<int>(spec.nvlink_peers.size());
+}
+
+const std::vector<MigInstanceSpec>& MigInstancesAt(const Scenario& scenario, int gpu, std::chrono::milliseconds t) {
+  const std::vector<MigInstanceSpec>* now = &scenario.gpus[static_cast<size_t>(gpu)].mig_instances;
+  for (const Fault& f : scenario.faults) {
+    if (f.at > t) break;
+    if (f.kind == FaultKind::kMigReconfigure && f.gpu == gpu) now = &f.mig_instances;
+  }
+  return *now;
 }
 
 const char* FaultKindName(FaultKind kind) {
@@ -276,6 +310,7 @@ const char* FaultKindName(FaultKind kind) {
     case FaultKind::kNvlinkDown: return "nvlink_down";
     case FaultKind::kNvlinkErrors: return "nvlink_errors";
     case FaultKind::kPcieReplay: return "pcie_replay";
+    case FaultKind::kMigReconfigure: return "mig_reconfigure";
   }
   return "xid";
 }

@@ -14,7 +14,7 @@ std::string_view Trim(std::string_view s) {
 }
 
 // Resolves one entry to a physical index, or -1.
-int Resolve(std::string_view entry, const std::vector<std::string>& uuids) {
+int Resolve(std::string_view entry, const std::vector<std::string>& uuids, size_t numbered) {
   if (entry.empty()) return -1;
   bool is_number = std::all_of(entry.begin(), entry.end(),
                                [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
@@ -22,7 +22,7 @@ int Resolve(std::string_view entry, const std::vector<std::string>& uuids) {
     if (entry.size() > 6) return -1;
     int index = 0;
     for (char c : entry) index = index * 10 + (c - '0');
-    return index < static_cast<int>(uuids.size()) ? index : -1;
+    return index < static_cast<int>(std::min(uuids.size(), numbered)) ? index : -1;
   }
   std::string prefix(entry);
   if (prefix.rfind("GPU-", 0) != 0 && prefix.rfind("MIG-", 0) != 0) prefix = "GPU-" + prefix;
@@ -39,7 +39,7 @@ int Resolve(std::string_view entry, const std::vector<std::string>& uuids) {
 }  // namespace
 
 std::vector<int> ParseCudaVisibleDevices(std::optional<std::string_view> value,
-                                         const std::vector<std::string>& uuids) {
+                                         const std::vector<std::string>& uuids, size_t numbered) {
   std::vector<int> devices;
   if (!value) {
     for (size_t i = 0; i < uuids.size(); ++i) devices.push_back(static_cast<int>(i));
@@ -49,7 +49,7 @@ std::vector<int> ParseCudaVisibleDevices(std::optional<std::string_view> value,
   while (true) {
     size_t comma = rest.find(',');
     std::string_view entry = Trim(rest.substr(0, comma));
-    int index = Resolve(entry, uuids);
+    int index = Resolve(entry, uuids, numbered);
     if (index < 0) break;
     if (std::find(devices.begin(), devices.end(), index) != devices.end()) return {};
     devices.push_back(index);

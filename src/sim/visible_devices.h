@@ -18,9 +18,12 @@
 
 namespace tarmac::sim {
 
-// Returns the physical indices, in the order CUDA numbers them (entry order).
-// `value` empty optional means the variable is unset.
+// Returns the indices into `uuids`, in the order CUDA numbers them (entry
+// order). `value` empty optional means the variable is unset. Numbers name
+// only the first `numbered` devices (the whole GPUs, when `uuids` has MIG
+// instances after them); UUIDs name any.
 std::vector<int> ParseCudaVisibleDevices(std::optional<std::string_view> value,
-                                         const std::vector<std::string>& uuids);
+                                         const std::vector<std::string>& uuids,
+                                         size_t numbered = static_cast<size_t>(-1));
 
 }  // namespace tarmac::sim

@@ -132,7 +132,8 @@ std::shared_ptr<const WorldState> World::StateWhenResponsive(int gpu) {
   return state;
 }
 
-EngineActivity World::MeanEngineActivity(int gpu, system_clock::time_point from, system_clock::time_point to) {
+EngineActivity World::MeanEngineActivity(int gpu, system_clock::time_point from, system_clock::time_point to,
+                                         int gpu_instance_id) {
   EngineActivity mean;
   if (to <= from) return mean;
   (void)State();  // Refreshes the loads.
@@ -141,7 +142,7 @@ EngineActivity World::MeanEngineActivity(int gpu, system_clock::time_point from,
   constexpr int kSlices = 16;
   for (int i = 0; i < kSlices; ++i) {
     system_clock::time_point at = from + (to - from) * (2 * i + 1) / (2 * kSlices);
-    EngineActivity a = EngineActivityAt(scenario_, gpu, cached_loads_, epoch_, at);
+    EngineActivity a = EngineActivityAt(scenario_, gpu, cached_loads_, epoch_, at, gpu_instance_id);
     mean.graphics += a.graphics / kSlices;
     mean.tensor += a.tensor / kSlices;
     mean.dram += a.dram / kSlices;

@@ -70,9 +70,10 @@ class World {
   std::shared_ptr<const WorldState> StateWhenResponsive(int gpu);
 
   // Mean engine activity of `gpu` between two instants (what a GPM metric
-  // over two samples reports); zeros when `to` is not after `from`.
+  // over two samples reports); zeros when `to` is not after `from`. With
+  // `gpu_instance_id` >= 0, of that MIG instance only.
   EngineActivity MeanEngineActivity(int gpu, std::chrono::system_clock::time_point from,
-                                    std::chrono::system_clock::time_point to);
+                                    std::chrono::system_clock::time_point to, int gpu_instance_id = -1);
 
   // Device utilization samples of `gpu`, one per second, for the `window`
   // before now, oldest first: (time, percent).

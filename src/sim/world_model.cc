@@ -65,22 +65,58 @@ milliseconds SinceEpoch(system_clock::time_point epoch, system_clock::time_point
   return std::chrono::duration_cast<milliseconds>(now - epoch);
 }
 
-// Per-process utilization percentages on one GPU, scaled down together when
-// they would exceed 100 %.
-std::vector<std::pair<const Load*, double>> Shares(const std::vector<Load>& loads, int gpu,
-                                                   system_clock::time_point at, milliseconds t) {
-  std::vector<std::pair<const Load*, double>> shares;
-  double total = 0;
+// One load's part of a GPU: its utilization share (0..1, of its device:
+// the GPU, or its MIG instance) and, under MIG, the instance (index into
+// the layout; -1 on a GPU without MIG).
+struct Share {
+  const Load* load = nullptr;
+  double share = 0;
+  int instance = -1;
+};
+
+// The instance of `mig` a load runs in, or -1.
+int InstanceOf(const Load& load, const std::vector<MigInstanceSpec>& mig) {
+  for (size_t i = 0; i < mig.size(); ++i) {
+    if (std::find(load.mig_uuids.begin(), load.mig_uuids.end(), mig[i].uuid) != load.mig_uuids.end()) {
+      return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
+// Per-process utilization on one GPU (or, under MIG, per instance), scaled
+// down together when they would exceed 100 % of their device. On a GPU in
+// MIG mode only loads in its instances count; `only_instance` >= 0 keeps
+// those of that instance.
+std::vector<Share> Shares(const Scenario& scenario, const std::vector<Load>& loads, int gpu,
+                          system_clock::time_point at, milliseconds t, int only_instance = -1) {
+  const GpuSpec& spec = scenario.gpus[static_cast<size_t>(gpu)];
+  const std::vector<MigInstanceSpec>& mig = MigInstancesAt(scenario, gpu, t);
+  std::vector<Share> shares;
+  std::vector<double> total(std::max<size_t>(mig.size(), 1), 0);
   for (const Load& load : loads) {
     if (!UsesGpu(load, gpu) || !IsActive(load, at)) continue;
+    int instance = -1;
+    if (spec.is_mig_enabled) {
+      instance = InstanceOf(load, mig);
+      if (instance < 0 || (only_instance >= 0 && instance != only_instance)) continue;
+    }
     double u = LoadUtilizationAt(load, t);
-    shares.emplace_back(&load, u);
-    total += u;
+    shares.push_back({&load, u, instance});
+    total[static_cast<size_t>(std::max(instance, 0))] += u;
   }
-  if (total > 1.0) {
-    for (auto& share : shares) share.second /= total;
+  for (Share& s : shares) {
+    double sum = total[static_cast<size_t>(std::max(s.instance, 0))];
+    if (sum > 1.0) s.share /= sum;
   }
   return shares;
+}
+
+// The device-wide activity of shares: under MIG each instance's part
+// weighs its compute slices of 7.
+double Weight(const Scenario& scenario, int gpu, milliseconds t, const Share& s) {
+  if (s.instance < 0) return 1.0;
+  return MigInstancesAt(scenario, gpu, t)[static_cast<size_t>(s.instance)].compute_slices / 7.0;
 }
 
 }  // namespace
@@ -109,17 +145,29 @@ int UtilizationPercentAt(const Scenario& scenario, int gpu, const std::vector<Lo
                          system_clock::time_point epoch, system_clock::time_point at) {
   if (gpu < 0 || gpu >= static_cast<int>(scenario.gpus.size())) return 0;
   double total = 0;
-  for (const auto& share : Shares(loads, gpu, at, SinceEpoch(epoch, at))) total += share.second;
+  milliseconds t = SinceEpoch(epoch, at);
+  for (const Share& s : Shares(scenario, loads, gpu, at, t)) total += s.share * Weight(scenario, gpu, t, s);
   return static_cast<int>(std::lround(std::min(total, 1.0) * 100));
 }
 
 EngineActivity EngineActivityAt(const Scenario& scenario, int gpu, const std::vector<Load>& loads,
-                                 system_clock::time_point epoch, system_clock::time_point at) {
+                                 system_clock::time_point epoch, system_clock::time_point at,
+                                 int gpu_instance_id) {
   EngineActivity a;
   if (gpu < 0 || gpu >= static_cast<int>(scenario.gpus.size())) return a;
-  for (const auto& [load, share] : Shares(loads, gpu, at, SinceEpoch(epoch, at))) {
-    a.graphics += share;
-    a.tensor += share * load->tensor_ratio;
+  milliseconds t = SinceEpoch(epoch, at);
+  int only = -1;
+  if (gpu_instance_id >= 0) {
+    const std::vector<MigInstanceSpec>& mig = MigInstancesAt(scenario, gpu, t);
+    for (size_t i = 0; i < mig.size(); ++i) {
+      if (mig[i].gpu_instance_id == gpu_instance_id) only = static_cast<int>(i);
+    }
+    if (only < 0) return a;
+  }
+  for (const Share& s : Shares(scenario, loads, gpu, at, t, only)) {
+    double w = only >= 0 ? 1.0 : Weight(scenario, gpu, t, s);
+    a.graphics += s.share * w;
+    a.tensor += s.share * w * s.load->tensor_ratio;
   }
   a.graphics = std::min(a.graphics, 1.0);
   a.tensor = std::min(a.tensor, 1.0);
@@ -196,16 +244,31 @@ WorldState EvaluateWorld(const Scenario& scenario, const std::vector<Load>& load
     g.memory_reserved_bytes = spec.memory_reserved_bytes;
     double utilization = 0;
     bool has_contexts = false;
-    for (const auto& [load, share] : Shares(loads, gpu, now, t)) {
+    const std::vector<MigInstanceSpec>& mig = MigInstancesAt(scenario, gpu, t);
+    for (const MigInstanceSpec& m : mig) {
+      MigInstanceState ms;
+      ms.spec = &m;
+      g.mig_instances.push_back(ms);
+    }
+    for (const Share& s : Shares(scenario, loads, gpu, now, t)) {
       ProcessState p;
-      p.pid = load->pid;
-      p.used_memory_bytes = load->memory_bytes;
-      p.sm_utilization_percent = static_cast<int>(std::lround(share * 100));
-      g.memory_used_bytes += load->memory_bytes;
-      utilization += share;
+      p.pid = s.load->pid;
+      p.used_memory_bytes = s.load->memory_bytes;
+      p.sm_utilization_percent = static_cast<int>(std::lround(s.share * 100));
+      if (s.instance >= 0) {
+        MigInstanceState& ms = g.mig_instances[static_cast<size_t>(s.instance)];
+        p.gpu_instance_id = ms.spec->gpu_instance_id;
+        p.compute_instance_id = ms.spec->compute_instance_id;
+        p.used_memory_bytes = std::min(p.used_memory_bytes, ms.spec->memory_total_bytes - ms.memory_used_bytes);
+        ms.memory_used_bytes += p.used_memory_bytes;
+        ms.utilization_percent += p.sm_utilization_percent;
+      }
+      g.memory_used_bytes += p.used_memory_bytes;
+      utilization += s.share * Weight(scenario, gpu, t, s);
       has_contexts = true;
       g.processes.push_back(p);
     }
+    for (MigInstanceState& ms : g.mig_instances) ms.utilization_percent = std::min(ms.utilization_percent, 100);
     std::sort(g.processes.begin(), g.processes.end(),
               [](const ProcessState& a, const ProcessState& b) { return a.pid < b.pid; });
     g.memory_used_bytes =
@@ -288,6 +351,8 @@ std::vector<WorldEvent> EventsBetween(const Scenario& scenario, system_clock::ti
     } else if (f.kind == FaultKind::kEccError && f.is_uncorrected) {
       e.event_type = 0x8;
       e.xid = 48;  // Double-bit ECC error.
+    } else if (f.kind == FaultKind::kMigReconfigure) {
+      e.event_type = 0x100;  // nvmlEventMigConfigChange
     } else {
       continue;
     }

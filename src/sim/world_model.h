@@ -33,7 +33,17 @@ namespace tarmac::sim {
 struct ProcessState {
   int64_t pid = 0;
   int64_t used_memory_bytes = 0;
-  int sm_utilization_percent = 0;
+  int sm_utilization_percent = 0;  // Of its device (its MIG instance under MIG).
+  int gpu_instance_id = -1;        // Its MIG instance; -1 without MIG.
+  int compute_instance_id = -1;
+};
+
+// A MIG instance now: its spec (in the scenario, which outlives the state)
+// and what its processes use.
+struct MigInstanceState {
+  const MigInstanceSpec* spec = nullptr;
+  int64_t memory_used_bytes = 0;
+  int utilization_percent = 0;  // Sum of its processes' shares, capped at 100.
 };
 
 struct GpuState {
@@ -74,6 +84,7 @@ struct GpuState {
   int64_t retired_pages_double_bit = 0;
   bool is_retire_pending = false;
   std::vector<ProcessState> processes;  // Ordered by PID.
+  std::vector<MigInstanceState> mig_instances;  // In layout order; empty without MIG.
 };
 
 struct WorldState {
@@ -106,7 +117,9 @@ int UtilizationPercentAt(const Scenario& scenario, int gpu, const std::vector<Lo
 // monitor (GPM, Hopper and newer) counts them: the graphics/compute engine
 // (the device utilization, unrounded), the tensor pipes (each load's share
 // times its tensor_ratio) and DRAM (0.55 of the engine, as
-// utilization_memory).
+// utilization_memory). Under MIG, whole-GPU figures weigh each instance by
+// its compute slices of 7; `gpu_instance_id` >= 0 gives that instance's own
+// (zeros when it has no such instance).
 struct EngineActivity {
   double graphics = 0;
   double tensor = 0;
@@ -114,7 +127,7 @@ struct EngineActivity {
 };
 EngineActivity EngineActivityAt(const Scenario& scenario, int gpu, const std::vector<Load>& loads,
                                  std::chrono::system_clock::time_point epoch,
-                                 std::chrono::system_clock::time_point at);
+                                 std::chrono::system_clock::time_point at, int gpu_instance_id = -1);
 
 // Driver events with from < at <= to, oldest first.
 std::vector<WorldEvent> EventsBetween(const Scenario& scenario,

@@ -68,6 +68,20 @@ GpuValues GpuValuesOf(const fleet::GpuView& gpu) {
   return v;
 }
 
+GpuValues MigValuesOf(const fleet::GpuView& gpu, const fleet::MigInstance& instance) {
+  GpuValues v;
+  v[kUtilizationPercent] = Percent(instance.graphics_engine_active_ratio);
+  v[kMemoryUsedMib] = Mib(instance.memory_used_bytes);
+  bool is_held_idle = false;
+  for (const fleet::ProcessView& p : gpu.processes) {
+    is_held_idle |= p.process.gpu_instance_id == instance.gpu_instance_id && fleet::IsIdleHolding(p, gpu);
+  }
+  v[kHeldIdle] = is_held_idle ? 1 : 0;
+  auto lease = gpu.mig_leases.find(instance.uuid);
+  v[kBackfill] = lease != gpu.mig_leases.end() && lease->second.is_backfill ? 1 : 0;
+  return v;
+}
+
 ProcessValues ProcessValuesOf(const fleet::ProcessView& process, const fleet::GpuView& gpu) {
   ProcessValues v;
   v[kProcessHeldIdle] = fleet::IsIdleHolding(process, gpu) ? 1 : 0;

@@ -62,6 +62,9 @@ struct TickRecord {
 
 // The columns of one GPU view (all empty when the GPU is not readable).
 GpuValues GpuValuesOf(const fleet::GpuView& gpu);
+// The columns of one MIG instance of `gpu`, a device of its own in the
+// store: utilization is its engine's activity (GPM), memory its own.
+GpuValues MigValuesOf(const fleet::GpuView& gpu, const fleet::MigInstance& instance);
 ProcessValues ProcessValuesOf(const fleet::ProcessView& process, const fleet::GpuView& gpu);
 
 std::string EncodeTick(const TickRecord& tick);

@@ -56,10 +56,25 @@ Result<std::vector<RecentThrottle>> QueryRecentThrottle(Db* db, int64_t first_mi
                         "SELECT g.gpu_index, g.uuid, SUM(r.covered_seconds), SUM(r.throttle_thermal_seconds), "
                         "SUM(r.throttle_power_seconds), SUM(r.throttle_other_seconds) "
                         "FROM gpu_rollup_1m r JOIN gpus g USING (gpu_id) WHERE r.minute >= ? AND r.minute < ? "
-                        "GROUP BY g.gpu_id ORDER BY g.gpu_index",
+                        "AND g.uuid NOT LIKE 'MIG-%' GROUP BY g.gpu_id ORDER BY g.gpu_index",
                         {first_minute, end_minute}, [&](const Stmt& r) {
                           out.push_back(RecentThrottle{static_cast<int>(r.Int(0)), r.Text(1), r.Int(2), r.Int(3),
                                                        r.Int(4), r.Int(5)});
+                        });
+  if (!s.ok()) return s;
+  return out;
+}
+
+Result<std::vector<MigInstanceUse>> QueryMigInstanceUse(Db* db) {
+  std::vector<MigInstanceUse> out;
+  Status s = QueryRows(db,
+                        "SELECT g.uuid, g.first_seen, g.last_seen, MAX(p.last_seen) FROM gpus g "
+                        "LEFT JOIN process_sessions p ON p.gpu_id = g.gpu_id WHERE g.uuid LIKE 'MIG-%' "
+                        "GROUP BY g.gpu_id ORDER BY g.uuid",
+                        {}, [&](const Stmt& r) {
+                          MigInstanceUse u{r.Text(0), r.Int(1), r.Int(2), std::nullopt};
+                          if (!r.IsNull(3)) u.last_process_seen = r.Int(3);
+                          out.push_back(std::move(u));
                         });
   if (!s.ok()) return s;
   return out;

@@ -57,6 +57,16 @@ struct RecentThrottle {
 };
 Result<std::vector<RecentThrottle>> QueryRecentThrottle(Db* db, int64_t first_minute, int64_t end_minute);
 
+// Each MIG instance the store has seen (a device of its own, by its MIG
+// UUID): when it was first and last seen, and when a process last ran in it.
+struct MigInstanceUse {
+  std::string uuid;
+  int64_t first_seen = 0;  // Unix seconds.
+  int64_t last_seen = 0;
+  std::optional<int64_t> last_process_seen;  // Empty: never a process.
+};
+Result<std::vector<MigInstanceUse>> QueryMigInstanceUse(Db* db);
+
 struct HourlyUtilization {
   int64_t gpu_id = 0;
   int64_t hour = 0;

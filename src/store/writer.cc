@@ -318,15 +318,16 @@ Status StoreWriter::WriteEvent(int64_t t, std::optional<int64_t> gpu_id, const s
   return stmt.value()->Bind(1, t).Bind(2, gpu_id).Bind(3, kind).Bind(4, detail).Run();
 }
 
-Result<int64_t> StoreWriter::GpuId(const fleet::GpuInfo& info, int64_t t, std::map<std::string, int64_t>* added) {
+Result<int64_t> StoreWriter::GpuId(const fleet::GpuInfo& info, int64_t t, std::map<std::string, int64_t>* added,
+                                   bool is_mig_instance) {
   // A GPU that lost its identity (lost, unreadable) is still the one last
   // seen at its index, never a new one.
-  if (info.uuid.empty()) {
+  if (info.uuid.empty() && !is_mig_instance) {
     if (auto it = gpu_by_index_.find(info.index); it != gpu_by_index_.end()) return it->second;
   }
   std::string uuid = info.uuid.empty() ? fmt::format("index-{}", info.index) : info.uuid;
   if (auto it = gpu_ids_.find(uuid); it != gpu_ids_.end()) {
-    gpu_by_index_[info.index] = it->second;
+    if (!is_mig_instance) gpu_by_index_[info.index] = it->second;
     return it->second;
   }
   if (auto it = added->find(uuid); it != added->end()) return it->second;
@@ -344,7 +345,7 @@ Result<int64_t> StoreWriter::GpuId(const fleet::GpuInfo& info, int64_t t, std::m
   if (!s.ok()) return s;
   int64_t id = db_->last_insert_rowid();
   (*added)[uuid] = id;
-  if (!info.uuid.empty()) gpu_by_index_[info.index] = id;
+  if (!info.uuid.empty() && !is_mig_instance) gpu_by_index_[info.index] = id;
   return id;
 }
 
@@ -431,8 +432,30 @@ Status StoreWriter::WriteTick(const fleet::FleetView& fleet) {
     }
     if (g.sample.health != fleet::GpuHealth::kOk) continue;
     readable_gpus.insert(gpu_id);
+    // MIG instances: devices of their own, their processes' sessions theirs.
+    std::map<int, int64_t> instance_ids;  // GPU instance id -> store id.
+    for (const fleet::MigInstance& m : g.sample.mig_instances) {
+      fleet::GpuInfo info;
+      info.index = g.info.index;
+      info.uuid = m.uuid;
+      info.name = fmt::format("{} MIG {}", g.info.name, m.profile);
+      info.memory_total_bytes = m.memory_total_bytes;
+      Result<int64_t> mig_id = GpuId(info, t, &added_gpus, true);
+      if (!mig_id.ok()) return mig_id.status();
+      instance_ids[m.gpu_instance_id] = mig_id.value();
+      readable_gpus.insert(mig_id.value());
+      tick.gpus.push_back(GpuTick{mig_id.value(), MigValuesOf(g, m)});
+      if (auto pod = g.mig_allocated_to.find(m.uuid); pod != g.mig_allocated_to.end() && s.ok()) {
+        s = NoteAllocation({mig_id.value(), "pod", pod->second.pod_namespace, pod->second.pod, pod->second.container}, t,
+                           &allocations);
+      }
+    }
     for (const fleet::ProcessView& p : g.processes) {
-      SessionKey key{gpu_id, p.process.pid, p.details.start_ticks};
+      int64_t device_id = gpu_id;
+      if (p.process.gpu_instance_id) {
+        if (auto it = instance_ids.find(*p.process.gpu_instance_id); it != instance_ids.end()) device_id = it->second;
+      }
+      SessionKey key{device_id, p.process.pid, p.details.start_ticks};
       seen.insert(key);
       int64_t session_id = 0;
       if (auto it = sessions_.find(key); it != sessions_.end()) {
@@ -446,7 +469,7 @@ Status StoreWriter::WriteTick(const fleet::FleetView& fleet) {
         if (!insert.ok()) return insert.status();
         const fleet::ProcessDetails& d = p.details;
         s = insert.value()
-                ->Bind(1, gpu_id)
+                ->Bind(1, device_id)
                 .Bind(2, p.process.pid)
                 .Bind(3, d.start_ticks)
                 .Bind(4, d.uid)
@@ -462,7 +485,7 @@ Status StoreWriter::WriteTick(const fleet::FleetView& fleet) {
         if (!s.ok()) return s;
         session_id = db_->last_insert_rowid();
         added_sessions[key] = session_id;
-        event(gpu_id, "process_start", fmt::format("pid {} ({}) on gpu {}: {}", p.process.pid, d.user,
+        event(device_id, "process_start", fmt::format("pid {} ({}) on gpu {}: {}", p.process.pid, d.user,
                                                    g.info.index, d.command));
       }
       tick.processes.push_back(ProcessTick{session_id, ProcessValuesOf(p, g)});

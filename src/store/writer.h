@@ -120,7 +120,11 @@ class StoreWriter {
   Status FoldJournalBefore(int64_t t, bool keep_journal = false);
   // Takes a minute folded before out of the hour rollups.
   Status SubtractFromHours(int64_t hour, const FoldedMinute& old);
-  Result<int64_t> GpuId(const fleet::GpuInfo& info, int64_t t, std::map<std::string, int64_t>* added);
+  // The store id of a GPU, added when new. A MIG instance (`is_mig_instance`:
+  // its MIG UUID, its GPU's index) is a device of its own in the store, so
+  // history and reports see each instance; it never stands for its index.
+  Result<int64_t> GpuId(const fleet::GpuInfo& info, int64_t t, std::map<std::string, int64_t>* added,
+                        bool is_mig_instance = false);
   void Loop(std::stop_token stop);
   void Handle(const std::shared_ptr<const fleet::Snapshot>& snapshot, const std::optional<std::pair<std::string, std::string>>& event);
 

@@ -85,6 +85,21 @@ void ExpectSameSample(const fleet::GpuSample& a, const fleet::GpuSample& b) {
     EXPECT_EQ(a.processes[i].used_memory_bytes, b.processes[i].used_memory_bytes);
     EXPECT_EQ(a.processes[i].sm_utilization_ratio, b.processes[i].sm_utilization_ratio);
     EXPECT_EQ(a.processes[i].type, b.processes[i].type);
+    EXPECT_EQ(a.processes[i].gpu_instance_id, b.processes[i].gpu_instance_id);
+    EXPECT_EQ(a.processes[i].compute_instance_id, b.processes[i].compute_instance_id);
+  }
+  EXPECT_EQ(a.has_mig_instances, b.has_mig_instances);
+  ASSERT_EQ(a.mig_instances.size(), b.mig_instances.size());
+  for (size_t i = 0; i < a.mig_instances.size(); ++i) {
+    const fleet::MigInstance& x = a.mig_instances[i];
+    const fleet::MigInstance& y = b.mig_instances[i];
+    EXPECT_EQ(x.uuid, y.uuid);
+    EXPECT_EQ(x.gpu_instance_id, y.gpu_instance_id);
+    EXPECT_EQ(x.compute_instance_id, y.compute_instance_id);
+    EXPECT_EQ(x.profile, y.profile);
+    EXPECT_EQ(x.memory_total_bytes, y.memory_total_bytes);
+    EXPECT_EQ(x.memory_used_bytes, y.memory_used_bytes);
+    EXPECT_EQ(x.graphics_engine_active_ratio, y.graphics_engine_active_ratio);
   }
 }
 
@@ -219,6 +234,92 @@ TEST_F(SimWorldTest, GpmActivityOverTheIntervalBetweenTwoSamples) {
   ASSERT_TRUE(legacy->Sample(0, fleet::kFastTier).ok());
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_FALSE(legacy->Sample(0, fleet::kFastTier).value().tensor_active_ratio.has_value());
+}
+
+// MIG: instances, their memory and processes (with their instance ids) read
+// through the fake's MIG device handles equal the sim's; under MIG the GPU
+// has no utilization rates and no per-process utilization (absent, not 0),
+// and no remapped rows with instances.
+TEST_F(SimWorldTest, NvmlOverFakeAgreesWithSimOnMigInstances) {
+  UseScenario("mig-lab.toml");
+  std::vector<fleet::GpuInfo> gpus;
+  auto sim = OpenSim(&gpus);
+  fleet::GpuSample g0 = sim->Sample(0, fleet::kFastTier).value();
+  fleet::GpuSample g1 = sim->Sample(1, fleet::kFastTier).value();
+  ASSERT_EQ(g0.mig_instances.size(), 7u);
+  ASSERT_EQ(g1.mig_instances.size(), 4u);
+  StartLoad(g0.mig_instances[2].uuid, {"--memory", "6GiB", "--util", "80"});
+  StartLoad(g1.mig_instances[0].uuid, {"--memory", "30GiB", "--util", "50"});
+  StartLoad(g1.mig_instances[3].uuid, {"--memory", "2GiB", "--pattern", "idle"});
+  StartLoad("3", {"--memory", "10GiB", "--util", "70"});
+  Freeze();
+  ExpectBackendsAgree(this, FakeNvmlPath());
+  auto nvml = OpenNvml(FakeNvmlPath(), &gpus);
+  fleet::GpuSample zero = nvml->Sample(0, fleet::kAllTiers).value();
+  fleet::GpuSample one = nvml->Sample(1, fleet::kAllTiers).value();
+  EXPECT_TRUE(gpus[0].is_mig_enabled.value_or(false));
+  EXPECT_FALSE(zero.utilization_gpu_ratio.has_value());
+  EXPECT_FALSE(zero.remapped_rows.has_value());
+  EXPECT_TRUE(zero.has_mig_instances);
+  EXPECT_EQ(zero.mig_instances[2].profile, "1g.10gb");
+  EXPECT_EQ(zero.mig_instances[2].memory_used_bytes, int64_t{6} << 30);
+  ASSERT_EQ(zero.processes.size(), 1u);
+  EXPECT_EQ(zero.processes[0].gpu_instance_id, zero.mig_instances[2].gpu_instance_id);
+  EXPECT_EQ(zero.processes[0].compute_instance_id, 0);
+  EXPECT_FALSE(zero.processes[0].sm_utilization_ratio.has_value());
+  EXPECT_EQ(one.mig_instances[0].profile, "3g.40gb");
+  ASSERT_EQ(one.processes.size(), 2u);
+  fleet::GpuSample whole = nvml->Sample(3, fleet::kAllTiers).value();
+  EXPECT_TRUE(whole.mig_instances.empty());
+  EXPECT_FALSE(whole.has_mig_instances);
+  ASSERT_EQ(whole.processes.size(), 1u);
+  EXPECT_FALSE(whole.processes[0].gpu_instance_id.has_value());
+}
+
+// A program sees MIG devices as CUDA does: a GPU in MIG mode named by index
+// is no device; its instances are, by MIG UUID.
+TEST_F(SimWorldTest, SimloadRunsOnMigInstancesOnly) {
+  UseScenario("mig-lab.toml");
+  auto simload = [&](const std::string& visible, const std::string& memory) {
+    std::map<std::string, std::string> env = Env();
+    env["CUDA_VISIBLE_DEVICES"] = visible;
+    return RunCommand({BinDir() + "/tarmac-simload", "--memory", memory, "--seconds", "0.1"}, env);
+  };
+  RunResult refused = simload("0", "1GiB");
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE(refused.err.find("no CUDA-capable device"), std::string::npos) << refused.err;
+  std::vector<fleet::GpuInfo> gpus;
+  auto sim = OpenSim(&gpus);
+  fleet::GpuSample g0 = sim->Sample(0, fleet::kFastTier).value();
+  RunResult too_big = simload(g0.mig_instances[0].uuid, "12GiB");
+  EXPECT_NE(too_big.exit_code, 0);  // More than a 1g.10gb instance has.
+  EXPECT_NE(too_big.err.find("out of memory on " + g0.mig_instances[0].uuid), std::string::npos) << too_big.err;
+  EXPECT_EQ(simload(g0.mig_instances[0].uuid, "8GiB").exit_code, 0);
+  EXPECT_EQ(simload("3", "8GiB").exit_code, 0);  // The GPU without MIG, whole.
+}
+
+// GPM per MIG instance (nvmlGpmMigSampleGet): each instance's own engine.
+TEST_F(SimWorldTest, GpmActivityPerMigInstance) {
+  UseScenario("mig-lab.toml");
+  std::vector<fleet::GpuInfo> gpus;
+  auto sim = OpenSim(&gpus);
+  fleet::GpuSample g1 = sim->Sample(1, fleet::kFastTier).value();
+  StartLoad(g1.mig_instances[1].uuid, {"--memory", "1GiB", "--util", "60"});
+  auto check = [&](gpu::GpuBackend* backend, const char* name) {
+    SCOPED_TRACE(name);
+    ASSERT_TRUE(backend->Sample(1, fleet::kFastTier).ok());
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    fleet::GpuSample s = backend->Sample(1, fleet::kFastTier).value();
+    ASSERT_EQ(s.mig_instances.size(), 4u);
+    ASSERT_TRUE(s.mig_instances[1].graphics_engine_active_ratio.has_value());
+    EXPECT_NEAR(*s.mig_instances[1].graphics_engine_active_ratio, 0.60, 0.60 * 0.021);
+    EXPECT_EQ(s.mig_instances[0].graphics_engine_active_ratio, 0.0);
+    ASSERT_TRUE(s.graphics_engine_active_ratio.has_value());  // The GPU: 2 of its 7 slices at 60 %.
+    EXPECT_NEAR(*s.graphics_engine_active_ratio, 0.60 * 2 / 7, 0.02);
+  };
+  check(sim.get(), "sim");
+  auto nvml = OpenNvml(FakeNvmlPath(), &gpus);
+  check(nvml.get(), "nvml");
 }
 
 }  // namespace

@@ -57,13 +57,14 @@ class KubernetesTest : public LeaseFixture {
                            "\"\npod_resources_interval = \"1s\"\nkubelet_timeout = \"500ms\"\n" + more);
   }
 
-  grpc::Status Allocate(const std::vector<std::string>& ids, v1beta1::AllocateResponse* out) {
+  grpc::Status Allocate(const std::vector<std::string>& ids, v1beta1::AllocateResponse* out,
+                        const std::string& resource = "") {
     v1beta1::AllocateRequest request;
     v1beta1::ContainerAllocateRequest* c = request.add_container_requests();
     for (const std::string& id : ids) c->add_devices_ids(id);
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-    return kubelet_->Plugin()->Allocate(&context, request, out);
+    return kubelet_->Plugin(resource)->Allocate(&context, request, out);
   }
 
   std::vector<std::string> Preferred(const std::vector<std::string>& available, const std::vector<std::string>& must,
@@ -327,6 +328,59 @@ TEST_F(KubernetesTest, AHangingPodResourcesApiNeverHoldsUpAScrape) {
   EXPECT_EQ(AgentStatus()["gpus"].size(), 2u);
   EXPECT_TRUE(WaitForLog("no answer within 500 ms")) << ReadLog();
   pods_->Hang(false);
+}
+
+// MIG, mixed strategy: a resource per profile, each its own plugin and
+// socket; a container's instances become a pod lease each, named per
+// instance from the pod resources, and the instance's metrics carry its pod.
+TEST_F(KubernetesTest, TheMixedMigStrategyOffersAResourcePerProfile) {
+  UseScenarioText(R"(
+[[gpu]]
+model = "NVIDIA H100 80GB HBM3"
+mig_layout = ["3g.40gb", "1g.10gb", "1g.10gb"]
+[[gpu]]
+model = "NVIDIA H100 80GB HBM3"
+)");
+  kubelet_->Start();
+  pods_->Start();
+  StartKubeAgent("mig_strategy = \"mixed\"\n");
+  ASSERT_TRUE(kubelet_->WaitForRegistrations(3)) << ReadLog();
+  std::map<std::string, std::string> endpoints;
+  for (const v1beta1::RegisterRequest& r : kubelet_->registrations()) endpoints[r.resource_name()] = r.endpoint();
+  EXPECT_EQ(endpoints, (std::map<std::string, std::string>{{"nvidia.com/gpu", "tarmac-gpu.sock"},
+                                                           {"nvidia.com/mig-1g.10gb", "tarmac-mig-1g.10gb.sock"},
+                                                           {"nvidia.com/mig-3g.40gb", "tarmac-mig-3g.40gb.sock"}}));
+  json status = AgentStatus();
+  std::string small_a = status["gpus"][0]["mig_instances"][1]["uuid"];
+  std::string small_b = status["gpus"][0]["mig_instances"][2]["uuid"];
+  v1beta1::AllocateResponse answer;
+  // The whole-GPU resource has only the GPU without MIG.
+  grpc::Status s = Allocate({Uuid(0)}, &answer, "nvidia.com/gpu");
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << s.error_message();
+  s = Allocate({small_a, small_b}, &answer, "nvidia.com/mig-1g.10gb");
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(answer.container_responses(0).envs().at("NVIDIA_VISIBLE_DEVICES"), small_a + "," + small_b);
+  json leases = Leases();
+  ASSERT_EQ(leases.size(), 2u) << leases.dump();
+  EXPECT_EQ(leases[0]["uuids"], json::array({small_a}));
+  EXPECT_EQ(leases[1]["uuids"], json::array({small_b}));
+  // A tarmac run for a 1g.10gb waits: the pod holds both.
+  json asked = Call("lease.request", {{"mig_profile", "1g.10gb"}, {"command", "x"}});
+  EXPECT_EQ(asked["state"], "queued") << asked.dump();
+  // The pod resources name the pod; status and metrics carry it per instance.
+  pods_->SetPod("serve", "infer-0", "server", {small_a, small_b}, "nvidia.com/mig-1g.10gb");
+  ASSERT_TRUE(WaitFor([&] {
+    json l = Leases();
+    return l.size() == 2 && l[0]["user"] == "serve/infer-0" && l[1]["user"] == "serve/infer-0";
+  })) << Leases().dump();
+  ASSERT_TRUE(WaitFor([&] { return AgentStatus()["gpus"][0]["mig_instances"][1].contains("pod"); }));
+  EXPECT_EQ(AgentStatus()["gpus"][0]["mig_instances"][1]["pod"]["name"], "infer-0");
+  std::string metrics;
+  ASSERT_TRUE(WaitFor([&] {
+    metrics = HttpGet("/metrics");
+    return metrics.find("GPU_I_ID=\"2\",pod=\"infer-0\",namespace=\"serve\",container=\"server\"}") != std::string::npos;
+  })) << metrics;
+  EXPECT_EQ(metrics.find("GPU_I_ID=\"1\",pod="), std::string::npos) << "the 3g.40gb instance has no pod";
 }
 
 }  // namespace

@@ -93,9 +93,13 @@ class KubeletStandIn final : public v1beta1::Registration::Service {
     return false;
   }
 
-  // A client of the plugin that registered last.
-  std::unique_ptr<v1beta1::DevicePlugin::Stub> Plugin() {
+  // A client of the plugin that registered last, or of the one that
+  // registered `resource`.
+  std::unique_ptr<v1beta1::DevicePlugin::Stub> Plugin(const std::string& resource = "") {
     std::string endpoint = registrations().back().endpoint();
+    for (const v1beta1::RegisterRequest& r : registrations()) {
+      if (r.resource_name() == resource) endpoint = r.endpoint();
+    }
     auto channel = grpc::CreateChannel("unix://" + dir_ + "/" + endpoint, grpc::InsecureChannelCredentials());
     return v1beta1::DevicePlugin::NewStub(channel);
   }

@@ -46,6 +46,28 @@ inline Dev Open(nvmlDevice_st* device) {
   return d;
 }
 
+// One call on a MIG device handle: its GPU's view and the instance.
+struct MigDev {
+  Dev d;
+  const sim::MigInstanceState* m = nullptr;
+};
+
+inline MigDev OpenMig(nvmlDevice_st* device) {
+  MigDev md;
+  int slot = 0;
+  md.d.r = Fake().ResolveMig(device, &md.d.index, &slot, &md.d.state);
+  if (md.d.r != kSuccess) return md;
+  sim::World* world = Fake().world();
+  if (world == nullptr) {
+    md.d.r = kErrorUninitialized;
+    return md;
+  }
+  md.d.spec = &world->scenario().gpus[static_cast<size_t>(md.d.index)];
+  md.d.g = &md.d.state->gpus[static_cast<size_t>(md.d.index)];
+  md.m = &md.d.g->mig_instances[static_cast<size_t>(slot)];
+  return md;
+}
+
 inline Return CopyString(const std::string& value, char* out, unsigned length) {
   if (out == nullptr) return kErrorInvalidArgument;
   if (value.size() + 1 > length) return kErrorInsufficientSize;

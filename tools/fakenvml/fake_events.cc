@@ -33,6 +33,7 @@ NVML_EXPORT Return nvmlDeviceGetSupportedEventTypes(nvmlDevice_st* device, unsig
   if (types == nullptr) return kErrorInvalidArgument;
   *types = kEventXidCriticalError | 0x4 /* PState */;
   if (d.spec->has_ecc) *types |= kEventSingleBitEccError | kEventDoubleBitEccError;
+  if (d.spec->is_mig_enabled) *types |= kEventMigConfigChange;  // MIG-capable GPUs in MIG mode.
   return kSuccess;
 }
 

@@ -23,7 +23,7 @@ NVML_EXPORT Return nvmlGpmQueryDeviceSupport(nvmlDevice_st* device, GpmSupport* 
   if (d.r != kSuccess) return d.r;
   if (support == nullptr) return kErrorInvalidArgument;
   if (support->version != kGpmSupportVersion) return kErrorArgumentVersionMismatch;
-  support->isSupportedDevice = Unsupported(d, "gpm") || d.spec->is_mig_enabled ? 0 : 1;
+  support->isSupportedDevice = Unsupported(d, "gpm") ? 0 : 1;
   return kSuccess;
 }
 
@@ -44,8 +44,24 @@ NVML_EXPORT Return nvmlGpmSampleGet(nvmlDevice_st* device, nvmlGpmSample_st* sam
   Dev d = Open(device);
   if (d.r != kSuccess) return d.r;
   if (sample == nullptr) return kErrorInvalidArgument;
-  if (Unsupported(d, "gpm") || d.spec->is_mig_enabled) return kErrorNotSupported;
+  if (Unsupported(d, "gpm")) return kErrorNotSupported;
   sample->index = d.index;
+  sample->gpu_instance_id = -1;
+  sample->taken_at = d.state->evaluated_at;
+  return kSuccess;
+}
+
+// One MIG GPU instance's counters (by its GPU instance id).
+NVML_EXPORT Return nvmlGpmMigSampleGet(nvmlDevice_st* device, unsigned gpu_instance_id, nvmlGpmSample_st* sample) {
+  Dev d = Open(device);
+  if (d.r != kSuccess) return d.r;
+  if (sample == nullptr) return kErrorInvalidArgument;
+  if (Unsupported(d, "gpm") || !d.spec->is_mig_enabled) return kErrorNotSupported;
+  bool found = false;
+  for (const sim::MigInstanceState& m : d.g->mig_instances) found |= m.spec->gpu_instance_id == static_cast<int>(gpu_instance_id);
+  if (!found) return kErrorNotFound;
+  sample->index = d.index;
+  sample->gpu_instance_id = static_cast<int>(gpu_instance_id);
   sample->taken_at = d.state->evaluated_at;
   return kSuccess;
 }
@@ -62,8 +78,10 @@ NVML_EXPORT Return nvmlGpmMetricsGet(GpmMetricsGet* get) {
   }
   const nvmlGpmSample_st& a = *get->sample1;
   const nvmlGpmSample_st& b = *get->sample2;
-  if (a.index < 0 || a.index != b.index || b.taken_at <= a.taken_at) return kErrorInvalidArgument;
-  sim::EngineActivity mean = w->MeanEngineActivity(a.index, a.taken_at, b.taken_at);
+  if (a.index < 0 || a.index != b.index || a.gpu_instance_id != b.gpu_instance_id || b.taken_at <= a.taken_at) {
+    return kErrorInvalidArgument;
+  }
+  sim::EngineActivity mean = w->MeanEngineActivity(a.index, a.taken_at, b.taken_at, a.gpu_instance_id);
   for (unsigned i = 0; i < get->numMetrics; ++i) {
     GpmMetric& m = get->metrics[i];
     m.nvmlReturn = kSuccess;

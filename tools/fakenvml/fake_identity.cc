@@ -101,12 +101,22 @@ NVML_EXPORT Return nvmlDeviceGetMinorNumber(nvmlDevice_st* device, unsigned* min
 }
 
 NVML_EXPORT Return nvmlDeviceGetName(nvmlDevice_st* device, char* name, unsigned length) {
+  if (Fake().IsMigHandle(device)) {  // "NVIDIA H100 80GB HBM3 MIG 1g.10gb", as the driver names it.
+    MigDev md = OpenMig(device);
+    if (md.d.r != kSuccess) return md.d.r;
+    return CopyString(md.d.spec->model + " MIG " + md.m->spec->profile, name, length);
+  }
   Dev d = Open(device);
   if (d.r != kSuccess) return d.r;
   return CopyString(d.spec->model, name, length);
 }
 
 NVML_EXPORT Return nvmlDeviceGetUUID(nvmlDevice_st* device, char* uuid, unsigned length) {
+  if (Fake().IsMigHandle(device)) {
+    MigDev md = OpenMig(device);
+    if (md.d.r != kSuccess) return md.d.r;
+    return CopyString(md.m->spec->uuid, uuid, length);
+  }
   Dev d = Open(device);
   if (d.r != kSuccess) return d.r;
   return CopyString(d.spec->uuid, uuid, length);

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <vector>
 
 #include "common/cpu_list.h"
 #include "fake_device.h"
@@ -19,13 +20,27 @@ using namespace tarmac::fakenvml;   // NOLINT
 namespace {
 
 // Writes process entries at `stride` with the size protocol.
+// On a MIG device handle, the processes of that instance only; on a GPU,
+// all (each with its instance's ids under MIG).
 Return ProcessList(nvmlDevice_st* device, unsigned* count, void* infos, size_t stride,
                    bool is_graphics) {
-  Dev d = Open(device);
+  int only_instance = -1;
+  Dev d;
+  if (Fake().IsMigHandle(device)) {
+    MigDev md = OpenMig(device);
+    d = md.d;
+    if (d.r == kSuccess) only_instance = md.m->spec->gpu_instance_id;
+  } else {
+    d = Open(device);
+  }
   if (d.r != kSuccess) return d.r;
   if (count == nullptr) return kErrorInvalidArgument;
+  std::vector<const sim::ProcessState*> listed;
+  for (const sim::ProcessState& p : d.g->processes) {
+    if (only_instance < 0 || p.gpu_instance_id == only_instance) listed.push_back(&p);
+  }
   // The simulated world runs compute contexts only.
-  size_t n = is_graphics ? 0 : d.g->processes.size();
+  size_t n = is_graphics ? 0 : listed.size();
   if (n == 0) {
     *count = 0;
     return kSuccess;
@@ -36,7 +51,7 @@ Return ProcessList(nvmlDevice_st* device, unsigned* count, void* infos, size_t s
   }
   auto* out = static_cast<unsigned char*>(infos);
   for (size_t i = 0; i < n; ++i) {
-    const sim::ProcessState& p = d.g->processes[i];
+    const sim::ProcessState& p = *listed[i];
     unsigned char* entry = out + i * stride;
     std::memset(entry, 0, stride);
     unsigned pid = static_cast<unsigned>(p.pid);
@@ -45,8 +60,10 @@ Return ProcessList(nvmlDevice_st* device, unsigned* count, void* infos, size_t s
     std::memcpy(entry + 8, &used, sizeof used);
     if (stride >= 24) {
       unsigned none = kValueNotAvailableUint;  // Not a MIG instance.
-      std::memcpy(entry + 16, &none, sizeof none);
-      std::memcpy(entry + 20, &none, sizeof none);
+      unsigned gi = p.gpu_instance_id < 0 ? none : static_cast<unsigned>(p.gpu_instance_id);
+      unsigned ci = p.compute_instance_id < 0 ? none : static_cast<unsigned>(p.compute_instance_id);
+      std::memcpy(entry + 16, &gi, sizeof gi);
+      std::memcpy(entry + 20, &ci, sizeof ci);
     }
   }
   *count = static_cast<unsigned>(n);

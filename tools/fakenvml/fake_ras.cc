@@ -43,7 +43,9 @@ NVML_EXPORT Return nvmlDeviceGetRemappedRows(nvmlDevice_st* device, unsigned* co
                                              unsigned* failure) {
   Dev d = Open(device);
   if (d.r != kSuccess) return d.r;
-  if (!d.spec->has_remapped_rows || Unsupported(d, "remapped_rows")) return kErrorNotSupported;
+  if (!d.spec->has_remapped_rows || Unsupported(d, "remapped_rows") || !d.g->mig_instances.empty()) {
+    return kErrorNotSupported;  // Not with MIG instances.
+  }
   if (corrected == nullptr || uncorrected == nullptr || pending == nullptr || failure == nullptr) {
     return kErrorInvalidArgument;
   }

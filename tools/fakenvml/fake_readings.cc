@@ -43,6 +43,15 @@ NVML_EXPORT Return nvmlDeviceGetDecoderUtilization(nvmlDevice_st* device, unsign
 
 // v1: `used` includes the reserve, as on R510+ drivers.
 NVML_EXPORT Return nvmlDeviceGetMemoryInfo(nvmlDevice_st* device, MemoryV1* memory) {
+  if (Fake().IsMigHandle(device)) {  // An instance's own memory.
+    MigDev md = OpenMig(device);
+    if (md.d.r != kSuccess) return md.d.r;
+    if (memory == nullptr) return kErrorInvalidArgument;
+    memory->total = static_cast<unsigned long long>(md.m->spec->memory_total_bytes);
+    memory->used = static_cast<unsigned long long>(md.m->memory_used_bytes);
+    memory->free = memory->total - memory->used;
+    return kSuccess;
+  }
   Dev d = Open(device);
   if (d.r != kSuccess) return d.r;
   if (memory == nullptr) return kErrorInvalidArgument;
@@ -54,6 +63,17 @@ NVML_EXPORT Return nvmlDeviceGetMemoryInfo(nvmlDevice_st* device, MemoryV1* memo
 
 #ifndef TARMAC_FAKE_LEGACY
 NVML_EXPORT Return nvmlDeviceGetMemoryInfo_v2(nvmlDevice_st* device, MemoryV2* memory) {
+  if (Fake().IsMigHandle(device)) {
+    MigDev md = OpenMig(device);
+    if (md.d.r != kSuccess) return md.d.r;
+    if (memory == nullptr) return kErrorInvalidArgument;
+    if (memory->version != kMemoryV2Version) return kErrorArgumentVersionMismatch;
+    memory->total = static_cast<unsigned long long>(md.m->spec->memory_total_bytes);
+    memory->reserved = 0;
+    memory->used = static_cast<unsigned long long>(md.m->memory_used_bytes);
+    memory->free = memory->total - memory->used;
+    return kSuccess;
+  }
   Dev d = Open(device);
   if (d.r != kSuccess) return d.r;
   if (memory == nullptr) return kErrorInvalidArgument;
@@ -279,29 +299,6 @@ NVML_EXPORT Return nvmlDeviceGetGridLicensableFeatures_v3(nvmlDevice_st* device,
   f.featureEnabled = 1;
   std::snprintf(f.productName, sizeof f.productName, "NVIDIA Virtual Compute Server");
   std::snprintf(f.licenseInfo, sizeof f.licenseInfo, "%s", d.spec->is_vgpu_licensed ? "Licensed" : "Unlicensed");
-  return kSuccess;
-}
-
-// MIG devices are not simulated: every handle is a whole GPU.
-NVML_EXPORT Return nvmlDeviceIsMigDeviceHandle(nvmlDevice_st* device, unsigned* is_mig_device) {
-  Dev d = Open(device);
-  if (d.r != kSuccess) return d.r;
-  if (is_mig_device == nullptr) return kErrorInvalidArgument;
-  *is_mig_device = 0;
-  return kSuccess;
-}
-
-// Seven instances on the MIG-capable data-center GPUs (A100, H100, H200).
-NVML_EXPORT Return nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_st* device, unsigned* count) {
-  Dev d = Open(device);
-  if (d.r != kSuccess) return d.r;
-  if (count == nullptr) return kErrorInvalidArgument;
-  const std::string& m = d.spec->model;
-  if (m.find("A100") == std::string::npos && m.find("H100") == std::string::npos &&
-      m.find("H200") == std::string::npos && m.find("A30") == std::string::npos) {
-    return kErrorNotSupported;
-  }
-  *count = 7;
   return kSuccess;
 }
 

@@ -10,8 +10,24 @@ FakeState& FakeState::Get() {
   return *state;
 }
 
-FakeState::FakeState() : devices_(64) {
+FakeState::FakeState() : devices_(64), mig_devices_(64 * kMaxMigSlots) {
   for (size_t i = 0; i < devices_.size(); ++i) devices_[i].index = static_cast<int>(i);
+  for (size_t i = 0; i < mig_devices_.size(); ++i) {
+    mig_devices_[i].index = static_cast<int>(i) / kMaxMigSlots;
+    mig_devices_[i].mig_slot = static_cast<int>(i) % kMaxMigSlots;
+  }
+}
+
+Return FakeState::ResolveMig(nvmlDevice_st* device, int* index, int* slot,
+                             std::shared_ptr<const sim::WorldState>* state) {
+  if (!IsMigHandle(device)) return gpu::nvml::kErrorInvalidArgument;
+  Return r = Resolve(Handle(device->index), index, state);
+  if (r != gpu::nvml::kSuccess) return r;
+  if (device->mig_slot >= static_cast<int>((*state)->gpus[static_cast<size_t>(*index)].mig_instances.size())) {
+    return gpu::nvml::kErrorNotFound;
+  }
+  *slot = device->mig_slot;
+  return gpu::nvml::kSuccess;
 }
 
 Return FakeState::Init() {

@@ -17,9 +17,11 @@
 #include "gpu/nvml_api.h"
 #include "sim/world.h"
 
-// Device handles point at these (nvmlDevice_t is opaque to callers).
+// Device handles point at these (nvmlDevice_t is opaque to callers): a
+// whole GPU (mig_slot -1) or the MIG device at `mig_slot` of its layout.
 struct nvmlDevice_st {
   int index;
+  int mig_slot = -1;
 };
 
 // An event set: registered devices and types, and delivered-so-far.
@@ -29,9 +31,11 @@ struct nvmlEventSet_st {
   std::deque<tarmac::sim::WorldEvent> pending;
 };
 
-// A GPM sample: which GPU, and when it was taken.
+// A GPM sample: which GPU (and MIG GPU instance, or -1 for the whole
+// GPU), and when it was taken.
 struct nvmlGpmSample_st {
   int index = -1;
+  int gpu_instance_id = -1;
   std::chrono::system_clock::time_point taken_at;
 };
 
@@ -59,6 +63,20 @@ class FakeState {
 
   nvmlDevice_st* Handle(int index) { return &devices_[static_cast<size_t>(index)]; }
 
+  // MIG device handles: the instance at `slot` (0..kMaxMigSlots-1) of GPU
+  // `index`'s layout.
+  static constexpr int kMaxMigSlots = 7;
+  nvmlDevice_st* MigHandle(int index, int slot) {
+    return &mig_devices_[static_cast<size_t>(index * kMaxMigSlots + slot)];
+  }
+  bool IsMigHandle(const nvmlDevice_st* device) const {
+    return device != nullptr && device >= mig_devices_.data() && device < mig_devices_.data() + mig_devices_.size();
+  }
+  // Resolves a MIG handle as Resolve does a GPU's; NOT_FOUND when its slot
+  // holds no instance now (the layout changed), INVALID_ARGUMENT when it is
+  // not a MIG handle.
+  Return ResolveMig(nvmlDevice_st* device, int* index, int* slot, std::shared_ptr<const sim::WorldState>* state);
+
  private:
   FakeState();
 
@@ -66,6 +84,7 @@ class FakeState {
   int refcount_ = 0;
   std::unique_ptr<sim::World> world_;
   std::vector<nvmlDevice_st> devices_;
+  std::vector<nvmlDevice_st> mig_devices_;
 };
 
 // Static text for an NVML return code (valid forever, even after shutdown).

@@ -62,7 +62,8 @@ void Sleep(int ms) {
 // The model's memory on the simulated GPUs: a sim load while it is loaded.
 class Residency {
  public:
-  Residency(tarmac::sim::World* world, std::vector<int> gpus, int64_t memory_bytes, double util, std::string command)
+  Residency(tarmac::sim::World* world, tarmac::sim::CudaDevices gpus, int64_t memory_bytes, double util,
+            std::string command)
       : world_(world), gpus_(std::move(gpus)), memory_bytes_(memory_bytes), util_(util), command_(std::move(command)) {}
 
   // Loads `model` (unloading another first); an error text when it does not fit.
@@ -75,7 +76,8 @@ class Residency {
     load_ = tarmac::sim::Load{};
     load_.pid = getpid();
     load_.start_ticks = tarmac::sim::ProcessStartTicks(load_.pid).value_or(0);
-    load_.gpus = gpus_;
+    load_.gpus = gpus_.gpus;
+    load_.mig_uuids = gpus_.mig_uuids;
     load_.memory_bytes = memory_bytes_;
     load_.utilization_ratio = util_;
     load_.started_at = tarmac::RealClock()->WallNow();
@@ -109,7 +111,7 @@ class Residency {
   }
 
   tarmac::sim::World* world_;
-  std::vector<int> gpus_;
+  tarmac::sim::CudaDevices gpus_;
   int64_t memory_bytes_;
   double util_;
   std::string command_;
@@ -283,7 +285,7 @@ int main(int argc, char** argv) {
   if (!bytes.ok()) return Fail("--memory: " + bytes.status().message(), 2);
   Result<std::unique_ptr<sim::World>> world = sim::World::Open(o.world, RealClock());
   if (!world.ok()) return Fail(world.status().message());
-  Result<std::vector<int>> gpus = sim::VisibleGpus(*world.value());
+  Result<sim::CudaDevices> gpus = sim::VisibleDevices(*world.value());
   if (!gpus.ok()) return Fail(gpus.status().message());
 
   // Signals are taken by one thread, which stops the server.

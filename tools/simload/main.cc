@@ -31,7 +31,7 @@ int Fail(const std::string& message, int code = 1) {
 int main(int argc, char** argv) {
   using namespace tarmac;  // NOLINT: main only.
   CLI::App app("tarmac-simload: a stand-in for a CUDA program on tarmac's simulated GPUs.\n"
-               "Uses the GPUs in CUDA_VISIBLE_DEVICES (indices or UUIDs; unset means all).",
+               "Uses the GPUs in CUDA_VISIBLE_DEVICES (indices, GPU UUIDs or MIG- UUIDs; unset means all).",
                "tarmac-simload");
   std::string memory = "1GiB";
   double util_percent = 50;
@@ -68,10 +68,10 @@ int main(int argc, char** argv) {
   if (!world.ok()) return Fail(world.status().message());
   sim::World& w = *world.value();
 
-  Result<std::vector<int>> visible = sim::VisibleGpus(w);
+  Result<sim::CudaDevices> visible = sim::VisibleDevices(w);
   if (!visible.ok()) return Fail(visible.status().message());
-  std::vector<int> gpus = visible.value();
-  Status fits = sim::CheckMemoryFits(*w.State(), gpus, bytes.value());
+  std::vector<int> gpus = visible.value().gpus;
+  Status fits = sim::CheckMemoryFits(*w.State(), visible.value(), bytes.value());
   if (!fits.ok()) return Fail(fits.message());
 
   // Signals are taken synchronously in the wait below.
@@ -87,6 +87,7 @@ int main(int argc, char** argv) {
   if (!ticks) return Fail("cannot read own start time from /proc");
   load.start_ticks = *ticks;
   load.gpus = gpus;
+  load.mig_uuids = visible.value().mig_uuids;
   load.memory_bytes = bytes.value();
   load.utilization_ratio = util_percent / 100.0;
   load.tensor_ratio = tensor_percent / 100.0;
@@ -98,6 +99,7 @@ int main(int argc, char** argv) {
 
   std::string names;
   for (int gpu : gpus) names += (names.empty() ? "" : ",") + std::to_string(gpu);
+  for (const std::string& mig : load.mig_uuids) names += " " + mig;
   std::fprintf(stderr, "tarmac-simload: pid %d on GPU %s: %s each, %.0f%% %s\n", getpid(), names.c_str(),
                FormatBytes(bytes.value()).c_str(), util_percent, pattern_name.c_str());
 

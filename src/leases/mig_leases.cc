@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// LeaseService and MIG instances: leases on instances that a layout change
+// destroyed end with an event; free instances with processes outside any
+// lease are not handed out.
+#include <fmt/format.h>
+
+#include <set>
+
+#include "leases/lease_helpers.h"
+#include "leases/lease_service.h"
+#include "sched/lease_devices.h"
+
+namespace tarmac::leases {
+using namespace lease_helpers;  // NOLINT: this module's own helpers.
+}  // namespace tarmac::leases
+
+namespace tarmac::leases {
+
+void LeaseService::CheckMigInstances(const fleet::FleetView& fleet, TimePoint now) {
+  std::vector<int64_t> gone;
+  for (const auto& [id, l] : book_.leases()) {
+    if (sched::IsLeasedInstanceGone(l, fleet)) gone.push_back(id);
+  }
+  for (int64_t id : gone) {
+    const sched::Lease* l = book_.FindLease(id);
+    EndLease(id, "mig_instance_gone",
+             fmt::format("MIG instance {} ({}) on GPU {} is gone: the GPU's MIG layout changed; the lease ends",
+                         l->uuids[0], l->mig_profile, l->gpus[0]),
+             Actor{}, false, now);
+  }
+}
+
+void LeaseService::MarkMigForeign(const fleet::FleetView& fleet) {
+  std::set<std::string> leased;
+  for (const auto& [id, l] : book_.leases()) {
+    if (sched::IsMigLease(l)) leased.insert(l.uuids[0]);
+  }
+  for (sched::GpuSlot& s : slots_) {
+    const fleet::GpuView& g = fleet.gpus[static_cast<size_t>(s.index)];
+    for (sched::MigSlot& m : s.mig) {
+      if (leased.count(m.uuid) != 0) continue;
+      const fleet::MigInstance* mi = nullptr;
+      for (const fleet::MigInstance& x : g.sample.mig_instances) {
+        if (x.uuid == m.uuid) mi = &x;
+      }
+      if (mi == nullptr) continue;
+      for (const fleet::ProcessView& p : g.processes) {
+        m.has_foreign_processes |= p.process.gpu_instance_id == mi->gpu_instance_id && IsCompute(p);
+      }
+    }
+  }
+}
+
+}  // namespace tarmac::leases

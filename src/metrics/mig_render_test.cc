@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// MIG instances on /metrics: dcgm-exporter's per-instance series with
+// GPU_I_PROFILE and GPU_I_ID beside the parent's gpu and UUID (and the
+// instance's own pod), tarmac's tarmac_mig_* families, and nothing per
+// instance that NVML does not give per instance.
+#include "metrics/mig_render.h"
+
+#include <gtest/gtest.h>
+
+#include "metrics/render.h"
+
+namespace tarmac::metrics {
+namespace {
+
+fleet::Snapshot SplitGpu() {
+  fleet::Snapshot s;
+  s.fleet.hostname = "node-1";
+  s.fleet.system.driver_version = "580.65.06";
+  fleet::GpuView g;
+  g.info.index = 0;
+  g.info.uuid = "GPU-0";
+  g.info.name = "NVIDIA H100 80GB HBM3";
+  g.info.pci_bus_id = "00000000:18:00.0";
+  g.info.is_mig_enabled = true;
+  g.sample.memory_used_bytes = int64_t{12} << 30;
+  g.sample.has_mig_instances = true;
+  for (int gi : {1, 2}) {
+    fleet::MigInstance m;
+    m.uuid = "MIG-" + std::to_string(gi);
+    m.gpu_instance_id = gi;
+    m.profile = gi == 1 ? "3g.40gb" : "1g.10gb";
+    m.memory_total_bytes = gi == 1 ? int64_t{40} << 30 : int64_t{10} << 30;
+    m.memory_used_bytes = gi == 1 ? int64_t{12} << 30 : 0;
+    m.graphics_engine_active_ratio = gi == 1 ? 0.75 : 0.0;
+    g.sample.mig_instances.push_back(m);
+  }
+  // Two pods, one per instance: the GPU carries no pod labels, each instance its own.
+  for (int gi : {1, 2}) {
+    fleet::ProcessView p;
+    p.process.pid = 100 + gi;
+    p.process.used_memory_bytes = int64_t{1} << 30;
+    p.process.gpu_instance_id = gi;
+    p.process.compute_instance_id = 0;
+    p.details.kubernetes = {"pod-" + std::to_string(gi), "ml", "main"};
+    g.processes.push_back(p);
+  }
+  s.fleet.gpus.push_back(g);
+  return s;
+}
+
+TEST(MigRenderTest, InstancesGetDcgmSeriesWithGpuInstanceLabelsAndTheirOwnPod) {
+  fleet::SamplerStats stats;
+  std::string text = RenderMetrics(SplitGpu(), stats, {}, {});
+  const std::string gpu_labels =
+      "gpu=\"0\",UUID=\"GPU-0\",pci_bus_id=\"00000000:18:00.0\",device=\"nvidia0\",modelName=\"NVIDIA H100 80GB "
+      "HBM3\",Hostname=\"node-1\",DCGM_FI_DRIVER_VERSION=\"580.65.06\"";
+  EXPECT_NE(text.find("DCGM_FI_DEV_FB_USED{" + gpu_labels +
+                      ",GPU_I_PROFILE=\"3g.40gb\",GPU_I_ID=\"1\",pod=\"pod-1\",namespace=\"ml\",container=\"main\"} 12288\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("DCGM_FI_DEV_FB_FREE{" + gpu_labels + ",GPU_I_PROFILE=\"1g.10gb\",GPU_I_ID=\"2\",pod=\"pod-2\","
+                      "namespace=\"ml\",container=\"main\"} 10240\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("DCGM_FI_PROF_GR_ENGINE_ACTIVE{" + gpu_labels + ",GPU_I_PROFILE=\"3g.40gb\",GPU_I_ID=\"1\""),
+            std::string::npos);
+  // The GPU's own series: no pod (two pods share it), no GPU_I labels.
+  EXPECT_NE(text.find("DCGM_FI_DEV_FB_USED{" + gpu_labels + "} 12288\n"), std::string::npos) << text;
+  // Utilization is not given under MIG: absent for the GPU and per instance.
+  EXPECT_EQ(text.find("DCGM_FI_DEV_GPU_UTIL{"), std::string::npos);
+  // tarmac's own, by MIG UUID.
+  EXPECT_NE(text.find("tarmac_mig_instance_info{hostname=\"node-1\",gpu=\"0\",uuid=\"GPU-0\",mig_uuid=\"MIG-2\","
+                      "gpu_instance_id=\"2\",profile=\"1g.10gb\"} 1\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("tarmac_mig_engine_active_ratio{hostname=\"node-1\",gpu=\"0\",uuid=\"GPU-0\",mig_uuid=\"MIG-1\","
+                      "gpu_instance_id=\"1\",profile=\"3g.40gb\"} 0.75\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("tarmac_mig_processes{hostname=\"node-1\",gpu=\"0\",uuid=\"GPU-0\",mig_uuid=\"MIG-2\","
+                      "gpu_instance_id=\"2\",profile=\"1g.10gb\"} 1\n"),
+            std::string::npos);
+  // Instance 2's process holds 1 GiB while its engine shows nothing: an idle holder.
+  EXPECT_NE(text.find("tarmac_mig_idle_holding_processes{hostname=\"node-1\",gpu=\"0\",uuid=\"GPU-0\",mig_uuid=\"MIG-2\","
+                      "gpu_instance_id=\"2\",profile=\"1g.10gb\"} 1\n"),
+            std::string::npos);
+}
+
+TEST(MigRenderTest, AKubeletAllocationNamesTheInstancesPod) {
+  fleet::Snapshot s = SplitGpu();
+  s.fleet.gpus[0].processes.clear();
+  s.fleet.gpus[0].mig_allocated_to["MIG-2"] = {"infer-0", "serve", "server"};
+  std::string text = RenderMetrics(s, fleet::SamplerStats(), {}, {});
+  EXPECT_NE(text.find("GPU_I_PROFILE=\"1g.10gb\",GPU_I_ID=\"2\",pod=\"infer-0\",namespace=\"serve\",container=\"server\"}"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("GPU_I_ID=\"1\",pod="), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tarmac::metrics

@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// A scenario's MIG layouts: a list of profile names ("3g.40gb", "1g.10gb",
+// ...) made into the instances a GPU holds, checked against the model's
+// real profiles (fleet/mig_profiles.h). Pure; thread-safe.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/scenario.h"
+
+namespace tarmac::sim {
+
+// The instances `layout` makes on `gpu` (its model, memory and UUID):
+// GPU instance ids from 1 in layout order (7g alone gets 0, as the driver
+// gives), compute instance 0, memory by memory slices, and MIG UUIDs
+// derived from the GPU's UUID, `generation` (0 for the spec's layout, n for
+// the n-th reconfiguration) and the id, so a new layout has new UUIDs.
+// Empty string on success; otherwise why the layout cannot be on the GPU.
+std::string MakeMigInstances(const GpuSpec& gpu, const std::vector<std::string>& layout, int generation,
+                             std::vector<MigInstanceSpec>* instances);
+
+}  // namespace tarmac::sim
