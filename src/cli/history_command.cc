@@ -57,11 +57,19 @@ void Print(const store::HistoryResult& r, const std::string& format, int64_t ste
     return;
   }
   int time_width = step_seconds >= 60 ? 21 : 24;
-  std::string header = fmt::format("{:<{}}{:>4}", "TIME", time_width, "GPU");
+  // A MIG instance is a device of its own: its GPU's index and its UUID.
+  auto device = [](const store::HistoryRow& row) {
+    return row.uuid.rfind("MIG-", 0) == 0 ? fmt::format("{} {}", row.gpu_index, row.uuid.substr(0, 12))
+                                          : std::to_string(row.gpu_index);
+  };
+  size_t gpu_width = 4;
+  for (const store::HistoryRow& row : r.rows) gpu_width = std::max(gpu_width, device(row).size() + 1);
+  std::string header = fmt::format("{:<{}}{:>{}}", "TIME", time_width, "GPU", gpu_width);
   for (const std::string& c : r.columns) header += fmt::format("{:>28}", c);
   std::puts(header.c_str());
   for (const store::HistoryRow& row : r.rows) {
-    std::string line = fmt::format("{:<{}}{:>4}", report::FormatTime(row.t, step_seconds < 60), time_width, row.gpu_index);
+    std::string line =
+        fmt::format("{:<{}}{:>{}}", report::FormatTime(row.t, step_seconds < 60), time_width, device(row), gpu_width);
     for (const std::optional<double>& v : row.values) line += fmt::format("{:>28}", v ? Value(v) : "-");
     std::puts(line.c_str());
   }

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "testutil/mig_views.h"
+
 namespace tarmac::cli {
 namespace {
 
@@ -63,22 +65,9 @@ TEST(StatusRenderTest, MigInstancesAreShownUnderTheirGpuWithTheirHolders) {
   g.sample.utilization_gpu_ratio.reset();  // Not under MIG.
   g.sample.graphics_engine_active_ratio = 0.25;
   g.sample.has_mig_instances = true;
+  g.sample.mig_instances = {testing::MigView(1, "3g.40gb", 0.6, 2), testing::MigView(2, "1g.10gb", 0.0, 2)};
   for (int gi : {1, 2}) {
-    fleet::MigInstance m;
-    m.uuid = "MIG-" + std::to_string(gi);
-    m.gpu_instance_id = gi;
-    m.profile = gi == 1 ? "3g.40gb" : "1g.10gb";
-    m.memory_total_bytes = gi == 1 ? int64_t{40} << 30 : int64_t{10} << 30;
-    m.memory_used_bytes = int64_t{2} << 30;
-    m.graphics_engine_active_ratio = gi == 1 ? 0.6 : 0.0;
-    g.sample.mig_instances.push_back(m);
-  }
-  for (int gi : {1, 2}) {
-    fleet::ProcessView p;
-    p.process.pid = 100 + gi;
-    p.process.used_memory_bytes = int64_t{2} << 30;
-    p.process.gpu_instance_id = gi;
-    p.details.user = "alice";
+    fleet::ProcessView p = testing::InMig(100 + gi, gi, 2);
     p.details.command = "python job.py";
     g.processes.push_back(p);
   }

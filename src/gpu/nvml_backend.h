@@ -84,6 +84,9 @@ class NvmlBackend final : public GpuBackend {
       bool has_previous = false;
     };
     std::map<unsigned, MigGpm> mig_gpm;
+    // The request GpmMetricsGet fills, kept (3.9 KiB: not on a worker's
+    // stack, nor allocated per call).
+    std::shared_ptr<nvml::GpmMetricsGet> gpm_get;  // Null until the first read (copies share nothing then).
   };
 
   // Classifies a return code of `call` on device `d`. Returns true on

@@ -103,15 +103,16 @@ bool NvmlBackend::NextActivity(DeviceState& d, int index, const GpmPair& pair,
   }
   bool has = false;
   if (*pair.has_previous) {
-    auto get = std::make_unique<nvml::GpmMetricsGet>();  // 3.9 KiB: not on a worker's stack.
+    if (d.gpm_get == nullptr) d.gpm_get = std::make_shared<nvml::GpmMetricsGet>();
+    nvml::GpmMetricsGet* get = d.gpm_get.get();  // Only the entries asked for are read and written.
     get->version = nvml::kGpmMetricsGetVersion;
     get->numMetrics = 3;
     get->sample1 = pair.samples[1 - *pair.next];
     get->sample2 = current;
-    get->metrics[0].metricId = nvml::kGpmMetricGraphicsUtil;
-    get->metrics[1].metricId = nvml::kGpmMetricHmmaTensorUtil;
-    get->metrics[2].metricId = nvml::kGpmMetricDramBwUtil;
-    if (Check(d, index, NvmlField::kGpm, "nvmlGpmMetricsGet", api.GpmMetricsGet(get.get()))) {
+    const unsigned ids[] = {nvml::kGpmMetricGraphicsUtil, nvml::kGpmMetricHmmaTensorUtil, nvml::kGpmMetricDramBwUtil};
+    for (int i = 0; i < 3; ++i) get->metrics[i] = nvml::GpmMetric{};
+    for (int i = 0; i < 3; ++i) get->metrics[i].metricId = ids[i];
+    if (Check(d, index, NvmlField::kGpm, "nvmlGpmMetricsGet", api.GpmMetricsGet(get))) {
       auto ratio = [](const nvml::GpmMetric& m) -> std::optional<double> {
         if (m.nvmlReturn != nvml::kSuccess || !(m.value >= 0)) return std::nullopt;  // Also NaN.
         return std::min(m.value / 100.0, 1.0);

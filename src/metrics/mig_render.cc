@@ -34,11 +34,10 @@ std::optional<double> DcgmMigValue(std::string_view family, const fleet::MigInst
   return std::nullopt;
 }
 
-const fleet::KubernetesNames* MigInstancePod(const fleet::GpuView& g, const fleet::MigInstance& m) {
-  if (auto it = g.mig_allocated_to.find(m.uuid); it != g.mig_allocated_to.end()) return &it->second;
+const fleet::KubernetesNames* SoleContainer(const fleet::GpuView& g, std::optional<int> gpu_instance_id) {
   const fleet::KubernetesNames* pod = nullptr;
   for (const fleet::ProcessView& p : g.processes) {
-    if (p.process.gpu_instance_id != m.gpu_instance_id) continue;
+    if (gpu_instance_id && p.process.gpu_instance_id != gpu_instance_id) continue;
     const fleet::KubernetesNames& k = p.details.kubernetes;
     if (k.pod.empty()) return nullptr;
     if (pod != nullptr && (pod->pod != k.pod || pod->pod_namespace != k.pod_namespace || pod->container != k.container)) {
@@ -47,6 +46,11 @@ const fleet::KubernetesNames* MigInstancePod(const fleet::GpuView& g, const flee
     pod = &k;
   }
   return pod;
+}
+
+const fleet::KubernetesNames* MigInstancePod(const fleet::GpuView& g, const fleet::MigInstance& m) {
+  if (auto it = g.mig_allocated_to.find(m.uuid); it != g.mig_allocated_to.end()) return &it->second;
+  return SoleContainer(g, m.gpu_instance_id);
 }
 
 Labels DcgmMigLabels(Labels l, const fleet::GpuView& g, const fleet::MigInstance& m) {

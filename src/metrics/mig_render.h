@@ -23,6 +23,11 @@ namespace tarmac::metrics {
 // family NVML does not give per instance (or a reading it lacks).
 std::optional<double> DcgmMigValue(std::string_view family, const fleet::MigInstance& instance);
 
+// The one Kubernetes container every process on `gpu` (with
+// `gpu_instance_id`: every process in that MIG instance) runs in; null when
+// there is none, or a process is in another container or in no pod.
+const fleet::KubernetesNames* SoleContainer(const fleet::GpuView& gpu, std::optional<int> gpu_instance_id);
+
 // The pod an instance belongs to: the kubelet's allocation of it, else the
 // one container all its processes are in; null when neither.
 const fleet::KubernetesNames* MigInstancePod(const fleet::GpuView& gpu, const fleet::MigInstance& instance);

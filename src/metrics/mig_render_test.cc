@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "metrics/render.h"
+#include "testutil/mig_views.h"
 
 namespace tarmac::metrics {
 namespace {
@@ -25,23 +26,10 @@ fleet::Snapshot SplitGpu() {
   g.info.is_mig_enabled = true;
   g.sample.memory_used_bytes = int64_t{12} << 30;
   g.sample.has_mig_instances = true;
-  for (int gi : {1, 2}) {
-    fleet::MigInstance m;
-    m.uuid = "MIG-" + std::to_string(gi);
-    m.gpu_instance_id = gi;
-    m.profile = gi == 1 ? "3g.40gb" : "1g.10gb";
-    m.memory_total_bytes = gi == 1 ? int64_t{40} << 30 : int64_t{10} << 30;
-    m.memory_used_bytes = gi == 1 ? int64_t{12} << 30 : 0;
-    m.graphics_engine_active_ratio = gi == 1 ? 0.75 : 0.0;
-    g.sample.mig_instances.push_back(m);
-  }
+  g.sample.mig_instances = {testing::MigView(1, "3g.40gb", 0.75, 12), testing::MigView(2, "1g.10gb", 0.0)};
   // Two pods, one per instance: the GPU carries no pod labels, each instance its own.
   for (int gi : {1, 2}) {
-    fleet::ProcessView p;
-    p.process.pid = 100 + gi;
-    p.process.used_memory_bytes = int64_t{1} << 30;
-    p.process.gpu_instance_id = gi;
-    p.process.compute_instance_id = 0;
+    fleet::ProcessView p = testing::InMig(100 + gi, gi);
     p.details.kubernetes = {"pod-" + std::to_string(gi), "ml", "main"};
     g.processes.push_back(p);
   }

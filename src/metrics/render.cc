@@ -232,16 +232,7 @@ const std::vector<FamilyDoc>& OtherNativeFamilies() {
 // shared by pods, or with no pod, carries no pod labels).
 const fleet::KubernetesNames* GpuPod(const fleet::GpuView& g) {
   if (g.allocated_to) return &*g.allocated_to;
-  const fleet::KubernetesNames* pod = nullptr;
-  for (const fleet::ProcessView& p : g.processes) {
-    const fleet::KubernetesNames& k = p.details.kubernetes;
-    if (k.pod.empty()) return nullptr;
-    if (pod != nullptr && (pod->pod != k.pod || pod->pod_namespace != k.pod_namespace || pod->container != k.container)) {
-      return nullptr;
-    }
-    pod = &k;
-  }
-  return pod;
+  return SoleContainer(g, std::nullopt);
 }
 
 // With `with_pod`, the GPU's pod labels (GpuPod) when it has a pod.

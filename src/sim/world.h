@@ -60,6 +60,8 @@ class World {
 
   // The wall time the world is evaluated at: the frozen time or the clock.
   std::chrono::system_clock::time_point Now();
+  // Whether the world is evaluated at one fixed time (TARMAC_SIM_NOW).
+  bool is_frozen() const { return options_.now.has_value(); }
 
   // The state now (reused for cache_for).
   std::shared_ptr<const WorldState> State();

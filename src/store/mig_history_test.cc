@@ -9,6 +9,7 @@
 #include "store/usage_query.h"
 #include "store/writer.h"
 #include "testutil/fake_clock.h"
+#include "testutil/mig_views.h"
 #include "testutil/testutil.h"
 
 namespace tarmac::store {
@@ -31,25 +32,10 @@ fleet::FleetView Split(int64_t t, bool with_process = true) {
   g.info.is_mig_enabled = true;
   g.sample.memory_used_bytes = int64_t{5} << 30;
   g.sample.has_mig_instances = true;
-  for (int gi : {1, 2}) {
-    fleet::MigInstance m;
-    m.uuid = "MIG-" + std::to_string(gi);
-    m.gpu_instance_id = gi;
-    m.profile = gi == 1 ? "3g.40gb" : "1g.10gb";
-    m.memory_total_bytes = gi == 1 ? int64_t{40} << 30 : int64_t{10} << 30;
-    m.memory_used_bytes = gi == 1 && with_process ? int64_t{5} << 30 : 0;
-    m.graphics_engine_active_ratio = gi == 1 && with_process ? 0.8 : 0.0;
-    g.sample.mig_instances.push_back(m);
-  }
+  g.sample.mig_instances = {testing::MigView(1, "3g.40gb", with_process ? 0.8 : 0.0, with_process ? 5 : 0),
+                            testing::MigView(2, "1g.10gb")};
   if (with_process) {
-    fleet::ProcessView p;
-    p.process.pid = 4242;
-    p.process.used_memory_bytes = int64_t{5} << 30;
-    p.process.gpu_instance_id = 1;
-    p.process.compute_instance_id = 0;
-    p.details.exists = true;
-    p.details.pid = 4242;
-    p.details.user = "alice";
+    fleet::ProcessView p = testing::InMig(4242, 1, 5);
     p.details.start_ticks = 7;
     g.processes.push_back(p);
   }

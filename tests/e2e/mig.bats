@@ -4,32 +4,10 @@
 # the instances tarmac sees, over the fake libnvidia-ml and the simulated
 # mig-lab machine (GPU 0: 7 x 1g.10gb, GPU 1: 3g+2g+1g+1g, GPU 2: 2 x 3g, GPU 3 whole).
 
+load sim_helpers
+
 setup() {
-  WORLD=$(mktemp -d /tmp/tarmac-e2e-XXXXXX)
-  export TARMAC_SIM_SCENARIO="$TARMAC_SOURCE_DIR/examples/scenarios/mig-lab.toml"
-  export TARMAC_SIM_DIR="$WORLD/world"
-  export TARMAC_NVML_LIBRARY="$TARMAC_BUILD_DIR/fakenvml/libnvidia-ml.so.1"
-  export PATH="$TARMAC_BIN_DIR:$PATH"
-}
-
-teardown() {
-  if [[ -f "$WORLD/pids" ]]; then
-    while read -r pid; do kill -9 "$pid" 2>/dev/null || true; done < "$WORLD/pids"
-  fi
-  rm -rf "$WORLD"
-}
-
-start_load() {  # start_load VISIBLE ARGS...
-  local visible=$1
-  shift
-  CUDA_VISIBLE_DEVICES=$visible tarmac-simload "$@" >/dev/null 2>&1 3>&- &
-  local pid=$!
-  echo "$pid" >> "$WORLD/pids"
-  for _ in $(seq 200); do
-    ls "$TARMAC_SIM_DIR/loads/$pid-"*.json >/dev/null 2>&1 && break
-    sleep 0.02
-  done
-  echo "$pid"
+  sim_setup mig-lab.toml
 }
 
 mig_uuid() {  # mig_uuid GPU SLOT: the MIG UUID at SLOT of GPU's layout, from tarmac's JSON

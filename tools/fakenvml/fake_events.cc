@@ -3,7 +3,9 @@
 // The fake libnvidia-ml (README.md here says what it is): events.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -74,11 +76,17 @@ NVML_EXPORT Return nvmlEventSetWait_v2(nvmlEventSet_st* set, EventData* data, un
       data->computeInstanceId = kValueNotAvailableUint;
       return kSuccess;
     }
-    auto step = clock->SteadyNow() + std::chrono::milliseconds(20);
-    if (step >= deadline) {
-      if (clock->SteadyNow() >= deadline) return kErrorTimeout;
-      step = deadline;
+    // Block until the timeline's next event or the deadline, as the driver
+    // blocks in the kernel (no polling: a waiting client costs nothing);
+    // a frozen world never reaches an event, so it waits out the deadline.
+    auto step = deadline;
+    std::vector<sim::WorldEvent> next =
+        sim::EventsBetween(w->scenario(), w->epoch(), now, now + std::chrono::hours(24 * 365));
+    if (!next.empty() && !w->is_frozen()) {
+      auto until_event = std::chrono::duration_cast<std::chrono::steady_clock::duration>(next.front().at - now);
+      step = std::min(step, clock->SteadyNow() + until_event + std::chrono::milliseconds(1));
     }
+    if (clock->SteadyNow() >= deadline) return kErrorTimeout;
     clock->SleepUntil(step, std::stop_token());
   }
 }

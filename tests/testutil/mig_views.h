@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// MIG instances and the processes in them as the sampler reads them, for
+// tests of what tarmac makes of a GPU in MIG mode.
+#pragma once
+
+#include <cstdlib>
+#include <string>
+
+#include "fleet/fleet_view.h"
+
+namespace tarmac::testing {
+
+// GPU instance `gi` of `profile` ("1g.10gb": its memory from the name),
+// "MIG-<gi>" unless named, `used_gib` of it used, its engine `active`.
+inline fleet::MigInstance MigView(int gi, const std::string& profile, double active = 0, int64_t used_gib = 0,
+                                  std::string uuid = "") {
+  fleet::MigInstance m;
+  m.uuid = uuid.empty() ? "MIG-" + std::to_string(gi) : std::move(uuid);
+  m.gpu_instance_id = gi;
+  m.compute_instance_id = 0;
+  m.profile = profile;
+  m.memory_total_bytes = std::atoll(profile.substr(profile.find('.') + 1).c_str()) << 30;
+  m.memory_used_bytes = used_gib << 30;
+  m.graphics_engine_active_ratio = active;
+  return m;
+}
+
+// A process holding `used_gib` in GPU instance `gi` (no SM figure: NVML
+// gives none under MIG).
+inline fleet::ProcessView InMig(int64_t pid, int gi, int64_t used_gib = 1) {
+  fleet::ProcessView p;
+  p.process.pid = pid;
+  p.process.used_memory_bytes = used_gib << 30;
+  p.process.gpu_instance_id = gi;
+  p.process.compute_instance_id = 0;
+  p.details.pid = pid;
+  p.details.exists = true;
+  p.details.user = "alice";
+  return p;
+}
+
+}  // namespace tarmac::testing
