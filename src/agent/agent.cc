@@ -200,6 +200,10 @@ class Agent {
   std::unique_ptr<BackfillJobs> backfill_;
   std::unique_ptr<DoctorWatch> doctor_;
   std::atomic<DoctorWatch*> doctor_for_ticks_{nullptr};  // doctor_ once made (read by the sampler thread).
+  // The /metrics page cache (with [http]), prerendered after each sample
+  // while someone scrapes; published to the sampler thread once made.
+  std::shared_ptr<metrics::PageCache> metrics_pages_;
+  std::atomic<metrics::PageCache*> pages_for_ticks_{nullptr};
   // With [kubernetes]: the device plugin and the pod-resources reader.
   std::unique_ptr<kube::PodResourcesWatch> pods_;
   std::unique_ptr<kube::DevicePlugin> plugin_;
@@ -337,6 +341,8 @@ void Agent::OnTick(const std::shared_ptr<const fleet::Snapshot>& s) {
   if (plugin_) UpdateDevices(s->fleet);
   // The marks the lease thread published: this tick never waits for its lock.
   if (history_) history_->Submit(WithLeases(s, *leases_->Marks()));
+  // Last: the page for scrapers, so none of them pays the render.
+  if (metrics::PageCache* pages = pages_for_ticks_.load()) pages->Prerender(s);
 }
 
 Status Agent::StartSampling() {
@@ -450,7 +456,9 @@ Status Agent::Serve() {
                           if (!more.empty()) found += (found.empty() ? "kubernetes: " : "; kubernetes: ") + more;
                         }
                         return found;
-                      });
+                      },
+                      &metrics_pages_);
+    if (s.ok()) pages_for_ticks_.store(metrics_pages_.get());
     if (s.ok()) s = web_->Start(std::move(routes));
     if (!s.ok()) return s;
   }

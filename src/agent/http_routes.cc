@@ -36,13 +36,14 @@ std::string Unhealthy(const fleet::Snapshot& snapshot, std::chrono::steady_clock
 Status AddHttpRoutes(http::RouteTable* routes, const config::Config& config, const std::string& version,
                      sampler::Sampler* sampler, metrics::FleetCounters* counters, Clock* clock,
                      std::function<std::string()> problems, std::function<metrics::LeaseFigures()> leases,
-                     std::function<std::string()> findings) {
+                     std::function<std::string()> findings, std::shared_ptr<metrics::PageCache>* pages_out) {
   metrics::RenderOptions render = config.metrics;
   render.currency = config.report.currency;
   render.version = version;
   auto pages = std::make_shared<metrics::PageCache>([sampler, counters, render](const fleet::Snapshot& s) {
     return metrics::RenderMetrics(s, sampler->stats(), counters->Get(), render);
   });
+  if (pages_out != nullptr) *pages_out = pages;
   auto previous_us = std::make_shared<std::atomic<int64_t>>(0);
 
   Status s = routes->Add("/metrics", [sampler, pages, render, previous_us, clock, leases] {

@@ -14,6 +14,7 @@
 #include "config/config.h"
 #include "http/server.h"
 #include "metrics/counters.h"
+#include "metrics/page_cache.h"
 #include "metrics/render.h"
 #include "sampler/sampler.h"
 
@@ -23,10 +24,13 @@ namespace tarmac::agent {
 // what else makes the agent unhealthy (empty: nothing); `leases` gives the
 // lease families of each scrape (null: none); `findings` what /health also
 // names without being unhealthy for it (the doctor's critical findings).
+// `pages`, when not null, gets the /metrics page cache, for the agent to
+// prerender after each sample (metrics/page_cache.h).
 Status AddHttpRoutes(http::RouteTable* routes, const config::Config& config, const std::string& version,
                      sampler::Sampler* sampler, metrics::FleetCounters* counters, Clock* clock,
                      std::function<std::string()> problems = nullptr,
                      std::function<metrics::LeaseFigures()> leases = nullptr,
-                     std::function<std::string()> findings = nullptr);
+                     std::function<std::string()> findings = nullptr,
+                     std::shared_ptr<metrics::PageCache>* pages = nullptr);
 
 }  // namespace tarmac::agent

@@ -504,8 +504,9 @@ void LeaseService::EndRevoked() {
   PublishMarks();
 }
 
-fleet::LeaseFigures LeaseService::figures() const {
-  MutexLock lock(&mu_);
+fleet::LeaseFigures LeaseService::figures() const { return Marks()->figures; }
+
+fleet::LeaseFigures LeaseService::ComputeFigures() const {
   TimePoint now = clock_->SteadyNow();
   fleet::LeaseFigures f;
   for (sched::Priority p : {sched::Priority::kBackfill, sched::Priority::kLow, sched::Priority::kNormal,

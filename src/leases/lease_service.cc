@@ -34,7 +34,10 @@ LeaseService::LeaseService(LeasePolicy policy, std::unique_ptr<store::LeaseState
       clock_(clock),
       logger_(logger),
       zombies_(policy_.zombies),
-      backfill_(policy_.backfill) {}
+      backfill_(policy_.backfill) {
+  MutexLock lock(&mu_);
+  PublishMarks();  // Figures (every priority at 0) from the start.
+}
 
 sched::TimeBase LeaseService::Base() const { return {clock_->SteadyNow(), clock_->WallNow()}; }
 
@@ -560,6 +563,7 @@ void LeaseService::PublishMarks() {
     for (int g : l.gpus) marks->leases[g] = mark;
   }
   marks->preemptions = backfill_preemptions_by_gpu_;
+  marks->figures = ComputeFigures();
   MutexLock lock(&marks_mu_);
   marks_ = std::move(marks);
 }

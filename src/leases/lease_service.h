@@ -162,6 +162,7 @@ class LeaseService {
     std::map<int, fleet::GpuLease> leases;  // Whole GPUs, by index.
     std::map<std::string, fleet::GpuLease> mig_leases;  // MIG instances, by MIG UUID.
     std::map<int, int64_t> preemptions;
+    fleet::LeaseFigures figures;  // As of the publication (for /metrics).
   };
   std::shared_ptr<const GpuMarks> Marks() const EXCLUDES(marks_mu_);
   std::map<int, fleet::GpuLease> LeaseByGpu() const EXCLUDES(marks_mu_) { return Marks()->leases; }
@@ -182,8 +183,10 @@ class LeaseService {
   size_t waiter_count() const EXCLUDES(mu_);
 
   // What /metrics shows of leases (docs/metrics.md); the batch fields are
-  // left to the batch supervisor.
-  fleet::LeaseFigures figures() const EXCLUDES(mu_);
+  // left to the batch supervisor. As of the last publication of the marks
+  // (after each tick and each change): a scrape never waits for the lease
+  // lock.
+  fleet::LeaseFigures figures() const EXCLUDES(marks_mu_);
 
  private:
   using TimePoint = sched::TimePoint;
@@ -358,6 +361,7 @@ class LeaseService {
   Status Flush(TimePoint now) REQUIRES(mu_);
   // Replaces what Marks() gives with the book as it is now.
   void PublishMarks() REQUIRES(mu_) EXCLUDES(marks_mu_);
+  fleet::LeaseFigures ComputeFigures() const REQUIRES(mu_);
   // Notices a state file deleted or replaced under the agent, and reopens a
   // failing store once kStateRetryInterval has passed.
   void CheckStateFile(TimePoint now) REQUIRES(mu_);

@@ -30,6 +30,19 @@ void Exposition::Family(std::string_view name, std::string_view type, std::strin
   fmt::format_to(std::back_inserter(out_), "# HELP {} {}\n# TYPE {} {}\n", name, escaped, name, type);
 }
 
+namespace {
+
+// Appends `value` escaped; most values need no escape and are appended whole.
+void AppendEscaped(std::string_view value, std::string* out) {
+  if (value.find_first_of("\\\"\n") == std::string_view::npos) {
+    out->append(value);
+    return;
+  }
+  out->append(Exposition::EscapeLabelValue(value));
+}
+
+}  // namespace
+
 void Exposition::Sample(std::string_view name, const Labels& labels, double value) {
   if (!std::isfinite(value)) return;
   out_ += name;
@@ -41,7 +54,7 @@ void Exposition::Sample(std::string_view name, const Labels& labels, double valu
       first = false;
       out_ += key;
       out_ += "=\"";
-      out_ += EscapeLabelValue(v);
+      AppendEscaped(v, &out_);
       out_ += '"';
     }
     out_ += '}';

@@ -4,6 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <mutex>
+#include <thread>
+
+#include <atomic>
 #include <thread>
 #include <vector>
 
@@ -45,6 +49,62 @@ TEST(PageCacheTest, AnOlderSnapshotAfterANewerOneIsRenderedForItself) {
   b->sequence = 2;
   EXPECT_EQ(*cache.Page(b), "2");
   EXPECT_EQ(*cache.Page(a), "1");  // Never another snapshot's page.
+}
+
+// While one scrape renders the page of a new snapshot, the others get the
+// previous page at once instead of waiting; then everyone gets the new one.
+TEST(PageCacheTest, WhileANewPageRendersOtherScrapesGetThePreviousOne) {
+  std::mutex gate;
+  gate.lock();  // Holds the render of snapshot 2.
+  std::atomic<bool> rendering{false};
+  PageCache cache([&](const fleet::Snapshot& s) {
+    if (s.sequence == 2) {
+      rendering = true;
+      std::lock_guard<std::mutex> wait(gate);
+    }
+    return "tick " + std::to_string(s.sequence) + "\n";
+  });
+  auto first = std::make_shared<fleet::Snapshot>();
+  first->sequence = 1;
+  auto second = std::make_shared<fleet::Snapshot>();
+  second->sequence = 2;
+  EXPECT_EQ(*cache.Page(first), "tick 1\n");
+  std::string rendered;
+  std::thread renderer([&] { rendered = *cache.Page(second); });
+  while (!rendering) std::this_thread::yield();
+  EXPECT_EQ(*cache.Page(second), "tick 1\n");  // Not blocked behind the render.
+  gate.unlock();
+  renderer.join();
+  EXPECT_EQ(rendered, "tick 2\n");
+  EXPECT_EQ(*cache.Page(second), "tick 2\n");
+  EXPECT_EQ(cache.renders(), 2);
+}
+
+// After each sample the page is rendered off the request path while
+// someone scrapes, and not at all while nobody does.
+TEST(PageCacheTest, PrerenderRendersOnlyWhileScraped) {
+  int calls = 0;
+  PageCache cache([&calls](const fleet::Snapshot& s) {
+    ++calls;
+    return std::to_string(s.sequence);
+  });
+  auto snapshot = [](int64_t n) {
+    auto s = std::make_shared<fleet::Snapshot>();
+    s->sequence = n;
+    return s;
+  };
+  cache.Prerender(snapshot(1));
+  EXPECT_EQ(calls, 0) << "nobody scrapes";
+  EXPECT_EQ(*cache.Page(snapshot(1)), "1");
+  auto two = snapshot(2);
+  cache.Prerender(two);
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ(*cache.Page(two), "2");
+  EXPECT_EQ(calls, 2) << "the scrape found the page ready";
+  cache.Prerender(snapshot(3));
+  EXPECT_EQ(calls, 3);
+  cache.Prerender(snapshot(4));
+  EXPECT_EQ(calls, 3) << "no scrape since the last prerender";
 }
 
 }  // namespace
