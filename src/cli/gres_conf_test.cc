@@ -115,5 +115,15 @@ TEST(GresConfTest, MigInstancesAreDeclaredWithTheirCapabilityFiles) {
   EXPECT_NE(without.find("(/proc/driver/nvidia-caps/mig-minors unreadable)"), std::string::npos) << without;
 }
 
+// A job's cgroup (v1) names its GPUs by their device rules: nvidiactl and
+// other devices are not GPUs, and nothing readable means none.
+TEST(GresConfTest, AJobsCgroupDeviceRulesNameItsGpus) {
+  EXPECT_EQ(GpusOfDevicesList("c 1:3 rwm\nc 195:255 rw\nc 195:2 rw\nc 195:0 rw\nc 195:2 rw\nc 508:1 rw\n"),
+            (std::vector<int>{0, 2}));
+  EXPECT_TRUE(GpusOfDevicesList("a *:* rwm\n").empty());
+  EXPECT_TRUE(GpusOfDevicesList("c 195:x rw\nc 195:1234 rw\n").empty());
+  EXPECT_TRUE(GpusOfDevicesList("").empty());
+}
+
 }  // namespace
 }  // namespace tarmac::cli

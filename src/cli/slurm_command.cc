@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -68,6 +69,12 @@ int RunJobScript(const std::string& name, const GlobalOptions& global, const Slu
   if (name == "prolog") {
     Result<std::vector<int>> gpus = JobGpus(env);
     if (!gpus.ok()) return fail(gpus.status().message());
+    if (gpus.value().empty()) {  // Nothing in the environment: the job's cgroup, where it can be read (v1).
+      std::string rules;
+      std::string path = fmt::format("{}/devices/slurm/uid_{}/job_{}/devices.list", options.cgroup_root,
+                                     Get(env, "SLURM_JOB_UID"), job);
+      if (ReadSmallFile(path, &rules)) gpus = GpusOfDevicesList(rules);
+    }
     const std::string uid = Get(env, "SLURM_JOB_UID");
     char* end = nullptr;
     long long uid_value = uid.empty() ? -1 : std::strtoll(uid.c_str(), &end, 10);
@@ -97,6 +104,25 @@ int RunJobScript(const std::string& name, const GlobalOptions& global, const Slu
 }
 
 }  // namespace
+
+std::vector<int> GpusOfDevicesList(const std::string& devices_list) {
+  std::vector<int> out;
+  size_t at = 0;
+  while (at < devices_list.size()) {
+    size_t next = devices_list.find('\n', at);
+    std::string line = devices_list.substr(at, next == std::string::npos ? std::string::npos : next - at);
+    at = next == std::string::npos ? devices_list.size() : next + 1;
+    // "c 195:3 rwm"
+    if (line.rfind("c 195:", 0) != 0) continue;
+    size_t end = line.find(' ', 6);
+    std::string minor = line.substr(6, end == std::string::npos ? std::string::npos : end - 6);
+    if (minor.empty() || minor.size() > 3 || minor.find_first_not_of("0123456789") != std::string::npos) continue;
+    int n = std::stoi(minor);
+    if (n < 255 && std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
 
 Result<std::vector<int>> JobGpus(const std::map<std::string, std::string>& env) {
   const char* name = "SLURM_JOB_GPUS";
@@ -136,6 +162,11 @@ std::map<std::string, CLI::App*> AddSlurmCommand(CLI::App* app, SlurmOptions* op
                   : "For Slurm's Epilog=: end the job's lease, terminate what it left on its GPUs, say how it used them");
     cmd->add_flag("--json", options->json, "The agent's answer as JSON");
     cmd->add_flag("--strict", options->strict, "Exit 1 when the agent cannot record it (default: say why, exit 0)");
+    if (std::string(name) == "prolog") {
+      cmd->add_option("--cgroup-root", options->cgroup_root,
+                      "Where the job's cgroup is read when SLURM_JOB_GPUS and CUDA_VISIBLE_DEVICES name no GPU "
+                      "(cgroup v1 devices.list; default /sys/fs/cgroup)");
+    }
     AddSocketOption(cmd, global);
     cmds[name] = cmd;
   }

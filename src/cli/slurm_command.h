@@ -32,6 +32,7 @@ struct SlurmOptions {
   std::string mig_minors = "/proc/driver/nvidia-caps/mig-minors";  // gres-conf --mig-minors
   bool json = false;    // prolog/epilog --json: the agent's answer
   bool strict = false;  // prolog/epilog --strict: exit 1 when the agent cannot record it
+  std::string cgroup_root = "/sys/fs/cgroup";  // prolog --cgroup-root: where the job's cgroup is
 };
 
 // Adds `slurm` and its three commands; returns them by name.
@@ -48,5 +49,12 @@ std::string EpilogSummary(const nlohmann::json& answer);
 // CUDA_VISIBLE_DEVICES ("0,2"); empty when it has none. kInvalidArgument,
 // naming the variable, for anything but indices.
 Result<std::vector<int>> JobGpus(const std::map<std::string, std::string>& env);
+
+// The GPUs a job's cgroup (v1 devices controller, Slurm's ConstrainDevices)
+// lets it open: the minor numbers of "c 195:N" rules in its devices.list
+// text (195:255 is nvidiactl, not a GPU), as GPU indices (NVML's minor
+// numbers are the indices on a node's usual setup). Under cgroup v2 the
+// rules live in eBPF programs and cannot be read: there is no such file.
+std::vector<int> GpusOfDevicesList(const std::string& devices_list);
 
 }  // namespace tarmac::cli

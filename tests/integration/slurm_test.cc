@@ -7,6 +7,8 @@
 // fail safe (exit 0, saying why) when the agent is down or the input is bad.
 // gres-conf over the real NVML path.
 #include <gtest/gtest.h>
+
+#include <filesystem>
 #include <unistd.h>
 
 #include "testutil/lease_fixture.h"
@@ -69,6 +71,21 @@ TEST_F(SlurmTest, PrologLeasesTheJobsGpusAndTheEpilogCleansUpAfterIt) {
   EXPECT_NE(again.err.find("no lease for Slurm job 77"), std::string::npos) << again.err;
   EXPECT_NE(again.err.find("the job goes on without tarmac"), std::string::npos) << again.err;
   EXPECT_EQ(Script("epilog", {{"SLURM_JOB_ID", "77"}}, {"--strict"}).exit_code, 1);
+}
+
+// Without GPUs in the environment, the job's cgroup (v1) names them.
+TEST_F(SlurmTest, ThePrologReadsTheJobsGpusFromItsCgroupWhenTheEnvironmentHasNone) {
+  UseScenarioText("[[gpu]]\ncount = 2\n");
+  StartLeaseAgent();
+  std::string job_dir = "cgroup/devices/slurm/uid_" + std::to_string(::getuid()) + "/job_90";
+  std::filesystem::create_directories(dir_.path() + "/" + job_dir);
+  dir_.Write(job_dir + "/devices.list", "c 195:255 rw\nc 195:1 rw\nc 1:3 rwm\n");
+  RunResult prolog = Script("prolog", Job("90", ""), {"--cgroup-root", dir_.path() + "/cgroup"});
+  ASSERT_EQ(prolog.exit_code, 0) << prolog.err;
+  json leases = Leases();
+  ASSERT_EQ(leases.size(), 1u) << leases.dump();
+  EXPECT_EQ(leases[0]["gpus"], json::array({1}));
+  EXPECT_EQ(leases[0]["slurm_job"], "90");
 }
 
 TEST_F(SlurmTest, BadInputAndADownAgentNeverHoldUpAJob) {
