@@ -104,6 +104,14 @@ void DoctorWatch::RunOnce() {
     }
     current_ = std::move(now);
     ++runs_;
+    auto counts = std::make_shared<fleet::LeaseFigures::FindingCounts>();
+    for (const doctor::CheckInfo& c : doctor::AllChecks()) {
+      if (std::string(c.name) == "topology") continue;
+      (*counts)[{c.name, "warning"}] = 0;
+      (*counts)[{c.name, "critical"}] = 0;
+    }
+    for (const doctor::Finding& f : current_) ++(*counts)[{f.check, doctor::SeverityName(f.severity)}];
+    counts_ = std::move(counts);
   }
   for (const auto& [kind, detail] : events) {
     logger_->Log(kind == "doctor_finding" ? LogLevel::kWarning : LogLevel::kInfo, "doctor: {}: {}", kind, detail);
@@ -111,17 +119,9 @@ void DoctorWatch::RunOnce() {
   }
 }
 
-std::map<std::pair<std::string, std::string>, int64_t> DoctorWatch::Counts() const {
-  std::map<std::pair<std::string, std::string>, int64_t> counts;
+std::shared_ptr<const fleet::LeaseFigures::FindingCounts> DoctorWatch::Counts() const {
   MutexLock lock(&mu_);
-  if (runs_ == 0) return counts;  // Not run yet (or disabled): nothing to say.
-  for (const doctor::CheckInfo& c : doctor::AllChecks()) {
-    if (std::string(c.name) == "topology") continue;
-    counts[{c.name, "warning"}] = 0;
-    counts[{c.name, "critical"}] = 0;
-  }
-  for (const doctor::Finding& f : current_) ++counts[{f.check, doctor::SeverityName(f.severity)}];
-  return counts;
+  return counts_;
 }
 
 std::string DoctorWatch::Problem() const {

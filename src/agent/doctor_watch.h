@@ -27,6 +27,7 @@
 #include "common/mutex.h"
 #include "doctor/doctor_config.h"
 #include "doctor/finding.h"
+#include "fleet/lease_figures.h"
 #include "fleet/snapshot.h"
 
 namespace tarmac::agent {
@@ -56,8 +57,9 @@ class DoctorWatch {
   void RunOnce() EXCLUDES(mu_);
 
   // Findings of the last run by (check, severity), every check listed
-  // with warning and critical (0 when none); empty before the first run.
-  std::map<std::pair<std::string, std::string>, int64_t> Counts() const EXCLUDES(mu_);
+  // with warning and critical (0 when none); null before the first run.
+  // Counted once per run: the same map until the next.
+  std::shared_ptr<const fleet::LeaseFigures::FindingCounts> Counts() const EXCLUDES(mu_);
   // "doctor: <summary>; ..." for the critical findings; "" when none.
   std::string Problem() const EXCLUDES(mu_);
   // The GPU indices the last run found critically failing.
@@ -76,6 +78,7 @@ class DoctorWatch {
   std::vector<doctor::Finding> current_ GUARDED_BY(mu_);
   std::optional<std::string> last_stat_ GUARDED_BY(mu_);  // /proc/stat at the previous run.
   int64_t runs_ GUARDED_BY(mu_) = 0;
+  std::shared_ptr<const fleet::LeaseFigures::FindingCounts> counts_ GUARDED_BY(mu_);  // Of current_.
 };
 
 }  // namespace tarmac::agent

@@ -5,6 +5,7 @@
 
 #include <atomic>
 
+#include "common/mutex.h"
 #include "metrics/exposition.h"
 #include "metrics/page_cache.h"
 #include "metrics/render.h"
@@ -31,6 +32,27 @@ std::string Unhealthy(const fleet::Snapshot& snapshot, std::chrono::steady_clock
   return problems;
 }
 
+// The lease families' text for the figures last seen: scrapes render it
+// again only when a figure changed, else share the last text.
+class LeaseFamiliesText {
+ public:
+  std::shared_ptr<const std::string> For(const metrics::LeaseFigures& figures, const std::string& hostname) {
+    MutexLock lock(&mu_);
+    if (text_ == nullptr || !(figures == figures_) || hostname != hostname_) {
+      text_ = std::make_shared<const std::string>(metrics::RenderLeaseFamilies(figures, hostname));
+      figures_ = figures;
+      hostname_ = hostname;
+    }
+    return text_;
+  }
+
+ private:
+  Mutex mu_;
+  metrics::LeaseFigures figures_ GUARDED_BY(mu_);
+  std::string hostname_ GUARDED_BY(mu_);
+  std::shared_ptr<const std::string> text_ GUARDED_BY(mu_);
+};
+
 }  // namespace
 
 Status AddHttpRoutes(http::RouteTable* routes, const config::Config& config, const std::string& version,
@@ -45,22 +67,20 @@ Status AddHttpRoutes(http::RouteTable* routes, const config::Config& config, con
   });
   if (pages_out != nullptr) *pages_out = pages;
   auto previous_us = std::make_shared<std::atomic<int64_t>>(0);
+  auto lease_text = std::make_shared<LeaseFamiliesText>();
 
-  Status s = routes->Add("/metrics", [sampler, pages, render, previous_us, clock, leases] {
+  Status s = routes->Add("/metrics", [sampler, pages, render, previous_us, clock, leases, lease_text] {
     std::chrono::steady_clock::time_point start = clock->SteadyNow();
     std::shared_ptr<const fleet::Snapshot> snapshot = sampler->Latest();
     std::shared_ptr<const std::string> page = pages->Page(snapshot);
-    std::string text;
     std::string tail =
         metrics::RenderScrapeDuration(*snapshot, render, static_cast<double>(previous_us->load()) / 1e6);
     if (leases) {
-      tail += metrics::RenderLeaseFamilies(leases(),
-                                           render.hostname.empty() ? snapshot->fleet.hostname : render.hostname);
+      tail += *lease_text->For(leases(), render.hostname.empty() ? snapshot->fleet.hostname : render.hostname);
     }
-    text.reserve(page->size() + tail.size());
-    text.append(*page).append(tail);
     previous_us->store(std::chrono::duration_cast<std::chrono::microseconds>(clock->SteadyNow() - start).count());
-    return http::Response{200, metrics::kContentType, std::move(text)};
+    // The page is shared with every scrape of this sample, not copied.
+    return http::Response{200, metrics::kContentType, std::move(tail), std::move(page)};
   });
   if (s.ok()) {
     s = routes->Add("/api/v1/status", [sampler] {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -23,13 +24,18 @@ struct LeaseFigures {
   int64_t batch_requests_done = 0;    // Result lines.
   int64_t batch_requests_failed = 0;  // Error lines.
   int64_t batch_completion_tokens = 0;
-  // The doctor's findings of its last scheduled run, by (check, severity).
-  std::map<std::pair<std::string, std::string>, int64_t> doctor_findings;
+  // The doctor's findings of its last scheduled run, by (check, severity);
+  // null before the first run. Shared: one map per run, however often read.
+  using FindingCounts = std::map<std::pair<std::string, std::string>, int64_t>;
+  std::shared_ptr<const FindingCounts> doctor_findings;
   // With [kubernetes]: whether the device plugin is registered with the
   // kubelet, and whether the last pod-resources List worked.
   std::optional<bool> kube_plugin_registered;
   std::optional<bool> kube_pod_resources_up;
   int64_t kube_pod_leases = 0;  // Leases of kind pod held now.
+
+  // Equal figures render the same text (doctor findings: the same run).
+  bool operator==(const LeaseFigures&) const = default;
 };
 
 }  // namespace tarmac::fleet

@@ -136,6 +136,11 @@ class ConnectionStream : public httplib::Stream {
 // cpp-httplib's request handling, fed by our connections.
 class HttpServer::Engine : public httplib::Server {
  public:
+  // cpp-httplib writes a content provider's answer only while it holds a
+  // listening socket (else it is "shutting down" and writes nothing); the
+  // socket it would hold is ours, which it never closes or reads.
+  explicit Engine(int listen_fd) { svr_sock_ = listen_fd; }
+
   bool Process(httplib::Stream& stream, bool is_last, bool& is_closed) {
     return process_request(stream, is_last, is_closed, [&stream](httplib::Request& req) {
       stream.get_remote_ip_and_port(req.remote_addr, req.remote_port);
@@ -221,7 +226,7 @@ Status HttpServer::Start(RouteTable routes) {
   if (!s.ok()) return s;
   routes_ = std::move(routes);
   if (::pipe2(wake_fds_, O_CLOEXEC) != 0) return Status::IOError("http: pipe", std::strerror(errno));
-  engine_ = std::make_unique<Engine>();
+  engine_ = std::make_unique<Engine>(listen_fd_);
   engine_->set_keep_alive_max_count(100);
   engine_->set_payload_max_length(0);
   engine_->set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
@@ -238,9 +243,23 @@ Status HttpServer::Start(RouteTable routes) {
     std::string pattern;
     for (char c : path) pattern += std::isalnum(static_cast<unsigned char>(c)) || c == '/' ? std::string(1, c)
                                                                                             : std::string("\\") + c;
-    engine_->Get(pattern, [handler = handler](const httplib::Request&, httplib::Response& res) {
+    engine_->Get(pattern, [handler = handler](const httplib::Request& req, httplib::Response& res) {
       Response r = handler();
       res.status = r.status;
+      if (r.head != nullptr && !req.has_header("Accept-Encoding")) {
+        // Uncompressed: the shared head is written in place, then the body.
+        auto answer = std::make_shared<Response>(std::move(r));
+        res.set_content_provider(answer->head->size() + answer->body.size(), answer->content_type,
+                                 [answer](size_t offset, size_t length, httplib::DataSink& sink) {
+                                   const std::string& head = *answer->head;
+                                   if (offset < head.size()) {
+                                     return sink.write(head.data() + offset, std::min(length, head.size() - offset));
+                                   }
+                                   return sink.write(answer->body.data() + (offset - head.size()), length);
+                                 });
+        return;
+      }
+      if (r.head != nullptr) r.body.insert(0, *r.head);
       res.body = std::move(r.body);  // As set_content does, without copying a large page again.
       res.set_header("Content-Type", r.content_type);
     });

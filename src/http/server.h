@@ -50,11 +50,16 @@ struct HttpOptions {
   bool operator==(const HttpOptions&) const = default;
 };
 
-// One answer to a GET.
+// One answer to a GET. Its body is `*head` (when set) followed by `body`.
+// `head` is shared, not copied: a large page rendered once (the /metrics
+// page of the last sample) is written from where it lies to every client
+// that takes it uncompressed; a client that asks for compression gets the
+// whole body compressed per answer.
 struct Response {
   int status = 200;
   std::string content_type = "text/plain";
   std::string body;
+  std::shared_ptr<const std::string> head = nullptr;
 };
 
 // The paths served, each with its handler, in the order added.

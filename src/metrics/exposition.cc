@@ -24,12 +24,6 @@ std::string Exposition::EscapeLabelValue(std::string_view value) {
   return out;
 }
 
-void Exposition::Family(std::string_view name, std::string_view type, std::string_view help) {
-  std::string escaped;
-  for (char c : help) escaped += c == '\\' ? std::string("\\\\") : c == '\n' ? std::string("\\n") : std::string(1, c);
-  fmt::format_to(std::back_inserter(out_), "# HELP {} {}\n# TYPE {} {}\n", name, escaped, name, type);
-}
-
 namespace {
 
 // Appends `value` escaped; most values need no escape and are appended whole.
@@ -42,6 +36,16 @@ void AppendEscaped(std::string_view value, std::string* out) {
 }
 
 }  // namespace
+
+void Exposition::Family(std::string_view name, std::string_view type, std::string_view help) {
+  out_.append("# HELP ").append(name).append(" ");
+  if (help.find_first_of("\\\n") == std::string_view::npos) {
+    out_.append(help);  // Most help needs no escape.
+  } else {
+    for (char c : help) out_.append(c == '\\' ? "\\\\" : c == '\n' ? "\\n" : std::string_view(&c, 1));
+  }
+  out_.append("\n# TYPE ").append(name).append(" ").append(type).append("\n");
+}
 
 void Exposition::Sample(std::string_view name, const Labels& labels, double value) {
   if (!std::isfinite(value)) return;

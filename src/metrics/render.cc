@@ -616,9 +616,9 @@ std::string RenderLeaseFamilies(const LeaseFigures& figures, const std::string& 
     Gauge(&out, OtherNativeFamilies(), "tarmac_kube_pod_resources_up");
     out.Sample("tarmac_kube_pod_resources_up", {{"hostname", hostname}}, *figures.kube_pod_resources_up ? 1 : 0);
   }
-  if (!figures.doctor_findings.empty()) {
+  if (figures.doctor_findings != nullptr && !figures.doctor_findings->empty()) {
     Gauge(&out, OtherNativeFamilies(), "tarmac_doctor_finding");
-    for (const auto& [key, count] : figures.doctor_findings) {
+    for (const auto& [key, count] : *figures.doctor_findings) {
       out.Sample("tarmac_doctor_finding", {{"hostname", hostname}, {"check", key.first}, {"severity", key.second}},
                  static_cast<double>(count));
     }

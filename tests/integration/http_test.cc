@@ -6,14 +6,26 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <functional>
 #include <regex>
+#include <thread>
 
 #include "testutil/agent_fixture.h"
 
 namespace tarmac::testing {
 namespace {
 
-class HttpTest : public AgentFixture {};
+class HttpTest : public AgentFixture {
+ protected:
+  static bool WaitFor(const std::function<bool()>& pred) {
+    for (int i = 0; i < 200; ++i) {
+      if (pred()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
+  }
+};
 
 TEST_F(HttpTest, MetricsHealthAndStatusFromTheSnapshot) {
   UseScenarioText("[[gpu]]\ncount = 2\n");
@@ -36,6 +48,37 @@ TEST_F(HttpTest, MetricsHealthAndStatusFromTheSnapshot) {
   // gzip when asked.
   std::string gzipped = HttpGet("/metrics", "Accept-Encoding: gzip\r\n");
   EXPECT_NE(gzipped.find("Content-Encoding: gzip"), std::string::npos) << gzipped.substr(0, 300);
+}
+
+// The page is shared between scrapes, the agent's own figures are not
+// frozen with it: a lease taken and released between scrapes shows in the
+// next answers, and the answer is whole each time.
+TEST_F(HttpTest, LeaseFiguresFollowLeasesBetweenScrapes) {
+  UseScenarioText("[[gpu]]\ncount = 2\n");
+  StartAgent();
+  auto normal_leases = [this] {
+    std::string page = HttpGet("/metrics");
+    std::smatch m;
+    static const std::regex kLine("\ntarmac_leases\\{[^}]*priority=\"normal\"\\} (\\d+)\n");
+    return std::regex_search(page, m, kLine) ? std::stoi(m[1]) : -1;
+  };
+  auto length_is_right = [this] {
+    std::string answer = HttpGet("/metrics");
+    size_t at = answer.find("Content-Length: ");
+    size_t body = answer.find("\r\n\r\n");
+    if (at == std::string::npos || body == std::string::npos) return false;
+    return std::stoul(answer.substr(at + 16)) == answer.size() - body - 4 &&
+           answer.find("tarmac_scrape_duration_seconds{") != std::string::npos;
+  };
+  EXPECT_EQ(normal_leases(), 0);
+  RunResult reserved = Tarmac({"reserve", "--socket", Socket(), "--gpus", "1", "--for", "1h", "--json"});
+  ASSERT_EQ(reserved.exit_code, 0) << reserved.err;
+  EXPECT_TRUE(WaitFor([&] { return normal_leases() == 1; })) << normal_leases();
+  EXPECT_TRUE(length_is_right());
+  int64_t id = nlohmann::json::parse(reserved.out)["id"].get<int64_t>();
+  ASSERT_EQ(Tarmac({"release", "--socket", Socket(), std::to_string(id)}).exit_code, 0);
+  EXPECT_TRUE(WaitFor([&] { return normal_leases() == 0; })) << normal_leases();
+  EXPECT_TRUE(length_is_right());
 }
 
 // promtool, Prometheus' own linter, reads the whole answer; tarmac's own

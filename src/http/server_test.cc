@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// HttpServer on a real loopback socket, read by cpp-httplib's client: an
+// answer with a shared head arrives whole (head, then body) however it is
+// asked for: plain, over one keep-alive connection, compressed, or HEAD.
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include "http/server.h"
+
+namespace tarmac::http {
+namespace {
+
+// A head larger than any socket buffer, with a recognisable pattern, so a
+// short or reordered write shows.
+std::shared_ptr<const std::string> BigHead() {
+  std::string head;
+  for (int i = 0; head.size() < 300 * 1024; ++i) head += "series_" + std::to_string(i) + " 1\n";
+  return std::make_shared<const std::string>(std::move(head));
+}
+
+class HttpServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    HttpOptions options;
+    options.listen = "127.0.0.1:0";
+    server_ = std::make_unique<HttpServer>(options, &logger_);
+    RouteTable routes;
+    ASSERT_TRUE(routes
+                    .Add("/page",
+                         [this] {
+                           ++answers_;
+                           return Response{200, "text/plain", "tail " + std::to_string(answers_) + "\n", head_};
+                         })
+                    .ok());
+    ASSERT_TRUE(routes.Add("/plain", [] { return Response{200, "text/plain", "just a body\n"}; }).ok());
+    ASSERT_TRUE(server_->Start(std::move(routes)).ok());
+  }
+
+  Logger logger_{LogLevel::kOff};
+  std::shared_ptr<const std::string> head_ = BigHead();
+  std::atomic<int> answers_{0};
+  std::unique_ptr<HttpServer> server_;
+};
+
+TEST_F(HttpServerTest, ASharedHeadIsServedWholeBeforeTheBody) {
+  httplib::Client client("127.0.0.1", server_->port());
+  client.set_decompress(false);
+  for (int i = 1; i <= 3; ++i) {  // One keep-alive connection, several answers.
+    httplib::Result res = client.Get("/page");
+    ASSERT_TRUE(res) << httplib::to_string(res.error());
+    EXPECT_EQ(res->status, 200);
+    EXPECT_EQ(res->get_header_value("Content-Type"), "text/plain");
+    EXPECT_EQ(res->get_header_value("Content-Encoding"), "");
+    std::string expected = *head_ + "tail " + std::to_string(i) + "\n";
+    EXPECT_EQ(res->get_header_value("Content-Length"), std::to_string(expected.size()));
+    ASSERT_EQ(res->body.size(), expected.size());
+    EXPECT_TRUE(res->body == expected) << "the answer differs from the head and body";
+  }
+  httplib::Result plain = client.Get("/plain");
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->body, "just a body\n");
+}
+
+TEST_F(HttpServerTest, ACompressedAnswerCarriesTheHeadToo) {
+  httplib::Client client("127.0.0.1", server_->port());
+  client.set_decompress(true);
+  httplib::Result res = client.Get("/page", {{"Accept-Encoding", "gzip"}});
+  ASSERT_TRUE(res) << httplib::to_string(res.error());
+  EXPECT_EQ(res->get_header_value("Content-Encoding"), "gzip");
+  EXPECT_TRUE(res->body == *head_ + "tail 1\n") << res->body.size() << " bytes";
+}
+
+TEST_F(HttpServerTest, HeadSaysTheLengthAndSendsNoBody) {
+  httplib::Client client("127.0.0.1", server_->port());
+  httplib::Result res = client.Head("/page");
+  ASSERT_TRUE(res) << httplib::to_string(res.error());
+  EXPECT_EQ(res->status, 200);
+  EXPECT_EQ(res->get_header_value("Content-Length"), std::to_string(head_->size() + std::string("tail 1\n").size()));
+  EXPECT_TRUE(res->body.empty());
+  // The connection is still good for a GET after it.
+  httplib::Result get = client.Get("/page");
+  ASSERT_TRUE(get);
+  EXPECT_EQ(get->body.size(), head_->size() + std::string("tail 2\n").size());
+}
+
+}  // namespace
+}  // namespace tarmac::http
