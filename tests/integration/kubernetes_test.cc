@@ -13,6 +13,7 @@
 
 #include "testutil/kubelet_standin.h"
 #include "testutil/lease_fixture.h"
+#include "testutil/mig_views.h"
 
 namespace tarmac::testing {
 namespace {
@@ -334,13 +335,7 @@ TEST_F(KubernetesTest, AHangingPodResourcesApiNeverHoldsUpAScrape) {
 // socket; a container's instances become a pod lease each, named per
 // instance from the pod resources, and the instance's metrics carry its pod.
 TEST_F(KubernetesTest, TheMixedMigStrategyOffersAResourcePerProfile) {
-  UseScenarioText(R"(
-[[gpu]]
-model = "NVIDIA H100 80GB HBM3"
-mig_layout = ["3g.40gb", "1g.10gb", "1g.10gb"]
-[[gpu]]
-model = "NVIDIA H100 80GB HBM3"
-)");
+  UseScenarioText(kSplitAndWholeH100);
   kubelet_->Start();
   pods_->Start();
   StartKubeAgent("mig_strategy = \"mixed\"\n");

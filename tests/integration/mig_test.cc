@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "testutil/lease_fixture.h"
+#include "testutil/mig_views.h"
 
 namespace tarmac::testing {
 namespace {
@@ -17,13 +18,7 @@ using nlohmann::json;
 class MigTest : public LeaseFixture {};
 
 TEST_F(MigTest, RunMigLeasesOneInstanceAndTheJobRunsInIt) {
-  UseScenarioText(R"(
-[[gpu]]
-model = "NVIDIA H100 80GB HBM3"
-mig_layout = ["3g.40gb", "1g.10gb", "1g.10gb"]
-[[gpu]]
-model = "NVIDIA H100 80GB HBM3"
-)");
+  UseScenarioText(kSplitAndWholeH100);
   StartLeaseAgent();
   json status = AgentStatus();
   ASSERT_EQ(status["gpus"][0]["mig_instances"].size(), 3u) << status.dump();

@@ -40,4 +40,14 @@ inline fleet::ProcessView InMig(int64_t pid, int gi, int64_t used_gib = 1) {
   return p;
 }
 
+// A scenario: GPU 0 an H100 split into a 3g.40gb and two 1g.10gb
+// instances, GPU 1 a whole H100.
+inline constexpr const char* kSplitAndWholeH100 = R"(
+[[gpu]]
+model = "NVIDIA H100 80GB HBM3"
+mig_layout = ["3g.40gb", "1g.10gb", "1g.10gb"]
+[[gpu]]
+model = "NVIDIA H100 80GB HBM3"
+)";
+
 }  // namespace tarmac::testing
