@@ -7,6 +7,8 @@
 // it has been out of such use for `idle_for` (counted from the agent's
 // first look at it, so a fresh agent waits too), inside one of `windows`
 // (when any), and under the temperature and power limits (when set).
+// A MIG instance is judged the same way as a device of its own: held by
+// its lease, its processes, its engine activity; its GPU's limits.
 //
 // Thread safety: none; the lease service calls it under its lock.
 #pragma once
@@ -35,11 +37,21 @@ class BackfillGate {
   // (0-1439). Returns, per GPU, whether it accepts backfill.
   std::vector<bool> Observe(const fleet::FleetView& fleet, const std::vector<Holder>& holders, TimePoint now,
                             int minute_of_day);
+  // The same for every MIG instance of the fleet, by its MIG UUID;
+  // `holders` by MIG UUID (an instance not there is held by none).
+  std::map<std::string, bool> ObserveInstances(const fleet::FleetView& fleet,
+                                               const std::map<std::string, Holder>& holders, TimePoint now,
+                                               int minute_of_day);
 
  private:
   BackfillPolicy policy_;
   std::vector<TimeWindow> windows_;  // policy_.windows, parsed once.
-  std::map<std::string, TimePoint> last_used_;  // By GPU UUID: when other work last used it.
+  // Whether the device `uuid` (of `gpu`) accepts backfill, noting its use
+  // by other work at `now` when `is_used`.
+  bool Accepts(const std::string& uuid, bool is_used, const fleet::GpuSample& gpu, TimePoint now,
+               int minute_of_day);
+
+  std::map<std::string, TimePoint> last_used_;  // By GPU or MIG UUID: when other work last used it.
 };
 
 }  // namespace tarmac::leases

@@ -58,6 +58,21 @@ void LeaseService::MarkBackfill(const fleet::FleetView& fleet, const std::map<in
   localtime_r(&t, &local);
   std::vector<bool> accepts = backfill_.Observe(fleet, holders, now, local.tm_hour * 60 + local.tm_min);
   for (size_t i = 0; i < slots_.size() && i < accepts.size(); ++i) slots_[i].accepts_backfill = accepts[i];
+  // MIG instances are devices of their own: held by their lease, if any.
+  std::map<std::string, Holder> instance_holders;
+  for (const auto& [id, l] : book_.leases()) {
+    if (sched::IsMigLease(l)) {
+      instance_holders[l.uuids[0]] = l.priority == sched::Priority::kBackfill ? Holder::kBackfill : Holder::kOther;
+    }
+  }
+  std::map<std::string, bool> instances =
+      backfill_.ObserveInstances(fleet, instance_holders, now, local.tm_hour * 60 + local.tm_min);
+  for (sched::GpuSlot& s : slots_) {
+    for (sched::MigSlot& m : s.mig) {
+      auto it = instances.find(m.uuid);
+      m.accepts_backfill = it != instances.end() && it->second;
+    }
+  }
 }
 
 void LeaseService::AnnounceRevocations(TimePoint now) {

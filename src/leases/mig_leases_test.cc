@@ -3,10 +3,12 @@
 // Leases on MIG instances (mig_leases.cc, sched/mig_placement.h): granted
 // by profile or UUID and packed, never a GPU with instances given whole,
 // idle, foreign and zombie policies per instance, a layout change ending
-// the leases on instances it destroyed, pods holding instances.
+// the leases on instances it destroyed, pods holding instances, backfill
+// judged per instance.
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include "leases/backfill_gate.h"
 #include "leases/lease_service.h"
 #include "testutil/lease_service_fixture.h"
 #include "testutil/process_views.h"
@@ -210,6 +212,49 @@ TEST_F(LeaseServiceTest, APodsMigInstancesAreOneLeaseEach) {
   std::shared_ptr<const LeaseService::GpuMarks> marks = s->Marks();
   EXPECT_EQ(marks->mig_leases.size(), 3u);
   EXPECT_TRUE(marks->leases.empty()) << "no GPU is marked leased whole";
+}
+
+// Each instance is a device of its own for backfill: work in one (a process
+// outside a lease, engine activity, a lease of another priority) keeps
+// backfill out of it only, backfill's own work does not count, and the
+// GPU's limits apply to all its instances.
+TEST(MigBackfillGateTest, EachInstanceIsJudgedByItsOwnUse) {
+  BackfillPolicy policy;
+  policy.idle_for = seconds(60);
+  policy.max_temperature_celsius = 80;
+  BackfillGate gate(policy);
+  sched::TimePoint t0 = sched::TimePoint{} + std::chrono::hours(1);
+  fleet::FleetView f = MigFleet();
+  int noon = 12 * 60;
+  std::map<std::string, bool> accepts = gate.ObserveInstances(f, {}, t0, noon);
+  EXPECT_EQ(accepts.size(), 12u);
+  EXPECT_FALSE(accepts["MIG-0-2"]) << "a fresh agent waits too";
+  // GPU 0: a process outside any lease in gi 2, engine activity in gi 3, a
+  // normal lease on gi 4, a backfill lease computing in gi 5.
+  f.gpus[0].processes.push_back(InInstance(700, 2, 1002, 5));
+  f.gpus[0].sample.mig_instances[2].graphics_engine_active_ratio = 0.4;  // gi 3
+  f.gpus[0].processes.push_back(InInstance(701, 5, 1003, 6));
+  f.gpus[0].sample.mig_instances[4].graphics_engine_active_ratio = 0.9;  // gi 5
+  std::map<std::string, Holder> holders = {{"MIG-0-4", Holder::kOther}, {"MIG-0-5", Holder::kBackfill}};
+  accepts = gate.ObserveInstances(f, holders, t0 + seconds(60), noon);
+  EXPECT_TRUE(accepts["MIG-0-1"]) << "the 3g.40gb beside them is idle";
+  EXPECT_FALSE(accepts["MIG-0-2"]);
+  EXPECT_FALSE(accepts["MIG-0-3"]);
+  EXPECT_FALSE(accepts["MIG-0-4"]);
+  EXPECT_TRUE(accepts["MIG-0-5"]) << "backfill's own work does not count";
+  EXPECT_TRUE(accepts["MIG-1-7"]);
+  // The work ends; a minute later the instances accept backfill again.
+  f.gpus[0].processes.clear();
+  f.gpus[0].sample.mig_instances[2].graphics_engine_active_ratio = 0;
+  accepts = gate.ObserveInstances(f, {}, t0 + seconds(90), noon);
+  EXPECT_FALSE(accepts["MIG-0-2"]);
+  accepts = gate.ObserveInstances(f, {}, t0 + seconds(120), noon);
+  EXPECT_TRUE(accepts["MIG-0-2"] && accepts["MIG-0-3"] && accepts["MIG-0-4"]);
+  // A hot GPU takes no new backfill in any of its instances.
+  f.gpus[1].sample.temperature_celsius = 85;
+  accepts = gate.ObserveInstances(f, {}, t0 + seconds(130), noon);
+  EXPECT_FALSE(accepts["MIG-1-1"]);
+  EXPECT_TRUE(accepts["MIG-0-1"]);
 }
 
 }  // namespace

@@ -186,12 +186,41 @@ std::vector<std::pair<int64_t, MigPick>> LeaseBook::DecideMig(std::vector<GpuSlo
   }
   std::stable_sort(asks.begin(), asks.end(),
                    [](const Pending* a, const Pending* b) { return a->request.priority > b->request.priority; });
+  // Backfill leases on instances, which a request of another priority may
+  // take: those already being revoked first (a lease is revoked for one
+  // request only), then in lease order.
+  std::vector<const Lease*> backfill;
+  for (bool revoking : {true, false}) {
+    for (const auto& [id, l] : leases_) {
+      if (IsMigLease(l) && l.priority == Priority::kBackfill && l.revoking_since.has_value() == revoking) {
+        backfill.push_back(&l);
+      }
+    }
+  }
+  std::set<int64_t> claimed;  // Backfill leases this decision frees for a request.
   std::vector<std::pair<int64_t, MigPick>> grants;
   int position = static_cast<int>(last_decision_.waiting.size());
   for (const Pending* p : asks) {
-    std::optional<MigPick> pick = PickMigInstance(*gpus, p->request.wants);
+    bool is_backfill = p->request.priority == Priority::kBackfill;
+    std::optional<MigPick> pick = PickMigInstance(*gpus, p->request.wants, is_backfill);
     if (!pick) {
-      last_decision_.waiting.push_back({p->id, ++position, WaitReason::kNoFit});
+      const Lease* victim = nullptr;
+      for (const Lease* l : is_backfill ? std::vector<const Lease*>{} : backfill) {
+        int gpu = -1;
+        const MigSlot* m = FindMigSlot(*gpus, l->uuids[0], &gpu);
+        if (m == nullptr || claimed.count(l->id) != 0 || !(*gpus)[static_cast<size_t>(gpu)].is_healthy) continue;
+        const GpuWants& w = p->request.wants;
+        if (w.uuids.empty() ? m->profile == w.mig_profile : m->uuid == w.uuids[0]) {
+          victim = l;
+          break;
+        }
+      }
+      if (victim != nullptr) {
+        claimed.insert(victim->id);
+        if (!victim->revoking_since) last_decision_.preemptions.push_back({victim->id, p->id});
+      }
+      last_decision_.waiting.push_back({p->id, ++position, victim != nullptr ? WaitReason::kPreempting
+                                                                              : WaitReason::kNoFit});
       continue;
     }
     for (MigSlot& m : (*gpus)[static_cast<size_t>(pick->gpu)].mig) m.is_leased |= m.uuid == pick->uuid;

@@ -134,9 +134,12 @@ class LeaseBook {
   // One scheduling decision over `gpus` (as read now; leases are applied
   // here): grants become leases, in grant order. Requests for whole GPUs
   // go through Schedule; requests for a MIG instance then take free
-  // instances (PickMigInstance) in priority, then arrival order. Backfill leases the
-  // decision preempts are marked revoking (last_decision().preemptions names
-  // them). Also fills `last_decision`.
+  // instances (PickMigInstance) in priority, then arrival order; one of
+  // another priority than backfill that finds none free takes an instance
+  // of what it asks for from a backfill lease (one already being revoked
+  // first) and waits for it (kPreempting). Backfill leases the decision
+  // preempts are marked revoking (last_decision().preemptions names them).
+  // Also fills `last_decision`.
   std::vector<Lease> Decide(const std::vector<GpuSlot>& gpus, TimePoint now);
 
   // Ends a lease and charges its GPU-seconds. kNotFound; kPermissionDenied

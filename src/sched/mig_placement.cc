@@ -50,14 +50,14 @@ Status CheckMigWants(const GpuWants& wants, const std::vector<GpuSlot>& gpus) {
                                              wants.mig_profile, have));
 }
 
-std::optional<MigPick> PickMigInstance(const std::vector<GpuSlot>& gpus, const GpuWants& wants) {
+std::optional<MigPick> PickMigInstance(const std::vector<GpuSlot>& gpus, const GpuWants& wants, bool is_backfill) {
   std::optional<MigPick> best;
   int best_free = 0;
   for (const GpuSlot& g : gpus) {
     int free = 0;
     for (const MigSlot& m : g.mig) free += IsFreeInstance(g, m) ? 1 : 0;
     for (const MigSlot& m : g.mig) {
-      if (!IsFreeInstance(g, m)) continue;
+      if (!IsFreeInstance(g, m) || (is_backfill && !m.accepts_backfill)) continue;
       bool matches = wants.uuids.empty() ? m.profile == wants.mig_profile : m.uuid == wants.uuids[0];
       if (!matches) continue;
       // Fewer free instances: more of the GPU in use already (packing).

@@ -31,8 +31,10 @@ struct MigPick {
 Status CheckMigWants(const GpuWants& wants, const std::vector<GpuSlot>& gpus);
 
 // The instance for `wants`, or empty when none is free now. `gpus` as
-// MarkLeased leaves them (instances in leases marked).
-std::optional<MigPick> PickMigInstance(const std::vector<GpuSlot>& gpus, const GpuWants& wants);
+// MarkLeased leaves them (instances in leases marked). For backfill
+// (`is_backfill`), only instances that accept backfill.
+std::optional<MigPick> PickMigInstance(const std::vector<GpuSlot>& gpus, const GpuWants& wants,
+                                       bool is_backfill = false);
 
 // The instance with `uuid` and its GPU; null when none.
 const MigSlot* FindMigSlot(const std::vector<GpuSlot>& gpus, const std::string& uuid, int* gpu = nullptr);

@@ -89,6 +89,73 @@ TEST(MigPlacementTest, WantsThatCanNeverFitAreRefused) {
   EXPECT_NE(CheckMigWants(w, plain).message().find("this machine has no MIG instances"), std::string::npos);
 }
 
+TEST(MigPlacementTest, BackfillTakesOnlyInstancesThatAcceptIt) {
+  std::vector<GpuSlot> gpus = Machine();
+  GpuWants w;
+  w.mig_profile = "1g.10gb";
+  gpus[0].mig[2].accepts_backfill = false;
+  gpus[0].mig[3].accepts_backfill = false;
+  std::optional<MigPick> p = PickMigInstance(gpus, w, /*is_backfill=*/true);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->gpu, 1) << "GPU 0's 1g.10gb instances refuse backfill";
+  EXPECT_EQ(PickMigInstance(gpus, w)->gpu, 0) << "other work still packs onto GPU 0";
+}
+
+// A real request for a profile that backfill holds revokes one backfill
+// lease of that profile (one already being revoked first), never one of
+// another profile, and is granted the instance once that lease has ended;
+// a backfill request never revokes anything.
+TEST(MigLeaseBookTest, ARealRequestRevokesABackfillLeaseOnAnInstanceOfItsProfile) {
+  std::vector<GpuSlot> gpus = Machine();
+  gpus.resize(1);  // GPU 0 only: 3g.40gb, 2g.20gb, 1g.10gb x2.
+  const Caller alice{1001, "alice", false}, bob{1002, "bob", false};
+  TimePoint now{};
+  LeaseBook book;
+  auto ask = [&](const Caller& who, const std::string& profile, Priority priority) {
+    LeaseRequest r;
+    r.wants.mig_profile = profile;
+    r.priority = priority;
+    Result<int64_t> id = book.Submit(who, r, gpus, now);
+    EXPECT_TRUE(id.ok()) << id.status().ToString();
+    return id.value();
+  };
+  int64_t b1 = ask(alice, "1g.10gb", Priority::kBackfill);
+  int64_t b2 = ask(alice, "1g.10gb", Priority::kBackfill);
+  int64_t b3 = ask(alice, "3g.40gb", Priority::kBackfill);
+  ASSERT_EQ(book.Decide(gpus, now).size(), 3u);
+  int64_t waits = ask(alice, "1g.10gb", Priority::kBackfill);
+  book.Decide(gpus, now);
+  EXPECT_TRUE(book.last_decision().preemptions.empty()) << "backfill never revokes backfill";
+
+  int64_t real = ask(bob, "1g.10gb", Priority::kLow);
+  EXPECT_TRUE(book.Decide(gpus, now).empty());
+  ASSERT_EQ(book.last_decision().preemptions.size(), 1u);
+  EXPECT_EQ(book.last_decision().preemptions[0].lease_id, b1);
+  EXPECT_EQ(book.last_decision().preemptions[0].request_id, real);
+  EXPECT_TRUE(book.FindLease(b1)->revoking_since.has_value());
+  EXPECT_FALSE(book.FindLease(b2)->revoking_since.has_value());
+  EXPECT_FALSE(book.FindLease(b3)->revoking_since.has_value()) << "another profile is not revoked";
+  bool is_preempting = false;
+  for (const Waiting& w : book.last_decision().waiting) is_preempting |= w.request_id == real && w.reason == WaitReason::kPreempting;
+  EXPECT_TRUE(is_preempting);
+
+  // The next decision revokes nothing more: the lease being revoked is its.
+  book.Decide(gpus, now);
+  EXPECT_TRUE(book.last_decision().preemptions.empty());
+  EXPECT_FALSE(book.FindLease(b2)->revoking_since.has_value());
+
+  // The revoked lease ends: the real request gets its instance, before the
+  // backfill request that waited longer.
+  std::string instance = book.FindLease(b1)->uuids[0];
+  ASSERT_TRUE(book.Release(alice, b1, now).ok());
+  std::vector<Lease> granted = book.Decide(gpus, now);
+  ASSERT_EQ(granted.size(), 1u);
+  EXPECT_EQ(granted[0].id, real);
+  EXPECT_EQ(granted[0].uuids, std::vector<std::string>{instance});
+  EXPECT_NE(book.FindPending(waits), nullptr);
+  EXPECT_EQ(book.CheckInvariants(), "");
+}
+
 // The book against a model on the split machine: requests by profile, by
 // UUID and for whole GPUs, decisions, releases, pods holding instances, and
 // restarts through the saved JSON. After every step: no instance in two
@@ -111,6 +178,7 @@ TEST(MigLeaseModelTest, RandomSequencesKeepEveryInstanceInOneLease) {
     LeaseBook book;
     std::map<int64_t, LeaseRequest> queued;
     std::map<int64_t, std::string> held;  // Lease -> its device (MIG UUID or "GPU-2").
+    std::set<int64_t> revoked;
     for (int step = 0; step < 3000; ++step) {
       SCOPED_TRACE(fmt::format("seed {} step {}", seed, step));
       now += std::chrono::seconds(1 + next(10));
@@ -121,11 +189,24 @@ TEST(MigLeaseModelTest, RandomSequencesKeepEveryInstanceInOneLease) {
         if (kind == 0) r.wants.mig_profile = profiles[next(3)];
         if (kind == 1) r.wants.uuids = {all[next(static_cast<uint32_t>(all.size()))]};
         r.command = fmt::format("job-{}", step);
+        if (next(4) == 0) r.priority = Priority::kBackfill;
         Result<int64_t> id = book.Submit(users[next(2)], r, gpus, now);
         ASSERT_TRUE(id.ok()) << id.status().ToString();
         queued[id.value()] = r;
       } else if (op < 70) {
-        for (const Lease& l : book.Decide(gpus, now)) {
+        std::vector<Lease> granted = book.Decide(gpus, now);
+        // Revocations: of backfill leases only, for requests of another
+        // priority, each lease once.
+        for (const Preemption& p : book.last_decision().preemptions) {
+          const Lease* victim = book.FindLease(p.lease_id);
+          ASSERT_NE(victim, nullptr);
+          EXPECT_EQ(victim->priority, Priority::kBackfill);
+          EXPECT_TRUE(victim->revoking_since.has_value());
+          ASSERT_EQ(queued.count(p.request_id), 1u);
+          EXPECT_NE(queued[p.request_id].priority, Priority::kBackfill);
+          EXPECT_TRUE(revoked.insert(p.lease_id).second) << "lease " << p.lease_id << " revoked twice";
+        }
+        for (const Lease& l : granted) {
           ASSERT_EQ(queued.count(l.id), 1u);
           const LeaseRequest& r = queued[l.id];
           if (!r.wants.mig_profile.empty()) {

@@ -24,6 +24,8 @@ struct MigSlot {
   bool is_leased = false;
   bool has_foreign_processes = false;  // Processes outside any lease in it.
   int64_t memory_total_bytes = 0;
+  // Backfill may start in it: judged per instance as GpuSlot's is per GPU.
+  bool accepts_backfill = true;
 };
 
 struct GpuSlot {

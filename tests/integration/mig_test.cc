@@ -7,6 +7,8 @@
 // layout change on the timeline ends the lease on the vanished instance.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "testutil/lease_fixture.h"
 #include "testutil/mig_views.h"
 
@@ -15,7 +17,15 @@ namespace {
 
 using nlohmann::json;
 
-class MigTest : public LeaseFixture {};
+class MigTest : public LeaseFixture {
+ public:
+  // Commands that outlive the test (a backfill run whose agent is stopped
+  // first) are killed: every one names this test's private directory.
+  void TearDown() override {
+    RunResult r = RunCommand({"pkill", "-KILL", "-f", dir_.path() + "/"}, {});
+    (void)r;
+  }
+};
 
 TEST_F(MigTest, RunMigLeasesOneInstanceAndTheJobRunsInIt) {
   UseScenarioText(kSplitAndWholeH100);
@@ -98,6 +108,50 @@ mig_layout = ["7g.80gb"]
   RunResult next = T({"reserve", "--mig", "7g.80gb", "--for", "1h", "--json"});
   ASSERT_EQ(next.exit_code, 0) << next.err;
   EXPECT_NE(json::parse(next.out)["uuids"][0], uuid);
+}
+
+// Backfill on instances yields to real work as on whole GPUs: a request for
+// a profile whose instances backfill holds revokes one backfill lease (the
+// first), waits for it, and gets that instance; the other backfill lease
+// and its command are left alone.
+TEST_F(MigTest, ARealRequestRevokesOneBackfillLeaseOnAnInstanceOfItsProfile) {
+  UseScenarioText(kSplitAndWholeH100);
+  StartLeaseAgent("[backfill]\ngrace = \"2s\"\nidle_for = \"0s\"\n");
+  std::string d = dir_.path();
+  Child* first = StartRun({"--priority", "backfill", "--mig", "1g.10gb"},
+                          {"sh", "-c", "trap 'echo told > " + d + "/first.told; exit 0' TERM; echo \"$CUDA_VISIBLE_DEVICES\" > " +
+                                           d + "/first.up; while :; do sleep 0.1; done"},
+                          {}, "first.err");
+  ASSERT_TRUE(WaitFor([&] { return Leases().size() == 1 && std::ifstream(d + "/first.up").good(); }));
+  Child* second = StartRun({"--priority", "backfill", "--mig", "1g.10gb"},
+                           {"sh", "-c", "touch " + d + "/second.up; while :; do sleep 0.1; done"}, {}, "second.err");
+  ASSERT_TRUE(WaitFor([&] { return Leases().size() == 2 && std::ifstream(d + "/second.up").good(); }));
+  std::string first_instance;
+  std::getline(std::ifstream(d + "/first.up"), first_instance);
+  ASSERT_EQ(first_instance.rfind("MIG-", 0), 0u) << first_instance;
+  // Backfill never revokes backfill: a third backfill request waits.
+  ipc::Request third;
+  third.method = "lease.request";
+  third.params = {{"mig_profile", "1g.10gb"}, {"priority", "backfill"}, {"command", "third"}, {"wait", false}};
+  Result<json> refused = ipc::CallAgent(Socket(), third, std::chrono::seconds(5));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kResourceExhausted) << refused.status().ToString();
+  EXPECT_FALSE(Has(EventKinds(1), "preempting"));
+  EXPECT_FALSE(Has(EventKinds(2), "preempting"));
+
+  RunResult r = T({"run", "--mig", "1g.10gb", "--", "sh", "-c", "echo \"$CUDA_VISIBLE_DEVICES\""});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, first_instance + "\n") << "the real run got the revoked lease's instance";
+  EXPECT_TRUE(std::ifstream(d + "/first.told").good());
+  EXPECT_EQ(WEXITSTATUS(first->Wait()), 0);
+  std::vector<std::string> first_events = EventKinds(1);
+  EXPECT_TRUE(Has(first_events, "preempting")) << json(first_events).dump();
+  // The second backfill lease was not revoked, and its command still runs.
+  EXPECT_FALSE(Has(EventKinds(2), "preempting")) << json(EventKinds(2)).dump();
+  json leases = Leases();
+  ASSERT_EQ(leases.size(), 1u) << leases.dump();
+  EXPECT_EQ(leases[0]["id"], 2);
+  EXPECT_TRUE(IsRunning(second->pid()));
 }
 
 }  // namespace
