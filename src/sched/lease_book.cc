@@ -205,7 +205,8 @@ std::vector<std::pair<int64_t, MigPick>> LeaseBook::DecideMig(std::vector<GpuSlo
     std::optional<MigPick> pick = PickMigInstance(*gpus, p->request.wants, is_backfill);
     if (!pick) {
       const Lease* victim = nullptr;
-      for (const Lease* l : is_backfill ? std::vector<const Lease*>{} : backfill) {
+      for (const Lease* l : backfill) {
+        if (is_backfill) break;  // Backfill never revokes backfill.
         int gpu = -1;
         const MigSlot* m = FindMigSlot(*gpus, l->uuids[0], &gpu);
         if (m == nullptr || claimed.count(l->id) != 0 || !(*gpus)[static_cast<size_t>(gpu)].is_healthy) continue;
