@@ -53,8 +53,8 @@ struct HttpOptions {
 // One answer to a GET. Its body is `*head` (when set) followed by `body`.
 // `head` is shared, not copied: a large page rendered once (the /metrics
 // page of the last sample) is written from where it lies to every client
-// that takes it uncompressed; a client that asks for compression gets the
-// whole body compressed per answer.
+// that sends no Accept-Encoding; for one that does, head and body are
+// joined into one answer, compressed when it accepts gzip or br.
 struct Response {
   int status = 200;
   std::string content_type = "text/plain";
