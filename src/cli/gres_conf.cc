@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <map>
+#include <sstream>
 #include <vector>
 
 namespace tarmac::cli {
@@ -29,11 +30,9 @@ namespace {
 // "gpu0/gi1/access 12" -> {"gpu0/gi1/access": 12}.
 std::map<std::string, int> ParseMigMinors(const std::string& text) {
   std::map<std::string, int> out;
-  size_t at = 0;
-  while (at < text.size()) {
-    size_t end = text.find('\n', at);
-    std::string line = text.substr(at, end == std::string::npos ? std::string::npos : end - at);
-    at = end == std::string::npos ? text.size() : end + 1;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
     size_t space = line.find(' ');
     if (space == std::string::npos) continue;
     char* rest = nullptr;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <sstream>
 
 #include "cli/fleet_source.h"
 #include "cli/gres_conf.h"
@@ -107,11 +108,9 @@ int RunJobScript(const std::string& name, const GlobalOptions& global, const Slu
 
 std::vector<int> GpusOfDevicesList(const std::string& devices_list) {
   std::vector<int> out;
-  size_t at = 0;
-  while (at < devices_list.size()) {
-    size_t next = devices_list.find('\n', at);
-    std::string line = devices_list.substr(at, next == std::string::npos ? std::string::npos : next - at);
-    at = next == std::string::npos ? devices_list.size() : next + 1;
+  std::istringstream lines(devices_list);
+  std::string line;
+  while (std::getline(lines, line)) {
     // "c 195:3 rwm"
     if (line.rfind("c 195:", 0) != 0) continue;
     size_t end = line.find(' ', 6);
