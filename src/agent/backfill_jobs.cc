@@ -414,9 +414,18 @@ void BackfillJobs::AddFigures(fleet::LeaseFigures* f) const {
   MutexLock lock(&mu_);
   for (const auto& [id, job] : jobs_) {
     ++f->batches_by_state[backfill::BatchStateName(job.spec.state)];
-    Result<json> p = backfill::ReadJsonFile(Dir(id) + "/progress.json");
-    if (!p.ok()) continue;
-    backfill::BatchProgress progress = backfill::DecodeProgress(p.value());
+    // A done batch's runner has exited: its progress is read once, not per
+    // scrape; the others' runners may still write.
+    auto kept = done_progress_.find(id);
+    backfill::BatchProgress progress;
+    if (kept != done_progress_.end()) {
+      progress = kept->second;
+    } else {
+      Result<json> p = backfill::ReadJsonFile(Dir(id) + "/progress.json");
+      if (!p.ok()) continue;
+      progress = backfill::DecodeProgress(p.value());
+      if (job.spec.state == BatchState::kDone) done_progress_[id] = progress;
+    }
     f->batch_requests_done += progress.done;
     f->batch_requests_failed += progress.failed;
     f->batch_completion_tokens += progress.completion_tokens;

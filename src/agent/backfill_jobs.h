@@ -113,6 +113,8 @@ class BackfillJobs {
   Logger* logger_;
   mutable Mutex mu_;
   std::map<int64_t, Job> jobs_ GUARDED_BY(mu_);
+  // Progress of done batches, read once (AddFigures).
+  mutable std::map<int64_t, backfill::BatchProgress> done_progress_ GUARDED_BY(mu_);
   int64_t next_id_ GUARDED_BY(mu_) = 1;
   int wake_fd_ = -1;  // An eventfd: readable when Tick should run now.
   std::jthread thread_;
