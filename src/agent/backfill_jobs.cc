@@ -19,6 +19,7 @@
 
 #include "common/fs.h"
 #include "common/proc_files.h"
+#include "common/safe_file.h"
 #include "leases/callers.h"
 
 namespace tarmac::agent {
@@ -29,11 +30,32 @@ using backfill::BatchSpec;
 using backfill::BatchState;
 using SteadyClock = std::chrono::steady_clock;
 
-bool IsRunnerProcess(pid_t pid) {
+// Whether `pid` is a tarmac-backfill-runner running as `uid`.
+bool IsRunnerOf(pid_t pid, int64_t uid) {
   std::string cmdline;
+  struct stat st {};
   return ReadSmallFile(fmt::format("/proc/{}/cmdline", pid), &cmdline) &&
-         cmdline.find("tarmac-backfill-runner") != std::string::npos;
+         cmdline.find("tarmac-backfill-runner") != std::string::npos &&
+         ::stat(fmt::format("/proc/{}", pid).c_str(), &st) == 0 && static_cast<int64_t>(st.st_uid) == uid;
 }
+
+// A folder only this process may change: a directory (not a link), owned
+// by our effective uid, writable by nobody else. What is in it is ours.
+Status CheckOwnFolder(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return Status::IOError(fmt::format("{}: {}", path, std::strerror(errno)));
+  if (!S_ISDIR(st.st_mode)) return Status::PermissionDenied(fmt::format("{}: is {}", path, FileKindName(st.st_mode)));
+  if (st.st_uid != ::geteuid()) {
+    return Status::PermissionDenied(fmt::format("{}: belongs to uid {}, not to the agent (uid {})", path, st.st_uid, ::geteuid()));
+  }
+  if ((st.st_mode & 022) != 0) {
+    return Status::PermissionDenied(fmt::format("{}: others may write in it (mode {:o})", path, st.st_mode & 07777));
+  }
+  return Status::OK();
+}
+
+// Longest phase or problem text a runner may report.
+constexpr size_t kMaxProgressText = 4096;
 
 }  // namespace
 
@@ -85,16 +107,54 @@ Status BackfillJobs::Save(const BatchSpec& spec) const {
   return backfill::WriteJsonFile(Dir(spec.id) + "/batch.json", backfill::EncodeBatchSpec(spec));
 }
 
+void BackfillJobs::SaveProgress(Job* job) {
+  json j = backfill::EncodeProgress(job->progress);
+  j["runner_pid"] = job->pid;
+  j["runner_start_ticks"] = job->start_ticks;
+  Status s = backfill::WriteJsonFile(Dir(job->spec.id) + "/progress.json", j);
+  if (!s.ok()) logger_->Log(LogLevel::kWarning, "backfill: {}", s.message());
+  job->progress_saved_at = clock_->SteadyNow();
+  job->progress_phase_saved = job->progress.phase;
+}
+
+Status BackfillJobs::MakeWorkDir(const BatchSpec& spec) const {
+  // Created in the agent's own folder, then given to the user: the runner
+  // keeps its lock, its own progress and engine logs there; the agent
+  // never opens anything in it.
+  std::string work = Dir(spec.id) + "/work";
+  if (::mkdir(work.c_str(), 0700) != 0 && errno != EEXIST) {
+    return Status::IOError(fmt::format("cannot create {}", work), std::strerror(errno));
+  }
+  if (::geteuid() == 0) {
+    passwd* pw = ::getpwuid(static_cast<uid_t>(spec.uid));
+    gid_t gid = pw != nullptr ? pw->pw_gid : static_cast<gid_t>(spec.uid);
+    if (::fchownat(AT_FDCWD, work.c_str(), static_cast<uid_t>(spec.uid), gid, AT_SYMLINK_NOFOLLOW) != 0) {
+      return Status::IOError(fmt::format("cannot give {} to uid {}", work, spec.uid), std::strerror(errno));
+    }
+  }
+  return Status::OK();
+}
+
 Status BackfillJobs::Open() {
   Status s = MakeDirs(options_.dir);
   if (!s.ok()) return s.WithContext("backfill");
   ::chmod(options_.dir.c_str(), 0755);
+  s = CheckOwnFolder(options_.dir);
+  if (!s.ok()) return s.WithContext("backfill");
   DIR* dir = ::opendir(options_.dir.c_str());
   if (dir == nullptr) return Status::IOError(fmt::format("cannot read {}", options_.dir), std::strerror(errno));
   MutexLock lock(&mu_);
   while (dirent* entry = ::readdir(dir)) {
     std::string name = entry->d_name;
-    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (name.empty() || name.size() > 18 || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    // Only a folder the agent alone can write holds a batch it trusts
+    // (earlier layouts gave the folder to the submitter).
+    Status own = CheckOwnFolder(Dir(std::stoll(name)));
+    if (!own.ok()) {
+      logger_->Log(LogLevel::kWarning, "backfill: skipping batch {}: {}; not trusted, submit it again", name,
+                   own.message());
+      continue;
+    }
     std::string path = Dir(std::stoll(name)) + "/batch.json";
     Result<json> j = backfill::ReadJsonFile(path);
     Result<BatchSpec> spec = j.ok() ? backfill::DecodeBatchSpec(j.value(), path) : Result<BatchSpec>(j.status());
@@ -105,13 +165,17 @@ Status BackfillJobs::Open() {
     Job job;
     job.spec = spec.value();
     next_id_ = std::max(next_id_, job.spec.id + 1);
-    // A runner from before the agent's restart goes on: adopt it.
+    // The agent's own record of the runner: a runner from before the
+    // agent's restart goes on when that very process (PID, start time,
+    // the batch's user) still runs.
     Result<json> progress = backfill::ReadJsonFile(Dir(job.spec.id) + "/progress.json");
-    if (progress.ok() && backfill::IsActive(job.spec.state)) {
-      pid_t pid = static_cast<pid_t>(backfill::DecodeProgress(progress.value()).runner_pid);
-      std::optional<int64_t> ticks = pid > 0 ? LiveStartTicks(pid) : std::nullopt;
-      if (ticks && IsRunnerProcess(pid)) {
-        Hold(&job, pid, *ticks, false);
+    if (progress.ok()) {
+      job.progress = backfill::DecodeProgress(progress.value());
+      pid_t pid = static_cast<pid_t>(job.progress.runner_pid);
+      int64_t ticks = progress.value().value("runner_start_ticks", int64_t{0});
+      std::optional<int64_t> live = pid > 0 ? LiveStartTicks(pid) : std::nullopt;
+      if (backfill::IsActive(job.spec.state) && live && *live == ticks && IsRunnerOf(pid, job.spec.uid)) {
+        Hold(&job, pid, ticks, false);
         logger_->Log(LogLevel::kInfo, "backfill: batch {}: its runner (pid {}) goes on", job.spec.id, pid);
       }
     }
@@ -138,8 +202,10 @@ void BackfillJobs::Spawn(Job* job) {
     passwd* pw = ::getpwuid(uid);
     gid = pw != nullptr ? pw->pw_gid : static_cast<gid_t>(spec.uid);
   }
-  int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (log >= 0 && is_root) (void)!::fchown(log, uid, gid);
+  // In the agent's folder, the agent's file; the user's group may read it.
+  MakeWorkDir(spec).IgnoreError();  // A runner without it says so in its log.
+  int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0640);
+  if (log >= 0 && is_root) (void)!::fchown(log, static_cast<uid_t>(-1), gid);
   pid_t pid = ::fork();
   if (pid < 0) {
     logger_->Log(LogLevel::kError, "backfill: batch {}: fork: {}", spec.id, std::strerror(errno));
@@ -165,6 +231,8 @@ void BackfillJobs::Spawn(Job* job) {
   }
   if (log >= 0) ::close(log);
   Hold(job, pid, LiveStartTicks(pid).value_or(0), true);
+  job->progress.runner_pid = pid;
+  SaveProgress(job);
   if (job->spec.state == BatchState::kQueued) {
     job->spec.state = BatchState::kRunning;
     Save(job->spec).IgnoreError();
@@ -190,8 +258,8 @@ void BackfillJobs::Ended(Job* job) {
   if (job->pidfd >= 0) ::close(job->pidfd);
   job->pidfd = -1;
   job->signalled_at.reset();
-  Result<json> p = backfill::ReadJsonFile(Dir(job->spec.id) + "/progress.json");
-  backfill::BatchProgress progress = p.ok() ? backfill::DecodeProgress(p.value()) : backfill::BatchProgress{};
+  const backfill::BatchProgress& progress = job->progress;
+  SaveProgress(job);
   if (!backfill::IsActive(job->spec.state)) return;  // Paused or cancelled: as asked.
   if (progress.phase == "done") {
     job->spec.state = BatchState::kDone;
@@ -272,10 +340,10 @@ void BackfillJobs::Stop() {
 
 json BackfillJobs::View(const Job& job) const {
   json j = backfill::EncodeBatchSpec(job.spec);
-  Result<json> p = backfill::ReadJsonFile(Dir(job.spec.id) + "/progress.json");
-  backfill::BatchProgress progress = p.ok() ? backfill::DecodeProgress(p.value()) : backfill::BatchProgress{};
+  backfill::BatchProgress progress = job.progress;  // As the runner last reported it.
   if (progress.total == 0) progress.total = job.spec.total;
   bool running = job.pid > 0;
+  progress.runner_pid = running ? job.pid : progress.runner_pid;
   j["progress"] = backfill::EncodeProgress(progress);
   j["runner_pid"] = running ? json(job.pid) : json(nullptr);
   double eta = backfill::EtaSeconds(progress);
@@ -302,12 +370,17 @@ Result<json> BackfillJobs::Submit(const json& params, uid_t uid, gid_t) {
   MutexLock lock(&mu_);
   spec.id = next_id_;
   std::string dir = Dir(spec.id);
+  // The batch's folder is the agent's (identity, command and paths are
+  // never read back from a file the user can write); its work/ is the
+  // user's.
   if (::mkdir(dir.c_str(), 0755) != 0) {
     return Status::IOError(fmt::format("cannot create {}", dir), std::strerror(errno));
   }
-  if (::geteuid() == 0) (void)!::chown(dir.c_str(), uid, static_cast<gid_t>(-1));
   s = Save(spec);
+  if (s.ok()) s = MakeWorkDir(spec);
   if (!s.ok()) {
+    ::unlink((dir + "/batch.json").c_str());
+    ::rmdir((dir + "/work").c_str());
     ::rmdir(dir.c_str());
     return s;
   }
@@ -321,6 +394,32 @@ Result<json> BackfillJobs::Submit(const json& params, uid_t uid, gid_t) {
          fmt::format("{}: {} requests for {} on up to {} GPU{}", spec.input, spec.total, spec.model, spec.gpus,
                      spec.gpus == 1 ? "" : "s"));
   return json{{"batch", View(job)}};
+}
+
+Result<json> BackfillJobs::Progress(const json& params, const ipc::PeerCredentials& peer) {
+  Result<int64_t> id = ipc::IdParam(params);
+  if (!id.ok()) return id.status();
+  if (!params.contains("progress") || !params["progress"].is_object()) {
+    return Status::InvalidArgument("progress: expected an object");
+  }
+  backfill::BatchProgress p = backfill::DecodeProgress(params["progress"]);
+  if (p.phase.size() > kMaxProgressText || p.problem.size() > kMaxProgressText) {
+    return Status::InvalidArgument(fmt::format("progress: phase and problem are at most {} bytes", kMaxProgressText));
+  }
+  MutexLock lock(&mu_);
+  auto it = jobs_.find(id.value());
+  if (it == jobs_.end()) return Status::NotFound(fmt::format("no batch {}", id.value()));
+  Job& job = it->second;
+  // Only the very runner the agent started (or adopted) for this batch,
+  // as the batch's user, as the kernel tells: SO_PEERCRED.
+  if (job.pid <= 0 || peer.pid != job.pid || static_cast<int64_t>(peer.uid) != job.spec.uid) {
+    return Status::PermissionDenied(fmt::format("only batch {}'s runner reports its progress", job.spec.id));
+  }
+  p.runner_pid = job.pid;
+  bool phase_changed = p.phase != job.progress_phase_saved;
+  job.progress = std::move(p);
+  if (phase_changed || clock_->SteadyNow() - job.progress_saved_at >= std::chrono::seconds(5)) SaveProgress(&job);
+  return json{{"ok", true}};
 }
 
 Result<json> BackfillJobs::Change(const json& params, uid_t uid, gid_t gid, const std::string& to) {
@@ -396,6 +495,11 @@ Status BackfillJobs::AddMethods(ipc::MethodTable* table) {
     return answer(request, json{{"batch", View(it->second)}});
   });
   if (!s.ok()) return s;
+  s = table->Add("backfill.progress", ipc::Access::kAnyone,
+                 [this, answer](const ipc::Request& request, const ipc::PeerCredentials& peer) {
+                   return answer(request, Progress(request.params, peer));
+                 });
+  if (!s.ok()) return s;
   for (const char* verb : {"pause", "resume", "cancel"}) {
     s = table->Add(fmt::format("backfill.{}", verb), ipc::Access::kOwnerOrAdmin,
                    [this, answer, verb](const ipc::Request& request, const ipc::PeerCredentials& peer) {
@@ -414,18 +518,7 @@ void BackfillJobs::AddFigures(fleet::LeaseFigures* f) const {
   MutexLock lock(&mu_);
   for (const auto& [id, job] : jobs_) {
     ++f->batches_by_state[backfill::BatchStateName(job.spec.state)];
-    // A done batch's runner has exited: its progress is read once, not per
-    // scrape; the others' runners may still write.
-    auto kept = done_progress_.find(id);
-    backfill::BatchProgress progress;
-    if (kept != done_progress_.end()) {
-      progress = kept->second;
-    } else {
-      Result<json> p = backfill::ReadJsonFile(Dir(id) + "/progress.json");
-      if (!p.ok()) continue;
-      progress = backfill::DecodeProgress(p.value());
-      if (job.spec.state == BatchState::kDone) done_progress_[id] = progress;
-    }
+    const backfill::BatchProgress& progress = job.progress;  // In memory: no file read per scrape.
     f->batch_requests_done += progress.done;
     f->batch_requests_failed += progress.failed;
     f->batch_completion_tokens += progress.completion_tokens;

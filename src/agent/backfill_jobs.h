@@ -6,21 +6,29 @@
 //  - Each step is an event (`tarmac events`): batch_submitted,
 //    batch_paused, batch_resumed, batch_cancelled, batch_done,
 //    batch_failed, batch_runner_restarted.
-//  - backfill.submit keeps a batch in <state>/backfill/<id>/batch.json, owned
-//    by the caller (SO_PEERCRED); list and get show every batch with its
-//    runner's progress (progress.json); pause, resume and cancel are for
-//    the batch's user, root and the admin group.
+//  - backfill.submit keeps a batch in <state>/backfill/<id>/batch.json, in a
+//    folder only the agent may write (docs/security.md): the caller's
+//    identity (SO_PEERCRED), command and paths are never read back from a
+//    file the user can write. <id>/work/ is the user's (the runner's lock,
+//    its own progress, engine logs); the agent never opens anything there.
+//  - The runner reports its progress over the socket (backfill.progress,
+//    taken only from that runner's PID and the batch's uid); the agent
+//    keeps it in memory and in its own <id>/progress.json. list and get
+//    show every batch with it; pause, resume and cancel are for the
+//    batch's user, root and the admin group.
 //  - Each active batch (queued, running) has one tarmac-backfill-runner,
 //    started as the batch's user in a session of its own, its output in
-//    runner.log. A runner that ends is read by its progress: done, failed
+//    runner.log (the agent's file, readable by the user's group). A runner
+//    that ends is read by its last reported progress: done, failed
 //    (with its problem), or started again with backoff (1 s doubling, at
 //    most a minute). Pause and cancel send the runner SIGTERM (SIGKILL
 //    after 30 s), through ProcessControl, so only the very process started
 //    or adopted (PID and start time) is signalled; the results so far stay.
-//  - The agent restarting adopts the runners that still run (their pid
-//    from progress.json, checked against /proc): a batch goes on across an
-//    agent restart; a runner killed with the agent's old children is
-//    started again.
+//  - The agent restarting adopts the runners that still run (PID and start
+//    time from its own progress.json, checked against /proc: the same
+//    process, a runner, the batch's user): a batch goes on across an agent
+//    restart; a runner killed with the agent's old children is started
+//    again. A batch folder the agent does not own alone is skipped.
 //
 // The jobs' thread (Start) runs Tick at once when a batch is submitted,
 // resumed, paused or cancelled and when a runner exits (a pidfd), else
@@ -92,10 +100,17 @@ class BackfillJobs {
     std::chrono::steady_clock::time_point started_at;
     std::chrono::steady_clock::time_point next_start;
     int failures = 0;
+    backfill::BatchProgress progress;  // As the runner last reported it.
+    std::chrono::steady_clock::time_point progress_saved_at;
+    std::string progress_phase_saved;
   };
 
   nlohmann::json View(const Job& job) const;
   Status Save(const backfill::BatchSpec& spec) const;
+  // Writes the agent's copy of a job's progress (with the runner's PID and
+  // start time) to <id>/progress.json.
+  void SaveProgress(Job* job) REQUIRES(mu_);
+  Status MakeWorkDir(const backfill::BatchSpec& spec) const;
   std::string Dir(int64_t id) const;
   void Spawn(Job* job) REQUIRES(mu_);
   // Takes runner `pid` (started at `start_ticks`) as the job's.
@@ -105,6 +120,7 @@ class BackfillJobs {
   bool IsRunning(Job* job) REQUIRES(mu_);
   void Record(const std::string& kind, const backfill::BatchSpec& spec, int64_t actor_uid, const std::string& detail);
   Result<nlohmann::json> Submit(const nlohmann::json& params, uid_t uid, gid_t gid) EXCLUDES(mu_);
+  Result<nlohmann::json> Progress(const nlohmann::json& params, const ipc::PeerCredentials& peer) EXCLUDES(mu_);
   Result<nlohmann::json> Change(const nlohmann::json& params, uid_t uid, gid_t gid, const std::string& to) EXCLUDES(mu_);
 
   BackfillJobsOptions options_;
@@ -113,8 +129,6 @@ class BackfillJobs {
   Logger* logger_;
   mutable Mutex mu_;
   std::map<int64_t, Job> jobs_ GUARDED_BY(mu_);
-  // Progress of done batches, read once (AddFigures).
-  mutable std::map<int64_t, backfill::BatchProgress> done_progress_ GUARDED_BY(mu_);
   int64_t next_id_ GUARDED_BY(mu_) = 1;
   int wake_fd_ = -1;  // An eventfd: readable when Tick should run now.
   std::jthread thread_;

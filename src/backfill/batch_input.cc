@@ -10,6 +10,7 @@
 
 #include "backfill/lines.h"
 #include "common/proc_files.h"
+#include "common/safe_file.h"
 
 namespace tarmac::backfill {
 namespace {
@@ -147,10 +148,11 @@ Result<BatchInput> ParseBatchInput(std::string_view text, std::string_view sourc
 }
 
 Result<BatchInput> ReadBatchFile(const std::string& path, const BatchDefaults& defaults) {
-  std::string text;
-  if (!ReadSmallFile(path, &text, kMaxBatchBytes + 1)) {
-    return Status::InvalidArgument(fmt::format("{}: {}", path, std::strerror(errno)));
-  }
+  // Read by the runner and the CLI as the batch's user: a link is followed
+  // with that user's rights; a FIFO or a device is refused, never waited on.
+  Result<std::string> read = ReadForeignFile(path, {.max_bytes = kMaxBatchBytes + 1, .follow_final_link = true});
+  if (!read.ok()) return Status::InvalidArgument(read.status().message());
+  std::string text = std::move(read).value();
   if (text.size() > kMaxBatchBytes) {
     return Status::InvalidArgument(fmt::format("{}: larger than {} MiB; split it", path, kMaxBatchBytes >> 20));
   }

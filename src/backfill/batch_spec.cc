@@ -3,11 +3,12 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
-#include <sstream>
+#include <filesystem>
+
 
 #include "common/enum_names.h"
 #include "common/fs.h"
+#include "common/safe_file.h"
 
 namespace tarmac::backfill {
 namespace {
@@ -101,7 +102,12 @@ Status CheckBatchSpec(const BatchSpec& s) {
   for (auto [name, path] : {std::pair{"input", &s.input}, std::pair{"output", &s.output}, std::pair{"errors", &s.errors}}) {
     if (path->empty() || path->front() != '/') return bad(fmt::format("{}: an absolute path is needed", name));
   }
-  if (s.output == s.input || s.errors == s.input || s.output == s.errors) {
+  // One file has many spellings ("d//f", "d/./f", "d/x/../f"): compared
+  // in their normal form here; links and hard links are caught by the
+  // runner, which compares the opened files themselves.
+  auto normal = [](const std::string& p) { return std::filesystem::path(p).lexically_normal().string(); };
+  std::string input = normal(s.input), output = normal(s.output), errors = normal(s.errors);
+  if (output == input || errors == input || output == errors) {
     return bad("input, output and errors must be three different files");
   }
   if (s.engine.kind != "ollama" && s.engine.kind != "openai") {
@@ -174,11 +180,11 @@ double EtaSeconds(const BatchProgress& p) {
 Status WriteJsonFile(const std::string& path, const json& j) { return WriteFileAtomically(path, j.dump(2) + "\n"); }
 
 Result<json> ReadJsonFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Status::NotFound(fmt::format("{}: cannot read", path));
-  std::stringstream text;
-  text << in.rdbuf();
-  json j = json::parse(text.str(), nullptr, false);
+  constexpr size_t kMaxBytes = size_t{1} << 20;
+  Result<std::string> text = ReadForeignFile(path, {.max_bytes = kMaxBytes + 1});
+  if (!text.ok()) return text.status();
+  if (text.value().size() > kMaxBytes) return Status::Corruption(fmt::format("{}: larger than 1 MiB", path));
+  json j = json::parse(text.value(), nullptr, false);
   if (j.is_discarded()) return Status::Corruption(fmt::format("{}: not valid JSON", path));
   return j;
 }

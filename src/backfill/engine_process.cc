@@ -76,7 +76,7 @@ Result<EngineProcess> EngineProcess::Start(const EngineLaunch& launch, Clock* cl
   envp.push_back(nullptr);
   std::string sh = "/bin/sh", dash_c = "-c";
   char* argv[] = {sh.data(), dash_c.data(), command.data(), nullptr};
-  int log = ::open(launch.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  int log = ::open(launch.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
   if (log < 0) return Status::IOError(fmt::format("cannot write {}", launch.log_path), std::strerror(errno));
   pid_t pid = ::fork();
   if (pid < 0) {

@@ -2,11 +2,14 @@
 #include "backfill/result_log.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+
+#include "common/safe_file.h"
 
 namespace tarmac::backfill {
 namespace {
@@ -22,10 +25,19 @@ Status IoError(const std::string& path, const char* doing) {
 
 }  // namespace
 
-Result<std::unique_ptr<ResultLog>> ResultLog::Open(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+Result<std::unique_ptr<ResultLog>> ResultLog::Open(const std::string& path, int mode) {
+  // O_NONBLOCK: a FIFO planted at the path is refused below, never waited on.
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, mode & 0666);
   if (fd < 0) return IoError(path, "cannot open the results file");
   std::unique_ptr<ResultLog> log(new ResultLog(path, fd));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return IoError(path, "cannot read the results file");
+  if (!S_ISREG(st.st_mode)) {
+    return Status::InvalidArgument(fmt::format("{}: is {}, not a regular file", path, FileKindName(st.st_mode)));
+  }
+  int blocking = ::fcntl(fd, F_GETFL);
+  if (blocking >= 0) ::fcntl(fd, F_SETFL, blocking & ~O_NONBLOCK);
+  log->file_id_ = FileId{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
   std::string text;
   char buf[65536];
   for (;;) {

@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/fs.h"
 #include "common/result.h"
 #include "common/status.h"
 
@@ -28,8 +29,11 @@ namespace tarmac::backfill {
 
 class ResultLog {
  public:
-  // Opens (creating it when missing) the file at `path`.
-  static Result<std::unique_ptr<ResultLog>> Open(const std::string& path);
+  // Opens (creating it when missing, with `mode`: the batch's input's
+  // permission bits, so results are no more readable than the prompts) the
+  // file at `path`. kInvalidArgument when it is not a regular file (a FIFO
+  // or a device is never opened for writing).
+  static Result<std::unique_ptr<ResultLog>> Open(const std::string& path, int mode = 0600);
   ~ResultLog();
   ResultLog(const ResultLog&) = delete;
   ResultLog& operator=(const ResultLog&) = delete;
@@ -41,6 +45,9 @@ class ResultLog {
   size_t size() const { return done_.size(); }
   // Bytes cut off a torn last line at Open (0 when the file was whole).
   size_t repaired_bytes() const { return repaired_bytes_; }
+  // Which file this is (device and inode): two spellings, a link or a hard
+  // link of one file give the same id.
+  FileId file_id() const { return file_id_; }
 
  private:
   ResultLog(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
@@ -50,6 +57,7 @@ class ResultLog {
   off_t size_ = 0;  // Bytes of whole lines.
   std::set<std::string> done_;
   size_t repaired_bytes_ = 0;
+  FileId file_id_;
 };
 
 }  // namespace tarmac::backfill

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,6 +25,7 @@
 #include "client/agent_client.h"
 #include "client/lease_request.h"
 #include "client/lease_wait.h"
+#include "common/fs.h"
 #include "common/mutex.h"
 
 namespace tarmac::backfill {
@@ -63,10 +65,23 @@ class InFlight {
   bool is_aborted_ GUARDED_BY(mu_) = false;
 };
 
+// <state>/backfill/<id> -> id; 0 when the folder is not named by a number.
+int64_t BatchIdOfDir(const std::string& dir) {
+  std::string name = dir.substr(dir.rfind('/') + 1);
+  if (name.empty() || name.size() > 18 || name.find_first_not_of("0123456789") != std::string::npos) return 0;
+  return std::stoll(name);
+}
+
 class Runner {
  public:
   Runner(const RunnerOptions& options, int stop_fd, Clock* clock, Logger* logger)
-      : dir_(options.dir), agent_(options.socket), stop_fd_(stop_fd), clock_(clock), logger_(logger) {}
+      : dir_(options.dir),
+        work_dir_(options.dir + "/work"),
+        id_(BatchIdOfDir(options.dir)),
+        agent_(options.socket),
+        stop_fd_(stop_fd),
+        clock_(clock),
+        logger_(logger) {}
 
   int Run();
 
@@ -111,7 +126,9 @@ class Runner {
   // everything to stop once stop_fd_ is.
   void Watch(int done_fd);
 
-  std::string dir_;
+  std::string dir_;       // The agent's (batch.json): read only.
+  std::string work_dir_;  // The user's: runner.lock, progress.json, engine logs.
+  int64_t id_;            // The batch's, from its folder's name (known before batch.json is read).
   client::AgentClient agent_;
   int stop_fd_;
   Clock* clock_;
@@ -144,15 +161,25 @@ Status Runner::Prepare() {
   Result<BatchInput> parsed = ReadBatchFile(spec_.input, {spec_.model});
   if (!parsed.ok()) return parsed.status();
   input_ = std::move(parsed).value();
-  Result<std::unique_ptr<ResultLog>> out = ResultLog::Open(spec_.output);
+  // Results are no more readable than the prompts they answer.
+  struct stat input_stat {};
+  int mode = ::stat(spec_.input.c_str(), &input_stat) == 0 ? static_cast<int>(input_stat.st_mode & 0666) : 0600;
+  Result<std::unique_ptr<ResultLog>> out = ResultLog::Open(spec_.output, mode);
   if (!out.ok()) return out.status();
   output_ = std::move(out).value();
-  Result<std::unique_ptr<ResultLog>> err = ResultLog::Open(spec_.errors);
+  Result<std::unique_ptr<ResultLog>> err = ResultLog::Open(spec_.errors, mode);
   if (!err.ok()) return err.status();
   errors_ = std::move(err).value();
+  // One file under two names (a link, a hard link, another spelling)
+  // would interleave results and errors: refused before any line is sent.
+  FileId input_id{static_cast<uint64_t>(input_stat.st_dev), static_cast<uint64_t>(input_stat.st_ino)};
+  if (output_->file_id() == errors_->file_id() || output_->file_id() == input_id || errors_->file_id() == input_id) {
+    return Status::InvalidArgument(fmt::format("{}, {} and {}: two of them are the same file; name three different files",
+                                               spec_.input, spec_.output, spec_.errors));
+  }
   MutexLock lock(&mu_);
   // GPU time, preemptions and tokens count over every runner of the batch.
-  Result<json> before = ReadJsonFile(dir_ + "/progress.json");
+  Result<json> before = ReadJsonFile(work_dir_ + "/progress.json");
   if (before.ok()) {
     BatchProgress p = DecodeProgress(before.value());
     progress_.gpu_seconds = p.gpu_seconds;
@@ -350,7 +377,7 @@ bool Runner::BringUpEngine(const json& lease, const std::atomic<bool>& revoked, 
   if (!spec_.engine.command.empty()) {
     int64_t id = lease["id"].get<int64_t>();
     Result<EngineProcess> started = EngineProcess::Start(
-        {spec_.engine.command, client::LeaseEnvironment(lease), fmt::format("{}/engine-{}.log", dir_, id)}, clock_);
+        {spec_.engine.command, client::LeaseEnvironment(lease), fmt::format("{}/engine-{}.log", work_dir_, id)}, clock_);
     if (!started.ok()) {
       Fatal("cannot start the engine: " + started.status().message());
       return false;
@@ -505,8 +532,15 @@ void Runner::WriteProgress() {
     progress_.updated_unix = UnixSeconds(clock_->WallNow());
     p = progress_;
   }
-  Status s = WriteJsonFile(dir_ + "/progress.json", EncodeProgress(p));
+  // The runner's own copy (its next run carries GPU time on from it), and
+  // the agent's: the agent never reads a file of the user's.
+  Status s = WriteJsonFile(work_dir_ + "/progress.json", EncodeProgress(p));
   if (!s.ok()) logger_->Log(LogLevel::kWarning, "{}", s.message());
+  client::CallOptions once;
+  once.patience = milliseconds(0);
+  once.timeout = milliseconds(2000);
+  Result<json> told = agent_.Call("backfill.progress", {{"id", id_}, {"progress", EncodeProgress(p)}}, once);
+  if (!told.ok()) logger_->Log(LogLevel::kDebug, "backfill runner: progress not taken: {}", told.status().message());
 }
 
 void Runner::Watch(int done_fd) {
@@ -525,8 +559,8 @@ void Runner::Watch(int done_fd) {
 }
 
 int Runner::Run() {
-  std::string lock_path = dir_ + "/runner.lock";
-  int lock = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  std::string lock_path = work_dir_ + "/runner.lock";
+  int lock = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
   if (lock < 0 || ::flock(lock, LOCK_EX | LOCK_NB) != 0) {
     logger_->Log(LogLevel::kWarning, "backfill runner: {} is held by another runner", lock_path);
     return kRunnerBusy;

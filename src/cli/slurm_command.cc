@@ -186,7 +186,7 @@ int RunSlurm(const std::string& name, const GlobalOptions& global, const SlurmOp
   }
   std::string minors;
   std::optional<std::string> mig_minors;
-  if (ReadSmallFile(options.mig_minors, &minors, size_t{1} << 20)) mig_minors = minors;
+  if (ReadOperatorFile(options.mig_minors, &minors, size_t{1} << 20)) mig_minors = minors;
   std::fputs(RenderGresConf(fleet.value(), node, options.dev_dir, mig_minors).c_str(), stdout);
   return fleet.value().gpus.empty() ? kExitError : kExitOk;
 }

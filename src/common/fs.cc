@@ -42,8 +42,14 @@ std::string Dirname(const std::string& path) {
 }
 
 Status WriteFileAtomically(const std::string& path, const std::string& text, int mode) {
+  // A fresh temp file of our own: O_EXCL never opens what is already there
+  // (a planted file or link), O_NOFOLLOW never follows a link. One left by
+  // a crash of this same PID is removed (unlink removes a link, never what
+  // it points to) and the create tried once more.
   std::string tmp = fmt::format("{}.tmp.{}", path, ::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+  int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+  int fd = ::open(tmp.c_str(), flags, mode);
+  if (fd < 0 && errno == EEXIST && ::unlink(tmp.c_str()) == 0) fd = ::open(tmp.c_str(), flags, mode);
   if (fd < 0) return Status::IOError(fmt::format("cannot write {}", tmp), std::strerror(errno));
   size_t at = 0;
   while (at < text.size()) {

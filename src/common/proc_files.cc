@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "common/proc_files.h"
 
+#include "common/safe_file.h"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -11,20 +13,17 @@
 namespace tarmac {
 
 bool ReadSmallFile(const std::string& path, std::string* out, size_t max_bytes) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  out->clear();
-  char buf[4096];
-  bool ok = true;
-  while (out->size() < max_bytes) {
-    ssize_t n = ::read(fd, buf, std::min(sizeof buf, max_bytes - out->size()));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) ok = false;  // EISDIR, EIO: not a readable file.
-    if (n <= 0) break;
-    out->append(buf, static_cast<size_t>(n));
-  }
-  ::close(fd);
-  return ok;
+  Result<std::string> text = ReadForeignFile(path, {.max_bytes = max_bytes});
+  if (!text.ok()) return false;
+  *out = std::move(text).value();
+  return true;
+}
+
+bool ReadOperatorFile(const std::string& path, std::string* out, size_t max_bytes) {
+  Result<std::string> text = ReadForeignFile(path, {.max_bytes = max_bytes, .follow_final_link = true});
+  if (!text.ok()) return false;
+  *out = std::move(text).value();
+  return true;
 }
 
 std::optional<ProcStat> ParseProcStat(const std::string& text) {

@@ -11,9 +11,15 @@
 
 namespace tarmac {
 
-// Reads the whole file at `path` (at most `max_bytes`) into *out. Returns
-// false when it cannot be opened or read (a directory, an I/O error).
+// Reads the whole file at `path` (at most `max_bytes`) into *out through
+// the foreign-file helper (safe_file.h: no link followed, non-blocking
+// open, regular files only). Returns false when it cannot be opened or read
+// (absent, a link, a FIFO, a directory, an I/O error).
 bool ReadSmallFile(const std::string& path, std::string* out, size_t max_bytes = 1 << 16);
+
+// The same for a file an operator names (a config, a scenario): a link as
+// its last component is followed; still non-blocking and regular only.
+bool ReadOperatorFile(const std::string& path, std::string* out, size_t max_bytes = 1 << 16);
 
 struct ProcStat {
   std::string name;  // Field 2, without the parentheses; may hold spaces.

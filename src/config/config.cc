@@ -148,7 +148,7 @@ Result<Config> LoadConfig(const std::string& path, bool must_exist) {
   std::string text;
   // One byte past the limit tells a file over it from one exactly at it:
   // an oversized file is refused, never read in part.
-  if (!ReadSmallFile(path, &text, kMaxConfigBytes + 1)) {
+  if (!ReadOperatorFile(path, &text, kMaxConfigBytes + 1)) {
     return Status::InvalidArgument(fmt::format("{}: cannot read the config file: {}", path, std::strerror(errno)));
   }
   if (text.size() > kMaxConfigBytes) {

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "common/proc_files.h"
+#include "common/safe_file.h"
 
 namespace tarmac::doctor {
 
@@ -21,7 +22,13 @@ HostFiles::HostFiles(std::string root) : root_(std::move(root)) {
 
 std::string HostFiles::Path(const std::string& path) const { return root_ == "/" ? path : root_ + path; }
 
+bool HostFiles::IsPastDeadline() const {
+  if (deadline_ && std::chrono::steady_clock::now() >= *deadline_) timed_out_ = true;
+  return timed_out_;
+}
+
 std::optional<std::string> HostFiles::Read(const std::string& path, size_t max_bytes) const {
+  if (IsPastDeadline()) return std::nullopt;
   std::string text;
   if (!ReadSmallFile(Path(path), &text, max_bytes)) return std::nullopt;
   return text;
@@ -29,6 +36,7 @@ std::optional<std::string> HostFiles::Read(const std::string& path, size_t max_b
 
 std::vector<std::string> HostFiles::List(const std::string& dir) const {
   std::vector<std::string> names;
+  if (IsPastDeadline()) return names;
   DIR* d = ::opendir(Path(dir).c_str());
   if (d == nullptr) return names;
   while (dirent* e = ::readdir(d)) {
@@ -56,7 +64,15 @@ bool HostFiles::Exists(const std::string& path) const {
 
 Result<std::string> HostFiles::KernelLog() const {
   std::string path = Path("/dev/kmsg");
-  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (IsPastDeadline()) return Status::DeadlineExceeded(fmt::format("{}: not read: the doctor's time ran out", path));
+  // Non-blocking, no link followed; a character device (the kernel's) or
+  // a regular file (a saved log, a test's tree), never a FIFO.
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+  struct stat st {};
+  if (fd >= 0 && (::fstat(fd, &st) != 0 || !(S_ISCHR(st.st_mode) || S_ISREG(st.st_mode)))) {
+    ::close(fd);
+    return Status::NotFound(fmt::format("{}: is {}, not the kernel log", path, FileKindName(st.st_mode)));
+  }
   if (fd < 0) {
     int e = errno;
     if (e == EPERM || e == EACCES) {

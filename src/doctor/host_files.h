@@ -7,6 +7,7 @@
 // Thread-compatible (const methods only read the file system).
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,9 +36,19 @@ class HostFiles {
 
   const std::string& root() const { return root_; }
 
+  // A budget for all reads: past `deadline`, Read, List and KernelLog
+  // answer empty at once and timed_out() turns true, so a host whose files
+  // are slow (or hostile) cannot hold a doctor run past it. Every open is
+  // non-blocking and of regular files (common/safe_file.h) either way.
+  void SetDeadline(std::chrono::steady_clock::time_point deadline) { deadline_ = deadline; }
+  bool timed_out() const { return timed_out_; }
+
  private:
   std::string Path(const std::string& path) const;
+  bool IsPastDeadline() const;
   std::string root_;
+  std::optional<std::chrono::steady_clock::time_point> deadline_;
+  mutable bool timed_out_ = false;
 };
 
 }  // namespace tarmac::doctor

@@ -5,10 +5,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
-#include <fstream>
 
 #include "common/cpu_list.h"
+#include "common/proc_files.h"
 #include "gpu/nvml_backend.h"
 #include "gpu/nvml_text.h"
 
@@ -26,10 +27,12 @@ std::optional<int> NumaNodeFromSysfs(const std::string& nvml_bus_id) {
   if (nvml_bus_id.size() < 12) return std::nullopt;
   std::string bus = nvml_bus_id.substr(nvml_bus_id.size() - 12);
   for (char& c : bus) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  std::ifstream in("/sys/bus/pci/devices/" + bus + "/numa_node");
-  int node = -1;
-  if (!(in >> node) || node < 0) return std::nullopt;
-  return node;
+  std::string text;
+  if (!ReadSmallFile("/sys/bus/pci/devices/" + bus + "/numa_node", &text, 32)) return std::nullopt;
+  char* end = nullptr;
+  long node = std::strtol(text.c_str(), &end, 10);
+  if (end == text.c_str() || node < 0 || node > 4096) return std::nullopt;
+  return static_cast<int>(node);
 }
 
 }  // namespace

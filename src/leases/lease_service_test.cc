@@ -606,5 +606,17 @@ TEST(BackfillGateTest, WindowsAreLocalTimesOfDayAndMayWrapPastMidnight) {
 }
 
 
+TEST_F(LeaseServiceTest, RegressionAnEmptyUuidListOrProfileIsABadRequestNotAnyGpu) {
+  processes_.Add(500, 1001, 10);
+  std::unique_ptr<LeaseService> s = Make();
+  s->OnTick(Fleet(2), clock_.SteadyNow());
+  for (json params : {json{{"uuids", json::array()}, {"command", "x"}}, json{{"mig_profile", ""}, {"command", "x"}},
+                      json{{"uuids", {""}}, {"command", "x"}}}) {
+    json r = Call(s.get(), "lease.request", params);
+    EXPECT_EQ(r["error"]["code"], ipc::kErrorBadRequest) << params.dump() << " -> " << r.dump();
+  }
+  EXPECT_TRUE(Call(s.get(), "leases", json::object())["result"]["leases"].empty());
+}
+
 }  // namespace
 }  // namespace tarmac::leases

@@ -257,5 +257,43 @@ TEST(MigBackfillGateTest, EachInstanceIsJudgedByItsOwnUse) {
   EXPECT_TRUE(accepts["MIG-0-1"]);
 }
 
+// --- one occupancy: a GPU and its instances never have two holders ----------
+
+TEST_F(LeaseServiceTest, RegressionAnInstanceLeaseBlocksASlurmJobAndAPodOnItsWholeGpu) {
+  processes_.Add(500, 1001, 10);
+  std::unique_ptr<LeaseService> s = Make();
+  s->OnTick(MigFleet(), clock_.SteadyNow());
+  json a = Call(s.get(), "lease.request", {{"uuids", {"MIG-1-3"}}, {"command", "a"}});
+  ASSERT_EQ(a["result"]["state"], "granted") << a.dump();
+  // Slurm hands out GPU 1 whole: refused, naming the instance's lease.
+  json prolog = Call(s.get(), "slurm.prolog", {{"job", "7"}, {"uid", 1005}, {"user", "erin"}, {"gpus", {1}}}, 0);
+  ASSERT_FALSE(prolog["ok"].get<bool>()) << prolog.dump();
+  EXPECT_NE(prolog["error"]["message"].get<std::string>().find("MIG-1-3"), std::string::npos) << prolog.dump();
+  // The kubelet allocates GPU 1 whole: refused too.
+  EXPECT_FALSE(s->HoldForPod({"GPU-1"}).ok());
+  json leases = Call(s.get(), "leases", json::object())["result"]["leases"];
+  ASSERT_EQ(leases.size(), 1u) << leases.dump();
+  EXPECT_EQ(leases[0]["uuids"], json::array({"MIG-1-3"}));
+}
+
+TEST_F(LeaseServiceTest, RegressionAWholeGpuHeldBySlurmOrAPodGivesNoneOfItsInstances) {
+  processes_.Add(500, 1001, 10);
+  std::unique_ptr<LeaseService> s = Make();
+  s->OnTick(MigFleet(), clock_.SteadyNow());
+  ASSERT_TRUE(Call(s.get(), "slurm.prolog", {{"job", "7"}, {"uid", 1005}, {"user", "erin"}, {"gpus", {1}}}, 0)["ok"]);
+  // GPU 1's instances are the job's: by UUID it waits, by profile it goes
+  // to GPU 0, and the kubelet cannot take one either.
+  json named = Call(s.get(), "lease.request", {{"uuids", {"MIG-1-2"}}, {"command", "x"}, {"wait", false}});
+  EXPECT_NE(named["result"]["state"], "granted") << named.dump();
+  for (int i = 0; i < 4; ++i) {
+    json any = Call(s.get(), "lease.request", {{"mig_profile", "1g.10gb"}, {"command", "y"}, {"wait", false}});
+    ASSERT_EQ(any["result"]["state"], "granted") << any.dump();
+    EXPECT_EQ(any["result"]["lease"]["gpus"], json::array({0})) << any.dump();
+  }
+  json fifth = Call(s.get(), "lease.request", {{"mig_profile", "1g.10gb"}, {"command", "z"}, {"wait", false}});
+  EXPECT_NE(fifth["result"]["state"], "granted") << "GPU 0's 1g.10gb are all leased; GPU 1 is Slurm's: " << fifth.dump();
+  EXPECT_FALSE(s->HoldForPod({"MIG-1-5"}).ok());
+}
+
 }  // namespace
 }  // namespace tarmac::leases

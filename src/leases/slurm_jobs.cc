@@ -26,6 +26,13 @@ bool IsJobId(const std::string& id) {
          std::all_of(id.begin(), id.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '_' || c == '+'; });
 }
 
+// A user or partition name as listings, events and the history may show
+// it: no control characters, no bidirectional overrides, bounded.
+bool IsAccountName(const std::string& name) {
+  return !name.empty() && name.size() <= 256 &&
+         std::all_of(name.begin(), name.end(), [](char ch) { return ch > ' ' && ch <= '~' && ch != '/' && ch != ':'; });
+}
+
 Result<std::string> JobParam(const json& params) {
   auto job = params.find("job");
   if (job == params.end() || !job->is_string() || !IsJobId(job->get<std::string>())) {
@@ -46,11 +53,18 @@ Result<json> LeaseService::OnSlurmProlog(const Call& c) {
   auto uid = c.params.find("uid");
   auto user = c.params.find("user");
   auto gpus = c.params.find("gpus");
-  if (uid == c.params.end() || !uid->is_number_integer() || uid->get<int64_t>() < 0) {
-    return Status::InvalidArgument("params.uid: expected the job's uid (SLURM_JOB_UID)");
+  // A uid is 0 to 2^32-2 (-1 means "none" to the kernel).
+  if (uid == c.params.end() || !uid->is_number_integer() || uid->get<int64_t>() < 0 ||
+      uid->get<int64_t>() > int64_t{4294967294}) {
+    return Status::InvalidArgument("params.uid: expected the job's uid (SLURM_JOB_UID), 0 to 4294967294");
   }
-  if (user == c.params.end() || !user->is_string() || user->get<std::string>().empty()) {
-    return Status::InvalidArgument("params.user: expected the job's user (SLURM_JOB_USER)");
+  if (user == c.params.end() || !user->is_string() || !IsAccountName(user->get<std::string>())) {
+    return Status::InvalidArgument(
+        "params.user: expected the job's user (SLURM_JOB_USER): 1 to 256 printable ASCII characters, no '/' or ':'");
+  }
+  if (auto partition = c.params.find("partition");
+      partition != c.params.end() && (!partition->is_string() || !IsAccountName(partition->get<std::string>()))) {
+    return Status::InvalidArgument("params.partition: 1 to 256 printable ASCII characters, no '/' or ':'");
   }
   if (gpus == c.params.end() || !gpus->is_array()) {
     return Status::InvalidArgument("params.gpus: expected the job's GPU indices (SLURM_JOB_GPUS)");

@@ -157,5 +157,23 @@ TEST_F(LeaseServiceTest, AnIdleSlurmJobIsAskedAboutThroughSlurmByPartitionAfterA
   EXPECT_NE(std::find(k.begin(), k.end(), "slurm_action_failed"), k.end());
 }
 
+TEST_F(LeaseServiceTest, RegressionAPrologWithAnImpossibleUidOrAHostileUserNameIsRefused) {
+  processes_.Add(500, 1001, 10);
+  std::unique_ptr<LeaseService> s = Make();
+  s->OnTick(Fleet(2), clock_.SteadyNow());
+  auto prolog = [&](json uid, json user) {
+    return Call(s.get(), "slurm.prolog", {{"job", "5"}, {"uid", uid}, {"user", user}, {"gpus", {0}}}, 0);
+  };
+  EXPECT_EQ(prolog(int64_t{99999999999}, "erin")["error"]["code"], ipc::kErrorBadRequest);
+  EXPECT_EQ(prolog(int64_t{4294967295}, "erin")["error"]["code"], ipc::kErrorBadRequest);
+  EXPECT_EQ(prolog(1005, std::string("er\0in", 5))["error"]["code"], ipc::kErrorBadRequest);
+  EXPECT_EQ(prolog(1005, "er\u202Ein")["error"]["code"], ipc::kErrorBadRequest);
+  EXPECT_EQ(prolog(1005, std::string(60000, 'a'))["error"]["code"], ipc::kErrorBadRequest);
+  EXPECT_EQ(prolog(1005, "er\nin")["error"]["code"], ipc::kErrorBadRequest);
+  EXPECT_TRUE(Call(s.get(), "leases", json::object())["result"]["leases"].empty()) << "nothing recorded";
+  json ok = prolog(1005, "erin.d-2");
+  EXPECT_TRUE(ok["ok"].get<bool>()) << ok.dump();
+}
+
 }  // namespace
 }  // namespace tarmac::leases

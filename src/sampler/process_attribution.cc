@@ -136,7 +136,7 @@ const fleet::ProcessDetails& ProcessAttributor::Lookup(int64_t pid) {
   // read, what was read is this process's.
   int pidfd = use_pidfds_ ? PidfdOpen(pid) : -1;
   if (use_pidfds_ && pidfd < 0) return d;
-  int fd = ::open((dir + "/stat").c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = ::open((dir + "/stat").c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     CloseFd(&pidfd);
     return d;

@@ -236,22 +236,29 @@ const char* LeaseKindName(const Lease& lease) {
   return lease.is_reservation ? "reservation" : "run";
 }
 
+std::optional<int64_t> LeaseBook::Occupant(int gpu_index, const std::string& mig_uuid) const {
+  for (const auto& [id, l] : leases_) {
+    bool on_gpu = std::find(l.gpus.begin(), l.gpus.end(), gpu_index) != l.gpus.end();
+    if (!on_gpu) continue;
+    // A whole GPU is held by a lease of it or of any of its instances; an
+    // instance by a lease of itself or of its whole GPU.
+    if (mig_uuid.empty() || !IsMigLease(l) || l.uuids[0] == mig_uuid) return id;
+  }
+  return std::nullopt;
+}
+
 Result<int64_t> LeaseBook::Hold(const Caller& owner, Lease lease, const std::vector<GpuSlot>& gpus, TimePoint now) {
   if (lease.uuids.empty()) return Status::InvalidArgument("no GPU named");
   std::set<std::string> seen;
   std::vector<int> indices;
   for (const std::string& uuid : lease.uuids) {
+    if (uuid.empty()) return Status::InvalidArgument("gpu: an empty UUID");
     if (!seen.insert(uuid).second) return Status::InvalidArgument("gpu: named twice", uuid);
     if (uuid.rfind("MIG-", 0) == 0) {  // One MIG instance.
       int parent = -1;
       const MigSlot* m = FindMigSlot(gpus, uuid, &parent);
       if (m == nullptr) return Status::InvalidArgument("mig: no such MIG instance", uuid);
       if (lease.uuids.size() != 1) return Status::InvalidArgument("mig: a lease takes one MIG instance", uuid);
-      for (const auto& [id, l] : leases_) {
-        if (!IsMigLease(l) && std::find(l.gpus.begin(), l.gpus.end(), parent) != l.gpus.end()) {
-          return Status::FailedPrecondition(fmt::format("GPU {} is in lease {} ({})", parent, id, l.user));
-        }
-      }
       lease.mig_profile = m->profile;
       indices.push_back(parent);
       continue;
@@ -260,11 +267,15 @@ Result<int64_t> LeaseBook::Hold(const Caller& owner, Lease lease, const std::vec
     if (g == gpus.end()) return Status::InvalidArgument("gpu: no such GPU", uuid);
     indices.push_back(g->index);
   }
-  for (const auto& [id, l] : leases_) {
-    for (const std::string& uuid : lease.uuids) {
-      if (std::find(l.uuids.begin(), l.uuids.end(), uuid) != l.uuids.end()) {
-        return Status::FailedPrecondition(fmt::format("GPU {} is in lease {} ({})", uuid, id, l.user));
-      }
+  // One occupancy question for every device named: is it, or a device
+  // above or below it (its GPU, its instances), held already?
+  bool is_mig = lease.uuids[0].rfind("MIG-", 0) == 0;
+  for (size_t i = 0; i < indices.size(); ++i) {
+    if (std::optional<int64_t> held = Occupant(indices[i], is_mig ? lease.uuids[0] : std::string())) {
+      const Lease& l = leases_.at(*held);
+      return Status::FailedPrecondition(fmt::format("{} is held: {} lease {} ({}) on {}", lease.uuids[i],
+                                                    LeaseKindName(l), *held, l.user,
+                                                    IsMigLease(l) ? l.uuids[0] : fmt::format("GPU {}", indices[i])));
     }
   }
   lease.id = next_id_++;
@@ -364,15 +375,14 @@ std::vector<int64_t> LeaseBook::Expired(TimePoint now) const {
 }
 
 void LeaseBook::MarkLeased(std::vector<GpuSlot>* gpus) const {
+  // One occupancy: a leased instance makes its GPU leased (never granted
+  // whole), a GPU leased whole makes each of its instances leased.
   for (const auto& [id, l] : leases_) {
-    if (IsMigLease(l)) {
-      for (GpuSlot& g : *gpus) {
-        for (MigSlot& m : g.mig) m.is_leased |= m.uuid == l.uuids[0];
-      }
-      continue;
-    }
     for (int index : l.gpus) {
-      if (index >= 0 && index < static_cast<int>(gpus->size())) (*gpus)[static_cast<size_t>(index)].is_leased = true;
+      if (index < 0 || index >= static_cast<int>(gpus->size())) continue;
+      GpuSlot& g = (*gpus)[static_cast<size_t>(index)];
+      g.is_leased = true;
+      for (MigSlot& m : g.mig) m.is_leased |= !IsMigLease(l) || m.uuid == l.uuids[0];
     }
   }
 }

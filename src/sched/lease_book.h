@@ -158,7 +158,8 @@ class LeaseBook {
   // out: a lease granted now, outside the queue, on exactly `uuids` (GPU
   // UUIDs, or one MIG instance's UUID).
   // kInvalidArgument for an empty, repeated or unknown UUID;
-  // kFailedPrecondition when a GPU is in a lease already. Returns its id.
+  // kFailedPrecondition when a device named, or its GPU or one of its
+  // instances, is in a lease already (Occupant). Returns its id.
   Result<int64_t> Hold(const Caller& owner, Lease lease, const std::vector<GpuSlot>& gpus, TimePoint now);
   // Changes who a held lease is for (a pod once the kubelet names it).
   void SetOwner(int64_t lease_id, std::string user, std::string command) {
@@ -185,7 +186,14 @@ class LeaseBook {
   // (after a restart). Replaces what the book holds.
   void Restore(std::vector<Lease> leases, std::vector<Pending> queue, int64_t next_id, FairShare share);
 
-  // Marks the GPUs held by leases as leased (a MIG lease: its instance).
+  // The lease holding GPU `gpu_index` (mig_uuid empty) or its instance
+  // `mig_uuid`, or a device above or below it: a whole GPU is held by a
+  // lease of it or of any of its instances, an instance by a lease of it
+  // or of its whole GPU. The one occupancy question every grant asks.
+  std::optional<int64_t> Occupant(int gpu_index, const std::string& mig_uuid) const;
+
+  // Marks what leases hold as leased: a whole GPU and all its instances; a
+  // MIG lease's instance and its GPU (which is then never free whole).
   void MarkLeased(std::vector<GpuSlot>* gpus) const;
 
   // Empty when every GPU and MIG instance is in at most one lease, no GPU

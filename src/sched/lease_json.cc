@@ -227,6 +227,10 @@ json PendingToJson(const Pending& p, const TimeBase& base) {
           {"submitted_at_unix", base.ToUnix(p.submitted_at)}};
 }
 
+// LeaseRequestFromJson without the checks that only a client's request
+// gets (the saved queue writes empty lists and names).
+Result<LeaseRequest> ParseLeaseRequest(const json& params);
+
 Result<Pending> PendingFromJson(const json& j, const TimeBase& base) {
   Pending p;
   Fields f(j, "request");
@@ -236,7 +240,7 @@ Result<Pending> PendingFromJson(const json& j, const TimeBase& base) {
   f.Get("user", &p.owner.user);
   f.Get("submitted_at_unix", &submitted);
   if (Status s = f.status(); !s.ok()) return AsCorruption(s);
-  Result<LeaseRequest> r = LeaseRequestFromJson(j);
+  Result<LeaseRequest> r = ParseLeaseRequest(j);
   if (!r.ok()) return AsCorruption(r.status());
   p.request = std::move(r).value();
   f.Ref("holder", &p.request.holder);
@@ -246,6 +250,18 @@ Result<Pending> PendingFromJson(const json& j, const TimeBase& base) {
 }
 
 Result<LeaseRequest> LeaseRequestFromJson(const json& params) {
+  // From a client, present means meant: an empty list or name never widens
+  // to "any GPU". (The saved queue writes both always: PendingFromJson.)
+  if (params.is_object() && params.contains("uuids") && params["uuids"].is_array() && params["uuids"].empty()) {
+    return Status::InvalidArgument("params.uuids: an empty list; name at least one GPU, or leave uuids out");
+  }
+  if (params.is_object() && params.contains("mig_profile") && params["mig_profile"] == "") {
+    return Status::InvalidArgument("params.mig_profile: empty; name a profile such as 1g.10gb, or leave it out");
+  }
+  return ParseLeaseRequest(params);
+}
+
+Result<LeaseRequest> ParseLeaseRequest(const json& params) {
   LeaseRequest r;
   Fields f(params, "params");
   std::string kind = "run";
@@ -261,6 +277,9 @@ Result<LeaseRequest> LeaseRequestFromJson(const json& params) {
   f.Optional("request_key", &r.request_key);
   if (Status s = f.status(); !s.ok()) return s;
   if (kind != "run" && kind != "reservation") return Status::InvalidArgument("params.kind: expected run or reservation");
+  if (std::any_of(r.wants.uuids.begin(), r.wants.uuids.end(), [](const std::string& u) { return u.empty(); })) {
+    return Status::InvalidArgument("params.uuids: an empty UUID");
+  }
   if (!r.wants.mig_profile.empty() && !fleet::IsMigProfileName(r.wants.mig_profile)) {
     return Status::InvalidArgument("params.mig_profile: expected a MIG profile such as 1g.10gb");
   }

@@ -400,7 +400,7 @@ Result<Scenario> ParseScenario(std::string_view text, std::string_view source_na
 
 Result<Scenario> LoadScenario(const std::string& path) {
   std::string text;
-  if (!ReadSmallFile(path, &text, kMaxFileBytes)) return Status::NotFound("cannot open scenario file", path);
+  if (!ReadOperatorFile(path, &text, kMaxFileBytes)) return Status::NotFound("cannot open scenario file", path);
   Result<Scenario> s = ParseScenario(text, path);
   if (s.ok()) s.value().path = path;
   return s;

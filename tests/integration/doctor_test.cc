@@ -286,6 +286,29 @@ TEST_F(DoctorTest, TextVerdictsOnlySkipAndBadNames) {
   EXPECT_TRUE(bad.out.empty()) << bad.out;
 }
 
+TEST_F(DoctorTest, RegressionFifosInTheHostTreeHangNothing) {
+  UseScenarioText("[[gpu]]\ncount = 1\n");
+  json status = json::parse(Tarmac({"status", "--json", "--backend", "sim", "--no-agent"}).out);
+  PlantHealthyHost(status);
+  // FIFOs where the doctor reads: with no writer, a blocking open waits for ever.
+  std::string numa = "/sys/bus/pci/devices/" + status["gpus"][0]["pci_bus_id"].get<std::string>().substr(4) + "/numa_node";
+  for (char& c : numa) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const std::string& path : {std::string("/proc/meminfo"), std::string("/proc/stat"), numa}) {
+    std::string full = Root() + path;
+    std::filesystem::create_directories(std::filesystem::path(full).parent_path());
+    ::unlink(full.c_str());
+    ASSERT_EQ(::mkfifo(full.c_str(), 0644), 0) << full;
+  }
+  // Bounded by `timeout` only so that a regression fails instead of hanging.
+  RunResult r = RunCommand({"timeout", "60", BinDir() + "/tarmac", "doctor", "--host-root", Root(), "--backend", "sim",
+                            "--no-agent", "--quick", "--json"},
+                           Env());
+  ASSERT_NE(r.exit_code, 124) << "tarmac doctor hung on a FIFO";
+  json report = json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(report.is_object()) << r.out << r.err;
+  EXPECT_TRUE(report["questions"].is_array()) << r.out;
+}
+
 TEST_F(DoctorTest, StorageAndNetworkThroughputAreMeasuredWhenAskedFor) {
   UseScenario("healthy-lab.toml");
   PlantHealthyHost(json::parse(Tarmac({"status", "--json", "--backend", "sim", "--no-agent"}).out));

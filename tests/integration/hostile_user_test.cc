@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// The hostile-user suite (docs/security.md): a real agent running as root,
+// attacked by an unprivileged user (nobody, uid 65534) at every path the
+// security table names for that user: the batch folders, the runner's
+// progress, the agent's socket. Each attack checks that nothing owned by
+// another user changed, nothing hung, and nothing ran with more privilege
+// than the submitter had. Skipped when the tests do not run as root.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "testutil/lease_fixture.h"
+
+namespace tarmac::testing {
+namespace {
+
+using nlohmann::json;
+
+constexpr uid_t kNobody = 65534;
+
+class HostileUserTest : public LeaseFixture {
+ public:
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root: the agent runs as root and the attacker as nobody";
+    UseScenarioText("[[gpu]]\ncount = 1\n");
+    // nobody reaches the socket and its own folder; nothing else of ours.
+    ASSERT_EQ(::chmod(dir_.path().c_str(), 0755), 0);
+    user_dir_ = dir_.path() + "/nobody";
+    ASSERT_EQ(::mkdir(user_dir_.c_str(), 0755), 0);
+    ASSERT_EQ(::chown(user_dir_.c_str(), kNobody, kNobody), 0);
+    victim_ = dir_.Write("victim", "root's file\n");
+    ASSERT_EQ(::chmod(victim_.c_str(), 0644), 0);
+  }
+  void TearDown() override {
+    RunCommand({"pkill", "-KILL", "-f", "tarmac-backfill-runner --dir " + dir_.path()}, {}).exit_code;
+  }
+
+  // `sh -c script` as nobody, bounded.
+  RunResult AsNobody(const std::string& script) {
+    return RunCommand({"timeout", "30", "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "sh", "-c", script},
+                      Env());
+  }
+  // `tarmac ARGS --socket S` as nobody.
+  RunResult TarmacAsNobody(std::vector<std::string> args) {
+    std::string line = BinDir() + "/tarmac";
+    args.insert(args.end(), {"--socket", Socket()});
+    for (const std::string& a : args) line += " '" + a + "'";
+    return AsNobody(line);
+  }
+
+  std::string BatchDir(int id) const { return dir_.path() + "/state/backfill/" + std::to_string(id); }
+  json Get(int64_t id) { return Call("backfill.get", {{"id", id}})["batch"]; }
+
+  std::string Read(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+
+  // A batch of nobody's against an engine that is not there: its runner
+  // (as nobody) stays up, retrying, and reports progress.
+  void SubmitAsNobody() {
+    ASSERT_EQ(AsNobody("printf '{\"custom_id\":\"a\",\"prompt\":\"hi\"}\\n' > " + user_dir_ + "/in.jsonl && chmod 600 " +
+                       user_dir_ + "/in.jsonl")
+                  .exit_code,
+              0);
+    RunResult r = TarmacAsNobody({"backfill", "submit", user_dir_ + "/in.jsonl", "--model", "m", "--url",
+                                  "http://127.0.0.1:9"});
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    ASSERT_TRUE(WaitFor([&] { return !Get(1)["progress"].value("problem", "").empty(); })) << Get(1).dump();
+  }
+
+  struct stat Stat(const std::string& path) {
+    struct stat st {};
+    EXPECT_EQ(::lstat(path.c_str(), &st), 0) << path;
+    return st;
+  }
+
+  std::string user_dir_;
+  std::string victim_;
+};
+
+TEST_F(HostileUserTest, ABatchFolderIsTheAgentsAndOnlyItsWorkFolderIsTheUsers) {
+  StartLeaseAgent();
+  SubmitAsNobody();
+  struct stat batch = Stat(BatchDir(1));
+  EXPECT_EQ(batch.st_uid, 0u);
+  EXPECT_EQ(batch.st_mode & 022, 0u);
+  EXPECT_EQ(Stat(BatchDir(1) + "/batch.json").st_uid, 0u);
+  EXPECT_EQ(Stat(BatchDir(1) + "/runner.log").st_uid, 0u);
+  EXPECT_EQ(Stat(BatchDir(1) + "/work").st_uid, kNobody);
+  // The runner runs as nobody, and the agent knows it by its PID.
+  int64_t runner = Get(1)["runner_pid"].get<int64_t>();
+  EXPECT_EQ(Stat("/proc/" + std::to_string(runner)).st_uid, kNobody);
+}
+
+TEST_F(HostileUserTest, RegressionLinksPlantedInTheBatchFolderCannotBePlacedOrFollowed) {
+  Child* agent = StartLeaseAgent();
+  SubmitAsNobody();
+  // runner.log, the atomic write's temp file, batch.json itself: nobody can
+  // put a link (or anything) there.
+  std::string tmp = BatchDir(1) + "/batch.json.tmp." + std::to_string(agent->pid());
+  EXPECT_NE(AsNobody("ln -sf " + victim_ + " " + BatchDir(1) + "/runner.log").exit_code, 0);
+  EXPECT_NE(AsNobody("ln -s " + victim_ + " " + tmp).exit_code, 0);
+  EXPECT_NE(AsNobody("echo '{\"uid\":0}' > " + BatchDir(1) + "/batch.json").exit_code, 0);
+  EXPECT_NE(AsNobody("mv " + BatchDir(1) + "/runner.log " + BatchDir(1) + "/old").exit_code, 0);
+  // In its own work folder nobody may plant anything: the agent never opens it.
+  EXPECT_EQ(AsNobody("ln -s " + victim_ + " " + BatchDir(1) + "/work/runner.log").exit_code, 0);
+  // Pause and resume: the agent saves batch.json and opens runner.log again.
+  ASSERT_EQ(TarmacAsNobody({"backfill", "pause", "1"}).exit_code, 0);
+  ASSERT_TRUE(WaitFor([&] { return Get(1)["runner_pid"].is_null(); })) << Get(1).dump();
+  ASSERT_EQ(TarmacAsNobody({"backfill", "resume", "1"}).exit_code, 0);
+  ASSERT_TRUE(WaitFor([&] { return Get(1)["runner_pid"].is_number(); })) << Get(1).dump();
+  EXPECT_EQ(Read(victim_), "root's file\n");
+  struct stat v = Stat(victim_);
+  EXPECT_EQ(v.st_uid, 0u) << "the victim was given away";
+  EXPECT_EQ(v.st_mode & 07777, 0644u);
+  EXPECT_EQ(Get(1)["uid"], kNobody);
+}
+
+TEST_F(HostileUserTest, RegressionAFifoForProgressHangsNeitherTheApiNorMetrics) {
+  StartLeaseAgent();
+  SubmitAsNobody();
+  // The runner's own progress file made a FIFO (and a link to the socket).
+  ASSERT_EQ(AsNobody("rm -f " + BatchDir(1) + "/work/progress.json && mkfifo " + BatchDir(1) + "/work/progress.json")
+                .exit_code,
+            0);
+  // The runner restarted reads its own FIFO non-blocking; the agent never.
+  RunCommand({"pkill", "-KILL", "-f", "tarmac-backfill-runner --dir " + BatchDir(1)}, {}).exit_code;
+  for (int i = 0; i < 5; ++i) {
+    RunResult list = RunCommand({"timeout", "10", BinDir() + "/tarmac", "backfill", "list", "--json", "--socket", Socket()},
+                                Env());
+    ASSERT_EQ(list.exit_code, 0) << list.err;
+    json batches = json::parse(list.out, nullptr, false);
+    ASSERT_TRUE(batches.is_object() || batches.is_array()) << list.out;
+    RunResult metrics = RunCommand({"timeout", "10", "curl", "-sf", "http://127.0.0.1:" + std::to_string(HttpPort()) + "/metrics"}, {});
+    ASSERT_EQ(metrics.exit_code, 0);
+    EXPECT_NE(metrics.out.find("tarmac_backfill_batches"), std::string::npos);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+}
+
+TEST_F(HostileUserTest, RegressionOnlyTheBatchsOwnRunnerReportsItsProgress) {
+  StartLeaseAgent();
+  SubmitAsNobody();
+  // nobody (not the runner's process) and root (not the runner) both refused.
+  std::string call = "import json,socket,sys\n"
+                     "s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])\n"
+                     "s.sendall((json.dumps({'v':1,'id':1,'method':'backfill.progress','params':{'id':1,'progress':"
+                     "{'done':999,'total':1,'phase':'done'}}})+'\\n').encode())\n"
+                     "print(s.makefile().readline())\n";
+  std::string script = dir_.Write("call.py", call);
+  ASSERT_EQ(::chmod(script.c_str(), 0644), 0);
+  for (bool as_nobody : {true, false}) {
+    RunResult r = as_nobody ? AsNobody("python3 " + script + " " + Socket())
+                            : RunCommand({"python3", script, Socket()}, {});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    json answer = json::parse(r.out, nullptr, false);
+    EXPECT_FALSE(answer.value("ok", true)) << r.out;
+    EXPECT_NE(r.out.find("runner"), std::string::npos) << r.out;
+  }
+  EXPECT_NE(Get(1)["progress"]["done"], 999);
+  EXPECT_NE(Get(1)["state"], "done");
+}
+
+TEST_F(HostileUserTest, RegressionABatchFolderOfAnEarlierLayoutIsNeverRunAsRoot) {
+  Child* first = StartLeaseAgent();
+  // A folder nobody owns, as earlier versions made them, rewritten to claim
+  // root and run a command of nobody's choosing.
+  std::string pwned = dir_.path() + "/pwned";
+  std::string dir = BatchDir(9);
+  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+  ASSERT_EQ(::chown(dir.c_str(), kNobody, kNobody), 0);
+  json spec = {{"id", 9},           {"uid", 0},       {"user", "root"},          {"state", "queued"},
+               {"input", user_dir_ + "/in.jsonl"}, {"output", user_dir_ + "/o.jsonl"}, {"errors", user_dir_ + "/e.jsonl"},
+               {"model", "m"},      {"total", 1},     {"submitted_unix", 1},
+               {"engine", {{"kind", "ollama"}, {"command", "touch " + pwned}}}};
+  ASSERT_EQ(AsNobody("echo '" + spec.dump() + "' > " + dir + "/batch.json").exit_code, 0);
+  first->KillAndWait(SIGTERM);
+  StartLeaseAgent();
+  EXPECT_TRUE(WaitForLog("skipping batch 9")) << ReadLog();
+  json got = Call("backfill.list")["batches"];
+  for (const json& b : got) EXPECT_NE(b["id"], 9) << got.dump();
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  EXPECT_NE(::access(pwned.c_str(), F_OK), 0) << "a command of nobody's ran";
+}
+
+TEST_F(HostileUserTest, RegressionResultsAreNoMoreReadableThanTheirPromptsAndOneFileTwiceIsRefused) {
+  StartLeaseAgent();
+  SubmitAsNobody();
+  ASSERT_TRUE(WaitFor([&] { return ::access((user_dir_ + "/in.results.jsonl").c_str(), F_OK) == 0; }))
+      << Get(1).dump();
+  EXPECT_EQ(Stat(user_dir_ + "/in.results.jsonl").st_mode & 0777, 0600u);
+  EXPECT_EQ(Stat(user_dir_ + "/in.errors.jsonl").st_mode & 0777, 0600u);
+  // -o d/out.jsonl --errors d//out.jsonl: one file, two spellings.
+  RunResult twice = TarmacAsNobody({"backfill", "submit", user_dir_ + "/in.jsonl", "--model", "m", "--url",
+                                    "http://127.0.0.1:9", "-o", user_dir_ + "/out.jsonl", "--errors",
+                                    user_dir_ + "//out.jsonl"});
+  EXPECT_NE(twice.exit_code, 0);
+  EXPECT_NE(twice.err.find("three different files"), std::string::npos) << twice.err;
+}
+
+}  // namespace
+}  // namespace tarmac::testing
