@@ -12,8 +12,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <string_view>
 
 
 namespace tarmac::http {
@@ -26,15 +28,17 @@ using Clock = std::chrono::steady_clock;
 // and every wait also ends when the server stops (`wake_fd` readable).
 class ConnectionStream : public httplib::Stream {
  public:
-  ConnectionStream(int fd, int wake_fd, const HttpOptions& options)
-      : fd_(fd), wake_fd_(wake_fd), read_timeout_(options.read_timeout), write_timeout_(options.read_timeout) {}
+  // `buffered`: what the head reader has read of the connection already
+  // (a whole request head, perhaps more).
+  ConnectionStream(int fd, int wake_fd, const HttpOptions& options, std::string buffered)
+      : fd_(fd),
+        wake_fd_(wake_fd),
+        read_timeout_(options.read_timeout),
+        write_timeout_(options.read_timeout),
+        buf_(std::move(buffered)) {}
 
-  // Waits up to `idle` for the next request to begin; false when none does.
-  bool AwaitRequest(std::chrono::milliseconds idle) {
-    if (begin_ < end_) return true;  // A pipelined request is already here.
-    deadline_ = Clock::now() + idle;
-    return Fill(std::chrono::duration_cast<std::chrono::milliseconds>(idle));
-  }
+  // Whether bytes of a next (pipelined) request are here already.
+  bool has_buffered() const { return begin_ < buf_.size(); }
   // The request now starting must be read whole within `limit`.
   void StartRequest(std::chrono::milliseconds limit) {
     deadline_ = Clock::now() + limit;
@@ -44,13 +48,13 @@ class ConnectionStream : public httplib::Stream {
   // (cpp-httplib answers 400 and would read on).
   bool is_past_deadline() const { return is_past_deadline_; }
 
-  bool is_readable() const override { return begin_ < end_ || Wait(POLLIN, read_timeout_); }
+  bool is_readable() const override { return has_buffered() || Wait(POLLIN, read_timeout_); }
   bool is_writable() const override { return Wait(POLLOUT, write_timeout_, /*is_write=*/true); }
 
   ssize_t read(char* ptr, size_t size) override {
-    if (begin_ == end_ && !Fill(read_timeout_)) return -1;
-    size_t n = std::min(size, end_ - begin_);
-    std::memcpy(ptr, buf_ + begin_, n);
+    if (!has_buffered() && !Fill(read_timeout_)) return -1;
+    size_t n = std::min(size, buf_.size() - begin_);
+    std::memcpy(ptr, buf_.data() + begin_, n);
     begin_ += n;
     return static_cast<ssize_t>(n);
   }
@@ -73,12 +77,13 @@ class ConnectionStream : public httplib::Stream {
   // never past the deadline). False on timeout, end of stream or error.
   bool Fill(std::chrono::milliseconds timeout) {
     if (!Wait(POLLIN, timeout)) return false;
+    char chunk[4096];
     for (;;) {
-      ssize_t n = ::recv(fd_, buf_, sizeof buf_, 0);
+      ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) return false;
+      buf_.assign(chunk, static_cast<size_t>(n));
       begin_ = 0;
-      end_ = static_cast<size_t>(n);
       return true;
     }
   }
@@ -126,10 +131,33 @@ class ConnectionStream : public httplib::Stream {
   std::chrono::milliseconds write_timeout_;
   Clock::time_point deadline_ = Clock::now();
   mutable bool is_past_deadline_ = false;
-  char buf_[4096];
+  std::string buf_;
   size_t begin_ = 0;
-  size_t end_ = 0;
 };
+
+// Whether `head` (what a connection has sent so far) holds a whole request
+// line and headers.
+bool IsWholeHead(const std::string& head) { return head.find("\r\n\r\n") != std::string::npos; }
+
+// /health and /metrics are answered before other paths: a probe or a
+// scrape never queues behind the API.
+bool IsPriorityPath(const std::string& head) {
+  size_t space = head.find(' ');
+  if (space == std::string::npos) return false;
+  std::string_view path = std::string_view(head).substr(space + 1);
+  return path.rfind("/health", 0) == 0 || path.rfind("/metrics", 0) == 0;
+}
+
+std::string PeerAddress(int fd) {
+  sockaddr_storage addr{};
+  socklen_t len = sizeof addr;
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return "";
+  char host[NI_MAXHOST];
+  if (::getnameinfo(reinterpret_cast<sockaddr*>(&addr), len, host, sizeof host, nullptr, 0, NI_NUMERICHOST) != 0) {
+    return "";
+  }
+  return host;
+}
 
 }  // namespace
 
@@ -225,7 +253,9 @@ Status HttpServer::Start(RouteTable routes) {
   Status s = Bind();
   if (!s.ok()) return s;
   routes_ = std::move(routes);
-  if (::pipe2(wake_fds_, O_CLOEXEC) != 0) return Status::IOError("http: pipe", std::strerror(errno));
+  if (::pipe2(wake_fds_, O_CLOEXEC) != 0 || ::pipe2(return_fds_, O_CLOEXEC | O_NONBLOCK) != 0) {
+    return Status::IOError("http: pipe", std::strerror(errno));
+  }
   engine_ = std::make_unique<Engine>(listen_fd_);
   engine_->set_keep_alive_max_count(100);
   engine_->set_payload_max_length(0);
@@ -274,55 +304,147 @@ Status HttpServer::Start(RouteTable routes) {
 }
 
 void HttpServer::Accept() {
-  for (;;) {
-    pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {wake_fds_[0], POLLIN, 0}};
-    if (::poll(fds, 2, -1) < 0 && errno != EINTR) return;
-    if ((fds[1].revents & POLLIN) != 0) return;
-    if ((fds[0].revents & POLLIN) == 0) continue;
-    int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (fd < 0) continue;
-    MutexLock lock(&mu_);
-    pending_.push_back(fd);
-    if (idle_workers_ < static_cast<int>(pending_.size()) &&
-        static_cast<int>(workers_.size()) < options_.max_connections) {
-      workers_.emplace_back([this] { Work(); });
-    } else {
-      ready_.notify_one();
+  // The one thread that waits for request heads: a connection costs a
+  // buffer and a poll slot here, and a worker only once a whole head has
+  // arrived, so clients that trickle or say nothing never hold a worker.
+  std::vector<Waiting> waiting;
+  auto close_at = [&](size_t i) {
+    ::close(waiting[i].fd);
+    waiting[i] = std::move(waiting.back());
+    waiting.pop_back();
+  };
+  auto admit = [&](Waiting w) {
+    // Budgets: at most kMaxWaitingPerAddress from one address and
+    // kMaxWaiting in all; past them the oldest waiting one goes.
+    size_t same = 0, oldest = waiting.size(), oldest_same = waiting.size();
+    for (size_t i = 0; i < waiting.size(); ++i) {
+      if (oldest == waiting.size() || waiting[i].since < waiting[oldest].since) oldest = i;
+      if (waiting[i].peer != w.peer) continue;
+      ++same;
+      if (oldest_same == waiting.size() || waiting[i].since < waiting[oldest_same].since) oldest_same = i;
     }
+    if (same >= kMaxWaitingPerAddress) close_at(oldest_same);
+    else if (waiting.size() >= kMaxWaiting) close_at(oldest);
+    waiting.push_back(std::move(w));
+  };
+  for (;;) {
+    auto now = Clock::now();
+    int timeout_ms = 1000;
+    std::vector<pollfd> fds = {{listen_fd_, POLLIN, 0}, {wake_fds_[0], POLLIN, 0}, {return_fds_[0], POLLIN, 0}};
+    for (const Waiting& w : waiting) {
+      fds.push_back({w.fd, POLLIN, 0});
+      auto left = std::chrono::ceil<std::chrono::milliseconds>(w.deadline - now).count();
+      timeout_ms = static_cast<int>(std::clamp<int64_t>(left, 0, timeout_ms));
+    }
+    if (::poll(fds.data(), fds.size(), timeout_ms) < 0 && errno != EINTR) return;
+    if ((fds[1].revents & POLLIN) != 0) break;
+    // Reads first (the poll's slots match `waiting` as it was).
+    std::vector<size_t> done;  // Indices to drop from `waiting`, ascending.
+    for (size_t i = 0; i < waiting.size(); ++i) {
+      short revents = fds[i + 3].revents;
+      if (revents == 0) continue;
+      Waiting& w = waiting[i];
+      char chunk[4096];
+      ssize_t n = ::recv(w.fd, chunk, sizeof chunk, MSG_DONTWAIT);
+      if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+      if (n <= 0) {
+        ::close(w.fd);
+        done.push_back(i);
+        continue;
+      }
+      w.head.append(chunk, static_cast<size_t>(n));
+      if (IsWholeHead(w.head)) {
+        Dispatch(std::move(w));
+        done.push_back(i);
+      } else if (w.head.size() > kMaxHeadBytes) {
+        ::close(w.fd);  // cpp-httplib would refuse it too.
+        done.push_back(i);
+      }
+    }
+    for (auto it = done.rbegin(); it != done.rend(); ++it) {
+      waiting[*it] = std::move(waiting.back());
+      waiting.pop_back();
+    }
+    now = Clock::now();
+    for (size_t i = waiting.size(); i-- > 0;) {
+      if (waiting[i].deadline <= now) close_at(i);
+    }
+    if ((fds[2].revents & POLLIN) != 0) {
+      char drain[256];
+      while (::read(return_fds_[0], drain, sizeof drain) > 0) {
+      }
+      std::deque<Waiting> back;
+      {
+        MutexLock lock(&mu_);
+        back.swap(returned_);
+      }
+      for (Waiting& w : back) {
+        w.deadline = now + options_.keep_alive_timeout;
+        w.since = now;
+        admit(std::move(w));
+      }
+    }
+    if ((fds[0].revents & POLLIN) != 0) {
+      int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd >= 0) admit(Waiting{fd, "", now + options_.head_timeout, now, PeerAddress(fd), 0});
+    }
+  }
+  for (Waiting& w : waiting) ::close(w.fd);
+}
+
+void HttpServer::Dispatch(Waiting w) {
+  bool is_priority = IsPriorityPath(w.head);
+  MutexLock lock(&mu_);
+  (is_priority ? priority_ : pending_).push_back(std::move(w));
+  int queued = static_cast<int>(priority_.size() + pending_.size());
+  if (idle_workers_ < queued && static_cast<int>(workers_.size()) < options_.max_connections) {
+    workers_.emplace_back([this] { Work(); });
+  } else {
+    ready_.notify_one();
   }
 }
 
 void HttpServer::Work() {
   for (;;) {
-    int fd = -1;
+    Waiting w;
     {
       MutexLock lock(&mu_);
       ++idle_workers_;
-      lock.Wait(ready_, [this]() REQUIRES(mu_) { return is_stopping_ || !pending_.empty(); });
+      lock.Wait(ready_, [this]() REQUIRES(mu_) { return is_stopping_ || !priority_.empty() || !pending_.empty(); });
       --idle_workers_;
       if (is_stopping_) return;
-      fd = pending_.front();
-      pending_.pop_front();
+      std::deque<Waiting>& from = priority_.empty() ? pending_ : priority_;
+      w = std::move(from.front());
+      from.pop_front();
     }
-    Serve(fd);
-    ::close(fd);
+    Serve(std::move(w));
   }
 }
 
-void HttpServer::Serve(int fd) {
-  ConnectionStream stream(fd, wake_fds_[0], options_);
+void HttpServer::Serve(Waiting w) {
+  ConnectionStream stream(w.fd, wake_fds_[0], options_, std::move(w.head));
   auto head_limit = std::chrono::duration_cast<std::chrono::milliseconds>(options_.head_timeout);
-  auto idle_limit = std::chrono::duration_cast<std::chrono::milliseconds>(options_.keep_alive_timeout);
   constexpr int kMaxRequestsPerConnection = 100;
-  for (int served = 0; served < kMaxRequestsPerConnection; ++served) {
-    // The first request has the whole head deadline to arrive; later ones
-    // begin within the keep-alive time.
-    if (!stream.AwaitRequest(served == 0 ? head_limit : idle_limit)) return;
+  for (;;) {
     stream.StartRequest(head_limit);
     bool is_closed = false;
-    bool is_served = engine_->Process(stream, served + 1 == kMaxRequestsPerConnection, is_closed);
-    if (!is_served || is_closed || stream.is_past_deadline()) return;
+    ++w.served;
+    bool is_served = engine_->Process(stream, w.served == kMaxRequestsPerConnection, is_closed);
+    if (!is_served || is_closed || stream.is_past_deadline() || w.served >= kMaxRequestsPerConnection) break;
+    if (stream.has_buffered()) continue;  // A pipelined request is here already.
+    // Kept alive: its next request is waited for by the head reader.
+    {
+      MutexLock lock(&mu_);
+      if (!is_stopping_) {
+        returned_.push_back(Waiting{w.fd, "", {}, {}, std::move(w.peer), w.served});
+        char byte = 1;
+        (void)!::write(return_fds_[1], &byte, 1);
+        return;
+      }
+    }
+    break;
   }
+  ::close(w.fd);
 }
 
 void HttpServer::Stop() {
@@ -341,17 +463,22 @@ void HttpServer::Stop() {
   }
   ready_.notify_all();
   for (std::thread& t : workers) t.join();
-  std::deque<int> pending;
+  std::deque<Waiting> left;
   {
     MutexLock lock(&mu_);
-    pending.swap(pending_);
+    for (std::deque<Waiting>* q : {&pending_, &priority_, &returned_}) {
+      for (Waiting& w : *q) left.push_back(std::move(w));
+      q->clear();
+    }
   }
-  for (int fd : pending) ::close(fd);
+  for (const Waiting& w : left) ::close(w.fd);
   if (listen_fd_ >= 0) ::close(listen_fd_);
   listen_fd_ = -1;
-  for (int& fd : wake_fds_) {
-    if (fd >= 0) ::close(fd);
-    fd = -1;
+  for (int* pipe : {wake_fds_, return_fds_}) {
+    for (int i = 0; i < 2; ++i) {
+      if (pipe[i] >= 0) ::close(pipe[i]);
+      pipe[i] = -1;
+    }
   }
 }
 

@@ -8,11 +8,17 @@
 // connections are ours, so that no client can hold the endpoint:
 //  - the listen backlog is kListenBacklog, so a burst of scrapers waits in
 //    the kernel instead of being refused;
-//  - each connection has a worker of its own, from a pool that grows to
-//    `max_connections` (further connections wait for a free worker);
-//  - each request must arrive whole (line and headers) within
-//    `head_timeout` of its first byte, however slowly it trickles, and a
-//    client silent for `read_timeout` mid-request is dropped;
+//  - one thread waits for every connection's request head (line and
+//    headers), non-blocking: a client that trickles or says nothing costs
+//    a poll slot and a buffer, never a worker. A head must arrive whole
+//    within `head_timeout` of the connection (an idle keep-alive
+//    connection's next one within `keep_alive_timeout`); at most
+//    kMaxWaitingPerAddress connections of one address and kMaxWaiting in
+//    all wait for theirs, and past either the oldest waiting one is closed;
+//  - a whole head goes to a worker, from a pool that grows to
+//    `max_connections`; /health and /metrics are taken before other paths,
+//    so a probe or a scrape never queues behind the API or slow clients. A
+//    client silent for `read_timeout` mid-body or mid-answer is dropped;
 //  - line and headers are capped by cpp-httplib (8 KiB each), bodies are
 //    refused, and keep-alive is limited. Methods other than GET and HEAD get
 //    405; unknown paths 404.
@@ -36,6 +42,12 @@
 namespace tarmac::http {
 
 inline constexpr int kListenBacklog = 1024;
+// Connections waiting for their request head: from one address, in all.
+inline constexpr size_t kMaxWaitingPerAddress = 256;
+inline constexpr size_t kMaxWaiting = 2048;
+// A request head longer than this is refused (cpp-httplib caps the line
+// and each header at 8 KiB).
+inline constexpr size_t kMaxHeadBytes = 16 * 1024;
 
 struct HttpOptions {
   std::string listen = "127.0.0.1:9477";  // HOST:PORT; port 0 picks a free one.
@@ -94,9 +106,20 @@ class HttpServer {
 
  private:
   class Engine;
+  // A connection waiting for (or holding) a whole request head.
+  struct Waiting {
+    int fd = -1;
+    std::string head;  // Read so far.
+    std::chrono::steady_clock::time_point deadline;
+    std::chrono::steady_clock::time_point since;
+    std::string peer;  // Its address, for the per-address budget.
+    int served = 0;    // Requests answered on it.
+  };
   void Accept();
+  // Queues a connection whose head is whole for a worker.
+  void Dispatch(Waiting w) EXCLUDES(mu_);
   void Work();
-  void Serve(int fd);
+  void Serve(Waiting w);
 
   HttpOptions options_;
   RouteTable routes_;
@@ -105,12 +128,15 @@ class HttpServer {
   std::string host_;
   int listen_fd_ = -1;
   int wake_fds_[2] = {-1, -1};
+  int return_fds_[2] = {-1, -1};  // Written when a kept-alive connection is given back.
   int port_ = 0;
   std::thread acceptor_;
 
   Mutex mu_;
   std::condition_variable_any ready_;
-  std::deque<int> pending_ GUARDED_BY(mu_);  // Accepted, waiting for a worker.
+  std::deque<Waiting> pending_ GUARDED_BY(mu_);   // Whole heads, waiting for a worker.
+  std::deque<Waiting> priority_ GUARDED_BY(mu_);  // The same, for /health and /metrics.
+  std::deque<Waiting> returned_ GUARDED_BY(mu_);  // Kept alive: back to the head reader.
   std::vector<std::thread> workers_ GUARDED_BY(mu_);
   int idle_workers_ GUARDED_BY(mu_) = 0;
   bool is_stopping_ GUARDED_BY(mu_) = false;

@@ -4,7 +4,15 @@
 // answer with a shared head arrives whole (head, then body) however it is
 // asked for: plain, over one keep-alive connection, compressed, or HEAD.
 #include <gtest/gtest.h>
+#include <arpa/inet.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <thread>
+#include <vector>
 
 #include "http/server.h"
 
@@ -82,6 +90,74 @@ TEST_F(HttpServerTest, HeadSaysTheLengthAndSendsNoBody) {
   httplib::Result get = client.Get("/page");
   ASSERT_TRUE(get);
   EXPECT_EQ(get->body.size(), head_->size() + std::string("tail 2\n").size());
+}
+
+// A connection to the server that has sent `text` and then says nothing.
+int SlowClient(int port, const std::string& text) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  if (!text.empty()) {
+    EXPECT_EQ(::send(fd, text.data(), text.size(), MSG_NOSIGNAL), static_cast<ssize_t>(text.size()));
+  }
+  return fd;
+}
+
+TEST(HttpServerSlowClientsTest, RegressionClientsThatNeverFinishAHeadHoldNoWorker) {
+  // Two workers, and a head may take a minute: before, two slow clients
+  // held both workers for that minute and every probe waited behind them.
+  Logger logger{LogLevel::kOff};
+  HttpOptions options;
+  options.listen = "127.0.0.1:0";
+  options.max_connections = 2;
+  options.head_timeout = std::chrono::seconds(60);
+  HttpServer server(options, &logger);
+  RouteTable routes;
+  ASSERT_TRUE(routes.Add("/health", [] { return Response{200, "text/plain", "ok\n"}; }).ok());
+  ASSERT_TRUE(server.Start(std::move(routes)).ok());
+  std::vector<int> slow;
+  for (int i = 0; i < 50; ++i) slow.push_back(SlowClient(server.port(), i % 2 == 0 ? "GET /hea" : ""));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // Let them be accepted first.
+  for (int i = 0; i < 5; ++i) {
+    httplib::Client client("127.0.0.1", server.port());
+    client.set_read_timeout(20, 0);  // A bound on a hang, not a figure.
+    httplib::Result res = client.Get("/health");
+    ASSERT_TRUE(res) << "probe " << i << ": " << httplib::to_string(res.error());
+    EXPECT_EQ(res->body, "ok\n");
+  }
+  for (int fd : slow) ::close(fd);
+  server.Stop();
+}
+
+TEST(HttpServerSlowClientsTest, OneAddressWaitsWithAtMostItsBudgetAndTheOldestGoesFirst) {
+  Logger logger{LogLevel::kOff};
+  HttpOptions options;
+  options.listen = "127.0.0.1:0";
+  options.head_timeout = std::chrono::seconds(60);
+  HttpServer server(options, &logger);
+  RouteTable routes;
+  ASSERT_TRUE(routes.Add("/health", [] { return Response{200, "text/plain", "ok\n"}; }).ok());
+  ASSERT_TRUE(server.Start(std::move(routes)).ok());
+  int first = SlowClient(server.port(), "GET");
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::vector<int> more;
+  for (size_t i = 0; i < kMaxWaitingPerAddress; ++i) more.push_back(SlowClient(server.port(), ""));
+  // The first, oldest, was closed to make room: it reads the end.
+  pollfd p{first, POLLIN, 0};
+  ASSERT_EQ(::poll(&p, 1, 20000), 1) << "the oldest waiting connection was never closed";
+  char byte = 0;
+  EXPECT_EQ(::recv(first, &byte, 1, 0), 0);
+  httplib::Client client("127.0.0.1", server.port());
+  client.set_read_timeout(20, 0);
+  httplib::Result res = client.Get("/health");
+  ASSERT_TRUE(res) << httplib::to_string(res.error());
+  EXPECT_EQ(res->status, 200);
+  ::close(first);
+  for (int fd : more) ::close(fd);
+  server.Stop();
 }
 
 }  // namespace
