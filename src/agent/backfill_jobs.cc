@@ -376,6 +376,7 @@ Result<json> BackfillJobs::Submit(const json& params, uid_t uid, gid_t) {
   if (::mkdir(dir.c_str(), 0755) != 0) {
     return Status::IOError(fmt::format("cannot create {}", dir), std::strerror(errno));
   }
+  ::chmod(dir.c_str(), 0755);  // Whatever the umask: Open trusts only a folder others cannot write.
   s = Save(spec);
   if (s.ok()) s = MakeWorkDir(spec);
   if (!s.ok()) {
