@@ -231,8 +231,7 @@ void BackfillJobs::Spawn(Job* job) {
   }
   if (log >= 0) ::close(log);
   Hold(job, pid, LiveStartTicks(pid).value_or(0), true);
-  job->progress.runner_pid = pid;
-  SaveProgress(job);
+  SaveProgress(job);  // The runner's PID and start time (progress.runner_pid is set by its first report).
   if (job->spec.state == BatchState::kQueued) {
     job->spec.state = BatchState::kRunning;
     Save(job->spec).IgnoreError();
@@ -343,7 +342,6 @@ json BackfillJobs::View(const Job& job) const {
   backfill::BatchProgress progress = job.progress;  // As the runner last reported it.
   if (progress.total == 0) progress.total = job.spec.total;
   bool running = job.pid > 0;
-  progress.runner_pid = running ? job.pid : progress.runner_pid;
   j["progress"] = backfill::EncodeProgress(progress);
   j["runner_pid"] = running ? json(job.pid) : json(nullptr);
   double eta = backfill::EtaSeconds(progress);

@@ -31,7 +31,7 @@ Result<int> OpenForeignFile(const std::string& path, const ForeignFileOptions& o
   int fd = ::open(path.c_str(), flags);
   if (fd < 0) {
     int e = errno;
-    if (e == ENOENT || e == ENOTDIR) return Status::NotFound(fmt::format("{}: no such file", path));
+    if (e == ENOENT || e == ENOTDIR) return Status::NotFound(fmt::format("{}: {}", path, std::strerror(e)));
     if (e == EACCES || e == EPERM) return Status::PermissionDenied(fmt::format("{}: {}", path, std::strerror(e)));
     if (e == ELOOP) return Status::InvalidArgument(fmt::format("{}: is a symbolic link; not followed", path));
     return Status::IOError(fmt::format("{}: {}", path, std::strerror(e)));

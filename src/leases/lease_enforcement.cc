@@ -98,10 +98,37 @@ void LeaseService::CheckRevoked(TimePoint now) {
     if (l.revoking_since && now >= *l.revoking_since + policy_.backfill.grace) due.emplace_back(id, l.revoked_for);
   }
   for (const auto& [id, for_request] : due) {
-    EndLease(id, "preempted",
-             fmt::format("backfill lease revoked for request {}; its grace of {} s has passed", for_request,
-                         duration_cast<seconds>(policy_.backfill.grace).count()),
-             Actor{}, true, now);
+    const sched::Lease* found = book_.FindLease(id);
+    if (found == nullptr) continue;
+    sched::Lease l = *found;
+    std::string why = fmt::format("backfill lease revoked for request {}; its grace of {} s has passed", for_request,
+                                  duration_cast<seconds>(policy_.backfill.grace).count());
+    EndLease(id, "preempted", why, Actor{}, true, now);
+    // The holder's processes the driver lists on its GPUs, the token or
+    // not (a detached child), started after the lease's client: killed at
+    // once. The GPUs are handed on only when the driver lists no process
+    // on them (the next reading; has_foreign_processes until then).
+    std::vector<sched::ProcessRef> detached;
+    for (int g : l.gpus) {
+      auto listed = processes_by_gpu_.find(g);
+      if (listed == processes_by_gpu_.end() || listed->second.empty()) continue;
+      if (g >= 0 && static_cast<size_t>(g) < slots_.size()) slots_[static_cast<size_t>(g)].has_foreign_processes = true;
+      for (const ProcessIdentity& p : listed->second) {
+        if (p.uid == l.uid && p.start_ticks >= l.holder.start_ticks) detached.push_back({p.pid, p.start_ticks});
+      }
+    }
+    bool queued = false;
+    for (Signalling& sig : signalling_) {
+      if (sig.lease_id != id) continue;
+      sig.kills_now = true;
+      queued = true;
+      for (const sched::ProcessRef& d : detached) {
+        bool known = std::any_of(sig.processes.begin(), sig.processes.end(),
+                                 [&](const sched::ProcessRef& p) { return p.pid == d.pid; });
+        if (!known) sig.processes.push_back(d);
+      }
+    }
+    if (!queued && !detached.empty()) signalling_.push_back({id, l.uid, std::move(detached), why, Actor{}, true});
   }
 }
 
@@ -144,6 +171,17 @@ void LeaseService::SendSignals(TimePoint now) {
   signalling_.clear();
   for (Signalling& a : asked) {
     std::vector<sched::ProcessRef> signalled;
+    if (a.kills_now) {
+      for (const sched::ProcessRef& p : a.processes) {
+        Status s = processes_->Signal(p, a.uid, SIGKILL);
+        if (s.ok()) {
+          Event("sigkill", a.lease_id, a.uid, UserName(a.uid), {}, a.actor, fmt::format("SIGKILL to pid {}: {}", p.pid, a.why));
+        } else if (s.code() != StatusCode::kNotFound) {
+          Event("signal_failed", a.lease_id, a.uid, UserName(a.uid), {}, a.actor, fmt::format("SIGKILL: {}", s.message()));
+        }
+      }
+      continue;
+    }
     for (const sched::ProcessRef& p : a.processes) {
       Status s = processes_->Signal(p, a.uid, SIGTERM);
       if (s.ok()) {

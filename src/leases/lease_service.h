@@ -220,6 +220,9 @@ class LeaseService {
     std::vector<sched::ProcessRef> processes;
     std::string why;
     Actor actor;
+    // SIGKILL at once, not SIGTERM and kill_grace: a revoked backfill
+    // lease whose grace has passed already had its time to let go.
+    bool kills_now = false;
   };
   // What a call may change, to take back when its change cannot be saved.
   struct Undo {

@@ -560,6 +560,36 @@ TEST_F(LeaseServiceTest, ARevocationSurvivesARestartAndEndsTheLeaseWhenItsGraceH
   EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "preempted"), 1) << json(kinds).dump();
 }
 
+TEST_F(LeaseServiceTest, RegressionARevokedBackfillsGpuIsHandedOnOnlyOnceTheDriverListsNoneOfItsProcesses) {
+  LeasePolicy policy;
+  policy.backfill.grace = seconds(10);
+  policy.backfill.idle_for = seconds(0);
+  processes_.Add(500, 1001, 10);
+  processes_.Add(501, 1002, 11);
+  processes_.Add(600, 1001, 20);  // Detached from the batch: no lease token, still holding memory.
+  std::unique_ptr<LeaseService> s = Make(policy);
+  s->OnTick(Fleet(1), clock_.SteadyNow());
+  json batch = Call(s.get(), "lease.request", {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}}, 1001, 500);
+  ASSERT_EQ(batch["result"]["state"], "granted") << batch.dump();
+  fleet::FleetView held = Fleet(1);
+  held.gpus[0].processes.push_back(testing::Process(600, 60 * kGiB, 0, 1001, "python", 4000, 20));
+  s->OnTick(held, clock_.SteadyNow());
+  json real = Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}}, 1002, 501);
+  ASSERT_EQ(real["result"]["state"], "queued") << real.dump();
+  clock_.Advance(seconds(10));
+  s->EndRevoked();
+  // The grace is over: the lease ends and its process is killed at once,
+  // but the GPU is not handed on while the driver still lists it.
+  EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 1}})["result"]["state"], "ended");
+  EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 2}})["result"]["state"], "queued");
+  EXPECT_NE(std::find(processes_.signals.begin(), processes_.signals.end(), std::pair<int64_t, int>{600, SIGKILL}),
+            processes_.signals.end());
+  s->OnTick(held, clock_.SteadyNow());  // Still listed (a process takes a moment to die).
+  EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 2}})["result"]["state"], "queued");
+  s->OnTick(Fleet(1), clock_.SteadyNow());  // Gone: now the GPU is empty.
+  EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 2}})["result"]["state"], "granted");
+}
+
 // --- which GPUs accept backfill --------------------------------------------------
 
 TEST(BackfillGateTest, OnlyOtherWorkResetsTheIdleClockAndLimitsApply) {
