@@ -100,35 +100,11 @@ void LeaseService::CheckRevoked(TimePoint now) {
   for (const auto& [id, for_request] : due) {
     const sched::Lease* found = book_.FindLease(id);
     if (found == nullptr) continue;
-    sched::Lease l = *found;
     std::string why = fmt::format("backfill lease revoked for request {}; its grace of {} s has passed", for_request,
                                   duration_cast<seconds>(policy_.backfill.grace).count());
     EndLease(id, "preempted", why, Actor{}, true, now);
-    // The holder's processes the driver lists on its GPUs, the token or
-    // not (a detached child), started after the lease's client: killed at
-    // once. The GPUs are handed on only when the driver lists no process
-    // on them (the next reading; has_foreign_processes until then).
-    std::vector<sched::ProcessRef> detached;
-    for (int g : l.gpus) {
-      auto listed = processes_by_gpu_.find(g);
-      if (listed == processes_by_gpu_.end() || listed->second.empty()) continue;
-      if (g >= 0 && static_cast<size_t>(g) < slots_.size()) slots_[static_cast<size_t>(g)].has_foreign_processes = true;
-      for (const ProcessIdentity& p : listed->second) {
-        if (p.uid == l.uid && p.start_ticks >= l.holder.start_ticks) detached.push_back({p.pid, p.start_ticks});
-      }
-    }
-    bool queued = false;
-    for (Signalling& sig : signalling_) {
-      if (sig.lease_id != id) continue;
-      sig.kills_now = true;
-      queued = true;
-      for (const sched::ProcessRef& d : detached) {
-        bool known = std::any_of(sig.processes.begin(), sig.processes.end(),
-                                 [&](const sched::ProcessRef& p) { return p.pid == d.pid; });
-        if (!known) sig.processes.push_back(d);
-      }
-    }
-    if (!queued && !detached.empty()) signalling_.push_back({id, l.uid, std::move(detached), why, Actor{}, true});
+    // Its grace was its time to let go: what is left is killed at once.
+    for (Signalling& sig : signalling_) sig.kills_now |= sig.lease_id == id;
   }
 }
 
@@ -138,14 +114,32 @@ void LeaseService::EndLease(int64_t id, const std::string& kind, const std::stri
   if (found == nullptr) return;
   sched::Lease l = *found;
   std::vector<sched::ProcessRef> victims;
+  auto is_victim = [&victims](int64_t pid) {
+    return std::any_of(victims.begin(), victims.end(), [pid](const sched::ProcessRef& v) { return v.pid == pid; });
+  };
   if (terminate) {
     // Its processes started after the client that asked for it.
     for (const ProcessIdentity& p : processes_->LeaseProcesses(l.token, l.uid, l.holder.start_ticks)) {
       victims.push_back({p.pid, p.start_ticks});
     }
-    if (l.job.pid != 0 && std::none_of(victims.begin(), victims.end(),
-                                       [&](const sched::ProcessRef& v) { return v.pid == l.job.pid; })) {
-      if (IsAlive(l.job)) victims.push_back(l.job);
+    if (l.job.pid != 0 && !is_victim(l.job.pid) && IsAlive(l.job)) victims.push_back(l.job);
+  }
+  // A GPU is handed on empty. On a whole GPU (not a MIG instance, whose
+  // GPU others share), the holder's processes the driver lists, token or
+  // not (a child that detached and dropped it), started after its client,
+  // are the lease's too; and while the driver lists any process on it the
+  // GPU counts as occupied (until a reading shows it empty).
+  if (!sched::IsMigLease(l) && !sched::IsExternal(l)) {
+    for (int g : l.gpus) {
+      auto listed = processes_by_gpu_.find(g);
+      if (listed == processes_by_gpu_.end() || listed->second.empty()) continue;
+      if (g >= 0 && static_cast<size_t>(g) < slots_.size()) slots_[static_cast<size_t>(g)].has_foreign_processes = true;
+      if (!terminate) continue;
+      for (const ProcessIdentity& p : listed->second) {
+        if (p.uid == l.uid && p.start_ticks >= l.holder.start_ticks && !is_victim(p.pid)) {
+          victims.push_back({p.pid, p.start_ticks});
+        }
+      }
     }
   }
   if (l.priority == sched::Priority::kBackfill) {
