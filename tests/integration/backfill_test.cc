@@ -6,6 +6,7 @@
 // that does not (ended by the agent after the grace), and the GPUs granted
 // to the real request only once the backfill is gone.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -103,6 +104,44 @@ TEST_F(BackfillTest, ARealRunOnAFullyBackfilledFleetGetsTheGpusOnceTheBackfillHa
   EXPECT_EQ(value("tarmac_backfill_preemptions_total"), 2) << page;
   EXPECT_GT(value("tarmac_backfill_gpu_seconds_total"), 2.0) << page;  // Two GPUs, each over a second.
   EXPECT_EQ(value("tarmac_lease_queue_length"), 0) << page;
+}
+
+TEST_F(BackfillTest, RegressionADetachedStoppedBackfillProcessIsKilledAndTheRealJobStartsOnAnEmptyGpu) {
+  UseScenarioText("[[gpu]]\ncount = 1\nmemory = \"80GiB\"\n");
+  StartLeaseAgent("[backfill]\ngrace = \"2s\"\nidle_for = \"0s\"\n");
+  std::string d = dir_.path();
+  // The backfill command ignores SIGTERM and leaves a child that dropped
+  // the lease token and its session, holding 60 GiB, then stopped.
+  Child* backfill = StartRun(
+      {"--priority", "backfill"},
+      {"sh", "-c",
+       "setsid env -u TARMAC_LEASE_TOKEN " + BinDir() + "/tarmac-simload --memory 60GiB --pattern idle & echo $! > " + d +
+           "/child.pid; trap '' TERM; while :; do sleep 0.1; done"},
+      {}, "backfill.err");
+  ASSERT_TRUE(WaitFor([&] { return Exists("child.pid") && Leases().size() == 1; }));
+  std::ifstream pid_file(d + "/child.pid");
+  pid_t child = 0;
+  pid_file >> child;
+  ASSERT_GT(child, 0);
+  // Killed whatever happens: its command line does not name this test's folder.
+  struct Reaper {
+    pid_t pid;
+    ~Reaper() { ::kill(pid, SIGKILL); }
+  } reaper{child};
+  ASSERT_TRUE(WaitForLoad(sim_dir_, child));
+  ASSERT_EQ(::kill(child, SIGSTOP), 0);
+  ASSERT_TRUE(WaitFor([&] { return !AgentStatus()["gpus"][0]["processes"].empty(); })) << AgentStatus().dump();
+  // The real job lists what the GPU runs the moment it starts: nothing.
+  RunResult r = T({"run", "--gpus", "1", "--", BinDir() + "/tarmac", "query", "--backend", "sim", "--no-agent",
+                   "--query-compute-apps=pid,used_memory", "--format=csv,noheader"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "") << "the real job started beside the backfill's process";
+  EXPECT_FALSE(IsRunning(child)) << "the detached child outlived its lease";
+  std::vector<std::string> kinds = EventKinds(1);
+  EXPECT_TRUE(Has(kinds, "preempted")) << json(kinds).dump();
+  EXPECT_TRUE(Has(kinds, "sigkill")) << json(kinds).dump();
+  EXPECT_GT(SeqOf(2, "granted"), SeqOf(1, "preempted"));
+  backfill->Wait();
 }
 
 TEST_F(BackfillTest, ALeaseRevokedBetweenSamplesEndsWhenItsGraceEndsNotAtTheNextSample) {
