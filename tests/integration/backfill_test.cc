@@ -126,7 +126,11 @@ TEST_F(BackfillTest, RegressionADetachedStoppedBackfillProcessIsKilledAndTheReal
   // Killed whatever happens: its command line does not name this test's folder.
   struct Reaper {
     pid_t pid;
-    ~Reaper() { ::kill(pid, SIGKILL); }
+    ~Reaper() {
+      std::ifstream cmdline("/proc/" + std::to_string(pid) + "/cmdline");
+      std::string text((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+      if (text.find("tarmac-simload") != std::string::npos) ::kill(pid, SIGKILL);
+    }
   } reaper{child};
   ASSERT_TRUE(WaitForLoad(sim_dir_, child));
   ASSERT_EQ(::kill(child, SIGSTOP), 0);
