@@ -344,6 +344,11 @@ class LeaseService {
   // as a "granted" event by `actor` whose detail is `why` and its GPUs.
   Result<const sched::Lease*> GrantHeld(const sched::Caller& owner, sched::Lease lease, const Actor& actor,
                                         const std::string& why, TimePoint now) REQUIRES(mu_);
+  // Backfill gives way to every other holder: the backfill leases on the
+  // devices `uuids` names, on their GPU or on their instances, end now
+  // (events preempting, preempted; what is left of them killed at once:
+  // `claim`, another scheduler, has already placed its job there).
+  void YieldBackfill(const std::vector<std::string>& uuids, const std::string& claim, TimePoint now) REQUIRES(mu_);
   // The [slurm] idle policy's action on an idle job: recorded (dry run), or
   // queued for OnTick to run without the lock.
   void QueueSlurmAction(const sched::Lease& lease, const std::string& why) REQUIRES(mu_);

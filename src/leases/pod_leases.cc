@@ -40,6 +40,32 @@ std::vector<std::vector<std::string>> SplitMigDevices(const std::vector<std::str
 
 }  // namespace
 
+void LeaseService::YieldBackfill(const std::vector<std::string>& uuids, const std::string& claim, TimePoint now) {
+  for (const std::string& uuid : uuids) {
+    int gpu = -1;
+    std::string mig;
+    if (sched::FindMigSlot(slots_, uuid, &gpu) != nullptr) {
+      mig = uuid;
+    } else {
+      auto slot = std::find_if(slots_.begin(), slots_.end(), [&](const sched::GpuSlot& g) { return g.uuid == uuid; });
+      if (slot == slots_.end()) continue;
+      gpu = slot->index;
+    }
+    while (std::optional<int64_t> held = book_.Occupant(gpu, mig)) {
+      const sched::Lease* l = book_.FindLease(*held);
+      if (l == nullptr || l->priority != sched::Priority::kBackfill) break;
+      ++backfill_preemptions_;
+      for (int g : l->gpus) ++backfill_preemptions_by_gpu_[g];
+      if (on_revocation_) on_revocation_();
+      std::string why = fmt::format("revoked for {}, which has placed its job on {}", claim, uuid);
+      Event("preempting", l->id, l->uid, l->user, l->gpus, Actor{}, why);
+      int64_t id = *held;
+      EndLease(id, "preempted", why + ": no grace, its job is already there", Actor{}, true, now);
+      for (Signalling& sig : signalling_) sig.kills_now |= sig.lease_id == id;
+    }
+  }
+}
+
 Result<const sched::Lease*> LeaseService::GrantHeld(const sched::Caller& owner, sched::Lease lease,
                                                     const Actor& actor, const std::string& why, TimePoint now) {
   lease.token = NewToken();
@@ -79,6 +105,7 @@ Status LeaseService::HoldForPod(const std::vector<std::string>& uuids) {
       if (!slot->is_healthy) return Status::FailedPrecondition(fmt::format("GPU {} is not healthy", uuid));
       for (const auto& [id, l] : book_.leases()) {
         if (std::find(l.uuids.begin(), l.uuids.end(), uuid) == l.uuids.end()) continue;
+        if (l.priority == sched::Priority::kBackfill) continue;  // Gives way below.
         if (!l.is_pod) {
           return Status::FailedPrecondition(
               fmt::format("GPU {} is in lease {} of {} ({})", uuid, id, l.user, sched::LeaseKindName(l)));
@@ -100,6 +127,7 @@ Status LeaseService::HoldForPod(const std::vector<std::string>& uuids) {
     for (int64_t id : overlapping) {
       EndLease(id, "pod_ended", "the kubelet allocated its GPUs anew", Actor{}, false, now);
     }
+    YieldBackfill(uuids, "a pod (the kubelet's Allocate)", now);
     // Whole GPUs in one lease; each MIG instance in one of its own.
     for (std::vector<std::string>& devices : SplitMigDevices(uuids)) {
       sched::Lease lease;
@@ -116,6 +144,8 @@ Status LeaseService::HoldForPod(const std::vector<std::string>& uuids) {
     if (Status saved = Flush(now); !saved.ok()) {
       Rollback(std::move(undo));
       result = Status::Unavailable(fmt::format("{}; nothing was changed", saved.message()));
+    } else {
+      SendSignals(now);  // A yielded backfill's processes.
     }
     PublishMarks();
   }

@@ -98,6 +98,7 @@ Result<json> LeaseService::OnSlurmProlog(const Call& c) {
   for (const auto& [id, l] : book_.leases()) {
     for (const std::string& uuid : uuids) {
       if (std::find(l.uuids.begin(), l.uuids.end(), uuid) == l.uuids.end()) continue;
+      if (l.priority == sched::Priority::kBackfill) continue;  // Gives way below.
       if (l.slurm_job.empty()) {
         return Status::FailedPrecondition(
             fmt::format("GPU {} is in lease {} of {} ({}): Slurm and tarmac both hand it out", uuid, id, l.user,
@@ -118,6 +119,7 @@ Result<json> LeaseService::OnSlurmProlog(const Call& c) {
   if (auto partition = c.params.find("partition"); partition != c.params.end() && partition->is_string()) {
     lease.slurm_partition = partition->get<std::string>();
   }
+  YieldBackfill(uuids, fmt::format("Slurm job {}", *job), c.now);
   sched::Caller owner{uid->get<int64_t>(), user->get<std::string>(), false};
   Result<const sched::Lease*> held = GrantHeld(owner, std::move(lease), Actor{c.caller.uid, "slurm"},
                                                fmt::format("Slurm job {} of {}", *job, owner.user), c.now);

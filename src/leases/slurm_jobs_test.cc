@@ -175,5 +175,36 @@ TEST_F(LeaseServiceTest, RegressionAPrologWithAnImpossibleUidOrAHostileUserNameI
   EXPECT_TRUE(ok["ok"].get<bool>()) << ok.dump();
 }
 
+TEST_F(LeaseServiceTest, RegressionBackfillGivesWayToASlurmJobAndToAPod) {
+  LeasePolicy policy;
+  policy.backfill.idle_for = seconds(0);
+  processes_.Add(500, 1001, 10);
+  std::unique_ptr<LeaseService> s = Make(policy);
+  s->OnTick(Fleet(2), clock_.SteadyNow());
+  for (int i = 0; i < 2; ++i) {
+    json b = Call(s.get(), "lease.request", {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}}, 1001, 500);
+    ASSERT_EQ(b["result"]["state"], "granted") << b.dump();
+  }
+  // Slurm gives GPU 0 to a job: the backfill on it ends and the job holds it.
+  json prolog = Call(s.get(), "slurm.prolog", {{"job", "8"}, {"uid", 1005}, {"user", "erin"}, {"gpus", {0}}}, 0);
+  ASSERT_TRUE(prolog["ok"].get<bool>()) << prolog.dump();
+  EXPECT_EQ(prolog["result"]["lease"]["kind"], "slurm") << prolog.dump();
+  // The kubelet allocates GPU 1: the same.
+  ASSERT_TRUE(s->HoldForPod({"GPU-1"}).ok());
+  json leases = Call(s.get(), "leases", json::object())["result"]["leases"];
+  ASSERT_EQ(leases.size(), 2u) << leases.dump();
+  std::set<std::string> kinds;
+  for (const json& l : leases) kinds.insert(l["kind"].get<std::string>());
+  EXPECT_EQ(kinds, (std::set<std::string>{"slurm", "pod"})) << leases.dump();
+  int preempting = 0, preempted = 0;
+  json events = Call(s.get(), "events", json::object());
+  for (const json& e : events["result"]["events"]) {
+    preempting += e["kind"] == "preempting";
+    preempted += e["kind"] == "preempted";
+  }
+  EXPECT_EQ(preempting, 2) << events.dump();
+  EXPECT_EQ(preempted, 2) << events.dump();
+}
+
 }  // namespace
 }  // namespace tarmac::leases
