@@ -21,6 +21,13 @@ namespace {
 
 using TimePoint = std::chrono::steady_clock::time_point;
 
+// The GPU a MIG instance of Machine() is on ("MIG-1-3" -> "GPU-1"); empty
+// for a whole GPU.
+std::string ParentOf(const std::string& device) {
+  if (device.rfind("MIG-", 0) != 0) return "";
+  return "GPU-" + device.substr(4, device.find('-', 4) - 4);
+}
+
 // GPU 0: 3g.40gb + 2g.20gb + two 1g.10gb; GPU 1: seven 1g.10gb; GPU 2: whole.
 std::vector<GpuSlot> Machine() {
   std::vector<GpuSlot> gpus(3);
@@ -157,9 +164,11 @@ TEST(MigLeaseBookTest, ARealRequestRevokesABackfillLeaseOnAnInstanceOfItsProfile
 }
 
 // The book against a model on the split machine: requests by profile, by
-// UUID and for whole GPUs, decisions, releases, pods holding instances, and
-// restarts through the saved JSON. After every step: no instance in two
-// leases, no GPU with instances leased whole, each MIG grant of the
+// UUID and for whole GPUs (backfill among them), decisions and revocations,
+// releases, pods and Slurm jobs holding instances or whole GPUs (accepted
+// exactly when the model says nothing above or below is held), and
+// restarts through the saved JSON. After every step: no device and no
+// ancestor or descendant of it in two leases, each MIG grant of the
 // profile or instance asked, and the book's leases the model's.
 TEST(MigLeaseModelTest, RandomSequencesKeepEveryInstanceInOneLease) {
   const Caller users[] = {{1001, "alice", false}, {1002, "bob", false}};
@@ -229,13 +238,23 @@ TEST(MigLeaseModelTest, RandomSequencesKeepEveryInstanceInOneLease) {
         std::advance(it, next(static_cast<uint32_t>(held.size())));
         ASSERT_TRUE(book.Release({0, "root", true}, it->first, now).ok());
         held.erase(it);
-      } else if (op < 95) {  // The kubelet allocates an instance to a pod.
-        std::string uuid = all[next(static_cast<uint32_t>(all.size()))];
+      } else if (op < 95) {  // The kubelet (a pod) or Slurm (a job) takes an instance or a whole GPU.
+        std::vector<std::string> devices = all;
+        for (const GpuSlot& g : gpus) devices.push_back(g.uuid);
+        std::string uuid = devices[next(static_cast<uint32_t>(devices.size()))];
+        // One occupancy: free when neither it, nor its GPU, nor one of its
+        // instances is held.
         bool is_free = true;
-        for (const auto& [id, device] : held) is_free &= device != uuid;
+        for (const auto& [id, device] : held) {
+          is_free &= device != uuid && ParentOf(device) != uuid && device != ParentOf(uuid);
+        }
         Lease pod;
         pod.uuids = {uuid};
-        pod.is_pod = true;
+        if (next(2) == 0) {
+          pod.is_pod = true;
+        } else {
+          pod.slurm_job = std::to_string(step);
+        }
         Result<int64_t> id = book.Hold(kubelet, pod, gpus, now);
         ASSERT_EQ(id.ok(), is_free) << uuid << ": " << id.status().ToString();
         if (id.ok()) held[id.value()] = uuid;
@@ -250,6 +269,14 @@ TEST(MigLeaseModelTest, RandomSequencesKeepEveryInstanceInOneLease) {
       }
       ASSERT_EQ(book.CheckInvariants(), "");
       ASSERT_EQ(book.leases().size(), held.size());
+      // No device and no ancestor or descendant of it has two holders.
+      for (const auto& [a_id, a_device] : held) {
+        for (const auto& [b_id, b_device] : held) {
+          if (a_id == b_id) continue;
+          ASSERT_NE(a_device, b_device);
+          ASSERT_NE(ParentOf(a_device), b_device) << a_device << " (lease " << a_id << ") inside " << b_device;
+        }
+      }
       std::set<std::string> devices;
       for (const auto& [id, l] : book.leases()) {
         ASSERT_EQ(held.count(id), 1u);
