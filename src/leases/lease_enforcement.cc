@@ -295,11 +295,27 @@ void LeaseService::CheckIdle(const fleet::FleetView& fleet, TimePoint now) {
         is_active |= *m->graphics_engine_active_ratio > fleet::kMigIdleEngineRatio;
         continue;
       }
-      if (g.sample.health == fleet::GpuHealth::kOk && g.sample.utilization_gpu_ratio) {
-        rt.utilization_sum += *g.sample.utilization_gpu_ratio;
+      // The lease's figures are its holder's: with another user's process
+      // on the GPU, its own processes' memory and SM, not the GPU's.
+      bool has_others = false;
+      bool has_own_sm = true;
+      int64_t own_memory = 0;
+      double own_sm = 0;
+      for (const fleet::ProcessView& p : g.processes) {
+        if (!l.is_pod && p.details.uid != l.uid) {
+          has_others = true;
+          continue;
+        }
+        own_memory += p.process.used_memory_bytes.value_or(0);
+        if (p.process.sm_utilization_ratio) own_sm += *p.process.sm_utilization_ratio;
+        else has_own_sm = false;
+      }
+      if (g.sample.health == fleet::GpuHealth::kOk && g.sample.utilization_gpu_ratio && (!has_others || has_own_sm)) {
+        rt.utilization_sum += has_others ? std::min(1.0, own_sm) : *g.sample.utilization_gpu_ratio;
         rt.utilization_samples++;
       }
-      rt.memory_max_bytes = std::max(rt.memory_max_bytes, g.sample.memory_used_bytes.value_or(0));
+      rt.memory_max_bytes =
+          std::max(rt.memory_max_bytes, has_others ? own_memory : g.sample.memory_used_bytes.value_or(0));
       for (const fleet::ProcessView& p : g.processes) {
         if (!l.is_pod && p.details.uid != l.uid) continue;  // A pod's processes run as any user.
         if (p.process.sm_utilization_ratio ? *p.process.sm_utilization_ratio > 0

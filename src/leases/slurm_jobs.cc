@@ -119,6 +119,10 @@ Result<json> LeaseService::OnSlurmProlog(const Call& c) {
   if (auto partition = c.params.find("partition"); partition != c.params.end() && partition->is_string()) {
     lease.slurm_partition = partition->get<std::string>();
   }
+  // The prolog: what started after it is the job's (the epilog ends only that).
+  if (std::optional<ProcessIdentity> prolog = processes_->Identify(c.peer.pid)) {
+    lease.holder = {prolog->pid, prolog->start_ticks};
+  }
   YieldBackfill(uuids, fmt::format("Slurm job {}", *job), c.now);
   sched::Caller owner{uid->get<int64_t>(), user->get<std::string>(), false};
   Result<const sched::Lease*> held = GrantHeld(owner, std::move(lease), Actor{c.caller.uid, "slurm"},
@@ -151,7 +155,9 @@ Result<json> LeaseService::OnSlurmEpilog(const Call& c) {
     auto it = processes_by_gpu_.find(gpu);
     if (it == processes_by_gpu_.end()) continue;
     for (const ProcessIdentity& p : it->second) {
-      if (p.uid != l.uid) continue;
+      // The job's: its user's, started after its prolog (a process of the
+      // same user that was there before is not the job's to end).
+      if (p.uid != l.uid || p.start_ticks < l.holder.start_ticks) continue;
       if (std::any_of(left.begin(), left.end(), [&](const sched::ProcessRef& r) { return r.pid == p.pid; })) continue;
       left.push_back({p.pid, p.start_ticks});
       leftovers.push_back({{"pid", p.pid}, {"gpu", gpu}, {"command", p.name}});

@@ -206,5 +206,26 @@ TEST_F(LeaseServiceTest, RegressionBackfillGivesWayToASlurmJobAndToAPod) {
   EXPECT_EQ(preempted, 2) << events.dump();
 }
 
+TEST_F(LeaseServiceTest, RegressionTheEpilogEndsAndCountsOnlyTheJobsOwnProcesses) {
+  processes_.Add(600, 0, 50);     // The prolog (slurmd runs it as root).
+  processes_.Add(7000, 1005, 40);  // erin's, on the GPU before the job began.
+  processes_.Add(7001, 1005, 71);  // The job's, left behind.
+  processes_.Add(7002, 1009, 72);  // Another user's, 30 GiB.
+  std::unique_ptr<LeaseService> s = Make();
+  fleet::FleetView f = Fleet(1, {{0, testing::Process(7000, 1 * kGiB, 0, 1005, "python", 1, 40)},
+                                 {0, testing::Process(7001, 2 * kGiB, 0, 1005, "python", 1, 71)},
+                                 {0, testing::Process(7002, 30 * kGiB, 0, 1009, "python", 1, 72)}});
+  s->OnTick(f, clock_.SteadyNow());
+  ASSERT_TRUE(Call(s.get(), "slurm.prolog", {{"job", "5"}, {"uid", 1005}, {"user", "erin"}, {"gpus", {0}}}, 0, 600)["ok"]);
+  s->OnTick(f, clock_.SteadyNow());
+  json ended = Call(s.get(), "slurm.epilog", {{"job", "5"}}, 0);
+  ASSERT_TRUE(ended["ok"].get<bool>()) << ended.dump();
+  ASSERT_EQ(ended["result"]["terminated"].size(), 1u) << ended.dump();
+  EXPECT_EQ(ended["result"]["terminated"][0]["pid"], 7001);
+  EXPECT_EQ(processes_.signals, (std::vector<std::pair<int64_t, int>>{{7001, SIGTERM}}));
+  // Its peak memory is erin's 3 GiB, not the GPU's 33.
+  EXPECT_EQ(ended["result"]["memory_max_bytes"], 3 * kGiB) << ended.dump();
+}
+
 }  // namespace
 }  // namespace tarmac::leases
