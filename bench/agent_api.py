@@ -2,6 +2,7 @@
 request to it over its Unix socket (docs/protocol.md)."""
 import json
 import os
+import re
 import socket
 import subprocess
 import time
@@ -26,11 +27,23 @@ def call(sock_path, method, params=None, timeout=10):
     return json.loads(data)
 
 
-def start_agent(build, work, config_text):
+def http_port(log_path, tries=200):
+    """The port an agent logging to `log_path` serves HTTP on, once it says
+    so ("http: listening on http://127.0.0.1:PORT/metrics"); 0 if it never does."""
+    for _ in range(tries):
+        m = re.search(r"listening on http://127\.0\.0\.1:(\d+)/metrics", open(log_path).read())
+        if m:
+            return int(m.group(1))
+        time.sleep(0.05)
+    return 0
+
+
+def start_agent(build, work, config_text, http_listen="off"):
     """Starts `tarmac agent` on examples/scenarios/lab-8gpu.toml (over the fake
     libnvidia-ml) in directory `work` with `config_text` as its config, and
     waits until it answers. Returns (agent process, environment for clients,
-    socket path); the caller stops the agent."""
+    socket path); the caller stops the agent. With `http_listen`
+    ("127.0.0.1:0"), http_port(work + "/agent.log") says where it serves."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = dict(os.environ)
     env["TARMAC_SIM_SCENARIO"] = os.path.join(root, "examples/scenarios/lab-8gpu.toml")
@@ -43,7 +56,7 @@ def start_agent(build, work, config_text):
     agent = subprocess.Popen(
         [os.path.join(build, "bin", "tarmac"), "agent", "--backend", "nvml",
          "--nvml-library", os.path.join(build, "fakenvml/libnvidia-ml.so.1"), "--socket", sock,
-         "--state-dir", os.path.join(work, "state"), "--http-listen", "off", "--config", config],
+         "--state-dir", os.path.join(work, "state"), "--http-listen", http_listen, "--config", config],
         env=env, stderr=open(os.path.join(work, "agent.log"), "w"))
     for _ in range(200):
         if os.path.exists(sock):

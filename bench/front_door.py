@@ -26,6 +26,8 @@ import tempfile
 import threading
 import time
 
+import agent_api
+
 build = sys.argv[1]
 clients = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
 slow_clients = int(sys.argv[3]) if len(sys.argv) > 3 else 64
@@ -38,12 +40,8 @@ sock = f"{work}/t.sock"
 log = open(f"{work}/agent.log", "w")
 agent = subprocess.Popen([f"{build}/bin/tarmacd", "--backend", "nvml", "--nvml-library", fake, "--socket", sock,
                           "--state-dir", f"{work}/state", "--http-listen", "127.0.0.1:0"], env=sim, stderr=log)
-port = 0
-for _ in range(200):
-    m = re.search(r"listening on http://127\.0\.0\.1:(\d+)/metrics", open(f"{work}/agent.log").read())
-    if m and os.path.exists(sock):
-        port = int(m.group(1))
-        break
+port = agent_api.http_port(f"{work}/agent.log")
+while not os.path.exists(sock):
     time.sleep(0.05)
 time.sleep(1.5)
 

@@ -12,33 +12,20 @@ with no attack, in the same run. Targets (issue: security and authority):
 /health p99 under 100 ms and /metrics p99 under 1 s under the attack.
 """
 import http.client
-import os
-import re
 import socket
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 
+import agent_api
+
 build = sys.argv[1]
 slow_clients = int(sys.argv[2]) if len(sys.argv) > 2 else 500
 probes = int(sys.argv[3]) if len(sys.argv) > 3 else 100
-root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 work = tempfile.mkdtemp(prefix="tarmac-http-slow-")
-sim = dict(os.environ, TARMAC_SIM_SCENARIO=f"{root}/examples/scenarios/lab-8gpu.toml", TARMAC_SIM_DIR=work)
-fake = f"{build}/fakenvml/libnvidia-ml.so.1"
-log = open(f"{work}/agent.log", "w")
-agent = subprocess.Popen([f"{build}/bin/tarmacd", "--backend", "nvml", "--nvml-library", fake, "--socket",
-                          f"{work}/t.sock", "--state-dir", f"{work}/state", "--http-listen", "127.0.0.1:0"],
-                         env=sim, stderr=log)
-port = 0
-for _ in range(200):
-    m = re.search(r"listening on http://127\.0\.0\.1:(\d+)/metrics", open(f"{work}/agent.log").read())
-    if m:
-        port = int(m.group(1))
-        break
-    time.sleep(0.05)
+agent, _, _ = agent_api.start_agent(build, work, "", http_listen="127.0.0.1:0")
+port = agent_api.http_port(f"{work}/agent.log")
 time.sleep(1.5)
 
 

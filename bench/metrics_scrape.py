@@ -50,13 +50,7 @@ log = open(f"{work}/agent.log", "w")
 agent = subprocess.Popen([f"{build}/bin/tarmacd", "--backend", "nvml", "--nvml-library",
                           f"{build}/fakenvml/libnvidia-ml.so.1", "--socket", f"{work}/t.sock", "--state-dir",
                           f"{work}/state", "--http-listen", "127.0.0.1:0"], env=env, stderr=log)
-port = 0
-for _ in range(100):
-    m = re.search(r"listening on http://127\.0\.0\.1:(\d+)/metrics", open(f"{work}/agent.log").read())
-    if m:
-        port = int(m.group(1))
-        break
-    time.sleep(0.1)
+port = agent_api.http_port(f"{work}/agent.log")
 time.sleep(2)
 
 
