@@ -122,7 +122,8 @@ Status BackfillJobs::MakeWorkDir(const BatchSpec& spec) const {
   // keeps its lock, its own progress and engine logs there; the agent
   // never opens anything in it.
   std::string work = Dir(spec.id) + "/work";
-  if (::mkdir(work.c_str(), 0700) != 0 && errno != EEXIST) {
+  if (::mkdir(work.c_str(), 0700) != 0) {
+    if (errno == EEXIST) return Status::OK();  // Given to the user already.
     return Status::IOError(fmt::format("cannot create {}", work), std::strerror(errno));
   }
   if (::geteuid() == 0) {
@@ -165,6 +166,8 @@ Status BackfillJobs::Open() {
     Job job;
     job.spec = spec.value();
     next_id_ = std::max(next_id_, job.spec.id + 1);
+    // Made at submission; made again only if someone removed it.
+    if (Status work = MakeWorkDir(job.spec); !work.ok()) logger_->Log(LogLevel::kWarning, "backfill: {}", work.message());
     // The agent's own record of the runner: a runner from before the
     // agent's restart goes on when that very process (PID, start time,
     // the batch's user) still runs.
@@ -203,7 +206,6 @@ void BackfillJobs::Spawn(Job* job) {
     gid = pw != nullptr ? pw->pw_gid : static_cast<gid_t>(spec.uid);
   }
   // In the agent's folder, the agent's file; the user's group may read it.
-  MakeWorkDir(spec).IgnoreError();  // A runner without it says so in its log.
   int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0640);
   if (log >= 0 && is_root) (void)!::fchown(log, static_cast<uid_t>(-1), gid);
   pid_t pid = ::fork();

@@ -12,18 +12,23 @@
 
 namespace tarmac {
 
-bool ReadSmallFile(const std::string& path, std::string* out, size_t max_bytes) {
-  Result<std::string> text = ReadForeignFile(path, {.max_bytes = max_bytes});
+namespace {
+
+bool ReadInto(const std::string& path, const ForeignFileOptions& options, std::string* out) {
+  Result<std::string> text = ReadForeignFile(path, options);
   if (!text.ok()) return false;
   *out = std::move(text).value();
   return true;
 }
 
+}  // namespace
+
+bool ReadSmallFile(const std::string& path, std::string* out, size_t max_bytes) {
+  return ReadInto(path, {.max_bytes = max_bytes}, out);
+}
+
 bool ReadOperatorFile(const std::string& path, std::string* out, size_t max_bytes) {
-  Result<std::string> text = ReadForeignFile(path, {.max_bytes = max_bytes, .follow_final_link = true});
-  if (!text.ok()) return false;
-  *out = std::move(text).value();
-  return true;
+  return ReadInto(path, {.max_bytes = max_bytes, .follow_final_link = true}, out);
 }
 
 std::optional<ProcStat> ParseProcStat(const std::string& text) {

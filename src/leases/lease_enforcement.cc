@@ -80,9 +80,7 @@ void LeaseService::AnnounceRevocations(TimePoint now) {
     const sched::Lease* l = book_.FindLease(p.lease_id);
     if (l == nullptr) continue;
     SaveLease(*l);
-    ++backfill_preemptions_;
-    for (int g : l->gpus) ++backfill_preemptions_by_gpu_[g];
-    if (on_revocation_) on_revocation_();
+    CountPreemption(*l);
     const sched::Pending* wants = book_.FindPending(p.request_id);
     Event("preempting", l->id, l->uid, l->user, l->gpus, Actor{},
           fmt::format("revoked for request {}{}: ends by {} ({} s of grace)", p.request_id,
@@ -92,19 +90,26 @@ void LeaseService::AnnounceRevocations(TimePoint now) {
   }
 }
 
+void LeaseService::CountPreemption(const sched::Lease& l) {
+  ++backfill_preemptions_;
+  for (int g : l.gpus) ++backfill_preemptions_by_gpu_[g];
+  if (on_revocation_) on_revocation_();
+}
+
+void LeaseService::KillNow(int64_t id) {
+  for (Signalling& sig : signalling_) sig.kills_now |= sig.lease_id == id;
+}
+
 void LeaseService::CheckRevoked(TimePoint now) {
   std::vector<std::pair<int64_t, int64_t>> due;  // (lease, for request)
   for (const auto& [id, l] : book_.leases()) {
     if (l.revoking_since && now >= *l.revoking_since + policy_.backfill.grace) due.emplace_back(id, l.revoked_for);
   }
   for (const auto& [id, for_request] : due) {
-    const sched::Lease* found = book_.FindLease(id);
-    if (found == nullptr) continue;
     std::string why = fmt::format("backfill lease revoked for request {}; its grace of {} s has passed", for_request,
                                   duration_cast<seconds>(policy_.backfill.grace).count());
     EndLease(id, "preempted", why, Actor{}, true, now);
-    // Its grace was its time to let go: what is left is killed at once.
-    for (Signalling& sig : signalling_) sig.kills_now |= sig.lease_id == id;
+    KillNow(id);  // Its grace was its time to let go.
   }
 }
 

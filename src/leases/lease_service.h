@@ -349,6 +349,12 @@ class LeaseService {
   // (events preempting, preempted; what is left of them killed at once:
   // `claim`, another scheduler, has already placed its job there).
   void YieldBackfill(const std::vector<std::string>& uuids, const std::string& claim, TimePoint now) REQUIRES(mu_);
+  // A backfill lease's revocation begins: counted (per GPU, for /metrics)
+  // and told to whoever waits on revocations.
+  void CountPreemption(const sched::Lease& l) REQUIRES(mu_);
+  // What is left of lease `id`'s processes (queued by EndLease) gets
+  // SIGKILL at once instead of SIGTERM and kill_grace.
+  void KillNow(int64_t id) REQUIRES(mu_);
   // The [slurm] idle policy's action on an idle job: recorded (dry run), or
   // queued for OnTick to run without the lock.
   void QueueSlurmAction(const sched::Lease& lease, const std::string& why) REQUIRES(mu_);

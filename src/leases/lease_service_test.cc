@@ -519,10 +519,16 @@ TEST_F(LeaseServiceTest, TheLeaseThreadTicksOnTheSnapshotsItIsHanded) {
   EXPECT_EQ(ticker.ticks(), 1);
 }
 
-TEST_F(LeaseServiceTest, ARevocationSurvivesARestartAndEndsTheLeaseWhenItsGraceHasPassed) {
+// Backfill may start at once on an idle GPU and has `grace` to yield.
+LeasePolicy BackfillAtOnce(seconds grace) {
   LeasePolicy policy;
-  policy.backfill.grace = seconds(10);
+  policy.backfill.grace = grace;
   policy.backfill.idle_for = seconds(0);
+  return policy;
+}
+
+TEST_F(LeaseServiceTest, ARevocationSurvivesARestartAndEndsTheLeaseWhenItsGraceHasPassed) {
+  LeasePolicy policy = BackfillAtOnce(seconds(10));
   processes_.Add(500, 1001, 10);
   processes_.Add(501, 1002, 11);
   {
@@ -561,9 +567,7 @@ TEST_F(LeaseServiceTest, ARevocationSurvivesARestartAndEndsTheLeaseWhenItsGraceH
 }
 
 TEST_F(LeaseServiceTest, RegressionARevokedBackfillsGpuIsHandedOnOnlyOnceTheDriverListsNoneOfItsProcesses) {
-  LeasePolicy policy;
-  policy.backfill.grace = seconds(10);
-  policy.backfill.idle_for = seconds(0);
+  LeasePolicy policy = BackfillAtOnce(seconds(10));
   processes_.Add(500, 1001, 10);
   processes_.Add(501, 1002, 11);
   processes_.Add(600, 1001, 20);  // Detached from the batch: no lease token, still holding memory.

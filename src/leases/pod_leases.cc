@@ -54,14 +54,12 @@ void LeaseService::YieldBackfill(const std::vector<std::string>& uuids, const st
     while (std::optional<int64_t> held = book_.Occupant(gpu, mig)) {
       const sched::Lease* l = book_.FindLease(*held);
       if (l == nullptr || l->priority != sched::Priority::kBackfill) break;
-      ++backfill_preemptions_;
-      for (int g : l->gpus) ++backfill_preemptions_by_gpu_[g];
-      if (on_revocation_) on_revocation_();
+      CountPreemption(*l);
       std::string why = fmt::format("revoked for {}, which has placed its job on {}", claim, uuid);
       Event("preempting", l->id, l->uid, l->user, l->gpus, Actor{}, why);
       int64_t id = *held;
       EndLease(id, "preempted", why + ": no grace, its job is already there", Actor{}, true, now);
-      for (Signalling& sig : signalling_) sig.kills_now |= sig.lease_id == id;
+      KillNow(id);
     }
   }
 }
