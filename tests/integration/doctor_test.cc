@@ -293,7 +293,7 @@ TEST_F(DoctorTest, RegressionFifosInTheHostTreeHangNothing) {
   // FIFOs where the doctor reads: with no writer, a blocking open waits for ever.
   std::string numa = "/sys/bus/pci/devices/" + status["gpus"][0]["pci_bus_id"].get<std::string>().substr(4) + "/numa_node";
   for (char& c : numa) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  for (const std::string& path : {std::string("/proc/meminfo"), std::string("/proc/stat"), numa}) {
+  for (const std::string& path : {std::string("/proc/meminfo"), std::string("/proc/stat"), std::string("/dev/kmsg"), numa}) {
     std::string full = Root() + path;
     std::filesystem::create_directories(std::filesystem::path(full).parent_path());
     ::unlink(full.c_str());

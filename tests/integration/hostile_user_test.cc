@@ -109,6 +109,12 @@ TEST_F(HostileUserTest, RegressionLinksPlantedInTheBatchFolderCannotBePlacedOrFo
   EXPECT_NE(AsNobody("ln -s " + victim_ + " " + tmp).exit_code, 0);
   EXPECT_NE(AsNobody("echo '{\"uid\":0}' > " + BatchDir(1) + "/batch.json").exit_code, 0);
   EXPECT_NE(AsNobody("mv " + BatchDir(1) + "/runner.log " + BatchDir(1) + "/old").exit_code, 0);
+  // The agent's progress copy and its temp file; the work folder itself.
+  EXPECT_NE(AsNobody("ln -s " + victim_ + " " + BatchDir(1) + "/progress.json.tmp." + std::to_string(agent->pid()))
+                .exit_code,
+            0);
+  EXPECT_NE(AsNobody("echo x > " + BatchDir(1) + "/progress.json").exit_code, 0);
+  EXPECT_NE(AsNobody("mv " + BatchDir(1) + "/work " + BatchDir(1) + "/w2").exit_code, 0);
   // In its own work folder nobody may plant anything: the agent never opens it.
   EXPECT_EQ(AsNobody("ln -s " + victim_ + " " + BatchDir(1) + "/work/runner.log").exit_code, 0);
   // Pause and resume: the agent saves batch.json and opens runner.log again.
@@ -188,6 +194,38 @@ TEST_F(HostileUserTest, RegressionABatchFolderOfAnEarlierLayoutIsNeverRunAsRoot)
   for (const json& b : got) EXPECT_NE(b["id"], 9) << got.dump();
   std::this_thread::sleep_for(std::chrono::seconds(1));
   EXPECT_NE(::access(pwned.c_str(), F_OK), 0) << "a command of nobody's ran";
+}
+
+TEST_F(HostileUserTest, ALinkInTheUsersWorkFolderIsNeverFollowedByTheAgentAtItsStart) {
+  Child* first = StartLeaseAgent();
+  SubmitAsNobody();
+  // nobody fills its work folder with links to root's file, then the agent
+  // restarts (it checks every batch's work folder at start).
+  ASSERT_EQ(AsNobody("ln -s " + victim_ + " " + BatchDir(1) + "/work/progress.json.tmp.1 && ln -s " + victim_ + " " +
+                     BatchDir(1) + "/work/x")
+                .exit_code,
+            0);
+  first->KillAndWait(SIGTERM);
+  RunCommand({"pkill", "-KILL", "-f", "tarmac-backfill-runner --dir " + dir_.path()}, {}).exit_code;
+  StartLeaseAgent();
+  ASSERT_TRUE(WaitFor([&] { return Get(1)["runner_pid"].is_number(); })) << Get(1).dump();
+  struct stat v = Stat(victim_);
+  EXPECT_EQ(v.st_uid, 0u);
+  EXPECT_EQ(v.st_mode & 07777, 0644u);
+  EXPECT_EQ(Read(victim_), "root's file\n");
+}
+
+TEST_F(HostileUserTest, AFifoAsTheResultsFileFailsTheBatchSayingSoInsteadOfHangingItsRunner) {
+  StartLeaseAgent();
+  ASSERT_EQ(AsNobody("printf '{\"custom_id\":\"a\",\"prompt\":\"hi\"}\\n' > " + user_dir_ + "/in.jsonl && mkfifo " +
+                     user_dir_ + "/in.results.jsonl")
+                .exit_code,
+            0);
+  RunResult r = TarmacAsNobody({"backfill", "submit", user_dir_ + "/in.jsonl", "--model", "m", "--url",
+                                "http://127.0.0.1:9"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  ASSERT_TRUE(WaitFor([&] { return Get(1)["state"] == "failed"; })) << Get(1).dump();
+  EXPECT_NE(Get(1)["message"].get<std::string>().find("not a regular file"), std::string::npos) << Get(1).dump();
 }
 
 TEST_F(HostileUserTest, RegressionResultsAreNoMoreReadableThanTheirPromptsAndOneFileTwiceIsRefused) {
