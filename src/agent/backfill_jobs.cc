@@ -54,6 +54,12 @@ Status CheckOwnFolder(const std::string& path) {
   return Status::OK();
 }
 
+// The primary group of `uid` (the uid itself when it has no passwd entry).
+gid_t GroupOf(int64_t uid) {
+  passwd* pw = ::getpwuid(static_cast<uid_t>(uid));
+  return pw != nullptr ? pw->pw_gid : static_cast<gid_t>(uid);
+}
+
 // Longest phase or problem text a runner may report.
 constexpr size_t kMaxProgressText = 4096;
 
@@ -127,9 +133,7 @@ Status BackfillJobs::MakeWorkDir(const BatchSpec& spec) const {
     return Status::IOError(fmt::format("cannot create {}", work), std::strerror(errno));
   }
   if (::geteuid() == 0) {
-    passwd* pw = ::getpwuid(static_cast<uid_t>(spec.uid));
-    gid_t gid = pw != nullptr ? pw->pw_gid : static_cast<gid_t>(spec.uid);
-    if (::fchownat(AT_FDCWD, work.c_str(), static_cast<uid_t>(spec.uid), gid, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (::fchownat(AT_FDCWD, work.c_str(), static_cast<uid_t>(spec.uid), GroupOf(spec.uid), AT_SYMLINK_NOFOLLOW) != 0) {
       return Status::IOError(fmt::format("cannot give {} to uid {}", work, spec.uid), std::strerror(errno));
     }
   }
@@ -201,10 +205,7 @@ void BackfillJobs::Spawn(Job* job) {
   bool is_root = ::geteuid() == 0;
   uid_t uid = static_cast<uid_t>(spec.uid);
   gid_t gid = ::getegid();
-  if (is_root) {
-    passwd* pw = ::getpwuid(uid);
-    gid = pw != nullptr ? pw->pw_gid : static_cast<gid_t>(spec.uid);
-  }
+  if (is_root) gid = GroupOf(spec.uid);
   // In the agent's folder, the agent's file; the user's group may read it.
   int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0640);
   if (log >= 0 && is_root) (void)!::fchown(log, static_cast<uid_t>(-1), gid);
