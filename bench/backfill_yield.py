@@ -18,6 +18,10 @@ waiting, running `true`, releasing):
    tarmac-simengine per GPU: on notice the runner closes its requests,
    stops the engine, sees the memory free through the agent's NVML reading
    and releases. Target: p99 at most 2 s.
+5. hostile backfill: it ignores the notice and leaves a child that dropped
+   the lease token and its session, holding 60 GiB, stopped (SIGSTOP).
+   The real job lists the processes on its GPU the moment it starts.
+   Targets: p99 at most grace + 1 s, and the job always finds its GPU empty.
 
 Between trials the freed GPU is filled with backfill again, so every trial
 meets a full fleet.
@@ -38,6 +42,9 @@ from agent_api import call, start_agent, submit_batch  # noqa: E402
 # its `tarmac run` can be found and killed at the end.
 POLITE = ": {work}; trap 'exit 0' TERM; while :; do sleep 0.05; done"
 STUBBORN = ": {work}; trap '' TERM; while :; do sleep 0.05; done"
+# {simload} --seconds 86399 marks the children, for the clean-up.
+HOSTILE = (": {work}; setsid env -u TARMAC_LEASE_TOKEN {simload} --memory 60GiB --pattern idle --seconds 86399 & "
+           "c=$!; sleep 0.5; kill -STOP $c; trap '' TERM; while :; do sleep 0.05; done")
 
 
 def percentile(values, p):
@@ -61,11 +68,15 @@ def fill(tarmac, env, sock, script, procs):
         time.sleep(0.05)
 
 
-def trial(tarmac, env):
+def trial(tarmac, env, lists=None):
+    """One real request; with `lists` (a shell command printing the compute
+    processes as "uuid, pid" lines), the job prints those on its own GPU."""
     start = time.perf_counter()
-    rc = subprocess.run([tarmac, "run", "--gpus", "1", "--", "true"], env=env, stdout=subprocess.DEVNULL,
-                        stderr=subprocess.DEVNULL).returncode
-    return time.perf_counter() - start, rc
+    job = ["true"] if lists is None else ["sh", "-c", lists + ' | grep -c "$CUDA_VISIBLE_DEVICES" || true']
+    done = subprocess.run([tarmac, "run", "--gpus", "1", "--"] + job, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL, text=True)
+    seen = int(done.stdout.strip() or 0) if lists is not None else 0
+    return time.perf_counter() - start, done.returncode, seen
 
 
 def stop_all(procs):
@@ -89,9 +100,15 @@ def main():
     try:
         results = {}
         failures = 0
+        occupied = 0  # Hostile trials whose job found a process on its GPU.
+        fake = os.path.join(build, "fakenvml", "libnvidia-ml.so.1")
+        lists = (f"{tarmac} query --no-agent --backend nvml --nvml-library {fake} "
+                 "--query-compute-apps=gpu_uuid,pid --format=csv,noheader")
+        simload = os.path.join(build, "bin", "tarmac-simload")
         for name, script in [("idle fleet (baseline)", None), ("backfill that yields on notice", POLITE),
                              ("backfill that ignores the notice", STUBBORN),
-                             ("a batch, an engine per GPU", "batch")]:
+                             ("a batch, an engine per GPU", "batch"),
+                             ("hostile: detached, stopped, 60 GiB", HOSTILE)]:
             waits = []
             if script == "batch":
                 submit_batch(build, env, work, 200000, 8, 4, 50)  # Holds all 8 GPUs through every trial.
@@ -101,9 +118,12 @@ def main():
                     while backfill_count(sock) < 8 and time.time() < deadline:
                         time.sleep(0.02)
                 elif script:
-                    fill(tarmac, env, sock, script.format(work=work), procs)
-                seconds, rc = trial(tarmac, env)
+                    fill(tarmac, env, sock, script.format(work=work, simload=simload), procs)
+                    if script == HOSTILE:
+                        time.sleep(1.5)  # The children hold their memory, stopped, and the agent has read it.
+                seconds, rc, seen = trial(tarmac, env, lists if script == HOSTILE else None)
                 failures += rc != 0
+                occupied += seen > 0
                 waits.append(seconds)
             if script == "batch":
                 call(sock, "backfill.cancel", {"id": 1})
@@ -121,14 +141,17 @@ def main():
                   f"p99 {percentile(waits, 99) * 1000:7.1f} ms  max {max(waits) * 1000:7.1f} ms")
         print(f"  targets: p99 <= 2 s when backfill yields on notice (a command or a batch); "
               f"<= {grace + 1:g} s (grace + 1 s) otherwise")
-        print(f"  events: {kinds.count('preempting')} preempting, {kinds.count('preempted')} preempted by the agent; "
-              f"failed runs: {failures}")
-        return 0 if failures == 0 else 1
+        print(f"  hostile trials whose job found a process on its GPU: {occupied} of {trials} (target 0)")
+        print(f"  events: {kinds.count('preempting')} preempting, {kinds.count('preempted')} preempted by the agent, "
+              f"{kinds.count('sigkill')} SIGKILLs; failed runs: {failures}")
+        return 0 if failures == 0 and occupied == 0 else 1
     finally:
         stop_all(procs)
         agent.send_signal(signal.SIGTERM)
         agent.wait()
         subprocess.run(["pkill", "-KILL", "-f", ": " + work], check=False)
+        subprocess.run(["pkill", "-KILL", "-f", "tarmac-simload --memory 60GiB --pattern idle --seconds 86399"],
+                       check=False)
         subprocess.run(["pkill", "-KILL", "-f", "tarmac-backfill-runner --dir " + work], check=False)
         shutil.rmtree(work, ignore_errors=True)
 
