@@ -100,17 +100,68 @@ void LeaseService::KillNow(int64_t id) {
   for (Signalling& sig : signalling_) sig.kills_now |= sig.lease_id == id;
 }
 
+// How long a revoked lease's GPUs may stay listed after its processes were
+// killed before it ends anyway (a process stuck in the driver).
+constexpr std::chrono::seconds kHandoverBound{10};
+
 void LeaseService::CheckRevoked(TimePoint now) {
   std::vector<std::pair<int64_t, int64_t>> due;  // (lease, for request)
   for (const auto& [id, l] : book_.leases()) {
     if (l.revoking_since && now >= *l.revoking_since + policy_.backfill.grace) due.emplace_back(id, l.revoked_for);
   }
   for (const auto& [id, for_request] : due) {
+    const sched::Lease l = *book_.FindLease(id);
     std::string why = fmt::format("backfill lease revoked for request {}; its grace of {} s has passed", for_request,
                                   duration_cast<seconds>(policy_.backfill.grace).count());
-    EndLease(id, "preempted", why, Actor{}, true, now);
-    KillNow(id);  // Its grace was its time to let go.
+    Runtime& rt = runtime_[id];
+    if (!rt.killed_at) {
+      // Its grace was its time to let go: what is left is killed at once.
+      // The lease stays, revoking for its request (which then takes no
+      // other GPU), until a reading shows its GPUs empty.
+      rt.killed_at = now;
+      std::vector<sched::ProcessRef> victims = LeaseVictims(l);
+      if (!victims.empty()) {
+        TerminateProcesses(id, l.uid, std::move(victims), why, Actor{}, now);
+        KillNow(id);
+      }
+    }
+    if (IsListedOnItsGpus(l) && now < *rt.killed_at + kHandoverBound) continue;
+    if (IsListedOnItsGpus(l)) why += fmt::format("; its GPUs still list a process {} s after SIGKILL", kHandoverBound.count());
+    EndLease(id, "preempted", why, Actor{}, false, now);
   }
+}
+
+std::vector<sched::ProcessRef> LeaseService::LeaseVictims(const sched::Lease& l) {
+  std::vector<sched::ProcessRef> victims;
+  auto is_victim = [&victims](int64_t pid) {
+    return std::any_of(victims.begin(), victims.end(), [pid](const sched::ProcessRef& v) { return v.pid == pid; });
+  };
+  // Its processes started after the client that asked for it.
+  for (const ProcessIdentity& p : processes_->LeaseProcesses(l.token, l.uid, l.holder.start_ticks)) {
+    victims.push_back({p.pid, p.start_ticks});
+  }
+  if (l.job.pid != 0 && !is_victim(l.job.pid) && IsAlive(l.job)) victims.push_back(l.job);
+  // On a whole GPU (not a MIG instance, whose GPU others share), the
+  // holder's processes the driver lists, token or not, are the lease's too.
+  if (sched::IsMigLease(l) || sched::IsExternal(l)) return victims;
+  for (int g : l.gpus) {
+    auto listed = processes_by_gpu_.find(g);
+    if (listed == processes_by_gpu_.end()) continue;
+    for (const ProcessIdentity& p : listed->second) {
+      if (p.uid == l.uid && p.start_ticks >= l.holder.start_ticks && !is_victim(p.pid)) {
+        victims.push_back({p.pid, p.start_ticks});
+      }
+    }
+  }
+  return victims;
+}
+
+bool LeaseService::IsListedOnItsGpus(const sched::Lease& l) const {
+  if (sched::IsMigLease(l) || sched::IsExternal(l)) return false;
+  return std::any_of(l.gpus.begin(), l.gpus.end(), [this](int g) REQUIRES(mu_) {
+    auto listed = processes_by_gpu_.find(g);
+    return listed != processes_by_gpu_.end() && !listed->second.empty();
+  });
 }
 
 void LeaseService::EndLease(int64_t id, const std::string& kind, const std::string& detail, const Actor& actor,
@@ -119,32 +170,12 @@ void LeaseService::EndLease(int64_t id, const std::string& kind, const std::stri
   if (found == nullptr) return;
   sched::Lease l = *found;
   std::vector<sched::ProcessRef> victims;
-  auto is_victim = [&victims](int64_t pid) {
-    return std::any_of(victims.begin(), victims.end(), [pid](const sched::ProcessRef& v) { return v.pid == pid; });
-  };
-  if (terminate) {
-    // Its processes started after the client that asked for it.
-    for (const ProcessIdentity& p : processes_->LeaseProcesses(l.token, l.uid, l.holder.start_ticks)) {
-      victims.push_back({p.pid, p.start_ticks});
-    }
-    if (l.job.pid != 0 && !is_victim(l.job.pid) && IsAlive(l.job)) victims.push_back(l.job);
-  }
-  // A GPU is handed on empty. On a whole GPU (not a MIG instance, whose
-  // GPU others share), the holder's processes the driver lists, token or
-  // not (a child that detached and dropped it), started after its client,
-  // are the lease's too; and while the driver lists any process on it the
-  // GPU counts as occupied (until a reading shows it empty).
-  if (!sched::IsMigLease(l) && !sched::IsExternal(l)) {
+  if (terminate) victims = LeaseVictims(l);
+  // A GPU is handed on empty: while the driver lists any process on it, it
+  // counts as occupied (until a reading shows it empty).
+  if (IsListedOnItsGpus(l)) {
     for (int g : l.gpus) {
-      auto listed = processes_by_gpu_.find(g);
-      if (listed == processes_by_gpu_.end() || listed->second.empty()) continue;
       if (g >= 0 && static_cast<size_t>(g) < slots_.size()) slots_[static_cast<size_t>(g)].has_foreign_processes = true;
-      if (!terminate) continue;
-      for (const ProcessIdentity& p : listed->second) {
-        if (p.uid == l.uid && p.start_ticks >= l.holder.start_ticks && !is_victim(p.pid)) {
-          victims.push_back({p.pid, p.start_ticks});
-        }
-      }
     }
   }
   if (l.priority == sched::Priority::kBackfill) {
@@ -559,6 +590,9 @@ std::optional<sched::TimePoint> LeaseService::RevocationDeadline() const {
   for (const auto& [id, l] : book_.leases()) {
     if (!l.revoking_since) continue;
     TimePoint at = *l.revoking_since + policy_.backfill.grace;
+    // Killed already: it ends at a reading, or at the hand-over bound.
+    auto rt = runtime_.find(id);
+    if (rt != runtime_.end() && rt->second.killed_at) at = *rt->second.killed_at + kHandoverBound;
     if (!first || at < *first) first = at;
   }
   return first;

@@ -203,6 +203,9 @@ class LeaseService {
     double idle_gpu_seconds = 0;
     int64_t memory_max_bytes = 0;
     std::optional<TimePoint> last_tick;
+    // A revoked backfill lease past its grace: when what was left of it was
+    // killed. It ends once a reading lists no process on its GPUs.
+    std::optional<TimePoint> killed_at;
   };
   struct Termination {
     int64_t lease_id = 0;
@@ -355,6 +358,12 @@ class LeaseService {
   // What is left of lease `id`'s processes (queued by EndLease) gets
   // SIGKILL at once instead of SIGTERM and kill_grace.
   void KillNow(int64_t id) REQUIRES(mu_);
+  // The processes lease `l` holds: with its token, its job, and on a whole
+  // GPU those of its user the driver lists there that started after its
+  // client (a child that detached and dropped the token).
+  std::vector<sched::ProcessRef> LeaseVictims(const sched::Lease& l) REQUIRES(mu_);
+  // Whether the latest reading lists a process on one of `l`'s whole GPUs.
+  bool IsListedOnItsGpus(const sched::Lease& l) const REQUIRES(mu_);
   // The [slurm] idle policy's action on an idle job: recorded (dry run), or
   // queued for OnTick to run without the lock.
   void QueueSlurmAction(const sched::Lease& lease, const std::string& why) REQUIRES(mu_);

@@ -582,16 +582,61 @@ TEST_F(LeaseServiceTest, RegressionARevokedBackfillsGpuIsHandedOnOnlyOnceTheDriv
   ASSERT_EQ(real["result"]["state"], "queued") << real.dump();
   clock_.Advance(seconds(10));
   s->EndRevoked();
-  // The grace is over: the lease ends and its process is killed at once,
-  // but the GPU is not handed on while the driver still lists it.
-  EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 1}})["result"]["state"], "ended");
+  // The grace is over: its process is killed at once, but the lease stays
+  // (revoking for request 2, which takes no other GPU) while the driver
+  // still lists the process.
+  EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 1}})["result"]["state"], "granted");
   EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 2}})["result"]["state"], "queued");
   EXPECT_NE(std::find(processes_.signals.begin(), processes_.signals.end(), std::pair<int64_t, int>{600, SIGKILL}),
             processes_.signals.end());
   s->OnTick(held, clock_.SteadyNow());  // Still listed (a process takes a moment to die).
   EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 2}})["result"]["state"], "queued");
   s->OnTick(Fleet(1), clock_.SteadyNow());  // Gone: now the GPU is empty.
+  EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 1}})["result"]["state"], "ended");
   EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 2}})["result"]["state"], "granted");
+  EXPECT_EQ(std::count(processes_.signals.begin(), processes_.signals.end(), std::pair<int64_t, int>{600, SIGKILL}), 1)
+      << "killed once";
+}
+
+TEST_F(LeaseServiceTest, RegressionARequestWaitingForADrainingGpuRevokesNoOtherBackfillAndTheBoundEndsIt) {
+  LeasePolicy policy = BackfillAtOnce(seconds(2));
+  processes_.Add(500, 1001, 10);
+  processes_.Add(501, 1002, 11);
+  processes_.Add(600, 1001, 20);
+  std::unique_ptr<LeaseService> s = Make(policy);
+  s->OnTick(Fleet(2), clock_.SteadyNow());
+  for (int i = 0; i < 2; ++i) {
+    json b = Call(s.get(), "lease.request", {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}}, 1001, 500);
+    ASSERT_EQ(b["result"]["state"], "granted") << b.dump();
+  }
+  int64_t first_gpu = Call(s.get(), "lease.get", {{"id", 1}})["result"]["lease"]["gpus"][0].get<int64_t>();
+  fleet::FleetView stuck = Fleet(2);
+  stuck.gpus[static_cast<size_t>(first_gpu)].processes.push_back(
+      testing::Process(600, 60 * kGiB, 0, 1001, "python", 4000, 20));
+  s->OnTick(stuck, clock_.SteadyNow());
+  ASSERT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}}, 1002, 501)["result"]["state"], "queued");
+  int64_t revoked = 0;
+  for (int id : {1, 2}) revoked += !Call(s.get(), "lease.get", {{"id", id}})["result"]["lease"]["revoke_by_unix"].is_null();
+  ASSERT_EQ(revoked, 1);
+  // Past the grace, its GPU still listing a process (stuck in the driver):
+  // tick after tick the request waits for it and revokes no other lease.
+  for (int i = 0; i < 5; ++i) {
+    clock_.Advance(seconds(1));
+    s->EndRevoked();
+    s->OnTick(stuck, clock_.SteadyNow());
+  }
+  json events = Call(s.get(), "events", json::object());
+  int preempting = 0;
+  for (const json& e : events["result"]["events"]) preempting += e["kind"] == "preempting";
+  EXPECT_EQ(preempting, 1) << "another backfill lease was revoked for the same request: " << events.dump();
+  EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 3}})["result"]["state"], "queued");
+  // The hand-over bound: the lease ends even though the process is still listed.
+  clock_.Advance(seconds(10));
+  s->EndRevoked();
+  s->OnTick(stuck, clock_.SteadyNow());
+  int ended = 0;
+  for (int id : {1, 2}) ended += Call(s.get(), "lease.get", {{"id", id}})["result"]["state"] == "ended";
+  EXPECT_EQ(ended, 1);
 }
 
 // --- which GPUs accept backfill --------------------------------------------------
