@@ -107,13 +107,18 @@ constexpr std::chrono::seconds kHandoverBound{10};
 void LeaseService::CheckRevoked(TimePoint now) {
   std::vector<std::pair<int64_t, int64_t>> due;  // (lease, for request)
   for (const auto& [id, l] : book_.leases()) {
-    if (l.revoking_since && now >= *l.revoking_since + policy_.backfill.grace) due.emplace_back(id, l.revoked_for);
+    if (!l.revoking_since) continue;
+    auto rt = runtime_.find(id);
+    bool is_let_go = rt != runtime_.end() && rt->second.killed_at.has_value();
+    if (is_let_go || now >= *l.revoking_since + policy_.backfill.grace) due.emplace_back(id, l.revoked_for);
   }
   for (const auto& [id, for_request] : due) {
     const sched::Lease l = *book_.FindLease(id);
-    std::string why = fmt::format("backfill lease revoked for request {}; its grace of {} s has passed", for_request,
-                                  duration_cast<seconds>(policy_.backfill.grace).count());
     Runtime& rt = runtime_[id];
+    std::string why = rt.is_released
+                          ? fmt::format("let go while revoked for request {}", for_request)
+                          : fmt::format("backfill lease revoked for request {}; its grace of {} s has passed",
+                                        for_request, duration_cast<seconds>(policy_.backfill.grace).count());
     if (!rt.killed_at) {
       // Its grace was its time to let go: what is left is killed at once.
       // The lease stays, revoking for its request (which then takes no
@@ -127,7 +132,7 @@ void LeaseService::CheckRevoked(TimePoint now) {
     }
     if (IsListedOnItsGpus(l) && now < *rt.killed_at + kHandoverBound) continue;
     if (IsListedOnItsGpus(l)) why += fmt::format("; its GPUs still list a process {} s after SIGKILL", kHandoverBound.count());
-    EndLease(id, "preempted", why, Actor{}, false, now);
+    EndLease(id, rt.is_released ? "released" : "preempted", why, Actor{}, false, now);
   }
 }
 
@@ -273,6 +278,8 @@ void LeaseService::CheckClients(TimePoint now) {
   for (const auto& [id, l] : book_.leases()) {
     // A lease for a job ends with its client, whatever state it was in;
     // one without a known client has no one to end it and ends now.
+    auto rt = runtime_.find(id);
+    if (rt != runtime_.end() && rt->second.killed_at) continue;  // Ending already: CheckRevoked ends it.
     if (!l.is_reservation && !sched::IsExternal(l) && !IsAlive(l.holder)) gone_leases.emplace_back(id, l.holder.pid);
   }
   for (const auto& [id, pid] : gone_leases) {

@@ -388,6 +388,23 @@ Result<json> LeaseService::Release(int64_t id, const ipc::PeerCredentials& peer,
     // The client of a `tarmac run` lease releases it once every process it
     // started has exited (it reaps them as their subreaper): nothing to
     // terminate. Anyone else's release terminates what still runs.
+    if (l->revoking_since && IsListedOnItsGpus(*l)) {
+      // A revoked lease let go while its GPUs still list processes: what is
+      // left of it is killed, and it stays, revoking for its request (which
+      // then revokes no other lease), until a reading shows them empty.
+      Runtime& rt = runtime_[id];
+      rt.is_released = true;
+      if (!rt.killed_at) {
+        rt.killed_at = now;
+        std::vector<sched::ProcessRef> victims = LeaseVictims(*l);
+        if (!victims.empty()) {
+          TerminateProcesses(id, l->uid, std::move(victims), fmt::format("released by {} while revoked", caller.user),
+                             actor, now);
+          KillNow(id);
+        }
+      }
+      return json{{"released", id}};
+    }
     bool by_holder = !l->is_reservation && static_cast<int64_t>(peer.pid) == l->holder.pid;
     EndLease(id, "released", by_holder ? "its job finished" : fmt::format("released by {}", caller.user), actor,
              !by_holder, now);

@@ -206,6 +206,7 @@ class LeaseService {
     // A revoked backfill lease past its grace: when what was left of it was
     // killed. It ends once a reading lists no process on its GPUs.
     std::optional<TimePoint> killed_at;
+    bool is_released = false;  // Its holder let go first (the end is "released").
   };
   struct Termination {
     int64_t lease_id = 0;

@@ -639,6 +639,41 @@ TEST_F(LeaseServiceTest, RegressionARequestWaitingForADrainingGpuRevokesNoOtherB
   EXPECT_EQ(ended, 1);
 }
 
+TEST_F(LeaseServiceTest, RegressionARevokedLeaseLetGoWhileItsGpuStillListsAProcessStaysUntilItIsEmpty) {
+  LeasePolicy policy = BackfillAtOnce(seconds(30));
+  processes_.Add(500, 1001, 10);
+  processes_.Add(501, 1002, 11);
+  processes_.Add(600, 1001, 20);
+  std::unique_ptr<LeaseService> s = Make(policy);
+  s->OnTick(Fleet(2), clock_.SteadyNow());
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}}, 1001,
+                   500)["result"]["state"],
+              "granted");
+  }
+  ASSERT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}}, 1002, 501)["result"]["state"], "queued");
+  int64_t revoked = !Call(s.get(), "lease.get", {{"id", 1}})["result"]["lease"]["revoke_by_unix"].is_null() ? 1 : 2;
+  int64_t gpu = Call(s.get(), "lease.get", {{"id", revoked}})["result"]["lease"]["gpus"][0].get<int64_t>();
+  fleet::FleetView stuck = Fleet(2);
+  stuck.gpus[static_cast<size_t>(gpu)].processes.push_back(testing::Process(600, 60 * kGiB, 0, 1001, "python", 4000, 20));
+  s->OnTick(stuck, clock_.SteadyNow());
+  // Its holder lets go; a child it left still holds the GPU.
+  EXPECT_EQ(Call(s.get(), "lease.release", {{"id", revoked}}, 1001, 500)["result"]["released"], revoked);
+  EXPECT_NE(std::find(processes_.signals.begin(), processes_.signals.end(), std::pair<int64_t, int>{600, SIGKILL}),
+            processes_.signals.end());
+  s->OnTick(stuck, clock_.SteadyNow());
+  EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 3}})["result"]["state"], "queued");
+  json events = Call(s.get(), "events", json::object());
+  int preempting = 0;
+  for (const json& e : events["result"]["events"]) preempting += e["kind"] == "preempting";
+  EXPECT_EQ(preempting, 1) << "a second backfill lease was revoked while the first GPU drained: " << events.dump();
+  s->OnTick(Fleet(2), clock_.SteadyNow());
+  EXPECT_EQ(Call(s.get(), "lease.get", {{"id", revoked}})["result"]["state"], "ended");
+  json granted = Call(s.get(), "lease.get", {{"id", 3}})["result"];
+  ASSERT_EQ(granted["state"], "granted") << granted.dump();
+  EXPECT_EQ(granted["lease"]["gpus"][0], gpu);
+}
+
 // --- which GPUs accept backfill --------------------------------------------------
 
 TEST(BackfillGateTest, OnlyOtherWorkResetsTheIdleClockAndLimitsApply) {
