@@ -566,6 +566,13 @@ TEST_F(LeaseServiceTest, ARevocationSurvivesARestartAndEndsTheLeaseWhenItsGraceH
   EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "preempted"), 1) << json(kinds).dump();
 }
 
+// Events of `kind` in an answer to "events".
+int CountKind(const json& events, const std::string& kind) {
+  int n = 0;
+  for (const json& e : events["result"]["events"]) n += e["kind"] == kind;
+  return n;
+}
+
 TEST_F(LeaseServiceTest, RegressionARevokedBackfillsGpuIsHandedOnOnlyOnceTheDriverListsNoneOfItsProcesses) {
   LeasePolicy policy = BackfillAtOnce(seconds(10));
   processes_.Add(500, 1001, 10);
@@ -599,16 +606,7 @@ TEST_F(LeaseServiceTest, RegressionARevokedBackfillsGpuIsHandedOnOnlyOnceTheDriv
 }
 
 TEST_F(LeaseServiceTest, RegressionARequestWaitingForADrainingGpuRevokesNoOtherBackfillAndTheBoundEndsIt) {
-  LeasePolicy policy = BackfillAtOnce(seconds(2));
-  processes_.Add(500, 1001, 10);
-  processes_.Add(501, 1002, 11);
-  processes_.Add(600, 1001, 20);
-  std::unique_ptr<LeaseService> s = Make(policy);
-  s->OnTick(Fleet(2), clock_.SteadyNow());
-  for (int i = 0; i < 2; ++i) {
-    json b = Call(s.get(), "lease.request", {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}}, 1001, 500);
-    ASSERT_EQ(b["result"]["state"], "granted") << b.dump();
-  }
+  std::unique_ptr<LeaseService> s = TwoBackfilledGpus(seconds(2));
   int64_t first_gpu = Call(s.get(), "lease.get", {{"id", 1}})["result"]["lease"]["gpus"][0].get<int64_t>();
   fleet::FleetView stuck = Fleet(2);
   stuck.gpus[static_cast<size_t>(first_gpu)].processes.push_back(
@@ -626,8 +624,7 @@ TEST_F(LeaseServiceTest, RegressionARequestWaitingForADrainingGpuRevokesNoOtherB
     s->OnTick(stuck, clock_.SteadyNow());
   }
   json events = Call(s.get(), "events", json::object());
-  int preempting = 0;
-  for (const json& e : events["result"]["events"]) preempting += e["kind"] == "preempting";
+  int preempting = CountKind(events, "preempting");
   EXPECT_EQ(preempting, 1) << "another backfill lease was revoked for the same request: " << events.dump();
   EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 3}})["result"]["state"], "queued");
   // The hand-over bound: the lease ends even though the process is still listed.
@@ -640,17 +637,7 @@ TEST_F(LeaseServiceTest, RegressionARequestWaitingForADrainingGpuRevokesNoOtherB
 }
 
 TEST_F(LeaseServiceTest, RegressionARevokedLeaseLetGoWhileItsGpuStillListsAProcessStaysUntilItIsEmpty) {
-  LeasePolicy policy = BackfillAtOnce(seconds(30));
-  processes_.Add(500, 1001, 10);
-  processes_.Add(501, 1002, 11);
-  processes_.Add(600, 1001, 20);
-  std::unique_ptr<LeaseService> s = Make(policy);
-  s->OnTick(Fleet(2), clock_.SteadyNow());
-  for (int i = 0; i < 2; ++i) {
-    ASSERT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}}, 1001,
-                   500)["result"]["state"],
-              "granted");
-  }
+  std::unique_ptr<LeaseService> s = TwoBackfilledGpus(seconds(30));
   ASSERT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}}, 1002, 501)["result"]["state"], "queued");
   int64_t revoked = !Call(s.get(), "lease.get", {{"id", 1}})["result"]["lease"]["revoke_by_unix"].is_null() ? 1 : 2;
   int64_t gpu = Call(s.get(), "lease.get", {{"id", revoked}})["result"]["lease"]["gpus"][0].get<int64_t>();
@@ -664,8 +651,7 @@ TEST_F(LeaseServiceTest, RegressionARevokedLeaseLetGoWhileItsGpuStillListsAProce
   s->OnTick(stuck, clock_.SteadyNow());
   EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 3}})["result"]["state"], "queued");
   json events = Call(s.get(), "events", json::object());
-  int preempting = 0;
-  for (const json& e : events["result"]["events"]) preempting += e["kind"] == "preempting";
+  int preempting = CountKind(events, "preempting");
   EXPECT_EQ(preempting, 1) << "a second backfill lease was revoked while the first GPU drained: " << events.dump();
   s->OnTick(Fleet(2), clock_.SteadyNow());
   EXPECT_EQ(Call(s.get(), "lease.get", {{"id", revoked}})["result"]["state"], "ended");

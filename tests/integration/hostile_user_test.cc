@@ -65,14 +65,18 @@ class HostileUserTest : public LeaseFixture {
   // A batch of nobody's against an engine that is not there: its runner
   // (as nobody) stays up, retrying, and reports progress.
   void SubmitAsNobody() {
-    ASSERT_EQ(AsNobody("printf '{\"custom_id\":\"a\",\"prompt\":\"hi\"}\\n' > " + user_dir_ + "/in.jsonl && chmod 600 " +
-                       user_dir_ + "/in.jsonl")
+    SubmitInputAsNobody("chmod 600 " + user_dir_ + "/in.jsonl");
+    ASSERT_TRUE(WaitFor([&] { return !Get(1)["progress"].value("problem", "").empty(); })) << Get(1).dump();
+  }
+  // nobody writes a one-request in.jsonl, runs `then` (a shell command), and
+  // submits it.
+  void SubmitInputAsNobody(const std::string& then) {
+    ASSERT_EQ(AsNobody("printf '{\"custom_id\":\"a\",\"prompt\":\"hi\"}\\n' > " + user_dir_ + "/in.jsonl && " + then)
                   .exit_code,
               0);
     RunResult r = TarmacAsNobody({"backfill", "submit", user_dir_ + "/in.jsonl", "--model", "m", "--url",
                                   "http://127.0.0.1:9"});
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-    ASSERT_TRUE(WaitFor([&] { return !Get(1)["progress"].value("problem", "").empty(); })) << Get(1).dump();
   }
 
   struct stat Stat(const std::string& path) {
@@ -217,13 +221,7 @@ TEST_F(HostileUserTest, ALinkInTheUsersWorkFolderIsNeverFollowedByTheAgentAtItsS
 
 TEST_F(HostileUserTest, AFifoAsTheResultsFileFailsTheBatchSayingSoInsteadOfHangingItsRunner) {
   StartLeaseAgent();
-  ASSERT_EQ(AsNobody("printf '{\"custom_id\":\"a\",\"prompt\":\"hi\"}\\n' > " + user_dir_ + "/in.jsonl && mkfifo " +
-                     user_dir_ + "/in.results.jsonl")
-                .exit_code,
-            0);
-  RunResult r = TarmacAsNobody({"backfill", "submit", user_dir_ + "/in.jsonl", "--model", "m", "--url",
-                                "http://127.0.0.1:9"});
-  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  SubmitInputAsNobody("mkfifo " + user_dir_ + "/in.results.jsonl");
   ASSERT_TRUE(WaitFor([&] { return Get(1)["state"] == "failed"; })) << Get(1).dump();
   EXPECT_NE(Get(1)["message"].get<std::string>().find("not a regular file"), std::string::npos) << Get(1).dump();
 }
