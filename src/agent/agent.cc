@@ -368,6 +368,9 @@ Status Agent::StartSampling() {
       }
     });
   }
+  // A GPU being handed over is read again as soon as it should be empty.
+  sampler::Sampler* sampler = sampler_.get();
+  leases_->OnWantsReading([sampler] { sampler->RequestReading(); });
   return sampler_->Start();
 }
 

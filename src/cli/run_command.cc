@@ -252,7 +252,7 @@ int RunRun(const GlobalOptions& global, const RunOptions& options) {
                  static_cast<long long>(id), attached.status().message().c_str());
   }
 
-  // A backfill lease may be revoked for another request: the command hears
+  // A backfill lease may be revoked for another holder: the command hears
   // of it at once (SIGTERM), so it can stop cleanly within the grace.
   std::unique_ptr<client::RevocationWatch> revocation;
   if (options.ask.priority == "backfill") {
@@ -261,8 +261,10 @@ int RunRun(const GlobalOptions& global, const RunOptions& options) {
                            ? FormatRfc3339(std::chrono::system_clock::time_point(std::chrono::duration_cast<std::chrono::system_clock::duration>(
                                  std::chrono::duration<double>(lease["revoke_by_unix"].get<double>()))))
                            : std::string("the grace");
-      std::fprintf(stderr, "\ntarmac: run: backfill lease %lld revoked for another request; SIGTERM to the command; "
-                   "the agent ends the lease at %s\n", static_cast<long long>(id), by.c_str());
+      // revoked_for names the request; 0: another scheduler (Slurm, the kubelet).
+      const char* whom = lease.value("revoked_for", int64_t{0}) != 0 ? "another request" : "another scheduler's job";
+      std::fprintf(stderr, "\ntarmac: run: backfill lease %lld revoked for %s; SIGTERM to the command; "
+                   "the agent ends the lease at %s\n", static_cast<long long>(id), whom, by.c_str());
       kill(-child, SIGTERM);
     });
   }

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
+#include <thread>
 
 #include "cli/fleet_source.h"
 #include "cli/gres_conf.h"
@@ -57,12 +58,17 @@ std::string EpilogSummary(const nlohmann::json& a) {
 
 namespace {
 
+// How long a prolog waits for backfill on its GPUs to give way, at most
+// (the agent's own bound is its grace and hand-over, well under this).
+constexpr std::chrono::seconds kMostBackfillWait{120};
+
 int RunJobScript(const std::string& name, const GlobalOptions& global, const SlurmOptions& options) {
   std::map<std::string, std::string> env = Environment();
   std::string job = Get(env, "SLURM_JOB_ID");
-  auto fail = [&](const std::string& why) {
+  // `goes_on` is what happens to the job when the script does not refuse.
+  auto fail = [&](const std::string& why, const char* goes_on = "the job goes on without tarmac") {
     std::fprintf(stderr, "tarmac slurm %s: job %s: %s; %s\n", name.c_str(), job.empty() ? "?" : job.c_str(),
-                 why.c_str(), options.strict ? "refusing (--strict)" : "the job goes on without tarmac");
+                 why.c_str(), options.strict ? "refusing (--strict)" : goes_on);
     return options.strict ? kExitError : kExitOk;
   };
   if (job.empty()) return fail("SLURM_JOB_ID is not set (run by Slurm's Prolog= or Epilog=)");
@@ -91,8 +97,32 @@ int RunJobScript(const std::string& name, const GlobalOptions& global, const Slu
   client::CallOptions call;
   call.patience = std::chrono::milliseconds(2000);
   call.timeout = std::chrono::milliseconds(5000);
-  Result<nlohmann::json> r = client::AgentClient(global.socket).Call("slurm." + name, params, call);
+  client::AgentClient agent(global.socket);
+  Result<nlohmann::json> r = agent.Call("slurm." + name, params, call);
+  // A backfill lease on the job's GPUs gives way first (its grace, then
+  // an empty GPU): the agent says so, and the prolog asks again.
+  auto started = std::chrono::steady_clock::now();
+  bool is_told = false;
+  while (r.ok() && r.value().value("waiting", false) &&
+         std::chrono::steady_clock::now() - started < kMostBackfillWait) {
+    if (!is_told) {
+      std::fprintf(stderr, "tarmac slurm prolog: job %s: %s\n", job.c_str(),
+                   r.value().value("detail", std::string("waiting for backfill to give way")).c_str());
+      is_told = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(r.value().value("retry_after_ms", int64_t{200})));
+    r = agent.Call("slurm." + name, params, call);
+  }
+  if (!r.ok() && r.status().code() == StatusCode::kDeadlineExceeded) {
+    // The agent may still act on the call it took.
+    return fail(r.status().message(),
+                "the job goes on; the agent may still record its lease when it catches up (its epilog ends it)");
+  }
   if (!r.ok()) return fail(r.status().message());
+  if (r.value().value("waiting", false)) {
+    return fail(fmt::format("backfill still holds its GPUs after {} s: {}", kMostBackfillWait.count(),
+                            r.value().value("detail", std::string())));
+  }
   if (options.json) {
     std::printf("%s\n", r.value().dump(2).c_str());
   } else if (name == "epilog") {

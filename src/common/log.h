@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // Minimal leveled logging to stderr. A Logger is passed to the code that logs
-// (no global logger); NullLogger discards everything. Thread-safe: each line
+// (no global logger); a Logger at LogLevel::kOff discards everything. Thread-safe: each line
 // is written with one write(2).
 #pragma once
 

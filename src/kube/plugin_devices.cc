@@ -10,6 +10,13 @@
 #include "sched/placement.h"
 
 namespace tarmac::kube {
+namespace {
+
+// A device a lease holds is not offered to pods, unless a pod holds it (the
+// kubelet's own) or backfill does (it gives way to a pod's Allocate).
+bool IsKeptFromPods(const fleet::GpuLease& l) { return !l.is_pod && !l.is_backfill; }
+
+}  // namespace
 
 std::vector<PluginDevice> DevicesOf(const fleet::FleetView& fleet, const std::map<int, fleet::GpuLease>& leases,
                                     const std::set<int>& critical_gpus) {
@@ -23,7 +30,7 @@ std::vector<PluginDevice> DevicesOf(const fleet::FleetView& fleet, const std::ma
       d.why_unhealthy = fmt::format("{}: {}", fleet::GpuHealthName(g.sample.health), g.sample.error);
     } else if (critical_gpus.count(g.info.index) != 0) {
       d.why_unhealthy = "a critical doctor finding";
-    } else if (auto l = leases.find(g.info.index); l != leases.end() && !l->second.is_pod) {
+    } else if (auto l = leases.find(g.info.index); l != leases.end() && IsKeptFromPods(l->second)) {
       d.why_unhealthy = fmt::format("in tarmac lease {} of {}", l->second.id, l->second.user);
     }
     d.is_healthy = d.why_unhealthy.empty();
@@ -59,7 +66,7 @@ std::map<std::string, std::vector<PluginDevice>> DevicesByResource(
       d.id = m.uuid;
       d.numa_node = g.info.numa_node;
       d.why_unhealthy = whole[i].is_healthy ? std::string() : whole[i].why_unhealthy;
-      if (auto l = mig_leases.find(m.uuid); d.why_unhealthy.empty() && l != mig_leases.end() && !l->second.is_pod) {
+      if (auto l = mig_leases.find(m.uuid); d.why_unhealthy.empty() && l != mig_leases.end() && IsKeptFromPods(l->second)) {
         d.why_unhealthy = fmt::format("in tarmac lease {} of {}", l->second.id, l->second.user);
       }
       d.is_healthy = d.why_unhealthy.empty();

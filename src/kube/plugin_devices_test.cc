@@ -28,11 +28,14 @@ std::vector<std::string> Sorted(std::vector<std::string> v) {
   return v;
 }
 
-TEST(PluginDevicesTest, UnhealthyWhenLostCriticalOrHeldByANonPodLease) {
+TEST(PluginDevicesTest, UnhealthyWhenLostCriticalOrHeldByALeaseOtherThanAPodsOrBackfill) {
   fleet::FleetView f = Fleet();
   f.gpus[1].sample.health = fleet::GpuHealth::kLost;
   f.gpus[2].sample.health = fleet::GpuHealth::kUnresponsive;
-  std::map<int, fleet::GpuLease> leases = {{4, {7, "alice", false, false, false}}, {5, {8, "ml/p", false, false, true}}};
+  // GPU 4 a reservation, 5 a pod's, 3 backfill (which gives way to a pod).
+  std::map<int, fleet::GpuLease> leases = {{4, {7, "alice", false, false, false}},
+                                           {5, {8, "ml/p", false, false, true}},
+                                           {3, {9, "bob", true, false, false}}};
   std::vector<PluginDevice> d = DevicesOf(f, leases, {6});
   ASSERT_EQ(d.size(), 8u);
   std::vector<bool> healthy;

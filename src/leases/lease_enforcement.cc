@@ -100,9 +100,10 @@ void LeaseService::KillNow(int64_t id) {
   for (Signalling& sig : signalling_) sig.kills_now |= sig.lease_id == id;
 }
 
-// How long a revoked lease's GPUs may stay listed after its processes were
-// killed before it ends anyway (a process stuck in the driver).
-constexpr std::chrono::seconds kHandoverBound{10};
+// While a revoked lease's GPUs drain (up to kHandoverBound): how often the lease thread looks whether the listed processes
+// have exited, and how often it may ask for a reading that would show it.
+constexpr std::chrono::milliseconds kHandoverPoll{50};
+constexpr std::chrono::milliseconds kReadingAskEvery{100};
 
 void LeaseService::CheckRevoked(TimePoint now) {
   std::vector<std::pair<int64_t, int64_t>> due;  // (lease, for request)
@@ -115,10 +116,13 @@ void LeaseService::CheckRevoked(TimePoint now) {
   for (const auto& [id, for_request] : due) {
     const sched::Lease l = *book_.FindLease(id);
     Runtime& rt = runtime_[id];
+    std::string for_whom = for_request != 0              ? fmt::format("request {}", for_request)
+                           : !rt.revoked_for_claim.empty() ? rt.revoked_for_claim
+                                                           : std::string("another scheduler's job");
     std::string why = rt.is_released
-                          ? fmt::format("let go while revoked for request {}", for_request)
-                          : fmt::format("backfill lease revoked for request {}; its grace of {} s has passed",
-                                        for_request, duration_cast<seconds>(policy_.backfill.grace).count());
+                          ? fmt::format("let go while revoked for {}", for_whom)
+                          : fmt::format("backfill lease revoked for {}; its grace of {} s has passed", for_whom,
+                                        duration_cast<seconds>(policy_.backfill.grace).count());
     if (!rt.killed_at) {
       // Its grace was its time to let go: what is left is killed at once.
       // The lease stays, revoking for its request (which then takes no
@@ -130,7 +134,10 @@ void LeaseService::CheckRevoked(TimePoint now) {
         KillNow(id);
       }
     }
-    if (IsListedOnItsGpus(l) && now < *rt.killed_at + kHandoverBound) continue;
+    if (IsListedOnItsGpus(l) && now < *rt.killed_at + kHandoverBound) {
+      AskReadingOnceExited(l, &rt, now);
+      continue;
+    }
     if (IsListedOnItsGpus(l)) why += fmt::format("; its GPUs still list a process {} s after SIGKILL", kHandoverBound.count());
     EndLease(id, rt.is_released ? "released" : "preempted", why, Actor{}, false, now);
   }
@@ -159,6 +166,19 @@ std::vector<sched::ProcessRef> LeaseService::LeaseVictims(const sched::Lease& l)
     }
   }
   return victims;
+}
+
+void LeaseService::AskReadingOnceExited(const sched::Lease& l, Runtime* rt, TimePoint now) {
+  if (!on_wants_reading_ || (rt->reading_asked_at && now < *rt->reading_asked_at + kReadingAskEvery)) return;
+  for (int g : l.gpus) {
+    auto listed = processes_by_gpu_.find(g);
+    if (listed == processes_by_gpu_.end()) continue;
+    for (const ProcessIdentity& p : listed->second) {
+      if (IsAlive({p.pid, p.start_ticks})) return;
+    }
+  }
+  rt->reading_asked_at = now;
+  on_wants_reading_();
 }
 
 bool LeaseService::IsListedOnItsGpus(const sched::Lease& l) const {
@@ -379,6 +399,7 @@ void LeaseService::CheckIdle(const fleet::FleetView& fleet, TimePoint now) {
       rt.warned_at.reset();
       rt.has_acted = false;
       rt.warning.clear();
+      rt.acted.clear();
       continue;
     }
     if (!l.idle_since) {
@@ -395,11 +416,11 @@ void LeaseService::CheckIdle(const fleet::FleetView& fleet, TimePoint now) {
                                ? std::string(IdleActionName(action))
                                : fmt::format("{}{}", SlurmIdleActionName(SlurmActionFor(l)),
                                              policy_.slurm.is_dry_run ? " (dry run)" : "");
-      rt.warning = fmt::format(
-          "lease {} idle for {}: no SM activity from {}'s processes on {}; policy '{}' acts in {}", id,
-          FormatDuration(duration_cast<seconds>(now - idle_since)), l.user, DeviceList(l), policy,
-          FormatDuration(duration_cast<seconds>(policy_.idle_grace)));
-      Event("idle_warning", id, l.uid, l.user, l.gpus, Actor{}, rt.warning);
+      rt.warning = fmt::format("lease {} idle for {}: no SM activity from {}'s processes on {}; policy '{}'", id,
+                               FormatDuration(duration_cast<seconds>(now - idle_since)), l.user, DeviceList(l),
+                               policy);
+      Event("idle_warning", id, l.uid, l.user, l.gpus, Actor{},
+            rt.warning + " acts in " + FormatDuration(duration_cast<seconds>(policy_.idle_grace)));
       continue;
     }
     if (rt.has_acted || now - *rt.warned_at < policy_.idle_grace) continue;
@@ -417,6 +438,7 @@ void LeaseService::CheckIdle(const fleet::FleetView& fleet, TimePoint now) {
       continue;
     }
     if (action == IdleAction::kWarn) {
+      runtime_[id].acted = "warned only: the lease is kept";
       Event("idle_kept", id, l->uid, l->user, l->gpus, Actor{}, why + "; policy 'warn': the lease is kept");
     } else {
       EndLease(id, action == IdleAction::kRelease ? "idle_released" : "idle_terminated",
@@ -478,6 +500,10 @@ void LeaseService::OnTick(const fleet::FleetView& fleet, TimePoint now) {
   for (size_t i = 0; i < acts.size(); ++i) {
     const SlurmAct& a = acts[i];
     std::string command = fmt::format("{}", fmt::join(a.argv.begin(), a.argv.begin() + std::min<size_t>(a.argv.size(), 3), " "));
+    if (auto rt = runtime_.find(a.lease_id); rt != runtime_.end()) {
+      rt->second.acted = results[i].ok() ? fmt::format("acted: ran `{}`", command)
+                                         : fmt::format("did not act: `{}` failed: {}", command, results[i].message());
+    }
     if (results[i].ok()) {
       Event(fmt::format("slurm_idle_{}", SlurmIdleActionName(a.action)), a.lease_id, a.uid, a.user, a.gpus, Actor{},
             fmt::format("job {}: {}; ran `{}`", a.job, a.why, command));
@@ -506,11 +532,13 @@ void LeaseService::QueueSlurmAction(const sched::Lease& l, const std::string& wh
     case SlurmIdleAction::kCancel: argv = {"scancel", l.slurm_job}; break;
   }
   if (policy_.slurm.is_dry_run) {
+    runtime_[l.id].acted = fmt::format("would have run `{} {}` ([slurm] dry_run = true)", argv[0], argv[1]);
     Event("slurm_idle_dry_run", l.id, l.uid, l.user, l.gpus, Actor{},
           fmt::format("job {}: {}; would {} it ({} {}), [slurm] dry_run = true", l.slurm_job, why,
                       SlurmIdleActionName(action), argv[0], argv[1]));
     return;
   }
+  runtime_[l.id].acted = fmt::format("is running `{} {}`", argv[0], argv[1]);
   slurm_actions_.push_back({l.id, l.uid, l.user, l.gpus, l.slurm_job, action, why, std::move(argv)});
 }
 
@@ -538,6 +566,7 @@ void LeaseService::Enforce(const fleet::FleetView& fleet, TimePoint now) {
     }
     MarkBackfill(fleet, by_gpu, now);
   }
+  MarkClaimed(now);
   CheckClients(now);
   CheckRevoked(now);
   if (fleet.backend_error.empty()) CheckMigInstances(fleet, now);
@@ -599,7 +628,9 @@ std::optional<sched::TimePoint> LeaseService::RevocationDeadline() const {
     TimePoint at = *l.revoking_since + policy_.backfill.grace;
     // Killed already: it ends at a reading, or at the hand-over bound.
     auto rt = runtime_.find(id);
-    if (rt != runtime_.end() && rt->second.killed_at) at = *rt->second.killed_at + kHandoverBound;
+    if (rt != runtime_.end() && rt->second.killed_at) {
+      at = std::min(*rt->second.killed_at + kHandoverBound, clock_->SteadyNow() + kHandoverPoll);
+    }
     if (!first || at < *first) first = at;
   }
   return first;

@@ -474,7 +474,15 @@ json LeaseService::LeaseJson(const sched::Lease& l, const sched::Caller& viewer,
   j["revoke_by_unix"] = l.revoking_since ? json(Base().ToUnix(*l.revoking_since + policy_.backfill.grace)) : json(nullptr);
   auto rt = runtime_.find(l.id);
   if (rt != runtime_.end()) {
-    j["warning"] = rt->second.warning.empty() ? json(nullptr) : json(rt->second.warning);
+    const Runtime& r = rt->second;
+    std::string warning = r.warning;
+    if (!warning.empty() && !r.acted.empty()) {
+      warning += " " + r.acted;
+    } else if (!warning.empty() && r.warned_at) {
+      TimePoint acts_at = *r.warned_at + policy_.idle_grace;
+      warning += now < acts_at ? " acts in " + FormatDuration(duration_cast<seconds>(acts_at - now)) : " acts now";
+    }
+    j["warning"] = warning.empty() ? json(nullptr) : json(warning);
     j["foreign_processes"] = rt->second.foreign;
   }
   return j;

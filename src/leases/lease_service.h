@@ -115,6 +115,14 @@ class LeaseService {
     MutexLock lock(&mu_);
     on_revocation_ = std::move(listener);
   }
+  // Called (under the service's lock: it must not block or call back) when
+  // a revoked lease's GPU should be empty now (every process its last
+  // reading listed has exited) and a reading would say so before the next
+  // tick (the agent: Sampler::RequestReading). At most every 100 ms.
+  void OnWantsReading(std::function<void()> listener) EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    on_wants_reading_ = std::move(listener);
+  }
 
   // --- Pods: GPUs the kubelet hands out (kube/, docs/kubernetes.md) ------
   // Records GPUs the kubelet allocates to one container as a lease of kind
@@ -123,8 +131,16 @@ class LeaseService {
   // overlap them end (the kubelet has given the GPUs anew). kNotFound for
   // an unknown UUID; kFailedPrecondition for a GPU that is not healthy or
   // that another kind of lease holds; kUnavailable before the first tick or
-  // while lease changes cannot be saved.
+  // while lease changes cannot be saved. A backfill lease on them gives way
+  // first (GiveWay): this waits for it, at most ClaimBound() (then
+  // kUnavailable), sleeping on the clock between tries.
   Status HoldForPod(const std::vector<std::string>& uuids) EXCLUDES(mu_);
+  // One try of HoldForPod: true once held, false while backfill gives way
+  // (ask again after kClaimRetry).
+  Result<bool> TryHoldForPod(const std::vector<std::string>& uuids) EXCLUDES(mu_);
+  // How long another scheduler's claim waits for backfill at most: the
+  // grace, the hand-over bound and kClaimSlack.
+  std::chrono::milliseconds ClaimBound() const EXCLUDES(mu_);
   // The kubelet's allocations as its pod-resources API lists them now (GPU
   // UUID -> pod and container): names each pod lease's pod, adopts
   // allocations without a lease (made while the agent was down), and ends
@@ -178,6 +194,14 @@ class LeaseService {
   // lease.wait: how long a waiter is held when it does not say, and at most.
   static constexpr std::chrono::milliseconds kDefaultWaitTimeout{30000};
   static constexpr std::chrono::milliseconds kMaxWaitTimeout{600000};
+  // How long a revoked lease's GPUs may stay listed after its processes
+  // were killed before it ends anyway (a process stuck in the driver).
+  static constexpr std::chrono::seconds kHandoverBound{10};
+  // A claim of another scheduler (GiveWay) lasts the grace, the hand-over
+  // bound and this.
+  static constexpr std::chrono::seconds kClaimSlack{5};
+  // How soon a claim that waits asks again.
+  static constexpr std::chrono::milliseconds kClaimRetry{200};
 
   // Callers waiting in lease.wait now.
   size_t waiter_count() const EXCLUDES(mu_);
@@ -193,7 +217,8 @@ class LeaseService {
   struct Runtime {  // Per live lease, not saved.
     std::optional<TimePoint> warned_at;
     bool has_acted = false;
-    std::string warning;
+    std::string warning;  // The idle warning, up to its policy ("...; policy 'cancel'").
+    std::string acted;    // What that policy did, once it acted ("ran `scancel 42`").
     std::set<std::pair<int64_t, int64_t>> foreign_seen;  // (pid, start ticks) reported.
     nlohmann::json foreign = nlohmann::json::array();
     // Its GPUs' use while the agent watched (a Slurm job's epilog says it):
@@ -207,6 +232,13 @@ class LeaseService {
     // killed. It ends once a reading lists no process on its GPUs.
     std::optional<TimePoint> killed_at;
     bool is_released = false;  // Its holder let go first (the end is "released").
+    std::optional<TimePoint> reading_asked_at;  // The last OnWantsReading for it.
+    std::string revoked_for_claim;  // Revoked for another scheduler (GiveWay): whose claim.
+  };
+  struct Claim {  // Another scheduler's, waiting for backfill to give way.
+    std::vector<std::string> uuids;
+    TimePoint expires_at;
+    std::string waiting_for;  // What it waits for, as its caller is told.
   };
   struct Termination {
     int64_t lease_id = 0;
@@ -348,11 +380,19 @@ class LeaseService {
   // as a "granted" event by `actor` whose detail is `why` and its GPUs.
   Result<const sched::Lease*> GrantHeld(const sched::Caller& owner, sched::Lease lease, const Actor& actor,
                                         const std::string& why, TimePoint now) REQUIRES(mu_);
-  // Backfill gives way to every other holder: the backfill leases on the
-  // devices `uuids` names, on their GPU or on their instances, end now
-  // (events preempting, preempted; what is left of them killed at once:
-  // `claim`, another scheduler, has already placed its job there).
-  void YieldBackfill(const std::vector<std::string>& uuids, const std::string& claim, TimePoint now) REQUIRES(mu_);
+  // Backfill gives way to every other holder (backfill_claims.cc): true
+  // when no backfill lease holds a device `uuids` names, on its GPU or on
+  // its instances. Otherwise those leases are revoked for `claim` (another
+  // scheduler's: "Slurm job 42"), with the grace and events of any
+  // revocation, the devices are kept from every other grant for `claim`
+  // until it asks again and finds them free (or kHandoverBound past the
+  // grace), and it is false.
+  bool GiveWay(const std::vector<std::string>& uuids, const std::string& claim, TimePoint now) REQUIRES(mu_);
+  // Drops claims past their time and marks the claimed devices (and their
+  // GPUs and instances) as taken in slots_.
+  void MarkClaimed(TimePoint now) REQUIRES(mu_);
+  // The claim a pod's Allocate of `uuids` makes.
+  static std::string PodClaim(const std::vector<std::string>& uuids);
   // A backfill lease's revocation begins: counted (per GPU, for /metrics)
   // and told to whoever waits on revocations.
   void CountPreemption(const sched::Lease& l) REQUIRES(mu_);
@@ -365,6 +405,9 @@ class LeaseService {
   std::vector<sched::ProcessRef> LeaseVictims(const sched::Lease& l) REQUIRES(mu_);
   // Whether the latest reading lists a process on one of `l`'s whole GPUs.
   bool IsListedOnItsGpus(const sched::Lease& l) const REQUIRES(mu_);
+  // A killed lease whose GPUs the last reading still listed: once every
+  // process listed there has exited, asks for a reading (OnWantsReading).
+  void AskReadingOnceExited(const sched::Lease& l, Runtime* rt, TimePoint now) REQUIRES(mu_);
   // The [slurm] idle policy's action on an idle job: recorded (dry run), or
   // queued for OnTick to run without the lock.
   void QueueSlurmAction(const sched::Lease& lease, const std::string& why) REQUIRES(mu_);
@@ -428,6 +471,8 @@ class LeaseService {
   mutable Mutex marks_mu_;  // Taken after mu_ (PublishMarks), or alone (Marks).
   std::shared_ptr<const GpuMarks> marks_ GUARDED_BY(marks_mu_) = std::make_shared<const GpuMarks>();
   std::function<void()> on_revocation_ GUARDED_BY(mu_);
+  std::function<void()> on_wants_reading_ GUARDED_BY(mu_);
+  std::map<std::string, Claim> claims_ GUARDED_BY(mu_);  // By claim ("Slurm job 42").
   double backfill_gpu_seconds_ended_ GUARDED_BY(mu_) = 0;  // Of backfill leases that have ended.
   std::map<int64_t, Runtime> runtime_ GUARDED_BY(mu_);
   std::map<int64_t, std::string> ended_ GUARDED_BY(mu_);  // Recently ended leases and requests: why.

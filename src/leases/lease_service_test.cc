@@ -566,12 +566,6 @@ TEST_F(LeaseServiceTest, ARevocationSurvivesARestartAndEndsTheLeaseWhenItsGraceH
   EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "preempted"), 1) << json(kinds).dump();
 }
 
-// Events of `kind` in an answer to "events".
-int CountKind(const json& events, const std::string& kind) {
-  int n = 0;
-  for (const json& e : events["result"]["events"]) n += e["kind"] == kind;
-  return n;
-}
 
 TEST_F(LeaseServiceTest, RegressionARevokedBackfillsGpuIsHandedOnOnlyOnceTheDriverListsNoneOfItsProcesses) {
   LeasePolicy policy = BackfillAtOnce(seconds(10));
@@ -603,6 +597,43 @@ TEST_F(LeaseServiceTest, RegressionARevokedBackfillsGpuIsHandedOnOnlyOnceTheDriv
   EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 2}})["result"]["state"], "granted");
   EXPECT_EQ(std::count(processes_.signals.begin(), processes_.signals.end(), std::pair<int64_t, int>{600, SIGKILL}), 1)
       << "killed once";
+}
+
+TEST_F(LeaseServiceTest, RegressionAKilledBackfillsGpuIsReadAgainAsSoonAsItsListedProcessesHaveExited) {
+  LeasePolicy policy = BackfillAtOnce(seconds(10));
+  processes_.Add(500, 1001, 10);
+  processes_.Add(501, 1002, 11);
+  processes_.Add(600, 1001, 20);
+  std::unique_ptr<LeaseService> s = Make(policy);
+  int asked = 0;
+  s->OnWantsReading([&asked] { ++asked; });
+  s->OnTick(Fleet(1), clock_.SteadyNow());
+  ASSERT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}}, 1001, 500)
+                ["result"]["state"],
+            "granted");
+  fleet::FleetView held = Fleet(1);
+  held.gpus[0].processes.push_back(testing::Process(600, 60 * kGiB, 0, 1001, "python", 4000, 20));
+  s->OnTick(held, clock_.SteadyNow());
+  ASSERT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}}, 1002, 501)["result"]["state"], "queued");
+  clock_.Advance(seconds(10));
+  s->EndRevoked();  // Killed; the process has not exited yet.
+  EXPECT_EQ(asked, 0);
+  // While it drains, the lease thread looks again well within a tick.
+  ASSERT_TRUE(s->RevocationDeadline().has_value());
+  EXPECT_LE(*s->RevocationDeadline(), clock_.SteadyNow() + milliseconds(100));
+  clock_.Advance(milliseconds(50));
+  s->EndRevoked();
+  EXPECT_EQ(asked, 0) << "the listed process is still alive";
+  processes_.table.erase(600);  // It exits.
+  clock_.Advance(milliseconds(50));
+  s->EndRevoked();
+  EXPECT_EQ(asked, 1) << "a reading would now show the GPU empty";
+  clock_.Advance(milliseconds(50));
+  s->EndRevoked();
+  EXPECT_EQ(asked, 1) << "asks are at most every 100 ms";
+  // That reading hands the GPU on at once.
+  s->OnTick(Fleet(1), clock_.SteadyNow());
+  EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 2}})["result"]["state"], "granted");
 }
 
 TEST_F(LeaseServiceTest, RegressionARequestWaitingForADrainingGpuRevokesNoOtherBackfillAndTheBoundEndsIt) {

@@ -40,30 +40,6 @@ std::vector<std::vector<std::string>> SplitMigDevices(const std::vector<std::str
 
 }  // namespace
 
-void LeaseService::YieldBackfill(const std::vector<std::string>& uuids, const std::string& claim, TimePoint now) {
-  for (const std::string& uuid : uuids) {
-    int gpu = -1;
-    std::string mig;
-    if (sched::FindMigSlot(slots_, uuid, &gpu) != nullptr) {
-      mig = uuid;
-    } else {
-      auto slot = std::find_if(slots_.begin(), slots_.end(), [&](const sched::GpuSlot& g) { return g.uuid == uuid; });
-      if (slot == slots_.end()) continue;
-      gpu = slot->index;
-    }
-    while (std::optional<int64_t> held = book_.Occupant(gpu, mig)) {
-      const sched::Lease* l = book_.FindLease(*held);
-      if (l == nullptr || l->priority != sched::Priority::kBackfill) break;
-      CountPreemption(*l);
-      std::string why = fmt::format("revoked for {}, which has placed its job on {}", claim, uuid);
-      Event("preempting", l->id, l->uid, l->user, l->gpus, Actor{}, why);
-      int64_t id = *held;
-      EndLease(id, "preempted", why + ": no grace, its job is already there", Actor{}, true, now);
-      KillNow(id);
-    }
-  }
-}
-
 Result<const sched::Lease*> LeaseService::GrantHeld(const sched::Caller& owner, sched::Lease lease,
                                                     const Actor& actor, const std::string& why, TimePoint now) {
   lease.token = NewToken();
@@ -86,6 +62,36 @@ bool LeaseService::CanSave(TimePoint now) {
 }
 
 Status LeaseService::HoldForPod(const std::vector<std::string>& uuids) {
+  const std::chrono::milliseconds bound = ClaimBound();
+  TimePoint until = clock_->SteadyNow() + bound;
+  std::string waiting_for = "backfill gives way first";
+  for (;;) {
+    Result<bool> held = TryHoldForPod(uuids);
+    if (!held.ok() || held.value()) return held.status();
+    {
+      MutexLock lock(&mu_);
+      if (auto claim = claims_.find(PodClaim(uuids)); claim != claims_.end()) waiting_for = claim->second.waiting_for;
+    }
+    TimePoint now = clock_->SteadyNow();
+    if (now >= until) {
+      return Status::Unavailable(fmt::format("waited {} s, and still {}",
+                                             std::chrono::duration_cast<std::chrono::seconds>(bound).count(),
+                                             waiting_for));
+    }
+    clock_->SleepUntil(std::min(until, now + kClaimRetry), std::stop_token());
+  }
+}
+
+std::chrono::milliseconds LeaseService::ClaimBound() const {
+  MutexLock lock(&mu_);
+  return policy_.backfill.grace + kHandoverBound + kClaimSlack;
+}
+
+std::string LeaseService::PodClaim(const std::vector<std::string>& uuids) {
+  return fmt::format("a pod (the kubelet's Allocate of {})", fmt::join(uuids, ","));
+}
+
+Result<bool> LeaseService::TryHoldForPod(const std::vector<std::string>& uuids) {
   Status result = Status::OK();
   {
     MutexLock lock(&mu_);
@@ -118,14 +124,22 @@ Status LeaseService::HoldForPod(const std::vector<std::string>& uuids) {
         had.insert(l.uuids.begin(), l.uuids.end());
       }
       if (had == std::set<std::string>(uuids.begin(), uuids.end())) {
-        return Status::OK();  // The kubelet asks again for what it has.
+        return true;  // The kubelet asks again for what it has.
       }
     }
     Undo undo = Checkpoint();
     for (int64_t id : overlapping) {
       EndLease(id, "pod_ended", "the kubelet allocated its GPUs anew", Actor{}, false, now);
     }
-    YieldBackfill(uuids, "a pod (the kubelet's Allocate)", now);
+    if (!GiveWay(uuids, PodClaim(uuids), now)) {
+      // Its revocation is saved; the kubelet's call asks again.
+      if (Status saved = Flush(now); !saved.ok()) {
+        Rollback(std::move(undo));
+        return Status::Unavailable(fmt::format("{}; nothing was changed", saved.message()));
+      }
+      PublishMarks();
+      return false;
+    }
     // Whole GPUs in one lease; each MIG instance in one of its own.
     for (std::vector<std::string>& devices : SplitMigDevices(uuids)) {
       sched::Lease lease;
@@ -143,11 +157,12 @@ Status LeaseService::HoldForPod(const std::vector<std::string>& uuids) {
       Rollback(std::move(undo));
       result = Status::Unavailable(fmt::format("{}; nothing was changed", saved.message()));
     } else {
-      SendSignals(now);  // A yielded backfill's processes.
+      SendSignals(now);
     }
     PublishMarks();
   }
-  return result;
+  if (!result.ok()) return result;
+  return true;
 }
 
 void LeaseService::SyncPods(const std::map<std::string, fleet::KubernetesNames>& by_uuid) {

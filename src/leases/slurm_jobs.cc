@@ -123,7 +123,16 @@ Result<json> LeaseService::OnSlurmProlog(const Call& c) {
   if (std::optional<ProcessIdentity> prolog = processes_->Identify(c.peer.pid)) {
     lease.holder = {prolog->pid, prolog->start_ticks};
   }
-  YieldBackfill(uuids, fmt::format("Slurm job {}", *job), c.now);
+  // Backfill on its GPUs gives way first (its grace, then an empty GPU):
+  // the prolog asks again until then (tarmac slurm prolog does).
+  if (!GiveWay(uuids, fmt::format("Slurm job {}", *job), c.now)) {
+    const Claim& claim = claims_.at(fmt::format("Slurm job {}", *job));
+    return json{{"job", *job},
+                {"lease", nullptr},
+                {"waiting", true},
+                {"retry_after_ms", kClaimRetry.count()},
+                {"detail", claim.waiting_for}};
+  }
   sched::Caller owner{uid->get<int64_t>(), user->get<std::string>(), false};
   Result<const sched::Lease*> held = GrantHeld(owner, std::move(lease), Actor{c.caller.uid, "slurm"},
                                                fmt::format("Slurm job {} of {}", *job, owner.user), c.now);

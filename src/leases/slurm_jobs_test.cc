@@ -129,8 +129,10 @@ TEST_F(LeaseServiceTest, AnIdleSlurmJobIsAskedAboutThroughSlurmByPartitionAfterA
     EXPECT_TRUE(ran.empty());
     json leases = Call(s.get(), "leases", json::object())["result"]["leases"];
     ASSERT_EQ(leases.size(), 1u);  // Never ended by tarmac.
-    EXPECT_NE(leases[0]["warning"].get<std::string>().find("policy 'cancel (dry run)'"), std::string::npos)
-        << leases[0].dump();
+    std::string warning = leases[0]["warning"].get<std::string>();
+    EXPECT_NE(warning.find("policy 'cancel (dry run)'"), std::string::npos) << warning;
+    EXPECT_NE(warning.find("would have run `scancel 11`"), std::string::npos) << warning;
+    EXPECT_EQ(warning.find("acts in"), std::string::npos) << "it has acted: " << warning;
   }
   // For real: cancel in `debug`, warn elsewhere; a failing command is said.
   policy.slurm.is_dry_run = false;
@@ -143,8 +145,21 @@ TEST_F(LeaseServiceTest, AnIdleSlurmJobIsAskedAboutThroughSlurmByPartitionAfterA
                                             {"partition", "gpu"}}, 0)["ok"]);
   idle_for(s.get(), 15);
   EXPECT_TRUE(ran.empty());  // Not idle long enough yet.
-  idle_for(s.get(), 30);
+  idle_for(s.get(), 10);
+  // Warned: the listing counts down to the action.
+  auto warning_of = [&](const std::string& job) {
+    json listing = Call(s.get(), "leases", json::object());
+    for (const json& l : listing["result"]["leases"]) {
+      if (l["slurm_job"] == job) return l["warning"].is_string() ? l["warning"].get<std::string>() : std::string();
+    }
+    return std::string("no lease");
+  };
+  EXPECT_NE(warning_of("12").find("policy 'cancel' acts in 5s"), std::string::npos) << warning_of("12");
+  idle_for(s.get(), 20);
   ASSERT_EQ(ran.size(), 2u);
+  // Acted: the listing says what ran, or what failed, not "acts in".
+  EXPECT_NE(warning_of("12").find("acted: ran `scancel 12`"), std::string::npos) << warning_of("12");
+  EXPECT_NE(warning_of("13").find("did not act: `scontrol notify 13` failed"), std::string::npos) << warning_of("13");
   std::sort(ran.begin(), ran.end());
   EXPECT_EQ(ran[0], (std::vector<std::string>{"scancel", "12"}));
   EXPECT_EQ(ran[1][0], "scontrol");
@@ -175,35 +190,101 @@ TEST_F(LeaseServiceTest, RegressionAPrologWithAnImpossibleUidOrAHostileUserNameI
   EXPECT_TRUE(ok["ok"].get<bool>()) << ok.dump();
 }
 
-TEST_F(LeaseServiceTest, RegressionBackfillGivesWayToASlurmJobAndToAPod) {
+TEST_F(LeaseServiceTest, RegressionBackfillGivesWayToASlurmJobWithItsGraceAndTheClaimedGpuGoesToNoOneElse) {
   LeasePolicy policy;
   policy.backfill.idle_for = seconds(0);
+  policy.backfill.grace = seconds(5);
   processes_.Add(500, 1001, 10);
+  processes_.Add(501, 1002, 11);
   std::unique_ptr<LeaseService> s = Make(policy);
   s->OnTick(Fleet(2), clock_.SteadyNow());
   for (int i = 0; i < 2; ++i) {
     json b = Call(s.get(), "lease.request", {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}}, 1001, 500);
     ASSERT_EQ(b["result"]["state"], "granted") << b.dump();
   }
-  // Slurm gives GPU 0 to a job: the backfill on it ends and the job holds it.
-  json prolog = Call(s.get(), "slurm.prolog", {{"job", "8"}, {"uid", 1005}, {"user", "erin"}, {"gpus", {0}}}, 0);
+  int64_t gpu = Call(s.get(), "lease.get", {{"id", 1}})["result"]["lease"]["gpus"][0].get<int64_t>();
+  json prolog_params = {{"job", "8"}, {"uid", 1005}, {"user", "erin"}, {"gpus", {gpu}}};
+  // Slurm gives the first backfill's GPU to a job: the backfill is revoked
+  // with its grace, and the prolog is told to ask again.
+  json prolog = Call(s.get(), "slurm.prolog", prolog_params, 0);
+  ASSERT_TRUE(prolog["ok"].get<bool>()) << prolog.dump();
+  EXPECT_TRUE(prolog["result"]["waiting"].get<bool>()) << prolog.dump();
+  EXPECT_TRUE(prolog["result"]["lease"].is_null());
+  EXPECT_NE(prolog["result"]["detail"].get<std::string>().find("lease 1 of"), std::string::npos) << prolog.dump();
+  json lease = Call(s.get(), "lease.get", {{"id", 1}})["result"];
+  EXPECT_EQ(lease["state"], "granted") << "its grace first";
+  EXPECT_FALSE(lease["lease"]["revoke_by_unix"].is_null()) << lease.dump();
+  EXPECT_TRUE(Call(s.get(), "slurm.prolog", prolog_params, 0)["result"]["waiting"].get<bool>());
+  json events = Call(s.get(), "events", json::object());
+  EXPECT_EQ(CountKind(events, "preempting"), 1) << "asked twice, revoked once: " << events.dump();
+  // Meanwhile a real request for one GPU takes the other one, never the
+  // claimed GPU, even once that backfill has ended.
+  json real = Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}}, 1002, 501);
+  ASSERT_EQ(real["result"]["state"], "queued") << real.dump();
+  clock_.Advance(seconds(5));
+  s->EndRevoked();
+  EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 1}})["result"]["state"], "ended");
+  json granted = Call(s.get(), "lease.get", {{"id", 3}})["result"];
+  ASSERT_EQ(granted["state"], "granted") << granted.dump();
+  EXPECT_NE(granted["lease"]["gpus"][0].get<int64_t>(), gpu) << granted.dump();
+  // The prolog asks again: the job holds its GPU.
+  prolog = Call(s.get(), "slurm.prolog", prolog_params, 0);
   ASSERT_TRUE(prolog["ok"].get<bool>()) << prolog.dump();
   EXPECT_EQ(prolog["result"]["lease"]["kind"], "slurm") << prolog.dump();
-  // The kubelet allocates GPU 1: the same.
-  ASSERT_TRUE(s->HoldForPod({"GPU-1"}).ok());
-  json leases = Call(s.get(), "leases", json::object())["result"]["leases"];
-  ASSERT_EQ(leases.size(), 2u) << leases.dump();
-  std::set<std::string> kinds;
-  for (const json& l : leases) kinds.insert(l["kind"].get<std::string>());
-  EXPECT_EQ(kinds, (std::set<std::string>{"slurm", "pod"})) << leases.dump();
-  int preempting = 0, preempted = 0;
-  json events = Call(s.get(), "events", json::object());
+  EXPECT_EQ(prolog["result"]["lease"]["gpus"][0].get<int64_t>(), gpu);
+  events = Call(s.get(), "events", json::object());
+  bool names_the_job = false;
   for (const json& e : events["result"]["events"]) {
-    preempting += e["kind"] == "preempting";
-    preempted += e["kind"] == "preempted";
+    names_the_job |= e["kind"] == "preempted" && e["detail"].get<std::string>().find("Slurm job 8") != std::string::npos;
   }
-  EXPECT_EQ(preempting, 2) << events.dump();
-  EXPECT_EQ(preempted, 2) << events.dump();
+  EXPECT_TRUE(names_the_job) << events.dump();
+}
+
+TEST_F(LeaseServiceTest, RegressionBackfillGivesWayToAPodWithItsGrace) {
+  LeasePolicy policy;
+  policy.backfill.idle_for = seconds(0);
+  policy.backfill.grace = seconds(5);
+  processes_.Add(500, 1001, 10);
+  std::unique_ptr<LeaseService> s = Make(policy);
+  s->OnTick(Fleet(1), clock_.SteadyNow());
+  ASSERT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}}, 1001, 500)
+                ["result"]["state"],
+            "granted");
+  Result<bool> held = s->TryHoldForPod({"GPU-0"});
+  ASSERT_TRUE(held.ok()) << held.status().message();
+  EXPECT_FALSE(held.value()) << "the backfill has its grace first";
+  EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 1}})["result"]["state"], "granted");
+  clock_.Advance(seconds(5));
+  s->EndRevoked();
+  held = s->TryHoldForPod({"GPU-0"});
+  ASSERT_TRUE(held.ok()) << held.status().message();
+  EXPECT_TRUE(held.value());
+  json leases = Call(s.get(), "leases", json::object())["result"]["leases"];
+  ASSERT_EQ(leases.size(), 1u) << leases.dump();
+  EXPECT_EQ(leases[0]["kind"], "pod");
+  json events = Call(s.get(), "events", json::object());
+  EXPECT_EQ(CountKind(events, "preempting"), 1) << events.dump();
+  EXPECT_EQ(CountKind(events, "preempted"), 1) << events.dump();
+}
+
+TEST_F(LeaseServiceTest, APodsAllocateWaitsForBackfillAtMostItsBoundThenSaysWhatHeldIt) {
+  LeasePolicy policy;
+  policy.backfill.idle_for = seconds(0);
+  policy.backfill.grace = seconds(5);
+  processes_.Add(500, 1001, 10);
+  std::unique_ptr<LeaseService> s = Make(policy);
+  s->OnTick(Fleet(1), clock_.SteadyNow());
+  ASSERT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}}, 1001, 500)
+                ["result"]["state"],
+            "granted");
+  // Nothing ends the backfill lease here (no lease thread): the call gives
+  // up at its bound, on the service's clock, and says why.
+  sched::TimePoint start = clock_.SteadyNow();
+  Status held = s->HoldForPod({"GPU-0"});
+  EXPECT_EQ(held.code(), StatusCode::kUnavailable);
+  EXPECT_NE(held.message().find("backfill lease 1 of"), std::string::npos) << held.message();
+  EXPECT_GE(clock_.SteadyNow() - start, s->ClaimBound());
+  EXPECT_EQ(s->ClaimBound(), seconds(5) + LeaseService::kHandoverBound + LeaseService::kClaimSlack);
 }
 
 TEST_F(LeaseServiceTest, RegressionTheEpilogEndsAndCountsOnlyTheJobsOwnProcesses) {

@@ -218,6 +218,33 @@ void Sampler::Tick(bool is_slow) {
   if (on_tick_) on_tick_(snapshot);
 }
 
+void Sampler::RequestReading() {
+  MutexLock lock(&mu_);
+  is_reading_asked_ = true;
+  wake_.request_stop();
+}
+
+bool Sampler::SleepUntilTick(steady_clock::time_point tick, const std::stop_token& stop) {
+  for (;;) {
+    std::stop_source wake;
+    {
+      MutexLock lock(&mu_);
+      if (is_reading_asked_) {
+        is_reading_asked_ = false;
+        lock.Unlock();
+        Tick(/*is_slow=*/false);
+        continue;
+      }
+      wake_ = wake;
+    }
+    // The agent's stop ends this sleep too.
+    std::stop_callback forward(stop, [&wake] { wake.request_stop(); });
+    bool is_on_time = clock_->SleepUntil(tick, wake.get_token());
+    if (stop.stop_requested()) return false;
+    if (is_on_time) return true;
+  }
+}
+
 void Sampler::Loop(std::stop_token stop) {
   // Ticks are scheduled on a fixed grid from the start, so a slow tick does
   // not shift the ones after it; a missed slot is skipped, not made up.
@@ -236,7 +263,7 @@ void Sampler::Loop(std::stop_token stop) {
     next += options.fast_interval;
     steady_clock::time_point now = clock_->SteadyNow();
     while (next <= now) next += options.fast_interval;
-    if (!clock_->SleepUntil(next, stop)) break;
+    if (!SleepUntilTick(next, stop)) break;
     microseconds late = duration_cast<microseconds>(clock_->SteadyNow() - next);
     bool is_slow = clock_->SteadyNow() >= next_slow;
     if (is_slow) next_slow = next + options.slow_interval;

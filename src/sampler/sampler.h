@@ -20,6 +20,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <stop_token>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -79,6 +80,12 @@ class Sampler {
   // call_timeout takes effect at the next attach.
   void SetIntervals(SamplerOptions options);
 
+  // Asks for a fast-tier reading now, off the grid (the lease service, when
+  // a GPU it hands over should be empty): the sampler thread takes it at
+  // once and the grid's ticks go on as before. Asks that come while one is
+  // pending are one. Does not block; harmless after Stop.
+  void RequestReading();
+
  private:
   struct XidRecord {
     int64_t count = 0;
@@ -93,6 +100,9 @@ class Sampler {
   void Detach(const std::string& reason);
   void Tick(bool is_slow);
   void Loop(std::stop_token stop);
+  // Sleeps until `tick`, taking the readings asked for meanwhile; false
+  // once `stop` is requested.
+  bool SleepUntilTick(std::chrono::steady_clock::time_point tick, const std::stop_token& stop);
   void OnEvent(const fleet::GpuEvent& event);
   fleet::FleetView DetachedView() const;
 
@@ -122,6 +132,8 @@ class Sampler {
   std::map<int, XidRecord> xids_ GUARDED_BY(mu_);  // By GPU index.
   std::vector<int64_t> lateness_us_ GUARDED_BY(mu_);  // Ring of the last kLatenessWindow.
   size_t lateness_next_ GUARDED_BY(mu_) = 0;
+  bool is_reading_asked_ GUARDED_BY(mu_) = false;
+  std::stop_source wake_ GUARDED_BY(mu_);  // Ends the sampler thread's current sleep.
 };
 
 }  // namespace tarmac::sampler

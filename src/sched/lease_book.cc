@@ -99,6 +99,14 @@ Result<int64_t> LeaseBook::Submit(const Caller& caller, LeaseRequest request, co
   return id;
 }
 
+bool LeaseBook::Revoke(int64_t lease_id, int64_t for_request, TimePoint now) {
+  auto it = leases_.find(lease_id);
+  if (it == leases_.end() || it->second.priority != Priority::kBackfill || it->second.revoking_since) return false;
+  it->second.revoking_since = now;
+  it->second.revoked_for = for_request;
+  return true;
+}
+
 std::vector<Lease> LeaseBook::Decide(const std::vector<GpuSlot>& gpus, TimePoint now) {
   std::vector<GpuSlot> marked = gpus;
   MarkLeased(&marked);
@@ -122,12 +130,7 @@ std::vector<Lease> LeaseBook::Decide(const std::vector<GpuSlot>& gpus, TimePoint
   }
   last_decision_ = Schedule(marked, queue, running, share_, now);
   std::vector<std::pair<int64_t, MigPick>> mig_grants = DecideMig(&marked);
-  for (const Preemption& p : last_decision_.preemptions) {
-    auto it = leases_.find(p.lease_id);
-    if (it == leases_.end() || it->second.revoking_since) continue;
-    it->second.revoking_since = now;
-    it->second.revoked_for = p.request_id;
-  }
+  for (const Preemption& p : last_decision_.preemptions) Revoke(p.lease_id, p.request_id, now);
 
   // Grants name queued requests; index the queue once rather than search it
   // per grant.

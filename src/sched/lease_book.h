@@ -79,7 +79,8 @@ struct Lease {
   // Random, set by the agent at the grant: marks the lease's processes
   // (TARMAC_LEASE_TOKEN) so that nothing else can match them.
   std::string token;
-  // A backfill lease being revoked: since when, and for which request. It
+  // A backfill lease being revoked: since when, and for which request (0:
+  // for another scheduler's claim, a Slurm job or a pod). It
   // ends when its holder lets go or the grace has passed (the agent's).
   std::optional<TimePoint> revoking_since;
   int64_t revoked_for = 0;
@@ -141,6 +142,11 @@ class LeaseBook {
   // preempts are marked revoking (last_decision().preemptions names them).
   // Also fills `last_decision`.
   std::vector<Lease> Decide(const std::vector<GpuSlot>& gpus, TimePoint now);
+
+  // Marks backfill lease `lease_id` revoking from `now` for queued request
+  // `for_request` (0: for a claim of another scheduler). False when there is
+  // no such lease, it is not backfill, or it is being revoked already.
+  bool Revoke(int64_t lease_id, int64_t for_request, TimePoint now);
 
   // Ends a lease and charges its GPU-seconds. kNotFound; kPermissionDenied
   // unless the caller owns it or is an admin.

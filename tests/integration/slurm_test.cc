@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <unistd.h>
 
 #include "testutil/lease_fixture.h"
@@ -71,6 +72,41 @@ TEST_F(SlurmTest, PrologLeasesTheJobsGpusAndTheEpilogCleansUpAfterIt) {
   EXPECT_NE(again.err.find("no lease for Slurm job 77"), std::string::npos) << again.err;
   EXPECT_NE(again.err.find("the job goes on without tarmac"), std::string::npos) << again.err;
   EXPECT_EQ(Script("epilog", {{"SLURM_JOB_ID", "77"}}, {"--strict"}).exit_code, 1);
+}
+
+// Backfill on a job's GPU gives way with its grace: the prolog waits,
+// saying for what, and the job holds the GPU once the backfill has gone.
+TEST_F(SlurmTest, ThePrologWaitsForBackfillOnItsGpuToGiveWayThenHoldsIt) {
+  UseScenarioText("[[gpu]]\ncount = 1\n");
+  StartLeaseAgent("[backfill]\ngrace = \"2s\"\nidle_for = \"0s\"\n");
+  std::string d = dir_.path();
+  Child* backfill = StartRun({"--priority", "backfill"},
+                             {"sh", "-c", "trap 'touch " + d + "/told; exit 0' TERM; touch " + d +
+                                              "/up; while :; do sleep 0.1; done"},
+                             {}, "backfill.err");
+  ASSERT_TRUE(WaitFor([&] { return Leases().size() == 1 && std::filesystem::exists(d + "/up"); }));
+  RunResult prolog = Script("prolog", Job("78", "0"));
+  ASSERT_EQ(prolog.exit_code, 0) << prolog.err;
+  EXPECT_NE(prolog.err.find("backfill lease 1 of"), std::string::npos) << prolog.err;
+  EXPECT_NE(prolog.err.find("gives way first"), std::string::npos) << prolog.err;
+  EXPECT_NE(prolog.out.find("job 78 holds GPU [0]"), std::string::npos) << prolog.out;
+  // The backfill heard of it, stopped within its grace, and its run said why.
+  EXPECT_TRUE(std::filesystem::exists(d + "/told"));
+  backfill->Wait();
+  std::ifstream said_file(d + "/backfill.err");
+  std::string said((std::istreambuf_iterator<char>(said_file)), std::istreambuf_iterator<char>());
+  EXPECT_NE(said.find("revoked for another scheduler's job"), std::string::npos) << said;
+  json leases = Leases();
+  ASSERT_EQ(leases.size(), 1u) << leases.dump();
+  EXPECT_EQ(leases[0]["kind"], "slurm");
+  std::vector<std::string> kinds = EventKinds(1);
+  EXPECT_TRUE(Has(kinds, "preempting")) << json(kinds).dump();
+  EXPECT_TRUE(Has(kinds, "released") || Has(kinds, "preempted")) << json(kinds).dump();
+  bool names_the_job = false;
+  for (const json& e : Events()) {
+    names_the_job |= e["kind"] == "preempting" && e["detail"].get<std::string>().find("Slurm job 78") != std::string::npos;
+  }
+  EXPECT_TRUE(names_the_job);
 }
 
 // Without GPUs in the environment, the job's cgroup (v1) names them.

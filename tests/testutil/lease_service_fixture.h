@@ -54,6 +54,13 @@ class FakeProcesses : public ProcessControl {
   void Add(int64_t pid, int64_t uid, int64_t start) { table[pid] = {pid, uid, start, 1, "python"}; }
 };
 
+// Events of `kind` in an answer to "events".
+inline int CountKind(const nlohmann::json& events, const std::string& kind) {
+  int n = 0;
+  for (const nlohmann::json& e : events["result"]["events"]) n += e["kind"] == kind;
+  return n;
+}
+
 inline fleet::FleetView Fleet(int gpus, std::vector<std::pair<int, fleet::ProcessView>> processes = {}) {
   fleet::FleetView f;
   for (int i = 0; i < gpus; ++i) {

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sampler/sampler.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "gpu/gpu_backend.h"
+
+namespace tarmac::sampler {
+namespace {
+
+using namespace std::chrono_literals;
+
+// One GPU; counts the readings taken.
+class CountingBackend final : public gpu::GpuBackend {
+ public:
+  explicit CountingBackend(std::atomic<int>* fast_reads) : fast_reads_(fast_reads) {}
+  std::string_view name() const override { return "counting"; }
+  Result<std::vector<fleet::GpuInfo>> Open() override {
+    fleet::GpuInfo g;
+    g.index = 0;
+    g.uuid = "GPU-0";
+    return std::vector<fleet::GpuInfo>{g};
+  }
+  const fleet::SystemInfo& system_info() const override { return system_; }
+  Result<fleet::GpuSample> Sample(int index, unsigned tiers) override {
+    if (tiers & fleet::kFastTier) ++*fast_reads_;
+    fleet::GpuSample s;
+    s.index = index;
+    return s;
+  }
+  std::optional<double> RecentUtilization(int, std::chrono::seconds) override { return std::nullopt; }
+  Result<std::vector<fleet::GpuEvent>> WaitEvents(std::chrono::milliseconds timeout) override {
+    std::this_thread::sleep_for(std::min(timeout, std::chrono::milliseconds(20)));
+    return std::vector<fleet::GpuEvent>{};
+  }
+
+ private:
+  std::atomic<int>* fast_reads_;
+  fleet::SystemInfo system_;
+};
+
+TEST(SamplerTest, AReadingAskedForIsTakenAtOnceOffTheGrid) {
+  std::atomic<int> fast_reads{0};
+  std::mutex mu;
+  std::condition_variable ticked;
+  int ticks = 0;
+  SamplerOptions options;
+  options.fast_interval = std::chrono::hours(1);  // The grid never comes during the test.
+  options.slow_interval = std::chrono::hours(2);
+  Logger logger{LogLevel::kOff};
+  Sampler sampler(
+      [&fast_reads]() -> Result<gpu::OpenedBackend> {
+        auto backend = std::make_unique<CountingBackend>(&fast_reads);
+        Result<std::vector<fleet::GpuInfo>> gpus = backend->Open();
+        return gpu::OpenedBackend{std::move(backend), gpus.value()};
+      },
+      options, RealClock(), &logger,
+      [&](const std::shared_ptr<const fleet::Snapshot>&) {
+        std::lock_guard<std::mutex> lock(mu);
+        ++ticks;
+        ticked.notify_all();
+      });
+  ASSERT_TRUE(sampler.Start().ok());
+  auto wait_for_ticks = [&](int n) {
+    std::unique_lock<std::mutex> lock(mu);
+    // A bound against a hang only; the reading comes at once.
+    return ticked.wait_for(lock, 60s, [&] { return ticks >= n; });
+  };
+  ASSERT_TRUE(wait_for_ticks(1));
+  EXPECT_EQ(fast_reads.load(), 1);
+  sampler.RequestReading();
+  ASSERT_TRUE(wait_for_ticks(2)) << "the asked-for reading never came";
+  EXPECT_EQ(fast_reads.load(), 2);
+  EXPECT_EQ(sampler.Latest()->sequence, 2);
+  // Asked again: another one; the grid is unchanged (no tick of its own).
+  sampler.RequestReading();
+  ASSERT_TRUE(wait_for_ticks(3));
+  sampler.Stop();
+  EXPECT_EQ(fast_reads.load(), 3);
+  sampler.RequestReading();  // Harmless once stopped.
+  EXPECT_EQ(ticks, 3);
+}
+
+}  // namespace
+}  // namespace tarmac::sampler
