@@ -47,18 +47,10 @@ namespace {
 // GPUs (the history keeps which GPU-time was backfill, and counts the
 // preemptions); `snapshot` itself when there is nothing to mark.
 std::shared_ptr<const fleet::Snapshot> WithLeases(const std::shared_ptr<const fleet::Snapshot>& snapshot,
-                                                  const leases::LeaseService::GpuMarks& marks) {
-  if (marks.leases.empty() && marks.mig_leases.empty() && marks.preemptions.empty()) return snapshot;
+                                                  const fleet::LeaseMarks& marks) {
+  if (marks.empty()) return snapshot;
   auto marked = std::make_shared<fleet::Snapshot>(*snapshot);
-  for (fleet::GpuView& g : marked->fleet.gpus) {
-    if (auto it = marks.leases.find(g.info.index); it != marks.leases.end()) g.lease = it->second;
-    for (const fleet::MigInstance& m : g.sample.mig_instances) {
-      if (auto it = marks.mig_leases.find(m.uuid); it != marks.mig_leases.end()) g.mig_leases[m.uuid] = it->second;
-    }
-    if (auto it = marks.preemptions.find(g.info.index); it != marks.preemptions.end()) {
-      g.backfill_preemptions = it->second;
-    }
-  }
+  fleet::ApplyLeaseMarks(marks, &marked->fleet);
   return marked;
 }
 
@@ -395,8 +387,7 @@ Status Agent::Serve() {
     };
   }
   leases::LeaseService* leases = leases_.get();
-  info_.gpu_leases = [leases] { return leases->LeaseByGpu(); };
-  info_.mig_leases = [leases] { return leases->LeaseByMigInstance(); };
+  info_.lease_marks = [leases]() -> std::shared_ptr<const fleet::LeaseMarks> { return leases->Marks(); };
   info_.lease_state = [leases] { return leases->StateJson(); };
   RaiseOpenFileLimit(config_.api.max_connections, logger_);
   // Every API method, from one table.
@@ -429,7 +420,7 @@ Status Agent::Serve() {
   doctor.watch = config_.doctor;
   doctor.store_path = history != nullptr ? config::StorePath(config_) : std::string();
   doctor.latest = [sampler] { return sampler->Latest(); };
-  doctor.leases = [leases] { return leases->LeaseByGpu(); };
+  doctor.lease_marks = [leases]() -> std::shared_ptr<const fleet::LeaseMarks> { return leases->Marks(); };
   doctor.record_event = [leases, history](const std::string& kind, const std::string& detail) {
     leases->RecordEvent(kind, -1, "", -1, detail);
     if (history != nullptr) history->RecordEvent(kind, detail);
@@ -439,9 +430,10 @@ Status Agent::Serve() {
   if (web_) {
     http::RouteTable routes;
     DoctorWatch* watch = doctor_.get();
-    s = AddHttpRoutes(&routes, config_, TARMAC_VERSION, sampler, counters_.get(), clock_,
-                      [leases, history] { return Problems(*leases, history); },
-                      [leases, backfill = backfill_.get(), watch, plugin = plugin_.get(), pods = pods_.get()] {
+    HttpRouteHooks hooks;
+    hooks.problems = [leases, history] { return Problems(*leases, history); };
+    hooks.lease_marks = [leases]() -> std::shared_ptr<const fleet::LeaseMarks> { return leases->Marks(); };
+    hooks.lease_figures = [leases, backfill = backfill_.get(), watch, plugin = plugin_.get(), pods = pods_.get()] {
                         fleet::LeaseFigures f = leases->figures();
                         backfill->AddFigures(&f);
                         f.doctor_findings = watch->Counts();
@@ -450,8 +442,8 @@ Status Agent::Serve() {
                           f.kube_pod_resources_up = pods->lists() > 0 && pods->Problem().empty();
                         }
                         return f;
-                      },
-                      [watch, plugin = plugin_.get(), pods = pods_.get()] {
+                      };
+    hooks.findings = [watch, plugin = plugin_.get(), pods = pods_.get()] {
                         std::string found = watch->Problem();
                         // Named, without failing /health: the agent serves on.
                         for (std::string more : {plugin != nullptr ? plugin->Problem() : std::string(),
@@ -459,7 +451,8 @@ Status Agent::Serve() {
                           if (!more.empty()) found += (found.empty() ? "kubernetes: " : "; kubernetes: ") + more;
                         }
                         return found;
-                      },
+                      };
+    s = AddHttpRoutes(&routes, config_, TARMAC_VERSION, sampler, counters_.get(), clock_, std::move(hooks),
                       &metrics_pages_);
     if (s.ok()) pages_for_ticks_.store(metrics_pages_.get());
     if (s.ok()) s = web_->Start(std::move(routes));

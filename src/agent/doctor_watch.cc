@@ -63,11 +63,8 @@ void DoctorWatch::RunOnce() {
   in.through_agent = true;
   in.is_root = ::geteuid() == 0;
   if (!in.fleet.backend_error.empty()) in.gpu_error = in.fleet.backend_error;
-  if (options_.leases) {
-    std::map<int, fleet::GpuLease> leases = options_.leases();
-    for (fleet::GpuView& g : in.fleet.gpus) {
-      if (auto it = leases.find(g.info.index); it != leases.end()) g.lease = it->second;
-    }
+  if (options_.lease_marks) {
+    if (std::shared_ptr<const fleet::LeaseMarks> marks = options_.lease_marks()) fleet::ApplyLeaseMarks(*marks, &in.fleet);
   }
   if (!options_.store_path.empty()) {
     Result<std::unique_ptr<store::Db>> db = store::OpenForReading(options_.store_path);

@@ -28,6 +28,7 @@
 #include "doctor/doctor_config.h"
 #include "doctor/finding.h"
 #include "fleet/lease_figures.h"
+#include "fleet/lease_marks.h"
 #include "fleet/snapshot.h"
 
 namespace tarmac::agent {
@@ -37,7 +38,7 @@ struct DoctorWatchOptions {
   std::string host_root = "/";
   std::string store_path;  // The history, read for throttling; "" or missing: none.
   std::function<std::shared_ptr<const fleet::Snapshot>()> latest;
-  std::function<std::map<int, fleet::GpuLease>()> leases;
+  std::function<std::shared_ptr<const fleet::LeaseMarks>()> lease_marks;  // Who holds each GPU.
   // Records an event ("doctor_finding", "doctor_cleared") with its detail.
   std::function<void(const std::string& kind, const std::string& detail)> record_event;
 };

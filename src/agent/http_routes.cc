@@ -56,9 +56,12 @@ class LeaseFamiliesText {
 }  // namespace
 
 Status AddHttpRoutes(http::RouteTable* routes, const config::Config& config, const std::string& version,
-                     sampler::Sampler* sampler, metrics::FleetCounters* counters, Clock* clock,
-                     std::function<std::string()> problems, std::function<metrics::LeaseFigures()> leases,
-                     std::function<std::string()> findings, std::shared_ptr<metrics::PageCache>* pages_out) {
+                     sampler::Sampler* sampler, metrics::FleetCounters* counters, Clock* clock, HttpRouteHooks hooks,
+                     std::shared_ptr<metrics::PageCache>* pages_out) {
+  std::function<std::string()> problems = std::move(hooks.problems);
+  std::function<metrics::LeaseFigures()> leases = std::move(hooks.lease_figures);
+  std::function<std::string()> findings = std::move(hooks.findings);
+  std::function<std::shared_ptr<const fleet::LeaseMarks>()> lease_marks = std::move(hooks.lease_marks);
   metrics::RenderOptions render = config.metrics;
   render.currency = config.report.currency;
   render.version = version;
@@ -83,8 +86,15 @@ Status AddHttpRoutes(http::RouteTable* routes, const config::Config& config, con
     return http::Response{200, metrics::kContentType, std::move(tail), std::move(page)};
   });
   if (s.ok()) {
-    s = routes->Add("/api/v1/status", [sampler] {
-      return http::Response{200, "application/json", fleet::StatusToJson(sampler->Latest()->fleet).dump() + "\n"};
+    s = routes->Add("/api/v1/status", [sampler, lease_marks] {
+      std::shared_ptr<const fleet::Snapshot> snapshot = sampler->Latest();
+      std::shared_ptr<const fleet::LeaseMarks> marks = lease_marks ? lease_marks() : nullptr;
+      if (marks == nullptr || marks->empty()) {
+        return http::Response{200, "application/json", fleet::StatusToJson(snapshot->fleet).dump() + "\n"};
+      }
+      fleet::FleetView marked = snapshot->fleet;
+      fleet::ApplyLeaseMarks(*marks, &marked);
+      return http::Response{200, "application/json", fleet::StatusToJson(marked).dump() + "\n"};
     });
   }
   std::chrono::milliseconds stale_after = 3 * config.sampler.fast_interval + std::chrono::seconds(2);

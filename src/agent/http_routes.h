@@ -4,7 +4,8 @@
 // /metrics from a page rendered once per snapshot (metrics/page_cache.h)
 // plus the per-scrape duration, /health judged from the latest snapshot's
 // age and health and from `problems` (state the agent cannot save), and
-// /api/v1/status. Nothing here calls the driver.
+// /api/v1/status (as the socket's `status`, leases marked). Nothing here
+// calls the driver.
 //
 // Thread safety: the returned routes may run on any number of threads. The
 // sampler, counters and clock must outlive them.
@@ -12,6 +13,7 @@
 
 #include "common/clock.h"
 #include "config/config.h"
+#include "fleet/lease_marks.h"
 #include "http/server.h"
 #include "metrics/counters.h"
 #include "metrics/page_cache.h"
@@ -20,17 +22,24 @@
 
 namespace tarmac::agent {
 
-// Adds /metrics, /health and /api/v1/status to `routes`. `problems` says
-// what else makes the agent unhealthy (empty: nothing); `leases` gives the
-// lease families of each scrape (null: none); `findings` what /health also
-// names without being unhealthy for it (the doctor's critical findings).
-// `pages`, when not null, gets the /metrics page cache, for the agent to
-// prerender after each sample (metrics/page_cache.h).
+// What the routes ask the rest of the agent; each may be null.
+struct HttpRouteHooks {
+  // What else makes the agent unhealthy (empty: nothing).
+  std::function<std::string()> problems;
+  // The lease families of each scrape.
+  std::function<metrics::LeaseFigures()> lease_figures;
+  // Who holds each GPU: /api/v1/status marks its GPUs with it.
+  std::function<std::shared_ptr<const fleet::LeaseMarks>()> lease_marks;
+  // What /health also names without being unhealthy for it (the doctor's
+  // critical findings).
+  std::function<std::string()> findings;
+};
+
+// Adds /metrics, /health and /api/v1/status to `routes`. `pages`, when not
+// null, gets the /metrics page cache, for the agent to prerender after each
+// sample (metrics/page_cache.h).
 Status AddHttpRoutes(http::RouteTable* routes, const config::Config& config, const std::string& version,
-                     sampler::Sampler* sampler, metrics::FleetCounters* counters, Clock* clock,
-                     std::function<std::string()> problems = nullptr,
-                     std::function<metrics::LeaseFigures()> leases = nullptr,
-                     std::function<std::string()> findings = nullptr,
+                     sampler::Sampler* sampler, metrics::FleetCounters* counters, Clock* clock, HttpRouteHooks hooks,
                      std::shared_ptr<metrics::PageCache>* pages = nullptr);
 
 }  // namespace tarmac::agent

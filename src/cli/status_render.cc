@@ -196,9 +196,11 @@ std::string RenderStatus(const fleet::FleetView& fleet, const RenderOptions& opt
       if (std::string pcie = PcieThroughput(g, *options.previous); !pcie.empty()) notes.push_back(pcie);
     }
     if (g.lease) {
-      notes.push_back(paint(kYellow, fmt::format("{}lease {} ({}){}",
-                                                 g.lease->is_backfill ? "backfill " : g.lease->is_pod ? "pod " : "",
-                                                 g.lease->id, g.lease->user,
+      std::string kind = g.lease->is_backfill         ? "backfill "
+                         : g.lease->is_pod            ? "pod "
+                         : !g.lease->slurm_job.empty() ? "Slurm job " + g.lease->slurm_job + " "
+                                                       : "";
+      notes.push_back(paint(kYellow, fmt::format("{}lease {} ({}){}", kind, g.lease->id, g.lease->user,
                                                  g.lease->is_revoking ? ", yielding" : "")));
     }
     if (!m.idle_holding_pids.empty()) {

@@ -187,10 +187,15 @@ json MigInstancesToJson(const GpuView& g) {
 }
 
 json GpuLeaseToJson(const GpuLease& lease) {
-  return {{"id", lease.id},
-          {"user", lease.user},
-          {"kind", lease.is_backfill ? "backfill" : lease.is_pod ? "pod" : "normal"},
-          {"revoking", lease.is_revoking}};
+  json j = {{"id", lease.id},
+            {"user", lease.user},
+            {"kind", lease.is_backfill         ? "backfill"
+                     : lease.is_pod            ? "pod"
+                     : !lease.slurm_job.empty() ? "slurm"
+                                               : "normal"},
+            {"revoking", lease.is_revoking}};
+  if (!lease.slurm_job.empty()) j["slurm_job"] = lease.slurm_job;
+  return j;
 }
 
 json StatusToJson(const FleetView& fleet) {
@@ -241,6 +246,7 @@ GpuLease GpuLeaseFromJson(const json& lease) {
   l.is_backfill = GetString(lease, "kind") == "backfill";
   l.is_revoking = lease.value("revoking", false);
   l.is_pod = GetString(lease, "kind") == "pod";
+  if (GetString(lease, "kind") == "slurm") l.slurm_job = GetString(lease, "slurm_job");
   return l;
 }
 

@@ -106,28 +106,19 @@ std::string Handle(const Request& request, const PeerCredentials& peer, const Ag
       window = std::chrono::seconds(w->get<int64_t>());
     }
     if (snapshot == nullptr) return EncodeError(request.id, kErrorUnavailable, "no sample taken yet");
-    json result = fleet::StatusToJson(snapshot->fleet);
+    std::shared_ptr<const fleet::LeaseMarks> marks = agent.lease_marks ? agent.lease_marks() : nullptr;
+    json result;
+    if (marks != nullptr && !marks->empty()) {
+      fleet::FleetView marked = snapshot->fleet;
+      fleet::ApplyLeaseMarks(*marks, &marked);
+      result = fleet::StatusToJson(marked);
+    } else {
+      result = fleet::StatusToJson(snapshot->fleet);
+    }
     if (window && history != nullptr) {
       for (json& g : result["gpus"]) {
         std::optional<double> mean = history->Mean(g["index"].get<int>(), snapshot->taken_at_steady, *window);
         if (mean) g["utilization_gpu_recent_ratio"] = *mean;
-      }
-    }
-    if (agent.gpu_leases) {
-      std::map<int, fleet::GpuLease> held = agent.gpu_leases();
-      for (json& g : result["gpus"]) {
-        auto it = held.find(g.value("index", -1));
-        if (it != held.end()) g["lease"] = fleet::GpuLeaseToJson(it->second);
-      }
-    }
-    if (agent.mig_leases) {
-      std::map<std::string, fleet::GpuLease> held = agent.mig_leases();
-      for (json& g : result["gpus"]) {
-        if (!g.contains("mig_instances")) continue;
-        for (json& m : g["mig_instances"]) {
-          auto it = held.find(m.value("uuid", std::string()));
-          if (it != held.end()) m["lease"] = fleet::GpuLeaseToJson(it->second);
-        }
       }
     }
     result["sequence"] = snapshot->sequence;

@@ -14,13 +14,14 @@
 
 #include <cstdint>
 #include <functional>
-#include <map>
+#include <memory>
 #include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
 #include "common/result.h"
+#include "fleet/lease_marks.h"
 #include "fleet/snapshot.h"
 #include "fleet/utilization_history.h"
 
@@ -84,10 +85,9 @@ struct AgentInfo {
   int64_t started_at_unix = 0;
   // The history writer's state for `hello` (empty: no history).
   std::function<nlohmann::json()> store_status;
-  // Which lease holds each GPU (by index): id and user. Empty: no leases.
-  std::function<std::map<int, fleet::GpuLease>()> gpu_leases;
-  // The lease on each MIG instance, by MIG UUID.
-  std::function<std::map<std::string, fleet::GpuLease>()> mig_leases;
+  // Who holds each GPU and MIG instance (fleet::ApplyLeaseMarks marks the
+  // status with it). Empty: no leases.
+  std::function<std::shared_ptr<const fleet::LeaseMarks>()> lease_marks;
   // The lease state for `hello`: path, whether it saves, and why not.
   std::function<nlohmann::json()> lease_state;
 };

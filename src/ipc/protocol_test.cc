@@ -52,7 +52,7 @@ TEST(ProtocolTest, HelloReportsTheCallerAsTheKernelSaysAndStatusNeedsASample) {
   Request hello;
   hello.id = 1;
   hello.method = "hello";
-  AgentInfo agent{"1.2.3", 99, "sim", 1700000000, {}, {}, {}, {}};
+  AgentInfo agent{"1.2.3", 99, "sim", 1700000000, {}, {}, {}};
   json r = Parse(Handle(hello, PeerCredentials{1234, 1000, 100}, agent, nullptr));
   EXPECT_EQ(r["ok"], true);
   EXPECT_EQ(r["result"]["peer"]["uid"], 1000);

@@ -38,7 +38,7 @@ class UnixServerTest : public ::testing::Test {
             owed_.push_back(reply);
             return std::nullopt;
           }
-          return Handle(d.request, peer, AgentInfo{"test", getpid(), "sim", 0, {}, {}, {}, {}}, nullptr);
+          return Handle(d.request, peer, AgentInfo{"test", getpid(), "sim", 0, {}, {}, {}}, nullptr);
         },
         RealClock(), &logger_);
     ASSERT_TRUE(server_->Start().ok());

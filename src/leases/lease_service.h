@@ -70,6 +70,7 @@
 #include "ipc/reply.h"
 #include "fleet/fleet_view.h"
 #include "fleet/lease_figures.h"
+#include "fleet/lease_marks.h"
 #include "sched/lease_book.h"
 #include "sched/lease_json.h"
 #include "sched/zombies.h"
@@ -174,15 +175,10 @@ class LeaseService {
   // two GPUs counts on each), as of the last tick or API call. Published
   // apart from the service's lock: a reader (the sampler's tick) never
   // waits for a lease tick's /proc scans or commits.
-  struct GpuMarks {
-    std::map<int, fleet::GpuLease> leases;  // Whole GPUs, by index.
-    std::map<std::string, fleet::GpuLease> mig_leases;  // MIG instances, by MIG UUID.
-    std::map<int, int64_t> preemptions;
+  struct GpuMarks : fleet::LeaseMarks {
     fleet::LeaseFigures figures;  // As of the publication (for /metrics).
   };
   std::shared_ptr<const GpuMarks> Marks() const EXCLUDES(marks_mu_);
-  std::map<int, fleet::GpuLease> LeaseByGpu() const EXCLUDES(marks_mu_) { return Marks()->leases; }
-  std::map<std::string, fleet::GpuLease> LeaseByMigInstance() const EXCLUDES(marks_mu_) { return Marks()->mig_leases; }
 
   // Why lease changes cannot be saved now; empty when they can.
   std::string Problem() const EXCLUDES(mu_);

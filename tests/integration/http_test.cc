@@ -81,6 +81,40 @@ TEST_F(HttpTest, LeaseFiguresFollowLeasesBetweenScrapes) {
   EXPECT_TRUE(length_is_right());
 }
 
+// /api/v1/status marks leases as the socket's `status` does: both join the
+// lease service's marks onto the reading in one place.
+TEST_F(HttpTest, RegressionHttpStatusShowsWhoHoldsEachGpuAsTheSocketDoes) {
+  UseScenarioText("[[gpu]]\ncount = 2\n");
+  StartAgent();
+  RunResult reserved = Tarmac({"reserve", "--socket", Socket(), "--gpus", "1", "--for", "1h", "--json"});
+  ASSERT_EQ(reserved.exit_code, 0) << reserved.err;
+  int64_t id = nlohmann::json::parse(reserved.out)["id"].get<int64_t>();
+  auto held_over_http = [this] {
+    std::string status = HttpGet("/api/v1/status");
+    size_t body = status.find("\r\n\r\n");
+    if (body == std::string::npos) return nlohmann::json();
+    nlohmann::json held = nlohmann::json::array();
+    nlohmann::json parsed = nlohmann::json::parse(status.substr(body + 4));
+    for (const nlohmann::json& g : parsed["gpus"]) {
+      if (g.contains("lease")) held.push_back(g["lease"]);
+    }
+    return held;
+  };
+  ASSERT_TRUE(WaitFor([&] { return held_over_http().size() == 1; })) << held_over_http().dump();
+  nlohmann::json lease = held_over_http()[0];
+  EXPECT_EQ(lease["id"], id);
+  EXPECT_EQ(lease["kind"], "normal");
+  nlohmann::json socket_status = AgentStatus();
+  int marked = 0;
+  for (const nlohmann::json& g : socket_status["gpus"]) {
+    if (g.contains("lease")) {
+      ++marked;
+      EXPECT_EQ(g["lease"], lease);
+    }
+  }
+  EXPECT_EQ(marked, 1);
+}
+
 // promtool, Prometheus' own linter, reads the whole answer; tarmac's own
 // families pass its naming rules (dcgm-exporter's names cannot: they are
 // kept as dcgm-exporter spells them, for compatibility).
