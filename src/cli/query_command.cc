@@ -7,6 +7,7 @@
 #include "cli/fleet_source.h"
 #include "cli/query_fields.h"
 #include "cli/status_command.h"
+#include "common/split.h"
 
 namespace tarmac::cli {
 namespace {
@@ -15,14 +16,7 @@ namespace {
 Status FilterGpus(const std::string& ids, fleet::FleetView* fleet) {
   if (ids.empty()) return Status::OK();
   std::vector<fleet::GpuView> kept;
-  std::string_view rest = ids;
-  std::vector<std::string> wanted;
-  while (true) {
-    size_t comma = rest.find(',');
-    wanted.emplace_back(rest.substr(0, comma));
-    if (comma == std::string_view::npos) break;
-    rest.remove_prefix(comma + 1);
-  }
+  std::vector<std::string> wanted = SplitCommas(ids, Empties::kKeep);
   for (const std::string& id : wanted) {
     bool found = false;
     for (const fleet::GpuView& g : fleet->gpus) {

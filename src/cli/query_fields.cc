@@ -4,6 +4,7 @@
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
+#include "common/split.h"
 #include "fleet/clock_event_reasons.h"
 
 namespace tarmac::cli {
@@ -236,12 +237,7 @@ std::string Join(const std::vector<std::string>& cells) {
 template <typename Field>
 Result<std::vector<const Field*>> Resolve(std::string_view list, const std::vector<Field>& table) {
   std::vector<const Field*> out;
-  std::string_view rest = list;
-  while (true) {
-    size_t comma = rest.find(',');
-    std::string_view name = rest.substr(0, comma);
-    while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
-    while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
+  for (const std::string& name : SplitCommas(list, Empties::kKeep)) {
     const Field* found = nullptr;
     for (const Field& f : table) {
       for (const std::string& n : f.names) {
@@ -252,8 +248,6 @@ Result<std::vector<const Field*>> Resolve(std::string_view list, const std::vect
       return Status::InvalidArgument(fmt::format("Field \"{}\" is not a valid field to query.", name));
     }
     out.push_back(found);
-    if (comma == std::string_view::npos) break;
-    rest.remove_prefix(comma + 1);
   }
   return out;
 }
@@ -300,13 +294,8 @@ const std::vector<AppField>& AppFields() {
 
 Result<CsvFormat> ParseCsvFormat(std::string_view text) {
   CsvFormat format;
-  std::string_view rest = text;
   bool first = true;
-  while (true) {
-    size_t comma = rest.find(',');
-    std::string_view item = rest.substr(0, comma);
-    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+  for (const std::string& item : SplitCommas(text, Empties::kKeep)) {
     if (first && item != "csv") {
       return Status::InvalidArgument(fmt::format("--format: \"{}\" is not a valid format (use csv)", text));
     }
@@ -316,8 +305,6 @@ Result<CsvFormat> ParseCsvFormat(std::string_view text) {
       else return Status::InvalidArgument(fmt::format("--format: unknown option \"{}\"", item));
     }
     first = false;
-    if (comma == std::string_view::npos) break;
-    rest.remove_prefix(comma + 1);
   }
   return format;
 }

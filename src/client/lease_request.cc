@@ -7,6 +7,7 @@
 #include <chrono>
 
 #include "common/random_id.h"
+#include "common/split.h"
 #include "common/units.h"
 #include "fleet/mig_profiles.h"
 
@@ -49,14 +50,9 @@ Result<json> LeaseParams(const LeaseAsk& ask, const std::string& kind, const std
     }
   } else if (!ask.uuids.empty()) {
     json uuids = json::array();
-    size_t at = 0;
-    while (at <= ask.uuids.size()) {
-      size_t comma = ask.uuids.find(',', at);
-      std::string one = ask.uuids.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    for (const std::string& one : SplitCommas(ask.uuids, Empties::kKeep)) {
       if (one.empty()) return Status::InvalidArgument("--gpu: expected UUIDs separated by commas");
       uuids.push_back(one);
-      if (comma == std::string::npos) break;
-      at = comma + 1;
     }
     p["uuids"] = uuids;
   } else {

@@ -3,14 +3,14 @@
 
 namespace tarmac {
 
-std::vector<std::string> SplitCommas(std::string_view text) {
+std::vector<std::string> SplitCommas(std::string_view text, Empties empties) {
   std::vector<std::string> out;
   while (true) {
     size_t comma = text.find(',');
     std::string_view item = text.substr(0, comma);
     while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
     while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
-    if (!item.empty()) out.emplace_back(item);
+    if (!item.empty() || empties == Empties::kKeep) out.emplace_back(item);
     if (comma == std::string_view::npos) break;
     text.remove_prefix(comma + 1);
   }

@@ -10,8 +10,14 @@
 
 namespace tarmac {
 
-// The items of `text` split at commas, each trimmed of spaces; empty items
-// are left out.
-std::vector<std::string> SplitCommas(std::string_view text);
+// What SplitCommas does with an empty item ("a,,b", "a,").
+enum class Empties {
+  kDrop,  // Left out: lists users write loosely.
+  kKeep,  // Kept as "": formats where an empty item is an error to report.
+};
+
+// The items of `text` split at commas, each trimmed of spaces. With kKeep
+// an empty `text` is one empty item.
+std::vector<std::string> SplitCommas(std::string_view text, Empties empties = Empties::kDrop);
 
 }  // namespace tarmac

@@ -13,5 +13,10 @@ TEST(SplitTest, ItemsAreTrimmedAndEmptyOnesLeftOut) {
   EXPECT_TRUE(SplitCommas(" , ").empty());
 }
 
+TEST(SplitTest, EmptyItemsAreKeptWhenAsked) {
+  EXPECT_EQ(SplitCommas(" a ,,b,", Empties::kKeep), (std::vector<std::string>{"a", "", "b", ""}));
+  EXPECT_EQ(SplitCommas("", Empties::kKeep), (std::vector<std::string>{""}));
+}
+
 }  // namespace
 }  // namespace tarmac

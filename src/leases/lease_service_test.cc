@@ -637,7 +637,7 @@ TEST_F(LeaseServiceTest, RegressionAKilledBackfillsGpuIsReadAgainAsSoonAsItsList
 }
 
 TEST_F(LeaseServiceTest, RegressionARequestWaitingForADrainingGpuRevokesNoOtherBackfillAndTheBoundEndsIt) {
-  std::unique_ptr<LeaseService> s = TwoBackfilledGpus(seconds(2));
+  std::unique_ptr<LeaseService> s = BackfilledGpus(2, seconds(2));
   int64_t first_gpu = Call(s.get(), "lease.get", {{"id", 1}})["result"]["lease"]["gpus"][0].get<int64_t>();
   fleet::FleetView stuck = Fleet(2);
   stuck.gpus[static_cast<size_t>(first_gpu)].processes.push_back(
@@ -668,7 +668,7 @@ TEST_F(LeaseServiceTest, RegressionARequestWaitingForADrainingGpuRevokesNoOtherB
 }
 
 TEST_F(LeaseServiceTest, RegressionARevokedLeaseLetGoWhileItsGpuStillListsAProcessStaysUntilItIsEmpty) {
-  std::unique_ptr<LeaseService> s = TwoBackfilledGpus(seconds(30));
+  std::unique_ptr<LeaseService> s = BackfilledGpus(2, seconds(30));
   ASSERT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}}, 1002, 501)["result"]["state"], "queued");
   int64_t revoked = !Call(s.get(), "lease.get", {{"id", 1}})["result"]["lease"]["revoke_by_unix"].is_null() ? 1 : 2;
   int64_t gpu = Call(s.get(), "lease.get", {{"id", revoked}})["result"]["lease"]["gpus"][0].get<int64_t>();

@@ -191,17 +191,7 @@ TEST_F(LeaseServiceTest, RegressionAPrologWithAnImpossibleUidOrAHostileUserNameI
 }
 
 TEST_F(LeaseServiceTest, RegressionBackfillGivesWayToASlurmJobWithItsGraceAndTheClaimedGpuGoesToNoOneElse) {
-  LeasePolicy policy;
-  policy.backfill.idle_for = seconds(0);
-  policy.backfill.grace = seconds(5);
-  processes_.Add(500, 1001, 10);
-  processes_.Add(501, 1002, 11);
-  std::unique_ptr<LeaseService> s = Make(policy);
-  s->OnTick(Fleet(2), clock_.SteadyNow());
-  for (int i = 0; i < 2; ++i) {
-    json b = Call(s.get(), "lease.request", {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}}, 1001, 500);
-    ASSERT_EQ(b["result"]["state"], "granted") << b.dump();
-  }
+  std::unique_ptr<LeaseService> s = BackfilledGpus(2, seconds(5));
   int64_t gpu = Call(s.get(), "lease.get", {{"id", 1}})["result"]["lease"]["gpus"][0].get<int64_t>();
   json prolog_params = {{"job", "8"}, {"uid", 1005}, {"user", "erin"}, {"gpus", {gpu}}};
   // Slurm gives the first backfill's GPU to a job: the backfill is revoked
@@ -241,15 +231,7 @@ TEST_F(LeaseServiceTest, RegressionBackfillGivesWayToASlurmJobWithItsGraceAndThe
 }
 
 TEST_F(LeaseServiceTest, RegressionBackfillGivesWayToAPodWithItsGrace) {
-  LeasePolicy policy;
-  policy.backfill.idle_for = seconds(0);
-  policy.backfill.grace = seconds(5);
-  processes_.Add(500, 1001, 10);
-  std::unique_ptr<LeaseService> s = Make(policy);
-  s->OnTick(Fleet(1), clock_.SteadyNow());
-  ASSERT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}}, 1001, 500)
-                ["result"]["state"],
-            "granted");
+  std::unique_ptr<LeaseService> s = BackfilledGpus(1, seconds(5));
   Result<bool> held = s->TryHoldForPod({"GPU-0"});
   ASSERT_TRUE(held.ok()) << held.status().message();
   EXPECT_FALSE(held.value()) << "the backfill has its grace first";
@@ -268,15 +250,7 @@ TEST_F(LeaseServiceTest, RegressionBackfillGivesWayToAPodWithItsGrace) {
 }
 
 TEST_F(LeaseServiceTest, APodsAllocateWaitsForBackfillAtMostItsBoundThenSaysWhatHeldIt) {
-  LeasePolicy policy;
-  policy.backfill.idle_for = seconds(0);
-  policy.backfill.grace = seconds(5);
-  processes_.Add(500, 1001, 10);
-  std::unique_ptr<LeaseService> s = Make(policy);
-  s->OnTick(Fleet(1), clock_.SteadyNow());
-  ASSERT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}}, 1001, 500)
-                ["result"]["state"],
-            "granted");
+  std::unique_ptr<LeaseService> s = BackfilledGpus(1, seconds(5));
   // Nothing ends the backfill lease here (no lease thread): the call gives
   // up at its bound, on the service's clock, and says why.
   sched::TimePoint start = clock_.SteadyNow();

@@ -160,11 +160,7 @@ struct Builder {
 
     Result<std::vector<store::HeldIdleSession>> top = store::QueryTopHeldIdle(db, first_hour, end_hour, 10);
     if (!top.ok()) return top.status();
-    for (const store::HeldIdleSession& p : top.value()) {
-      report.top_held_idle.push_back(HeldIdleProcess{p.pid, p.user, p.command, p.gpu_index, p.first_seen,
-                                                     p.last_seen, static_cast<double>(p.held_idle_seconds) / 3600,
-                                                     p.memory_max_mib});
-    }
+    report.top_held_idle = std::move(top).value();
     return Status::OK();
   }
 

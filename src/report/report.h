@@ -18,6 +18,7 @@
 #include "common/result.h"
 #include "report/pricing.h"
 #include "store/sqlite_db.h"
+#include "store/usage_query.h"
 
 namespace tarmac::report {
 
@@ -89,16 +90,8 @@ struct OwnerLine {
   std::optional<int64_t> memory_max_mib;
 };
 
-struct HeldIdleProcess {
-  int64_t pid = 0;
-  std::string user;
-  std::string command;
-  int gpu_index = 0;
-  int64_t first_seen = 0;
-  int64_t last_seen = 0;
-  double held_idle_hours = 0;
-  int64_t memory_max_mib = 0;
-};
+// A process that held memory idle (store::QueryTopHeldIdle), in hours.
+inline double HeldIdleHours(const store::HeldIdleSession& p) { return static_cast<double>(p.held_idle_seconds) / 3600; }
 
 struct Report {
   int64_t since_t = 0;
@@ -109,7 +102,7 @@ struct Report {
   GroupBy by = GroupBy::kUser;
   std::vector<GpuLine> gpus;
   std::vector<OwnerLine> owners;
-  std::vector<HeldIdleProcess> top_held_idle;
+  std::vector<store::HeldIdleSession> top_held_idle;
   // The data the range holds: first and last hour with samples (empty: none).
   std::optional<int64_t> data_since_t;
   std::optional<int64_t> data_until_t;

@@ -143,11 +143,11 @@ th:first-child, td:first-child, td.text {{ text-align: left; }}
   if (!r.top_held_idle.empty()) {
     html += "<h2>Processes that held GPU memory without computing</h2>\n<table><tr><th>Held-idle h</th><th>GPU</th>"
             "<th>PID</th><th>User</th><th>Memory MiB</th><th>From</th><th>To</th><th>Command</th></tr>\n";
-    for (const HeldIdleProcess& p : r.top_held_idle) {
+    for (const store::HeldIdleSession& p : r.top_held_idle) {
       html += fmt::format(
           "<tr><td>{:.1f}</td><td>{}</td><td>{}</td><td class=\"text\">{}</td><td>{}</td><td>{}</td><td>{}</td>"
           "<td class=\"text\">{}</td></tr>\n",
-          p.held_idle_hours, p.gpu_index, p.pid, Escape(p.user), p.memory_max_mib, Escape(FormatTime(p.first_seen)),
+          HeldIdleHours(p), p.gpu_index, p.pid, Escape(p.user), p.memory_max_mib, Escape(FormatTime(p.first_seen)),
           Escape(FormatTime(p.last_seen)), Escape(p.command));
     }
     html += "</table>\n";

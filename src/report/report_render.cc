@@ -99,8 +99,8 @@ std::string RenderText(const Report& r) {
   }
   if (!r.top_held_idle.empty()) {
     out += "\nProcesses that held GPU memory without computing the longest:\n";
-    for (const HeldIdleProcess& p : r.top_held_idle) {
-      out += fmt::format("  {:>5.1f} h  gpu {}  pid {:<8} {:<10} {:>6} MiB  {} .. {}  {}\n", p.held_idle_hours,
+    for (const store::HeldIdleSession& p : r.top_held_idle) {
+      out += fmt::format("  {:>5.1f} h  gpu {}  pid {:<8} {:<10} {:>6} MiB  {} .. {}  {}\n", HeldIdleHours(p),
                          p.gpu_index, p.pid, Cut(p.user, 10), p.memory_max_mib, FormatTime(p.first_seen),
                          FormatTime(p.last_seen), Cut(p.command, 60));
     }
@@ -163,14 +163,14 @@ std::string RenderJson(const Report& r) {
     j["owners"].push_back(x);
   }
   j["top_held_idle"] = nlohmann::json::array();
-  for (const HeldIdleProcess& p : r.top_held_idle) {
+  for (const store::HeldIdleSession& p : r.top_held_idle) {
     j["top_held_idle"].push_back({{"pid", p.pid},
                                   {"user", p.user},
                                   {"command", p.command},
                                   {"gpu_index", p.gpu_index},
                                   {"first_seen", p.first_seen},
                                   {"last_seen", p.last_seen},
-                                  {"held_idle_hours", p.held_idle_hours},
+                                  {"held_idle_hours", HeldIdleHours(p)},
                                   {"memory_max_mib", p.memory_max_mib}});
   }
   return j.dump(2) + "\n";

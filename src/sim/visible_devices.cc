@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "common/split.h"
+
 namespace tarmac::sim {
 namespace {
 
@@ -45,16 +47,11 @@ std::vector<int> ParseCudaVisibleDevices(std::optional<std::string_view> value,
     for (size_t i = 0; i < uuids.size(); ++i) devices.push_back(static_cast<int>(i));
     return devices;
   }
-  std::string_view rest = *value;
-  while (true) {
-    size_t comma = rest.find(',');
-    std::string_view entry = Trim(rest.substr(0, comma));
-    int index = Resolve(entry, uuids, numbered);
-    if (index < 0) break;
+  for (const std::string& entry : SplitCommas(*value, Empties::kKeep)) {
+    int index = Resolve(Trim(entry), uuids, numbered);
+    if (index < 0) break;  // As CUDA: the list ends at the first entry that names no device.
     if (std::find(devices.begin(), devices.end(), index) != devices.end()) return {};
     devices.push_back(index);
-    if (comma == std::string_view::npos) break;
-    rest.remove_prefix(comma + 1);
   }
   return devices;
 }

@@ -86,10 +86,10 @@ class LeaseServiceTest : public ::testing::Test {
     }
     return std::make_unique<LeaseService>(policy, std::move(state), &processes_, &clock_, &logger_);
   }
-  // Two GPUs, each held by a backfill reservation of alice's (uid 1001, her
-  // client pid 500) with `grace` to yield; bob's client (pid 501) and a
+  // `count` GPUs, each held by a backfill reservation of alice's (uid 1001,
+  // her client pid 500) with `grace` to yield; bob's client (pid 501) and a
   // process of alice's (pid 600, started at tick 20) exist.
-  std::unique_ptr<LeaseService> TwoBackfilledGpus(std::chrono::seconds grace) {
+  std::unique_ptr<LeaseService> BackfilledGpus(int count, std::chrono::seconds grace) {
     LeasePolicy policy;
     policy.backfill.grace = grace;
     policy.backfill.idle_for = std::chrono::seconds(0);
@@ -97,8 +97,8 @@ class LeaseServiceTest : public ::testing::Test {
     processes_.Add(501, 1002, 11);
     processes_.Add(600, 1001, 20);
     std::unique_ptr<LeaseService> s = Make(policy);
-    s->OnTick(Fleet(2), clock_.SteadyNow());
-    for (int i = 0; i < 2; ++i) {
+    s->OnTick(Fleet(count), clock_.SteadyNow());
+    for (int i = 0; i < count; ++i) {
       json b = Call(s.get(), "lease.request", {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}}, 1001, 500);
       EXPECT_EQ(b["result"]["state"], "granted") << b.dump();
     }
