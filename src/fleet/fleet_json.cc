@@ -8,6 +8,7 @@
 #include "common/time_spec.h"
 #include "fleet/gpu_marks.h"
 #include "fleet/clock_event_reasons.h"
+#include "fleet/sample_fields.h"
 
 namespace tarmac::fleet {
 
@@ -37,38 +38,19 @@ json GpuToJson(const GpuView& g) {
   Put(j, "persistence_mode_enabled", i.is_persistence_mode_enabled);
   Put(j, "mig_enabled", i.is_mig_enabled);
   Put(j, "mig_pending", i.is_mig_pending);
-  Put(j, "utilization_gpu_ratio", s.utilization_gpu_ratio);
-  Put(j, "utilization_memory_ratio", s.utilization_memory_ratio);
-  Put(j, "utilization_gpu_recent_ratio", g.recent_utilization_ratio);
-  Put(j, "memory_total_bytes", s.memory_total_bytes ? s.memory_total_bytes : i.memory_total_bytes);
-  Put(j, "memory_used_bytes", s.memory_used_bytes);
-  Put(j, "memory_reserved_bytes", s.memory_reserved_bytes);
-  Put(j, "memory_free_bytes", s.memory_free_bytes);
-  Put(j, "power_milliwatts", s.power_milliwatts);
-  Put(j, "power_limit_milliwatts", s.power_limit_milliwatts);
-  Put(j, "power_limit_default_milliwatts", i.power_limit_default_milliwatts);
-  Put(j, "energy_millijoules", s.energy_millijoules);
-  Put(j, "temperature_celsius", s.temperature_celsius);
-  Put(j, "temperature_slowdown_celsius", i.temperature_slowdown_celsius);
-  Put(j, "sm_clock_hertz", s.sm_clock_hertz);
-  Put(j, "sm_clock_max_hertz", i.sm_clock_max_hertz);
-  Put(j, "memory_clock_hertz", s.memory_clock_hertz);
-  Put(j, "memory_clock_max_hertz", i.memory_clock_max_hertz);
-  if (s.clock_event_reasons) {
-    j["clock_event_reasons_mask"] = *s.clock_event_reasons;
-    j["clock_event_reasons"] = DecodeClockEventReasons(*s.clock_event_reasons);
+  // The readings, from their table (sample_fields.h).
+  for (const SampleField& f : SampleFields()) {
+    std::visit([&](auto member) { Put(j, f.json_key.data(), s.*member); }, f.member);
   }
-  Put(j, "performance_state", s.performance_state);
-  Put(j, "graphics_engine_active_ratio", s.graphics_engine_active_ratio);
-  Put(j, "tensor_active_ratio", s.tensor_active_ratio);
-  Put(j, "dram_active_ratio", s.dram_active_ratio);
-  Put(j, "fan_speed_ratio", s.fan_speed_ratio);
-  Put(j, "pcie_generation", s.pcie_generation);
+  if (!s.memory_total_bytes) Put(j, "memory_total_bytes", i.memory_total_bytes);
+  if (s.clock_event_reasons) j["clock_event_reasons"] = DecodeClockEventReasons(*s.clock_event_reasons);
+  Put(j, "utilization_gpu_recent_ratio", g.recent_utilization_ratio);
+  Put(j, "power_limit_default_milliwatts", i.power_limit_default_milliwatts);
+  Put(j, "temperature_slowdown_celsius", i.temperature_slowdown_celsius);
+  Put(j, "sm_clock_max_hertz", i.sm_clock_max_hertz);
+  Put(j, "memory_clock_max_hertz", i.memory_clock_max_hertz);
   Put(j, "pcie_generation_max", i.pcie_generation_max);
-  Put(j, "pcie_width", s.pcie_width);
   Put(j, "pcie_width_max", i.pcie_width_max);
-  Put(j, "pcie_tx_bytes", s.pcie_tx_bytes);
-  Put(j, "pcie_rx_bytes", s.pcie_rx_bytes);
   Put(j, "pcie_tx_bytes_per_second", g.pcie_tx_bytes_per_second);
   Put(j, "pcie_rx_bytes_per_second", g.pcie_rx_bytes_per_second);
   json ecc = json::object();
@@ -88,15 +70,6 @@ json GpuToJson(const GpuView& g) {
     for (bool active : s.nvlink_active) links.push_back(active);
     j["nvlink_active"] = links;
   }
-  Put(j, "nvlink_crc_errors", s.nvlink_crc_errors);
-  Put(j, "nvlink_replay_errors", s.nvlink_replay_errors);
-  Put(j, "nvlink_recovery_errors", s.nvlink_recovery_errors);
-  Put(j, "pcie_replays", s.pcie_replays);
-  Put(j, "memory_temperature_celsius", s.memory_temperature_celsius);
-  Put(j, "encoder_utilization_ratio", s.encoder_utilization_ratio);
-  Put(j, "decoder_utilization_ratio", s.decoder_utilization_ratio);
-  Put(j, "nvlink_bytes", s.nvlink_bytes);
-  Put(j, "vgpu_licensed", s.is_vgpu_licensed);
   if (s.retired_pages) {
     j["retired_pages"] = {{"single_bit", s.retired_pages->single_bit},
                           {"double_bit", s.retired_pages->double_bit},
@@ -295,36 +268,17 @@ GpuView GpuFromJson(const json& j) {
   Get(j, "persistence_mode_enabled", &i.is_persistence_mode_enabled);
   Get(j, "mig_enabled", &i.is_mig_enabled);
   Get(j, "mig_pending", &i.is_mig_pending);
-  Get(j, "utilization_gpu_ratio", &s.utilization_gpu_ratio);
-  Get(j, "utilization_memory_ratio", &s.utilization_memory_ratio);
-  Get(j, "utilization_gpu_recent_ratio", &g.recent_utilization_ratio);
-  Get(j, "memory_total_bytes", &s.memory_total_bytes);
+  for (const SampleField& f : SampleFields()) {
+    std::visit([&](auto member) { Get(j, f.json_key.data(), &(s.*member)); }, f.member);
+  }
   i.memory_total_bytes = s.memory_total_bytes;
-  Get(j, "memory_used_bytes", &s.memory_used_bytes);
-  Get(j, "memory_reserved_bytes", &s.memory_reserved_bytes);
-  Get(j, "memory_free_bytes", &s.memory_free_bytes);
-  Get(j, "power_milliwatts", &s.power_milliwatts);
-  Get(j, "power_limit_milliwatts", &s.power_limit_milliwatts);
+  Get(j, "utilization_gpu_recent_ratio", &g.recent_utilization_ratio);
   Get(j, "power_limit_default_milliwatts", &i.power_limit_default_milliwatts);
-  Get(j, "energy_millijoules", &s.energy_millijoules);
-  Get(j, "temperature_celsius", &s.temperature_celsius);
   Get(j, "temperature_slowdown_celsius", &i.temperature_slowdown_celsius);
-  Get(j, "sm_clock_hertz", &s.sm_clock_hertz);
   Get(j, "sm_clock_max_hertz", &i.sm_clock_max_hertz);
-  Get(j, "memory_clock_hertz", &s.memory_clock_hertz);
   Get(j, "memory_clock_max_hertz", &i.memory_clock_max_hertz);
-  Get(j, "clock_event_reasons_mask", &s.clock_event_reasons);
-  Get(j, "performance_state", &s.performance_state);
-  Get(j, "graphics_engine_active_ratio", &s.graphics_engine_active_ratio);
-  Get(j, "tensor_active_ratio", &s.tensor_active_ratio);
-  Get(j, "dram_active_ratio", &s.dram_active_ratio);
-  Get(j, "fan_speed_ratio", &s.fan_speed_ratio);
-  Get(j, "pcie_generation", &s.pcie_generation);
   Get(j, "pcie_generation_max", &i.pcie_generation_max);
-  Get(j, "pcie_width", &s.pcie_width);
   Get(j, "pcie_width_max", &i.pcie_width_max);
-  Get(j, "pcie_tx_bytes", &s.pcie_tx_bytes);
-  Get(j, "pcie_rx_bytes", &s.pcie_rx_bytes);
   Get(j, "pcie_tx_bytes_per_second", &g.pcie_tx_bytes_per_second);
   Get(j, "pcie_rx_bytes_per_second", &g.pcie_rx_bytes_per_second);
   if (auto ecc = j.find("ecc_errors"); ecc != j.end() && ecc->is_object()) {
@@ -344,15 +298,6 @@ GpuView GpuFromJson(const json& j) {
   if (auto links = j.find("nvlink_active"); links != j.end() && links->is_array()) {
     for (const json& l : *links) s.nvlink_active.push_back(l.is_boolean() && l.get<bool>());
   }
-  Get(j, "nvlink_crc_errors", &s.nvlink_crc_errors);
-  Get(j, "nvlink_replay_errors", &s.nvlink_replay_errors);
-  Get(j, "nvlink_recovery_errors", &s.nvlink_recovery_errors);
-  Get(j, "pcie_replays", &s.pcie_replays);
-  Get(j, "memory_temperature_celsius", &s.memory_temperature_celsius);
-  Get(j, "encoder_utilization_ratio", &s.encoder_utilization_ratio);
-  Get(j, "decoder_utilization_ratio", &s.decoder_utilization_ratio);
-  Get(j, "nvlink_bytes", &s.nvlink_bytes);
-  Get(j, "vgpu_licensed", &s.is_vgpu_licensed);
   if (auto pages = j.find("retired_pages"); pages != j.end() && pages->is_object()) {
     RetiredPages r;
     r.single_bit = pages->value("single_bit", int64_t{0});

@@ -2,6 +2,7 @@
 #include "sampler/fleet_reader.h"
 
 #include "common/host_name.h"
+#include "fleet/sample_fields.h"
 
 namespace tarmac::sampler {
 namespace {
@@ -11,26 +12,6 @@ namespace {
 std::optional<double> Rate(std::optional<int64_t> before, std::optional<int64_t> after, double seconds) {
   if (!before || !after || *after < *before || seconds <= 0) return std::nullopt;
   return static_cast<double>(*after - *before) / seconds;
-}
-
-// Copies the slow-tier readings of `from` into `to`.
-void CarrySlowTier(const fleet::GpuSample& from, fleet::GpuSample* to) {
-  to->fan_speed_ratio = from.fan_speed_ratio;
-  to->pcie_generation = from.pcie_generation;
-  to->pcie_width = from.pcie_width;
-  to->pcie_tx_bytes = from.pcie_tx_bytes;
-  to->pcie_rx_bytes = from.pcie_rx_bytes;
-  to->ecc = from.ecc;
-  to->remapped_rows = from.remapped_rows;
-  to->nvlink_active = from.nvlink_active;
-  to->nvlink_crc_errors = from.nvlink_crc_errors;
-  to->nvlink_replay_errors = from.nvlink_replay_errors;
-  to->nvlink_recovery_errors = from.nvlink_recovery_errors;
-  to->pcie_replays = from.pcie_replays;
-  to->retired_pages = from.retired_pages;
-  to->memory_temperature_celsius = from.memory_temperature_celsius;
-  to->nvlink_bytes = from.nvlink_bytes;
-  to->is_vgpu_licensed = from.is_vgpu_licensed;
 }
 
 }  // namespace
@@ -68,7 +49,7 @@ fleet::FleetView FleetReader::Read(std::optional<std::chrono::seconds> recent_wi
       g.sample = std::move(sample).value();
       if (!(tiers & fleet::kSlowTier) && slot < previous_samples_.size() &&
           g.sample.health == fleet::GpuHealth::kOk) {
-        CarrySlowTier(previous_samples_[slot], &g.sample);
+        fleet::CarrySlowTier(previous_samples_[slot], &g.sample);
       }
     } else {
       g.sample.index = info.index;

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// The scalar readings of a GpuSample described once: JSON key, unit, tier
+// and member. Status JSON (both directions) and the slow-tier carry walk
+// this table, so a reading added to GpuSample is one row here plus its
+// read in each backend, and the round-trip test fills every row. The
+// structured readings (processes, MIG instances, ECC counts, remapped rows,
+// NVLink states, retired pages) are handled by their own code next to it.
+// Constant data and pure functions; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <variant>
+
+#include "fleet/gpu_types.h"
+
+namespace tarmac::fleet {
+
+// Which read fills it: every fast_interval, or every slow_interval (and
+// carried between, see CarrySlowTier).
+enum class Tier { kFast, kSlow };
+
+using SampleMember = std::variant<std::optional<double> GpuSample::*, std::optional<int64_t> GpuSample::*,
+                                  std::optional<int> GpuSample::*, std::optional<uint64_t> GpuSample::*,
+                                  std::optional<bool> GpuSample::*>;
+
+struct SampleField {
+  std::string_view json_key;  // In status JSON (docs/status-json.md).
+  std::string_view unit;      // "ratio" (0..1), "bytes", "milliwatts", "celsius", "hertz", "count", ...
+  Tier tier;
+  SampleMember member;
+};
+
+// Every scalar reading of GpuSample, one row each.
+std::span<const SampleField> SampleFields();
+
+// Copies the slow-tier readings of `from` into `to`: the table's slow rows
+// and the structured slow readings (ECC, remapped rows, NVLink states,
+// retired pages). A fast-only tick keeps the last slow values this way.
+void CarrySlowTier(const GpuSample& from, GpuSample* to);
+
+}  // namespace tarmac::fleet
