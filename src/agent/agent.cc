@@ -17,7 +17,7 @@
 #include "agent/api_methods.h"
 #include "agent/backfill_jobs.h"
 #include "agent/doctor_watch.h"
-#include "doctor/run_program.h"
+#include "common/run_program.h"
 #include "agent/http_routes.h"
 #include "leases/lease_service.h"
 #include "leases/lease_ticker.h"
@@ -251,7 +251,7 @@ Status Agent::OpenState() {
   if (!s.ok()) return StateError(s, "restore the saved leases", "them");
   // The [slurm] idle policy asks Slurm itself (scontrol, scancel).
   leases_->SetSlurmCommand([](const std::vector<std::string>& argv) -> Status {
-    Result<std::pair<std::string, int>> ran = doctor::RunProgram(argv, std::chrono::seconds(10));
+    Result<std::pair<std::string, int>> ran = RunProgram(argv, std::chrono::seconds(10));
     if (!ran.ok()) return ran.status();
     if (ran.value().second != 0) return Status::Internal(fmt::format("{} exited with {}", argv[0], ran.value().second));
     return Status::OK();

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "doctor/gather.h"
 
-#include "doctor/run_program.h"
+#include "common/run_program.h"
 #include "store/usage_query.h"
 
 namespace tarmac::doctor {

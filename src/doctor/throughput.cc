@@ -18,7 +18,7 @@
 #include <random>
 #include <vector>
 
-#include "doctor/run_program.h"
+#include "common/run_program.h"
 
 namespace tarmac::doctor {
 namespace {

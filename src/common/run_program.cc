@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "doctor/run_program.h"
+#include "common/run_program.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -14,7 +14,7 @@
 
 extern char** environ;
 
-namespace tarmac::doctor {
+namespace tarmac {
 
 using Clock = std::chrono::steady_clock;
 
@@ -62,4 +62,4 @@ Result<std::pair<std::string, int>> RunProgram(const std::vector<std::string>& a
   return std::make_pair(text, WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
 }
 
-}  // namespace tarmac::doctor
+}  // namespace tarmac
