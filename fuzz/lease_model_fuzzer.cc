@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: the lease book against its reference model
-// (sched/lease_model.h), with the operations chosen by the fuzzer's bytes.
+// (testutil/lease_model.h), with the operations chosen by the fuzzer's bytes.
 // Any disagreement between the book and the model traps.
 #include <cstdint>
 #include <cstdio>
 
-#include "sched/lease_model.h"
+#include "testutil/lease_model.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   size_t at = 0;

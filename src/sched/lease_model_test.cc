@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// The lease book against its reference model (sched/lease_model.h): random
+// The lease book against its reference model (testutil/lease_model.h): random
 // sequences of requests, grants, releases, cancels, extensions, clients
 // dying and restarts, checked after every step. `make fuzz` runs far more
 // (fuzz/lease_model_fuzzer.cc); TARMAC_MODEL_STEPS sets the count here.
-#include "sched/lease_model.h"
+#include "testutil/lease_model.h"
 
 #include <gtest/gtest.h>
 
