@@ -56,7 +56,7 @@ void DoctorWatch::RunOnce() {
   std::shared_ptr<const fleet::Snapshot> snapshot = options_.latest ? options_.latest() : nullptr;
   if (snapshot == nullptr) return;
   doctor::HostFiles host(options_.host_root);
-  host.SetDeadline(std::chrono::steady_clock::now() + std::chrono::seconds(10));  // As `tarmac doctor`.
+  host.SetDeadline(clock_->SteadyNow() + std::chrono::seconds(10), clock_);  // As `tarmac doctor`.
   doctor::DoctorInputs in;
   in.fleet = snapshot->fleet;
   in.hostname = in.fleet.hostname.empty() ? HostName() : in.fleet.hostname;

@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <thread>
 
 #include "cli/fleet_source.h"
 #include "common/exit_codes.h"
@@ -117,7 +116,7 @@ int RunDoctor(const GlobalOptions& global, const DoctorOptions& o, Clock* clock,
   // The whole run's budget, whatever the host (throughput tests asked for
   // with --storage and --network take their own, stated, time).
   const auto budget = o.quick ? std::chrono::seconds(2) : std::chrono::seconds(10);
-  host.SetDeadline(std::chrono::steady_clock::now() + budget);
+  host.SetDeadline(clock->SteadyNow() + budget, clock);
   doctor::DoctorInputs in;
   in.is_root = ::geteuid() == 0;
 
@@ -126,7 +125,7 @@ int RunDoctor(const GlobalOptions& global, const DoctorOptions& o, Clock* clock,
   std::optional<std::string> stat_before = host.Read("/proc/stat");
   Result<std::unique_ptr<FleetSource>> source = FleetSource::Open(global, clock, logger);
   std::map<int, doctor::ThrottleWindow> sampled;
-  auto start = std::chrono::steady_clock::now();
+  auto start = clock->SteadyNow();
   if (source.ok()) {
     in.through_agent = source.value()->is_agent();
     Result<fleet::FleetView> first = source.value()->Read(std::nullopt);
@@ -137,7 +136,9 @@ int RunDoctor(const GlobalOptions& global, const DoctorOptions& o, Clock* clock,
   }
   constexpr int kReadings = 5;
   for (int i = 1; i <= kReadings; ++i) {
-    std::this_thread::sleep_until(start + std::chrono::duration<double>(window * i / kReadings));
+    clock->SleepUntil(start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                  std::chrono::duration<double>(window * i / kReadings)),
+                      std::stop_token());
     if (!source.ok() || !in.gpu_error.empty()) continue;
     Result<fleet::FleetView> read = source.value()->Read(std::nullopt);
     if (!read.ok()) continue;

@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
-#include <thread>
 
 #include "cli/fleet_source.h"
 #include "cli/gres_conf.h"
@@ -62,7 +61,7 @@ namespace {
 // (the agent's own bound is its grace and hand-over, well under this).
 constexpr std::chrono::seconds kMostBackfillWait{120};
 
-int RunJobScript(const std::string& name, const GlobalOptions& global, const SlurmOptions& options) {
+int RunJobScript(const std::string& name, const GlobalOptions& global, const SlurmOptions& options, Clock* clock) {
   std::map<std::string, std::string> env = Environment();
   std::string job = Get(env, "SLURM_JOB_ID");
   // `goes_on` is what happens to the job when the script does not refuse.
@@ -101,16 +100,16 @@ int RunJobScript(const std::string& name, const GlobalOptions& global, const Slu
   Result<nlohmann::json> r = agent.Call("slurm." + name, params, call);
   // A backfill lease on the job's GPUs gives way first (its grace, then
   // an empty GPU): the agent says so, and the prolog asks again.
-  auto started = std::chrono::steady_clock::now();
+  auto started = clock->SteadyNow();
   bool is_told = false;
-  while (r.ok() && r.value().value("waiting", false) &&
-         std::chrono::steady_clock::now() - started < kMostBackfillWait) {
+  while (r.ok() && r.value().value("waiting", false) && clock->SteadyNow() - started < kMostBackfillWait) {
     if (!is_told) {
       std::fprintf(stderr, "tarmac slurm prolog: job %s: %s\n", job.c_str(),
                    r.value().value("detail", std::string("waiting for backfill to give way")).c_str());
       is_told = true;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(r.value().value("retry_after_ms", int64_t{200})));
+    clock->SleepUntil(clock->SteadyNow() + std::chrono::milliseconds(r.value().value("retry_after_ms", int64_t{200})),
+                      std::stop_token());
     r = agent.Call("slurm." + name, params, call);
   }
   if (!r.ok() && r.status().code() == StatusCode::kDeadlineExceeded) {
@@ -204,7 +203,7 @@ std::map<std::string, CLI::App*> AddSlurmCommand(CLI::App* app, SlurmOptions* op
 
 int RunSlurm(const std::string& name, const GlobalOptions& global, const SlurmOptions& options, Clock* clock,
              Logger* logger) {
-  if (name != "gres-conf") return RunJobScript(name, global, options);
+  if (name != "gres-conf") return RunJobScript(name, global, options, clock);
   Result<std::unique_ptr<FleetSource>> source = FleetSource::Open(global, clock, logger);
   if (!source.ok()) return ExitWith(source.status().WithContext("slurm gres-conf"));
   Result<fleet::FleetView> fleet = source.value()->Read(std::nullopt);

@@ -23,7 +23,7 @@ HostFiles::HostFiles(std::string root) : root_(std::move(root)) {
 std::string HostFiles::Path(const std::string& path) const { return root_ == "/" ? path : root_ + path; }
 
 bool HostFiles::IsPastDeadline() const {
-  if (deadline_ && std::chrono::steady_clock::now() >= *deadline_) timed_out_ = true;
+  if (deadline_ && clock_->SteadyNow() >= *deadline_) timed_out_ = true;
   return timed_out_;
 }
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/result.h"
 
 namespace tarmac::doctor {
@@ -36,11 +37,14 @@ class HostFiles {
 
   const std::string& root() const { return root_; }
 
-  // A budget for all reads: past `deadline`, Read, List and KernelLog
+  // A budget for all reads: past `deadline` (on `clock`), Read, List and KernelLog
   // answer empty at once and timed_out() turns true, so a host whose files
   // are slow (or hostile) cannot hold a doctor run past it. Every open is
   // non-blocking and of regular files (common/safe_file.h) either way.
-  void SetDeadline(std::chrono::steady_clock::time_point deadline) { deadline_ = deadline; }
+  void SetDeadline(std::chrono::steady_clock::time_point deadline, Clock* clock) {
+    deadline_ = deadline;
+    clock_ = clock;
+  }
   bool timed_out() const { return timed_out_; }
 
  private:
@@ -48,6 +52,7 @@ class HostFiles {
   bool IsPastDeadline() const;
   std::string root_;
   std::optional<std::chrono::steady_clock::time_point> deadline_;
+  Clock* clock_ = nullptr;  // What the deadline is read on (SetDeadline).
   mutable bool timed_out_ = false;
 };
 
