@@ -18,23 +18,9 @@ int LeaseExit(const std::string& what, const Status& status) {
   std::string message = status.message();
   if (message.rfind("agent: ", 0) == 0) message = message.substr(7);
   std::fprintf(stderr, "tarmac: %s: %s\n", what.c_str(), message.c_str());
-  switch (status.code()) {
-    case StatusCode::kUnavailable:
-    case StatusCode::kFailedPrecondition:
-    case StatusCode::kDeadlineExceeded:
-      std::fprintf(stderr, "%s\n", kAgentHint);
-      return kExitNoAgent;
-    case StatusCode::kIOError:
-      return kExitStorage;
-    case StatusCode::kResourceExhausted:
-      return kExitNoFit;
-    case StatusCode::kPermissionDenied:
-      return kExitNotPermitted;
-    case StatusCode::kInvalidArgument:
-      return kExitUsage;
-    default:
-      return kExitError;
-  }
+  int code = ExitCodeFor(status.code(), Needed::kAgent);
+  if (IsNoAgent(code)) std::fprintf(stderr, "%s\n", kAgentHint);
+  return code;
 }
 
 }  // namespace tarmac::cli

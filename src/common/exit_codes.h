@@ -21,9 +21,25 @@ inline constexpr int kExitNotPermitted = 77;  // Another user's lease or process
 inline constexpr const char* kAgentHint =
     "tarmac: is the agent running? (systemctl status tarmac; --socket or TARMAC_SOCKET names its socket)";
 
-// Prints "tarmac: <message>" to stderr (when not ok) and returns the exit
-// code: 2 for kInvalidArgument, 3 for kUnavailable (no driver), 69 for
-// kDeadlineExceeded (the agent did not answer, with kAgentHint), else 1.
+// What a command needed when it failed: it decides what "unavailable"
+// means, the one code the two kinds of command read differently.
+enum class Needed {
+  kGpus,   // Reads the GPUs (through the agent, else the driver): unavailable is no driver (3).
+  kAgent,  // Asks the agent to change or list leases: unavailable is no agent (69).
+};
+
+// The one table from a Status to an exit code (exit_codes.cc): 2 for
+// kInvalidArgument; 69 for kDeadlineExceeded (the agent did not answer);
+// reading the GPUs, 3 for kUnavailable (no driver) and 1 for the rest;
+// asking the agent, 69 for kUnavailable and kFailedPrecondition (no agent),
+// 74 for kIOError (it could not save), 75 for kResourceExhausted, 77 for
+// kPermissionDenied, 1 for the rest.
+int ExitCodeFor(StatusCode code, Needed needed);
+// Whether that exit code should be followed by kAgentHint.
+bool IsNoAgent(int exit_code);
+
+// Prints "tarmac: <message>" to stderr (when not ok), and kAgentHint after
+// it when no agent answered, and returns ExitCodeFor(status, kGpus).
 int ExitWith(const Status& status);
 
 }  // namespace tarmac

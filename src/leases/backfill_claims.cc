@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 #include "leases/lease_helpers.h"
 #include "leases/lease_service.h"
@@ -21,6 +22,7 @@ using std::chrono::seconds;
 
 bool LeaseService::GiveWay(const std::vector<std::string>& uuids, const std::string& claim, TimePoint now) {
   std::vector<std::string> holders;
+  std::set<int64_t> seen;  // A lease on two of the devices is named once.
   for (const std::string& uuid : uuids) {
     int gpu = -1;
     std::string mig;
@@ -32,7 +34,6 @@ bool LeaseService::GiveWay(const std::vector<std::string>& uuids, const std::str
       gpu = slot->index;
     }
     // Every backfill lease on the device, its GPU or its instances.
-    std::set<int64_t> seen;
     for (const auto& [id, l] : book_.leases()) {
       if (l.priority != sched::Priority::kBackfill || !seen.insert(id).second) continue;
       bool is_on = std::find(l.gpus.begin(), l.gpus.end(), gpu) != l.gpus.end() &&
