@@ -129,6 +129,7 @@ std::string RenderQueue(const json& answer) {
 }
 
 int RunLeaseCommands(const GlobalOptions& global, const LeaseCommands& c) {
+  if (c.reserve == nullptr) return -1;  // Not registered: another command was named.
   client::AgentClient agent(global.socket);
   client::CallOptions once;
   once.patience = std::chrono::milliseconds(0);

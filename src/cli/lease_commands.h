@@ -51,7 +51,7 @@ struct LeaseCommands {
 };
 
 void AddLeaseCommands(CLI::App* app, LeaseCommands* commands, GlobalOptions* global);
-// Runs whichever was parsed; -1 when none was.
+// Runs whichever was parsed; -1 when none was (or none was added).
 int RunLeaseCommands(const GlobalOptions& global, const LeaseCommands& commands);
 
 // The tables `tarmac leases` and `tarmac queue` print. Pure but for the

@@ -26,6 +26,38 @@
 #define TARMAC_VERSION "dev"
 #endif
 
+namespace {
+
+// Every top-level command, for NamedCommand.
+constexpr const char* kCommands[] = {"status",  "query",   "pick",  "agent",   "config", "history", "report",
+                                     "export",  "store",   "zombies", "run",   "shell",  "reserve", "extend",
+                                     "release", "leases",  "queue", "events",  "doctor", "backfill", "slurm"};
+
+bool IsKnownCommand(const std::string& name) {
+  for (const char* c : kCommands) {
+    if (name == c) return true;
+  }
+  return false;
+}
+
+// The command named on the line: the first word that is neither an option
+// nor the value of a global option that takes one; "" when there is none.
+std::string NamedCommand(int argc, char** argv) {
+  static constexpr const char* kTakesValue[] = {"--backend", "--socket",  "--nvml-library",
+                                                "--scenario", "--sim-dir", "--log-level"};
+  for (int i = 1; i < argc; ++i) {
+    std::string word = argv[i];
+    if (word == "--") return "";
+    if (word.empty() || word[0] != '-') return word;
+    for (const char* option : kTakesValue) {
+      if (word == option) ++i;  // Its value is the next word.
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace tarmac::cli;  // NOLINT: main only.
   CLI::App app("tarmac: every GPU and every process on it, at a glance.\n", "tarmac");
@@ -37,42 +69,59 @@ int main(int argc, char** argv) {
 
   GlobalOptions global;
   AddGlobalOptions(&app, &global);
+  // A one-shot command starts in a few milliseconds: only the command named
+  // on the line is built (all of them for --help, no command, or one that
+  // does not exist, whose error lists them).
+  const std::string named = NamedCommand(argc, argv);
+  auto wants = [&named](std::initializer_list<const char*> names) {
+    if (named.empty() || !IsKnownCommand(named)) return true;
+    for (const char* n : names) {
+      if (named == n) return true;
+    }
+    return false;
+  };
   StatusOptions status;
   QueryOptions query;
   PickOptions pick;
-  CLI::App* status_cmd = AddStatusCommand(&app, &status);
-  CLI::App* query_cmd = AddQueryCommand(&app, &query);
-  CLI::App* pick_cmd = AddPickCommand(&app, &pick);
+  CLI::App* status_cmd = wants({"status"}) ? AddStatusCommand(&app, &status) : nullptr;
+  CLI::App* query_cmd = wants({"query"}) ? AddQueryCommand(&app, &query) : nullptr;
+  CLI::App* pick_cmd = wants({"pick"}) ? AddPickCommand(&app, &pick) : nullptr;
   AgentCommandOptions agent;
-  CLI::App* agent_cmd = AddAgentCommand(&app, &agent);
+  CLI::App* agent_cmd = wants({"agent"}) ? AddAgentCommand(&app, &agent) : nullptr;
   ConfigCheckOptions config_check;
   CLI::App* config_check_cmd = nullptr;
-  AddConfigCommand(&app, &config_check, &config_check_cmd);
+  if (wants({"config"})) AddConfigCommand(&app, &config_check, &config_check_cmd);
   HistoryOptions history;
-  CLI::App* history_cmd = AddHistoryCommand(&app, &history);
+  CLI::App* history_cmd = wants({"history"}) ? AddHistoryCommand(&app, &history) : nullptr;
   ReportOptions report;
-  CLI::App* report_cmd = AddReportCommand(&app, &report);
+  CLI::App* report_cmd = wants({"report"}) ? AddReportCommand(&app, &report) : nullptr;
   ExportOptions export_options;
-  CLI::App* export_cmd = AddExportCommand(&app, &export_options);
+  CLI::App* export_cmd = wants({"export"}) ? AddExportCommand(&app, &export_options) : nullptr;
   StoreInfoOptions store_info;
   CLI::App* store_info_cmd = nullptr;
-  AddStoreCommand(&app, &store_info, &store_info_cmd);
+  if (wants({"store"})) AddStoreCommand(&app, &store_info, &store_info_cmd);
   ZombiesOptions zombies;
-  CLI::App* zombies_cmd = AddZombiesCommand(&app, &zombies, &global);
+  CLI::App* zombies_cmd = wants({"zombies"}) ? AddZombiesCommand(&app, &zombies, &global) : nullptr;
   RunOptions run;
-  CLI::App* run_cmd = AddRunCommand(&app, &run, &global);
+  CLI::App* run_cmd = wants({"run"}) ? AddRunCommand(&app, &run, &global) : nullptr;
   ShellOptions shell;
-  CLI::App* shell_cmd = AddShellCommand(&app, &shell, &global);
+  CLI::App* shell_cmd = wants({"shell"}) ? AddShellCommand(&app, &shell, &global) : nullptr;
   LeaseCommands lease_commands;
-  AddLeaseCommands(&app, &lease_commands, &global);
+  if (wants({"reserve", "extend", "release", "leases", "queue", "events"})) {
+    AddLeaseCommands(&app, &lease_commands, &global);
+  }
   DoctorOptions doctor;
-  CLI::App* doctor_cmd = AddDoctorCommand(&app, &doctor, &global);
+  CLI::App* doctor_cmd = wants({"doctor"}) ? AddDoctorCommand(&app, &doctor, &global) : nullptr;
   BackfillOptions backfill;
-  std::map<std::string, CLI::App*> backfill_cmds = AddBackfillCommand(&app, &backfill, &global);
+  std::map<std::string, CLI::App*> backfill_cmds;
+  if (wants({"backfill"})) backfill_cmds = AddBackfillCommand(&app, &backfill, &global);
   SlurmOptions slurm;
-  std::map<std::string, CLI::App*> slurm_cmds = AddSlurmCommand(&app, &slurm, &global);
+  std::map<std::string, CLI::App*> slurm_cmds;
+  if (wants({"slurm"})) slurm_cmds = AddSlurmCommand(&app, &slurm, &global);
   // Shared options are accepted before or after the command name.
-  for (CLI::App* cmd : {status_cmd, query_cmd, pick_cmd}) AddGlobalOptions(cmd, &global);
+  for (CLI::App* cmd : {status_cmd, query_cmd, pick_cmd}) {
+    if (cmd != nullptr) AddGlobalOptions(cmd, &global);
+  }
 
   try {
     app.parse(argc, argv);
@@ -94,11 +143,12 @@ int main(int argc, char** argv) {
 
   tarmac::Logger logger;
   tarmac::Clock* clock = tarmac::RealClock();
-  if (status_cmd->parsed()) return RunStatus(global, status, clock, &logger);
-  if (query_cmd->parsed()) return RunQuery(global, query, clock, &logger);
-  if (pick_cmd->parsed()) return RunPick(global, pick, clock, &logger);
-  if (agent_cmd->parsed()) return RunAgentCommand(agent);
-  if (config_check_cmd->parsed()) return RunConfigCheck(config_check);
+  auto parsed = [](const CLI::App* cmd) { return cmd != nullptr && cmd->parsed(); };
+  if (parsed(status_cmd)) return RunStatus(global, status, clock, &logger);
+  if (parsed(query_cmd)) return RunQuery(global, query, clock, &logger);
+  if (parsed(pick_cmd)) return RunPick(global, pick, clock, &logger);
+  if (parsed(agent_cmd)) return RunAgentCommand(agent);
+  if (parsed(config_check_cmd)) return RunConfigCheck(config_check);
   for (const auto& [name, cmd] : backfill_cmds) {
     if (!cmd->parsed()) continue;
     return name == "check" ? RunBackfillCheck(backfill.check) : RunBackfillBatches(name, global, backfill, clock);
@@ -106,14 +156,14 @@ int main(int argc, char** argv) {
   for (const auto& [name, cmd] : slurm_cmds) {
     if (cmd->parsed()) return RunSlurm(name, global, slurm, clock, &logger);
   }
-  if (history_cmd->parsed()) return RunHistory(history, clock);
-  if (report_cmd->parsed()) return RunReport(report, clock);
-  if (export_cmd->parsed()) return RunExport(export_options, clock);
-  if (store_info_cmd->parsed()) return RunStoreInfo(store_info);
-  if (zombies_cmd->parsed()) return RunZombies(global, zombies);
-  if (doctor_cmd->parsed()) return RunDoctor(global, doctor, clock, &logger);
-  if (run_cmd->parsed()) return RunRun(global, run);
-  if (shell_cmd->parsed()) return RunShell(global, shell);
+  if (parsed(history_cmd)) return RunHistory(history, clock);
+  if (parsed(report_cmd)) return RunReport(report, clock);
+  if (parsed(export_cmd)) return RunExport(export_options, clock);
+  if (parsed(store_info_cmd)) return RunStoreInfo(store_info);
+  if (parsed(zombies_cmd)) return RunZombies(global, zombies);
+  if (parsed(doctor_cmd)) return RunDoctor(global, doctor, clock, &logger);
+  if (parsed(run_cmd)) return RunRun(global, run);
+  if (parsed(shell_cmd)) return RunShell(global, shell);
   if (int code = RunLeaseCommands(global, lease_commands); code >= 0) return code;
   return kExitUsage;
 }

@@ -15,6 +15,14 @@ setup() {
   [[ "$output" == *"status"* && "$output" == *"query"* && "$output" == *"pick"* ]]
   run tarmac status --help
   [[ "$output" == *"--json"* && "$output" == *"--watch"* ]]
+  # Global options before the command, with values that are command names:
+  # the command is still the one named after them.
+  run tarmac --log-level warning --socket status status --no-agent --json
+  [ "$status" -eq 0 ]
+  [[ "$output" == *'"gpus"'* ]]
+  run tarmac --backend=sim --no-agent query --query-gpu=index --format=csv,noheader
+  [ "$status" -eq 0 ]
+  [ "${#lines[@]}" -eq 8 ]
 }
 
 @test "a usage error exits 2" {
