@@ -19,6 +19,7 @@
 #include "agent/doctor_watch.h"
 #include "common/run_program.h"
 #include "agent/http_routes.h"
+#include "agent/snapshot_methods.h"
 #include "leases/lease_service.h"
 #include "leases/lease_ticker.h"
 #include "leases/process_control.h"
@@ -208,7 +209,7 @@ class Agent {
   std::unique_ptr<SystemdNotifier> systemd_;
   std::string lock_problem_;  // Sampler thread: the last state lock problem said.
   std::unique_ptr<sampler::Sampler> sampler_;
-  ipc::AgentInfo info_;
+  AgentInfo info_;
   ipc::MethodTable methods_;
   std::unique_ptr<ipc::UnixServer> server_;
   bool is_stopped_ = false;
@@ -392,13 +393,13 @@ Status Agent::Serve() {
   RaiseOpenFileLimit(config_.api.max_connections, logger_);
   // Every API method, from one table.
   sampler::Sampler* sampler = sampler_.get();
-  const ipc::AgentInfo* info = &info_;
+  const AgentInfo* info = &info_;
   Status s = AddApiMethods(
       &methods_,
       [sampler, info](const ipc::Request& request, const ipc::PeerCredentials& peer) {
         std::shared_ptr<const fleet::Snapshot> snapshot = sampler->Latest();
         fleet::SamplerStats stats = sampler->stats();
-        return ipc::Handle(request, peer, *info, snapshot.get(), &stats, &sampler->history());
+        return AnswerSnapshotMethod(request, peer, *info, snapshot.get(), &stats, &sampler->history());
       },
       leases, backfill_.get());
   if (!s.ok()) return s;

@@ -12,8 +12,8 @@
 
 namespace tarmac::agent {
 
-// `snapshot_methods` answers hello and status (ipc::Handle over the latest
-// snapshot). kInvalidArgument when a name would be in the table twice.
+// `snapshot_methods` answers hello and status (AnswerSnapshotMethod over the
+// latest snapshot, agent/snapshot_methods.h). kInvalidArgument when a name would be in the table twice.
 Status AddApiMethods(ipc::MethodTable* table, const ipc::MethodHandler& snapshot_methods, leases::LeaseService* leases,
                      BackfillJobs* backfill);
 

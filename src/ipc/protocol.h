@@ -13,17 +13,12 @@
 #include <sys/types.h>
 
 #include <cstdint>
-#include <functional>
-#include <memory>
 #include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
 #include "common/result.h"
-#include "fleet/lease_marks.h"
-#include "fleet/snapshot.h"
-#include "fleet/utilization_history.h"
 
 namespace tarmac::ipc {
 
@@ -77,28 +72,6 @@ std::string ErrorCodeOf(const Status& s);
 // params[key] as a positive integer (an id, a pid); kInvalidArgument
 // naming it otherwise.
 Result<int64_t> IdParam(const nlohmann::json& params, const char* key = "id");
-
-struct AgentInfo {
-  std::string version;
-  pid_t pid = 0;
-  std::string backend;
-  int64_t started_at_unix = 0;
-  // The history writer's state for `hello` (empty: no history).
-  std::function<nlohmann::json()> store_status;
-  // Who holds each GPU and MIG instance (fleet::ApplyLeaseMarks marks the
-  // status with it). Empty: no leases.
-  std::function<std::shared_ptr<const fleet::LeaseMarks>()> lease_marks;
-  // The lease state for `hello`: path, whether it saves, and why not.
-  std::function<nlohmann::json()> lease_state;
-};
-
-// Answers `hello` and `status` (the other methods are the lease service's;
-// agent/api_methods.h puts them all in one table) from the latest snapshot
-// (null before the first tick), the sampler's counters and its utilization
-// history (null when not known).
-std::string Handle(const Request& request, const PeerCredentials& peer, const AgentInfo& agent,
-                   const fleet::Snapshot* snapshot, const fleet::SamplerStats* stats = nullptr,
-                   const fleet::UtilizationHistory* history = nullptr);
 
 // Longest `recent_window_seconds` a status request may ask for.
 inline constexpr int64_t kMaxRecentWindowSeconds = 600;

@@ -38,7 +38,10 @@ class UnixServerTest : public ::testing::Test {
             owed_.push_back(reply);
             return std::nullopt;
           }
-          return Handle(d.request, peer, AgentInfo{"test", getpid(), "sim", 0, {}, {}, {}}, nullptr);
+          if (d.request.method != "hello") {
+            return EncodeError(d.request.id, kErrorUnknownMethod, "only hello and later here");
+          }
+          return EncodeResult(d.request.id, json{{"peer", {{"pid", peer.pid}, {"uid", peer.uid}, {"gid", peer.gid}}}});
         },
         RealClock(), &logger_);
     ASSERT_TRUE(server_->Start().ok());

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "agent/snapshot_methods.h"
+
+#include <fmt/format.h>
+
+#include "fleet/fleet_json.h"
+
+namespace tarmac::agent {
+
+using nlohmann::json;
+
+std::string AnswerSnapshotMethod(const ipc::Request& request, const ipc::PeerCredentials& peer, const AgentInfo& agent,
+                                 const fleet::Snapshot* snapshot, const fleet::SamplerStats* stats,
+                                 const fleet::UtilizationHistory* history) {
+  if (request.method == "hello") {
+    json sampler = json::object();
+    if (stats != nullptr) {
+      sampler = {{"ticks", stats->ticks},
+                 {"slow_ticks", stats->slow_ticks},
+                 {"last_tick_seconds", static_cast<double>(stats->last_tick_duration.count()) / 1e6},
+                 {"max_lateness_seconds", static_cast<double>(stats->max_lateness.count()) / 1e6},
+                 {"p99_lateness_seconds", static_cast<double>(stats->p99_lateness.count()) / 1e6},
+                 {"attaches", stats->attaches},
+                 {"xid_events", stats->xid_events},
+                 {"mig_config_changes", stats->mig_config_changes}};
+    }
+    return ipc::EncodeResult(request.id, {{"agent_version", agent.version},
+                                     {"sampler", sampler},
+                                     {"agent_pid", agent.pid},
+                                     {"backend", agent.backend},
+                                     {"started_at_unix", agent.started_at_unix},
+                                     {"protocol_version", ipc::kProtocolVersion},
+                                     {"store", agent.store_status ? agent.store_status() : json(nullptr)},
+                                     {"lease_state", agent.lease_state ? agent.lease_state() : json(nullptr)},
+                                     {"peer", {{"pid", peer.pid}, {"uid", peer.uid}, {"gid", peer.gid}}}});
+  }
+  if (request.method == "status") {
+    std::optional<std::chrono::seconds> window;
+    if (auto w = request.params.find("recent_window_seconds"); w != request.params.end()) {
+      if (!w->is_number_integer() || w->get<int64_t>() < 1 || w->get<int64_t>() > ipc::kMaxRecentWindowSeconds) {
+        return ipc::EncodeError(request.id, ipc::kErrorBadRequest,
+                           fmt::format("params.recent_window_seconds: expected an integer from 1 to {}",
+                                       ipc::kMaxRecentWindowSeconds));
+      }
+      window = std::chrono::seconds(w->get<int64_t>());
+    }
+    if (snapshot == nullptr) return ipc::EncodeError(request.id, ipc::kErrorUnavailable, "no sample taken yet");
+    std::shared_ptr<const fleet::LeaseMarks> marks = agent.lease_marks ? agent.lease_marks() : nullptr;
+    json result;
+    if (marks != nullptr && !marks->empty()) {
+      fleet::FleetView marked = snapshot->fleet;
+      fleet::ApplyLeaseMarks(*marks, &marked);
+      result = fleet::StatusToJson(marked);
+    } else {
+      result = fleet::StatusToJson(snapshot->fleet);
+    }
+    if (window && history != nullptr) {
+      for (json& g : result["gpus"]) {
+        std::optional<double> mean = history->Mean(g["index"].get<int>(), snapshot->taken_at_steady, *window);
+        if (mean) g["utilization_gpu_recent_ratio"] = *mean;
+      }
+    }
+    result["sequence"] = snapshot->sequence;
+    result["tick_duration_seconds"] = static_cast<double>(snapshot->tick_duration.count()) / 1e6;
+    return ipc::EncodeResult(request.id, result);
+  }
+  return ipc::EncodeError(request.id, ipc::kErrorUnknownMethod,
+                     fmt::format("unknown method \"{}\" (known here: hello, status)", request.method));
+}
+
+}  // namespace tarmac::agent

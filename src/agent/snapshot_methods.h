@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// The local API's two methods that the agent answers from its latest
+// snapshot rather than the lease service: `hello` (who the agent is, and
+// who the kernel says the caller is) and `status` (the GPUs, marked with
+// their leases). agent/api_methods.h puts them in the one method table;
+// the transport (ipc/) knows neither. Pure but for the hooks in AgentInfo.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "fleet/lease_marks.h"
+#include "fleet/snapshot.h"
+#include "fleet/utilization_history.h"
+#include "ipc/protocol.h"
+
+namespace tarmac::agent {
+
+struct AgentInfo {
+  std::string version;
+  pid_t pid = 0;
+  std::string backend;
+  int64_t started_at_unix = 0;
+  // The history writer's state for `hello` (empty: no history).
+  std::function<nlohmann::json()> store_status;
+  // Who holds each GPU and MIG instance (fleet::ApplyLeaseMarks marks the
+  // status with it). Empty: no leases.
+  std::function<std::shared_ptr<const fleet::LeaseMarks>()> lease_marks;
+  // The lease state for `hello`: path, whether it saves, and why not.
+  std::function<nlohmann::json()> lease_state;
+};
+
+// Answers `hello` and `status` from the latest snapshot (null before the
+// first tick), the sampler's counters and its utilization history (null
+// when not known); unknown_method for any other method.
+std::string AnswerSnapshotMethod(const ipc::Request& request, const ipc::PeerCredentials& peer, const AgentInfo& agent,
+                                 const fleet::Snapshot* snapshot, const fleet::SamplerStats* stats = nullptr,
+                                 const fleet::UtilizationHistory* history = nullptr);
+
+
+}  // namespace tarmac::agent
