@@ -3,16 +3,14 @@
 
 #include <gtest/gtest.h>
 
+#include "testutil/response_line.h"
+
 namespace tarmac::agent {
 namespace {
 
 using nlohmann::json;
 
-json Parse(const std::string& line) {
-  EXPECT_FALSE(line.empty());
-  EXPECT_EQ(line.back(), '\n');
-  return json::parse(line);
-}
+json Parse(const std::string& line) { return testing::ParseResponseLine(line); }
 
 TEST(SnapshotMethodsTest, HelloReportsTheCallerAsTheKernelSaysAndStatusNeedsASample) {
   ipc::Request hello;

@@ -3,16 +3,14 @@
 
 #include <gtest/gtest.h>
 
+#include "testutil/response_line.h"
+
 namespace tarmac::ipc {
 namespace {
 
 using nlohmann::json;
 
-json Parse(const std::string& line) {
-  EXPECT_FALSE(line.empty());
-  EXPECT_EQ(line.back(), '\n');
-  return json::parse(line);
-}
+json Parse(const std::string& line) { return testing::ParseResponseLine(line); }
 
 TEST(ProtocolTest, DecodesAWellFormedRequest) {
   Decoded d = DecodeRequest(R"({"v":1,"id":"a7","method":"status","params":{"x":1}})");

@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// Backfill giving way: revocations across a restart, a GPU handed over only
+// once the driver lists none of the revoked lease's processes (and read
+// again as soon as they have exited), the hand-over bound, and the gate
+// that decides when a GPU may take backfill at all.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include "leases/backfill_gate.h"
+#include "leases/lease_service.h"
+#include "testutil/lease_service_fixture.h"
+#include "testutil/process_views.h"
+
+namespace tarmac::leases {
+namespace {
+
+using namespace test;  // NOLINT: the shared fixture.
+using nlohmann::json;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+// Backfill may start at once on an idle GPU and has `grace` to yield.
+LeasePolicy BackfillAtOnce(seconds grace) {
+  LeasePolicy policy;
+  policy.backfill.grace = grace;
+  policy.backfill.idle_for = seconds(0);
+  return policy;
+}
+
+TEST_F(LeaseServiceTest, ARevocationSurvivesARestartAndEndsTheLeaseWhenItsGraceHasPassed) {
+  LeasePolicy policy = BackfillAtOnce(seconds(10));
+  processes_.Add(500, 1001, 10);
+  processes_.Add(501, 1002, 11);
+  {
+    std::unique_ptr<LeaseService> s = Make(policy);
+    s->OnTick(Fleet(1), clock_.SteadyNow());
+    json batch = Call(s.get(), "lease.request", {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}}, 1001, 500);
+    ASSERT_EQ(batch["result"]["state"], "granted") << batch.dump();
+    json real = Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}}, 1002, 501);
+    ASSERT_EQ(real["result"]["state"], "queued") << real.dump();
+    json lease = Call(s.get(), "lease.get", {{"id", 1}})["result"]["lease"];
+    EXPECT_FALSE(lease["revoke_by_unix"].is_null()) << lease.dump();
+    EXPECT_EQ(lease["revoked_for"], 2);
+  }
+  // The agent restarts 4 s later: still revoking, the same deadline.
+  clock_.Advance(seconds(4));
+  std::unique_ptr<LeaseService> s = Make(policy);
+  ASSERT_TRUE(s->Restore().ok());
+  s->OnTick(Fleet(1), clock_.SteadyNow());
+  json lease = Call(s.get(), "lease.get", {{"id", 1}})["result"];
+  ASSERT_EQ(lease["state"], "granted") << lease.dump();
+  EXPECT_FALSE(lease["lease"]["revoke_by_unix"].is_null());
+  ASSERT_TRUE(s->RevocationDeadline().has_value());
+  EXPECT_EQ(*s->RevocationDeadline(), clock_.SteadyNow() + seconds(6));
+  // Its grace ends: the lease ends (its processes terminated) and the
+  // waiting request is granted, without waiting for a tick.
+  clock_.Advance(seconds(6));
+  s->EndRevoked();
+  EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 1}})["result"]["state"], "ended");
+  EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 2}})["result"]["state"], "granted");
+  EXPECT_FALSE(s->RevocationDeadline().has_value());
+  json events = Call(s.get(), "events", json::object())["result"]["events"];
+  std::vector<std::string> kinds;
+  for (const json& e : events) kinds.push_back(e["kind"].get<std::string>());
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "preempting"), 1) << json(kinds).dump();
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "preempted"), 1) << json(kinds).dump();
+}
+
+
+TEST_F(LeaseServiceTest, RegressionARevokedBackfillsGpuIsHandedOnOnlyOnceTheDriverListsNoneOfItsProcesses) {
+  LeasePolicy policy = BackfillAtOnce(seconds(10));
+  processes_.Add(500, 1001, 10);
+  processes_.Add(501, 1002, 11);
+  processes_.Add(600, 1001, 20);  // Detached from the batch: no lease token, still holding memory.
+  std::unique_ptr<LeaseService> s = Make(policy);
+  s->OnTick(Fleet(1), clock_.SteadyNow());
+  json batch = Call(s.get(), "lease.request", {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}}, 1001, 500);
+  ASSERT_EQ(batch["result"]["state"], "granted") << batch.dump();
+  fleet::FleetView held = Fleet(1);
+  held.gpus[0].processes.push_back(testing::Process(600, 60 * kGiB, 0, 1001, "python", 4000, 20));
+  s->OnTick(held, clock_.SteadyNow());
+  json real = Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}}, 1002, 501);
+  ASSERT_EQ(real["result"]["state"], "queued") << real.dump();
+  clock_.Advance(seconds(10));
+  s->EndRevoked();
+  // The grace is over: its process is killed at once, but the lease stays
+  // (revoking for request 2, which takes no other GPU) while the driver
+  // still lists the process.
+  EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 1}})["result"]["state"], "granted");
+  EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 2}})["result"]["state"], "queued");
+  EXPECT_NE(std::find(processes_.signals.begin(), processes_.signals.end(), std::pair<int64_t, int>{600, SIGKILL}),
+            processes_.signals.end());
+  s->OnTick(held, clock_.SteadyNow());  // Still listed (a process takes a moment to die).
+  EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 2}})["result"]["state"], "queued");
+  s->OnTick(Fleet(1), clock_.SteadyNow());  // Gone: now the GPU is empty.
+  EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 1}})["result"]["state"], "ended");
+  EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 2}})["result"]["state"], "granted");
+  EXPECT_EQ(std::count(processes_.signals.begin(), processes_.signals.end(), std::pair<int64_t, int>{600, SIGKILL}), 1)
+      << "killed once";
+}
+
+TEST_F(LeaseServiceTest, RegressionAKilledBackfillsGpuIsReadAgainAsSoonAsItsListedProcessesHaveExited) {
+  LeasePolicy policy = BackfillAtOnce(seconds(10));
+  processes_.Add(500, 1001, 10);
+  processes_.Add(501, 1002, 11);
+  processes_.Add(600, 1001, 20);
+  std::unique_ptr<LeaseService> s = Make(policy);
+  int asked = 0;
+  s->OnWantsReading([&asked] { ++asked; });
+  s->OnTick(Fleet(1), clock_.SteadyNow());
+  ASSERT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}}, 1001, 500)
+                ["result"]["state"],
+            "granted");
+  fleet::FleetView held = Fleet(1);
+  held.gpus[0].processes.push_back(testing::Process(600, 60 * kGiB, 0, 1001, "python", 4000, 20));
+  s->OnTick(held, clock_.SteadyNow());
+  ASSERT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}}, 1002, 501)["result"]["state"], "queued");
+  clock_.Advance(seconds(10));
+  s->EndRevoked();  // Killed; the process has not exited yet.
+  EXPECT_EQ(asked, 0);
+  // While it drains, the lease thread looks again well within a tick.
+  ASSERT_TRUE(s->RevocationDeadline().has_value());
+  EXPECT_LE(*s->RevocationDeadline(), clock_.SteadyNow() + milliseconds(100));
+  clock_.Advance(milliseconds(50));
+  s->EndRevoked();
+  EXPECT_EQ(asked, 0) << "the listed process is still alive";
+  processes_.table.erase(600);  // It exits.
+  clock_.Advance(milliseconds(50));
+  s->EndRevoked();
+  EXPECT_EQ(asked, 1) << "a reading would now show the GPU empty";
+  clock_.Advance(milliseconds(50));
+  s->EndRevoked();
+  EXPECT_EQ(asked, 1) << "asks are at most every 100 ms";
+  // That reading hands the GPU on at once.
+  s->OnTick(Fleet(1), clock_.SteadyNow());
+  EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 2}})["result"]["state"], "granted");
+}
+
+TEST_F(LeaseServiceTest, RegressionARequestWaitingForADrainingGpuRevokesNoOtherBackfillAndTheBoundEndsIt) {
+  std::unique_ptr<LeaseService> s = BackfilledGpus(2, seconds(2));
+  int64_t first_gpu = Call(s.get(), "lease.get", {{"id", 1}})["result"]["lease"]["gpus"][0].get<int64_t>();
+  fleet::FleetView stuck = Fleet(2);
+  stuck.gpus[static_cast<size_t>(first_gpu)].processes.push_back(
+      testing::Process(600, 60 * kGiB, 0, 1001, "python", 4000, 20));
+  s->OnTick(stuck, clock_.SteadyNow());
+  ASSERT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}}, 1002, 501)["result"]["state"], "queued");
+  int64_t revoked = 0;
+  for (int id : {1, 2}) revoked += !Call(s.get(), "lease.get", {{"id", id}})["result"]["lease"]["revoke_by_unix"].is_null();
+  ASSERT_EQ(revoked, 1);
+  // Past the grace, its GPU still listing a process (stuck in the driver):
+  // tick after tick the request waits for it and revokes no other lease.
+  for (int i = 0; i < 5; ++i) {
+    clock_.Advance(seconds(1));
+    s->EndRevoked();
+    s->OnTick(stuck, clock_.SteadyNow());
+  }
+  json events = Call(s.get(), "events", json::object());
+  int preempting = CountKind(events, "preempting");
+  EXPECT_EQ(preempting, 1) << "another backfill lease was revoked for the same request: " << events.dump();
+  EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 3}})["result"]["state"], "queued");
+  // The hand-over bound: the lease ends even though the process is still listed.
+  clock_.Advance(seconds(10));
+  s->EndRevoked();
+  s->OnTick(stuck, clock_.SteadyNow());
+  int ended = 0;
+  for (int id : {1, 2}) ended += Call(s.get(), "lease.get", {{"id", id}})["result"]["state"] == "ended";
+  EXPECT_EQ(ended, 1);
+}
+
+TEST_F(LeaseServiceTest, RegressionARevokedLeaseLetGoWhileItsGpuStillListsAProcessStaysUntilItIsEmpty) {
+  std::unique_ptr<LeaseService> s = BackfilledGpus(2, seconds(30));
+  ASSERT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}}, 1002, 501)["result"]["state"], "queued");
+  int64_t revoked = !Call(s.get(), "lease.get", {{"id", 1}})["result"]["lease"]["revoke_by_unix"].is_null() ? 1 : 2;
+  int64_t gpu = Call(s.get(), "lease.get", {{"id", revoked}})["result"]["lease"]["gpus"][0].get<int64_t>();
+  fleet::FleetView stuck = Fleet(2);
+  stuck.gpus[static_cast<size_t>(gpu)].processes.push_back(testing::Process(600, 60 * kGiB, 0, 1001, "python", 4000, 20));
+  s->OnTick(stuck, clock_.SteadyNow());
+  // Its holder lets go; a child it left still holds the GPU.
+  EXPECT_EQ(Call(s.get(), "lease.release", {{"id", revoked}}, 1001, 500)["result"]["released"], revoked);
+  EXPECT_NE(std::find(processes_.signals.begin(), processes_.signals.end(), std::pair<int64_t, int>{600, SIGKILL}),
+            processes_.signals.end());
+  s->OnTick(stuck, clock_.SteadyNow());
+  EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 3}})["result"]["state"], "queued");
+  json events = Call(s.get(), "events", json::object());
+  int preempting = CountKind(events, "preempting");
+  EXPECT_EQ(preempting, 1) << "a second backfill lease was revoked while the first GPU drained: " << events.dump();
+  s->OnTick(Fleet(2), clock_.SteadyNow());
+  EXPECT_EQ(Call(s.get(), "lease.get", {{"id", revoked}})["result"]["state"], "ended");
+  json granted = Call(s.get(), "lease.get", {{"id", 3}})["result"];
+  ASSERT_EQ(granted["state"], "granted") << granted.dump();
+  EXPECT_EQ(granted["lease"]["gpus"][0], gpu);
+}
+
+// --- which GPUs accept backfill --------------------------------------------------
+
+TEST(BackfillGateTest, OnlyOtherWorkResetsTheIdleClockAndLimitsApply) {
+  BackfillPolicy policy;
+  policy.idle_for = seconds(60);
+  policy.max_temperature_celsius = 80;
+  BackfillGate gate(policy);
+  sched::TimePoint t0 = sched::TimePoint{} + std::chrono::hours(1);
+  fleet::FleetView f = Fleet(3);
+  std::vector<Holder> none(3, Holder::kNone);
+  int noon = 12 * 60;
+  EXPECT_EQ(gate.Observe(f, none, t0, noon), (std::vector<bool>{false, false, false})) << "a fresh agent waits too";
+  // GPU 1 computes (no lease), GPU 2 is held by a normal lease.
+  f.gpus[1].sample.utilization_gpu_ratio = 0.5;
+  gate.Observe(f, {Holder::kNone, Holder::kNone, Holder::kOther}, t0 + seconds(30), noon);
+  f.gpus[1].sample.utilization_gpu_ratio = 0;
+  EXPECT_EQ(gate.Observe(f, none, t0 + seconds(60), noon), (std::vector<bool>{true, false, false}));
+  EXPECT_EQ(gate.Observe(f, none, t0 + seconds(90), noon), (std::vector<bool>{true, true, true}));
+  // Backfill's own use does not reset the clock.
+  f.gpus[0].sample.utilization_gpu_ratio = 1.0;
+  EXPECT_EQ(gate.Observe(f, {Holder::kBackfill, Holder::kNone, Holder::kNone}, t0 + seconds(100), noon)[0], true);
+  // Too hot: no new backfill there.
+  f.gpus[2].sample.temperature_celsius = 85;
+  EXPECT_EQ(gate.Observe(f, none, t0 + seconds(110), noon)[2], false);
+}
+
+TEST(BackfillGateTest, WindowsAreLocalTimesOfDayAndMayWrapPastMidnight) {
+  EXPECT_TRUE(InWindow("00:00-06:00", 0));
+  EXPECT_TRUE(InWindow("00:00-06:00", 5 * 60 + 59));
+  EXPECT_FALSE(InWindow("00:00-06:00", 6 * 60));
+  EXPECT_TRUE(InWindow("22:00-06:00", 23 * 60));
+  EXPECT_TRUE(InWindow("22:00-06:00", 60));
+  EXPECT_FALSE(InWindow("22:00-06:00", 12 * 60));
+  EXPECT_FALSE(InWindow("25:00-06:00", 60));
+  EXPECT_FALSE(InWindow("06:00-06:00", 6 * 60));
+  BackfillPolicy policy;
+  policy.idle_for = seconds(0);
+  policy.windows = {"22:00-06:00"};
+  BackfillGate gate(policy);
+  fleet::FleetView f = Fleet(1);
+  sched::TimePoint t0 = sched::TimePoint{} + std::chrono::hours(1);
+  EXPECT_FALSE(gate.Observe(f, {Holder::kNone}, t0, 12 * 60)[0]);
+  EXPECT_TRUE(gate.Observe(f, {Holder::kNone}, t0, 23 * 60)[0]);
+}
+
+}  // namespace
+}  // namespace tarmac::leases
