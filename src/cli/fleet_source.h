@@ -27,6 +27,12 @@ class FleetSource {
   Result<fleet::FleetView> Read(std::optional<std::chrono::seconds> recent_window);
   bool is_agent() const { return !reader_.has_value(); }
 
+  // For readers that show no process: a direct read then skips the /proc
+  // details of GPU processes (the agent's snapshot has them anyway).
+  void LeaveProcessesUnattributed() {
+    if (reader_) reader_->LeaveProcessesUnattributed();
+  }
+
  private:
   FleetSource() = default;
   std::optional<sampler::FleetReader> reader_;

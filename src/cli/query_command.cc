@@ -81,6 +81,7 @@ int RunQuery(const GlobalOptions& global, const QueryOptions& options, Clock* cl
   }
   Result<std::unique_ptr<FleetSource>> source = FleetSource::Open(global, clock, logger);
   if (!source.ok()) return ExitWith(source.status());
+  if (!options.query_gpu.empty()) source.value()->LeaveProcessesUnattributed();
   Result<fleet::FleetView> read = source.value()->Read(std::nullopt);
   if (!read.ok()) return ExitWith(read.status());
   fleet::FleetView fleet = std::move(read).value();

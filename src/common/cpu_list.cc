@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "common/cpu_list.h"
 
+#include <bit>
+
 #include <charconv>
 #include <fmt/format.h>
 
@@ -46,7 +48,12 @@ std::string FormatCpuList(const std::vector<uint64_t>& mask) {
   int total = static_cast<int>(mask.size()) * 64;
   auto set = [&](int cpu) { return (mask[static_cast<size_t>(cpu / 64)] >> (cpu % 64)) & 1; };
   for (int cpu = 0; cpu < total; ++cpu) {
-    if (!set(cpu)) continue;
+    uint64_t rest = mask[static_cast<size_t>(cpu / 64)] >> (cpu % 64);
+    if (rest == 0) {  // Nothing more in this word: NVML gives 64 of them.
+      cpu = (cpu / 64 + 1) * 64 - 1;
+      continue;
+    }
+    cpu += std::countr_zero(rest);
     int end = cpu;
     while (end + 1 < total && set(end + 1)) ++end;
     if (!out.empty()) out += ',';

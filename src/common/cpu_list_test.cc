@@ -13,6 +13,8 @@ TEST(CpuListTest, RoundTripsKernelNotation) {
   EXPECT_EQ(FormatCpuList(mask.value()), "0-55,112-167");
   EXPECT_EQ(FormatCpuList(ParseCpuList("3,1,2,7").value()), "1-3,7");
   EXPECT_EQ(FormatCpuList(ParseCpuList("63-64").value()), "63-64");
+  // Runs across and after empty 64-bit words, up to the last CPU.
+  EXPECT_EQ(FormatCpuList(ParseCpuList("0,130-191,192,200,4095").value()), "0,130-192,200,4095");
   EXPECT_EQ(FormatCpuList({}), "");
 }
 

@@ -2,6 +2,9 @@
 #include "common/proc_files.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace tarmac {
@@ -38,6 +41,31 @@ TEST(ProcFilesTest, ReadsOwnStat) {
   EXPECT_EQ(s->parent_pid, getppid());
   EXPECT_FALSE(ReadSmallFile("/nonexistent", &text));
   EXPECT_FALSE(ReadSmallFile("/proc", &text));  // A directory is not a file.
+}
+
+// A command line longer than one read buffer comes whole; a link is not
+// followed; a missing file is false.
+TEST(ProcFilesTest, ReadsAProcRecordWhole) {
+  std::string long_name(10000, 'x');
+  char* argv[] = {const_cast<char*>("/bin/sh"), const_cast<char*>("-c"), const_cast<char*>("sleep 30"),
+                  long_name.data(), nullptr};
+  pid_t pid = 0;
+  ASSERT_EQ(posix_spawn(&pid, "/bin/sh", nullptr, nullptr, argv, environ), 0);
+  std::string cmdline;
+  bool read = false;
+  for (int i = 0; i < 500 && !(read && cmdline.find(long_name) != std::string::npos); ++i) {
+    read = ReadProcRecord("/proc/" + std::to_string(pid) + "/cmdline", &cmdline);
+    if (cmdline.find(long_name) == std::string::npos) usleep(10'000);  // Until exec is done.
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  EXPECT_TRUE(read);
+  EXPECT_EQ(cmdline, std::string("/bin/sh\0-c\0sleep 30\0", 20) + long_name + std::string(1, '\0'));
+  std::string text;
+  ASSERT_TRUE(ReadProcRecord("/proc/self/cmdline", &text, 3));
+  EXPECT_EQ(text.size(), 3u);
+  EXPECT_FALSE(ReadProcRecord("/proc/self/exe", &text));  // A link.
+  EXPECT_FALSE(ReadProcRecord("/nonexistent", &text));
 }
 
 }  // namespace

@@ -57,7 +57,9 @@ fleet::FleetView FleetReader::Read(std::optional<std::chrono::seconds> recent_wi
       g.sample.error = sample.status().message();
     }
     for (const fleet::GpuProcess& p : g.sample.processes) {
-      g.processes.push_back(fleet::ProcessView{p, attributor_.Lookup(p.pid)});
+      fleet::ProcessDetails unattributed;
+      unattributed.pid = p.pid;
+      g.processes.push_back(fleet::ProcessView{p, is_attributing_ ? attributor_.Lookup(p.pid) : unattributed});
     }
     if (recent_window && g.sample.health == fleet::GpuHealth::kOk) {
       g.recent_utilization_ratio = opened_.backend->RecentUtilization(info.index, *recent_window);

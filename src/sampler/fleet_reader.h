@@ -46,6 +46,11 @@ class FleetReader {
   // For long-running readers (the agent).
   void BoundCalls(std::chrono::milliseconds call_timeout, Logger* logger);
 
+  // From now on, GPU processes come without their /proc details (only the
+  // PID): for readers that show no process (`query --query-gpu`), which
+  // then skip three /proc reads per process.
+  void LeaveProcessesUnattributed() { is_attributing_ = false; }
+
  private:
   gpu::OpenedBackend opened_;
   Clock* clock_;
@@ -53,6 +58,7 @@ class FleetReader {
   std::string hostname_;                         // Read once.
   std::vector<fleet::GpuSample> previous_samples_;  // For rates and the slow tier.
   std::unique_ptr<GpuWorkers> workers_;
+  bool is_attributing_ = true;
 };
 
 }  // namespace tarmac::sampler

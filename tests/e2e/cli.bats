@@ -59,6 +59,9 @@ setup() {
   run tarmac query --query-compute-apps=pid,used_memory,gpu_bus_id --format=csv,noheader
   [ "$status" -eq 0 ]
   [ "$output" = "$pid, 3072 MiB, 00000000:9A:00.0" ]
+  # Process names come from /proc (a GPU query leaves them out).
+  run tarmac query --query-compute-apps=pid,process_name --format=csv,noheader
+  [ "$output" = "$pid, $(tr '\0' '\n' < "/proc/$pid/cmdline" | head -n 1)" ]
 }
 
 @test "status --watch refreshes until interrupted" {
