@@ -6,6 +6,7 @@
 
 #include "common/split.h"
 #include "fleet/clock_event_reasons.h"
+#include "fleet/sample_fields.h"
 
 namespace tarmac::cli {
 namespace {
@@ -35,11 +36,6 @@ Opt Mhz(const std::optional<int64_t>& hertz) {
   return fmt::format("{}", *hertz / 1000000);
 }
 
-Opt Pct(const std::optional<double>& ratio) {
-  if (!ratio) return std::nullopt;
-  return fmt::format("{:.0f}", *ratio * 100);
-}
-
 Opt Enabled(const std::optional<bool>& v) {
   if (!v) return std::nullopt;
   return std::string(*v ? "Enabled" : "Disabled");
@@ -62,6 +58,42 @@ std::string Timestamp(std::chrono::system_clock::time_point t) {
 Opt ReasonActive(const fleet::GpuView& g, uint64_t bit) {
   if (!g.sample.clock_event_reasons) return std::nullopt;
   return std::string((*g.sample.clock_event_reasons & bit) ? "Active" : "Not Active");
+}
+
+// nvidia-smi's unit for a reading of `unit` (sample_fields.h).
+std::string QueryUnit(std::string_view unit) {
+  if (unit == "ratio") return "%";
+  if (unit == "bytes") return "MiB";
+  if (unit == "milliwatts") return "W";
+  if (unit == "hertz") return "MHz";
+  return "";
+}
+
+// A reading as nvidia-smi writes it: by its unit, the number in QueryUnit.
+template <typename T>
+std::string FormatReading(std::string_view unit, T v) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return v ? "Yes" : "No";
+  } else {
+    if (unit == "NVML bit set") return fmt::format("0x{:016X}", static_cast<uint64_t>(v));
+    double value = static_cast<double>(v);
+    if (unit == "ratio") return fmt::format("{:.0f}", value * 100);
+    if (unit == "bytes") return fmt::format("{}", static_cast<int64_t>(v) / (1024 * 1024));
+    if (unit == "milliwatts") return fmt::format("{:.2f}", value / 1000.0);
+    if (unit == "hertz") return fmt::format("{}", static_cast<int64_t>(v) / 1000000);
+    if (unit == "P-state (0..15)") return fmt::format("P{}", static_cast<int64_t>(v));
+    return fmt::format("{:.0f}", value);
+  }
+}
+
+Opt QueryValue(const fleet::SampleField& reading, const fleet::GpuSample& sample) {
+  return std::visit(
+      [&](auto member) -> Opt {
+        const auto& v = sample.*member;
+        if (!v) return std::nullopt;
+        return FormatReading(reading.unit, *v);
+      },
+      reading.member);
 }
 
 std::vector<GpuField> MakeGpuFields() {
@@ -93,54 +125,32 @@ std::vector<GpuField> MakeGpuFields() {
          if (!g.info.is_mig_enabled) return std::nullopt;
          return Enabled(*g.info.is_mig_enabled != g.info.is_mig_pending.value_or(false));
        }},
-      {{"pstate"}, "", "Performance state, P0 (max) to P12 (min)",
-       [](const fleet::FleetView&, const fleet::GpuView& g) -> Opt {
-         if (!g.sample.performance_state) return std::nullopt;
-         return fmt::format("P{}", *g.sample.performance_state);
-       }},
-      {{"fan.speed"}, "%", "Fan speed as a percentage of its maximum",
-       [](const fleet::FleetView&, const fleet::GpuView& g) { return Pct(g.sample.fan_speed_ratio); }},
-      {{"utilization.gpu"}, "%", "Share of the last sample period a kernel was running",
-       [](const fleet::FleetView&, const fleet::GpuView& g) { return Pct(g.sample.utilization_gpu_ratio); }},
-      {{"utilization.memory"}, "%", "Share of the last sample period memory was read or written",
-       [](const fleet::FleetView&, const fleet::GpuView& g) { return Pct(g.sample.utilization_memory_ratio); }},
+  };
+  // The readings nvidia-smi also has, from their table.
+  for (const fleet::SampleField& reading : fleet::SampleFields()) {
+    if (reading.smi.names[0].empty()) continue;
+    GpuField field;
+    for (std::string_view name : reading.smi.names) {
+      if (!name.empty()) field.names.emplace_back(name);
+    }
+    field.unit = QueryUnit(reading.unit);
+    field.help = std::string(reading.smi.help);
+    field.value = [&reading](const fleet::FleetView&, const fleet::GpuView& g) { return QueryValue(reading, g.sample); };
+    f.push_back(std::move(field));
+  }
+  std::vector<GpuField> rest = {
       {{"memory.total"}, "MiB", "Total installed GPU memory",
        [](const fleet::FleetView&, const fleet::GpuView& g) {
          return Mib(g.sample.memory_total_bytes ? g.sample.memory_total_bytes : g.info.memory_total_bytes);
        }},
-      {{"memory.reserved"}, "MiB", "Memory reserved by the driver and firmware",
-       [](const fleet::FleetView&, const fleet::GpuView& g) { return Mib(g.sample.memory_reserved_bytes); }},
-      {{"memory.used"}, "MiB", "Memory allocated by active contexts",
-       [](const fleet::FleetView&, const fleet::GpuView& g) { return Mib(g.sample.memory_used_bytes); }},
-      {{"memory.free"}, "MiB", "Free memory",
-       [](const fleet::FleetView&, const fleet::GpuView& g) { return Mib(g.sample.memory_free_bytes); }},
-      {{"temperature.gpu"}, "", "Core GPU temperature in degrees C",
-       [](const fleet::FleetView&, const fleet::GpuView& g) -> Opt {
-         if (!g.sample.temperature_celsius) return std::nullopt;
-         return fmt::format("{:.0f}", *g.sample.temperature_celsius);
-       }},
-      {{"power.draw"}, "W", "Power draw of the board",
-       [](const fleet::FleetView&, const fleet::GpuView& g) { return Watts(g.sample.power_milliwatts); }},
-      {{"enforced.power.limit", "power.limit"}, "W", "Power limit enforced after all limiters",
-       [](const fleet::FleetView&, const fleet::GpuView& g) { return Watts(g.sample.power_limit_milliwatts); }},
       {{"power.default_limit"}, "W", "Default power management limit",
        [](const fleet::FleetView&, const fleet::GpuView& g) { return Watts(g.info.power_limit_default_milliwatts); }},
-      {{"clocks.current.sm", "clocks.sm"}, "MHz", "Current SM clock",
-       [](const fleet::FleetView&, const fleet::GpuView& g) { return Mhz(g.sample.sm_clock_hertz); }},
-      {{"clocks.current.graphics", "clocks.gr"}, "MHz", "Current graphics clock",
-       [](const fleet::FleetView&, const fleet::GpuView& g) { return Mhz(g.sample.sm_clock_hertz); }},
-      {{"clocks.current.memory", "clocks.mem"}, "MHz", "Current memory clock",
-       [](const fleet::FleetView&, const fleet::GpuView& g) { return Mhz(g.sample.memory_clock_hertz); }},
       {{"clocks.max.sm", "clocks.max.sm"}, "MHz", "Maximum SM clock",
        [](const fleet::FleetView&, const fleet::GpuView& g) { return Mhz(g.info.sm_clock_max_hertz); }},
       {{"clocks.max.memory", "clocks.max.mem"}, "MHz", "Maximum memory clock",
        [](const fleet::FleetView&, const fleet::GpuView& g) { return Mhz(g.info.memory_clock_max_hertz); }},
-      {{"pcie.link.gen.current", "pcie.link.gen.gpucurrent"}, "", "Current PCIe link generation",
-       [](const fleet::FleetView&, const fleet::GpuView& g) { return Num(g.sample.pcie_generation); }},
       {{"pcie.link.gen.max", "pcie.link.gen.gpumax"}, "", "Maximum PCIe link generation",
        [](const fleet::FleetView&, const fleet::GpuView& g) { return Num(g.info.pcie_generation_max); }},
-      {{"pcie.link.width.current"}, "", "Current PCIe link width",
-       [](const fleet::FleetView&, const fleet::GpuView& g) { return Num(g.sample.pcie_width); }},
       {{"pcie.link.width.max"}, "", "Maximum PCIe link width",
        [](const fleet::FleetView&, const fleet::GpuView& g) { return Num(g.info.pcie_width_max); }},
       {{"ecc.errors.corrected.volatile.total"}, "", "Corrected ECC errors since the driver loaded",
@@ -166,12 +176,8 @@ std::vector<GpuField> MakeGpuFields() {
          if (!g.sample.remapped_rows) return std::nullopt;
          return std::string(g.sample.remapped_rows->is_pending ? "yes" : "no");
        }},
-      {{"clocks_event_reasons.active", "clocks_throttle_reasons.active"}, "", "Bit mask of active clock event reasons",
-       [](const fleet::FleetView&, const fleet::GpuView& g) -> Opt {
-         if (!g.sample.clock_event_reasons) return std::nullopt;
-         return fmt::format("0x{:016X}", *g.sample.clock_event_reasons);
-       }},
   };
+  f.insert(f.end(), std::make_move_iterator(rest.begin()), std::make_move_iterator(rest.end()));
   struct Reason {
     const char* suffix;
     uint64_t bit;

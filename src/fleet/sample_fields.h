@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 //
-// The scalar readings of a GpuSample described once: JSON key, unit, tier
-// and member. Status JSON (both directions) and the slow-tier carry walk
-// this table, so a reading added to GpuSample is one row here plus its
-// read in each backend, and the round-trip test fills every row. The
-// structured readings (processes, MIG instances, ECC counts, remapped rows,
-// NVLink states, retired pages) are handled by their own code next to it.
+// The scalar readings of a GpuSample described once: JSON key, unit, tier,
+// member and, where nvidia-smi has the reading, its query field names.
+// Status JSON (both directions), the slow-tier carry and `tarmac query`'s
+// fields walk this table, so a reading added to GpuSample is one row here
+// plus its read in each backend; the tests fill every row and check every
+// key is documented in docs/status-json.md. The structured readings
+// (processes, MIG instances, ECC counts, remapped rows, NVLink states,
+// retired pages) are handled by their own code next to it.
 // Constant data and pure functions; thread-safe.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -27,11 +30,20 @@ using SampleMember = std::variant<std::optional<double> GpuSample::*, std::optio
                                   std::optional<int> GpuSample::*, std::optional<uint64_t> GpuSample::*,
                                   std::optional<bool> GpuSample::*>;
 
+// The reading in nvidia-smi's query language (`tarmac query --query-gpu`):
+// its field name, then aliases; the help line of --help-query-gpu. The
+// value is written as nvidia-smi writes it, by `unit` (cli/query_fields.cc).
+struct SmiField {
+  std::array<std::string_view, 4> names{};  // Empty: nvidia-smi has no such field.
+  std::string_view help;
+};
+
 struct SampleField {
   std::string_view json_key;  // In status JSON (docs/status-json.md).
   std::string_view unit;      // "ratio" (0..1), "bytes", "milliwatts", "celsius", "hertz", "count", ...
   Tier tier;
   SampleMember member;
+  SmiField smi{};
 };
 
 // Every scalar reading of GpuSample, one row each.

@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <set>
+#include <sstream>
 
 #include "fleet/fleet_json.h"
 
@@ -89,6 +91,18 @@ TEST(SampleFieldsTest, AFastTickKeepsEverySlowReadingAndNoFastOne) {
   EXPECT_EQ(fast.nvlink_active, (std::vector<bool>{true, false}));
   ASSERT_TRUE(fast.retired_pages.has_value());
   EXPECT_EQ(fast.retired_pages->double_bit, 4);
+}
+
+// docs/status-json.md names every reading of the table.
+TEST(SampleFieldsTest, EveryReadingIsDocumented) {
+  std::ifstream in(std::string(TARMAC_SOURCE_DIR) + "/docs/status-json.md");
+  ASSERT_TRUE(in.good());
+  std::stringstream text;
+  text << in.rdbuf();
+  for (const SampleField& f : SampleFields()) {
+    EXPECT_NE(text.str().find("`" + std::string(f.json_key) + "`"), std::string::npos)
+        << f.json_key << " is not in docs/status-json.md";
+  }
 }
 
 }  // namespace
