@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // The scalar readings of a GpuSample described once: JSON key, unit, tier,
-// member and, where nvidia-smi has the reading, its query field names.
-// Status JSON (both directions), the slow-tier carry and `tarmac query`'s
-// fields walk this table, so a reading added to GpuSample is one row here
+// member and, where they have the reading, its nvidia-smi query field names
+// and its /metrics families. Status JSON (both directions), the slow-tier
+// carry, `tarmac query`'s fields and /metrics walk this table, so a reading added to GpuSample is one row here
 // plus its read in each backend; the tests fill every row and check every
 // key is documented in docs/status-json.md. The structured readings
 // (processes, MIG instances, ECC counts, remapped rows, NVLink states,
@@ -38,12 +38,23 @@ struct SmiField {
   std::string_view help;
 };
 
+// The reading as a Prometheus family of /metrics (metrics/render.cc): one
+// sample per GPU, the reading times `scale`.
+struct MetricFamilyOf {
+  std::string_view name;  // Empty: no such family.
+  std::string_view type = "gauge";
+  std::string_view help;
+  double scale = 1.0;
+};
+
 struct SampleField {
   std::string_view json_key;  // In status JSON (docs/status-json.md).
   std::string_view unit;      // "ratio" (0..1), "bytes", "milliwatts", "celsius", "hertz", "count", ...
   Tier tier;
   SampleMember member;
   SmiField smi{};
+  MetricFamilyOf native{};  // tarmac_gpu_*.
+  MetricFamilyOf dcgm{};    // dcgm-exporter's name for it (docs/dcgm-compat.md).
 };
 
 // Every scalar reading of GpuSample, one row each.

@@ -13,6 +13,7 @@
 #include "metrics/exposition.h"
 #include "metrics/mig_render.h"
 #include "fleet/gpu_marks.h"
+#include "fleet/sample_fields.h"
 
 namespace tarmac::metrics {
 namespace {
@@ -33,36 +34,25 @@ struct GpuFamily {
   Value value;
 };
 
+// The families of the readings table (fleet/sample_fields.h) that have a
+// `column`, in table order, then `more`.
+std::vector<GpuFamily> WithTableFamilies(fleet::MetricFamilyOf fleet::SampleField::*column,
+                                         std::vector<GpuFamily> more) {
+  std::vector<GpuFamily> all;
+  for (const fleet::SampleField& reading : fleet::SampleFields()) {
+    const fleet::MetricFamilyOf& family = reading.*column;
+    if (family.name.empty()) continue;
+    all.push_back({{std::string(family.name), std::string(family.type), std::string(family.help)},
+                   [&reading, scale = family.scale](const fleet::GpuView& g) {
+                     return std::visit([&](auto member) { return Scaled(g.sample.*member, scale); }, reading.member);
+                   }});
+  }
+  all.insert(all.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+  return all;
+}
+
 const std::vector<GpuFamily>& DcgmGpuFamilies() {
-  static const std::vector<GpuFamily> kFamilies = {
-      {{"DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz)."},
-       [](const fleet::GpuView& g) { return Scaled(g.sample.sm_clock_hertz, 1e-6); }},
-      {{"DCGM_FI_DEV_MEM_CLOCK", "gauge", "Memory clock frequency (in MHz)."},
-       [](const fleet::GpuView& g) { return Scaled(g.sample.memory_clock_hertz, 1e-6); }},
-      {{"DCGM_FI_DEV_GPU_TEMP", "gauge", "GPU temperature (in C)."},
-       [](const fleet::GpuView& g) { return Scaled(g.sample.temperature_celsius, 1.0); }},
-      {{"DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W)."},
-       [](const fleet::GpuView& g) { return Scaled(g.sample.power_milliwatts, 1e-3); }},
-      {{"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "counter", "Total energy consumption since boot (in mJ)."},
-       [](const fleet::GpuView& g) { return Scaled(g.sample.energy_millijoules, 1.0); }},
-      {{"DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %)."},
-       [](const fleet::GpuView& g) { return Scaled(g.sample.utilization_gpu_ratio, 100.0); }},
-      {{"DCGM_FI_DEV_MEM_COPY_UTIL", "gauge", "Memory utilization (in %)."},
-       [](const fleet::GpuView& g) { return Scaled(g.sample.utilization_memory_ratio, 100.0); }},
-      {{"DCGM_FI_DEV_MEMORY_TEMP", "gauge", "Memory temperature (in C)."},
-       [](const fleet::GpuView& g) { return Scaled(g.sample.memory_temperature_celsius, 1.0); }},
-      {{"DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "counter", "Total number of PCIe retries."},
-       [](const fleet::GpuView& g) { return Scaled(g.sample.pcie_replays, 1.0); }},
-      {{"DCGM_FI_DEV_ENC_UTIL", "gauge", "Encoder utilization (in %)."},
-       [](const fleet::GpuView& g) { return Scaled(g.sample.encoder_utilization_ratio, 100.0); }},
-      {{"DCGM_FI_DEV_DEC_UTIL", "gauge", "Decoder utilization (in %)."},
-       [](const fleet::GpuView& g) { return Scaled(g.sample.decoder_utilization_ratio, 100.0); }},
-      {{"DCGM_FI_DEV_FB_FREE", "gauge", "Framebuffer memory free (in MiB)."},
-       [](const fleet::GpuView& g) { return Scaled(g.sample.memory_free_bytes, 1.0 / 1048576); }},
-      {{"DCGM_FI_DEV_FB_USED", "gauge", "Framebuffer memory used (in MiB)."},
-       [](const fleet::GpuView& g) { return Scaled(g.sample.memory_used_bytes, 1.0 / 1048576); }},
-      {{"DCGM_FI_DEV_FB_RESERVED", "gauge", "Framebuffer memory reserved (in MiB)."},
-       [](const fleet::GpuView& g) { return Scaled(g.sample.memory_reserved_bytes, 1.0 / 1048576); }},
+  static const std::vector<GpuFamily> kFamilies = WithTableFamilies(&fleet::SampleField::dcgm, {
       {{"DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "counter", "Number of remapped rows for uncorrectable errors"},
        [](const fleet::GpuView& g) -> std::optional<double> {
          if (!g.sample.remapped_rows) return std::nullopt;
@@ -86,21 +76,7 @@ const std::vector<GpuFamily>& DcgmGpuFamilies() {
        [](const fleet::GpuView& g) { return Scaled(g.sample.ecc.aggregate_corrected, 1.0); }},
       {{"DCGM_FI_DEV_ECC_DBE_AGG_TOTAL", "counter", "Total number of double-bit persistent ECC errors."},
        [](const fleet::GpuView& g) { return Scaled(g.sample.ecc.aggregate_uncorrected, 1.0); }},
-      {{"DCGM_FI_PROF_GR_ENGINE_ACTIVE", "gauge", "Ratio of time the graphics engine is active."},
-       [](const fleet::GpuView& g) { return Scaled(g.sample.graphics_engine_active_ratio, 1.0); }},
-      {{"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "gauge", "Ratio of cycles the tensor (HMMA) pipe is active."},
-       [](const fleet::GpuView& g) { return Scaled(g.sample.tensor_active_ratio, 1.0); }},
-      {{"DCGM_FI_PROF_DRAM_ACTIVE", "gauge",
-        "Ratio of cycles the device memory interface is active sending or receiving data."},
-       [](const fleet::GpuView& g) { return Scaled(g.sample.dram_active_ratio, 1.0); }},
-      {{"DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", "counter", "Total number of NVLink bandwidth counters for all lanes."},
-       [](const fleet::GpuView& g) { return Scaled(g.sample.nvlink_bytes, 1.0); }},
-      {{"DCGM_FI_DEV_VGPU_LICENSE_STATUS", "gauge", "vGPU License status"},
-       [](const fleet::GpuView& g) -> std::optional<double> {
-         if (!g.sample.is_vgpu_licensed) return std::nullopt;  // Not a vGPU.
-         return *g.sample.is_vgpu_licensed ? 1.0 : 0.0;
-       }},
-  };
+  });
   return kFamilies;
 }
 
@@ -121,42 +97,12 @@ const std::vector<FamilyDoc>& DcgmComputedFamilies() {
 }
 
 const std::vector<GpuFamily>& NativeGpuFamilies() {
-  static const std::vector<GpuFamily> kFamilies = {
-      {{"tarmac_gpu_utilization_ratio", "gauge", "GPU utilization over the driver's last sample period (0-1)."},
-       [](const fleet::GpuView& g) { return Scaled(g.sample.utilization_gpu_ratio, 1.0); }},
-      {{"tarmac_gpu_memory_utilization_ratio", "gauge", "Memory controller utilization (0-1)."},
-       [](const fleet::GpuView& g) { return Scaled(g.sample.utilization_memory_ratio, 1.0); }},
-      {{"tarmac_gpu_memory_used_bytes", "gauge", "GPU memory in use, excluding the driver's reserve."},
-       [](const fleet::GpuView& g) { return Scaled(g.sample.memory_used_bytes, 1.0); }},
-      {{"tarmac_gpu_memory_free_bytes", "gauge", "GPU memory free."},
-       [](const fleet::GpuView& g) { return Scaled(g.sample.memory_free_bytes, 1.0); }},
+  static const std::vector<GpuFamily> kFamilies = WithTableFamilies(&fleet::SampleField::native, {
       {{"tarmac_gpu_memory_total_bytes", "gauge", "GPU memory in total."},
        [](const fleet::GpuView& g) { return Scaled(g.sample.memory_total_bytes ? g.sample.memory_total_bytes
                                                                          : g.info.memory_total_bytes, 1.0); }},
-      {{"tarmac_gpu_graphics_engine_active_ratio", "gauge", "Time the graphics/compute engine was active since the last sample (0-1, GPM)."},
-       [](const fleet::GpuView& g) { return Scaled(g.sample.graphics_engine_active_ratio, 1.0); }},
-      {{"tarmac_gpu_tensor_active_ratio", "gauge", "Cycles the tensor (HMMA) pipes were active since the last sample (0-1, GPM)."},
-       [](const fleet::GpuView& g) { return Scaled(g.sample.tensor_active_ratio, 1.0); }},
-      {{"tarmac_gpu_dram_active_ratio", "gauge", "Cycles the memory interface was busy since the last sample (0-1, GPM)."},
-       [](const fleet::GpuView& g) { return Scaled(g.sample.dram_active_ratio, 1.0); }},
-      {{"tarmac_gpu_power_watts", "gauge", "Power draw."},
-       [](const fleet::GpuView& g) { return Scaled(g.sample.power_milliwatts, 1e-3); }},
-      {{"tarmac_gpu_power_limit_watts", "gauge", "Enforced power limit."},
-       [](const fleet::GpuView& g) { return Scaled(g.sample.power_limit_milliwatts, 1e-3); }},
-      {{"tarmac_gpu_energy_joules_total", "counter", "Energy used since the driver loaded."},
-       [](const fleet::GpuView& g) { return Scaled(g.sample.energy_millijoules, 1e-3); }},
-      {{"tarmac_gpu_temperature_celsius", "gauge", "GPU temperature."},
-       [](const fleet::GpuView& g) { return Scaled(g.sample.temperature_celsius, 1.0); }},
-      {{"tarmac_gpu_sm_clock_hertz", "gauge", "SM clock."},
-       [](const fleet::GpuView& g) { return Scaled(g.sample.sm_clock_hertz, 1.0); }},
-      {{"tarmac_gpu_memory_clock_hertz", "gauge", "Memory clock."},
-       [](const fleet::GpuView& g) { return Scaled(g.sample.memory_clock_hertz, 1.0); }},
-      {{"tarmac_gpu_pcie_link_width", "gauge", "PCIe link width in lanes, now."},
-       [](const fleet::GpuView& g) { return Scaled(g.sample.pcie_width, 1.0); }},
       {{"tarmac_gpu_pcie_link_width_max", "gauge", "PCIe link width the GPU and slot support."},
        [](const fleet::GpuView& g) { return Scaled(g.info.pcie_width_max, 1.0); }},
-      {{"tarmac_gpu_pcie_link_generation", "gauge", "PCIe generation, now."},
-       [](const fleet::GpuView& g) { return Scaled(g.sample.pcie_generation, 1.0); }},
       {{"tarmac_gpu_pcie_link_generation_max", "gauge", "PCIe generation the GPU and slot support."},
        [](const fleet::GpuView& g) { return Scaled(g.info.pcie_generation_max, 1.0); }},
       {{"tarmac_gpu_remapped_rows_pending", "gauge", "1 when a row remapping waits for a GPU reset."},
@@ -179,7 +125,7 @@ const std::vector<GpuFamily>& NativeGpuFamilies() {
          if (!Readable(g)) return std::nullopt;
          return fleet::MarkGpu(g).idle_holding_pids.empty() ? 0.0 : 1.0;
        }},
-  };
+  });
   return kFamilies;
 }
 

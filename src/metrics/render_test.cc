@@ -9,6 +9,8 @@
 #include <set>
 #include <sstream>
 
+#include "fleet/sample_fields.h"
+
 namespace tarmac::metrics {
 namespace {
 
@@ -40,6 +42,37 @@ fleet::Snapshot TwoGpus() {
   s.fleet.gpus[1].sample.health = fleet::GpuHealth::kLost;
   s.fleet.gpus[1].xid_count_by_code = {{79, 1}, {13, 2}};
   return s;
+}
+
+// Each family of the readings table carries its reading, scaled: every row
+// set to a value of its own (row n: n + 1, a bool row true).
+TEST(RenderTest, EveryTableFamilyCarriesItsReading) {
+  fleet::Snapshot s = TwoGpus();
+  s.fleet.gpus.resize(1);
+  fleet::GpuSample& sample = s.fleet.gpus[0].sample;
+  int n = 0;
+  std::map<std::string, double> want;
+  for (const fleet::SampleField& f : fleet::SampleFields()) {
+    ++n;
+    double value = n;
+    std::visit(
+        [&](auto member) {
+          using T = typename std::remove_reference_t<decltype(sample.*member)>::value_type;
+          if constexpr (std::is_same_v<T, bool>) value = 1;
+          sample.*member = static_cast<T>(value);
+        },
+        f.member);
+    if (!f.native.name.empty()) want[std::string(f.native.name)] = value * f.native.scale;
+    if (!f.dcgm.name.empty()) want[std::string(f.dcgm.name)] = value * f.dcgm.scale;
+  }
+  ASSERT_GE(want.size(), 30u);
+  std::string text = RenderMetrics(s, fleet::SamplerStats{}, {}, {});
+  for (const auto& [family, value] : want) {
+    std::regex line("\n" + family + R"(\{[^}]*\} ([-+.e0-9]+)\n)");
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(text, m, line)) << family;
+    EXPECT_NEAR(std::stod(m[1].str()), value, std::abs(value) * 1e-6) << family;
+  }
 }
 
 std::string Render(const RenderOptions& options = {}) {
