@@ -6,7 +6,7 @@ namespace tarmac::agent {
 Status AddApiMethods(ipc::MethodTable* table, const ipc::MethodHandler& snapshot_methods, leases::LeaseService* leases,
                      BackfillJobs* backfill) {
   for (const char* name : {"hello", "status"}) {
-    Status s = table->Add(name, ipc::Access::kAnyone, snapshot_methods);
+    Status s = table->Add(name, snapshot_methods);
     if (!s.ok()) return s;
   }
   Status s = leases->AddMethods(table);

@@ -64,7 +64,7 @@ TEST(ApiMethodsTest, EveryServedMethodIsDocumentedAndEveryDocumentedOneServed) {
   EXPECT_EQ(served, DocumentedMethods());
   EXPECT_GE(served.size(), 12u);
   // A name twice is refused.
-  EXPECT_EQ(table.Add("status", ipc::Access::kAnyone, nullptr).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(table.Add("status", nullptr).code(), StatusCode::kInvalidArgument);
   // An unknown method is answered with every name in the table.
   ipc::Request unknown;
   unknown.method = "lease.steal";

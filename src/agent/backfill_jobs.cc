@@ -476,19 +476,19 @@ Status BackfillJobs::AddMethods(ipc::MethodTable* table) {
     if (!r.ok()) return ipc::EncodeError(request.id, ipc::ErrorCodeOf(r.status()), r.status().message());
     return ipc::EncodeResult(request.id, r.value());
   };
-  Status s = table->Add("backfill.submit", ipc::Access::kAnyone,
+  Status s = table->Add("backfill.submit",
                         [this, answer](const ipc::Request& request, const ipc::PeerCredentials& peer) {
                           return answer(request, Submit(request.params, peer.uid, peer.gid));
                         });
   if (!s.ok()) return s;
-  s = table->Add("backfill.list", ipc::Access::kAnyone, [this, answer](const ipc::Request& request, const ipc::PeerCredentials&) {
+  s = table->Add("backfill.list", [this, answer](const ipc::Request& request, const ipc::PeerCredentials&) {
     MutexLock lock(&mu_);
     json batches = json::array();
     for (const auto& [id, job] : jobs_) batches.push_back(View(job));
     return answer(request, json{{"batches", batches}});
   });
   if (!s.ok()) return s;
-  s = table->Add("backfill.get", ipc::Access::kAnyone, [this, answer](const ipc::Request& request, const ipc::PeerCredentials&) {
+  s = table->Add("backfill.get", [this, answer](const ipc::Request& request, const ipc::PeerCredentials&) {
     Result<int64_t> id = ipc::IdParam(request.params);
     if (!id.ok()) return answer(request, id.status());
     MutexLock lock(&mu_);
@@ -497,13 +497,13 @@ Status BackfillJobs::AddMethods(ipc::MethodTable* table) {
     return answer(request, json{{"batch", View(it->second)}});
   });
   if (!s.ok()) return s;
-  s = table->Add("backfill.progress", ipc::Access::kAnyone,
+  s = table->Add("backfill.progress",
                  [this, answer](const ipc::Request& request, const ipc::PeerCredentials& peer) {
                    return answer(request, Progress(request.params, peer));
                  });
   if (!s.ok()) return s;
   for (const char* verb : {"pause", "resume", "cancel"}) {
-    s = table->Add(fmt::format("backfill.{}", verb), ipc::Access::kOwnerOrAdmin,
+    s = table->Add(fmt::format("backfill.{}", verb),
                    [this, answer, verb](const ipc::Request& request, const ipc::PeerCredentials& peer) {
                      return answer(request, Change(request.params, peer.uid, peer.gid, verb));
                    });

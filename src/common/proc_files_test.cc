@@ -2,7 +2,7 @@
 #include "common/proc_files.h"
 
 #include <gtest/gtest.h>
-#include <signal.h>
+#include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -46,21 +46,34 @@ TEST(ProcFilesTest, ReadsOwnStat) {
 // A command line longer than one read buffer comes whole; a link is not
 // followed; a missing file is false.
 TEST(ProcFilesTest, ReadsAProcRecordWhole) {
+  // A shell blocked in its `read` builtin keeps its argv (no exec) until
+  // its stdin closes; its output goes nowhere, so nothing waits for it.
   std::string long_name(10000, 'x');
-  char* argv[] = {const_cast<char*>("/bin/sh"), const_cast<char*>("-c"), const_cast<char*>("sleep 30"),
+  char* argv[] = {const_cast<char*>("/bin/sh"), const_cast<char*>("-c"), const_cast<char*>("read line"),
                   long_name.data(), nullptr};
+  int in[2];
+  ASSERT_EQ(pipe(in), 0);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, in[0], 0);
+  posix_spawn_file_actions_addclose(&actions, in[1]);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
   pid_t pid = 0;
-  ASSERT_EQ(posix_spawn(&pid, "/bin/sh", nullptr, nullptr, argv, environ), 0);
+  ASSERT_EQ(posix_spawn(&pid, "/bin/sh", &actions, nullptr, argv, environ), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  close(in[0]);
+  std::string want = std::string("/bin/sh\0-c\0read line\0", 21) + long_name + std::string(1, '\0');
   std::string cmdline;
   bool read = false;
-  for (int i = 0; i < 500 && !(read && cmdline.find(long_name) != std::string::npos); ++i) {
+  for (int i = 0; i < 500 && cmdline != want; ++i) {  // Until the exec is done.
+    if (i > 0) usleep(10'000);
     read = ReadProcRecord("/proc/" + std::to_string(pid) + "/cmdline", &cmdline);
-    if (cmdline.find(long_name) == std::string::npos) usleep(10'000);  // Until exec is done.
   }
-  kill(pid, SIGKILL);
+  close(in[1]);  // The shell's read sees the end and it exits.
   waitpid(pid, nullptr, 0);
   EXPECT_TRUE(read);
-  EXPECT_EQ(cmdline, std::string("/bin/sh\0-c\0sleep 30\0", 20) + long_name + std::string(1, '\0'));
+  EXPECT_EQ(cmdline, want);
   std::string text;
   ASSERT_TRUE(ReadProcRecord("/proc/self/cmdline", &text, 3));
   EXPECT_EQ(text.size(), 3u);

@@ -7,23 +7,19 @@
 
 namespace tarmac::ipc {
 
-const char* AccessName(Access access) {
-  return access == Access::kOwnerOrAdmin ? "owner or admin" : "anyone";
-}
-
-Status MethodTable::Add(std::string name, Access access, MethodHandler handler) {
-  return AddDeferring(std::move(name), access,
+Status MethodTable::Add(std::string name, MethodHandler handler) {
+  return AddDeferring(std::move(name),
                       [handler = std::move(handler)](const Request& request, const PeerCredentials& peer,
                                                     const Reply&) -> std::optional<std::string> {
                         return handler(request, peer);
                       });
 }
 
-Status MethodTable::AddDeferring(std::string name, Access access, DeferringHandler handler) {
+Status MethodTable::AddDeferring(std::string name, DeferringHandler handler) {
   if (std::any_of(methods_.begin(), methods_.end(), [&](const Method& m) { return m.name == name; })) {
     return Status::InvalidArgument(fmt::format("method {} is already in the table", name));
   }
-  methods_.push_back({std::move(name), access, std::move(handler)});
+  methods_.push_back({std::move(name), std::move(handler)});
   return Status::OK();
 }
 

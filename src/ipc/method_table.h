@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 //
-// The agent's API methods in one table: each name, who may call it, and the
-// handler that answers it. The server dispatches from it, the
+// The agent's API methods in one table: each name and the handler that
+// answers it. Who may call a method is the handler's to decide, per call:
+// every caller is who SO_PEERCRED says, and what it may change depends on
+// whose lease or process it names (leases/callers.h). The server dispatches from it, the
 // `unknown_method` answer lists its names, and a test checks it against
 // docs/protocol.md, so a method cannot be served without being documented.
 //
@@ -19,13 +21,6 @@
 
 namespace tarmac::ipc {
 
-// Who may call a method. Every caller is who SO_PEERCRED says.
-enum class Access {
-  kAnyone,        // Reads: anyone who can reach the socket.
-  kOwnerOrAdmin,  // Changes: a user's own leases and processes; root and the admin group any.
-};
-const char* AccessName(Access access);
-
 // The response line for a request (ipc::EncodeResult / EncodeError).
 using MethodHandler = std::function<std::string(const Request&, const PeerCredentials&)>;
 // The response line now, or nothing: the answer is sent later through the
@@ -35,16 +30,15 @@ using DeferringHandler =
 
 struct Method {
   std::string name;
-  Access access = Access::kAnyone;
   DeferringHandler handler;
 };
 
 class MethodTable {
  public:
   // kInvalidArgument when `name` is already in the table.
-  Status Add(std::string name, Access access, MethodHandler handler);
+  Status Add(std::string name, MethodHandler handler);
   // A method that may answer later, through the Reply.
-  Status AddDeferring(std::string name, Access access, DeferringHandler handler);
+  Status AddDeferring(std::string name, DeferringHandler handler);
   // The handler's answer, or unknown_method naming every method there is;
   // nothing when the handler answers later through `reply`.
   std::optional<std::string> Dispatch(const Request& request, const PeerCredentials& peer,

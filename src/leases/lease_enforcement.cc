@@ -644,8 +644,6 @@ void LeaseService::EndRevoked() {
   PublishMarks();
 }
 
-fleet::LeaseFigures LeaseService::figures() const { return Marks()->figures; }
-
 fleet::LeaseFigures LeaseService::ComputeFigures() const {
   TimePoint now = clock_->SteadyNow();
   fleet::LeaseFigures f;

@@ -29,12 +29,12 @@ constexpr const char* kNoFitPrefix = "no GPUs fit now: ";
 LeaseService::LeaseService(LeasePolicy policy, std::unique_ptr<store::LeaseState> state, ProcessControl* processes,
                            Clock* clock, Logger* logger)
     : policy_(std::move(policy)),
-      state_(std::move(state)),
       processes_(processes),
       clock_(clock),
       logger_(logger),
       zombies_(policy_.zombies),
-      backfill_(policy_.backfill) {
+      backfill_(policy_.backfill),
+      journal_(std::move(state), logger) {
   MutexLock lock(&mu_);
   PublishMarks();  // Figures (every priority at 0) from the start.
 }
@@ -44,18 +44,18 @@ sched::TimeBase LeaseService::Base() const { return {clock_->SteadyNow(), clock_
 // --- restore ---------------------------------------------------------------
 
 Status LeaseService::Restore() {
-  if (state_ == nullptr) return Status::OK();
   MutexLock lock(&mu_);
+  if (!journal_.keeps_state()) return Status::OK();
   sched::TimeBase base = Base();
   std::vector<sched::Lease> leases;
   std::vector<sched::Pending> queue;
   int64_t next_id = 1;
   sched::FairShare share;
   for (const char* kind : {"lease", "queue", "share", "meta"}) {
-    Result<std::vector<std::pair<int64_t, json>>> rows = state_->Load(kind);
-    if (!rows.ok()) return rows.status().WithContext(fmt::format("lease state {}", state_->path()));
+    Result<std::vector<std::pair<int64_t, json>>> rows = journal_.Load(kind);
+    if (!rows.ok()) return rows.status().WithContext(fmt::format("lease state {}", journal_.path()));
     for (const auto& [id, body] : rows.value()) {
-      std::string where = fmt::format("lease state {}: {} {}", state_->path(), kind, id);
+      std::string where = fmt::format("lease state {}: {} {}", journal_.path(), kind, id);
       if (std::string(kind) == "lease") {
         Result<sched::Lease> l = sched::LeaseFromJson(body, base);
         if (!l.ok()) return l.status().WithContext(where);
@@ -110,7 +110,7 @@ Status LeaseService::Restore() {
                "leases: restored {} lease{} ({} re-attached, {} ended: client gone) and {} queued request{} "
                "({} dropped) from {}",
                leases.size(), leases.size() == 1 ? "" : "s", reattached, ended, queue.size(),
-               queue.size() == 1 ? "" : "s", dropped, state_->path());
+               queue.size() == 1 ? "" : "s", dropped, journal_.path());
   PublishMarks();
   return Status::OK();
 }
@@ -120,21 +120,20 @@ Status LeaseService::Restore() {
 // The lease service's methods: one table that the agent's API serves from
 // (AddMethods), the protocol documents, and Handle answers from in tests.
 const std::vector<LeaseService::MethodEntry>& LeaseService::Methods() {
-  using ipc::Access;
   static const std::vector<MethodEntry> kMethods = {
-      {"lease.request", Access::kOwnerOrAdmin, true, &LeaseService::OnRequest},
-      {"lease.get", Access::kAnyone, false, &LeaseService::OnGet},
-      {"lease.wait", Access::kAnyone, false, &LeaseService::OnGet, true},
-      {"lease.attach", Access::kOwnerOrAdmin, true, &LeaseService::OnAttach},
-      {"lease.release", Access::kOwnerOrAdmin, true, &LeaseService::OnRelease},
-      {"lease.extend", Access::kOwnerOrAdmin, true, &LeaseService::OnExtend},
-      {"leases", Access::kAnyone, false, &LeaseService::OnLeases},
-      {"queue", Access::kAnyone, false, &LeaseService::OnQueue},
-      {"events", Access::kAnyone, false, &LeaseService::OnEvents},
-      {"zombies", Access::kAnyone, false, &LeaseService::OnZombies},
-      {"zombies.kill", Access::kOwnerOrAdmin, false, &LeaseService::OnZombiesKill},
-      {"slurm.prolog", Access::kOwnerOrAdmin, true, &LeaseService::OnSlurmProlog},
-      {"slurm.epilog", Access::kOwnerOrAdmin, true, &LeaseService::OnSlurmEpilog},
+      {"lease.request", true, &LeaseService::OnRequest},
+      {"lease.get", false, &LeaseService::OnGet},
+      {"lease.wait", false, &LeaseService::OnGet, true},
+      {"lease.attach", true, &LeaseService::OnAttach},
+      {"lease.release", true, &LeaseService::OnRelease},
+      {"lease.extend", true, &LeaseService::OnExtend},
+      {"leases", false, &LeaseService::OnLeases},
+      {"queue", false, &LeaseService::OnQueue},
+      {"events", false, &LeaseService::OnEvents},
+      {"zombies", false, &LeaseService::OnZombies},
+      {"zombies.kill", false, &LeaseService::OnZombiesKill},
+      {"slurm.prolog", true, &LeaseService::OnSlurmProlog},
+      {"slurm.epilog", true, &LeaseService::OnSlurmEpilog},
   };
   return kMethods;
 }
@@ -142,7 +141,7 @@ const std::vector<LeaseService::MethodEntry>& LeaseService::Methods() {
 Status LeaseService::AddMethods(ipc::MethodTable* table) {
   for (const MethodEntry& m : Methods()) {
     Status s = table->AddDeferring(
-        m.name, m.access,
+        m.name,
         [this, &m](const ipc::Request& r, const ipc::PeerCredentials& p,
                    const ipc::Reply& reply) -> std::optional<std::string> { return Dispatch(m, r, p, reply); });
     if (!s.ok()) return s;
@@ -177,20 +176,16 @@ std::string LeaseService::Serve(const MethodEntry& method, const ipc::Request& r
   TimePoint now = clock_->SteadyNow();
   if (!method.is_change) {
     std::string answer = Answer(method, request, peer, caller, now);
-    if (!events_.empty()) {
+    if (journal_.has_events()) {
       SendSignals(now);
       Flush(now).IgnoreError();  // Refusals and zombie signals: kept for the next try when this fails.
     }
     return answer;
   }
   // A change is answered only once it is saved; otherwise it is taken back.
-  if (!problem_.empty() && state_ != nullptr) {
-    CheckStateFile(now);
-    if (!is_file_lost_ && Flush(now).ok()) problem_.clear();
-  }
-  if (!problem_.empty()) {
+  if (!CanSave(now)) {
     return ipc::EncodeError(request.id, ipc::kErrorStorage,
-                            fmt::format("{}; the agent makes no lease change until it can save it", problem_));
+                            fmt::format("{}; the agent makes no lease change until it can save it", journal_.problem()));
   }
   Undo undo = Checkpoint();
   std::string answer = Answer(method, request, peer, caller, now);
@@ -302,8 +297,8 @@ Result<json> LeaseService::OnEvents(const Call& c) {
   if (after < 0 || limit < 1 || limit > 100000) {
     return Status::InvalidArgument("params.after: an integer >= 0; params.limit: 1 to 100000");
   }
-  if (state_ == nullptr) return Status::Unavailable("this agent keeps no lease state");
-  Result<std::vector<store::LeaseEvent>> events = state_->Events(after, limit);
+  if (!journal_.keeps_state()) return Status::Unavailable("this agent keeps no lease state");
+  Result<std::vector<store::LeaseEvent>> events = journal_.Events(after, limit);
   if (!events.ok()) return events.status();
   json list = json::array();
   for (const store::LeaseEvent& e : events.value()) list.push_back(store::LeaseEventToJson(e));
@@ -341,7 +336,7 @@ Result<json> LeaseService::Request(const json& params, const ipc::PeerCredential
   Result<int64_t> id = book_.Submit(caller, request, slots_, now);
   if (!id.ok()) return id.status();
   RememberKey(caller.uid, request.request_key, id.value());
-  changes_.push_back({"meta", 0, json{{"next_id", book_.next_id()}}});
+  journal_.SaveNextId(book_.next_id());
   Decide(now);
   if (const sched::Lease* l = book_.FindLease(id.value())) {
     return json{{"state", "granted"}, {"lease", LeaseJson(*l, caller, now)}};
@@ -589,13 +584,7 @@ void LeaseService::PublishMarks() {
   }
   marks->preemptions = backfill_preemptions_by_gpu_;
   marks->figures = ComputeFigures();
-  MutexLock lock(&marks_mu_);
-  marks_ = std::move(marks);
-}
-
-std::shared_ptr<const LeaseService::GpuMarks> LeaseService::Marks() const {
-  MutexLock lock(&marks_mu_);
-  return marks_;
+  marks_.Publish(std::move(marks));
 }
 
 }  // namespace tarmac::leases

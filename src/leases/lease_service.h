@@ -41,13 +41,20 @@
 //    retrying after a timeout) answers with the lease or queue entry the
 //    first one made.
 //
-// The API half is lease_service.cc; what is enforced each tick (grants, ends
-// of leases, signals, policies) is lease_enforcement.cc; how changes are
-// saved, and taken back when they cannot be, is lease_persistence.cc.
+// LeaseService is the front: the API (lease_service.cc), what is enforced
+// each tick (grants, ends of leases, signals, policies:
+// lease_enforcement.cc), pods and Slurm jobs (pod_leases.cc, slurm_jobs.cc,
+// backfill_claims.cc). The state it owns is in classes of their own:
+//  - LeaseJournal (lease_journal.h): what each change writes, the commits,
+//    the state file; lease_persistence.cc takes a change back whole;
+//  - LeaseWaiters (lease_waiters.h): the callers held by lease.wait;
+//  - PublishedMarks (published_marks.h): what readers outside the lock see.
 //
-// Thread safety: Handle and OnTick may run on different threads (one mutex);
-// the agent runs OnTick on a thread of its own (LeaseTicker), so that no
-// sampler tick waits for SQLite, /proc scans or signals.
+// Thread safety: Handle and OnTick may run on different threads (one mutex,
+// under which the journal and the waiters are used); the agent runs OnTick
+// on a thread of its own (LeaseTicker), so that no sampler tick waits for
+// SQLite, /proc scans or signals. Marks() and figures() take only the
+// published marks' own lock.
 #pragma once
 
 #include <chrono>
@@ -60,8 +67,11 @@
 #include <vector>
 
 #include "leases/backfill_gate.h"
+#include "leases/lease_journal.h"
 #include "leases/lease_policy.h"
+#include "leases/lease_waiters.h"
 #include "leases/process_control.h"
+#include "leases/published_marks.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/mutex.h"
@@ -175,10 +185,8 @@ class LeaseService {
   // two GPUs counts on each), as of the last tick or API call. Published
   // apart from the service's lock: a reader (the sampler's tick) never
   // waits for a lease tick's /proc scans or commits.
-  struct GpuMarks : fleet::LeaseMarks {
-    fleet::LeaseFigures figures;  // As of the publication (for /metrics).
-  };
-  std::shared_ptr<const GpuMarks> Marks() const EXCLUDES(marks_mu_);
+  using GpuMarks = leases::GpuMarks;
+  std::shared_ptr<const GpuMarks> Marks() const { return marks_.Get(); }
 
   // Why lease changes cannot be saved now; empty when they can.
   std::string Problem() const EXCLUDES(mu_);
@@ -186,7 +194,7 @@ class LeaseService {
   nlohmann::json StateJson() const EXCLUDES(mu_);
 
   // How often a failing store is reopened and retried.
-  static constexpr std::chrono::seconds kStateRetryInterval{5};
+  static constexpr std::chrono::seconds kStateRetryInterval = LeaseJournal::kRetryInterval;
   // lease.wait: how long a waiter is held when it does not say, and at most.
   static constexpr std::chrono::milliseconds kDefaultWaitTimeout{30000};
   static constexpr std::chrono::milliseconds kMaxWaitTimeout{600000};
@@ -206,7 +214,7 @@ class LeaseService {
   // left to the batch supervisor. As of the last publication of the marks
   // (after each tick and each change): a scrape never waits for the lease
   // lock.
-  fleet::LeaseFigures figures() const EXCLUDES(marks_mu_);
+  fleet::LeaseFigures figures() const { return marks_.Get()->figures; }
 
  private:
   using TimePoint = sched::TimePoint;
@@ -262,8 +270,7 @@ class LeaseService {
     std::map<int64_t, std::string> ended;
     std::map<int64_t, sched::Waiting> waiting;
     std::map<std::pair<int64_t, std::string>, int64_t> keys;
-    size_t changes = 0;
-    size_t events = 0;
+    LeaseJournal::Mark journal;
     size_t signalling = 0;
   };
 
@@ -276,19 +283,9 @@ class LeaseService {
   };
   struct MethodEntry {
     const char* name;
-    ipc::Access access;
     bool is_change;  // Answered only once saved; taken back when it cannot be.
     Result<nlohmann::json> (LeaseService::*answer)(const Call&);
     bool may_defer = false;  // May answer later (lease.wait).
-  };
-  // A caller of lease.wait, answered when its request leaves the queue,
-  // or (`watches` a granted lease) when the lease is revoked or ends.
-  struct Waiter {
-    nlohmann::json request_id;
-    sched::Caller viewer;
-    ipc::Reply reply;
-    TimePoint deadline;
-    bool watches = false;
   };
   static const std::vector<MethodEntry>& Methods();
   // Locks, resolves the caller, answers, and (for a change) saves or takes back.
@@ -306,7 +303,7 @@ class LeaseService {
   // that is saved), and those whose timeout has passed.
   void AnswerWaiters(TimePoint now) REQUIRES(mu_);
   void ExpireWaiters(TimePoint now) REQUIRES(mu_);
-  void AnswerWaiter(int64_t id, const Waiter& w, TimePoint now) REQUIRES(mu_);
+  void AnswerWaiter(int64_t id, const LeaseWaiters::Waiter& w, TimePoint now) REQUIRES(mu_);
   Result<nlohmann::json> OnRequest(const Call& c) REQUIRES(mu_);
   Result<nlohmann::json> OnGet(const Call& c) REQUIRES(mu_);
   Result<nlohmann::json> OnAttach(const Call& c) REQUIRES(mu_);
@@ -366,8 +363,6 @@ class LeaseService {
   // has passed.
   void AnnounceRevocations(TimePoint now) REQUIRES(mu_);
   void CheckRevoked(TimePoint now) REQUIRES(mu_);
-  // Whether waiter `w` of `id` has its answer now.
-  bool IsSettled(int64_t id, const Waiter& w) const REQUIRES(mu_);
   bool IsAlive(const sched::ProcessRef& ref) REQUIRES(mu_);
   IdleAction IdleActionFor(const sched::Lease& lease) const REQUIRES(mu_);
   SlurmIdleAction SlurmActionFor(const sched::Lease& lease) const REQUIRES(mu_);
@@ -414,16 +409,14 @@ class LeaseService {
   void SaveLease(const sched::Lease& lease) REQUIRES(mu_);
   void SavePending(int64_t id) REQUIRES(mu_);
   void SaveShare(int64_t uid) REQUIRES(mu_);
-  // Every record, for a state file written anew.
-  void SaveAll() REQUIRES(mu_);
   void Erase(const char* kind, int64_t id) REQUIRES(mu_);
   void Event(const std::string& kind, int64_t lease_id, int64_t uid, const std::string& user,
              const std::vector<int>& gpus, const Actor& actor, const std::string& detail) REQUIRES(mu_);
-  // Commits what changed since the last commit. On failure keeps it for the
-  // next try and sets problem_.
+  // Commits what changed since the last commit (the journal keeps it for
+  // the next try when this fails), then answers the waiters it settles.
   Status Flush(TimePoint now) REQUIRES(mu_);
   // Replaces what Marks() gives with the book as it is now.
-  void PublishMarks() REQUIRES(mu_) EXCLUDES(marks_mu_);
+  void PublishMarks() REQUIRES(mu_);
   fleet::LeaseFigures ComputeFigures() const REQUIRES(mu_);
   // Notices a state file deleted or replaced under the agent, and reopens a
   // failing store once kStateRetryInterval has passed.
@@ -435,7 +428,6 @@ class LeaseService {
   sched::TimeBase Base() const;
 
   LeasePolicy policy_;
-  std::unique_ptr<store::LeaseState> state_ PT_GUARDED_BY(mu_);
   ProcessControl* processes_;
   Clock* clock_;
   Logger* logger_;
@@ -463,9 +455,7 @@ class LeaseService {
   BackfillGate backfill_ GUARDED_BY(mu_);
   int64_t backfill_preemptions_ GUARDED_BY(mu_) = 0;
   std::map<int, int64_t> backfill_preemptions_by_gpu_ GUARDED_BY(mu_);
-  // What Marks() gives; replaced whole by PublishMarks.
-  mutable Mutex marks_mu_;  // Taken after mu_ (PublishMarks), or alone (Marks).
-  std::shared_ptr<const GpuMarks> marks_ GUARDED_BY(marks_mu_) = std::make_shared<const GpuMarks>();
+  PublishedMarks marks_;  // What Marks() gives; replaced whole by PublishMarks.
   std::function<void()> on_revocation_ GUARDED_BY(mu_);
   std::function<void()> on_wants_reading_ GUARDED_BY(mu_);
   std::map<std::string, Claim> claims_ GUARDED_BY(mu_);  // By claim ("Slurm job 42").
@@ -475,14 +465,9 @@ class LeaseService {
   std::vector<Termination> terminations_ GUARDED_BY(mu_);
   std::vector<Signalling> signalling_ GUARDED_BY(mu_);
   std::map<std::pair<int64_t, std::string>, int64_t> keys_ GUARDED_BY(mu_);  // (uid, request_key) -> id.
-  std::string problem_ GUARDED_BY(mu_);  // Why changes cannot be saved; empty when they can.
-  std::optional<TimePoint> retry_at_ GUARDED_BY(mu_);  // When to reopen a failing store.
-  bool is_file_lost_ GUARDED_BY(mu_) = false;  // The state file was deleted or replaced.
   std::map<int64_t, sched::Waiting> waiting_ GUARDED_BY(mu_);  // The last decision's waiting, by request id.
-  std::multimap<int64_t, Waiter> waiters_ GUARDED_BY(mu_);  // By request id.
-  std::set<int64_t> touched_ GUARDED_BY(mu_);  // Waited-for ids with an event since the last save.
-  std::vector<store::StateChange> changes_ GUARDED_BY(mu_);
-  std::vector<store::LeaseEvent> events_ GUARDED_BY(mu_);
+  LeaseWaiters waiters_ GUARDED_BY(mu_);
+  LeaseJournal journal_ GUARDED_BY(mu_);
 };
 
 }  // namespace tarmac::leases

@@ -8,8 +8,6 @@
 // revoked (backfill preempted) or ends.
 #include <fmt/format.h>
 
-#include <set>
-
 #include "leases/callers.h"
 #include "leases/lease_service.h"
 
@@ -47,54 +45,23 @@ std::optional<std::string> LeaseService::Wait(const MethodEntry& method, const i
   if ((!is_queued && !is_watched) || timeout.count() == 0 || !reply.IsOpen()) {
     return Answer(method, request, peer, caller, now);
   }
-  waiters_.emplace(id->get<int64_t>(), Waiter{request.id, caller, reply, now + timeout, is_watched});
+  waiters_.Add(id->get<int64_t>(), LeaseWaiters::Waiter{request.id, caller, reply, now + timeout, is_watched});
   return std::nullopt;
 }
 
-bool LeaseService::IsSettled(int64_t id, const Waiter& w) const {
-  if (book_.FindPending(id) != nullptr) return false;
-  if (!w.watches) return true;
-  const sched::Lease* l = book_.FindLease(id);
-  return l == nullptr || l->revoking_since.has_value();
-}
-
-void LeaseService::AnswerWaiter(int64_t id, const Waiter& w, TimePoint now) {
+void LeaseService::AnswerWaiter(int64_t id, const LeaseWaiters::Waiter& w, TimePoint now) {
   Result<json> state = Get(id, w.viewer, now);
   w.reply.Send(state.ok() ? ipc::EncodeResult(w.request_id, state.value())
                           : ipc::EncodeError(w.request_id, ipc::kErrorNotFound, state.status().message()));
 }
 
 void LeaseService::AnswerWaiters(TimePoint now) {
-  for (int64_t id : touched_) {
-    auto [begin, end] = waiters_.equal_range(id);
-    for (auto it = begin; it != end;) {
-      if (!IsSettled(id, it->second)) {
-        ++it;
-        continue;
-      }
-      AnswerWaiter(id, it->second, now);
-      it = waiters_.erase(it);
-    }
-  }
-  touched_.clear();
+  waiters_.AnswerTouched(book_, [&](int64_t id, const LeaseWaiters::Waiter& w) REQUIRES(mu_) { AnswerWaiter(id, w, now); });
 }
 
 void LeaseService::ExpireWaiters(TimePoint now) {
-  if (waiters_.empty()) return;
-  // One pass over the queue, not one search per waiter.
-  std::set<int64_t> queued;
-  for (const sched::Pending& p : book_.queue()) queued.insert(p.id);
-  for (auto it = waiters_.begin(); it != waiters_.end();) {
-    bool is_settled = it->second.watches ? IsSettled(it->first, it->second) : queued.count(it->first) == 0;
-    if (!it->second.reply.IsOpen()) {
-      it = waiters_.erase(it);  // The caller hung up.
-    } else if (now >= it->second.deadline || (problem_.empty() && is_settled)) {
-      AnswerWaiter(it->first, it->second, now);
-      it = waiters_.erase(it);
-    } else {
-      ++it;
-    }
-  }
+  waiters_.Expire(book_, now, journal_.problem().empty(),
+                  [&](int64_t id, const LeaseWaiters::Waiter& w) REQUIRES(mu_) { AnswerWaiter(id, w, now); });
 }
 
 size_t LeaseService::waiter_count() const {

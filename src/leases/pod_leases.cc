@@ -53,14 +53,6 @@ Result<const sched::Lease*> LeaseService::GrantHeld(const sched::Caller& owner, 
   return held;
 }
 
-bool LeaseService::CanSave(TimePoint now) {
-  if (!problem_.empty() && state_ != nullptr) {
-    CheckStateFile(now);
-    if (!is_file_lost_ && Flush(now).ok()) problem_.clear();
-  }
-  return problem_.empty();
-}
-
 Status LeaseService::HoldForPod(const std::vector<std::string>& uuids) {
   const std::chrono::milliseconds bound = ClaimBound();
   TimePoint until = clock_->SteadyNow() + bound;
@@ -97,7 +89,7 @@ Result<bool> LeaseService::TryHoldForPod(const std::vector<std::string>& uuids) 
     MutexLock lock(&mu_);
     TimePoint now = clock_->SteadyNow();
     if (!has_gpus_) return Status::Unavailable("the agent has not read its GPUs yet");
-    if (!CanSave(now)) return Status::Unavailable(problem_ + "; the agent makes no lease change until it can save it");
+    if (!CanSave(now)) return Status::Unavailable(journal_.problem() + "; the agent makes no lease change until it can save it");
     std::set<int64_t> overlapping;
     for (const std::string& uuid : uuids) {
       int parent = -1;
