@@ -63,7 +63,7 @@ TEST(SnapshotMethodsTest, StatusMarksEachGpuWithItsLease) {
   ipc::Request status;
   status.method = "status";
   auto marks = std::make_shared<fleet::LeaseMarks>();
-  marks->leases[1] = fleet::GpuLease{7, "alice", false, false, false};
+  marks->leases[1] = fleet::GpuLease{7, "alice", fleet::LeaseKind::kRun, false};
   AgentInfo agent;
   agent.lease_marks = [marks]() -> std::shared_ptr<const fleet::LeaseMarks> { return marks; };
   fleet::Snapshot snapshot;
@@ -72,7 +72,7 @@ TEST(SnapshotMethodsTest, StatusMarksEachGpuWithItsLease) {
   json r = Parse(AnswerSnapshotMethod(status, {}, agent, &snapshot));
   EXPECT_FALSE(r["result"]["gpus"][0].contains("lease"));
   EXPECT_EQ(r["result"]["gpus"][1]["lease"]["id"], 7);
-  EXPECT_EQ(r["result"]["gpus"][1]["lease"]["kind"], "normal");
+  EXPECT_EQ(r["result"]["gpus"][1]["lease"]["kind"], "run");
 }
 
 }  // namespace

@@ -67,6 +67,17 @@ std::string PcieThroughput(const fleet::GpuView& g, const fleet::FleetView& prev
   return {};
 }
 
+// "backfill lease 3 (alice), yielding", "Slurm job 42 lease 5 (erin)".
+std::string LeaseNote(const fleet::GpuLease& l) {
+  std::string kind;
+  if (l.kind == fleet::LeaseKind::kBackfill || l.kind == fleet::LeaseKind::kPod) {
+    kind = std::string(fleet::LeaseKindName(l.kind)) + " ";
+  } else if (l.kind == fleet::LeaseKind::kSlurm) {
+    kind = "Slurm job " + l.slurm_job + " ";
+  }
+  return fmt::format("{}lease {} ({}){}", kind, l.id, l.user, l.is_revoking ? ", yielding" : "");
+}
+
 std::string Gib(int64_t bytes) { return fmt::format("{:.1f}", static_cast<double>(bytes) / (1 << 30)); }
 
 std::string Memory(const fleet::GpuView& g) {
@@ -113,8 +124,7 @@ std::string RenderMigInstance(const fleet::GpuView& g, const fleet::MigInstance&
   std::vector<std::string> notes;
   if (fleet::IsMigInstanceIdle(mi)) notes.push_back(paint(kYellow, "idle"));
   if (auto l = g.mig_leases.find(mi.uuid); l != g.mig_leases.end()) {
-    notes.push_back(paint(kYellow, fmt::format("{}lease {} ({})", l->second.is_pod ? "pod " : "", l->second.id,
-                                               l->second.user)));
+    notes.push_back(paint(kYellow, LeaseNote(l->second)));
   }
   if (auto p = g.mig_allocated_to.find(mi.uuid); p != g.mig_allocated_to.end()) {
     notes.push_back(fmt::format("pod {}/{}", p->second.pod_namespace, p->second.pod));
@@ -196,12 +206,7 @@ std::string RenderStatus(const fleet::FleetView& fleet, const RenderOptions& opt
       if (std::string pcie = PcieThroughput(g, *options.previous); !pcie.empty()) notes.push_back(pcie);
     }
     if (g.lease) {
-      std::string kind = g.lease->is_backfill         ? "backfill "
-                         : g.lease->is_pod            ? "pod "
-                         : !g.lease->slurm_job.empty() ? "Slurm job " + g.lease->slurm_job + " "
-                                                       : "";
-      notes.push_back(paint(kYellow, fmt::format("{}lease {} ({}){}", kind, g.lease->id, g.lease->user,
-                                                 g.lease->is_revoking ? ", yielding" : "")));
+      notes.push_back(paint(kYellow, LeaseNote(*g.lease)));
     }
     if (!m.idle_holding_pids.empty()) {
       holding += static_cast<int>(m.idle_holding_pids.size());

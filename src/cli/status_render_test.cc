@@ -71,7 +71,7 @@ TEST(StatusRenderTest, MigInstancesAreShownUnderTheirGpuWithTheirHolders) {
     p.details.command = "python job.py";
     g.processes.push_back(p);
   }
-  g.mig_leases["MIG-1"] = fleet::GpuLease{7, "alice", false, false, false};
+  g.mig_leases["MIG-1"] = fleet::GpuLease{7, "alice", fleet::LeaseKind::kRun, false};
   g.mig_allocated_to["MIG-2"] = {"infer-0", "serve", "server"};
   std::string out = RenderStatus(f, RenderOptions{});
   EXPECT_NE(out.find("  25%  "), std::string::npos) << out;  // The GPU: its engine's activity (GPM).

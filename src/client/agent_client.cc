@@ -138,7 +138,10 @@ Result<int64_t> AgentClient::ChooseLease(const std::string& given, const std::st
   std::vector<int64_t> mine;
   for (const json& l : leases.value()["leases"]) {
     if (l.value("uid", int64_t{-1}) != static_cast<int64_t>(getuid())) continue;
-    if (!kind.empty() && l.value("kind", std::string()) != kind) continue;
+    // A reservation may be of kind backfill too: its own flag says.
+    bool is_kind = kind == "reservation" ? l.value("reservation", l.value("kind", std::string()) == kind)
+                                         : l.value("kind", std::string()) == kind;
+    if (!kind.empty() && !is_kind) continue;
     mine.push_back(l["id"].get<int64_t>());
   }
   if (mine.size() == 1) return mine[0];

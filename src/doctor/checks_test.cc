@@ -382,7 +382,7 @@ TEST(DoctorChecksTest, ProcessesOutsideTheirAllocation) {
   in = Healthy();
   in.processes[100].cuda_visible_devices = "GPU-00000000";  // Its own, by prefix.
   EXPECT_TRUE(Of(in, "allocation").empty());
-  in.fleet.gpus[0].lease = fleet::GpuLease{7, "carol", false, false};
+  in.fleet.gpus[0].lease = fleet::GpuLease{7, "carol", fleet::LeaseKind::kRun, false};
   f = Of(in, "allocation");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_NE(f[0].summary.find("leased to carol"), std::string::npos);

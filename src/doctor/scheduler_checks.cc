@@ -102,7 +102,7 @@ void CheckAllocation(const DoctorInputs& in, CheckOutput* out) {
         out->findings.push_back(MakeFinding(
             "allocation", Severity::kWarning, i, fmt::format("{} runs on gpu {}, leased to {}", who, i, g.lease->user),
             fmt::format("lease {} ({}{}) holds gpu {}", g.lease->id, g.lease->user,
-                        g.lease->is_backfill ? ", backfill" : "", i),
+                        g.lease->is_backfill() ? ", backfill" : "", i),
             "another user's process shares a leased GPU: the lease holder's job slows down or runs out of memory",
             "ask the process's owner to use tarmac run; [leases] foreign_policy = \"terminate\" ends such "
             "processes"));

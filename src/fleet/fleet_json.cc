@@ -162,10 +162,7 @@ json MigInstancesToJson(const GpuView& g) {
 json GpuLeaseToJson(const GpuLease& lease) {
   json j = {{"id", lease.id},
             {"user", lease.user},
-            {"kind", lease.is_backfill         ? "backfill"
-                     : lease.is_pod            ? "pod"
-                     : !lease.slurm_job.empty() ? "slurm"
-                                               : "normal"},
+            {"kind", LeaseKindName(lease.kind)},
             {"revoking", lease.is_revoking}};
   if (!lease.slurm_job.empty()) j["slurm_job"] = lease.slurm_job;
   return j;
@@ -216,10 +213,11 @@ GpuLease GpuLeaseFromJson(const json& lease) {
   GpuLease l;
   l.id = lease.value("id", int64_t{0});
   l.user = GetString(lease, "user");
-  l.is_backfill = GetString(lease, "kind") == "backfill";
+  // "normal": what agents before the one vocabulary said of run and
+  // reservation leases.
+  l.kind = ParseLeaseKind(GetString(lease, "kind")).value_or(LeaseKind::kRun);
   l.is_revoking = lease.value("revoking", false);
-  l.is_pod = GetString(lease, "kind") == "pod";
-  if (GetString(lease, "kind") == "slurm") l.slurm_job = GetString(lease, "slurm_job");
+  if (l.kind == LeaseKind::kSlurm) l.slurm_job = GetString(lease, "slurm_job");
   return l;
 }
 

@@ -73,6 +73,27 @@ TEST(StatusJsonTest, FleetFromJsonIsTheInverse) {
   EXPECT_EQ(back.value().taken_at, Example().taken_at);
 }
 
+// Every lease kind survives status JSON; "normal", what agents before the
+// one vocabulary said of run and reservation leases, reads as run.
+TEST(StatusJsonTest, LeaseKindsSurviveAndAnOlderAgentsNormalReadsAsRun) {
+  FleetView f = Example();
+  f.gpus[0].lease = GpuLease{4, "bob", LeaseKind::kSlurm, false, "42"};
+  f.gpus[1].lease = GpuLease{5, "batch", LeaseKind::kBackfill, true};
+  nlohmann::json j = StatusToJson(f);
+  EXPECT_EQ(j["gpus"][0]["lease"]["kind"], "slurm");
+  EXPECT_EQ(j["gpus"][0]["lease"]["slurm_job"], "42");
+  EXPECT_EQ(j["gpus"][1]["lease"]["kind"], "backfill");
+  Result<FleetView> back = FleetFromJson(j);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back.value().gpus[0].lease->slurm_job, "42");
+  EXPECT_TRUE(back.value().gpus[1].lease->is_backfill());
+  EXPECT_TRUE(back.value().gpus[1].lease->is_revoking);
+  j["gpus"][1]["lease"]["kind"] = "normal";
+  back = FleetFromJson(j);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back.value().gpus[1].lease->kind, LeaseKind::kRun);
+}
+
 TEST(StatusJsonTest, RejectsWhatIsNotAStatusDocument) {
   EXPECT_EQ(FleetFromJson(nlohmann::json::array()).status().code(), StatusCode::kCorruption);
   EXPECT_FALSE(FleetFromJson({{"version", 2}, {"gpus", nlohmann::json::array()}}).ok());

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "fleet/lease_kind.h"
 #include "fleet/gpu_types.h"
 #include "fleet/process_details.h"
 
@@ -28,10 +29,11 @@ struct ProcessView {
 struct GpuLease {
   int64_t id = 0;
   std::string user;
-  bool is_backfill = false;  // Preemptible batch work on an otherwise idle GPU.
+  LeaseKind kind = LeaseKind::kRun;
   bool is_revoking = false;  // A backfill lease being preempted (in its grace).
-  bool is_pod = false;       // The kubelet allocated it to a pod.
-  std::string slurm_job = std::string();  // A Slurm job's GPUs (its prolog): the job id.
+  std::string slurm_job = std::string();  // Kind slurm: the job id.
+
+  bool is_backfill() const { return kind == LeaseKind::kBackfill; }
 };
 
 struct GpuView {

@@ -25,11 +25,11 @@ FleetView TwoGpusOneInMig() {
 
 TEST(LeaseMarksTest, MarksWhatIsHeldAndClearsWhatIsNot) {
   FleetView f = TwoGpusOneInMig();
-  f.gpus[1].lease = GpuLease{9, "stale", false, false, false};  // Held once, not now.
+  f.gpus[1].lease = GpuLease{9, "stale", LeaseKind::kRun, false};  // Held once, not now.
   LeaseMarks marks;
-  marks.leases[0] = GpuLease{3, "alice", true, true, false};
-  marks.mig_leases["MIG-1-1"] = GpuLease{4, "bob", false, false, false, "42"};
-  marks.mig_leases["MIG-7-7"] = GpuLease{5, "nobody", false, false, false};  // No such instance here.
+  marks.leases[0] = GpuLease{3, "alice", LeaseKind::kBackfill, true};
+  marks.mig_leases["MIG-1-1"] = GpuLease{4, "bob", LeaseKind::kSlurm, false, "42"};
+  marks.mig_leases["MIG-7-7"] = GpuLease{5, "nobody", LeaseKind::kRun, false};  // No such instance here.
   marks.preemptions[0] = 2;
   ApplyLeaseMarks(marks, &f);
   ASSERT_TRUE(f.gpus[0].lease.has_value());

@@ -14,7 +14,9 @@ namespace {
 
 // A device a lease holds is not offered to pods, unless a pod holds it (the
 // kubelet's own) or backfill does (it gives way to a pod's Allocate).
-bool IsKeptFromPods(const fleet::GpuLease& l) { return !l.is_pod && !l.is_backfill; }
+bool IsKeptFromPods(const fleet::GpuLease& l) {
+  return l.kind != fleet::LeaseKind::kPod && l.kind != fleet::LeaseKind::kBackfill;
+}
 
 }  // namespace
 

@@ -33,9 +33,9 @@ TEST(PluginDevicesTest, UnhealthyWhenLostCriticalOrHeldByALeaseOtherThanAPodsOrB
   f.gpus[1].sample.health = fleet::GpuHealth::kLost;
   f.gpus[2].sample.health = fleet::GpuHealth::kUnresponsive;
   // GPU 4 a reservation, 5 a pod's, 3 backfill (which gives way to a pod).
-  std::map<int, fleet::GpuLease> leases = {{4, {7, "alice", false, false, false}},
-                                           {5, {8, "ml/p", false, false, true}},
-                                           {3, {9, "bob", true, false, false}}};
+  std::map<int, fleet::GpuLease> leases = {{4, {7, "alice", fleet::LeaseKind::kRun, false}},
+                                           {5, {8, "ml/p", fleet::LeaseKind::kPod, false}},
+                                           {3, {9, "bob", fleet::LeaseKind::kBackfill, false}}};
   std::vector<PluginDevice> d = DevicesOf(f, leases, {6});
   ASSERT_EQ(d.size(), 8u);
   std::vector<bool> healthy;
@@ -89,8 +89,8 @@ TEST(PluginDevicesTest, MigStrategiesOfferInstancesAsNvidiaDoes) {
     }
   }
   f.gpus[1].sample.health = fleet::GpuHealth::kLost;
-  std::map<std::string, fleet::GpuLease> mig_leases = {{"MIG-0-2", {5, "alice", false, false, false}},
-                                                       {"MIG-0-1", {6, "ml/p", false, false, true}}};
+  std::map<std::string, fleet::GpuLease> mig_leases = {{"MIG-0-2", {5, "alice", fleet::LeaseKind::kRun, false}},
+                                                       {"MIG-0-1", {6, "ml/p", fleet::LeaseKind::kPod, false}}};
   auto ids = [](const std::vector<PluginDevice>& d) {
     std::vector<std::string> out;
     for (const PluginDevice& x : d) out.push_back(x.id + (x.is_healthy ? "" : "!"));

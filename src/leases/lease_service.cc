@@ -574,8 +574,7 @@ json LeaseService::QueueJson(TimePoint now) const {
 void LeaseService::PublishMarks() {
   auto marks = std::make_shared<GpuMarks>();
   for (const auto& [id, l] : book_.leases()) {
-    fleet::GpuLease mark{id, l.user, l.priority == sched::Priority::kBackfill, l.revoking_since.has_value(), l.is_pod,
-                         l.slurm_job};
+    fleet::GpuLease mark{id, l.user, sched::KindOf(l), l.revoking_since.has_value(), l.slurm_job};
     if (sched::IsMigLease(l)) {
       marks->mig_leases[l.uuids[0]] = mark;
       continue;

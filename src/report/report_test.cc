@@ -39,7 +39,7 @@ fleet::FleetView Fleet(int64_t t) {
       g.processes.push_back(p);
     }
     if (i == 1 && t >= kT0 + 3600 && t < kT0 + 5400) {
-      g.lease = fleet::GpuLease{7, "batch", true, t >= kT0 + 5390};
+      g.lease = fleet::GpuLease{7, "batch", fleet::LeaseKind::kBackfill, t >= kT0 + 5390};
     }
     if (i == 1 && t >= kT0 + 5390) g.backfill_preemptions = 1;
     // The kubelet: GPU 0 to a training pod all along, GPU 1 to a notebook
@@ -48,8 +48,8 @@ fleet::FleetView Fleet(int64_t t) {
     if (i == 1 && t >= kT0 + 5400) g.allocated_to = fleet::KubernetesNames{"notebook-0", "research", "lab"};
     // Slurm: GPU 0 to job 4242 of erin for the first hour; GPU 1 to job
     // 4243 for 30 s, half of a minute.
-    if (i == 0 && t < kT0 + 3600) g.lease = fleet::GpuLease{9, "erin", false, false, false, "4242"};
-    if (i == 1 && t >= kT0 + 30 && t < kT0 + 60) g.lease = fleet::GpuLease{10, "erin", false, false, false, "4243"};
+    if (i == 0 && t < kT0 + 3600) g.lease = fleet::GpuLease{9, "erin", fleet::LeaseKind::kSlurm, false, "4242"};
+    if (i == 1 && t >= kT0 + 30 && t < kT0 + 60) g.lease = fleet::GpuLease{10, "erin", fleet::LeaseKind::kSlurm, false, "4243"};
     f.gpus.push_back(g);
   }
   return f;

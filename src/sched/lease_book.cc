@@ -233,10 +233,11 @@ std::vector<std::pair<int64_t, MigPick>> LeaseBook::DecideMig(std::vector<GpuSlo
   return grants;
 }
 
-const char* LeaseKindName(const Lease& lease) {
-  if (lease.is_pod) return "pod";
-  if (!lease.slurm_job.empty()) return "slurm";
-  return lease.is_reservation ? "reservation" : "run";
+fleet::LeaseKind KindOf(const Lease& lease) {
+  if (lease.is_pod) return fleet::LeaseKind::kPod;
+  if (!lease.slurm_job.empty()) return fleet::LeaseKind::kSlurm;
+  if (lease.priority == Priority::kBackfill) return fleet::LeaseKind::kBackfill;
+  return lease.is_reservation ? fleet::LeaseKind::kReservation : fleet::LeaseKind::kRun;
 }
 
 std::optional<int64_t> LeaseBook::Occupant(int gpu_index, const std::string& mig_uuid) const {

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "fleet/lease_kind.h"
 #include "common/result.h"
 #include "common/status.h"
 #include "sched/fair_share.h"
@@ -101,11 +102,14 @@ inline bool IsMigLease(const Lease& lease) {
   return lease.uuids.size() == 1 && lease.uuids[0].rfind("MIG-", 0) == 0;
 }
 
-// What a lease is, as listings and the saved state name it.
-const char* LeaseKindName(const Lease& lease);
+// What a lease is (fleet/lease_kind.h): pod, Slurm, backfill (run or
+// reservation), reservation or run, the first that applies.
+fleet::LeaseKind KindOf(const Lease& lease);
+// Its kind's name, as listings, events and the saved state say it.
+inline std::string_view LeaseKindName(const Lease& lease) { return fleet::LeaseKindName(KindOf(lease)); }
 // Whether another scheduler (the kubelet, Slurm) decides when the lease
 // ends: it has no client to outlive and no one releases it through tarmac.
-inline bool IsExternal(const Lease& lease) { return lease.is_pod || !lease.slurm_job.empty(); }
+inline bool IsExternal(const Lease& lease) { return fleet::IsExternal(KindOf(lease)); }
 
 struct Pending {
   int64_t id = 0;

@@ -140,6 +140,7 @@ json LeaseToJson(const Lease& l, const TimeBase& base) {
           {"idle_timeout_seconds", Seconds(l.idle_timeout)},
           {"command", l.command},
           {"kind", LeaseKindName(l)},
+          {"reservation", l.is_reservation},
           {"holder", Ref(l.holder)},
           {"job", Ref(l.job)},
           {"token", l.token},
@@ -188,21 +189,23 @@ Result<Lease> LeaseFromJson(const json& j, const TimeBase& base) {
   if (has_idle_since) l.idle_since = base.FromUnix(idle_since);
   if (is_revoking) l.revoking_since = base.FromUnix(revoking_since);
   if (l.gpus.size() != l.uuids.size()) return Status::Corruption("lease.uuids: one per GPU expected");
-  if (kind != "run" && kind != "reservation" && kind != "pod" && kind != "slurm") {
-    return Status::Corruption("lease.kind: expected run, reservation, pod or slurm");
-  }
+  std::optional<fleet::LeaseKind> parsed = fleet::ParseLeaseKind(kind);
+  if (!parsed) return Status::Corruption("lease.kind: expected one of " + fleet::LeaseKindNames());
+  bool is_reservation = *parsed == fleet::LeaseKind::kReservation;
+  if (j.is_object() && j.contains("reservation")) f.Get("reservation", &is_reservation);
+  if (Status s = f.status(); !s.ok()) return AsCorruption(s);
   if (j.is_object() && j.contains("slurm_job") && j["slurm_job"].is_string()) {
     l.slurm_job = j["slurm_job"].get<std::string>();
   }
   if (j.is_object() && j.contains("slurm_partition") && j["slurm_partition"].is_string()) {
     l.slurm_partition = j["slurm_partition"].get<std::string>();
   }
-  if (kind == "slurm" && l.slurm_job.empty()) return Status::Corruption("lease.slurm_job: expected a job id");
+  if (*parsed == fleet::LeaseKind::kSlurm && l.slurm_job.empty()) return Status::Corruption("lease.slurm_job: expected a job id");
   if (j.is_object() && j.contains("mig_profile") && j["mig_profile"].is_string()) {
     l.mig_profile = j["mig_profile"].get<std::string>();
   }
-  l.is_reservation = kind == "reservation";
-  l.is_pod = kind == "pod";
+  l.is_reservation = is_reservation;
+  l.is_pod = *parsed == fleet::LeaseKind::kPod;
   l.granted_at = base.FromUnix(granted);
   if (ends) l.ends_at = base.FromUnix(*ends);
   return l;

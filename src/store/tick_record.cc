@@ -43,7 +43,7 @@ bool ReadValues(VarintReader* r, size_t count, std::array<std::optional<int64_t>
 }
 
 int64_t BackfillValue(const fleet::GpuView& gpu) {
-  if (!gpu.lease || !gpu.lease->is_backfill) return 0;
+  if (!gpu.lease || !gpu.lease->is_backfill()) return 0;
   return gpu.lease->is_revoking ? 2 : 1;
 }
 
@@ -78,7 +78,7 @@ GpuValues MigValuesOf(const fleet::GpuView& gpu, const fleet::MigInstance& insta
   }
   v[kHeldIdle] = is_held_idle ? 1 : 0;
   auto lease = gpu.mig_leases.find(instance.uuid);
-  v[kBackfill] = lease != gpu.mig_leases.end() && lease->second.is_backfill ? 1 : 0;
+  v[kBackfill] = lease != gpu.mig_leases.end() && lease->second.is_backfill() ? 1 : 0;
   return v;
 }
 

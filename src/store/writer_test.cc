@@ -259,11 +259,11 @@ TEST_F(WriterTest, BackfillLeaseTimeAndPreemptionsAreKeptPerGpu) {
     // GPU 1 is backfilled from 10 s to 70 s, preempted at 60 s; again from
     // 90 s, preempted at 100 s (by then the GPU cannot be read: the lease
     // time still counts); GPU 0 holds a normal lease throughout.
-    f.gpus[0].lease = fleet::GpuLease{1, "alice", false, false};
+    f.gpus[0].lease = fleet::GpuLease{1, "alice", fleet::LeaseKind::kRun, false};
     bool first = t >= kT0 + 10 && t < kT0 + 70;
     bool second = t >= kT0 + 90 && t < kT0 + 105;
     if (first || second) {
-      f.gpus[1].lease = fleet::GpuLease{first ? 2 : 3, "batch", true, (t >= kT0 + 60 && t < kT0 + 70) || t >= kT0 + 100};
+      f.gpus[1].lease = fleet::GpuLease{first ? 2 : 3, "batch", fleet::LeaseKind::kBackfill, (t >= kT0 + 60 && t < kT0 + 70) || t >= kT0 + 100};
     }
     f.gpus[1].backfill_preemptions = (t >= kT0 + 60 ? 1 : 0) + (t >= kT0 + 100 ? 1 : 0);
     if (t >= kT0 + 100) f.gpus[1].sample.health = fleet::GpuHealth::kUnresponsive;
@@ -344,7 +344,7 @@ TEST_F(WriterTest, AllocationsOfPodsAndSlurmJobsAreKeptAsStretchesAcrossARestart
   auto allocated = [](int64_t t) {
     fleet::FleetView f = Fleet(t);
     f.gpus[1].allocated_to = fleet::KubernetesNames{"notebook-0", "research", "lab"};
-    f.gpus[0].lease = fleet::GpuLease{3, "erin", false, false, false, "4242"};  // A Slurm job's.
+    f.gpus[0].lease = fleet::GpuLease{3, "erin", fleet::LeaseKind::kSlurm, false, "4242"};  // A Slurm job's.
     return f;
   };
   {

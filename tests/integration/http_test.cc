@@ -103,7 +103,7 @@ TEST_F(HttpTest, RegressionHttpStatusShowsWhoHoldsEachGpuAsTheSocketDoes) {
   ASSERT_TRUE(WaitFor([&] { return held_over_http().size() == 1; })) << held_over_http().dump();
   nlohmann::json lease = held_over_http()[0];
   EXPECT_EQ(lease["id"], id);
-  EXPECT_EQ(lease["kind"], "normal");
+  EXPECT_EQ(lease["kind"], "reservation");
   nlohmann::json socket_status = AgentStatus();
   int marked = 0;
   for (const nlohmann::json& g : socket_status["gpus"]) {

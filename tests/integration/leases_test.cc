@@ -179,7 +179,7 @@ TEST_F(LeasesTest, StatusAndPickKnowAboutLeases) {
   json status = AgentStatus();
   EXPECT_FALSE(status["gpus"][0].contains("lease"));
   EXPECT_EQ(status["gpus"][1]["lease"]["id"], id);
-  EXPECT_EQ(status["gpus"][1]["lease"]["kind"], "normal");
+  EXPECT_EQ(status["gpus"][1]["lease"]["kind"], "reservation");
   EXPECT_EQ(status["gpus"][1]["lease"]["revoking"], false);
   RunResult text = T({"status"});
   EXPECT_NE(text.out.find("lease " + std::to_string(id) + " (root)"), std::string::npos) << text.out;
