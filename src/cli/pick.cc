@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include "common/units.h"
+#include "sched/fleet_slots.h"
+#include "sched/placement.h"
 
 namespace tarmac::cli {
 
@@ -21,6 +23,11 @@ PickResult Pick(const fleet::FleetView& fleet, const PickRequest& request) {
     if (g.lease) {
       result.rejections.push_back(
           fmt::format("gpu {}: leased to {} (lease {}); tarmac run queues for it", g.info.index, g.lease->user, g.lease->id));
+      continue;
+    }
+    if (g.info.is_mig_enabled.value_or(false) || !s.mig_instances.empty()) {
+      result.rejections.push_back(fmt::format(
+          "gpu {}: in MIG mode (CUDA takes one of its instances: tarmac run --mig PROFILE)", g.info.index));
       continue;
     }
     if (!s.memory_free_bytes) {
@@ -54,9 +61,20 @@ PickResult Pick(const fleet::FleetView& fleet, const PickRequest& request) {
     }
     return a->info.index < b->info.index;
   });
-  if (static_cast<int>(candidates.size()) >= request.count) {
-    candidates.resize(static_cast<size_t>(request.count));
-    result.chosen = std::move(candidates);
+  if (static_cast<int>(candidates.size()) < request.count) return result;
+  // Which of the ranked candidates: as a lease would be placed (NVLink
+  // domain, PCIe switch, NUMA node), ties to the better ranked.
+  std::vector<sched::GpuSlot> slots = sched::SlotsOf(fleet);
+  std::vector<sched::GpuSlot> ranked;
+  for (const fleet::GpuView* g : candidates) ranked.push_back(slots[static_cast<size_t>(g - fleet.gpus.data())]);
+  sched::GpuWants wants;
+  wants.gpu_count = request.count;
+  std::optional<std::vector<int>> placed = sched::PickGpus(ranked, wants);
+  if (!placed) return result;
+  // Best ranked first.
+  for (const fleet::GpuView* g : candidates) {
+    int position = static_cast<int>(g - fleet.gpus.data());
+    if (std::find(placed->begin(), placed->end(), position) != placed->end()) result.chosen.push_back(g);
   }
   return result;
 }

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // Choosing GPUs for a new job (`tarmac pick`). A GPU is a candidate when it
-// is readable, has at least the requested free memory, and its recent
-// utilization (the device's own history, not one instant) is at most the
-// limit. Candidates are ranked: least recently used first, then fewest
-// processes, then most free memory, then lowest index. Pure function.
+// is readable, in no lease, not in MIG mode, has at least the requested
+// free memory, and its recent utilization (the device's own history, not
+// one instant) is at most the limit. Candidates are ranked: least recently
+// used first, then fewest processes, then most free memory, then lowest
+// index. The GPUs chosen among them are placed as a lease's would be
+// (sched/placement.h: several GPUs from one NVLink domain, PCIe switch or
+// NUMA node; one GPU outside NVLink domains first), ties going to the
+// better ranked. Pure function.
 #pragma once
 
 #include <cstdint>

@@ -32,26 +32,28 @@ std::vector<int> FlatCounts(const std::vector<const GpuSlot*>& free, int GpuSlot
 }
 
 // The free GPUs of the best group by `key` (-1: not grouped) that holds
-// `count`: the smallest group that fits (the lowest value on a tie), in
-// index order. Empty when no group holds `count`.
+// `count`: the smallest group that fits, on a tie the one whose first GPU
+// comes first in `free`, in `free`'s order. Empty when no group holds
+// `count`.
 std::vector<const GpuSlot*> OneGroup(const std::vector<const GpuSlot*>& free, int count, int GpuSlot::*key) {
   bool is_flat = false;
   std::vector<int> flat = FlatCounts(free, key, &is_flat);
-  int best_key = -1;
+  std::map<int, int> counts = is_flat ? std::map<int, int>() : CountByKey(free, key);
+  auto size_of = [&](int value) { return is_flat ? flat[static_cast<size_t>(value)] : counts[value]; };
   int best_size = 0;
-  auto consider = [&](int value, int size) {
-    if (size >= count && (best_key < 0 || size < best_size)) {
-      best_key = value;
-      best_size = size;
-    }
-  };
-  if (is_flat) {
-    for (size_t v = 0; v < flat.size(); ++v) consider(static_cast<int>(v), flat[v]);
-  } else {
-    for (const auto& [value, size] : CountByKey(free, key)) consider(value, size);
+  for (const GpuSlot* g : free) {
+    int size = g->*key >= 0 ? size_of(g->*key) : 0;
+    if (size >= count && (best_size == 0 || size < best_size)) best_size = size;
   }
   std::vector<const GpuSlot*> members;
-  if (best_key < 0) return members;
+  if (best_size == 0) return members;
+  int best_key = -1;
+  for (const GpuSlot* g : free) {
+    if (g->*key >= 0 && size_of(g->*key) == best_size) {
+      best_key = g->*key;
+      break;
+    }
+  }
   members.reserve(static_cast<size_t>(best_size));
   for (const GpuSlot* g : free) {
     if (g->*key == best_key) members.push_back(g);

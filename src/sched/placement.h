@@ -69,8 +69,10 @@ using Overrides = std::vector<Override>;  // Indexed like the GPUs; may be empty
 // `min_free_memory_bytes`. Never a GPU in MIG mode.
 bool IsFree(const GpuSlot& gpu, int64_t min_free_memory_bytes, Override change = Override::kNone);
 
-// GPU indices for `wants`, or empty when they do not fit now. `gpus` is
-// ordered by index (gpus[i].index == i).
+// GPU indices for `wants`, or empty when they do not fit now. `gpus` may
+// be in any order (a tie between equally placed GPUs goes to the earlier:
+// callers with a preference put it first); `overrides` is indexed by
+// GpuSlot::index.
 std::optional<std::vector<int>> PickGpus(const std::vector<GpuSlot>& gpus, const GpuWants& wants,
                                          const Overrides& overrides = {});
 
