@@ -422,9 +422,11 @@ Status Agent::Serve() {
   doctor.store_path = history != nullptr ? config::StorePath(config_) : std::string();
   doctor.latest = [sampler] { return sampler->Latest(); };
   doctor.lease_marks = [leases]() -> std::shared_ptr<const fleet::LeaseMarks> { return leases->Marks(); };
-  doctor.record_event = [leases, history](const std::string& kind, const std::string& detail) {
-    leases->RecordEvent(kind, -1, "", -1, detail);
-    if (history != nullptr) history->RecordEvent(kind, detail);
+  doctor.record_events = [leases, history](const std::vector<std::pair<std::string, std::string>>& kind_detail) {
+    leases->RecordAgentEvents(kind_detail);
+    if (history != nullptr) {
+      for (const auto& [kind, detail] : kind_detail) history->RecordEvent(kind, detail);
+    }
   };
   doctor_ = std::make_unique<DoctorWatch>(std::move(doctor), clock_, logger_);
   doctor_for_ticks_.store(doctor_.get());

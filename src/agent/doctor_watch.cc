@@ -6,6 +6,7 @@
 
 #include <set>
 
+#include "common/clock.h"
 #include "common/host_name.h"
 #include "doctor/gather.h"
 #include "doctor/playbook.h"
@@ -47,7 +48,7 @@ void DoctorWatch::Loop(std::stop_token stop) {
   for (;;) {
     RunOnce();
     MutexLock lock(&mu_);
-    lock.WaitUntil(wake_, stop, std::chrono::steady_clock::now() + options_.watch.interval, [] { return false; });
+    lock.WaitUntil(wake_, stop, RealSteadyNow() + options_.watch.interval, [] { return false; });
     if (stop.stop_requested()) return;
   }
 }
@@ -113,8 +114,8 @@ void DoctorWatch::RunOnce() {
   }
   for (const auto& [kind, detail] : events) {
     logger_->Log(kind == "doctor_finding" ? LogLevel::kWarning : LogLevel::kInfo, "doctor: {}: {}", kind, detail);
-    if (options_.record_event) options_.record_event(kind, detail);
   }
+  if (options_.record_events && !events.empty()) options_.record_events(events);
 }
 
 std::shared_ptr<const fleet::LeaseFigures::FindingCounts> DoctorWatch::Counts() const {

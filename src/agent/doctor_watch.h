@@ -39,8 +39,9 @@ struct DoctorWatchOptions {
   std::string store_path;  // The history, read for throttling; "" or missing: none.
   std::function<std::shared_ptr<const fleet::Snapshot>()> latest;
   std::function<std::shared_ptr<const fleet::LeaseMarks>()> lease_marks;  // Who holds each GPU.
-  // Records an event ("doctor_finding", "doctor_cleared") with its detail.
-  std::function<void(const std::string& kind, const std::string& detail)> record_event;
+  // Records the events of one run ("doctor_finding", "doctor_cleared",
+  // each with its detail) together: a reader sees all of a run or none.
+  std::function<void(const std::vector<std::pair<std::string, std::string>>& kind_detail)> record_events;
 };
 
 class DoctorWatch {

@@ -21,8 +21,8 @@ using nlohmann::json;
 
 void Print(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
 
-double NowUnix() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+double UnixOf(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration<double>(t.time_since_epoch()).count();
 }
 
 std::string LocalTime(double unix_seconds) {
@@ -128,7 +128,7 @@ std::string RenderQueue(const json& answer) {
                      rows);
 }
 
-int RunLeaseCommands(const GlobalOptions& global, const LeaseCommands& c) {
+int RunLeaseCommands(const GlobalOptions& global, const LeaseCommands& c, Clock* clock) {
   if (c.reserve == nullptr) return -1;  // Not registered: another command was named.
   client::AgentClient agent(global.socket);
   client::CallOptions once;
@@ -185,7 +185,7 @@ int RunLeaseCommands(const GlobalOptions& global, const LeaseCommands& c) {
     Result<json> r = agent.Call(method, json::object(), once);
     if (!r.ok()) return LeaseExit(method, r.status());
     Print(options->json ? r.value().dump(2) + "\n"
-          : std::string(method) == "leases" ? RenderLeases(r.value(), NowUnix())
+          : std::string(method) == "leases" ? RenderLeases(r.value(), UnixOf(clock->WallNow()))
                                             : RenderQueue(r.value()));
     return kExitOk;
   }

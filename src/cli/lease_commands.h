@@ -15,6 +15,7 @@
 
 #include "cli/options.h"
 #include "cli/run_command.h"
+#include "common/clock.h"
 
 namespace tarmac::cli {
 
@@ -52,7 +53,7 @@ struct LeaseCommands {
 
 void AddLeaseCommands(CLI::App* app, LeaseCommands* commands, GlobalOptions* global);
 // Runs whichever was parsed; -1 when none was (or none was added).
-int RunLeaseCommands(const GlobalOptions& global, const LeaseCommands& commands);
+int RunLeaseCommands(const GlobalOptions& global, const LeaseCommands& commands, Clock* clock);
 
 // The tables `tarmac leases` and `tarmac queue` print. Pure but for the
 // current time, passed in.

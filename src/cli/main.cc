@@ -163,7 +163,7 @@ int main(int argc, char** argv) {
   if (parsed(zombies_cmd)) return RunZombies(global, zombies);
   if (parsed(doctor_cmd)) return RunDoctor(global, doctor, clock, &logger);
   if (parsed(run_cmd)) return RunRun(global, run);
-  if (parsed(shell_cmd)) return RunShell(global, shell);
-  if (int code = RunLeaseCommands(global, lease_commands); code >= 0) return code;
+  if (parsed(shell_cmd)) return RunShell(global, shell, clock);
+  if (int code = RunLeaseCommands(global, lease_commands, clock); code >= 0) return code;
   return kExitUsage;
 }

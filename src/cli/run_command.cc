@@ -320,7 +320,7 @@ CLI::App* AddShellCommand(CLI::App* app, ShellOptions* options, GlobalOptions* g
   return cmd;
 }
 
-int RunShell(const GlobalOptions& global, const ShellOptions& options) {
+int RunShell(const GlobalOptions& global, const ShellOptions& options, Clock* clock) {
   client::AgentClient agent(global.socket);
   Result<int64_t> id = agent.ChooseLease(options.lease, "reservation");
   if (!id.ok()) return LeaseExit("shell", id.status());
@@ -369,7 +369,7 @@ int RunShell(const GlobalOptions& global, const ShellOptions& options) {
     if (w == child && !WIFSTOPPED(status)) break;
     if (w < 0 && errno != EINTR) return kExitError;
     watcher.Poll();
-    usleep(100 * 1000);
+    clock->SleepUntil(clock->SteadyNow() + std::chrono::milliseconds(100), std::stop_token());
   }
   return ExitCodeOf(status);
 }

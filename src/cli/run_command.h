@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "cli/options.h"
+#include "common/clock.h"
 #include "client/agent_client.h"
 #include "client/lease_request.h"
 #include "common/result.h"
@@ -60,6 +61,6 @@ CLI::App* AddRunCommand(CLI::App* app, RunOptions* options, GlobalOptions* globa
 int RunRun(const GlobalOptions& global, const RunOptions& options);
 
 CLI::App* AddShellCommand(CLI::App* app, ShellOptions* options, GlobalOptions* global);
-int RunShell(const GlobalOptions& global, const ShellOptions& options);
+int RunShell(const GlobalOptions& global, const ShellOptions& options, Clock* clock);
 
 }  // namespace tarmac::cli

@@ -10,9 +10,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <optional>
-#include <thread>
 #include <vector>
 
+#include "common/clock.h"
 #include "fleet/fleet_json.h"
 #include "ipc/protocol.h"
 #include "ipc/unix_server.h"
@@ -56,24 +56,24 @@ Result<json> AgentClient::Call(const std::string& method, json params, CallOptio
   if (options.patience <= std::chrono::minutes(1) && ::access(socket_path_.c_str(), F_OK) != 0) {
     options.patience = std::chrono::milliseconds(0);
   }
-  auto deadline = std::chrono::steady_clock::now() + options.patience;
+  auto deadline = RealSteadyNow() + options.patience;  // Socket waits are real time.
   std::chrono::milliseconds backoff(5);
   for (;;) {
     // Each try waits for its answer no longer than the patience left.
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - RealSteadyNow());
     std::chrono::milliseconds timeout =
         options.patience.count() > 0 ? std::clamp(left, std::chrono::milliseconds(1), options.timeout) : options.timeout;
     Result<json> answer = ipc::CallAgent(socket_path_, request, timeout, options.interrupt_fd);
     StatusCode code = answer.status().code();
     bool is_retryable = code == StatusCode::kUnavailable ||
                         (code == StatusCode::kFailedPrecondition && options.waits_out_restarts);
-    if (answer.ok() || !is_retryable || std::chrono::steady_clock::now() + backoff > deadline) return answer;
-    if (options.interrupt_fd >= 0) {
-      pollfd p{options.interrupt_fd, POLLIN, 0};
-      if (::poll(&p, 1, 0) > 0) return Status::Cancelled("interrupted while waiting for the agent");
-    }
-    // Jittered, so that a crowd of clients does not come back in step.
-    std::this_thread::sleep_for(backoff + std::chrono::milliseconds(std::rand() % (backoff.count() + 1)));
+    if (answer.ok() || !is_retryable || RealSteadyNow() + backoff > deadline) return answer;
+    // Jittered, so that a crowd of clients does not come back in step; an
+    // interrupt ends the wait at once.
+    int wait_ms = static_cast<int>(backoff.count() + std::rand() % (backoff.count() + 1));
+    pollfd p{options.interrupt_fd, POLLIN, 0};
+    int ready = ::poll(&p, options.interrupt_fd >= 0 ? 1 : 0, wait_ms);
+    if (ready > 0) return Status::Cancelled("interrupted while waiting for the agent");
     backoff = std::min<std::chrono::milliseconds>(backoff * 2, std::chrono::milliseconds(250));
   }
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "client/lease_wait.h"
+#include "common/clock.h"
 
 #include <poll.h>
 #include <sys/eventfd.h>
@@ -21,7 +22,7 @@ Result<LeaseAnswer> WaitForGrant(const AgentClient& agent, const LeaseAnswer& qu
 
 LeaseWatcher::News LeaseWatcher::Poll() {
   News news;
-  auto now = std::chrono::steady_clock::now();
+  auto now = RealSteadyNow();
   if (now < next_) return news;
   next_ = now + std::chrono::seconds(1);
   CallOptions once;

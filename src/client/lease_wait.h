@@ -20,6 +20,7 @@
 
 #include "client/agent_client.h"
 #include "client/lease_answer.h"
+#include "common/clock.h"
 
 namespace tarmac::client {
 
@@ -48,7 +49,7 @@ class LeaseWatcher {
   int64_t id_;
   std::string warned_;
   bool has_told_end_ = false;
-  std::chrono::steady_clock::time_point next_ = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  std::chrono::steady_clock::time_point next_ = RealSteadyNow() + std::chrono::seconds(1);
 };
 
 // Holds lease.wait {watch} on granted lease `id` on a thread of its own, and

@@ -29,6 +29,10 @@ class RealClockImpl final : public Clock {
 
 }  // namespace
 
+std::chrono::steady_clock::time_point RealSteadyNow() { return std::chrono::steady_clock::now(); }
+
+std::chrono::system_clock::time_point RealWallNow() { return std::chrono::system_clock::now(); }
+
 Clock* RealClock() {
   static RealClockImpl* const clock = new RealClockImpl();
   return clock;

@@ -31,6 +31,14 @@ class Clock {
 // The process-wide real clock. Stateless; never deleted.
 Clock* RealClock();
 
+// The real clocks, for waits the kernel or a library times in real time
+// whatever Clock the caller was given: a condition variable's timeout, a
+// socket's, a gRPC deadline, a driver call that may hang. Their deadlines
+// and the intervals they measure come from here; everything else takes a
+// Clock*.
+std::chrono::steady_clock::time_point RealSteadyNow();
+std::chrono::system_clock::time_point RealWallNow();
+
 // Whole seconds since the Unix epoch.
 inline int64_t UnixSeconds(std::chrono::system_clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ipc/unix_server.h"
+#include "common/clock.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -324,11 +325,11 @@ Result<nlohmann::json> CallAgent(const std::string& socket_path, const Request& 
   bool is_sent = ::send(fd, line.data(), line.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(line.size());
   std::string in;
   char buf[65536];
-  auto deadline = steady_clock::now() + timeout;
+  auto deadline = RealSteadyNow() + timeout;  // A socket wait: real time.
   while (in.find('\n') == std::string::npos) {
     if (interrupt_fd >= 0) {
       pollfd fds[2] = {{fd, POLLIN, 0}, {interrupt_fd, POLLIN, 0}};
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - steady_clock::now());
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - RealSteadyNow());
       int ready = ::poll(fds, 2, static_cast<int>(std::max<int64_t>(0, left.count())));
       if (ready < 0 && errno == EINTR) continue;
       if (fds[1].revents & POLLIN) {

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <map>
 
+#include "common/clock.h"
 #include "deviceplugin.grpc.pb.h"
 
 namespace tarmac::kube {
@@ -218,7 +219,7 @@ void DevicePlugin::Loop(std::stop_token stop) {
     std::condition_variable_any sleep;
     Mutex sleep_mu;
     MutexLock lock(&sleep_mu);
-    lock.WaitUntil(sleep, stop, std::chrono::steady_clock::now() + backoff, [] { return false; });
+    lock.WaitUntil(sleep, stop, RealSteadyNow() + backoff, [] { return false; });
     backoff = std::min<std::chrono::milliseconds>(backoff * 2, kMaxBackoff);
   }
 }
@@ -235,7 +236,7 @@ Status DevicePlugin::Session(std::stop_token stop) {
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server) return Status::Unavailable(fmt::format("cannot serve the device plugin on {}", socket));
   auto shut = [&server] {
-    server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
+    server->Shutdown(RealWallNow() + std::chrono::milliseconds(500));
     server->Wait();
   };
   ino_t own_inode = InodeOf(socket);
@@ -248,7 +249,7 @@ Status DevicePlugin::Session(std::stop_token stop) {
   auto channel = grpc::CreateChannel("unix://" + kubelet, grpc::InsecureChannelCredentials());
   std::unique_ptr<v1beta1::Registration::Stub> stub = v1beta1::Registration::NewStub(channel);
   grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + options_.kubelet_timeout);
+  context.set_deadline(RealWallNow() + options_.kubelet_timeout);
   v1beta1::Empty empty;
   grpc::Status registered = stub->Register(&context, request, &empty);
   if (!registered.ok()) {
@@ -273,7 +274,7 @@ Status DevicePlugin::Session(std::stop_token stop) {
   while (!stop.stop_requested()) {
     {
       MutexLock lock(&tick_mu);
-      lock.WaitUntil(tick, stop, std::chrono::steady_clock::now() + kWatchInterval, [] { return false; });
+      lock.WaitUntil(tick, stop, RealSteadyNow() + kWatchInterval, [] { return false; });
     }
     if (stop.stop_requested()) break;
     if (InodeOf(socket) != own_inode || InodeOf(kubelet) != kubelet_inode) {

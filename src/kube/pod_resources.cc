@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <grpcpp/grpcpp.h>
 
+#include "common/clock.h"
 #include "kube/pod_resources_proto.h"
 #include "podresources.grpc.pb.h"
 
@@ -31,7 +32,7 @@ Result<PodAllocations> ListPodResources(const std::string& socket, const std::st
   auto channel = grpc::CreateChannel("unix://" + socket, grpc::InsecureChannelCredentials());
   std::unique_ptr<v1::PodResourcesLister::Stub> stub = v1::PodResourcesLister::NewStub(channel);
   grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + timeout);
+  context.set_deadline(RealWallNow() + timeout);
   v1::ListPodResourcesRequest request;
   v1::ListPodResourcesResponse response;
   grpc::Status s = stub->List(&context, request, &response);
@@ -54,7 +55,7 @@ void PodResourcesWatch::Start() {
     while (!stop.stop_requested()) {
       ListNow();
       MutexLock lock(&mu_);
-      lock.WaitUntil(wake_, stop, std::chrono::steady_clock::now() + options_.pod_resources_interval,
+      lock.WaitUntil(wake_, stop, RealSteadyNow() + options_.pod_resources_interval,
                      [] { return false; });
     }
   });

@@ -52,6 +52,12 @@ void LeaseService::RecordEvent(const std::string& kind, int64_t uid, const std::
   Flush(clock_->SteadyNow()).IgnoreError();  // Kept for the next try when this fails.
 }
 
+void LeaseService::RecordAgentEvents(const std::vector<std::pair<std::string, std::string>>& kind_detail) {
+  MutexLock lock(&mu_);
+  for (const auto& [kind, detail] : kind_detail) Event(kind, 0, -1, "", {}, Actor{}, detail);
+  Flush(clock_->SteadyNow()).IgnoreError();  // Kept for the next try when this fails.
+}
+
 Status LeaseService::Flush(TimePoint now) {
   Status s = journal_.Commit(book_.next_id(), now);
   if (s.ok()) AnswerWaiters(now);  // What waiters hear is saved.

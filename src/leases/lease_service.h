@@ -179,6 +179,9 @@ class LeaseService {
   // the store works, else with the next change.
   void RecordEvent(const std::string& kind, int64_t uid, const std::string& user, int64_t actor_uid,
                    const std::string& detail) EXCLUDES(mu_);
+  // Events of the agent's own (kind, detail), saved in one commit: a reader
+  // of `events` sees all of them or none.
+  void RecordAgentEvents(const std::vector<std::pair<std::string, std::string>>& kind_detail) EXCLUDES(mu_);
 
   // For status, history and the doctor: the lease on each GPU index, and
   // the backfill leases revoked there since the agent started (a lease on

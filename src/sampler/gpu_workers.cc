@@ -5,6 +5,7 @@
 
 #include <thread>
 
+#include "common/clock.h"
 #include "common/mutex.h"
 
 namespace tarmac::sampler {
@@ -42,7 +43,7 @@ struct GpuWorkers::Shared {
       queue.erase(queue.begin());
       is_in_call = true;
       current_slot = slot;
-      call_started = steady_clock::now();
+      call_started = RealSteadyNow();  // Timed by the real condition variable below.
       unsigned t = tiers;
       lock.Unlock();
       fleet::GpuSample sample = Read(indices[slot], t);
@@ -124,7 +125,7 @@ std::vector<fleet::GpuSample> GpuWorkers::SampleAll(unsigned tiers) {
     bool is_done =
         lock.WaitFor(s.done_cv, call_timeout_, [&]() REQUIRES(s.mu) { return s.queue.empty() && !s.is_in_call; });
     if (is_done) break;
-    if (!s.is_in_call || steady_clock::now() - s.call_started < call_timeout_) continue;
+    if (!s.is_in_call || RealSteadyNow() - s.call_started < call_timeout_) continue;
     // The current call is stuck: leave that reader in the driver and hand
     // the rest to a new one.
     size_t slot = s.current_slot;
