@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <span>
 #include <functional>
 #include <tuple>
 #include <optional>
@@ -129,47 +131,6 @@ const std::vector<GpuFamily>& NativeGpuFamilies() {
   return kFamilies;
 }
 
-const std::vector<FamilyDoc>& OtherNativeFamilies() {
-  static const std::vector<FamilyDoc> kFamilies = {
-      {"tarmac_gpu_info", "gauge", "GPU identity; always 1."},
-      {"tarmac_gpu_up", "gauge", "1 when the GPU could be read at the last sample."},
-      {"tarmac_gpu_lost", "gauge", "1 when the GPU has fallen off the bus or is lost."},
-      {"tarmac_gpu_unresponsive", "gauge", "1 when a driver call on the GPU has not returned in time."},
-      {"tarmac_gpu_throttled", "gauge", "1 when the GPU's clocks are lowered for this reason now."},
-      {"tarmac_gpu_throttle_seconds_total", "counter", "Time the GPU's clocks were lowered, by reason."},
-      {"tarmac_gpu_ecc_errors_total", "counter", "ECC errors, by kind (corrected, uncorrected) and scope."},
-      {"tarmac_gpu_remapped_rows_total", "counter", "Rows remapped, by kind (corrected, uncorrected)."},
-      {"tarmac_gpu_xid_errors_total", "counter", "Xid errors seen by the agent since it started, by code."},
-      {"tarmac_gpu_idle_seconds_total", "counter", "Time the GPU spent under 5 % utilization."},
-      {"tarmac_gpu_held_idle_seconds_total", "counter", "Time a process held memory on the GPU at 0 % SM."},
-      {"tarmac_gpu_idle_cost_total", "counter", "What the GPU's idle time cost, at the configured price."},
-      {"tarmac_process_gpu_memory_bytes", "gauge", "GPU memory a process holds."},
-      {"tarmac_process_sm_utilization_ratio", "gauge", "A process's share of the GPU's SMs (0-1)."},
-      {"tarmac_process_series_dropped", "gauge", "Processes left out of the per-process series by the cap."},
-      {"tarmac_build_info", "gauge", "The agent's version; always 1."},
-      {"tarmac_sample_duration_seconds", "gauge", "How long the last sample took."},
-      {"tarmac_last_sample_timestamp_seconds", "gauge", "When the last sample was taken (Unix time)."},
-      {"tarmac_sampler_ticks_total", "counter", "Samples taken since the agent started."},
-      {"tarmac_scrape_duration_seconds", "gauge", "How long the agent took to answer the previous /metrics request."},
-      {"tarmac_driver_up", "gauge", "1 when the GPU driver can be read at all."},
-      {"tarmac_nvml_errors_total", "counter", "Failed NVML calls since the agent started, by function and error."},
-      {"tarmac_leases", "gauge", "Leases held now, by priority."},
-      {"tarmac_lease_queue_length", "gauge", "Requests waiting in the lease queue."},
-      {"tarmac_backfill_preemptions_total", "counter", "Backfill leases revoked for other requests since the agent started."},
-      {"tarmac_backfill_gpu_seconds_total", "counter", "GPU-seconds held by backfill leases since the agent started."},
-      {"tarmac_doctor_finding", "gauge",
-       "Findings of the doctor's last scheduled run, by check and severity (warning, critical)."},
-      {"tarmac_backfill_batches", "gauge", "Backfill batches the agent keeps, by state."},
-      {"tarmac_kube_plugin_registered", "gauge", "1 while the device plugin is registered with the kubelet."},
-      {"tarmac_kube_pod_resources_up", "gauge", "1 when the last List of the kubelet's pod resources worked."},
-      {"tarmac_kube_pod_leases", "gauge", "Leases of kind pod (GPUs the kubelet allocated to pods) held now."},
-      {"tarmac_gpu_pod_allocated", "gauge",
-       "1 for the pod and container the kubelet allocated the GPU to (pod resources), whether or not it runs."},
-      {"tarmac_backfill_requests_total", "counter", "Batch requests finished, by outcome (done: a result; failed: an error line)."},
-      {"tarmac_backfill_completion_tokens_total", "counter", "Tokens the engines generated for backfill batches."},
-  };
-  return kFamilies;
-}
 
 // The pod the GPU belongs to, as dcgm-exporter's Kubernetes mode labels
 // it: the pod the kubelet allocated it to (pod resources), running or not;
@@ -209,10 +170,16 @@ Labels With(Labels labels, std::string_view key, std::string value) {
   return labels;
 }
 
-void Gauge(Exposition* out, const std::vector<FamilyDoc>& docs, std::string_view name) {
-  for (const FamilyDoc& d : docs) {
-    if (d.name == name) return out->Family(d.name, d.type, d.help);
-  }
+// A family rendered below, declared with its help next to the code that
+// collects it; NativeFamilies() lists every collector's.
+struct Family {
+  std::string_view name;
+  std::string_view type;
+  std::string_view help;
+};
+
+void Head(Exposition* out, const Family& f) {
+  out->Family(std::string(f.name), std::string(f.type), std::string(f.help));
 }
 
 // What one scrape renders from, shared by the collectors below.
@@ -223,7 +190,6 @@ struct Scrape {
   const std::map<std::string, GpuCounters>& counters;
   const RenderOptions& options;
   std::string host;
-  const std::vector<FamilyDoc>& docs;
 };
 
 // dcgm-exporter's families, under its names and labels.
@@ -282,28 +248,38 @@ void CollectDcgm(const Scrape& s, Exposition* out) {
   }
 }
 
+// The families CollectGpuState renders.
+constexpr Family kGpuInfo{"tarmac_gpu_info", "gauge", "GPU identity; always 1."};
+constexpr Family kGpuUp{"tarmac_gpu_up", "gauge", "1 when the GPU could be read at the last sample."};
+constexpr Family kGpuLost{"tarmac_gpu_lost", "gauge", "1 when the GPU has fallen off the bus or is lost."};
+constexpr Family kGpuPodAllocated{"tarmac_gpu_pod_allocated", "gauge",
+                          "1 for the pod and container the kubelet allocated the GPU to (pod resources), whether or "
+                          "not it runs."};
+constexpr Family kGpuUnresponsive{"tarmac_gpu_unresponsive", "gauge",
+                          "1 when a driver call on the GPU has not returned in time."};
+constexpr std::array kGpuStateFamilies = {&kGpuInfo, &kGpuUp, &kGpuLost, &kGpuPodAllocated, &kGpuUnresponsive};
+
 // Whether each GPU is there and readable.
 void CollectGpuState(const Scrape& s, Exposition* out) {
   const fleet::FleetView& fleet = s.fleet;
   const std::string& host = s.host;
-  const std::vector<FamilyDoc>& docs = s.docs;
-  Gauge(out, docs, "tarmac_gpu_info");
+  Head(out, kGpuInfo);
   for (const fleet::GpuView& g : fleet.gpus) {
     Labels l = NativeLabels(g, host);
     l.emplace_back("pci_bus_id", g.info.pci_bus_id);
     l.emplace_back("driver_version", fleet.system.driver_version);
     out->Sample("tarmac_gpu_info", l, 1);
   }
-  Gauge(out, docs, "tarmac_gpu_up");
+  Head(out, kGpuUp);
   for (const fleet::GpuView& g : fleet.gpus) out->Sample("tarmac_gpu_up", NativeLabels(g, host), Readable(g) ? 1 : 0);
-  Gauge(out, docs, "tarmac_gpu_lost");
+  Head(out, kGpuLost);
   for (const fleet::GpuView& g : fleet.gpus) {
     out->Sample("tarmac_gpu_lost", NativeLabels(g, host), g.sample.health == fleet::GpuHealth::kLost ? 1 : 0);
   }
   bool has_allocations = std::any_of(fleet.gpus.begin(), fleet.gpus.end(),
                                      [](const fleet::GpuView& g) { return g.allocated_to.has_value(); });
   if (has_allocations) {
-    Gauge(out, docs, "tarmac_gpu_pod_allocated");
+    Head(out, kGpuPodAllocated);
     for (const fleet::GpuView& g : fleet.gpus) {
       if (!g.allocated_to) continue;
       Labels l = NativeLabels(g, host);
@@ -313,18 +289,24 @@ void CollectGpuState(const Scrape& s, Exposition* out) {
       out->Sample("tarmac_gpu_pod_allocated", l, 1);
     }
   }
-  Gauge(out, docs, "tarmac_gpu_unresponsive");
+  Head(out, kGpuUnresponsive);
   for (const fleet::GpuView& g : fleet.gpus) {
     out->Sample("tarmac_gpu_unresponsive", NativeLabels(g, host),
                g.sample.health == fleet::GpuHealth::kUnresponsive ? 1 : 0);
   }
 }
 
+// The families CollectGpuReadings renders.
+constexpr Family kGpuThrottled{"tarmac_gpu_throttled", "gauge",
+                          "1 when the GPU's clocks are lowered for this reason now."};
+constexpr Family kGpuThrottleSecondsTotal{"tarmac_gpu_throttle_seconds_total", "counter",
+                          "Time the GPU's clocks were lowered, by reason."};
+constexpr std::array kGpuReadingsFamilies = {&kGpuThrottled, &kGpuThrottleSecondsTotal};
+
 // Each GPU's readings, and why it throttles (now and in total).
 void CollectGpuReadings(const Scrape& s, Exposition* out) {
   const fleet::FleetView& fleet = s.fleet;
   const std::string& host = s.host;
-  const std::vector<FamilyDoc>& docs = s.docs;
   const std::map<std::string, GpuCounters>& counters = s.counters;
   for (const GpuFamily& f : NativeGpuFamilies()) {
     out->Family(f.doc.name, f.doc.type, f.doc.help);
@@ -333,7 +315,7 @@ void CollectGpuReadings(const Scrape& s, Exposition* out) {
       if (std::optional<double> v = f.value(g)) out->Sample(f.doc.name, NativeLabels(g, host), *v);
     }
   }
-  Gauge(out, docs, "tarmac_gpu_throttled");
+  Head(out, kGpuThrottled);
   for (const fleet::GpuView& g : fleet.gpus) {
     if (!Readable(g) || !g.sample.clock_event_reasons) continue;
     for (const fleet::ClockEventReason& r : fleet::ClockEventReasons()) {
@@ -342,7 +324,7 @@ void CollectGpuReadings(const Scrape& s, Exposition* out) {
                  (*g.sample.clock_event_reasons & r.bit) ? 1 : 0);
     }
   }
-  Gauge(out, docs, "tarmac_gpu_throttle_seconds_total");
+  Head(out, kGpuThrottleSecondsTotal);
   for (const fleet::GpuView& g : fleet.gpus) {
     auto c = counters.find(g.info.uuid);
     if (c == counters.end()) continue;
@@ -352,12 +334,20 @@ void CollectGpuReadings(const Scrape& s, Exposition* out) {
   }
 }
 
+// The families CollectGpuErrors renders.
+constexpr Family kGpuEccErrorsTotal{"tarmac_gpu_ecc_errors_total", "counter",
+                          "ECC errors, by kind (corrected, uncorrected) and scope."};
+constexpr Family kGpuRemappedRowsTotal{"tarmac_gpu_remapped_rows_total", "counter",
+                          "Rows remapped, by kind (corrected, uncorrected)."};
+constexpr Family kGpuXidErrorsTotal{"tarmac_gpu_xid_errors_total", "counter",
+                          "Xid errors seen by the agent since it started, by code."};
+constexpr std::array kGpuErrorsFamilies = {&kGpuEccErrorsTotal, &kGpuRemappedRowsTotal, &kGpuXidErrorsTotal};
+
 // ECC, remapped rows and Xid errors.
 void CollectGpuErrors(const Scrape& s, Exposition* out) {
   const fleet::FleetView& fleet = s.fleet;
   const std::string& host = s.host;
-  const std::vector<FamilyDoc>& docs = s.docs;
-  Gauge(out, docs, "tarmac_gpu_ecc_errors_total");
+  Head(out, kGpuEccErrorsTotal);
   for (const fleet::GpuView& g : fleet.gpus) {
     if (!Readable(g)) continue;
     const fleet::EccCounts& e = g.sample.ecc;
@@ -370,7 +360,7 @@ void CollectGpuErrors(const Scrape& s, Exposition* out) {
     put(e.aggregate_corrected, "corrected", "aggregate");
     put(e.aggregate_uncorrected, "uncorrected", "aggregate");
   }
-  Gauge(out, docs, "tarmac_gpu_remapped_rows_total");
+  Head(out, kGpuRemappedRowsTotal);
   for (const fleet::GpuView& g : fleet.gpus) {
     if (!Readable(g) || !g.sample.remapped_rows) continue;
     out->Sample("tarmac_gpu_remapped_rows_total", With(NativeLabels(g, host), "kind", "corrected"),
@@ -378,7 +368,7 @@ void CollectGpuErrors(const Scrape& s, Exposition* out) {
     out->Sample("tarmac_gpu_remapped_rows_total", With(NativeLabels(g, host), "kind", "uncorrected"),
                static_cast<double>(g.sample.remapped_rows->uncorrected));
   }
-  Gauge(out, docs, "tarmac_gpu_xid_errors_total");
+  Head(out, kGpuXidErrorsTotal);
   for (const fleet::GpuView& g : fleet.gpus) {
     for (const auto& [code, n] : g.xid_count_by_code) {
       out->Sample("tarmac_gpu_xid_errors_total", With(NativeLabels(g, host), "xid", std::to_string(code)),
@@ -387,16 +377,24 @@ void CollectGpuErrors(const Scrape& s, Exposition* out) {
   }
 }
 
+// The families CollectIdle renders.
+constexpr Family kGpuIdleSecondsTotal{"tarmac_gpu_idle_seconds_total", "counter",
+                          "Time the GPU spent under 5 % utilization."};
+constexpr Family kGpuHeldIdleSecondsTotal{"tarmac_gpu_held_idle_seconds_total", "counter",
+                          "Time a process held memory on the GPU at 0 % SM."};
+constexpr Family kGpuIdleCostTotal{"tarmac_gpu_idle_cost_total", "counter",
+                          "What the GPU's idle time cost, at the configured price."};
+constexpr std::array kIdleFamilies = {&kGpuIdleSecondsTotal, &kGpuHeldIdleSecondsTotal, &kGpuIdleCostTotal};
+
 // Idle and held-idle time, and what it cost.
 void CollectIdle(const Scrape& s, Exposition* out) {
   const fleet::FleetView& fleet = s.fleet;
   const std::string& host = s.host;
-  const std::vector<FamilyDoc>& docs = s.docs;
   const RenderOptions& options = s.options;
   const std::map<std::string, GpuCounters>& counters = s.counters;
-  for (const char* name :
-       {"tarmac_gpu_idle_seconds_total", "tarmac_gpu_held_idle_seconds_total", "tarmac_gpu_idle_cost_total"}) {
-    Gauge(out, docs, name);
+  for (const Family* family : kIdleFamilies) {
+    Head(out, *family);
+    std::string name(family->name);
     for (const fleet::GpuView& g : fleet.gpus) {
       auto c = counters.find(g.info.uuid);
       if (c == counters.end()) continue;
@@ -411,11 +409,19 @@ void CollectIdle(const Scrape& s, Exposition* out) {
   }
 }
 
+// The families CollectProcesses renders.
+constexpr Family kProcessGpuMemoryBytes{"tarmac_process_gpu_memory_bytes", "gauge", "GPU memory a process holds."};
+constexpr Family kProcessSmUtilizationRatio{"tarmac_process_sm_utilization_ratio", "gauge",
+                          "A process's share of the GPU's SMs (0-1)."};
+constexpr Family kProcessSeriesDropped{"tarmac_process_series_dropped", "gauge",
+                          "Processes left out of the per-process series by the cap."};
+constexpr std::array kProcessesFamilies = {&kProcessGpuMemoryBytes, &kProcessSmUtilizationRatio,
+    &kProcessSeriesDropped};
+
 // Per process, under a cap: the biggest memory holders first.
 void CollectProcesses(const Scrape& s, Exposition* out) {
   const fleet::FleetView& fleet = s.fleet;
   const std::string& host = s.host;
-  const std::vector<FamilyDoc>& docs = s.docs;
   const RenderOptions& options = s.options;
   std::vector<std::pair<const fleet::GpuView*, const fleet::ProcessView*>> processes;
   for (const fleet::GpuView& g : fleet.gpus) {
@@ -444,57 +450,174 @@ void CollectProcesses(const Scrape& s, Exposition* out) {
     if (!k.container.empty()) l.emplace_back("container", k.container);
     return l;
   };
-  Gauge(out, docs, "tarmac_process_gpu_memory_bytes");
+  Head(out, kProcessGpuMemoryBytes);
   for (const auto& [g, p] : processes) {
     if (p->process.used_memory_bytes) {
       out->Sample("tarmac_process_gpu_memory_bytes", process_labels(*g, *p),
                  static_cast<double>(*p->process.used_memory_bytes));
     }
   }
-  Gauge(out, docs, "tarmac_process_sm_utilization_ratio");
+  Head(out, kProcessSmUtilizationRatio);
   for (const auto& [g, p] : processes) {
     if (p->process.sm_utilization_ratio) {
       out->Sample("tarmac_process_sm_utilization_ratio", process_labels(*g, *p), *p->process.sm_utilization_ratio);
     }
   }
-  Gauge(out, docs, "tarmac_process_series_dropped");
+  Head(out, kProcessSeriesDropped);
   out->Sample("tarmac_process_series_dropped", {{"hostname", host}}, static_cast<double>(dropped));
 }
+
+// The families CollectAgent renders.
+constexpr Family kBuildInfo{"tarmac_build_info", "gauge", "The agent's version; always 1."};
+constexpr Family kDriverUp{"tarmac_driver_up", "gauge", "1 when the GPU driver can be read at all."};
+constexpr Family kNvmlErrorsTotal{"tarmac_nvml_errors_total", "counter",
+                          "Failed NVML calls since the agent started, by function and error."};
+constexpr Family kSampleDurationSeconds{"tarmac_sample_duration_seconds", "gauge", "How long the last sample took."};
+constexpr Family kLastSampleTimestampSeconds{"tarmac_last_sample_timestamp_seconds", "gauge",
+                          "When the last sample was taken (Unix time)."};
+constexpr Family kSamplerTicksTotal{"tarmac_sampler_ticks_total", "counter", "Samples taken since the agent started."};
+constexpr std::array kAgentFamilies = {&kBuildInfo, &kDriverUp, &kNvmlErrorsTotal, &kSampleDurationSeconds,
+    &kLastSampleTimestampSeconds, &kSamplerTicksTotal};
 
 // The agent itself: build, driver, NVML errors, sampling.
 void CollectAgent(const Scrape& s, Exposition* out) {
   const fleet::FleetView& fleet = s.fleet;
   const std::string& host = s.host;
-  const std::vector<FamilyDoc>& docs = s.docs;
   const RenderOptions& options = s.options;
   const fleet::Snapshot& snapshot = s.snapshot;
   const fleet::SamplerStats& stats = s.stats;
-  Gauge(out, docs, "tarmac_build_info");
+  Head(out, kBuildInfo);
   out->Sample("tarmac_build_info", {{"hostname", host}, {"version", options.version}}, 1);
-  Gauge(out, docs, "tarmac_driver_up");
+  Head(out, kDriverUp);
   out->Sample("tarmac_driver_up", {{"hostname", host}}, fleet.backend_error.empty() ? 1 : 0);
-  Gauge(out, docs, "tarmac_nvml_errors_total");
+  Head(out, kNvmlErrorsTotal);
   for (const auto& [key, n] : snapshot.call_errors) {
     out->Sample("tarmac_nvml_errors_total", {{"hostname", host}, {"call", key.call}, {"error", key.error}},
                static_cast<double>(n));
   }
-  Gauge(out, docs, "tarmac_sample_duration_seconds");
+  Head(out, kSampleDurationSeconds);
   out->Sample("tarmac_sample_duration_seconds", {{"hostname", host}},
              static_cast<double>(snapshot.tick_duration.count()) / 1e6);
-  Gauge(out, docs, "tarmac_last_sample_timestamp_seconds");
+  Head(out, kLastSampleTimestampSeconds);
   out->Sample("tarmac_last_sample_timestamp_seconds", {{"hostname", host}},
              std::chrono::duration<double>(fleet.taken_at.time_since_epoch()).count());
-  Gauge(out, docs, "tarmac_sampler_ticks_total");
+  Head(out, kSamplerTicksTotal);
   out->Sample("tarmac_sampler_ticks_total", {{"hostname", host}}, static_cast<double>(stats.ticks));
 }
 
 }  // namespace
 
+std::string RenderMetrics(const fleet::Snapshot& snapshot, const fleet::SamplerStats& stats,
+                          const std::map<std::string, GpuCounters>& counters, const RenderOptions& options) {
+  Exposition out;
+  Scrape s{snapshot, snapshot.fleet, stats, counters, options,
+           options.hostname.empty() ? snapshot.fleet.hostname : options.hostname};
+  if (options.is_dcgm_compatible) CollectDcgm(s, &out);
+  CollectGpuState(s, &out);
+  CollectGpuReadings(s, &out);
+  CollectGpuErrors(s, &out);
+  CollectIdle(s, &out);
+  CollectProcesses(s, &out);
+  CollectMigNative(s.fleet, s.host, &out);
+  CollectAgent(s, &out);
+  return out.text();
+}
+
+// The families RenderLeaseFamilies renders.
+constexpr Family kLeases{"tarmac_leases", "gauge", "Leases held now, by priority."};
+constexpr Family kLeaseQueueLength{"tarmac_lease_queue_length", "gauge", "Requests waiting in the lease queue."};
+constexpr Family kBackfillPreemptionsTotal{"tarmac_backfill_preemptions_total", "counter",
+                          "Backfill leases revoked for other requests since the agent started."};
+constexpr Family kBackfillGpuSecondsTotal{"tarmac_backfill_gpu_seconds_total", "counter",
+                          "GPU-seconds held by backfill leases since the agent started."};
+constexpr Family kBackfillBatches{"tarmac_backfill_batches", "gauge", "Backfill batches the agent keeps, by state."};
+constexpr Family kBackfillRequestsTotal{"tarmac_backfill_requests_total", "counter",
+                          "Batch requests finished, by outcome (done: a result; failed: an error line)."};
+constexpr Family kBackfillCompletionTokensTotal{"tarmac_backfill_completion_tokens_total", "counter",
+                          "Tokens the engines generated for backfill batches."};
+constexpr Family kKubePluginRegistered{"tarmac_kube_plugin_registered", "gauge",
+                          "1 while the device plugin is registered with the kubelet."};
+constexpr Family kKubePodLeases{"tarmac_kube_pod_leases", "gauge",
+                          "Leases of kind pod (GPUs the kubelet allocated to pods) held now."};
+constexpr Family kKubePodResourcesUp{"tarmac_kube_pod_resources_up", "gauge",
+                          "1 when the last List of the kubelet's pod resources worked."};
+constexpr Family kDoctorFinding{"tarmac_doctor_finding", "gauge",
+                          "Findings of the doctor's last scheduled run, by check and severity (warning, critical)."};
+constexpr std::array kLeaseFigureFamilies = {&kLeases, &kLeaseQueueLength, &kBackfillPreemptionsTotal,
+    &kBackfillGpuSecondsTotal, &kBackfillBatches, &kBackfillRequestsTotal, &kBackfillCompletionTokensTotal,
+    &kKubePluginRegistered, &kKubePodLeases, &kKubePodResourcesUp, &kDoctorFinding};
+
+std::string RenderLeaseFamilies(const LeaseFigures& figures, const std::string& hostname) {
+  Exposition out;
+  Head(&out, kLeases);
+  for (const auto& [priority, count] : figures.leases_by_priority) {
+    out.Sample("tarmac_leases", {{"hostname", hostname}, {"priority", priority}}, static_cast<double>(count));
+  }
+  Head(&out, kLeaseQueueLength);
+  out.Sample("tarmac_lease_queue_length", {{"hostname", hostname}}, static_cast<double>(figures.queued));
+  Head(&out, kBackfillPreemptionsTotal);
+  out.Sample("tarmac_backfill_preemptions_total", {{"hostname", hostname}},
+             static_cast<double>(figures.backfill_preemptions));
+  Head(&out, kBackfillGpuSecondsTotal);
+  out.Sample("tarmac_backfill_gpu_seconds_total", {{"hostname", hostname}}, figures.backfill_gpu_seconds);
+  Head(&out, kBackfillBatches);
+  for (const auto& [state, count] : figures.batches_by_state) {
+    out.Sample("tarmac_backfill_batches", {{"hostname", hostname}, {"state", state}}, static_cast<double>(count));
+  }
+  Head(&out, kBackfillRequestsTotal);
+  out.Sample("tarmac_backfill_requests_total", {{"hostname", hostname}, {"outcome", "done"}},
+             static_cast<double>(figures.batch_requests_done));
+  out.Sample("tarmac_backfill_requests_total", {{"hostname", hostname}, {"outcome", "failed"}},
+             static_cast<double>(figures.batch_requests_failed));
+  Head(&out, kBackfillCompletionTokensTotal);
+  out.Sample("tarmac_backfill_completion_tokens_total", {{"hostname", hostname}},
+             static_cast<double>(figures.batch_completion_tokens));
+  if (figures.kube_plugin_registered) {
+    Head(&out, kKubePluginRegistered);
+    out.Sample("tarmac_kube_plugin_registered", {{"hostname", hostname}}, *figures.kube_plugin_registered ? 1 : 0);
+    Head(&out, kKubePodLeases);
+    out.Sample("tarmac_kube_pod_leases", {{"hostname", hostname}}, static_cast<double>(figures.kube_pod_leases));
+  }
+  if (figures.kube_pod_resources_up) {
+    Head(&out, kKubePodResourcesUp);
+    out.Sample("tarmac_kube_pod_resources_up", {{"hostname", hostname}}, *figures.kube_pod_resources_up ? 1 : 0);
+  }
+  if (figures.doctor_findings != nullptr && !figures.doctor_findings->empty()) {
+    Head(&out, kDoctorFinding);
+    for (const auto& [key, count] : *figures.doctor_findings) {
+      out.Sample("tarmac_doctor_finding", {{"hostname", hostname}, {"check", key.first}, {"severity", key.second}},
+                 static_cast<double>(count));
+    }
+  }
+  return out.text();
+}
+
+// The families RenderScrapeDuration renders.
+constexpr Family kScrapeDurationSeconds{"tarmac_scrape_duration_seconds", "gauge",
+                          "How long the agent took to answer the previous /metrics request."};
+constexpr std::array kScrapeDurationFamilies = {&kScrapeDurationSeconds};
+
+std::string RenderScrapeDuration(const fleet::Snapshot& snapshot, const RenderOptions& options,
+                                 double previous_scrape_seconds) {
+  Exposition out;
+  std::string host = options.hostname.empty() ? snapshot.fleet.hostname : options.hostname;
+  Head(&out, kScrapeDurationSeconds);
+  out.Sample("tarmac_scrape_duration_seconds", {{"hostname", host}}, previous_scrape_seconds);
+  return out.text();
+}
+
 const std::vector<FamilyDoc>& NativeFamilies() {
   static const std::vector<FamilyDoc> kAll = [] {
     std::vector<FamilyDoc> all;
     for (const GpuFamily& f : NativeGpuFamilies()) all.push_back(f.doc);
-    for (const FamilyDoc& d : OtherNativeFamilies()) all.push_back(d);
+    using Families = std::span<const Family* const>;
+    for (Families families : {Families(kGpuStateFamilies), Families(kGpuReadingsFamilies), Families(kGpuErrorsFamilies),
+                              Families(kIdleFamilies), Families(kProcessesFamilies), Families(kAgentFamilies),
+                              Families(kLeaseFigureFamilies), Families(kScrapeDurationFamilies)}) {
+      for (const Family* f : families) {
+        all.push_back({std::string(f->name), std::string(f->type), std::string(f->help)});
+      }
+    }
     for (const FamilyDoc& d : MigNativeFamilies()) all.push_back(d);
     return all;
   }();
@@ -509,76 +632,6 @@ const std::vector<FamilyDoc>& DcgmFamilies() {
     return all;
   }();
   return kAll;
-}
-
-std::string RenderMetrics(const fleet::Snapshot& snapshot, const fleet::SamplerStats& stats,
-                          const std::map<std::string, GpuCounters>& counters, const RenderOptions& options) {
-  Exposition out;
-  Scrape s{snapshot, snapshot.fleet, stats, counters, options,
-           options.hostname.empty() ? snapshot.fleet.hostname : options.hostname, OtherNativeFamilies()};
-  if (options.is_dcgm_compatible) CollectDcgm(s, &out);
-  CollectGpuState(s, &out);
-  CollectGpuReadings(s, &out);
-  CollectGpuErrors(s, &out);
-  CollectIdle(s, &out);
-  CollectProcesses(s, &out);
-  CollectMigNative(s.fleet, s.host, &out);
-  CollectAgent(s, &out);
-  return out.text();
-}
-
-std::string RenderLeaseFamilies(const LeaseFigures& figures, const std::string& hostname) {
-  Exposition out;
-  Gauge(&out, OtherNativeFamilies(), "tarmac_leases");
-  for (const auto& [priority, count] : figures.leases_by_priority) {
-    out.Sample("tarmac_leases", {{"hostname", hostname}, {"priority", priority}}, static_cast<double>(count));
-  }
-  Gauge(&out, OtherNativeFamilies(), "tarmac_lease_queue_length");
-  out.Sample("tarmac_lease_queue_length", {{"hostname", hostname}}, static_cast<double>(figures.queued));
-  Gauge(&out, OtherNativeFamilies(), "tarmac_backfill_preemptions_total");
-  out.Sample("tarmac_backfill_preemptions_total", {{"hostname", hostname}},
-             static_cast<double>(figures.backfill_preemptions));
-  Gauge(&out, OtherNativeFamilies(), "tarmac_backfill_gpu_seconds_total");
-  out.Sample("tarmac_backfill_gpu_seconds_total", {{"hostname", hostname}}, figures.backfill_gpu_seconds);
-  Gauge(&out, OtherNativeFamilies(), "tarmac_backfill_batches");
-  for (const auto& [state, count] : figures.batches_by_state) {
-    out.Sample("tarmac_backfill_batches", {{"hostname", hostname}, {"state", state}}, static_cast<double>(count));
-  }
-  Gauge(&out, OtherNativeFamilies(), "tarmac_backfill_requests_total");
-  out.Sample("tarmac_backfill_requests_total", {{"hostname", hostname}, {"outcome", "done"}},
-             static_cast<double>(figures.batch_requests_done));
-  out.Sample("tarmac_backfill_requests_total", {{"hostname", hostname}, {"outcome", "failed"}},
-             static_cast<double>(figures.batch_requests_failed));
-  Gauge(&out, OtherNativeFamilies(), "tarmac_backfill_completion_tokens_total");
-  out.Sample("tarmac_backfill_completion_tokens_total", {{"hostname", hostname}},
-             static_cast<double>(figures.batch_completion_tokens));
-  if (figures.kube_plugin_registered) {
-    Gauge(&out, OtherNativeFamilies(), "tarmac_kube_plugin_registered");
-    out.Sample("tarmac_kube_plugin_registered", {{"hostname", hostname}}, *figures.kube_plugin_registered ? 1 : 0);
-    Gauge(&out, OtherNativeFamilies(), "tarmac_kube_pod_leases");
-    out.Sample("tarmac_kube_pod_leases", {{"hostname", hostname}}, static_cast<double>(figures.kube_pod_leases));
-  }
-  if (figures.kube_pod_resources_up) {
-    Gauge(&out, OtherNativeFamilies(), "tarmac_kube_pod_resources_up");
-    out.Sample("tarmac_kube_pod_resources_up", {{"hostname", hostname}}, *figures.kube_pod_resources_up ? 1 : 0);
-  }
-  if (figures.doctor_findings != nullptr && !figures.doctor_findings->empty()) {
-    Gauge(&out, OtherNativeFamilies(), "tarmac_doctor_finding");
-    for (const auto& [key, count] : *figures.doctor_findings) {
-      out.Sample("tarmac_doctor_finding", {{"hostname", hostname}, {"check", key.first}, {"severity", key.second}},
-                 static_cast<double>(count));
-    }
-  }
-  return out.text();
-}
-
-std::string RenderScrapeDuration(const fleet::Snapshot& snapshot, const RenderOptions& options,
-                                 double previous_scrape_seconds) {
-  Exposition out;
-  std::string host = options.hostname.empty() ? snapshot.fleet.hostname : options.hostname;
-  Gauge(&out, OtherNativeFamilies(), "tarmac_scrape_duration_seconds");
-  out.Sample("tarmac_scrape_duration_seconds", {{"hostname", host}}, previous_scrape_seconds);
-  return out.text();
 }
 
 }  // namespace tarmac::metrics
