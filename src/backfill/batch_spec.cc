@@ -7,6 +7,7 @@
 
 
 #include "common/enum_names.h"
+#include "common/json_fields.h"
 #include "common/fs.h"
 #include "common/safe_file.h"
 
@@ -19,22 +20,6 @@ constexpr std::pair<BatchState, const char*> kStateNames[] = {
     {BatchState::kQueued, "queued"},   {BatchState::kRunning, "running"}, {BatchState::kPaused, "paused"},
     {BatchState::kCancelled, "cancelled"}, {BatchState::kDone, "done"}, {BatchState::kFailed, "failed"},
 };
-
-// Reads j[key] into *out when present; false when present with another type.
-template <typename T>
-bool Take(const json& j, const char* key, T* out) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return true;
-  if constexpr (std::is_same_v<T, std::string>) {
-    if (!it->is_string()) return false;
-  } else if constexpr (std::is_integral_v<T>) {
-    if (!it->is_number_integer()) return false;
-  } else {
-    if (!it->is_number()) return false;
-  }
-  *out = it->get<T>();
-  return true;
-}
 
 }  // namespace
 
@@ -67,33 +52,29 @@ json EncodeBatchSpec(const BatchSpec& s) {
 }
 
 Result<BatchSpec> DecodeBatchSpec(const json& j, std::string_view source) {
-  auto bad = [&](std::string_view field) {
-    return Status::InvalidArgument(fmt::format("{}: {} is of the wrong type", source, field));
-  };
-  if (!j.is_object()) return Status::InvalidArgument(fmt::format("{}: not a JSON object", source));
+  JsonFields f(j, std::string(source));
   BatchSpec s;
   for (auto [key, out] : {std::pair{"input", &s.input}, std::pair{"output", &s.output}, std::pair{"errors", &s.errors},
                           std::pair{"model", &s.model}, std::pair{"user", &s.user}, std::pair{"message", &s.message}}) {
-    if (!Take(j, key, out)) return bad(key);
+    f.Optional(key, out);
   }
   for (auto [key, out] : {std::pair{"gpus", &s.gpus}, std::pair{"concurrency", &s.concurrency},
                           std::pair{"max_retries", &s.max_retries}, std::pair{"request_timeout_s", &s.request_timeout_s}}) {
-    if (!Take(j, key, out)) return bad(key);
+    f.Optional(key, out);
   }
   for (auto [key, out] : {std::pair{"id", &s.id}, std::pair{"total", &s.total}, std::pair{"uid", &s.uid},
                           std::pair{"submitted_unix", &s.submitted_unix}, std::pair{"finished_unix", &s.finished_unix}}) {
-    if (!Take(j, key, out)) return bad(key);
+    f.Optional(key, out);
   }
-  if (j.contains("engine")) {
-    const json& e = j["engine"];
-    if (!e.is_object()) return bad("engine");
-    if (!Take(e, "kind", &s.engine.kind)) return bad("engine.kind");
-    if (!Take(e, "url", &s.engine.url)) return bad("engine.url");
-    if (!Take(e, "command", &s.engine.command)) return bad("engine.command");
-    if (!Take(e, "ready_timeout_s", &s.engine.ready_timeout_s)) return bad("engine.ready_timeout_s");
-  }
+  JsonFields engine = f.Object("engine");
+  engine.Optional("kind", &s.engine.kind);
+  engine.Optional("url", &s.engine.url);
+  engine.Optional("command", &s.engine.command);
+  engine.Optional("ready_timeout_s", &s.engine.ready_timeout_s);
   std::string state = "queued";
-  if (!Take(j, "state", &state) || !ParseBatchState(state, &s.state)) return bad("state");
+  f.Optional("state", &state);
+  if (f.ok() && !ParseBatchState(state, &s.state)) f.Fail("state", "expected queued, running, paused, cancelled, done or failed");
+  if (Status st = f.status(); !st.ok()) return st;
   return s;
 }
 
@@ -152,21 +133,24 @@ json EncodeProgress(const BatchProgress& p) {
 BatchProgress DecodeProgress(const json& j) {
   BatchProgress p;
   if (!j.is_object()) return p;
-  Take(j, "runner_pid", &p.runner_pid);
-  Take(j, "total", &p.total);
-  Take(j, "done", &p.done);
-  Take(j, "failed", &p.failed);
-  Take(j, "in_flight", &p.in_flight);
-  Take(j, "retries", &p.retries);
-  Take(j, "completion_tokens", &p.completion_tokens);
-  Take(j, "tokens_per_second", &p.tokens_per_second);
-  Take(j, "requests_per_second", &p.requests_per_second);
-  Take(j, "gpu_seconds", &p.gpu_seconds);
-  Take(j, "preemptions", &p.preemptions);
-  Take(j, "gpus_held", &p.gpus_held);
-  Take(j, "phase", &p.phase);
-  Take(j, "problem", &p.problem);
-  Take(j, "updated_unix", &p.updated_unix);
+  // Field by field: one of the wrong type (the runner's file is the batch
+  // user's to write) is left at its default, the others still read.
+  auto Take = [&j](const char* key, auto* out) { JsonFields(j, "progress").Optional(key, out); };
+  Take("runner_pid", &p.runner_pid);
+  Take("total", &p.total);
+  Take("done", &p.done);
+  Take("failed", &p.failed);
+  Take("in_flight", &p.in_flight);
+  Take("retries", &p.retries);
+  Take("completion_tokens", &p.completion_tokens);
+  Take("tokens_per_second", &p.tokens_per_second);
+  Take("requests_per_second", &p.requests_per_second);
+  Take("gpu_seconds", &p.gpu_seconds);
+  Take("preemptions", &p.preemptions);
+  Take("gpus_held", &p.gpus_held);
+  Take("phase", &p.phase);
+  Take("problem", &p.problem);
+  Take("updated_unix", &p.updated_unix);
   return p;
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 
+#include "common/json_fields.h"
 #include "common/time_spec.h"
 #include "fleet/gpu_marks.h"
 #include "fleet/clock_event_reasons.h"
@@ -191,32 +192,29 @@ namespace {
 
 using nlohmann::json;
 
+// Status documents are read field by field: one of the wrong type (an
+// agent of another version) is left out, the rest still read.
 template <typename T>
-void Get(const json& j, const char* key, std::optional<T>* out) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return;
-  if constexpr (std::is_same_v<T, std::string>) {
-    if (it->is_string()) *out = it->get<std::string>();
-  } else if constexpr (std::is_same_v<T, bool>) {
-    if (it->is_boolean()) *out = it->get<bool>();
-  } else {
-    if (it->is_number()) *out = it->get<T>();
-  }
+void Get(const json& j, const char* key, T* out) {
+  JsonFields(j, "status", JsonFields::kSkipWrongTypes).Optional(key, out);
 }
 
-std::string GetString(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+template <typename T>
+T Value(const json& j, const char* key, T fallback) {
+  Get(j, key, &fallback);
+  return fallback;
 }
+
+std::string GetString(const json& j, const char* key) { return Value(j, key, std::string()); }
 
 GpuLease GpuLeaseFromJson(const json& lease) {
   GpuLease l;
-  l.id = lease.value("id", int64_t{0});
+  l.id = Value(lease, "id", int64_t{0});
   l.user = GetString(lease, "user");
   // "normal": what agents before the one vocabulary said of run and
   // reservation leases.
   l.kind = ParseLeaseKind(GetString(lease, "kind")).value_or(LeaseKind::kRun);
-  l.is_revoking = lease.value("revoking", false);
+  l.is_revoking = Value(lease, "revoking", false);
   if (l.kind == LeaseKind::kSlurm) l.slurm_job = GetString(lease, "slurm_job");
   return l;
 }
@@ -251,7 +249,7 @@ GpuView GpuFromJson(const json& j) {
   GpuView g;
   GpuInfo& i = g.info;
   GpuSample& s = g.sample;
-  i.index = j.value("index", 0);
+  i.index = Value(j, "index", 0);
   s.index = i.index;
   s.health = HealthFromName(GetString(j, "health"));
   i.health = s.health;
@@ -287,10 +285,10 @@ GpuView GpuFromJson(const json& j) {
   }
   if (auto rows = j.find("remapped_rows"); rows != j.end() && rows->is_object()) {
     RemappedRows r;
-    r.corrected = rows->value("corrected", int64_t{0});
-    r.uncorrected = rows->value("uncorrected", int64_t{0});
-    r.is_pending = rows->value("pending", false);
-    r.has_failure = rows->value("failure", false);
+    r.corrected = Value(*rows, "corrected", int64_t{0});
+    r.uncorrected = Value(*rows, "uncorrected", int64_t{0});
+    r.is_pending = Value(*rows, "pending", false);
+    r.has_failure = Value(*rows, "failure", false);
     s.remapped_rows = r;
   }
   if (auto links = j.find("nvlink_active"); links != j.end() && links->is_array()) {
@@ -298,9 +296,9 @@ GpuView GpuFromJson(const json& j) {
   }
   if (auto pages = j.find("retired_pages"); pages != j.end() && pages->is_object()) {
     RetiredPages r;
-    r.single_bit = pages->value("single_bit", int64_t{0});
-    r.double_bit = pages->value("double_bit", int64_t{0});
-    r.is_pending = pages->value("pending", false);
+    r.single_bit = Value(*pages, "single_bit", int64_t{0});
+    r.double_bit = Value(*pages, "double_bit", int64_t{0});
+    r.is_pending = Value(*pages, "pending", false);
     s.retired_pages = r;
   }
   if (auto procs = j.find("processes"); procs != j.end() && procs->is_array()) {
@@ -308,7 +306,7 @@ GpuView GpuFromJson(const json& j) {
     for (const json& p : *procs) {
       if (!p.is_object()) continue;
       ProcessView v;
-      v.process.pid = p.value("pid", int64_t{0});
+      v.process.pid = Value(p, "pid", int64_t{0});
       std::string type = GetString(p, "type");
       v.process.type = type == "graphics"            ? ProcessType::kGraphics
                        : type == "compute+graphics" ? ProcessType::kComputeAndGraphics
@@ -319,11 +317,11 @@ GpuView GpuFromJson(const json& j) {
       Get(p, "compute_instance_id", &v.process.compute_instance_id);
       v.details.pid = v.process.pid;
       v.details.exists = p.contains("uid");
-      v.details.uid = p.value("uid", int64_t{-1});
+      v.details.uid = Value(p, "uid", int64_t{-1});
       v.details.user = p.contains("user") ? GetString(p, "user") : "?";
       v.details.name = GetString(p, "name");
       v.details.command = p.contains("command") ? GetString(p, "command") : "?";
-      v.details.parent_pid = p.value("parent_pid", int64_t{0});
+      v.details.parent_pid = Value(p, "parent_pid", int64_t{0});
       v.details.cgroup.container_id = GetString(p, "container_id");
       v.details.cgroup.pod_uid = GetString(p, "pod_uid");
       v.details.cgroup.systemd_unit = GetString(p, "systemd_unit");
@@ -335,7 +333,7 @@ GpuView GpuFromJson(const json& j) {
       g.processes.push_back(std::move(v));
     }
   }
-  if (auto lease = j.find("lease"); lease != j.end() && lease->is_object() && (*lease)["id"].is_number_integer()) {
+  if (auto lease = j.find("lease"); lease != j.end() && lease->is_object() && Value(*lease, "id", int64_t{0}) > 0) {
     g.lease = GpuLeaseFromJson(*lease);
   }
   if (auto pod = j.find("pod"); pod != j.end() && pod->is_object()) g.allocated_to = PodFromJson(*pod);
@@ -345,8 +343,8 @@ GpuView GpuFromJson(const json& j) {
       if (!mj.is_object()) continue;
       MigInstance m;
       m.uuid = GetString(mj, "uuid");
-      m.gpu_instance_id = mj.value("gpu_instance_id", 0);
-      m.compute_instance_id = mj.value("compute_instance_id", 0);
+      m.gpu_instance_id = Value(mj, "gpu_instance_id", 0);
+      m.compute_instance_id = Value(mj, "compute_instance_id", 0);
       m.profile = GetString(mj, "profile");
       Get(mj, "memory_total_bytes", &m.memory_total_bytes);
       Get(mj, "memory_used_bytes", &m.memory_used_bytes);
@@ -359,10 +357,10 @@ GpuView GpuFromJson(const json& j) {
     }
   }
   if (auto xid = j.find("xid_errors"); xid != j.end() && xid->is_object()) {
-    g.xid_count = xid->value("count", int64_t{0});
+    g.xid_count = Value(*xid, "count", int64_t{0});
     GpuEvent last;
     last.gpu_index = i.index;
-    last.xid = xid->value("last_xid", int64_t{0});
+    last.xid = Value(*xid, "last_xid", int64_t{0});
     last.seen_at = ParseRfc3339(GetString(*xid, "last_at"));
     g.last_xid = last;
     if (auto codes = xid->find("count_by_code"); codes != xid->end() && codes->is_object()) {
@@ -381,7 +379,7 @@ GpuView GpuFromJson(const json& j) {
 }  // namespace
 
 Result<FleetView> FleetFromJson(const json& j) {
-  if (!j.is_object() || !j.contains("gpus") || !j["gpus"].is_array() || j.value("version", 0) != kStatusJsonVersion) {
+  if (!j.is_object() || !j.contains("gpus") || !j["gpus"].is_array() || Value(j, "version", 0) != kStatusJsonVersion) {
     return Status::Corruption("not a tarmac status document (version 1)");
   }
   FleetView fleet;

@@ -94,6 +94,27 @@ TEST(StatusJsonTest, LeaseKindsSurviveAndAnOlderAgentsNormalReadsAsRun) {
   EXPECT_EQ(back.value().gpus[1].lease->kind, LeaseKind::kRun);
 }
 
+// A field of the wrong type (an agent of another version) is left out and
+// the rest is read; before, some such fields threw out of FleetFromJson.
+TEST(StatusJsonTest, AFieldOfTheWrongTypeIsLeftOutNotThrown) {
+  nlohmann::json j = StatusToJson(Example());
+  j["gpus"][0]["index"] = "zero";
+  j["gpus"][0]["processes"][0]["pid"] = "p";
+  j["gpus"][0]["remapped_rows"] = {{"corrected", "many"}, {"pending", true}};
+  j["gpus"][0]["lease"] = {{"id", "seven"}};
+  j["gpus"][0]["power_milliwatts"] = "high";
+  Result<FleetView> back = FleetFromJson(j);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  const GpuView& g = back.value().gpus[0];
+  EXPECT_EQ(g.info.index, 0);
+  EXPECT_EQ(g.processes[0].process.pid, 0);
+  ASSERT_TRUE(g.sample.remapped_rows.has_value());
+  EXPECT_TRUE(g.sample.remapped_rows->is_pending);
+  EXPECT_FALSE(g.lease.has_value());
+  EXPECT_FALSE(g.sample.power_milliwatts.has_value());
+  EXPECT_EQ(g.info.uuid, Example().gpus[0].info.uuid);
+}
+
 TEST(StatusJsonTest, RejectsWhatIsNotAStatusDocument) {
   EXPECT_EQ(FleetFromJson(nlohmann::json::array()).status().code(), StatusCode::kCorruption);
   EXPECT_FALSE(FleetFromJson({{"version", 2}, {"gpus", nlohmann::json::array()}}).ok());

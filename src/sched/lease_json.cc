@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/enum_names.h"
+#include "common/json_fields.h"
 #include "fleet/mig_profiles.h"
 
 namespace tarmac::sched {
@@ -23,90 +24,25 @@ json Ref(const ProcessRef& p) {
   return {{"pid", p.pid}, {"start_ticks", p.start_ticks}};
 }
 
-// Field readers that record the first problem instead of throwing.
-class Fields {
- public:
-  Fields(const json& j, std::string what) : j_(j), what_(std::move(what)) {
-    if (!j_.is_object()) error_ = fmt::format("{}: expected an object", what_);
-  }
-  template <typename T>
-  void Get(const char* key, T* out) {
-    if (!error_.empty()) return;
-    auto it = j_.find(key);
-    if (it == j_.end()) return Fail(key, "missing");
-    Read(*it, key, out);
-  }
-  template <typename T>
-  void Optional(const char* key, T* out) {
-    if (!error_.empty()) return;
-    auto it = j_.find(key);
-    if (it == j_.end() || it->is_null()) return;
-    Read(*it, key, out);
-  }
-  void Seconds(const char* key, std::optional<std::chrono::seconds>* out) {
-    int64_t v = 0;
-    if (!error_.empty()) return;
-    auto it = j_.find(key);
-    if (it == j_.end() || it->is_null()) return;
-    Read(*it, key, &v);
-    if (error_.empty()) *out = std::chrono::seconds(v);
-  }
-  void Ref(const char* key, ProcessRef* out) {
-    if (!error_.empty()) return;
-    auto it = j_.find(key);
-    if (it == j_.end() || it->is_null()) return;
-    Fields f(*it, what_ + "." + key);
-    f.Get("pid", &out->pid);
-    f.Get("start_ticks", &out->start_ticks);
-    if (!f.error_.empty()) error_ = f.error_;
-  }
-  void Priority(const char* key, sched::Priority* out) {
-    std::string name = PriorityName(*out);
-    Optional(key, &name);
-    if (error_.empty() && !ParsePriority(name, out)) Fail(key, "expected backfill, low, normal or high");
-  }
-  Status status() const { return error_.empty() ? Status::OK() : Status::InvalidArgument(error_); }
+// The readers of this module's own field types, on JsonFields.
+void ReadSeconds(JsonFields& f, const char* key, std::optional<std::chrono::seconds>* out) {
+  std::optional<int64_t> v;
+  f.Optional(key, &v);
+  if (v) *out = std::chrono::seconds(*v);
+}
 
- private:
-  void Fail(const char* key, const char* what) { error_ = fmt::format("{}.{}: {}", what_, key, what); }
-  void Read(const json& v, const char* key, int64_t* out) {
-    if (!v.is_number_integer()) return Fail(key, "expected an integer");
-    *out = v.get<int64_t>();
-  }
-  void Read(const json& v, const char* key, int* out) {
-    if (!v.is_number_integer() || v.get<int64_t>() < -(1LL << 30) || v.get<int64_t>() > (1LL << 30)) {
-      return Fail(key, "expected an integer");
-    }
-    *out = v.get<int>();
-  }
-  void Read(const json& v, const char* key, double* out) {
-    if (!v.is_number()) return Fail(key, "expected a number");
-    *out = v.get<double>();
-  }
-  void Read(const json& v, const char* key, bool* out) {
-    if (!v.is_boolean()) return Fail(key, "expected true or false");
-    *out = v.get<bool>();
-  }
-  void Read(const json& v, const char* key, std::string* out) {
-    if (!v.is_string()) return Fail(key, "expected a string");
-    *out = v.get<std::string>();
-  }
-  template <typename T>
-  void Read(const json& v, const char* key, std::vector<T>* out) {
-    if (!v.is_array()) return Fail(key, "expected an array");
-    out->clear();
-    for (const json& item : v) {
-      T t{};
-      Read(item, key, &t);
-      if (!error_.empty()) return;
-      out->push_back(std::move(t));
-    }
-  }
+void ReadRef(JsonFields& f, const char* key, ProcessRef* out) {
+  if (!f.has(key)) return;
+  JsonFields ref = f.Object(key);
+  ref.Get("pid", &out->pid);
+  ref.Get("start_ticks", &out->start_ticks);
+}
 
-  const json& j_;
-  std::string what_;
-  std::string error_;
-};
+void ReadPriority(JsonFields& f, const char* key, sched::Priority* out) {
+  std::string name = PriorityName(*out);
+  f.Optional(key, &name);
+  if (f.ok() && !ParsePriority(name, out)) f.Fail(key, "expected backfill, low, normal or high");
+}
 
 Status AsCorruption(const Status& s) {
   return s.ok() ? s : Status::Corruption(s.message());
@@ -155,7 +91,7 @@ json LeaseToJson(const Lease& l, const TimeBase& base) {
 
 Result<Lease> LeaseFromJson(const json& j, const TimeBase& base) {
   Lease l;
-  Fields f(j, "lease");
+  JsonFields f(j, "lease");
   double granted = 0;
   std::optional<double> ends;
   double ends_value = 0;
@@ -165,17 +101,17 @@ Result<Lease> LeaseFromJson(const json& j, const TimeBase& base) {
   f.Get("user", &l.user);
   f.Get("gpus", &l.gpus);
   f.Get("uuids", &l.uuids);
-  f.Priority("priority", &l.priority);
+  ReadPriority(f, "priority", &l.priority);
   f.Get("granted_at_unix", &granted);
   if (j.is_object() && j.contains("ends_at_unix") && !j["ends_at_unix"].is_null()) {
     f.Get("ends_at_unix", &ends_value);
     ends = ends_value;
   }
-  f.Seconds("idle_timeout_seconds", &l.idle_timeout);
+  ReadSeconds(f, "idle_timeout_seconds", &l.idle_timeout);
   f.Optional("command", &l.command);
   f.Optional("kind", &kind);
-  f.Ref("holder", &l.holder);
-  f.Ref("job", &l.job);
+  ReadRef(f, "holder", &l.holder);
+  ReadRef(f, "job", &l.job);
   f.Optional("token", &l.token);
   f.Optional("request_key", &l.request_key);
   double idle_since = 0;
@@ -236,7 +172,7 @@ Result<LeaseRequest> ParseLeaseRequest(const json& params);
 
 Result<Pending> PendingFromJson(const json& j, const TimeBase& base) {
   Pending p;
-  Fields f(j, "request");
+  JsonFields f(j, "request");
   double submitted = 0;
   f.Get("id", &p.id);
   f.Get("uid", &p.owner.uid);
@@ -246,7 +182,7 @@ Result<Pending> PendingFromJson(const json& j, const TimeBase& base) {
   Result<LeaseRequest> r = ParseLeaseRequest(j);
   if (!r.ok()) return AsCorruption(r.status());
   p.request = std::move(r).value();
-  f.Ref("holder", &p.request.holder);
+  ReadRef(f, "holder", &p.request.holder);
   if (Status s = f.status(); !s.ok()) return AsCorruption(s);
   p.submitted_at = base.FromUnix(submitted);
   return p;
@@ -266,15 +202,15 @@ Result<LeaseRequest> LeaseRequestFromJson(const json& params) {
 
 Result<LeaseRequest> ParseLeaseRequest(const json& params) {
   LeaseRequest r;
-  Fields f(params, "params");
+  JsonFields f(params, "params");
   std::string kind = "run";
   f.Optional("gpus", &r.wants.gpu_count);
   f.Optional("uuids", &r.wants.uuids);
   f.Optional("mig_profile", &r.wants.mig_profile);
   f.Optional("min_free_memory_bytes", &r.wants.min_free_memory_bytes);
-  f.Priority("priority", &r.priority);
-  f.Seconds("max_time_seconds", &r.max_time);
-  f.Seconds("idle_timeout_seconds", &r.idle_timeout);
+  ReadPriority(f, "priority", &r.priority);
+  ReadSeconds(f, "max_time_seconds", &r.max_time);
+  ReadSeconds(f, "idle_timeout_seconds", &r.idle_timeout);
   f.Optional("command", &r.command);
   f.Optional("kind", &kind);
   f.Optional("request_key", &r.request_key);
