@@ -92,13 +92,11 @@ int RunStatus(const GlobalOptions& global, const StatusOptions& options, Clock* 
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
   sigprocmask(SIG_BLOCK, &set, nullptr);
-  std::optional<fleet::FleetView> previous;
+  render.is_watch = true;
   do {
     Result<fleet::FleetView> read = source.value()->Read(kRecentWindow);
     if (!read.ok()) return ExitWith(read.status());
     const fleet::FleetView& fleet = read.value();
-    // Each frame after the first shows PCIe throughput since the one before.
-    render.previous = previous ? &*previous : nullptr;
     if (options.json) {
       WriteAll(fleet::StatusToJson(fleet).dump() + "\n");  // One object per line.
     } else if (is_tty) {
@@ -107,7 +105,6 @@ int RunStatus(const GlobalOptions& global, const StatusOptions& options, Clock* 
     } else {
       WriteAll(RenderStatus(fleet, render) + "\n");
     }
-    previous = fleet;
   } while (WaitOrSignal(options.watch_seconds));
   return kExitOk;
 }

@@ -49,22 +49,12 @@ std::string EccNote(const fleet::GpuSample& s) {
   return out;
 }
 
-// PCIe bytes per second since the previous frame, from the counters.
-std::string PcieThroughput(const fleet::GpuView& g, const fleet::FleetView& previous) {
-  for (const fleet::GpuView& p : previous.gpus) {
-    if (p.info.uuid != g.info.uuid) continue;
-    double seconds = std::chrono::duration<double>(g.sample.taken_at - p.sample.taken_at).count();
-    if (seconds <= 0 || !g.sample.pcie_tx_bytes || !p.sample.pcie_tx_bytes || !g.sample.pcie_rx_bytes ||
-        !p.sample.pcie_rx_bytes) {
-      return {};
-    }
-    auto rate = [&](int64_t now, int64_t was) {
-      return FormatBytes(static_cast<int64_t>(static_cast<double>(std::max<int64_t>(0, now - was)) / seconds));
-    };
-    return fmt::format("PCIe tx {}/s rx {}/s", rate(*g.sample.pcie_tx_bytes, *p.sample.pcie_tx_bytes),
-                       rate(*g.sample.pcie_rx_bytes, *p.sample.pcie_rx_bytes));
-  }
-  return {};
+// PCIe bytes per second, as the reader or the agent computed them
+// (fleet/counter_rate.h).
+std::string PcieThroughput(const fleet::GpuView& g) {
+  if (!g.pcie_tx_bytes_per_second || !g.pcie_rx_bytes_per_second) return {};
+  return fmt::format("PCIe tx {}/s rx {}/s", FormatBytes(static_cast<int64_t>(*g.pcie_tx_bytes_per_second)),
+                     FormatBytes(static_cast<int64_t>(*g.pcie_rx_bytes_per_second)));
 }
 
 // "backfill lease 3 (alice), yielding", "Slurm job 42 lease 5 (erin)".
@@ -202,9 +192,7 @@ std::string RenderStatus(const fleet::FleetView& fleet, const RenderOptions& opt
       ++problems;
       notes.push_back(paint(kRed, ecc));
     }
-    if (options.previous != nullptr) {
-      if (std::string pcie = PcieThroughput(g, *options.previous); !pcie.empty()) notes.push_back(pcie);
-    }
+    if (std::string pcie = PcieThroughput(g); !pcie.empty()) notes.push_back(pcie);
     if (g.lease) {
       notes.push_back(paint(kYellow, LeaseNote(*g.lease)));
     }
@@ -213,7 +201,7 @@ std::string RenderStatus(const fleet::FleetView& fleet, const RenderOptions& opt
       notes.push_back(paint(kYellow, fmt::format("{} idle holder{}", m.idle_holding_pids.size(),
                                                  m.idle_holding_pids.size() == 1 ? "" : "s")));
     }
-    if (options.previous != nullptr && g.recent_utilization_ratio) {
+    if (options.is_watch && g.recent_utilization_ratio) {
       notes.push_back(paint(kDim, fmt::format("recent {}", Percent(g.recent_utilization_ratio))));
     }
     std::string joined;

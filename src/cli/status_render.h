@@ -17,9 +17,9 @@ struct RenderOptions {
   bool use_color = false;  // ANSI colours (on a terminal).
   int width = 100;         // Terminal width; long commands are cut to fit.
   bool is_from_agent = false;  // Say that the readings come from the agent.
-  // --watch: the previous frame's fleet, for PCIe throughput from the byte
-  // counters (null: none shown), and recent utilization beside the instant.
-  const fleet::FleetView* previous = nullptr;
+  // --watch: recent utilization beside the instant. (PCIe throughput is
+  // shown whenever the view has its rate: from the second read on.)
+  bool is_watch = false;
 };
 
 std::string RenderStatus(const fleet::FleetView& fleet, const RenderOptions& options);

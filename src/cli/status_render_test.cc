@@ -39,22 +39,20 @@ TEST(StatusRenderTest, XidCodesAreListedOnceEachAndEccHealthIsShown) {
 }
 
 TEST(StatusRenderTest, WatchShowsPcieThroughputAndRecentUtilization) {
-  fleet::FleetView before = OneGpu();
-  before.gpus[0].sample.pcie_tx_bytes = 0;
-  before.gpus[0].sample.pcie_rx_bytes = int64_t{1} << 30;
   fleet::FleetView now = OneGpu();
-  now.gpus[0].sample.taken_at += std::chrono::seconds(2);
-  now.gpus[0].sample.pcie_tx_bytes = int64_t{4} << 30;
-  now.gpus[0].sample.pcie_rx_bytes = int64_t{2} << 30;
+  now.gpus[0].pcie_tx_bytes_per_second = double(int64_t{2} << 30);
+  now.gpus[0].pcie_rx_bytes_per_second = double(int64_t{512} << 20);
   now.gpus[0].recent_utilization_ratio = 0.25;
   RenderOptions options;
-  options.previous = &before;
+  options.is_watch = true;
   std::string out = RenderStatus(now, options);
   EXPECT_NE(out.find("PCIe tx 2.0 GiB/s rx 512 MiB/s"), std::string::npos) << out;
   EXPECT_NE(out.find("recent 25%"), std::string::npos) << out;
-  // A single frame has no previous one: neither is shown.
+  // A first read has no rate yet, and one frame no recent utilization.
+  now.gpus[0].pcie_tx_bytes_per_second.reset();
   std::string once = RenderStatus(now, RenderOptions{});
   EXPECT_EQ(once.find("PCIe tx"), std::string::npos) << once;
+  EXPECT_EQ(once.find("recent"), std::string::npos) << once;
 }
 
 // A GPU in MIG mode: its instances under it, each with its memory, engine

@@ -144,6 +144,9 @@ enum SampleTier : unsigned {
 struct GpuSample {
   int index = 0;
   std::chrono::system_clock::time_point taken_at;
+  // When the slow tier was read: taken_at on a slow read, carried with the
+  // slow readings on a fast one (CarrySlowTier). Counter rates use it.
+  std::chrono::system_clock::time_point slow_taken_at;
   GpuHealth health = GpuHealth::kOk;
   std::string error;  // Why health is not kOk.
 

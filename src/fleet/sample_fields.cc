@@ -123,6 +123,7 @@ void CarrySlowTier(const GpuSample& from, GpuSample* to) {
   to->remapped_rows = from.remapped_rows;
   to->nvlink_active = from.nvlink_active;
   to->retired_pages = from.retired_pages;
+  to->slow_taken_at = from.slow_taken_at;
 }
 
 }  // namespace tarmac::fleet

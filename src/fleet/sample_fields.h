@@ -62,7 +62,8 @@ std::span<const SampleField> SampleFields();
 
 // Copies the slow-tier readings of `from` into `to`: the table's slow rows
 // and the structured slow readings (ECC, remapped rows, NVLink states,
-// retired pages). A fast-only tick keeps the last slow values this way.
+// retired pages) and when they were read. A fast-only tick keeps the last
+// slow values this way.
 void CarrySlowTier(const GpuSample& from, GpuSample* to);
 
 }  // namespace tarmac::fleet

@@ -8,20 +8,6 @@
 
 namespace tarmac::metrics {
 
-void CounterRate::Observe(std::optional<int64_t> value, std::chrono::steady_clock::time_point at) {
-  if (!value) return;
-  if (!last || *value < *last) {  // The first reading, or a driver reload.
-    last = value;
-    last_at = at;
-    return;
-  }
-  if (*value == *last) return;
-  double seconds = std::chrono::duration<double>(at - last_at).count();
-  if (seconds > 0) per_second = static_cast<double>(*value - *last) / seconds;
-  last = value;
-  last_at = at;
-}
-
 FleetCounters::FleetCounters(std::function<double(const std::string& model)> price) : price_(std::move(price)) {}
 
 void FleetCounters::Update(const fleet::FleetView& fleet, std::chrono::steady_clock::time_point at) {
@@ -36,10 +22,6 @@ void FleetCounters::Update(const fleet::FleetView& fleet, std::chrono::steady_cl
     GpuCounters& c = by_uuid_[g.info.uuid];
     for (const fleet::ClockEventReason& r : fleet::ClockEventReasons()) {
       if (r.is_throttle) c.throttle_seconds.emplace(std::string(r.name), 0.0);
-    }
-    if (g.sample.health == fleet::GpuHealth::kOk) {
-      c.pcie_tx.Observe(g.sample.pcie_tx_bytes, at);
-      c.pcie_rx.Observe(g.sample.pcie_rx_bytes, at);
     }
     if (dt <= 0 || g.sample.health != fleet::GpuHealth::kOk) continue;
     fleet::GpuMarks m = fleet::MarkGpu(g);

@@ -19,22 +19,11 @@
 
 namespace tarmac::metrics {
 
-// A byte rate from a counter the driver refreshes now and then: the
-// change between two different readings over the time between them.
-struct CounterRate {
-  std::optional<int64_t> last;
-  std::chrono::steady_clock::time_point last_at;
-  std::optional<double> per_second;  // Empty until the counter has moved once.
-  void Observe(std::optional<int64_t> value, std::chrono::steady_clock::time_point at);
-};
-
 struct GpuCounters {
   double idle_seconds = 0;
   double held_idle_seconds = 0;
   double idle_cost = 0;
   std::map<std::string, double> throttle_seconds;  // By reason name.
-  CounterRate pcie_tx;  // Bytes per second over PCIe (the driver's counters).
-  CounterRate pcie_rx;
 };
 
 class FleetCounters {

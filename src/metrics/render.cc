@@ -234,16 +234,15 @@ void CollectDcgm(const Scrape& s, Exposition* out) {
     l.emplace_back("err_msg", xid == 0 ? "" : doctor::LookUpXid(xid).name);
     out->Sample("DCGM_FI_DEV_XID_ERRORS", l, static_cast<double>(xid));
   }
-  // PCIe bytes per second, from the driver's counters between reads.
+  // PCIe bytes per second: the view's rate (fleet/counter_rate.h), as
+  // status shows it.
   for (const auto& [doc, tx] : {std::pair{&more[1], true}, std::pair{&more[2], false}}) {
     const std::string& name = doc->name;
     out->Family(name, doc->type, doc->help);
     for (size_t i = 0; i < fleet.gpus.size(); ++i) {
       const fleet::GpuView& g = fleet.gpus[i];
-      auto c = s.counters.find(g.info.uuid);
-      if (!Readable(g) || c == s.counters.end()) continue;
-      const std::optional<double>& rate = tx ? c->second.pcie_tx.per_second : c->second.pcie_rx.per_second;
-      if (rate) out->Sample(name, dcgm_labels[i], *rate);
+      const std::optional<double>& rate = tx ? g.pcie_tx_bytes_per_second : g.pcie_rx_bytes_per_second;
+      if (Readable(g) && rate) out->Sample(name, dcgm_labels[i], *rate);
     }
   }
 }

@@ -124,33 +124,29 @@ TEST(RenderTest, KubernetesNamesBecomePodLabels) {
       << text;
 }
 
-TEST(RenderTest, TheLastXidCarriesItsCodeAndNameAndPcieRatesComeFromCounterChanges) {
+TEST(RenderTest, TheLastXidCarriesItsCodeAndNameAndPcieRatesAreTheViews) {
   fleet::Snapshot s = TwoGpus();
   s.fleet.gpus[1].sample.health = fleet::GpuHealth::kOk;
   s.fleet.gpus[0].last_xid = fleet::GpuEvent{0, 8, 79, {}};
   s.fleet.gpus[0].sample.pcie_tx_bytes = 1000;
   s.fleet.gpus[0].sample.pcie_rx_bytes = 5000;
-  FleetCounters counters([](const std::string&) { return 0.0; });
-  auto t0 = std::chrono::steady_clock::time_point() + std::chrono::hours(1);
-  counters.Update(s.fleet, t0);
   fleet::SamplerStats stats;
-  std::string text = RenderMetrics(s, stats, counters.Get(), {});
-  EXPECT_EQ(text.find("DCGM_FI_PROF_PCIE_TX_BYTES{"), std::string::npos) << "no rate before the counter moves";
+  std::string text = RenderMetrics(s, stats, {}, {});
+  EXPECT_EQ(text.find("DCGM_FI_PROF_PCIE_TX_BYTES{"), std::string::npos) << "no rate before the view has one";
   std::regex xid(R"re(DCGM_FI_DEV_XID_ERRORS\{gpu="0",[^}]*err_code="79",err_msg="([^"]+)"\} 79\n)re");
   std::smatch m;
   ASSERT_TRUE(std::regex_search(text, m, xid)) << text;
   EXPECT_NE(m[1].str().find("bus"), std::string::npos) << m[1].str();
   EXPECT_NE(text.find("err_code=\"0\",err_msg=\"\"} 0\n"), std::string::npos) << text;  // GPU 1: none.
-  // The same reading again changes nothing; a new one 10 s later is a rate.
-  counters.Update(s.fleet, t0 + std::chrono::seconds(5));
-  s.fleet.gpus[0].sample.pcie_tx_bytes = 1000 + 10 * 4096;
-  s.fleet.gpus[0].sample.pcie_rx_bytes = 5000 + 10 * 512;
-  counters.Update(s.fleet, t0 + std::chrono::seconds(10));
-  text = RenderMetrics(s, stats, counters.Get(), {});
+  // The rate status shows (fleet/counter_rate.h), for GPU 0 only.
+  s.fleet.gpus[0].pcie_tx_bytes_per_second = 4096;
+  s.fleet.gpus[0].pcie_rx_bytes_per_second = 512;
+  text = RenderMetrics(s, stats, {}, {});
   std::regex tx(R"(DCGM_FI_PROF_PCIE_TX_BYTES\{gpu="0",[^}]*\} 4096\n)");
   std::regex rx(R"(DCGM_FI_PROF_PCIE_RX_BYTES\{gpu="0",[^}]*\} 512\n)");
   EXPECT_TRUE(std::regex_search(text, tx)) << text;
   EXPECT_TRUE(std::regex_search(text, rx)) << text;
+  EXPECT_EQ(text.find("DCGM_FI_PROF_PCIE_TX_BYTES{gpu=\"1\""), std::string::npos) << text;
 }
 
 TEST(RenderTest, DcgmFamiliesInDcgmUnitsWithDcgmLabels) {

@@ -5,16 +5,6 @@
 #include "fleet/sample_fields.h"
 
 namespace tarmac::sampler {
-namespace {
-
-// Counter delta per second, or empty when either reading is missing or the
-// counter went backwards (driver reload).
-std::optional<double> Rate(std::optional<int64_t> before, std::optional<int64_t> after, double seconds) {
-  if (!before || !after || *after < *before || seconds <= 0) return std::nullopt;
-  return static_cast<double>(*after - *before) / seconds;
-}
-
-}  // namespace
 
 FleetReader::FleetReader(gpu::OpenedBackend opened, Clock* clock)
     : opened_(std::move(opened)), clock_(clock), hostname_(HostName()) {}
@@ -47,6 +37,7 @@ fleet::FleetView FleetReader::Read(std::optional<std::chrono::seconds> recent_wi
         workers_ != nullptr ? Result<fleet::GpuSample>(bounded[slot]) : opened_.backend->Sample(info.index, tiers);
     if (sample.ok()) {
       g.sample = std::move(sample).value();
+      if (tiers & fleet::kSlowTier) g.sample.slow_taken_at = g.sample.taken_at;
       if (!(tiers & fleet::kSlowTier) && slot < previous_samples_.size() &&
           g.sample.health == fleet::GpuHealth::kOk) {
         fleet::CarrySlowTier(previous_samples_[slot], &g.sample);
@@ -64,12 +55,14 @@ fleet::FleetView FleetReader::Read(std::optional<std::chrono::seconds> recent_wi
     if (recent_window && g.sample.health == fleet::GpuHealth::kOk) {
       g.recent_utilization_ratio = opened_.backend->RecentUtilization(info.index, *recent_window);
     }
-    if (slot < previous_samples_.size()) {
-      const fleet::GpuSample& before = previous_samples_[slot];
-      double seconds = std::chrono::duration<double>(g.sample.taken_at - before.taken_at).count();
-      g.pcie_tx_bytes_per_second = Rate(before.pcie_tx_bytes, g.sample.pcie_tx_bytes, seconds);
-      g.pcie_rx_bytes_per_second = Rate(before.pcie_rx_bytes, g.sample.pcie_rx_bytes, seconds);
+    if (pcie_rates_.size() <= slot) pcie_rates_.resize(slot + 1);
+    auto& [tx, rx] = pcie_rates_[slot];
+    if (g.sample.health == fleet::GpuHealth::kOk) {
+      tx.Observe(g.sample.pcie_tx_bytes, g.sample.slow_taken_at);
+      rx.Observe(g.sample.pcie_rx_bytes, g.sample.slow_taken_at);
     }
+    g.pcie_tx_bytes_per_second = tx.per_second;
+    g.pcie_rx_bytes_per_second = rx.per_second;
     view.gpus.push_back(std::move(g));
   }
   std::vector<int64_t> live;

@@ -16,6 +16,7 @@
 #include "common/clock.h"
 #include "gpu/backend_factory.h"
 #include "common/log.h"
+#include "fleet/counter_rate.h"
 #include "fleet/fleet_view.h"
 #include "sampler/gpu_workers.h"
 #include "sampler/process_attribution.h"
@@ -56,7 +57,8 @@ class FleetReader {
   Clock* clock_;
   ProcessAttributor attributor_;
   std::string hostname_;                         // Read once.
-  std::vector<fleet::GpuSample> previous_samples_;  // For rates and the slow tier.
+  std::vector<fleet::GpuSample> previous_samples_;  // For the slow tier.
+  std::vector<std::pair<fleet::CounterRate, fleet::CounterRate>> pcie_rates_;  // tx, rx; by slot.
   std::unique_ptr<GpuWorkers> workers_;
   bool is_attributing_ = true;
 };

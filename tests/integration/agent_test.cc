@@ -51,6 +51,36 @@ TEST_F(AgentTest, ReadCommandsGoThroughTheAgentAndMatchADirectRead) {
   EXPECT_NE(text.out.find("PCIe x8 of x16"), std::string::npos) << text.out;
 }
 
+// A GPU moving 700 MB/s out and 2.8 GB/s in shows it on every status read
+// and in /metrics, between the agent's slow-tier reads of the counters as
+// after them. Status once said 0 on fast ticks and about ten times the
+// truth after a slow one here (a 1 s slow interval over a 100 ms fast one).
+TEST_F(AgentTest, PcieRatesAreRightOnEveryTickAndTheSameInMetrics) {
+  UseScenario("lab-8gpu.toml");
+  StartLoad("2", {"--memory", "1GiB", "--util", "70"});
+  StartAgent({"--config", dir_.Write("agent.toml", "[sampler]\nfast_interval = \"100ms\"\n"
+                                                   "slow_interval = \"1s\"\n")});
+  ASSERT_TRUE(WaitForStatus([](const json& j) { return j["gpus"][2].contains("pcie_tx_bytes_per_second"); }));
+  const double tx = 1e5 + 1e9 * 0.7;
+  const double rx = 1e5 + 4e9 * 0.7;
+  // The simulated driver answers from a world it re-evaluates every 100 ms,
+  // so a reading of the counters may be up to 100 ms old: up to 10 % of a
+  // 1 s interval at each end. What this catches is 0 or ten times.
+  const double slack = 0.25;
+  for (int i = 0; i < 15; ++i) {  // Over more than a slow interval: fast ticks and slow ones.
+    json g = AgentStatus()["gpus"][2];
+    ASSERT_TRUE(g.contains("pcie_tx_bytes_per_second")) << g.dump();
+    EXPECT_NEAR(g["pcie_tx_bytes_per_second"].get<double>(), tx, tx * slack) << i;
+    EXPECT_NEAR(g["pcie_rx_bytes_per_second"].get<double>(), rx, rx * slack) << i;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  std::string page = HttpGet("/metrics");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(page, m, std::regex(R"(DCGM_FI_PROF_PCIE_TX_BYTES\{gpu="2",[^}]*\} ([0-9.e+]+)\n)")))
+      << page;
+  EXPECT_NEAR(std::stod(m[1].str()), tx, tx * slack);
+}
+
 TEST_F(AgentTest, KilledProcessLeavesTheAgentsViewWithinATick) {
   UseScenario("lab-8gpu.toml");
   Child* load = StartLoad("4", {"--memory", "4GiB", "--util", "40"});
