@@ -73,7 +73,7 @@ Result<BatchSpec> DecodeBatchSpec(const json& j, std::string_view source) {
   engine.Optional("ready_timeout_s", &s.engine.ready_timeout_s);
   std::string state = "queued";
   f.Optional("state", &state);
-  if (f.ok() && !ParseBatchState(state, &s.state)) f.Fail("state", "expected queued, running, paused, cancelled, done or failed");
+  if (f.ok() && !ParseBatchState(state, &s.state)) f.Fail("state", "expected " + EnumNameList(kStateNames));
   if (Status st = f.status(); !st.ok()) return st;
   return s;
 }

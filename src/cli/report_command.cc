@@ -34,7 +34,7 @@ CLI::App* AddReportCommand(CLI::App* app, ReportOptions* o) {
                   "Owners by user or container (of each process: container, pod, Slurm job); by pod or "
                   "namespace (the kubelet's allocations, idle or not); by slurm-job (prolog to epilog); "
                   "gpu: GPUs only")
-      ->check(CLI::IsMember({"gpu", "user", "container", "pod", "namespace", "slurm-job"}))
+      ->check(CLI::IsMember(report::GroupByNames()))
       ->default_str("user");
   cmd->add_option("--format", o->format, "text, json, csv or html (one self-contained file)")
       ->check(CLI::IsMember({"text", "json", "csv", "html"}))

@@ -18,6 +18,7 @@
 #include "client/lease_request.h"
 #include "client/lease_wait.h"
 #include "common/time_spec.h"
+#include "sched/lease_json.h"
 
 namespace tarmac::cli {
 namespace {
@@ -118,7 +119,7 @@ void AddLeaseAskOptions(CLI::App* cmd, LeaseAsk* ask) {
   cmd->add_option("--priority", ask->priority,
                   "low, normal or high; backfill: preemptible, on idle GPUs only, revoked (told, then "
                   "terminated after [backfill] grace) when another request needs the GPU")
-      ->check(CLI::IsMember({"backfill", "low", "normal", "high"}))
+      ->check(CLI::IsMember(sched::PriorityNames()))
       ->default_str("normal");
   cmd->add_flag("--no-wait{true},--queue{false}", ask->no_wait,
                 "--no-wait: exit 75 at once when no GPUs fit; --queue (default): wait in the queue");

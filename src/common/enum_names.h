@@ -8,12 +8,16 @@
 //   bool ParseColor(std::string_view s, Color* c) { return ParseEnum(kColorNames, s, c); }
 //
 // A value missing from the table is named by the first row (the default).
+// Option checks and help take their lists from the same rows (EnumNames,
+// EnumNameList), so a value added to the table is offered everywhere.
 // Pure; thread-safe.
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace tarmac {
 
@@ -35,6 +39,22 @@ constexpr bool ParseEnum(const std::pair<E, const char*> (&rows)[N], std::string
     }
   }
   return false;
+}
+
+// Every name, in the table's order: for CLI::IsMember and the like.
+template <typename E, size_t N>
+std::vector<std::string> EnumNames(const std::pair<E, const char*> (&rows)[N]) {
+  std::vector<std::string> names;
+  for (const auto& row : rows) names.emplace_back(row.second);
+  return names;
+}
+
+// "a, b or c", for messages and help.
+template <typename E, size_t N>
+std::string EnumNameList(const std::pair<E, const char*> (&rows)[N]) {
+  std::string out;
+  for (size_t i = 0; i < N; ++i) out += std::string(i == 0 ? "" : i + 1 == N ? " or " : ", ") + rows[i].second;
+  return out;
 }
 
 }  // namespace tarmac

@@ -1,17 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "doctor/finding.h"
 
+#include "common/enum_names.h"
+
 namespace tarmac::doctor {
 
-const char* SeverityName(Severity severity) {
-  switch (severity) {
-    case Severity::kOk: return "ok";
-    case Severity::kInfo: return "info";
-    case Severity::kWarning: return "warning";
-    case Severity::kCritical: return "critical";
-  }
-  return "ok";
-}
+namespace {
+
+constexpr std::pair<Severity, const char*> kSeverityNames[] = {
+    {Severity::kOk, "ok"}, {Severity::kInfo, "info"}, {Severity::kWarning, "warning"}, {Severity::kCritical, "critical"}};
+constexpr std::pair<Question, const char*> kQuestionNames[] = {{Question::kGpus, "gpus"},
+                                                               {Question::kPipeline, "pipeline"},
+                                                               {Question::kInterconnect, "interconnect"},
+                                                               {Question::kScheduler, "scheduler"}};
+
+}  // namespace
+
+const char* SeverityName(Severity severity) { return EnumName(kSeverityNames, severity); }
 
 Finding MakeFinding(std::string check, Severity severity, std::optional<int> gpu, std::string summary,
                     std::string evidence, std::string meaning, std::string action) {
@@ -26,15 +31,7 @@ Finding MakeFinding(std::string check, Severity severity, std::optional<int> gpu
   return f;
 }
 
-const char* QuestionName(Question question) {
-  switch (question) {
-    case Question::kGpus: return "gpus";
-    case Question::kPipeline: return "pipeline";
-    case Question::kInterconnect: return "interconnect";
-    case Question::kScheduler: return "scheduler";
-  }
-  return "gpus";
-}
+const char* QuestionName(Question question) { return EnumName(kQuestionNames, question); }
 
 const char* QuestionTitle(Question question) {
   switch (question) {

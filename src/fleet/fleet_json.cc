@@ -224,15 +224,6 @@ KubernetesNames PodFromJson(const json& pod) {
 }
 
 
-GpuHealth HealthFromName(const std::string& name) {
-  for (GpuHealth h : {GpuHealth::kOk, GpuHealth::kLost, GpuHealth::kNoPermission,
-                           GpuHealth::kUnresponsive, GpuHealth::kDriverNotLoaded,
-                           GpuHealth::kError}) {
-    if (name == GpuHealthName(h)) return h;
-  }
-  return GpuHealth::kError;
-}
-
 std::chrono::system_clock::time_point ParseRfc3339(const std::string& text) {
   std::tm tm{};
   int ms = 0;
@@ -251,7 +242,7 @@ GpuView GpuFromJson(const json& j) {
   GpuSample& s = g.sample;
   i.index = Value(j, "index", 0);
   s.index = i.index;
-  s.health = HealthFromName(GetString(j, "health"));
+  s.health = GpuHealthNamed(GetString(j, "health"));
   i.health = s.health;
   s.error = GetString(j, "error");
   i.uuid = GetString(j, "uuid");
@@ -307,10 +298,7 @@ GpuView GpuFromJson(const json& j) {
       if (!p.is_object()) continue;
       ProcessView v;
       v.process.pid = Value(p, "pid", int64_t{0});
-      std::string type = GetString(p, "type");
-      v.process.type = type == "graphics"            ? ProcessType::kGraphics
-                       : type == "compute+graphics" ? ProcessType::kComputeAndGraphics
-                                                     : ProcessType::kCompute;
+      v.process.type = ProcessTypeNamed(GetString(p, "type"));
       Get(p, "used_memory_bytes", &v.process.used_memory_bytes);
       Get(p, "sm_utilization_ratio", &v.process.sm_utilization_ratio);
       Get(p, "gpu_instance_id", &v.process.gpu_instance_id);

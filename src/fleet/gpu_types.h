@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tarmac::fleet {
@@ -28,6 +29,8 @@ enum class GpuHealth {
 
 // "ok", "lost", "no_permission", "unresponsive", "driver_not_loaded", "error".
 const char* GpuHealthName(GpuHealth health);
+// The health a name says; kError for any other text.
+GpuHealth GpuHealthNamed(std::string_view name);
 
 // Failed driver calls since the backend opened, by function and by the
 // driver's name for the error: {("nvmlDeviceGetPowerUsage", "GPU_IS_LOST"):
@@ -78,6 +81,8 @@ enum class ProcessType { kCompute, kGraphics, kComputeAndGraphics };
 
 // "compute", "graphics", "compute+graphics".
 const char* ProcessTypeName(ProcessType type);
+// The type a name says; kCompute for any other text.
+ProcessType ProcessTypeNamed(std::string_view name);
 
 // One process with a context on a GPU.
 struct GpuProcess {

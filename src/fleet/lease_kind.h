@@ -24,7 +24,7 @@ enum class LeaseKind {
 std::string_view LeaseKindName(LeaseKind kind);
 // The kind a name says; empty for any other text.
 std::optional<LeaseKind> ParseLeaseKind(std::string_view name);
-// Every name, comma-separated, for messages ("run, reservation, ...").
+// Every name, for messages ("run, reservation, backfill, pod or slurm").
 std::string LeaseKindNames();
 
 // Whether another scheduler (the kubelet, Slurm) decides when it ends.

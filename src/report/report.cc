@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 
+#include "common/enum_names.h"
 #include "store/usage_query.h"
 
 namespace tarmac::report {
@@ -188,22 +189,11 @@ constexpr std::pair<GroupBy, const char*> kGroupByNames[] = {{GroupBy::kGpu, "gp
                                                              {GroupBy::kSlurmJob, "slurm-job"}};
 }  // namespace
 
-const char* GroupByName(GroupBy by) {
-  for (const auto& [b, name] : kGroupByNames) {
-    if (b == by) return name;
-  }
-  return "user";
-}
+const char* GroupByName(GroupBy by) { return EnumName(kGroupByNames, by); }
 
-bool ParseGroupBy(std::string_view name, GroupBy* out) {
-  for (const auto& [b, n] : kGroupByNames) {
-    if (name == n) {
-      *out = b;
-      return true;
-    }
-  }
-  return false;
-}
+bool ParseGroupBy(std::string_view name, GroupBy* out) { return ParseEnum(kGroupByNames, name, out); }
+
+std::vector<std::string> GroupByNames() { return EnumNames(kGroupByNames); }
 
 const char* OwnerKindText(GroupBy by) {
   switch (by) {

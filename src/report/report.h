@@ -36,6 +36,8 @@ inline bool IsAllocationGrouping(GroupBy by) {
 // "gpu", "user", "container", "pod", "namespace"; and back (false: unknown).
 const char* GroupByName(GroupBy by);
 bool ParseGroupBy(std::string_view name, GroupBy* out);
+// Every name ParseGroupBy takes.
+std::vector<std::string> GroupByNames();
 // What an owner line is, for headings: "user", "container, pod or job", ...
 const char* OwnerKindText(GroupBy by);
 

@@ -41,7 +41,7 @@ void ReadRef(JsonFields& f, const char* key, ProcessRef* out) {
 void ReadPriority(JsonFields& f, const char* key, sched::Priority* out) {
   std::string name = PriorityName(*out);
   f.Optional(key, &name);
-  if (f.ok() && !ParsePriority(name, out)) f.Fail(key, "expected backfill, low, normal or high");
+  if (f.ok() && !ParsePriority(name, out)) f.Fail(key, "expected " + EnumNameList(kPriorityNames));
 }
 
 Status AsCorruption(const Status& s) {
@@ -61,6 +61,10 @@ TimePoint TimeBase::FromUnix(double unix_seconds) const {
 }
 
 const char* PriorityName(Priority p) { return EnumName(kPriorityNames, p); }
+
+std::vector<std::string> PriorityNames() { return EnumNames(kPriorityNames); }
+
+std::string PriorityNameList() { return EnumNameList(kPriorityNames); }
 
 bool ParsePriority(const std::string& name, Priority* out) { return ParseEnum(kPriorityNames, name, out); }
 

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "common/result.h"
 #include "sched/lease_book.h"
@@ -27,6 +28,9 @@ struct TimeBase {
 const char* PriorityName(Priority p);
 // "low", "normal" or "high".
 bool ParsePriority(const std::string& name, Priority* out);
+// Every name ParsePriority takes, and the same as "a, b or c".
+std::vector<std::string> PriorityNames();
+std::string PriorityNameList();
 
 nlohmann::json LeaseToJson(const Lease& lease, const TimeBase& base);
 Result<Lease> LeaseFromJson(const nlohmann::json& j, const TimeBase& base);
