@@ -143,14 +143,15 @@ void LeaseService::CheckRevoked(TimePoint now) {
   }
 }
 
-std::vector<sched::ProcessRef> LeaseService::LeaseVictims(const sched::Lease& l) {
+std::vector<sched::ProcessRef> LeaseService::LeaseVictims(const sched::Lease& l, const std::set<int64_t>& spared) {
   std::vector<sched::ProcessRef> victims;
-  auto is_victim = [&victims](int64_t pid) {
-    return std::any_of(victims.begin(), victims.end(), [pid](const sched::ProcessRef& v) { return v.pid == pid; });
+  auto is_victim = [&victims, &spared](int64_t pid) {
+    return spared.count(pid) != 0 ||
+           std::any_of(victims.begin(), victims.end(), [pid](const sched::ProcessRef& v) { return v.pid == pid; });
   };
   // Its processes started after the client that asked for it.
   for (const ProcessIdentity& p : processes_->LeaseProcesses(l.token, l.uid, l.holder.start_ticks)) {
-    victims.push_back({p.pid, p.start_ticks});
+    if (!is_victim(p.pid)) victims.push_back({p.pid, p.start_ticks});
   }
   if (l.job.pid != 0 && !is_victim(l.job.pid) && IsAlive(l.job)) victims.push_back(l.job);
   // On a whole GPU (not a MIG instance, whose GPU others share), the
@@ -166,6 +167,16 @@ std::vector<sched::ProcessRef> LeaseService::LeaseVictims(const sched::Lease& l)
     }
   }
   return victims;
+}
+
+std::set<int64_t> LeaseService::SelfAndAncestors(int64_t pid) {
+  std::set<int64_t> chain;
+  for (int depth = 0; pid > 1 && depth < 256 && chain.insert(pid).second; ++depth) {
+    std::optional<ProcessIdentity> p = processes_->Identify(pid);
+    if (!p) break;
+    pid = p->parent_pid;
+  }
+  return chain;
 }
 
 void LeaseService::AskReadingOnceExited(const sched::Lease& l, Runtime* rt, TimePoint now) {
@@ -190,12 +201,12 @@ bool LeaseService::IsListedOnItsGpus(const sched::Lease& l) const {
 }
 
 void LeaseService::EndLease(int64_t id, const std::string& kind, const std::string& detail, const Actor& actor,
-                            bool terminate, TimePoint now) {
+                            bool terminate, TimePoint now, const std::set<int64_t>& spared) {
   const sched::Lease* found = book_.FindLease(id);
   if (found == nullptr) return;
   sched::Lease l = *found;
   std::vector<sched::ProcessRef> victims;
-  if (terminate) victims = LeaseVictims(l);
+  if (terminate) victims = LeaseVictims(l, spared);
   // A GPU is handed on empty: while the driver lists any process on it, it
   // counts as occupied (until a reading shows it empty).
   if (IsListedOnItsGpus(l)) {

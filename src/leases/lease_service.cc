@@ -391,7 +391,7 @@ Result<json> LeaseService::Release(int64_t id, const ipc::PeerCredentials& peer,
       rt.is_released = true;
       if (!rt.killed_at) {
         rt.killed_at = now;
-        std::vector<sched::ProcessRef> victims = LeaseVictims(*l);
+        std::vector<sched::ProcessRef> victims = LeaseVictims(*l, SelfAndAncestors(peer.pid));
         if (!victims.empty()) {
           TerminateProcesses(id, l->uid, std::move(victims), fmt::format("released by {} while revoked", caller.user),
                              actor, now);
@@ -402,7 +402,7 @@ Result<json> LeaseService::Release(int64_t id, const ipc::PeerCredentials& peer,
     }
     bool by_holder = !l->is_reservation && static_cast<int64_t>(peer.pid) == l->holder.pid;
     EndLease(id, "released", by_holder ? "its job finished" : fmt::format("released by {}", caller.user), actor,
-             !by_holder, now);
+             !by_holder, now, SelfAndAncestors(peer.pid));
     return json{{"released", id}};
   }
   if (const sched::Pending* p = book_.FindPending(id)) {

@@ -345,7 +345,11 @@ class LeaseService {
   // Ends lease `id`: event `kind` with `detail`; with `terminate`, its
   // processes get SIGTERM now and SIGKILL after the grace period.
   void EndLease(int64_t id, const std::string& kind, const std::string& detail, const Actor& actor, bool terminate,
-                TimePoint now) REQUIRES(mu_);
+                TimePoint now, const std::set<int64_t>& spared = {}) REQUIRES(mu_);
+  // `pid` and every process above it up to init: a caller who carries a
+  // lease's token (a shell that took a reservation's variables) is never
+  // signalled by its own call, nor is its shell.
+  std::set<int64_t> SelfAndAncestors(int64_t pid) REQUIRES(mu_);
   // Asks for SIGTERM (then SIGKILL after the grace) to `processes`; sent by
   // SendSignals once the change that asks for it is saved.
   void TerminateProcesses(int64_t lease_id, int64_t uid, std::vector<sched::ProcessRef> processes,
@@ -396,7 +400,8 @@ class LeaseService {
   // The processes lease `l` holds: with its token, its job, and on a whole
   // GPU those of its user the driver lists there that started after its
   // client (a child that detached and dropped the token).
-  std::vector<sched::ProcessRef> LeaseVictims(const sched::Lease& l) REQUIRES(mu_);
+  std::vector<sched::ProcessRef> LeaseVictims(const sched::Lease& l, const std::set<int64_t>& spared = {})
+      REQUIRES(mu_);
   // Whether the latest reading lists a process on one of `l`'s whole GPUs.
   bool IsListedOnItsGpus(const sched::Lease& l) const REQUIRES(mu_);
   // A killed lease whose GPUs the last reading still listed: once every

@@ -375,6 +375,28 @@ TEST_F(LeasesTest, TheShellOfAnIdleReservationShowsTheWarning) {
   EXPECT_EQ(Leases().size(), 1u) << "a reservation outlives its shell";
 }
 
+// A shell that took a reservation's variables (eval "$(tarmac reserve)")
+// carries its token, and so does the `tarmac release` it runs: releasing
+// ends the reservation and terminates the lease's other processes, never
+// the caller or the shell above it (before: "Terminated", exit 143, no
+// confirmation, and the shell gone).
+TEST_F(LeasesTest, ReleaseFromTheReservationsOwnShellSparesTheCallerAndItsShell) {
+  StartLeaseAgent();
+  std::string tarmac = BinDir() + "/tarmac --socket " + Socket();
+  RunResult r = RunCommand(
+      {"/bin/sh", "-c",
+       "eval \"$(" + tarmac + " reserve --gpus 1 --for 10m)\"; " + BinDir() +
+           "/tarmac-simload --memory 1GiB --util 10 & job=$!; sleep 0.5; " + tarmac +
+           " release; echo \"release exited $?\"; wait $job; echo \"job ended $?\"; echo shell alive"},
+      Env());
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("released"), std::string::npos) << r.out << r.err;
+  EXPECT_NE(r.out.find("release exited 0"), std::string::npos) << r.out << r.err;
+  EXPECT_NE(r.out.find("job ended"), std::string::npos) << r.out << r.err;  // The lease's job was terminated.
+  EXPECT_NE(r.out.find("shell alive"), std::string::npos) << r.out << r.err;
+  EXPECT_TRUE(Leases().empty());
+}
+
 TEST_F(LeasesTest, ZombiesKillTerminatesAVerifiedZombieAndRecordsIt) {
   Child* idle = StartLoad("0", {"--memory", "2GiB", "--util", "0"});
   StartLeaseAgent("[zombies]\nmin_memory = \"1GiB\"\nidle_for = \"1s\"\ninclude_system_users = true\n");
