@@ -112,7 +112,7 @@ std::string RenderMigInstance(const fleet::GpuView& g, const fleet::MigInstance&
     memory = fmt::format("{} / {} GiB", Gib(*mi.memory_used_bytes), Gib(*mi.memory_total_bytes));
   }
   std::vector<std::string> notes;
-  if (fleet::IsMigInstanceIdle(mi)) notes.push_back(paint(kYellow, "idle"));
+  if (fleet::IsMigInstanceIdle(mi, g)) notes.push_back(paint(kYellow, "idle"));
   if (auto l = g.mig_leases.find(mi.uuid); l != g.mig_leases.end()) {
     notes.push_back(paint(kYellow, LeaseNote(l->second)));
   }

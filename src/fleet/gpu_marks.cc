@@ -16,6 +16,15 @@ bool IsMigInstanceIdle(const MigInstance& instance) {
   return instance.graphics_engine_active_ratio && *instance.graphics_engine_active_ratio < kIdleUtilizationRatio;
 }
 
+bool IsMigInstanceIdle(const MigInstance& instance, const GpuView& gpu) {
+  if (instance.graphics_engine_active_ratio) return IsMigInstanceIdle(instance);
+  if (!gpu.sample.has_processes) return false;
+  for (const GpuProcess& p : gpu.sample.processes) {
+    if (p.gpu_instance_id == instance.gpu_instance_id) return false;
+  }
+  return true;
+}
+
 bool IsIdleHolding(const ProcessView& process, const GpuView& gpu) {
   const GpuProcess& p = process.process;
   if (!p.used_memory_bytes || *p.used_memory_bytes < kHoldingMemoryBytes) return false;
@@ -35,8 +44,11 @@ GpuMarks MarkGpu(const GpuView& gpu) {
   m.is_unreadable = s.health != GpuHealth::kOk;
   if (m.is_unreadable) return m;
   m.is_idle = s.utilization_gpu_ratio && *s.utilization_gpu_ratio < kIdleUtilizationRatio;
-  if (!s.utilization_gpu_ratio && !s.mig_instances.empty()) {  // Under MIG: the engine's activity (GPM).
-    m.is_idle = s.graphics_engine_active_ratio && *s.graphics_engine_active_ratio < kIdleUtilizationRatio;
+  if (!s.utilization_gpu_ratio && !s.mig_instances.empty()) {
+    // Under MIG: the engine's activity (GPM); without a reading of it (a
+    // one-shot read), idle when no process runs on the GPU at all.
+    m.is_idle = s.graphics_engine_active_ratio ? *s.graphics_engine_active_ratio < kIdleUtilizationRatio
+                                               : s.has_processes && s.processes.empty();
   }
   if (s.clock_event_reasons && IsThrottled(*s.clock_event_reasons)) {
     m.is_throttled = true;

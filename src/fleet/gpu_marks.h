@@ -44,5 +44,9 @@ const MigInstance* FindMigInstance(const GpuSample& sample, int gpu_instance_id)
 // Whether an instance's engine activity (GPM) is under the idle line;
 // false when unknown.
 bool IsMigInstanceIdle(const MigInstance& instance);
+// The same, on `gpu`: without an engine reading (a one-shot read has no
+// previous GPM sample), an instance none of the GPU's processes runs in is
+// idle too (when the process list could be read).
+bool IsMigInstanceIdle(const MigInstance& instance, const GpuView& gpu);
 
 }  // namespace tarmac::fleet
