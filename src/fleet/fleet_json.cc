@@ -36,6 +36,7 @@ json GpuToJson(const GpuView& g) {
   Put(j, "minor_number", i.minor_number);
   Put(j, "numa_node", i.numa_node);
   Put(j, "cpu_affinity", i.cpu_affinity);
+  if (!i.nvlink_peer_bus_ids.empty()) j["nvlink_peers"] = i.nvlink_peer_bus_ids;
   Put(j, "persistence_mode_enabled", i.is_persistence_mode_enabled);
   Put(j, "mig_enabled", i.is_mig_enabled);
   Put(j, "mig_pending", i.is_mig_pending);
@@ -252,6 +253,7 @@ GpuView GpuFromJson(const json& j) {
   Get(j, "minor_number", &i.minor_number);
   Get(j, "numa_node", &i.numa_node);
   Get(j, "cpu_affinity", &i.cpu_affinity);
+  Get(j, "nvlink_peers", &i.nvlink_peer_bus_ids);
   Get(j, "persistence_mode_enabled", &i.is_persistence_mode_enabled);
   Get(j, "mig_enabled", &i.is_mig_enabled);
   Get(j, "mig_pending", &i.is_mig_pending);

@@ -81,6 +81,25 @@ TEST_F(AgentTest, PcieRatesAreRightOnEveryTickAndTheSameInMetrics) {
   EXPECT_NEAR(std::stod(m[1].str()), tx, tx * slack);
 }
 
+// NVLink peers reach a client through the agent as they do read directly:
+// the doctor's topology and gres.conf's Links= were lost (the status JSON
+// did not carry them).
+TEST_F(AgentTest, NvLinkPeersReachClientsThroughTheAgent) {
+  UseScenario("healthy-lab.toml");
+  StartAgent();
+  RunResult direct_doctor = Tarmac({"doctor", "--no-agent", "--backend", "nvml", "--nvml-library", FakeNvmlPath()});
+  RunResult agent_doctor = Tarmac({"doctor", "--socket", Socket()});
+  EXPECT_NE(direct_doctor.out.find("8 GPUs, 8 with NVLink peers"), std::string::npos) << direct_doctor.out;
+  EXPECT_NE(agent_doctor.out.find("8 GPUs, 8 with NVLink peers"), std::string::npos) << agent_doctor.out;
+  RunResult direct_gres =
+      Tarmac({"slurm", "gres-conf", "--node", "n1", "--backend", "nvml", "--nvml-library", FakeNvmlPath()});
+  RunResult agent_gres = Tarmac({"slurm", "gres-conf", "--node", "n1", "--socket", Socket()});
+  EXPECT_NE(direct_gres.out.find(" Links="), std::string::npos) << direct_gres.out << direct_gres.err;
+  EXPECT_EQ(agent_gres.out, direct_gres.out) << agent_gres.err;
+  json status = AgentStatus();
+  EXPECT_EQ(status["gpus"][0]["nvlink_peers"].size(), 7u) << status["gpus"][0].dump();  // All eight joined.
+}
+
 TEST_F(AgentTest, KilledProcessLeavesTheAgentsViewWithinATick) {
   UseScenario("lab-8gpu.toml");
   Child* load = StartLoad("4", {"--memory", "4GiB", "--util", "40"});
