@@ -54,6 +54,14 @@ class ConfigSection {
   virtual std::vector<std::string> Keys() const = 0;
 };
 
+// For a duration kept in whole seconds: a part of a second is refused with
+// the key, never dropped. Returns whether `value` is whole.
+inline bool RequireWholeSeconds(ConfigSection& section, std::string_view key, std::chrono::milliseconds value) {
+  if (value % std::chrono::seconds(1) == std::chrono::milliseconds(0)) return true;
+  section.Fail(key, "whole seconds only (such as \"90s\" or \"10m\")");
+  return false;
+}
+
 // Convenience for integer fields of other widths.
 template <typename Int>
 void ReadInteger(ConfigSection& section, std::string_view key, Int* out, int64_t min, int64_t max) {

@@ -123,4 +123,12 @@ std::string FormatDuration(std::chrono::seconds duration) {
   return fmt::format("{}d {:02}h", s / 86400, (s % 86400) / 3600);
 }
 
+std::string FormatDuration(std::chrono::milliseconds duration) {
+  int64_t ms = duration.count();
+  if (ms % 1000 == 0) return FormatDuration(std::chrono::seconds(ms / 1000));
+  if (ms < 1000) return fmt::format("{}ms", ms);
+  if (ms < 60'000) return fmt::format("{:.1f}s", static_cast<double>(ms) / 1000);
+  return FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(duration));
+}
+
 }  // namespace tarmac

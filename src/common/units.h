@@ -30,5 +30,8 @@ std::string FormatBytes(int64_t bytes);
 
 // "1h 05m", "12m 30s", "45s".
 std::string FormatDuration(std::chrono::seconds duration);
+// The same, with a span under a second (or not whole) in milliseconds:
+// "250ms", "1.5s"; whole seconds as above.
+std::string FormatDuration(std::chrono::milliseconds duration);
 
 }  // namespace tarmac

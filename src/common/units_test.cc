@@ -45,6 +45,10 @@ TEST(UnitsTest, FormatsBytesAndDurations) {
   EXPECT_EQ(FormatDuration(std::chrono::seconds(45)), "45s");
   EXPECT_EQ(FormatDuration(std::chrono::seconds(750)), "12m 30s");
   EXPECT_EQ(FormatDuration(std::chrono::seconds(3900)), "1h 05m");
+  // A part of a second is said, not dropped ("acts in 0s" for 250 ms).
+  EXPECT_EQ(FormatDuration(std::chrono::milliseconds(250)), "250ms");
+  EXPECT_EQ(FormatDuration(std::chrono::milliseconds(1500)), "1.5s");
+  EXPECT_EQ(FormatDuration(std::chrono::milliseconds(120'000)), "2m 00s");
 }
 
 }  // namespace

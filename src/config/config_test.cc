@@ -78,6 +78,23 @@ max_request_bytes = "1GiB"
   EXPECT_EQ(std::count(m.begin(), m.end(), '\n'), 6);
 }
 
+// A sub-second duration is kept where the key honours it ([leases]
+// idle_grace) and refused with the key where only whole seconds are kept
+// (it was silently dropped to 0 s).
+TEST(ConfigTest, SubSecondDurationsAreKeptOrRefusedNeverDropped) {
+  Result<Config> c = ParseConfig("[leases]\nidle_grace = \"250ms\"\n", "t.toml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c.value().leases.idle_grace, std::chrono::milliseconds(250));
+  Result<Config> bad = ParseConfig("[store]\nintegrity_check_interval = \"1500ms\"\n", "t.toml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("t.toml:2"), std::string::npos) << bad.status().message();
+  EXPECT_NE(bad.status().message().find("integrity_check_interval"), std::string::npos) << bad.status().message();
+  EXPECT_NE(bad.status().message().find("whole seconds"), std::string::npos) << bad.status().message();
+  Result<Config> timeout = ParseConfig("[leases]\nidle_timeout = \"2.5s\"\n", "t.toml");
+  ASSERT_FALSE(timeout.ok());
+  EXPECT_NE(timeout.status().message().find("idle_timeout"), std::string::npos) << timeout.status().message();
+}
+
 TEST(ConfigTest, SyntaxErrorNamesTheLine) {
   Result<Config> c = ParseConfig("[agent\nsocket = 1\n", "x.toml");
   ASSERT_FALSE(c.ok());

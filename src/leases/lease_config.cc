@@ -34,6 +34,7 @@ void ReadLeasesSection(ConfigSection& section, LeasePolicy* out) {
   milliseconds week = std::chrono::hours(24 * 7);
   section.Interval("kill_grace", milliseconds(0), milliseconds(600000), &out->kill_grace);
   section.Interval("idle_timeout", milliseconds(0), week, &out->default_idle_timeout);
+  RequireWholeSeconds(section, "idle_timeout", out->default_idle_timeout);  // A lease's idle timeout is in seconds.
   section.Interval("idle_grace", milliseconds(0), week, &out->idle_grace);
   if (std::optional<IdleAction> a = ReadIdleAction(section, "idle_policy")) out->idle_action = *a;
   ReadTerminates(section, "foreign_policy", &out->terminates_foreign);

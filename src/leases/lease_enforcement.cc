@@ -261,7 +261,7 @@ void LeaseService::SendSignals(TimePoint now) {
     for (const sched::ProcessRef& p : signalled) pids += (pids.empty() ? "" : ",") + std::to_string(p.pid);
     Event("sigterm", a.lease_id, a.uid, UserName(a.uid), {}, a.actor,
           fmt::format("SIGTERM to pid {} ({}); SIGKILL in {} if still running", pids, a.why,
-                      FormatDuration(duration_cast<seconds>(policy_.kill_grace))));
+                      FormatDuration(policy_.kill_grace)));
     terminations_.push_back({a.lease_id, a.uid, std::move(signalled), now + policy_.kill_grace});
   }
 }
@@ -279,7 +279,7 @@ void LeaseService::FinishTerminations(TimePoint now) {
       if (s.ok()) {
         Event("sigkill", t.lease_id, t.uid, UserName(t.uid), {}, Actor{},
               fmt::format("SIGKILL to pid {}: still running {} after SIGTERM", p.pid,
-                          FormatDuration(duration_cast<seconds>(policy_.kill_grace))));
+                          FormatDuration(policy_.kill_grace)));
       }
     }
   }
@@ -431,7 +431,7 @@ void LeaseService::CheckIdle(const fleet::FleetView& fleet, TimePoint now) {
                                FormatDuration(duration_cast<seconds>(now - idle_since)), l.user, DeviceList(l),
                                policy);
       Event("idle_warning", id, l.uid, l.user, l.gpus, Actor{},
-            rt.warning + " acts in " + FormatDuration(duration_cast<seconds>(policy_.idle_grace)));
+            rt.warning + " acts in " + FormatDuration(policy_.idle_grace));
       continue;
     }
     if (rt.has_acted || now - *rt.warned_at < policy_.idle_grace) continue;
@@ -440,7 +440,7 @@ void LeaseService::CheckIdle(const fleet::FleetView& fleet, TimePoint now) {
                       fmt::format("idle for {} (timeout {}, then {} of grace): no SM activity on {}",
                                   FormatDuration(duration_cast<seconds>(now - idle_since)),
                                   FormatDuration(duration_cast<seconds>(timeout)),
-                                  FormatDuration(duration_cast<seconds>(policy_.idle_grace)), DeviceList(l)));
+                                  FormatDuration(policy_.idle_grace), DeviceList(l)));
   }
   for (const auto& [id, action, why] : acts) {
     const sched::Lease* l = book_.FindLease(id);

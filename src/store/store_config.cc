@@ -7,11 +7,12 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-// Reads a duration kept in seconds.
+// Reads a duration kept in seconds: a part of a second is refused, not
+// dropped.
 void ReadSeconds(ConfigSection& section, std::string_view key, milliseconds min, milliseconds max, seconds* out) {
   milliseconds value = *out;
   section.Interval(key, min, max, &value);
-  *out = std::chrono::duration_cast<seconds>(value);
+  if (RequireWholeSeconds(section, key, value)) *out = std::chrono::duration_cast<seconds>(value);
 }
 
 }  // namespace
