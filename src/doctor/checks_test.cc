@@ -229,6 +229,7 @@ TEST(DoctorChecksTest, PersistenceSharingAndHeldIdleMemory) {
   std::vector<Finding> h = Of(in, "held_idle");
   ASSERT_EQ(h.size(), 1u);
   EXPECT_EQ(h[0].gpu, 1);
+  EXPECT_EQ(h[0].summary, "gpu 1: 1 process holds memory without computing");
 }
 
 TEST(DoctorChecksTest, TheCpuSaturatedAHotCoreStealAndIowait) {

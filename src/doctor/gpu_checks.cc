@@ -329,8 +329,8 @@ void CheckHeldIdle(const DoctorInputs& in, CheckOutput* out) {
     if (pids.empty()) continue;
     out->findings.push_back(MakeFinding(
         "held_idle", Severity::kWarning, g.info.index,
-        fmt::format("gpu {}: {} process{} hold memory without computing", g.info.index, pids.size(),
-                    pids.size() == 1 ? "" : "es"),
+        fmt::format("gpu {}: {} {} memory without computing", g.info.index, pids.size(),
+                    pids.size() == 1 ? "process holds" : "processes hold"),
         fmt::format("pids {} at 0 % SM", fmt::join(pids, ", ")),
         "the GPU looks taken but does no work: a notebook or a finished job kept its memory",
         "see `tarmac zombies`; ask the owner, or end it (tarmac zombies --kill)"));
