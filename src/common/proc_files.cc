@@ -6,7 +6,6 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -30,25 +29,6 @@ bool ReadSmallFile(const std::string& path, std::string* out, size_t max_bytes) 
 
 bool ReadOperatorFile(const std::string& path, std::string* out, size_t max_bytes) {
   return ReadInto(path, {.max_bytes = max_bytes, .follow_final_link = true}, out);
-}
-
-bool ReadProcRecord(const std::string& path, std::string* out, size_t max_bytes) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) return false;
-  out->clear();
-  char buf[4096];
-  bool ok = true;
-  while (out->size() < max_bytes) {
-    size_t want = std::min(sizeof buf, max_bytes - out->size());
-    ssize_t n = ::read(fd, buf, want);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) ok = false;
-    if (n <= 0) break;
-    out->append(buf, static_cast<size_t>(n));
-    if (static_cast<size_t>(n) < want) break;  // The whole record.
-  }
-  ::close(fd);
-  return ok;
 }
 
 std::optional<ProcStat> ParseProcStat(const std::string& text) {

@@ -21,15 +21,6 @@ bool ReadSmallFile(const std::string& path, std::string* out, size_t max_bytes =
 // its last component is followed; still non-blocking and regular only.
 bool ReadOperatorFile(const std::string& path, std::string* out, size_t max_bytes = 1 << 16);
 
-// Reads a procfs file the kernel writes in one piece (/proc/<pid>/cmdline,
-// stat, cgroup, status) with fewer calls than ReadSmallFile: no link
-// followed and a non-blocking open as there, but no file-type check (procfs
-// holds no FIFOs a user can make) and one read(2) unless the buffer fills,
-// since such a file comes whole up to the size asked. NOT for files of many
-// records (maps, mountinfo): there a read may stop short at a line. Returns
-// false when it cannot be opened or read.
-bool ReadProcRecord(const std::string& path, std::string* out, size_t max_bytes = 1 << 16);
-
 struct ProcStat {
   std::string name;  // Field 2, without the parentheses; may hold spaces.
   char state = '?';  // Field 3: R, S, D, Z, X, ...

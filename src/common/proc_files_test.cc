@@ -43,9 +43,10 @@ TEST(ProcFilesTest, ReadsOwnStat) {
   EXPECT_FALSE(ReadSmallFile("/proc", &text));  // A directory is not a file.
 }
 
-// A command line longer than one read buffer comes whole; a link is not
+// A command line longer than one read buffer comes whole through the
+// foreign-file path the attribution reads /proc with; a link is not
 // followed; a missing file is false.
-TEST(ProcFilesTest, ReadsAProcRecordWhole) {
+TEST(ProcFilesTest, ReadsALongCommandLineWhole) {
   // A shell blocked in its `read` builtin keeps its argv (no exec) until
   // its stdin closes; its output goes nowhere, so nothing waits for it.
   std::string long_name(10000, 'x');
@@ -68,17 +69,17 @@ TEST(ProcFilesTest, ReadsAProcRecordWhole) {
   bool read = false;
   for (int i = 0; i < 500 && cmdline != want; ++i) {  // Until the exec is done.
     if (i > 0) usleep(10'000);
-    read = ReadProcRecord("/proc/" + std::to_string(pid) + "/cmdline", &cmdline);
+    read = ReadSmallFile("/proc/" + std::to_string(pid) + "/cmdline", &cmdline);
   }
   close(in[1]);  // The shell's read sees the end and it exits.
   waitpid(pid, nullptr, 0);
   EXPECT_TRUE(read);
   EXPECT_EQ(cmdline, want);
   std::string text;
-  ASSERT_TRUE(ReadProcRecord("/proc/self/cmdline", &text, 3));
+  ASSERT_TRUE(ReadSmallFile("/proc/self/cmdline", &text, 3));
   EXPECT_EQ(text.size(), 3u);
-  EXPECT_FALSE(ReadProcRecord("/proc/self/exe", &text));  // A link.
-  EXPECT_FALSE(ReadProcRecord("/nonexistent", &text));
+  EXPECT_FALSE(ReadSmallFile("/proc/self/exe", &text));  // A link.
+  EXPECT_FALSE(ReadSmallFile("/nonexistent", &text));
 }
 
 }  // namespace

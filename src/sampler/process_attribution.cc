@@ -173,7 +173,7 @@ const fleet::ProcessDetails& ProcessAttributor::Lookup(int64_t pid) {
   if (known == user_names_.end()) known = user_names_.emplace(d.uid, UserName(d.uid)).first;
   d.user = known->second;
   std::string cmdline;
-  if (ReadProcRecord(dir + "/cmdline", &cmdline)) {
+  if (ReadSmallFile(dir + "/cmdline", &cmdline)) {
     while (!cmdline.empty() && cmdline.back() == '\0') cmdline.pop_back();
     for (char& c : cmdline) {
       if (c == '\0') c = ' ';
@@ -181,7 +181,7 @@ const fleet::ProcessDetails& ProcessAttributor::Lookup(int64_t pid) {
   }
   d.command = !cmdline.empty() ? cmdline : "[" + d.name + "]";
   std::string cgroup;
-  if (ReadProcRecord(dir + "/cgroup", &cgroup)) d.cgroup = ParseCgroup(cgroup);
+  if (ReadSmallFile(dir + "/cgroup", &cgroup)) d.cgroup = ParseCgroup(cgroup);
   if (!d.cgroup.container_id.empty()) d.kubernetes = container_names_.Lookup(d.cgroup.container_id);
   if (entry.is_pidfd && !IsAlive(entry)) {  // Exited (or replaced) while being read.
     CloseFd(&entry.fd);
