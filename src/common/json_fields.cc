@@ -13,14 +13,17 @@ const json& JsonFields::Empty() {
 }
 
 JsonFields::JsonFields(const json& j, std::string what, WrongTypes wrong_types)
-    : JsonFields(j, std::move(what), wrong_types, std::make_shared<std::string>()) {}
+    : JsonFields(j, std::move(what), wrong_types, nullptr) {}
 
 JsonFields::JsonFields(const json& j, std::string what, WrongTypes wrong_types, std::shared_ptr<std::string> error)
     : j_(j.is_object() || wrong_types == kFailOnWrongTypes ? j : Empty()),
       what_(std::move(what)),
       wrong_types_(wrong_types),
       error_(std::move(error)) {
-  if (!j_.is_object() && error_->empty()) *error_ = fmt::format("{}: expected an object", what_);
+  if (!j_.is_object() && ok()) {
+    if (error_ == nullptr) error_ = std::make_shared<std::string>();
+    *error_ = fmt::format("{}: expected an object", what_);
+  }
 }
 
 bool JsonFields::Mismatch(const char* key, const char* expected) {
@@ -29,7 +32,9 @@ bool JsonFields::Mismatch(const char* key, const char* expected) {
 }
 
 void JsonFields::Fail(const char* key, const std::string& what) {
-  if (error_->empty()) *error_ = fmt::format("{}.{}: {}", what_, key, what);
+  if (!ok()) return;
+  if (error_ == nullptr) error_ = std::make_shared<std::string>();
+  *error_ = fmt::format("{}.{}: {}", what_, key, what);
 }
 
 bool JsonFields::has(const char* key) const {
@@ -51,6 +56,7 @@ const json* JsonFields::Find(const char* key, bool required) {
 JsonFields JsonFields::Object(const char* key) {
   const json* v = Find(key, /*required=*/false);
   std::string what = fmt::format("{}.{}", what_, key);
+  if (error_ == nullptr) error_ = std::make_shared<std::string>();  // Shared with the object read.
   if (v == nullptr) return JsonFields(Empty(), std::move(what), wrong_types_, error_);
   if (!v->is_object()) {
     Mismatch(key, "expected an object");

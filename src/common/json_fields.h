@@ -56,7 +56,7 @@ class JsonFields {
 
   // Records a problem of the caller's about `key` ("expected one of ...").
   void Fail(const char* key, const std::string& what);
-  bool ok() const { return error_->empty(); }
+  bool ok() const { return error_ == nullptr || error_->empty(); }
   bool has(const char* key) const;
   // kInvalidArgument with the first problem; OK when there was none.
   Status status() const { return ok() ? Status::OK() : Status::InvalidArgument(*error_); }
@@ -92,7 +92,10 @@ class JsonFields {
   const nlohmann::json& j_;
   std::string what_;
   WrongTypes wrong_types_;
-  std::shared_ptr<std::string> error_;  // Shared with the objects read from it.
+  // The first problem, shared with the objects read from it; made only
+  // when there is one to record or to share (a one-field read allocates
+  // nothing).
+  std::shared_ptr<std::string> error_;
 };
 
 }  // namespace tarmac
