@@ -3,9 +3,10 @@
 
 Usage: cpu_time.py RUNS NAME=COMMAND [NAME=COMMAND ...]
 Each command runs RUNS times, interleaved with the others so that machine
-noise hits all of them alike. CPU time is user + system of the child
-, peak RSS its ru_maxrss, both from bench/rusage_run.c. Prints one line per command and the
-ratio of each to the first (the baseline).
+noise hits all of them alike. CPU time is user + system of the child, peak RSS its ru_maxrss, both from
+bench/rusage_run.c. Prints one line per command and the ratio of each to
+the first (the baseline); when a second command's name starts with
+"baseline" too, each later command's ratio to that one as well.
 """
 import os
 import shlex
@@ -41,10 +42,14 @@ def main():
             cpu[name].append(seconds)
             rss[name].append(kib)
     base = statistics.median(cpu[commands[0][0]])
-    for name, _ in commands:
-        median_ms = statistics.median(cpu[name]) * 1000
-        print(f"{name:<28} cpu median {median_ms:7.2f} ms  (min {min(cpu[name]) * 1000:6.2f}, "
-              f"max {max(cpu[name]) * 1000:6.2f})  x{statistics.median(cpu[name]) / base:4.2f} of baseline  "
+    second = None
+    if len(commands) > 1 and commands[1][0].startswith("baseline"):
+        second = statistics.median(cpu[commands[1][0]])
+    for index, (name, _) in enumerate(commands):
+        median = statistics.median(cpu[name])
+        also = f"  x{median / second:4.2f} of the second" if second and index > 1 else ""
+        print(f"{name:<28} cpu median {median * 1000:7.2f} ms  (min {min(cpu[name]) * 1000:6.2f}, "
+              f"max {max(cpu[name]) * 1000:6.2f})  x{median / base:4.2f} of baseline{also}  "
               f"peak RSS {max(rss[name]) / 1024:5.1f} MiB")
 
 

@@ -6,7 +6,11 @@
  * utilization) and prints the same numbers as JSON. bench/run compares the
  * CPU time of the two over the fake libnvidia-ml.
  *
- * Usage: nvml_status_baseline [LIBRARY [TICKS]]   (default libnvidia-ml.so.1)
+ * Usage: nvml_status_baseline [--proc] [LIBRARY [TICKS]]   (default libnvidia-ml.so.1)
+ * With --proc it also reads, for each GPU process, what tarmac's status
+ * shows of it from /proc (owner and user name, start time, command line,
+ * cgroup) and prints it: the floor for the same information, not only the
+ * same NVML calls.
  * With TICKS, after the one-shot status it repeats the agent's fast-tier
  * calls (utilization, memory, power, energy, temperature, clocks, reasons,
  * pstate, process lists and per-process utilization) TICKS times, one tick
@@ -17,6 +21,9 @@
  * GPM per GPU instance).
  */
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +45,57 @@ typedef struct { unsigned version, count; void* s1; void* s2; gpm_metric_t metri
 
 #define SYM(name) dlsym(lib, name)
 
+/* The whole of a small /proc file into buf (NUL-terminated); its length,
+ * or -1. */
+static int read_proc(unsigned pid, const char* name, char* buf, int size) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%u/%s", pid, name);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  int n = (int)read(fd, buf, (size_t)size - 1);
+  close(fd);
+  if (n < 0) return -1;
+  buf[n] = 0;
+  return n;
+}
+
+/* What status shows of a process beyond NVML: owner, start time, command,
+ * cgroup (as JSON members). */
+static void print_proc(unsigned pid) {
+  char path[64], buf[4096];
+  struct stat st;
+  snprintf(path, sizeof path, "/proc/%u", pid);
+  if (stat(path, &st) != 0) return;
+  /* One passwd lookup per owner, as tarmac caches it. */
+  static uid_t last_uid = (uid_t)-1;
+  static char last_user[64];
+  if (st.st_uid != last_uid) {
+    struct passwd* pw = getpwuid(st.st_uid);
+    snprintf(last_user, sizeof last_user, "%s", pw ? pw->pw_name : "");
+    last_uid = st.st_uid;
+  }
+  printf(",\"uid\":%u,\"user\":\"%s\"", (unsigned)st.st_uid, last_user);
+  if (read_proc(pid, "stat", buf, sizeof buf) > 0) {
+    char* p = strrchr(buf, ')');
+    unsigned long long start = 0;
+    for (int field = 2; p && field < 22; ++field) p = strchr(p + 1, ' ');
+    if (p) start = strtoull(p + 1, NULL, 10);
+    printf(",\"start_ticks\":%llu", start);
+  }
+  int n = read_proc(pid, "cmdline", buf, sizeof buf);
+  for (int i = 0; i < n - 1; ++i) if (buf[i] == 0) buf[i] = ' ';
+  if (n > 0) printf(",\"command\":\"%s\"", buf);
+  n = read_proc(pid, "cgroup", buf, sizeof buf);
+  if (n > 0) {
+    char* nl = strchr(buf, '\n');
+    if (nl) *nl = 0;
+    printf(",\"cgroup\":\"%s\"", buf);
+  }
+}
+
 int main(int argc, char** argv) {
+  int with_proc = argc > 1 && strcmp(argv[1], "--proc") == 0;
+  if (with_proc) { --argc; ++argv; }
   void* lib = dlopen(argc > 1 ? argv[1] : "libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!lib) { fprintf(stderr, "%s\n", dlerror()); return 3; }
   ret_t (*init)(unsigned) = (ret_t (*)(unsigned))SYM("nvmlInitWithFlags");
@@ -155,8 +212,10 @@ int main(int argc, char** argv) {
         for (unsigned p = 0; p < cnt; ++p) {
           unsigned sm = 0;
           for (unsigned s = 0; s < pc; ++s) if (samples[s].pid == procs[p].pid) sm = samples[s].sm;
-          printf("%s{\"pid\":%u,\"used_memory_bytes\":%llu,\"sm_utilization_ratio\":%g}", first ? "" : ",",
+          printf("%s{\"pid\":%u,\"used_memory_bytes\":%llu,\"sm_utilization_ratio\":%g", first ? "" : ",",
                  procs[p].pid, procs[p].used, sm / 100.0);
+          if (with_proc) print_proc(procs[p].pid);
+          printf("}");
           first = 0;
         }
         free(samples);
