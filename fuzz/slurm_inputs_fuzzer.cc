@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "cli/gres_conf.h"
-#include "cli/slurm_command.h"
+#include "slurm/gres_conf.h"
+#include "slurm/job_request.h"
 
 namespace {
 
@@ -48,12 +48,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
 
-  std::vector<int> gpus = tarmac::cli::GpusOfDevicesList(parts[0]);
+  std::vector<int> gpus = tarmac::slurm::GpusOfDevicesList(parts[0]);
   for (size_t i = 0; i < gpus.size(); ++i) {
     if (gpus[i] < 0 || gpus[i] >= 255 || (i > 0 && gpus[i] <= gpus[i - 1])) __builtin_trap();
   }
 
-  tarmac::Result<std::vector<int>> job = tarmac::cli::JobGpus({{"SLURM_JOB_GPUS", parts[1]}});
+  tarmac::Result<std::vector<int>> job = tarmac::slurm::JobGpus({{"SLURM_JOB_GPUS", parts[1]}});
   if (job.ok()) {
     for (int g : job.value()) {
       if (g < 0 || g > 9999) __builtin_trap();
@@ -63,7 +63,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
 
   static const tarmac::fleet::FleetView kNode = SplitNode();
-  std::string conf = tarmac::cli::RenderGresConf(kNode, "n1", "/dev", parts[2]);
+  std::string conf = tarmac::slurm::RenderGresConf(kNode, "n1", "/dev", parts[2]);
   size_t at = 0;
   while (at < conf.size()) {
     size_t end = conf.find('\n', at);

@@ -9,12 +9,12 @@
 #include <sstream>
 
 #include "cli/fleet_source.h"
-#include "cli/gres_conf.h"
 #include "client/agent_client.h"
 #include "common/exit_codes.h"
 #include "common/host_name.h"
 #include "common/proc_files.h"
-#include "common/split.h"
+#include "slurm/gres_conf.h"
+#include "slurm/job_request.h"
 
 extern char** environ;
 
@@ -36,27 +36,6 @@ std::string Get(const std::map<std::string, std::string>& env, const char* name)
   return it == env.end() ? std::string() : it->second;
 }
 
-}  // namespace
-
-// "tarmac: job 42: 2 GPUs for 1.30 h, mean 4 %, 1.90 GPU-hours idle, peak 12.0 GiB; ..."
-std::string EpilogSummary(const nlohmann::json& a) {
-  size_t gpus = a.value("gpus", nlohmann::json::array()).size();
-  double held_h = a.value("held_seconds", 0.0) / 3600;
-  double idle_h = a.value("idle_gpu_seconds", 0.0) / 3600;
-  size_t left = a.value("terminated", nlohmann::json::array()).size();
-  std::string mean = a.contains("mean_utilization_ratio") && a["mean_utilization_ratio"].is_number()
-                         ? fmt::format("mean {:.0f} %", a["mean_utilization_ratio"].get<double>() * 100)
-                         : std::string("mean unknown");
-  std::string out =
-      fmt::format("tarmac: job {}: {} GPU{} for {:.2f} h, {}, {:.2f} GPU-hours idle, peak {:.1f} GiB",
-                  a.value("job", std::string("?")), gpus, gpus == 1 ? "" : "s", held_h, mean, idle_h,
-                  static_cast<double>(a.value("memory_max_bytes", int64_t{0})) / (1 << 30));
-  if (left > 0) out += fmt::format("; {} process{} left on its GPUs terminated", left, left == 1 ? "" : "es");
-  return out;
-}
-
-namespace {
-
 // How long a prolog waits for backfill on its GPUs to give way, at most
 // (the agent's own bound is its grace and hand-over, well under this).
 constexpr std::chrono::seconds kMostBackfillWait{120};
@@ -71,25 +50,23 @@ int RunJobScript(const std::string& name, const GlobalOptions& global, const Slu
     return options.strict ? kExitError : kExitOk;
   };
   if (job.empty()) return fail("SLURM_JOB_ID is not set (run by Slurm's Prolog= or Epilog=)");
+  if (!slurm::IsJobId(job)) return fail("SLURM_JOB_ID is not a Slurm job id");
   nlohmann::json params = {{"job", job}};
   if (name == "prolog") {
-    Result<std::vector<int>> gpus = JobGpus(env);
-    if (!gpus.ok()) return fail(gpus.status().message());
-    if (gpus.value().empty()) {  // Nothing in the environment: the job's cgroup, where it can be read (v1).
-      std::string rules;
-      std::string path = fmt::format("{}/devices/slurm/uid_{}/job_{}/devices.list", options.cgroup_root,
-                                     Get(env, "SLURM_JOB_UID"), job);
-      if (ReadSmallFile(path, &rules)) gpus = GpusOfDevicesList(rules);
-    }
+    // The job's cgroup, where it can be read (v1), when the environment
+    // names no GPU.
+    std::optional<std::string> devices_list;
     const std::string uid = Get(env, "SLURM_JOB_UID");
-    char* end = nullptr;
-    long long uid_value = uid.empty() ? -1 : std::strtoll(uid.c_str(), &end, 10);
-    if (uid.empty() || *end != '\0' || uid_value < 0) return fail("SLURM_JOB_UID is not a uid");
-    if (Get(env, "SLURM_JOB_USER").empty()) return fail("SLURM_JOB_USER is not set");
-    params["uid"] = uid_value;
-    params["user"] = Get(env, "SLURM_JOB_USER");
-    params["gpus"] = gpus.value();
-    if (std::string partition = Get(env, "SLURM_JOB_PARTITION"); !partition.empty()) params["partition"] = partition;
+    Result<std::vector<int>> gpus = slurm::JobGpus(env);
+    if (gpus.ok() && gpus.value().empty() && !uid.empty() && uid.find_first_not_of("0123456789") == std::string::npos) {
+      std::string rules;
+      std::string path = fmt::format("{}/devices/slurm/uid_{}/job_{}/devices.list", options.cgroup_root, uid,
+                                     job);
+      if (ReadSmallFile(path, &rules)) devices_list = rules;
+    }
+    Result<slurm::PrologRequest> request = slurm::PrologRequestFromEnvironment(env, devices_list);
+    if (!request.ok()) return fail(request.status().message());
+    params = slurm::PrologRequestToJson(request.value());
   }
   // A prolog waits for nobody: an agent that does not answer within a few
   // seconds is a miss, logged.
@@ -125,7 +102,7 @@ int RunJobScript(const std::string& name, const GlobalOptions& global, const Slu
   if (options.json) {
     std::printf("%s\n", r.value().dump(2).c_str());
   } else if (name == "epilog") {
-    std::printf("%s\n", EpilogSummary(r.value()).c_str());
+    std::printf("%s\n", slurm::EpilogSummary(r.value()).c_str());
   } else if (!r.value()["lease"].is_null()) {
     std::printf("tarmac: job %s holds GPU %s (lease %lld)\n", job.c_str(), r.value()["lease"]["gpus"].dump().c_str(),
                 static_cast<long long>(r.value()["lease"].value("id", int64_t{0})));
@@ -134,41 +111,6 @@ int RunJobScript(const std::string& name, const GlobalOptions& global, const Slu
 }
 
 }  // namespace
-
-std::vector<int> GpusOfDevicesList(const std::string& devices_list) {
-  std::vector<int> out;
-  std::istringstream lines(devices_list);
-  std::string line;
-  while (std::getline(lines, line)) {
-    // "c 195:3 rwm"
-    if (line.rfind("c 195:", 0) != 0) continue;
-    size_t end = line.find(' ', 6);
-    std::string minor = line.substr(6, end == std::string::npos ? std::string::npos : end - 6);
-    if (minor.empty() || minor.size() > 3 || minor.find_first_not_of("0123456789") != std::string::npos) continue;
-    int n = std::stoi(minor);
-    if (n < 255 && std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-Result<std::vector<int>> JobGpus(const std::map<std::string, std::string>& env) {
-  const char* name = "SLURM_JOB_GPUS";
-  std::string value = Get(env, name);
-  if (value.empty()) {
-    name = "CUDA_VISIBLE_DEVICES";
-    value = Get(env, name);
-  }
-  std::vector<int> out;
-  if (value.empty() || value == "NoDevFiles") return out;
-  for (const std::string& item : SplitCommas(value)) {
-    if (item.empty() || item.size() > 4 || item.find_first_not_of("0123456789") != std::string::npos) {
-      return Status::InvalidArgument(fmt::format("{}='{}': expected GPU indices such as 0,2", name, value));
-    }
-    out.push_back(std::stoi(item));
-  }
-  return out;
-}
 
 std::map<std::string, CLI::App*> AddSlurmCommand(CLI::App* app, SlurmOptions* options, GlobalOptions* global) {
   CLI::App* slurm = app->add_subcommand("slurm", "tarmac under Slurm: gres.conf from the hardware, the job prolog and epilog");
@@ -216,7 +158,7 @@ int RunSlurm(const std::string& name, const GlobalOptions& global, const SlurmOp
   std::string minors;
   std::optional<std::string> mig_minors;
   if (ReadOperatorFile(options.mig_minors, &minors, size_t{1} << 20)) mig_minors = minors;
-  std::fputs(RenderGresConf(fleet.value(), node, options.dev_dir, mig_minors).c_str(), stdout);
+  std::fputs(slurm::RenderGresConf(fleet.value(), node, options.dev_dir, mig_minors).c_str(), stdout);
   return fleet.value().gpus.empty() ? kExitError : kExitOk;
 }
 

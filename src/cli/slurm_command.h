@@ -3,7 +3,7 @@
 // `tarmac slurm gres-conf|prolog|epilog`: tarmac under a Slurm cluster
 // (docs/slurm.md).
 //  - gres-conf prints the node's gres.conf from what tarmac reads of its
-//    GPUs (cli/gres_conf.h).
+//    GPUs (slurm/gres_conf.h).
 //  - prolog and epilog are what Slurm's Prolog= and Epilog= scripts call
 //    (deploy/slurm/), as root, with Slurm's environment: SLURM_JOB_ID,
 //    SLURM_JOB_UID, SLURM_JOB_USER and SLURM_JOB_GPUS (else
@@ -12,17 +12,15 @@
 //    GPUs and prints one line of what the job did with them. Both fail
 //    safe: when the agent cannot be reached or refuses, they say why on
 //    stderr and exit 0, so that no job is held up by tarmac (--strict: exit
-//    1 instead).
+//    1 instead). What they send is slurm/job_request.h.
 #pragma once
 
 #include <CLI/CLI.hpp>
 
 #include <map>
-#include <nlohmann/json.hpp>
 #include <string>
 
 #include "cli/options.h"
-#include "common/result.h"
 
 namespace tarmac::cli {
 
@@ -39,22 +37,5 @@ struct SlurmOptions {
 std::map<std::string, CLI::App*> AddSlurmCommand(CLI::App* app, SlurmOptions* options, GlobalOptions* global);
 int RunSlurm(const std::string& name, const GlobalOptions& global, const SlurmOptions& options, Clock* clock,
              Logger* logger);
-
-// The line the epilog prints for slurmd's log from the agent's answer to
-// slurm.epilog: GPUs, hours held, mean utilization, idle GPU-hours, peak
-// memory, processes left behind. Pure.
-std::string EpilogSummary(const nlohmann::json& answer);
-
-// The job's GPU indices from Slurm's environment: SLURM_JOB_GPUS, else
-// CUDA_VISIBLE_DEVICES ("0,2"); empty when it has none. kInvalidArgument,
-// naming the variable, for anything but indices.
-Result<std::vector<int>> JobGpus(const std::map<std::string, std::string>& env);
-
-// The GPUs a job's cgroup (v1 devices controller, Slurm's ConstrainDevices)
-// lets it open: the minor numbers of "c 195:N" rules in its devices.list
-// text (195:255 is nvidiactl, not a GPU), as GPU indices (NVML's minor
-// numbers are the indices on a node's usual setup). Under cgroup v2 the
-// rules live in eBPF programs and cannot be read: there is no such file.
-std::vector<int> GpusOfDevicesList(const std::string& devices_list);
 
 }  // namespace tarmac::cli

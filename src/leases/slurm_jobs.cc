@@ -12,73 +12,27 @@
 
 #include "leases/lease_helpers.h"
 #include "leases/lease_service.h"
+#include "slurm/job_request.h"
 
 namespace tarmac::leases {
 
 using namespace lease_helpers;  // NOLINT: this module's own helpers.
 using nlohmann::json;
 
-namespace {
-
-// A Slurm job id: digits, with an array or het-job suffix ("123_4", "123+1").
-bool IsJobId(const std::string& id) {
-  return !id.empty() && id.size() <= 64 && std::isdigit(static_cast<unsigned char>(id[0])) &&
-         std::all_of(id.begin(), id.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '_' || c == '+'; });
-}
-
-// A user or partition name as listings, events and the history may show
-// it: no control characters, no bidirectional overrides, bounded.
-bool IsAccountName(const std::string& name) {
-  return !name.empty() && name.size() <= 256 &&
-         std::all_of(name.begin(), name.end(), [](char ch) { return ch > ' ' && ch <= '~' && ch != '/' && ch != ':'; });
-}
-
-Result<std::string> JobParam(const json& params) {
-  auto job = params.find("job");
-  if (job == params.end() || !job->is_string() || !IsJobId(job->get<std::string>())) {
-    return Status::InvalidArgument("params.job: expected a Slurm job id (digits, as SLURM_JOB_ID)");
-  }
-  return job->get<std::string>();
-}
-
-}  // namespace
-
 Result<json> LeaseService::OnSlurmProlog(const Call& c) {
   if (!c.caller.is_admin) {
     return Status::PermissionDenied("slurm.prolog is for Slurm's prolog", "it runs as root (Prolog= in slurm.conf)");
   }
-  Result<std::string> job_id = JobParam(c.params);
-  if (!job_id.ok()) return job_id.status();
-  const std::string* job = &job_id.value();
-  auto uid = c.params.find("uid");
-  auto user = c.params.find("user");
-  auto gpus = c.params.find("gpus");
-  // A uid is 0 to 2^32-2 (-1 means "none" to the kernel).
-  if (uid == c.params.end() || !uid->is_number_integer() || uid->get<int64_t>() < 0 ||
-      uid->get<int64_t>() > int64_t{4294967294}) {
-    return Status::InvalidArgument("params.uid: expected the job's uid (SLURM_JOB_UID), 0 to 4294967294");
-  }
-  if (user == c.params.end() || !user->is_string() || !IsAccountName(user->get<std::string>())) {
-    return Status::InvalidArgument(
-        "params.user: expected the job's user (SLURM_JOB_USER): 1 to 256 printable ASCII characters, no '/' or ':'");
-  }
-  if (auto partition = c.params.find("partition");
-      partition != c.params.end() && (!partition->is_string() || !IsAccountName(partition->get<std::string>()))) {
-    return Status::InvalidArgument("params.partition: 1 to 256 printable ASCII characters, no '/' or ':'");
-  }
-  if (gpus == c.params.end() || !gpus->is_array()) {
-    return Status::InvalidArgument("params.gpus: expected the job's GPU indices (SLURM_JOB_GPUS)");
-  }
+  Result<slurm::PrologRequest> request = slurm::PrologRequestFromJson(c.params);
+  if (!request.ok()) return request.status();
+  const std::string* job = &request.value().job;
   if (!has_gpus_) return Status::Unavailable("the agent has not read its GPUs yet");
   std::vector<std::string> uuids;
-  std::set<int> seen;
-  for (const json& g : *gpus) {
-    if (!g.is_number_integer() || g.get<int64_t>() < 0 || g.get<int64_t>() >= static_cast<int64_t>(slots_.size())) {
-      return Status::InvalidArgument(fmt::format("params.gpus: no GPU {} on this node (it has {})", g.dump(),
+  for (int index : request.value().gpus) {
+    if (index >= static_cast<int>(slots_.size())) {
+      return Status::InvalidArgument(fmt::format("params.gpus: no GPU {} on this node (it has {})", index,
                                                  slots_.size()));
     }
-    int index = static_cast<int>(g.get<int64_t>());
-    if (!seen.insert(index).second) return Status::InvalidArgument(fmt::format("params.gpus: GPU {} named twice", index));
     uuids.push_back(slots_[static_cast<size_t>(index)].uuid);
   }
   if (uuids.empty()) return json{{"job", *job}, {"lease", nullptr}, {"detail", "the job has no GPUs here"}};
@@ -114,11 +68,9 @@ Result<json> LeaseService::OnSlurmProlog(const Call& c) {
   sched::Lease lease;
   lease.uuids = uuids;
   lease.slurm_job = *job;
-  lease.user = user->get<std::string>();
+  lease.user = request.value().user;
   lease.command = fmt::format("slurm job {}", *job);
-  if (auto partition = c.params.find("partition"); partition != c.params.end() && partition->is_string()) {
-    lease.slurm_partition = partition->get<std::string>();
-  }
+  if (request.value().partition) lease.slurm_partition = *request.value().partition;
   // The prolog: what started after it is the job's (the epilog ends only that).
   if (std::optional<ProcessIdentity> prolog = processes_->Identify(c.peer.pid)) {
     lease.holder = {prolog->pid, prolog->start_ticks};
@@ -133,7 +85,7 @@ Result<json> LeaseService::OnSlurmProlog(const Call& c) {
                 {"retry_after_ms", kClaimRetry.count()},
                 {"detail", claim.waiting_for}};
   }
-  sched::Caller owner{uid->get<int64_t>(), user->get<std::string>(), false};
+  sched::Caller owner{request.value().uid, request.value().user, false};
   Result<const sched::Lease*> held = GrantHeld(owner, std::move(lease), Actor{c.caller.uid, "slurm"},
                                                fmt::format("Slurm job {} of {}", *job, owner.user), c.now);
   if (!held.ok()) return held.status();
@@ -144,7 +96,7 @@ Result<json> LeaseService::OnSlurmEpilog(const Call& c) {
   if (!c.caller.is_admin) {
     return Status::PermissionDenied("slurm.epilog is for Slurm's epilog", "it runs as root (Epilog= in slurm.conf)");
   }
-  Result<std::string> job_id = JobParam(c.params);
+  Result<std::string> job_id = slurm::JobOfParams(c.params);
   if (!job_id.ok()) return job_id.status();
   const std::string* job = &job_id.value();
   const sched::Lease* found = nullptr;

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "cli/gres_conf.h"
-
 #include <gtest/gtest.h>
 
-#include "cli/slurm_command.h"
+#include <map>
+#include <optional>
+#include <tuple>
 
-namespace tarmac::cli {
+#include "slurm/gres_conf.h"
+#include "slurm/job_request.h"
+
+namespace tarmac::slurm {
 namespace {
 
 // Four H100s: NVLink pairs (0,1) and (2,3); two NUMA nodes.
@@ -125,5 +128,84 @@ TEST(GresConfTest, AJobsCgroupDeviceRulesNameItsGpus) {
   EXPECT_TRUE(GpusOfDevicesList("").empty());
 }
 
+
+// The prolog's request is one format for both sides: what the command
+// builds from Slurm's environment, the agent reads back the same; the job's
+// cgroup counts only when the environment names no GPU.
+TEST(JobRequestTest, ThePrologsRequestGoesFromTheEnvironmentToTheAgentWhole) {
+  std::map<std::string, std::string> env = {{"SLURM_JOB_ID", "42_7"},
+                                            {"SLURM_JOB_UID", "1001"},
+                                            {"SLURM_JOB_USER", "alice"},
+                                            {"SLURM_JOB_PARTITION", "gpu"},
+                                            {"SLURM_JOB_GPUS", "2,0"}};
+  Result<PrologRequest> request = PrologRequestFromEnvironment(env, std::string("c 195:5 rw\n"));
+  ASSERT_TRUE(request.ok()) << request.status().message();
+  EXPECT_EQ(request.value().gpus, (std::vector<int>{2, 0}));
+  Result<PrologRequest> back = PrologRequestFromJson(PrologRequestToJson(request.value()));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back.value().job, "42_7");
+  EXPECT_EQ(back.value().uid, 1001);
+  EXPECT_EQ(back.value().user, "alice");
+  EXPECT_EQ(back.value().partition, std::optional<std::string>("gpu"));
+  EXPECT_EQ(back.value().gpus, (std::vector<int>{2, 0}));
+
+  env.erase("SLURM_JOB_GPUS");
+  env.erase("SLURM_JOB_PARTITION");
+  request = PrologRequestFromEnvironment(env, std::string("c 195:5 rw\n"));
+  ASSERT_TRUE(request.ok());
+  EXPECT_EQ(request.value().gpus, (std::vector<int>{5}));
+  EXPECT_FALSE(PrologRequestToJson(request.value()).contains("partition"));
+}
+
+TEST(JobRequestTest, AMissingOrWrongVariableIsNamed) {
+  std::map<std::string, std::string> env = {{"SLURM_JOB_ID", "42"}, {"SLURM_JOB_UID", "1001"}, {"SLURM_JOB_USER", "alice"}};
+  auto message = [](const std::map<std::string, std::string>& e) {
+    Result<PrologRequest> r = PrologRequestFromEnvironment(e, std::nullopt);
+    return r.ok() ? std::string("ok") : r.status().message();
+  };
+  EXPECT_EQ(message(env), "ok");
+  for (const auto& [name, value, expected] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{{"SLURM_JOB_ID", "", "SLURM_JOB_ID is not set"},
+                                                                       {"SLURM_JOB_ID", "../x", "SLURM_JOB_ID='../x'"},
+                                                                       {"SLURM_JOB_UID", "-1", "SLURM_JOB_UID"},
+                                                                       {"SLURM_JOB_UID", "99999999999", "SLURM_JOB_UID"},
+                                                                       {"SLURM_JOB_USER", "", "SLURM_JOB_USER"},
+                                                                       {"SLURM_JOB_GPUS", "a", "SLURM_JOB_GPUS='a'"}}) {
+    std::map<std::string, std::string> bad = env;
+    bad[name] = value;
+    EXPECT_NE(message(bad).find(expected), std::string::npos) << name << "=" << value << ": " << message(bad);
+  }
+}
+
+// The agent takes nothing it cannot show or act on safely: each member is
+// checked and named.
+TEST(JobRequestTest, TheAgentRefusesEachBadMemberByName) {
+  nlohmann::json good = {{"job", "42"}, {"uid", 1001}, {"user", "alice"}, {"gpus", {0, 1}}};
+  ASSERT_TRUE(PrologRequestFromJson(good).ok());
+  for (const auto& [member, value, expected] : std::vector<std::tuple<std::string, nlohmann::json, std::string>>{
+           {"job", "4a", "params.job"},
+           {"job", 42, "params.job"},
+           {"uid", -1, "params.uid"},
+           {"uid", int64_t{4294967295}, "params.uid"},
+           {"uid", "1001", "params.uid"},
+           {"user", "a/b", "params.user"},
+           {"user", std::string(257, 'a'), "params.user"},
+           {"user", "al\u202eice", "params.user"},
+           {"partition", "", "params.partition"},
+           {"partition", 3, "params.partition"},
+           {"gpus", "0,1", "params.gpus"},
+           {"gpus", {0, 0}, "GPU 0 named twice"},
+           {"gpus", {-1}, "params.gpus: -1"},
+           {"gpus", {1.5}, "params.gpus: 1.5"}}) {
+    nlohmann::json bad = good;
+    bad[member] = value;
+    Result<PrologRequest> r = PrologRequestFromJson(bad);
+    ASSERT_FALSE(r.ok()) << member << "=" << value.dump();
+    EXPECT_NE(r.status().message().find(expected), std::string::npos) << r.status().message();
+  }
+  EXPECT_EQ(JobOfParams({{"job", "7+1"}}).value(), "7+1");
+  EXPECT_FALSE(JobOfParams(nlohmann::json::object()).ok());
+}
+
 }  // namespace
-}  // namespace tarmac::cli
+}  // namespace tarmac::slurm

@@ -11,7 +11,7 @@
 
 #include "fleet/fleet_view.h"
 
-namespace tarmac::cli {
+namespace tarmac::slurm {
 
 // "NVIDIA H100 80GB HBM3" -> "nvidia_h100_80gb_hbm3", as Slurm's NVML
 // autodetection names types.
@@ -32,4 +32,4 @@ std::string GresType(const std::string& model);
 std::string RenderGresConf(const fleet::FleetView& fleet, const std::string& node, const std::string& dev_dir = "/dev",
                            const std::optional<std::string>& mig_minors = std::nullopt);
 
-}  // namespace tarmac::cli
+}  // namespace tarmac::slurm

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "cli/gres_conf.h"
+#include "slurm/gres_conf.h"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 #include <sstream>
 #include <vector>
 
-namespace tarmac::cli {
+namespace tarmac::slurm {
 
 std::string GresType(const std::string& model) {
   std::string out;
@@ -106,4 +106,4 @@ std::string RenderGresConf(const fleet::FleetView& fleet, const std::string& nod
   return out;
 }
 
-}  // namespace tarmac::cli
+}  // namespace tarmac::slurm
