@@ -271,7 +271,8 @@ Status Agent::OpenState() {
                           [leases = leases_.get()](const std::string& kind, int64_t uid, const std::string& user,
                                                    int64_t actor_uid, const std::string& detail) {
                             leases->RecordEvent(kind, uid, user, actor_uid, detail);
-                          }},
+                          },
+                          gpu::WorldEnvironment(config_.gpu)},
       process_control_.get(), clock_, logger_);
   s = backfill_->Open();
   if (!s.ok()) return StateError(s, "read the backfill batches", "them");

@@ -17,6 +17,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/environment.h"
 #include "common/fs.h"
 #include "common/proc_files.h"
 #include "common/safe_file.h"
@@ -200,6 +201,10 @@ void BackfillJobs::Spawn(Job* job) {
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
+  // The agent's environment, with what options_.environment sets in place
+  // of the same names (built before fork: the child only execs).
+  std::vector<std::string> env = EnvironmentWith(options_.environment);
+  std::vector<char*> envp = EnvironmentPointers(env);
   // As the batch's user: the runner reads the input and writes the results
   // with that user's rights, and its engines run as that user.
   bool is_root = ::geteuid() == 0;
@@ -229,7 +234,7 @@ void BackfillJobs::Spawn(Job* job) {
     if (is_root && uid != 0) {
       if (::setgroups(0, nullptr) != 0 || ::setgid(gid) != 0 || ::setuid(uid) != 0) _exit(126);
     }
-    ::execv(argv[0], argv.data());
+    ::execve(argv[0], argv.data(), envp.data());
     _exit(127);
   }
   if (log >= 0) ::close(log);

@@ -47,6 +47,7 @@
 
 #include "backfill/batch_spec.h"
 #include "common/clock.h"
+#include "common/environment.h"
 #include "common/log.h"
 #include "common/mutex.h"
 #include "fleet/lease_figures.h"
@@ -67,6 +68,9 @@ struct BackfillJobsOptions {
   std::string socket;       // The agent's socket, for runners.
   std::string admin_group;
   BatchEventSink events;  // May be empty: no events.
+  // Set in each runner's environment over the agent's own
+  // (the simulated world, gpu::WorldEnvironment); engines inherit it.
+  EnvironmentChanges environment = {};
 };
 
 class BackfillJobs {

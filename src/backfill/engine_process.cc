@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "backfill/engine_client.h"
+#include "common/environment.h"
 
-extern char** environ;
 
 namespace tarmac::backfill {
 namespace {
@@ -58,22 +58,13 @@ Result<EngineProcess> EngineProcess::Start(const EngineLaunch& launch, Clock* cl
   std::string p = std::to_string(port.value());
   std::string command = Replaced(launch.command, "{port}", p);
   // Everything the child needs is made before fork: the runner has threads.
-  std::vector<std::pair<std::string, std::string>> set = launch.lease_env;
+  EnvironmentChanges set = launch.lease_env;
   set.insert(set.end(), {{"TARMAC_ENGINE_PORT", p},
                          {"OLLAMA_HOST", "127.0.0.1:" + p},
                          {"OLLAMA_VULKAN", "0"},
                          {"CUDA_DEVICE_ORDER", "PCI_BUS_ID"}});
-  std::vector<std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) {
-    std::string_view v(*e);
-    bool is_replaced = false;
-    for (const auto& [name, value] : set) is_replaced = is_replaced || v.substr(0, v.find('=')) == name;
-    if (!is_replaced) env.emplace_back(v);
-  }
-  for (const auto& [name, value] : set) env.push_back(name + "=" + value);
-  std::vector<char*> envp;
-  for (std::string& e : env) envp.push_back(e.data());
-  envp.push_back(nullptr);
+  std::vector<std::string> env = EnvironmentWith(set);
+  std::vector<char*> envp = EnvironmentPointers(env);
   std::string sh = "/bin/sh", dash_c = "-c";
   char* argv[] = {sh.data(), dash_c.data(), command.data(), nullptr};
   int log = ::open(launch.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);

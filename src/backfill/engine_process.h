@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/environment.h"
 #include "common/result.h"
 
 namespace tarmac::backfill {
@@ -28,7 +29,7 @@ namespace tarmac::backfill {
 struct EngineLaunch {
   std::string command;  // "{port}" is replaced by the port.
   // The lease's (client::LeaseEnvironment): they replace what the runner has.
-  std::vector<std::pair<std::string, std::string>> lease_env;
+  EnvironmentChanges lease_env;
   std::string log_path;
 };
 

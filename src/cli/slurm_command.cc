@@ -10,26 +10,15 @@
 
 #include "cli/fleet_source.h"
 #include "client/agent_client.h"
+#include "common/environment.h"
 #include "common/exit_codes.h"
 #include "common/host_name.h"
 #include "common/proc_files.h"
 #include "slurm/gres_conf.h"
 #include "slurm/job_request.h"
 
-extern char** environ;
-
 namespace tarmac::cli {
 namespace {
-
-std::map<std::string, std::string> Environment() {
-  std::map<std::string, std::string> env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    std::string kv = *e;
-    size_t eq = kv.find('=');
-    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
-  return env;
-}
 
 std::string Get(const std::map<std::string, std::string>& env, const char* name) {
   auto it = env.find(name);
@@ -41,7 +30,7 @@ std::string Get(const std::map<std::string, std::string>& env, const char* name)
 constexpr std::chrono::seconds kMostBackfillWait{120};
 
 int RunJobScript(const std::string& name, const GlobalOptions& global, const SlurmOptions& options, Clock* clock) {
-  std::map<std::string, std::string> env = Environment();
+  std::map<std::string, std::string> env = CurrentEnvironment();
   std::string job = Get(env, "SLURM_JOB_ID");
   // `goes_on` is what happens to the job when the script does not refuse.
   auto fail = [&](const std::string& why, const char* goes_on = "the job goes on without tarmac") {

@@ -2,6 +2,8 @@
 #include "gpu/backend_factory.h"
 
 #include "common/enum_names.h"
+
+#include <filesystem>
 #include "gpu/sim_backend.h"
 #if TARMAC_WITH_NVML
 #include "gpu/nvml_backend.h"
@@ -17,6 +19,17 @@ constexpr std::pair<BackendKind, const char*> kBackendNames[] = {
 bool ParseBackendKind(std::string_view text, BackendKind* kind) { return ParseEnum(kBackendNames, text, kind); }
 
 const char* BackendKindName(BackendKind kind) { return EnumName(kBackendNames, kind); }
+
+EnvironmentChanges WorldEnvironment(const BackendOptions& options) {
+  if (options.kind != BackendKind::kSim) return {};
+  sim::WorldOptions world = options.sim;
+  if (!sim::ResolveWorldOptions(&world).ok() || world.scenario_path.empty()) return {};
+  std::error_code ec;
+  std::filesystem::path scenario = std::filesystem::absolute(world.scenario_path, ec);
+  std::filesystem::path dir = std::filesystem::absolute(world.dir, ec);
+  return {{"TARMAC_SIM_SCENARIO", scenario.lexically_normal().string()},
+          {"TARMAC_SIM_DIR", dir.lexically_normal().string()}};
+}
 
 Result<OpenedBackend> OpenBackend(const BackendOptions& options, Clock* clock, Logger* logger) {
   OpenedBackend opened;

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "common/clock.h"
+#include "common/environment.h"
 #include "common/log.h"
 #include "common/result.h"
 #include "gpu/gpu_backend.h"
@@ -39,5 +40,13 @@ struct OpenedBackend {
   std::vector<fleet::GpuInfo> gpus;
 };
 Result<OpenedBackend> OpenBackend(const BackendOptions& options, Clock* clock, Logger* logger);
+
+// The environment a simulated world's programs need to see the same world
+// as this backend (TARMAC_SIM_SCENARIO, an absolute path, and
+// TARMAC_SIM_DIR, resolved as the world resolves it, so a child running as
+// another user does not fall back to its own default folder). Empty unless
+// `options` is the sim backend with a scenario. What the agent hands to the
+// programs it starts (batch runners, and through them engines).
+EnvironmentChanges WorldEnvironment(const BackendOptions& options);
 
 }  // namespace tarmac::gpu

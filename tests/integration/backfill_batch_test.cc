@@ -11,6 +11,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <set>
@@ -143,6 +144,29 @@ TEST_F(BackfillBatchTest, ABatchRunsOnIdleGpusAndWritesEveryAnswerOnce) {
     }
     return true;
   }));
+}
+
+// An agent given its simulated world by flags only (none in its
+// environment) hands it to the runner and, through it, to the engines: an
+// engine started without --scenario or --sim-dir serves on the same world.
+TEST_F(BackfillBatchTest, AnAgentStartedWithASimWorldByFlagsHandsItToItsEngines) {
+  std::string config = dir_.Write("agent.toml", "[sampler]\nfast_interval = \"200ms\"\n[backfill]\nidle_for = \"0s\"\n"
+                                                "[doctor]\nenabled = false\n");
+  std::map<std::string, std::string> env = {{"TARMAC_SIM_SCENARIO", "<unset>"}, {"TARMAC_SIM_DIR", "<unset>"},
+                                            {"TARMAC_SIM_NOW", "<unset>"}};
+  Child agent({BinDir() + "/tarmac", "agent", "--backend", "sim", "--scenario", scenario_, "--sim-dir", dir_.path() + "/agent-world",
+               "--socket", Socket(), "--http-listen", "127.0.0.1:0", "--state-dir", dir_.path() + "/state",
+               "--config", config},
+              env, Log());
+  ASSERT_TRUE(WaitUntilServing()) << ReadLog();
+  std::string in = Batch(5);
+  RunResult r = Submit(in, {"--engine-command", BinDir() + "/tarmac-simengine --port {port}", "--gpus", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_TRUE(WaitForState(1, "done")) << Get(1).dump() << ReadLog();
+  ExpectComplete(dir_.path() + "/in.results.jsonl", 5);
+  // The engines ran in the agent's world: their loads were registered there.
+  EXPECT_TRUE(std::filesystem::exists(dir_.path() + "/agent-world/loads"));
+  agent.KillAndWait(SIGTERM);
 }
 
 TEST_F(BackfillBatchTest, ARealRunPreemptsTheBatchWhichThenFinishesWithoutARepeat) {
