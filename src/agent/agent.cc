@@ -17,6 +17,7 @@
 #include "agent/api_methods.h"
 #include "agent/backfill_jobs.h"
 #include "agent/doctor_watch.h"
+#include "config/config_reload.h"
 #include "common/run_program.h"
 #include "agent/http_routes.h"
 #include "agent/snapshot_methods.h"
@@ -153,7 +154,7 @@ namespace {
 class Agent {
  public:
   Agent(const AgentFlags& flags, config::Config config, Clock* clock, Logger* logger)
-      : flags_(flags), config_(std::move(config)), clock_(clock), logger_(logger) {}
+      : flags_(flags), config_(std::move(config)), reloaded_(config_), clock_(clock), logger_(logger) {}
   ~Agent() { Stop(); }
 
   // Nothing is opened or written before these checks: another agent on the
@@ -180,6 +181,9 @@ class Agent {
 
   const AgentFlags& flags_;
   config::Config config_;
+  // The config as reloads have changed it (the live sections); only the
+  // signal thread (Reload) reads or writes it.
+  config::Config reloaded_;
   Clock* clock_;
   Logger* logger_;
   std::string signal_name_;
@@ -495,15 +499,15 @@ void Agent::Reload() {
     logger_->Log(LogLevel::kError, "agent: config reload refused; keeping the running config:\n{}",
                  reloaded.status().message());
   } else {
-    config::Config next = reloaded.value();
-    sampler_->SetIntervals(next.sampler);
+    config::ReloadPlan plan = config::PlanReload(reloaded_, reloaded.value());
+    reloaded_ = plan.result;
+    sampler_->SetIntervals(reloaded_.sampler);
     LogLevel level = LogLevel::kInfo;
-    if (ParseLogLevel(next.agent.log_level, &level)) logger_->set_level(level);
-    if (next.agent.socket_path != config_.agent.socket_path || next.gpu.kind != config_.gpu.kind) {
-      logger_->Log(LogLevel::kWarning, "agent: socket and backend changes take effect on restart");
-    }
-    logger_->Log(LogLevel::kInfo, "agent: config reloaded: sampling every {} ms", next.sampler.fast_interval.count());
-    if (history_) history_->RecordEvent("config_reload", fmt::format("sampling every {} ms", next.sampler.fast_interval.count()));
+    if (ParseLogLevel(reloaded_.agent.log_level, &level)) logger_->set_level(level);
+    if (leases_) leases_->SetPolicy(reloaded_.leases);
+    std::string what = config::DescribeReload(plan);
+    logger_->Log(plan.restart.empty() ? LogLevel::kInfo : LogLevel::kWarning, "agent: config reloaded: {}", what);
+    if (history_) history_->RecordEvent("config_reload", what);
   }
   systemd_->Notify("READY=1");
 }

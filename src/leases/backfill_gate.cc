@@ -7,7 +7,11 @@
 
 namespace tarmac::leases {
 
-BackfillGate::BackfillGate(BackfillPolicy policy) : policy_(std::move(policy)) {
+BackfillGate::BackfillGate(BackfillPolicy policy) { SetPolicy(std::move(policy)); }
+
+void BackfillGate::SetPolicy(BackfillPolicy policy) {
+  policy_ = std::move(policy);
+  windows_.clear();
   for (const std::string& text : policy_.windows) {
     TimeWindow w;
     if (ParseWindow(text, &w)) windows_.push_back(w);  // The config refuses any other.

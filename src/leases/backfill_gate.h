@@ -33,6 +33,10 @@ class BackfillGate {
 
   explicit BackfillGate(BackfillPolicy policy);
 
+  // A new policy (a config reload); what each GPU was last used for is kept,
+  // so idle_for counts on from the same moments.
+  void SetPolicy(BackfillPolicy policy);
+
   // Notes each GPU's use at `now`; `minute_of_day` is the local time of day
   // (0-1439). Returns, per GPU, whether it accepts backfill.
   std::vector<bool> Observe(const fleet::FleetView& fleet, const std::vector<Holder>& holders, TimePoint now,

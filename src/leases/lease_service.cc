@@ -39,6 +39,18 @@ LeaseService::LeaseService(LeasePolicy policy, std::unique_ptr<store::LeaseState
   PublishMarks();  // Figures (every priority at 0) from the start.
 }
 
+void LeaseService::SetPolicy(LeasePolicy policy) {
+  MutexLock lock(&mu_);
+  zombies_.SetPolicy(policy.zombies);
+  backfill_.SetPolicy(policy.backfill);
+  policy_ = std::move(policy);
+}
+
+std::string LeaseService::AdminGroup() const {
+  MutexLock lock(&mu_);
+  return policy_.admin_group;
+}
+
 sched::TimeBase LeaseService::Base() const { return {clock_->SteadyNow(), clock_->WallNow()}; }
 
 // --- restore ---------------------------------------------------------------
@@ -171,7 +183,7 @@ std::optional<std::string> LeaseService::Dispatch(const MethodEntry& method, con
 
 std::string LeaseService::Serve(const MethodEntry& method, const ipc::Request& request,
                                 const ipc::PeerCredentials& peer) {
-  sched::Caller caller = ResolveCaller(peer.uid, peer.gid, policy_.admin_group);
+  sched::Caller caller = ResolveCaller(peer.uid, peer.gid, AdminGroup());
   MutexLock lock(&mu_);
   TimePoint now = clock_->SteadyNow();
   if (!method.is_change) {

@@ -169,6 +169,12 @@ class LeaseService {
   // How the agent runs Slurm's commands (scontrol, scancel) for the idle
   // policy of Slurm jobs: argv, no shell; an error is recorded as an event.
   // Unset: those actions fail (and say so).
+  // Applies a reloaded [leases], [zombies] and [backfill] from the next tick
+  // (and call) on; leases, the queue and what each watcher has seen are kept.
+  void SetPolicy(LeasePolicy policy) EXCLUDES(mu_);
+  // [leases] admin_group, for resolving a caller outside the lock.
+  std::string AdminGroup() const EXCLUDES(mu_);
+
   void SetSlurmCommand(std::function<Status(const std::vector<std::string>& argv)> run) EXCLUDES(mu_) {
     MutexLock lock(&mu_);
     slurm_command_ = std::move(run);
@@ -435,7 +441,7 @@ class LeaseService {
   void RememberEnded(int64_t id, std::string why) REQUIRES(mu_);
   sched::TimeBase Base() const;
 
-  LeasePolicy policy_;
+  LeasePolicy policy_ GUARDED_BY(mu_);
   ProcessControl* processes_;
   Clock* clock_;
   Logger* logger_;

@@ -17,7 +17,7 @@ using nlohmann::json;
 
 std::optional<std::string> LeaseService::Wait(const MethodEntry& method, const ipc::Request& request,
                                               const ipc::PeerCredentials& peer, const ipc::Reply& reply) {
-  sched::Caller caller = ResolveCaller(peer.uid, peer.gid, policy_.admin_group);
+  sched::Caller caller = ResolveCaller(peer.uid, peer.gid, AdminGroup());
   MutexLock lock(&mu_);
   TimePoint now = clock_->SteadyNow();
   std::chrono::milliseconds timeout = kDefaultWaitTimeout;

@@ -72,6 +72,9 @@ class ZombieTracker {
   std::vector<ZombieEvidence> Zombies() const;
 
   const ZombiePolicy& policy() const { return policy_; }
+  // A new policy (a config reload); the processes already watched keep the
+  // time they were first seen idle.
+  void SetPolicy(ZombiePolicy policy) { policy_ = std::move(policy); }
 
  private:
   using Key = std::tuple<int, int64_t, int64_t>;  // GPU index, pid, start ticks.

@@ -69,6 +69,36 @@ TEST_F(ZombiesTest, AnIdleHolderIsReportedWithItsEvidenceAndOthersAreNot) {
   EXPECT_NE(Tarmac({"zombies", "--socket", Socket()}).out.find("No zombies"), std::string::npos);
 }
 
+// A SIGHUP applies a changed [zombies] at once, and says which changed
+// sections wait for a restart.
+TEST_F(ZombiesTest, ASighupAppliesAChangedZombiesSection) {
+  UseScenarioText("[[gpu]]\ncount = 1\n");
+  Child* idle = StartLoad("0", {"--memory", "2GiB", "--util", "0"});
+  std::string config = dir_.Write("agent.toml",
+                                  "[sampler]\nfast_interval = \"200ms\"\n"
+                                  "[zombies]\nmin_memory = \"8GiB\"\nidle_for = \"1s\"\ninclude_system_users = true\n");
+  Child* agent = StartAgent({"--config", config});
+  // Two seconds of samples: under 8 GiB, not a zombie.
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  json answer = Zombies();
+  EXPECT_TRUE(answer["zombies"].empty()) << answer.dump(2);
+  EXPECT_EQ(answer["policy"]["min_memory_bytes"], int64_t{8} << 30) << answer.dump(2);
+  dir_.Write("agent.toml",
+             "[sampler]\nfast_interval = \"200ms\"\n"
+             "[zombies]\nmin_memory = \"1GiB\"\nidle_for = \"1s\"\ninclude_system_users = true\n"
+             "[http]\nmax_process_series = 100\n");
+  kill(agent->pid(), SIGHUP);
+  EXPECT_TRUE(WaitForLog("config reloaded: applied [zombies]; [http] takes effect on restart")) << ReadLog();
+  for (int i = 0; i < 100; ++i) {
+    answer = Zombies();
+    if (!answer.is_discarded() && !answer["zombies"].empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_EQ(answer["zombies"].size(), 1u) << answer.dump(2);
+  EXPECT_EQ(answer["zombies"][0]["pid"], idle->pid());
+  EXPECT_EQ(answer["policy"]["min_memory_bytes"], int64_t{1} << 30);
+}
+
 TEST_F(ZombiesTest, WithoutAnAgentItSaysWhyAndFails) {
   RunResult r = Tarmac({"zombies", "--socket", dir_.path() + "/none.sock"});
   EXPECT_EQ(r.exit_code, 1);
