@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "agent/agent.h"
 
+#include <filesystem>
+
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -380,7 +382,9 @@ Status Agent::Serve() {
   info_.backend = backend_name;
   info_.started_at_unix = UnixSeconds(clock_->WallNow());
   if (store::StoreWriter* history = history_.get()) {
-    std::string path = config::StorePath(config_);
+    // Absolute: the history commands open it from their own folder.
+    std::error_code ec;
+    std::string path = std::filesystem::absolute(config::StorePath(config_), ec).lexically_normal().string();
     info_.store_status = [history, path] {
       store::StoreStats st = history->stats();
       nlohmann::json j = {{"path", path},

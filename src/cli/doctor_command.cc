@@ -91,7 +91,7 @@ CLI::App* AddDoctorCommand(CLI::App* app, DoctorOptions* o, GlobalOptions* globa
   cmd->add_option("--network-seconds", o->network_seconds, "How long the iperf3 test runs")
       ->default_str("3")
       ->check(CLI::Range(1, 60));
-  AddStoreAccessOptions(cmd, &o->store);
+  AddStoreAccessOptions(cmd, &o->store, false);
   AddGlobalOptions(cmd, global);
   return cmd;
 }
@@ -147,7 +147,9 @@ int RunDoctor(const GlobalOptions& global, const DoctorOptions& o, Clock* clock,
   }
   std::optional<std::string> stat_after = host.Read("/proc/stat");
   in.hostname = in.fleet.hostname.empty() ? HostName() : in.fleet.hostname;
-  ReadHistory(o.store, clock, &in);
+  StoreAccessOptions store = o.store;
+  store.socket = global.socket;  // The doctor's own --socket.
+  ReadHistory(store, clock, &in);
   for (auto& [index, w] : sampled) {
     if (in.throttle.count(index)) continue;  // History knows better than a few readings.
     w.source = fmt::format("{} readings over {:.1f} s", kReadings, window);

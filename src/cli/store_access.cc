@@ -1,15 +1,40 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/store_access.h"
 
+#include <fmt/format.h>
+
 #include "common/time_spec.h"
+#include "ipc/unix_server.h"
 #include "store/schema.h"
 
 namespace tarmac::cli {
 
-void AddStoreAccessOptions(CLI::App* cmd, StoreAccessOptions* options) {
-  cmd->add_option("--db", options->db, "History database (default: the agent's, <state_dir>/tarmac.db)");
+void AddStoreAccessOptions(CLI::App* cmd, StoreAccessOptions* options, bool adds_socket) {
+  cmd->add_option("--db", options->db,
+                  "History database (default: the running agent's, else the config's <state_dir>/tarmac.db)");
   cmd->add_option("--config", options->config_path, "Config file (default /etc/tarmac/tarmac.toml)");
+  if (adds_socket) {
+    cmd->add_option("--socket", options->socket, "The agent asked where its history is")
+        ->envname("TARMAC_SOCKET")
+        ->capture_default_str();
+  }
 }
+
+namespace {
+
+// Where the agent on `socket` keeps its history; empty when no agent
+// answers or it keeps none.
+std::string AgentStorePath(const std::string& socket) {
+  ipc::Request hello;
+  hello.method = "hello";
+  Result<nlohmann::json> answer = ipc::CallAgent(socket, hello, std::chrono::milliseconds(2000));
+  if (!answer.ok() || !answer.value().is_object()) return "";
+  const nlohmann::json& store = answer.value().value("store", nlohmann::json());
+  if (!store.is_object() || !store.contains("path") || !store["path"].is_string()) return "";
+  return store["path"].get<std::string>();
+}
+
+}  // namespace
 
 Result<StoreAccess> OpenStore(const StoreAccessOptions& options) {
   StoreAccess access;
@@ -17,9 +42,27 @@ Result<StoreAccess> OpenStore(const StoreAccessOptions& options) {
   Result<config::Config> c = config::LoadConfig(config_path, !options.config_path.empty());
   if (!c.ok()) return c.status();
   access.config = c.value();
-  access.path = options.db.empty() ? config::StorePath(access.config) : options.db;
+  if (!options.db.empty()) {
+    access.path = options.db;
+    access.source = "--db";
+  } else if (!options.config_path.empty()) {
+    access.path = config::StorePath(access.config);
+    access.source = "--config";
+  } else if (std::string agent = AgentStorePath(options.socket); !agent.empty()) {
+    access.path = agent;
+    access.source = "the agent";
+  } else {
+    access.path = config::StorePath(access.config);
+    access.source = "the default config";
+  }
   Result<std::unique_ptr<store::Db>> db = store::OpenForReading(access.path);
-  if (!db.ok()) return db.status();
+  if (!db.ok()) {
+    return db.status().WithContext(fmt::format("history database {} ({}{})", access.path, access.source,
+                                               access.source == "the default config"
+                                                   ? fmt::format("; no agent answered on {}; --db names another",
+                                                                 options.socket)
+                                                   : ""));
+  }
   access.db = std::move(db).value();
   return access;
 }

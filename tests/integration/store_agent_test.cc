@@ -219,5 +219,36 @@ TEST_F(StoreAgentTest, ReportHistoryExportAndInfoReadWhatTheAgentWrote) {
   EXPECT_GE(i["rows"]["events"].get<int64_t>(), 3);  // Start, process start, stop.
 }
 
+
+// Without --db, the history commands read the store of the agent that
+// answers on --socket (its state folder is not the default one here), and
+// say where they looked when none answers.
+TEST_F(StoreAgentTest, HistoryCommandsFindTheRunningAgentsStore) {
+  UseScenarioText("[[gpu]]\ncount = 2\n");
+  StartLoad("1", {"--memory", "3GiB", "--util", "0"});
+  StartAgent({"--config", FastConfig()});
+  for (int i = 0; i < 100 && NewestStored() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_GT(NewestStored(), 0) << ReadLog();
+  EXPECT_EQ(StoreStatus()["path"], Db());
+  RunResult info = Tarmac({"store", "info", "--json", "--socket", Socket()});
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  EXPECT_EQ(json::parse(info.out)["path"], Db()) << info.out;
+  RunResult history = Tarmac({"history", "--since", "10m", "--format", "json", "--socket", Socket()});
+  EXPECT_EQ(history.exit_code, 0) << history.err;
+  RunResult exported = Tarmac({"export", "--since", "10m", "--format", "jsonl", "--gpu", "1"}, {{"TARMAC_SOCKET", Socket()}});
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  EXPECT_NE(exported.out.find("\"memory_used_mib\":3072"), std::string::npos) << exported.out;
+  // (Its minutes are not folded yet: the report opens the store, finds
+  // no whole minute, and says so rather than failing.)
+  RunResult report = Tarmac({"report", "--since", "1h", "--format", "json", "--socket", Socket()});
+  EXPECT_EQ(report.exit_code, 0) << report.err;
+  EXPECT_NE(Tarmac({"report", "--since", "1h", "--socket", dir_.path() + "/no.sock"}).exit_code, 0);
+  // No agent there: the default config's path, and why.
+  RunResult none = Tarmac({"store", "info", "--socket", dir_.path() + "/no.sock"});
+  EXPECT_NE(none.exit_code, 0);
+  EXPECT_NE(none.err.find("(the default config; no agent answered on " + dir_.path() + "/no.sock"), std::string::npos)
+      << none.err;
+}
+
 }  // namespace
 }  // namespace tarmac::testing
