@@ -2,6 +2,7 @@
 #include "metrics/mig_render.h"
 
 #include "fleet/gpu_marks.h"
+#include "metrics/pod_labels.h"
 
 namespace tarmac::metrics {
 namespace {
@@ -34,33 +35,10 @@ std::optional<double> DcgmMigValue(std::string_view family, const fleet::MigInst
   return std::nullopt;
 }
 
-const fleet::KubernetesNames* SoleContainer(const fleet::GpuView& g, std::optional<int> gpu_instance_id) {
-  const fleet::KubernetesNames* pod = nullptr;
-  for (const fleet::ProcessView& p : g.processes) {
-    if (gpu_instance_id && p.process.gpu_instance_id != gpu_instance_id) continue;
-    const fleet::KubernetesNames& k = p.details.kubernetes;
-    if (k.pod.empty()) return nullptr;
-    if (pod != nullptr && (pod->pod != k.pod || pod->pod_namespace != k.pod_namespace || pod->container != k.container)) {
-      return nullptr;
-    }
-    pod = &k;
-  }
-  return pod;
-}
-
-const fleet::KubernetesNames* MigInstancePod(const fleet::GpuView& g, const fleet::MigInstance& m) {
-  if (auto it = g.mig_allocated_to.find(m.uuid); it != g.mig_allocated_to.end()) return &it->second;
-  return SoleContainer(g, m.gpu_instance_id);
-}
-
 Labels DcgmMigLabels(Labels l, const fleet::GpuView& g, const fleet::MigInstance& m) {
   l.emplace_back("GPU_I_PROFILE", m.profile);
   l.emplace_back("GPU_I_ID", std::to_string(m.gpu_instance_id));
-  if (const fleet::KubernetesNames* pod = MigInstancePod(g, m)) {
-    l.emplace_back("pod", pod->pod);
-    l.emplace_back("namespace", pod->pod_namespace);
-    l.emplace_back("container", pod->container);
-  }
+  if (const fleet::KubernetesNames* pod = MigInstancePod(g, m)) AddPodLabels(*pod, g, m.gpu_instance_id, &l);
   return l;
 }
 

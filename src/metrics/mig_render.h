@@ -23,15 +23,6 @@ namespace tarmac::metrics {
 // family NVML does not give per instance (or a reading it lacks).
 std::optional<double> DcgmMigValue(std::string_view family, const fleet::MigInstance& instance);
 
-// The one Kubernetes container every process on `gpu` (with
-// `gpu_instance_id`: every process in that MIG instance) runs in; null when
-// there is none, or a process is in another container or in no pod.
-const fleet::KubernetesNames* SoleContainer(const fleet::GpuView& gpu, std::optional<int> gpu_instance_id);
-
-// The pod an instance belongs to: the kubelet's allocation of it, else the
-// one container all its processes are in; null when neither.
-const fleet::KubernetesNames* MigInstancePod(const fleet::GpuView& gpu, const fleet::MigInstance& instance);
-
 // `gpu_labels` (a GPU's dcgm-exporter labels without pod labels) with the
 // instance's GPU_I_PROFILE, GPU_I_ID and pod labels.
 Labels DcgmMigLabels(Labels gpu_labels, const fleet::GpuView& gpu, const fleet::MigInstance& instance);

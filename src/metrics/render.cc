@@ -14,6 +14,7 @@
 #include "fleet/clock_event_reasons.h"
 #include "metrics/exposition.h"
 #include "metrics/mig_render.h"
+#include "metrics/pod_labels.h"
 #include "fleet/gpu_marks.h"
 #include "fleet/sample_fields.h"
 
@@ -132,16 +133,6 @@ const std::vector<GpuFamily>& NativeGpuFamilies() {
 }
 
 
-// The pod the GPU belongs to, as dcgm-exporter's Kubernetes mode labels
-// it: the pod the kubelet allocated it to (pod resources), running or not;
-// else, for a GPU outside any allocation, the pod whose container holds
-// it, only when every process on the GPU is in that one container (a GPU
-// shared by pods, or with no pod, carries no pod labels).
-const fleet::KubernetesNames* GpuPod(const fleet::GpuView& g) {
-  if (g.allocated_to) return &*g.allocated_to;
-  return SoleContainer(g, std::nullopt);
-}
-
 // With `with_pod`, the GPU's pod labels (GpuPod) when it has a pod.
 Labels DcgmLabels(const fleet::GpuView& g, const std::string& host, const std::string& driver,
                   const std::string& host_label, bool with_pod = true) {
@@ -153,11 +144,7 @@ Labels DcgmLabels(const fleet::GpuView& g, const std::string& host, const std::s
               {"modelName", g.info.name},
               {host_label, host},
               {"DCGM_FI_DRIVER_VERSION", driver}};
-  if (const fleet::KubernetesNames* pod = with_pod ? GpuPod(g) : nullptr) {
-    l.emplace_back("pod", pod->pod);
-    l.emplace_back("namespace", pod->pod_namespace);
-    l.emplace_back("container", pod->container);
-  }
+  if (const fleet::KubernetesNames* pod = with_pod ? GpuPod(g) : nullptr) AddPodLabels(*pod, g, std::nullopt, &l);
   return l;
 }
 
@@ -282,9 +269,7 @@ void CollectGpuState(const Scrape& s, Exposition* out) {
     for (const fleet::GpuView& g : fleet.gpus) {
       if (!g.allocated_to) continue;
       Labels l = NativeLabels(g, host);
-      l.emplace_back("pod", g.allocated_to->pod);
-      l.emplace_back("namespace", g.allocated_to->pod_namespace);
-      l.emplace_back("container", g.allocated_to->container);
+      AddPodLabels(*g.allocated_to, g, std::nullopt, &l);
       out->Sample("tarmac_gpu_pod_allocated", l, 1);
     }
   }

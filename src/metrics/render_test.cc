@@ -83,6 +83,29 @@ std::string Render(const RenderOptions& options = {}) {
   return RenderMetrics(TwoGpus(), stats, counters, options);
 }
 
+// dcgm-exporter 4.8's pod_uid: where a process of the pod names the pod's
+// UID in its cgroup, the GPU's and the MIG instance's pod labels carry it;
+// where none does, the label is left out (the pod-resources API lacks it).
+TEST(RenderTest, APodsUidFromItsProcessesCgroupIsItsPodUidLabel) {
+  fleet::Snapshot s = TwoGpus();
+  s.fleet.gpus[0].processes[0].details.kubernetes = {"trainer-0", "ml", "main"};
+  s.fleet.gpus[0].processes[0].details.cgroup.pod_uid = "1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d";
+  fleet::SamplerStats stats;
+  std::string text = RenderMetrics(s, stats, {}, {});
+  EXPECT_NE(text.find("DCGM_FI_DRIVER_VERSION=\"580.65.06\",pod=\"trainer-0\",namespace=\"ml\",container=\"main\","
+                      "pod_uid=\"1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d\"} 85\n"),
+            std::string::npos)
+      << text;
+  // An allocation to another pod: its own labels, without this pod's UID.
+  s.fleet.gpus[0].allocated_to = fleet::KubernetesNames{"other-0", "ml", "main"};
+  text = RenderMetrics(s, stats, {}, {});
+  EXPECT_NE(text.find("pod=\"other-0\",namespace=\"ml\",container=\"main\"} 85\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("tarmac_gpu_pod_allocated{hostname=\"node-1\",gpu=\"0\",uuid=\"GPU-0\",model=\"NVIDIA H100 80GB "
+                      "HBM3\",pod=\"other-0\",namespace=\"ml\",container=\"main\"} 1\n"),
+            std::string::npos)
+      << text;
+}
+
 // A GPU held by one pod's container carries dcgm-exporter's pod labels; its
 // processes carry the names too. A GPU shared by two pods carries none.
 TEST(RenderTest, KubernetesNamesBecomePodLabels) {
