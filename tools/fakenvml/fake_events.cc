@@ -25,6 +25,7 @@ NVML_EXPORT Return nvmlEventSetCreate(nvmlEventSet_st** set) {
   auto* s = new nvmlEventSet_st();
   s->mask_by_gpu.assign(w->scenario().gpus.size(), 0);
   s->seen_until = w->Now();
+  Fake().Remember(s);
   *set = s;
   return kSuccess;
 }
@@ -45,14 +46,14 @@ NVML_EXPORT Return nvmlDeviceRegisterEvents(nvmlDevice_st* device, unsigned long
   unsigned long long supported = 0;
   Return r = nvmlDeviceGetSupportedEventTypes(device, &supported);
   if (r != kSuccess) return r;
-  if (set == nullptr) return kErrorInvalidArgument;
+  if (!Fake().IsLive(set)) return kErrorInvalidArgument;
   if ((types & ~supported) != 0) return kErrorNotSupported;
   set->mask_by_gpu[static_cast<size_t>(device->index)] |= types;
   return kSuccess;
 }
 
 NVML_EXPORT Return nvmlEventSetWait_v2(nvmlEventSet_st* set, EventData* data, unsigned timeout_ms) {
-  if (set == nullptr || data == nullptr) return kErrorInvalidArgument;
+  if (!Fake().IsLive(set) || data == nullptr) return kErrorInvalidArgument;
   Clock* clock = RealClock();
   auto deadline = clock->SteadyNow() + std::chrono::milliseconds(timeout_ms);
   for (;;) {
@@ -96,6 +97,7 @@ NVML_EXPORT Return nvmlEventSetWait(nvmlEventSet_st* set, EventData* data, unsig
 }
 
 NVML_EXPORT Return nvmlEventSetFree(nvmlEventSet_st* set) {
+  if (!Fake().Forget(set)) return kErrorInvalidArgument;
   delete set;
   return kSuccess;
 }

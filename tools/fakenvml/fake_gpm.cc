@@ -31,11 +31,12 @@ NVML_EXPORT Return nvmlGpmSampleAlloc(nvmlGpmSample_st** sample) {
   if (Fake().world() == nullptr) return kErrorUninitialized;
   if (sample == nullptr) return kErrorInvalidArgument;
   *sample = new nvmlGpmSample_st();
+  Fake().Remember(*sample);
   return kSuccess;
 }
 
 NVML_EXPORT Return nvmlGpmSampleFree(nvmlGpmSample_st* sample) {
-  if (sample == nullptr) return kErrorInvalidArgument;
+  if (!Fake().Forget(sample)) return kErrorInvalidArgument;
   delete sample;
   return kSuccess;
 }
@@ -43,7 +44,7 @@ NVML_EXPORT Return nvmlGpmSampleFree(nvmlGpmSample_st* sample) {
 NVML_EXPORT Return nvmlGpmSampleGet(nvmlDevice_st* device, nvmlGpmSample_st* sample) {
   Dev d = Open(device);
   if (d.r != kSuccess) return d.r;
-  if (sample == nullptr) return kErrorInvalidArgument;
+  if (!Fake().IsLive(sample)) return kErrorInvalidArgument;
   if (Unsupported(d, "gpm")) return kErrorNotSupported;
   sample->index = d.index;
   sample->gpu_instance_id = -1;
@@ -55,7 +56,7 @@ NVML_EXPORT Return nvmlGpmSampleGet(nvmlDevice_st* device, nvmlGpmSample_st* sam
 NVML_EXPORT Return nvmlGpmMigSampleGet(nvmlDevice_st* device, unsigned gpu_instance_id, nvmlGpmSample_st* sample) {
   Dev d = Open(device);
   if (d.r != kSuccess) return d.r;
-  if (sample == nullptr) return kErrorInvalidArgument;
+  if (!Fake().IsLive(sample)) return kErrorInvalidArgument;
   if (Unsupported(d, "gpm") || !d.spec->is_mig_enabled) return kErrorNotSupported;
   bool found = false;
   for (const sim::MigInstanceState& m : d.g->mig_instances) found |= m.spec->gpu_instance_id == static_cast<int>(gpu_instance_id);
@@ -73,7 +74,7 @@ NVML_EXPORT Return nvmlGpmMetricsGet(GpmMetricsGet* get) {
   if (w == nullptr) return kErrorUninitialized;
   if (get == nullptr) return kErrorInvalidArgument;
   if (get->version != kGpmMetricsGetVersion) return kErrorArgumentVersionMismatch;
-  if (get->numMetrics > kGpmMetricMax || get->sample1 == nullptr || get->sample2 == nullptr) {
+  if (get->numMetrics > kGpmMetricMax || !Fake().IsLive(get->sample1) || !Fake().IsLive(get->sample2)) {
     return kErrorInvalidArgument;
   }
   const nvmlGpmSample_st& a = *get->sample1;

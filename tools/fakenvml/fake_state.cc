@@ -10,12 +10,51 @@ FakeState& FakeState::Get() {
   return *state;
 }
 
-FakeState::FakeState() : devices_(64), mig_devices_(64 * kMaxMigSlots) {
+FakeState::FakeState()
+    : devices_(64),
+      mig_devices_(64 * kMaxMigSlots),
+      gpu_instances_(64 * kMaxMigSlots),
+      compute_instances_(64 * kMaxMigSlots) {
   for (size_t i = 0; i < devices_.size(); ++i) devices_[i].index = static_cast<int>(i);
   for (size_t i = 0; i < mig_devices_.size(); ++i) {
-    mig_devices_[i].index = static_cast<int>(i) / kMaxMigSlots;
-    mig_devices_[i].mig_slot = static_cast<int>(i) % kMaxMigSlots;
+    int index = static_cast<int>(i) / kMaxMigSlots;
+    int slot = static_cast<int>(i) % kMaxMigSlots;
+    mig_devices_[i].index = index;
+    mig_devices_[i].mig_slot = slot;
+    gpu_instances_[i] = {index, slot};
+    compute_instances_[i] = {index, slot};
   }
+}
+
+bool FakeState::SlotOf(const nvmlGpuInstance_st* gi, int* index, int* slot) const {
+  if (gi == nullptr || gi < gpu_instances_.data() || gi >= gpu_instances_.data() + gpu_instances_.size()) return false;
+  *index = gi->index;
+  *slot = gi->slot;
+  return true;
+}
+
+bool FakeState::SlotOf(const nvmlComputeInstance_st* ci, int* index, int* slot) const {
+  if (ci == nullptr || ci < compute_instances_.data() || ci >= compute_instances_.data() + compute_instances_.size()) {
+    return false;
+  }
+  *index = ci->index;
+  *slot = ci->slot;
+  return true;
+}
+
+void FakeState::Remember(const void* handle) {
+  std::lock_guard<std::mutex> lock(handles_mu_);
+  live_handles_.insert(handle);
+}
+
+bool FakeState::Forget(const void* handle) {
+  std::lock_guard<std::mutex> lock(handles_mu_);
+  return live_handles_.erase(handle) > 0;
+}
+
+bool FakeState::IsLive(const void* handle) {
+  std::lock_guard<std::mutex> lock(handles_mu_);
+  return live_handles_.count(handle) > 0;
 }
 
 Return FakeState::ResolveMig(nvmlDevice_st* device, int* index, int* slot,

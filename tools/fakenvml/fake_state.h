@@ -12,6 +12,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <vector>
 
 #include "gpu/nvml_api.h"
@@ -37,6 +38,17 @@ struct nvmlGpmSample_st {
   int index = -1;
   int gpu_instance_id = -1;
   std::chrono::system_clock::time_point taken_at;
+};
+
+// MIG GPU and compute instance handles: the instance at `slot` of GPU
+// `index`'s layout (each GPU instance has one compute instance, id 0).
+struct nvmlGpuInstance_st {
+  int index;
+  int slot;
+};
+struct nvmlComputeInstance_st {
+  int index;
+  int slot;
 };
 
 namespace tarmac::fakenvml {
@@ -77,6 +89,25 @@ class FakeState {
   // not a MIG handle.
   Return ResolveMig(nvmlDevice_st* device, int* index, int* slot, std::shared_ptr<const sim::WorldState>* state);
 
+  // GPU and compute instance handles, as MIG device handles are.
+  nvmlGpuInstance_st* GpuInstanceHandle(int index, int slot) {
+    return &gpu_instances_[static_cast<size_t>(index * kMaxMigSlots + slot)];
+  }
+  nvmlComputeInstance_st* ComputeInstanceHandle(int index, int slot) {
+    return &compute_instances_[static_cast<size_t>(index * kMaxMigSlots + slot)];
+  }
+  // The slot of a GPU or compute instance handle; false when it is not one
+  // this library gave out.
+  bool SlotOf(const nvmlGpuInstance_st* gi, int* index, int* slot) const;
+  bool SlotOf(const nvmlComputeInstance_st* ci, int* index, int* slot) const;
+
+  // Event sets and GPM samples this library allocated and has not freed:
+  // a handle it did not give out is refused (INVALID_ARGUMENT), never
+  // dereferenced.
+  void Remember(const void* handle);
+  bool Forget(const void* handle);
+  bool IsLive(const void* handle);
+
  private:
   FakeState();
 
@@ -85,6 +116,10 @@ class FakeState {
   std::unique_ptr<sim::World> world_;
   std::vector<nvmlDevice_st> devices_;
   std::vector<nvmlDevice_st> mig_devices_;
+  std::vector<nvmlGpuInstance_st> gpu_instances_;
+  std::vector<nvmlComputeInstance_st> compute_instances_;
+  std::mutex handles_mu_;
+  std::set<const void*> live_handles_;
 };
 
 // Static text for an NVML return code (valid forever, even after shutdown).

@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// The fake libnvidia-ml as an independent NVML client sees it: every
+// function the public library exports (tools/fakenvml/public_exports.txt)
+// resolves through dlsym, and each answers both a handle the library gave
+// out and one it did not with an NVML return code, never a crash; the
+// board facts, MIG instances, accounting and topology it models answer
+// what the simulated world holds.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+
+#include <cstring>
+#include <fstream>
+#include <map>
+
+#include "gpu/nvml_api.h"
+#include "testutil/sim_fixture.h"
+
+namespace tarmac::testing {
+namespace {
+
+using gpu::nvml::Return;
+
+// Every call takes up to six words: a handle first, then the arena.
+using Any = Return (*)(void*, void*, void*, void*, void*, void*);
+
+constexpr const char* kScenario = R"(
+[[gpu]]
+model = "NVIDIA H100 80GB HBM3"
+mig_layout = ["3g.40gb", "1g.10gb"]
+[[gpu]]
+count = 2
+model = "NVIDIA H100 80GB HBM3"
+nvlink = "all"
+)";
+
+class NvmlExportsTest : public SimWorldTest {
+ public:
+  void SetUp() override {
+    UseScenarioText(kScenario);
+    lib_ = dlopen(FakeNvmlPath().c_str(), RTLD_NOW | RTLD_LOCAL);
+    ASSERT_NE(lib_, nullptr) << dlerror();
+  }
+  void TearDown() override {
+    if (lib_ != nullptr) dlclose(lib_);
+  }
+  template <typename F>
+  F Fn(const char* name) {
+    return reinterpret_cast<F>(dlsym(lib_, name));
+  }
+  void* lib_ = nullptr;
+};
+
+bool IsNvmlCode(Return r) { return (r >= 0 && r <= 29) || r == 999; }
+
+// Functions whose first argument is a handle the library hands out (a
+// device, GPU or compute instance, event set), by name.
+bool TakesHandleFirst(const std::string& name) {
+  static const char* kNotHandles[] = {"nvmlDeviceGetCount",        "nvmlDeviceGetHandleBy", "nvmlDeviceDiscoverGpus",
+                                      "nvmlDeviceQueryDrainState", "nvmlDeviceModifyDrainState",
+                                      "nvmlDeviceRemoveGpu",       "nvmlEventSetCreate"};
+  for (const char* n : kNotHandles) {
+    if (name.rfind(n, 0) == 0) return false;
+  }
+  return name.rfind("nvmlDevice", 0) == 0 || name.rfind("nvmlGpuInstance", 0) == 0 ||
+         name.rfind("nvmlComputeInstance", 0) == 0 || name.rfind("nvmlEventSet", 0) == 0 ||
+         name.rfind("nvmlVgpuInstance", 0) == 0 || name.rfind("nvmlVgpuType", 0) == 0 ||
+         (name.rfind("nvmlUnit", 0) == 0 && name != "nvmlUnitGetCount");
+}
+
+TEST_F(NvmlExportsTest, EveryPublicFunctionIsThereAndAnswersAValidAndAnInvalidHandle) {
+  std::ifstream list(SourceDir() + "/tools/fakenvml/public_exports.txt");
+  std::vector<std::string> names, missing;
+  for (std::string line; std::getline(list, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    names.push_back(line);
+    if (dlsym(lib_, line.c_str()) == nullptr) missing.push_back(line);
+  }
+  EXPECT_EQ(names.size(), 286u);
+  EXPECT_TRUE(missing.empty()) << missing.size() << " missing, first " << missing.front();
+
+  ASSERT_EQ(Fn<Return (*)()>("nvmlInit_v2")(), gpu::nvml::kSuccess);
+  auto handle = Fn<Return (*)(unsigned, void**)>("nvmlDeviceGetHandleByIndex_v2");
+  void* mig_gpu = nullptr;
+  void* plain_gpu = nullptr;
+  ASSERT_EQ(handle(0, &mig_gpu), gpu::nvml::kSuccess);
+  ASSERT_EQ(handle(1, &plain_gpu), gpu::nvml::kSuccess);
+  void* gi = nullptr;
+  void* ci = nullptr;
+  ASSERT_EQ(Fn<Return (*)(void*, unsigned, void**)>("nvmlDeviceGetGpuInstanceById")(mig_gpu, 1, &gi),
+            gpu::nvml::kSuccess);
+  ASSERT_EQ(Fn<Return (*)(void*, unsigned, void**)>("nvmlGpuInstanceGetComputeInstanceById")(gi, 0, &ci),
+            gpu::nvml::kSuccess);
+  void* set = nullptr;
+  ASSERT_EQ(Fn<Return (*)(void**)>("nvmlEventSetCreate")(&set), gpu::nvml::kSuccess);
+
+  // One zeroed arena at a low address: the same word is a writable buffer
+  // (for outputs) and a small integer (65536, for counts, ids and sizes,
+  // which each call must refuse or bound).
+  constexpr size_t kArena = size_t{4} << 20;
+  void* arena = mmap(reinterpret_cast<void*>(0x10000), kArena, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+  ASSERT_EQ(arena, reinterpret_cast<void*>(0x10000)) << std::strerror(errno);
+  int not_a_handle = 0;
+  // Calls that end this test's own state are made last, or not at all.
+  const std::set<std::string> kLater = {"nvmlShutdown", "nvmlInit", "nvmlInit_v2", "nvmlInitWithFlags",
+                                        "nvmlEventSetFree", "nvmlGpmSampleFree", "nvmlErrorString"};
+  std::map<std::string, int> calls;
+  for (const std::string& name : names) {
+    if (kLater.count(name) != 0) continue;
+    Any f = reinterpret_cast<Any>(dlsym(lib_, name.c_str()));
+    ASSERT_NE(f, nullptr) << name;
+    std::vector<void*> valid = {arena};
+    if (name.rfind("nvmlGpuInstance", 0) == 0) valid = {gi};
+    else if (name.rfind("nvmlComputeInstance", 0) == 0) valid = {ci};
+    else if (name.rfind("nvmlEventSet", 0) == 0 && name != "nvmlEventSetCreate") valid = {set};
+    else if (TakesHandleFirst(name)) valid = {mig_gpu, plain_gpu};
+    // A wait is given no time (the arena's word would wait a minute).
+    bool is_wait = name.rfind("nvmlEventSetWait", 0) == 0;
+    for (void* h : valid) {
+      std::memset(arena, 0, kArena);
+      Return r = f(h, arena, is_wait ? nullptr : arena, arena, arena, arena);
+      if (is_wait) r = f(h, arena, nullptr, nullptr, nullptr, nullptr);
+      EXPECT_TRUE(IsNvmlCode(r)) << name << " answered " << r;
+      ++calls[name];
+    }
+    if (TakesHandleFirst(name)) {
+      std::memset(arena, 0, kArena);
+      Return r = f(&not_a_handle, arena, arena, arena, arena, arena);
+      EXPECT_EQ(r, gpu::nvml::kErrorInvalidArgument) << name << " took a handle it never gave out";
+      ++calls[name];
+    }
+  }
+  size_t later = 0;
+  for (const std::string& name : names) later += kLater.count(name);
+  EXPECT_EQ(calls.size() + later, names.size());
+  // The frees refuse what they did not allocate, then free what they did.
+  auto free_set = Fn<Return (*)(void*)>("nvmlEventSetFree");
+  EXPECT_EQ(free_set(&not_a_handle), gpu::nvml::kErrorInvalidArgument);
+  EXPECT_EQ(free_set(set), gpu::nvml::kSuccess);
+  EXPECT_EQ(free_set(set), gpu::nvml::kErrorInvalidArgument);  // Once.
+  void* sample = nullptr;
+  ASSERT_EQ(Fn<Return (*)(void**)>("nvmlGpmSampleAlloc")(&sample), gpu::nvml::kSuccess);
+  auto free_sample = Fn<Return (*)(void*)>("nvmlGpmSampleFree");
+  EXPECT_EQ(free_sample(&not_a_handle), gpu::nvml::kErrorInvalidArgument);
+  EXPECT_EQ(free_sample(sample), gpu::nvml::kSuccess);
+  EXPECT_EQ(Fn<Return (*)()>("nvmlShutdown")(), gpu::nvml::kSuccess);
+  munmap(arena, kArena);
+}
+
+struct Bar1 {
+  unsigned long long total, free, used;
+};
+struct GpuInstanceInfo {
+  void* device;
+  unsigned id, profile_id, start, size;
+};
+struct ComputeInstanceInfo {
+  void* device;
+  void* gpu_instance;
+  unsigned id, profile_id, start, size;
+};
+struct AccountingStats {
+  unsigned gpu_utilization, memory_utilization;
+  unsigned long long max_memory, time, start_time;
+  unsigned is_running, reserved[5];
+};
+
+// What a monitor reads beyond the basics, from the simulated world: BAR1
+// on a MIG GPU (a widely used monitor crashed without it), the MIG
+// instances through the management API, accounting of a running process,
+// clocks, P2P and the nearest GPUs.
+TEST_F(NvmlExportsTest, ModelledFactsAnswerWhatTheWorldHolds) {
+  Child* load = StartLoad("1", {"--memory", "3GiB", "--util", "40"});
+  ASSERT_EQ(Fn<Return (*)()>("nvmlInit_v2")(), gpu::nvml::kSuccess);
+  auto handle = Fn<Return (*)(unsigned, void**)>("nvmlDeviceGetHandleByIndex_v2");
+  void* gpu0 = nullptr;
+  void* gpu1 = nullptr;
+  void* gpu2 = nullptr;
+  ASSERT_EQ(handle(0, &gpu0), gpu::nvml::kSuccess);
+  ASSERT_EQ(handle(1, &gpu1), gpu::nvml::kSuccess);
+  ASSERT_EQ(handle(2, &gpu2), gpu::nvml::kSuccess);
+
+  Bar1 bar1{};
+  ASSERT_EQ(Fn<Return (*)(void*, Bar1*)>("nvmlDeviceGetBAR1MemoryInfo")(gpu0, &bar1), gpu::nvml::kSuccess);
+  EXPECT_EQ(bar1.total, uint64_t{128} << 30);
+  EXPECT_EQ(bar1.free + bar1.used, bar1.total);
+
+  // GPU 0's instances: 3g.40gb (profile constant 2, id 9) and 1g.10gb
+  // (constant 0, id 19), each with its compute instance 0.
+  auto instances = Fn<Return (*)(void*, unsigned, void**, unsigned*)>("nvmlDeviceGetGpuInstances");
+  void* found[8] = {};
+  unsigned count = 0;
+  ASSERT_EQ(instances(gpu0, 2, found, &count), gpu::nvml::kSuccess);
+  ASSERT_EQ(count, 1u);
+  GpuInstanceInfo gi_info{};
+  ASSERT_EQ(Fn<Return (*)(void*, GpuInstanceInfo*)>("nvmlGpuInstanceGetInfo")(found[0], &gi_info),
+            gpu::nvml::kSuccess);
+  EXPECT_EQ(gi_info.device, gpu0);
+  EXPECT_EQ(gi_info.id, 1u);
+  EXPECT_EQ(gi_info.profile_id, 9u);
+  EXPECT_EQ(gi_info.size, 4u);  // Memory slices of 8.
+  ASSERT_EQ(instances(gpu0, 0, found, &count), gpu::nvml::kSuccess);
+  EXPECT_EQ(count, 1u);
+  EXPECT_EQ(instances(gpu1, 0, found, &count), gpu::nvml::kErrorNotSupported);  // Not in MIG mode.
+  unsigned remaining = 0;
+  ASSERT_EQ(Fn<Return (*)(void*, unsigned, unsigned*)>("nvmlDeviceGetGpuInstanceRemainingCapacity")(gpu0, 0,
+                                                                                                     &remaining),
+            gpu::nvml::kSuccess);
+  EXPECT_EQ(remaining, 3u);  // 3 compute slices and 3 memory slices left, 1g.10gb takes one of each.
+  void* ci = nullptr;
+  ASSERT_EQ(Fn<Return (*)(void*, unsigned, void**)>("nvmlGpuInstanceGetComputeInstanceById")(found[0], 0, &ci),
+            gpu::nvml::kSuccess);
+  ComputeInstanceInfo ci_info{};
+  ASSERT_EQ(Fn<Return (*)(void*, ComputeInstanceInfo*)>("nvmlComputeInstanceGetInfo_v2")(ci, &ci_info),
+            gpu::nvml::kSuccess);
+  EXPECT_EQ(ci_info.gpu_instance, found[0]);
+  EXPECT_EQ(ci_info.id, 0u);
+  void* new_gi = nullptr;
+  Return created = Fn<Return (*)(void*, unsigned, void**)>("nvmlDeviceCreateGpuInstance")(gpu0, 0, &new_gi);
+  EXPECT_EQ(created, geteuid() == 0 ? gpu::nvml::kErrorNotSupported : gpu::nvml::kErrorNoPermission);
+
+  // Accounting: the running load, its memory and SM share.
+  unsigned pids[8] = {};
+  count = 8;
+  ASSERT_EQ(Fn<Return (*)(void*, unsigned*, unsigned*)>("nvmlDeviceGetAccountingPids")(gpu1, &count, pids),
+            gpu::nvml::kSuccess);
+  ASSERT_EQ(count, 1u);
+  EXPECT_EQ(pids[0], static_cast<unsigned>(load->pid()));
+  AccountingStats stats{};
+  auto accounting = Fn<Return (*)(void*, unsigned, AccountingStats*)>("nvmlDeviceGetAccountingStats");
+  ASSERT_EQ(accounting(gpu1, pids[0], &stats), gpu::nvml::kSuccess);
+  EXPECT_EQ(stats.max_memory, uint64_t{3} << 30);
+  EXPECT_EQ(stats.is_running, 1u);
+  EXPECT_EQ(accounting(gpu0, pids[0], &stats), gpu::nvml::kErrorNotFound);
+
+  // Clocks by the size protocol; P2P over NVLink between the NVLink pair,
+  // not to the MIG GPU.
+  auto memory_clocks = Fn<Return (*)(void*, unsigned*, unsigned*)>("nvmlDeviceGetSupportedMemoryClocks");
+  unsigned clocks[256] = {};
+  count = 0;
+  EXPECT_EQ(memory_clocks(gpu1, &count, nullptr), gpu::nvml::kErrorInsufficientSize);
+  ASSERT_EQ(count, 1u);
+  ASSERT_EQ(memory_clocks(gpu1, &count, clocks), gpu::nvml::kSuccess);
+  auto graphics_clocks = Fn<Return (*)(void*, unsigned, unsigned*, unsigned*)>("nvmlDeviceGetSupportedGraphicsClocks");
+  count = 256;
+  ASSERT_EQ(graphics_clocks(gpu1, clocks[0], &count, clocks), gpu::nvml::kSuccess);
+  EXPECT_GT(count, 100u);
+  EXPECT_EQ(clocks[0], 1980u);
+  auto p2p = Fn<Return (*)(void*, void*, int, int*)>("nvmlDeviceGetP2PStatus");
+  int status = -1;
+  ASSERT_EQ(p2p(gpu1, gpu2, 2, &status), gpu::nvml::kSuccess);
+  EXPECT_EQ(status, 0);
+  ASSERT_EQ(p2p(gpu1, gpu0, 2, &status), gpu::nvml::kSuccess);
+  EXPECT_NE(status, 0);
+  char text[96] = {};
+  EXPECT_EQ(Fn<Return (*)(void*, char*, unsigned)>("nvmlDeviceGetVbiosVersion")(gpu0, text, sizeof text),
+            gpu::nvml::kSuccess);
+  EXPECT_EQ(Fn<Return (*)(void*, char*, unsigned)>("nvmlDeviceGetBoardPartNumber")(gpu0, text, 4),
+            gpu::nvml::kErrorInsufficientSize);
+  // Pages are retired by row remapping on Hopper.
+  EXPECT_EQ(Fn<Return (*)(void*, int, unsigned*, void*)>("nvmlDeviceGetRetiredPages")(gpu1, 0, &count, nullptr),
+            gpu::nvml::kErrorNotSupported);
+  EXPECT_EQ(Fn<Return (*)()>("nvmlShutdown")(), gpu::nvml::kSuccess);
+}
+
+}  // namespace
+}  // namespace tarmac::testing

@@ -1,0 +1,454 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// The fake libnvidia-ml (README.md here says what it is): MIG GPU and
+// compute instances as the driver's management API shows them, from the
+// simulated layout (the scenario's, then its mig_reconfigure faults).
+// Each GPU instance holds one compute instance (id 0) over all its slices.
+// Creating or destroying instances through NVML does not change the
+// simulated layout: those calls answer NO_PERMISSION to a caller that is not
+// root, as the driver does, and NOT_SUPPORTED to root.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "fake_abi.h"
+#include "fake_device.h"
+#include "fleet/mig_profiles.h"
+
+namespace {
+using namespace tarmac;            // NOLINT: one ABI shim.
+using namespace tarmac::fakenvml;  // NOLINT
+namespace abi = tarmac::fakenvml::abi;
+
+// A profile as NVML numbers it: the NVML_GPU_INSTANCE_PROFILE_* constant a
+// caller asks by, and the profile id the driver reports (nvidia-smi mig
+// -lgip), with the model's slices.
+struct NvmlProfile {
+  unsigned constant = 0;
+  unsigned id = 0;
+  fleet::MigProfile profile;
+};
+
+std::vector<NvmlProfile> ProfilesOf(const sim::GpuSpec& spec) {
+  std::vector<NvmlProfile> out;
+  for (const fleet::MigProfile& p : fleet::MigProfilesFor(spec.model, spec.memory_total_bytes)) {
+    NvmlProfile n;
+    n.profile = p;
+    switch (p.compute_slices) {
+      case 1: n.constant = p.memory_slices == 1 ? 0 : 9; n.id = p.memory_slices == 1 ? 19 : 15; break;
+      case 2: n.constant = 1; n.id = 14; break;
+      case 3: n.constant = 2; n.id = 9; break;
+      case 4: n.constant = 3; n.id = 5; break;
+      default: n.constant = 4; n.id = 0; break;
+    }
+    out.push_back(n);
+  }
+  return out;
+}
+
+const NvmlProfile* ByConstant(const std::vector<NvmlProfile>& profiles, unsigned constant) {
+  for (const NvmlProfile& p : profiles) {
+    if (p.constant == constant) return &p;
+  }
+  return nullptr;
+}
+
+const NvmlProfile* ByName(const std::vector<NvmlProfile>& profiles, const std::string& name) {
+  for (const NvmlProfile& p : profiles) {
+    if (p.profile.name == name) return &p;
+  }
+  return nullptr;
+}
+
+// Streaming multiprocessors of `compute_slices` of 7 (132 SMs on an H100,
+// 98 on an A100 in MIG mode: 14 a slice).
+unsigned Sms(const sim::GpuSpec& spec, int compute_slices) {
+  bool is_hopper = spec.model.find("H100") != std::string::npos || spec.model.find("H200") != std::string::npos;
+  return static_cast<unsigned>(compute_slices * (is_hopper ? 16 : 14) + (compute_slices == 7 && is_hopper ? 20 : 0));
+}
+
+// A MIG-mode GPU's call: the device, or NOT_SUPPORTED without MIG.
+Dev OpenMigGpu(nvmlDevice_st* device) {
+  Dev d = Open(device);
+  if (d.r == kSuccess && !d.spec->is_mig_enabled) d.r = kErrorNotSupported;
+  return d;
+}
+
+// A GPU instance handle's GPU and its instance now.
+struct Instance {
+  Dev d;
+  int slot = 0;
+  const sim::MigInstanceState* m = nullptr;
+};
+
+Instance Failed(Return r) {
+  Instance in;
+  in.d.r = r;
+  return in;
+}
+
+Instance OpenInstance(int index, int slot) {
+  Instance in;
+  in.d = Open(Fake().Handle(index));
+  if (in.d.r != kSuccess) return in;
+  if (slot >= static_cast<int>(in.d.g->mig_instances.size())) {
+    in.d.r = kErrorInvalidArgument;  // Gone with a reconfiguration.
+    return in;
+  }
+  in.slot = slot;
+  in.m = &in.d.g->mig_instances[static_cast<size_t>(slot)];
+  return in;
+}
+
+Instance OpenGpuInstance(nvmlGpuInstance_st* gi) {
+  int index = 0, slot = 0;
+  if (Fake().world() == nullptr) return Failed(kErrorUninitialized);
+  if (!Fake().SlotOf(gi, &index, &slot)) return Failed(kErrorInvalidArgument);
+  return OpenInstance(index, slot);
+}
+
+Instance OpenComputeInstance(nvmlComputeInstance_st* ci) {
+  int index = 0, slot = 0;
+  if (Fake().world() == nullptr) return Failed(kErrorUninitialized);
+  if (!Fake().SlotOf(ci, &index, &slot)) return Failed(kErrorInvalidArgument);
+  return OpenInstance(index, slot);
+}
+
+// Memory slices placed in layout order.
+abi::Placement PlacementOf(const Instance& in, const std::vector<NvmlProfile>& profiles) {
+  unsigned start = 0;
+  for (int s = 0; s < in.slot; ++s) {
+    const NvmlProfile* p = ByName(profiles, in.d.g->mig_instances[static_cast<size_t>(s)].spec->profile);
+    start += p != nullptr ? static_cast<unsigned>(p->profile.memory_slices) : 1;
+  }
+  const NvmlProfile* p = ByName(profiles, in.m->spec->profile);
+  return {start, p != nullptr ? static_cast<unsigned>(p->profile.memory_slices) : 1};
+}
+
+Return NotPermitted() { return ::geteuid() == 0 ? kErrorNotSupported : kErrorNoPermission; }
+
+void FillProfile(const sim::GpuSpec& spec, const NvmlProfile& p, abi::GpuInstanceProfileInfo* info) {
+  std::memset(info, 0, sizeof *info);
+  info->id = p.id;
+  info->sliceCount = static_cast<unsigned>(p.profile.compute_slices);
+  info->instanceCount = static_cast<unsigned>(p.profile.max_count);
+  info->multiprocessorCount = Sms(spec, p.profile.compute_slices);
+  info->copyEngineCount = static_cast<unsigned>(p.profile.compute_slices);
+  info->decoderCount = static_cast<unsigned>(p.profile.compute_slices);
+  info->jpegCount = static_cast<unsigned>(p.profile.compute_slices);
+  info->ofaCount = p.profile.compute_slices == 7 ? 1 : 0;
+  info->memorySizeMB = static_cast<unsigned long long>(spec.memory_total_bytes / fleet::kMigMemorySlices *
+                                                       p.profile.memory_slices) >> 20;
+}
+
+}  // namespace
+
+NVML_EXPORT Return nvmlDeviceGetGpuInstanceProfileInfo(nvmlDevice_st* device, unsigned profile,
+                                                       abi::GpuInstanceProfileInfo* info) {
+  Dev d = OpenMigGpu(device);
+  if (d.r != kSuccess) return d.r;
+  if (info == nullptr) return kErrorInvalidArgument;
+  std::vector<NvmlProfile> profiles = ProfilesOf(*d.spec);
+  const NvmlProfile* p = ByConstant(profiles, profile);
+  if (p == nullptr) return profile > 9 ? kErrorInvalidArgument : kErrorNotSupported;
+  FillProfile(*d.spec, *p, info);
+  return kSuccess;
+}
+
+NVML_EXPORT Return nvmlDeviceGetGpuInstanceProfileInfoV(nvmlDevice_st* device, unsigned profile,
+                                                        abi::GpuInstanceProfileInfoV2* info) {
+  Dev d = OpenMigGpu(device);
+  if (d.r != kSuccess) return d.r;
+  if (info == nullptr) return kErrorInvalidArgument;
+  if (info->version != abi::kGpuInstanceProfileInfoV2) return kErrorArgumentVersionMismatch;
+  std::vector<NvmlProfile> profiles = ProfilesOf(*d.spec);
+  const NvmlProfile* p = ByConstant(profiles, profile);
+  if (p == nullptr) return profile > 9 ? kErrorInvalidArgument : kErrorNotSupported;
+  abi::GpuInstanceProfileInfo v1{};
+  FillProfile(*d.spec, *p, &v1);
+  unsigned version = info->version;
+  std::memset(info, 0, sizeof *info);
+  info->version = version;
+  info->id = v1.id;
+  info->sliceCount = v1.sliceCount;
+  info->instanceCount = v1.instanceCount;
+  info->multiprocessorCount = v1.multiprocessorCount;
+  info->copyEngineCount = v1.copyEngineCount;
+  info->decoderCount = v1.decoderCount;
+  info->jpegCount = v1.jpegCount;
+  info->ofaCount = v1.ofaCount;
+  info->memorySizeMB = v1.memorySizeMB;
+  std::string name = "MIG " + std::string(p->profile.name);
+  std::memcpy(info->name, name.c_str(), std::min(name.size() + 1, sizeof info->name));
+  return kSuccess;
+}
+
+NVML_EXPORT Return nvmlDeviceGetGpuInstances(nvmlDevice_st* device, unsigned profile, nvmlGpuInstance_st** instances,
+                                             unsigned* count) {
+  Dev d = OpenMigGpu(device);
+  if (d.r != kSuccess) return d.r;
+  if (instances == nullptr || count == nullptr) return kErrorInvalidArgument;
+  std::vector<NvmlProfile> profiles = ProfilesOf(*d.spec);
+  const NvmlProfile* p = ByConstant(profiles, profile);
+  if (p == nullptr) return profile > 9 ? kErrorInvalidArgument : kErrorNotSupported;
+  unsigned n = 0;
+  for (size_t s = 0; s < d.g->mig_instances.size(); ++s) {
+    if (d.g->mig_instances[s].spec->profile == p->profile.name) {
+      instances[n++] = Fake().GpuInstanceHandle(d.index, static_cast<int>(s));
+    }
+  }
+  *count = n;
+  return kSuccess;
+}
+
+NVML_EXPORT Return nvmlDeviceGetGpuInstanceById(nvmlDevice_st* device, unsigned id, nvmlGpuInstance_st** instance) {
+  Dev d = OpenMigGpu(device);
+  if (d.r != kSuccess) return d.r;
+  if (instance == nullptr) return kErrorInvalidArgument;
+  for (size_t s = 0; s < d.g->mig_instances.size(); ++s) {
+    if (d.g->mig_instances[s].spec->gpu_instance_id == static_cast<int>(id)) {
+      *instance = Fake().GpuInstanceHandle(d.index, static_cast<int>(s));
+      return kSuccess;
+    }
+  }
+  return kErrorNotFound;
+}
+
+NVML_EXPORT Return nvmlGpuInstanceGetInfo(nvmlGpuInstance_st* gi, abi::GpuInstanceInfo* info) {
+  Instance in = OpenGpuInstance(gi);
+  if (in.d.r != kSuccess) return in.d.r;
+  if (info == nullptr) return kErrorInvalidArgument;
+  std::vector<NvmlProfile> profiles = ProfilesOf(*in.d.spec);
+  const NvmlProfile* p = ByName(profiles, in.m->spec->profile);
+  info->device = Fake().Handle(in.d.index);
+  info->id = static_cast<unsigned>(in.m->spec->gpu_instance_id);
+  info->profileId = p != nullptr ? p->id : 0;
+  info->placement = PlacementOf(in, profiles);
+  return kSuccess;
+}
+
+// How many more of `profile` fit: its own limit, and the free compute and
+// memory slices.
+NVML_EXPORT Return nvmlDeviceGetGpuInstanceRemainingCapacity(nvmlDevice_st* device, unsigned profile,
+                                                             unsigned* count) {
+  Dev d = OpenMigGpu(device);
+  if (d.r != kSuccess) return d.r;
+  if (count == nullptr) return kErrorInvalidArgument;
+  std::vector<NvmlProfile> profiles = ProfilesOf(*d.spec);
+  const NvmlProfile* p = ByConstant(profiles, profile);
+  if (p == nullptr) return profile > 9 ? kErrorInvalidArgument : kErrorNotSupported;
+  int compute = fleet::kMigComputeSlices, memory = fleet::kMigMemorySlices, same = 0;
+  for (const sim::MigInstanceState& m : d.g->mig_instances) {
+    const NvmlProfile* used = ByName(profiles, m.spec->profile);
+    if (used == nullptr) continue;
+    compute -= used->profile.compute_slices;
+    memory -= used->profile.memory_slices;
+    if (used == p) ++same;
+  }
+  int fit = std::min({p->profile.max_count - same, compute / p->profile.compute_slices,
+                      memory / p->profile.memory_slices});
+  *count = static_cast<unsigned>(std::max(0, fit));
+  return kSuccess;
+}
+
+// Every aligned start of the profile's memory slices.
+NVML_EXPORT Return nvmlDeviceGetGpuInstancePossiblePlacements_v2(nvmlDevice_st* device, unsigned profile,
+                                                                 abi::Placement* placements, unsigned* count) {
+  Dev d = OpenMigGpu(device);
+  if (d.r != kSuccess) return d.r;
+  if (count == nullptr) return kErrorInvalidArgument;
+  std::vector<NvmlProfile> profiles = ProfilesOf(*d.spec);
+  const NvmlProfile* p = ByConstant(profiles, profile);
+  if (p == nullptr) return profile > 9 ? kErrorInvalidArgument : kErrorNotSupported;
+  std::vector<abi::Placement> all;
+  unsigned size = static_cast<unsigned>(p->profile.memory_slices);
+  for (unsigned start = 0; start + size <= static_cast<unsigned>(fleet::kMigMemorySlices); start += size) {
+    all.push_back({start, size});
+  }
+  if (placements == nullptr) {
+    *count = static_cast<unsigned>(all.size());
+    return kSuccess;
+  }
+  if (*count < all.size()) {
+    *count = static_cast<unsigned>(all.size());
+    return kErrorInsufficientSize;
+  }
+  for (size_t i = 0; i < all.size(); ++i) placements[i] = all[i];
+  *count = static_cast<unsigned>(all.size());
+  return kSuccess;
+}
+
+NVML_EXPORT Return nvmlDeviceCreateGpuInstance(nvmlDevice_st* device, unsigned profile, nvmlGpuInstance_st** gi) {
+  Dev d = OpenMigGpu(device);
+  if (d.r != kSuccess) return d.r;
+  if (gi == nullptr || profile > 9) return kErrorInvalidArgument;
+  return NotPermitted();
+}
+
+NVML_EXPORT Return nvmlDeviceCreateGpuInstanceWithPlacement(nvmlDevice_st* device, unsigned profile,
+                                                            const abi::Placement* placement, nvmlGpuInstance_st** gi) {
+  Dev d = OpenMigGpu(device);
+  if (d.r != kSuccess) return d.r;
+  if (gi == nullptr || placement == nullptr || profile > 9) return kErrorInvalidArgument;
+  return NotPermitted();
+}
+
+NVML_EXPORT Return nvmlGpuInstanceDestroy(nvmlGpuInstance_st* gi) {
+  Instance in = OpenGpuInstance(gi);
+  if (in.d.r != kSuccess) return in.d.r;
+  return NotPermitted();
+}
+
+// --- compute instances: one per GPU instance, id 0, all its slices --------
+
+namespace {
+
+// NVML_COMPUTE_INSTANCE_PROFILE_* of `slices` compute slices.
+unsigned ComputeConstant(int slices) {
+  switch (slices) {
+    case 1: return 0;
+    case 2: return 1;
+    case 3: return 2;
+    case 4: return 3;
+    default: return 4;
+  }
+}
+
+}  // namespace
+
+NVML_EXPORT Return nvmlGpuInstanceGetComputeInstanceProfileInfo(nvmlGpuInstance_st* gi, unsigned profile,
+                                                                unsigned engine_profile,
+                                                                abi::ComputeInstanceProfileInfo* info) {
+  Instance in = OpenGpuInstance(gi);
+  if (in.d.r != kSuccess) return in.d.r;
+  if (info == nullptr || profile > 7 || engine_profile != 0) return kErrorInvalidArgument;
+  int gi_slices = in.m->spec->compute_slices;
+  if (profile != ComputeConstant(gi_slices)) return kErrorNotSupported;
+  std::memset(info, 0, sizeof *info);
+  info->id = profile;
+  info->sliceCount = static_cast<unsigned>(gi_slices);
+  info->instanceCount = 1;
+  info->multiprocessorCount = Sms(*in.d.spec, gi_slices);
+  info->sharedCopyEngineCount = static_cast<unsigned>(gi_slices);
+  info->sharedDecoderCount = static_cast<unsigned>(gi_slices);
+  info->sharedJpegCount = static_cast<unsigned>(gi_slices);
+  return kSuccess;
+}
+
+NVML_EXPORT Return nvmlGpuInstanceGetComputeInstanceProfileInfoV(nvmlGpuInstance_st* gi, unsigned profile,
+                                                                 unsigned engine_profile,
+                                                                 abi::ComputeInstanceProfileInfoV2* info) {
+  Instance in = OpenGpuInstance(gi);
+  if (in.d.r != kSuccess) return in.d.r;
+  if (info == nullptr) return kErrorInvalidArgument;
+  if (info->version != abi::kComputeInstanceProfileInfoV2) return kErrorArgumentVersionMismatch;
+  abi::ComputeInstanceProfileInfo v1{};
+  Return r = nvmlGpuInstanceGetComputeInstanceProfileInfo(gi, profile, engine_profile, &v1);
+  if (r != kSuccess) return r;
+  unsigned version = info->version;
+  std::memset(info, 0, sizeof *info);
+  info->version = version;
+  info->id = v1.id;
+  info->sliceCount = v1.sliceCount;
+  info->instanceCount = v1.instanceCount;
+  info->multiprocessorCount = v1.multiprocessorCount;
+  info->sharedCopyEngineCount = v1.sharedCopyEngineCount;
+  info->sharedDecoderCount = v1.sharedDecoderCount;
+  info->sharedJpegCount = v1.sharedJpegCount;
+  std::string name = "MIG " + std::to_string(v1.sliceCount) + "c." + in.m->spec->profile;
+  std::memcpy(info->name, name.c_str(), std::min(name.size() + 1, sizeof info->name));
+  return kSuccess;
+}
+
+NVML_EXPORT Return nvmlGpuInstanceGetComputeInstances(nvmlGpuInstance_st* gi, unsigned profile,
+                                                      nvmlComputeInstance_st** instances, unsigned* count) {
+  Instance in = OpenGpuInstance(gi);
+  if (in.d.r != kSuccess) return in.d.r;
+  if (instances == nullptr || count == nullptr || profile > 7) return kErrorInvalidArgument;
+  *count = 0;
+  if (profile == ComputeConstant(in.m->spec->compute_slices)) {
+    instances[0] = Fake().ComputeInstanceHandle(in.d.index, in.slot);
+    *count = 1;
+  }
+  return kSuccess;
+}
+
+NVML_EXPORT Return nvmlGpuInstanceGetComputeInstanceById(nvmlGpuInstance_st* gi, unsigned id,
+                                                         nvmlComputeInstance_st** ci) {
+  Instance in = OpenGpuInstance(gi);
+  if (in.d.r != kSuccess) return in.d.r;
+  if (ci == nullptr) return kErrorInvalidArgument;
+  if (id != static_cast<unsigned>(in.m->spec->compute_instance_id)) return kErrorNotFound;
+  *ci = Fake().ComputeInstanceHandle(in.d.index, in.slot);
+  return kSuccess;
+}
+
+NVML_EXPORT Return nvmlComputeInstanceGetInfo_v2(nvmlComputeInstance_st* ci, abi::ComputeInstanceInfo* info) {
+  Instance in = OpenComputeInstance(ci);
+  if (in.d.r != kSuccess) return in.d.r;
+  if (info == nullptr) return kErrorInvalidArgument;
+  info->device = Fake().Handle(in.d.index);
+  info->gpuInstance = Fake().GpuInstanceHandle(in.d.index, in.slot);
+  info->id = static_cast<unsigned>(in.m->spec->compute_instance_id);
+  info->profileId = ComputeConstant(in.m->spec->compute_slices);
+  info->placement = {0, static_cast<unsigned>(in.m->spec->compute_slices)};
+  return kSuccess;
+}
+
+// The one compute instance takes every slice: no room for another.
+NVML_EXPORT Return nvmlGpuInstanceGetComputeInstanceRemainingCapacity(nvmlGpuInstance_st* gi, unsigned profile,
+                                                                      unsigned* count) {
+  Instance in = OpenGpuInstance(gi);
+  if (in.d.r != kSuccess) return in.d.r;
+  if (count == nullptr || profile > 7) return kErrorInvalidArgument;
+  *count = 0;
+  return kSuccess;
+}
+
+NVML_EXPORT Return nvmlGpuInstanceGetComputeInstancePossiblePlacements(nvmlGpuInstance_st* gi, unsigned profile,
+                                                                       abi::Placement* placements, unsigned* count) {
+  Instance in = OpenGpuInstance(gi);
+  if (in.d.r != kSuccess) return in.d.r;
+  if (count == nullptr || profile > 7) return kErrorInvalidArgument;
+  if (profile != ComputeConstant(in.m->spec->compute_slices)) {
+    *count = 0;
+    return kSuccess;
+  }
+  if (placements == nullptr) {
+    *count = 1;
+    return kSuccess;
+  }
+  if (*count < 1) {
+    *count = 1;
+    return kErrorInsufficientSize;
+  }
+  placements[0] = {0, static_cast<unsigned>(in.m->spec->compute_slices)};
+  *count = 1;
+  return kSuccess;
+}
+
+NVML_EXPORT Return nvmlGpuInstanceCreateComputeInstance(nvmlGpuInstance_st* gi, unsigned profile,
+                                                        nvmlComputeInstance_st** ci) {
+  Instance in = OpenGpuInstance(gi);
+  if (in.d.r != kSuccess) return in.d.r;
+  if (ci == nullptr || profile > 7) return kErrorInvalidArgument;
+  return NotPermitted();
+}
+
+NVML_EXPORT Return nvmlGpuInstanceCreateComputeInstanceWithPlacement(nvmlGpuInstance_st* gi, unsigned profile,
+                                                                     const abi::Placement* placement,
+                                                                     nvmlComputeInstance_st** ci) {
+  Instance in = OpenGpuInstance(gi);
+  if (in.d.r != kSuccess) return in.d.r;
+  if (ci == nullptr || placement == nullptr || profile > 7) return kErrorInvalidArgument;
+  return NotPermitted();
+}
+
+NVML_EXPORT Return nvmlComputeInstanceDestroy(nvmlComputeInstance_st* ci) {
+  Instance in = OpenComputeInstance(ci);
+  if (in.d.r != kSuccess) return in.d.r;
+  return NotPermitted();
+}
