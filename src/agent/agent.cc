@@ -20,6 +20,8 @@
 #include "agent/backfill_jobs.h"
 #include "agent/doctor_watch.h"
 #include "config/config_reload.h"
+#include "store/last_use.h"
+#include "store/schema.h"
 #include "common/run_program.h"
 #include "agent/http_routes.h"
 #include "agent/snapshot_methods.h"
@@ -177,6 +179,9 @@ class Agent {
  private:
   void OnTick(const std::shared_ptr<const fleet::Snapshot>& s);
   void Reload();
+  // Backfill's idle_for counts on from each GPU's last use in the history
+  // (an agent restarted a minute ago does not make idle GPUs wait again).
+  void SeedBackfillFromHistory();
   void OpenKubernetes();
   // Tells the kubelet (through the device plugin) what the GPUs are now.
   void UpdateDevices(const fleet::FleetView& fleet);
@@ -256,6 +261,7 @@ Status Agent::OpenState() {
                                                    process_control_.get(), clock_, logger_);
   Status s = leases_->Restore();
   if (!s.ok()) return StateError(s, "restore the saved leases", "them");
+  SeedBackfillFromHistory();
   // The [slurm] idle policy asks Slurm itself (scontrol, scancel).
   leases_->SetSlurmCommand([](const std::vector<std::string>& argv) -> Status {
     Result<std::pair<std::string, int>> ran = RunProgram(argv, std::chrono::seconds(10));
@@ -494,6 +500,19 @@ Status Agent::Serve() {
                  config_.agent.socket_path);
   }
   return Status::OK();
+}
+
+void Agent::SeedBackfillFromHistory() {
+  if (!history_) return;
+  Result<std::unique_ptr<store::Db>> db = store::OpenForReading(config::StorePath(config_));
+  if (!db.ok()) return;
+  // Seen within the last two minutes: the history was being written until
+  // about when the agent stopped, so no unseen work ran in between.
+  int64_t now = UnixSeconds(clock_->WallNow());
+  Result<std::map<std::string, int64_t>> last = store::LastUseByGpu(db.value().get(), now - 120);
+  if (!last.ok() || last.value().empty()) return;
+  leases_->SeedBackfillLastUse(last.value());
+  logger_->Log(LogLevel::kInfo, "backfill: idle time of {} GPU(s) counted from the history", last.value().size());
 }
 
 void Agent::Reload() {

@@ -139,6 +139,27 @@ int List(const client::AgentClient& agent, const BackfillOptions& o) {
   return kExitOk;
 }
 
+// Why each GPU does or does not take backfill yet, one line each, for a
+// batch that waits: "GPU 2: idle 3m of idle_for 10m; starts at 17:42".
+std::string GateLines(const client::AgentClient& agent) {
+  Result<json> r = agent.Call("backfill.gpus", json::object());
+  if (!r.ok()) return "";
+  std::string out;
+  for (const json& g : r.value().value("gpus", json::array())) {
+    std::string device = fmt::format("GPU {}", g.value("gpu", 0));
+    if (g.contains("mig_profile")) device += " " + g.value("mig_profile", "") + " " + g.value("uuid", "").substr(0, 12);
+    std::string line = fmt::format("\n  {}: {}", device, g.value("why", ""));
+    if (g.contains("starts_at_unix") && g["starts_at_unix"].is_number()) {
+      std::time_t at = static_cast<std::time_t>(g["starts_at_unix"].get<int64_t>());
+      std::tm local{};
+      localtime_r(&at, &local);
+      line += fmt::format("; starts at {:02d}:{:02d}", local.tm_hour, local.tm_min);
+    }
+    out += line;
+  }
+  return out;
+}
+
 int ShowStatus(const client::AgentClient& agent, const BackfillOptions& o, Clock* clock) {
   bool is_tty = isatty(STDOUT_FILENO) != 0;
   int shown_lines = 0;
@@ -153,6 +174,8 @@ int ShowStatus(const client::AgentClient& agent, const BackfillOptions& o, Clock
       std::printf("%s\n", b.dump(2).c_str());
     } else {
       std::string text = Summary(b);
+      // Active and on no GPU yet: why not, GPU by GPU.
+      if (backfill::IsActive(s) && b["progress"].value("gpus_held", int64_t{0}) == 0) text += GateLines(agent);
       if (o.watch && is_tty && shown_lines > 0) std::printf("\033[%dA\033[J", shown_lines);
       std::printf("%s\n", text.c_str());
       shown_lines = 1 + static_cast<int>(std::count(text.begin(), text.end(), '\n'));

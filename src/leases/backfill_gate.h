@@ -4,8 +4,9 @@
 // lease other than a backfill lease holds it, when it runs compute
 // processes outside any lease, or when its SM is busy and no backfill lease
 // holds it; backfill's own use does not count. A GPU accepts backfill once
-// it has been out of such use for `idle_for` (counted from the agent's
-// first look at it, so a fresh agent waits too), inside one of `windows`
+// it has been out of such use for `idle_for` (counted from its last use
+// in the history when the agent was seeded with it, SeedLastUse, else from
+// the agent's first look at it, so a fresh agent waits too), inside one of `windows`
 // (when any), and under the temperature and power limits (when set).
 // A MIG instance is judged the same way as a device of its own: held by
 // its lease, its processes, its engine activity; its GPU's limits.
@@ -15,6 +16,7 @@
 
 #include <chrono>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +28,16 @@ namespace tarmac::leases {
 
 // How each GPU of the fleet is held (indexed like fleet.gpus).
 enum class Holder { kNone, kBackfill, kOther };
+
+// Why a device accepts backfill now or not yet, as `tarmac backfill status`
+// says it ("idle 3m of idle_for 10m").
+struct GateVerdict {
+  bool accepts = false;
+  std::string why;
+  // When it would accept if nothing else changes (idle_for running out, a
+  // window opening); empty when that depends on other work or a reading.
+  std::optional<std::chrono::milliseconds> starts_in;
+};
 
 class BackfillGate {
  public:
@@ -47,15 +59,26 @@ class BackfillGate {
                                                const std::map<std::string, Holder>& holders, TimePoint now,
                                                int minute_of_day);
 
+  // When other work last used each device, by UUID, from before this gate
+  // existed (the history, across an agent restart); a device already
+  // watched keeps what it saw.
+  void SeedLastUse(const std::map<std::string, TimePoint>& last_used);
+
+  // The verdict of the last Observe/ObserveInstances, by GPU or MIG UUID.
+  const std::map<std::string, GateVerdict>& verdicts() const { return verdicts_; }
+
  private:
   BackfillPolicy policy_;
   std::vector<TimeWindow> windows_;  // policy_.windows, parsed once.
   // Whether the device `uuid` (of `gpu`) accepts backfill, noting its use
-  // by other work at `now` when `is_used`.
-  bool Accepts(const std::string& uuid, bool is_used, const fleet::GpuSample& gpu, TimePoint now,
+  // by other work at `now` when `used_by` says what uses it (empty: none).
+  bool Accepts(const std::string& uuid, const std::string& used_by, const fleet::GpuSample& gpu, TimePoint now,
                int minute_of_day);
+  // Minutes from `minute_of_day` to the next window's start.
+  int MinutesToWindow(int minute_of_day) const;
 
   std::map<std::string, TimePoint> last_used_;  // By GPU or MIG UUID: when other work last used it.
+  std::map<std::string, GateVerdict> verdicts_;
 };
 
 }  // namespace tarmac::leases

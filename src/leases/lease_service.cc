@@ -46,6 +46,14 @@ void LeaseService::SetPolicy(LeasePolicy policy) {
   policy_ = std::move(policy);
 }
 
+void LeaseService::SeedBackfillLastUse(const std::map<std::string, int64_t>& unix_by_uuid) {
+  MutexLock lock(&mu_);
+  sched::TimeBase base = Base();
+  std::map<std::string, TimePoint> seeded;
+  for (const auto& [uuid, unix] : unix_by_uuid) seeded[uuid] = std::min(base.steady, base.FromUnix(static_cast<double>(unix)));
+  backfill_.SeedLastUse(seeded);
+}
+
 std::string LeaseService::AdminGroup() const {
   MutexLock lock(&mu_);
   return policy_.admin_group;
@@ -144,6 +152,7 @@ const std::vector<LeaseService::MethodEntry>& LeaseService::Methods() {
       {"events", false, &LeaseService::OnEvents},
       {"zombies", false, &LeaseService::OnZombies},
       {"zombies.kill", false, &LeaseService::OnZombiesKill},
+      {"backfill.gpus", false, &LeaseService::OnBackfillGpus},
       {"slurm.prolog", true, &LeaseService::OnSlurmProlog},
       {"slurm.epilog", true, &LeaseService::OnSlurmEpilog},
   };
@@ -295,6 +304,28 @@ Result<json> LeaseService::OnZombies(const Call&) {
   json result = sched::ZombiesToJson(zombies_.Zombies(), zombies_.policy());
   result["policy"]["action"] = policy_.terminates_zombies ? "terminate" : "report";
   return result;
+}
+
+// Each GPU (and MIG instance) as backfill's gate saw it at the last tick.
+Result<json> LeaseService::OnBackfillGpus(const Call& c) {
+  json gpus = json::array();
+  const auto& verdicts = backfill_.verdicts();
+  for (const sched::GpuSlot& slot : slots_) {
+    auto add = [&](const std::string& uuid, const json& mig) {
+      auto it = verdicts.find(uuid);
+      if (it == verdicts.end()) return;
+      json g = {{"gpu", slot.index}, {"uuid", uuid}, {"accepts", it->second.accepts}, {"why", it->second.why}};
+      if (!mig.is_null()) g["mig_profile"] = mig;
+      if (it->second.starts_in) {
+        g["starts_in_seconds"] = std::chrono::duration<double>(*it->second.starts_in).count();
+        g["starts_at_unix"] = static_cast<int64_t>(Base().ToUnix(c.now + std::chrono::duration_cast<TimePoint::duration>(*it->second.starts_in)));
+      }
+      gpus.push_back(std::move(g));
+    };
+    add(slot.uuid, nullptr);
+    for (const sched::MigSlot& m : slot.mig) add(m.uuid, m.profile);
+  }
+  return json{{"gpus", gpus}, {"idle_for_seconds", std::chrono::duration<double>(policy_.backfill.idle_for).count()}};
 }
 
 Result<json> LeaseService::OnZombiesKill(const Call& c) { return KillZombies(c.params, c.caller, c.now); }

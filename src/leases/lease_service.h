@@ -172,6 +172,9 @@ class LeaseService {
   // Applies a reloaded [leases], [zombies] and [backfill] from the next tick
   // (and call) on; leases, the queue and what each watcher has seen are kept.
   void SetPolicy(LeasePolicy policy) EXCLUDES(mu_);
+  // When work last used each GPU before this agent started (Unix seconds by
+  // UUID, store/last_use.h): backfill counts idle_for on from there.
+  void SeedBackfillLastUse(const std::map<std::string, int64_t>& unix_by_uuid) EXCLUDES(mu_);
   // [leases] admin_group, for resolving a caller outside the lock.
   std::string AdminGroup() const EXCLUDES(mu_);
 
@@ -322,6 +325,7 @@ class LeaseService {
   Result<nlohmann::json> OnQueue(const Call& c) REQUIRES(mu_);
   Result<nlohmann::json> OnEvents(const Call& c) REQUIRES(mu_);
   Result<nlohmann::json> OnZombies(const Call& c) REQUIRES(mu_);
+  Result<nlohmann::json> OnBackfillGpus(const Call& c) REQUIRES(mu_);
   Result<nlohmann::json> OnZombiesKill(const Call& c) REQUIRES(mu_);
   // slurm.prolog and slurm.epilog (slurm_jobs.cc).
   Result<nlohmann::json> OnSlurmProlog(const Call& c) REQUIRES(mu_);

@@ -55,6 +55,42 @@ TEST_F(LeaseServiceTest, AZombieWhosePidWasReusedIsNotSignalled) {
   EXPECT_EQ(processes_.signals, (std::vector<std::pair<int64_t, int>>{{4242, SIGTERM}}));
 }
 
+// backfill.gpus says per GPU why backfill may not start there yet and
+// when it will; a last use read from the history (before an agent
+// restart) counts, so idle time is not counted again from the start.
+TEST_F(LeaseServiceTest, BackfillSaysPerGpuWhyNotYetAndWhen) {
+  LeasePolicy policy;
+  policy.backfill.idle_for = std::chrono::minutes(10);
+  std::unique_ptr<LeaseService> s = Make(policy);
+  s->SeedBackfillLastUse({{"GPU-1", UnixSeconds(clock_.WallNow()) - 240}});
+  processes_.Add(4242, 1001, 777);
+  auto tick = [&] {
+    s->OnTick(Fleet(3, {{2, testing::Process(4242, 2 * kGiB, 0, 1001, "python", 1, 777)}}), clock_.SteadyNow());
+  };
+  tick();
+  json gpus = Call(s.get(), "backfill.gpus", json::object())["result"]["gpus"];
+  ASSERT_EQ(gpus.size(), 3u) << gpus.dump();
+  EXPECT_EQ(gpus[0]["why"], "idle 0s of idle_for 10m 00s");
+  EXPECT_EQ(gpus[0]["starts_in_seconds"], 600);
+  EXPECT_EQ(gpus[1]["why"], "idle 4m 00s of idle_for 10m 00s");
+  EXPECT_EQ(gpus[1]["starts_in_seconds"], 360);
+  EXPECT_EQ(gpus[1]["starts_at_unix"], UnixSeconds(clock_.WallNow()) + 360);
+  EXPECT_EQ(gpus[2]["why"], "in use: a process outside any lease runs on it");
+  EXPECT_FALSE(gpus[2].contains("starts_in_seconds"));
+  EXPECT_FALSE(gpus[0]["accepts"].get<bool>());
+  clock_.Advance(std::chrono::minutes(6));
+  tick();
+  gpus = Call(s.get(), "backfill.gpus", json::object())["result"]["gpus"];
+  EXPECT_TRUE(gpus[1]["accepts"].get<bool>()) << gpus.dump();
+  EXPECT_EQ(gpus[1]["why"], "accepts backfill (idle 10m 00s)");
+  EXPECT_EQ(gpus[0]["why"], "idle 6m 00s of idle_for 10m 00s");
+  // A GPU already watched keeps what it saw: a later seed changes nothing.
+  s->SeedBackfillLastUse({{"GPU-0", UnixSeconds(clock_.WallNow()) - 3600}});
+  tick();
+  gpus = Call(s.get(), "backfill.gpus", json::object())["result"]["gpus"];
+  EXPECT_EQ(gpus[0]["why"], "idle 6m 00s of idle_for 10m 00s");
+}
+
 TEST_F(LeaseServiceTest, ExpiryTerminatesWithSigtermThenSigkillAfterTheGrace) {
   LeasePolicy policy;
   policy.kill_grace = seconds(5);

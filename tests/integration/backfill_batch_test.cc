@@ -169,6 +169,33 @@ TEST_F(BackfillBatchTest, AnAgentStartedWithASimWorldByFlagsHandsItToItsEngines)
   agent.KillAndWait(SIGTERM);
 }
 
+// While a batch waits, `backfill status` says per GPU why backfill has not
+// started there and when it will; an agent restarted counts each GPU's idle
+// time on from the history instead of from its own start.
+TEST_F(BackfillBatchTest, AWaitingBatchSaysPerGpuWhyAndIdleTimeSurvivesARestart) {
+  const std::string config = "[backfill]\nidle_for = \"1h\"\n";
+  Child* first = StartLeaseAgent(config);
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  first->KillAndWait(SIGTERM);  // A clean stop writes the minute in progress.
+  StartLeaseAgent(config);
+  RunResult r = Submit(Batch(3), {"--engine-command", Engine(), "--gpus", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json gpus = Call("backfill.gpus")["gpus"];
+  ASSERT_EQ(gpus.size(), 2u) << gpus.dump();
+  for (const json& g : gpus) {
+    EXPECT_FALSE(g["accepts"].get<bool>());
+    EXPECT_NE(g["why"].get<std::string>().find(" of idle_for 1h"), std::string::npos) << g.dump();
+    // Idle since before the restart: at least the first agent's 3 s.
+    EXPECT_GE(3600 - g["starts_in_seconds"].get<double>(), 3) << g.dump();
+  }
+  RunResult status = B({"status", "1"});
+  ASSERT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_NE(status.out.find("GPU 0: idle "), std::string::npos) << status.out;
+  EXPECT_NE(status.out.find("GPU 1: idle "), std::string::npos) << status.out;
+  EXPECT_NE(status.out.find("; starts at "), std::string::npos) << status.out;
+  EXPECT_NE(ReadLog().find("backfill: idle time of 2 GPU(s) counted from the history"), std::string::npos);
+}
+
 TEST_F(BackfillBatchTest, ARealRunPreemptsTheBatchWhichThenFinishesWithoutARepeat) {
   Child* agent = Start();
   std::string in = Batch(500);
