@@ -106,7 +106,7 @@ int RunHistory(const HistoryOptions& o, Clock* clock) {
   request.metrics = SplitCommas(o.metrics);
   request.step_seconds = DefaultStep(request.until_t - request.since_t);
   if (!o.step.empty()) {
-    Result<std::chrono::milliseconds> step = ParseDuration(o.step);
+    Result<std::chrono::milliseconds> step = ParseDurationWithUnit(o.step);
     if (!step.ok()) return ExitWith(step.status().WithContext("--step"));
     if (step.value() < std::chrono::seconds(1)) {
       return ExitWith(Status::InvalidArgument("--step: must be at least 1s", o.step));

@@ -155,7 +155,7 @@ int RunLeaseCommands(const GlobalOptions& global, const LeaseCommands& c, Clock*
   if (c.extend->parsed()) {
     Result<int64_t> id = agent.ChooseLease(c.extend_options.lease, "");
     if (!id.ok()) return LeaseExit("extend", id.status());
-    Result<std::chrono::milliseconds> by = ParseDuration(c.extend_options.by);
+    Result<std::chrono::milliseconds> by = ParseDurationWithUnit(c.extend_options.by);
     if (!by.ok()) return LeaseExit("extend", by.status().WithContext("--by"));
     int64_t seconds = std::chrono::duration_cast<std::chrono::seconds>(by.value()).count();
     Result<json> l = agent.Call("lease.extend", {{"id", id.value()}, {"seconds", seconds}});

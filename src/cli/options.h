@@ -32,7 +32,8 @@ inline constexpr const char* kExitCodesHelp =
     "3 no GPU library or driver; 69 no agent to ask, or it did not answer in time; 74 the agent could not "
     "save the change, so made none; 75 no GPUs fit now "
     "(run/reserve --no-wait); 77 not permitted (another user's lease or process). "
-    "tarmac run exits with its command's status (128+N when killed by signal N).";
+    "tarmac run exits with its command's status (128+N when killed by signal N; 124 when its --max-time "
+    "ran out, as timeout(1)).";
 
 struct GlobalOptions {
   std::string backend = "auto";  // auto | nvml | sim

@@ -105,7 +105,7 @@ class SignalFd {
 
 void AddLeaseAskOptions(CLI::App* cmd, LeaseAsk* ask) {
   cmd->add_option("--gpus,-n", ask->gpus, "How many GPUs")->default_str("1");
-  cmd->add_option("--gpu", ask->uuids, "Exactly these GPUs: UUIDs, comma-separated")->excludes("--gpus");
+  cmd->add_option("--gpu", ask->uuids, "Exactly these GPUs: indices or UUIDs, comma-separated (as CUDA_VISIBLE_DEVICES names them)")->excludes("--gpus");
   cmd->add_option("--mig", ask->mig_profile,
                   "One MIG instance of this profile instead of whole GPUs, e.g. 1g.10gb (packed onto GPUs "
                   "already in use); CUDA_VISIBLE_DEVICES gets its MIG- UUID")
@@ -140,9 +140,17 @@ Granted AskAndWait(const client::AgentClient& agent, const json& params, const c
     }
     return {nullptr, LeaseExit(what, s)};
   }
-  if (answer.value().is_granted()) return {answer.value().lease, 0};
-  int64_t id = answer.value().id;
   bool is_tty = isatty(STDERR_FILENO) != 0;
+  if (answer.value().is_granted()) {
+    // Said on a terminal only: a pipe gets the command's own output.
+    if (is_tty) {
+      std::fprintf(stderr, "tarmac: %s: lease %lld: %s\n", what,
+                   static_cast<long long>(answer.value().lease.value("id", int64_t{0})),
+                   client::GpuNames(answer.value().lease).c_str());
+    }
+    return {answer.value().lease, 0};
+  }
+  int64_t id = answer.value().id;
   std::string shown;
   int64_t shown_position = -1;
   // On a terminal, one live line; elsewhere (a log), a line only when the
@@ -179,8 +187,9 @@ Granted AskAndWait(const client::AgentClient& agent, const json& params, const c
       result.exit_code = LeaseExit(what, now.status());
     } else if (now.value().is_granted()) {
       if (is_tty) std::fprintf(stderr, "\r\033[K");
-      std::fprintf(stderr, "tarmac: %s: request %lld granted: GPU %s\n", what, static_cast<long long>(id),
-                   client::UuidList(now.value().lease).c_str());
+      std::fprintf(stderr, "tarmac: %s: request %lld granted: lease %lld, %s\n", what, static_cast<long long>(id),
+                   static_cast<long long>(now.value().lease.value("id", int64_t{0})),
+                   client::GpuNames(now.value().lease).c_str());
       result = {now.value().lease, 0};
     } else {
       if (is_tty) std::fprintf(stderr, "\n");
@@ -306,6 +315,11 @@ int RunRun(const GlobalOptions& global, const RunOptions& options) {
   } else if (released.ok() && released.value().value("state", "") == "ended") {
     // The agent ended it first (max-time, idle policy, an admin): say why.
     watcher.SayEnded(released.value().value("reason", ""));
+    // Stopped by --max-time: 124, as timeout(1) exits.
+    if (released.value().value("ended_by", "") == "expired") {
+      std::fprintf(stderr, "tarmac: run: exit %d: the command ran out of its --max-time\n", kExitTimedOut);
+      return kExitTimedOut;
+    }
   }
   return has_exited ? ExitCodeOf(status) : kExitError;
 }
@@ -341,8 +355,8 @@ int RunShell(const GlobalOptions& global, const ShellOptions& options, Clock* cl
   if (command.empty()) {
     const char* shell = std::getenv("SHELL");
     command.push_back(shell != nullptr && *shell != '\0' ? shell : "/bin/sh");
-    std::fprintf(stderr, "tarmac: shell: lease %lld, GPU %s; exit the shell to leave (the reservation stays)\n",
-                 static_cast<long long>(id.value()), client::UuidList(lease).c_str());
+    std::fprintf(stderr, "tarmac: shell: lease %lld, %s; exit the shell to leave (the reservation stays)\n",
+                 static_cast<long long>(id.value()), client::GpuNames(lease).c_str());
   }
   // The shell runs as our child, in our process group (so the terminal's
   // keys reach it as usual), while we pass on the agent's idle warnings.

@@ -44,6 +44,20 @@ std::string UuidList(const json& lease) {
   return out;
 }
 
+std::string GpuNames(const json& lease) {
+  std::string indices;
+  if (lease.is_object() && lease.contains("gpus") && lease["gpus"].is_array()) {
+    for (const json& g : lease["gpus"]) {
+      if (g.is_number_integer()) indices += (indices.empty() ? "" : ",") + std::to_string(g.get<int64_t>());
+    }
+  }
+  std::string uuids = UuidList(lease);
+  if (indices.empty()) return "GPU " + uuids;
+  std::string out = (indices.find(',') == std::string::npos ? "GPU " : "GPUs ") + indices;
+  if (uuids.rfind("MIG-", 0) == 0) out += " " + uuids;
+  return out;
+}
+
 std::vector<std::pair<std::string, std::string>> LeaseEnvironment(const json& lease) {
   std::string uuids = UuidList(lease);
   int64_t id = lease.is_object() ? lease.value("id", int64_t{0}) : 0;

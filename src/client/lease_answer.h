@@ -36,6 +36,10 @@ Result<LeaseAnswer> LeaseAnswerFromJson(const nlohmann::json& answer, int64_t id
 // "GPU-a,GPU-b" from a lease's "uuids".
 std::string UuidList(const nlohmann::json& lease);
 
+// "GPU 3", "GPUs 0,1", or a MIG instance's "GPU 0 MIG-…": the lease's GPUs
+// as a person names them (its indices), for messages.
+std::string GpuNames(const nlohmann::json& lease);
+
 // The environment work in a lease runs with, in this order:
 // CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES (its UUIDs),
 // TARMAC_LEASE_ID, and TARMAC_LEASE_TOKEN (which marks its processes).

@@ -17,7 +17,7 @@ namespace {
 using nlohmann::json;
 
 Result<int64_t> Seconds(const std::string& text, const char* option) {
-  Result<std::chrono::milliseconds> d = ParseDuration(text);
+  Result<std::chrono::milliseconds> d = ParseDurationWithUnit(text);
   if (!d.ok()) return d.status().WithContext(option);
   if (d.value().count() <= 0) return Status::InvalidArgument(fmt::format("{}: must be positive", option));
   return std::max<int64_t>(1, std::chrono::duration_cast<std::chrono::seconds>(d.value()).count());

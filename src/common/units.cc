@@ -103,6 +103,15 @@ Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {
                                  fmt::format("'{}' (use ms, s, m, h, d, w or y)", text));
 }
 
+Result<std::chrono::milliseconds> ParseDurationWithUnit(std::string_view text) {
+  double number = 0;
+  std::string_view unit;
+  if (SplitNumber(text, &number, &unit) && unit.empty()) {
+    return Status::InvalidArgument(fmt::format("{}: give a unit: {}m, {}s", text, text, text));
+  }
+  return ParseDuration(text);
+}
+
 std::string FormatBytes(int64_t bytes) {
   static constexpr std::array<std::string_view, 5> kNames = {"B", "KiB", "MiB", "GiB", "TiB"};
   double value = static_cast<double>(bytes);

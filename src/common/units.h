@@ -25,6 +25,11 @@ Result<int64_t> ParseBytes(std::string_view text);
 // (365 days); a plain number is seconds. Returns kInvalidArgument for anything else.
 Result<std::chrono::milliseconds> ParseDuration(std::string_view text);
 
+// The same, for a command line: a plain number is refused with a hint
+// ("90: give a unit: 90m, 90s"), since tools read it differently (Slurm as
+// minutes, timeout(1) as seconds).
+Result<std::chrono::milliseconds> ParseDurationWithUnit(std::string_view text);
+
 // "80.0 GiB", "512 MiB", "0 B": binary units, one decimal above MiB.
 std::string FormatBytes(int64_t bytes);
 

@@ -38,6 +38,19 @@ TEST(UnitsTest, ParsesDurations) {
   EXPECT_FALSE(ParseDuration("-3s").ok());
 }
 
+// A command line's duration needs its unit: tools read a bare number
+// differently (Slurm: minutes; timeout(1): seconds).
+TEST(UnitsTest, ACommandLineDurationNeedsAUnit) {
+  Result<std::chrono::milliseconds> bare = ParseDurationWithUnit("90");
+  ASSERT_FALSE(bare.ok());
+  EXPECT_EQ(bare.status().message(), "90: give a unit: 90m, 90s");
+  EXPECT_FALSE(ParseDurationWithUnit("1.5").ok());
+  EXPECT_EQ(ParseDurationWithUnit("90m").value(), std::chrono::minutes(90));
+  EXPECT_EQ(ParseDurationWithUnit("250ms").value(), std::chrono::milliseconds(250));
+  EXPECT_FALSE(ParseDurationWithUnit("soon").ok());
+  EXPECT_EQ(ParseDuration("90").value(), std::chrono::seconds(90));  // Config files keep seconds.
+}
+
 TEST(UnitsTest, FormatsBytesAndDurations) {
   EXPECT_EQ(FormatBytes(int64_t{80} << 30), "80.0 GiB");
   EXPECT_EQ(FormatBytes(int64_t{512} << 20), "512 MiB");

@@ -222,7 +222,7 @@ void LeaseService::EndLease(int64_t id, const std::string& kind, const std::stri
   runtime_.erase(id);
   Erase("lease", id);
   SaveShare(l.uid);
-  RememberEnded(id, detail);
+  RememberEnded(id, detail, kind);
   Event(kind, id, l.uid, l.user, l.gpus, actor, detail);
   if (!victims.empty()) TerminateProcesses(id, l.uid, std::move(victims), detail, actor, now);
 }

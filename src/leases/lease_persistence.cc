@@ -108,9 +108,9 @@ void LeaseService::RememberKey(int64_t uid, const std::string& key, int64_t id) 
   keys_[{uid, key}] = id;
 }
 
-void LeaseService::RememberEnded(int64_t id, std::string why) {
+void LeaseService::RememberEnded(int64_t id, std::string why, std::string kind) {
   if (ended_.size() >= kMaxEndedRemembered) ended_.erase(ended_.begin());
-  ended_[id] = std::move(why);
+  ended_[id] = Ended{std::move(kind), std::move(why)};
 }
 
 std::string LeaseService::Problem() const {

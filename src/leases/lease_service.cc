@@ -24,6 +24,13 @@ using std::chrono::seconds;
 // repeat is answered the same way.
 constexpr const char* kNoFitPrefix = "no GPUs fit now: ";
 
+// {"state":"ended","reason":why,"ended_by":kind} (ended_by when known).
+json EndedJson(const LeaseService::Ended& e) {
+  json j = {{"state", "ended"}, {"reason", e.why}};
+  if (!e.kind.empty()) j["ended_by"] = e.kind;
+  return j;
+}
+
 }  // namespace
 
 LeaseService::LeaseService(LeasePolicy policy, std::unique_ptr<store::LeaseState> state, ProcessControl* processes,
@@ -122,7 +129,7 @@ Status LeaseService::Restore() {
     book_.Cancel(kAgentCaller, p.id).IgnoreError();
     Erase("queue", p.id);
     RememberEnded(p.id, "its client exited while the agent was down");
-    Event("client_gone", p.id, p.owner.uid, p.owner.user, {}, Actor{}, "queued request dropped: " + ended_[p.id]);
+    Event("client_gone", p.id, p.owner.uid, p.owner.user, {}, Actor{}, "queued request dropped: " + ended_[p.id].why);
   }
   SendSignals(now);
   if (Status s = Flush(now); !s.ok()) return s;
@@ -361,12 +368,21 @@ Result<json> LeaseService::Request(const json& params, const ipc::PeerCredential
   if (auto seen = keys_.find({caller.uid, request.request_key}); !request.request_key.empty() && seen != keys_.end()) {
     int64_t first = seen->second;
     auto ended = ended_.find(first);
-    if (ended != ended_.end() && ended->second.rfind(kNoFitPrefix, 0) == 0) {
-      return Status::ResourceExhausted(ended->second);
+    if (ended != ended_.end() && ended->second.why.rfind(kNoFitPrefix, 0) == 0) {
+      return Status::ResourceExhausted(ended->second.why);
     }
     return Get(first, caller, now);
   }
   if (!has_gpus_) return Status::Unavailable("the agent has not read the GPUs yet");
+  // GPUs named by index, as CUDA_VISIBLE_DEVICES and nvidia-smi name them.
+  for (std::string& name : request.wants.uuids) {
+    if (name.empty() || name.size() > 4 || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    size_t index = static_cast<size_t>(std::stoi(name));
+    if (index >= slots_.size()) {
+      return Status::InvalidArgument(fmt::format("no GPU {} here (GPUs 0 to {})", name, slots_.size() - 1));
+    }
+    name = slots_[index].uuid;
+  }
   // The asking client: a queued request goes when it dies, and so does a
   // `tarmac run` lease (a reservation outlives it). A client already gone
   // (its call waited on a stopped agent) gets nothing: no one would hold it.
@@ -403,7 +419,7 @@ Result<json> LeaseService::Get(int64_t id, const sched::Caller& viewer, TimePoin
   }
   if (const sched::Pending* p = book_.FindPending(id)) return json{{"state", "queued"}, {"request", QueuedJson(*p, now)}};
   auto it = ended_.find(id);
-  if (it != ended_.end()) return json{{"state", "ended"}, {"reason", it->second}};
+  if (it != ended_.end()) return EndedJson(it->second);
   return Status::NotFound(fmt::format("no lease or queued request {}", id));
 }
 
@@ -454,10 +470,14 @@ Result<json> LeaseService::Release(int64_t id, const ipc::PeerCredentials& peer,
     (void)p;
     Erase("queue", id);
     RememberEnded(id, fmt::format("cancelled by {}", caller.user));
-    Event("cancelled", id, caller.uid, caller.user, {}, actor, ended_[id]);
+    Event("cancelled", id, caller.uid, caller.user, {}, actor, ended_[id].why);
     return json{{"cancelled", id}};
   }
-  if (ended_.count(id) != 0) return json{{"released", nullptr}, {"state", "ended"}, {"reason", ended_[id]}};
+  if (ended_.count(id) != 0) {
+    json answer = EndedJson(ended_[id]);
+    answer["released"] = nullptr;
+    return answer;
+  }
   return Status::NotFound(fmt::format("no lease or queued request {}", id));
 }
 

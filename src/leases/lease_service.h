@@ -90,6 +90,13 @@ namespace tarmac::leases {
 
 class LeaseService {
  public:
+  // Why a lease or request ended: the event's kind ("expired", "released",
+  // ...; empty for a request that never became a lease) and its words.
+  struct Ended {
+    std::string kind;
+    std::string why;
+  };
+
   // `state` may be null: leases then live in memory only.
   LeaseService(LeasePolicy policy, std::unique_ptr<store::LeaseState> state, ProcessControl* processes,
                Clock* clock, Logger* logger);
@@ -279,7 +286,7 @@ class LeaseService {
   // What a call may change, to take back when its change cannot be saved.
   struct Undo {
     sched::LeaseBook book;
-    std::map<int64_t, std::string> ended;
+    std::map<int64_t, Ended> ended;
     std::map<int64_t, sched::Waiting> waiting;
     std::map<std::pair<int64_t, std::string>, int64_t> keys;
     LeaseJournal::Mark journal;
@@ -442,7 +449,7 @@ class LeaseService {
   Undo Checkpoint() const REQUIRES(mu_);
   void Rollback(Undo undo) REQUIRES(mu_);
   void RememberKey(int64_t uid, const std::string& key, int64_t id) REQUIRES(mu_);
-  void RememberEnded(int64_t id, std::string why) REQUIRES(mu_);
+  void RememberEnded(int64_t id, std::string why, std::string kind = "") REQUIRES(mu_);
   sched::TimeBase Base() const;
 
   LeasePolicy policy_ GUARDED_BY(mu_);
@@ -479,7 +486,7 @@ class LeaseService {
   std::map<std::string, Claim> claims_ GUARDED_BY(mu_);  // By claim ("Slurm job 42").
   double backfill_gpu_seconds_ended_ GUARDED_BY(mu_) = 0;  // Of backfill leases that have ended.
   std::map<int64_t, Runtime> runtime_ GUARDED_BY(mu_);
-  std::map<int64_t, std::string> ended_ GUARDED_BY(mu_);  // Recently ended leases and requests: why.
+  std::map<int64_t, Ended> ended_ GUARDED_BY(mu_);  // Recently ended leases and requests: why.
   std::vector<Termination> terminations_ GUARDED_BY(mu_);
   std::vector<Signalling> signalling_ GUARDED_BY(mu_);
   std::map<std::pair<int64_t, std::string>, int64_t> keys_ GUARDED_BY(mu_);  // (uid, request_key) -> id.

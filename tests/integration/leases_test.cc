@@ -6,6 +6,8 @@
 // two real non-root users the test creates.
 #include <grp.h>
 #include <gtest/gtest.h>
+
+#include <regex>
 #include <pwd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -117,7 +119,10 @@ TEST_F(LeasesTest, AQueuedRunWritesALinePerChangeNotPerSecond) {
     ++queued_lines;
   }
   EXPECT_EQ(queued_lines, 1u) << err;
-  EXPECT_NE(err.find("granted: GPU"), std::string::npos) << err;
+  // The lease and its GPU by index, once ("GPU GPU-…" said it twice).
+  std::regex granted(R"(granted: lease [0-9]+, GPU [01]\n)");
+  EXPECT_TRUE(std::regex_search(err, granted)) << err;
+  EXPECT_EQ(err.find("GPU GPU-"), std::string::npos) << err;
 }
 
 TEST_F(LeasesTest, SignalsToRunGoToTheJobAndAnInterruptWhileQueuedCancels) {
@@ -210,9 +215,11 @@ TEST_F(LeasesTest, KillingTheClientTerminatesTheJobAndEndsTheLease) {
 TEST_F(LeasesTest, MaxTimeSendsSigtermThenSigkillAfterTheGrace) {
   StartLeaseAgent();
   // Ignores SIGTERM (and its children inherit that): only SIGKILL ends it.
+  // It exits 124, as timeout(1) does, and says so.
   RunResult r = T({"run", "--max-time", "1s", "--", "sh", "-c", "trap '' TERM; while :; do sleep 0.1; done"});
-  EXPECT_EQ(r.exit_code, 128 + SIGKILL) << r.err;
+  EXPECT_EQ(r.exit_code, 124) << r.err;
   EXPECT_NE(r.err.find("--max-time reached"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("exit 124: the command ran out of its --max-time"), std::string::npos) << r.err;
   std::vector<std::string> kinds = EventKinds(1);
   EXPECT_EQ(kinds[0], "granted");
   EXPECT_TRUE(Has(kinds, "expired"));
@@ -222,7 +229,24 @@ TEST_F(LeasesTest, MaxTimeSendsSigtermThenSigkillAfterTheGrace) {
 
   // A job that honours SIGTERM ends with it.
   r = T({"run", "--max-time", "1s", "--", "sleep", "60"});
-  EXPECT_EQ(r.exit_code, 128 + SIGTERM) << r.err;
+  EXPECT_EQ(r.exit_code, 124) << r.err;
+  // A job that ends before its time keeps its own status.
+  r = T({"run", "--max-time", "1h", "--", "sh", "-c", "exit 3"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+}
+
+// GPUs by index as CUDA_VISIBLE_DEVICES names them, and the grant said once.
+TEST_F(LeasesTest, RunTakesGpuIndicesAsWellAsUuids) {
+  StartLeaseAgent();
+  RunResult r = T({"run", "--gpu", "1", "--", "sh", "-c", "echo $CUDA_VISIBLE_DEVICES"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, Uuid(1) + "\n");
+  r = T({"run", "--gpu", "0," + Uuid(1), "--", "sh", "-c", "echo $CUDA_VISIBLE_DEVICES"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, Uuid(0) + "," + Uuid(1) + "\n");
+  r = T({"run", "--gpu", "7", "--", "true"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("no GPU 7 here (GPUs 0 to 1)"), std::string::npos) << r.err;
 }
 
 TEST_F(LeasesTest, AfterKill9TheAgentRestoresLeasesAndQueueAndReattaches) {
@@ -276,6 +300,8 @@ TEST_F(LeasesTest, BadRequestsGetClearErrorsAndChangeNothing) {
            {{"run", "--max-time", "soon", "--", "true"}, 2, "--max-time"},
            {{"run", "--min-free-memory", "lots", "--", "true"}, 2, "--min-free-memory"},
            {{"reserve", "--gpus", "1", "--for", "0s"}, 2, "--for: must be positive"},
+           {{"reserve", "--gpus", "1", "--for", "90"}, 2, "--for: 90: give a unit: 90m, 90s"},
+           {{"run", "--max-time", "30", "--", "true"}, 2, "--max-time: 30: give a unit: 30m, 30s"},
            {{"release", "999"}, 1, "no lease or queued request 999"},
            {{"extend", "999", "--by", "1h"}, 1, "no lease 999"},
            {{"release", "abc"}, 2, "expected a lease id"},
