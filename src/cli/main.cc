@@ -20,6 +20,7 @@
 #include "cli/slurm_command.h"
 #include "cli/zombies_command.h"
 #include "common/clock.h"
+#include "common/closest_name.h"
 #include "common/log.h"
 
 #ifndef TARMAC_VERSION
@@ -56,10 +57,28 @@ std::string NamedCommand(int argc, char** argv) {
   return "";
 }
 
+// The option names `cmd` (and its parents) take, for "did you mean".
+std::vector<std::string> OptionNames(const CLI::App* cmd) {
+  std::vector<std::string> names;
+  for (; cmd != nullptr; cmd = cmd->get_parent()) {
+    for (const CLI::Option* o : cmd->get_options()) {
+      for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
+    }
+  }
+  return names;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace tarmac::cli;  // NOLINT: main only.
+  // Bare `tarmac` shows the status, as bare nvidia-smi does.
+  char status_word[] = "status";
+  char* status_argv[] = {argv[0], status_word, nullptr};
+  if (argc == 1) {
+    argc = 2;
+    argv = status_argv;
+  }
   CLI::App app("tarmac: every GPU and every process on it, at a glance.\n", "tarmac");
   app.footer(std::string(kExitCodesHelp) +
              "\nWithout an agent, commands read the GPUs directly through NVML "
@@ -133,9 +152,22 @@ int main(int argc, char** argv) {
     if (is_command_missing && !left.empty() && !left.front().empty() && left.front()[0] != '-') {
       std::string names;
       for (const CLI::App* sub : app.get_subcommands({})) names += (names.empty() ? "" : ", ") + sub->get_name();
-      std::fprintf(stderr, "tarmac: unknown command '%s' (commands: %s; see tarmac --help)\n", left.front().c_str(),
-                   names.c_str());
+      std::vector<std::string> known(std::begin(kCommands), std::end(kCommands));
+      std::fprintf(stderr, "tarmac: unknown command '%s'%s (commands: %s; see tarmac --help)\n", left.front().c_str(),
+                   tarmac::DidYouMean(left.front(), known).c_str(), names.c_str());
       return kExitUsage;
+    }
+    // An option the command does not take: name the nearest one it does.
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+      CLI::App* cmd = &app;
+      while (!cmd->get_subcommands().empty()) cmd = cmd->get_subcommands().front();
+      for (const std::string& word : cmd->remaining()) {
+        if (word.rfind("--", 0) != 0) continue;
+        std::string name = word.substr(0, word.find('='));
+        std::fprintf(stderr, "tarmac: %s: unknown option '%s'%s (see tarmac %s --help)\n", cmd->get_name().c_str(),
+                     name.c_str(), tarmac::DidYouMean(name, OptionNames(cmd)).c_str(), cmd->get_name().c_str());
+        return kExitUsage;
+      }
     }
     int code = app.exit(e);
     return code == 0 ? kExitOk : kExitUsage;

@@ -81,9 +81,9 @@ int RunZombies(const GlobalOptions& global, const ZombiesOptions& options) {
   request.method = "zombies";
   Result<nlohmann::json> answer = ipc::CallAgent(global.socket, request, std::chrono::seconds(5));
   if (!answer.ok()) {
-    std::fprintf(stderr, "tarmac: zombies needs the agent, which watches processes over time: %s\n",
-                 answer.status().ToString().c_str());
-    return kExitError;
+    std::fprintf(stderr, "tarmac: zombies needs the agent, which watches processes over time: %s\n%s\n",
+                 answer.status().ToString().c_str(), kAgentHint);
+    return kExitNoAgent;
   }
   std::string text = options.json ? answer.value().dump(2) + "\n" : RenderZombies(answer.value());
   std::fwrite(text.data(), 1, text.size(), stdout);

@@ -19,6 +19,7 @@
 #include <toml++/toml.h>
 #include <vector>
 
+#include "common/closest_name.h"
 #include "common/units.h"
 
 namespace tarmac {
@@ -164,7 +165,7 @@ class Reader {
   void RejectUnknown() {
     for (const auto& [key, node] : table_) {
       if (std::find(seen_.begin(), seen_.end(), key.str()) == seen_.end()) {
-        Fail(node, key.str(), "unknown key");
+        Fail(node, key.str(), "unknown key" + DidYouMean(key.str(), seen_));
       }
     }
   }

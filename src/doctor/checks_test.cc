@@ -147,6 +147,13 @@ TEST(DoctorChecksTest, ThrottlingByItsReasonAndMargins) {
   EXPECT_NE(f[1].summary.find("gpu 0 thermally throttled 34 % of the last hour"), std::string::npos) << f[1].summary;
   EXPECT_NE(f[2].summary.find("within 5 °C"), std::string::npos) << f[2].summary;
   EXPECT_NE(f[3].evidence.find("limit 400 W, default 700 W"), std::string::npos) << f[3].evidence;
+  EXPECT_NE(f[1].evidence.find("thermal slowdown for 20m 24s of 1h 00m"), std::string::npos) << f[1].evidence;
+  // A short window (the doctor's own few readings) says its span, never "0 s of 0 s".
+  in.throttle.clear();
+  in.throttle[0] = ThrottleWindow{0.8, 0.8, 0, 0, "the readings just taken"};
+  f = Of(in, "throttle");
+  ASSERT_FALSE(f.empty());
+  EXPECT_NE(f[0].evidence.find("thermal slowdown for 800ms of 800ms"), std::string::npos) << f[0].evidence;
 }
 
 TEST(DoctorChecksTest, EccErrorsAndRowRemapping) {

@@ -6,12 +6,21 @@
 #include <map>
 #include <set>
 
+#include "common/units.h"
 #include "doctor/checks.h"
 #include "doctor/xid_catalog.h"
 #include "fleet/clock_event_reasons.h"
 #include "fleet/gpu_marks.h"
 
 namespace tarmac::doctor {
+namespace {
+
+// "800ms", "1m 30s": a span of the readings, never "0 s" for a short one.
+std::string Span(double seconds) {
+  return FormatDuration(std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000 + 0.5)));
+}
+
+}  // namespace
 namespace {
 
 // Retired pages at which a board is due for replacement (the driver
@@ -111,7 +120,7 @@ void CheckThrottle(const DoctorInputs& in, CheckOutput* out) {
         out->findings.push_back(MakeFinding(
             "throttle", Severity::kCritical, i,
             fmt::format("gpu {} slowed by a hardware signal {:.0f} % of {}", i, hardware * 100, w.source),
-            fmt::format("HW slowdown for {:.0f} s of {:.0f} s", w.hardware_seconds, w.seconds),
+            fmt::format("HW slowdown for {} of {}", Span(w.hardware_seconds), Span(w.seconds)),
             "the board cut its clocks on an external signal: a power supply that cannot deliver, or overheating "
             "seen by the board",
             "check the power supplies and cables and the chassis cooling; nvidia-smi -q -d PERFORMANCE shows the "
@@ -121,7 +130,7 @@ void CheckThrottle(const DoctorInputs& in, CheckOutput* out) {
         out->findings.push_back(MakeFinding(
             "throttle", Severity::kWarning, i,
             fmt::format("gpu {} thermally throttled {:.0f} % of {}", i, thermal * 100, w.source),
-            fmt::format("thermal slowdown for {:.0f} s of {:.0f} s; now {}", w.thermal_seconds, w.seconds,
+            fmt::format("thermal slowdown for {} of {}; now {}", Span(w.thermal_seconds), Span(w.seconds),
                         g.sample.temperature_celsius ? fmt::format("{:.0f} °C", *g.sample.temperature_celsius)
                                                      : std::string("temperature unknown")),
             "the GPU runs slower than it could because it is too hot",
@@ -131,7 +140,7 @@ void CheckThrottle(const DoctorInputs& in, CheckOutput* out) {
         out->findings.push_back(
             MakeFinding("throttle", Severity::kInfo, i,
                  fmt::format("gpu {} at its power limit {:.0f} % of {}", i, power * 100, w.source),
-                 fmt::format("power cap or power brake for {:.0f} s of {:.0f} s", w.power_seconds, w.seconds),
+                 fmt::format("power cap or power brake for {} of {}", Span(w.power_seconds), Span(w.seconds)),
                  "expected under heavy load: the GPU trades clock speed for staying within its power limit",
                  "nothing, unless the limit was lowered (see power below)"));
       }

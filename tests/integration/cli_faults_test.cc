@@ -5,6 +5,8 @@
 // permission, bad queries. Each runs over both the fake NVML and the sim
 // backend where both apply.
 #include <dlfcn.h>
+
+#include <algorithm>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -31,6 +33,28 @@ json StatusJson(SimWorldTest* t, const std::vector<std::string>& args) {
   json j = json::parse(r.out, nullptr, false);
   EXPECT_FALSE(j.is_discarded()) << r.out;
   return j;
+}
+
+// Bare `tarmac` is the status (as bare nvidia-smi is); a slip in a command
+// or an option gets the nearest name, exit 2.
+TEST_F(SimWorldTest, BareTarmacShowsTheStatusAndSlipsGetTheNearestName) {
+  UseScenario("small.toml");
+  RunResult bare = Tarmac({}, {{"TARMAC_BACKEND", "sim"}, {"TARMAC_SOCKET", dir_.path() + "/none.sock"}});
+  RunResult status = Tarmac({"status"}, {{"TARMAC_BACKEND", "sim"}, {"TARMAC_SOCKET", dir_.path() + "/none.sock"}});
+  ASSERT_EQ(bare.exit_code, 0) << bare.err;
+  EXPECT_EQ(bare.out.substr(0, bare.out.find('\n')), status.out.substr(0, status.out.find('\n')));
+  EXPECT_EQ(std::count(bare.out.begin(), bare.out.end(), '\n'), std::count(status.out.begin(), status.out.end(), '\n'));
+  RunResult command = Tarmac({"stauts"});
+  EXPECT_EQ(command.exit_code, 2);
+  EXPECT_NE(command.err.find("unknown command 'stauts'; did you mean 'status'?"), std::string::npos) << command.err;
+  RunResult option = Tarmac({"run", "--max-tim", "3h", "--", "true"});
+  EXPECT_EQ(option.exit_code, 2);
+  EXPECT_NE(option.err.find("run: unknown option '--max-tim'; did you mean '--max-time'?"), std::string::npos)
+      << option.err;
+  RunResult unrelated = Tarmac({"status", "--frobnicate"});
+  EXPECT_EQ(unrelated.exit_code, 2);
+  EXPECT_NE(unrelated.err.find("status: unknown option '--frobnicate' (see tarmac status --help)"), std::string::npos)
+      << unrelated.err;
 }
 
 TEST_F(SimWorldTest, LostGpuIsMarkedAndTheOthersStillRead) {
