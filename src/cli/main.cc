@@ -9,6 +9,7 @@
 #include "cli/agent_command.h"
 #include "cli/backfill_command.h"
 #include "cli/doctor_command.h"
+#include "cli/help_format.h"
 #include "cli/history_command.h"
 #include "cli/lease_commands.h"
 #include "cli/run_command.h"
@@ -80,9 +81,7 @@ int main(int argc, char** argv) {
     argv = status_argv;
   }
   CLI::App app("tarmac: every GPU and every process on it, at a glance.\n", "tarmac");
-  app.footer(std::string(kExitCodesHelp) +
-             "\nWithout an agent, commands read the GPUs directly through NVML "
-             "(or the simulated world with --backend sim).");
+  app.formatter(std::make_shared<HelpFormatter>());
   app.set_version_flag("--version", std::string("tarmac ") + TARMAC_VERSION);
   app.require_subcommand(1);
 
@@ -137,6 +136,11 @@ int main(int argc, char** argv) {
   SlurmOptions slurm;
   std::map<std::string, CLI::App*> slurm_cmds;
   if (wants({"slurm"})) slurm_cmds = AddSlurmCommand(&app, &slurm, &global);
+  // The exit codes under tarmac --help only (a footer set before the
+  // commands are added is copied into each one's help).
+  app.footer(std::string(kExitCodesHelp) +
+             "\nWithout an agent, commands read the GPUs directly through NVML "
+             "(or the simulated world with --backend sim).");
   // Shared options are accepted before or after the command name.
   for (CLI::App* cmd : {status_cmd, query_cmd, pick_cmd}) {
     if (cmd != nullptr) AddGlobalOptions(cmd, &global);

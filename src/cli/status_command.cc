@@ -49,10 +49,11 @@ CLI::App* AddStatusCommand(CLI::App* app, StatusOptions* options) {
                 "throttling, lost GPUs and degraded PCIe links");
   cmd->add_flag("--json", options->json,
                 "Print every reading as JSON (base units; unsupported readings are absent)");
-  cmd->add_option("--watch", options->watch_seconds, "Refresh every SECONDS (default 2) until Ctrl-C")
+  cmd->add_option("--watch", options->watch_seconds, "Refresh every SECONDS until Ctrl-C")
       ->expected(0, 1)
       ->default_str("2")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::PositiveNumber)
+      ->type_name("SECONDS");
   cmd->add_option("--color", options->color, "Colour: auto (on a terminal), always or never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
   return cmd;
