@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include <map>
 #include <set>
 
 #include "backfill/lines.h"
@@ -72,7 +73,7 @@ Result<BatchRequest> ReadLine(const json& j, int64_t line, const BatchDefaults& 
     return Status::InvalidArgument(fmt::format("custom_id: expected 1 to {} printable characters", kMaxCustomIdBytes));
   }
   if (!r.body.contains("model") && !defaults.model.empty()) r.body["model"] = defaults.model;
-  if (!r.body.contains("model")) return Status::InvalidArgument("no model: name one in the line, or a default model");
+  if (!r.body.contains("model")) return Status::InvalidArgument("no model: name one in the line, or give one for the file (--model)");
   if (!r.body["model"].is_string() || r.body["model"].get<std::string>().empty()) {
     return Status::InvalidArgument("model: expected a non-empty string");
   }
@@ -92,8 +93,14 @@ Result<BatchInput> ParseBatchInput(std::string_view text, std::string_view sourc
   BatchInput input;
   std::vector<std::string> problems;
   size_t more = 0;
+  // The same problem on many lines is said once, with how many lines have it.
+  std::map<std::string, std::pair<size_t, int64_t>> repeats;  // what -> (index in problems, count)
   auto fail = [&](int64_t line, std::string_view what) {
-    if (problems.size() < kMaxProblems) {
+    auto seen = repeats.find(std::string(what));
+    if (seen != repeats.end()) {
+      ++seen->second.second;
+    } else if (problems.size() < kMaxProblems) {
+      repeats[std::string(what)] = {problems.size(), 1};
       problems.push_back(fmt::format("{}:{}: {}", source, line, what));
     } else {
       ++more;
@@ -137,6 +144,9 @@ Result<BatchInput> ParseBatchInput(std::string_view text, std::string_view sourc
   }
   if (problems.empty() && more == 0 && input.requests.empty()) {
     return Status::InvalidArgument(fmt::format("{}: no requests", source));
+  }
+  for (const auto& [what, seen] : repeats) {
+    if (seen.second > 1) problems[seen.first] += fmt::format(" (and {} more lines the same)", seen.second - 1);
   }
   if (!problems.empty()) {
     std::string all;

@@ -67,15 +67,32 @@ TEST(BatchInputTest, EveryBadLineIsReportedWithItsNumberAndNothingIsReturned) {
   EXPECT_EQ(m.find("bad.jsonl:1:"), std::string::npos) << m;
 }
 
+// The same problem on every line is one line of output, with the count.
+TEST(BatchInputTest, TheSameProblemOnManyLinesIsSaidOnce) {
+  std::string text;
+  for (int i = 1; i <= 20; ++i) text += R"({"prompt":"q","custom_id":"r)" + std::to_string(i) + "\"}\n";
+  Result<BatchInput> in = ParseBatchInput(text, "b.jsonl", {});
+  ASSERT_FALSE(in.ok());
+  EXPECT_EQ(in.status().message(),
+            "b.jsonl:1: no model: name one in the line, or give one for the file (--model) (and 19 more lines the "
+            "same)");
+}
+
 TEST(BatchInputTest, AnEmptyFileAndAFloodOfProblemsAreSaidBriefly) {
   Result<BatchInput> empty = ParseBatchInput("\n\n", "e.jsonl", {});
   ASSERT_FALSE(empty.ok());
   EXPECT_EQ(empty.status().message(), "e.jsonl: no requests");
   std::string text;
   for (int i = 0; i < 100; ++i) text += "nope\n";
+  Result<BatchInput> same = ParseBatchInput(text, "f.jsonl", {});
+  ASSERT_FALSE(same.ok());
+  EXPECT_EQ(same.status().message(), "f.jsonl:1: not valid JSON (and 99 more lines the same)");
+  text.clear();
+  for (int i = 0; i <= 100; ++i) text += R"({"prompt":"x","model":"m)" + std::to_string(i) + "\"}\n";
   Result<BatchInput> flood = ParseBatchInput(text, "f.jsonl", {});
   ASSERT_FALSE(flood.ok());
-  EXPECT_NE(flood.status().message().find("f.jsonl: and 80 more problems"), std::string::npos);
+  EXPECT_NE(flood.status().message().find("f.jsonl: and 80 more problems"), std::string::npos)
+      << flood.status().message();
 }
 
 }  // namespace

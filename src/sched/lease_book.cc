@@ -326,10 +326,10 @@ Status LeaseBook::Extend(const Caller& caller, int64_t lease_id, std::chrono::se
   if (it == leases_.end()) return Status::NotFound(fmt::format("no lease {}", lease_id));
   Status s = Authorize(caller, it->second.uid, "lease", lease_id);
   if (!s.ok()) return s;
-  if (by.count() <= 0) return Status::InvalidArgument("extend: the time to add must be positive");
+  if (by.count() <= 0) return Status::InvalidArgument("the time to add must be positive");
   TimePoint end = it->second.ends_at.value_or(now) + by;
   if (end - now > kMaxLeaseTime) {
-    return Status::InvalidArgument(fmt::format("extend: a lease may end at most {} days ahead", kMaxLeaseTime.count() / 24));
+    return Status::InvalidArgument(fmt::format("a lease may end at most {} days ahead", kMaxLeaseTime.count() / 24));
   }
   it->second.ends_at = end;
   return Status::OK();

@@ -236,6 +236,18 @@ TEST_F(LeasesTest, MaxTimeSendsSigtermThenSigkillAfterTheGrace) {
 }
 
 // GPUs by index as CUDA_VISIBLE_DEVICES names them, and the grant said once.
+// The command's name once ("extend: extend: ..." said it twice).
+TEST_F(LeasesTest, ExtendSaysWhyItRefusesOnce) {
+  StartLeaseAgent();
+  RunResult reserved = T({"reserve", "--gpus", "1", "--for", "1h", "--json"});
+  ASSERT_EQ(reserved.exit_code, 0) << reserved.err;
+  std::string id = std::to_string(json::parse(reserved.out)["id"].get<int64_t>());
+  RunResult r = T({"extend", id, "--by", "40d"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("extend: a lease may end at most 30 days ahead"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("extend: extend:"), std::string::npos) << r.err;
+}
+
 TEST_F(LeasesTest, RunTakesGpuIndicesAsWellAsUuids) {
   StartLeaseAgent();
   RunResult r = T({"run", "--gpu", "1", "--", "sh", "-c", "echo $CUDA_VISIBLE_DEVICES"});
