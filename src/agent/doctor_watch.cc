@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <map>
 #include <set>
 
 #include "common/clock.h"
@@ -22,9 +23,28 @@ std::string KeyOf(const doctor::Finding& f) {
                      doctor::SeverityName(f.severity));
 }
 
-std::string Detail(const doctor::Finding& f) {
-  return fmt::format("[{}] {}: {} ({}); next: {}", doctor::SeverityName(f.severity), f.check, f.summary,
-                     f.evidence, f.action);
+// One short line per finding: its severity, check and summary. The
+// evidence and what to do are `tarmac doctor`'s to show.
+std::string Detail(const doctor::Finding& f, size_t more) {
+  std::string out = fmt::format("[{}] {}: {}", doctor::SeverityName(f.severity), f.check, f.summary);
+  if (more > 0) out += fmt::format(" (and {} more like it)", more);
+  return out;
+}
+
+// The findings grouped by key (check, GPU, severity), in order: one
+// finding per process is one event per finding.
+std::vector<std::pair<const doctor::Finding*, size_t>> Grouped(const std::vector<doctor::Finding>& findings) {
+  std::vector<std::pair<const doctor::Finding*, size_t>> groups;
+  std::map<std::string, size_t> at;
+  for (const doctor::Finding& f : findings) {
+    auto [it, is_new] = at.emplace(KeyOf(f), groups.size());
+    if (is_new) {
+      groups.emplace_back(&f, 0);
+    } else {
+      ++groups[it->second].second;
+    }
+  }
+  return groups;
 }
 
 }  // namespace
@@ -94,12 +114,12 @@ void DoctorWatch::RunOnce() {
     std::set<std::string> before;
     for (const doctor::Finding& f : current_) before.insert(KeyOf(f));
     std::set<std::string> after;
-    for (const doctor::Finding& f : now) {
-      after.insert(KeyOf(f));
-      if (!before.count(KeyOf(f))) events.emplace_back("doctor_finding", Detail(f));
+    for (const doctor::Finding& f : now) after.insert(KeyOf(f));
+    for (const auto& [f, more] : Grouped(now)) {
+      if (!before.count(KeyOf(*f))) events.emplace_back("doctor_finding", Detail(*f, more));
     }
-    for (const doctor::Finding& f : current_) {
-      if (!after.count(KeyOf(f))) events.emplace_back("doctor_cleared", Detail(f));
+    for (const auto& [f, more] : Grouped(current_)) {
+      if (!after.count(KeyOf(*f))) events.emplace_back("doctor_cleared", Detail(*f, more));
     }
     current_ = std::move(now);
     ++runs_;

@@ -6,12 +6,15 @@
 
 #include <cstdio>
 #include <ctime>
+#include <set>
 
 #include "cli/lease_exit.h"
 #include "client/agent_client.h"
 #include "client/lease_answer.h"
 #include "client/lease_request.h"
 #include "cli/table.h"
+#include "common/split.h"
+#include "common/time_spec.h"
 #include "common/units.h"
 
 namespace tarmac::cli {
@@ -83,6 +86,9 @@ void AddLeaseCommands(CLI::App* app, LeaseCommands* c, GlobalOptions* global) {
   c->events->add_option("--limit", c->events_options.limit, "At most this many (the newest)")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
+  c->events->add_option("--kind", c->events_options.kinds,
+                        "Only these kinds, comma-separated (granted, expired, idle_warning, doctor_finding, ...)");
+  c->events->add_option("--since", c->events_options.since, "Only events since: a duration ago (1h, 2d), a date, or @UNIX");
   socket(c->events);
 }
 
@@ -191,15 +197,28 @@ int RunLeaseCommands(const GlobalOptions& global, const LeaseCommands& c, Clock*
   }
   if (c.events->parsed()) {
     const ListOptions& o = c.events_options;
+    std::set<std::string> kinds;
+    for (const std::string& k : SplitCommas(o.kinds)) kinds.insert(k);
+    double since_unix = 0;
+    if (!o.since.empty()) {
+      Result<int64_t> since = ParseTimeSpec(o.since, UnixSeconds(clock->WallNow()));
+      if (!since.ok()) return LeaseExit("events", since.status().WithContext("--since"));
+      since_unix = static_cast<double>(since.value());
+    }
+    auto wanted = [&](const json& e) {
+      return (kinds.empty() || kinds.count(e.value("kind", std::string())) != 0) && e.value("at_unix", 0.0) >= since_unix;
+    };
     json all = json::array();
     int64_t after = o.after;
     for (;;) {  // Page through, keeping the newest `limit`.
       Result<json> r = agent.Call("events", {{"after", after}, {"limit", 10000}}, once);
       if (!r.ok()) return LeaseExit("events", r.status());
       const json& page = r.value()["events"];
-      for (const json& e : page) all.push_back(e);
+      for (const json& e : page) {
+        if (wanted(e)) all.push_back(e);
+      }
       if (page.size() < 10000) break;
-      after = page.back()["seq"].get<int64_t>();
+      after = page.back()["seq"].get<int64_t>();  // Paged by the unfiltered log.
       if (static_cast<int64_t>(all.size()) > 4 * o.limit) all.erase(all.begin(), all.end() - o.limit);
     }
     if (static_cast<int64_t>(all.size()) > o.limit) all.erase(all.begin(), all.end() - o.limit);
@@ -213,7 +232,7 @@ int RunLeaseCommands(const GlobalOptions& global, const LeaseCommands& c, Clock*
                       std::to_string(e.value("lease", int64_t{0})), e.value("kind", std::string()),
                       e.value("user", std::string()), e.value("actor", std::string()), e.value("detail", std::string())});
     }
-    Print(rows.empty() ? "No lease events yet.\n"
+    Print(rows.empty() ? (kinds.empty() && since_unix == 0 ? "No lease events yet.\n" : "No events match.\n")
                        : RenderTable({{"SEQ", true}, {"TIME"}, {"LEASE", true}, {"EVENT"}, {"USER"}, {"BY"}, {"DETAIL"}},
                                      rows));
     return kExitOk;

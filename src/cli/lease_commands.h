@@ -34,6 +34,8 @@ struct ListOptions {
   bool json = false;
   int64_t after = 0;   // events: after this seq
   int64_t limit = 50;  // events: at most this many (newest)
+  std::string kinds;   // events --kind: comma-separated event kinds
+  std::string since;   // events --since: a duration ago, a date, or @UNIX
 };
 
 struct LeaseCommands {

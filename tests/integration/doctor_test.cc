@@ -9,6 +9,8 @@
 #include <poll.h>
 #include <sys/inotify.h>
 #include <gtest/gtest.h>
+
+#include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -412,6 +414,27 @@ TEST_F(DoctorTest, TheAgentRunsTheChecksOnAScheduleAsEventsMetricsAndHealth) {
   std::string health = HttpGet("/health");
   EXPECT_NE(health.find("doctor: "), std::string::npos) << health;
   EXPECT_NE(health.find("gpu 2 had uncorrectable memory errors"), std::string::npos) << health;
+  // Each finding is one short event: its summary, not the evidence and the
+  // advice (tarmac doctor shows those).
+  for (const json& e : events()) {
+    if (e["kind"] != "doctor_finding") continue;
+    std::string detail = e["detail"].get<std::string>();
+    EXPECT_EQ(detail.find("next:"), std::string::npos) << detail;
+    EXPECT_LT(detail.size(), 160u) << detail;
+  }
+  // `tarmac events --kind --since` shows just those.
+  RunResult only = Tarmac({"events", "--kind", "doctor_finding", "--since", "1h", "--socket", Socket()});
+  ASSERT_EQ(only.exit_code, 0) << only.err;
+  EXPECT_NE(only.out.find("gpu 1 is lost"), std::string::npos) << only.out;
+  std::istringstream lines(only.out);
+  std::string line;
+  std::getline(lines, line);  // The header.
+  while (std::getline(lines, line)) EXPECT_NE(line.find("doctor_finding"), std::string::npos) << line;
+  RunResult none = Tarmac({"events", "--kind", "doctor_finding", "--since", "@4102444800", "--socket", Socket()});
+  EXPECT_EQ(none.out, "No events match.\n") << none.out;
+  RunResult bad = Tarmac({"events", "--since", "yesterday-ish", "--socket", Socket()});
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("--since"), std::string::npos) << bad.err;
 }
 
 TEST_F(DoctorTest, ADisabledScheduleRunsNothing) {
