@@ -54,6 +54,8 @@ CLI::App* AddStatusCommand(CLI::App* app, StatusOptions* options) {
       ->default_str("2")
       ->check(CLI::PositiveNumber)
       ->type_name("SECONDS");
+  cmd->add_flag("--wide", options->wide,
+                "Every line in full (default: fit the terminal's width, else 100 columns)");
   cmd->add_option("--color", options->color, "Colour: auto (on a terminal), always or never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
   return cmd;
@@ -82,7 +84,7 @@ int RunStatus(const GlobalOptions& global, const StatusOptions& options, Clock* 
     if (options.json) {
       WriteAll(fleet::StatusToJson(fleet).dump(2) + "\n");
     } else {
-      render.width = TerminalWidth();
+      render.width = options.wide ? 0 : TerminalWidth();
       WriteAll(RenderStatus(fleet, render));
     }
     return kExitOk;
@@ -94,6 +96,7 @@ int RunStatus(const GlobalOptions& global, const StatusOptions& options, Clock* 
   sigaddset(&set, SIGTERM);
   sigprocmask(SIG_BLOCK, &set, nullptr);
   render.is_watch = true;
+  render.width = options.wide ? 0 : 100;
   do {
     Result<fleet::FleetView> read = source.value()->Read(kRecentWindow);
     if (!read.ok()) return ExitWith(read.status());
@@ -101,7 +104,7 @@ int RunStatus(const GlobalOptions& global, const StatusOptions& options, Clock* 
     if (options.json) {
       WriteAll(fleet::StatusToJson(fleet).dump() + "\n");  // One object per line.
     } else if (is_tty) {
-      render.width = TerminalWidth();
+      render.width = options.wide ? 0 : TerminalWidth();
       WriteAll("\033[H\033[2J" + RenderStatus(fleet, render));
     } else {
       WriteAll(RenderStatus(fleet, render) + "\n");

@@ -13,6 +13,7 @@ struct StatusOptions {
   bool json = false;
   double watch_seconds = 0;  // 0: print once.
   std::string color = "auto";
+  bool wide = false;  // --wide: every line in full, whatever the width
 };
 
 CLI::App* AddStatusCommand(CLI::App* app, StatusOptions* options);

@@ -3,7 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <string_view>
+#include <vector>
 
 #include "fleet/gpu_marks.h"
 #include "common/units.h"
@@ -93,6 +96,60 @@ std::string Clock(const fleet::GpuSample& s) {
   return fmt::format("{} MHz", *s.sm_clock_hertz / 1000000);
 }
 
+// `line` cut to `width` columns (0: as it is), "..." marking the cut; a
+// colour left open by the cut is closed.
+std::string Fit(const std::string& line, int width) {
+  if (width <= 0 || VisibleWidth(line) <= static_cast<size_t>(width)) return line;
+  std::string out;
+  size_t columns = 0;
+  bool has_color = false;
+  for (size_t i = 0; i < line.size();) {
+    if (line[i] == '\033') {
+      size_t end = line.find('m', i);
+      if (end == std::string::npos) break;
+      out += line.substr(i, end - i + 1);
+      has_color = true;
+      i = end + 1;
+      continue;
+    }
+    size_t len = 1;
+    unsigned char c = static_cast<unsigned char>(line[i]);
+    if (c >= 0xf0) len = 4;
+    else if (c >= 0xe0) len = 3;
+    else if (c >= 0xc0) len = 2;
+    if (columns + 1 > static_cast<size_t>(width) - 3) break;
+    out += line.substr(i, len);
+    ++columns;
+    i += len;
+  }
+  return out + "..." + (has_color ? "\033[0m" : "");
+}
+
+// The model as the narrow screen shows it: "H100 80GB HBM3".
+std::string ShortName(const std::string& name, int width) {
+  if (width > 0 && name.rfind("NVIDIA ", 0) == 0) return name.substr(7);
+  return name;
+}
+
+// Throttle reasons in short words for the narrow screen.
+std::string ThrottleWords(const std::vector<std::string>& reasons, int width) {
+  std::vector<std::string> words;
+  for (const std::string& r : reasons) {
+    std::string w = r;
+    if (width > 0) {
+      w = r.find("thermal") != std::string::npos ? "thermal"
+          : r == "sw_power_cap"                   ? "power cap"
+          : r == "hw_power_brake_slowdown"        ? "power brake"
+          : r == "hw_slowdown"                    ? "hw slowdown"
+                                                  : r;
+    }
+    if (std::find(words.begin(), words.end(), w) == words.end()) words.push_back(w);
+  }
+  std::string out;
+  for (const std::string& w : words) out += (out.empty() ? "" : ",") + w;
+  return out;
+}
+
 std::string Cut(std::string text, size_t width) {
   if (text.size() <= width) return text;
   if (width <= 3) return text.substr(0, width);
@@ -126,7 +183,7 @@ std::string RenderMigInstance(const fleet::GpuView& g, const fleet::MigInstance&
   if (holders > 0) notes.push_back(paint(kYellow, fmt::format("{} idle holder{}", holders, holders == 1 ? "" : "s")));
   std::string joined;
   for (const std::string& n : notes) joined += (joined.empty() ? "" : "  ") + n;
-  return fmt::format("  {} {:<9} gi {:<2} ci {:<2} {:<18}{:>5}  {}  {}\n", paint(kDim, "MIG"), mi.profile,
+  return fmt::format("  {} {:<9} gi {:<2} ci {:<2} {:<18}{:>5}  {}  {}", paint(kDim, "MIG"), mi.profile,
                      mi.gpu_instance_id, mi.compute_instance_id, memory, Percent(mi.graphics_engine_active_ratio),
                      paint(kDim, mi.uuid), joined);
 }
@@ -148,7 +205,8 @@ std::string RenderStatus(const fleet::FleetView& fleet, const RenderOptions& opt
     out += paint(kRed, fmt::format("GPUs unreadable: {}", fleet.backend_error)) +
            "\n  the agent keeps serving and re-attaches when the driver is back\n";
   }
-  out += paint(kDim, fmt::format("{:<4}{:<26}{:>5}  {:<18}{:<14}{:>5}  {:>9}  {}\n", "GPU", "NAME", "UTIL",
+  const int name_width = options.width > 0 ? 19 : 26;
+  out += paint(kDim, fmt::format("{:<4}{:<{}}{:>5}  {:<18}{:<14}{:>5}  {:>9}  {}\n", "GPU", "NAME", name_width, "UTIL",
                                  "MEMORY", "POWER", "TEMP", "SM CLOCK", "NOTES"));
   for (const fleet::GpuView& g : fleet.gpus) {
     fleet::GpuMarks m = fleet::MarkGpu(g);
@@ -160,8 +218,12 @@ std::string RenderStatus(const fleet::FleetView& fleet, const RenderOptions& opt
                          : s.health == fleet::GpuHealth::kDriverNotLoaded    ? "NO DRIVER"
                          : s.health == fleet::GpuHealth::kUnresponsive       ? "UNRESPONSIVE"
                                                                            : "UNREADABLE";
-      out += fmt::format("{:<4}{:<26}{}  {}\n", g.info.index, Cut(g.info.name.empty() ? "?" : g.info.name, 25),
-                         paint(kRed, what), s.error);
+      out += Fit(fmt::format("{:<4}{:<{}}{}  {}", g.info.index,
+                             Cut(ShortName(g.info.name.empty() ? "?" : g.info.name, options.width),
+                                 static_cast<size_t>(name_width - 1)),
+                             name_width, paint(kRed, what), s.error),
+                 options.width) +
+             "\n";
       continue;
     }
     std::vector<std::string> notes;
@@ -173,9 +235,7 @@ std::string RenderStatus(const fleet::FleetView& fleet, const RenderOptions& opt
     }
     if (m.is_throttled) {
       ++problems;
-      std::string reasons;
-      for (const std::string& r : m.throttle_reasons) reasons += (reasons.empty() ? "" : ",") + r;
-      notes.push_back(paint(kRed, fmt::format("THROTTLED ({})", reasons)));
+      notes.push_back(paint(kRed, fmt::format("THROTTLED ({})", ThrottleWords(m.throttle_reasons, options.width))));
     }
     if (m.is_pcie_degraded) {
       ++problems;
@@ -204,29 +264,42 @@ std::string RenderStatus(const fleet::FleetView& fleet, const RenderOptions& opt
     if (options.is_watch && g.recent_utilization_ratio) {
       notes.push_back(paint(kDim, fmt::format("recent {}", Percent(g.recent_utilization_ratio))));
     }
-    std::string joined;
-    for (const std::string& n : notes) joined += (joined.empty() ? "" : "  ") + n;
     std::string util = Percent(s.utilization_gpu_ratio);
     if (!s.utilization_gpu_ratio && s.graphics_engine_active_ratio) {
       util = Percent(s.graphics_engine_active_ratio);  // Under MIG: the engine's activity (GPM).
     }
-    out += fmt::format("{:<4}{:<26}{:>5}  {:<18}{:<14}{:>5}  {:>9}  {}\n", g.info.index, Cut(g.info.name, 25), util,
-                       Memory(g), Power(s), Temperature(s), Clock(s), joined);
+    std::string row = fmt::format("{:<4}{:<{}}{:>5}  {:<18}{:<14}{:>5}  {:>9}  ", g.info.index,
+                                  Cut(ShortName(g.info.name, options.width), static_cast<size_t>(name_width - 1)),
+                                  name_width, util, Memory(g), Power(s), Temperature(s), Clock(s));
+    // As many notes as fit on the GPU's line; the rest on lines of their
+    // own under it, indented to the notes column.
+    std::string line = row;
+    bool is_first = true;
+    for (const std::string& note : notes) {
+      std::string next = line + (is_first ? "" : "  ") + note;
+      if (options.width > 0 && !is_first && VisibleWidth(next) > static_cast<size_t>(options.width)) {
+        out += Fit(line, options.width) + "\n";
+        next = std::string(row.size() < 60 ? row.size() : 8, ' ') + note;
+      }
+      line = next;
+      is_first = false;
+    }
+    out += Fit(line, options.width) + "\n";
     auto print_process = [&](const fleet::ProcessView& p, const char* indent) {
       std::string mem = p.process.used_memory_bytes ? FormatBytes(*p.process.used_memory_bytes) : "-";
       std::string sm = Percent(p.process.sm_utilization_ratio);
-      int room = std::max(10, options.width - 42);
-      std::string line = fmt::format("{}{:>8}  {:<10}{:>10}  {:>4}  {}", indent, p.process.pid, Cut(p.details.user, 9),
-                                     mem, sm, Cut(p.details.command, static_cast<size_t>(room)));
-      if (fleet::IsIdleHolding(p, g)) {
-        out += paint(kYellow, line + (p.process.gpu_instance_id ? "  <- holds memory, instance idle"
-                                                                 : "  <- holds memory at 0% SM")) + "\n";
-      } else {
-        out += line + "\n";
-      }
+      bool is_holding = fleet::IsIdleHolding(p, g);
+      std::string marker = !is_holding                 ? ""
+                           : p.process.gpu_instance_id ? "  <- holds memory, instance idle"
+                                                       : "  <- holds memory at 0% SM";
+      std::string head = fmt::format("{}{:>8}  {:<10}{:>10}  {:>4}  ", indent, p.process.pid, Cut(p.details.user, 9), mem, sm);
+      int room = options.width > 0 ? std::max(10, options.width - static_cast<int>(head.size() + marker.size()))
+                                   : static_cast<int>(p.details.command.size());
+      std::string line = head + Cut(p.details.command, static_cast<size_t>(room)) + marker;
+      out += Fit(is_holding ? paint(kYellow, line) : line, options.width) + "\n";
     };
     for (const fleet::MigInstance& mi : s.mig_instances) {
-      out += RenderMigInstance(g, mi, paint);
+      out += Fit(RenderMigInstance(g, mi, paint), options.width) + "\n";
       for (const fleet::ProcessView& p : g.processes) {
         if (p.process.gpu_instance_id == mi.gpu_instance_id) print_process(p, "      ");
       }
@@ -243,6 +316,20 @@ std::string RenderStatus(const fleet::FleetView& fleet, const RenderOptions& opt
   out += fmt::format("{} of {} GPUs idle; {} process{} holding memory without computing; {} problem{}\n", idle,
                      fleet.gpus.size(), holding, holding == 1 ? "" : "es", problems, problems == 1 ? "" : "s");
   return out;
+}
+
+size_t VisibleWidth(std::string_view text) {
+  size_t columns = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\033') {
+      size_t end = text.find('m', i);
+      if (end == std::string_view::npos) break;
+      i = end;
+      continue;
+    }
+    if ((static_cast<unsigned char>(text[i]) & 0xc0) != 0x80) ++columns;  // Not a continuation byte.
+  }
+  return columns;
 }
 
 }  // namespace tarmac::cli

@@ -15,7 +15,11 @@ namespace tarmac::cli {
 
 struct RenderOptions {
   bool use_color = false;  // ANSI colours (on a terminal).
-  int width = 100;         // Terminal width; long commands are cut to fit.
+  // Every line fits this many columns (the terminal's, else 100): the
+  // model without its "NVIDIA " prefix, throttle reasons in short words,
+  // notes that do not fit counted ("+2 more"), commands cut. 0 (--wide):
+  // everything in full.
+  int width = 100;
   bool is_from_agent = false;  // Say that the readings come from the agent.
   // --watch: recent utilization beside the instant. (PCIe throughput is
   // shown whenever the view has its rate: from the second read on.)
@@ -23,5 +27,9 @@ struct RenderOptions {
 };
 
 std::string RenderStatus(const fleet::FleetView& fleet, const RenderOptions& options);
+
+// Columns `text` takes on a terminal: ANSI colour codes take none, and a
+// UTF-8 character takes one.
+size_t VisibleWidth(std::string_view text);
 
 }  // namespace tarmac::cli

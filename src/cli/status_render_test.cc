@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "testutil/mig_views.h"
 
 namespace tarmac::cli {
@@ -36,6 +38,48 @@ TEST(StatusRenderTest, XidCodesAreListedOnceEachAndEccHealthIsShown) {
   EXPECT_EQ(out.find("(x"), std::string::npos) << out;
   EXPECT_NE(out.find("ECC 3 uncorrected, row remap pending"), std::string::npos) << out;
   EXPECT_NE(out.find("2 problems"), std::string::npos) << out;
+}
+
+// Every line fits the width (100 by default) without losing a note: notes
+// that do not fit go on a line of their own; --wide (width 0) is in full.
+TEST(StatusRenderTest, EveryLineFitsTheWidthAndNoNoteIsLost) {
+  fleet::FleetView f = OneGpu();
+  fleet::GpuView& g = f.gpus[0];
+  g.info.name = "NVIDIA H100 80GB HBM3";
+  g.sample.clock_event_reasons = 0x20 | 0x40;  // sw and hw thermal slowdown
+  g.xid_count = 1;
+  g.xid_count_by_code = {{79, 1}};
+  g.last_xid = fleet::GpuEvent{};
+  g.sample.ecc.volatile_uncorrected = 3;
+  fleet::ProcessView p;
+  p.process.pid = 4242;
+  p.process.used_memory_bytes = int64_t{20} << 30;
+  p.process.sm_utilization_ratio = 0;
+  p.details.user = "alice";
+  p.details.command = "python train.py --config configs/a-very-long-experiment-name-that-goes-on.yaml --seed 1";
+  g.processes.push_back(p);
+  for (bool color : {false, true}) {
+    RenderOptions narrow;
+    narrow.use_color = color;
+    std::string out = RenderStatus(f, narrow);
+    std::istringstream lines(out);
+    for (std::string line; std::getline(lines, line);) EXPECT_LE(VisibleWidth(line), 100u) << line;
+    EXPECT_NE(out.find("H100 80GB HBM3"), std::string::npos) << out;
+    EXPECT_EQ(out.find("NVIDIA H100"), std::string::npos) << out;
+    for (const char* note : {"THROTTLED (thermal)", "Xid 79", "ECC 3 uncorrected"}) {
+      EXPECT_NE(out.find(note), std::string::npos) << note << "\n" << out;
+    }
+    EXPECT_NE(out.find("python train.py --config"), std::string::npos) << out;
+  }
+  RenderOptions wide;
+  wide.width = 0;
+  std::string out = RenderStatus(f, wide);
+  EXPECT_NE(out.find("NVIDIA H100 80GB HBM3"), std::string::npos) << out;
+  EXPECT_NE(out.find("THROTTLED (sw_thermal_slowdown,hw_thermal_slowdown)"), std::string::npos) << out;
+  EXPECT_NE(out.find(p.details.command), std::string::npos) << out;
+  RenderOptions terminal;
+  terminal.width = 200;
+  EXPECT_NE(RenderStatus(f, terminal).find(p.details.command), std::string::npos);
 }
 
 TEST(StatusRenderTest, WatchShowsPcieThroughputAndRecentUtilization) {
