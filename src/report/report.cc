@@ -85,7 +85,10 @@ struct Builder {
     Result<std::vector<store::HourlyUtilization>> hourly = store::QueryHourlyUtilization(db, first_hour, end_hour);
     if (!hourly.ok()) return hourly.status();
     for (const store::HourlyUtilization& h : hourly.value()) {
-      if (GpuLine* g = Gpu(h.gpu_id)) g->hourly_utilization.emplace_back(h.hour * 3600, h.ratio);
+      if (GpuLine* g = Gpu(h.gpu_id)) {
+        g->hourly_utilization.emplace_back(h.hour * 3600, h.ratio);
+        g->hourly_held_idle.emplace_back(h.hour * 3600, h.held_idle_ratio);
+      }
     }
     for (GpuLine& g : report.gpus) g.utilization_histogram_minutes.assign(10, 0);
     Result<std::vector<store::DecileMinutes>> deciles = store::QueryUtilizationDeciles(db, first_hour, end_hour);
@@ -169,8 +172,16 @@ struct Builder {
     Result<std::optional<std::pair<int64_t, int64_t>>> span = store::QueryHourSpan(db, first_hour, end_hour);
     if (!span.ok()) return span.status();
     if (span.value()) {
-      report.data_since_t = std::max(request.since_t, span.value()->first * 3600);
-      report.data_until_t = std::min(request.until_t, (span.value()->second + 1) * 3600);
+      int64_t since = span.value()->first * 3600;
+      int64_t until = (span.value()->second + 1) * 3600;
+      // Within the first and last hour, to the minute where the 1-minute
+      // rollups still have it ("data from 16:59", not "16:00").
+      Result<std::optional<std::pair<int64_t, int64_t>>> first = store::QueryMinuteSpan(db, since / 60, since / 60 + 60);
+      if (first.ok() && first.value()) since = first.value()->first * 60;
+      Result<std::optional<std::pair<int64_t, int64_t>>> last = store::QueryMinuteSpan(db, until / 60 - 60, until / 60);
+      if (last.ok() && last.value()) until = (last.value()->second + 1) * 60;
+      report.data_since_t = std::max(request.since_t, since);
+      report.data_until_t = std::min(request.until_t, until);
     }
     return Status::OK();
   }

@@ -77,6 +77,8 @@ struct GpuLine {
   // Charts: mean utilization per hour (hour start, ratio); minutes per
   // utilization decile.
   std::vector<std::pair<int64_t, double>> hourly_utilization;
+  // The share of each hour a process held memory at 0 % SM (same hours).
+  std::vector<std::pair<int64_t, double>> hourly_held_idle;
   std::vector<int64_t> utilization_histogram_minutes;
 };
 

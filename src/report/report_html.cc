@@ -36,6 +36,11 @@ std::string Color(double ratio) {
   return fmt::format("#{:02x}{:02x}{:02x}", r, g, b);
 }
 
+// An hour in which a process held memory at 0 % SM for at least half the
+// time is held idle: orange, apart from the grey-blue of an empty GPU.
+constexpr double kHeldIdleShare = 0.5;
+constexpr const char* kHeldIdleColor = "#e8912d";
+
 std::string Heatmap(const Report& r) {
   int64_t first = r.since_t / 3600;
   int64_t last = (r.until_t + 3599) / 3600;
@@ -43,8 +48,9 @@ std::string Heatmap(const Report& r) {
   double cell = std::clamp(900.0 / static_cast<double>(hours), 1.0, 24.0);
   int row = 18;
   int left = 60;
-  double width = left + cell * static_cast<double>(hours) + 10;
-  int height = row * static_cast<int>(r.gpus.size()) + 30;
+  // Wide enough for the two time labels and the legend, however short the range.
+  double width = std::max(left + cell * static_cast<double>(hours) + 10, 560.0);
+  int height = row * static_cast<int>(r.gpus.size()) + 64;
   std::string svg = fmt::format(
       "<svg class=\"heatmap\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{}\" "
       "role=\"img\" aria-label=\"utilization per GPU and hour\">\n",
@@ -53,18 +59,39 @@ std::string Heatmap(const Report& r) {
     const GpuLine& g = r.gpus[i];
     int y = static_cast<int>(i) * row;
     svg += fmt::format("<text x=\"0\" y=\"{}\" font-size=\"12\">GPU {}</text>\n", y + 13, g.index);
-    for (const auto& [t, u] : g.hourly_utilization) {
+    for (size_t h = 0; h < g.hourly_utilization.size(); ++h) {
+      const auto& [t, u] = g.hourly_utilization[h];
+      double held = h < g.hourly_held_idle.size() ? g.hourly_held_idle[h].second : 0;
+      bool is_held_idle = held >= kHeldIdleShare;
       double x = left + cell * static_cast<double>(t / 3600 - first);
       svg += fmt::format(
-          "<rect x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"><title>GPU {} {}: {:.0f}%"
-          "</title></rect>\n",
-          x, y, std::max(cell - 0.5, 0.5), row - 2, Color(u), g.index, FormatTime(t), u * 100);
+          "<rect class=\"{}\" x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"><title>GPU {} {}: "
+          "{:.0f}%{}</title></rect>\n",
+          is_held_idle ? "held-idle" : "hour", x, y, std::max(cell - 0.5, 0.5), row - 2,
+          is_held_idle ? kHeldIdleColor : Color(u), g.index, FormatTime(t), u * 100,
+          is_held_idle ? fmt::format(", memory held at 0% SM {:.0f}% of the hour", held * 100) : "");
     }
   }
   int y = static_cast<int>(r.gpus.size()) * row + 16;
   svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\">{}</text>\n", left, y, Escape(FormatTime(r.since_t)));
   svg += fmt::format("<text x=\"{:.0f}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\">{}</text>\n", width - 10, y,
                      Escape(FormatTime(r.until_t)));
+  // The legend: the utilization scale, held idle, and no data.
+  int ly = y + 14;
+  svg += fmt::format("<g class=\"legend\" font-size=\"11\"><text x=\"0\" y=\"{}\">utilization</text>\n", ly + 10);
+  int lx = left;
+  for (int pct : {0, 25, 50, 75, 100}) {
+    svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"12\" fill=\"{}\"/><text x=\"{}\" y=\"{}\">{}%</text>\n",
+                       lx, ly, Color(pct / 100.0), lx + 17, ly + 10, pct);
+    lx += 52;
+  }
+  svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"12\" fill=\"{}\"/><text x=\"{}\" y=\"{}\">held "
+                     "idle</text>\n",
+                     lx, ly, kHeldIdleColor, lx + 17, ly + 10);
+  lx += 75;
+  svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"12\" fill=\"#ffffff\" stroke=\"#999999\"/>"
+                     "<text x=\"{}\" y=\"{}\">no data</text></g>\n",
+                     lx, ly, lx + 17, ly + 10);
   return svg + "</svg>\n";
 }
 

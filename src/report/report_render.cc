@@ -13,6 +13,13 @@ std::string Pct(const std::optional<double>& ratio) {
   return ratio ? fmt::format("{:.0f}%", *ratio * 100) : std::string("-");
 }
 
+// A span of GPU time: "12.5h", under an hour in minutes ("35m", "<1m"), "0".
+std::string Hours(double hours) {
+  if (hours >= 0.995) return fmt::format("{:.1f}h", hours);
+  if (hours * 60 >= 0.5) return fmt::format("{:.0f}m", hours * 60);
+  return hours > 0 ? "<1m" : "0";
+}
+
 std::string Cut(const std::string& s, size_t width) {
   return s.size() <= width ? s : s.substr(0, width - 3) + "...";
 }
@@ -54,28 +61,27 @@ std::string RenderText(const Report& r) {
     out += fmt::format("data from {} to {}\n", FormatTime(*r.data_since_t), FormatTime(*r.data_until_t));
   }
   out += fmt::format("\n{}\n\n", r.verdict);
-  out += fmt::format("{:<4}{:<24}{:>8}{:>7}{:>7}{:>8}{:>10}{:>10}{:>9}{:>10}{:>5}", "GPU", "NAME", "HOURS", "UTIL",
-                     "DUTY", "IDLE h", "UNKNOWN h", "HELD-IDLE", "ENERGY", "THROTTLE", "XID");
+  out += fmt::format("{:<4}{:<24}{:>8}{:>7}{:>7}{:>8}{:>10}{:>10}{:>9}{:>10}{:>5}", "GPU", "NAME", "TIME", "UTIL",
+                     "DUTY", "IDLE", "UNKNOWN", "HELD-IDLE", "ENERGY", "THROTTLE", "XID");
   bool has_backfill = r.backfill_hours > 0 || r.backfill_preemptions > 0;
-  if (has_backfill) out += fmt::format("{:>12}{:>9}", "BACKFILL h", "PREEMPT");
+  if (has_backfill) out += fmt::format("{:>12}{:>9}", "BACKFILL", "PREEMPT");
   if (r.has_costs) out += fmt::format("{:>14}", "IDLE COST");
   out += "\n";
   for (const GpuLine& g : r.gpus) {
-    out += fmt::format("{:<4}{:<24}{:>8.1f}{:>7}{:>7}{:>8.1f}{:>10.1f}{:>10.1f}{:>7.1f}kWh{:>9.1f}h{:>5}", g.index,
-                       Cut(g.name, 23), g.covered_hours, Pct(g.mean_utilization_ratio), Pct(g.duty_cycle_ratio),
-                       g.idle_hours, g.unknown_hours, g.held_idle_hours, g.energy_kwh,
-                       g.throttle_thermal_hours + g.throttle_power_hours + g.throttle_other_hours, g.xid_count);
-    if (has_backfill) out += fmt::format("{:>12.1f}{:>9}", g.backfill_hours, g.backfill_preemptions);
+    out += fmt::format("{:<4}{:<24}{:>8}{:>7}{:>7}{:>8}{:>10}{:>10}{:>6.1f}kWh{:>10}{:>5}", g.index,
+                       Cut(g.name, 23), Hours(g.covered_hours), Pct(g.mean_utilization_ratio), Pct(g.duty_cycle_ratio),
+                       Hours(g.idle_hours), Hours(g.unknown_hours), Hours(g.held_idle_hours), g.energy_kwh,
+                       Hours(g.throttle_thermal_hours + g.throttle_power_hours + g.throttle_other_hours), g.xid_count);
+    if (has_backfill) out += fmt::format("{:>12}{:>9}", Hours(g.backfill_hours), g.backfill_preemptions);
     if (r.has_costs) out += fmt::format("{:>14}", fmt::format("{} {:.2f}", r.currency, g.idle_cost));
     out += "\n";
   }
   if (has_backfill) {
-    out += fmt::format("{:<4}{:<24}{:>75}{:>12.1f}{:>9}\n", "all", "backfill, fleet-wide", "", r.backfill_hours,
+    out += fmt::format("{:<4}{:<24}{:>75}{:>12}{:>9}\n", "all", "backfill, fleet-wide", "", Hours(r.backfill_hours),
                        r.backfill_preemptions);
   }
   if (r.by != GroupBy::kGpu) {
-    out += fmt::format("\n{:<32}{:>12}{:>12}{:>14}", OwnerHeading(r.by),
-                       "GPU-h HELD", "GPU-h BUSY", "HELD-IDLE h");
+    out += fmt::format("\n{:<32}{:>12}{:>12}{:>14}", OwnerHeading(r.by), "GPU HELD", "GPU BUSY", "HELD-IDLE");
     bool is_allocation = IsAllocationGrouping(r.by);
     if (is_allocation) out += fmt::format("{:>11}{:>12}", "MEAN UTIL", "PEAK MEM");
     if (r.has_costs) out += fmt::format("{:>14}", "IDLE COST");
@@ -86,8 +92,8 @@ std::string RenderText(const Report& r) {
                                         : "(no GPU processes in this range)\n";
     }
     for (const OwnerLine& o : r.owners) {
-      out += fmt::format("{:<32}{:>12.1f}{:>12.1f}{:>14.1f}", Cut(o.owner, 31), o.gpu_hours_held, o.gpu_hours_busy,
-                         o.held_idle_hours);
+      out += fmt::format("{:<32}{:>12}{:>12}{:>14}", Cut(o.owner, 31), Hours(o.gpu_hours_held), Hours(o.gpu_hours_busy),
+                         Hours(o.held_idle_hours));
       if (is_allocation) {
         out += fmt::format("{:>11}{:>12}",
                            o.mean_utilization_ratio ? fmt::format("{:.0f} %", *o.mean_utilization_ratio * 100) : "-",
@@ -100,7 +106,7 @@ std::string RenderText(const Report& r) {
   if (!r.top_held_idle.empty()) {
     out += "\nProcesses that held GPU memory without computing the longest:\n";
     for (const store::HeldIdleSession& p : r.top_held_idle) {
-      out += fmt::format("  {:>5.1f} h  gpu {}  pid {:<8} {:<10} {:>6} MiB  {} .. {}  {}\n", HeldIdleHours(p),
+      out += fmt::format("  {:>6}  gpu {}  pid {:<8} {:<10} {:>6} MiB  {} .. {}  {}\n", Hours(HeldIdleHours(p)),
                          p.gpu_index, p.pid, Cut(p.user, 10), p.memory_max_mib, FormatTime(p.first_seen),
                          FormatTime(p.last_seen), Cut(p.command, 60));
     }

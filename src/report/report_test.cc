@@ -181,7 +181,7 @@ TEST_F(ReportTest, RenderingsCarryTheSameFigures) {
   EXPECT_EQ(csv.substr(0, csv.find('\n')).find("gpu,uuid,name,covered_hours"), 0u);
   EXPECT_NE(csv.find("1,GPU-1,Tesla T4,2."), std::string::npos) << csv;
   EXPECT_NE(csv.find(",0.500,1\n"), std::string::npos) << csv;  // GPU 1's backfill hours and preemptions.
-  EXPECT_NE(text.find("BACKFILL h"), std::string::npos) << text;
+  EXPECT_NE(text.find("BACKFILL"), std::string::npos) << text;
   EXPECT_NE(text.find("backfill, fleet-wide"), std::string::npos) << text;
   std::string json = RenderJson(r);
   EXPECT_NE(json.find("\"backfill_hours\": 0.5"), std::string::npos) << json;
@@ -193,6 +193,51 @@ TEST_F(ReportTest, RenderingsCarryTheSameFigures) {
   EXPECT_EQ(html.find("href="), std::string::npos);
   EXPECT_NE(html.find("idle cost EUR 1.00"), std::string::npos);
   EXPECT_NE(html.find("<th>Backfill h</th>"), std::string::npos);
+}
+
+// A short range reads in minutes, says where its data begins to the
+// minute, and the HTML heatmap tells held-idle hours from empty ones, with a
+// legend.
+TEST_F(ReportTest, ShortRangesReadInMinutesAndTheHeatmapHasALegend) {
+  ReportRequest request;
+  request.since_t = kT0 - 3 * 3600 + 17 * 60;  // Before the data began.
+  request.until_t = kT0 + 2 * 3600;
+  request.by = GroupBy::kGpu;
+  request.with_charts = true;
+  Result<Report> r = BuildReport(db_.get(), request);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_TRUE(r.value().data_since_t.has_value());
+  EXPECT_EQ(*r.value().data_since_t, kT0);  // Its first minute, not its hour.
+  std::string text = RenderText(r.value());
+  EXPECT_NE(text.find("data from " + FormatTime(kT0)), std::string::npos) << text;
+  EXPECT_NE(text.find("30m        1\n"), std::string::npos) << text;  // GPU 1's half hour of backfill.
+  // An agent that ran ten minutes: minutes, not "0.2".
+  store::StoreOptions o;
+  o.path = dir_.path() + "/ten.db";
+  {
+    std::unique_ptr<store::StoreWriter> w = std::move(store::StoreWriter::Open(o, &clock_, &logger_)).value();
+    for (int64_t t = kT0 + 1800; t < kT0 + 2400; ++t) ASSERT_TRUE(w->WriteNow(Fleet(t)).ok());
+    ASSERT_TRUE(w->FoldAll().ok());
+  }
+  std::unique_ptr<store::Db> ten_db = std::move(store::OpenForReading(o.path)).value();
+  request.since_t = kT0;
+  request.until_t = kT0 + 3600;
+  Result<Report> ten = BuildReport(ten_db.get(), request);
+  ASSERT_TRUE(ten.ok()) << ten.status().ToString();
+  std::string short_text = RenderText(ten.value());
+  EXPECT_NE(short_text.find("data from " + FormatTime(kT0 + 1800) + " to " + FormatTime(kT0 + 2400)),
+            std::string::npos) << short_text;
+  EXPECT_NE(short_text.find("Tesla T4                     10m"), std::string::npos) << short_text;
+  EXPECT_EQ(short_text.find("0.2h"), std::string::npos) << short_text;
+
+  std::string html = RenderHtml(Build());
+  // GPU 1's first hour: alice held 2 GiB at 0 % SM all of it.
+  EXPECT_NE(html.find("class=\"held-idle\""), std::string::npos) << html;
+  EXPECT_NE(html.find("memory held at 0% SM 100% of the hour"), std::string::npos);
+  EXPECT_NE(html.find("<g class=\"legend\""), std::string::npos);
+  for (const char* label : {">0%<", ">100%<", ">held idle<", ">no data<"}) {
+    EXPECT_NE(html.find(label), std::string::npos) << label;
+  }
 }
 
 TEST_F(ReportTest, AnEmptyRangeIsRefused) {

@@ -83,10 +83,11 @@ Result<std::vector<MigInstanceUse>> QueryMigInstanceUse(Db* db) {
 Result<std::vector<HourlyUtilization>> QueryHourlyUtilization(Db* db, int64_t first_hour, int64_t end_hour) {
   std::vector<HourlyUtilization> out;
   Status s = QueryRows(db,
-                        "SELECT gpu_id, hour, utilization_sum_permille_seconds * 1.0 / MAX(covered_seconds, 1) / 1000.0 "
+                        "SELECT gpu_id, hour, utilization_sum_permille_seconds * 1.0 / MAX(covered_seconds, 1) / 1000.0, "
+                        "held_idle_seconds * 1.0 / MAX(covered_seconds, 1) "
                         "FROM gpu_rollup_1h WHERE hour >= ? AND hour < ? ORDER BY gpu_id, hour",
                         {first_hour, end_hour},
-                        [&](const Stmt& r) { out.push_back({r.Int(0), r.Int(1), r.Double(2)}); });
+                        [&](const Stmt& r) { out.push_back({r.Int(0), r.Int(1), r.Double(2), r.Double(3)}); });
   if (!s.ok()) return s;
   return out;
 }
@@ -169,6 +170,16 @@ Result<std::vector<HeldIdleSession>> QueryTopHeldIdle(Db* db, int64_t first_hour
         out.push_back({r.Int(0), r.Text(1), r.Text(2), static_cast<int>(r.Int(3)), r.Int(4), r.Int(5), r.Int(6),
                        r.Int(7)});
       });
+  if (!s.ok()) return s;
+  return out;
+}
+
+Result<std::optional<std::pair<int64_t, int64_t>>> QueryMinuteSpan(Db* db, int64_t first_minute, int64_t end_minute) {
+  std::optional<std::pair<int64_t, int64_t>> out;
+  Status s = QueryRows(db, "SELECT MIN(minute), MAX(minute) FROM gpu_rollup_1m WHERE minute >= ? AND minute < ?",
+                        {first_minute, end_minute}, [&](const Stmt& r) {
+                          if (!r.IsNull(0)) out = std::make_pair(r.Int(0), r.Int(1));
+                        });
   if (!s.ok()) return s;
   return out;
 }

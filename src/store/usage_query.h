@@ -71,6 +71,7 @@ struct HourlyUtilization {
   int64_t gpu_id = 0;
   int64_t hour = 0;
   double ratio = 0;  // Mean over the hour's covered time, 0..1.
+  double held_idle_ratio = 0;  // Share of the covered time a process held memory at 0 % SM.
 };
 Result<std::vector<HourlyUtilization>> QueryHourlyUtilization(Db* db, int64_t first_hour, int64_t end_hour);
 
@@ -131,5 +132,10 @@ Result<std::vector<HeldIdleSession>> QueryTopHeldIdle(Db* db, int64_t first_hour
 
 // The first and last hour with samples in the range; empty when none.
 Result<std::optional<std::pair<int64_t, int64_t>>> QueryHourSpan(Db* db, int64_t first_hour, int64_t end_hour);
+
+// The first and last minute with samples in [first_minute, end_minute),
+// from the 1-minute rollups (kept for a shorter time than the hourly ones);
+// empty when none.
+Result<std::optional<std::pair<int64_t, int64_t>>> QueryMinuteSpan(Db* db, int64_t first_minute, int64_t end_minute);
 
 }  // namespace tarmac::store

@@ -28,8 +28,15 @@ setup() {
 @test "a usage error exits 2" {
   run tarmac status --no-such-flag
   [ "$status" -eq 2 ]
-  run tarmac
+  run tarmac stauts
   [ "$status" -eq 2 ]
+  [[ "$output" == *"did you mean 'status'?"* ]]
+}
+
+@test "bare tarmac is tarmac status" {
+  run tarmac
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"8 GPUs via nvml"* ]]
 }
 
 @test "an NVML client written by someone else sees the simulated fleet as tarmac does" {
@@ -76,8 +83,11 @@ setup() {
   run tarmac status --color never
   [ "$status" -eq 0 ]
   [[ "$output" == *"$pid"*"<- holds memory at 0% SM"* ]]
-  [[ "$output" == *"THROTTLED (sw_thermal_slowdown,hw_thermal_slowdown)"* ]]
+  [[ "$output" == *"THROTTLED (thermal)"* ]]
   [[ "$output" == *"PCIe x8 of x16"* ]]
+  for line in "${lines[@]}"; do [ "${#line}" -le 100 ]; done
+  run tarmac status --color never --wide
+  [[ "$output" == *"THROTTLED (sw_thermal_slowdown,hw_thermal_slowdown)"* ]]
   [[ "$output" == *"1 process holding memory without computing"* ]]
 }
 
