@@ -183,9 +183,11 @@ std::string RenderMigInstance(const fleet::GpuView& g, const fleet::MigInstance&
   if (holders > 0) notes.push_back(paint(kYellow, fmt::format("{} idle holder{}", holders, holders == 1 ? "" : "s")));
   std::string joined;
   for (const std::string& n : notes) joined += (joined.empty() ? "" : "  ") + n;
-  return fmt::format("  {} {:<9} gi {:<2} ci {:<2} {:<18}{:>5}  {}  {}", paint(kDim, "MIG"), mi.profile,
+  // The notes before the MIG UUID: on a narrow screen the UUID's tail is
+  // what is cut.
+  return fmt::format("  {} {:<9} gi {:<2} ci {:<2} {:<18}{:>5}  {}{}{}", paint(kDim, "MIG"), mi.profile,
                      mi.gpu_instance_id, mi.compute_instance_id, memory, Percent(mi.graphics_engine_active_ratio),
-                     paint(kDim, mi.uuid), joined);
+                     joined, joined.empty() ? "" : "  ", paint(kDim, mi.uuid));
 }
 
 }  // namespace

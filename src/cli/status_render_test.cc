@@ -117,9 +117,9 @@ TEST(StatusRenderTest, MigInstancesAreShownUnderTheirGpuWithTheirHolders) {
   g.mig_allocated_to["MIG-2"] = {"infer-0", "serve", "server"};
   std::string out = RenderStatus(f, RenderOptions{});
   EXPECT_NE(out.find("  25%  "), std::string::npos) << out;  // The GPU: its engine's activity (GPM).
-  EXPECT_NE(out.find("MIG 3g.40gb   gi 1  ci 0  2.0 / 40.0 GiB      60%  MIG-1  lease 7 (alice)"), std::string::npos)
+  EXPECT_NE(out.find("MIG 3g.40gb   gi 1  ci 0  2.0 / 40.0 GiB      60%  lease 7 (alice)  MIG-1"), std::string::npos)
       << out;
-  EXPECT_NE(out.find("MIG 1g.10gb   gi 2  ci 0  2.0 / 10.0 GiB       0%  MIG-2  idle  pod serve/infer-0  1 idle holder"),
+  EXPECT_NE(out.find("MIG 1g.10gb   gi 2  ci 0  2.0 / 10.0 GiB       0%  idle  pod serve/infer-0  1 idle holder  MIG-2"),
             std::string::npos)
       << out;
   size_t second = out.find("MIG 1g.10gb");

@@ -32,7 +32,22 @@ std::string RenderZombies(const nlohmann::json& answer) {
   std::string rule = fmt::format("at least {} at 0 % SM for {}", FormatBytes(policy.value("min_memory_bytes", int64_t{0})),
                                  FormatDuration(std::chrono::seconds(policy.value("idle_for_seconds", int64_t{0}))));
   const nlohmann::json& zombies = answer["zombies"];
-  if (zombies.empty()) return fmt::format("No zombies: no process holds {}.\n", rule);
+  if (zombies.empty()) {
+    // Say what was not looked at, so that "none" does not contradict a
+    // holder that `tarmac status` flags.
+    std::string left_out;
+    if (!policy.value("includes_system_users", false)) {
+      left_out += "; processes of root and of users under uid 1000 are not counted ([zombies] include_system_users)";
+    }
+    if (policy.contains("allowlist") && policy["allowlist"].is_array() && !policy["allowlist"].empty()) {
+      std::string names;
+      for (const nlohmann::json& n : policy["allowlist"]) {
+        if (n.is_string()) names += (names.empty() ? "" : ", ") + n.get<std::string>();
+      }
+      left_out += "; nor servers that hold memory by design (" + names + ")";
+    }
+    return fmt::format("No zombies: no process holds {}{}.\n", rule, left_out);
+  }
   std::string out = fmt::format("{:<4} {:>8}  {:<12} {:>10}  {:>9}  {:<16} {:<6} {}\n", "GPU", "PID", "USER", "MEMORY",
                                 "IDLE FOR", "PARENT", "LEASE", "COMMAND");
   for (const nlohmann::json& z : zombies) {

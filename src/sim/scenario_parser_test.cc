@@ -97,7 +97,7 @@ TEST(ScenarioParserTest, SyntaxErrorNamesFileAndLine) {
 
 TEST(ScenarioParserTest, UnknownKeyNamesFileLineAndKey) {
   std::string e = ErrorOf("[[gpu]]\nmodel = \"x\"\nmemroy = \"80GiB\"\n");
-  EXPECT_EQ(e, "lab.toml:3: key 'gpu[0].memroy': unknown key");
+  EXPECT_EQ(e, "lab.toml:3: key 'gpu[0].memroy': unknown key; did you mean 'memory'?");
 }
 
 TEST(ScenarioParserTest, WrongTypeNamesTheKey) {

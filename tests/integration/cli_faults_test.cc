@@ -82,8 +82,10 @@ TEST_F(SimWorldTest, LostGpuIsMarkedAndTheOthersStillRead) {
   EXPECT_EQ(text.exit_code, 0);
   EXPECT_NE(text.out.find("LOST"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("GPU is lost"), std::string::npos) << text.out;
-  EXPECT_NE(text.out.find("THROTTLED (sw_thermal_slowdown,hw_thermal_slowdown)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("THROTTLED (thermal)"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("PCIe x8 of x16"), std::string::npos) << text.out;
+  RunResult wide = Tarmac(Nvml({"status", "--color", "never", "--wide"}));
+  EXPECT_NE(wide.out.find("THROTTLED (sw_thermal_slowdown,hw_thermal_slowdown)"), std::string::npos) << wide.out;
   RunResult query = Tarmac(Nvml({"query", "--query-gpu=index,memory.used", "--format=csv,noheader"}));
   EXPECT_EQ(query.exit_code, 0);
   EXPECT_NE(query.out.find("1, [GPU is lost]"), std::string::npos) << query.out;

@@ -96,11 +96,7 @@ NVML_EXPORT Return nvmlDeviceGetInforomVersion(nvmlDevice_st* device, int object
 }
 
 NVML_EXPORT Return nvmlDeviceGetInforomConfigurationChecksum(nvmlDevice_st* device, unsigned* checksum) {
-  Dev d = Open(device);
-  if (d.r != kSuccess) return d.r;
-  if (checksum == nullptr) return kErrorInvalidArgument;
-  *checksum = 0x2c5a0000u + static_cast<unsigned>(d.index);
-  return kSuccess;
+  return AnswerOne(device, checksum, [](const Dev& d) { return 0x2c5a0000u + static_cast<unsigned>(d.index); });
 }
 
 NVML_EXPORT Return nvmlDeviceValidateInforom(nvmlDevice_st* device) {
@@ -110,19 +106,11 @@ NVML_EXPORT Return nvmlDeviceValidateInforom(nvmlDevice_st* device) {
 
 // One GPU a board, each its own id (its PCI bus number, as drivers derive it).
 NVML_EXPORT Return nvmlDeviceGetBoardId(nvmlDevice_st* device, unsigned* board_id) {
-  Dev d = Open(device);
-  if (d.r != kSuccess) return d.r;
-  if (board_id == nullptr) return kErrorInvalidArgument;
-  *board_id = static_cast<unsigned>(d.spec->pci_bus) << 8;
-  return kSuccess;
+  return AnswerOne(device, board_id, [](const Dev& d) { return static_cast<unsigned>(d.spec->pci_bus) << 8; });
 }
 
 NVML_EXPORT Return nvmlDeviceGetMultiGpuBoard(nvmlDevice_st* device, unsigned* multi_gpu) {
-  Dev d = Open(device);
-  if (d.r != kSuccess) return d.r;
-  if (multi_gpu == nullptr) return kErrorInvalidArgument;
-  *multi_gpu = 0;
-  return kSuccess;
+  return AnswerOne(device, multi_gpu, [](const Dev&) { return 0u; });
 }
 
 NVML_EXPORT Return nvmlDeviceOnSameBoard(nvmlDevice_st* a, nvmlDevice_st* b, int* same) {
@@ -196,19 +184,11 @@ NVML_EXPORT Return nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_st* device,
 
 // Accounting is on: the processes on the GPU now, with their use.
 NVML_EXPORT Return nvmlDeviceGetAccountingMode(nvmlDevice_st* device, int* mode) {
-  Dev d = Open(device);
-  if (d.r != kSuccess) return d.r;
-  if (mode == nullptr) return kErrorInvalidArgument;
-  *mode = 1;  // NVML_FEATURE_ENABLED
-  return kSuccess;
+  return AnswerOne(device, mode, [](const Dev&) { return 1; });  // NVML_FEATURE_ENABLED
 }
 
 NVML_EXPORT Return nvmlDeviceGetAccountingBufferSize(nvmlDevice_st* device, unsigned* size) {
-  Dev d = Open(device);
-  if (d.r != kSuccess) return d.r;
-  if (size == nullptr) return kErrorInvalidArgument;
-  *size = 4000;
-  return kSuccess;
+  return AnswerOne(device, size, [](const Dev&) { return 4000u; });
 }
 
 NVML_EXPORT Return nvmlDeviceGetAccountingPids(nvmlDevice_st* device, unsigned* count, unsigned* pids) {

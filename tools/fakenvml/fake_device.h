@@ -77,6 +77,17 @@ inline Return CopyString(const std::string& value, char* out, unsigned length) {
 
 inline bool Unsupported(const Dev& d, const char* field) { return !d.spec->Supports(field); }
 
+// The usual call of one value: the handle checked, the pointer checked,
+// then *out = value(the device's view).
+template <typename T, typename F>
+Return AnswerOne(nvmlDevice_st* device, T* out, F value) {
+  Dev d = Open(device);
+  if (d.r != kSuccess) return d.r;
+  if (out == nullptr) return kErrorInvalidArgument;
+  *out = static_cast<T>(value(d));
+  return kSuccess;
+}
+
 // The video engine's clock follows the SM clock, at about 0.9 of it (an
 // H100 SXM: 1755 MHz at its 1980 MHz SM maximum).
 inline int VideoClockMhz(const sim::GpuSpec& spec, int sm_clock_mhz) {

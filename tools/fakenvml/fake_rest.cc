@@ -277,28 +277,16 @@ NVML_EXPORT Return nvmlDeviceGetPowerManagementLimitConstraints(nvmlDevice_st* d
 }
 
 NVML_EXPORT Return nvmlDeviceGetPowerManagementMode(nvmlDevice_st* device, int* mode) {
-  Dev d = Open(device);
-  if (d.r != kSuccess) return d.r;
-  if (mode == nullptr) return kErrorInvalidArgument;
-  *mode = 1;
-  return kSuccess;
+  return AnswerOne(device, mode, [](const Dev&) { return 1; });
 }
 
 NVML_EXPORT Return nvmlDeviceGetBusType(nvmlDevice_st* device, int* type) {
-  Dev d = Open(device);
-  if (d.r != kSuccess) return d.r;
-  if (type == nullptr) return kErrorInvalidArgument;
-  *type = 2;  // NVML_BUS_TYPE_PCIE
-  return kSuccess;
+  return AnswerOne(device, type, [](const Dev&) { return 2; });  // NVML_BUS_TYPE_PCIE
 }
 
 // nvmlPcieLinkMaxSpeed: 1 2.5 GT/s (gen 1) ... 5 32 GT/s (gen 5).
 NVML_EXPORT Return nvmlDeviceGetPcieLinkMaxSpeed(nvmlDevice_st* device, unsigned* speed) {
-  Dev d = Open(device);
-  if (d.r != kSuccess) return d.r;
-  if (speed == nullptr) return kErrorInvalidArgument;
-  *speed = static_cast<unsigned>(d.spec->pcie_generation);
-  return kSuccess;
+  return AnswerOne(device, speed, [](const Dev& d) { return static_cast<unsigned>(d.spec->pcie_generation); });
 }
 
 // The link's speed now, in Mbps per lane (32000 at gen 5).
@@ -313,19 +301,11 @@ NVML_EXPORT Return nvmlDeviceGetPcieSpeed(nvmlDevice_st* device, unsigned* mbps)
 }
 
 NVML_EXPORT Return nvmlDeviceGetMemoryBusWidth(nvmlDevice_st* device, unsigned* bits) {
-  Dev d = Open(device);
-  if (d.r != kSuccess) return d.r;
-  if (bits == nullptr) return kErrorInvalidArgument;
-  *bits = 5120;  // HBM2e and HBM3: five 1024-bit stacks
-  return kSuccess;
+  return AnswerOne(device, bits, [](const Dev&) { return 5120; });  // HBM2e and HBM3: five 1024-bit stacks
 }
 
 NVML_EXPORT Return nvmlDeviceGetNumGpuCores(nvmlDevice_st* device, unsigned* cores) {
-  Dev d = Open(device);
-  if (d.r != kSuccess) return d.r;
-  if (cores == nullptr) return kErrorInvalidArgument;
-  *cores = IsHopper(*d.spec) ? 16896 : 6912;
-  return kSuccess;
+  return AnswerOne(device, cores, [](const Dev& d) { return IsHopper(*d.spec) ? 16896 : 6912; });
 }
 
 NVML_EXPORT Return nvmlDeviceGetNvLinkVersion(nvmlDevice_st* device, unsigned link, unsigned* version) {
