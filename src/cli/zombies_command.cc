@@ -36,7 +36,7 @@ std::string RenderZombies(const nlohmann::json& answer) {
     // Say what was not looked at, so that "none" does not contradict a
     // holder that `tarmac status` flags.
     std::string left_out;
-    if (!policy.value("includes_system_users", false)) {
+    if (policy.value("includes_system_users", true) == false) {
       left_out += "; processes of root and of users under uid 1000 are not counted ([zombies] include_system_users)";
     }
     if (policy.contains("allowlist") && policy["allowlist"].is_array() && !policy["allowlist"].empty()) {

@@ -30,6 +30,15 @@ TEST(ZombiesCommandTest, ATableWithTheEvidenceAndTheRule) {
 TEST(ZombiesCommandTest, NoneSaysWhatWasLookedFor) {
   EXPECT_EQ(RenderZombies(Answer(nlohmann::json::array())),
             "No zombies: no process holds at least 1.0 GiB at 0 % SM for 30m 00s.\n");
+  // What it left out is said, so that "none" does not contradict a holder
+  // `tarmac status` flags.
+  nlohmann::json answer = Answer(nlohmann::json::array());
+  answer["policy"]["includes_system_users"] = false;
+  answer["policy"]["allowlist"] = {"Xorg", "ollama"};
+  EXPECT_EQ(RenderZombies(answer),
+            "No zombies: no process holds at least 1.0 GiB at 0 % SM for 30m 00s; processes of root and of users "
+            "under uid 1000 are not counted ([zombies] include_system_users); nor servers that hold memory by "
+            "design (Xorg, ollama).\n");
 }
 
 }  // namespace
