@@ -8,6 +8,7 @@
 
 #include "cli/agent_command.h"
 #include "cli/backfill_command.h"
+#include "cli/completion.h"
 #include "cli/doctor_command.h"
 #include "cli/help_format.h"
 #include "cli/history_command.h"
@@ -33,7 +34,8 @@ namespace {
 // Every top-level command, for NamedCommand.
 constexpr const char* kCommands[] = {"status",  "query",   "pick",  "agent",   "config", "history", "report",
                                      "export",  "store",   "zombies", "run",   "shell",  "reserve", "extend",
-                                     "release", "leases",  "queue", "events",  "doctor", "backfill", "slurm"};
+                                     "release", "leases",  "queue", "events",  "doctor", "backfill", "slurm",
+                                     "completion"};
 
 bool IsKnownCommand(const std::string& name) {
   for (const char* c : kCommands) {
@@ -92,7 +94,8 @@ int main(int argc, char** argv) {
   // does not exist, whose error lists them).
   const std::string named = NamedCommand(argc, argv);
   auto wants = [&named](std::initializer_list<const char*> names) {
-    if (named.empty() || !IsKnownCommand(named)) return true;
+    // Completion scripts name every command.
+    if (named.empty() || !IsKnownCommand(named) || named == "completion") return true;
     for (const char* n : names) {
       if (named == n) return true;
     }
@@ -136,6 +139,8 @@ int main(int argc, char** argv) {
   SlurmOptions slurm;
   std::map<std::string, CLI::App*> slurm_cmds;
   if (wants({"slurm"})) slurm_cmds = AddSlurmCommand(&app, &slurm, &global);
+  std::string completion_shell;
+  CLI::App* completion_cmd = wants({"completion"}) ? AddCompletionCommand(&app, &completion_shell) : nullptr;
   // The exit codes under tarmac --help only (a footer set before the
   // commands are added is copied into each one's help).
   app.footer(std::string(kExitCodesHelp) +
@@ -180,6 +185,10 @@ int main(int argc, char** argv) {
   tarmac::Logger logger;
   tarmac::Clock* clock = tarmac::RealClock();
   auto parsed = [](const CLI::App* cmd) { return cmd != nullptr && cmd->parsed(); };
+  if (parsed(completion_cmd)) {
+    std::fputs(CompletionScript(app, completion_shell).c_str(), stdout);
+    return kExitOk;
+  }
   if (parsed(status_cmd)) return RunStatus(global, status, clock, &logger);
   if (parsed(query_cmd)) return RunQuery(global, query, clock, &logger);
   if (parsed(pick_cmd)) return RunPick(global, pick, clock, &logger);

@@ -33,6 +33,22 @@ setup() {
   [[ "$output" == *"did you mean 'status'?"* ]]
 }
 
+@test "shell completion names commands, subcommands, options and choices" {
+  source <(tarmac completion bash)
+  complete_words() { COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _tarmac; echo "${COMPREPLY[*]}"; }
+  [ "$(complete_words tarmac sta)" = "status" ]
+  [ "$(complete_words tarmac run --max)" = "--max-time" ]
+  [ "$(complete_words tarmac backfill su)" = "submit" ]
+  [ "$(complete_words tarmac status --color a)" = "auto always" ]
+  [ "$(complete_words tarmac run -- ls)" = "" ]  # The command's own words are not tarmac's.
+  run tarmac completion zsh
+  [[ "$output" == "#compdef tarmac"* ]]
+  run tarmac completion fish
+  [[ "$output" == *"complete -c tarmac -n '__fish_seen_subcommand_from run' -l max-time"* ]]
+  run tarmac completion tcsh
+  [ "$status" -eq 2 ]
+}
+
 @test "bare tarmac is tarmac status" {
   run tarmac
   [ "$status" -eq 0 ]
