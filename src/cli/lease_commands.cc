@@ -234,7 +234,7 @@ int RunLeaseCommands(const GlobalOptions& global, const LeaseCommands& c, Clock*
     }
     Print(rows.empty() ? (kinds.empty() && since_unix == 0 ? "No lease events yet.\n" : "No events match.\n")
                        : RenderTable({{"SEQ", true}, {"TIME"}, {"LEASE", true}, {"EVENT"}, {"USER"}, {"BY"}, {"DETAIL"}},
-                                     rows));
+                                     rows, 100));
     return kExitOk;
   }
   return -1;

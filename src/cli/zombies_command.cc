@@ -5,6 +5,7 @@
 
 #include <cstdio>
 
+#include "common/text_wrap.h"
 #include "common/units.h"
 #include "cli/lease_exit.h"
 #include "client/agent_client.h"
@@ -46,7 +47,7 @@ std::string RenderZombies(const nlohmann::json& answer) {
       }
       left_out += "; nor servers that hold memory by design (" + names + ")";
     }
-    return fmt::format("No zombies: no process holds {}{}.\n", rule, left_out);
+    return WrapText(fmt::format("No zombies: no process holds {}{}.", rule, left_out), 100, 0, 2) + "\n";
   }
   std::string out = fmt::format("{:<4} {:>8}  {:<12} {:>10}  {:>9}  {:<16} {:<6} {}\n", "GPU", "PID", "USER", "MEMORY",
                                 "IDLE FOR", "PARENT", "LEASE", "COMMAND");

@@ -36,9 +36,9 @@ TEST(ZombiesCommandTest, NoneSaysWhatWasLookedFor) {
   answer["policy"]["includes_system_users"] = false;
   answer["policy"]["allowlist"] = {"Xorg", "ollama"};
   EXPECT_EQ(RenderZombies(answer),
-            "No zombies: no process holds at least 1.0 GiB at 0 % SM for 30m 00s; processes of root and of users "
-            "under uid 1000 are not counted ([zombies] include_system_users); nor servers that hold memory by "
-            "design (Xorg, ollama).\n");
+            "No zombies: no process holds at least 1.0 GiB at 0 % SM for 30m 00s; processes of root and of users\n"
+            "  under uid 1000 are not counted ([zombies] include_system_users); nor servers that hold memory by\n"
+            "  design (Xorg, ollama).\n");
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include "common/text_wrap.h"
 #include "doctor/doctor_render.h"
 
 #include <fmt/format.h>
@@ -21,28 +22,6 @@ std::string Paint(bool use_color, Severity s, const std::string& text) {
   return code + text + "\033[0m";
 }
 
-// `text` with every line after the first indented by `indent`.
-std::string Indent(const std::string& text, const std::string& indent) {
-  std::string out;
-  for (char c : text) {
-    out += c;
-    if (c == '\n') out += indent;
-  }
-  while (!out.empty() && (out.back() == ' ' || out.back() == '\n')) out.pop_back();
-  // No line of spaces alone.
-  std::string clean;
-  size_t start = 0;
-  while (start <= out.size()) {
-    size_t end = out.find('\n', start);
-    std::string line = out.substr(start, end == std::string::npos ? std::string::npos : end - start);
-    if (line.find_first_not_of(' ') == std::string::npos) line.clear();
-    clean += line;
-    if (end == std::string::npos) break;
-    clean += '\n';
-    start = end + 1;
-  }
-  return clean;
-}
 
 }  // namespace
 
@@ -68,10 +47,15 @@ std::string RenderText(const DoctorResult& r, bool use_color) {
     for (const Finding& f : r.findings) {
       if (f.question != q) continue;
       out += fmt::format("  {} {}\n", Paint(use_color, f.severity, fmt::format("{:<8}", Upper(SeverityName(f.severity)))),
-                         f.summary);
-      if (!f.evidence.empty()) out += fmt::format("           evidence: {}\n", Indent(f.evidence, "             "));
-      out += fmt::format("           meaning:  {}\n", f.meaning);
-      out += fmt::format("           next:     {}\n", f.action);
+                         WrapText(f.summary, 100, 11, 11));
+      // Fitted to 100 columns, continuation lines under the text.
+      constexpr size_t kWidth = 100;
+      constexpr size_t kTextColumn = 21;  // After "           evidence: ".
+      if (!f.evidence.empty()) {
+        out += fmt::format("           evidence: {}\n", WrapText(f.evidence, kWidth, kTextColumn, kTextColumn));
+      }
+      out += fmt::format("           meaning:  {}\n", WrapText(f.meaning, kWidth, kTextColumn, kTextColumn));
+      out += fmt::format("           next:     {}\n", WrapText(f.action, kWidth, kTextColumn, kTextColumn));
     }
     std::vector<std::string> passed;
     for (const CheckInfo& c : AllChecks()) {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "report/report_render.h"
+#include "common/text_wrap.h"
 
 #include <fmt/format.h>
 
@@ -60,16 +61,16 @@ std::string RenderText(const Report& r) {
   if (r.data_since_t && r.data_until_t) {
     out += fmt::format("data from {} to {}\n", FormatTime(*r.data_since_t), FormatTime(*r.data_until_t));
   }
-  out += fmt::format("\n{}\n\n", r.verdict);
-  out += fmt::format("{:<4}{:<24}{:>8}{:>7}{:>7}{:>8}{:>10}{:>10}{:>9}{:>10}{:>5}", "GPU", "NAME", "TIME", "UTIL",
+  out += fmt::format("\n{}\n\n", WrapText(r.verdict, 100, 0, 0));
+  out += fmt::format("{:<4}{:<22}{:>8}{:>7}{:>7}{:>8}{:>10}{:>10}{:>9}{:>10}{:>5}", "GPU", "NAME", "TIME", "UTIL",
                      "DUTY", "IDLE", "UNKNOWN", "HELD-IDLE", "ENERGY", "THROTTLE", "XID");
   bool has_backfill = r.backfill_hours > 0 || r.backfill_preemptions > 0;
   if (has_backfill) out += fmt::format("{:>12}{:>9}", "BACKFILL", "PREEMPT");
   if (r.has_costs) out += fmt::format("{:>14}", "IDLE COST");
   out += "\n";
   for (const GpuLine& g : r.gpus) {
-    out += fmt::format("{:<4}{:<24}{:>8}{:>7}{:>7}{:>8}{:>10}{:>10}{:>6.1f}kWh{:>10}{:>5}", g.index,
-                       Cut(g.name, 23), Hours(g.covered_hours), Pct(g.mean_utilization_ratio), Pct(g.duty_cycle_ratio),
+    out += fmt::format("{:<4}{:<22}{:>8}{:>7}{:>7}{:>8}{:>10}{:>10}{:>6.1f}kWh{:>10}{:>5}", g.index,
+                       Cut(g.name, 21), Hours(g.covered_hours), Pct(g.mean_utilization_ratio), Pct(g.duty_cycle_ratio),
                        Hours(g.idle_hours), Hours(g.unknown_hours), Hours(g.held_idle_hours), g.energy_kwh,
                        Hours(g.throttle_thermal_hours + g.throttle_power_hours + g.throttle_other_hours), g.xid_count);
     if (has_backfill) out += fmt::format("{:>12}{:>9}", Hours(g.backfill_hours), g.backfill_preemptions);
@@ -77,7 +78,7 @@ std::string RenderText(const Report& r) {
     out += "\n";
   }
   if (has_backfill) {
-    out += fmt::format("{:<4}{:<24}{:>75}{:>12}{:>9}\n", "all", "backfill, fleet-wide", "", Hours(r.backfill_hours),
+    out += fmt::format("{:<4}{:<22}{:>75}{:>12}{:>9}\n", "all", "backfill, fleet-wide", "", Hours(r.backfill_hours),
                        r.backfill_preemptions);
   }
   if (r.by != GroupBy::kGpu) {
@@ -106,9 +107,14 @@ std::string RenderText(const Report& r) {
   if (!r.top_held_idle.empty()) {
     out += "\nProcesses that held GPU memory without computing the longest:\n";
     for (const store::HeldIdleSession& p : r.top_held_idle) {
-      out += fmt::format("  {:>6}  gpu {}  pid {:<8} {:<10} {:>6} MiB  {} .. {}  {}\n", Hours(HeldIdleHours(p)),
-                         p.gpu_index, p.pid, Cut(p.user, 10), p.memory_max_mib, FormatTime(p.first_seen),
-                         FormatTime(p.last_seen), Cut(p.command, 60));
+      // The end as a time of day when it is the same day.
+      std::string first = FormatTime(p.first_seen);
+      std::string last = FormatTime(p.last_seen);
+      if (last.substr(0, 10) == first.substr(0, 10)) last = last.substr(11, 5);
+      std::string line = fmt::format("  {:>6}  gpu {}  pid {:<8} {:<10} {:>6} MiB  {} .. {}  ", Hours(HeldIdleHours(p)),
+                                     p.gpu_index, p.pid, Cut(p.user, 10), p.memory_max_mib, first, last);
+      // The command in what is left of 100 columns.
+      out += line + Cut(p.command, line.size() + 12 < 100 ? 100 - line.size() : 12) + "\n";
     }
   }
   return out;

@@ -13,6 +13,10 @@ teardown() {
   # start_load runs in command substitutions (subshells), so PIDs are kept
   # in a file, not an array.
   if [[ -f "$WORLD/pids" ]]; then
+    # SIGTERM first, so that a demo left running by a failed test ends what
+    # it started; then SIGKILL what is left.
+    while read -r pid; do kill "$pid" 2>/dev/null || true; done < "$WORLD/pids"
+    sleep 0.5
     while read -r pid; do kill -9 "$pid" 2>/dev/null || true; done < "$WORLD/pids"
   fi
   rm -rf "$WORLD"

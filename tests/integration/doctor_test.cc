@@ -10,6 +10,7 @@
 #include <sys/inotify.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -429,7 +430,12 @@ TEST_F(DoctorTest, TheAgentRunsTheChecksOnAScheduleAsEventsMetricsAndHealth) {
   std::istringstream lines(only.out);
   std::string line;
   std::getline(lines, line);  // The header.
-  while (std::getline(lines, line)) EXPECT_NE(line.find("doctor_finding"), std::string::npos) << line;
+  while (std::getline(lines, line)) {
+    size_t columns = std::count_if(line.begin(), line.end(), [](char c) { return (c & 0xc0) != 0x80; });
+    EXPECT_LE(columns, 100u) << line;
+    // An event's line, or its detail carried onto the next (indented).
+    EXPECT_TRUE(line.find("doctor_finding") != std::string::npos || line.rfind("          ", 0) == 0) << line;
+  }
   RunResult none = Tarmac({"events", "--kind", "doctor_finding", "--since", "@4102444800", "--socket", Socket()});
   EXPECT_EQ(none.out, "No events match.\n") << none.out;
   RunResult bad = Tarmac({"events", "--since", "yesterday-ish", "--socket", Socket()});

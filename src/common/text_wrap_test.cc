@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "common/text_wrap.h"
+
+#include <gtest/gtest.h>
+
+namespace tarmac {
+namespace {
+
+TEST(TextWrapTest, WordsCarryOverAndContinuationLinesAreIndented) {
+  EXPECT_EQ(WrapText("check airflow, fan speeds and the inlet", 20, 6, 4),
+            "check airflow,\n    fan speeds and\n    the inlet");
+  EXPECT_EQ(WrapText("short", 20, 0, 2), "short");
+  EXPECT_EQ(WrapText("a\nb c", 20, 0, 2), "a\n  b c");
+  // A word longer than a line is cut at the line's end.
+  EXPECT_EQ(WrapText("ab averyveryverylongword x", 12, 0, 2), "ab averyvery\n  verylongwo\n  rd x");
+  EXPECT_EQ(WrapText("abcdefgh", 4, 0, 2), "abcd\n  ef\n  gh");  // Even when a line holds little.
+  EXPECT_EQ(WrapText("°C °C °C", 6, 0, 0), "°C °C\n°C");  // Columns, not bytes.
+  EXPECT_EQ(WrapText("a long line", 0, 0, 2), "a long line");  // No width: no wrapping.
+  EXPECT_EQ(WrapText("a\n\nb", 20, 0, 2), "a\n\n  b");        // No line of spaces alone.
+}
+
+}  // namespace
+}  // namespace tarmac
