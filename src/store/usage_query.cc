@@ -174,24 +174,27 @@ Result<std::vector<HeldIdleSession>> QueryTopHeldIdle(Db* db, int64_t first_hour
   return out;
 }
 
-Result<std::optional<std::pair<int64_t, int64_t>>> QueryMinuteSpan(Db* db, int64_t first_minute, int64_t end_minute) {
+namespace {
+
+// The first and last value of `sql`'s MIN and MAX over [first, end).
+Result<std::optional<std::pair<int64_t, int64_t>>> Span(Db* db, const char* sql, int64_t first, int64_t end) {
   std::optional<std::pair<int64_t, int64_t>> out;
-  Status s = QueryRows(db, "SELECT MIN(minute), MAX(minute) FROM gpu_rollup_1m WHERE minute >= ? AND minute < ?",
-                        {first_minute, end_minute}, [&](const Stmt& r) {
-                          if (!r.IsNull(0)) out = std::make_pair(r.Int(0), r.Int(1));
-                        });
+  Status s = QueryRows(db, sql, {first, end}, [&](const Stmt& r) {
+    if (!r.IsNull(0)) out = std::make_pair(r.Int(0), r.Int(1));
+  });
   if (!s.ok()) return s;
   return out;
 }
 
+}  // namespace
+
+Result<std::optional<std::pair<int64_t, int64_t>>> QueryMinuteSpan(Db* db, int64_t first_minute, int64_t end_minute) {
+  return Span(db, "SELECT MIN(minute), MAX(minute) FROM gpu_rollup_1m WHERE minute >= ? AND minute < ?", first_minute,
+              end_minute);
+}
+
 Result<std::optional<std::pair<int64_t, int64_t>>> QueryHourSpan(Db* db, int64_t first_hour, int64_t end_hour) {
-  std::optional<std::pair<int64_t, int64_t>> out;
-  Status s = QueryRows(db, "SELECT MIN(hour), MAX(hour) FROM gpu_rollup_1h WHERE hour >= ? AND hour < ?",
-                        {first_hour, end_hour}, [&](const Stmt& r) {
-                          if (!r.IsNull(0)) out = std::make_pair(r.Int(0), r.Int(1));
-                        });
-  if (!s.ok()) return s;
-  return out;
+  return Span(db, "SELECT MIN(hour), MAX(hour) FROM gpu_rollup_1h WHERE hour >= ? AND hour < ?", first_hour, end_hour);
 }
 
 }  // namespace tarmac::store
