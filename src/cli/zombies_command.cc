@@ -55,11 +55,16 @@ std::string RenderZombies(const nlohmann::json& answer) {
     std::string parent = z.value("is_orphaned", false) ? "gone (orphan)"
                                                       : fmt::format("{} (alive)", z.value("parent_pid", int64_t{0}));
     std::string lease = z["lease"].is_null() ? "none" : std::to_string(z["lease"].get<int64_t>());
-    out += fmt::format("{:<4} {:>8}  {:<12} {:>10}  {:>9}  {:<16} {:<6} {}\n", z.value("gpu", 0),
-                       z.value("pid", int64_t{0}), z.value("user", std::string("?")),
-                       FormatBytes(z.value("memory_bytes", int64_t{0})),
-                       FormatDuration(std::chrono::seconds(z.value("idle_for_seconds", int64_t{0}))), parent, lease,
-                       z.value("command", std::string()).substr(0, 60));
+    std::string head = fmt::format("{:<4} {:>8}  {:<12} {:>10}  {:>9}  {:<16} {:<6} ", z.value("gpu", 0),
+                                   z.value("pid", int64_t{0}), z.value("user", std::string("?")),
+                                   FormatBytes(z.value("memory_bytes", int64_t{0})),
+                                   FormatDuration(std::chrono::seconds(z.value("idle_for_seconds", int64_t{0}))),
+                                   parent, lease);
+    // The command in what is left of 100 columns.
+    std::string command = z.value("command", std::string());
+    size_t room = head.size() + 12 < 100 ? 100 - head.size() : 12;
+    if (command.size() > room) command = command.substr(0, room - 3) + "...";
+    out += head + command + "\n";
   }
   out += fmt::format("{} zombie{}: processes holding {}.\n", zombies.size(), zombies.size() == 1 ? "" : "s", rule);
   return out;

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 namespace tarmac::cli {
 namespace {
 
@@ -25,6 +27,17 @@ TEST(ZombiesCommandTest, ATableWithTheEvidenceAndTheRule) {
   text = RenderZombies(Answer(nlohmann::json::array({z, z})));
   EXPECT_NE(text.find("4000 (alive)     17"), std::string::npos) << text;
   EXPECT_NE(text.find("2 zombies:"), std::string::npos) << text;
+}
+
+// A long command is cut so that every line fits 100 columns.
+TEST(ZombiesCommandTest, EveryLineFitsAHundredColumns) {
+  nlohmann::json z = {{"gpu", 3},          {"pid", 13959},          {"user", "root"},
+                      {"memory_bytes", int64_t{20} << 30}, {"idle_for_seconds", 38}, {"parent_pid", 13947},
+                      {"is_orphaned", false}, {"lease", nullptr},    {"command", std::string(200, 'x')}};
+  std::string text = RenderZombies(Answer(nlohmann::json::array({z})));
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 100u) << line;
+  EXPECT_NE(text.find("xxx..."), std::string::npos) << text;
 }
 
 TEST(ZombiesCommandTest, NoneSaysWhatWasLookedFor) {
