@@ -12,12 +12,12 @@
 namespace tarmac::leases {
 namespace {
 
-// What other work uses a device, in words; empty when none does.
-std::string UsedBy(Holder holder, bool has_foreign, bool is_busy) {
+// What other work uses a device, in words; null when none does.
+const char* UsedBy(Holder holder, bool has_foreign, bool is_busy) {
   if (holder == Holder::kOther) return "another lease holds it";
   if (has_foreign) return "a process outside any lease runs on it";
   if (is_busy) return "its SM is busy";
-  return "";
+  return nullptr;
 }
 
 }  // namespace
@@ -43,45 +43,56 @@ int BackfillGate::MinutesToWindow(int minute_of_day) const {
   return best;
 }
 
-bool BackfillGate::Accepts(const std::string& uuid, const std::string& used_by, const fleet::GpuSample& gpu,
-                           TimePoint now, int minute_of_day) {
+bool BackfillGate::Accepts(const std::string& uuid, const char* used_by, const fleet::GpuSample& gpu, TimePoint now,
+                           int minute_of_day) {
   using std::chrono::duration_cast;
   using std::chrono::milliseconds;
   bool is_in_window = policy_.windows.empty() || std::any_of(windows_.begin(), windows_.end(),
                                                       [&](const TimeWindow& w) { return w.Contains(minute_of_day); });
   auto [it, is_new] = last_used_.emplace(uuid, now);
-  if (!used_by.empty()) it->second = now;
+  if (used_by != nullptr) it->second = now;
   (void)is_new;
   milliseconds idle = duration_cast<milliseconds>(now - it->second);
   bool is_idle_long_enough = idle >= policy_.idle_for;
   bool is_cool = policy_.max_temperature_celsius <= 0 ||
                  gpu.temperature_celsius.value_or(0) < static_cast<double>(policy_.max_temperature_celsius);
   bool is_under_power = policy_.max_power_watts <= 0 || gpu.power_milliwatts.value_or(0) < policy_.max_power_watts * 1000;
-  GateVerdict v;
+  GateVerdict& v = verdicts_[uuid];
+  v = GateVerdict{};
   v.accepts = is_in_window && is_idle_long_enough && is_cool && is_under_power;
-  if (!used_by.empty()) {
-    v.why = "in use: " + used_by;
-  } else if (!is_cool) {
-    v.why = fmt::format("at {:.0f} °C, over [backfill] max_temperature {} °C", gpu.temperature_celsius.value_or(0),
-                        policy_.max_temperature_celsius);
-  } else if (!is_under_power) {
-    v.why = fmt::format("drawing {:.0f} W, over [backfill] max_power {} W",
-                        static_cast<double>(gpu.power_milliwatts.value_or(0)) / 1000, policy_.max_power_watts);
-  } else if (!is_idle_long_enough) {
-    v.why = fmt::format("idle {} of idle_for {}", FormatDuration(idle), FormatDuration(policy_.idle_for));
-    v.starts_in = policy_.idle_for - idle;
-  } else if (!is_in_window) {
-    v.why = fmt::format("idle {}; outside the backfill windows", FormatDuration(idle));
-  } else {
-    v.why = fmt::format("accepts backfill (idle {})", FormatDuration(idle));
-  }
-  if (!is_in_window && v.why.rfind("in use", 0) != 0) {
+  v.idle = idle;
+  v.temperature_celsius = gpu.temperature_celsius.value_or(0);
+  v.power_watts = static_cast<double>(gpu.power_milliwatts.value_or(0)) / 1000;
+  v.reason = used_by != nullptr         ? GateReason::kInUse
+             : !is_cool                 ? GateReason::kTooHot
+             : !is_under_power          ? GateReason::kTooMuchPower
+             : !is_idle_long_enough     ? GateReason::kNotIdleLongEnough
+             : !is_in_window            ? GateReason::kOutsideWindows
+                                        : GateReason::kAccepts;
+  if (used_by != nullptr) v.used_by = used_by;
+  if (v.reason == GateReason::kNotIdleLongEnough) v.starts_in = policy_.idle_for - idle;
+  if (!is_in_window && v.reason != GateReason::kInUse) {
     // The next window's start, or idle_for's end if that is later.
     milliseconds to_window = duration_cast<milliseconds>(std::chrono::minutes(MinutesToWindow(minute_of_day)));
     v.starts_in = std::max(to_window, v.starts_in.value_or(milliseconds(0)));
   }
-  verdicts_[uuid] = v;
   return v.accepts;
+}
+
+std::string BackfillGate::Describe(const GateVerdict& v) const {
+  switch (v.reason) {
+    case GateReason::kInUse: return std::string("in use: ") + v.used_by;
+    case GateReason::kTooHot:
+      return fmt::format("at {:.0f} °C, over [backfill] max_temperature {} °C", v.temperature_celsius,
+                         policy_.max_temperature_celsius);
+    case GateReason::kTooMuchPower:
+      return fmt::format("drawing {:.0f} W, over [backfill] max_power {} W", v.power_watts, policy_.max_power_watts);
+    case GateReason::kNotIdleLongEnough:
+      return fmt::format("idle {} of idle_for {}", FormatDuration(v.idle), FormatDuration(policy_.idle_for));
+    case GateReason::kOutsideWindows: return fmt::format("idle {}; outside the backfill windows", FormatDuration(v.idle));
+    case GateReason::kAccepts: break;
+  }
+  return fmt::format("accepts backfill (idle {})", FormatDuration(v.idle));
 }
 
 std::vector<bool> BackfillGate::Observe(const fleet::FleetView& fleet, const std::vector<Holder>& holders,

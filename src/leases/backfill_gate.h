@@ -29,11 +29,17 @@ namespace tarmac::leases {
 // How each GPU of the fleet is held (indexed like fleet.gpus).
 enum class Holder { kNone, kBackfill, kOther };
 
-// Why a device accepts backfill now or not yet, as `tarmac backfill status`
-// says it ("idle 3m of idle_for 10m").
+// Why a device accepts backfill now or not yet: the facts each tick notes
+// (no text: the tick runs every sample); BackfillGate::Describe puts them
+// in words when asked ("idle 3m 00s of idle_for 10m 00s").
+enum class GateReason { kAccepts, kInUse, kTooHot, kTooMuchPower, kNotIdleLongEnough, kOutsideWindows };
 struct GateVerdict {
   bool accepts = false;
-  std::string why;
+  GateReason reason = GateReason::kAccepts;
+  const char* used_by = "";  // kInUse: what other work uses it (static text).
+  std::chrono::milliseconds idle{0};
+  double temperature_celsius = 0;
+  double power_watts = 0;
   // When it would accept if nothing else changes (idle_for running out, a
   // window opening); empty when that depends on other work or a reading.
   std::optional<std::chrono::milliseconds> starts_in;
@@ -66,13 +72,17 @@ class BackfillGate {
 
   // The verdict of the last Observe/ObserveInstances, by GPU or MIG UUID.
   const std::map<std::string, GateVerdict>& verdicts() const { return verdicts_; }
+  // A verdict in words, under this gate's policy: "in use: another lease
+  // holds it", "idle 3m 00s of idle_for 10m 00s", "accepts backfill (idle
+  // 12m 00s)".
+  std::string Describe(const GateVerdict& verdict) const;
 
  private:
   BackfillPolicy policy_;
   std::vector<TimeWindow> windows_;  // policy_.windows, parsed once.
   // Whether the device `uuid` (of `gpu`) accepts backfill, noting its use
-  // by other work at `now` when `used_by` says what uses it (empty: none).
-  bool Accepts(const std::string& uuid, const std::string& used_by, const fleet::GpuSample& gpu, TimePoint now,
+  // by other work at `now` when `used_by` says what uses it (null: none).
+  bool Accepts(const std::string& uuid, const char* used_by, const fleet::GpuSample& gpu, TimePoint now,
                int minute_of_day);
   // Minutes from `minute_of_day` to the next window's start.
   int MinutesToWindow(int minute_of_day) const;

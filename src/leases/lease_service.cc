@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <tuple>
 
 #include "leases/callers.h"
 #include "leases/lease_helpers.h"
@@ -315,22 +316,25 @@ Result<json> LeaseService::OnZombies(const Call&) {
 
 // Each GPU (and MIG instance) as backfill's gate saw it at the last tick.
 Result<json> LeaseService::OnBackfillGpus(const Call& c) {
-  json gpus = json::array();
-  const auto& verdicts = backfill_.verdicts();
+  // Each device: its GPU's index, its UUID, and its MIG profile (none for a GPU).
+  std::vector<std::tuple<int, std::string, json>> devices;
   for (const sched::GpuSlot& slot : slots_) {
-    auto add = [&](const std::string& uuid, const json& mig) {
-      auto it = verdicts.find(uuid);
-      if (it == verdicts.end()) return;
-      json g = {{"gpu", slot.index}, {"uuid", uuid}, {"accepts", it->second.accepts}, {"why", it->second.why}};
-      if (!mig.is_null()) g["mig_profile"] = mig;
-      if (it->second.starts_in) {
-        g["starts_in_seconds"] = std::chrono::duration<double>(*it->second.starts_in).count();
-        g["starts_at_unix"] = static_cast<int64_t>(Base().ToUnix(c.now + std::chrono::duration_cast<TimePoint::duration>(*it->second.starts_in)));
-      }
-      gpus.push_back(std::move(g));
-    };
-    add(slot.uuid, nullptr);
-    for (const sched::MigSlot& m : slot.mig) add(m.uuid, m.profile);
+    devices.emplace_back(slot.index, slot.uuid, nullptr);
+    for (const sched::MigSlot& m : slot.mig) devices.emplace_back(slot.index, m.uuid, m.profile);
+  }
+  json gpus = json::array();
+  for (const auto& [index, uuid, mig] : devices) {
+    auto it = backfill_.verdicts().find(uuid);
+    if (it == backfill_.verdicts().end()) continue;
+    const GateVerdict& v = it->second;
+    json g = {{"gpu", index}, {"uuid", uuid}, {"accepts", v.accepts}, {"why", backfill_.Describe(v)}};
+    if (!mig.is_null()) g["mig_profile"] = mig;
+    if (v.starts_in) {
+      g["starts_in_seconds"] = std::chrono::duration<double>(*v.starts_in).count();
+      g["starts_at_unix"] =
+          static_cast<int64_t>(Base().ToUnix(c.now + std::chrono::duration_cast<TimePoint::duration>(*v.starts_in)));
+    }
+    gpus.push_back(std::move(g));
   }
   return json{{"gpus", gpus}, {"idle_for_seconds", std::chrono::duration<double>(policy_.backfill.idle_for).count()}};
 }
