@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "fleet/gpu_marks.h"
+#include "common/text_wrap.h"
 #include "common/units.h"
 
 namespace tarmac::cli {
@@ -99,7 +100,7 @@ std::string Clock(const fleet::GpuSample& s) {
 // `line` cut to `width` columns (0: as it is), "..." marking the cut; a
 // colour left open by the cut is closed.
 std::string Fit(const std::string& line, int width) {
-  if (width <= 0 || VisibleWidth(line) <= static_cast<size_t>(width)) return line;
+  if (width <= 0 || TextColumns(line) <= static_cast<size_t>(width)) return line;
   std::string out;
   size_t columns = 0;
   bool has_color = false;
@@ -279,7 +280,7 @@ std::string RenderStatus(const fleet::FleetView& fleet, const RenderOptions& opt
     bool is_first = true;
     for (const std::string& note : notes) {
       std::string next = line + (is_first ? "" : "  ") + note;
-      if (options.width > 0 && !is_first && VisibleWidth(next) > static_cast<size_t>(options.width)) {
+      if (options.width > 0 && !is_first && TextColumns(next) > static_cast<size_t>(options.width)) {
         out += Fit(line, options.width) + "\n";
         next = std::string(row.size() < 60 ? row.size() : 8, ' ') + note;
       }
@@ -318,20 +319,6 @@ std::string RenderStatus(const fleet::FleetView& fleet, const RenderOptions& opt
   out += fmt::format("{} of {} GPUs idle; {} process{} holding memory without computing; {} problem{}\n", idle,
                      fleet.gpus.size(), holding, holding == 1 ? "" : "es", problems, problems == 1 ? "" : "s");
   return out;
-}
-
-size_t VisibleWidth(std::string_view text) {
-  size_t columns = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '\033') {
-      size_t end = text.find('m', i);
-      if (end == std::string_view::npos) break;
-      i = end;
-      continue;
-    }
-    if ((static_cast<unsigned char>(text[i]) & 0xc0) != 0x80) ++columns;  // Not a continuation byte.
-  }
-  return columns;
 }
 
 }  // namespace tarmac::cli

@@ -28,8 +28,4 @@ struct RenderOptions {
 
 std::string RenderStatus(const fleet::FleetView& fleet, const RenderOptions& options);
 
-// Columns `text` takes on a terminal: ANSI colour codes take none, and a
-// UTF-8 character takes one.
-size_t VisibleWidth(std::string_view text);
-
 }  // namespace tarmac::cli

@@ -5,6 +5,7 @@
 
 #include <sstream>
 
+#include "common/text_wrap.h"
 #include "testutil/mig_views.h"
 
 namespace tarmac::cli {
@@ -63,7 +64,7 @@ TEST(StatusRenderTest, EveryLineFitsTheWidthAndNoNoteIsLost) {
     narrow.use_color = color;
     std::string out = RenderStatus(f, narrow);
     std::istringstream lines(out);
-    for (std::string line; std::getline(lines, line);) EXPECT_LE(VisibleWidth(line), 100u) << line;
+    for (std::string line; std::getline(lines, line);) EXPECT_LE(TextColumns(line), 100u) << line;
     EXPECT_NE(out.find("H100 80GB HBM3"), std::string::npos) << out;
     EXPECT_EQ(out.find("NVIDIA H100"), std::string::npos) << out;
     for (const char* note : {"THROTTLED (thermal)", "Xid 79", "ECC 3 uncorrected"}) {

@@ -26,8 +26,7 @@ std::string WrapText(std::string_view text, size_t width, size_t first_column, s
     size_t end = text.find_first_of(" \n", at);
     if (end == std::string_view::npos) end = text.size();
     std::string_view word = text.substr(at, end - at);
-    size_t columns = 0;
-    for (char c : word) columns += (static_cast<unsigned char>(c) & 0xc0) != 0x80 ? 1 : 0;
+    size_t columns = TextColumns(word);
     // A word longer than a whole line (a list of UUIDs) is cut where the
     // line ends; the rest goes on the next.
     size_t room = width > indent ? width - indent : 1;
@@ -78,6 +77,20 @@ std::string WrapText(std::string_view text, size_t width, size_t first_column, s
     at = end;
   }
   return out;
+}
+
+size_t TextColumns(std::string_view text) {
+  size_t columns = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\033') {
+      size_t end = text.find('m', i);
+      if (end == std::string_view::npos) break;
+      i = end;
+      continue;
+    }
+    if ((static_cast<unsigned char>(text[i]) & 0xc0) != 0x80) ++columns;  // Not a continuation byte.
+  }
+  return columns;
 }
 
 }  // namespace tarmac

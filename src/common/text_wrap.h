@@ -17,4 +17,8 @@ namespace tarmac {
 // limit (only `text`'s own line breaks).
 std::string WrapText(std::string_view text, size_t width, size_t first_column, size_t indent);
 
+// Columns `text` takes on a terminal: a UTF-8 character takes one, an ANSI
+// colour code ("\033[...m") none.
+size_t TextColumns(std::string_view text);
+
 }  // namespace tarmac

@@ -19,5 +19,11 @@ TEST(TextWrapTest, WordsCarryOverAndContinuationLinesAreIndented) {
   EXPECT_EQ(WrapText("a\n\nb", 20, 0, 2), "a\n\n  b");        // No line of spaces alone.
 }
 
+TEST(TextWrapTest, ColumnsCountCharactersNotBytesOrColourCodes) {
+  EXPECT_EQ(TextColumns("89 °C"), 5u);
+  EXPECT_EQ(TextColumns("\033[31mTHROTTLED\033[0m"), 9u);
+  EXPECT_EQ(TextColumns(""), 0u);
+}
+
 }  // namespace
 }  // namespace tarmac
