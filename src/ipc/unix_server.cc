@@ -181,34 +181,6 @@ void UnixServer::Loop(std::stop_token stop) {
       }
     }
 
-    if (fds[0].revents & POLLIN) {
-      for (;;) {
-        int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-        if (fd < 0) break;
-        Connection c;
-        c.fd = fd;
-        c.last_activity = now;
-        ucred cred{};
-        socklen_t len = sizeof cred;
-        if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
-          c.peer = PeerCredentials{cred.pid, cred.uid, cred.gid};
-        }
-        MutexLock lock(&mu_);
-        if (static_cast<int>(connections.size()) >= options_.max_connections) {
-          // Back-pressure: say why, then close; never queue without bound.
-          c.out = EncodeError(nullptr, kErrorBusy,
-                              fmt::format("the agent serves at most {} clients at once; retry",
-                                          options_.max_connections));
-          Flush(c);
-          ::close(fd);
-          stats_.refused_busy++;
-          continue;
-        }
-        stats_.accepted++;
-        connections.push_back(std::move(c));
-      }
-    }
-
     for (size_t slot = 0; slot < by_slot.size(); ++slot) {
       Connection& c = *by_slot[slot];
       short revents = fds[slot + 2].revents;
@@ -292,6 +264,35 @@ void UnixServer::Loop(std::stop_token stop) {
       }
     }
     connections.remove_if([](const Connection& c) { return c.fd < 0; });
+    // New clients are taken after those that left are closed, so a slot
+    // freed in this same wake counts toward the limit.
+    if (fds[0].revents & POLLIN) {
+      for (;;) {
+        int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd < 0) break;
+        Connection c;
+        c.fd = fd;
+        c.last_activity = now;
+        ucred cred{};
+        socklen_t len = sizeof cred;
+        if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
+          c.peer = PeerCredentials{cred.pid, cred.uid, cred.gid};
+        }
+        MutexLock lock(&mu_);
+        if (static_cast<int>(connections.size()) >= options_.max_connections) {
+          // Back-pressure: say why, then close; never queue without bound.
+          c.out = EncodeError(nullptr, kErrorBusy,
+                              fmt::format("the agent serves at most {} clients at once; retry",
+                                          options_.max_connections));
+          Flush(c);
+          ::close(fd);
+          stats_.refused_busy++;
+          continue;
+        }
+        stats_.accepted++;
+        connections.push_back(std::move(c));
+      }
+    }
   }
   for (Connection& c : connections) {
     Abandon(c);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -38,8 +39,15 @@ class UnixServerTest : public ::testing::Test {
             owed_.push_back(reply);
             return std::nullopt;
           }
+          if (d.request.method == "hold") {  // Holds the server's loop until Release().
+            std::unique_lock<std::mutex> lock(hold_mu_);
+            is_holding_ = true;
+            hold_cv_.notify_all();
+            hold_cv_.wait(lock, [this] { return is_released_; });
+            return EncodeResult(d.request.id, json::object());
+          }
           if (d.request.method != "hello") {
-            return EncodeError(d.request.id, kErrorUnknownMethod, "only hello and later here");
+            return EncodeError(d.request.id, kErrorUnknownMethod, "only hello, later and hold here");
           }
           return EncodeResult(d.request.id, json{{"peer", {{"pid", peer.pid}, {"uid", peer.uid}, {"gid", peer.gid}}}});
         },
@@ -84,8 +92,22 @@ class UnixServerTest : public ::testing::Test {
     return owed.size() >= n ? owed[n - 1] : Reply();
   }
 
+  void WaitHolding() {
+    std::unique_lock<std::mutex> lock(hold_mu_);
+    hold_cv_.wait(lock, [this] { return is_holding_; });
+  }
+  void Release() {
+    std::lock_guard<std::mutex> lock(hold_mu_);
+    is_released_ = true;
+    hold_cv_.notify_all();
+  }
+
   std::mutex owed_mu_;
   std::vector<Reply> owed_;
+  std::mutex hold_mu_;
+  std::condition_variable hold_cv_;
+  bool is_holding_ = false;
+  bool is_released_ = false;
   testing::TempDir dir_;
   std::string path_;
   Logger logger_{LogLevel::kOff};
@@ -167,6 +189,29 @@ TEST_F(UnixServerTest, ClientsBeyondTheLimitAreToldBusy) {
   EXPECT_EQ(r.status().code(), StatusCode::kUnavailable);
   EXPECT_NE(r.status().message().find("at most 3 clients"), std::string::npos) << r.status().message();
   for (int fd : held) close(fd);
+}
+
+TEST_F(UnixServerTest, RegressionASlotFreedInTheSameWakeAsANewClientArrivesIsGivenToIt) {
+  ServerOptions options;
+  options.max_connections = 2;
+  StartServer(options);
+  int leaving = Connect();
+  Send(leaving, "{\"v\":1,\"method\":\"hello\"}\n");
+  ASSERT_FALSE(ReadLine(leaving).empty());
+  int holder = Connect();
+  Send(holder, "{\"v\":1,\"method\":\"hold\"}\n");
+  WaitHolding();
+  // While the server is busy, one client leaves and another arrives: the
+  // server sees both in its next wake, and must close first, then accept.
+  close(leaving);
+  int newcomer = Connect();
+  Release();
+  ASSERT_FALSE(ReadLine(holder).empty());
+  Send(newcomer, "{\"v\":1,\"method\":\"hello\"}\n");
+  json r = json::parse(ReadLine(newcomer));
+  EXPECT_EQ(r["ok"], true) << r.dump();
+  close(holder);
+  close(newcomer);
 }
 
 TEST_F(UnixServerTest, FiveHundredConcurrentClientsAreAllAnsweredOrRefused) {
