@@ -15,14 +15,14 @@
 #include "doctor/doctor_render.h"
 #include "doctor/gather.h"
 #include "doctor/playbook.h"
-#include "fleet/clock_event_reasons.h"
+#include "nvidia/clock_event_reasons.h"
 
 namespace tarmac::cli {
 namespace {
 
-constexpr uint64_t kThermal = fleet::kReasonSwThermalSlowdown | fleet::kReasonHwThermalSlowdown;
-constexpr uint64_t kPower = fleet::kReasonSwPowerCap | fleet::kReasonHwPowerBrakeSlowdown;
-constexpr uint64_t kHardware = fleet::kReasonHwSlowdown;
+constexpr uint64_t kThermal = nvidia::kReasonSwThermalSlowdown | nvidia::kReasonHwThermalSlowdown;
+constexpr uint64_t kPower = nvidia::kReasonSwPowerCap | nvidia::kReasonHwPowerBrakeSlowdown;
+constexpr uint64_t kHardware = nvidia::kReasonHwSlowdown;
 
 // Throttling over the last hour of history, and how long each MIG
 // instance sat empty; empty without a history.

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "common/split.h"
-#include "fleet/clock_event_reasons.h"
+#include "nvidia/clock_event_reasons.h"
 #include "fleet/sample_fields.h"
 
 namespace tarmac::cli {
@@ -183,14 +183,14 @@ std::vector<GpuField> MakeGpuFields() {
     uint64_t bit;
   };
   static constexpr Reason kReasons[] = {
-      {"gpu_idle", fleet::kReasonGpuIdle},
-      {"applications_clocks_setting", fleet::kReasonApplicationsClocksSetting},
-      {"sw_power_cap", fleet::kReasonSwPowerCap},
-      {"hw_slowdown", fleet::kReasonHwSlowdown},
-      {"hw_thermal_slowdown", fleet::kReasonHwThermalSlowdown},
-      {"hw_power_brake_slowdown", fleet::kReasonHwPowerBrakeSlowdown},
-      {"sw_thermal_slowdown", fleet::kReasonSwThermalSlowdown},
-      {"sync_boost", fleet::kReasonSyncBoost},
+      {"gpu_idle", nvidia::kReasonGpuIdle},
+      {"applications_clocks_setting", nvidia::kReasonApplicationsClocksSetting},
+      {"sw_power_cap", nvidia::kReasonSwPowerCap},
+      {"hw_slowdown", nvidia::kReasonHwSlowdown},
+      {"hw_thermal_slowdown", nvidia::kReasonHwThermalSlowdown},
+      {"hw_power_brake_slowdown", nvidia::kReasonHwPowerBrakeSlowdown},
+      {"sw_thermal_slowdown", nvidia::kReasonSwThermalSlowdown},
+      {"sync_boost", nvidia::kReasonSyncBoost},
   };
   for (const Reason& r : kReasons) {
     uint64_t bit = r.bit;

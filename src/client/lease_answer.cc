@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "client/lease_answer.h"
+#include "nvidia/vendor_facts.h"
 
 namespace tarmac::client {
 
@@ -62,8 +63,8 @@ std::vector<std::pair<std::string, std::string>> LeaseEnvironment(const json& le
   std::string uuids = UuidList(lease);
   int64_t id = lease.is_object() ? lease.value("id", int64_t{0}) : 0;
   std::string token = lease.is_object() ? lease.value("token", std::string()) : std::string();
-  return {{"CUDA_VISIBLE_DEVICES", uuids},
-          {"NVIDIA_VISIBLE_DEVICES", uuids},
+  return {{std::string(nvidia::kVisibleDevicesVariable), uuids},
+          {std::string(nvidia::kContainerVisibleDevicesVariable), uuids},
           {"TARMAC_LEASE_ID", std::to_string(id)},
           {"TARMAC_LEASE_TOKEN", token}};
 }

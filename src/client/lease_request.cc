@@ -9,7 +9,7 @@
 #include "common/random_id.h"
 #include "common/split.h"
 #include "common/units.h"
-#include "fleet/mig_profiles.h"
+#include "nvidia/mig_profiles.h"
 
 namespace tarmac::client {
 namespace {
@@ -42,7 +42,7 @@ Result<json> LeaseParams(const LeaseAsk& ask, const std::string& kind, const std
       }
       p["uuids"] = json::array({ask.mig_uuid});
     } else {
-      if (!fleet::IsMigProfileName(ask.mig_profile)) {
+      if (!nvidia::IsMigProfileName(ask.mig_profile)) {
         return Status::InvalidArgument(
             fmt::format("--mig: expected a MIG profile such as 1g.10gb or 3g.40gb, got '{}'", ask.mig_profile));
       }

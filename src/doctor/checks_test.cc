@@ -8,7 +8,7 @@
 
 #include "doctor/playbook.h"
 #include "doctor/xid_catalog.h"
-#include "fleet/clock_event_reasons.h"
+#include "nvidia/clock_event_reasons.h"
 
 namespace tarmac::doctor {
 namespace {
@@ -335,7 +335,7 @@ TEST(DoctorChecksTest, LinkErrorCountersMigPendingAndPinnedClocks) {
   std::vector<Finding> m = Of(in, "mig");
   ASSERT_EQ(m.size(), 1u);
   EXPECT_NE(m[0].summary.find("MIG mode is off until the GPU is reset (a change to on is pending)"), std::string::npos);
-  in.fleet.gpus[1].sample.clock_event_reasons = fleet::kReasonApplicationsClocksSetting;
+  in.fleet.gpus[1].sample.clock_event_reasons = nvidia::kReasonApplicationsClocksSetting;
   std::vector<Finding> t = Of(in, "throttle");
   ASSERT_EQ(t.size(), 1u);
   EXPECT_NE(t[0].summary.find("pinned application clocks"), std::string::npos);

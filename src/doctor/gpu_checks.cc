@@ -9,7 +9,7 @@
 #include "common/units.h"
 #include "doctor/checks.h"
 #include "doctor/xid_catalog.h"
-#include "fleet/clock_event_reasons.h"
+#include "nvidia/clock_event_reasons.h"
 #include "fleet/gpu_marks.h"
 
 namespace tarmac::doctor {
@@ -146,7 +146,7 @@ void CheckThrottle(const DoctorInputs& in, CheckOutput* out) {
       }
     }
     const fleet::GpuSample& s = g.sample;
-    if (s.clock_event_reasons && (*s.clock_event_reasons & fleet::kReasonApplicationsClocksSetting) &&
+    if (s.clock_event_reasons && (*s.clock_event_reasons & nvidia::kReasonApplicationsClocksSetting) &&
         s.utilization_gpu_ratio.value_or(0) >= 0.3) {
       out->findings.push_back(MakeFinding(
           "throttle", Severity::kWarning, i, fmt::format("gpu {} runs at pinned application clocks", i),

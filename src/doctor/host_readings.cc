@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "doctor/host_readings.h"
+#include "nvidia/vendor_facts.h"
 
 #include <fmt/format.h>
 
@@ -205,7 +206,7 @@ std::vector<PciGpu> ScanPciGpus(const HostFiles& host) {
     std::string dir = base + name + "/";
     std::optional<std::string> vendor = host.Read(dir + "vendor", 64);
     std::optional<std::string> cls = host.Read(dir + "class", 64);
-    if (!vendor || !cls || Lower(Trim(*vendor)) != "0x10de") continue;
+    if (!vendor || !cls || Lower(Trim(*vendor)) != nvidia::kPciVendorId) continue;
     std::string c = Lower(Trim(*cls));
     // 0x0300xx: VGA controller; 0x0302xx: 3D controller. (Audio and NVSwitch functions are not GPUs.)
     if (c.rfind("0x0300", 0) != 0 && c.rfind("0x0302", 0) != 0) continue;
@@ -311,7 +312,10 @@ ProcessFacts ReadProcessFacts(const HostFiles& host, int64_t pid) {
     while (!rest.empty()) {
       size_t end = rest.find('\0');
       std::string_view entry = rest.substr(0, end);
-      if (entry.rfind("CUDA_VISIBLE_DEVICES=", 0) == 0) f.cuda_visible_devices = std::string(entry.substr(21));
+      std::string_view name = nvidia::kVisibleDevicesVariable;
+      if (entry.size() > name.size() && entry.substr(0, name.size()) == name && entry[name.size()] == '=') {
+        f.cuda_visible_devices = std::string(entry.substr(name.size() + 1));
+      }
       if (end == std::string_view::npos) break;
       rest.remove_prefix(end + 1);
     }

@@ -9,7 +9,7 @@
 
 #include "common/cpu_list.h"
 #include "doctor/checks.h"
-#include "fleet/gpu_models.h"
+#include "nvidia/gpu_models.h"
 
 namespace tarmac::doctor {
 namespace {
@@ -105,7 +105,7 @@ void CheckNvlink(const DoctorInputs& in, CheckOutput* out) {
     const std::vector<bool>& links = g.sample.nvlink_active;
     int up = static_cast<int>(std::count(links.begin(), links.end(), true));
     int total = static_cast<int>(links.size());
-    int expected = fleet::ExpectedNvlinkLinks(g.info.name);
+    int expected = nvidia::ExpectedNvlinkLinks(g.info.name);
     if (total > 0 && total < expected) {
       out->findings.push_back(MakeFinding(
           "nvlink", Severity::kWarning, g.info.index,

@@ -10,6 +10,7 @@
 #include "common/split.h"
 #include "doctor/checks.h"
 #include "fleet/gpu_marks.h"
+#include "nvidia/vendor_facts.h"
 
 namespace tarmac::doctor {
 namespace {
@@ -25,7 +26,7 @@ enum class Visible { kYes, kNo, kByIndexOnly };
 // minor of 195.
 bool AllowsEveryGpu(const std::vector<std::string>& rules) {
   for (const std::string& r : rules) {
-    if (r == "a" || r.rfind("a *:*", 0) == 0 || r.rfind("c *:*", 0) == 0 || r.rfind("c 195:*", 0) == 0) return true;
+    if (r == "a" || r.rfind("a *:*", 0) == 0 || r.rfind("c *:*", 0) == 0 || r.rfind(std::string(nvidia::kDeviceRulePrefix) + "*", 0) == 0) return true;
   }
   return false;
 }
@@ -84,7 +85,7 @@ void CheckAllocation(const DoctorInputs& in, CheckOutput* out) {
           out->findings.push_back(MakeFinding(
               "allocation", v == Visible::kNo ? Severity::kCritical : Severity::kWarning, i,
               fmt::format("{} runs on gpu {}, outside its CUDA_VISIBLE_DEVICES", who, i),
-              fmt::format("CUDA_VISIBLE_DEVICES={}; gpu {} is {}", list, i, g.info.uuid),
+              fmt::format("{}={}; gpu {} is {}", nvidia::kVisibleDevicesVariable, list, i, g.info.uuid),
               v == Visible::kNo
                   ? "an invisible neighbour: the process uses a GPU its allocation does not include, so the "
                     "scheduler counts that GPU free or someone else's"

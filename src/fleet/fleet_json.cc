@@ -8,7 +8,7 @@
 #include "common/json_fields.h"
 #include "common/time_spec.h"
 #include "fleet/gpu_marks.h"
-#include "fleet/clock_event_reasons.h"
+#include "nvidia/clock_event_reasons.h"
 #include "fleet/sample_fields.h"
 
 namespace tarmac::fleet {
@@ -45,7 +45,7 @@ json GpuToJson(const GpuView& g) {
     std::visit([&](auto member) { Put(j, f.json_key.data(), s.*member); }, f.member);
   }
   if (!s.memory_total_bytes) Put(j, "memory_total_bytes", i.memory_total_bytes);
-  if (s.clock_event_reasons) j["clock_event_reasons"] = DecodeClockEventReasons(*s.clock_event_reasons);
+  if (s.clock_event_reasons) j["clock_event_reasons"] = nvidia::DecodeClockEventReasons(*s.clock_event_reasons);
   Put(j, "utilization_gpu_recent_ratio", g.recent_utilization_ratio);
   Put(j, "power_limit_default_milliwatts", i.power_limit_default_milliwatts);
   Put(j, "temperature_slowdown_celsius", i.temperature_slowdown_celsius);

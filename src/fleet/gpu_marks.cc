@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "fleet/gpu_marks.h"
 
-#include "fleet/clock_event_reasons.h"
+#include "nvidia/clock_event_reasons.h"
 
 namespace tarmac::fleet {
 
@@ -50,9 +50,9 @@ GpuMarks MarkGpu(const GpuView& gpu) {
     m.is_idle = s.graphics_engine_active_ratio ? *s.graphics_engine_active_ratio < kIdleUtilizationRatio
                                                : s.has_processes && s.processes.empty();
   }
-  if (s.clock_event_reasons && IsThrottled(*s.clock_event_reasons)) {
+  if (s.clock_event_reasons && nvidia::IsThrottled(*s.clock_event_reasons)) {
     m.is_throttled = true;
-    for (const ClockEventReason& r : ClockEventReasons()) {
+    for (const nvidia::ClockEventReason& r : nvidia::ClockEventReasons()) {
       if (r.is_throttle && (*s.clock_event_reasons & r.bit)) m.throttle_reasons.emplace_back(r.name);
     }
   }

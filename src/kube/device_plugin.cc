@@ -11,6 +11,7 @@
 
 #include "common/clock.h"
 #include "deviceplugin.grpc.pb.h"
+#include "nvidia/vendor_facts.h"
 
 namespace tarmac::kube {
 namespace {
@@ -122,7 +123,7 @@ class DevicePlugin::Service final : public v1beta1::DevicePlugin::Service {
       if (o.is_cdi) {
         for (const std::string& id : ids) answer->add_cdi_devices()->set_name(o.cdi_kind + "=" + id);
       } else {
-        (*answer->mutable_envs())["NVIDIA_VISIBLE_DEVICES"] = Joined(c.devices_ids());
+        (*answer->mutable_envs())[std::string(nvidia::kContainerVisibleDevicesVariable)] = Joined(c.devices_ids());
       }
     }
     return grpc::Status::OK;

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "fleet/clock_event_reasons.h"
+#include "nvidia/clock_event_reasons.h"
 #include "fleet/gpu_marks.h"
 
 namespace tarmac::metrics {
@@ -20,7 +20,7 @@ void FleetCounters::Update(const fleet::FleetView& fleet, std::chrono::steady_cl
   MutexLock lock(&mu_);
   for (const fleet::GpuView& g : fleet.gpus) {
     GpuCounters& c = by_uuid_[g.info.uuid];
-    for (const fleet::ClockEventReason& r : fleet::ClockEventReasons()) {
+    for (const nvidia::ClockEventReason& r : nvidia::ClockEventReasons()) {
       if (r.is_throttle) c.throttle_seconds.emplace(std::string(r.name), 0.0);
     }
     if (dt <= 0 || g.sample.health != fleet::GpuHealth::kOk) continue;

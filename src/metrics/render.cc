@@ -11,7 +11,7 @@
 #include <optional>
 
 #include "doctor/xid_catalog.h"
-#include "fleet/clock_event_reasons.h"
+#include "nvidia/clock_event_reasons.h"
 #include "metrics/exposition.h"
 #include "metrics/mig_render.h"
 #include "metrics/pod_labels.h"
@@ -302,7 +302,7 @@ void CollectGpuReadings(const Scrape& s, Exposition* out) {
   Head(out, kGpuThrottled);
   for (const fleet::GpuView& g : fleet.gpus) {
     if (!Readable(g) || !g.sample.clock_event_reasons) continue;
-    for (const fleet::ClockEventReason& r : fleet::ClockEventReasons()) {
+    for (const nvidia::ClockEventReason& r : nvidia::ClockEventReasons()) {
       if (!r.is_throttle) continue;
       out->Sample("tarmac_gpu_throttled", With(NativeLabels(g, host), "reason", std::string(r.name)),
                  (*g.sample.clock_event_reasons & r.bit) ? 1 : 0);

@@ -7,7 +7,7 @@
 #include <set>
 
 #include "common/units.h"
-#include "fleet/mig_profiles.h"
+#include "nvidia/mig_profiles.h"
 #include "sched/mig_placement.h"
 
 namespace tarmac::sched {
@@ -305,7 +305,7 @@ Status LeaseBook::Release(const Caller& caller, int64_t lease_id, TimePoint now)
   double held_s = std::chrono::duration<double>(now - it->second.granted_at).count();
   // A MIG instance counts for its share of the GPU's compute (slices of 7).
   double gpus_held = IsMigLease(it->second)
-                         ? fleet::MigComputeSlicesOf(it->second.mig_profile) / static_cast<double>(fleet::kMigComputeSlices)
+                         ? nvidia::MigComputeSlicesOf(it->second.mig_profile) / static_cast<double>(nvidia::kMigComputeSlices)
                          : static_cast<double>(it->second.gpus.size());
   share_.Charge(it->second.uid, std::max(0.0, held_s) * gpus_held, now);
   leases_.erase(it);

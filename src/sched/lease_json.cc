@@ -7,7 +7,7 @@
 
 #include "common/enum_names.h"
 #include "common/json_fields.h"
-#include "fleet/mig_profiles.h"
+#include "nvidia/mig_profiles.h"
 
 namespace tarmac::sched {
 namespace {
@@ -223,7 +223,7 @@ Result<LeaseRequest> ParseLeaseRequest(const json& params) {
   if (std::any_of(r.wants.uuids.begin(), r.wants.uuids.end(), [](const std::string& u) { return u.empty(); })) {
     return Status::InvalidArgument("params.uuids: an empty UUID");
   }
-  if (!r.wants.mig_profile.empty() && !fleet::IsMigProfileName(r.wants.mig_profile)) {
+  if (!r.wants.mig_profile.empty() && !nvidia::IsMigProfileName(r.wants.mig_profile)) {
     return Status::InvalidArgument("params.mig_profile: expected a MIG profile such as 1g.10gb");
   }
   if (!r.wants.mig_profile.empty() && !r.wants.uuids.empty()) {

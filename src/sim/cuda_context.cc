@@ -10,6 +10,7 @@
 
 #include "common/units.h"
 #include "sim/visible_devices.h"
+#include "nvidia/vendor_facts.h"
 
 namespace tarmac::sim {
 
@@ -25,7 +26,7 @@ Result<CudaDevices> VisibleDevices(World& world) {
       instances.emplace_back(static_cast<int>(i), m.spec->uuid);
     }
   }
-  const char* env = std::getenv("CUDA_VISIBLE_DEVICES");
+  const char* env = std::getenv(std::string(nvidia::kVisibleDevicesVariable).c_str());
   std::optional<std::string_view> visible;
   if (env != nullptr) visible = env;
   CudaDevices devices;

@@ -2,7 +2,7 @@
 //
 // A scenario's MIG layouts: a list of profile names ("3g.40gb", "1g.10gb",
 // ...) made into the instances a GPU holds, checked against the model's
-// real profiles (fleet/mig_profiles.h). Pure; thread-safe.
+// real profiles (nvidia/mig_profiles.h). Pure; thread-safe.
 #pragma once
 
 #include <string>

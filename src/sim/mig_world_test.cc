@@ -4,7 +4,7 @@
 // loads in instances, and layouts that change on the timeline.
 #include <gtest/gtest.h>
 
-#include "fleet/mig_profiles.h"
+#include "nvidia/mig_profiles.h"
 #include "sim/scenario_parser.h"
 #include "sim/world_model.h"
 
@@ -25,33 +25,33 @@ std::string ErrorOf(std::string_view text) {
 TEST(MigProfilesTest, LayoutsFitOrSayWhyNot) {
   const char* h100 = "NVIDIA H100 80GB HBM3";
   int64_t gib80 = int64_t{80} << 30;
-  EXPECT_EQ(fleet::CheckMigLayout(h100, gib80, std::vector<std::string>(7, "1g.10gb")), "");
-  EXPECT_EQ(fleet::CheckMigLayout(h100, gib80, {"4g.40gb", "3g.40gb"}), "");
-  EXPECT_EQ(fleet::CheckMigLayout(h100, gib80, {"3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"}), "");
-  EXPECT_EQ(fleet::CheckMigLayout(h100, gib80, {"1g.20gb", "1g.20gb", "1g.20gb", "1g.20gb"}), "");
-  EXPECT_EQ(fleet::CheckMigLayout(h100, gib80, std::vector<std::string>(8, "1g.10gb")),
+  EXPECT_EQ(nvidia::CheckMigLayout(h100, gib80, std::vector<std::string>(7, "1g.10gb")), "");
+  EXPECT_EQ(nvidia::CheckMigLayout(h100, gib80, {"4g.40gb", "3g.40gb"}), "");
+  EXPECT_EQ(nvidia::CheckMigLayout(h100, gib80, {"3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"}), "");
+  EXPECT_EQ(nvidia::CheckMigLayout(h100, gib80, {"1g.20gb", "1g.20gb", "1g.20gb", "1g.20gb"}), "");
+  EXPECT_EQ(nvidia::CheckMigLayout(h100, gib80, std::vector<std::string>(8, "1g.10gb")),
             "at most 7 instances of 1g.10gb fit one GPU");
-  EXPECT_EQ(fleet::CheckMigLayout(h100, gib80, {"4g.40gb", "4g.40gb"}), "at most 1 instance of 4g.40gb fit one GPU");
-  EXPECT_EQ(fleet::CheckMigLayout(h100, gib80, {"7g.80gb", "1g.10gb"}),
+  EXPECT_EQ(nvidia::CheckMigLayout(h100, gib80, {"4g.40gb", "4g.40gb"}), "at most 1 instance of 4g.40gb fit one GPU");
+  EXPECT_EQ(nvidia::CheckMigLayout(h100, gib80, {"7g.80gb", "1g.10gb"}),
             "the instances need 8 compute slices at 1g.10gb; a GPU has 7");
-  EXPECT_EQ(fleet::CheckMigLayout(h100, gib80, {"3g.40gb", "3g.40gb", "1g.10gb"}),
+  EXPECT_EQ(nvidia::CheckMigLayout(h100, gib80, {"3g.40gb", "3g.40gb", "1g.10gb"}),
             "the instances need 9 memory slices at 1g.10gb; a GPU has 8");
   // A100 40GB has its own profiles; an 80GB one's are unknown there.
-  EXPECT_EQ(fleet::CheckMigLayout("NVIDIA A100-SXM4-40GB", int64_t{40} << 30, std::vector<std::string>(7, "1g.5gb")), "");
-  EXPECT_NE(fleet::CheckMigLayout("NVIDIA A100-SXM4-40GB", int64_t{40} << 30, {"1g.10gb", "1g.10gb", "1g.10gb",
+  EXPECT_EQ(nvidia::CheckMigLayout("NVIDIA A100-SXM4-40GB", int64_t{40} << 30, std::vector<std::string>(7, "1g.5gb")), "");
+  EXPECT_NE(nvidia::CheckMigLayout("NVIDIA A100-SXM4-40GB", int64_t{40} << 30, {"1g.10gb", "1g.10gb", "1g.10gb",
                                                                                "1g.10gb", "1g.10gb"}),
             "");
-  EXPECT_EQ(fleet::CheckMigLayout("NVIDIA A100-SXM4-40GB", int64_t{40} << 30, {"3g.40gb"}),
+  EXPECT_EQ(nvidia::CheckMigLayout("NVIDIA A100-SXM4-40GB", int64_t{40} << 30, {"3g.40gb"}),
             "no MIG profile '3g.40gb' on NVIDIA A100-SXM4-40GB (its profiles: 1g.5gb, 1g.10gb, 2g.10gb, 3g.20gb, "
             "4g.20gb, 7g.40gb)");
-  EXPECT_EQ(fleet::CheckMigLayout("NVIDIA L4", int64_t{24} << 30, {"1g.6gb"}), "NVIDIA L4 has no MIG");
-  EXPECT_TRUE(fleet::IsMigProfileName("1g.10gb"));
-  EXPECT_TRUE(fleet::IsMigProfileName("7g.141gb"));
-  EXPECT_FALSE(fleet::IsMigProfileName("1g10gb"));
-  EXPECT_FALSE(fleet::IsMigProfileName("g.10gb"));
-  EXPECT_FALSE(fleet::IsMigProfileName("1g.10gb;rm"));
-  EXPECT_EQ(fleet::MigComputeSlicesOf("3g.40gb"), 3);
-  EXPECT_EQ(fleet::MigComputeSlicesOf("bad"), 0);
+  EXPECT_EQ(nvidia::CheckMigLayout("NVIDIA L4", int64_t{24} << 30, {"1g.6gb"}), "NVIDIA L4 has no MIG");
+  EXPECT_TRUE(nvidia::IsMigProfileName("1g.10gb"));
+  EXPECT_TRUE(nvidia::IsMigProfileName("7g.141gb"));
+  EXPECT_FALSE(nvidia::IsMigProfileName("1g10gb"));
+  EXPECT_FALSE(nvidia::IsMigProfileName("g.10gb"));
+  EXPECT_FALSE(nvidia::IsMigProfileName("1g.10gb;rm"));
+  EXPECT_EQ(nvidia::MigComputeSlicesOf("3g.40gb"), 3);
+  EXPECT_EQ(nvidia::MigComputeSlicesOf("bad"), 0);
 }
 
 TEST(MigWorldTest, ScenarioLayoutMakesInstancesWithIdsMemoryAndUuids) {

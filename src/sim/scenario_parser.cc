@@ -16,7 +16,7 @@
 #include "common/toml_text.h"
 #include "common/units.h"
 #include "common/toml_reader.h"
-#include "fleet/gpu_models.h"
+#include "nvidia/gpu_models.h"
 #include "sim/mig_layout.h"
 
 namespace tarmac::sim {
@@ -283,7 +283,7 @@ void ParseFault(const toml::table& table, int table_index, Scenario* s, Errors* 
 int NvlinkLinkCount(const GpuSpec& spec) {
   if (spec.nvlink_peers.empty()) return 0;
   if (spec.nvlink_link_count >= 0) return spec.nvlink_link_count;
-  int by_model = fleet::ExpectedNvlinkLinks(spec.model);
+  int by_model = nvidia::ExpectedNvlinkLinks(spec.model);
   return by_model > 0 ? by_model : static_cast<int>(spec.nvlink_peers.size());
 }
 

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <numbers>
 
-#include "fleet/clock_event_reasons.h"
+#include "nvidia/clock_event_reasons.h"
 
 namespace tarmac::sim {
 namespace {
@@ -284,7 +284,7 @@ WorldState EvaluateWorld(const Scenario& scenario, const std::vector<Load>& load
     double power_w = demand_w;
     if (demand_w > power_limit_w) {
       power_w = power_limit_w;
-      g.clock_event_reasons |= fleet::kReasonSwPowerCap;
+      g.clock_event_reasons |= nvidia::kReasonSwPowerCap;
       double headroom = (power_limit_w - spec.power_idle_watts) / (demand_w - spec.power_idle_watts);
       clock_scale = std::clamp(headroom, 0.5, 1.0);
     }
@@ -294,17 +294,17 @@ WorldState EvaluateWorld(const Scenario& scenario, const std::vector<Load>& load
     double temperature = spec.ambient_celsius + power_w * spec.thermal_celsius_per_watt;
     if (is_thermal_fault) {
       temperature = std::max(temperature, spec.slowdown_celsius + 2);
-      g.clock_event_reasons |= fleet::kReasonHwThermalSlowdown | fleet::kReasonSwThermalSlowdown;
+      g.clock_event_reasons |= nvidia::kReasonHwThermalSlowdown | nvidia::kReasonSwThermalSlowdown;
       clock_scale = std::min(clock_scale, 0.6);
     } else if (temperature >= spec.slowdown_celsius) {
-      g.clock_event_reasons |= fleet::kReasonSwThermalSlowdown;
+      g.clock_event_reasons |= nvidia::kReasonSwThermalSlowdown;
       clock_scale = std::min(clock_scale, 0.85);
     }
     g.temperature_celsius = static_cast<int>(std::lround(temperature));
     g.fan_percent = static_cast<int>(
         std::lround(std::clamp(30 + (temperature - spec.ambient_celsius) * 1.2, 30.0, 100.0)));
 
-    if (g.utilization_gpu_percent == 0) g.clock_event_reasons |= fleet::kReasonGpuIdle;
+    if (g.utilization_gpu_percent == 0) g.clock_event_reasons |= nvidia::kReasonGpuIdle;
     g.performance_state = has_contexts ? 0 : 8;
     g.sm_clock_mhz = has_contexts
                          ? static_cast<int>(std::lround(spec.sm_clock_max_mhz * clock_scale))

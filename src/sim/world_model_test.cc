@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "fleet/clock_event_reasons.h"
+#include "nvidia/clock_event_reasons.h"
 #include "sim/scenario_parser.h"
 
 namespace tarmac::sim {
@@ -53,7 +53,7 @@ TEST(WorldModelTest, IdleGpuDrawsIdlePowerAtIdleClock) {
   EXPECT_EQ(g.temperature_celsius, 40);
   EXPECT_EQ(g.sm_clock_mhz, 300);
   EXPECT_EQ(g.performance_state, 8);
-  EXPECT_EQ(g.clock_event_reasons, fleet::kReasonGpuIdle);
+  EXPECT_EQ(g.clock_event_reasons, nvidia::kReasonGpuIdle);
   EXPECT_EQ(g.memory_used_bytes, 0);
   EXPECT_EQ(g.memory_free_bytes, (int64_t{80} << 30) - (int64_t{512} << 20));
   EXPECT_EQ(g.energy_millijoules, 100 * 10 * 1000);
@@ -80,7 +80,7 @@ TEST(WorldModelTest, PowerCapThrottlesClocks) {
   const GpuState& g = w.gpus[0];
   EXPECT_NEAR(g.utilization_gpu_percent, 90, 2);  // Steady loads wobble by 2 %.
   EXPECT_EQ(g.power_milliwatts, 500000);
-  EXPECT_TRUE(g.clock_event_reasons & fleet::kReasonSwPowerCap);
+  EXPECT_TRUE(g.clock_event_reasons & nvidia::kReasonSwPowerCap);
   EXPECT_LT(g.sm_clock_mhz, 2000);
   EXPECT_EQ(g.temperature_celsius, 80);
 }
@@ -147,10 +147,10 @@ at = "40s"
   WorldState t25 = EvaluateWorld(s, {}, kEpoch, kEpoch + seconds(25));
   WorldState t35 = EvaluateWorld(s, {}, kEpoch, kEpoch + seconds(35));
   WorldState t45 = EvaluateWorld(s, {}, kEpoch, kEpoch + seconds(45));
-  EXPECT_FALSE(t0.gpus[0].clock_event_reasons & fleet::kReasonHwThermalSlowdown);
-  EXPECT_TRUE(t15.gpus[0].clock_event_reasons & fleet::kReasonHwThermalSlowdown);
+  EXPECT_FALSE(t0.gpus[0].clock_event_reasons & nvidia::kReasonHwThermalSlowdown);
+  EXPECT_TRUE(t15.gpus[0].clock_event_reasons & nvidia::kReasonHwThermalSlowdown);
   EXPECT_GE(t15.gpus[0].temperature_celsius, 87);
-  EXPECT_FALSE(t25.gpus[0].clock_event_reasons & fleet::kReasonHwThermalSlowdown);
+  EXPECT_FALSE(t25.gpus[0].clock_event_reasons & nvidia::kReasonHwThermalSlowdown);
   EXPECT_EQ(t0.gpus[1].pcie_width, 16);
   EXPECT_EQ(t15.gpus[1].pcie_width, 8);
   EXPECT_EQ(t0.gpus[0].ecc_uncorrected, 0);

@@ -9,14 +9,15 @@
 #include <sstream>
 
 #include "common/split.h"
+#include "nvidia/vendor_facts.h"
 
 namespace tarmac::slurm {
 namespace {
 
 using nlohmann::json;
 
-std::string Get(const std::map<std::string, std::string>& env, const char* name) {
-  auto it = env.find(name);
+std::string Get(const std::map<std::string, std::string>& env, std::string_view name) {
+  auto it = env.find(std::string(name));
   return it == env.end() ? std::string() : it->second;
 }
 
@@ -110,10 +111,10 @@ Result<PrologRequest> PrologRequestFromEnvironment(const std::map<std::string, s
 }
 
 Result<std::vector<int>> JobGpus(const std::map<std::string, std::string>& env) {
-  const char* name = "SLURM_JOB_GPUS";
+  std::string_view name = "SLURM_JOB_GPUS";
   std::string value = Get(env, name);
   if (value.empty()) {
-    name = "CUDA_VISIBLE_DEVICES";
+    name = nvidia::kVisibleDevicesVariable;
     value = Get(env, name);
   }
   std::vector<int> out;
@@ -133,12 +134,13 @@ std::vector<int> GpusOfDevicesList(const std::string& devices_list) {
   std::string line;
   while (std::getline(lines, line)) {
     // "c 195:3 rwm"
-    if (line.rfind("c 195:", 0) != 0) continue;
-    size_t end = line.find(' ', 6);
-    std::string minor = line.substr(6, end == std::string::npos ? std::string::npos : end - 6);
+    const size_t prefix = nvidia::kDeviceRulePrefix.size();
+    if (line.rfind(nvidia::kDeviceRulePrefix, 0) != 0) continue;
+    size_t end = line.find(' ', prefix);
+    std::string minor = line.substr(prefix, end == std::string::npos ? std::string::npos : end - prefix);
     if (minor.empty() || minor.size() > 3 || minor.find_first_not_of("0123456789") != std::string::npos) continue;
     int n = std::stoi(minor);
-    if (n < 255 && std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+    if (n != nvidia::kControlDeviceMinor && std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
   }
   std::sort(out.begin(), out.end());
   return out;

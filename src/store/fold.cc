@@ -3,16 +3,16 @@
 
 #include <algorithm>
 
-#include "fleet/clock_event_reasons.h"
+#include "nvidia/clock_event_reasons.h"
 #include "fleet/gpu_marks.h"
 
 namespace tarmac::store {
 namespace {
 
 constexpr int64_t kIdlePercent = static_cast<int64_t>(fleet::kIdleUtilizationRatio * 100);
-constexpr uint64_t kThermal = fleet::kReasonSwThermalSlowdown | fleet::kReasonHwThermalSlowdown;
-constexpr uint64_t kPower = fleet::kReasonSwPowerCap | fleet::kReasonHwPowerBrakeSlowdown;
-constexpr uint64_t kOther = fleet::kReasonHwSlowdown;
+constexpr uint64_t kThermal = nvidia::kReasonSwThermalSlowdown | nvidia::kReasonHwThermalSlowdown;
+constexpr uint64_t kPower = nvidia::kReasonSwPowerCap | nvidia::kReasonHwPowerBrakeSlowdown;
+constexpr uint64_t kOther = nvidia::kReasonHwSlowdown;
 
 // How long each sample of `times` stands for.
 std::vector<int64_t> Weights(int64_t minute, const std::vector<int64_t>& times, int64_t max_gap_seconds) {

@@ -6,7 +6,7 @@
 #include <set>
 
 #include "common/fs.h"
-#include "fleet/clock_event_reasons.h"
+#include "nvidia/clock_event_reasons.h"
 #include "store/codec.h"
 #include "store/fold.h"
 #include "store/schema.h"
@@ -16,19 +16,19 @@ namespace {
 
 std::string ReasonsText(uint64_t reasons) {
   std::string text;
-  for (const std::string& name : fleet::DecodeClockEventReasons(reasons & ~(fleet::kReasonGpuIdle |
-                                                                            fleet::kReasonApplicationsClocksSetting |
-                                                                            fleet::kReasonSyncBoost |
-                                                                            fleet::kReasonDisplayClockSetting))) {
+  for (const std::string& name : nvidia::DecodeClockEventReasons(reasons & ~(nvidia::kReasonGpuIdle |
+                                                                            nvidia::kReasonApplicationsClocksSetting |
+                                                                            nvidia::kReasonSyncBoost |
+                                                                            nvidia::kReasonDisplayClockSetting))) {
     text += (text.empty() ? "" : ",") + name;
   }
   return text;
 }
 
 uint64_t ThrottleBits(const fleet::GpuSample& s) {
-  if (!s.clock_event_reasons || !fleet::IsThrottled(*s.clock_event_reasons)) return 0;
-  return *s.clock_event_reasons & ~(fleet::kReasonGpuIdle | fleet::kReasonApplicationsClocksSetting |
-                                    fleet::kReasonSyncBoost | fleet::kReasonDisplayClockSetting);
+  if (!s.clock_event_reasons || !nvidia::IsThrottled(*s.clock_event_reasons)) return 0;
+  return *s.clock_event_reasons & ~(nvidia::kReasonGpuIdle | nvidia::kReasonApplicationsClocksSetting |
+                                    nvidia::kReasonSyncBoost | nvidia::kReasonDisplayClockSetting);
 }
 
 }  // namespace

@@ -16,7 +16,7 @@
 
 #include "fake_abi.h"
 #include "fake_device.h"
-#include "fleet/mig_profiles.h"
+#include "nvidia/mig_profiles.h"
 
 namespace {
 using namespace tarmac;            // NOLINT: one ABI shim.
@@ -29,12 +29,12 @@ namespace abi = tarmac::fakenvml::abi;
 struct NvmlProfile {
   unsigned constant = 0;
   unsigned id = 0;
-  fleet::MigProfile profile;
+  nvidia::MigProfile profile;
 };
 
 std::vector<NvmlProfile> ProfilesOf(const sim::GpuSpec& spec) {
   std::vector<NvmlProfile> out;
-  for (const fleet::MigProfile& p : fleet::MigProfilesFor(spec.model, spec.memory_total_bytes)) {
+  for (const nvidia::MigProfile& p : nvidia::MigProfilesFor(spec.model, spec.memory_total_bytes)) {
     NvmlProfile n;
     n.profile = p;
     switch (p.compute_slices) {
@@ -140,7 +140,7 @@ void FillProfile(const sim::GpuSpec& spec, const NvmlProfile& p, abi::GpuInstanc
   info->decoderCount = static_cast<unsigned>(p.profile.compute_slices);
   info->jpegCount = static_cast<unsigned>(p.profile.compute_slices);
   info->ofaCount = p.profile.compute_slices == 7 ? 1 : 0;
-  info->memorySizeMB = static_cast<unsigned long long>(spec.memory_total_bytes / fleet::kMigMemorySlices *
+  info->memorySizeMB = static_cast<unsigned long long>(spec.memory_total_bytes / nvidia::kMigMemorySlices *
                                                        p.profile.memory_slices) >> 20;
 }
 
@@ -240,7 +240,7 @@ NVML_EXPORT Return nvmlDeviceGetGpuInstanceRemainingCapacity(nvmlDevice_st* devi
   std::vector<NvmlProfile> profiles = ProfilesOf(*d.spec);
   const NvmlProfile* p = ByConstant(profiles, profile);
   if (p == nullptr) return profile > 9 ? kErrorInvalidArgument : kErrorNotSupported;
-  int compute = fleet::kMigComputeSlices, memory = fleet::kMigMemorySlices, same = 0;
+  int compute = nvidia::kMigComputeSlices, memory = nvidia::kMigMemorySlices, same = 0;
   for (const sim::MigInstanceState& m : d.g->mig_instances) {
     const NvmlProfile* used = ByName(profiles, m.spec->profile);
     if (used == nullptr) continue;
@@ -265,7 +265,7 @@ NVML_EXPORT Return nvmlDeviceGetGpuInstancePossiblePlacements_v2(nvmlDevice_st* 
   if (p == nullptr) return profile > 9 ? kErrorInvalidArgument : kErrorNotSupported;
   std::vector<abi::Placement> all;
   unsigned size = static_cast<unsigned>(p->profile.memory_slices);
-  for (unsigned start = 0; start + size <= static_cast<unsigned>(fleet::kMigMemorySlices); start += size) {
+  for (unsigned start = 0; start + size <= static_cast<unsigned>(nvidia::kMigMemorySlices); start += size) {
     all.push_back({start, size});
   }
   if (placements == nullptr) {

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "fleet/clock_event_reasons.h"
+#include "nvidia/clock_event_reasons.h"
 
 #include <gtest/gtest.h>
 
-namespace tarmac::fleet {
+namespace tarmac::nvidia {
 namespace {
 
 TEST(ClockEventReasonsTest, DecodesBitsByName) {
@@ -20,4 +20,4 @@ TEST(ClockEventReasonsTest, IdleAndSyncBoostAreNotThrottling) {
 }
 
 }  // namespace
-}  // namespace tarmac::fleet
+}  // namespace tarmac::nvidia

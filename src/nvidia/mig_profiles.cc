@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "fleet/mig_profiles.h"
+#include "nvidia/mig_profiles.h"
 
 #include <fmt/format.h>
 
 #include <cctype>
 #include <map>
 
-namespace tarmac::fleet {
+namespace tarmac::nvidia {
 namespace {
 
 bool Contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
@@ -93,4 +93,4 @@ std::string CheckMigLayout(std::string_view model, int64_t memory_total_bytes, c
   return {};
 }
 
-}  // namespace tarmac::fleet
+}  // namespace tarmac::nvidia

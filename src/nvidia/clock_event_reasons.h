@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-namespace tarmac::fleet {
+namespace tarmac::nvidia {
 
 inline constexpr uint64_t kReasonGpuIdle = 0x1;
 inline constexpr uint64_t kReasonApplicationsClocksSetting = 0x2;
@@ -40,4 +40,4 @@ std::vector<std::string> DecodeClockEventReasons(uint64_t reasons);
 // display settings are not throttling.
 bool IsThrottled(uint64_t reasons);
 
-}  // namespace tarmac::fleet
+}  // namespace tarmac::nvidia

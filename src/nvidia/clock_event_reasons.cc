@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "fleet/clock_event_reasons.h"
+#include "nvidia/clock_event_reasons.h"
 
 #include <fmt/format.h>
 
-namespace tarmac::fleet {
+namespace tarmac::nvidia {
 
 const std::vector<ClockEventReason>& ClockEventReasons() {
   static const std::vector<ClockEventReason>* const reasons = new std::vector<ClockEventReason>{
@@ -42,4 +42,4 @@ bool IsThrottled(uint64_t reasons) {
   return false;
 }
 
-}  // namespace tarmac::fleet
+}  // namespace tarmac::nvidia

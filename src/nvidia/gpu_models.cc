@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "fleet/gpu_models.h"
+#include "nvidia/gpu_models.h"
 
-namespace tarmac::fleet {
+namespace tarmac::nvidia {
 
 int ExpectedNvlinkLinks(std::string_view model) {
   auto has = [&](std::string_view part) { return model.find(part) != std::string_view::npos; };
@@ -11,4 +11,4 @@ int ExpectedNvlinkLinks(std::string_view model) {
   return 0;
 }
 
-}  // namespace tarmac::fleet
+}  // namespace tarmac::nvidia

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-namespace tarmac::fleet {
+namespace tarmac::nvidia {
 
 struct MigProfile {
   std::string_view name;  // "1g.10gb"
@@ -42,4 +42,4 @@ int MigComputeSlicesOf(std::string_view name);
 std::string CheckMigLayout(std::string_view model, int64_t memory_total_bytes,
                            const std::vector<std::string>& profiles);
 
-}  // namespace tarmac::fleet
+}  // namespace tarmac::nvidia
