@@ -85,6 +85,7 @@ std::string Heatmap(const Report& r) {
                        lx, ly, Color(pct / 100.0), lx + 17, ly + 10, pct);
     lx += 52;
   }
+  lx += 14;  // The scale apart from the two marks that are not a level.
   svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"12\" fill=\"{}\"/><text x=\"{}\" y=\"{}\">held "
                      "idle</text>\n",
                      lx, ly, kHeldIdleColor, lx + 17, ly + 10);
@@ -136,45 +137,45 @@ th:first-child, td:first-child, td.text {{ text-align: left; }}
   html += Heatmap(r);
   html += "<h2>Utilization histograms (minutes at each level)</h2>\n<div class=\"histograms\">\n";
   for (const GpuLine& g : r.gpus) html += Histogram(g);
-  html += "</div>\n<h2>GPUs</h2>\n<table><tr><th>GPU</th><th>Name</th><th>Hours</th><th>Mean util</th><th>Duty "
-          "cycle</th><th>Idle h</th><th>Held-idle h</th><th>Energy kWh</th><th>Throttled h</th><th>Xid</th>";
+  html += "</div>\n<h2>GPUs</h2>\n<table><tr><th>GPU</th><th>Name</th><th>Covered</th><th>Mean util</th><th>Duty "
+          "cycle</th><th>Idle</th><th>Held idle</th><th>Energy kWh</th><th>Throttled</th><th>Xid</th>";
   bool has_backfill = r.backfill_hours > 0 || r.backfill_preemptions > 0;
-  if (has_backfill) html += "<th>Backfill h</th><th>Preemptions</th>";
+  if (has_backfill) html += "<th>Backfill</th><th>Preemptions</th>";
   if (r.has_costs) html += "<th>Idle cost</th>";
   html += "</tr>\n";
   auto pct = [](const std::optional<double>& v) { return v ? fmt::format("{:.0f}%", *v * 100) : std::string("-"); };
   for (const GpuLine& g : r.gpus) {
     html += fmt::format(
-        "<tr><td>{}</td><td class=\"text\">{}</td><td>{:.1f}</td><td>{}</td><td>{}</td><td>{:.1f}</td><td>{:.1f}</td>"
-        "<td>{:.1f}</td><td>{:.1f}</td><td>{}</td>",
-        g.index, Escape(g.name), g.covered_hours, pct(g.mean_utilization_ratio), pct(g.duty_cycle_ratio), g.idle_hours,
-        g.held_idle_hours, g.energy_kwh, g.throttle_thermal_hours + g.throttle_power_hours + g.throttle_other_hours,
-        g.xid_count);
-    if (has_backfill) html += fmt::format("<td>{:.1f}</td><td>{}</td>", g.backfill_hours, g.backfill_preemptions);
+        "<tr><td>{}</td><td class=\"text\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<td>{:.1f}</td><td>{}</td><td>{}</td>",
+        g.index, Escape(g.name), Hours(g.covered_hours), pct(g.mean_utilization_ratio), pct(g.duty_cycle_ratio),
+        Hours(g.idle_hours), Hours(g.held_idle_hours), g.energy_kwh,
+        Hours(g.throttle_thermal_hours + g.throttle_power_hours + g.throttle_other_hours), g.xid_count);
+    if (has_backfill) html += fmt::format("<td>{}</td><td>{}</td>", Hours(g.backfill_hours), g.backfill_preemptions);
     if (r.has_costs) html += fmt::format("<td>{} {:.2f}</td>", Escape(r.currency), g.idle_cost);
     html += "</tr>\n";
   }
   html += "</table>\n";
   if (r.by != GroupBy::kGpu) {
-    html += fmt::format("<h2>By {}</h2>\n<table><tr><th>{}</th><th>GPU-h held</th><th>GPU-h busy</th><th>Held-idle "
-                        "h</th>{}</tr>\n",
+    html += fmt::format("<h2>By {}</h2>\n<table><tr><th>{}</th><th>GPU time held</th><th>GPU time busy</th><th>Held "
+                        "idle</th>{}</tr>\n",
                         OwnerKindText(r.by), r.by == GroupBy::kUser ? "User" : "Owner", r.has_costs ? "<th>Idle cost</th>" : "");
     for (const OwnerLine& o : r.owners) {
-      html += fmt::format("<tr><td>{}</td><td>{:.1f}</td><td>{:.1f}</td><td>{:.1f}</td>", Escape(o.owner),
-                          o.gpu_hours_held, o.gpu_hours_busy, o.held_idle_hours);
+      html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td>", Escape(o.owner),
+                          Hours(o.gpu_hours_held), Hours(o.gpu_hours_busy), Hours(o.held_idle_hours));
       if (r.has_costs) html += fmt::format("<td>{} {:.2f}</td>", Escape(r.currency), o.idle_cost);
       html += "</tr>\n";
     }
     html += "</table>\n";
   }
   if (!r.top_held_idle.empty()) {
-    html += "<h2>Processes that held GPU memory without computing</h2>\n<table><tr><th>Held-idle h</th><th>GPU</th>"
+    html += "<h2>Processes that held GPU memory without computing</h2>\n<table><tr><th>Held idle</th><th>GPU</th>"
             "<th>PID</th><th>User</th><th>Memory MiB</th><th>From</th><th>To</th><th>Command</th></tr>\n";
     for (const store::HeldIdleSession& p : r.top_held_idle) {
       html += fmt::format(
-          "<tr><td>{:.1f}</td><td>{}</td><td>{}</td><td class=\"text\">{}</td><td>{}</td><td>{}</td><td>{}</td>"
+          "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"text\">{}</td><td>{}</td><td>{}</td><td>{}</td>"
           "<td class=\"text\">{}</td></tr>\n",
-          HeldIdleHours(p), p.gpu_index, p.pid, Escape(p.user), p.memory_max_mib, Escape(FormatTime(p.first_seen)),
+          Hours(HeldIdleHours(p)), p.gpu_index, p.pid, Escape(p.user), p.memory_max_mib, Escape(FormatTime(p.first_seen)),
           Escape(FormatTime(p.last_seen)), Escape(p.command));
     }
     html += "</table>\n";

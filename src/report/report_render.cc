@@ -14,12 +14,15 @@ std::string Pct(const std::optional<double>& ratio) {
   return ratio ? fmt::format("{:.0f}%", *ratio * 100) : std::string("-");
 }
 
-// A span of GPU time: "12.5h", under an hour in minutes ("35m", "<1m"), "0".
+}  // namespace
+
 std::string Hours(double hours) {
   if (hours >= 0.995) return fmt::format("{:.1f}h", hours);
   if (hours * 60 >= 0.5) return fmt::format("{:.0f}m", hours * 60);
   return hours > 0 ? "<1m" : "0";
 }
+
+namespace {
 
 std::string Cut(const std::string& s, size_t width) {
   return s.size() <= width ? s : s.substr(0, width - 3) + "...";

@@ -194,7 +194,7 @@ TEST_F(ReportTest, RenderingsCarryTheSameFigures) {
   EXPECT_EQ(html.find("src="), std::string::npos);  // Self-contained: nothing to fetch.
   EXPECT_EQ(html.find("href="), std::string::npos);
   EXPECT_NE(html.find("idle cost EUR 1.00"), std::string::npos);
-  EXPECT_NE(html.find("<th>Backfill h</th>"), std::string::npos);
+  EXPECT_NE(html.find("<th>Backfill</th>"), std::string::npos);
 }
 
 // A short range reads in minutes, says where its data begins to the
@@ -231,6 +231,9 @@ TEST_F(ReportTest, ShortRangesReadInMinutesAndTheHeatmapHasALegend) {
             std::string::npos) << short_text;
   EXPECT_TRUE(std::regex_search(short_text, std::regex("Tesla T4 +10m "))) << short_text;
   EXPECT_EQ(short_text.find("0.2h"), std::string::npos) << short_text;
+  std::string short_html = RenderHtml(ten.value());  // The same in the HTML tables.
+  EXPECT_NE(short_html.find("<td class=\"text\">Tesla T4</td><td>10m</td>"), std::string::npos) << short_html;
+  EXPECT_EQ(short_html.find("<td>0.2</td>"), std::string::npos) << short_html;
 
   std::string html = RenderHtml(Build());
   // GPU 1's first hour: alice held 2 GiB at 0 % SM all of it.

@@ -11,11 +11,42 @@
 
 #include "store/schema.h"
 #include "testutil/agent_fixture.h"
+#include "testutil/browser.h"
 
 namespace tarmac::testing {
 namespace {
 
 using nlohmann::json;
+
+// Measures the report's heatmap as Chromium lays it out, and writes the
+// result as JSON into the page (read back with --dump-dom).
+constexpr const char* kHeatmapLayoutCheck = R"(<pre id="layout-check"></pre><script>
+(() => {
+  const svg = document.querySelector("svg.heatmap");
+  const box = svg.getBoundingClientRect();
+  const rect = (e) => e.getBoundingClientRect();
+  const apart = (a, b) => a.right <= b.left || b.right <= a.left || a.bottom <= b.top || b.bottom <= a.top;
+  const times = [...svg.children].filter((e) => e.tagName === "text" && e.getAttribute("font-size") === "11");
+  const legend = svg.querySelector("g.legend");
+  const legendTexts = legend ? [...legend.querySelectorAll("text")].map(rect) : [];
+  let legendOverlaps = 0;
+  for (let i = 0; i < legendTexts.length; i++)
+    for (let j = i + 1; j < legendTexts.length; j++) legendOverlaps += apart(legendTexts[i], legendTexts[j]) ? 0 : 1;
+  const fill = (e) => getComputedStyle(e).fill;
+  const swatches = legend ? [...legend.querySelectorAll("rect")].map(fill) : [];
+  const held = [...svg.querySelectorAll("rect.held-idle")].map(fill);
+  const outside = [...svg.querySelectorAll("text")].filter((t) => rect(t).left < box.left - 0.5 || rect(t).right > box.right + 0.5);
+  document.getElementById("layout-check").textContent = JSON.stringify({
+    time_labels: times.length,
+    time_labels_apart: times.length === 2 && apart(rect(times[0]), rect(times[1])),
+    legend_labels: legendTexts.length,
+    legend_overlaps: legendOverlaps,
+    swatches: swatches,
+    held_idle_fills: held,
+    text_outside: outside.map((t) => t.textContent),
+  });
+})();
+</script>)";
 
 class StoreAgentTest : public AgentFixture {
  public:
@@ -34,6 +65,52 @@ class StoreAgentTest : public AgentFixture {
     int64_t journal = db.value()->QueryInt("SELECT MAX(t) FROM tick_journal").value().value_or(0);
     int64_t folded = db.value()->QueryInt("SELECT MAX(minute) * 60 FROM gpu_samples").value().value_or(0);
     return std::max(journal, folded);
+  }
+  // The report as a browser shows it: the two time labels apart, every
+  // legend label apart and inside the picture, held idle in its own colour
+  // (neither a utilization shade nor "no data") and used for the idle
+  // holder's hours; and a screenshot under the build folder to look at.
+  void ExpectHeatmapReadsInChromium(std::string page) {
+    ASSERT_FALSE(ChromiumPath().empty()) << "no Chromium: scripts/install-deps installs it";
+    size_t end = page.rfind("</body>");
+    ASSERT_NE(end, std::string::npos);
+    std::string checked = dir_.Write("report-checked.html", page.insert(end, kHeatmapLayoutCheck));
+    RunResult dom = ChromiumDumpDom("file://" + checked, dir_.path() + "/chromium");
+    ASSERT_EQ(dom.exit_code, 0) << dom.err;
+    size_t start = dom.out.find("<pre id=\"layout-check\">");
+    ASSERT_NE(start, std::string::npos) << dom.out.substr(0, 2000);
+    start = dom.out.find('>', start) + 1;
+    json layout = json::parse(dom.out.substr(start, dom.out.find("</pre>", start) - start));
+    EXPECT_EQ(layout["time_labels"], 2) << layout.dump();
+    EXPECT_EQ(layout["time_labels_apart"], true) << layout.dump();
+    EXPECT_EQ(layout["legend_labels"], 8) << layout.dump();  // "utilization", 5 levels, held idle, no data.
+    EXPECT_EQ(layout["legend_overlaps"], 0) << layout.dump();
+    EXPECT_TRUE(layout["text_outside"].empty()) << layout.dump();
+    std::vector<std::string> swatches = layout["swatches"];
+    ASSERT_EQ(swatches.size(), 7u) << layout.dump();
+    std::string held = swatches[5];
+    for (size_t i = 0; i < swatches.size(); ++i) {
+      if (i == 5) continue;
+      EXPECT_NE(swatches[i], held) << "held idle looks like swatch " << i << ": " << layout.dump();
+    }
+    ASSERT_FALSE(layout["held_idle_fills"].empty()) << "the idle holder's hour is not marked: " << layout.dump();
+    for (const json& f : layout["held_idle_fills"]) EXPECT_EQ(f, held);
+
+    std::string png = BinDir() + "/../test-screenshots/report.png";
+    std::filesystem::create_directories(BinDir() + "/../test-screenshots");
+    RunResult shot = ChromiumScreenshot("file://" + dir_.path() + "/report.html", png, 1200, 900,
+                                        dir_.path() + "/chromium");
+    ASSERT_EQ(shot.exit_code, 0) << shot.err;
+    std::ifstream image(png, std::ios::binary);
+    std::string header(24, '\0');
+    image.read(header.data(), 24);
+    ASSERT_EQ(header.substr(1, 3), "PNG") << png;
+    auto be32 = [&](size_t at) {
+      return (uint32_t{static_cast<uint8_t>(header[at])} << 24) | (uint32_t{static_cast<uint8_t>(header[at + 1])} << 16) |
+             (uint32_t{static_cast<uint8_t>(header[at + 2])} << 8) | uint32_t{static_cast<uint8_t>(header[at + 3])};
+    };
+    EXPECT_EQ(be32(16), 1200u);  // IHDR width and height.
+    EXPECT_EQ(be32(20), 900u);
   }
   std::string IntegrityCheck() {
     Result<std::unique_ptr<store::Db>> db = store::Db::Open(Db(), store::Db::Mode::kReadWriteCreate);
@@ -193,6 +270,7 @@ TEST_F(StoreAgentTest, ReportHistoryExportAndInfoReadWhatTheAgentWrote) {
   std::ifstream in(html);
   std::string page((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_NE(page.find("<svg class=\"heatmap\""), std::string::npos);
+  ExpectHeatmapReadsInChromium(page);
 
   RunResult exported = Tarmac({"export", "--db", Db(), "--since", "10m", "--format", "jsonl", "--gpu", "1"});
   ASSERT_EQ(exported.exit_code, 0) << exported.err;
