@@ -358,6 +358,8 @@ void Runner::ConfirmFreed(const std::string& uuid, int64_t memory_before, Steady
   std::chrono::system_clock::time_point stopped = clock_->WallNow();
   for (;;) {
     Result<fleet::FleetView> view = agent_.FetchStatus();
+    // No agent listens (its socket is gone): no lease is left to hand back.
+    if (!view.ok() && view.status().code() == StatusCode::kFailedPrecondition) return;
     if (view.ok() && view.value().taken_at >= stopped) {
       for (const fleet::GpuView& g : view.value().gpus) {
         if (g.info.uuid != uuid || !g.sample.memory_used_bytes) continue;
@@ -553,6 +555,15 @@ void Runner::Watch(int done_fd) {
         cv_.notify_all();
       }
       return;
+    }
+    // A batch whose folder was removed (its agent's state deleted) has
+    // nowhere to answer: it stops as on SIGTERM rather than ask for ever.
+    struct stat st {};
+    if (::stat(dir_.c_str(), &st) != 0 && errno == ENOENT) {
+      logger_->Log(LogLevel::kWarning, "backfill runner: {} was removed; stopping", dir_);
+      uint64_t one = 1;
+      (void)!::write(stop_fd_, &one, sizeof one);
+      continue;
     }
     WriteProgress();
   }

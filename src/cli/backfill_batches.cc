@@ -102,7 +102,8 @@ int Submit(const client::AgentClient& agent, const BackfillOptions& o) {
     std::printf("%s\n", b.dump(2).c_str());
     return kExitOk;
   }
-  std::printf("batch %lld submitted: %zu requests for %s on up to %d GPU%s; results in %s\n"
+  std::printf("batch %lld submitted: %zu requests for %s on up to %d GPU%s\n"
+              "results in %s\n"
               "follow it: tarmac backfill status %lld --watch\n",
               static_cast<long long>(b.value("id", int64_t{0})), in.value().requests.size(), in.value().model.c_str(),
               o.gpus, o.gpus == 1 ? "" : "s", b.value("output", "").c_str(),

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "common/split.h"
+#include "common/text_wrap.h"
 #include "nvidia/clock_event_reasons.h"
 #include "fleet/sample_fields.h"
 
@@ -275,13 +276,28 @@ std::string Cell(const Opt& value, const Field& f, const CsvFormat& format) {
   return *value;
 }
 
+constexpr size_t kHelpColumns = 100;
+
 template <typename Field>
 std::string Describe(const std::vector<Field>& table) {
   std::string out;
   for (const Field& f : table) {
-    std::string names = f.names[0];
-    for (size_t i = 1; i < f.names.size(); ++i) names += " or " + f.names[i];
-    out += fmt::format("\"{}\"\n{}{}.\n\n", names, f.help, f.unit.empty() ? "" : fmt::format(" [{}]", f.unit));
+    // Each name quoted, as nvidia-smi writes them ("a" or "b"); a line
+    // that would pass 100 columns goes on with the next name.
+    std::string names = "\"" + f.names[0] + "\"";
+    size_t line_start = 0;
+    for (size_t i = 1; i < f.names.size(); ++i) {
+      std::string next = "\"" + f.names[i] + "\"";
+      if (names.size() - line_start + 4 + next.size() > kHelpColumns) {
+        names += " or\n";
+        line_start = names.size();
+        names += next;
+      } else {
+        names += " or " + next;
+      }
+    }
+    std::string help = f.help + (f.unit.empty() ? "" : fmt::format(" [{}]", f.unit)) + ".";
+    out += fmt::format("{}\n{}\n\n", names, WrapText(help, kHelpColumns, 0, 0));
   }
   return out;
 }

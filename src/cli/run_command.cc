@@ -15,8 +15,10 @@
 #include <memory>
 
 #include "cli/lease_exit.h"
+#include "cli/terminal.h"
 #include "client/lease_request.h"
 #include "client/lease_wait.h"
+#include "common/text_wrap.h"
 #include "common/time_spec.h"
 #include "sched/lease_json.h"
 
@@ -151,17 +153,18 @@ Granted AskAndWait(const client::AgentClient& agent, const json& params, const c
     return {answer.value().lease, 0};
   }
   int64_t id = answer.value().id;
-  std::string shown;
+  LiveText live(stderr);
   int64_t shown_position = -1;
-  // On a terminal, one live line; elsewhere (a log), a line only when the
-  // position changes.
+  // On a terminal, the status drawn again in place; elsewhere (a log), its
+  // lines only when the position changes. Either way wrapped to the width.
   auto show = [&](const client::LeaseAnswer& queued) {
-    std::string line = fmt::format("tarmac: {}: queued as request {}: {}", what, id, queued.reason);
-    if (is_tty && line != shown) {
-      std::fprintf(stderr, "\r\033[K%s", line.c_str());
-      shown = line;
-    } else if (!is_tty && queued.position != shown_position) {
-      std::fprintf(stderr, "%s\n", line.c_str());
+    std::string prefix = fmt::format("tarmac: {}: queued as request {}: ", what, id);
+    std::string text = prefix + WrapText(queued.reason, static_cast<size_t>(TerminalColumns(STDERR_FILENO)),
+                                         TextColumns(prefix), 4);
+    if (is_tty) {
+      live.Show(text);
+    } else if (queued.position != shown_position) {
+      std::fprintf(stderr, "%s\n", text.c_str());
       shown_position = queued.position;
     }
   };
@@ -186,7 +189,7 @@ Granted AskAndWait(const client::AgentClient& agent, const json& params, const c
     } else if (!now.ok()) {
       result.exit_code = LeaseExit(what, now.status());
     } else if (now.value().is_granted()) {
-      if (is_tty) std::fprintf(stderr, "\r\033[K");
+      live.Clear();
       std::fprintf(stderr, "tarmac: %s: request %lld granted: lease %lld, %s\n", what, static_cast<long long>(id),
                    static_cast<long long>(now.value().lease.value("id", int64_t{0})),
                    client::GpuNames(now.value().lease).c_str());

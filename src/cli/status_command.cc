@@ -2,7 +2,6 @@
 #include "cli/status_command.h"
 
 #include <signal.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -11,17 +10,12 @@
 #include "cli/fleet_source.h"
 #include "fleet/fleet_json.h"
 #include "cli/status_render.h"
+#include "cli/terminal.h"
 
 namespace tarmac::cli {
 namespace {
 
 constexpr std::chrono::seconds kRecentWindow{10};
-
-int TerminalWidth() {
-  winsize ws{};
-  if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20) return ws.ws_col;
-  return 100;
-}
 
 void WriteAll(const std::string& text) {
   std::fwrite(text.data(), 1, text.size(), stdout);
@@ -84,7 +78,7 @@ int RunStatus(const GlobalOptions& global, const StatusOptions& options, Clock* 
     if (options.json) {
       WriteAll(fleet::StatusToJson(fleet).dump(2) + "\n");
     } else {
-      render.width = options.wide ? 0 : TerminalWidth();
+      render.width = options.wide ? 0 : TerminalColumns(STDOUT_FILENO);
       WriteAll(RenderStatus(fleet, render));
     }
     return kExitOk;
@@ -104,7 +98,7 @@ int RunStatus(const GlobalOptions& global, const StatusOptions& options, Clock* 
     if (options.json) {
       WriteAll(fleet::StatusToJson(fleet).dump() + "\n");  // One object per line.
     } else if (is_tty) {
-      render.width = options.wide ? 0 : TerminalWidth();
+      render.width = options.wide ? 0 : TerminalColumns(STDOUT_FILENO);
       WriteAll("\033[H\033[2J" + RenderStatus(fleet, render));
     } else {
       WriteAll(RenderStatus(fleet, render) + "\n");

@@ -576,6 +576,28 @@ std::map<int, int64_t> LeaseService::LeasedGpus() const {
 }
 
 
+std::string LeaseService::BackfillRefusal(const std::vector<sched::GpuSlot>& marked, int64_t memory) const {
+  const GateVerdict* first = nullptr;
+  int first_index = -1;
+  for (const sched::GpuSlot& g : marked) {
+    if (!sched::IsFree(g, memory)) continue;
+    auto it = backfill_.verdicts().find(g.uuid);
+    if (it == backfill_.verdicts().end() || it->second.accepts) continue;
+    const GateVerdict& v = it->second;
+    bool is_sooner = first == nullptr || (v.starts_in && (!first->starts_in || *v.starts_in < *first->starts_in));
+    if (is_sooner) {
+      first = &v;
+      first_index = g.index;
+    }
+  }
+  if (first == nullptr) return "";
+  std::string text = fmt::format("GPU {}: {}", first_index, backfill_.Describe(*first));
+  if (first->starts_in) {
+    text += fmt::format(", opens in {}", FormatDuration(std::chrono::duration_cast<seconds>(*first->starts_in)));
+  }
+  return text;
+}
+
 std::string LeaseService::WaitReason(int64_t id) const {
   const sched::Decision& d = book_.last_decision();
   if (const sched::Waiting* found = WaitingOf(id)) {
@@ -605,6 +627,12 @@ std::string LeaseService::WaitReason(int64_t id) const {
     }
     int64_t memory = p != nullptr ? p->request.wants.min_free_memory_bytes : 0;
     for (const sched::GpuSlot& g : marked) free_now += sched::IsFree(g, memory) ? 1 : 0;
+    if (p != nullptr && p->request.priority == sched::Priority::kBackfill && free_now > 0) {
+      if (std::string why = BackfillRefusal(marked, memory); !why.empty()) {
+        return fmt::format("position {}: {} free, but backfill waits for a GPU [backfill] accepts; {}", w.position,
+                           free_now, why);
+      }
+    }
     int wants = p == nullptr ? 0
                 : p->request.wants.uuids.empty() ? p->request.wants.gpu_count
                                                  : static_cast<int>(p->request.wants.uuids.size());

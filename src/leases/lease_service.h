@@ -349,6 +349,10 @@ class LeaseService {
   nlohmann::json LeaseJson(const sched::Lease& lease, const sched::Caller& viewer, TimePoint now) const REQUIRES(mu_);
   nlohmann::json QueuedJson(const sched::Pending& pending, TimePoint now) const REQUIRES(mu_);
   std::string WaitReason(int64_t id) const REQUIRES(mu_);
+  // Why backfill's gate refuses the free GPUs among `marked` (with at least
+  // `memory` free), for the one that opens first: "GPU 3: idle 2m 00s of
+  // idle_for 10m 00s, opens in 8m 00s"; "" when it refuses none.
+  std::string BackfillRefusal(const std::vector<sched::GpuSlot>& marked, int64_t memory) const REQUIRES(mu_);
   // Where request `id` stands in the last decision; null when not waiting.
   const sched::Waiting* WaitingOf(int64_t id) const REQUIRES(mu_);
   // Which lease holds each GPU index whole (MIG leases hold instances).

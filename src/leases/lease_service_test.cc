@@ -78,6 +78,16 @@ TEST_F(LeaseServiceTest, BackfillSaysPerGpuWhyNotYetAndWhen) {
   EXPECT_EQ(gpus[2]["why"], "in use: a process outside any lease runs on it");
   EXPECT_FALSE(gpus[2].contains("starts_in_seconds"));
   EXPECT_FALSE(gpus[0]["accepts"].get<bool>());
+  // A backfill run asked for now waits, and says which free GPU opens first
+  // and when, not just how many are free.
+  processes_.Add(500, 1001, 10);
+  json asked = Call(s.get(), "lease.request", {{"gpus", 1}, {"priority", "backfill"}}, 1001, 500);
+  ASSERT_EQ(asked["result"]["state"], "queued") << asked.dump();
+  EXPECT_EQ(asked["result"]["request"]["reason"],
+            "position 1: 2 free, but backfill waits for a GPU [backfill] accepts; GPU 1: idle 4m 00s of idle_for "
+            "10m 00s, opens in 6m 00s")
+      << asked.dump();
+  ASSERT_TRUE(Call(s.get(), "lease.release", {{"id", asked["result"]["request"]["id"]}}, 1001, 500)["ok"].get<bool>());
   clock_.Advance(std::chrono::minutes(6));
   tick();
   gpus = Call(s.get(), "backfill.gpus", json::object())["result"]["gpus"];

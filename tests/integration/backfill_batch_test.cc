@@ -284,6 +284,20 @@ TEST_F(BackfillBatchTest, TheRunnerOutlivesAKillNineOfTheAgentAndTheNewAgentAdop
   ExpectComplete(dir_.path() + "/in.results.jsonl", 500);
 }
 
+// A runner outlives its agent, but not the agent's state: once the batch's
+// folder is gone (the state deleted, a demo cleaned up), it stops.
+TEST_F(BackfillBatchTest, RegressionARunnerWhoseBatchFolderIsRemovedStops) {
+  Child* agent = StartLeaseAgent("[backfill]\nidle_for = \"0s\"\n");
+  std::string in = Batch(500);
+  ASSERT_EQ(Submit(in, {"--engine-command", Engine("--latency-ms 50")}).exit_code, 0);
+  ASSERT_TRUE(WaitFor([&] { return Get(1)["progress"].value("done", 0) >= 5; })) << Get(1).dump();
+  auto runner = static_cast<pid_t>(Get(1)["progress"]["runner_pid"].get<int64_t>());
+  agent->KillAndWait(SIGTERM);
+  ASSERT_TRUE(IsRunning(runner));
+  std::filesystem::remove_all(dir_.path() + "/state");
+  EXPECT_TRUE(WaitFor([&] { return !IsRunning(runner); }, 300)) << "the runner asks a removed agent for ever";
+}
+
 TEST_F(BackfillBatchTest, AModelTheEngineDoesNotHaveFailsTheBatchSayingSo) {
   Start();
   std::string in = Batch(10);

@@ -1,0 +1,114 @@
+#!/usr/bin/env bats
+# The README's tour, walked as a new user walks it: every `tarmac` command it
+# shows, run as written in a new shell next to the demo's agent, must do what
+# the README says and print nothing wider than 100 columns. Only what cannot
+# exist here is swapped: the user's own Python scripts become `sleep 1`,
+# Ollama becomes the simulated engine, and files under /etc become files of
+# the test's own.
+
+load sim_helpers
+
+setup() {
+  sim_setup lab-8gpu.toml
+}
+
+# The commands of the README's "A short tour" section: inline `tarmac ...`
+# spans and lines of its code blocks, without their trailing comments; not
+# `tarmac agent` (a server, which the demo runs) and not a bare command
+# name.
+tour_commands() {
+  python3 - "$TARMAC_SOURCE_DIR/README.md" <<'PY'
+import re, sys
+text = open(sys.argv[1], encoding="utf-8").read()
+start = text.index("## A short tour")
+end = text.find("\n## ", start + 5)
+tour = text[start:end if end >= 0 else len(text)]
+seen = []
+def add(c):
+    c = re.sub(r"\s+#\s.*$", "", c.strip()).strip()
+    if c.startswith("$ "):
+        c = c[2:]
+    if not c.startswith("tarmac ") or c.startswith("tarmac agent") or c in ("tarmac run",):
+        return
+    if c not in seen:
+        seen.append(c)
+for block in re.findall(r"```[a-z]*\n(.*?)```", tour, re.S):
+    for line in block.split("\n"):
+        add(line)
+for span in re.findall(r"`(tarmac [^`]+)`", re.sub(r"```.*?```", "", tour, flags=re.S)):
+    add(span)
+print("\n".join(seen))
+PY
+}
+
+# What cannot exist on a test machine, swapped for what can.
+swap() {
+  sed -e 's#python [^ ]*\.py.*$#sleep 1#' \
+      -e "s#'ollama serve'#'tarmac-simengine --port {port}'#" \
+      -e "s#/etc/tarmac/tarmac.toml#$TARMAC_SOURCE_DIR/examples/config/tarmac.toml#" \
+      -e 's#> */etc/slurm/gres.conf#> gres.conf#'
+}
+
+# run_alone SECONDS SCRIPT: SCRIPT in a new shell with an empty environment,
+# in a session of its own; what still runs after SECONDS is stopped and the
+# status is 124.
+run_alone() {
+  setsid env -i HOME="$HOME" bash --norc "$2" </dev/null 2>&1 3>&- &
+  local p=$!
+  for _ in $(seq $(( $1 * 10 ))); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$p" 2>/dev/null; then
+    kill -TERM -- "-$p" 2>/dev/null
+    sleep 1
+    kill -KILL -- "-$p" 2>/dev/null || true
+    wait "$p" || true
+    return 124
+  fi
+  wait "$p"
+}
+
+@test "every command of the README's tour works as written and fits 100 columns" {
+  mapfile -t commands < <(tour_commands)
+  [ "${#commands[@]}" -ge 25 ]
+  out="$WORLD/demo.out"
+  "$TARMAC_SOURCE_DIR/scripts/demo" "$TARMAC_BUILD_DIR" 150 >"$out" 2>&1 3>&- &
+  demo=$!
+  echo "$demo" >> "$WORLD/pids"
+  for _ in $(seq 300); do grep -q "demo: running for" "$out" && break; sleep 0.1; done
+  grep -q "demo: running for" "$out"
+  setup_line=$(grep -A1 'in another shell, after:' "$out" | tail -1)
+  mkdir -p "$WORLD/tour"
+  printf '%s\n' '{"id": "q1", "prompt": "Say hi"}' '{"id": "q2", "prompt": "Say bye"}' > "$WORLD/tour/prompts.jsonl"
+  for c in "${commands[@]}"; do
+    written=$(printf '%s' "$c" | swap)
+    printf '%s\n' "$setup_line" "cd '$WORLD/tour'" "$written" > "$WORLD/tour.sh"
+    run run_alone 10 "$WORLD/tour.sh"
+    echo "# $written -> $status" >&3
+    case "$c" in
+      *"run --gpus"*) [[ "$status" -eq 0 || ( "$status" -eq 124 && "$output" == *"queued"* ) ]] ;;  # Waits if it must.
+      *"--priority backfill"*) [[ "$status" -eq 0 || ( "$status" -eq 124 && "$output" == *"backfill waits for"* ) ]] ;;
+      *"--no-wait"*) [[ "$status" -eq 0 || "$status" -eq 75 ]] ;;     # As the README says.
+      *"--mig "*) [ "$status" -eq 2 ]                                   # The lab has no MIG.
+                  [[ "$output" == *"can never fit"* ]] ;;
+      *"--watch"*) [[ "$status" -eq 124 || "$status" -eq 0 ]] ;;     # Until stopped.
+      *"zombies --kill --pid"*) [ "$status" -ne 0 ]                   # No such process here.
+                                [[ "$output" == *"48122"* ]] ;;
+      *"extend 7"*) [[ "$status" -ne 0 && "$output" == *"7"* ]] ;;   # No lease 7 here.
+      *"tarmac doctor"*) [[ "$status" -eq 0 || "$status" -eq 4 || "$status" -eq 5 ]] ;;  # By the worst finding.
+      *"--by pod"*) [ "$status" -eq 0 ] ;;
+      *) [ "$status" -eq 0 ] || { echo "$written: exit $status: $output"; false; } ;;
+    esac
+    # Nothing crashed, and nothing tarmac prints for a person is wider than
+    # 100 columns (CSV and JSON are for programs).
+    [ "$status" -lt 128 ]
+    [[ "$c" =~ --json|--format[=\ ](csv|json|jsonl) ]] && continue
+    for line in "${lines[@]}"; do
+      cols=$(printf '%s' "$line" | python3 -c 'import sys; print(len(sys.stdin.read()))')
+      [ "$cols" -le 100 ] || { echo "wider than 100 columns: $written: $line"; false; }
+    done
+  done
+  # What the tour wrote, where it said.
+  grep -q "<svg class=\"heatmap\"" "$WORLD/tour/fleet.html"
+  grep -q "^NodeName=.* Name=gpu Type=.* File=/dev/nvidia0 " "$WORLD/tour/gres.conf"
+  kill -TERM "$demo"
+  wait "$demo" || true
+}
