@@ -234,10 +234,8 @@ run_alone() {
     esac
     # What tarmac prints fits 100 columns (Prometheus' own lines are not ours).
     if [[ "$c" != curl* ]]; then
-      for line in "${lines[@]}"; do
-        cols=$(printf '%s' "$line" | python3 -c 'import sys; print(len(sys.stdin.read()))')
-        [ "$cols" -le 100 ] || { echo "wider than 100 columns: $c: $line"; false; }
-      done
+      wide=$(printf '%s\n' "$output" | wider_than_100)
+      [ -z "$wide" ] || { echo "wider than 100 columns: $c: $wide"; false; }
     fi
   done
   kill -TERM "$demo"  # (SIGINT is ignored by a background job of a script)

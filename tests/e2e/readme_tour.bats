@@ -81,7 +81,7 @@ run_alone() {
   for c in "${commands[@]}"; do
     written=$(printf '%s' "$c" | swap)
     printf '%s\n' "$setup_line" "cd '$WORLD/tour'" "$written" > "$WORLD/tour.sh"
-    run run_alone 10 "$WORLD/tour.sh"
+    run run_alone 4 "$WORLD/tour.sh"
     echo "# $written -> $status" >&3
     case "$c" in
       *"run --gpus"*) [[ "$status" -eq 0 || ( "$status" -eq 124 && "$output" == *"queued"* ) ]] ;;  # Waits if it must.
@@ -101,10 +101,8 @@ run_alone() {
     # 100 columns (CSV and JSON are for programs).
     [ "$status" -lt 128 ]
     [[ "$c" =~ --json|--format[=\ ](csv|json|jsonl) ]] && continue
-    for line in "${lines[@]}"; do
-      cols=$(printf '%s' "$line" | python3 -c 'import sys; print(len(sys.stdin.read()))')
-      [ "$cols" -le 100 ] || { echo "wider than 100 columns: $written: $line"; false; }
-    done
+    wide=$(printf '%s\n' "$output" | wider_than_100)
+    [ -z "$wide" ] || { echo "wider than 100 columns: $written: $wide"; false; }
   done
   # What the tour wrote, where it said.
   grep -q "<svg class=\"heatmap\"" "$WORLD/tour/fleet.html"

@@ -35,3 +35,8 @@ start_load() {  # start_load VISIBLE ARGS...
   done
   echo "$pid"
 }
+
+# The lines of stdin wider than 100 columns (characters, not bytes).
+wider_than_100() {
+  python3 -c 'import sys; print("\n".join(l for l in sys.stdin.read().split("\n") if len(l) > 100))'
+}
