@@ -67,26 +67,38 @@ std::string RenderText(const Report& r) {
   out += fmt::format("\n{}\n\n", WrapText(r.verdict, 100, 0, 0));
   out += fmt::format("{:<4}{:<22}{:>8}{:>7}{:>7}{:>8}{:>10}{:>10}{:>9}{:>10}{:>5}", "GPU", "NAME", "TIME", "UTIL",
                      "DUTY", "IDLE", "UNKNOWN", "HELD-IDLE", "ENERGY", "THROTTLE", "XID");
-  bool has_backfill = r.backfill_hours > 0 || r.backfill_preemptions > 0;
-  if (has_backfill) out += fmt::format("{:>12}{:>9}", "BACKFILL", "PREEMPT");
-  if (r.has_costs) out += fmt::format("{:>14}", "IDLE COST");
   out += "\n";
   for (const GpuLine& g : r.gpus) {
-    out += fmt::format("{:<4}{:<22}{:>8}{:>7}{:>7}{:>8}{:>10}{:>10}{:>6.1f}kWh{:>10}{:>5}", g.index,
+    out += fmt::format("{:<4}{:<22}{:>8}{:>7}{:>7}{:>8}{:>10}{:>10}{:>6.1f}kWh{:>10}{:>5}\n", g.index,
                        Cut(g.name, 21), Hours(g.covered_hours), Pct(g.mean_utilization_ratio), Pct(g.duty_cycle_ratio),
                        Hours(g.idle_hours), Hours(g.unknown_hours), Hours(g.held_idle_hours), g.energy_kwh,
                        Hours(g.throttle_thermal_hours + g.throttle_power_hours + g.throttle_other_hours), g.xid_count);
-    if (has_backfill) out += fmt::format("{:>12}{:>9}", Hours(g.backfill_hours), g.backfill_preemptions);
-    if (r.has_costs) out += fmt::format("{:>14}", fmt::format("{} {:.2f}", r.currency, g.idle_cost));
-    out += "\n";
   }
-  if (has_backfill) {
-    out += fmt::format("{:<4}{:<22}{:>75}{:>12}{:>9}\n", "all", "backfill, fleet-wide", "", Hours(r.backfill_hours),
-                       r.backfill_preemptions);
+  // Backfill and idle cost per GPU in a table of their own, so that every
+  // line fits 100 columns.
+  bool has_backfill = r.backfill_hours > 0 || r.backfill_preemptions > 0;
+  if (has_backfill || r.has_costs) {
+    out += fmt::format("\n{:<4}{:<22}", "GPU", "NAME");
+    if (has_backfill) out += fmt::format("{:>12}{:>9}", "BACKFILL", "PREEMPT");
+    if (r.has_costs) out += fmt::format("{:>14}", "IDLE COST");
+    out += "\n";
+    for (const GpuLine& g : r.gpus) {
+      out += fmt::format("{:<4}{:<22}", g.index, Cut(g.name, 21));
+      if (has_backfill) out += fmt::format("{:>12}{:>9}", Hours(g.backfill_hours), g.backfill_preemptions);
+      if (r.has_costs) out += fmt::format("{:>14}", fmt::format("{} {:.2f}", r.currency, g.idle_cost));
+      out += "\n";
+    }
+    if (has_backfill) {
+      out += fmt::format("{:<26}{:>12}{:>9}\n", "all (backfill, fleet-wide)", Hours(r.backfill_hours),
+                         r.backfill_preemptions);
+    }
   }
   if (r.by != GroupBy::kGpu) {
-    out += fmt::format("\n{:<32}{:>12}{:>12}{:>14}", OwnerHeading(r.by), "GPU HELD", "GPU BUSY", "HELD-IDLE");
     bool is_allocation = IsAllocationGrouping(r.by);
+    // The owner's column gives way to the others within 100 columns.
+    size_t owner_width = std::min<size_t>(32, 100 - 38 - (is_allocation ? 23 : 0) - (r.has_costs ? 14 : 0));
+    out += fmt::format("\n{:<{}}{:>12}{:>12}{:>14}", OwnerHeading(r.by), owner_width, "GPU HELD", "GPU BUSY",
+                       "HELD-IDLE");
     if (is_allocation) out += fmt::format("{:>11}{:>12}", "MEAN UTIL", "PEAK MEM");
     if (r.has_costs) out += fmt::format("{:>14}", "IDLE COST");
     out += "\n";
@@ -96,8 +108,8 @@ std::string RenderText(const Report& r) {
                                         : "(no GPU processes in this range)\n";
     }
     for (const OwnerLine& o : r.owners) {
-      out += fmt::format("{:<32}{:>12}{:>12}{:>14}", Cut(o.owner, 31), Hours(o.gpu_hours_held), Hours(o.gpu_hours_busy),
-                         Hours(o.held_idle_hours));
+      out += fmt::format("{:<{}}{:>12}{:>12}{:>14}", Cut(o.owner, owner_width - 1), owner_width, Hours(o.gpu_hours_held),
+                         Hours(o.gpu_hours_busy), Hours(o.held_idle_hours));
       if (is_allocation) {
         out += fmt::format("{:>11}{:>12}",
                            o.mean_utilization_ratio ? fmt::format("{:.0f} %", *o.mean_utilization_ratio * 100) : "-",

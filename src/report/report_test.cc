@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <regex>
+#include <sstream>
 
 #include "report/report_render.h"
+#include "common/text_wrap.h"
 #include "store/schema.h"
 #include "store/writer.h"
 #include "testutil/fake_clock.h"
@@ -67,6 +69,11 @@ class ReportTest : public ::testing::Test {
     ASSERT_TRUE(w->FoldAll().ok());
     db_ = std::move(store::OpenForReading(o.path)).value();
   }
+  static void ExpectFits100Columns(const std::string& text) {
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) EXPECT_LE(TextColumns(line), 100u) << line;
+  }
+
   Report Build(GroupBy by = GroupBy::kUser) {
     ReportRequest r;
     r.since_t = kT0;
@@ -138,6 +145,7 @@ TEST_F(ReportTest, ByPodAndNamespaceCountTheKubeletsAllocationsIdleOrNot) {
   EXPECT_NEAR(r.owners[1].held_idle_hours, 0.0, 0.01);
   std::string text = RenderText(r);
   EXPECT_NE(text.find("NAMESPACE/POD"), std::string::npos) << text;
+  ExpectFits100Columns(text);  // Allocation columns and costs beside the owner.
   EXPECT_NE(text.find("research/notebook-0"), std::string::npos);
   EXPECT_NE(RenderCsv(r).find("pod,gpu_hours_held"), std::string::npos);
 
@@ -185,6 +193,8 @@ TEST_F(ReportTest, RenderingsCarryTheSameFigures) {
   EXPECT_NE(csv.find(",0.500,1\n"), std::string::npos) << csv;  // GPU 1's backfill hours and preemptions.
   EXPECT_NE(text.find("BACKFILL"), std::string::npos) << text;
   EXPECT_NE(text.find("backfill, fleet-wide"), std::string::npos) << text;
+  ExpectFits100Columns(text);  // Backfill and cost columns too.
+  ExpectFits100Columns(RenderText(Build(GroupBy::kGpu)));
   std::string json = RenderJson(r);
   EXPECT_NE(json.find("\"backfill_hours\": 0.5"), std::string::npos) << json;
   EXPECT_NE(json.find("\"backfill_preemptions\": 1"), std::string::npos) << json;
