@@ -72,14 +72,16 @@ Status AddHttpRoutes(http::RouteTable* routes, const config::Config& config, con
   auto previous_us = std::make_shared<std::atomic<int64_t>>(0);
   auto lease_text = std::make_shared<LeaseFamiliesText>();
 
-  Status s = routes->Add("/metrics", [sampler, pages, render, previous_us, clock, leases, lease_text] {
+  Status s = routes->Add("/metrics", [sampler, pages, render, previous_us, clock, leases, lease_text, lease_marks] {
     std::chrono::steady_clock::time_point start = clock->SteadyNow();
     std::shared_ptr<const fleet::Snapshot> snapshot = sampler->Latest();
     std::shared_ptr<const std::string> page = pages->Page(snapshot);
     std::string tail =
         metrics::RenderScrapeDuration(*snapshot, render, static_cast<double>(previous_us->load()) / 1e6);
-    if (leases) {
-      tail += *lease_text->For(leases(), render.hostname.empty() ? snapshot->fleet.hostname : render.hostname);
+    const std::string& host = render.hostname.empty() ? snapshot->fleet.hostname : render.hostname;
+    if (leases) tail += *lease_text->For(leases(), host);
+    if (std::shared_ptr<const fleet::LeaseMarks> marks = lease_marks ? lease_marks() : nullptr) {
+      tail += metrics::RenderLeaseMarks(*marks, snapshot->fleet, host);
     }
     previous_us->store(std::chrono::duration_cast<std::chrono::microseconds>(clock->SteadyNow() - start).count());
     // The page is shared with every scrape of this sample, not copied.

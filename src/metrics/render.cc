@@ -576,6 +576,35 @@ std::string RenderLeaseFamilies(const LeaseFigures& figures, const std::string& 
   return out.text();
 }
 
+// The family RenderLeaseMarks renders.
+constexpr Family kGpuLease{"tarmac_gpu_lease", "gauge",
+                           "1 for each GPU (or MIG instance: mig_uuid) a lease holds now, with its holder."};
+constexpr std::array kLeaseMarkFamilies = {&kGpuLease};
+
+std::string RenderLeaseMarks(const fleet::LeaseMarks& marks, const fleet::FleetView& fleet, const std::string& hostname) {
+  if (marks.leases.empty() && marks.mig_leases.empty()) return "";
+  Exposition out;
+  Head(&out, kGpuLease);
+  auto holder = [](Labels labels, const fleet::GpuLease& l) {
+    labels = With(std::move(labels), "lease", std::to_string(l.id));
+    labels = With(std::move(labels), "user", l.user);
+    labels = With(std::move(labels), "kind", std::string(fleet::LeaseKindName(l.kind)));
+    if (!l.slurm_job.empty()) labels = With(std::move(labels), "slurm_job", l.slurm_job);
+    return labels;
+  };
+  for (const fleet::GpuView& g : fleet.gpus) {
+    if (auto it = marks.leases.find(g.info.index); it != marks.leases.end()) {
+      out.Sample("tarmac_gpu_lease", holder(NativeLabels(g, hostname), it->second), 1);
+    }
+    for (const fleet::MigInstance& m : g.sample.mig_instances) {
+      if (auto it = marks.mig_leases.find(m.uuid); it != marks.mig_leases.end()) {
+        out.Sample("tarmac_gpu_lease", holder(With(NativeLabels(g, hostname), "mig_uuid", m.uuid), it->second), 1);
+      }
+    }
+  }
+  return out.text();
+}
+
 // The families RenderScrapeDuration renders.
 constexpr Family kScrapeDurationSeconds{"tarmac_scrape_duration_seconds", "gauge",
                           "How long the agent took to answer the previous /metrics request."};
@@ -597,7 +626,8 @@ const std::vector<FamilyDoc>& NativeFamilies() {
     using Families = std::span<const Family* const>;
     for (Families families : {Families(kGpuStateFamilies), Families(kGpuReadingsFamilies), Families(kGpuErrorsFamilies),
                               Families(kIdleFamilies), Families(kProcessesFamilies), Families(kAgentFamilies),
-                              Families(kLeaseFigureFamilies), Families(kScrapeDurationFamilies)}) {
+                              Families(kLeaseFigureFamilies), Families(kLeaseMarkFamilies),
+                              Families(kScrapeDurationFamilies)}) {
       for (const Family* f : families) {
         all.push_back({std::string(f->name), std::string(f->type), std::string(f->help)});
       }

@@ -14,6 +14,7 @@
 
 #include "metrics/counters.h"
 #include "fleet/lease_figures.h"
+#include "fleet/lease_marks.h"
 #include "fleet/snapshot.h"
 
 namespace tarmac::metrics {
@@ -54,6 +55,11 @@ std::string RenderMetrics(const fleet::Snapshot& snapshot, const fleet::SamplerS
 // The lease families (tarmac_leases, tarmac_lease_queue_length,
 // tarmac_backfill_*), rendered per scrape.
 std::string RenderLeaseFamilies(const LeaseFigures& figures, const std::string& hostname);
+
+// tarmac_gpu_lease: each GPU and MIG instance a lease holds, with its id,
+// user and kind (and Slurm job), labelled as the GPU's other series; ""
+// when no lease holds one. Rendered per scrape.
+std::string RenderLeaseMarks(const fleet::LeaseMarks& marks, const fleet::FleetView& fleet, const std::string& hostname);
 
 std::string RenderScrapeDuration(const fleet::Snapshot& snapshot, const RenderOptions& options,
                                  double previous_scrape_seconds);

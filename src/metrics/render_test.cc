@@ -269,3 +269,32 @@ TEST(RenderTest, TheDcgmHostLabelCanBeSpelledAsNewerDcgmExportersDo) {
 
 }  // namespace
 }  // namespace tarmac::metrics
+
+namespace tarmac::metrics {
+namespace {
+
+// Who holds each GPU, labelled as the GPU's other series; a GPU no lease
+// holds has no series at all.
+TEST(RenderLeaseMarksTest, EachHeldGpuAndInstanceCarriesItsHolder) {
+  fleet::Snapshot s = TwoGpus();
+  fleet::MigInstance m;
+  m.uuid = "MIG-7";
+  s.fleet.gpus[1].sample.mig_instances.push_back(m);
+  fleet::LeaseMarks marks;
+  EXPECT_EQ(RenderLeaseMarks(marks, s.fleet, "node-1"), "");
+  marks.leases[0] = fleet::GpuLease{7, "alice", fleet::LeaseKind::kSlurm, false, "4242"};
+  marks.mig_leases["MIG-7"] = fleet::GpuLease{9, "bob \"b\"", fleet::LeaseKind::kBackfill};
+  std::string text = RenderLeaseMarks(marks, s.fleet, "node-1");
+  EXPECT_NE(text.find("tarmac_gpu_lease{hostname=\"node-1\",gpu=\"0\",uuid=\"GPU-0\",model=\"NVIDIA H100 80GB HBM3\","
+                      "lease=\"7\",user=\"alice\",kind=\"slurm\",slurm_job=\"4242\"} 1\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("gpu=\"1\",uuid=\"GPU-1\",model=\"NVIDIA H100 80GB HBM3\",mig_uuid=\"MIG-7\",lease=\"9\","
+                      "user=\"bob \\\"b\\\"\",kind=\"backfill\"} 1\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 4) << text;  // HELP, TYPE and two samples.
+}
+
+}  // namespace
+}  // namespace tarmac::metrics
