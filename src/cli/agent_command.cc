@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/agent_command.h"
 
+#include "cli/sibling_program.h"
+
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -24,18 +26,7 @@ int RunAgentCommand(const AgentCommandOptions& options) {
   // The agent is its own program (tarmacd, next to tarmac), so that this
   // one stays small for the read commands; exec keeps the PID, the
   // environment and the systemd notify socket.
-  char self[4096] = {};
-  ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
-  std::string dir = n > 0 ? std::string(self, static_cast<size_t>(n)) : std::string();
-  dir = dir.substr(0, dir.rfind('/'));
-  std::string path = dir + "/tarmacd";
-  std::vector<std::string> argv = config::AgentArgv(options.flags);
-  std::vector<char*> args;
-  for (std::string& a : argv) args.push_back(a.data());
-  args.push_back(nullptr);
-  ::execv(path.c_str(), args.data());
-  return ExitWith(Status::NotFound(fmt::format("agent: cannot run {}: {}", path, std::strerror(errno)),
-                                   "tarmacd is installed next to tarmac"));
+  return ExecSibling("tarmacd", config::AgentArgv(options.flags));
 }
 
 CLI::App* AddConfigCommand(CLI::App* app, ConfigCheckOptions* options, CLI::App** check) {

@@ -14,6 +14,7 @@
 #include "cli/history_command.h"
 #include "cli/lease_commands.h"
 #include "cli/run_command.h"
+#include "cli/sibling_program.h"
 #include "cli/report_command.h"
 #include "cli/options.h"
 #include "cli/pick_command.h"
@@ -35,7 +36,7 @@ namespace {
 constexpr const char* kCommands[] = {"status",  "query",   "pick",  "agent",   "config", "history", "report",
                                      "export",  "store",   "zombies", "run",   "shell",  "reserve", "extend",
                                      "release", "leases",  "queue", "events",  "doctor", "backfill", "slurm",
-                                     "completion"};
+                                     "completion", "fleet"};
 
 bool IsKnownCommand(const std::string& name) {
   for (const char* c : kCommands) {
@@ -101,6 +102,18 @@ int main(int argc, char** argv) {
     }
     return false;
   };
+  // `tarmac fleet ...` is tarmac-fleet's (its own options and --help).
+  if (named == "fleet") {
+    int at = 1;
+    while (at < argc && std::string(argv[at]) != "fleet") ++at;
+    std::vector<std::string> rest = {"tarmac-fleet"};
+    for (int i = at + 1; i < argc; ++i) rest.emplace_back(argv[i]);
+    return ExecSibling("tarmac-fleet", rest);
+  }
+  if (wants({"fleet"})) {
+    app.add_subcommand("fleet", "Every node's GPUs at once, from the Prometheus that scrapes their agents "
+                                "(tarmac fleet status; docs/fleet.md)");
+  }
   StatusOptions status;
   QueryOptions query;
   PickOptions pick;

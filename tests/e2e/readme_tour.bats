@@ -85,6 +85,8 @@ run_alone() {
     echo "# $written -> $status" >&3
     case "$c" in
       *"run --gpus"*) [[ "$status" -eq 0 || ( "$status" -eq 124 && "$output" == *"queued"* ) ]] ;;  # Waits if it must.
+      *"tarmac fleet "*) [ "$status" -eq 69 ]                          # No Prometheus here: named.
+                         [[ "$output" == *"prometheus http://"* ]] ;;
       *"--priority backfill"*) [[ "$status" -eq 0 || ( "$status" -eq 124 && "$output" == *"backfill waits for"* ) ]] ;;
       *"--no-wait"*) [[ "$status" -eq 0 || "$status" -eq 75 ]] ;;     # As the README says.
       *"--mig "*) [ "$status" -eq 2 ]                                   # The lab has no MIG.

@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cli/sibling_program.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "common/exit_codes.h"
+
+namespace tarmac::cli {
+
+int ExecSibling(const std::string& program, std::vector<std::string> argv) {
+  char self[4096] = {};
+  ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  std::string dir = n > 0 ? std::string(self, static_cast<size_t>(n)) : std::string();
+  dir = dir.substr(0, dir.rfind('/'));
+  std::string path = dir + "/" + program;
+  std::vector<char*> args;
+  for (std::string& a : argv) args.push_back(a.data());
+  args.push_back(nullptr);
+  ::execv(path.c_str(), args.data());
+  return ExitWith(Status::NotFound(fmt::format("cannot run {}: {}", path, std::strerror(errno)),
+                                   fmt::format("{} is installed next to tarmac", program)));
+}
+
+}  // namespace tarmac::cli

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cluster/cluster_read.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace tarmac::cluster {
+namespace {
+
+using prom::QueryResult;
+using prom::Sample;
+
+// A GPU is the series' scrape target and UUID; a node its scrape target.
+using GpuKey = std::pair<std::string, std::string>;
+
+struct Reader {
+  prom::PromClient* client;
+  ClusterView* view;
+  std::map<std::string, ClusterNode> nodes;  // By instance.
+  std::map<GpuKey, ClusterGpu> gpus;
+
+  Result<std::vector<Sample>> Run(const std::string& promql) {
+    Result<QueryResult> r = client->Query(promql);
+    if (!r.ok()) return r.status();
+    for (const std::string& w : r.value().warnings) view->warnings.push_back(w);
+    view->is_partial = view->is_partial || r.value().is_partial;
+    return std::move(r).value().samples;
+  }
+
+  ClusterGpu* Gpu(const Sample& s, const std::string& uuid_label) {
+    auto it = gpus.find({s.Label("instance"), s.Label(uuid_label)});
+    return it == gpus.end() ? nullptr : &it->second;
+  }
+
+  ClusterNode& Node(const Sample& s, const std::string& host_label, const std::string& source) {
+    ClusterNode& node = nodes[s.Label("instance")];
+    if (node.instance.empty()) {
+      node.instance = s.Label("instance");
+      node.name = s.Label(host_label).empty() ? node.instance : s.Label(host_label);
+      node.source = source;
+    }
+    return node;
+  }
+
+  void AddGpu(const Sample& s, const std::string& uuid_label, const std::string& model_label) {
+    GpuKey key{s.Label("instance"), s.Label(uuid_label)};
+    if (gpus.count(key) != 0) return;
+    ClusterGpu g;
+    g.index = std::atoi(s.Label("gpu").c_str());
+    g.uuid = s.Label(uuid_label);
+    g.model = s.Label(model_label);
+    gpus.emplace(key, std::move(g));
+  }
+};
+
+std::optional<double> Finite(double v) { return std::isfinite(v) ? std::optional<double>(v) : std::nullopt; }
+
+}  // namespace
+
+Result<ClusterView> ReadCluster(prom::PromClient* client) {
+  ClusterView view;
+  view.prometheus_url = client->url();
+  Reader r{client, &view, {}, {}};
+
+  // The GPUs of every tarmac node seen within the window, down ones too.
+  Result<std::vector<Sample>> info = r.Run(fmt::format("last_over_time(tarmac_gpu_info[{}])", kDownWindow));
+  if (!info.ok()) return info.status();
+  for (const Sample& s : info.value()) {
+    r.Node(s, "hostname", "tarmac");
+    r.AddGpu(s, "uuid", "model");
+  }
+  Result<std::vector<Sample>> last =
+      r.Run(fmt::format("last_over_time(tarmac_last_sample_timestamp_seconds[{}])", kDownWindow));
+  if (!last.ok()) return last.status();
+  for (const Sample& s : last.value()) {
+    if (r.nodes.count(s.Label("instance")) != 0) r.nodes[s.Label("instance")].last_seen_unix = Finite(s.value);
+  }
+
+  // Nodes only dcgm-exporter reports (tarmac's agents export its families
+  // too: those nodes are already known by their scrape target).
+  Result<std::vector<Sample>> dcgm_info = r.Run(fmt::format("last_over_time(DCGM_FI_DEV_GPU_UTIL[{}])", kDownWindow));
+  if (!dcgm_info.ok()) return dcgm_info.status();
+  for (const Sample& s : dcgm_info.value()) {
+    if (r.nodes.count(s.Label("instance")) != 0 && r.nodes[s.Label("instance")].source == "tarmac") continue;
+    std::string host_label = s.Label("Hostname").empty() ? "hostname" : "Hostname";
+    r.Node(s, host_label, "dcgm-exporter");
+    r.AddGpu(s, "UUID", "modelName");
+  }
+
+  // Which scrape targets answered their last scrape.
+  Result<std::vector<Sample>> up = r.Run("up");
+  if (!up.ok()) return up.status();
+  for (const Sample& s : up.value()) {
+    auto it = r.nodes.find(s.Label("instance"));
+    if (it != r.nodes.end()) it->second.is_up = it->second.is_up || s.value == 1;
+  }
+
+  // Readings now, in one query each for tarmac's families and dcgm-exporter's.
+  Result<std::vector<Sample>> now = r.Run(
+      "{__name__=~\"tarmac_gpu_(utilization_ratio|memory_used_bytes|memory_total_bytes|power_watts|"
+      "power_limit_watts|temperature_celsius|idle|held_idle|lost|throttled|lease)\"}");
+  if (!now.ok()) return now.status();
+  for (const Sample& s : now.value()) {
+    ClusterGpu* g = r.Gpu(s, "uuid");
+    if (g == nullptr) continue;
+    const std::string& name = s.Label("__name__");
+    if (name == "tarmac_gpu_utilization_ratio") g->utilization_ratio = Finite(s.value);
+    if (name == "tarmac_gpu_memory_used_bytes") g->memory_used_bytes = Finite(s.value);
+    if (name == "tarmac_gpu_memory_total_bytes") g->memory_total_bytes = Finite(s.value);
+    if (name == "tarmac_gpu_power_watts") g->power_watts = Finite(s.value);
+    if (name == "tarmac_gpu_power_limit_watts") g->power_limit_watts = Finite(s.value);
+    if (name == "tarmac_gpu_temperature_celsius") g->temperature_celsius = Finite(s.value);
+    if (name == "tarmac_gpu_idle") g->is_idle = s.value == 1;
+    if (name == "tarmac_gpu_held_idle") g->is_held_idle = s.value == 1;
+    if (name == "tarmac_gpu_lost") g->is_lost = s.value == 1;
+    if (name == "tarmac_gpu_throttled" && s.value == 1) g->throttle_reasons.push_back(s.Label("reason"));
+    if (name == "tarmac_gpu_lease" && s.value == 1) {
+      g->holders.push_back(GpuHolder{std::atoll(s.Label("lease").c_str()), s.Label("user"), s.Label("kind"),
+                                     s.Label("slurm_job"), s.Label("mig_uuid")});
+    }
+  }
+  // Processes holding memory at 0 % SM, per GPU.
+  Result<std::vector<Sample>> idle_procs = r.Run("count by (instance, uuid) (tarmac_process_sm_utilization_ratio == 0)");
+  if (!idle_procs.ok()) return idle_procs.status();
+  for (const Sample& s : idle_procs.value()) {
+    if (ClusterGpu* g = r.Gpu(s, "uuid")) g->idle_holders = static_cast<int>(s.value);
+  }
+  Result<std::vector<Sample>> dcgm =
+      r.Run("{__name__=~\"DCGM_FI_DEV_(GPU_UTIL|FB_USED|FB_FREE|FB_RESERVED|POWER_USAGE|GPU_TEMP)\"}");
+  if (!dcgm.ok()) return dcgm.status();
+  for (const Sample& s : dcgm.value()) {
+    auto node = r.nodes.find(s.Label("instance"));
+    if (node == r.nodes.end() || node->second.source != "dcgm-exporter") continue;
+    ClusterGpu* g = r.Gpu(s, "UUID");
+    if (g == nullptr) continue;
+    const std::string& name = s.Label("__name__");
+    constexpr double kMiB = 1024.0 * 1024.0;
+    if (name == "DCGM_FI_DEV_GPU_UTIL") {
+      g->utilization_ratio = s.value / 100;
+      g->is_idle = s.value < 5;
+    }
+    if (name == "DCGM_FI_DEV_FB_USED") g->memory_used_bytes = s.value * kMiB;
+    if (name == "DCGM_FI_DEV_FB_FREE" || name == "DCGM_FI_DEV_FB_RESERVED") {
+      g->memory_total_bytes = g->memory_total_bytes.value_or(0) + s.value * kMiB;
+    }
+    if (name == "DCGM_FI_DEV_POWER_USAGE") g->power_watts = Finite(s.value);
+    if (name == "DCGM_FI_DEV_GPU_TEMP") g->temperature_celsius = Finite(s.value);
+  }
+
+  for (auto& [key, g] : r.gpus) {
+    ClusterNode& node = r.nodes[key.first];
+    if (node.source == "dcgm-exporter" && g.memory_total_bytes && g.memory_used_bytes) {
+      *g.memory_total_bytes += *g.memory_used_bytes;  // dcgm-exporter gives used, free and reserved.
+    }
+    node.gpus.push_back(std::move(g));
+  }
+  for (auto& [instance, node] : r.nodes) {
+    std::sort(node.gpus.begin(), node.gpus.end(),
+              [](const ClusterGpu& a, const ClusterGpu& b) { return a.index < b.index; });
+    view.nodes.push_back(std::move(node));
+  }
+  std::sort(view.nodes.begin(), view.nodes.end(), [](const ClusterNode& a, const ClusterNode& b) {
+    return a.name != b.name ? a.name < b.name : a.instance < b.instance;
+  });
+  Result<std::vector<Sample>> t = r.Run("time()");
+  if (t.ok() && !t.value().empty()) view.taken_at_unix = t.value().front().value;
+  return view;
+}
+
+}  // namespace tarmac::cluster

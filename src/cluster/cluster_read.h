@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// The fleet as Prometheus holds it, read in a handful of instant queries
+// (never one per node or GPU): the GPUs every tarmac agent reported within
+// a day (tarmac_gpu_info), which scrape targets are up now, their readings,
+// marks and lease holders; and the nodes only dcgm-exporter reports, with
+// the columns it has. The queries are fixed text: no user input goes into
+// PromQL (filters apply to the answer, cluster_view.h).
+#pragma once
+
+#include "cluster/cluster_view.h"
+#include "common/result.h"
+#include "prom/prom_client.h"
+
+namespace tarmac::cluster {
+
+// How far back a node that stopped reporting is still listed (as down).
+inline constexpr const char* kDownWindow = "1d";
+
+Result<ClusterView> ReadCluster(prom::PromClient* client);
+
+}  // namespace tarmac::cluster

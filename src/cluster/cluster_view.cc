@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cluster/cluster_view.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+namespace tarmac::cluster {
+namespace {
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+// 1024 -> "1,024".
+std::string Thousands(int n) {
+  std::string digits = std::to_string(n);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+ClusterView Filter(const ClusterView& view, const ClusterFilter& filter) {
+  ClusterView out = view;
+  out.nodes.clear();
+  std::string model = Lower(filter.model);
+  bool filters_gpus = !model.empty() || filter.idle_only || filter.held_idle_only;
+  for (const ClusterNode& node : view.nodes) {
+    if (filter.node && !std::regex_match(node.name, *filter.node)) continue;
+    ClusterNode kept = node;
+    kept.gpus.clear();
+    for (const ClusterGpu& g : node.gpus) {
+      if (!model.empty() && Lower(g.model).find(model) == std::string::npos) continue;
+      if (filter.idle_only && (!node.is_up || !g.is_idle)) continue;
+      if (filter.held_idle_only && (!node.is_up || !g.is_held_idle)) continue;
+      kept.gpus.push_back(g);
+    }
+    if (filters_gpus && kept.gpus.empty()) continue;
+    out.nodes.push_back(std::move(kept));
+  }
+  return out;
+}
+
+ClusterTotals Totals(const ClusterView& view) {
+  ClusterTotals t;
+  for (const ClusterNode& node : view.nodes) {
+    ++t.nodes;
+    if (!node.is_up) ++t.nodes_down;
+    t.gpus += static_cast<int>(node.gpus.size());
+    if (!node.is_up) continue;  // What a down node last said is not now.
+    for (const ClusterGpu& g : node.gpus) {
+      t.gpus_idle += g.is_idle ? 1 : 0;
+      t.gpus_held_idle += g.is_held_idle ? 1 : 0;
+      t.idle_holders += g.is_held_idle ? g.idle_holders : 0;
+      t.gpus_leased += g.holders.empty() ? 0 : 1;
+    }
+  }
+  return t;
+}
+
+std::string TotalsLine(const ClusterTotals& t) {
+  std::string line = fmt::format("{} of {} GPU{} idle", Thousands(t.gpus_idle), Thousands(t.gpus), t.gpus == 1 ? "" : "s");
+  if (t.gpus_held_idle > 0) {
+    line += fmt::format("; {} held idle by {} process{}", Thousands(t.gpus_held_idle), Thousands(t.idle_holders),
+                        t.idle_holders == 1 ? "" : "es");
+  }
+  if (t.gpus_leased > 0) line += fmt::format("; {} leased", Thousands(t.gpus_leased));
+  if (t.nodes_down > 0) line += fmt::format("; {} node{} down", t.nodes_down, t.nodes_down == 1 ? "" : "s");
+  return line;
+}
+
+}  // namespace tarmac::cluster

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// Every node's GPUs as Prometheus last saw them: what `tarmac fleet status`
+// shows. Plain data, the filters a user asks for, and the totals line. The
+// reading itself is cluster_read.h; the text and JSON forms are
+// cluster_render.h.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+namespace tarmac::cluster {
+
+// Who holds a GPU (or one of its MIG instances): tarmac_gpu_lease.
+struct GpuHolder {
+  int64_t lease = 0;
+  std::string user;
+  std::string kind;       // run, reservation, backfill, pod, slurm
+  std::string slurm_job;  // kind slurm
+  std::string mig_uuid;   // A MIG instance's lease
+};
+
+struct ClusterGpu {
+  int index = 0;
+  std::string uuid;
+  std::string model;
+  std::optional<double> utilization_ratio;
+  std::optional<double> memory_used_bytes;
+  std::optional<double> memory_total_bytes;
+  std::optional<double> power_watts;
+  std::optional<double> power_limit_watts;
+  std::optional<double> temperature_celsius;
+  bool is_idle = false;
+  bool is_held_idle = false;
+  bool is_lost = false;
+  std::vector<std::string> throttle_reasons;
+  std::vector<GpuHolder> holders;
+  int idle_holders = 0;  // Processes holding memory at 0 % SM.
+};
+
+struct ClusterNode {
+  std::string name;      // The hostname label.
+  std::string instance;  // Prometheus' scrape target.
+  std::string source;    // "tarmac", or "dcgm-exporter" for a node only it reports
+  bool is_up = false;
+  std::optional<double> last_seen_unix;  // Its last sample (down nodes: since when).
+  std::vector<ClusterGpu> gpus;
+};
+
+struct ClusterView {
+  std::string prometheus_url;
+  double taken_at_unix = 0;
+  std::vector<ClusterNode> nodes;  // By name.
+  std::vector<std::string> warnings;
+  bool is_partial = false;
+};
+
+struct ClusterFilter {
+  std::optional<std::regex> node;  // Matched against the whole node name.
+  std::string model;               // A part of the model name, any case.
+  bool idle_only = false;
+  bool held_idle_only = false;
+};
+
+// `view` with only the nodes and GPUs `filter` keeps (a node the filter
+// leaves no GPU of is left out, unless it is down and only --node asks).
+ClusterView Filter(const ClusterView& view, const ClusterFilter& filter);
+
+struct ClusterTotals {
+  int nodes = 0;
+  int nodes_down = 0;
+  int gpus = 0;
+  int gpus_idle = 0;
+  int gpus_held_idle = 0;
+  int idle_holders = 0;
+  int gpus_leased = 0;
+};
+
+ClusterTotals Totals(const ClusterView& view);
+
+// "412 of 1,024 GPUs idle; 37 held idle by 19 processes; 3 nodes down".
+std::string TotalsLine(const ClusterTotals& totals);
+
+}  // namespace tarmac::cluster

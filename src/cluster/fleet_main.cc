@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// tarmac-fleet: `tarmac fleet ...`, every node at once, read from the
+// Prometheus that scrapes them (docs/fleet.md). A program of its own, which
+// `tarmac fleet` runs, so that tarmac itself never loads an HTTP or TLS
+// library for its one-node commands.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <sys/ioctl.h>
+
+#include "cluster/cluster_read.h"
+#include "cluster/cluster_render.h"
+#include "common/exit_codes.h"
+#include "common/units.h"
+#include "prom/prom_client.h"
+
+#ifndef TARMAC_VERSION
+#define TARMAC_VERSION "dev"
+#endif
+
+namespace {
+
+using namespace tarmac;  // NOLINT: main only.
+
+int Fail(const Status& s, int code) {
+  std::fprintf(stderr, "tarmac: fleet: %s\n", s.message().c_str());
+  return code;
+}
+
+int ExitFor(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kInvalidArgument: return Fail(s, kExitUsage);
+    case StatusCode::kUnavailable:  // Prometheus unreachable: 69.
+      Fail(s, kExitNoAgent);
+      std::fprintf(stderr, "tarmac: fleet: is Prometheus there? --prometheus URL or TARMAC_PROMETHEUS_URL names it\n");
+      return kExitNoAgent;
+    default: return Fail(s, kExitError);
+  }
+}
+
+size_t Columns() {
+  winsize ws{};
+  if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20) return ws.ws_col;
+  return 100;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app("tarmac fleet: every node's GPUs at once, from the Prometheus that scrapes their agents "
+               "(docs/fleet.md)", "tarmac fleet");
+  app.set_version_flag("--version", std::string("tarmac ") + TARMAC_VERSION);
+  app.require_subcommand(1);
+  prom::PromOptions prom;
+  const char* env_url = std::getenv("TARMAC_PROMETHEUS_URL");
+  prom.url = env_url != nullptr ? env_url : "http://127.0.0.1:9090";
+  std::string timeout = "10s";
+  app.add_option("--prometheus", prom.url,
+                 "Prometheus (or Thanos, Mimir, VictoriaMetrics) URL (env TARMAC_PROMETHEUS_URL; default "
+                 "http://127.0.0.1:9090)")
+      ->type_name("URL");
+  app.add_option("--bearer-token-file", prom.bearer_token_file, "Send the token in FILE as a bearer token")
+      ->type_name("FILE");
+  app.add_option("--basic-auth-user", prom.basic_auth_user, "Basic authentication as USER")->type_name("USER");
+  app.add_option("--basic-auth-password-file", prom.basic_auth_password_file, "The password for --basic-auth-user")
+      ->type_name("FILE");
+  app.add_option("--ca-file", prom.ca_file, "https: the CA certificate that signed the server's")->type_name("FILE");
+  app.add_option("--timeout", timeout, "How long to wait for each answer (default 10s)")->type_name("DURATION");
+
+  CLI::App* status = app.add_subcommand(
+      "status", "Every node's GPUs: utilization, memory, power, temperature, idle and held-idle marks, who holds "
+                "each; nodes that stopped reporting flagged with since when; totals");
+  bool json = false;
+  std::string node_regex;
+  cluster::ClusterFilter filter;
+  status->add_flag("--json", json, "Print the fleet as JSON (docs/fleet.md)");
+  status->add_option("--node", node_regex, "Only nodes whose name matches REGEX (whole name, ECMAScript)")
+      ->type_name("REGEX");
+  status->add_option("--model", filter.model, "Only GPUs whose model contains TEXT (any case)")->type_name("TEXT");
+  status->add_flag("--idle", filter.idle_only, "Only idle GPUs (under 5 % utilization now)");
+  status->add_flag("--held-idle", filter.held_idle_only, "Only GPUs a process holds memory on at 0 % SM");
+  for (CLI::App* cmd : {status}) {
+    // The connection options may come after the command name too.
+    cmd->fallthrough();
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? kExitOk : kExitUsage;
+  }
+
+  Result<std::chrono::milliseconds> wait = ParseDurationWithUnit(timeout);
+  if (!wait.ok() || wait.value().count() <= 0) {
+    return Fail(Status::InvalidArgument("--timeout " + timeout + ": a duration such as 10s"), kExitUsage);
+  }
+  prom.timeout = wait.value();
+  if (!node_regex.empty()) {
+    try {
+      filter.node = std::regex(node_regex, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      return Fail(Status::InvalidArgument("--node '" + node_regex + "': not a regular expression: " + e.what()),
+                  kExitUsage);
+    }
+  }
+  Result<std::unique_ptr<prom::PromClient>> client = prom::PromClient::Make(prom);
+  if (!client.ok()) return ExitFor(client.status());
+  Result<cluster::ClusterView> view = cluster::ReadCluster(client.value().get());
+  if (!view.ok()) return ExitFor(view.status());
+  cluster::ClusterView shown = cluster::Filter(view.value(), filter);
+  std::string out = json ? cluster::ClusterToJson(shown).dump(2) + "\n" : cluster::RenderClusterText(shown, Columns());
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return kExitOk;
+}

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "prom/prom_client.h"
+
+#include <fmt/format.h>
+#include <httplib.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+
+namespace tarmac::prom {
+namespace {
+
+using nlohmann::json;
+
+constexpr size_t kMaxCredentialBytes = 64 * 1024;
+
+// A credential file's content without its trailing newline (as Prometheus'
+// own bearer_token_file and password_file are read).
+Result<std::string> ReadCredential(const std::string& option, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::InvalidArgument(fmt::format("{} {}: cannot be read", option, path));
+  std::string text(kMaxCredentialBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (text.size() > kMaxCredentialBytes) return Status::InvalidArgument(fmt::format("{} {}: over 64 KiB", option, path));
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  if (text.empty()) return Status::InvalidArgument(fmt::format("{} {}: empty", option, path));
+  return text;
+}
+
+// What went wrong on the wire, in words.
+std::string ErrorWords(httplib::Error e) {
+  switch (e) {
+    case httplib::Error::Connection: return "could not connect";
+    case httplib::Error::ConnectionTimeout: return "timed out connecting";
+    case httplib::Error::Read: return "no answer (timed out or closed)";
+    case httplib::Error::Write: return "the request could not be sent";
+    case httplib::Error::SSLConnection: return "the TLS handshake failed";
+    case httplib::Error::SSLServerVerification: return "its certificate was not verified (--ca-file)";
+    default: return "no answer (" + httplib::to_string(e) + ")";
+  }
+}
+
+double ParseValue(const json& v) {
+  if (v.is_string()) return std::strtod(v.get<std::string>().c_str(), nullptr);  // "NaN", "+Inf" too.
+  return v.is_number() ? v.get<double>() : 0;
+}
+
+Result<Sample> DecodeSample(const json& item, const std::string& what) {
+  Sample s;
+  if (!item.is_object() || !item.contains("value") || !item["value"].is_array() || item["value"].size() != 2) {
+    return Status::Corruption(fmt::format("{}: a series without [time, value]", what));
+  }
+  s.timestamp_seconds = ParseValue(item["value"][0]);
+  s.value = ParseValue(item["value"][1]);
+  if (item.contains("metric") && item["metric"].is_object()) {
+    for (const auto& [key, value] : item["metric"].items()) {
+      if (value.is_string()) s.labels[key] = value.get<std::string>();
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+const std::string& Sample::Label(const std::string& name) const {
+  static const std::string* const kEmpty = new std::string();
+  auto it = labels.find(name);
+  return it == labels.end() ? *kEmpty : it->second;
+}
+
+struct PromClient::Connection {
+  explicit Connection(const std::string& scheme_host_port) : client(scheme_host_port) {}
+  httplib::Client client;
+};
+
+PromClient::PromClient(PromOptions options, std::string path_prefix, std::unique_ptr<Connection> connection)
+    : options_(std::move(options)), path_prefix_(std::move(path_prefix)), connection_(std::move(connection)) {}
+
+PromClient::~PromClient() = default;
+
+Result<std::unique_ptr<PromClient>> PromClient::Make(const PromOptions& options) {
+  static const std::regex kUrl(R"(^(https?)://([A-Za-z0-9.\-]+|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?(/[^?#]*)?$)");
+  std::smatch m;
+  if (!std::regex_match(options.url, m, kUrl)) {
+    return Status::InvalidArgument(
+        fmt::format("--prometheus '{}': expected http://HOST:PORT or https://HOST:PORT[/PATH]", options.url));
+  }
+  std::string prefix = m[4].str();
+  while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
+  auto connection = std::make_unique<Connection>(m[1].str() + "://" + m[2].str() + m[3].str());
+  httplib::Client& c = connection->client;
+  auto seconds = [](std::chrono::milliseconds d) {
+    return std::make_pair(static_cast<time_t>(d.count() / 1000), static_cast<time_t>((d.count() % 1000) * 1000));
+  };
+  auto [s, us] = seconds(options.timeout);
+  c.set_connection_timeout(s, us);
+  c.set_read_timeout(s, us);
+  c.set_write_timeout(s, us);
+  if (!options.bearer_token_file.empty()) {
+    Result<std::string> token = ReadCredential("--bearer-token-file", options.bearer_token_file);
+    if (!token.ok()) return token.status();
+    c.set_bearer_token_auth(token.value());
+  }
+  if (!options.basic_auth_user.empty()) {
+    std::string password;
+    if (!options.basic_auth_password_file.empty()) {
+      Result<std::string> read = ReadCredential("--basic-auth-password-file", options.basic_auth_password_file);
+      if (!read.ok()) return read.status();
+      password = read.value();
+    }
+    c.set_basic_auth(options.basic_auth_user, password);
+  }
+  if (!options.ca_file.empty()) {
+    if (m[1].str() != "https") return Status::InvalidArgument("--ca-file: only for an https:// URL");
+    std::ifstream probe(options.ca_file);
+    if (!probe) return Status::InvalidArgument(fmt::format("--ca-file {}: cannot be read", options.ca_file));
+    c.set_ca_cert_path(options.ca_file);
+  }
+  return std::unique_ptr<PromClient>(new PromClient(options, prefix, std::move(connection)));
+}
+
+Result<QueryResult> PromClient::Query(const std::string& promql, std::optional<double> at_unix_seconds) {
+  httplib::Params params{{"query", promql}};
+  if (at_unix_seconds) params.emplace("time", fmt::format("{:.3f}", *at_unix_seconds));
+  httplib::Result r = connection_->client.Post(path_prefix_ + "/api/v1/query", params);
+  if (!r) return Status::Unavailable(fmt::format("prometheus {}: {}", options_.url, ErrorWords(r.error())));
+  return DecodeQueryAnswer(r->body, r->status, fmt::format("prometheus {}", options_.url));
+}
+
+Result<QueryResult> DecodeQueryAnswer(const std::string& body, int http_status, const std::string& what) {
+  json answer = json::parse(body, nullptr, false);
+  if (!answer.is_object()) {
+    if (http_status >= 500 || http_status == 0) {
+      return Status::Unavailable(fmt::format("{}: HTTP {}", what, http_status));
+    }
+    if (http_status == 401 || http_status == 403) {
+      return Status::PermissionDenied(fmt::format("{}: HTTP {}: check the credentials", what, http_status));
+    }
+    return Status::Corruption(fmt::format("{}: HTTP {}: not a Prometheus API answer", what, http_status));
+  }
+  if (answer.value("status", "") != "success") {
+    std::string type = answer.value("errorType", "");
+    std::string error = answer.value("error", "no error given");
+    std::string text = fmt::format("{}: {}{}{}", what, type, type.empty() ? "" : ": ", error);
+    bool is_limit = type == "timeout" || error.find("too many samples") != std::string::npos ||
+                    error.find("limit") != std::string::npos || error.find("exceeded") != std::string::npos;
+    if (is_limit) return Status::ResourceExhausted(text, "ask for less: a shorter range or fewer nodes");
+    if (http_status >= 500) return Status::Unavailable(text);
+    return Status::InvalidArgument(text);
+  }
+  QueryResult out;
+  if (answer.contains("warnings") && answer["warnings"].is_array()) {
+    for (const json& w : answer["warnings"]) {
+      if (w.is_string()) out.warnings.push_back(w.get<std::string>());
+    }
+  }
+  out.is_partial = answer.value("isPartial", false) || answer.value("partial_response", false);
+  if (!answer.contains("data") || !answer["data"].is_object()) return Status::Corruption(what + ": no data");
+  const json& data = answer["data"];
+  out.is_partial = out.is_partial || data.value("isPartial", false);
+  std::string type = data.value("resultType", "");
+  const json& result = data.contains("result") ? data["result"] : json();
+  if (type == "scalar" || type == "string") {
+    json item = {{"value", result}};
+    Result<Sample> s = DecodeSample(item, what);
+    if (!s.ok()) return s.status();
+    out.samples.push_back(std::move(s).value());
+    return out;
+  }
+  if (type != "vector") return Status::InvalidArgument(fmt::format("{}: a {} answer; expected an instant vector", what, type));
+  if (!result.is_array()) return Status::Corruption(what + ": the result is not a list");
+  for (const json& item : result) {
+    Result<Sample> s = DecodeSample(item, what);
+    if (!s.ok()) return s.status();
+    out.samples.push_back(std::move(s).value());
+  }
+  return out;
+}
+
+std::string QuoteLabelValue(const std::string& value) {
+  std::string out = "\"";
+  for (char c : value) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace tarmac::prom

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// A client of Prometheus' HTTP API (and of what speaks it: Thanos, Mimir,
+// VictoriaMetrics): instant queries, with the server's warnings and its
+// partial-response flag carried to the caller. Used by `tarmac fleet`.
+//
+// Errors: kUnavailable when the server cannot be reached or answers 5xx
+// (what the CLI turns into exit 69), naming the URL and the cause;
+// kInvalidArgument for a query it refuses (400/422: its errorType and
+// error); kResourceExhausted when a query passed one of its limits (too many
+// samples, a timeout), with a hint to ask for less. Never throws.
+//
+// Thread-compatible: one client per thread.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+namespace tarmac::prom {
+
+struct PromOptions {
+  // http://host:port or https://host:port, with a path prefix when the
+  // server is behind one (http://proxy/prometheus).
+  std::string url;
+  std::string bearer_token_file;  // Its content is sent as "Authorization: Bearer".
+  std::string basic_auth_user;
+  std::string basic_auth_password_file;
+  std::string ca_file;  // https: the CA that signed the server's certificate.
+  std::chrono::milliseconds timeout{10000};
+};
+
+// One series of an instant vector: its labels (__name__ included when the
+// query keeps it) and its value at the evaluation time.
+struct Sample {
+  std::map<std::string, std::string> labels;
+  double value = 0;
+  double timestamp_seconds = 0;
+
+  // The label's value, or "" when the series has no such label.
+  const std::string& Label(const std::string& name) const;
+};
+
+struct QueryResult {
+  std::vector<Sample> samples;
+  std::vector<std::string> warnings;  // What the server said besides the answer.
+  bool is_partial = false;            // Thanos/Mimir: some stores did not answer.
+};
+
+class PromClient {
+ public:
+  // Checks the URL and reads the credential files (each error names the
+  // option and the file).
+  static Result<std::unique_ptr<PromClient>> Make(const PromOptions& options);
+  ~PromClient();
+
+  // An instant query at `at_unix_seconds` (default: the server's now). A
+  // scalar answer is one sample without labels.
+  Result<QueryResult> Query(const std::string& promql, std::optional<double> at_unix_seconds = std::nullopt);
+
+  const std::string& url() const { return options_.url; }
+
+ private:
+  struct Connection;
+  PromClient(PromOptions options, std::string path_prefix, std::unique_ptr<Connection> connection);
+  PromOptions options_;
+  std::string path_prefix_;
+  std::unique_ptr<Connection> connection_;
+};
+
+// The answer body of /api/v1/query (status, data, warnings) as a
+// QueryResult, or the error it carries. Pure; exposed for the fuzzer.
+Result<QueryResult> DecodeQueryAnswer(const std::string& body, int http_status, const std::string& what);
+
+// `value` as a PromQL string literal: quoted, with backslash, quote and
+// newline escaped, so no user input ever changes a query's shape.
+std::string QuoteLabelValue(const std::string& value);
+
+}  // namespace tarmac::prom

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// Prometheus' answers as the client reads them: vectors, scalars, warnings,
+// partial answers, and each kind of refusal with the code the CLI exits by;
+// and label values quoted so that no input changes a query's shape.
+#include "prom/prom_client.h"
+
+#include <gtest/gtest.h>
+
+namespace tarmac::prom {
+namespace {
+
+PromOptions At(const std::string& url) {
+  PromOptions o;
+  o.url = url;
+  return o;
+}
+
+TEST(PromAnswerTest, AVectorKeepsEveryLabelAndValue) {
+  Result<QueryResult> r = DecodeQueryAnswer(
+      R"({"status":"success","data":{"resultType":"vector","result":[
+          {"metric":{"__name__":"up","instance":"a:9477"},"value":[1796000000.5,"1"]},
+          {"metric":{"instance":"b:9477"},"value":[1796000000.5,"NaN"]}]},
+         "warnings":["results may be incomplete"]})",
+      200, "prometheus http://p");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r.value().samples.size(), 2u);
+  EXPECT_EQ(r.value().samples[0].Label("__name__"), "up");
+  EXPECT_EQ(r.value().samples[0].Label("instance"), "a:9477");
+  EXPECT_EQ(r.value().samples[0].Label("absent"), "");
+  EXPECT_EQ(r.value().samples[0].value, 1);
+  EXPECT_DOUBLE_EQ(r.value().samples[0].timestamp_seconds, 1796000000.5);
+  EXPECT_TRUE(std::isnan(r.value().samples[1].value));
+  EXPECT_EQ(r.value().warnings, std::vector<std::string>{"results may be incomplete"});
+  EXPECT_FALSE(r.value().is_partial);
+}
+
+TEST(PromAnswerTest, AScalarIsOneSampleAndAPartialAnswerIsSaid) {
+  Result<QueryResult> scalar =
+      DecodeQueryAnswer(R"({"status":"success","data":{"resultType":"scalar","result":[1796000000,"1796000000"]}})",
+                        200, "p");
+  ASSERT_TRUE(scalar.ok());
+  ASSERT_EQ(scalar.value().samples.size(), 1u);
+  EXPECT_EQ(scalar.value().samples[0].value, 1796000000);
+  Result<QueryResult> partial =
+      DecodeQueryAnswer(R"({"status":"success","isPartial":true,"data":{"resultType":"vector","result":[]}})", 200, "p");
+  ASSERT_TRUE(partial.ok());
+  EXPECT_TRUE(partial.value().is_partial);
+}
+
+TEST(PromAnswerTest, EachRefusalHasItsCodeAndNamesTheServer) {
+  struct Case {
+    std::string body;
+    int http;
+    StatusCode code;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {R"({"status":"error","errorType":"bad_data","error":"parse error at char 3"})", 400,
+       StatusCode::kInvalidArgument, "bad_data: parse error at char 3"},
+      {R"({"status":"error","errorType":"execution","error":"query processing would load too many samples into memory"})",
+       422, StatusCode::kResourceExhausted, "too many samples"},
+      {R"({"status":"error","errorType":"timeout","error":"query timed out in expression evaluation"})", 503,
+       StatusCode::kResourceExhausted, "timed out"},
+      {R"({"status":"error","errorType":"unavailable","error":"TSDB not ready"})", 503, StatusCode::kUnavailable,
+       "TSDB not ready"},
+      {"<html>Bad Gateway</html>", 502, StatusCode::kUnavailable, "HTTP 502"},
+      {"Unauthorized", 401, StatusCode::kPermissionDenied, "credentials"},
+      {"<html>hello</html>", 200, StatusCode::kCorruption, "not a Prometheus API answer"},
+      {R"({"status":"success","data":{"resultType":"matrix","result":[]}})", 200, StatusCode::kInvalidArgument,
+       "a matrix answer"},
+      {R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{}}]}})", 200,
+       StatusCode::kCorruption, "without [time, value]"},
+  };
+  for (const Case& c : cases) {
+    Result<QueryResult> r = DecodeQueryAnswer(c.body, c.http, "prometheus http://p:9090");
+    ASSERT_FALSE(r.ok()) << c.body;
+    EXPECT_EQ(r.status().code(), c.code) << c.body << ": " << r.status().ToString();
+    EXPECT_NE(r.status().message().find(c.says), std::string::npos) << r.status().message();
+    EXPECT_EQ(r.status().message().rfind("prometheus http://p:9090", 0), 0u) << r.status().message();
+  }
+}
+
+TEST(PromClientTest, ABadUrlOrCredentialFileIsRefusedNamingTheOption) {
+  for (const char* url : {"", "ftp://x", "http://", "http://host:port", "http://a b"}) {
+    Result<std::unique_ptr<PromClient>> c = PromClient::Make(At(url));
+    ASSERT_FALSE(c.ok()) << url;
+    EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(c.status().message().find("--prometheus"), std::string::npos);
+  }
+  EXPECT_TRUE(PromClient::Make(At("https://mon.example.com/prometheus/")).ok());
+  PromOptions o = At("http://127.0.0.1:9090");
+  o.bearer_token_file = "/nonexistent/token";
+  Result<std::unique_ptr<PromClient>> c = PromClient::Make(o);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("--bearer-token-file /nonexistent/token"), std::string::npos);
+  o.bearer_token_file.clear();
+  o.ca_file = "/etc/hostname";
+  EXPECT_NE(PromClient::Make(o).status().message().find("only for an https://"), std::string::npos);
+}
+
+TEST(PromClientTest, NothingAnswersThereIsUnavailableNamingTheUrl) {
+  Result<std::unique_ptr<PromClient>> c = PromClient::Make(At("http://127.0.0.1:1"));
+  ASSERT_TRUE(c.ok());
+  Result<QueryResult> r = c.value()->Query("up");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(r.status().message().find("http://127.0.0.1:1"), std::string::npos);
+}
+
+TEST(PromQlTest, ALabelValueIsOneStringLiteralWhateverItHolds) {
+  EXPECT_EQ(QuoteLabelValue("node-1"), "\"node-1\"");
+  EXPECT_EQ(QuoteLabelValue("a\"} or vector(1) #"), "\"a\\\"} or vector(1) #\"");
+  EXPECT_EQ(QuoteLabelValue("back\\slash\nline"), "\"back\\\\slash\\nline\"");
+}
+
+}  // namespace
+}  // namespace tarmac::prom

@@ -1,0 +1,142 @@
+#!/usr/bin/env bats
+# `tarmac fleet status` against a real Prometheus (the Debian package)
+# scraping three agents on different simulated machines: what it shows of
+# each node is what that node's own `tarmac status --json` says, a stopped
+# agent shows as down, and the filters, JSON and exit codes hold.
+
+load sim_helpers
+
+setup() {
+  sim_setup lab-8gpu.toml
+}
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+# start_node NAME SCENARIO: an agent of its own (world, socket, state, HTTP
+# port, host label); prints its HTTP port.
+start_node() {
+  local name=$1 dir="$WORLD/$1"
+  mkdir -p "$dir"
+  printf '[sampler]\nfast_interval = "200ms"\n[http]\nhostname = "%s"\n[doctor]\nenabled = false\n' "$name" > "$dir/agent.toml"
+  TARMAC_SIM_SCENARIO="$TARMAC_SOURCE_DIR/examples/scenarios/$2" TARMAC_SIM_DIR="$dir/world" \
+    tarmac agent --backend nvml --config "$dir/agent.toml" --socket "$dir/t.sock" --state-dir "$dir/state" \
+    --http-listen 127.0.0.1:0 >/dev/null 2>"$dir/agent.log" 3>&- &
+  echo "$!" > "$dir/pid"
+  echo "$!" >> "$WORLD/pids"
+  for _ in $(seq 200); do grep -q 'http://127.0.0.1:[0-9]*/metrics' "$dir/agent.log" 2>/dev/null && break; sleep 0.05; done
+  grep -o 'http://127.0.0.1:[0-9]*/metrics' "$dir/agent.log" | head -1 | sed 's#.*:\([0-9]*\)/metrics#\1#'
+}
+
+# A query's answer from this Prometheus (curl, not tarmac: an independent
+# reading).
+prom_query() {
+  curl -sf "http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode "query=$1"
+}
+
+@test "fleet status shows every node as its own status does, and a stopped one as down" {
+  port_a=$(start_node node-a lab-8gpu.toml)
+  port_b=$(start_node node-b mig-lab.toml)
+  port_c=$(start_node node-c small.toml)
+  [ -n "$port_a" ] && [ -n "$port_b" ] && [ -n "$port_c" ]
+  # A job on node-a holding 3 GiB at 0 % SM: a held-idle GPU.
+  CUDA_VISIBLE_DEVICES=2 TARMAC_SIM_SCENARIO="$TARMAC_SOURCE_DIR/examples/scenarios/lab-8gpu.toml" \
+    TARMAC_SIM_DIR="$WORLD/node-a/world" tarmac-simload --memory 3GiB --util 0 >/dev/null 2>&1 3>&- &
+  echo "$!" >> "$WORLD/pids"
+  # A lease on node-a: the fleet shows who holds its GPU.
+  TARMAC_SIM_DIR="$WORLD/node-a/world" tarmac reserve --socket "$WORLD/node-a/t.sock" --gpus 1 --for 1h >/dev/null
+
+  PROM_PORT=$(free_port)
+  cat > "$WORLD/prometheus.yml" <<EOF
+global:
+  scrape_interval: 1s
+scrape_configs:
+  - job_name: tarmac
+    static_configs:
+      - targets: ['127.0.0.1:$port_a', '127.0.0.1:$port_b', '127.0.0.1:$port_c']
+EOF
+  prometheus --config.file="$WORLD/prometheus.yml" --storage.tsdb.path="$WORLD/tsdb" \
+    --web.listen-address="127.0.0.1:$PROM_PORT" --log.level=warn >/dev/null 2>"$WORLD/prometheus.log" 3>&- &
+  echo "$!" >> "$WORLD/pids"
+  for _ in $(seq 300); do
+    [[ $(prom_query 'count(up == 1)' | jq -r '.data.result[0].value[1] // 0') == 3 ]] &&
+      [[ $(prom_query 'count(tarmac_gpu_lease)' | jq -r '.data.result[0].value[1] // 0') == 1 ]] &&
+      [[ $(prom_query 'sum(tarmac_gpu_held_idle)' | jq -r '.data.result[0].value[1] // 0') == 1 ]] && break
+    sleep 0.1
+  done
+  export TARMAC_PROMETHEUS_URL="http://127.0.0.1:$PROM_PORT"
+
+  run tarmac fleet status --json
+  [ "$status" -eq 0 ]
+  echo "$output" > "$WORLD/fleet.json"
+  [ "$(jq '.nodes | length' "$WORLD/fleet.json")" -eq 3 ]
+  [ "$(jq '.totals.nodes_down' "$WORLD/fleet.json")" -eq 0 ]
+  for node in node-a node-b node-c; do
+    TARMAC_SIM_DIR="$WORLD/$node/world" tarmac status --json --socket "$WORLD/$node/t.sock" > "$WORLD/$node.json"
+    # The same GPUs, in the same order, of the same model and memory.
+    [ "$(jq -c '[.gpus[] | [.index, .uuid, .name, .memory_total_bytes]]' "$WORLD/$node.json")" == \
+      "$(jq -c --arg n "$node" '.nodes[] | select(.name == $n) | [.gpus[] | [.index, .uuid, .model, .memory_total_bytes]]' "$WORLD/fleet.json")" ]
+    [ "$(jq -r --arg n "$node" '.nodes[] | select(.name == $n) | .up' "$WORLD/fleet.json")" == true ]
+  done
+  # Memory used as the node says (the simulated jobs hold fixed amounts).
+  [ "$(jq -c '[.gpus[] | .memory_used_bytes]' "$WORLD/node-a.json")" == \
+    "$(jq -c '.nodes[] | select(.name == "node-a") | [.gpus[] | .memory_used_bytes]' "$WORLD/fleet.json")" ]
+  [ "$(jq '.nodes[] | select(.name == "node-a") | .gpus[2].memory_used_bytes' "$WORLD/fleet.json")" -ge $((3 << 30)) ]
+  # The held-idle GPU and its holder process, counted.
+  [ "$(jq -c '[.totals.gpus_held_idle, .totals.idle_holders]' "$WORLD/fleet.json")" == "[1,1]" ]
+  [ "$(jq '.nodes[] | select(.name == "node-a") | .gpus[2].held_idle' "$WORLD/fleet.json")" == true ]
+  # The lease, with its holder.
+  [ "$(jq -r '[.nodes[].gpus[].holders[]] | length' "$WORLD/fleet.json")" -eq 1 ]
+  [ "$(jq -r '[.nodes[].gpus[].holders[]][0].kind' "$WORLD/fleet.json")" == reservation ]
+  [ "$(jq -r '.totals.gpus' "$WORLD/fleet.json")" -eq "$(cat "$WORLD"/node-*.json | jq -s '[.[].gpus | length] | add')" ]
+
+  # The text: one block per node, the totals line, within 100 columns.
+  run tarmac fleet status
+  [ "$status" -eq 0 ]
+  [[ "${lines[1]}" == *"of "*" GPUs idle"* ]]
+  [[ "$output" == *"node-a  8 GPUs"* ]]
+  [[ "$output" == *"lease 1 ("* ]]
+  [ -z "$(printf '%s\n' "$output" | wider_than_100)" ]
+
+  # Filters.
+  run tarmac fleet status --json --node 'node-[ab]'
+  [ "$(echo "$output" | jq -c '[.nodes[].name]')" == '["node-a","node-b"]' ]
+  run tarmac fleet status --json --held-idle
+  [ "$(echo "$output" | jq -c '[.nodes[] | [.name, [.gpus[].index]]]')" == '[["node-a",[2]]]' ]
+  run tarmac fleet status --json --idle
+  [ "$(echo "$output" | jq '[.nodes[].gpus[] | select(.idle | not)] | length')" -eq 0 ]
+  [ "$(echo "$output" | jq '[.nodes[].gpus[]] | length')" -eq "$(jq '.totals.gpus_idle' "$WORLD/fleet.json")" ]
+  run tarmac fleet status --json --model t4
+  [ "$(echo "$output" | jq '[.nodes[].gpus[] | select(.model | test("T4") | not)] | length')" -eq 0 ]
+
+  # node-c's agent stops: down within a few scrapes, with since when.
+  kill -TERM "$(cat "$WORLD/node-c/pid")"
+  for _ in $(seq 100); do
+    tarmac fleet status --json | jq -e '.totals.nodes_down == 1' >/dev/null && break
+    sleep 0.1
+  done
+  run tarmac fleet status --json
+  [ "$(echo "$output" | jq -r '.nodes[] | select(.name == "node-c") | .up')" == false ]
+  [ "$(echo "$output" | jq -r '.nodes[] | select(.name == "node-c") | .last_seen_unix > 0')" == true ]
+  run tarmac fleet status
+  [[ "$output" == *"node-c  "*"DOWN since"* ]]
+  [[ "$output" == *"1 node down"* ]]
+}
+
+@test "fleet status: bad input and an unreachable Prometheus get their own exit codes" {
+  run tarmac fleet status --prometheus http://127.0.0.1:1
+  [ "$status" -eq 69 ]
+  [[ "$output" == *"http://127.0.0.1:1"* ]]
+  run tarmac fleet status --prometheus ftp://x
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"--prometheus 'ftp://x'"* ]]
+  run tarmac fleet status --node '('
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"--node '('"* ]]
+  run tarmac fleet status --bearer-token-file "$WORLD/none"
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"--bearer-token-file $WORLD/none"* ]]
+  run tarmac fleet frobnicate
+  [ "$status" -eq 2 ]
+}
