@@ -100,7 +100,7 @@ Result<ClusterView> ReadCluster(prom::PromClient* client) {
 
   // Readings now, in one query each for tarmac's families and dcgm-exporter's.
   Result<std::vector<Sample>> now = r.Run(
-      "{__name__=~\"tarmac_gpu_(utilization_ratio|memory_used_bytes|memory_total_bytes|power_watts|"
+      "{__name__=~\"tarmac_gpu_(utilization_ratio|memory_used_bytes|memory_total_bytes|memory_free_bytes|power_watts|"
       "power_limit_watts|temperature_celsius|idle|held_idle|lost|throttled|lease)\"}");
   if (!now.ok()) return now.status();
   for (const Sample& s : now.value()) {
@@ -110,6 +110,7 @@ Result<ClusterView> ReadCluster(prom::PromClient* client) {
     if (name == "tarmac_gpu_utilization_ratio") g->utilization_ratio = Finite(s.value);
     if (name == "tarmac_gpu_memory_used_bytes") g->memory_used_bytes = Finite(s.value);
     if (name == "tarmac_gpu_memory_total_bytes") g->memory_total_bytes = Finite(s.value);
+    if (name == "tarmac_gpu_memory_free_bytes") g->memory_free_bytes = Finite(s.value);
     if (name == "tarmac_gpu_power_watts") g->power_watts = Finite(s.value);
     if (name == "tarmac_gpu_power_limit_watts") g->power_limit_watts = Finite(s.value);
     if (name == "tarmac_gpu_temperature_celsius") g->temperature_celsius = Finite(s.value);
@@ -128,6 +129,18 @@ Result<ClusterView> ReadCluster(prom::PromClient* client) {
   for (const Sample& s : idle_procs.value()) {
     if (ClusterGpu* g = r.Gpu(s, "uuid")) g->idle_holders = static_cast<int>(s.value);
   }
+  // Processes per GPU, and utilization over the last minute (what pick
+  // judges by, as `tarmac pick` judges by a window).
+  Result<std::vector<Sample>> procs = r.Run("count by (instance, uuid) (tarmac_process_gpu_memory_bytes)");
+  if (!procs.ok()) return procs.status();
+  for (const Sample& s : procs.value()) {
+    if (ClusterGpu* g = r.Gpu(s, "uuid")) g->processes = static_cast<int>(s.value);
+  }
+  Result<std::vector<Sample>> recent = r.Run("avg_over_time(tarmac_gpu_utilization_ratio[1m])");
+  if (!recent.ok()) return recent.status();
+  for (const Sample& s : recent.value()) {
+    if (ClusterGpu* g = r.Gpu(s, "uuid")) g->recent_utilization_ratio = Finite(s.value);
+  }
   Result<std::vector<Sample>> dcgm =
       r.Run("{__name__=~\"DCGM_FI_DEV_(GPU_UTIL|FB_USED|FB_FREE|FB_RESERVED|POWER_USAGE|GPU_TEMP)\"}");
   if (!dcgm.ok()) return dcgm.status();
@@ -143,6 +156,7 @@ Result<ClusterView> ReadCluster(prom::PromClient* client) {
       g->is_idle = s.value < 5;
     }
     if (name == "DCGM_FI_DEV_FB_USED") g->memory_used_bytes = s.value * kMiB;
+    if (name == "DCGM_FI_DEV_FB_FREE") g->memory_free_bytes = s.value * kMiB;
     if (name == "DCGM_FI_DEV_FB_FREE" || name == "DCGM_FI_DEV_FB_RESERVED") {
       g->memory_total_bytes = g->memory_total_bytes.value_or(0) + s.value * kMiB;
     }

@@ -132,6 +132,7 @@ json ClusterToJson(const ClusterView& view) {
       Put(&x, "utilization_ratio", g.utilization_ratio);
       Put(&x, "memory_used_bytes", g.memory_used_bytes);
       Put(&x, "memory_total_bytes", g.memory_total_bytes);
+      Put(&x, "memory_free_bytes", g.memory_free_bytes);
       Put(&x, "power_watts", g.power_watts);
       Put(&x, "power_limit_watts", g.power_limit_watts);
       Put(&x, "temperature_celsius", g.temperature_celsius);
@@ -140,6 +141,8 @@ json ClusterToJson(const ClusterView& view) {
         x["held_idle"] = g.is_held_idle;
         x["lost"] = g.is_lost;
         x["idle_holders"] = g.idle_holders;
+        x["processes"] = g.processes;
+        if (g.recent_utilization_ratio) x["utilization_recent_ratio"] = *g.recent_utilization_ratio;
         x["throttle_reasons"] = g.throttle_reasons;
       }
       json holders = json::array();

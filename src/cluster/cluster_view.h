@@ -28,8 +28,10 @@ struct ClusterGpu {
   std::string uuid;
   std::string model;
   std::optional<double> utilization_ratio;
+  std::optional<double> recent_utilization_ratio;  // Mean over the last minute.
   std::optional<double> memory_used_bytes;
   std::optional<double> memory_total_bytes;
+  std::optional<double> memory_free_bytes;
   std::optional<double> power_watts;
   std::optional<double> power_limit_watts;
   std::optional<double> temperature_celsius;
@@ -39,6 +41,7 @@ struct ClusterGpu {
   std::vector<std::string> throttle_reasons;
   std::vector<GpuHolder> holders;
   int idle_holders = 0;  // Processes holding memory at 0 % SM.
+  int processes = 0;     // Processes on it (those tarmac_process_* lists).
 };
 
 struct ClusterNode {

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <sys/ioctl.h>
 
+#include "cluster/cluster_pick.h"
 #include "cluster/cluster_read.h"
 #include "cluster/cluster_render.h"
 #include "common/exit_codes.h"
@@ -45,6 +46,32 @@ size_t Columns() {
   winsize ws{};
   if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20) return ws.ws_col;
   return 100;
+}
+
+// Prints the pick: "NODE UUID,UUID" on stdout (or JSON), and on a
+// terminal how to lease them there.
+int RunPick(const cluster::ClusterView& view, const cluster::FleetPickRequest& request, bool json) {
+  cluster::FleetPick p = cluster::PickInFleet(view, request);
+  if (p.node == nullptr) return Fail(Status::ResourceExhausted("pick: " + p.why_none), kExitError);
+  std::string uuids, indices;
+  nlohmann::json gpus = nlohmann::json::array();
+  for (const cluster::ClusterGpu* g : p.gpus) {
+    uuids += (uuids.empty() ? "" : ",") + g->uuid;
+    indices += (indices.empty() ? "" : ",") + std::to_string(g->index);
+    gpus.push_back({{"index", g->index}, {"uuid", g->uuid}, {"model", g->model}});
+  }
+  std::string lease = "ssh " + p.node->name + " tarmac run --gpu " + indices + " -- CMD";
+  if (json) {
+    nlohmann::json j = {{"node", p.node->name}, {"instance", p.node->instance}, {"gpus", gpus},
+                        {"lease_with", lease}, {"is_lease", false}};
+    std::printf("%s\n", j.dump(2).c_str());
+    return kExitOk;
+  }
+  std::printf("%s %s\n", p.node->name.c_str(), uuids.c_str());
+  if (isatty(STDERR_FILENO) == 1) {
+    std::fprintf(stderr, "tarmac: fleet: a hint, not a lease; to hold them: %s\n", lease.c_str());
+  }
+  return kExitOk;
 }
 
 }  // namespace
@@ -82,7 +109,23 @@ int main(int argc, char** argv) {
   status->add_option("--model", filter.model, "Only GPUs whose model contains TEXT (any case)")->type_name("TEXT");
   status->add_flag("--idle", filter.idle_only, "Only idle GPUs (under 5 % utilization now)");
   status->add_flag("--held-idle", filter.held_idle_only, "Only GPUs a process holds memory on at 0 % SM");
-  for (CLI::App* cmd : {status}) {
+  CLI::App* pick = app.add_subcommand(
+      "pick", "The node and GPUs that fit a job best now, as tarmac pick judges GPUs (a hint, not a lease)");
+  cluster::FleetPickRequest pick_request;
+  std::string min_free;
+  double max_utilization_pct = 50;
+  bool pick_json = false;
+  pick->add_option("-n,--count", pick_request.count, "How many GPUs, on one node (default 1)")
+      ->check(CLI::PositiveNumber)
+      ->type_name("N");
+  pick->add_option("--min-free-memory", min_free, "Only GPUs with at least SIZE free (e.g. 20GiB)")->type_name("SIZE");
+  pick->add_option("--max-utilization", max_utilization_pct,
+                   "Skip GPUs busier than PCT over the last minute (default 50)")
+      ->check(CLI::Range(0.0, 100.0))
+      ->type_name("PCT");
+  pick->add_option("--model", pick_request.model, "Only GPUs whose model contains TEXT (any case)")->type_name("TEXT");
+  pick->add_flag("--json", pick_json, "Print the pick as JSON");
+  for (CLI::App* cmd : {status, pick}) {
     // The connection options may come after the command name too.
     cmd->fallthrough();
   }
@@ -97,6 +140,12 @@ int main(int argc, char** argv) {
     return Fail(Status::InvalidArgument("--timeout " + timeout + ": a duration such as 10s"), kExitUsage);
   }
   prom.timeout = wait.value();
+  if (!min_free.empty()) {
+    Result<int64_t> bytes = ParseBytes(min_free);
+    if (!bytes.ok()) return Fail(Status::InvalidArgument("--min-free-memory " + min_free + ": a size such as 20GiB"), kExitUsage);
+    pick_request.min_free_memory_bytes = bytes.value();
+  }
+  pick_request.max_utilization_ratio = max_utilization_pct / 100;
   if (!node_regex.empty()) {
     try {
       filter.node = std::regex(node_regex, std::regex::ECMAScript);
@@ -109,6 +158,7 @@ int main(int argc, char** argv) {
   if (!client.ok()) return ExitFor(client.status());
   Result<cluster::ClusterView> view = cluster::ReadCluster(client.value().get());
   if (!view.ok()) return ExitFor(view.status());
+  if (pick->parsed()) return RunPick(view.value(), pick_request, pick_json);
   cluster::ClusterView shown = cluster::Filter(view.value(), filter);
   std::string out = json ? cluster::ClusterToJson(shown).dump(2) + "\n" : cluster::RenderClusterText(shown, Columns());
   std::fwrite(out.data(), 1, out.size(), stdout);

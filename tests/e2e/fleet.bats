@@ -1,8 +1,9 @@
 #!/usr/bin/env bats
 # `tarmac fleet status` against a real Prometheus (the Debian package)
 # scraping three agents on different simulated machines: what it shows of
-# each node is what that node's own `tarmac status --json` says, a stopped
-# agent shows as down, and the filters, JSON and exit codes hold.
+# each node is what that node's own `tarmac status --json` says, `fleet
+# pick` picks what that node's own `pick` would, a stopped agent shows as
+# down, and the filters, JSON and exit codes hold.
 
 load sim_helpers
 
@@ -109,6 +110,23 @@ EOF
   [ "$(echo "$output" | jq '[.nodes[].gpus[]] | length')" -eq "$(jq '.totals.gpus_idle' "$WORLD/fleet.json")" ]
   run tarmac fleet status --json --model t4
   [ "$(echo "$output" | jq '[.nodes[].gpus[] | select(.model | test("T4") | not)] | length')" -eq 0 ]
+
+  # pick: the node that fits two GPUs with none to spare, and the GPUs that
+  # node's own `tarmac pick` gives.
+  run tarmac fleet pick --count 2 --json
+  [ "$status" -eq 0 ]
+  node=$(echo "$output" | jq -r .node)
+  [ "$node" == node-c ]
+  [ "$(echo "$output" | jq -r .is_lease)" == false ]
+  picked=$(echo "$output" | jq -r '[.gpus[].uuid] | join(",")')
+  run env TARMAC_SIM_DIR="$WORLD/$node/world" tarmac pick --count 2 --socket "$WORLD/$node/t.sock"
+  [ "$status" -eq 0 ]
+  [ "$output" == "$picked" ]
+  run tarmac fleet pick --count 2
+  [ "$output" == "node-c $picked" ]
+  run tarmac fleet pick --count 9
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"no node has 9 free GPUs now; the most: node-a with 7"* ]]
 
   # node-c's agent stops: down within a few scrapes, with since when.
   kill -TERM "$(cat "$WORLD/node-c/pid")"

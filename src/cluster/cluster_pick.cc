@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cluster/cluster_pick.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+namespace tarmac::cluster {
+namespace {
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+double Busy(const ClusterGpu& g) { return g.recent_utilization_ratio.value_or(g.utilization_ratio.value_or(1)); }
+
+bool IsCandidate(const ClusterGpu& g, const FleetPickRequest& r, const std::string& model) {
+  if (!g.holders.empty() || g.is_lost || !g.utilization_ratio) return false;
+  if (!model.empty() && Lower(g.model).find(model) == std::string::npos) return false;
+  if (Busy(g) > r.max_utilization_ratio) return false;
+  double free = g.memory_free_bytes.value_or(g.memory_total_bytes.value_or(0) - g.memory_used_bytes.value_or(0));
+  return free >= static_cast<double>(r.min_free_memory_bytes);
+}
+
+// tarmac pick's order: utilization in 5 % steps, fewest processes, most
+// free memory, lowest index.
+bool Better(const ClusterGpu* a, const ClusterGpu* b) {
+  long sa = std::lround(Busy(*a) * 20), sb = std::lround(Busy(*b) * 20);
+  if (sa != sb) return sa < sb;
+  if (a->processes != b->processes) return a->processes < b->processes;
+  double fa = a->memory_free_bytes.value_or(0), fb = b->memory_free_bytes.value_or(0);
+  if (fa != fb) return fa > fb;
+  return a->index < b->index;
+}
+
+}  // namespace
+
+FleetPick PickInFleet(const ClusterView& view, const FleetPickRequest& request) {
+  FleetPick best;
+  size_t best_spare = 0;
+  double best_busy = 0;
+  const ClusterNode* nearest = nullptr;
+  size_t nearest_count = 0;
+  std::string model = Lower(request.model);
+  for (const ClusterNode& node : view.nodes) {
+    if (!node.is_up) continue;
+    std::vector<const ClusterGpu*> fit;
+    for (const ClusterGpu& g : node.gpus) {
+      if (IsCandidate(g, request, model)) fit.push_back(&g);
+    }
+    if (fit.size() > nearest_count || nearest == nullptr) {
+      nearest = &node;
+      nearest_count = fit.size();
+    }
+    if (fit.size() < static_cast<size_t>(request.count)) continue;
+    size_t spare = fit.size() - static_cast<size_t>(request.count);  // Candidates beyond the job.
+    std::sort(fit.begin(), fit.end(), Better);
+    fit.resize(static_cast<size_t>(request.count));
+    double busy = 0;
+    for (const ClusterGpu* g : fit) busy += Busy(*g);
+    bool is_better = best.node == nullptr || spare < best_spare || (spare == best_spare && busy < best_busy - 1e-9);
+    if (is_better) {
+      best.node = &node;
+      best.gpus = fit;
+      best_spare = spare;
+      best_busy = busy;
+    }
+  }
+  if (best.node == nullptr) {
+    std::string what = fmt::format("{} free GPU{}", request.count, request.count == 1 ? "" : "s");
+    if (request.min_free_memory_bytes > 0) {
+      what += fmt::format(" with {:.1f} GiB free", static_cast<double>(request.min_free_memory_bytes) / (1 << 30));
+    }
+    best.why_none = nearest == nullptr ? "no node is up"
+                                       : fmt::format("no node has {} now; the most: {} with {}", what,
+                                                     nearest->name, nearest_count);
+  }
+  return best;
+}
+
+}  // namespace tarmac::cluster
