@@ -23,13 +23,26 @@ void FleetCounters::Update(const fleet::FleetView& fleet, std::chrono::steady_cl
     for (const nvidia::ClockEventReason& r : nvidia::ClockEventReasons()) {
       if (r.is_throttle) c.throttle_seconds.emplace(std::string(r.name), 0.0);
     }
-    if (dt <= 0 || g.sample.health != fleet::GpuHealth::kOk) continue;
-    fleet::GpuMarks m = fleet::MarkGpu(g);
-    if (m.is_idle) {
-      c.idle_seconds += dt;
-      c.idle_cost += dt / 3600.0 * price_(g.info.name);
+    if (g.sample.health != fleet::GpuHealth::kOk) {
+      // An unreadable GPU is not known to be idle: its spells end.
+      c.idle_for_seconds = c.idle_for_cost = c.held_idle_for_seconds = 0;
+      continue;
     }
-    if (!m.idle_holding_pids.empty()) c.held_idle_seconds += dt;
+    fleet::GpuMarks m = fleet::MarkGpu(g);
+    if (!m.is_idle) c.idle_for_seconds = c.idle_for_cost = 0;
+    if (m.idle_holding_pids.empty()) c.held_idle_for_seconds = 0;
+    if (dt <= 0) continue;
+    if (m.is_idle) {
+      double cost = dt / 3600.0 * price_(g.info.name);
+      c.idle_seconds += dt;
+      c.idle_cost += cost;
+      c.idle_for_seconds += dt;
+      c.idle_for_cost += cost;
+    }
+    if (!m.idle_holding_pids.empty()) {
+      c.held_idle_seconds += dt;
+      c.held_idle_for_seconds += dt;
+    }
     for (const std::string& reason : m.throttle_reasons) c.throttle_seconds[reason] += dt;
   }
 }

@@ -23,6 +23,11 @@ struct GpuCounters {
   double idle_seconds = 0;
   double held_idle_seconds = 0;
   double idle_cost = 0;
+  // The idle spell going on now (0 when the GPU is not idle) and what it
+  // has cost so far; the held-idle spell going on now.
+  double idle_for_seconds = 0;
+  double idle_for_cost = 0;
+  double held_idle_for_seconds = 0;
   std::map<std::string, double> throttle_seconds;  // By reason name.
 };
 

@@ -368,7 +368,24 @@ constexpr Family kGpuHeldIdleSecondsTotal{"tarmac_gpu_held_idle_seconds_total", 
                           "Time a process held memory on the GPU at 0 % SM."};
 constexpr Family kGpuIdleCostTotal{"tarmac_gpu_idle_cost_total", "counter",
                           "What the GPU's idle time cost, at the configured price."};
-constexpr std::array kIdleFamilies = {&kGpuIdleSecondsTotal, &kGpuHeldIdleSecondsTotal, &kGpuIdleCostTotal};
+constexpr Family kGpuIdleForSeconds{"tarmac_gpu_idle_for_seconds", "gauge",
+                          "How long the GPU has been idle now (0 when it is not); since the agent started at most."};
+constexpr Family kGpuIdleForCost{"tarmac_gpu_idle_for_cost", "gauge",
+                          "What the idle spell going on now has cost, at the configured price."};
+constexpr Family kGpuHeldIdleForSeconds{"tarmac_gpu_held_idle_for_seconds", "gauge",
+                          "How long a process has held memory on the GPU at 0 % SM now (0 when none does)."};
+constexpr std::array kIdleFamilies = {&kGpuIdleSecondsTotal, &kGpuHeldIdleSecondsTotal, &kGpuIdleCostTotal,
+                                      &kGpuIdleForSeconds,   &kGpuIdleForCost,          &kGpuHeldIdleForSeconds};
+
+// A counter's value for one family of kIdleFamilies.
+double IdleValue(std::string_view family, const GpuCounters& c) {
+  if (family == "tarmac_gpu_idle_seconds_total") return c.idle_seconds;
+  if (family == "tarmac_gpu_held_idle_seconds_total") return c.held_idle_seconds;
+  if (family == "tarmac_gpu_idle_cost_total") return c.idle_cost;
+  if (family == "tarmac_gpu_idle_for_seconds") return c.idle_for_seconds;
+  if (family == "tarmac_gpu_idle_for_cost") return c.idle_for_cost;
+  return c.held_idle_for_seconds;
+}
 
 // Idle and held-idle time, and what it cost.
 void CollectIdle(const Scrape& s, Exposition* out) {
@@ -382,13 +399,9 @@ void CollectIdle(const Scrape& s, Exposition* out) {
     for (const fleet::GpuView& g : fleet.gpus) {
       auto c = counters.find(g.info.uuid);
       if (c == counters.end()) continue;
-      std::string_view n(name);
-      if (n == "tarmac_gpu_idle_cost_total") {
-        out->Sample(name, With(NativeLabels(g, host), "currency", options.currency), c->second.idle_cost);
-      } else {
-        out->Sample(name, NativeLabels(g, host),
-                   n == "tarmac_gpu_idle_seconds_total" ? c->second.idle_seconds : c->second.held_idle_seconds);
-      }
+      bool is_cost = name == "tarmac_gpu_idle_cost_total" || name == "tarmac_gpu_idle_for_cost";
+      out->Sample(name, is_cost ? With(NativeLabels(g, host), "currency", options.currency) : NativeLabels(g, host),
+                  IdleValue(name, c->second));
     }
   }
 }

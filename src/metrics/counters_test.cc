@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// The counters no snapshot holds: totals that only grow, and the idle and
+// held-idle spells going on now, which end when the GPU works (or cannot be
+// read) and cost what their seconds cost.
+#include "metrics/counters.h"
+
+#include <gtest/gtest.h>
+
+namespace tarmac::metrics {
+namespace {
+
+using std::chrono::seconds;
+
+fleet::FleetView OneGpu(double utilization, bool holds_idle, fleet::GpuHealth health = fleet::GpuHealth::kOk) {
+  fleet::FleetView f;
+  fleet::GpuView g;
+  g.info.uuid = "GPU-0";
+  g.info.name = "NVIDIA H100 80GB HBM3";
+  g.sample.utilization_gpu_ratio = utilization;
+  g.sample.health = health;
+  g.sample.has_processes = true;
+  if (holds_idle) {
+    fleet::ProcessView p;
+    p.process.pid = 42;
+    p.process.used_memory_bytes = int64_t{4} << 30;
+    p.process.sm_utilization_ratio = 0;
+    g.processes.push_back(p);
+  }
+  f.gpus.push_back(g);
+  return f;
+}
+
+TEST(FleetCountersTest, SpellsEndWhenTheGpuWorksOrCannotBeReadAndTotalsKeepGrowing) {
+  FleetCounters counters([](const std::string&) { return 3.6; });  // 0.001 an idle second.
+  std::chrono::steady_clock::time_point t{};
+  counters.Update(OneGpu(0, true), t);  // The first reading: no time yet.
+  for (int i = 1; i <= 3; ++i) counters.Update(OneGpu(0, true), t + seconds(i));
+  GpuCounters c = counters.Get().at("GPU-0");
+  EXPECT_DOUBLE_EQ(c.idle_for_seconds, 3);
+  EXPECT_DOUBLE_EQ(c.held_idle_for_seconds, 3);
+  EXPECT_NEAR(c.idle_for_cost, 0.003, 1e-12);
+  counters.Update(OneGpu(0.9, false), t + seconds(4));  // It works.
+  c = counters.Get().at("GPU-0");
+  EXPECT_EQ(c.idle_for_seconds, 0);
+  EXPECT_EQ(c.idle_for_cost, 0);
+  EXPECT_EQ(c.held_idle_for_seconds, 0);
+  EXPECT_DOUBLE_EQ(c.idle_seconds, 3);  // The totals stay.
+  EXPECT_DOUBLE_EQ(c.held_idle_seconds, 3);
+  counters.Update(OneGpu(0, false), t + seconds(5));
+  counters.Update(OneGpu(0, false), t + seconds(6));
+  EXPECT_DOUBLE_EQ(counters.Get().at("GPU-0").idle_for_seconds, 2);
+  EXPECT_EQ(counters.Get().at("GPU-0").held_idle_for_seconds, 0);  // Idle, but nobody holds memory.
+  counters.Update(OneGpu(0, false, fleet::GpuHealth::kLost), t + seconds(7));
+  EXPECT_EQ(counters.Get().at("GPU-0").idle_for_seconds, 0);
+  EXPECT_DOUBLE_EQ(counters.Get().at("GPU-0").idle_seconds, 5);
+}
+
+}  // namespace
+}  // namespace tarmac::metrics
