@@ -101,7 +101,8 @@ Result<ClusterView> ReadCluster(prom::PromClient* client) {
   // Readings now, in one query each for tarmac's families and dcgm-exporter's.
   Result<std::vector<Sample>> now = r.Run(
       "{__name__=~\"tarmac_gpu_(utilization_ratio|memory_used_bytes|memory_total_bytes|memory_free_bytes|power_watts|"
-      "power_limit_watts|temperature_celsius|idle|held_idle|lost|throttled|lease)\"}");
+      "power_limit_watts|temperature_celsius|idle|held_idle|lost|throttled|lease|idle_for_seconds|idle_for_cost|"
+      "held_idle_for_seconds)\"}");
   if (!now.ok()) return now.status();
   for (const Sample& s : now.value()) {
     ClusterGpu* g = r.Gpu(s, "uuid");
@@ -117,6 +118,12 @@ Result<ClusterView> ReadCluster(prom::PromClient* client) {
     if (name == "tarmac_gpu_idle") g->is_idle = s.value == 1;
     if (name == "tarmac_gpu_held_idle") g->is_held_idle = s.value == 1;
     if (name == "tarmac_gpu_lost") g->is_lost = s.value == 1;
+    if (name == "tarmac_gpu_idle_for_seconds") g->idle_for_seconds = Finite(s.value);
+    if (name == "tarmac_gpu_held_idle_for_seconds") g->held_idle_for_seconds = Finite(s.value);
+    if (name == "tarmac_gpu_idle_for_cost") {
+      g->idle_for_cost = Finite(s.value);
+      g->currency = s.Label("currency");
+    }
     if (name == "tarmac_gpu_throttled" && s.value == 1) g->throttle_reasons.push_back(s.Label("reason"));
     if (name == "tarmac_gpu_lease" && s.value == 1) {
       g->holders.push_back(GpuHolder{std::atoll(s.Label("lease").c_str()), s.Label("user"), s.Label("kind"),

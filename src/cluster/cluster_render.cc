@@ -31,7 +31,9 @@ std::string Power(const ClusterGpu& g) {
   return fmt::format("{:.0f} / {:.0f} W", *g.power_watts, *g.power_limit_watts);
 }
 
-std::string Holder(const ClusterGpu& g) {
+}  // namespace
+
+std::string HolderText(const ClusterGpu& g) {
   if (g.holders.empty()) return "-";
   const GpuHolder& h = g.holders.front();
   std::string text = h.kind == "slurm" && !h.slurm_job.empty() ? fmt::format("job {} ({})", h.slurm_job, h.user)
@@ -41,13 +43,19 @@ std::string Holder(const ClusterGpu& g) {
   return text;
 }
 
+std::string ShortModel(const std::string& model) {
+  return model.rfind("NVIDIA ", 0) == 0 ? model.substr(7) : model;
+}
+
+namespace {
+
 // What status shows in its NOTES column: busy or idle, the holder, the
 // idle holders, throttling.
 std::string Notes(const ClusterGpu& g, bool is_up) {
   if (!is_up) return "";
   if (g.is_lost) return "LOST";
   std::string notes = g.is_idle ? "idle" : "busy";
-  if (!g.holders.empty()) notes += "  " + Holder(g);
+  if (!g.holders.empty()) notes += "  " + HolderText(g);
   if (g.is_held_idle) {
     notes += fmt::format("  {} idle holder{}", g.idle_holders, g.idle_holders == 1 ? "" : "s");
   }
@@ -57,10 +65,6 @@ std::string Notes(const ClusterGpu& g, bool is_up) {
     notes += "  THROTTLED (" + reasons + ")";
   }
   return notes;
-}
-
-std::string ShortModel(const std::string& model) {
-  return model.rfind("NVIDIA ", 0) == 0 ? model.substr(7) : model;
 }
 
 std::string Ago(double seconds) {
@@ -142,6 +146,12 @@ json ClusterToJson(const ClusterView& view) {
         x["lost"] = g.is_lost;
         x["idle_holders"] = g.idle_holders;
         x["processes"] = g.processes;
+        Put(&x, "idle_for_seconds", g.idle_for_seconds);
+        Put(&x, "held_idle_for_seconds", g.held_idle_for_seconds);
+        if (g.idle_for_cost) {
+          x["idle_for_cost"] = *g.idle_for_cost;
+          x["currency"] = g.currency;
+        }
         if (g.recent_utilization_ratio) x["utilization_recent_ratio"] = *g.recent_utilization_ratio;
         x["throttle_reasons"] = g.throttle_reasons;
       }

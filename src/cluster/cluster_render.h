@@ -13,6 +13,13 @@
 
 namespace tarmac::cluster {
 
+// Who holds a GPU, in a few words: "lease 7 (alice)", "job 4242 (bob)",
+// "lease 9 (carol) backfill", "+2" for more; "-" for nobody.
+std::string HolderText(const ClusterGpu& g);
+
+// The model without its "NVIDIA " prefix.
+std::string ShortModel(const std::string& model);
+
 std::string RenderClusterText(const ClusterView& view, size_t width);
 
 nlohmann::json ClusterToJson(const ClusterView& view);

@@ -42,6 +42,11 @@ struct ClusterGpu {
   std::vector<GpuHolder> holders;
   int idle_holders = 0;  // Processes holding memory at 0 % SM.
   int processes = 0;     // Processes on it (those tarmac_process_* lists).
+  // The spells going on now (tarmac_gpu_idle_for_seconds and the rest).
+  std::optional<double> idle_for_seconds;
+  std::optional<double> idle_for_cost;
+  std::string currency;
+  std::optional<double> held_idle_for_seconds;
 };
 
 struct ClusterNode {

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <sys/ioctl.h>
 
+#include "cluster/cluster_idle.h"
 #include "cluster/cluster_pick.h"
 #include "cluster/cluster_read.h"
 #include "cluster/cluster_render.h"
@@ -125,7 +126,13 @@ int main(int argc, char** argv) {
       ->type_name("PCT");
   pick->add_option("--model", pick_request.model, "Only GPUs whose model contains TEXT (any case)")->type_name("TEXT");
   pick->add_flag("--json", pick_json, "Print the pick as JSON");
-  for (CLI::App* cmd : {status, pick}) {
+  CLI::App* idle = app.add_subcommand(
+      "idle", "Where GPUs are idle or held idle now: for how long, what it has cost so far, who holds them");
+  bool idle_json = false;
+  idle->add_flag("--json", idle_json, "Print the list as JSON");
+  idle->add_option("--node", node_regex, "Only nodes whose name matches REGEX")->type_name("REGEX");
+  idle->add_option("--model", filter.model, "Only GPUs whose model contains TEXT (any case)")->type_name("TEXT");
+  for (CLI::App* cmd : {status, pick, idle}) {
     // The connection options may come after the command name too.
     cmd->fallthrough();
   }
@@ -160,6 +167,11 @@ int main(int argc, char** argv) {
   if (!view.ok()) return ExitFor(view.status());
   if (pick->parsed()) return RunPick(view.value(), pick_request, pick_json);
   cluster::ClusterView shown = cluster::Filter(view.value(), filter);
+  if (idle->parsed()) {
+    std::string text = idle_json ? cluster::IdleToJson(shown).dump(2) + "\n" : cluster::RenderIdleText(shown, Columns());
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return kExitOk;
+  }
   std::string out = json ? cluster::ClusterToJson(shown).dump(2) + "\n" : cluster::RenderClusterText(shown, Columns());
   std::fwrite(out.data(), 1, out.size(), stdout);
   return kExitOk;

@@ -128,6 +128,20 @@ EOF
   [ "$status" -eq 1 ]
   [[ "$output" == *"no node has 9 free GPUs now; the most: node-a with 7"* ]]
 
+  # idle: the held-idle GPU with its holder process, every row idle or held
+  # idle now, costliest and longest first.
+  run tarmac fleet idle --json
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | jq '[.gpus[] | select((.idle or .held_idle) | not)] | length')" -eq 0 ]
+  [ "$(echo "$output" | jq -c '[.gpus[] | select(.held_idle) | [.node, .index, .processes]]')" == '[["node-a",2,1]]' ]
+  [ "$(echo "$output" | jq '[.gpus[] | .idle_for_cost // 0] | . == (sort | reverse)')" == true ]
+  run tarmac fleet idle --node node-a
+  [ "$status" -eq 0 ]
+  [[ "${lines[0]}" == *"GPUs idle now (1 held idle)"* ]]
+  [[ "$output" == *"1 process, 3.0 GiB"* ]]
+  [[ "$output" == *"lease 1 ("* ]]
+  [ -z "$(printf '%s\n' "$output" | wider_than_100)" ]
+
   # node-c's agent stops: down within a few scrapes, with since when.
   kill -TERM "$(cat "$WORLD/node-c/pid")"
   for _ in $(seq 100); do

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// `tarmac fleet idle`: where GPUs are idle or held idle right now, the list
+// a lab lead sends round on Monday. Each row is a GPU of a node that is up,
+// idle (under 5 % utilization) or held idle (a process holds memory on it
+// at 0 % SM), with how long the spell has lasted (as its agent counts it:
+// since the agent started at most), what it has cost so far at the agent's
+// price, and who holds it. Sorted by cost, then by how long, then node and
+// index. Pure.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cluster/cluster_view.h"
+
+namespace tarmac::cluster {
+
+struct IdleRow {
+  const ClusterNode* node = nullptr;
+  const ClusterGpu* gpu = nullptr;
+};
+
+std::vector<IdleRow> IdleNow(const ClusterView& view);
+
+// "5 GPUs idle now (2 held idle), 12.5 GPU-hours so far, USD 41.20".
+std::string IdleSummary(const std::vector<IdleRow>& rows);
+
+std::string RenderIdleText(const ClusterView& view, size_t width);
+nlohmann::json IdleToJson(const ClusterView& view);
+
+}  // namespace tarmac::cluster
