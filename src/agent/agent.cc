@@ -342,11 +342,12 @@ void Agent::OnTick(const std::shared_ptr<const fleet::Snapshot>& s) {
     logger_->Log(LogLevel::kError, "agent: the state lock: {}", held.message());
   }
   lock_problem_ = held.ok() ? std::string() : held.message();
-  counters_->Update(s->fleet, s->taken_at_steady);
+  // The marks the lease thread published: this tick never waits for its lock.
+  std::shared_ptr<const fleet::Snapshot> marked = WithLeases(s, *leases_->Marks());
+  counters_->Update(marked->fleet, s->taken_at_steady);
   lease_ticker_->Submit(s);
   if (plugin_) UpdateDevices(s->fleet);
-  // The marks the lease thread published: this tick never waits for its lock.
-  if (history_) history_->Submit(WithLeases(s, *leases_->Marks()));
+  if (history_) history_->Submit(marked);
   // Last: the page for scrapers, so none of them pays the render.
   if (metrics::PageCache* pages = pages_for_ticks_.load()) pages->Prerender(s);
 }

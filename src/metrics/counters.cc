@@ -23,7 +23,15 @@ void FleetCounters::Update(const fleet::FleetView& fleet, std::chrono::steady_cl
     for (const nvidia::ClockEventReason& r : nvidia::ClockEventReasons()) {
       if (r.is_throttle) c.throttle_seconds.emplace(std::string(r.name), 0.0);
     }
+    for (const char* state : {"busy", "idle", "held_idle", "unknown"}) c.state_seconds.emplace(state, 0.0);
+    if (dt > 0) {
+      if (g.lease) c.lease_seconds[{g.lease->user, std::string(fleet::LeaseKindName(g.lease->kind))}] += dt;
+      for (const auto& [mig_uuid, lease] : g.mig_leases) {
+        c.lease_seconds[{lease.user, std::string(fleet::LeaseKindName(lease.kind))}] += dt;
+      }
+    }
     if (g.sample.health != fleet::GpuHealth::kOk) {
+      c.state_seconds["unknown"] += dt;
       // An unreadable GPU is not known to be idle: its spells end.
       c.idle_for_seconds = c.idle_for_cost = c.held_idle_for_seconds = 0;
       continue;
@@ -32,6 +40,7 @@ void FleetCounters::Update(const fleet::FleetView& fleet, std::chrono::steady_cl
     if (!m.is_idle) c.idle_for_seconds = c.idle_for_cost = 0;
     if (m.idle_holding_pids.empty()) c.held_idle_for_seconds = 0;
     if (dt <= 0) continue;
+    c.state_seconds[!m.is_idle ? "busy" : m.idle_holding_pids.empty() ? "idle" : "held_idle"] += dt;
     if (m.is_idle) {
       double cost = dt / 3600.0 * price_(g.info.name);
       c.idle_seconds += dt;

@@ -28,6 +28,13 @@ struct GpuCounters {
   double idle_for_seconds = 0;
   double idle_for_cost = 0;
   double held_idle_for_seconds = 0;
+  // Seconds by state, each second in exactly one: "busy" (5 % utilization
+  // or more), "idle" (under 5 %, no process holding memory at 0 % SM),
+  // "held_idle" (under 5 %, such a process), "unknown" (not readable).
+  std::map<std::string, double> state_seconds;
+  // Seconds a lease held the GPU, by (user, kind); a MIG instance's lease
+  // counts its own seconds, so a GPU split among three leases counts three.
+  std::map<std::pair<std::string, std::string>, double> lease_seconds;
   std::map<std::string, double> throttle_seconds;  // By reason name.
 };
 
@@ -37,7 +44,8 @@ class FleetCounters {
   explicit FleetCounters(std::function<double(const std::string& model)> price);
 
   // Adds the time since the previous update (at most kMaxStep) to each
-  // GPU's counters according to what `fleet` shows.
+  // GPU's counters according to what `fleet` shows (with its leases
+  // marked, fleet/lease_marks.h).
   void Update(const fleet::FleetView& fleet, std::chrono::steady_clock::time_point at);
 
   std::map<std::string, GpuCounters> Get() const;  // By GPU UUID.

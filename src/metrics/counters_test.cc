@@ -54,6 +54,23 @@ TEST(FleetCountersTest, SpellsEndWhenTheGpuWorksOrCannotBeReadAndTotalsKeepGrowi
   counters.Update(OneGpu(0, false, fleet::GpuHealth::kLost), t + seconds(7));
   EXPECT_EQ(counters.Get().at("GPU-0").idle_for_seconds, 0);
   EXPECT_DOUBLE_EQ(counters.Get().at("GPU-0").idle_seconds, 5);
+  // Each second in exactly one state.
+  std::map<std::string, double> states = counters.Get().at("GPU-0").state_seconds;
+  EXPECT_EQ(states, (std::map<std::string, double>{{"busy", 1}, {"held_idle", 3}, {"idle", 2}, {"unknown", 1}}));
+}
+
+TEST(FleetCountersTest, LeaseSecondsGoToTheLeasesUserAndKind) {
+  FleetCounters counters([](const std::string&) { return 0.0; });
+  std::chrono::steady_clock::time_point t{};
+  fleet::FleetView f = OneGpu(0.5, false);
+  counters.Update(f, t);
+  f.gpus[0].lease = fleet::GpuLease{7, "alice", fleet::LeaseKind::kReservation};
+  counters.Update(f, t + seconds(2));
+  f.gpus[0].lease = fleet::GpuLease{8, "bob", fleet::LeaseKind::kBackfill};
+  counters.Update(f, t + seconds(3));
+  std::map<std::pair<std::string, std::string>, double> held = counters.Get().at("GPU-0").lease_seconds;
+  EXPECT_EQ(held, (std::map<std::pair<std::string, std::string>, double>{{{"alice", "reservation"}, 2},
+                                                                         {{"bob", "backfill"}, 1}}));
 }
 
 }  // namespace

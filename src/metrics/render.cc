@@ -376,6 +376,11 @@ constexpr Family kGpuHeldIdleForSeconds{"tarmac_gpu_held_idle_for_seconds", "gau
                           "How long a process has held memory on the GPU at 0 % SM now (0 when none does)."};
 constexpr std::array kIdleFamilies = {&kGpuIdleSecondsTotal, &kGpuHeldIdleSecondsTotal, &kGpuIdleCostTotal,
                                       &kGpuIdleForSeconds,   &kGpuIdleForCost,          &kGpuHeldIdleForSeconds};
+constexpr Family kGpuStateSecondsTotal{"tarmac_gpu_state_seconds_total", "counter",
+                          "Time the GPU spent in each state (busy, idle, held_idle, unknown), each second in one."};
+constexpr Family kGpuLeaseSecondsTotal{"tarmac_gpu_lease_seconds_total", "counter",
+                          "Time leases held the GPU (or its MIG instances), by the lease's user and kind."};
+constexpr std::array kAccountingFamilies = {&kGpuStateSecondsTotal, &kGpuLeaseSecondsTotal};
 
 // A counter's value for one family of kIdleFamilies.
 double IdleValue(std::string_view family, const GpuCounters& c) {
@@ -402,6 +407,28 @@ void CollectIdle(const Scrape& s, Exposition* out) {
       bool is_cost = name == "tarmac_gpu_idle_cost_total" || name == "tarmac_gpu_idle_for_cost";
       out->Sample(name, is_cost ? With(NativeLabels(g, host), "currency", options.currency) : NativeLabels(g, host),
                   IdleValue(name, c->second));
+    }
+  }
+}
+
+// Seconds by state and by lease holder: what fleet accounting sums with
+// increase() (docs/fleet.md).
+void CollectAccounting(const Scrape& s, Exposition* out) {
+  Head(out, kGpuStateSecondsTotal);
+  for (const fleet::GpuView& g : s.fleet.gpus) {
+    auto c = s.counters.find(g.info.uuid);
+    if (c == s.counters.end()) continue;
+    for (const auto& [state, seconds] : c->second.state_seconds) {
+      out->Sample("tarmac_gpu_state_seconds_total", With(NativeLabels(g, s.host), "state", state), seconds);
+    }
+  }
+  Head(out, kGpuLeaseSecondsTotal);
+  for (const fleet::GpuView& g : s.fleet.gpus) {
+    auto c = s.counters.find(g.info.uuid);
+    if (c == s.counters.end()) continue;
+    for (const auto& [holder, seconds] : c->second.lease_seconds) {
+      out->Sample("tarmac_gpu_lease_seconds_total",
+                  With(With(NativeLabels(g, s.host), "user", holder.first), "kind", holder.second), seconds);
     }
   }
 }
@@ -514,6 +541,7 @@ std::string RenderMetrics(const fleet::Snapshot& snapshot, const fleet::SamplerS
   CollectGpuReadings(s, &out);
   CollectGpuErrors(s, &out);
   CollectIdle(s, &out);
+  CollectAccounting(s, &out);
   CollectProcesses(s, &out);
   CollectMigNative(s.fleet, s.host, &out);
   CollectAgent(s, &out);
@@ -638,7 +666,7 @@ const std::vector<FamilyDoc>& NativeFamilies() {
     for (const GpuFamily& f : NativeGpuFamilies()) all.push_back(f.doc);
     using Families = std::span<const Family* const>;
     for (Families families : {Families(kGpuStateFamilies), Families(kGpuReadingsFamilies), Families(kGpuErrorsFamilies),
-                              Families(kIdleFamilies), Families(kProcessesFamilies), Families(kAgentFamilies),
+                              Families(kIdleFamilies), Families(kAccountingFamilies), Families(kProcessesFamilies), Families(kAgentFamilies),
                               Families(kLeaseFigureFamilies), Families(kLeaseMarkFamilies),
                               Families(kScrapeDurationFamilies)}) {
       for (const Family* f : families) {
