@@ -47,6 +47,14 @@ std::string ShortModel(const std::string& model) {
   return model.rfind("NVIDIA ", 0) == 0 ? model.substr(7) : model;
 }
 
+std::string UtcMinute(double unix_seconds) {
+  std::time_t t = static_cast<std::time_t>(unix_seconds);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  return fmt::format("{:04}-{:02}-{:02} {:02}:{:02} UTC", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+                     tm.tm_min);
+}
+
 namespace {
 
 // What status shows in its NOTES column: busy or idle, the holder, the
@@ -69,14 +77,6 @@ std::string Notes(const ClusterGpu& g, bool is_up) {
 
 std::string Ago(double seconds) {
   return FormatDuration(std::chrono::seconds(static_cast<int64_t>(std::max(0.0, seconds))));
-}
-
-std::string UtcMinute(double unix_seconds) {
-  std::time_t t = static_cast<std::time_t>(unix_seconds);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  return fmt::format("{:04}-{:02}-{:02} {:02}:{:02} UTC", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-                     tm.tm_min);
 }
 
 void Put(json* j, const char* key, const std::optional<double>& v) {

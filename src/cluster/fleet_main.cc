@@ -14,6 +14,9 @@
 #include "cluster/cluster_idle.h"
 #include "cluster/cluster_pick.h"
 #include "cluster/cluster_read.h"
+#include "cluster/cluster_report.h"
+#include "common/clock.h"
+#include "common/time_spec.h"
 #include "cluster/cluster_render.h"
 #include "common/exit_codes.h"
 #include "common/units.h"
@@ -132,7 +135,20 @@ int main(int argc, char** argv) {
   idle->add_flag("--json", idle_json, "Print the list as JSON");
   idle->add_option("--node", node_regex, "Only nodes whose name matches REGEX")->type_name("REGEX");
   idle->add_option("--model", filter.model, "Only GPUs whose model contains TEXT (any case)")->type_name("TEXT");
-  for (CLI::App* cmd : {status, pick, idle}) {
+  CLI::App* report = app.add_subcommand(
+      "report", "Where the fleet's GPU time and money went over a range: busy, idle, held-idle and unknown "
+                "GPU-hours, energy, idle cost and lease time, by node, GPU, model or user, from exact counters");
+  std::string since = "7d", until = "now", by = "node";
+  bool report_json = false, report_csv = false;
+  report->add_option("--since", since, "Start: a duration ago (7d, 6h), a date, or @UNIX (default 7d)")
+      ->type_name("TIME");
+  report->add_option("--until", until, "End (default now)")->type_name("TIME");
+  report->add_option("--by", by, "Rows: node (default), gpu, model or user (the leases' users)")
+      ->check(CLI::IsMember({"node", "gpu", "model", "user"}))
+      ->type_name("KIND");
+  report->add_flag("--json", report_json, "Print the report as JSON");
+  report->add_flag("--csv", report_csv, "Print the rows as CSV");
+  for (CLI::App* cmd : {status, pick, idle, report}) {
     // The connection options may come after the command name too.
     cmd->fallthrough();
   }
@@ -163,6 +179,23 @@ int main(int argc, char** argv) {
   }
   Result<std::unique_ptr<prom::PromClient>> client = prom::PromClient::Make(prom);
   if (!client.ok()) return ExitFor(client.status());
+  if (report->parsed()) {
+    int64_t now = UnixSeconds(RealClock()->WallNow());
+    Result<int64_t> from = ParseTimeSpec(since, now);
+    if (!from.ok()) return Fail(Status::InvalidArgument("--since: " + from.status().message()), kExitUsage);
+    Result<int64_t> to = ParseTimeSpec(until, now);
+    if (!to.ok()) return Fail(Status::InvalidArgument("--until: " + to.status().message()), kExitUsage);
+    if (from.value() >= to.value()) return Fail(Status::InvalidArgument("--since must be before --until"), kExitUsage);
+    cluster::ReportBy rows = cluster::ReportBy::kNode;
+    cluster::ParseReportBy(by, &rows);
+    Result<cluster::FleetReport> r = cluster::ReadFleetReport(client.value().get(), from.value(), to.value(), rows);
+    if (!r.ok()) return ExitFor(r.status());
+    std::string text = report_json  ? cluster::ReportToJson(r.value()).dump(2) + "\n"
+                       : report_csv ? cluster::RenderReportCsv(r.value())
+                                    : cluster::RenderReportText(r.value(), Columns());
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return kExitOk;
+  }
   Result<cluster::ClusterView> view = cluster::ReadCluster(client.value().get());
   if (!view.ok()) return ExitFor(view.status());
   if (pick->parsed()) return RunPick(view.value(), pick_request, pick_json);

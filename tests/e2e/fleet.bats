@@ -142,6 +142,31 @@ EOF
   [[ "$output" == *"lease 1 ("* ]]
   [ -z "$(printf '%s\n' "$output" | wider_than_100)" ]
 
+  # report: exact counters by node, model and lease user (increase() needs
+  # two scrapes of every node in the range).
+  for _ in $(seq 100); do
+    [[ $(prom_query 'count(count_over_time(tarmac_gpu_state_seconds_total[1h]) >= 3)' |
+      jq -r '.data.result[0].value[1] // 0') == 56 ]] && break
+    sleep 0.1
+  done
+  run tarmac fleet report --since 1h --json
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | jq -c '[.rows[].key] | sort')" == '["node-a","node-b","node-c"]' ]
+  [ "$(echo "$output" | jq '.total.gpus')" -eq 14 ]
+  [ "$(echo "$output" | jq '.rows[] | select(.key == "node-a") | .held_idle_hours > 0')" == true ]
+  [ "$(echo "$output" | jq '.rows[] | select(.key == "node-a") | .lease_hours.reservation > 0')" == true ]
+  [ "$(echo "$output" | jq '.rows[] | select(.key == "node-c") | .held_idle_hours')" == 0 ]
+  run tarmac fleet report --since 1h --by user --json
+  [ "$(echo "$output" | jq -c '[.rows[] | [.key, .gpus]]')" == "[[\"$(id -un)\",1]]" ]
+  run tarmac fleet report --since 1h --by model --csv
+  [[ "${lines[0]}" == "model,gpus,busy_hours,"* ]]
+  [[ "$output" == *$'\nTesla T4,1,'* ]]
+  run tarmac fleet report --since 1h
+  [[ "$output" == *"of 14 GPUs were idle more than 80 % of the time"* ]]
+  [ -z "$(printf '%s\n' "$output" | wider_than_100)" ]
+  run tarmac fleet report --since tomorrow
+  [ "$status" -eq 2 ]
+
   # node-c's agent stops: down within a few scrapes, with since when.
   kill -TERM "$(cat "$WORLD/node-c/pid")"
   for _ in $(seq 100); do

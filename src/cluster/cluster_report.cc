@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cluster/cluster_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "common/text_wrap.h"
+#include "cluster/cluster_render.h"
+
+namespace tarmac::cluster {
+namespace {
+
+using prom::QueryResult;
+using prom::Sample;
+
+constexpr double kHour = 3600;
+
+std::string Hours(double h) {
+  if (h >= 0.995) return fmt::format("{:.1f}h", h);
+  if (h * 60 >= 0.5) return fmt::format("{:.0f}m", h * 60);
+  return h > 0 ? "<1m" : "0";
+}
+
+const char* ByName(ReportBy by) {
+  switch (by) {
+    case ReportBy::kNode: return "node";
+    case ReportBy::kGpu: return "gpu";
+    case ReportBy::kModel: return "model";
+    case ReportBy::kUser: return "user";
+  }
+  return "node";
+}
+
+std::string GpuKey(const Sample& s) {
+  return s.Label("hostname") + " GPU " + s.Label("gpu");
+}
+
+std::string RowKey(const Sample& s, ReportBy by) {
+  switch (by) {
+    case ReportBy::kNode: return s.Label("hostname");
+    case ReportBy::kGpu: return GpuKey(s);
+    case ReportBy::kModel: return s.Label("model");
+    case ReportBy::kUser: return s.Label("user");
+  }
+  return "";
+}
+
+double Finite(double v) { return std::isfinite(v) ? v : 0; }
+
+double LeasedHours(const ReportRow& row) {
+  double h = 0;
+  for (const auto& [kind, hours] : row.lease_hours) h += hours;
+  return h;
+}
+
+}  // namespace
+
+bool ParseReportBy(const std::string& text, ReportBy* by) {
+  for (ReportBy b : {ReportBy::kNode, ReportBy::kGpu, ReportBy::kModel, ReportBy::kUser}) {
+    if (text == ByName(b)) {
+      *by = b;
+      return true;
+    }
+  }
+  return false;
+}
+
+Result<FleetReport> ReadFleetReport(prom::PromClient* client, int64_t since_unix, int64_t until_unix, ReportBy by) {
+  FleetReport r;
+  r.since_unix = since_unix;
+  r.until_unix = until_unix;
+  r.by = by;
+  std::string range = fmt::format("{}s", std::max<int64_t>(until_unix - since_unix, 1));
+  auto run = [&](const std::string& promql) -> Result<std::vector<Sample>> {
+    Result<QueryResult> q = client->Query(promql, static_cast<double>(until_unix));
+    if (!q.ok()) return q.status();
+    for (const std::string& w : q.value().warnings) r.warnings.push_back(w);
+    return std::move(q).value().samples;
+  };
+  std::map<std::string, ReportRow> rows;
+  // Per GPU: its state seconds, so the per-GPU idle share is known whatever
+  // the rows are.
+  std::map<std::string, std::pair<double, double>> gpu_idle_and_read;  // By GPU: (idle s, read s).
+  Result<std::vector<Sample>> states = run(fmt::format(
+      "sum by (hostname, gpu, uuid, model, state) (increase(tarmac_gpu_state_seconds_total[{}]))", range));
+  if (!states.ok()) return states.status();
+  std::map<std::string, std::set<std::string>> gpus_of_row;
+  for (const Sample& s : states.value()) {
+    double hours = Finite(s.value) / kHour;
+    const std::string& state = s.Label("state");
+    std::string gpu = s.Label("uuid");
+    auto& [idle, read] = gpu_idle_and_read[gpu];
+    if (state != "unknown") read += Finite(s.value);
+    if (state == "idle" || state == "held_idle") idle += Finite(s.value);
+    auto add = [&](ReportRow& row) {
+      if (state == "busy") row.busy_hours += hours;
+      if (state == "idle") row.idle_hours += hours;
+      if (state == "held_idle") row.held_idle_hours += hours;
+      if (state == "unknown") row.unknown_hours += hours;
+    };
+    add(r.total);
+    if (by != ReportBy::kUser) {
+      std::string key = RowKey(s, by);
+      rows[key].key = key;
+      add(rows[key]);
+      gpus_of_row[key].insert(gpu);
+    }
+  }
+  std::set<std::string> all_gpus;
+  for (const auto& [gpu, t] : gpu_idle_and_read) {
+    all_gpus.insert(gpu);
+    if (t.second > 0 && t.first / t.second > 0.8) ++r.mostly_idle_gpus;
+  }
+  r.total.gpus = static_cast<int>(all_gpus.size());
+  for (auto& [key, gpus] : gpus_of_row) rows[key].gpus = static_cast<int>(gpus.size());
+
+  if (by != ReportBy::kUser) {
+    Result<std::vector<Sample>> energy =
+        run(fmt::format("sum by (hostname, gpu, uuid, model) (increase(tarmac_gpu_energy_joules_total[{}]))", range));
+    if (!energy.ok()) return energy.status();
+    for (const Sample& s : energy.value()) {
+      double kwh = Finite(s.value) / 3.6e6;
+      r.total.energy_kwh += kwh;
+      auto it = rows.find(RowKey(s, by));
+      if (it != rows.end()) it->second.energy_kwh += kwh;
+    }
+    Result<std::vector<Sample>> cost = run(
+        fmt::format("sum by (hostname, gpu, uuid, model, currency) (increase(tarmac_gpu_idle_cost_total[{}]))", range));
+    if (!cost.ok()) return cost.status();
+    for (const Sample& s : cost.value()) {
+      r.currency = s.Label("currency");
+      r.total.idle_cost += Finite(s.value);
+      auto it = rows.find(RowKey(s, by));
+      if (it != rows.end()) it->second.idle_cost += Finite(s.value);
+    }
+  }
+  Result<std::vector<Sample>> leases = run(fmt::format(
+      "sum by (hostname, gpu, uuid, model, user, kind) (increase(tarmac_gpu_lease_seconds_total[{}]))", range));
+  if (!leases.ok()) return leases.status();
+  std::map<std::string, std::set<std::string>> gpus_of_user;
+  for (const Sample& s : leases.value()) {
+    double hours = Finite(s.value) / kHour;
+    if (hours <= 0) continue;
+    r.total.lease_hours[s.Label("kind")] += hours;
+    std::string key = RowKey(s, by);
+    if (by == ReportBy::kUser) {
+      rows[key].key = key;
+      gpus_of_user[key].insert(s.Label("uuid"));
+    }
+    auto it = rows.find(key);
+    if (it != rows.end()) it->second.lease_hours[s.Label("kind")] += hours;
+  }
+  for (auto& [user, gpus] : gpus_of_user) rows[user].gpus = static_cast<int>(gpus.size());
+
+  for (auto& [key, row] : rows) r.rows.push_back(std::move(row));
+  auto idle = [](const ReportRow& row) { return row.idle_hours + row.held_idle_hours; };
+  auto held = LeasedHours;
+  std::stable_sort(r.rows.begin(), r.rows.end(), [&](const ReportRow& a, const ReportRow& b) {
+    double ka = by == ReportBy::kUser ? held(a) : idle(a), kb = by == ReportBy::kUser ? held(b) : idle(b);
+    return ka != kb ? ka > kb : a.key < b.key;
+  });
+  double read = r.total.busy_hours + idle(r.total);
+  r.verdict = fmt::format("{} of {} GPUs were idle more than 80 % of the time; {} of {} GPU-hours read were idle "
+                          "({} held idle by a process)",
+                          r.mostly_idle_gpus, r.total.gpus, Hours(idle(r.total)), Hours(read),
+                          Hours(r.total.held_idle_hours));
+  if (r.total.idle_cost > 0) r.verdict += fmt::format("; the idle time cost {} {:.2f}", r.currency, r.total.idle_cost);
+  return r;
+}
+
+std::string RenderReportText(const FleetReport& r, size_t width) {
+  std::string out = fmt::format("fleet report {} to {}\n\n{}\n\n", UtcMinute(static_cast<double>(r.since_unix)),
+                                UtcMinute(static_cast<double>(r.until_unix)), WrapText(r.verdict, width, 0, 0));
+  if (r.by == ReportBy::kUser) {
+    out += fmt::format("{:<32}{:>6}{:>12}  {}\n", "USER", "GPUS", "LEASED", "BY KIND");
+    for (const ReportRow& row : r.rows) {
+      double held = 0;
+      std::string kinds;
+      for (const auto& [kind, hours] : row.lease_hours) {
+        held += hours;
+        kinds += (kinds.empty() ? "" : ", ") + kind + " " + Hours(hours);
+      }
+      out += fmt::format("{:<32}{:>6}{:>12}  {}\n", row.key.substr(0, 31), row.gpus, Hours(held), kinds);
+    }
+    if (r.rows.empty()) out += "(no lease held a GPU in this range)\n";
+    return out;
+  }
+  std::string heading = r.by == ReportBy::kNode ? "NODE" : r.by == ReportBy::kGpu ? "GPU" : "MODEL";
+  auto line = [&](const ReportRow& row, const std::string& key) {
+    std::string text = fmt::format("{:<26}{:>5}{:>9}{:>9}{:>10}{:>9}{:>9}{:>8.1f}kWh", key.substr(0, 25), row.gpus,
+                                   Hours(row.busy_hours), Hours(row.idle_hours), Hours(row.held_idle_hours),
+                                   Hours(row.unknown_hours), Hours(LeasedHours(row)), row.energy_kwh);
+    if (!r.currency.empty()) text += fmt::format("{:>12}", fmt::format("{} {:.2f}", r.currency, row.idle_cost));
+    return text + "\n";
+  };
+  out += fmt::format("{:<26}{:>5}{:>9}{:>9}{:>10}{:>9}{:>9}{:>11}", heading, "GPUS", "BUSY", "IDLE", "HELD-IDLE",
+                     "UNKNOWN", "LEASED", "ENERGY");
+  if (!r.currency.empty()) out += fmt::format("{:>12}", "IDLE COST");
+  out += "\n";
+  for (const ReportRow& row : r.rows) out += line(row, row.key);
+  out += line(r.total, "all");
+  return out;
+}
+
+nlohmann::json ReportToJson(const FleetReport& r) {
+  auto row_json = [&](const ReportRow& row) {
+    nlohmann::json j = {{"key", row.key},
+                        {"gpus", row.gpus},
+                        {"busy_hours", row.busy_hours},
+                        {"idle_hours", row.idle_hours},
+                        {"held_idle_hours", row.held_idle_hours},
+                        {"unknown_hours", row.unknown_hours},
+                        {"energy_kwh", row.energy_kwh},
+                        {"lease_hours", row.lease_hours}};
+    if (!r.currency.empty()) j["idle_cost"] = row.idle_cost;
+    return j;
+  };
+  nlohmann::json rows = nlohmann::json::array();
+  for (const ReportRow& row : r.rows) rows.push_back(row_json(row));
+  nlohmann::json j = {{"since", r.since_unix},   {"until", r.until_unix},       {"by", ByName(r.by)},
+                      {"verdict", r.verdict},    {"rows", std::move(rows)},     {"total", row_json(r.total)},
+                      {"mostly_idle_gpus", r.mostly_idle_gpus}, {"warnings", r.warnings}};
+  if (!r.currency.empty()) j["currency"] = r.currency;
+  return j;
+}
+
+std::string RenderReportCsv(const FleetReport& r) {
+  auto quoted = [](const std::string& s) {
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string out = "\"";
+    for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return out + "\"";
+  };
+  std::string out = fmt::format("{},gpus,busy_hours,idle_hours,held_idle_hours,unknown_hours,lease_hours,energy_kwh,idle_cost\n",
+                                ByName(r.by));
+  for (const ReportRow& row : r.rows) {
+    double leased = LeasedHours(row);
+    out += fmt::format("{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.2f}\n", quoted(row.key), row.gpus,
+                       row.busy_hours, row.idle_hours, row.held_idle_hours, row.unknown_hours, leased, row.energy_kwh,
+                       row.idle_cost);
+  }
+  return out;
+}
+
+}  // namespace tarmac::cluster

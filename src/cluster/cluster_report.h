@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// `tarmac fleet report`: where the fleet's GPU time and money went over a
+// range, from exact counters (increase() of each agent's per-GPU seconds by
+// state, energy and idle cost; docs/fleet.md), never from averaged gauges.
+// Rows by node, GPU, model or lease user; the totals; a verdict line. The
+// range is sent as a number of seconds the program computed: no user input
+// goes into PromQL.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/result.h"
+#include "prom/prom_client.h"
+
+namespace tarmac::cluster {
+
+enum class ReportBy { kNode, kGpu, kModel, kUser };
+
+// "node", "gpu", "model", "user"; false for anything else.
+bool ParseReportBy(const std::string& text, ReportBy* by);
+
+struct ReportRow {
+  std::string key;  // The node, "node GPU 3", the model, or the user.
+  int gpus = 0;     // GPUs counted in the row (by user: GPUs its leases held).
+  double busy_hours = 0;
+  double idle_hours = 0;       // Idle, nobody holding memory.
+  double held_idle_hours = 0;  // Idle, a process holding memory at 0 % SM.
+  double unknown_hours = 0;
+  double energy_kwh = 0;
+  double idle_cost = 0;
+  std::map<std::string, double> lease_hours;  // By lease kind (by user: its own; else every lease on its GPUs).
+};
+
+struct FleetReport {
+  int64_t since_unix = 0;
+  int64_t until_unix = 0;
+  ReportBy by = ReportBy::kNode;
+  std::string currency;
+  std::vector<ReportRow> rows;  // Most idle (idle + held idle) first.
+  ReportRow total;
+  int mostly_idle_gpus = 0;  // GPUs idle more than 80 % of the time they were read.
+  std::string verdict;
+  std::vector<std::string> warnings;
+};
+
+Result<FleetReport> ReadFleetReport(prom::PromClient* client, int64_t since_unix, int64_t until_unix, ReportBy by);
+
+std::string RenderReportText(const FleetReport& report, size_t width);
+nlohmann::json ReportToJson(const FleetReport& report);
+std::string RenderReportCsv(const FleetReport& report);
+
+}  // namespace tarmac::cluster
