@@ -4,22 +4,16 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 
 namespace tarmac::cluster {
 namespace {
 
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
 double Busy(const ClusterGpu& g) { return g.recent_utilization_ratio.value_or(g.utilization_ratio.value_or(1)); }
 
-bool IsCandidate(const ClusterGpu& g, const FleetPickRequest& r, const std::string& model) {
+bool IsCandidate(const ClusterGpu& g, const FleetPickRequest& r) {
   if (!g.holders.empty() || g.is_lost || !g.utilization_ratio) return false;
-  if (!model.empty() && Lower(g.model).find(model) == std::string::npos) return false;
+  if (!ModelMatches(g.model, r.model)) return false;
   if (Busy(g) > r.max_utilization_ratio) return false;
   double free = g.memory_free_bytes.value_or(g.memory_total_bytes.value_or(0) - g.memory_used_bytes.value_or(0));
   return free >= static_cast<double>(r.min_free_memory_bytes);
@@ -44,12 +38,11 @@ FleetPick PickInFleet(const ClusterView& view, const FleetPickRequest& request) 
   double best_busy = 0;
   const ClusterNode* nearest = nullptr;
   size_t nearest_count = 0;
-  std::string model = Lower(request.model);
   for (const ClusterNode& node : view.nodes) {
     if (!node.is_up) continue;
     std::vector<const ClusterGpu*> fit;
     for (const ClusterGpu& g : node.gpus) {
-      if (IsCandidate(g, request, model)) fit.push_back(&g);
+      if (IsCandidate(g, request)) fit.push_back(&g);
     }
     if (fit.size() > nearest_count || nearest == nullptr) {
       nearest = &node;

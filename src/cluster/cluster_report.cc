@@ -9,6 +9,7 @@
 
 #include "common/text_wrap.h"
 #include "cluster/cluster_render.h"
+#include "common/units.h"
 
 namespace tarmac::cluster {
 namespace {
@@ -17,12 +18,6 @@ using prom::QueryResult;
 using prom::Sample;
 
 constexpr double kHour = 3600;
-
-std::string Hours(double h) {
-  if (h >= 0.995) return fmt::format("{:.1f}h", h);
-  if (h * 60 >= 0.5) return fmt::format("{:.0f}m", h * 60);
-  return h > 0 ? "<1m" : "0";
-}
 
 const char* ByName(ReportBy by) {
   switch (by) {
@@ -165,8 +160,8 @@ Result<FleetReport> ReadFleetReport(prom::PromClient* client, int64_t since_unix
   double read = r.total.busy_hours + idle(r.total);
   r.verdict = fmt::format("{} of {} GPUs were idle more than 80 % of the time; {} of {} GPU-hours read were idle "
                           "({} held idle by a process)",
-                          r.mostly_idle_gpus, r.total.gpus, Hours(idle(r.total)), Hours(read),
-                          Hours(r.total.held_idle_hours));
+                          r.mostly_idle_gpus, r.total.gpus, FormatHours(idle(r.total)), FormatHours(read),
+                          FormatHours(r.total.held_idle_hours));
   if (r.total.idle_cost > 0) r.verdict += fmt::format("; the idle time cost {} {:.2f}", r.currency, r.total.idle_cost);
   return r;
 }
@@ -181,9 +176,9 @@ std::string RenderReportText(const FleetReport& r, size_t width) {
       std::string kinds;
       for (const auto& [kind, hours] : row.lease_hours) {
         held += hours;
-        kinds += (kinds.empty() ? "" : ", ") + kind + " " + Hours(hours);
+        kinds += (kinds.empty() ? "" : ", ") + kind + " " + FormatHours(hours);
       }
-      out += fmt::format("{:<32}{:>6}{:>12}  {}\n", row.key.substr(0, 31), row.gpus, Hours(held), kinds);
+      out += fmt::format("{:<32}{:>6}{:>12}  {}\n", row.key.substr(0, 31), row.gpus, FormatHours(held), kinds);
     }
     if (r.rows.empty()) out += "(no lease held a GPU in this range)\n";
     return out;
@@ -191,8 +186,8 @@ std::string RenderReportText(const FleetReport& r, size_t width) {
   std::string heading = r.by == ReportBy::kNode ? "NODE" : r.by == ReportBy::kGpu ? "GPU" : "MODEL";
   auto line = [&](const ReportRow& row, const std::string& key) {
     std::string text = fmt::format("{:<26}{:>5}{:>9}{:>9}{:>10}{:>9}{:>9}{:>8.1f}kWh", key.substr(0, 25), row.gpus,
-                                   Hours(row.busy_hours), Hours(row.idle_hours), Hours(row.held_idle_hours),
-                                   Hours(row.unknown_hours), Hours(LeasedHours(row)), row.energy_kwh);
+                                   FormatHours(row.busy_hours), FormatHours(row.idle_hours), FormatHours(row.held_idle_hours),
+                                   FormatHours(row.unknown_hours), FormatHours(LeasedHours(row)), row.energy_kwh);
     if (!r.currency.empty()) text += fmt::format("{:>12}", fmt::format("{} {:.2f}", r.currency, row.idle_cost));
     return text + "\n";
   };

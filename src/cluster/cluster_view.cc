@@ -27,17 +27,20 @@ std::string Thousands(int n) {
 
 }  // namespace
 
+bool ModelMatches(const std::string& model, const std::string& part) {
+  return Lower(model).find(Lower(part)) != std::string::npos;
+}
+
 ClusterView Filter(const ClusterView& view, const ClusterFilter& filter) {
   ClusterView out = view;
   out.nodes.clear();
-  std::string model = Lower(filter.model);
-  bool filters_gpus = !model.empty() || filter.idle_only || filter.held_idle_only;
+  bool filters_gpus = !filter.model.empty() || filter.idle_only || filter.held_idle_only;
   for (const ClusterNode& node : view.nodes) {
     if (filter.node && !std::regex_match(node.name, *filter.node)) continue;
     ClusterNode kept = node;
     kept.gpus.clear();
     for (const ClusterGpu& g : node.gpus) {
-      if (!model.empty() && Lower(g.model).find(model) == std::string::npos) continue;
+      if (!ModelMatches(g.model, filter.model)) continue;
       if (filter.idle_only && (!node.is_up || !g.is_idle)) continue;
       if (filter.held_idle_only && (!node.is_up || !g.is_held_idle)) continue;
       kept.gpus.push_back(g);

@@ -73,6 +73,10 @@ struct ClusterFilter {
   bool held_idle_only = false;
 };
 
+// Whether `model` contains `part`, in any case ("h100" matches "NVIDIA
+// H100 80GB HBM3"); an empty `part` matches every model.
+bool ModelMatches(const std::string& model, const std::string& part);
+
 // `view` with only the nodes and GPUs `filter` keeps (a node the filter
 // leaves no GPU of is left out, unless it is down and only --node asks).
 ClusterView Filter(const ClusterView& view, const ClusterFilter& filter);

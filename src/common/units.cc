@@ -140,4 +140,10 @@ std::string FormatDuration(std::chrono::milliseconds duration) {
   return FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(duration));
 }
 
+std::string FormatHours(double hours) {
+  if (hours >= 0.995) return fmt::format("{:.1f}h", hours);
+  if (hours * 60 >= 0.5) return fmt::format("{:.0f}m", hours * 60);
+  return hours > 0 ? "<1m" : "0";
+}
+
 }  // namespace tarmac

@@ -33,6 +33,10 @@ Result<std::chrono::milliseconds> ParseDurationWithUnit(std::string_view text);
 // "80.0 GiB", "512 MiB", "0 B": binary units, one decimal above MiB.
 std::string FormatBytes(int64_t bytes);
 
+// A span of GPU time in hours: "12.5h", under an hour in minutes ("35m",
+// "<1m"), "0" for none.
+std::string FormatHours(double hours);
+
 // "1h 05m", "12m 30s", "45s".
 std::string FormatDuration(std::chrono::seconds duration);
 // The same, with a span under a second (or not whole) in milliseconds:

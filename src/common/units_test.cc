@@ -58,6 +58,11 @@ TEST(UnitsTest, FormatsBytesAndDurations) {
   EXPECT_EQ(FormatDuration(std::chrono::seconds(45)), "45s");
   EXPECT_EQ(FormatDuration(std::chrono::seconds(750)), "12m 30s");
   EXPECT_EQ(FormatDuration(std::chrono::seconds(3900)), "1h 05m");
+  // GPU time: hours, minutes under an hour, and "<1m" for a moment.
+  EXPECT_EQ(FormatHours(12.5), "12.5h");
+  EXPECT_EQ(FormatHours(0.99), "59m");
+  EXPECT_EQ(FormatHours(0.005), "<1m");
+  EXPECT_EQ(FormatHours(0), "0");
   // A part of a second is said, not dropped ("acts in 0s" for 250 ms).
   EXPECT_EQ(FormatDuration(std::chrono::milliseconds(250)), "250ms");
   EXPECT_EQ(FormatDuration(std::chrono::milliseconds(1500)), "1.5s");

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <map>
 
+#include "common/units.h"
 #include "report/report_render.h"
 
 namespace tarmac::report {
@@ -148,10 +149,10 @@ th:first-child, td:first-child, td.text {{ text-align: left; }}
     html += fmt::format(
         "<tr><td>{}</td><td class=\"text\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td>{:.1f}</td><td>{}</td><td>{}</td>",
-        g.index, Escape(g.name), Hours(g.covered_hours), pct(g.mean_utilization_ratio), pct(g.duty_cycle_ratio),
-        Hours(g.idle_hours), Hours(g.held_idle_hours), g.energy_kwh,
-        Hours(g.throttle_thermal_hours + g.throttle_power_hours + g.throttle_other_hours), g.xid_count);
-    if (has_backfill) html += fmt::format("<td>{}</td><td>{}</td>", Hours(g.backfill_hours), g.backfill_preemptions);
+        g.index, Escape(g.name), FormatHours(g.covered_hours), pct(g.mean_utilization_ratio), pct(g.duty_cycle_ratio),
+        FormatHours(g.idle_hours), FormatHours(g.held_idle_hours), g.energy_kwh,
+        FormatHours(g.throttle_thermal_hours + g.throttle_power_hours + g.throttle_other_hours), g.xid_count);
+    if (has_backfill) html += fmt::format("<td>{}</td><td>{}</td>", FormatHours(g.backfill_hours), g.backfill_preemptions);
     if (r.has_costs) html += fmt::format("<td>{} {:.2f}</td>", Escape(r.currency), g.idle_cost);
     html += "</tr>\n";
   }
@@ -162,7 +163,7 @@ th:first-child, td:first-child, td.text {{ text-align: left; }}
                         OwnerKindText(r.by), r.by == GroupBy::kUser ? "User" : "Owner", r.has_costs ? "<th>Idle cost</th>" : "");
     for (const OwnerLine& o : r.owners) {
       html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td>", Escape(o.owner),
-                          Hours(o.gpu_hours_held), Hours(o.gpu_hours_busy), Hours(o.held_idle_hours));
+                          FormatHours(o.gpu_hours_held), FormatHours(o.gpu_hours_busy), FormatHours(o.held_idle_hours));
       if (r.has_costs) html += fmt::format("<td>{} {:.2f}</td>", Escape(r.currency), o.idle_cost);
       html += "</tr>\n";
     }
@@ -175,7 +176,7 @@ th:first-child, td:first-child, td.text {{ text-align: left; }}
       html += fmt::format(
           "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"text\">{}</td><td>{}</td><td>{}</td><td>{}</td>"
           "<td class=\"text\">{}</td></tr>\n",
-          Hours(HeldIdleHours(p)), p.gpu_index, p.pid, Escape(p.user), p.memory_max_mib, Escape(FormatTime(p.first_seen)),
+          FormatHours(HeldIdleHours(p)), p.gpu_index, p.pid, Escape(p.user), p.memory_max_mib, Escape(FormatTime(p.first_seen)),
           Escape(FormatTime(p.last_seen)), Escape(p.command));
     }
     html += "</table>\n";

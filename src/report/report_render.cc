@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "report/report_render.h"
 #include "common/text_wrap.h"
+#include "common/units.h"
 
 #include <fmt/format.h>
 
@@ -14,15 +15,6 @@ std::string Pct(const std::optional<double>& ratio) {
   return ratio ? fmt::format("{:.0f}%", *ratio * 100) : std::string("-");
 }
 
-}  // namespace
-
-std::string Hours(double hours) {
-  if (hours >= 0.995) return fmt::format("{:.1f}h", hours);
-  if (hours * 60 >= 0.5) return fmt::format("{:.0f}m", hours * 60);
-  return hours > 0 ? "<1m" : "0";
-}
-
-namespace {
 
 std::string Cut(const std::string& s, size_t width) {
   return s.size() <= width ? s : s.substr(0, width - 3) + "...";
@@ -70,9 +62,9 @@ std::string RenderText(const Report& r) {
   out += "\n";
   for (const GpuLine& g : r.gpus) {
     out += fmt::format("{:<4}{:<22}{:>8}{:>7}{:>7}{:>8}{:>10}{:>10}{:>6.1f}kWh{:>10}{:>5}\n", g.index,
-                       Cut(g.name, 21), Hours(g.covered_hours), Pct(g.mean_utilization_ratio), Pct(g.duty_cycle_ratio),
-                       Hours(g.idle_hours), Hours(g.unknown_hours), Hours(g.held_idle_hours), g.energy_kwh,
-                       Hours(g.throttle_thermal_hours + g.throttle_power_hours + g.throttle_other_hours), g.xid_count);
+                       Cut(g.name, 21), FormatHours(g.covered_hours), Pct(g.mean_utilization_ratio), Pct(g.duty_cycle_ratio),
+                       FormatHours(g.idle_hours), FormatHours(g.unknown_hours), FormatHours(g.held_idle_hours), g.energy_kwh,
+                       FormatHours(g.throttle_thermal_hours + g.throttle_power_hours + g.throttle_other_hours), g.xid_count);
   }
   // Backfill and idle cost per GPU in a table of their own, so that every
   // line fits 100 columns.
@@ -84,12 +76,12 @@ std::string RenderText(const Report& r) {
     out += "\n";
     for (const GpuLine& g : r.gpus) {
       out += fmt::format("{:<4}{:<22}", g.index, Cut(g.name, 21));
-      if (has_backfill) out += fmt::format("{:>12}{:>9}", Hours(g.backfill_hours), g.backfill_preemptions);
+      if (has_backfill) out += fmt::format("{:>12}{:>9}", FormatHours(g.backfill_hours), g.backfill_preemptions);
       if (r.has_costs) out += fmt::format("{:>14}", fmt::format("{} {:.2f}", r.currency, g.idle_cost));
       out += "\n";
     }
     if (has_backfill) {
-      out += fmt::format("{:<26}{:>12}{:>9}\n", "all (backfill, fleet-wide)", Hours(r.backfill_hours),
+      out += fmt::format("{:<26}{:>12}{:>9}\n", "all (backfill, fleet-wide)", FormatHours(r.backfill_hours),
                          r.backfill_preemptions);
     }
   }
@@ -108,8 +100,8 @@ std::string RenderText(const Report& r) {
                                         : "(no GPU processes in this range)\n";
     }
     for (const OwnerLine& o : r.owners) {
-      out += fmt::format("{:<{}}{:>12}{:>12}{:>14}", Cut(o.owner, owner_width - 1), owner_width, Hours(o.gpu_hours_held),
-                         Hours(o.gpu_hours_busy), Hours(o.held_idle_hours));
+      out += fmt::format("{:<{}}{:>12}{:>12}{:>14}", Cut(o.owner, owner_width - 1), owner_width, FormatHours(o.gpu_hours_held),
+                         FormatHours(o.gpu_hours_busy), FormatHours(o.held_idle_hours));
       if (is_allocation) {
         out += fmt::format("{:>11}{:>12}",
                            o.mean_utilization_ratio ? fmt::format("{:.0f} %", *o.mean_utilization_ratio * 100) : "-",
@@ -126,7 +118,7 @@ std::string RenderText(const Report& r) {
       std::string first = FormatTime(p.first_seen);
       std::string last = FormatTime(p.last_seen);
       if (last.substr(0, 10) == first.substr(0, 10)) last = last.substr(11, 5);
-      std::string line = fmt::format("  {:>6}  gpu {}  pid {:<8} {:<10} {:>6} MiB  {} .. {}  ", Hours(HeldIdleHours(p)),
+      std::string line = fmt::format("  {:>6}  gpu {}  pid {:<8} {:<10} {:>6} MiB  {} .. {}  ", FormatHours(HeldIdleHours(p)),
                                      p.gpu_index, p.pid, Cut(p.user, 10), p.memory_max_mib, first, last);
       // The command in what is left of 100 columns.
       out += line + Cut(p.command, line.size() + 12 < 100 ? 100 - line.size() : 12) + "\n";

@@ -16,9 +16,6 @@ std::string RenderJson(const Report& report);
 std::string RenderCsv(const Report& report);
 std::string RenderHtml(const Report& report);
 
-// A span of GPU time: "12.5h", under an hour in minutes ("35m", "<1m"), "0".
-std::string Hours(double hours);
-
 // "2026-12-01 14:05 UTC" (with seconds: "2026-12-01 14:05:09 UTC").
 std::string FormatTime(int64_t unix_seconds, bool with_seconds = false);
 

@@ -192,31 +192,8 @@ setup() {
   [[ "${lines[1]}" =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}\ [0-9]{2}:[0-9]{2}:[0-9]{2}\ UTC ]]
 }
 
-# run_alone SECONDS SCRIPT: runs SCRIPT in a new shell with an empty
-# environment, in a session of its own; what still runs after SECONDS gets
-# SIGTERM (then SIGKILL), all of it, and the status is 124.
-run_alone() {
-  setsid env -i HOME="$HOME" bash --norc "$2" </dev/null 2>&1 3>&- &
-  local p=$!
-  for _ in $(seq $(( $1 * 10 ))); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-  if kill -0 "$p" 2>/dev/null; then
-    kill -TERM -- "-$p" 2>/dev/null
-    sleep 1
-    kill -KILL -- "-$p" 2>/dev/null || true
-    wait "$p" || true
-    return 124
-  fi
-  wait "$p"
-}
-
 @test "every command the demo suggests works as written, in a new shell" {
-  out="$WORLD/demo.out"
-  "$TARMAC_SOURCE_DIR/scripts/demo" "$TARMAC_BUILD_DIR" 120 >"$out" 2>&1 3>&- &
-  demo=$!
-  echo "$demo" >> "$WORLD/pids"
-  for _ in $(seq 300); do grep -q "demo: running for" "$out" && break; sleep 0.1; done
-  grep -q "demo: running for" "$out"
-  setup_line=$(grep -A1 'in another shell, after:' "$out" | tail -1)
+  start_demo 120
   # The suggested commands: the indented lines between that header and the
   # blank line that ends them, without their trailing comments.
   mapfile -t commands < <(sed -n '/^):$/,/^$/p' "$out" | sed -n 's/^  \(tarmac\|curl\)/\1/p' | sed 's/  *# .*$//')

@@ -49,33 +49,10 @@ swap() {
       -e 's#> */etc/slurm/gres.conf#> gres.conf#'
 }
 
-# run_alone SECONDS SCRIPT: SCRIPT in a new shell with an empty environment,
-# in a session of its own; what still runs after SECONDS is stopped and the
-# status is 124.
-run_alone() {
-  setsid env -i HOME="$HOME" bash --norc "$2" </dev/null 2>&1 3>&- &
-  local p=$!
-  for _ in $(seq $(( $1 * 10 ))); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-  if kill -0 "$p" 2>/dev/null; then
-    kill -TERM -- "-$p" 2>/dev/null
-    sleep 1
-    kill -KILL -- "-$p" 2>/dev/null || true
-    wait "$p" || true
-    return 124
-  fi
-  wait "$p"
-}
-
 @test "every command of the README's tour works as written and fits 100 columns" {
   mapfile -t commands < <(tour_commands)
   [ "${#commands[@]}" -ge 25 ]
-  out="$WORLD/demo.out"
-  "$TARMAC_SOURCE_DIR/scripts/demo" "$TARMAC_BUILD_DIR" 150 >"$out" 2>&1 3>&- &
-  demo=$!
-  echo "$demo" >> "$WORLD/pids"
-  for _ in $(seq 300); do grep -q "demo: running for" "$out" && break; sleep 0.1; done
-  grep -q "demo: running for" "$out"
-  setup_line=$(grep -A1 'in another shell, after:' "$out" | tail -1)
+  start_demo 150
   mkdir -p "$WORLD/tour"
   printf '%s\n' '{"id": "q1", "prompt": "Say hi"}' '{"id": "q2", "prompt": "Say bye"}' > "$WORLD/tour/prompts.jsonl"
   for c in "${commands[@]}"; do

@@ -40,3 +40,32 @@ start_load() {  # start_load VISIBLE ARGS...
 wider_than_100() {
   python3 -c 'import sys; print("\n".join(l for l in sys.stdin.read().split("\n") if len(l) > 100))'
 }
+
+# run_alone SECONDS SCRIPT: runs SCRIPT in a new shell with an empty
+# environment, in a session of its own; what still runs after SECONDS gets
+# SIGTERM (then SIGKILL), all of it, and the status is 124.
+run_alone() {
+  setsid env -i HOME="$HOME" bash --norc "$2" </dev/null 2>&1 3>&- &
+  local p=$!
+  for _ in $(seq $(( $1 * 10 ))); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$p" 2>/dev/null; then
+    kill -TERM -- "-$p" 2>/dev/null
+    sleep 1
+    kill -KILL -- "-$p" 2>/dev/null || true
+    wait "$p" || true
+    return 124
+  fi
+  wait "$p"
+}
+
+# start_demo SECONDS: the demo in the background for SECONDS, once it runs:
+# $demo its PID, $out its output, $setup_line its "in another shell" line.
+start_demo() {
+  out="$WORLD/demo.out"
+  "$TARMAC_SOURCE_DIR/scripts/demo" "$TARMAC_BUILD_DIR" "$1" >"$out" 2>&1 3>&- &
+  demo=$!
+  echo "$demo" >> "$WORLD/pids"
+  for _ in $(seq 300); do grep -q "demo: running for" "$out" && break; sleep 0.1; done
+  grep -q "demo: running for" "$out"
+  setup_line=$(grep -A1 'in another shell, after:' "$out" | tail -1)
+}
