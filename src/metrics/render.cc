@@ -118,9 +118,13 @@ const std::vector<GpuFamily>& NativeGpuFamilies() {
          if (!g.sample.remapped_rows) return std::nullopt;
          return g.sample.remapped_rows->has_failure ? 1.0 : 0.0;
        }},
-      {{"tarmac_gpu_idle", "gauge", "1 when the GPU is under 5 % utilization now."},
+      {{"tarmac_gpu_idle", "gauge",
+        "1 when the GPU is under 5 % utilization now (in MIG mode: its engine activity, GPM)."},
        [](const fleet::GpuView& g) -> std::optional<double> {
-         if (!Readable(g) || !g.sample.utilization_gpu_ratio) return std::nullopt;
+         // In MIG mode the driver reports no utilization; the engine's
+         // activity says, as it does for status (fleet/gpu_marks.h).
+         bool is_known = g.sample.utilization_gpu_ratio || g.sample.graphics_engine_active_ratio;
+         if (!Readable(g) || !is_known) return std::nullopt;
          return fleet::MarkGpu(g).is_idle ? 1.0 : 0.0;
        }},
       {{"tarmac_gpu_held_idle", "gauge", "1 when a process holds memory on the GPU at 0 % SM now."},

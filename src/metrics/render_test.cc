@@ -298,3 +298,28 @@ TEST(RenderLeaseMarksTest, EachHeldGpuAndInstanceCarriesItsHolder) {
 
 }  // namespace
 }  // namespace tarmac::metrics
+
+namespace tarmac::metrics {
+namespace {
+
+// In MIG mode the driver reports no utilization: idle is judged by the
+// engine's activity (GPM), as status judges it, not left out.
+TEST(RenderTest, RegressionAMigGpuIsIdleByItsEngineActivity) {
+  fleet::Snapshot s = TwoGpus();
+  s.fleet.gpus[1].sample.health = fleet::GpuHealth::kOk;
+  for (fleet::GpuView& g : s.fleet.gpus) {
+    g.sample.utilization_gpu_ratio.reset();
+    g.sample.mig_instances.push_back(fleet::MigInstance{});
+  }
+  s.fleet.gpus[0].sample.graphics_engine_active_ratio = 0.01;
+  s.fleet.gpus[1].sample.graphics_engine_active_ratio = 0.6;
+  std::string page = RenderMetrics(s, {}, {}, RenderOptions{});
+  EXPECT_NE(page.find("tarmac_gpu_idle{hostname=\"node-1\",gpu=\"0\",uuid=\"GPU-0\",model=\"NVIDIA H100 80GB HBM3\"} 1\n"),
+            std::string::npos)
+      << page;
+  EXPECT_NE(page.find("tarmac_gpu_idle{hostname=\"node-1\",gpu=\"1\",uuid=\"GPU-1\",model=\"NVIDIA H100 80GB HBM3\"} 0\n"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace tarmac::metrics
