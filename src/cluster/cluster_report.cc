@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <set>
 
@@ -63,7 +64,8 @@ bool ParseReportBy(const std::string& text, ReportBy* by) {
   return false;
 }
 
-Result<FleetReport> ReadFleetReport(prom::PromClient* client, int64_t since_unix, int64_t until_unix, ReportBy by) {
+Result<FleetReport> ReadFleetReport(prom::PromClient* client, int64_t since_unix, int64_t until_unix, ReportBy by,
+                                    bool with_heatmap) {
   FleetReport r;
   r.since_unix = since_unix;
   r.until_unix = until_unix;
@@ -149,6 +151,30 @@ Result<FleetReport> ReadFleetReport(prom::PromClient* client, int64_t since_unix
     if (it != rows.end()) it->second.lease_hours[s.Label("kind")] += hours;
   }
   for (auto& [user, gpus] : gpus_of_user) rows[user].gpus = static_cast<int>(gpus.size());
+
+  if (with_heatmap) {
+    // Each hour's end from the first whole hour after `since` (or `until`
+    // alone for a shorter range), the hour before it.
+    double start = std::min<double>(static_cast<double>(since_unix) + kHour, static_cast<double>(until_unix));
+    std::map<std::string, std::map<int64_t, std::array<double, 3>>> sums;  // Node, hour: busy, held idle, read.
+    const char* shares[] = {"{state=\"busy\"}", "{state=\"held_idle\"}", "{state!=\"unknown\"}"};
+    for (size_t k = 0; k < 3; ++k) {
+      Result<prom::RangeResult> range = client->QueryRange(
+          fmt::format("sum by (hostname) (increase(tarmac_gpu_state_seconds_total{}[1h]))", shares[k]), start,
+          static_cast<double>(until_unix), kHour);
+      if (!range.ok()) return range.status();
+      for (const std::string& w : range.value().warnings) r.warnings.push_back(w);
+      for (const prom::Series& series : range.value().series) {
+        for (const auto& [t, v] : series.points) sums[series.Label("hostname")][static_cast<int64_t>(t)][k] = Finite(v);
+      }
+    }
+    for (const auto& [node, hours] : sums) {
+      for (const auto& [t, v] : hours) {
+        double read = v[2];
+        r.heatmap[node].push_back(HourCell{t, read > 0 ? v[0] / read : 0, read > 0 ? v[1] / read : 0});
+      }
+    }
+  }
 
   for (auto& [key, row] : rows) r.rows.push_back(std::move(row));
   auto idle = [](const ReportRow& row) { return row.idle_hours + row.held_idle_hours; };

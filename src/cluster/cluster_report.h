@@ -37,6 +37,14 @@ struct ReportRow {
   std::map<std::string, double> lease_hours;  // By lease kind (by user: its own; else every lease on its GPUs).
 };
 
+// One node's hour in the heatmap: the share of the GPU time read that was
+// busy, and that was held idle.
+struct HourCell {
+  int64_t hour_end_unix = 0;
+  double busy_ratio = 0;
+  double held_idle_ratio = 0;
+};
+
 struct FleetReport {
   int64_t since_unix = 0;
   int64_t until_unix = 0;
@@ -47,12 +55,19 @@ struct FleetReport {
   int mostly_idle_gpus = 0;  // GPUs idle more than 80 % of the time they were read.
   std::string verdict;
   std::vector<std::string> warnings;
+  std::map<std::string, std::vector<HourCell>> heatmap;  // By node, hours in order (with_heatmap).
 };
 
-Result<FleetReport> ReadFleetReport(prom::PromClient* client, int64_t since_unix, int64_t until_unix, ReportBy by);
+// With `with_heatmap`, also one range query per share for the node x hour
+// heatmap of the HTML form.
+Result<FleetReport> ReadFleetReport(prom::PromClient* client, int64_t since_unix, int64_t until_unix, ReportBy by,
+                                    bool with_heatmap = false);
 
 std::string RenderReportText(const FleetReport& report, size_t width);
 nlohmann::json ReportToJson(const FleetReport& report);
 std::string RenderReportCsv(const FleetReport& report);
+// One self-contained page (inline CSS and SVG, nothing fetched): the
+// verdict, the node x hour heatmap with its legend, and the rows.
+std::string RenderReportHtml(const FleetReport& report);
 
 }  // namespace tarmac::cluster

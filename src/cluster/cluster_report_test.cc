@@ -69,5 +69,20 @@ TEST(FleetReportTest, CsvQuotesAndJsonCarriesEverything) {
   EXPECT_FALSE(ParseReportBy("namespace", &by));
 }
 
+TEST(FleetReportTest, TheHtmlHasTheHeatmapWithHeldIdleHoursInOrangeAndEscapesNames) {
+  FleetReport r = Report(ReportBy::kNode);
+  r.heatmap["node<1>"] = {HourCell{1796003600, 0.9, 0.0}, HourCell{1796007200, 0.0, 0.8}};
+  std::string html = RenderReportHtml(r);
+  EXPECT_NE(html.find("<svg class=\"heatmap\""), std::string::npos);
+  EXPECT_NE(html.find(">node&lt;1&gt;</text>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<rect class=\"held-idle\""), std::string::npos);
+  EXPECT_NE(html.find("<g class=\"legend\""), std::string::npos);
+  EXPECT_NE(html.find("90% busy, 0% held idle"), std::string::npos);
+  EXPECT_EQ(html.find("src="), std::string::npos);  // Nothing to fetch.
+  EXPECT_NE(html.find("<td>all</td><td>8</td><td>900.0h</td>"), std::string::npos) << html;
+  FleetReport empty = Report(ReportBy::kNode);
+  EXPECT_NE(RenderReportHtml(empty).find("(no node reported in this range)"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tarmac::cluster

@@ -16,6 +16,7 @@
 #include "cluster/cluster_read.h"
 #include "cluster/cluster_report.h"
 #include "common/clock.h"
+#include "common/fs.h"
 #include "common/time_spec.h"
 #include "cluster/cluster_render.h"
 #include "common/exit_codes.h"
@@ -139,7 +140,8 @@ int main(int argc, char** argv) {
       "report", "Where the fleet's GPU time and money went over a range: busy, idle, held-idle and unknown "
                 "GPU-hours, energy, idle cost and lease time, by node, GPU, model or user, from exact counters");
   std::string since = "7d", until = "now", by = "node";
-  bool report_json = false, report_csv = false;
+  bool report_json = false, report_csv = false, report_html = false;
+  std::string report_out;
   report->add_option("--since", since, "Start: a duration ago (7d, 6h), a date, or @UNIX (default 7d)")
       ->type_name("TIME");
   report->add_option("--until", until, "End (default now)")->type_name("TIME");
@@ -148,6 +150,9 @@ int main(int argc, char** argv) {
       ->type_name("KIND");
   report->add_flag("--json", report_json, "Print the report as JSON");
   report->add_flag("--csv", report_csv, "Print the rows as CSV");
+  report->add_flag("--html", report_html,
+                   "One self-contained HTML page: the verdict, a node x hour heatmap and the rows");
+  report->add_option("--out", report_out, "Write the report to FILE instead of standard output")->type_name("FILE");
   for (CLI::App* cmd : {status, pick, idle, report}) {
     // The connection options may come after the command name too.
     cmd->fallthrough();
@@ -188,12 +193,20 @@ int main(int argc, char** argv) {
     if (from.value() >= to.value()) return Fail(Status::InvalidArgument("--since must be before --until"), kExitUsage);
     cluster::ReportBy rows = cluster::ReportBy::kNode;
     cluster::ParseReportBy(by, &rows);
-    Result<cluster::FleetReport> r = cluster::ReadFleetReport(client.value().get(), from.value(), to.value(), rows);
+    Result<cluster::FleetReport> r =
+        cluster::ReadFleetReport(client.value().get(), from.value(), to.value(), rows, report_html);
     if (!r.ok()) return ExitFor(r.status());
-    std::string text = report_json  ? cluster::ReportToJson(r.value()).dump(2) + "\n"
-                       : report_csv ? cluster::RenderReportCsv(r.value())
-                                    : cluster::RenderReportText(r.value(), Columns());
-    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::string text = report_json   ? cluster::ReportToJson(r.value()).dump(2) + "\n"
+                       : report_csv  ? cluster::RenderReportCsv(r.value())
+                       : report_html ? cluster::RenderReportHtml(r.value())
+                                     : cluster::RenderReportText(r.value(), Columns());
+    if (report_out.empty()) {
+      std::fwrite(text.data(), 1, text.size(), stdout);
+      return kExitOk;
+    }
+    Status written = WriteFileAtomically(report_out, text);
+    if (!written.ok()) return Fail(written, kExitError);
+    std::fprintf(stderr, "tarmac: fleet: report written to %s\n", report_out.c_str());
     return kExitOk;
   }
   Result<cluster::ClusterView> view = cluster::ReadCluster(client.value().get());

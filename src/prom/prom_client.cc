@@ -123,6 +123,22 @@ Result<std::unique_ptr<PromClient>> PromClient::Make(const PromOptions& options)
   return std::unique_ptr<PromClient>(new PromClient(options, prefix, std::move(connection)));
 }
 
+const std::string& Series::Label(const std::string& name) const {
+  static const std::string* const kEmpty = new std::string();
+  auto it = labels.find(name);
+  return it == labels.end() ? *kEmpty : it->second;
+}
+
+Result<RangeResult> PromClient::QueryRange(const std::string& promql, double start, double end, double step_seconds) {
+  httplib::Params params{{"query", promql},
+                         {"start", fmt::format("{:.3f}", start)},
+                         {"end", fmt::format("{:.3f}", end)},
+                         {"step", fmt::format("{:.3f}", step_seconds)}};
+  httplib::Result r = connection_->client.Post(path_prefix_ + "/api/v1/query_range", params);
+  if (!r) return Status::Unavailable(fmt::format("prometheus {}: {}", options_.url, ErrorWords(r.error())));
+  return DecodeRangeAnswer(r->body, r->status, fmt::format("prometheus {}", options_.url));
+}
+
 Result<QueryResult> PromClient::Query(const std::string& promql, std::optional<double> at_unix_seconds) {
   httplib::Params params{{"query", promql}};
   if (at_unix_seconds) params.emplace("time", fmt::format("{:.3f}", *at_unix_seconds));
@@ -131,7 +147,12 @@ Result<QueryResult> PromClient::Query(const std::string& promql, std::optional<d
   return DecodeQueryAnswer(r->body, r->status, fmt::format("prometheus {}", options_.url));
 }
 
-Result<QueryResult> DecodeQueryAnswer(const std::string& body, int http_status, const std::string& what) {
+namespace {
+
+// The answer's "data" once its status, HTTP code and error are checked;
+// its warnings and partial flag into `warnings` and `is_partial`.
+Result<json> AnswerData(const std::string& body, int http_status, const std::string& what,
+                        std::vector<std::string>* warnings, bool* is_partial) {
   json answer = json::parse(body, nullptr, false);
   if (!answer.is_object()) {
     if (http_status >= 500 || http_status == 0) {
@@ -152,18 +173,32 @@ Result<QueryResult> DecodeQueryAnswer(const std::string& body, int http_status, 
     if (http_status >= 500) return Status::Unavailable(text);
     return Status::InvalidArgument(text);
   }
-  QueryResult out;
   if (answer.contains("warnings") && answer["warnings"].is_array()) {
     for (const json& w : answer["warnings"]) {
-      if (w.is_string()) out.warnings.push_back(w.get<std::string>());
+      if (w.is_string()) warnings->push_back(w.get<std::string>());
     }
   }
-  out.is_partial = answer.value("isPartial", false) || answer.value("partial_response", false);
+  *is_partial = answer.value("isPartial", false) || answer.value("partial_response", false);
   if (!answer.contains("data") || !answer["data"].is_object()) return Status::Corruption(what + ": no data");
-  const json& data = answer["data"];
-  out.is_partial = out.is_partial || data.value("isPartial", false);
-  std::string type = data.value("resultType", "");
-  const json& result = data.contains("result") ? data["result"] : json();
+  *is_partial = *is_partial || answer["data"].value("isPartial", false);
+  return answer["data"];
+}
+
+void ReadLabels(const json& item, std::map<std::string, std::string>* labels) {
+  if (!item.contains("metric") || !item["metric"].is_object()) return;
+  for (const auto& [key, value] : item["metric"].items()) {
+    if (value.is_string()) (*labels)[key] = value.get<std::string>();
+  }
+}
+
+}  // namespace
+
+Result<QueryResult> DecodeQueryAnswer(const std::string& body, int http_status, const std::string& what) {
+  QueryResult out;
+  Result<json> data = AnswerData(body, http_status, what, &out.warnings, &out.is_partial);
+  if (!data.ok()) return data.status();
+  std::string type = data.value().value("resultType", "");
+  const json& result = data.value().contains("result") ? data.value()["result"] : json();
   if (type == "scalar" || type == "string") {
     json item = {{"value", result}};
     Result<Sample> s = DecodeSample(item, what);
@@ -177,6 +212,30 @@ Result<QueryResult> DecodeQueryAnswer(const std::string& body, int http_status, 
     Result<Sample> s = DecodeSample(item, what);
     if (!s.ok()) return s.status();
     out.samples.push_back(std::move(s).value());
+  }
+  return out;
+}
+
+Result<RangeResult> DecodeRangeAnswer(const std::string& body, int http_status, const std::string& what) {
+  RangeResult out;
+  Result<json> data = AnswerData(body, http_status, what, &out.warnings, &out.is_partial);
+  if (!data.ok()) return data.status();
+  if (data.value().value("resultType", "") != "matrix") {
+    return Status::InvalidArgument(fmt::format("{}: expected a range (matrix) answer", what));
+  }
+  const json& result = data.value().contains("result") ? data.value()["result"] : json();
+  if (!result.is_array()) return Status::Corruption(what + ": the result is not a list");
+  for (const json& item : result) {
+    Series series;
+    if (!item.is_object() || !item.contains("values") || !item["values"].is_array()) {
+      return Status::Corruption(fmt::format("{}: a series without values", what));
+    }
+    ReadLabels(item, &series.labels);
+    for (const json& point : item["values"]) {
+      if (!point.is_array() || point.size() != 2) return Status::Corruption(fmt::format("{}: a point without [time, value]", what));
+      series.points.emplace_back(ParseValue(point[0]), ParseValue(point[1]));
+    }
+    out.series.push_back(std::move(series));
   }
   return out;
 }

@@ -52,6 +52,20 @@ struct QueryResult {
   bool is_partial = false;            // Thanos/Mimir: some stores did not answer.
 };
 
+// One series of a range query: its labels and its (time, value) points.
+struct Series {
+  std::map<std::string, std::string> labels;
+  std::vector<std::pair<double, double>> points;
+
+  const std::string& Label(const std::string& name) const;
+};
+
+struct RangeResult {
+  std::vector<Series> series;
+  std::vector<std::string> warnings;
+  bool is_partial = false;
+};
+
 class PromClient {
  public:
   // Checks the URL and reads the credential files (each error names the
@@ -62,6 +76,10 @@ class PromClient {
   // An instant query at `at_unix_seconds` (default: the server's now). A
   // scalar answer is one sample without labels.
   Result<QueryResult> Query(const std::string& promql, std::optional<double> at_unix_seconds = std::nullopt);
+
+  // A range query: `promql` evaluated every `step_seconds` from `start` to
+  // `end` (Unix seconds).
+  Result<RangeResult> QueryRange(const std::string& promql, double start, double end, double step_seconds);
 
   const std::string& url() const { return options_.url; }
 
@@ -76,6 +94,9 @@ class PromClient {
 // The answer body of /api/v1/query (status, data, warnings) as a
 // QueryResult, or the error it carries. Pure; exposed for the fuzzer.
 Result<QueryResult> DecodeQueryAnswer(const std::string& body, int http_status, const std::string& what);
+
+// The answer body of /api/v1/query_range (a matrix). Pure.
+Result<RangeResult> DecodeRangeAnswer(const std::string& body, int http_status, const std::string& what);
 
 // `value` as a PromQL string literal: quoted, with backslash, quote and
 // newline escaped, so no user input ever changes a query's shape.

@@ -81,6 +81,27 @@ TEST(PromAnswerTest, EachRefusalHasItsCodeAndNamesTheServer) {
   }
 }
 
+TEST(PromAnswerTest, ARangeAnswerKeepsEverySeriesPoints) {
+  Result<RangeResult> r = DecodeRangeAnswer(
+      R"({"status":"success","data":{"resultType":"matrix","result":[
+          {"metric":{"hostname":"n1"},"values":[[1796000000,"1"],[1796003600,"0.5"]]}]}})",
+      200, "p");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r.value().series.size(), 1u);
+  EXPECT_EQ(r.value().series[0].Label("hostname"), "n1");
+  EXPECT_EQ(r.value().series[0].points,
+            (std::vector<std::pair<double, double>>{{1796000000, 1}, {1796003600, 0.5}}));
+  EXPECT_EQ(DecodeRangeAnswer(R"({"status":"success","data":{"resultType":"vector","result":[]}})", 200, "p")
+                .status()
+                .code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(DecodeRangeAnswer(R"({"status":"success","data":{"resultType":"matrix","result":[{"values":[[1]]}]}})",
+                              200, "p")
+                .status()
+                .code(),
+            StatusCode::kCorruption);
+}
+
 TEST(PromClientTest, ABadUrlOrCredentialFileIsRefusedNamingTheOption) {
   for (const char* url : {"", "ftp://x", "http://", "http://host:port", "http://a b"}) {
     Result<std::unique_ptr<PromClient>> c = PromClient::Make(At(url));

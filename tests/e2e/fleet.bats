@@ -164,6 +164,15 @@ EOF
   run tarmac fleet report --since 1h
   [[ "$output" == *"of 14 GPUs were idle more than 80 % of the time"* ]]
   [ -z "$(printf '%s\n' "$output" | wider_than_100)" ]
+  # The HTML form: a node x hour heatmap of every node, as a browser reads it.
+  run tarmac fleet report --since 1h --html --out "$WORLD/fleet.html"
+  [ "$status" -eq 0 ]
+  chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking \
+    --disable-component-update --disable-sync --user-data-dir="$WORLD/chromium" --dump-dom "file://$WORLD/fleet.html" \
+    2>/dev/null > "$WORLD/fleet.dom"
+  for node in node-a node-b node-c; do grep -q ">$node</text>" "$WORLD/fleet.dom"; done
+  [ "$(grep -c '<rect class="hour"' "$WORLD/fleet.dom")" -ge 3 ]
+  grep -q '<g class="legend"' "$WORLD/fleet.dom"
   run tarmac fleet report --since tomorrow
   [ "$status" -eq 2 ]
 

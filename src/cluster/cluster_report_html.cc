@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// fleet report as one HTML file: the verdict, a node x hour heatmap (the
+// share of the GPU time read that was busy; an hour held idle half the
+// time or more in orange), its legend, and the rows' table. Inline CSS and
+// SVG: it opens offline and prints.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "cluster/cluster_render.h"
+#include "cluster/cluster_report.h"
+#include "common/units.h"
+
+namespace tarmac::cluster {
+namespace {
+
+constexpr const char* kHeldIdleColor = "#e8912d";
+constexpr double kHeldIdleShare = 0.5;
+
+std::string Escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+// From the grey-blue of an empty GPU to deep green at full use.
+std::string Color(double ratio) {
+  ratio = std::clamp(ratio, 0.0, 1.0);
+  auto mix = [&](int a, int b) { return static_cast<int>(a + (b - a) * ratio); };
+  return fmt::format("#{:02x}{:02x}{:02x}", mix(0xe3, 0x10), mix(0xe8, 0x6b), mix(0xf0, 0x3a));
+}
+
+std::string Heatmap(const FleetReport& r) {
+  std::set<int64_t> hours;
+  for (const auto& [node, cells] : r.heatmap) {
+    for (const HourCell& c : cells) hours.insert(c.hour_end_unix);
+  }
+  if (hours.empty()) return "<p>(no node reported in this range)</p>\n";
+  std::vector<int64_t> columns(hours.begin(), hours.end());
+  int left = 160, row = 18;
+  double cell = std::clamp(800.0 / static_cast<double>(columns.size()), 2.0, 24.0);
+  double width = std::max(left + cell * static_cast<double>(columns.size()) + 10, 620.0);
+  int height = row * static_cast<int>(r.heatmap.size()) + 64;
+  std::string svg = fmt::format(
+      "<svg class=\"heatmap\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{}\" role=\"img\" "
+      "aria-label=\"busy share per node and hour\">\n",
+      width, height);
+  int y = 0;
+  for (const auto& [node, cells] : r.heatmap) {
+    svg += fmt::format("<text x=\"0\" y=\"{}\" font-size=\"12\">{}</text>\n", y + 13,
+                       Escape(node.size() > 24 ? node.substr(0, 23) + "~" : node));
+    for (const HourCell& c : cells) {
+      size_t at = static_cast<size_t>(std::lower_bound(columns.begin(), columns.end(), c.hour_end_unix) - columns.begin());
+      bool is_held = c.held_idle_ratio >= kHeldIdleShare;
+      svg += fmt::format(
+          "<rect class=\"{}\" x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"><title>{} hour to {}: "
+          "{:.0f}% busy, {:.0f}% held idle</title></rect>\n",
+          is_held ? "held-idle" : "hour", left + cell * static_cast<double>(at), y, std::max(cell - 0.5, 0.5), row - 2,
+          is_held ? kHeldIdleColor : Color(c.busy_ratio), Escape(node),
+          Escape(UtcMinute(static_cast<double>(c.hour_end_unix))), c.busy_ratio * 100, c.held_idle_ratio * 100);
+    }
+    y += row;
+  }
+  y += 16;
+  svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\">{}</text>\n", left, y,
+                     Escape(UtcMinute(static_cast<double>(r.since_unix))));
+  svg += fmt::format("<text x=\"{:.0f}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\">{}</text>\n", width - 10, y,
+                     Escape(UtcMinute(static_cast<double>(r.until_unix))));
+  int ly = y + 14, lx = left;
+  svg += fmt::format("<g class=\"legend\" font-size=\"11\"><text x=\"0\" y=\"{}\">busy share</text>\n", ly + 10);
+  for (int pct : {0, 25, 50, 75, 100}) {
+    svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"12\" fill=\"{}\"/><text x=\"{}\" y=\"{}\">{}%</text>\n",
+                       lx, ly, Color(pct / 100.0), lx + 17, ly + 10, pct);
+    lx += 52;
+  }
+  lx += 14;
+  svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"12\" fill=\"{}\"/><text x=\"{}\" y=\"{}\">held "
+                     "idle</text></g>\n",
+                     lx, ly, kHeldIdleColor, lx + 17, ly + 10);
+  return svg + "</svg>\n";
+}
+
+}  // namespace
+
+std::string RenderReportHtml(const FleetReport& r) {
+  std::string html = fmt::format(R"(<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>tarmac fleet report {0} to {1}</title>
+<style>
+body {{ font-family: system-ui, sans-serif; margin: 2em; color: #222; }}
+h1 {{ font-size: 1.4em; }} h2 {{ font-size: 1.1em; margin-top: 1.6em; }}
+.verdict {{ font-size: 1.15em; background: #f3f5f8; padding: .8em 1em; border-left: 4px solid #2a6; }}
+table {{ border-collapse: collapse; margin-top: .5em; }}
+th, td {{ padding: .25em .7em; border-bottom: 1px solid #ddd; text-align: right; }}
+th:first-child, td:first-child {{ text-align: left; }}
+@media print {{ body {{ margin: 0; }} .verdict {{ border-left-color: #000; }} }}
+</style></head><body>
+<h1>Fleet report: {0} to {1}</h1>
+<p class="verdict">{2}</p>
+<h2>Busy share per node and hour</h2>
+)",
+                                 Escape(UtcMinute(static_cast<double>(r.since_unix))),
+                                 Escape(UtcMinute(static_cast<double>(r.until_unix))), Escape(r.verdict));
+  html += Heatmap(r);
+  html += "<h2>Rows</h2>\n<table><tr><th>Row</th><th>GPUs</th><th>Busy</th><th>Idle</th><th>Held idle</th>"
+          "<th>Unknown</th><th>Leased</th><th>Energy kWh</th>";
+  if (!r.currency.empty()) html += "<th>Idle cost</th>";
+  html += "</tr>\n";
+  auto line = [&](const ReportRow& row, const std::string& key) {
+    double leased = 0;
+    for (const auto& [kind, hours] : row.lease_hours) leased += hours;
+    std::string text = fmt::format(
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1f}</td>",
+        Escape(key), row.gpus, FormatHours(row.busy_hours), FormatHours(row.idle_hours),
+        FormatHours(row.held_idle_hours), FormatHours(row.unknown_hours), FormatHours(leased), row.energy_kwh);
+    if (!r.currency.empty()) text += fmt::format("<td>{} {:.2f}</td>", Escape(r.currency), row.idle_cost);
+    return text + "</tr>\n";
+  };
+  for (const ReportRow& row : r.rows) html += line(row, row.key);
+  html += line(r.total, "all");
+  return html + "</table>\n</body></html>\n";
+}
+
+}  // namespace tarmac::cluster
