@@ -11,34 +11,13 @@
 
 #include "cluster/cluster_render.h"
 #include "cluster/cluster_report.h"
+#include "common/html_chart.h"
 #include "common/units.h"
 
 namespace tarmac::cluster {
 namespace {
 
-constexpr const char* kHeldIdleColor = "#e8912d";
-constexpr double kHeldIdleShare = 0.5;
-
-std::string Escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
-// From the grey-blue of an empty GPU to deep green at full use.
-std::string Color(double ratio) {
-  ratio = std::clamp(ratio, 0.0, 1.0);
-  auto mix = [&](int a, int b) { return static_cast<int>(a + (b - a) * ratio); };
-  return fmt::format("#{:02x}{:02x}{:02x}", mix(0xe3, 0x10), mix(0xe8, 0x6b), mix(0xf0, 0x3a));
-}
+std::string Escape(const std::string& s) { return EscapeHtml(s); }
 
 std::string Heatmap(const FleetReport& r) {
   std::set<int64_t> hours;
@@ -66,7 +45,7 @@ std::string Heatmap(const FleetReport& r) {
           "<rect class=\"{}\" x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"><title>{} hour to {}: "
           "{:.0f}% busy, {:.0f}% held idle</title></rect>\n",
           is_held ? "held-idle" : "hour", left + cell * static_cast<double>(at), y, std::max(cell - 0.5, 0.5), row - 2,
-          is_held ? kHeldIdleColor : Color(c.busy_ratio), Escape(node),
+          is_held ? kHeldIdleColor : UtilizationColor(c.busy_ratio), Escape(node),
           Escape(UtcMinute(static_cast<double>(c.hour_end_unix))), c.busy_ratio * 100, c.held_idle_ratio * 100);
     }
     y += row;
@@ -76,17 +55,7 @@ std::string Heatmap(const FleetReport& r) {
                      Escape(UtcMinute(static_cast<double>(r.since_unix))));
   svg += fmt::format("<text x=\"{:.0f}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\">{}</text>\n", width - 10, y,
                      Escape(UtcMinute(static_cast<double>(r.until_unix))));
-  int ly = y + 14, lx = left;
-  svg += fmt::format("<g class=\"legend\" font-size=\"11\"><text x=\"0\" y=\"{}\">busy share</text>\n", ly + 10);
-  for (int pct : {0, 25, 50, 75, 100}) {
-    svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"12\" fill=\"{}\"/><text x=\"{}\" y=\"{}\">{}%</text>\n",
-                       lx, ly, Color(pct / 100.0), lx + 17, ly + 10, pct);
-    lx += 52;
-  }
-  lx += 14;
-  svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"12\" fill=\"{}\"/><text x=\"{}\" y=\"{}\">held "
-                     "idle</text></g>\n",
-                     lx, ly, kHeldIdleColor, lx + 17, ly + 10);
+  svg += HeatmapLegend("busy share", left, y + 14, false);
   return svg + "</svg>\n";
 }
 

@@ -8,39 +8,15 @@
 #include <algorithm>
 #include <map>
 
+#include "common/html_chart.h"
 #include "common/units.h"
 #include "report/report_render.h"
 
 namespace tarmac::report {
 namespace {
 
-std::string Escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
-// Idle is grey-blue, busy is deep green.
-std::string Color(double ratio) {
-  ratio = std::clamp(ratio, 0.0, 1.0);
-  int r = static_cast<int>(226 - ratio * (226 - 20));
-  int g = static_cast<int>(232 - ratio * (232 - 120));
-  int b = static_cast<int>(240 - ratio * (240 - 60));
-  return fmt::format("#{:02x}{:02x}{:02x}", r, g, b);
-}
-
-// An hour in which a process held memory at 0 % SM for at least half the
-// time is held idle: orange, apart from the grey-blue of an empty GPU.
-constexpr double kHeldIdleShare = 0.5;
-constexpr const char* kHeldIdleColor = "#e8912d";
+std::string Escape(const std::string& s) { return EscapeHtml(s); }
+std::string Color(double ratio) { return UtilizationColor(ratio); }
 
 std::string Heatmap(const Report& r) {
   int64_t first = r.since_t / 3600;
@@ -78,22 +54,7 @@ std::string Heatmap(const Report& r) {
   svg += fmt::format("<text x=\"{:.0f}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\">{}</text>\n", width - 10, y,
                      Escape(FormatTime(r.until_t)));
   // The legend: the utilization scale, held idle, and no data.
-  int ly = y + 14;
-  svg += fmt::format("<g class=\"legend\" font-size=\"11\"><text x=\"0\" y=\"{}\">utilization</text>\n", ly + 10);
-  int lx = left;
-  for (int pct : {0, 25, 50, 75, 100}) {
-    svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"12\" fill=\"{}\"/><text x=\"{}\" y=\"{}\">{}%</text>\n",
-                       lx, ly, Color(pct / 100.0), lx + 17, ly + 10, pct);
-    lx += 52;
-  }
-  lx += 14;  // The scale apart from the two marks that are not a level.
-  svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"12\" fill=\"{}\"/><text x=\"{}\" y=\"{}\">held "
-                     "idle</text>\n",
-                     lx, ly, kHeldIdleColor, lx + 17, ly + 10);
-  lx += 75;
-  svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"12\" fill=\"#ffffff\" stroke=\"#999999\"/>"
-                     "<text x=\"{}\" y=\"{}\">no data</text></g>\n",
-                     lx, ly, lx + 17, ly + 10);
+  svg += HeatmapLegend("utilization", left, y + 14, true);
   return svg + "</svg>\n";
 }
 
