@@ -62,24 +62,10 @@ std::string Heatmap(const FleetReport& r) {
 }  // namespace
 
 std::string RenderReportHtml(const FleetReport& r) {
-  std::string html = fmt::format(R"(<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<title>tarmac fleet report {0} to {1}</title>
-<style>
-body {{ font-family: system-ui, sans-serif; margin: 2em; color: #222; }}
-h1 {{ font-size: 1.4em; }} h2 {{ font-size: 1.1em; margin-top: 1.6em; }}
-.verdict {{ font-size: 1.15em; background: #f3f5f8; padding: .8em 1em; border-left: 4px solid #2a6; }}
-table {{ border-collapse: collapse; margin-top: .5em; }}
-th, td {{ padding: .25em .7em; border-bottom: 1px solid #ddd; text-align: right; }}
-th:first-child, td:first-child {{ text-align: left; }}
-@media print {{ body {{ margin: 0; }} .verdict {{ border-left-color: #000; }} }}
-</style></head><body>
-<h1>Fleet report: {0} to {1}</h1>
-<p class="verdict">{2}</p>
-<h2>Busy share per node and hour</h2>
-)",
-                                 Escape(UtcMinute(static_cast<double>(r.since_unix))),
-                                 Escape(UtcMinute(static_cast<double>(r.until_unix))), Escape(r.verdict));
+  std::string html = ReportPageStart(fmt::format("Fleet report: {} to {}", UtcMinute(static_cast<double>(r.since_unix)),
+                                                 UtcMinute(static_cast<double>(r.until_unix))),
+                                     r.verdict);
+  html += "<h2>Busy share per node and hour</h2>\n";
   html += Heatmap(r);
   html += "<h2>Rows</h2>\n<table><tr><th>Row</th><th>GPUs</th><th>Busy</th><th>Idle</th><th>Held idle</th>"
           "<th>Unknown</th><th>Leased</th><th>Energy kWh</th>";

@@ -51,4 +51,23 @@ std::string HeatmapLegend(const std::string& label, int left, int y, bool with_n
   return svg + "</g>\n";
 }
 
+std::string ReportPageStart(const std::string& title, const std::string& verdict, const std::string& extra_css) {
+  return fmt::format(R"(<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>tarmac {0}</title>
+<style>
+body {{ font-family: system-ui, sans-serif; margin: 2em; color: #222; }}
+h1 {{ font-size: 1.4em; }} h2 {{ font-size: 1.1em; margin-top: 1.6em; }}
+.verdict {{ font-size: 1.15em; background: #f3f5f8; padding: .8em 1em; border-left: 4px solid #2a6; }}
+table {{ border-collapse: collapse; margin-top: .5em; }}
+th, td {{ padding: .25em .7em; border-bottom: 1px solid #ddd; text-align: right; }}
+th:first-child, td:first-child, td.text {{ text-align: left; }}
+{2}@media print {{ body {{ margin: 0; }} .verdict {{ border-left-color: #000; }} }}
+</style></head><body>
+<h1>{0}</h1>
+<p class="verdict">{1}</p>
+)",
+                     EscapeHtml(title), EscapeHtml(verdict), extra_css.empty() ? "" : extra_css + "\n");
+}
+
 }  // namespace tarmac

@@ -26,4 +26,10 @@ inline constexpr const char* kHeldIdleColor = "#e8912d";
 // `with_no_data`. Its swatches start at x = `left`.
 std::string HeatmapLegend(const std::string& label, int left, int y, bool with_no_data);
 
+// A report page from its start through its verdict: the title (a heading
+// too), the shared style (a verdict box, right-aligned tables whose first
+// column and td.text are left-aligned, a clean print) with `extra_css`
+// after it, and the verdict paragraph. Every text is escaped here.
+std::string ReportPageStart(const std::string& title, const std::string& verdict, const std::string& extra_css = "");
+
 }  // namespace tarmac

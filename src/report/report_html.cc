@@ -78,24 +78,9 @@ std::string Histogram(const GpuLine& g) {
 }  // namespace
 
 std::string RenderHtml(const Report& r) {
-  std::string html = fmt::format(R"(<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<title>tarmac GPU report {0} to {1}</title>
-<style>
-body {{ font-family: system-ui, sans-serif; margin: 2em; color: #222; }}
-h1 {{ font-size: 1.4em; }} h2 {{ font-size: 1.1em; margin-top: 1.6em; }}
-.verdict {{ font-size: 1.15em; background: #f3f5f8; padding: .8em 1em; border-left: 4px solid #2a6; }}
-table {{ border-collapse: collapse; margin-top: .5em; }}
-th, td {{ padding: .25em .7em; border-bottom: 1px solid #ddd; text-align: right; }}
-th:first-child, td:first-child, td.text {{ text-align: left; }}
-.histograms svg {{ margin-right: .5em; }}
-@media print {{ body {{ margin: 0; }} .verdict {{ border-left-color: #000; }} }}
-</style></head><body>
-<h1>GPU report: {0} to {1}</h1>
-<p class="verdict">{2}</p>
-<h2>Utilization per GPU and hour</h2>
-)",
-                                 Escape(FormatTime(r.since_t)), Escape(FormatTime(r.until_t)), Escape(r.verdict));
+  std::string html = ReportPageStart(fmt::format("GPU report: {} to {}", FormatTime(r.since_t), FormatTime(r.until_t)),
+                                     r.verdict, ".histograms svg { margin-right: .5em; }");
+  html += "<h2>Utilization per GPU and hour</h2>\n";
   html += Heatmap(r);
   html += "<h2>Utilization histograms (minutes at each level)</h2>\n<div class=\"histograms\">\n";
   for (const GpuLine& g : r.gpus) html += Histogram(g);
