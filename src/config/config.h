@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster/fleet_config.h"
 #include "common/result.h"
 #include "doctor/doctor_config.h"
 #include "kube/kube_config.h"
@@ -55,6 +56,7 @@ struct Config {
   ipc::ServerOptions api;           // [api]      ipc/server_config.h
   doctor::WatchOptions doctor;      // [doctor]   doctor/doctor_config.h
   kube::KubeOptions kubernetes;     // [kubernetes] kube/kube_config.h
+  cluster::FleetConfig fleet;       // [fleet]    cluster/fleet_config.h (tarmac fleet's, not the agent's)
 
   bool operator==(const Config&) const = default;
 };

@@ -205,4 +205,18 @@ EOF
   [[ "$output" == *"--bearer-token-file $WORLD/none"* ]]
   run tarmac fleet frobnicate
   [ "$status" -eq 2 ]
+  # [fleet] in the config file names Prometheus; the environment and the
+  # flag win over it; a bad value is refused with its line.
+  printf '[fleet]\nprometheus_url = "http://127.0.0.1:2"\ntimeout = "2s"\n' > "$WORLD/fleet.toml"
+  run env -u TARMAC_PROMETHEUS_URL tarmac fleet status --config "$WORLD/fleet.toml"
+  [ "$status" -eq 69 ]
+  [[ "$output" == *"http://127.0.0.1:2:"* ]]
+  run env TARMAC_PROMETHEUS_URL=http://127.0.0.1:3 tarmac fleet status --config "$WORLD/fleet.toml"
+  [[ "$output" == *"http://127.0.0.1:3:"* ]]
+  run tarmac fleet status --config "$WORLD/fleet.toml" --prometheus http://127.0.0.1:4
+  [[ "$output" == *"http://127.0.0.1:4:"* ]]
+  printf '[fleet]\nprometheus_url = "ftp://x"\n' > "$WORLD/bad.toml"
+  run tarmac fleet status --config "$WORLD/bad.toml"
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"bad.toml:2: key 'fleet.prometheus_url'"* ]]
 }

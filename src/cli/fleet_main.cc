@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // tarmac-fleet: `tarmac fleet ...`, every node at once, read from the
-// Prometheus that scrapes them (docs/fleet.md). A program of its own, which
+// Prometheus that scrapes them (docs/fleet.md), found through the flags,
+// TARMAC_PROMETHEUS_URL or [fleet] in tarmac.toml. A program of its own, which
 // `tarmac fleet` runs, so that tarmac itself never loads an HTTP or TLS
 // library for its one-node commands.
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include "cluster/cluster_read.h"
 #include "cluster/cluster_report.h"
 #include "common/clock.h"
+#include "config/config.h"
 #include "common/fs.h"
 #include "common/time_spec.h"
 #include "cluster/cluster_render.h"
@@ -41,7 +43,8 @@ int ExitFor(const Status& s) {
     case StatusCode::kInvalidArgument: return Fail(s, kExitUsage);
     case StatusCode::kUnavailable:  // Prometheus unreachable: 69.
       Fail(s, kExitNoAgent);
-      std::fprintf(stderr, "tarmac: fleet: is Prometheus there? --prometheus URL or TARMAC_PROMETHEUS_URL names it\n");
+      std::fprintf(stderr, "tarmac: fleet: is Prometheus there? (--prometheus, TARMAC_PROMETHEUS_URL, "
+                           "[fleet] prometheus_url)\n");
       return kExitNoAgent;
     default: return Fail(s, kExitError);
   }
@@ -87,12 +90,14 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("tarmac ") + TARMAC_VERSION);
   app.require_subcommand(1);
   prom::PromOptions prom;
-  const char* env_url = std::getenv("TARMAC_PROMETHEUS_URL");
-  prom.url = env_url != nullptr ? env_url : "http://127.0.0.1:9090";
-  std::string timeout = "10s";
+  std::string timeout;
+  std::string config_path = "/etc/tarmac/tarmac.toml";
+  CLI::Option* config_option =
+      app.add_option("--config", config_path, "Read [fleet] from FILE (default /etc/tarmac/tarmac.toml, optional)")
+          ->type_name("FILE");
   app.add_option("--prometheus", prom.url,
-                 "Prometheus (or Thanos, Mimir, VictoriaMetrics) URL (env TARMAC_PROMETHEUS_URL; default "
-                 "http://127.0.0.1:9090)")
+                 "Prometheus (or Thanos, Mimir, VictoriaMetrics) URL (env TARMAC_PROMETHEUS_URL, then [fleet] "
+                 "prometheus_url; default http://127.0.0.1:9090)")
       ->type_name("URL");
   app.add_option("--bearer-token-file", prom.bearer_token_file, "Send the token in FILE as a bearer token")
       ->type_name("FILE");
@@ -100,7 +105,8 @@ int main(int argc, char** argv) {
   app.add_option("--basic-auth-password-file", prom.basic_auth_password_file, "The password for --basic-auth-user")
       ->type_name("FILE");
   app.add_option("--ca-file", prom.ca_file, "https: the CA certificate that signed the server's")->type_name("FILE");
-  app.add_option("--timeout", timeout, "How long to wait for each answer (default 10s)")->type_name("DURATION");
+  app.add_option("--timeout", timeout, "How long to wait for each answer (default: [fleet] timeout, 10s)")
+      ->type_name("DURATION");
 
   CLI::App* status = app.add_subcommand(
       "status", "Every node's GPUs: utilization, memory, power, temperature, idle and held-idle marks, who holds "
@@ -163,11 +169,25 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? kExitOk : kExitUsage;
   }
 
-  Result<std::chrono::milliseconds> wait = ParseDurationWithUnit(timeout);
-  if (!wait.ok() || wait.value().count() <= 0) {
-    return Fail(Status::InvalidArgument("--timeout " + timeout + ": a duration such as 10s"), kExitUsage);
+  // [fleet] from the config file; the flags and TARMAC_PROMETHEUS_URL win.
+  Result<config::Config> file = config::LoadConfig(config_path, config_option->count() > 0);
+  if (!file.ok()) return Fail(file.status(), kExitUsage);
+  const cluster::FleetConfig& fleet = file.value().fleet;
+  const char* env_url = std::getenv("TARMAC_PROMETHEUS_URL");
+  if (prom.url.empty()) prom.url = env_url != nullptr && *env_url != '\0' ? env_url : fleet.prometheus_url;
+  if (prom.url.empty()) prom.url = "http://127.0.0.1:9090";
+  if (prom.bearer_token_file.empty()) prom.bearer_token_file = fleet.bearer_token_file;
+  if (prom.basic_auth_user.empty()) prom.basic_auth_user = fleet.basic_auth_user;
+  if (prom.basic_auth_password_file.empty()) prom.basic_auth_password_file = fleet.basic_auth_password_file;
+  if (prom.ca_file.empty()) prom.ca_file = fleet.ca_file;
+  prom.timeout = fleet.timeout;
+  if (!timeout.empty()) {
+    Result<std::chrono::milliseconds> wait = ParseDurationWithUnit(timeout);
+    if (!wait.ok() || wait.value().count() <= 0) {
+      return Fail(Status::InvalidArgument("--timeout " + timeout + ": a duration such as 10s"), kExitUsage);
+    }
+    prom.timeout = wait.value();
   }
-  prom.timeout = wait.value();
   if (!min_free.empty()) {
     Result<int64_t> bytes = ParseBytes(min_free);
     if (!bytes.ok()) return Fail(Status::InvalidArgument("--min-free-memory " + min_free + ": a size such as 20GiB"), kExitUsage);

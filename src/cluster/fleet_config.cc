@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cluster/fleet_config.h"
+
+namespace tarmac::cluster {
+
+void ReadFleetSection(ConfigSection& section, FleetConfig* out) {
+  std::string url = out->prometheus_url;
+  section.String("prometheus_url", &url);
+  bool is_url = url.empty() || url.rfind("http://", 0) == 0 || url.rfind("https://", 0) == 0;
+  if (!is_url) {
+    section.Fail("prometheus_url", "expected http://HOST:PORT or https://HOST:PORT[/PATH]");
+  } else {
+    out->prometheus_url = url;
+  }
+  section.String("bearer_token_file", &out->bearer_token_file);
+  section.String("basic_auth_user", &out->basic_auth_user);
+  section.String("basic_auth_password_file", &out->basic_auth_password_file);
+  section.String("ca_file", &out->ca_file);
+  section.Interval("timeout", std::chrono::milliseconds(100), std::chrono::minutes(10), &out->timeout);
+}
+
+}  // namespace tarmac::cluster

@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// [fleet]: where `tarmac fleet` finds the Prometheus that scrapes the
+// agents (docs/config.md). The agent itself does not use it; it is read
+// from the same tarmac.toml so an operator sets it once per machine. Flags
+// and TARMAC_PROMETHEUS_URL override it.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "common/config_section.h"
+
+namespace tarmac::cluster {
+
+struct FleetConfig {
+  std::string prometheus_url;  // Empty: TARMAC_PROMETHEUS_URL, else http://127.0.0.1:9090.
+  std::string bearer_token_file;
+  std::string basic_auth_user;
+  std::string basic_auth_password_file;
+  std::string ca_file;
+  std::chrono::milliseconds timeout{10000};
+
+  bool operator==(const FleetConfig&) const = default;
+};
+
+void ReadFleetSection(ConfigSection& section, FleetConfig* out);
+
+}  // namespace tarmac::cluster
