@@ -144,7 +144,7 @@ EOF
 
   # report: exact counters by node, model and lease user (increase() needs
   # two scrapes of every node in the range).
-  for _ in $(seq 100); do
+  for _ in $(seq 300); do
     [[ $(prom_query 'count(count_over_time(tarmac_gpu_state_seconds_total[1h]) >= 3)' |
       jq -r '.data.result[0].value[1] // 0') == 56 ]] && break
     sleep 0.1
