@@ -343,11 +343,11 @@ void Agent::OnTick(const std::shared_ptr<const fleet::Snapshot>& s) {
   }
   lock_problem_ = held.ok() ? std::string() : held.message();
   // The marks the lease thread published: this tick never waits for its lock.
-  std::shared_ptr<const fleet::Snapshot> marked = WithLeases(s, *leases_->Marks());
-  counters_->Update(marked->fleet, s->taken_at_steady);
+  std::shared_ptr<const fleet::LeaseMarks> marks = leases_->Marks();
+  counters_->Update(s->fleet, *marks, s->taken_at_steady);
   lease_ticker_->Submit(s);
   if (plugin_) UpdateDevices(s->fleet);
-  if (history_) history_->Submit(marked);
+  if (history_) history_->Submit(WithLeases(s, *marks));
   // Last: the page for scrapers, so none of them pays the render.
   if (metrics::PageCache* pages = pages_for_ticks_.load()) pages->Prerender(s);
 }

@@ -10,8 +10,8 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
-#include <sys/ioctl.h>
 
+#include "cli/terminal.h"
 #include "cluster/cluster_idle.h"
 #include "cluster/cluster_pick.h"
 #include "cluster/cluster_read.h"
@@ -50,11 +50,6 @@ int ExitFor(const Status& s) {
   }
 }
 
-size_t Columns() {
-  winsize ws{};
-  if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20) return ws.ws_col;
-  return 100;
-}
 
 // Prints the pick: "NODE UUID,UUID" on stdout (or JSON), and on a
 // terminal how to lease them there.
@@ -219,7 +214,7 @@ int main(int argc, char** argv) {
     std::string text = report_json   ? cluster::ReportToJson(r.value()).dump(2) + "\n"
                        : report_csv  ? cluster::RenderReportCsv(r.value())
                        : report_html ? cluster::RenderReportHtml(r.value())
-                                     : cluster::RenderReportText(r.value(), Columns());
+                                     : cluster::RenderReportText(r.value(), static_cast<size_t>(cli::TerminalColumns(STDOUT_FILENO)));
     if (report_out.empty()) {
       std::fwrite(text.data(), 1, text.size(), stdout);
       return kExitOk;
@@ -234,11 +229,11 @@ int main(int argc, char** argv) {
   if (pick->parsed()) return RunPick(view.value(), pick_request, pick_json);
   cluster::ClusterView shown = cluster::Filter(view.value(), filter);
   if (idle->parsed()) {
-    std::string text = idle_json ? cluster::IdleToJson(shown).dump(2) + "\n" : cluster::RenderIdleText(shown, Columns());
+    std::string text = idle_json ? cluster::IdleToJson(shown).dump(2) + "\n" : cluster::RenderIdleText(shown, static_cast<size_t>(cli::TerminalColumns(STDOUT_FILENO)));
     std::fwrite(text.data(), 1, text.size(), stdout);
     return kExitOk;
   }
-  std::string out = json ? cluster::ClusterToJson(shown).dump(2) + "\n" : cluster::RenderClusterText(shown, Columns());
+  std::string out = json ? cluster::ClusterToJson(shown).dump(2) + "\n" : cluster::RenderClusterText(shown, static_cast<size_t>(cli::TerminalColumns(STDOUT_FILENO)));
   std::fwrite(out.data(), 1, out.size(), stdout);
   return kExitOk;
 }

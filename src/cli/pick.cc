@@ -8,6 +8,7 @@
 #include "common/units.h"
 #include "sched/fleet_slots.h"
 #include "sched/placement.h"
+#include "fleet/pick_rank.h"
 
 namespace tarmac::cli {
 
@@ -48,19 +49,13 @@ PickResult Pick(const fleet::FleetView& fleet, const PickRequest& request) {
     }
     candidates.push_back(&g);
   }
-  auto recent = [](const fleet::GpuView* g) {
-    std::optional<double> u = g->recent_utilization_ratio ? g->recent_utilization_ratio : g->sample.utilization_gpu_ratio;
-    // Buckets of 5 %, so noise does not outrank free memory.
-    return u ? static_cast<int>(std::floor(*u * 20)) : 0;
+  auto rank = [](const fleet::GpuView* g) {
+    return fleet::PickRank{
+        fleet::BusyStep(g->recent_utilization_ratio ? g->recent_utilization_ratio : g->sample.utilization_gpu_ratio),
+        static_cast<int>(g->processes.size()), static_cast<double>(*g->sample.memory_free_bytes), g->info.index};
   };
-  std::stable_sort(candidates.begin(), candidates.end(), [&](const fleet::GpuView* a, const fleet::GpuView* b) {
-    if (recent(a) != recent(b)) return recent(a) < recent(b);
-    if (a->processes.size() != b->processes.size()) return a->processes.size() < b->processes.size();
-    if (*a->sample.memory_free_bytes != *b->sample.memory_free_bytes) {
-      return *a->sample.memory_free_bytes > *b->sample.memory_free_bytes;
-    }
-    return a->info.index < b->info.index;
-  });
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [&](const fleet::GpuView* a, const fleet::GpuView* b) { return fleet::IsBetterPick(rank(a), rank(b)); });
   if (static_cast<int>(candidates.size()) < request.count) return result;
   // Which of the ranked candidates: as a lease would be placed (NVLink
   // domain, PCIe switch, NUMA node), ties to the better ranked.

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cluster/cluster_pick.h"
 
+#include "fleet/pick_rank.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -19,15 +21,12 @@ bool IsCandidate(const ClusterGpu& g, const FleetPickRequest& r) {
   return free >= static_cast<double>(r.min_free_memory_bytes);
 }
 
-// tarmac pick's order: utilization in 5 % steps, fewest processes, most
-// free memory, lowest index.
+// tarmac pick's order (fleet/pick_rank.h).
 bool Better(const ClusterGpu* a, const ClusterGpu* b) {
-  long sa = std::lround(Busy(*a) * 20), sb = std::lround(Busy(*b) * 20);
-  if (sa != sb) return sa < sb;
-  if (a->processes != b->processes) return a->processes < b->processes;
-  double fa = a->memory_free_bytes.value_or(0), fb = b->memory_free_bytes.value_or(0);
-  if (fa != fb) return fa > fb;
-  return a->index < b->index;
+  auto rank = [](const ClusterGpu& g) {
+    return fleet::PickRank{fleet::BusyStep(Busy(g)), g.processes, g.memory_free_bytes.value_or(0), g.index};
+  };
+  return fleet::IsBetterPick(rank(*a), rank(*b));
 }
 
 }  // namespace

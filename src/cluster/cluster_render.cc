@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "common/text_wrap.h"
+#include "common/time_spec.h"
 #include "common/units.h"
 
 namespace tarmac::cluster {
@@ -47,13 +48,6 @@ std::string ShortModel(const std::string& model) {
   return model.rfind("NVIDIA ", 0) == 0 ? model.substr(7) : model;
 }
 
-std::string UtcMinute(double unix_seconds) {
-  std::time_t t = static_cast<std::time_t>(unix_seconds);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  return fmt::format("{:04}-{:02}-{:02} {:02}:{:02} UTC", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-                     tm.tm_min);
-}
 
 namespace {
 
@@ -97,7 +91,7 @@ std::string RenderClusterText(const ClusterView& view, size_t width) {
     std::string head = fmt::format("{}  {} GPU{}", node.name, node.gpus.size(), node.gpus.size() == 1 ? "" : "s");
     if (node.source != "tarmac") head += "  (" + node.source + ")";
     if (!node.is_up) {
-      head += node.last_seen_unix ? fmt::format("  DOWN since {} ({} ago)", UtcMinute(*node.last_seen_unix),
+      head += node.last_seen_unix ? fmt::format("  DOWN since {} ({} ago)", FormatUtc(static_cast<int64_t>(*node.last_seen_unix)),
                                                 Ago(view.taken_at_unix - *node.last_seen_unix))
                                   : "  DOWN";
     }

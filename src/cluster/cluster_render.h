@@ -20,9 +20,6 @@ std::string HolderText(const ClusterGpu& g);
 // The model without its "NVIDIA " prefix.
 std::string ShortModel(const std::string& model);
 
-// "2026-12-03 15:02 UTC".
-std::string UtcMinute(double unix_seconds);
-
 std::string RenderClusterText(const ClusterView& view, size_t width);
 
 nlohmann::json ClusterToJson(const ClusterView& view);

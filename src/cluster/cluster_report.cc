@@ -10,6 +10,7 @@
 
 #include "common/text_wrap.h"
 #include "cluster/cluster_render.h"
+#include "common/time_spec.h"
 #include "common/units.h"
 
 namespace tarmac::cluster {
@@ -193,8 +194,8 @@ Result<FleetReport> ReadFleetReport(prom::PromClient* client, int64_t since_unix
 }
 
 std::string RenderReportText(const FleetReport& r, size_t width) {
-  std::string out = fmt::format("fleet report {} to {}\n\n{}\n\n", UtcMinute(static_cast<double>(r.since_unix)),
-                                UtcMinute(static_cast<double>(r.until_unix)), WrapText(r.verdict, width, 0, 0));
+  std::string out = fmt::format("fleet report {} to {}\n\n{}\n\n", FormatUtc(r.since_unix),
+                                FormatUtc(r.until_unix), WrapText(r.verdict, width, 0, 0));
   if (r.by == ReportBy::kUser) {
     out += fmt::format("{:<32}{:>6}{:>12}  {}\n", "USER", "GPUS", "LEASED", "BY KIND");
     for (const ReportRow& row : r.rows) {

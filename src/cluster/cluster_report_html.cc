@@ -12,6 +12,7 @@
 #include "cluster/cluster_render.h"
 #include "cluster/cluster_report.h"
 #include "common/html_chart.h"
+#include "common/time_spec.h"
 #include "common/units.h"
 
 namespace tarmac::cluster {
@@ -46,15 +47,15 @@ std::string Heatmap(const FleetReport& r) {
           "{:.0f}% busy, {:.0f}% held idle</title></rect>\n",
           is_held ? "held-idle" : "hour", left + cell * static_cast<double>(at), y, std::max(cell - 0.5, 0.5), row - 2,
           is_held ? kHeldIdleColor : UtilizationColor(c.busy_ratio), Escape(node),
-          Escape(UtcMinute(static_cast<double>(c.hour_end_unix))), c.busy_ratio * 100, c.held_idle_ratio * 100);
+          Escape(FormatUtc(c.hour_end_unix)), c.busy_ratio * 100, c.held_idle_ratio * 100);
     }
     y += row;
   }
   y += 16;
   svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\">{}</text>\n", left, y,
-                     Escape(UtcMinute(static_cast<double>(r.since_unix))));
+                     Escape(FormatUtc(r.since_unix)));
   svg += fmt::format("<text x=\"{:.0f}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\">{}</text>\n", width - 10, y,
-                     Escape(UtcMinute(static_cast<double>(r.until_unix))));
+                     Escape(FormatUtc(r.until_unix)));
   svg += HeatmapLegend("busy share", left, y + 14, false);
   return svg + "</svg>\n";
 }
@@ -62,8 +63,8 @@ std::string Heatmap(const FleetReport& r) {
 }  // namespace
 
 std::string RenderReportHtml(const FleetReport& r) {
-  std::string html = ReportPageStart(fmt::format("Fleet report: {} to {}", UtcMinute(static_cast<double>(r.since_unix)),
-                                                 UtcMinute(static_cast<double>(r.until_unix))),
+  std::string html = ReportPageStart(fmt::format("Fleet report: {} to {}", FormatUtc(r.since_unix),
+                                                 FormatUtc(r.until_unix)),
                                      r.verdict);
   html += "<h2>Busy share per node and hour</h2>\n";
   html += Heatmap(r);

@@ -82,4 +82,13 @@ std::string FormatRfc3339(std::chrono::system_clock::time_point t) {
   return fmt::format("{:%Y-%m-%dT%H:%M:%S}.{:03}Z", utc, ms % 1000);
 }
 
+std::string FormatUtc(int64_t unix_seconds, bool with_seconds) {
+  std::time_t t = static_cast<std::time_t>(unix_seconds);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, with_seconds ? "%Y-%m-%d %H:%M:%S UTC" : "%Y-%m-%d %H:%M UTC", &tm);
+  return buf;
+}
+
 }  // namespace tarmac

@@ -20,6 +20,10 @@ namespace tarmac {
 // accepted forms for anything else.
 Result<int64_t> ParseTimeSpec(std::string_view text, int64_t now_unix);
 
+// `unix_seconds` as people read it in tarmac's reports: "2026-12-01 14:05
+// UTC" ("2026-12-01 14:05:09 UTC" with seconds).
+std::string FormatUtc(int64_t unix_seconds, bool with_seconds = false);
+
 // `t` in RFC 3339, UTC, to the millisecond: "2026-11-29T14:00:05.250Z".
 std::string FormatRfc3339(std::chrono::system_clock::time_point t);
 

@@ -10,7 +10,8 @@ namespace tarmac::metrics {
 
 FleetCounters::FleetCounters(std::function<double(const std::string& model)> price) : price_(std::move(price)) {}
 
-void FleetCounters::Update(const fleet::FleetView& fleet, std::chrono::steady_clock::time_point at) {
+void FleetCounters::Update(const fleet::FleetView& fleet, const fleet::LeaseMarks& marks,
+                           std::chrono::steady_clock::time_point at) {
   double dt = 0;
   if (previous_) {
     dt = std::chrono::duration<double>(std::min<std::chrono::steady_clock::duration>(at - *previous_, kMaxStep))
@@ -19,15 +20,21 @@ void FleetCounters::Update(const fleet::FleetView& fleet, std::chrono::steady_cl
   previous_ = at;
   MutexLock lock(&mu_);
   for (const fleet::GpuView& g : fleet.gpus) {
-    GpuCounters& c = by_uuid_[g.info.uuid];
-    for (const nvidia::ClockEventReason& r : nvidia::ClockEventReasons()) {
-      if (r.is_throttle) c.throttle_seconds.emplace(std::string(r.name), 0.0);
+    auto [entry, is_new] = by_uuid_.try_emplace(g.info.uuid);
+    GpuCounters& c = entry->second;
+    if (is_new) {  // Every series from the first scrape on, at 0.
+      for (const nvidia::ClockEventReason& r : nvidia::ClockEventReasons()) {
+        if (r.is_throttle) c.throttle_seconds.emplace(std::string(r.name), 0.0);
+      }
+      for (const char* state : {"busy", "idle", "held_idle", "unknown"}) c.state_seconds.emplace(state, 0.0);
     }
-    for (const char* state : {"busy", "idle", "held_idle", "unknown"}) c.state_seconds.emplace(state, 0.0);
     if (dt > 0) {
-      if (g.lease) c.lease_seconds[{g.lease->user, std::string(fleet::LeaseKindName(g.lease->kind))}] += dt;
-      for (const auto& [mig_uuid, lease] : g.mig_leases) {
-        c.lease_seconds[{lease.user, std::string(fleet::LeaseKindName(lease.kind))}] += dt;
+      auto add = [&](const fleet::GpuLease& l) {
+        c.lease_seconds[{l.user, std::string(fleet::LeaseKindName(l.kind))}] += dt;
+      };
+      if (auto it = marks.leases.find(g.info.index); it != marks.leases.end()) add(it->second);
+      for (const fleet::MigInstance& m : g.sample.mig_instances) {
+        if (auto it = marks.mig_leases.find(m.uuid); it != marks.mig_leases.end()) add(it->second);
       }
     }
     if (g.sample.health != fleet::GpuHealth::kOk) {

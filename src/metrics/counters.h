@@ -15,6 +15,7 @@
 #include <string>
 
 #include "fleet/fleet_view.h"
+#include "fleet/lease_marks.h"
 #include "common/mutex.h"
 
 namespace tarmac::metrics {
@@ -44,9 +45,9 @@ class FleetCounters {
   explicit FleetCounters(std::function<double(const std::string& model)> price);
 
   // Adds the time since the previous update (at most kMaxStep) to each
-  // GPU's counters according to what `fleet` shows (with its leases
-  // marked, fleet/lease_marks.h).
-  void Update(const fleet::FleetView& fleet, std::chrono::steady_clock::time_point at);
+  // GPU's counters according to what `fleet` shows and who `marks` says
+  // holds each GPU and MIG instance (fleet/lease_marks.h).
+  void Update(const fleet::FleetView& fleet, const fleet::LeaseMarks& marks, std::chrono::steady_clock::time_point at);
 
   std::map<std::string, GpuCounters> Get() const;  // By GPU UUID.
 

@@ -34,24 +34,24 @@ fleet::FleetView OneGpu(double utilization, bool holds_idle, fleet::GpuHealth he
 TEST(FleetCountersTest, SpellsEndWhenTheGpuWorksOrCannotBeReadAndTotalsKeepGrowing) {
   FleetCounters counters([](const std::string&) { return 3.6; });  // 0.001 an idle second.
   std::chrono::steady_clock::time_point t{};
-  counters.Update(OneGpu(0, true), t);  // The first reading: no time yet.
-  for (int i = 1; i <= 3; ++i) counters.Update(OneGpu(0, true), t + seconds(i));
+  counters.Update(OneGpu(0, true), fleet::LeaseMarks{}, t);  // The first reading: no time yet.
+  for (int i = 1; i <= 3; ++i) counters.Update(OneGpu(0, true), fleet::LeaseMarks{}, t + seconds(i));
   GpuCounters c = counters.Get().at("GPU-0");
   EXPECT_DOUBLE_EQ(c.idle_for_seconds, 3);
   EXPECT_DOUBLE_EQ(c.held_idle_for_seconds, 3);
   EXPECT_NEAR(c.idle_for_cost, 0.003, 1e-12);
-  counters.Update(OneGpu(0.9, false), t + seconds(4));  // It works.
+  counters.Update(OneGpu(0.9, false), fleet::LeaseMarks{}, t + seconds(4));  // It works.
   c = counters.Get().at("GPU-0");
   EXPECT_EQ(c.idle_for_seconds, 0);
   EXPECT_EQ(c.idle_for_cost, 0);
   EXPECT_EQ(c.held_idle_for_seconds, 0);
   EXPECT_DOUBLE_EQ(c.idle_seconds, 3);  // The totals stay.
   EXPECT_DOUBLE_EQ(c.held_idle_seconds, 3);
-  counters.Update(OneGpu(0, false), t + seconds(5));
-  counters.Update(OneGpu(0, false), t + seconds(6));
+  counters.Update(OneGpu(0, false), fleet::LeaseMarks{}, t + seconds(5));
+  counters.Update(OneGpu(0, false), fleet::LeaseMarks{}, t + seconds(6));
   EXPECT_DOUBLE_EQ(counters.Get().at("GPU-0").idle_for_seconds, 2);
   EXPECT_EQ(counters.Get().at("GPU-0").held_idle_for_seconds, 0);  // Idle, but nobody holds memory.
-  counters.Update(OneGpu(0, false, fleet::GpuHealth::kLost), t + seconds(7));
+  counters.Update(OneGpu(0, false, fleet::GpuHealth::kLost), fleet::LeaseMarks{}, t + seconds(7));
   EXPECT_EQ(counters.Get().at("GPU-0").idle_for_seconds, 0);
   EXPECT_DOUBLE_EQ(counters.Get().at("GPU-0").idle_seconds, 5);
   // Each second in exactly one state.
@@ -63,11 +63,12 @@ TEST(FleetCountersTest, LeaseSecondsGoToTheLeasesUserAndKind) {
   FleetCounters counters([](const std::string&) { return 0.0; });
   std::chrono::steady_clock::time_point t{};
   fleet::FleetView f = OneGpu(0.5, false);
-  counters.Update(f, t);
-  f.gpus[0].lease = fleet::GpuLease{7, "alice", fleet::LeaseKind::kReservation};
-  counters.Update(f, t + seconds(2));
-  f.gpus[0].lease = fleet::GpuLease{8, "bob", fleet::LeaseKind::kBackfill};
-  counters.Update(f, t + seconds(3));
+  fleet::LeaseMarks marks;
+  counters.Update(f, marks, t);
+  marks.leases[0] = fleet::GpuLease{7, "alice", fleet::LeaseKind::kReservation};
+  counters.Update(f, marks, t + seconds(2));
+  marks.leases[0] = fleet::GpuLease{8, "bob", fleet::LeaseKind::kBackfill};
+  counters.Update(f, marks, t + seconds(3));
   std::map<std::pair<std::string, std::string>, double> held = counters.Get().at("GPU-0").lease_seconds;
   EXPECT_EQ(held, (std::map<std::pair<std::string, std::string>, double>{{{"alice", "reservation"}, 2},
                                                                          {{"bob", "backfill"}, 1}}));

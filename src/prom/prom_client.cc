@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 #include <httplib.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -49,6 +50,20 @@ double ParseValue(const json& v) {
   return v.is_number() ? v.get<double>() : 0;
 }
 
+void ReadLabels(const json& item, std::map<std::string, std::string>* labels) {
+  if (!item.contains("metric") || !item["metric"].is_object()) return;
+  for (const auto& [key, value] : item["metric"].items()) {
+    if (value.is_string()) (*labels)[key] = value.get<std::string>();
+  }
+}
+
+// The value of label `name` in `labels`, or "".
+const std::string& LabelOf(const std::map<std::string, std::string>& labels, const std::string& name) {
+  static const std::string* const kEmpty = new std::string();
+  auto it = labels.find(name);
+  return it == labels.end() ? *kEmpty : it->second;
+}
+
 Result<Sample> DecodeSample(const json& item, const std::string& what) {
   Sample s;
   if (!item.is_object() || !item.contains("value") || !item["value"].is_array() || item["value"].size() != 2) {
@@ -56,21 +71,13 @@ Result<Sample> DecodeSample(const json& item, const std::string& what) {
   }
   s.timestamp_seconds = ParseValue(item["value"][0]);
   s.value = ParseValue(item["value"][1]);
-  if (item.contains("metric") && item["metric"].is_object()) {
-    for (const auto& [key, value] : item["metric"].items()) {
-      if (value.is_string()) s.labels[key] = value.get<std::string>();
-    }
-  }
+  ReadLabels(item, &s.labels);
   return s;
 }
 
 }  // namespace
 
-const std::string& Sample::Label(const std::string& name) const {
-  static const std::string* const kEmpty = new std::string();
-  auto it = labels.find(name);
-  return it == labels.end() ? *kEmpty : it->second;
-}
+const std::string& Sample::Label(const std::string& name) const { return LabelOf(labels, name); }
 
 struct PromClient::Connection {
   explicit Connection(const std::string& scheme_host_port) : client(scheme_host_port) {}
@@ -116,18 +123,13 @@ Result<std::unique_ptr<PromClient>> PromClient::Make(const PromOptions& options)
   }
   if (!options.ca_file.empty()) {
     if (m[1].str() != "https") return Status::InvalidArgument("--ca-file: only for an https:// URL");
-    std::ifstream probe(options.ca_file);
-    if (!probe) return Status::InvalidArgument(fmt::format("--ca-file {}: cannot be read", options.ca_file));
+    if (::access(options.ca_file.c_str(), R_OK) != 0) return Status::InvalidArgument(fmt::format("--ca-file {}: cannot be read", options.ca_file));
     c.set_ca_cert_path(options.ca_file);
   }
   return std::unique_ptr<PromClient>(new PromClient(options, prefix, std::move(connection)));
 }
 
-const std::string& Series::Label(const std::string& name) const {
-  static const std::string* const kEmpty = new std::string();
-  auto it = labels.find(name);
-  return it == labels.end() ? *kEmpty : it->second;
-}
+const std::string& Series::Label(const std::string& name) const { return LabelOf(labels, name); }
 
 Result<RangeResult> PromClient::QueryRange(const std::string& promql, double start, double end, double step_seconds) {
   httplib::Params params{{"query", promql},
@@ -182,13 +184,6 @@ Result<json> AnswerData(const std::string& body, int http_status, const std::str
   if (!answer.contains("data") || !answer["data"].is_object()) return Status::Corruption(what + ": no data");
   *is_partial = *is_partial || answer["data"].value("isPartial", false);
   return answer["data"];
-}
-
-void ReadLabels(const json& item, std::map<std::string, std::string>* labels) {
-  if (!item.contains("metric") || !item["metric"].is_object()) return;
-  for (const auto& [key, value] : item["metric"].items()) {
-    if (value.is_string()) (*labels)[key] = value.get<std::string>();
-  }
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "report/report_render.h"
 #include "common/text_wrap.h"
+#include "common/time_spec.h"
 #include "common/units.h"
 
 #include <fmt/format.h>
@@ -42,14 +43,7 @@ std::string CsvField(const std::string& s) {
 
 }  // namespace
 
-std::string FormatTime(int64_t unix_seconds, bool with_seconds) {
-  std::time_t t = static_cast<std::time_t>(unix_seconds);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, with_seconds ? "%Y-%m-%d %H:%M:%S UTC" : "%Y-%m-%d %H:%M UTC", &tm);
-  return buf;
-}
+std::string FormatTime(int64_t unix_seconds, bool with_seconds) { return FormatUtc(unix_seconds, with_seconds); }
 
 std::string RenderText(const Report& r) {
   std::string out = fmt::format("GPU report {} to {}\n", FormatTime(r.since_t), FormatTime(r.until_t));
