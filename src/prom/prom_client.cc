@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 #include <httplib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -21,6 +22,12 @@ constexpr size_t kMaxCredentialBytes = 64 * 1024;
 // A credential file's content without its trailing newline (as Prometheus'
 // own bearer_token_file and password_file are read).
 Result<std::string> ReadCredential(const std::string& option, const std::string& path) {
+  // A regular file only (after links, as Prometheus reads it): a FIFO or a
+  // device would block or never end.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    return Status::InvalidArgument(fmt::format("{} {}: not a regular file", option, path));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::InvalidArgument(fmt::format("{} {}: cannot be read", option, path));
   std::string text(kMaxCredentialBytes + 1, '\0');

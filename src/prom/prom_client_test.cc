@@ -6,6 +6,9 @@
 #include "prom/prom_client.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include "testutil/testutil.h"
 
 namespace tarmac::prom {
 namespace {
@@ -115,6 +118,14 @@ TEST(PromClientTest, ABadUrlOrCredentialFileIsRefusedNamingTheOption) {
   Result<std::unique_ptr<PromClient>> c = PromClient::Make(o);
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.status().message().find("--bearer-token-file /nonexistent/token"), std::string::npos);
+  // Not a regular file: refused at once, never read (a FIFO would block).
+  testing::TempDir dir;
+  std::string fifo = dir.path() + "/token";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  o.bearer_token_file = fifo;
+  EXPECT_NE(PromClient::Make(o).status().message().find(fifo + ": not a regular file"), std::string::npos);
+  o.bearer_token_file = "/dev/zero";
+  EXPECT_EQ(PromClient::Make(o).status().code(), StatusCode::kInvalidArgument);
   o.bearer_token_file.clear();
   o.ca_file = "/etc/hostname";
   EXPECT_NE(PromClient::Make(o).status().message().find("only for an https://"), std::string::npos);
