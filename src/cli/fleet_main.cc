@@ -139,15 +139,18 @@ int main(int argc, char** argv) {
   idle->add_option("--model", filter.model, "Only GPUs whose model contains TEXT (any case)")->type_name("TEXT");
   CLI::App* report = app.add_subcommand(
       "report", "Where the fleet's GPU time and money went over a range: busy, idle, held-idle and unknown "
-                "GPU-hours, energy, idle cost and lease time, by node, GPU, model or user, from exact counters");
+                "GPU-hours, energy, idle cost and lease time, by node, GPU, model, user, namespace, pod or Slurm job, "
+                "from exact counters");
   std::string since = "7d", until = "now", by = "node";
   bool report_json = false, report_csv = false, report_html = false;
   std::string report_out;
   report->add_option("--since", since, "Start: a duration ago (7d, 6h), a date, or @UNIX (default 7d)")
       ->type_name("TIME");
   report->add_option("--until", until, "End (default now)")->type_name("TIME");
-  report->add_option("--by", by, "Rows: node (default), gpu, model or user (the leases' users)")
-      ->check(CLI::IsMember({"node", "gpu", "model", "user"}))
+  report->add_option("--by", by,
+                     "Rows: node (default), gpu, model, user (the leases' users), namespace, pod or slurm-job (the "
+                     "time each held GPUs, busy and idle)")
+      ->check(CLI::IsMember({"node", "gpu", "model", "user", "namespace", "pod", "slurm-job"}))
       ->type_name("KIND");
   report->add_flag("--json", report_json, "Print the report as JSON");
   report->add_flag("--csv", report_csv, "Print the rows as CSV");

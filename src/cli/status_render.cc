@@ -92,7 +92,7 @@ std::string Temperature(const fleet::GpuSample& s) {
   return fmt::format("{:.0f}C", *s.temperature_celsius);
 }
 
-std::string Clock(const fleet::GpuSample& s) {
+std::string ClockText(const fleet::GpuSample& s) {
   if (!s.sm_clock_hertz) return "-";
   return fmt::format("{} MHz", *s.sm_clock_hertz / 1000000);
 }
@@ -273,7 +273,7 @@ std::string RenderStatus(const fleet::FleetView& fleet, const RenderOptions& opt
     }
     std::string row = fmt::format("{:<4}{:<{}}{:>5}  {:<18}{:<14}{:>5}  {:>9}  ", g.info.index,
                                   Cut(ShortName(g.info.name, options.width), static_cast<size_t>(name_width - 1)),
-                                  name_width, util, Memory(g), Power(s), Temperature(s), Clock(s));
+                                  name_width, util, Memory(g), Power(s), Temperature(s), ClockText(s));
     // As many notes as fit on the GPU's line; the rest on lines of their
     // own under it, indented to the notes column.
     std::string line = row;

@@ -14,13 +14,13 @@ using prom::QueryResult;
 using prom::Sample;
 
 // A GPU is the series' scrape target and UUID; a node its scrape target.
-using GpuKey = std::pair<std::string, std::string>;
+using NodeAndGpu = std::pair<std::string, std::string>;
 
 struct Reader {
   prom::PromClient* client;
   ClusterView* view;
   std::map<std::string, ClusterNode> nodes;  // By instance.
-  std::map<GpuKey, ClusterGpu> gpus;
+  std::map<NodeAndGpu, ClusterGpu> gpus;
 
   Result<std::vector<Sample>> Run(const std::string& promql) {
     Result<QueryResult> r = client->Query(promql);
@@ -46,7 +46,7 @@ struct Reader {
   }
 
   void AddGpu(const Sample& s, const std::string& uuid_label, const std::string& model_label) {
-    GpuKey key{s.Label("instance"), s.Label(uuid_label)};
+    NodeAndGpu key{s.Label("instance"), s.Label(uuid_label)};
     if (gpus.count(key) != 0) return;
     ClusterGpu g;
     g.index = std::atoi(s.Label("gpu").c_str());
@@ -56,7 +56,7 @@ struct Reader {
   }
 };
 
-std::optional<double> Finite(double v) { return std::isfinite(v) ? std::optional<double>(v) : std::nullopt; }
+std::optional<double> FiniteOrNone(double v) { return std::isfinite(v) ? std::optional<double>(v) : std::nullopt; }
 
 }  // namespace
 
@@ -76,7 +76,7 @@ Result<ClusterView> ReadCluster(prom::PromClient* client) {
       r.Run(fmt::format("last_over_time(tarmac_last_sample_timestamp_seconds[{}])", kDownWindow));
   if (!last.ok()) return last.status();
   for (const Sample& s : last.value()) {
-    if (r.nodes.count(s.Label("instance")) != 0) r.nodes[s.Label("instance")].last_seen_unix = Finite(s.value);
+    if (r.nodes.count(s.Label("instance")) != 0) r.nodes[s.Label("instance")].last_seen_unix = FiniteOrNone(s.value);
   }
 
   // Nodes only dcgm-exporter reports (tarmac's agents export its families
@@ -108,20 +108,20 @@ Result<ClusterView> ReadCluster(prom::PromClient* client) {
     ClusterGpu* g = r.Gpu(s, "uuid");
     if (g == nullptr) continue;
     const std::string& name = s.Label("__name__");
-    if (name == "tarmac_gpu_utilization_ratio") g->utilization_ratio = Finite(s.value);
-    if (name == "tarmac_gpu_memory_used_bytes") g->memory_used_bytes = Finite(s.value);
-    if (name == "tarmac_gpu_memory_total_bytes") g->memory_total_bytes = Finite(s.value);
-    if (name == "tarmac_gpu_memory_free_bytes") g->memory_free_bytes = Finite(s.value);
-    if (name == "tarmac_gpu_power_watts") g->power_watts = Finite(s.value);
-    if (name == "tarmac_gpu_power_limit_watts") g->power_limit_watts = Finite(s.value);
-    if (name == "tarmac_gpu_temperature_celsius") g->temperature_celsius = Finite(s.value);
+    if (name == "tarmac_gpu_utilization_ratio") g->utilization_ratio = FiniteOrNone(s.value);
+    if (name == "tarmac_gpu_memory_used_bytes") g->memory_used_bytes = FiniteOrNone(s.value);
+    if (name == "tarmac_gpu_memory_total_bytes") g->memory_total_bytes = FiniteOrNone(s.value);
+    if (name == "tarmac_gpu_memory_free_bytes") g->memory_free_bytes = FiniteOrNone(s.value);
+    if (name == "tarmac_gpu_power_watts") g->power_watts = FiniteOrNone(s.value);
+    if (name == "tarmac_gpu_power_limit_watts") g->power_limit_watts = FiniteOrNone(s.value);
+    if (name == "tarmac_gpu_temperature_celsius") g->temperature_celsius = FiniteOrNone(s.value);
     if (name == "tarmac_gpu_idle") g->is_idle = s.value == 1;
     if (name == "tarmac_gpu_held_idle") g->is_held_idle = s.value == 1;
     if (name == "tarmac_gpu_lost") g->is_lost = s.value == 1;
-    if (name == "tarmac_gpu_idle_for_seconds") g->idle_for_seconds = Finite(s.value);
-    if (name == "tarmac_gpu_held_idle_for_seconds") g->held_idle_for_seconds = Finite(s.value);
+    if (name == "tarmac_gpu_idle_for_seconds") g->idle_for_seconds = FiniteOrNone(s.value);
+    if (name == "tarmac_gpu_held_idle_for_seconds") g->held_idle_for_seconds = FiniteOrNone(s.value);
     if (name == "tarmac_gpu_idle_for_cost") {
-      g->idle_for_cost = Finite(s.value);
+      g->idle_for_cost = FiniteOrNone(s.value);
       g->currency = s.Label("currency");
     }
     if (name == "tarmac_gpu_throttled" && s.value == 1) g->throttle_reasons.push_back(s.Label("reason"));
@@ -146,7 +146,7 @@ Result<ClusterView> ReadCluster(prom::PromClient* client) {
   Result<std::vector<Sample>> recent = r.Run("avg_over_time(tarmac_gpu_utilization_ratio[1m])");
   if (!recent.ok()) return recent.status();
   for (const Sample& s : recent.value()) {
-    if (ClusterGpu* g = r.Gpu(s, "uuid")) g->recent_utilization_ratio = Finite(s.value);
+    if (ClusterGpu* g = r.Gpu(s, "uuid")) g->recent_utilization_ratio = FiniteOrNone(s.value);
   }
   Result<std::vector<Sample>> dcgm =
       r.Run("{__name__=~\"DCGM_FI_DEV_(GPU_UTIL|FB_USED|FB_FREE|FB_RESERVED|POWER_USAGE|GPU_TEMP)\"}");
@@ -167,8 +167,8 @@ Result<ClusterView> ReadCluster(prom::PromClient* client) {
     if (name == "DCGM_FI_DEV_FB_FREE" || name == "DCGM_FI_DEV_FB_RESERVED") {
       g->memory_total_bytes = g->memory_total_bytes.value_or(0) + s.value * kMiB;
     }
-    if (name == "DCGM_FI_DEV_POWER_USAGE") g->power_watts = Finite(s.value);
-    if (name == "DCGM_FI_DEV_GPU_TEMP") g->temperature_celsius = Finite(s.value);
+    if (name == "DCGM_FI_DEV_POWER_USAGE") g->power_watts = FiniteOrNone(s.value);
+    if (name == "DCGM_FI_DEV_GPU_TEMP") g->temperature_celsius = FiniteOrNone(s.value);
   }
 
   for (auto& [key, g] : r.gpus) {

@@ -27,8 +27,24 @@ const char* ByName(ReportBy by) {
     case ReportBy::kGpu: return "gpu";
     case ReportBy::kModel: return "model";
     case ReportBy::kUser: return "user";
+    case ReportBy::kNamespace: return "namespace";
+    case ReportBy::kPod: return "pod";
+    case ReportBy::kSlurmJob: return "slurm-job";
   }
   return "node";
+}
+
+const char* Heading(ReportBy by) {
+  switch (by) {
+    case ReportBy::kNode: return "NODE";
+    case ReportBy::kGpu: return "GPU";
+    case ReportBy::kModel: return "MODEL";
+    case ReportBy::kUser: return "USER";
+    case ReportBy::kNamespace: return "NAMESPACE";
+    case ReportBy::kPod: return "POD";
+    case ReportBy::kSlurmJob: return "SLURM JOB";
+  }
+  return "NODE";
 }
 
 std::string GpuKey(const Sample& s) {
@@ -41,6 +57,9 @@ std::string RowKey(const Sample& s, ReportBy by) {
     case ReportBy::kGpu: return GpuKey(s);
     case ReportBy::kModel: return s.Label("model");
     case ReportBy::kUser: return s.Label("user");
+    case ReportBy::kNamespace: return s.Label("namespace");
+    case ReportBy::kPod: return s.Label("pod").empty() ? "" : s.Label("namespace") + "/" + s.Label("pod");
+    case ReportBy::kSlurmJob: return s.Label("slurm_job");
   }
   return "";
 }
@@ -55,8 +74,11 @@ double LeasedHours(const ReportRow& row) {
 
 }  // namespace
 
+bool IsHolderGrouping(ReportBy by) { return by != ReportBy::kNode && by != ReportBy::kGpu && by != ReportBy::kModel; }
+
 bool ParseReportBy(const std::string& text, ReportBy* by) {
-  for (ReportBy b : {ReportBy::kNode, ReportBy::kGpu, ReportBy::kModel, ReportBy::kUser}) {
+  for (ReportBy b : {ReportBy::kNode, ReportBy::kGpu, ReportBy::kModel, ReportBy::kUser, ReportBy::kNamespace,
+                     ReportBy::kPod, ReportBy::kSlurmJob}) {
     if (text == ByName(b)) {
       *by = b;
       return true;
@@ -100,7 +122,7 @@ Result<FleetReport> ReadFleetReport(prom::PromClient* client, int64_t since_unix
       if (state == "unknown") row.unknown_hours += hours;
     };
     add(r.total);
-    if (by != ReportBy::kUser) {
+    if (!IsHolderGrouping(by)) {
       std::string key = RowKey(s, by);
       rows[key].key = key;
       add(rows[key]);
@@ -115,7 +137,7 @@ Result<FleetReport> ReadFleetReport(prom::PromClient* client, int64_t since_unix
   r.total.gpus = static_cast<int>(all_gpus.size());
   for (auto& [key, gpus] : gpus_of_row) rows[key].gpus = static_cast<int>(gpus.size());
 
-  if (by != ReportBy::kUser) {
+  if (!IsHolderGrouping(by)) {
     Result<std::vector<Sample>> energy =
         run(fmt::format("sum by (hostname, gpu, uuid, model) (increase(tarmac_gpu_energy_joules_total[{}]))", range));
     if (!energy.ok()) return energy.status();
@@ -151,6 +173,27 @@ Result<FleetReport> ReadFleetReport(prom::PromClient* client, int64_t since_unix
     auto it = rows.find(key);
     if (it != rows.end()) it->second.lease_hours[s.Label("kind")] += hours;
   }
+  // Pods, namespaces and Slurm jobs: the seconds each held GPUs, by the
+  // GPU's state meanwhile.
+  if (by == ReportBy::kNamespace || by == ReportBy::kPod || by == ReportBy::kSlurmJob) {
+    Result<std::vector<Sample>> jobs = run(fmt::format(
+        "sum by (hostname, uuid, namespace, pod, slurm_job, state) (increase(tarmac_gpu_job_seconds_total[{}]))",
+        range));
+    if (!jobs.ok()) return jobs.status();
+    for (const Sample& s : jobs.value()) {
+      double hours = Finite(s.value) / kHour;
+      std::string key = RowKey(s, by);
+      if (hours <= 0 || key.empty()) continue;
+      ReportRow& row = rows[key];
+      row.key = key;
+      const std::string& state = s.Label("state");
+      if (state == "busy") row.busy_hours += hours;
+      if (state == "idle") row.idle_hours += hours;
+      if (state == "unknown") row.unknown_hours += hours;
+      row.lease_hours[by == ReportBy::kSlurmJob ? "slurm" : "pod"] += hours;
+      gpus_of_user[key].insert(s.Label("uuid"));
+    }
+  }
   for (auto& [user, gpus] : gpus_of_user) rows[user].gpus = static_cast<int>(gpus.size());
 
   if (with_heatmap) {
@@ -181,7 +224,7 @@ Result<FleetReport> ReadFleetReport(prom::PromClient* client, int64_t since_unix
   auto idle = [](const ReportRow& row) { return row.idle_hours + row.held_idle_hours; };
   auto held = LeasedHours;
   std::stable_sort(r.rows.begin(), r.rows.end(), [&](const ReportRow& a, const ReportRow& b) {
-    double ka = by == ReportBy::kUser ? held(a) : idle(a), kb = by == ReportBy::kUser ? held(b) : idle(b);
+    double ka = IsHolderGrouping(by) ? held(a) : idle(a), kb = IsHolderGrouping(by) ? held(b) : idle(b);
     return ka != kb ? ka > kb : a.key < b.key;
   });
   double read = r.total.busy_hours + idle(r.total);
@@ -210,7 +253,18 @@ std::string RenderReportText(const FleetReport& r, size_t width) {
     if (r.rows.empty()) out += "(no lease held a GPU in this range)\n";
     return out;
   }
-  std::string heading = r.by == ReportBy::kNode ? "NODE" : r.by == ReportBy::kGpu ? "GPU" : "MODEL";
+  if (IsHolderGrouping(r.by)) {
+    out += fmt::format("{:<40}{:>6}{:>10}{:>10}{:>10}{:>10}\n", Heading(r.by), "GPUS", "HELD", "BUSY", "IDLE",
+                       "UNKNOWN");
+    for (const ReportRow& row : r.rows) {
+      out += fmt::format("{:<40}{:>6}{:>10}{:>10}{:>10}{:>10}\n", row.key.substr(0, 39), row.gpus,
+                         FormatHours(LeasedHours(row)), FormatHours(row.busy_hours), FormatHours(row.idle_hours),
+                         FormatHours(row.unknown_hours));
+    }
+    if (r.rows.empty()) out += fmt::format("(no {} held a GPU in this range)\n", ByName(r.by));
+    return out;
+  }
+  std::string heading = Heading(r.by);
   auto line = [&](const ReportRow& row, const std::string& key) {
     std::string text = fmt::format("{:<26}{:>5}{:>9}{:>9}{:>10}{:>9}{:>9}{:>8.1f}kWh", key.substr(0, 25), row.gpus,
                                    FormatHours(row.busy_hours), FormatHours(row.idle_hours), FormatHours(row.held_idle_hours),

@@ -3,7 +3,8 @@
 // `tarmac fleet report`: where the fleet's GPU time and money went over a
 // range, from exact counters (increase() of each agent's per-GPU seconds by
 // state, energy and idle cost; docs/fleet.md), never from averaged gauges.
-// Rows by node, GPU, model or lease user; the totals; a verdict line. The
+// Rows by node, GPU, model, lease user, or the Kubernetes namespace, pod or
+// Slurm job that held GPUs; the totals; a verdict line. The
 // range is sent as a number of seconds the program computed: no user input
 // goes into PromQL.
 #pragma once
@@ -20,21 +21,29 @@
 
 namespace tarmac::cluster {
 
-enum class ReportBy { kNode, kGpu, kModel, kUser };
+enum class ReportBy { kNode, kGpu, kModel, kUser, kNamespace, kPod, kSlurmJob };
 
-// "node", "gpu", "model", "user"; false for anything else.
+// "node", "gpu", "model", "user", "namespace", "pod", "slurm-job"; false
+// for anything else.
 bool ParseReportBy(const std::string& text, ReportBy* by);
+// Whether rows are holders (a lease's user, a pod, a namespace, a Slurm
+// job): their hours are those they held GPUs, not whole GPUs'.
+bool IsHolderGrouping(ReportBy by);
 
 struct ReportRow {
-  std::string key;  // The node, "node GPU 3", the model, or the user.
-  int gpus = 0;     // GPUs counted in the row (by user: GPUs its leases held).
+  std::string key;  // The node, "node GPU 3", the model, the user, "namespace/pod", the Slurm job.
+  int gpus = 0;     // GPUs counted in the row (by holder: GPUs it held).
+  // By pod, namespace or Slurm job: the state of the GPU while it was held
+  // (held idle counts as idle).
   double busy_hours = 0;
   double idle_hours = 0;       // Idle, nobody holding memory.
   double held_idle_hours = 0;  // Idle, a process holding memory at 0 % SM.
   double unknown_hours = 0;
   double energy_kwh = 0;
   double idle_cost = 0;
-  std::map<std::string, double> lease_hours;  // By lease kind (by user: its own; else every lease on its GPUs).
+  // By lease kind (by user: its own; else every lease on its GPUs); by pod,
+  // namespace or Slurm job: "pod" or "slurm", the time it held GPUs.
+  std::map<std::string, double> lease_hours;
 };
 
 // One node's hour in the heatmap: the share of the GPU time read that was

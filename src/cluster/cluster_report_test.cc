@@ -38,7 +38,8 @@ FleetReport Report(ReportBy by) {
 }
 
 TEST(FleetReportTest, TextFitsAndCarriesTheFigures) {
-  for (ReportBy by : {ReportBy::kNode, ReportBy::kGpu, ReportBy::kModel, ReportBy::kUser}) {
+  for (ReportBy by : {ReportBy::kNode, ReportBy::kGpu, ReportBy::kModel, ReportBy::kUser, ReportBy::kNamespace,
+                     ReportBy::kPod, ReportBy::kSlurmJob}) {
     std::string text = RenderReportText(Report(by), 100);
     std::istringstream lines(text);
     for (std::string line; std::getline(lines, line);) EXPECT_LE(TextColumns(line), 100u) << line;
@@ -49,6 +50,24 @@ TEST(FleetReportTest, TextFitsAndCarriesTheFigures) {
       << text;
   std::string users = RenderReportText(Report(ReportBy::kUser), 100);
   EXPECT_NE(users.find("620.0h  backfill 120.0h, run 500.0h"), std::string::npos) << users;
+  // A holder's row: the hours it held GPUs, and of them busy, idle, unknown.
+  FleetReport jobs = Report(ReportBy::kSlurmJob);
+  jobs.rows[0].key = "4242";
+  jobs.rows[0].lease_hours = {{"slurm", 1344}};
+  std::string text_jobs = RenderReportText(jobs, 100);
+  EXPECT_NE(text_jobs.find("SLURM JOB"), std::string::npos) << text_jobs;
+  EXPECT_NE(text_jobs.find("4242                                         8   1344.0h    900.0h    400.0h      4.0h"),
+            std::string::npos)
+      << text_jobs;
+  jobs.rows.clear();
+  EXPECT_NE(RenderReportText(jobs, 100).find("(no slurm-job held a GPU in this range)"), std::string::npos);
+  bool parsed = false;
+  ReportBy by = ReportBy::kNode;
+  for (const char* name : {"namespace", "pod", "slurm-job"}) {
+    parsed = ParseReportBy(name, &by);
+    EXPECT_TRUE(parsed && IsHolderGrouping(by)) << name;
+  }
+  EXPECT_FALSE(ParseReportBy("job", &by));
 }
 
 TEST(FleetReportTest, CsvQuotesAndJsonCarriesEverything) {
@@ -66,7 +85,7 @@ TEST(FleetReportTest, CsvQuotesAndJsonCarriesEverything) {
   ReportBy by = ReportBy::kNode;
   EXPECT_TRUE(ParseReportBy("user", &by));
   EXPECT_EQ(by, ReportBy::kUser);
-  EXPECT_FALSE(ParseReportBy("namespace", &by));
+  EXPECT_FALSE(ParseReportBy("owner", &by));
 }
 
 TEST(FleetReportTest, TheHtmlHasTheHeatmapWithHeldIdleHoursInOrangeAndEscapesNames) {

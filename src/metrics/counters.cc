@@ -5,8 +5,40 @@
 
 #include "nvidia/clock_event_reasons.h"
 #include "fleet/gpu_marks.h"
+#include "metrics/pod_labels.h"
 
 namespace tarmac::metrics {
+namespace {
+
+// Adds `dt` seconds in `state` to the pod and the Slurm job holding a GPU
+// or instance now (either may be absent).
+void AddJobSeconds(const fleet::KubernetesNames* pod, const fleet::GpuLease* lease, const std::string& state,
+                   double dt, std::chrono::steady_clock::time_point at, GpuCounters* c) {
+  auto add = [&](JobKey key) {
+    key.state = state;
+    JobSeconds& j = c->job_seconds[key];
+    j.seconds += dt;
+    j.last_held = at;
+  };
+  if (pod != nullptr && !pod->pod.empty()) add(JobKey{pod->pod_namespace, pod->pod, "", ""});
+  if (lease != nullptr && lease->kind == fleet::LeaseKind::kSlurm && !lease->slurm_job.empty()) {
+    add(JobKey{"", "", lease->slurm_job, ""});
+  }
+}
+
+// "busy", "idle" or "unknown": a holder's view of its GPU (held idle is
+// idle to the holder).
+const char* JobState(const fleet::GpuView& g) {
+  if (g.sample.health != fleet::GpuHealth::kOk) return "unknown";
+  return fleet::MarkGpu(g).is_idle ? "idle" : "busy";
+}
+
+const char* JobState(const fleet::GpuView& g, const fleet::MigInstance& m) {
+  if (g.sample.health != fleet::GpuHealth::kOk) return "unknown";
+  return fleet::IsMigInstanceIdle(m, g) ? "idle" : "busy";
+}
+
+}  // namespace
 
 FleetCounters::FleetCounters(std::function<double(const std::string& model)> price) : price_(std::move(price)) {}
 
@@ -32,11 +64,19 @@ void FleetCounters::Update(const fleet::FleetView& fleet, const fleet::LeaseMark
       auto add = [&](const fleet::GpuLease& l) {
         c.lease_seconds[{l.user, std::string(fleet::LeaseKindName(l.kind))}] += dt;
       };
-      if (auto it = marks.leases.find(g.info.index); it != marks.leases.end()) add(it->second);
+      auto lease = marks.leases.find(g.info.index);
+      if (lease != marks.leases.end()) add(lease->second);
+      if (g.sample.mig_instances.empty()) {
+        AddJobSeconds(GpuPod(g), lease != marks.leases.end() ? &lease->second : nullptr, JobState(g), dt, at, &c);
+      }
       for (const fleet::MigInstance& m : g.sample.mig_instances) {
-        if (auto it = marks.mig_leases.find(m.uuid); it != marks.mig_leases.end()) add(it->second);
+        auto mig_lease = marks.mig_leases.find(m.uuid);
+        if (mig_lease != marks.mig_leases.end()) add(mig_lease->second);
+        AddJobSeconds(MigInstancePod(g, m), mig_lease != marks.mig_leases.end() ? &mig_lease->second : nullptr,
+                      JobState(g, m), dt, at, &c);
       }
     }
+    std::erase_if(c.job_seconds, [&](const auto& j) { return at - j.second.last_held > kJobSeriesKeep; });
     if (g.sample.health != fleet::GpuHealth::kOk) {
       c.state_seconds["unknown"] += dt;
       // An unreadable GPU is not known to be idle: its spells end.

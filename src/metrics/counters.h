@@ -20,6 +20,21 @@
 
 namespace tarmac::metrics {
 
+// A holder another scheduler names: a pod (namespace and pod set) or a
+// Slurm job (slurm_job set), and the GPU's state while it held it ("busy",
+// "idle", "unknown").
+struct JobKey {
+  std::string pod_namespace;
+  std::string pod;
+  std::string slurm_job;
+  std::string state;
+  auto operator<=>(const JobKey&) const = default;
+};
+struct JobSeconds {
+  double seconds = 0;
+  std::chrono::steady_clock::time_point last_held;
+};
+
 struct GpuCounters {
   double idle_seconds = 0;
   double held_idle_seconds = 0;
@@ -37,6 +52,13 @@ struct GpuCounters {
   // counts its own seconds, so a GPU split among three leases counts three.
   std::map<std::pair<std::string, std::string>, double> lease_seconds;
   std::map<std::string, double> throttle_seconds;  // By reason name.
+  // Seconds a Kubernetes pod or a Slurm job held the GPU (a MIG instance's
+  // holder: its own seconds), by whether the GPU (instance) was busy, idle
+  // or unreadable meanwhile. A holder's series outlive its hold by
+  // kJobSeriesKeep, then are dropped: the label set stays bounded by the
+  // holders of the last hour, and every scrape in between reads the final
+  // count.
+  std::map<JobKey, JobSeconds> job_seconds;
 };
 
 class FleetCounters {
@@ -52,6 +74,7 @@ class FleetCounters {
   std::map<std::string, GpuCounters> Get() const;  // By GPU UUID.
 
   static constexpr std::chrono::seconds kMaxStep{10};
+  static constexpr std::chrono::hours kJobSeriesKeep{1};
 
  private:
   std::function<double(const std::string&)> price_;

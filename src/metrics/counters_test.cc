@@ -74,5 +74,57 @@ TEST(FleetCountersTest, LeaseSecondsGoToTheLeasesUserAndKind) {
                                                                          {{"bob", "backfill"}, 1}}));
 }
 
+TEST(FleetCountersTest, PodsAndSlurmJobsCountTheirOwnSecondsByStateAndTheirSeriesEndAnHourAfterThem) {
+  FleetCounters counters([](const std::string&) { return 0.0; });
+  std::chrono::steady_clock::time_point t{};
+  fleet::FleetView f = OneGpu(0.5, false);
+  f.gpus[0].allocated_to = fleet::KubernetesNames{"trainer-0", "ml", "main"};
+  fleet::LeaseMarks marks;
+  counters.Update(f, marks, t);
+  counters.Update(f, marks, t + seconds(2));  // Busy, 2 s.
+  f.gpus[0].sample.utilization_gpu_ratio = 0;
+  marks.leases[0] = fleet::GpuLease{9, "erin", fleet::LeaseKind::kSlurm, false, "4242"};
+  counters.Update(f, marks, t + seconds(5));  // Idle, 3 s, the job too.
+  std::map<JobKey, JobSeconds> jobs = counters.Get().at("GPU-0").job_seconds;
+  ASSERT_EQ(jobs.size(), 3u);
+  EXPECT_DOUBLE_EQ((jobs[JobKey{"ml", "trainer-0", "", "busy"}].seconds), 2);
+  EXPECT_DOUBLE_EQ((jobs[JobKey{"ml", "trainer-0", "", "idle"}].seconds), 3);
+  EXPECT_DOUBLE_EQ((jobs[JobKey{"", "", "4242", "idle"}].seconds), 3);
+
+  // Both let go: their series stay an hour (every scrape reads the final
+  // count), then go.
+  f.gpus[0].allocated_to.reset();
+  marks.leases.clear();
+  counters.Update(f, marks, t + seconds(6));
+  counters.Update(f, marks, t + seconds(5) + std::chrono::minutes(59));
+  EXPECT_EQ(counters.Get().at("GPU-0").job_seconds.size(), 3u);
+  counters.Update(f, marks, t + seconds(4) + std::chrono::minutes(60));
+  EXPECT_EQ(counters.Get().at("GPU-0").job_seconds.size(), 2u);  // The pod was last busy at 2 s.
+  counters.Update(f, marks, t + seconds(6) + std::chrono::minutes(60));
+  EXPECT_TRUE(counters.Get().at("GPU-0").job_seconds.empty());
+}
+
+TEST(FleetCountersTest, AMigInstancesPodCountsInItsInstancesOwnState) {
+  FleetCounters counters([](const std::string&) { return 0.0; });
+  std::chrono::steady_clock::time_point t{};
+  fleet::FleetView f = OneGpu(0, false);
+  fleet::MigInstance busy, idle;
+  busy.uuid = "MIG-a";
+  busy.gpu_instance_id = 1;
+  busy.graphics_engine_active_ratio = 0.6;
+  idle.uuid = "MIG-b";
+  idle.gpu_instance_id = 2;
+  idle.graphics_engine_active_ratio = 0;
+  f.gpus[0].sample.mig_instances = {busy, idle};
+  f.gpus[0].mig_allocated_to["MIG-a"] = fleet::KubernetesNames{"infer-a", "ml", "main"};
+  f.gpus[0].mig_allocated_to["MIG-b"] = fleet::KubernetesNames{"infer-b", "ml", "main"};
+  counters.Update(f, fleet::LeaseMarks{}, t);
+  counters.Update(f, fleet::LeaseMarks{}, t + seconds(4));
+  std::map<JobKey, JobSeconds> jobs = counters.Get().at("GPU-0").job_seconds;
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_DOUBLE_EQ((jobs[JobKey{"ml", "infer-a", "", "busy"}].seconds), 4);
+  EXPECT_DOUBLE_EQ((jobs[JobKey{"ml", "infer-b", "", "idle"}].seconds), 4);
+}
+
 }  // namespace
 }  // namespace tarmac::metrics

@@ -15,6 +15,12 @@ namespace tarmac::metrics {
 
 using Labels = std::vector<std::pair<std::string_view, std::string>>;
 
+// `labels` and one more.
+inline Labels With(Labels labels, std::string_view key, std::string value) {
+  labels.emplace_back(key, std::move(value));
+  return labels;
+}
+
 inline constexpr const char* kContentType = "text/plain; version=0.0.4; charset=utf-8";
 
 class Exposition {

@@ -13,6 +13,7 @@
 #include "doctor/xid_catalog.h"
 #include "nvidia/clock_event_reasons.h"
 #include "metrics/exposition.h"
+#include "metrics/accounting_render.h"
 #include "metrics/mig_render.h"
 #include "metrics/pod_labels.h"
 #include "fleet/gpu_marks.h"
@@ -150,15 +151,6 @@ Labels DcgmLabels(const fleet::GpuView& g, const std::string& host, const std::s
               {"DCGM_FI_DRIVER_VERSION", driver}};
   if (const fleet::KubernetesNames* pod = with_pod ? GpuPod(g) : nullptr) AddPodLabels(*pod, g, std::nullopt, &l);
   return l;
-}
-
-Labels NativeLabels(const fleet::GpuView& g, const std::string& host) {
-  return {{"hostname", host}, {"gpu", std::to_string(g.info.index)}, {"uuid", g.info.uuid}, {"model", g.info.name}};
-}
-
-Labels With(Labels labels, std::string_view key, std::string value) {
-  labels.emplace_back(key, std::move(value));
-  return labels;
 }
 
 // A family rendered below, declared with its help next to the code that
@@ -365,78 +357,6 @@ void CollectGpuErrors(const Scrape& s, Exposition* out) {
   }
 }
 
-// The families CollectIdle renders.
-constexpr Family kGpuIdleSecondsTotal{"tarmac_gpu_idle_seconds_total", "counter",
-                          "Time the GPU spent under 5 % utilization."};
-constexpr Family kGpuHeldIdleSecondsTotal{"tarmac_gpu_held_idle_seconds_total", "counter",
-                          "Time a process held memory on the GPU at 0 % SM."};
-constexpr Family kGpuIdleCostTotal{"tarmac_gpu_idle_cost_total", "counter",
-                          "What the GPU's idle time cost, at the configured price."};
-constexpr Family kGpuIdleForSeconds{"tarmac_gpu_idle_for_seconds", "gauge",
-                          "How long the GPU has been idle now (0 when it is not); since the agent started at most."};
-constexpr Family kGpuIdleForCost{"tarmac_gpu_idle_for_cost", "gauge",
-                          "What the idle spell going on now has cost, at the configured price."};
-constexpr Family kGpuHeldIdleForSeconds{"tarmac_gpu_held_idle_for_seconds", "gauge",
-                          "How long a process has held memory on the GPU at 0 % SM now (0 when none does)."};
-constexpr std::array kIdleFamilies = {&kGpuIdleSecondsTotal, &kGpuHeldIdleSecondsTotal, &kGpuIdleCostTotal,
-                                      &kGpuIdleForSeconds,   &kGpuIdleForCost,          &kGpuHeldIdleForSeconds};
-constexpr Family kGpuStateSecondsTotal{"tarmac_gpu_state_seconds_total", "counter",
-                          "Time the GPU spent in each state (busy, idle, held_idle, unknown), each second in one."};
-constexpr Family kGpuLeaseSecondsTotal{"tarmac_gpu_lease_seconds_total", "counter",
-                          "Time leases held the GPU (or its MIG instances), by the lease's user and kind."};
-constexpr std::array kAccountingFamilies = {&kGpuStateSecondsTotal, &kGpuLeaseSecondsTotal};
-
-// A counter's value for one family of kIdleFamilies.
-double IdleValue(std::string_view family, const GpuCounters& c) {
-  if (family == "tarmac_gpu_idle_seconds_total") return c.idle_seconds;
-  if (family == "tarmac_gpu_held_idle_seconds_total") return c.held_idle_seconds;
-  if (family == "tarmac_gpu_idle_cost_total") return c.idle_cost;
-  if (family == "tarmac_gpu_idle_for_seconds") return c.idle_for_seconds;
-  if (family == "tarmac_gpu_idle_for_cost") return c.idle_for_cost;
-  return c.held_idle_for_seconds;
-}
-
-// Idle and held-idle time, and what it cost.
-void CollectIdle(const Scrape& s, Exposition* out) {
-  const fleet::FleetView& fleet = s.fleet;
-  const std::string& host = s.host;
-  const RenderOptions& options = s.options;
-  const std::map<std::string, GpuCounters>& counters = s.counters;
-  for (const Family* family : kIdleFamilies) {
-    Head(out, *family);
-    std::string name(family->name);
-    for (const fleet::GpuView& g : fleet.gpus) {
-      auto c = counters.find(g.info.uuid);
-      if (c == counters.end()) continue;
-      bool is_cost = name == "tarmac_gpu_idle_cost_total" || name == "tarmac_gpu_idle_for_cost";
-      out->Sample(name, is_cost ? With(NativeLabels(g, host), "currency", options.currency) : NativeLabels(g, host),
-                  IdleValue(name, c->second));
-    }
-  }
-}
-
-// Seconds by state and by lease holder: what fleet accounting sums with
-// increase() (docs/fleet.md).
-void CollectAccounting(const Scrape& s, Exposition* out) {
-  Head(out, kGpuStateSecondsTotal);
-  for (const fleet::GpuView& g : s.fleet.gpus) {
-    auto c = s.counters.find(g.info.uuid);
-    if (c == s.counters.end()) continue;
-    for (const auto& [state, seconds] : c->second.state_seconds) {
-      out->Sample("tarmac_gpu_state_seconds_total", With(NativeLabels(g, s.host), "state", state), seconds);
-    }
-  }
-  Head(out, kGpuLeaseSecondsTotal);
-  for (const fleet::GpuView& g : s.fleet.gpus) {
-    auto c = s.counters.find(g.info.uuid);
-    if (c == s.counters.end()) continue;
-    for (const auto& [holder, seconds] : c->second.lease_seconds) {
-      out->Sample("tarmac_gpu_lease_seconds_total",
-                  With(With(NativeLabels(g, s.host), "user", holder.first), "kind", holder.second), seconds);
-    }
-  }
-}
-
 // The families CollectProcesses renders.
 constexpr Family kProcessGpuMemoryBytes{"tarmac_process_gpu_memory_bytes", "gauge", "GPU memory a process holds."};
 constexpr Family kProcessSmUtilizationRatio{"tarmac_process_sm_utilization_ratio", "gauge",
@@ -544,8 +464,7 @@ std::string RenderMetrics(const fleet::Snapshot& snapshot, const fleet::SamplerS
   CollectGpuState(s, &out);
   CollectGpuReadings(s, &out);
   CollectGpuErrors(s, &out);
-  CollectIdle(s, &out);
-  CollectAccounting(s, &out);
+  CollectAccounting(s.fleet, s.host, s.options.currency, s.counters, &out);
   CollectProcesses(s, &out);
   CollectMigNative(s.fleet, s.host, &out);
   CollectAgent(s, &out);
@@ -670,13 +589,14 @@ const std::vector<FamilyDoc>& NativeFamilies() {
     for (const GpuFamily& f : NativeGpuFamilies()) all.push_back(f.doc);
     using Families = std::span<const Family* const>;
     for (Families families : {Families(kGpuStateFamilies), Families(kGpuReadingsFamilies), Families(kGpuErrorsFamilies),
-                              Families(kIdleFamilies), Families(kAccountingFamilies), Families(kProcessesFamilies), Families(kAgentFamilies),
+                              Families(kProcessesFamilies), Families(kAgentFamilies),
                               Families(kLeaseFigureFamilies), Families(kLeaseMarkFamilies),
                               Families(kScrapeDurationFamilies)}) {
       for (const Family* f : families) {
         all.push_back({std::string(f->name), std::string(f->type), std::string(f->help)});
       }
     }
+    for (const FamilyDoc& d : AccountingFamilies()) all.push_back(d);
     for (const FamilyDoc& d : MigNativeFamilies()) all.push_back(d);
     return all;
   }();
@@ -691,6 +611,10 @@ const std::vector<FamilyDoc>& DcgmFamilies() {
     return all;
   }();
   return kAll;
+}
+
+Labels NativeLabels(const fleet::GpuView& g, const std::string& host) {
+  return {{"hostname", host}, {"gpu", std::to_string(g.info.index)}, {"uuid", g.info.uuid}, {"model", g.info.name}};
 }
 
 }  // namespace tarmac::metrics

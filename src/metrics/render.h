@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "metrics/counters.h"
+#include "metrics/exposition.h"
 #include "fleet/lease_figures.h"
 #include "fleet/lease_marks.h"
 #include "fleet/snapshot.h"
@@ -38,6 +39,9 @@ struct FamilyDoc {
   std::string type;
   std::string help;
 };
+
+// The labels of tarmac's own per-GPU series: hostname, gpu, uuid, model.
+Labels NativeLabels(const fleet::GpuView& g, const std::string& host);
 
 // Every tarmac_* family /metrics may carry (the docs are checked against
 // this list).

@@ -11,7 +11,7 @@
 namespace tarmac::sampler {
 namespace {
 
-const std::string kId(64, 'a');
+const std::string kContainerId(64, 'a');
 
 TEST(ContainerNamesTest, ReadsContainerdAndCrioAnnotations) {
   fleet::KubernetesNames containerd = ParseOciAnnotations(R"({"ociVersion":"1.1.0","annotations":{
@@ -40,19 +40,19 @@ TEST(ContainerNamesTest, AnythingElseGivesNoNames) {
 TEST(ContainerNamesTest, FindsBundlesOfBothLayoutsAndRefusesPathsForIds) {
   testing::TempDir containerd;
   testing::TempDir crio;
-  ::mkdir((containerd.path() + "/" + kId).c_str(), 0755);
-  containerd.Write(kId + "/config.json",
+  ::mkdir((containerd.path() + "/" + kContainerId).c_str(), 0755);
+  containerd.Write(kContainerId + "/config.json",
                    R"({"annotations":{"io.kubernetes.cri.sandbox-name":"a","io.kubernetes.cri.sandbox-namespace":"n"}})");
   std::string other(64, 'b');
   ::mkdir((crio.path() + "/" + other).c_str(), 0755);
   ::mkdir((crio.path() + "/" + other + "/userdata").c_str(), 0755);
   crio.Write(other + "/userdata/config.json", R"({"annotations":{"io.kubernetes.pod.name":"b"}})");
   ContainerNames names({containerd.path(), crio.path()});
-  EXPECT_EQ(names.Lookup(kId).pod, "a");
-  EXPECT_EQ(names.Lookup(kId).pod_namespace, "n");
+  EXPECT_EQ(names.Lookup(kContainerId).pod, "a");
+  EXPECT_EQ(names.Lookup(kContainerId).pod_namespace, "n");
   EXPECT_EQ(names.Lookup(other).pod, "b");
   EXPECT_TRUE(names.Lookup(std::string(64, 'c')).empty());  // No bundle.
-  EXPECT_TRUE(names.Lookup("../" + kId).empty());           // Not an id: never a path.
+  EXPECT_TRUE(names.Lookup("../" + kContainerId).empty());           // Not an id: never a path.
 }
 
 }  // namespace

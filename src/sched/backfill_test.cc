@@ -13,14 +13,14 @@
 
 #include "sched/lease_book.h"
 #include "testutil/gpu_slots.h"
+#include "testutil/sched_constants.h"
 
 namespace tarmac::sched {
 namespace {
 
 using std::chrono::seconds;
 
-const TimePoint kT0 = TimePoint{} + std::chrono::hours(100);
-const Caller kAdmin{0, "root", true};
+using testing::kAdmin;
 
 struct Step {
   std::mt19937 rng;
@@ -76,7 +76,7 @@ TEST(BackfillPropertyTest, RandomSequencesKeepEveryRule) {
     Step s{std::mt19937(seed)};
     LeaseBook book;
     std::vector<GpuSlot> gpus = testing::FreeGpus(8);
-    TimePoint now = kT0;
+    TimePoint now = testing::kBookStart;
     for (int step = 0; step < 120; ++step) {
       now += seconds(1);
       int op = s.Next(10);
@@ -108,7 +108,7 @@ TEST(BackfillPropertyTest, ARealRequestNeverWaitsOnBackfillBeyondOneRevocation) 
     Step s{std::mt19937(seed)};
     LeaseBook book;
     std::vector<GpuSlot> gpus = testing::FreeGpus(8);
-    TimePoint now = kT0;
+    TimePoint now = testing::kBookStart;
     // Fill the fleet with backfill of random sizes.
     for (int i = 0; i < 12; ++i) {
       ASSERT_TRUE(book.Submit({2000, "batch", false}, Ask(1 + s.Next(3), Priority::kBackfill), gpus, now).ok());

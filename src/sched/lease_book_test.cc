@@ -7,6 +7,7 @@
 #include <set>
 
 #include "testutil/gpu_slots.h"
+#include "testutil/sched_constants.h"
 
 namespace tarmac::sched {
 namespace {
@@ -15,10 +16,9 @@ using std::chrono::hours;
 using std::chrono::minutes;
 using std::chrono::seconds;
 
-const TimePoint kT0 = TimePoint{} + hours(100);
-const Caller kAlice{1001, "alice", false};
-const Caller kBob{1002, "bob", false};
-const Caller kAdmin{0, "root", true};
+using testing::kAdmin;
+using testing::kAlice;
+using testing::kBob;
 
 LeaseRequest Wants(int gpus) {
   LeaseRequest r;
@@ -54,13 +54,13 @@ TEST(LeaseBookTest, BadRequestsAreRefusedNamingTheFieldAndChangeNothing) {
                                          {zero_time, "max-time must be positive"},
                                          {absurd_time, "max-time must be at most 30 days"},
                                          {negative_idle, "idle-timeout"}}) {
-    Result<int64_t> r = book.Submit(kAlice, c.request, gpus, kT0);
+    Result<int64_t> r = book.Submit(kAlice, c.request, gpus, testing::kBookStart);
     ASSERT_FALSE(r.ok()) << c.says;
     EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
     EXPECT_NE(r.status().ToString().find(c.says), std::string::npos) << r.status().ToString();
   }
   EXPECT_TRUE(book.queue().empty());
-  EXPECT_TRUE(book.Decide(gpus, kT0).empty());
+  EXPECT_TRUE(book.Decide(gpus, testing::kBookStart).empty());
 }
 
 TEST(LeaseBookTest, GrantedRequestsBecomeLeasesOnTheirGpus) {
@@ -69,20 +69,20 @@ TEST(LeaseBookTest, GrantedRequestsBecomeLeasesOnTheirGpus) {
   LeaseRequest r = Wants(2);
   r.max_time = hours(4);
   r.command = "python train.py";
-  int64_t id = book.Submit(kAlice, r, gpus, kT0).value();
-  std::vector<Lease> granted = book.Decide(gpus, kT0);
+  int64_t id = book.Submit(kAlice, r, gpus, testing::kBookStart).value();
+  std::vector<Lease> granted = book.Decide(gpus, testing::kBookStart);
   ASSERT_EQ(granted.size(), 1u);
   const Lease& l = granted[0];
   EXPECT_EQ(l.id, id);
   EXPECT_EQ(l.uid, 1001);
   EXPECT_EQ(l.gpus.size(), 2u);
   EXPECT_EQ(l.uuids[0], "GPU-" + std::to_string(l.gpus[0]));
-  EXPECT_EQ(l.ends_at, kT0 + hours(4));
+  EXPECT_EQ(l.ends_at, testing::kBookStart + hours(4));
   EXPECT_EQ(l.command, "python train.py");
   EXPECT_TRUE(book.queue().empty());
   // Its GPUs are no longer free for the next request.
-  book.Submit(kBob, Wants(3), gpus, kT0).value();
-  EXPECT_TRUE(book.Decide(gpus, kT0).empty());
+  book.Submit(kBob, Wants(3), gpus, testing::kBookStart).value();
+  EXPECT_TRUE(book.Decide(gpus, testing::kBookStart).empty());
   ASSERT_EQ(book.last_decision().waiting.size(), 1u);
   EXPECT_EQ(book.last_decision().waiting[0].reason, WaitReason::kNoFit);
 }
@@ -90,18 +90,18 @@ TEST(LeaseBookTest, GrantedRequestsBecomeLeasesOnTheirGpus) {
 TEST(LeaseBookTest, OnlyTheOwnerOrAnAdminMayReleaseExtendOrCancel) {
   LeaseBook book;
   std::vector<GpuSlot> gpus = testing::FreeGpus(2);
-  int64_t lease = book.Submit(kAlice, Wants(2), gpus, kT0).value();
-  book.Decide(gpus, kT0);
-  int64_t queued = book.Submit(kAlice, Wants(1), gpus, kT0).value();
-  EXPECT_EQ(book.Release(kBob, lease, kT0).code(), StatusCode::kPermissionDenied);
-  EXPECT_EQ(book.Extend(kBob, lease, hours(1), kT0).code(), StatusCode::kPermissionDenied);
+  int64_t lease = book.Submit(kAlice, Wants(2), gpus, testing::kBookStart).value();
+  book.Decide(gpus, testing::kBookStart);
+  int64_t queued = book.Submit(kAlice, Wants(1), gpus, testing::kBookStart).value();
+  EXPECT_EQ(book.Release(kBob, lease, testing::kBookStart).code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(book.Extend(kBob, lease, hours(1), testing::kBookStart).code(), StatusCode::kPermissionDenied);
   EXPECT_EQ(book.Cancel(kBob, queued).code(), StatusCode::kPermissionDenied);
   EXPECT_EQ(book.leases().size(), 1u);  // Nothing changed.
   EXPECT_EQ(book.queue().size(), 1u);
-  EXPECT_TRUE(book.Extend(kAlice, lease, hours(1), kT0).ok());
+  EXPECT_TRUE(book.Extend(kAlice, lease, hours(1), testing::kBookStart).ok());
   EXPECT_TRUE(book.Cancel(kAdmin, queued).ok());
-  EXPECT_TRUE(book.Release(kAdmin, lease, kT0 + hours(1)).ok());
-  EXPECT_EQ(book.Release(kAlice, lease, kT0).code(), StatusCode::kNotFound);
+  EXPECT_TRUE(book.Release(kAdmin, lease, testing::kBookStart + hours(1)).ok());
+  EXPECT_EQ(book.Release(kAlice, lease, testing::kBookStart).code(), StatusCode::kNotFound);
   EXPECT_EQ(book.Cancel(kAlice, 999).code(), StatusCode::kNotFound);
 }
 
@@ -110,28 +110,28 @@ TEST(LeaseBookTest, ExtendingMovesTheEndWithinLimits) {
   std::vector<GpuSlot> gpus = testing::FreeGpus(1);
   LeaseRequest r = Wants(1);
   r.max_time = hours(2);
-  int64_t id = book.Submit(kAlice, r, gpus, kT0).value();
-  book.Decide(gpus, kT0);
-  EXPECT_EQ(book.Expired(kT0 + hours(2)), std::vector<int64_t>{id});
-  ASSERT_TRUE(book.Extend(kAlice, id, hours(1), kT0).ok());
-  EXPECT_TRUE(book.Expired(kT0 + hours(2)).empty());
-  EXPECT_EQ(book.Expired(kT0 + hours(3)), std::vector<int64_t>{id});
-  EXPECT_EQ(book.Extend(kAlice, id, seconds(-1), kT0).code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(book.Extend(kAlice, id, hours(24 * 31), kT0).code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(book.leases().at(id).ends_at, kT0 + hours(3));
+  int64_t id = book.Submit(kAlice, r, gpus, testing::kBookStart).value();
+  book.Decide(gpus, testing::kBookStart);
+  EXPECT_EQ(book.Expired(testing::kBookStart + hours(2)), std::vector<int64_t>{id});
+  ASSERT_TRUE(book.Extend(kAlice, id, hours(1), testing::kBookStart).ok());
+  EXPECT_TRUE(book.Expired(testing::kBookStart + hours(2)).empty());
+  EXPECT_EQ(book.Expired(testing::kBookStart + hours(3)), std::vector<int64_t>{id});
+  EXPECT_EQ(book.Extend(kAlice, id, seconds(-1), testing::kBookStart).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(book.Extend(kAlice, id, hours(24 * 31), testing::kBookStart).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(book.leases().at(id).ends_at, testing::kBookStart + hours(3));
 }
 
 TEST(LeaseBookTest, ReleasedUseCountsAgainstTheOwnersFairShare) {
   LeaseBook book;
   std::vector<GpuSlot> gpus = testing::FreeGpus(2);
-  int64_t id = book.Submit(kAlice, Wants(2), gpus, kT0).value();
-  book.Decide(gpus, kT0);
-  ASSERT_TRUE(book.Release(kAlice, id, kT0 + hours(1)).ok());
-  EXPECT_DOUBLE_EQ(book.share().Usage(1001, kT0 + hours(1)), 2 * 3600);
+  int64_t id = book.Submit(kAlice, Wants(2), gpus, testing::kBookStart).value();
+  book.Decide(gpus, testing::kBookStart);
+  ASSERT_TRUE(book.Release(kAlice, id, testing::kBookStart + hours(1)).ok());
+  EXPECT_DOUBLE_EQ(book.share().Usage(1001, testing::kBookStart + hours(1)), 2 * 3600);
   // Now Bob, who used nothing, goes first though he asked later.
-  int64_t alice = book.Submit(kAlice, Wants(2), gpus, kT0 + hours(1)).value();
-  int64_t bob = book.Submit(kBob, Wants(2), gpus, kT0 + hours(1)).value();
-  std::vector<Lease> granted = book.Decide(gpus, kT0 + hours(1));
+  int64_t alice = book.Submit(kAlice, Wants(2), gpus, testing::kBookStart + hours(1)).value();
+  int64_t bob = book.Submit(kBob, Wants(2), gpus, testing::kBookStart + hours(1)).value();
+  std::vector<Lease> granted = book.Decide(gpus, testing::kBookStart + hours(1));
   ASSERT_EQ(granted.size(), 1u);
   EXPECT_EQ(granted[0].id, bob);
   EXPECT_EQ(book.queue().front().id, alice);
@@ -144,7 +144,7 @@ TEST(LeaseBookTest, AThousandRequestsAreEachServedOnceWithoutSharingAGpu) {
   LeaseBook book;
   std::vector<GpuSlot> gpus = testing::FreeGpus(8);
   std::mt19937 rng(7);
-  TimePoint now = kT0;
+  TimePoint now = testing::kBookStart;
   std::set<int64_t> submitted;
   std::multiset<int64_t> granted;
   for (int i = 0; i < 1000; ++i) {
@@ -177,21 +177,21 @@ TEST(LeaseBookTest, AQueuedRequestKeepsItsFieldsWhenOneBehindItIsGranted) {
   std::vector<GpuSlot> gpus = testing::FreeGpus(4);
   LeaseRequest hold;
   hold.wants.uuids = {"GPU-2"};
-  ASSERT_TRUE(book.Submit(kBob, hold, gpus, kT0).ok());
-  ASSERT_EQ(book.Decide(gpus, kT0).size(), 1u);
+  ASSERT_TRUE(book.Submit(kBob, hold, gpus, testing::kBookStart).ok());
+  ASSERT_EQ(book.Decide(gpus, testing::kBookStart).size(), 1u);
 
   LeaseRequest named;
   named.wants.uuids = {"GPU-2"};
   named.command = "sh -c 'echo $CUDA_VISIBLE_DEVICES'";
   named.max_time = hours(1);
-  Result<int64_t> waiting = book.Submit(kAlice, named, gpus, kT0 + seconds(1));
+  Result<int64_t> waiting = book.Submit(kAlice, named, gpus, testing::kBookStart + seconds(1));
   ASSERT_TRUE(waiting.ok());
   LeaseRequest any = Wants(1);
   any.command = "true";
-  Result<int64_t> other = book.Submit(kBob, any, gpus, kT0 + seconds(2));
+  Result<int64_t> other = book.Submit(kBob, any, gpus, testing::kBookStart + seconds(2));
   ASSERT_TRUE(other.ok());
 
-  std::vector<Lease> granted = book.Decide(gpus, kT0 + seconds(3));
+  std::vector<Lease> granted = book.Decide(gpus, testing::kBookStart + seconds(3));
   ASSERT_EQ(granted.size(), 1u);
   EXPECT_EQ(granted[0].id, other.value());
   const Pending* kept = book.FindPending(waiting.value());
@@ -202,8 +202,8 @@ TEST(LeaseBookTest, AQueuedRequestKeepsItsFieldsWhenOneBehindItIsGranted) {
   EXPECT_EQ(kept->request.max_time, hours(1));
 
   // Once GPU 2 is free, it is the GPU the request gets.
-  ASSERT_TRUE(book.Release(kBob, 1, kT0 + seconds(4)).ok());
-  granted = book.Decide(gpus, kT0 + seconds(5));
+  ASSERT_TRUE(book.Release(kBob, 1, testing::kBookStart + seconds(4)).ok());
+  granted = book.Decide(gpus, testing::kBookStart + seconds(5));
   ASSERT_EQ(granted.size(), 1u);
   EXPECT_EQ(granted[0].uuids, std::vector<std::string>{"GPU-2"});
   EXPECT_EQ(granted[0].user, "alice");
@@ -217,25 +217,25 @@ TEST(LeaseBookTest, ARequestThatCanNeverFitIsRefusedAtOnce) {
   gpus[1].is_healthy = false;
   gpus[3].is_healthy = false;
   LeaseRequest three = Wants(3);
-  Result<int64_t> r = book.Submit(kAlice, three, gpus, kT0);
+  Result<int64_t> r = book.Submit(kAlice, three, gpus, testing::kBookStart);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("can never fit: 3 GPUs asked for, but only 2 of this machine's 4 are healthy"),
             std::string::npos)
       << r.status().message();
   LeaseRequest big = Wants(1);
   big.wants.min_free_memory_bytes = int64_t{100} << 30;
-  r = book.Submit(kAlice, big, gpus, kT0);
+  r = book.Submit(kAlice, big, gpus, testing::kBookStart);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("the largest has 80.0 GiB"), std::string::npos) << r.status().message();
   LeaseRequest sick;
   sick.wants.uuids = {"GPU-3"};
-  r = book.Submit(kAlice, sick, gpus, kT0);
+  r = book.Submit(kAlice, sick, gpus, testing::kBookStart);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("GPU 3 (GPU-3) is not healthy"), std::string::npos) << r.status().message();
   EXPECT_TRUE(book.queue().empty());
   // What fits later is still queued: two healthy GPUs, both busy now.
   LeaseRequest two = Wants(2);
-  EXPECT_TRUE(book.Submit(kAlice, two, gpus, kT0).ok());
+  EXPECT_TRUE(book.Submit(kAlice, two, gpus, testing::kBookStart).ok());
 }
 
 }  // namespace

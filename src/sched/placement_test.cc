@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sched/placement.h"
+#include "testutil/sched_constants.h"
 
 #include <gtest/gtest.h>
 
 namespace tarmac::sched {
 namespace {
 
-constexpr int64_t kGiB = int64_t{1} << 30;
+constexpr int64_t kGiB = testing::kBytesPerGiB;
 
 // Two HGX-style halves: GPUs 0-3 on NVLink domain 0 and NUMA 0, GPUs 4-7 on
 // domain 1 and NUMA 1; PCIe switches pair them up.

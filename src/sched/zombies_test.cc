@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "testutil/process_views.h"
+#include "testutil/sched_constants.h"
 
 namespace tarmac::sched {
 namespace {
@@ -14,8 +15,7 @@ using std::chrono::minutes;
 using std::chrono::seconds;
 using TimePoint = std::chrono::steady_clock::time_point;
 
-constexpr int64_t kGiB = int64_t{1} << 30;
-const TimePoint kT0 = TimePoint{} + std::chrono::hours(10);
+const TimePoint kZombieT0 = TimePoint{} + std::chrono::hours(10);
 
 fleet::FleetView Fleet(std::vector<fleet::ProcessView> processes) {
   fleet::FleetView f;
@@ -29,22 +29,22 @@ fleet::FleetView Fleet(std::vector<fleet::ProcessView> processes) {
 
 ZombiePolicy Policy() {
   ZombiePolicy p;
-  p.min_memory_bytes = kGiB;
+  p.min_memory_bytes = testing::kBytesPerGiB;
   p.idle_for = minutes(10);
   return p;
 }
 
 TEST(ZombieTrackerTest, MemoryHeldAtZeroSmLongEnoughIsAZombieWithEvidence) {
   ZombieTracker tracker(Policy());
-  tracker.Observe(Fleet({Process(10, 20 * kGiB, 0), Process(11, 20 * kGiB, 0.7)}), kT0);
+  tracker.Observe(Fleet({Process(10, 20 * testing::kBytesPerGiB, 0), Process(11, 20 * testing::kBytesPerGiB, 0.7)}), kZombieT0);
   EXPECT_TRUE(tracker.Zombies().empty());  // Not idle long enough yet.
-  tracker.Observe(Fleet({Process(10, 20 * kGiB, 0), Process(11, 20 * kGiB, 0.7)}), kT0 + minutes(10));
+  tracker.Observe(Fleet({Process(10, 20 * testing::kBytesPerGiB, 0), Process(11, 20 * testing::kBytesPerGiB, 0.7)}), kZombieT0 + minutes(10));
   std::vector<ZombieEvidence> z = tracker.Zombies();
   ASSERT_EQ(z.size(), 1u);  // The busy one is not.
   EXPECT_EQ(z[0].pid, 10);
   EXPECT_EQ(z[0].gpu_uuid, "GPU-0");
   EXPECT_EQ(z[0].user, "alice");
-  EXPECT_EQ(z[0].memory_bytes, 20 * kGiB);
+  EXPECT_EQ(z[0].memory_bytes, 20 * testing::kBytesPerGiB);
   EXPECT_EQ(z[0].idle_for, minutes(10));
   EXPECT_FALSE(z[0].is_orphaned);
   EXPECT_FALSE(z[0].lease_id.has_value());
@@ -53,29 +53,29 @@ TEST(ZombieTrackerTest, MemoryHeldAtZeroSmLongEnoughIsAZombieWithEvidence) {
 
 TEST(ZombieTrackerTest, AnyComputeResetsTheClock) {
   ZombieTracker tracker(Policy());
-  tracker.Observe(Fleet({Process(10, 20 * kGiB, 0)}), kT0);
-  tracker.Observe(Fleet({Process(10, 20 * kGiB, 0.01)}), kT0 + minutes(6));
-  tracker.Observe(Fleet({Process(10, 20 * kGiB, 0)}), kT0 + minutes(12));
+  tracker.Observe(Fleet({Process(10, 20 * testing::kBytesPerGiB, 0)}), kZombieT0);
+  tracker.Observe(Fleet({Process(10, 20 * testing::kBytesPerGiB, 0.01)}), kZombieT0 + minutes(6));
+  tracker.Observe(Fleet({Process(10, 20 * testing::kBytesPerGiB, 0)}), kZombieT0 + minutes(12));
   EXPECT_TRUE(tracker.Zombies().empty());
-  tracker.Observe(Fleet({Process(10, 20 * kGiB, 0)}), kT0 + minutes(22));
+  tracker.Observe(Fleet({Process(10, 20 * testing::kBytesPerGiB, 0)}), kZombieT0 + minutes(22));
   EXPECT_EQ(tracker.Zombies().size(), 1u);
 }
 
 TEST(ZombieTrackerTest, AReusedPidStartsAfresh) {
   ZombieTracker tracker(Policy());
-  tracker.Observe(Fleet({Process(10, 20 * kGiB, 0, 1001, "python", 4000, /*start=*/100)}), kT0);
-  tracker.Observe(Fleet({Process(10, 20 * kGiB, 0, 1001, "python", 4000, /*start=*/900)}), kT0 + minutes(15));
+  tracker.Observe(Fleet({Process(10, 20 * testing::kBytesPerGiB, 0, 1001, "python", 4000, /*start=*/100)}), kZombieT0);
+  tracker.Observe(Fleet({Process(10, 20 * testing::kBytesPerGiB, 0, 1001, "python", 4000, /*start=*/900)}), kZombieT0 + minutes(15));
   EXPECT_TRUE(tracker.Zombies().empty());  // Another process behind the same PID.
 }
 
 TEST(ZombieTrackerTest, SmallHoldersAllowlistedAndSystemProcessesAreLeftAlone) {
   ZombieTracker tracker(Policy());
-  std::vector<fleet::ProcessView> procs = {Process(10, kGiB / 2, 0), Process(11, 8 * kGiB, 0, 1001, "ollama"),
-                                             Process(12, 8 * kGiB, 0, 0, "python"),
-                                             Process(13, 8 * kGiB, 0, 1001, "python", /*parent=*/1)};
+  std::vector<fleet::ProcessView> procs = {Process(10, testing::kBytesPerGiB / 2, 0), Process(11, 8 * testing::kBytesPerGiB, 0, 1001, "ollama"),
+                                             Process(12, 8 * testing::kBytesPerGiB, 0, 0, "python"),
+                                             Process(13, 8 * testing::kBytesPerGiB, 0, 1001, "python", /*parent=*/1)};
   procs[0].process.sm_utilization_ratio.reset();
-  tracker.Observe(Fleet(procs), kT0);
-  tracker.Observe(Fleet(procs), kT0 + minutes(30));
+  tracker.Observe(Fleet(procs), kZombieT0);
+  tracker.Observe(Fleet(procs), kZombieT0 + minutes(30));
   std::vector<ZombieEvidence> z = tracker.Zombies();
   ASSERT_EQ(z.size(), 1u);
   EXPECT_EQ(z[0].pid, 13);
@@ -85,16 +85,16 @@ TEST(ZombieTrackerTest, SmallHoldersAllowlistedAndSystemProcessesAreLeftAlone) {
   ZombiePolicy with_system = Policy();
   with_system.includes_system_users = true;
   ZombieTracker all(with_system);
-  all.Observe(Fleet(procs), kT0);
-  all.Observe(Fleet(procs), kT0 + minutes(30));
+  all.Observe(Fleet(procs), kZombieT0);
+  all.Observe(Fleet(procs), kZombieT0 + minutes(30));
   EXPECT_EQ(all.Zombies().size(), 2u);  // Root's too, biggest first.
 }
 
 TEST(ZombieTrackerTest, GoneProcessesAreForgotten) {
   ZombieTracker tracker(Policy());
-  tracker.Observe(Fleet({Process(10, 20 * kGiB, 0)}), kT0);
-  tracker.Observe(Fleet({}), kT0 + minutes(5));
-  tracker.Observe(Fleet({Process(10, 20 * kGiB, 0)}), kT0 + minutes(12));
+  tracker.Observe(Fleet({Process(10, 20 * testing::kBytesPerGiB, 0)}), kZombieT0);
+  tracker.Observe(Fleet({}), kZombieT0 + minutes(5));
+  tracker.Observe(Fleet({Process(10, 20 * testing::kBytesPerGiB, 0)}), kZombieT0 + minutes(12));
   EXPECT_TRUE(tracker.Zombies().empty());
 }
 
@@ -103,7 +103,7 @@ TEST(ZombieTrackerTest, GoneProcessesAreForgotten) {
 // it changes nothing, and without GPM nothing is judged.
 TEST(ZombieTrackerTest, UnderMigTheInstancesEngineDecides) {
   auto in_instance = [](int64_t pid, int gi) {
-    fleet::ProcessView p = Process(pid, 4 * kGiB, 0);
+    fleet::ProcessView p = Process(pid, 4 * testing::kBytesPerGiB, 0);
     p.process.sm_utilization_ratio.reset();
     p.process.gpu_instance_id = gi;
     return p;
@@ -121,8 +121,8 @@ TEST(ZombieTrackerTest, UnderMigTheInstancesEngineDecides) {
   without_gpm.gpu_instance_id = 3;
   f.gpus[0].sample.mig_instances.push_back(without_gpm);
   ZombieTracker tracker(Policy());
-  tracker.Observe(f, kT0);
-  tracker.Observe(f, kT0 + minutes(10));
+  tracker.Observe(f, kZombieT0);
+  tracker.Observe(f, kZombieT0 + minutes(10));
   std::vector<ZombieEvidence> z = tracker.Zombies();
   ASSERT_EQ(z.size(), 1u);
   EXPECT_EQ(z[0].pid, 10);
@@ -131,8 +131,8 @@ TEST(ZombieTrackerTest, UnderMigTheInstancesEngineDecides) {
   auto lease_of = [](const fleet::GpuView&, const fleet::ProcessView& p) -> std::optional<int64_t> {
     return p.process.gpu_instance_id == 1 ? std::optional<int64_t>(7) : std::nullopt;
   };
-  leased.Observe(f, kT0, lease_of);
-  leased.Observe(f, kT0 + minutes(10), lease_of);
+  leased.Observe(f, kZombieT0, lease_of);
+  leased.Observe(f, kZombieT0 + minutes(10), lease_of);
   EXPECT_TRUE(leased.Zombies().empty());
 }
 

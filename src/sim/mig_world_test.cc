@@ -6,6 +6,7 @@
 
 #include "nvidia/mig_profiles.h"
 #include "sim/scenario_parser.h"
+#include "testutil/scenario_error.h"
 #include "sim/world_model.h"
 
 namespace tarmac::sim {
@@ -14,13 +15,9 @@ namespace {
 using std::chrono::seconds;
 using std::chrono::system_clock;
 
-const system_clock::time_point kEpoch = system_clock::time_point(seconds(1700000000));
+const system_clock::time_point kMigEpoch = system_clock::time_point(seconds(1700000000));
 
-std::string ErrorOf(std::string_view text) {
-  Result<Scenario> s = ParseScenario(text, "lab.toml");
-  EXPECT_FALSE(s.ok());
-  return s.ok() ? "" : s.status().message();
-}
+using testing::ScenarioErrorOf;
 
 TEST(MigProfilesTest, LayoutsFitOrSayWhyNot) {
   const char* h100 = "NVIDIA H100 80GB HBM3";
@@ -86,20 +83,20 @@ mig_layout = ["7g.80gb"]
 }
 
 TEST(MigWorldTest, ImpossibleLayoutsAreRefusedWithTheLine) {
-  EXPECT_EQ(ErrorOf("[[gpu]]\nmodel = \"NVIDIA H100 80GB HBM3\"\nmig_layout = [\"4g.40gb\", \"4g.40gb\"]\n"),
+  EXPECT_EQ(ScenarioErrorOf("[[gpu]]\nmodel = \"NVIDIA H100 80GB HBM3\"\nmig_layout = [\"4g.40gb\", \"4g.40gb\"]\n"),
             "lab.toml:1: key 'gpu[0].mig_layout': at most 1 instance of 4g.40gb fit one GPU");
-  EXPECT_EQ(ErrorOf("[[gpu]]\nmodel = \"NVIDIA H100 80GB HBM3\"\nmig_layout = [\"2g.7gb\"]\n"),
+  EXPECT_EQ(ScenarioErrorOf("[[gpu]]\nmodel = \"NVIDIA H100 80GB HBM3\"\nmig_layout = [\"2g.7gb\"]\n"),
             "lab.toml:1: key 'gpu[0].mig_layout': no MIG profile '2g.7gb' on NVIDIA H100 80GB HBM3 (its profiles: "
             "1g.10gb, 1g.20gb, 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb)");
-  EXPECT_EQ(ErrorOf("[[gpu]]\nmodel = \"NVIDIA L40S\"\nmig_layout = [\"1g.10gb\"]\n"),
+  EXPECT_EQ(ScenarioErrorOf("[[gpu]]\nmodel = \"NVIDIA L40S\"\nmig_layout = [\"1g.10gb\"]\n"),
             "lab.toml:1: key 'gpu[0].mig_layout': NVIDIA L40S has no MIG");
-  EXPECT_EQ(ErrorOf("[[gpu]]\nmig_layout = \"1g.10gb\"\n"),
+  EXPECT_EQ(ScenarioErrorOf("[[gpu]]\nmig_layout = \"1g.10gb\"\n"),
             "lab.toml:2: key 'gpu[0].mig_layout': expected an array of strings");
-  EXPECT_EQ(ErrorOf("[[gpu]]\n[[fault]]\nkind = \"mig_reconfigure\"\ngpu = 0\nmig_layout = [\"1g.10gb\"]\n"),
+  EXPECT_EQ(ScenarioErrorOf("[[gpu]]\n[[fault]]\nkind = \"mig_reconfigure\"\ngpu = 0\nmig_layout = [\"1g.10gb\"]\n"),
             "lab.toml:2: key 'fault[0].gpu': gpu 0 is not in MIG mode (set mig_layout on it)");
-  EXPECT_EQ(ErrorOf("[[gpu]]\nmig_layout = []\n[[fault]]\nkind = \"mig_reconfigure\"\ngpu = 0\n"),
+  EXPECT_EQ(ScenarioErrorOf("[[gpu]]\nmig_layout = []\n[[fault]]\nkind = \"mig_reconfigure\"\ngpu = 0\n"),
             "lab.toml:3: key 'fault[0].mig_layout': a mig_reconfigure fault needs mig_layout");
-  EXPECT_EQ(ErrorOf("[[gpu]]\n[[fault]]\nkind = \"xid\"\nxid = 13\ngpu = 0\nmig_layout = [\"1g.10gb\"]\n"),
+  EXPECT_EQ(ScenarioErrorOf("[[gpu]]\n[[fault]]\nkind = \"xid\"\nxid = 13\ngpu = 0\nmig_layout = [\"1g.10gb\"]\n"),
             "lab.toml:2: key 'fault[0].mig_layout': only a mig_reconfigure fault takes mig_layout");
 }
 
@@ -111,7 +108,7 @@ Load InInstance(int64_t pid, int gpu, const std::string& mig_uuid, double util, 
   l.utilization_ratio = util;
   l.pattern = LoadPattern::kSteady;
   l.memory_bytes = memory_gib << 30;
-  l.started_at = kEpoch;
+  l.started_at = kMigEpoch;
   return l;
 }
 
@@ -132,9 +129,9 @@ mig_layout = ["3g.40gb", "1g.10gb", "1g.10gb"]
   whole.gpus = {0};
   whole.utilization_ratio = 1;
   whole.memory_bytes = int64_t{1} << 30;
-  whole.started_at = kEpoch;
+  whole.started_at = kMigEpoch;
   loads.push_back(whole);
-  WorldState w = EvaluateWorld(s, loads, kEpoch, kEpoch + seconds(10));
+  WorldState w = EvaluateWorld(s, loads, kMigEpoch, kMigEpoch + seconds(10));
   const GpuState& g = w.gpus[0];
   ASSERT_EQ(g.mig_instances.size(), 3u);
   EXPECT_EQ(g.mig_instances[1].memory_used_bytes, int64_t{8} << 30);
@@ -147,9 +144,9 @@ mig_layout = ["3g.40gb", "1g.10gb", "1g.10gb"]
   EXPECT_EQ(g.processes[2].gpu_instance_id, mig[0].gpu_instance_id);
   EXPECT_EQ(g.memory_used_bytes, int64_t{38} << 30);
   // Per-instance engine activity; the whole GPU weighs each by its slices.
-  EngineActivity one = EngineActivityAt(s, 0, loads, kEpoch, kEpoch + seconds(10), mig[1].gpu_instance_id);
-  EngineActivity empty = EngineActivityAt(s, 0, loads, kEpoch, kEpoch + seconds(10), mig[2].gpu_instance_id);
-  EngineActivity all = EngineActivityAt(s, 0, loads, kEpoch, kEpoch + seconds(10));
+  EngineActivity one = EngineActivityAt(s, 0, loads, kMigEpoch, kMigEpoch + seconds(10), mig[1].gpu_instance_id);
+  EngineActivity empty = EngineActivityAt(s, 0, loads, kMigEpoch, kMigEpoch + seconds(10), mig[2].gpu_instance_id);
+  EngineActivity all = EngineActivityAt(s, 0, loads, kMigEpoch, kMigEpoch + seconds(10));
   EXPECT_NEAR(one.graphics, 1.0, 1e-9);
   EXPECT_EQ(empty.graphics, 0);
   EXPECT_NEAR(all.graphics, 1.0 / 7 + 0.5 * 3 / 7, 0.02);
@@ -169,13 +166,13 @@ mig_layout = ["3g.40gb"]
                                           "lab.toml");
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
   const Scenario& s = parsed.value();
-  WorldState before = EvaluateWorld(s, {}, kEpoch, kEpoch + seconds(30));
-  WorldState after = EvaluateWorld(s, {}, kEpoch, kEpoch + seconds(90));
+  WorldState before = EvaluateWorld(s, {}, kMigEpoch, kMigEpoch + seconds(30));
+  WorldState after = EvaluateWorld(s, {}, kMigEpoch, kMigEpoch + seconds(90));
   ASSERT_EQ(before.gpus[0].mig_instances.size(), 2u);
   ASSERT_EQ(after.gpus[0].mig_instances.size(), 1u);
   EXPECT_EQ(after.gpus[0].mig_instances[0].spec->profile, "3g.40gb");
   EXPECT_NE(after.gpus[0].mig_instances[0].spec->uuid, before.gpus[0].mig_instances[0].spec->uuid);
-  std::vector<WorldEvent> events = EventsBetween(s, kEpoch, kEpoch, kEpoch + seconds(90));
+  std::vector<WorldEvent> events = EventsBetween(s, kMigEpoch, kMigEpoch, kMigEpoch + seconds(90));
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].event_type, 0x100u);
   EXPECT_EQ(events[0].gpu, 0);

@@ -17,7 +17,7 @@ namespace {
 
 using std::chrono::system_clock;
 
-constexpr int64_t kT0 = 1800000000;
+constexpr int64_t kMigT0 = 1800000000;
 
 // GPU 0 in MIG mode: instance 1 (3g.40gb) busy with pid 4242 while
 // `with_process`, instance 2 (1g.10gb) empty.
@@ -45,12 +45,12 @@ fleet::FleetView Split(int64_t t, bool with_process = true) {
 
 TEST(MigHistoryTest, EachInstanceIsADeviceWithItsActivityAndSessions) {
   testing::TempDir dir;
-  testing::FakeClock clock{system_clock::from_time_t(kT0)};
+  testing::FakeClock clock{system_clock::from_time_t(kMigT0)};
   Logger logger{LogLevel::kOff};
   StoreOptions o;
   o.path = dir.path() + "/tarmac.db";
   std::unique_ptr<StoreWriter> w = std::move(StoreWriter::Open(o, &clock, &logger)).value();
-  for (int64_t t = kT0; t < kT0 + 120; ++t) ASSERT_TRUE(w->WriteNow(Split(t, t < kT0 + 60)).ok());
+  for (int64_t t = kMigT0; t < kMigT0 + 120; ++t) ASSERT_TRUE(w->WriteNow(Split(t, t < kMigT0 + 60)).ok());
   ASSERT_TRUE(w->FoldAll().ok());
   std::unique_ptr<Db> db = std::move(Db::Open(o.path, Db::Mode::kReadOnly)).value();
   auto count = [&](const std::string& sql) { return db->QueryInt(sql).value().value_or(-1); };
@@ -69,12 +69,12 @@ TEST(MigHistoryTest, EachInstanceIsADeviceWithItsActivityAndSessions) {
   ASSERT_TRUE(use.ok()) << use.status().ToString();
   ASSERT_EQ(use.value().size(), 2u);
   EXPECT_EQ(use.value()[0].uuid, "MIG-1");
-  EXPECT_EQ(use.value()[0].last_process_seen, kT0 + 59);
+  EXPECT_EQ(use.value()[0].last_process_seen, kMigT0 + 59);
   EXPECT_EQ(use.value()[1].uuid, "MIG-2");
   EXPECT_FALSE(use.value()[1].last_process_seen.has_value());
-  EXPECT_EQ(use.value()[1].first_seen, kT0);
+  EXPECT_EQ(use.value()[1].first_seen, kMigT0);
   // The throttle history is the GPUs', not their instances'.
-  Result<std::vector<RecentThrottle>> throttle = QueryRecentThrottle(db.get(), kT0 / 60, kT0 / 60 + 2);
+  Result<std::vector<RecentThrottle>> throttle = QueryRecentThrottle(db.get(), kMigT0 / 60, kMigT0 / 60 + 2);
   ASSERT_TRUE(throttle.ok());
   ASSERT_EQ(throttle.value().size(), 1u);
   EXPECT_EQ(throttle.value()[0].uuid, "GPU-0");

@@ -15,15 +15,15 @@ free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
 }
 
-# start_node NAME SCENARIO: an agent of its own (world, socket, state, HTTP
-# port, host label); prints its HTTP port.
+# start_node NAME SCENARIO [PORT]: an agent of its own (world, socket, state,
+# HTTP port, host label); prints its HTTP port.
 start_node() {
   local name=$1 dir="$WORLD/$1"
   mkdir -p "$dir"
   printf '[sampler]\nfast_interval = "200ms"\n[http]\nhostname = "%s"\n[doctor]\nenabled = false\n' "$name" > "$dir/agent.toml"
   TARMAC_SIM_SCENARIO="$TARMAC_SOURCE_DIR/examples/scenarios/$2" TARMAC_SIM_DIR="$dir/world" \
     tarmac agent --backend nvml --config "$dir/agent.toml" --socket "$dir/t.sock" --state-dir "$dir/state" \
-    --http-listen 127.0.0.1:0 >/dev/null 2>"$dir/agent.log" 3>&- &
+    --http-listen "127.0.0.1:${3:-0}" >/dev/null 2>"$dir/agent.log" 3>&- &
   echo "$!" > "$dir/pid"
   echo "$!" >> "$WORLD/pids"
   for _ in $(seq 200); do grep -q 'http://127.0.0.1:[0-9]*/metrics' "$dir/agent.log" 2>/dev/null && break; sleep 0.05; done
@@ -142,11 +142,17 @@ EOF
   [[ "$output" == *"lease 1 ("* ]]
   [ -z "$(printf '%s\n' "$output" | wider_than_100)" ]
 
+  # A Slurm job on node-a's GPU 5 (its prolog's lease).
+  SLURM_JOB_ID=4242 SLURM_JOB_UID=$(id -u) SLURM_JOB_USER=$(id -un) SLURM_JOB_GPUS=5 TARMAC_SIM_DIR="$WORLD/node-a/world" \
+    tarmac slurm prolog --socket "$WORLD/node-a/t.sock" >/dev/null
+
   # report: exact counters by node, model and lease user (increase() needs
   # two scrapes of every node in the range).
   for _ in $(seq 300); do
     [[ $(prom_query 'count(count_over_time(tarmac_gpu_state_seconds_total[1h]) >= 3)' |
-      jq -r '.data.result[0].value[1] // 0') == 56 ]] && break
+      jq -r '.data.result[0].value[1] // 0') == 56 ]] &&
+      [[ $(prom_query 'count(count_over_time(tarmac_gpu_job_seconds_total[1h]) >= 3)' |
+        jq -r '.data.result[0].value[1] // 0') -ge 1 ]] && break
     sleep 0.1
   done
   run tarmac fleet report --since 1h --json
@@ -157,7 +163,18 @@ EOF
   [ "$(echo "$output" | jq '.rows[] | select(.key == "node-a") | .lease_hours.reservation > 0')" == true ]
   [ "$(echo "$output" | jq '.rows[] | select(.key == "node-c") | .held_idle_hours')" == 0 ]
   run tarmac fleet report --since 1h --by user --json
-  [ "$(echo "$output" | jq -c '[.rows[] | [.key, .gpus]]')" == "[[\"$(id -un)\",1]]" ]
+  [ "$(echo "$output" | jq -c '[.rows[] | [.key, .gpus]]')" == "[[\"$(id -un)\",2]]" ]
+  [ "$(echo "$output" | jq -c '.rows[0].lease_hours | keys')" == '["reservation","slurm"]' ]
+  # By Slurm job: the job, its one GPU, the hours it held it (idle: no
+  # process ran); no pod held any.
+  run tarmac fleet report --since 1h --by slurm-job --json
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | jq -c '[.rows[] | [.key, .gpus, .lease_hours.slurm > 0, .idle_hours > 0, .busy_hours]]')" == \
+    '[["4242",1,true,true,0]]' ]
+  run tarmac fleet report --since 1h --by slurm-job
+  [[ "$output" == *"SLURM JOB"*$'\n4242 '* ]]
+  run tarmac fleet report --since 1h --by pod
+  [[ "$output" == *"(no pod held a GPU in this range)"* ]]
   run tarmac fleet report --since 1h --by model --csv
   [[ "${lines[0]}" == "model,gpus,busy_hours,"* ]]
   [[ "$output" == *$'\nTesla T4,1,'* ]]
@@ -219,4 +236,58 @@ EOF
   run tarmac fleet status --config "$WORLD/bad.toml"
   [ "$status" -eq 2 ]
   [[ "$output" == *"bad.toml:2: key 'fleet.prometheus_url'"* ]]
+}
+
+@test "fleet report of one node equals that node's own report within 1 %" {
+  # Prometheus first, scraping the node's port before the node is up, so
+  # that it reads the node's counters from their first second.
+  port=$(free_port)
+  PROM_PORT=$(free_port)
+  printf 'global:\n  scrape_interval: 100ms\n  scrape_timeout: 100ms\nscrape_configs:\n  - job_name: tarmac\n    static_configs:\n      - targets: ["127.0.0.1:%s"]\n' \
+    "$port" > "$WORLD/prometheus.yml"
+  prometheus --config.file="$WORLD/prometheus.yml" --storage.tsdb.path="$WORLD/tsdb" \
+    --web.listen-address="127.0.0.1:$PROM_PORT" --log.level=warn >/dev/null 2>"$WORLD/prometheus.log" 3>&- &
+  echo "$!" >> "$WORLD/pids"
+  for _ in $(seq 300); do [[ $(prom_query 'count(up)' | jq -r '.data.result[0].value[1] // 0') == 1 ]] && break; sleep 0.1; done
+  [ "$(start_node solo small.toml "$port")" == "$port" ]
+  for _ in $(seq 300); do [[ $(prom_query 'sum(up)' | jq -r '.data.result[0].value[1] // 0') == 1 ]] && break; sleep 0.1; done
+  # Then GPU 0 busy, GPU 1 held idle by a job at 0 % SM, for forty seconds:
+  # Prometheus reads both spells from their first second to their last.
+  for spec in "0 --util 80 --memory 2GiB" "1 --util 0 --memory 1GiB"; do
+    read -r gpu load <<< "$spec"
+    # shellcheck disable=SC2086
+    CUDA_VISIBLE_DEVICES=$gpu TARMAC_SIM_SCENARIO="$TARMAC_SOURCE_DIR/examples/scenarios/small.toml" \
+      TARMAC_SIM_DIR="$WORLD/solo/world" tarmac-simload $load --seconds 40 >/dev/null 2>&1 3>&- &
+    echo "$!" >> "$WORLD/loads"
+  done
+  while read -r pid; do while kill -0 "$pid" 2>/dev/null; do sleep 0.2; done; done < "$WORLD/loads"
+  # Three more scrapes, then the agent stops and the range ends.
+  sleep 3
+  kill -TERM "$(cat "$WORLD/solo/pid")"
+  while kill -0 "$(cat "$WORLD/solo/pid")" 2>/dev/null; do sleep 0.1; done
+  until=$(($(date +%s) + 1))
+  run tarmac report --since 1h --format json --db "$WORLD/solo/state/tarmac.db"
+  [ "$status" -eq 0 ]
+  echo "$output" > "$WORLD/own.json"
+  run tarmac fleet report --prometheus "http://127.0.0.1:$PROM_PORT" --since 1h --until "@$until" --json
+  [ "$status" -eq 0 ]
+  echo "$output" > "$WORLD/fleet.json"
+  own=$(jq -c '[([.gpus[].busy_hours] | add), ([.gpus[].held_idle_hours] | add),
+                ([.gpus[] | .busy_hours + .idle_hours + .unknown_hours] | add)]' "$WORLD/own.json")
+  fleet=$(jq -c '.total | [.busy_hours, .held_idle_hours, .busy_hours + .idle_hours + .held_idle_hours + .unknown_hours]' \
+    "$WORLD/fleet.json")
+  echo "own [busy, held idle, read]: $own; fleet: $fleet"
+  # Busy and held-idle hours within 1 %. The hours read too, but for the
+  # edges of the agent's life (its counters' first seconds can precede
+  # Prometheus' first reading of them, and the range ends up to a second
+  # after it stopped: at most 3 s per GPU), which a range of hours makes
+  # negligible.
+  python3 - "$own" "$fleet" <<'PY'
+import json, sys
+own, fleet = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+for name, a, b in zip(["busy", "held idle"], own, fleet):
+    assert a > 0 and abs(a - b) <= 0.01 * a, (name, a, b)
+read, fleet_read = own[2], fleet[2]
+assert abs(read - fleet_read) <= 0.01 * read + 2 * 3 / 3600, (read, fleet_read)
+PY
 }

@@ -10,6 +10,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <regex>
+#include <sstream>
 
 #include "testutil/kubelet_standin.h"
 #include "testutil/lease_fixture.h"
@@ -304,10 +306,29 @@ TEST_F(KubernetesTest, PodsAllocatedGpusCarryTheirPodEvenWithNoProcess) {
   std::regex unlicensed(R"(DCGM_FI_DEV_VGPU_LICENSE_STATUS\{gpu="2",[^}]*\} 0\n)");
   EXPECT_TRUE(std::regex_search(metrics, unlicensed)) << metrics;
   EXPECT_EQ(metrics.find("DCGM_FI_DEV_VGPU_LICENSE_STATUS{gpu=\"0\""), std::string::npos);
-  // The pod goes: its lease ends, and its labels with it.
+  // The seconds the pod held its GPU, counted for fleet accounting.
+  std::regex held(R"(tarmac_gpu_job_seconds_total\{hostname="gpu-node-7",gpu="0",[^}]*namespace="ml",pod="train-0",state="idle"\} [0-9.]+\n)");
+  EXPECT_TRUE(std::regex_search(metrics, held)) << metrics;
+  // The pod goes: its lease ends, and its labels with it, but for its
+  // final count of held seconds (kept an hour for Prometheus to read).
   pods_->SetPod("ml", "train-0", "trainer", {});
   ASSERT_TRUE(WaitFor([&] { return Leases().empty(); })) << Leases().dump();
-  ASSERT_TRUE(WaitFor([&] { return HttpGet("/metrics").find("pod=\"train-0\"") == std::string::npos; }));
+  auto labelled_series = [&] {
+    std::string page = HttpGet("/metrics"), out;
+    std::istringstream lines(page);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.find("pod=\"train-0\"") != std::string::npos) out += line + "\n";
+    }
+    return out;
+  };
+  ASSERT_TRUE(WaitFor([&] {
+    std::istringstream left(labelled_series());
+    int lines = 0;
+    for (std::string line; std::getline(left, line); ++lines) {
+      if (line.rfind("tarmac_gpu_job_seconds_total{", 0) != 0) return false;
+    }
+    return lines > 0;
+  })) << labelled_series();
   bool ended = false;
   for (const json& e : Events()) ended |= e["kind"] == "pod_ended";
   EXPECT_TRUE(ended);

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "metrics/accounting_render.h"
+
+#include <array>
+#include <string_view>
+
+namespace tarmac::metrics {
+namespace {
+
+// A family with its help, next to the code that renders it.
+struct FamilyText {
+  std::string_view name;
+  std::string_view type;
+  std::string_view help;
+};
+
+void Head(Exposition* out, const FamilyText& f) { out->Family(f.name, f.type, f.help); }
+
+// The families CollectIdle renders.
+constexpr FamilyText kGpuIdleSecondsTotal{"tarmac_gpu_idle_seconds_total", "counter",
+                          "Time the GPU spent under 5 % utilization."};
+constexpr FamilyText kGpuHeldIdleSecondsTotal{"tarmac_gpu_held_idle_seconds_total", "counter",
+                          "Time a process held memory on the GPU at 0 % SM."};
+constexpr FamilyText kGpuIdleCostTotal{"tarmac_gpu_idle_cost_total", "counter",
+                          "What the GPU's idle time cost, at the configured price."};
+constexpr FamilyText kGpuIdleForSeconds{"tarmac_gpu_idle_for_seconds", "gauge",
+                          "How long the GPU has been idle now (0 when it is not); since the agent started at most."};
+constexpr FamilyText kGpuIdleForCost{"tarmac_gpu_idle_for_cost", "gauge",
+                          "What the idle spell going on now has cost, at the configured price."};
+constexpr FamilyText kGpuHeldIdleForSeconds{"tarmac_gpu_held_idle_for_seconds", "gauge",
+                          "How long a process has held memory on the GPU at 0 % SM now (0 when none does)."};
+constexpr std::array kIdleFamilies = {&kGpuIdleSecondsTotal, &kGpuHeldIdleSecondsTotal, &kGpuIdleCostTotal,
+                                      &kGpuIdleForSeconds,   &kGpuIdleForCost,          &kGpuHeldIdleForSeconds};
+constexpr FamilyText kGpuStateSecondsTotal{"tarmac_gpu_state_seconds_total", "counter",
+                          "Time the GPU spent in each state (busy, idle, held_idle, unknown), each second in one."};
+constexpr FamilyText kGpuLeaseSecondsTotal{"tarmac_gpu_lease_seconds_total", "counter",
+                          "Time leases held the GPU (or its MIG instances), by the lease's user and kind."};
+constexpr FamilyText kGpuJobSecondsTotal{"tarmac_gpu_job_seconds_total", "counter",
+                          "Time a Kubernetes pod or a Slurm job held the GPU (or a MIG instance), by the GPU's state."};
+constexpr std::array kAccountingFamilies = {&kGpuStateSecondsTotal, &kGpuLeaseSecondsTotal, &kGpuJobSecondsTotal};
+
+// A counter's value for one family of kIdleFamilies.
+double IdleValue(std::string_view family, const GpuCounters& c) {
+  if (family == "tarmac_gpu_idle_seconds_total") return c.idle_seconds;
+  if (family == "tarmac_gpu_held_idle_seconds_total") return c.held_idle_seconds;
+  if (family == "tarmac_gpu_idle_cost_total") return c.idle_cost;
+  if (family == "tarmac_gpu_idle_for_seconds") return c.idle_for_seconds;
+  if (family == "tarmac_gpu_idle_for_cost") return c.idle_for_cost;
+  return c.held_idle_for_seconds;
+}
+
+// Idle and held-idle time, and what it cost.
+void CollectIdle(const fleet::FleetView& fleet, const std::string& host, const std::string& currency,
+                 const std::map<std::string, GpuCounters>& counters, Exposition* out) {
+  for (const FamilyText* family : kIdleFamilies) {
+    Head(out, *family);
+    std::string name(family->name);
+    for (const fleet::GpuView& g : fleet.gpus) {
+      auto c = counters.find(g.info.uuid);
+      if (c == counters.end()) continue;
+      bool is_cost = name == "tarmac_gpu_idle_cost_total" || name == "tarmac_gpu_idle_for_cost";
+      out->Sample(name, is_cost ? With(NativeLabels(g, host), "currency", currency) : NativeLabels(g, host),
+                  IdleValue(name, c->second));
+    }
+  }
+}
+
+// Seconds by state and by lease holder: what fleet accounting sums with
+// increase() (docs/fleet.md).
+void CollectSecondsByHolder(const fleet::FleetView& fleet, const std::string& host,
+                            const std::map<std::string, GpuCounters>& counters, Exposition* out) {
+  Head(out, kGpuStateSecondsTotal);
+  for (const fleet::GpuView& g : fleet.gpus) {
+    auto c = counters.find(g.info.uuid);
+    if (c == counters.end()) continue;
+    for (const auto& [state, seconds] : c->second.state_seconds) {
+      out->Sample("tarmac_gpu_state_seconds_total", With(NativeLabels(g, host), "state", state), seconds);
+    }
+  }
+  Head(out, kGpuLeaseSecondsTotal);
+  for (const fleet::GpuView& g : fleet.gpus) {
+    auto c = counters.find(g.info.uuid);
+    if (c == counters.end()) continue;
+    for (const auto& [holder, seconds] : c->second.lease_seconds) {
+      out->Sample("tarmac_gpu_lease_seconds_total",
+                  With(With(NativeLabels(g, host), "user", holder.first), "kind", holder.second), seconds);
+    }
+  }
+  Head(out, kGpuJobSecondsTotal);
+  for (const fleet::GpuView& g : fleet.gpus) {
+    auto c = counters.find(g.info.uuid);
+    if (c == counters.end()) continue;
+    for (const auto& [job, held] : c->second.job_seconds) {
+      Labels l = NativeLabels(g, host);
+      if (!job.pod.empty()) l = With(With(l, "namespace", job.pod_namespace), "pod", job.pod);
+      if (!job.slurm_job.empty()) l = With(l, "slurm_job", job.slurm_job);
+      out->Sample("tarmac_gpu_job_seconds_total", With(l, "state", job.state), held.seconds);
+    }
+  }
+}
+
+}  // namespace
+
+const std::vector<FamilyDoc>& AccountingFamilies() {
+  static const std::vector<FamilyDoc> kAll = [] {
+    std::vector<FamilyDoc> all;
+    for (const FamilyText* f : kIdleFamilies) all.push_back({std::string(f->name), std::string(f->type), std::string(f->help)});
+    for (const FamilyText* f : kAccountingFamilies) {
+      all.push_back({std::string(f->name), std::string(f->type), std::string(f->help)});
+    }
+    return all;
+  }();
+  return kAll;
+}
+
+void CollectAccounting(const fleet::FleetView& fleet, const std::string& host, const std::string& currency,
+                       const std::map<std::string, GpuCounters>& counters, Exposition* out) {
+  CollectIdle(fleet, host, currency, counters, out);
+  CollectSecondsByHolder(fleet, host, counters, out);
+}
+
+}  // namespace tarmac::metrics
