@@ -42,6 +42,8 @@ inline constexpr Return kErrorLibraryNotFound = 12;
 inline constexpr Return kErrorFunctionNotFound = 13;
 inline constexpr Return kErrorGpuIsLost = 15;
 inline constexpr Return kErrorLibRmVersionMismatch = 18;
+inline constexpr Return kErrorInUse = 19;
+inline constexpr Return kErrorInsufficientResources = 23;
 inline constexpr Return kErrorArgumentVersionMismatch = 25;
 inline constexpr Return kErrorUnknown = 999;
 

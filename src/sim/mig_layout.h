@@ -18,7 +18,13 @@ namespace tarmac::sim {
 // derived from the GPU's UUID, `generation` (0 for the spec's layout, n for
 // the n-th reconfiguration) and the id, so a new layout has new UUIDs.
 // Empty string on success; otherwise why the layout cannot be on the GPU.
-std::string MakeMigInstances(const GpuSpec& gpu, const std::vector<std::string>& layout, int generation,
+std::string MakeMigInstances(const GpuSpec& gpu, const std::vector<std::string>& layout, int64_t generation,
                              std::vector<MigInstanceSpec>* instances);
+
+// One instance of `profile` on `gpu` with GPU instance id `gpu_instance_id`
+// (compute instance 0), its UUID derived as above. False when the model has
+// no such profile.
+bool MakeMigInstance(const GpuSpec& gpu, const std::string& profile, int gpu_instance_id, int64_t generation,
+                     MigInstanceSpec* instance);
 
 }  // namespace tarmac::sim

@@ -32,6 +32,10 @@ struct MigInstanceSpec {
   std::string uuid;  // "MIG-...", derived from the GPU's UUID, the layout and the id.
   int64_t memory_total_bytes = 0;
   int compute_slices = 0;  // Of 7.
+  // What the UUID derives from with the GPU's UUID and the id: 0 for the
+  // spec's layout, n for the n-th mig_reconfigure, the timeline
+  // millisecond of its creation for an instance created through NVML.
+  int64_t generation = 0;
 };
 
 struct GpuSpec {

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
@@ -12,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "common/fs.h"
+#include "sim/mig_journal.h"
 #include "sim/scenario_parser.h"
 
 namespace tarmac::sim {
@@ -97,8 +99,11 @@ Result<std::unique_ptr<World>> World::Open(WorldOptions options, Clock* clock) {
   Result<system_clock::time_point> epoch = ReadOrCreateEpoch(options.dir, now);
   if (!epoch.ok()) return epoch.status().WithContext("sim world");
   std::string dir = options.dir;
-  return std::unique_ptr<World>(
+  std::unique_ptr<World> world(
       new World(std::move(scenario).value(), std::move(dir), epoch.value(), std::move(options), clock));
+  MutexLock lock(&world->mu_);
+  world->RefreshMigLayouts();
+  return world;
 }
 
 World::World(Scenario scenario, std::string dir, system_clock::time_point epoch,
@@ -108,7 +113,38 @@ World::World(Scenario scenario, std::string dir, system_clock::time_point epoch,
       epoch_(epoch),
       options_(std::move(options)),
       clock_(clock),
-      registry_(dir_) {}
+      registry_(dir_) {
+  MutexLock lock(&mu_);
+  current_ = &scenario_;
+}
+
+const Scenario& World::scenario() const {
+  MutexLock lock(&mu_);
+  return *current_;
+}
+
+void World::RefreshMigLayouts() {
+  int64_t size = MigJournalSize(dir_);
+  if (size == journal_size_) return;
+  Result<std::vector<Fault>> changes = ReadMigLayouts(dir_, scenario_);
+  if (!changes.ok()) return;  // A line being written: read again next time.
+  journal_size_ = size;
+  auto next = std::make_unique<Scenario>(scenario_);
+  for (Fault& f : changes.value()) next->faults.push_back(std::move(f));
+  std::stable_sort(next->faults.begin(), next->faults.end(),
+                   [](const Fault& a, const Fault& b) { return a.at < b.at; });
+  current_ = next.get();
+  versions_.push_back(std::move(next));
+}
+
+Status World::ChangeMigLayout(int gpu, const std::vector<MigInstanceSpec>& layout) {
+  std::chrono::milliseconds at = std::chrono::duration_cast<std::chrono::milliseconds>(Now() - epoch_);
+  Status s = AppendMigLayout(dir_, at, gpu, layout);
+  if (!s.ok()) return s;
+  MutexLock lock(&mu_);
+  cached_ = nullptr;  // The next State() reads the journal and evaluates afresh.
+  return Status::OK();
+}
 
 system_clock::time_point World::Now() { return options_.now.value_or(clock_->WallNow()); }
 
@@ -116,8 +152,9 @@ std::shared_ptr<const WorldState> World::State() {
   MutexLock lock(&mu_);
   std::chrono::steady_clock::time_point steady = clock_->SteadyNow();
   if (cached_ == nullptr || steady - cached_at_ >= options_.cache_for) {
+    RefreshMigLayouts();
     cached_loads_ = registry_.List();
-    cached_ = std::make_shared<const WorldState>(EvaluateWorld(scenario_, cached_loads_, epoch_, Now()));
+    cached_ = std::make_shared<const WorldState>(EvaluateWorld(*current_, cached_loads_, epoch_, Now()));
     cached_at_ = steady;
   }
   return cached_;
@@ -142,7 +179,7 @@ EngineActivity World::MeanEngineActivity(int gpu, system_clock::time_point from,
   constexpr int kSlices = 16;
   for (int i = 0; i < kSlices; ++i) {
     system_clock::time_point at = from + (to - from) * (2 * i + 1) / (2 * kSlices);
-    EngineActivity a = EngineActivityAt(scenario_, gpu, cached_loads_, epoch_, at, gpu_instance_id);
+    EngineActivity a = EngineActivityAt(*current_, gpu, cached_loads_, epoch_, at, gpu_instance_id);
     mean.graphics += a.graphics / kSlices;
     mean.tensor += a.tensor / kSlices;
     mean.dram += a.dram / kSlices;
@@ -159,7 +196,7 @@ std::vector<std::pair<system_clock::time_point, int>> World::UtilizationHistory(
   for (int64_t back = window.count() - 1; back >= 0; --back) {
     system_clock::time_point at = now - std::chrono::seconds(back);
     if (at < epoch_) continue;
-    samples.emplace_back(at, UtilizationPercentAt(scenario_, gpu, cached_loads_, epoch_, at));
+    samples.emplace_back(at, UtilizationPercentAt(*current_, gpu, cached_loads_, epoch_, at));
   }
   return samples;
 }

@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/clock.h"
 #include "common/result.h"
@@ -53,7 +54,11 @@ class World {
   // scenario is malformed; kIOError when the directory cannot be used.
   static Result<std::unique_ptr<World>> Open(WorldOptions options, Clock* clock);
 
-  const Scenario& scenario() const { return scenario_; }
+  // The scenario with the MIG layout changes made so far through NVML
+  // (sim/mig_journal.h) as mig_reconfigure faults. Every version stays
+  // alive as long as the world: a reference taken before a change stays
+  // valid.
+  const Scenario& scenario() const;
   const std::string& dir() const { return dir_; }
   std::chrono::system_clock::time_point epoch() const { return epoch_; }
   LoadRegistry& registry() { return registry_; }
@@ -77,6 +82,11 @@ class World {
   EngineActivity MeanEngineActivity(int gpu, std::chrono::system_clock::time_point from,
                                     std::chrono::system_clock::time_point to, int gpu_instance_id = -1);
 
+  // Makes `layout` GPU `gpu`'s MIG layout from now on, for every process of
+  // the world (sim/mig_journal.h); the next State() has it. kIOError when
+  // the journal cannot be written.
+  Status ChangeMigLayout(int gpu, const std::vector<MigInstanceSpec>& layout);
+
   // Device utilization samples of `gpu`, one per second, for the `window`
   // before now, oldest first: (time, percent).
   std::vector<std::pair<std::chrono::system_clock::time_point, int>> UtilizationHistory(
@@ -86,14 +96,20 @@ class World {
   World(Scenario scenario, std::string dir, std::chrono::system_clock::time_point epoch,
         WorldOptions options, Clock* clock);
 
-  Scenario scenario_;
+  // Reads the MIG journal again when it has grown.
+  void RefreshMigLayouts() REQUIRES(mu_);
+
+  const Scenario scenario_;  // As loaded.
   std::string dir_;
   std::chrono::system_clock::time_point epoch_;
   WorldOptions options_;
   Clock* clock_;
   LoadRegistry registry_;
 
-  Mutex mu_;
+  mutable Mutex mu_;
+  std::vector<std::unique_ptr<const Scenario>> versions_ GUARDED_BY(mu_);  // With the MIG journal's changes.
+  const Scenario* current_ GUARDED_BY(mu_) = nullptr;                        // scenario_ or the last version.
+  int64_t journal_size_ GUARDED_BY(mu_) = 0;
   std::shared_ptr<const WorldState> cached_ GUARDED_BY(mu_);
   std::vector<Load> cached_loads_ GUARDED_BY(mu_);
   std::chrono::steady_clock::time_point cached_at_ GUARDED_BY(mu_);

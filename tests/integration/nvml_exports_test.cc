@@ -217,9 +217,6 @@ TEST_F(NvmlExportsTest, ModelledFactsAnswerWhatTheWorldHolds) {
             gpu::nvml::kSuccess);
   EXPECT_EQ(ci_info.gpu_instance, found[0]);
   EXPECT_EQ(ci_info.id, 0u);
-  void* new_gi = nullptr;
-  Return created = Fn<Return (*)(void*, unsigned, void**)>("nvmlDeviceCreateGpuInstance")(gpu0, 0, &new_gi);
-  EXPECT_EQ(created, geteuid() == 0 ? gpu::nvml::kErrorNotSupported : gpu::nvml::kErrorNoPermission);
 
   // Accounting: the running load, its memory and SM share.
   unsigned pids[8] = {};
@@ -262,6 +259,93 @@ TEST_F(NvmlExportsTest, ModelledFactsAnswerWhatTheWorldHolds) {
   // Pages are retired by row remapping on Hopper.
   EXPECT_EQ(Fn<Return (*)(void*, int, unsigned*, void*)>("nvmlDeviceGetRetiredPages")(gpu1, 0, &count, nullptr),
             gpu::nvml::kErrorNotSupported);
+  EXPECT_EQ(Fn<Return (*)()>("nvmlShutdown")(), gpu::nvml::kSuccess);
+}
+
+// MIG management as a root caller of the driver sees it: a created GPU
+// instance takes the lowest free id, comes with its compute instance, is
+// seen by every process of the world (a CUDA program runs in it), cannot be
+// destroyed while a process runs in it, and its neighbours keep their ids
+// and UUIDs throughout.
+TEST_F(NvmlExportsTest, RootCreatesAndDestroysGpuInstancesThatEveryProcessSees) {
+  if (geteuid() != 0) GTEST_SKIP() << "creating MIG instances needs root, as with the driver";
+  ASSERT_EQ(Fn<Return (*)()>("nvmlInit_v2")(), gpu::nvml::kSuccess);
+  void* gpu0 = nullptr;
+  ASSERT_EQ(Fn<Return (*)(unsigned, void**)>("nvmlDeviceGetHandleByIndex_v2")(0, &gpu0), gpu::nvml::kSuccess);
+  auto mig_handle = Fn<Return (*)(void*, unsigned, void**)>("nvmlDeviceGetMigDeviceHandleByIndex");
+  auto uuid_of = [&](void* device) {
+    char uuid[96] = {};
+    EXPECT_EQ(Fn<Return (*)(void*, char*, unsigned)>("nvmlDeviceGetUUID")(device, uuid, sizeof uuid),
+              gpu::nvml::kSuccess);
+    return std::string(uuid);
+  };
+  auto mig_uuids = [&] {
+    std::vector<std::string> out;
+    for (unsigned i = 0; i < 7; ++i) {
+      void* mig = nullptr;
+      if (mig_handle(gpu0, i, &mig) == gpu::nvml::kSuccess) out.push_back(uuid_of(mig));
+    }
+    return out;
+  };
+  std::vector<std::string> before = mig_uuids();
+  ASSERT_EQ(before.size(), 2u);  // 3g.40gb (id 1) and 1g.10gb (id 2).
+  auto remaining = [&](unsigned profile) {
+    unsigned n = 0;
+    EXPECT_EQ(Fn<Return (*)(void*, unsigned, unsigned*)>("nvmlDeviceGetGpuInstanceRemainingCapacity")(gpu0, profile, &n),
+              gpu::nvml::kSuccess);
+    return n;
+  };
+  ASSERT_EQ(remaining(1), 1u);  // One 2g.20gb fits in the 3 slices left.
+
+  auto create = Fn<Return (*)(void*, unsigned, void**)>("nvmlDeviceCreateGpuInstance");
+  void* made = nullptr;
+  ASSERT_EQ(create(gpu0, 1, &made), gpu::nvml::kSuccess);
+  GpuInstanceInfo info{};
+  ASSERT_EQ(Fn<Return (*)(void*, GpuInstanceInfo*)>("nvmlGpuInstanceGetInfo")(made, &info), gpu::nvml::kSuccess);
+  EXPECT_EQ(info.id, 3u);
+  EXPECT_EQ(info.profile_id, 14u);
+  std::vector<std::string> after = mig_uuids();
+  ASSERT_EQ(after.size(), 3u);
+  EXPECT_EQ(std::vector<std::string>(after.begin(), after.begin() + 2), before);
+  EXPECT_EQ(remaining(1), 0u);
+  void* ci = nullptr;
+  EXPECT_EQ(Fn<Return (*)(void*, unsigned, void**)>("nvmlGpuInstanceGetComputeInstanceById")(made, 0, &ci),
+            gpu::nvml::kSuccess);
+  EXPECT_EQ(create(gpu0, 1, &made), gpu::nvml::kErrorInsufficientResources);
+  EXPECT_EQ(create(gpu0, 0, &made), gpu::nvml::kSuccess);  // A 1g.10gb still fits.
+  ASSERT_EQ(Fn<Return (*)(void*, GpuInstanceInfo*)>("nvmlGpuInstanceGetInfo")(made, &info), gpu::nvml::kSuccess);
+  EXPECT_EQ(info.id, 4u);
+  std::string one_g = mig_uuids().back();
+
+  // Another process of the world runs a CUDA program in the new 2g.20gb.
+  Child* load = StartLoad(after[2], {"--memory", "5GiB", "--util", "30"});
+  auto processes = Fn<Return (*)(void*, unsigned*, void*)>("nvmlDeviceGetComputeRunningProcesses_v3");
+  void* mig2g = nullptr;
+  ASSERT_EQ(mig_handle(gpu0, 2, &mig2g), gpu::nvml::kSuccess);
+  ASSERT_TRUE(WaitFor([&] {
+    unsigned n = 0;
+    return processes(mig2g, &n, nullptr) == gpu::nvml::kErrorInsufficientSize && n == 1;
+  }));
+  void* gi_2g = nullptr;
+  void* found[8] = {};
+  unsigned count = 8;
+  ASSERT_EQ(Fn<Return (*)(void*, unsigned, void**, unsigned*)>("nvmlDeviceGetGpuInstances")(gpu0, 1, found, &count),
+            gpu::nvml::kSuccess);
+  ASSERT_EQ(count, 1u);
+  gi_2g = found[0];
+  auto destroy = Fn<Return (*)(void*)>("nvmlGpuInstanceDestroy");
+  EXPECT_EQ(destroy(gi_2g), gpu::nvml::kErrorInUse);
+  EXPECT_EQ(Fn<Return (*)(void*)>("nvmlComputeInstanceDestroy")(ci), gpu::nvml::kErrorInUse);
+  load->KillAndWait(SIGKILL);
+  ASSERT_TRUE(WaitFor([&] { return destroy(gi_2g) == gpu::nvml::kSuccess; }));
+  // The others, the 1g.10gb made after it included, keep their UUIDs.
+  EXPECT_EQ(mig_uuids(), (std::vector<std::string>{before[0], before[1], one_g}));
+  ASSERT_EQ(Fn<Return (*)(void*, unsigned, void**, unsigned*)>("nvmlDeviceGetGpuInstances")(gpu0, 0, found, &count),
+            gpu::nvml::kSuccess);
+  ASSERT_EQ(count, 2u);
+  ASSERT_EQ(Fn<Return (*)(void*, GpuInstanceInfo*)>("nvmlGpuInstanceGetInfo")(found[1], &info), gpu::nvml::kSuccess);
+  EXPECT_EQ(info.id, 4u);
+  EXPECT_EQ(remaining(1), 1u);
   EXPECT_EQ(Fn<Return (*)()>("nvmlShutdown")(), gpu::nvml::kSuccess);
 }
 

@@ -49,15 +49,6 @@ class LeaseFixture : public AgentFixture {
     return std::find(kinds.begin(), kinds.end(), kind) != kinds.end();
   }
 
-  // Bounded poll (not a timing assertion).
-  bool WaitFor(const std::function<bool()>& pred, int tries = 200) {
-    for (int i = 0; i < tries; ++i) {
-      if (pred()) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    return false;
-  }
-
   std::string Uuid(int gpu) { return AgentStatus()["gpus"][gpu]["uuid"].get<std::string>(); }
 
   // `tarmac ARGS` against this agent (--socket goes after the command name,

@@ -8,7 +8,10 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <chrono>
+#include <functional>
 #include <memory>
+#include <thread>
 
 #include "common/clock.h"
 #include "common/log.h"
@@ -41,6 +44,15 @@ class SimWorldTest : public ::testing::Test {
 
   // Starts tarmac-simload with `args`; CUDA_VISIBLE_DEVICES=`visible` unless
   // it is "<unset>". Waits until it has registered.
+  // Bounded poll (not a timing assertion).
+  bool WaitFor(const std::function<bool()>& pred, int tries = 200) {
+    for (int i = 0; i < tries; ++i) {
+      if (pred()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
+  }
+
   Child* StartLoad(const std::string& visible, std::vector<std::string> args) {
     std::vector<std::string> argv = {BinDir() + "/tarmac-simload"};
     argv.insert(argv.end(), args.begin(), args.end());

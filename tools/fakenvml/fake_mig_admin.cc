@@ -4,12 +4,19 @@
 // compute instances as the driver's management API shows them, from the
 // simulated layout (the scenario's, then its mig_reconfigure faults).
 // Each GPU instance holds one compute instance (id 0) over all its slices.
-// Creating or destroying instances through NVML does not change the
-// simulated layout: those calls answer NO_PERMISSION to a caller that is not
-// root, as the driver does, and NOT_SUPPORTED to root.
+// A root caller creates and destroys GPU instances for every process of the
+// world (sim/mig_journal.h): a new instance gets the lowest free id, a fresh
+// UUID and its compute instance at once (as `nvidia-smi mig -cgi P -C`);
+// the others keep theirs. Destroying one with processes in it is IN_USE; a
+// profile with no room left is INSUFFICIENT_RESOURCES. A compute instance
+// is made and destroyed only with its GPU instance: another does not fit
+// (INSUFFICIENT_RESOURCES), and destroying it alone answers NOT_SUPPORTED
+// (a driver would leave an empty GPU instance). Callers that are not root
+// get NO_PERMISSION for all of these, as from the driver.
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -17,6 +24,7 @@
 #include "fake_abi.h"
 #include "fake_device.h"
 #include "nvidia/mig_profiles.h"
+#include "sim/mig_layout.h"
 
 namespace {
 using namespace tarmac;            // NOLINT: one ABI shim.
@@ -128,7 +136,66 @@ abi::Placement PlacementOf(const Instance& in, const std::vector<NvmlProfile>& p
   return {start, p != nullptr ? static_cast<unsigned>(p->profile.memory_slices) : 1};
 }
 
-Return NotPermitted() { return ::geteuid() == 0 ? kErrorNotSupported : kErrorNoPermission; }
+bool IsRoot() { return ::geteuid() == 0; }
+
+// Whether a process runs in the instance now.
+bool InUse(const Instance& in) {
+  for (const sim::ProcessState& p : in.d.g->processes) {
+    if (p.gpu_instance_id == in.m->spec->gpu_instance_id) return true;
+  }
+  return false;
+}
+
+// The layout now, as specs.
+std::vector<sim::MigInstanceSpec> LayoutOf(const sim::GpuState& g) {
+  std::vector<sim::MigInstanceSpec> out;
+  for (const sim::MigInstanceState& m : g.mig_instances) out.push_back(*m.spec);
+  return out;
+}
+
+// How many more of `p` fit on `g`: its own limit, and the free compute and
+// memory slices.
+int RemainingOf(const sim::GpuState& g, const std::vector<NvmlProfile>& profiles, const NvmlProfile& p) {
+  int compute = nvidia::kMigComputeSlices, memory = nvidia::kMigMemorySlices, same = 0;
+  for (const sim::MigInstanceState& m : g.mig_instances) {
+    const NvmlProfile* used = ByName(profiles, m.spec->profile);
+    if (used == nullptr) continue;
+    compute -= used->profile.compute_slices;
+    memory -= used->profile.memory_slices;
+    if (used->constant == p.constant) ++same;
+  }
+  return std::max(0, std::min({p.profile.max_count - same, compute / p.profile.compute_slices,
+                               memory / p.profile.memory_slices}));
+}
+
+// Creates an instance of profile constant `profile` on `d`'s GPU and hands
+// back its handle.
+Return CreateInstance(const Dev& d, unsigned profile, nvmlGpuInstance_st** gi) {
+  if (!IsRoot()) return kErrorNoPermission;
+  std::vector<NvmlProfile> profiles = ProfilesOf(*d.spec);
+  const NvmlProfile* p = ByConstant(profiles, profile);
+  if (p == nullptr) return kErrorNotSupported;
+  if (RemainingOf(*d.g, profiles, *p) == 0 || d.g->mig_instances.size() >= FakeState::kMaxMigSlots) {
+    return kErrorInsufficientResources;
+  }
+  std::vector<sim::MigInstanceSpec> layout = LayoutOf(*d.g);
+  int id = p->profile.compute_slices == nvidia::kMigComputeSlices ? 0 : 1;
+  for (bool taken = true; taken && id != 0;) {
+    taken = false;
+    for (const sim::MigInstanceSpec& m : layout) taken |= m.gpu_instance_id == id;
+    if (taken) ++id;
+  }
+  sim::World* world = Fake().world();
+  int64_t generation = std::chrono::duration_cast<std::chrono::milliseconds>(world->Now() - world->epoch()).count();
+  sim::MigInstanceSpec made;
+  if (!sim::MakeMigInstance(*d.spec, std::string(p->profile.name), id, generation, &made)) return kErrorNotSupported;
+  layout.push_back(made);
+  if (!world->ChangeMigLayout(d.index, layout).ok()) return kErrorUnknown;
+  Instance in = OpenInstance(d.index, static_cast<int>(layout.size()) - 1);
+  if (in.d.r != kSuccess) return in.d.r;
+  *gi = Fake().GpuInstanceHandle(d.index, in.slot);
+  return kSuccess;
+}
 
 void FillProfile(const sim::GpuSpec& spec, const NvmlProfile& p, abi::GpuInstanceProfileInfo* info) {
   std::memset(info, 0, sizeof *info);
@@ -240,17 +307,7 @@ NVML_EXPORT Return nvmlDeviceGetGpuInstanceRemainingCapacity(nvmlDevice_st* devi
   std::vector<NvmlProfile> profiles = ProfilesOf(*d.spec);
   const NvmlProfile* p = ByConstant(profiles, profile);
   if (p == nullptr) return profile > 9 ? kErrorInvalidArgument : kErrorNotSupported;
-  int compute = nvidia::kMigComputeSlices, memory = nvidia::kMigMemorySlices, same = 0;
-  for (const sim::MigInstanceState& m : d.g->mig_instances) {
-    const NvmlProfile* used = ByName(profiles, m.spec->profile);
-    if (used == nullptr) continue;
-    compute -= used->profile.compute_slices;
-    memory -= used->profile.memory_slices;
-    if (used == p) ++same;
-  }
-  int fit = std::min({p->profile.max_count - same, compute / p->profile.compute_slices,
-                      memory / p->profile.memory_slices});
-  *count = static_cast<unsigned>(std::max(0, fit));
+  *count = static_cast<unsigned>(RemainingOf(*d.g, profiles, *p));
   return kSuccess;
 }
 
@@ -285,21 +342,33 @@ NVML_EXPORT Return nvmlDeviceCreateGpuInstance(nvmlDevice_st* device, unsigned p
   Dev d = OpenMigGpu(device);
   if (d.r != kSuccess) return d.r;
   if (gi == nullptr || profile > 9) return kErrorInvalidArgument;
-  return NotPermitted();
+  return CreateInstance(d, profile, gi);
 }
 
+// The placement must be one the profile has (the instance then takes the
+// next free slices in layout order: placements are not modelled further).
 NVML_EXPORT Return nvmlDeviceCreateGpuInstanceWithPlacement(nvmlDevice_st* device, unsigned profile,
                                                             const abi::Placement* placement, nvmlGpuInstance_st** gi) {
   Dev d = OpenMigGpu(device);
   if (d.r != kSuccess) return d.r;
   if (gi == nullptr || placement == nullptr || profile > 9) return kErrorInvalidArgument;
-  return NotPermitted();
+  const NvmlProfile* p = ByConstant(ProfilesOf(*d.spec), profile);
+  if (p != nullptr && (placement->size != static_cast<unsigned>(p->profile.memory_slices) ||
+                       placement->start % placement->size != 0 ||
+                       placement->start + placement->size > static_cast<unsigned>(nvidia::kMigMemorySlices))) {
+    return kErrorInvalidArgument;
+  }
+  return CreateInstance(d, profile, gi);
 }
 
 NVML_EXPORT Return nvmlGpuInstanceDestroy(nvmlGpuInstance_st* gi) {
   Instance in = OpenGpuInstance(gi);
   if (in.d.r != kSuccess) return in.d.r;
-  return NotPermitted();
+  if (!IsRoot()) return kErrorNoPermission;
+  if (InUse(in)) return kErrorInUse;
+  std::vector<sim::MigInstanceSpec> layout = LayoutOf(*in.d.g);
+  layout.erase(layout.begin() + in.slot);
+  return Fake().world()->ChangeMigLayout(in.d.index, layout).ok() ? kSuccess : kErrorUnknown;
 }
 
 // --- compute instances: one per GPU instance, id 0, all its slices --------
@@ -435,7 +504,7 @@ NVML_EXPORT Return nvmlGpuInstanceCreateComputeInstance(nvmlGpuInstance_st* gi, 
   Instance in = OpenGpuInstance(gi);
   if (in.d.r != kSuccess) return in.d.r;
   if (ci == nullptr || profile > 7) return kErrorInvalidArgument;
-  return NotPermitted();
+  return IsRoot() ? kErrorInsufficientResources : kErrorNoPermission;  // Its one compute instance spans it.
 }
 
 NVML_EXPORT Return nvmlGpuInstanceCreateComputeInstanceWithPlacement(nvmlGpuInstance_st* gi, unsigned profile,
@@ -444,11 +513,12 @@ NVML_EXPORT Return nvmlGpuInstanceCreateComputeInstanceWithPlacement(nvmlGpuInst
   Instance in = OpenGpuInstance(gi);
   if (in.d.r != kSuccess) return in.d.r;
   if (ci == nullptr || placement == nullptr || profile > 7) return kErrorInvalidArgument;
-  return NotPermitted();
+  return IsRoot() ? kErrorInsufficientResources : kErrorNoPermission;
 }
 
 NVML_EXPORT Return nvmlComputeInstanceDestroy(nvmlComputeInstance_st* ci) {
   Instance in = OpenComputeInstance(ci);
   if (in.d.r != kSuccess) return in.d.r;
-  return NotPermitted();
+  if (!IsRoot()) return kErrorNoPermission;
+  return InUse(in) ? kErrorInUse : kErrorNotSupported;
 }

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// The MIG layout journal: what one process appends, another reads back as
+// the same instances (ids, UUIDs); a malformed line is refused naming it.
+#include "sim/mig_journal.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "sim/mig_layout.h"
+#include "sim/scenario_parser.h"
+#include "testutil/testutil.h"
+
+namespace tarmac::sim {
+namespace {
+
+Scenario TwoMigGpus() {
+  Result<Scenario> s = ParseScenario(
+      "[[gpu]]\ncount = 2\nmodel = \"NVIDIA H100 80GB HBM3\"\nmig_layout = [\"3g.40gb\"]\n", "lab.toml");
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  return s.value();
+}
+
+TEST(MigJournalTest, WhatIsAppendedIsReadBackWithItsIdsAndUuids) {
+  testing::TempDir dir;
+  Scenario scenario = TwoMigGpus();
+  EXPECT_EQ(MigJournalSize(dir.path()), 0);
+  std::vector<MigInstanceSpec> layout = scenario.gpus[0].mig_instances;
+  MigInstanceSpec added;
+  ASSERT_TRUE(MakeMigInstance(scenario.gpus[0], "2g.20gb", 3, 1234, &added));
+  layout.push_back(added);
+  ASSERT_TRUE(AppendMigLayout(dir.path(), std::chrono::milliseconds(1234), 0, layout).ok());
+  ASSERT_TRUE(AppendMigLayout(dir.path(), std::chrono::milliseconds(2000), 1, {}).ok());
+  EXPECT_GT(MigJournalSize(dir.path()), 0);
+  Result<std::vector<Fault>> read = ReadMigLayouts(dir.path(), scenario);
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  ASSERT_EQ(read.value().size(), 2u);
+  const Fault& first = read.value()[0];
+  EXPECT_EQ(first.kind, FaultKind::kMigReconfigure);
+  EXPECT_EQ(first.at, std::chrono::milliseconds(1234));
+  ASSERT_EQ(first.mig_instances.size(), 2u);
+  EXPECT_EQ(first.mig_instances[0].uuid, scenario.gpus[0].mig_instances[0].uuid);  // Kept.
+  EXPECT_EQ(first.mig_instances[1].uuid, added.uuid);
+  EXPECT_EQ(first.mig_instances[1].gpu_instance_id, 3);
+  EXPECT_NE(added.uuid, scenario.gpus[0].mig_instances[0].uuid);
+  EXPECT_TRUE(read.value()[1].mig_instances.empty());
+  EXPECT_EQ(read.value()[1].gpu, 1);
+}
+
+TEST(MigJournalTest, AMalformedLineIsRefusedNamingIt) {
+  Scenario scenario = TwoMigGpus();
+  for (const char* text : {"x 0 -\n", "10 2 -\n", "10 0\n", "10 0 9g.90gb:1:0\n", "10 0 1g.10gb:9:0\n",
+                           "10 0 1g.10gb:1\n", "10 0 1g.10gb:1:0,,\n"}) {
+    Result<std::vector<Fault>> r = ParseMigLayouts(std::string("5 0 -\n") + text, "mig-layouts", scenario);
+    ASSERT_FALSE(r.ok()) << text;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(r.status().message().rfind("mig-layouts:2: ", 0), 0u) << r.status().message();
+  }
+}
+
+}  // namespace
+}  // namespace tarmac::sim
