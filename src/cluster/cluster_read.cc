@@ -13,6 +13,35 @@ namespace {
 using prom::QueryResult;
 using prom::Sample;
 
+std::string InfoQuery() { return fmt::format("last_over_time(tarmac_gpu_info[{}])", kDownWindow); }
+std::string LastSampleQuery() {
+  return fmt::format("last_over_time(tarmac_last_sample_timestamp_seconds[{}])", kDownWindow);
+}
+std::string DcgmInfoQuery() { return fmt::format("last_over_time(DCGM_FI_DEV_GPU_UTIL[{}])", kDownWindow); }
+constexpr const char* kIdleHoldersQuery = "count by (instance, uuid) (tarmac_process_sm_utilization_ratio == 0)";
+constexpr const char* kProcessesQuery = "count by (instance, uuid) (tarmac_process_gpu_memory_bytes)";
+constexpr const char* kRecentQuery = "max by (instance, uuid) (avg_over_time(tarmac_gpu_utilization_ratio[1m]))";
+constexpr const char* kDcgmReadingsQuery =
+    "{__name__=~\"DCGM_FI_DEV_(GPU_UTIL|FB_USED|FB_FREE|FB_RESERVED|POWER_USAGE|GPU_TEMP)\"}";
+
+// tarmac's reading families, each asked with only the labels read (a
+// thousand nodes' full label sets would be tens of megabytes): by family.
+const std::vector<std::pair<std::string, std::string>>& ReadingQueries() {
+  static const std::vector<std::pair<std::string, std::string>> kQueries = [] {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const char* f : {"utilization_ratio", "memory_used_bytes", "memory_total_bytes", "memory_free_bytes",
+                          "power_watts", "power_limit_watts", "temperature_celsius", "idle", "held_idle", "lost",
+                          "idle_for_seconds", "held_idle_for_seconds"}) {
+      out.emplace_back(fmt::format("tarmac_gpu_{}", f), fmt::format("max by (instance, uuid) (tarmac_gpu_{})", f));
+    }
+    out.emplace_back("tarmac_gpu_idle_for_cost", "max by (instance, uuid, currency) (tarmac_gpu_idle_for_cost)");
+    out.emplace_back("tarmac_gpu_throttled", "max by (instance, uuid, reason) (tarmac_gpu_throttled == 1)");
+    out.emplace_back("tarmac_gpu_lease", "tarmac_gpu_lease == 1");
+    return out;
+  }();
+  return kQueries;
+}
+
 // A GPU is the series' scrape target and UUID; a node its scrape target.
 using NodeAndGpu = std::pair<std::string, std::string>;
 
@@ -22,12 +51,30 @@ struct Reader {
   std::map<std::string, ClusterNode> nodes;  // By instance.
   std::map<NodeAndGpu, ClusterGpu> gpus;
 
+  std::map<std::string, QueryResult> fetched;  // Answers asked for ahead (Prefetch).
+
+  // Asks every query of `promqls` at once (the server answers them in
+  // parallel); Run then takes their answers.
+  Status Prefetch(const std::vector<std::string>& promqls) {
+    Result<std::vector<QueryResult>> answers = client->QueryAll(promqls);
+    if (!answers.ok()) return answers.status();
+    for (size_t i = 0; i < promqls.size(); ++i) fetched[promqls[i]] = std::move(answers.value()[i]);
+    return Status::OK();
+  }
+
   Result<std::vector<Sample>> Run(const std::string& promql) {
-    Result<QueryResult> r = client->Query(promql);
-    if (!r.ok()) return r.status();
-    for (const std::string& w : r.value().warnings) view->warnings.push_back(w);
-    view->is_partial = view->is_partial || r.value().is_partial;
-    return std::move(r).value().samples;
+    QueryResult answer;
+    if (auto it = fetched.find(promql); it != fetched.end()) {
+      answer = std::move(it->second);
+      fetched.erase(it);
+    } else {
+      Result<QueryResult> r = client->Query(promql);
+      if (!r.ok()) return r.status();
+      answer = std::move(r).value();
+    }
+    for (const std::string& w : answer.warnings) view->warnings.push_back(w);
+    view->is_partial = view->is_partial || answer.is_partial;
+    return std::move(answer.samples);
   }
 
   ClusterGpu* Gpu(const Sample& s, const std::string& uuid_label) {
@@ -63,17 +110,20 @@ std::optional<double> FiniteOrNone(double v) { return std::isfinite(v) ? std::op
 Result<ClusterView> ReadCluster(prom::PromClient* client) {
   ClusterView view;
   view.prometheus_url = client->url();
-  Reader r{client, &view, {}, {}};
+  Reader r{client, &view, {}, {}, {}};
+  std::vector<std::string> all = {InfoQuery(), LastSampleQuery(), DcgmInfoQuery(), "up", kIdleHoldersQuery,
+                                  kProcessesQuery, kRecentQuery, kDcgmReadingsQuery};
+  for (const auto& [name, promql] : ReadingQueries()) all.push_back(promql);
+  if (Status s = r.Prefetch(all); !s.ok()) return s;
 
   // The GPUs of every tarmac node seen within the window, down ones too.
-  Result<std::vector<Sample>> info = r.Run(fmt::format("last_over_time(tarmac_gpu_info[{}])", kDownWindow));
+  Result<std::vector<Sample>> info = r.Run(InfoQuery());
   if (!info.ok()) return info.status();
   for (const Sample& s : info.value()) {
     r.Node(s, "hostname", "tarmac");
     r.AddGpu(s, "uuid", "model");
   }
-  Result<std::vector<Sample>> last =
-      r.Run(fmt::format("last_over_time(tarmac_last_sample_timestamp_seconds[{}])", kDownWindow));
+  Result<std::vector<Sample>> last = r.Run(LastSampleQuery());
   if (!last.ok()) return last.status();
   for (const Sample& s : last.value()) {
     if (r.nodes.count(s.Label("instance")) != 0) r.nodes[s.Label("instance")].last_seen_unix = FiniteOrNone(s.value);
@@ -81,7 +131,7 @@ Result<ClusterView> ReadCluster(prom::PromClient* client) {
 
   // Nodes only dcgm-exporter reports (tarmac's agents export its families
   // too: those nodes are already known by their scrape target).
-  Result<std::vector<Sample>> dcgm_info = r.Run(fmt::format("last_over_time(DCGM_FI_DEV_GPU_UTIL[{}])", kDownWindow));
+  Result<std::vector<Sample>> dcgm_info = r.Run(DcgmInfoQuery());
   if (!dcgm_info.ok()) return dcgm_info.status();
   for (const Sample& s : dcgm_info.value()) {
     if (r.nodes.count(s.Label("instance")) != 0 && r.nodes[s.Label("instance")].source == "tarmac") continue;
@@ -98,58 +148,55 @@ Result<ClusterView> ReadCluster(prom::PromClient* client) {
     if (it != r.nodes.end()) it->second.is_up = it->second.is_up || s.value == 1;
   }
 
-  // Readings now, in one query each for tarmac's families and dcgm-exporter's.
-  Result<std::vector<Sample>> now = r.Run(
-      "{__name__=~\"tarmac_gpu_(utilization_ratio|memory_used_bytes|memory_total_bytes|memory_free_bytes|power_watts|"
-      "power_limit_watts|temperature_celsius|idle|held_idle|lost|throttled|lease|idle_for_seconds|idle_for_cost|"
-      "held_idle_for_seconds)\"}");
-  if (!now.ok()) return now.status();
-  for (const Sample& s : now.value()) {
-    ClusterGpu* g = r.Gpu(s, "uuid");
-    if (g == nullptr) continue;
-    const std::string& name = s.Label("__name__");
-    if (name == "tarmac_gpu_utilization_ratio") g->utilization_ratio = FiniteOrNone(s.value);
-    if (name == "tarmac_gpu_memory_used_bytes") g->memory_used_bytes = FiniteOrNone(s.value);
-    if (name == "tarmac_gpu_memory_total_bytes") g->memory_total_bytes = FiniteOrNone(s.value);
-    if (name == "tarmac_gpu_memory_free_bytes") g->memory_free_bytes = FiniteOrNone(s.value);
-    if (name == "tarmac_gpu_power_watts") g->power_watts = FiniteOrNone(s.value);
-    if (name == "tarmac_gpu_power_limit_watts") g->power_limit_watts = FiniteOrNone(s.value);
-    if (name == "tarmac_gpu_temperature_celsius") g->temperature_celsius = FiniteOrNone(s.value);
-    if (name == "tarmac_gpu_idle") g->is_idle = s.value == 1;
-    if (name == "tarmac_gpu_held_idle") g->is_held_idle = s.value == 1;
-    if (name == "tarmac_gpu_lost") g->is_lost = s.value == 1;
-    if (name == "tarmac_gpu_idle_for_seconds") g->idle_for_seconds = FiniteOrNone(s.value);
-    if (name == "tarmac_gpu_held_idle_for_seconds") g->held_idle_for_seconds = FiniteOrNone(s.value);
-    if (name == "tarmac_gpu_idle_for_cost") {
-      g->idle_for_cost = FiniteOrNone(s.value);
-      g->currency = s.Label("currency");
-    }
-    if (name == "tarmac_gpu_throttled" && s.value == 1) g->throttle_reasons.push_back(s.Label("reason"));
-    if (name == "tarmac_gpu_lease" && s.value == 1) {
-      g->holders.push_back(GpuHolder{std::atoll(s.Label("lease").c_str()), s.Label("user"), s.Label("kind"),
-                                     s.Label("slurm_job"), s.Label("mig_uuid")});
+  // Readings now: each of tarmac's families with only the labels read.
+  for (const auto& [name, promql] : ReadingQueries()) {
+    Result<std::vector<Sample>> now = r.Run(promql);
+    if (!now.ok()) return now.status();
+    for (const Sample& s : now.value()) {
+      ClusterGpu* g = r.Gpu(s, "uuid");
+      if (g == nullptr) continue;
+      if (name == "tarmac_gpu_utilization_ratio") g->utilization_ratio = FiniteOrNone(s.value);
+      if (name == "tarmac_gpu_memory_used_bytes") g->memory_used_bytes = FiniteOrNone(s.value);
+      if (name == "tarmac_gpu_memory_total_bytes") g->memory_total_bytes = FiniteOrNone(s.value);
+      if (name == "tarmac_gpu_memory_free_bytes") g->memory_free_bytes = FiniteOrNone(s.value);
+      if (name == "tarmac_gpu_power_watts") g->power_watts = FiniteOrNone(s.value);
+      if (name == "tarmac_gpu_power_limit_watts") g->power_limit_watts = FiniteOrNone(s.value);
+      if (name == "tarmac_gpu_temperature_celsius") g->temperature_celsius = FiniteOrNone(s.value);
+      if (name == "tarmac_gpu_idle") g->is_idle = s.value == 1;
+      if (name == "tarmac_gpu_held_idle") g->is_held_idle = s.value == 1;
+      if (name == "tarmac_gpu_lost") g->is_lost = s.value == 1;
+      if (name == "tarmac_gpu_idle_for_seconds") g->idle_for_seconds = FiniteOrNone(s.value);
+      if (name == "tarmac_gpu_held_idle_for_seconds") g->held_idle_for_seconds = FiniteOrNone(s.value);
+      if (name == "tarmac_gpu_idle_for_cost") {
+        g->idle_for_cost = FiniteOrNone(s.value);
+        g->currency = s.Label("currency");
+      }
+      if (name == "tarmac_gpu_throttled" && s.value == 1) g->throttle_reasons.push_back(s.Label("reason"));
+      if (name == "tarmac_gpu_lease" && s.value == 1) {
+        g->holders.push_back(GpuHolder{std::atoll(s.Label("lease").c_str()), s.Label("user"), s.Label("kind"),
+                                       s.Label("slurm_job"), s.Label("mig_uuid")});
+      }
     }
   }
   // Processes holding memory at 0 % SM, per GPU.
-  Result<std::vector<Sample>> idle_procs = r.Run("count by (instance, uuid) (tarmac_process_sm_utilization_ratio == 0)");
+  Result<std::vector<Sample>> idle_procs = r.Run(kIdleHoldersQuery);
   if (!idle_procs.ok()) return idle_procs.status();
   for (const Sample& s : idle_procs.value()) {
     if (ClusterGpu* g = r.Gpu(s, "uuid")) g->idle_holders = static_cast<int>(s.value);
   }
   // Processes per GPU, and utilization over the last minute (what pick
   // judges by, as `tarmac pick` judges by a window).
-  Result<std::vector<Sample>> procs = r.Run("count by (instance, uuid) (tarmac_process_gpu_memory_bytes)");
+  Result<std::vector<Sample>> procs = r.Run(kProcessesQuery);
   if (!procs.ok()) return procs.status();
   for (const Sample& s : procs.value()) {
     if (ClusterGpu* g = r.Gpu(s, "uuid")) g->processes = static_cast<int>(s.value);
   }
-  Result<std::vector<Sample>> recent = r.Run("avg_over_time(tarmac_gpu_utilization_ratio[1m])");
+  Result<std::vector<Sample>> recent = r.Run(kRecentQuery);
   if (!recent.ok()) return recent.status();
   for (const Sample& s : recent.value()) {
     if (ClusterGpu* g = r.Gpu(s, "uuid")) g->recent_utilization_ratio = FiniteOrNone(s.value);
   }
-  Result<std::vector<Sample>> dcgm =
-      r.Run("{__name__=~\"DCGM_FI_DEV_(GPU_UTIL|FB_USED|FB_FREE|FB_RESERVED|POWER_USAGE|GPU_TEMP)\"}");
+  Result<std::vector<Sample>> dcgm = r.Run(kDcgmReadingsQuery);
   if (!dcgm.ok()) return dcgm.status();
   for (const Sample& s : dcgm.value()) {
     auto node = r.nodes.find(s.Label("instance"));

@@ -94,18 +94,41 @@ Result<FleetReport> ReadFleetReport(prom::PromClient* client, int64_t since_unix
   r.until_unix = until_unix;
   r.by = by;
   std::string range = fmt::format("{}s", std::max<int64_t>(until_unix - since_unix, 1));
-  auto run = [&](const std::string& promql) -> Result<std::vector<Sample>> {
-    Result<QueryResult> q = client->Query(promql, static_cast<double>(until_unix));
-    if (!q.ok()) return q.status();
-    for (const std::string& w : q.value().warnings) r.warnings.push_back(w);
-    return std::move(q).value().samples;
-  };
+  // Per GPU (its UUID) with only the labels the rows need: a week of a
+  // thousand nodes is tens of thousands of series in each answer.
+  const char* row_labels = by == ReportBy::kNode  ? "hostname, uuid"
+                           : by == ReportBy::kGpu ? "hostname, gpu, uuid"
+                           : by == ReportBy::kModel ? "model, uuid"
+                                                    : "uuid";
+  const std::string states_query = fmt::format(
+      "sum by ({}, state) (increase(tarmac_gpu_state_seconds_total[{}]))", row_labels, range);
+  const std::string energy_query =
+      fmt::format("sum by ({}) (increase(tarmac_gpu_energy_joules_total[{}]))", row_labels, range);
+  const std::string cost_query = fmt::format(
+      "sum by ({}, currency) (increase(tarmac_gpu_idle_cost_total[{}]))", row_labels, range);
+  const std::string leases_query = fmt::format(
+      "sum by ({}, user, kind) (increase(tarmac_gpu_lease_seconds_total[{}]))", row_labels, range);
+  const std::string jobs_query = fmt::format(
+      "sum by (hostname, uuid, namespace, pod, slurm_job, state) (increase(tarmac_gpu_job_seconds_total[{}]))", range);
+  const bool by_job = by == ReportBy::kNamespace || by == ReportBy::kPod || by == ReportBy::kSlurmJob;
+  // Every query at once: over a week of a large fleet each reads millions
+  // of samples, and the server answers them in parallel.
+  std::vector<std::string> queries = {states_query, leases_query};
+  if (!IsHolderGrouping(by)) queries.insert(queries.end(), {energy_query, cost_query});
+  if (by_job) queries.push_back(jobs_query);
+  Result<std::vector<QueryResult>> answers = client->QueryAll(queries, static_cast<double>(until_unix));
+  if (!answers.ok()) return answers.status();
+  std::map<std::string, std::vector<Sample>> answer_of;
+  for (size_t i = 0; i < queries.size(); ++i) {
+    for (const std::string& w : answers.value()[i].warnings) r.warnings.push_back(w);
+    answer_of[queries[i]] = std::move(answers.value()[i].samples);
+  }
+  auto run = [&](const std::string& promql) -> Result<std::vector<Sample>> { return std::move(answer_of[promql]); };
   std::map<std::string, ReportRow> rows;
   // Per GPU: its state seconds, so the per-GPU idle share is known whatever
   // the rows are.
   std::map<std::string, std::pair<double, double>> gpu_idle_and_read;  // By GPU: (idle s, read s).
-  Result<std::vector<Sample>> states = run(fmt::format(
-      "sum by (hostname, gpu, uuid, model, state) (increase(tarmac_gpu_state_seconds_total[{}]))", range));
+  Result<std::vector<Sample>> states = run(states_query);
   if (!states.ok()) return states.status();
   std::map<std::string, std::set<std::string>> gpus_of_row;
   for (const Sample& s : states.value()) {
@@ -138,8 +161,7 @@ Result<FleetReport> ReadFleetReport(prom::PromClient* client, int64_t since_unix
   for (auto& [key, gpus] : gpus_of_row) rows[key].gpus = static_cast<int>(gpus.size());
 
   if (!IsHolderGrouping(by)) {
-    Result<std::vector<Sample>> energy =
-        run(fmt::format("sum by (hostname, gpu, uuid, model) (increase(tarmac_gpu_energy_joules_total[{}]))", range));
+    Result<std::vector<Sample>> energy = run(energy_query);
     if (!energy.ok()) return energy.status();
     for (const Sample& s : energy.value()) {
       double kwh = Finite(s.value) / 3.6e6;
@@ -147,8 +169,7 @@ Result<FleetReport> ReadFleetReport(prom::PromClient* client, int64_t since_unix
       auto it = rows.find(RowKey(s, by));
       if (it != rows.end()) it->second.energy_kwh += kwh;
     }
-    Result<std::vector<Sample>> cost = run(
-        fmt::format("sum by (hostname, gpu, uuid, model, currency) (increase(tarmac_gpu_idle_cost_total[{}]))", range));
+    Result<std::vector<Sample>> cost = run(cost_query);
     if (!cost.ok()) return cost.status();
     for (const Sample& s : cost.value()) {
       r.currency = s.Label("currency");
@@ -157,8 +178,7 @@ Result<FleetReport> ReadFleetReport(prom::PromClient* client, int64_t since_unix
       if (it != rows.end()) it->second.idle_cost += Finite(s.value);
     }
   }
-  Result<std::vector<Sample>> leases = run(fmt::format(
-      "sum by (hostname, gpu, uuid, model, user, kind) (increase(tarmac_gpu_lease_seconds_total[{}]))", range));
+  Result<std::vector<Sample>> leases = run(leases_query);
   if (!leases.ok()) return leases.status();
   std::map<std::string, std::set<std::string>> gpus_of_user;
   for (const Sample& s : leases.value()) {
@@ -175,10 +195,8 @@ Result<FleetReport> ReadFleetReport(prom::PromClient* client, int64_t since_unix
   }
   // Pods, namespaces and Slurm jobs: the seconds each held GPUs, by the
   // GPU's state meanwhile.
-  if (by == ReportBy::kNamespace || by == ReportBy::kPod || by == ReportBy::kSlurmJob) {
-    Result<std::vector<Sample>> jobs = run(fmt::format(
-        "sum by (hostname, uuid, namespace, pod, slurm_job, state) (increase(tarmac_gpu_job_seconds_total[{}]))",
-        range));
+  if (by_job) {
+    Result<std::vector<Sample>> jobs = run(jobs_query);
     if (!jobs.ok()) return jobs.status();
     for (const Sample& s : jobs.value()) {
       double hours = Finite(s.value) / kHour;

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <future>
 #include <regex>
 #include <sstream>
 
@@ -148,12 +149,45 @@ Result<RangeResult> PromClient::QueryRange(const std::string& promql, double sta
   return DecodeRangeAnswer(r->body, r->status, fmt::format("prometheus {}", options_.url));
 }
 
-Result<QueryResult> PromClient::Query(const std::string& promql, std::optional<double> at_unix_seconds) {
+Result<PromClient::Answer> PromClient::Fetch(const std::string& promql, std::optional<double> at_unix_seconds) {
   httplib::Params params{{"query", promql}};
   if (at_unix_seconds) params.emplace("time", fmt::format("{:.3f}", *at_unix_seconds));
   httplib::Result r = connection_->client.Post(path_prefix_ + "/api/v1/query", params);
   if (!r) return Status::Unavailable(fmt::format("prometheus {}: {}", options_.url, ErrorWords(r.error())));
-  return DecodeQueryAnswer(r->body, r->status, fmt::format("prometheus {}", options_.url));
+  return Answer{r->status, std::move(r->body)};
+}
+
+Result<QueryResult> PromClient::Query(const std::string& promql, std::optional<double> at_unix_seconds) {
+  Result<Answer> a = Fetch(promql, at_unix_seconds);
+  if (!a.ok()) return a.status();
+  return DecodeQueryAnswer(a.value().body, a.value().http_status, fmt::format("prometheus {}", options_.url));
+}
+
+Result<std::vector<QueryResult>> PromClient::QueryAll(const std::vector<std::string>& promqls,
+                                                      std::optional<double> at_unix_seconds) {
+  // Fetched at once; decoded one at a time, so that only one answer's
+  // parse tree is in memory.
+  std::vector<std::future<Result<Answer>>> fetches;
+  for (size_t i = 1; i < promqls.size(); ++i) {
+    fetches.push_back(std::async(std::launch::async, [this, &promqls, i, at_unix_seconds]() -> Result<Answer> {
+      Result<std::unique_ptr<PromClient>> sibling = Make(options_);
+      if (!sibling.ok()) return sibling.status();
+      return sibling.value()->Fetch(promqls[i], at_unix_seconds);
+    }));
+  }
+  std::vector<Result<Answer>> bodies;
+  if (!promqls.empty()) bodies.push_back(Fetch(promqls[0], at_unix_seconds));
+  for (auto& f : fetches) bodies.push_back(f.get());  // Every thread is joined, whatever failed.
+  std::vector<QueryResult> out;
+  for (Result<Answer>& body : bodies) {
+    if (!body.ok()) return body.status();
+    Result<QueryResult> decoded =
+        DecodeQueryAnswer(body.value().body, body.value().http_status, fmt::format("prometheus {}", options_.url));
+    if (!decoded.ok()) return decoded.status();
+    std::string().swap(body.value().body);
+    out.push_back(std::move(decoded).value());
+  }
+  return out;
 }
 
 namespace {

@@ -77,6 +77,12 @@ class PromClient {
   // scalar answer is one sample without labels.
   Result<QueryResult> Query(const std::string& promql, std::optional<double> at_unix_seconds = std::nullopt);
 
+  // Several instant queries at once, each on a connection of its own, so
+  // that the server works on them in parallel: the answers in the order
+  // asked, or the first refusal.
+  Result<std::vector<QueryResult>> QueryAll(const std::vector<std::string>& promqls,
+                                            std::optional<double> at_unix_seconds = std::nullopt);
+
   // A range query: `promql` evaluated every `step_seconds` from `start` to
   // `end` (Unix seconds).
   Result<RangeResult> QueryRange(const std::string& promql, double start, double end, double step_seconds);
@@ -85,6 +91,11 @@ class PromClient {
 
  private:
   struct Connection;
+  struct Answer {
+    int http_status = 0;
+    std::string body;
+  };
+  Result<Answer> Fetch(const std::string& promql, std::optional<double> at_unix_seconds);
   PromClient(PromOptions options, std::string path_prefix, std::unique_ptr<Connection> connection);
   PromOptions options_;
   std::string path_prefix_;

@@ -6,6 +6,10 @@
 #include "prom/prom_client.h"
 
 #include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <chrono>
+#include <thread>
 #include <sys/stat.h>
 
 #include "testutil/testutil.h"
@@ -138,6 +142,35 @@ TEST(PromClientTest, NothingAnswersThereIsUnavailableNamingTheUrl) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kUnavailable);
   EXPECT_NE(r.status().message().find("http://127.0.0.1:1"), std::string::npos);
+}
+
+TEST(PromClientTest, QueriesAskedAtOnceAnswerInTheOrderAskedAndOneRefusalFailsThemAll) {
+  httplib::Server server;
+  server.Post("/api/v1/query", [](const httplib::Request& req, httplib::Response& res) {
+    std::string q = req.get_param_value("query");
+    if (q == "bad") {
+      res.status = 400;
+      res.set_content(R"({"status":"error","errorType":"bad_data","error":"parse error"})", "application/json");
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(q == "a" ? 50 : 0));  // The first answers last.
+    res.set_content(R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"q":")" + q +
+                        R"("},"value":[1,"1"]}]}})",
+                    "application/json");
+  });
+  int port = server.bind_to_any_port("127.0.0.1");
+  std::thread serving([&] { server.listen_after_bind(); });
+  Result<std::unique_ptr<PromClient>> c = PromClient::Make(At(fmt::format("http://127.0.0.1:{}", port)));
+  ASSERT_TRUE(c.ok());
+  Result<std::vector<QueryResult>> all = c.value()->QueryAll({"a", "b", "c"});
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  ASSERT_EQ(all.value().size(), 3u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(all.value()[i].samples.at(0).Label("q"), std::string(1, "abc"[i]));
+  Result<std::vector<QueryResult>> refused = c.value()->QueryAll({"a", "bad", "c"});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("parse error"), std::string::npos) << refused.status().message();
+  server.stop();
+  serving.join();
 }
 
 TEST(PromQlTest, ALabelValueIsOneStringLiteralWhateverItHolds) {

@@ -1,0 +1,287 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""`tarmac fleet` on a synthetic fleet: NODES nodes x GPUS GPUs x DAYS days.
+
+Writes what tarmac's agents would have exported (the accounting counters
+at STEP seconds over the days; the readings, marks and `up` over the last
+half hour and a quarter hour ahead, so that "now" falls inside them) as
+OpenMetrics, builds a Prometheus TSDB of it with `promtool tsdb
+create-blocks-from openmetrics`, starts the Debian package's Prometheus on
+it and times, each RUNS times, with its CPU time and peak RSS
+(bench/rusage_run.c):
+
+  tarmac fleet status --json, tarmac fleet idle --json,
+  tarmac fleet report --since 7d --by user | --by node --json
+
+and, beside the report, the same GPU-hours by state computed the naive
+way: one range query per GPU, summed by the client.
+
+Usage: fleet_scale.py BUILD_DIR [NODES] [GPUS] [DAYS] [STEP_S] [RUNS]
+"""
+import json
+import os
+import random
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+
+build = sys.argv[1]
+nodes = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
+gpus = int(sys.argv[3]) if len(sys.argv) > 3 else 8
+days = int(sys.argv[4]) if len(sys.argv) > 4 else 7
+step = int(sys.argv[5]) if len(sys.argv) > 5 else 3600
+runs = int(sys.argv[6]) if len(sys.argv) > 6 else 5
+
+MODELS = ["NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB"]
+USERS = [f"user-{i:02d}" for i in range(50)]
+rng = random.Random(7)
+work = tempfile.mkdtemp(prefix="tarmac-fleet-scale-")
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def make_fleet():
+    fleet = []
+    for n in range(nodes):
+        host = f"gpu-node-{n:04d}"
+        for g in range(gpus):
+            uuid = f"GPU-{n:04x}{g:04x}-0000-4000-8000-{rng.getrandbits(48):012x}"
+            fleet.append((host, g, uuid, MODELS[n % 2], rng.choice([0.05, 0.3, 0.6, 0.9]), rng.choice(USERS),
+                          rng.random() < 0.6))
+    return fleet
+
+
+def diurnal(t, share):
+    hour = (t // 3600) % 24
+    return min(1.0, share * (1.3 if 9 <= hour < 19 else 0.7))
+
+
+def families(fleet):
+    """Counters: (name, [(labels, rate(t))]); gauges: (name, [(labels, value(t))])."""
+    def labels(host, g, uuid, model):
+        return f'instance="{host}:9477",job="tarmac",hostname="{host}",gpu="{g}",uuid="{uuid}",model="{model}"'
+
+    counters = [
+        ("tarmac_gpu_state_seconds_total", [
+            (labels(h, g, u, m) + f',state="{state}"', rate)
+            for h, g, u, m, s, _, _ in fleet
+            for state, rate in [("busy", lambda t, s=s: diurnal(t, s)),
+                                ("held_idle", lambda t, s=s: (1 - diurnal(t, s)) * 0.2),
+                                ("idle", lambda t, s=s: (1 - diurnal(t, s)) * 0.8 * 0.999),
+                                ("unknown", lambda t, s=s: (1 - diurnal(t, s)) * 0.8 * 0.001)]]),
+        ("tarmac_gpu_energy_joules_total",
+         [(labels(h, g, u, m), lambda t, s=s: 70 + 600 * diurnal(t, s)) for h, g, u, m, s, _, _ in fleet]),
+        ("tarmac_gpu_idle_cost_total",
+         [(labels(h, g, u, m) + ',currency="USD"', lambda t, s=s: (1 - diurnal(t, s)) * 4 / 3600)
+          for h, g, u, m, s, _, _ in fleet]),
+        ("tarmac_gpu_lease_seconds_total",
+         [(labels(h, g, u, m) + f',user="{usr}",kind="run"', lambda t: 0.7)
+          for h, g, u, m, _, usr, leased in fleet if leased]),
+    ]
+    memory = 85899345920
+
+    def per_gpu(value, extra=""):
+        return [(labels(h, g, u, m) + extra, lambda t, s=s: value(s, t)) for h, g, u, m, s, _, _ in fleet]
+
+    hosts = sorted({h for h, *_ in fleet})
+    gauges = [
+        ("tarmac_gpu_info", per_gpu(lambda s, t: 1)),
+        ("tarmac_gpu_utilization_ratio", per_gpu(lambda s, t: round(diurnal(t, s), 3))),
+        ("tarmac_gpu_memory_total_bytes", per_gpu(lambda s, t: memory)),
+        ("tarmac_gpu_memory_used_bytes", per_gpu(lambda s, t: int(memory * diurnal(t, s) * 0.8))),
+        ("tarmac_gpu_memory_free_bytes", per_gpu(lambda s, t: int(memory * (1 - diurnal(t, s) * 0.8)))),
+        ("tarmac_gpu_power_watts", per_gpu(lambda s, t: round(70 + 600 * diurnal(t, s), 1))),
+        ("tarmac_gpu_power_limit_watts", per_gpu(lambda s, t: 700)),
+        ("tarmac_gpu_temperature_celsius", per_gpu(lambda s, t: 30 + int(40 * diurnal(t, s)))),
+        ("tarmac_gpu_idle", per_gpu(lambda s, t: 1 if diurnal(t, s) < 0.05 else 0)),
+        ("tarmac_gpu_held_idle", per_gpu(lambda s, t: 0)),
+        ("tarmac_gpu_lost", per_gpu(lambda s, t: 0)),
+        ("tarmac_gpu_idle_for_seconds", per_gpu(lambda s, t: 3600 if diurnal(t, s) < 0.05 else 0)),
+        ("tarmac_gpu_idle_for_cost", per_gpu(lambda s, t: 4.0 if diurnal(t, s) < 0.05 else 0, ',currency="USD"')),
+        ("tarmac_gpu_held_idle_for_seconds", per_gpu(lambda s, t: 0)),
+        ("tarmac_last_sample_timestamp_seconds",
+         [(f'instance="{h}:9477",job="tarmac",hostname="{h}"', lambda t: t) for h in hosts]),
+        ("up", [(f'instance="{h}:9477",job="tarmac"', lambda t: 1) for h in hosts]),
+    ]
+    return counters, gauges
+
+
+def build_tsdb(tsdb, now, fleet):
+    """Writes the OpenMetrics of each two-hour window and has promtool make
+    its block (promtool 2.42 reads its whole input once per two hours the
+    input spans: one file per window keeps that linear)."""
+    counters, gauges = families(fleet)
+    start = now - days * 86400
+    history = list(range(start - start % step, now + 1, step))
+    recent = list(range(now - 1800, now + 900, 60))
+    totals = [[0.0] * len(rows) for _, rows in counters]
+    previous = [None]
+    series = sum(len(rows) for _, rows in counters) + sum(len(rows) for _, rows in gauges)
+    samples = 0
+    path = os.path.join(work, "window.om")
+    window = 7200
+    first = min(history[0], recent[0])
+    for w in range(first - first % window, now + 900 + 1, window):
+        ts = [t for t in history if w <= t < w + window]
+        rs = [t for t in recent if w <= t < w + window]
+        if not ts and not rs:
+            continue
+        with open(path, "w") as out:
+            for k, (name, rows) in enumerate(counters):
+                if not ts:
+                    break
+                out.write(f"# TYPE {name} counter\n")
+                prev = previous[0]
+                for t in ts:
+                    dt = 0 if prev is None else t - prev
+                    lines = []
+                    for i, (labels, rate) in enumerate(rows):
+                        totals[k][i] += rate(t) * dt
+                        lines.append(f"{name}{{{labels}}} {totals[k][i]:.3f} {t}\n")
+                    out.write("".join(lines))
+                    samples += len(rows)
+                    prev = t
+            if ts:
+                previous[0] = ts[-1]
+            for name, rows in gauges:
+                if not rs:
+                    break
+                out.write(f"# TYPE {name} gauge\n")
+                for t in rs:
+                    out.write("".join(f"{name}{{{labels}}} {value(t)} {t}\n" for labels, value in rows))
+                    samples += len(rows)
+            out.write("# EOF\n")
+        subprocess.run(["promtool", "tsdb", "create-blocks-from", "openmetrics", "-q", path, tsdb], check=True,
+                       stdout=subprocess.DEVNULL)
+    os.remove(path)
+    return series, samples
+
+
+def measure(argv):
+    """Wall seconds, CPU seconds and peak RSS (KiB) of one run."""
+    launcher = os.environ.get("RUSAGE_RUN", f"{build}/bin/rusage_run")
+    t0 = time.monotonic()
+    out = subprocess.run([launcher] + argv, capture_output=True, text=True)
+    wall = time.monotonic() - t0
+    if out.returncode != 0:
+        raise SystemExit(f"fleet_scale: {' '.join(argv)} failed: {out.stderr}")
+    user, system, rss = out.stdout.split()
+    return wall, float(user) + float(system), int(rss)
+
+
+def main():
+    now = int(time.time())
+    fleet = make_fleet()
+    gpu_list = fleet
+    # FLEET_SCALE_TSDB=DIR keeps the TSDB there (and reuses it when it is
+    # there already: its "now" is then the time it was made).
+    tsdb = os.environ.get("FLEET_SCALE_TSDB") or os.path.join(work, "tsdb")
+    if os.path.isdir(tsdb):
+        now = int(open(os.path.join(tsdb, "made_at")).read())
+        print(f"fleet_scale: reusing {tsdb}, made at {now}")
+    else:
+        print(f"fleet_scale: {nodes} nodes x {gpus} GPUs x {days} days (counters every {step} s) into a TSDB")
+        t0 = time.monotonic()
+        series, samples = build_tsdb(tsdb, now, fleet)
+        with open(os.path.join(tsdb, "made_at"), "w") as f:
+            f.write(str(now))
+        print(f"fleet_scale: {series} series, {samples} samples written by promtool in {time.monotonic() - t0:.0f} s")
+    port = free_port()
+    config = os.path.join(work, "prometheus.yml")
+    with open(config, "w") as f:
+        f.write("global:\n  scrape_interval: 1h\nscrape_configs: []\n")
+    prom = subprocess.Popen(["prometheus", f"--config.file={config}", f"--storage.tsdb.path={tsdb}",
+                             "--storage.tsdb.retention.time=30d", f"--web.listen-address=127.0.0.1:{port}",
+                             "--log.level=error"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(600):
+            try:
+                urllib.request.urlopen(f"{url}/-/ready", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.2)
+        # As a running server would have them: the two-hour blocks promtool
+        # wrote compacted into larger ones (until their count settles).
+        t0 = time.monotonic()
+        counts = []
+        while time.monotonic() - t0 < 900:
+            counts.append(sum(1 for d in os.listdir(tsdb) if len(d) == 26 and d.isalnum()))
+            # It compacts once a minute: unchanged over two minutes is done.
+            if len(counts) >= 13 and len(set(counts[-13:])) == 1:
+                break
+            time.sleep(10)
+        print(f"fleet_scale: Prometheus compacted the TSDB into {counts[-1]} blocks in {time.monotonic() - t0:.0f} s")
+        tarmac = f"{build}/bin/tarmac-fleet"
+        commands = {
+            "fleet status --json": [tarmac, "status", "--prometheus", url, "--json"],
+            "fleet idle --json": [tarmac, "idle", "--prometheus", url, "--json"],
+            f"fleet report --since {days}d --by user": [tarmac, "report", "--prometheus", url, "--since", f"{days}d",
+                                                        "--by", "user", "--json"],
+            f"fleet report --since {days}d --by node": [tarmac, "report", "--prometheus", url, "--since", f"{days}d",
+                                                        "--by", "node", "--json"],
+        }
+        # What the commands see: every node and GPU.
+        status = json.loads(subprocess.run(commands["fleet status --json"], capture_output=True, text=True,
+                                           check=True).stdout)
+        seen = sum(len(n["gpus"]) for n in status["nodes"])
+        if len(status["nodes"]) != nodes or seen != nodes * gpus:
+            raise SystemExit(f"fleet_scale: fleet status saw {len(status['nodes'])} nodes, {seen} GPUs")
+        answer = subprocess.run(commands[f"fleet report --since {days}d --by node"], capture_output=True, text=True)
+        if answer.returncode != 0:
+            raise SystemExit(f"fleet_scale: fleet report failed: {answer.stderr.strip()}")
+        report = json.loads(answer.stdout)
+        if os.environ.get("FLEET_SCALE_DEBUG"):
+            for q in [f"sum by (state) (increase(tarmac_gpu_state_seconds_total[{days}d]))",
+                      "count(tarmac_gpu_state_seconds_total)"]:
+                a = json.load(urllib.request.urlopen(f"{url}/api/v1/query?" + urllib.parse.urlencode({"query": q})))
+                print(q, a["data"]["result"])
+            print(json.dumps(report["total"]))
+        print(f"fleet_scale: {len(status['nodes'])} nodes, {seen} GPUs seen; the report reads "
+              f"{report['total']['busy_hours'] + report['total']['idle_hours'] + report['total']['held_idle_hours']:.0f}"
+              " GPU-hours")
+        for name, argv in commands.items():
+            walls, cpus, rss = [], [], []
+            for _ in range(runs):
+                w, c, r = measure(argv)
+                walls.append(w)
+                cpus.append(c)
+                rss.append(r)
+            print(f"{name:<34} wall median {statistics.median(walls):6.2f} s  max {max(walls):6.2f} s  "
+                  f"CLI CPU {statistics.median(cpus):5.2f} s  peak RSS {max(rss) / 1024:6.1f} MiB")
+        # The naive way: one range query per GPU over the days, the increase
+        # of each state summed by the client.
+        t0 = time.monotonic()
+        busy = 0.0
+        last = now - now % step
+        first = last - days * 86400
+        for host, g, uuid, *_ in gpu_list:
+            query = urllib.parse.urlencode({"query": f'tarmac_gpu_state_seconds_total{{uuid="{uuid}"}}',
+                                            "start": first, "end": last, "step": step})
+            answer = json.load(urllib.request.urlopen(f"{url}/api/v1/query_range?{query}", timeout=60))
+            for s in answer["data"]["result"]:
+                values = [float(v) for _, v in s["values"]]
+                if s["metric"]["state"] == "busy" and values:
+                    busy += values[-1] - values[0]
+        naive = time.monotonic() - t0
+        print(f"{'naive: one range query per GPU':<34} wall {naive:6.2f} s  ({len(gpu_list)} queries; busy "
+              f"{busy / 3600:.0f} GPU-hours against the report's {report['total']['busy_hours']:.0f})")
+    finally:
+        prom.terminate()
+        prom.wait()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+main()
