@@ -4,38 +4,31 @@
 #include <array>
 #include <string_view>
 
+#include "metrics/family.h"
+
 namespace tarmac::metrics {
 namespace {
 
-// A family with its help, next to the code that renders it.
-struct FamilyText {
-  std::string_view name;
-  std::string_view type;
-  std::string_view help;
-};
-
-void Head(Exposition* out, const FamilyText& f) { out->Family(f.name, f.type, f.help); }
-
 // The families CollectIdle renders.
-constexpr FamilyText kGpuIdleSecondsTotal{"tarmac_gpu_idle_seconds_total", "counter",
+constexpr Family kGpuIdleSecondsTotal{"tarmac_gpu_idle_seconds_total", "counter",
                           "Time the GPU spent under 5 % utilization."};
-constexpr FamilyText kGpuHeldIdleSecondsTotal{"tarmac_gpu_held_idle_seconds_total", "counter",
+constexpr Family kGpuHeldIdleSecondsTotal{"tarmac_gpu_held_idle_seconds_total", "counter",
                           "Time a process held memory on the GPU at 0 % SM."};
-constexpr FamilyText kGpuIdleCostTotal{"tarmac_gpu_idle_cost_total", "counter",
+constexpr Family kGpuIdleCostTotal{"tarmac_gpu_idle_cost_total", "counter",
                           "What the GPU's idle time cost, at the configured price."};
-constexpr FamilyText kGpuIdleForSeconds{"tarmac_gpu_idle_for_seconds", "gauge",
+constexpr Family kGpuIdleForSeconds{"tarmac_gpu_idle_for_seconds", "gauge",
                           "How long the GPU has been idle now (0 when it is not); since the agent started at most."};
-constexpr FamilyText kGpuIdleForCost{"tarmac_gpu_idle_for_cost", "gauge",
+constexpr Family kGpuIdleForCost{"tarmac_gpu_idle_for_cost", "gauge",
                           "What the idle spell going on now has cost, at the configured price."};
-constexpr FamilyText kGpuHeldIdleForSeconds{"tarmac_gpu_held_idle_for_seconds", "gauge",
+constexpr Family kGpuHeldIdleForSeconds{"tarmac_gpu_held_idle_for_seconds", "gauge",
                           "How long a process has held memory on the GPU at 0 % SM now (0 when none does)."};
 constexpr std::array kIdleFamilies = {&kGpuIdleSecondsTotal, &kGpuHeldIdleSecondsTotal, &kGpuIdleCostTotal,
                                       &kGpuIdleForSeconds,   &kGpuIdleForCost,          &kGpuHeldIdleForSeconds};
-constexpr FamilyText kGpuStateSecondsTotal{"tarmac_gpu_state_seconds_total", "counter",
+constexpr Family kGpuStateSecondsTotal{"tarmac_gpu_state_seconds_total", "counter",
                           "Time the GPU spent in each state (busy, idle, held_idle, unknown), each second in one."};
-constexpr FamilyText kGpuLeaseSecondsTotal{"tarmac_gpu_lease_seconds_total", "counter",
+constexpr Family kGpuLeaseSecondsTotal{"tarmac_gpu_lease_seconds_total", "counter",
                           "Time leases held the GPU (or its MIG instances), by the lease's user and kind."};
-constexpr FamilyText kGpuJobSecondsTotal{"tarmac_gpu_job_seconds_total", "counter",
+constexpr Family kGpuJobSecondsTotal{"tarmac_gpu_job_seconds_total", "counter",
                           "Time a Kubernetes pod or a Slurm job held the GPU (or a MIG instance), by the GPU's state."};
 constexpr std::array kAccountingFamilies = {&kGpuStateSecondsTotal, &kGpuLeaseSecondsTotal, &kGpuJobSecondsTotal};
 
@@ -52,7 +45,7 @@ double IdleValue(std::string_view family, const GpuCounters& c) {
 // Idle and held-idle time, and what it cost.
 void CollectIdle(const fleet::FleetView& fleet, const std::string& host, const std::string& currency,
                  const std::map<std::string, GpuCounters>& counters, Exposition* out) {
-  for (const FamilyText* family : kIdleFamilies) {
+  for (const Family* family : kIdleFamilies) {
     Head(out, *family);
     std::string name(family->name);
     for (const fleet::GpuView& g : fleet.gpus) {
@@ -104,10 +97,8 @@ void CollectSecondsByHolder(const fleet::FleetView& fleet, const std::string& ho
 const std::vector<FamilyDoc>& AccountingFamilies() {
   static const std::vector<FamilyDoc> kAll = [] {
     std::vector<FamilyDoc> all;
-    for (const FamilyText* f : kIdleFamilies) all.push_back({std::string(f->name), std::string(f->type), std::string(f->help)});
-    for (const FamilyText* f : kAccountingFamilies) {
-      all.push_back({std::string(f->name), std::string(f->type), std::string(f->help)});
-    }
+    for (const Family* f : kIdleFamilies) all.push_back(f->Doc());
+    for (const Family* f : kAccountingFamilies) all.push_back(f->Doc());
     return all;
   }();
   return kAll;

@@ -14,6 +14,7 @@
 #include "nvidia/clock_event_reasons.h"
 #include "metrics/exposition.h"
 #include "metrics/accounting_render.h"
+#include "metrics/family.h"
 #include "metrics/mig_render.h"
 #include "metrics/pod_labels.h"
 #include "fleet/gpu_marks.h"
@@ -151,18 +152,6 @@ Labels DcgmLabels(const fleet::GpuView& g, const std::string& host, const std::s
               {"DCGM_FI_DRIVER_VERSION", driver}};
   if (const fleet::KubernetesNames* pod = with_pod ? GpuPod(g) : nullptr) AddPodLabels(*pod, g, std::nullopt, &l);
   return l;
-}
-
-// A family rendered below, declared with its help next to the code that
-// collects it; NativeFamilies() lists every collector's.
-struct Family {
-  std::string_view name;
-  std::string_view type;
-  std::string_view help;
-};
-
-void Head(Exposition* out, const Family& f) {
-  out->Family(std::string(f.name), std::string(f.type), std::string(f.help));
 }
 
 // What one scrape renders from, shared by the collectors below.
@@ -593,7 +582,7 @@ const std::vector<FamilyDoc>& NativeFamilies() {
                               Families(kLeaseFigureFamilies), Families(kLeaseMarkFamilies),
                               Families(kScrapeDurationFamilies)}) {
       for (const Family* f : families) {
-        all.push_back({std::string(f->name), std::string(f->type), std::string(f->help)});
+        all.push_back(f->Doc());
       }
     }
     for (const FamilyDoc& d : AccountingFamilies()) all.push_back(d);
