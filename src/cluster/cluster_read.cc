@@ -20,22 +20,23 @@ std::string LastSampleQuery() {
 std::string DcgmInfoQuery() { return fmt::format("last_over_time(DCGM_FI_DEV_GPU_UTIL[{}])", kDownWindow); }
 constexpr const char* kIdleHoldersQuery = "count by (instance, uuid) (tarmac_process_sm_utilization_ratio == 0)";
 constexpr const char* kProcessesQuery = "count by (instance, uuid) (tarmac_process_gpu_memory_bytes)";
-constexpr const char* kRecentQuery = "max by (instance, uuid) (avg_over_time(tarmac_gpu_utilization_ratio[1m]))";
+constexpr const char* kRecentQuery = "max by (instance, gpu) (avg_over_time(tarmac_gpu_utilization_ratio[1m]))";
 constexpr const char* kDcgmReadingsQuery =
     "{__name__=~\"DCGM_FI_DEV_(GPU_UTIL|FB_USED|FB_FREE|FB_RESERVED|POWER_USAGE|GPU_TEMP)\"}";
 
-// tarmac's reading families, each asked with only the labels read (a
-// thousand nodes' full label sets would be tens of megabytes): by family.
+// tarmac's reading families, each asked with only the labels read, a GPU
+// by its node and index (a thousand nodes' full label sets would be tens of
+// megabytes): by family.
 const std::vector<std::pair<std::string, std::string>>& ReadingQueries() {
   static const std::vector<std::pair<std::string, std::string>> kQueries = [] {
     std::vector<std::pair<std::string, std::string>> out;
     for (const char* f : {"utilization_ratio", "memory_used_bytes", "memory_total_bytes", "memory_free_bytes",
                           "power_watts", "power_limit_watts", "temperature_celsius", "idle", "held_idle", "lost",
                           "idle_for_seconds", "held_idle_for_seconds"}) {
-      out.emplace_back(fmt::format("tarmac_gpu_{}", f), fmt::format("max by (instance, uuid) (tarmac_gpu_{})", f));
+      out.emplace_back(fmt::format("tarmac_gpu_{}", f), fmt::format("max by (instance, gpu) (tarmac_gpu_{})", f));
     }
-    out.emplace_back("tarmac_gpu_idle_for_cost", "max by (instance, uuid, currency) (tarmac_gpu_idle_for_cost)");
-    out.emplace_back("tarmac_gpu_throttled", "max by (instance, uuid, reason) (tarmac_gpu_throttled == 1)");
+    out.emplace_back("tarmac_gpu_idle_for_cost", "max by (instance, gpu, currency) (tarmac_gpu_idle_for_cost)");
+    out.emplace_back("tarmac_gpu_throttled", "max by (instance, gpu, reason) (tarmac_gpu_throttled == 1)");
     out.emplace_back("tarmac_gpu_lease", "tarmac_gpu_lease == 1");
     return out;
   }();
@@ -77,6 +78,14 @@ struct Reader {
     return std::move(answer.samples);
   }
 
+  std::map<std::pair<std::string, std::string>, NodeAndGpu> by_index;  // (instance, index) -> GPU.
+
+  // The GPU of a series labelled with its node and index only.
+  ClusterGpu* GpuAt(const Sample& s) {
+    auto key = by_index.find({s.Label("instance"), s.Label("gpu")});
+    return key == by_index.end() ? nullptr : &gpus[key->second];
+  }
+
   ClusterGpu* Gpu(const Sample& s, const std::string& uuid_label) {
     auto it = gpus.find({s.Label("instance"), s.Label(uuid_label)});
     return it == gpus.end() ? nullptr : &it->second;
@@ -99,6 +108,7 @@ struct Reader {
     g.index = std::atoi(s.Label("gpu").c_str());
     g.uuid = s.Label(uuid_label);
     g.model = s.Label(model_label);
+    by_index.emplace(std::make_pair(key.first, s.Label("gpu")), key);
     gpus.emplace(key, std::move(g));
   }
 };
@@ -110,7 +120,7 @@ std::optional<double> FiniteOrNone(double v) { return std::isfinite(v) ? std::op
 Result<ClusterView> ReadCluster(prom::PromClient* client) {
   ClusterView view;
   view.prometheus_url = client->url();
-  Reader r{client, &view, {}, {}, {}};
+  Reader r{client, &view, {}, {}, {}, {}};
   std::vector<std::string> all = {InfoQuery(), LastSampleQuery(), DcgmInfoQuery(), "up", kIdleHoldersQuery,
                                   kProcessesQuery, kRecentQuery, kDcgmReadingsQuery};
   for (const auto& [name, promql] : ReadingQueries()) all.push_back(promql);
@@ -153,7 +163,7 @@ Result<ClusterView> ReadCluster(prom::PromClient* client) {
     Result<std::vector<Sample>> now = r.Run(promql);
     if (!now.ok()) return now.status();
     for (const Sample& s : now.value()) {
-      ClusterGpu* g = r.Gpu(s, "uuid");
+      ClusterGpu* g = r.GpuAt(s);
       if (g == nullptr) continue;
       if (name == "tarmac_gpu_utilization_ratio") g->utilization_ratio = FiniteOrNone(s.value);
       if (name == "tarmac_gpu_memory_used_bytes") g->memory_used_bytes = FiniteOrNone(s.value);
@@ -194,7 +204,7 @@ Result<ClusterView> ReadCluster(prom::PromClient* client) {
   Result<std::vector<Sample>> recent = r.Run(kRecentQuery);
   if (!recent.ok()) return recent.status();
   for (const Sample& s : recent.value()) {
-    if (ClusterGpu* g = r.Gpu(s, "uuid")) g->recent_utilization_ratio = FiniteOrNone(s.value);
+    if (ClusterGpu* g = r.GpuAt(s)) g->recent_utilization_ratio = FiniteOrNone(s.value);
   }
   Result<std::vector<Sample>> dcgm = r.Run(kDcgmReadingsQuery);
   if (!dcgm.ok()) return dcgm.status();
