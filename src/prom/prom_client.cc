@@ -13,6 +13,8 @@
 #include <regex>
 #include <sstream>
 
+#include "prom/vector_answer.h"
+
 namespace tarmac::prom {
 namespace {
 
@@ -230,6 +232,11 @@ Result<json> AnswerData(const std::string& body, int http_status, const std::str
 }  // namespace
 
 Result<QueryResult> DecodeQueryAnswer(const std::string& body, int http_status, const std::string& what) {
+  // The common answer, read as it is parsed; anything else (refusals,
+  // scalars, malformed answers) the slow way, which says what is wrong.
+  if (http_status == 200) {
+    if (std::optional<QueryResult> fast = DecodeVectorAnswer(body)) return std::move(*fast);
+  }
   QueryResult out;
   Result<json> data = AnswerData(body, http_status, what, &out.warnings, &out.is_partial);
   if (!data.ok()) return data.status();
