@@ -30,6 +30,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (fast->samples[i].labels != tree.value().samples[i].labels) __builtin_trap();
     }
   }
+  auto series = tarmac::prom::DecodeSeriesAnswer(body, status, "fuzz");
+  if (!series.ok() && series.status().message().rfind("fuzz", 0) != 0) __builtin_trap();
   std::string quoted = tarmac::prom::QuoteLabelValue(body);
   // The literal never ends early: a quote inside is always escaped.
   for (size_t i = 1; i + 1 < quoted.size(); ++i) {

@@ -55,6 +55,22 @@ std::string ErrorWords(httplib::Error e) {
   }
 }
 
+// The string at `key` of object `j`, or `otherwise` when there is none or
+// it is not a string (a server's answer is not trusted to have the types
+// the API documents).
+std::string StringAt(const json& j, const char* key, const std::string& otherwise = "") {
+  if (!j.is_object()) return otherwise;
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : otherwise;
+}
+
+// The same for a boolean: true only for JSON true.
+bool TrueAt(const json& j, const char* key) {
+  if (!j.is_object()) return false;
+  auto it = j.find(key);
+  return it != j.end() && it->is_boolean() && it->get<bool>();
+}
+
 double ParseValue(const json& v) {
   if (v.is_string()) return std::strtod(v.get<std::string>().c_str(), nullptr);  // "NaN", "+Inf" too.
   return v.is_number() ? v.get<double>() : 0;
@@ -151,6 +167,15 @@ Result<RangeResult> PromClient::QueryRange(const std::string& promql, double sta
   return DecodeRangeAnswer(r->body, r->status, fmt::format("prometheus {}", options_.url));
 }
 
+Result<std::vector<std::map<std::string, std::string>>> PromClient::Series(const std::vector<std::string>& matchers,
+                                                                           double start, double end) {
+  httplib::Params params{{"start", fmt::format("{:.3f}", start)}, {"end", fmt::format("{:.3f}", end)}};
+  for (const std::string& m : matchers) params.emplace("match[]", m);
+  httplib::Result r = connection_->client.Post(path_prefix_ + "/api/v1/series", params);
+  if (!r) return Status::Unavailable(fmt::format("prometheus {}: {}", options_.url, ErrorWords(r.error())));
+  return DecodeSeriesAnswer(r->body, r->status, fmt::format("prometheus {}", options_.url));
+}
+
 Result<PromClient::Answer> PromClient::Fetch(const std::string& promql, std::optional<double> at_unix_seconds) {
   httplib::Params params{{"query", promql}};
   if (at_unix_seconds) params.emplace("time", fmt::format("{:.3f}", *at_unix_seconds));
@@ -208,9 +233,9 @@ Result<json> AnswerData(const std::string& body, int http_status, const std::str
     }
     return Status::Corruption(fmt::format("{}: HTTP {}: not a Prometheus API answer", what, http_status));
   }
-  if (answer.value("status", "") != "success") {
-    std::string type = answer.value("errorType", "");
-    std::string error = answer.value("error", "no error given");
+  if (StringAt(answer, "status") != "success") {
+    std::string type = StringAt(answer, "errorType");
+    std::string error = StringAt(answer, "error", "no error given");
     std::string text = fmt::format("{}: {}{}{}", what, type, type.empty() ? "" : ": ", error);
     bool is_limit = type == "timeout" || error.find("too many samples") != std::string::npos ||
                     error.find("limit") != std::string::npos || error.find("exceeded") != std::string::npos;
@@ -223,9 +248,9 @@ Result<json> AnswerData(const std::string& body, int http_status, const std::str
       if (w.is_string()) warnings->push_back(w.get<std::string>());
     }
   }
-  *is_partial = answer.value("isPartial", false) || answer.value("partial_response", false);
+  *is_partial = TrueAt(answer, "isPartial") || TrueAt(answer, "partial_response");
   if (!answer.contains("data") || !answer["data"].is_object()) return Status::Corruption(what + ": no data");
-  *is_partial = *is_partial || answer["data"].value("isPartial", false);
+  *is_partial = *is_partial || TrueAt(answer["data"], "isPartial");
   return std::move(answer["data"]);  // Not a copy: a large fleet's answer is tens of megabytes parsed.
 }
 
@@ -240,7 +265,7 @@ Result<QueryResult> DecodeQueryAnswer(const std::string& body, int http_status, 
   QueryResult out;
   Result<json> data = AnswerData(body, http_status, what, &out.warnings, &out.is_partial);
   if (!data.ok()) return data.status();
-  std::string type = data.value().value("resultType", "");
+  std::string type = StringAt(data.value(), "resultType");
   const json& result = data.value().contains("result") ? data.value()["result"] : json();
   if (type == "scalar" || type == "string") {
     json item = {{"value", result}};
@@ -259,11 +284,34 @@ Result<QueryResult> DecodeQueryAnswer(const std::string& body, int http_status, 
   return out;
 }
 
+Result<std::vector<std::map<std::string, std::string>>> DecodeSeriesAnswer(const std::string& body, int http_status,
+                                                                           const std::string& what) {
+  json answer = json::parse(body, nullptr, false);
+  if (!answer.is_object() || StringAt(answer, "status") != "success") {
+    std::vector<std::string> warnings;
+    bool is_partial = false;
+    Result<json> refused = AnswerData(body, http_status, what, &warnings, &is_partial);  // Says why.
+    if (!refused.ok()) return refused.status();
+  }
+  if (!answer.contains("data") || !answer["data"].is_array()) {
+    return Status::Corruption(what + ": the series answer is not a list");
+  }
+  std::vector<std::map<std::string, std::string>> out;
+  for (const json& item : answer["data"]) {
+    if (!item.is_object()) return Status::Corruption(what + ": a series that is not a label set");
+    std::map<std::string, std::string>& labels = out.emplace_back();
+    for (const auto& [key, value] : item.items()) {
+      if (value.is_string()) labels.insert_or_assign(key, value.get<std::string>());
+    }
+  }
+  return out;
+}
+
 Result<RangeResult> DecodeRangeAnswer(const std::string& body, int http_status, const std::string& what) {
   RangeResult out;
   Result<json> data = AnswerData(body, http_status, what, &out.warnings, &out.is_partial);
   if (!data.ok()) return data.status();
-  if (data.value().value("resultType", "") != "matrix") {
+  if (StringAt(data.value(), "resultType") != "matrix") {
     return Status::InvalidArgument(fmt::format("{}: expected a range (matrix) answer", what));
   }
   const json& result = data.value().contains("result") ? data.value()["result"] : json();

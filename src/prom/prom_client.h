@@ -87,6 +87,12 @@ class PromClient {
   // `end` (Unix seconds).
   Result<RangeResult> QueryRange(const std::string& promql, double start, double end, double step_seconds);
 
+  // The label sets of the series matching any of `matchers` that have
+  // samples between `start` and `end` (/api/v1/series): what exists, without
+  // reading a sample.
+  Result<std::vector<std::map<std::string, std::string>>> Series(const std::vector<std::string>& matchers,
+                                                                 double start, double end);
+
   const std::string& url() const { return options_.url; }
 
  private:
@@ -108,6 +114,10 @@ Result<QueryResult> DecodeQueryAnswer(const std::string& body, int http_status, 
 
 // The answer body of /api/v1/query_range (a matrix). Pure.
 Result<RangeResult> DecodeRangeAnswer(const std::string& body, int http_status, const std::string& what);
+
+// The answer body of /api/v1/series (a list of label sets). Pure.
+Result<std::vector<std::map<std::string, std::string>>> DecodeSeriesAnswer(const std::string& body, int http_status,
+                                                                           const std::string& what);
 
 // `value` as a PromQL string literal: quoted, with backslash, quote and
 // newline escaped, so no user input ever changes a query's shape.

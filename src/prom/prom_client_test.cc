@@ -173,6 +173,48 @@ TEST(PromClientTest, QueriesAskedAtOnceAnswerInTheOrderAskedAndOneRefusalFailsTh
   serving.join();
 }
 
+TEST(PromClientTest, SeriesListsTheLabelSetsThatExistAndARefusalSaysWhy) {
+  httplib::Server server;
+  std::vector<std::string> asked;
+  server.Post("/api/v1/series", [&](const httplib::Request& req, httplib::Response& res) {
+    for (size_t i = 0; i < req.get_param_value_count("match[]"); ++i) asked.push_back(req.get_param_value("match[]", i));
+    res.set_content(R"({"status":"success","data":[{"__name__":"up","instance":"a:1"},{"__name__":"up","instance":"b:1"}]})",
+                    "application/json");
+  });
+  int port = server.bind_to_any_port("127.0.0.1");
+  std::thread serving([&] { server.listen_after_bind(); });
+  Result<std::unique_ptr<PromClient>> c = PromClient::Make(At(fmt::format("http://127.0.0.1:{}", port)));
+  ASSERT_TRUE(c.ok());
+  auto series = c.value()->Series({"up", "tarmac_gpu_info"}, 1796000000, 1796003600);
+  ASSERT_TRUE(series.ok()) << series.status().message();
+  ASSERT_EQ(series.value().size(), 2u);
+  EXPECT_EQ(series.value()[1].at("instance"), "b:1");
+  EXPECT_EQ(asked, (std::vector<std::string>{"up", "tarmac_gpu_info"}));
+  server.stop();
+  serving.join();
+
+  auto refused = DecodeSeriesAnswer(R"({"status":"error","errorType":"bad_data","error":"no match[] given"})", 400, "p");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("no match[] given"), std::string::npos);
+  EXPECT_EQ(DecodeSeriesAnswer(R"({"status":"success","data":{}})", 200, "p").status().code(), StatusCode::kCorruption);
+  EXPECT_EQ(DecodeSeriesAnswer("<html>", 502, "p").status().code(), StatusCode::kUnavailable);
+}
+
+TEST(PromAnswerTest, RegressionFieldsOfTheWrongTypeAreRefusedNotACrash) {
+  // These threw nlohmann's type_error out of the decoder, ending tarmac fleet.
+  for (const char* body : {R"({"status":1})", R"({"status":"error","error":7,"errorType":[]})",
+                           R"({"status":"success","data":{"resultType":5,"result":[]}})"}) {
+    Result<QueryResult> r = DecodeQueryAnswer(body, 200, "p");
+    EXPECT_FALSE(r.ok()) << body;
+    EXPECT_FALSE(DecodeSeriesAnswer(body, 200, "p").ok()) << body;
+  }
+  Result<QueryResult> partial =
+      DecodeQueryAnswer(R"({"status":"success","isPartial":"yes","data":{"resultType":"vector","result":[]}})", 200, "p");
+  ASSERT_TRUE(partial.ok()) << partial.status().message();
+  EXPECT_FALSE(partial.value().is_partial);
+}
+
 TEST(PromQlTest, ALabelValueIsOneStringLiteralWhateverItHolds) {
   EXPECT_EQ(QuoteLabelValue("node-1"), "\"node-1\"");
   EXPECT_EQ(QuoteLabelValue("a\"} or vector(1) #"), "\"a\\\"} or vector(1) #\"");
