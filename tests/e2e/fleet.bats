@@ -3,7 +3,9 @@
 # scraping three agents on different simulated machines: what it shows of
 # each node is what that node's own `tarmac status --json` says, `fleet
 # pick` picks what that node's own `pick` would, a stopped agent shows as
-# down, and the filters, JSON and exit codes hold.
+# down, and the filters, JSON and exit codes hold; a faults world's lost
+# GPU and throttling show as the node says; and one node's fleet report
+# equals its own report within 1 %.
 
 load sim_helpers
 
@@ -290,4 +292,35 @@ for name, a, b in zip(["busy", "held idle"], own, fleet):
 read, fleet_read = own[2], fleet[2]
 assert abs(read - fleet_read) <= 0.01 * read + 2 * 3 / 3600, (read, fleet_read)
 PY
+}
+
+@test "fleet status of a faults world shows its lost GPU and throttling as the node's own status does" {
+  port=$(free_port)
+  PROM_PORT=$(free_port)
+  printf 'global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: tarmac\n    static_configs:\n      - targets: ["127.0.0.1:%s"]\n' \
+    "$port" > "$WORLD/prometheus.yml"
+  prometheus --config.file="$WORLD/prometheus.yml" --storage.tsdb.path="$WORLD/tsdb" \
+    --web.listen-address="127.0.0.1:$PROM_PORT" --log.level=warn >/dev/null 2>"$WORLD/prometheus.log" 3>&- &
+  echo "$!" >> "$WORLD/pids"
+  [ "$(start_node node-d faults.toml "$port")" == "$port" ]
+  for _ in $(seq 300); do
+    [[ $(prom_query 'count(tarmac_gpu_info)' | jq -r '.data.result[0].value[1] // 0') == 4 ]] &&
+      [[ $(prom_query 'sum(tarmac_gpu_lost)' | jq -r '.data.result[0].value[1] // 0') == 1 ]] &&
+      [[ $(prom_query 'count(tarmac_gpu_throttled == 1)' | jq -r '.data.result[0].value[1] // 0') -ge 2 ]] && break
+    sleep 0.1
+  done
+  TARMAC_SIM_DIR="$WORLD/node-d/world" tarmac status --json --socket "$WORLD/node-d/t.sock" > "$WORLD/own.json"
+  run tarmac fleet status --prometheus "http://127.0.0.1:$PROM_PORT" --json
+  [ "$status" -eq 0 ]
+  echo "$output" > "$WORLD/fleet.json"
+  # The lost GPU, and what throttles each GPU, as the node says.
+  [ "$(jq -c '[.gpus[] | select(.health == "lost") | .index]' "$WORLD/own.json")" == "[1]" ]
+  [ "$(jq -c '[.nodes[0].gpus[] | select(.lost) | .index]' "$WORLD/fleet.json")" == "[1]" ]
+  [ "$(jq -c '[.gpus[] | [.index, ((.throttle_reasons // []) | sort)]]' "$WORLD/own.json")" == \
+    "$(jq -c '[.nodes[0].gpus[] | [.index, (.throttle_reasons // [] | sort)]]' "$WORLD/fleet.json")" ]
+  [ "$(jq -c '.nodes[0].gpus[0].throttle_reasons | length' "$WORLD/fleet.json")" -ge 1 ]
+  # A lost GPU is neither idle nor a candidate for pick.
+  [ "$(jq '.nodes[0].gpus[1].idle' "$WORLD/fleet.json")" == false ]
+  run tarmac fleet pick --prometheus "http://127.0.0.1:$PROM_PORT" --count 4
+  [ "$status" -eq 1 ]
 }
