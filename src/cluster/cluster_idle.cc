@@ -23,7 +23,7 @@ std::string Span(const std::optional<double>& seconds) {
 }
 
 std::string Who(const ClusterGpu& g) {
-  if (!g.holders.empty()) return HolderText(g);
+  if (!g.holders.empty() || !g.pod.empty()) return HolderText(g);
   if (g.processes == 0) return "-";
   constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
   return fmt::format("{} process{}, {:.1f} GiB", g.processes, g.processes == 1 ? "" : "es",

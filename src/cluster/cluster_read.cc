@@ -38,6 +38,7 @@ const std::vector<std::pair<std::string, std::string>>& ReadingQueries() {
     out.emplace_back("tarmac_gpu_idle_for_cost", "max by (instance, gpu, currency) (tarmac_gpu_idle_for_cost)");
     out.emplace_back("tarmac_gpu_throttled", "max by (instance, gpu, reason) (tarmac_gpu_throttled == 1)");
     out.emplace_back("tarmac_gpu_lease", "tarmac_gpu_lease == 1");
+    out.emplace_back("tarmac_gpu_pod_allocated", "max by (instance, gpu, namespace, pod) (tarmac_gpu_pod_allocated == 1)");
     return out;
   }();
   return kQueries;
@@ -182,6 +183,9 @@ Result<ClusterView> ReadCluster(prom::PromClient* client) {
         g->currency = s.Label("currency");
       }
       if (name == "tarmac_gpu_throttled" && s.value == 1) g->throttle_reasons.push_back(s.Label("reason"));
+      if (name == "tarmac_gpu_pod_allocated" && !s.Label("pod").empty()) {
+        g->pod = s.Label("namespace") + "/" + s.Label("pod");
+      }
       if (name == "tarmac_gpu_lease" && s.value == 1) {
         g->holders.push_back(GpuHolder{std::atoll(s.Label("lease").c_str()), s.Label("user"), s.Label("kind"),
                                        s.Label("slurm_job"), s.Label("mig_uuid")});

@@ -35,11 +35,12 @@ std::string Power(const ClusterGpu& g) {
 }  // namespace
 
 std::string HolderText(const ClusterGpu& g) {
-  if (g.holders.empty()) return "-";
+  if (g.holders.empty()) return g.pod.empty() ? "-" : "pod " + g.pod;
   const GpuHolder& h = g.holders.front();
   std::string text = h.kind == "slurm" && !h.slurm_job.empty() ? fmt::format("job {} ({})", h.slurm_job, h.user)
                                                                : fmt::format("lease {} ({})", h.lease, h.user);
   if (h.kind == "backfill") text += " backfill";
+  if (h.kind == "pod" && !g.pod.empty()) text = fmt::format("pod {}", g.pod);
   if (g.holders.size() > 1) text += fmt::format(" +{}", g.holders.size() - 1);
   return text;
 }
@@ -57,7 +58,7 @@ std::string Notes(const ClusterGpu& g, bool is_up) {
   if (!is_up) return "";
   if (g.is_lost) return "LOST";
   std::string notes = g.is_idle ? "idle" : "busy";
-  if (!g.holders.empty()) notes += "  " + HolderText(g);
+  if (!g.holders.empty() || !g.pod.empty()) notes += "  " + HolderText(g);
   if (g.is_held_idle) {
     notes += fmt::format("  {} idle holder{}", g.idle_holders, g.idle_holders == 1 ? "" : "s");
   }
@@ -157,6 +158,7 @@ json ClusterToJson(const ClusterView& view) {
         holders.push_back(std::move(hj));
       }
       x["holders"] = std::move(holders);
+      if (!g.pod.empty()) x["pod"] = g.pod;
       gpus.push_back(std::move(x));
     }
     n["gpus"] = std::move(gpus);

@@ -40,6 +40,9 @@ struct ClusterGpu {
   bool is_lost = false;
   std::vector<std::string> throttle_reasons;
   std::vector<GpuHolder> holders;
+  // The pod the kubelet allocated the GPU to ("namespace/pod"), running or
+  // not (tarmac_gpu_pod_allocated); empty when none.
+  std::string pod;
   int idle_holders = 0;  // Processes holding memory at 0 % SM.
   int processes = 0;     // Processes on it (those tarmac_process_* lists).
   // The spells going on now (tarmac_gpu_idle_for_seconds and the rest).

@@ -13,7 +13,7 @@ namespace tarmac::leases {
 namespace {
 
 using nlohmann::json;
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 class LeaseJournalTest : public ::testing::Test {
  protected:
@@ -38,7 +38,7 @@ class LeaseJournalTest : public ::testing::Test {
 
   testing::TempDir dir_;
   std::string path_ = dir_.path() + "/leases.db";
-  sched::TimeBase base_{Clock::now(), std::chrono::system_clock::now()};
+  sched::TimeBase base_{SteadyClock::now(), std::chrono::system_clock::now()};
   Logger logger_{LogLevel::kOff};
 };
 

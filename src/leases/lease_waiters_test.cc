@@ -8,7 +8,7 @@
 namespace tarmac::leases {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 class LeaseWaitersTest : public ::testing::Test {
  protected:
@@ -28,7 +28,7 @@ class LeaseWaitersTest : public ::testing::Test {
   }
 
   sched::Caller caller_{1001, "alice", false};
-  sched::TimePoint now_ = Clock::now();
+  sched::TimePoint now_ = SteadyClock::now();
   std::vector<sched::GpuSlot> busy_ = [] {
     sched::GpuSlot taken;
     taken.uuid = "GPU-0";
