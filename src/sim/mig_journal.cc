@@ -10,9 +10,9 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 
+#include "common/safe_file.h"
 #include "common/split.h"
 #include "sim/mig_layout.h"
 
@@ -20,6 +20,9 @@ namespace tarmac::sim {
 namespace {
 
 std::string JournalPath(const std::string& dir) { return dir + "/mig-layouts"; }
+
+// Thousands of changes; a world is a test's or a demo's.
+constexpr size_t kMaxJournalBytes = size_t{1} << 20;
 
 template <typename T>
 bool ParseNumber(std::string_view text, T* out) {
@@ -37,8 +40,17 @@ Status AppendMigLayout(const std::string& dir, std::chrono::milliseconds at, int
   }
   std::string line = fmt::format("{} {} {}\n", at.count(), gpu, instances.empty() ? "-" : instances);
   std::string path = JournalPath(dir);
-  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+  // The world's folder may be a user's: a link planted at the path is
+  // refused (O_NOFOLLOW), a FIFO never blocks (O_NONBLOCK) and is refused
+  // with anything else that is not a regular file, and the journal stays
+  // bounded.
+  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
   if (fd < 0) return Status::IOError(fmt::format("cannot open {}", path), std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<size_t>(st.st_size) + line.size() > kMaxJournalBytes) {
+    ::close(fd);
+    return Status::IOError(fmt::format("{}: not a regular file of its world, or full", path));
+  }
   bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
   int err = errno;
   ::close(fd);
@@ -48,17 +60,16 @@ Status AppendMigLayout(const std::string& dir, std::chrono::milliseconds at, int
 
 int64_t MigJournalSize(const std::string& dir) {
   struct stat st {};
-  if (::stat(JournalPath(dir).c_str(), &st) != 0) return 0;
+  if (::lstat(JournalPath(dir).c_str(), &st) != 0) return 0;
   return static_cast<int64_t>(st.st_size);
 }
 
 Result<std::vector<Fault>> ReadMigLayouts(const std::string& dir, const Scenario& scenario) {
   std::string path = JournalPath(dir);
-  std::ifstream in(path);
-  if (!in) return std::vector<Fault>();
-  std::stringstream text;
-  text << in.rdbuf();
-  return ParseMigLayouts(text.str(), path, scenario);
+  Result<std::string> text = ReadForeignFile(path, ForeignFileOptions{kMaxJournalBytes});
+  if (!text.ok() && text.status().code() == StatusCode::kNotFound) return std::vector<Fault>();
+  if (!text.ok()) return text.status();
+  return ParseMigLayouts(text.value(), path, scenario);
 }
 
 Result<std::vector<Fault>> ParseMigLayouts(std::string_view text, const std::string& name, const Scenario& scenario) {

@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <fstream>
 
 #include "sim/mig_layout.h"
@@ -57,6 +60,28 @@ TEST(MigJournalTest, AMalformedLineIsRefusedNamingIt) {
     EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
     EXPECT_EQ(r.status().message().rfind("mig-layouts:2: ", 0), 0u) << r.status().message();
   }
+}
+
+TEST(MigJournalTest, ALinkAFifoOrAFullJournalIsRefusedNeverFollowedNorWaitedOn) {
+  testing::TempDir dir;
+  Scenario scenario = TwoMigGpus();
+  std::string journal = dir.path() + "/mig-layouts";
+  std::string victim = dir.Write("victim", "root's file\n");
+  // A link planted at the journal's path: neither written through nor read.
+  ASSERT_EQ(::symlink(victim.c_str(), journal.c_str()), 0);
+  EXPECT_FALSE(AppendMigLayout(dir.path(), std::chrono::milliseconds(1), 0, {}).ok());
+  std::ifstream victim_text(victim);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(victim_text), {}), "root's file\n");
+  EXPECT_FALSE(ReadMigLayouts(dir.path(), scenario).ok());
+  // A FIFO: refused at once on both sides, nobody blocks on it.
+  ASSERT_EQ(::unlink(journal.c_str()), 0);
+  ASSERT_EQ(::mkfifo(journal.c_str(), 0644), 0);
+  EXPECT_FALSE(AppendMigLayout(dir.path(), std::chrono::milliseconds(1), 0, {}).ok());
+  EXPECT_FALSE(ReadMigLayouts(dir.path(), scenario).ok());
+  // A journal at its bound takes no more.
+  ASSERT_EQ(::unlink(journal.c_str()), 0);
+  dir.Write("mig-layouts", std::string(size_t{1} << 20, '\n'));
+  EXPECT_FALSE(AppendMigLayout(dir.path(), std::chrono::milliseconds(1), 0, {}).ok());
 }
 
 }  // namespace

@@ -241,5 +241,25 @@ TEST_F(HostileUserTest, RegressionResultsAreNoMoreReadableThanTheirPromptsAndOne
   EXPECT_NE(twice.err.find("three different files"), std::string::npos) << twice.err;
 }
 
+// A simulated world's folder a user made first (/tmp/tarmac-sim-0 is one
+// anybody can create): a FIFO as its MIG journal never hangs the root agent
+// that reads it, and a link there is neither followed nor written through.
+TEST_F(HostileUserTest, AFifoOrALinkAsTheWorldsMigJournalNeitherHangsTheAgentNorIsFollowed) {
+  ASSERT_EQ(::mkdir(sim_dir_.c_str(), 0755), 0);
+  ASSERT_EQ(::chown(sim_dir_.c_str(), kNobody, kNobody), 0);
+  ASSERT_EQ(AsNobody("mkfifo " + sim_dir_ + "/mig-layouts").exit_code, 0);
+  StartLeaseAgent();
+  for (int i = 0; i < 3; ++i) {
+    RunResult status = RunCommand({"timeout", "10", BinDir() + "/tarmac", "status", "--json", "--socket", Socket()}, Env());
+    ASSERT_EQ(status.exit_code, 0) << status.err;
+    EXPECT_EQ(json::parse(status.out)["gpus"].size(), 1u);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  ASSERT_EQ(AsNobody("rm " + sim_dir_ + "/mig-layouts && ln -s " + victim_ + " " + sim_dir_ + "/mig-layouts").exit_code, 0);
+  RunResult direct = RunCommand({"timeout", "10", BinDir() + "/tarmac", "status", "--json", "--backend", "sim"}, Env());
+  EXPECT_EQ(direct.exit_code, 0) << direct.err;
+  EXPECT_EQ(Read(victim_), "root's file\n");
+}
+
 }  // namespace
 }  // namespace tarmac::testing
