@@ -38,6 +38,25 @@ prom_query() {
   curl -sf "http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode "query=$1"
 }
 
+# start_prometheus INTERVAL PORT...: a Prometheus of its own (PROM_PORT)
+# scraping 127.0.0.1:PORT of each node every INTERVAL; returns once it has a
+# scrape target for each (up or not yet).
+start_prometheus() {
+  local interval=$1 targets="" port
+  shift
+  for port in "$@"; do targets+="${targets:+, }'127.0.0.1:$port'"; done
+  PROM_PORT=$(free_port)
+  printf 'global:\n  scrape_interval: %s\n  scrape_timeout: %s\nscrape_configs:\n  - job_name: tarmac\n    static_configs:\n      - targets: [%s]\n' \
+    "$interval" "$interval" "$targets" > "$WORLD/prometheus.yml"
+  prometheus --config.file="$WORLD/prometheus.yml" --storage.tsdb.path="$WORLD/tsdb" \
+    --web.listen-address="127.0.0.1:$PROM_PORT" --log.level=warn >/dev/null 2>"$WORLD/prometheus.log" 3>&- &
+  echo "$!" >> "$WORLD/pids"
+  for _ in $(seq 300); do
+    [[ $(prom_query 'count(up)' | jq -r '.data.result[0].value[1] // 0') == "$#" ]] && return 0
+    sleep 0.1
+  done
+}
+
 @test "fleet status shows every node as its own status does, and a stopped one as down" {
   port_a=$(start_node node-a lab-8gpu.toml)
   port_b=$(start_node node-b mig-lab.toml)
@@ -50,18 +69,7 @@ prom_query() {
   # A lease on node-a: the fleet shows who holds its GPU.
   TARMAC_SIM_DIR="$WORLD/node-a/world" tarmac reserve --socket "$WORLD/node-a/t.sock" --gpus 1 --for 1h >/dev/null
 
-  PROM_PORT=$(free_port)
-  cat > "$WORLD/prometheus.yml" <<EOF
-global:
-  scrape_interval: 1s
-scrape_configs:
-  - job_name: tarmac
-    static_configs:
-      - targets: ['127.0.0.1:$port_a', '127.0.0.1:$port_b', '127.0.0.1:$port_c']
-EOF
-  prometheus --config.file="$WORLD/prometheus.yml" --storage.tsdb.path="$WORLD/tsdb" \
-    --web.listen-address="127.0.0.1:$PROM_PORT" --log.level=warn >/dev/null 2>"$WORLD/prometheus.log" 3>&- &
-  echo "$!" >> "$WORLD/pids"
+  start_prometheus 1s "$port_a" "$port_b" "$port_c"
   for _ in $(seq 300); do
     [[ $(prom_query 'count(up == 1)' | jq -r '.data.result[0].value[1] // 0') == 3 ]] &&
       [[ $(prom_query 'count(tarmac_gpu_lease)' | jq -r '.data.result[0].value[1] // 0') == 1 ]] &&
@@ -244,13 +252,7 @@ EOF
   # Prometheus first, scraping the node's port before the node is up, so
   # that it reads the node's counters from their first second.
   port=$(free_port)
-  PROM_PORT=$(free_port)
-  printf 'global:\n  scrape_interval: 100ms\n  scrape_timeout: 100ms\nscrape_configs:\n  - job_name: tarmac\n    static_configs:\n      - targets: ["127.0.0.1:%s"]\n' \
-    "$port" > "$WORLD/prometheus.yml"
-  prometheus --config.file="$WORLD/prometheus.yml" --storage.tsdb.path="$WORLD/tsdb" \
-    --web.listen-address="127.0.0.1:$PROM_PORT" --log.level=warn >/dev/null 2>"$WORLD/prometheus.log" 3>&- &
-  echo "$!" >> "$WORLD/pids"
-  for _ in $(seq 300); do [[ $(prom_query 'count(up)' | jq -r '.data.result[0].value[1] // 0') == 1 ]] && break; sleep 0.1; done
+  start_prometheus 100ms "$port"
   [ "$(start_node solo small.toml "$port")" == "$port" ]
   for _ in $(seq 300); do [[ $(prom_query 'sum(up)' | jq -r '.data.result[0].value[1] // 0') == 1 ]] && break; sleep 0.1; done
   # Then GPU 0 busy, GPU 1 held idle by a job at 0 % SM, for forty seconds:
@@ -296,12 +298,7 @@ PY
 
 @test "fleet status of a faults world shows its lost GPU and throttling as the node's own status does" {
   port=$(free_port)
-  PROM_PORT=$(free_port)
-  printf 'global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: tarmac\n    static_configs:\n      - targets: ["127.0.0.1:%s"]\n' \
-    "$port" > "$WORLD/prometheus.yml"
-  prometheus --config.file="$WORLD/prometheus.yml" --storage.tsdb.path="$WORLD/tsdb" \
-    --web.listen-address="127.0.0.1:$PROM_PORT" --log.level=warn >/dev/null 2>"$WORLD/prometheus.log" 3>&- &
-  echo "$!" >> "$WORLD/pids"
+  start_prometheus 1s "$port"
   [ "$(start_node node-d faults.toml "$port")" == "$port" ]
   for _ in $(seq 300); do
     [[ $(prom_query 'count(tarmac_gpu_info)' | jq -r '.data.result[0].value[1] // 0') == 4 ]] &&
