@@ -9,7 +9,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <future>
+#include <atomic>
+#include <thread>
 #include <regex>
 #include <sstream>
 
@@ -105,13 +106,37 @@ Result<Sample> DecodeSample(const json& item, const std::string& what) {
 
 const std::string& Sample::Label(const std::string& name) const { return LabelOf(labels, name); }
 
+// What a connection is made of, checked and read once (Make): a sibling
+// connection for a query asked at once (QueryAll) reads no file again.
+struct PromClient::Settings {
+  std::string scheme_host_port;
+  std::chrono::milliseconds timeout{0};
+  std::optional<std::string> bearer_token;
+  std::optional<std::pair<std::string, std::string>> basic_auth;  // User, password.
+  std::string ca_file;
+};
+
 struct PromClient::Connection {
-  explicit Connection(const std::string& scheme_host_port) : client(scheme_host_port) {}
+  explicit Connection(const Settings& settings) : client(settings.scheme_host_port) {
+    auto seconds = [](std::chrono::milliseconds d) {
+      return std::make_pair(static_cast<time_t>(d.count() / 1000), static_cast<time_t>((d.count() % 1000) * 1000));
+    };
+    auto [s, us] = seconds(settings.timeout);
+    client.set_connection_timeout(s, us);
+    client.set_read_timeout(s, us);
+    client.set_write_timeout(s, us);
+    if (settings.bearer_token) client.set_bearer_token_auth(*settings.bearer_token);
+    if (settings.basic_auth) client.set_basic_auth(settings.basic_auth->first, settings.basic_auth->second);
+    if (!settings.ca_file.empty()) client.set_ca_cert_path(settings.ca_file);
+  }
   httplib::Client client;
 };
 
-PromClient::PromClient(PromOptions options, std::string path_prefix, std::unique_ptr<Connection> connection)
-    : options_(std::move(options)), path_prefix_(std::move(path_prefix)), connection_(std::move(connection)) {}
+PromClient::PromClient(PromOptions options, std::string path_prefix, Settings settings)
+    : options_(std::move(options)),
+      path_prefix_(std::move(path_prefix)),
+      settings_(std::make_unique<Settings>(std::move(settings))),
+      connection_(std::make_unique<Connection>(*settings_)) {}
 
 PromClient::~PromClient() = default;
 
@@ -124,19 +149,13 @@ Result<std::unique_ptr<PromClient>> PromClient::Make(const PromOptions& options)
   }
   std::string prefix = m[4].str();
   while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
-  auto connection = std::make_unique<Connection>(m[1].str() + "://" + m[2].str() + m[3].str());
-  httplib::Client& c = connection->client;
-  auto seconds = [](std::chrono::milliseconds d) {
-    return std::make_pair(static_cast<time_t>(d.count() / 1000), static_cast<time_t>((d.count() % 1000) * 1000));
-  };
-  auto [s, us] = seconds(options.timeout);
-  c.set_connection_timeout(s, us);
-  c.set_read_timeout(s, us);
-  c.set_write_timeout(s, us);
+  Settings settings;
+  settings.scheme_host_port = m[1].str() + "://" + m[2].str() + m[3].str();
+  settings.timeout = options.timeout;
   if (!options.bearer_token_file.empty()) {
     Result<std::string> token = ReadCredential("--bearer-token-file", options.bearer_token_file);
     if (!token.ok()) return token.status();
-    c.set_bearer_token_auth(token.value());
+    settings.bearer_token = token.value();
   }
   if (!options.basic_auth_user.empty()) {
     std::string password;
@@ -145,14 +164,14 @@ Result<std::unique_ptr<PromClient>> PromClient::Make(const PromOptions& options)
       if (!read.ok()) return read.status();
       password = read.value();
     }
-    c.set_basic_auth(options.basic_auth_user, password);
+    settings.basic_auth = std::make_pair(options.basic_auth_user, password);
   }
   if (!options.ca_file.empty()) {
     if (m[1].str() != "https") return Status::InvalidArgument("--ca-file: only for an https:// URL");
     if (::access(options.ca_file.c_str(), R_OK) != 0) return Status::InvalidArgument(fmt::format("--ca-file {}: cannot be read", options.ca_file));
-    c.set_ca_cert_path(options.ca_file);
+    settings.ca_file = options.ca_file;
   }
-  return std::unique_ptr<PromClient>(new PromClient(options, prefix, std::move(connection)));
+  return std::unique_ptr<PromClient>(new PromClient(options, prefix, std::move(settings)));
 }
 
 const std::string& Series::Label(const std::string& name) const { return LabelOf(labels, name); }
@@ -176,35 +195,43 @@ Result<std::vector<std::map<std::string, std::string>>> PromClient::Series(const
   return DecodeSeriesAnswer(r->body, r->status, fmt::format("prometheus {}", options_.url));
 }
 
-Result<PromClient::Answer> PromClient::Fetch(const std::string& promql, std::optional<double> at_unix_seconds) {
+Result<PromClient::Answer> PromClient::Fetch(Connection* connection, const std::string& promql,
+                                             std::optional<double> at_unix_seconds) {
   httplib::Params params{{"query", promql}};
   if (at_unix_seconds) params.emplace("time", fmt::format("{:.3f}", *at_unix_seconds));
-  httplib::Result r = connection_->client.Post(path_prefix_ + "/api/v1/query", params);
+  httplib::Result r = connection->client.Post(path_prefix_ + "/api/v1/query", params);
   if (!r) return Status::Unavailable(fmt::format("prometheus {}: {}", options_.url, ErrorWords(r.error())));
   return Answer{r->status, std::move(r->body)};
 }
 
 Result<QueryResult> PromClient::Query(const std::string& promql, std::optional<double> at_unix_seconds) {
-  Result<Answer> a = Fetch(promql, at_unix_seconds);
+  Result<Answer> a = Fetch(connection_.get(), promql, at_unix_seconds);
   if (!a.ok()) return a.status();
   return DecodeQueryAnswer(a.value().body, a.value().http_status, fmt::format("prometheus {}", options_.url));
 }
 
 Result<std::vector<QueryResult>> PromClient::QueryAll(const std::vector<std::string>& promqls,
                                                       std::optional<double> at_unix_seconds) {
-  // Fetched at once; decoded one at a time, so that only one answer's
-  // parse tree is in memory.
-  std::vector<std::future<Result<Answer>>> fetches;
-  for (size_t i = 1; i < promqls.size(); ++i) {
-    fetches.push_back(std::async(std::launch::async, [this, &promqls, i, at_unix_seconds]() -> Result<Answer> {
-      Result<std::unique_ptr<PromClient>> sibling = Make(options_);
-      if (!sibling.ok()) return sibling.status();
-      return sibling.value()->Fetch(promqls[i], at_unix_seconds);
-    }));
+  // Fetched by a few workers at once, each on a connection of its own (the
+  // first on this client's): fewer than Prometheus' default
+  // --query.max-concurrency (20), so the server runs them all in parallel.
+  // Decoded one at a time afterwards, so that only one answer is being
+  // decoded at a time.
+  constexpr size_t kWorkers = 8;
+  std::vector<Result<Answer>> bodies(promqls.size(), Result<Answer>(Status::Unavailable("not asked")));
+  std::atomic<size_t> next{0};
+  auto work = [&](Connection* connection) {
+    for (size_t i = next++; i < promqls.size(); i = next++) bodies[i] = Fetch(connection, promqls[i], at_unix_seconds);
+  };
+  std::vector<std::thread> workers;
+  for (size_t w = 1; w < std::min(kWorkers, promqls.size()); ++w) {
+    workers.emplace_back([&] {
+      Connection sibling(*settings_);
+      work(&sibling);
+    });
   }
-  std::vector<Result<Answer>> bodies;
-  if (!promqls.empty()) bodies.push_back(Fetch(promqls[0], at_unix_seconds));
-  for (auto& f : fetches) bodies.push_back(f.get());  // Every thread is joined, whatever failed.
+  work(connection_.get());
+  for (std::thread& t : workers) t.join();
   std::vector<QueryResult> out;
   for (Result<Answer>& body : bodies) {
     if (!body.ok()) return body.status();

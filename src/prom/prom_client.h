@@ -77,9 +77,10 @@ class PromClient {
   // scalar answer is one sample without labels.
   Result<QueryResult> Query(const std::string& promql, std::optional<double> at_unix_seconds = std::nullopt);
 
-  // Several instant queries at once, each on a connection of its own, so
-  // that the server works on them in parallel: the answers in the order
-  // asked, or the first refusal.
+  // Several instant queries at once, over up to eight connections, so that
+  // the server works on them in parallel: the answers in the order asked,
+  // or the first refusal. Credentials are the ones Make read: no file is
+  // read again.
   Result<std::vector<QueryResult>> QueryAll(const std::vector<std::string>& promqls,
                                             std::optional<double> at_unix_seconds = std::nullopt);
 
@@ -96,15 +97,17 @@ class PromClient {
   const std::string& url() const { return options_.url; }
 
  private:
+  struct Settings;
   struct Connection;
   struct Answer {
     int http_status = 0;
     std::string body;
   };
-  Result<Answer> Fetch(const std::string& promql, std::optional<double> at_unix_seconds);
-  PromClient(PromOptions options, std::string path_prefix, std::unique_ptr<Connection> connection);
+  Result<Answer> Fetch(Connection* connection, const std::string& promql, std::optional<double> at_unix_seconds);
+  PromClient(PromOptions options, std::string path_prefix, Settings settings);
   PromOptions options_;
   std::string path_prefix_;
+  std::unique_ptr<const Settings> settings_;
   std::unique_ptr<Connection> connection_;
 };
 
