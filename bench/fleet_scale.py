@@ -17,6 +17,9 @@ and, beside the report, the same GPU-hours by state computed the naive
 way: one range query per GPU, summed by the client.
 
 Usage: fleet_scale.py BUILD_DIR [NODES] [GPUS] [DAYS] [STEP_S] [RUNS]
+
+FLEET_SCALE_BASELINE=PATH also times PATH (another build's tarmac-fleet)
+for status and idle, in the same run against the same Prometheus.
 """
 import json
 import os
@@ -252,6 +255,13 @@ def main():
         print(f"fleet_scale: {len(status['nodes'])} nodes, {seen} GPUs seen; the report reads "
               f"{report['total']['busy_hours'] + report['total']['idle_hours'] + report['total']['held_idle_hours']:.0f}"
               " GPU-hours")
+        # FLEET_SCALE_BASELINE=PATH: another tarmac-fleet (an earlier
+        # build) timed right after this one, each command in turn.
+        baseline = os.environ.get("FLEET_SCALE_BASELINE")
+        if baseline:
+            for name in ["fleet status --json", "fleet idle --json"]:
+                commands[f"{name} (baseline)"] = [baseline] + commands[name][1:]
+            commands = dict(sorted(commands.items(), key=lambda kv: kv[0].replace(" (baseline)", "")))
         for name, argv in commands.items():
             walls, cpus, rss = [], [], []
             for _ in range(runs):

@@ -29,6 +29,8 @@
 #include "leases/lease_ticker.h"
 #include "leases/process_control.h"
 #include "agent/state_lock.h"
+#include "agent/web_routes.h"
+#include "doctor/doctor_render.h"
 #include "agent/systemd_notify.h"
 #include "common/fs.h"
 #include "gpu/backend_factory.h"
@@ -473,6 +475,19 @@ Status Agent::Serve() {
                       };
     s = AddHttpRoutes(&routes, config_, TARMAC_VERSION, sampler, counters_.get(), clock_, std::move(hooks),
                       &metrics_pages_);
+    if (s.ok()) {
+      WebRouteHooks web;
+      web.methods = &methods_;
+      web.sampler = sampler;
+      web.doctor = [watch] {
+        nlohmann::json findings = nlohmann::json::array();
+        for (const doctor::Finding& f : watch->Findings()) findings.push_back(doctor::FindingToJson(f));
+        return nlohmann::json{{"runs", watch->runs()}, {"findings", std::move(findings)}};
+      };
+      web.store_path = history != nullptr ? config::StorePath(config_) : std::string();
+      web.pricing = config_.report;
+      s = AddWebRoutes(&routes, std::move(web), clock_);
+    }
     if (s.ok()) pages_for_ticks_.store(metrics_pages_.get());
     if (s.ok()) s = web_->Start(std::move(routes));
     if (!s.ok()) return s;

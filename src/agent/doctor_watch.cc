@@ -162,6 +162,11 @@ std::set<int> DoctorWatch::CriticalGpus() const {
   return gpus;
 }
 
+std::vector<doctor::Finding> DoctorWatch::Findings() const {
+  MutexLock lock(&mu_);
+  return current_;
+}
+
 int64_t DoctorWatch::runs() const {
   MutexLock lock(&mu_);
   return runs_;

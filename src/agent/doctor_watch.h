@@ -67,6 +67,8 @@ class DoctorWatch {
   // The GPU indices the last run found critically failing.
   std::set<int> CriticalGpus() const EXCLUDES(mu_);
   int64_t runs() const EXCLUDES(mu_);
+  // The warning and critical findings of the last run.
+  std::vector<doctor::Finding> Findings() const EXCLUDES(mu_);
 
  private:
   void Loop(std::stop_token stop);

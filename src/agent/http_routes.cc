@@ -87,18 +87,6 @@ Status AddHttpRoutes(http::RouteTable* routes, const config::Config& config, con
     // The page is shared with every scrape of this sample, not copied.
     return http::Response{200, metrics::kContentType, std::move(tail), std::move(page)};
   });
-  if (s.ok()) {
-    s = routes->Add("/api/v1/status", [sampler, lease_marks] {
-      std::shared_ptr<const fleet::Snapshot> snapshot = sampler->Latest();
-      std::shared_ptr<const fleet::LeaseMarks> marks = lease_marks ? lease_marks() : nullptr;
-      if (marks == nullptr || marks->empty()) {
-        return http::Response{200, "application/json", fleet::StatusToJson(snapshot->fleet).dump() + "\n"};
-      }
-      fleet::FleetView marked = snapshot->fleet;
-      fleet::ApplyLeaseMarks(*marks, &marked);
-      return http::Response{200, "application/json", fleet::StatusToJson(marked).dump() + "\n"};
-    });
-  }
   std::chrono::milliseconds stale_after = 3 * config.sampler.fast_interval + std::chrono::seconds(2);
   if (s.ok()) {
     s = routes->Add("/health", [sampler, clock, stale_after, problems, findings] {

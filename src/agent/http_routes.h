@@ -3,9 +3,8 @@
 // What the agent's HTTP endpoint answers (http/server.h serves it):
 // /metrics from a page rendered once per snapshot (metrics/page_cache.h)
 // plus the per-scrape duration, /health judged from the latest snapshot's
-// age and health and from `problems` (state the agent cannot save), and
-// /api/v1/status (as the socket's `status`, leases marked). Nothing here
-// calls the driver.
+// age and health and from `problems` (state the agent cannot save). The
+// console and /api/v1/ are web_routes.h's. Nothing here calls the driver.
 //
 // Thread safety: the returned routes may run on any number of threads. The
 // sampler, counters and clock must outlive them.
@@ -35,7 +34,7 @@ struct HttpRouteHooks {
   std::function<std::string()> findings;
 };
 
-// Adds /metrics, /health and /api/v1/status to `routes`. `pages`, when not
+// Adds /metrics and /health to `routes`. `pages`, when not
 // null, gets the /metrics page cache, for the agent to prerender after each
 // sample (metrics/page_cache.h).
 Status AddHttpRoutes(http::RouteTable* routes, const config::Config& config, const std::string& version,

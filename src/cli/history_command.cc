@@ -30,19 +30,11 @@ std::string Value(const std::optional<double>& v) { return v ? fmt::format("{:.1
 
 void Print(const store::HistoryResult& r, const std::string& format, int64_t step_seconds) {
   if (format == "json" || format == "jsonl") {
-    nlohmann::json all = nlohmann::json::array();
-    for (const store::HistoryRow& row : r.rows) {
-      nlohmann::json j = {{"t", row.t}, {"gpu", row.gpu_index}, {"uuid", row.uuid}};
-      for (size_t i = 0; i < r.columns.size(); ++i) {
-        if (row.values[i]) j[r.columns[i]] = *row.values[i];
-      }
-      if (format == "jsonl") {
-        std::puts(j.dump().c_str());
-      } else {
-        all.push_back(j);
-      }
+    if (format == "json") {
+      std::puts(store::HistoryToJson(r).dump(2).c_str());
+      return;
     }
-    if (format == "json") std::puts(nlohmann::json{{"tier", r.tier}, {"rows", all}}.dump(2).c_str());
+    for (const store::HistoryRow& row : r.rows) std::puts(store::HistoryRowToJson(r, row).dump().c_str());
     return;
   }
   if (format == "csv") {

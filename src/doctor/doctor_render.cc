@@ -72,6 +72,16 @@ std::string RenderText(const DoctorResult& r, bool use_color) {
   return out;
 }
 
+nlohmann::json FindingToJson(const Finding& f) {
+  return {{"check", f.check},
+          {"severity", SeverityName(f.severity)},
+          {"gpu", f.gpu ? nlohmann::json(*f.gpu) : nlohmann::json(nullptr)},
+          {"summary", f.summary},
+          {"evidence", f.evidence},
+          {"meaning", f.meaning},
+          {"action", f.action}};
+}
+
 std::string RenderJson(const DoctorResult& r) {
   nlohmann::json j;
   j["hostname"] = r.hostname;
@@ -85,13 +95,7 @@ std::string RenderJson(const DoctorResult& r) {
     nlohmann::json findings = nlohmann::json::array();
     for (const Finding& f : r.findings) {
       if (f.question != q) continue;
-      findings.push_back({{"check", f.check},
-                          {"severity", SeverityName(f.severity)},
-                          {"gpu", f.gpu ? nlohmann::json(*f.gpu) : nlohmann::json(nullptr)},
-                          {"summary", f.summary},
-                          {"evidence", f.evidence},
-                          {"meaning", f.meaning},
-                          {"action", f.action}});
+      findings.push_back(FindingToJson(f));
     }
     j["questions"].push_back(
         {{"id", QuestionName(q)}, {"title", QuestionTitle(q)}, {"severity", SeverityName(v->second)}, {"findings", findings}});

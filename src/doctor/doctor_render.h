@@ -5,6 +5,7 @@
 // docs/doctor.md). Pure functions.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "doctor/playbook.h"
@@ -13,5 +14,8 @@ namespace tarmac::doctor {
 
 std::string RenderText(const DoctorResult& result, bool use_color);
 std::string RenderJson(const DoctorResult& result);
+// One finding as RenderJson writes it: check, severity, gpu (null for the
+// host), summary, evidence, meaning, action.
+nlohmann::json FindingToJson(const Finding& finding);
 
 }  // namespace tarmac::doctor

@@ -17,6 +17,11 @@ void ReadHttpSection(ConfigSection& section, HttpOptions* out) {
     }
   }
   out->listen = listen;
+  section.String("auth", &out->auth_file);
+  if (section.Has("auth") && !out->auth_file.empty() && out->auth_file[0] != '/') {
+    section.Fail("auth", "expected an absolute path to the token file");
+  }
+  section.Bool("allow_anonymous", &out->allow_anonymous);
 }
 
 }  // namespace tarmac::http

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 //
-// The HTTP endpoint's key of [http] in the agent's config: listen
-// (HOST:PORT, port 0 picks a free one, or "off"; default in HttpOptions).
+// The HTTP endpoint's keys of [http] in the agent's config: listen
+// (HOST:PORT, port 0 picks a free one, or "off"; default in HttpOptions),
+// auth (the token file's absolute path) and allow_anonymous.
 // The section's other keys shape the metrics page (metrics/metrics_config.h).
 #pragma once
 

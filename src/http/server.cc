@@ -17,6 +17,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "common/safe_file.h"
 
 namespace tarmac::http {
 namespace {
@@ -159,6 +160,47 @@ std::string PeerAddress(int fd) {
   return host;
 }
 
+constexpr const char* kTokenCookie = "tarmac_token";
+
+// Compares in time that does not depend on where they differ.
+bool SameToken(std::string_view shown, const std::string& token) {
+  if (shown.size() != token.size()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < token.size(); ++i) diff |= static_cast<unsigned char>(shown[i] ^ token[i]);
+  return diff == 0;
+}
+
+std::string_view BearerOf(std::string_view header) {
+  constexpr std::string_view kBearer = "Bearer ";
+  return header.substr(0, kBearer.size()) == kBearer ? header.substr(kBearer.size()) : std::string_view();
+}
+
+// The value of cookie `name` in a Cookie header, or empty.
+std::string_view CookieOf(std::string_view header, std::string_view name) {
+  while (!header.empty()) {
+    size_t end = header.find(';');
+    std::string_view pair = header.substr(0, end);
+    while (!pair.empty() && pair.front() == ' ') pair.remove_prefix(1);
+    if (pair.size() > name.size() && pair.substr(0, name.size()) == name && pair[name.size()] == '=') {
+      return pair.substr(name.size() + 1);
+    }
+    if (end == std::string_view::npos) break;
+    header.remove_prefix(end + 1);
+  }
+  return {};
+}
+
+// A streamed answer's sink, as cpp-httplib gives it.
+class ChunkSink : public StreamSink {
+ public:
+  explicit ChunkSink(httplib::DataSink& sink) : sink_(sink) {}
+  bool Write(std::string_view bytes) override { return sink_.is_writable() && sink_.write(bytes.data(), bytes.size()); }
+  bool is_open() const override { return sink_.is_writable(); }
+
+ private:
+  httplib::DataSink& sink_;
+};
+
 }  // namespace
 
 // cpp-httplib's request handling, fed by our connections.
@@ -202,6 +244,21 @@ Status HttpServer::Bind() {
   int port = 0;
   Status s = ParseListen(options_.listen, &host_, &port);
   if (!s.ok()) return s;
+  if (!options_.auth_file.empty()) {
+    Result<std::string> token = ReadForeignFile(options_.auth_file, {.max_bytes = 4096, .follow_final_link = true});
+    if (!token.ok()) return Status::FailedPrecondition("http: [http] auth: cannot read the token", token.status().ToString());
+    token_ = token.value();
+    while (!token_.empty() && std::isspace(static_cast<unsigned char>(token_.back()))) token_.pop_back();
+    if (token_.size() < 16 || token_.find_first_of(" \t\r\n;,\"") != std::string::npos) {
+      return Status::FailedPrecondition(fmt::format("http: [http] auth: {} must hold one token", options_.auth_file),
+                                        "at least 16 characters, no spaces, quotes, commas or semicolons");
+    }
+  } else if (!IsLoopbackHost(host_) && !options_.allow_anonymous) {
+    return Status::FailedPrecondition(
+        fmt::format("http: {} is beyond loopback: anyone who reaches it would read every GPU, lease and process",
+                    options_.listen),
+        "set [http] auth to a token file, or allow_anonymous = true, or listen on 127.0.0.1");
+  }
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -240,6 +297,23 @@ Status HttpServer::Bind() {
   return Status::OK();
 }
 
+std::string Request::Param(const std::string& key, const std::string& fallback) const {
+  auto it = params.find(key);
+  return it == params.end() ? fallback : it->second;
+}
+
+Status RouteTable::Add(std::string path, std::function<Response()> handler) {
+  return Add(std::move(path), [handler = std::move(handler)](const Request&) { return handler(); });
+}
+
+bool IsLoopbackHost(const std::string& host) {
+  if (host == "localhost" || host == "::1") return true;
+  in_addr v4{};
+  return ::inet_pton(AF_INET, host.c_str(), &v4) == 1 && (ntohl(v4.s_addr) >> 24) == 127;
+}
+
+bool IsOpenPath(const std::string& path) { return path == "/health" || path == "/metrics" || path == "/"; }
+
 Status RouteTable::Add(std::string path, Handler handler) {
   if (path.empty() || path[0] != '/') return Status::InvalidArgument("http: a route's path starts with /", path);
   for (const auto& [p, h] : routes_) {
@@ -259,12 +333,36 @@ Status HttpServer::Start(RouteTable routes) {
   engine_ = std::make_unique<Engine>(listen_fd_);
   engine_->set_keep_alive_max_count(100);
   engine_->set_payload_max_length(0);
-  engine_->set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
-    if (req.method == "GET" || req.method == "HEAD") return httplib::Server::HandlerResponse::Unhandled;
-    res.status = 405;
-    res.set_header("Allow", "GET, HEAD");
-    res.set_content("only GET is served here\n", "text/plain");
-    return httplib::Server::HandlerResponse::Handled;
+  engine_->set_pre_routing_handler([token = token_](const httplib::Request& req, httplib::Response& res) {
+    if (req.method != "GET" && req.method != "HEAD") {
+      res.status = 405;
+      res.set_header("Allow", "GET, HEAD");
+      res.set_content("only GET is served here\n", "text/plain");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (token.empty() || IsOpenPath(req.path)) return httplib::Server::HandlerResponse::Unhandled;
+    bool is_by_header = SameToken(BearerOf(req.get_header_value("Authorization")), token);
+    if (!is_by_header && !SameToken(CookieOf(req.get_header_value("Cookie"), kTokenCookie), token)) {
+      res.status = 401;
+      res.set_header("WWW-Authenticate", "Bearer realm=\"tarmac\"");
+      res.set_content("a token is needed: Authorization: Bearer TOKEN (the [http] auth file)\n", "text/plain");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (req.path == "/api/v1/login") {
+      // The console's login: a token shown in the header becomes a cookie
+      // the browser sends with every request, scripts cannot read, and no
+      // other site can make it send.
+      if (!is_by_header) {
+        res.status = 400;
+        res.set_content("show the token in the Authorization header\n", "text/plain");
+        return httplib::Server::HandlerResponse::Handled;
+      }
+      res.set_header("Set-Cookie", std::string(kTokenCookie) + "=" + token + "; Path=/; HttpOnly; SameSite=Strict");
+      res.set_header("Cache-Control", "no-store");
+      res.set_content("{\"login\":true}\n", "application/json");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
   });
   std::string paths;
   for (const auto& [path, handler] : routes_.routes()) {
@@ -274,8 +372,22 @@ Status HttpServer::Start(RouteTable routes) {
     for (char c : path) pattern += std::isalnum(static_cast<unsigned char>(c)) || c == '/' ? std::string(1, c)
                                                                                             : std::string("\\") + c;
     engine_->Get(pattern, [handler = handler](const httplib::Request& req, httplib::Response& res) {
-      Response r = handler();
+      Request asked;
+      asked.path = req.path;
+      for (const auto& [key, value] : req.params) asked.params[key] = value;
+      Response r = handler(asked);
       res.status = r.status;
+      for (const auto& [name, value] : r.headers) res.set_header(name, value);
+      if (r.stream) {
+        res.set_header("Cache-Control", "no-store");
+        res.set_chunked_content_provider(r.content_type, [stream = std::move(r.stream)](size_t, httplib::DataSink& sink) {
+          ChunkSink to(sink);
+          stream(to);
+          sink.done();
+          return true;
+        });
+        return;
+      }
       if (r.head != nullptr && !req.has_header("Accept-Encoding")) {
         // Uncompressed: the shared head is written in place, then the body.
         auto answer = std::make_shared<Response>(std::move(r));
@@ -295,7 +407,8 @@ Status HttpServer::Start(RouteTable routes) {
     });
   }
   engine_->set_error_handler([paths](const httplib::Request&, httplib::Response& res) {
-    if (res.status == 404) res.set_content("not found: try " + paths + "\n", "text/plain");
+    // A route's own 404 keeps its answer; an unknown path names the routes.
+    if (res.status == 404 && res.body.empty()) res.set_content("not found: try " + paths + "\n", "text/plain");
   });
   acceptor_ = std::thread([this] { Accept(); });
   logger_->Log(LogLevel::kInfo, "http: listening on http://{}:{}/metrics",

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // The agent's HTTP endpoint, read-only: it serves the GET routes of a
-// RouteTable that modules register into (the agent: /metrics, /health and
-// /api/v1/status, agent/http_routes.h). Loopback by default.
+// RouteTable that modules register into (the agent: /metrics, /health, the
+// web console and its /api/v1/, agent/http_routes.h, agent/web_routes.h).
+// Loopback by default; beyond loopback only with a token (`auth_file`:
+// every path but /health and /metrics asks for it) or `allow_anonymous`.
 //
 // HTTP itself (request parsing, responses, keep-alive) is cpp-httplib's;
 // connections are ours, so that no client can hold the endpoint:
@@ -30,8 +32,10 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -58,8 +62,35 @@ struct HttpOptions {
   std::chrono::seconds head_timeout{5};
   // An idle keep-alive connection is closed after this.
   std::chrono::seconds keep_alive_timeout{2};
+  // [http] auth: a file holding the token a caller shows (bearer header,
+  // or the cookie /api/v1/login sets) for every path but /health and
+  // /metrics. Empty: no token asked.
+  std::string auth_file;
+  // [http] allow_anonymous: serve the console and API beyond loopback
+  // without a token. Without it (or auth_file) such a listen is refused.
+  bool allow_anonymous = false;
 
   bool operator==(const HttpOptions&) const = default;
+};
+
+// What a handler is asked: the path and the query's parameters (decoded;
+// the last value of a repeated one).
+struct Request {
+  std::string path;
+  std::map<std::string, std::string> params;
+  // The value of `key`, or `fallback` when absent.
+  std::string Param(const std::string& key, const std::string& fallback = "") const;
+};
+
+// Where a streamed answer writes (Response::stream).
+class StreamSink {
+ public:
+  virtual ~StreamSink() = default;
+  // False once the client is gone, too slow (a write blocked past the
+  // read timeout) or the server stops: the stream then returns.
+  virtual bool Write(std::string_view bytes) = 0;
+  // False once the server is stopping.
+  virtual bool is_open() const = 0;
 };
 
 // One answer to a GET. Its body is `*head` (when set) followed by `body`.
@@ -72,14 +103,22 @@ struct Response {
   std::string content_type = "text/plain";
   std::string body;
   std::shared_ptr<const std::string> head = nullptr;
+  // When set, the answer is a stream (server-sent events): the headers go
+  // at once, chunked, and `stream` runs on the worker writing to the sink
+  // until it returns. `body` is then not sent.
+  std::function<void(StreamSink&)> stream = nullptr;
+  // Extra header lines ("Set-Cookie"), in order.
+  std::vector<std::pair<std::string, std::string>> headers = {};
 };
 
 // The paths served, each with its handler, in the order added.
 class RouteTable {
  public:
-  using Handler = std::function<Response()>;
+  using Handler = std::function<Response(const Request&)>;
   // kInvalidArgument for a path that is taken or does not start with '/'.
   Status Add(std::string path, Handler handler);
+  // A handler that needs nothing of the request.
+  Status Add(std::string path, std::function<Response()> handler);
   const std::vector<std::pair<std::string, Handler>>& routes() const { return routes_; }
 
  private:
@@ -89,6 +128,13 @@ class RouteTable {
 // Splits "host:port" ("[::1]:9477" for IPv6). kInvalidArgument otherwise.
 Status ParseListen(const std::string& listen, std::string* host, int* port);
 
+// Whether `host` (from ParseListen) reaches only this machine: 127.0.0.0/8,
+// ::1, localhost. An empty host (every address) is not loopback.
+bool IsLoopbackHost(const std::string& host);
+
+// The paths a token never guards: Prometheus and health probes.
+bool IsOpenPath(const std::string& path);
+
 class HttpServer {
  public:
   HttpServer(HttpOptions options, Logger* logger);
@@ -97,7 +143,9 @@ class HttpServer {
   HttpServer& operator=(const HttpServer&) = delete;
 
   // Binds the address (nothing is served yet). kInvalidArgument for a
-  // malformed address; kFailedPrecondition when it is in use or not local.
+  // malformed address; kFailedPrecondition when it is in use or not local,
+  // when it is beyond loopback with neither auth_file nor allow_anonymous,
+  // or when auth_file cannot be read or holds no token.
   Status Bind();
   // Serves `routes` (binds first when Bind was not called); logs the address.
   Status Start(RouteTable routes);
@@ -122,6 +170,7 @@ class HttpServer {
   void Serve(Waiting w);
 
   HttpOptions options_;
+  std::string token_;  // From options_.auth_file; empty: none asked.
   RouteTable routes_;
   Logger* logger_;
   std::unique_ptr<Engine> engine_;

@@ -49,8 +49,8 @@ class LeaseJournal {
   // The saved rows of `kind` ("lease", "queue", "share", "meta"), and the
   // saved events after `after_seq`. REQUIRES: keeps_state().
   Result<std::vector<std::pair<int64_t, nlohmann::json>>> Load(const std::string& kind) { return state_->Load(kind); }
-  Result<std::vector<store::LeaseEvent>> Events(int64_t after_seq, int64_t limit) {
-    return state_->Events(after_seq, limit);
+  Result<std::vector<store::LeaseEvent>> Events(int64_t after_seq, int64_t limit, bool is_newest = false) {
+    return state_->Events(after_seq, limit, is_newest);
   }
 
   void SaveLease(const sched::Lease& lease, const sched::TimeBase& base);

@@ -348,11 +348,16 @@ Result<json> LeaseService::OnEvents(const Call& c) {
   auto n = c.params.find("limit");
   if (a != c.params.end()) after = a->is_number_integer() ? a->get<int64_t>() : -1;
   if (n != c.params.end()) limit = n->is_number_integer() ? n->get<int64_t>() : -1;
+  bool is_newest = false;
+  if (auto w = c.params.find("newest"); w != c.params.end()) {
+    if (!w->is_boolean()) return Status::InvalidArgument("params.newest: true or false");
+    is_newest = w->get<bool>();
+  }
   if (after < 0 || limit < 1 || limit > 100000) {
     return Status::InvalidArgument("params.after: an integer >= 0; params.limit: 1 to 100000");
   }
   if (!journal_.keeps_state()) return Status::Unavailable("this agent keeps no lease state");
-  Result<std::vector<store::LeaseEvent>> events = journal_.Events(after, limit);
+  Result<std::vector<store::LeaseEvent>> events = journal_.Events(after, limit, is_newest);
   if (!events.ok()) return events.status();
   json list = json::array();
   for (const store::LeaseEvent& e : events.value()) list.push_back(store::LeaseEventToJson(e));

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <atomic>
+#include <mutex>
 #include <thread>
 #include <regex>
 #include <sstream>
@@ -215,13 +216,24 @@ Result<std::vector<QueryResult>> PromClient::QueryAll(const std::vector<std::str
   // Fetched by a few workers at once, each on a connection of its own (the
   // first on this client's): fewer than Prometheus' default
   // --query.max-concurrency (20), so the server runs them all in parallel.
-  // Decoded one at a time afterwards, so that only one answer is being
-  // decoded at a time.
+  // A worker decodes the answer it fetched while the others wait on the
+  // server; one decoder at a time (a lock), so that at most one answer's
+  // document is in memory beside the bodies not yet decoded.
   constexpr size_t kWorkers = 8;
-  std::vector<Result<Answer>> bodies(promqls.size(), Result<Answer>(Status::Unavailable("not asked")));
+  std::vector<Result<QueryResult>> out(promqls.size(), Result<QueryResult>(Status::Unavailable("not asked")));
   std::atomic<size_t> next{0};
+  std::mutex decoding;
+  const std::string what = fmt::format("prometheus {}", options_.url);
   auto work = [&](Connection* connection) {
-    for (size_t i = next++; i < promqls.size(); i = next++) bodies[i] = Fetch(connection, promqls[i], at_unix_seconds);
+    for (size_t i = next++; i < promqls.size(); i = next++) {
+      Result<Answer> body = Fetch(connection, promqls[i], at_unix_seconds);
+      if (!body.ok()) {
+        out[i] = body.status();
+        continue;
+      }
+      std::lock_guard<std::mutex> hold(decoding);
+      out[i] = DecodeQueryAnswer(body.value().body, body.value().http_status, what);
+    }
   };
   std::vector<std::thread> workers;
   for (size_t w = 1; w < std::min(kWorkers, promqls.size()); ++w) {
@@ -232,16 +244,13 @@ Result<std::vector<QueryResult>> PromClient::QueryAll(const std::vector<std::str
   }
   work(connection_.get());
   for (std::thread& t : workers) t.join();
-  std::vector<QueryResult> out;
-  for (Result<Answer>& body : bodies) {
-    if (!body.ok()) return body.status();
-    Result<QueryResult> decoded =
-        DecodeQueryAnswer(body.value().body, body.value().http_status, fmt::format("prometheus {}", options_.url));
-    if (!decoded.ok()) return decoded.status();
-    std::string().swap(body.value().body);
-    out.push_back(std::move(decoded).value());
+  std::vector<QueryResult> decoded;
+  decoded.reserve(out.size());
+  for (Result<QueryResult>& one : out) {
+    if (!one.ok()) return one.status();
+    decoded.push_back(std::move(one).value());
   }
-  return out;
+  return decoded;
 }
 
 namespace {

@@ -92,6 +92,20 @@ const std::vector<std::string>& MetricNames() {
   return kNames;
 }
 
+nlohmann::json HistoryRowToJson(const HistoryResult& r, const HistoryRow& row) {
+  nlohmann::json j = {{"t", row.t}, {"gpu", row.gpu_index}, {"uuid", row.uuid}};
+  for (size_t i = 0; i < r.columns.size() && i < row.values.size(); ++i) {
+    if (row.values[i]) j[r.columns[i]] = *row.values[i];
+  }
+  return j;
+}
+
+nlohmann::json HistoryToJson(const HistoryResult& r) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const HistoryRow& row : r.rows) rows.push_back(HistoryRowToJson(r, row));
+  return {{"tier", r.tier}, {"rows", std::move(rows)}};
+}
+
 Result<HistoryResult> QueryHistory(Db* db, const HistoryRequest& request) {
   if (request.until_t <= request.since_t) {
     return Status::InvalidArgument("the time range is empty: --until must be after --since");

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +43,12 @@ struct HistoryResult {
 // "utilization", "memory", "power", "temperature", "sm_clock",
 // "memory_utilization".
 const std::vector<std::string>& MetricNames();
+
+// One row as `tarmac history --format json` writes it: t, gpu, uuid and
+// each column read in the step ("utilization_percent": 41.5).
+nlohmann::json HistoryRowToJson(const HistoryResult& result, const HistoryRow& row);
+// {"tier", "rows": [...]}: the JSON of `tarmac history` and /api/v1/history.
+nlohmann::json HistoryToJson(const HistoryResult& result);
 
 // kInvalidArgument for an unknown metric or GPU, or an empty range;
 // kNotFound for a GPU the store never saw.

@@ -108,11 +108,13 @@ Status LeaseState::Apply(const std::vector<StateChange>& changes, std::vector<Le
   return tx.Commit();
 }
 
-Result<std::vector<LeaseEvent>> LeaseState::Events(int64_t after_seq, int64_t limit) {
+Result<std::vector<LeaseEvent>> LeaseState::Events(int64_t after_seq, int64_t limit, bool is_newest) {
   if (db_ == nullptr) return Status::Unavailable(fmt::format("lease state {} is not open", path_));
   Result<Stmt> st = db_->Prepare(
-      "SELECT seq, at_unix, kind, lease_id, uid, user, actor_uid, actor, gpus, detail FROM lease_events"
-      " WHERE seq > ?1 ORDER BY seq LIMIT ?2");
+      is_newest ? "SELECT * FROM (SELECT seq, at_unix, kind, lease_id, uid, user, actor_uid, actor, gpus, detail"
+                  " FROM lease_events WHERE seq > ?1 ORDER BY seq DESC LIMIT ?2) ORDER BY seq"
+                : "SELECT seq, at_unix, kind, lease_id, uid, user, actor_uid, actor, gpus, detail FROM lease_events"
+                  " WHERE seq > ?1 ORDER BY seq LIMIT ?2");
   if (!st.ok()) return st.status();
   st.value().Bind(1, after_seq).Bind(2, limit);
   std::vector<LeaseEvent> out;

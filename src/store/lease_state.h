@@ -60,8 +60,9 @@ class LeaseState {
   // event's seq.
   Status Apply(const std::vector<StateChange>& changes, std::vector<LeaseEvent>* events);
 
-  // Events with seq > `after_seq`, oldest first, at most `limit`.
-  Result<std::vector<LeaseEvent>> Events(int64_t after_seq, int64_t limit);
+  // Events with seq > `after_seq`, oldest first, at most `limit`: the
+  // oldest of them, or with `is_newest` the newest.
+  Result<std::vector<LeaseEvent>> Events(int64_t after_seq, int64_t limit, bool is_newest = false);
 
   const std::string& path() const { return path_; }
 

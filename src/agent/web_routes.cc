@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "agent/web_routes.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+
+#include "agent/console_page.h"
+#include "common/split.h"
+#include "common/time_spec.h"
+#include "report/report.h"
+#include "report/report_render.h"
+#include "store/history_query.h"
+#include "store/schema.h"
+
+namespace tarmac::agent {
+namespace {
+
+using nlohmann::json;
+
+// The socket methods served over HTTP: each only reads.
+constexpr const char* kReadMethods[] = {"status", "leases", "queue", "events", "zombies", "backfill.list"};
+
+http::Response JsonAnswer(int status, const json& j) { return http::Response{status, "application/json", j.dump() + "\n"}; }
+
+http::Response Refusal(int status, const std::string& code, const std::string& message) {
+  return JsonAnswer(status, {{"error", {{"code", code}, {"message", message}}}});
+}
+
+// The HTTP status for a method's error code.
+int HttpStatusOf(const std::string& code) {
+  if (code == ipc::kErrorBadRequest) return 400;
+  if (code == ipc::kErrorNotFound) return 404;
+  if (code == ipc::kErrorPermissionDenied) return 403;
+  if (code == ipc::kErrorUnavailable || code == ipc::kErrorBusy || code == ipc::kErrorStorage) return 503;
+  return 500;
+}
+
+// The `result` of a method's answer (or its error), as the socket gives it.
+Result<json> Ask(const ipc::MethodTable& methods, const std::string& method, json params) {
+  ipc::Request request;
+  request.method = method;
+  request.params = std::move(params);
+  std::optional<std::string> line = methods.Dispatch(request, ipc::PeerCredentials{0, kWebUid, kWebUid});
+  if (!line) return Status::Internal(fmt::format("{}: answered later", method));
+  json answer = json::parse(*line, nullptr, false);
+  if (!answer.is_object()) return Status::Internal(fmt::format("{}: a malformed answer", method));
+  if (answer.value("ok", false)) return answer["result"];
+  return answer;  // The error object, whole.
+}
+
+http::Response AnswerMethod(const ipc::MethodTable& methods, const std::string& method, const http::Request& asked) {
+  Result<json> got = Ask(methods, method, ParamsFromQuery(asked.params));
+  if (!got.ok()) return Refusal(500, ipc::kErrorInternal, got.status().message());
+  const json& j = got.value();
+  if (j.contains("ok") && j.contains("error")) {
+    std::string code = j["error"].value("code", std::string(ipc::kErrorInternal));
+    return Refusal(HttpStatusOf(code), code, j["error"].value("message", std::string()));
+  }
+  return JsonAnswer(200, j);
+}
+
+// "since" and "until" as `tarmac report` and `history` take them.
+Result<std::pair<int64_t, int64_t>> RangeOf(const http::Request& asked, Clock* clock, const std::string& since) {
+  int64_t now = UnixSeconds(clock->WallNow());
+  Result<int64_t> from = ParseTimeSpec(asked.Param("since", since), now);
+  if (!from.ok()) return from.status().WithContext("since");
+  Result<int64_t> to = ParseTimeSpec(asked.Param("until", "now"), now);
+  if (!to.ok()) return to.status().WithContext("until");
+  if (from.value() >= to.value()) {
+    return Status::InvalidArgument("since: must be before until", asked.Param("since", since));
+  }
+  return std::make_pair(from.value(), to.value() + 1);
+}
+
+http::Response StatusRefusal(const Status& s) {
+  int code = s.code() == StatusCode::kInvalidArgument ? 400 : s.code() == StatusCode::kNotFound ? 404 : 503;
+  return Refusal(code, code == 400 ? ipc::kErrorBadRequest : code == 404 ? ipc::kErrorNotFound : ipc::kErrorUnavailable,
+                 s.ToString());
+}
+
+http::Response AnswerHistory(const WebRouteHooks& hooks, const http::Request& asked, Clock* clock) {
+  if (hooks.store_path.empty()) return Refusal(404, ipc::kErrorNotFound, "the agent keeps no history ([store])");
+  Result<std::pair<int64_t, int64_t>> range = RangeOf(asked, clock, "1h");
+  if (!range.ok()) return StatusRefusal(range.status());
+  json points_param = ParamsFromQuery({{"points", asked.Param("points", "600")}})["points"];
+  if (!points_param.is_number_integer() || points_param.get<int64_t>() < 1 ||
+      points_param.get<int64_t>() > kMaxHistoryPoints) {
+    return Refusal(400, ipc::kErrorBadRequest, fmt::format("points: expected 1 to {}", kMaxHistoryPoints));
+  }
+  store::HistoryRequest request;
+  request.since_t = range.value().first;
+  request.until_t = range.value().second;
+  if (std::string gpu = asked.Param("gpu"); !gpu.empty()) request.gpu = gpu;
+  request.metrics = SplitCommas(asked.Param("metrics"));
+  // Downsampled here: a step that leaves at most `points` per series.
+  int64_t points = points_param.get<int64_t>();
+  int64_t span = request.until_t - 1 - request.since_t;  // As asked: until is inclusive.
+  request.step_seconds = std::max<int64_t>(1, (span + points - 1) / points);
+  Result<std::unique_ptr<store::Db>> db = store::OpenForReading(hooks.store_path);
+  if (!db.ok()) return StatusRefusal(db.status());
+  Result<store::HistoryResult> result = store::QueryHistory(db.value().get(), request);
+  if (!result.ok()) return StatusRefusal(result.status());
+  json j = store::HistoryToJson(result.value());
+  j["step_seconds"] = request.step_seconds;
+  j["columns"] = result.value().columns;
+  return JsonAnswer(200, j);
+}
+
+http::Response AnswerReport(const WebRouteHooks& hooks, const http::Request& asked, Clock* clock) {
+  if (hooks.store_path.empty()) return Refusal(404, ipc::kErrorNotFound, "the agent keeps no history ([store])");
+  Result<std::pair<int64_t, int64_t>> range = RangeOf(asked, clock, "7d");
+  if (!range.ok()) return StatusRefusal(range.status());
+  report::ReportRequest request;
+  request.since_t = range.value().first;
+  request.until_t = range.value().second;
+  if (!report::ParseGroupBy(asked.Param("by", "user"), &request.by)) {
+    return Refusal(400, ipc::kErrorBadRequest, fmt::format("by: expected one of {}", fmt::join(report::GroupByNames(), ", ")));
+  }
+  std::string format = asked.Param("format", "json");
+  if (format != "json" && format != "csv" && format != "html") {
+    return Refusal(400, ipc::kErrorBadRequest, "format: expected json, csv or html");
+  }
+  request.pricing = hooks.pricing;
+  request.with_charts = format != "csv";
+  Result<std::unique_ptr<store::Db>> db = store::OpenForReading(hooks.store_path);
+  if (!db.ok()) return StatusRefusal(db.status());
+  Result<report::Report> built = report::BuildReport(db.value().get(), request);
+  if (!built.ok()) return StatusRefusal(built.status());
+  if (format == "csv") {
+    http::Response r{200, "text/csv; charset=utf-8", report::RenderCsv(built.value())};
+    r.headers = {{"Content-Disposition", "attachment; filename=\"tarmac-report.csv\""}};
+    return r;
+  }
+  if (format == "html") {
+    // Shown in the console's frame: no script runs in it.
+    http::Response r{200, "text/html; charset=utf-8", report::RenderHtml(built.value())};
+    r.headers = {{"Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:"}};
+    return r;
+  }
+  return http::Response{200, "application/json", report::RenderJson(built.value())};
+}
+
+// One server-sent event.
+std::string Event(const char* name, const json& data, int64_t id = 0) {
+  std::string out = fmt::format("event: {}\n", name);
+  if (id > 0) out += fmt::format("id: {}\n", id);
+  return out + "data: " + data.dump() + "\n\n";
+}
+
+// After every sample: the status, the leases and queue, and the events
+// since the last; a comment every 15 s when nothing came, to find a client
+// that left.
+void Stream(const WebRouteHooks& hooks, Clock* clock, http::StreamSink& sink) {
+  const ipc::MethodTable& methods = *hooks.methods;
+  // Reconnect 2 s after the agent goes away.
+  if (!sink.Write("retry: 2000\n\n")) return;
+  int64_t sequence = -1;
+  // Only events after the stream began: from the newest there is now
+  // (none when the agent keeps no lease state).
+  int64_t last_event = -1;
+  if (Result<json> newest = Ask(methods, "events", {{"limit", 1}, {"newest", true}});
+      newest.ok() && newest.value().contains("events")) {
+    last_event = newest.value()["events"].empty() ? 0 : newest.value()["events"].back().value("seq", int64_t{0});
+  }
+  auto quiet_since = clock->SteadyNow();
+  while (sink.is_open()) {
+    std::shared_ptr<const fleet::Snapshot> latest = hooks.sampler->Latest();
+    if (latest->sequence == sequence) {
+      if (clock->SteadyNow() - quiet_since > std::chrono::seconds(15)) {
+        if (!sink.Write(": still here\n\n")) return;
+        quiet_since = clock->SteadyNow();
+      }
+      clock->SleepUntil(clock->SteadyNow() + std::chrono::milliseconds(100), {});
+      continue;
+    }
+    sequence = latest->sequence;
+    quiet_since = clock->SteadyNow();
+    std::string batch;
+    if (Result<json> status = Ask(methods, "status", json::object()); status.ok()) {
+      batch += Event("status", status.value(), sequence);
+    }
+    Result<json> leases = Ask(methods, "leases", json::object());
+    Result<json> queue = Ask(methods, "queue", json::object());
+    if (leases.ok() && queue.ok()) {
+      batch += Event("leases", {{"leases", leases.value().value("leases", json::array())},
+                                {"queue", queue.value().value("queue", json::array())}});
+    }
+    if (last_event >= 0) {
+      Result<json> events = Ask(methods, "events", {{"after", last_event}, {"limit", 1000}});
+      if (events.ok() && events.value().contains("events") && !events.value()["events"].empty()) {
+        last_event = events.value()["events"].back().value("seq", last_event);
+        batch += Event("events", events.value());
+      }
+    }
+    if (!sink.Write(batch)) return;
+  }
+}
+
+}  // namespace
+
+std::string ApiPathOf(const std::string& method) {
+  return "/api/v1/" + (method == "backfill.list" ? std::string("backfill") : method);
+}
+
+json ParamsFromQuery(const std::map<std::string, std::string>& query) {
+  json params = json::object();
+  for (const auto& [key, value] : query) {
+    bool is_integer = !value.empty() && value.size() <= 18 &&
+                      value.find_first_not_of("0123456789", value[0] == '-' ? 1 : 0) == std::string::npos &&
+                      value != "-";
+    if (is_integer) {
+      params[key] = std::stoll(value);
+    } else if (value == "true" || value == "false") {
+      params[key] = value == "true";
+    } else {
+      params[key] = value;
+    }
+  }
+  return params;
+}
+
+Status AddWebRoutes(http::RouteTable* routes, WebRouteHooks hooks, Clock* clock) {
+  auto shared = std::make_shared<const WebRouteHooks>(std::move(hooks));
+  Status s = routes->Add("/", [] {
+    http::Response r{200, "text/html; charset=utf-8", std::string(ConsolePage())};
+    // The page runs its own script only, talks to this agent only, and is
+    // never framed.
+    r.headers = {{"Content-Security-Policy",
+                  "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; "
+                  "img-src data:; frame-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"},
+                 {"X-Content-Type-Options", "nosniff"},
+                 {"Referrer-Policy", "no-referrer"}};
+    return r;
+  });
+  for (const char* method : kReadMethods) {
+    if (!s.ok()) return s;
+    s = routes->Add(ApiPathOf(method), [shared, name = std::string(method)](const http::Request& asked) {
+      return AnswerMethod(*shared->methods, name, asked);
+    });
+  }
+  if (s.ok()) {
+    s = routes->Add("/api/v1/doctor", [shared] {
+      if (!shared->doctor) return Refusal(404, ipc::kErrorNotFound, "the doctor does not run in this agent");
+      return JsonAnswer(200, shared->doctor());
+    });
+  }
+  if (s.ok()) {
+    s = routes->Add("/api/v1/history",
+                    [shared, clock](const http::Request& asked) { return AnswerHistory(*shared, asked, clock); });
+  }
+  if (s.ok()) {
+    s = routes->Add("/api/v1/report",
+                    [shared, clock](const http::Request& asked) { return AnswerReport(*shared, asked, clock); });
+  }
+  if (s.ok()) {
+    auto streams = std::make_shared<std::atomic<int>>(0);
+    s = routes->Add("/api/v1/stream", [shared, clock, streams] {
+      if (streams->fetch_add(1) >= kMaxStreams) {
+        streams->fetch_sub(1);
+        return Refusal(503, ipc::kErrorBusy, fmt::format("{} streams are open already", kMaxStreams));
+      }
+      // The slot is given back when the answer goes, streamed or not.
+      auto slot = std::shared_ptr<std::atomic<int>>(streams.get(), [streams](std::atomic<int>* n) { n->fetch_sub(1); });
+      http::Response r{200, "text/event-stream", ""};
+      r.stream = [shared, clock, slot](http::StreamSink& sink) { Stream(*shared, clock, sink); };
+      return r;
+    });
+  }
+  return s;
+}
+
+}  // namespace tarmac::agent

@@ -1,0 +1,380 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// The web console's JSON (/api/v1/) and its live stream, on a real agent
+// over real TCP: the same answers as the socket API, pushed after every
+// sample, read-only, and behind a token when one is configured.
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+#include "testutil/agent_fixture.h"
+
+namespace tarmac::testing {
+namespace {
+
+using nlohmann::json;
+
+// A response split into its status code, headers and body.
+struct Answer {
+  int status = 0;
+  std::string headers;
+  std::string body;
+};
+
+Answer Split(const std::string& response) {
+  Answer a;
+  size_t end = response.find("\r\n\r\n");
+  if (response.size() < 12 || end == std::string::npos) return a;
+  a.status = std::stoi(response.substr(9, 3));
+  a.headers = response.substr(0, end);
+  a.body = response.substr(end + 4);
+  return a;
+}
+
+// One server-sent event.
+struct Event {
+  std::string name;
+  std::string id;
+  json data;
+};
+
+// Reads a chunked event stream off `fd` as it comes.
+class StreamReader {
+ public:
+  explicit StreamReader(int fd) : fd_(fd) {}
+  ~StreamReader() { ::close(fd_); }
+
+  // The next event, or nothing when the stream ends (or stays silent for
+  // the socket's read timeout).
+  std::optional<Event> Next() {
+    for (;;) {
+      size_t end = events_.find("\n\n");
+      if (end != std::string::npos) {
+        std::string block = events_.substr(0, end);
+        events_.erase(0, end + 2);
+        Event e;
+        std::istringstream lines(block);
+        for (std::string line; std::getline(lines, line);) {
+          if (line.rfind("event: ", 0) == 0) e.name = line.substr(7);
+          if (line.rfind("id: ", 0) == 0) e.id = line.substr(4);
+          if (line.rfind("data: ", 0) == 0) e.data = json::parse(line.substr(6), nullptr, false);
+        }
+        if (!e.name.empty()) return e;
+        continue;  // retry: or a comment.
+      }
+      if (!Fill()) return std::nullopt;
+    }
+  }
+  const std::string& head() const { return head_; }
+
+ private:
+  // Reads more, undoing the chunked framing into `events_`.
+  bool Fill() {
+    char buf[65536];
+    ssize_t n = ::read(fd_, buf, sizeof buf);
+    if (n <= 0) return false;
+    raw_.append(buf, static_cast<size_t>(n));
+    if (head_.empty()) {
+      size_t end = raw_.find("\r\n\r\n");
+      if (end == std::string::npos) return true;
+      head_ = raw_.substr(0, end);
+      raw_.erase(0, end + 4);
+    }
+    for (;;) {
+      size_t line = raw_.find("\r\n");
+      if (line == std::string::npos) return true;
+      size_t size = std::stoul(raw_.substr(0, line), nullptr, 16);
+      if (size == 0) return false;
+      if (raw_.size() < line + 2 + size + 2) return true;
+      events_ += raw_.substr(line + 2, size);
+      raw_.erase(0, line + 2 + size + 2);
+    }
+  }
+
+  int fd_;
+  std::string raw_;
+  std::string head_;
+  std::string events_;
+};
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+class WebTest : public AgentFixture {
+ protected:
+  json Socket(const std::string& method, json params = json::object()) {
+    ipc::Request request;
+    request.method = method;
+    request.params = std::move(params);
+    Result<json> r = ipc::CallAgent(AgentFixture::Socket(), request, std::chrono::seconds(5));
+    return r.ok() ? r.value() : json();
+  }
+  json Http(const std::string& path, int* status = nullptr) {
+    Answer a = Split(HttpGet(path));
+    if (status != nullptr) *status = a.status;
+    return json::parse(a.body, nullptr, false);
+  }
+  std::unique_ptr<StreamReader> OpenStream(const std::string& extra_headers = "") {
+    int fd = HttpConnect();
+    std::string request = "GET /api/v1/stream HTTP/1.1\r\nHost: x\r\n" + extra_headers + "\r\n";
+    EXPECT_EQ(::write(fd, request.data(), request.size()), static_cast<ssize_t>(request.size()));
+    return std::make_unique<StreamReader>(fd);
+  }
+  std::string Reserve(const std::string& gpus) {
+    RunResult r = Tarmac({"reserve", "--socket", AgentFixture::Socket(), "--gpus", gpus, "--for", "1h", "--json"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return std::to_string(json::parse(r.out)["id"].get<int64_t>());
+  }
+};
+
+// Scripts get what the page gets, and what the socket gives: for each read
+// method, the HTTP body is the socket answer's `result`.
+TEST_F(WebTest, EveryApiRouteAnswersAsTheSocketDoes) {
+  UseScenarioText("[[gpu]]\ncount = 2\n");
+  StartAgent();
+  Reserve("1");
+  struct Question {
+    std::string path;
+    std::string method;
+    json params;
+  };
+  std::vector<Question> questions = {
+      {"/api/v1/leases", "leases", json::object()},
+      {"/api/v1/queue", "queue", json::object()},
+      {"/api/v1/zombies", "zombies", json::object()},
+      {"/api/v1/backfill", "backfill.list", json::object()},
+      {"/api/v1/events?after=0&limit=50", "events", {{"after", 0}, {"limit", 50}}},
+      {"/api/v1/events?limit=1&newest=true", "events", {{"limit", 1}, {"newest", true}}},
+  };
+  for (const Question& q : questions) {
+    // A lease's held_seconds moves with the clock: asked again until both
+    // fall in the same second.
+    // The test runs as root, whom the socket shows each lease's token; the
+    // web asks as nobody.
+    auto socket = [&] {
+      json j = Socket(q.method, q.params);
+      if (j.contains("leases")) {
+        for (json& l : j["leases"]) l.erase("token");
+      }
+      return j;
+    };
+    bool is_same = WaitFor([&] { return Http(q.path) == socket(); }, 20);
+    EXPECT_TRUE(is_same) << q.path << "\nhttp:   " << Http(q.path).dump() << "\nsocket: " << socket().dump();
+  }
+  json leases = Http("/api/v1/leases");
+  ASSERT_EQ(leases["leases"].size(), 1u);
+  // Read as nobody: the lease's token is never on the web.
+  EXPECT_FALSE(leases["leases"][0].contains("token")) << leases.dump();
+  json newest = Http("/api/v1/events?limit=1&newest=true");
+  ASSERT_EQ(newest["events"].size(), 1u);
+  EXPECT_EQ(newest["events"][0]["kind"], "granted");
+  // The status of the same sample is the same object.
+  EXPECT_TRUE(WaitFor([&] {
+    json http = Http("/api/v1/status");
+    json socket = Socket("status");
+    return http.contains("sequence") && http == socket;
+  }, 50));
+  // A malformed parameter: refused as the socket refuses it, with its words.
+  int status = 0;
+  json refused = Http("/api/v1/events?limit=0", &status);
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(refused["error"]["code"], "bad_request") << refused.dump();
+  EXPECT_NE(refused["error"]["message"].get<std::string>().find("params.limit"), std::string::npos);
+  // Methods that change something are not served.
+  for (const char* path : {"/api/v1/lease.release?id=1", "/api/v1/lease/release?id=1", "/api/v1/zombies.kill"}) {
+    Http(path, &status);
+    EXPECT_EQ(status, 404) << path;
+  }
+  EXPECT_EQ(Http("/api/v1/leases")["leases"].size(), 1u);
+}
+
+// One stream per page: a status after every sample (its id the sample's
+// sequence), the leases and queue with it, and each new event once.
+TEST_F(WebTest, TheStreamPushesEverySampleAndEachNewEvent) {
+  UseScenarioText("[[gpu]]\ncount = 2\n");
+  StartAgent();
+  std::unique_ptr<StreamReader> stream = OpenStream();
+  int64_t previous = 0;
+  for (int statuses = 0; statuses < 3;) {
+    std::optional<Event> e = stream->Next();
+    ASSERT_TRUE(e.has_value()) << "the stream ended";
+    if (e->name != "status") continue;
+    ++statuses;
+    int64_t id = std::stoll(e->id);
+    EXPECT_GT(id, previous);
+    EXPECT_EQ(e->data["sequence"], id);
+    EXPECT_EQ(e->data["gpus"].size(), 2u);
+    previous = id;
+  }
+  EXPECT_NE(stream->head().find("Content-Type: text/event-stream"), std::string::npos) << stream->head();
+  std::string id = Reserve("1");
+  bool saw_lease = false;
+  int granted = 0;
+  for (int i = 0; i < 200 && !(saw_lease && granted == 1); ++i) {
+    std::optional<Event> e = stream->Next();
+    ASSERT_TRUE(e.has_value());
+    if (e->name == "leases" && e->data["leases"].size() == 1) {
+      saw_lease = true;
+      EXPECT_EQ(std::to_string(e->data["leases"][0]["id"].get<int64_t>()), id);
+    }
+    if (e->name == "events") {
+      for (const json& ev : e->data["events"]) granted += ev["kind"] == "granted" ? 1 : 0;
+    }
+  }
+  EXPECT_TRUE(saw_lease);
+  EXPECT_EQ(granted, 1);
+  // Events are sent once: no second "granted" in the next samples.
+  for (int statuses = 0; statuses < 3;) {
+    std::optional<Event> e = stream->Next();
+    ASSERT_TRUE(e.has_value());
+    statuses += e->name == "status" ? 1 : 0;
+    if (e->name == "events") {
+      for (const json& ev : e->data["events"]) EXPECT_NE(ev["kind"], "granted") << ev.dump();
+    }
+  }
+}
+
+// Open streams never hold the agent up: SIGTERM ends it, and the stream.
+TEST_F(WebTest, AnOpenStreamDoesNotKeepTheAgentFromStopping) {
+  UseScenarioText("[[gpu]]\ncount = 1\n");
+  Child* agent = StartAgent();
+  std::unique_ptr<StreamReader> one = OpenStream();
+  std::unique_ptr<StreamReader> two = OpenStream();
+  ASSERT_TRUE(one->Next().has_value());
+  ASSERT_TRUE(two->Next().has_value());
+  int status = agent->KillAndWait(SIGTERM);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status << ReadLog();
+  // Drained to the end: the agent closed it.
+  while (one->Next().has_value()) {
+  }
+}
+
+TEST_F(WebTest, HistoryIsDownsampledOnTheServerToThePointsAsked) {
+  UseScenarioText("[[gpu]]\ncount = 2\n");
+  StartLoad("0", {"--memory", "2GiB", "--util", "50"});
+  StartAgent();
+  ASSERT_TRUE(WaitFor([&] { return Http("/api/v1/history?gpu=0&since=1m&points=600")["rows"].size() >= 3; }));
+  json fine = Http("/api/v1/history?gpu=0&since=1m&points=600");
+  EXPECT_EQ(fine["step_seconds"], 1);
+  EXPECT_EQ(fine["columns"][0], "utilization_percent");
+  for (const json& row : fine["rows"]) EXPECT_EQ(row["gpu"], 0);
+  json coarse = Http("/api/v1/history?gpu=0&since=1h&points=4");
+  EXPECT_EQ(coarse["step_seconds"], 900);
+  EXPECT_LE(coarse["rows"].size(), 5u);  // 4 steps, and the one the range's end falls in.
+  int status = 0;
+  for (const char* bad : {"/api/v1/history?points=0", "/api/v1/history?points=100000", "/api/v1/history?since=later",
+                          "/api/v1/history?gpu=9"}) {
+    json refused = Http(bad, &status);
+    EXPECT_TRUE(status == 400 || status == 404) << bad << " " << status;
+    EXPECT_TRUE(refused.contains("error")) << bad << refused.dump();
+  }
+}
+
+TEST_F(WebTest, TheReportAndTheDoctorAsTheCommandsGiveThem) {
+  UseScenarioText("[[gpu]]\ncount = 2\n");
+  StartAgent();
+  json report = Http("/api/v1/report?since=1d&by=gpu");
+  EXPECT_EQ(report["by"], "gpu") << report.dump();
+  EXPECT_TRUE(report.contains("verdict"));
+  Answer csv = Split(HttpGet("/api/v1/report?since=1d&by=gpu&format=csv"));
+  EXPECT_EQ(csv.body.rfind("gpu,uuid,name,", 0), 0u) << csv.body;
+  EXPECT_NE(csv.headers.find("attachment"), std::string::npos);
+  Answer html = Split(HttpGet("/api/v1/report?since=1d&format=html"));
+  EXPECT_NE(html.body.find("<html"), std::string::npos);
+  int status = 0;
+  Http("/api/v1/report?by=everyone", &status);
+  EXPECT_EQ(status, 400);
+  Http("/api/v1/report?format=pdf", &status);
+  EXPECT_EQ(status, 400);
+  json doctor = Http("/api/v1/doctor", &status);
+  EXPECT_EQ(status, 200);
+  EXPECT_TRUE(doctor["findings"].is_array()) << doctor.dump();
+  EXPECT_TRUE(doctor["runs"].is_number_integer());
+}
+
+TEST_F(WebTest, ThePageIsServedWithAPolicyThatRunsOnlyItsOwnScript) {
+  UseScenarioText("[[gpu]]\ncount = 1\n");
+  StartAgent();
+  Answer page = Split(HttpGet("/"));
+  EXPECT_EQ(page.status, 200);
+  EXPECT_NE(page.headers.find("Content-Type: text/html"), std::string::npos);
+  EXPECT_NE(page.headers.find("Content-Security-Policy: default-src 'none'"), std::string::npos) << page.headers;
+  EXPECT_NE(page.headers.find("frame-ancestors 'none'"), std::string::npos);
+  EXPECT_NE(page.body.find("new EventSource(\"api/v1/stream\")"), std::string::npos);
+  // The page puts what the agent says into the document as text only.
+  EXPECT_EQ(page.body.find("innerHTML"), std::string::npos);
+}
+
+// Beyond loopback the agent starts only with a token or an explicit
+// allow_anonymous; with a token, everything but /health, /metrics and the
+// page's shell asks for it.
+TEST_F(WebTest, ATokenGuardsTheApiAndListeningBeyondLoopbackNeedsOne) {
+  UseScenarioText("[[gpu]]\ncount = 1\n");
+  std::vector<std::string> base = {BinDir() + "/tarmac", "agent", "--backend", "nvml", "--nvml-library", FakeNvmlPath(),
+                                   "--socket", AgentFixture::Socket(), "--state-dir", dir_.path() + "/state"};
+  std::vector<std::string> open_argv = base;
+  for (const char* a : {"--http-listen", "0.0.0.0:0"}) open_argv.push_back(a);
+  Child refused(open_argv, Env(), dir_.path() + "/refused.log");
+  EXPECT_NE(refused.Wait(), 0);
+  std::string why = ReadText(dir_.path() + "/refused.log");
+  EXPECT_NE(why.find("beyond loopback"), std::string::npos) << why;
+  EXPECT_NE(why.find("allow_anonymous"), std::string::npos) << why;
+
+  std::string token = "s3cret-token-0123456789abcdef";
+  std::string token_file = dir_.Write("http-token", token + "\n");
+  std::string config = dir_.Write("tarmac.toml", "[http]\nauth = \"" + token_file + "\"\n");
+  StartAgent({"--config", config});
+  EXPECT_EQ(Split(HttpGet("/api/v1/status")).status, 401);
+  EXPECT_EQ(Split(HttpGet("/api/v1/stream")).status, 401);
+  EXPECT_EQ(Split(HttpGet("/api/v1/status", "Authorization: Bearer wrong-token-0123456789abcd\r\n")).status, 401);
+  EXPECT_EQ(Split(HttpGet("/api/v1/status", "Authorization: Bearer " + token + "\r\n")).status, 200);
+  EXPECT_EQ(Split(HttpGet("/metrics")).status, 200);
+  EXPECT_EQ(Split(HttpGet("/health")).status, 200);
+  EXPECT_EQ(Split(HttpGet("/")).status, 200);
+  // The console's login: the header's token becomes an HttpOnly,
+  // SameSite=Strict cookie, which then stands for it.
+  EXPECT_EQ(Split(HttpGet("/api/v1/login")).status, 401);
+  Answer login = Split(HttpGet("/api/v1/login", "Authorization: Bearer " + token + "\r\n"));
+  EXPECT_EQ(login.status, 200);
+  EXPECT_NE(login.headers.find("Set-Cookie: tarmac_token=" + token + "; Path=/; HttpOnly; SameSite=Strict"),
+            std::string::npos)
+      << login.headers;
+  EXPECT_EQ(Split(HttpGet("/api/v1/leases", "Cookie: theme=dark; tarmac_token=" + token + "\r\n")).status, 200);
+  EXPECT_EQ(Split(HttpGet("/api/v1/leases", "Cookie: tarmac_token=" + token + "x\r\n")).status, 401);
+  agents_.back()->KillAndWait(SIGTERM);
+  // A token too short to guard anything is refused at start.
+  std::string weak = dir_.Write("weak-token", "1234\n");
+  std::string weak_config = dir_.Write("weak.toml", "[http]\nauth = \"" + weak + "\"\n");
+  std::vector<std::string> weak_argv = base;
+  for (const std::string& a : {std::string("--http-listen"), std::string("127.0.0.1:0"), std::string("--config"), weak_config}) {
+    weak_argv.push_back(a);
+  }
+  Child weak_agent(weak_argv, Env(), dir_.path() + "/weak.log");
+  EXPECT_NE(weak_agent.Wait(), 0);
+  EXPECT_NE(ReadText(dir_.path() + "/weak.log").find("at least 16 characters"), std::string::npos) << ReadText(dir_.path() + "/weak.log");
+}
+
+TEST_F(WebTest, AllowAnonymousServesBeyondLoopbackWithoutAToken) {
+  UseScenarioText("[[gpu]]\ncount = 1\n");
+  std::string config = dir_.Write("tarmac.toml", "[http]\nallow_anonymous = true\n");
+  std::vector<std::string> argv = {BinDir() + "/tarmac", "agent", "--backend", "nvml", "--nvml-library", FakeNvmlPath(),
+                                   "--socket", AgentFixture::Socket(), "--state-dir", dir_.path() + "/state",
+                                   "--http-listen", "0.0.0.0:0", "--config", config};
+  agents_.push_back(std::make_unique<Child>(argv, Env(), Log()));
+  ASSERT_TRUE(WaitUntilServing()) << ReadLog();
+  EXPECT_NE(ReadLog().find("http: listening on http://0.0.0.0:"), std::string::npos) << ReadLog();
+}
+
+}  // namespace
+}  // namespace tarmac::testing
