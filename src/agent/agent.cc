@@ -486,11 +486,13 @@ Status Agent::Serve() {
       };
       web.store_path = history != nullptr ? config::StorePath(config_) : std::string();
       web.pricing = config_.report;
+      web.web = config_.web;
       s = AddWebRoutes(&routes, std::move(web), clock_);
     }
     if (s.ok()) pages_for_ticks_.store(metrics_pages_.get());
     if (s.ok()) s = web_->Start(std::move(routes));
     if (!s.ok()) return s;
+    info_.http = {{"url", web_->url()}, {"token_required", web_->is_token_required()}};
   }
   s = server_->Start();
   if (!s.ok()) return s;

@@ -32,6 +32,7 @@ std::string AnswerSnapshotMethod(const ipc::Request& request, const ipc::PeerCre
                                      {"protocol_version", ipc::kProtocolVersion},
                                      {"store", agent.store_status ? agent.store_status() : json(nullptr)},
                                      {"lease_state", agent.lease_state ? agent.lease_state() : json(nullptr)},
+                                     {"http", agent.http},
                                      {"peer", {{"pid", peer.pid}, {"uid", peer.uid}, {"gid", peer.gid}}}});
   }
   if (request.method == "status") {

@@ -34,6 +34,8 @@ struct AgentInfo {
   std::function<std::shared_ptr<const fleet::LeaseMarks>()> lease_marks;
   // The lease state for `hello`: path, whether it saves, and why not.
   std::function<nlohmann::json()> lease_state;
+  // The HTTP endpoint for `hello`: {"url", "token_required"}; null when off.
+  nlohmann::json http = nullptr;
 };
 
 // Answers `hello` and `status` from the latest snapshot (null before the

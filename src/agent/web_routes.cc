@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <memory>
+#include <tuple>
 
 #include "agent/console_page.h"
 #include "common/split.h"
@@ -51,8 +52,15 @@ Result<json> Ask(const ipc::MethodTable& methods, const std::string& method, jso
   return answer;  // The error object, whole.
 }
 
-http::Response AnswerMethod(const ipc::MethodTable& methods, const std::string& method, const http::Request& asked) {
-  Result<json> got = Ask(methods, method, ParamsFromQuery(asked.params));
+// A read method's result as the web shows it.
+Result<json> AskForWeb(const WebRouteHooks& hooks, const std::string& method, json params) {
+  Result<json> got = Ask(*hooks.methods, method, std::move(params));
+  if (got.ok() && !hooks.web.show_command_lines) DropCommandLines(&got.value());
+  return got;
+}
+
+http::Response AnswerMethod(const WebRouteHooks& hooks, const std::string& method, const http::Request& asked) {
+  Result<json> got = AskForWeb(hooks, method, ParamsFromQuery(asked.params));
   if (!got.ok()) return Refusal(500, ipc::kErrorInternal, got.status().message());
   const json& j = got.value();
   if (j.contains("ok") && j.contains("error")) {
@@ -155,6 +163,7 @@ std::string Event(const char* name, const json& data, int64_t id = 0) {
 // that left.
 void Stream(const WebRouteHooks& hooks, Clock* clock, http::StreamSink& sink) {
   const ipc::MethodTable& methods = *hooks.methods;
+  auto ask = [&hooks](const char* method, json params) { return AskForWeb(hooks, method, std::move(params)); };
   // Reconnect 2 s after the agent goes away.
   if (!sink.Write("retry: 2000\n\n")) return;
   int64_t sequence = -1;
@@ -179,17 +188,17 @@ void Stream(const WebRouteHooks& hooks, Clock* clock, http::StreamSink& sink) {
     sequence = latest->sequence;
     quiet_since = clock->SteadyNow();
     std::string batch;
-    if (Result<json> status = Ask(methods, "status", json::object()); status.ok()) {
+    if (Result<json> status = ask("status", json::object()); status.ok()) {
       batch += Event("status", status.value(), sequence);
     }
-    Result<json> leases = Ask(methods, "leases", json::object());
-    Result<json> queue = Ask(methods, "queue", json::object());
+    Result<json> leases = ask("leases", json::object());
+    Result<json> queue = ask("queue", json::object());
     if (leases.ok() && queue.ok()) {
       batch += Event("leases", {{"leases", leases.value().value("leases", json::array())},
                                 {"queue", queue.value().value("queue", json::array())}});
     }
     if (last_event >= 0) {
-      Result<json> events = Ask(methods, "events", {{"after", last_event}, {"limit", 1000}});
+      Result<json> events = ask("events", {{"after", last_event}, {"limit", 1000}});
       if (events.ok() && events.value().contains("events") && !events.value()["events"].empty()) {
         last_event = events.value()["events"].back().value("seq", last_event);
         batch += Event("events", events.value());
@@ -199,7 +208,23 @@ void Stream(const WebRouteHooks& hooks, Clock* clock, http::StreamSink& sink) {
   }
 }
 
+// A strong ETag of an asset: FNV-1a of its bytes.
+std::string ETagOf(std::string_view text) {
+  uint64_t hash = 14695981039346656037ull;
+  for (unsigned char c : text) hash = (hash ^ c) * 1099511628211ull;
+  return fmt::format("\"{:016x}\"", hash);
+}
+
 }  // namespace
+
+void DropCommandLines(json* j) {
+  if (j->is_object()) {
+    j->erase("command");
+    for (auto& [key, value] : j->items()) DropCommandLines(&value);
+  } else if (j->is_array()) {
+    for (json& value : *j) DropCommandLines(&value);
+  }
+}
 
 std::string ApiPathOf(const std::string& method) {
   return "/api/v1/" + (method == "backfill.list" ? std::string("backfill") : method);
@@ -224,21 +249,30 @@ json ParamsFromQuery(const std::map<std::string, std::string>& query) {
 
 Status AddWebRoutes(http::RouteTable* routes, WebRouteHooks hooks, Clock* clock) {
   auto shared = std::make_shared<const WebRouteHooks>(std::move(hooks));
-  Status s = routes->Add("/", [] {
-    http::Response r{200, "text/html; charset=utf-8", std::string(ConsolePage())};
-    // The page runs its own script only, talks to this agent only, and is
-    // never framed.
-    r.headers = {{"Content-Security-Policy",
-                  "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; "
-                  "img-src data:; frame-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"},
-                 {"X-Content-Type-Options", "nosniff"},
-                 {"Referrer-Policy", "no-referrer"}};
-    return r;
-  });
+  Status s = Status::OK();
+  for (auto [path, type, text] : {std::tuple{"/", "text/html; charset=utf-8", ConsolePage()},
+                                  std::tuple{"/console.js", "text/javascript; charset=utf-8", ConsoleScript()},
+                                  std::tuple{"/console.css", "text/css; charset=utf-8", ConsoleStyle()}}) {
+    if (!s.ok()) return s;
+    s = routes->Add(path, [type = std::string(type), text, etag = ETagOf(text)](const http::Request& asked) {
+      http::Response r{asked.if_none_match == etag ? 304 : 200, type,
+                       asked.if_none_match == etag ? std::string() : std::string(text)};
+      // The page runs its own script only, talks to this agent only, and
+      // is never framed.
+      r.headers = {{"Content-Security-Policy",
+                    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; "
+                    "frame-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"},
+                   {"X-Content-Type-Options", "nosniff"},
+                   {"Referrer-Policy", "no-referrer"},
+                   {"ETag", etag},
+                   {"Cache-Control", "no-cache"}};
+      return r;
+    });
+  }
   for (const char* method : kReadMethods) {
     if (!s.ok()) return s;
     s = routes->Add(ApiPathOf(method), [shared, name = std::string(method)](const http::Request& asked) {
-      return AnswerMethod(*shared->methods, name, asked);
+      return AnswerMethod(*shared, name, asked);
     });
   }
   if (s.ok()) {

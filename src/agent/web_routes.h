@@ -3,7 +3,8 @@
 // The web console and the JSON it reads (docs/web.md), served by the
 // agent's HTTP endpoint (http/server.h):
 //
-//   /                   the console: one page, no assets from elsewhere
+//   /, /console.js,     the console: its page, script and style, built in
+//   /console.css        (ETag: a browser asks again with If-None-Match)
 //   /api/v1/status      |
 //   /api/v1/leases      |  the socket API's read methods, answered by the
 //   /api/v1/queue       |  same method table: the same JSON for the same
@@ -19,6 +20,7 @@
 //
 // Read-only: every method is asked as an unprivileged caller (uid
 // kWebUid), so answers carry no lease token, and no route changes anything.
+// Command lines are left out unless [web] show_command_lines.
 //
 // Thread safety: the routes may run on any number of threads; what the
 // hooks point to must outlive them.
@@ -31,6 +33,7 @@
 #include <string>
 
 #include "common/clock.h"
+#include "http/http_config.h"
 #include "http/server.h"
 #include "ipc/method_table.h"
 #include "report/pricing.h"
@@ -52,7 +55,13 @@ struct WebRouteHooks {
   std::function<nlohmann::json()> doctor;
   std::string store_path;  // The history; empty: none kept.
   report::Pricing pricing;
+  http::WebOptions web;  // [web]
 };
+
+// Takes out every "command" (processes', leases', requests', engines'
+// command lines) from `j`, at any depth: what [web] show_command_lines =
+// false leaves out.
+void DropCommandLines(nlohmann::json* j);
 
 // `path` of the socket method `method` ("backfill.list" is
 // /api/v1/backfill).

@@ -21,6 +21,7 @@
 #include "cli/query_command.h"
 #include "cli/status_command.h"
 #include "cli/slurm_command.h"
+#include "cli/web_command.h"
 #include "cli/zombies_command.h"
 #include "common/clock.h"
 #include "common/closest_name.h"
@@ -34,7 +35,7 @@ namespace {
 
 // Every top-level command, for NamedCommand.
 constexpr const char* kCommands[] = {"status",  "query",   "pick",  "agent",   "config", "history", "report",
-                                     "export",  "store",   "zombies", "run",   "shell",  "reserve", "extend",
+                                     "export",  "store",   "zombies", "web", "run",   "shell",  "reserve", "extend",
                                      "release", "leases",  "queue", "events",  "doctor", "backfill", "slurm",
                                      "completion", "fleet"};
 
@@ -144,6 +145,8 @@ int main(int argc, char** argv) {
   if (wants({"reserve", "extend", "release", "leases", "queue", "events"})) {
     AddLeaseCommands(&app, &lease_commands, &global);
   }
+  WebOptions web;
+  CLI::App* web_cmd = wants({"web"}) ? AddWebCommand(&app, &web, &global) : nullptr;
   DoctorOptions doctor;
   CLI::App* doctor_cmd = wants({"doctor"}) ? AddDoctorCommand(&app, &doctor, &global) : nullptr;
   BackfillOptions backfill;
@@ -220,6 +223,7 @@ int main(int argc, char** argv) {
   if (parsed(store_info_cmd)) return RunStoreInfo(store_info);
   if (parsed(zombies_cmd)) return RunZombies(global, zombies);
   if (parsed(doctor_cmd)) return RunDoctor(global, doctor, clock, &logger);
+  if (parsed(web_cmd)) return RunWeb(global, web);
   if (parsed(run_cmd)) return RunRun(global, run);
   if (parsed(shell_cmd)) return RunShell(global, shell, clock);
   if (int code = RunLeaseCommands(global, lease_commands, clock); code >= 0) return code;

@@ -23,7 +23,8 @@ const std::vector<AgentFlag>& AgentFlagTable() {
        "~/.local/state/tarmac)",
        nullptr, &AgentFlags::state_dir, [](const std::string& v, Config* c) { c->agent.state_dir = v; }},
       {"--http-listen",
-       "HTTP address for /metrics, /health, /api/v1/status (default 127.0.0.1:9477; port 0 picks a free one; "
+       "HTTP address for /metrics, /health, the web console and /api/v1/ (default 127.0.0.1:9477; port 0 picks a "
+       "free one; "
        "off: no HTTP)",
        nullptr, &AgentFlags::http_listen, [](const std::string& v, Config* c) { c->http.listen = v; }},
       {"--log-level", "debug, info, warning or error (default: the config's)", nullptr, &AgentFlags::log_level,

@@ -50,6 +50,7 @@ constexpr std::pair<const char*, SectionReader> kSections[] = {
        http::ReadHttpSection(s, &c.http);
        metrics::ReadMetricsKeys(s, &c.metrics);
      }},
+    {"web", [](ConfigSection& s, Config& c) { http::ReadWebSection(s, &c.web); }},
     {"zombies",
      [](ConfigSection& s, Config& c) {
        sched::ReadZombieKeys(s, &c.leases.zombies);

@@ -18,6 +18,7 @@
 #include "doctor/doctor_config.h"
 #include "kube/kube_config.h"
 #include "gpu/backend_factory.h"
+#include "http/http_config.h"
 #include "http/server.h"
 #include "ipc/unix_server.h"
 #include "leases/lease_policy.h"
@@ -51,6 +52,7 @@ struct Config {
   store::StoreConfig store;         // [store]    store/store_config.h
   report::Pricing report;           // [report]   report/pricing.h
   http::HttpOptions http;           // [http]     http/http_config.h (listen)
+  http::WebOptions web;             // [web]      http/http_config.h
   metrics::RenderOptions metrics;   // [http]     metrics/metrics_config.h (the page)
   leases::LeasePolicy leases;       // [leases], [zombies], [backfill]  leases/lease_config.h, sched/zombie_config.h
   ipc::ServerOptions api;           // [api]      ipc/server_config.h

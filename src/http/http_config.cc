@@ -24,4 +24,8 @@ void ReadHttpSection(ConfigSection& section, HttpOptions* out) {
   section.Bool("allow_anonymous", &out->allow_anonymous);
 }
 
+void ReadWebSection(ConfigSection& section, WebOptions* out) {
+  section.Bool("show_command_lines", &out->show_command_lines);
+}
+
 }  // namespace tarmac::http

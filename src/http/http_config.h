@@ -16,4 +16,15 @@ inline constexpr const char* kListenOff = "off";
 
 void ReadHttpSection(ConfigSection& section, HttpOptions* out);
 
+// [web]: what the web console and /api/v1/ show (docs/web.md).
+struct WebOptions {
+  // Processes' and leases' full command lines (they can carry secrets);
+  // without it they are left out, names and users shown.
+  bool show_command_lines = false;
+
+  bool operator==(const WebOptions&) const = default;
+};
+
+void ReadWebSection(ConfigSection& section, WebOptions* out);
+
 }  // namespace tarmac::http

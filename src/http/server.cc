@@ -306,13 +306,21 @@ Status RouteTable::Add(std::string path, std::function<Response()> handler) {
   return Add(std::move(path), [handler = std::move(handler)](const Request&) { return handler(); });
 }
 
+std::string HttpServer::url() const {
+  std::string host = host_.empty() ? "0.0.0.0" : host_;
+  if (host.find(':') != std::string::npos) host = "[" + host + "]";
+  return fmt::format("http://{}:{}/", host, port_);
+}
+
 bool IsLoopbackHost(const std::string& host) {
   if (host == "localhost" || host == "::1") return true;
   in_addr v4{};
   return ::inet_pton(AF_INET, host.c_str(), &v4) == 1 && (ntohl(v4.s_addr) >> 24) == 127;
 }
 
-bool IsOpenPath(const std::string& path) { return path == "/health" || path == "/metrics" || path == "/"; }
+bool IsOpenPath(const std::string& path) {
+  return path == "/health" || path == "/metrics" || path == "/" || path == "/console.js" || path == "/console.css";
+}
 
 Status RouteTable::Add(std::string path, Handler handler) {
   if (path.empty() || path[0] != '/') return Status::InvalidArgument("http: a route's path starts with /", path);
@@ -374,6 +382,7 @@ Status HttpServer::Start(RouteTable routes) {
     engine_->Get(pattern, [handler = handler](const httplib::Request& req, httplib::Response& res) {
       Request asked;
       asked.path = req.path;
+      asked.if_none_match = req.get_header_value("If-None-Match");
       for (const auto& [key, value] : req.params) asked.params[key] = value;
       Response r = handler(asked);
       res.status = r.status;

@@ -78,6 +78,7 @@ struct HttpOptions {
 struct Request {
   std::string path;
   std::map<std::string, std::string> params;
+  std::string if_none_match;  // The If-None-Match header (an ETag), or empty.
   // The value of `key`, or `fallback` when absent.
   std::string Param(const std::string& key, const std::string& fallback = "") const;
 };
@@ -132,7 +133,8 @@ Status ParseListen(const std::string& listen, std::string* host, int* port);
 // ::1, localhost. An empty host (every address) is not loopback.
 bool IsLoopbackHost(const std::string& host);
 
-// The paths a token never guards: Prometheus and health probes.
+// The paths a token never guards: Prometheus and health probes, and the
+// console's assets (the page's shell, script and style: no data).
 bool IsOpenPath(const std::string& path);
 
 class HttpServer {
@@ -151,6 +153,11 @@ class HttpServer {
   Status Start(RouteTable routes);
   void Stop();
   int port() const { return port_; }
+  // "http://HOST:PORT/" once bound ("[::1]" for IPv6; "0.0.0.0" for every
+  // address).
+  std::string url() const;
+  // Whether a token is asked (auth_file).
+  bool is_token_required() const { return !token_.empty(); }
 
  private:
   class Engine;

@@ -152,7 +152,7 @@ TEST_F(HttpTest, WrongMethodsPathsAndHugeHeadersGetTheirStatusCodes) {
   std::string missing = HttpGet("/nope");
   EXPECT_EQ(missing.rfind("HTTP/1.1 404", 0), 0u);
   // The answer names the routes there are, from the route table.
-  EXPECT_NE(missing.find("not found: try /metrics, /health, /, /api/v1/status"), std::string::npos) << missing;
+  EXPECT_NE(missing.find("not found: try /metrics, /health, /, /console.js, /console.css, /api/v1/status"), std::string::npos) << missing;
   // A route's path is literal: a dot is not a wildcard.
   EXPECT_EQ(HttpGet("/api/v1xstatus").rfind("HTTP/1.1 404", 0), 0u);
   std::string huge = HttpGet("/metrics", "X-Big: " + std::string(64 * 1024, 'a') + "\r\n");

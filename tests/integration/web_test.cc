@@ -14,6 +14,7 @@
 #include <sstream>
 #include <thread>
 
+#include "agent/web_routes.h"
 #include "testutil/agent_fixture.h"
 
 namespace tarmac::testing {
@@ -162,11 +163,13 @@ TEST_F(WebTest, EveryApiRouteAnswersAsTheSocketDoes) {
     // fall in the same second.
     // The test runs as root, whom the socket shows each lease's token; the
     // web asks as nobody.
+    // Command lines are left out on the web by default ([web]).
     auto socket = [&] {
       json j = Socket(q.method, q.params);
       if (j.contains("leases")) {
         for (json& l : j["leases"]) l.erase("token");
       }
+      agent::DropCommandLines(&j);
       return j;
     };
     bool is_same = WaitFor([&] { return Http(q.path) == socket(); }, 20);
@@ -183,6 +186,7 @@ TEST_F(WebTest, EveryApiRouteAnswersAsTheSocketDoes) {
   EXPECT_TRUE(WaitFor([&] {
     json http = Http("/api/v1/status");
     json socket = Socket("status");
+    agent::DropCommandLines(&socket);
     return http.contains("sequence") && http == socket;
   }, 50));
   // A malformed parameter: refused as the socket refuses it, with its words.
@@ -309,11 +313,55 @@ TEST_F(WebTest, ThePageIsServedWithAPolicyThatRunsOnlyItsOwnScript) {
   Answer page = Split(HttpGet("/"));
   EXPECT_EQ(page.status, 200);
   EXPECT_NE(page.headers.find("Content-Type: text/html"), std::string::npos);
-  EXPECT_NE(page.headers.find("Content-Security-Policy: default-src 'none'"), std::string::npos) << page.headers;
+  EXPECT_NE(page.headers.find("Content-Security-Policy: default-src 'none'; script-src 'self'; style-src 'self';"),
+            std::string::npos)
+      << page.headers;
+  EXPECT_EQ(page.headers.find("unsafe-inline"), std::string::npos) << page.headers;
   EXPECT_NE(page.headers.find("frame-ancestors 'none'"), std::string::npos);
-  EXPECT_NE(page.body.find("new EventSource(\"api/v1/stream\")"), std::string::npos);
+  EXPECT_NE(page.headers.find("X-Content-Type-Options: nosniff"), std::string::npos);
+  // No inline script or style for the policy to refuse.
+  EXPECT_EQ(page.body.find("<script>"), std::string::npos);
+  EXPECT_EQ(page.body.find("<style"), std::string::npos);
+  EXPECT_EQ(page.body.find("style="), std::string::npos);
+  Answer script = Split(HttpGet("/console.js"));
+  EXPECT_EQ(script.status, 200);
+  EXPECT_NE(script.headers.find("Content-Type: text/javascript"), std::string::npos);
+  EXPECT_NE(script.body.find("new EventSource(\"api/v1/stream\")"), std::string::npos);
   // The page puts what the agent says into the document as text only.
-  EXPECT_EQ(page.body.find("innerHTML"), std::string::npos);
+  EXPECT_EQ(script.body.find("innerHTML"), std::string::npos);
+  EXPECT_EQ(script.body.find("style:"), std::string::npos);
+  // An asset the browser has: 304, no body.
+  size_t at = script.headers.find("ETag: ");
+  ASSERT_NE(at, std::string::npos);
+  std::string etag = script.headers.substr(at + 6, script.headers.find("\r\n", at) - at - 6);
+  Answer again = Split(HttpGet("/console.js", "If-None-Match: " + etag + "\r\n"));
+  EXPECT_EQ(again.status, 304) << etag;
+  EXPECT_TRUE(again.body.empty());
+  EXPECT_EQ(Split(HttpGet("/console.js", "If-None-Match: \"0\"\r\n")).status, 200);
+  EXPECT_EQ(Split(HttpGet("/console.css")).status, 200);
+}
+
+// Command lines can carry secrets: the web leaves them out unless
+// [web] show_command_lines; names and users stay.
+TEST_F(WebTest, CommandLinesAreLeftOutUnlessTheConfigShowsThem) {
+  UseScenarioText("[[gpu]]\ncount = 1\n");
+  StartLoad("0", {"--memory", "2GiB", "--util", "10"});
+  StartAgent();
+  auto first_process = [this] {
+    json status = Http("/api/v1/status");
+    return status["gpus"][0]["processes"].empty() ? json() : status["gpus"][0]["processes"][0];
+  };
+  ASSERT_TRUE(WaitFor([&] { return !first_process().is_null(); }));
+  json hidden = first_process();
+  EXPECT_FALSE(hidden.contains("command")) << hidden.dump();
+  EXPECT_EQ(hidden["name"], "tarmac-simload");
+  EXPECT_TRUE(hidden.contains("user"));
+  agents_.back()->KillAndWait(SIGTERM);
+  std::string config = dir_.Write("tarmac.toml", "[web]\nshow_command_lines = true\n");
+  StartAgent({"--config", config});
+  ASSERT_TRUE(WaitFor([&] { return !first_process().is_null(); }));
+  EXPECT_NE(first_process().value("command", std::string()).find("--memory 2GiB"), std::string::npos)
+      << first_process().dump();
 }
 
 // Beyond loopback the agent starts only with a token or an explicit

@@ -1,0 +1,305 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
+"""The web console in a real browser.
+
+A real agent over the fake NVML library serves the simulated lab. Headless
+Chromium opens the console and is driven over the DevTools protocol. The
+test reads what a user would see:
+
+- every GPU's card, filled from the live stream;
+- the lease on its GPU;
+- a process named `<img src=x>`, which must show as text and never as markup;
+- the page following the agent's samples.
+
+It then stops and restarts the agent on the same port. The page must say
+it is reconnecting, reconnect by itself and show a lease made after the
+restart. Last, it opens the GPU charts, the leases and events, the report
+and the doctor.
+
+Usage: web_console.py BUILD_DIR SOURCE_DIR
+"""
+import base64
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+import websocket  # Debian's python3-websocket
+
+build, source = sys.argv[1], sys.argv[2]
+bin_dir = os.path.join(build, "bin")
+work = tempfile.mkdtemp(prefix="tarmac-web-")
+env = dict(os.environ,
+           TARMAC_SIM_SCENARIO=os.path.join(source, "examples/scenarios/lab-8gpu.toml"),
+           TARMAC_SIM_DIR=os.path.join(work, "world"),
+           TARMAC_NVML_LIBRARY=os.path.join(build, "fakenvml/libnvidia-ml.so.1"))
+sock = os.path.join(work, "t.sock")
+children = []
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def wait_until(what, predicate, tries=300, pause=0.1):
+    """Polls `predicate` (bounded: a readiness wait, not a timing check)."""
+    last = None
+    for _ in range(tries):
+        last = predicate()
+        if last:
+            return last
+        time.sleep(pause)
+    raise SystemExit(f"web_console: gave up waiting for {what} (last: {last!r})")
+
+
+def tarmac(*args):
+    out = subprocess.run([os.path.join(bin_dir, "tarmac"), *args, "--socket", sock], env=env,
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        raise SystemExit(f"web_console: tarmac {' '.join(args)}: {out.stderr}")
+    return out.stdout
+
+
+def start_agent(port):
+    log = open(os.path.join(work, "agent.log"), "a")
+    agent = subprocess.Popen([os.path.join(bin_dir, "tarmac"), "agent", "--socket", sock, "--state-dir",
+                              os.path.join(work, "state"), "--http-listen", f"127.0.0.1:{port}"],
+                             env=env, stdout=log, stderr=log)
+    children.append(agent)
+
+    def answers():
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/leases", timeout=1)
+            return True
+        except OSError:
+            return False
+    wait_until("the agent's HTTP", answers)
+    return agent
+
+
+class Browser:
+    """Headless Chromium, one page, driven over the DevTools protocol."""
+
+    def __init__(self):
+        self.proc = subprocess.Popen(
+            ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync",
+             "--disable-background-networking", "--disable-component-update", "--remote-debugging-port=0",
+             f"--user-data-dir={work}/chromium", "--window-size=1400,1000", "about:blank"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        children.append(self.proc)
+        url = None
+        for line in self.proc.stderr:
+            if "DevTools listening on " in line:
+                url = line.split("DevTools listening on ", 1)[1].strip()
+                break
+        if url is None:
+            raise SystemExit("web_console: chromium did not start")
+        self.ws = websocket.create_connection(url, timeout=30)
+        self.next_id = 0
+        self.events = []  # What the page reported: exceptions, console errors, failed requests.
+        target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
+        self.session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        for domain in ("Runtime", "Log", "Network", "Page"):
+            self.call(f"{domain}.enable", {}, self.session)
+
+    def call(self, method, params=None, session=None):
+        self.next_id += 1
+        message = {"id": self.next_id, "method": method, "params": params or {}}
+        if session:
+            message["sessionId"] = session
+        self.ws.send(json.dumps(message))
+        while True:
+            answer = json.loads(self.ws.recv())
+            if answer.get("method") in ("Runtime.exceptionThrown", "Log.entryAdded", "Network.loadingFailed",
+                                        "Runtime.consoleAPICalled", "Network.responseReceived"):
+                self.events.append(answer)
+            if answer.get("id") == self.next_id:
+                if "error" in answer:
+                    raise SystemExit(f"web_console: {method}: {answer['error']}")
+                return answer["result"]
+
+    def open(self, url):
+        self.call("Page.navigate", {"url": url}, self.session)
+
+    def problems(self, since=0):
+        """Exceptions, console errors, failed requests and HTTP errors since event `since`."""
+        out = []
+        for e in self.events[since:]:
+            m, p = e["method"], e["params"]
+            if m == "Runtime.exceptionThrown":
+                out.append(f"exception: {p['exceptionDetails'].get('text')}")
+            elif m == "Log.entryAdded" and p["entry"]["level"] == "error":
+                out.append(f"log: {p['entry'].get('text')} {p['entry'].get('url', '')}")
+            elif m == "Runtime.consoleAPICalled" and p["type"] == "error":
+                out.append(f"console.error: {p['args']}")
+            elif m == "Network.loadingFailed":
+                out.append(f"failed request: {p.get('errorText')}")
+            elif m == "Network.responseReceived" and p["response"]["status"] >= 400:
+                out.append(f"HTTP {p['response']['status']}: {p['response']['url']}")
+        return out
+
+    def screenshot(self, name):
+        shots = os.path.join(build, "web-screenshots")
+        os.makedirs(shots, exist_ok=True)
+        data = self.call("Page.captureScreenshot", {"format": "png"}, self.session)["data"]
+        with open(os.path.join(shots, f"{name}.png"), "wb") as f:
+            f.write(base64.b64decode(data))
+
+    def eval(self, expression):
+        result = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True}, self.session)
+        if "exceptionDetails" in result:
+            return None
+        return result["result"].get("value")
+
+
+def check(condition, message):
+    if not condition:
+        raise SystemExit(f"web_console: FAILED: {message}")
+    print(f"ok: {message}")
+
+
+def main():
+    port = free_port()
+    # A process whose name is markup: it must show as text.
+    hostile = os.path.join(work, "bin", "<img src=x>")
+    os.makedirs(os.path.dirname(hostile))
+    shutil.copy(os.path.join(bin_dir, "tarmac-simload"), hostile)
+    load = subprocess.Popen([hostile, "--memory", "2GiB", "--util", "40"], env=dict(env, CUDA_VISIBLE_DEVICES="1"),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    children.append(load)
+    loads = os.path.join(work, "world", "loads")
+    wait_until("the load", lambda: os.path.isdir(loads) and any(f.startswith(f"{load.pid}-") for f in os.listdir(loads)))
+    agent = start_agent(port)
+    first = json.loads(tarmac("reserve", "--gpus", "1", "--for", "1h", "--json"))
+    browser = Browser()
+    browser.open(f"http://127.0.0.1:{port}/")
+
+    wait_until("8 GPU cards", lambda: browser.eval("document.querySelectorAll('.gpu').length") == 8)
+    wait_until("the header to say live", lambda: browser.eval("document.getElementById('live').textContent") == "live")
+    gpu = first["gpus"][0]
+    card = f"document.querySelector('.gpu[data-gpu=\"{gpu}\"]').textContent"
+    wait_until("the lease on its card", lambda: f"lease {first['id']} · root · reservation" in (browser.eval(card) or ""))
+    check(True, f"GPU {gpu}'s card names lease {first['id']}, its owner and kind")
+    names = wait_until("the hostile process's row", lambda: browser.eval(
+        "[...document.querySelectorAll('.gpu[data-gpu=\"1\"] td')].map(td => td.textContent).join('|')")
+        if "<img src=x>" in (browser.eval("document.querySelector('.gpu[data-gpu=\"1\"]').textContent") or "") else None)
+    check("<img src=x>" in names, "a process named <img src=x> shows as text")
+    check(browser.eval("document.querySelectorAll('main img').length") == 0, "and makes no image element")
+
+    # Every number on a card is the status's.
+    status = json.loads(tarmac("status", "--json"))
+    for g in status["gpus"]:
+        text = browser.eval(f"document.querySelector('.gpu[data-gpu=\"{g['index']}\"]').textContent")
+        total = f"{g['memory_total_bytes'] / 1024 ** 3:.1f} GiB"
+        limit = f"/ {g['power_limit_milliwatts'] / 1000:.0f} W"
+        for want in (g["name"], g["uuid"][:12], total, limit):
+            check(want in text, f"GPU {g['index']}'s card shows {want!r}")
+    # The load's utilization (40 %, as the simulated GPU reads it) as the
+    # sample the page holds says it.
+    shown = browser.eval("[document.querySelector('.gpu[data-gpu=\"1\"]').textContent, "
+                         "state.status.gpus[1].utilization_gpu_ratio]")
+    check(f"utilization{round(100 * shown[1])} %" in shown[0] and 0.3 <= shown[1] <= 0.5,
+          f"GPU 1's card shows its load's utilization ({shown[1]:.2f})")
+    browser.screenshot("now")
+
+    # A load started now shows within two samples.
+    started_at = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/status"))["sequence"]
+    newcomer = subprocess.Popen([os.path.join(bin_dir, "tarmac-simload"), "--memory", "1GiB", "--util", "20"],
+                                env=dict(env, CUDA_VISIBLE_DEVICES="2"), stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+    children.append(newcomer)
+    shown_at = wait_until("the new load on GPU 2's card", lambda: browser.eval(
+        "document.querySelector('.gpu[data-gpu=\"2\"]').textContent.includes('tarmac-simload') "
+        "&& state.status.sequence"), pause=0.02)
+    check(shown_at <= started_at + 2, f"a load started at sample {started_at} shows at sample {shown_at}")
+
+    # Live: the page follows the agent's samples, at most one behind.
+    def in_step():
+        agent_sequence = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/status"))["sequence"]
+        page_sequence = browser.eval("state.status.sequence")
+        return page_sequence >= agent_sequence - 1
+    wait_until("the page to be within one sample of the agent", in_step, tries=20)
+    before = browser.eval("state.status.sequence")
+    wait_until("a newer sample on the page", lambda: browser.eval("state.status.sequence") > before)
+    check(True, "the page is within one sample of the agent and follows it")
+
+    check(not browser.problems(), f"no error on the page so far: {browser.problems()}")
+    # The agent restarts: the page says so, then reconnects by itself.
+    restart_began = len(browser.events)
+    agent.send_signal(signal.SIGTERM)
+    agent.wait(timeout=60)
+    wait_until("the page to say it is reconnecting",
+               lambda: "reconnecting" in (browser.eval("document.getElementById('live').textContent") or ""))
+    check(True, "with the agent gone the header says it is reconnecting")
+    start_agent(port)
+    second = json.loads(tarmac("reserve", "--gpus", "1", "--for", "1h", "--json"))
+    card = f"document.querySelector('.gpu[data-gpu=\"{second['gpus'][0]}\"]').textContent"
+    wait_until("the new lease on the page", lambda: f"lease {second['id']} · root" in (browser.eval(card) or ""))
+    check(browser.eval("state.opens") >= 2, "the page reconnected by itself after the restart")
+    wait_until("the header to say live again", lambda: browser.eval("document.getElementById('live').textContent") == "live")
+    # While the agent was away only the stream's own reconnects failed.
+    during = [p for p in browser.problems(restart_began) if "api/v1/stream" not in p and "ERR_CONNECTION_REFUSED" not in p
+              and "net::ERR" not in p]
+    check(not during, f"nothing but the stream failed while the agent restarted: {during}")
+    after_restart = len(browser.events)
+    tarmac("release", str(second["id"]))
+    wait_until("the released lease to leave the page", lambda: f"lease {second['id']} ·" not in (browser.eval(card) or ""))
+    check(True, f"lease {second['id']} leaves its card when released")
+
+    # A GPU's charts from the history, its lease's grant on the time axis.
+    browser.eval(f"location.hash = '#gpu/{gpu}'")
+    wait_until("four charts", lambda: browser.eval("document.querySelectorAll('svg.chart').length") == 4)
+    wait_until("a utilization line", lambda: browser.eval(
+        "document.querySelectorAll('svg[data-series=\"utilization_percent\"] polyline').length") == 1)
+    check(True, f"GPU {gpu} has its four charts, with a line from the history")
+    marks = browser.eval("[...document.querySelectorAll('svg[data-series=\"utilization_percent\"] line.event title')]"
+                         ".map(t => t.textContent).join('|')")
+    check("granted" in marks, f"the grant of lease {first['id']} is marked on its GPU's time axis")
+    browser.screenshot("gpu")
+
+    browser.eval("location.hash = '#leases'")
+    rows = wait_until("the leases table", lambda: browser.eval("document.querySelectorAll('#leases tr').length"))
+    check(rows == 2, f"the leases table has the lease left ({rows - 1} rows)")
+    browser.screenshot("leases")
+    browser.eval("location.hash = '#events'")
+    events = wait_until("the events", lambda: browser.eval("document.getElementById('events')?.textContent"))
+    check("granted" in events, "the events list the grants")
+    browser.eval("location.hash = '#report'")
+    verdict = wait_until("the report's verdict", lambda: browser.eval("document.getElementById('verdict')?.textContent"))
+    check(len(verdict) > 10 and browser.eval("document.querySelectorAll('#report iframe').length") == 1,
+          f"the report shows its verdict and heatmap frame: {verdict!r}")
+    report = json.loads(tarmac("report", "--since", "7d", "--format", "json"))
+    check(verdict == report["verdict"], "the report page's verdict is tarmac report's")
+    owners = browser.eval("[...document.querySelectorAll('#report table tr')].slice(1).map(r => r.cells[0].textContent)")
+    check(owners == [o["owner"] for o in report["owners"]], f"and so are its owners: {owners}")
+    browser.screenshot("report")
+    browser.eval("location.hash = '#doctor'")
+    findings = wait_until("the doctor's findings", lambda: browser.eval("document.querySelectorAll('.finding').length"))
+    check(findings >= 1, f"the doctor shows {findings} findings of the simulated lab")
+    text = browser.eval("document.getElementById('doctor').textContent")
+    check("next:" in text and "evidence:" in text, "each with its evidence and next step")
+    browser.screenshot("doctor")
+    check(not browser.problems(after_restart), f"no error on any page: {browser.problems(after_restart)}")
+
+
+try:
+    main()
+finally:
+    for child in reversed(children):
+        if child.poll() is None:
+            child.send_signal(signal.SIGTERM)
+            try:
+                child.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                child.kill()
+    shutil.rmtree(work, ignore_errors=True)
