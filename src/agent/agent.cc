@@ -210,6 +210,9 @@ class Agent {
   // while someone scrapes; published to the sampler thread once made.
   std::shared_ptr<metrics::PageCache> metrics_pages_;
   std::atomic<metrics::PageCache*> pages_for_ticks_{nullptr};
+  // The web console's stream feed, woken after each sample.
+  std::shared_ptr<StreamFeed> stream_feed_;
+  std::atomic<StreamFeed*> feed_for_ticks_{nullptr};
   // With [kubernetes]: the device plugin and the pod-resources reader.
   std::unique_ptr<kube::PodResourcesWatch> pods_;
   std::unique_ptr<kube::DevicePlugin> plugin_;
@@ -352,6 +355,7 @@ void Agent::OnTick(const std::shared_ptr<const fleet::Snapshot>& s) {
   if (history_) history_->Submit(WithLeases(s, *marks));
   // Last: the page for scrapers, so none of them pays the render.
   if (metrics::PageCache* pages = pages_for_ticks_.load()) pages->Prerender(s);
+  if (StreamFeed* feed = feed_for_ticks_.load()) feed->Notify();
 }
 
 Status Agent::StartSampling() {
@@ -479,6 +483,7 @@ Status Agent::Serve() {
       WebRouteHooks web;
       web.methods = &methods_;
       web.sampler = sampler;
+      web.status = [sampler, info = &info_] { return SnapshotStatus(*info, *sampler->Latest()); };
       web.doctor = [watch] {
         nlohmann::json findings = nlohmann::json::array();
         for (const doctor::Finding& f : watch->Findings()) findings.push_back(doctor::FindingToJson(f));
@@ -487,7 +492,8 @@ Status Agent::Serve() {
       web.store_path = history != nullptr ? config::StorePath(config_) : std::string();
       web.pricing = config_.report;
       web.web = config_.web;
-      s = AddWebRoutes(&routes, std::move(web), clock_);
+      s = AddWebRoutes(&routes, std::move(web), clock_, &stream_feed_);
+      if (s.ok()) feed_for_ticks_.store(stream_feed_.get());
     }
     if (s.ok()) pages_for_ticks_.store(metrics_pages_.get());
     if (s.ok()) s = web_->Start(std::move(routes));

@@ -1,7 +1,10 @@
 "use strict";
 // Every value shown comes from the agent's JSON and goes into the page as
 // text (textContent), never as markup.
-const state = { status: null, leases: [], queue: [], events: [], received: 0, connected: false, source: null, opens: 0 };
+const state = { status: null, leases: [], queue: [], events: [], received: 0, connected: false, source: null, opens: 0,
+                // For tests and benchmarks: when the GPUs were first on screen
+                // (ms since navigation), and each sample's age when drawn (ms).
+                firstRenderMs: null, lagsMs: [] };
 
 function h(tag, attrs, ...children) {
   const e = document.createElement(tag);
@@ -56,7 +59,14 @@ function connect() {
       setTimeout(connect, 2000);
     }
   });
-  source.addEventListener("status", e => { state.status = JSON.parse(e.data); state.received = Date.now(); updateLive(); render(false); });
+  source.addEventListener("status", e => {
+    state.status = JSON.parse(e.data);
+    state.received = Date.now();
+    updateLive();
+    render(false);
+    const age = Date.now() - Date.parse(state.status.taken_at);  // From the sample to the screen.
+    if (!isNaN(age)) state.lagsMs = state.lagsMs.concat([age]).slice(-1000);
+  });
   source.addEventListener("leases", e => { const j = JSON.parse(e.data); state.leases = j.leases; state.queue = j.queue; });
   source.addEventListener("events", e => {
     state.events = state.events.concat(JSON.parse(e.data).events).slice(-500);
@@ -175,6 +185,7 @@ function renderNow() {
       s.backend_error ? h("div", { class: "error" }, "driver: " + s.backend_error) : null,
       ` · sample ${s.sequence || ""} at ${s.taken_at || ""}`),
     h("div", { class: "gpus" }, gpus.map(gpuCard)));
+  if (gpus.length && state.firstRenderMs === null) state.firstRenderMs = performance.now();
 }
 function renderLeases() {
   const now = Date.now() / 1000;

@@ -9,6 +9,28 @@ namespace tarmac::agent {
 
 using nlohmann::json;
 
+json SnapshotStatus(const AgentInfo& agent, const fleet::Snapshot& snapshot, const fleet::UtilizationHistory* history,
+                    std::optional<std::chrono::seconds> window) {
+  std::shared_ptr<const fleet::LeaseMarks> marks = agent.lease_marks ? agent.lease_marks() : nullptr;
+  json result;
+  if (marks != nullptr && !marks->empty()) {
+    fleet::FleetView marked = snapshot.fleet;
+    fleet::ApplyLeaseMarks(*marks, &marked);
+    result = fleet::StatusToJson(marked);
+  } else {
+    result = fleet::StatusToJson(snapshot.fleet);
+  }
+  if (window && history != nullptr) {
+    for (json& g : result["gpus"]) {
+      std::optional<double> mean = history->Mean(g["index"].get<int>(), snapshot.taken_at_steady, *window);
+      if (mean) g["utilization_gpu_recent_ratio"] = *mean;
+    }
+  }
+  result["sequence"] = snapshot.sequence;
+  result["tick_duration_seconds"] = static_cast<double>(snapshot.tick_duration.count()) / 1e6;
+  return result;
+}
+
 std::string AnswerSnapshotMethod(const ipc::Request& request, const ipc::PeerCredentials& peer, const AgentInfo& agent,
                                  const fleet::Snapshot* snapshot, const fleet::SamplerStats* stats,
                                  const fleet::UtilizationHistory* history) {
@@ -46,24 +68,7 @@ std::string AnswerSnapshotMethod(const ipc::Request& request, const ipc::PeerCre
       window = std::chrono::seconds(w->get<int64_t>());
     }
     if (snapshot == nullptr) return ipc::EncodeError(request.id, ipc::kErrorUnavailable, "no sample taken yet");
-    std::shared_ptr<const fleet::LeaseMarks> marks = agent.lease_marks ? agent.lease_marks() : nullptr;
-    json result;
-    if (marks != nullptr && !marks->empty()) {
-      fleet::FleetView marked = snapshot->fleet;
-      fleet::ApplyLeaseMarks(*marks, &marked);
-      result = fleet::StatusToJson(marked);
-    } else {
-      result = fleet::StatusToJson(snapshot->fleet);
-    }
-    if (window && history != nullptr) {
-      for (json& g : result["gpus"]) {
-        std::optional<double> mean = history->Mean(g["index"].get<int>(), snapshot->taken_at_steady, *window);
-        if (mean) g["utilization_gpu_recent_ratio"] = *mean;
-      }
-    }
-    result["sequence"] = snapshot->sequence;
-    result["tick_duration_seconds"] = static_cast<double>(snapshot->tick_duration.count()) / 1e6;
-    return ipc::EncodeResult(request.id, result);
+    return ipc::EncodeResult(request.id, SnapshotStatus(agent, *snapshot, history, window));
   }
   return ipc::EncodeError(request.id, ipc::kErrorUnknownMethod,
                      fmt::format("unknown method \"{}\" (known here: hello, status)", request.method));

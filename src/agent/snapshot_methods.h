@@ -9,9 +9,11 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -37,6 +39,12 @@ struct AgentInfo {
   // The HTTP endpoint for `hello`: {"url", "token_required"}; null when off.
   nlohmann::json http = nullptr;
 };
+
+// The `status` result for `snapshot`, leases marked; with `window` and
+// `history`, each GPU's mean utilization over the window too.
+nlohmann::json SnapshotStatus(const AgentInfo& agent, const fleet::Snapshot& snapshot,
+                              const fleet::UtilizationHistory* history = nullptr,
+                              std::optional<std::chrono::seconds> window = std::nullopt);
 
 // Answers `hello` and `status` from the latest snapshot (null before the
 // first tick), the sampler's counters and its utilization history (null

@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "agent/console_page.h"
+#include "agent/stream_feed.h"
 #include "common/split.h"
 #include "common/time_spec.h"
 #include "report/report.h"
@@ -54,7 +55,8 @@ Result<json> Ask(const ipc::MethodTable& methods, const std::string& method, jso
 
 // A read method's result as the web shows it.
 Result<json> AskForWeb(const WebRouteHooks& hooks, const std::string& method, json params) {
-  Result<json> got = Ask(*hooks.methods, method, std::move(params));
+  Result<json> got = method == "status" && params.empty() && hooks.status ? Result<json>(hooks.status())
+                                                                          : Ask(*hooks.methods, method, std::move(params));
   if (got.ok() && !hooks.web.show_command_lines) DropCommandLines(&got.value());
   return got;
 }
@@ -151,60 +153,43 @@ http::Response AnswerReport(const WebRouteHooks& hooks, const http::Request& ask
   return http::Response{200, "application/json", report::RenderJson(built.value())};
 }
 
-// One server-sent event.
-std::string Event(const char* name, const json& data, int64_t id = 0) {
-  std::string out = fmt::format("event: {}\n", name);
-  if (id > 0) out += fmt::format("id: {}\n", id);
-  return out + "data: " + data.dump() + "\n\n";
-}
-
-// After every sample: the status, the leases and queue, and the events
-// since the last; a comment every 15 s when nothing came, to find a client
-// that left.
-void Stream(const WebRouteHooks& hooks, Clock* clock, http::StreamSink& sink) {
-  const ipc::MethodTable& methods = *hooks.methods;
-  auto ask = [&hooks](const char* method, json params) { return AskForWeb(hooks, method, std::move(params)); };
+// After every sample: the shared batch (status, leases and queue), and the
+// lease events since the stream's last (the batch's when it follows on, else
+// asked for this stream); a comment every 15 s when nothing came, to find a
+// client that left.
+void Stream(const WebRouteHooks& hooks, StreamFeed* feed, Clock* clock, http::StreamSink& sink) {
   // Reconnect 2 s after the agent goes away.
   if (!sink.Write("retry: 2000\n\n")) return;
   int64_t sequence = -1;
-  // Only events after the stream began: from the newest there is now
-  // (none when the agent keeps no lease state).
-  int64_t last_event = -1;
-  if (Result<json> newest = Ask(methods, "events", {{"limit", 1}, {"newest", true}});
-      newest.ok() && newest.value().contains("events")) {
-    last_event = newest.value()["events"].empty() ? 0 : newest.value()["events"].back().value("seq", int64_t{0});
-  }
+  // Only events after the stream began.
+  int64_t last_event = feed->Latest()->events_upto;
   auto quiet_since = clock->SteadyNow();
   while (sink.is_open()) {
-    std::shared_ptr<const fleet::Snapshot> latest = hooks.sampler->Latest();
-    if (latest->sequence == sequence) {
+    // Woken by the agent's next sample; at least once a second, to notice
+    // the server stopping.
+    std::shared_ptr<const StreamBatch> batch = feed->WaitNewer(sequence, std::chrono::seconds(1));
+    if (batch == nullptr) {
       if (clock->SteadyNow() - quiet_since > std::chrono::seconds(15)) {
         if (!sink.Write(": still here\n\n")) return;
         quiet_since = clock->SteadyNow();
       }
-      clock->SleepUntil(clock->SteadyNow() + std::chrono::milliseconds(100), {});
       continue;
     }
-    sequence = latest->sequence;
+    sequence = batch->sequence;
     quiet_since = clock->SteadyNow();
-    std::string batch;
-    if (Result<json> status = ask("status", json::object()); status.ok()) {
-      batch += Event("status", status.value(), sequence);
-    }
-    Result<json> leases = ask("leases", json::object());
-    Result<json> queue = ask("queue", json::object());
-    if (leases.ok() && queue.ok()) {
-      batch += Event("leases", {{"leases", leases.value().value("leases", json::array())},
-                                {"queue", queue.value().value("queue", json::array())}});
-    }
-    if (last_event >= 0) {
-      Result<json> events = ask("events", {{"after", last_event}, {"limit", 1000}});
-      if (events.ok() && events.value().contains("events") && !events.value()["events"].empty()) {
-        last_event = events.value()["events"].back().value("seq", last_event);
-        batch += Event("events", events.value());
+    if (!sink.Write(batch->text)) return;
+    std::string events;
+    if (last_event >= 0 && batch->events_after == last_event) {
+      events = batch->events_text;
+    } else if (last_event >= 0 && batch->events_upto > last_event) {
+      // This stream missed a batch (it was slow): its own question.
+      Result<json> asked = AskForWeb(hooks, "events", {{"after", last_event}, {"limit", 1000}});
+      if (asked.ok() && asked.value().contains("events") && !asked.value()["events"].empty()) {
+        events = StreamFeed::Event("events", asked.value());
       }
     }
-    if (!sink.Write(batch)) return;
+    if (batch->events_upto >= 0) last_event = batch->events_upto;
+    if (!events.empty() && !sink.Write(events)) return;
   }
 }
 
@@ -247,7 +232,8 @@ json ParamsFromQuery(const std::map<std::string, std::string>& query) {
   return params;
 }
 
-Status AddWebRoutes(http::RouteTable* routes, WebRouteHooks hooks, Clock* clock) {
+Status AddWebRoutes(http::RouteTable* routes, WebRouteHooks hooks, Clock* clock,
+                    std::shared_ptr<StreamFeed>* feed_out) {
   auto shared = std::make_shared<const WebRouteHooks>(std::move(hooks));
   Status s = Status::OK();
   for (auto [path, type, text] : {std::tuple{"/", "text/html; charset=utf-8", ConsolePage()},
@@ -291,7 +277,12 @@ Status AddWebRoutes(http::RouteTable* routes, WebRouteHooks hooks, Clock* clock)
   }
   if (s.ok()) {
     auto streams = std::make_shared<std::atomic<int>>(0);
-    s = routes->Add("/api/v1/stream", [shared, clock, streams] {
+    sampler::Sampler* sampler = shared->sampler;
+    auto feed = std::make_shared<StreamFeed>(StreamFeed::Sources{
+        [sampler] { return sampler->Latest()->sequence; },
+        [shared](const char* method, json params) { return AskForWeb(*shared, method, std::move(params)); }});
+    if (feed_out != nullptr) *feed_out = feed;
+    s = routes->Add("/api/v1/stream", [shared, clock, streams, feed] {
       if (streams->fetch_add(1) >= kMaxStreams) {
         streams->fetch_sub(1);
         return Refusal(503, ipc::kErrorBusy, fmt::format("{} streams are open already", kMaxStreams));
@@ -299,7 +290,7 @@ Status AddWebRoutes(http::RouteTable* routes, WebRouteHooks hooks, Clock* clock)
       // The slot is given back when the answer goes, streamed or not.
       auto slot = std::shared_ptr<std::atomic<int>>(streams.get(), [streams](std::atomic<int>* n) { n->fetch_sub(1); });
       http::Response r{200, "text/event-stream", ""};
-      r.stream = [shared, clock, slot](http::StreamSink& sink) { Stream(*shared, clock, sink); };
+      r.stream = [shared, feed, clock, slot](http::StreamSink& sink) { Stream(*shared, feed.get(), clock, sink); };
       return r;
     });
   }

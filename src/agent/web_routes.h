@@ -33,6 +33,7 @@
 #include <string>
 
 #include "common/clock.h"
+#include "agent/stream_feed.h"
 #include "http/http_config.h"
 #include "http/server.h"
 #include "ipc/method_table.h"
@@ -50,7 +51,10 @@ inline constexpr int kMaxHistoryPoints = 4000;
 
 struct WebRouteHooks {
   const ipc::MethodTable* methods = nullptr;
-  sampler::Sampler* sampler = nullptr;  // Wakes the stream at each sample.
+  sampler::Sampler* sampler = nullptr;  // The latest sample's sequence.
+  // The `status` result now, as the method answers it without params (the
+  // stream's, without encoding and decoding a line); null: ask the method.
+  std::function<nlohmann::json()> status;
   // {"runs", "findings": [...]} of the scheduled doctor; null: not running.
   std::function<nlohmann::json()> doctor;
   std::string store_path;  // The history; empty: none kept.
@@ -71,6 +75,9 @@ std::string ApiPathOf(const std::string& method);
 // value is one, true/false as booleans, else the string.
 nlohmann::json ParamsFromQuery(const std::map<std::string, std::string>& query);
 
-Status AddWebRoutes(http::RouteTable* routes, WebRouteHooks hooks, Clock* clock);
+// `feed`, when not null, gets the streams' feed, for the agent to Notify
+// after each sample (agent/stream_feed.h).
+Status AddWebRoutes(http::RouteTable* routes, WebRouteHooks hooks, Clock* clock,
+                    std::shared_ptr<StreamFeed>* feed = nullptr);
 
 }  // namespace tarmac::agent

@@ -18,7 +18,6 @@ and the doctor.
 
 Usage: web_console.py BUILD_DIR SOURCE_DIR
 """
-import base64
 import json
 import os
 import shutil
@@ -30,7 +29,9 @@ import tempfile
 import time
 import urllib.request
 
-import websocket  # Debian's python3-websocket
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cdp import Browser  # noqa: E402
+
 
 build, source = sys.argv[1], sys.argv[2]
 bin_dir = os.path.join(build, "bin")
@@ -87,81 +88,6 @@ def start_agent(port):
     return agent
 
 
-class Browser:
-    """Headless Chromium, one page, driven over the DevTools protocol."""
-
-    def __init__(self):
-        self.proc = subprocess.Popen(
-            ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync",
-             "--disable-background-networking", "--disable-component-update", "--remote-debugging-port=0",
-             f"--user-data-dir={work}/chromium", "--window-size=1400,1000", "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        children.append(self.proc)
-        url = None
-        for line in self.proc.stderr:
-            if "DevTools listening on " in line:
-                url = line.split("DevTools listening on ", 1)[1].strip()
-                break
-        if url is None:
-            raise SystemExit("web_console: chromium did not start")
-        self.ws = websocket.create_connection(url, timeout=30)
-        self.next_id = 0
-        self.events = []  # What the page reported: exceptions, console errors, failed requests.
-        target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
-        self.session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-        for domain in ("Runtime", "Log", "Network", "Page"):
-            self.call(f"{domain}.enable", {}, self.session)
-
-    def call(self, method, params=None, session=None):
-        self.next_id += 1
-        message = {"id": self.next_id, "method": method, "params": params or {}}
-        if session:
-            message["sessionId"] = session
-        self.ws.send(json.dumps(message))
-        while True:
-            answer = json.loads(self.ws.recv())
-            if answer.get("method") in ("Runtime.exceptionThrown", "Log.entryAdded", "Network.loadingFailed",
-                                        "Runtime.consoleAPICalled", "Network.responseReceived"):
-                self.events.append(answer)
-            if answer.get("id") == self.next_id:
-                if "error" in answer:
-                    raise SystemExit(f"web_console: {method}: {answer['error']}")
-                return answer["result"]
-
-    def open(self, url):
-        self.call("Page.navigate", {"url": url}, self.session)
-
-    def problems(self, since=0):
-        """Exceptions, console errors, failed requests and HTTP errors since event `since`."""
-        out = []
-        for e in self.events[since:]:
-            m, p = e["method"], e["params"]
-            if m == "Runtime.exceptionThrown":
-                out.append(f"exception: {p['exceptionDetails'].get('text')}")
-            elif m == "Log.entryAdded" and p["entry"]["level"] == "error":
-                out.append(f"log: {p['entry'].get('text')} {p['entry'].get('url', '')}")
-            elif m == "Runtime.consoleAPICalled" and p["type"] == "error":
-                out.append(f"console.error: {p['args']}")
-            elif m == "Network.loadingFailed":
-                out.append(f"failed request: {p.get('errorText')}")
-            elif m == "Network.responseReceived" and p["response"]["status"] >= 400:
-                out.append(f"HTTP {p['response']['status']}: {p['response']['url']}")
-        return out
-
-    def screenshot(self, name):
-        shots = os.path.join(build, "web-screenshots")
-        os.makedirs(shots, exist_ok=True)
-        data = self.call("Page.captureScreenshot", {"format": "png"}, self.session)["data"]
-        with open(os.path.join(shots, f"{name}.png"), "wb") as f:
-            f.write(base64.b64decode(data))
-
-    def eval(self, expression):
-        result = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True}, self.session)
-        if "exceptionDetails" in result:
-            return None
-        return result["result"].get("value")
-
-
 def check(condition, message):
     if not condition:
         raise SystemExit(f"web_console: FAILED: {message}")
@@ -181,7 +107,7 @@ def main():
     wait_until("the load", lambda: os.path.isdir(loads) and any(f.startswith(f"{load.pid}-") for f in os.listdir(loads)))
     agent = start_agent(port)
     first = json.loads(tarmac("reserve", "--gpus", "1", "--for", "1h", "--json"))
-    browser = Browser()
+    browser = Browser(work, children, os.path.join(build, "web-screenshots"))
     browser.open(f"http://127.0.0.1:{port}/")
 
     wait_until("8 GPU cards", lambda: browser.eval("document.querySelectorAll('.gpu').length") == 8)

@@ -1,0 +1,174 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
+"""The web console's figures, on a simulated node of GPUS GPUs (a load on
+every fourth), in Debian's headless Chromium driven over the DevTools
+protocol (tests/e2e/cdp.py):
+
+- first render of the Now page (ms from navigation until every GPU's card
+  is on screen), cold (a new browser profile each run) and warm (a reload:
+  the assets answered 304 from the browser's cache);
+- sample-to-screen latency: for each sample the page draws, the time from
+  the sample's `taken_at` to the drawing (same machine, same clock);
+- the agent's CPU (% of one core, from /proc) over SECONDS with no client,
+  and with STREAMS event streams open (what STREAMS open pages hold), side
+  by side; the agent's RSS before and after the streams' run.
+
+Usage: web_console.py BUILD_DIR [GPUS] [SECONDS] [STREAMS] [RUNS]
+"""
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+build = sys.argv[1]
+gpus = int(sys.argv[2]) if len(sys.argv) > 2 else 64
+seconds = int(sys.argv[3]) if len(sys.argv) > 3 else 60
+streams = int(sys.argv[4]) if len(sys.argv) > 4 else 20
+runs = int(sys.argv[5]) if len(sys.argv) > 5 else 5
+source = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(source, "tests", "e2e"))
+from cdp import Browser  # noqa: E402
+
+work = tempfile.mkdtemp(prefix="tarmac-web-bench-")
+children = []
+bin_dir = os.path.join(build, "bin")
+scenario = os.path.join(work, "scenario.toml")
+with open(scenario, "w") as f:
+    f.write(f"[[gpu]]\ncount = {gpus}\n")
+env = dict(os.environ, TARMAC_SIM_SCENARIO=scenario, TARMAC_SIM_DIR=os.path.join(work, "world"),
+           TARMAC_NVML_LIBRARY=os.path.join(build, "fakenvml/libnvidia-ml.so.1"))
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def wait_until(what, predicate, tries=600, pause=0.05):
+    for _ in range(tries):
+        value = predicate()
+        if value:
+            return value
+        time.sleep(pause)
+    raise SystemExit(f"web_console bench: gave up waiting for {what}")
+
+
+def cpu_seconds(pid):
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def rss_mib(pid):
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def agent_cpu(pid, span):
+    """% of one core the agent used over `span` seconds."""
+    c0, t0 = cpu_seconds(pid), time.monotonic()
+    time.sleep(span)
+    return 100 * (cpu_seconds(pid) - c0) / (time.monotonic() - t0)
+
+
+def read_stream(url, stop):
+    try:
+        with urllib.request.urlopen(url, timeout=30) as r:
+            while not stop.is_set():
+                if not r.read1(65536):
+                    return
+    except Exception:  # The agent went at the end of the run.
+        return
+
+
+def main():
+    for i in range(0, gpus, 4):
+        load = subprocess.Popen([os.path.join(bin_dir, "tarmac-simload"), "--memory", "4GiB", "--util", "60"],
+                                env=dict(env, CUDA_VISIBLE_DEVICES=str(i)), stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        children.append(load)
+    port = free_port()
+    agent = subprocess.Popen([os.path.join(bin_dir, "tarmac"), "agent", "--socket", os.path.join(work, "t.sock"),
+                              "--state-dir", os.path.join(work, "state"), "--http-listen", f"127.0.0.1:{port}"],
+                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    children.append(agent)
+    url = f"http://127.0.0.1:{port}/"
+
+    def serving():
+        try:
+            urllib.request.urlopen(url + "api/v1/leases", timeout=1)
+            return True
+        except OSError:
+            return False
+    wait_until("the agent", serving)
+    time.sleep(3)  # Every load seen.
+    shots = os.path.join(work, "shots")
+
+    def first_render(browser):
+        return wait_until("every card", lambda: browser.eval(
+            f"document.querySelectorAll('.gpu').length === {gpus} && state.firstRenderMs"))
+
+    cold, warm = [], []
+    for i in range(runs):
+        browser = Browser(work, children, shots, profile=f"cold-{i}")
+        browser.open(url)
+        cold.append(first_render(browser))
+        browser.close()
+    browser = Browser(work, children, shots, profile="warm")
+    browser.open(url)
+    first_render(browser)
+    for _ in range(runs):
+        browser.call("Page.reload", {}, browser.session)
+        time.sleep(0.2)
+        warm.append(first_render(browser))
+    print(f"web console, {gpus} GPUs: first render of the Now page (ms from navigation, {runs} runs)")
+    print(f"  cold (a new profile)   median {statistics.median(cold):6.0f}  max {max(cold):6.0f}")
+    print(f"  warm (a reload)        median {statistics.median(warm):6.0f}  max {max(warm):6.0f}")
+
+    # Sample to screen: the page open for the run.
+    browser.eval("state.lagsMs = []")
+    time.sleep(seconds)
+    lags = sorted(browser.eval("state.lagsMs"))
+    p99 = lags[min(len(lags) - 1, int(0.99 * len(lags)))]
+    print(f"sample-to-screen latency over {len(lags)} samples (sampling every 1000 ms): median "
+          f"{statistics.median(lags):.0f} ms, p99 {p99:.0f} ms, max {max(lags):.0f} ms")
+    browser.close()
+
+    idle = agent_cpu(agent.pid, seconds)
+    rss_before = rss_mib(agent.pid)
+    stop = threading.Event()
+    readers = [threading.Thread(target=read_stream, args=(url + "api/v1/stream", stop), daemon=True)
+               for _ in range(streams)]
+    for r in readers:
+        r.start()
+    time.sleep(2)
+    with_streams = agent_cpu(agent.pid, seconds)
+    rss_after = rss_mib(agent.pid)
+    stop.set()
+    print(f"agent CPU over {seconds} s: no client {idle:.2f} % of a core; {streams} streams open {with_streams:.2f} % "
+          f"(+{with_streams - idle:.2f}); RSS {rss_before:.1f} MiB before the streams, {rss_after:.1f} MiB after")
+
+
+try:
+    main()
+finally:
+    for child in reversed(children):
+        if child.poll() is None:
+            child.send_signal(signal.SIGTERM)
+            try:
+                child.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                child.kill()
+    shutil.rmtree(work, ignore_errors=True)

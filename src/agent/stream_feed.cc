@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "agent/stream_feed.h"
+
+#include <fmt/format.h>
+
+namespace tarmac::agent {
+
+using nlohmann::json;
+
+std::string StreamFeed::Event(const char* name, const json& data, int64_t id) {
+  std::string out = fmt::format("event: {}\n", name);
+  if (id > 0) out += fmt::format("id: {}\n", id);
+  return out + "data: " + data.dump() + "\n\n";
+}
+
+void StreamFeed::Notify() {
+  {
+    MutexLock lock(&wait_mu_);
+    ++notified_;
+  }
+  sampled_.notify_all();
+}
+
+std::shared_ptr<const StreamBatch> StreamFeed::WaitNewer(int64_t sequence, std::chrono::milliseconds timeout) {
+  std::shared_ptr<const StreamBatch> batch = Latest();
+  if (batch->sequence != sequence) return batch;
+  {
+    MutexLock lock(&wait_mu_);
+    int64_t seen = notified_;
+    // A condition variable's timeout is real time (common/clock.h).
+    lock.WaitFor(sampled_, timeout, [&]() REQUIRES(wait_mu_) { return notified_ != seen; });
+  }
+  batch = Latest();
+  return batch->sequence != sequence ? batch : nullptr;
+}
+
+std::shared_ptr<const StreamBatch> StreamFeed::Latest() {
+  int64_t sequence = sources_.sequence();
+  MutexLock lock(&mu_);
+  if (latest_ != nullptr && latest_->sequence == sequence) return latest_;
+  auto batch = std::make_shared<StreamBatch>();
+  batch->sequence = sequence;
+  if (Result<json> status = sources_.ask("status", json::object()); status.ok()) {
+    batch->text += Event("status", status.value(), sequence);
+  }
+  Result<json> leases = sources_.ask("leases", json::object());
+  Result<json> queue = sources_.ask("queue", json::object());
+  if (leases.ok() && queue.ok()) {
+    batch->text += Event("leases", {{"leases", leases.value().value("leases", json::array())},
+                                    {"queue", queue.value().value("queue", json::array())}});
+  }
+  // The events since the previous batch; the first batch only learns
+  // where the journal ends.
+  int64_t after = latest_ != nullptr ? latest_->events_upto : -1;
+  if (after < 0) {
+    Result<json> newest = sources_.ask("events", {{"limit", 1}, {"newest", true}});
+    if (newest.ok() && newest.value().contains("events")) {
+      const json& list = newest.value()["events"];
+      batch->events_after = batch->events_upto = list.empty() ? 0 : list.back().value("seq", int64_t{0});
+    }
+  } else {
+    batch->events_after = batch->events_upto = after;
+    Result<json> events = sources_.ask("events", {{"after", after}, {"limit", 1000}});
+    if (events.ok() && events.value().contains("events") && !events.value()["events"].empty()) {
+      batch->events_upto = events.value()["events"].back().value("seq", after);
+      batch->events_text = Event("events", events.value());
+    }
+  }
+  latest_ = std::move(batch);
+  return latest_;
+}
+
+}  // namespace tarmac::agent

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// What the web console's event streams send after each sample, made once
+// per sample and shared by every stream (docs/web.md "The stream"): the
+// `status` and `leases` events as one text, and the lease events journalled
+// since the previous batch. Twenty open pages cost one encoding per sample,
+// not twenty.
+//
+// Thread safety: any thread; one caller builds a new batch while the others
+// wait for it. Streams sleep in WaitNewer until the agent's Notify after a
+// sample (20 open pages: 20 wake-ups a sample, not a poll each).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "common/mutex.h"
+#include "common/result.h"
+
+namespace tarmac::agent {
+
+struct StreamBatch {
+  int64_t sequence = 0;  // The sample's.
+  std::string text;      // "event: status ..." and "event: leases ...".
+  // Lease events with seq in (events_after, events_upto], as an `events`
+  // event ("" when none). events_after is -1 when the agent keeps no lease
+  // state.
+  int64_t events_after = -1;
+  int64_t events_upto = -1;
+  std::string events_text;
+};
+
+class StreamFeed {
+ public:
+  struct Sources {
+    std::function<int64_t()> sequence;  // The latest sample's sequence.
+    // A read method's result as the web shows it (command lines left out).
+    std::function<Result<nlohmann::json>(const char* method, nlohmann::json params)> ask;
+  };
+  explicit StreamFeed(Sources sources) : sources_(std::move(sources)) {}
+
+  // The batch of the latest sample (built now when it is newer than the
+  // last one built).
+  std::shared_ptr<const StreamBatch> Latest() EXCLUDES(mu_);
+  // The latest batch once its sample is newer than `sequence`, or null
+  // after `timeout` (or when Wake is called) without one.
+  std::shared_ptr<const StreamBatch> WaitNewer(int64_t sequence, std::chrono::milliseconds timeout)
+      EXCLUDES(mu_, wait_mu_);
+  // A new sample was taken (the agent calls it after each): waiting streams
+  // wake. Cheap; never builds.
+  void Notify() EXCLUDES(wait_mu_);
+
+  // One server-sent event: "event: NAME\n[id: ID\n]data: JSON\n\n".
+  static std::string Event(const char* name, const nlohmann::json& data, int64_t id = 0);
+
+ private:
+  Sources sources_;
+  Mutex mu_;  // Held while a batch is built.
+  std::shared_ptr<const StreamBatch> latest_ GUARDED_BY(mu_);
+  Mutex wait_mu_;
+  std::condition_variable_any sampled_;
+  int64_t notified_ GUARDED_BY(wait_mu_) = 0;  // Notify calls so far.
+};
+
+}  // namespace tarmac::agent
