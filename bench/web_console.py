@@ -17,8 +17,6 @@ Usage: web_console.py BUILD_DIR [GPUS] [SECONDS] [STREAMS] [RUNS]
 """
 import os
 import shutil
-import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -35,6 +33,7 @@ runs = int(sys.argv[5]) if len(sys.argv) > 5 else 5
 source = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(source, "tests", "e2e"))
 from cdp import Browser  # noqa: E402
+from e2e_util import free_port, stop_all, wait_until  # noqa: E402
 
 work = tempfile.mkdtemp(prefix="tarmac-web-bench-")
 children = []
@@ -45,23 +44,6 @@ with open(scenario, "w") as f:
 env = dict(os.environ, TARMAC_SIM_SCENARIO=scenario, TARMAC_SIM_DIR=os.path.join(work, "world"),
            TARMAC_NVML_LIBRARY=os.path.join(build, "fakenvml/libnvidia-ml.so.1"))
 TICK = os.sysconf("SC_CLK_TCK")
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def wait_until(what, predicate, tries=600, pause=0.05):
-    for _ in range(tries):
-        value = predicate()
-        if value:
-            return value
-        time.sleep(pause)
-    raise SystemExit(f"web_console bench: gave up waiting for {what}")
 
 
 def cpu_seconds(pid):
@@ -164,11 +146,5 @@ def main():
 try:
     main()
 finally:
-    for child in reversed(children):
-        if child.poll() is None:
-            child.send_signal(signal.SIGTERM)
-            try:
-                child.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                child.kill()
+    stop_all(children)
     shutil.rmtree(work, ignore_errors=True)

@@ -29,6 +29,7 @@
 #include "leases/lease_ticker.h"
 #include "leases/process_control.h"
 #include "agent/state_lock.h"
+#include "agent/fleet_routes.h"
 #include "agent/web_routes.h"
 #include "doctor/doctor_render.h"
 #include "agent/systemd_notify.h"
@@ -494,6 +495,7 @@ Status Agent::Serve() {
       web.web = config_.web;
       s = AddWebRoutes(&routes, std::move(web), clock_, &stream_feed_);
       if (s.ok()) feed_for_ticks_.store(stream_feed_.get());
+      if (s.ok()) s = AddFleetRoutes(&routes, config_.fleet, clock_);
     }
     if (s.ok()) pages_for_ticks_.store(metrics_pages_.get());
     if (s.ok()) s = web_->Start(std::move(routes));

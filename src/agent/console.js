@@ -110,6 +110,7 @@ function render(fromNavigation) {
   else if (fromNavigation && v === "gpu") renderGpu();
   else if (fromNavigation && v === "report") renderReport();
   else if (fromNavigation && v === "doctor") renderDoctor();
+  else if (fromNavigation && v === "fleet") renderFleet();
 }
 window.addEventListener("hashchange", () => render(true));
 
@@ -300,6 +301,74 @@ async function renderDoctor() {
         f.gpu !== null ? ` (GPU ${f.gpu})` : "", h("div", {}, "evidence: ", f.evidence), h("div", {}, "meaning: ", f.meaning), h("div", {}, "next: ", f.action)))
         : h("p", {}, "nothing found: every check passed")));
   } catch (e) { document.getElementById("doctor").replaceChildren(h("p", { class: "error" }, e.message)); }
+}
+
+// ---- the fleet, from the Prometheus in [fleet] -----------------------
+// A GPU's cell: its state in words as well as in colour.
+function fleetCell(node, g) {
+  let cls = "busy", text = pct(g.utilization_ratio);
+  if (!node.up) { cls = "down"; text = "down"; }
+  else if (g.lost) { cls = "lost"; text = "lost"; }
+  else if (g.held_idle) { cls = "held"; text = "held"; }
+  else if (g.idle) { cls = "idle"; text = "idle"; }
+  const holders = (g.holders || []).map(x => `lease ${x.lease} ${x.user} (${x.kind})`).concat(g.pod ? [`pod ${g.pod}`] : []);
+  const title = `GPU ${g.index} · ${g.model} · ${fmtBytes(g.memory_used_bytes)} / ${fmtBytes(g.memory_total_bytes)}` +
+    (holders.length ? " · " + holders.join(", ") : "") + (g.idle_for_seconds ? ` · idle ${fmtDuration(g.idle_for_seconds)}` : "");
+  return h("span", { class: "cell " + cls, title, "data-gpu": g.index, tabindex: 0, "aria-label": title }, text);
+}
+function fleetNode(n) {
+  const link = n.source === "tarmac" && n.instance ? h("a", { href: `http://${n.instance}/`, rel: "noreferrer" }, n.name) : n.name;
+  const state = n.up ? h("span", { class: "muted" }, `${n.gpus.length} GPUs`)
+    : h("span", { class: "mark bad" }, n.last_seen_unix ? `DOWN since ${fmtTime(n.last_seen_unix)}` : "DOWN");
+  return h("div", { class: "fleet-node", "data-node": n.name, "data-up": String(n.up) },
+    h("div", { class: "fleet-name" }, link, " ", n.source !== "tarmac" ? h("span", { class: "muted" }, `(${n.source})`) : "", " ", state),
+    h("div", { class: "cells" }, n.gpus.map(g => fleetCell(n, g))));
+}
+let fleetTimer = null, fleetReportAt = 0;
+function renderFleetReport() {
+  fleetReportAt = Date.now();
+  const q = "since=7d&by=node";
+  getJson(`api/v1/fleet/report?${q}`).then(r => document.getElementById("fleet-report")?.replaceChildren(
+    h("p", { id: "fleet-verdict" }, r.verdict || ""),
+    h("table", {}, h("tr", {}, ["node", "GPUs", "busy h", "idle h", "held idle h", "unknown h"].map((t, i) => h("th", { class: i ? "num" : null }, t))),
+      (r.rows || []).map(x => h("tr", { "data-node": x.key }, h("td", {}, x.key), h("td", { class: "num" }, x.gpus),
+        [x.busy_hours, x.idle_hours, x.held_idle_hours, x.unknown_hours].map(v => h("td", { class: "num" }, v.toFixed(1)))))),
+    h("p", {}, "download ", h("a", { href: `api/v1/fleet/report?${q}&format=csv` }, "CSV"), " ",
+      h("a", { href: `api/v1/fleet/report?${q}` }, "JSON"), " ",
+      h("a", { href: `api/v1/fleet/report?${q}&format=html` }, "HTML with the heatmap"))))
+    .catch(e => document.getElementById("fleet-report")?.replaceChildren(h("p", { class: "error" }, e.message)));
+}
+async function renderFleet() {
+  clearTimeout(fleetTimer);
+  const main = document.getElementById("main");
+  if (!document.getElementById("fleet")) {
+    main.replaceChildren(h("h2", {}, "Fleet"), h("div", { id: "fleet" }, h("p", { class: "muted" }, "loading…")),
+      h("h2", {}, "Idle now"), h("div", { id: "fleet-idle" }),
+      h("h2", {}, "Report, last 7 days by node"), h("div", { id: "fleet-report" }, h("p", { class: "muted" }, "loading…")));
+    fleetReportAt = 0;
+  }
+  // The report once a minute; the fleet itself every 10 s.
+  if (Date.now() - fleetReportAt > 60000) renderFleetReport();
+  try {
+    const [f, idle] = await Promise.all([getJson("api/v1/fleet"), getJson("api/v1/fleet/idle")]);
+    if (view() !== "fleet") return;
+    document.getElementById("fleet").replaceChildren(h("div", {},
+      h("p", { id: "fleet-totals" }, f.totals.line, h("span", { class: "muted" }, ` · via ${f.prometheus}`)),
+      (f.warnings || []).length ? h("p", { class: "error" }, "Prometheus says: " + f.warnings.join("; ")) : null,
+      h("div", { class: "legend muted" }, ["busy", "idle", "held", "lost", "down"].map(c => h("span", { class: "cell " + c }, c)),
+        " a GPU's utilization, or its state; hover for its holder"),
+      f.nodes.map(fleetNode)));
+    document.getElementById("fleet-idle").replaceChildren(h("div", {}, h("p", {}, idle.summary || ""),
+      (idle.gpus || []).length ? h("table", {}, h("tr", {}, ["node", "GPU", "model", "state", "for", "cost", "held by"].map(t => h("th", {}, t))),
+        idle.gpus.map(g => h("tr", {}, h("td", {}, g.node), h("td", {}, g.index), h("td", {}, g.model),
+          h("td", {}, g.held_idle ? "held idle" : "idle"), h("td", {}, fmtDuration(g.idle_for_seconds)),
+          h("td", {}, g.idle_for_cost !== undefined ? `${g.currency || ""} ${g.idle_for_cost.toFixed(2)}` : "–"),
+          h("td", {}, (g.holders || []).map(x => `${x.user} (${x.kind})`).join(", ")))))
+        : null));
+  } catch (e) { document.getElementById("fleet")?.replaceChildren(h("p", { class: "error" }, e.message)); }
+  // Prometheus is asked again while the view is open (the agent shares
+  // one reading among pages).
+  if (view() === "fleet") fleetTimer = setTimeout(() => { if (view() === "fleet") renderFleet(); }, 10000);
 }
 
 getJson("api/v1/events?newest=true&limit=200").then(j => { state.events = j.events; if (view() === "events") render(false); }).catch(() => {});

@@ -10,8 +10,10 @@
 
 #include "agent/console_page.h"
 #include "agent/stream_feed.h"
+#include "agent/web_answer.h"
 #include "common/split.h"
 #include "common/time_spec.h"
+#include "http/gzip.h"
 #include "report/report.h"
 #include "report/report_render.h"
 #include "store/history_query.h"
@@ -24,12 +26,6 @@ using nlohmann::json;
 
 // The socket methods served over HTTP: each only reads.
 constexpr const char* kReadMethods[] = {"status", "leases", "queue", "events", "zombies", "backfill.list"};
-
-http::Response JsonAnswer(int status, const json& j) { return http::Response{status, "application/json", j.dump() + "\n"}; }
-
-http::Response Refusal(int status, const std::string& code, const std::string& message) {
-  return JsonAnswer(status, {{"error", {{"code", code}, {"message", message}}}});
-}
 
 // The HTTP status for a method's error code.
 int HttpStatusOf(const std::string& code) {
@@ -70,25 +66,6 @@ http::Response AnswerMethod(const WebRouteHooks& hooks, const std::string& metho
     return Refusal(HttpStatusOf(code), code, j["error"].value("message", std::string()));
   }
   return JsonAnswer(200, j);
-}
-
-// "since" and "until" as `tarmac report` and `history` take them.
-Result<std::pair<int64_t, int64_t>> RangeOf(const http::Request& asked, Clock* clock, const std::string& since) {
-  int64_t now = UnixSeconds(clock->WallNow());
-  Result<int64_t> from = ParseTimeSpec(asked.Param("since", since), now);
-  if (!from.ok()) return from.status().WithContext("since");
-  Result<int64_t> to = ParseTimeSpec(asked.Param("until", "now"), now);
-  if (!to.ok()) return to.status().WithContext("until");
-  if (from.value() >= to.value()) {
-    return Status::InvalidArgument("since: must be before until", asked.Param("since", since));
-  }
-  return std::make_pair(from.value(), to.value() + 1);
-}
-
-http::Response StatusRefusal(const Status& s) {
-  int code = s.code() == StatusCode::kInvalidArgument ? 400 : s.code() == StatusCode::kNotFound ? 404 : 503;
-  return Refusal(code, code == 400 ? ipc::kErrorBadRequest : code == 404 ? ipc::kErrorNotFound : ipc::kErrorUnavailable,
-                 s.ToString());
 }
 
 http::Response AnswerHistory(const WebRouteHooks& hooks, const http::Request& asked, Clock* clock) {
@@ -240,9 +217,14 @@ Status AddWebRoutes(http::RouteTable* routes, WebRouteHooks hooks, Clock* clock,
                                   std::tuple{"/console.js", "text/javascript; charset=utf-8", ConsoleScript()},
                                   std::tuple{"/console.css", "text/css; charset=utf-8", ConsoleStyle()}}) {
     if (!s.ok()) return s;
-    s = routes->Add(path, [type = std::string(type), text, etag = ETagOf(text)](const http::Request& asked) {
-      http::Response r{asked.if_none_match == etag ? 304 : 200, type,
-                       asked.if_none_match == etag ? std::string() : std::string(text)};
+    // Compressed once here; sent compressed to every browser (they all
+    // accept gzip), plain to a client that does not.
+    auto gzip = std::make_shared<const std::string>(http::Gzip(text));
+    s = routes->Add(path, [type = std::string(type), text, gzip, etag = ETagOf(text)](const http::Request& asked) {
+      bool is_fresh = asked.if_none_match == etag;
+      bool is_gzip = !is_fresh && asked.accepts_gzip && !gzip->empty();
+      http::Response r{is_fresh ? 304 : 200, type, is_fresh ? std::string() : is_gzip ? *gzip : std::string(text)};
+      r.is_gzip = is_gzip;
       // The page runs its own script only, talks to this agent only, and
       // is never framed.
       r.headers = {{"Content-Security-Policy",
@@ -251,6 +233,7 @@ Status AddWebRoutes(http::RouteTable* routes, WebRouteHooks hooks, Clock* clock,
                    {"X-Content-Type-Options", "nosniff"},
                    {"Referrer-Policy", "no-referrer"},
                    {"ETag", etag},
+                   {"Vary", "Accept-Encoding"},
                    {"Cache-Control", "no-cache"}};
       return r;
     });

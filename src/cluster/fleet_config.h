@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // [fleet]: where `tarmac fleet` finds the Prometheus that scrapes the
-// agents (docs/config.md). The agent itself does not use it; it is read
-// from the same tarmac.toml so an operator sets it once per machine. Flags
-// and TARMAC_PROMETHEUS_URL override it.
+// agents (docs/config.md), and where the agent's web console reads its
+// fleet page from (an explicit prometheus_url only). It is read from the
+// same tarmac.toml so an operator sets it once per machine. Flags and
+// TARMAC_PROMETHEUS_URL override it for `tarmac fleet`.
 #pragma once
 
 #include <chrono>

@@ -58,7 +58,7 @@ struct Config {
   ipc::ServerOptions api;           // [api]      ipc/server_config.h
   doctor::WatchOptions doctor;      // [doctor]   doctor/doctor_config.h
   kube::KubeOptions kubernetes;     // [kubernetes] kube/kube_config.h
-  cluster::FleetConfig fleet;       // [fleet]    cluster/fleet_config.h (tarmac fleet's, not the agent's)
+  cluster::FleetConfig fleet;       // [fleet]    cluster/fleet_config.h (tarmac fleet's; the console's fleet page)
 
   bool operator==(const Config&) const = default;
 };

@@ -18,6 +18,7 @@
 #include <string_view>
 
 #include "common/safe_file.h"
+#include "http/gzip.h"
 
 namespace tarmac::http {
 namespace {
@@ -383,6 +384,7 @@ Status HttpServer::Start(RouteTable routes) {
       Request asked;
       asked.path = req.path;
       asked.if_none_match = req.get_header_value("If-None-Match");
+      asked.accepts_gzip = AcceptsGzip(req.get_header_value("Accept-Encoding"));
       for (const auto& [key, value] : req.params) asked.params[key] = value;
       Response r = handler(asked);
       res.status = r.status;
@@ -395,6 +397,17 @@ Status HttpServer::Start(RouteTable routes) {
           sink.done();
           return true;
         });
+        return;
+      }
+      if (r.is_gzip) {
+        // Compressed once already: a fixed-length answer, which cpp-httplib
+        // sends as it is.
+        res.set_header("Content-Encoding", "gzip");
+        auto body = std::make_shared<std::string>(std::move(r.body));
+        res.set_content_provider(body->size(), r.content_type,
+                                 [body](size_t offset, size_t length, httplib::DataSink& sink) {
+                                   return sink.write(body->data() + offset, length);
+                                 });
         return;
       }
       if (r.head != nullptr && !req.has_header("Accept-Encoding")) {

@@ -79,6 +79,7 @@ struct Request {
   std::string path;
   std::map<std::string, std::string> params;
   std::string if_none_match;  // The If-None-Match header (an ETag), or empty.
+  bool accepts_gzip = false;  // Its Accept-Encoding admits gzip (http/gzip.h).
   // The value of `key`, or `fallback` when absent.
   std::string Param(const std::string& key, const std::string& fallback = "") const;
 };
@@ -110,6 +111,9 @@ struct Response {
   std::function<void(StreamSink&)> stream = nullptr;
   // Extra header lines ("Set-Cookie"), in order.
   std::vector<std::pair<std::string, std::string>> headers = {};
+  // `body` is gzip already (an asset compressed once, for a request that
+  // accepts_gzip): sent as is, with Content-Encoding: gzip.
+  bool is_gzip = false;
 };
 
 // The paths served, each with its handler, in the order added.

@@ -15,6 +15,7 @@
 #include <regex>
 #include <sstream>
 
+#include "common/safe_file.h"
 #include "prom/vector_answer.h"
 
 namespace tarmac::prom {
@@ -27,17 +28,14 @@ constexpr size_t kMaxCredentialBytes = 64 * 1024;
 // A credential file's content without its trailing newline (as Prometheus'
 // own bearer_token_file and password_file are read).
 Result<std::string> ReadCredential(const std::string& option, const std::string& path) {
-  // A regular file only (after links, as Prometheus reads it): a FIFO or a
-  // device would block or never end.
-  struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-    return Status::InvalidArgument(fmt::format("{} {}: not a regular file", option, path));
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::InvalidArgument(fmt::format("{} {}: cannot be read", option, path));
-  std::string text(kMaxCredentialBytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<size_t>(in.gcount()));
+  // A regular file only, opened non-blocking (a FIFO or a device would
+  // block or never end; the agent reads these as root for its fleet page).
+  // A link as the last component is followed, as Prometheus follows it:
+  // Kubernetes mounts secrets through links.
+  Result<std::string> read = ReadForeignFile(path, {.max_bytes = kMaxCredentialBytes + 1, .follow_final_link = true});
+  // The helper's message names the path.
+  if (!read.ok()) return Status::InvalidArgument(fmt::format("{} {}", option, read.status().message()));
+  std::string text = std::move(read).value();
   if (text.size() > kMaxCredentialBytes) return Status::InvalidArgument(fmt::format("{} {}: over 64 KiB", option, path));
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
   if (text.empty()) return Status::InvalidArgument(fmt::format("{} {}: empty", option, path));

@@ -127,7 +127,7 @@ TEST(PromClientTest, ABadUrlOrCredentialFileIsRefusedNamingTheOption) {
   std::string fifo = dir.path() + "/token";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   o.bearer_token_file = fifo;
-  EXPECT_NE(PromClient::Make(o).status().message().find(fifo + ": not a regular file"), std::string::npos);
+  EXPECT_NE(PromClient::Make(o).status().message().find("--bearer-token-file " + fifo + ": is a FIFO, not a regular file"), std::string::npos);
   o.bearer_token_file = "/dev/zero";
   EXPECT_EQ(PromClient::Make(o).status().code(), StatusCode::kInvalidArgument);
   o.bearer_token_file.clear();

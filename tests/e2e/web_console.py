@@ -22,15 +22,14 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cdp import Browser  # noqa: E402
+from e2e_util import check, free_port, stop_all, wait_until  # noqa: E402
 
 
 build, source = sys.argv[1], sys.argv[2]
@@ -42,25 +41,6 @@ env = dict(os.environ,
            TARMAC_NVML_LIBRARY=os.path.join(build, "fakenvml/libnvidia-ml.so.1"))
 sock = os.path.join(work, "t.sock")
 children = []
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def wait_until(what, predicate, tries=300, pause=0.1):
-    """Polls `predicate` (bounded: a readiness wait, not a timing check)."""
-    last = None
-    for _ in range(tries):
-        last = predicate()
-        if last:
-            return last
-        time.sleep(pause)
-    raise SystemExit(f"web_console: gave up waiting for {what} (last: {last!r})")
 
 
 def tarmac(*args):
@@ -86,12 +66,6 @@ def start_agent(port):
             return False
     wait_until("the agent's HTTP", answers)
     return agent
-
-
-def check(condition, message):
-    if not condition:
-        raise SystemExit(f"web_console: FAILED: {message}")
-    print(f"ok: {message}")
 
 
 def main():
@@ -221,11 +195,5 @@ def main():
 try:
     main()
 finally:
-    for child in reversed(children):
-        if child.poll() is None:
-            child.send_signal(signal.SIGTERM)
-            try:
-                child.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                child.kill()
+    stop_all(children)
     shutil.rmtree(work, ignore_errors=True)

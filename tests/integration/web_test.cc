@@ -4,6 +4,7 @@
 // over real TCP: the same answers as the socket API, pushed after every
 // sample, read-only, and behind a token when one is configured.
 #include <gtest/gtest.h>
+#include <zlib.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,6 +24,25 @@ namespace {
 using nlohmann::json;
 
 // A response split into its status code, headers and body.
+// `zipped` (one gzip member) inflated; "" when it is not gzip.
+std::string Gunzip(const std::string& zipped) {
+  z_stream z{};
+  if (inflateInit2(&z, 15 + 16) != Z_OK) return "";
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(zipped.data()));
+  z.avail_in = static_cast<uInt>(zipped.size());
+  std::string out;
+  char chunk[16384];
+  int rc = Z_OK;
+  while (rc == Z_OK) {
+    z.next_out = reinterpret_cast<Bytef*>(chunk);
+    z.avail_out = sizeof chunk;
+    rc = inflate(&z, Z_NO_FLUSH);
+    out.append(chunk, sizeof chunk - z.avail_out);
+  }
+  inflateEnd(&z);
+  return rc == Z_STREAM_END ? out : "";
+}
+
 struct Answer {
   int status = 0;
   std::string headers;
@@ -339,6 +359,16 @@ TEST_F(WebTest, ThePageIsServedWithAPolicyThatRunsOnlyItsOwnScript) {
   EXPECT_TRUE(again.body.empty());
   EXPECT_EQ(Split(HttpGet("/console.js", "If-None-Match: \"0\"\r\n")).status, 200);
   EXPECT_EQ(Split(HttpGet("/console.css")).status, 200);
+  // Compressed once, sent compressed to a client that accepts gzip: the
+  // same bytes once inflated, and smaller.
+  Answer zipped = Split(HttpGet("/console.js", "Accept-Encoding: br;q=0.5, gzip\r\n"));
+  EXPECT_EQ(zipped.status, 200);
+  EXPECT_NE(zipped.headers.find("Content-Encoding: gzip"), std::string::npos) << zipped.headers;
+  EXPECT_NE(zipped.headers.find("Vary: Accept-Encoding"), std::string::npos) << zipped.headers;
+  EXPECT_LT(zipped.body.size(), script.body.size() / 2);
+  EXPECT_TRUE(Gunzip(zipped.body) == script.body);
+  // Without Accept-Encoding: plain.
+  EXPECT_EQ(script.headers.find("Content-Encoding"), std::string::npos) << script.headers;
 }
 
 // Command lines can carry secrets: the web leaves them out unless

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "agent/fleet_routes.h"
+
+#include <fmt/format.h>
+
+#include <memory>
+#include <optional>
+#include <regex>
+
+#include "agent/web_answer.h"
+#include "cluster/cluster_idle.h"
+#include "cluster/cluster_read.h"
+#include "cluster/cluster_render.h"
+#include "cluster/cluster_report.h"
+#include "common/mutex.h"
+#include "ipc/method_table.h"
+#include "prom/prom_client.h"
+
+namespace tarmac::agent {
+namespace {
+
+using nlohmann::json;
+
+// The Prometheus client and the last reading of the fleet, shared by the
+// routes; one question to Prometheus at a time.
+class FleetSource {
+ public:
+  FleetSource(prom::PromOptions options, Clock* clock) : options_(std::move(options)), clock_(clock) {}
+
+  bool is_configured() const { return !options_.url.empty(); }
+
+  // The fleet now: the last reading when it is younger than kFleetReuse.
+  Result<std::shared_ptr<const cluster::ClusterView>> View() EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    if (view_ != nullptr && clock_->SteadyNow() - read_at_ < kFleetReuse) return view_;
+    Result<prom::PromClient*> client = Client();
+    if (!client.ok()) return client.status();
+    Result<cluster::ClusterView> read = cluster::ReadCluster(client.value());
+    if (!read.ok()) return read.status();
+    view_ = std::make_shared<const cluster::ClusterView>(std::move(read).value());
+    read_at_ = clock_->SteadyNow();
+    return view_;
+  }
+
+  Result<cluster::FleetReport> Report(int64_t since_unix, int64_t until_unix, cluster::ReportBy by, bool with_heatmap)
+      EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    Result<prom::PromClient*> client = Client();
+    if (!client.ok()) return client.status();
+    return cluster::ReadFleetReport(client.value(), since_unix, until_unix, by, with_heatmap);
+  }
+
+ private:
+  Result<prom::PromClient*> Client() REQUIRES(mu_) {
+    if (client_ == nullptr) {
+      Result<std::unique_ptr<prom::PromClient>> made = prom::PromClient::Make(options_);
+      if (!made.ok()) return made.status();
+      client_ = std::move(made).value();
+    }
+    return client_.get();
+  }
+
+  const prom::PromOptions options_;
+  Clock* clock_;
+  Mutex mu_;
+  std::unique_ptr<prom::PromClient> client_ GUARDED_BY(mu_);
+  std::shared_ptr<const cluster::ClusterView> view_ GUARDED_BY(mu_);
+  std::chrono::steady_clock::time_point read_at_ GUARDED_BY(mu_);
+};
+
+http::Response NotConfigured() {
+  return Refusal(404, ipc::kErrorNotFound,
+                 "the fleet view needs [fleet] prometheus_url in the agent's config (docs/web.md)");
+}
+
+http::Response AnswerStatus(FleetSource& source, const http::Request& asked) {
+  cluster::ClusterFilter filter;
+  if (std::string node = asked.Param("node"); !node.empty()) {
+    try {
+      filter.node = std::regex(node, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      return Refusal(400, ipc::kErrorBadRequest, fmt::format("node: '{}' is not a regular expression: {}", node, e.what()));
+    }
+  }
+  filter.model = asked.Param("model");
+  filter.idle_only = asked.Param("idle") == "true";
+  filter.held_idle_only = asked.Param("held_idle") == "true";
+  Result<std::shared_ptr<const cluster::ClusterView>> view = source.View();
+  if (!view.ok()) return StatusRefusal(view.status());
+  return JsonAnswer(200, cluster::ClusterToJson(cluster::Filter(*view.value(), filter)));
+}
+
+http::Response AnswerReport(FleetSource& source, const http::Request& asked, Clock* clock) {
+  Result<std::pair<int64_t, int64_t>> range = RangeOf(asked, clock, "7d");
+  if (!range.ok()) return StatusRefusal(range.status());
+  cluster::ReportBy by = cluster::ReportBy::kNode;
+  if (!cluster::ParseReportBy(asked.Param("by", "node"), &by)) {
+    return Refusal(400, ipc::kErrorBadRequest, "by: expected node, gpu, model, user, namespace, pod or slurm-job");
+  }
+  std::string format = asked.Param("format", "json");
+  if (format != "json" && format != "csv" && format != "html") {
+    return Refusal(400, ipc::kErrorBadRequest, "format: expected json, csv or html");
+  }
+  // The same range `tarmac fleet report` reads: until as given.
+  Result<cluster::FleetReport> report =
+      source.Report(range.value().first, range.value().second - 1, by, format == "html");
+  if (!report.ok()) return StatusRefusal(report.status());
+  if (format == "csv") {
+    http::Response r{200, "text/csv; charset=utf-8", cluster::RenderReportCsv(report.value())};
+    r.headers = {{"Content-Disposition", "attachment; filename=\"tarmac-fleet-report.csv\""}};
+    return r;
+  }
+  if (format == "html") {
+    http::Response r{200, "text/html; charset=utf-8", cluster::RenderReportHtml(report.value())};
+    r.headers = {{"Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:"}};
+    return r;
+  }
+  return JsonAnswer(200, cluster::ReportToJson(report.value()));
+}
+
+}  // namespace
+
+Status AddFleetRoutes(http::RouteTable* routes, const cluster::FleetConfig& fleet, Clock* clock) {
+  prom::PromOptions options;
+  options.url = fleet.prometheus_url;
+  options.bearer_token_file = fleet.bearer_token_file;
+  options.basic_auth_user = fleet.basic_auth_user;
+  options.basic_auth_password_file = fleet.basic_auth_password_file;
+  options.ca_file = fleet.ca_file;
+  options.timeout = fleet.timeout;
+  auto source = std::make_shared<FleetSource>(std::move(options), clock);
+  Status s = routes->Add("/api/v1/fleet", [source](const http::Request& asked) {
+    return source->is_configured() ? AnswerStatus(*source, asked) : NotConfigured();
+  });
+  if (s.ok()) {
+    s = routes->Add("/api/v1/fleet/idle", [source] {
+      if (!source->is_configured()) return NotConfigured();
+      Result<std::shared_ptr<const cluster::ClusterView>> view = source->View();
+      if (!view.ok()) return StatusRefusal(view.status());
+      return JsonAnswer(200, cluster::IdleToJson(*view.value()));
+    });
+  }
+  if (s.ok()) {
+    s = routes->Add("/api/v1/fleet/report", [source, clock](const http::Request& asked) {
+      return source->is_configured() ? AnswerReport(*source, asked, clock) : NotConfigured();
+    });
+  }
+  return s;
+}
+
+}  // namespace tarmac::agent

@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "agent/web_answer.h"
+
+#include "common/time_spec.h"
+#include "ipc/method_table.h"
+
+namespace tarmac::agent {
+
+using nlohmann::json;
+
+http::Response JsonAnswer(int status, const json& j) { return http::Response{status, "application/json", j.dump() + "\n"}; }
+
+http::Response Refusal(int status, const std::string& code, const std::string& message) {
+  return JsonAnswer(status, {{"error", {{"code", code}, {"message", message}}}});
+}
+
+http::Response StatusRefusal(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kInvalidArgument:
+      return Refusal(400, ipc::kErrorBadRequest, s.ToString());
+    case StatusCode::kNotFound:
+      return Refusal(404, ipc::kErrorNotFound, s.ToString());
+    case StatusCode::kResourceExhausted:
+      return Refusal(429, ipc::kErrorBusy, s.ToString());
+    default:
+      return Refusal(503, ipc::kErrorUnavailable, s.ToString());
+  }
+}
+
+Result<std::pair<int64_t, int64_t>> RangeOf(const http::Request& asked, Clock* clock, const std::string& since) {
+  int64_t now = UnixSeconds(clock->WallNow());
+  Result<int64_t> from = ParseTimeSpec(asked.Param("since", since), now);
+  if (!from.ok()) return from.status().WithContext("since");
+  Result<int64_t> to = ParseTimeSpec(asked.Param("until", "now"), now);
+  if (!to.ok()) return to.status().WithContext("until");
+  if (from.value() >= to.value()) {
+    return Status::InvalidArgument("since: must be before until", asked.Param("since", since));
+  }
+  return std::make_pair(from.value(), to.value() + 1);
+}
+
+}  // namespace tarmac::agent
