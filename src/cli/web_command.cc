@@ -12,11 +12,13 @@
 namespace tarmac::cli {
 namespace {
 
-// "http://HOST:PORT/" split; false when it is not that form.
-bool SplitUrl(const std::string& url, std::string* host, std::string* port) {
-  constexpr std::string_view kScheme = "http://";
-  if (url.rfind(kScheme, 0) != 0 || url.empty() || url.back() != '/') return false;
-  std::string authority = url.substr(kScheme.size(), url.size() - kScheme.size() - 1);
+// "http://HOST:PORT/" (or https) split; false when it is not that form.
+bool SplitUrl(const std::string& url, std::string* scheme, std::string* host, std::string* port) {
+  size_t end = url.find("://");
+  if (end == std::string::npos || url.empty() || url.back() != '/') return false;
+  *scheme = url.substr(0, end);
+  if (*scheme != "http" && *scheme != "https") return false;
+  std::string authority = url.substr(end + 3, url.size() - end - 4);
   size_t colon = authority.rfind(':');
   if (colon == std::string::npos) return false;
   *host = authority.substr(0, colon);
@@ -41,13 +43,13 @@ CLI::App* AddWebCommand(CLI::App* app, WebOptions* options, GlobalOptions* globa
 
 nlohmann::json WebJson(const nlohmann::json& http, const std::string& host) {
   std::string url = http.value("url", std::string());
-  std::string bound, port;
+  std::string scheme, bound, port;
   nlohmann::json out = {{"url", url}, {"token_required", http.value("token_required", false)}, {"tunnel", nullptr}};
-  if (!SplitUrl(url, &bound, &port)) return out;
+  if (!SplitUrl(url, &scheme, &bound, &port)) return out;
   if (bound == "0.0.0.0" || bound == "[::]") {
     // Every address: reachable by this machine's name.
-    out["url"] = fmt::format("http://{}:{}/", host, port);
-    out["local_url"] = fmt::format("http://127.0.0.1:{}/", port);
+    out["url"] = fmt::format("{}://{}:{}/", scheme, host, port);
+    out["local_url"] = fmt::format("{}://127.0.0.1:{}/", scheme, port);
   } else {
     out["local_url"] = url;
   }

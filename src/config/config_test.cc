@@ -243,6 +243,19 @@ TEST(ConfigTest, TheDcgmHostLabelIsOneOfTwoSpellings) {
       << bad.status().message();
 }
 
+TEST(ConfigTest, TlsCertificateAndKeyGoTogetherAsAbsolutePaths) {
+  Result<Config> both = ParseConfig("[http]\ntls_cert = \"/etc/tarmac/c.pem\"\ntls_key = \"/etc/tarmac/k.pem\"\n", "t.toml");
+  ASSERT_TRUE(both.ok()) << both.status().ToString();
+  EXPECT_EQ(both.value().http.tls_cert, "/etc/tarmac/c.pem");
+  EXPECT_EQ(both.value().http.tls_key, "/etc/tarmac/k.pem");
+  Result<Config> alone = ParseConfig("[http]\ntls_cert = \"/etc/tarmac/c.pem\"\n", "t.toml");
+  ASSERT_FALSE(alone.ok());
+  EXPECT_NE(alone.status().message().find("go together"), std::string::npos) << alone.status().message();
+  Result<Config> relative = ParseConfig("[http]\ntls_cert = \"c.pem\"\ntls_key = \"/k.pem\"\n", "t.toml");
+  ASSERT_FALSE(relative.ok());
+  EXPECT_NE(relative.status().message().find("t.toml:2: key 'http.tls_cert'"), std::string::npos)
+      << relative.status().message();
+}
 
 // The defaults in docs/config.md, one TOML line per key: "[section]" then
 // "key = default" (the first backticked value of the row's default cell).

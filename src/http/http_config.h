@@ -2,7 +2,8 @@
 //
 // The HTTP endpoint's keys of [http] in the agent's config: listen
 // (HOST:PORT, port 0 picks a free one, or "off"; default in HttpOptions),
-// auth (the token file's absolute path) and allow_anonymous.
+// auth (the token file's absolute path), allow_anonymous, and tls_cert and
+// tls_key (absolute paths, both or neither).
 // The section's other keys shape the metrics page (metrics/metrics_config.h).
 #pragma once
 

@@ -19,6 +19,7 @@
 
 #include "common/safe_file.h"
 #include "http/gzip.h"
+#include "http/tls.h"
 
 namespace tarmac::http {
 namespace {
@@ -32,8 +33,9 @@ class ConnectionStream : public httplib::Stream {
  public:
   // `buffered`: what the head reader has read of the connection already
   // (a whole request head, perhaps more).
-  ConnectionStream(int fd, int wake_fd, const HttpOptions& options, std::string buffered)
+  ConnectionStream(int fd, TlsSession* tls, int wake_fd, const HttpOptions& options, std::string buffered)
       : fd_(fd),
+        tls_(tls),
         wake_fd_(wake_fd),
         read_timeout_(options.read_timeout),
         write_timeout_(options.read_timeout),
@@ -50,7 +52,9 @@ class ConnectionStream : public httplib::Stream {
   // (cpp-httplib answers 400 and would read on).
   bool is_past_deadline() const { return is_past_deadline_; }
 
-  bool is_readable() const override { return has_buffered() || Wait(POLLIN, read_timeout_); }
+  bool is_readable() const override {
+    return has_buffered() || (tls_ != nullptr && tls_->has_pending()) || Wait(POLLIN, read_timeout_);
+  }
   bool is_writable() const override { return Wait(POLLOUT, write_timeout_, /*is_write=*/true); }
 
   ssize_t read(char* ptr, size_t size) override {
@@ -62,6 +66,15 @@ class ConnectionStream : public httplib::Stream {
   }
 
   ssize_t write(const char* ptr, size_t size) override {
+    if (tls_ != nullptr) {
+      for (;;) {
+        TlsWait wait = TlsWait::kNone;
+        size_t n = tls_->Write(ptr, size, &wait);
+        if (n > 0) return static_cast<ssize_t>(n);
+        if (wait == TlsWait::kFailed) return -1;
+        if (!Wait(wait == TlsWait::kRead ? POLLIN : POLLOUT, write_timeout_, /*is_write=*/true)) return -1;
+      }
+    }
     if (!is_writable()) return -1;
     for (;;) {
       ssize_t n = ::send(fd_, ptr, size, MSG_NOSIGNAL);
@@ -78,8 +91,21 @@ class ConnectionStream : public httplib::Stream {
   // Reads what has arrived into the buffer, waiting at most `timeout` (and
   // never past the deadline). False on timeout, end of stream or error.
   bool Fill(std::chrono::milliseconds timeout) {
-    if (!Wait(POLLIN, timeout)) return false;
     char chunk[4096];
+    if (tls_ != nullptr) {
+      // Decrypted bytes may be waiting already: read first, wait on want.
+      for (;;) {
+        TlsWait wait = TlsWait::kNone;
+        size_t n = tls_->Read(chunk, sizeof chunk, &wait);
+        if (n > 0) {
+          buf_.assign(chunk, n);
+          begin_ = 0;
+          return true;
+        }
+        if (wait == TlsWait::kFailed || !Wait(wait == TlsWait::kWrite ? POLLOUT : POLLIN, timeout)) return false;
+      }
+    }
+    if (!Wait(POLLIN, timeout)) return false;
     for (;;) {
       ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
       if (n < 0 && errno == EINTR) continue;
@@ -128,6 +154,7 @@ class ConnectionStream : public httplib::Stream {
   }
 
   int fd_;
+  TlsSession* tls_;  // Null: plain HTTP.
   int wake_fd_;
   std::chrono::milliseconds read_timeout_;
   std::chrono::milliseconds write_timeout_;
@@ -254,7 +281,17 @@ Status HttpServer::Bind() {
       return Status::FailedPrecondition(fmt::format("http: [http] auth: {} must hold one token", options_.auth_file),
                                         "at least 16 characters, no spaces, quotes, commas or semicolons");
     }
-  } else if (!IsLoopbackHost(host_) && !options_.allow_anonymous) {
+  }
+  if (options_.tls_cert.empty() != options_.tls_key.empty()) {
+    return Status::FailedPrecondition("http: [http] tls_cert and tls_key go together",
+                                      options_.tls_cert.empty() ? "tls_cert is missing" : "tls_key is missing");
+  }
+  if (!options_.tls_cert.empty()) {
+    Result<std::unique_ptr<TlsContext>> tls = TlsContext::Load(options_.tls_cert, options_.tls_key);
+    if (!tls.ok()) return tls.status();
+    tls_ = std::move(tls).value();
+  }
+  if (token_.empty() && !IsLoopbackHost(host_) && !options_.allow_anonymous) {
     return Status::FailedPrecondition(
         fmt::format("http: {} is beyond loopback: anyone who reaches it would read every GPU, lease and process",
                     options_.listen),
@@ -310,7 +347,7 @@ Status RouteTable::Add(std::string path, std::function<Response()> handler) {
 std::string HttpServer::url() const {
   std::string host = host_.empty() ? "0.0.0.0" : host_;
   if (host.find(':') != std::string::npos) host = "[" + host + "]";
-  return fmt::format("http://{}:{}/", host, port_);
+  return fmt::format("{}://{}:{}/", tls_ != nullptr ? "https" : "http", host, port_);
 }
 
 bool IsLoopbackHost(const std::string& host) {
@@ -342,7 +379,8 @@ Status HttpServer::Start(RouteTable routes) {
   engine_ = std::make_unique<Engine>(listen_fd_);
   engine_->set_keep_alive_max_count(100);
   engine_->set_payload_max_length(0);
-  engine_->set_pre_routing_handler([token = token_](const httplib::Request& req, httplib::Response& res) {
+  engine_->set_pre_routing_handler([token = token_, is_tls = tls_ != nullptr](const httplib::Request& req,
+                                                                             httplib::Response& res) {
     if (req.method != "GET" && req.method != "HEAD") {
       res.status = 405;
       res.set_header("Allow", "GET, HEAD");
@@ -366,7 +404,8 @@ Status HttpServer::Start(RouteTable routes) {
         res.set_content("show the token in the Authorization header\n", "text/plain");
         return httplib::Server::HandlerResponse::Handled;
       }
-      res.set_header("Set-Cookie", std::string(kTokenCookie) + "=" + token + "; Path=/; HttpOnly; SameSite=Strict");
+      res.set_header("Set-Cookie", std::string(kTokenCookie) + "=" + token + "; Path=/; HttpOnly; SameSite=Strict" +
+                                          (is_tls ? "; Secure" : ""));
       res.set_header("Cache-Control", "no-store");
       res.set_content("{\"login\":true}\n", "application/json");
       return httplib::Server::HandlerResponse::Handled;
@@ -433,8 +472,7 @@ Status HttpServer::Start(RouteTable routes) {
     if (res.status == 404 && res.body.empty()) res.set_content("not found: try " + paths + "\n", "text/plain");
   });
   acceptor_ = std::thread([this] { Accept(); });
-  logger_->Log(LogLevel::kInfo, "http: listening on http://{}:{}/metrics",
-               host_.find(':') != std::string::npos ? "[" + host_ + "]" : host_, port_);
+  logger_->Log(LogLevel::kInfo, "http: listening on {}metrics", url());
   return Status::OK();
 }
 
@@ -444,7 +482,7 @@ void HttpServer::Accept() {
   // arrived, so clients that trickle or say nothing never hold a worker.
   std::vector<Waiting> waiting;
   auto close_at = [&](size_t i) {
-    ::close(waiting[i].fd);
+    Close(waiting[i]);
     waiting[i] = std::move(waiting.back());
     waiting.pop_back();
   };
@@ -467,7 +505,7 @@ void HttpServer::Accept() {
     int timeout_ms = 1000;
     std::vector<pollfd> fds = {{listen_fd_, POLLIN, 0}, {wake_fds_[0], POLLIN, 0}, {return_fds_[0], POLLIN, 0}};
     for (const Waiting& w : waiting) {
-      fds.push_back({w.fd, POLLIN, 0});
+      fds.push_back({w.fd, w.want, 0});
       auto left = std::chrono::ceil<std::chrono::milliseconds>(w.deadline - now).count();
       timeout_ms = static_cast<int>(std::clamp<int64_t>(left, 0, timeout_ms));
     }
@@ -479,20 +517,14 @@ void HttpServer::Accept() {
       short revents = fds[i + 3].revents;
       if (revents == 0) continue;
       Waiting& w = waiting[i];
-      char chunk[4096];
-      ssize_t n = ::recv(w.fd, chunk, sizeof chunk, MSG_DONTWAIT);
-      if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
-      if (n <= 0) {
-        ::close(w.fd);
+      if (!ReadHead(w)) {
+        Close(w);
         done.push_back(i);
-        continue;
-      }
-      w.head.append(chunk, static_cast<size_t>(n));
-      if (IsWholeHead(w.head)) {
+      } else if (IsWholeHead(w.head)) {
         Dispatch(std::move(w));
         done.push_back(i);
       } else if (w.head.size() > kMaxHeadBytes) {
-        ::close(w.fd);  // cpp-httplib would refuse it too.
+        Close(w);  // cpp-httplib would refuse it too.
         done.push_back(i);
       }
     }
@@ -521,10 +553,45 @@ void HttpServer::Accept() {
     }
     if ((fds[0].revents & POLLIN) != 0) {
       int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd >= 0) admit(Waiting{fd, "", now + options_.head_timeout, now, PeerAddress(fd), 0});
+      if (fd >= 0) {
+        // The handshake, like the head, must be done by head_timeout.
+        Waiting w{fd, "", now + options_.head_timeout, now, PeerAddress(fd), 0};
+        if (tls_ != nullptr) w.tls = tls_->Accept(fd);
+        if (tls_ != nullptr && w.tls == nullptr) {
+          ::close(fd);
+        } else {
+          admit(std::move(w));
+        }
+      }
     }
   }
-  for (Waiting& w : waiting) ::close(w.fd);
+  for (Waiting& w : waiting) Close(w);
+}
+
+bool HttpServer::ReadHead(Waiting& w) {
+  char chunk[4096];
+  if (w.tls == nullptr) {
+    ssize_t n = ::recv(w.fd, chunk, sizeof chunk, MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return true;
+    if (n <= 0) return false;
+    w.head.append(chunk, static_cast<size_t>(n));
+    return true;
+  }
+  TlsWait wait = w.tls->Handshake();
+  // Every decrypted byte there is now (a record can hold more than a
+  // chunk), up to what a head may be.
+  while (wait == TlsWait::kNone && w.head.size() <= kMaxHeadBytes) {
+    size_t n = w.tls->Read(chunk, sizeof chunk, &wait);
+    w.head.append(chunk, n);
+  }
+  if (wait == TlsWait::kFailed) return false;
+  w.want = wait == TlsWait::kWrite ? POLLOUT : POLLIN;
+  return true;
+}
+
+void HttpServer::Close(Waiting& w) {
+  if (w.tls != nullptr) w.tls->Shutdown();
+  ::close(w.fd);
 }
 
 void HttpServer::Dispatch(Waiting w) {
@@ -557,7 +624,7 @@ void HttpServer::Work() {
 }
 
 void HttpServer::Serve(Waiting w) {
-  ConnectionStream stream(w.fd, wake_fds_[0], options_, std::move(w.head));
+  ConnectionStream stream(w.fd, w.tls.get(), wake_fds_[0], options_, std::move(w.head));
   auto head_limit = std::chrono::duration_cast<std::chrono::milliseconds>(options_.head_timeout);
   constexpr int kMaxRequestsPerConnection = 100;
   for (;;) {
@@ -571,7 +638,7 @@ void HttpServer::Serve(Waiting w) {
     {
       MutexLock lock(&mu_);
       if (!is_stopping_) {
-        returned_.push_back(Waiting{w.fd, "", {}, {}, std::move(w.peer), w.served});
+        returned_.push_back(Waiting{w.fd, "", {}, {}, std::move(w.peer), w.served, std::move(w.tls)});
         char byte = 1;
         (void)!::write(return_fds_[1], &byte, 1);
         return;
@@ -579,7 +646,7 @@ void HttpServer::Serve(Waiting w) {
     }
     break;
   }
-  ::close(w.fd);
+  Close(w);
 }
 
 void HttpServer::Stop() {
@@ -606,7 +673,7 @@ void HttpServer::Stop() {
       q->clear();
     }
   }
-  for (const Waiting& w : left) ::close(w.fd);
+  for (Waiting& w : left) Close(w);
   if (listen_fd_ >= 0) ::close(listen_fd_);
   listen_fd_ = -1;
   for (int* pipe : {wake_fds_, return_fds_}) {

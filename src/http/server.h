@@ -28,6 +28,8 @@
 // Thread safety: Bind/Start/Stop from one thread; handlers run on workers.
 #pragma once
 
+#include <poll.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -44,6 +46,9 @@
 #include "common/mutex.h"
 
 namespace tarmac::http {
+
+class TlsContext;
+class TlsSession;
 
 inline constexpr int kListenBacklog = 1024;
 // Connections waiting for their request head: from one address, in all.
@@ -69,6 +74,10 @@ struct HttpOptions {
   // [http] allow_anonymous: serve the console and API beyond loopback
   // without a token. Without it (or auth_file) such a listen is refused.
   bool allow_anonymous = false;
+  // [http] tls_cert and tls_key: PEM files (the certificate, then its
+  // chain; an unencrypted key). Both set: HTTPS only. Neither: plain HTTP.
+  std::string tls_cert;
+  std::string tls_key;
 
   bool operator==(const HttpOptions&) const = default;
 };
@@ -157,9 +166,10 @@ class HttpServer {
   Status Start(RouteTable routes);
   void Stop();
   int port() const { return port_; }
-  // "http://HOST:PORT/" once bound ("[::1]" for IPv6; "0.0.0.0" for every
+  // "http://HOST:PORT/" ("https://" with TLS) once bound ("[::1]" for IPv6; "0.0.0.0" for every
   // address).
   std::string url() const;
+  bool is_tls() const { return tls_ != nullptr; }
   // Whether a token is asked (auth_file).
   bool is_token_required() const { return !token_.empty(); }
 
@@ -173,7 +183,13 @@ class HttpServer {
     std::chrono::steady_clock::time_point since;
     std::string peer;  // Its address, for the per-address budget.
     int served = 0;    // Requests answered on it.
+    std::shared_ptr<TlsSession> tls = nullptr;  // HTTPS: its session.
+    short want = POLLIN;                         // What to poll it for (POLLOUT mid-handshake).
   };
+  // Reads what has arrived of `w`'s head (the handshake first, for TLS),
+  // never blocking. False when the connection is closed or broken.
+  bool ReadHead(Waiting& w);
+  static void Close(Waiting& w);
   void Accept();
   // Queues a connection whose head is whole for a worker.
   void Dispatch(Waiting w) EXCLUDES(mu_);
@@ -182,6 +198,7 @@ class HttpServer {
 
   HttpOptions options_;
   std::string token_;  // From options_.auth_file; empty: none asked.
+  std::unique_ptr<TlsContext> tls_;  // From tls_cert and tls_key; null: plain HTTP.
   RouteTable routes_;
   Logger* logger_;
   std::unique_ptr<Engine> engine_;
