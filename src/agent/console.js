@@ -239,17 +239,28 @@ function chart(title, rows, column, since, until, scale, unit, marks) {
   add("text", { x: pad, y: 14, fill: "currentColor", "font-size": 12 }, `${title} (max ${max.toFixed(0)} ${unit})`);
   for (const m of marks) {
     if (m.at_unix < since || m.at_unix > until) continue;
-    const l = add("line", { x1: x(m.at_unix), x2: x(m.at_unix), y1: 20, y2: H - 20, stroke: "#b26a00", "stroke-dasharray": "3,3",
-                            "stroke-width": 2, class: "event" });
+    // Colour and a letter: what kind of event it was, not by colour alone.
+    const [stroke, letter] = markStyle(m.kind);
+    const l = add("line", { x1: x(m.at_unix), x2: x(m.at_unix), y1: 20, y2: H - 20, stroke, "stroke-dasharray": "3,3",
+                            "stroke-width": 2, class: "event", "data-kind": m.kind });
     const tip = document.createElementNS(ns, "title");
     tip.textContent = `${fmtTime(m.at_unix)} ${m.kind} ${m.detail || ""}`;
     l.append(tip);
+    add("text", { x: x(m.at_unix) + 2, y: 28, "font-size": 10, fill: stroke }, letter);
   }
   if (pts.length) add("polyline", { points: pts.map(p => `${x(p[0]).toFixed(1)},${y(p[1]).toFixed(1)}`).join(" "), fill: "none", stroke: "#3b78c4", "stroke-width": 1.5 });
   else add("text", { x: W / 2, y: H / 2, "text-anchor": "middle", fill: "currentColor" }, "no samples in this range");
   add("text", { x: pad, y: H - 4, "font-size": 11, fill: "currentColor" }, fmtTime(since));
   add("text", { x: W - pad, y: H - 4, "font-size": 11, fill: "currentColor", "text-anchor": "end" }, fmtTime(until));
   return svg;
+}
+// An event's colour and letter on a chart's time axis.
+function markStyle(kind) {
+  if (/^(xid|gpu_lost|gpu_unreadable|driver_detached)$/.test(kind)) return ["#c62828", kind === "xid" ? "X" : "!"];
+  if (kind.startsWith("throttle")) return ["#b26a00", "T"];
+  if (kind.includes("preempt")) return ["#7b1fa2", "P"];
+  if (kind.startsWith("doctor")) return ["#b26a00", "D"];
+  return ["#5b6470", "L"];
 }
 async function renderGpu() {
   const [, index, range = "1h"] = location.hash.replace("#", "").split("/");
@@ -261,7 +272,10 @@ async function renderGpu() {
     const [history, events] = await Promise.all([getJson(`api/v1/history?gpu=${encodeURIComponent(index)}&since=${range}&points=${points}`),
       getJson("api/v1/events?newest=true&limit=2000").catch(() => ({ events: [] }))]);
     const until = Date.now() / 1000, since = until - { "1h": 3600, "24h": 86400, "7d": 604800, "30d": 2592000 }[range];
-    const marks = (events.events || []).filter(e => !e.gpus || !e.gpus.length || e.gpus.includes(Number(index)));
+    // The lease journal's (grants, ends, preemptions, doctor findings) and
+    // the store's (Xids, throttling, the GPU lost, the driver, the agent).
+    const marks = (events.events || []).filter(e => !e.gpus || !e.gpus.length || e.gpus.includes(Number(index)))
+      .concat((history.events || []).map(e => ({ at_unix: e.t, kind: e.kind, detail: e.detail })));
     const rows = history.rows.filter(r => String(r.gpu) === index || r.uuid === index);
     document.getElementById("charts").replaceChildren(
       chart("utilization", rows, "utilization_percent", since, until, 1, "%", marks),

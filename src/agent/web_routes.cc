@@ -16,6 +16,7 @@
 #include "http/gzip.h"
 #include "report/report.h"
 #include "report/report_render.h"
+#include "store/event_query.h"
 #include "store/history_query.h"
 #include "store/schema.h"
 
@@ -93,6 +94,13 @@ http::Response AnswerHistory(const WebRouteHooks& hooks, const http::Request& as
   json j = store::HistoryToJson(result.value());
   j["step_seconds"] = request.step_seconds;
   j["columns"] = result.value().columns;
+  // What happened in the range, for the time axis: Xids, throttling,
+  // preemptions, the GPU lost, the driver and agent.
+  Result<std::vector<store::StoredEvent>> events =
+      store::QueryEvents(db.value().get(), {request.gpu, request.since_t, request.until_t, kMaxHistoryEvents});
+  if (!events.ok()) return StatusRefusal(events.status());
+  j["events"] = json::array();
+  for (const store::StoredEvent& e : events.value()) j["events"].push_back(store::StoredEventToJson(e));
   return JsonAnswer(200, j);
 }
 

@@ -13,7 +13,8 @@
 //   /api/v1/backfill    |  (?after=40&limit=100).
 //   /api/v1/doctor      the scheduled doctor's current findings
 //   /api/v1/history     a GPU's series from the history store, at most
-//                       `points` per series (downsampled on the server)
+//                       `points` per series (downsampled on the server),
+//                       and its stored events in the range
 //   /api/v1/report      `tarmac report --format json` of any range
 //   /api/v1/stream      server-sent events: `status`, `leases` and
 //                       `events` after every sample
@@ -48,6 +49,8 @@ inline constexpr uid_t kWebUid = 65534;
 inline constexpr int kMaxStreams = 32;
 // The most points a history series is cut to.
 inline constexpr int kMaxHistoryPoints = 4000;
+// The most stored events (the newest) /api/v1/history returns.
+inline constexpr size_t kMaxHistoryEvents = 1000;
 
 struct WebRouteHooks {
   const ipc::MethodTable* methods = nullptr;

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -303,6 +304,41 @@ TEST_F(WebTest, HistoryIsDownsampledOnTheServerToThePointsAsked) {
     EXPECT_TRUE(status == 400 || status == 404) << bad << " " << status;
     EXPECT_TRUE(refused.contains("error")) << bad << refused.dump();
   }
+}
+
+// A GPU's history carries what happened to it (for the time axis): its
+// Xids and throttling, and the machine's events, never another GPU's.
+TEST_F(WebTest, HistoryCarriesTheGpusStoredEvents) {
+  UseScenarioText(
+      "[[gpu]]\ncount = 2\n"
+      "[[fault]]\nkind = \"thermal_throttle\"\ngpu = 1\nat = \"0s\"\n"
+      "[[fault]]\nkind = \"xid\"\ngpu = 1\nat = \"1s\"\nxid = 13\n");
+  StartAgent();
+  auto kinds = [&](const char* gpu) {
+    std::set<std::string> out;
+    json history = Http(std::string("/api/v1/history?since=10m&gpu=") + gpu);
+    for (const json& e : history["events"]) {
+      out.insert(e["kind"].get<std::string>() + (e["gpu"].is_null() ? "" : "@" + std::to_string(e["gpu"].get<int>())));
+    }
+    return out;
+  };
+  ASSERT_TRUE(WaitFor([&] { return kinds("1").count("xid@1") == 1; })) << json(kinds("1")).dump();
+  std::set<std::string> one = kinds("1");
+  EXPECT_EQ(one.count("throttle_start@1"), 1u) << json(one).dump();
+  EXPECT_EQ(one.count("agent_start"), 1u) << json(one).dump();
+  json xid;
+  json history = Http("/api/v1/history?since=10m&gpu=1");
+  for (const json& e : history["events"]) {
+    if (e["kind"] == "xid") xid = e;
+  }
+  EXPECT_NE(xid["detail"].get<std::string>().find("Xid 13"), std::string::npos) << xid.dump();
+  EXPECT_GT(xid["t"].get<int64_t>(), 0);
+  std::set<std::string> zero = kinds("0");
+  EXPECT_EQ(zero.count("xid@1"), 0u) << json(zero).dump();
+  EXPECT_EQ(zero.count("throttle_start@1"), 0u) << json(zero).dump();
+  EXPECT_EQ(zero.count("agent_start"), 1u) << json(zero).dump();
+  // Every GPU's without ?gpu.
+  EXPECT_EQ(Http("/api/v1/history?since=10m")["events"].size(), Http("/api/v1/history?since=10m&gpu=1")["events"].size());
 }
 
 TEST_F(WebTest, TheReportAndTheDoctorAsTheCommandsGiveThem) {

@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// What happened to the GPUs, out of the store's `events` table
+// (docs/store.md): Xids, throttling starts and ends, a GPU lost or back,
+// backfill preemptions, pods and Slurm jobs allocated, and the events of
+// the whole machine (the driver, the agent). The console marks them on a
+// GPU's time axis (/api/v1/history).
+//
+// Thread safety: one thread per Db.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "store/sqlite_db.h"
+
+namespace tarmac::store {
+
+struct EventRequest {
+  // Index ("3") or UUID: that GPU's events and the machine's; empty: all.
+  std::optional<std::string> gpu;
+  int64_t since_t = 0;  // Unix seconds, inclusive.
+  int64_t until_t = 0;  // Exclusive.
+  size_t limit = 1000;  // The newest this many, returned oldest first.
+};
+
+struct StoredEvent {
+  int64_t t = 0;
+  std::optional<int> gpu_index;  // None: the machine's.
+  std::string uuid;
+  std::string kind;  // "xid", "throttle_start", "gpu_lost", ...
+  std::string detail;
+};
+
+// Process starts and ends are left out (a GPU's history has thousands).
+Result<std::vector<StoredEvent>> QueryEvents(Db* db, const EventRequest& request);
+
+// {"t", "gpu", "uuid", "kind", "detail"}; gpu and uuid null for the
+// machine's.
+nlohmann::json StoredEventToJson(const StoredEvent& e);
+
+}  // namespace tarmac::store
