@@ -11,9 +11,11 @@ protocol (tests/e2e/cdp.py):
   the sample's `taken_at` to the drawing (same machine, same clock);
 - the agent's CPU (% of one core, from /proc) over SECONDS with no client,
   and with STREAMS event streams open (what STREAMS open pages hold), side
-  by side; the agent's RSS before and after the streams' run.
+  by side; the agent's RSS before and after the streams' run;
+- with SOAK_MINUTES, the streams stay open that long more and the agent's
+  RSS is read every minute: growth over the soak should be none.
 
-Usage: web_console.py BUILD_DIR [GPUS] [SECONDS] [STREAMS] [RUNS]
+Usage: web_console.py BUILD_DIR [GPUS] [SECONDS] [STREAMS] [RUNS] [SOAK_MINUTES]
 """
 import os
 import shutil
@@ -30,6 +32,7 @@ gpus = int(sys.argv[2]) if len(sys.argv) > 2 else 64
 seconds = int(sys.argv[3]) if len(sys.argv) > 3 else 60
 streams = int(sys.argv[4]) if len(sys.argv) > 4 else 20
 runs = int(sys.argv[5]) if len(sys.argv) > 5 else 5
+soak_minutes = int(sys.argv[6]) if len(sys.argv) > 6 else 0
 source = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(source, "tests", "e2e"))
 from cdp import Browser  # noqa: E402
@@ -138,9 +141,19 @@ def main():
     time.sleep(2)
     with_streams = agent_cpu(agent.pid, seconds)
     rss_after = rss_mib(agent.pid)
-    stop.set()
     print(f"agent CPU over {seconds} s: no client {idle:.2f} % of a core; {streams} streams open {with_streams:.2f} % "
-          f"(+{with_streams - idle:.2f}); RSS {rss_before:.1f} MiB before the streams, {rss_after:.1f} MiB after")
+          f"(+{with_streams - idle:.2f}); RSS {rss_before:.1f} MiB before the streams, {rss_after:.1f} MiB after "
+          f"(+{rss_after - rss_before:.1f})", flush=True)
+    if soak_minutes:
+        series = [rss_after]
+        for _ in range(soak_minutes):
+            time.sleep(60)
+            series.append(rss_mib(agent.pid))
+        alive = sum(r.is_alive() for r in readers)
+        print(f"soak: {streams} streams ({alive} still open) for {soak_minutes} min; RSS each minute (MiB): "
+              + " ".join(f"{v:.1f}" for v in series)
+              + f"; growth {series[-1] - series[0]:+.1f} MiB, peak {max(series):.1f} MiB")
+    stop.set()
 
 
 try:
