@@ -4,7 +4,9 @@
 const state = { status: null, leases: [], queue: [], events: [], received: 0, connected: false, source: null, opens: 0,
                 // For tests and benchmarks: when the GPUs were first on screen
                 // (ms since navigation), and each sample's age when drawn (ms).
-                firstRenderMs: null, lagsMs: [] };
+                firstRenderMs: null, lagsMs: [],
+                // Where the first render's time went (ms since navigation).
+                timeline: { script: performance.now() } };
 
 function h(tag, attrs, ...children) {
   const e = document.createElement(tag);
@@ -49,7 +51,7 @@ async function getJson(path) {
 function connect() {
   const source = new EventSource("api/v1/stream");
   state.source = source;
-  source.addEventListener("open", () => { state.connected = true; state.opens++; updateLive(); });
+  source.addEventListener("open", () => { state.connected = true; state.opens++; state.timeline.open ??= performance.now(); updateLive(); });
   source.addEventListener("error", () => {
     state.connected = false; updateLive();
     // EventSource retries by itself (the agent says after 2 s); a refusal
@@ -60,7 +62,9 @@ function connect() {
     }
   });
   source.addEventListener("status", e => {
+    state.timeline.status ??= performance.now();
     state.status = JSON.parse(e.data);
+    state.timeline.parsed ??= performance.now();
     state.received = Date.now();
     updateLive();
     render(false);
@@ -385,6 +389,7 @@ async function renderFleet() {
   if (view() === "fleet") fleetTimer = setTimeout(() => { if (view() === "fleet") renderFleet(); }, 10000);
 }
 
+// The stream first: its first sample is what the page waits for.
+connect();
 getJson("api/v1/events?newest=true&limit=200").then(j => { state.events = j.events; if (view() === "events") render(false); }).catch(() => {});
 render(true);
-connect();

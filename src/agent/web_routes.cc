@@ -221,17 +221,31 @@ Status AddWebRoutes(http::RouteTable* routes, WebRouteHooks hooks, Clock* clock,
                     std::shared_ptr<StreamFeed>* feed_out) {
   auto shared = std::make_shared<const WebRouteHooks>(std::move(hooks));
   Status s = Status::OK();
-  for (auto [path, type, text] : {std::tuple{"/", "text/html; charset=utf-8", ConsolePage()},
-                                  std::tuple{"/console.js", "text/javascript; charset=utf-8", ConsoleScript()},
-                                  std::tuple{"/console.css", "text/css; charset=utf-8", ConsoleStyle()}}) {
+  // The page names its script and style by content (console.js?v=HASH), so
+  // a browser keeps them without asking again until an agent with other
+  // ones serves a page naming new hashes; the page itself is revalidated
+  // (ETag) on every load.
+  std::string script_version = ETagOf(ConsoleScript()).substr(1, 16);
+  std::string style_version = ETagOf(ConsoleStyle()).substr(1, 16);
+  std::string page(ConsolePage());
+  for (auto [name, version] : {std::pair{"console.js\"", script_version}, std::pair{"console.css\"", style_version}}) {
+    size_t at = page.find(name);
+    if (at != std::string::npos) page.insert(at + std::string_view(name).size() - 1, "?v=" + version);
+  }
+  for (auto [path, type, text, version] :
+       {std::tuple{"/", "text/html; charset=utf-8", std::string(page), std::string()},
+        std::tuple{"/console.js", "text/javascript; charset=utf-8", std::string(ConsoleScript()), script_version},
+        std::tuple{"/console.css", "text/css; charset=utf-8", std::string(ConsoleStyle()), style_version}}) {
     if (!s.ok()) return s;
     // Compressed once here; sent compressed to every browser (they all
     // accept gzip), plain to a client that does not.
-    auto gzip = std::make_shared<const std::string>(http::Gzip(text));
-    s = routes->Add(path, [type = std::string(type), text, gzip, etag = ETagOf(text)](const http::Request& asked) {
+    auto plain = std::make_shared<const std::string>(std::move(text));
+    auto gzip = std::make_shared<const std::string>(http::Gzip(*plain));
+    s = routes->Add(path, [type = std::string(type), plain, gzip, etag = ETagOf(*plain),
+                           version](const http::Request& asked) {
       bool is_fresh = asked.if_none_match == etag;
       bool is_gzip = !is_fresh && asked.accepts_gzip && !gzip->empty();
-      http::Response r{is_fresh ? 304 : 200, type, is_fresh ? std::string() : is_gzip ? *gzip : std::string(text)};
+      http::Response r{is_fresh ? 304 : 200, type, is_fresh ? std::string() : is_gzip ? *gzip : *plain};
       r.is_gzip = is_gzip;
       // The page runs its own script only, talks to this agent only, and
       // is never framed.
@@ -242,7 +256,9 @@ Status AddWebRoutes(http::RouteTable* routes, WebRouteHooks hooks, Clock* clock,
                    {"Referrer-Policy", "no-referrer"},
                    {"ETag", etag},
                    {"Vary", "Accept-Encoding"},
-                   {"Cache-Control", "no-cache"}};
+                   {"Cache-Control", !version.empty() && asked.Param("v") == version
+                                         ? "max-age=31536000, immutable"
+                                         : "no-cache"}};
       return r;
     });
   }

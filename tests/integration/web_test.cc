@@ -395,6 +395,19 @@ TEST_F(WebTest, ThePageIsServedWithAPolicyThatRunsOnlyItsOwnScript) {
   EXPECT_TRUE(again.body.empty());
   EXPECT_EQ(Split(HttpGet("/console.js", "If-None-Match: \"0\"\r\n")).status, 200);
   EXPECT_EQ(Split(HttpGet("/console.css")).status, 200);
+  // The page names its assets by content: a browser keeps those for good
+  // and asks again only when a page names new ones.
+  size_t v = page.body.find("console.js?v=");
+  ASSERT_NE(v, std::string::npos) << page.body;
+  std::string versioned = "/" + page.body.substr(v, page.body.find('"', v) - v);
+  Answer kept = Split(HttpGet(versioned));
+  EXPECT_EQ(kept.status, 200);
+  EXPECT_NE(kept.headers.find("Cache-Control: max-age=31536000, immutable"), std::string::npos) << kept.headers;
+  EXPECT_TRUE(kept.body == script.body);
+  EXPECT_NE(script.headers.find("Cache-Control: no-cache"), std::string::npos) << script.headers;
+  EXPECT_NE(Split(HttpGet("/console.js?v=0123")).headers.find("Cache-Control: no-cache"), std::string::npos);
+  EXPECT_NE(page.headers.find("Cache-Control: no-cache"), std::string::npos) << page.headers;
+  EXPECT_NE(page.body.find("console.css?v="), std::string::npos);
   // Compressed once, sent compressed to a client that accepts gzip: the
   // same bytes once inflated, and smaller.
   Answer zipped = Split(HttpGet("/console.js", "Accept-Encoding: br;q=0.5, gzip\r\n"));
