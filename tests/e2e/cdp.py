@@ -89,6 +89,12 @@ class Browser:
             return None
         return result["result"].get("value")
 
+    def press(self, key, code, key_code):
+        """One key pressed and released, as a keyboard would send it."""
+        for kind in ("keyDown", "keyUp"):
+            self.call("Input.dispatchKeyEvent", {"type": kind, "key": key, "code": code,
+                                                 "windowsVirtualKeyCode": key_code}, self.session)
+
     def close(self):
         self.ws.close()
         self.proc.terminate()

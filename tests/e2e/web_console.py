@@ -13,8 +13,10 @@ test reads what a user would see:
 
 It then stops and restarts the agent on the same port. The page must say
 it is reconnecting, reconnect by itself and show a lease made after the
-restart. Last, it opens the GPU charts, the leases and events, the report
-and the doctor.
+restart. It opens the GPU charts, the leases and events, the report and
+the doctor; reaches a view with the keyboard; fits a phone's width. Last,
+the agent asks for a token ([http] auth): the page must ask for it,
+refuse a wrong one and open with the right one.
 
 Usage: web_console.py BUILD_DIR SOURCE_DIR
 """
@@ -51,16 +53,16 @@ def tarmac(*args):
     return out.stdout
 
 
-def start_agent(port):
+def start_agent(port, extra=()):
     log = open(os.path.join(work, "agent.log"), "a")
     agent = subprocess.Popen([os.path.join(bin_dir, "tarmac"), "agent", "--socket", sock, "--state-dir",
-                              os.path.join(work, "state"), "--http-listen", f"127.0.0.1:{port}"],
+                              os.path.join(work, "state"), "--http-listen", f"127.0.0.1:{port}", *extra],
                              env=env, stdout=log, stderr=log)
     children.append(agent)
 
     def answers():
         try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/leases", timeout=1)
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1)
             return True
         except OSError:
             return False
@@ -141,7 +143,7 @@ def main():
     wait_until("the page to say it is reconnecting",
                lambda: "reconnecting" in (browser.eval("document.getElementById('live').textContent") or ""))
     check(True, "with the agent gone the header says it is reconnecting")
-    start_agent(port)
+    agent = start_agent(port)
     second = json.loads(tarmac("reserve", "--gpus", "1", "--for", "1h", "--json"))
     card = f"document.querySelector('.gpu[data-gpu=\"{second['gpus'][0]}\"]').textContent"
     wait_until("the new lease on the page", lambda: f"lease {second['id']} · root" in (browser.eval(card) or ""))
@@ -190,6 +192,48 @@ def main():
     check("next:" in text and "evidence:" in text, "each with its evidence and next step")
     browser.screenshot("doctor")
     check(not browser.problems(after_restart), f"no error on any page: {browser.problems(after_restart)}")
+
+    # The keyboard reaches every view: Tab to a link, Enter to follow it.
+    browser.eval("location.hash = '#now'; document.activeElement.blur()")
+    for _ in range(12):
+        browser.press("Tab", "Tab", 9)
+        if browser.eval("document.activeElement.textContent") == "Leases & queue":
+            break
+    check(browser.eval("document.activeElement.textContent") == "Leases & queue", "Tab reaches the Leases link")
+    browser.press("Enter", "Enter", 13)
+    wait_until("the leases view from the keyboard", lambda: browser.eval("location.hash") == "#leases")
+    check(True, "Enter on it opens the leases view")
+    # A phone's width: every card fits, nothing scrolls sideways.
+    browser.call("Emulation.setDeviceMetricsOverride", {"width": 390, "height": 844, "deviceScaleFactor": 2,
+                                                        "mobile": True}, browser.session)
+    browser.eval("location.hash = '#now'")
+    wait_until("the cards at a phone's width", lambda: browser.eval("document.querySelectorAll('.gpu').length") == 8)
+    widths = browser.eval("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+    check(widths[0] <= widths[1], f"at 390 px nothing is wider than the screen (content {widths[0]} px)")
+    browser.screenshot("now-phone")
+    browser.call("Emulation.clearDeviceMetricsOverride", {}, browser.session)
+
+    # With [http] auth the page asks for the token, refuses a wrong one and
+    # keeps the right one in a cookie scripts cannot read.
+    agent.send_signal(signal.SIGTERM)
+    agent.wait(timeout=60)
+    token = "0123456789abcdef-console-token"
+    with open(os.path.join(work, "token"), "w") as f:
+        f.write(token + "\n")
+    with open(os.path.join(work, "auth.toml"), "w") as f:
+        f.write(f'[http]\nauth = "{os.path.join(work, "token")}"\n')
+    agent = start_agent(port, ["--config", os.path.join(work, "auth.toml")])
+    browser.open(f"http://127.0.0.1:{port}/")
+    wait_until("the login form", lambda: browser.eval("!!document.getElementById('token')"))
+    check(browser.eval("document.querySelectorAll('.gpu').length") == 0, "without the token the page shows no GPU")
+    login = "document.getElementById('token').value = {!r}; document.querySelector('main button').click()"
+    browser.eval(login.format("not-the-token-0123456789"))
+    refused = wait_until("the refusal", lambda: browser.eval("document.querySelector('main .error').textContent"))
+    check("refused" in refused, f"a wrong token is refused: {refused!r}")
+    browser.eval(login.format(token))
+    wait_until("the cards after the login", lambda: browser.eval("document.querySelectorAll('.gpu').length") == 8)
+    check(True, "the right token opens the console")
+    check(browser.eval("document.cookie") == "", "the token's cookie is out of scripts' reach (HttpOnly)")
 
 
 try:
