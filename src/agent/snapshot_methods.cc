@@ -10,7 +10,7 @@ namespace tarmac::agent {
 using nlohmann::json;
 
 json SnapshotStatus(const AgentInfo& agent, const fleet::Snapshot& snapshot, const fleet::UtilizationHistory* history,
-                    std::optional<std::chrono::seconds> window) {
+                    std::optional<std::chrono::seconds> window, std::optional<std::chrono::seconds> series) {
   std::shared_ptr<const fleet::LeaseMarks> marks = agent.lease_marks ? agent.lease_marks() : nullptr;
   json result;
   if (marks != nullptr && !marks->empty()) {
@@ -24,6 +24,11 @@ json SnapshotStatus(const AgentInfo& agent, const fleet::Snapshot& snapshot, con
     for (json& g : result["gpus"]) {
       std::optional<double> mean = history->Mean(g["index"].get<int>(), snapshot.taken_at_steady, *window);
       if (mean) g["utilization_gpu_recent_ratio"] = *mean;
+    }
+  }
+  if (series && history != nullptr) {
+    for (json& g : result["gpus"]) {
+      g["utilization_gpu_series"] = history->Series(g["index"].get<int>(), snapshot.taken_at_steady, *series);
     }
   }
   result["sequence"] = snapshot.sequence;
@@ -67,8 +72,17 @@ std::string AnswerSnapshotMethod(const ipc::Request& request, const ipc::PeerCre
       }
       window = std::chrono::seconds(w->get<int64_t>());
     }
+    std::optional<std::chrono::seconds> series;
+    if (auto w = request.params.find("series_seconds"); w != request.params.end()) {
+      if (!w->is_number_integer() || w->get<int64_t>() < 1 || w->get<int64_t>() > ipc::kMaxRecentWindowSeconds) {
+        return ipc::EncodeError(request.id, ipc::kErrorBadRequest,
+                                fmt::format("params.series_seconds: expected an integer from 1 to {}",
+                                            ipc::kMaxRecentWindowSeconds));
+      }
+      series = std::chrono::seconds(w->get<int64_t>());
+    }
     if (snapshot == nullptr) return ipc::EncodeError(request.id, ipc::kErrorUnavailable, "no sample taken yet");
-    return ipc::EncodeResult(request.id, SnapshotStatus(agent, *snapshot, history, window));
+    return ipc::EncodeResult(request.id, SnapshotStatus(agent, *snapshot, history, window, series));
   }
   return ipc::EncodeError(request.id, ipc::kErrorUnknownMethod,
                      fmt::format("unknown method \"{}\" (known here: hello, status)", request.method));

@@ -41,10 +41,13 @@ struct AgentInfo {
 };
 
 // The `status` result for `snapshot`, leases marked; with `window` and
-// `history`, each GPU's mean utilization over the window too.
+// `history`, each GPU's mean utilization over the window too
+// (utilization_gpu_recent_ratio), and with `series` its readings over that
+// span, oldest first (utilization_gpu_series).
 nlohmann::json SnapshotStatus(const AgentInfo& agent, const fleet::Snapshot& snapshot,
                               const fleet::UtilizationHistory* history = nullptr,
-                              std::optional<std::chrono::seconds> window = std::nullopt);
+                              std::optional<std::chrono::seconds> window = std::nullopt,
+                              std::optional<std::chrono::seconds> series = std::nullopt);
 
 // Answers `hello` and `status` from the latest snapshot (null before the
 // first tick), the sampler's counters and its utilization history (null

@@ -53,6 +53,16 @@ TEST(SnapshotMethodsTest, HelloReportsTheCallerAsTheKernelSaysAndStatusNeedsASam
     EXPECT_EQ(refused["error"]["code"], ipc::kErrorBadRequest) << bad;
     EXPECT_NE(refused["error"]["message"].get<std::string>().find("recent_window_seconds"), std::string::npos);
   }
+  // A series: the readings themselves, oldest first.
+  recent.params = {{"series_seconds", 10}};
+  json with_series = Parse(AnswerSnapshotMethod(recent, {}, agent, &snapshot, nullptr, &history));
+  EXPECT_EQ(with_series["result"]["gpus"][1]["utilization_gpu_series"], json({0.8, 0.4}));
+  EXPECT_EQ(with_series["result"]["gpus"][0]["utilization_gpu_series"], json::array());
+  for (json bad : {json(0), json(601), json("10")}) {
+    recent.params = {{"series_seconds", bad}};
+    json refused = Parse(AnswerSnapshotMethod(recent, {}, agent, &snapshot, nullptr, &history));
+    EXPECT_EQ(refused["error"]["code"], ipc::kErrorBadRequest) << bad;
+  }
 
   ipc::Request unknown;
   unknown.method = "launch_missiles";

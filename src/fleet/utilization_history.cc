@@ -30,4 +30,21 @@ std::optional<double> UtilizationHistory::Mean(int index, std::chrono::steady_cl
   return sum / n;
 }
 
+std::vector<double> UtilizationHistory::Series(int index, std::chrono::steady_clock::time_point now,
+                                               std::chrono::seconds window) const {
+  MutexLock lock(&mu_);
+  std::vector<double> out;
+  auto it = rings_.find(index);
+  if (it == rings_.end()) return out;
+  const std::vector<Reading>& readings = it->second.readings;
+  // The ring's oldest reading is at `next` once it is full.
+  size_t start = readings.size() < kCapacity ? 0 : it->second.next;
+  for (size_t i = 0; i < readings.size(); ++i) {
+    const Reading& r = readings[(start + i) % readings.size()];
+    if (r.at > now || now - r.at >= window) continue;
+    out.push_back(r.ratio);
+  }
+  return out;
+}
+
 }  // namespace tarmac::fleet

@@ -31,6 +31,11 @@ class UtilizationHistory {
   std::optional<double> Mean(int index, std::chrono::steady_clock::time_point now,
                              std::chrono::seconds window) const;
 
+  // The readings of GPU `index` taken in (now - window, now], oldest first
+  // (what `tarmac top` draws the moment it starts).
+  std::vector<double> Series(int index, std::chrono::steady_clock::time_point now,
+                             std::chrono::seconds window) const;
+
  private:
   struct Reading {
     std::chrono::steady_clock::time_point at;

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace tarmac::fleet {
 namespace {
 
@@ -27,6 +29,22 @@ TEST(UtilizationHistoryTest, KeepsAtMostCapacityReadings) {
   for (size_t i = 0; i < total; ++i) h.Record(3, t0 + seconds(i), i < 100 ? 1.0 : 0.25);
   // The first hundred (busy) readings have been overwritten.
   EXPECT_DOUBLE_EQ(*h.Mean(3, t0 + seconds(total - 1), seconds(100000)), 0.25);
+}
+
+TEST(UtilizationHistoryTest, SeriesIsTheWindowOldestFirstAcrossTheRingsWrap) {
+  UtilizationHistory h;
+  auto t0 = std::chrono::steady_clock::time_point{} + std::chrono::hours(1);
+  size_t total = UtilizationHistory::kCapacity + 7;  // The ring has wrapped.
+  for (size_t i = 0; i < total; ++i) h.Record(2, t0 + seconds(i), static_cast<double>(i) / total);
+  auto now = t0 + seconds(total - 1);
+  std::vector<double> last5 = h.Series(2, now, seconds(5));
+  ASSERT_EQ(last5.size(), 5u);
+  for (size_t i = 0; i < 5; ++i) EXPECT_DOUBLE_EQ(last5[i], static_cast<double>(total - 5 + i) / total);
+  std::vector<double> all = h.Series(2, now, seconds(100000));
+  ASSERT_EQ(all.size(), UtilizationHistory::kCapacity);
+  EXPECT_DOUBLE_EQ(all.front(), 7.0 / total);  // The oldest kept.
+  EXPECT_TRUE(std::is_sorted(all.begin(), all.end()));
+  EXPECT_TRUE(h.Series(9, now, seconds(5)).empty());
 }
 
 }  // namespace
