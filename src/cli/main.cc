@@ -37,7 +37,7 @@ namespace {
 constexpr const char* kCommands[] = {"status",  "query",   "pick",  "agent",   "config", "history", "report",
                                      "export",  "store",   "zombies", "web", "run",   "shell",  "reserve", "extend",
                                      "release", "leases",  "queue", "events",  "doctor", "backfill", "slurm",
-                                     "completion", "fleet"};
+                                     "completion", "fleet", "top"};
 
 bool IsKnownCommand(const std::string& name) {
   for (const char* c : kCommands) {
@@ -110,6 +110,23 @@ int main(int argc, char** argv) {
     std::vector<std::string> rest = {"tarmac-fleet"};
     for (int i = at + 1; i < argc; ++i) rest.emplace_back(argv[i]);
     return ExecSibling("tarmac-fleet", rest);
+  }
+  // `tarmac top ...` is tarmac-top's; the global options before `top` go along.
+  if (named == "top") {
+    std::vector<std::string> rest = {"tarmac-top"};
+    bool skipped = false;
+    for (int i = 1; i < argc; ++i) {
+      if (!skipped && std::string(argv[i]) == "top") {
+        skipped = true;
+        continue;
+      }
+      rest.emplace_back(argv[i]);
+    }
+    return ExecSibling("tarmac-top", rest);
+  }
+  if (wants({"top"})) {
+    app.add_subcommand("top", "Every GPU, process, lease and the queue, live in the terminal: sort, filter, select "
+                              "and signal your own processes (docs/cli.md)");
   }
   if (wants({"fleet"})) {
     app.add_subcommand("fleet", "Every node's GPUs at once, from the Prometheus that scrapes their agents "

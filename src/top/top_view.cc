@@ -40,8 +40,8 @@ void Bar(Screen* s, const TopUi& ui, int row, int col, int width, std::optional<
 
 // The recent utilization as one character per reading, newest at the right.
 void Graph(Screen* s, const TopUi& ui, int row, int col, int width, const std::vector<double>& series) {
-  static const char* kBlocks[] = {" ", "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
-  static const char* kAscii[] = {" ", ".", ".", ":", ":", "-", "=", "+", "#"};
+  static const char* kBlocks[] = {"▁", "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+  static const char* kAscii[] = {"_", "_", ".", ":", ":", "-", "=", "+", "#"};
   int n = std::min<int>(width, static_cast<int>(series.size()));
   int start = col + width - n;
   s->Fill(row, col, width - n, ui.is_unicode ? "·" : ".", Style{Color::kDefault, false, false, true});

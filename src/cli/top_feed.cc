@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cli/top_feed.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <ctime>
+#include <map>
+#include <thread>
+
+#include "cli/fleet_source.h"
+#include "client/agent_client.h"
+#include "common/safe_file.h"
+#include "common/split.h"
+#include "fleet/fleet_json.h"
+#include "leases/process_control.h"
+
+namespace tarmac::cli {
+
+using nlohmann::json;
+
+namespace {
+
+// The readings each GPU keeps when the feed reads the GPUs itself.
+constexpr size_t kSeriesLength = 600;
+
+// "12:01:07 granted lease 3 (alice)": the newest event, one line.
+std::string EventLine(const json& e) {
+  std::time_t at = static_cast<std::time_t>(e.value("at_unix", int64_t{0}));
+  std::tm tm{};
+  localtime_r(&at, &tm);
+  char when[16];
+  std::strftime(when, sizeof when, "%H:%M:%S", &tm);
+  std::string line = fmt::format("{} {}", when, e.value("kind", std::string()));
+  if (e.contains("lease") && e["lease"].is_number_integer() && e["lease"].get<int64_t>() > 0) {
+    line += fmt::format(" lease {}", e["lease"].get<int64_t>());
+  }
+  if (!e.value("user", std::string()).empty()) line += " (" + e.value("user", std::string()) + ")";
+  if (!e.value("detail", std::string()).empty()) line += ": " + e.value("detail", std::string());
+  return line;
+}
+
+}  // namespace
+
+bool ReadProcSample(int64_t pid, ProcSample* out, int64_t* rss_bytes, double* elapsed_seconds) {
+  Result<std::string> stat = ReadForeignFile(fmt::format("/proc/{}/stat", pid), {.max_bytes = 4096});
+  if (!stat.ok()) return false;
+  // The name may hold spaces and parentheses: the fields start after the last ')'.
+  size_t close = stat.value().rfind(')');
+  if (close == std::string::npos) return false;
+  std::vector<std::string> f;
+  size_t i = close + 2;
+  while (i < stat.value().size()) {
+    size_t end = stat.value().find(' ', i);
+    if (end == std::string::npos) end = stat.value().size();
+    f.push_back(stat.value().substr(i, end - i));
+    i = end + 1;
+  }
+  // f[0] is field 3 (state): utime 14, stime 15, starttime 22.
+  if (f.size() < 20) return false;
+  out->cpu_ticks = std::atoll(f[11].c_str()) + std::atoll(f[12].c_str());
+  out->start_ticks = std::atoll(f[19].c_str());
+  out->at = std::chrono::steady_clock::now();
+  static const long kTicks = sysconf(_SC_CLK_TCK);
+  static const long kPage = sysconf(_SC_PAGESIZE);
+  if (Result<std::string> uptime = ReadForeignFile("/proc/uptime", {.max_bytes = 256}); uptime.ok()) {
+    *elapsed_seconds = std::atof(uptime.value().c_str()) - static_cast<double>(out->start_ticks) / kTicks;
+  }
+  if (Result<std::string> statm = ReadForeignFile(fmt::format("/proc/{}/statm", pid), {.max_bytes = 256}); statm.ok()) {
+    size_t space = statm.value().find(' ');
+    if (space != std::string::npos) *rss_bytes = std::atoll(statm.value().c_str() + space + 1) * kPage;
+  }
+  return true;
+}
+
+Result<std::vector<std::string>> GpuEnvironment(int64_t pid) {
+  Result<std::string> environ = ReadForeignFile(fmt::format("/proc/{}/environ", pid), {.max_bytes = 1 << 20});
+  if (!environ.ok()) return Status::PermissionDenied(fmt::format("its environment cannot be read ({})", environ.status().message()));
+  std::vector<std::string> out;
+  size_t i = 0;
+  const std::string& text = environ.value();
+  while (i < text.size()) {
+    size_t end = text.find('\0', i);
+    if (end == std::string::npos) end = text.size();
+    std::string var = text.substr(i, end - i);
+    i = end + 1;
+    std::string name = var.substr(0, var.find('='));
+    if (name == leases::kLeaseTokenEnv) continue;  // A secret: never shown.
+    bool is_gpu = name.rfind("CUDA_", 0) == 0 || name.rfind("NVIDIA_", 0) == 0 || name == "TARMAC_LEASE_ID" ||
+                  (name.rfind("SLURM_", 0) == 0 && name.find("GPU") != std::string::npos) ||
+                  name == "GPU_DEVICE_ORDINAL";
+    if (is_gpu) out.push_back(var);
+  }
+  return out;
+}
+
+std::shared_ptr<TopFeed> TopFeed::Start(const GlobalOptions& global, std::chrono::milliseconds interval, Clock* clock,
+                                        Logger* logger) {
+  std::shared_ptr<TopFeed> feed(new TopFeed());
+  feed->interval_ = interval;
+  if (::pipe2(feed->wake_, O_CLOEXEC | O_NONBLOCK) != 0) return nullptr;
+  std::thread([feed, global, clock, logger] { feed->Run(global, clock, logger); }).detach();
+  return feed;
+}
+
+TopFeed::~TopFeed() {
+  for (int fd : wake_) {
+    if (fd >= 0) ::close(fd);
+  }
+}
+
+void TopFeed::Stop() {
+  MutexLock lock(&mu_);
+  is_stopping_ = true;
+}
+
+void TopFeed::SetDetails(int64_t pid, std::vector<std::string> env, std::string error) {
+  MutexLock lock(&mu_);
+  data_.details_pid = pid;
+  data_.details_env = std::move(env);
+  data_.details_env_error = std::move(error);
+}
+
+void TopFeed::DrainWake() const {
+  char buf[64];
+  while (::read(wake_[0], buf, sizeof buf) > 0) {
+  }
+}
+
+top::TopData TopFeed::Latest() const {
+  MutexLock lock(&mu_);
+  top::TopData d = data_;
+  if (d.has_data) {
+    d.age_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - read_at_).count();
+    // Late by more than two intervals and a half: say so.
+    if (d.age_seconds > 2.5 * std::chrono::duration<double>(interval_).count()) {
+      d.is_stale = true;
+      if (d.stale_why.empty()) d.stale_why = d.is_agent ? "the agent has not answered" : "the GPUs have not answered";
+    }
+  }
+  return d;
+}
+
+void TopFeed::Run(GlobalOptions global, Clock* clock, Logger* logger) {
+  std::unique_ptr<FleetSource> source;
+  std::map<int64_t, ProcSample> previous;
+  std::map<int, std::vector<double>> local_series;  // Direct reads only.
+  for (;;) {
+    auto started = std::chrono::steady_clock::now();
+    {
+      MutexLock lock(&mu_);
+      if (is_stopping_) return;
+    }
+    std::string error;
+    top::TopData fresh;
+    if (source == nullptr) {
+      Result<std::unique_ptr<FleetSource>> opened = FleetSource::Open(global, clock, logger);
+      if (opened.ok()) {
+        source = std::move(opened).value();
+        if (!source->is_agent()) source->LeaveProcessesUnattributed();
+      } else {
+        error = opened.status().ToString();
+      }
+    }
+    if (source != nullptr && source->is_agent()) {
+      client::AgentClient agent(global.socket);
+      client::CallOptions quick{std::chrono::milliseconds(0), std::chrono::milliseconds(2000), -1, false};
+      Result<json> status = agent.Call("status", {{"series_seconds", 600}}, quick);
+      if (status.ok()) {
+        fresh.status = std::move(status).value();
+        fresh.is_agent = true;
+        for (const json& g : fresh.status.value("gpus", json::array())) {
+          fresh.series[g.value("index", 0)] = g.value("utilization_gpu_series", std::vector<double>{});
+        }
+        if (Result<json> l = agent.Call("leases", json::object(), quick); l.ok()) fresh.leases = l.value().value("leases", json::array());
+        if (Result<json> q = agent.Call("queue", json::object(), quick); q.ok()) fresh.queue = q.value().value("queue", json::array());
+        if (Result<json> e = agent.Call("events", {{"newest", true}, {"limit", 1}}, quick);
+            e.ok() && !e.value().value("events", json::array()).empty()) {
+          fresh.last_event = EventLine(e.value()["events"].back());
+        }
+      } else {
+        error = "the agent does not answer: " + status.status().message();
+      }
+    } else if (source != nullptr) {
+      Result<fleet::FleetView> read = source->Read(std::nullopt);
+      if (read.ok()) {
+        fresh.status = fleet::StatusToJson(read.value());
+        for (const json& g : fresh.status.value("gpus", json::array())) {
+          std::vector<double>& s = local_series[g.value("index", 0)];
+          s.push_back(g.value("utilization_gpu_ratio", 0.0));
+          if (s.size() > kSeriesLength) s.erase(s.begin());
+        }
+        fresh.series = local_series;
+      } else {
+        error = read.status().message();
+      }
+    }
+    if (error.empty()) {
+      fresh.processes = top::ProcessesFromStatus(fresh.status);
+      std::map<int64_t, ProcSample> now;
+      for (top::TopProcess& p : fresh.processes) {
+        ProcSample sample;
+        int64_t rss = 0;
+        double elapsed = 0;
+        if (!ReadProcSample(p.pid, &sample, &rss, &elapsed)) continue;
+        p.start_ticks = sample.start_ticks;
+        p.host_memory_bytes = rss;
+        p.elapsed_seconds = elapsed;
+        auto was = previous.find(p.pid);
+        if (was != previous.end() && was->second.start_ticks == sample.start_ticks) {
+          static const double kTicks = static_cast<double>(sysconf(_SC_CLK_TCK));
+          double wall = std::chrono::duration<double>(sample.at - was->second.at).count();
+          if (wall > 0) p.cpu_ratio = (sample.cpu_ticks - was->second.cpu_ticks) / kTicks / wall;
+        }
+        now[p.pid] = sample;
+      }
+      previous = std::move(now);
+      fresh.has_data = true;
+      fresh.now_unix = static_cast<double>(std::time(nullptr));
+    }
+    {
+      MutexLock lock(&mu_);
+      if (error.empty()) {
+        int64_t details_pid = data_.details_pid;
+        std::vector<std::string> env = std::move(data_.details_env);
+        std::string env_error = std::move(data_.details_env_error);
+        data_ = std::move(fresh);
+        data_.details_pid = details_pid;
+        data_.details_env = std::move(env);
+        data_.details_env_error = std::move(env_error);
+        read_at_ = std::chrono::steady_clock::now();
+      } else {
+        data_.is_stale = data_.has_data;
+        data_.stale_why = error;
+        if (source != nullptr && !source->is_agent()) source.reset();
+      }
+    }
+    char byte = 1;
+    (void)!::write(wake_[1], &byte, 1);
+    std::this_thread::sleep_until(started + interval_);
+  }
+}
+
+}  // namespace tarmac::cli
