@@ -48,6 +48,13 @@ TopData Lab() {
     }
     if (i == 1) g["processes"] = {Process(200, "bob", 20, 0, "notebook")};
     if (i == 3) g["xid_errors"] = {{"count", 2}, {"last_xid", 79}};
+    if (i == 2) {
+      g["mig_enabled"] = true;
+      g["mig_instances"] = {{{"profile", "3g.40gb"}, {"gpu_instance_id", 1}, {"uuid", "MIG-a"},
+                             {"memory_used_bytes", 5 * kGiB}, {"memory_total_bytes", 40 * kGiB}, {"pids", {300}},
+                             {"lease", {{"id", 9}, {"user", "dana"}, {"kind", "reservation"}}}}};
+      g["processes"] = {Process(300, "dana", 5, 0.2, "mig-job")};
+    }
     gpus.push_back(g);
   }
   d.status = {{"host", "gpu-node-7"}, {"gpus", gpus}};
@@ -67,17 +74,21 @@ TEST(TopViewTest, EightyByTwentyFourShowsEveryGpuProcessAndTheKeys) {
   std::string text = screen.Text();
   EXPECT_NE(screen.Line(0).find("tarmac top · gpu-node-7 · 4 GPUs · 1 leases · 0 queued · agent"), std::string::npos)
       << text;
-  for (int i = 0; i < 4; ++i) EXPECT_EQ(screen.Line(1 + i).rfind(" " + std::to_string(i) + " H100 80GB", 0), 0u) << text;
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(screen.Line(1 + i).rfind(" " + std::to_string(i) + " H100 80GB", 0), 0u) << text;
   EXPECT_NE(screen.Line(1).find("95%"), std::string::npos) << text;
   EXPECT_NE(screen.Line(1).find("40/80G"), std::string::npos) << text;
   EXPECT_NE(screen.Line(1).find("lease 3 alice 52m"), std::string::npos) << text;
   EXPECT_NE(screen.Line(2).find("HELD-IDLE"), std::string::npos) << text;
   EXPECT_NE(screen.Line(3).find("IDLE"), std::string::npos) << text;
-  EXPECT_NE(screen.Line(4).find("XID79"), std::string::npos) << text;
+  EXPECT_NE(screen.Line(5).find("XID79"), std::string::npos) << text;
   // Every line fits the terminal.
   for (int r = 0; r < 24; ++r) EXPECT_LE(Columns(screen.Line(r)), 80) << r;
   // Processes, biggest GPU memory first, the selected (first) reversed.
-  ASSERT_EQ(layout.shown_pids, (std::vector<int64_t>{100, 200, 101}));
+  // GPU 2's MIG instance under it, with its holder.
+  EXPECT_NE(screen.Line(4).find("MIG 3g.40gb"), std::string::npos) << text;
+  EXPECT_NE(screen.Line(4).find("lease 9 dana"), std::string::npos) << text;
+  EXPECT_NE(screen.Line(5).rfind(" 3 H100", 0), std::string::npos) << text;
+  ASSERT_EQ(layout.shown_pids, (std::vector<int64_t>{100, 200, 101, 300}));
   EXPECT_NE(screen.Line(layout.process_header_row).find("GMEMv"), std::string::npos) << text;
   std::string first = screen.Line(layout.process_first_row);
   EXPECT_NE(first.find("100 alice"), std::string::npos) << text;
@@ -164,15 +175,15 @@ TEST(TopKeysTest, SortFilterTreeSelectAndSignal) {
   // Reverse: smallest GPU memory first.
   HandleKey('r', data, layout, &ui);
   layout = RenderTop(data, ui, &screen);
-  EXPECT_EQ(layout.shown_pids, (std::vector<int64_t>{101, 200, 100}));
+  EXPECT_EQ(layout.shown_pids, (std::vector<int64_t>{300, 101, 200, 100}));
   // A click on PID's title sorts by PID; again, the other way.
   HandleClick(layout.process_header_row, 1, layout, &ui);
   EXPECT_EQ(ui.sort, SortKey::kPid);
   layout = RenderTop(data, ui, &screen);
-  EXPECT_EQ(layout.shown_pids, (std::vector<int64_t>{200, 101, 100}));
+  EXPECT_EQ(layout.shown_pids, (std::vector<int64_t>{300, 200, 101, 100}));
   HandleClick(layout.process_header_row, 1, layout, &ui);
   layout = RenderTop(data, ui, &screen);
-  EXPECT_EQ(layout.shown_pids, (std::vector<int64_t>{100, 101, 200}));
+  EXPECT_EQ(layout.shown_pids, (std::vector<int64_t>{100, 101, 200, 300}));
   // A click on a row selects it.
   HandleClick(layout.process_first_row + 2, 10, layout, &ui);
   EXPECT_EQ(ui.selected_pid, 200);
@@ -190,7 +201,7 @@ TEST(TopKeysTest, SortFilterTreeSelectAndSignal) {
   HandleKey('t', data, layout, &ui);
   layout = RenderTop(data, ui, &screen);
   std::vector<ProcessRow> rows = VisibleProcesses(data.processes, ui);
-  ASSERT_EQ(rows.size(), 3u);
+  ASSERT_EQ(rows.size(), 4u);
   EXPECT_EQ(rows[0].process->pid, 100);
   EXPECT_EQ(rows[1].process->pid, 101);
   EXPECT_EQ(rows[1].depth, 1);
