@@ -25,7 +25,6 @@ import json
 import os
 import random
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -33,6 +32,9 @@ import tempfile
 import time
 import urllib.parse
 import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "e2e"))
+from e2e_util import free_port  # noqa: E402
 
 build = sys.argv[1]
 nodes = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
@@ -45,14 +47,6 @@ MODELS = ["NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB"]
 USERS = [f"user-{i:02d}" for i in range(50)]
 rng = random.Random(7)
 work = tempfile.mkdtemp(prefix="tarmac-fleet-scale-")
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def make_fleet():

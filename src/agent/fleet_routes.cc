@@ -97,25 +97,19 @@ http::Response AnswerReport(FleetSource& source, const http::Request& asked, Clo
   if (!cluster::ParseReportBy(asked.Param("by", "node"), &by)) {
     return Refusal(400, ipc::kErrorBadRequest, "by: expected node, gpu, model, user, namespace, pod or slurm-job");
   }
-  std::string format = asked.Param("format", "json");
-  if (format != "json" && format != "csv" && format != "html") {
-    return Refusal(400, ipc::kErrorBadRequest, "format: expected json, csv or html");
-  }
+  http::Response refusal;
+  std::optional<std::string> format = ReportFormat(asked, &refusal);
+  if (!format) return refusal;
   // The same range `tarmac fleet report` reads: until as given.
   Result<cluster::FleetReport> report =
-      source.Report(range.value().first, range.value().second - 1, by, format == "html");
+      source.Report(range.value().first, range.value().second - 1, by, *format == "html");
   if (!report.ok()) return StatusRefusal(report.status());
-  if (format == "csv") {
-    http::Response r{200, "text/csv; charset=utf-8", cluster::RenderReportCsv(report.value())};
-    r.headers = {{"Content-Disposition", "attachment; filename=\"tarmac-fleet-report.csv\""}};
-    return r;
-  }
-  if (format == "html") {
-    http::Response r{200, "text/html; charset=utf-8", cluster::RenderReportHtml(report.value())};
-    r.headers = {{"Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:"}};
-    return r;
-  }
-  return JsonAnswer(200, cluster::ReportToJson(report.value()));
+  const cluster::FleetReport& r = report.value();
+  return ReportAnswer(*format,
+                      *format == "csv"    ? cluster::RenderReportCsv(r)
+                      : *format == "html" ? cluster::RenderReportHtml(r)
+                                          : cluster::ReportToJson(r).dump() + "\n",
+                      "tarmac-fleet-report.csv");
 }
 
 }  // namespace

@@ -63,23 +63,16 @@ std::string AnswerSnapshotMethod(const ipc::Request& request, const ipc::PeerCre
                                      {"peer", {{"pid", peer.pid}, {"uid", peer.uid}, {"gid", peer.gid}}}});
   }
   if (request.method == "status") {
-    std::optional<std::chrono::seconds> window;
-    if (auto w = request.params.find("recent_window_seconds"); w != request.params.end()) {
+    std::optional<std::chrono::seconds> window, series;
+    for (auto [key, out] : {std::pair{"recent_window_seconds", &window}, std::pair{"series_seconds", &series}}) {
+      auto w = request.params.find(key);
+      if (w == request.params.end()) continue;
       if (!w->is_number_integer() || w->get<int64_t>() < 1 || w->get<int64_t>() > ipc::kMaxRecentWindowSeconds) {
         return ipc::EncodeError(request.id, ipc::kErrorBadRequest,
-                           fmt::format("params.recent_window_seconds: expected an integer from 1 to {}",
-                                       ipc::kMaxRecentWindowSeconds));
-      }
-      window = std::chrono::seconds(w->get<int64_t>());
-    }
-    std::optional<std::chrono::seconds> series;
-    if (auto w = request.params.find("series_seconds"); w != request.params.end()) {
-      if (!w->is_number_integer() || w->get<int64_t>() < 1 || w->get<int64_t>() > ipc::kMaxRecentWindowSeconds) {
-        return ipc::EncodeError(request.id, ipc::kErrorBadRequest,
-                                fmt::format("params.series_seconds: expected an integer from 1 to {}",
+                                fmt::format("params.{}: expected an integer from 1 to {}", key,
                                             ipc::kMaxRecentWindowSeconds));
       }
-      series = std::chrono::seconds(w->get<int64_t>());
+      *out = std::chrono::seconds(w->get<int64_t>());
     }
     if (snapshot == nullptr) return ipc::EncodeError(request.id, ipc::kErrorUnavailable, "no sample taken yet");
     return ipc::EncodeResult(request.id, SnapshotStatus(agent, *snapshot, history, window, series));

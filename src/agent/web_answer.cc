@@ -27,6 +27,27 @@ http::Response StatusRefusal(const Status& s) {
   }
 }
 
+std::optional<std::string> ReportFormat(const http::Request& asked, http::Response* refusal) {
+  std::string format = asked.Param("format", "json");
+  if (format == "json" || format == "csv" || format == "html") return format;
+  *refusal = Refusal(400, ipc::kErrorBadRequest, "format: expected json, csv or html");
+  return std::nullopt;
+}
+
+http::Response ReportAnswer(const std::string& format, std::string body, const std::string& csv_name) {
+  if (format == "csv") {
+    http::Response r{200, "text/csv; charset=utf-8", std::move(body)};
+    r.headers = {{"Content-Disposition", "attachment; filename=\"" + csv_name + "\""}};
+    return r;
+  }
+  if (format == "html") {
+    http::Response r{200, "text/html; charset=utf-8", std::move(body)};
+    r.headers = {{"Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:"}};
+    return r;
+  }
+  return http::Response{200, "application/json", std::move(body)};
+}
+
 Result<std::pair<int64_t, int64_t>> RangeOf(const http::Request& asked, Clock* clock, const std::string& since) {
   int64_t now = UnixSeconds(clock->WallNow());
   Result<int64_t> from = ParseTimeSpec(asked.Param("since", since), now);

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -25,6 +26,15 @@ http::Response Refusal(int status, const std::string& code, const std::string& m
 // 400 for kInvalidArgument, 404 for kNotFound, 429 for kResourceExhausted
 // (a query over a server's limit), else 503; the socket API's error codes.
 http::Response StatusRefusal(const Status& s);
+
+// The request's `format` (json, csv or html; default json), or a 400
+// refusal in `refusal`.
+std::optional<std::string> ReportFormat(const http::Request& asked, http::Response* refusal);
+
+// A report rendered in `format`: JSON; CSV as an attachment named
+// `csv_name`; HTML self-contained and script-free (a policy that runs no
+// script, for the console's frame).
+http::Response ReportAnswer(const std::string& format, std::string body, const std::string& csv_name);
 
 // The request's `since` (default `since`) and `until` (default now) as
 // `tarmac report` takes them: [since, until + 1) in Unix seconds.

@@ -114,28 +114,21 @@ http::Response AnswerReport(const WebRouteHooks& hooks, const http::Request& ask
   if (!report::ParseGroupBy(asked.Param("by", "user"), &request.by)) {
     return Refusal(400, ipc::kErrorBadRequest, fmt::format("by: expected one of {}", fmt::join(report::GroupByNames(), ", ")));
   }
-  std::string format = asked.Param("format", "json");
-  if (format != "json" && format != "csv" && format != "html") {
-    return Refusal(400, ipc::kErrorBadRequest, "format: expected json, csv or html");
-  }
+  http::Response refusal;
+  std::optional<std::string> format = ReportFormat(asked, &refusal);
+  if (!format) return refusal;
   request.pricing = hooks.pricing;
-  request.with_charts = format != "csv";
+  request.with_charts = *format != "csv";
   Result<std::unique_ptr<store::Db>> db = store::OpenForReading(hooks.store_path);
   if (!db.ok()) return StatusRefusal(db.status());
   Result<report::Report> built = report::BuildReport(db.value().get(), request);
   if (!built.ok()) return StatusRefusal(built.status());
-  if (format == "csv") {
-    http::Response r{200, "text/csv; charset=utf-8", report::RenderCsv(built.value())};
-    r.headers = {{"Content-Disposition", "attachment; filename=\"tarmac-report.csv\""}};
-    return r;
-  }
-  if (format == "html") {
-    // Shown in the console's frame: no script runs in it.
-    http::Response r{200, "text/html; charset=utf-8", report::RenderHtml(built.value())};
-    r.headers = {{"Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:"}};
-    return r;
-  }
-  return http::Response{200, "application/json", report::RenderJson(built.value())};
+  const report::Report& r = built.value();
+  return ReportAnswer(*format,
+                      *format == "csv"    ? report::RenderCsv(r)
+                      : *format == "html" ? report::RenderHtml(r)
+                                          : report::RenderJson(r),
+                      "tarmac-report.csv");
 }
 
 // After every sample: the shared batch (status, leases and queue), and the

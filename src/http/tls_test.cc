@@ -61,15 +61,24 @@ class TlsServerTest : public ::testing::Test {
     client->set_read_timeout(10);
     return client;
   }
-  // A TCP connection to the server that sends `bytes` and reads what comes
-  // back until the server closes it (or 10 s pass).
-  std::string RawExchange(const std::string& bytes) {
+  // A plain TCP connection to the server (-1 when refused).
+  int Connect() {
     int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(static_cast<uint16_t>(server_->port()));
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+      ::close(fd);
+      return -1;
+    }
+    return fd;
+  }
+  // A TCP connection to the server that sends `bytes` and reads what comes
+  // back until the server closes it (or 10 s pass).
+  std::string RawExchange(const std::string& bytes) {
+    int fd = Connect();
+    EXPECT_GE(fd, 0);
     timeval tv{10, 0};
     ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     EXPECT_EQ(::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL), static_cast<ssize_t>(bytes.size()));
@@ -115,12 +124,8 @@ TEST_F(TlsServerTest, PlainHttpToTheTlsPortGetsNoAnswerAndBlocksNobody) {
   // not stall the handshakes of others.
   std::vector<int> silent;
   for (int i = 0; i < 20; ++i) {
-    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(server_->port()));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    int fd = Connect();
+    ASSERT_GE(fd, 0);
     silent.push_back(fd);
   }
   // Half a hello: a client stuck mid-handshake.
