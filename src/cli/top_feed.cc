@@ -45,7 +45,8 @@ std::string EventLine(const json& e) {
 
 }  // namespace
 
-bool ReadProcSample(int64_t pid, ProcSample* out, int64_t* rss_bytes, double* elapsed_seconds) {
+bool ReadProcSample(int64_t pid, std::chrono::steady_clock::time_point now, ProcSample* out, int64_t* rss_bytes,
+                    double* elapsed_seconds) {
   Result<std::string> stat = ReadForeignFile(fmt::format("/proc/{}/stat", pid), {.max_bytes = 4096});
   if (!stat.ok()) return false;
   // The name may hold spaces and parentheses: the fields start after the last ')'.
@@ -63,7 +64,7 @@ bool ReadProcSample(int64_t pid, ProcSample* out, int64_t* rss_bytes, double* el
   if (f.size() < 20) return false;
   out->cpu_ticks = std::atoll(f[11].c_str()) + std::atoll(f[12].c_str());
   out->start_ticks = std::atoll(f[19].c_str());
-  out->at = std::chrono::steady_clock::now();
+  out->at = now;
   static const long kTicks = sysconf(_SC_CLK_TCK);
   static const long kPage = sysconf(_SC_PAGESIZE);
   if (Result<std::string> uptime = ReadForeignFile("/proc/uptime", {.max_bytes = 256}); uptime.ok()) {
@@ -101,6 +102,7 @@ std::shared_ptr<TopFeed> TopFeed::Start(const GlobalOptions& global, std::chrono
                                         Logger* logger) {
   std::shared_ptr<TopFeed> feed(new TopFeed());
   feed->interval_ = interval;
+  feed->clock_ = clock;
   if (::pipe2(feed->wake_, O_CLOEXEC | O_NONBLOCK) != 0) return nullptr;
   std::thread([feed, global, clock, logger] { feed->Run(global, clock, logger); }).detach();
   return feed;
@@ -134,7 +136,7 @@ top::TopData TopFeed::Latest() const {
   MutexLock lock(&mu_);
   top::TopData d = data_;
   if (d.has_data) {
-    d.age_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - read_at_).count();
+    d.age_seconds = std::chrono::duration<double>(clock_->SteadyNow() - read_at_).count();
     // Late by more than two intervals and a half: say so.
     if (d.age_seconds > 2.5 * std::chrono::duration<double>(interval_).count()) {
       d.is_stale = true;
@@ -149,7 +151,7 @@ void TopFeed::Run(GlobalOptions global, Clock* clock, Logger* logger) {
   std::map<int64_t, ProcSample> previous;
   std::map<int, std::vector<double>> local_series;  // Direct reads only.
   for (;;) {
-    auto started = std::chrono::steady_clock::now();
+    auto started = clock->SteadyNow();
     {
       MutexLock lock(&mu_);
       if (is_stopping_) return;
@@ -205,7 +207,7 @@ void TopFeed::Run(GlobalOptions global, Clock* clock, Logger* logger) {
         ProcSample sample;
         int64_t rss = 0;
         double elapsed = 0;
-        if (!ReadProcSample(p.pid, &sample, &rss, &elapsed)) continue;
+        if (!ReadProcSample(p.pid, started, &sample, &rss, &elapsed)) continue;
         p.start_ticks = sample.start_ticks;
         p.host_memory_bytes = rss;
         p.elapsed_seconds = elapsed;
@@ -219,7 +221,7 @@ void TopFeed::Run(GlobalOptions global, Clock* clock, Logger* logger) {
       }
       previous = std::move(now);
       fresh.has_data = true;
-      fresh.now_unix = static_cast<double>(std::time(nullptr));
+      fresh.now_unix = static_cast<double>(UnixSeconds(clock->WallNow()));
     }
     {
       MutexLock lock(&mu_);
@@ -231,7 +233,7 @@ void TopFeed::Run(GlobalOptions global, Clock* clock, Logger* logger) {
         data_.details_pid = details_pid;
         data_.details_env = std::move(env);
         data_.details_env_error = std::move(env_error);
-        read_at_ = std::chrono::steady_clock::now();
+        read_at_ = clock->SteadyNow();
       } else {
         data_.is_stale = data_.has_data;
         data_.stale_why = error;
@@ -240,7 +242,7 @@ void TopFeed::Run(GlobalOptions global, Clock* clock, Logger* logger) {
     }
     char byte = 1;
     (void)!::write(wake_[1], &byte, 1);
-    std::this_thread::sleep_until(started + interval_);
+    clock->SleepUntil(started + interval_, std::stop_token());
   }
 }
 

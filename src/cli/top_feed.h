@@ -47,6 +47,7 @@ class TopFeed {
   void Run(GlobalOptions global, Clock* clock, Logger* logger) EXCLUDES(mu_);
 
   std::chrono::milliseconds interval_{1000};
+  Clock* clock_ = nullptr;
   int wake_[2] = {-1, -1};
   mutable Mutex mu_;
   top::TopData data_ GUARDED_BY(mu_);
@@ -54,14 +55,16 @@ class TopFeed {
   bool is_stopping_ GUARDED_BY(mu_) = false;
 };
 
-// What /proc says of `p` (CPU since `previous`, host memory, elapsed time,
-// start ticks); `previous_ticks` and `previous_at` carry the last read.
+// What /proc says of process `pid` read at `now`: its CPU ticks so far and
+// start time (into `out`), its resident memory and how long it has run.
+// False when it is gone or unreadable.
 struct ProcSample {
   int64_t cpu_ticks = 0;
   int64_t start_ticks = 0;
   std::chrono::steady_clock::time_point at;
 };
-bool ReadProcSample(int64_t pid, ProcSample* out, int64_t* rss_bytes, double* elapsed_seconds);
+bool ReadProcSample(int64_t pid, std::chrono::steady_clock::time_point now, ProcSample* out, int64_t* rss_bytes,
+                    double* elapsed_seconds);
 
 // The GPU variables in `pid`'s environment (CUDA_*, NVIDIA_*, TARMAC_LEASE_ID,
 // SLURM_*GPUS*; never the lease's token), or why it cannot be read.

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <clocale>
 #include <csignal>
 #include <cstdio>
@@ -151,7 +152,11 @@ int main(int argc, char** argv) {
 
   if (plain) {
     // One screen per reading, as text.
-    int width = is_terminal ? cli::TerminalColumns(STDOUT_FILENO) : 120;
+    // Not a terminal: COLUMNS when set, else 100 (as status prints to a pipe).
+    const char* columns = std::getenv("COLUMNS");
+    int width = ::isatty(STDOUT_FILENO) == 1          ? cli::TerminalColumns(STDOUT_FILENO)
+                : columns != nullptr && *columns != 0 ? std::clamp(std::atoi(columns), 40, 400)
+                                                      : 100;
     int frames = 0;
     for (;;) {
       pollfd wake{feed->wake_fd(), POLLIN, 0};

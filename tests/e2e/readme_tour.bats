@@ -69,6 +69,7 @@ swap() {
       *"--mig "*) [ "$status" -eq 2 ]                                   # The lab has no MIG.
                   [[ "$output" == *"can never fit"* ]] ;;
       *"--watch"*) [[ "$status" -eq 124 || "$status" -eq 0 ]] ;;     # Until stopped.
+      *"tarmac top"*) [[ "$status" -eq 124 && "$output" == *"8 GPUs"* ]] ;;  # Screens until stopped.
       *"zombies --kill --pid"*) [ "$status" -ne 0 ]                   # No such process here.
                                 [[ "$output" == *"48122"* ]] ;;
       *"extend 7"*) [[ "$status" -ne 0 && "$output" == *"7"* ]] ;;   # No lease 7 here.

@@ -116,11 +116,11 @@ def main():
                                       "--log.level=warn"], stdout=prom_log, stderr=prom_log))
     wait_until("three nodes up and the held-idle GPU in Prometheus",
                lambda: prom_query(prom_port, "count(up == 1)") == 3
-               and prom_query(prom_port, "sum(tarmac_gpu_held_idle)") == 1, name="web_fleet")
+               and prom_query(prom_port, "sum(tarmac_gpu_held_idle)") == 1, tries=900, name="web_fleet")
 
     # Two scrapes of every node, so the report's counters have a rise.
     wait_until("two scrapes of every node", lambda: prom_query(prom_port, "count(count_over_time(up[1m]) >= 2)") == 3,
-               name="web_fleet")
+               tries=900, name="web_fleet")
     # The API answers what the CLI does.
     api = json.loads(get(f"http://127.0.0.1:{port_a}/api/v1/fleet")[1])
     cli = fleet_cli(prom_port, "status", "--json")
@@ -142,7 +142,8 @@ def main():
     browser.open(f"http://127.0.0.1:{port_a}/#fleet")
     try:
         wait_until("three nodes on the page",
-                   lambda: browser.eval("document.querySelectorAll('.fleet-node').length") == 3, name="web_fleet")
+                   lambda: browser.eval("document.querySelectorAll('.fleet-node').length") == 3, tries=600,
+                   name="web_fleet")
     except SystemExit:
         print(browser.eval("document.getElementById('main').textContent"), browser.problems())
         raise
@@ -160,7 +161,8 @@ def main():
                       name="web_fleet")
     check("held idle" in idle and "node-a" in idle, "the idle-now list names the held-idle GPU", "web_fleet")
     rows = wait_until("the fleet report", lambda: browser.eval(
-        "[...document.querySelectorAll('#fleet-report tr[data-node]')].map(r => r.dataset.node)"), name="web_fleet")
+        "[...document.querySelectorAll('#fleet-report tr[data-node]')].map(r => r.dataset.node)"), tries=900,
+        name="web_fleet")
     report = fleet_cli(prom_port, "report", "--since", "7d", "--by", "node", "--json")
     check(sorted(rows) == sorted(r["key"] for r in report["rows"]),
           f"the report's rows are tarmac fleet report's: {rows}", "web_fleet")
@@ -171,7 +173,7 @@ def main():
     agent_c.terminate()
     agent_c.wait(timeout=30)
     wait_until("node-c down on the page", lambda: browser.eval(
-        "document.querySelector('.fleet-node[data-node=\"node-c\"]').dataset.up") == "false", tries=400,
+        "document.querySelector('.fleet-node[data-node=\"node-c\"]').dataset.up") == "false", tries=900,
         name="web_fleet")
     text = browser.eval("document.querySelector('.fleet-node[data-node=\"node-c\"]').textContent")
     check("DOWN since" in text, f"node-c shows as down with since when: {text!r}", "web_fleet")
