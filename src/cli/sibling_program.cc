@@ -16,13 +16,17 @@ int ExecSibling(const std::string& program, std::vector<std::string> argv) {
   ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
   std::string dir = n > 0 ? std::string(self, static_cast<size_t>(n)) : std::string();
   dir = dir.substr(0, dir.rfind('/'));
-  std::string path = dir + "/" + program;
   std::vector<char*> args;
   for (std::string& a : argv) args.push_back(a.data());
   args.push_back(nullptr);
+  // Next to tarmac (a build tree, tarmacd), else in the package's
+  // libexec folder (/usr/libexec/tarmac for /usr/bin/tarmac).
+  std::string path = dir + "/" + program;
   ::execv(path.c_str(), args.data());
+  std::string libexec = dir.substr(0, dir.rfind('/')) + "/libexec/tarmac/" + program;
+  if (errno == ENOENT) ::execv(libexec.c_str(), args.data());
   return ExitWith(Status::NotFound(fmt::format("cannot run {}: {}", path, std::strerror(errno)),
-                                   fmt::format("{} is installed next to tarmac", program)));
+                                   fmt::format("{} is installed next to tarmac or in {}", program, libexec)));
 }
 
 }  // namespace tarmac::cli

@@ -10,7 +10,8 @@
 
 namespace tarmac::cli {
 
-// Replaces this process with `program` from tarmac's own folder, given
+// Replaces this process with `program` from tarmac's own folder (or, as
+// installed, ../libexec/tarmac beside it), given
 // `argv` (argv[0] included): same PID, environment and notify socket.
 // Returns only on failure: the exit code, after saying what was missing.
 int ExecSibling(const std::string& program, std::vector<std::string> argv);
