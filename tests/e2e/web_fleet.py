@@ -138,6 +138,10 @@ def main():
     status, _ = get(f"http://127.0.0.1:{port_a}/api/v1/fleet/report?by=everyone")
     check(status == 400, "a bad ?by= is refused with 400", "web_fleet")
 
+    # Every node in the week's report (its counters have risen twice).
+    wait_until("three nodes in the fleet report",
+               lambda: len(fleet_cli(prom_port, "report", "--since", "7d", "--by", "node", "--json")["rows"]) == 3,
+               tries=900, name="web_fleet")
     browser = Browser(work, children, os.path.join(build, "web-screenshots"))
     browser.open(f"http://127.0.0.1:{port_a}/#fleet")
     try:
