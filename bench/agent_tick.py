@@ -21,9 +21,11 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import agent_api  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "e2e"))
+from e2e_util import cpu_seconds, status_mib  # noqa: E402
+
 build, seconds, clients = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
 fake = f"{build}/fakenvml/libnvidia-ml.so.1"
-ticks_per_second = os.sysconf("SC_CLK_TCK")
 work = tempfile.mkdtemp(prefix="tarmac-agent-bench-")
 sock_path = f"{work}/t.sock"
 config = f"{work}/agent.toml"
@@ -48,16 +50,8 @@ def start_agent():
     return proc
 
 
-def cpu_seconds(pid):
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / ticks_per_second
-
-
 def peak_rss_mib(pid):
-    for line in open(f"/proc/{pid}/status"):
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
+    return status_mib(pid, "VmHWM")
 
 
 agent = start_agent()

@@ -24,7 +24,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "e2e"))
-from e2e_util import stop_all, wait_until  # noqa: E402
+from e2e_util import cpu_seconds, stop_all, wait_until  # noqa: E402
 
 build = os.path.abspath(sys.argv[1])
 seconds = int(sys.argv[2]) if len(sys.argv) > 2 else 30
@@ -38,7 +38,6 @@ env = dict(os.environ, TARMAC_SIM_SCENARIO=os.path.join(source, "examples/scenar
            TMUX_TMPDIR=work, LANG="C.UTF-8", LC_ALL="C.UTF-8", TERM="xterm-256color",
            PATH=bin_dir + ":" + os.environ.get("PATH", ""))
 children = []
-TICK = os.sysconf("SC_CLK_TCK")
 
 
 def tmux(*args):
@@ -47,12 +46,6 @@ def tmux(*args):
 
 def screen(name):
     return tmux("capture-pane", "-p", "-t", name)
-
-
-def cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
 
 
 def pid_of(pattern):
@@ -81,7 +74,7 @@ def main():
     session("watch", f"tarmac --socket {sock} status --watch 1")
     wait_until("top's screen", lambda: "64" in screen("top") or "tarmac-simload" in screen("top"), name="top_bench")
     top_pid = wait_until("tarmac-top", lambda: pid_of(f"tarmac-top --socket {sock}"), name="top_bench")
-    watch_pid = wait_until("status --watch", lambda: pid_of(f"status --watch 1"), name="top_bench")
+    watch_pid = wait_until("status --watch", lambda: pid_of("status --watch 1"), name="top_bench")
     time.sleep(3)
     t0, c_top, c_watch = time.monotonic(), cpu_seconds(top_pid), cpu_seconds(watch_pid)
     time.sleep(seconds)

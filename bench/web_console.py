@@ -36,7 +36,7 @@ soak_minutes = int(sys.argv[6]) if len(sys.argv) > 6 else 0
 source = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(source, "tests", "e2e"))
 from cdp import Browser  # noqa: E402
-from e2e_util import free_port, stop_all, wait_until  # noqa: E402
+from e2e_util import cpu_seconds, free_port, status_mib, stop_all, wait_until  # noqa: E402
 
 work = tempfile.mkdtemp(prefix="tarmac-web-bench-")
 children = []
@@ -46,19 +46,10 @@ with open(scenario, "w") as f:
     f.write(f"[[gpu]]\ncount = {gpus}\n")
 env = dict(os.environ, TARMAC_SIM_SCENARIO=scenario, TARMAC_SIM_DIR=os.path.join(work, "world"),
            TARMAC_NVML_LIBRARY=os.path.join(build, "fakenvml/libnvidia-ml.so.1"))
-TICK = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pid):
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
 
 
 def rss_mib(pid):
-    for line in open(f"/proc/{pid}/status"):
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
+    return status_mib(pid, "VmRSS")
 
 
 def agent_cpu(pid, span):

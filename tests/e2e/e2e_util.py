@@ -2,6 +2,7 @@
 """What the Python end-to-end tests and benchmarks share: a free port,
 bounded readiness waits, checks that say what they checked, and stopping
 the processes a test started."""
+import os
 import signal
 import socket
 import subprocess
@@ -44,3 +45,19 @@ def stop_all(children):
                 child.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 child.kill()
+
+
+def cpu_seconds(pid):
+    """CPU time (user + system) process `pid` has used, from /proc."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def status_mib(pid, field="VmRSS"):
+    """A memory line of /proc/PID/status (VmRSS, VmHWM) in MiB; 0 when absent."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    return 0.0
