@@ -162,7 +162,6 @@ void TopFeed::Run(GlobalOptions global, Clock* clock, Logger* logger) {
       Result<std::unique_ptr<FleetSource>> opened = FleetSource::Open(global, clock, logger);
       if (opened.ok()) {
         source = std::move(opened).value();
-        if (!source->is_agent()) source->LeaveProcessesUnattributed();
       } else {
         error = opened.status().ToString();
       }

@@ -126,6 +126,11 @@ wait_screen() {
   [ "$status" -eq 0 ]
   [ "$(echo "$output" | grep -c '^tarmac top · ')" -eq 2 ]
   echo "$output" | grep -q "tarmac-simload"
+  # With no agent: the GPUs read directly, said in the header.
+  run tarmac top --no-agent --backend nvml --plain --frames 1
+  [ "$status" -eq 0 ]
+  [[ "${lines[0]}" == *"8 GPUs"*"NVML directly"* ]]
+  echo "$output" | grep -q "tarmac-simload"
   run tarmac top --interval 0
   [ "$status" -eq 2 ]
   run tarmac top --backend nonsense
