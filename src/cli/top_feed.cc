@@ -45,25 +45,35 @@ std::string EventLine(const json& e) {
 
 }  // namespace
 
-bool ReadProcSample(int64_t pid, std::chrono::steady_clock::time_point now, ProcSample* out, int64_t* rss_bytes,
-                    double* elapsed_seconds) {
-  Result<std::string> stat = ReadForeignFile(fmt::format("/proc/{}/stat", pid), {.max_bytes = 4096});
-  if (!stat.ok()) return false;
+bool ParseProcStat(std::string_view stat, ProcSample* out) {
   // The name may hold spaces and parentheses: the fields start after the last ')'.
-  size_t close = stat.value().rfind(')');
-  if (close == std::string::npos) return false;
-  std::vector<std::string> f;
+  size_t close = stat.rfind(')');
+  if (close == std::string_view::npos) return false;
+  std::vector<std::string_view> f;
   size_t i = close + 2;
-  while (i < stat.value().size()) {
-    size_t end = stat.value().find(' ', i);
-    if (end == std::string::npos) end = stat.value().size();
-    f.push_back(stat.value().substr(i, end - i));
+  while (i < stat.size()) {
+    size_t end = stat.find(' ', i);
+    if (end == std::string_view::npos) end = stat.size();
+    f.push_back(stat.substr(i, end - i));
     i = end + 1;
   }
   // f[0] is field 3 (state): utime 14, stime 15, starttime 22.
   if (f.size() < 20) return false;
-  out->cpu_ticks = std::atoll(f[11].c_str()) + std::atoll(f[12].c_str());
-  out->start_ticks = std::atoll(f[19].c_str());
+  auto number = [](std::string_view text, int64_t* value) {
+    if (text.empty() || text.size() > 19 || text.find_first_not_of("0123456789") != std::string_view::npos) return false;
+    *value = std::stoll(std::string(text));
+    return true;
+  };
+  int64_t utime = 0, stime = 0;
+  if (!number(f[11], &utime) || !number(f[12], &stime) || !number(f[19], &out->start_ticks)) return false;
+  out->cpu_ticks = utime + stime;
+  return true;
+}
+
+bool ReadProcSample(int64_t pid, std::chrono::steady_clock::time_point now, ProcSample* out, int64_t* rss_bytes,
+                    double* elapsed_seconds) {
+  Result<std::string> stat = ReadForeignFile(fmt::format("/proc/{}/stat", pid), {.max_bytes = 4096});
+  if (!stat.ok() || !ParseProcStat(stat.value(), out)) return false;
   out->at = now;
   static const long kTicks = sysconf(_SC_CLK_TCK);
   static const long kPage = sysconf(_SC_PAGESIZE);
@@ -200,7 +210,13 @@ void TopFeed::Run(GlobalOptions global, Clock* clock, Logger* logger) {
       }
     }
     if (error.empty()) {
-      fresh.processes = top::ProcessesFromStatus(fresh.status);
+      try {
+        fresh.processes = top::ProcessesFromStatus(fresh.status);
+      } catch (const json::exception& e) {
+        error = std::string("a malformed answer: ") + e.what();
+      }
+    }
+    if (error.empty()) {
       std::map<int64_t, ProcSample> now;
       for (top::TopProcess& p : fresh.processes) {
         ProcSample sample;

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/options.h"
@@ -63,6 +64,9 @@ struct ProcSample {
   int64_t start_ticks = 0;
   std::chrono::steady_clock::time_point at;
 };
+// /proc/PID/stat's CPU ticks (utime + stime) and start time into `out`;
+// false when it is not that file's form.
+bool ParseProcStat(std::string_view stat, ProcSample* out);
 bool ReadProcSample(int64_t pid, std::chrono::steady_clock::time_point now, ProcSample* out, int64_t* rss_bytes,
                     double* elapsed_seconds);
 

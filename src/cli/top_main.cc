@@ -165,7 +165,12 @@ int main(int argc, char** argv) {
       top::TopData data = feed->Latest();
       if (!data.has_data && data.stale_why.empty()) continue;
       top::Screen screen(width, 40);
-      top::RenderTop(data, ui, &screen);
+      try {
+        top::RenderTop(data, ui, &screen);
+      } catch (const nlohmann::json::exception& e) {
+        screen = top::Screen(width, 40);
+        screen.Put(0, 0, std::string("tarmac top: cannot draw the agent's answer: ") + e.what());
+      }
       std::string text = screen.Text();
       while (!text.empty() && text.back() == '\n') text.pop_back();
       std::printf("%s\n\n", text.c_str());
@@ -201,7 +206,13 @@ int main(int argc, char** argv) {
   while (!quit) {
     top::TopData data = feed->Latest();
     top::Screen screen(COLS, LINES);
-    layout = top::RenderTop(data, ui, &screen);
+    try {
+      layout = top::RenderTop(data, ui, &screen);
+    } catch (const nlohmann::json::exception& e) {
+      // An answer of an unexpected shape: said, never a crash.
+      screen = top::Screen(COLS, LINES);
+      screen.Put(0, 0, std::string("tarmac top: cannot draw the agent's answer: ") + e.what());
+    }
     ui.scroll = layout.scroll;
     erase();
     Paint(screen, is_colored);
