@@ -18,16 +18,9 @@
 // 7.4 MiB, against 1.2 MiB with two arenas (bench/web_console.py). The
 // agent's threads allocate little and seldom at once; two arenas serve them.
 constexpr int kMallocArenas = 2;
-// Buffers this large (a sample's status for the console's streams, some
-// 100 KiB) are mapped and unmapped, never left in an arena to fragment it.
-// Set, the threshold also stops glibc raising it after each large free
-// (the raise is what let twenty streams grow the agent 3.5 MiB over 30
-// minutes, against 0.4 MiB with none).
-constexpr int kMmapThresholdBytes = 64 * 1024;
 
 int main(int argc, char** argv) {
   mallopt(M_ARENA_MAX, kMallocArenas);
-  mallopt(M_MMAP_THRESHOLD, kMmapThresholdBytes);
   CLI::App app("tarmacd: the tarmac agent. Samples every GPU and process, keeps the history, serves the local "
                "API (docs/protocol.md) and HTTP (docs/metrics.md). Flags override the config file.",
                "tarmacd");
