@@ -115,14 +115,7 @@ http::Response AnswerReport(FleetSource& source, const http::Request& asked, Clo
 }  // namespace
 
 Status AddFleetRoutes(http::RouteTable* routes, const cluster::FleetConfig& fleet, Clock* clock) {
-  prom::PromOptions options;
-  options.url = fleet.prometheus_url;
-  options.bearer_token_file = fleet.bearer_token_file;
-  options.basic_auth_user = fleet.basic_auth_user;
-  options.basic_auth_password_file = fleet.basic_auth_password_file;
-  options.ca_file = fleet.ca_file;
-  options.timeout = fleet.timeout;
-  auto source = std::make_shared<FleetSource>(std::move(options), clock);
+  auto source = std::make_shared<FleetSource>(cluster::PromOptionsOf(fleet), clock);
   Status s = routes->Add("/api/v1/fleet", [source](const http::Request& asked) {
     return source->is_configured() ? AnswerStatus(*source, asked) : NotConfigured();
   });

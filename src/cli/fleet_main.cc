@@ -16,6 +16,7 @@
 #include "cluster/cluster_pick.h"
 #include "cluster/cluster_read.h"
 #include "cluster/cluster_report.h"
+#include "cluster/fleet_config.h"
 #include "common/clock.h"
 #include "config/config.h"
 #include "common/fs.h"
@@ -174,11 +175,12 @@ int main(int argc, char** argv) {
   const char* env_url = std::getenv("TARMAC_PROMETHEUS_URL");
   if (prom.url.empty()) prom.url = env_url != nullptr && *env_url != '\0' ? env_url : fleet.prometheus_url;
   if (prom.url.empty()) prom.url = "http://127.0.0.1:9090";
-  if (prom.bearer_token_file.empty()) prom.bearer_token_file = fleet.bearer_token_file;
-  if (prom.basic_auth_user.empty()) prom.basic_auth_user = fleet.basic_auth_user;
-  if (prom.basic_auth_password_file.empty()) prom.basic_auth_password_file = fleet.basic_auth_password_file;
-  if (prom.ca_file.empty()) prom.ca_file = fleet.ca_file;
-  prom.timeout = fleet.timeout;
+  const prom::PromOptions configured = cluster::PromOptionsOf(fleet);
+  for (std::string prom::PromOptions::*key : {&prom::PromOptions::bearer_token_file, &prom::PromOptions::basic_auth_user,
+                                              &prom::PromOptions::basic_auth_password_file, &prom::PromOptions::ca_file}) {
+    if ((prom.*key).empty()) prom.*key = configured.*key;
+  }
+  prom.timeout = configured.timeout;
   if (!timeout.empty()) {
     Result<std::chrono::milliseconds> wait = ParseDurationWithUnit(timeout);
     if (!wait.ok() || wait.value().count() <= 0) {

@@ -19,4 +19,15 @@ void ReadFleetSection(ConfigSection& section, FleetConfig* out) {
   section.Interval("timeout", std::chrono::milliseconds(100), std::chrono::minutes(10), &out->timeout);
 }
 
+prom::PromOptions PromOptionsOf(const FleetConfig& fleet) {
+  prom::PromOptions options;
+  options.url = fleet.prometheus_url;
+  options.bearer_token_file = fleet.bearer_token_file;
+  options.basic_auth_user = fleet.basic_auth_user;
+  options.basic_auth_password_file = fleet.basic_auth_password_file;
+  options.ca_file = fleet.ca_file;
+  options.timeout = fleet.timeout;
+  return options;
+}
+
 }  // namespace tarmac::cluster

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "common/config_section.h"
+#include "prom/prom_client.h"
 
 namespace tarmac::cluster {
 
@@ -26,5 +27,9 @@ struct FleetConfig {
 };
 
 void ReadFleetSection(ConfigSection& section, FleetConfig* out);
+
+// The Prometheus client's options as [fleet] gives them (the URL as set:
+// the agent takes no default; `tarmac fleet` fills one in).
+prom::PromOptions PromOptionsOf(const FleetConfig& fleet);
 
 }  // namespace tarmac::cluster
