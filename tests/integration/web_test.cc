@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 #include <sys/socket.h>
+#include <tuple>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -446,6 +448,44 @@ TEST_F(WebTest, CommandLinesAreLeftOutUnlessTheConfigShowsThem) {
 // Beyond loopback the agent starts only with a token or an explicit
 // allow_anonymous; with a token, everything but /health, /metrics and the
 // page's shell asks for it.
+// Files named in [http] tls_cert/tls_key and [fleet]'s credentials are
+// read by the agent as root: a FIFO or a link to one that another user
+// planted is refused at once, naming it, never waited on.
+TEST_F(WebTest, AFifoPlantedAsACertificateOrACredentialIsRefusedNotWaitedOn) {
+  UseScenarioText("[[gpu]]\ncount = 1\n");
+  std::string planted = dir_.path() + "/planted";
+  ASSERT_EQ(::mkdir(planted.c_str(), 0755), 0);
+  ASSERT_EQ(::chown(planted.c_str(), 65534, 65534), 0);  // A folder nobody owns.
+  std::string fifo = planted + "/cert.pem";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  ASSERT_EQ(::chown(fifo.c_str(), 65534, 65534), 0);
+  std::string link = planted + "/key.pem";
+  ASSERT_EQ(::symlink(fifo.c_str(), link.c_str()), 0);
+  std::vector<std::string> argv = {BinDir() + "/tarmac", "agent", "--backend", "nvml", "--nvml-library", FakeNvmlPath(),
+                                   "--socket", AgentFixture::Socket(), "--state-dir", dir_.path() + "/state",
+                                   "--http-listen", "127.0.0.1:0", "--config"};
+  for (const auto& [name, cert, key] : {std::tuple{"cert", fifo, link}, std::tuple{"key", dir_.path() + "/none.pem", link}}) {
+    std::vector<std::string> args = argv;
+    args.push_back(dir_.Write(std::string(name) + ".toml",
+                              "[http]\ntls_cert = \"" + cert + "\"\ntls_key = \"" + key + "\"\n"));
+    Child agent(args, Env(), dir_.path() + "/" + name + ".log");
+    EXPECT_NE(agent.Wait(), 0);
+    std::string why = ReadText(dir_.path() + "/" + name + ".log");
+    EXPECT_NE(why.find("tls_cert"), std::string::npos) << why;
+    if (std::string(name) == "cert") {
+      EXPECT_NE(why.find("FIFO"), std::string::npos) << why;
+    }
+  }
+  // A credential of the fleet page: the route says why, at once.
+  std::string config = dir_.Write("fleet.toml", "[fleet]\nprometheus_url = \"http://127.0.0.1:1\"\nbearer_token_file = \"" +
+                                                    link + "\"\n");
+  StartAgent({"--config", config});
+  int status = 0;
+  json refused = Http("/api/v1/fleet", &status);
+  EXPECT_EQ(status, 400) << refused.dump();
+  EXPECT_NE(refused.dump().find("FIFO"), std::string::npos) << refused.dump();
+}
+
 TEST_F(WebTest, ATokenGuardsTheApiAndListeningBeyondLoopbackNeedsOne) {
   UseScenarioText("[[gpu]]\ncount = 1\n");
   std::vector<std::string> base = {BinDir() + "/tarmac", "agent", "--backend", "nvml", "--nvml-library", FakeNvmlPath(),
