@@ -142,11 +142,9 @@ int List(const client::AgentClient& agent, const BackfillOptions& o) {
 
 // Why each GPU does or does not take backfill yet, one line each, for a
 // batch that waits: "GPU 2: idle 3m of idle_for 10m; starts at 17:42".
-std::string GateLines(const client::AgentClient& agent) {
-  Result<json> r = agent.Call("backfill.gpus", json::object());
-  if (!r.ok()) return "";
+std::string GateLines(const json& gates) {
   std::string out;
-  for (const json& g : r.value().value("gpus", json::array())) {
+  for (const json& g : gates.value("gpus", json::array())) {
     std::string device = fmt::format("GPU {}", g.value("gpu", 0));
     if (g.contains("mig_profile")) device += " " + g.value("mig_profile", "") + " " + g.value("uuid", "").substr(0, 12);
     std::string line = fmt::format("\n  {}: {}", device, g.value("why", ""));
@@ -161,7 +159,28 @@ std::string GateLines(const client::AgentClient& agent) {
   return out;
 }
 
+// Without a batch: each GPU and MIG instance as backfill's gate sees it.
+int ShowGates(const client::AgentClient& agent, const BackfillOptions& o) {
+  Result<json> r = agent.Call("backfill.gpus", json::object());
+  if (!r.ok()) return LeaseExit("backfill status", r.status());
+  if (o.json) {
+    std::printf("%s\n", r.value().dump(2).c_str());
+    return kExitOk;
+  }
+  const json& gates = r.value();
+  if (gates.value("idle_for", "") == "auto") {
+    std::printf("idle_for auto: settle %s, min_run %s\n", Duration(gates.value("settle_seconds", 0.0)).c_str(),
+                Duration(gates.value("min_run_seconds", 0.0)).c_str());
+  } else {
+    std::printf("idle_for %s\n", Duration(gates.value("idle_for_seconds", 0.0)).c_str());
+  }
+  std::string lines = GateLines(gates);
+  std::printf("%s\n", lines.empty() ? "  no GPU seen yet" : lines.substr(1).c_str());
+  return kExitOk;
+}
+
 int ShowStatus(const client::AgentClient& agent, const BackfillOptions& o, Clock* clock) {
+  if (o.id == 0) return ShowGates(agent, o);
   bool is_tty = isatty(STDOUT_FILENO) != 0;
   int shown_lines = 0;
   for (;;) {
@@ -176,7 +195,10 @@ int ShowStatus(const client::AgentClient& agent, const BackfillOptions& o, Clock
     } else {
       std::string text = Summary(b);
       // Active and on no GPU yet: why not, GPU by GPU.
-      if (backfill::IsActive(s) && b["progress"].value("gpus_held", int64_t{0}) == 0) text += GateLines(agent);
+      if (backfill::IsActive(s) && b["progress"].value("gpus_held", int64_t{0}) == 0) {
+        Result<json> gates = agent.Call("backfill.gpus", json::object());
+        if (gates.ok()) text += GateLines(gates.value());
+      }
       if (o.watch && is_tty && shown_lines > 0) std::printf("\033[%dA\033[J", shown_lines);
       std::printf("%s\n", text.c_str());
       shown_lines = 1 + static_cast<int>(std::count(text.begin(), text.end(), '\n'));

@@ -55,8 +55,9 @@ std::map<std::string, CLI::App*> AddBackfillCommand(CLI::App* app, BackfillOptio
   subs["list"] = cmd->add_subcommand("list", "Every batch: state, progress, GPU time, preemptions");
   subs["list"]->add_flag("--json", o->json, "Print JSON");
   CLI::App* status = subs["status"] =
-      cmd->add_subcommand("status", "One batch: done/total, tokens per second, GPU-hours, preemptions, ETA");
-  status->add_option("id", o->id, "The batch")->required();
+      cmd->add_subcommand("status", "One batch: done/total, tokens per second, GPU-hours, preemptions, ETA; "
+                                    "without ID: whether each GPU takes backfill now, and why");
+  status->add_option("id", o->id, "The batch")->check(CLI::PositiveNumber);
   status->add_flag("--watch,-w", o->watch, "Follow it with a progress bar until it ends");
   status->add_flag("--json", o->json, "Print JSON");
   for (const char* verb : {"pause", "resume", "cancel"}) {

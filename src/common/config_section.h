@@ -36,6 +36,9 @@ class ConfigSection {
   virtual void Fail(std::string_view key, std::string_view what, std::string_view at = {}) = 0;
 
   virtual void String(std::string_view key, std::string* out) = 0;
+  // Whether the key holds the string `word` ("auto"), for a key that takes
+  // a word or a value of another type; reports nothing either way.
+  virtual bool IsWord(std::string_view key, std::string_view word) = 0;
   virtual void Bool(std::string_view key, bool* out) = 0;
   virtual void Integer(std::string_view key, int64_t* out, int64_t min, int64_t max) = 0;
   virtual void Number(std::string_view key, double* out, double min, double max) = 0;

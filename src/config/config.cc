@@ -74,6 +74,7 @@ class KeyRecorder : public ConfigSection {
   bool Has(std::string_view key) override { return Note(key); }
   void Fail(std::string_view, std::string_view, std::string_view) override {}
   void String(std::string_view key, std::string*) override { Note(key); }
+  bool IsWord(std::string_view key, std::string_view) override { return Note(key); }
   void Bool(std::string_view key, bool*) override { Note(key); }
   void Integer(std::string_view key, int64_t*, int64_t, int64_t) override { Note(key); }
   void Number(std::string_view key, double*, double, double) override { Note(key); }

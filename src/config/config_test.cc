@@ -22,6 +22,31 @@ TEST(ConfigTest, EmptyTextGivesDefaults) {
   EXPECT_EQ(c.value().api.max_connections, 4096);
 }
 
+// [backfill] idle_for: "auto" (the default) or a duration; a wrong word
+// names the key and line.
+TEST(ConfigTest, BackfillIdleForIsAutoOrADuration) {
+  Result<Config> c = ParseConfig("", "t.toml");
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE(c.value().leases.backfill.is_auto);
+  EXPECT_EQ(c.value().leases.backfill.settle, std::chrono::seconds(30));
+  EXPECT_EQ(c.value().leases.backfill.min_run, std::chrono::minutes(2));
+  c = ParseConfig("[backfill]\nidle_for = \"15m\"\n", "t.toml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_FALSE(c.value().leases.backfill.is_auto);
+  EXPECT_EQ(c.value().leases.backfill.idle_for, std::chrono::minutes(15));
+  c = ParseConfig("[backfill]\nidle_for = \"auto\"\nsettle = \"5s\"\nmin_run = \"10m\"\n", "t.toml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_TRUE(c.value().leases.backfill.is_auto);
+  EXPECT_EQ(c.value().leases.backfill.settle, std::chrono::seconds(5));
+  EXPECT_EQ(c.value().leases.backfill.min_run, std::chrono::minutes(10));
+  c = ParseConfig("[backfill]\n\nidle_for = \"automatic\"\n", "t.toml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("t.toml:3: key 'backfill.idle_for'"), std::string::npos) << c.status().ToString();
+  c = ParseConfig("[backfill]\nsettle = \"2d\"\n", "t.toml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("key 'backfill.settle': must be from"), std::string::npos) << c.status().ToString();
+}
+
 TEST(ConfigTest, ReadsEverySection) {
   Result<Config> c = ParseConfig(R"(
 [agent]

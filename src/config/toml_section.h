@@ -21,6 +21,10 @@ class TomlSection : public ConfigSection {
   bool Has(std::string_view key) override;
   void Fail(std::string_view key, std::string_view what, std::string_view at = {}) override;
   void String(std::string_view key, std::string* out) override { reader_.String(key, out); }
+  bool IsWord(std::string_view key, std::string_view word) override {
+    const toml::node* n = reader_.Find(key);
+    return n != nullptr && n->is_string() && n->as_string()->get() == word;
+  }
   void Bool(std::string_view key, bool* out) override { reader_.Bool(key, out); }
   void Integer(std::string_view key, int64_t* out, int64_t min, int64_t max) override {
     reader_.Integer(key, out, min, max);

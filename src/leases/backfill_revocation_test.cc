@@ -24,6 +24,7 @@ using std::chrono::seconds;
 LeasePolicy BackfillAtOnce(seconds grace) {
   LeasePolicy policy;
   policy.backfill.grace = grace;
+  policy.backfill.is_auto = false;
   policy.backfill.idle_for = seconds(0);
   return policy;
 }
@@ -196,6 +197,7 @@ TEST_F(LeaseServiceTest, RegressionARevokedLeaseLetGoWhileItsGpuStillListsAProce
 
 TEST(BackfillGateTest, OnlyOtherWorkResetsTheIdleClockAndLimitsApply) {
   BackfillPolicy policy;
+  policy.is_auto = false;
   policy.idle_for = seconds(60);
   policy.max_temperature_celsius = 80;
   BackfillGate gate(policy);
@@ -203,19 +205,19 @@ TEST(BackfillGateTest, OnlyOtherWorkResetsTheIdleClockAndLimitsApply) {
   fleet::FleetView f = Fleet(3);
   std::vector<Holder> none(3, Holder::kNone);
   int noon = 12 * 60;
-  EXPECT_EQ(gate.Observe(f, none, t0, noon), (std::vector<bool>{false, false, false})) << "a fresh agent waits too";
+  EXPECT_EQ(gate.Observe(f, none, t0, LocalAt(noon)), (std::vector<bool>{false, false, false})) << "a fresh agent waits too";
   // GPU 1 computes (no lease), GPU 2 is held by a normal lease.
   f.gpus[1].sample.utilization_gpu_ratio = 0.5;
-  gate.Observe(f, {Holder::kNone, Holder::kNone, Holder::kOther}, t0 + seconds(30), noon);
+  gate.Observe(f, {Holder::kNone, Holder::kNone, Holder::kOther}, t0 + seconds(30), LocalAt(noon));
   f.gpus[1].sample.utilization_gpu_ratio = 0;
-  EXPECT_EQ(gate.Observe(f, none, t0 + seconds(60), noon), (std::vector<bool>{true, false, false}));
-  EXPECT_EQ(gate.Observe(f, none, t0 + seconds(90), noon), (std::vector<bool>{true, true, true}));
+  EXPECT_EQ(gate.Observe(f, none, t0 + seconds(60), LocalAt(noon)), (std::vector<bool>{true, false, false}));
+  EXPECT_EQ(gate.Observe(f, none, t0 + seconds(90), LocalAt(noon)), (std::vector<bool>{true, true, true}));
   // Backfill's own use does not reset the clock.
   f.gpus[0].sample.utilization_gpu_ratio = 1.0;
-  EXPECT_EQ(gate.Observe(f, {Holder::kBackfill, Holder::kNone, Holder::kNone}, t0 + seconds(100), noon)[0], true);
+  EXPECT_EQ(gate.Observe(f, {Holder::kBackfill, Holder::kNone, Holder::kNone}, t0 + seconds(100), LocalAt(noon))[0], true);
   // Too hot: no new backfill there.
   f.gpus[2].sample.temperature_celsius = 85;
-  EXPECT_EQ(gate.Observe(f, none, t0 + seconds(110), noon)[2], false);
+  EXPECT_EQ(gate.Observe(f, none, t0 + seconds(110), LocalAt(noon))[2], false);
 }
 
 TEST(BackfillGateTest, WindowsAreLocalTimesOfDayAndMayWrapPastMidnight) {
@@ -228,13 +230,14 @@ TEST(BackfillGateTest, WindowsAreLocalTimesOfDayAndMayWrapPastMidnight) {
   EXPECT_FALSE(InWindow("25:00-06:00", 60));
   EXPECT_FALSE(InWindow("06:00-06:00", 6 * 60));
   BackfillPolicy policy;
+  policy.is_auto = false;
   policy.idle_for = seconds(0);
   policy.windows = {"22:00-06:00"};
   BackfillGate gate(policy);
   fleet::FleetView f = Fleet(1);
   sched::TimePoint t0 = sched::TimePoint{} + std::chrono::hours(1);
-  EXPECT_FALSE(gate.Observe(f, {Holder::kNone}, t0, 12 * 60)[0]);
-  EXPECT_TRUE(gate.Observe(f, {Holder::kNone}, t0, 23 * 60)[0]);
+  EXPECT_FALSE(gate.Observe(f, {Holder::kNone}, t0, LocalAt(12 * 60))[0]);
+  EXPECT_TRUE(gate.Observe(f, {Holder::kNone}, t0, LocalAt(23 * 60))[0]);
 }
 
 }  // namespace

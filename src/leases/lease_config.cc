@@ -128,7 +128,16 @@ bool InWindow(std::string_view window, int minute_of_day) {
 void ReadBackfillSection(ConfigSection& section, BackfillPolicy* out) {
   using std::chrono::milliseconds;
   section.Interval("grace", milliseconds(0), milliseconds(600000), &out->grace);
-  section.Interval("idle_for", milliseconds(0), std::chrono::hours(24 * 7), &out->idle_for);
+  if (section.IsWord("idle_for", "auto")) {
+    out->is_auto = true;
+  } else if (section.Has("idle_for")) {
+    milliseconds idle_for = out->idle_for;
+    section.Interval("idle_for", milliseconds(0), std::chrono::hours(24 * 7), &idle_for);
+    out->is_auto = false;
+    out->idle_for = idle_for;
+  }
+  section.Interval("settle", milliseconds(0), std::chrono::hours(24), &out->settle);
+  section.Interval("min_run", milliseconds(0), std::chrono::hours(24), &out->min_run);
   std::vector<std::string> windows = out->windows;
   section.Strings("windows", &windows);
   TimeWindow parsed;

@@ -39,12 +39,43 @@ void LeaseService::Decide(TimePoint now) {
     Erase("queue", l.id);
     SaveLease(l);
     Event("granted", l.id, l.uid, l.user, l.gpus, Actor{},
-          fmt::format("GPU {} ({}){}", GpuList(l.gpus), fmt::join(l.uuids, ","),
-                      l.ends_at ? ", until " + UtcText(Base().ToUnix(*l.ends_at)) : std::string()));
+          fmt::format("GPU {} ({}){}{}", GpuList(l.gpus), fmt::join(l.uuids, ","),
+                      l.ends_at ? ", until " + UtcText(Base().ToUnix(*l.ends_at)) : std::string(),
+                      l.priority == sched::Priority::kBackfill ? kBackfillGrantMark : std::string_view()));
   }
 }
 
 // --- backfill --------------------------------------------------------------------
+
+GateContext LeaseService::GateContextNow() const {
+  GateContext c;
+  std::chrono::system_clock::time_point wall = clock_->WallNow();
+  std::time_t t = std::chrono::system_clock::to_time_t(wall);
+  std::tm local{};
+  localtime_r(&t, &local);
+  c.minute_of_day = local.tm_hour * 60 + local.tm_min;
+  c.hour_of_week = local.tm_wday * 24 + local.tm_hour;
+  c.now_unix = std::chrono::duration<double>(wall.time_since_epoch()).count();
+  // What the waiting requests of other priorities could use.
+  for (const sched::Pending& p : book_.queue()) {
+    if (p.request.priority == sched::Priority::kBackfill) continue;
+    const sched::GpuWants& want = p.request.wants;
+    for (const sched::GpuSlot& g : slots_) {
+      if (sched::WantsMig(want)) {
+        for (const sched::MigSlot& m : g.mig) {
+          if (want.mig_profile.empty() ? m.uuid == want.uuids[0] : m.profile == want.mig_profile) {
+            c.wanted_instances.insert(m.uuid);
+          }
+        }
+        continue;
+      }
+      bool is_named = want.uuids.empty() || std::find(want.uuids.begin(), want.uuids.end(), g.uuid) != want.uuids.end();
+      bool has_room = g.memory_total_bytes == 0 || g.memory_total_bytes >= want.min_free_memory_bytes;
+      if (is_named && has_room && !g.is_mig_enabled) c.wanted_gpus.insert(g.index);
+    }
+  }
+  return c;
+}
 
 void LeaseService::MarkBackfill(const fleet::FleetView& fleet, const std::map<int, int64_t>& by_gpu, TimePoint now) {
   std::vector<Holder> holders(fleet.gpus.size(), Holder::kNone);
@@ -53,10 +84,7 @@ void LeaseService::MarkBackfill(const fleet::FleetView& fleet, const std::map<in
     if (l == nullptr || g < 0 || static_cast<size_t>(g) >= holders.size()) continue;
     holders[static_cast<size_t>(g)] = l->priority == sched::Priority::kBackfill ? Holder::kBackfill : Holder::kOther;
   }
-  std::time_t t = std::chrono::system_clock::to_time_t(clock_->WallNow());
-  std::tm local{};
-  localtime_r(&t, &local);
-  std::vector<bool> accepts = backfill_.Observe(fleet, holders, now, local.tm_hour * 60 + local.tm_min);
+  std::vector<bool> accepts = backfill_.Observe(fleet, holders, now, GateContextNow());
   for (size_t i = 0; i < slots_.size() && i < accepts.size(); ++i) slots_[i].accepts_backfill = accepts[i];
   // MIG instances are devices of their own: held by their lease, if any.
   std::map<std::string, Holder> instance_holders;
@@ -65,8 +93,7 @@ void LeaseService::MarkBackfill(const fleet::FleetView& fleet, const std::map<in
       instance_holders[l.uuids[0]] = l.priority == sched::Priority::kBackfill ? Holder::kBackfill : Holder::kOther;
     }
   }
-  std::map<std::string, bool> instances =
-      backfill_.ObserveInstances(fleet, instance_holders, now, local.tm_hour * 60 + local.tm_min);
+  std::map<std::string, bool> instances = backfill_.ObserveInstances(fleet, instance_holders, now, GateContextNow());
   for (sched::GpuSlot& s : slots_) {
     for (sched::MigSlot& m : s.mig) {
       auto it = instances.find(m.uuid);

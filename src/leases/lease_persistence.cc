@@ -40,7 +40,23 @@ void LeaseService::Event(const std::string& kind, int64_t lease_id, int64_t uid,
   waiters_.Touch(lease_id);
   logger_->Log(kind == "refused" ? LogLevel::kWarning : LogLevel::kInfo, "lease {}: {} ({}, by {}): {}", lease_id,
                kind, user, actor.name, detail);
+  if (IsRealArrival(e)) {
+    for (int g : e.gpus) backfill_.NoteArrival(g, e.at_unix);
+  }
   journal_.Record(std::move(e));
+}
+
+void LeaseService::SeedArrivals() {
+  // The newest grants of the last kArrivalWeeks weeks: what "auto" learns from.
+  constexpr int64_t kArrivalWeeks = 8;
+  constexpr int64_t kMostEvents = 100000;
+  Result<std::vector<store::LeaseEvent>> events = journal_.Events(0, kMostEvents, /*is_newest=*/true);
+  if (!events.ok()) return;  // Learned from now on instead.
+  double since = std::chrono::duration<double>(clock_->WallNow().time_since_epoch()).count() - kArrivalWeeks * 7 * 86400.0;
+  for (const store::LeaseEvent& e : events.value()) {
+    if (e.at_unix < since || !IsRealArrival(e)) continue;
+    for (int g : e.gpus) backfill_.NoteArrival(g, e.at_unix);
+  }
 }
 
 void LeaseService::RecordEvent(const std::string& kind, int64_t uid, const std::string& user, int64_t actor_uid,

@@ -26,7 +26,15 @@ bool ParseIdleAction(std::string_view name, IdleAction* out);
 // revoked backfill lease has to let go ([backfill] in docs/config.md).
 struct BackfillPolicy {
   std::chrono::milliseconds grace{5000};  // From the notice to the end of a revoked lease.
-  // A GPU accepts backfill once no other work has used it for this long.
+  // idle_for = "auto" (the default): a GPU accepts backfill once no other
+  // work has used it for `settle`, no request of another priority waits
+  // that could use it, and a real arrival within `min_run` is less likely
+  // than not at the rate learned for its hour of the week (backfill_gate.h).
+  bool is_auto = true;
+  std::chrono::milliseconds settle{std::chrono::seconds(30)};
+  std::chrono::milliseconds min_run{std::chrono::minutes(2)};
+  // idle_for = a duration: a GPU accepts backfill once no other work has
+  // used it for this long, whatever waits or is likely.
   std::chrono::milliseconds idle_for{std::chrono::minutes(10)};
   // Local times of day ("HH:MM-HH:MM", may wrap past midnight) when backfill
   // may start; empty: any time.

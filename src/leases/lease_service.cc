@@ -41,7 +41,7 @@ LeaseService::LeaseService(LeasePolicy policy, std::unique_ptr<store::LeaseState
       clock_(clock),
       logger_(logger),
       zombies_(policy_.zombies),
-      backfill_(policy_.backfill),
+      backfill_(policy_.backfill, std::chrono::duration<double>(clock->WallNow().time_since_epoch()).count()),
       journal_(std::move(state), logger) {
   MutexLock lock(&mu_);
   PublishMarks();  // Figures (every priority at 0) from the start.
@@ -103,6 +103,7 @@ Status LeaseService::Restore() {
     }
   }
   book_.Restore(leases, queue, next_id, std::move(share));
+  SeedArrivals();
   for (const sched::Lease& l : leases) RememberKey(l.uid, l.request_key, l.id);
   for (const sched::Pending& p : queue) RememberKey(p.owner.uid, p.request.request_key, p.id);
   TimePoint now = base.steady;
@@ -328,6 +329,7 @@ Result<json> LeaseService::OnBackfillGpus(const Call& c) {
     if (it == backfill_.verdicts().end()) continue;
     const GateVerdict& v = it->second;
     json g = {{"gpu", index}, {"uuid", uuid}, {"accepts", v.accepts}, {"why", backfill_.Describe(v)}};
+    if (policy_.backfill.is_auto) g["arrivals_per_hour"] = v.arrivals_per_hour;
     if (!mig.is_null()) g["mig_profile"] = mig;
     if (v.starts_in) {
       g["starts_in_seconds"] = std::chrono::duration<double>(*v.starts_in).count();
@@ -336,7 +338,13 @@ Result<json> LeaseService::OnBackfillGpus(const Call& c) {
     }
     gpus.push_back(std::move(g));
   }
-  return json{{"gpus", gpus}, {"idle_for_seconds", std::chrono::duration<double>(policy_.backfill.idle_for).count()}};
+  using Seconds = std::chrono::duration<double>;
+  const BackfillPolicy& b = policy_.backfill;
+  if (b.is_auto) {
+    return json{{"gpus", gpus}, {"idle_for", "auto"}, {"settle_seconds", Seconds(b.settle).count()},
+                {"min_run_seconds", Seconds(b.min_run).count()}};
+  }
+  return json{{"gpus", gpus}, {"idle_for", "fixed"}, {"idle_for_seconds", Seconds(b.idle_for).count()}};
 }
 
 Result<json> LeaseService::OnZombiesKill(const Call& c) { return KillZombies(c.params, c.caller, c.now); }

@@ -386,6 +386,9 @@ class LeaseService {
   void FinishTerminations(TimePoint now) REQUIRES(mu_);
   // Which GPUs accept backfill now (GpuSlot::accepts_backfill), given which
   // lease holds each GPU.
+  // What backfill's gate sees now besides the fleet: local time and what
+  // waiting requests of other priorities could use.
+  GateContext GateContextNow() const REQUIRES(mu_);
   void MarkBackfill(const fleet::FleetView& fleet, const std::map<int, int64_t>& by_gpu, TimePoint now) REQUIRES(mu_);
   // Tells of the leases the last decision revoked; ends those whose grace
   // has passed.
@@ -439,6 +442,9 @@ class LeaseService {
   void SavePending(int64_t id) REQUIRES(mu_);
   void SaveShare(int64_t uid) REQUIRES(mu_);
   void Erase(const char* kind, int64_t id) REQUIRES(mu_);
+  // Teaches backfill's gate when real requests arrived (arrival_model.h),
+  // from the journal's "granted" events of the last weeks.
+  void SeedArrivals() REQUIRES(mu_);
   void Event(const std::string& kind, int64_t lease_id, int64_t uid, const std::string& user,
              const std::vector<int>& gpus, const Actor& actor, const std::string& detail) REQUIRES(mu_);
   // Commits what changed since the last commit (the journal keeps it for

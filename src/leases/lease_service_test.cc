@@ -60,6 +60,7 @@ TEST_F(LeaseServiceTest, AZombieWhosePidWasReusedIsNotSignalled) {
 // restart) counts, so idle time is not counted again from the start.
 TEST_F(LeaseServiceTest, BackfillSaysPerGpuWhyNotYetAndWhen) {
   LeasePolicy policy;
+  policy.backfill.is_auto = false;
   policy.backfill.idle_for = std::chrono::minutes(10);
   std::unique_ptr<LeaseService> s = Make(policy);
   s->SeedBackfillLastUse({{"GPU-1", UnixSeconds(clock_.WallNow()) - 240}});

@@ -220,13 +220,14 @@ TEST_F(LeaseServiceTest, APodsMigInstancesAreOneLeaseEach) {
 // GPU's limits apply to all its instances.
 TEST(MigBackfillGateTest, EachInstanceIsJudgedByItsOwnUse) {
   BackfillPolicy policy;
+  policy.is_auto = false;
   policy.idle_for = seconds(60);
   policy.max_temperature_celsius = 80;
   BackfillGate gate(policy);
   sched::TimePoint t0 = sched::TimePoint{} + std::chrono::hours(1);
   fleet::FleetView f = MigFleet();
   int noon = 12 * 60;
-  std::map<std::string, bool> accepts = gate.ObserveInstances(f, {}, t0, noon);
+  std::map<std::string, bool> accepts = gate.ObserveInstances(f, {}, t0, LocalAt(noon));
   EXPECT_EQ(accepts.size(), 12u);
   EXPECT_FALSE(accepts["MIG-0-2"]) << "a fresh agent waits too";
   // GPU 0: a process outside any lease in gi 2, engine activity in gi 3, a
@@ -236,7 +237,7 @@ TEST(MigBackfillGateTest, EachInstanceIsJudgedByItsOwnUse) {
   f.gpus[0].processes.push_back(InInstance(701, 5, 1003, 6));
   f.gpus[0].sample.mig_instances[4].graphics_engine_active_ratio = 0.9;  // gi 5
   std::map<std::string, Holder> holders = {{"MIG-0-4", Holder::kOther}, {"MIG-0-5", Holder::kBackfill}};
-  accepts = gate.ObserveInstances(f, holders, t0 + seconds(60), noon);
+  accepts = gate.ObserveInstances(f, holders, t0 + seconds(60), LocalAt(noon));
   EXPECT_TRUE(accepts["MIG-0-1"]) << "the 3g.40gb beside them is idle";
   EXPECT_FALSE(accepts["MIG-0-2"]);
   EXPECT_FALSE(accepts["MIG-0-3"]);
@@ -246,13 +247,13 @@ TEST(MigBackfillGateTest, EachInstanceIsJudgedByItsOwnUse) {
   // The work ends; a minute later the instances accept backfill again.
   f.gpus[0].processes.clear();
   f.gpus[0].sample.mig_instances[2].graphics_engine_active_ratio = 0;
-  accepts = gate.ObserveInstances(f, {}, t0 + seconds(90), noon);
+  accepts = gate.ObserveInstances(f, {}, t0 + seconds(90), LocalAt(noon));
   EXPECT_FALSE(accepts["MIG-0-2"]);
-  accepts = gate.ObserveInstances(f, {}, t0 + seconds(120), noon);
+  accepts = gate.ObserveInstances(f, {}, t0 + seconds(120), LocalAt(noon));
   EXPECT_TRUE(accepts["MIG-0-2"] && accepts["MIG-0-3"] && accepts["MIG-0-4"]);
   // A hot GPU takes no new backfill in any of its instances.
   f.gpus[1].sample.temperature_celsius = 85;
-  accepts = gate.ObserveInstances(f, {}, t0 + seconds(130), noon);
+  accepts = gate.ObserveInstances(f, {}, t0 + seconds(130), LocalAt(noon));
   EXPECT_FALSE(accepts["MIG-1-1"]);
   EXPECT_TRUE(accepts["MIG-0-1"]);
 }

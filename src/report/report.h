@@ -69,7 +69,7 @@ struct GpuLine {
   double throttle_other_hours = 0;
   int64_t xid_count = 0;
   // Time a backfill lease held the GPU: idle time put to work (it was idle
-  // beyond [backfill] idle_for when the lease began), and how often a real
+  // when the lease began: backfill_gate.h), and how often a real
   // request took the GPU back.
   double backfill_hours = 0;
   int64_t backfill_preemptions = 0;

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "leases/backfill_gate.h"
 #include "leases/lease_service.h"
 #include "testutil/fake_clock.h"
 #include "testutil/testutil.h"
@@ -61,6 +62,15 @@ inline int CountKind(const nlohmann::json& events, const std::string& kind) {
   return n;
 }
 
+// What backfill's gate sees at local time `minute_of_day` (a Sunday),
+// with nothing waiting.
+inline GateContext LocalAt(int minute_of_day) {
+  GateContext c;
+  c.minute_of_day = minute_of_day;
+  c.hour_of_week = minute_of_day / 60;
+  return c;
+}
+
 inline fleet::FleetView Fleet(int gpus, std::vector<std::pair<int, fleet::ProcessView>> processes = {}) {
   fleet::FleetView f;
   for (int i = 0; i < gpus; ++i) {
@@ -92,6 +102,7 @@ class LeaseServiceTest : public ::testing::Test {
   std::unique_ptr<LeaseService> BackfilledGpus(int count, std::chrono::seconds grace) {
     LeasePolicy policy;
     policy.backfill.grace = grace;
+    policy.backfill.is_auto = false;
     policy.backfill.idle_for = std::chrono::seconds(0);
     processes_.Add(500, 1001, 10);
     processes_.Add(501, 1002, 11);

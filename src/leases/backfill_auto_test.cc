@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// idle_for = "auto" in the lease service: backfill settles, holds off while
+// a request of another priority waits that could use the GPU, and learns
+// real arrivals from grants, kept across a restart through the journal.
+#include <gtest/gtest.h>
+
+#include "testutil/lease_service_fixture.h"
+
+namespace tarmac::leases {
+namespace {
+
+using namespace test;  // NOLINT: the shared fixture.
+using nlohmann::json;
+using std::chrono::seconds;
+
+json GpuGate(const json& gpus, int index) {
+  for (const json& g : gpus) {
+    if (g["gpu"] == index && !g.contains("mig_profile")) return g;
+  }
+  return json();
+}
+
+TEST_F(LeaseServiceTest, AutoGateSettlesHoldsOffForAWaitingRequestAndLearnsArrivals) {
+  LeasePolicy policy;  // idle_for = "auto": settle 30 s, min_run 2 m.
+  ASSERT_TRUE(policy.backfill.is_auto);
+  processes_.Add(500, 1001, 10);
+  processes_.Add(501, 1002, 11);
+  {
+    std::unique_ptr<LeaseService> s = Make(policy);
+    auto tick = [&] { s->OnTick(Fleet(2), clock_.SteadyNow()); };
+    tick();
+    // Bob's real reservation takes GPU 0; alice's backfill waits for GPU 1 to settle.
+    ASSERT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}}, 1002, 501)["result"]["state"],
+              "granted");
+    json backfill = Call(s.get(), "lease.request", {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}});
+    ASSERT_EQ(backfill["result"]["state"], "queued") << backfill.dump();
+    int64_t backfill_id = backfill["result"]["request"]["id"];
+    EXPECT_NE(backfill["result"]["request"]["reason"].get<std::string>().find("GPU 1: settling: idle 0s of settle 30s, opens in 30s"),
+              std::string::npos);
+    json gates = Call(s.get(), "backfill.gpus", json::object())["result"];
+    EXPECT_EQ(gates["idle_for"], "auto");
+    EXPECT_EQ(gates["settle_seconds"], 30);
+    EXPECT_EQ(GpuGate(gates["gpus"], 1)["why"], "settling: idle 0s of settle 30s") << gates.dump();
+    EXPECT_EQ(GpuGate(gates["gpus"], 1)["starts_in_seconds"], 30);
+    // Bob asks for both GPUs: a request that could use GPU 1 waits, so
+    // backfill holds off there even once it has settled.
+    json both = Call(s.get(), "lease.request", {{"gpus", 2}, {"kind", "reservation"}}, 1002, 501);
+    ASSERT_EQ(both["result"]["state"], "queued") << both.dump();
+    clock_.Advance(seconds(31));
+    tick();
+    gates = Call(s.get(), "backfill.gpus", json::object())["result"];
+    EXPECT_EQ(GpuGate(gates["gpus"], 1)["why"], "holds off: a request of another priority waits that could use it");
+    EXPECT_EQ(GpuGate(gates["gpus"], 1)["accepts"], false);
+    EXPECT_EQ(Call(s.get(), "lease.get", {{"id", backfill_id}})["result"]["state"], "queued");
+    // Bob gives up on it: backfill starts on GPU 1 at the next tick.
+    Call(s.get(), "lease.release", {{"id", both["result"]["request"]["id"]}}, 1002, 501);
+    tick();
+    json got = Call(s.get(), "lease.get", {{"id", backfill_id}})["result"];
+    ASSERT_EQ(got["state"], "granted") << got.dump();
+    EXPECT_EQ(got["lease"]["gpus"][0], 1);
+    gates = Call(s.get(), "backfill.gpus", json::object())["result"];
+    EXPECT_EQ(GpuGate(gates["gpus"], 0)["arrivals_per_hour"], 1) << "bob's grant is an arrival";
+    EXPECT_EQ(GpuGate(gates["gpus"], 1)["arrivals_per_hour"], 0) << "backfill's grant is not";
+    EXPECT_NE(GpuGate(gates["gpus"], 1)["why"].get<std::string>().find("starts now: nothing queued, arrivals at this hour 0.0/h"),
+              std::string::npos) << gates.dump();
+  }
+  // After a restart the arrivals are learned again from the journal.
+  std::unique_ptr<LeaseService> s = Make(policy);
+  ASSERT_TRUE(s->Restore().ok());
+  s->OnTick(Fleet(2), clock_.SteadyNow());
+  json gates = Call(s.get(), "backfill.gpus", json::object())["result"];
+  EXPECT_EQ(GpuGate(gates["gpus"], 0)["arrivals_per_hour"], 1) << gates.dump();
+  EXPECT_EQ(GpuGate(gates["gpus"], 1)["arrivals_per_hour"], 0) << gates.dump();
+}
+
+}  // namespace
+}  // namespace tarmac::leases
