@@ -123,6 +123,9 @@ void AddLeaseAskOptions(CLI::App* cmd, LeaseAsk* ask) {
                   "terminated after [backfill] grace) when another request needs the GPU")
       ->check(CLI::IsMember(sched::PriorityNames()))
       ->default_str("normal");
+  cmd->add_flag("--lend-idle", ask->lend_idle,
+                "While your processes sit at 0 % SM ([backfill] lend_after), backfill may use the GPU's memory above "
+                "their peak plus a margin; it is revoked the moment they compute or allocate more");
   cmd->add_flag("--no-wait{true},--queue{false}", ask->no_wait,
                 "--no-wait: exit 75 at once when no GPUs fit; --queue (default): wait in the queue");
 }

@@ -73,6 +73,7 @@ Result<json> LeaseParams(const LeaseAsk& ask, const std::string& kind, const std
     if (!s.ok()) return s.status();
     p["idle_timeout_seconds"] = s.value();
   }
+  if (ask.lend_idle) p["lend_idle"] = true;
   return p;
 }
 

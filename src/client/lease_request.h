@@ -24,6 +24,7 @@ struct LeaseAsk {
   std::string idle_timeout;     // "30m"
   std::string priority = "normal";
   bool no_wait = false;
+  bool lend_idle = false;  // Its GPU's free memory may run backfill while idle.
   bool json = false;  // The client prints JSON (not sent).
 };
 

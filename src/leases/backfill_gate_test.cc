@@ -23,7 +23,7 @@ using test::LocalAt;
 
 // Local time is UTC in these tests, so an hour of the week is plain
 // arithmetic (1970-01-01 was a Thursday).
-class UtcTest : public ::testing::Test {
+class AutoGateTest : public ::testing::Test {
  protected:
   void SetUp() override {
     const char* tz = std::getenv("TZ");
@@ -50,14 +50,14 @@ class UtcTest : public ::testing::Test {
 // A Monday, 10:00 UTC.
 constexpr double kMonday10 = 1796637600;  // 2026-12-07 10:00 UTC.
 
-TEST_F(UtcTest, HourOfWeekStartsOnSunday) {
+TEST_F(AutoGateTest, HourOfWeekStartsOnSunday) {
   EXPECT_EQ(HourOfWeek(kMonday10), 24 + 10);
   EXPECT_EQ(UtcHourOfWeek(kMonday10), 24 + 10);
   EXPECT_EQ(HourOfWeek(kMonday10 - 34 * 3600), 0) << "Sunday 00:00";
   EXPECT_EQ(HourOfWeek(kMonday10 - 34 * 3600 - 1), 167) << "Saturday 23:59:59";
 }
 
-TEST_F(UtcTest, ArrivalRateIsCountOverWeeksCoveredAtLeastOne) {
+TEST_F(AutoGateTest, ArrivalRateIsCountOverWeeksCoveredAtLeastOne) {
   ArrivalModel model(kMonday10);
   EXPECT_EQ(model.RatePerHour(0, 34, kMonday10), 0);
   model.Note(0, 34, kMonday10);
@@ -95,7 +95,7 @@ BackfillPolicy Auto(milliseconds settle, milliseconds min_run) {
   return p;
 }
 
-TEST_F(UtcTest, AutoStartsAfterSettleWhenNothingWaitsAndNoArrivalIsLikely) {
+TEST_F(AutoGateTest, AutoStartsAfterSettleWhenNothingWaitsAndNoArrivalIsLikely) {
   BackfillGate gate(Auto(seconds(30), std::chrono::minutes(2)), kMonday10);
   sched::TimePoint t0 = sched::TimePoint{} + std::chrono::hours(1);
   fleet::FleetView f = Fleet(3);
@@ -133,7 +133,7 @@ TEST_F(UtcTest, AutoStartsAfterSettleWhenNothingWaitsAndNoArrivalIsLikely) {
   EXPECT_TRUE(gate.Observe(f, none, t0 + seconds(3660), c)[0]);
 }
 
-TEST_F(UtcTest, AutoWindowsAndLimitsStillApply) {
+TEST_F(AutoGateTest, AutoWindowsAndLimitsStillApply) {
   BackfillPolicy p = Auto(seconds(0), std::chrono::minutes(2));
   p.windows = {"22:00-06:00"};
   BackfillGate gate(p, kMonday10);
@@ -154,7 +154,7 @@ struct RefGpu {
   sched::TimePoint first_seen;
 };
 
-TEST_F(UtcTest, AutoMatchesAReferenceModelOverRandomSequences) {
+TEST_F(AutoGateTest, AutoMatchesAReferenceModelOverRandomSequences) {
   constexpr int kGpus = 4;
   for (uint32_t seed = 1; seed <= 40; ++seed) {
     std::mt19937 rng(seed);

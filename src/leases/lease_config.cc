@@ -138,6 +138,15 @@ void ReadBackfillSection(ConfigSection& section, BackfillPolicy* out) {
   }
   section.Interval("settle", milliseconds(0), std::chrono::hours(24), &out->settle);
   section.Interval("min_run", milliseconds(0), std::chrono::hours(24), &out->min_run);
+  std::string lend = LendIdleName(out->lend_idle);
+  section.OneOf("lend_idle", {"off", "reservations", "all"}, &lend);
+  ParseLendIdle(lend, &out->lend_idle);
+  section.Interval("lend_after", milliseconds(0), std::chrono::hours(24 * 7), &out->lend_after);
+  section.Bytes("lend_margin", &out->lend_margin_bytes);
+  if (out->lend_margin_bytes < 0) {
+    section.Fail("lend_margin", "must not be negative");
+    out->lend_margin_bytes = int64_t{4} << 30;
+  }
   std::vector<std::string> windows = out->windows;
   section.Strings("windows", &windows);
   TimeWindow parsed;

@@ -11,7 +11,8 @@
 // [zombies]: policy ("report" or "terminate"), besides the detection keys
 // (sched/zombie_config.h).
 // [backfill]: grace (0 to 10m), idle_for ("auto" or 0 to 7d), settle and
-// min_run (0 to 1d; used by "auto"), windows (["HH:MM-HH:MM"]),
+// min_run (0 to 1d; used by "auto"), lend_idle ("off", "reservations",
+// "all"), lend_after (0 to 7d), lend_margin (a size), windows (["HH:MM-HH:MM"]),
 // max_temperature (degrees C, 0: none), max_power (watts, 0: none).
 #pragma once
 

@@ -32,75 +32,22 @@ void LeaseService::Decide(TimePoint now) {
   waiting_.clear();
   for (const sched::Waiting& w : book_.last_decision().waiting) waiting_[w.request_id] = w;
   AnnounceRevocations(now);
-  for (sched::Lease l : granted) {
-    l.token = NewToken();
-    book_.SetToken(l.id, l.token);
-    runtime_[l.id];
-    Erase("queue", l.id);
-    SaveLease(l);
-    Event("granted", l.id, l.uid, l.user, l.gpus, Actor{},
-          fmt::format("GPU {} ({}){}{}", GpuList(l.gpus), fmt::join(l.uuids, ","),
-                      l.ends_at ? ", until " + UtcText(Base().ToUnix(*l.ends_at)) : std::string(),
-                      l.priority == sched::Priority::kBackfill ? kBackfillGrantMark : std::string_view()));
-  }
+  for (sched::Lease& l : granted) RecordGrant(std::move(l), "");
+}
+
+void LeaseService::RecordGrant(sched::Lease l, const std::string& more) {
+  l.token = NewToken();
+  book_.SetToken(l.id, l.token);
+  runtime_[l.id];
+  Erase("queue", l.id);
+  SaveLease(l);
+  Event("granted", l.id, l.uid, l.user, l.gpus, Actor{},
+        fmt::format("GPU {} ({}){}{}{}", GpuList(l.gpus), fmt::join(l.uuids, ","),
+                    l.ends_at ? ", until " + UtcText(Base().ToUnix(*l.ends_at)) : std::string(), more,
+                    l.priority == sched::Priority::kBackfill ? kBackfillGrantMark : std::string_view()));
 }
 
 // --- backfill --------------------------------------------------------------------
-
-GateContext LeaseService::GateContextNow() const {
-  GateContext c;
-  std::chrono::system_clock::time_point wall = clock_->WallNow();
-  std::time_t t = std::chrono::system_clock::to_time_t(wall);
-  std::tm local{};
-  localtime_r(&t, &local);
-  c.minute_of_day = local.tm_hour * 60 + local.tm_min;
-  c.hour_of_week = local.tm_wday * 24 + local.tm_hour;
-  c.now_unix = std::chrono::duration<double>(wall.time_since_epoch()).count();
-  // What the waiting requests of other priorities could use.
-  for (const sched::Pending& p : book_.queue()) {
-    if (p.request.priority == sched::Priority::kBackfill) continue;
-    const sched::GpuWants& want = p.request.wants;
-    for (const sched::GpuSlot& g : slots_) {
-      if (sched::WantsMig(want)) {
-        for (const sched::MigSlot& m : g.mig) {
-          if (want.mig_profile.empty() ? m.uuid == want.uuids[0] : m.profile == want.mig_profile) {
-            c.wanted_instances.insert(m.uuid);
-          }
-        }
-        continue;
-      }
-      bool is_named = want.uuids.empty() || std::find(want.uuids.begin(), want.uuids.end(), g.uuid) != want.uuids.end();
-      bool has_room = g.memory_total_bytes == 0 || g.memory_total_bytes >= want.min_free_memory_bytes;
-      if (is_named && has_room && !g.is_mig_enabled) c.wanted_gpus.insert(g.index);
-    }
-  }
-  return c;
-}
-
-void LeaseService::MarkBackfill(const fleet::FleetView& fleet, const std::map<int, int64_t>& by_gpu, TimePoint now) {
-  std::vector<Holder> holders(fleet.gpus.size(), Holder::kNone);
-  for (const auto& [g, id] : by_gpu) {
-    const sched::Lease* l = book_.FindLease(id);
-    if (l == nullptr || g < 0 || static_cast<size_t>(g) >= holders.size()) continue;
-    holders[static_cast<size_t>(g)] = l->priority == sched::Priority::kBackfill ? Holder::kBackfill : Holder::kOther;
-  }
-  std::vector<bool> accepts = backfill_.Observe(fleet, holders, now, GateContextNow());
-  for (size_t i = 0; i < slots_.size() && i < accepts.size(); ++i) slots_[i].accepts_backfill = accepts[i];
-  // MIG instances are devices of their own: held by their lease, if any.
-  std::map<std::string, Holder> instance_holders;
-  for (const auto& [id, l] : book_.leases()) {
-    if (sched::IsMigLease(l)) {
-      instance_holders[l.uuids[0]] = l.priority == sched::Priority::kBackfill ? Holder::kBackfill : Holder::kOther;
-    }
-  }
-  std::map<std::string, bool> instances = backfill_.ObserveInstances(fleet, instance_holders, now, GateContextNow());
-  for (sched::GpuSlot& s : slots_) {
-    for (sched::MigSlot& m : s.mig) {
-      auto it = instances.find(m.uuid);
-      m.accepts_backfill = it != instances.end() && it->second;
-    }
-  }
-}
 
 void LeaseService::AnnounceRevocations(TimePoint now) {
   for (const sched::Preemption& p : book_.last_decision().preemptions) {
@@ -183,7 +130,8 @@ std::vector<sched::ProcessRef> LeaseService::LeaseVictims(const sched::Lease& l,
   if (l.job.pid != 0 && !is_victim(l.job.pid) && IsAlive(l.job)) victims.push_back(l.job);
   // On a whole GPU (not a MIG instance, whose GPU others share), the
   // holder's processes the driver lists, token or not, are the lease's too.
-  if (sched::IsMigLease(l) || sched::IsExternal(l)) return victims;
+  // A loan shares its GPU with its lender: only what carries its token.
+  if (sched::IsMigLease(l) || sched::IsExternal(l) || sched::IsLoan(l)) return victims;
   for (int g : l.gpus) {
     auto listed = processes_by_gpu_.find(g);
     if (listed == processes_by_gpu_.end()) continue;
@@ -220,7 +168,8 @@ void LeaseService::AskReadingOnceExited(const sched::Lease& l, Runtime* rt, Time
 }
 
 bool LeaseService::IsListedOnItsGpus(const sched::Lease& l) const {
-  if (sched::IsMigLease(l) || sched::IsExternal(l)) return false;
+  // A loan's GPU stays its lender's: nobody waits for it to be empty.
+  if (sched::IsMigLease(l) || sched::IsExternal(l) || sched::IsLoan(l)) return false;
   return std::any_of(l.gpus.begin(), l.gpus.end(), [this](int g) REQUIRES(mu_) {
     auto listed = processes_by_gpu_.find(g);
     return listed != processes_by_gpu_.end() && !listed->second.empty();
@@ -403,7 +352,7 @@ void LeaseService::CheckIdle(const fleet::FleetView& fleet, TimePoint now) {
       int64_t own_memory = 0;
       double own_sm = 0;
       for (const fleet::ProcessView& p : g.processes) {
-        if (!l.is_pod && p.details.uid != l.uid) {
+        if ((!l.is_pod && p.details.uid != l.uid) || IsLoanProcess(index, p.details.pid)) {
           has_others = true;
           continue;
         }
@@ -500,11 +449,11 @@ void LeaseService::CheckForeign(const fleet::FleetView& fleet, TimePoint now) {
   for (const auto& [gpu, lease_id] : held) {
     const fleet::GpuView& g = *gpu;
     const sched::Lease& l = *book_.FindLease(lease_id);
-    if (l.is_pod) continue;  // A pod's processes run as any user.
+    if (l.is_pod || sched::IsLoan(l)) continue;  // A pod's processes run as any user; a loan's GPU is its lender's.
     Runtime& rt = runtime_[l.id];
     for (const fleet::ProcessView& p : g.processes) {
       const fleet::ProcessDetails& d = p.details;
-      if (!d.exists || d.uid == l.uid || !IsCompute(p)) continue;
+      if (!d.exists || d.uid == l.uid || !IsCompute(p) || IsLoanProcess(g.info.index, d.pid)) continue;
       if (!sched::RunsInLease(l, g, p)) continue;  // Another instance of the GPU: not this lease's.
       if (std::find(allow.begin(), allow.end(), d.name) != allow.end()) continue;
       rt.foreign.push_back({{"gpu", g.info.index}, {"pid", d.pid}, {"user", d.user}, {"command", d.command}});
@@ -603,6 +552,7 @@ void LeaseService::Enforce(const fleet::FleetView& fleet, TimePoint now) {
       }
     }
     MarkBackfill(fleet, by_gpu, now);
+    WatchLoans(fleet, now);
   }
   MarkClaimed(now);
   CheckClients(now);
@@ -655,6 +605,7 @@ void LeaseService::SaveThenDecide(TimePoint now) {
   if (!Flush(now).ok() || book_.queue().empty()) return;
   Undo undo = Checkpoint();
   Decide(now);
+  GrantLoans(now);
   if (!Flush(now).ok()) Rollback(std::move(undo));
 }
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "leases/loans.h"
 #include "sched/schedule.h"
 #include "sched/zombies.h"
 
@@ -39,6 +40,12 @@ struct BackfillPolicy {
   // Local times of day ("HH:MM-HH:MM", may wrap past midnight) when backfill
   // may start; empty: any time.
   std::vector<std::string> windows;
+  // Lending held-idle GPUs' free memory to backfill (loans.h): which leases
+  // lend besides those asked with --lend-idle, after how long at 0 % SM,
+  // and how much memory above the lender's peak stays free.
+  LendIdle lend_idle = LendIdle::kOff;
+  std::chrono::milliseconds lend_after{std::chrono::minutes(10)};
+  int64_t lend_margin_bytes = int64_t{4} << 30;
   int64_t max_temperature_celsius = 0;  // A GPU this hot takes no new backfill; 0: no limit.
   int64_t max_power_watts = 0;          // Nor one drawing this much; 0: no limit.
 

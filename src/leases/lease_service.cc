@@ -44,6 +44,7 @@ LeaseService::LeaseService(LeasePolicy policy, std::unique_ptr<store::LeaseState
       backfill_(policy_.backfill, std::chrono::duration<double>(clock->WallNow().time_since_epoch()).count()),
       journal_(std::move(state), logger) {
   MutexLock lock(&mu_);
+  loans_.SetPolicy(policy_.backfill.lend_after, policy_.backfill.lend_margin_bytes);
   PublishMarks();  // Figures (every priority at 0) from the start.
 }
 
@@ -51,6 +52,7 @@ void LeaseService::SetPolicy(LeasePolicy policy) {
   MutexLock lock(&mu_);
   zombies_.SetPolicy(policy.zombies);
   backfill_.SetPolicy(policy.backfill);
+  loans_.SetPolicy(policy.backfill.lend_after, policy.backfill.lend_margin_bytes);
   policy_ = std::move(policy);
 }
 
@@ -582,7 +584,7 @@ const sched::Waiting* LeaseService::WaitingOf(int64_t id) const {
 std::map<int, int64_t> LeaseService::LeasedGpus() const {
   std::map<int, int64_t> by_gpu;
   for (const auto& [id, l] : book_.leases()) {
-    if (sched::IsMigLease(l)) continue;  // Holds an instance, not its GPU.
+    if (sched::IsMigLease(l) || sched::IsLoan(l)) continue;  // Holds an instance, not its GPU; or its lender does.
     for (int g : l.gpus) by_gpu[g] = id;
   }
   return by_gpu;

@@ -67,6 +67,7 @@
 #include <vector>
 
 #include "leases/backfill_gate.h"
+#include "leases/loans.h"
 #include "leases/lease_journal.h"
 #include "leases/lease_policy.h"
 #include "leases/lease_waiters.h"
@@ -386,6 +387,21 @@ class LeaseService {
   void FinishTerminations(TimePoint now) REQUIRES(mu_);
   // Which GPUs accept backfill now (GpuSlot::accepts_backfill), given which
   // lease holds each GPU.
+  // Whether lease `l` lends its GPU's free memory when idle (loans.h).
+  bool Lends(const sched::Lease& l) const REQUIRES(mu_);
+  // Whether `pid` on GPU `gpu` is a loan's (at the last tick).
+  bool IsLoanProcess(int gpu, int64_t pid) const REQUIRES(mu_);
+  // Each tick: what each lender's GPU shows; recalls the loans that must
+  // end and notes the GPUs that may be lent.
+  void WatchLoans(const fleet::FleetView& fleet, TimePoint now) REQUIRES(mu_);
+  // After a decision: lends the GPUs offered to queued backfill requests.
+  void GrantLoans(TimePoint now) REQUIRES(mu_);
+  // Revokes a loan: with the backfill grace, or at once (its processes
+  // killed now) when memory is at stake.
+  void RecallLoan(const LoanRecall& r, TimePoint now) REQUIRES(mu_);
+  // Gives a granted lease its token, saves it and records "granted" (with
+  // `more` in the detail).
+  void RecordGrant(sched::Lease l, const std::string& more) REQUIRES(mu_);
   // What backfill's gate sees now besides the fleet: local time and what
   // waiting requests of other priorities could use.
   GateContext GateContextNow() const REQUIRES(mu_);
@@ -488,6 +504,10 @@ class LeaseService {
   bool has_gpus_ GUARDED_BY(mu_) = false;
   sched::ZombieTracker zombies_ GUARDED_BY(mu_);
   BackfillGate backfill_ GUARDED_BY(mu_);
+  LoanDesk loans_ GUARDED_BY(mu_);
+  std::map<int, std::set<int64_t>> loan_pids_by_gpu_ GUARDED_BY(mu_);  // At the last tick.
+  std::vector<LoanOffer> loan_offers_ GUARDED_BY(mu_);                 // From the last tick.
+  
   int64_t backfill_preemptions_ GUARDED_BY(mu_) = 0;
   std::map<int, int64_t> backfill_preemptions_by_gpu_ GUARDED_BY(mu_);
   PublishedMarks marks_;  // What Marks() gives; replaced whole by PublishMarks.

@@ -99,6 +99,57 @@ Result<int64_t> LeaseBook::Submit(const Caller& caller, LeaseRequest request, co
   return id;
 }
 
+Lease LeaseBook::LeaseOf(const Pending& p, std::vector<int> gpus, TimePoint now) {
+  Lease l;
+  l.id = p.id;
+  l.uid = p.owner.uid;
+  l.user = p.owner.user;
+  l.gpus = std::move(gpus);
+  l.priority = p.request.priority;
+  l.granted_at = now;
+  if (p.request.max_time) l.ends_at = now + *p.request.max_time;
+  l.idle_timeout = p.request.idle_timeout;
+  l.command = p.request.command;
+  l.is_reservation = p.request.is_reservation;
+  l.holder = p.request.holder;
+  l.request_key = p.request.request_key;
+  l.lends_idle = p.request.lends_idle;
+  return l;
+}
+
+const Lease* LeaseBook::LoanOf(int64_t lender_id) const {
+  for (const auto& [id, l] : leases_) {
+    if (l.lent_from == lender_id) return &l;
+  }
+  return nullptr;
+}
+
+Result<Lease> LeaseBook::Lend(int64_t request_id, int64_t lender_id, int64_t lent_memory_bytes, TimePoint now) {
+  auto pending = std::find_if(queue_.begin(), queue_.end(), [&](const Pending& p) { return p.id == request_id; });
+  auto lender = leases_.find(lender_id);
+  if (pending == queue_.end() || lender == leases_.end()) {
+    return Status::NotFound(fmt::format("no request {} or lease {}", request_id, lender_id));
+  }
+  const GpuWants& want = pending->request.wants;
+  bool is_one_gpu = want.uuids.empty() && want.mig_profile.empty() && want.gpu_count == 1;
+  if (pending->request.priority != Priority::kBackfill || !is_one_gpu ||
+      want.min_free_memory_bytes > lent_memory_bytes) {
+    return Status::FailedPrecondition(fmt::format("request {} is not for one GPU of backfill that fits", request_id));
+  }
+  const Lease& from = lender->second;
+  if (from.priority == Priority::kBackfill || IsLoan(from) || IsMigLease(from) || from.gpus.size() != 1 ||
+      LoanOf(lender_id) != nullptr) {
+    return Status::FailedPrecondition(fmt::format("lease {} cannot lend its GPU", lender_id));
+  }
+  Lease l = LeaseOf(*pending, from.gpus, now);
+  l.uuids = from.uuids;
+  l.lent_from = lender_id;
+  l.lent_memory_bytes = lent_memory_bytes;
+  leases_[l.id] = l;
+  queue_.erase(pending);
+  return l;
+}
+
 bool LeaseBook::Revoke(int64_t lease_id, int64_t for_request, TimePoint now) {
   auto it = leases_.find(lease_id);
   if (it == leases_.end() || it->second.priority != Priority::kBackfill || it->second.revoking_since) return false;
@@ -125,7 +176,7 @@ std::vector<Lease> LeaseBook::Decide(const std::vector<GpuSlot>& gpus, TimePoint
   }
   std::vector<RunningLease> running;
   for (const auto& [id, l] : leases_) {
-    if (IsMigLease(l)) continue;  // Holds an instance, not its GPU.
+    if (IsMigLease(l) || IsLoan(l)) continue;  // Holds an instance, not its GPU; or its lender holds it.
     running.push_back({l.gpus, l.ends_at, id, l.priority == Priority::kBackfill, l.revoking_since.has_value()});
   }
   last_decision_ = Schedule(marked, queue, running, share_, now);
@@ -145,12 +196,7 @@ std::vector<Lease> LeaseBook::Decide(const std::vector<GpuSlot>& gpus, TimePoint
     auto found = position.find(g.request_id);
     if (found == position.end() || is_granted[found->second]) continue;
     is_granted[found->second] = true;
-    const Pending* it = &queue_[found->second];
-    Lease l;
-    l.id = it->id;
-    l.uid = it->owner.uid;
-    l.user = it->owner.user;
-    l.gpus = g.gpus;
+    Lease l = LeaseOf(queue_[found->second], g.gpus, now);
     if (n >= last_decision_.grants.size()) {  // A MIG instance.
       const MigPick& pick = mig_grants[n - last_decision_.grants.size()].second;
       l.uuids = {pick.uuid};
@@ -158,14 +204,6 @@ std::vector<Lease> LeaseBook::Decide(const std::vector<GpuSlot>& gpus, TimePoint
     } else {
       for (int index : g.gpus) l.uuids.push_back(gpus[static_cast<size_t>(index)].uuid);
     }
-    l.priority = it->request.priority;
-    l.granted_at = now;
-    if (it->request.max_time) l.ends_at = now + *it->request.max_time;
-    l.idle_timeout = it->request.idle_timeout;
-    l.command = it->request.command;
-    l.is_reservation = it->request.is_reservation;
-    l.holder = it->request.holder;
-    l.request_key = it->request.request_key;
     leases_[l.id] = l;
     granted.push_back(l);
   }
@@ -308,6 +346,10 @@ Status LeaseBook::Release(const Caller& caller, int64_t lease_id, TimePoint now)
                          ? nvidia::MigComputeSlicesOf(it->second.mig_profile) / static_cast<double>(nvidia::kMigComputeSlices)
                          : static_cast<double>(it->second.gpus.size());
   share_.Charge(it->second.uid, std::max(0.0, held_s) * gpus_held, now);
+  // A loan on its GPU becomes an ordinary backfill lease: the GPU is its own.
+  for (auto& [id, l] : leases_) {
+    if (l.lent_from == lease_id) l.lent_from = 0;
+  }
   leases_.erase(it);
   return Status::OK();
 }
@@ -400,6 +442,13 @@ std::string LeaseBook::CheckInvariants() const {
       auto [it, is_new] = instance_holder.emplace(l.uuids[0], id);
       if (!is_new) return fmt::format("MIG instance {} is in lease {} and lease {}", l.uuids[0], it->second, id);
       for (int index : l.gpus) split.emplace(index, id);
+      continue;
+    }
+    if (IsLoan(l)) {  // Beside its lender, on its one GPU.
+      auto lender = leases_.find(l.lent_from);
+      if (lender == leases_.end() || lender->second.gpus != l.gpus || l.gpus.size() != 1) {
+        return fmt::format("loan {} is not on the one GPU of its lender {}", id, l.lent_from);
+      }
       continue;
     }
     for (int index : l.gpus) {

@@ -57,6 +57,9 @@ struct LeaseRequest {
   // Chosen by the client, the same for every retry of one request: a
   // repeat returns the lease or queue entry the first one made. Empty: none.
   std::string request_key;
+  // Its GPUs' free memory may be lent to backfill while it sits idle
+  // (run/reserve --lend-idle; leases/loans.h).
+  bool lends_idle = false;
 };
 
 struct Lease {
@@ -95,7 +98,18 @@ struct Lease {
   std::string slurm_partition;  // Its partition (the idle policy's key).
   // A MIG instance's lease: `uuids` is its one MIG UUID, `gpus` its GPU.
   std::string mig_profile = std::string();  // "1g.10gb"; empty for whole GPUs.
+  bool lends_idle = false;  // From the request.
+  // A loan: a backfill lease on the one GPU of lease `lent_from`, which
+  // still holds it, in at most `lent_memory_bytes` of its memory. The GPU
+  // stays the lender's for everything else (placement, foreign processes,
+  // idle policy); the loan ends as any backfill lease does, or becomes an
+  // ordinary backfill lease when its lender ends first.
+  int64_t lent_from = 0;
+  int64_t lent_memory_bytes = 0;
 };
+
+// Whether the lease is a loan (backfill beside an idle lender).
+inline bool IsLoan(const Lease& lease) { return lease.lent_from != 0; }
 
 // Whether the lease holds a MIG instance rather than whole GPUs.
 inline bool IsMigLease(const Lease& lease) {
@@ -146,6 +160,15 @@ class LeaseBook {
   // preempts are marked revoking (last_decision().preemptions names them).
   // Also fills `last_decision`.
   std::vector<Lease> Decide(const std::vector<GpuSlot>& gpus, TimePoint now);
+
+  // Grants queued backfill request `request_id` (one whole GPU, none
+  // named) as a loan on the GPU of lease `lender_id` (one whole GPU, not
+  // backfill, lending nothing yet), in `lent_memory_bytes`. Returns the
+  // loan. kNotFound for either id; kFailedPrecondition when either does not
+  // qualify.
+  Result<Lease> Lend(int64_t request_id, int64_t lender_id, int64_t lent_memory_bytes, TimePoint now);
+  // The loan on lease `lender_id`'s GPU, if any.
+  const Lease* LoanOf(int64_t lender_id) const;
 
   // Marks backfill lease `lease_id` revoking from `now` for queued request
   // `for_request` (0: for a claim of another scheduler). False when there is
@@ -221,6 +244,8 @@ class LeaseBook {
   const Pending* FindPending(int64_t id) const;
 
  private:
+  // The lease a queued request becomes on `gpus` at `now` (no UUIDs yet).
+  static Lease LeaseOf(const Pending& p, std::vector<int> gpus, TimePoint now);
   Status Authorize(const Caller& caller, int64_t owner_uid, const char* what, int64_t id) const;
   // The MIG requests' part of Decide: (request id, instance) per grant, the
   // instances marked leased in `gpus`; those left waiting are added to

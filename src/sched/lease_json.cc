@@ -90,7 +90,10 @@ json LeaseToJson(const Lease& l, const TimeBase& base) {
           {"revoked_for", l.revoked_for},
           {"slurm_job", l.slurm_job},
           {"slurm_partition", l.slurm_partition},
-          {"mig_profile", l.mig_profile}};
+          {"mig_profile", l.mig_profile},
+          {"lends_idle", l.lends_idle},
+          {"lent_from", l.lent_from},
+          {"lent_memory_bytes", l.lent_memory_bytes}};
 }
 
 Result<Lease> LeaseFromJson(const json& j, const TimeBase& base) {
@@ -125,6 +128,9 @@ Result<Lease> LeaseFromJson(const json& j, const TimeBase& base) {
   bool is_revoking = j.is_object() && j.contains("revoking_since_unix") && !j["revoking_since_unix"].is_null();
   if (is_revoking) f.Get("revoking_since_unix", &revoking_since);
   if (j.is_object() && j.contains("revoked_for")) f.Get("revoked_for", &l.revoked_for);
+  f.Optional("lends_idle", &l.lends_idle);
+  f.Optional("lent_from", &l.lent_from);
+  f.Optional("lent_memory_bytes", &l.lent_memory_bytes);
   if (Status s = f.status(); !s.ok()) return AsCorruption(s);
   if (has_idle_since) l.idle_since = base.FromUnix(idle_since);
   if (is_revoking) l.revoking_since = base.FromUnix(revoking_since);
@@ -167,6 +173,7 @@ json PendingToJson(const Pending& p, const TimeBase& base) {
           {"kind", r.is_reservation ? "reservation" : "run"},
           {"holder", Ref(r.holder)},
           {"request_key", r.request_key},
+          {"lend_idle", r.lends_idle},
           {"submitted_at_unix", base.ToUnix(p.submitted_at)}};
 }
 
@@ -218,6 +225,7 @@ Result<LeaseRequest> ParseLeaseRequest(const json& params) {
   f.Optional("command", &r.command);
   f.Optional("kind", &kind);
   f.Optional("request_key", &r.request_key);
+  f.Optional("lend_idle", &r.lends_idle);
   if (Status s = f.status(); !s.ok()) return s;
   if (kind != "run" && kind != "reservation") return Status::InvalidArgument("params.kind: expected run or reservation");
   if (std::any_of(r.wants.uuids.begin(), r.wants.uuids.end(), [](const std::string& u) { return u.empty(); })) {

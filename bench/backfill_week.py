@@ -1,0 +1,220 @@
+#!/usr/bin/env python3
+"""Non-working GPU time put to work over a simulated week, busy or light,
+with the backfill of before (a fixed idle_for, idle leases terminated after
+a timeout) beside the adaptive one (idle_for = "auto" and lending held-idle
+memory), against no backfill at all.
+
+Usage: bench/backfill_week.py BUILD [busy|light] [HOUR_SECONDS] [SEED] [RUNS]
+
+One agent per run on 8 simulated 80 GiB GPUs (100 ms sampling, grace 1 s);
+a week of 168 simulated hours is compressed to HOUR_SECONDS a simulated
+hour (default 1). Arrivals are diurnal (weekday working hours busiest,
+sparse nights and weekends); job lengths are heavy-tailed (log-normal,
+median 40 minutes, a few past a day, capped at 30 hours); one job in seven
+(15 %) is a forgotten reservation: `tarmac run` of a tarmac-simload holding
+20 GiB at 0 % SM. Real work is a tarmac-simload at 90 % SM holding 30 GiB.
+The busy week puts real work on ~55-60 % of GPU time, the light one on
+~25-30 %. The same arrivals (same seed) run three times, one after another,
+each on a fresh agent:
+
+1. baseline: no backfill;
+2. fixed: a backfill batch that never runs out of work (a tarmac-simengine
+   of 8 GiB per lease), `[backfill] idle_for` = half a simulated hour, and
+   idle leases terminated after an idle timeout of one simulated hour
+   (whole seconds: at least 1 s) with no grace (tarmac's previous best);
+3. auto-gate: the same batch, `idle_for = "auto"` (settle 50 ms), no idle
+   termination;
+4. auto: the same, and every job run with `--lend-idle` (lend_after a
+   quarter of a simulated hour).
+
+RUNS (default "baseline,fixed,auto-gate,auto") picks some of them.
+
+Each GPU's state is read 20 times a second from the agent's leases: work (a
+real job computing), held idle (a real lease at 0 % SM), free, backfill, or
+lent (backfill beside a held-idle lease). Non-working = all but work; put to
+work = backfill + lent. Real jobs: the wait from `tarmac run` to its command
+starting (per job, minus the same job's wait in the baseline), wrong kills
+(a computing job that did not finish by itself) and out-of-memory failures
+(a job's simload failing to allocate). Targets (issue: backfill that fills
+every gap): put to work >= 80 % busy, >= 95 % light; start overhead p50 <= 50
+ms; zero wrong kills; zero out-of-memory in lenders.
+"""
+import math
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from agent_api import call, start_agent, submit_batch  # noqa: E402
+
+GPUS = 8
+IDLE_MEMORY = "20GiB"
+WORK_MEMORY = "30GiB"
+
+
+def arrivals(seed, hour_s, busy):
+    """[(start s, gpus, duration s, is_idle)] for one simulated week."""
+    rng = random.Random(seed)
+    scale = 1.0 if busy else 0.45
+    jobs = []
+    for hour in range(168):
+        day, hod = divmod(hour, 24)
+        working = day < 5 and 9 <= hod < 18
+        rate = scale * (2.2 if working else (0.9 if day < 5 else 0.7))
+        for _ in range(sum(1 for _ in range(40) if rng.random() < rate / 40)):
+            hours = min(30.0, rng.lognormvariate(math.log(0.67), 1.1))
+            is_idle = rng.random() < 0.15
+            gpus = 1 if is_idle else rng.choice([1, 1, 1, 2, 4])
+            jobs.append(((hour + rng.random()) * hour_s, gpus, max(0.05, hours) * hour_s, is_idle))
+    return sorted(jobs)
+
+
+def classify(lease):
+    """What a lease's GPUs are doing: "backfill", "idle" (a held-idle job) or "work"."""
+    if lease["priority"] == "backfill":
+        return "backfill"
+    return "idle" if "--pattern idle" in lease.get("command", "") else "work"
+
+
+def run_week(build, work, jobs, week_s, hour_s, mode):
+    """Runs one week on a fresh agent; returns (samples, waits, outcomes)."""
+    here = os.path.join(work, mode)
+    os.makedirs(here)
+    config = "[store]\nenabled = false\n[sampler]\nfast_interval = \"100ms\"\n[leases]\nkill_grace = \"1s\"\n"
+    if mode == "fixed":
+        config += (f"idle_timeout = \"{max(1, round(hour_s))}s\"\nidle_grace = \"0s\"\nidle_policy = \"terminate\"\n"
+                   f"[backfill]\nidle_for = \"{int(hour_s * 500)}ms\"\ngrace = \"1s\"\n")
+    elif mode.startswith("auto"):
+        config += "[backfill]\nidle_for = \"auto\"\nsettle = \"50ms\"\ngrace = \"1s\"\n"
+        if mode == "auto":
+            config += f"lend_after = \"{int(hour_s * 250)}ms\"\n"
+    agent, env, sock = start_agent(build, here, config)
+    tarmac = os.path.join(build, "bin", "tarmac")
+    simload = os.path.join(build, "bin", "tarmac-simload")
+    samples = []  # (t, [state per GPU])
+    waits = {}
+    outcomes = {}  # Job index: "ok", "killed" or "oom".
+    stop = threading.Event()
+    try:
+        if mode != "baseline":
+            submit_batch(build, env, here, 2000000, GPUS, 2, 20)
+
+        def watch():
+            while not stop.is_set():
+                held = [set() for _ in range(GPUS)]
+                for lease in call(sock, "leases")["result"]["leases"]:
+                    for g in lease["gpus"]:
+                        held[g].add(classify(lease))
+                state = []
+                for h in held:
+                    if "work" in h:
+                        state.append("work")
+                    elif "idle" in h:
+                        state.append("lent" if "backfill" in h else "idle")
+                    else:
+                        state.append("backfill" if "backfill" in h else "free")
+                samples.append((time.perf_counter(), state))
+                time.sleep(0.05)
+
+        def job(i, gpus, seconds, is_idle):
+            mark = os.path.join(here, f"started-{i}")
+            load = (f"{simload} --pattern idle --memory {IDLE_MEMORY}" if is_idle
+                    else f"{simload} --util 90 --memory {WORK_MEMORY}")
+            argv = [tarmac, "run", "--gpus", str(gpus)]
+            if mode == "auto":
+                argv.append("--lend-idle")
+            argv += ["--", "sh", "-c", f"touch {mark}; exec {load} --seconds {seconds:.2f}"]
+            launched = time.time()
+            r = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            if os.path.exists(mark):
+                waits[i] = os.stat(mark).st_mtime - launched
+            outcomes[i] = "oom" if "out of memory" in r.stderr else ("ok" if r.returncode == 0 else "killed")
+
+        watcher = threading.Thread(target=watch)
+        watcher.start()
+        start = time.perf_counter()
+        threads = []
+        for i, (at, gpus, seconds, is_idle) in enumerate(jobs):
+            delay = start + at - time.perf_counter()
+            if delay > 0:
+                time.sleep(delay)
+            t = threading.Thread(target=job, args=(i, gpus, seconds, is_idle))
+            t.start()
+            threads.append(t)
+        time.sleep(max(0.0, start + week_s - time.perf_counter()))
+        stop.set()
+        watcher.join()
+        for t in threads:
+            t.join()
+        return samples, waits, outcomes
+    finally:
+        stop.set()
+        agent.terminate()
+        agent.wait()
+        subprocess.run(["pkill", "-KILL", "-f", "tarmac-backfill-runner --dir " + here], check=False)
+
+
+def shares(samples):
+    """GPU-time share of each state."""
+    totals = {}
+    for (t, state), (t_next, _) in zip(samples, samples[1:]):
+        for s in state:
+            totals[s] = totals.get(s, 0.0) + (t_next - t)
+    whole = sum(totals.values()) or 1e-9
+    return {k: v / whole for k, v in totals.items()}
+
+
+def pct(values, p):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))] if values else 0.0
+
+
+def main():
+    build = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
+    week = sys.argv[2] if len(sys.argv) > 2 else "busy"
+    hour_s = float(sys.argv[3]) if len(sys.argv) > 3 else 1.0
+    seed = int(sys.argv[4]) if len(sys.argv) > 4 else 7
+    runs = (sys.argv[5] if len(sys.argv) > 5 else "baseline,fixed,auto-gate,auto").split(",")
+    jobs = arrivals(seed, hour_s, week == "busy")
+    week_s = 168 * hour_s
+    work = tempfile.mkdtemp(prefix="tarmac-bench-week-")
+    results = {}
+    try:
+        for mode in runs:
+            results[mode] = run_week(build, work, jobs, week_s, hour_s, mode)
+    finally:
+        subprocess.run(["pkill", "-KILL", "-f", "tarmac-simload --pattern idle --memory " + IDLE_MEMORY], check=False)
+        shutil.rmtree(work, ignore_errors=True)
+    idle_jobs = sum(1 for j in jobs if j[3])
+    print(f"a {week} simulated week in {week_s:g} s ({hour_s:g} s an hour), {len(jobs)} real jobs on {GPUS} GPUs "
+          f"({idle_jobs} forgotten reservations holding {IDLE_MEMORY} at 0 % SM):")
+    base_waits = results["baseline"][1] if "baseline" in results else {}
+    for mode, (samples, waits, outcomes) in results.items():
+        s = shares(samples)
+        non_working = 1 - s.get("work", 0)
+        put = s.get("backfill", 0) + s.get("lent", 0)
+        print(f"  {mode:9s} work {100 * s.get('work', 0):5.1f} %  held idle {100 * s.get('idle', 0):5.1f} %  "
+              f"free idle {100 * s.get('free', 0):5.1f} %  backfill {100 * s.get('backfill', 0):5.1f} %  "
+              f"lent {100 * s.get('lent', 0):5.1f} %  -> non-working time put to work "
+              f"{100 * put / max(non_working, 1e-9):5.1f} %")
+        extra = [waits[i] - base_waits[i] for i in waits if i in base_waits]
+        w = list(waits.values())
+        killed = sum(1 for i, o in outcomes.items() if o == "killed" and not jobs[i][3])
+        idle_ended = sum(1 for i, o in outcomes.items() if o == "killed" and jobs[i][3])
+        oom = sum(1 for o in outcomes.values() if o == "oom")
+        print(f"            real-job wait p50 {statistics.median(w) * 1000:6.1f} ms  p99 {pct(w, 99) * 1000:7.1f} ms; "
+              f"minus baseline p50 {statistics.median(extra) * 1000 if extra else 0:6.1f} ms  "
+              f"p99 {pct(extra, 99) * 1000:7.1f} ms; wrong kills {killed}; idle jobs ended by policy {idle_ended}; "
+              f"out of memory {oom}")
+    print("  targets: put to work >= 80 % (busy) / >= 95 % (light); start overhead p50 <= 50 ms over the baseline; "
+          "zero wrong kills; zero out-of-memory")
+
+
+if __name__ == "__main__":
+    main()

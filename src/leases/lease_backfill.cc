@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// Where backfill may run (lease_service.h): the gate's marks on the GPUs
+// (backfill_gate.h), and loans of held-idle GPUs' free memory (loans.h):
+// what each lender's GPU shows, the loans granted and those recalled.
+#include <fmt/format.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <ctime>
+
+#include "common/units.h"
+#include "leases/lease_helpers.h"
+#include "leases/lease_service.h"
+
+namespace tarmac::leases {
+
+using namespace lease_helpers;  // NOLINT: this module's own helpers.
+using std::chrono::duration_cast;
+using std::chrono::seconds;
+
+// --- the gate ----------------------------------------------------------------------
+
+GateContext LeaseService::GateContextNow() const {
+  GateContext c;
+  std::chrono::system_clock::time_point wall = clock_->WallNow();
+  std::time_t t = std::chrono::system_clock::to_time_t(wall);
+  std::tm local{};
+  localtime_r(&t, &local);
+  c.minute_of_day = local.tm_hour * 60 + local.tm_min;
+  c.hour_of_week = local.tm_wday * 24 + local.tm_hour;
+  c.now_unix = std::chrono::duration<double>(wall.time_since_epoch()).count();
+  // What the waiting requests of other priorities could use.
+  for (const sched::Pending& p : book_.queue()) {
+    if (p.request.priority == sched::Priority::kBackfill) continue;
+    const sched::GpuWants& want = p.request.wants;
+    for (const sched::GpuSlot& g : slots_) {
+      if (sched::WantsMig(want)) {
+        for (const sched::MigSlot& m : g.mig) {
+          if (want.mig_profile.empty() ? m.uuid == want.uuids[0] : m.profile == want.mig_profile) {
+            c.wanted_instances.insert(m.uuid);
+          }
+        }
+        continue;
+      }
+      bool is_named = want.uuids.empty() || std::find(want.uuids.begin(), want.uuids.end(), g.uuid) != want.uuids.end();
+      bool has_room = g.memory_total_bytes == 0 || g.memory_total_bytes >= want.min_free_memory_bytes;
+      if (is_named && has_room && !g.is_mig_enabled) c.wanted_gpus.insert(g.index);
+    }
+  }
+  return c;
+}
+
+void LeaseService::MarkBackfill(const fleet::FleetView& fleet, const std::map<int, int64_t>& by_gpu, TimePoint now) {
+  std::vector<Holder> holders(fleet.gpus.size(), Holder::kNone);
+  for (const auto& [g, id] : by_gpu) {
+    const sched::Lease* l = book_.FindLease(id);
+    if (l == nullptr || g < 0 || static_cast<size_t>(g) >= holders.size()) continue;
+    holders[static_cast<size_t>(g)] = l->priority == sched::Priority::kBackfill ? Holder::kBackfill : Holder::kOther;
+  }
+  std::vector<bool> accepts = backfill_.Observe(fleet, holders, now, GateContextNow());
+  for (size_t i = 0; i < slots_.size() && i < accepts.size(); ++i) slots_[i].accepts_backfill = accepts[i];
+  // MIG instances are devices of their own: held by their lease, if any.
+  std::map<std::string, Holder> instance_holders;
+  for (const auto& [id, l] : book_.leases()) {
+    if (sched::IsMigLease(l)) {
+      instance_holders[l.uuids[0]] = l.priority == sched::Priority::kBackfill ? Holder::kBackfill : Holder::kOther;
+    }
+  }
+  std::map<std::string, bool> instances = backfill_.ObserveInstances(fleet, instance_holders, now, GateContextNow());
+  for (sched::GpuSlot& s : slots_) {
+    for (sched::MigSlot& m : s.mig) {
+      auto it = instances.find(m.uuid);
+      m.accepts_backfill = it != instances.end() && it->second;
+    }
+  }
+}
+
+// --- loans -------------------------------------------------------------------------
+
+bool LeaseService::Lends(const sched::Lease& l) const {
+  if (l.priority == sched::Priority::kBackfill || sched::IsLoan(l) || sched::IsMigLease(l) || sched::IsExternal(l) ||
+      l.gpus.size() != 1) {
+    return false;
+  }
+  switch (policy_.backfill.lend_idle) {
+    case LendIdle::kAll: return true;
+    case LendIdle::kReservations: return l.lends_idle || l.is_reservation;
+    case LendIdle::kOff: break;
+  }
+  return l.lends_idle;
+}
+
+bool LeaseService::IsLoanProcess(int gpu, int64_t pid) const {
+  auto it = loan_pids_by_gpu_.find(gpu);
+  return it != loan_pids_by_gpu_.end() && it->second.count(pid) > 0;
+}
+
+void LeaseService::WatchLoans(const fleet::FleetView& fleet, TimePoint now) {
+  loan_pids_by_gpu_.clear();
+  loan_offers_.clear();
+  std::vector<LenderSight> sights;
+  for (const auto& [id, l] : book_.leases()) {
+    if (!Lends(l) || l.gpus[0] < 0 || static_cast<size_t>(l.gpus[0]) >= fleet.gpus.size()) continue;
+    const fleet::GpuView& g = fleet.gpus[static_cast<size_t>(l.gpus[0])];
+    LenderSight s;
+    s.lender_id = id;
+    s.gpu = g.info.index;
+    s.memory_total_bytes = g.sample.memory_total_bytes.value_or(0);
+    std::set<int64_t>& loan_pids = loan_pids_by_gpu_[s.gpu];
+    if (const sched::Lease* loan = book_.LoanOf(id)) {
+      s.loan_id = loan->id;
+      s.lent_bytes = loan->lent_memory_bytes;
+      for (const ProcessIdentity& p : processes_->LeaseProcesses(loan->token, loan->uid, loan->holder.start_ticks)) {
+        loan_pids.insert(p.pid);
+      }
+    }
+    double sm = 0;
+    bool is_sm_known = g.sample.health == fleet::GpuHealth::kOk;
+    int lender_processes = 0;
+    for (const fleet::ProcessView& p : g.processes) {
+      int64_t memory = p.process.used_memory_bytes.value_or(0);
+      if (loan_pids.count(p.details.pid) != 0) {
+        s.loan_memory_bytes += memory;
+        continue;
+      }
+      ++lender_processes;
+      s.lender_memory_bytes += memory;
+      if (p.process.sm_utilization_ratio) {
+        sm += *p.process.sm_utilization_ratio;
+      } else {
+        is_sm_known = false;
+      }
+    }
+    // Only a GPU whose lender holds memory there is lent: a lease with
+    // nothing on its GPU yet gives no peak to lend above.
+    if (s.loan_id == 0 && lender_processes == 0) is_sm_known = false;
+    if (is_sm_known) s.lender_sm_ratio = sm;
+    sights.push_back(s);
+  }
+  LoanAdvice advice = loans_.Observe(sights, now);
+  for (const LoanRecall& r : advice.recalls) RecallLoan(r, now);
+  loan_offers_ = std::move(advice.offers);
+}
+
+void LeaseService::GrantLoans(TimePoint now) {
+  for (const LoanOffer& offer : loan_offers_) {
+    const sched::Lease* lender = book_.FindLease(offer.lender_id);
+    if (lender == nullptr || lender->revoking_since || book_.LoanOf(offer.lender_id) != nullptr) continue;
+    // The first queued backfill request for one GPU that fits.
+    int64_t request_id = 0;
+    for (const sched::Pending& p : book_.queue()) {
+      const sched::GpuWants& w = p.request.wants;
+      if (p.request.priority == sched::Priority::kBackfill && w.uuids.empty() && w.mig_profile.empty() &&
+          w.gpu_count == 1 && w.min_free_memory_bytes <= offer.lendable_bytes) {
+        request_id = p.id;
+        break;
+      }
+    }
+    if (request_id == 0) return;
+    Result<sched::Lease> loan = book_.Lend(request_id, offer.lender_id, offer.lendable_bytes, now);
+    if (!loan.ok()) continue;
+    loans_.NoteLoan(offer.lender_id);
+    const sched::Lease& from = *book_.FindLease(offer.lender_id);
+    std::string lent = fmt::format("{} of GPU {} lent by lease {} of {} (idle at 0 % SM; its peak {} + margin {})",
+                                   FormatBytes(offer.lendable_bytes), offer.gpu, from.id, from.user,
+                                   FormatBytes(offer.lender_peak_bytes), FormatBytes(policy_.backfill.lend_margin_bytes));
+    RecordGrant(std::move(loan).value(), ", " + lent);
+    const sched::Lease& l = *book_.FindLease(request_id);
+    Event("lent", from.id, from.uid, from.user, from.gpus, Actor{},
+          fmt::format("GPU {}: {} lent to backfill lease {} of {}", offer.gpu, FormatBytes(offer.lendable_bytes), l.id,
+                      l.user));
+  }
+}
+
+void LeaseService::RecallLoan(const LoanRecall& r, TimePoint now) {
+  const sched::Lease* found = book_.FindLease(r.loan_id);
+  if (found == nullptr || !book_.Revoke(r.loan_id, 0, now)) return;
+  const sched::Lease l = *found;
+  Runtime& rt = runtime_[l.id];
+  rt.revoked_for_claim = fmt::format("lease {}, its lender", r.lender_id);
+  SaveLease(*book_.FindLease(l.id));
+  CountPreemption(l);
+  Event("preempting", l.id, l.uid, l.user, l.gpus, Actor{},
+        fmt::format("loan revoked for lease {}, its lender: {}; {}", r.lender_id, r.why,
+                    r.is_at_once ? std::string("ends at once")
+                                 : fmt::format("ends by {} ({} s of grace)",
+                                               UtcText(Base().ToUnix(now + policy_.backfill.grace)),
+                                               duration_cast<seconds>(policy_.backfill.grace).count())));
+  if (!r.is_at_once) return;
+  // Memory is at stake: what it runs is killed now, not after the grace.
+  rt.killed_at = now;
+  std::vector<sched::ProcessRef> victims = LeaseVictims(l);
+  if (!victims.empty()) {
+    TerminateProcesses(l.id, l.uid, std::move(victims), "loan revoked at once: " + r.why, Actor{}, now);
+    KillNow(l.id);
+  }
+}
+
+}  // namespace tarmac::leases

@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// Loans in the lease service: a held-idle GPU of a lease that lends runs a
+// queued backfill request beside its lender, in memory above the lender's
+// peak plus the margin; the loan is revoked with the grace when the lender
+// computes, at once when the lender allocates beyond its peak; the
+// lender's processes are never signalled, and neither side's processes
+// are called foreign.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include "testutil/lease_service_fixture.h"
+#include "testutil/process_views.h"
+
+namespace tarmac::leases {
+namespace {
+
+using namespace test;  // NOLINT: the shared fixture.
+using nlohmann::json;
+using std::chrono::seconds;
+
+constexpr int64_t kLender = 1002;    // bob: his client 501, his idle notebook 4242.
+constexpr int64_t kBorrower = 1001;  // alice: her client 500, her engine 600.
+
+class LoanTest : public LeaseServiceTest {
+ protected:
+  void SetUp() override {
+    processes_.Add(500, kBorrower, 10);
+    processes_.Add(501, kLender, 11);
+    processes_.Add(4242, kLender, 12);
+    processes_.Add(600, kBorrower, 20);
+    LeasePolicy policy;
+    policy.backfill.lend_after = seconds(60);
+    policy.backfill.grace = seconds(5);
+    s_ = Make(policy);
+  }
+  // One 80 GiB GPU: bob's notebook (`lender_gib`, `lender_sm`) and, once
+  // lent, alice's engine (`loan_gib`).
+  void Tick(int64_t lender_gib, double lender_sm, int64_t loan_gib = 0) {
+    fleet::FleetView f = Fleet(1);
+    f.gpus[0].sample.memory_total_bytes = 80 * kGiB;
+    f.gpus[0].sample.utilization_gpu_ratio = lender_sm;
+    fleet::ProcessView notebook = testing::Process(4242, lender_gib * kGiB, lender_sm, kLender, "python", 1, 12);
+    f.gpus[0].processes.push_back(notebook);
+    if (loan_gib > 0) f.gpus[0].processes.push_back(testing::Process(600, loan_gib * kGiB, 0.9, kBorrower, "engine", 1, 20));
+    s_->OnTick(f, clock_.SteadyNow());
+  }
+  // Bob's lease (1) lends; alice's backfill request (2) waits.
+  void LeaseAndQueue(bool lends) {
+    fleet::FleetView empty = Fleet(1);
+    empty.gpus[0].sample.memory_total_bytes = 80 * kGiB;
+    s_->OnTick(empty, clock_.SteadyNow());
+    json lease = Call(s_.get(), "lease.request",
+                      {{"gpus", 1}, {"kind", "reservation"}, {"max_time_seconds", 36000}, {"lend_idle", lends}}, kLender, 501);
+    ASSERT_EQ(lease["result"]["state"], "granted") << lease.dump();
+    json backfill = Call(s_.get(), "lease.request", {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}},
+                         kBorrower, 500);
+    ASSERT_EQ(backfill["result"]["state"], "queued") << backfill.dump();
+  }
+  json Lease(int64_t id) { return Call(s_.get(), "lease.get", {{"id", id}})["result"]; }
+  json Events() { return Call(s_.get(), "events", json::object(), 0, 1); }
+  // Lends GPU 0 to lease 2 and marks alice's engine as the loan's.
+  void Lend() {
+    Tick(20, 0);
+    clock_.Advance(seconds(61));
+    Tick(20, 0);
+    json loan = Lease(2);
+    ASSERT_EQ(loan["state"], "granted") << loan.dump();
+    processes_.lease_members[loan["lease"]["token"].get<std::string>()] = {600};
+  }
+
+  std::unique_ptr<LeaseService> s_;
+};
+
+TEST_F(LoanTest, AnIdleLenderLendsItsMemoryAbovePeakPlusMargin) {
+  LeaseAndQueue(true);
+  Tick(20, 0);
+  clock_.Advance(seconds(59));
+  Tick(20, 0);
+  EXPECT_EQ(Lease(2)["state"], "queued") << "not idle for lend_after yet";
+  clock_.Advance(seconds(2));
+  Tick(20, 0);
+  json loan = Lease(2);
+  ASSERT_EQ(loan["state"], "granted") << loan.dump();
+  EXPECT_EQ(loan["lease"]["lent_from"], 1);
+  EXPECT_EQ(loan["lease"]["lent_memory_bytes"], (80 - 20 - 4) * kGiB);
+  EXPECT_EQ(loan["lease"]["gpus"][0], 0);
+  EXPECT_EQ(Lease(1)["state"], "granted") << "the lender keeps its lease";
+  EXPECT_EQ(CountKind(Events(), "lent"), 1) << Events().dump();
+  // Alice's engine beside bob's notebook: neither is foreign to the other.
+  processes_.lease_members[loan["lease"]["token"].get<std::string>()] = {600};
+  Tick(20, 0, 30);
+  Tick(20, 0, 30);
+  EXPECT_EQ(CountKind(Events(), "foreign_process"), 0) << Events().dump();
+  EXPECT_EQ(Lease(2)["state"], "granted");
+  EXPECT_TRUE(processes_.signals.empty());
+}
+
+TEST_F(LoanTest, ALeaseThatDoesNotLendIsNeverLent) {
+  LeaseAndQueue(false);
+  Tick(20, 0);
+  clock_.Advance(seconds(600));
+  Tick(20, 0);
+  EXPECT_EQ(Lease(2)["state"], "queued");
+  EXPECT_EQ(CountKind(Events(), "lent"), 0);
+}
+
+TEST_F(LoanTest, TheLenderComputingAgainRevokesTheLoanWithTheGrace) {
+  LeaseAndQueue(true);
+  Lend();
+  Tick(20, 0.5, 30);  // Bob's notebook computes again.
+  json loan = Lease(2);
+  ASSERT_EQ(loan["state"], "granted") << loan.dump();
+  EXPECT_FALSE(loan["lease"]["revoking_since_unix"].is_null()) << loan.dump();
+  EXPECT_TRUE(processes_.signals.empty()) << "the grace first";
+  clock_.Advance(seconds(6));
+  Tick(20, 0.5, 30);
+  EXPECT_EQ(processes_.signals.front(), (std::pair<int64_t, int>{600, SIGKILL})) << "its grace was its time to let go";
+  for (const auto& [pid, sig] : processes_.signals) EXPECT_NE(pid, 4242) << "never the lender's process";
+  processes_.table.erase(600);
+  Tick(20, 0.5);
+  EXPECT_EQ(Lease(2)["state"], "ended");
+  EXPECT_EQ(Lease(1)["state"], "granted");
+  json events = Events();
+  EXPECT_EQ(CountKind(events, "preempting"), 1) << events.dump();
+  EXPECT_EQ(CountKind(events, "preempted"), 1) << events.dump();
+  EXPECT_EQ(CountKind(events, "foreign_process"), 0) << events.dump();
+}
+
+TEST_F(LoanTest, TheLenderAllocatingBeyondItsPeakRevokesTheLoanAtOnce) {
+  LeaseAndQueue(true);
+  Lend();
+  Tick(22, 0, 30);  // Bob's notebook holds 2 GiB more than its peak: still at 0 % SM.
+  ASSERT_FALSE(processes_.signals.empty()) << "no grace: memory is at stake";
+  EXPECT_EQ(processes_.signals.front().first, 600);
+  for (const auto& [pid, sig] : processes_.signals) EXPECT_NE(pid, 4242);
+  processes_.table.erase(600);
+  Tick(22, 0);
+  EXPECT_EQ(Lease(2)["state"], "ended");
+  json events = Events();
+  bool is_named = false;
+  for (const json& e : events["result"]["events"]) {
+    is_named |= e["kind"] == "preempting" && e["detail"].get<std::string>().find("beyond their peak") != std::string::npos;
+  }
+  EXPECT_TRUE(is_named) << events.dump();
+}
+
+TEST_F(LoanTest, ALoanHoldingMoreThanLentIsRevokedAtOnce) {
+  LeaseAndQueue(true);
+  Lend();
+  Tick(20, 0, 57);  // 56 GiB lent.
+  ASSERT_FALSE(processes_.signals.empty());
+  EXPECT_EQ(processes_.signals.front().first, 600);
+}
+
+TEST_F(LoanTest, TheLoanOutlivesItsLenderAsAnOrdinaryBackfillLease) {
+  LeaseAndQueue(true);
+  Lend();
+  ASSERT_EQ(Call(s_.get(), "lease.release", {{"id", 1}}, kLender, 501)["ok"], true);
+  fleet::FleetView f = Fleet(1);
+  f.gpus[0].sample.memory_total_bytes = 80 * kGiB;
+  f.gpus[0].processes.push_back(testing::Process(600, 30 * kGiB, 0.9, kBorrower, "engine", 1, 20));
+  s_->OnTick(f, clock_.SteadyNow());
+  json loan = Lease(2);
+  ASSERT_EQ(loan["state"], "granted") << loan.dump();
+  EXPECT_EQ(loan["lease"]["lent_from"], 0);
+  // A real request now revokes it as any backfill lease.
+  json real = Call(s_.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}}, kLender, 501);
+  EXPECT_EQ(real["result"]["state"], "queued") << real.dump();
+  EXPECT_FALSE(Lease(2)["lease"]["revoking_since_unix"].is_null());
+}
+
+TEST_F(LoanTest, ALoanSurvivesARestart) {
+  LeaseAndQueue(true);
+  Lend();
+  s_ = Make();
+  ASSERT_TRUE(s_->Restore().ok());
+  json loan = Lease(2);
+  ASSERT_EQ(loan["state"], "granted") << loan.dump();
+  EXPECT_EQ(loan["lease"]["lent_from"], 1);
+  EXPECT_EQ(loan["lease"]["lent_memory_bytes"], 56 * kGiB);
+}
+
+}  // namespace
+}  // namespace tarmac::leases
