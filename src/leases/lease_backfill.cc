@@ -175,9 +175,14 @@ void LeaseService::GrantLoans(TimePoint now) {
 
 void LeaseService::RecallLoan(const LoanRecall& r, TimePoint now) {
   const sched::Lease* found = book_.FindLease(r.loan_id);
-  if (found == nullptr || !book_.Revoke(r.loan_id, 0, now)) return;
+  if (found == nullptr) return;
   const sched::Lease l = *found;
   Runtime& rt = runtime_[l.id];
+  if (!book_.Revoke(r.loan_id, 0, now)) {
+    // Revoked already, with the grace: memory now at stake ends it at once.
+    if (r.is_at_once && !rt.killed_at) KillLoanNow(l, r.why, now);
+    return;
+  }
   rt.revoked_for_claim = fmt::format("lease {}, its lender", r.lender_id);
   SaveLease(*book_.FindLease(l.id));
   CountPreemption(l);
@@ -187,14 +192,16 @@ void LeaseService::RecallLoan(const LoanRecall& r, TimePoint now) {
                                  : fmt::format("ends by {} ({} s of grace)",
                                                UtcText(Base().ToUnix(now + policy_.backfill.grace)),
                                                duration_cast<seconds>(policy_.backfill.grace).count())));
-  if (!r.is_at_once) return;
+  if (r.is_at_once) KillLoanNow(l, r.why, now);
+}
+
+void LeaseService::KillLoanNow(const sched::Lease& l, const std::string& why, TimePoint now) {
   // Memory is at stake: what it runs is killed now, not after the grace.
-  rt.killed_at = now;
+  runtime_[l.id].killed_at = now;
   std::vector<sched::ProcessRef> victims = LeaseVictims(l);
-  if (!victims.empty()) {
-    TerminateProcesses(l.id, l.uid, std::move(victims), "loan revoked at once: " + r.why, Actor{}, now);
-    KillNow(l.id);
-  }
+  if (victims.empty()) return;
+  TerminateProcesses(l.id, l.uid, std::move(victims), "loan revoked at once: " + why, Actor{}, now);
+  KillNow(l.id);
 }
 
 }  // namespace tarmac::leases

@@ -145,6 +145,17 @@ TEST_F(LoanTest, TheLenderAllocatingBeyondItsPeakRevokesTheLoanAtOnce) {
   EXPECT_TRUE(is_named) << events.dump();
 }
 
+TEST_F(LoanTest, RegressionALoanInItsGraceIsKilledAtOnceWhenTheLenderThenAllocatesBeyondItsPeak) {
+  LeaseAndQueue(true);
+  Lend();
+  Tick(20, 0.5, 30);  // Computes: revoked with the grace.
+  EXPECT_TRUE(processes_.signals.empty());
+  clock_.Advance(seconds(1));
+  Tick(23, 0.5, 30);  // Then allocates beyond its peak, within the grace.
+  ASSERT_FALSE(processes_.signals.empty()) << "not left to the end of the grace";
+  EXPECT_EQ(processes_.signals.front().first, 600);
+}
+
 TEST_F(LoanTest, ALoanHoldingMoreThanLentIsRevokedAtOnce) {
   LeaseAndQueue(true);
   Lend();

@@ -399,6 +399,7 @@ class LeaseService {
   // Revokes a loan: with the backfill grace, or at once (its processes
   // killed now) when memory is at stake.
   void RecallLoan(const LoanRecall& r, TimePoint now) REQUIRES(mu_);
+  void KillLoanNow(const sched::Lease& l, const std::string& why, TimePoint now) REQUIRES(mu_);
   // Gives a granted lease its token, saves it and records "granted" (with
   // `more` in the detail).
   void RecordGrant(sched::Lease l, const std::string& more) REQUIRES(mu_);
