@@ -10,12 +10,14 @@ One agent per run on 8 simulated 80 GiB GPUs (100 ms sampling, grace 1 s);
 a week of 168 simulated hours is compressed to HOUR_SECONDS a simulated
 hour (default 1). Arrivals are diurnal (weekday working hours busiest,
 sparse nights and weekends); job lengths are heavy-tailed (log-normal,
-median 40 minutes, a few past a day, capped at 30 hours); one job in seven
-(15 %) is a forgotten reservation: `tarmac run` of a tarmac-simload holding
-20 GiB at 0 % SM. Real work is a tarmac-simload at 90 % SM holding 30 GiB.
-The busy week puts real work on ~55-60 % of GPU time, the light one on
-~25-30 %. The same arrivals (same seed) run three times, one after another,
-each on a fresh agent:
+sigma 1.1, capped at 30 hours: work a median of 1.5 hours on the busy week,
+1 hour on the light one, on 1 to 4 GPUs); one job in seven (15 %) is a
+forgotten reservation, `tarmac run` of a tarmac-simload holding 20 GiB of
+one GPU at 0 % SM for a median of 5 hours. Real work is a tarmac-simload at
+90 % SM holding 30 GiB. The busy week puts real work on ~55-60 % of GPU
+time and held-idle on ~20 % (the shape of the Philly, Helios and PAI
+traces), the light one ~25 % and ~5 %. The same arrivals (same seed) run
+once per configuration, one after another, each on a fresh agent:
 
 1. baseline: no backfill;
 2. fixed: a backfill batch that never runs out of work (a tarmac-simengine
@@ -61,16 +63,17 @@ WORK_MEMORY = "30GiB"
 def arrivals(seed, hour_s, busy):
     """[(start s, gpus, duration s, is_idle)] for one simulated week."""
     rng = random.Random(seed)
-    scale = 1.0 if busy else 0.45
+    scale = 1.2 if busy else 0.35
     jobs = []
     for hour in range(168):
         day, hod = divmod(hour, 24)
         working = day < 5 and 9 <= hod < 18
         rate = scale * (2.2 if working else (0.9 if day < 5 else 0.7))
         for _ in range(sum(1 for _ in range(40) if rng.random() < rate / 40)):
-            hours = min(30.0, rng.lognormvariate(math.log(0.67), 1.1))
             is_idle = rng.random() < 0.15
-            gpus = 1 if is_idle else rng.choice([1, 1, 1, 2, 4])
+            # Forgotten reservations sit for hours; work is heavy-tailed.
+            hours = min(30.0, rng.lognormvariate(math.log(5.0 if is_idle else (1.5 if busy else 1.0)), 1.1))
+            gpus = 1 if is_idle else rng.choice([1, 1, 1, 2, 2, 4])
             jobs.append(((hour + rng.random()) * hour_s, gpus, max(0.05, hours) * hour_s, is_idle))
     return sorted(jobs)
 

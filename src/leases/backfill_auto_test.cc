@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 //
-// idle_for = "auto" in the lease service: backfill settles, holds off while
-// a request of another priority waits that could use the GPU, and learns
+// idle_for = "auto" in the lease service: backfill settles, holds off on
+// GPUs kept for the head of the queue, and learns
 // real arrivals from grants, kept across a restart through the journal.
 #include <gtest/gtest.h>
 
@@ -30,8 +30,10 @@ TEST_F(LeaseServiceTest, AutoGateSettlesHoldsOffForAWaitingRequestAndLearnsArriv
     std::unique_ptr<LeaseService> s = Make(policy);
     auto tick = [&] { s->OnTick(Fleet(2), clock_.SteadyNow()); };
     tick();
-    // Bob's real reservation takes GPU 0; alice's backfill waits for GPU 1 to settle.
-    ASSERT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}}, 1002, 501)["result"]["state"],
+    // Bob's real reservation (for an hour) takes GPU 0; alice's backfill
+    // waits for GPU 1 to settle.
+    ASSERT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}, {"max_time_seconds", 3600}}, 1002,
+                   501)["result"]["state"],
               "granted");
     json backfill = Call(s.get(), "lease.request", {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}});
     ASSERT_EQ(backfill["result"]["state"], "queued") << backfill.dump();
@@ -43,14 +45,15 @@ TEST_F(LeaseServiceTest, AutoGateSettlesHoldsOffForAWaitingRequestAndLearnsArriv
     EXPECT_EQ(gates["settle_seconds"], 30);
     EXPECT_EQ(GpuGate(gates["gpus"], 1)["why"], "settling: idle 0s of settle 30s") << gates.dump();
     EXPECT_EQ(GpuGate(gates["gpus"], 1)["starts_in_seconds"], 30);
-    // Bob asks for both GPUs: a request that could use GPU 1 waits, so
-    // backfill holds off there even once it has settled.
+    // Bob asks for both GPUs: the head of the queue, with GPU 1 and GPU 0
+    // (free in an hour) kept for it, so backfill holds off on GPU 1 even
+    // once it has settled.
     json both = Call(s.get(), "lease.request", {{"gpus", 2}, {"kind", "reservation"}}, 1002, 501);
     ASSERT_EQ(both["result"]["state"], "queued") << both.dump();
     clock_.Advance(seconds(31));
     tick();
     gates = Call(s.get(), "backfill.gpus", json::object())["result"];
-    EXPECT_EQ(GpuGate(gates["gpus"], 1)["why"], "holds off: a request of another priority waits that could use it");
+    EXPECT_EQ(GpuGate(gates["gpus"], 1)["why"], "holds off: kept for the request at the head of the queue");
     EXPECT_EQ(GpuGate(gates["gpus"], 1)["accepts"], false);
     EXPECT_EQ(Call(s.get(), "lease.get", {{"id", backfill_id}})["result"]["state"], "queued");
     // Bob gives up on it: backfill starts on GPU 1 at the next tick.

@@ -105,7 +105,7 @@ std::string BackfillGate::Describe(const GateVerdict& v) const {
         return fmt::format("settling: idle {} of settle {}", FormatDuration(v.idle), FormatDuration(policy_.settle));
       }
       return fmt::format("idle {} of idle_for {}", FormatDuration(v.idle), FormatDuration(policy_.idle_for));
-    case GateReason::kRequestWaits: return "holds off: a request of another priority waits that could use it";
+    case GateReason::kRequestWaits: return "holds off: kept for the request at the head of the queue";
     case GateReason::kArrivalLikely:
       return fmt::format("holds off: {}, one within min_run {} is likely ({:.0f} %)", arrivals,
                          FormatDuration(policy_.min_run), 100 * v.arrival_chance);

@@ -11,9 +11,9 @@
 //
 // With idle_for = "auto" (BackfillPolicy::is_auto) a GPU accepts backfill
 // once it has been idle for `settle` (so a user's next job after a finished
-// one preempts nothing), no request of another priority waits that could
-// use it (GateContext::wanted_gpus: backfill there would only be revoked
-// again), and a real arrival on it within `min_run` is less likely than
+// one preempts nothing), no request of another priority waits for it
+// (GateContext::wanted_gpus: backfill there would only be revoked again),
+// and a real arrival on it within `min_run` is less likely than
 // not at the rate the arrival model (arrival_model.h) learned for this GPU
 // and hour of the week. With idle_for = a duration, once it has been idle
 // that long, whatever waits.
@@ -75,7 +75,8 @@ struct GateContext {
   int hour_of_week = 0;   // Local, 0-167 (arrival_model.h).
   double now_unix = 0;
   // GPU indices and MIG UUIDs that a waiting request of another priority
-  // could use.
+  // is about to get: those the scheduler keeps for the head of the queue,
+  // and instances of a waiting MIG request's profile.
   std::set<int> wanted_gpus;
   std::set<std::string> wanted_instances;
 };

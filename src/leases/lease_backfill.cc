@@ -30,22 +30,20 @@ GateContext LeaseService::GateContextNow() const {
   c.minute_of_day = local.tm_hour * 60 + local.tm_min;
   c.hour_of_week = local.tm_wday * 24 + local.tm_hour;
   c.now_unix = std::chrono::duration<double>(wall.time_since_epoch()).count();
-  // What the waiting requests of other priorities could use.
+  // What a waiting request of another priority is about to get: the GPUs
+  // the last decision keeps for the head of the queue, and for a MIG
+  // request, the instances of what it asks for.
+  const sched::Decision& d = book_.last_decision();
+  c.wanted_gpus.insert(d.reserved_gpus.begin(), d.reserved_gpus.end());
   for (const sched::Pending& p : book_.queue()) {
-    if (p.request.priority == sched::Priority::kBackfill) continue;
     const sched::GpuWants& want = p.request.wants;
+    if (p.request.priority == sched::Priority::kBackfill || !sched::WantsMig(want)) continue;
     for (const sched::GpuSlot& g : slots_) {
-      if (sched::WantsMig(want)) {
-        for (const sched::MigSlot& m : g.mig) {
-          if (want.mig_profile.empty() ? m.uuid == want.uuids[0] : m.profile == want.mig_profile) {
-            c.wanted_instances.insert(m.uuid);
-          }
+      for (const sched::MigSlot& m : g.mig) {
+        if (want.mig_profile.empty() ? m.uuid == want.uuids[0] : m.profile == want.mig_profile) {
+          c.wanted_instances.insert(m.uuid);
         }
-        continue;
       }
-      bool is_named = want.uuids.empty() || std::find(want.uuids.begin(), want.uuids.end(), g.uuid) != want.uuids.end();
-      bool has_room = g.memory_total_bytes == 0 || g.memory_total_bytes >= want.min_free_memory_bytes;
-      if (is_named && has_room && !g.is_mig_enabled) c.wanted_gpus.insert(g.index);
     }
   }
   return c;
