@@ -24,8 +24,8 @@ once per configuration, one after another, each on a fresh agent:
    of 8 GiB per lease), `[backfill] idle_for` = half a simulated hour, and
    idle leases terminated after an idle timeout of one simulated hour
    (whole seconds: at least 1 s) with no grace (tarmac's previous best);
-3. auto-gate: the same batch, `idle_for = "auto"` (settle 50 ms), no idle
-   termination;
+3. auto-gate: the same batch, `idle_for = "auto"` (settle and min_run
+   scaled like the week: 3 and 6 simulated minutes), no idle termination;
 4. auto: the same, and every job run with `--lend-idle` (lend_after a
    quarter of a simulated hour).
 
@@ -94,7 +94,9 @@ def run_week(build, work, jobs, week_s, hour_s, mode):
         config += (f"idle_timeout = \"{max(1, round(hour_s))}s\"\nidle_grace = \"0s\"\nidle_policy = \"terminate\"\n"
                    f"[backfill]\nidle_for = \"{int(hour_s * 500)}ms\"\ngrace = \"1s\"\n")
     elif mode.startswith("auto"):
-        config += "[backfill]\nidle_for = \"auto\"\nsettle = \"50ms\"\ngrace = \"1s\"\n"
+        # settle and min_run scaled as the week is: 3 and 6 simulated minutes.
+        config += (f"[backfill]\nidle_for = \"auto\"\nsettle = \"{int(hour_s * 50)}ms\"\n"
+                   f"min_run = \"{int(hour_s * 100)}ms\"\ngrace = \"1s\"\n")
         if mode == "auto":
             config += f"lend_after = \"{int(hour_s * 250)}ms\"\n"
     agent, env, sock = start_agent(build, here, config)
@@ -135,9 +137,18 @@ def run_week(build, work, jobs, week_s, hour_s, mode):
             argv += ["--", "sh", "-c", f"touch {mark}; exec {load} --seconds {seconds:.2f}"]
             launched = time.time()
             r = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            if os.path.exists(mark):
-                waits[i] = os.stat(mark).st_mtime - launched
-            outcomes[i] = "oom" if "out of memory" in r.stderr else ("ok" if r.returncode == 0 else "killed")
+            ended = time.time()
+            if not os.path.exists(mark):
+                outcomes[i] = "killed"
+                return
+            started = os.stat(mark).st_mtime
+            waits[i] = started - launched
+            # A job that ended well before its time did not end by itself
+            # (a simload stops cleanly on SIGTERM: its exit status is 0).
+            if "out of memory" in r.stderr:
+                outcomes[i] = "oom"
+            else:
+                outcomes[i] = "ok" if ended - started >= seconds - 0.25 and r.returncode == 0 else "killed"
 
         watcher = threading.Thread(target=watch)
         watcher.start()

@@ -61,7 +61,8 @@ std::string PcieThroughput(const fleet::GpuView& g) {
                      FormatBytes(static_cast<int64_t>(*g.pcie_rx_bytes_per_second)));
 }
 
-// "backfill lease 3 (alice), yielding", "Slurm job 42 lease 5 (erin)".
+// "backfill lease 3 (alice), yielding", "Slurm job 42 lease 5 (erin)",
+// "lease 4 (bob), lent to backfill lease 9 (alice)".
 std::string LeaseNote(const fleet::GpuLease& l) {
   std::string kind;
   if (l.kind == fleet::LeaseKind::kBackfill || l.kind == fleet::LeaseKind::kPod) {
@@ -69,7 +70,8 @@ std::string LeaseNote(const fleet::GpuLease& l) {
   } else if (l.kind == fleet::LeaseKind::kSlurm) {
     kind = "Slurm job " + l.slurm_job + " ";
   }
-  return fmt::format("{}lease {} ({}){}", kind, l.id, l.user, l.is_revoking ? ", yielding" : "");
+  std::string lent = l.lent_to != 0 ? fmt::format(", lent to backfill lease {} ({})", l.lent_to, l.lent_to_user) : "";
+  return fmt::format("{}lease {} ({}){}{}", kind, l.id, l.user, l.is_revoking ? ", yielding" : "", lent);
 }
 
 std::string Gib(int64_t bytes) { return fmt::format("{:.1f}", static_cast<double>(bytes) / (1 << 30)); }

@@ -167,6 +167,7 @@ json GpuLeaseToJson(const GpuLease& lease) {
             {"kind", LeaseKindName(lease.kind)},
             {"revoking", lease.is_revoking}};
   if (!lease.slurm_job.empty()) j["slurm_job"] = lease.slurm_job;
+  if (lease.lent_to != 0) j["lent_to"] = {{"id", lease.lent_to}, {"user", lease.lent_to_user}};
   return j;
 }
 
@@ -217,6 +218,10 @@ GpuLease GpuLeaseFromJson(const json& lease) {
   l.kind = ParseLeaseKind(GetString(lease, "kind")).value_or(LeaseKind::kRun);
   l.is_revoking = Value(lease, "revoking", false);
   if (l.kind == LeaseKind::kSlurm) l.slurm_job = GetString(lease, "slurm_job");
+  if (auto lent = lease.find("lent_to"); lent != lease.end() && lent->is_object()) {
+    l.lent_to = Value(*lent, "id", int64_t{0});
+    l.lent_to_user = GetString(*lent, "user");
+  }
   return l;
 }
 

@@ -32,6 +32,9 @@ struct GpuLease {
   LeaseKind kind = LeaseKind::kRun;
   bool is_revoking = false;  // A backfill lease being preempted (in its grace).
   std::string slurm_job = std::string();  // Kind slurm: the job id.
+  // Its GPU's idle memory lent to this backfill lease, if any (leases/loans.h).
+  int64_t lent_to = 0;
+  std::string lent_to_user = std::string();
 
   bool is_backfill() const { return kind == LeaseKind::kBackfill; }
 };

@@ -367,7 +367,8 @@ void LeaseService::CheckIdle(const fleet::FleetView& fleet, TimePoint now) {
       rt.memory_max_bytes =
           std::max(rt.memory_max_bytes, has_others ? own_memory : g.sample.memory_used_bytes.value_or(0));
       for (const fleet::ProcessView& p : g.processes) {
-        if (!l.is_pod && p.details.uid != l.uid) continue;  // A pod's processes run as any user.
+        // A pod's processes run as any user; a loan's are not its lender's.
+        if ((!l.is_pod && p.details.uid != l.uid) || IsLoanProcess(index, p.details.pid)) continue;
         if (p.process.sm_utilization_ratio ? *p.process.sm_utilization_ratio > 0
                                            : g.sample.utilization_gpu_ratio.value_or(0) > 0) {
           is_active = true;

@@ -87,6 +87,10 @@ TEST_F(LoanTest, AnIdleLenderLendsItsMemoryAbovePeakPlusMargin) {
   EXPECT_EQ(loan["lease"]["gpus"][0], 0);
   EXPECT_EQ(Lease(1)["state"], "granted") << "the lender keeps its lease";
   EXPECT_EQ(CountKind(Events(), "lent"), 1) << Events().dump();
+  // Status shows the GPU as the lender's, lent to the loan.
+  const fleet::GpuLease& mark = s_->Marks()->leases.at(0);
+  EXPECT_EQ(mark.id, 1);
+  EXPECT_EQ(mark.lent_to, 2);
   // Alice's engine beside bob's notebook: neither is foreign to the other.
   processes_.lease_members[loan["lease"]["token"].get<std::string>()] = {600};
   Tick(20, 0, 30);
@@ -179,6 +183,48 @@ TEST_F(LoanTest, TheLoanOutlivesItsLenderAsAnOrdinaryBackfillLease) {
   json real = Call(s_.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}}, kLender, 501);
   EXPECT_EQ(real["result"]["state"], "queued") << real.dump();
   EXPECT_FALSE(Lease(2)["lease"]["revoking_since_unix"].is_null());
+}
+
+// The same user's batch borrowing the same user's idle GPU: the processes
+// are told apart by the loan's token, not by their owner.
+TEST_F(LoanTest, ALoanOfTheLendersOwnUserIsToldApartByItsToken) {
+  fleet::FleetView empty = Fleet(1);
+  empty.gpus[0].sample.memory_total_bytes = 80 * kGiB;
+  s_->OnTick(empty, clock_.SteadyNow());
+  processes_.Add(601, kLender, 21);
+  json lease = Call(s_.get(), "lease.request",
+                    {{"gpus", 1}, {"kind", "reservation"}, {"max_time_seconds", 36000}, {"lend_idle", true},
+                     {"idle_timeout_seconds", 120}},
+                    kLender, 501);
+  ASSERT_EQ(lease["result"]["state"], "granted") << lease.dump();
+  json backfill = Call(s_.get(), "lease.request", {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}},
+                       kLender, 501);
+  ASSERT_EQ(backfill["result"]["state"], "queued") << backfill.dump();
+  auto tick = [&](bool with_engine) {
+    fleet::FleetView f = Fleet(1);
+    f.gpus[0].sample.memory_total_bytes = 80 * kGiB;
+    f.gpus[0].processes.push_back(testing::Process(4242, 20 * kGiB, 0, kLender, "python", 1, 12));
+    if (with_engine) {
+      f.gpus[0].processes.push_back(testing::Process(601, 30 * kGiB, 0.9, kLender, "engine", 1, 21));
+      f.gpus[0].sample.utilization_gpu_ratio = 0.9;
+    }
+    s_->OnTick(f, clock_.SteadyNow());
+  };
+  tick(false);
+  clock_.Advance(seconds(61));
+  tick(false);
+  json loan = Call(s_.get(), "lease.get", {{"id", 2}}, kLender, 501)["result"];  // Its token: to its owner only.
+  ASSERT_EQ(loan["state"], "granted") << loan.dump();
+  processes_.lease_members[loan["lease"]["token"].get<std::string>()] = {601};
+  // The engine computes beside the idle notebook: the loan stays, and the
+  // lender is still idle to its own policy.
+  for (int i = 0; i < 4; ++i) {
+    clock_.Advance(seconds(30));
+    tick(true);
+  }
+  EXPECT_TRUE(Lease(2)["lease"]["revoking_since_unix"].is_null()) << Lease(2).dump();
+  EXPECT_EQ(CountKind(Events(), "idle_warning"), 1) << Events().dump();
+  EXPECT_TRUE(processes_.signals.empty());
 }
 
 TEST_F(LoanTest, ALoanSurvivesARestart) {

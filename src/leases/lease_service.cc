@@ -685,11 +685,21 @@ void LeaseService::PublishMarks() {
   auto marks = std::make_shared<GpuMarks>();
   for (const auto& [id, l] : book_.leases()) {
     fleet::GpuLease mark{id, l.user, sched::KindOf(l), l.revoking_since.has_value(), l.slurm_job};
+    if (sched::IsLoan(l)) continue;  // Its lender's mark names it, below.
     if (sched::IsMigLease(l)) {
       marks->mig_leases[l.uuids[0]] = mark;
       continue;
     }
     for (int g : l.gpus) marks->leases[g] = mark;
+  }
+  for (const auto& [id, l] : book_.leases()) {
+    if (!sched::IsLoan(l)) continue;
+    for (int g : l.gpus) {
+      if (auto it = marks->leases.find(g); it != marks->leases.end()) {
+        it->second.lent_to = id;
+        it->second.lent_to_user = l.user;
+      }
+    }
   }
   marks->preemptions = backfill_preemptions_by_gpu_;
   marks->figures = ComputeFigures();
