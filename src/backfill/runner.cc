@@ -370,7 +370,8 @@ void Runner::ConfirmFreed(const std::string& uuid, int64_t memory_before, Steady
       SetProblem(fmt::format("GPU {}: memory still in use after the engine stopped", uuid));
       return;
     }
-    clock_->SleepUntil(clock_->SteadyNow() + milliseconds(50), {});
+    // The agent reads the GPU as soon as the engine's processes are gone.
+    clock_->SleepUntil(clock_->SteadyNow() + milliseconds(20), {});
   }
 }
 

@@ -76,7 +76,7 @@ void LeaseService::KillNow(int64_t id) {
 
 // While a revoked lease's GPUs drain (up to kHandoverBound): how often the lease thread looks whether the listed processes
 // have exited, and how often it may ask for a reading that would show it.
-constexpr std::chrono::milliseconds kHandoverPoll{50};
+constexpr std::chrono::milliseconds kHandoverPoll{20};
 constexpr std::chrono::milliseconds kReadingAskEvery{100};
 
 void LeaseService::CheckRevoked(TimePoint now) {
@@ -85,7 +85,14 @@ void LeaseService::CheckRevoked(TimePoint now) {
     if (!l.revoking_since) continue;
     auto rt = runtime_.find(id);
     bool is_let_go = rt != runtime_.end() && rt->second.killed_at.has_value();
-    if (is_let_go || now >= *l.revoking_since + policy_.backfill.grace) due.emplace_back(id, l.revoked_for);
+    if (is_let_go || now >= *l.revoking_since + policy_.backfill.grace) {
+      due.emplace_back(id, l.revoked_for);
+    } else if (IsListedOnItsGpus(l)) {
+      // In its grace: once what it ran has exited, a reading at once shows
+      // the GPU empty to its holder (which confirms that before letting go)
+      // and to the hand-over, rather than the next sampling tick.
+      AskReadingOnceExited(l, &runtime_[id], now);
+    }
   }
   for (const auto& [id, for_request] : due) {
     const sched::Lease l = *book_.FindLease(id);
@@ -616,10 +623,13 @@ std::optional<sched::TimePoint> LeaseService::RevocationDeadline() const {
   for (const auto& [id, l] : book_.leases()) {
     if (!l.revoking_since) continue;
     TimePoint at = *l.revoking_since + policy_.backfill.grace;
-    // Killed already: it ends at a reading, or at the hand-over bound.
+    // Killed already: it ends at a reading, or at the hand-over bound. In
+    // its grace: looked at every poll, for a reading once it has stopped.
     auto rt = runtime_.find(id);
     if (rt != runtime_.end() && rt->second.killed_at) {
       at = std::min(*rt->second.killed_at + kHandoverBound, clock_->SteadyNow() + kHandoverPoll);
+    } else if (IsListedOnItsGpus(l)) {
+      at = std::min(at, clock_->SteadyNow() + kHandoverPoll);
     }
     if (!first || at < *first) first = at;
   }
