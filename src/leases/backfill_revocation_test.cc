@@ -31,6 +31,7 @@ LeasePolicy BackfillAtOnce(seconds grace) {
 
 TEST_F(LeaseServiceTest, ARevocationSurvivesARestartAndEndsTheLeaseWhenItsGraceHasPassed) {
   LeasePolicy policy = BackfillAtOnce(seconds(10));
+  double revoke_by = 0;
   processes_.Add(500, 1001, 10);
   processes_.Add(501, 1002, 11);
   {
@@ -43,6 +44,7 @@ TEST_F(LeaseServiceTest, ARevocationSurvivesARestartAndEndsTheLeaseWhenItsGraceH
     json lease = Call(s.get(), "lease.get", {{"id", 1}})["result"]["lease"];
     EXPECT_FALSE(lease["revoke_by_unix"].is_null()) << lease.dump();
     EXPECT_EQ(lease["revoked_for"], 2);
+    revoke_by = lease["revoke_by_unix"].get<double>();
   }
   // The agent restarts 4 s later: still revoking, the same deadline.
   clock_.Advance(seconds(4));
@@ -51,12 +53,17 @@ TEST_F(LeaseServiceTest, ARevocationSurvivesARestartAndEndsTheLeaseWhenItsGraceH
   s->OnTick(Fleet(1), clock_.SteadyNow());
   json lease = Call(s.get(), "lease.get", {{"id", 1}})["result"];
   ASSERT_EQ(lease["state"], "granted") << lease.dump();
-  EXPECT_FALSE(lease["lease"]["revoke_by_unix"].is_null());
+  EXPECT_EQ(lease["lease"]["revoke_by_unix"].get<double>(), revoke_by);
+  // In its grace the lease thread looks every 20 ms (for a reading once its
+  // processes are gone), until the grace ends.
   ASSERT_TRUE(s->RevocationDeadline().has_value());
-  EXPECT_EQ(*s->RevocationDeadline(), clock_.SteadyNow() + seconds(6));
+  EXPECT_EQ(*s->RevocationDeadline(), clock_.SteadyNow() + milliseconds(20));
+  clock_.Advance(seconds(5));
+  s->EndRevoked();
+  EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 1}})["result"]["state"], "granted") << "1 s of grace left";
+  clock_.Advance(seconds(1));
   // Its grace ends: the lease ends (its processes terminated) and the
   // waiting request is granted, without waiting for a tick.
-  clock_.Advance(seconds(6));
   s->EndRevoked();
   EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 1}})["result"]["state"], "ended");
   EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 2}})["result"]["state"], "granted");
@@ -136,6 +143,47 @@ TEST_F(LeaseServiceTest, RegressionAKilledBackfillsGpuIsReadAgainAsSoonAsItsList
   // That reading hands the GPU on at once.
   s->OnTick(Fleet(1), clock_.SteadyNow());
   EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 2}})["result"]["state"], "granted");
+}
+
+// A batch stops its engine on notice and lets go once a reading taken after
+// that shows the memory free: within the grace, the agent asks for that
+// reading as soon as the listed processes have exited, or, while the last
+// reading lists none (an engine started since), every 100 ms.
+TEST_F(LeaseServiceTest, RegressionInItsGraceARevokedGpuIsReadAgainOnceItsProcessesHaveExited) {
+  LeasePolicy policy = BackfillAtOnce(seconds(10));
+  processes_.Add(500, 1001, 10);
+  processes_.Add(501, 1002, 11);
+  processes_.Add(600, 1001, 20);
+  std::unique_ptr<LeaseService> s = Make(policy);
+  int asked = 0;
+  s->OnWantsReading([&asked] { ++asked; });
+  s->OnTick(Fleet(1), clock_.SteadyNow());
+  ASSERT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}}, 1001, 500)
+                ["result"]["state"],
+            "granted");
+  fleet::FleetView held = Fleet(1);
+  held.gpus[0].processes.push_back(testing::Process(600, 8 * kGiB, 0.5, 1001, "engine", 4000, 20));
+  s->OnTick(held, clock_.SteadyNow());
+  ASSERT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}}, 1002, 501)["result"]["state"], "queued");
+  // In its grace, the lease thread looks every 20 ms, not at the grace's end.
+  ASSERT_TRUE(s->RevocationDeadline().has_value());
+  EXPECT_EQ(*s->RevocationDeadline(), clock_.SteadyNow() + milliseconds(20));
+  clock_.Advance(milliseconds(20));
+  s->EndRevoked();
+  EXPECT_EQ(asked, 0) << "the engine still runs";
+  processes_.table.erase(600);  // The engine stops on notice.
+  clock_.Advance(milliseconds(20));
+  s->EndRevoked();
+  EXPECT_EQ(asked, 1) << "a reading would now show the GPU empty";
+  EXPECT_TRUE(processes_.signals.empty()) << "still in its grace";
+  // That reading lists nothing: until the lease ends, a reading every 100 ms.
+  s->OnTick(Fleet(1), clock_.SteadyNow());
+  clock_.Advance(milliseconds(20));
+  s->EndRevoked();
+  EXPECT_EQ(asked, 1);
+  clock_.Advance(milliseconds(100));
+  s->EndRevoked();
+  EXPECT_EQ(asked, 2);
 }
 
 TEST_F(LeaseServiceTest, RegressionARequestWaitingForADrainingGpuRevokesNoOtherBackfillAndTheBoundEndsIt) {

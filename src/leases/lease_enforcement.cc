@@ -87,10 +87,11 @@ void LeaseService::CheckRevoked(TimePoint now) {
     bool is_let_go = rt != runtime_.end() && rt->second.killed_at.has_value();
     if (is_let_go || now >= *l.revoking_since + policy_.backfill.grace) {
       due.emplace_back(id, l.revoked_for);
-    } else if (IsListedOnItsGpus(l)) {
-      // In its grace: once what it ran has exited, a reading at once shows
-      // the GPU empty to its holder (which confirms that before letting go)
-      // and to the hand-over, rather than the next sampling tick.
+    } else if (!sched::IsLoan(l)) {
+      // In its grace: once what it ran has exited (or while the last reading
+      // lists nothing there: what it started since may have come and gone),
+      // a reading at once shows the GPU empty to its holder, which confirms
+      // that before letting go, rather than the next sampling tick.
       AskReadingOnceExited(l, &runtime_[id], now);
     }
   }
@@ -628,7 +629,7 @@ std::optional<sched::TimePoint> LeaseService::RevocationDeadline() const {
     auto rt = runtime_.find(id);
     if (rt != runtime_.end() && rt->second.killed_at) {
       at = std::min(*rt->second.killed_at + kHandoverBound, clock_->SteadyNow() + kHandoverPoll);
-    } else if (IsListedOnItsGpus(l)) {
+    } else if (!sched::IsLoan(l)) {
       at = std::min(at, clock_->SteadyNow() + kHandoverPoll);
     }
     if (!first || at < *first) first = at;

@@ -445,8 +445,9 @@ class LeaseService {
       REQUIRES(mu_);
   // Whether the latest reading lists a process on one of `l`'s whole GPUs.
   bool IsListedOnItsGpus(const sched::Lease& l) const REQUIRES(mu_);
-  // A killed lease whose GPUs the last reading still listed: once every
-  // process listed there has exited, asks for a reading (OnWantsReading).
+  // A revoked lease (in its grace, or killed): once every process the last
+  // reading listed on its GPUs has exited, or when it listed none, asks
+  // for a reading (OnWantsReading), at most every kReadingAskEvery.
   void AskReadingOnceExited(const sched::Lease& l, Runtime* rt, TimePoint now) REQUIRES(mu_);
   // The [slurm] idle policy's action on an idle job: recorded (dry run), or
   // queued for OnTick to run without the lock.
