@@ -129,7 +129,7 @@ void EngineProcess::Stop(std::chrono::milliseconds grace) {
   ::kill(-pid_, SIGTERM);
   auto deadline = clock_->SteadyNow() + grace;
   while (!HasExited() && clock_->SteadyNow() < deadline) {
-    clock_->SleepUntil(clock_->SteadyNow() + std::chrono::milliseconds(20), {});
+    clock_->SleepUntil(clock_->SteadyNow() + std::chrono::milliseconds(5), {});
   }
   // The group too: a server's own children (Ollama's runner) hold the GPU.
   ::kill(-pid_, SIGKILL);

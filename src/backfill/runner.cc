@@ -371,7 +371,7 @@ void Runner::ConfirmFreed(const std::string& uuid, int64_t memory_before, Steady
       return;
     }
     // The agent reads the GPU as soon as the engine's processes are gone.
-    clock_->SleepUntil(clock_->SteadyNow() + milliseconds(20), {});
+    clock_->SleepUntil(clock_->SteadyNow() + milliseconds(5), {});
   }
 }
 

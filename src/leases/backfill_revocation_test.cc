@@ -54,10 +54,10 @@ TEST_F(LeaseServiceTest, ARevocationSurvivesARestartAndEndsTheLeaseWhenItsGraceH
   json lease = Call(s.get(), "lease.get", {{"id", 1}})["result"];
   ASSERT_EQ(lease["state"], "granted") << lease.dump();
   EXPECT_EQ(lease["lease"]["revoke_by_unix"].get<double>(), revoke_by);
-  // In its grace the lease thread looks every 20 ms (for a reading once its
+  // In its grace the lease thread looks every 5 ms (for a reading once its
   // processes are gone), until the grace ends.
   ASSERT_TRUE(s->RevocationDeadline().has_value());
-  EXPECT_EQ(*s->RevocationDeadline(), clock_.SteadyNow() + milliseconds(20));
+  EXPECT_EQ(*s->RevocationDeadline(), clock_.SteadyNow() + milliseconds(5));
   clock_.Advance(seconds(5));
   s->EndRevoked();
   EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 1}})["result"]["state"], "granted") << "1 s of grace left";
@@ -165,9 +165,9 @@ TEST_F(LeaseServiceTest, RegressionInItsGraceARevokedGpuIsReadAgainOnceItsProces
   held.gpus[0].processes.push_back(testing::Process(600, 8 * kGiB, 0.5, 1001, "engine", 4000, 20));
   s->OnTick(held, clock_.SteadyNow());
   ASSERT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}}, 1002, 501)["result"]["state"], "queued");
-  // In its grace, the lease thread looks every 20 ms, not at the grace's end.
+  // In its grace, the lease thread looks every 5 ms, not at the grace's end.
   ASSERT_TRUE(s->RevocationDeadline().has_value());
-  EXPECT_EQ(*s->RevocationDeadline(), clock_.SteadyNow() + milliseconds(20));
+  EXPECT_EQ(*s->RevocationDeadline(), clock_.SteadyNow() + milliseconds(5));
   clock_.Advance(milliseconds(20));
   s->EndRevoked();
   EXPECT_EQ(asked, 0) << "the engine still runs";

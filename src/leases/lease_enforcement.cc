@@ -76,10 +76,10 @@ void LeaseService::KillNow(int64_t id) {
 
 // While a revoked lease's GPUs drain (up to kHandoverBound): how often the lease thread looks whether the listed processes
 // have exited, and how often it may ask for a reading that would show it.
-constexpr std::chrono::milliseconds kHandoverPoll{20};
+constexpr std::chrono::milliseconds kHandoverPoll{5};
 constexpr std::chrono::milliseconds kReadingAskEvery{100};
 
-void LeaseService::CheckRevoked(TimePoint now) {
+bool LeaseService::CheckRevoked(TimePoint now) {
   std::vector<std::pair<int64_t, int64_t>> due;  // (lease, for request)
   for (const auto& [id, l] : book_.leases()) {
     if (!l.revoking_since) continue;
@@ -95,6 +95,7 @@ void LeaseService::CheckRevoked(TimePoint now) {
       AskReadingOnceExited(l, &runtime_[id], now);
     }
   }
+  bool is_changed = false;
   for (const auto& [id, for_request] : due) {
     const sched::Lease l = *book_.FindLease(id);
     Runtime& rt = runtime_[id];
@@ -110,6 +111,7 @@ void LeaseService::CheckRevoked(TimePoint now) {
       // The lease stays, revoking for its request (which then takes no
       // other GPU), until a reading shows its GPUs empty.
       rt.killed_at = now;
+      is_changed = true;
       std::vector<sched::ProcessRef> victims = LeaseVictims(l);
       if (!victims.empty()) {
         TerminateProcesses(id, l.uid, std::move(victims), why, Actor{}, now);
@@ -122,7 +124,9 @@ void LeaseService::CheckRevoked(TimePoint now) {
     }
     if (IsListedOnItsGpus(l)) why += fmt::format("; its GPUs still list a process {} s after SIGKILL", kHandoverBound.count());
     EndLease(id, rt.is_released ? "released" : "preempted", why, Actor{}, false, now);
+    is_changed = true;
   }
+  return is_changed;
 }
 
 std::vector<sched::ProcessRef> LeaseService::LeaseVictims(const sched::Lease& l, const std::set<int64_t>& spared) {
@@ -640,7 +644,9 @@ std::optional<sched::TimePoint> LeaseService::RevocationDeadline() const {
 void LeaseService::EndRevoked() {
   MutexLock lock(&mu_);
   TimePoint now = clock_->SteadyNow();
-  CheckRevoked(now);
+  // Between its ends, a look in a lease's grace (every kHandoverPoll)
+  // changes nothing but maybe asks for a reading: nothing to decide.
+  if (!CheckRevoked(now)) return;
   SaveThenDecide(now);
   PublishMarks();
 }

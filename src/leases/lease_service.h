@@ -410,7 +410,9 @@ class LeaseService {
   // Tells of the leases the last decision revoked; ends those whose grace
   // has passed.
   void AnnounceRevocations(TimePoint now) REQUIRES(mu_);
-  void CheckRevoked(TimePoint now) REQUIRES(mu_);
+  // Kills the revoked leases whose grace has passed and ends those handed
+  // over; whether it killed or ended any.
+  bool CheckRevoked(TimePoint now) REQUIRES(mu_);
   bool IsAlive(const sched::ProcessRef& ref) REQUIRES(mu_);
   IdleAction IdleActionFor(const sched::Lease& lease) const REQUIRES(mu_);
   SlurmIdleAction SlurmActionFor(const sched::Lease& lease) const REQUIRES(mu_);
