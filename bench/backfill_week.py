@@ -21,8 +21,9 @@ once per configuration, one after another, each on a fresh agent:
 
 1. baseline: no backfill;
 2. fixed: a backfill batch that never runs out of work (a tarmac-simengine
-   of 8 GiB per lease), `[backfill] idle_for` = half a simulated hour, and
-   idle leases terminated after an idle timeout of one simulated hour
+   of 8 GiB per lease, 200 ms an answer), `[backfill] idle_for` = half a
+   simulated hour, and idle leases terminated after an idle timeout of one
+   simulated hour
    (whole seconds: at least 1 s) with no grace (tarmac's previous best);
 3. auto-gate: the same batch, `idle_for = "auto"` (settle and min_run
    scaled like the week: 3 and 6 simulated minutes), no idle termination;
@@ -109,7 +110,8 @@ def run_week(build, work, jobs, week_s, hour_s, mode):
     stop = threading.Event()
     try:
         if mode != "baseline":
-            submit_batch(build, env, here, 2000000, GPUS, 2, 20)
+            # 200 ms an answer: a real engine's pace, not a CPU hog beside the jobs.
+            submit_batch(build, env, here, 2000000, GPUS, 2, 200)
 
         def watch():
             while not stop.is_set():

@@ -63,10 +63,15 @@ std::vector<std::pair<std::string, std::string>> LeaseEnvironment(const json& le
   std::string uuids = UuidList(lease);
   int64_t id = lease.is_object() ? lease.value("id", int64_t{0}) : 0;
   std::string token = lease.is_object() ? lease.value("token", std::string()) : std::string();
-  return {{std::string(nvidia::kVisibleDevicesVariable), uuids},
-          {std::string(nvidia::kContainerVisibleDevicesVariable), uuids},
-          {"TARMAC_LEASE_ID", std::to_string(id)},
-          {"TARMAC_LEASE_TOKEN", token}};
+  std::vector<std::pair<std::string, std::string>> env = {
+      {std::string(nvidia::kVisibleDevicesVariable), uuids},
+      {std::string(nvidia::kContainerVisibleDevicesVariable), uuids},
+      {"TARMAC_LEASE_ID", std::to_string(id)},
+      {"TARMAC_LEASE_TOKEN", token}};
+  // A loan: how much of the GPU's memory it may take.
+  int64_t lent = lease.is_object() ? lease.value("lent_memory_bytes", int64_t{0}) : 0;
+  if (lent > 0) env.emplace_back("TARMAC_LENT_MEMORY_BYTES", std::to_string(lent));
+  return env;
 }
 
 }  // namespace tarmac::client

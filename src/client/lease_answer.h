@@ -42,7 +42,8 @@ std::string GpuNames(const nlohmann::json& lease);
 
 // The environment work in a lease runs with, in this order:
 // CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES (its UUIDs),
-// TARMAC_LEASE_ID, and TARMAC_LEASE_TOKEN (which marks its processes).
+// TARMAC_LEASE_ID, TARMAC_LEASE_TOKEN (which marks its processes), and for
+// a loan (leases/loans.h) TARMAC_LENT_MEMORY_BYTES, the memory it may take.
 std::vector<std::pair<std::string, std::string>> LeaseEnvironment(const nlohmann::json& lease);
 
 }  // namespace tarmac::client

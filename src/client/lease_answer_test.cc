@@ -42,5 +42,20 @@ TEST(LeaseAnswerTest, AnythingElseIsCorruptionNotACrash) {
   EXPECT_EQ(UuidList(json()), "");
 }
 
+// A loan's command is told the memory lent; any other lease's is not.
+TEST(LeaseAnswerTest, ALoansEnvironmentCarriesTheMemoryLent) {
+  json lease = {{"id", 9}, {"uuids", {"GPU-a"}}, {"token", "t"}, {"lent_memory_bytes", 0}};
+  auto has_lent = [](const std::vector<std::pair<std::string, std::string>>& env) {
+    for (const auto& [name, value] : env) {
+      if (name == "TARMAC_LENT_MEMORY_BYTES") return value;
+    }
+    return std::string();
+  };
+  EXPECT_EQ(has_lent(LeaseEnvironment(lease)), "");
+  lease["lent_memory_bytes"] = int64_t{56} << 30;
+  EXPECT_EQ(has_lent(LeaseEnvironment(lease)), "60129542144");
+  EXPECT_EQ(LeaseEnvironment(lease)[0], (std::pair<std::string, std::string>{"CUDA_VISIBLE_DEVICES", "GPU-a"}));
+}
+
 }  // namespace
 }  // namespace tarmac::client

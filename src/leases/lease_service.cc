@@ -317,38 +317,6 @@ Result<json> LeaseService::OnZombies(const Call&) {
   return result;
 }
 
-// Each GPU (and MIG instance) as backfill's gate saw it at the last tick.
-Result<json> LeaseService::OnBackfillGpus(const Call& c) {
-  // Each device: its GPU's index, its UUID, and its MIG profile (none for a GPU).
-  std::vector<std::tuple<int, std::string, json>> devices;
-  for (const sched::GpuSlot& slot : slots_) {
-    devices.emplace_back(slot.index, slot.uuid, nullptr);
-    for (const sched::MigSlot& m : slot.mig) devices.emplace_back(slot.index, m.uuid, m.profile);
-  }
-  json gpus = json::array();
-  for (const auto& [index, uuid, mig] : devices) {
-    auto it = backfill_.verdicts().find(uuid);
-    if (it == backfill_.verdicts().end()) continue;
-    const GateVerdict& v = it->second;
-    json g = {{"gpu", index}, {"uuid", uuid}, {"accepts", v.accepts}, {"why", backfill_.Describe(v)}};
-    if (policy_.backfill.is_auto) g["arrivals_per_hour"] = v.arrivals_per_hour;
-    if (!mig.is_null()) g["mig_profile"] = mig;
-    if (v.starts_in) {
-      g["starts_in_seconds"] = std::chrono::duration<double>(*v.starts_in).count();
-      g["starts_at_unix"] =
-          static_cast<int64_t>(Base().ToUnix(c.now + std::chrono::duration_cast<TimePoint::duration>(*v.starts_in)));
-    }
-    gpus.push_back(std::move(g));
-  }
-  using Seconds = std::chrono::duration<double>;
-  const BackfillPolicy& b = policy_.backfill;
-  if (b.is_auto) {
-    return json{{"gpus", gpus}, {"idle_for", "auto"}, {"settle_seconds", Seconds(b.settle).count()},
-                {"min_run_seconds", Seconds(b.min_run).count()}};
-  }
-  return json{{"gpus", gpus}, {"idle_for", "fixed"}, {"idle_for_seconds", Seconds(b.idle_for).count()}};
-}
-
 Result<json> LeaseService::OnZombiesKill(const Call& c) { return KillZombies(c.params, c.caller, c.now); }
 
 Result<json> LeaseService::OnEvents(const Call& c) {
