@@ -10,7 +10,10 @@
 // keep_alive 0 with no prompt, frees them); answers deterministically
 // (answers.h) after a configurable latency; and fails when told: every Nth
 // request a 500, a hang, a crash mid-answer, a slow stream, or an unload
-// that is refused.
+// that is refused. On SIGTERM it frees its GPUs and exits at once: answers
+// in flight are abandoned, as a real server abandons those whose clients
+// have gone (a backfill runner closes its requests before it stops the
+// engine).
 #include <signal.h>
 #include <unistd.h>
 
@@ -20,6 +23,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <mutex>
 #include <thread>
 
@@ -332,7 +336,8 @@ int main(int argc, char** argv) {
     int sig = 0;
     sigwait(&set, &sig);
     engine.Stop();
-    server.stop();
+    residency.Unload();
+    std::_Exit(0);
   });
   server.listen_after_bind();
   residency.Unload();
