@@ -29,6 +29,29 @@ LeasePolicy BackfillAtOnce(seconds grace) {
   return policy;
 }
 
+// Alice's backfill lease (1, grace 10 s) on the one GPU, her process 600
+// listed there, revoked for bob's request (2); `asked` counts the readings
+// the service asks for. Null when a step fails.
+class RevocationTest : public LeaseServiceTest {
+ protected:
+  std::unique_ptr<LeaseService> RevokedWithAProcessListed(int* asked) {
+    processes_.Add(500, 1001, 10);
+    processes_.Add(501, 1002, 11);
+    processes_.Add(600, 1001, 20);
+    std::unique_ptr<LeaseService> s = Make(BackfillAtOnce(seconds(10)));
+    s->OnWantsReading([asked] { ++*asked; });
+    s->OnTick(Fleet(1), clock_.SteadyNow());
+    json batch = Call(s.get(), "lease.request", {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}}, 1001, 500);
+    if (batch["result"]["state"] != "granted") return nullptr;
+    fleet::FleetView held = Fleet(1);
+    held.gpus[0].processes.push_back(testing::Process(600, 8 * kGiB, 0, 1001, "engine", 4000, 20));
+    s->OnTick(held, clock_.SteadyNow());
+    json real = Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}}, 1002, 501);
+    if (real["result"]["state"] != "queued") return nullptr;
+    return s;
+  }
+};
+
 TEST_F(LeaseServiceTest, ARevocationSurvivesARestartAndEndsTheLeaseWhenItsGraceHasPassed) {
   LeasePolicy policy = BackfillAtOnce(seconds(10));
   double revoke_by = 0;
@@ -108,22 +131,10 @@ TEST_F(LeaseServiceTest, RegressionARevokedBackfillsGpuIsHandedOnOnlyOnceTheDriv
       << "killed once";
 }
 
-TEST_F(LeaseServiceTest, RegressionAKilledBackfillsGpuIsReadAgainAsSoonAsItsListedProcessesHaveExited) {
-  LeasePolicy policy = BackfillAtOnce(seconds(10));
-  processes_.Add(500, 1001, 10);
-  processes_.Add(501, 1002, 11);
-  processes_.Add(600, 1001, 20);
-  std::unique_ptr<LeaseService> s = Make(policy);
+TEST_F(RevocationTest, RegressionAKilledBackfillsGpuIsReadAgainAsSoonAsItsListedProcessesHaveExited) {
   int asked = 0;
-  s->OnWantsReading([&asked] { ++asked; });
-  s->OnTick(Fleet(1), clock_.SteadyNow());
-  ASSERT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}}, 1001, 500)
-                ["result"]["state"],
-            "granted");
-  fleet::FleetView held = Fleet(1);
-  held.gpus[0].processes.push_back(testing::Process(600, 60 * kGiB, 0, 1001, "python", 4000, 20));
-  s->OnTick(held, clock_.SteadyNow());
-  ASSERT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}}, 1002, 501)["result"]["state"], "queued");
+  std::unique_ptr<LeaseService> s = RevokedWithAProcessListed(&asked);
+  ASSERT_NE(s, nullptr);
   clock_.Advance(seconds(10));
   s->EndRevoked();  // Killed; the process has not exited yet.
   EXPECT_EQ(asked, 0);
@@ -149,22 +160,10 @@ TEST_F(LeaseServiceTest, RegressionAKilledBackfillsGpuIsReadAgainAsSoonAsItsList
 // that shows the memory free: within the grace, the agent asks for that
 // reading as soon as the listed processes have exited, or, while the last
 // reading lists none (an engine started since), every 100 ms.
-TEST_F(LeaseServiceTest, RegressionInItsGraceARevokedGpuIsReadAgainOnceItsProcessesHaveExited) {
-  LeasePolicy policy = BackfillAtOnce(seconds(10));
-  processes_.Add(500, 1001, 10);
-  processes_.Add(501, 1002, 11);
-  processes_.Add(600, 1001, 20);
-  std::unique_ptr<LeaseService> s = Make(policy);
+TEST_F(RevocationTest, RegressionInItsGraceARevokedGpuIsReadAgainOnceItsProcessesHaveExited) {
   int asked = 0;
-  s->OnWantsReading([&asked] { ++asked; });
-  s->OnTick(Fleet(1), clock_.SteadyNow());
-  ASSERT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}}, 1001, 500)
-                ["result"]["state"],
-            "granted");
-  fleet::FleetView held = Fleet(1);
-  held.gpus[0].processes.push_back(testing::Process(600, 8 * kGiB, 0.5, 1001, "engine", 4000, 20));
-  s->OnTick(held, clock_.SteadyNow());
-  ASSERT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}}, 1002, 501)["result"]["state"], "queued");
+  std::unique_ptr<LeaseService> s = RevokedWithAProcessListed(&asked);
+  ASSERT_NE(s, nullptr);
   // In its grace, the lease thread looks every 5 ms, not at the grace's end.
   ASSERT_TRUE(s->RevocationDeadline().has_value());
   EXPECT_EQ(*s->RevocationDeadline(), clock_.SteadyNow() + milliseconds(5));
