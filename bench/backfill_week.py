@@ -87,8 +87,9 @@ def classify(lease):
     return "idle" if "--pattern idle" in lease.get("command", "") else "work"
 
 
-def run_week(build, work, jobs, week_s, hour_s, mode):
-    """Runs one week on a fresh agent; returns (samples, waits, outcomes)."""
+def run_week(build, work, jobs, week_s, hour_s, mode, events=None):
+    """Runs one week on a fresh agent; returns (samples, waits, outcomes).
+    With `events` (a list), the agent's lease events are appended to it."""
     here = os.path.join(work, mode)
     os.makedirs(here)
     config = "[store]\nenabled = false\n[sampler]\nfast_interval = \"100ms\"\n[leases]\nkill_grace = \"1s\"\n"
@@ -172,6 +173,8 @@ def run_week(build, work, jobs, week_s, hour_s, mode):
         return samples, waits, outcomes
     finally:
         stop.set()
+        if events is not None:
+            events.extend(call(sock, "events", {"limit": 100000})["result"]["events"])
         agent.terminate()
         agent.wait()
         subprocess.run(["pkill", "-KILL", "-f", "tarmac-backfill-runner --dir " + here], check=False)

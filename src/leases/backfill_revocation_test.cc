@@ -183,6 +183,16 @@ TEST_F(RevocationTest, RegressionInItsGraceARevokedGpuIsReadAgainOnceItsProcesse
   clock_.Advance(milliseconds(100));
   s->EndRevoked();
   EXPECT_EQ(asked, 2);
+  // A reading that lists its process again: once that exits, the ask is at
+  // once, not 100 ms after the last.
+  processes_.Add(601, 1001, 21);
+  fleet::FleetView engine = Fleet(1);
+  engine.gpus[0].processes.push_back(testing::Process(601, 8 * kGiB, 0, 1001, "engine", 4000, 21));
+  s->OnTick(engine, clock_.SteadyNow());
+  processes_.table.erase(601);
+  clock_.Advance(milliseconds(5));
+  s->EndRevoked();
+  EXPECT_EQ(asked, 3);
 }
 
 TEST_F(LeaseServiceTest, RegressionARequestWaitingForADrainingGpuRevokesNoOtherBackfillAndTheBoundEndsIt) {

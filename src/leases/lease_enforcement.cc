@@ -566,6 +566,11 @@ void LeaseService::Enforce(const fleet::FleetView& fleet, TimePoint now) {
     }
     MarkBackfill(fleet, by_gpu, now);
     WatchLoans(fleet, now);
+    // A revoked lease whose processes this reading lists: the next ask
+    // waits for them to exit, not for the last ask's 100 ms.
+    for (const auto& [id, l] : book_.leases()) {
+      if (l.revoking_since && IsListedOnItsGpus(l)) runtime_[id].reading_asked_at.reset();
+    }
   }
   MarkClaimed(now);
   CheckClients(now);
