@@ -119,7 +119,8 @@ class Runner {
   void Fatal(const std::string& why) EXCLUDES(mu_);
   void SetProblem(const std::string& why) EXCLUDES(mu_);
   void SetPhase() EXCLUDES(mu_);
-  void ConfirmFreed(const std::string& uuid, int64_t memory_before, SteadyTime until);
+  void ConfirmFreed(const std::string& uuid, int64_t memory_before, std::chrono::system_clock::time_point since,
+                    SteadyTime until);
   void SleepUnlessStopped(milliseconds how_long);
   void WriteProgress() EXCLUDES(mu_);
   // Writes progress every second until `done_fd` is readable; tells
@@ -348,14 +349,16 @@ void Runner::Slot(const std::string& base_url, InFlight* in_flight, const std::a
   in_flight->Remove(&connection);
 }
 
-void Runner::ConfirmFreed(const std::string& uuid, int64_t memory_before, SteadyTime until) {
+void Runner::ConfirmFreed(const std::string& uuid, int64_t memory_before, std::chrono::system_clock::time_point since,
+                          SteadyTime until) {
   // What the agent reads through NVML, in a reading taken after the engine
-  // stopped (the next sample): the memory back where it was at the grant
-  // (within 256 MiB: the driver's own) before the GPU is let go. The
-  // reading at the grant is sound: the lease before on this GPU let it go
-  // only once such a reading showed it free.
+  // was told to stop (`since`: a reading from then on shows its memory
+  // until it is gone, so one that shows it free is not stale): the memory
+  // back where it was at the grant (within 256 MiB: the driver's own)
+  // before the GPU is let go. The reading at the grant is sound: the lease
+  // before on this GPU let it go only once such a reading showed it free.
   constexpr int64_t kSlack = int64_t{256} << 20;
-  std::chrono::system_clock::time_point stopped = clock_->WallNow();
+  const std::chrono::system_clock::time_point stopped = since;
   for (;;) {
     Result<fleet::FleetView> view = agent_.FetchStatus();
     // No agent listens (its socket is gone): no lease is left to hand back.
@@ -425,6 +428,7 @@ void Runner::FreeGpu(const std::string& uuid, int64_t memory_before, int64_t rev
     int64_t left = revoke_by_unix - UnixSeconds(clock_->WallNow());
     until = clock_->SteadyNow() + std::max<seconds>(seconds(1), seconds(left));
   }
+  std::chrono::system_clock::time_point since = clock_->WallNow();
   if (engine != nullptr) {
     engine->Stop(std::chrono::duration_cast<milliseconds>(until - clock_->SteadyNow()) / 2);
   } else if (spec_.engine.kind == "ollama") {
@@ -432,7 +436,7 @@ void Runner::FreeGpu(const std::string& uuid, int64_t memory_before, int64_t rev
                            std::chrono::duration_cast<milliseconds>(until - clock_->SteadyNow()), clock_);
     if (!s.ok() && s.code() != StatusCode::kUnavailable) SetProblem("unload: " + s.message());
   }
-  ConfirmFreed(uuid, memory_before, until);
+  ConfirmFreed(uuid, memory_before, since, until);
 }
 
 void Runner::RunLease(const json& lease) {
