@@ -58,7 +58,9 @@ void LeaseService::MarkBackfill(const fleet::FleetView& fleet, const std::map<in
     if (l == nullptr || g < 0 || static_cast<size_t>(g) >= holders.size()) continue;
     holders[static_cast<size_t>(g)] = l->priority == sched::Priority::kBackfill ? Holder::kBackfill : Holder::kOther;
   }
-  std::vector<bool> accepts = backfill_.Observe(fleet, holders, now, GateContextNow());
+  // Local time and what the queue waits for: once a tick, for GPUs and instances alike.
+  const GateContext context = GateContextNow();
+  std::vector<bool> accepts = backfill_.Observe(fleet, holders, now, context);
   for (size_t i = 0; i < slots_.size() && i < accepts.size(); ++i) slots_[i].accepts_backfill = accepts[i];
   // MIG instances are devices of their own: held by their lease, if any.
   std::map<std::string, Holder> instance_holders;
@@ -67,7 +69,7 @@ void LeaseService::MarkBackfill(const fleet::FleetView& fleet, const std::map<in
       instance_holders[l.uuids[0]] = l.priority == sched::Priority::kBackfill ? Holder::kBackfill : Holder::kOther;
     }
   }
-  std::map<std::string, bool> instances = backfill_.ObserveInstances(fleet, instance_holders, now, GateContextNow());
+  std::map<std::string, bool> instances = backfill_.ObserveInstances(fleet, instance_holders, now, context);
   for (sched::GpuSlot& s : slots_) {
     for (sched::MigSlot& m : s.mig) {
       auto it = instances.find(m.uuid);
