@@ -214,7 +214,7 @@ void LeaseService::RecallLoan(const LoanRecall& r, TimePoint now) {
   Runtime& rt = runtime_[l.id];
   if (!book_.Revoke(r.loan_id, 0, now)) {
     // Revoked already, with the grace: memory now at stake ends it at once.
-    if (r.is_at_once && !rt.killed_at) KillLoanNow(l, r.why, now);
+    if (r.is_at_once && !rt.killed_at) KillRevokedNow(l, "loan revoked at once: " + r.why, now);
     return;
   }
   rt.revoked_for_claim = fmt::format("lease {}, its lender", r.lender_id);
@@ -226,15 +226,15 @@ void LeaseService::RecallLoan(const LoanRecall& r, TimePoint now) {
                                  : fmt::format("ends by {} ({} s of grace)",
                                                UtcText(Base().ToUnix(now + policy_.backfill.grace)),
                                                duration_cast<seconds>(policy_.backfill.grace).count())));
-  if (r.is_at_once) KillLoanNow(l, r.why, now);
+  // Memory is at stake: what it runs is killed now, not after the grace.
+  if (r.is_at_once) KillRevokedNow(l, "loan revoked at once: " + r.why, now);
 }
 
-void LeaseService::KillLoanNow(const sched::Lease& l, const std::string& why, TimePoint now) {
-  // Memory is at stake: what it runs is killed now, not after the grace.
+void LeaseService::KillRevokedNow(const sched::Lease& l, const std::string& why, TimePoint now) {
   runtime_[l.id].killed_at = now;
   std::vector<sched::ProcessRef> victims = LeaseVictims(l);
   if (victims.empty()) return;
-  TerminateProcesses(l.id, l.uid, std::move(victims), "loan revoked at once: " + why, Actor{}, now);
+  TerminateProcesses(l.id, l.uid, std::move(victims), why, Actor{}, now);
   KillNow(l.id);
 }
 

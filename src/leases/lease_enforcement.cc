@@ -110,13 +110,8 @@ bool LeaseService::CheckRevoked(TimePoint now) {
       // Its grace was its time to let go: what is left is killed at once.
       // The lease stays, revoking for its request (which then takes no
       // other GPU), until a reading shows its GPUs empty.
-      rt.killed_at = now;
+      KillRevokedNow(l, why, now);
       is_changed = true;
-      std::vector<sched::ProcessRef> victims = LeaseVictims(l);
-      if (!victims.empty()) {
-        TerminateProcesses(id, l.uid, std::move(victims), why, Actor{}, now);
-        KillNow(id);
-      }
     }
     if (IsListedOnItsGpus(l) && now < *rt.killed_at + kHandoverBound) {
       AskReadingOnceExited(l, &rt, now);

@@ -399,7 +399,9 @@ class LeaseService {
   // Revokes a loan: with the backfill grace, or at once (its processes
   // killed now) when memory is at stake.
   void RecallLoan(const LoanRecall& r, TimePoint now) REQUIRES(mu_);
-  void KillLoanNow(const sched::Lease& l, const std::string& why, TimePoint now) REQUIRES(mu_);
+  // A revoked lease's end of patience: its processes killed now (SIGKILL),
+  // noted as killed; its end then waits for a reading (CheckRevoked).
+  void KillRevokedNow(const sched::Lease& l, const std::string& why, TimePoint now) REQUIRES(mu_);
   // Gives a granted lease its token, saves it and records "granted" (with
   // `more` in the detail).
   void RecordGrant(sched::Lease l, const std::string& more) REQUIRES(mu_);
