@@ -229,7 +229,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "tarmac: fleet: report written to %s\n", report_out.c_str());
     return kExitOk;
   }
-  Result<cluster::ClusterView> view = cluster::ReadCluster(client.value().get());
+  Result<cluster::ClusterView> view = cluster::ReadCluster(client.value().get(), cluster::ReadParts{pick->parsed(), idle->parsed()});
   if (!view.ok()) return ExitFor(view.status());
   if (pick->parsed()) return RunPick(view.value(), pick_request, pick_json);
   cluster::ClusterView shown = cluster::Filter(view.value(), filter);

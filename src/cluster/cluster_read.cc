@@ -27,18 +27,39 @@ constexpr const char* kDcgmReadingsQuery =
 // tarmac's reading families, each asked with only the labels read, a GPU
 // by its node and index (a thousand nodes' full label sets would be tens of
 // megabytes): by family.
-const std::vector<std::pair<std::string, std::string>>& ReadingQueries() {
-  static const std::vector<std::pair<std::string, std::string>> kQueries = [] {
-    std::vector<std::pair<std::string, std::string>> out;
-    for (const char* f : {"utilization_ratio", "memory_used_bytes", "memory_total_bytes", "memory_free_bytes",
-                          "power_watts", "power_limit_watts", "temperature_celsius", "idle", "held_idle", "lost",
-                          "idle_for_seconds", "held_idle_for_seconds"}) {
-      out.emplace_back(fmt::format("tarmac_gpu_{}", f), fmt::format("max by (instance, gpu) (tarmac_gpu_{})", f));
+// One family's query, asked with only the labels read.
+struct ReadingQuery {
+  std::string family;
+  std::string promql;
+  bool is_idle_part;  // What `fleet idle` reads (ReadParts::idle_only).
+};
+
+// The marks (idle, held idle, lost) and the idle spells' lengths are asked
+// only where they are set (`== 1`, `> 0`): on most of a fleet they are 0,
+// and a thousand nodes' zeros would be most of the answer's bytes. The
+// spell's cost is asked everywhere: a GPU with a cost (0 or not) is one
+// whose agent exports the spells, and the lengths absent from their
+// answers are 0 on it.
+const std::vector<ReadingQuery>& ReadingQueries() {
+  static const std::vector<ReadingQuery> kQueries = [] {
+    std::vector<ReadingQuery> out;
+    auto add = [&out](const char* f, const char* filter, bool is_idle_part) {
+      out.push_back({fmt::format("tarmac_gpu_{}", f), fmt::format("max by (instance, gpu) (tarmac_gpu_{}{})", f, filter),
+                     is_idle_part});
+    };
+    for (const char* f : {"utilization_ratio", "memory_total_bytes", "memory_free_bytes", "power_watts",
+                          "power_limit_watts", "temperature_celsius"}) {
+      add(f, "", false);
     }
-    out.emplace_back("tarmac_gpu_idle_for_cost", "max by (instance, gpu, currency) (tarmac_gpu_idle_for_cost)");
-    out.emplace_back("tarmac_gpu_throttled", "max by (instance, gpu, reason) (tarmac_gpu_throttled == 1)");
-    out.emplace_back("tarmac_gpu_lease", "tarmac_gpu_lease == 1");
-    out.emplace_back("tarmac_gpu_pod_allocated", "max by (instance, gpu, namespace, pod) (tarmac_gpu_pod_allocated == 1)");
+    add("memory_used_bytes", "", true);
+    add("lost", " == 1", false);
+    for (const char* f : {"idle", "held_idle"}) add(f, " == 1", true);
+    for (const char* f : {"idle_for_seconds", "held_idle_for_seconds"}) add(f, " > 0", true);
+    out.push_back({"tarmac_gpu_idle_for_cost", "max by (instance, gpu, currency) (tarmac_gpu_idle_for_cost)", true});
+    out.push_back({"tarmac_gpu_throttled", "max by (instance, gpu, reason) (tarmac_gpu_throttled == 1)", false});
+    out.push_back({"tarmac_gpu_lease", "tarmac_gpu_lease == 1", true});
+    out.push_back({"tarmac_gpu_pod_allocated",
+                   "max by (instance, gpu, namespace, pod) (tarmac_gpu_pod_allocated == 1)", true});
     return out;
   }();
   return kQueries;
@@ -118,13 +139,16 @@ std::optional<double> FiniteOrNone(double v) { return std::isfinite(v) ? std::op
 
 }  // namespace
 
-Result<ClusterView> ReadCluster(prom::PromClient* client) {
+Result<ClusterView> ReadCluster(prom::PromClient* client, const ReadParts& parts) {
   ClusterView view;
   view.prometheus_url = client->url();
   Reader r{client, &view, {}, {}, {}, {}};
-  std::vector<std::string> all = {InfoQuery(), LastSampleQuery(), DcgmInfoQuery(), "up", kIdleHoldersQuery,
-                                  kProcessesQuery, kRecentQuery, kDcgmReadingsQuery};
-  for (const auto& [name, promql] : ReadingQueries()) all.push_back(promql);
+  std::vector<std::string> all = {InfoQuery(),      LastSampleQuery(),  DcgmInfoQuery(), "up", kIdleHoldersQuery,
+                                  kProcessesQuery,  kDcgmReadingsQuery, "time()"};
+  if (parts.recent_utilization) all.push_back(kRecentQuery);
+  for (const ReadingQuery& q : ReadingQueries()) {
+    if (q.is_idle_part || !parts.idle_only) all.push_back(q.promql);
+  }
   if (Status s = r.Prefetch(all); !s.ok()) return s;
 
   // The GPUs of every tarmac node seen within the window, down ones too.
@@ -160,8 +184,10 @@ Result<ClusterView> ReadCluster(prom::PromClient* client) {
   }
 
   // Readings now: each of tarmac's families with only the labels read.
-  for (const auto& [name, promql] : ReadingQueries()) {
-    Result<std::vector<Sample>> now = r.Run(promql);
+  for (const ReadingQuery& q : ReadingQueries()) {
+    if (!q.is_idle_part && parts.idle_only) continue;
+    const std::string& name = q.family;
+    Result<std::vector<Sample>> now = r.Run(q.promql);
     if (!now.ok()) return now.status();
     for (const Sample& s : now.value()) {
       ClusterGpu* g = r.GpuAt(s);
@@ -205,10 +231,18 @@ Result<ClusterView> ReadCluster(prom::PromClient* client) {
   for (const Sample& s : procs.value()) {
     if (ClusterGpu* g = r.Gpu(s, "uuid")) g->processes = static_cast<int>(s.value);
   }
-  Result<std::vector<Sample>> recent = r.Run(kRecentQuery);
-  if (!recent.ok()) return recent.status();
-  for (const Sample& s : recent.value()) {
-    if (ClusterGpu* g = r.GpuAt(s)) g->recent_utilization_ratio = FiniteOrNone(s.value);
+  if (parts.recent_utilization) {
+    Result<std::vector<Sample>> recent = r.Run(kRecentQuery);
+    if (!recent.ok()) return recent.status();
+    for (const Sample& s : recent.value()) {
+      if (ClusterGpu* g = r.GpuAt(s)) g->recent_utilization_ratio = FiniteOrNone(s.value);
+    }
+  }
+  // Not in an idle spell: its lengths are 0 where the agent exports them.
+  for (auto& [key, g] : r.gpus) {
+    if (!g.idle_for_cost) continue;
+    if (!g.idle_for_seconds) g.idle_for_seconds = 0;
+    if (!g.held_idle_for_seconds) g.held_idle_for_seconds = 0;
   }
   Result<std::vector<Sample>> dcgm = r.Run(kDcgmReadingsQuery);
   if (!dcgm.ok()) return dcgm.status();

@@ -17,6 +17,18 @@ namespace tarmac::cluster {
 // How far back a node that stopped reporting is still listed (as down).
 inline constexpr const char* kDownWindow = "1d";
 
-Result<ClusterView> ReadCluster(prom::PromClient* client);
+// What a reading includes beyond the view's every-command fields.
+struct ReadParts {
+  // Each GPU's utilization over the last minute (ClusterGpu::
+  // recent_utilization_ratio: what `fleet pick` judges by); one more query
+  // over every GPU's samples of that minute.
+  bool recent_utilization = false;
+  // Only what `fleet idle` shows: the marks and spells of idle and
+  // held-idle GPUs, their memory, processes and holders (not utilization,
+  // power, temperature, loss or throttling: eight families fewer).
+  bool idle_only = false;
+};
+
+Result<ClusterView> ReadCluster(prom::PromClient* client, const ReadParts& parts = {});
 
 }  // namespace tarmac::cluster
