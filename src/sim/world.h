@@ -24,6 +24,7 @@
 
 #include "common/clock.h"
 #include "common/result.h"
+#include "sim/exit_watch.h"
 #include "sim/load.h"
 #include "sim/scenario.h"
 #include "sim/world_model.h"
@@ -37,7 +38,10 @@ struct WorldOptions {
   // Evaluate at this wall time instead of the clock. Empty: TARMAC_SIM_NOW
   // or the clock.
   std::optional<std::chrono::system_clock::time_point> now;
-  // How long an evaluated state is reused, like a driver's sample period.
+  // How long an evaluated state is reused, like a driver's sample period
+  // (utilization and the other rates). Not past a load's process exiting
+  // or a load registered or ended: a driver shows a process and its memory
+  // come and go at once.
   std::chrono::milliseconds cache_for{100};
 
   bool operator==(const WorldOptions&) const = default;
@@ -98,6 +102,12 @@ class World {
 
   // Reads the MIG journal again when it has grown.
   void RefreshMigLayouts() REQUIRES(mu_);
+  // Whether the cached state still holds: within cache_for, and (looked at
+  // most every millisecond) no load's process has exited and the loads
+  // folder has not changed since.
+  bool IsCacheFresh(std::chrono::steady_clock::time_point steady) REQUIRES(mu_);
+  // The loads folder's change time (0 when it cannot be read).
+  int64_t LoadsChangedNanos() const;
 
   const Scenario scenario_;  // As loaded.
   std::string dir_;
@@ -113,6 +123,9 @@ class World {
   std::shared_ptr<const WorldState> cached_ GUARDED_BY(mu_);
   std::vector<Load> cached_loads_ GUARDED_BY(mu_);
   std::chrono::steady_clock::time_point cached_at_ GUARDED_BY(mu_);
+  std::chrono::steady_clock::time_point checked_at_ GUARDED_BY(mu_);
+  ExitWatch exits_ GUARDED_BY(mu_);                // The cached active loads' processes.
+  int64_t loads_changed_nanos_ GUARDED_BY(mu_) = 0;  // LoadsChangedNanos() before they were listed.
 };
 
 }  // namespace tarmac::sim
