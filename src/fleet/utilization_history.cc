@@ -6,6 +6,9 @@ namespace tarmac::fleet {
 void UtilizationHistory::Record(int index, std::chrono::steady_clock::time_point at, double ratio) {
   MutexLock lock(&mu_);
   Ring& ring = rings_[index];
+  // The whole ring at its first reading: what the agent holds does not grow
+  // (by doublings) over its first kCapacity ticks.
+  if (ring.readings.empty()) ring.readings.reserve(kCapacity);
   if (ring.readings.size() < kCapacity) {
     ring.readings.push_back(Reading{at, ratio});
     return;
