@@ -9,6 +9,8 @@
 // Thread safety: none; the caller serializes (World holds its lock).
 #pragma once
 
+#include <poll.h>
+
 #include <cstdint>
 #include <vector>
 
@@ -27,12 +29,12 @@ class ExitWatch {
 
   // Whether a watched process has exited since Watch. False when nothing is
   // watched; without pidfds (a kernel before 5.3) always false.
-  bool AnyExited() const;
+  bool AnyExited();
 
  private:
   void Close();
 
-  std::vector<int> fds_;
+  std::vector<pollfd> polls_;  // One per watched pidfd, asked for POLLIN.
   bool is_gone_ = false;  // A pid had no process at Watch.
 };
 

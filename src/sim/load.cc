@@ -141,6 +141,12 @@ Status LoadRegistry::Heartbeat(const std::string& path) const {
   return Status::OK();
 }
 
+int64_t LoadRegistry::ChangedNanos() const {
+  struct stat st {};
+  if (::stat(loads_dir_.c_str(), &st) != 0) return 0;
+  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+}
+
 std::vector<Load> LoadRegistry::List() const {
   std::vector<Load> loads;
   DIR* dir = ::opendir(loads_dir_.c_str());

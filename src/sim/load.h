@@ -81,6 +81,11 @@ class LoadRegistry {
   // empty, dead ones with ended_at set. Unreadable files are skipped.
   std::vector<Load> List() const;
 
+  // The loads folder's change time in nanoseconds (0 when it cannot be
+  // read): it changes when a load is registered or ended (each a rename
+  // into it), not at a heartbeat.
+  int64_t ChangedNanos() const;
+
  private:
   Status WriteLoad(const std::string& path, const Load& load) const;
   std::string loads_dir_;

@@ -148,17 +148,11 @@ Status World::ChangeMigLayout(int gpu, const std::vector<MigInstanceSpec>& layou
 
 system_clock::time_point World::Now() { return options_.now.value_or(clock_->WallNow()); }
 
-int64_t World::LoadsChangedNanos() const {
-  struct stat st {};
-  if (::stat((dir_ + "/loads").c_str(), &st) != 0) return 0;
-  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
-}
-
 bool World::IsCacheFresh(std::chrono::steady_clock::time_point steady) {
   if (cached_ == nullptr || steady - cached_at_ >= options_.cache_for) return false;
   if (steady - checked_at_ < std::chrono::milliseconds(1)) return true;
   checked_at_ = steady;
-  return !exits_.AnyExited() && LoadsChangedNanos() == loads_changed_nanos_;
+  return !exits_.AnyExited() && registry_.ChangedNanos() == loads_changed_nanos_;
 }
 
 std::shared_ptr<const WorldState> World::State() {
@@ -167,7 +161,7 @@ std::shared_ptr<const WorldState> World::State() {
   if (!IsCacheFresh(steady)) {
     RefreshMigLayouts();
     // Read before the loads: a change while they are listed shows next time.
-    loads_changed_nanos_ = LoadsChangedNanos();
+    loads_changed_nanos_ = registry_.ChangedNanos();
     cached_loads_ = registry_.List();
     std::vector<int64_t> running;
     for (const Load& load : cached_loads_) {

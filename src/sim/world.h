@@ -106,8 +106,6 @@ class World {
   // most every millisecond) no load's process has exited and the loads
   // folder has not changed since.
   bool IsCacheFresh(std::chrono::steady_clock::time_point steady) REQUIRES(mu_);
-  // The loads folder's change time (0 when it cannot be read).
-  int64_t LoadsChangedNanos() const;
 
   const Scenario scenario_;  // As loaded.
   std::string dir_;
@@ -125,7 +123,7 @@ class World {
   std::chrono::steady_clock::time_point cached_at_ GUARDED_BY(mu_);
   std::chrono::steady_clock::time_point checked_at_ GUARDED_BY(mu_);
   ExitWatch exits_ GUARDED_BY(mu_);                // The cached active loads' processes.
-  int64_t loads_changed_nanos_ GUARDED_BY(mu_) = 0;  // LoadsChangedNanos() before they were listed.
+  int64_t loads_changed_nanos_ GUARDED_BY(mu_) = 0;  // registry_.ChangedNanos() before they were listed.
 };
 
 }  // namespace tarmac::sim
