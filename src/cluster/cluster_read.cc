@@ -32,6 +32,8 @@ struct ReadingQuery {
   std::string family;
   std::string promql;
   bool is_idle_part;  // What `fleet idle` reads (ReadParts::idle_only).
+
+  bool IsAskedFor(const ReadParts& parts) const { return is_idle_part || !parts.idle_only; }
 };
 
 // The marks (idle, held idle, lost) and the idle spells' lengths are asked
@@ -147,7 +149,7 @@ Result<ClusterView> ReadCluster(prom::PromClient* client, const ReadParts& parts
                                   kProcessesQuery,  kDcgmReadingsQuery, "time()"};
   if (parts.recent_utilization) all.push_back(kRecentQuery);
   for (const ReadingQuery& q : ReadingQueries()) {
-    if (q.is_idle_part || !parts.idle_only) all.push_back(q.promql);
+    if (q.IsAskedFor(parts)) all.push_back(q.promql);
   }
   if (Status s = r.Prefetch(all); !s.ok()) return s;
 
@@ -185,7 +187,7 @@ Result<ClusterView> ReadCluster(prom::PromClient* client, const ReadParts& parts
 
   // Readings now: each of tarmac's families with only the labels read.
   for (const ReadingQuery& q : ReadingQueries()) {
-    if (!q.is_idle_part && parts.idle_only) continue;
+    if (!q.IsAskedFor(parts)) continue;
     const std::string& name = q.family;
     Result<std::vector<Sample>> now = r.Run(q.promql);
     if (!now.ok()) return now.status();
