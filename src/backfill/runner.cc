@@ -358,12 +358,11 @@ void Runner::ConfirmFreed(const std::string& uuid, int64_t memory_before, std::c
   // before the GPU is let go. The reading at the grant is sound: the lease
   // before on this GPU let it go only once such a reading showed it free.
   constexpr int64_t kSlack = int64_t{256} << 20;
-  const std::chrono::system_clock::time_point stopped = since;
   for (;;) {
     Result<fleet::FleetView> view = agent_.FetchStatus();
     // No agent listens (its socket is gone): no lease is left to hand back.
     if (!view.ok() && view.status().code() == StatusCode::kFailedPrecondition) return;
-    if (view.ok() && view.value().taken_at >= stopped) {
+    if (view.ok() && view.value().taken_at >= since) {
       for (const fleet::GpuView& g : view.value().gpus) {
         if (g.info.uuid != uuid || !g.sample.memory_used_bytes) continue;
         if (*g.sample.memory_used_bytes <= memory_before + kSlack) return;
