@@ -73,6 +73,14 @@ Result<std::optional<int64_t>> Db::QueryInt(std::string_view sql) {
 
 int64_t Db::last_insert_rowid() const { return sqlite3_last_insert_rowid(db_); }
 
+void Db::ReleaseCache() { sqlite3_db_release_memory(db_); }
+
+int64_t Db::CacheBytes() {
+  int current = 0, highwater = 0;
+  sqlite3_db_status(db_, SQLITE_DBSTATUS_CACHE_USED, &current, &highwater, 0);
+  return current;
+}
+
 Stmt::Stmt(Stmt&& other) noexcept : db_(other.db_), stmt_(other.stmt_) { other.stmt_ = nullptr; }
 
 Stmt& Stmt::operator=(Stmt&& other) noexcept {

@@ -49,6 +49,13 @@ class Db {
   Result<std::optional<int64_t>> QueryInt(std::string_view sql);
 
   int64_t last_insert_rowid() const;
+  // Frees the pages this connection keeps cached between statements (SQLite
+  // keeps every page it has read, up to cache_size, 2 MiB by default). A
+  // connection that lives as long as the agent calls it after each write, so
+  // that its memory does not follow the file's size.
+  void ReleaseCache();
+  // Heap bytes the connection's page cache holds now.
+  int64_t CacheBytes();
   const std::string& path() const { return path_; }
   sqlite3* handle() { return db_; }
 

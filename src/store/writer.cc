@@ -294,6 +294,7 @@ void StoreWriter::Handle(const std::shared_ptr<const fleet::Snapshot>& snapshot,
     s = Quarantine(s);
     if (s.ok() && snapshot) s = WriteTick(snapshot->fleet);
   }
+  ReleaseCache();
   MutexLock lock(&mu_);
   if (!s.ok()) {
     if (snapshot) stats_.ticks_dropped++;
@@ -525,7 +526,17 @@ Status StoreWriter::WriteTick(const fleet::FleetView& fleet) {
 
 Status StoreWriter::WriteNow(const fleet::FleetView& fleet) {
   if (db_ == nullptr) return Status::Unavailable("store: not open");
-  return WriteTick(fleet);
+  Status s = WriteTick(fleet);
+  ReleaseCache();
+  return s;
+}
+
+void StoreWriter::ReleaseCache() {
+  if (db_ == nullptr) return;
+  db_->ReleaseCache();
+  int64_t bytes = db_->CacheBytes();
+  MutexLock lock(&mu_);
+  stats_.cache_bytes = bytes;
 }
 
 Status StoreWriter::FoldAll() {

@@ -62,6 +62,9 @@ struct StoreStats {
   int64_t ticks_dropped = 0;  // Queue full, or history paused.
   bool is_paused = false;
   std::string last_error;
+  // The database connection's page cache after the last write: released
+  // after each, so the writer's memory stays flat as history grows.
+  int64_t cache_bytes = 0;
 };
 
 inline constexpr std::chrono::seconds kRetryInterval{10};
@@ -107,6 +110,9 @@ class StoreWriter {
   Status Quarantine(const Status& found);
   // PRAGMA quick_check: kCorruption naming what it found.
   Status QuickCheck();
+  // Frees the connection's cached pages (Db::ReleaseCache) and notes what
+  // is left in stats_.cache_bytes.
+  void ReleaseCache() EXCLUDES(mu_);
   // Remembers which file the open database is (device and inode).
   void NoteFile();
   // A file deleted or replaced under the agent: said (log, event, Problem)

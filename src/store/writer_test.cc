@@ -114,6 +114,28 @@ TEST_F(WriterTest, TicksFoldIntoPackedMinutesRollupsSessionsAndEvents) {
   EXPECT_EQ(block.value().columns[kPowerDeciwatts][0], 3000);
 }
 
+TEST_F(WriterTest, ItsPageCacheDoesNotGrowWithTheHistory) {
+  // SQLite keeps each page it reads, up to 2 MiB a connection: a writer
+  // that kept them grew with its file for the agent's first hours.
+  auto many = [](int64_t t) {  // 32 GPUs, so that the file grows fast.
+    fleet::FleetView f = Fleet(t);
+    for (int i = 2; i < 32; ++i) {
+      fleet::GpuView g = f.gpus[i % 2];
+      g.info.index = g.sample.index = i;
+      g.info.uuid = "GPU-" + std::to_string(i);
+      f.gpus.push_back(g);
+    }
+    return f;
+  };
+  std::unique_ptr<StoreWriter> w = OpenWriter();
+  ASSERT_TRUE(w->WriteNow(many(kT0)).ok());
+  int64_t first = w->stats().cache_bytes;
+  // Twenty minutes: every minute folded, the file many pages larger.
+  for (int64_t t = kT0 + 1; t < kT0 + 1200; ++t) ASSERT_TRUE(w->WriteNow(many(t)).ok());
+  EXPECT_GT(Count("PRAGMA page_count"), 30);
+  EXPECT_LE(w->stats().cache_bytes, first);
+}
+
 TEST_F(WriterTest, AProcessLeavingTheGpuEndsItsSession) {
   std::unique_ptr<StoreWriter> w = OpenWriter();
   ASSERT_TRUE(w->WriteNow(Fleet(kT0)).ok());
