@@ -115,8 +115,9 @@ struct Response {
   std::string body;
   std::shared_ptr<const std::string> head = nullptr;
   // When set, the answer is a stream (server-sent events): the headers go
-  // at once, chunked, and `stream` runs on the worker writing to the sink
-  // until it returns. `body` is then not sent.
+  // at once (no length, not chunked: the body ends when the connection
+  // closes, as it does once `stream` returns), and `stream` runs on the
+  // worker writing to the sink until it returns. `body` is then not sent.
   std::function<void(StreamSink&)> stream = nullptr;
   // Extra header lines ("Set-Cookie"), in order.
   std::vector<std::pair<std::string, std::string>> headers = {};

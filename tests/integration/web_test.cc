@@ -69,7 +69,7 @@ struct Event {
   json data;
 };
 
-// Reads a chunked event stream off `fd` as it comes.
+// Reads an event stream off `fd` as it comes.
 class StreamReader {
  public:
   explicit StreamReader(int fd) : fd_(fd) {}
@@ -99,27 +99,22 @@ class StreamReader {
   const std::string& head() const { return head_; }
 
  private:
-  // Reads more, undoing the chunked framing into `events_`.
+  // Reads more: the head once, then the body as it comes (no length, no
+  // chunks: it ends with the connection).
   bool Fill() {
     char buf[65536];
     ssize_t n = ::read(fd_, buf, sizeof buf);
     if (n <= 0) return false;
+    if (!head_.empty()) {
+      events_.append(buf, static_cast<size_t>(n));
+      return true;
+    }
     raw_.append(buf, static_cast<size_t>(n));
-    if (head_.empty()) {
-      size_t end = raw_.find("\r\n\r\n");
-      if (end == std::string::npos) return true;
-      head_ = raw_.substr(0, end);
-      raw_.erase(0, end + 4);
-    }
-    for (;;) {
-      size_t line = raw_.find("\r\n");
-      if (line == std::string::npos) return true;
-      size_t size = std::stoul(raw_.substr(0, line), nullptr, 16);
-      if (size == 0) return false;
-      if (raw_.size() < line + 2 + size + 2) return true;
-      events_ += raw_.substr(line + 2, size);
-      raw_.erase(0, line + 2 + size + 2);
-    }
+    size_t end = raw_.find("\r\n\r\n");
+    if (end == std::string::npos) return true;
+    head_ = raw_.substr(0, end);
+    events_ += raw_.substr(end + 4);
+    return true;
   }
 
   int fd_;
