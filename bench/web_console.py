@@ -141,9 +141,16 @@ def main():
             time.sleep(60)
             series.append(rss_mib(agent.pid))
         alive = sum(r.is_alive() for r in readers)
+        # The least-squares slope: a trend, where last minus first is one
+        # reading against another (each moves by a few 100 KiB with what
+        # the agent is doing at that instant).
+        mean_t, mean_v = (len(series) - 1) / 2, statistics.mean(series)
+        slope = (sum((t - mean_t) * (v - mean_v) for t, v in enumerate(series))
+                 / sum((t - mean_t) ** 2 for t in range(len(series))))
         print(f"soak: {streams} streams ({alive} still open) for {soak_minutes} min; RSS each minute (MiB): "
               + " ".join(f"{v:.1f}" for v in series)
-              + f"; growth {series[-1] - series[0]:+.1f} MiB, peak {max(series):.1f} MiB")
+              + f"; growth {series[-1] - series[0]:+.1f} MiB, peak {max(series):.1f} MiB, "
+              f"trend {10 * slope:+.2f} MiB per 10 min")
     stop.set()
 
 

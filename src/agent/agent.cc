@@ -211,7 +211,8 @@ class Agent {
   // while someone scrapes; published to the sampler thread once made.
   std::shared_ptr<metrics::PageCache> metrics_pages_;
   std::atomic<metrics::PageCache*> pages_for_ticks_{nullptr};
-  // The web console's stream feed, woken after each sample.
+  // The web console's stream feed, given each sample's batch (built here,
+  // while a stream is open) and woken after each sample.
   std::shared_ptr<StreamFeed> stream_feed_;
   std::atomic<StreamFeed*> feed_for_ticks_{nullptr};
   // With [kubernetes]: the device plugin and the pod-resources reader.
@@ -354,9 +355,10 @@ void Agent::OnTick(const std::shared_ptr<const fleet::Snapshot>& s) {
   lease_ticker_->Submit(s);
   if (plugin_) UpdateDevices(s->fleet);
   if (history_) history_->Submit(WithLeases(s, *marks));
-  // Last: the page for scrapers, so none of them pays the render.
+  // Last: the page for scrapers and the streams' batch, so none of them
+  // pays the render.
   if (metrics::PageCache* pages = pages_for_ticks_.load()) pages->Prerender(s);
-  if (StreamFeed* feed = feed_for_ticks_.load()) feed->Notify();
+  if (StreamFeed* feed = feed_for_ticks_.load()) feed->Publish();
 }
 
 Status Agent::StartSampling() {

@@ -21,6 +21,20 @@ void StreamFeed::Notify() {
   sampled_.notify_all();
 }
 
+void StreamFeed::Publish() {
+  if (open_->load() > 0) Latest();
+  Notify();
+}
+
+std::shared_ptr<void> StreamFeed::Open(int max) {
+  if (open_->fetch_add(1) >= max) {
+    open_->fetch_sub(1);
+    return nullptr;
+  }
+  std::shared_ptr<std::atomic<int>> open = open_;
+  return std::shared_ptr<void>(open.get(), [open](void*) { open->fetch_sub(1); });
+}
+
 std::shared_ptr<const StreamBatch> StreamFeed::WaitNewer(int64_t sequence, std::chrono::milliseconds timeout) {
   std::shared_ptr<const StreamBatch> batch = Latest();
   if (batch->sequence != sequence) return batch;

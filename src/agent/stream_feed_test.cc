@@ -63,6 +63,40 @@ TEST(StreamFeedTest, OneEncodingPerSampleSharedByEveryReader) {
   EXPECT_EQ(agent.status_asks.load(), 2);
 }
 
+TEST(StreamFeedTest, WhileAStreamIsOpenPublishBuildsTheBatchSoTheStreamsOnlyRead) {
+  FakeAgent agent;
+  StreamFeed feed(agent.Sources());
+  feed.Publish();  // No stream: nothing is built.
+  EXPECT_EQ(agent.status_asks.load(), 0);
+  std::shared_ptr<void> place = feed.Open(2);
+  ASSERT_NE(place, nullptr);
+  EXPECT_EQ(feed.open_streams(), 1);
+  agent.sequence = 2;
+  feed.Publish();
+  EXPECT_EQ(agent.status_asks.load(), 1);
+  // A stream's thread finds the batch built.
+  std::shared_ptr<const StreamBatch> got;
+  std::thread reader([&] { got = feed.WaitNewer(1, std::chrono::milliseconds(0)); });
+  reader.join();
+  ASSERT_NE(got, nullptr);
+  EXPECT_EQ(got->sequence, 2);
+  EXPECT_EQ(agent.status_asks.load(), 1);
+  // Places: at most `max`; each given back when its last copy goes.
+  std::shared_ptr<void> second = feed.Open(2);
+  EXPECT_NE(second, nullptr);
+  EXPECT_EQ(feed.Open(2), nullptr);
+  EXPECT_EQ(feed.open_streams(), 2);
+  std::shared_ptr<void> copy = place;
+  place.reset();
+  EXPECT_EQ(feed.open_streams(), 2);
+  copy.reset();
+  second.reset();
+  EXPECT_EQ(feed.open_streams(), 0);
+  agent.sequence = 3;
+  feed.Publish();
+  EXPECT_EQ(agent.status_asks.load(), 1);
+}
+
 TEST(StreamFeedTest, EventsAreThoseJournalledSinceThePreviousBatch) {
   FakeAgent agent;
   agent.Journal(7);

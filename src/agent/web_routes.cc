@@ -276,19 +276,17 @@ Status AddWebRoutes(http::RouteTable* routes, WebRouteHooks hooks, Clock* clock,
                     [shared, clock](const http::Request& asked) { return AnswerReport(*shared, asked, clock); });
   }
   if (s.ok()) {
-    auto streams = std::make_shared<std::atomic<int>>(0);
     sampler::Sampler* sampler = shared->sampler;
     auto feed = std::make_shared<StreamFeed>(StreamFeed::Sources{
         [sampler] { return sampler->Latest()->sequence; },
         [shared](const char* method, json params) { return AskForWeb(*shared, method, std::move(params)); }});
     if (feed_out != nullptr) *feed_out = feed;
-    s = routes->Add("/api/v1/stream", [shared, clock, streams, feed] {
-      if (streams->fetch_add(1) >= kMaxStreams) {
-        streams->fetch_sub(1);
+    s = routes->Add("/api/v1/stream", [shared, clock, feed] {
+      // The slot is given back when the answer goes, streamed or not.
+      std::shared_ptr<void> slot = feed->Open(kMaxStreams);
+      if (slot == nullptr) {
         return Refusal(503, ipc::kErrorBusy, fmt::format("{} streams are open already", kMaxStreams));
       }
-      // The slot is given back when the answer goes, streamed or not.
-      auto slot = std::shared_ptr<std::atomic<int>>(streams.get(), [streams](std::atomic<int>* n) { n->fetch_sub(1); });
       http::Response r{200, "text/event-stream", ""};
       r.stream = [shared, feed, clock, slot](http::StreamSink& sink) { Stream(*shared, feed.get(), clock, sink); };
       return r;
