@@ -19,6 +19,7 @@
 #include "agent/api_methods.h"
 #include "agent/backfill_jobs.h"
 #include "agent/doctor_watch.h"
+#include "agent/free_memory.h"
 #include "config/config_reload.h"
 #include "store/last_use.h"
 #include "store/schema.h"
@@ -215,6 +216,10 @@ class Agent {
   // while a stream is open) and woken after each sample.
   std::shared_ptr<StreamFeed> stream_feed_;
   std::atomic<StreamFeed*> feed_for_ticks_{nullptr};
+  // What the threads freed goes back to the system every ten seconds, so
+  // the agent's RSS stays where its live memory is (agent/free_memory.h).
+  // The sampling thread's alone.
+  FreeMemoryReleaser free_memory_{std::chrono::seconds(10)};
   // With [kubernetes]: the device plugin and the pod-resources reader.
   std::unique_ptr<kube::PodResourcesWatch> pods_;
   std::unique_ptr<kube::DevicePlugin> plugin_;
@@ -359,6 +364,7 @@ void Agent::OnTick(const std::shared_ptr<const fleet::Snapshot>& s) {
   // pays the render.
   if (metrics::PageCache* pages = pages_for_ticks_.load()) pages->Prerender(s);
   if (StreamFeed* feed = feed_for_ticks_.load()) feed->Publish();
+  free_memory_.MaybeRelease(s->taken_at_steady);
 }
 
 Status Agent::StartSampling() {

@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "agent/free_memory.h"
+
+#include <malloc.h>
+
+namespace tarmac::agent {
+
+bool ReleaseFreeMemory() { return malloc_trim(0) != 0; }
+
+bool FreeMemoryReleaser::MaybeRelease(std::chrono::steady_clock::time_point now) {
+  if (has_released_ && now - last_ < interval_) return false;
+  has_released_ = true;
+  last_ = now;
+  ReleaseFreeMemory();
+  return true;
+}
+
+}  // namespace tarmac::agent
