@@ -282,6 +282,23 @@ TEST_F(WebTest, AnOpenStreamDoesNotKeepTheAgentFromStopping) {
   }
 }
 
+// Streams have their own cap (so pages cannot starve /metrics): the next is
+// answered 503, and a stream whose page went gives its place back.
+TEST_F(WebTest, AtMost32StreamsAtOnceAndAClosedOneGivesItsPlaceBack) {
+  UseScenarioText("[[gpu]]\ncount = 1\n");
+  StartAgent();
+  std::vector<std::unique_ptr<StreamReader>> open;
+  for (int i = 0; i < agent::kMaxStreams; ++i) {
+    open.push_back(OpenStream());
+    ASSERT_TRUE(open.back()->Next().has_value()) << "stream " << i;
+  }
+  std::unique_ptr<StreamReader> refused = OpenStream("Connection: close\r\n");
+  EXPECT_FALSE(refused->Next().has_value());  // An answer, then the end: no event.
+  EXPECT_EQ(refused->head().rfind("HTTP/1.1 503", 0), 0u) << refused->head();
+  open.pop_back();  // The page went: its stream ends at its next write.
+  EXPECT_TRUE(WaitFor([&] { return OpenStream("Connection: close\r\n")->Next().has_value(); }));
+}
+
 TEST_F(WebTest, HistoryIsDownsampledOnTheServerToThePointsAsked) {
   UseScenarioText("[[gpu]]\ncount = 2\n");
   StartLoad("0", {"--memory", "2GiB", "--util", "50"});
