@@ -8,8 +8,7 @@ namespace tarmac::agent {
 bool ReleaseFreeMemory() { return malloc_trim(0) != 0; }
 
 bool FreeMemoryReleaser::MaybeRelease(std::chrono::steady_clock::time_point now) {
-  if (has_released_ && now - last_ < interval_) return false;
-  has_released_ = true;
+  if (last_ && now - *last_ < interval_) return false;
   last_ = now;
   ReleaseFreeMemory();
   return true;

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 
 namespace tarmac::agent {
 
@@ -30,8 +31,7 @@ class FreeMemoryReleaser {
 
  private:
   std::chrono::steady_clock::duration interval_;
-  std::chrono::steady_clock::time_point last_{};
-  bool has_released_ = false;
+  std::optional<std::chrono::steady_clock::time_point> last_;  // The last release.
 };
 
 }  // namespace tarmac::agent
