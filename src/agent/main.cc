@@ -7,6 +7,7 @@
 #include <malloc.h>
 
 #include "agent/agent.h"
+#include "agent/malloc_tunables.h"
 #include "common/clock.h"
 #include "common/exit_codes.h"
 #include "common/log.h"
@@ -20,6 +21,9 @@
 constexpr int kMallocArenas = 2;
 
 int main(int argc, char** argv) {
+  // May execute tarmacd again with glibc's per-thread cache off
+  // (agent/malloc_tunables.h); the rest runs in that image.
+  tarmac::agent::ApplyMallocTunables(argv);
   mallopt(M_ARENA_MAX, kMallocArenas);
   CLI::App app("tarmacd: the tarmac agent. Samples every GPU and process, keeps the history, serves the local "
                "API (docs/protocol.md) and HTTP (docs/metrics.md). Flags override the config file.",

@@ -11,11 +11,13 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
 
+#include "common/proc_files.h"
 #include "ipc/unix_server.h"
 #include "testutil/agent_fixture.h"
 
@@ -107,6 +109,59 @@ TEST_F(AgentTest, KilledProcessLeavesTheAgentsViewWithinATick) {
   ASSERT_TRUE(WaitForStatus([](const json& j) { return j["gpus"][4]["processes"].size() == 1; }));
   load->KillAndWait(SIGKILL);
   EXPECT_TRUE(WaitForStatus([](const json& j) { return j["gpus"][4]["processes"].empty(); }));
+}
+
+// The environment the agent's running image was started with
+// (/proc/PID/environ: what glibc read its tunables from), one entry each.
+// glibc's loader splits GLIBC_TUNABLES in place, a NUL for each ':'; they
+// are put back.
+std::vector<std::string> StartEnvironment(pid_t pid) {
+  std::string text;
+  EXPECT_TRUE(ReadSmallFile("/proc/" + std::to_string(pid) + "/environ", &text, 1 << 20));
+  const std::string split = std::string(1, '\0') + "glibc.";
+  for (size_t at = text.find(split); at != std::string::npos; at = text.find(split, at)) text[at] = ':';
+  std::vector<std::string> entries;
+  for (size_t at = 0; at < text.size();) {
+    size_t end = text.find('\0', at);
+    if (end == std::string::npos) end = text.size();
+    entries.push_back(text.substr(at, end - at));
+    at = end + 1;
+  }
+  return entries;
+}
+
+bool Has(const std::vector<std::string>& entries, const std::string& entry) {
+  return std::find(entries.begin(), entries.end(), entry) != entries.end();
+}
+
+// tarmacd starts itself again, same PID, with glibc's per-thread cache off
+// (agent/malloc_tunables.h), and serves from that image.
+TEST_F(AgentTest, TheAgentRunsWithTheMallocCacheOff) {
+  UseScenario("small.toml");
+  Child* agent = StartAgent();
+  std::vector<std::string> env = StartEnvironment(agent->pid());
+  EXPECT_TRUE(Has(env, "GLIBC_TUNABLES=glibc.malloc.tcache_count=0")) << ::testing::PrintToString(env);
+  EXPECT_TRUE(Has(env, "TARMACD_CALLER_GLIBC_TUNABLES="));  // The caller had none.
+  EXPECT_EQ(AgentStatus()["gpus"].size(), 2u);
+}
+
+TEST_F(AgentTest, TheCallersTunablesAreKeptAndTheirCacheSizeWins) {
+  UseScenario("small.toml");
+  agent_env_["GLIBC_TUNABLES"] = "glibc.malloc.trim_threshold=262144";
+  Child* added = StartAgent();
+  std::vector<std::string> env = StartEnvironment(added->pid());
+  EXPECT_TRUE(Has(env, "GLIBC_TUNABLES=glibc.malloc.trim_threshold=262144:glibc.malloc.tcache_count=0"))
+      << ::testing::PrintToString(env);
+  EXPECT_TRUE(Has(env, "TARMACD_CALLER_GLIBC_TUNABLES=glibc.malloc.trim_threshold=262144"));
+  added->KillAndWait(SIGTERM);
+
+  agent_env_["GLIBC_TUNABLES"] = "glibc.malloc.tcache_count=3";
+  Child* sized = StartAgent();
+  env = StartEnvironment(sized->pid());
+  EXPECT_TRUE(Has(env, "GLIBC_TUNABLES=glibc.malloc.tcache_count=3")) << ::testing::PrintToString(env);
+  EXPECT_FALSE(std::any_of(env.begin(), env.end(),
+                           [](const std::string& e) { return e.rfind("TARMACD_CALLER_GLIBC_TUNABLES=", 0) == 0; }));
+  EXPECT_EQ(AgentStatus()["gpus"].size(), 2u);
 }
 
 TEST_F(AgentTest, SigtermStopsCleanlyAndRemovesTheSocket) {
