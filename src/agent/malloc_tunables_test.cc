@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "agent/malloc_tunables.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+namespace tarmac::agent {
+namespace {
+
+TEST(MallocTunablesTest, TheCacheSettingIsAddedToWhatTheCallerSet) {
+  EXPECT_EQ(TunablesWithCacheOff(nullptr), "glibc.malloc.tcache_count=0");
+  EXPECT_EQ(TunablesWithCacheOff(""), "glibc.malloc.tcache_count=0");
+  EXPECT_EQ(TunablesWithCacheOff("glibc.malloc.trim_threshold=131072"),
+            "glibc.malloc.trim_threshold=131072:glibc.malloc.tcache_count=0");
+  // Names that only begin like the cache's are other settings.
+  EXPECT_EQ(TunablesWithCacheOff("glibc.malloc.tcache_count_x=1"),
+            "glibc.malloc.tcache_count_x=1:glibc.malloc.tcache_count=0");
+}
+
+TEST(MallocTunablesTest, ACallerWhoSizedTheCacheKeepsTheirSize) {
+  EXPECT_EQ(TunablesWithCacheOff("glibc.malloc.tcache_count=3"), std::nullopt);
+  EXPECT_EQ(TunablesWithCacheOff("glibc.malloc.arena_max=1:glibc.malloc.tcache_count=7"), std::nullopt);
+  EXPECT_EQ(TunablesWithCacheOff("glibc.malloc.tcache_count"), std::nullopt);
+}
+
+// The second image's side: what the caller had comes back, the marker goes.
+TEST(MallocTunablesTest, AfterTheSecondStartTheCallersTunablesAreBack) {
+  setenv(kCallerTunablesVariable, "glibc.malloc.arena_max=1", 1);
+  setenv("GLIBC_TUNABLES", "glibc.malloc.arena_max=1:glibc.malloc.tcache_count=0", 1);
+  EXPECT_TRUE(ApplyMallocTunables(nullptr));
+  ASSERT_NE(std::getenv("GLIBC_TUNABLES"), nullptr);
+  EXPECT_STREQ(std::getenv("GLIBC_TUNABLES"), "glibc.malloc.arena_max=1");
+  EXPECT_EQ(std::getenv(kCallerTunablesVariable), nullptr);
+
+  setenv(kCallerTunablesVariable, "", 1);
+  setenv("GLIBC_TUNABLES", "glibc.malloc.tcache_count=0", 1);
+  EXPECT_TRUE(ApplyMallocTunables(nullptr));
+  EXPECT_EQ(std::getenv("GLIBC_TUNABLES"), nullptr);
+  EXPECT_EQ(std::getenv(kCallerTunablesVariable), nullptr);
+}
+
+// Without the marker and with the cache sized by the caller: no second
+// start, nothing changed.
+TEST(MallocTunablesTest, ACallerWhoSizedTheCacheIsNotStartedAgain) {
+  setenv("GLIBC_TUNABLES", "glibc.malloc.tcache_count=2", 1);
+  EXPECT_FALSE(ApplyMallocTunables(nullptr));
+  EXPECT_STREQ(std::getenv("GLIBC_TUNABLES"), "glibc.malloc.tcache_count=2");
+  EXPECT_EQ(std::getenv(kCallerTunablesVariable), nullptr);
+  unsetenv("GLIBC_TUNABLES");
+}
+
+}  // namespace
+}  // namespace tarmac::agent
