@@ -13,7 +13,8 @@ protocol (tests/e2e/cdp.py):
   and with STREAMS event streams open (what STREAMS open pages hold), side
   by side; the agent's RSS before and after the streams' run;
 - with SOAK_MINUTES, the streams stay open that long more and the agent's
-  RSS is read every minute: growth over the soak should be none.
+  RSS is read every 5 s: the median of each minute, the growth from the
+  first minute to the last (target: none) and the trend.
 
 Usage: web_console.py BUILD_DIR [GPUS] [SECONDS] [STREAMS] [RUNS] [SOAK_MINUTES]
 """
@@ -136,21 +137,28 @@ def main():
           f"(+{with_streams - idle:.2f}); RSS {rss_before:.1f} MiB before the streams, {rss_after:.1f} MiB after "
           f"(+{rss_after - rss_before:.1f})", flush=True)
     if soak_minutes:
-        series = [rss_after]
+        # RSS every 5 s; each minute stands as the median of its twelve
+        # readings. A single reading moves by up to 1 MiB with what the
+        # agent is doing at that instant (a sample's transient blocks, the
+        # minute's fold of the history, freed pages not yet released), so
+        # one reading against another says little about growth.
+        series, readings = [], []
         for _ in range(soak_minutes):
-            time.sleep(60)
-            series.append(rss_mib(agent.pid))
+            minute = []
+            for _ in range(12):
+                time.sleep(5)
+                minute.append(rss_mib(agent.pid))
+            series.append(statistics.median(minute))
+            readings += minute
         alive = sum(r.is_alive() for r in readers)
-        # The least-squares slope: a trend, where last minus first is one
-        # reading against another (each moves by a few 100 KiB with what
-        # the agent is doing at that instant).
+        # The least-squares slope of the minutes: the trend.
         mean_t, mean_v = (len(series) - 1) / 2, statistics.mean(series)
         slope = (sum((t - mean_t) * (v - mean_v) for t, v in enumerate(series))
-                 / sum((t - mean_t) ** 2 for t in range(len(series))))
-        print(f"soak: {streams} streams ({alive} still open) for {soak_minutes} min; RSS each minute (MiB): "
-              + " ".join(f"{v:.1f}" for v in series)
-              + f"; growth {series[-1] - series[0]:+.1f} MiB, peak {max(series):.1f} MiB, "
-              f"trend {10 * slope:+.2f} MiB per 10 min")
+                 / max(sum((t - mean_t) ** 2 for t in range(len(series))), 1))
+        print(f"soak: {streams} streams ({alive} still open) for {soak_minutes} min; RSS each minute (MiB, the median "
+              "of 12 readings): " + " ".join(f"{v:.1f}" for v in series)
+              + f"; growth (last minute against the first) {series[-1] - series[0]:+.1f} MiB, "
+              f"trend {10 * slope:+.2f} MiB per 10 min; single readings {min(readings):.1f} to {max(readings):.1f} MiB")
     stop.set()
 
 

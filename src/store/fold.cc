@@ -25,7 +25,7 @@ std::vector<int64_t> Weights(int64_t minute, const std::vector<int64_t>& times, 
 }
 
 template <typename T>
-void Add(const T& values, int64_t t, Block* b) {
+void Append(const T& values, int64_t t, Block* b) {
   if (b->columns.empty()) b->columns.resize(values.size());
   b->times.push_back(t);
   for (size_t c = 0; c < values.size(); ++c) b->columns[c].push_back(values[c]);
@@ -79,13 +79,15 @@ GpuMinuteRollup RollUpGpu(int64_t minute, const Block& block, int64_t max_gap_se
   return r;
 }
 
-FoldedMinute FoldMinute(int64_t minute, const std::vector<TickRecord>& ticks, int64_t max_gap_seconds) {
-  FoldedMinute f;
-  f.minute = minute;
-  for (const TickRecord& tick : ticks) {
-    for (const GpuTick& g : tick.gpus) Add(g.values, tick.t, &f.gpu_blocks[g.gpu_id]);
-    for (const ProcessTick& p : tick.processes) Add(p.values, tick.t, &f.process_blocks[p.session_id]);
-  }
+void MinuteFolder::Add(const TickRecord& tick) {
+  for (const GpuTick& g : tick.gpus) Append(g.values, tick.t, &folded_.gpu_blocks[g.gpu_id]);
+  for (const ProcessTick& p : tick.processes) Append(p.values, tick.t, &folded_.process_blocks[p.session_id]);
+  last_t_ = tick.t;
+}
+
+FoldedMinute MinuteFolder::Finish(int64_t max_gap_seconds) && {
+  FoldedMinute f = std::move(folded_);
+  int64_t minute = f.minute;
   for (const auto& [gpu_id, block] : f.gpu_blocks) f.gpu_rollups[gpu_id] = RollUpGpu(minute, block, max_gap_seconds);
   for (const auto& [session_id, block] : f.process_blocks) {
     ProcessMinuteRollup& r = f.process_rollups[session_id];

@@ -4,7 +4,7 @@
 // session, and their rollups. Each sample stands for the time until the
 // next one (at most `max_gap_seconds`; the last of the minute until the
 // minute ends, with the same cap), so idle and held-idle seconds are
-// time-weighted. Pure functions.
+// time-weighted. Pure: no I/O, nothing shared.
 #pragma once
 
 #include <cstdint>
@@ -56,8 +56,23 @@ struct FoldedMinute {
   std::map<int64_t, ProcessMinuteRollup> process_rollups;
 };
 
-// REQUIRES: every tick in `minute` (t / 60 == minute), increasing t.
-FoldedMinute FoldMinute(int64_t minute, const std::vector<TickRecord>& ticks, int64_t max_gap_seconds);
+// Folds a minute's ticks as they are read, one at a time: the minute's
+// decoded ticks are never all held at once (with 64 GPUs they were 1.2 MiB
+// for a moment each minute, bench/README.md "The soak").
+class MinuteFolder {
+ public:
+  explicit MinuteFolder(int64_t minute) { folded_.minute = minute; }
+  // REQUIRES: tick.t / 60 == minute, t increasing from one call to the next.
+  void Add(const TickRecord& tick);
+  bool empty() const { return last_t_ < 0; }
+  int64_t last_t() const { return last_t_; }  // The last tick added's.
+  // The blocks and their rollups; the folder is spent.
+  FoldedMinute Finish(int64_t max_gap_seconds) &&;
+
+ private:
+  FoldedMinute folded_;
+  int64_t last_t_ = -1;
+};
 
 // Rollup of one GPU's block (exposed for tests).
 GpuMinuteRollup RollUpGpu(int64_t minute, const Block& block, int64_t max_gap_seconds);

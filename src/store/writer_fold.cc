@@ -60,7 +60,11 @@ Status StoreWriter::FoldJournalBefore(int64_t before_t, bool keep_journal) {
   Result<Stmt*> select = db_->Cached("SELECT t, payload FROM tick_journal WHERE t < ? ORDER BY t");
   if (!select.ok()) return select.status();
   select.value()->Bind(1, before_t);
-  std::map<int64_t, std::vector<TickRecord>> minutes;
+  // Each row is folded as it is read (store/fold.h, MinuteFolder); the
+  // ticks up to `folded_through` also into a second folder, for the share
+  // to take out of the hours.
+  std::map<int64_t, MinuteFolder> minutes;
+  std::map<int64_t, MinuteFolder> folded_before;
   for (;;) {
     Result<bool> row = select.value()->Step();
     if (!row.ok()) return row.status();
@@ -71,7 +75,10 @@ Status StoreWriter::FoldJournalBefore(int64_t before_t, bool keep_journal) {
       logger_->Log(LogLevel::kWarning, "store: skipping journal row {}: {}", t, tick.status().message());
       continue;
     }
-    minutes[t / 60].push_back(std::move(tick).value());
+    minutes.try_emplace(t / 60, t / 60).first->second.Add(tick.value());
+    if (folded_through.value() && t <= *folded_through.value()) {
+      folded_before.try_emplace(t / 60, t / 60).first->second.Add(tick.value());
+    }
   }
   Transaction tx(db_.get());
   if (!tx.begin_status().ok()) return tx.begin_status();
@@ -127,17 +134,13 @@ Status StoreWriter::FoldJournalBefore(int64_t before_t, bool keep_journal) {
   }
   Status s;
   int64_t last_folded = 0;
-  for (const auto& [minute, ticks] : minutes) {
+  for (auto& [minute, folder] : minutes) {
     int64_t hour = minute / 60;
-    last_folded = std::max(last_folded, ticks.back().t);
-    if (std::optional<int64_t> through = folded_through.value(); through && *through >= minute * 60) {
-      std::vector<TickRecord> before;
-      for (const TickRecord& t : ticks) {
-        if (t.t <= *through) before.push_back(t);
-      }
-      if (!before.empty() && s.ok()) s = SubtractFromHours(hour, FoldMinute(minute, before, max_gap_seconds_));
+    last_folded = std::max(last_folded, folder.last_t());
+    if (auto before = folded_before.find(minute); before != folded_before.end() && s.ok()) {
+      s = SubtractFromHours(hour, std::move(before->second).Finish(max_gap_seconds_));
     }
-    FoldedMinute f = FoldMinute(minute, ticks, max_gap_seconds_);
+    FoldedMinute f = std::move(folder).Finish(max_gap_seconds_);
     for (const auto& [gpu_id, block] : f.gpu_blocks) {
       const GpuMinuteRollup& r = f.gpu_rollups[gpu_id];
       if (s.ok()) s = raw.value()->Bind(1, gpu_id).Bind(2, minute).BindBlob(3, EncodeBlock(minute * 60, block)).Run();
