@@ -58,14 +58,9 @@ fleet::SamplerStats Sampler::stats() const {
   {
     MutexLock lock(&mu_);
     stats = stats_;
-    window = lateness_us_;
+    window = lateness_.Values();
   }
-  if (!window.empty()) {
-    size_t k = (window.size() * 99) / 100;
-    if (k >= window.size()) k = window.size() - 1;
-    std::nth_element(window.begin(), window.begin() + static_cast<std::ptrdiff_t>(k), window.end());
-    stats.p99_lateness = microseconds(window[k]);
-  }
+  stats.p99_lateness = LatenessWindow::P99(std::move(window));
   return stats;
 }
 
@@ -270,12 +265,7 @@ void Sampler::Loop(std::stop_token stop) {
     Tick(is_slow);
     MutexLock lock(&mu_);
     if (late > stats_.max_lateness) stats_.max_lateness = late;
-    if (lateness_us_.size() < kLatenessWindow) {
-      lateness_us_.push_back(late.count());
-    } else {
-      lateness_us_[lateness_next_] = late.count();
-      lateness_next_ = (lateness_next_ + 1) % kLatenessWindow;
-    }
+    lateness_.Add(late);
   }
 }
 

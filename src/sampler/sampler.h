@@ -29,6 +29,7 @@
 #include "common/log.h"
 #include "common/mutex.h"
 #include "fleet/snapshot.h"
+#include "sampler/lateness_window.h"
 #include "sampler/events_watcher.h"
 #include "sampler/fleet_reader.h"
 #include "sampler/sampler_options.h"
@@ -38,9 +39,6 @@ namespace tarmac::sampler {
 
 // Opens the GPU backend: at start and again on each re-attach attempt.
 using BackendOpener = std::function<Result<gpu::OpenedBackend>()>;
-
-// Ticks over which the p99 of lateness is taken.
-inline constexpr size_t kLatenessWindow = 1024;
 
 class Sampler {
  public:
@@ -130,8 +128,7 @@ class Sampler {
   std::shared_ptr<const fleet::Snapshot> latest_ GUARDED_BY(mu_);
   fleet::SamplerStats stats_ GUARDED_BY(mu_);
   std::map<int, XidRecord> xids_ GUARDED_BY(mu_);  // By GPU index.
-  std::vector<int64_t> lateness_us_ GUARDED_BY(mu_);  // Ring of the last kLatenessWindow.
-  size_t lateness_next_ GUARDED_BY(mu_) = 0;
+  LatenessWindow lateness_ GUARDED_BY(mu_);
   bool is_reading_asked_ GUARDED_BY(mu_) = false;
   std::stop_source wake_ GUARDED_BY(mu_);  // Ends the sampler thread's current sleep.
 };
