@@ -3,14 +3,27 @@
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdlib>
 #include <string_view>
+
+#include "common/split.h"
 
 namespace tarmac::agent {
 
 namespace {
+
 constexpr char kTunablesVariable[] = "GLIBC_TUNABLES";
+
+// GLIBC_TUNABLES as the caller had it ("": unset).
+void PutBackCallersTunables(const std::string& caller) {
+  if (caller.empty()) {
+    unsetenv(kTunablesVariable);
+  } else {
+    setenv(kTunablesVariable, caller.c_str(), 1);
+  }
+  unsetenv(kCallerTunablesVariable);
+}
+
 }  // namespace
 
 std::optional<std::string> TunablesWithCacheOff(const char* caller) {
@@ -18,23 +31,15 @@ std::optional<std::string> TunablesWithCacheOff(const char* caller) {
   std::string_view name = tunable.substr(0, tunable.find('='));
   if (caller == nullptr || *caller == '\0') return std::string(tunable);
   // A colon-separated list of name=value.
-  std::string_view rest(caller);
-  while (!rest.empty()) {
-    std::string_view entry = rest.substr(0, rest.find(':'));
+  for (std::string_view entry : SplitAt(caller, ':')) {
     if (entry.substr(0, entry.find('=')) == name) return std::nullopt;
-    rest.remove_prefix(std::min(rest.size(), entry.size() + 1));
   }
   return std::string(caller) + ":" + std::string(tunable);
 }
 
 bool ApplyMallocTunables(char** argv) {
   if (const char* saved = std::getenv(kCallerTunablesVariable); saved != nullptr) {
-    if (*saved == '\0') {
-      unsetenv(kTunablesVariable);
-    } else {
-      setenv(kTunablesVariable, saved, 1);
-    }
-    unsetenv(kCallerTunablesVariable);
+    PutBackCallersTunables(saved);
     return true;
   }
   const char* caller = std::getenv(kTunablesVariable);
@@ -45,12 +50,7 @@ bool ApplyMallocTunables(char** argv) {
   setenv(kTunablesVariable, tunables->c_str(), 1);
   execv("/proc/self/exe", argv);
   // Still here: run as started.
-  unsetenv(kCallerTunablesVariable);
-  if (caller == nullptr) {
-    unsetenv(kTunablesVariable);
-  } else {
-    setenv(kTunablesVariable, saved.c_str(), 1);
-  }
+  PutBackCallersTunables(saved);
   return false;
 }
 

@@ -91,19 +91,13 @@ Result<std::vector<std::string>> GpuEnvironment(int64_t pid) {
   Result<std::string> environ = ReadForeignFile(fmt::format("/proc/{}/environ", pid), {.max_bytes = 1 << 20});
   if (!environ.ok()) return Status::PermissionDenied(fmt::format("its environment cannot be read ({})", environ.status().message()));
   std::vector<std::string> out;
-  size_t i = 0;
-  const std::string& text = environ.value();
-  while (i < text.size()) {
-    size_t end = text.find('\0', i);
-    if (end == std::string::npos) end = text.size();
-    std::string var = text.substr(i, end - i);
-    i = end + 1;
-    std::string name = var.substr(0, var.find('='));
+  for (std::string_view var : SplitAt(environ.value(), '\0')) {
+    std::string_view name = var.substr(0, var.find('='));
     if (name == leases::kLeaseTokenEnv) continue;  // A secret: never shown.
     bool is_gpu = name.rfind("CUDA_", 0) == 0 || name.rfind("NVIDIA_", 0) == 0 || name == "TARMAC_LEASE_ID" ||
                   (name.rfind("SLURM_", 0) == 0 && name.find("GPU") != std::string::npos) ||
                   name == "GPU_DEVICE_ORDINAL";
-    if (is_gpu) out.push_back(var);
+    if (is_gpu) out.emplace_back(var);
   }
   return out;
 }

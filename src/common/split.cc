@@ -17,4 +17,15 @@ std::vector<std::string> SplitCommas(std::string_view text, Empties empties) {
   return out;
 }
 
+std::vector<std::string_view> SplitAt(std::string_view text, char separator) {
+  std::vector<std::string_view> out;
+  while (!text.empty()) {
+    size_t end = text.find(separator);
+    if (std::string_view item = text.substr(0, end); !item.empty()) out.push_back(item);
+    if (end == std::string_view::npos) break;
+    text.remove_prefix(end + 1);
+  }
+  return out;
+}
+
 }  // namespace tarmac

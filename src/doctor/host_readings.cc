@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "doctor/host_readings.h"
 #include "nvidia/vendor_facts.h"
+#include "common/split.h"
 
 #include <fmt/format.h>
 
@@ -308,16 +309,11 @@ ProcessFacts ReadProcessFacts(const HostFiles& host, int64_t pid) {
   }
   if (std::optional<std::string> env = host.Read(dir + "environ", 1 << 20)) {
     f.is_environment_readable = true;
-    std::string_view rest = *env;
-    while (!rest.empty()) {
-      size_t end = rest.find('\0');
-      std::string_view entry = rest.substr(0, end);
-      std::string_view name = nvidia::kVisibleDevicesVariable;
+    std::string_view name = nvidia::kVisibleDevicesVariable;
+    for (std::string_view entry : SplitAt(*env, '\0')) {
       if (entry.size() > name.size() && entry.substr(0, name.size()) == name && entry[name.size()] == '=') {
         f.cuda_visible_devices = std::string(entry.substr(name.size() + 1));
       }
-      if (end == std::string_view::npos) break;
-      rest.remove_prefix(end + 1);
     }
   }
   return f;

@@ -64,7 +64,6 @@ class MinuteFolder {
   explicit MinuteFolder(int64_t minute) { folded_.minute = minute; }
   // REQUIRES: tick.t / 60 == minute, t increasing from one call to the next.
   void Add(const TickRecord& tick);
-  bool empty() const { return last_t_ < 0; }
   int64_t last_t() const { return last_t_; }  // The last tick added's.
   // The blocks and their rollups; the folder is spent.
   FoldedMinute Finish(int64_t max_gap_seconds) &&;

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "common/proc_files.h"
+#include "common/split.h"
 #include "ipc/unix_server.h"
 #include "testutil/agent_fixture.h"
 
@@ -120,14 +121,8 @@ std::vector<std::string> StartEnvironment(pid_t pid) {
   EXPECT_TRUE(ReadSmallFile("/proc/" + std::to_string(pid) + "/environ", &text, 1 << 20));
   const std::string split = std::string(1, '\0') + "glibc.";
   for (size_t at = text.find(split); at != std::string::npos; at = text.find(split, at)) text[at] = ':';
-  std::vector<std::string> entries;
-  for (size_t at = 0; at < text.size();) {
-    size_t end = text.find('\0', at);
-    if (end == std::string::npos) end = text.size();
-    entries.push_back(text.substr(at, end - at));
-    at = end + 1;
-  }
-  return entries;
+  std::vector<std::string_view> entries = SplitAt(text, '\0');
+  return std::vector<std::string>(entries.begin(), entries.end());
 }
 
 bool Has(const std::vector<std::string>& entries, const std::string& entry) {
