@@ -3,14 +3,28 @@
 
 #include <fmt/format.h>
 
+#include <iterator>
+
 namespace tarmac::agent {
 
 using nlohmann::json;
 
+void StreamFeed::AppendEvent(std::string* out, const char* name, const json& data, int64_t id) {
+  fmt::format_to(std::back_inserter(*out), "event: {}\n", name);
+  if (id > 0) fmt::format_to(std::back_inserter(*out), "id: {}\n", id);
+  *out += "data: ";
+  // What data.dump() writes, straight into `out`: dump's own string grows
+  // by doublings to the document's size and is then copied (about 100 KiB
+  // a sample for 64 GPUs).
+  nlohmann::detail::serializer<json> writer(nlohmann::detail::output_adapter<char>(*out), ' ');
+  writer.dump(data, /*pretty_print=*/false, /*ensure_ascii=*/false, /*indent_step=*/0);
+  *out += "\n\n";
+}
+
 std::string StreamFeed::Event(const char* name, const json& data, int64_t id) {
-  std::string out = fmt::format("event: {}\n", name);
-  if (id > 0) out += fmt::format("id: {}\n", id);
-  return out + "data: " + data.dump() + "\n\n";
+  std::string out;
+  AppendEvent(&out, name, data, id);
+  return out;
 }
 
 void StreamFeed::Notify() {
@@ -54,13 +68,15 @@ std::shared_ptr<const StreamBatch> StreamFeed::Latest() {
   if (latest_ != nullptr && latest_->sequence == sequence) return latest_;
   auto batch = std::make_shared<StreamBatch>();
   batch->sequence = sequence;
+  // Room for about what the last batch took, so the text is one block.
+  if (latest_ != nullptr) batch->text.reserve(latest_->text.size() + latest_->text.size() / 8);
   if (Result<json> status = sources_.ask("status", json::object()); status.ok()) {
-    batch->text += Event("status", status.value(), sequence);
+    AppendEvent(&batch->text, "status", status.value(), sequence);
   }
   Result<json> leases = sources_.ask("leases", json::object());
   Result<json> queue = sources_.ask("queue", json::object());
   if (leases.ok() && queue.ok()) {
-    batch->text += Event("leases", {{"leases", leases.value().value("leases", json::array())},
+    AppendEvent(&batch->text, "leases", {{"leases", leases.value().value("leases", json::array())},
                                     {"queue", queue.value().value("queue", json::array())}});
   }
   // The events since the previous batch; the first batch only learns

@@ -70,6 +70,8 @@ class StreamFeed {
 
   // One server-sent event: "event: NAME\n[id: ID\n]data: JSON\n\n".
   static std::string Event(const char* name, const nlohmann::json& data, int64_t id = 0);
+  // The same, appended to `out`.
+  static void AppendEvent(std::string* out, const char* name, const nlohmann::json& data, int64_t id = 0);
 
  private:
   Sources sources_;

@@ -63,6 +63,16 @@ TEST(StreamFeedTest, OneEncodingPerSampleSharedByEveryReader) {
   EXPECT_EQ(agent.status_asks.load(), 2);
 }
 
+TEST(StreamFeedTest, AnEventIsAppendedAsDumpWritesItsData) {
+  json data = {{"name", "r\u00e9sum\u00e9 \"q\" \\ \n\t\x01"}, {"ratio", 0.25}, {"list", {1, -2, nullptr, true}},
+               {"empty", json::object()}};
+  std::string out = "before\n";
+  StreamFeed::AppendEvent(&out, "status", data, 7);
+  EXPECT_EQ(out, "before\nevent: status\nid: 7\ndata: " + data.dump() + "\n\n");
+  EXPECT_EQ(StreamFeed::Event("leases", data), "event: leases\ndata: " + data.dump() + "\n\n");
+  EXPECT_EQ(json::parse(out.substr(out.find("data: ") + 6)), data);
+}
+
 TEST(StreamFeedTest, WhileAStreamIsOpenPublishBuildsTheBatchSoTheStreamsOnlyRead) {
   FakeAgent agent;
   StreamFeed feed(agent.Sources());

@@ -60,7 +60,7 @@ json GpuToJson(const GpuView& g) {
   Put(ecc, "volatile_uncorrected", s.ecc.volatile_uncorrected);
   Put(ecc, "aggregate_corrected", s.ecc.aggregate_corrected);
   Put(ecc, "aggregate_uncorrected", s.ecc.aggregate_uncorrected);
-  if (!ecc.empty()) j["ecc_errors"] = ecc;
+  if (!ecc.empty()) j["ecc_errors"] = std::move(ecc);
   if (s.remapped_rows) {
     j["remapped_rows"] = {{"corrected", s.remapped_rows->corrected},
                           {"uncorrected", s.remapped_rows->uncorrected},
@@ -70,7 +70,7 @@ json GpuToJson(const GpuView& g) {
   if (!s.nvlink_active.empty()) {
     json links = json::array();
     for (bool active : s.nvlink_active) links.push_back(active);
-    j["nvlink_active"] = links;
+    j["nvlink_active"] = std::move(links);
   }
   if (s.retired_pages) {
     j["retired_pages"] = {{"single_bit", s.retired_pages->single_bit},
@@ -110,14 +110,14 @@ json GpuToJson(const GpuView& g) {
       if (!k.container.empty()) pj["container_name"] = k.container;
     }
     pj["is_idle_holding"] = IsIdleHolding(p, g);
-    processes.push_back(pj);
+    processes.push_back(std::move(pj));
   }
-  if (s.health == GpuHealth::kOk) j["processes"] = processes;
+  if (s.health == GpuHealth::kOk) j["processes"] = std::move(processes);
   if (g.xid_count > 0 && g.last_xid) {
     j["xid_errors"] = {{"count", g.xid_count}, {"last_xid", g.last_xid->xid}, {"last_at", FormatRfc3339(g.last_xid->seen_at)}};
     json by_code = json::object();
     for (const auto& [code, count] : g.xid_count_by_code) by_code[std::to_string(code)] = count;
-    j["xid_errors"]["count_by_code"] = by_code;
+    j["xid_errors"]["count_by_code"] = std::move(by_code);
   }
   if (g.lease) j["lease"] = GpuLeaseToJson(*g.lease);
   if (g.allocated_to) j["pod"] = PodToJson(*g.allocated_to);
@@ -152,8 +152,8 @@ json MigInstancesToJson(const GpuView& g) {
       pids.push_back(p.process.pid);
       if (IsIdleHolding(p, g)) idle.push_back(p.process.pid);
     }
-    mj["pids"] = pids;
-    mj["idle_holding_pids"] = idle;
+    mj["pids"] = std::move(pids);
+    mj["idle_holding_pids"] = std::move(idle);
     if (auto l = g.mig_leases.find(m.uuid); l != g.mig_leases.end()) mj["lease"] = GpuLeaseToJson(l->second);
     if (auto p = g.mig_allocated_to.find(m.uuid); p != g.mig_allocated_to.end()) mj["pod"] = PodToJson(p->second);
     out.push_back(std::move(mj));
@@ -183,7 +183,7 @@ json StatusToJson(const FleetView& fleet) {
   Put(j, "cuda_driver_version", fleet.system.cuda_driver_version);
   json gpus = json::array();
   for (const GpuView& g : fleet.gpus) gpus.push_back(GpuToJson(g));
-  j["gpus"] = gpus;
+  j["gpus"] = std::move(gpus);
   return j;
 }
 
