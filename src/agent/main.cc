@@ -4,7 +4,7 @@
 // flags. A program of its own so that the read commands in `tarmac` do not
 // load the HTTP server's libraries.
 #include <CLI/CLI.hpp>
-#include <malloc.h>
+#include <cstdlib>
 
 #include "agent/agent.h"
 #include "agent/malloc_tunables.h"
@@ -13,18 +13,12 @@
 #include "common/log.h"
 #include "config/agent_flags.h"
 
-// glibc gives each thread that allocates an arena of its own, up to eight
-// per core, and keeps what was freed in each: twenty open console streams
-// (a worker thread each, writing each sample's batch) grew the agent by
-// 7.4 MiB, against 1.2 MiB with two arenas (bench/web_console.py). The
-// agent's threads allocate little and seldom at once; two arenas serve them.
-constexpr int kMallocArenas = 2;
-
 int main(int argc, char** argv) {
   // May execute tarmacd again with glibc's per-thread cache off
-  // (agent/malloc_tunables.h); the rest runs in that image.
+  // (agent/malloc_tunables.h); the rest runs in that image, with two arenas
+  // and large blocks mapped on their own.
   tarmac::agent::ApplyMallocTunables(argv);
-  mallopt(M_ARENA_MAX, kMallocArenas);
+  tarmac::agent::SetMallocOptions(std::getenv("GLIBC_TUNABLES"));
   CLI::App app("tarmacd: the tarmac agent. Samples every GPU and process, keeps the history, serves the local "
                "API (docs/protocol.md) and HTTP (docs/metrics.md). Flags override the config file.",
                "tarmacd");

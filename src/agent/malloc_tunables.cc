@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "agent/malloc_tunables.h"
 
+#include <malloc.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -26,15 +27,33 @@ void PutBackCallersTunables(const std::string& caller) {
 
 }  // namespace
 
+bool NamesTunable(const char* tunables, std::string_view name) {
+  if (tunables == nullptr) return false;
+  // A colon-separated list of name=value.
+  for (std::string_view entry : SplitAt(tunables, ':')) {
+    if (entry.substr(0, entry.find('=')) == name) return true;
+  }
+  return false;
+}
+
 std::optional<std::string> TunablesWithCacheOff(const char* caller) {
   std::string_view tunable(kMallocTunable);
-  std::string_view name = tunable.substr(0, tunable.find('='));
   if (caller == nullptr || *caller == '\0') return std::string(tunable);
-  // A colon-separated list of name=value.
-  for (std::string_view entry : SplitAt(caller, ':')) {
-    if (entry.substr(0, entry.find('=')) == name) return std::nullopt;
-  }
+  if (NamesTunable(caller, tunable.substr(0, tunable.find('=')))) return std::nullopt;
   return std::string(caller) + ":" + std::string(tunable);
+}
+
+std::vector<MallocOption> MallocOptionsFor(const char* caller_tunables) {
+  std::vector<MallocOption> options;
+  for (MallocOption o : {MallocOption{M_ARENA_MAX, kMallocArenas, "glibc.malloc.arena_max"},
+                         MallocOption{M_MMAP_THRESHOLD, kMmapThresholdBytes, "glibc.malloc.mmap_threshold"}}) {
+    if (!NamesTunable(caller_tunables, o.tunable)) options.push_back(o);
+  }
+  return options;
+}
+
+void SetMallocOptions(const char* caller_tunables) {
+  for (const MallocOption& o : MallocOptionsFor(caller_tunables)) mallopt(o.param, o.value);
 }
 
 bool ApplyMallocTunables(char** argv) {

@@ -17,12 +17,32 @@
 // GLIBC_TUNABLES back before anything runs, so the processes the agent
 // starts inherit what the agent was given.
 //
+// Two more settings are made with mallopt (SetMallocOptions), after the
+// tunables:
+// - two arenas (M_ARENA_MAX): glibc gives each thread that allocates an
+//   arena of its own, up to eight per core, and keeps what was freed in
+//   each: twenty open console streams (a worker thread each) grew the agent
+//   by 7.4 MiB, against 1.2 MiB with two arenas;
+// - blocks of 64 KiB and more mapped on their own (M_MMAP_THRESHOLD, fixed):
+//   glibc's threshold starts at 128 KiB and rises to the largest block
+//   freed, so each sample's large texts (the streams' batch, about 110 KiB
+//   for 64 GPUs, a status answer, a metrics page) were carved from the heap
+//   a little differently each time and the heap's touched pages crept up
+//   with the soak; mapped, they go back whole when freed. Side by side
+//   over 25 minutes with twenty streams each, the agent with the setting
+//   sat 0.3 to 0.6 MiB lower than the same agent without it
+//   (bench/README.md, "The soak").
+// A caller whose GLIBC_TUNABLES names one of these (arena_max,
+// mmap_threshold) keeps their value.
+//
 // Thread safety: call from main before any thread starts (it changes the
 // environment and may replace the process image).
 #pragma once
 
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace tarmac::agent {
 
@@ -42,5 +62,24 @@ std::optional<std::string> TunablesWithCacheOff(const char* caller);
 // not (the caller chose the cache's size, or the execution failed: the
 // agent then runs with glibc's defaults).
 bool ApplyMallocTunables(char** argv);
+
+// True when the colon-separated GLIBC_TUNABLES list `tunables` (null:
+// unset) sets `name` (e.g. "glibc.malloc.tcache_count").
+bool NamesTunable(const char* tunables, std::string_view name);
+
+// A mallopt setting and the tunable that sets the same.
+struct MallocOption {
+  int param = 0;  // M_ARENA_MAX, M_MMAP_THRESHOLD.
+  int value = 0;
+  const char* tunable = "";
+};
+inline constexpr int kMallocArenas = 2;
+inline constexpr int kMmapThresholdBytes = 64 * 1024;
+
+// The settings SetMallocOptions makes given the caller's GLIBC_TUNABLES:
+// those whose tunable the caller named are left out.
+std::vector<MallocOption> MallocOptionsFor(const char* caller_tunables);
+// Makes them (mallopt). Call after ApplyMallocTunables.
+void SetMallocOptions(const char* caller_tunables);
 
 }  // namespace tarmac::agent

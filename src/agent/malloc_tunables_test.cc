@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <malloc.h>
+
 #include <cstdlib>
 
 namespace tarmac::agent {
@@ -22,6 +24,35 @@ TEST(MallocTunablesTest, ACallerWhoSizedTheCacheKeepsTheirSize) {
   EXPECT_EQ(TunablesWithCacheOff("glibc.malloc.tcache_count=3"), std::nullopt);
   EXPECT_EQ(TunablesWithCacheOff("glibc.malloc.arena_max=1:glibc.malloc.tcache_count=7"), std::nullopt);
   EXPECT_EQ(TunablesWithCacheOff("glibc.malloc.tcache_count"), std::nullopt);
+}
+
+TEST(MallocTunablesTest, TheMalloptSettingsLeaveOutThoseTheCallerSet) {
+  auto tunables = [](const char* caller) {
+    std::vector<std::string> names;
+    for (const MallocOption& o : MallocOptionsFor(caller)) names.push_back(o.tunable);
+    return names;
+  };
+  std::vector<std::string> both = {"glibc.malloc.arena_max", "glibc.malloc.mmap_threshold"};
+  EXPECT_EQ(tunables(nullptr), both);
+  EXPECT_EQ(tunables("glibc.malloc.tcache_count=0"), both);
+  EXPECT_EQ(tunables("glibc.malloc.mmap_threshold_x=1"), both);
+  EXPECT_EQ(tunables("glibc.malloc.tcache_count=0:glibc.malloc.mmap_threshold=262144"),
+            std::vector<std::string>{"glibc.malloc.arena_max"});
+  EXPECT_EQ(tunables("glibc.malloc.arena_max=8:glibc.malloc.mmap_threshold=1"), std::vector<std::string>{});
+  EXPECT_TRUE(NamesTunable("a=1:glibc.malloc.arena_max=8", "glibc.malloc.arena_max"));
+  EXPECT_FALSE(NamesTunable(nullptr, "glibc.malloc.arena_max"));
+}
+
+// glibc's own threshold starts at 128 KiB and only rises: a 100 KiB block
+// comes from the heap unless the setting was made.
+TEST(MallocTunablesTest, AfterTheSettingsABlockOf100KiBIsMappedOnItsOwn) {
+  SetMallocOptions("glibc.malloc.arena_max=64");  // This test process keeps its arenas.
+  size_t mapped_before = mallinfo2().hblks;
+  void* block = malloc(100 * 1024);
+  ASSERT_NE(block, nullptr);
+  EXPECT_EQ(mallinfo2().hblks, mapped_before + 1);
+  free(block);
+  EXPECT_EQ(mallinfo2().hblks, mapped_before);
 }
 
 // The second image's side: what the caller had comes back, the marker goes.
