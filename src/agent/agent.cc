@@ -493,6 +493,9 @@ Status Agent::Serve() {
       web.methods = &methods_;
       web.sampler = sampler;
       web.status = [sampler, info = &info_] { return SnapshotStatus(*info, *sampler->Latest()); };
+      web.status_text = [sampler, info = &info_](std::string* out, const std::function<void(nlohmann::json*)>& edit) {
+        AppendSnapshotStatus(out, *info, *sampler->Latest(), edit);
+      };
       web.doctor = [watch] {
         nlohmann::json findings = nlohmann::json::array();
         for (const doctor::Finding& f : watch->Findings()) findings.push_back(doctor::FindingToJson(f));

@@ -3,37 +3,74 @@
 
 #include <fmt/format.h>
 
+#include "common/json_text.h"
 #include "fleet/fleet_json.h"
 
 namespace tarmac::agent {
 
 using nlohmann::json;
 
-json SnapshotStatus(const AgentInfo& agent, const fleet::Snapshot& snapshot, const fleet::UtilizationHistory* history,
-                    std::optional<std::chrono::seconds> window, std::optional<std::chrono::seconds> series) {
-  std::shared_ptr<const fleet::LeaseMarks> marks = agent.lease_marks ? agent.lease_marks() : nullptr;
-  json result;
+namespace {
+
+// One GPU of the `status` result: marked with its lease, and with the
+// recent mean and series when asked.
+json SnapshotGpu(const fleet::GpuView& gpu, const fleet::LeaseMarks* marks, const fleet::Snapshot& snapshot,
+                 const fleet::UtilizationHistory* history, std::optional<std::chrono::seconds> window,
+                 std::optional<std::chrono::seconds> series) {
+  json g;
   if (marks != nullptr && !marks->empty()) {
-    fleet::FleetView marked = snapshot.fleet;
+    fleet::GpuView marked = gpu;
     fleet::ApplyLeaseMarks(*marks, &marked);
-    result = fleet::StatusToJson(marked);
+    g = fleet::GpuToJson(marked);
   } else {
-    result = fleet::StatusToJson(snapshot.fleet);
+    g = fleet::GpuToJson(gpu);
   }
+  int index = gpu.info.index;
   if (window && history != nullptr) {
-    for (json& g : result["gpus"]) {
-      std::optional<double> mean = history->Mean(g["index"].get<int>(), snapshot.taken_at_steady, *window);
-      if (mean) g["utilization_gpu_recent_ratio"] = *mean;
-    }
+    std::optional<double> mean = history->Mean(index, snapshot.taken_at_steady, *window);
+    if (mean) g["utilization_gpu_recent_ratio"] = *mean;
   }
-  if (series && history != nullptr) {
-    for (json& g : result["gpus"]) {
-      g["utilization_gpu_series"] = history->Series(g["index"].get<int>(), snapshot.taken_at_steady, *series);
-    }
-  }
+  if (series && history != nullptr) g["utilization_gpu_series"] = history->Series(index, snapshot.taken_at_steady, *series);
+  return g;
+}
+
+// Every field of the `status` result but "gpus".
+json SnapshotHeader(const fleet::Snapshot& snapshot) {
+  json result = fleet::StatusHeaderToJson(snapshot.fleet);
   result["sequence"] = snapshot.sequence;
   result["tick_duration_seconds"] = static_cast<double>(snapshot.tick_duration.count()) / 1e6;
   return result;
+}
+
+}  // namespace
+
+json SnapshotStatus(const AgentInfo& agent, const fleet::Snapshot& snapshot, const fleet::UtilizationHistory* history,
+                    std::optional<std::chrono::seconds> window, std::optional<std::chrono::seconds> series) {
+  std::shared_ptr<const fleet::LeaseMarks> marks = agent.lease_marks ? agent.lease_marks() : nullptr;
+  json gpus = json::array();
+  for (const fleet::GpuView& g : snapshot.fleet.gpus) {
+    gpus.push_back(SnapshotGpu(g, marks.get(), snapshot, history, window, series));
+  }
+  json result = SnapshotHeader(snapshot);
+  result["gpus"] = std::move(gpus);
+  return result;
+}
+
+void AppendSnapshotStatus(std::string* out, const AgentInfo& agent, const fleet::Snapshot& snapshot,
+                          const std::function<void(json*)>& edit) {
+  std::shared_ptr<const fleet::LeaseMarks> marks = agent.lease_marks ? agent.lease_marks() : nullptr;
+  json header = SnapshotHeader(snapshot);
+  if (edit) edit(&header);
+  AppendObjectWith(out, header, "gpus", [&](std::string* text) {
+    *text += '[';
+    for (const fleet::GpuView& g : snapshot.fleet.gpus) {
+      if (&g != &snapshot.fleet.gpus.front()) *text += ',';
+      json gpu = SnapshotGpu(g, marks.get(), snapshot, nullptr, std::nullopt, std::nullopt);
+      if (edit) edit(&gpu);
+      AppendJson(text, gpu);
+    }
+    *text += ']';
+  });
 }
 
 std::string AnswerSnapshotMethod(const ipc::Request& request, const ipc::PeerCredentials& peer, const AgentInfo& agent,

@@ -49,6 +49,14 @@ nlohmann::json SnapshotStatus(const AgentInfo& agent, const fleet::Snapshot& sna
                               std::optional<std::chrono::seconds> window = std::nullopt,
                               std::optional<std::chrono::seconds> series = std::nullopt);
 
+// Appends SnapshotStatus(agent, snapshot) as dump() writes it, after
+// `edit` (may be empty) changed each part (the header and each GPU's
+// object): the same text, built one GPU at a time, so one GPU's tree
+// exists at once instead of the fleet's (the console's stream writes it
+// each sample).
+void AppendSnapshotStatus(std::string* out, const AgentInfo& agent, const fleet::Snapshot& snapshot,
+                          const std::function<void(nlohmann::json*)>& edit);
+
 // Answers `hello` and `status` from the latest snapshot (null before the
 // first tick), the sampler's counters and its utilization history (null
 // when not known); unknown_method for any other method.

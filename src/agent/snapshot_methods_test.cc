@@ -69,6 +69,51 @@ TEST(SnapshotMethodsTest, HelloReportsTheCallerAsTheKernelSaysAndStatusNeedsASam
   EXPECT_EQ(Parse(AnswerSnapshotMethod(unknown, {}, agent, nullptr))["error"]["code"], ipc::kErrorUnknownMethod);
 }
 
+// The stream's status, written one GPU at a time, is the method's result
+// dumped, byte for byte: marks, processes and an edit of each part included.
+TEST(SnapshotMethodsTest, TheStatusWrittenGpuByGpuIsTheResultDumped) {
+  auto marks = std::make_shared<fleet::LeaseMarks>();
+  marks->leases[1] = fleet::GpuLease{7, "alice", fleet::LeaseKind::kRun, false};
+  AgentInfo agent;
+  agent.lease_marks = [marks]() -> std::shared_ptr<const fleet::LeaseMarks> { return marks; };
+  fleet::Snapshot snapshot;
+  snapshot.sequence = 12;
+  snapshot.tick_duration = std::chrono::microseconds(1500);
+  snapshot.fleet.hostname = "n\"1 \u00e9";
+  snapshot.fleet.backend = "sim";
+  snapshot.fleet.system.driver_version = "580.1";
+  for (int i = 0; i < 3; ++i) {
+    fleet::GpuView g;
+    g.info.index = i;
+    g.info.uuid = "GPU-" + std::to_string(i);
+    g.sample.utilization_gpu_ratio = 0.25 * i;
+    fleet::ProcessView p;
+    p.process.pid = 100 + i;
+    p.process.used_memory_bytes = int64_t{1} << 30;
+    p.details.exists = true;
+    p.details.user = "bob";
+    p.details.command = "python train.py --token=secret";
+    g.processes.push_back(p);
+    snapshot.fleet.gpus.push_back(g);
+  }
+  std::string text = "data: ";
+  AppendSnapshotStatus(&text, agent, snapshot, {});
+  EXPECT_EQ(text, "data: " + SnapshotStatus(agent, snapshot).dump());
+  EXPECT_EQ(json::parse(text.substr(6))["gpus"][1]["lease"]["user"], "alice");
+
+  auto drop_commands = [](json* j) {
+    if (j->contains("processes")) {
+      for (json& p : (*j)["processes"]) p.erase("command");
+    }
+  };
+  std::string edited;
+  AppendSnapshotStatus(&edited, agent, snapshot, drop_commands);
+  json whole = SnapshotStatus(agent, snapshot);
+  for (json& g : whole["gpus"]) drop_commands(&g);
+  EXPECT_EQ(edited, whole.dump());
+  EXPECT_EQ(edited.find("secret"), std::string::npos);
+}
+
 TEST(SnapshotMethodsTest, StatusMarksEachGpuWithItsLease) {
   ipc::Request status;
   status.method = "status";

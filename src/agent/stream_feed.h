@@ -47,6 +47,10 @@ class StreamFeed {
     std::function<int64_t()> sequence;  // The latest sample's sequence.
     // A read method's result as the web shows it (command lines left out).
     std::function<Result<nlohmann::json>(const char* method, nlohmann::json params)> ask;
+    // Appends the `status` result's JSON text as the web shows it, the same
+    // text as ask("status") dumped; false (nothing appended) when there is
+    // none. Unset: ask("status") is used.
+    std::function<bool(std::string* out)> status_text;
   };
   explicit StreamFeed(Sources sources) : sources_(std::move(sources)) {}
 

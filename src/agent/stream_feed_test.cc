@@ -39,7 +39,8 @@ struct FakeAgent {
                 }
               }
               return json{{"events", events}};
-            }};
+            },
+            {}};
   }
   void Journal(int64_t seq) {
     MutexLock lock(&mu);
@@ -71,6 +72,28 @@ TEST(StreamFeedTest, AnEventIsAppendedAsDumpWritesItsData) {
   EXPECT_EQ(out, "before\nevent: status\nid: 7\ndata: " + data.dump() + "\n\n");
   EXPECT_EQ(StreamFeed::Event("leases", data), "event: leases\ndata: " + data.dump() + "\n\n");
   EXPECT_EQ(json::parse(out.substr(out.find("data: ") + 6)), data);
+}
+
+TEST(StreamFeedTest, TheStatusTextSourceIsWrittenInPlaceOfTheAskedStatus) {
+  FakeAgent agent;
+  StreamFeed::Sources sources = agent.Sources();
+  bool has_status = true;
+  sources.status_text = [&](std::string* out) {
+    if (!has_status) return false;
+    *out += R"({"gpus":[],"sequence":)" + std::to_string(agent.sequence.load()) + "}";
+    return true;
+  };
+  StreamFeed feed(std::move(sources));
+  auto batch = feed.Latest();
+  EXPECT_EQ(batch->text.find("event: status\nid: 1\ndata: {\"gpus\":[],\"sequence\":1}\n\n"), 0u);
+  EXPECT_NE(batch->text.find("event: leases\n"), std::string::npos);
+  EXPECT_EQ(agent.status_asks.load(), 0);
+  // None to write: no status event, the rest as before.
+  has_status = false;
+  agent.sequence = 2;
+  batch = feed.Latest();
+  EXPECT_EQ(batch->text.find("event: status"), std::string::npos);
+  EXPECT_EQ(batch->text.find("event: leases\n"), 0u);
 }
 
 TEST(StreamFeedTest, WhileAStreamIsOpenPublishBuildsTheBatchSoTheStreamsOnlyRead) {

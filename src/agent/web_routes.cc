@@ -277,9 +277,18 @@ Status AddWebRoutes(http::RouteTable* routes, WebRouteHooks hooks, Clock* clock,
   }
   if (s.ok()) {
     sampler::Sampler* sampler = shared->sampler;
-    auto feed = std::make_shared<StreamFeed>(StreamFeed::Sources{
-        [sampler] { return sampler->Latest()->sequence; },
-        [shared](const char* method, json params) { return AskForWeb(*shared, method, std::move(params)); }});
+    StreamFeed::Sources sources;
+    sources.sequence = [sampler] { return sampler->Latest()->sequence; };
+    sources.ask = [shared](const char* method, json params) { return AskForWeb(*shared, method, std::move(params)); };
+    if (shared->status_text) {
+      sources.status_text = [shared](std::string* out) {
+        std::function<void(json*)> edit;
+        if (!shared->web.show_command_lines) edit = DropCommandLines;
+        shared->status_text(out, edit);
+        return true;
+      };
+    }
+    auto feed = std::make_shared<StreamFeed>(std::move(sources));
     if (feed_out != nullptr) *feed_out = feed;
     s = routes->Add("/api/v1/stream", [shared, clock, feed] {
       // The slot is given back when the answer goes, streamed or not.

@@ -58,6 +58,10 @@ struct WebRouteHooks {
   // The `status` result now, as the method answers it without params (the
   // stream's, without encoding and decoding a line); null: ask the method.
   std::function<nlohmann::json()> status;
+  // The same as text, appended to `out` after `edit` changed each of its
+  // parts (agent/snapshot_methods.h, AppendSnapshotStatus): what the stream
+  // sends each sample. Null: the stream dumps `status`.
+  std::function<void(std::string* out, const std::function<void(nlohmann::json*)>& edit)> status_text;
   // {"runs", "findings": [...]} of the scheduled doctor; null: not running.
   std::function<nlohmann::json()> doctor;
   std::string store_path;  // The history; empty: none kept.

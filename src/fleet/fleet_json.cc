@@ -22,6 +22,8 @@ void Put(json& j, const char* key, const std::optional<T>& value) {
   if (value) j[key] = *value;
 }
 
+}  // namespace
+
 json GpuToJson(const GpuView& g) {
   const GpuInfo& i = g.info;
   const GpuSample& s = g.sample;
@@ -125,8 +127,6 @@ json GpuToJson(const GpuView& g) {
   return j;
 }
 
-}  // namespace
-
 json PodToJson(const KubernetesNames& pod) {
   return {{"namespace", pod.pod_namespace}, {"name", pod.pod}, {"container", pod.container}};
 }
@@ -172,6 +172,15 @@ json GpuLeaseToJson(const GpuLease& lease) {
 }
 
 json StatusToJson(const FleetView& fleet) {
+  json j = StatusHeaderToJson(fleet);
+  json gpus = json::array();
+  gpus.get_ref<json::array_t&>().reserve(fleet.gpus.size());
+  for (const GpuView& g : fleet.gpus) gpus.push_back(GpuToJson(g));
+  j["gpus"] = std::move(gpus);
+  return j;
+}
+
+json StatusHeaderToJson(const FleetView& fleet) {
   json j;
   j["version"] = kStatusJsonVersion;
   j["host"] = fleet.hostname;
@@ -181,9 +190,6 @@ json StatusToJson(const FleetView& fleet) {
   if (!fleet.system.driver_version.empty()) j["driver_version"] = fleet.system.driver_version;
   if (!fleet.system.nvml_version.empty()) j["nvml_version"] = fleet.system.nvml_version;
   Put(j, "cuda_driver_version", fleet.system.cuda_driver_version);
-  json gpus = json::array();
-  for (const GpuView& g : fleet.gpus) gpus.push_back(GpuToJson(g));
-  j["gpus"] = std::move(gpus);
   return j;
 }
 

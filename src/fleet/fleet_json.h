@@ -17,6 +17,12 @@ inline constexpr int kStatusJsonVersion = 1;
 
 nlohmann::json StatusToJson(const FleetView& fleet);
 
+// Its parts: every field but "gpus", and one GPU's object (the status's
+// "gpus" is these in the fleet's order). A writer that encodes one GPU at
+// a time holds one GPU's tree at once instead of the fleet's.
+nlohmann::json StatusHeaderToJson(const FleetView& fleet);
+nlohmann::json GpuToJson(const GpuView& gpu);
+
 // A GPU's "lease" object: id, user, kind ("normal" or "backfill"), revoking.
 nlohmann::json GpuLeaseToJson(const GpuLease& lease);
 

@@ -26,5 +26,7 @@ struct LeaseMarks {
 // Sets each GPU's lease, its instances' leases and its backfill preemptions
 // from `marks`; what `marks` does not name is left unmarked.
 void ApplyLeaseMarks(const LeaseMarks& marks, FleetView* fleet);
+// The same for one GPU.
+void ApplyLeaseMarks(const LeaseMarks& marks, GpuView* gpu);
 
 }  // namespace tarmac::fleet
