@@ -14,7 +14,8 @@ protocol (tests/e2e/cdp.py):
   by side; the agent's RSS before and after the streams' run;
 - with SOAK_MINUTES, the streams stay open that long more and the agent's
   RSS is read every 5 s: the median of each minute, the growth from the
-  first minute to the last (target: none) and the trend.
+  first minute to the last and the trend, and the same from the third
+  minute, once the streams have settled in (target: none).
 
 Usage: web_console.py BUILD_DIR [GPUS] [SECONDS] [STREAMS] [RUNS] [SOAK_MINUTES]
 """
@@ -151,14 +152,22 @@ def main():
             series.append(statistics.median(minute))
             readings += minute
         alive = sum(r.is_alive() for r in readers)
-        # The least-squares slope of the minutes: the trend.
-        mean_t, mean_v = (len(series) - 1) / 2, statistics.mean(series)
-        slope = (sum((t - mean_t) * (v - mean_v) for t, v in enumerate(series))
-                 / max(sum((t - mean_t) ** 2 for t in range(len(series))), 1))
+
+        def trend(values):
+            """The least-squares slope of the minutes, MiB per 10 min."""
+            mean_t, mean_v = (len(values) - 1) / 2, statistics.mean(values)
+            return 10 * (sum((t - mean_t) * (v - mean_v) for t, v in enumerate(values))
+                         / max(sum((t - mean_t) ** 2 for t in range(len(values))), 1))
+        # The streams' first two minutes are their settling in (the RSS
+        # with twenty pages, above); from the third on, any growth is the
+        # soak's.
+        settled = series[2:] if len(series) > 3 else series
         print(f"soak: {streams} streams ({alive} still open) for {soak_minutes} min; RSS each minute (MiB, the median "
-              "of 12 readings): " + " ".join(f"{v:.1f}" for v in series)
-              + f"; growth (last minute against the first) {series[-1] - series[0]:+.1f} MiB, "
-              f"trend {10 * slope:+.2f} MiB per 10 min; single readings {min(readings):.1f} to {max(readings):.1f} MiB")
+              "of 12 readings): " + " ".join(f"{v:.2f}" for v in series)
+              + f"; growth (last minute against the first) {series[-1] - series[0]:+.2f} MiB, "
+              f"trend {trend(series):+.2f} MiB per 10 min; from the third minute {settled[-1] - settled[0]:+.2f} MiB, "
+              f"trend {trend(settled):+.2f} MiB per 10 min, range {max(settled) - min(settled):.2f} MiB; "
+              f"single readings {min(readings):.1f} to {max(readings):.1f} MiB")
     stop.set()
 
 
