@@ -28,7 +28,9 @@
 //   freed, so each sample's large texts (the streams' batch, about 110 KiB
 //   for 64 GPUs, a status answer, a metrics page) were carved from the heap
 //   a little differently each time and the heap's touched pages crept up
-//   with the soak; mapped, they go back whole when freed. Side by side
+//   with the soak; mapped, they go back whole when freed. (glibc maps a
+//   block only when the heap's free room cannot hold it; the agent gives
+//   that room back every ten seconds, agent/free_memory.h.) Side by side
 //   over 25 minutes with twenty streams each, the agent with the setting
 //   sat 0.3 to 0.6 MiB lower than the same agent without it
 //   (bench/README.md, "The soak").

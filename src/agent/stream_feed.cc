@@ -12,11 +12,23 @@ namespace tarmac::agent {
 using nlohmann::json;
 
 void StreamFeed::AppendEvent(std::string* out, const char* name, const json& data, int64_t id) {
+  AppendEventOf(out, name, id, [&](std::string* text) {
+    AppendJson(text, data);
+    return true;
+  });
+}
+
+void StreamFeed::AppendEventOf(std::string* out, const char* name, int64_t id,
+                               const std::function<bool(std::string*)>& append_data) {
+  size_t start = out->size();
   fmt::format_to(std::back_inserter(*out), "event: {}\n", name);
   if (id > 0) fmt::format_to(std::back_inserter(*out), "id: {}\n", id);
   *out += "data: ";
-  AppendJson(out, data);
-  *out += "\n\n";
+  if (append_data(out)) {
+    *out += "\n\n";
+  } else {
+    out->resize(start);
+  }
 }
 
 std::string StreamFeed::Event(const char* name, const json& data, int64_t id) {
@@ -71,14 +83,7 @@ std::shared_ptr<const StreamBatch> StreamFeed::Latest() {
   if (sources_.status_text) {
     // The status written one GPU at a time (a GPU's tree at once, not the
     // fleet's: with 64 GPUs 0.8 MiB of small blocks a second).
-    std::string& text = batch->text;
-    size_t start = text.size();
-    fmt::format_to(std::back_inserter(text), "event: status\nid: {}\ndata: ", sequence);
-    if (sources_.status_text(&text)) {
-      text += "\n\n";
-    } else {
-      text.resize(start);
-    }
+    AppendEventOf(&batch->text, "status", sequence, sources_.status_text);
   } else if (Result<json> status = sources_.ask("status", json::object()); status.ok()) {
     AppendEvent(&batch->text, "status", status.value(), sequence);
   }

@@ -76,6 +76,10 @@ class StreamFeed {
   static std::string Event(const char* name, const nlohmann::json& data, int64_t id = 0);
   // The same, appended to `out`.
   static void AppendEvent(std::string* out, const char* name, const nlohmann::json& data, int64_t id = 0);
+  // The same with the data's JSON text appended by `append_data`; when it
+  // returns false the event is left out (`out` as it was).
+  static void AppendEventOf(std::string* out, const char* name, int64_t id,
+                            const std::function<bool(std::string*)>& append_data);
 
  private:
   Sources sources_;

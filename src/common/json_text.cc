@@ -14,31 +14,27 @@ void AppendJson(std::string* out, const json& value) {
 
 void AppendObjectWith(std::string* out, const json& object, std::string_view key,
                       const std::function<void(std::string*)>& append_value) {
-  bool is_placed = false;
-  auto place = [&] {
-    AppendJson(out, json(key));
-    *out += ':';
-    append_value(out);
-    is_placed = true;
-  };
   *out += '{';
-  bool is_first = true;
+  // A member's name after a comma, unless it is the first.
+  auto name = [out](std::string_view member) {
+    if (out->back() != '{') *out += ',';
+    AppendJson(out, json(member));
+    *out += ':';
+  };
+  bool is_placed = false;
   // An object's members iterate in dump()'s order (its map's).
   for (auto member = object.begin(); member != object.end(); ++member) {
     if (!is_placed && std::string_view(member.key()) > key) {
-      if (!is_first) *out += ',';
-      place();
-      is_first = false;
+      name(key);
+      append_value(out);
+      is_placed = true;
     }
-    if (!is_first) *out += ',';
-    is_first = false;
-    AppendJson(out, json(member.key()));
-    *out += ':';
+    name(member.key());
     AppendJson(out, member.value());
   }
   if (!is_placed) {
-    if (!is_first) *out += ',';
-    place();
+    name(key);
+    append_value(out);
   }
   *out += '}';
 }
