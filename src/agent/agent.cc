@@ -31,6 +31,7 @@
 #include "leases/process_control.h"
 #include "agent/state_lock.h"
 #include "agent/fleet_routes.h"
+#include "agent/web_redaction.h"
 #include "agent/web_routes.h"
 #include "doctor/doctor_render.h"
 #include "agent/systemd_notify.h"
@@ -509,6 +510,8 @@ Status Agent::Serve() {
       if (s.ok()) s = AddFleetRoutes(&routes, config_.fleet, clock_);
     }
     if (s.ok()) pages_for_ticks_.store(metrics_pages_.get());
+    // Last, so that it covers every route under /api/.
+    RedactApiRoutes(&routes, config_.web.show_command_lines);
     if (s.ok()) s = web_->Start(std::move(routes));
     if (!s.ok()) return s;
     info_.http = {{"url", web_->url()}, {"token_required", web_->is_token_required()}};

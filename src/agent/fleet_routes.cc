@@ -32,13 +32,25 @@ class FleetSource {
   // The fleet now: the last reading when it is younger than kFleetReuse.
   Result<std::shared_ptr<const cluster::ClusterView>> View() EXCLUDES(mu_) {
     MutexLock lock(&mu_);
-    if (view_ != nullptr && clock_->SteadyNow() - read_at_ < kFleetReuse) return view_;
+    // The last reading, or the last failure, when it is recent: a request
+    // that waited for another's reading does not start one of its own, so
+    // each answers within the timeout whatever Prometheus does.
+    if (clock_->SteadyNow() - read_at_ < kFleetReuse) {
+      if (view_ != nullptr) return view_;
+      if (!failed_.ok()) return failed_;
+    }
     Result<prom::PromClient*> client = Client();
     if (!client.ok()) return client.status();
+    client.value()->LimitTotalTime(options_.timeout);
     Result<cluster::ClusterView> read = cluster::ReadCluster(client.value());
-    if (!read.ok()) return read.status();
-    view_ = std::make_shared<const cluster::ClusterView>(std::move(read).value());
     read_at_ = clock_->SteadyNow();
+    if (!read.ok()) {
+      view_ = nullptr;
+      failed_ = read.status();
+      return failed_;
+    }
+    failed_ = Status::OK();
+    view_ = std::make_shared<const cluster::ClusterView>(std::move(read).value());
     return view_;
   }
 
@@ -47,6 +59,7 @@ class FleetSource {
     MutexLock lock(&mu_);
     Result<prom::PromClient*> client = Client();
     if (!client.ok()) return client.status();
+    client.value()->LimitTotalTime(options_.timeout);
     return cluster::ReadFleetReport(client.value(), since_unix, until_unix, by, with_heatmap);
   }
 
@@ -66,7 +79,18 @@ class FleetSource {
   std::unique_ptr<prom::PromClient> client_ GUARDED_BY(mu_);
   std::shared_ptr<const cluster::ClusterView> view_ GUARDED_BY(mu_);
   std::chrono::steady_clock::time_point read_at_ GUARDED_BY(mu_);
+  Status failed_ GUARDED_BY(mu_);  // The last reading's failure, if it failed.
 };
+
+// What the console gets when Prometheus did not give a usable answer: 504
+// when its time ran out, 502 for anything else it did (unreachable, a
+// refusal, an answer too large or malformed); 400 for a question the
+// console asked wrongly.
+http::Response UpstreamRefusal(const Status& s) {
+  if (s.code() == StatusCode::kInvalidArgument) return StatusRefusal(s);
+  if (s.code() == StatusCode::kDeadlineExceeded) return Refusal(504, ipc::kErrorUnavailable, s.ToString());
+  return Refusal(502, ipc::kErrorUnavailable, s.ToString());
+}
 
 http::Response NotConfigured() {
   return Refusal(404, ipc::kErrorNotFound,
@@ -86,7 +110,7 @@ http::Response AnswerStatus(FleetSource& source, const http::Request& asked) {
   filter.idle_only = asked.Param("idle") == "true";
   filter.held_idle_only = asked.Param("held_idle") == "true";
   Result<std::shared_ptr<const cluster::ClusterView>> view = source.View();
-  if (!view.ok()) return StatusRefusal(view.status());
+  if (!view.ok()) return UpstreamRefusal(view.status());
   return JsonAnswer(200, cluster::ClusterToJson(cluster::Filter(*view.value(), filter)));
 }
 
@@ -103,7 +127,7 @@ http::Response AnswerReport(FleetSource& source, const http::Request& asked, Clo
   // The same range `tarmac fleet report` reads: until as given.
   Result<cluster::FleetReport> report =
       source.Report(range.value().first, range.value().second - 1, by, *format == "html");
-  if (!report.ok()) return StatusRefusal(report.status());
+  if (!report.ok()) return UpstreamRefusal(report.status());
   const cluster::FleetReport& r = report.value();
   return ReportAnswer(*format,
                       *format == "csv"    ? cluster::RenderReportCsv(r)
@@ -123,7 +147,7 @@ Status AddFleetRoutes(http::RouteTable* routes, const cluster::FleetConfig& flee
     s = routes->Add("/api/v1/fleet/idle", [source] {
       if (!source->is_configured()) return NotConfigured();
       Result<std::shared_ptr<const cluster::ClusterView>> view = source->View();
-      if (!view.ok()) return StatusRefusal(view.status());
+      if (!view.ok()) return UpstreamRefusal(view.status());
       return JsonAnswer(200, cluster::IdleToJson(*view.value()));
     });
   }

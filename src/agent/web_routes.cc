@@ -11,6 +11,7 @@
 #include "agent/console_page.h"
 #include "agent/stream_feed.h"
 #include "agent/web_answer.h"
+#include "agent/web_redaction.h"
 #include "common/split.h"
 #include "common/time_spec.h"
 #include "http/gzip.h"
@@ -123,6 +124,8 @@ http::Response AnswerReport(const WebRouteHooks& hooks, const http::Request& ask
   if (!db.ok()) return StatusRefusal(db.status());
   Result<report::Report> built = report::BuildReport(db.value().get(), request);
   if (!built.ok()) return StatusRefusal(built.status());
+  // Its CSV and HTML are not JSON the routes' redaction could read.
+  if (!hooks.web.show_command_lines) DropCommandLines(&built.value());
   const report::Report& r = built.value();
   return ReportAnswer(*format,
                       *format == "csv"    ? report::RenderCsv(r)
@@ -179,15 +182,6 @@ std::string ETagOf(std::string_view text) {
 }
 
 }  // namespace
-
-void DropCommandLines(json* j) {
-  if (j->is_object()) {
-    j->erase("command");
-    for (auto& [key, value] : j->items()) DropCommandLines(&value);
-  } else if (j->is_array()) {
-    for (json& value : *j) DropCommandLines(&value);
-  }
-}
 
 std::string ApiPathOf(const std::string& method) {
   return "/api/v1/" + (method == "backfill.list" ? std::string("backfill") : method);
@@ -283,7 +277,7 @@ Status AddWebRoutes(http::RouteTable* routes, WebRouteHooks hooks, Clock* clock,
     if (shared->status_text) {
       sources.status_text = [shared](std::string* out) {
         std::function<void(json*)> edit;
-        if (!shared->web.show_command_lines) edit = DropCommandLines;
+        if (!shared->web.show_command_lines) edit = [](json* j) { DropCommandLines(j); };
         shared->status_text(out, edit);
         return true;
       };

@@ -21,7 +21,9 @@
 //
 // Read-only: every method is asked as an unprivileged caller (uid
 // kWebUid), so answers carry no lease token, and no route changes anything.
-// Command lines are left out unless [web] show_command_lines.
+// Command lines are left out unless [web] show_command_lines: the stream
+// here, every /api/ answer where the agent wraps its routes
+// (agent/web_redaction.h).
 //
 // Thread safety: the routes may run on any number of threads; what the
 // hooks point to must outlive them.
@@ -68,11 +70,6 @@ struct WebRouteHooks {
   report::Pricing pricing;
   http::WebOptions web;  // [web]
 };
-
-// Takes out every "command" (processes', leases', requests', engines'
-// command lines) from `j`, at any depth: what [web] show_command_lines =
-// false leaves out.
-void DropCommandLines(nlohmann::json* j);
 
 // `path` of the socket method `method` ("backfill.list" is
 // /api/v1/backfill).

@@ -101,6 +101,7 @@ Status CheckBatchSpec(const BatchSpec& s) {
     return bad(fmt::format("engine url \"{}\": http://HOST:PORT", s.engine.url));
   }
   if (s.gpus < 1 || s.gpus > 1024) return bad(fmt::format("gpus {}: 1 to 1024", s.gpus));
+  if (s.total < 0) return bad(fmt::format("total {}: the number of requests, 0 or more", s.total));
   if (s.concurrency < 1 || s.concurrency > 256) return bad(fmt::format("concurrency {}: 1 to 256", s.concurrency));
   if (s.max_retries < 0 || s.max_retries > 100) return bad(fmt::format("max_retries {}: 0 to 100", s.max_retries));
   if (s.request_timeout_s < 1 || s.request_timeout_s > 86400) {

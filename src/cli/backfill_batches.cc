@@ -11,6 +11,7 @@
 #include <cstdio>
 
 #include "backfill/batch_input.h"
+#include "common/terminal_text.h"
 #include "backfill/batch_spec.h"
 #include "cli/backfill_command.h"
 #include "cli/lease_exit.h"
@@ -105,8 +106,8 @@ int Submit(const client::AgentClient& agent, const BackfillOptions& o) {
   std::printf("batch %lld submitted: %zu requests for %s on up to %d GPU%s\n"
               "results in %s\n"
               "follow it: tarmac backfill status %lld --watch\n",
-              static_cast<long long>(b.value("id", int64_t{0})), in.value().requests.size(), in.value().model.c_str(),
-              o.gpus, o.gpus == 1 ? "" : "s", b.value("output", "").c_str(),
+              static_cast<long long>(b.value("id", int64_t{0})), in.value().requests.size(), ForTerminal(in.value().model).c_str(),
+              o.gpus, o.gpus == 1 ? "" : "s", ForTerminal(b.value("output", "")).c_str(),
               static_cast<long long>(b.value("id", int64_t{0})));
   return kExitOk;
 }
@@ -175,7 +176,7 @@ int ShowGates(const client::AgentClient& agent, const BackfillOptions& o) {
     std::printf("idle_for %s\n", Duration(gates.value("idle_for_seconds", 0.0)).c_str());
   }
   std::string lines = GateLines(gates);
-  std::printf("%s\n", lines.empty() ? "  no GPU seen yet" : lines.substr(1).c_str());
+  std::printf("%s\n", lines.empty() ? "  no GPU seen yet" : ForTerminalLines(lines.substr(1)).c_str());
   return kExitOk;
 }
 
@@ -193,12 +194,13 @@ int ShowStatus(const client::AgentClient& agent, const BackfillOptions& o, Clock
     if (o.json) {
       std::printf("%s\n", b.dump(2).c_str());
     } else {
-      std::string text = Summary(b);
+      std::string text = Summary(b);  // Made terminal-safe below, with the gates.
       // Active and on no GPU yet: why not, GPU by GPU.
       if (backfill::IsActive(s) && b["progress"].value("gpus_held", int64_t{0}) == 0) {
         Result<json> gates = agent.Call("backfill.gpus", json::object());
         if (gates.ok()) text += GateLines(gates.value());
       }
+      text = ForTerminalLines(text);
       if (o.watch && is_tty && shown_lines > 0) std::printf("\033[%dA\033[J", shown_lines);
       std::printf("%s\n", text.c_str());
       shown_lines = 1 + static_cast<int>(std::count(text.begin(), text.end(), '\n'));
@@ -220,7 +222,7 @@ int Change(const client::AgentClient& agent, const std::string& verb, const Back
   if (o.json) {
     std::printf("%s\n", b.dump(2).c_str());
   } else {
-    std::printf("batch %lld %s\n", static_cast<long long>(o.id), b.value("state", "").c_str());
+    std::printf("batch %lld %s\n", static_cast<long long>(o.id), ForTerminal(b.value("state", "")).c_str());
   }
   return kExitOk;
 }

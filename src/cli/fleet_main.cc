@@ -23,6 +23,7 @@
 #include "common/time_spec.h"
 #include "cluster/cluster_render.h"
 #include "common/exit_codes.h"
+#include "common/terminal_text.h"
 #include "common/units.h"
 #include "prom/prom_client.h"
 
@@ -35,7 +36,7 @@ namespace {
 using namespace tarmac;  // NOLINT: main only.
 
 int Fail(const Status& s, int code) {
-  std::fprintf(stderr, "tarmac: fleet: %s\n", s.message().c_str());
+  std::fprintf(stderr, "tarmac: fleet: %s\n", ForTerminalLines(s.message()).c_str());
   return code;
 }
 
@@ -71,9 +72,9 @@ int RunPick(const cluster::ClusterView& view, const cluster::FleetPickRequest& r
     std::printf("%s\n", j.dump(2).c_str());
     return kExitOk;
   }
-  std::printf("%s %s\n", p.node->name.c_str(), uuids.c_str());
+  std::printf("%s %s\n", ForTerminal(p.node->name).c_str(), ForTerminal(uuids).c_str());
   if (isatty(STDERR_FILENO) == 1) {
-    std::fprintf(stderr, "tarmac: fleet: a hint, not a lease; to hold them: %s\n", lease.c_str());
+    std::fprintf(stderr, "tarmac: fleet: a hint, not a lease; to hold them: %s\n", ForTerminal(lease).c_str());
   }
   return kExitOk;
 }
@@ -101,8 +102,14 @@ int main(int argc, char** argv) {
   app.add_option("--basic-auth-password-file", prom.basic_auth_password_file, "The password for --basic-auth-user")
       ->type_name("FILE");
   app.add_option("--ca-file", prom.ca_file, "https: the CA certificate that signed the server's")->type_name("FILE");
-  app.add_option("--timeout", timeout, "How long to wait for each answer (default: [fleet] timeout, 10s)")
+  app.add_option("--timeout", timeout,
+                 "How long one answer may take, whole, however slowly the server sends it (default: [fleet] timeout, "
+                 "10s)")
       ->type_name("DURATION");
+  std::string max_answer;
+  app.add_option("--max-answer-size", max_answer,
+                 "The most one answer may hold; more ends it with an error (default: [fleet] max_answer_size, 64MiB)")
+      ->type_name("SIZE");
 
   CLI::App* status = app.add_subcommand(
       "status", "Every node's GPUs: utilization, memory, power, temperature, idle and held-idle marks, who holds "
@@ -181,6 +188,15 @@ int main(int argc, char** argv) {
     if ((prom.*key).empty()) prom.*key = configured.*key;
   }
   prom.timeout = configured.timeout;
+  prom.max_answer_bytes = configured.max_answer_bytes;
+  if (!max_answer.empty()) {
+    Result<int64_t> bytes = ParseBytes(max_answer);
+    if (!bytes.ok() || bytes.value() < (1 << 20)) {
+      return Fail(Status::InvalidArgument("--max-answer-size " + max_answer + ": a size of 1MiB or more, such as 256MiB"),
+                  kExitUsage);
+    }
+    prom.max_answer_bytes = bytes.value();
+  }
   if (!timeout.empty()) {
     Result<std::chrono::milliseconds> wait = ParseDurationWithUnit(timeout);
     if (!wait.ok() || wait.value().count() <= 0) {
@@ -221,6 +237,9 @@ int main(int argc, char** argv) {
                        : report_html ? cluster::RenderReportHtml(r.value())
                                      : cluster::RenderReportText(r.value(), static_cast<size_t>(cli::TerminalColumns(STDOUT_FILENO)));
     if (report_out.empty()) {
+      // A text or CSV view holds Prometheus' label values as they came: on
+      // a terminal they go through the one terminal filter.
+      if (!report_json && !report_html && (!report_csv || isatty(STDOUT_FILENO) == 1)) text = ForTerminalLines(text);
       std::fwrite(text.data(), 1, text.size(), stdout);
       return kExitOk;
     }
@@ -234,11 +253,15 @@ int main(int argc, char** argv) {
   if (pick->parsed()) return RunPick(view.value(), pick_request, pick_json);
   cluster::ClusterView shown = cluster::Filter(view.value(), filter);
   if (idle->parsed()) {
-    std::string text = idle_json ? cluster::IdleToJson(shown).dump(2) + "\n" : cluster::RenderIdleText(shown, static_cast<size_t>(cli::TerminalColumns(STDOUT_FILENO)));
+    std::string text = idle_json ? cluster::IdleToJson(shown).dump(2) + "\n"
+                                 : ForTerminalLines(cluster::RenderIdleText(
+                                       shown, static_cast<size_t>(cli::TerminalColumns(STDOUT_FILENO))));
     std::fwrite(text.data(), 1, text.size(), stdout);
     return kExitOk;
   }
-  std::string out = json ? cluster::ClusterToJson(shown).dump(2) + "\n" : cluster::RenderClusterText(shown, static_cast<size_t>(cli::TerminalColumns(STDOUT_FILENO)));
+  std::string out = json ? cluster::ClusterToJson(shown).dump(2) + "\n"
+                         : ForTerminalLines(cluster::RenderClusterText(
+                               shown, static_cast<size_t>(cli::TerminalColumns(STDOUT_FILENO))));
   std::fwrite(out.data(), 1, out.size(), stdout);
   return kExitOk;
 }

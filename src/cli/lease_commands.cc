@@ -13,6 +13,7 @@
 #include "client/lease_answer.h"
 #include "client/lease_request.h"
 #include "cli/table.h"
+#include "common/terminal_text.h"
 #include "common/split.h"
 #include "common/time_spec.h"
 #include "common/units.h"
@@ -105,12 +106,12 @@ std::string RenderLeases(const json& answer, double now_unix) {
                     Ago(static_cast<double>(l.value("idle_seconds", int64_t{0}))),
                     l.value("command", std::string()).substr(0, 50)});
     if (l.value("warning", json()).is_string()) {
-      notes += fmt::format("lease {} warning: {}\n", id, l["warning"].get<std::string>());
+      notes += fmt::format("lease {} warning: {}\n", id, ForTerminal(l["warning"].get<std::string>()));
     }
     for (const json& f : l.value("foreign_processes", json::array())) {
       notes += fmt::format("lease {} foreign: pid {} of {} on GPU {}: {}\n", id, f.value("pid", int64_t{0}),
-                           f.value("user", std::string("?")), f.value("gpu", 0),
-                           f.value("command", std::string()).substr(0, 50));
+                           ForTerminal(f.value("user", std::string("?"))), f.value("gpu", 0),
+                           ForTerminal(f.value("command", std::string()).substr(0, 50)));
     }
   }
   return RenderTable({{"LEASE", true}, {"USER"}, {"GPUS"}, {"KIND"}, {"HELD", true}, {"UNTIL"}, {"IDLE", true},
@@ -179,7 +180,7 @@ int RunLeaseCommands(const GlobalOptions& global, const LeaseCommands& c, Clock*
     if (r.value().contains("cancelled")) {
       Print(fmt::format("request {} cancelled\n", id.value()));
     } else if (r.value()["released"].is_null()) {
-      Print(fmt::format("lease {} had already ended: {}\n", id.value(), r.value().value("reason", "")));
+      Print(fmt::format("lease {} had already ended: {}\n", id.value(), ForTerminal(r.value().value("reason", ""))));
     } else {
       Print(fmt::format("lease {} released\n", id.value()));
     }

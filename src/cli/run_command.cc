@@ -14,6 +14,7 @@
 #include <cstring>
 #include <memory>
 
+#include "common/terminal_text.h"
 #include "cli/lease_exit.h"
 #include "cli/terminal.h"
 #include "client/lease_request.h"
@@ -62,7 +63,7 @@ class LeaseNews {
   LeaseNews(const client::AgentClient* agent, int64_t id, const char* what) : watcher_(agent, id), id_(id), what_(what) {}
   void Poll() {
     client::LeaseWatcher::News news = watcher_.Poll();
-    if (!news.warning.empty()) std::fprintf(stderr, "\ntarmac: %s: warning: %s\n", what_, news.warning.c_str());
+    if (!news.warning.empty()) std::fprintf(stderr, "\ntarmac: %s: warning: %s\n", what_, ForTerminal(news.warning).c_str());
     if (news.ended) Say(*news.ended);
   }
   void SayEnded(const std::string& reason) {
@@ -71,7 +72,8 @@ class LeaseNews {
 
  private:
   void Say(const std::string& reason) {
-    std::fprintf(stderr, "tarmac: %s: lease %lld ended: %s\n", what_, static_cast<long long>(id_), reason.c_str());
+    std::fprintf(stderr, "tarmac: %s: lease %lld ended: %s\n", what_, static_cast<long long>(id_),
+                 ForTerminal(reason).c_str());
   }
   client::LeaseWatcher watcher_;
   int64_t id_;
@@ -162,7 +164,7 @@ Granted AskAndWait(const client::AgentClient& agent, const json& params, const c
   // lines only when the position changes. Either way wrapped to the width.
   auto show = [&](const client::LeaseAnswer& queued) {
     std::string prefix = fmt::format("tarmac: {}: queued as request {}: ", what, id);
-    std::string text = prefix + WrapText(queued.reason, static_cast<size_t>(TerminalColumns(STDERR_FILENO)),
+    std::string text = prefix + WrapText(ForTerminal(queued.reason), static_cast<size_t>(TerminalColumns(STDERR_FILENO)),
                                          TextColumns(prefix), 4);
     if (is_tty) {
       live.Show(text);
@@ -200,7 +202,7 @@ Granted AskAndWait(const client::AgentClient& agent, const json& params, const c
     } else {
       if (is_tty) std::fprintf(stderr, "\n");
       std::fprintf(stderr, "tarmac: %s: request %lld ended: %s\n", what, static_cast<long long>(id),
-                   now.value().reason.c_str());
+                   ForTerminal(now.value().reason).c_str());
     }
     break;
   }

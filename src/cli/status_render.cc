@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "fleet/gpu_marks.h"
+#include "common/terminal_text.h"
 #include "common/text_wrap.h"
 #include "common/units.h"
 
@@ -68,10 +69,10 @@ std::string LeaseNote(const fleet::GpuLease& l) {
   if (l.kind == fleet::LeaseKind::kBackfill || l.kind == fleet::LeaseKind::kPod) {
     kind = std::string(fleet::LeaseKindName(l.kind)) + " ";
   } else if (l.kind == fleet::LeaseKind::kSlurm) {
-    kind = "Slurm job " + l.slurm_job + " ";
+    kind = "Slurm job " + ForTerminal(l.slurm_job) + " ";
   }
-  std::string lent = l.lent_to != 0 ? fmt::format(", lent to backfill lease {} ({})", l.lent_to, l.lent_to_user) : "";
-  return fmt::format("{}lease {} ({}){}{}", kind, l.id, l.user, l.is_revoking ? ", yielding" : "", lent);
+  std::string lent = l.lent_to != 0 ? fmt::format(", lent to backfill lease {} ({})", l.lent_to, ForTerminal(l.lent_to_user)) : "";
+  return fmt::format("{}lease {} ({}){}{}", kind, l.id, ForTerminal(l.user), l.is_revoking ? ", yielding" : "", lent);
 }
 
 std::string Gib(int64_t bytes) { return fmt::format("{:.1f}", static_cast<double>(bytes) / (1 << 30)); }
@@ -138,7 +139,7 @@ std::string ShortName(const std::string& name, int width) {
 std::string ThrottleWords(const std::vector<std::string>& reasons, int width) {
   std::vector<std::string> words;
   for (const std::string& r : reasons) {
-    std::string w = r;
+    std::string w = ForTerminal(r);
     if (width > 0) {
       w = r.find("thermal") != std::string::npos ? "thermal"
           : r == "sw_power_cap"                   ? "power cap"
@@ -153,10 +154,13 @@ std::string ThrottleWords(const std::vector<std::string>& reasons, int width) {
   return out;
 }
 
+// `text` in at most `width` bytes, "..." marking a cut, which never falls
+// inside a UTF-8 character.
 std::string Cut(std::string text, size_t width) {
   if (text.size() <= width) return text;
-  if (width <= 3) return text.substr(0, width);
-  return text.substr(0, width - 3) + "...";
+  size_t keep = width <= 3 ? width : width - 3;
+  while (keep > 0 && (static_cast<unsigned char>(text[keep]) & 0xc0) == 0x80) --keep;
+  return text.substr(0, keep) + (width <= 3 ? "" : "...");
 }
 
 std::string CudaVersion(std::optional<int> v) {
@@ -177,7 +181,7 @@ std::string RenderMigInstance(const fleet::GpuView& g, const fleet::MigInstance&
     notes.push_back(paint(kYellow, LeaseNote(l->second)));
   }
   if (auto p = g.mig_allocated_to.find(mi.uuid); p != g.mig_allocated_to.end()) {
-    notes.push_back(fmt::format("pod {}/{}", p->second.pod_namespace, p->second.pod));
+    notes.push_back(fmt::format("pod {}/{}", ForTerminal(p->second.pod_namespace), ForTerminal(p->second.pod)));
   }
   int holders = 0;
   for (const fleet::ProcessView& p : g.processes) {
@@ -188,9 +192,9 @@ std::string RenderMigInstance(const fleet::GpuView& g, const fleet::MigInstance&
   for (const std::string& n : notes) joined += (joined.empty() ? "" : "  ") + n;
   // The notes before the MIG UUID: on a narrow screen the UUID's tail is
   // what is cut.
-  return fmt::format("  {} {:<9} gi {:<2} ci {:<2} {:<18}{:>5}  {}{}{}", paint(kDim, "MIG"), mi.profile,
+  return fmt::format("  {} {:<9} gi {:<2} ci {:<2} {:<18}{:>5}  {}{}{}", paint(kDim, "MIG"), ForTerminal(mi.profile),
                      mi.gpu_instance_id, mi.compute_instance_id, memory, Percent(mi.graphics_engine_active_ratio),
-                     joined, joined.empty() ? "" : "  ", paint(kDim, mi.uuid));
+                     joined, joined.empty() ? "" : "  ", paint(kDim, ForTerminal(mi.uuid)));
 }
 
 }  // namespace
@@ -201,13 +205,13 @@ std::string RenderStatus(const fleet::FleetView& fleet, const RenderOptions& opt
   int idle = 0;
   int holding = 0;
   int problems = 0;
-  out += fmt::format("{}  {} GPU{} via {}{}  driver {}  CUDA {}\n", paint(kBold, fleet.hostname),
+  out += fmt::format("{}  {} GPU{} via {}{}  driver {}  CUDA {}\n", paint(kBold, ForTerminal(fleet.hostname)),
                      fleet.gpus.size(), fleet.gpus.size() == 1 ? "" : "s", fleet.backend,
                      options.is_from_agent ? " (agent)" : "",
-                     fleet.system.driver_version.empty() ? "-" : fleet.system.driver_version,
+                     fleet.system.driver_version.empty() ? "-" : ForTerminal(fleet.system.driver_version),
                      CudaVersion(fleet.system.cuda_driver_version));
   if (!fleet.backend_error.empty()) {
-    out += paint(kRed, fmt::format("GPUs unreadable: {}", fleet.backend_error)) +
+    out += paint(kRed, fmt::format("GPUs unreadable: {}", ForTerminal(fleet.backend_error))) +
            "\n  the agent keeps serving and re-attaches when the driver is back\n";
   }
   const int name_width = options.width > 0 ? 19 : 26;
@@ -224,9 +228,9 @@ std::string RenderStatus(const fleet::FleetView& fleet, const RenderOptions& opt
                          : s.health == fleet::GpuHealth::kUnresponsive       ? "UNRESPONSIVE"
                                                                            : "UNREADABLE";
       out += Fit(fmt::format("{:<4}{:<{}}{}  {}", g.info.index,
-                             Cut(ShortName(g.info.name.empty() ? "?" : g.info.name, options.width),
+                             Cut(ShortName(g.info.name.empty() ? "?" : ForTerminal(g.info.name), options.width),
                                  static_cast<size_t>(name_width - 1)),
-                             name_width, paint(kRed, what), s.error),
+                             name_width, paint(kRed, what), ForTerminal(s.error)),
                  options.width) +
              "\n";
       continue;
@@ -274,7 +278,7 @@ std::string RenderStatus(const fleet::FleetView& fleet, const RenderOptions& opt
       util = Percent(s.graphics_engine_active_ratio);  // Under MIG: the engine's activity (GPM).
     }
     std::string row = fmt::format("{:<4}{:<{}}{:>5}  {:<18}{:<14}{:>5}  {:>9}  ", g.info.index,
-                                  Cut(ShortName(g.info.name, options.width), static_cast<size_t>(name_width - 1)),
+                                  Cut(ShortName(ForTerminal(g.info.name), options.width), static_cast<size_t>(name_width - 1)),
                                   name_width, util, Memory(g), Power(s), Temperature(s), ClockText(s));
     // As many notes as fit on the GPU's line; the rest on lines of their
     // own under it, indented to the notes column.
@@ -297,10 +301,11 @@ std::string RenderStatus(const fleet::FleetView& fleet, const RenderOptions& opt
       std::string marker = !is_holding                 ? ""
                            : p.process.gpu_instance_id ? "  <- holds memory, instance idle"
                                                        : "  <- holds memory at 0% SM";
-      std::string head = fmt::format("{}{:>8}  {:<10}{:>10}  {:>4}  ", indent, p.process.pid, Cut(p.details.user, 9), mem, sm);
+      std::string head = fmt::format("{}{:>8}  {:<10}{:>10}  {:>4}  ", indent, p.process.pid, Cut(ForTerminal(p.details.user), 9), mem, sm);
+      std::string command = ForTerminal(p.details.command);
       int room = options.width > 0 ? std::max(10, options.width - static_cast<int>(head.size() + marker.size()))
-                                   : static_cast<int>(p.details.command.size());
-      std::string line = head + Cut(p.details.command, static_cast<size_t>(room)) + marker;
+                                   : static_cast<int>(command.size());
+      std::string line = head + Cut(command, static_cast<size_t>(room)) + marker;
       out += Fit(is_holding ? paint(kYellow, line) : line, options.width) + "\n";
     };
     for (const fleet::MigInstance& mi : s.mig_instances) {

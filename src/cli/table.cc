@@ -3,16 +3,25 @@
 
 #include <algorithm>
 
+#include "common/terminal_text.h"
 #include "common/text_wrap.h"
 
 namespace tarmac::cli {
 
-std::string RenderTable(const std::vector<Column>& columns, const std::vector<std::vector<std::string>>& rows,
+std::string RenderTable(const std::vector<Column>& columns, const std::vector<std::vector<std::string>>& foreign_rows,
                         size_t max_width) {
+  // Every cell may hold a foreign string (a user, a command, an event's
+  // detail): shown through the one terminal filter before it is measured.
+  std::vector<std::vector<std::string>> rows;
+  rows.reserve(foreign_rows.size());
+  for (const std::vector<std::string>& row : foreign_rows) {
+    std::vector<std::string>& shown = rows.emplace_back();
+    for (const std::string& cell : row) shown.push_back(ForTerminal(cell));
+  }
   std::vector<size_t> width(columns.size());
-  for (size_t c = 0; c < columns.size(); ++c) width[c] = columns[c].header.size();
+  for (size_t c = 0; c < columns.size(); ++c) width[c] = TextColumns(columns[c].header);
   for (const std::vector<std::string>& row : rows) {
-    for (size_t c = 0; c < columns.size() && c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+    for (size_t c = 0; c < columns.size() && c < row.size(); ++c) width[c] = std::max(width[c], TextColumns(row[c]));
   }
   size_t last_start = 0;
   for (size_t c = 0; c + 1 < columns.size(); ++c) last_start += width[c] + 2;
@@ -23,7 +32,7 @@ std::string RenderTable(const std::vector<Column>& columns, const std::vector<st
     for (size_t c = 0; c < columns.size(); ++c) {
       const std::string cell = c < cells.size() ? cells[c] : std::string();
       bool is_last = c + 1 == columns.size();
-      std::string pad(width[c] - std::min(width[c], cell.size()), ' ');
+      std::string pad(width[c] - std::min(width[c], TextColumns(cell)), ' ');
       if (c > 0) out += "  ";
       if (is_last && !columns[c].is_right_aligned) {
         out += WrapText(cell, wrap_at, last_start, last_start);

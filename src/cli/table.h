@@ -15,7 +15,8 @@ struct Column {
   bool is_right_aligned = false;
 };
 
-// `rows` hold one cell per column. With `max_width`, a last column that
+// `rows` hold one cell per column; each cell is shown through ForTerminal
+// (common/terminal_text.h), so a cell may hold any foreign bytes. With `max_width`, a last column that
 // would run past it is wrapped onto lines of its own, under its heading.
 std::string RenderTable(const std::vector<Column>& columns, const std::vector<std::vector<std::string>>& rows,
                         size_t max_width = 0);

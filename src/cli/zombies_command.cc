@@ -5,6 +5,7 @@
 
 #include <cstdio>
 
+#include "common/terminal_text.h"
 #include "common/text_wrap.h"
 #include "common/units.h"
 #include "cli/lease_exit.h"
@@ -82,13 +83,13 @@ int RunZombies(const GlobalOptions& global, const ZombiesOptions& options) {
     } else {
       for (const nlohmann::json& z : r.value()["terminated"]) {
         std::printf("terminated: pid %lld of %s on GPU %d (SIGTERM; SIGKILL if it outlives the grace period)\n",
-                    static_cast<long long>(z.value("pid", int64_t{0})), z.value("user", std::string()).c_str(),
+                    static_cast<long long>(z.value("pid", int64_t{0})), ForTerminal(z.value("user", std::string())).c_str(),
                     z.value("gpu", 0));
       }
       for (const char* kind : {"refused", "skipped"}) {
         for (const nlohmann::json& z : r.value()[kind]) {
           std::printf("%s: pid %lld: %s\n", kind, static_cast<long long>(z.value("pid", int64_t{0})),
-                      z.value("why", std::string()).c_str());
+                      ForTerminal(z.value("why", std::string())).c_str());
         }
       }
       if (r.value()["terminated"].empty() && r.value()["refused"].empty() && r.value()["skipped"].empty()) {

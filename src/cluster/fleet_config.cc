@@ -17,6 +17,13 @@ void ReadFleetSection(ConfigSection& section, FleetConfig* out) {
   section.String("basic_auth_password_file", &out->basic_auth_password_file);
   section.String("ca_file", &out->ca_file);
   section.Interval("timeout", std::chrono::milliseconds(100), std::chrono::minutes(10), &out->timeout);
+  int64_t max_answer = out->max_answer_bytes;
+  section.Bytes("max_answer_size", &max_answer);
+  if (max_answer < (1 << 20) || max_answer > (16ll << 30)) {
+    section.Fail("max_answer_size", "expected 1MiB to 16GiB");
+  } else {
+    out->max_answer_bytes = max_answer;
+  }
 }
 
 prom::PromOptions PromOptionsOf(const FleetConfig& fleet) {
@@ -27,6 +34,7 @@ prom::PromOptions PromOptionsOf(const FleetConfig& fleet) {
   options.basic_auth_password_file = fleet.basic_auth_password_file;
   options.ca_file = fleet.ca_file;
   options.timeout = fleet.timeout;
+  options.max_answer_bytes = fleet.max_answer_bytes;
   return options;
 }
 

@@ -22,6 +22,7 @@ struct FleetConfig {
   std::string basic_auth_password_file;
   std::string ca_file;
   std::chrono::milliseconds timeout{10000};
+  int64_t max_answer_bytes = 64ll << 20;  // One answer's body at most (http/bounded_fetch.h).
 
   bool operator==(const FleetConfig&) const = default;
 };

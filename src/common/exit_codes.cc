@@ -3,6 +3,8 @@
 
 #include <cstdio>
 
+#include "common/terminal_text.h"
+
 namespace tarmac {
 
 namespace {
@@ -38,7 +40,7 @@ bool IsNoAgent(int exit_code) { return exit_code == kExitNoAgent; }
 
 int ExitWith(const Status& status) {
   if (status.ok()) return kExitOk;
-  std::fprintf(stderr, "tarmac: %s\n", status.message().c_str());
+  std::fprintf(stderr, "tarmac: %s\n", ForTerminalLines(status.message()).c_str());
   int code = ExitCodeFor(status.code(), Needed::kGpus);
   if (IsNoAgent(code)) std::fprintf(stderr, "%s\n", kAgentHint);
   return code;

@@ -10,6 +10,8 @@
 #include <atomic>
 #include <string_view>
 
+#include "common/terminal_text.h"
+
 namespace tarmac {
 
 enum class LogLevel { kDebug = 0, kInfo = 1, kWarning = 2, kError = 3, kOff = 4 };
@@ -25,7 +27,10 @@ class Logger {
   template <typename... Args>
   void Log(LogLevel level, fmt::format_string<Args...> format, Args&&... args) {
     if (level < this->level()) return;
-    Write(level, fmt::format(format, std::forward<Args>(args)...));
+    // A line may quote foreign strings (a process's command, a user's batch
+    // name): it is written through the one terminal filter, so a log read
+    // on a terminal (journalctl, tail) holds no escape and no forged line.
+    Write(level, ForTerminal(fmt::format(format, std::forward<Args>(args)...)));
   }
 
  protected:

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "common/text_wrap.h"
 #include "doctor/doctor_render.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+
+#include "common/terminal_text.h"
+#include "common/text_wrap.h"
 
 namespace tarmac::doctor {
 namespace {
@@ -46,13 +48,18 @@ std::string RenderText(const DoctorResult& r, bool use_color) {
                        Paint(use_color, v->second, Upper(SeverityName(v->second))));
     for (const Finding& f : r.findings) {
       if (f.question != q) continue;
+      // Summaries and evidence quote names a user chose (a process's, a
+      // cgroup's): through the one terminal filter.
       out += fmt::format("  {} {}\n", Paint(use_color, f.severity, fmt::format("{:<8}", Upper(SeverityName(f.severity)))),
-                         WrapText(f.summary, 100, 11, 11));
+                         WrapText(ForTerminal(f.summary), 100, 11, 11));
       // Fitted to 100 columns, continuation lines under the text.
       constexpr size_t kWidth = 100;
       constexpr size_t kTextColumn = 21;  // After "           evidence: ".
       if (!f.evidence.empty()) {
-        out += fmt::format("           evidence: {}\n", WrapText(f.evidence, kWidth, kTextColumn, kTextColumn));
+        out += fmt::format("           evidence: {}\n", WrapText(ForTerminal(f.evidence), kWidth, kTextColumn, kTextColumn));
+      }
+      if (!f.command.empty()) {
+        out += fmt::format("           command:  {}\n", WrapText(ForTerminal(f.command), kWidth, kTextColumn, kTextColumn));
       }
       out += fmt::format("           meaning:  {}\n", WrapText(f.meaning, kWidth, kTextColumn, kTextColumn));
       out += fmt::format("           next:     {}\n", WrapText(f.action, kWidth, kTextColumn, kTextColumn));
@@ -73,13 +80,15 @@ std::string RenderText(const DoctorResult& r, bool use_color) {
 }
 
 nlohmann::json FindingToJson(const Finding& f) {
-  return {{"check", f.check},
-          {"severity", SeverityName(f.severity)},
-          {"gpu", f.gpu ? nlohmann::json(*f.gpu) : nlohmann::json(nullptr)},
-          {"summary", f.summary},
-          {"evidence", f.evidence},
-          {"meaning", f.meaning},
-          {"action", f.action}};
+  nlohmann::json j = {{"check", f.check},
+                      {"severity", SeverityName(f.severity)},
+                      {"gpu", f.gpu ? nlohmann::json(*f.gpu) : nlohmann::json(nullptr)},
+                      {"summary", f.summary},
+                      {"evidence", f.evidence},
+                      {"meaning", f.meaning},
+                      {"action", f.action}};
+  if (!f.command.empty()) j["command"] = f.command;
+  return j;
 }
 
 std::string RenderJson(const DoctorResult& r) {

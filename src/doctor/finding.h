@@ -35,6 +35,11 @@ struct Finding {
   std::string evidence;    // The numbers behind it.
   std::string meaning;     // What it means.
   std::string action;      // What to do next.
+  // The command line of the process it concerns, if one. Only here, never
+  // in the texts above (they name the process by its name): a command line
+  // may hold a secret, and the web leaves this field out
+  // (agent/web_redaction.h).
+  std::string command;
 };
 
 Finding MakeFinding(std::string check, Severity severity, std::optional<int> gpu, std::string summary,

@@ -144,13 +144,14 @@ void CheckNuma(const DoctorInputs& in, CheckOutput* out) {
           "numa", Severity::kWarning, g.info.index,
           fmt::format("pid {} on gpu {} may only run on CPUs far from the GPU", p.process.pid, g.info.index),
           fmt::format("{} ({}): allowed CPUs {}; gpu {} is near CPUs {}{}", p.process.pid,
-                      p.details.command.empty() ? p.details.name : p.details.command, *it->second.cpus_allowed,
+                      p.details.name.empty() ? "?" : p.details.name, *it->second.cpus_allowed,
                       g.info.index, *g.info.cpu_affinity,
                       g.info.numa_node ? fmt::format(" (NUMA node {})", *g.info.numa_node) : std::string()),
           "every copy to and from the GPU crosses the socket interconnect, and host memory is remote: slower "
           "input and transfers",
           "pin the job to the GPU's NUMA node (numactl --cpunodebind, or the scheduler's CPU binding); tarmac run "
           "hands out GPUs with their CPU list"));
+      out->findings.back().command = p.details.command;
     }
   }
 }

@@ -60,8 +60,11 @@ void CheckAllocation(const DoctorInputs& in, CheckOutput* out) {
     int i = g.info.index;
     for (const fleet::ProcessView& p : g.processes) {
       int64_t pid = p.process.pid;
+      // By its name: the command line (which may hold a secret) goes in
+      // the finding's `command` only.
       std::string who = fmt::format("pid {} ({}, {})", pid, p.details.user.empty() ? "?" : p.details.user,
-                                    p.details.command.empty() ? p.details.name : p.details.command);
+                                    p.details.name.empty() ? "?" : p.details.name);
+      const size_t found_before = out->findings.size();
       auto it = in.processes.find(pid);
       if (it != in.processes.end() && it->second.cuda_visible_devices && it->second.device_rules &&
           AllowsEveryGpu(*it->second.device_rules)) {
@@ -98,6 +101,7 @@ void CheckAllocation(const DoctorInputs& in, CheckOutput* out) {
       } else if (it == in.processes.end() || !it->second.is_environment_readable) {
         ++unreadable;
       }
+      for (size_t f = found_before; f < out->findings.size(); ++f) out->findings[f].command = p.details.command;
       if (g.lease && !g.lease->user.empty() && p.details.exists && p.details.user != g.lease->user &&
           p.details.uid != 0) {
         out->findings.push_back(MakeFinding(
@@ -134,13 +138,14 @@ void CheckCpuLimits(const DoctorInputs& in, CheckOutput* out) {
     const fleet::ProcessView& p = *view_of[pid];
     out->findings.push_back(MakeFinding(
         "cpu_limit", Severity::kWarning, gpus.front(),
-        fmt::format("pid {} ({}) drives {} GPU{} on {:.2g} CPU{}", pid,
-                    p.details.command.empty() ? p.details.name : p.details.command, gpus.size(),
+        fmt::format("pid {} ({}) drives {} GPU{} on {:.2g} CPU{}", pid, p.details.name.empty() ? "?" : p.details.name,
+                    gpus.size(),
                     gpus.size() == 1 ? "" : "s", cpus, cpus == 1 ? "" : "s"),
         fmt::format("cgroup {} may use {:.2g} CPUs; gpus {}", it->second.cgroup, cpus, fmt::join(gpus, ", ")),
         "its container, pod or job is limited to less than one CPU per GPU: the data pipeline and the CUDA launch "
         "thread cannot keep the GPU busy",
         "give the job more CPUs (resources.limits.cpu for a pod, --cpus-per-gpu in Slurm, --cpus for docker)"));
+    out->findings.back().command = p.details.command;
   }
 }
 

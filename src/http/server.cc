@@ -371,6 +371,10 @@ Status RouteTable::Add(std::string path, Handler handler) {
   return Status::OK();
 }
 
+void RouteTable::WrapEach(const std::function<Handler(const std::string& path, Handler handler)>& wrap) {
+  for (auto& [path, handler] : routes_) handler = wrap(path, std::move(handler));
+}
+
 Status HttpServer::Start(RouteTable routes) {
   Status s = Bind();
   if (!s.ok()) return s;

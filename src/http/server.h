@@ -135,6 +135,9 @@ class RouteTable {
   // A handler that needs nothing of the request.
   Status Add(std::string path, std::function<Response()> handler);
   const std::vector<std::pair<std::string, Handler>>& routes() const { return routes_; }
+  // Replaces each route's handler with `wrap(path, handler)`: one edit for
+  // every answer of a kind (the web's redaction, agent/web_redaction.h).
+  void WrapEach(const std::function<Handler(const std::string& path, Handler handler)>& wrap);
 
  private:
   std::vector<std::pair<std::string, Handler>> routes_;

@@ -395,8 +395,10 @@ Result<json> LeaseService::Request(const json& params, const ipc::PeerCredential
   }
   const sched::Pending* p = book_.FindPending(id.value());
   SavePending(id.value());
-  Event("queued", id.value(), caller.uid, caller.user, {}, Actor{caller.uid, caller.user},
-        fmt::format("{}; {}", p->request.command.substr(0, 200), WaitReason(id.value())));
+  // The command stays in the request's `command` (`tarmac queue --json`),
+  // never in an event's prose: what the web may not show is found by its
+  // field (agent/web_redaction.h).
+  Event("queued", id.value(), caller.uid, caller.user, {}, Actor{caller.uid, caller.user}, WaitReason(id.value()));
   return json{{"state", "queued"}, {"request", QueuedJson(*p, now)}};
 }
 

@@ -15,7 +15,9 @@
 #include <regex>
 #include <sstream>
 
+#include "common/clock.h"
 #include "common/safe_file.h"
+#include "http/bounded_fetch.h"
 #include "prom/vector_answer.h"
 
 namespace tarmac::prom {
@@ -40,19 +42,6 @@ Result<std::string> ReadCredential(const std::string& option, const std::string&
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
   if (text.empty()) return Status::InvalidArgument(fmt::format("{} {}: empty", option, path));
   return text;
-}
-
-// What went wrong on the wire, in words.
-std::string ErrorWords(httplib::Error e) {
-  switch (e) {
-    case httplib::Error::Connection: return "could not connect";
-    case httplib::Error::ConnectionTimeout: return "timed out connecting";
-    case httplib::Error::Read: return "no answer (timed out or closed)";
-    case httplib::Error::Write: return "the request could not be sent";
-    case httplib::Error::SSLConnection: return "the TLS handshake failed";
-    case httplib::Error::SSLServerVerification: return "its certificate was not verified (--ca-file)";
-    default: return "no answer (" + httplib::to_string(e) + ")";
-  }
 }
 
 // The string at `key` of object `j`, or `otherwise` when there is none or
@@ -110,6 +99,7 @@ const std::string& Sample::Label(const std::string& name) const { return LabelOf
 struct PromClient::Settings {
   std::string scheme_host_port;
   std::chrono::milliseconds timeout{0};
+  int64_t max_answer_bytes = 0;
   std::optional<std::string> bearer_token;
   std::optional<std::pair<std::string, std::string>> basic_auth;  // User, password.
   std::string ca_file;
@@ -151,6 +141,7 @@ Result<std::unique_ptr<PromClient>> PromClient::Make(const PromOptions& options)
   Settings settings;
   settings.scheme_host_port = m[1].str() + "://" + m[2].str() + m[3].str();
   settings.timeout = options.timeout;
+  settings.max_answer_bytes = options.max_answer_bytes;
   if (!options.bearer_token_file.empty()) {
     Result<std::string> token = ReadCredential("--bearer-token-file", options.bearer_token_file);
     if (!token.ok()) return token.status();
@@ -176,31 +167,61 @@ Result<std::unique_ptr<PromClient>> PromClient::Make(const PromOptions& options)
 const std::string& Series::Label(const std::string& name) const { return LabelOf(labels, name); }
 
 Result<RangeResult> PromClient::QueryRange(const std::string& promql, double start, double end, double step_seconds) {
-  httplib::Params params{{"query", promql},
-                         {"start", fmt::format("{:.3f}", start)},
-                         {"end", fmt::format("{:.3f}", end)},
-                         {"step", fmt::format("{:.3f}", step_seconds)}};
-  httplib::Result r = connection_->client.Post(path_prefix_ + "/api/v1/query_range", params);
-  if (!r) return Status::Unavailable(fmt::format("prometheus {}: {}", options_.url, ErrorWords(r.error())));
-  return DecodeRangeAnswer(r->body, r->status, fmt::format("prometheus {}", options_.url));
+  Result<Answer> r = Post(connection_.get(), "/api/v1/query_range",
+                          {{"query", promql},
+                           {"start", fmt::format("{:.3f}", start)},
+                           {"end", fmt::format("{:.3f}", end)},
+                           {"step", fmt::format("{:.3f}", step_seconds)}});
+  if (!r.ok()) return r.status();
+  return DecodeRangeAnswer(r.value().body, r.value().http_status, fmt::format("prometheus {}", options_.url));
 }
 
 Result<std::vector<std::map<std::string, std::string>>> PromClient::Series(const std::vector<std::string>& matchers,
                                                                            double start, double end) {
-  httplib::Params params{{"start", fmt::format("{:.3f}", start)}, {"end", fmt::format("{:.3f}", end)}};
-  for (const std::string& m : matchers) params.emplace("match[]", m);
-  httplib::Result r = connection_->client.Post(path_prefix_ + "/api/v1/series", params);
-  if (!r) return Status::Unavailable(fmt::format("prometheus {}: {}", options_.url, ErrorWords(r.error())));
-  return DecodeSeriesAnswer(r->body, r->status, fmt::format("prometheus {}", options_.url));
+  std::vector<std::pair<std::string, std::string>> params{{"start", fmt::format("{:.3f}", start)},
+                                                          {"end", fmt::format("{:.3f}", end)}};
+  for (const std::string& m : matchers) params.emplace_back("match[]", m);
+  Result<Answer> r = Post(connection_.get(), "/api/v1/series", params);
+  if (!r.ok()) return r.status();
+  return DecodeSeriesAnswer(r.value().body, r.value().http_status, fmt::format("prometheus {}", options_.url));
 }
 
 Result<PromClient::Answer> PromClient::Fetch(Connection* connection, const std::string& promql,
                                              std::optional<double> at_unix_seconds) {
-  httplib::Params params{{"query", promql}};
-  if (at_unix_seconds) params.emplace("time", fmt::format("{:.3f}", *at_unix_seconds));
-  httplib::Result r = connection->client.Post(path_prefix_ + "/api/v1/query", params);
-  if (!r) return Status::Unavailable(fmt::format("prometheus {}: {}", options_.url, ErrorWords(r.error())));
-  return Answer{r->status, std::move(r->body)};
+  std::vector<std::pair<std::string, std::string>> params{{"query", promql}};
+  if (at_unix_seconds) params.emplace_back("time", fmt::format("{:.3f}", *at_unix_seconds));
+  return Post(connection, "/api/v1/query", params);
+}
+
+void PromClient::LimitTotalTime(std::chrono::milliseconds budget) {
+  total_deadline_ = RealClock()->SteadyNow() + budget;
+}
+
+Result<PromClient::Answer> PromClient::Post(Connection* connection, const std::string& path,
+                                            const std::vector<std::pair<std::string, std::string>>& params) {
+  httplib::Request request;
+  request.method = "POST";
+  request.path = path_prefix_ + path;
+  httplib::Params form(params.begin(), params.end());
+  request.body = httplib::detail::params_to_query_str(form);
+  request.set_header("Content-Type", "application/x-www-form-urlencoded");
+  // Every answer through the one bounded client: its size, the whole
+  // exchange's time and its nesting capped (a hostile or broken server
+  // can cost neither the agent's memory nor its console's answer).
+  http::FetchLimits limits;
+  limits.max_body_bytes = settings_->max_answer_bytes;
+  limits.deadline = settings_->timeout;
+  limits.what = fmt::format("prometheus {}", options_.url);
+  if (total_deadline_) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*total_deadline_ - RealClock()->SteadyNow());
+    if (left.count() <= 0) {
+      return Status::DeadlineExceeded(fmt::format("{}: no complete reading within the timeout", limits.what));
+    }
+    limits.deadline = std::min(limits.deadline, left);
+  }
+  Result<http::FetchedAnswer> r = http::Fetch(&connection->client, std::move(request), limits);
+  if (!r.ok()) return r.status();
+  return Answer{r.value().status, std::move(r.value().body)};
 }
 
 Result<QueryResult> PromClient::Query(const std::string& promql, std::optional<double> at_unix_seconds) {

@@ -8,7 +8,11 @@
 // (what the CLI turns into exit 69), naming the URL and the cause;
 // kInvalidArgument for a query it refuses (400/422: its errorType and
 // error); kResourceExhausted when a query passed one of its limits (too many
-// samples, a timeout), with a hint to ask for less. Never throws.
+// samples, a timeout), with a hint to ask for less; and what a hostile or
+// broken server earns through the one bounded client (http/bounded_fetch.h):
+// kResourceExhausted for an answer over max_answer_bytes or nested too
+// deep, kDeadlineExceeded for one not complete within `timeout` (the whole
+// answer, not each read). Never throws.
 //
 // Thread-compatible: one client per thread.
 #pragma once
@@ -32,7 +36,10 @@ struct PromOptions {
   std::string basic_auth_user;
   std::string basic_auth_password_file;
   std::string ca_file;  // https: the CA that signed the server's certificate.
+  // The whole exchange of one answer: connect, ask, read to the last byte.
   std::chrono::milliseconds timeout{10000};
+  // One answer's body at most; one byte more ends it with an error.
+  int64_t max_answer_bytes = 64ll << 20;
 };
 
 // One series of an instant vector: its labels (__name__ included when the
@@ -96,6 +103,12 @@ class PromClient {
 
   const std::string& url() const { return options_.url; }
 
+  // Every answer from now on must also be complete within `budget` of this
+  // call, so that a reading made of many questions ends when its time is up
+  // (the agent's console answers within its timeout whatever the server
+  // does). Set between readings, not during one.
+  void LimitTotalTime(std::chrono::milliseconds budget);
+
  private:
   struct Settings;
   struct Connection;
@@ -104,11 +117,14 @@ class PromClient {
     std::string body;
   };
   Result<Answer> Fetch(Connection* connection, const std::string& promql, std::optional<double> at_unix_seconds);
+  // POSTs `params` (a form) to `path` under the prefix, within the limits.
+  Result<Answer> Post(Connection* connection, const std::string& path, const std::vector<std::pair<std::string, std::string>>& params);
   PromClient(PromOptions options, std::string path_prefix, Settings settings);
   PromOptions options_;
   std::string path_prefix_;
   std::unique_ptr<const Settings> settings_;
   std::unique_ptr<Connection> connection_;
+  std::optional<std::chrono::steady_clock::time_point> total_deadline_;
 };
 
 // The answer body of /api/v1/query (status, data, warnings) as a

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "report/report_render.h"
+#include "common/terminal_text.h"
 #include "common/text_wrap.h"
 #include "common/time_spec.h"
 #include "common/units.h"
@@ -113,9 +114,10 @@ std::string RenderText(const Report& r) {
       std::string last = FormatTime(p.last_seen);
       if (last.substr(0, 10) == first.substr(0, 10)) last = last.substr(11, 5);
       std::string line = fmt::format("  {:>6}  gpu {}  pid {:<8} {:<10} {:>6} MiB  {} .. {}  ", FormatHours(HeldIdleHours(p)),
-                                     p.gpu_index, p.pid, Cut(p.user, 10), p.memory_max_mib, first, last);
-      // The command in what is left of 100 columns.
-      out += line + Cut(p.command, line.size() + 12 < 100 ? 100 - line.size() : 12) + "\n";
+                                     p.gpu_index, p.pid, Cut(ForTerminal(p.user), 10), p.memory_max_mib, first, last);
+      // The command in what is left of 100 columns, through the one
+      // terminal filter (any user chose it).
+      out += line + Cut(ForTerminal(p.command), line.size() + 12 < 100 ? 100 - line.size() : 12) + "\n";
     }
   }
   return out;

@@ -241,7 +241,15 @@ Result<LeaseRequest> ParseLeaseRequest(const json& params) {
       std::any_of(r.request_key.begin(), r.request_key.end(), [](char c) { return c <= ' ' || c > '~'; })) {
     return Status::InvalidArgument("params.request_key: expected up to 128 printable ASCII characters");
   }
-  if (r.command.size() > 4096) r.command.resize(4096);
+  // A command line is what a process's argv joined: it cannot hold NUL.
+  if (r.command.find('\0') != std::string::npos) return Status::InvalidArgument("params.command: holds a NUL byte");
+  if (r.command.size() > 4096) {
+    // Cut where a character begins: half a UTF-8 character could not be
+    // written as JSON again.
+    size_t keep = 4096;
+    while (keep > 0 && (static_cast<unsigned char>(r.command[keep]) & 0xc0) == 0x80) --keep;
+    r.command.resize(keep);
+  }
   r.is_reservation = kind == "reservation";
   return r;
 }

@@ -1,7 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "store/lease_state.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include "common/fs.h"
 
@@ -23,7 +29,34 @@ Result<std::unique_ptr<LeaseState>> LeaseState::Open(const std::string& path) {
   return state;
 }
 
+namespace {
+
+// Leases' tokens are in the file: only the agent may read it and its
+// write-ahead log (docs/protocol.md: a token goes to its lease's owner and
+// admins). SQLite creates the log and the shared memory with the file's
+// own mode, so the file is made (or, from an earlier version, set) 0600
+// first, and logs left 0644 by one are set too. The state folder is the
+// agent's own; links are not followed.
+Status KeepPrivate(const std::string& path) {
+  for (const std::string& p : {path, path + "-wal", path + "-shm"}) {
+    int flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | (p == path ? O_CREAT : 0);
+    int fd = ::open(p.c_str(), flags, 0600);
+    if (fd < 0) {
+      if (errno == ENOENT) continue;
+      return Status::IOError(fmt::format("lease state {}: {}", p, std::strerror(errno)));
+    }
+    int changed = ::fchmod(fd, 0600);
+    int saved_errno = errno;
+    ::close(fd);
+    if (changed != 0) return Status::IOError(fmt::format("lease state {}: chmod: {}", p, std::strerror(saved_errno)));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Db>> LeaseState::OpenDb(const std::string& path) {
+  if (Status s = KeepPrivate(path); !s.ok()) return s;
   Result<std::unique_ptr<Db>> db = Db::Open(path, Db::Mode::kReadWriteCreate);
   if (!db.ok()) return db.status();
   Status s = db.value()->Exec(

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "common/terminal_text.h"
+
 namespace tarmac::top {
 namespace {
 
@@ -26,11 +28,12 @@ int Screen::Put(int row, int col, std::string_view text, Style style) {
   while (i < text.size()) {
     size_t n = std::min(CharLength(static_cast<unsigned char>(text[i])), text.size() - i);
     if (row >= 0 && row < height_ && col >= 0 && col < width_) {
-      unsigned char c = static_cast<unsigned char>(text[i]);
       Cell& cell = cells_[static_cast<size_t>(row * width_ + col)];
-      // Control characters (a process name can hold any byte) are shown
-      // as '?', never sent to the terminal.
-      cell.glyph = (n == 1 && (c < 0x20 || c == 0x7f)) ? "?" : std::string(text.substr(i, n));
+      // Control characters, C1 and bidi marks and bad UTF-8 (a process
+      // name can hold any byte) are shown as '?', never sent to the
+      // terminal (common/terminal_text.h says which).
+      std::string_view glyph = text.substr(i, n);
+      cell.glyph = IsTerminalSafe(glyph) ? std::string(glyph) : "?";
       cell.style = style;
     }
     i += n;

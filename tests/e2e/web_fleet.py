@@ -99,8 +99,8 @@ def main():
 
     # Before Prometheus answers: the fleet routes say it cannot be reached.
     status, body = get(f"http://127.0.0.1:{port_a}/api/v1/fleet")
-    check(status == 503 and f"127.0.0.1:{prom_port}" in body,
-          f"with Prometheus down /api/v1/fleet answers 503 naming it: {status} {body.strip()}", "web_fleet")
+    check(status == 502 and f"127.0.0.1:{prom_port}" in body,
+          f"with Prometheus down /api/v1/fleet answers 502 naming it: {status} {body.strip()}", "web_fleet")
     # An agent without [fleet] says what it needs.
     status, body = get(f"http://127.0.0.1:{port_b}/api/v1/fleet")
     check(status == 404 and "[fleet] prometheus_url" in body,

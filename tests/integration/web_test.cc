@@ -18,6 +18,7 @@
 #include <sstream>
 #include <thread>
 
+#include "agent/web_redaction.h"
 #include "agent/web_routes.h"
 #include "testutil/agent_fixture.h"
 
@@ -455,6 +456,50 @@ TEST_F(WebTest, CommandLinesAreLeftOutUnlessTheConfigShowsThem) {
   ASSERT_TRUE(WaitFor([&] { return !first_process().is_null(); }));
   EXPECT_NE(first_process().value("command", std::string()).find("--memory 2GiB"), std::string::npos)
       << first_process().dump();
+}
+
+// A secret on a command line (a GPU process's, a lease's, a queued
+// request's) reaches no route under /api/ and not the stream: the web's one
+// redaction point (agent/web_redaction.h), whatever the route.
+TEST_F(WebTest, RegressionASecretOnACommandLineReachesNoApiRouteNorTheStream) {
+  // GPU 0 runs the process; the reservation takes GPU 1; the request
+  // queued behind them finds neither free.
+  UseScenarioText("[[gpu]]\ncount = 2\n");
+  const std::string secret = "hf_PLANTEDSECRET";
+  std::map<std::string, std::string> env = Env();
+  env["CUDA_VISIBLE_DEVICES"] = "0";
+  children_.push_back(std::make_unique<Child>(
+      std::vector<std::string>{"bash", "-c", "exec -a \"python serve.py --hf-token=" + secret + "\" \"$0\" --pattern idle",
+                               BinDir() + "/tarmac-simload"},
+      env));
+  StartAgent();
+  ASSERT_TRUE(WaitFor([&] { return !Socket("status")["gpus"][0]["processes"].empty(); }));
+  json held = Socket("lease.request", {{"gpus", 1}, {"kind", "reservation"}, {"command", "train --token=" + secret}});
+  ASSERT_EQ(held.value("state", ""), "granted") << held.dump();
+  json queued = Socket("lease.request", {{"gpus", 1}, {"wait", true}, {"command", "eval --token=" + secret}});
+  ASSERT_EQ(queued.value("state", ""), "queued") << queued.dump();
+  // The socket, for its callers, has them all.
+  ASSERT_NE(Socket("queue").dump().find(secret), std::string::npos);
+  ASSERT_NE(Socket("status").dump().find(secret), std::string::npos);
+
+  for (const char* path : {"/api/v1/status", "/api/v1/leases", "/api/v1/queue", "/api/v1/events?limit=1000",
+                           "/api/v1/zombies", "/api/v1/backfill", "/api/v1/doctor", "/api/v1/history?gpu=0&since=10m",
+                           "/api/v1/report?since=1h", "/api/v1/report?since=1h&format=csv",
+                           "/api/v1/report?since=1h&format=html", "/api/v1/fleet"}) {
+    std::string answer = HttpGet(path);
+    EXPECT_NE(answer.find("HTTP/1.1 "), std::string::npos) << path;
+    EXPECT_EQ(answer.find(secret), std::string::npos) << path << ":\n" << answer.substr(0, 2000);
+    EXPECT_EQ(answer.find("hf_PLANTED"), std::string::npos) << path;
+  }
+  std::unique_ptr<StreamReader> stream = OpenStream();
+  std::set<std::string> seen;
+  for (int i = 0; i < 50 && seen.size() < 3; ++i) {
+    std::optional<Event> e = stream->Next();
+    ASSERT_TRUE(e.has_value()) << "the stream ended";
+    seen.insert(e->name);
+    EXPECT_EQ(e->data.dump().find(secret), std::string::npos) << e->name << ": " << e->data.dump().substr(0, 2000);
+  }
+  EXPECT_TRUE(seen.count("status") == 1 && seen.count("leases") == 1) << seen.size();
 }
 
 // Beyond loopback the agent starts only with a token or an explicit
