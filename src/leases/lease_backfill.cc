@@ -125,6 +125,25 @@ bool LeaseService::Lends(const sched::Lease& l) const {
   return l.lends_idle;
 }
 
+std::vector<ProcessIdentity> LeaseService::LoanProcesses(const sched::Lease& loan) {
+  std::vector<ProcessIdentity> out = processes_->LeaseProcesses(loan.token, loan.uid, loan.holder.start_ticks);
+  std::set<int64_t> counted;
+  for (const ProcessIdentity& p : out) counted.insert(p.pid);
+  if (const sched::Lease* lender = book_.FindLease(loan.lent_from)) {
+    for (const ProcessIdentity& p : processes_->LeaseProcesses(lender->token, lender->uid, lender->holder.start_ticks)) {
+      counted.insert(p.pid);  // The lender's: never the loan's.
+    }
+  }
+  auto listed = loan.gpus.empty() ? processes_by_gpu_.end() : processes_by_gpu_.find(loan.gpus[0]);
+  if (listed == processes_by_gpu_.end()) return out;
+  for (const ProcessIdentity& p : listed->second) {
+    if (counted.count(p.pid) != 0 || loans_.WasThereAtLoan(loan.lent_from, p.pid, p.start_ticks)) continue;
+    if (p.uid != loan.uid || p.start_ticks < loan.holder.start_ticks) continue;
+    out.push_back(p);
+  }
+  return out;
+}
+
 bool LeaseService::IsLoanProcess(int gpu, int64_t pid) const {
   auto it = loan_pids_by_gpu_.find(gpu);
   return it != loan_pids_by_gpu_.end() && it->second.count(pid) > 0;
@@ -145,9 +164,7 @@ void LeaseService::WatchLoans(const fleet::FleetView& fleet, TimePoint now) {
     if (const sched::Lease* loan = book_.LoanOf(id)) {
       s.loan_id = loan->id;
       s.lent_bytes = loan->lent_memory_bytes;
-      for (const ProcessIdentity& p : processes_->LeaseProcesses(loan->token, loan->uid, loan->holder.start_ticks)) {
-        loan_pids.insert(p.pid);
-      }
+      for (const ProcessIdentity& p : LoanProcesses(*loan)) loan_pids.insert(p.pid);
     }
     double sm = 0;
     bool is_sm_known = g.sample.health == fleet::GpuHealth::kOk;
@@ -194,7 +211,12 @@ void LeaseService::GrantLoans(TimePoint now) {
     if (request_id == 0) return;
     Result<sched::Lease> loan = book_.Lend(request_id, offer.lender_id, offer.lendable_bytes, now);
     if (!loan.ok()) continue;
-    loans_.NoteLoan(offer.lender_id);
+    // What is on the GPU now is the lender's: never the loan's victims.
+    std::set<std::pair<int64_t, int64_t>> present;
+    if (auto listed = processes_by_gpu_.find(offer.gpu); listed != processes_by_gpu_.end()) {
+      for (const ProcessIdentity& p : listed->second) present.emplace(p.pid, p.start_ticks);
+    }
+    loans_.NoteLoan(offer.lender_id, std::move(present));
     const sched::Lease& from = *book_.FindLease(offer.lender_id);
     std::string lent = fmt::format("{} of GPU {} lent by lease {} of {} (idle at 0 % SM; its peak {} + margin {})",
                                    FormatBytes(offer.lendable_bytes), offer.gpu, from.id, from.user,

@@ -135,10 +135,17 @@ std::vector<sched::ProcessRef> LeaseService::LeaseVictims(const sched::Lease& l,
     if (!is_victim(p.pid)) victims.push_back({p.pid, p.start_ticks});
   }
   if (l.job.pid != 0 && !is_victim(l.job.pid) && IsAlive(l.job)) victims.push_back(l.job);
+  // A loan shares its GPU with its lender: its processes are what the one
+  // loan model says (LoanProcesses), never the lender's.
+  if (sched::IsLoan(l)) {
+    for (const ProcessIdentity& p : LoanProcesses(l)) {
+      if (!is_victim(p.pid)) victims.push_back({p.pid, p.start_ticks});
+    }
+    return victims;
+  }
   // On a whole GPU (not a MIG instance, whose GPU others share), the
   // holder's processes the driver lists, token or not, are the lease's too.
-  // A loan shares its GPU with its lender: only what carries its token.
-  if (sched::IsMigLease(l) || sched::IsExternal(l) || sched::IsLoan(l)) return victims;
+  if (sched::IsMigLease(l) || sched::IsExternal(l)) return victims;
   for (int g : l.gpus) {
     auto listed = processes_by_gpu_.find(g);
     if (listed == processes_by_gpu_.end()) continue;

@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <set>
+
 #include "testutil/lease_service_fixture.h"
 #include "testutil/process_views.h"
 
@@ -147,6 +149,54 @@ TEST_F(LoanTest, TheLenderAllocatingBeyondItsPeakRevokesTheLoanAtOnce) {
     is_named |= e["kind"] == "preempting" && e["detail"].get<std::string>().find("beyond their peak") != std::string::npos;
   }
   EXPECT_TRUE(is_named) << events.dump();
+}
+
+// The borrower's child that detached and dropped the loan's token (`setsid
+// env -u TARMAC_LEASE_TOKEN ...`) is the loan's: its memory is counted as the
+// loan's, not as the lender's growth, and a revocation ends it too, never
+// the lender's notebook.
+TEST_F(LoanTest, RegressionADetachedChildWithoutTheTokenIsTheLoansAndEndsWithIt) {
+  LeaseAndQueue(true);
+  Lend();
+  processes_.Add(700, kBorrower, 30);  // alice's escaped child: no token.
+  auto tick = [&](int64_t lender_gib, double lender_sm) {
+    fleet::FleetView f = Fleet(1);
+    f.gpus[0].sample.memory_total_bytes = 80 * kGiB;
+    f.gpus[0].sample.utilization_gpu_ratio = 0.9;
+    f.gpus[0].processes.push_back(testing::Process(4242, lender_gib * kGiB, lender_sm, kLender, "python", 1, 12));
+    f.gpus[0].processes.push_back(testing::Process(600, 10 * kGiB, 0.9, kBorrower, "engine", 1, 20));
+    f.gpus[0].processes.push_back(testing::Process(700, 30 * kGiB, 0.0, kBorrower, "python", 1, 30));
+    s_->OnTick(f, clock_.SteadyNow());
+  };
+  // 30 GiB more on the GPU, none of it the lender's: the loan stays.
+  tick(20, 0);
+  EXPECT_TRUE(Lease(2)["lease"]["revoking_since_unix"].is_null()) << Lease(2).dump();
+  EXPECT_TRUE(processes_.signals.empty());
+  // The lender computes again: the loan is revoked with the grace, and once
+  // it is over both of the loan's processes are signalled, the lender's not.
+  tick(20, 0.8);
+  EXPECT_FALSE(Lease(2)["lease"]["revoking_since_unix"].is_null()) << Lease(2).dump();
+  clock_.Advance(seconds(6));
+  tick(20, 0.8);
+  std::set<int64_t> signalled;
+  for (const auto& [pid, sig] : processes_.signals) signalled.insert(pid);
+  EXPECT_EQ(signalled, (std::set<int64_t>{600, 700}));
+}
+
+// A process of another user on the lent GPU (not there when the loan began,
+// no token) is never the loan's: a revocation leaves it.
+TEST_F(LoanTest, AnotherUsersProcessOnTheLentGpuIsNeverTheLoans) {
+  LeaseAndQueue(true);
+  Lend();
+  processes_.Add(4343, kLender, 40);  // bob starts another process, without his lease's token.
+  fleet::FleetView f = Fleet(1);
+  f.gpus[0].sample.memory_total_bytes = 80 * kGiB;
+  f.gpus[0].processes.push_back(testing::Process(4242, 30 * kGiB, 0, kLender, "python", 1, 12));
+  f.gpus[0].processes.push_back(testing::Process(4343, 1 * kGiB, 0, kLender, "python", 1, 40));
+  f.gpus[0].processes.push_back(testing::Process(600, 10 * kGiB, 0.9, kBorrower, "engine", 1, 20));
+  s_->OnTick(f, clock_.SteadyNow());  // Bob beyond his peak: revoked at once.
+  ASSERT_FALSE(processes_.signals.empty());
+  for (const auto& [pid, sig] : processes_.signals) EXPECT_EQ(pid, 600);
 }
 
 TEST_F(LoanTest, RegressionALoanInItsGraceIsKilledAtOnceWhenTheLenderThenAllocatesBeyondItsPeak) {

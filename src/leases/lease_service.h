@@ -391,6 +391,13 @@ class LeaseService {
   bool Lends(const sched::Lease& l) const REQUIRES(mu_);
   // Whether `pid` on GPU `gpu` is a loan's (at the last tick).
   bool IsLoanProcess(int gpu, int64_t pid) const REQUIRES(mu_);
+  // The one victim model of a loan (docs/security.md rule 7): what carries
+  // its token, and every other process the driver lists on its GPU that is
+  // not its lender's: not there when the loan began, carrying no token of
+  // the lender's, owned by the loan's user and started after its client (a
+  // child that detached and dropped the token). A process of any other
+  // user is never the loan's.
+  std::vector<ProcessIdentity> LoanProcesses(const sched::Lease& loan) REQUIRES(mu_);
   // Each tick: what each lender's GPU shows; recalls the loans that must
   // end and notes the GPUs that may be lent.
   void WatchLoans(const fleet::FleetView& fleet, TimePoint now) REQUIRES(mu_);

@@ -62,9 +62,16 @@ LoanAdvice LoanDesk::Observe(const std::vector<LenderSight>& sights, TimePoint n
   return advice;
 }
 
-void LoanDesk::NoteLoan(int64_t lender_id) {
+void LoanDesk::NoteLoan(int64_t lender_id, std::set<std::pair<int64_t, int64_t>> present) {
   auto it = lenders_.find(lender_id);
-  if (it != lenders_.end()) it->second.peak_at_loan_bytes = it->second.peak_bytes;
+  if (it == lenders_.end()) return;
+  it->second.peak_at_loan_bytes = it->second.peak_bytes;
+  it->second.present_at_loan = std::move(present);
+}
+
+bool LoanDesk::WasThereAtLoan(int64_t lender_id, int64_t pid, int64_t start_ticks) const {
+  auto it = lenders_.find(lender_id);
+  return it != lenders_.end() && it->second.present_at_loan.count({pid, start_ticks}) != 0;
 }
 
 int64_t LoanDesk::PeakOf(int64_t lender_id) const {

@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -91,8 +92,14 @@ class LoanDesk {
   LoanAdvice Observe(const std::vector<LenderSight>& sights, TimePoint now);
 
   // A loan began on `lender_id`'s GPU: its peak then is what the lender's
-  // memory is measured against from now on.
-  void NoteLoan(int64_t lender_id);
+  // memory is measured against from now on, and the processes on the GPU
+  // then (`present`: pid and start time) are the lender's, whatever they
+  // carry.
+  void NoteLoan(int64_t lender_id, std::set<std::pair<int64_t, int64_t>> present = {});
+
+  // Whether the process (pid, start time) was on `lender_id`'s GPU when its
+  // loan began; false once the desk forgot (an agent restart).
+  bool WasThereAtLoan(int64_t lender_id, int64_t pid, int64_t start_ticks) const;
 
   // The lender's peak memory as the desk knows it (0 when not watched).
   int64_t PeakOf(int64_t lender_id) const;
@@ -102,6 +109,7 @@ class LoanDesk {
     std::optional<TimePoint> idle_since;  // Its processes' SM at 0 since.
     int64_t peak_bytes = 0;
     int64_t peak_at_loan_bytes = 0;
+    std::set<std::pair<int64_t, int64_t>> present_at_loan;  // (pid, start ticks).
   };
   std::chrono::milliseconds lend_after_{std::chrono::minutes(10)};
   int64_t margin_bytes_ = int64_t{4} << 30;
