@@ -334,8 +334,22 @@ function fleetCell(node, g) {
     (holders.length ? " · " + holders.join(", ") : "") + (g.idle_for_seconds ? ` · idle ${fmtDuration(g.idle_for_seconds)}` : "");
   return h("span", { class: "cell " + cls, title, "data-gpu": g.index, tabindex: 0, "aria-label": title }, text);
 }
+// The console of a node, from its Prometheus `instance` label: whatever the
+// scrape configuration says, so a link only when it is a plain HOST:PORT
+// that parses as one (no scheme, user, path, query or fragment of its own),
+// and its title says where it goes.
+function nodeConsoleUrl(instance) {
+  if (typeof instance !== "string" || !/^[A-Za-z0-9.\-]+:[0-9]{1,5}$|^\[[0-9A-Fa-f:.]+\]:[0-9]{1,5}$/.test(instance)) return null;
+  let url;
+  try { url = new URL(`http://${instance}/`); } catch (e) { return null; }
+  const port = Number(instance.slice(instance.lastIndexOf(":") + 1));
+  if (url.protocol !== "http:" || url.username || url.password || url.pathname !== "/" || url.search || url.hash ||
+      port < 1 || port > 65535) return null;
+  return url.href;
+}
 function fleetNode(n) {
-  const link = n.source === "tarmac" && n.instance ? h("a", { href: `http://${n.instance}/`, rel: "noreferrer" }, n.name) : n.name;
+  const href = n.source === "tarmac" ? nodeConsoleUrl(n.instance) : null;
+  const link = href ? h("a", { href, rel: "noreferrer", title: `${n.name}'s console: ${href}` }, n.name) : n.name;
   const state = n.up ? h("span", { class: "muted" }, `${n.gpus.length} GPUs`)
     : h("span", { class: "mark bad" }, n.last_seen_unix ? `DOWN since ${fmtTime(n.last_seen_unix)}` : "DOWN");
   return h("div", { class: "fleet-node", "data-node": n.name, "data-up": String(n.up) },

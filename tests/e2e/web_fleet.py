@@ -157,6 +157,14 @@ def main():
         check(cells == len(node["gpus"]), f"{name} shows its {cells} GPUs", "web_fleet")
         href = browser.eval(f"document.querySelector('.fleet-node[data-node=\"{name}\"] a').getAttribute('href')")
         check(href == f"http://127.0.0.1:{port}/", f"{name} links to its own console ({href})", "web_fleet")
+    # An instance label is whatever a scrape configuration says: a link only
+    # to a plain HOST:PORT, never elsewhere.
+    for instance, want in (("127.0.0.1:9477", "http://127.0.0.1:9477/"), ("node-7:9477", "http://node-7:9477/"),
+                           ("[::1]:9477", "http://[::1]:9477/"), ("evil.example/phish?x=", None),
+                           ("user@evil.example:80", None), ("javascript:alert(1)", None), ("a:99999", None),
+                           ("evil.example:80/x", None), ("", None), ("x:1#y", None)):
+        got = browser.eval(f"nodeConsoleUrl({json.dumps(instance)})")
+        check(got == want, f"instance {instance!r} links to {want!r} (got {got!r})", "web_fleet")
     held = browser.eval("document.querySelector('.fleet-node[data-node=\"node-a\"] .cell[data-gpu=\"2\"]').textContent")
     check(held == "held", "node-a's GPU 2 shows as held (idle, its memory held)", "web_fleet")
     totals = browser.eval("document.getElementById('fleet-totals').textContent")
