@@ -37,6 +37,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <optional>
 #include <string_view>
 #include <thread>
 #include <vector>
@@ -57,6 +58,16 @@ inline constexpr size_t kMaxWaiting = 2048;
 // A request head longer than this is refused (cpp-httplib caps the line
 // and each header at 8 KiB).
 inline constexpr size_t kMaxHeadBytes = 16 * 1024;
+
+// What the head reader answers by itself before closing the connection, or
+// nothing for a head the server serves. `head` is what the connection has
+// sent so far. A head over kMaxHeadBytes: 414 when even its request line
+// is, else 431. A method other than GET and HEAD: 405. A whole head that
+// announces a body (Content-Length other
+// than 0, or any Transfer-Encoding): 400, since the server takes GET and
+// HEAD only and a body left on the connection would be read as the next
+// request (the shape of request smuggling behind a proxy). Pure.
+std::optional<std::string> HeadRefusal(std::string_view head);
 
 struct HttpOptions {
   std::string listen = "127.0.0.1:9477";  // HOST:PORT; port 0 picks a free one.
@@ -194,6 +205,8 @@ class HttpServer {
   // never blocking. False when the connection is closed or broken.
   bool ReadHead(Waiting& w);
   static void Close(Waiting& w);
+  // Writes `answer` (short: it fits the socket's buffer) and closes.
+  static void Refuse(Waiting& w, const std::string& answer);
   void Accept();
   // Queues a connection whose head is whole for a worker.
   void Dispatch(Waiting w) EXCLUDES(mu_);

@@ -106,6 +106,64 @@ int SlowClient(int port, const std::string& text) {
   return fd;
 }
 
+// Everything `fd` gets until the server closes it (bounded by a 10 s
+// receive timeout, a bound on a hang, not a figure).
+std::string ReadToClose(int fd) {
+  timeval tv{10, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  std::string all;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    all.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return all;
+}
+
+size_t CountOf(const std::string& text, const std::string& part) {
+  size_t n = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+  return n;
+}
+
+TEST_F(HttpServerTest, RegressionOversizedHeadsAreAnsweredAndClosedNotDropped) {
+  // A 2 MB query: 414. A 1 MB header, and ten thousand small ones: 431.
+  std::string long_query = "GET /plain?q=" + std::string(2 << 20, 'a') + " HTTP/1.1\r\nHost: x\r\n\r\n";
+  std::string long_header = "GET /plain HTTP/1.1\r\nX-Big: " + std::string(1 << 20, 'b') + "\r\n\r\n";
+  std::string many = "GET /plain HTTP/1.1\r\n";
+  for (int i = 0; i < 10000; ++i) many += "X-H" + std::to_string(i) + ": v\r\n";
+  many += "\r\n";
+  for (auto [request, status] : {std::pair{long_query, "414"}, std::pair{long_header, "431"}, std::pair{many, "431"}}) {
+    int fd = SlowClient(server_->port(), "");
+    // Sent from a thread: the server stops reading once it has answered.
+    std::thread sender([fd, text = request] { ::send(fd, text.data(), text.size(), MSG_NOSIGNAL); });
+    std::string answer = ReadToClose(fd);
+    sender.join();
+    EXPECT_EQ(answer.rfind(std::string("HTTP/1.1 ") + status, 0), 0u) << answer.substr(0, 200);
+  }
+}
+
+TEST_F(HttpServerTest, RegressionAGetWithABodyIsRefusedNotReadAsAnotherRequest) {
+  // Content-Length and chunked at once, the body holding a second request:
+  // one refusal, then the connection closes; nothing else is answered.
+  std::string smuggle =
+      "GET /plain HTTP/1.1\r\nHost: x\r\nContent-Length: 40\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "0\r\n\r\nGET /page HTTP/1.1\r\nHost: x\r\n\r\n";
+  std::string answer = ReadToClose(SlowClient(server_->port(), smuggle));
+  EXPECT_EQ(answer.rfind("HTTP/1.1 400", 0), 0u) << answer;
+  EXPECT_EQ(CountOf(answer, "HTTP/1.1 "), 1u) << answer;
+  EXPECT_EQ(answers_.load(), 0);  // /page was never served.
+  answer = ReadToClose(SlowClient(server_->port(), "GET /plain HTTP/1.1\r\nHost: x\r\ncontent-length: 3\r\n\r\nabc"));
+  EXPECT_EQ(answer.rfind("HTTP/1.1 400", 0), 0u) << answer;
+  // Content-Length: 0 is no body: served.
+  answer = ReadToClose(
+      SlowClient(server_->port(), "GET /plain HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"));
+  EXPECT_EQ(answer.rfind("HTTP/1.1 200", 0), 0u) << answer;
+  EXPECT_NE(answer.find("just a body"), std::string::npos) << answer;
+}
+
 TEST(HttpServerSlowClientsTest, RegressionClientsThatNeverFinishAHeadHoldNoWorker) {
   // Two workers, and a head may take a minute: before, two slow clients
   // held both workers for that minute and every probe waited behind them.
