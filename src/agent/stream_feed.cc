@@ -46,17 +46,30 @@ void StreamFeed::Notify() {
 }
 
 void StreamFeed::Publish() {
-  if (open_->load() > 0) Latest();
+  if (open_streams() > 0) Latest();
   Notify();
 }
 
-std::shared_ptr<void> StreamFeed::Open(int max) {
-  if (open_->fetch_add(1) >= max) {
-    open_->fetch_sub(1);
-    return nullptr;
+int StreamFeed::open_streams() const {
+  MutexLock lock(&places_->mu);
+  return places_->open;
+}
+
+std::shared_ptr<void> StreamFeed::Open(int max, const std::string& client, int max_per_client) {
+  std::shared_ptr<Places> places = places_;
+  {
+    MutexLock lock(&places->mu);
+    if (places->open >= max) return nullptr;
+    int& mine = places->by_client[client];
+    if (max_per_client > 0 && mine >= max_per_client) return nullptr;
+    ++mine;
+    ++places->open;
   }
-  std::shared_ptr<std::atomic<int>> open = open_;
-  return std::shared_ptr<void>(open.get(), [open](void*) { open->fetch_sub(1); });
+  return std::shared_ptr<void>(places.get(), [places, client](void*) {
+    MutexLock lock(&places->mu);
+    --places->open;
+    if (--places->by_client[client] <= 0) places->by_client.erase(client);
+  });
 }
 
 std::shared_ptr<const StreamBatch> StreamFeed::WaitNewer(int64_t sequence, std::chrono::milliseconds timeout) {

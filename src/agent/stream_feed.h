@@ -21,6 +21,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -68,9 +69,10 @@ class StreamFeed {
   // when a stream is open (Open), then the streams wake (Notify).
   void Publish() EXCLUDES(mu_, wait_mu_);
   // A stream's place while it is open (the last copy's end gives it back),
-  // or null when `max` are open already.
-  std::shared_ptr<void> Open(int max);
-  int open_streams() const { return open_->load(); }
+  // or null when `max` are open already, or `max_per_client` of `client`'s
+  // (0: no such cap), so one client cannot take every place.
+  std::shared_ptr<void> Open(int max, const std::string& client = "", int max_per_client = 0);
+  int open_streams() const;
 
   // One server-sent event: "event: NAME\n[id: ID\n]data: JSON\n\n".
   static std::string Event(const char* name, const nlohmann::json& data, int64_t id = 0);
@@ -88,8 +90,14 @@ class StreamFeed {
   Mutex wait_mu_;
   std::condition_variable_any sampled_;
   int64_t notified_ GUARDED_BY(wait_mu_) = 0;  // Notify calls so far.
-  // Streams open; shared with their places, which may outlive the feed.
-  std::shared_ptr<std::atomic<int>> open_ = std::make_shared<std::atomic<int>>(0);
+  // Streams open, in all and by client; shared with their places, which
+  // may outlive the feed.
+  struct Places {
+    mutable Mutex mu;
+    int open GUARDED_BY(mu) = 0;
+    std::map<std::string, int> by_client GUARDED_BY(mu);
+  };
+  std::shared_ptr<Places> places_ = std::make_shared<Places>();
 };
 
 }  // namespace tarmac::agent

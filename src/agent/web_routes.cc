@@ -15,6 +15,7 @@
 #include "common/split.h"
 #include "common/time_spec.h"
 #include "http/gzip.h"
+#include "http/peer_identity.h"
 #include "report/report.h"
 #include "report/report_render.h"
 #include "store/event_query.h"
@@ -284,11 +285,16 @@ Status AddWebRoutes(http::RouteTable* routes, WebRouteHooks hooks, Clock* clock,
     }
     auto feed = std::make_shared<StreamFeed>(std::move(sources));
     if (feed_out != nullptr) *feed_out = feed;
-    s = routes->Add("/api/v1/stream", [shared, clock, feed] {
-      // The slot is given back when the answer goes, streamed or not.
-      std::shared_ptr<void> slot = feed->Open(kMaxStreams);
+    s = routes->Add("/api/v1/stream", [shared, clock, feed](const http::Request& asked) {
+      // The slot is given back when the answer goes, streamed or not. One
+      // client (a local user, or an address) holds at most its share.
+      std::string client = http::ClientIdentity(asked.peer_address, asked.peer_port, asked.local_port);
+      std::shared_ptr<void> slot = feed->Open(kMaxStreams, client, shared->web.max_streams_per_client);
       if (slot == nullptr) {
-        return Refusal(503, ipc::kErrorBusy, fmt::format("{} streams are open already", kMaxStreams));
+        return Refusal(503, ipc::kErrorBusy,
+                       fmt::format("{} streams are open already, or {} of this client's ({}; [web] "
+                                   "max_streams_per_client)",
+                                   kMaxStreams, shared->web.max_streams_per_client, client));
       }
       http::Response r{200, "text/event-stream", ""};
       r.stream = [shared, feed, clock, slot](http::StreamSink& sink) { Stream(*shared, feed.get(), clock, sink); };

@@ -33,6 +33,7 @@ void ReadHttpSection(ConfigSection& section, HttpOptions* out) {
 
 void ReadWebSection(ConfigSection& section, WebOptions* out) {
   section.Bool("show_command_lines", &out->show_command_lines);
+  ReadInteger(section, "max_streams_per_client", &out->max_streams_per_client, 1, 32);
 }
 
 }  // namespace tarmac::http

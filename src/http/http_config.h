@@ -22,6 +22,9 @@ struct WebOptions {
   // Processes' and leases' full command lines (they can carry secrets);
   // without it they are left out, names and users shown.
   bool show_command_lines = false;
+  // Event streams one client may hold at once (of the 32 in all): a local
+  // user as the kernel names them, else an address (http/peer_identity.h).
+  int max_streams_per_client = 8;
 
   bool operator==(const WebOptions&) const = default;
 };

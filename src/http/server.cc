@@ -441,6 +441,9 @@ Status HttpServer::Start(RouteTable routes) {
       asked.path = req.path;
       asked.if_none_match = req.get_header_value("If-None-Match");
       asked.accepts_gzip = AcceptsGzip(req.get_header_value("Accept-Encoding"));
+      asked.peer_address = req.remote_addr;
+      asked.peer_port = req.remote_port;
+      asked.local_port = req.local_port;
       for (const auto& [key, value] : req.params) asked.params[key] = value;
       Response r = handler(asked);
       res.status = r.status;

@@ -100,6 +100,11 @@ struct Request {
   std::map<std::string, std::string> params;
   std::string if_none_match;  // The If-None-Match header (an ETag), or empty.
   bool accepts_gzip = false;  // Its Accept-Encoding admits gzip (http/gzip.h).
+  // The connection: the client's address and port, and ours (for
+  // http/peer_identity.h, when a limit counts per client).
+  std::string peer_address;
+  int peer_port = 0;
+  int local_port = 0;
   // The value of `key`, or `fallback` when absent.
   std::string Param(const std::string& key, const std::string& fallback = "") const;
 };

@@ -287,7 +287,8 @@ TEST_F(WebTest, AnOpenStreamDoesNotKeepTheAgentFromStopping) {
 // answered 503, and a stream whose page went gives its place back.
 TEST_F(WebTest, AtMost32StreamsAtOnceAndAClosedOneGivesItsPlaceBack) {
   UseScenarioText("[[gpu]]\ncount = 1\n");
-  StartAgent();
+  // One client here: its share raised to the whole.
+  StartAgent({"--config", dir_.Write("tarmac.toml", "[web]\nmax_streams_per_client = 32\n")});
   std::vector<std::unique_ptr<StreamReader>> open;
   for (int i = 0; i < agent::kMaxStreams; ++i) {
     open.push_back(OpenStream());
@@ -298,6 +299,31 @@ TEST_F(WebTest, AtMost32StreamsAtOnceAndAClosedOneGivesItsPlaceBack) {
   EXPECT_EQ(refused->head().rfind("HTTP/1.1 503", 0), 0u) << refused->head();
   open.pop_back();  // The page went: its stream ends at its next write.
   EXPECT_TRUE(WaitFor([&] { return OpenStream("Connection: close\r\n")->Next().has_value(); }));
+}
+
+// One user cannot hold every stream: past their share (8) theirs are
+// answered 503 naming the setting, and another user still gets one.
+TEST_F(WebTest, RegressionOneClientHoldsAtMostItsShareOfTheStreams) {
+  UseScenarioText("[[gpu]]\ncount = 1\n");
+  StartAgent();
+  std::vector<std::unique_ptr<StreamReader>> open;
+  for (int i = 0; i < 8; ++i) {
+    open.push_back(OpenStream());
+    ASSERT_TRUE(open.back()->Next().has_value()) << "stream " << i;
+  }
+  std::unique_ptr<StreamReader> refused = OpenStream("Connection: close\r\n");
+  EXPECT_FALSE(refused->Next().has_value());
+  EXPECT_EQ(refused->head().rfind("HTTP/1.1 503", 0), 0u) << refused->head();
+  if (::geteuid() != 0) GTEST_SKIP() << "another user's stream needs root to become nobody";
+  std::string script =
+      "import socket,sys\n"
+      "s=socket.create_connection(('127.0.0.1'," + std::to_string(HttpPort()) + "))\n"
+      "s.sendall(b'GET /api/v1/stream HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n')\n"
+      "s.settimeout(10)\n"
+      "print(s.recv(200).split(b'\\r\\n')[0].decode())\n";
+  RunResult other = RunCommand(
+      {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c", script}, {});
+  EXPECT_EQ(other.out.rfind("HTTP/1.1 200", 0), 0u) << other.out << other.err;
 }
 
 TEST_F(WebTest, HistoryIsDownsampledOnTheServerToThePointsAsked) {
