@@ -51,6 +51,17 @@ std::map<std::string, std::vector<PluginDevice>> DevicesByResource(
     const std::string& resource_name, const std::string& strategy) {
   std::map<std::string, std::vector<PluginDevice>> out;
   std::vector<PluginDevice> whole = DevicesOf(fleet, leases, critical_gpus);
+  // A GPU one of whose MIG instances any lease holds (a pod's too) cannot
+  // be allocated whole: offered as such it would only be refused at
+  // Allocate, so it is not offered.
+  for (size_t i = 0; i < fleet.gpus.size() && i < whole.size(); ++i) {
+    for (const fleet::MigInstance& m : fleet.gpus[i].sample.mig_instances) {
+      auto l = mig_leases.find(m.uuid);
+      if (!whole[i].is_healthy || l == mig_leases.end()) continue;
+      whole[i].is_healthy = false;
+      whole[i].why_unhealthy = fmt::format("its MIG instance {} is in lease {} of {}", m.uuid, l->second.id, l->second.user);
+    }
+  }
   out[resource_name];
   if (strategy == "none") {
     out[resource_name] = std::move(whole);
@@ -67,7 +78,10 @@ std::map<std::string, std::vector<PluginDevice>> DevicesByResource(
       PluginDevice d;
       d.id = m.uuid;
       d.numa_node = g.info.numa_node;
-      d.why_unhealthy = whole[i].is_healthy ? std::string() : whole[i].why_unhealthy;
+      // Unhealthy with its GPU, unless only its instances' leases made the
+      // GPU so (that is each instance's own question, below).
+      bool is_gpu_down = !whole[i].is_healthy && whole[i].why_unhealthy.rfind("its MIG instance ", 0) != 0;
+      d.why_unhealthy = is_gpu_down ? whole[i].why_unhealthy : std::string();
       if (auto l = mig_leases.find(m.uuid); d.why_unhealthy.empty() && l != mig_leases.end() && IsKeptFromPods(l->second)) {
         d.why_unhealthy = fmt::format("in tarmac lease {} of {}", l->second.id, l->second.user);
       }

@@ -6,7 +6,9 @@
 //  - A device is a GPU, by UUID, on its NUMA node (none when unknown).
 //  - It is Unhealthy while the GPU is lost or unresponsive, while the
 //    doctor has a critical finding on it, and while a lease that is not a
-//    pod's holds it (a GPU handed out by tarmac is not offered to pods).
+//    pod's holds it (a GPU handed out by tarmac is not offered to pods);
+//    offered whole (DevicesByResource), also while any lease holds one of
+//    its MIG instances: only what can be allocated is offered.
 //  - Preferred allocations come from tarmac's own placement
 //    (sched/placement.h): GPUs joined by NVLink, then under one PCIe
 //    switch, then on one NUMA node; GPUs the kubelet must include are kept
