@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <httplib.h>
 
+#include "http/bounded_fetch.h"
+
 
 namespace tarmac::backfill {
 namespace {
@@ -50,20 +52,33 @@ bool Lists(const json& list, const char* array, const char* key, const std::stri
   return false;
 }
 
-std::string Why(httplib::Error e) {
-  switch (e) {
-    case httplib::Error::Connection: return "cannot connect (is it running?)";
-    case httplib::Error::Read: return "the connection broke while reading the answer";
-    case httplib::Error::Write: return "the connection broke while sending the request";
-    case httplib::Error::ConnectionTimeout: return "no connection within the timeout";
-    default: return httplib::to_string(e);
-  }
+// An engine's answers are read through the one bounded client
+// (http/bounded_fetch.h): at most kMaxEngineAnswerBytes, the whole answer
+// within the request's timeout, JSON at most 64 deep.
+Result<HttpAnswer> Send(httplib::Client* client, httplib::Request request, std::chrono::milliseconds timeout,
+                        const std::string& what, const std::atomic<bool>* abort = nullptr) {
+  http::FetchLimits limits;
+  limits.max_body_bytes = kMaxEngineAnswerBytes;
+  limits.deadline = timeout;
+  limits.what = what;
+  Result<http::FetchedAnswer> r = http::Fetch(client, std::move(request), limits, abort);
+  if (!r.ok()) return r.status();
+  return HttpAnswer{r.value().status, std::move(r.value().body), std::move(r.value().content_type)};
+}
+
+httplib::Request JsonPost(const std::string& path, const json& body) {
+  httplib::Request request;
+  request.method = "POST";
+  request.path = path;
+  request.body = body.dump();
+  request.set_header("Content-Type", "application/json");
+  return request;
 }
 
 }  // namespace
 
 EngineConnection::EngineConnection(const std::string& base_url, std::chrono::seconds timeout)
-    : client_(MakeClient(base_url, timeout)) {
+    : client_(MakeClient(base_url, timeout)), timeout_(timeout) {
   client_->set_keep_alive(true);
 }
 
@@ -71,10 +86,7 @@ EngineConnection::~EngineConnection() = default;
 
 Result<HttpAnswer> EngineConnection::Post(const std::string& path, const json& body) {
   if (is_aborted_) return Status::Cancelled("the request was stopped");
-  httplib::Result r = client_->Post(path.c_str(), body.dump(), "application/json");
-  if (is_aborted_) return Status::Cancelled("the request was stopped");
-  if (!r) return Status::Unavailable(fmt::format("the engine: {}", Why(r.error())));
-  return HttpAnswer{r->status, r->body, r->get_header_value("Content-Type")};
+  return Send(client_.get(), JsonPost(path, body), timeout_, "the engine", &is_aborted_);
 }
 
 void EngineConnection::Abort() {
@@ -84,9 +96,10 @@ void EngineConnection::Abort() {
 
 Result<HttpAnswer> EngineGet(const std::string& base_url, const std::string& path, std::chrono::milliseconds timeout) {
   std::unique_ptr<httplib::Client> client = MakeClient(base_url, timeout);
-  httplib::Result r = client->Get(path.c_str());
-  if (!r) return Status::Unavailable(fmt::format("the engine at {}: {}", base_url, Why(r.error())));
-  return HttpAnswer{r->status, r->body, r->get_header_value("Content-Type")};
+  httplib::Request request;
+  request.method = "GET";
+  request.path = path;
+  return Send(client.get(), std::move(request), timeout, fmt::format("the engine at {}", base_url));
 }
 
 bool IsEngineUp(const std::string& base_url, const std::string& kind) {
@@ -118,9 +131,9 @@ Status CheckEngineModel(const std::string& base_url, const std::string& kind, co
 Status UnloadModel(const std::string& base_url, const std::string& model, std::chrono::milliseconds patience,
                    Clock* clock) {
   std::unique_ptr<httplib::Client> client = MakeClient(base_url, std::chrono::seconds(10));
-  json body = {{"model", model}, {"keep_alive", 0}};
-  httplib::Result r = client->Post("/api/generate", body.dump(), "application/json");
-  if (!r) return Status::Unavailable(fmt::format("the engine at {}: {}", base_url, Why(r.error())));
+  Result<HttpAnswer> r = Send(client.get(), JsonPost("/api/generate", {{"model", model}, {"keep_alive", 0}}),
+                              std::chrono::seconds(10), fmt::format("the engine at {}", base_url));
+  if (!r.ok()) return r.status();
   auto deadline = clock->SteadyNow() + patience;
   for (;;) {
     Result<HttpAnswer> ps = EngineGet(base_url, "/api/ps", std::chrono::seconds(2));

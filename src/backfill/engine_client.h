@@ -27,6 +27,9 @@ class Client;
 
 namespace tarmac::backfill {
 
+// The most one engine answer may hold (a completion, a model list).
+inline constexpr int64_t kMaxEngineAnswerBytes = int64_t{64} << 20;
+
 struct HttpAnswer {
   int status = 0;
   std::string body;
@@ -43,13 +46,16 @@ class EngineConnection {
 
   // POSTs `body` to `path`. kUnavailable when the engine could not be
   // reached or the connection broke (the request may run again);
-  // kCancelled after Abort.
+  // kDeadlineExceeded when the whole answer took longer than the timeout,
+  // kResourceExhausted when it was over kMaxEngineAnswerBytes (both may
+  // run again); kCancelled after Abort.
   Result<HttpAnswer> Post(const std::string& path, const nlohmann::json& body);
   // Ends a Post in progress (and every later one) at once.
   void Abort();
 
  private:
   std::unique_ptr<httplib::Client> client_;
+  std::chrono::seconds timeout_;
   std::atomic<bool> is_aborted_{false};
 };
 

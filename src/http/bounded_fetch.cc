@@ -16,7 +16,7 @@ namespace {
 std::string ErrorWords(httplib::Error e) {
   switch (e) {
     case httplib::Error::Connection:
-      return "could not connect";
+      return "cannot connect (is it running?)";
     case httplib::Error::ConnectionTimeout:
       return "timed out connecting";
     case httplib::Error::Read:
