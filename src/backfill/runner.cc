@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <optional>
 #include <thread>
@@ -576,8 +577,24 @@ void Runner::Watch(int done_fd) {
 int Runner::Run() {
   std::string lock_path = work_dir_ + "/runner.lock";
   int lock = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
-  if (lock < 0 || ::flock(lock, LOCK_EX | LOCK_NB) != 0) {
+  if (lock < 0) {
+    // Not another runner: this one cannot work here (its folder is out of
+    // reach, as under a state folder others may not enter). Said, and the
+    // batch stops instead of waiting on a runner that is not there.
+    std::string why = fmt::format("backfill runner: cannot open {}: {}", lock_path, std::strerror(errno));
+    logger_->Log(LogLevel::kError, "{}", why);
+    {
+      MutexLock l(&mu_);
+      progress_.problem = why;
+      progress_.phase = "failed";
+      progress_.runner_pid = ::getpid();
+    }
+    WriteProgress();
+    return kRunnerFailed;
+  }
+  if (::flock(lock, LOCK_EX | LOCK_NB) != 0) {
     logger_->Log(LogLevel::kWarning, "backfill runner: {} is held by another runner", lock_path);
+    ::close(lock);
     return kRunnerBusy;
   }
   Status prepared = Prepare();

@@ -103,6 +103,79 @@ TEST_F(HostileUserTest, ABatchFolderIsTheAgentsAndOnlyItsWorkFolderIsTheUsers) {
   EXPECT_EQ(Stat("/proc/" + std::to_string(runner)).st_uid, kNobody);
 }
 
+// The value of `key=` in the installed unit (deploy/systemd/tarmac.service).
+std::string UnitSetting(const std::string& key) {
+  std::ifstream in(SourceDir() + "/deploy/systemd/tarmac.service");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(key + "=", 0) == 0) return line.substr(key.size() + 1);
+  }
+  return "";
+}
+
+// The agent as the package installs it: only the capabilities the unit's
+// bounding set gives, no new privileges, its state folder with the mode
+// systemd gives it. A user's batch still runs to the end, as that user.
+TEST_F(HostileUserTest, RegressionUnderTheInstalledUnitsRestrictionsAUsersBatchRunsToTheEnd) {
+  std::string caps = UnitSetting("CapabilityBoundingSet");
+  std::string mode = UnitSetting("StateDirectoryMode");
+  ASSERT_FALSE(caps.empty());
+  ASSERT_FALSE(mode.empty());
+  std::string bounding = "-all";
+  for (size_t at = 0; at < caps.size();) {
+    size_t end = caps.find(' ', at);
+    std::string cap = caps.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    if (cap.rfind("CAP_", 0) == 0) {
+      std::string name = cap.substr(4);
+      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      bounding += ",+" + name;
+    }
+    at = end == std::string::npos ? caps.size() : end + 1;
+  }
+  std::string state = dir_.path() + "/state";
+  ASSERT_EQ(::mkdir(state.c_str(), static_cast<mode_t>(std::stoi(mode, nullptr, 8))), 0);
+  ASSERT_EQ(::chmod(state.c_str(), static_cast<mode_t>(std::stoi(mode, nullptr, 8))), 0);
+  // nobody's engine registers its load in the simulated world (a test's
+  // folder, shared as /tmp is).
+  for (const std::string& d : {dir_.path() + "/world", dir_.path() + "/world/loads"}) {
+    ASSERT_EQ(RunCommand({"mkdir", "-p", d}, {}).exit_code, 0);
+    ASSERT_EQ(::chmod(d.c_str(), 01777), 0) << d;
+  }
+  std::string config = dir_.Write("agent.toml", "[sampler]\nfast_interval = \"200ms\"\n[backfill]\nidle_for = \"0s\"\n");
+  StartAgent({"--config", config}, {"setpriv", "--bounding-set=" + bounding, "--no-new-privs", "--"});
+  ASSERT_EQ(AsNobody("printf '{\"custom_id\":\"a\",\"prompt\":\"hi\"}\\n{\"custom_id\":\"b\",\"prompt\":\"ho\"}\\n' > " +
+                     user_dir_ + "/in.jsonl")
+                .exit_code,
+            0);
+  RunResult r = TarmacAsNobody({"backfill", "submit", user_dir_ + "/in.jsonl", "--model", "sim-model",
+                                "--engine-command",
+                                BinDir() + "/tarmac-simengine --port {port} --sim-dir " + dir_.path() + "/world"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err << ReadLog();
+  bool is_done = WaitFor([&] { return Get(1).value("state", "") == "done"; }, 600);
+  EXPECT_TRUE(is_done) << Get(1).dump() << "\n" << Read(BatchDir(1) + "/runner.log") << ReadLog();
+  std::string results = Read(user_dir_ + "/in.results.jsonl");
+  EXPECT_NE(results.find("\"custom_id\":\"a\""), std::string::npos) << results;
+  EXPECT_NE(results.find("\"custom_id\":\"b\""), std::string::npos) << results;
+  EXPECT_EQ(Stat(user_dir_ + "/in.results.jsonl").st_uid, kNobody);
+}
+
+// A runner that cannot enter its work folder (a state folder others may not
+// enter) says so and the batch fails, instead of sitting at "running" with
+// a runner said to hold its lock.
+TEST_F(HostileUserTest, RegressionARunnerThatCannotReachItsFolderFailsTheBatchSayingWhy) {
+  std::string state = dir_.path() + "/state";
+  ASSERT_EQ(::mkdir(state.c_str(), 0750), 0);
+  ASSERT_EQ(::chmod(state.c_str(), 0750), 0);
+  StartLeaseAgent();
+  ASSERT_EQ(AsNobody("printf '{\"custom_id\":\"a\",\"prompt\":\"hi\"}\\n' > " + user_dir_ + "/in.jsonl").exit_code, 0);
+  RunResult r = TarmacAsNobody({"backfill", "submit", user_dir_ + "/in.jsonl", "--model", "m", "--url", "http://127.0.0.1:9"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_TRUE(WaitFor([&] { return Get(1).value("state", "") == "failed"; })) << Get(1).dump();
+  std::string why = Get(1).dump();
+  EXPECT_NE(why.find("Permission denied"), std::string::npos) << why;
+  EXPECT_EQ(why.find("held by another runner"), std::string::npos) << why;
+}
+
 TEST_F(HostileUserTest, RegressionLinksPlantedInTheBatchFolderCannotBePlacedOrFollowed) {
   Child* agent = StartLeaseAgent();
   SubmitAsNobody();
