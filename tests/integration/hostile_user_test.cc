@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <thread>
 
 #include "testutil/lease_fixture.h"
 
@@ -174,6 +175,54 @@ TEST_F(HostileUserTest, RegressionARunnerThatCannotReachItsFolderFailsTheBatchSa
   std::string why = Get(1).dump();
   EXPECT_NE(why.find("Permission denied"), std::string::npos) << why;
   EXPECT_EQ(why.find("held by another runner"), std::string::npos) << why;
+}
+
+// A loan's borrower starts a child that detaches and drops the loan's token
+// (`setsid env -u TARMAC_LEASE_TOKEN ...`). It is the loan's: its memory is
+// not taken for the lender's growth, and when the loan ends it goes too,
+// while the lender's process stays.
+TEST_F(HostileUserTest, RegressionALoansDetachedChildIsTheLoansAndEndsWithIt) {
+  for (const std::string& d : {dir_.path() + "/world", dir_.path() + "/world/loads"}) {
+    ASSERT_EQ(RunCommand({"mkdir", "-p", d}, {}).exit_code, 0);
+    ASSERT_EQ(::chmod(d.c_str(), 01777), 0) << d;
+  }
+  StartLeaseAgent(
+      "[backfill]\nidle_for = \"0s\"\nlend_idle = \"all\"\nlend_after = \"0s\"\nlend_margin = \"2GiB\"\ngrace = \"2s\"\n");
+  std::string simload = BinDir() + "/tarmac-simload";
+  // root's job: 10 GiB held at 0 % SM, lent once seen idle.
+  StartRun({"--gpus", "1"}, {simload, "--memory", "10GiB", "--pattern", "idle"});
+  auto processes = [&] {
+    json s = AgentStatus();
+    return s.is_discarded() ? json::array() : s["gpus"][0]["processes"];
+  };
+  ASSERT_TRUE(WaitFor([&] { return processes().size() == 1; })) << ReadLog();
+  int64_t lender_pid = processes()[0]["pid"].get<int64_t>();
+  // nobody's backfill on the loan: a process with the token, and a child
+  // that left it behind.
+  std::string escape = "setsid env -u TARMAC_LEASE_TOKEN " + simload + " --memory 20GiB --pattern steady & exec " +
+                       simload + " --memory 1GiB --pattern steady";
+  std::string line = "exec " + BinDir() + "/tarmac run --priority backfill --gpus 1 --socket " + Socket() +
+                     " -- sh -c '" + escape + "'";
+  children_.push_back(std::make_unique<Child>(
+      std::vector<std::string>{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "sh", "-c", line}, Env()));
+  ASSERT_TRUE(WaitFor([&] { return processes().size() == 3; })) << processes().dump() << ReadLog();
+  json loan = Call("lease.get", {{"id", 2}});
+  ASSERT_EQ(loan.value("state", ""), "granted") << loan.dump();
+  EXPECT_EQ(loan["lease"].value("lent_from", 0), 1) << loan.dump();
+  // 21 GiB more on the GPU, none of it the lender's: the loan stands.
+  for (int i = 0; i < 10; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    ASSERT_TRUE(Call("lease.get", {{"id", 2}})["lease"]["revoking_since_unix"].is_null())
+        << "revoked for memory that is not the lender's: " << Call("lease.get", {{"id", 2}}).dump();
+  }
+  // nobody gives the loan back: everything of the loan's goes, the
+  // detached child too; root's job stays.
+  ASSERT_EQ(TarmacAsNobody({"release", "2"}).exit_code, 0);
+  EXPECT_TRUE(WaitFor([&] {
+    json p = processes();
+    return p.size() == 1 && p[0]["pid"] == lender_pid;
+  })) << processes().dump();
+  EXPECT_EQ(::kill(static_cast<pid_t>(lender_pid), 0), 0) << "the lender's process was signalled";
 }
 
 TEST_F(HostileUserTest, RegressionLinksPlantedInTheBatchFolderCannotBePlacedOrFollowed) {
