@@ -197,6 +197,14 @@ TEST_F(HostileUserTest, RegressionALoansDetachedChildIsTheLoansAndEndsWithIt) {
   };
   ASSERT_TRUE(WaitFor([&] { return processes().size() == 1; })) << ReadLog();
   int64_t lender_pid = processes()[0]["pid"].get<int64_t>();
+  // The loads outlive their `tarmac run` clients (killed with the fixture):
+  // ended here, whatever the test found.
+  struct KillOnExit {
+    std::vector<int64_t> pids;
+    ~KillOnExit() {
+      for (int64_t pid : pids) ::kill(static_cast<pid_t>(pid), SIGKILL);
+    }
+  } loads{{lender_pid}};
   // nobody's backfill on the loan: a process with the token, and a child
   // that left it behind.
   std::string escape = "setsid env -u TARMAC_LEASE_TOKEN " + simload + " --memory 20GiB --pattern steady & exec " +
@@ -206,6 +214,7 @@ TEST_F(HostileUserTest, RegressionALoansDetachedChildIsTheLoansAndEndsWithIt) {
   children_.push_back(std::make_unique<Child>(
       std::vector<std::string>{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "sh", "-c", line}, Env()));
   ASSERT_TRUE(WaitFor([&] { return processes().size() == 3; })) << processes().dump() << ReadLog();
+  for (const json& p : processes()) loads.pids.push_back(p["pid"].get<int64_t>());
   json loan = Call("lease.get", {{"id", 2}});
   ASSERT_EQ(loan.value("state", ""), "granted") << loan.dump();
   EXPECT_EQ(loan["lease"].value("lent_from", 0), 1) << loan.dump();
