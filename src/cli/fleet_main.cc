@@ -5,6 +5,7 @@
 // TARMAC_PROMETHEUS_URL or [fleet] in tarmac.toml. A program of its own, which
 // `tarmac fleet` runs, so that tarmac itself never loads an HTTP or TLS
 // library for its one-node commands.
+#include <malloc.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -82,6 +83,11 @@ int RunPick(const cluster::ClusterView& view, const cluster::FleetPickRequest& r
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Answers are read into large buffers that grow and go: mapped on their
+  // own and given back when freed, so memory follows what is held (a
+  // hostile server's answer is cut at its limit, http/bounded_fetch.h), not
+  // glibc's threshold raised by the last free.
+  mallopt(M_MMAP_THRESHOLD, 256 * 1024);
   CLI::App app("tarmac fleet: every node's GPUs at once, from the Prometheus that scrapes their agents "
                "(docs/fleet.md)", "tarmac fleet");
   app.set_version_flag("--version", std::string("tarmac ") + TARMAC_VERSION);
@@ -248,6 +254,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "tarmac: fleet: report written to %s\n", report_out.c_str());
     return kExitOk;
   }
+  // One reading of the fleet, ended at the timeout whatever the server does
+  // (a report, made of many readings, bounds each answer instead).
+  client.value()->LimitTotalTime(prom.timeout);
   Result<cluster::ClusterView> view = cluster::ReadCluster(client.value().get(), cluster::ReadParts{pick->parsed(), idle->parsed()});
   if (!view.ok()) return ExitFor(view.status());
   if (pick->parsed()) return RunPick(view.value(), pick_request, pick_json);

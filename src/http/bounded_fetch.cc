@@ -105,10 +105,32 @@ Result<FetchedAnswer> Fetch(httplib::Client* client, httplib::Request request, c
   const auto deadline = RealClock()->SteadyNow() + limits.deadline;
   FetchedAnswer answer;
   bool is_too_large = false;
-  request.content_receiver = [&](const char* data, size_t length, uint64_t, uint64_t) {
+  bool is_over_shared = false;
+  // The bytes this answer counts against `shared`, given back when its
+  // holder lets it go (or at once, on a failure: `answer` goes with it).
+  auto counted = std::make_shared<std::atomic<int64_t>>(0);
+  if (limits.shared != nullptr) {
+    answer.held = std::shared_ptr<void>(counted.get(), [counted, shared = limits.shared](void*) {
+      shared->fetch_sub(counted->load());
+    });
+  }
+  request.content_receiver = [&](const char* data, size_t length, uint64_t offset, uint64_t total_length) {
     if (static_cast<int64_t>(answer.body.size() + length) > limits.max_body_bytes) {
       is_too_large = true;
       return false;
+    }
+    if (limits.shared != nullptr) {
+      int64_t bytes = static_cast<int64_t>(length);
+      counted->fetch_add(bytes);
+      if (limits.shared->fetch_add(bytes) + bytes > limits.max_shared_bytes) {
+        is_over_shared = true;
+        return false;
+      }
+    }
+    // A length said up front is taken at once (within the limit), not
+    // grown by doublings to up to twice the body.
+    if (offset == 0 && total_length > 0 && total_length <= static_cast<uint64_t>(limits.max_body_bytes)) {
+      answer.body.reserve(static_cast<size_t>(total_length));
     }
     answer.body.append(data, length);
     return !is_aborted();
@@ -127,10 +149,14 @@ Result<FetchedAnswer> Fetch(httplib::Client* client, httplib::Request request, c
     return Status::ResourceExhausted(fmt::format("{}: the answer is over {} (the limit on one answer)",
                                                  limits.what, LimitWords(limits.max_body_bytes)));
   }
+  if (is_over_shared) {
+    return Status::ResourceExhausted(fmt::format("{}: the answers read at once are over {} (their shared limit)",
+                                                 limits.what, LimitWords(limits.max_shared_bytes)));
+  }
   if (has_passed) {
-    return Status::DeadlineExceeded(
-        fmt::format("{}: no complete answer within {} ms (the timeout for one answer)", limits.what,
-                    limits.deadline.count()));
+    return Status::DeadlineExceeded(fmt::format(
+        "{}: no complete answer within {} ms (the timeout)", limits.what,
+        (limits.named_timeout.count() > 0 ? limits.named_timeout : limits.deadline).count()));
   }
   if (!is_sent) return Status::Unavailable(fmt::format("{}: {}", limits.what, ErrorWords(error)));
   if (limits.max_json_depth > 0 && !JsonDepthWithin(answer.body, limits.max_json_depth)) {

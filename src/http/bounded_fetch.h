@@ -14,7 +14,9 @@
 //
 // A limit hit is an error naming it: kResourceExhausted for the size or the
 // depth, kDeadlineExceeded for the deadline. Memory held for an answer is
-// at most max_body_bytes plus httplib's head (8 KiB a line).
+// at most max_body_bytes (reserved at once when the server says the length)
+// plus httplib's head (8 KiB a line); answers read together at most
+// max_shared_bytes between them.
 //
 // Thread safety: Fetch may run on many threads at once, each on its own
 // httplib::Client; Abort (through `abort`) may come from any thread.
@@ -23,6 +25,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -45,12 +48,24 @@ struct FetchLimits {
   int max_json_depth = 64;
   // Named in errors: "prometheus http://...:9090".
   std::string what;
+  // The timeout an error names (a reading's whole, which `deadline` may be
+  // what is left of); 0: `deadline`.
+  std::chrono::milliseconds named_timeout{0};
+  // Answers read together (a reading's questions asked at once) share
+  // `shared`: the bytes of every body held, until each answer is let go
+  // (FetchedAnswer::held); together at most `max_shared_bytes`. Null: only
+  // this answer's own limit.
+  std::shared_ptr<std::atomic<int64_t>> shared;
+  int64_t max_shared_bytes = 0;
 };
 
 struct FetchedAnswer {
   int status = 0;
   std::string body;
   std::string content_type;
+  // While kept, the body's bytes count against FetchLimits::shared; let it
+  // go (reset) once the body is decoded and dropped.
+  std::shared_ptr<void> held;
 };
 
 // Sends `request` on `client` (whose address, credentials and TLS the

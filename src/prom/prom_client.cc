@@ -212,6 +212,9 @@ Result<PromClient::Answer> PromClient::Post(Connection* connection, const std::s
   limits.max_body_bytes = settings_->max_answer_bytes;
   limits.deadline = settings_->timeout;
   limits.what = fmt::format("prometheus {}", options_.url);
+  limits.named_timeout = settings_->timeout;
+  limits.shared = bytes_held_;
+  limits.max_shared_bytes = 2 * settings_->max_answer_bytes;
   if (total_deadline_) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*total_deadline_ - RealClock()->SteadyNow());
     if (left.count() <= 0) {
@@ -221,7 +224,7 @@ Result<PromClient::Answer> PromClient::Post(Connection* connection, const std::s
   }
   Result<http::FetchedAnswer> r = http::Fetch(&connection->client, std::move(request), limits);
   if (!r.ok()) return r.status();
-  return Answer{r.value().status, std::move(r.value().body)};
+  return Answer{r.value().status, std::move(r.value().body), std::move(r.value().held)};
 }
 
 Result<QueryResult> PromClient::Query(const std::string& promql, std::optional<double> at_unix_seconds) {

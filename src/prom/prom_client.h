@@ -17,6 +17,7 @@
 // Thread-compatible: one client per thread.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -115,6 +116,7 @@ class PromClient {
   struct Answer {
     int http_status = 0;
     std::string body;
+    std::shared_ptr<void> held;  // Its bytes count against the answers read at once.
   };
   Result<Answer> Fetch(Connection* connection, const std::string& promql, std::optional<double> at_unix_seconds);
   // POSTs `params` (a form) to `path` under the prefix, within the limits.
@@ -125,6 +127,9 @@ class PromClient {
   std::unique_ptr<const Settings> settings_;
   std::unique_ptr<Connection> connection_;
   std::optional<std::chrono::steady_clock::time_point> total_deadline_;
+  // The bytes of the answers this client and its siblings (QueryAll) hold:
+  // at most twice max_answer_bytes between them.
+  std::shared_ptr<std::atomic<int64_t>> bytes_held_ = std::make_shared<std::atomic<int64_t>>(0);
 };
 
 // The answer body of /api/v1/query (status, data, warnings) as a
