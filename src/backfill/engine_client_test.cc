@@ -10,40 +10,33 @@
 
 #include <thread>
 
+#include "testutil/http_stand_in.h"
+
 namespace tarmac::backfill {
 namespace {
 
-class Engine {
+// An engine that answers /endless without end, /trickle a byte every
+// 100 ms, /ok at once.
+class Engine : public testing::HttpStandIn {
  public:
   Engine() {
-    server_.Get("/endless", [](const httplib::Request&, httplib::Response& res) {
+    server().Get("/endless", [](const httplib::Request&, httplib::Response& res) {
       res.set_chunked_content_provider("application/json", [](size_t, httplib::DataSink& sink) {
         static const std::string kChunk(64 * 1024, ' ');
         return sink.write(kChunk.data(), kChunk.size());
       });
     });
-    server_.Post("/trickle", [](const httplib::Request&, httplib::Response& res) {
+    server().Post("/trickle", [](const httplib::Request&, httplib::Response& res) {
       res.set_chunked_content_provider("application/json", [](size_t, httplib::DataSink& sink) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
         return sink.write(" ", 1);
       });
     });
-    server_.Get("/ok", [](const httplib::Request&, httplib::Response& res) {
+    server().Get("/ok", [](const httplib::Request&, httplib::Response& res) {
       res.set_content(R"({"models":[]})", "application/json");
     });
-    port_ = server_.bind_to_any_port("127.0.0.1");
-    serving_ = std::thread([this] { server_.listen_after_bind(); });
+    Start();
   }
-  ~Engine() {
-    server_.stop();
-    serving_.join();
-  }
-  std::string Url() const { return "http://127.0.0.1:" + std::to_string(port_); }
-
- private:
-  httplib::Server server_;
-  int port_ = 0;
-  std::thread serving_;
 };
 
 TEST(EngineClientTest, RegressionAnEndlessAnswerEndsAtTheSizeLimit) {

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "testutil/agent_fixture.h"
+#include "testutil/http_stand_in.h"
 
 namespace tarmac::testing {
 namespace {
@@ -22,27 +23,13 @@ std::string Vector(const std::string& items) {
   return R"({"status":"success","data":{"resultType":"vector","result":[)" + items + "]}}";
 }
 
-// An HTTP server on a free loopback port answering every Prometheus query
-// with `handler`, until destroyed.
-class HostileServer {
+// A Prometheus stand-in answering every query with `handler`.
+class HostileServer : public HttpStandIn {
  public:
   explicit HostileServer(httplib::Server::Handler handler) {
-    server_.Post("/api/v1/query", handler);
-    server_.Post("/api/v1/query_range", handler);
-    server_.Post("/api/v1/series", handler);
-    port_ = server_.bind_to_any_port("127.0.0.1");
-    serving_ = std::thread([this] { server_.listen_after_bind(); });
+    for (const char* path : {"/api/v1/query", "/api/v1/query_range", "/api/v1/series"}) server().Post(path, handler);
+    Start();
   }
-  ~HostileServer() {
-    server_.stop();
-    serving_.join();
-  }
-  std::string Url() const { return "http://127.0.0.1:" + std::to_string(port_); }
-
- private:
-  httplib::Server server_;
-  int port_ = 0;
-  std::thread serving_;
 };
 
 // A body that never ends: 64 KiB of a JSON string's inside, again and again.
