@@ -98,7 +98,6 @@ Status StateError(const Status& s, const char* doing, const char* what) {
   return s.WithContext(fmt::format("agent: cannot {} (move the file aside to start without {})", doing, what));
 }
 
-// What /health reports besides the GPUs: state that cannot be saved.
 // Each API client holds a descriptor while it waits (lease.wait): raise the
 // soft open-file limit to fit max_connections, as far as the hard limit
 // allows, and say so when it cannot.
@@ -118,6 +117,7 @@ void RaiseOpenFileLimit(int max_connections, Logger* logger) {
   }
 }
 
+// What /health reports besides the GPUs: state that cannot be saved.
 std::string Problems(const leases::LeaseService& leases, store::StoreWriter* history) {
   std::string problems = leases.Problem();
   if (history != nullptr) {

@@ -5,10 +5,9 @@
 // seven freed blocks of each small size; those blocks count as in use, so
 // neither free-page release (agent/free_memory.h) nor coalescing reaches
 // the pages they sit on, and over a soak with twenty console streams the
-// agent's RSS crept by 0.6 MiB in 13 minutes while the same agent with the
-// cache off stayed within 0.3 MiB of its first minute and 1 MiB lower
-// (bench/README.md, "The soak"). The agent's allocations are few enough
-// that the cache's speed does not show in its CPU.
+// agent's RSS crept with the cache on and stayed flat with it off (the
+// figures: bench/README.md, "The soak"). The agent's allocations are few
+// enough that the cache's speed does not show in its CPU.
 //
 // glibc reads the setting only from GLIBC_TUNABLES when a program starts,
 // so tarmacd, first thing in main, executes itself again (same PID, same
@@ -22,7 +21,7 @@
 // - two arenas (M_ARENA_MAX): glibc gives each thread that allocates an
 //   arena of its own, up to eight per core, and keeps what was freed in
 //   each: twenty open console streams (a worker thread each) grew the agent
-//   by 7.4 MiB, against 1.2 MiB with two arenas;
+//   several times more than with two arenas (bench/README.md);
 // - blocks of 64 KiB and more mapped on their own (M_MMAP_THRESHOLD, fixed):
 //   glibc's threshold starts at 128 KiB and rises to the largest block
 //   freed, so each sample's large texts (the streams' batch, about 110 KiB
@@ -31,9 +30,8 @@
 //   with the soak; mapped, they go back whole when freed. (glibc maps a
 //   block only when the heap's free room cannot hold it; the agent gives
 //   that room back every ten seconds, agent/free_memory.h.) Side by side
-//   over 25 minutes with twenty streams each, the agent with the setting
-//   sat 0.3 to 0.6 MiB lower than the same agent without it
-//   (bench/README.md, "The soak").
+//   with twenty streams each, the agent with the setting sat lower than the
+//   same agent without it (bench/README.md, "The soak").
 // A caller whose GLIBC_TUNABLES names one of these (arena_max,
 // mmap_threshold) keeps their value.
 //

@@ -12,7 +12,7 @@
 // stream is open, Publish builds the batch on the agent's sampling thread,
 // so the streams' threads only write it: when whichever stream woke first
 // built it, each of twenty threads in turn allocated the batch's thousands
-// of small blocks and glibc kept a cache of them per thread (2 MiB in all,
+// of small blocks and glibc kept a cache of them per thread (the figure:
 // bench/README.md).
 #pragma once
 

@@ -141,7 +141,7 @@ enum SampleTier : unsigned {
   kFastTier = 1u << 0,  // utilization, memory, power, temperature, clocks,
                         // clock event reasons, pstate, processes
   kSlowTier = 1u << 1,  // ECC, remapped rows, PCIe link and counters,
-                        // NVLink, fan
+                        // NVLink, fan, memory temperature
   kAllTiers = kFastTier | kSlowTier,
 };
 
@@ -166,7 +166,6 @@ struct GpuSample {
   std::optional<int64_t> power_limit_milliwatts;  // Enforced limit.
   std::optional<int64_t> energy_millijoules;      // Since driver load.
   std::optional<double> temperature_celsius;
-  std::optional<double> memory_temperature_celsius;  // HBM (field value 82).
   std::optional<int64_t> sm_clock_hertz;
   std::optional<int64_t> memory_clock_hertz;
   std::optional<uint64_t> clock_event_reasons;  // NVML bit set
@@ -188,7 +187,8 @@ struct GpuSample {
   // layout, even when empty (every instance destroyed).
   bool has_mig_instances = false;
 
-  // Slow tier.
+  // Slow tier (fleet/sample_fields.cc says which tier each field is read in).
+  std::optional<double> memory_temperature_celsius;  // HBM (field value 82).
   std::optional<double> fan_speed_ratio;  // 0..1 (may exceed 1 on some boards)
   std::optional<int> pcie_generation;
   std::optional<int> pcie_width;

@@ -186,6 +186,8 @@ class LeaseService {
   // [leases] admin_group, for resolving a caller outside the lock.
   std::string AdminGroup() const EXCLUDES(mu_);
 
+  // Replaces how the idle policy runs a Slurm command (`scontrol`,
+  // `scancel`: argv, after the tick, outside the lock); tests record them.
   void SetSlurmCommand(std::function<Status(const std::vector<std::string>& argv)> run) EXCLUDES(mu_) {
     MutexLock lock(&mu_);
     slurm_command_ = std::move(run);
@@ -415,6 +417,9 @@ class LeaseService {
   // What backfill's gate sees now besides the fleet: local time and what
   // waiting requests of other priorities could use.
   GateContext GateContextNow() const REQUIRES(mu_);
+  // Each tick: asks backfill's gate which GPUs and MIG instances accept
+  // backfill now (`by_gpu`: the lease on each GPU index) and marks their
+  // slots.
   void MarkBackfill(const fleet::FleetView& fleet, const std::map<int, int64_t>& by_gpu, TimePoint now) REQUIRES(mu_);
   // Tells of the leases the last decision revoked; ends those whose grace
   // has passed.

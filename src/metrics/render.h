@@ -54,8 +54,6 @@ const std::vector<FamilyDoc>& DcgmFamilies();
 std::string RenderMetrics(const fleet::Snapshot& snapshot, const fleet::SamplerStats& stats,
                           const std::map<std::string, GpuCounters>& counters, const RenderOptions& options);
 
-// tarmac_scrape_duration_seconds: how long the agent took to answer the
-// previous /metrics request. Appended to each answer.
 // The lease families (tarmac_leases, tarmac_lease_queue_length,
 // tarmac_backfill_*), rendered per scrape.
 std::string RenderLeaseFamilies(const LeaseFigures& figures, const std::string& hostname);
@@ -65,6 +63,8 @@ std::string RenderLeaseFamilies(const LeaseFigures& figures, const std::string& 
 // when no lease holds one. Rendered per scrape.
 std::string RenderLeaseMarks(const fleet::LeaseMarks& marks, const fleet::FleetView& fleet, const std::string& hostname);
 
+// tarmac_scrape_duration_seconds: how long the agent took to answer the
+// previous /metrics request. Appended to each answer.
 std::string RenderScrapeDuration(const fleet::Snapshot& snapshot, const RenderOptions& options,
                                  double previous_scrape_seconds);
 

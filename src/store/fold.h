@@ -57,8 +57,8 @@ struct FoldedMinute {
 };
 
 // Folds a minute's ticks as they are read, one at a time: the minute's
-// decoded ticks are never all held at once (with 64 GPUs they were 1.2 MiB
-// for a moment each minute, bench/README.md "The soak").
+// decoded ticks are never all held at once (they were the agent's largest
+// moment each minute; bench/README.md "The soak").
 class MinuteFolder {
  public:
   explicit MinuteFolder(int64_t minute) { folded_.minute = minute; }
