@@ -84,19 +84,20 @@ int Submit(const client::AgentClient& agent, const BackfillOptions& o) {
                          "--engine-command (started in each lease)\n");
     return kExitUsage;
   }
-  std::string input = Absolute(o.check.path);
-  json params = {{"input", input},
-                 {"output", Absolute(o.output.empty() ? WithSuffix(input, ".results.jsonl") : o.output)},
-                 {"errors", Absolute(o.errors.empty() ? WithSuffix(input, ".errors.jsonl") : o.errors)},
-                 {"model", in.value().model},
-                 {"engine", {{"kind", o.engine}, {"url", o.url}, {"command", o.engine_command},
-                             {"ready_timeout_s", o.ready_timeout_s}}},
-                 {"gpus", o.gpus},
-                 {"concurrency", o.concurrency},
-                 {"max_retries", o.max_retries},
-                 {"request_timeout_s", o.request_timeout_s},
-                 {"total", in.value().requests.size()}};
-  Result<json> r = agent.Call("backfill.submit", params);
+  // The spec as the agent and the runner read it (backfill/batch_spec.h);
+  // what the agent decides (id, owner, state, times) it sets itself.
+  backfill::BatchSpec spec;
+  spec.input = Absolute(o.check.path);
+  spec.output = Absolute(o.output.empty() ? WithSuffix(spec.input, ".results.jsonl") : o.output);
+  spec.errors = Absolute(o.errors.empty() ? WithSuffix(spec.input, ".errors.jsonl") : o.errors);
+  spec.model = in.value().model;
+  spec.engine = {o.engine, o.url, o.engine_command, o.ready_timeout_s};
+  spec.gpus = o.gpus;
+  spec.concurrency = o.concurrency;
+  spec.max_retries = o.max_retries;
+  spec.request_timeout_s = o.request_timeout_s;
+  spec.total = static_cast<int64_t>(in.value().requests.size());
+  Result<json> r = agent.Call("backfill.submit", backfill::EncodeBatchSpec(spec));
   if (!r.ok()) return LeaseExit("backfill submit", r.status());
   const json& b = r.value()["batch"];
   if (o.json) {
