@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "doctor/playbook.h"
-#include "doctor/xid_catalog.h"
+#include "nvidia/xid_catalog.h"
 #include "nvidia/clock_event_reasons.h"
 
 namespace tarmac::doctor {
@@ -212,13 +212,13 @@ TEST(DoctorChecksTest, WithoutTheKernelLogTheAgentsXidCountsStandIn) {
 
 TEST(DoctorChecksTest, TheXidTableCoversTheCommonCodes) {
   for (int64_t xid : {13, 31, 43, 45, 48, 61, 62, 63, 64, 74, 79, 92, 94, 95, 119, 120}) {
-    EXPECT_TRUE(IsKnownXid(xid)) << xid;
-    XidMeaning m = LookUpXid(xid);
+    EXPECT_TRUE(nvidia::IsKnownXid(xid)) << xid;
+    nvidia::XidMeaning m = nvidia::LookUpXid(xid);
     EXPECT_NE(std::string(m.meaning), "") << xid;
     EXPECT_NE(std::string(m.action), "") << xid;
   }
-  EXPECT_FALSE(IsKnownXid(12345));
-  EXPECT_EQ(LookUpXid(12345).severity, Severity::kWarning);
+  EXPECT_FALSE(nvidia::IsKnownXid(12345));
+  EXPECT_EQ(nvidia::LookUpXid(12345).gravity, nvidia::XidGravity::kWarning);
 }
 
 TEST(DoctorChecksTest, PersistenceSharingAndHeldIdleMemory) {

@@ -8,7 +8,7 @@
 
 #include "common/units.h"
 #include "doctor/checks.h"
-#include "doctor/xid_catalog.h"
+#include "nvidia/xid_catalog.h"
 #include "nvidia/clock_event_reasons.h"
 #include "fleet/gpu_marks.h"
 
@@ -249,8 +249,11 @@ void CheckXid(const DoctorInputs& in, CheckOutput* out) {
   }
   auto report = [&](std::optional<int> gpu, const std::string& where, int64_t xid, int64_t count,
                     const std::string& evidence) {
-    XidMeaning m = LookUpXid(xid);
-    out->findings.push_back(MakeFinding("xid", m.severity, gpu,
+    nvidia::XidMeaning m = nvidia::LookUpXid(xid);
+    Severity severity = m.gravity == nvidia::XidGravity::kCritical ? Severity::kCritical
+                        : m.gravity == nvidia::XidGravity::kInfo   ? Severity::kInfo
+                                                                   : Severity::kWarning;
+    out->findings.push_back(MakeFinding("xid", severity, gpu,
                                  fmt::format("{}: Xid {} ({}){}", where, xid, m.name,
                                              count > 1 ? fmt::format(", {} times", count) : std::string()),
                                  evidence, m.meaning, m.action));

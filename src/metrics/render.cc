@@ -10,7 +10,7 @@
 #include <tuple>
 #include <optional>
 
-#include "doctor/xid_catalog.h"
+#include "nvidia/xid_catalog.h"
 #include "nvidia/clock_event_reasons.h"
 #include "metrics/exposition.h"
 #include "metrics/accounting_render.h"
@@ -203,7 +203,7 @@ void CollectDcgm(const Scrape& s, Exposition* out) {
     int64_t xid = g.last_xid ? g.last_xid->xid : 0;
     Labels l = dcgm_labels[i];
     l.emplace_back("err_code", std::to_string(xid));
-    l.emplace_back("err_msg", xid == 0 ? "" : doctor::LookUpXid(xid).name);
+    l.emplace_back("err_msg", xid == 0 ? "" : nvidia::LookUpXid(xid).name);
     out->Sample("DCGM_FI_DEV_XID_ERRORS", l, static_cast<double>(xid));
   }
   // PCIe bytes per second: the view's rate (fleet/counter_rate.h), as

@@ -1,18 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // What the common Xid codes mean and what to do about each, after NVIDIA's
-// Xid catalog and field practice. Pure; thread-safe.
+// Xid catalog and field practice: an NVIDIA fact, read by the doctor (its
+// findings) and the metrics (dcgm-exporter's err_msg). Pure; thread-safe.
 #pragma once
 
 #include <cstdint>
 
-#include "doctor/finding.h"
+namespace tarmac::nvidia {
 
-namespace tarmac::doctor {
+// How grave an Xid is: kInfo worth knowing, kWarning slower or about to
+// break, kCritical broken or losing work.
+enum class XidGravity { kInfo, kWarning, kCritical };
 
 struct XidMeaning {
   int64_t xid = 0;
-  Severity severity = Severity::kWarning;
+  XidGravity gravity = XidGravity::kWarning;
   const char* name = "";     // "GPU has fallen off the bus"
   const char* meaning = "";  // What usually causes it.
   const char* action = "";   // What to do next.
@@ -24,4 +27,4 @@ XidMeaning LookUpXid(int64_t xid);
 // Whether `xid` has its own entry.
 bool IsKnownXid(int64_t xid);
 
-}  // namespace tarmac::doctor
+}  // namespace tarmac::nvidia
