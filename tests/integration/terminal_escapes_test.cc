@@ -55,6 +55,10 @@ std::string WhatATerminalWouldObey(const std::string& text) {
 class TerminalEscapesTest : public LeaseFixture {
  public:
   void SetUp() override { UseScenarioText("[[gpu]]\ncount = 1\n"); }
+  // The batch's runner outlives the agent by design: this test's ends here.
+  void TearDown() override {
+    RunCommand({"pkill", "-KILL", "-f", "tarmac-backfill-runner --dir " + dir_.path()}, {}).exit_code;
+  }
 };
 
 TEST_F(TerminalEscapesTest, HostileArgvAndCommandsAreShownEscapedInEveryTextViewAndTheLog) {
