@@ -14,9 +14,9 @@
 //   4. /metrics latency while the pod-resources API hangs, against the same
 //      agent while it answers.
 // Usage: kube_plugin_bench BUILD_DIR SOURCE_DIR [ALLOCATIONS]
-#include <sys/socket.h>
-#include <netinet/in.h>
 #include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -90,24 +90,28 @@ struct Agent {
 };
 
 // An agent over the fake NVML serving `scenario`, with `extra` config.
-std::unique_ptr<Agent> StartAgent(const std::string& build, const std::string& scenario, const std::string& extra) {
+std::unique_ptr<Agent> StartAgent(const std::string& build, const std::string& scenario,
+                                  const std::string& extra) {
   auto a = std::make_unique<Agent>();
   std::string world = a->dir.path() + "/world";
   std::string config = a->dir.Write("agent.toml", "[doctor]\nenabled = false\n" + extra);
   std::string sc = a->dir.Write("scenario.toml", scenario);
   std::map<std::string, std::string> env = {{"TARMAC_SIM_SCENARIO", sc}, {"TARMAC_SIM_DIR", world}};
   a->child = std::make_unique<Child>(
-      std::vector<std::string>{build + "/bin/tarmacd", "--config", config, "--backend", "nvml", "--nvml-library",
-                               build + "/fakenvml/libnvidia-ml.so.1", "--socket", a->dir.path() + "/t.sock",
-                               "--state-dir", a->dir.path() + "/state", "--http-listen", "127.0.0.1:0"},
+      std::vector<std::string>{build + "/bin/tarmacd", "--config", config, "--backend", "nvml",
+                               "--nvml-library", build + "/fakenvml/libnvidia-ml.so.1", "--socket",
+                               a->dir.path() + "/t.sock", "--state-dir", a->dir.path() + "/state",
+                               "--http-listen", "127.0.0.1:0"},
       env, a->dir.path() + "/agent.log");
-  for (int i = 0; i < 300 && HttpPort(a->log()) == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  for (int i = 0; i < 300 && HttpPort(a->log()) == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   return a;
 }
 
 std::string KubeConfig(const std::string& plugin_dir, const std::string& pod_socket) {
-  return "[kubernetes]\nenabled = true\ndevice_plugin_dir = \"" + plugin_dir + "\"\npod_resources_socket = \"" +
-         pod_socket + "\"\npod_resources_interval = \"1s\"\nkubelet_timeout = \"500ms\"\n";
+  return "[kubernetes]\nenabled = true\ndevice_plugin_dir = \"" + plugin_dir +
+         "\"\npod_resources_socket = \"" + pod_socket +
+         "\"\npod_resources_interval = \"1s\"\nkubelet_timeout = \"500ms\"\n";
 }
 
 }  // namespace
@@ -121,9 +125,10 @@ int main(int argc, char** argv) {
   int allocations = argc > 3 ? std::atoi(argv[3]) : 2000;
   const int fall_at_s = 8;
   const int hang_at_s = 14;
-  std::string scenario = "[[gpu]]\ncount = 8\nnvlink = \"all\"\n[[fault]]\nkind = \"fall_off_bus\"\ngpu = 7\nat = \"" +
-                         std::to_string(fall_at_s) + "s\"\n[[fault]]\nkind = \"nvml_hang\"\ngpu = 6\nat = \"" +
-                         std::to_string(hang_at_s) + "s\"\n";
+  std::string scenario =
+      "[[gpu]]\ncount = 8\nnvlink = \"all\"\n[[fault]]\nkind = \"fall_off_bus\"\ngpu = 7\nat = \"" +
+      std::to_string(fall_at_s) + "s\"\n[[fault]]\nkind = \"nvml_hang\"\ngpu = 6\nat = \"" +
+      std::to_string(hang_at_s) + "s\"\n";
 
   TempDir kube;
   std::string plugin_dir = kube.path() + "/device-plugins";
@@ -138,7 +143,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   kubelet.Watch();
-  auto first = kubelet.WaitForList([](const v1beta1::ListAndWatchResponse& l) { return l.devices_size() == 8; });
+  auto first =
+      kubelet.WaitForList([](const v1beta1::ListAndWatchResponse& l) { return l.devices_size() == 8; });
   if (!first) {
     std::fprintf(stderr, "no device list\n");
     return 1;
@@ -172,33 +178,39 @@ int main(int argc, char** argv) {
     options_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t2).count());
   }
   Quantiles a = Of(allocate_ms), o = Of(options_ms);
-  std::printf("Allocate (a pod lease saved each)   p50 %6.3f ms  p99 %6.3f ms  max %6.3f ms  (%zu calls)\n", a.p50,
-              a.p99, a.max, allocate_ms.size());
-  std::printf("baseline: gRPC round trip alone     p50 %6.3f ms  p99 %6.3f ms  max %6.3f ms\n", o.p50, o.p99, o.max);
+  std::printf("Allocate (a pod lease saved each)   p50 %6.3f ms  p99 %6.3f ms  max %6.3f ms  (%zu calls)\n",
+              a.p50, a.p99, a.max, allocate_ms.size());
+  std::printf("baseline: gRPC round trip alone     p50 %6.3f ms  p99 %6.3f ms  max %6.3f ms\n", o.p50, o.p99,
+              o.max);
 
   // 2. Health change: the fault's time in the world, to the stream.
   std::string epoch_text = Read(agent->dir.path() + "/world/epoch");
   double epoch_s = std::stod(epoch_text) / 1e9;  // Nanoseconds since the Unix epoch.
-  auto unhealthy = kubelet.WaitForList(
-      [&](const v1beta1::ListAndWatchResponse& l) { return KubeletStandIn::HealthOf(l, lost) == "Unhealthy"; });
+  auto unhealthy = kubelet.WaitForList([&](const v1beta1::ListAndWatchResponse& l) {
+    return KubeletStandIn::HealthOf(l, lost) == "Unhealthy";
+  });
   if (!unhealthy) {
     std::fprintf(stderr, "GPU 7 never turned Unhealthy\n");
     return 1;
   }
   // Steady time of the list, mapped to wall time now.
-  double now_wall = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  double now_wall =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   double list_wall = now_wall - std::chrono::duration<double>(Clock::now() - unhealthy->at).count();
   double fault_wall = epoch_s + fall_at_s;
-  std::printf("health change to the kubelet        %6.0f ms after the GPU fell off the bus (sampling every 1 s)\n",
-              (list_wall - fault_wall) * 1000);
-  auto hung = kubelet.WaitForList(
-      [&](const v1beta1::ListAndWatchResponse& l) { return KubeletStandIn::HealthOf(l, ids[6]) == "Unhealthy"; });
+  std::printf(
+      "health change to the kubelet        %6.0f ms after the GPU fell off the bus (sampling every 1 s)\n",
+      (list_wall - fault_wall) * 1000);
+  auto hung = kubelet.WaitForList([&](const v1beta1::ListAndWatchResponse& l) {
+    return KubeletStandIn::HealthOf(l, ids[6]) == "Unhealthy";
+  });
   if (hung) {
     double now2 = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     double hung_wall = now2 - std::chrono::duration<double>(Clock::now() - hung->at).count();
-    std::printf("health change to the kubelet        %6.0f ms after the GPU's driver calls hung (call_timeout 2 s, "
-                "sampling every 1 s)\n",
-                (hung_wall - (epoch_s + hang_at_s)) * 1000);
+    std::printf(
+        "health change to the kubelet        %6.0f ms after the GPU's driver calls hung (call_timeout 2 s, "
+        "sampling every 1 s)\n",
+        (hung_wall - (epoch_s + hang_at_s)) * 1000);
   }
 
   // 3. RSS, against the same agent without [kubernetes].
@@ -226,8 +238,9 @@ int main(int argc, char** argv) {
   pods.Hang(false);
   std::printf("/metrics while List answers         p50 %6.3f ms  p99 %6.3f ms  max %6.3f ms\n", answering.p50,
               answering.p99, answering.max);
-  std::printf("/metrics while List hangs           p50 %6.3f ms  p99 %6.3f ms  max %6.3f ms  (%d List calls)\n",
-              hanging.p50, hanging.p99, hanging.max, pods.calls());
+  std::printf(
+      "/metrics while List hangs           p50 %6.3f ms  p99 %6.3f ms  max %6.3f ms  (%d List calls)\n",
+      hanging.p50, hanging.p99, hanging.max, pods.calls());
   kubelet.Stop();
   pods.Stop();
   return 0;

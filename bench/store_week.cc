@@ -94,7 +94,8 @@ std::vector<std::vector<Job>> Schedule(int64_t t0, int64_t seconds, std::mt19937
   return gpus;
 }
 
-FleetView Tick(int64_t t, const std::vector<std::vector<Job>>& jobs, std::vector<size_t>* next, std::mt19937* rng) {
+FleetView Tick(int64_t t, const std::vector<std::vector<Job>>& jobs, std::vector<size_t>* next,
+               std::mt19937* rng) {
   FleetView f;
   f.hostname = "lab";
   f.backend = "sim";
@@ -107,9 +108,15 @@ FleetView Tick(int64_t t, const std::vector<std::vector<Job>>& jobs, std::vector
     double util = 0;
     if (job != nullptr) {
       switch (job->pattern) {
-        case Job::Pattern::kSteady: util = 0.85 + 0.1 * std::uniform_real_distribution<double>(0, 1)(*rng); break;
-        case Job::Pattern::kBursty: util = (t / 45) % 3 == 0 ? 0.0 : 0.6 + 0.4 * ((t % 7) / 7.0); break;
-        case Job::Pattern::kIdleHolding: util = 0; break;
+        case Job::Pattern::kSteady:
+          util = 0.85 + 0.1 * std::uniform_real_distribution<double>(0, 1)(*rng);
+          break;
+        case Job::Pattern::kBursty:
+          util = (t / 45) % 3 == 0 ? 0.0 : 0.6 + 0.4 * ((t % 7) / 7.0);
+          break;
+        case Job::Pattern::kIdleHolding:
+          util = 0;
+          break;
       }
     }
     GpuView v;
@@ -183,7 +190,8 @@ int main(int argc, char** argv) {
     double b = CpuSeconds();
     for (const GpuView& g : f.gpus) {
       std::fprintf(csv, "%lld,%d,%.0f,%lld,%.1f,%.0f\n", static_cast<long long>(t), g.info.index,
-                   *g.sample.utilization_gpu_ratio * 100, static_cast<long long>(*g.sample.memory_used_bytes >> 20),
+                   *g.sample.utilization_gpu_ratio * 100,
+                   static_cast<long long>(*g.sample.memory_used_bytes >> 20),
                    static_cast<double>(*g.sample.power_milliwatts) / 1000, *g.sample.temperature_celsius);
     }
     std::fflush(csv);
@@ -200,13 +208,14 @@ int main(int argc, char** argv) {
       auto handle = tarmac::store::Db::Open(db, tarmac::store::Db::Mode::kReadWriteCreate);
       (void)handle.value()->Exec("PRAGMA wal_checkpoint(TRUNCATE)");
       double gpu_samples = static_cast<double>(done) * 8;
-      std::printf("day %3lld: store %.1f MiB = %.1f bytes per GPU-sample (raw kept 7 days); "
-                  "CSV %.1f MiB = %.1f bytes per GPU-sample (4 metrics)\n",
-                  static_cast<long long>(done / 86400), FileBytes(db) / 1048576.0,
-                  static_cast<double>(FileBytes(db) + FileBytes(db + "-wal")) / gpu_samples,
-                  FileBytes(csv_path) / 1048576.0, static_cast<double>(FileBytes(csv_path)) / gpu_samples);
-      std::printf("         write CPU per tick: store %.1f us, CSV %.1f us\n", store_cpu / static_cast<double>(done) * 1e6,
-                  csv_cpu / static_cast<double>(done) * 1e6);
+      std::printf(
+          "day %3lld: store %.1f MiB = %.1f bytes per GPU-sample (raw kept 7 days); "
+          "CSV %.1f MiB = %.1f bytes per GPU-sample (4 metrics)\n",
+          static_cast<long long>(done / 86400), FileBytes(db) / 1048576.0,
+          static_cast<double>(FileBytes(db) + FileBytes(db + "-wal")) / gpu_samples,
+          FileBytes(csv_path) / 1048576.0, static_cast<double>(FileBytes(csv_path)) / gpu_samples);
+      std::printf("         write CPU per tick: store %.1f us, CSV %.1f us\n",
+                  store_cpu / static_cast<double>(done) * 1e6, csv_cpu / static_cast<double>(done) * 1e6);
       std::fflush(stdout);
     }
   }

@@ -11,7 +11,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
-  tarmac::Result<tarmac::backfill::BatchInput> in = tarmac::backfill::ParseBatchInput(text, "fuzz.jsonl", {"m"});
+  tarmac::Result<tarmac::backfill::BatchInput> in =
+      tarmac::backfill::ParseBatchInput(text, "fuzz.jsonl", {"m"});
   if (!in.ok()) return 0;
   std::set<std::string> ids;
   for (const tarmac::backfill::BatchRequest& r : in.value().requests) {

@@ -44,7 +44,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (const v1::PodResources& p : pods.pod_resources()) {
       for (const v1::ContainerResources& c : p.containers()) {
         for (const v1::ContainerDevices& d : c.devices()) {
-          if (d.resource_name() == "nvidia.com/gpu") listed.insert(d.device_ids().begin(), d.device_ids().end());
+          if (d.resource_name() == "nvidia.com/gpu")
+            listed.insert(d.device_ids().begin(), d.device_ids().end());
         }
       }
     }
@@ -60,7 +61,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (r.allocation_size() > 64 || r.available_deviceids_size() > 256) continue;
     std::vector<std::string> available(r.available_deviceids().begin(), r.available_deviceids().end());
     std::vector<std::string> must(r.must_include_deviceids().begin(), r.must_include_deviceids().end());
-    std::vector<std::string> chosen = tarmac::kube::PreferredDevices(Fleet(), available, must, r.allocation_size());
+    std::vector<std::string> chosen =
+        tarmac::kube::PreferredDevices(Fleet(), available, must, r.allocation_size());
     std::set<std::string> unique(chosen.begin(), chosen.end());
     std::set<std::string> must_set(must.begin(), must.end());
     std::set<std::string> allowed(available.begin(), available.end());
@@ -72,7 +74,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (const std::string& id : chosen) {
       if (allowed.count(id) == 0) __builtin_trap();
     }
-    if (chosen.size() > std::max<size_t>(must_set.size(), static_cast<size_t>(std::max(0, r.allocation_size())))) {
+    if (chosen.size() >
+        std::max<size_t>(must_set.size(), static_cast<size_t>(std::max(0, r.allocation_size())))) {
       __builtin_trap();
     }
   }

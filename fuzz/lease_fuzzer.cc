@@ -12,9 +12,11 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace tarmac;  // NOLINT: fuzz target.
-  nlohmann::json j = nlohmann::json::parse(std::string_view(reinterpret_cast<const char*>(data), size), nullptr, false);
+  nlohmann::json j =
+      nlohmann::json::parse(std::string_view(reinterpret_cast<const char*>(data), size), nullptr, false);
   if (j.is_discarded()) return 0;
-  sched::TimeBase base{sched::TimePoint{} + std::chrono::hours(1000), std::chrono::system_clock::from_time_t(1800000000)};
+  sched::TimeBase base{sched::TimePoint{} + std::chrono::hours(1000),
+                       std::chrono::system_clock::from_time_t(1800000000)};
   Result<sched::LeaseRequest> r = sched::LeaseRequestFromJson(j);
   if (!r.ok() && r.status().message().empty()) __builtin_trap();
   if (r.ok()) {
@@ -41,7 +43,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (lease.ok()) {
     if (lease.value().gpus.size() != lease.value().uuids.size()) __builtin_trap();
     Result<sched::Lease> again = sched::LeaseFromJson(sched::LeaseToJson(lease.value(), base), base);
-    if (!again.ok() || again.value().id != lease.value().id || again.value().gpus != lease.value().gpus) __builtin_trap();
+    if (!again.ok() || again.value().id != lease.value().id || again.value().gpus != lease.value().gpus)
+      __builtin_trap();
   }
   Result<sched::Pending> pending = sched::PendingFromJson(j, base);
   if (pending.ok()) {

@@ -16,7 +16,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return s.value();
   }();
   std::string_view text(reinterpret_cast<const char*>(data), size);
-  tarmac::Result<std::vector<tarmac::sim::Fault>> faults = tarmac::sim::ParseMigLayouts(text, "mig-layouts", kScenario);
+  tarmac::Result<std::vector<tarmac::sim::Fault>> faults =
+      tarmac::sim::ParseMigLayouts(text, "mig-layouts", kScenario);
   if (!faults.ok() && faults.status().message().rfind("mig-layouts:", 0) != 0) __builtin_trap();
   if (faults.ok()) {
     for (const tarmac::sim::Fault& f : faults.value()) {

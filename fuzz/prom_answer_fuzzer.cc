@@ -17,7 +17,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   int status = 200 + (data[0] % 4) * 100 + (data[0] / 4) % 30;  // 200..529
   std::string body(reinterpret_cast<const char*>(data) + 1, size - 1);
   tarmac::Result<tarmac::prom::QueryResult> r = tarmac::prom::DecodeQueryAnswer(body, status, "fuzz");
-  if (!r.ok() && r.status().message().rfind("fuzz", 0) != 0) __builtin_trap();  // Every error names its server.
+  if (!r.ok() && r.status().message().rfind("fuzz", 0) != 0)
+    __builtin_trap();  // Every error names its server.
   // 299: the same answer through the parse tree alone.
   tarmac::Result<tarmac::prom::QueryResult> tree = tarmac::prom::DecodeQueryAnswer(body, 299, "fuzz");
   std::optional<tarmac::prom::QueryResult> fast = tarmac::prom::DecodeVectorAnswer(body);

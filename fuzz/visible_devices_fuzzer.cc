@@ -8,7 +8,8 @@
 #include "sim/visible_devices.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const std::vector<std::string> kUuids = {"GPU-aaaa1111", "GPU-aaaa2222", "GPU-bbbb3333", "MIG-cccc4444"};
+  static const std::vector<std::string> kUuids = {"GPU-aaaa1111", "GPU-aaaa2222", "GPU-bbbb3333",
+                                                  "MIG-cccc4444"};
   std::string_view text(reinterpret_cast<const char*>(data), size);
   std::vector<int> devices = tarmac::sim::ParseCudaVisibleDevices(text, kUuids);
   std::set<int> seen;

@@ -1,50 +1,49 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "agent/agent.h"
 
-#include <filesystem>
-
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <memory>
-#include <atomic>
 #include <optional>
 
 #include "agent/api_methods.h"
 #include "agent/backfill_jobs.h"
 #include "agent/doctor_watch.h"
+#include "agent/fleet_routes.h"
 #include "agent/free_memory.h"
-#include "config/config_reload.h"
-#include "store/last_use.h"
-#include "store/schema.h"
-#include "common/run_program.h"
 #include "agent/http_routes.h"
 #include "agent/snapshot_methods.h"
+#include "agent/state_lock.h"
+#include "agent/systemd_notify.h"
+#include "agent/web_redaction.h"
+#include "agent/web_routes.h"
+#include "common/fs.h"
+#include "common/mutex.h"
+#include "common/run_program.h"
+#include "config/config_reload.h"
+#include "doctor/doctor_render.h"
+#include "gpu/backend_factory.h"
+#include "http/http_config.h"
+#include "http/server.h"
+#include "ipc/unix_server.h"
+#include "kube/device_plugin.h"
+#include "kube/pod_resources.h"
 #include "leases/lease_service.h"
 #include "leases/lease_ticker.h"
 #include "leases/process_control.h"
-#include "agent/state_lock.h"
-#include "agent/fleet_routes.h"
-#include "agent/web_redaction.h"
-#include "agent/web_routes.h"
-#include "doctor/doctor_render.h"
-#include "agent/systemd_notify.h"
-#include "common/fs.h"
-#include "gpu/backend_factory.h"
-#include "ipc/unix_server.h"
-#include "common/mutex.h"
-#include "kube/device_plugin.h"
-#include "kube/pod_resources.h"
-#include "sampler/sampler.h"
-#include "http/http_config.h"
-#include "http/server.h"
 #include "metrics/counters.h"
+#include "sampler/sampler.h"
+#include "store/last_use.h"
+#include "store/schema.h"
 #include "store/writer.h"
 
 #ifndef TARMAC_VERSION
@@ -75,9 +74,11 @@ store::StoreOptions StoreOptionsOf(const config::Config& c) {
 // Opens the history store; on failure logs why and runs without history.
 std::unique_ptr<store::StoreWriter> OpenHistory(const config::Config& c, Clock* clock, Logger* logger) {
   if (!c.store.is_enabled) return nullptr;
-  Result<std::unique_ptr<store::StoreWriter>> writer = store::StoreWriter::Open(StoreOptionsOf(c), clock, logger);
+  Result<std::unique_ptr<store::StoreWriter>> writer =
+      store::StoreWriter::Open(StoreOptionsOf(c), clock, logger);
   if (!writer.ok()) {
-    logger->Log(LogLevel::kError, "{}; history is off (live data is still served)", writer.status().message());
+    logger->Log(LogLevel::kError, "{}; history is off (live data is still served)",
+                writer.status().message());
     return nullptr;
   }
   logger->Log(LogLevel::kInfo, "store: writing history to {}", config::StorePath(c));
@@ -89,13 +90,17 @@ std::unique_ptr<store::StoreWriter> OpenHistory(const config::Config& c, Clock* 
 // one (run as a user who may, or another --state-dir); anything else can be
 // moved aside to start without what it held.
 Status StateError(const Status& s, const char* doing, const char* what) {
-  if (s.code() == StatusCode::kPermissionDenied || s.message().find("ermission denied") != std::string::npos ||
-      s.message().find("readonly") != std::string::npos || s.message().find("read-only") != std::string::npos) {
-    return s.WithContext(fmt::format("agent: cannot {} (a permission problem: run the agent as a user who may "
-                                     "write its state directory, or give it --state-dir)",
-                                     doing));
+  if (s.code() == StatusCode::kPermissionDenied ||
+      s.message().find("ermission denied") != std::string::npos ||
+      s.message().find("readonly") != std::string::npos ||
+      s.message().find("read-only") != std::string::npos) {
+    return s.WithContext(
+        fmt::format("agent: cannot {} (a permission problem: run the agent as a user who may "
+                    "write its state directory, or give it --state-dir)",
+                    doing));
   }
-  return s.WithContext(fmt::format("agent: cannot {} (move the file aside to start without {})", doing, what));
+  return s.WithContext(
+      fmt::format("agent: cannot {} (move the file aside to start without {})", doing, what));
 }
 
 // Each API client holds a descriptor while it waits (lease.wait): raise the
@@ -112,7 +117,8 @@ void RaiseOpenFileLimit(int max_connections, Logger* logger) {
     setrlimit(RLIMIT_NOFILE, &limit);
   }
   if (raised < wanted) {
-    logger->Log(LogLevel::kWarning, "agent: open files limited to {} (hard limit); [api] max_connections {} needs {}",
+    logger->Log(LogLevel::kWarning,
+                "agent: open files limited to {} (hard limit); [api] max_connections {} needs {}",
                 static_cast<long long>(raised), max_connections, static_cast<long long>(wanted));
   }
 }
@@ -137,7 +143,8 @@ Result<config::Config> LoadAgentConfig(const AgentFlags& flags) {
   config::ApplyAgentFlags(flags, &c);
   // In a Kubernetes DaemonSet the node's name (the downward API) is the
   // host label, as dcgm-exporter does.
-  if (const char* node = std::getenv("NODE_NAME"); node != nullptr && *node != '\0' && c.metrics.hostname.empty()) {
+  if (const char* node = std::getenv("NODE_NAME");
+      node != nullptr && *node != '\0' && c.metrics.hostname.empty()) {
     c.metrics.hostname = node;
   }
   // A private agent of a normal user keeps its state in the user's state
@@ -241,8 +248,9 @@ class Agent {
 
 Status Agent::Claim() {
   if (ipc::IsServing(config_.agent.socket_path)) {
-    return Status::FailedPrecondition(fmt::format("agent: another agent is serving {}", config_.agent.socket_path),
-                                      "stop it first, or give this one its own --socket and --state-dir");
+    return Status::FailedPrecondition(
+        fmt::format("agent: another agent is serving {}", config_.agent.socket_path),
+        "stop it first, or give this one its own --socket and --state-dir");
   }
   if (config_.http.listen != http::kListenOff) {
     web_ = std::make_unique<http::HttpServer>(config_.http, logger_);
@@ -262,12 +270,14 @@ Status Agent::Claim() {
 
 Status Agent::OpenState() {
   history_ = OpenHistory(config_, clock_, logger_);
-  if (history_) history_->RecordEvent("agent_start", fmt::format("tarmac {} (pid {})", TARMAC_VERSION, getpid()));
+  if (history_)
+    history_->RecordEvent("agent_start", fmt::format("tarmac {} (pid {})", TARMAC_VERSION, getpid()));
   counters_ = std::make_unique<metrics::FleetCounters>(
       [pricing = config_.report](const std::string& model) { return pricing.GpuHourCost(model); });
   // Leases, the queue, idle leases, zombies and foreign processes: judged
   // on the lease thread each tick, asked about by the API.
-  Result<std::unique_ptr<store::LeaseState>> state = store::LeaseState::Open(config_.agent.state_dir + "/leases.db");
+  Result<std::unique_ptr<store::LeaseState>> state =
+      store::LeaseState::Open(config_.agent.state_dir + "/leases.db");
   if (!state.ok()) return StateError(state.status(), "open the lease state", "the saved leases");
   process_control_ = leases::MakeProcessControl();
   leases_ = std::make_unique<leases::LeaseService>(config_.leases, std::move(state).value(),
@@ -279,7 +289,8 @@ Status Agent::OpenState() {
   leases_->SetSlurmCommand([](const std::vector<std::string>& argv) -> Status {
     Result<std::pair<std::string, int>> ran = RunProgram(argv, std::chrono::seconds(10));
     if (!ran.ok()) return ran.status();
-    if (ran.value().second != 0) return Status::Internal(fmt::format("{} exited with {}", argv[0], ran.value().second));
+    if (ran.value().second != 0)
+      return Status::Internal(fmt::format("{} exited with {}", argv[0], ran.value().second));
     return Status::OK();
   });
   // The lease service ticks on its own thread: no sampler tick waits for
@@ -290,14 +301,15 @@ Status Agent::OpenState() {
   char self[4096] = {};
   ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
   backfill_ = std::make_unique<BackfillJobs>(
-      BackfillJobsOptions{config_.agent.state_dir + "/backfill",
-                          BackfillJobs::FindRunner(n > 0 ? std::string(self, static_cast<size_t>(n)) : std::string()),
-                          config_.agent.socket_path, config_.leases.admin_group,
-                          [leases = leases_.get()](const std::string& kind, int64_t uid, const std::string& user,
-                                                   int64_t actor_uid, const std::string& detail) {
-                            leases->RecordEvent(kind, uid, user, actor_uid, detail);
-                          },
-                          gpu::WorldEnvironment(config_.gpu)},
+      BackfillJobsOptions{
+          config_.agent.state_dir + "/backfill",
+          BackfillJobs::FindRunner(n > 0 ? std::string(self, static_cast<size_t>(n)) : std::string()),
+          config_.agent.socket_path, config_.leases.admin_group,
+          [leases = leases_.get()](const std::string& kind, int64_t uid, const std::string& user,
+                                   int64_t actor_uid, const std::string& detail) {
+            leases->RecordEvent(kind, uid, user, actor_uid, detail);
+          },
+          gpu::WorldEnvironment(config_.gpu)},
       process_control_.get(), clock_, logger_);
   s = backfill_->Open();
   if (!s.ok()) return StateError(s, "read the backfill batches", "them");
@@ -323,10 +335,9 @@ void Agent::UpdateDevices(const fleet::FleetView& fleet) {
   DoctorWatch* doctor = doctor_for_ticks_.load();
   std::shared_ptr<const leases::LeaseService::GpuMarks> marks = leases_->Marks();
   const kube::KubeOptions& k = config_.kubernetes;
-  std::map<std::string, std::vector<kube::PluginDevice>> by_resource =
-      kube::DevicesByResource(fleet, marks->leases, marks->mig_leases,
-                              doctor != nullptr ? doctor->CriticalGpus() : std::set<int>(), k.resource_name,
-                              k.mig_strategy);
+  std::map<std::string, std::vector<kube::PluginDevice>> by_resource = kube::DevicesByResource(
+      fleet, marks->leases, marks->mig_leases, doctor != nullptr ? doctor->CriticalGpus() : std::set<int>(),
+      k.resource_name, k.mig_strategy);
   MutexLock lock(&mig_plugins_mu_);
   for (auto& [resource, devices] : by_resource) {
     if (resource == k.resource_name) {
@@ -386,7 +397,8 @@ Status Agent::StartSampling() {
       for (fleet::GpuView& g : fleet->gpus) {
         if (auto it = allocations->find(g.info.uuid); it != allocations->end()) g.allocated_to = it->second;
         for (const fleet::MigInstance& m : g.sample.mig_instances) {
-          if (auto it = allocations->find(m.uuid); it != allocations->end()) g.mig_allocated_to[m.uuid] = it->second;
+          if (auto it = allocations->find(m.uuid); it != allocations->end())
+            g.mig_allocated_to[m.uuid] = it->second;
         }
       }
     });
@@ -399,7 +411,8 @@ Status Agent::StartSampling() {
 
 Status Agent::Serve() {
   std::shared_ptr<const fleet::Snapshot> first = sampler_->Latest();
-  std::string backend_name = first->fleet.backend.empty() ? gpu::BackendKindName(config_.gpu.kind) : first->fleet.backend;
+  std::string backend_name =
+      first->fleet.backend.empty() ? gpu::BackendKindName(config_.gpu.kind) : first->fleet.backend;
   info_.version = TARMAC_VERSION;
   info_.pid = getpid();
   info_.backend = backend_name;
@@ -454,7 +467,8 @@ Status Agent::Serve() {
   doctor.store_path = history != nullptr ? config::StorePath(config_) : std::string();
   doctor.latest = [sampler] { return sampler->Latest(); };
   doctor.lease_marks = [leases]() -> std::shared_ptr<const fleet::LeaseMarks> { return leases->Marks(); };
-  doctor.record_events = [leases, history](const std::vector<std::pair<std::string, std::string>>& kind_detail) {
+  doctor.record_events = [leases,
+                          history](const std::vector<std::pair<std::string, std::string>>& kind_detail) {
     leases->RecordAgentEvents(kind_detail);
     if (history != nullptr) {
       for (const auto& [kind, detail] : kind_detail) history->RecordEvent(kind, detail);
@@ -468,25 +482,26 @@ Status Agent::Serve() {
     HttpRouteHooks hooks;
     hooks.problems = [leases, history] { return Problems(*leases, history); };
     hooks.lease_marks = [leases]() -> std::shared_ptr<const fleet::LeaseMarks> { return leases->Marks(); };
-    hooks.lease_figures = [leases, backfill = backfill_.get(), watch, plugin = plugin_.get(), pods = pods_.get()] {
-                        fleet::LeaseFigures f = leases->figures();
-                        backfill->AddFigures(&f);
-                        f.doctor_findings = watch->Counts();
-                        if (plugin != nullptr) f.kube_plugin_registered = plugin->Problem().empty();
-                        if (pods != nullptr && pods->is_listing()) {
-                          f.kube_pod_resources_up = pods->lists() > 0 && pods->Problem().empty();
-                        }
-                        return f;
-                      };
+    hooks.lease_figures = [leases, backfill = backfill_.get(), watch, plugin = plugin_.get(),
+                           pods = pods_.get()] {
+      fleet::LeaseFigures f = leases->figures();
+      backfill->AddFigures(&f);
+      f.doctor_findings = watch->Counts();
+      if (plugin != nullptr) f.kube_plugin_registered = plugin->Problem().empty();
+      if (pods != nullptr && pods->is_listing()) {
+        f.kube_pod_resources_up = pods->lists() > 0 && pods->Problem().empty();
+      }
+      return f;
+    };
     hooks.findings = [watch, plugin = plugin_.get(), pods = pods_.get()] {
-                        std::string found = watch->Problem();
-                        // Named, without failing /health: the agent serves on.
-                        for (std::string more : {plugin != nullptr ? plugin->Problem() : std::string(),
-                                                 pods != nullptr ? pods->Problem() : std::string()}) {
-                          if (!more.empty()) found += (found.empty() ? "kubernetes: " : "; kubernetes: ") + more;
-                        }
-                        return found;
-                      };
+      std::string found = watch->Problem();
+      // Named, without failing /health: the agent serves on.
+      for (std::string more : {plugin != nullptr ? plugin->Problem() : std::string(),
+                               pods != nullptr ? pods->Problem() : std::string()}) {
+        if (!more.empty()) found += (found.empty() ? "kubernetes: " : "; kubernetes: ") + more;
+      }
+      return found;
+    };
     s = AddHttpRoutes(&routes, config_, TARMAC_VERSION, sampler, counters_.get(), clock_, std::move(hooks),
                       &metrics_pages_);
     if (s.ok()) {
@@ -494,7 +509,8 @@ Status Agent::Serve() {
       web.methods = &methods_;
       web.sampler = sampler;
       web.status = [sampler, info = &info_] { return SnapshotStatus(*info, *sampler->Latest()); };
-      web.status_text = [sampler, info = &info_](std::string* out, const std::function<void(nlohmann::json*)>& edit) {
+      web.status_text = [sampler, info = &info_](std::string* out,
+                                                 const std::function<void(nlohmann::json*)>& edit) {
         AppendSnapshotStatus(out, *info, *sampler->Latest(), edit);
       };
       web.doctor = [watch] {
@@ -533,8 +549,9 @@ Status Agent::Serve() {
   systemd_->Notify("READY=1");
   size_t gpu_count = first->fleet.gpus.size();
   if (first->fleet.backend_error.empty()) {
-    logger_->Log(LogLevel::kInfo, "agent: ready: {} GPU{} via {}, sampling every {} ms, serving {}", gpu_count,
-                 gpu_count == 1 ? "" : "s", backend_name, config_.sampler.fast_interval.count(), config_.agent.socket_path);
+    logger_->Log(LogLevel::kInfo, "agent: ready: {} GPU{} via {}, sampling every {} ms, serving {}",
+                 gpu_count, gpu_count == 1 ? "" : "s", backend_name, config_.sampler.fast_interval.count(),
+                 config_.agent.socket_path);
   } else {
     logger_->Log(LogLevel::kWarning, "agent: ready without GPUs (waiting for the driver), serving {}",
                  config_.agent.socket_path);
@@ -552,7 +569,8 @@ void Agent::SeedBackfillFromHistory() {
   Result<std::map<std::string, int64_t>> last = store::LastUseByGpu(db.value().get(), now - 120);
   if (!last.ok() || last.value().empty()) return;
   leases_->SeedBackfillLastUse(last.value());
-  logger_->Log(LogLevel::kInfo, "backfill: idle time of {} GPU(s) counted from the history", last.value().size());
+  logger_->Log(LogLevel::kInfo, "backfill: idle time of {} GPU(s) counted from the history",
+               last.value().size());
 }
 
 void Agent::Reload() {
@@ -569,7 +587,8 @@ void Agent::Reload() {
     if (ParseLogLevel(reloaded_.agent.log_level, &level)) logger_->set_level(level);
     if (leases_) leases_->SetPolicy(reloaded_.leases);
     std::string what = config::DescribeReload(plan);
-    logger_->Log(plan.restart.empty() ? LogLevel::kInfo : LogLevel::kWarning, "agent: config reloaded: {}", what);
+    logger_->Log(plan.restart.empty() ? LogLevel::kInfo : LogLevel::kWarning, "agent: config reloaded: {}",
+                 what);
     if (history_) history_->RecordEvent("config_reload", what);
   }
   systemd_->Notify("READY=1");

@@ -3,8 +3,8 @@
 
 namespace tarmac::agent {
 
-Status AddApiMethods(ipc::MethodTable* table, const ipc::MethodHandler& snapshot_methods, leases::LeaseService* leases,
-                     BackfillJobs* backfill) {
+Status AddApiMethods(ipc::MethodTable* table, const ipc::MethodHandler& snapshot_methods,
+                     leases::LeaseService* leases, BackfillJobs* backfill) {
   for (const char* name : {"hello", "status"}) {
     Status s = table->Add(name, snapshot_methods);
     if (!s.ok()) return s;

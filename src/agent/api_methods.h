@@ -7,14 +7,14 @@
 #pragma once
 
 #include "agent/backfill_jobs.h"
-#include "leases/lease_service.h"
 #include "ipc/method_table.h"
+#include "leases/lease_service.h"
 
 namespace tarmac::agent {
 
 // `snapshot_methods` answers hello and status (AnswerSnapshotMethod over the
 // latest snapshot, agent/snapshot_methods.h). kInvalidArgument when a name would be in the table twice.
-Status AddApiMethods(ipc::MethodTable* table, const ipc::MethodHandler& snapshot_methods, leases::LeaseService* leases,
-                     BackfillJobs* backfill);
+Status AddApiMethods(ipc::MethodTable* table, const ipc::MethodHandler& snapshot_methods,
+                     leases::LeaseService* leases, BackfillJobs* backfill);
 
 }  // namespace tarmac::agent

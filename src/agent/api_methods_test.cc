@@ -20,7 +20,9 @@ class NoProcesses : public leases::ProcessControl {
  public:
   std::optional<leases::ProcessIdentity> Identify(int64_t) override { return std::nullopt; }
   Status Signal(const sched::ProcessRef&, int64_t, int) override { return Status::NotFound("none"); }
-  std::vector<leases::ProcessIdentity> LeaseProcesses(const std::string&, int64_t, int64_t) override { return {}; }
+  std::vector<leases::ProcessIdentity> LeaseProcesses(const std::string&, int64_t, int64_t) override {
+    return {};
+  }
 };
 
 // Method names the protocol documents: `### `name`` headings under
@@ -40,7 +42,8 @@ std::set<std::string> DocumentedMethods() {
     if (line.rfind("## ", 0) == 0) section = line;
     std::smatch m;
     if (section == "## Methods" && std::regex_search(line, m, heading)) names.insert(m[1]);
-    if ((section == "## Lease methods" || section == "## Backfill methods") && std::regex_search(line, m, row)) {
+    if ((section == "## Lease methods" || section == "## Backfill methods") &&
+        std::regex_search(line, m, row)) {
       names.insert(m[1]);
     }
   }
@@ -53,11 +56,13 @@ TEST(ApiMethodsTest, EveryServedMethodIsDocumentedAndEveryDocumentedOneServed) {
   Logger logger{LogLevel::kOff};
   leases::LeaseService leases(leases::LeasePolicy{}, nullptr, &processes, &clock, &logger);
   testing::TempDir dir;
-  BackfillJobs backfill({dir.path() + "/backfill", "tarmac-backfill-runner", dir.path() + "/sock", "tarmac-admin", nullptr},
-                        &processes, &clock, &logger);
+  BackfillJobs backfill(
+      {dir.path() + "/backfill", "tarmac-backfill-runner", dir.path() + "/sock", "tarmac-admin", nullptr},
+      &processes, &clock, &logger);
   ipc::MethodTable table;
-  ASSERT_TRUE(AddApiMethods(&table, [](const ipc::Request&, const ipc::PeerCredentials&) { return std::string(); },
-                            &leases, &backfill)
+  ASSERT_TRUE(AddApiMethods(
+                  &table, [](const ipc::Request&, const ipc::PeerCredentials&) { return std::string(); },
+                  &leases, &backfill)
                   .ok());
   std::set<std::string> served;
   for (const ipc::Method& m : table.methods()) served.insert(m.name);

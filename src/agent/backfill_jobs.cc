@@ -5,9 +5,9 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <grp.h>
+#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
-#include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -26,9 +26,9 @@
 namespace tarmac::agent {
 namespace {
 
-using nlohmann::json;
 using backfill::BatchSpec;
 using backfill::BatchState;
+using nlohmann::json;
 using SteadyClock = std::chrono::steady_clock;
 
 // Whether `pid` is a tarmac-backfill-runner running as `uid`.
@@ -44,13 +44,17 @@ bool IsRunnerOf(pid_t pid, int64_t uid) {
 // by our effective uid, writable by nobody else. What is in it is ours.
 Status CheckOwnFolder(const std::string& path) {
   struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0) return Status::IOError(fmt::format("{}: {}", path, std::strerror(errno)));
-  if (!S_ISDIR(st.st_mode)) return Status::PermissionDenied(fmt::format("{}: is {}", path, FileKindName(st.st_mode)));
+  if (::lstat(path.c_str(), &st) != 0)
+    return Status::IOError(fmt::format("{}: {}", path, std::strerror(errno)));
+  if (!S_ISDIR(st.st_mode))
+    return Status::PermissionDenied(fmt::format("{}: is {}", path, FileKindName(st.st_mode)));
   if (st.st_uid != ::geteuid()) {
-    return Status::PermissionDenied(fmt::format("{}: belongs to uid {}, not to the agent (uid {})", path, st.st_uid, ::geteuid()));
+    return Status::PermissionDenied(
+        fmt::format("{}: belongs to uid {}, not to the agent (uid {})", path, st.st_uid, ::geteuid()));
   }
   if ((st.st_mode & 022) != 0) {
-    return Status::PermissionDenied(fmt::format("{}: others may write in it (mode {:o})", path, st.st_mode & 07777));
+    return Status::PermissionDenied(
+        fmt::format("{}: others may write in it (mode {:o})", path, st.st_mode & 07777));
   }
   return Status::OK();
 }
@@ -66,7 +70,8 @@ constexpr size_t kMaxProgressText = 4096;
 
 }  // namespace
 
-BackfillJobs::BackfillJobs(BackfillJobsOptions options, leases::ProcessControl* processes, Clock* clock, Logger* logger)
+BackfillJobs::BackfillJobs(BackfillJobsOptions options, leases::ProcessControl* processes, Clock* clock,
+                           Logger* logger)
     : options_(std::move(options)),
       processes_(processes),
       clock_(clock),
@@ -82,8 +87,10 @@ BackfillJobs::~BackfillJobs() {
   ::close(wake_fd_);
 }
 
-void BackfillJobs::Record(const std::string& kind, const BatchSpec& spec, int64_t actor_uid, const std::string& detail) {
-  if (options_.events) options_.events(kind, spec.uid, spec.user, actor_uid, fmt::format("batch {}: {}", spec.id, detail));
+void BackfillJobs::Record(const std::string& kind, const BatchSpec& spec, int64_t actor_uid,
+                          const std::string& detail) {
+  if (options_.events)
+    options_.events(kind, spec.uid, spec.user, actor_uid, fmt::format("batch {}: {}", spec.id, detail));
 }
 
 void BackfillJobs::Wake() {
@@ -102,7 +109,8 @@ void BackfillJobs::Hold(Job* job, pid_t pid, int64_t start_ticks, bool is_child)
 
 std::string BackfillJobs::FindRunner(const std::string& self) {
   std::string dir = Dirname(self);
-  for (std::string candidate : {dir + "/tarmac-backfill-runner", dir + "/../libexec/tarmac/tarmac-backfill-runner"}) {
+  for (std::string candidate :
+       {dir + "/tarmac-backfill-runner", dir + "/../libexec/tarmac/tarmac-backfill-runner"}) {
     if (::access(candidate.c_str(), X_OK) == 0) return candidate;
   }
   return dir + "/tarmac-backfill-runner";
@@ -134,7 +142,8 @@ Status BackfillJobs::MakeWorkDir(const BatchSpec& spec) const {
     return Status::IOError(fmt::format("cannot create {}", work), std::strerror(errno));
   }
   if (::geteuid() == 0) {
-    if (::fchownat(AT_FDCWD, work.c_str(), static_cast<uid_t>(spec.uid), GroupOf(spec.uid), AT_SYMLINK_NOFOLLOW) != 0) {
+    if (::fchownat(AT_FDCWD, work.c_str(), static_cast<uid_t>(spec.uid), GroupOf(spec.uid),
+                   AT_SYMLINK_NOFOLLOW) != 0) {
       return Status::IOError(fmt::format("cannot give {} to uid {}", work, spec.uid), std::strerror(errno));
     }
   }
@@ -148,11 +157,13 @@ Status BackfillJobs::Open() {
   s = CheckOwnFolder(options_.dir);
   if (!s.ok()) return s.WithContext("backfill");
   DIR* dir = ::opendir(options_.dir.c_str());
-  if (dir == nullptr) return Status::IOError(fmt::format("cannot read {}", options_.dir), std::strerror(errno));
+  if (dir == nullptr)
+    return Status::IOError(fmt::format("cannot read {}", options_.dir), std::strerror(errno));
   MutexLock lock(&mu_);
   while (dirent* entry = ::readdir(dir)) {
     std::string name = entry->d_name;
-    if (name.empty() || name.size() > 18 || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (name.empty() || name.size() > 18 || name.find_first_not_of("0123456789") != std::string::npos)
+      continue;
     // Only a folder the agent alone can write holds a batch it trusts
     // (earlier layouts gave the folder to the submitter).
     Status own = CheckOwnFolder(Dir(std::stoll(name)));
@@ -163,7 +174,8 @@ Status BackfillJobs::Open() {
     }
     std::string path = Dir(std::stoll(name)) + "/batch.json";
     Result<json> j = backfill::ReadJsonFile(path);
-    Result<BatchSpec> spec = j.ok() ? backfill::DecodeBatchSpec(j.value(), path) : Result<BatchSpec>(j.status());
+    Result<BatchSpec> spec =
+        j.ok() ? backfill::DecodeBatchSpec(j.value(), path) : Result<BatchSpec>(j.status());
     if (!spec.ok()) {
       logger_->Log(LogLevel::kWarning, "backfill: skipping {}: {}", path, spec.status().message());
       continue;
@@ -172,7 +184,8 @@ Status BackfillJobs::Open() {
     job.spec = spec.value();
     next_id_ = std::max(next_id_, job.spec.id + 1);
     // Made at submission; made again only if someone removed it.
-    if (Status work = MakeWorkDir(job.spec); !work.ok()) logger_->Log(LogLevel::kWarning, "backfill: {}", work.message());
+    if (Status work = MakeWorkDir(job.spec); !work.ok())
+      logger_->Log(LogLevel::kWarning, "backfill: {}", work.message());
     // The agent's own record of the runner: a runner from before the
     // agent's restart goes on when that very process (PID, start time,
     // the batch's user) still runs.
@@ -212,7 +225,8 @@ void BackfillJobs::Spawn(Job* job) {
   gid_t gid = ::getegid();
   if (is_root) gid = GroupOf(spec.uid);
   // In the agent's folder, the agent's file; the user's group may read it.
-  int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0640);
+  int log =
+      ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0640);
   if (log >= 0 && is_root) (void)!::fchown(log, static_cast<uid_t>(-1), gid);
   pid_t pid = ::fork();
   if (pid < 0) {
@@ -278,23 +292,25 @@ void BackfillJobs::Ended(Job* job) {
     // Killed, or crashed: again, with backoff.
     bool ran_long = clock_->SteadyNow() - job->started_at > std::chrono::minutes(1);
     job->failures = ran_long ? 1 : job->failures + 1;
-    auto backoff = std::min<std::chrono::seconds>(std::chrono::seconds(60),
-                                                  std::chrono::seconds(1) * (1 << std::min(job->failures - 1, 6)));
+    auto backoff = std::min<std::chrono::seconds>(
+        std::chrono::seconds(60), std::chrono::seconds(1) * (1 << std::min(job->failures - 1, 6)));
     job->next_start = clock_->SteadyNow() + backoff;
-    logger_->Log(LogLevel::kWarning, "backfill: batch {}: its runner ended early; again in {} s", job->spec.id,
-                 backoff.count());
+    logger_->Log(LogLevel::kWarning, "backfill: batch {}: its runner ended early; again in {} s",
+                 job->spec.id, backoff.count());
     Record("batch_runner_restarted", job->spec, -1,
-           fmt::format("its runner ended early ({} done); started again in {} s", progress.done, backoff.count()));
+           fmt::format("its runner ended early ({} done); started again in {} s", progress.done,
+                       backoff.count()));
     return;
   }
   job->spec.finished_unix = UnixSeconds(clock_->WallNow());
   Save(job->spec).IgnoreError();
-  logger_->Log(LogLevel::kInfo, "backfill: batch {}: {}{}", job->spec.id, backfill::BatchStateName(job->spec.state),
+  logger_->Log(LogLevel::kInfo, "backfill: batch {}: {}{}", job->spec.id,
+               backfill::BatchStateName(job->spec.state),
                job->spec.message.empty() ? "" : ": " + job->spec.message);
   if (job->spec.state == BatchState::kDone) {
     Record("batch_done", job->spec, -1,
-           fmt::format("{} results, {} errors; {} preemptions; {:.3f} GPU-hours", progress.done, progress.failed,
-                       progress.preemptions, progress.gpu_seconds / 3600));
+           fmt::format("{} results, {} errors; {} preemptions; {:.3f} GPU-hours", progress.done,
+                       progress.failed, progress.preemptions, progress.gpu_seconds / 3600));
   } else {
     Record("batch_failed", job->spec, -1, job->spec.message);
   }
@@ -395,11 +411,11 @@ Result<json> BackfillJobs::Submit(const json& params, uid_t uid, gid_t) {
   Job& job = jobs_[spec.id];
   job.spec = spec;
   Wake();
-  logger_->Log(LogLevel::kInfo, "backfill: batch {} submitted by {}: {} ({} requests)", spec.id, spec.user, spec.input,
-               spec.total);
+  logger_->Log(LogLevel::kInfo, "backfill: batch {} submitted by {}: {} ({} requests)", spec.id, spec.user,
+               spec.input, spec.total);
   Record("batch_submitted", spec, spec.uid,
-         fmt::format("{}: {} requests for {} on up to {} GPU{}", spec.input, spec.total, spec.model, spec.gpus,
-                     spec.gpus == 1 ? "" : "s"));
+         fmt::format("{}: {} requests for {} on up to {} GPU{}", spec.input, spec.total, spec.model,
+                     spec.gpus, spec.gpus == 1 ? "" : "s"));
   return json{{"batch", View(job)}};
 }
 
@@ -411,7 +427,8 @@ Result<json> BackfillJobs::Progress(const json& params, const ipc::PeerCredentia
   }
   backfill::BatchProgress p = backfill::DecodeProgress(params["progress"]);
   if (p.phase.size() > kMaxProgressText || p.problem.size() > kMaxProgressText) {
-    return Status::InvalidArgument(fmt::format("progress: phase and problem are at most {} bytes", kMaxProgressText));
+    return Status::InvalidArgument(
+        fmt::format("progress: phase and problem are at most {} bytes", kMaxProgressText));
   }
   MutexLock lock(&mu_);
   auto it = jobs_.find(id.value());
@@ -425,7 +442,8 @@ Result<json> BackfillJobs::Progress(const json& params, const ipc::PeerCredentia
   p.runner_pid = job.pid;
   bool phase_changed = p.phase != job.progress_phase_saved;
   job.progress = std::move(p);
-  if (phase_changed || clock_->SteadyNow() - job.progress_saved_at >= std::chrono::seconds(5)) SaveProgress(&job);
+  if (phase_changed || clock_->SteadyNow() - job.progress_saved_at >= std::chrono::seconds(5))
+    SaveProgress(&job);
   return json{{"ok", true}};
 }
 
@@ -444,20 +462,22 @@ Result<json> BackfillJobs::Change(const json& params, uid_t uid, gid_t gid, cons
   BatchState next = from;
   if (to == "pause") {
     if (!backfill::IsActive(from)) {
-      return Status::FailedPrecondition(fmt::format("batch {} is {}", job.spec.id, backfill::BatchStateName(from)));
+      return Status::FailedPrecondition(
+          fmt::format("batch {} is {}", job.spec.id, backfill::BatchStateName(from)));
     }
     next = BatchState::kPaused;
   } else if (to == "resume") {
     if (from != BatchState::kPaused && from != BatchState::kFailed) {
-      return Status::FailedPrecondition(
-          fmt::format("batch {} is {}: only a paused or failed batch resumes", job.spec.id, backfill::BatchStateName(from)));
+      return Status::FailedPrecondition(fmt::format("batch {} is {}: only a paused or failed batch resumes",
+                                                    job.spec.id, backfill::BatchStateName(from)));
     }
     next = BatchState::kQueued;
     job.next_start = clock_->SteadyNow();
     job.failures = 0;
   } else {
     if (from == BatchState::kDone || from == BatchState::kCancelled) {
-      return Status::FailedPrecondition(fmt::format("batch {} is {}", job.spec.id, backfill::BatchStateName(from)));
+      return Status::FailedPrecondition(
+          fmt::format("batch {} is {}", job.spec.id, backfill::BatchStateName(from)));
     }
     next = BatchState::kCancelled;
     job.spec.finished_unix = UnixSeconds(clock_->WallNow());

@@ -58,9 +58,8 @@ namespace tarmac::agent {
 
 // Where batch events go (LeaseService::RecordEvent): kind, the batch's uid
 // and user, who asked (-1: the agent), and what happened.
-using BatchEventSink =
-    std::function<void(const std::string& kind, int64_t uid, const std::string& user, int64_t actor_uid,
-                       const std::string& detail)>;
+using BatchEventSink = std::function<void(const std::string& kind, int64_t uid, const std::string& user,
+                                          int64_t actor_uid, const std::string& detail)>;
 
 struct BackfillJobsOptions {
   std::string dir;          // <state>/backfill
@@ -122,10 +121,13 @@ class BackfillJobs {
   void Wake();
   void Ended(Job* job) REQUIRES(mu_);
   bool IsRunning(Job* job) REQUIRES(mu_);
-  void Record(const std::string& kind, const backfill::BatchSpec& spec, int64_t actor_uid, const std::string& detail);
+  void Record(const std::string& kind, const backfill::BatchSpec& spec, int64_t actor_uid,
+              const std::string& detail);
   Result<nlohmann::json> Submit(const nlohmann::json& params, uid_t uid, gid_t gid) EXCLUDES(mu_);
-  Result<nlohmann::json> Progress(const nlohmann::json& params, const ipc::PeerCredentials& peer) EXCLUDES(mu_);
-  Result<nlohmann::json> Change(const nlohmann::json& params, uid_t uid, gid_t gid, const std::string& to) EXCLUDES(mu_);
+  Result<nlohmann::json> Progress(const nlohmann::json& params, const ipc::PeerCredentials& peer)
+      EXCLUDES(mu_);
+  Result<nlohmann::json> Change(const nlohmann::json& params, uid_t uid, gid_t gid, const std::string& to)
+      EXCLUDES(mu_);
 
   BackfillJobsOptions options_;
   leases::ProcessControl* processes_;

@@ -85,7 +85,8 @@ void DoctorWatch::RunOnce() {
   in.is_root = ::geteuid() == 0;
   if (!in.fleet.backend_error.empty()) in.gpu_error = in.fleet.backend_error;
   if (options_.lease_marks) {
-    if (std::shared_ptr<const fleet::LeaseMarks> marks = options_.lease_marks()) fleet::ApplyLeaseMarks(*marks, &in.fleet);
+    if (std::shared_ptr<const fleet::LeaseMarks> marks = options_.lease_marks())
+      fleet::ApplyLeaseMarks(*marks, &in.fleet);
   }
   if (!options_.store_path.empty()) {
     Result<std::unique_ptr<store::Db>> db = store::OpenForReading(options_.store_path);
@@ -133,7 +134,8 @@ void DoctorWatch::RunOnce() {
     counts_ = std::move(counts);
   }
   for (const auto& [kind, detail] : events) {
-    logger_->Log(kind == "doctor_finding" ? LogLevel::kWarning : LogLevel::kInfo, "doctor: {}: {}", kind, detail);
+    logger_->Log(kind == "doctor_finding" ? LogLevel::kWarning : LogLevel::kInfo, "doctor: {}: {}", kind,
+                 detail);
   }
   if (options_.record_events && !events.empty()) options_.record_events(events);
 }

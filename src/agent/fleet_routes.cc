@@ -54,8 +54,8 @@ class FleetSource {
     return view_;
   }
 
-  Result<cluster::FleetReport> Report(int64_t since_unix, int64_t until_unix, cluster::ReportBy by, bool with_heatmap)
-      EXCLUDES(mu_) {
+  Result<cluster::FleetReport> Report(int64_t since_unix, int64_t until_unix, cluster::ReportBy by,
+                                      bool with_heatmap) EXCLUDES(mu_) {
     MutexLock lock(&mu_);
     Result<prom::PromClient*> client = Client();
     if (!client.ok()) return client.status();
@@ -103,7 +103,8 @@ http::Response AnswerStatus(FleetSource& source, const http::Request& asked) {
     try {
       filter.node = std::regex(node, std::regex::ECMAScript);
     } catch (const std::regex_error& e) {
-      return Refusal(400, ipc::kErrorBadRequest, fmt::format("node: '{}' is not a regular expression: {}", node, e.what()));
+      return Refusal(400, ipc::kErrorBadRequest,
+                     fmt::format("node: '{}' is not a regular expression: {}", node, e.what()));
     }
   }
   filter.model = asked.Param("model");
@@ -119,7 +120,8 @@ http::Response AnswerReport(FleetSource& source, const http::Request& asked, Clo
   if (!range.ok()) return StatusRefusal(range.status());
   cluster::ReportBy by = cluster::ReportBy::kNode;
   if (!cluster::ParseReportBy(asked.Param("by", "node"), &by)) {
-    return Refusal(400, ipc::kErrorBadRequest, "by: expected node, gpu, model, user, namespace, pod or slurm-job");
+    return Refusal(400, ipc::kErrorBadRequest,
+                   "by: expected node, gpu, model, user, namespace, pod or slurm-job");
   }
   http::Response refusal;
   std::optional<std::string> format = ReportFormat(asked, &refusal);

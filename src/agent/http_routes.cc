@@ -6,10 +6,10 @@
 #include <atomic>
 
 #include "common/mutex.h"
+#include "fleet/fleet_json.h"
 #include "metrics/exposition.h"
 #include "metrics/page_cache.h"
 #include "metrics/render.h"
-#include "fleet/fleet_json.h"
 
 namespace tarmac::agent {
 namespace {
@@ -56,8 +56,8 @@ class LeaseFamiliesText {
 }  // namespace
 
 Status AddHttpRoutes(http::RouteTable* routes, const config::Config& config, const std::string& version,
-                     sampler::Sampler* sampler, metrics::FleetCounters* counters, Clock* clock, HttpRouteHooks hooks,
-                     std::shared_ptr<metrics::PageCache>* pages_out) {
+                     sampler::Sampler* sampler, metrics::FleetCounters* counters, Clock* clock,
+                     HttpRouteHooks hooks, std::shared_ptr<metrics::PageCache>* pages_out) {
   std::function<std::string()> problems = std::move(hooks.problems);
   std::function<metrics::LeaseFigures()> leases = std::move(hooks.lease_figures);
   std::function<std::string()> findings = std::move(hooks.findings);
@@ -72,21 +72,23 @@ Status AddHttpRoutes(http::RouteTable* routes, const config::Config& config, con
   auto previous_us = std::make_shared<std::atomic<int64_t>>(0);
   auto lease_text = std::make_shared<LeaseFamiliesText>();
 
-  Status s = routes->Add("/metrics", [sampler, pages, render, previous_us, clock, leases, lease_text, lease_marks] {
-    std::chrono::steady_clock::time_point start = clock->SteadyNow();
-    std::shared_ptr<const fleet::Snapshot> snapshot = sampler->Latest();
-    std::shared_ptr<const std::string> page = pages->Page(snapshot);
-    std::string tail =
-        metrics::RenderScrapeDuration(*snapshot, render, static_cast<double>(previous_us->load()) / 1e6);
-    const std::string& host = render.hostname.empty() ? snapshot->fleet.hostname : render.hostname;
-    if (leases) tail += *lease_text->For(leases(), host);
-    if (std::shared_ptr<const fleet::LeaseMarks> marks = lease_marks ? lease_marks() : nullptr) {
-      tail += metrics::RenderLeaseMarks(*marks, snapshot->fleet, host);
-    }
-    previous_us->store(std::chrono::duration_cast<std::chrono::microseconds>(clock->SteadyNow() - start).count());
-    // The page is shared with every scrape of this sample, not copied.
-    return http::Response{200, metrics::kContentType, std::move(tail), std::move(page)};
-  });
+  Status s =
+      routes->Add("/metrics", [sampler, pages, render, previous_us, clock, leases, lease_text, lease_marks] {
+        std::chrono::steady_clock::time_point start = clock->SteadyNow();
+        std::shared_ptr<const fleet::Snapshot> snapshot = sampler->Latest();
+        std::shared_ptr<const std::string> page = pages->Page(snapshot);
+        std::string tail =
+            metrics::RenderScrapeDuration(*snapshot, render, static_cast<double>(previous_us->load()) / 1e6);
+        const std::string& host = render.hostname.empty() ? snapshot->fleet.hostname : render.hostname;
+        if (leases) tail += *lease_text->For(leases(), host);
+        if (std::shared_ptr<const fleet::LeaseMarks> marks = lease_marks ? lease_marks() : nullptr) {
+          tail += metrics::RenderLeaseMarks(*marks, snapshot->fleet, host);
+        }
+        previous_us->store(
+            std::chrono::duration_cast<std::chrono::microseconds>(clock->SteadyNow() - start).count());
+        // The page is shared with every scrape of this sample, not copied.
+        return http::Response{200, metrics::kContentType, std::move(tail), std::move(page)};
+      });
   std::chrono::milliseconds stale_after = 3 * config.sampler.fast_interval + std::chrono::seconds(2);
   if (s.ok()) {
     s = routes->Add("/health", [sampler, clock, stale_after, problems, findings] {

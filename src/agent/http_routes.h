@@ -38,7 +38,7 @@ struct HttpRouteHooks {
 // null, gets the /metrics page cache, for the agent to prerender after each
 // sample (metrics/page_cache.h).
 Status AddHttpRoutes(http::RouteTable* routes, const config::Config& config, const std::string& version,
-                     sampler::Sampler* sampler, metrics::FleetCounters* counters, Clock* clock, HttpRouteHooks hooks,
-                     std::shared_ptr<metrics::PageCache>* pages = nullptr);
+                     sampler::Sampler* sampler, metrics::FleetCounters* counters, Clock* clock,
+                     HttpRouteHooks hooks, std::shared_ptr<metrics::PageCache>* pages = nullptr);
 
 }  // namespace tarmac::agent

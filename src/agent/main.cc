@@ -19,9 +19,10 @@ int main(int argc, char** argv) {
   // and large blocks mapped on their own.
   tarmac::agent::ApplyMallocTunables(argv);
   tarmac::agent::SetMallocOptions(std::getenv("GLIBC_TUNABLES"));
-  CLI::App app("tarmacd: the tarmac agent. Samples every GPU and process, keeps the history, serves the local "
-               "API (docs/protocol.md) and HTTP (docs/metrics.md). Flags override the config file.",
-               "tarmacd");
+  CLI::App app(
+      "tarmacd: the tarmac agent. Samples every GPU and process, keeps the history, serves the local "
+      "API (docs/protocol.md) and HTTP (docs/metrics.md). Flags override the config file.",
+      "tarmacd");
   tarmac::agent::AgentFlags flags;
   tarmac::config::AddAgentFlags(&app, &flags);
   try {

@@ -45,8 +45,9 @@ std::optional<std::string> TunablesWithCacheOff(const char* caller) {
 
 std::vector<MallocOption> MallocOptionsFor(const char* caller_tunables) {
   std::vector<MallocOption> options;
-  for (MallocOption o : {MallocOption{M_ARENA_MAX, kMallocArenas, "glibc.malloc.arena_max"},
-                         MallocOption{M_MMAP_THRESHOLD, kMmapThresholdBytes, "glibc.malloc.mmap_threshold"}}) {
+  for (MallocOption o :
+       {MallocOption{M_ARENA_MAX, kMallocArenas, "glibc.malloc.arena_max"},
+        MallocOption{M_MMAP_THRESHOLD, kMmapThresholdBytes, "glibc.malloc.mmap_threshold"}}) {
     if (!NamesTunable(caller_tunables, o.tunable)) options.push_back(o);
   }
   return options;

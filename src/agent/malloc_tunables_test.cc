@@ -2,7 +2,6 @@
 #include "agent/malloc_tunables.h"
 
 #include <gtest/gtest.h>
-
 #include <malloc.h>
 
 #include <cstdlib>

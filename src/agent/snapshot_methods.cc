@@ -30,7 +30,8 @@ json SnapshotGpu(const fleet::GpuView& gpu, const fleet::LeaseMarks* marks, cons
     std::optional<double> mean = history->Mean(index, snapshot.taken_at_steady, *window);
     if (mean) g["utilization_gpu_recent_ratio"] = *mean;
   }
-  if (series && history != nullptr) g["utilization_gpu_series"] = history->Series(index, snapshot.taken_at_steady, *series);
+  if (series && history != nullptr)
+    g["utilization_gpu_series"] = history->Series(index, snapshot.taken_at_steady, *series);
   return g;
 }
 
@@ -44,8 +45,9 @@ json SnapshotHeader(const fleet::Snapshot& snapshot) {
 
 }  // namespace
 
-json SnapshotStatus(const AgentInfo& agent, const fleet::Snapshot& snapshot, const fleet::UtilizationHistory* history,
-                    std::optional<std::chrono::seconds> window, std::optional<std::chrono::seconds> series) {
+json SnapshotStatus(const AgentInfo& agent, const fleet::Snapshot& snapshot,
+                    const fleet::UtilizationHistory* history, std::optional<std::chrono::seconds> window,
+                    std::optional<std::chrono::seconds> series) {
   std::shared_ptr<const fleet::LeaseMarks> marks = agent.lease_marks ? agent.lease_marks() : nullptr;
   json gpus = json::array();
   for (const fleet::GpuView& g : snapshot.fleet.gpus) {
@@ -73,9 +75,9 @@ void AppendSnapshotStatus(std::string* out, const AgentInfo& agent, const fleet:
   });
 }
 
-std::string AnswerSnapshotMethod(const ipc::Request& request, const ipc::PeerCredentials& peer, const AgentInfo& agent,
-                                 const fleet::Snapshot* snapshot, const fleet::SamplerStats* stats,
-                                 const fleet::UtilizationHistory* history) {
+std::string AnswerSnapshotMethod(const ipc::Request& request, const ipc::PeerCredentials& peer,
+                                 const AgentInfo& agent, const fleet::Snapshot* snapshot,
+                                 const fleet::SamplerStats* stats, const fleet::UtilizationHistory* history) {
   if (request.method == "hello") {
     json sampler = json::object();
     if (stats != nullptr) {
@@ -88,34 +90,38 @@ std::string AnswerSnapshotMethod(const ipc::Request& request, const ipc::PeerCre
                  {"xid_events", stats->xid_events},
                  {"mig_config_changes", stats->mig_config_changes}};
     }
-    return ipc::EncodeResult(request.id, {{"agent_version", agent.version},
-                                     {"sampler", sampler},
-                                     {"agent_pid", agent.pid},
-                                     {"backend", agent.backend},
-                                     {"started_at_unix", agent.started_at_unix},
-                                     {"protocol_version", ipc::kProtocolVersion},
-                                     {"store", agent.store_status ? agent.store_status() : json(nullptr)},
-                                     {"lease_state", agent.lease_state ? agent.lease_state() : json(nullptr)},
-                                     {"http", agent.http},
-                                     {"peer", {{"pid", peer.pid}, {"uid", peer.uid}, {"gid", peer.gid}}}});
+    return ipc::EncodeResult(request.id,
+                             {{"agent_version", agent.version},
+                              {"sampler", sampler},
+                              {"agent_pid", agent.pid},
+                              {"backend", agent.backend},
+                              {"started_at_unix", agent.started_at_unix},
+                              {"protocol_version", ipc::kProtocolVersion},
+                              {"store", agent.store_status ? agent.store_status() : json(nullptr)},
+                              {"lease_state", agent.lease_state ? agent.lease_state() : json(nullptr)},
+                              {"http", agent.http},
+                              {"peer", {{"pid", peer.pid}, {"uid", peer.uid}, {"gid", peer.gid}}}});
   }
   if (request.method == "status") {
     std::optional<std::chrono::seconds> window, series;
-    for (auto [key, out] : {std::pair{"recent_window_seconds", &window}, std::pair{"series_seconds", &series}}) {
+    for (auto [key, out] :
+         {std::pair{"recent_window_seconds", &window}, std::pair{"series_seconds", &series}}) {
       auto w = request.params.find(key);
       if (w == request.params.end()) continue;
-      if (!w->is_number_integer() || w->get<int64_t>() < 1 || w->get<int64_t>() > ipc::kMaxRecentWindowSeconds) {
-        return ipc::EncodeError(request.id, ipc::kErrorBadRequest,
-                                fmt::format("params.{}: expected an integer from 1 to {}", key,
-                                            ipc::kMaxRecentWindowSeconds));
+      if (!w->is_number_integer() || w->get<int64_t>() < 1 ||
+          w->get<int64_t>() > ipc::kMaxRecentWindowSeconds) {
+        return ipc::EncodeError(
+            request.id, ipc::kErrorBadRequest,
+            fmt::format("params.{}: expected an integer from 1 to {}", key, ipc::kMaxRecentWindowSeconds));
       }
       *out = std::chrono::seconds(w->get<int64_t>());
     }
-    if (snapshot == nullptr) return ipc::EncodeError(request.id, ipc::kErrorUnavailable, "no sample taken yet");
+    if (snapshot == nullptr)
+      return ipc::EncodeError(request.id, ipc::kErrorUnavailable, "no sample taken yet");
     return ipc::EncodeResult(request.id, SnapshotStatus(agent, *snapshot, history, window, series));
   }
   return ipc::EncodeError(request.id, ipc::kErrorUnknownMethod,
-                     fmt::format("unknown method \"{}\" (known here: hello, status)", request.method));
+                          fmt::format("unknown method \"{}\" (known here: hello, status)", request.method));
 }
 
 }  // namespace tarmac::agent

@@ -13,8 +13,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "fleet/lease_marks.h"
@@ -60,9 +60,9 @@ void AppendSnapshotStatus(std::string* out, const AgentInfo& agent, const fleet:
 // Answers `hello` and `status` from the latest snapshot (null before the
 // first tick), the sampler's counters and its utilization history (null
 // when not known); unknown_method for any other method.
-std::string AnswerSnapshotMethod(const ipc::Request& request, const ipc::PeerCredentials& peer, const AgentInfo& agent,
-                                 const fleet::Snapshot* snapshot, const fleet::SamplerStats* stats = nullptr,
+std::string AnswerSnapshotMethod(const ipc::Request& request, const ipc::PeerCredentials& peer,
+                                 const AgentInfo& agent, const fleet::Snapshot* snapshot,
+                                 const fleet::SamplerStats* stats = nullptr,
                                  const fleet::UtilizationHistory* history = nullptr);
-
 
 }  // namespace tarmac::agent

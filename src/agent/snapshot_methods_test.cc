@@ -51,7 +51,8 @@ TEST(SnapshotMethodsTest, HelloReportsTheCallerAsTheKernelSaysAndStatusNeedsASam
     recent.params = {{"recent_window_seconds", bad}};
     json refused = Parse(AnswerSnapshotMethod(recent, {}, agent, &snapshot, nullptr, &history));
     EXPECT_EQ(refused["error"]["code"], ipc::kErrorBadRequest) << bad;
-    EXPECT_NE(refused["error"]["message"].get<std::string>().find("recent_window_seconds"), std::string::npos);
+    EXPECT_NE(refused["error"]["message"].get<std::string>().find("recent_window_seconds"),
+              std::string::npos);
   }
   // A series: the readings themselves, oldest first.
   recent.params = {{"series_seconds", 10}};
@@ -66,7 +67,8 @@ TEST(SnapshotMethodsTest, HelloReportsTheCallerAsTheKernelSaysAndStatusNeedsASam
 
   ipc::Request unknown;
   unknown.method = "launch_missiles";
-  EXPECT_EQ(Parse(AnswerSnapshotMethod(unknown, {}, agent, nullptr))["error"]["code"], ipc::kErrorUnknownMethod);
+  EXPECT_EQ(Parse(AnswerSnapshotMethod(unknown, {}, agent, nullptr))["error"]["code"],
+            ipc::kErrorUnknownMethod);
 }
 
 // The stream's status, written one GPU at a time, is the method's result

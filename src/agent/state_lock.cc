@@ -20,7 +20,8 @@ Result<StateLock> StateLock::Acquire(const std::string& state_dir) {
     int err = errno;
     std::string why = fmt::format("cannot open the state lock {}: {}", path, std::strerror(err));
     if (err == EACCES || err == EPERM || err == EROFS) {
-      return Status::PermissionDenied(why, "run the agent as a user who may write there, or give it --state-dir");
+      return Status::PermissionDenied(why,
+                                      "run the agent as a user who may write there, or give it --state-dir");
     }
     return Status::IOError(why);
   }
@@ -39,7 +40,8 @@ Result<StateLock> StateLock::Acquire(const std::string& state_dir) {
     return Status::IOError(fmt::format("cannot lock {}: {}", path, std::strerror(err)));
   }
   std::string pid = fmt::format("{}\n", ::getpid());
-  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
+  if (::ftruncate(fd, 0) != 0 ||
+      ::pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
     // The lock holds without the PID in it; a second agent just cannot name us.
   }
   return StateLock(fd, state_dir);

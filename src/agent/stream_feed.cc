@@ -72,7 +72,8 @@ std::shared_ptr<void> StreamFeed::Open(int max, const std::string& client, int m
   });
 }
 
-std::shared_ptr<const StreamBatch> StreamFeed::WaitNewer(int64_t sequence, std::chrono::milliseconds timeout) {
+std::shared_ptr<const StreamBatch> StreamFeed::WaitNewer(int64_t sequence,
+                                                         std::chrono::milliseconds timeout) {
   std::shared_ptr<const StreamBatch> batch = Latest();
   if (batch->sequence != sequence) return batch;
   {
@@ -103,8 +104,9 @@ std::shared_ptr<const StreamBatch> StreamFeed::Latest() {
   Result<json> leases = sources_.ask("leases", json::object());
   Result<json> queue = sources_.ask("queue", json::object());
   if (leases.ok() && queue.ok()) {
-    AppendEvent(&batch->text, "leases", {{"leases", leases.value().value("leases", json::array())},
-                                    {"queue", queue.value().value("queue", json::array())}});
+    AppendEvent(&batch->text, "leases",
+                {{"leases", leases.value().value("leases", json::array())},
+                 {"queue", queue.value().value("queue", json::array())}});
   }
   // The events since the previous batch; the first batch only learns
   // where the journal ends.

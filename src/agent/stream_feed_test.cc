@@ -65,7 +65,9 @@ TEST(StreamFeedTest, OneEncodingPerSampleSharedByEveryReader) {
 }
 
 TEST(StreamFeedTest, AnEventIsAppendedAsDumpWritesItsData) {
-  json data = {{"name", "r\u00e9sum\u00e9 \"q\" \\ \n\t\x01"}, {"ratio", 0.25}, {"list", {1, -2, nullptr, true}},
+  json data = {{"name", "r\u00e9sum\u00e9 \"q\" \\ \n\t\x01"},
+               {"ratio", 0.25},
+               {"list", {1, -2, nullptr, true}},
                {"empty", json::object()}};
   std::string out = "before\n";
   StreamFeed::AppendEvent(&out, "status", data, 7);

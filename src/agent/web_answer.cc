@@ -8,7 +8,9 @@ namespace tarmac::agent {
 
 using nlohmann::json;
 
-http::Response JsonAnswer(int status, const json& j) { return http::Response{status, "application/json", j.dump() + "\n"}; }
+http::Response JsonAnswer(int status, const json& j) {
+  return http::Response{status, "application/json", j.dump() + "\n"};
+}
 
 http::Response Refusal(int status, const std::string& code, const std::string& message) {
   return JsonAnswer(status, {{"error", {{"code", code}, {"message", message}}}});
@@ -48,7 +50,8 @@ http::Response ReportAnswer(const std::string& format, std::string body, const s
   return http::Response{200, "application/json", std::move(body)};
 }
 
-Result<std::pair<int64_t, int64_t>> RangeOf(const http::Request& asked, Clock* clock, const std::string& since) {
+Result<std::pair<int64_t, int64_t>> RangeOf(const http::Request& asked, Clock* clock,
+                                            const std::string& since) {
   int64_t now = UnixSeconds(clock->WallNow());
   Result<int64_t> from = ParseTimeSpec(asked.Param("since", since), now);
   if (!from.ok()) return from.status().WithContext("since");

@@ -38,6 +38,7 @@ http::Response ReportAnswer(const std::string& format, std::string body, const s
 
 // The request's `since` (default `since`) and `until` (default now) as
 // `tarmac report` takes them: [since, until + 1) in Unix seconds.
-Result<std::pair<int64_t, int64_t>> RangeOf(const http::Request& asked, Clock* clock, const std::string& since);
+Result<std::pair<int64_t, int64_t>> RangeOf(const http::Request& asked, Clock* clock,
+                                            const std::string& since);
 
 }  // namespace tarmac::agent

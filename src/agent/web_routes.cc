@@ -54,13 +54,15 @@ Result<json> Ask(const ipc::MethodTable& methods, const std::string& method, jso
 
 // A read method's result as the web shows it.
 Result<json> AskForWeb(const WebRouteHooks& hooks, const std::string& method, json params) {
-  Result<json> got = method == "status" && params.empty() && hooks.status ? Result<json>(hooks.status())
-                                                                          : Ask(*hooks.methods, method, std::move(params));
+  Result<json> got = method == "status" && params.empty() && hooks.status
+                         ? Result<json>(hooks.status())
+                         : Ask(*hooks.methods, method, std::move(params));
   if (got.ok() && !hooks.web.show_command_lines) DropCommandLines(&got.value());
   return got;
 }
 
-http::Response AnswerMethod(const WebRouteHooks& hooks, const std::string& method, const http::Request& asked) {
+http::Response AnswerMethod(const WebRouteHooks& hooks, const std::string& method,
+                            const http::Request& asked) {
   Result<json> got = AskForWeb(hooks, method, ParamsFromQuery(asked.params));
   if (!got.ok()) return Refusal(500, ipc::kErrorInternal, got.status().message());
   const json& j = got.value();
@@ -72,7 +74,8 @@ http::Response AnswerMethod(const WebRouteHooks& hooks, const std::string& metho
 }
 
 http::Response AnswerHistory(const WebRouteHooks& hooks, const http::Request& asked, Clock* clock) {
-  if (hooks.store_path.empty()) return Refusal(404, ipc::kErrorNotFound, "the agent keeps no history ([store])");
+  if (hooks.store_path.empty())
+    return Refusal(404, ipc::kErrorNotFound, "the agent keeps no history ([store])");
   Result<std::pair<int64_t, int64_t>> range = RangeOf(asked, clock, "1h");
   if (!range.ok()) return StatusRefusal(range.status());
   json points_param = ParamsFromQuery({{"points", asked.Param("points", "600")}})["points"];
@@ -98,8 +101,8 @@ http::Response AnswerHistory(const WebRouteHooks& hooks, const http::Request& as
   j["columns"] = result.value().columns;
   // What happened in the range, for the time axis: Xids, throttling,
   // preemptions, the GPU lost, the driver and agent.
-  Result<std::vector<store::StoredEvent>> events =
-      store::QueryEvents(db.value().get(), {request.gpu, request.since_t, request.until_t, kMaxHistoryEvents});
+  Result<std::vector<store::StoredEvent>> events = store::QueryEvents(
+      db.value().get(), {request.gpu, request.since_t, request.until_t, kMaxHistoryEvents});
   if (!events.ok()) return StatusRefusal(events.status());
   j["events"] = json::array();
   for (const store::StoredEvent& e : events.value()) j["events"].push_back(store::StoredEventToJson(e));
@@ -107,14 +110,16 @@ http::Response AnswerHistory(const WebRouteHooks& hooks, const http::Request& as
 }
 
 http::Response AnswerReport(const WebRouteHooks& hooks, const http::Request& asked, Clock* clock) {
-  if (hooks.store_path.empty()) return Refusal(404, ipc::kErrorNotFound, "the agent keeps no history ([store])");
+  if (hooks.store_path.empty())
+    return Refusal(404, ipc::kErrorNotFound, "the agent keeps no history ([store])");
   Result<std::pair<int64_t, int64_t>> range = RangeOf(asked, clock, "7d");
   if (!range.ok()) return StatusRefusal(range.status());
   report::ReportRequest request;
   request.since_t = range.value().first;
   request.until_t = range.value().second;
   if (!report::ParseGroupBy(asked.Param("by", "user"), &request.by)) {
-    return Refusal(400, ipc::kErrorBadRequest, fmt::format("by: expected one of {}", fmt::join(report::GroupByNames(), ", ")));
+    return Refusal(400, ipc::kErrorBadRequest,
+                   fmt::format("by: expected one of {}", fmt::join(report::GroupByNames(), ", ")));
   }
   http::Response refusal;
   std::optional<std::string> format = ReportFormat(asked, &refusal);
@@ -216,13 +221,15 @@ Status AddWebRoutes(http::RouteTable* routes, WebRouteHooks hooks, Clock* clock,
   std::string script_version = ETagOf(ConsoleScript()).substr(1, 16);
   std::string style_version = ETagOf(ConsoleStyle()).substr(1, 16);
   std::string page(ConsolePage());
-  for (auto [name, version] : {std::pair{"console.js\"", script_version}, std::pair{"console.css\"", style_version}}) {
+  for (auto [name, version] :
+       {std::pair{"console.js\"", script_version}, std::pair{"console.css\"", style_version}}) {
     size_t at = page.find(name);
     if (at != std::string::npos) page.insert(at + std::string_view(name).size() - 1, "?v=" + version);
   }
   for (auto [path, type, text, version] :
        {std::tuple{"/", "text/html; charset=utf-8", std::string(page), std::string()},
-        std::tuple{"/console.js", "text/javascript; charset=utf-8", std::string(ConsoleScript()), script_version},
+        std::tuple{"/console.js", "text/javascript; charset=utf-8", std::string(ConsoleScript()),
+                   script_version},
         std::tuple{"/console.css", "text/css; charset=utf-8", std::string(ConsoleStyle()), style_version}}) {
     if (!s.ok()) return s;
     // Compressed once here; sent compressed to every browser (they all
@@ -237,16 +244,17 @@ Status AddWebRoutes(http::RouteTable* routes, WebRouteHooks hooks, Clock* clock,
       r.is_gzip = is_gzip;
       // The page runs its own script only, talks to this agent only, and
       // is never framed.
-      r.headers = {{"Content-Security-Policy",
-                    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; "
-                    "frame-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"},
-                   {"X-Content-Type-Options", "nosniff"},
-                   {"Referrer-Policy", "no-referrer"},
-                   {"ETag", etag},
-                   {"Vary", "Accept-Encoding"},
-                   {"Cache-Control", !version.empty() && asked.Param("v") == version
-                                         ? "max-age=31536000, immutable"
-                                         : "no-cache"}};
+      r.headers = {
+          {"Content-Security-Policy",
+           "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' "
+           "data:; "
+           "frame-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"},
+          {"X-Content-Type-Options", "nosniff"},
+          {"Referrer-Policy", "no-referrer"},
+          {"ETag", etag},
+          {"Vary", "Accept-Encoding"},
+          {"Cache-Control",
+           !version.empty() && asked.Param("v") == version ? "max-age=31536000, immutable" : "no-cache"}};
       return r;
     });
   }
@@ -263,18 +271,22 @@ Status AddWebRoutes(http::RouteTable* routes, WebRouteHooks hooks, Clock* clock,
     });
   }
   if (s.ok()) {
-    s = routes->Add("/api/v1/history",
-                    [shared, clock](const http::Request& asked) { return AnswerHistory(*shared, asked, clock); });
+    s = routes->Add("/api/v1/history", [shared, clock](const http::Request& asked) {
+      return AnswerHistory(*shared, asked, clock);
+    });
   }
   if (s.ok()) {
-    s = routes->Add("/api/v1/report",
-                    [shared, clock](const http::Request& asked) { return AnswerReport(*shared, asked, clock); });
+    s = routes->Add("/api/v1/report", [shared, clock](const http::Request& asked) {
+      return AnswerReport(*shared, asked, clock);
+    });
   }
   if (s.ok()) {
     sampler::Sampler* sampler = shared->sampler;
     StreamFeed::Sources sources;
     sources.sequence = [sampler] { return sampler->Latest()->sequence; };
-    sources.ask = [shared](const char* method, json params) { return AskForWeb(*shared, method, std::move(params)); };
+    sources.ask = [shared](const char* method, json params) {
+      return AskForWeb(*shared, method, std::move(params));
+    };
     if (shared->status_text) {
       sources.status_text = [shared](std::string* out) {
         std::function<void(json*)> edit;
@@ -297,7 +309,9 @@ Status AddWebRoutes(http::RouteTable* routes, WebRouteHooks hooks, Clock* clock,
                                    kMaxStreams, shared->web.max_streams_per_client, client));
       }
       http::Response r{200, "text/event-stream", ""};
-      r.stream = [shared, feed, clock, slot](http::StreamSink& sink) { Stream(*shared, feed.get(), clock, sink); };
+      r.stream = [shared, feed, clock, slot](http::StreamSink& sink) {
+        Stream(*shared, feed.get(), clock, sink);
+      };
       return r;
     });
   }

@@ -35,8 +35,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "common/clock.h"
 #include "agent/stream_feed.h"
+#include "common/clock.h"
 #include "http/http_config.h"
 #include "http/server.h"
 #include "ipc/method_table.h"

@@ -7,9 +7,15 @@ namespace tarmac::agent {
 namespace {
 
 TEST(WebRoutesTest, QueryParametersBecomeTheMethodsParams) {
-  nlohmann::json p = ParamsFromQuery({{"after", "40"}, {"limit", "-3"}, {"newest", "true"}, {"off", "false"},
-                                      {"name", "abc"}, {"dash", "-"}, {"huge", "1234567890123456789012"},
-                                      {"empty", ""}, {"mixed", "12ab"}});
+  nlohmann::json p = ParamsFromQuery({{"after", "40"},
+                                      {"limit", "-3"},
+                                      {"newest", "true"},
+                                      {"off", "false"},
+                                      {"name", "abc"},
+                                      {"dash", "-"},
+                                      {"huge", "1234567890123456789012"},
+                                      {"empty", ""},
+                                      {"mixed", "12ab"}});
   EXPECT_EQ(p["after"], 40);
   EXPECT_EQ(p["limit"], -3);
   EXPECT_EQ(p["newest"], true);

@@ -5,7 +5,6 @@
 
 #include <cerrno>
 #include <cstring>
-
 #include <map>
 #include <set>
 
@@ -18,7 +17,8 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::string_view kUrls[] = {"/v1/chat/completions", "/v1/completions", "/api/generate", "/api/chat"};
+constexpr std::string_view kUrls[] = {"/v1/chat/completions", "/v1/completions", "/api/generate",
+                                      "/api/chat"};
 
 bool IsPrintable(std::string_view s) {
   for (char c : s) {
@@ -34,7 +34,8 @@ Result<BatchRequest> ReadLine(const json& j, int64_t line, const BatchDefaults& 
   r.line = line;
   if (j.contains("url") || j.contains("body") || j.contains("method")) {
     for (const char* key : {"custom_id", "method", "url", "body"}) {
-      if (!j.contains(key)) return Status::InvalidArgument(fmt::format("OpenAI batch line without \"{}\"", key));
+      if (!j.contains(key))
+        return Status::InvalidArgument(fmt::format("OpenAI batch line without \"{}\"", key));
     }
     if (!j["custom_id"].is_string()) return Status::InvalidArgument("custom_id: expected a string");
     if (j["method"] != "POST") return Status::InvalidArgument("method: expected \"POST\"");
@@ -49,7 +50,8 @@ Result<BatchRequest> ReadLine(const json& j, int64_t line, const BatchDefaults& 
   } else {
     bool has_prompt = j.contains("prompt");
     bool has_messages = j.contains("messages");
-    if (has_prompt == has_messages) return Status::InvalidArgument("expected \"prompt\" or \"messages\" (one of them)");
+    if (has_prompt == has_messages)
+      return Status::InvalidArgument("expected \"prompt\" or \"messages\" (one of them)");
     if (has_prompt && !j["prompt"].is_string()) return Status::InvalidArgument("prompt: expected a string");
     if (has_messages && (!j["messages"].is_array() || j["messages"].empty())) {
       return Status::InvalidArgument("messages: expected a non-empty array");
@@ -70,10 +72,12 @@ Result<BatchRequest> ReadLine(const json& j, int64_t line, const BatchDefaults& 
     }
   }
   if (r.custom_id.empty() || r.custom_id.size() > kMaxCustomIdBytes || !IsPrintable(r.custom_id)) {
-    return Status::InvalidArgument(fmt::format("custom_id: expected 1 to {} printable characters", kMaxCustomIdBytes));
+    return Status::InvalidArgument(
+        fmt::format("custom_id: expected 1 to {} printable characters", kMaxCustomIdBytes));
   }
   if (!r.body.contains("model") && !defaults.model.empty()) r.body["model"] = defaults.model;
-  if (!r.body.contains("model")) return Status::InvalidArgument("no model: name one in the line, or give one for the file (--model)");
+  if (!r.body.contains("model"))
+    return Status::InvalidArgument("no model: name one in the line, or give one for the file (--model)");
   if (!r.body["model"].is_string() || r.body["model"].get<std::string>().empty()) {
     return Status::InvalidArgument("model: expected a non-empty string");
   }
@@ -89,7 +93,8 @@ bool IsAllowedUrl(std::string_view url) {
   return false;
 }
 
-Result<BatchInput> ParseBatchInput(std::string_view text, std::string_view source, const BatchDefaults& defaults) {
+Result<BatchInput> ParseBatchInput(std::string_view text, std::string_view source,
+                                   const BatchDefaults& defaults) {
   BatchInput input;
   std::vector<std::string> problems;
   size_t more = 0;
@@ -146,7 +151,8 @@ Result<BatchInput> ParseBatchInput(std::string_view text, std::string_view sourc
     return Status::InvalidArgument(fmt::format("{}: no requests", source));
   }
   for (const auto& [what, seen] : repeats) {
-    if (seen.second > 1) problems[seen.first] += fmt::format(" (and {} more lines the same)", seen.second - 1);
+    if (seen.second > 1)
+      problems[seen.first] += fmt::format(" (and {} more lines the same)", seen.second - 1);
   }
   if (!problems.empty()) {
     std::string all;
@@ -160,11 +166,13 @@ Result<BatchInput> ParseBatchInput(std::string_view text, std::string_view sourc
 Result<BatchInput> ReadBatchFile(const std::string& path, const BatchDefaults& defaults) {
   // Read by the runner and the CLI as the batch's user: a link is followed
   // with that user's rights; a FIFO or a device is refused, never waited on.
-  Result<std::string> read = ReadForeignFile(path, {.max_bytes = kMaxBatchBytes + 1, .follow_final_link = true});
+  Result<std::string> read =
+      ReadForeignFile(path, {.max_bytes = kMaxBatchBytes + 1, .follow_final_link = true});
   if (!read.ok()) return Status::InvalidArgument(read.status().message());
   std::string text = std::move(read).value();
   if (text.size() > kMaxBatchBytes) {
-    return Status::InvalidArgument(fmt::format("{}: larger than {} MiB; split it", path, kMaxBatchBytes >> 20));
+    return Status::InvalidArgument(
+        fmt::format("{}: larger than {} MiB; split it", path, kMaxBatchBytes >> 20));
   }
   return ParseBatchInput(text, path, defaults);
 }

@@ -21,11 +21,10 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "common/result.h"
 
@@ -54,7 +53,8 @@ inline constexpr size_t kMaxLineBytes = size_t{1} << 20;
 // The endpoints a request may name.
 bool IsAllowedUrl(std::string_view url);
 
-Result<BatchInput> ParseBatchInput(std::string_view text, std::string_view source, const BatchDefaults& defaults);
+Result<BatchInput> ParseBatchInput(std::string_view text, std::string_view source,
+                                   const BatchDefaults& defaults);
 
 // A batch file is refused over this (OpenAI's Batch API allows 200 MB).
 inline constexpr size_t kMaxBatchBytes = size_t{256} << 20;

@@ -44,24 +44,26 @@ TEST(BatchInputTest, PromptLinesBecomeRequestsWithTheDefaultModelAndLineIds) {
 
 TEST(BatchInputTest, EveryBadLineIsReportedWithItsNumberAndNothingIsReturned) {
   std::string text = std::string(R"({"prompt":"ok","custom_id":"a","model":"m"})") + "\n" +  // 1: fine
-                     "{not json\n" +                                                          // 2
-                     R"({"prompt":"x","custom_id":"a","model":"m"})" + "\n" +                 // 3: repeated id
-                     R"({"prompt":"x","model":"other"})" + "\n" +                             // 4: second model
+                     "{not json\n" +                                                         // 2
+                     R"({"prompt":"x","custom_id":"a","model":"m"})" + "\n" +                // 3: repeated id
+                     R"({"prompt":"x","model":"other"})" + "\n" +  // 4: second model
                      R"({"custom_id":"b","method":"GET","url":"/v1/completions","body":{}})" + "\n" +  // 5
-                     R"({"custom_id":"c","method":"POST","url":"/v1/embeddings","body":{"model":"m"}})" + "\n" +  // 6
-                     R"({"prompt":"x","messages":[]})" + "\n" +                               // 7: both
-                     R"({"prompt":"no model here"})" + "\n" +                                 // 8
-                     R"([1,2])" + "\n" +                                                      // 9
+                     R"({"custom_id":"c","method":"POST","url":"/v1/embeddings","body":{"model":"m"}})" +
+                     "\n" +                                      // 6
+                     R"({"prompt":"x","messages":[]})" + "\n" +  // 7: both
+                     R"({"prompt":"no model here"})" + "\n" +    // 8
+                     R"([1,2])" + "\n" +                         // 9
                      R"({"prompt":"x","model":"m","custom_id":")" + std::string(65, 'x') + "\"}\n";  // 10
   Result<BatchInput> in = ParseBatchInput(text, "bad.jsonl", {});
   ASSERT_FALSE(in.ok());
   EXPECT_EQ(in.status().code(), StatusCode::kInvalidArgument);
   const std::string& m = in.status().message();
-  for (const char* want : {"bad.jsonl:2: not valid JSON", "bad.jsonl:3: custom_id \"a\" appears twice",
-                           "bad.jsonl:4: model \"other\": the file is for \"m\" (line 1)",
-                           "bad.jsonl:5: method: expected \"POST\"", "bad.jsonl:6: url: expected",
-                           "bad.jsonl:7: expected \"prompt\" or \"messages\"", "bad.jsonl:8: no model",
-                           "bad.jsonl:9: expected a JSON object", "bad.jsonl:10: custom_id: expected 1 to 64"}) {
+  for (const char* want :
+       {"bad.jsonl:2: not valid JSON", "bad.jsonl:3: custom_id \"a\" appears twice",
+        "bad.jsonl:4: model \"other\": the file is for \"m\" (line 1)",
+        "bad.jsonl:5: method: expected \"POST\"", "bad.jsonl:6: url: expected",
+        "bad.jsonl:7: expected \"prompt\" or \"messages\"", "bad.jsonl:8: no model",
+        "bad.jsonl:9: expected a JSON object", "bad.jsonl:10: custom_id: expected 1 to 64"}) {
     EXPECT_NE(m.find(want), std::string::npos) << want << "\n" << m;
   }
   EXPECT_EQ(m.find("bad.jsonl:1:"), std::string::npos) << m;
@@ -73,9 +75,10 @@ TEST(BatchInputTest, TheSameProblemOnManyLinesIsSaidOnce) {
   for (int i = 1; i <= 20; ++i) text += R"({"prompt":"q","custom_id":"r)" + std::to_string(i) + "\"}\n";
   Result<BatchInput> in = ParseBatchInput(text, "b.jsonl", {});
   ASSERT_FALSE(in.ok());
-  EXPECT_EQ(in.status().message(),
-            "b.jsonl:1: no model: name one in the line, or give one for the file (--model) (and 19 more lines the "
-            "same)");
+  EXPECT_EQ(
+      in.status().message(),
+      "b.jsonl:1: no model: name one in the line, or give one for the file (--model) (and 19 more lines the "
+      "same)");
 }
 
 TEST(BatchInputTest, AnEmptyFileAndAFloodOfProblemsAreSaidBriefly) {

@@ -5,10 +5,9 @@
 
 #include <filesystem>
 
-
 #include "common/enum_names.h"
-#include "common/json_fields.h"
 #include "common/fs.h"
+#include "common/json_fields.h"
 #include "common/safe_file.h"
 
 namespace tarmac::backfill {
@@ -17,8 +16,8 @@ namespace {
 using nlohmann::json;
 
 constexpr std::pair<BatchState, const char*> kStateNames[] = {
-    {BatchState::kQueued, "queued"},   {BatchState::kRunning, "running"}, {BatchState::kPaused, "paused"},
-    {BatchState::kCancelled, "cancelled"}, {BatchState::kDone, "done"}, {BatchState::kFailed, "failed"},
+    {BatchState::kQueued, "queued"},       {BatchState::kRunning, "running"}, {BatchState::kPaused, "paused"},
+    {BatchState::kCancelled, "cancelled"}, {BatchState::kDone, "done"},       {BatchState::kFailed, "failed"},
 };
 
 }  // namespace
@@ -54,16 +53,19 @@ json EncodeBatchSpec(const BatchSpec& s) {
 Result<BatchSpec> DecodeBatchSpec(const json& j, std::string_view source) {
   JsonFields f(j, std::string(source));
   BatchSpec s;
-  for (auto [key, out] : {std::pair{"input", &s.input}, std::pair{"output", &s.output}, std::pair{"errors", &s.errors},
-                          std::pair{"model", &s.model}, std::pair{"user", &s.user}, std::pair{"message", &s.message}}) {
+  for (auto [key, out] :
+       {std::pair{"input", &s.input}, std::pair{"output", &s.output}, std::pair{"errors", &s.errors},
+        std::pair{"model", &s.model}, std::pair{"user", &s.user}, std::pair{"message", &s.message}}) {
     f.Optional(key, out);
   }
-  for (auto [key, out] : {std::pair{"gpus", &s.gpus}, std::pair{"concurrency", &s.concurrency},
-                          std::pair{"max_retries", &s.max_retries}, std::pair{"request_timeout_s", &s.request_timeout_s}}) {
+  for (auto [key, out] :
+       {std::pair{"gpus", &s.gpus}, std::pair{"concurrency", &s.concurrency},
+        std::pair{"max_retries", &s.max_retries}, std::pair{"request_timeout_s", &s.request_timeout_s}}) {
     f.Optional(key, out);
   }
-  for (auto [key, out] : {std::pair{"id", &s.id}, std::pair{"total", &s.total}, std::pair{"uid", &s.uid},
-                          std::pair{"submitted_unix", &s.submitted_unix}, std::pair{"finished_unix", &s.finished_unix}}) {
+  for (auto [key, out] :
+       {std::pair{"id", &s.id}, std::pair{"total", &s.total}, std::pair{"uid", &s.uid},
+        std::pair{"submitted_unix", &s.submitted_unix}, std::pair{"finished_unix", &s.finished_unix}}) {
     f.Optional(key, out);
   }
   JsonFields engine = f.Object("engine");
@@ -80,8 +82,10 @@ Result<BatchSpec> DecodeBatchSpec(const json& j, std::string_view source) {
 
 Status CheckBatchSpec(const BatchSpec& s) {
   auto bad = [](std::string what) { return Status::InvalidArgument(std::move(what)); };
-  for (auto [name, path] : {std::pair{"input", &s.input}, std::pair{"output", &s.output}, std::pair{"errors", &s.errors}}) {
-    if (path->empty() || path->front() != '/') return bad(fmt::format("{}: an absolute path is needed", name));
+  for (auto [name, path] :
+       {std::pair{"input", &s.input}, std::pair{"output", &s.output}, std::pair{"errors", &s.errors}}) {
+    if (path->empty() || path->front() != '/')
+      return bad(fmt::format("{}: an absolute path is needed", name));
   }
   // One file has many spellings ("d//f", "d/./f", "d/x/../f"): compared
   // in their normal form here; links and hard links are caught by the
@@ -102,8 +106,10 @@ Status CheckBatchSpec(const BatchSpec& s) {
   }
   if (s.gpus < 1 || s.gpus > 1024) return bad(fmt::format("gpus {}: 1 to 1024", s.gpus));
   if (s.total < 0) return bad(fmt::format("total {}: the number of requests, 0 or more", s.total));
-  if (s.concurrency < 1 || s.concurrency > 256) return bad(fmt::format("concurrency {}: 1 to 256", s.concurrency));
-  if (s.max_retries < 0 || s.max_retries > 100) return bad(fmt::format("max_retries {}: 0 to 100", s.max_retries));
+  if (s.concurrency < 1 || s.concurrency > 256)
+    return bad(fmt::format("concurrency {}: 1 to 256", s.concurrency));
+  if (s.max_retries < 0 || s.max_retries > 100)
+    return bad(fmt::format("max_retries {}: 0 to 100", s.max_retries));
   if (s.request_timeout_s < 1 || s.request_timeout_s > 86400) {
     return bad(fmt::format("request_timeout_s {}: 1 to 86400", s.request_timeout_s));
   }
@@ -162,7 +168,9 @@ double EtaSeconds(const BatchProgress& p) {
   return static_cast<double>(left) / p.requests_per_second;
 }
 
-Status WriteJsonFile(const std::string& path, const json& j) { return WriteFileAtomically(path, j.dump(2) + "\n"); }
+Status WriteJsonFile(const std::string& path, const json& j) {
+  return WriteFileAtomically(path, j.dump(2) + "\n");
+}
 
 Result<json> ReadJsonFile(const std::string& path) {
   constexpr size_t kMaxBytes = size_t{1} << 20;

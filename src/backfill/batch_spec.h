@@ -11,9 +11,8 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "common/result.h"
 
@@ -68,15 +67,15 @@ Status CheckBatchSpec(const BatchSpec& spec);
 struct BatchProgress {
   int64_t runner_pid = 0;
   int64_t total = 0;
-  int64_t done = 0;     // Results written (ever, this file).
-  int64_t failed = 0;   // Error lines written.
+  int64_t done = 0;    // Results written (ever, this file).
+  int64_t failed = 0;  // Error lines written.
   int64_t in_flight = 0;
-  int64_t retries = 0;  // Requests sent again, by this runner.
-  int64_t completion_tokens = 0;       // Generated, all runners.
-  double tokens_per_second = 0;        // Over the last minute.
-  double requests_per_second = 0;      // Over the last minute.
-  double gpu_seconds = 0;              // Backfill GPU time held for this batch, all runners.
-  int64_t preemptions = 0;             // Leases revoked, all runners.
+  int64_t retries = 0;             // Requests sent again, by this runner.
+  int64_t completion_tokens = 0;   // Generated, all runners.
+  double tokens_per_second = 0;    // Over the last minute.
+  double requests_per_second = 0;  // Over the last minute.
+  double gpu_seconds = 0;          // Backfill GPU time held for this batch, all runners.
+  int64_t preemptions = 0;         // Leases revoked, all runners.
   int64_t gpus_held = 0;
   std::string phase;    // "waiting for an idle GPU", "running on 2 GPUs", "done", ...
   std::string problem;  // The last problem (engine down, a full disk); empty when none.
@@ -90,10 +89,10 @@ BatchProgress DecodeProgress(const nlohmann::json& j);
 double EtaSeconds(const BatchProgress& p);
 
 // The runner's exit codes.
-inline constexpr int kRunnerFinished = 0;   // Every request has a result or an error line.
-inline constexpr int kRunnerFailed = 3;     // The batch cannot go on (progress.problem says why).
-inline constexpr int kRunnerBusy = 4;       // Another runner holds the batch.
-inline constexpr int kRunnerStopped = 75;   // Told to stop (pause, cancel, shutdown): resumable.
+inline constexpr int kRunnerFinished = 0;  // Every request has a result or an error line.
+inline constexpr int kRunnerFailed = 3;    // The batch cannot go on (progress.problem says why).
+inline constexpr int kRunnerBusy = 4;      // Another runner holds the batch.
+inline constexpr int kRunnerStopped = 75;  // Told to stop (pause, cancel, shutdown): resumable.
 
 // Writes `j` to `path` whole or not at all (temp file, fsync, rename).
 Status WriteJsonFile(const std::string& path, const nlohmann::json& j);

@@ -6,7 +6,6 @@
 
 #include "http/bounded_fetch.h"
 
-
 namespace tarmac::backfill {
 namespace {
 
@@ -45,7 +44,8 @@ bool SameModel(const std::string& a, const std::string& b) {
 bool Lists(const json& list, const char* array, const char* key, const std::string& model) {
   if (!list.contains(array) || !list[array].is_array()) return false;
   for (const json& m : list[array]) {
-    if (m.is_object() && m.contains(key) && m[key].is_string() && SameModel(m[key].get<std::string>(), model)) {
+    if (m.is_object() && m.contains(key) && m[key].is_string() &&
+        SameModel(m[key].get<std::string>(), model)) {
       return true;
     }
   }
@@ -94,7 +94,8 @@ void EngineConnection::Abort() {
   client_->stop();
 }
 
-Result<HttpAnswer> EngineGet(const std::string& base_url, const std::string& path, std::chrono::milliseconds timeout) {
+Result<HttpAnswer> EngineGet(const std::string& base_url, const std::string& path,
+                             std::chrono::milliseconds timeout) {
   std::unique_ptr<httplib::Client> client = MakeClient(base_url, timeout);
   httplib::Request request;
   request.method = "GET";
@@ -142,7 +143,8 @@ Status UnloadModel(const std::string& base_url, const std::string& model, std::c
       return Status::OK();
     }
     if (clock->SteadyNow() >= deadline) {
-      return Status::DeadlineExceeded(fmt::format("the engine at {} still lists {} as loaded", base_url, model));
+      return Status::DeadlineExceeded(
+          fmt::format("the engine at {} still lists {} as loaded", base_url, model));
     }
     clock->SleepUntil(clock->SteadyNow() + std::chrono::milliseconds(100), {});
   }

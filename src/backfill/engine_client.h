@@ -14,9 +14,8 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "common/clock.h"
 #include "common/result.h"

@@ -16,7 +16,6 @@
 #include "backfill/engine_client.h"
 #include "common/environment.h"
 
-
 namespace tarmac::backfill {
 namespace {
 
@@ -67,7 +66,8 @@ Result<EngineProcess> EngineProcess::Start(const EngineLaunch& launch, Clock* cl
   std::vector<char*> envp = EnvironmentPointers(env);
   std::string sh = "/bin/sh", dash_c = "-c";
   char* argv[] = {sh.data(), dash_c.data(), command.data(), nullptr};
-  int log = ::open(launch.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+  int log = ::open(launch.log_path.c_str(),
+                   O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
   if (log < 0) return Status::IOError(fmt::format("cannot write {}", launch.log_path), std::strerror(errno));
   pid_t pid = ::fork();
   if (pid < 0) {
@@ -117,8 +117,8 @@ Status EngineProcess::WaitReady(const std::string& kind, std::chrono::seconds ti
     if (IsEngineUp(base_url_, kind)) return Status::OK();
     if (give_up()) return Status::Cancelled("stopped while the engine started");
     if (clock_->SteadyNow() >= deadline) {
-      return Status::DeadlineExceeded(fmt::format("the engine did not answer on {} within {} s; its log: {}", base_url_,
-                                                  timeout.count(), log_path_));
+      return Status::DeadlineExceeded(fmt::format("the engine did not answer on {} within {} s; its log: {}",
+                                                  base_url_, timeout.count(), log_path_));
     }
     clock_->SleepUntil(clock_->SteadyNow() + std::chrono::milliseconds(50), {});
   }

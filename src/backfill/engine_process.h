@@ -43,7 +43,8 @@ class EngineProcess {
   // Waits until the engine answers (IsEngineUp). kUnavailable when it
   // exited first (with its status and log), kDeadlineExceeded after
   // `timeout`, kCancelled once `give_up` says so.
-  Status WaitReady(const std::string& kind, std::chrono::seconds timeout, const std::function<bool()>& give_up);
+  Status WaitReady(const std::string& kind, std::chrono::seconds timeout,
+                   const std::function<bool()>& give_up);
   // Whether it has exited (reaped now if so).
   bool HasExited();
   // SIGTERM to its process group; SIGKILL to the group after `grace`.

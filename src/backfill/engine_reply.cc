@@ -16,7 +16,9 @@ using Verdict = EngineReply::Verdict;
 bool IsOllama(std::string_view url) { return url.rfind("/api/", 0) == 0; }
 
 // j[key] is true (a boolean; anything else is not).
-bool IsTrue(const json& j, const char* key) { return j.contains(key) && j[key].is_boolean() && j[key].get<bool>(); }
+bool IsTrue(const json& j, const char* key) {
+  return j.contains(key) && j[key].is_boolean() && j[key].get<bool>();
+}
 
 // j[key] as it is, or `otherwise` when absent.
 json FieldOr(const json& j, const char* key, json otherwise) { return j.contains(key) ? j[key] : otherwise; }
@@ -28,7 +30,8 @@ std::string ErrorMessage(std::string_view body) {
   if (j.is_object() && j.contains("error")) {
     const json& e = j["error"];
     if (e.is_string()) return e.get<std::string>();
-    if (e.is_object() && e.contains("message") && e["message"].is_string()) return e["message"].get<std::string>();
+    if (e.is_object() && e.contains("message") && e["message"].is_string())
+      return e["message"].get<std::string>();
   }
   return std::string(body.substr(0, 200));
 }
@@ -103,7 +106,8 @@ std::optional<json> JoinSse(std::string_view body, bool is_chat, std::string* wh
       return std::nullopt;
     }
     if (j.contains("usage") && j["usage"].is_object()) usage = j["usage"];
-    if (j.contains("choices") && j["choices"].is_array() && !j["choices"].empty() && j["choices"][0].is_object()) {
+    if (j.contains("choices") && j["choices"].is_array() && !j["choices"].empty() &&
+        j["choices"][0].is_object()) {
       const json& c = j["choices"][0];
       if (is_chat && c.contains("delta") && c["delta"].is_object() && c["delta"].contains("content") &&
           c["delta"]["content"].is_string()) {
@@ -111,7 +115,8 @@ std::optional<json> JoinSse(std::string_view body, bool is_chat, std::string* wh
       } else if (!is_chat && c.contains("text") && c["text"].is_string()) {
         text += c["text"].get<std::string>();
       }
-      if (c.contains("finish_reason") && c["finish_reason"].is_string()) finish = c["finish_reason"].get<std::string>();
+      if (c.contains("finish_reason") && c["finish_reason"].is_string())
+        finish = c["finish_reason"].get<std::string>();
     }
     last = std::move(j);
   }
@@ -139,16 +144,18 @@ int64_t CompletionTokens(const json& body) {
       body["usage"]["completion_tokens"].is_number_integer()) {
     return body["usage"]["completion_tokens"].get<int64_t>();
   }
-  if (body.contains("eval_count") && body["eval_count"].is_number_integer()) return body["eval_count"].get<int64_t>();
+  if (body.contains("eval_count") && body["eval_count"].is_number_integer())
+    return body["eval_count"].get<int64_t>();
   return 0;
 }
 
 }  // namespace
 
-EngineReply ReadEngineReply(std::string_view custom_id, std::string_view url, int status, std::string_view body,
-                            std::string_view content_type) {
+EngineReply ReadEngineReply(std::string_view custom_id, std::string_view url, int status,
+                            std::string_view body, std::string_view content_type) {
   std::string id(custom_id);
-  if (status == 404) return {Verdict::kFailBatch, nullptr, fmt::format("{} ({})", ErrorMessage(body), status), 0};
+  if (status == 404)
+    return {Verdict::kFailBatch, nullptr, fmt::format("{} ({})", ErrorMessage(body), status), 0};
   if (status == 429 || status >= 500 || status < 200) {
     return Retry(fmt::format("the engine answered {}: {}", status, ErrorMessage(body)));
   }
@@ -164,7 +171,8 @@ EngineReply ReadEngineReply(std::string_view custom_id, std::string_view url, in
   std::string why;
   std::optional<json> answer;
   size_t newline = body.find('\n');
-  bool has_lines = newline != std::string_view::npos && body.find_first_not_of(" \t\r\n", newline) != std::string_view::npos;
+  bool has_lines = newline != std::string_view::npos &&
+                   body.find_first_not_of(" \t\r\n", newline) != std::string_view::npos;
   if (content_type.find("ndjson") != std::string_view::npos || (IsOllama(url) && has_lines)) {
     answer = JoinNdjson(body, is_chat, &why);
   } else if (content_type.find("event-stream") != std::string_view::npos) {

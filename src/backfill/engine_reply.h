@@ -21,24 +21,23 @@
 // Pure; thread-safe.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 namespace tarmac::backfill {
 
 struct EngineReply {
   enum class Verdict { kDone, kRetry, kFailItem, kFailBatch };
   Verdict verdict = Verdict::kRetry;
-  nlohmann::json line;  // kDone and kFailItem: the line to record.
-  std::string why;      // Otherwise: what went wrong, for the log and events.
+  nlohmann::json line;            // kDone and kFailItem: the line to record.
+  std::string why;                // Otherwise: what went wrong, for the log and events.
   int64_t completion_tokens = 0;  // kDone: tokens generated, when the engine says.
 };
 
 // `url` is the request's endpoint; `status` the HTTP status; `body` what
 // came back (whole); `content_type` its Content-Type header.
-EngineReply ReadEngineReply(std::string_view custom_id, std::string_view url, int status, std::string_view body,
-                            std::string_view content_type);
+EngineReply ReadEngineReply(std::string_view custom_id, std::string_view url, int status,
+                            std::string_view body, std::string_view content_type);
 
 }  // namespace tarmac::backfill

@@ -2,8 +2,8 @@
 #include "backfill/result_log.h"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -19,7 +19,8 @@ using nlohmann::json;
 Status IoError(const std::string& path, const char* doing) {
   int e = errno;
   std::string message = fmt::format("{}: {}: {}", path, doing, std::strerror(e));
-  if (e == ENOSPC || e == EDQUOT) return Status::ResourceExhausted(message, "free space on that file system; nothing was lost");
+  if (e == ENOSPC || e == EDQUOT)
+    return Status::ResourceExhausted(message, "free space on that file system; nothing was lost");
   return Status::IOError(message);
 }
 
@@ -33,7 +34,8 @@ Result<std::unique_ptr<ResultLog>> ResultLog::Open(const std::string& path, int 
   struct stat st {};
   if (::fstat(fd, &st) != 0) return IoError(path, "cannot read the results file");
   if (!S_ISREG(st.st_mode)) {
-    return Status::InvalidArgument(fmt::format("{}: is {}, not a regular file", path, FileKindName(st.st_mode)));
+    return Status::InvalidArgument(
+        fmt::format("{}: is {}, not a regular file", path, FileKindName(st.st_mode)));
   }
   int blocking = ::fcntl(fd, F_GETFL);
   if (blocking >= 0) ::fcntl(fd, F_SETFL, blocking & ~O_NONBLOCK);
@@ -54,14 +56,16 @@ Result<std::unique_ptr<ResultLog>> ResultLog::Open(const std::string& path, int 
     size_t end = text.find('\n', at);
     ++line;
     bool is_last = end == std::string::npos || end + 1 == text.size();
-    std::string_view raw = std::string_view(text).substr(at, (end == std::string::npos ? text.size() : end) - at);
+    std::string_view raw =
+        std::string_view(text).substr(at, (end == std::string::npos ? text.size() : end) - at);
     json j = json::parse(raw, nullptr, false);
-    bool is_good = end != std::string::npos && !j.is_discarded() && j.is_object() && j.contains("custom_id") &&
-                   j["custom_id"].is_string();
+    bool is_good = end != std::string::npos && !j.is_discarded() && j.is_object() &&
+                   j.contains("custom_id") && j["custom_id"].is_string();
     if (!is_good) {
       if (!is_last) {
-        return Status::Corruption(fmt::format("{}:{}: not a result line (a torn line can only be the last)", path, line),
-                                  "the file was changed by something else; move it aside to start again");
+        return Status::Corruption(
+            fmt::format("{}:{}: not a result line (a torn line can only be the last)", path, line),
+            "the file was changed by something else; move it aside to start again");
       }
       break;  // A writer killed mid-line: cut it off.
     }
@@ -73,7 +77,8 @@ Result<std::unique_ptr<ResultLog>> ResultLog::Open(const std::string& path, int 
     at = end + 1;
   }
   if (whole < text.size()) {
-    if (::ftruncate(fd, static_cast<off_t>(whole)) != 0) return IoError(path, "cannot cut off a torn last line");
+    if (::ftruncate(fd, static_cast<off_t>(whole)) != 0)
+      return IoError(path, "cannot cut off a torn last line");
     if (::fdatasync(fd) != 0) return IoError(path, "cannot sync");
     log->repaired_bytes_ = text.size() - whole;
   }
@@ -99,14 +104,16 @@ Status ResultLog::Append(const json& line) {
   if (n < 0) {
     s = IoError(path_, "cannot write a result");
   } else if (n != static_cast<ssize_t>(text.size())) {
-    s = Status::ResourceExhausted(fmt::format("{}: cannot write a result: only {} of {} bytes fit", path_, n, text.size()),
-                                  "free space on that file system; nothing was lost");
+    s = Status::ResourceExhausted(
+        fmt::format("{}: cannot write a result: only {} of {} bytes fit", path_, n, text.size()),
+        "free space on that file system; nothing was lost");
   } else if (::fdatasync(fd_) != 0) {
     s = IoError(path_, "cannot sync a result");
   }
   if (!s.ok()) {
     if (::ftruncate(fd_, size_) != 0) {
-      return Status::IOError(fmt::format("{}; and cutting the partial line off failed: {}", s.message(), std::strerror(errno)));
+      return Status::IOError(
+          fmt::format("{}; and cutting the partial line off failed: {}", s.message(), std::strerror(errno)));
     }
     return s;
   }

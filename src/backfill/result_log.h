@@ -16,10 +16,9 @@
 #pragma once
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "common/fs.h"
 #include "common/result.h"

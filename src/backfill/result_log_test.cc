@@ -21,7 +21,8 @@ namespace {
 using nlohmann::json;
 
 json Line(const std::string& id) {
-  return {{"id", "batch_req_" + id}, {"custom_id", id}, {"response", {{"status_code", 200}}}, {"error", nullptr}};
+  return {
+      {"id", "batch_req_" + id}, {"custom_id", id}, {"response", {{"status_code", 200}}}, {"error", nullptr}};
 }
 
 std::string Contents(const std::string& path) {
@@ -111,7 +112,8 @@ TEST(ResultLogTest, AFullDiskLosesNothingAndLeavesNoPartialLine) {
   testing::TempDir dir;
   std::string mnt = dir.path() + "/small";
   ::mkdir(mnt.c_str(), 0755);
-  if (::mount("tarmac-test", mnt.c_str(), "tmpfs", 0, "size=64k") != 0) GTEST_SKIP() << "mounting a tmpfs needs root";
+  if (::mount("tarmac-test", mnt.c_str(), "tmpfs", 0, "size=64k") != 0)
+    GTEST_SKIP() << "mounting a tmpfs needs root";
   std::string path = mnt + "/output.jsonl";
   Status last;
   size_t written = 0;

@@ -98,8 +98,8 @@ class Runner {
   void RunLease(const json& lease);
   // Starts the engine in the lease (when the batch starts its own) and
   // checks the model once per runner; false when no request can be sent.
-  bool BringUpEngine(const json& lease, const std::atomic<bool>& revoked, std::optional<EngineProcess>* engine,
-                     std::string* base_url);
+  bool BringUpEngine(const json& lease, const std::atomic<bool>& revoked,
+                     std::optional<EngineProcess>* engine, std::string* base_url);
   // Gives the GPU back for real before the lease goes: the engine stopped
   // (or the model unloaded), then the memory seen free through NVML.
   void FreeGpu(const std::string& uuid, int64_t memory_before, int64_t revoke_by_unix, EngineProcess* engine,
@@ -120,8 +120,8 @@ class Runner {
   void Fatal(const std::string& why) EXCLUDES(mu_);
   void SetProblem(const std::string& why) EXCLUDES(mu_);
   void SetPhase() EXCLUDES(mu_);
-  void ConfirmFreed(const std::string& uuid, int64_t memory_before, std::chrono::system_clock::time_point since,
-                    SteadyTime until);
+  void ConfirmFreed(const std::string& uuid, int64_t memory_before,
+                    std::chrono::system_clock::time_point since, SteadyTime until);
   void SleepUnlessStopped(milliseconds how_long);
   void WriteProgress() EXCLUDES(mu_);
   // Writes progress every second until `done_fd` is readable; tells
@@ -165,7 +165,8 @@ Status Runner::Prepare() {
   input_ = std::move(parsed).value();
   // Results are no more readable than the prompts they answer.
   struct stat input_stat {};
-  int mode = ::stat(spec_.input.c_str(), &input_stat) == 0 ? static_cast<int>(input_stat.st_mode & 0666) : 0600;
+  int mode =
+      ::stat(spec_.input.c_str(), &input_stat) == 0 ? static_cast<int>(input_stat.st_mode & 0666) : 0600;
   Result<std::unique_ptr<ResultLog>> out = ResultLog::Open(spec_.output, mode);
   if (!out.ok()) return out.status();
   output_ = std::move(out).value();
@@ -175,9 +176,11 @@ Status Runner::Prepare() {
   // One file under two names (a link, a hard link, another spelling)
   // would interleave results and errors: refused before any line is sent.
   FileId input_id{static_cast<uint64_t>(input_stat.st_dev), static_cast<uint64_t>(input_stat.st_ino)};
-  if (output_->file_id() == errors_->file_id() || output_->file_id() == input_id || errors_->file_id() == input_id) {
-    return Status::InvalidArgument(fmt::format("{}, {} and {}: two of them are the same file; name three different files",
-                                               spec_.input, spec_.output, spec_.errors));
+  if (output_->file_id() == errors_->file_id() || output_->file_id() == input_id ||
+      errors_->file_id() == input_id) {
+    return Status::InvalidArgument(
+        fmt::format("{}, {} and {}: two of them are the same file; name three different files", spec_.input,
+                    spec_.output, spec_.errors));
   }
   MutexLock lock(&mu_);
   // GPU time, preemptions and tokens count over every runner of the batch.
@@ -214,7 +217,8 @@ void Runner::SetProblem(const std::string& why) {
 void Runner::SetPhase() {
   MutexLock lock(&mu_);
   if (progress_.gpus_held > 0) {
-    progress_.phase = fmt::format("running on {} GPU{}", progress_.gpus_held, progress_.gpus_held == 1 ? "" : "s");
+    progress_.phase =
+        fmt::format("running on {} GPU{}", progress_.gpus_held, progress_.gpus_held == 1 ? "" : "s");
   } else {
     progress_.phase = "waiting for an idle GPU";
   }
@@ -305,7 +309,8 @@ void Runner::Retry(Item item, const std::string& why) {
     Record(errors_.get(), line, item, 0);
     return;
   }
-  milliseconds backoff = std::min<milliseconds>(seconds(30), milliseconds(500) * (1 << std::min(item.attempts - 1, 10)));
+  milliseconds backoff =
+      std::min<milliseconds>(seconds(30), milliseconds(500) * (1 << std::min(item.attempts - 1, 10)));
   item.not_before = clock_->SteadyNow() + backoff;
   MutexLock lock(&mu_);
   queue_.push_back(item);
@@ -350,8 +355,8 @@ void Runner::Slot(const std::string& base_url, InFlight* in_flight, const std::a
   in_flight->Remove(&connection);
 }
 
-void Runner::ConfirmFreed(const std::string& uuid, int64_t memory_before, std::chrono::system_clock::time_point since,
-                          SteadyTime until) {
+void Runner::ConfirmFreed(const std::string& uuid, int64_t memory_before,
+                          std::chrono::system_clock::time_point since, SteadyTime until) {
   // What the agent reads through NVML, in a reading taken after the engine
   // was told to stop (`since`: a reading from then on shows its memory
   // until it is gone, so one that shows it free is not stale): the memory
@@ -378,12 +383,14 @@ void Runner::ConfirmFreed(const std::string& uuid, int64_t memory_before, std::c
   }
 }
 
-bool Runner::BringUpEngine(const json& lease, const std::atomic<bool>& revoked, std::optional<EngineProcess>* engine,
-                           std::string* base_url) {
+bool Runner::BringUpEngine(const json& lease, const std::atomic<bool>& revoked,
+                           std::optional<EngineProcess>* engine, std::string* base_url) {
   if (!spec_.engine.command.empty()) {
     int64_t id = lease["id"].get<int64_t>();
-    Result<EngineProcess> started = EngineProcess::Start(
-        {spec_.engine.command, client::LeaseEnvironment(lease), fmt::format("{}/engine-{}.log", work_dir_, id)}, clock_);
+    Result<EngineProcess> started =
+        EngineProcess::Start({spec_.engine.command, client::LeaseEnvironment(lease),
+                              fmt::format("{}/engine-{}.log", work_dir_, id)},
+                             clock_);
     if (!started.ok()) {
       Fatal("cannot start the engine: " + started.status().message());
       return false;
@@ -397,7 +404,8 @@ bool Runner::BringUpEngine(const json& lease, const std::atomic<bool>& revoked, 
     if (!ready.ok()) {
       // An engine that never comes up fails the batch, not a loop of leases.
       if (++engine_failures_ >= kMaxEngineFailures) {
-        Fatal(fmt::format("the engine failed to start {} times in a row: {}", kMaxEngineFailures, ready.message()));
+        Fatal(fmt::format("the engine failed to start {} times in a row: {}", kMaxEngineFailures,
+                          ready.message()));
       } else {
         SetProblem(ready.message());
       }
@@ -419,8 +427,8 @@ bool Runner::BringUpEngine(const json& lease, const std::atomic<bool>& revoked, 
   return true;
 }
 
-void Runner::FreeGpu(const std::string& uuid, int64_t memory_before, int64_t revoke_by_unix, EngineProcess* engine,
-                     const std::string& base_url) {
+void Runner::FreeGpu(const std::string& uuid, int64_t memory_before, int64_t revoke_by_unix,
+                     EngineProcess* engine, const std::string& base_url) {
   // Before the revocation's deadline when there is one: the engine stopped
   // (or the model unloaded), then the memory seen free.
   SteadyTime until = clock_->SteadyNow() + seconds(10);
@@ -492,7 +500,8 @@ void Runner::Worker() {
     client::LeaseAsk ask;
     ask.priority = "backfill";
     Result<json> params = client::LeaseParams(
-        ask, "run", fmt::format("backfill batch {} ({})", spec_.id, spec_.input.substr(spec_.input.rfind('/') + 1)));
+        ask, "run",
+        fmt::format("backfill batch {} ({})", spec_.id, spec_.input.substr(spec_.input.rfind('/') + 1)));
     if (!params.ok()) return Fatal(params.status().message());
     client::CallOptions options;
     options.patience = std::chrono::minutes(10);
@@ -506,7 +515,8 @@ void Runner::Worker() {
     }
     client::LeaseAnswer now = answer.value();
     while (!now.is_granted() && !ShouldStop()) {
-      Result<client::LeaseAnswer> waited = client::WaitForGrant(agent_, now, stop_fd_, [](const client::LeaseAnswer&) {});
+      Result<client::LeaseAnswer> waited =
+          client::WaitForGrant(agent_, now, stop_fd_, [](const client::LeaseAnswer&) {});
       if (!waited.ok()) {
         if (waited.status().code() == StatusCode::kCancelled) continue;  // Checked above.
         SetProblem("the agent: " + waited.status().message());
@@ -532,7 +542,9 @@ void Runner::WriteProgress() {
     while (!recent_.empty() && recent_.front().first < now - seconds(60)) recent_.pop_front();
     int64_t tokens = 0;
     for (const auto& r : recent_) tokens += r.second;
-    double span = recent_.empty() ? 0 : std::max(1.0, std::chrono::duration<double>(now - recent_.front().first).count());
+    double span = recent_.empty()
+                      ? 0
+                      : std::max(1.0, std::chrono::duration<double>(now - recent_.front().first).count());
     progress_.requests_per_second = span > 0 ? static_cast<double>(recent_.size()) / span : 0;
     progress_.tokens_per_second = span > 0 ? static_cast<double>(tokens) / span : 0;
     progress_.in_flight = in_flight_;
@@ -547,7 +559,8 @@ void Runner::WriteProgress() {
   once.patience = milliseconds(0);
   once.timeout = milliseconds(2000);
   Result<json> told = agent_.Call("backfill.progress", {{"id", id_}, {"progress", EncodeProgress(p)}}, once);
-  if (!told.ok()) logger_->Log(LogLevel::kDebug, "backfill runner: progress not taken: {}", told.status().message());
+  if (!told.ok())
+    logger_->Log(LogLevel::kDebug, "backfill runner: progress not taken: {}", told.status().message());
 }
 
 void Runner::Watch(int done_fd) {
@@ -606,7 +619,8 @@ int Runner::Run() {
   }
   if (prepared.ok() && spec_.engine.command.empty()) {
     // A running server: is it up, and does it have the model?
-    for (milliseconds backoff(500); !stopping_ && !IsReadable(stop_fd_); backoff = std::min<milliseconds>(backoff * 2, seconds(30))) {
+    for (milliseconds backoff(500); !stopping_ && !IsReadable(stop_fd_);
+         backoff = std::min<milliseconds>(backoff * 2, seconds(30))) {
       Status model = CheckEngineModel(spec_.engine.url, spec_.engine.kind, input_.model);
       if (model.ok()) {
         is_model_checked_ = true;
@@ -653,8 +667,10 @@ int Runner::Run() {
   WriteProgress();
   {
     MutexLock l(&mu_);
-    logger_->Log(LogLevel::kInfo, "backfill runner: batch {}: {}: {} done, {} failed; {} preemptions; {:.1f} GPU-seconds",
-                 spec_.id, progress_.phase, progress_.done, progress_.failed, progress_.preemptions, progress_.gpu_seconds);
+    logger_->Log(LogLevel::kInfo,
+                 "backfill runner: batch {}: {}: {} done, {} failed; {} preemptions; {:.1f} GPU-seconds",
+                 spec_.id, progress_.phase, progress_.done, progress_.failed, progress_.preemptions,
+                 progress_.gpu_seconds);
   }
   ::close(lock);
   return code;

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/agent_command.h"
 
-#include "cli/sibling_program.h"
-
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -10,14 +8,16 @@
 #include <cstdio>
 #include <cstring>
 
+#include "cli/sibling_program.h"
 #include "config/config.h"
 
 namespace tarmac::cli {
 
 CLI::App* AddAgentCommand(CLI::App* app, AgentCommandOptions* options) {
   CLI::App* cmd = app->add_subcommand(
-      "agent", "Run the agent in the foreground (tarmacd): sample every GPU and process, serve the local API "
-               "(docs/protocol.md) and HTTP (docs/metrics.md). Flags override the config file");
+      "agent",
+      "Run the agent in the foreground (tarmacd): sample every GPU and process, serve the local API "
+      "(docs/protocol.md) and HTTP (docs/metrics.md). Flags override the config file");
   config::AddAgentFlags(cmd, &options->flags);
   return cmd;
 }

@@ -11,13 +11,13 @@
 #include <cstdio>
 
 #include "backfill/batch_input.h"
-#include "common/terminal_text.h"
 #include "backfill/batch_spec.h"
 #include "cli/backfill_command.h"
 #include "cli/lease_exit.h"
 #include "cli/options.h"
 #include "cli/table.h"
 #include "client/agent_client.h"
+#include "common/terminal_text.h"
 #include "common/units.h"
 
 namespace tarmac::cli {
@@ -44,9 +44,11 @@ std::string Duration(double seconds) {
 
 // "1200/5000 (24%) [######              ]"
 std::string Bar(int64_t finished, int64_t total, int width) {
-  double ratio = total > 0 ? std::clamp(static_cast<double>(finished) / static_cast<double>(total), 0.0, 1.0) : 0;
+  double ratio =
+      total > 0 ? std::clamp(static_cast<double>(finished) / static_cast<double>(total), 0.0, 1.0) : 0;
   int filled = static_cast<int>(ratio * width + 0.5);
-  return fmt::format("{}/{} ({:.0f}%) [{}{}]", finished, total, ratio * 100, std::string(static_cast<size_t>(filled), '#'),
+  return fmt::format("{}/{} ({:.0f}%) [{}{}]", finished, total, ratio * 100,
+                     std::string(static_cast<size_t>(filled), '#'),
                      std::string(static_cast<size_t>(width - filled), ' '));
 }
 
@@ -56,13 +58,15 @@ std::string Summary(const json& b) {
   int64_t failed = p.value("failed", int64_t{0});
   int64_t total = p.value("total", int64_t{0});
   std::string state = b.value("state", "");
-  std::string line = fmt::format("batch {} {}: {}", b.value("id", int64_t{0}), state, Bar(done + failed, total, 24));
+  std::string line =
+      fmt::format("batch {} {}: {}", b.value("id", int64_t{0}), state, Bar(done + failed, total, 24));
   if (failed > 0) line += fmt::format(", {} failed", failed);
   line += fmt::format("\n  {:.1f} requests/s, {:.0f} tokens/s, {} tokens; GPU-hours {:.3f}; preemptions {}",
                       p.value("requests_per_second", 0.0), p.value("tokens_per_second", 0.0),
                       p.value("completion_tokens", int64_t{0}), p.value("gpu_seconds", 0.0) / 3600,
                       p.value("preemptions", int64_t{0}));
-  if (b.contains("eta_s") && b["eta_s"].is_number()) line += fmt::format("; ETA {}", Duration(b["eta_s"].get<double>()));
+  if (b.contains("eta_s") && b["eta_s"].is_number())
+    line += fmt::format("; ETA {}", Duration(b["eta_s"].get<double>()));
   std::string phase = p.value("phase", "");
   if (state == "running" && !phase.empty()) line += "\n  " + phase;
   std::string problem = p.value("problem", "");
@@ -80,8 +84,9 @@ int Submit(const client::AgentClient& agent, const BackfillOptions& o) {
     return kExitUsage;
   }
   if (o.url.empty() && o.engine_command.empty()) {
-    std::fprintf(stderr, "tarmac: backfill submit: say where the requests go: --url (a running server) or "
-                         "--engine-command (started in each lease)\n");
+    std::fprintf(stderr,
+                 "tarmac: backfill submit: say where the requests go: --url (a running server) or "
+                 "--engine-command (started in each lease)\n");
     return kExitUsage;
   }
   // The spec as the agent and the runner read it (backfill/batch_spec.h);
@@ -104,12 +109,13 @@ int Submit(const client::AgentClient& agent, const BackfillOptions& o) {
     std::printf("%s\n", b.dump(2).c_str());
     return kExitOk;
   }
-  std::printf("batch %lld submitted: %zu requests for %s on up to %d GPU%s\n"
-              "results in %s\n"
-              "follow it: tarmac backfill status %lld --watch\n",
-              static_cast<long long>(b.value("id", int64_t{0})), in.value().requests.size(), ForTerminal(in.value().model).c_str(),
-              o.gpus, o.gpus == 1 ? "" : "s", ForTerminal(b.value("output", "")).c_str(),
-              static_cast<long long>(b.value("id", int64_t{0})));
+  std::printf(
+      "batch %lld submitted: %zu requests for %s on up to %d GPU%s\n"
+      "results in %s\n"
+      "follow it: tarmac backfill status %lld --watch\n",
+      static_cast<long long>(b.value("id", int64_t{0})), in.value().requests.size(),
+      ForTerminal(in.value().model).c_str(), o.gpus, o.gpus == 1 ? "" : "s",
+      ForTerminal(b.value("output", "")).c_str(), static_cast<long long>(b.value("id", int64_t{0})));
   return kExitOk;
 }
 
@@ -130,13 +136,21 @@ int List(const client::AgentClient& agent, const BackfillOptions& o) {
     const json& p = b["progress"];
     std::string note = b.value("state", "") == "running" ? p.value("phase", "") : b.value("message", "");
     if (!p.value("problem", "").empty() && b.value("state", "") != "done") note = p.value("problem", "");
-    rows.push_back({std::to_string(b.value("id", int64_t{0})), b.value("user", ""), b.value("state", ""),
-                    fmt::format("{}/{}", p.value("done", int64_t{0}), p.value("total", b.value("total", int64_t{0}))),
-                    std::to_string(p.value("failed", int64_t{0})), fmt::format("{:.3f}", p.value("gpu_seconds", 0.0) / 3600),
-                    std::to_string(p.value("preemptions", int64_t{0})), note});
+    rows.push_back(
+        {std::to_string(b.value("id", int64_t{0})), b.value("user", ""), b.value("state", ""),
+         fmt::format("{}/{}", p.value("done", int64_t{0}), p.value("total", b.value("total", int64_t{0}))),
+         std::to_string(p.value("failed", int64_t{0})),
+         fmt::format("{:.3f}", p.value("gpu_seconds", 0.0) / 3600),
+         std::to_string(p.value("preemptions", int64_t{0})), note});
   }
-  std::printf("%s", RenderTable({{"ID", true}, {"USER"}, {"STATE"}, {"DONE", true}, {"FAILED", true}, {"GPU-H", true},
-                                 {"PREEMPTED", true}, {"NOTE"}},
+  std::printf("%s", RenderTable({{"ID", true},
+                                 {"USER"},
+                                 {"STATE"},
+                                 {"DONE", true},
+                                 {"FAILED", true},
+                                 {"GPU-H", true},
+                                 {"PREEMPTED", true},
+                                 {"NOTE"}},
                                 rows)
                         .c_str());
   return kExitOk;
@@ -148,7 +162,8 @@ std::string GateLines(const json& gates) {
   std::string out;
   for (const json& g : gates.value("gpus", json::array())) {
     std::string device = fmt::format("GPU {}", g.value("gpu", 0));
-    if (g.contains("mig_profile")) device += " " + g.value("mig_profile", "") + " " + g.value("uuid", "").substr(0, 12);
+    if (g.contains("mig_profile"))
+      device += " " + g.value("mig_profile", "") + " " + g.value("uuid", "").substr(0, 12);
     std::string line = fmt::format("\n  {}: {}", device, g.value("why", ""));
     if (g.contains("starts_at_unix") && g["starts_at_unix"].is_number()) {
       std::time_t at = static_cast<std::time_t>(g["starts_at_unix"].get<int64_t>());
@@ -171,7 +186,8 @@ int ShowGates(const client::AgentClient& agent, const BackfillOptions& o) {
   }
   const json& gates = r.value();
   if (gates.value("idle_for", "") == "auto") {
-    std::printf("idle_for auto: settle %s, min_run %s\n", Duration(gates.value("settle_seconds", 0.0)).c_str(),
+    std::printf("idle_for auto: settle %s, min_run %s\n",
+                Duration(gates.value("settle_seconds", 0.0)).c_str(),
                 Duration(gates.value("min_run_seconds", 0.0)).c_str());
   } else {
     std::printf("idle_for %s\n", Duration(gates.value("idle_for_seconds", 0.0)).c_str());

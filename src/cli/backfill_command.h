@@ -8,13 +8,11 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-
 #include <cstdint>
 #include <map>
 #include <string>
 
 #include "common/clock.h"
-
 
 namespace tarmac::cli {
 
@@ -46,7 +44,8 @@ struct BackfillOptions {
 };
 
 // Adds `backfill` and its commands; returns them by name.
-std::map<std::string, CLI::App*> AddBackfillCommand(CLI::App* app, BackfillOptions* options, GlobalOptions* global);
+std::map<std::string, CLI::App*> AddBackfillCommand(CLI::App* app, BackfillOptions* options,
+                                                    GlobalOptions* global);
 int RunBackfillCheck(const BackfillCheckOptions& options);
 // `name` is the command that was parsed: submit, list, status, pause, resume, cancel.
 int RunBackfillBatches(const std::string& name, const GlobalOptions& global, const BackfillOptions& options,

@@ -45,7 +45,8 @@ void Walk(const CLI::App& app, const std::string& path, std::vector<Entry>* out)
   }
   out->push_back(e);
   for (const CLI::App* sub : app.get_subcommands({})) {
-    if (!sub->get_name().empty()) Walk(*sub, path.empty() ? sub->get_name() : path + " " + sub->get_name(), out);
+    if (!sub->get_name().empty())
+      Walk(*sub, path.empty() ? sub->get_name() : path + " " + sub->get_name(), out);
   }
 }
 
@@ -72,9 +73,10 @@ std::string Bash(const std::vector<Entry>& entries) {
     std::string words = Words(e.subcommands);
     words += (words.empty() ? "" : " ") + Words(e.options);
     std::string choice_cases;
-    for (const auto& [option, values] : e.choices) choice_cases += fmt::format("      {}) words=\"{}\";;\n", option, values);
-    cases += fmt::format("    \"{}\")\n      words=\"{}\"\n      case \"$prev\" in\n{}      esac;;\n", e.path, words,
-                         choice_cases);
+    for (const auto& [option, values] : e.choices)
+      choice_cases += fmt::format("      {}) words=\"{}\";;\n", option, values);
+    cases += fmt::format("    \"{}\")\n      words=\"{}\"\n      case \"$prev\" in\n{}      esac;;\n", e.path,
+                         words, choice_cases);
   }
   return fmt::format(
       "# bash completion for tarmac (tarmac completion bash)\n"
@@ -97,7 +99,8 @@ std::string Bash(const std::vector<Entry>& entries) {
       "complete -o default -F _tarmac tarmac\n",
       cases, [&] {
         std::string subs;
-        for (const Entry& e : entries) subs += fmt::format("    \"{}\") echo \"{}\";;\n", e.path, Words(e.subcommands));
+        for (const Entry& e : entries)
+          subs += fmt::format("    \"{}\") echo \"{}\";;\n", e.path, Words(e.subcommands));
         return subs;
       }());
 }
@@ -114,7 +117,8 @@ std::string Fish(const std::vector<Entry>& entries) {
       condition = "__fish_seen_subcommand_from " + last;
     }
     for (const auto& [name, description] : e.subcommands) {
-      out += fmt::format("complete -c tarmac -n '{}' -a {} -d '{}'\n", condition, name, FishText(description));
+      out +=
+          fmt::format("complete -c tarmac -n '{}' -a {} -d '{}'\n", condition, name, FishText(description));
     }
     for (const auto& [name, description] : e.options) {
       std::string choices;
@@ -145,11 +149,13 @@ std::string CompletionScript(const CLI::App& app, const std::string& shell) {
 }
 
 CLI::App* AddCompletionCommand(CLI::App* app, std::string* shell) {
-  CLI::App* cmd = app->add_subcommand(
-      "completion",
-      "Print a shell completion script: eval \"$(tarmac completion bash)\", or save it where your shell loads "
-      "completions (the Debian package installs them)");
-  cmd->add_option("shell", *shell, "bash, zsh or fish")->required()->check(CLI::IsMember({"bash", "zsh", "fish"}));
+  CLI::App* cmd = app->add_subcommand("completion",
+                                      "Print a shell completion script: eval \"$(tarmac completion bash)\", "
+                                      "or save it where your shell loads "
+                                      "completions (the Debian package installs them)");
+  cmd->add_option("shell", *shell, "bash, zsh or fish")
+      ->required()
+      ->check(CLI::IsMember({"bash", "zsh", "fish"}));
   return cmd;
 }
 

@@ -35,7 +35,8 @@ void ReadHistory(const StoreAccessOptions& store, Clock* clock, doctor::DoctorIn
 
 // Adds one reading's throttle reasons to each GPU's window (each reading
 // standing for `seconds`).
-void AddReading(const fleet::FleetView& fleet, double seconds, std::map<int, doctor::ThrottleWindow>* windows) {
+void AddReading(const fleet::FleetView& fleet, double seconds,
+                std::map<int, doctor::ThrottleWindow>* windows) {
   for (const fleet::GpuView& g : fleet.gpus) {
     if (!g.sample.clock_event_reasons) continue;
     uint64_t r = *g.sample.clock_event_reasons;
@@ -63,29 +64,35 @@ CLI::App* AddDoctorCommand(CLI::App* app, DoctorOptions* o, GlobalOptions* globa
     checks += fmt::format("\n  {:<12}{:<14}{}", c.name, doctor::QuestionName(c.question), c.what);
   }
   CLI::App* cmd = app->add_subcommand(
-      "doctor", "Walk the fast-diagnosis playbook: are the GPUs busy and healthy, is the data pipeline feeding "
-                "them, is the interconnect healthy, is the scheduler telling the truth");
-  cmd->footer("Checks (for --only and --skip, with the questions gpus, pipeline, interconnect, scheduler):" + checks +
-              "\n\nExit codes: 0 nothing above info, 4 a warning, 5 a critical finding, 1 error, 2 usage.");
+      "doctor",
+      "Walk the fast-diagnosis playbook: are the GPUs busy and healthy, is the data pipeline feeding "
+      "them, is the interconnect healthy, is the scheduler telling the truth");
+  cmd->footer(
+      "Checks (for --only and --skip, with the questions gpus, pipeline, interconnect, scheduler):" + checks +
+      "\n\nExit codes: 0 nothing above info, 4 a warning, 5 a critical finding, 1 error, 2 usage.");
   cmd->add_flag("--json", o->json, "Print the findings as JSON");
   cmd->add_flag("--quick", o->quick, "A short sampling window (0.5 s) for a fast answer");
   cmd->add_option("--only", o->only, "Run only these checks or questions (comma-separated)")->delimiter(',');
   cmd->add_option("--skip", o->skip, "Leave out these checks or questions (comma-separated)")->delimiter(',');
-  cmd->add_option("--window", o->window_seconds, "Seconds to sample CPU and throttling over (default 2; 0.5 quick)")
+  cmd->add_option("--window", o->window_seconds,
+                  "Seconds to sample CPU and throttling over (default 2; 0.5 quick)")
       ->check(CLI::Range(0.1, 60.0));
   cmd->add_option("--host-root", o->host_root,
                   "Read /proc, /sys, /dev/kmsg and /etc under DIR (a host mounted into a container)")
       ->default_str("/");
   cmd->add_option("--color", o->color, "Colour: auto (on a terminal), always or never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
-  cmd->add_option("--storage", o->storage, "Measure read throughput in this folder (where the data sets live)");
+  cmd->add_option("--storage", o->storage,
+                  "Measure read throughput in this folder (where the data sets live)");
   cmd->add_option("--storage-size", o->storage_size, "Size of the test file written and read there")
       ->default_str("256MiB");
-  cmd->add_option("--storage-expect", o->storage_expect_mb_per_s, "MB/s the data pipeline needs (below: a warning)")
+  cmd->add_option("--storage-expect", o->storage_expect_mb_per_s,
+                  "MB/s the data pipeline needs (below: a warning)")
       ->default_str("500")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--network", o->network, "Measure throughput to this iperf3 server (HOST or HOST:PORT)");
-  cmd->add_option("--network-expect", o->network_expect_gbit_per_s, "Gb/s the pipeline needs (below: a warning)")
+  cmd->add_option("--network-expect", o->network_expect_gbit_per_s,
+                  "Gb/s the pipeline needs (below: a warning)")
       ->default_str("10")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--network-seconds", o->network_seconds, "How long the iperf3 test runs")
@@ -129,8 +136,10 @@ int RunDoctor(const GlobalOptions& global, const DoctorOptions& o, Clock* clock,
   if (source.ok()) {
     in.through_agent = source.value()->is_agent();
     Result<fleet::FleetView> first = source.value()->Read(std::nullopt);
-    if (first.ok()) in.fleet = std::move(first).value();
-    else in.gpu_error = first.status().message();
+    if (first.ok())
+      in.fleet = std::move(first).value();
+    else
+      in.gpu_error = first.status().message();
   } else {
     in.gpu_error = source.status().message();
   }
@@ -171,18 +180,24 @@ int RunDoctor(const GlobalOptions& global, const DoctorOptions& o, Clock* clock,
     if (o.quick) {
       in.storage_error = "--quick: no throughput test";
     } else {
-      if (is_tty) std::fprintf(stderr, "tarmac doctor: measuring reads in %s (%s)...\n", o.storage.c_str(), o.storage_size.c_str());
+      if (is_tty)
+        std::fprintf(stderr, "tarmac doctor: measuring reads in %s (%s)...\n", o.storage.c_str(),
+                     o.storage_size.c_str());
       Result<doctor::StorageResult> measured =
           doctor::MeasureStorage(o.storage, size.value(), std::chrono::milliseconds(1000));
-      if (measured.ok()) in.storage = measured.value();
-      else in.storage_error = measured.status().message();
+      if (measured.ok())
+        in.storage = measured.value();
+      else
+        in.storage_error = measured.status().message();
     }
   }
   if (!o.network.empty() && measures("network")) {
     if (o.quick) {
       in.network_error = "--quick: no throughput test";
     } else {
-      if (is_tty) std::fprintf(stderr, "tarmac doctor: measuring the network to %s (%d s)...\n", o.network.c_str(), o.network_seconds);
+      if (is_tty)
+        std::fprintf(stderr, "tarmac doctor: measuring the network to %s (%d s)...\n", o.network.c_str(),
+                     o.network_seconds);
       Result<doctor::NetworkResult> measured = doctor::MeasureNetwork(o.network, o.network_seconds);
       if (measured.ok()) {
         in.network = measured.value();
@@ -195,9 +210,10 @@ int RunDoctor(const GlobalOptions& global, const DoctorOptions& o, Clock* clock,
 
   doctor::DoctorResult result = doctor::RunPlaybook(in, selection);
   if (host.timed_out()) {
-    result.skipped.push_back({"host", fmt::format("ran out of time ({} s budget): some of the host's files were not read, "
-                                                  "so checks that need them may have passed without them",
-                                                  budget.count())});
+    result.skipped.push_back(
+        {"host", fmt::format("ran out of time ({} s budget): some of the host's files were not read, "
+                             "so checks that need them may have passed without them",
+                             budget.count())});
   }
   bool use_color = o.color == "always" || (o.color == "auto" && ::isatty(STDOUT_FILENO));
   std::string text = o.json ? doctor::RenderJson(result) : doctor::RenderText(result, use_color);

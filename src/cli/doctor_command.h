@@ -28,13 +28,13 @@ struct DoctorOptions {
   bool quick = false;
   std::vector<std::string> only;
   std::vector<std::string> skip;
-  double window_seconds = 0;   // 0: 0.5 with --quick, else 2.
+  double window_seconds = 0;    // 0: 0.5 with --quick, else 2.
   std::string host_root = "/";  // --host-root: where /proc, /sys, /dev/kmsg and /etc are.
   std::string color = "auto";
-  std::string storage;             // --storage PATH: measure reads there.
+  std::string storage;  // --storage PATH: measure reads there.
   std::string storage_size = "256MiB";
   double storage_expect_mb_per_s = 500;
-  std::string network;             // --network HOST[:PORT]: an iperf3 server.
+  std::string network;  // --network HOST[:PORT]: an iperf3 server.
   double network_expect_gbit_per_s = 10;
   int network_seconds = 3;
   StoreAccessOptions store;

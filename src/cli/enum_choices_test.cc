@@ -13,14 +13,14 @@ namespace {
 // The enums whose names leave the process read back to themselves, and
 // their option lists take every name.
 TEST(EnumChoicesTest, ProductEnumsRoundTripTheirNames) {
-  for (fleet::GpuHealth h : {fleet::GpuHealth::kOk, fleet::GpuHealth::kLost, fleet::GpuHealth::kNoPermission,
-                             fleet::GpuHealth::kUnresponsive, fleet::GpuHealth::kDriverNotLoaded,
-                             fleet::GpuHealth::kError}) {
+  for (fleet::GpuHealth h :
+       {fleet::GpuHealth::kOk, fleet::GpuHealth::kLost, fleet::GpuHealth::kNoPermission,
+        fleet::GpuHealth::kUnresponsive, fleet::GpuHealth::kDriverNotLoaded, fleet::GpuHealth::kError}) {
     EXPECT_EQ(fleet::GpuHealthNamed(fleet::GpuHealthName(h)), h) << fleet::GpuHealthName(h);
   }
   EXPECT_EQ(fleet::GpuHealthNamed("melted"), fleet::GpuHealth::kError);
-  for (fleet::ProcessType t :
-       {fleet::ProcessType::kCompute, fleet::ProcessType::kGraphics, fleet::ProcessType::kComputeAndGraphics}) {
+  for (fleet::ProcessType t : {fleet::ProcessType::kCompute, fleet::ProcessType::kGraphics,
+                               fleet::ProcessType::kComputeAndGraphics}) {
     EXPECT_EQ(fleet::ProcessTypeNamed(fleet::ProcessTypeName(t)), t);
   }
   for (const std::string& name : report::GroupByNames()) {

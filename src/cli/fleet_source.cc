@@ -6,7 +6,8 @@
 
 namespace tarmac::cli {
 
-Result<std::unique_ptr<FleetSource>> FleetSource::Open(const GlobalOptions& global, Clock* clock, Logger* logger,
+Result<std::unique_ptr<FleetSource>> FleetSource::Open(const GlobalOptions& global, Clock* clock,
+                                                       Logger* logger,
                                                        std::optional<std::chrono::seconds> recent_window) {
   std::unique_ptr<FleetSource> source(new FleetSource());
   source->socket_ = global.socket;

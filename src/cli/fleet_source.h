@@ -21,8 +21,9 @@ class FleetSource {
   // (a missing driver is kUnavailable), or the agent's. `recent_window`
   // asks the agent, in the first read, for each GPU's mean utilization over
   // that window (from its own samples; at most ten minutes).
-  static Result<std::unique_ptr<FleetSource>> Open(const GlobalOptions& global, Clock* clock, Logger* logger,
-                                                   std::optional<std::chrono::seconds> recent_window = std::nullopt);
+  static Result<std::unique_ptr<FleetSource>> Open(
+      const GlobalOptions& global, Clock* clock, Logger* logger,
+      std::optional<std::chrono::seconds> recent_window = std::nullopt);
 
   Result<fleet::FleetView> Read(std::optional<std::chrono::seconds> recent_window);
   bool is_agent() const { return !reader_.has_value(); }

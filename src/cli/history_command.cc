@@ -3,10 +3,9 @@
 
 #include <fmt/format.h>
 
-#include <ctime>
-
 #include <algorithm>
 #include <cstdio>
+#include <ctime>
 #include <nlohmann/json.hpp>
 
 #include "cli/options.h"
@@ -60,8 +59,8 @@ void Print(const store::HistoryResult& r, const std::string& format, int64_t ste
   for (const std::string& c : r.columns) header += fmt::format("{:>28}", c);
   std::puts(header.c_str());
   for (const store::HistoryRow& row : r.rows) {
-    std::string line =
-        fmt::format("{:<{}}{:>{}}", report::FormatTime(row.t, step_seconds < 60), time_width, device(row), gpu_width);
+    std::string line = fmt::format("{:<{}}{:>{}}", report::FormatTime(row.t, step_seconds < 60), time_width,
+                                   device(row), gpu_width);
     for (const std::optional<double>& v : row.values) line += fmt::format("{:>28}", v ? Value(v) : "-");
     std::puts(line.c_str());
   }
@@ -106,7 +105,8 @@ int RunHistory(const HistoryOptions& o, Clock* clock) {
     request.step_seconds = step.value().count() / 1000;
   }
   for (const std::string& m : request.metrics) {
-    if (std::find(store::MetricNames().begin(), store::MetricNames().end(), m) == store::MetricNames().end()) {
+    if (std::find(store::MetricNames().begin(), store::MetricNames().end(), m) ==
+        store::MetricNames().end()) {
       return ExitWith(Status::InvalidArgument(fmt::format("--metric: unknown metric '{}'", m),
                                               "known: utilization, memory, power, temperature, sm_clock, "
                                               "memory_utilization"));
@@ -125,7 +125,9 @@ CLI::App* AddExportCommand(CLI::App* app, ExportOptions* o) {
   cmd->add_option("--gpu", o->gpu, "One GPU, by index or UUID (default: all)");
   cmd->add_option("--since", o->since, "Start: a duration ago (6h, 7d), a date, or @UNIX")->default_str("1d");
   cmd->add_option("--until", o->until, "End (inclusive)")->default_str("now");
-  cmd->add_option("--format", o->format, "csv or jsonl")->check(CLI::IsMember({"csv", "jsonl"}))->default_str("csv");
+  cmd->add_option("--format", o->format, "csv or jsonl")
+      ->check(CLI::IsMember({"csv", "jsonl"}))
+      ->default_str("csv");
   AddStoreAccessOptions(cmd, &o->store);
   return cmd;
 }

@@ -9,12 +9,12 @@
 #include <set>
 
 #include "cli/lease_exit.h"
+#include "cli/table.h"
 #include "client/agent_client.h"
 #include "client/lease_answer.h"
 #include "client/lease_request.h"
-#include "cli/table.h"
-#include "common/terminal_text.h"
 #include "common/split.h"
+#include "common/terminal_text.h"
 #include "common/time_spec.h"
 #include "common/units.h"
 
@@ -36,12 +36,15 @@ std::string LocalTime(double unix_seconds) {
   return fmt::format("{:%Y-%m-%d %H:%M}", tm);
 }
 
-std::string Ago(double seconds) { return FormatDuration(std::chrono::seconds(static_cast<int64_t>(seconds))); }
+std::string Ago(double seconds) {
+  return FormatDuration(std::chrono::seconds(static_cast<int64_t>(seconds)));
+}
 
 // "0,1", or for a MIG lease its GPU and profile: "0:1g.10gb".
 std::string GpuIndices(const json& lease) {
   std::string out;
-  for (const json& g : lease.value("gpus", json::array())) out += (out.empty() ? "" : ",") + std::to_string(g.get<int>());
+  for (const json& g : lease.value("gpus", json::array()))
+    out += (out.empty() ? "" : ",") + std::to_string(g.get<int>());
   std::string profile = lease.value("mig_profile", std::string());
   return profile.empty() ? out : out + ":" + profile;
 }
@@ -53,43 +56,52 @@ void AddLeaseCommands(CLI::App* app, LeaseCommands* c, GlobalOptions* global) {
   c->reserve = app->add_subcommand(
       "reserve",
       "Reserve GPUs for interactive work (notebooks, debugging) for a while; prints the lease and the "
-      "CUDA_VISIBLE_DEVICES line (eval \"$(tarmac reserve ...)\" sets it). tarmac shell opens a shell in it.");
+      "CUDA_VISIBLE_DEVICES line (eval \"$(tarmac reserve ...)\" sets it). tarmac shell opens a shell in "
+      "it.");
   AddLeaseAskOptions(c->reserve, &c->reserve_options.ask);
-  c->reserve->add_option("--for", c->reserve_options.ask.max_time, "How long, e.g. 2h (at most 30 days)")->required();
+  c->reserve->add_option("--for", c->reserve_options.ask.max_time, "How long, e.g. 2h (at most 30 days)")
+      ->required();
   c->reserve->add_flag("--json", c->reserve_options.ask.json, "Print the lease as JSON");
   socket(c->reserve);
 
   c->extend = app->add_subcommand("extend", "Move a lease's end later");
-  c->extend->add_option("lease", c->extend_options.lease, "Lease id (default: $TARMAC_LEASE_ID or your only lease)");
+  c->extend->add_option("lease", c->extend_options.lease,
+                        "Lease id (default: $TARMAC_LEASE_ID or your only lease)");
   c->extend->add_option("--by", c->extend_options.by, "How much later, e.g. 1h")->required();
   c->extend->add_flag("--json", c->extend_options.json, "Print the lease as JSON");
   socket(c->extend);
 
   c->release = app->add_subcommand(
-      "release", "Give a lease's GPUs back (its processes get SIGTERM, then SIGKILL), or cancel a queued request");
+      "release",
+      "Give a lease's GPUs back (its processes get SIGTERM, then SIGKILL), or cancel a queued request");
   c->release->add_option("lease", c->release_options.lease,
                          "Lease or request id (default: $TARMAC_LEASE_ID or your only lease)");
   socket(c->release);
 
-  c->leases = app->add_subcommand("leases", "Who holds which GPUs, since when, until when, idle for how long");
+  c->leases =
+      app->add_subcommand("leases", "Who holds which GPUs, since when, until when, idle for how long");
   c->leases->add_flag("--json", c->leases_options.json, "The agent's answer as JSON (docs/protocol.md)");
   socket(c->leases);
 
-  c->queue = app->add_subcommand("queue", "Requests waiting for GPUs, in the order they will be served, and why");
+  c->queue =
+      app->add_subcommand("queue", "Requests waiting for GPUs, in the order they will be served, and why");
   c->queue->add_flag("--json", c->queue_options.json, "The agent's answer as JSON (docs/protocol.md)");
   socket(c->queue);
 
   c->events = app->add_subcommand(
-      "events", "The lease event log: grants, releases, expiries, idle warnings, signals, refusals; who and why");
+      "events",
+      "The lease event log: grants, releases, expiries, idle warnings, signals, refusals; who and why");
   c->events->add_flag("--json", c->events_options.json, "As JSON");
   c->events->add_option("--after", c->events_options.after, "Only events after this sequence number")
       ->check(CLI::NonNegativeNumber);
   c->events->add_option("--limit", c->events_options.limit, "At most this many (the newest)")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
-  c->events->add_option("--kind", c->events_options.kinds,
-                        "Only these kinds, comma-separated (granted, expired, idle_warning, doctor_finding, ...)");
-  c->events->add_option("--since", c->events_options.since, "Only events since: a duration ago (1h, 2d), a date, or @UNIX");
+  c->events->add_option(
+      "--kind", c->events_options.kinds,
+      "Only these kinds, comma-separated (granted, expired, idle_warning, doctor_finding, ...)");
+  c->events->add_option("--since", c->events_options.since,
+                        "Only events since: a duration ago (1h, 2d), a date, or @UNIX");
   socket(c->events);
 }
 
@@ -101,9 +113,9 @@ std::string RenderLeases(const json& answer, double now_unix) {
   for (const json& l : leases) {
     int64_t id = l.value("id", int64_t{0});
     std::string until = l["ends_at_unix"].is_null() ? "-" : LocalTime(l["ends_at_unix"].get<double>());
-    rows.push_back({std::to_string(id), l.value("user", std::string("?")), GpuIndices(l), l.value("kind", std::string()),
-                    Ago(now_unix - l.value("granted_at_unix", now_unix)), until,
-                    Ago(static_cast<double>(l.value("idle_seconds", int64_t{0}))),
+    rows.push_back({std::to_string(id), l.value("user", std::string("?")), GpuIndices(l),
+                    l.value("kind", std::string()), Ago(now_unix - l.value("granted_at_unix", now_unix)),
+                    until, Ago(static_cast<double>(l.value("idle_seconds", int64_t{0}))),
                     l.value("command", std::string()).substr(0, 50)});
     if (l.value("warning", json()).is_string()) {
       notes += fmt::format("lease {} warning: {}\n", id, ForTerminal(l["warning"].get<std::string>()));
@@ -114,7 +126,13 @@ std::string RenderLeases(const json& answer, double now_unix) {
                            ForTerminal(f.value("command", std::string()).substr(0, 50)));
     }
   }
-  return RenderTable({{"LEASE", true}, {"USER"}, {"GPUS"}, {"KIND"}, {"HELD", true}, {"UNTIL"}, {"IDLE", true},
+  return RenderTable({{"LEASE", true},
+                      {"USER"},
+                      {"GPUS"},
+                      {"KIND"},
+                      {"HELD", true},
+                      {"UNTIL"},
+                      {"IDLE", true},
                       {"COMMAND"}},
                      rows) +
          notes;
@@ -127,12 +145,13 @@ std::string RenderQueue(const json& answer) {
   for (const json& q : queue) {
     rows.push_back({std::to_string(q.value("position", 0)), std::to_string(q.value("id", int64_t{0})),
                     q.value("user", std::string("?")), std::to_string(q.value("gpus", 0)),
-                    q.value("priority", std::string()), Ago(static_cast<double>(q.value("waiting_seconds", int64_t{0}))),
+                    q.value("priority", std::string()),
+                    Ago(static_cast<double>(q.value("waiting_seconds", int64_t{0}))),
                     q.value("reason", std::string())});
   }
-  return RenderTable({{"POS", true}, {"REQUEST", true}, {"USER"}, {"GPUS", true}, {"PRIORITY"}, {"WAITING", true},
-                      {"WHY"}},
-                     rows);
+  return RenderTable(
+      {{"POS", true}, {"REQUEST", true}, {"USER"}, {"GPUS", true}, {"PRIORITY"}, {"WAITING", true}, {"WHY"}},
+      rows);
 }
 
 int RunLeaseCommands(const GlobalOptions& global, const LeaseCommands& c, Clock* clock) {
@@ -153,10 +172,11 @@ int RunLeaseCommands(const GlobalOptions& global, const LeaseCommands& c, Clock*
     }
     std::string exports = "export";
     for (const auto& [name, value] : client::LeaseEnvironment(l)) exports += " " + name + "=" + value;
-    Print(fmt::format("# tarmac lease {}: GPU {} until {}; tarmac shell opens a shell in it, tarmac release {} "
-                      "gives it back\n{}\n",
-                      l["id"].get<int64_t>(), GpuIndices(l), LocalTime(l["ends_at_unix"].get<double>()),
-                      l["id"].get<int64_t>(), exports));
+    Print(
+        fmt::format("# tarmac lease {}: GPU {} until {}; tarmac shell opens a shell in it, tarmac release {} "
+                    "gives it back\n{}\n",
+                    l["id"].get<int64_t>(), GpuIndices(l), LocalTime(l["ends_at_unix"].get<double>()),
+                    l["id"].get<int64_t>(), exports));
     return kExitOk;
   }
   if (c.extend->parsed()) {
@@ -180,18 +200,19 @@ int RunLeaseCommands(const GlobalOptions& global, const LeaseCommands& c, Clock*
     if (r.value().contains("cancelled")) {
       Print(fmt::format("request {} cancelled\n", id.value()));
     } else if (r.value()["released"].is_null()) {
-      Print(fmt::format("lease {} had already ended: {}\n", id.value(), ForTerminal(r.value().value("reason", ""))));
+      Print(fmt::format("lease {} had already ended: {}\n", id.value(),
+                        ForTerminal(r.value().value("reason", ""))));
     } else {
       Print(fmt::format("lease {} released\n", id.value()));
     }
     return kExitOk;
   }
-  for (auto [cmd, method, options] : {std::tuple{c.leases, "leases", &c.leases_options},
-                                      std::tuple{c.queue, "queue", &c.queue_options}}) {
+  for (auto [cmd, method, options] :
+       {std::tuple{c.leases, "leases", &c.leases_options}, std::tuple{c.queue, "queue", &c.queue_options}}) {
     if (!cmd->parsed()) continue;
     Result<json> r = agent.Call(method, json::object(), once);
     if (!r.ok()) return LeaseExit(method, r.status());
-    Print(options->json ? r.value().dump(2) + "\n"
+    Print(options->json                     ? r.value().dump(2) + "\n"
           : std::string(method) == "leases" ? RenderLeases(r.value(), UnixOf(clock->WallNow()))
                                             : RenderQueue(r.value()));
     return kExitOk;
@@ -207,7 +228,8 @@ int RunLeaseCommands(const GlobalOptions& global, const LeaseCommands& c, Clock*
       since_unix = static_cast<double>(since.value());
     }
     auto wanted = [&](const json& e) {
-      return (kinds.empty() || kinds.count(e.value("kind", std::string())) != 0) && e.value("at_unix", 0.0) >= since_unix;
+      return (kinds.empty() || kinds.count(e.value("kind", std::string())) != 0) &&
+             e.value("at_unix", 0.0) >= since_unix;
     };
     json all = json::array();
     int64_t after = o.after;
@@ -231,11 +253,14 @@ int RunLeaseCommands(const GlobalOptions& global, const LeaseCommands& c, Clock*
     for (const json& e : all) {
       rows.push_back({std::to_string(e.value("seq", int64_t{0})), LocalTime(e.value("at_unix", 0.0)),
                       std::to_string(e.value("lease", int64_t{0})), e.value("kind", std::string()),
-                      e.value("user", std::string()), e.value("actor", std::string()), e.value("detail", std::string())});
+                      e.value("user", std::string()), e.value("actor", std::string()),
+                      e.value("detail", std::string())});
     }
-    Print(rows.empty() ? (kinds.empty() && since_unix == 0 ? "No lease events yet.\n" : "No events match.\n")
-                       : RenderTable({{"SEQ", true}, {"TIME"}, {"LEASE", true}, {"EVENT"}, {"USER"}, {"BY"}, {"DETAIL"}},
-                                     rows, 100));
+    Print(
+        rows.empty()
+            ? (kinds.empty() && since_unix == 0 ? "No lease events yet.\n" : "No events match.\n")
+            : RenderTable({{"SEQ", true}, {"TIME"}, {"LEASE", true}, {"EVENT"}, {"USER"}, {"BY"}, {"DETAIL"}},
+                          rows, 100));
     return kExitOk;
   }
   return -1;

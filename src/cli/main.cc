@@ -13,14 +13,14 @@
 #include "cli/help_format.h"
 #include "cli/history_command.h"
 #include "cli/lease_commands.h"
-#include "cli/run_command.h"
-#include "cli/sibling_program.h"
-#include "cli/report_command.h"
 #include "cli/options.h"
 #include "cli/pick_command.h"
 #include "cli/query_command.h"
-#include "cli/status_command.h"
+#include "cli/report_command.h"
+#include "cli/run_command.h"
+#include "cli/sibling_program.h"
 #include "cli/slurm_command.h"
+#include "cli/status_command.h"
 #include "cli/web_command.h"
 #include "cli/zombies_command.h"
 #include "common/clock.h"
@@ -34,10 +34,10 @@
 namespace {
 
 // Every top-level command, for NamedCommand.
-constexpr const char* kCommands[] = {"status",  "query",   "pick",  "agent",   "config", "history", "report",
-                                     "export",  "store",   "zombies", "web", "run",   "shell",  "reserve", "extend",
-                                     "release", "leases",  "queue", "events",  "doctor", "backfill", "slurm",
-                                     "completion", "fleet", "top"};
+constexpr const char* kCommands[] = {
+    "status",  "query",  "pick",     "agent", "config",     "history", "report",  "export", "store",
+    "zombies", "web",    "run",      "shell", "reserve",    "extend",  "release", "leases", "queue",
+    "events",  "doctor", "backfill", "slurm", "completion", "fleet",   "top"};
 
 bool IsKnownCommand(const std::string& name) {
   for (const char* c : kCommands) {
@@ -49,7 +49,7 @@ bool IsKnownCommand(const std::string& name) {
 // The command named on the line: the first word that is neither an option
 // nor the value of a global option that takes one; "" when there is none.
 std::string NamedCommand(int argc, char** argv) {
-  static constexpr const char* kTakesValue[] = {"--backend", "--socket",  "--nvml-library",
+  static constexpr const char* kTakesValue[] = {"--backend",  "--socket",  "--nvml-library",
                                                 "--scenario", "--sim-dir", "--log-level"};
   for (int i = 1; i < argc; ++i) {
     std::string word = argv[i];
@@ -125,12 +125,14 @@ int main(int argc, char** argv) {
     return ExecSibling("tarmac-top", rest);
   }
   if (wants({"top"})) {
-    app.add_subcommand("top", "Every GPU, process, lease and the queue, live in the terminal: sort, filter, select "
-                              "and signal your own processes (docs/cli.md)");
+    app.add_subcommand("top",
+                       "Every GPU, process, lease and the queue, live in the terminal: sort, filter, select "
+                       "and signal your own processes (docs/cli.md)");
   }
   if (wants({"fleet"})) {
-    app.add_subcommand("fleet", "Every node's GPUs at once, from the Prometheus that scrapes their agents "
-                                "(tarmac fleet status; docs/fleet.md)");
+    app.add_subcommand("fleet",
+                       "Every node's GPUs at once, from the Prometheus that scrapes their agents "
+                       "(tarmac fleet status; docs/fleet.md)");
   }
   StatusOptions status;
   QueryOptions query;
@@ -193,10 +195,11 @@ int main(int argc, char** argv) {
     bool is_command_missing = app.get_subcommands().empty() && e.get_exit_code() != 0;
     if (is_command_missing && !left.empty() && !left.front().empty() && left.front()[0] != '-') {
       std::string names;
-      for (const CLI::App* sub : app.get_subcommands({})) names += (names.empty() ? "" : ", ") + sub->get_name();
+      for (const CLI::App* sub : app.get_subcommands({}))
+        names += (names.empty() ? "" : ", ") + sub->get_name();
       std::vector<std::string> known(std::begin(kCommands), std::end(kCommands));
-      std::fprintf(stderr, "tarmac: unknown command '%s'%s (commands: %s; see tarmac --help)\n", left.front().c_str(),
-                   tarmac::DidYouMean(left.front(), known).c_str(), names.c_str());
+      std::fprintf(stderr, "tarmac: unknown command '%s'%s (commands: %s; see tarmac --help)\n",
+                   left.front().c_str(), tarmac::DidYouMean(left.front(), known).c_str(), names.c_str());
       return kExitUsage;
     }
     // An option the command does not take: name the nearest one it does.
@@ -206,8 +209,9 @@ int main(int argc, char** argv) {
       for (const std::string& word : cmd->remaining()) {
         if (word.rfind("--", 0) != 0) continue;
         std::string name = word.substr(0, word.find('='));
-        std::fprintf(stderr, "tarmac: %s: unknown option '%s'%s (see tarmac %s --help)\n", cmd->get_name().c_str(),
-                     name.c_str(), tarmac::DidYouMean(name, OptionNames(cmd)).c_str(), cmd->get_name().c_str());
+        std::fprintf(stderr, "tarmac: %s: unknown option '%s'%s (see tarmac %s --help)\n",
+                     cmd->get_name().c_str(), name.c_str(),
+                     tarmac::DidYouMean(name, OptionNames(cmd)).c_str(), cmd->get_name().c_str());
         return kExitUsage;
       }
     }
@@ -229,7 +233,8 @@ int main(int argc, char** argv) {
   if (parsed(config_check_cmd)) return RunConfigCheck(config_check);
   for (const auto& [name, cmd] : backfill_cmds) {
     if (!cmd->parsed()) continue;
-    return name == "check" ? RunBackfillCheck(backfill.check) : RunBackfillBatches(name, global, backfill, clock);
+    return name == "check" ? RunBackfillCheck(backfill.check)
+                           : RunBackfillBatches(name, global, backfill, clock);
   }
   for (const auto& [name, cmd] : slurm_cmds) {
     if (cmd->parsed()) return RunSlurm(name, global, slurm, clock, &logger);

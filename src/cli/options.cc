@@ -19,8 +19,7 @@ void AddGlobalOptions(CLI::App* app, GlobalOptions* options) {
   app->add_option("--nvml-library", options->nvml_library,
                   "NVML library file to load (default: libnvidia-ml.so.1, then libnvidia-ml.so)")
       ->envname("TARMAC_NVML_LIBRARY");
-  app->add_option("--scenario", options->scenario,
-                  "Scenario file for --backend sim (see docs/scenario.md)")
+  app->add_option("--scenario", options->scenario, "Scenario file for --backend sim (see docs/scenario.md)")
       ->envname("TARMAC_SIM_SCENARIO");
   app->add_option("--sim-dir", options->sim_dir,
                   "Directory of the simulated world (default /tmp/tarmac-sim-UID)")
@@ -31,7 +30,9 @@ void AddGlobalOptions(CLI::App* app, GlobalOptions* options) {
 }
 
 void AddSocketOption(CLI::App* cmd, GlobalOptions* options) {
-  cmd->add_option("--socket", options->socket, "The agent's socket")->envname("TARMAC_SOCKET")->capture_default_str();
+  cmd->add_option("--socket", options->socket, "The agent's socket")
+      ->envname("TARMAC_SOCKET")
+      ->capture_default_str();
 }
 
 Result<gpu::BackendOptions> MakeBackendOptions(const GlobalOptions& options) {

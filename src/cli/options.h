@@ -43,7 +43,7 @@ struct GlobalOptions {
   std::string log_level = "warning";
   std::string socket = "/run/tarmac/tarmac.sock";  // --socket, TARMAC_SOCKET
   bool no_agent = false;                           // --no-agent
-  bool is_backend_explicit = false;  // --backend or TARMAC_BACKEND was given.
+  bool is_backend_explicit = false;                // --backend or TARMAC_BACKEND was given.
 };
 
 // Adds --backend, --nvml-library, --scenario, --sim-dir, --socket,

@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/pick.h"
 
-#include <algorithm>
-#include <cmath>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "common/units.h"
+#include "fleet/pick_rank.h"
 #include "sched/fleet_slots.h"
 #include "sched/placement.h"
-#include "fleet/pick_rank.h"
 
 namespace tarmac::cli {
 
@@ -22,8 +23,8 @@ PickResult Pick(const fleet::FleetView& fleet, const PickRequest& request) {
       continue;
     }
     if (g.lease) {
-      result.rejections.push_back(
-          fmt::format("gpu {}: leased to {} (lease {}); tarmac run queues for it", g.info.index, g.lease->user, g.lease->id));
+      result.rejections.push_back(fmt::format("gpu {}: leased to {} (lease {}); tarmac run queues for it",
+                                              g.info.index, g.lease->user, g.lease->id));
       continue;
     }
     if (g.info.is_mig_enabled.value_or(false) || !s.mig_instances.empty()) {
@@ -41,7 +42,8 @@ PickResult Pick(const fleet::FleetView& fleet, const PickRequest& request) {
                                               FormatBytes(request.min_free_memory_bytes)));
       continue;
     }
-    std::optional<double> used = g.recent_utilization_ratio ? g.recent_utilization_ratio : s.utilization_gpu_ratio;
+    std::optional<double> used =
+        g.recent_utilization_ratio ? g.recent_utilization_ratio : s.utilization_gpu_ratio;
     if (used && *used > request.max_utilization_ratio) {
       result.rejections.push_back(fmt::format("gpu {}: busy ({:.0f}% recently, limit {:.0f}%)", g.info.index,
                                               *used * 100, request.max_utilization_ratio * 100));
@@ -50,18 +52,22 @@ PickResult Pick(const fleet::FleetView& fleet, const PickRequest& request) {
     candidates.push_back(&g);
   }
   auto rank = [](const fleet::GpuView* g) {
-    return fleet::PickRank{
-        fleet::BusyStep(g->recent_utilization_ratio ? g->recent_utilization_ratio : g->sample.utilization_gpu_ratio),
-        static_cast<int>(g->processes.size()), static_cast<double>(*g->sample.memory_free_bytes), g->info.index};
+    return fleet::PickRank{fleet::BusyStep(g->recent_utilization_ratio ? g->recent_utilization_ratio
+                                                                       : g->sample.utilization_gpu_ratio),
+                           static_cast<int>(g->processes.size()),
+                           static_cast<double>(*g->sample.memory_free_bytes), g->info.index};
   };
   std::stable_sort(candidates.begin(), candidates.end(),
-                   [&](const fleet::GpuView* a, const fleet::GpuView* b) { return fleet::IsBetterPick(rank(a), rank(b)); });
+                   [&](const fleet::GpuView* a, const fleet::GpuView* b) {
+                     return fleet::IsBetterPick(rank(a), rank(b));
+                   });
   if (static_cast<int>(candidates.size()) < request.count) return result;
   // Which of the ranked candidates: as a lease would be placed (NVLink
   // domain, PCIe switch, NUMA node), ties to the better ranked.
   std::vector<sched::GpuSlot> slots = sched::SlotsOf(fleet);
   std::vector<sched::GpuSlot> ranked;
-  for (const fleet::GpuView* g : candidates) ranked.push_back(slots[static_cast<size_t>(g - fleet.gpus.data())]);
+  for (const fleet::GpuView* g : candidates)
+    ranked.push_back(slots[static_cast<size_t>(g - fleet.gpus.data())]);
   sched::GpuWants wants;
   wants.gpu_count = request.count;
   std::optional<std::vector<int>> placed = sched::PickGpus(ranked, wants);

@@ -27,7 +27,7 @@ struct PickRequest {
 
 struct PickResult {
   std::vector<const fleet::GpuView*> chosen;  // Best first; empty when not enough fit.
-  std::vector<std::string> rejections;  // "gpu 3: 5.0 GiB free, need 20.0 GiB"
+  std::vector<std::string> rejections;        // "gpu 3: 5.0 GiB free, need 20.0 GiB"
 };
 
 PickResult Pick(const fleet::FleetView& fleet, const PickRequest& request);

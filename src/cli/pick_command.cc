@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/pick_command.h"
 
-#include <cstdio>
 #include <fmt/format.h>
+
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "cli/fleet_source.h"
@@ -13,10 +14,13 @@
 namespace tarmac::cli {
 
 CLI::App* AddPickCommand(CLI::App* app, PickOptions* options) {
-  CLI::App* cmd = app->add_subcommand(
-      "pick", "Print the best free GPU(s) as UUIDs, for CUDA_VISIBLE_DEVICES=$(tarmac pick); "
-              "judged on free memory and recent utilization. Exit 1 when none fits");
-  cmd->add_option("-n,--count,--gpus", options->count, "How many GPUs")->check(CLI::Range(1, 1024))->default_str("1");
+  CLI::App* cmd =
+      app->add_subcommand("pick",
+                          "Print the best free GPU(s) as UUIDs, for CUDA_VISIBLE_DEVICES=$(tarmac pick); "
+                          "judged on free memory and recent utilization. Exit 1 when none fits");
+  cmd->add_option("-n,--count,--gpus", options->count, "How many GPUs")
+      ->check(CLI::Range(1, 1024))
+      ->default_str("1");
   cmd->add_option("--min-free-memory", options->min_free_memory, "Free memory each GPU needs, e.g. 20GiB")
       ->default_str("0");
   cmd->add_option("--max-utilization", options->max_utilization_percent,

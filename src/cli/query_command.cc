@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/query_command.h"
 
-#include <cstdio>
 #include <fmt/format.h>
+
+#include <cstdio>
 
 #include "cli/fleet_source.h"
 #include "cli/query_fields.h"
@@ -41,20 +42,25 @@ Status FilterGpus(const std::string& ids, fleet::FleetView* fleet) {
 CLI::App* AddQueryCommand(CLI::App* app, QueryOptions* options) {
   CLI::App* cmd = app->add_subcommand(
       "query", "nvidia-smi compatible queries: same field names, same CSV (see --help-query-gpu)");
-  cmd->add_option("--query-gpu", options->query_gpu, "Comma-separated GPU fields, e.g. index,name,utilization.gpu");
+  cmd->add_option("--query-gpu", options->query_gpu,
+                  "Comma-separated GPU fields, e.g. index,name,utilization.gpu");
   cmd->add_option("--query-compute-apps", options->query_compute_apps,
                   "Comma-separated process fields, e.g. pid,process_name,used_memory");
-  cmd->add_option("--format", options->format, "csv, optionally with ,noheader and ,nounits")->default_str("csv");
+  cmd->add_option("--format", options->format, "csv, optionally with ,noheader and ,nounits")
+      ->default_str("csv");
   cmd->add_option("-i,--id", options->ids, "Only these GPUs: indices, UUIDs or PCI bus ids, comma-separated");
   cmd->add_flag("--help-query-gpu", options->help_gpu, "List the fields --query-gpu accepts");
-  cmd->add_flag("--help-query-compute-apps", options->help_apps, "List the fields --query-compute-apps accepts");
+  cmd->add_flag("--help-query-compute-apps", options->help_apps,
+                "List the fields --query-compute-apps accepts");
   return cmd;
 }
 
 int RunQuery(const GlobalOptions& global, const QueryOptions& options, Clock* clock, Logger* logger) {
   if (options.help_gpu) {
-    std::fputs(("List of valid properties to query for the switch \"--query-gpu=\":\n\n" + DescribeGpuFields()).c_str(),
-               stdout);
+    std::fputs(
+        ("List of valid properties to query for the switch \"--query-gpu=\":\n\n" + DescribeGpuFields())
+            .c_str(),
+        stdout);
     return kExitOk;
   }
   if (options.help_apps) {
@@ -65,7 +71,8 @@ int RunQuery(const GlobalOptions& global, const QueryOptions& options, Clock* cl
     return kExitOk;
   }
   if (options.query_gpu.empty() == options.query_compute_apps.empty()) {
-    return ExitWith(Status::InvalidArgument("query: give exactly one of --query-gpu or --query-compute-apps"));
+    return ExitWith(
+        Status::InvalidArgument("query: give exactly one of --query-gpu or --query-compute-apps"));
   }
   Result<CsvFormat> format = ParseCsvFormat(options.format);
   if (!format.ok()) return ExitWith(format.status());

@@ -6,8 +6,8 @@
 
 #include "common/split.h"
 #include "common/text_wrap.h"
-#include "nvidia/clock_event_reasons.h"
 #include "fleet/sample_fields.h"
+#include "nvidia/clock_event_reasons.h"
 
 namespace tarmac::cli {
 namespace {
@@ -99,29 +99,59 @@ Opt QueryValue(const fleet::SampleField& reading, const fleet::GpuSample& sample
 
 std::vector<GpuField> MakeGpuFields() {
   std::vector<GpuField> f = {
-      {{"timestamp"}, "", "Time of the query (YYYY/MM/DD HH:MM:SS.msec)",
+      {{"timestamp"},
+       "",
+       "Time of the query (YYYY/MM/DD HH:MM:SS.msec)",
        [](const fleet::FleetView& fl, const fleet::GpuView&) -> Opt { return Timestamp(fl.taken_at); }},
-      {{"driver_version"}, "", "Installed NVIDIA display driver version",
+      {{"driver_version"},
+       "",
+       "Installed NVIDIA display driver version",
        [](const fleet::FleetView& fl, const fleet::GpuView&) { return Text(fl.system.driver_version); }},
-      {{"count"}, "", "Number of GPUs",
-       [](const fleet::FleetView& fl, const fleet::GpuView&) -> Opt { return fmt::format("{}", fl.gpus.size()); }},
-      {{"index"}, "", "Zero-based index of the GPU",
-       [](const fleet::FleetView&, const fleet::GpuView& g) -> Opt { return fmt::format("{}", g.info.index); }},
-      {{"name", "gpu_name"}, "", "Product name of the GPU",
+      {{"count"},
+       "",
+       "Number of GPUs",
+       [](const fleet::FleetView& fl, const fleet::GpuView&) -> Opt {
+         return fmt::format("{}", fl.gpus.size());
+       }},
+      {{"index"},
+       "",
+       "Zero-based index of the GPU",
+       [](const fleet::FleetView&, const fleet::GpuView& g) -> Opt {
+         return fmt::format("{}", g.info.index);
+       }},
+      {{"name", "gpu_name"},
+       "",
+       "Product name of the GPU",
        [](const fleet::FleetView&, const fleet::GpuView& g) { return Text(g.info.name); }},
-      {{"serial", "gpu_serial"}, "", "Board serial number",
+      {{"serial", "gpu_serial"},
+       "",
+       "Board serial number",
        [](const fleet::FleetView&, const fleet::GpuView& g) { return g.info.serial; }},
-      {{"uuid", "gpu_uuid"}, "", "Globally unique immutable identifier of the GPU",
+      {{"uuid", "gpu_uuid"},
+       "",
+       "Globally unique immutable identifier of the GPU",
        [](const fleet::FleetView&, const fleet::GpuView& g) { return Text(g.info.uuid); }},
-      {{"pci.bus_id", "gpu_bus_id"}, "", "PCI bus id as domain:bus:device.function",
+      {{"pci.bus_id", "gpu_bus_id"},
+       "",
+       "PCI bus id as domain:bus:device.function",
        [](const fleet::FleetView&, const fleet::GpuView& g) { return Text(g.info.pci_bus_id); }},
-      {{"minor_number"}, "", "Minor number of the device (/dev/nvidiaN)",
+      {{"minor_number"},
+       "",
+       "Minor number of the device (/dev/nvidiaN)",
        [](const fleet::FleetView&, const fleet::GpuView& g) { return Num(g.info.minor_number); }},
-      {{"persistence_mode"}, "", "Persistence mode: Enabled or Disabled",
-       [](const fleet::FleetView&, const fleet::GpuView& g) { return Enabled(g.info.is_persistence_mode_enabled); }},
-      {{"mig.mode.current"}, "", "MIG mode: Enabled or Disabled",
+      {{"persistence_mode"},
+       "",
+       "Persistence mode: Enabled or Disabled",
+       [](const fleet::FleetView&, const fleet::GpuView& g) {
+         return Enabled(g.info.is_persistence_mode_enabled);
+       }},
+      {{"mig.mode.current"},
+       "",
+       "MIG mode: Enabled or Disabled",
        [](const fleet::FleetView&, const fleet::GpuView& g) { return Enabled(g.info.is_mig_enabled); }},
-      {{"mig.mode.pending"}, "", "MIG mode after the next GPU reset: Enabled or Disabled",
+      {{"mig.mode.pending"},
+       "",
+       "MIG mode after the next GPU reset: Enabled or Disabled",
        [](const fleet::FleetView&, const fleet::GpuView& g) -> Opt {
          if (!g.info.is_mig_enabled) return std::nullopt;
          return Enabled(*g.info.is_mig_enabled != g.info.is_mig_pending.value_or(false));
@@ -136,43 +166,79 @@ std::vector<GpuField> MakeGpuFields() {
     }
     field.unit = QueryUnit(reading.unit);
     field.help = std::string(reading.smi.help);
-    field.value = [&reading](const fleet::FleetView&, const fleet::GpuView& g) { return QueryValue(reading, g.sample); };
+    field.value = [&reading](const fleet::FleetView&, const fleet::GpuView& g) {
+      return QueryValue(reading, g.sample);
+    };
     f.push_back(std::move(field));
   }
   std::vector<GpuField> rest = {
-      {{"memory.total"}, "MiB", "Total installed GPU memory",
+      {{"memory.total"},
+       "MiB",
+       "Total installed GPU memory",
        [](const fleet::FleetView&, const fleet::GpuView& g) {
          return Mib(g.sample.memory_total_bytes ? g.sample.memory_total_bytes : g.info.memory_total_bytes);
        }},
-      {{"power.default_limit"}, "W", "Default power management limit",
-       [](const fleet::FleetView&, const fleet::GpuView& g) { return Watts(g.info.power_limit_default_milliwatts); }},
-      {{"clocks.max.sm", "clocks.max.sm"}, "MHz", "Maximum SM clock",
+      {{"power.default_limit"},
+       "W",
+       "Default power management limit",
+       [](const fleet::FleetView&, const fleet::GpuView& g) {
+         return Watts(g.info.power_limit_default_milliwatts);
+       }},
+      {{"clocks.max.sm", "clocks.max.sm"},
+       "MHz",
+       "Maximum SM clock",
        [](const fleet::FleetView&, const fleet::GpuView& g) { return Mhz(g.info.sm_clock_max_hertz); }},
-      {{"clocks.max.memory", "clocks.max.mem"}, "MHz", "Maximum memory clock",
+      {{"clocks.max.memory", "clocks.max.mem"},
+       "MHz",
+       "Maximum memory clock",
        [](const fleet::FleetView&, const fleet::GpuView& g) { return Mhz(g.info.memory_clock_max_hertz); }},
-      {{"pcie.link.gen.max", "pcie.link.gen.gpumax"}, "", "Maximum PCIe link generation",
+      {{"pcie.link.gen.max", "pcie.link.gen.gpumax"},
+       "",
+       "Maximum PCIe link generation",
        [](const fleet::FleetView&, const fleet::GpuView& g) { return Num(g.info.pcie_generation_max); }},
-      {{"pcie.link.width.max"}, "", "Maximum PCIe link width",
+      {{"pcie.link.width.max"},
+       "",
+       "Maximum PCIe link width",
        [](const fleet::FleetView&, const fleet::GpuView& g) { return Num(g.info.pcie_width_max); }},
-      {{"ecc.errors.corrected.volatile.total"}, "", "Corrected ECC errors since the driver loaded",
+      {{"ecc.errors.corrected.volatile.total"},
+       "",
+       "Corrected ECC errors since the driver loaded",
        [](const fleet::FleetView&, const fleet::GpuView& g) { return Num(g.sample.ecc.volatile_corrected); }},
-      {{"ecc.errors.uncorrected.volatile.total"}, "", "Uncorrected ECC errors since the driver loaded",
-       [](const fleet::FleetView&, const fleet::GpuView& g) { return Num(g.sample.ecc.volatile_uncorrected); }},
-      {{"ecc.errors.corrected.aggregate.total"}, "", "Corrected ECC errors over the board's life",
-       [](const fleet::FleetView&, const fleet::GpuView& g) { return Num(g.sample.ecc.aggregate_corrected); }},
-      {{"ecc.errors.uncorrected.aggregate.total"}, "", "Uncorrected ECC errors over the board's life",
-       [](const fleet::FleetView&, const fleet::GpuView& g) { return Num(g.sample.ecc.aggregate_uncorrected); }},
-      {{"remapped_rows.correctable"}, "", "Rows remapped after correctable errors",
+      {{"ecc.errors.uncorrected.volatile.total"},
+       "",
+       "Uncorrected ECC errors since the driver loaded",
+       [](const fleet::FleetView&, const fleet::GpuView& g) {
+         return Num(g.sample.ecc.volatile_uncorrected);
+       }},
+      {{"ecc.errors.corrected.aggregate.total"},
+       "",
+       "Corrected ECC errors over the board's life",
+       [](const fleet::FleetView&, const fleet::GpuView& g) {
+         return Num(g.sample.ecc.aggregate_corrected);
+       }},
+      {{"ecc.errors.uncorrected.aggregate.total"},
+       "",
+       "Uncorrected ECC errors over the board's life",
+       [](const fleet::FleetView&, const fleet::GpuView& g) {
+         return Num(g.sample.ecc.aggregate_uncorrected);
+       }},
+      {{"remapped_rows.correctable"},
+       "",
+       "Rows remapped after correctable errors",
        [](const fleet::FleetView&, const fleet::GpuView& g) -> Opt {
          if (!g.sample.remapped_rows) return std::nullopt;
          return fmt::format("{}", g.sample.remapped_rows->corrected);
        }},
-      {{"remapped_rows.uncorrectable"}, "", "Rows remapped after uncorrectable errors",
+      {{"remapped_rows.uncorrectable"},
+       "",
+       "Rows remapped after uncorrectable errors",
        [](const fleet::FleetView&, const fleet::GpuView& g) -> Opt {
          if (!g.sample.remapped_rows) return std::nullopt;
          return fmt::format("{}", g.sample.remapped_rows->uncorrected);
        }},
-      {{"remapped_rows.pending"}, "", "A remap waits for a GPU reset: yes or no",
+      {{"remapped_rows.pending"},
+       "",
+       "A remap waits for a GPU reset: yes or no",
        [](const fleet::FleetView&, const fleet::GpuView& g) -> Opt {
          if (!g.sample.remapped_rows) return std::nullopt;
          return std::string(g.sample.remapped_rows->is_pending ? "yes" : "no");
@@ -195,7 +261,8 @@ std::vector<GpuField> MakeGpuFields() {
   };
   for (const Reason& r : kReasons) {
     uint64_t bit = r.bit;
-    f.push_back({{fmt::format("clocks_event_reasons.{}", r.suffix), fmt::format("clocks_throttle_reasons.{}", r.suffix)},
+    f.push_back({{fmt::format("clocks_event_reasons.{}", r.suffix),
+                  fmt::format("clocks_throttle_reasons.{}", r.suffix)},
                  "",
                  "Active or Not Active",
                  [bit](const fleet::FleetView&, const fleet::GpuView& g) { return ReasonActive(g, bit); }});
@@ -205,30 +272,68 @@ std::vector<GpuField> MakeGpuFields() {
 
 std::vector<AppField> MakeAppFields() {
   return {
-      {{"timestamp"}, "", "Time of the query",
-       [](const fleet::FleetView& fl, const fleet::GpuView&, const fleet::ProcessView&) -> Opt { return Timestamp(fl.taken_at); }},
-      {{"gpu_name"}, "", "Product name of the GPU",
-       [](const fleet::FleetView&, const fleet::GpuView& g, const fleet::ProcessView&) { return Text(g.info.name); }},
-      {{"gpu_bus_id"}, "", "PCI bus id of the GPU",
-       [](const fleet::FleetView&, const fleet::GpuView& g, const fleet::ProcessView&) { return Text(g.info.pci_bus_id); }},
-      {{"gpu_serial"}, "", "Serial number of the GPU",
-       [](const fleet::FleetView&, const fleet::GpuView& g, const fleet::ProcessView&) { return g.info.serial; }},
-      {{"gpu_uuid"}, "", "UUID of the GPU",
-       [](const fleet::FleetView&, const fleet::GpuView& g, const fleet::ProcessView&) { return Text(g.info.uuid); }},
-      {{"pid"}, "", "Process id",
-       [](const fleet::FleetView&, const fleet::GpuView&, const fleet::ProcessView& p) -> Opt { return fmt::format("{}", p.process.pid); }},
-      {{"process_name", "name"}, "", "Process name (the executable as started)",
+      {{"timestamp"},
+       "",
+       "Time of the query",
+       [](const fleet::FleetView& fl, const fleet::GpuView&, const fleet::ProcessView&) -> Opt {
+         return Timestamp(fl.taken_at);
+       }},
+      {{"gpu_name"},
+       "",
+       "Product name of the GPU",
+       [](const fleet::FleetView&, const fleet::GpuView& g, const fleet::ProcessView&) {
+         return Text(g.info.name);
+       }},
+      {{"gpu_bus_id"},
+       "",
+       "PCI bus id of the GPU",
+       [](const fleet::FleetView&, const fleet::GpuView& g, const fleet::ProcessView&) {
+         return Text(g.info.pci_bus_id);
+       }},
+      {{"gpu_serial"},
+       "",
+       "Serial number of the GPU",
+       [](const fleet::FleetView&, const fleet::GpuView& g, const fleet::ProcessView&) {
+         return g.info.serial;
+       }},
+      {{"gpu_uuid"},
+       "",
+       "UUID of the GPU",
+       [](const fleet::FleetView&, const fleet::GpuView& g, const fleet::ProcessView&) {
+         return Text(g.info.uuid);
+       }},
+      {{"pid"},
+       "",
+       "Process id",
+       [](const fleet::FleetView&, const fleet::GpuView&, const fleet::ProcessView& p) -> Opt {
+         return fmt::format("{}", p.process.pid);
+       }},
+      {{"process_name", "name"},
+       "",
+       "Process name (the executable as started)",
        [](const fleet::FleetView&, const fleet::GpuView&, const fleet::ProcessView& p) -> Opt {
          if (!p.details.exists) return std::nullopt;
          std::string first = p.details.command.substr(0, p.details.command.find(' '));
          return first.empty() ? p.details.name : first;
        }},
-      {{"used_gpu_memory", "used_memory"}, "MiB", "GPU memory used by the process",
-       [](const fleet::FleetView&, const fleet::GpuView&, const fleet::ProcessView& p) { return Mib(p.process.used_memory_bytes); }},
-      {{"gpu_instance_id"}, "", "MIG GPU instance the process runs in ([N/A] without MIG)",
-       [](const fleet::FleetView&, const fleet::GpuView&, const fleet::ProcessView& p) { return Num(p.process.gpu_instance_id); }},
-      {{"compute_instance_id"}, "", "MIG compute instance the process runs in ([N/A] without MIG)",
-       [](const fleet::FleetView&, const fleet::GpuView&, const fleet::ProcessView& p) { return Num(p.process.compute_instance_id); }},
+      {{"used_gpu_memory", "used_memory"},
+       "MiB",
+       "GPU memory used by the process",
+       [](const fleet::FleetView&, const fleet::GpuView&, const fleet::ProcessView& p) {
+         return Mib(p.process.used_memory_bytes);
+       }},
+      {{"gpu_instance_id"},
+       "",
+       "MIG GPU instance the process runs in ([N/A] without MIG)",
+       [](const fleet::FleetView&, const fleet::GpuView&, const fleet::ProcessView& p) {
+         return Num(p.process.gpu_instance_id);
+       }},
+      {{"compute_instance_id"},
+       "",
+       "MIG compute instance the process runs in ([N/A] without MIG)",
+       [](const fleet::FleetView&, const fleet::GpuView&, const fleet::ProcessView& p) {
+         return Num(p.process.compute_instance_id);
+       }},
   };
 }
 
@@ -322,9 +427,12 @@ Result<CsvFormat> ParseCsvFormat(std::string_view text) {
       return Status::InvalidArgument(fmt::format("--format: \"{}\" is not a valid format (use csv)", text));
     }
     if (!first) {
-      if (item == "noheader") format.has_header = false;
-      else if (item == "nounits") format.has_units = false;
-      else return Status::InvalidArgument(fmt::format("--format: unknown option \"{}\"", item));
+      if (item == "noheader")
+        format.has_header = false;
+      else if (item == "nounits")
+        format.has_units = false;
+      else
+        return Status::InvalidArgument(fmt::format("--format: unknown option \"{}\"", item));
     }
     first = false;
   }

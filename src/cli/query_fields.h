@@ -14,8 +14,8 @@
 #include <string_view>
 #include <vector>
 
-#include "fleet/fleet_view.h"
 #include "common/result.h"
+#include "fleet/fleet_view.h"
 
 namespace tarmac::cli {
 
@@ -30,7 +30,9 @@ struct AppField {
   std::vector<std::string> names;
   std::string unit;
   std::string help;
-  std::function<std::optional<std::string>(const fleet::FleetView&, const fleet::GpuView&, const fleet::ProcessView&)> value;
+  std::function<std::optional<std::string>(const fleet::FleetView&, const fleet::GpuView&,
+                                           const fleet::ProcessView&)>
+      value;
 };
 
 const std::vector<GpuField>& GpuFields();

@@ -72,7 +72,8 @@ TEST(QueryFieldsTest, TableReadingsAreWrittenAsNvidiaSmiWritesThem) {
 TEST(QueryFieldsTest, NoNameIsTwoFieldsAndEveryFieldIsDescribed) {
   std::set<std::string> names;
   for (const GpuField& f : GpuFields()) {
-    for (const std::string& name : f.names) EXPECT_TRUE(names.insert(name).second || name == f.names[0]) << name;
+    for (const std::string& name : f.names)
+      EXPECT_TRUE(names.insert(name).second || name == f.names[0]) << name;
     EXPECT_NE(DescribeGpuFields().find('"' + f.names[0]), std::string::npos) << f.names[0];
   }
 }

@@ -28,7 +28,8 @@ int64_t FileSize(const std::string& path) {
 CLI::App* AddReportCommand(CLI::App* app, ReportOptions* o) {
   CLI::App* cmd = app->add_subcommand(
       "report", "Where GPU time and money went: per GPU and per user (or container), with a verdict");
-  cmd->add_option("--since", o->since, "Start: a duration ago (7d, 30d), a date, or @UNIX")->default_str("7d");
+  cmd->add_option("--since", o->since, "Start: a duration ago (7d, 30d), a date, or @UNIX")
+      ->default_str("7d");
   cmd->add_option("--until", o->until, "End (inclusive)")->default_str("now");
   cmd->add_option("--by", o->by,
                   "Owners by user or container (of each process: container, pod, Slurm job); by pod or "
@@ -77,7 +78,8 @@ int RunReport(const ReportOptions& o, Clock* clock) {
 CLI::App* AddStoreCommand(CLI::App* app, StoreInfoOptions* o, CLI::App** info) {
   CLI::App* cmd = app->add_subcommand("store", "The history store");
   cmd->require_subcommand(1);
-  *info = cmd->add_subcommand("info", "Where the history is, how big, what it holds and how long it keeps it");
+  *info =
+      cmd->add_subcommand("info", "Where the history is, how big, what it holds and how long it keeps it");
   (*info)->add_flag("--json", o->json, "Print as JSON");
   AddStoreAccessOptions(*info, &o->store);
   return cmd;
@@ -97,7 +99,9 @@ int RunStoreInfo(const StoreInfoOptions& o) {
   Result<store::StoreInfo> read = store::ReadStoreInfo(db);
   if (!read.ok()) return ExitWith(read.status());
   const store::StoreInfo& info = read.value();
-  auto unix_or_null = [](const std::optional<int64_t>& t) { return t ? nlohmann::json(*t) : nlohmann::json(nullptr); };
+  auto unix_or_null = [](const std::optional<int64_t>& t) {
+    return t ? nlohmann::json(*t) : nlohmann::json(nullptr);
+  };
   j["schema_version"] = info.schema_version;
   j["free_pages"] = info.free_pages;
   nlohmann::json tables = nlohmann::json::object();
@@ -109,10 +113,12 @@ int RunStoreInfo(const StoreInfoOptions& o) {
   j["newest"] = unix_or_null(info.newest_unix);
   int64_t gpu_samples = info.gpu_seconds_recorded;
   j["gpu_seconds_recorded"] = gpu_samples;
-  if (gpu_samples > 0) j["bytes_per_gpu_second"] = static_cast<double>(file + wal) / static_cast<double>(gpu_samples);
+  if (gpu_samples > 0)
+    j["bytes_per_gpu_second"] = static_cast<double>(file + wal) / static_cast<double>(gpu_samples);
   const config::Config& c = access.value().config;
   const store::Retention& retention = c.store.options.retention;
-  j["retention_seconds"] = {{"raw", retention.raw.count()}, {"1m", retention.minute.count()}, {"1h", retention.hour.count()}};
+  j["retention_seconds"] = {
+      {"raw", retention.raw.count()}, {"1m", retention.minute.count()}, {"1h", retention.hour.count()}};
   if (o.json) {
     std::puts(j.dump(2).c_str());
     return kExitOk;

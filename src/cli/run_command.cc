@@ -14,11 +14,11 @@
 #include <cstring>
 #include <memory>
 
-#include "common/terminal_text.h"
 #include "cli/lease_exit.h"
 #include "cli/terminal.h"
 #include "client/lease_request.h"
 #include "client/lease_wait.h"
+#include "common/terminal_text.h"
 #include "common/text_wrap.h"
 #include "common/time_spec.h"
 #include "sched/lease_json.h"
@@ -60,10 +60,12 @@ int ExitCodeOf(int status) {
 // runs: a new idle warning, or that the lease has ended and why.
 class LeaseNews {
  public:
-  LeaseNews(const client::AgentClient* agent, int64_t id, const char* what) : watcher_(agent, id), id_(id), what_(what) {}
+  LeaseNews(const client::AgentClient* agent, int64_t id, const char* what)
+      : watcher_(agent, id), id_(id), what_(what) {}
   void Poll() {
     client::LeaseWatcher::News news = watcher_.Poll();
-    if (!news.warning.empty()) std::fprintf(stderr, "\ntarmac: %s: warning: %s\n", what_, ForTerminal(news.warning).c_str());
+    if (!news.warning.empty())
+      std::fprintf(stderr, "\ntarmac: %s: warning: %s\n", what_, ForTerminal(news.warning).c_str());
     if (news.ended) Say(*news.ended);
   }
   void SayEnded(const std::string& reason) {
@@ -109,7 +111,10 @@ class SignalFd {
 
 void AddLeaseAskOptions(CLI::App* cmd, LeaseAsk* ask) {
   cmd->add_option("--gpus,-n", ask->gpus, "How many GPUs")->default_str("1");
-  cmd->add_option("--gpu", ask->uuids, "Exactly these GPUs: indices or UUIDs, comma-separated (as CUDA_VISIBLE_DEVICES names them)")->excludes("--gpus");
+  cmd->add_option(
+         "--gpu", ask->uuids,
+         "Exactly these GPUs: indices or UUIDs, comma-separated (as CUDA_VISIBLE_DEVICES names them)")
+      ->excludes("--gpus");
   cmd->add_option("--mig", ask->mig_profile,
                   "One MIG instance of this profile instead of whole GPUs, e.g. 1g.10gb (packed onto GPUs "
                   "already in use); CUDA_VISIBLE_DEVICES gets its MIG- UUID")
@@ -118,16 +123,18 @@ void AddLeaseAskOptions(CLI::App* cmd, LeaseAsk* ask) {
       ->excludes("--gpu")
       ->excludes("--mig");
   cmd->add_option("--min-free-memory", ask->min_free_memory, "Free memory each GPU needs, e.g. 20GiB");
-  cmd->add_option("--idle-timeout", ask->idle_timeout,
-                  "Idle this long (no SM activity from your processes) and the idle policy applies, e.g. 30m");
+  cmd->add_option(
+      "--idle-timeout", ask->idle_timeout,
+      "Idle this long (no SM activity from your processes) and the idle policy applies, e.g. 30m");
   cmd->add_option("--priority", ask->priority,
                   "low, normal or high; backfill: preemptible, on idle GPUs only, revoked (told, then "
                   "terminated after [backfill] grace) when another request needs the GPU")
       ->check(CLI::IsMember(sched::PriorityNames()))
       ->default_str("normal");
-  cmd->add_flag("--lend-idle", ask->lend_idle,
-                "While your processes sit at 0 % SM ([backfill] lend_after), backfill may use the GPU's memory above "
-                "their peak plus a margin; it is revoked the moment they compute or allocate more");
+  cmd->add_flag(
+      "--lend-idle", ask->lend_idle,
+      "While your processes sit at 0 % SM ([backfill] lend_after), backfill may use the GPU's memory above "
+      "their peak plus a margin; it is revoked the moment they compute or allocate more");
   cmd->add_flag("--no-wait{true},--queue{false}", ask->no_wait,
                 "--no-wait: exit 75 at once when no GPUs fit; --queue (default): wait in the queue");
 }
@@ -164,8 +171,9 @@ Granted AskAndWait(const client::AgentClient& agent, const json& params, const c
   // lines only when the position changes. Either way wrapped to the width.
   auto show = [&](const client::LeaseAnswer& queued) {
     std::string prefix = fmt::format("tarmac: {}: queued as request {}: ", what, id);
-    std::string text = prefix + WrapText(ForTerminal(queued.reason), static_cast<size_t>(TerminalColumns(STDERR_FILENO)),
-                                         TextColumns(prefix), 4);
+    std::string text =
+        prefix + WrapText(ForTerminal(queued.reason), static_cast<size_t>(TerminalColumns(STDERR_FILENO)),
+                          TextColumns(prefix), 4);
     if (is_tty) {
       live.Show(text);
     } else if (queued.position != shown_position) {
@@ -184,7 +192,8 @@ Granted AskAndWait(const client::AgentClient& agent, const json& params, const c
   for (;;) {
     Result<client::LeaseAnswer> now = client::WaitForGrant(agent, answer.value(), signals.fd(), show);
     int sig = now.ok() ? 0 : signals.Take();
-    if (!now.ok() && now.status().code() == StatusCode::kCancelled && sig == 0) continue;  // SIGCHLD, SIGWINCH.
+    if (!now.ok() && now.status().code() == StatusCode::kCancelled && sig == 0)
+      continue;  // SIGCHLD, SIGWINCH.
     if (sig > 0) {
       agent.ReleaseLease(id).status().IgnoreError();
       if (is_tty) std::fprintf(stderr, "\n");
@@ -195,7 +204,8 @@ Granted AskAndWait(const client::AgentClient& agent, const json& params, const c
       result.exit_code = LeaseExit(what, now.status());
     } else if (now.value().is_granted()) {
       live.Clear();
-      std::fprintf(stderr, "tarmac: %s: request %lld granted: lease %lld, %s\n", what, static_cast<long long>(id),
+      std::fprintf(stderr, "tarmac: %s: request %lld granted: lease %lld, %s\n", what,
+                   static_cast<long long>(id),
                    static_cast<long long>(now.value().lease.value("id", int64_t{0})),
                    client::GpuNames(now.value().lease).c_str());
       result = {now.value().lease, 0};
@@ -214,7 +224,8 @@ CLI::App* AddRunCommand(CLI::App* app, RunOptions* options, GlobalOptions* globa
   CLI::App* cmd = app->add_subcommand(
       "run",
       "Run a command on GPUs the agent leases to you: waits in the queue when none fit, sets "
-      "CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES, forwards signals, and exits with the command's status. "
+      "CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES, forwards signals, and exits with the command's "
+      "status. "
       "The lease ends when the command and everything it started have exited.");
   AddLeaseAskOptions(cmd, &options->ask);
   cmd->add_option("--max-time", options->ask.max_time,
@@ -276,13 +287,17 @@ int RunRun(const GlobalOptions& global, const RunOptions& options) {
   if (options.ask.priority == "backfill") {
     revocation = std::make_unique<client::RevocationWatch>(&agent, id, [child, id](const json& lease) {
       std::string by = lease.contains("revoke_by_unix") && lease["revoke_by_unix"].is_number()
-                           ? FormatRfc3339(std::chrono::system_clock::time_point(std::chrono::duration_cast<std::chrono::system_clock::duration>(
-                                 std::chrono::duration<double>(lease["revoke_by_unix"].get<double>()))))
+                           ? FormatRfc3339(std::chrono::system_clock::time_point(
+                                 std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                                     std::chrono::duration<double>(lease["revoke_by_unix"].get<double>()))))
                            : std::string("the grace");
       // revoked_for names the request; 0: another scheduler (Slurm, the kubelet).
-      const char* whom = lease.value("revoked_for", int64_t{0}) != 0 ? "another request" : "another scheduler's job";
-      std::fprintf(stderr, "\ntarmac: run: backfill lease %lld revoked for %s; SIGTERM to the command; "
-                   "the agent ends the lease at %s\n", static_cast<long long>(id), whom, by.c_str());
+      const char* whom =
+          lease.value("revoked_for", int64_t{0}) != 0 ? "another request" : "another scheduler's job";
+      std::fprintf(stderr,
+                   "\ntarmac: run: backfill lease %lld revoked for %s; SIGTERM to the command; "
+                   "the agent ends the lease at %s\n",
+                   static_cast<long long>(id), whom, by.c_str());
       kill(-child, SIGTERM);
     });
   }

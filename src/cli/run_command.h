@@ -14,17 +14,16 @@
 // run as a child so that the agent's idle warnings reach its terminal.
 #pragma once
 
-#include <chrono>
-
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "cli/options.h"
-#include "common/clock.h"
 #include "client/agent_client.h"
 #include "client/lease_request.h"
+#include "common/clock.h"
 #include "common/result.h"
 
 namespace tarmac::cli {

@@ -29,7 +29,8 @@ std::string Get(const std::map<std::string, std::string>& env, const char* name)
 // (the agent's own bound is its grace and hand-over, well under this).
 constexpr std::chrono::seconds kMostBackfillWait{120};
 
-int RunJobScript(const std::string& name, const GlobalOptions& global, const SlurmOptions& options, Clock* clock) {
+int RunJobScript(const std::string& name, const GlobalOptions& global, const SlurmOptions& options,
+                 Clock* clock) {
   std::map<std::string, std::string> env = CurrentEnvironment();
   std::string job = Get(env, "SLURM_JOB_ID");
   // `goes_on` is what happens to the job when the script does not refuse.
@@ -47,10 +48,11 @@ int RunJobScript(const std::string& name, const GlobalOptions& global, const Slu
     std::optional<std::string> devices_list;
     const std::string uid = Get(env, "SLURM_JOB_UID");
     Result<std::vector<int>> gpus = slurm::JobGpus(env);
-    if (gpus.ok() && gpus.value().empty() && !uid.empty() && uid.find_first_not_of("0123456789") == std::string::npos) {
+    if (gpus.ok() && gpus.value().empty() && !uid.empty() &&
+        uid.find_first_not_of("0123456789") == std::string::npos) {
       std::string rules;
-      std::string path = fmt::format("{}/devices/slurm/uid_{}/job_{}/devices.list", options.cgroup_root, uid,
-                                     job);
+      std::string path =
+          fmt::format("{}/devices/slurm/uid_{}/job_{}/devices.list", options.cgroup_root, uid, job);
       if (ReadSmallFile(path, &rules)) devices_list = rules;
     }
     Result<slurm::PrologRequest> request = slurm::PrologRequestFromEnvironment(env, devices_list);
@@ -74,14 +76,16 @@ int RunJobScript(const std::string& name, const GlobalOptions& global, const Slu
                    r.value().value("detail", std::string("waiting for backfill to give way")).c_str());
       is_told = true;
     }
-    clock->SleepUntil(clock->SteadyNow() + std::chrono::milliseconds(r.value().value("retry_after_ms", int64_t{200})),
-                      std::stop_token());
+    clock->SleepUntil(
+        clock->SteadyNow() + std::chrono::milliseconds(r.value().value("retry_after_ms", int64_t{200})),
+        std::stop_token());
     r = agent.Call("slurm." + name, params, call);
   }
   if (!r.ok() && r.status().code() == StatusCode::kDeadlineExceeded) {
     // The agent may still act on the call it took.
-    return fail(r.status().message(),
-                "the job goes on; the agent may still record its lease when it catches up (its epilog ends it)");
+    return fail(
+        r.status().message(),
+        "the job goes on; the agent may still record its lease when it catches up (its epilog ends it)");
   }
   if (!r.ok()) return fail(r.status().message());
   if (r.value().value("waiting", false)) {
@@ -93,7 +97,8 @@ int RunJobScript(const std::string& name, const GlobalOptions& global, const Slu
   } else if (name == "epilog") {
     std::printf("%s\n", slurm::EpilogSummary(r.value()).c_str());
   } else if (!r.value()["lease"].is_null()) {
-    std::printf("tarmac: job %s holds GPU %s (lease %lld)\n", job.c_str(), r.value()["lease"]["gpus"].dump().c_str(),
+    std::printf("tarmac: job %s holds GPU %s (lease %lld)\n", job.c_str(),
+                r.value()["lease"]["gpus"].dump().c_str(),
                 static_cast<long long>(r.value()["lease"].value("id", int64_t{0})));
   }
   return kExitOk;
@@ -101,13 +106,16 @@ int RunJobScript(const std::string& name, const GlobalOptions& global, const Slu
 
 }  // namespace
 
-std::map<std::string, CLI::App*> AddSlurmCommand(CLI::App* app, SlurmOptions* options, GlobalOptions* global) {
-  CLI::App* slurm = app->add_subcommand("slurm", "tarmac under Slurm: gres.conf from the hardware, the job prolog and epilog");
+std::map<std::string, CLI::App*> AddSlurmCommand(CLI::App* app, SlurmOptions* options,
+                                                 GlobalOptions* global) {
+  CLI::App* slurm = app->add_subcommand(
+      "slurm", "tarmac under Slurm: gres.conf from the hardware, the job prolog and epilog");
   slurm->require_subcommand(1);
   std::map<std::string, CLI::App*> cmds;
   CLI::App* gres = slurm->add_subcommand(
       "gres-conf", "Print this node's gres.conf (Type, File, Cores, Links per GPU) and its slurm.conf Gres=");
-  gres->add_option("--node", options->node, "The node's name in slurm.conf (default: this host's short name)");
+  gres->add_option("--node", options->node,
+                   "The node's name in slurm.conf (default: this host's short name)");
   gres->add_option("--dev-dir", options->dev_dir, "Where the nvidiaN device files are (default /dev)");
   gres->add_option("--mig-minors", options->mig_minors,
                    "The MIG capability minors (default /proc/driver/nvidia-caps/mig-minors): MIG instances' "
@@ -118,13 +126,16 @@ std::map<std::string, CLI::App*> AddSlurmCommand(CLI::App* app, SlurmOptions* op
     CLI::App* cmd = slurm->add_subcommand(
         name, std::string(name) == "prolog"
                   ? "For Slurm's Prolog=: record the job's GPUs (SLURM_JOB_GPUS) as a lease of kind slurm"
-                  : "For Slurm's Epilog=: end the job's lease, terminate what it left on its GPUs, say how it used them");
+                  : "For Slurm's Epilog=: end the job's lease, terminate what it left on its GPUs, say how "
+                    "it used them");
     cmd->add_flag("--json", options->json, "The agent's answer as JSON");
-    cmd->add_flag("--strict", options->strict, "Exit 1 when the agent cannot record it (default: say why, exit 0)");
+    cmd->add_flag("--strict", options->strict,
+                  "Exit 1 when the agent cannot record it (default: say why, exit 0)");
     if (std::string(name) == "prolog") {
-      cmd->add_option("--cgroup-root", options->cgroup_root,
-                      "Where the job's cgroup is read when SLURM_JOB_GPUS and CUDA_VISIBLE_DEVICES name no GPU "
-                      "(cgroup v1 devices.list; default /sys/fs/cgroup)");
+      cmd->add_option(
+          "--cgroup-root", options->cgroup_root,
+          "Where the job's cgroup is read when SLURM_JOB_GPUS and CUDA_VISIBLE_DEVICES name no GPU "
+          "(cgroup v1 devices.list; default /sys/fs/cgroup)");
     }
     AddSocketOption(cmd, global);
     cmds[name] = cmd;

@@ -16,7 +16,6 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-
 #include <map>
 #include <string>
 
@@ -25,10 +24,10 @@
 namespace tarmac::cli {
 
 struct SlurmOptions {
-  std::string node;     // gres-conf --node (default: this host's short name)
+  std::string node;              // gres-conf --node (default: this host's short name)
   std::string dev_dir = "/dev";  // gres-conf --dev-dir: where the device files are
   std::string mig_minors = "/proc/driver/nvidia-caps/mig-minors";  // gres-conf --mig-minors
-  bool json = false;    // prolog/epilog --json: the agent's answer
+  bool json = false;                                               // prolog/epilog --json: the agent's answer
   bool strict = false;  // prolog/epilog --strict: exit 1 when the agent cannot record it
   std::string cgroup_root = "/sys/fs/cgroup";  // prolog --cgroup-root: where the job's cgroup is
 };

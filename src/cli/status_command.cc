@@ -8,9 +8,9 @@
 #include <optional>
 
 #include "cli/fleet_source.h"
-#include "fleet/fleet_json.h"
 #include "cli/status_render.h"
 #include "cli/terminal.h"
+#include "fleet/fleet_json.h"
 
 namespace tarmac::cli {
 namespace {
@@ -38,9 +38,10 @@ bool WaitOrSignal(double seconds) {
 }  // namespace
 
 CLI::App* AddStatusCommand(CLI::App* app, StatusOptions* options) {
-  CLI::App* cmd = app->add_subcommand(
-      "status", "Show every GPU and the processes on it; marks idle GPUs, idle memory holders, "
-                "throttling, lost GPUs and degraded PCIe links");
+  CLI::App* cmd =
+      app->add_subcommand("status",
+                          "Show every GPU and the processes on it; marks idle GPUs, idle memory holders, "
+                          "throttling, lost GPUs and degraded PCIe links");
   cmd->add_flag("--json", options->json,
                 "Print every reading as JSON (base units; unsupported readings are absent)");
   cmd->add_option("--watch", options->watch_seconds, "Refresh every SECONDS until Ctrl-C")

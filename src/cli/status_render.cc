@@ -8,10 +8,10 @@
 #include <string_view>
 #include <vector>
 
-#include "fleet/gpu_marks.h"
 #include "common/terminal_text.h"
 #include "common/text_wrap.h"
 #include "common/units.h"
+#include "fleet/gpu_marks.h"
 
 namespace tarmac::cli {
 namespace {
@@ -71,8 +71,11 @@ std::string LeaseNote(const fleet::GpuLease& l) {
   } else if (l.kind == fleet::LeaseKind::kSlurm) {
     kind = "Slurm job " + ForTerminal(l.slurm_job) + " ";
   }
-  std::string lent = l.lent_to != 0 ? fmt::format(", lent to backfill lease {} ({})", l.lent_to, ForTerminal(l.lent_to_user)) : "";
-  return fmt::format("{}lease {} ({}){}{}", kind, l.id, ForTerminal(l.user), l.is_revoking ? ", yielding" : "", lent);
+  std::string lent =
+      l.lent_to != 0 ? fmt::format(", lent to backfill lease {} ({})", l.lent_to, ForTerminal(l.lent_to_user))
+                     : "";
+  return fmt::format("{}lease {} ({}){}{}", kind, l.id, ForTerminal(l.user),
+                     l.is_revoking ? ", yielding" : "", lent);
 }
 
 std::string Gib(int64_t bytes) { return fmt::format("{:.1f}", static_cast<double>(bytes) / (1 << 30)); }
@@ -118,9 +121,12 @@ std::string Fit(const std::string& line, int width) {
     }
     size_t len = 1;
     unsigned char c = static_cast<unsigned char>(line[i]);
-    if (c >= 0xf0) len = 4;
-    else if (c >= 0xe0) len = 3;
-    else if (c >= 0xc0) len = 2;
+    if (c >= 0xf0)
+      len = 4;
+    else if (c >= 0xe0)
+      len = 3;
+    else if (c >= 0xc0)
+      len = 2;
     if (columns + 1 > static_cast<size_t>(width) - 3) break;
     out += line.substr(i, len);
     ++columns;
@@ -142,10 +148,10 @@ std::string ThrottleWords(const std::vector<std::string>& reasons, int width) {
     std::string w = ForTerminal(r);
     if (width > 0) {
       w = r.find("thermal") != std::string::npos ? "thermal"
-          : r == "sw_power_cap"                   ? "power cap"
-          : r == "hw_power_brake_slowdown"        ? "power brake"
-          : r == "hw_slowdown"                    ? "hw slowdown"
-                                                  : r;
+          : r == "sw_power_cap"                  ? "power cap"
+          : r == "hw_power_brake_slowdown"       ? "power brake"
+          : r == "hw_slowdown"                   ? "hw slowdown"
+                                                 : r;
     }
     if (std::find(words.begin(), words.end(), w) == words.end()) words.push_back(w);
   }
@@ -181,20 +187,23 @@ std::string RenderMigInstance(const fleet::GpuView& g, const fleet::MigInstance&
     notes.push_back(paint(kYellow, LeaseNote(l->second)));
   }
   if (auto p = g.mig_allocated_to.find(mi.uuid); p != g.mig_allocated_to.end()) {
-    notes.push_back(fmt::format("pod {}/{}", ForTerminal(p->second.pod_namespace), ForTerminal(p->second.pod)));
+    notes.push_back(
+        fmt::format("pod {}/{}", ForTerminal(p->second.pod_namespace), ForTerminal(p->second.pod)));
   }
   int holders = 0;
   for (const fleet::ProcessView& p : g.processes) {
     holders += p.process.gpu_instance_id == mi.gpu_instance_id && fleet::IsIdleHolding(p, g) ? 1 : 0;
   }
-  if (holders > 0) notes.push_back(paint(kYellow, fmt::format("{} idle holder{}", holders, holders == 1 ? "" : "s")));
+  if (holders > 0)
+    notes.push_back(paint(kYellow, fmt::format("{} idle holder{}", holders, holders == 1 ? "" : "s")));
   std::string joined;
   for (const std::string& n : notes) joined += (joined.empty() ? "" : "  ") + n;
   // The notes before the MIG UUID: on a narrow screen the UUID's tail is
   // what is cut.
-  return fmt::format("  {} {:<9} gi {:<2} ci {:<2} {:<18}{:>5}  {}{}{}", paint(kDim, "MIG"), ForTerminal(mi.profile),
-                     mi.gpu_instance_id, mi.compute_instance_id, memory, Percent(mi.graphics_engine_active_ratio),
-                     joined, joined.empty() ? "" : "  ", paint(kDim, ForTerminal(mi.uuid)));
+  return fmt::format("  {} {:<9} gi {:<2} ci {:<2} {:<18}{:>5}  {}{}{}", paint(kDim, "MIG"),
+                     ForTerminal(mi.profile), mi.gpu_instance_id, mi.compute_instance_id, memory,
+                     Percent(mi.graphics_engine_active_ratio), joined, joined.empty() ? "" : "  ",
+                     paint(kDim, ForTerminal(mi.uuid)));
 }
 
 }  // namespace
@@ -215,24 +224,25 @@ std::string RenderStatus(const fleet::FleetView& fleet, const RenderOptions& opt
            "\n  the agent keeps serving and re-attaches when the driver is back\n";
   }
   const int name_width = options.width > 0 ? 19 : 26;
-  out += paint(kDim, fmt::format("{:<4}{:<{}}{:>5}  {:<18}{:<14}{:>5}  {:>9}  {}\n", "GPU", "NAME", name_width, "UTIL",
-                                 "MEMORY", "POWER", "TEMP", "SM CLOCK", "NOTES"));
+  out += paint(kDim, fmt::format("{:<4}{:<{}}{:>5}  {:<18}{:<14}{:>5}  {:>9}  {}\n", "GPU", "NAME",
+                                 name_width, "UTIL", "MEMORY", "POWER", "TEMP", "SM CLOCK", "NOTES"));
   for (const fleet::GpuView& g : fleet.gpus) {
     fleet::GpuMarks m = fleet::MarkGpu(g);
     const fleet::GpuSample& s = g.sample;
     if (m.is_unreadable) {
       ++problems;
-      const char* what = m.is_lost                                          ? "LOST"
-                         : s.health == fleet::GpuHealth::kNoPermission       ? "NO PERMISSION"
-                         : s.health == fleet::GpuHealth::kDriverNotLoaded    ? "NO DRIVER"
-                         : s.health == fleet::GpuHealth::kUnresponsive       ? "UNRESPONSIVE"
-                                                                           : "UNREADABLE";
-      out += Fit(fmt::format("{:<4}{:<{}}{}  {}", g.info.index,
-                             Cut(ShortName(g.info.name.empty() ? "?" : ForTerminal(g.info.name), options.width),
-                                 static_cast<size_t>(name_width - 1)),
-                             name_width, paint(kRed, what), ForTerminal(s.error)),
-                 options.width) +
-             "\n";
+      const char* what = m.is_lost                                        ? "LOST"
+                         : s.health == fleet::GpuHealth::kNoPermission    ? "NO PERMISSION"
+                         : s.health == fleet::GpuHealth::kDriverNotLoaded ? "NO DRIVER"
+                         : s.health == fleet::GpuHealth::kUnresponsive    ? "UNRESPONSIVE"
+                                                                          : "UNREADABLE";
+      out +=
+          Fit(fmt::format("{:<4}{:<{}}{}  {}", g.info.index,
+                          Cut(ShortName(g.info.name.empty() ? "?" : ForTerminal(g.info.name), options.width),
+                              static_cast<size_t>(name_width - 1)),
+                          name_width, paint(kRed, what), ForTerminal(s.error)),
+              options.width) +
+          "\n";
       continue;
     }
     std::vector<std::string> notes;
@@ -244,7 +254,8 @@ std::string RenderStatus(const fleet::FleetView& fleet, const RenderOptions& opt
     }
     if (m.is_throttled) {
       ++problems;
-      notes.push_back(paint(kRed, fmt::format("THROTTLED ({})", ThrottleWords(m.throttle_reasons, options.width))));
+      notes.push_back(
+          paint(kRed, fmt::format("THROTTLED ({})", ThrottleWords(m.throttle_reasons, options.width))));
     }
     if (m.is_pcie_degraded) {
       ++problems;
@@ -253,7 +264,8 @@ std::string RenderStatus(const fleet::FleetView& fleet, const RenderOptions& opt
     if (g.xid_count > 0 && g.last_xid) {
       ++problems;
       std::string codes;
-      for (const auto& [code, count] : g.xid_count_by_code) codes += (codes.empty() ? "" : ", ") + std::to_string(code);
+      for (const auto& [code, count] : g.xid_count_by_code)
+        codes += (codes.empty() ? "" : ", ") + std::to_string(code);
       if (codes.empty()) codes = std::to_string(g.last_xid->xid);
       notes.push_back(paint(kRed, "Xid " + codes));
     }
@@ -277,9 +289,10 @@ std::string RenderStatus(const fleet::FleetView& fleet, const RenderOptions& opt
     if (!s.utilization_gpu_ratio && s.graphics_engine_active_ratio) {
       util = Percent(s.graphics_engine_active_ratio);  // Under MIG: the engine's activity (GPM).
     }
-    std::string row = fmt::format("{:<4}{:<{}}{:>5}  {:<18}{:<14}{:>5}  {:>9}  ", g.info.index,
-                                  Cut(ShortName(ForTerminal(g.info.name), options.width), static_cast<size_t>(name_width - 1)),
-                                  name_width, util, Memory(g), Power(s), Temperature(s), ClockText(s));
+    std::string row = fmt::format(
+        "{:<4}{:<{}}{:>5}  {:<18}{:<14}{:>5}  {:>9}  ", g.info.index,
+        Cut(ShortName(ForTerminal(g.info.name), options.width), static_cast<size_t>(name_width - 1)),
+        name_width, util, Memory(g), Power(s), Temperature(s), ClockText(s));
     // As many notes as fit on the GPU's line; the rest on lines of their
     // own under it, indented to the notes column.
     std::string line = row;
@@ -301,10 +314,12 @@ std::string RenderStatus(const fleet::FleetView& fleet, const RenderOptions& opt
       std::string marker = !is_holding                 ? ""
                            : p.process.gpu_instance_id ? "  <- holds memory, instance idle"
                                                        : "  <- holds memory at 0% SM";
-      std::string head = fmt::format("{}{:>8}  {:<10}{:>10}  {:>4}  ", indent, p.process.pid, Cut(ForTerminal(p.details.user), 9), mem, sm);
+      std::string head = fmt::format("{}{:>8}  {:<10}{:>10}  {:>4}  ", indent, p.process.pid,
+                                     Cut(ForTerminal(p.details.user), 9), mem, sm);
       std::string command = ForTerminal(p.details.command);
-      int room = options.width > 0 ? std::max(10, options.width - static_cast<int>(head.size() + marker.size()))
-                                   : static_cast<int>(command.size());
+      int room = options.width > 0
+                     ? std::max(10, options.width - static_cast<int>(head.size() + marker.size()))
+                     : static_cast<int>(command.size());
       std::string line = head + Cut(command, static_cast<size_t>(room)) + marker;
       out += Fit(is_holding ? paint(kYellow, line) : line, options.width) + "\n";
     };
@@ -317,14 +332,16 @@ std::string RenderStatus(const fleet::FleetView& fleet, const RenderOptions& opt
     bool has_whole_gpu_processes = false;
     for (const fleet::ProcessView& p : g.processes) has_whole_gpu_processes |= !p.process.gpu_instance_id;
     if (has_whole_gpu_processes) {
-      out += paint(kDim, fmt::format("    {:>8}  {:<10}{:>10}  {:>4}  {}\n", "PID", "USER", "GPU MEM", "SM", "COMMAND"));
+      out += paint(kDim, fmt::format("    {:>8}  {:<10}{:>10}  {:>4}  {}\n", "PID", "USER", "GPU MEM", "SM",
+                                     "COMMAND"));
     }
     for (const fleet::ProcessView& p : g.processes) {
       if (!p.process.gpu_instance_id) print_process(p, "    ");
     }
   }
-  out += fmt::format("{} of {} GPUs idle; {} process{} holding memory without computing; {} problem{}\n", idle,
-                     fleet.gpus.size(), holding, holding == 1 ? "" : "es", problems, problems == 1 ? "" : "s");
+  out +=
+      fmt::format("{} of {} GPUs idle; {} process{} holding memory without computing; {} problem{}\n", idle,
+                  fleet.gpus.size(), holding, holding == 1 ? "" : "es", problems, problems == 1 ? "" : "s");
   return out;
 }
 

@@ -57,7 +57,8 @@ TEST(StatusRenderTest, EveryLineFitsTheWidthAndNoNoteIsLost) {
   p.process.used_memory_bytes = int64_t{20} << 30;
   p.process.sm_utilization_ratio = 0;
   p.details.user = "alice";
-  p.details.command = "python train.py --config configs/a-very-long-experiment-name-that-goes-on.yaml --seed 1";
+  p.details.command =
+      "python train.py --config configs/a-very-long-experiment-name-that-goes-on.yaml --seed 1";
   g.processes.push_back(p);
   for (bool color : {false, true}) {
     RenderOptions narrow;
@@ -118,10 +119,13 @@ TEST(StatusRenderTest, MigInstancesAreShownUnderTheirGpuWithTheirHolders) {
   g.mig_allocated_to["MIG-2"] = {"infer-0", "serve", "server"};
   std::string out = RenderStatus(f, RenderOptions{});
   EXPECT_NE(out.find("  25%  "), std::string::npos) << out;  // The GPU: its engine's activity (GPM).
-  EXPECT_NE(out.find("MIG 3g.40gb   gi 1  ci 0  2.0 / 40.0 GiB      60%  lease 7 (alice)  MIG-1"), std::string::npos)
-      << out;
-  EXPECT_NE(out.find("MIG 1g.10gb   gi 2  ci 0  2.0 / 10.0 GiB       0%  idle  pod serve/infer-0  1 idle holder  MIG-2"),
+  EXPECT_NE(out.find("MIG 3g.40gb   gi 1  ci 0  2.0 / 40.0 GiB      60%  lease 7 (alice)  MIG-1"),
             std::string::npos)
+      << out;
+  EXPECT_NE(
+      out.find(
+          "MIG 1g.10gb   gi 2  ci 0  2.0 / 10.0 GiB       0%  idle  pod serve/infer-0  1 idle holder  MIG-2"),
+      std::string::npos)
       << out;
   size_t second = out.find("MIG 1g.10gb");
   size_t holder = out.find("     102  alice");

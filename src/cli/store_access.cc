@@ -57,11 +57,11 @@ Result<StoreAccess> OpenStore(const StoreAccessOptions& options) {
   }
   Result<std::unique_ptr<store::Db>> db = store::OpenForReading(access.path);
   if (!db.ok()) {
-    return db.status().WithContext(fmt::format("history database {} ({}{})", access.path, access.source,
-                                               access.source == "the default config"
-                                                   ? fmt::format("; no agent answered on {}; --db names another",
-                                                                 options.socket)
-                                                   : ""));
+    return db.status().WithContext(
+        fmt::format("history database {} ({}{})", access.path, access.source,
+                    access.source == "the default config"
+                        ? fmt::format("; no agent answered on {}; --db names another", options.socket)
+                        : ""));
   }
   access.db = std::move(db).value();
   return access;

@@ -22,8 +22,8 @@
 namespace tarmac::cli {
 
 struct StoreAccessOptions {
-  std::string db;           // --db FILE
-  std::string config_path;  // --config FILE (for the store path and prices)
+  std::string db;                                  // --db FILE
+  std::string config_path;                         // --config FILE (for the store path and prices)
   std::string socket = "/run/tarmac/tarmac.sock";  // --socket, TARMAC_SOCKET: the agent asked
 };
 

@@ -8,8 +8,8 @@
 
 namespace tarmac::cli {
 
-std::string RenderTable(const std::vector<Column>& columns, const std::vector<std::vector<std::string>>& foreign_rows,
-                        size_t max_width) {
+std::string RenderTable(const std::vector<Column>& columns,
+                        const std::vector<std::vector<std::string>>& foreign_rows, size_t max_width) {
   // Every cell may hold a foreign string (a user, a command, an event's
   // detail): shown through the one terminal filter before it is measured.
   std::vector<std::vector<std::string>> rows;
@@ -21,7 +21,8 @@ std::string RenderTable(const std::vector<Column>& columns, const std::vector<st
   std::vector<size_t> width(columns.size());
   for (size_t c = 0; c < columns.size(); ++c) width[c] = TextColumns(columns[c].header);
   for (const std::vector<std::string>& row : rows) {
-    for (size_t c = 0; c < columns.size() && c < row.size(); ++c) width[c] = std::max(width[c], TextColumns(row[c]));
+    for (size_t c = 0; c < columns.size() && c < row.size(); ++c)
+      width[c] = std::max(width[c], TextColumns(row[c]));
   }
   size_t last_start = 0;
   for (size_t c = 0; c + 1 < columns.size(); ++c) last_start += width[c] + 2;

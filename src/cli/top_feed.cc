@@ -60,7 +60,8 @@ bool ParseProcStat(std::string_view stat, ProcSample* out) {
   // f[0] is field 3 (state): utime 14, stime 15, starttime 22.
   if (f.size() < 20) return false;
   auto number = [](std::string_view text, int64_t* value) {
-    if (text.empty() || text.size() > 19 || text.find_first_not_of("0123456789") != std::string_view::npos) return false;
+    if (text.empty() || text.size() > 19 || text.find_first_not_of("0123456789") != std::string_view::npos)
+      return false;
     *value = std::stoll(std::string(text));
     return true;
   };
@@ -70,8 +71,8 @@ bool ParseProcStat(std::string_view stat, ProcSample* out) {
   return true;
 }
 
-bool ReadProcSample(int64_t pid, std::chrono::steady_clock::time_point now, ProcSample* out, int64_t* rss_bytes,
-                    double* elapsed_seconds) {
+bool ReadProcSample(int64_t pid, std::chrono::steady_clock::time_point now, ProcSample* out,
+                    int64_t* rss_bytes, double* elapsed_seconds) {
   Result<std::string> stat = ReadForeignFile(fmt::format("/proc/{}/stat", pid), {.max_bytes = 4096});
   if (!stat.ok() || !ParseProcStat(stat.value(), out)) return false;
   out->at = now;
@@ -80,7 +81,8 @@ bool ReadProcSample(int64_t pid, std::chrono::steady_clock::time_point now, Proc
   if (Result<std::string> uptime = ReadForeignFile("/proc/uptime", {.max_bytes = 256}); uptime.ok()) {
     *elapsed_seconds = std::atof(uptime.value().c_str()) - static_cast<double>(out->start_ticks) / kTicks;
   }
-  if (Result<std::string> statm = ReadForeignFile(fmt::format("/proc/{}/statm", pid), {.max_bytes = 256}); statm.ok()) {
+  if (Result<std::string> statm = ReadForeignFile(fmt::format("/proc/{}/statm", pid), {.max_bytes = 256});
+      statm.ok()) {
     size_t space = statm.value().find(' ');
     if (space != std::string::npos) *rss_bytes = std::atoll(statm.value().c_str() + space + 1) * kPage;
   }
@@ -89,7 +91,9 @@ bool ReadProcSample(int64_t pid, std::chrono::steady_clock::time_point now, Proc
 
 Result<std::vector<std::string>> GpuEnvironment(int64_t pid) {
   Result<std::string> environ = ReadForeignFile(fmt::format("/proc/{}/environ", pid), {.max_bytes = 1 << 20});
-  if (!environ.ok()) return Status::PermissionDenied(fmt::format("its environment cannot be read ({})", environ.status().message()));
+  if (!environ.ok())
+    return Status::PermissionDenied(
+        fmt::format("its environment cannot be read ({})", environ.status().message()));
   std::vector<std::string> out;
   for (std::string_view var : SplitAt(environ.value(), '\0')) {
     std::string_view name = var.substr(0, var.find('='));
@@ -102,8 +106,8 @@ Result<std::vector<std::string>> GpuEnvironment(int64_t pid) {
   return out;
 }
 
-std::shared_ptr<TopFeed> TopFeed::Start(const GlobalOptions& global, std::chrono::milliseconds interval, Clock* clock,
-                                        Logger* logger) {
+std::shared_ptr<TopFeed> TopFeed::Start(const GlobalOptions& global, std::chrono::milliseconds interval,
+                                        Clock* clock, Logger* logger) {
   std::shared_ptr<TopFeed> feed(new TopFeed());
   feed->interval_ = interval;
   feed->clock_ = clock;
@@ -144,7 +148,8 @@ top::TopData TopFeed::Latest() const {
     // Late by more than two intervals and a half: say so.
     if (d.age_seconds > 2.5 * std::chrono::duration<double>(interval_).count()) {
       d.is_stale = true;
-      if (d.stale_why.empty()) d.stale_why = d.is_agent ? "the agent has not answered" : "the GPUs have not answered";
+      if (d.stale_why.empty())
+        d.stale_why = d.is_agent ? "the agent has not answered" : "the GPUs have not answered";
     }
   }
   return d;
@@ -180,8 +185,10 @@ void TopFeed::Run(GlobalOptions global, Clock* clock, Logger* logger) {
         for (const json& g : fresh.status.value("gpus", json::array())) {
           fresh.series[g.value("index", 0)] = g.value("utilization_gpu_series", std::vector<double>{});
         }
-        if (Result<json> l = agent.Call("leases", json::object(), quick); l.ok()) fresh.leases = l.value().value("leases", json::array());
-        if (Result<json> q = agent.Call("queue", json::object(), quick); q.ok()) fresh.queue = q.value().value("queue", json::array());
+        if (Result<json> l = agent.Call("leases", json::object(), quick); l.ok())
+          fresh.leases = l.value().value("leases", json::array());
+        if (Result<json> q = agent.Call("queue", json::object(), quick); q.ok())
+          fresh.queue = q.value().value("queue", json::array());
         if (Result<json> e = agent.Call("events", {{"newest", true}, {"limit", 1}}, quick);
             e.ok() && !e.value().value("events", json::array()).empty()) {
           fresh.last_event = EventLine(e.value()["events"].back());

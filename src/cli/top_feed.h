@@ -30,8 +30,8 @@ namespace tarmac::cli {
 class TopFeed {
  public:
   // Starts reading at once, then every `interval`.
-  static std::shared_ptr<TopFeed> Start(const GlobalOptions& global, std::chrono::milliseconds interval, Clock* clock,
-                                        Logger* logger);
+  static std::shared_ptr<TopFeed> Start(const GlobalOptions& global, std::chrono::milliseconds interval,
+                                        Clock* clock, Logger* logger);
   ~TopFeed();
 
   // The latest data, its age and staleness filled in.
@@ -67,8 +67,8 @@ struct ProcSample {
 // /proc/PID/stat's CPU ticks (utime + stime) and start time into `out`;
 // false when it is not that file's form.
 bool ParseProcStat(std::string_view stat, ProcSample* out);
-bool ReadProcSample(int64_t pid, std::chrono::steady_clock::time_point now, ProcSample* out, int64_t* rss_bytes,
-                    double* elapsed_seconds);
+bool ReadProcSample(int64_t pid, std::chrono::steady_clock::time_point now, ProcSample* out,
+                    int64_t* rss_bytes, double* elapsed_seconds);
 
 // The GPU variables in `pid`'s environment (CUDA_*, NVIDIA_*, TARMAC_LEASE_ID,
 // SLURM_*GPUS*; never the lease's token), or why it cannot be read.

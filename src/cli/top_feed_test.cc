@@ -14,11 +14,13 @@ namespace {
 TEST(TopFeedTest, ProcStatIsReadAfterTheLastParenthesis) {
   ProcSample s;
   // A name with spaces and parentheses, as a process may choose.
-  std::string stat = "4242 (evil ) 1 2 (x) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 1 0 987654 1000 200";
+  std::string stat =
+      "4242 (evil ) 1 2 (x) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 1 0 987654 1000 200";
   ASSERT_TRUE(ParseProcStat(stat, &s));
   EXPECT_EQ(s.cpu_ticks, 300);
   EXPECT_EQ(s.start_ticks, 987654);
-  for (const char* bad : {"", "4242 (x", "4242 (x) S 1 2 3", "4242 (x) S 1 4242 4242 0 -1 4 1 0 0 0 zz 50 0 0 20 0 1 0 9 1 2"}) {
+  for (const char* bad : {"", "4242 (x", "4242 (x) S 1 2 3",
+                          "4242 (x) S 1 4242 4242 0 -1 4 1 0 0 0 zz 50 0 0 20 0 1 0 9 1 2"}) {
     EXPECT_FALSE(ParseProcStat(bad, &s)) << bad;
   }
 }
@@ -42,7 +44,8 @@ TEST(TopFeedTest, ReadsThisProcessAndItsGpuVariablesButNeverTheLeaseToken) {
   Result<std::vector<std::string>> env = Status::NotFound("not read yet");
   for (int i = 0; i < 100; ++i) {
     env = GpuEnvironment(child);
-    if (env.ok() && std::find(env.value().begin(), env.value().end(), "CUDA_VISIBLE_DEVICES=3") != env.value().end()) {
+    if (env.ok() &&
+        std::find(env.value().begin(), env.value().end(), "CUDA_VISIBLE_DEVICES=3") != env.value().end()) {
       break;  // The child has exec'd: its environment is the one given.
     }
     usleep(10000);

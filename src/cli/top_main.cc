@@ -9,6 +9,7 @@
 // agent or a hung GPU never freezes the keys (the header says what is
 // stale). --plain prints the screen as text every interval instead, for
 // dumb terminals, logs and scripts.
+#include <fmt/format.h>
 #include <langinfo.h>
 #include <poll.h>
 #include <unistd.h>
@@ -31,7 +32,6 @@
 #include "top/process_table.h"
 #include "top/top_keys.h"
 #include "top/top_view.h"
-#include <fmt/format.h>
 
 // Last: its macros (OK, ERR, ...) would rename what the headers above declare.
 #include <ncurses.h>
@@ -62,7 +62,8 @@ void Paint(const top::Screen& screen, bool is_colored) {
       if (cell.style.bold) attr |= A_BOLD;
       if (cell.style.reverse) attr |= A_REVERSE;
       if (cell.style.dim) attr |= A_DIM;
-      if (is_colored && cell.style.color != top::Color::kDefault) attr |= COLOR_PAIR(PairOf(cell.style.color));
+      if (is_colored && cell.style.color != top::Color::kDefault)
+        attr |= COLOR_PAIR(PairOf(cell.style.color));
       attrset(attr);
       mvaddstr(r, c, cell.glyph.c_str());
     }
@@ -72,16 +73,25 @@ void Paint(const top::Screen& screen, bool is_colored) {
 
 int MapKey(int ch) {
   switch (ch) {
-    case KEY_UP: return top::kKeyUp;
-    case KEY_DOWN: return top::kKeyDown;
-    case KEY_PPAGE: return top::kKeyPageUp;
-    case KEY_NPAGE: return top::kKeyPageDown;
-    case KEY_HOME: return top::kKeyHome;
-    case KEY_END: return top::kKeyEnd;
-    case KEY_BACKSPACE: return top::kKeyBackspace;
+    case KEY_UP:
+      return top::kKeyUp;
+    case KEY_DOWN:
+      return top::kKeyDown;
+    case KEY_PPAGE:
+      return top::kKeyPageUp;
+    case KEY_NPAGE:
+      return top::kKeyPageDown;
+    case KEY_HOME:
+      return top::kKeyHome;
+    case KEY_END:
+      return top::kKeyEnd;
+    case KEY_BACKSPACE:
+      return top::kKeyBackspace;
     case KEY_ENTER:
-    case '\r': return top::kKeyEnter;
-    default: return ch;
+    case '\r':
+      return top::kKeyEnter;
+    default:
+      return ch;
   }
 }
 
@@ -107,9 +117,10 @@ std::string SendSignal(const top::TopData& data, int64_t pid, int signal) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app("tarmac top: every GPU, process, lease and the queue, live in the terminal: sort, filter, select, "
-               "signal your own processes (docs/cli.md)",
-               "tarmac top");
+  CLI::App app(
+      "tarmac top: every GPU, process, lease and the queue, live in the terminal: sort, filter, select, "
+      "signal your own processes (docs/cli.md)",
+      "tarmac top");
   app.set_version_flag("--version", std::string("tarmac ") + TARMAC_VERSION);
   cli::GlobalOptions global;
   cli::AddGlobalOptions(&app, &global);
@@ -119,7 +130,9 @@ int main(int argc, char** argv) {
       ->type_name("SECONDS");
   app.add_flag("--plain", options.plain,
                "Print the screen as text every interval, no keys (default when TERM=dumb or not a terminal)");
-  app.add_option("--frames", options.frames, "With --plain: stop after N screens")->check(CLI::NonNegativeNumber)->type_name("N");
+  app.add_option("--frames", options.frames, "With --plain: stop after N screens")
+      ->check(CLI::NonNegativeNumber)
+      ->type_name("N");
   app.add_option("--color", options.color, "Colours: auto (not with NO_COLOR), always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}))
       ->type_name("WHEN");

@@ -34,8 +34,9 @@ bool IsLoopback(const std::string& host) {
 
 CLI::App* AddWebCommand(CLI::App* app, WebOptions* options, GlobalOptions* global) {
   CLI::App* cmd = app->add_subcommand(
-      "web", "Where the agent's web console is: its address, and the SSH tunnel that reaches it from your "
-             "machine (docs/web.md)");
+      "web",
+      "Where the agent's web console is: its address, and the SSH tunnel that reaches it from your "
+      "machine (docs/web.md)");
   cmd->add_flag("--json", options->json, "url, local_url, tunnel and token_required as JSON");
   AddSocketOption(cmd, global);
   return cmd;
@@ -44,7 +45,8 @@ CLI::App* AddWebCommand(CLI::App* app, WebOptions* options, GlobalOptions* globa
 nlohmann::json WebJson(const nlohmann::json& http, const std::string& host) {
   std::string url = http.value("url", std::string());
   std::string scheme, bound, port;
-  nlohmann::json out = {{"url", url}, {"token_required", http.value("token_required", false)}, {"tunnel", nullptr}};
+  nlohmann::json out = {
+      {"url", url}, {"token_required", http.value("token_required", false)}, {"tunnel", nullptr}};
   if (!SplitUrl(url, &scheme, &bound, &port)) return out;
   if (bound == "0.0.0.0" || bound == "[::]") {
     // Every address: reachable by this machine's name.
@@ -54,7 +56,8 @@ nlohmann::json WebJson(const nlohmann::json& http, const std::string& host) {
     out["local_url"] = url;
   }
   if (IsLoopback(bound)) {
-    out["tunnel"] = fmt::format("ssh -N -L {}:{}:{} {}", port, bound == "[::1]" ? "[::1]" : bound, port, host);
+    out["tunnel"] =
+        fmt::format("ssh -N -L {}:{}:{} {}", port, bound == "[::1]" ? "[::1]" : bound, port, host);
   }
   return out;
 }
@@ -68,8 +71,9 @@ std::string RenderWeb(const nlohmann::json& http, const std::string& host) {
         w["tunnel"].get<std::string>(), w["local_url"].get<std::string>());
   }
   if (w["token_required"].get<bool>()) {
-    out += "It asks for the token in the agent's [http] auth file (the page has a login; scripts send "
-           "Authorization: Bearer TOKEN).\n";
+    out +=
+        "It asks for the token in the agent's [http] auth file (the page has a login; scripts send "
+        "Authorization: Bearer TOKEN).\n";
   }
   return out;
 }

@@ -14,8 +14,10 @@ TEST(WebCommandTest, LoopbackGetsTheTunnelLine) {
   EXPECT_EQ(w["local_url"], "http://127.0.0.1:9477/");
   EXPECT_EQ(w["tunnel"], "ssh -N -L 9477:127.0.0.1:9477 gpu-node-7");
   std::string text = RenderWeb({{"url", "http://127.0.0.1:9477/"}, {"token_required", false}}, "gpu-node-7");
-  EXPECT_NE(text.find("open a tunnel:\n  ssh -N -L 9477:127.0.0.1:9477 gpu-node-7\nthen open http://127.0.0.1:9477/"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find(
+          "open a tunnel:\n  ssh -N -L 9477:127.0.0.1:9477 gpu-node-7\nthen open http://127.0.0.1:9477/"),
+      std::string::npos)
       << text;
   EXPECT_EQ(text.find("token"), std::string::npos) << text;
 }

@@ -18,8 +18,8 @@ namespace tarmac::cli {
 
 struct ZombiesOptions {
   bool json = false;
-  bool kill = false;     // --kill: SIGTERM (then SIGKILL) to the zombies you may terminate.
-  int64_t pid = 0;       // --pid: only this one.
+  bool kill = false;  // --kill: SIGTERM (then SIGKILL) to the zombies you may terminate.
+  int64_t pid = 0;    // --pid: only this one.
 };
 
 // Adds the command, with --socket bound to `global`.

@@ -9,13 +9,20 @@ namespace tarmac::cli {
 namespace {
 
 nlohmann::json Answer(nlohmann::json zombies) {
-  return {{"policy", {{"min_memory_bytes", int64_t{1} << 30}, {"idle_for_seconds", 1800}}}, {"zombies", zombies}};
+  return {{"policy", {{"min_memory_bytes", int64_t{1} << 30}, {"idle_for_seconds", 1800}}},
+          {"zombies", zombies}};
 }
 
 TEST(ZombiesCommandTest, ATableWithTheEvidenceAndTheRule) {
-  nlohmann::json z = {{"gpu", 0},          {"pid", 48122},           {"user", "alice"},
-                      {"memory_bytes", int64_t{20} << 30}, {"idle_for_seconds", 5400}, {"parent_pid", 1},
-                      {"is_orphaned", true}, {"lease", nullptr},     {"command", "python notebook.py"}};
+  nlohmann::json z = {{"gpu", 0},
+                      {"pid", 48122},
+                      {"user", "alice"},
+                      {"memory_bytes", int64_t{20} << 30},
+                      {"idle_for_seconds", 5400},
+                      {"parent_pid", 1},
+                      {"is_orphaned", true},
+                      {"lease", nullptr},
+                      {"command", "python notebook.py"}};
   std::string text = RenderZombies(Answer(nlohmann::json::array({z})));
   EXPECT_EQ(text,
             "GPU       PID  USER             MEMORY   IDLE FOR  PARENT           LEASE  COMMAND\n"
@@ -31,9 +38,15 @@ TEST(ZombiesCommandTest, ATableWithTheEvidenceAndTheRule) {
 
 // A long command is cut so that every line fits 100 columns.
 TEST(ZombiesCommandTest, EveryLineFitsAHundredColumns) {
-  nlohmann::json z = {{"gpu", 3},          {"pid", 13959},          {"user", "root"},
-                      {"memory_bytes", int64_t{20} << 30}, {"idle_for_seconds", 38}, {"parent_pid", 13947},
-                      {"is_orphaned", false}, {"lease", nullptr},    {"command", std::string(200, 'x')}};
+  nlohmann::json z = {{"gpu", 3},
+                      {"pid", 13959},
+                      {"user", "root"},
+                      {"memory_bytes", int64_t{20} << 30},
+                      {"idle_for_seconds", 38},
+                      {"parent_pid", 13947},
+                      {"is_orphaned", false},
+                      {"lease", nullptr},
+                      {"command", std::string(200, 'x')}};
   std::string text = RenderZombies(Answer(nlohmann::json::array({z})));
   std::istringstream lines(text);
   for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 100u) << line;
@@ -48,10 +61,11 @@ TEST(ZombiesCommandTest, NoneSaysWhatWasLookedFor) {
   nlohmann::json answer = Answer(nlohmann::json::array());
   answer["policy"]["includes_system_users"] = false;
   answer["policy"]["allowlist"] = {"Xorg", "ollama"};
-  EXPECT_EQ(RenderZombies(answer),
-            "No zombies: no process holds at least 1.0 GiB at 0 % SM for 30m 00s; processes of root and of users\n"
-            "  under uid 1000 are not counted ([zombies] include_system_users); nor servers that hold memory by\n"
-            "  design (Xorg, ollama).\n");
+  EXPECT_EQ(
+      RenderZombies(answer),
+      "No zombies: no process holds at least 1.0 GiB at 0 % SM for 30m 00s; processes of root and of users\n"
+      "  under uid 1000 are not counted ([zombies] include_system_users); nor servers that hold memory by\n"
+      "  design (Xorg, ollama).\n");
 }
 
 }  // namespace

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "client/agent_client.h"
 
-#include <poll.h>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -61,8 +60,9 @@ Result<json> AgentClient::Call(const std::string& method, json params, CallOptio
   for (;;) {
     // Each try waits for its answer no longer than the patience left.
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - RealSteadyNow());
-    std::chrono::milliseconds timeout =
-        options.patience.count() > 0 ? std::clamp(left, std::chrono::milliseconds(1), options.timeout) : options.timeout;
+    std::chrono::milliseconds timeout = options.patience.count() > 0
+                                            ? std::clamp(left, std::chrono::milliseconds(1), options.timeout)
+                                            : options.timeout;
     Result<json> answer = ipc::CallAgent(socket_path_, request, timeout, options.interrupt_fd);
     StatusCode code = answer.status().code();
     bool is_retryable = code == StatusCode::kUnavailable ||
@@ -92,7 +92,8 @@ Result<LeaseAnswer> AgentClient::GetLease(int64_t id, CallOptions options) const
 
 namespace {
 
-Result<LeaseAnswer> CallWait(const AgentClient& agent, json params, std::chrono::milliseconds wait, int interrupt_fd) {
+Result<LeaseAnswer> CallWait(const AgentClient& agent, json params, std::chrono::milliseconds wait,
+                             int interrupt_fd) {
   CallOptions options;
   options.patience = std::chrono::minutes(10);
   options.timeout = wait + std::chrono::seconds(10);  // The agent answers at `wait` at the latest.
@@ -106,11 +107,13 @@ Result<LeaseAnswer> CallWait(const AgentClient& agent, json params, std::chrono:
 
 }  // namespace
 
-Result<LeaseAnswer> AgentClient::WaitLease(int64_t id, std::chrono::milliseconds wait, int interrupt_fd) const {
+Result<LeaseAnswer> AgentClient::WaitLease(int64_t id, std::chrono::milliseconds wait,
+                                           int interrupt_fd) const {
   return CallWait(*this, {{"id", id}}, wait, interrupt_fd);
 }
 
-Result<LeaseAnswer> AgentClient::WatchLease(int64_t id, std::chrono::milliseconds wait, int interrupt_fd) const {
+Result<LeaseAnswer> AgentClient::WatchLease(int64_t id, std::chrono::milliseconds wait,
+                                            int interrupt_fd) const {
   return CallWait(*this, {{"id", id}, {"watch", true}}, wait, interrupt_fd);
 }
 
@@ -130,7 +133,8 @@ Result<int64_t> AgentClient::ChooseLease(const std::string& given, const std::st
   if (!text.empty()) {
     char* end = nullptr;
     long long id = std::strtoll(text.c_str(), &end, 10);
-    if (id < 1 || *end != '\0') return Status::InvalidArgument(fmt::format("LEASE: expected a lease id, not '{}'", text));
+    if (id < 1 || *end != '\0')
+      return Status::InvalidArgument(fmt::format("LEASE: expected a lease id, not '{}'", text));
     return static_cast<int64_t>(id);
   }
   Result<json> leases = Call("leases", json::object());
@@ -146,8 +150,8 @@ Result<int64_t> AgentClient::ChooseLease(const std::string& given, const std::st
   }
   if (mine.size() == 1) return mine[0];
   if (mine.empty()) return Status::NotFound(fmt::format("you hold no {}", kind.empty() ? "lease" : kind));
-  return Status::InvalidArgument(
-      fmt::format("you hold {} {}s ({}); name one", mine.size(), kind.empty() ? "lease" : kind, fmt::join(mine, ", ")));
+  return Status::InvalidArgument(fmt::format("you hold {} {}s ({}); name one", mine.size(),
+                                             kind.empty() ? "lease" : kind, fmt::join(mine, ", ")));
 }
 
 }  // namespace tarmac::client

@@ -47,13 +47,15 @@ class AgentClient {
   // answered; the agent's error otherwise (kNotFound, kPermissionDenied,
   // kResourceExhausted for no_fit, kInvalidArgument, kIOError for
   // storage_unavailable); kCancelled when interrupted.
-  Result<nlohmann::json> Call(const std::string& method, nlohmann::json params, CallOptions options = {}) const;
+  Result<nlohmann::json> Call(const std::string& method, nlohmann::json params,
+                              CallOptions options = {}) const;
 
   // `status`: the agent's latest reading of the machine, with each GPU's
   // mean utilization over `recent_window` when asked. Retries (jittered) a
   // busy or slow agent for up to 15 s: kFailedPrecondition when no agent
   // listens, kDeadlineExceeded when one does but never answered.
-  Result<fleet::FleetView> FetchStatus(std::optional<std::chrono::seconds> recent_window = std::nullopt) const;
+  Result<fleet::FleetView> FetchStatus(
+      std::optional<std::chrono::seconds> recent_window = std::nullopt) const;
 
   // lease.request with `params` (lease_request.h builds them).
   Result<LeaseAnswer> RequestLease(const nlohmann::json& params, CallOptions options = {}) const;

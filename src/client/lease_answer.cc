@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "client/lease_answer.h"
+
 #include "nvidia/vendor_facts.h"
 
 namespace tarmac::client {

@@ -32,8 +32,9 @@ TEST(LeaseAnswerTest, ReadsTheThreeFormsTheAgentAnswers) {
 }
 
 TEST(LeaseAnswerTest, AnythingElseIsCorruptionNotACrash) {
-  for (json bad : {json(), json::array(), json{{"state", "granted"}}, json{{"state", "granted"}, {"lease", 3}},
-                   json{{"state", "queued"}, {"request", "x"}}, json{{"state", "lost"}}}) {
+  for (json bad :
+       {json(), json::array(), json{{"state", "granted"}}, json{{"state", "granted"}, {"lease", 3}},
+        json{{"state", "queued"}, {"request", "x"}}, json{{"state", "lost"}}}) {
     Result<LeaseAnswer> a = LeaseAnswerFromJson(bad);
     ASSERT_FALSE(a.ok()) << bad.dump();
     EXPECT_EQ(a.status().code(), StatusCode::kCorruption);
@@ -54,7 +55,8 @@ TEST(LeaseAnswerTest, ALoansEnvironmentCarriesTheMemoryLent) {
   EXPECT_EQ(has_lent(LeaseEnvironment(lease)), "");
   lease["lent_memory_bytes"] = int64_t{56} << 30;
   EXPECT_EQ(has_lent(LeaseEnvironment(lease)), "60129542144");
-  EXPECT_EQ(LeaseEnvironment(lease)[0], (std::pair<std::string, std::string>{"CUDA_VISIBLE_DEVICES", "GPU-a"}));
+  EXPECT_EQ(LeaseEnvironment(lease)[0],
+            (std::pair<std::string, std::string>{"CUDA_VISIBLE_DEVICES", "GPU-a"}));
 }
 
 }  // namespace

@@ -34,17 +34,20 @@ Result<json> LeaseParams(const LeaseAsk& ask, const std::string& kind, const std
             {"command", command},
             {"request_key", RandomHex128()}};
   if (!ask.mig_profile.empty() || !ask.mig_uuid.empty()) {
-    if (!ask.uuids.empty() || ask.gpus != 1) return Status::InvalidArgument("--mig: a MIG lease takes one instance; "
-                                                                          "leave out --gpu and --gpus");
+    if (!ask.uuids.empty() || ask.gpus != 1)
+      return Status::InvalidArgument(
+          "--mig: a MIG lease takes one instance; "
+          "leave out --gpu and --gpus");
     if (!ask.mig_uuid.empty()) {
       if (ask.mig_uuid.rfind("MIG-", 0) != 0) {
-        return Status::InvalidArgument(fmt::format("--mig-uuid: expected a MIG UUID (MIG-...), got '{}'", ask.mig_uuid));
+        return Status::InvalidArgument(
+            fmt::format("--mig-uuid: expected a MIG UUID (MIG-...), got '{}'", ask.mig_uuid));
       }
       p["uuids"] = json::array({ask.mig_uuid});
     } else {
       if (!nvidia::IsMigProfileName(ask.mig_profile)) {
-        return Status::InvalidArgument(
-            fmt::format("--mig: expected a MIG profile such as 1g.10gb or 3g.40gb, got '{}'", ask.mig_profile));
+        return Status::InvalidArgument(fmt::format(
+            "--mig: expected a MIG profile such as 1g.10gb or 3g.40gb, got '{}'", ask.mig_profile));
       }
       p["mig_profile"] = ask.mig_profile;
     }

@@ -25,7 +25,7 @@ struct LeaseAsk {
   std::string priority = "normal";
   bool no_wait = false;
   bool lend_idle = false;  // Its GPU's free memory may run backfill while idle.
-  bool json = false;  // The client prints JSON (not sent).
+  bool json = false;       // The client prints JSON (not sent).
 };
 
 // The lease.request params for `ask` (`kind` "run" or "reservation");

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "client/lease_wait.h"
-#include "common/clock.h"
 
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
+
+#include "common/clock.h"
 
 namespace tarmac::client {
 
@@ -31,8 +32,9 @@ LeaseWatcher::News LeaseWatcher::Poll() {
   if (!got.ok()) return news;
   if (got.value().is_granted()) {
     const json& lease = got.value().lease;
-    std::string warning = lease.contains("warning") && lease["warning"].is_string() ? lease["warning"].get<std::string>()
-                                                                                     : std::string();
+    std::string warning = lease.contains("warning") && lease["warning"].is_string()
+                              ? lease["warning"].get<std::string>()
+                              : std::string();
     if (!warning.empty() && warning != warned_) news.warning = warning;
     warned_ = warning;
   } else if (got.value().is_ended() && MarkEnded()) {
@@ -47,7 +49,9 @@ bool LeaseWatcher::MarkEnded() {
   return true;
 }
 
-bool IsRevoking(const json& lease) { return lease.contains("revoke_by_unix") && !lease["revoke_by_unix"].is_null(); }
+bool IsRevoking(const json& lease) {
+  return lease.contains("revoke_by_unix") && !lease["revoke_by_unix"].is_null();
+}
 
 RevocationWatch::RevocationWatch(const AgentClient* agent, int64_t id,
                                  std::function<void(const json& lease)> on_revoked)

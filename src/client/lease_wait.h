@@ -36,8 +36,8 @@ class LeaseWatcher {
   LeaseWatcher(const AgentClient* agent, int64_t id) : agent_(agent), id_(id) {}
 
   struct News {
-    std::string warning;                // A new idle warning; empty when none.
-    std::optional<std::string> ended;   // Why the lease ended, the first time it is seen ended.
+    std::string warning;               // A new idle warning; empty when none.
+    std::optional<std::string> ended;  // Why the lease ended, the first time it is seen ended.
   };
   // Asks the agent when a second has passed since the last time.
   News Poll();
@@ -58,7 +58,8 @@ class LeaseWatcher {
 // agent shows it. The destructor ends the wait.
 class RevocationWatch {
  public:
-  RevocationWatch(const AgentClient* agent, int64_t id, std::function<void(const nlohmann::json& lease)> on_revoked);
+  RevocationWatch(const AgentClient* agent, int64_t id,
+                  std::function<void(const nlohmann::json& lease)> on_revoked);
   ~RevocationWatch();
   RevocationWatch(const RevocationWatch&) = delete;
   RevocationWatch& operator=(const RevocationWatch&) = delete;

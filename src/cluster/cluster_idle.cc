@@ -72,8 +72,8 @@ std::string RenderIdleText(const ClusterView& view, size_t width) {
   std::vector<IdleRow> rows = IdleNow(view);
   std::string out = IdleSummary(rows) + "\n";
   if (rows.empty()) return out;
-  out += fmt::format("\n{:<14}{:<5}{:<18}{:>10}{:>10}{:>14}  {}\n", "NODE", "GPU", "NAME", "IDLE FOR", "HELD FOR",
-                     "COST SO FAR", "HOLDER");
+  out += fmt::format("\n{:<14}{:<5}{:<18}{:>10}{:>10}{:>14}  {}\n", "NODE", "GPU", "NAME", "IDLE FOR",
+                     "HELD FOR", "COST SO FAR", "HOLDER");
   for (const IdleRow& r : rows) {
     const ClusterGpu& g = *r.gpu;
     std::string node = r.node->name.size() > 13 ? r.node->name.substr(0, 12) + "~" : r.node->name;
@@ -85,7 +85,8 @@ std::string RenderIdleText(const ClusterView& view, size_t width) {
                                    Span(g.is_idle ? g.idle_for_seconds : std::nullopt),
                                    Span(g.is_held_idle ? g.held_idle_for_seconds : std::nullopt), cost);
     std::string who = Who(g);
-    if (width > 0 && line.size() + who.size() > width) who = who.substr(0, width > line.size() + 1 ? width - line.size() - 1 : 0) + "~";
+    if (width > 0 && line.size() + who.size() > width)
+      who = who.substr(0, width > line.size() + 1 ? width - line.size() - 1 : 0) + "~";
     out += line + who + "\n";
   }
   return out;
@@ -96,8 +97,8 @@ nlohmann::json IdleToJson(const ClusterView& view) {
   nlohmann::json list = nlohmann::json::array();
   for (const IdleRow& r : rows) {
     const ClusterGpu& g = *r.gpu;
-    nlohmann::json x = {{"node", r.node->name},   {"index", g.index},           {"uuid", g.uuid},
-                        {"model", g.model},       {"idle", g.is_idle},          {"held_idle", g.is_held_idle},
+    nlohmann::json x = {{"node", r.node->name},    {"index", g.index},  {"uuid", g.uuid},
+                        {"model", g.model},        {"idle", g.is_idle}, {"held_idle", g.is_held_idle},
                         {"processes", g.processes}};
     if (g.idle_for_seconds) x["idle_for_seconds"] = *g.idle_for_seconds;
     if (g.held_idle_for_seconds) x["held_idle_for_seconds"] = *g.held_idle_for_seconds;
@@ -107,7 +108,8 @@ nlohmann::json IdleToJson(const ClusterView& view) {
     }
     if (g.memory_used_bytes) x["memory_used_bytes"] = *g.memory_used_bytes;
     nlohmann::json holders = nlohmann::json::array();
-    for (const GpuHolder& h : g.holders) holders.push_back({{"lease", h.lease}, {"user", h.user}, {"kind", h.kind}});
+    for (const GpuHolder& h : g.holders)
+      holders.push_back({{"lease", h.lease}, {"user", h.user}, {"kind", h.kind}});
     x["holders"] = std::move(holders);
     list.push_back(std::move(x));
   }

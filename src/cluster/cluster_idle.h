@@ -9,11 +9,10 @@
 // index. Pure.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "cluster/cluster_view.h"
 

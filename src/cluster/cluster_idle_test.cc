@@ -38,7 +38,12 @@ TEST(FleetIdleTest, CostliestThenLongestFirstOfNodesThatAreUp) {
   ClusterGpu leased = Idle(3, 7200, 8.0);
   leased.holders.push_back(GpuHolder{7, "alice", "reservation", "", ""});
   v.nodes = {ClusterNode{"a", "a:1", "tarmac", true, std::nullopt, {Idle(0, 600, 0.67), busy, leased}},
-             ClusterNode{"b", "b:1", "tarmac", true, std::nullopt, {Idle(1, 11400, 12.67, true), Idle(2, 900, std::nullopt)}},
+             ClusterNode{"b",
+                         "b:1",
+                         "tarmac",
+                         true,
+                         std::nullopt,
+                         {Idle(1, 11400, 12.67, true), Idle(2, 900, std::nullopt)}},
              ClusterNode{"c", "c:1", "tarmac", false, std::nullopt, {Idle(0, 99999, 500.0)}}};
   std::vector<IdleRow> rows = IdleNow(v);
   ASSERT_EQ(rows.size(), 4u);  // Not the busy GPU, nor the down node's.
@@ -49,7 +54,11 @@ TEST(FleetIdleTest, CostliestThenLongestFirstOfNodesThatAreUp) {
   EXPECT_EQ(rows[3].gpu->index, 2);  // No price: by how long, last.
   EXPECT_EQ(IdleSummary(rows), "4 GPUs idle now (1 held idle), 5.6 GPU-hours so far, USD 21.34");
   std::string text = RenderIdleText(v, 100);
-  EXPECT_NE(text.find("b             1    H100 80GB HBM3        3h 10m    1h 35m     USD 12.67  2 processes, 20.0 GiB"), std::string::npos) << text;
+  EXPECT_NE(
+      text.find(
+          "b             1    H100 80GB HBM3        3h 10m    1h 35m     USD 12.67  2 processes, 20.0 GiB"),
+      std::string::npos)
+      << text;
   EXPECT_NE(text.find("USD 12.67  2 processes, 20.0 GiB"), std::string::npos) << text;
   EXPECT_NE(text.find("lease 7 (alice)"), std::string::npos) << text;
   std::istringstream lines(text);

@@ -1,23 +1,26 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cluster/cluster_pick.h"
 
-#include "fleet/pick_rank.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 
+#include "fleet/pick_rank.h"
+
 namespace tarmac::cluster {
 namespace {
 
-double Busy(const ClusterGpu& g) { return g.recent_utilization_ratio.value_or(g.utilization_ratio.value_or(1)); }
+double Busy(const ClusterGpu& g) {
+  return g.recent_utilization_ratio.value_or(g.utilization_ratio.value_or(1));
+}
 
 bool IsCandidate(const ClusterGpu& g, const FleetPickRequest& r) {
   if (!g.holders.empty() || g.is_lost || !g.utilization_ratio) return false;
   if (!ModelMatches(g.model, r.model)) return false;
   if (Busy(g) > r.max_utilization_ratio) return false;
-  double free = g.memory_free_bytes.value_or(g.memory_total_bytes.value_or(0) - g.memory_used_bytes.value_or(0));
+  double free =
+      g.memory_free_bytes.value_or(g.memory_total_bytes.value_or(0) - g.memory_used_bytes.value_or(0));
   return free >= static_cast<double>(r.min_free_memory_bytes);
 }
 
@@ -53,7 +56,8 @@ FleetPick PickInFleet(const ClusterView& view, const FleetPickRequest& request) 
     fit.resize(static_cast<size_t>(request.count));
     double busy = 0;
     for (const ClusterGpu* g : fit) busy += Busy(*g);
-    bool is_better = best.node == nullptr || spare < best_spare || (spare == best_spare && busy < best_busy - 1e-9);
+    bool is_better =
+        best.node == nullptr || spare < best_spare || (spare == best_spare && busy < best_busy - 1e-9);
     if (is_better) {
       best.node = &node;
       best.gpus = fit;
@@ -64,7 +68,8 @@ FleetPick PickInFleet(const ClusterView& view, const FleetPickRequest& request) 
   if (best.node == nullptr) {
     std::string what = fmt::format("{} free GPU{}", request.count, request.count == 1 ? "" : "s");
     if (request.min_free_memory_bytes > 0) {
-      what += fmt::format(" with {:.1f} GiB free", static_cast<double>(request.min_free_memory_bytes) / (1 << 30));
+      what += fmt::format(" with {:.1f} GiB free",
+                          static_cast<double>(request.min_free_memory_bytes) / (1 << 30));
     }
     best.why_none = nearest == nullptr ? "no node is up"
                                        : fmt::format("no node has {} now; the most: {} with {}", what,

@@ -28,9 +28,9 @@ struct FleetPickRequest {
 };
 
 struct FleetPick {
-  const ClusterNode* node = nullptr;     // Null when no node fits.
-  std::vector<const ClusterGpu*> gpus;   // Best first.
-  std::string why_none;                  // When none fits: the nearest node and what it lacks.
+  const ClusterNode* node = nullptr;    // Null when no node fits.
+  std::vector<const ClusterGpu*> gpus;  // Best first.
+  std::string why_none;                 // When none fits: the nearest node and what it lacks.
 };
 
 FleetPick PickInFleet(const ClusterView& view, const FleetPickRequest& request);

@@ -48,7 +48,8 @@ TEST(FleetPickTest, OnlyGpusAJobCouldTakeNowRankedAsPickRanksThem) {
   ClusterGpu lost = Free(6);
   lost.is_lost = true;
   ClusterView v;
-  v.nodes = {Node("a", {leased, Free(1, 0.9), Free(2, 0.0, 2), Free(3, 0.0, 0, 10), Free(4, 0.02), mig, lost})};
+  v.nodes = {
+      Node("a", {leased, Free(1, 0.9), Free(2, 0.0, 2), Free(3, 0.0, 0, 10), Free(4, 0.02), mig, lost})};
   FleetPickRequest r;
   r.count = 2;
   FleetPick p = PickInFleet(v, r);
@@ -67,7 +68,8 @@ TEST(FleetPickTest, OnlyGpusAJobCouldTakeNowRankedAsPickRanksThem) {
 TEST(FleetPickTest, TheNodeThatFitsWithFewestToSpareThenTheLeastBusy) {
   ClusterView v;
   v.nodes = {Node("big", {Free(0), Free(1), Free(2), Free(3)}), Node("down", {Free(0), Free(1)}, false),
-             Node("small", {Free(0, 0.03), Free(1, 0.03), Free(2, 0.9)}), Node("twin", {Free(0), Free(1), Free(2, 0.9)})};
+             Node("small", {Free(0, 0.03), Free(1, 0.03), Free(2, 0.9)}),
+             Node("twin", {Free(0), Free(1), Free(2, 0.9)})};
   FleetPickRequest r;
   r.count = 2;
   FleetPick p = PickInFleet(v, r);

@@ -18,9 +18,11 @@ std::string LastSampleQuery() {
   return fmt::format("last_over_time(tarmac_last_sample_timestamp_seconds[{}])", kDownWindow);
 }
 std::string DcgmInfoQuery() { return fmt::format("last_over_time(DCGM_FI_DEV_GPU_UTIL[{}])", kDownWindow); }
-constexpr const char* kIdleHoldersQuery = "count by (instance, uuid) (tarmac_process_sm_utilization_ratio == 0)";
+constexpr const char* kIdleHoldersQuery =
+    "count by (instance, uuid) (tarmac_process_sm_utilization_ratio == 0)";
 constexpr const char* kProcessesQuery = "count by (instance, uuid) (tarmac_process_gpu_memory_bytes)";
-constexpr const char* kRecentQuery = "max by (instance, gpu) (avg_over_time(tarmac_gpu_utilization_ratio[1m]))";
+constexpr const char* kRecentQuery =
+    "max by (instance, gpu) (avg_over_time(tarmac_gpu_utilization_ratio[1m]))";
 constexpr const char* kDcgmReadingsQuery =
     "{__name__=~\"DCGM_FI_DEV_(GPU_UTIL|FB_USED|FB_FREE|FB_RESERVED|POWER_USAGE|GPU_TEMP)\"}";
 
@@ -46,8 +48,8 @@ const std::vector<ReadingQuery>& ReadingQueries() {
   static const std::vector<ReadingQuery> kQueries = [] {
     std::vector<ReadingQuery> out;
     auto add = [&out](const char* f, const char* filter, bool is_idle_part) {
-      out.push_back({fmt::format("tarmac_gpu_{}", f), fmt::format("max by (instance, gpu) (tarmac_gpu_{}{})", f, filter),
-                     is_idle_part});
+      out.push_back({fmt::format("tarmac_gpu_{}", f),
+                     fmt::format("max by (instance, gpu) (tarmac_gpu_{}{})", f, filter), is_idle_part});
     };
     for (const char* f : {"utilization_ratio", "memory_total_bytes", "memory_free_bytes", "power_watts",
                           "power_limit_watts", "temperature_celsius"}) {
@@ -57,8 +59,10 @@ const std::vector<ReadingQuery>& ReadingQueries() {
     add("lost", " == 1", false);
     for (const char* f : {"idle", "held_idle"}) add(f, " == 1", true);
     for (const char* f : {"idle_for_seconds", "held_idle_for_seconds"}) add(f, " > 0", true);
-    out.push_back({"tarmac_gpu_idle_for_cost", "max by (instance, gpu, currency) (tarmac_gpu_idle_for_cost)", true});
-    out.push_back({"tarmac_gpu_throttled", "max by (instance, gpu, reason) (tarmac_gpu_throttled == 1)", false});
+    out.push_back(
+        {"tarmac_gpu_idle_for_cost", "max by (instance, gpu, currency) (tarmac_gpu_idle_for_cost)", true});
+    out.push_back(
+        {"tarmac_gpu_throttled", "max by (instance, gpu, reason) (tarmac_gpu_throttled == 1)", false});
     out.push_back({"tarmac_gpu_lease", "tarmac_gpu_lease == 1", true});
     out.push_back({"tarmac_gpu_pod_allocated",
                    "max by (instance, gpu, namespace, pod) (tarmac_gpu_pod_allocated == 1)", true});
@@ -137,7 +141,9 @@ struct Reader {
   }
 };
 
-std::optional<double> FiniteOrNone(double v) { return std::isfinite(v) ? std::optional<double>(v) : std::nullopt; }
+std::optional<double> FiniteOrNone(double v) {
+  return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
+}
 
 }  // namespace
 
@@ -145,8 +151,8 @@ Result<ClusterView> ReadCluster(prom::PromClient* client, const ReadParts& parts
   ClusterView view;
   view.prometheus_url = client->url();
   Reader r{client, &view, {}, {}, {}, {}};
-  std::vector<std::string> all = {InfoQuery(),      LastSampleQuery(),  DcgmInfoQuery(), "up", kIdleHoldersQuery,
-                                  kProcessesQuery,  kDcgmReadingsQuery, "time()"};
+  std::vector<std::string> all = {InfoQuery(),       LastSampleQuery(), DcgmInfoQuery(),    "up",
+                                  kIdleHoldersQuery, kProcessesQuery,   kDcgmReadingsQuery, "time()"};
   if (parts.recent_utilization) all.push_back(kRecentQuery);
   for (const ReadingQuery& q : ReadingQueries()) {
     if (q.IsAskedFor(parts)) all.push_back(q.promql);
@@ -163,7 +169,8 @@ Result<ClusterView> ReadCluster(prom::PromClient* client, const ReadParts& parts
   Result<std::vector<Sample>> last = r.Run(LastSampleQuery());
   if (!last.ok()) return last.status();
   for (const Sample& s : last.value()) {
-    if (r.nodes.count(s.Label("instance")) != 0) r.nodes[s.Label("instance")].last_seen_unix = FiniteOrNone(s.value);
+    if (r.nodes.count(s.Label("instance")) != 0)
+      r.nodes[s.Label("instance")].last_seen_unix = FiniteOrNone(s.value);
   }
 
   // Nodes only dcgm-exporter reports (tarmac's agents export its families

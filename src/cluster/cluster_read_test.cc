@@ -36,8 +36,9 @@ class StandIn {
         std::lock_guard<std::mutex> lock(mu_);
         asked_.insert(q);
       }
-      res.set_content(q == "time()" ? R"({"status":"success","data":{"resultType":"scalar","result":[1,"1"]}})"
-                                    : answer(q),
+      res.set_content(q == "time()"
+                          ? R"({"status":"success","data":{"resultType":"scalar","result":[1,"1"]}})"
+                          : answer(q),
                       "application/json");
     });
     port_ = server_.bind_to_any_port("127.0.0.1");
@@ -71,12 +72,14 @@ class StandIn {
 TEST(ClusterReadTest, AGpuAllocatedToAPodCarriesThePod) {
   StandIn prometheus([](const std::string& q) {
     if (q == "last_over_time(tarmac_gpu_info[1d])") {
-      return Vector(R"({"metric":{"instance":"n1:9477","hostname":"n1","gpu":"0","uuid":"GPU-1","model":"H100"},"value":[1,"1"]},
+      return Vector(
+          R"({"metric":{"instance":"n1:9477","hostname":"n1","gpu":"0","uuid":"GPU-1","model":"H100"},"value":[1,"1"]},
                       {"metric":{"instance":"n1:9477","hostname":"n1","gpu":"1","uuid":"GPU-2","model":"H100"},"value":[1,"1"]})");
     }
     if (q == "up") return Vector(R"({"metric":{"instance":"n1:9477","job":"tarmac"},"value":[1,"1"]})");
     if (q.find("tarmac_gpu_pod_allocated") != std::string::npos) {
-      return Vector(R"({"metric":{"instance":"n1:9477","gpu":"1","namespace":"ml","pod":"train-0"},"value":[1,"1"]})");
+      return Vector(
+          R"({"metric":{"instance":"n1:9477","gpu":"1","namespace":"ml","pod":"train-0"},"value":[1,"1"]})");
     }
     return Vector("");
   });
@@ -95,7 +98,8 @@ TEST(ClusterReadTest, AGpuAllocatedToAPodCarriesThePod) {
 // idle), n2 an agent without them.
 std::string TwoNodes(const std::string& q) {
   if (q == "last_over_time(tarmac_gpu_info[1d])") {
-    return Vector(R"({"metric":{"instance":"n1:9477","hostname":"n1","gpu":"0","uuid":"GPU-1","model":"H100"},"value":[1,"1"]},
+    return Vector(
+        R"({"metric":{"instance":"n1:9477","hostname":"n1","gpu":"0","uuid":"GPU-1","model":"H100"},"value":[1,"1"]},
                      {"metric":{"instance":"n1:9477","hostname":"n1","gpu":"1","uuid":"GPU-2","model":"H100"},"value":[1,"1"]},
                      {"metric":{"instance":"n2:9477","hostname":"n2","gpu":"0","uuid":"GPU-3","model":"H100"},"value":[1,"1"]})");
   }

@@ -37,8 +37,9 @@ std::string Power(const ClusterGpu& g) {
 std::string HolderText(const ClusterGpu& g) {
   if (g.holders.empty()) return g.pod.empty() ? "-" : "pod " + g.pod;
   const GpuHolder& h = g.holders.front();
-  std::string text = h.kind == "slurm" && !h.slurm_job.empty() ? fmt::format("job {} ({})", h.slurm_job, h.user)
-                                                               : fmt::format("lease {} ({})", h.lease, h.user);
+  std::string text = h.kind == "slurm" && !h.slurm_job.empty()
+                         ? fmt::format("job {} ({})", h.slurm_job, h.user)
+                         : fmt::format("lease {} ({})", h.lease, h.user);
   if (h.kind == "backfill") text += " backfill";
   if (h.kind == "pod" && !g.pod.empty()) text = fmt::format("pod {}", g.pod);
   if (g.holders.size() > 1) text += fmt::format(" +{}", g.holders.size() - 1);
@@ -48,7 +49,6 @@ std::string HolderText(const ClusterGpu& g) {
 std::string ShortModel(const std::string& model) {
   return model.rfind("NVIDIA ", 0) == 0 ? model.substr(7) : model;
 }
-
 
 namespace {
 
@@ -89,23 +89,25 @@ std::string RenderClusterText(const ClusterView& view, size_t width) {
   for (const std::string& w : view.warnings) out += WrapText("warning: " + w, width, 0, 2) + "\n";
   for (const ClusterNode& node : view.nodes) {
     out += "\n";
-    std::string head = fmt::format("{}  {} GPU{}", node.name, node.gpus.size(), node.gpus.size() == 1 ? "" : "s");
+    std::string head =
+        fmt::format("{}  {} GPU{}", node.name, node.gpus.size(), node.gpus.size() == 1 ? "" : "s");
     if (node.source != "tarmac") head += "  (" + node.source + ")";
     if (!node.is_up) {
-      head += node.last_seen_unix ? fmt::format("  DOWN since {} ({} ago)", FormatUtc(static_cast<int64_t>(*node.last_seen_unix)),
+      head += node.last_seen_unix ? fmt::format("  DOWN since {} ({} ago)",
+                                                FormatUtc(static_cast<int64_t>(*node.last_seen_unix)),
                                                 Ago(view.taken_at_unix - *node.last_seen_unix))
                                   : "  DOWN";
     }
     out += head + "\n";
     if (!node.is_up) continue;
-    out += fmt::format("{:<4}{:<18}{:>5}  {:<17} {:<13}{:>5}  {}\n", "GPU", "NAME", "UTIL", "MEMORY", "POWER", "TEMP",
-                       "NOTES");
+    out += fmt::format("{:<4}{:<18}{:>5}  {:<17} {:<13}{:>5}  {}\n", "GPU", "NAME", "UTIL", "MEMORY", "POWER",
+                       "TEMP", "NOTES");
     for (const ClusterGpu& g : node.gpus) {
       std::string model = ShortModel(g.model);
       if (model.size() > 17) model = model.substr(0, 17);
-      std::string line = fmt::format("{:<4}{:<18}{:>5}  {:<17} {:<13}{:>5}", g.index, model, Pct(g.utilization_ratio),
-                                     Memory(g), Power(g),
-                                     g.temperature_celsius ? fmt::format("{:.0f}C", *g.temperature_celsius) : "-");
+      std::string line = fmt::format(
+          "{:<4}{:<18}{:>5}  {:<17} {:<13}{:>5}", g.index, model, Pct(g.utilization_ratio), Memory(g),
+          Power(g), g.temperature_celsius ? fmt::format("{:.0f}C", *g.temperature_celsius) : "-");
       std::string notes = Notes(g, node.is_up);
       if (width == 0 || line.size() + 2 + notes.size() <= width) {
         out += line + "  " + notes + "\n";

@@ -5,9 +5,8 @@
 // absent). Pure.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "cluster/cluster_view.h"
 

@@ -8,8 +8,8 @@
 #include <cmath>
 #include <set>
 
-#include "common/text_wrap.h"
 #include "cluster/cluster_render.h"
+#include "common/text_wrap.h"
 #include "common/time_spec.h"
 #include "common/units.h"
 
@@ -23,43 +23,62 @@ constexpr double kHour = 3600;
 
 const char* ByName(ReportBy by) {
   switch (by) {
-    case ReportBy::kNode: return "node";
-    case ReportBy::kGpu: return "gpu";
-    case ReportBy::kModel: return "model";
-    case ReportBy::kUser: return "user";
-    case ReportBy::kNamespace: return "namespace";
-    case ReportBy::kPod: return "pod";
-    case ReportBy::kSlurmJob: return "slurm-job";
+    case ReportBy::kNode:
+      return "node";
+    case ReportBy::kGpu:
+      return "gpu";
+    case ReportBy::kModel:
+      return "model";
+    case ReportBy::kUser:
+      return "user";
+    case ReportBy::kNamespace:
+      return "namespace";
+    case ReportBy::kPod:
+      return "pod";
+    case ReportBy::kSlurmJob:
+      return "slurm-job";
   }
   return "node";
 }
 
 const char* Heading(ReportBy by) {
   switch (by) {
-    case ReportBy::kNode: return "NODE";
-    case ReportBy::kGpu: return "GPU";
-    case ReportBy::kModel: return "MODEL";
-    case ReportBy::kUser: return "USER";
-    case ReportBy::kNamespace: return "NAMESPACE";
-    case ReportBy::kPod: return "POD";
-    case ReportBy::kSlurmJob: return "SLURM JOB";
+    case ReportBy::kNode:
+      return "NODE";
+    case ReportBy::kGpu:
+      return "GPU";
+    case ReportBy::kModel:
+      return "MODEL";
+    case ReportBy::kUser:
+      return "USER";
+    case ReportBy::kNamespace:
+      return "NAMESPACE";
+    case ReportBy::kPod:
+      return "POD";
+    case ReportBy::kSlurmJob:
+      return "SLURM JOB";
   }
   return "NODE";
 }
 
-std::string GpuKey(const Sample& s) {
-  return s.Label("hostname") + " GPU " + s.Label("gpu");
-}
+std::string GpuKey(const Sample& s) { return s.Label("hostname") + " GPU " + s.Label("gpu"); }
 
 std::string RowKey(const Sample& s, ReportBy by) {
   switch (by) {
-    case ReportBy::kNode: return s.Label("hostname");
-    case ReportBy::kGpu: return GpuKey(s);
-    case ReportBy::kModel: return s.Label("model");
-    case ReportBy::kUser: return s.Label("user");
-    case ReportBy::kNamespace: return s.Label("namespace");
-    case ReportBy::kPod: return s.Label("pod").empty() ? "" : s.Label("namespace") + "/" + s.Label("pod");
-    case ReportBy::kSlurmJob: return s.Label("slurm_job");
+    case ReportBy::kNode:
+      return s.Label("hostname");
+    case ReportBy::kGpu:
+      return GpuKey(s);
+    case ReportBy::kModel:
+      return s.Label("model");
+    case ReportBy::kUser:
+      return s.Label("user");
+    case ReportBy::kNamespace:
+      return s.Label("namespace");
+    case ReportBy::kPod:
+      return s.Label("pod").empty() ? "" : s.Label("namespace") + "/" + s.Label("pod");
+    case ReportBy::kSlurmJob:
+      return s.Label("slurm_job");
   }
   return "";
 }
@@ -74,7 +93,9 @@ double LeasedHours(const ReportRow& row) {
 
 }  // namespace
 
-bool IsHolderGrouping(ReportBy by) { return by != ReportBy::kNode && by != ReportBy::kGpu && by != ReportBy::kModel; }
+bool IsHolderGrouping(ReportBy by) {
+  return by != ReportBy::kNode && by != ReportBy::kGpu && by != ReportBy::kModel;
+}
 
 bool ParseReportBy(const std::string& text, ReportBy* by) {
   for (ReportBy b : {ReportBy::kNode, ReportBy::kGpu, ReportBy::kModel, ReportBy::kUser, ReportBy::kNamespace,
@@ -87,8 +108,8 @@ bool ParseReportBy(const std::string& text, ReportBy* by) {
   return false;
 }
 
-Result<FleetReport> ReadFleetReport(prom::PromClient* client, int64_t since_unix, int64_t until_unix, ReportBy by,
-                                    bool with_heatmap) {
+Result<FleetReport> ReadFleetReport(prom::PromClient* client, int64_t since_unix, int64_t until_unix,
+                                    ReportBy by, bool with_heatmap) {
   FleetReport r;
   r.since_unix = since_unix;
   r.until_unix = until_unix;
@@ -96,20 +117,22 @@ Result<FleetReport> ReadFleetReport(prom::PromClient* client, int64_t since_unix
   std::string range = fmt::format("{}s", std::max<int64_t>(until_unix - since_unix, 1));
   // Per GPU (its UUID) with only the labels the rows need: a week of a
   // thousand nodes is tens of thousands of series in each answer.
-  const char* row_labels = by == ReportBy::kNode  ? "hostname, uuid"
-                           : by == ReportBy::kGpu ? "hostname, gpu, uuid"
+  const char* row_labels = by == ReportBy::kNode    ? "hostname, uuid"
+                           : by == ReportBy::kGpu   ? "hostname, gpu, uuid"
                            : by == ReportBy::kModel ? "model, uuid"
                                                     : "uuid";
-  const std::string states_query = fmt::format(
-      "sum by ({}, state) (increase(tarmac_gpu_state_seconds_total[{}]))", row_labels, range);
+  const std::string states_query =
+      fmt::format("sum by ({}, state) (increase(tarmac_gpu_state_seconds_total[{}]))", row_labels, range);
   const std::string energy_query =
       fmt::format("sum by ({}) (increase(tarmac_gpu_energy_joules_total[{}]))", row_labels, range);
-  const std::string cost_query = fmt::format(
-      "sum by ({}, currency) (increase(tarmac_gpu_idle_cost_total[{}]))", row_labels, range);
+  const std::string cost_query =
+      fmt::format("sum by ({}, currency) (increase(tarmac_gpu_idle_cost_total[{}]))", row_labels, range);
   const std::string leases_query = fmt::format(
       "sum by ({}, user, kind) (increase(tarmac_gpu_lease_seconds_total[{}]))", row_labels, range);
   const std::string jobs_query = fmt::format(
-      "sum by (hostname, uuid, namespace, pod, slurm_job, state) (increase(tarmac_gpu_job_seconds_total[{}]))", range);
+      "sum by (hostname, uuid, namespace, pod, slurm_job, state) "
+      "(increase(tarmac_gpu_job_seconds_total[{}]))",
+      range);
   const bool by_job = by == ReportBy::kNamespace || by == ReportBy::kPod || by == ReportBy::kSlurmJob;
   // Every query at once: over a week of a large fleet each reads millions
   // of samples, and the server answers them in parallel.
@@ -123,7 +146,9 @@ Result<FleetReport> ReadFleetReport(prom::PromClient* client, int64_t since_unix
     for (const std::string& w : answers.value()[i].warnings) r.warnings.push_back(w);
     answer_of[queries[i]] = std::move(answers.value()[i].samples);
   }
-  auto run = [&](const std::string& promql) -> Result<std::vector<Sample>> { return std::move(answer_of[promql]); };
+  auto run = [&](const std::string& promql) -> Result<std::vector<Sample>> {
+    return std::move(answer_of[promql]);
+  };
   std::map<std::string, ReportRow> rows;
   // Per GPU: its state seconds, so the per-GPU idle share is known whatever
   // the rows are.
@@ -218,7 +243,8 @@ Result<FleetReport> ReadFleetReport(prom::PromClient* client, int64_t since_unix
     // Each hour's end from the first whole hour after `since` (or `until`
     // alone for a shorter range), the hour before it.
     double start = std::min<double>(static_cast<double>(since_unix) + kHour, static_cast<double>(until_unix));
-    std::map<std::string, std::map<int64_t, std::array<double, 3>>> sums;  // Node, hour: busy, held idle, read.
+    std::map<std::string, std::map<int64_t, std::array<double, 3>>>
+        sums;  // Node, hour: busy, held idle, read.
     const char* shares[] = {"{state=\"busy\"}", "{state=\"held_idle\"}", "{state!=\"unknown\"}"};
     for (size_t k = 0; k < 3; ++k) {
       Result<prom::RangeResult> range = client->QueryRange(
@@ -227,7 +253,8 @@ Result<FleetReport> ReadFleetReport(prom::PromClient* client, int64_t since_unix
       if (!range.ok()) return range.status();
       for (const std::string& w : range.value().warnings) r.warnings.push_back(w);
       for (const prom::Series& series : range.value().series) {
-        for (const auto& [t, v] : series.points) sums[series.Label("hostname")][static_cast<int64_t>(t)][k] = Finite(v);
+        for (const auto& [t, v] : series.points)
+          sums[series.Label("hostname")][static_cast<int64_t>(t)][k] = Finite(v);
       }
     }
     for (const auto& [node, hours] : sums) {
@@ -246,11 +273,13 @@ Result<FleetReport> ReadFleetReport(prom::PromClient* client, int64_t since_unix
     return ka != kb ? ka > kb : a.key < b.key;
   });
   double read = r.total.busy_hours + idle(r.total);
-  r.verdict = fmt::format("{} of {} GPUs were idle more than 80 % of the time; {} of {} GPU-hours read were idle "
-                          "({} held idle by a process)",
-                          r.mostly_idle_gpus, r.total.gpus, FormatHours(idle(r.total)), FormatHours(read),
-                          FormatHours(r.total.held_idle_hours));
-  if (r.total.idle_cost > 0) r.verdict += fmt::format("; the idle time cost {} {:.2f}", r.currency, r.total.idle_cost);
+  r.verdict = fmt::format(
+      "{} of {} GPUs were idle more than 80 % of the time; {} of {} GPU-hours read were idle "
+      "({} held idle by a process)",
+      r.mostly_idle_gpus, r.total.gpus, FormatHours(idle(r.total)), FormatHours(read),
+      FormatHours(r.total.held_idle_hours));
+  if (r.total.idle_cost > 0)
+    r.verdict += fmt::format("; the idle time cost {} {:.2f}", r.currency, r.total.idle_cost);
   return r;
 }
 
@@ -266,7 +295,8 @@ std::string RenderReportText(const FleetReport& r, size_t width) {
         held += hours;
         kinds += (kinds.empty() ? "" : ", ") + kind + " " + FormatHours(hours);
       }
-      out += fmt::format("{:<32}{:>6}{:>12}  {}\n", row.key.substr(0, 31), row.gpus, FormatHours(held), kinds);
+      out +=
+          fmt::format("{:<32}{:>6}{:>12}  {}\n", row.key.substr(0, 31), row.gpus, FormatHours(held), kinds);
     }
     if (r.rows.empty()) out += "(no lease held a GPU in this range)\n";
     return out;
@@ -276,22 +306,24 @@ std::string RenderReportText(const FleetReport& r, size_t width) {
                        "UNKNOWN");
     for (const ReportRow& row : r.rows) {
       out += fmt::format("{:<40}{:>6}{:>10}{:>10}{:>10}{:>10}\n", row.key.substr(0, 39), row.gpus,
-                         FormatHours(LeasedHours(row)), FormatHours(row.busy_hours), FormatHours(row.idle_hours),
-                         FormatHours(row.unknown_hours));
+                         FormatHours(LeasedHours(row)), FormatHours(row.busy_hours),
+                         FormatHours(row.idle_hours), FormatHours(row.unknown_hours));
     }
     if (r.rows.empty()) out += fmt::format("(no {} held a GPU in this range)\n", ByName(r.by));
     return out;
   }
   std::string heading = Heading(r.by);
   auto line = [&](const ReportRow& row, const std::string& key) {
-    std::string text = fmt::format("{:<26}{:>5}{:>9}{:>9}{:>10}{:>9}{:>9}{:>8.1f}kWh", key.substr(0, 25), row.gpus,
-                                   FormatHours(row.busy_hours), FormatHours(row.idle_hours), FormatHours(row.held_idle_hours),
-                                   FormatHours(row.unknown_hours), FormatHours(LeasedHours(row)), row.energy_kwh);
-    if (!r.currency.empty()) text += fmt::format("{:>12}", fmt::format("{} {:.2f}", r.currency, row.idle_cost));
+    std::string text = fmt::format("{:<26}{:>5}{:>9}{:>9}{:>10}{:>9}{:>9}{:>8.1f}kWh", key.substr(0, 25),
+                                   row.gpus, FormatHours(row.busy_hours), FormatHours(row.idle_hours),
+                                   FormatHours(row.held_idle_hours), FormatHours(row.unknown_hours),
+                                   FormatHours(LeasedHours(row)), row.energy_kwh);
+    if (!r.currency.empty())
+      text += fmt::format("{:>12}", fmt::format("{} {:.2f}", r.currency, row.idle_cost));
     return text + "\n";
   };
-  out += fmt::format("{:<26}{:>5}{:>9}{:>9}{:>10}{:>9}{:>9}{:>11}", heading, "GPUS", "BUSY", "IDLE", "HELD-IDLE",
-                     "UNKNOWN", "LEASED", "ENERGY");
+  out += fmt::format("{:<26}{:>5}{:>9}{:>9}{:>10}{:>9}{:>9}{:>11}", heading, "GPUS", "BUSY", "IDLE",
+                     "HELD-IDLE", "UNKNOWN", "LEASED", "ENERGY");
   if (!r.currency.empty()) out += fmt::format("{:>12}", "IDLE COST");
   out += "\n";
   for (const ReportRow& row : r.rows) out += line(row, row.key);
@@ -314,9 +346,14 @@ nlohmann::json ReportToJson(const FleetReport& r) {
   };
   nlohmann::json rows = nlohmann::json::array();
   for (const ReportRow& row : r.rows) rows.push_back(row_json(row));
-  nlohmann::json j = {{"since", r.since_unix},   {"until", r.until_unix},       {"by", ByName(r.by)},
-                      {"verdict", r.verdict},    {"rows", std::move(rows)},     {"total", row_json(r.total)},
-                      {"mostly_idle_gpus", r.mostly_idle_gpus}, {"warnings", r.warnings}};
+  nlohmann::json j = {{"since", r.since_unix},
+                      {"until", r.until_unix},
+                      {"by", ByName(r.by)},
+                      {"verdict", r.verdict},
+                      {"rows", std::move(rows)},
+                      {"total", row_json(r.total)},
+                      {"mostly_idle_gpus", r.mostly_idle_gpus},
+                      {"warnings", r.warnings}};
   if (!r.currency.empty()) j["currency"] = r.currency;
   return j;
 }
@@ -328,13 +365,14 @@ std::string RenderReportCsv(const FleetReport& r) {
     for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
     return out + "\"";
   };
-  std::string out = fmt::format("{},gpus,busy_hours,idle_hours,held_idle_hours,unknown_hours,lease_hours,energy_kwh,idle_cost\n",
-                                ByName(r.by));
+  std::string out = fmt::format(
+      "{},gpus,busy_hours,idle_hours,held_idle_hours,unknown_hours,lease_hours,energy_kwh,idle_cost\n",
+      ByName(r.by));
   for (const ReportRow& row : r.rows) {
     double leased = LeasedHours(row);
     out += fmt::format("{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.2f}\n", quoted(row.key), row.gpus,
-                       row.busy_hours, row.idle_hours, row.held_idle_hours, row.unknown_hours, leased, row.energy_kwh,
-                       row.idle_cost);
+                       row.busy_hours, row.idle_hours, row.held_idle_hours, row.unknown_hours, leased,
+                       row.energy_kwh, row.idle_cost);
   }
   return out;
 }

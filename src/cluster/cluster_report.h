@@ -11,10 +11,9 @@
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "common/result.h"
 #include "prom/prom_client.h"
@@ -69,8 +68,8 @@ struct FleetReport {
 
 // With `with_heatmap`, also one range query per share for the node x hour
 // heatmap of the HTML form.
-Result<FleetReport> ReadFleetReport(prom::PromClient* client, int64_t since_unix, int64_t until_unix, ReportBy by,
-                                    bool with_heatmap = false);
+Result<FleetReport> ReadFleetReport(prom::PromClient* client, int64_t since_unix, int64_t until_unix,
+                                    ReportBy by, bool with_heatmap = false);
 
 std::string RenderReportText(const FleetReport& report, size_t width);
 nlohmann::json ReportToJson(const FleetReport& report);

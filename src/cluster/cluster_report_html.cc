@@ -32,7 +32,8 @@ std::string Heatmap(const FleetReport& r) {
   double width = std::max(left + cell * static_cast<double>(columns.size()) + 10, 620.0);
   int height = row * static_cast<int>(r.heatmap.size()) + 64;
   std::string svg = fmt::format(
-      "<svg class=\"heatmap\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{}\" role=\"img\" "
+      "<svg class=\"heatmap\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{}\" "
+      "role=\"img\" "
       "aria-label=\"busy share per node and hour\">\n",
       width, height);
   int y = 0;
@@ -40,13 +41,15 @@ std::string Heatmap(const FleetReport& r) {
     svg += fmt::format("<text x=\"0\" y=\"{}\" font-size=\"12\">{}</text>\n", y + 13,
                        Escape(node.size() > 24 ? node.substr(0, 23) + "~" : node));
     for (const HourCell& c : cells) {
-      size_t at = static_cast<size_t>(std::lower_bound(columns.begin(), columns.end(), c.hour_end_unix) - columns.begin());
+      size_t at = static_cast<size_t>(std::lower_bound(columns.begin(), columns.end(), c.hour_end_unix) -
+                                      columns.begin());
       bool is_held = c.held_idle_ratio >= kHeldIdleShare;
       svg += fmt::format(
-          "<rect class=\"{}\" x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"><title>{} hour to {}: "
+          "<rect class=\"{}\" x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"><title>{} "
+          "hour to {}: "
           "{:.0f}% busy, {:.0f}% held idle</title></rect>\n",
-          is_held ? "held-idle" : "hour", left + cell * static_cast<double>(at), y, std::max(cell - 0.5, 0.5), row - 2,
-          is_held ? kHeldIdleColor : UtilizationColor(c.busy_ratio), Escape(node),
+          is_held ? "held-idle" : "hour", left + cell * static_cast<double>(at), y, std::max(cell - 0.5, 0.5),
+          row - 2, is_held ? kHeldIdleColor : UtilizationColor(c.busy_ratio), Escape(node),
           Escape(FormatUtc(c.hour_end_unix)), c.busy_ratio * 100, c.held_idle_ratio * 100);
     }
     y += row;
@@ -54,8 +57,8 @@ std::string Heatmap(const FleetReport& r) {
   y += 16;
   svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\">{}</text>\n", left, y,
                      Escape(FormatUtc(r.since_unix)));
-  svg += fmt::format("<text x=\"{:.0f}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\">{}</text>\n", width - 10, y,
-                     Escape(FormatUtc(r.until_unix)));
+  svg += fmt::format("<text x=\"{:.0f}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\">{}</text>\n",
+                     width - 10, y, Escape(FormatUtc(r.until_unix)));
   svg += HeatmapLegend("busy share", left, y + 14, false);
   return svg + "</svg>\n";
 }
@@ -63,13 +66,13 @@ std::string Heatmap(const FleetReport& r) {
 }  // namespace
 
 std::string RenderReportHtml(const FleetReport& r) {
-  std::string html = ReportPageStart(fmt::format("Fleet report: {} to {}", FormatUtc(r.since_unix),
-                                                 FormatUtc(r.until_unix)),
-                                     r.verdict);
+  std::string html = ReportPageStart(
+      fmt::format("Fleet report: {} to {}", FormatUtc(r.since_unix), FormatUtc(r.until_unix)), r.verdict);
   html += "<h2>Busy share per node and hour</h2>\n";
   html += Heatmap(r);
-  html += "<h2>Rows</h2>\n<table><tr><th>Row</th><th>GPUs</th><th>Busy</th><th>Idle</th><th>Held idle</th>"
-          "<th>Unknown</th><th>Leased</th><th>Energy kWh</th>";
+  html +=
+      "<h2>Rows</h2>\n<table><tr><th>Row</th><th>GPUs</th><th>Busy</th><th>Idle</th><th>Held idle</th>"
+      "<th>Unknown</th><th>Leased</th><th>Energy kWh</th>";
   if (!r.currency.empty()) html += "<th>Idle cost</th>";
   html += "</tr>\n";
   auto line = [&](const ReportRow& row, const std::string& key) {
@@ -78,7 +81,8 @@ std::string RenderReportHtml(const FleetReport& r) {
     std::string text = fmt::format(
         "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1f}</td>",
         Escape(key), row.gpus, FormatHours(row.busy_hours), FormatHours(row.idle_hours),
-        FormatHours(row.held_idle_hours), FormatHours(row.unknown_hours), FormatHours(leased), row.energy_kwh);
+        FormatHours(row.held_idle_hours), FormatHours(row.unknown_hours), FormatHours(leased),
+        row.energy_kwh);
     if (!r.currency.empty()) text += fmt::format("<td>{} {:.2f}</td>", Escape(r.currency), row.idle_cost);
     return text + "</tr>\n";
   };

@@ -32,21 +32,24 @@ FleetReport Report(ReportBy by) {
   r.rows = {a};
   r.total = a;
   r.total.key = "";
-  r.verdict = "3 of 8 GPUs were idle more than 80 % of the time; 440.0h of 1340.0h GPU-hours read were idle (40.0h "
-              "held idle by a process); the idle time cost USD 1760.25";
+  r.verdict =
+      "3 of 8 GPUs were idle more than 80 % of the time; 440.0h of 1340.0h GPU-hours read were idle (40.0h "
+      "held idle by a process); the idle time cost USD 1760.25";
   return r;
 }
 
 TEST(FleetReportTest, TextFitsAndCarriesTheFigures) {
-  for (ReportBy by : {ReportBy::kNode, ReportBy::kGpu, ReportBy::kModel, ReportBy::kUser, ReportBy::kNamespace,
-                     ReportBy::kPod, ReportBy::kSlurmJob}) {
+  for (ReportBy by : {ReportBy::kNode, ReportBy::kGpu, ReportBy::kModel, ReportBy::kUser,
+                      ReportBy::kNamespace, ReportBy::kPod, ReportBy::kSlurmJob}) {
     std::string text = RenderReportText(Report(by), 100);
     std::istringstream lines(text);
     for (std::string line; std::getline(lines, line);) EXPECT_LE(TextColumns(line), 100u) << line;
-    EXPECT_NE(text.find("fleet report 2026-11-30 00:53 UTC to 2026-12-07 00:53 UTC"), std::string::npos) << text;
+    EXPECT_NE(text.find("fleet report 2026-11-30 00:53 UTC to 2026-12-07 00:53 UTC"), std::string::npos)
+        << text;
   }
   std::string text = RenderReportText(Report(ReportBy::kNode), 100);
-  EXPECT_NE(text.find("900.0h   400.0h     40.0h     4.0h   620.0h  1234.5kWh USD 1760.25"), std::string::npos)
+  EXPECT_NE(text.find("900.0h   400.0h     40.0h     4.0h   620.0h  1234.5kWh USD 1760.25"),
+            std::string::npos)
       << text;
   std::string users = RenderReportText(Report(ReportBy::kUser), 100);
   EXPECT_NE(users.find("620.0h  backfill 120.0h, run 500.0h"), std::string::npos) << users;
@@ -56,7 +59,8 @@ TEST(FleetReportTest, TextFitsAndCarriesTheFigures) {
   jobs.rows[0].lease_hours = {{"slurm", 1344}};
   std::string text_jobs = RenderReportText(jobs, 100);
   EXPECT_NE(text_jobs.find("SLURM JOB"), std::string::npos) << text_jobs;
-  EXPECT_NE(text_jobs.find("4242                                         8   1344.0h    900.0h    400.0h      4.0h"),
+  EXPECT_NE(text_jobs.find(
+                "4242                                         8   1344.0h    900.0h    400.0h      4.0h"),
             std::string::npos)
       << text_jobs;
   jobs.rows.clear();
@@ -72,10 +76,13 @@ TEST(FleetReportTest, TextFitsAndCarriesTheFigures) {
 
 TEST(FleetReportTest, CsvQuotesAndJsonCarriesEverything) {
   std::string csv = RenderReportCsv(Report(ReportBy::kModel));
-  EXPECT_EQ(csv.substr(0, csv.find('\n')),
-            "model,gpus,busy_hours,idle_hours,held_idle_hours,unknown_hours,lease_hours,energy_kwh,idle_cost");
-  EXPECT_NE(csv.find("\"NVIDIA H100 80GB HBM3, rev \"\"b\"\"\",8,900.000,400.000,40.000,4.000,620.000,1234.500,1760.25"),
-            std::string::npos)
+  EXPECT_EQ(
+      csv.substr(0, csv.find('\n')),
+      "model,gpus,busy_hours,idle_hours,held_idle_hours,unknown_hours,lease_hours,energy_kwh,idle_cost");
+  EXPECT_NE(
+      csv.find(
+          "\"NVIDIA H100 80GB HBM3, rev \"\"b\"\"\",8,900.000,400.000,40.000,4.000,620.000,1234.500,1760.25"),
+      std::string::npos)
       << csv;
   nlohmann::json j = ReportToJson(Report(ReportBy::kNode));
   EXPECT_EQ(j["by"], "node");

@@ -10,7 +10,8 @@ namespace tarmac::cluster {
 namespace {
 
 std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return s;
 }
 
@@ -69,10 +70,11 @@ ClusterTotals Totals(const ClusterView& view) {
 }
 
 std::string TotalsLine(const ClusterTotals& t) {
-  std::string line = fmt::format("{} of {} GPU{} idle", Thousands(t.gpus_idle), Thousands(t.gpus), t.gpus == 1 ? "" : "s");
+  std::string line =
+      fmt::format("{} of {} GPU{} idle", Thousands(t.gpus_idle), Thousands(t.gpus), t.gpus == 1 ? "" : "s");
   if (t.gpus_held_idle > 0) {
-    line += fmt::format("; {} held idle by {} process{}", Thousands(t.gpus_held_idle), Thousands(t.idle_holders),
-                        t.idle_holders == 1 ? "" : "es");
+    line += fmt::format("; {} held idle by {} process{}", Thousands(t.gpus_held_idle),
+                        Thousands(t.idle_holders), t.idle_holders == 1 ? "" : "es");
   }
   if (t.gpus_leased > 0) line += fmt::format("; {} leased", Thousands(t.gpus_leased));
   if (t.nodes_down > 0) line += fmt::format("; {} node{} down", t.nodes_down, t.nodes_down == 1 ? "" : "s");

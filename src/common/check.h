@@ -7,11 +7,10 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define TARMAC_CHECK(cond)                                                 \
-  do {                                                                     \
-    if (!(cond)) {                                                         \
-      std::fprintf(stderr, "tarmac: check failed at %s:%d: %s\n", __FILE__, \
-                   __LINE__, #cond);                                       \
-      std::abort();                                                        \
-    }                                                                      \
+#define TARMAC_CHECK(cond)                                                                    \
+  do {                                                                                        \
+    if (!(cond)) {                                                                            \
+      std::fprintf(stderr, "tarmac: check failed at %s:%d: %s\n", __FILE__, __LINE__, #cond); \
+      std::abort();                                                                           \
+    }                                                                                         \
   } while (0)

@@ -9,21 +9,15 @@ namespace {
 
 class RealClockImpl final : public Clock {
  public:
-  std::chrono::steady_clock::time_point SteadyNow() override {
-    return std::chrono::steady_clock::now();
-  }
-  std::chrono::system_clock::time_point WallNow() override {
-    return std::chrono::system_clock::now();
-  }
-  bool SleepUntil(std::chrono::steady_clock::time_point deadline,
-                  std::stop_token stop) override {
+  std::chrono::steady_clock::time_point SteadyNow() override { return std::chrono::steady_clock::now(); }
+  std::chrono::system_clock::time_point WallNow() override { return std::chrono::system_clock::now(); }
+  bool SleepUntil(std::chrono::steady_clock::time_point deadline, std::stop_token stop) override {
     // A local mutex and condition variable keep this object stateless: the
     // stop_callback wakes exactly this sleeper.
     std::mutex mu;
     std::condition_variable_any cv;
     std::unique_lock<std::mutex> lock(mu);
-    return !cv.wait_until(lock, stop, deadline, [] { return false; }) &&
-           !stop.stop_requested();
+    return !cv.wait_until(lock, stop, deadline, [] { return false; }) && !stop.stop_requested();
   }
 };
 

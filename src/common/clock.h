@@ -24,8 +24,7 @@ class Clock {
 
   // Blocks until `deadline` or until `stop` is requested. Returns false if
   // stopped early.
-  virtual bool SleepUntil(std::chrono::steady_clock::time_point deadline,
-                          std::stop_token stop) = 0;
+  virtual bool SleepUntil(std::chrono::steady_clock::time_point deadline, std::stop_token stop) = 0;
 };
 
 // The process-wide real clock. Stateless; never deleted.

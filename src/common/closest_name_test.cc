@@ -14,7 +14,7 @@ TEST(ClosestNameTest, ASlipFindsItsNameAndAnUnrelatedWordNothing) {
   EXPECT_EQ(ClosestName("zombie", commands), "zombies");
   EXPECT_EQ(ClosestName("frobnicate", commands), std::nullopt);
   EXPECT_EQ(ClosestName("pik", commands), "pick");
-  EXPECT_EQ(ClosestName("xyz", commands), std::nullopt);  // Short words: one slip only.
+  EXPECT_EQ(ClosestName("xyz", commands), std::nullopt);     // Short words: one slip only.
   EXPECT_EQ(ClosestName("status", commands), std::nullopt);  // Not a slip.
   EXPECT_EQ(ClosestName("", commands), std::nullopt);
   EXPECT_EQ(DidYouMean("--gpuss", {"--gpus", "--gpu", "--json"}), "; did you mean '--gpus'?");

@@ -48,7 +48,8 @@ class ConfigSection {
   virtual void Interval(std::string_view key, std::chrono::milliseconds min, std::chrono::milliseconds max,
                         std::chrono::milliseconds* out) = 0;
   // One of `allowed`.
-  virtual void OneOf(std::string_view key, std::initializer_list<std::string_view> allowed, std::string* out) = 0;
+  virtual void OneOf(std::string_view key, std::initializer_list<std::string_view> allowed,
+                     std::string* out) = 0;
   virtual void Strings(std::string_view key, std::vector<std::string>* out) = 0;
   // A nested table (KEY = { ... } or [section.key]); null when absent or
   // not a table (then reported as "expected <what>").
@@ -59,7 +60,8 @@ class ConfigSection {
 
 // For a duration kept in whole seconds: a part of a second is refused with
 // the key, never dropped. Returns whether `value` is whole.
-inline bool RequireWholeSeconds(ConfigSection& section, std::string_view key, std::chrono::milliseconds value) {
+inline bool RequireWholeSeconds(ConfigSection& section, std::string_view key,
+                                std::chrono::milliseconds value) {
   if (value % std::chrono::seconds(1) == std::chrono::milliseconds(0)) return true;
   section.Fail(key, "whole seconds only (such as \"90s\" or \"10m\")");
   return false;

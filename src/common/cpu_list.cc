@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "common/cpu_list.h"
 
-#include <bit>
-
-#include <charconv>
 #include <fmt/format.h>
+
+#include <bit>
+#include <charconv>
 
 namespace tarmac {
 namespace {

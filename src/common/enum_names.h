@@ -53,7 +53,8 @@ std::vector<std::string> EnumNames(const std::pair<E, const char*> (&rows)[N]) {
 template <typename E, size_t N>
 std::string EnumNameList(const std::pair<E, const char*> (&rows)[N]) {
   std::string out;
-  for (size_t i = 0; i < N; ++i) out += std::string(i == 0 ? "" : i + 1 == N ? " or " : ", ") + rows[i].second;
+  for (size_t i = 0; i < N; ++i)
+    out += std::string(i == 0 ? "" : i + 1 == N ? " or " : ", ") + rows[i].second;
   return out;
 }
 

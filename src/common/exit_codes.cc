@@ -19,12 +19,12 @@ struct ExitRow {
 constexpr ExitRow kExitTable[] = {
     {StatusCode::kOk, kExitOk, kExitOk},
     {StatusCode::kInvalidArgument, kExitUsage, kExitUsage},
-    {StatusCode::kUnavailable, kExitNoDriver, kExitNoAgent},          // No driver; no agent (or it is busy).
-    {StatusCode::kFailedPrecondition, kExitError, kExitNoAgent},      // -; no agent on the socket.
-    {StatusCode::kDeadlineExceeded, kExitNoAgent, kExitNoAgent},      // The agent did not answer in time.
-    {StatusCode::kIOError, kExitError, kExitStorage},                 // A file unreadable; the agent could not save.
-    {StatusCode::kResourceExhausted, kExitError, kExitNoFit},         // pick: no GPU fits; --no-wait: none now.
-    {StatusCode::kPermissionDenied, kExitError, kExitNotPermitted},   // -; another user's lease or process.
+    {StatusCode::kUnavailable, kExitNoDriver, kExitNoAgent},      // No driver; no agent (or it is busy).
+    {StatusCode::kFailedPrecondition, kExitError, kExitNoAgent},  // -; no agent on the socket.
+    {StatusCode::kDeadlineExceeded, kExitNoAgent, kExitNoAgent},  // The agent did not answer in time.
+    {StatusCode::kIOError, kExitError, kExitStorage},          // A file unreadable; the agent could not save.
+    {StatusCode::kResourceExhausted, kExitError, kExitNoFit},  // pick: no GPU fits; --no-wait: none now.
+    {StatusCode::kPermissionDenied, kExitError, kExitNotPermitted},  // -; another user's lease or process.
 };
 
 }  // namespace

@@ -12,11 +12,12 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitError = 1;
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitNoDriver = 3;
-inline constexpr int kExitNoAgent = 69;       // The agent is not reachable or did not answer (EX_UNAVAILABLE).
-inline constexpr int kExitStorage = 74;       // The agent could not save the change, so made none (EX_IOERR).
-inline constexpr int kExitNoFit = 75;         // --no-wait and no GPUs fit now (EX_TEMPFAIL).
+inline constexpr int kExitNoAgent = 69;  // The agent is not reachable or did not answer (EX_UNAVAILABLE).
+inline constexpr int kExitStorage = 74;  // The agent could not save the change, so made none (EX_IOERR).
+inline constexpr int kExitNoFit = 75;    // --no-wait and no GPUs fit now (EX_TEMPFAIL).
 inline constexpr int kExitNotPermitted = 77;  // Another user's lease or process (EX_NOPERM).
-inline constexpr int kExitTimedOut = 124;     // tarmac run: the command ran out of its --max-time (as timeout(1)).
+inline constexpr int kExitTimedOut =
+    124;  // tarmac run: the command ran out of its --max-time (as timeout(1)).
 
 // What to check when the agent does not answer.
 inline constexpr const char* kAgentHint =

@@ -11,11 +11,20 @@ std::string EscapeHtml(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -30,28 +39,33 @@ std::string UtilizationColor(double ratio) {
 }
 
 std::string HeatmapLegend(const std::string& label, int left, int y, bool with_no_data) {
-  std::string svg = fmt::format("<g class=\"legend\" font-size=\"11\"><text x=\"0\" y=\"{}\">{}</text>\n", y + 10,
-                                EscapeHtml(label));
+  std::string svg = fmt::format("<g class=\"legend\" font-size=\"11\"><text x=\"0\" y=\"{}\">{}</text>\n",
+                                y + 10, EscapeHtml(label));
   int x = left;
   for (int pct : {0, 25, 50, 75, 100}) {
-    svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"12\" fill=\"{}\"/><text x=\"{}\" y=\"{}\">{}%</text>\n",
-                       x, y, UtilizationColor(pct / 100.0), x + 17, y + 10, pct);
+    svg += fmt::format(
+        "<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"12\" fill=\"{}\"/><text x=\"{}\" "
+        "y=\"{}\">{}%</text>\n",
+        x, y, UtilizationColor(pct / 100.0), x + 17, y + 10, pct);
     x += 52;
   }
   x += 14;  // The scale apart from the marks that are not a level.
-  svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"12\" fill=\"{}\"/><text x=\"{}\" y=\"{}\">held "
-                     "idle</text>\n",
-                     x, y, kHeldIdleColor, x + 17, y + 10);
+  svg += fmt::format(
+      "<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"12\" fill=\"{}\"/><text x=\"{}\" y=\"{}\">held "
+      "idle</text>\n",
+      x, y, kHeldIdleColor, x + 17, y + 10);
   if (with_no_data) {
     x += 75;
-    svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"12\" fill=\"#ffffff\" stroke=\"#999999\"/>"
-                       "<text x=\"{}\" y=\"{}\">no data</text>\n",
-                       x, y, x + 17, y + 10);
+    svg += fmt::format(
+        "<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"12\" fill=\"#ffffff\" stroke=\"#999999\"/>"
+        "<text x=\"{}\" y=\"{}\">no data</text>\n",
+        x, y, x + 17, y + 10);
   }
   return svg + "</g>\n";
 }
 
-std::string ReportPageStart(const std::string& title, const std::string& verdict, const std::string& extra_css) {
+std::string ReportPageStart(const std::string& title, const std::string& verdict,
+                            const std::string& extra_css) {
   return fmt::format(R"(<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>tarmac {0}</title>

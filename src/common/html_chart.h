@@ -30,6 +30,7 @@ std::string HeatmapLegend(const std::string& label, int left, int y, bool with_n
 // too), the shared style (a verdict box, right-aligned tables whose first
 // column and td.text are left-aligned, a clean print) with `extra_css`
 // after it, and the verdict paragraph. Every text is escaped here.
-std::string ReportPageStart(const std::string& title, const std::string& verdict, const std::string& extra_css = "");
+std::string ReportPageStart(const std::string& title, const std::string& verdict,
+                            const std::string& extra_css = "");
 
 }  // namespace tarmac

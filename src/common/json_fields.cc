@@ -15,7 +15,8 @@ const json& JsonFields::Empty() {
 JsonFields::JsonFields(const json& j, std::string what, WrongTypes wrong_types)
     : JsonFields(j, std::move(what), wrong_types, nullptr) {}
 
-JsonFields::JsonFields(const json& j, std::string what, WrongTypes wrong_types, std::shared_ptr<std::string> error)
+JsonFields::JsonFields(const json& j, std::string what, WrongTypes wrong_types,
+                       std::shared_ptr<std::string> error)
     : j_(j.is_object() || wrong_types == kFailOnWrongTypes ? j : Empty()),
       what_(std::move(what)),
       wrong_types_(wrong_types),

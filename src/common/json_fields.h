@@ -15,12 +15,11 @@
 
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "common/status.h"
 
@@ -84,7 +83,8 @@ class JsonFields {
     return true;
   }
 
-  JsonFields(const nlohmann::json& j, std::string what, WrongTypes wrong_types, std::shared_ptr<std::string> error);
+  JsonFields(const nlohmann::json& j, std::string what, WrongTypes wrong_types,
+             std::shared_ptr<std::string> error);
   // A field of the wrong type: a problem, or skipped (kSkipWrongTypes).
   // Returns false.
   bool Mismatch(const char* key, const char* expected);

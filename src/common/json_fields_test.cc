@@ -25,7 +25,9 @@ TEST(JsonFieldsTest, TheFirstProblemIsKeptNamingTheObjectAndTheKey) {
 }
 
 TEST(JsonFieldsTest, EveryTypeAndAbsentNullMissingAndNested) {
-  json j = {{"i", -4}, {"u", 18446744073709551615ULL}, {"d", 1.5}, {"b", true}, {"s", "x"}, {"n", nullptr},
+  json j = {{"i", -4},     {"u", 18446744073709551615ULL},
+            {"d", 1.5},    {"b", true},
+            {"s", "x"},    {"n", nullptr},
             {"v", {1, 2}}, {"o", {{"k", 1}}}};
   JsonFields f(j, "doc");
   int i = 0;

@@ -17,8 +17,10 @@ void Logger::Write(LogLevel level, std::string_view line) {
 }
 
 bool ParseLogLevel(std::string_view text, LogLevel* level) {
-  static constexpr std::pair<LogLevel, const char*> kNames[] = {{LogLevel::kWarning, "warning"}, {LogLevel::kDebug, "debug"},
-                                                                {LogLevel::kInfo, "info"},       {LogLevel::kError, "error"},
+  static constexpr std::pair<LogLevel, const char*> kNames[] = {{LogLevel::kWarning, "warning"},
+                                                                {LogLevel::kDebug, "debug"},
+                                                                {LogLevel::kInfo, "info"},
+                                                                {LogLevel::kError, "error"},
                                                                 {LogLevel::kOff, "off"}};
   return ParseEnum(kNames, text, level);
 }

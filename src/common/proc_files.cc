@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "common/proc_files.h"
 
-#include "common/safe_file.h"
-
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+
+#include "common/safe_file.h"
 
 namespace tarmac {
 

@@ -22,8 +22,8 @@ bool ReadSmallFile(const std::string& path, std::string* out, size_t max_bytes =
 bool ReadOperatorFile(const std::string& path, std::string* out, size_t max_bytes = 1 << 16);
 
 struct ProcStat {
-  std::string name;  // Field 2, without the parentheses; may hold spaces.
-  char state = '?';  // Field 3: R, S, D, Z, X, ...
+  std::string name;         // Field 2, without the parentheses; may hold spaces.
+  char state = '?';         // Field 3: R, S, D, Z, X, ...
   int64_t parent_pid = 0;   // Field 4.
   int64_t start_ticks = 0;  // Field 22: clock ticks after boot.
 };

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "common/proc_files.h"
 
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>

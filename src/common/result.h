@@ -16,9 +16,9 @@ namespace tarmac {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : value_(std::move(value)) {}         // NOLINT: implicit by design
   Result(Status status) : status_(std::move(status)) {  // NOLINT
-    TARMAC_CHECK(!status_.ok());  // An OK Result must carry a value.
+    TARMAC_CHECK(!status_.ok());                        // An OK Result must carry a value.
   }
 
   bool ok() const { return status_.ok(); }

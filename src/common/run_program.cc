@@ -20,7 +20,8 @@ using Clock = std::chrono::steady_clock;
 
 // Runs argv, returns its standard output (at most 4 MiB) and exit status;
 // killed after `timeout`.
-Result<std::pair<std::string, int>> RunProgram(const std::vector<std::string>& argv, std::chrono::seconds timeout) {
+Result<std::pair<std::string, int>> RunProgram(const std::vector<std::string>& argv,
+                                               std::chrono::seconds timeout) {
   int out[2];
   if (::pipe2(out, O_CLOEXEC) != 0) return Status::IOError("pipe failed");
   posix_spawn_file_actions_t actions;
@@ -43,7 +44,8 @@ Result<std::pair<std::string, int>> RunProgram(const std::vector<std::string>& a
   Clock::time_point deadline = Clock::now() + timeout;
   char buf[65536];
   for (;;) {
-    int left = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count());
+    int left = static_cast<int>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count());
     if (left <= 0) {
       ::kill(pid, SIGKILL);
       break;

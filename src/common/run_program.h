@@ -17,6 +17,7 @@ namespace tarmac {
 
 // (standard output, at most 4 MiB; exit status, 128 + signal when killed).
 // kNotFound when the program is not installed.
-Result<std::pair<std::string, int>> RunProgram(const std::vector<std::string>& argv, std::chrono::seconds timeout);
+Result<std::pair<std::string, int>> RunProgram(const std::vector<std::string>& argv,
+                                               std::chrono::seconds timeout);
 
 }  // namespace tarmac

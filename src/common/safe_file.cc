@@ -14,14 +14,22 @@ namespace tarmac {
 
 std::string FileKindName(unsigned mode) {
   switch (mode & S_IFMT) {
-    case S_IFREG: return "a regular file";
-    case S_IFDIR: return "a directory";
-    case S_IFIFO: return "a FIFO";
-    case S_IFSOCK: return "a socket";
-    case S_IFCHR: return "a character device";
-    case S_IFBLK: return "a block device";
-    case S_IFLNK: return "a symbolic link";
-    default: return "not a regular file";
+    case S_IFREG:
+      return "a regular file";
+    case S_IFDIR:
+      return "a directory";
+    case S_IFIFO:
+      return "a FIFO";
+    case S_IFSOCK:
+      return "a socket";
+    case S_IFCHR:
+      return "a character device";
+    case S_IFBLK:
+      return "a block device";
+    case S_IFLNK:
+      return "a symbolic link";
+    default:
+      return "not a regular file";
   }
 }
 
@@ -32,7 +40,8 @@ Result<int> OpenForeignFile(const std::string& path, const ForeignFileOptions& o
   if (fd < 0) {
     int e = errno;
     if (e == ENOENT || e == ENOTDIR) return Status::NotFound(fmt::format("{}: {}", path, std::strerror(e)));
-    if (e == EACCES || e == EPERM) return Status::PermissionDenied(fmt::format("{}: {}", path, std::strerror(e)));
+    if (e == EACCES || e == EPERM)
+      return Status::PermissionDenied(fmt::format("{}: {}", path, std::strerror(e)));
     if (e == ELOOP) return Status::InvalidArgument(fmt::format("{}: is a symbolic link; not followed", path));
     return Status::IOError(fmt::format("{}: {}", path, std::strerror(e)));
   }
@@ -41,7 +50,8 @@ Result<int> OpenForeignFile(const std::string& path, const ForeignFileOptions& o
     int e = errno;
     ::close(fd);
     if (st.st_mode == 0) return Status::IOError(fmt::format("{}: {}", path, std::strerror(e)));
-    return Status::InvalidArgument(fmt::format("{}: is {}, not a regular file", path, FileKindName(st.st_mode)));
+    return Status::InvalidArgument(
+        fmt::format("{}: is {}, not a regular file", path, FileKindName(st.st_mode)));
   }
   return fd;
 }

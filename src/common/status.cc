@@ -15,12 +15,11 @@ std::string Join(std::string_view msg, std::string_view detail) {
 
 }  // namespace
 
-Status::Status(StatusCode code, std::string message)
-    : code_(code), message_(std::move(message)) {}
+Status::Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
 
-#define TARMAC_STATUS_FACTORY(Name)                                       \
-  Status Status::Name(std::string_view msg, std::string_view detail) {   \
-    return Status(StatusCode::k##Name, Join(msg, detail));               \
+#define TARMAC_STATUS_FACTORY(Name)                                    \
+  Status Status::Name(std::string_view msg, std::string_view detail) { \
+    return Status(StatusCode::k##Name, Join(msg, detail));             \
   }
 TARMAC_STATUS_FACTORY(InvalidArgument)
 TARMAC_STATUS_FACTORY(NotFound)
@@ -42,18 +41,30 @@ Status Status::FromCode(StatusCode code, std::string_view msg) {
 
 std::string_view StatusCodeName(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return "ok";
-    case StatusCode::kInvalidArgument: return "invalid argument";
-    case StatusCode::kNotFound: return "not found";
-    case StatusCode::kFailedPrecondition: return "failed precondition";
-    case StatusCode::kResourceExhausted: return "resource exhausted";
-    case StatusCode::kUnavailable: return "unavailable";
-    case StatusCode::kDeadlineExceeded: return "deadline exceeded";
-    case StatusCode::kPermissionDenied: return "permission denied";
-    case StatusCode::kCorruption: return "corruption";
-    case StatusCode::kIOError: return "io error";
-    case StatusCode::kInternal: return "internal";
-    case StatusCode::kCancelled: return "cancelled";
+    case StatusCode::kOk:
+      return "ok";
+    case StatusCode::kInvalidArgument:
+      return "invalid argument";
+    case StatusCode::kNotFound:
+      return "not found";
+    case StatusCode::kFailedPrecondition:
+      return "failed precondition";
+    case StatusCode::kResourceExhausted:
+      return "resource exhausted";
+    case StatusCode::kUnavailable:
+      return "unavailable";
+    case StatusCode::kDeadlineExceeded:
+      return "deadline exceeded";
+    case StatusCode::kPermissionDenied:
+      return "permission denied";
+    case StatusCode::kCorruption:
+      return "corruption";
+    case StatusCode::kIOError:
+      return "io error";
+    case StatusCode::kInternal:
+      return "internal";
+    case StatusCode::kCancelled:
+      return "cancelled";
   }
   return "unknown";
 }

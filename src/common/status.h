@@ -24,7 +24,7 @@ enum class StatusCode : uint8_t {
   kPermissionDenied,
   kCorruption,  // Stored data failed validation.
   kIOError,
-  kInternal,  // A bug or an unexpected vendor code.
+  kInternal,   // A bug or an unexpected vendor code.
   kCancelled,  // The caller gave up (an interrupt while waiting).
 };
 

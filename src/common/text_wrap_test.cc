@@ -14,9 +14,9 @@ TEST(TextWrapTest, WordsCarryOverAndContinuationLinesAreIndented) {
   // A word longer than a line is cut at the line's end.
   EXPECT_EQ(WrapText("ab averyveryverylongword x", 12, 0, 2), "ab averyvery\n  verylongwo\n  rd x");
   EXPECT_EQ(WrapText("abcdefgh", 4, 0, 2), "abcd\n  ef\n  gh");  // Even when a line holds little.
-  EXPECT_EQ(WrapText("°C °C °C", 6, 0, 0), "°C °C\n°C");  // Columns, not bytes.
-  EXPECT_EQ(WrapText("a long line", 0, 0, 2), "a long line");  // No width: no wrapping.
-  EXPECT_EQ(WrapText("a\n\nb", 20, 0, 2), "a\n\n  b");        // No line of spaces alone.
+  EXPECT_EQ(WrapText("°C °C °C", 6, 0, 0), "°C °C\n°C");         // Columns, not bytes.
+  EXPECT_EQ(WrapText("a long line", 0, 0, 2), "a long line");    // No width: no wrapping.
+  EXPECT_EQ(WrapText("a\n\nb", 20, 0, 2), "a\n\n  b");           // No line of spaces alone.
 }
 
 TEST(TextWrapTest, ColumnsCountCharactersNotBytesOrColourCodes) {

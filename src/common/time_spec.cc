@@ -29,7 +29,8 @@ bool ParseCalendar(std::string_view text, int64_t* out) {
   int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
   char sep = 0;
   int consumed = 0;
-  if (std::sscanf(s.c_str(), "%4d-%2d-%2d%n", &year, &month, &day, &consumed) != 3 || consumed != 10) return false;
+  if (std::sscanf(s.c_str(), "%4d-%2d-%2d%n", &year, &month, &day, &consumed) != 3 || consumed != 10)
+    return false;
   if (s.size() > 10) {
     sep = s[10];
     if (sep != 'T' && sep != ' ') return false;
@@ -38,12 +39,14 @@ bool ParseCalendar(std::string_view text, int64_t* out) {
     if (std::sscanf(rest.c_str(), "%2d:%2d%n", &hour, &minute, &n) != 2 || n != 5) return false;
     if (rest.size() > 5) {
       int m = 0;
-      if (rest[5] != ':' || std::sscanf(rest.c_str() + 6, "%2d%n", &second, &m) != 1 || m != 2 || rest.size() != 8) {
+      if (rest[5] != ':' || std::sscanf(rest.c_str() + 6, "%2d%n", &second, &m) != 1 || m != 2 ||
+          rest.size() != 8) {
         return false;
       }
     }
   }
-  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60 || year < 1970) {
+  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60 ||
+      year < 1970) {
     return false;
   }
   tm.tm_year = year - 1900;
@@ -69,9 +72,9 @@ Result<int64_t> ParseTimeSpec(std::string_view text, int64_t now_unix) {
     Result<std::chrono::milliseconds> ago = ParseDuration(text);
     if (ago.ok()) return now_unix - ago.value().count() / 1000;
   }
-  return Status::InvalidArgument(
-      fmt::format("'{}' is not a time", text),
-      "use a duration ago (6h, 7d), now, a date (2026-11-29), a UTC date and time (2026-11-29T14:00) or @UNIX");
+  return Status::InvalidArgument(fmt::format("'{}' is not a time", text),
+                                 "use a duration ago (6h, 7d), now, a date (2026-11-29), a UTC date and time "
+                                 "(2026-11-29T14:00) or @UNIX");
 }
 
 std::string FormatRfc3339(std::chrono::system_clock::time_point t) {

@@ -10,13 +10,13 @@
 #pragma once
 
 #include <fmt/format.h>
+#include <toml++/toml.h>
 
 #include <algorithm>
 #include <chrono>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <toml++/toml.h>
 #include <vector>
 
 #include "common/closest_name.h"
@@ -176,6 +176,5 @@ class Reader {
   Errors* errors_;
   std::vector<std::string> seen_;
 };
-
 
 }  // namespace tarmac

@@ -47,8 +47,10 @@ Status CheckTomlText(std::string_view text, std::string_view source) {
       continue;
     }
     bool is_quote = c == '"' || c == '\'';
-    bool value_here = expect_value && (last == '=' || last == '[' || last == ',' || (last == '\n' && in('a')));
-    bool key_here = !expect_value && (last == '\n' || last == '{' || last == ',' || last == '.' || last == '[');
+    bool value_here =
+        expect_value && (last == '=' || last == '[' || last == ',' || (last == '\n' && in('a')));
+    bool key_here =
+        !expect_value && (last == '\n' || last == '{' || last == ',' || last == '.' || last == '[');
     char before = last;
     last = c;
     if (c == '#') {  // Comment: to the end of the line.
@@ -64,7 +66,8 @@ Status CheckTomlText(std::string_view text, std::string_view source) {
           if (j < text.size() && text[j] == '\n') {
             // A line-ending backslash: toml++ tests what follows for
             // whitespace, so that must not be non-ASCII either.
-            while (j < text.size() && (text[j] == ' ' || text[j] == '\t' || text[j] == '\r' || text[j] == '\n')) {
+            while (j < text.size() &&
+                   (text[j] == ' ' || text[j] == '\t' || text[j] == '\r' || text[j] == '\n')) {
               if (text[j] == '\n') line++;
               j++;
             }
@@ -91,7 +94,8 @@ Status CheckTomlText(std::string_view text, std::string_view source) {
     } else {
       if (c == '=') expect_value = true;
       if (c == '[') {
-        if (expect_value && (before == '=' || before == '[' || before == ',' || (before == '\n' && in('a')))) {
+        if (expect_value &&
+            (before == '=' || before == '[' || before == ',' || (before == '\n' && in('a')))) {
           open.push_back('a');
         } else {
           expect_value = false;  // A table header: keys.

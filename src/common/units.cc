@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "common/units.h"
 
+#include <fmt/format.h>
+
 #include <array>
 #include <charconv>
 #include <cmath>
-#include <fmt/format.h>
 
 namespace tarmac {
 namespace {

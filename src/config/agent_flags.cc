@@ -5,9 +5,12 @@ namespace tarmac::config {
 
 const std::vector<AgentFlag>& AgentFlagTable() {
   static const std::vector<AgentFlag> kFlags = {
-      {"--config", "Config file (default /etc/tarmac/tarmac.toml, optional)", nullptr, &AgentFlags::config_path,
-       nullptr},
-      {"--backend", "auto, nvml or sim", nullptr, &AgentFlags::backend,
+      {"--config", "Config file (default /etc/tarmac/tarmac.toml, optional)", nullptr,
+       &AgentFlags::config_path, nullptr},
+      {"--backend",
+       "auto, nvml or sim",
+       nullptr,
+       &AgentFlags::backend,
        [](const std::string& v, Config* c) { gpu::ParseBackendKind(v, &c->gpu.kind); },
        {"auto", "nvml", "sim"}},
       {"--scenario", "Scenario for --backend sim", "TARMAC_SIM_SCENARIO", &AgentFlags::scenario,
@@ -23,11 +26,15 @@ const std::vector<AgentFlag>& AgentFlagTable() {
        "~/.local/state/tarmac)",
        nullptr, &AgentFlags::state_dir, [](const std::string& v, Config* c) { c->agent.state_dir = v; }},
       {"--http-listen",
-       "HTTP address for /metrics, /health, the web console and /api/v1/ (default 127.0.0.1:9477; port 0 picks a "
+       "HTTP address for /metrics, /health, the web console and /api/v1/ (default 127.0.0.1:9477; port 0 "
+       "picks a "
        "free one; "
        "off: no HTTP)",
        nullptr, &AgentFlags::http_listen, [](const std::string& v, Config* c) { c->http.listen = v; }},
-      {"--log-level", "debug, info, warning or error (default: the config's)", nullptr, &AgentFlags::log_level,
+      {"--log-level",
+       "debug, info, warning or error (default: the config's)",
+       nullptr,
+       &AgentFlags::log_level,
        [](const std::string& v, Config* c) { c->agent.log_level = v; },
        {"debug", "info", "warning", "error"}},
   };

@@ -9,7 +9,6 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-
 #include <string>
 #include <vector>
 
@@ -32,7 +31,7 @@ struct AgentFlags {
 struct AgentFlag {
   const char* name;  // "--socket"
   const char* help;
-  const char* env;   // Read when the flag is absent; null: none.
+  const char* env;  // Read when the flag is absent; null: none.
   std::string AgentFlags::*value;
   // Sets the config value the flag overrides; null: not a config value
   // (--config).

@@ -8,14 +8,14 @@
 #include <cstring>
 
 #include "common/proc_files.h"
-#include "common/toml_text.h"
 #include "common/toml_reader.h"
-#include "doctor/doctor_config.h"
-#include "kube/kube_config.h"
+#include "common/toml_text.h"
 #include "config/toml_section.h"
+#include "doctor/doctor_config.h"
 #include "gpu/backend_config.h"
 #include "http/http_config.h"
 #include "ipc/server_config.h"
+#include "kube/kube_config.h"
 #include "leases/lease_config.h"
 #include "metrics/metrics_config.h"
 #include "sampler/sampler_config.h"
@@ -80,7 +80,9 @@ class KeyRecorder : public ConfigSection {
   void Number(std::string_view key, double*, double, double) override { Note(key); }
   void Bytes(std::string_view key, int64_t*) override { Note(key); }
   void Interval(std::string_view key, milliseconds, milliseconds, milliseconds*) override { Note(key); }
-  void OneOf(std::string_view key, std::initializer_list<std::string_view>, std::string*) override { Note(key); }
+  void OneOf(std::string_view key, std::initializer_list<std::string_view>, std::string*) override {
+    Note(key);
+  }
   void Strings(std::string_view key, std::vector<std::string>*) override { Note(key); }
   std::unique_ptr<ConfigSection> Table(std::string_view key, std::string_view) override {
     Note(key);
@@ -116,7 +118,8 @@ Result<Config> ParseConfig(std::string_view text, std::string_view source_name) 
   toml::parse_result parsed = toml::parse(text, source_name);
   if (!parsed) {
     const toml::parse_error& e = parsed.error();
-    return Status::InvalidArgument(fmt::format("{}:{}: {}", source_name, e.source().begin.line, e.description()));
+    return Status::InvalidArgument(
+        fmt::format("{}:{}: {}", source_name, e.source().begin.line, e.description()));
   }
   Errors errors(source_name);
   Config c;
@@ -142,7 +145,8 @@ Result<Config> ParseConfig(std::string_view text, std::string_view source_name) 
 }
 
 std::string StorePath(const Config& config) {
-  return config.store.options.path.empty() ? config.agent.state_dir + "/tarmac.db" : config.store.options.path;
+  return config.store.options.path.empty() ? config.agent.state_dir + "/tarmac.db"
+                                           : config.store.options.path;
 }
 
 Result<Config> LoadConfig(const std::string& path, bool must_exist) {
@@ -152,7 +156,8 @@ Result<Config> LoadConfig(const std::string& path, bool must_exist) {
   // One byte past the limit tells a file over it from one exactly at it:
   // an oversized file is refused, never read in part.
   if (!ReadOperatorFile(path, &text, kMaxConfigBytes + 1)) {
-    return Status::InvalidArgument(fmt::format("{}: cannot read the config file: {}", path, std::strerror(errno)));
+    return Status::InvalidArgument(
+        fmt::format("{}: cannot read the config file: {}", path, std::strerror(errno)));
   }
   if (text.size() > kMaxConfigBytes) {
     return Status::InvalidArgument(

@@ -16,11 +16,11 @@
 #include "cluster/fleet_config.h"
 #include "common/result.h"
 #include "doctor/doctor_config.h"
-#include "kube/kube_config.h"
 #include "gpu/backend_factory.h"
 #include "http/http_config.h"
 #include "http/server.h"
 #include "ipc/unix_server.h"
+#include "kube/kube_config.h"
 #include "leases/lease_policy.h"
 #include "metrics/render.h"
 #include "report/pricing.h"
@@ -37,8 +37,8 @@ inline constexpr size_t kMaxConfigBytes = size_t{1} << 20;
 // [agent]: the agent's own keys.
 struct AgentSection {
   std::string socket_path = kDefaultSocketPath;  // Unix socket of the local API (1 to 100 bytes).
-  std::string state_dir = "/var/lib/tarmac";      // Database and state.
-  std::string log_level = "info";                 // debug, info, warning, error.
+  std::string state_dir = "/var/lib/tarmac";     // Database and state.
+  std::string log_level = "info";                // debug, info, warning, error.
 
   bool operator==(const AgentSection&) const = default;
 };
@@ -54,11 +54,12 @@ struct Config {
   http::HttpOptions http;           // [http]     http/http_config.h (listen)
   http::WebOptions web;             // [web]      http/http_config.h
   metrics::RenderOptions metrics;   // [http]     metrics/metrics_config.h (the page)
-  leases::LeasePolicy leases;       // [leases], [zombies], [backfill]  leases/lease_config.h, sched/zombie_config.h
-  ipc::ServerOptions api;           // [api]      ipc/server_config.h
-  doctor::WatchOptions doctor;      // [doctor]   doctor/doctor_config.h
-  kube::KubeOptions kubernetes;     // [kubernetes] kube/kube_config.h
-  cluster::FleetConfig fleet;       // [fleet]    cluster/fleet_config.h (tarmac fleet's; the console's fleet page)
+  leases::LeasePolicy
+      leases;              // [leases], [zombies], [backfill]  leases/lease_config.h, sched/zombie_config.h
+  ipc::ServerOptions api;  // [api]      ipc/server_config.h
+  doctor::WatchOptions doctor;   // [doctor]   doctor/doctor_config.h
+  kube::KubeOptions kubernetes;  // [kubernetes] kube/kube_config.h
+  cluster::FleetConfig fleet;  // [fleet]    cluster/fleet_config.h (tarmac fleet's; the console's fleet page)
 
   bool operator==(const Config&) const = default;
 };

@@ -19,8 +19,10 @@ TEST(ConfigReloadTest, LiveSectionsAreAppliedTheRestWaitForARestart) {
       "[http]\nmax_process_series = 10\n[leases]\nadmin_group = \"wheel\"\nkill_grace = \"2s\"\n"
       "[backfill]\ngrace = \"7s\"\n[agent]\nlog_level = \"debug\"\nstate_dir = \"/tmp/elsewhere\"\n");
   ReloadPlan plan = PlanReload(running, next);
-  EXPECT_EQ(plan.applied, (std::vector<std::string>{"agent.log_level", "sampler", "leases", "zombies", "backfill"}));
-  EXPECT_EQ(plan.restart, (std::vector<std::string>{"agent", "sampler.call_timeout", "http", "leases.admin_group"}));
+  EXPECT_EQ(plan.applied,
+            (std::vector<std::string>{"agent.log_level", "sampler", "leases", "zombies", "backfill"}));
+  EXPECT_EQ(plan.restart,
+            (std::vector<std::string>{"agent", "sampler.call_timeout", "http", "leases.admin_group"}));
   // The result runs the live values and keeps the running ones of the rest.
   EXPECT_EQ(plan.result.leases.zombies.min_memory_bytes, int64_t{1} << 30);
   EXPECT_EQ(plan.result.leases.kill_grace, std::chrono::seconds(2));
@@ -32,7 +34,8 @@ TEST(ConfigReloadTest, LiveSectionsAreAppliedTheRestWaitForARestart) {
   EXPECT_EQ(plan.result.http, running.http);
   EXPECT_EQ(plan.result.metrics, running.metrics);
   EXPECT_EQ(DescribeReload(plan),
-            "applied [agent.log_level], [sampler], [leases], [zombies], [backfill]; [agent], [sampler.call_timeout], "
+            "applied [agent.log_level], [sampler], [leases], [zombies], [backfill]; [agent], "
+            "[sampler.call_timeout], "
             "[http], [leases.admin_group] take effect on restart");
   // Reloading the same file again changes nothing more.
   ReloadPlan again = PlanReload(plan.result, next);

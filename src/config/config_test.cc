@@ -41,10 +41,12 @@ TEST(ConfigTest, BackfillIdleForIsAutoOrADuration) {
   EXPECT_EQ(c.value().leases.backfill.min_run, std::chrono::minutes(10));
   c = ParseConfig("[backfill]\n\nidle_for = \"automatic\"\n", "t.toml");
   ASSERT_FALSE(c.ok());
-  EXPECT_NE(c.status().message().find("t.toml:3: key 'backfill.idle_for'"), std::string::npos) << c.status().ToString();
+  EXPECT_NE(c.status().message().find("t.toml:3: key 'backfill.idle_for'"), std::string::npos)
+      << c.status().ToString();
   c = ParseConfig("[backfill]\nsettle = \"2d\"\n", "t.toml");
   ASSERT_FALSE(c.ok());
-  EXPECT_NE(c.status().message().find("key 'backfill.settle': must be from"), std::string::npos) << c.status().ToString();
+  EXPECT_NE(c.status().message().find("key 'backfill.settle': must be from"), std::string::npos)
+      << c.status().ToString();
 }
 
 TEST(ConfigTest, ReadsEverySection) {
@@ -113,7 +115,8 @@ TEST(ConfigTest, SubSecondDurationsAreKeptOrRefusedNeverDropped) {
   Result<Config> bad = ParseConfig("[store]\nintegrity_check_interval = \"1500ms\"\n", "t.toml");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("t.toml:2"), std::string::npos) << bad.status().message();
-  EXPECT_NE(bad.status().message().find("integrity_check_interval"), std::string::npos) << bad.status().message();
+  EXPECT_NE(bad.status().message().find("integrity_check_interval"), std::string::npos)
+      << bad.status().message();
   EXPECT_NE(bad.status().message().find("whole seconds"), std::string::npos) << bad.status().message();
   Result<Config> timeout = ParseConfig("[leases]\nidle_timeout = \"2.5s\"\n", "t.toml");
   ASSERT_FALSE(timeout.ok());
@@ -136,7 +139,6 @@ TEST(ConfigTest, MissingDefaultFileMeansDefaultsButAnExplicitOneMustExist) {
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c.value().sampler.fast_interval, std::chrono::seconds(2));
 }
-
 
 TEST(ConfigTest, StoreAndReportSections) {
   Result<Config> c = ParseConfig(R"(
@@ -178,24 +180,28 @@ gpu_hour_cost = -1
   EXPECT_NE(m.find("t.toml:3: key 'store.minute_retention': tiers must keep longer"), std::string::npos) << m;
   EXPECT_NE(m.find("t.toml:4: key 'store.retention': unknown key"), std::string::npos) << m;
   EXPECT_NE(m.find("t.toml:6: key 'report.gpu_hour_cost': must be from"), std::string::npos) << m;
-  EXPECT_NE(m.find("t.toml:8: key 'report.gpu_hour_cost_by_model.Tesla T4': expected a number"), std::string::npos)
+  EXPECT_NE(m.find("t.toml:8: key 'report.gpu_hour_cost_by_model.Tesla T4': expected a number"),
+            std::string::npos)
       << m;
 }
 
 TEST(ConfigTest, ZombiesSectionAndItsErrors) {
   Result<Config> c = ParseConfig(
-      "[zombies]\nmin_memory = \"2GiB\"\nidle_for = \"5m\"\nallowlist = [\"vllm\"]\ninclude_system_users = true\n",
+      "[zombies]\nmin_memory = \"2GiB\"\nidle_for = \"5m\"\nallowlist = [\"vllm\"]\ninclude_system_users = "
+      "true\n",
       "z.toml");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c.value().leases.zombies.min_memory_bytes, int64_t{2} << 30);
   EXPECT_EQ(c.value().leases.zombies.idle_for, std::chrono::minutes(5));
   EXPECT_EQ(c.value().leases.zombies.allowlist, std::vector<std::string>{"vllm"});
   EXPECT_TRUE(c.value().leases.zombies.includes_system_users);
-  Result<Config> bad = ParseConfig("[zombies]\nidle_for = \"0s\"\nallowlist = [1]\nmin_memory = -1\n", "z.toml");
+  Result<Config> bad =
+      ParseConfig("[zombies]\nidle_for = \"0s\"\nallowlist = [1]\nmin_memory = -1\n", "z.toml");
   ASSERT_FALSE(bad.ok());
   std::string m = bad.status().message();
   EXPECT_NE(m.find("z.toml:2: key 'zombies.idle_for'"), std::string::npos) << m;
-  EXPECT_NE(m.find("z.toml:3: key 'zombies.allowlist': expected an array of strings"), std::string::npos) << m;
+  EXPECT_NE(m.find("z.toml:3: key 'zombies.allowlist': expected an array of strings"), std::string::npos)
+      << m;
   EXPECT_NE(m.find("z.toml:4: key 'zombies.min_memory': must not be negative"), std::string::npos) << m;
 }
 
@@ -219,8 +225,12 @@ TEST(ConfigTest, KubernetesSectionAndItsErrors) {
       "k.toml");
   ASSERT_FALSE(bad.ok());
   std::string m = bad.status().message();
-  EXPECT_NE(m.find("k.toml:2: key 'kubernetes.resource_name': expected vendor-domain/resource"), std::string::npos) << m;
-  EXPECT_NE(m.find("k.toml:3: key 'kubernetes.device_plugin_dir': expected an absolute path"), std::string::npos) << m;
+  EXPECT_NE(m.find("k.toml:2: key 'kubernetes.resource_name': expected vendor-domain/resource"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("k.toml:3: key 'kubernetes.device_plugin_dir': expected an absolute path"),
+            std::string::npos)
+      << m;
   EXPECT_NE(m.find("k.toml:4: key 'kubernetes.endpoint'"), std::string::npos) << m;
   EXPECT_NE(m.find("k.toml:5: key 'kubernetes.pod_resources_interval'"), std::string::npos) << m;
   EXPECT_NE(m.find("k.toml:6: key 'kubernetes.kubelet_timeout'"), std::string::npos) << m;
@@ -229,9 +239,11 @@ TEST(ConfigTest, KubernetesSectionAndItsErrors) {
 TEST(ConfigTest, LeasesSectionAndItsErrors) {
   Result<Config> c = ParseConfig(
       "[zombies]\npolicy = \"terminate\"\n"
-      "[leases]\nadmin_group = \"gpu-admins\"\nkill_grace = \"3s\"\nidle_timeout = \"30m\"\nidle_grace = \"1m\"\n"
+      "[leases]\nadmin_group = \"gpu-admins\"\nkill_grace = \"3s\"\nidle_timeout = \"30m\"\nidle_grace = "
+      "\"1m\"\n"
       "idle_policy = \"release\"\nforeign_policy = \"terminate\"\n"
-      "[leases.idle_policy_by_user]\nalice = \"warn\"\n[leases.idle_policy_by_priority]\nhigh = \"terminate\"\n",
+      "[leases.idle_policy_by_user]\nalice = \"warn\"\n[leases.idle_policy_by_priority]\nhigh = "
+      "\"terminate\"\n",
       "l.toml");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   const Config& v = c.value();
@@ -246,21 +258,27 @@ TEST(ConfigTest, LeasesSectionAndItsErrors) {
   EXPECT_EQ(v.leases.idle_action_by_priority.at(sched::Priority::kHigh), leases::IdleAction::kTerminate);
 
   Result<Config> bad = ParseConfig(
-      "[leases]\nidle_policy = \"kill\"\nkill_grace = \"1h\"\n[leases.idle_policy_by_priority]\nurgent = \"warn\"\n"
+      "[leases]\nidle_policy = \"kill\"\nkill_grace = \"1h\"\n[leases.idle_policy_by_priority]\nurgent = "
+      "\"warn\"\n"
       "[zombies]\npolicy = \"nuke\"\n",
       "l.toml");
   ASSERT_FALSE(bad.ok());
   std::string m = bad.status().message();
-  EXPECT_NE(m.find("l.toml:2: key 'leases.idle_policy': expected one of \"warn\", \"release\", \"terminate\""),
-            std::string::npos) << m;
+  EXPECT_NE(
+      m.find("l.toml:2: key 'leases.idle_policy': expected one of \"warn\", \"release\", \"terminate\""),
+      std::string::npos)
+      << m;
   EXPECT_NE(m.find("l.toml:3: key 'leases.kill_grace'"), std::string::npos) << m;
-  EXPECT_NE(m.find("l.toml:5: key 'leases.idle_policy_by_priority.urgent': expected a priority"), std::string::npos)
+  EXPECT_NE(m.find("l.toml:5: key 'leases.idle_policy_by_priority.urgent': expected a priority"),
+            std::string::npos)
       << m;
   EXPECT_NE(m.find("l.toml:7: key 'zombies.policy'"), std::string::npos) << m;
 }
 
 TEST(ConfigTest, TheDcgmHostLabelIsOneOfTwoSpellings) {
-  EXPECT_EQ(ParseConfig("[http]\ndcgm_hostname_label = \"hostname\"\n", "h.toml").value().metrics.dcgm_hostname_label,
+  EXPECT_EQ(ParseConfig("[http]\ndcgm_hostname_label = \"hostname\"\n", "h.toml")
+                .value()
+                .metrics.dcgm_hostname_label,
             "hostname");
   Result<Config> bad = ParseConfig("[http]\ndcgm_hostname_label = \"host\"\n", "h.toml");
   ASSERT_FALSE(bad.ok());
@@ -269,7 +287,8 @@ TEST(ConfigTest, TheDcgmHostLabelIsOneOfTwoSpellings) {
 }
 
 TEST(ConfigTest, TlsCertificateAndKeyGoTogetherAsAbsolutePaths) {
-  Result<Config> both = ParseConfig("[http]\ntls_cert = \"/etc/tarmac/c.pem\"\ntls_key = \"/etc/tarmac/k.pem\"\n", "t.toml");
+  Result<Config> both =
+      ParseConfig("[http]\ntls_cert = \"/etc/tarmac/c.pem\"\ntls_key = \"/etc/tarmac/k.pem\"\n", "t.toml");
   ASSERT_TRUE(both.ok()) << both.status().ToString();
   EXPECT_EQ(both.value().http.tls_cert, "/etc/tarmac/c.pem");
   EXPECT_EQ(both.value().http.tls_key, "/etc/tarmac/k.pem");
@@ -336,7 +355,8 @@ TEST(ConfigTest, ASectionKeyOneModuleDoesNotReadIsStillKnownWhenAnotherDoes) {
   // [http] is read by the HTTP server (listen) and the metrics page (the
   // rest); [zombies] by the detector and the lease service (policy).
   Result<Config> c = ParseConfig(
-      "[http]\nlisten = \"off\"\nhostname = \"n1\"\n[zombies]\nidle_for = \"1m\"\npolicy = \"terminate\"\n", "t.toml");
+      "[http]\nlisten = \"off\"\nhostname = \"n1\"\n[zombies]\nidle_for = \"1m\"\npolicy = \"terminate\"\n",
+      "t.toml");
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_EQ(c.value().http.listen, "off");
   EXPECT_EQ(c.value().metrics.hostname, "n1");
@@ -353,7 +373,8 @@ TEST(ConfigFileTest, AFileOverTheSizeLimitIsRefusedNotTruncated) {
   testing::TempDir dir;
   // Valid TOML up to the limit, then a bad key past it: reading only the
   // first part would accept the file.
-  std::string text = "[agent]\nlog_level = \"info\"\n" + std::string(kMaxConfigBytes, '#') + "\nno_such_key = 1\n";
+  std::string text =
+      "[agent]\nlog_level = \"info\"\n" + std::string(kMaxConfigBytes, '#') + "\nno_such_key = 1\n";
   std::string path = dir.Write("big.toml", text);
   Result<Config> c = LoadConfig(path, true);
   ASSERT_FALSE(c.ok());

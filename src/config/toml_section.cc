@@ -43,7 +43,8 @@ void TomlSection::Interval(std::string_view key, milliseconds min, milliseconds 
   *out = *value;
 }
 
-void TomlSection::OneOf(std::string_view key, std::initializer_list<std::string_view> allowed, std::string* out) {
+void TomlSection::OneOf(std::string_view key, std::initializer_list<std::string_view> allowed,
+                        std::string* out) {
   std::string value = *out;
   reader_.String(key, &value);
   if (std::find(allowed.begin(), allowed.end(), value) == allowed.end()) {

@@ -35,7 +35,8 @@ class TomlSection : public ConfigSection {
   void Bytes(std::string_view key, int64_t* out) override { reader_.Bytes(key, out); }
   void Interval(std::string_view key, std::chrono::milliseconds min, std::chrono::milliseconds max,
                 std::chrono::milliseconds* out) override;
-  void OneOf(std::string_view key, std::initializer_list<std::string_view> allowed, std::string* out) override;
+  void OneOf(std::string_view key, std::initializer_list<std::string_view> allowed,
+             std::string* out) override;
   void Strings(std::string_view key, std::vector<std::string>* out) override { reader_.Strings(key, out); }
   std::unique_ptr<ConfigSection> Table(std::string_view key, std::string_view what) override;
   std::vector<std::string> Keys() const override;

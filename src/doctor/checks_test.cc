@@ -7,8 +7,8 @@
 #include <gtest/gtest.h>
 
 #include "doctor/playbook.h"
-#include "nvidia/xid_catalog.h"
 #include "nvidia/clock_event_reasons.h"
+#include "nvidia/xid_catalog.h"
 
 namespace tarmac::doctor {
 namespace {
@@ -67,7 +67,8 @@ DoctorInputs Healthy() {
     fleet::GpuView g = Gpu(i);
     g.processes.push_back(Process(100 + i, "alice"));
     in.fleet.gpus.push_back(g);
-    in.processes[100 + i] = ProcessFacts{"0-31", g.info.uuid, true, 8.0, "/job_" + std::to_string(i), std::nullopt};
+    in.processes[100 + i] =
+        ProcessFacts{"0-31", g.info.uuid, true, 8.0, "/job_" + std::to_string(i), std::nullopt};
     in.throttle[i] = ThrottleWindow{3600, 0, 600, 0, "the last hour"};
   }
   in.pci_gpus = std::vector<PciGpu>{};
@@ -130,7 +131,8 @@ TEST(DoctorChecksTest, AGpuOnTheBusButNotInNvmlAndALostOne) {
   ASSERT_EQ(f.size(), 3u);
   EXPECT_EQ(f[0].severity, Severity::kCritical);
   EXPECT_EQ(f[0].gpu, 1);  // Worst first; the lost GPU came first.
-  EXPECT_NE(f[1].summary.find("0000:9a:00.0 is on the PCI bus but not visible"), std::string::npos) << f[1].summary;
+  EXPECT_NE(f[1].summary.find("0000:9a:00.0 is on the PCI bus but not visible"), std::string::npos)
+      << f[1].summary;
   EXPECT_NE(f[1].evidence.find("driver \"none\""), std::string::npos) << f[1].evidence;
   EXPECT_EQ(f[2].severity, Severity::kInfo);  // Passed to a VM.
 }
@@ -145,7 +147,8 @@ TEST(DoctorChecksTest, ThrottlingByItsReasonAndMargins) {
   ASSERT_EQ(f.size(), 4u);
   EXPECT_EQ(f[0].severity, Severity::kCritical);  // HW slowdown on gpu 1.
   EXPECT_EQ(f[0].gpu, 1);
-  EXPECT_NE(f[1].summary.find("gpu 0 thermally throttled 34 % of the last hour"), std::string::npos) << f[1].summary;
+  EXPECT_NE(f[1].summary.find("gpu 0 thermally throttled 34 % of the last hour"), std::string::npos)
+      << f[1].summary;
   EXPECT_NE(f[2].summary.find("within 5 °C"), std::string::npos) << f[2].summary;
   EXPECT_NE(f[3].evidence.find("limit 400 W, default 700 W"), std::string::npos) << f[3].evidence;
   EXPECT_NE(f[1].evidence.find("thermal slowdown for 20m 24s of 1h 00m"), std::string::npos) << f[1].evidence;
@@ -181,7 +184,8 @@ TEST(DoctorChecksTest, XidsOfTheKernelLogByGpuWithTheirMeaning) {
   EXPECT_EQ(f[0].gpu, 1);
   EXPECT_NE(f[0].summary.find("Xid 79 (GPU has fallen off the bus)"), std::string::npos) << f[0].summary;
   EXPECT_NE(f[1].summary.find("PCI 0000:77:00: Xid 48"), std::string::npos) << f[1].summary;
-  EXPECT_NE(f[2].summary.find("gpu 0: Xid 13 (graphics engine exception), 2 times"), std::string::npos) << f[2].summary;
+  EXPECT_NE(f[2].summary.find("gpu 0: Xid 13 (graphics engine exception), 2 times"), std::string::npos)
+      << f[2].summary;
   EXPECT_NE(f[2].evidence.find("again"), std::string::npos);  // The last line as evidence.
 }
 
@@ -335,7 +339,8 @@ TEST(DoctorChecksTest, LinkErrorCountersMigPendingAndPinnedClocks) {
   in.fleet.gpus[0].info.is_mig_pending = true;
   std::vector<Finding> m = Of(in, "mig");
   ASSERT_EQ(m.size(), 1u);
-  EXPECT_NE(m[0].summary.find("MIG mode is off until the GPU is reset (a change to on is pending)"), std::string::npos);
+  EXPECT_NE(m[0].summary.find("MIG mode is off until the GPU is reset (a change to on is pending)"),
+            std::string::npos);
   in.fleet.gpus[1].sample.clock_event_reasons = nvidia::kReasonApplicationsClocksSetting;
   std::vector<Finding> t = Of(in, "throttle");
   ASSERT_EQ(t.size(), 1u);

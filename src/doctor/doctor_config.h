@@ -11,8 +11,8 @@
 namespace tarmac::doctor {
 
 struct WatchOptions {
-  bool is_enabled = true;                      // enabled
-  std::chrono::milliseconds interval{60000};   // interval: 10 s to 1 day
+  bool is_enabled = true;                     // enabled
+  std::chrono::milliseconds interval{60000};  // interval: 10 s to 1 day
   bool operator==(const WatchOptions&) const = default;
 };
 

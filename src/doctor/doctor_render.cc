@@ -20,10 +20,11 @@ std::string Upper(const char* s) {
 
 std::string Paint(bool use_color, Severity s, const std::string& text) {
   if (!use_color) return text;
-  const char* code = s == Severity::kCritical ? "\033[31m" : s == Severity::kWarning ? "\033[33m" : "\033[32m";
+  const char* code = s == Severity::kCritical  ? "\033[31m"
+                     : s == Severity::kWarning ? "\033[33m"
+                                               : "\033[32m";
   return code + text + "\033[0m";
 }
-
 
 }  // namespace
 
@@ -33,12 +34,12 @@ std::string RenderText(const DoctorResult& r, bool use_color) {
     critical += f.severity == Severity::kCritical ? 1 : 0;
     warning += f.severity == Severity::kWarning ? 1 : 0;
   }
-  std::string out = fmt::format("tarmac doctor on {}: {} GPU{}, {}\n", r.hostname, r.gpu_count,
-                                r.gpu_count == 1 ? "" : "s",
-                                r.through_agent ? "readings from the agent" : "read directly (no agent)");
-  std::string verdict = critical + warning == 0
-                            ? "no problems found"
-                            : fmt::format("{} critical, {} warning{}", critical, warning, warning == 1 ? "" : "s");
+  std::string out =
+      fmt::format("tarmac doctor on {}: {} GPU{}, {}\n", r.hostname, r.gpu_count, r.gpu_count == 1 ? "" : "s",
+                  r.through_agent ? "readings from the agent" : "read directly (no agent)");
+  std::string verdict = critical + warning == 0 ? "no problems found"
+                                                : fmt::format("{} critical, {} warning{}", critical, warning,
+                                                              warning == 1 ? "" : "s");
   out += fmt::format("verdict: {}\n", Paint(use_color, r.worst, verdict));
   int n = 0;
   for (Question q : kQuestions) {
@@ -50,16 +51,19 @@ std::string RenderText(const DoctorResult& r, bool use_color) {
       if (f.question != q) continue;
       // Summaries and evidence quote names a user chose (a process's, a
       // cgroup's): through the one terminal filter.
-      out += fmt::format("  {} {}\n", Paint(use_color, f.severity, fmt::format("{:<8}", Upper(SeverityName(f.severity)))),
+      out += fmt::format("  {} {}\n",
+                         Paint(use_color, f.severity, fmt::format("{:<8}", Upper(SeverityName(f.severity)))),
                          WrapText(ForTerminal(f.summary), 100, 11, 11));
       // Fitted to 100 columns, continuation lines under the text.
       constexpr size_t kWidth = 100;
       constexpr size_t kTextColumn = 21;  // After "           evidence: ".
       if (!f.evidence.empty()) {
-        out += fmt::format("           evidence: {}\n", WrapText(ForTerminal(f.evidence), kWidth, kTextColumn, kTextColumn));
+        out += fmt::format("           evidence: {}\n",
+                           WrapText(ForTerminal(f.evidence), kWidth, kTextColumn, kTextColumn));
       }
       if (!f.command.empty()) {
-        out += fmt::format("           command:  {}\n", WrapText(ForTerminal(f.command), kWidth, kTextColumn, kTextColumn));
+        out += fmt::format("           command:  {}\n",
+                           WrapText(ForTerminal(f.command), kWidth, kTextColumn, kTextColumn));
       }
       out += fmt::format("           meaning:  {}\n", WrapText(f.meaning, kWidth, kTextColumn, kTextColumn));
       out += fmt::format("           next:     {}\n", WrapText(f.action, kWidth, kTextColumn, kTextColumn));
@@ -106,8 +110,10 @@ std::string RenderJson(const DoctorResult& r) {
       if (f.question != q) continue;
       findings.push_back(FindingToJson(f));
     }
-    j["questions"].push_back(
-        {{"id", QuestionName(q)}, {"title", QuestionTitle(q)}, {"severity", SeverityName(v->second)}, {"findings", findings}});
+    j["questions"].push_back({{"id", QuestionName(q)},
+                              {"title", QuestionTitle(q)},
+                              {"severity", SeverityName(v->second)},
+                              {"findings", findings}});
   }
   j["passed"] = r.passed;
   j["skipped"] = nlohmann::json::array();

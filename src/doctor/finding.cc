@@ -7,8 +7,10 @@ namespace tarmac::doctor {
 
 namespace {
 
-constexpr std::pair<Severity, const char*> kSeverityNames[] = {
-    {Severity::kOk, "ok"}, {Severity::kInfo, "info"}, {Severity::kWarning, "warning"}, {Severity::kCritical, "critical"}};
+constexpr std::pair<Severity, const char*> kSeverityNames[] = {{Severity::kOk, "ok"},
+                                                               {Severity::kInfo, "info"},
+                                                               {Severity::kWarning, "warning"},
+                                                               {Severity::kCritical, "critical"}};
 constexpr std::pair<Question, const char*> kQuestionNames[] = {{Question::kGpus, "gpus"},
                                                                {Question::kPipeline, "pipeline"},
                                                                {Question::kInterconnect, "interconnect"},
@@ -35,10 +37,14 @@ const char* QuestionName(Question question) { return EnumName(kQuestionNames, qu
 
 const char* QuestionTitle(Question question) {
   switch (question) {
-    case Question::kGpus: return "Are the GPUs busy, and healthy?";
-    case Question::kPipeline: return "Is the data pipeline feeding them?";
-    case Question::kInterconnect: return "Is the interconnect healthy?";
-    case Question::kScheduler: return "Is the scheduler telling the truth?";
+    case Question::kGpus:
+      return "Are the GPUs busy, and healthy?";
+    case Question::kPipeline:
+      return "Is the data pipeline feeding them?";
+    case Question::kInterconnect:
+      return "Is the interconnect healthy?";
+    case Question::kScheduler:
+      return "Is the scheduler telling the truth?";
   }
   return "";
 }

@@ -27,7 +27,7 @@ const char* QuestionName(Question question);
 const char* QuestionTitle(Question question);
 
 struct Finding {
-  std::string check;  // The check that found it: "xid", "throttle", ...
+  std::string check;                    // The check that found it: "xid", "throttle", ...
   Question question = Question::kGpus;  // Set by the playbook from the check.
   Severity severity = Severity::kInfo;
   std::optional<int> gpu;  // The GPU index it concerns, if one.

@@ -41,7 +41,8 @@ void GatherHost(const HostFiles& host, const GatherOptions& options, DoctorInput
   }
   if (!host.List("/sys/bus/pci/devices").empty()) in->pci_gpus = ScanPciGpus(host);
   for (const fleet::GpuView& g : in->fleet.gpus) {
-    for (const fleet::ProcessView& p : g.processes) in->processes[p.process.pid] = ReadProcessFacts(host, p.process.pid);
+    for (const fleet::ProcessView& p : g.processes)
+      in->processes[p.process.pid] = ReadProcessFacts(host, p.process.pid);
   }
   if (options.wants_containers) in->containers = ReadContainerFacts(host);
 }
@@ -49,7 +50,8 @@ void GatherHost(const HostFiles& host, const GatherOptions& options, DoctorInput
 std::map<int, ThrottleWindow> ThrottleFromHistory(store::Db* db, int64_t now_unix) {
   std::map<int, ThrottleWindow> out;
   int64_t now_minute = now_unix / 60;
-  Result<std::vector<store::RecentThrottle>> rows = store::QueryRecentThrottle(db, now_minute - 60, now_minute + 1);
+  Result<std::vector<store::RecentThrottle>> rows =
+      store::QueryRecentThrottle(db, now_minute - 60, now_minute + 1);
   if (!rows.ok()) return out;
   for (const store::RecentThrottle& r : rows.value()) {
     if (r.covered_seconds <= 0) continue;

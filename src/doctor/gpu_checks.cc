@@ -8,9 +8,9 @@
 
 #include "common/units.h"
 #include "doctor/checks.h"
-#include "nvidia/xid_catalog.h"
-#include "nvidia/clock_event_reasons.h"
 #include "fleet/gpu_marks.h"
+#include "nvidia/clock_event_reasons.h"
+#include "nvidia/xid_catalog.h"
 
 namespace tarmac::doctor {
 namespace {
@@ -44,24 +44,24 @@ std::string Identity(const fleet::GpuView& g) {
 
 void CheckDriver(const DoctorInputs& in, CheckOutput* out) {
   if (!in.gpu_error.empty()) {
-    out->findings.push_back(MakeFinding("driver", Severity::kCritical, std::nullopt, "the GPUs cannot be read through NVML",
-                                 in.gpu_error,
-                                 "without NVML nothing can use or watch the GPUs: the driver is not loaded, its "
-                                 "library does not match the kernel module, or access is refused",
-                                 "check `lsmod | grep nvidia` and `dmesg | grep NVRM`; after a driver upgrade, "
-                                 "reboot (or reload the modules) so the kernel module matches the library"));
+    out->findings.push_back(MakeFinding(
+        "driver", Severity::kCritical, std::nullopt, "the GPUs cannot be read through NVML", in.gpu_error,
+        "without NVML nothing can use or watch the GPUs: the driver is not loaded, its "
+        "library does not match the kernel module, or access is refused",
+        "check `lsmod | grep nvidia` and `dmesg | grep NVRM`; after a driver upgrade, "
+        "reboot (or reload the modules) so the kernel module matches the library"));
     return;
   }
   const fleet::SystemInfo& s = in.fleet.system;
   if (!s.driver_version.empty() && !s.nvml_version.empty() &&
       s.nvml_version.find(s.driver_version) == std::string::npos) {
-    out->findings.push_back(MakeFinding("driver", Severity::kWarning, std::nullopt,
-                                 "the NVML library and the driver are different versions",
-                                 fmt::format("driver {}, NVML {}", s.driver_version, s.nvml_version),
-                                 "a library from another driver release answers for this one: some readings may be "
-                                 "missing or wrong",
-                                 "make the loaded libnvidia-ml.so.1 the one of the installed driver "
-                                 "(ldconfig -p | grep nvidia-ml)"));
+    out->findings.push_back(MakeFinding(
+        "driver", Severity::kWarning, std::nullopt, "the NVML library and the driver are different versions",
+        fmt::format("driver {}, NVML {}", s.driver_version, s.nvml_version),
+        "a library from another driver release answers for this one: some readings may be "
+        "missing or wrong",
+        "make the loaded libnvidia-ml.so.1 the one of the installed driver "
+        "(ldconfig -p | grep nvidia-ml)"));
   }
 }
 
@@ -71,7 +71,8 @@ void CheckVisibility(const DoctorInputs& in, CheckOutput* out) {
     if (h == fleet::GpuHealth::kOk) continue;
     bool is_lost = h == fleet::GpuHealth::kLost;
     out->findings.push_back(MakeFinding(
-        "visibility", is_lost || h == fleet::GpuHealth::kUnresponsive ? Severity::kCritical : Severity::kWarning,
+        "visibility",
+        is_lost || h == fleet::GpuHealth::kUnresponsive ? Severity::kCritical : Severity::kWarning,
         g.info.index, fmt::format("gpu {} is {}", g.info.index, fleet::GpuHealthName(h)),
         Identity(g) + (g.sample.error.empty() ? fleet::GpuHealthName(h) : g.sample.error),
         is_lost ? "the GPU stopped answering on PCIe (fallen off the bus): nothing can use it until a reset"
@@ -80,7 +81,8 @@ void CheckVisibility(const DoctorInputs& in, CheckOutput* out) {
                 : "look for Xid errors on it (below); reset the GPU (nvidia-smi -r) when it is free"));
   }
   if (!in.pci_gpus) {
-    out->skipped.push_back({"visibility", "/sys/bus/pci could not be read: GPUs on the bus not compared with NVML"});
+    out->skipped.push_back(
+        {"visibility", "/sys/bus/pci could not be read: GPUs on the bus not compared with NVML"});
     return;
   }
   if (!in.gpu_error.empty()) return;  // CheckDriver said it.
@@ -89,20 +91,23 @@ void CheckVisibility(const DoctorInputs& in, CheckOutput* out) {
   for (const PciGpu& p : *in.pci_gpus) {
     if (seen.count(p.address)) continue;
     if (p.driver == "vfio-pci") {
-      out->findings.push_back(MakeFinding("visibility", Severity::kInfo, std::nullopt,
-                                   fmt::format("the GPU at {} is passed to a virtual machine", p.address),
-                                   "bound to vfio-pci, not nvidia", "it is not this host's to use",
-                                   "nothing, unless it should be: unbind it from vfio-pci"));
+      out->findings.push_back(
+          MakeFinding("visibility", Severity::kInfo, std::nullopt,
+                      fmt::format("the GPU at {} is passed to a virtual machine", p.address),
+                      "bound to vfio-pci, not nvidia", "it is not this host's to use",
+                      "nothing, unless it should be: unbind it from vfio-pci"));
       continue;
     }
     out->findings.push_back(MakeFinding(
         "visibility", Severity::kCritical, std::nullopt,
         fmt::format("the GPU at {} is on the PCI bus but not visible through NVML", p.address),
-        fmt::format("{} NVIDIA GPUs in /sys/bus/pci, {} through NVML; {} has driver \"{}\"", in.pci_gpus->size(),
-                    in.fleet.gpus.size(), p.address, p.driver.empty() ? "none" : p.driver),
-        p.driver.empty() ? "no driver is bound to it: the driver refused it at load (see dmesg) or it failed to "
-                           "initialize"
-                         : "the driver holds it but cannot use it (fallen off the bus, or failed to initialize)",
+        fmt::format("{} NVIDIA GPUs in /sys/bus/pci, {} through NVML; {} has driver \"{}\"",
+                    in.pci_gpus->size(), in.fleet.gpus.size(), p.address,
+                    p.driver.empty() ? "none" : p.driver),
+        p.driver.empty()
+            ? "no driver is bound to it: the driver refused it at load (see dmesg) or it failed to "
+              "initialize"
+            : "the driver holds it but cannot use it (fallen off the bus, or failed to initialize)",
         "read `dmesg | grep -i nvrm` for why; reset the GPU or reboot; RMA if it stays missing"));
   }
 }
@@ -121,9 +126,11 @@ void CheckThrottle(const DoctorInputs& in, CheckOutput* out) {
             "throttle", Severity::kCritical, i,
             fmt::format("gpu {} slowed by a hardware signal {:.0f} % of {}", i, hardware * 100, w.source),
             fmt::format("HW slowdown for {} of {}", Span(w.hardware_seconds), Span(w.seconds)),
-            "the board cut its clocks on an external signal: a power supply that cannot deliver, or overheating "
+            "the board cut its clocks on an external signal: a power supply that cannot deliver, or "
+            "overheating "
             "seen by the board",
-            "check the power supplies and cables and the chassis cooling; nvidia-smi -q -d PERFORMANCE shows the "
+            "check the power supplies and cables and the chassis cooling; nvidia-smi -q -d PERFORMANCE shows "
+            "the "
             "reason live"));
       }
       if (thermal >= 0.05) {
@@ -137,12 +144,12 @@ void CheckThrottle(const DoctorInputs& in, CheckOutput* out) {
             "check airflow, fan speeds, blanking panels and the inlet temperature; clean the heatsinks"));
       }
       if (power >= 0.25 && g.sample.utilization_gpu_ratio.value_or(0) > 0.5) {
-        out->findings.push_back(
-            MakeFinding("throttle", Severity::kInfo, i,
-                 fmt::format("gpu {} at its power limit {:.0f} % of {}", i, power * 100, w.source),
-                 fmt::format("power cap or power brake for {} of {}", Span(w.power_seconds), Span(w.seconds)),
-                 "expected under heavy load: the GPU trades clock speed for staying within its power limit",
-                 "nothing, unless the limit was lowered (see power below)"));
+        out->findings.push_back(MakeFinding(
+            "throttle", Severity::kInfo, i,
+            fmt::format("gpu {} at its power limit {:.0f} % of {}", i, power * 100, w.source),
+            fmt::format("power cap or power brake for {} of {}", Span(w.power_seconds), Span(w.seconds)),
+            "expected under heavy load: the GPU trades clock speed for staying within its power limit",
+            "nothing, unless the limit was lowered (see power below)"));
       }
     }
     const fleet::GpuSample& s = g.sample;
@@ -159,18 +166,21 @@ void CheckThrottle(const DoctorInputs& in, CheckOutput* out) {
     if (s.temperature_celsius && g.info.temperature_slowdown_celsius &&
         *g.info.temperature_slowdown_celsius - *s.temperature_celsius < 5) {
       out->findings.push_back(MakeFinding(
-          "throttle", Severity::kWarning, i, fmt::format("gpu {} is within 5 °C of its slowdown temperature", i),
-          fmt::format("{:.0f} °C, slowdown at {:.0f} °C", *s.temperature_celsius, *g.info.temperature_slowdown_celsius),
+          "throttle", Severity::kWarning, i,
+          fmt::format("gpu {} is within 5 °C of its slowdown temperature", i),
+          fmt::format("{:.0f} °C, slowdown at {:.0f} °C", *s.temperature_celsius,
+                      *g.info.temperature_slowdown_celsius),
           "a little more heat and the GPU will slow down", "improve cooling before the next heavy job"));
     }
     if (s.power_limit_milliwatts && g.info.power_limit_default_milliwatts &&
         *s.power_limit_milliwatts < *g.info.power_limit_default_milliwatts * 95 / 100) {
-      out->findings.push_back(MakeFinding(
-          "throttle", Severity::kWarning, i, fmt::format("gpu {}'s power limit was lowered", i),
-          fmt::format("limit {} W, default {} W", *s.power_limit_milliwatts / 1000,
-                      *g.info.power_limit_default_milliwatts / 1000),
-          "the GPU cannot draw its rated power: it runs slower under load",
-          fmt::format("if not on purpose: nvidia-smi -i {} -pl {}", i, *g.info.power_limit_default_milliwatts / 1000)));
+      out->findings.push_back(
+          MakeFinding("throttle", Severity::kWarning, i, fmt::format("gpu {}'s power limit was lowered", i),
+                      fmt::format("limit {} W, default {} W", *s.power_limit_milliwatts / 1000,
+                                  *g.info.power_limit_default_milliwatts / 1000),
+                      "the GPU cannot draw its rated power: it runs slower under load",
+                      fmt::format("if not on purpose: nvidia-smi -i {} -pl {}", i,
+                                  *g.info.power_limit_default_milliwatts / 1000)));
     }
   }
 }
@@ -181,48 +191,53 @@ void CheckEcc(const DoctorInputs& in, CheckOutput* out) {
     const fleet::EccCounts& e = g.sample.ecc;
     if (e.volatile_uncorrected.value_or(0) > 0) {
       out->findings.push_back(MakeFinding(
-          "ecc", Severity::kCritical, i, fmt::format("gpu {} had uncorrectable memory errors since its last reset", i),
+          "ecc", Severity::kCritical, i,
+          fmt::format("gpu {} had uncorrectable memory errors since its last reset", i),
           fmt::format("{} uncorrected (volatile), {} corrected", *e.volatile_uncorrected,
                       e.volatile_corrected.value_or(0)),
           "data in the GPU's memory was lost: results of the jobs that ran on it may be wrong",
           "drain the GPU and reset it (nvidia-smi -r) so the bad rows are remapped; RMA if it recurs"));
     } else if (e.aggregate_uncorrected.value_or(0) > 0) {
-      out->findings.push_back(MakeFinding("ecc", Severity::kWarning, i,
-                                   fmt::format("gpu {} has had uncorrectable memory errors in its lifetime", i),
-                                   fmt::format("{} uncorrected (aggregate)", *e.aggregate_uncorrected),
-                                   "the board's memory has failed before; it may again",
-                                   "watch it: Xid 48/94/95 or new volatile errors mean a reset or an RMA"));
+      out->findings.push_back(
+          MakeFinding("ecc", Severity::kWarning, i,
+                      fmt::format("gpu {} has had uncorrectable memory errors in its lifetime", i),
+                      fmt::format("{} uncorrected (aggregate)", *e.aggregate_uncorrected),
+                      "the board's memory has failed before; it may again",
+                      "watch it: Xid 48/94/95 or new volatile errors mean a reset or an RMA"));
     }
     if (const std::optional<fleet::RetiredPages>& p = g.sample.retired_pages) {
       int64_t total = p->single_bit + p->double_bit;
-      std::string evidence = fmt::format("{} pages retired for double-bit, {} for single-bit errors{}", p->double_bit,
-                                         p->single_bit, p->is_pending ? "; a retirement is pending" : "");
+      std::string evidence =
+          fmt::format("{} pages retired for double-bit, {} for single-bit errors{}", p->double_bit,
+                      p->single_bit, p->is_pending ? "; a retirement is pending" : "");
       if (total >= kRetiredPagesLimit) {
         out->findings.push_back(MakeFinding(
-            "ecc", Severity::kCritical, i, fmt::format("gpu {} has retired {} memory pages", i, total), evidence,
+            "ecc", Severity::kCritical, i, fmt::format("gpu {} has retired {} memory pages", i, total),
+            evidence,
             "the board is at the end of its page retirement budget: further errors cannot be retired",
             "take the GPU out of service and RMA it"));
       } else if (p->is_pending) {
         out->findings.push_back(MakeFinding(
-            "ecc", Severity::kWarning, i, fmt::format("gpu {}: a page retirement waits for a reset", i), evidence,
-            "memory with errors stays in use until the GPU is reset",
+            "ecc", Severity::kWarning, i, fmt::format("gpu {}: a page retirement waits for a reset", i),
+            evidence, "memory with errors stays in use until the GPU is reset",
             fmt::format("reset the GPU when it is free: nvidia-smi -r -i {}", i)));
       }
     }
     if (const std::optional<fleet::RemappedRows>& r = g.sample.remapped_rows) {
       if (r->has_failure) {
-        out->findings.push_back(MakeFinding("ecc", Severity::kCritical, i, fmt::format("gpu {}: row remapping failed", i),
-                                     fmt::format("{} rows remapped for uncorrectable, {} for correctable errors",
-                                                 r->uncorrected, r->corrected),
-                                     "the GPU has no spare memory rows left for the failing ones",
-                                     "take the GPU out of service and RMA it"));
+        out->findings.push_back(
+            MakeFinding("ecc", Severity::kCritical, i, fmt::format("gpu {}: row remapping failed", i),
+                        fmt::format("{} rows remapped for uncorrectable, {} for correctable errors",
+                                    r->uncorrected, r->corrected),
+                        "the GPU has no spare memory rows left for the failing ones",
+                        "take the GPU out of service and RMA it"));
       } else if (r->is_pending) {
-        out->findings.push_back(MakeFinding("ecc", Severity::kWarning, i,
-                                     fmt::format("gpu {}: a row remapping waits for a reset", i),
-                                     fmt::format("{} rows remapped for uncorrectable, {} for correctable errors",
-                                                 r->uncorrected, r->corrected),
-                                     "memory with errors stays in use until the GPU is reset",
-                                     fmt::format("reset the GPU when it is free: nvidia-smi -r -i {}", i)));
+        out->findings.push_back(MakeFinding(
+            "ecc", Severity::kWarning, i, fmt::format("gpu {}: a row remapping waits for a reset", i),
+            fmt::format("{} rows remapped for uncorrectable, {} for correctable errors", r->uncorrected,
+                        r->corrected),
+            "memory with errors stays in use until the GPU is reset",
+            fmt::format("reset the GPU when it is free: nvidia-smi -r -i {}", i)));
       }
     }
   }
@@ -231,7 +246,8 @@ void CheckEcc(const DoctorInputs& in, CheckOutput* out) {
 void CheckXid(const DoctorInputs& in, CheckOutput* out) {
   // GPU index by PCI address (the kernel log's domain:bus:device form).
   std::map<std::string, int> by_pci;
-  for (const fleet::GpuView& g : in.fleet.gpus) by_pci[NormalizePciAddress(g.info.pci_bus_id, false)] = g.info.index;
+  for (const fleet::GpuView& g : in.fleet.gpus)
+    by_pci[NormalizePciAddress(g.info.pci_bus_id, false)] = g.info.index;
   struct Seen {
     int64_t count = 0;
     std::string last_line;
@@ -239,7 +255,8 @@ void CheckXid(const DoctorInputs& in, CheckOutput* out) {
   std::map<std::pair<std::string, int64_t>, Seen> seen;  // (pci, xid)
   int older = 0;
   for (const KernelXid& x : in.kernel_xids) {
-    if (in.uptime_seconds && x.seconds_since_boot && *in.uptime_seconds - *x.seconds_since_boot > kXidMaxAgeSeconds) {
+    if (in.uptime_seconds && x.seconds_since_boot &&
+        *in.uptime_seconds - *x.seconds_since_boot > kXidMaxAgeSeconds) {
       ++older;  // Before the last day: a past problem, likely dealt with since.
       continue;
     }
@@ -253,10 +270,11 @@ void CheckXid(const DoctorInputs& in, CheckOutput* out) {
     Severity severity = m.gravity == nvidia::XidGravity::kCritical ? Severity::kCritical
                         : m.gravity == nvidia::XidGravity::kInfo   ? Severity::kInfo
                                                                    : Severity::kWarning;
-    out->findings.push_back(MakeFinding("xid", severity, gpu,
-                                 fmt::format("{}: Xid {} ({}){}", where, xid, m.name,
-                                             count > 1 ? fmt::format(", {} times", count) : std::string()),
-                                 evidence, m.meaning, m.action));
+    out->findings.push_back(
+        MakeFinding("xid", severity, gpu,
+                    fmt::format("{}: Xid {} ({}){}", where, xid, m.name,
+                                count > 1 ? fmt::format(", {} times", count) : std::string()),
+                    evidence, m.meaning, m.action));
   };
   for (const auto& [key, s] : seen) {
     auto it = by_pci.find(key.first);
@@ -265,11 +283,11 @@ void CheckXid(const DoctorInputs& in, CheckOutput* out) {
            "kernel log: " + s.last_line);
   }
   if (older > 0) {
-    out->findings.push_back(MakeFinding("xid", Severity::kInfo, std::nullopt,
-                                        fmt::format("{} Xid line{} older than a day in the kernel log", older,
-                                                    older == 1 ? "" : "s"),
-                                        "dmesg | grep Xid shows them", "past errors, likely dealt with since",
-                                        "nothing, unless the same GPU keeps showing them"));
+    out->findings.push_back(MakeFinding(
+        "xid", Severity::kInfo, std::nullopt,
+        fmt::format("{} Xid line{} older than a day in the kernel log", older, older == 1 ? "" : "s"),
+        "dmesg | grep Xid shows them", "past errors, likely dealt with since",
+        "nothing, unless the same GPU keeps showing them"));
   }
   if (!in.kernel_log_error.empty()) {
     // The agent's own count since it started stands in for the kernel log.
@@ -281,9 +299,9 @@ void CheckXid(const DoctorInputs& in, CheckOutput* out) {
                fmt::format("seen by the agent's NVML events since it started ({} in all)", g.xid_count));
       }
     }
-    out->skipped.push_back({"xid", in.kernel_log_error + (any || !in.through_agent
-                                                              ? std::string()
-                                                              : "; the agent saw no Xid since it started")});
+    out->skipped.push_back(
+        {"xid", in.kernel_log_error +
+                    (any || !in.through_agent ? std::string() : "; the agent saw no Xid since it started")});
   }
 }
 
@@ -293,13 +311,14 @@ void CheckPersistence(const DoctorInputs& in, CheckOutput* out) {
     if (g.info.is_persistence_mode_enabled == false) off.push_back(g.info.index);
   }
   if (off.empty()) return;
-  out->findings.push_back(MakeFinding("persistence", Severity::kWarning, std::nullopt,
-                               fmt::format("persistence mode is off on {} GPU{}", off.size(), off.size() == 1 ? "" : "s"),
-                               fmt::format("gpus {}", fmt::join(off, ", ")),
-                               "the driver tears the GPUs down when no process uses them: every job start pays "
-                               "seconds of re-initialization, and monitoring wakes them",
-                               "run nvidia-persistenced (systemctl enable --now nvidia-persistenced), or "
-                               "nvidia-smi -pm 1"));
+  out->findings.push_back(
+      MakeFinding("persistence", Severity::kWarning, std::nullopt,
+                  fmt::format("persistence mode is off on {} GPU{}", off.size(), off.size() == 1 ? "" : "s"),
+                  fmt::format("gpus {}", fmt::join(off, ", ")),
+                  "the driver tears the GPUs down when no process uses them: every job start pays "
+                  "seconds of re-initialization, and monitoring wakes them",
+                  "run nvidia-persistenced (systemctl enable --now nvidia-persistenced), or "
+                  "nvidia-smi -pm 1"));
 }
 
 void CheckSharing(const DoctorInputs& in, CheckOutput* out) {
@@ -324,13 +343,14 @@ void CheckSharing(const DoctorInputs& in, CheckOutput* out) {
       double used = used_bytes && total_bytes && *total_bytes > 0
                         ? static_cast<double>(*used_bytes) / static_cast<double>(*total_bytes)
                         : 0;
-      out->findings.push_back(MakeFinding(
-          "sharing", used >= 0.9 ? Severity::kWarning : Severity::kInfo, g.info.index,
-          fmt::format("{} is shared by {} processes", device, n),
-          fmt::format("{} compute processes, memory {:.0f} % used", n, used * 100),
-          "processes sharing a GPU compete for its memory: allocations fragment and a job can run out of memory "
-          "with memory apparently free; each also runs slower",
-          "give each job its own GPU (tarmac run), or MIG instances for small ones"));
+      out->findings.push_back(
+          MakeFinding("sharing", used >= 0.9 ? Severity::kWarning : Severity::kInfo, g.info.index,
+                      fmt::format("{} is shared by {} processes", device, n),
+                      fmt::format("{} compute processes, memory {:.0f} % used", n, used * 100),
+                      "processes sharing a GPU compete for its memory: allocations fragment and a job can "
+                      "run out of memory "
+                      "with memory apparently free; each also runs slower",
+                      "give each job its own GPU (tarmac run), or MIG instances for small ones"));
     }
   }
 }
@@ -339,13 +359,13 @@ void CheckHeldIdle(const DoctorInputs& in, CheckOutput* out) {
   for (const fleet::GpuView& g : in.fleet.gpus) {
     std::vector<int64_t> pids = fleet::MarkGpu(g).idle_holding_pids;
     if (pids.empty()) continue;
-    out->findings.push_back(MakeFinding(
-        "held_idle", Severity::kWarning, g.info.index,
-        fmt::format("gpu {}: {} {} memory without computing", g.info.index, pids.size(),
-                    pids.size() == 1 ? "process holds" : "processes hold"),
-        fmt::format("pids {} at 0 % SM", fmt::join(pids, ", ")),
-        "the GPU looks taken but does no work: a notebook or a finished job kept its memory",
-        "see `tarmac zombies`; ask the owner, or end it (tarmac zombies --kill)"));
+    out->findings.push_back(
+        MakeFinding("held_idle", Severity::kWarning, g.info.index,
+                    fmt::format("gpu {}: {} {} memory without computing", g.info.index, pids.size(),
+                                pids.size() == 1 ? "process holds" : "processes hold"),
+                    fmt::format("pids {} at 0 % SM", fmt::join(pids, ", ")),
+                    "the GPU looks taken but does no work: a notebook or a finished job kept its memory",
+                    "see `tarmac zombies`; ask the owner, or end it (tarmac zombies --kill)"));
   }
 }
 

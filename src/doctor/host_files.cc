@@ -64,7 +64,8 @@ bool HostFiles::Exists(const std::string& path) const {
 
 Result<std::string> HostFiles::KernelLog() const {
   std::string path = Path("/dev/kmsg");
-  if (IsPastDeadline()) return Status::DeadlineExceeded(fmt::format("{}: not read: the doctor's time ran out", path));
+  if (IsPastDeadline())
+    return Status::DeadlineExceeded(fmt::format("{}: not read: the doctor's time ran out", path));
   // Non-blocking, no link followed; a character device (the kernel's) or
   // a regular file (a saved log, a test's tree), never a FIFO.
   int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
@@ -76,7 +77,8 @@ Result<std::string> HostFiles::KernelLog() const {
   if (fd < 0) {
     int e = errno;
     if (e == EPERM || e == EACCES) {
-      return Status::PermissionDenied(fmt::format("{}: {} (reading the kernel log needs root)", path, std::strerror(e)));
+      return Status::PermissionDenied(
+          fmt::format("{}: {} (reading the kernel log needs root)", path, std::strerror(e)));
     }
     return Status::NotFound(fmt::format("{}: {}", path, std::strerror(e)));
   }
@@ -91,7 +93,7 @@ Result<std::string> HostFiles::KernelLog() const {
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && errno == EPIPE) continue;  // Records were overwritten while reading: go on with the next.
-    break;  // 0: the end of a plain file; EAGAIN: no more records now.
+    break;                                  // 0: the end of a plain file; EAGAIN: no more records now.
   }
   ::close(fd);
   return text;

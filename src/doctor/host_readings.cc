@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "doctor/host_readings.h"
-#include "nvidia/vendor_facts.h"
-#include "common/split.h"
 
 #include <fmt/format.h>
 
@@ -9,6 +7,9 @@
 #include <cctype>
 #include <charconv>
 #include <map>
+
+#include "common/split.h"
+#include "nvidia/vendor_facts.h"
 
 namespace tarmac::doctor {
 namespace {
@@ -92,7 +93,8 @@ std::vector<CpuTimes> ParseCpuTimes(std::string_view proc_stat) {
   return out;
 }
 
-std::optional<CpuWindow> CompareCpuTimes(const std::vector<CpuTimes>& before, const std::vector<CpuTimes>& after) {
+std::optional<CpuWindow> CompareCpuTimes(const std::vector<CpuTimes>& before,
+                                         const std::vector<CpuTimes>& after) {
   std::map<int, CpuTimes> was;
   for (const CpuTimes& t : before) was[t.cpu] = t;
   CpuWindow w;
@@ -103,12 +105,15 @@ std::optional<CpuWindow> CompareCpuTimes(const std::vector<CpuTimes>& before, co
     const CpuTimes& b = it->second;
     int64_t total = now.Total() - b.Total();
     if (total <= 0) continue;
-    double busy = std::clamp(static_cast<double>(now.Busy() - b.Busy()) / static_cast<double>(total), 0.0, 1.0);
+    double busy =
+        std::clamp(static_cast<double>(now.Busy() - b.Busy()) / static_cast<double>(total), 0.0, 1.0);
     if (now.cpu < 0) {
       has_all = true;
       w.busy_ratio = busy;
-      w.iowait_ratio = std::clamp(static_cast<double>(now.iowait - b.iowait) / static_cast<double>(total), 0.0, 1.0);
-      w.steal_ratio = std::clamp(static_cast<double>(now.steal - b.steal) / static_cast<double>(total), 0.0, 1.0);
+      w.iowait_ratio =
+          std::clamp(static_cast<double>(now.iowait - b.iowait) / static_cast<double>(total), 0.0, 1.0);
+      w.steal_ratio =
+          std::clamp(static_cast<double>(now.steal - b.steal) / static_cast<double>(total), 0.0, 1.0);
       continue;
     }
     ++w.cpu_count;
@@ -125,9 +130,12 @@ std::optional<CpuWindow> CompareCpuTimes(const std::vector<CpuTimes>& before, co
 MemInfo ParseMemInfo(std::string_view text) {
   MemInfo m;
   const std::pair<std::string_view, std::optional<int64_t>*> keys[] = {
-      {"MemTotal", &m.total_kib},           {"MemAvailable", &m.available_kib},
-      {"SwapTotal", &m.swap_total_kib},     {"SwapFree", &m.swap_free_kib},
-      {"HugePages_Total", &m.hugepages_total}, {"HugePages_Free", &m.hugepages_free},
+      {"MemTotal", &m.total_kib},
+      {"MemAvailable", &m.available_kib},
+      {"SwapTotal", &m.swap_total_kib},
+      {"SwapFree", &m.swap_free_kib},
+      {"HugePages_Total", &m.hugepages_total},
+      {"HugePages_Free", &m.hugepages_free},
       {"Hugepagesize", &m.hugepage_size_kib}};
   for (std::string_view line : Lines(text)) {
     size_t colon = line.find(':');
@@ -156,7 +164,8 @@ std::vector<KernelXid> ParseKernelXids(std::string_view log) {
       std::string_view prefix = line.substr(0, semi);
       for (size_t i = 0; i <= prefix.size();) {
         size_t comma = prefix.find(',', i);
-        head.push_back(prefix.substr(i, comma == std::string_view::npos ? std::string_view::npos : comma - i));
+        head.push_back(
+            prefix.substr(i, comma == std::string_view::npos ? std::string_view::npos : comma - i));
         if (comma == std::string_view::npos) break;
         i = comma + 1;
       }
@@ -181,7 +190,8 @@ std::vector<KernelXid> ParseKernelXids(std::string_view log) {
     if (!xid || *xid < 0 || *xid > 100000) continue;
     x.pci = NormalizePciAddress(pci, false);
     x.xid = *xid;
-    x.line = std::string(Trim(line.substr(line.find("NVRM") != std::string_view::npos ? line.find("NVRM") : at)));
+    x.line =
+        std::string(Trim(line.substr(line.find("NVRM") != std::string_view::npos ? line.find("NVRM") : at)));
     out.push_back(std::move(x));
   }
   return out;
@@ -218,13 +228,17 @@ std::vector<PciGpu> ScanPciGpus(const HostFiles& host) {
       std::optional<int64_t> n = Int(Trim(*numa));
       if (n && *n >= 0) g.numa_node = static_cast<int>(*n);
     }
-    if (std::optional<std::string> s = host.Read(dir + "current_link_speed", 64)) g.link_speed_gts = LeadingNumber(*s);
-    if (std::optional<std::string> s = host.Read(dir + "max_link_speed", 64)) g.max_link_speed_gts = LeadingNumber(*s);
+    if (std::optional<std::string> s = host.Read(dir + "current_link_speed", 64))
+      g.link_speed_gts = LeadingNumber(*s);
+    if (std::optional<std::string> s = host.Read(dir + "max_link_speed", 64))
+      g.max_link_speed_gts = LeadingNumber(*s);
     if (std::optional<std::string> s = host.Read(dir + "current_link_width", 64)) {
-      if (std::optional<int64_t> v = Int(Trim(*s)); v && *v > 0 && *v <= 64) g.link_width = static_cast<int>(*v);
+      if (std::optional<int64_t> v = Int(Trim(*s)); v && *v > 0 && *v <= 64)
+        g.link_width = static_cast<int>(*v);
     }
     if (std::optional<std::string> s = host.Read(dir + "max_link_width", 64)) {
-      if (std::optional<int64_t> v = Int(Trim(*s)); v && *v > 0 && *v <= 64) g.max_link_width = static_cast<int>(*v);
+      if (std::optional<int64_t> v = Int(Trim(*s)); v && *v > 0 && *v <= 64)
+        g.max_link_width = static_cast<int>(*v);
     }
     out.push_back(std::move(g));
   }
@@ -253,8 +267,8 @@ void ReadCpuLimit(const HostFiles& host, std::string_view proc_cgroup, ProcessFa
       v1 = std::string(controllers) + "|" + path;
     }
     if (controllers == "devices") {
-      if (std::optional<std::string> list = host.Read("/sys/fs/cgroup/devices" + (path == "/" ? "" : path) +
-                                                      "/devices.list")) {
+      if (std::optional<std::string> list =
+              host.Read("/sys/fs/cgroup/devices" + (path == "/" ? "" : path) + "/devices.list")) {
         std::vector<std::string> rules;
         for (std::string_view rule : Lines(*list)) {
           if (!Trim(rule).empty()) rules.emplace_back(Trim(rule));

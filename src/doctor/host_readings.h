@@ -30,15 +30,16 @@ std::vector<CpuTimes> ParseCpuTimes(std::string_view proc_stat);
 // The CPUs over a window between two readings of /proc/stat.
 struct CpuWindow {
   int cpu_count = 0;
-  double busy_ratio = 0;    // All CPUs: time not idle, iowait or stolen.
+  double busy_ratio = 0;  // All CPUs: time not idle, iowait or stolen.
   double iowait_ratio = 0;
   double steal_ratio = 0;
   int hottest_cpu = -1;
   double hottest_busy_ratio = 0;
-  int saturated_cpus = 0;   // Busy 95 % or more.
+  int saturated_cpus = 0;  // Busy 95 % or more.
 };
 // Empty when the readings hold no common CPUs or no time passed.
-std::optional<CpuWindow> CompareCpuTimes(const std::vector<CpuTimes>& before, const std::vector<CpuTimes>& after);
+std::optional<CpuWindow> CompareCpuTimes(const std::vector<CpuTimes>& before,
+                                         const std::vector<CpuTimes>& after);
 
 // /proc/meminfo, in KiB (hugepages in pages).
 struct MemInfo {
@@ -67,7 +68,7 @@ struct PciGpu {
   std::string address;  // "0000:18:00.0" (lower case)
   std::string driver;   // "nvidia", "vfio-pci", or "" when none is bound
   std::optional<int> numa_node;
-  std::optional<double> link_speed_gts;      // Current, GT/s.
+  std::optional<double> link_speed_gts;  // Current, GT/s.
   std::optional<double> max_link_speed_gts;
   std::optional<int> link_width;
   std::optional<int> max_link_width;
@@ -96,9 +97,10 @@ ProcessFacts ReadProcessFacts(const HostFiles& host, int64_t pid);
 
 // The container runtime's ability to hand a GPU to a container.
 struct ContainerFacts {
-  std::vector<std::string> runtimes;        // "docker", "containerd", "podman" (binaries found).
-  bool has_nvidia_toolkit = false;          // nvidia-container-runtime or nvidia-ctk.
-  std::vector<std::string> configured_for;  // Runtimes whose configuration names the NVIDIA runtime, or "cdi".
+  std::vector<std::string> runtimes;  // "docker", "containerd", "podman" (binaries found).
+  bool has_nvidia_toolkit = false;    // nvidia-container-runtime or nvidia-ctk.
+  std::vector<std::string>
+      configured_for;  // Runtimes whose configuration names the NVIDIA runtime, or "cdi".
 };
 
 // The container runtimes installed and whether they can hand out GPUs:

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "doctor/host_readings.h"
-#include "doctor/throughput.h"
 
 #include <gtest/gtest.h>
 
+#include "doctor/throughput.h"
 #include "testutil/testutil.h"
 
 namespace tarmac::doctor {
@@ -38,7 +38,8 @@ TEST(HostReadingsTest, MalformedCpuLinesAreLeftOut) {
 TEST(HostReadingsTest, MemInfoFields) {
   MemInfo m = ParseMemInfo(
       "MemTotal:       65536000 kB\nMemFree: 1000 kB\nMemAvailable:    3276800 kB\nSwapTotal: 8000000 kB\n"
-      "SwapFree: 2000000 kB\nHugePages_Total:      16\nHugePages_Free:        0\nHugepagesize:       2048 kB\n"
+      "SwapFree: 2000000 kB\nHugePages_Total:      16\nHugePages_Free:        0\nHugepagesize:       2048 "
+      "kB\n"
       "Broken line\nMemTotalx: -1 kB\n");
   EXPECT_EQ(m.total_kib, 65536000);
   EXPECT_EQ(m.available_kib, 3276800);
@@ -51,8 +52,10 @@ TEST(HostReadingsTest, MemInfoFields) {
 
 TEST(HostReadingsTest, XidLinesFromKmsgAndDmesg) {
   std::vector<KernelXid> x = ParseKernelXids(
-      "6,1001,1234567890,-;NVRM: Xid (PCI:0000:18:00): 79, pid=1234, name=python, GPU has fallen off the bus.\n"
-      "[  812.123456] NVRM: Xid (PCI:0000:2A:00): 48, pid='<unknown>', name=<unknown>, An uncorrectable double bit "
+      "6,1001,1234567890,-;NVRM: Xid (PCI:0000:18:00): 79, pid=1234, name=python, GPU has fallen off the "
+      "bus.\n"
+      "[  812.123456] NVRM: Xid (PCI:0000:2A:00): 48, pid='<unknown>', name=<unknown>, An uncorrectable "
+      "double bit "
       "error\n"
       "4,1002,1234567999,-;nvidia-modeset: something else\n"
       "NVRM: Xid (PCI:0000:3b:00): 13, Graphics SM Warp Exception on (GPC 0, TPC 1)\n"
@@ -161,18 +164,20 @@ namespace tarmac::doctor {
 namespace {
 
 TEST(ThroughputTest, IperfReportsErrorsAndGarbage) {
-  Result<NetworkResult> ok = ParseIperfJson(
-      R"({"start":{},"end":{"sum_sent":{"bits_per_second":9.4e9,"retransmits":12},)"
-      R"("sum_received":{"bits_per_second":9.3e9}}})");
+  Result<NetworkResult> ok =
+      ParseIperfJson(R"({"start":{},"end":{"sum_sent":{"bits_per_second":9.4e9,"retransmits":12},)"
+                     R"("sum_received":{"bits_per_second":9.3e9}}})");
   ASSERT_TRUE(ok.ok()) << ok.status().ToString();
   EXPECT_NEAR(ok.value().receive_gbit_per_s, 9.3, 1e-9);
   EXPECT_NEAR(ok.value().send_gbit_per_s, 9.4, 1e-9);
   EXPECT_EQ(ok.value().retransmits, 12);
-  Result<NetworkResult> refused = ParseIperfJson(R"({"start":{},"end":{},"error":"unable to connect to server"})");
+  Result<NetworkResult> refused =
+      ParseIperfJson(R"({"start":{},"end":{},"error":"unable to connect to server"})");
   EXPECT_EQ(refused.status().code(), StatusCode::kUnavailable);
   EXPECT_NE(refused.status().message().find("unable to connect"), std::string::npos);
   EXPECT_EQ(ParseIperfJson("not json").status().code(), StatusCode::kCorruption);
-  EXPECT_EQ(ParseIperfJson(R"({"end":{"sum_sent":{"bits_per_second":-1}}})").status().code(), StatusCode::kCorruption);
+  EXPECT_EQ(ParseIperfJson(R"({"end":{"sum_sent":{"bits_per_second":-1}}})").status().code(),
+            StatusCode::kCorruption);
 }
 
 TEST(ThroughputTest, AStorageMeasurementReadsBackItsFileAndLeavesNothing) {

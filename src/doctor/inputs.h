@@ -19,11 +19,11 @@ namespace tarmac::doctor {
 
 // Clock throttling of one GPU over the judged window.
 struct ThrottleWindow {
-  double seconds = 0;  // Time judged.
+  double seconds = 0;           // Time judged.
   double thermal_seconds = 0;   // SW or HW thermal slowdown.
   double power_seconds = 0;     // At its power limit (SW power cap) or HW power brake.
   double hardware_seconds = 0;  // HW slowdown (an external signal: power supply, board overheating).
-  std::string source;              // "the last hour of history", "5 readings over 1.0 s".
+  std::string source;           // "the last hour of history", "5 readings over 1.0 s".
 };
 
 struct DoctorInputs {
@@ -37,8 +37,8 @@ struct DoctorInputs {
   // (since it was first seen when none ever did); absent without history.
   std::map<std::string, int64_t> mig_empty_seconds;
   std::vector<KernelXid> kernel_xids;
-  std::optional<double> uptime_seconds;  // /proc/uptime: how old each kernel log line is.
-  std::string kernel_log_error;  // Why the kernel log was not read; "" when it was.
+  std::optional<double> uptime_seconds;         // /proc/uptime: how old each kernel log line is.
+  std::string kernel_log_error;                 // Why the kernel log was not read; "" when it was.
   std::optional<std::vector<PciGpu>> pci_gpus;  // Empty: /sys was not read.
   std::optional<CpuWindow> cpu;
   std::optional<MemInfo> memory;

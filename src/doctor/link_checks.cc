@@ -64,20 +64,25 @@ void CheckPcie(const DoctorInputs& in, CheckOutput* out) {
           "narrow again points to the slot, riser or board"));
     }
     if (int64_t replays = g.sample.pcie_replays.value_or(0); replays >= kPcieReplayWarning) {
-      out->findings.push_back(MakeFinding(
-          "pcie", Severity::kWarning, i, fmt::format("gpu {}'s PCIe link resent {} packets", i, replays),
-          fmt::format("{} PCIe replays since the driver loaded", replays),
-          "the link corrupts packets and resends them: signal integrity (slot, riser, cable) is poor, transfers "
-          "are slower, and the link may downtrain or drop (Xid 79)",
-          "reseat the GPU and its riser; check the BIOS PCIe settings; watch whether the count keeps growing"));
+      out->findings.push_back(MakeFinding("pcie", Severity::kWarning, i,
+                                          fmt::format("gpu {}'s PCIe link resent {} packets", i, replays),
+                                          fmt::format("{} PCIe replays since the driver loaded", replays),
+                                          "the link corrupts packets and resends them: signal integrity "
+                                          "(slot, riser, cable) is poor, transfers "
+                                          "are slower, and the link may downtrain or drop (Xid 79)",
+                                          "reseat the GPU and its riser; check the BIOS PCIe settings; watch "
+                                          "whether the count keeps growing"));
     }
     bool is_busy = g.sample.utilization_gpu_ratio.value_or(0) >= 0.3;
     if (gen && max_gen && *gen < *max_gen && is_busy) {
-      out->findings.push_back(MakeFinding(
-          "pcie", Severity::kWarning, i, fmt::format("gpu {}'s PCIe link runs at Gen{} of Gen{} under load", i, *gen, *max_gen),
-          fmt::format("Gen{} while {:.0f} % busy; maximum Gen{}", *gen, *g.sample.utilization_gpu_ratio * 100, *max_gen),
-          "a busy GPU's link should run at full speed (an idle one slows down to save power, which is normal)",
-          "check the BIOS PCIe speed setting and the riser; reseat the GPU"));
+      out->findings.push_back(
+          MakeFinding("pcie", Severity::kWarning, i,
+                      fmt::format("gpu {}'s PCIe link runs at Gen{} of Gen{} under load", i, *gen, *max_gen),
+                      fmt::format("Gen{} while {:.0f} % busy; maximum Gen{}", *gen,
+                                  *g.sample.utilization_gpu_ratio * 100, *max_gen),
+                      "a busy GPU's link should run at full speed (an idle one slows down to save power, "
+                      "which is normal)",
+                      "check the BIOS PCIe speed setting and the riser; reseat the GPU"));
     }
   }
 }
@@ -91,13 +96,17 @@ void CheckNvlink(const DoctorInputs& in, CheckOutput* out) {
     if (crc + replay + recovery > 0) {
       out->findings.push_back(MakeFinding(
           "nvlink", recovery > 0 ? Severity::kCritical : Severity::kWarning, g.info.index,
-          fmt::format("gpu {}: NVLink errors ({} CRC, {} replay, {} recovery)", g.info.index, crc, replay, recovery),
-          fmt::format("totals over its links since the driver loaded: {} CRC data errors, {} replays, {} link "
-                      "recoveries",
-                      crc, replay, recovery),
-          recovery > 0 ? "a link had to retrain: traffic stalled, and a link that keeps recovering will go down"
-                       : "the links resend corrupted data: slower GPU-to-GPU traffic, and a sign of a link going bad",
-          "nvidia-smi nvlink -e -i N shows which link; reseat the GPU or NVLink bridge at the next maintenance; "
+          fmt::format("gpu {}: NVLink errors ({} CRC, {} replay, {} recovery)", g.info.index, crc, replay,
+                      recovery),
+          fmt::format(
+              "totals over its links since the driver loaded: {} CRC data errors, {} replays, {} link "
+              "recoveries",
+              crc, replay, recovery),
+          recovery > 0
+              ? "a link had to retrain: traffic stalled, and a link that keeps recovering will go down"
+              : "the links resend corrupted data: slower GPU-to-GPU traffic, and a sign of a link going bad",
+          "nvidia-smi nvlink -e -i N shows which link; reseat the GPU or NVLink bridge at the next "
+          "maintenance; "
           "RMA if the counts keep growing"));
     }
   }
@@ -109,10 +118,12 @@ void CheckNvlink(const DoctorInputs& in, CheckOutput* out) {
     if (total > 0 && total < expected) {
       out->findings.push_back(MakeFinding(
           "nvlink", Severity::kWarning, g.info.index,
-          fmt::format("gpu {} shows {} of the {} NVLinks an {} has", g.info.index, total, expected, g.info.name),
+          fmt::format("gpu {} shows {} of the {} NVLinks an {} has", g.info.index, total, expected,
+                      g.info.name),
           fmt::format("NVML lists {} links", total),
           "links the board should have are missing: GPU-to-GPU bandwidth is short of what the model gives",
-          "check the NVLink bridges or the baseboard's NVSwitches (nvidia-smi nvlink -s), and the fabric manager "
+          "check the NVLink bridges or the baseboard's NVSwitches (nvidia-smi nvlink -s), and the fabric "
+          "manager "
           "(systemctl status nvidia-fabricmanager)"));
     }
     if (total == 0 || up == 0 || up == total) continue;  // No NVLink, none in use, or all up.
@@ -125,7 +136,8 @@ void CheckNvlink(const DoctorInputs& in, CheckOutput* out) {
         fmt::format("gpu {}: {} of {} NVLinks are down", g.info.index, down.size(), total),
         fmt::format("links down: {}", fmt::join(down, ", ")),
         "traffic between GPUs (all-reduce in training) falls back to fewer links or to PCIe: much slower",
-        "nvidia-smi nvlink -s and -e show the state and error counters; reset the GPUs; reseat the GPU or the "
+        "nvidia-smi nvlink -s and -e show the state and error counters; reset the GPUs; reseat the GPU or "
+        "the "
         "NVLink bridge; RMA if a link stays down"));
   }
 }
@@ -144,12 +156,13 @@ void CheckNuma(const DoctorInputs& in, CheckOutput* out) {
           "numa", Severity::kWarning, g.info.index,
           fmt::format("pid {} on gpu {} may only run on CPUs far from the GPU", p.process.pid, g.info.index),
           fmt::format("{} ({}): allowed CPUs {}; gpu {} is near CPUs {}{}", p.process.pid,
-                      p.details.name.empty() ? "?" : p.details.name, *it->second.cpus_allowed,
-                      g.info.index, *g.info.cpu_affinity,
+                      p.details.name.empty() ? "?" : p.details.name, *it->second.cpus_allowed, g.info.index,
+                      *g.info.cpu_affinity,
                       g.info.numa_node ? fmt::format(" (NUMA node {})", *g.info.numa_node) : std::string()),
           "every copy to and from the GPU crosses the socket interconnect, and host memory is remote: slower "
           "input and transfers",
-          "pin the job to the GPU's NUMA node (numactl --cpunodebind, or the scheduler's CPU binding); tarmac run "
+          "pin the job to the GPU's NUMA node (numactl --cpunodebind, or the scheduler's CPU binding); "
+          "tarmac run "
           "hands out GPUs with their CPU list"));
       out->findings.back().command = p.details.command;
     }
@@ -181,8 +194,9 @@ std::string TopologyMatrix(const fleet::FleetView& fleet) {
     out += fmt::format("{:<20}{}\n", a->info.cpu_affinity.value_or("N/A"),
                        a->info.numa_node ? std::to_string(*a->info.numa_node) : std::string("N/A"));
   }
-  out += "\n  X = self, NV = NVLink, NODE = PCIe within one NUMA node, SYS = across NUMA nodes (the socket "
-         "interconnect)\n";
+  out +=
+      "\n  X = self, NV = NVLink, NODE = PCIe within one NUMA node, SYS = across NUMA nodes (the socket "
+      "interconnect)\n";
   return out;
 }
 
@@ -193,7 +207,8 @@ void CheckTopology(const DoctorInputs& in, CheckOutput* out) {
   out->findings.push_back(MakeFinding(
       "topology", Severity::kInfo, std::nullopt,
       fmt::format("{} GPUs, {} with NVLink peers", in.fleet.gpus.size(), nvlinked), TopologyMatrix(in.fleet),
-      "how the GPUs reach each other: multi-GPU jobs run best on GPUs joined by NVLink, or at least within one "
+      "how the GPUs reach each other: multi-GPU jobs run best on GPUs joined by NVLink, or at least within "
+      "one "
       "NUMA node",
       "ask for GPUs that are NVLink peers (tarmac run --gpus N places jobs so)"));
 }

@@ -65,7 +65,8 @@ TEST(MigChecksTest, AModeChangePendingAResetIsFound) {
   in.fleet.gpus[0].info.is_mig_pending = true;
   std::vector<Finding> found = FindingsOf(in, "mig");
   ASSERT_EQ(found.size(), 1u);
-  EXPECT_NE(found[0].summary.find("MIG mode is on until the GPU is reset"), std::string::npos) << found[0].summary;
+  EXPECT_NE(found[0].summary.find("MIG mode is on until the GPU is reset"), std::string::npos)
+      << found[0].summary;
 }
 
 TEST(MigChecksTest, AProcessInTheInstanceItsCudaVisibleDevicesNamesIsWhereItBelongs) {

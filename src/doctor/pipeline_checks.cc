@@ -15,7 +15,8 @@ void CheckCpu(const DoctorInputs& in, CheckOutput* out) {
   const CpuWindow& c = *in.cpu;
   if (c.busy_ratio >= 0.9) {
     out->findings.push_back(MakeFinding(
-        "cpu", Severity::kWarning, std::nullopt, fmt::format("the CPUs are saturated ({:.0f} % busy)", c.busy_ratio * 100),
+        "cpu", Severity::kWarning, std::nullopt,
+        fmt::format("the CPUs are saturated ({:.0f} % busy)", c.busy_ratio * 100),
         fmt::format("{:.0f} % busy over {} CPUs, {} of them at 95 % or more", c.busy_ratio * 100, c.cpu_count,
                     c.saturated_cpus),
         "data loading, decoding and augmentation compete for CPU: the GPUs wait for their input",
@@ -27,25 +28,29 @@ void CheckCpu(const DoctorInputs& in, CheckOutput* out) {
         fmt::format("CPU {} is saturated while the others idle", c.hottest_cpu),
         fmt::format("cpu{} {:.0f} % busy; all {} CPUs {:.0f} %", c.hottest_cpu, c.hottest_busy_ratio * 100,
                     c.cpu_count, c.busy_ratio * 100),
-        "one thread does the feeding (a single-process data loader, the Python GIL, or interrupts pinned to one "
+        "one thread does the feeding (a single-process data loader, the Python GIL, or interrupts pinned to "
+        "one "
         "core): it caps how fast the GPUs get data",
         "use several data loader workers (num_workers), check the thread with top -H, spread interrupts "
         "(irqbalance)"));
   }
   if (c.steal_ratio >= 0.05) {
     out->findings.push_back(MakeFinding(
-        "cpu", Severity::kWarning, std::nullopt, fmt::format("{:.0f} % of CPU time is stolen by the hypervisor", c.steal_ratio * 100),
+        "cpu", Severity::kWarning, std::nullopt,
+        fmt::format("{:.0f} % of CPU time is stolen by the hypervisor", c.steal_ratio * 100),
         fmt::format("steal {:.1f} % over the window", c.steal_ratio * 100),
         "this virtual machine's CPUs are shared with other guests: feeding the GPUs slows down unpredictably",
         "ask for dedicated (pinned) vCPUs, or a bare-metal or larger instance"));
   }
   if (c.iowait_ratio >= 0.1) {
-    out->findings.push_back(MakeFinding(
-        "cpu", Severity::kWarning, std::nullopt, fmt::format("the CPUs wait on storage {:.0f} % of the time", c.iowait_ratio * 100),
-        fmt::format("iowait {:.1f} % over the window", c.iowait_ratio * 100),
-        "reads from disk or network storage are slow: data loaders block and the GPUs wait",
-        "measure the data path (fio --rw=randread --direct=1 in the dataset's folder); cache the dataset on local NVMe; read larger "
-        "files (shards) in parallel"));
+    out->findings.push_back(
+        MakeFinding("cpu", Severity::kWarning, std::nullopt,
+                    fmt::format("the CPUs wait on storage {:.0f} % of the time", c.iowait_ratio * 100),
+                    fmt::format("iowait {:.1f} % over the window", c.iowait_ratio * 100),
+                    "reads from disk or network storage are slow: data loaders block and the GPUs wait",
+                    "measure the data path (fio --rw=randread --direct=1 in the dataset's folder); cache the "
+                    "dataset on local NVMe; read larger "
+                    "files (shards) in parallel"));
   }
 }
 
@@ -62,12 +67,14 @@ void CheckMemory(const DoctorInputs& in, CheckOutput* out) {
         fmt::format("only {:.0f} % of host memory is available", available * 100),
         fmt::format("{:.1f} GiB available of {:.1f} GiB", static_cast<double>(*m.available_kib) / (1 << 20),
                     static_cast<double>(*m.total_kib) / (1 << 20)),
-        "data loaders and pinned buffers run short: the kernel reclaims page cache, swaps or kills a job (OOM)",
+        "data loaders and pinned buffers run short: the kernel reclaims page cache, swaps or kills a job "
+        "(OOM)",
         "find the biggest users (ps aux --sort=-rss | head); fewer loader workers or smaller prefetch; more "
         "memory"));
   }
   if (m.swap_total_kib && m.swap_free_kib && *m.swap_total_kib > 0) {
-    double used = static_cast<double>(*m.swap_total_kib - *m.swap_free_kib) / static_cast<double>(*m.swap_total_kib);
+    double used =
+        static_cast<double>(*m.swap_total_kib - *m.swap_free_kib) / static_cast<double>(*m.swap_total_kib);
     if (used >= 0.1) {
       out->findings.push_back(MakeFinding(
           "memory", Severity::kWarning, std::nullopt, fmt::format("{:.0f} % of swap is in use", used * 100),
@@ -75,15 +82,17 @@ void CheckMemory(const DoctorInputs& in, CheckOutput* out) {
                       static_cast<double>(*m.swap_total_kib - *m.swap_free_kib) / (1 << 20),
                       static_cast<double>(*m.swap_total_kib) / (1 << 20)),
           "memory was short enough to swap: anything touching swapped pages stalls, the GPUs with it",
-          "reduce the memory jobs use on the host, or add memory; vmstat 1 shows whether it swaps now (si/so)"));
+          "reduce the memory jobs use on the host, or add memory; vmstat 1 shows whether it swaps now "
+          "(si/so)"));
     }
   }
   if (m.hugepages_total && *m.hugepages_total > 0 && m.hugepages_free && *m.hugepages_free == 0) {
-    out->findings.push_back(MakeFinding(
-        "memory", Severity::kInfo, std::nullopt, "every reserved huge page is in use",
-        fmt::format("{} huge pages of {} KiB, none free", *m.hugepages_total, m.hugepage_size_kib.value_or(0)),
-        "a program that asks for more huge pages falls back to small ones, or fails",
-        "reserve more (vm.nr_hugepages) if jobs need them"));
+    out->findings.push_back(
+        MakeFinding("memory", Severity::kInfo, std::nullopt, "every reserved huge page is in use",
+                    fmt::format("{} huge pages of {} KiB, none free", *m.hugepages_total,
+                                m.hugepage_size_kib.value_or(0)),
+                    "a program that asks for more huge pages falls back to small ones, or fails",
+                    "reserve more (vm.nr_hugepages) if jobs need them"));
   }
 }
 
@@ -102,18 +111,20 @@ void CheckStorage(const DoctorInputs& in, CheckOutput* out) {
       s.bytes >> 20, s.path, s.sequential_read_mb_per_s, s.random_read_iops, s.write_mb_per_s,
       s.is_direct ? "" : " (buffered: the file system refuses direct I/O; the page cache was dropped)");
   if (s.sequential_read_mb_per_s < in.storage_expect_mb_per_s) {
-    out->findings.push_back(MakeFinding(
-        "storage", Severity::kWarning, std::nullopt,
-        fmt::format("{} reads at {:.0f} MB/s, under the {:.0f} MB/s expected", s.path, s.sequential_read_mb_per_s,
-                    in.storage_expect_mb_per_s),
-        evidence, "data loaders reading from here cannot keep the GPUs fed at full speed",
-        "stage the dataset on local NVMe (or in memory), read larger shards in parallel, or cache decoded samples; "
-        "--storage-expect sets what your pipeline needs"));
+    out->findings.push_back(
+        MakeFinding("storage", Severity::kWarning, std::nullopt,
+                    fmt::format("{} reads at {:.0f} MB/s, under the {:.0f} MB/s expected", s.path,
+                                s.sequential_read_mb_per_s, in.storage_expect_mb_per_s),
+                    evidence, "data loaders reading from here cannot keep the GPUs fed at full speed",
+                    "stage the dataset on local NVMe (or in memory), read larger shards in parallel, or "
+                    "cache decoded samples; "
+                    "--storage-expect sets what your pipeline needs"));
     return;
   }
-  out->findings.push_back(MakeFinding("storage", Severity::kInfo, std::nullopt,
-                                      fmt::format("{} reads at {:.0f} MB/s", s.path, s.sequential_read_mb_per_s),
-                                      evidence, "fast enough for the expected data rate", "nothing"));
+  out->findings.push_back(
+      MakeFinding("storage", Severity::kInfo, std::nullopt,
+                  fmt::format("{} reads at {:.0f} MB/s", s.path, s.sequential_read_mb_per_s), evidence,
+                  "fast enough for the expected data rate", "nothing"));
 }
 
 void CheckNetwork(const DoctorInputs& in, CheckOutput* out) {
@@ -125,7 +136,8 @@ void CheckNetwork(const DoctorInputs& in, CheckOutput* out) {
     out->findings.push_back(MakeFinding(
         "network", Severity::kWarning, std::nullopt, "the iperf3 server cannot be reached", in.network_error,
         "nothing measured: the server is not running there, a firewall drops the port, or the path is down",
-        "start `iperf3 -s` on the other end (port 5201 unless HOST:PORT says otherwise); check routes and firewalls"));
+        "start `iperf3 -s` on the other end (port 5201 unless HOST:PORT says otherwise); check routes and "
+        "firewalls"));
     return;
   }
   if (!in.network) {
@@ -136,18 +148,20 @@ void CheckNetwork(const DoctorInputs& in, CheckOutput* out) {
   std::string evidence = fmt::format("iperf3 to {}: {:.2f} Gb/s received, {:.2f} Gb/s sent, {} retransmits",
                                      n.server, n.receive_gbit_per_s, n.send_gbit_per_s, n.retransmits);
   if (n.receive_gbit_per_s < in.network_expect_gbit_per_s) {
-    out->findings.push_back(MakeFinding(
-        "network", Severity::kWarning, std::nullopt,
-        fmt::format("the network to {} carries {:.2f} Gb/s, under the {:.0f} Gb/s expected", n.server,
-                    n.receive_gbit_per_s, in.network_expect_gbit_per_s),
-        evidence, "data or gradients over this path arrive slower than the GPUs can use them",
-        "check the link speed (ethtool), MTU, retransmits and the path (a 1 Gb/s hop); --network-expect sets what "
-        "your pipeline needs"));
+    out->findings.push_back(
+        MakeFinding("network", Severity::kWarning, std::nullopt,
+                    fmt::format("the network to {} carries {:.2f} Gb/s, under the {:.0f} Gb/s expected",
+                                n.server, n.receive_gbit_per_s, in.network_expect_gbit_per_s),
+                    evidence, "data or gradients over this path arrive slower than the GPUs can use them",
+                    "check the link speed (ethtool), MTU, retransmits and the path (a 1 Gb/s hop); "
+                    "--network-expect sets what "
+                    "your pipeline needs"));
     return;
   }
-  out->findings.push_back(MakeFinding("network", Severity::kInfo, std::nullopt,
-                                      fmt::format("the network to {} carries {:.2f} Gb/s", n.server, n.receive_gbit_per_s),
-                                      evidence, "fast enough for the expected data rate", "nothing"));
+  out->findings.push_back(
+      MakeFinding("network", Severity::kInfo, std::nullopt,
+                  fmt::format("the network to {} carries {:.2f} Gb/s", n.server, n.receive_gbit_per_s),
+                  evidence, "fast enough for the expected data rate", "nothing"));
 }
 
 }  // namespace tarmac::doctor

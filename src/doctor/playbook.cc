@@ -12,8 +12,8 @@ const std::vector<CheckInfo>& AllChecks() {
       {"driver", Question::kGpus, "NVML opens; library and driver versions agree", CheckDriver},
       {"visibility", Question::kGpus, "every NVIDIA GPU on the PCI bus is visible and readable through NVML",
        CheckVisibility},
-      {"throttle", Question::kGpus, "clock throttling over a window and its reasons; thermal and power margins",
-       CheckThrottle},
+      {"throttle", Question::kGpus,
+       "clock throttling over a window and its reasons; thermal and power margins", CheckThrottle},
       {"ecc", Question::kGpus, "uncorrectable ECC errors, row remapping pending or failed", CheckEcc},
       {"xid", Question::kGpus, "Xid errors in the kernel log, with what each means and what to do", CheckXid},
       {"persistence", Question::kGpus, "persistence mode on", CheckPersistence},
@@ -21,9 +21,11 @@ const std::vector<CheckInfo>& AllChecks() {
       {"held_idle", Question::kGpus, "GPU memory held at 0 % SM", CheckHeldIdle},
       {"cpu", Question::kPipeline, "CPU saturation, a hot core, steal and iowait over a window", CheckCpu},
       {"memory", Question::kPipeline, "available host memory, swap in use, huge pages", CheckMemory},
-      {"storage", Question::kPipeline, "read throughput of --storage PATH (direct I/O, a bounded file)", CheckStorage},
+      {"storage", Question::kPipeline, "read throughput of --storage PATH (direct I/O, a bounded file)",
+       CheckStorage},
       {"network", Question::kPipeline, "throughput to the iperf3 server --network HOST[:PORT]", CheckNetwork},
-      {"pcie", Question::kInterconnect, "PCIe link width and generation against their maximum; replays", CheckPcie},
+      {"pcie", Question::kInterconnect, "PCIe link width and generation against their maximum; replays",
+       CheckPcie},
       {"nvlink", Question::kInterconnect, "NVLinks down; CRC, replay and recovery errors", CheckNvlink},
       {"numa", Question::kInterconnect, "GPU processes allowed only on CPUs far from their GPU", CheckNuma},
       {"topology", Question::kInterconnect, "the GPU-to-GPU matrix (nvidia-smi topo -m)", CheckTopology},
@@ -32,8 +34,10 @@ const std::vector<CheckInfo>& AllChecks() {
       {"cpu_limit", Question::kScheduler, "GPU processes whose cgroup allows less than one CPU per GPU",
        CheckCpuLimits},
       {"mig", Question::kScheduler, "a MIG mode change pending a GPU reset", CheckMig},
-      {"mig_empty", Question::kScheduler, "MIG instances no process has run in for a day (history)", CheckMigEmpty},
-      {"containers", Question::kScheduler, "the container runtime can hand GPUs to containers", CheckContainers},
+      {"mig_empty", Question::kScheduler, "MIG instances no process has run in for a day (history)",
+       CheckMigEmpty},
+      {"containers", Question::kScheduler, "the container runtime can hand GPUs to containers",
+       CheckContainers},
   };
   return checks;
 }
@@ -52,9 +56,9 @@ Status ValidateSelection(const Selection& selection) {
   for (const std::set<std::string>* names : {&selection.only, &selection.skip}) {
     for (const std::string& n : *names) {
       if (std::find(known.begin(), known.end(), n) == known.end()) {
-        return Status::InvalidArgument(
-            fmt::format("{}: unknown check '{}' (known: {})", names == &selection.only ? "--only" : "--skip", n,
-                        fmt::join(known, ", ")));
+        return Status::InvalidArgument(fmt::format("{}: unknown check '{}' (known: {})",
+                                                   names == &selection.only ? "--only" : "--skip", n,
+                                                   fmt::join(known, ", ")));
       }
     }
   }
@@ -88,7 +92,8 @@ DoctorResult RunPlaybook(const DoctorInputs& inputs, const Selection& selection)
       if (c.question != q) continue;
       if (!IsSelected(c, selection)) {
         // Said for --skip; checks left out by --only go unmentioned.
-        if (selection.skip.count(c.name) || selection.skip.count(QuestionName(q))) r.skipped.push_back({c.name, "--skip"});
+        if (selection.skip.count(c.name) || selection.skip.count(QuestionName(q)))
+          r.skipped.push_back({c.name, "--skip"});
         continue;
       }
       any = true;
@@ -118,9 +123,12 @@ DoctorResult RunPlaybook(const DoctorInputs& inputs, const Selection& selection)
 
 int ExitCodeOf(Severity worst) {
   switch (worst) {
-    case Severity::kWarning: return kExitDoctorWarning;
-    case Severity::kCritical: return kExitDoctorCritical;
-    default: return 0;
+    case Severity::kWarning:
+      return kExitDoctorWarning;
+    case Severity::kCritical:
+      return kExitDoctorCritical;
+    default:
+      return 0;
   }
 }
 

@@ -4,8 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
 #include <cctype>
+#include <map>
 
 #include "common/split.h"
 #include "doctor/checks.h"
@@ -16,7 +16,8 @@ namespace tarmac::doctor {
 namespace {
 
 bool IsNumber(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+  return !s.empty() &&
+         std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
 }
 
 enum class Visible { kYes, kNo, kByIndexOnly };
@@ -26,7 +27,9 @@ enum class Visible { kYes, kNo, kByIndexOnly };
 // minor of 195.
 bool AllowsEveryGpu(const std::vector<std::string>& rules) {
   for (const std::string& r : rules) {
-    if (r == "a" || r.rfind("a *:*", 0) == 0 || r.rfind("c *:*", 0) == 0 || r.rfind(std::string(nvidia::kDeviceRulePrefix) + "*", 0) == 0) return true;
+    if (r == "a" || r.rfind("a *:*", 0) == 0 || r.rfind("c *:*", 0) == 0 ||
+        r.rfind(std::string(nvidia::kDeviceRulePrefix) + "*", 0) == 0)
+      return true;
   }
   return false;
 }
@@ -38,7 +41,8 @@ bool AllowsEveryGpu(const std::vector<std::string>& rules) {
 Visible IsVisible(const std::string& list, const fleet::GpuView& gpu, const fleet::ProcessView& process) {
   bool has_index = false;
   const fleet::MigInstance* instance =
-      process.process.gpu_instance_id ? fleet::FindMigInstance(gpu.sample, *process.process.gpu_instance_id) : nullptr;
+      process.process.gpu_instance_id ? fleet::FindMigInstance(gpu.sample, *process.process.gpu_instance_id)
+                                      : nullptr;
   for (const std::string& t : SplitCommas(list)) {
     if (t.rfind("MIG-", 0) == 0) {
       if (instance != nullptr && instance->uuid.rfind(t, 0) == 0) return Visible::kYes;
@@ -75,9 +79,11 @@ void CheckAllocation(const DoctorInputs& in, CheckOutput* out) {
               fmt::format("{} may open every GPU: its cgroup's device rules allow them all", who),
               fmt::format("devices.list: {}; CUDA_VISIBLE_DEVICES names {} of {} GPUs",
                           fmt::join(*it->second.device_rules, "; "), allocated, in.fleet.gpus.size()),
-              "nothing but an environment variable keeps it on its GPUs: a child that resets it, or a library "
+              "nothing but an environment variable keeps it on its GPUs: a child that resets it, or a "
+              "library "
               "that ignores it, lands on someone else's GPU",
-              "constrain the job's devices (Slurm ConstrainDevices=yes in cgroup.conf, the container runtime's "
+              "constrain the job's devices (Slurm ConstrainDevices=yes in cgroup.conf, the container "
+              "runtime's "
               "device list)"));
         }
       }
@@ -92,32 +98,38 @@ void CheckAllocation(const DoctorInputs& in, CheckOutput* out) {
               v == Visible::kNo
                   ? "an invisible neighbour: the process uses a GPU its allocation does not include, so the "
                     "scheduler counts that GPU free or someone else's"
-                  : "the process uses a GPU its allocation names only by index: CUDA numbers GPUs fastest first "
+                  : "the process uses a GPU its allocation names only by index: CUDA numbers GPUs fastest "
+                    "first "
                     "unless CUDA_DEVICE_ORDER=PCI_BUS_ID, so the index may mean another GPU",
-              v == Visible::kNo ? "find how it escaped (a reset environment, a child that cleared it, a container "
-                                  "without device isolation) and stop it; allocate GPUs by UUID (tarmac run does)"
-                                : "set CUDA_DEVICE_ORDER=PCI_BUS_ID or allocate by UUID (tarmac run does)"));
+              v == Visible::kNo
+                  ? "find how it escaped (a reset environment, a child that cleared it, a container "
+                    "without device isolation) and stop it; allocate GPUs by UUID (tarmac run does)"
+                  : "set CUDA_DEVICE_ORDER=PCI_BUS_ID or allocate by UUID (tarmac run does)"));
         }
       } else if (it == in.processes.end() || !it->second.is_environment_readable) {
         ++unreadable;
       }
-      for (size_t f = found_before; f < out->findings.size(); ++f) out->findings[f].command = p.details.command;
+      for (size_t f = found_before; f < out->findings.size(); ++f)
+        out->findings[f].command = p.details.command;
       if (g.lease && !g.lease->user.empty() && p.details.exists && p.details.user != g.lease->user &&
           p.details.uid != 0) {
         out->findings.push_back(MakeFinding(
-            "allocation", Severity::kWarning, i, fmt::format("{} runs on gpu {}, leased to {}", who, i, g.lease->user),
+            "allocation", Severity::kWarning, i,
+            fmt::format("{} runs on gpu {}, leased to {}", who, i, g.lease->user),
             fmt::format("lease {} ({}{}) holds gpu {}", g.lease->id, g.lease->user,
                         g.lease->is_backfill() ? ", backfill" : "", i),
-            "another user's process shares a leased GPU: the lease holder's job slows down or runs out of memory",
+            "another user's process shares a leased GPU: the lease holder's job slows down or runs out of "
+            "memory",
             "ask the process's owner to use tarmac run; [leases] foreign_policy = \"terminate\" ends such "
             "processes"));
       }
     }
   }
   if (unreadable > 0) {
-    out->skipped.push_back({"allocation", fmt::format("the environment of {} GPU process{} could not be read{}",
-                                                      unreadable, unreadable == 1 ? "" : "es",
-                                                      in.is_root ? "" : " (another user's: run as root)")});
+    out->skipped.push_back(
+        {"allocation",
+         fmt::format("the environment of {} GPU process{} could not be read{}", unreadable,
+                     unreadable == 1 ? "" : "es", in.is_root ? "" : " (another user's: run as root)")});
   }
 }
 
@@ -138,13 +150,15 @@ void CheckCpuLimits(const DoctorInputs& in, CheckOutput* out) {
     const fleet::ProcessView& p = *view_of[pid];
     out->findings.push_back(MakeFinding(
         "cpu_limit", Severity::kWarning, gpus.front(),
-        fmt::format("pid {} ({}) drives {} GPU{} on {:.2g} CPU{}", pid, p.details.name.empty() ? "?" : p.details.name,
-                    gpus.size(),
-                    gpus.size() == 1 ? "" : "s", cpus, cpus == 1 ? "" : "s"),
+        fmt::format("pid {} ({}) drives {} GPU{} on {:.2g} CPU{}", pid,
+                    p.details.name.empty() ? "?" : p.details.name, gpus.size(), gpus.size() == 1 ? "" : "s",
+                    cpus, cpus == 1 ? "" : "s"),
         fmt::format("cgroup {} may use {:.2g} CPUs; gpus {}", it->second.cgroup, cpus, fmt::join(gpus, ", ")),
-        "its container, pod or job is limited to less than one CPU per GPU: the data pipeline and the CUDA launch "
+        "its container, pod or job is limited to less than one CPU per GPU: the data pipeline and the CUDA "
+        "launch "
         "thread cannot keep the GPU busy",
-        "give the job more CPUs (resources.limits.cpu for a pod, --cpus-per-gpu in Slurm, --cpus for docker)"));
+        "give the job more CPUs (resources.limits.cpu for a pod, --cpus-per-gpu in Slurm, --cpus for "
+        "docker)"));
     out->findings.back().command = p.details.command;
   }
 }
@@ -157,11 +171,14 @@ void CheckMig(const DoctorInputs& in, CheckOutput* out) {
         "mig", Severity::kWarning, g.info.index,
         fmt::format("gpu {}: MIG mode is {} until the GPU is reset (a change to {} is pending)", g.info.index,
                     is_on ? "on" : "off", is_on ? "off" : "on"),
-        fmt::format("MIG mode current {}, pending {}", is_on ? "enabled" : "disabled", is_on ? "disabled" : "enabled"),
-        "the GPU is not yet what the scheduler was told: instances it expects do not exist (or the whole GPU is "
+        fmt::format("MIG mode current {}, pending {}", is_on ? "enabled" : "disabled",
+                    is_on ? "disabled" : "enabled"),
+        "the GPU is not yet what the scheduler was told: instances it expects do not exist (or the whole GPU "
+        "is "
         "split), so jobs land wrongly or fail to start",
-        fmt::format("drain the GPU and reset it (nvidia-smi -r -i {}), or undo the change (nvidia-smi -mig {} -i {})",
-                    g.info.index, is_on ? 1 : 0, g.info.index)));
+        fmt::format(
+            "drain the GPU and reset it (nvidia-smi -r -i {}), or undo the change (nvidia-smi -mig {} -i {})",
+            g.info.index, is_on ? 1 : 0, g.info.index)));
   }
 }
 
@@ -178,10 +195,11 @@ void CheckMigEmpty(const DoctorInputs& in, CheckOutput* out) {
       double days = static_cast<double>(empty->second) / 86400;
       out->findings.push_back(MakeFinding(
           "mig_empty", Severity::kWarning, g.info.index,
-          fmt::format("gpu {}: MIG instance {} (GPU instance {}) has run nothing for {:.1f} days", g.info.index,
-                      m.profile, m.gpu_instance_id, days),
+          fmt::format("gpu {}: MIG instance {} (GPU instance {}) has run nothing for {:.1f} days",
+                      g.info.index, m.profile, m.gpu_instance_id, days),
           fmt::format("{}: no process in the history since {:.1f} days", m.uuid, days),
-          "a slice of the GPU is carved out for work that does not come: its compute and memory stand idle while "
+          "a slice of the GPU is carved out for work that does not come: its compute and memory stand idle "
+          "while "
           "other jobs wait for the profiles they need",
           fmt::format("lease it (tarmac run --mig {}), or reshape the GPU's layout to what jobs ask for "
                       "(nvidia-smi mig -dci, -dgi, then -cgi ... -C -i {})",
@@ -189,7 +207,9 @@ void CheckMigEmpty(const DoctorInputs& in, CheckOutput* out) {
     }
   }
   if (has_instances && in.mig_empty_seconds.empty()) {
-    out->skipped.push_back({"mig_empty", "no history of the MIG instances (the agent's store) to judge how long they sat empty"});
+    out->skipped.push_back(
+        {"mig_empty",
+         "no history of the MIG instances (the agent's store) to judge how long they sat empty"});
   }
 }
 
@@ -197,24 +217,30 @@ void CheckContainers(const DoctorInputs& in, CheckOutput* out) {
   if (!in.containers) return;
   const ContainerFacts& c = *in.containers;
   if (c.runtimes.empty()) {
-    out->skipped.push_back({"containers", "no container runtime (docker, containerd, podman) on this machine"});
+    out->skipped.push_back(
+        {"containers", "no container runtime (docker, containerd, podman) on this machine"});
     return;
   }
   std::string runtimes = fmt::format("{}", fmt::join(c.runtimes, ", "));
   if (!c.has_nvidia_toolkit) {
-    out->findings.push_back(MakeFinding(
-        "containers", Severity::kWarning, std::nullopt, "containers cannot be given GPUs: no NVIDIA container toolkit",
-        fmt::format("found {}; no nvidia-container-runtime or nvidia-ctk", runtimes),
-        "`docker run --gpus` and Kubernetes pods asking for nvidia.com/gpu fail on this machine",
-        "install nvidia-container-toolkit and run nvidia-ctk runtime configure --runtime=docker (or containerd)"));
+    out->findings.push_back(
+        MakeFinding("containers", Severity::kWarning, std::nullopt,
+                    "containers cannot be given GPUs: no NVIDIA container toolkit",
+                    fmt::format("found {}; no nvidia-container-runtime or nvidia-ctk", runtimes),
+                    "`docker run --gpus` and Kubernetes pods asking for nvidia.com/gpu fail on this machine",
+                    "install nvidia-container-toolkit and run nvidia-ctk runtime configure --runtime=docker "
+                    "(or containerd)"));
     return;
   }
   if (c.configured_for.empty()) {
     out->findings.push_back(MakeFinding(
-        "containers", Severity::kWarning, std::nullopt, "the NVIDIA container runtime is installed but not configured",
-        fmt::format("found {} and the toolkit; no runtime configuration names nvidia, and no CDI spec", runtimes),
+        "containers", Severity::kWarning, std::nullopt,
+        "the NVIDIA container runtime is installed but not configured",
+        fmt::format("found {} and the toolkit; no runtime configuration names nvidia, and no CDI spec",
+                    runtimes),
         "containers start without GPUs",
-        "nvidia-ctk runtime configure --runtime=docker (or containerd), then restart it; or generate a CDI spec "
+        "nvidia-ctk runtime configure --runtime=docker (or containerd), then restart it; or generate a CDI "
+        "spec "
         "(nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml)"));
   }
 }

@@ -33,7 +33,8 @@ struct AlignedFree {
 
 }  // namespace
 
-Result<StorageResult> MeasureStorage(const std::string& dir, int64_t bytes, std::chrono::milliseconds random_budget) {
+Result<StorageResult> MeasureStorage(const std::string& dir, int64_t bytes,
+                                     std::chrono::milliseconds random_budget) {
   constexpr int64_t kMib = 1 << 20;
   constexpr size_t kBlock = 4096;
   struct stat st {};
@@ -45,7 +46,9 @@ Result<StorageResult> MeasureStorage(const std::string& dir, int64_t bytes, std:
   r.bytes = std::max<int64_t>(1, bytes / kMib) * kMib;
   std::string path = dir + "/.tarmac-doctor-XXXXXX";
   int fd = ::mkstemp(path.data());
-  if (fd < 0) return Status::IOError(fmt::format("--storage: cannot create a test file in {}: {}", dir, std::strerror(errno)));
+  if (fd < 0)
+    return Status::IOError(
+        fmt::format("--storage: cannot create a test file in {}: {}", dir, std::strerror(errno)));
   struct Remove {
     std::string path;
     ~Remove() { ::unlink(path.c_str()); }
@@ -66,8 +69,8 @@ Result<StorageResult> MeasureStorage(const std::string& dir, int64_t bytes, std:
       int e = n < 0 ? errno : ENOSPC;
       ::close(fd);
       if (e == ENOSPC || e == EDQUOT) {
-        return Status::ResourceExhausted(
-            fmt::format("--storage: {}: no room for the {} MiB test file (--storage-size sets it)", dir, r.bytes / kMib));
+        return Status::ResourceExhausted(fmt::format(
+            "--storage: {}: no room for the {} MiB test file (--storage-size sets it)", dir, r.bytes / kMib));
       }
       return Status::IOError(fmt::format("--storage: writing in {}: {}", dir, std::strerror(e)));
     }
@@ -89,11 +92,13 @@ Result<StorageResult> MeasureStorage(const std::string& dir, int64_t bytes, std:
     if (n <= 0) {
       int e = errno;
       ::close(fd);
-      return Status::IOError(fmt::format("--storage: reading {}: {}", path, n < 0 ? std::strerror(e) : "short file"));
+      return Status::IOError(
+          fmt::format("--storage: reading {}: {}", path, n < 0 ? std::strerror(e) : "short file"));
     }
     done += n;
   }
-  r.sequential_read_mb_per_s = static_cast<double>(r.bytes) / kMib / std::max(1e-9, Seconds(Clock::now() - start));
+  r.sequential_read_mb_per_s =
+      static_cast<double>(r.bytes) / kMib / std::max(1e-9, Seconds(Clock::now() - start));
   if (!r.is_direct) ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
   int64_t blocks = r.bytes / static_cast<int64_t>(kBlock);
   int64_t reads = 0;
@@ -126,13 +131,15 @@ Result<NetworkResult> ParseIperfJson(const std::string& text) {
   };
   std::optional<double> received = bits("sum_received");
   std::optional<double> sent = bits("sum_sent");
-  if (!received && !sent) return Status::Corruption("iperf3: its report has no end.sum_received or end.sum_sent");
+  if (!received && !sent)
+    return Status::Corruption("iperf3: its report has no end.sum_received or end.sum_sent");
   NetworkResult r;
   r.receive_gbit_per_s = received.value_or(sent.value_or(0)) / 1e9;
   r.send_gbit_per_s = sent.value_or(received.value_or(0)) / 1e9;
   if (end != nullptr && end->contains("sum_sent") && (*end)["sum_sent"].is_object()) {
     const nlohmann::json& s = (*end)["sum_sent"];
-    if (s.contains("retransmits") && s["retransmits"].is_number_integer()) r.retransmits = s["retransmits"].get<int64_t>();
+    if (s.contains("retransmits") && s["retransmits"].is_number_integer())
+      r.retransmits = s["retransmits"].get<int64_t>();
   }
   return r;
 }
@@ -145,7 +152,8 @@ Result<NetworkResult> MeasureNetwork(const std::string& server, int seconds) {
     host = server.substr(0, colon);
     port = server.substr(colon + 1);
   }
-  if (host.empty() || host[0] == '-' || (!port.empty() && port.find_first_not_of("0123456789") != std::string::npos)) {
+  if (host.empty() || host[0] == '-' ||
+      (!port.empty() && port.find_first_not_of("0123456789") != std::string::npos)) {
     return Status::InvalidArgument(fmt::format("--network: '{}' is not HOST or HOST:PORT", server));
   }
   argv.push_back(host);

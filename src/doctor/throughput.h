@@ -27,7 +27,8 @@ struct StorageResult {
 // Writes a file of `bytes` (rounded to MiB) in `dir`, reads it back, and
 // removes it. kInvalidArgument for a folder that is not one; kResourceExhausted
 // when it does not fit; kIOError otherwise, each naming the path.
-Result<StorageResult> MeasureStorage(const std::string& dir, int64_t bytes, std::chrono::milliseconds random_budget);
+Result<StorageResult> MeasureStorage(const std::string& dir, int64_t bytes,
+                                     std::chrono::milliseconds random_budget);
 
 struct NetworkResult {
   std::string server;  // "host" or "host:port"

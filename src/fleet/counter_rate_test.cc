@@ -14,7 +14,7 @@ TEST(CounterRateTest, ChangeOverTheTimeBetweenItsOwnReadings) {
   CounterRate r;
   r.Observe(1000, At(0));
   EXPECT_FALSE(r.per_second.has_value());
-  r.Observe(1000, At(0));  // The same reading, carried: nothing.
+  r.Observe(1000, At(0));          // The same reading, carried: nothing.
   r.Observe(std::nullopt, At(3));  // Not read: nothing.
   EXPECT_FALSE(r.per_second.has_value());
   r.Observe(6000, At(5));

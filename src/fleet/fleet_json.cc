@@ -8,8 +8,8 @@
 #include "common/json_fields.h"
 #include "common/time_spec.h"
 #include "fleet/gpu_marks.h"
-#include "nvidia/clock_event_reasons.h"
 #include "fleet/sample_fields.h"
+#include "nvidia/clock_event_reasons.h"
 
 namespace tarmac::fleet {
 
@@ -47,7 +47,8 @@ json GpuToJson(const GpuView& g) {
     std::visit([&](auto member) { Put(j, f.json_key.data(), s.*member); }, f.member);
   }
   if (!s.memory_total_bytes) Put(j, "memory_total_bytes", i.memory_total_bytes);
-  if (s.clock_event_reasons) j["clock_event_reasons"] = nvidia::DecodeClockEventReasons(*s.clock_event_reasons);
+  if (s.clock_event_reasons)
+    j["clock_event_reasons"] = nvidia::DecodeClockEventReasons(*s.clock_event_reasons);
   Put(j, "utilization_gpu_recent_ratio", g.recent_utilization_ratio);
   Put(j, "power_limit_default_milliwatts", i.power_limit_default_milliwatts);
   Put(j, "temperature_slowdown_celsius", i.temperature_slowdown_celsius);
@@ -116,7 +117,9 @@ json GpuToJson(const GpuView& g) {
   }
   if (s.health == GpuHealth::kOk) j["processes"] = std::move(processes);
   if (g.xid_count > 0 && g.last_xid) {
-    j["xid_errors"] = {{"count", g.xid_count}, {"last_xid", g.last_xid->xid}, {"last_at", FormatRfc3339(g.last_xid->seen_at)}};
+    j["xid_errors"] = {{"count", g.xid_count},
+                       {"last_xid", g.last_xid->xid},
+                       {"last_at", FormatRfc3339(g.last_xid->seen_at)}};
     json by_code = json::object();
     for (const auto& [code, count] : g.xid_count_by_code) by_code[std::to_string(code)] = count;
     j["xid_errors"]["count_by_code"] = std::move(by_code);
@@ -155,7 +158,8 @@ json MigInstancesToJson(const GpuView& g) {
     mj["pids"] = std::move(pids);
     mj["idle_holding_pids"] = std::move(idle);
     if (auto l = g.mig_leases.find(m.uuid); l != g.mig_leases.end()) mj["lease"] = GpuLeaseToJson(l->second);
-    if (auto p = g.mig_allocated_to.find(m.uuid); p != g.mig_allocated_to.end()) mj["pod"] = PodToJson(p->second);
+    if (auto p = g.mig_allocated_to.find(m.uuid); p != g.mig_allocated_to.end())
+      mj["pod"] = PodToJson(p->second);
     out.push_back(std::move(mj));
   }
   return out;
@@ -234,7 +238,6 @@ GpuLease GpuLeaseFromJson(const json& lease) {
 KubernetesNames PodFromJson(const json& pod) {
   return KubernetesNames{GetString(pod, "name"), GetString(pod, "namespace"), GetString(pod, "container")};
 }
-
 
 std::chrono::system_clock::time_point ParseRfc3339(const std::string& text) {
   std::tm tm{};
@@ -334,7 +337,8 @@ GpuView GpuFromJson(const json& j) {
       g.processes.push_back(std::move(v));
     }
   }
-  if (auto lease = j.find("lease"); lease != j.end() && lease->is_object() && Value(*lease, "id", int64_t{0}) > 0) {
+  if (auto lease = j.find("lease");
+      lease != j.end() && lease->is_object() && Value(*lease, "id", int64_t{0}) > 0) {
     g.lease = GpuLeaseFromJson(*lease);
   }
   if (auto pod = j.find("pod"); pod != j.end() && pod->is_object()) g.allocated_to = PodFromJson(*pod);
@@ -352,8 +356,10 @@ GpuView GpuFromJson(const json& j) {
       Get(mj, "graphics_engine_active_ratio", &m.graphics_engine_active_ratio);
       Get(mj, "tensor_active_ratio", &m.tensor_active_ratio);
       Get(mj, "dram_active_ratio", &m.dram_active_ratio);
-      if (auto l = mj.find("lease"); l != mj.end() && l->is_object()) g.mig_leases[m.uuid] = GpuLeaseFromJson(*l);
-      if (auto p = mj.find("pod"); p != mj.end() && p->is_object()) g.mig_allocated_to[m.uuid] = PodFromJson(*p);
+      if (auto l = mj.find("lease"); l != mj.end() && l->is_object())
+        g.mig_leases[m.uuid] = GpuLeaseFromJson(*l);
+      if (auto p = mj.find("pod"); p != mj.end() && p->is_object())
+        g.mig_allocated_to[m.uuid] = PodFromJson(*p);
       s.mig_instances.push_back(std::move(m));
     }
   }
@@ -380,7 +386,8 @@ GpuView GpuFromJson(const json& j) {
 }  // namespace
 
 Result<FleetView> FleetFromJson(const json& j) {
-  if (!j.is_object() || !j.contains("gpus") || !j["gpus"].is_array() || Value(j, "version", 0) != kStatusJsonVersion) {
+  if (!j.is_object() || !j.contains("gpus") || !j["gpus"].is_array() ||
+      Value(j, "version", 0) != kStatusJsonVersion) {
     return Status::Corruption("not a tarmac status document (version 1)");
   }
   FleetView fleet;

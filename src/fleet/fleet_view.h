@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "fleet/lease_kind.h"
 #include "fleet/gpu_types.h"
+#include "fleet/lease_kind.h"
 #include "fleet/process_details.h"
 
 namespace tarmac::fleet {
@@ -30,7 +30,7 @@ struct GpuLease {
   int64_t id = 0;
   std::string user;
   LeaseKind kind = LeaseKind::kRun;
-  bool is_revoking = false;  // A backfill lease being preempted (in its grace).
+  bool is_revoking = false;               // A backfill lease being preempted (in its grace).
   std::string slurm_job = std::string();  // Kind slurm: the job id.
   // Its GPU's idle memory lent to this backfill lease, if any (leases/loans.h).
   int64_t lent_to = 0;

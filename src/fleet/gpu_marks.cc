@@ -13,7 +13,8 @@ const MigInstance* FindMigInstance(const GpuSample& sample, int gpu_instance_id)
 }
 
 bool IsMigInstanceIdle(const MigInstance& instance) {
-  return instance.graphics_engine_active_ratio && *instance.graphics_engine_active_ratio < kIdleUtilizationRatio;
+  return instance.graphics_engine_active_ratio &&
+         *instance.graphics_engine_active_ratio < kIdleUtilizationRatio;
 }
 
 bool IsMigInstanceIdle(const MigInstance& instance, const GpuView& gpu) {
@@ -30,7 +31,8 @@ bool IsIdleHolding(const ProcessView& process, const GpuView& gpu) {
   if (!p.used_memory_bytes || *p.used_memory_bytes < kHoldingMemoryBytes) return false;
   if (p.gpu_instance_id) {  // Under MIG: its instance's engine (GPM) proves it, nothing else.
     const MigInstance* m = FindMigInstance(gpu.sample, *p.gpu_instance_id);
-    return m != nullptr && m->graphics_engine_active_ratio && *m->graphics_engine_active_ratio <= kMigIdleEngineRatio;
+    return m != nullptr && m->graphics_engine_active_ratio &&
+           *m->graphics_engine_active_ratio <= kMigIdleEngineRatio;
   }
   if (p.sm_utilization_ratio) return *p.sm_utilization_ratio <= 0.0;
   // Without per-process figures, only a fully idle device proves it.

@@ -20,7 +20,7 @@ inline constexpr double kIdleUtilizationRatio = 0.05;
 inline constexpr int64_t kHoldingMemoryBytes = int64_t{256} << 20;
 
 struct GpuMarks {
-  bool is_idle = false;       // Readable, utilization under the idle line.
+  bool is_idle = false;  // Readable, utilization under the idle line.
   bool is_lost = false;
   bool is_unreadable = false;  // Any health other than ok.
   bool is_throttled = false;

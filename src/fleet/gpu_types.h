@@ -20,11 +20,11 @@ namespace tarmac::fleet {
 // user, not an error that stops the program.
 enum class GpuHealth {
   kOk,
-  kLost,          // Fell off the bus (Xid 79) or NVML_ERROR_GPU_IS_LOST.
-  kNoPermission,  // NVML_ERROR_NO_PERMISSION for this device.
-  kUnresponsive,  // A call on this device did not return in time.
+  kLost,             // Fell off the bus (Xid 79) or NVML_ERROR_GPU_IS_LOST.
+  kNoPermission,     // NVML_ERROR_NO_PERMISSION for this device.
+  kUnresponsive,     // A call on this device did not return in time.
   kDriverNotLoaded,  // The kernel driver went away (unloaded, reloading).
-  kError,         // Any other failure to read the device; see `error`.
+  kError,            // Any other failure to read the device; see `error`.
 };
 
 // "ok", "lost", "no_permission", "unresponsive", "driver_not_loaded", "error".
@@ -44,18 +44,18 @@ using CallErrorCounts = std::map<CallError, int64_t>;
 
 // Facts about the driver stack, read once.
 struct SystemInfo {
-  std::string driver_version;               // "580.65.06"
-  std::string nvml_version;                 // "13.580.65.06"
-  std::optional<int> cuda_driver_version;   // 13000 means CUDA 13.0
-  std::string library_path;                 // NVML file loaded, or scenario path
+  std::string driver_version;              // "580.65.06"
+  std::string nvml_version;                // "13.580.65.06"
+  std::optional<int> cuda_driver_version;  // 13000 means CUDA 13.0
+  std::string library_path;                // NVML file loaded, or scenario path
 };
 
 // Identity and fixed properties of one GPU, read at Open().
 struct GpuInfo {
   int index = 0;
-  std::string uuid;         // "GPU-6f1a..."
-  std::string name;         // "NVIDIA H100 80GB HBM3"
-  std::string pci_bus_id;   // "00000000:18:00.0" (NVML form, upper case)
+  std::string uuid;        // "GPU-6f1a..."
+  std::string name;        // "NVIDIA H100 80GB HBM3"
+  std::string pci_bus_id;  // "00000000:18:00.0" (NVML form, upper case)
   std::optional<std::string> serial;
   std::optional<int> minor_number;  // /dev/nvidiaN
   std::optional<int64_t> memory_total_bytes;
@@ -100,10 +100,10 @@ struct GpuProcess {
 // mode, as NVML's MIG device handle reads it. What NVML does not give per
 // instance (utilization rates, per-process utilization) is not here.
 struct MigInstance {
-  std::string uuid;             // "MIG-..." (what CUDA_VISIBLE_DEVICES takes)
-  int gpu_instance_id = 0;      // dcgm-exporter's GPU_I_ID
+  std::string uuid;         // "MIG-..." (what CUDA_VISIBLE_DEVICES takes)
+  int gpu_instance_id = 0;  // dcgm-exporter's GPU_I_ID
   int compute_instance_id = 0;
-  std::string profile;          // "1g.10gb" (GPU_I_PROFILE)
+  std::string profile;  // "1g.10gb" (GPU_I_PROFILE)
   std::optional<int64_t> memory_total_bytes;
   std::optional<int64_t> memory_used_bytes;
   // Engine activity of this instance since the previous sample, from GPM
@@ -168,8 +168,8 @@ struct GpuSample {
   std::optional<double> temperature_celsius;
   std::optional<int64_t> sm_clock_hertz;
   std::optional<int64_t> memory_clock_hertz;
-  std::optional<uint64_t> clock_event_reasons;  // NVML bit set
-  std::optional<int> performance_state;         // 0..15 (P0..P15)
+  std::optional<uint64_t> clock_event_reasons;      // NVML bit set
+  std::optional<int> performance_state;             // 0..15 (P0..P15)
   std::optional<double> encoder_utilization_ratio;  // 0..1 (NVENC)
   std::optional<double> decoder_utilization_ratio;  // 0..1 (NVDEC)
   // Engine activity since the previous sample, from the GPU's performance
@@ -189,7 +189,7 @@ struct GpuSample {
 
   // Slow tier (fleet/sample_fields.cc says which tier each field is read in).
   std::optional<double> memory_temperature_celsius;  // HBM (field value 82).
-  std::optional<double> fan_speed_ratio;  // 0..1 (may exceed 1 on some boards)
+  std::optional<double> fan_speed_ratio;             // 0..1 (may exceed 1 on some boards)
   std::optional<int> pcie_generation;
   std::optional<int> pcie_width;
   std::optional<int64_t> pcie_tx_bytes;  // Counter since driver load.
@@ -207,7 +207,7 @@ struct GpuSample {
   // A vGPU in a guest VM: whether its license is held (empty on GPUs that
   // are not vGPUs).
   std::optional<bool> is_vgpu_licensed;
-  std::optional<int64_t> pcie_replays;  // Since the driver loaded (field value 94).
+  std::optional<int64_t> pcie_replays;        // Since the driver loaded (field value 94).
   std::optional<RetiredPages> retired_pages;  // Field values 29-31; before Ampere only.
 };
 

@@ -7,8 +7,9 @@ namespace tarmac::fleet {
 namespace {
 
 constexpr std::pair<LeaseKind, const char*> kNames[] = {
-    {LeaseKind::kRun, "run"}, {LeaseKind::kReservation, "reservation"}, {LeaseKind::kBackfill, "backfill"},
-    {LeaseKind::kPod, "pod"}, {LeaseKind::kSlurm, "slurm"},
+    {LeaseKind::kRun, "run"},           {LeaseKind::kReservation, "reservation"},
+    {LeaseKind::kBackfill, "backfill"}, {LeaseKind::kPod, "pod"},
+    {LeaseKind::kSlurm, "slurm"},
 };
 
 }  // namespace

@@ -13,7 +13,8 @@ void ApplyLeaseMarks(const LeaseMarks& marks, GpuView* gpu) {
   g.lease = lease != marks.leases.end() ? std::optional<GpuLease>(lease->second) : std::nullopt;
   g.mig_leases.clear();
   for (const MigInstance& m : g.sample.mig_instances) {
-    if (auto it = marks.mig_leases.find(m.uuid); it != marks.mig_leases.end()) g.mig_leases[m.uuid] = it->second;
+    if (auto it = marks.mig_leases.find(m.uuid); it != marks.mig_leases.end())
+      g.mig_leases[m.uuid] = it->second;
   }
   auto preempted = marks.preemptions.find(g.info.index);
   g.backfill_preemptions = preempted != marks.preemptions.end() ? preempted->second : 0;

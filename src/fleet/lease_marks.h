@@ -16,9 +16,9 @@
 namespace tarmac::fleet {
 
 struct LeaseMarks {
-  std::map<int, GpuLease> leases;            // Whole GPUs, by index.
+  std::map<int, GpuLease> leases;              // Whole GPUs, by index.
   std::map<std::string, GpuLease> mig_leases;  // MIG instances, by MIG UUID.
-  std::map<int, int64_t> preemptions;        // Backfill preemptions so far, by GPU index.
+  std::map<int, int64_t> preemptions;          // Backfill preemptions so far, by GPU index.
 
   bool empty() const { return leases.empty() && mig_leases.empty() && preemptions.empty(); }
 };

@@ -28,13 +28,13 @@ struct KubernetesNames {
 struct ProcessDetails {
   int64_t pid = 0;
   bool exists = false;  // False when /proc has no such process (or no access).
-  int64_t uid = -1;    // Effective uid (owner of /proc/<pid>).
+  int64_t uid = -1;     // Effective uid (owner of /proc/<pid>).
   std::string user;     // Login name, or the uid as text when unknown.
   std::string name;     // /proc/<pid>/comm
   std::string command;  // Command line, arguments joined by spaces.
   int64_t parent_pid = 0;
-  int64_t start_ticks = 0;  // Clock ticks after boot (/proc/<pid>/stat).
-  CgroupIdentity cgroup;    // Container, pod, systemd unit, Slurm job.
+  int64_t start_ticks = 0;     // Clock ticks after boot (/proc/<pid>/stat).
+  CgroupIdentity cgroup;       // Container, pod, systemd unit, Slurm job.
   KubernetesNames kubernetes;  // Pod, namespace, container; when known.
 };
 

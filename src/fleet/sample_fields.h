@@ -3,12 +3,11 @@
 // The scalar readings of a GpuSample described once: JSON key, unit, tier,
 // member and, where they have the reading, its nvidia-smi query field names
 // and its /metrics families. Status JSON (both directions), the slow-tier
-// carry, `tarmac query`'s fields and /metrics walk this table, so a reading added to GpuSample is one row here
-// plus its read in each backend; the tests fill every row and check every
-// key is documented in docs/status-json.md. The structured readings
-// (processes, MIG instances, ECC counts, remapped rows, NVLink states,
-// retired pages) are handled by their own code next to it.
-// Constant data and pure functions; thread-safe.
+// carry, `tarmac query`'s fields and /metrics walk this table, so a reading added to GpuSample is one row
+// here plus its read in each backend; the tests fill every row and check every key is documented in
+// docs/status-json.md. The structured readings (processes, MIG instances, ECC counts, remapped rows, NVLink
+// states, retired pages) are handled by their own code next to it. Constant data and pure functions;
+// thread-safe.
 #pragma once
 
 #include <array>

@@ -17,7 +17,7 @@ namespace tarmac::fleet {
 // A published reading of the whole machine.
 struct Snapshot {
   FleetView fleet;
-  int64_t sequence = 0;                       // 1 for the first tick.
+  int64_t sequence = 0;  // 1 for the first tick.
   std::chrono::steady_clock::time_point taken_at_steady;
   std::chrono::microseconds tick_duration{0};  // Wall time the tick took.
   // Failed driver calls since the agent started, across re-attaches.

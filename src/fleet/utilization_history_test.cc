@@ -15,10 +15,10 @@ TEST(UtilizationHistoryTest, MeanCoversOnlyTheWindow) {
   auto t0 = std::chrono::steady_clock::time_point{} + std::chrono::hours(1);
   for (int i = 0; i < 60; ++i) h.Record(0, t0 + seconds(i), i < 50 ? 1.0 : 0.0);
   auto now = t0 + seconds(59);
-  EXPECT_DOUBLE_EQ(*h.Mean(0, now, seconds(10)), 0.0);   // The last ten readings: idle.
-  EXPECT_DOUBLE_EQ(*h.Mean(0, now, seconds(20)), 0.5);   // Ten busy, ten idle.
+  EXPECT_DOUBLE_EQ(*h.Mean(0, now, seconds(10)), 0.0);  // The last ten readings: idle.
+  EXPECT_DOUBLE_EQ(*h.Mean(0, now, seconds(20)), 0.5);  // Ten busy, ten idle.
   EXPECT_NEAR(*h.Mean(0, now, seconds(600)), 50.0 / 60.0, 1e-9);
-  EXPECT_FALSE(h.Mean(1, now, seconds(10)));              // No such GPU.
+  EXPECT_FALSE(h.Mean(1, now, seconds(10)));                 // No such GPU.
   EXPECT_FALSE(h.Mean(0, now + seconds(100), seconds(10)));  // Nothing that recent.
 }
 

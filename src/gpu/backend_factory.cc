@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "gpu/backend_factory.h"
 
-#include "common/enum_names.h"
-
 #include <filesystem>
+
+#include "common/enum_names.h"
 #include "gpu/sim_backend.h"
 #if TARMAC_WITH_NVML
 #include "gpu/nvml_backend.h"
@@ -16,7 +16,9 @@ constexpr std::pair<BackendKind, const char*> kBackendNames[] = {
     {BackendKind::kAuto, "auto"}, {BackendKind::kNvml, "nvml"}, {BackendKind::kSim, "sim"}};
 }  // namespace
 
-bool ParseBackendKind(std::string_view text, BackendKind* kind) { return ParseEnum(kBackendNames, text, kind); }
+bool ParseBackendKind(std::string_view text, BackendKind* kind) {
+  return ParseEnum(kBackendNames, text, kind);
+}
 
 const char* BackendKindName(BackendKind kind) { return EnumName(kBackendNames, kind); }
 

@@ -51,8 +51,7 @@ class GpuBackend {
   // Mean GPU utilization (0..1) over the last `window`, from the device's own
   // sample buffer, so a one-shot command judges recent use and not one
   // instant. Empty when the device keeps no such history.
-  virtual std::optional<double> RecentUtilization(int index,
-                                                  std::chrono::seconds window) = 0;
+  virtual std::optional<double> RecentUtilization(int index, std::chrono::seconds window) = 0;
 
   // Waits up to `timeout` for driver events (Xid) and returns those that
   // arrived, oldest first; empty on timeout. Events that happened before the

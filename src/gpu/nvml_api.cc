@@ -2,9 +2,8 @@
 #include "gpu/nvml_api.h"
 
 #include <dlfcn.h>
-#include <link.h>
-
 #include <fmt/format.h>
+#include <link.h>
 
 namespace tarmac::gpu::nvml {
 namespace {
@@ -48,8 +47,8 @@ Result<std::unique_ptr<Library>> Library::Load(const std::string& explicit_path)
       break;
     }
     const char* why = dlerror();
-    tried += fmt::format("{}{} ({})", tried.empty() ? "" : "; ", candidate,
-                         why != nullptr ? why : "not found");
+    tried +=
+        fmt::format("{}{} ({})", tried.empty() ? "" : "; ", candidate, why != nullptr ? why : "not found");
   }
   if (handle == nullptr) {
     return Status::Unavailable("nvml: cannot load the NVIDIA management library",
@@ -85,8 +84,7 @@ Result<std::unique_ptr<Library>> Library::Load(const std::string& explicit_path)
   Resolve(handle, "nvmlDeviceGetMemoryInfo_v2", &a.DeviceGetMemoryInfoV2);
   Resolve(handle, "nvmlDeviceGetPowerUsage", &a.DeviceGetPowerUsage);
   Resolve(handle, "nvmlDeviceGetEnforcedPowerLimit", &a.DeviceGetEnforcedPowerLimit);
-  Resolve(handle, "nvmlDeviceGetPowerManagementDefaultLimit",
-          &a.DeviceGetPowerManagementDefaultLimit);
+  Resolve(handle, "nvmlDeviceGetPowerManagementDefaultLimit", &a.DeviceGetPowerManagementDefaultLimit);
   Resolve(handle, "nvmlDeviceGetTotalEnergyConsumption", &a.DeviceGetTotalEnergyConsumption);
   Resolve(handle, "nvmlDeviceGetTemperature", &a.DeviceGetTemperature);
   Resolve(handle, "nvmlDeviceGetTemperatureV", &a.DeviceGetTemperatureV);
@@ -96,14 +94,14 @@ Result<std::unique_ptr<Library>> Library::Load(const std::string& explicit_path)
   Resolve(handle, "nvmlDeviceGetClockInfo", &a.DeviceGetClockInfo);
   Resolve(handle, "nvmlDeviceGetMaxClockInfo", &a.DeviceGetMaxClockInfo);
   Resolve(handle, "nvmlDeviceGetCurrentClocksEventReasons", &a.DeviceGetCurrentClocksEventReasons);
-  Resolve(handle, "nvmlDeviceGetCurrentClocksThrottleReasons",
-          &a.DeviceGetCurrentClocksThrottleReasons);
+  Resolve(handle, "nvmlDeviceGetCurrentClocksThrottleReasons", &a.DeviceGetCurrentClocksThrottleReasons);
   Resolve(handle, "nvmlDeviceGetPersistenceMode", &a.DeviceGetPersistenceMode);
   Resolve(handle, "nvmlDeviceGetMigMode", &a.DeviceGetMigMode);
   Resolve(handle, "nvmlDeviceIsMigDeviceHandle", &a.DeviceIsMigDeviceHandle);
   Resolve(handle, "nvmlDeviceGetMaxMigDeviceCount", &a.DeviceGetMaxMigDeviceCount);
   Resolve(handle, "nvmlDeviceGetMigDeviceHandleByIndex", &a.DeviceGetMigDeviceHandleByIndex);
-  Resolve(handle, "nvmlDeviceGetDeviceHandleFromMigDeviceHandle", &a.DeviceGetDeviceHandleFromMigDeviceHandle);
+  Resolve(handle, "nvmlDeviceGetDeviceHandleFromMigDeviceHandle",
+          &a.DeviceGetDeviceHandleFromMigDeviceHandle);
   Resolve(handle, "nvmlDeviceGetGpuInstanceId", &a.DeviceGetGpuInstanceId);
   Resolve(handle, "nvmlDeviceGetComputeInstanceId", &a.DeviceGetComputeInstanceId);
   Resolve(handle, "nvmlDeviceGetVirtualizationMode", &a.DeviceGetVirtualizationMode);
@@ -122,10 +120,8 @@ Result<std::unique_ptr<Library>> Library::Load(const std::string& explicit_path)
   Resolve(handle, "nvmlDeviceGetComputeRunningProcesses_v3", &a.DeviceGetComputeRunningProcessesV3);
   Resolve(handle, "nvmlDeviceGetComputeRunningProcesses_v2", &a.DeviceGetComputeRunningProcessesV2);
   Resolve(handle, "nvmlDeviceGetComputeRunningProcesses", &a.DeviceGetComputeRunningProcesses);
-  Resolve(handle, "nvmlDeviceGetGraphicsRunningProcesses_v3",
-          &a.DeviceGetGraphicsRunningProcessesV3);
-  Resolve(handle, "nvmlDeviceGetGraphicsRunningProcesses_v2",
-          &a.DeviceGetGraphicsRunningProcessesV2);
+  Resolve(handle, "nvmlDeviceGetGraphicsRunningProcesses_v3", &a.DeviceGetGraphicsRunningProcessesV3);
+  Resolve(handle, "nvmlDeviceGetGraphicsRunningProcesses_v2", &a.DeviceGetGraphicsRunningProcessesV2);
   Resolve(handle, "nvmlDeviceGetGraphicsRunningProcesses", &a.DeviceGetGraphicsRunningProcesses);
   Resolve(handle, "nvmlDeviceGetProcessUtilization", &a.DeviceGetProcessUtilization);
   Resolve(handle, "nvmlDeviceGetSamples", &a.DeviceGetSamples);
@@ -151,22 +147,38 @@ Library::~Library() {
 
 std::string ReturnName(Return code) {
   switch (code) {
-    case kSuccess: return "SUCCESS";
-    case kErrorUninitialized: return "UNINITIALIZED";
-    case kErrorInvalidArgument: return "INVALID_ARGUMENT";
-    case kErrorNotSupported: return "NOT_SUPPORTED";
-    case kErrorNoPermission: return "NO_PERMISSION";
-    case kErrorNotFound: return "NOT_FOUND";
-    case kErrorInsufficientSize: return "INSUFFICIENT_SIZE";
-    case kErrorDriverNotLoaded: return "DRIVER_NOT_LOADED";
-    case kErrorTimeout: return "TIMEOUT";
-    case kErrorLibraryNotFound: return "LIBRARY_NOT_FOUND";
-    case kErrorFunctionNotFound: return "FUNCTION_NOT_FOUND";
-    case kErrorGpuIsLost: return "GPU_IS_LOST";
-    case kErrorLibRmVersionMismatch: return "LIB_RM_VERSION_MISMATCH";
-    case kErrorArgumentVersionMismatch: return "ARGUMENT_VERSION_MISMATCH";
-    case kErrorUnknown: return "UNKNOWN";
-    default: return fmt::format("CODE_{}", code);
+    case kSuccess:
+      return "SUCCESS";
+    case kErrorUninitialized:
+      return "UNINITIALIZED";
+    case kErrorInvalidArgument:
+      return "INVALID_ARGUMENT";
+    case kErrorNotSupported:
+      return "NOT_SUPPORTED";
+    case kErrorNoPermission:
+      return "NO_PERMISSION";
+    case kErrorNotFound:
+      return "NOT_FOUND";
+    case kErrorInsufficientSize:
+      return "INSUFFICIENT_SIZE";
+    case kErrorDriverNotLoaded:
+      return "DRIVER_NOT_LOADED";
+    case kErrorTimeout:
+      return "TIMEOUT";
+    case kErrorLibraryNotFound:
+      return "LIBRARY_NOT_FOUND";
+    case kErrorFunctionNotFound:
+      return "FUNCTION_NOT_FOUND";
+    case kErrorGpuIsLost:
+      return "GPU_IS_LOST";
+    case kErrorLibRmVersionMismatch:
+      return "LIB_RM_VERSION_MISMATCH";
+    case kErrorArgumentVersionMismatch:
+      return "ARGUMENT_VERSION_MISMATCH";
+    case kErrorUnknown:
+      return "UNKNOWN";
+    default:
+      return fmt::format("CODE_{}", code);
   }
 }
 

@@ -53,18 +53,18 @@ inline constexpr Return kErrorUnknown = 999;
 std::string ReturnName(Return code);
 
 // Enumerations used as arguments.
-inline constexpr unsigned kInitFlagNoGpus = 1;     // NVML_INIT_FLAG_NO_GPUS
-inline constexpr int kTemperatureGpu = 0;          // NVML_TEMPERATURE_GPU
+inline constexpr unsigned kInitFlagNoGpus = 1;  // NVML_INIT_FLAG_NO_GPUS
+inline constexpr int kTemperatureGpu = 0;       // NVML_TEMPERATURE_GPU
 inline constexpr int kTemperatureThresholdSlowdown = 1;
-inline constexpr int kClockGraphics = 0;           // NVML_CLOCK_GRAPHICS
-inline constexpr int kClockSm = 1;                 // NVML_CLOCK_SM
-inline constexpr int kClockMem = 2;                // NVML_CLOCK_MEM
-inline constexpr int kClockVideo = 3;              // NVML_CLOCK_VIDEO
-inline constexpr int kMemoryErrorCorrected = 0;    // NVML_MEMORY_ERROR_TYPE_CORRECTED
+inline constexpr int kClockGraphics = 0;         // NVML_CLOCK_GRAPHICS
+inline constexpr int kClockSm = 1;               // NVML_CLOCK_SM
+inline constexpr int kClockMem = 2;              // NVML_CLOCK_MEM
+inline constexpr int kClockVideo = 3;            // NVML_CLOCK_VIDEO
+inline constexpr int kMemoryErrorCorrected = 0;  // NVML_MEMORY_ERROR_TYPE_CORRECTED
 inline constexpr int kMemoryErrorUncorrected = 1;
-inline constexpr int kEccCounterVolatile = 0;      // NVML_VOLATILE_ECC
-inline constexpr int kEccCounterAggregate = 1;     // NVML_AGGREGATE_ECC
-inline constexpr int kPcieUtilTxBytes = 0;         // NVML_PCIE_UTIL_TX_BYTES
+inline constexpr int kEccCounterVolatile = 0;   // NVML_VOLATILE_ECC
+inline constexpr int kEccCounterAggregate = 1;  // NVML_AGGREGATE_ECC
+inline constexpr int kPcieUtilTxBytes = 0;      // NVML_PCIE_UTIL_TX_BYTES
 inline constexpr int kPcieUtilRxBytes = 1;
 inline constexpr int kSamplingGpuUtilization = 1;  // NVML_GPU_UTILIZATION_SAMPLES
 inline constexpr int kValueTypeDouble = 0;         // nvmlValueType_t
@@ -73,8 +73,8 @@ inline constexpr int kValueTypeUnsignedLong = 2;
 inline constexpr int kValueTypeUnsignedLongLong = 3;
 inline constexpr int kValueTypeSignedLongLong = 4;
 inline constexpr int kValueTypeSignedInt = 5;
-inline constexpr int kPstateUnknown = 32;          // NVML_PSTATE_UNKNOWN
-inline constexpr unsigned kNvLinkMaxLinks = 18;    // NVML_NVLINK_MAX_LINKS (12.x)
+inline constexpr int kPstateUnknown = 32;        // NVML_PSTATE_UNKNOWN
+inline constexpr unsigned kNvLinkMaxLinks = 18;  // NVML_NVLINK_MAX_LINKS (12.x)
 inline constexpr unsigned kValueNotAvailableUint = 0xFFFFFFFFu;
 inline constexpr unsigned long long kValueNotAvailableUll = ~0ULL;
 
@@ -96,11 +96,11 @@ inline constexpr unsigned kFieldPcieReplayCounter = 94;
 inline constexpr unsigned kFieldRetiredSingleBit = 29;
 inline constexpr unsigned kFieldRetiredDoubleBit = 30;
 inline constexpr unsigned kFieldRetiredPending = 31;
-inline constexpr unsigned kFieldMemoryTemp = 82;                // NVML_FI_DEV_MEMORY_TEMP (C)
-inline constexpr unsigned kFieldNvlinkThroughputDataTx = 138;   // ..._NVLINK_THROUGHPUT_DATA_TX (KiB)
-inline constexpr unsigned kFieldNvlinkThroughputDataRx = 139;   // ..._NVLINK_THROUGHPUT_DATA_RX (KiB)
+inline constexpr unsigned kFieldMemoryTemp = 82;               // NVML_FI_DEV_MEMORY_TEMP (C)
+inline constexpr unsigned kFieldNvlinkThroughputDataTx = 138;  // ..._NVLINK_THROUGHPUT_DATA_TX (KiB)
+inline constexpr unsigned kFieldNvlinkThroughputDataRx = 139;  // ..._NVLINK_THROUGHPUT_DATA_RX (KiB)
 
-inline constexpr unsigned kGpuVirtualizationModeVgpu = 2;  // NVML_GPU_VIRTUALIZATION_MODE_VGPU (a guest)
+inline constexpr unsigned kGpuVirtualizationModeVgpu = 2;   // NVML_GPU_VIRTUALIZATION_MODE_VGPU (a guest)
 inline constexpr unsigned kGridLicenseBufferSize = 128;     // NVML_GRID_LICENSE_BUFFER_SIZE
 inline constexpr unsigned kGridLicenseFeatureMaxCount = 3;  // NVML_GRID_LICENSE_FEATURE_MAX_COUNT
 inline constexpr int kGridLicenseFeatureCodeVgpu = 1;       // NVML_GRID_LICENSE_FEATURE_CODE_VGPU
@@ -205,8 +205,8 @@ union Value {  // nvmlValue_t
 static_assert(sizeof(Value) == 8);
 
 struct GridLicensableFeatureV3 {  // nvmlGridLicensableFeature_v3_t
-  int featureCode;                         // nvmlGridLicenseFeatureCode_t
-  unsigned featureState;                   // Non-zero while licensed.
+  int featureCode;                // nvmlGridLicenseFeatureCode_t
+  unsigned featureState;          // Non-zero while licensed.
   char licenseInfo[kGridLicenseBufferSize];
   char productName[kGridLicenseBufferSize];
   unsigned featureEnabled;
@@ -239,15 +239,15 @@ static_assert(sizeof(Sample) == 16);
 
 // GPU Performance Monitoring (GPM, Hopper and newer): engine activity over
 // the interval between two samples the caller takes.
-using GpmSample = nvmlGpmSample_st*;  // nvmlGpmSample_t
-inline constexpr unsigned kGpmMetricGraphicsUtil = 1;     // NVML_GPM_METRIC_GRAPHICS_UTIL (%)
-inline constexpr unsigned kGpmMetricSmUtil = 2;           // NVML_GPM_METRIC_SM_UTIL (%)
-inline constexpr unsigned kGpmMetricAnyTensorUtil = 5;    // NVML_GPM_METRIC_ANY_TENSOR_UTIL (%)
-inline constexpr unsigned kGpmMetricHmmaTensorUtil = 7;   // NVML_GPM_METRIC_HMMA_TENSOR_UTIL (%)
-inline constexpr unsigned kGpmMetricDramBwUtil = 10;      // NVML_GPM_METRIC_DRAM_BW_UTIL (%)
-inline constexpr unsigned kGpmMetricMax = 98;             // NVML_GPM_METRIC_MAX (12.x headers)
-inline constexpr unsigned kGpmMetricsGetVersion = 1;      // NVML_GPM_METRICS_GET_VERSION
-inline constexpr unsigned kGpmSupportVersion = 1;         // NVML_GPM_SUPPORT_VERSION
+using GpmSample = nvmlGpmSample_st*;                     // nvmlGpmSample_t
+inline constexpr unsigned kGpmMetricGraphicsUtil = 1;    // NVML_GPM_METRIC_GRAPHICS_UTIL (%)
+inline constexpr unsigned kGpmMetricSmUtil = 2;          // NVML_GPM_METRIC_SM_UTIL (%)
+inline constexpr unsigned kGpmMetricAnyTensorUtil = 5;   // NVML_GPM_METRIC_ANY_TENSOR_UTIL (%)
+inline constexpr unsigned kGpmMetricHmmaTensorUtil = 7;  // NVML_GPM_METRIC_HMMA_TENSOR_UTIL (%)
+inline constexpr unsigned kGpmMetricDramBwUtil = 10;     // NVML_GPM_METRIC_DRAM_BW_UTIL (%)
+inline constexpr unsigned kGpmMetricMax = 98;            // NVML_GPM_METRIC_MAX (12.x headers)
+inline constexpr unsigned kGpmMetricsGetVersion = 1;     // NVML_GPM_METRICS_GET_VERSION
+inline constexpr unsigned kGpmSupportVersion = 1;        // NVML_GPM_SUPPORT_VERSION
 
 struct GpmMetric {  // nvmlGpmMetric_t
   unsigned metricId;
@@ -280,33 +280,33 @@ static_assert(sizeof(GpmSupport) == 8);
 // optional ones are null when the driver's library lacks the symbol.
 struct Api {
   // Required.
-  Return (*InitV2)();                                       // nvmlInit_v2
-  Return (*Shutdown)();                                     // nvmlShutdown
-  const char* (*ErrorString)(Return);                       // nvmlErrorString
-  Return (*DeviceGetCountV2)(unsigned*);                    // nvmlDeviceGetCount_v2
-  Return (*DeviceGetHandleByIndexV2)(unsigned, Device*);    // nvmlDeviceGetHandleByIndex_v2
+  Return (*InitV2)();                                     // nvmlInit_v2
+  Return (*Shutdown)();                                   // nvmlShutdown
+  const char* (*ErrorString)(Return);                     // nvmlErrorString
+  Return (*DeviceGetCountV2)(unsigned*);                  // nvmlDeviceGetCount_v2
+  Return (*DeviceGetHandleByIndexV2)(unsigned, Device*);  // nvmlDeviceGetHandleByIndex_v2
 
   // Optional.
-  Return (*InitWithFlags)(unsigned);                        // nvmlInitWithFlags
-  Return (*SystemGetDriverVersion)(char*, unsigned);        // nvmlSystemGetDriverVersion
-  Return (*SystemGetNVMLVersion)(char*, unsigned);          // nvmlSystemGetNVMLVersion
-  Return (*SystemGetCudaDriverVersion)(int*);               // nvmlSystemGetCudaDriverVersion
-  Return (*DeviceGetName)(Device, char*, unsigned);         // nvmlDeviceGetName
-  Return (*DeviceGetUUID)(Device, char*, unsigned);         // nvmlDeviceGetUUID
-  Return (*DeviceGetSerial)(Device, char*, unsigned);       // nvmlDeviceGetSerial
-  Return (*DeviceGetPciInfoV3)(Device, PciInfo*);           // nvmlDeviceGetPciInfo_v3
-  Return (*DeviceGetMinorNumber)(Device, unsigned*);        // nvmlDeviceGetMinorNumber
-  Return (*DeviceGetUtilizationRates)(Device, Utilization*);  // nvmlDeviceGetUtilizationRates
-  Return (*DeviceGetEncoderUtilization)(Device, unsigned*, unsigned*);  // (%, sampling period us)
-  Return (*DeviceGetDecoderUtilization)(Device, unsigned*, unsigned*);  // (%, sampling period us)
-  Return (*DeviceGetMemoryInfo)(Device, MemoryV1*);         // nvmlDeviceGetMemoryInfo
-  Return (*DeviceGetMemoryInfoV2)(Device, MemoryV2*);       // nvmlDeviceGetMemoryInfo_v2
-  Return (*DeviceGetPowerUsage)(Device, unsigned*);         // nvmlDeviceGetPowerUsage (mW)
-  Return (*DeviceGetEnforcedPowerLimit)(Device, unsigned*);  // nvmlDeviceGetEnforcedPowerLimit
-  Return (*DeviceGetPowerManagementDefaultLimit)(Device, unsigned*);  // ...DefaultLimit
+  Return (*InitWithFlags)(unsigned);                                       // nvmlInitWithFlags
+  Return (*SystemGetDriverVersion)(char*, unsigned);                       // nvmlSystemGetDriverVersion
+  Return (*SystemGetNVMLVersion)(char*, unsigned);                         // nvmlSystemGetNVMLVersion
+  Return (*SystemGetCudaDriverVersion)(int*);                              // nvmlSystemGetCudaDriverVersion
+  Return (*DeviceGetName)(Device, char*, unsigned);                        // nvmlDeviceGetName
+  Return (*DeviceGetUUID)(Device, char*, unsigned);                        // nvmlDeviceGetUUID
+  Return (*DeviceGetSerial)(Device, char*, unsigned);                      // nvmlDeviceGetSerial
+  Return (*DeviceGetPciInfoV3)(Device, PciInfo*);                          // nvmlDeviceGetPciInfo_v3
+  Return (*DeviceGetMinorNumber)(Device, unsigned*);                       // nvmlDeviceGetMinorNumber
+  Return (*DeviceGetUtilizationRates)(Device, Utilization*);               // nvmlDeviceGetUtilizationRates
+  Return (*DeviceGetEncoderUtilization)(Device, unsigned*, unsigned*);     // (%, sampling period us)
+  Return (*DeviceGetDecoderUtilization)(Device, unsigned*, unsigned*);     // (%, sampling period us)
+  Return (*DeviceGetMemoryInfo)(Device, MemoryV1*);                        // nvmlDeviceGetMemoryInfo
+  Return (*DeviceGetMemoryInfoV2)(Device, MemoryV2*);                      // nvmlDeviceGetMemoryInfo_v2
+  Return (*DeviceGetPowerUsage)(Device, unsigned*);                        // nvmlDeviceGetPowerUsage (mW)
+  Return (*DeviceGetEnforcedPowerLimit)(Device, unsigned*);                // nvmlDeviceGetEnforcedPowerLimit
+  Return (*DeviceGetPowerManagementDefaultLimit)(Device, unsigned*);       // ...DefaultLimit
   Return (*DeviceGetTotalEnergyConsumption)(Device, unsigned long long*);  // mJ
-  Return (*DeviceGetTemperature)(Device, int, unsigned*);   // nvmlDeviceGetTemperature
-  Return (*DeviceGetTemperatureV)(Device, TemperatureV1*);  // nvmlDeviceGetTemperatureV
+  Return (*DeviceGetTemperature)(Device, int, unsigned*);                  // nvmlDeviceGetTemperature
+  Return (*DeviceGetTemperatureV)(Device, TemperatureV1*);                 // nvmlDeviceGetTemperatureV
   Return (*DeviceGetTemperatureThreshold)(Device, int, unsigned*);
   Return (*DeviceGetFanSpeed)(Device, unsigned*);           // nvmlDeviceGetFanSpeed (%)
   Return (*DeviceGetPerformanceState)(Device, int*);        // nvmlDeviceGetPerformanceState
@@ -314,14 +314,14 @@ struct Api {
   Return (*DeviceGetMaxClockInfo)(Device, int, unsigned*);  // nvmlDeviceGetMaxClockInfo (MHz)
   Return (*DeviceGetCurrentClocksEventReasons)(Device, unsigned long long*);
   Return (*DeviceGetCurrentClocksThrottleReasons)(Device, unsigned long long*);  // old name
-  Return (*DeviceGetPersistenceMode)(Device, int*);         // nvmlDeviceGetPersistenceMode
-  Return (*DeviceGetMigMode)(Device, unsigned*, unsigned*);  // nvmlDeviceGetMigMode
-  Return (*DeviceIsMigDeviceHandle)(Device, unsigned*);     // nvmlDeviceIsMigDeviceHandle
-  Return (*DeviceGetMaxMigDeviceCount)(Device, unsigned*);  // nvmlDeviceGetMaxMigDeviceCount
+  Return (*DeviceGetPersistenceMode)(Device, int*);                      // nvmlDeviceGetPersistenceMode
+  Return (*DeviceGetMigMode)(Device, unsigned*, unsigned*);              // nvmlDeviceGetMigMode
+  Return (*DeviceIsMigDeviceHandle)(Device, unsigned*);                  // nvmlDeviceIsMigDeviceHandle
+  Return (*DeviceGetMaxMigDeviceCount)(Device, unsigned*);               // nvmlDeviceGetMaxMigDeviceCount
   Return (*DeviceGetMigDeviceHandleByIndex)(Device, unsigned, Device*);  // NOT_FOUND for empty slots
   Return (*DeviceGetDeviceHandleFromMigDeviceHandle)(Device, Device*);
-  Return (*DeviceGetGpuInstanceId)(Device, unsigned*);      // nvmlDeviceGetGpuInstanceId
-  Return (*DeviceGetComputeInstanceId)(Device, unsigned*);  // nvmlDeviceGetComputeInstanceId
+  Return (*DeviceGetGpuInstanceId)(Device, unsigned*);       // nvmlDeviceGetGpuInstanceId
+  Return (*DeviceGetComputeInstanceId)(Device, unsigned*);   // nvmlDeviceGetComputeInstanceId
   Return (*DeviceGetVirtualizationMode)(Device, unsigned*);  // nvmlDeviceGetVirtualizationMode
   Return (*DeviceGetGridLicensableFeaturesV3)(Device, GridLicensableFeaturesV3*);  // ..._v3
   Return (*DeviceGetTotalEccErrors)(Device, int, int, unsigned long long*);
@@ -331,9 +331,10 @@ struct Api {
   Return (*DeviceGetMaxPcieLinkGeneration)(Device, unsigned*);
   Return (*DeviceGetMaxPcieLinkWidth)(Device, unsigned*);
   Return (*DeviceGetFieldValues)(Device, int, FieldValue*);  // nvmlDeviceGetFieldValues
-  Return (*DeviceGetNvLinkState)(Device, unsigned, int*);   // nvmlDeviceGetNvLinkState
-  Return (*DeviceGetNvLinkRemotePciInfoV2)(Device, unsigned, PciInfo*);  // nvmlDeviceGetNvLinkRemotePciInfo_v2
-  Return (*DeviceGetNumaNodeId)(Device, unsigned*);         // nvmlDeviceGetNumaNodeId
+  Return (*DeviceGetNvLinkState)(Device, unsigned, int*);    // nvmlDeviceGetNvLinkState
+  Return (*DeviceGetNvLinkRemotePciInfoV2)(Device, unsigned,
+                                           PciInfo*);  // nvmlDeviceGetNvLinkRemotePciInfo_v2
+  Return (*DeviceGetNumaNodeId)(Device, unsigned*);    // nvmlDeviceGetNumaNodeId
   Return (*DeviceGetCpuAffinity)(Device, unsigned, unsigned long*);
   Return (*DeviceGetComputeRunningProcessesV3)(Device, unsigned*, void*);
   Return (*DeviceGetComputeRunningProcessesV2)(Device, unsigned*, void*);
@@ -341,8 +342,7 @@ struct Api {
   Return (*DeviceGetGraphicsRunningProcessesV3)(Device, unsigned*, void*);
   Return (*DeviceGetGraphicsRunningProcessesV2)(Device, unsigned*, void*);
   Return (*DeviceGetGraphicsRunningProcesses)(Device, unsigned*, void*);
-  Return (*DeviceGetProcessUtilization)(Device, ProcessUtilizationSample*, unsigned*,
-                                        unsigned long long);
+  Return (*DeviceGetProcessUtilization)(Device, ProcessUtilizationSample*, unsigned*, unsigned long long);
   Return (*DeviceGetSamples)(Device, int, unsigned long long, int*, unsigned*, Sample*);
   Return (*EventSetCreate)(EventSet*);
   Return (*DeviceRegisterEvents)(Device, unsigned long long, EventSet);
@@ -350,11 +350,11 @@ struct Api {
   Return (*EventSetWaitV2)(EventSet, EventData*, unsigned);  // nvmlEventSetWait_v2
   Return (*EventSetFree)(EventSet);
   Return (*GpmQueryDeviceSupport)(Device, GpmSupport*);    // nvmlGpmQueryDeviceSupport
-  Return (*GpmSampleAlloc)(GpmSample*);                     // nvmlGpmSampleAlloc
-  Return (*GpmSampleFree)(GpmSample);                       // nvmlGpmSampleFree
-  Return (*GpmSampleGet)(Device, GpmSample);                // nvmlGpmSampleGet
-  Return (*GpmMigSampleGet)(Device, unsigned, GpmSample);   // nvmlGpmMigSampleGet (GPU instance id)
-  Return (*GpmMetricsGet)(GpmMetricsGet*);                  // nvmlGpmMetricsGet
+  Return (*GpmSampleAlloc)(GpmSample*);                    // nvmlGpmSampleAlloc
+  Return (*GpmSampleFree)(GpmSample);                      // nvmlGpmSampleFree
+  Return (*GpmSampleGet)(Device, GpmSample);               // nvmlGpmSampleGet
+  Return (*GpmMigSampleGet)(Device, unsigned, GpmSample);  // nvmlGpmMigSampleGet (GPU instance id)
+  Return (*GpmMetricsGet)(GpmMetricsGet*);                 // nvmlGpmMetricsGet
   // Presence markers for the process-entry stride heuristic (docs/nvml.md).
   void* DeviceGetConfComputeMemSizeInfo;
   void* DeviceGetRunningProcessDetailList;

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "gpu/nvml_backend.h"
 
-#include <cstdlib>
 #include <fmt/format.h>
 
+#include <cstdlib>
 
 namespace tarmac::gpu {
 
@@ -43,9 +43,9 @@ Status NvmlBackend::InitLibrary() {
     case nvml::kErrorDriverNotLoaded:
       return Status::Unavailable(what, "the NVIDIA kernel driver is not loaded");
     case nvml::kErrorLibRmVersionMismatch:
-      return Status::Unavailable(
-          what, "the NVML library and the kernel driver are different versions; reboot or "
-                "reload the nvidia modules");
+      return Status::Unavailable(what,
+                                 "the NVML library and the kernel driver are different versions; reboot or "
+                                 "reload the nvidia modules");
     case nvml::kErrorNoPermission:
       return Status::PermissionDenied(what, "no permission to open the NVIDIA devices");
     default:

@@ -26,9 +26,9 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/mutex.h"
 #include "gpu/gpu_backend.h"
 #include "gpu/nvml_api.h"
-#include "common/mutex.h"
 
 namespace tarmac::gpu {
 
@@ -40,11 +40,36 @@ struct NvmlOptions {
 
 // Readings that may be unsupported; used to remember NOT_SUPPORTED.
 enum class NvmlField {
-  kUtilization, kMemoryV2, kMemoryV1, kPower, kPowerLimit, kEnergy, kTemperatureV,
-  kTemperature, kSmClock, kMemoryClock, kClockEventReasons, kThrottleReasons,
-  kPerformanceState, kFan, kPcieGeneration, kPcieWidth, kPcieCounters, kEcc,
-  kRemappedRows, kNvLink, kComputeProcesses, kGraphicsProcesses, kProcessUtilization,
-  kSamples, kGpm, kErrorCounters, kEncoder, kDecoder, kMemoryAndNvlinkFields, kVgpuLicense,
+  kUtilization,
+  kMemoryV2,
+  kMemoryV1,
+  kPower,
+  kPowerLimit,
+  kEnergy,
+  kTemperatureV,
+  kTemperature,
+  kSmClock,
+  kMemoryClock,
+  kClockEventReasons,
+  kThrottleReasons,
+  kPerformanceState,
+  kFan,
+  kPcieGeneration,
+  kPcieWidth,
+  kPcieCounters,
+  kEcc,
+  kRemappedRows,
+  kNvLink,
+  kComputeProcesses,
+  kGraphicsProcesses,
+  kProcessUtilization,
+  kSamples,
+  kGpm,
+  kErrorCounters,
+  kEncoder,
+  kDecoder,
+  kMemoryAndNvlinkFields,
+  kVgpuLicense,
   kMig,
   kCount,
 };
@@ -74,9 +99,9 @@ class NvmlBackend final : public GpuBackend {
     int nvlink_count = -1;  // Links the device has; probed once.
     // GPM: two samples used in turn; metrics come from the pair.
     nvml::GpmSample gpm_samples[2] = {nullptr, nullptr};
-    int gpm_next = 0;              // The sample the next read fills.
+    int gpm_next = 0;               // The sample the next read fills.
     bool has_gpm_previous = false;  // The other one holds the previous read.
-    bool is_mig_enabled = false;   // MIG mode at Open (changes only with a reset).
+    bool is_mig_enabled = false;    // MIG mode at Open (changes only with a reset).
     // GPM per MIG GPU instance (by its id), used like gpm_samples.
     struct MigGpm {
       nvml::GpmSample samples[2] = {nullptr, nullptr};

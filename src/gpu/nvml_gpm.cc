@@ -27,7 +27,8 @@ void NvmlBackend::ReadGpm(DeviceState& d, int index, fleet::GpuSample* s) {
       return;
     }
     if (support.isSupportedDevice == 0) {
-      logger_->Log(LogLevel::kInfo, "nvml: gpu {}: no GPM (before Hopper); profiling fields left empty", index);
+      logger_->Log(LogLevel::kInfo, "nvml: gpu {}: no GPM (before Hopper); profiling fields left empty",
+                   index);
       d.unsupported[static_cast<size_t>(NvmlField::kGpm)] = true;
       return;
     }
@@ -38,7 +39,8 @@ void NvmlBackend::ReadGpm(DeviceState& d, int index, fleet::GpuSample* s) {
   }
   GpmPair whole{d.gpm_samples, &d.gpm_next, &d.has_gpm_previous};
   Activity a;
-  if (NextActivity(d, index, whole, [&](nvml::GpmSample x) { return api.GpmSampleGet(d.handle, x); }, &a)) {
+  if (NextActivity(
+          d, index, whole, [&](nvml::GpmSample x) { return api.GpmSampleGet(d.handle, x); }, &a)) {
     s->graphics_engine_active_ratio = a.graphics;
     s->tensor_active_ratio = a.tensor;
     s->dram_active_ratio = a.dram;
@@ -65,8 +67,9 @@ void NvmlBackend::ReadGpm(DeviceState& d, int index, fleet::GpuSample* s) {
     }
     GpmPair instance{pair.samples, &pair.next, &pair.has_previous};
     Activity ma;
-    if (NextActivity(d, index, instance, [&](nvml::GpmSample x) { return api.GpmMigSampleGet(d.handle, id, x); },
-                     &ma)) {
+    if (NextActivity(
+            d, index, instance, [&](nvml::GpmSample x) { return api.GpmMigSampleGet(d.handle, id, x); },
+            &ma)) {
       m.graphics_engine_active_ratio = ma.graphics;
       m.tensor_active_ratio = ma.tensor;
       m.dram_active_ratio = ma.dram;
@@ -109,7 +112,8 @@ bool NvmlBackend::NextActivity(DeviceState& d, int index, const GpmPair& pair,
     get->numMetrics = 3;
     get->sample1 = pair.samples[1 - *pair.next];
     get->sample2 = current;
-    const unsigned ids[] = {nvml::kGpmMetricGraphicsUtil, nvml::kGpmMetricHmmaTensorUtil, nvml::kGpmMetricDramBwUtil};
+    const unsigned ids[] = {nvml::kGpmMetricGraphicsUtil, nvml::kGpmMetricHmmaTensorUtil,
+                            nvml::kGpmMetricDramBwUtil};
     for (int i = 0; i < 3; ++i) get->metrics[i] = nvml::GpmMetric{};
     for (int i = 0; i < 3; ++i) get->metrics[i].metricId = ids[i];
     if (Check(d, index, NvmlField::kGpm, "nvmlGpmMetricsGet", api.GpmMetricsGet(get))) {

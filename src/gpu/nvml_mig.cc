@@ -58,7 +58,8 @@ void NvmlBackend::ReadMigInstances(DeviceState& d, int index, fleet::GpuSample* 
       continue;
     }
     m.gpu_instance_id = static_cast<int>(id);
-    if (api.DeviceGetComputeInstanceId != nullptr && api.DeviceGetComputeInstanceId(mig, &id) == nvml::kSuccess) {
+    if (api.DeviceGetComputeInstanceId != nullptr &&
+        api.DeviceGetComputeInstanceId(mig, &id) == nvml::kSuccess) {
       m.compute_instance_id = static_cast<int>(id);
     }
     char name[nvml::kDeviceNameBufferSize] = {};

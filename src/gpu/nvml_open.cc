@@ -62,8 +62,7 @@ Result<std::vector<fleet::GpuInfo>> NvmlBackend::Open() {
       d.health = r == nvml::kErrorNoPermission ? fleet::GpuHealth::kNoPermission
                  : r == nvml::kErrorGpuIsLost  ? fleet::GpuHealth::kLost
                                                : fleet::GpuHealth::kError;
-      d.error = fmt::format("nvml: nvmlDeviceGetHandleByIndex_v2(gpu {}): {}", i,
-                            library_->ErrorText(r));
+      d.error = fmt::format("nvml: nvmlDeviceGetHandleByIndex_v2(gpu {}): {}", i, library_->ErrorText(r));
       info.health = d.health;
       info.error = d.error;
       gpus.push_back(std::move(info));
@@ -81,7 +80,6 @@ Result<std::vector<fleet::GpuInfo>> NvmlBackend::Open() {
   return gpus;
 }
 
-
 void NvmlBackend::ReadSystemInfo() {
   const nvml::Api& api = library_->api();
   char buf[nvml::kSystemDriverVersionBufferSize] = {};
@@ -89,13 +87,11 @@ void NvmlBackend::ReadSystemInfo() {
       api.SystemGetDriverVersion(buf, sizeof buf) == nvml::kSuccess) {
     system_info_.driver_version = CString(buf, sizeof buf);
   }
-  if (api.SystemGetNVMLVersion != nullptr &&
-      api.SystemGetNVMLVersion(buf, sizeof buf) == nvml::kSuccess) {
+  if (api.SystemGetNVMLVersion != nullptr && api.SystemGetNVMLVersion(buf, sizeof buf) == nvml::kSuccess) {
     system_info_.nvml_version = CString(buf, sizeof buf);
   }
   int cuda = 0;
-  if (api.SystemGetCudaDriverVersion != nullptr &&
-      api.SystemGetCudaDriverVersion(&cuda) == nvml::kSuccess) {
+  if (api.SystemGetCudaDriverVersion != nullptr && api.SystemGetCudaDriverVersion(&cuda) == nvml::kSuccess) {
     system_info_.cuda_driver_version = cuda;
   }
 }
@@ -105,14 +101,12 @@ void NvmlBackend::ReadIdentity(DeviceState& d, int index, fleet::GpuInfo* out) {
   const nvml::Api& api = library_->api();
   fleet::GpuInfo& info = *out;
   char text[nvml::kDeviceNameBufferSize] = {};
-  if (api.DeviceGetUUID != nullptr &&
-      Check(d, index, NvmlField::kCount, "nvmlDeviceGetUUID",
-            api.DeviceGetUUID(d.handle, text, sizeof text))) {
+  if (api.DeviceGetUUID != nullptr && Check(d, index, NvmlField::kCount, "nvmlDeviceGetUUID",
+                                            api.DeviceGetUUID(d.handle, text, sizeof text))) {
     info.uuid = CString(text, sizeof text);
   }
-  if (api.DeviceGetName != nullptr &&
-      Check(d, index, NvmlField::kCount, "nvmlDeviceGetName",
-            api.DeviceGetName(d.handle, text, sizeof text))) {
+  if (api.DeviceGetName != nullptr && Check(d, index, NvmlField::kCount, "nvmlDeviceGetName",
+                                            api.DeviceGetName(d.handle, text, sizeof text))) {
     info.name = CString(text, sizeof text);
   }
   char serial[nvml::kDeviceSerialBufferSize] = {};
@@ -122,8 +116,7 @@ void NvmlBackend::ReadIdentity(DeviceState& d, int index, fleet::GpuInfo* out) {
   }
   nvml::PciInfo pci{};
   if (api.DeviceGetPciInfoV3 != nullptr &&
-      Check(d, index, NvmlField::kCount, "nvmlDeviceGetPciInfo_v3",
-            api.DeviceGetPciInfoV3(d.handle, &pci))) {
+      Check(d, index, NvmlField::kCount, "nvmlDeviceGetPciInfo_v3", api.DeviceGetPciInfoV3(d.handle, &pci))) {
     info.pci_bus_id = CString(pci.busId, sizeof pci.busId);
   }
 }
@@ -133,8 +126,7 @@ void NvmlBackend::ReadLimits(DeviceState& d, fleet::GpuInfo* out) {
   const nvml::Api& api = library_->api();
   fleet::GpuInfo& info = *out;
   unsigned value = 0;
-  if (api.DeviceGetMinorNumber != nullptr &&
-      api.DeviceGetMinorNumber(d.handle, &value) == nvml::kSuccess) {
+  if (api.DeviceGetMinorNumber != nullptr && api.DeviceGetMinorNumber(d.handle, &value) == nvml::kSuccess) {
     info.minor_number = static_cast<int>(value);
   }
   if (api.DeviceGetPowerManagementDefaultLimit != nullptr &&
@@ -187,8 +179,7 @@ void NvmlBackend::ReadTopology(DeviceState& d, fleet::GpuInfo* out) {
   const nvml::Api& api = library_->api();
   fleet::GpuInfo& info = *out;
   unsigned value = 0;
-  if (api.DeviceGetNumaNodeId != nullptr &&
-      api.DeviceGetNumaNodeId(d.handle, &value) == nvml::kSuccess) {
+  if (api.DeviceGetNumaNodeId != nullptr && api.DeviceGetNumaNodeId(d.handle, &value) == nvml::kSuccess) {
     info.numa_node = static_cast<int>(value);
   } else if (!info.pci_bus_id.empty()) {
     info.numa_node = NumaNodeFromSysfs(info.pci_bus_id);
@@ -206,7 +197,8 @@ void NvmlBackend::ReadTopology(DeviceState& d, fleet::GpuInfo* out) {
       int active = 0;
       if (api.DeviceGetNvLinkState(d.handle, link, &active) != nvml::kSuccess) break;  // No such link.
       nvml::PciInfo peer{};
-      if (active != 1 || api.DeviceGetNvLinkRemotePciInfoV2(d.handle, link, &peer) != nvml::kSuccess) continue;
+      if (active != 1 || api.DeviceGetNvLinkRemotePciInfoV2(d.handle, link, &peer) != nvml::kSuccess)
+        continue;
       std::string bus = CString(peer.busId, sizeof peer.busId);
       if (std::find(info.nvlink_peer_bus_ids.begin(), info.nvlink_peer_bus_ids.end(), bus) ==
           info.nvlink_peer_bus_ids.end()) {

@@ -20,7 +20,8 @@ namespace {
 constexpr int kMaxListAttempts = 5;
 }  // namespace
 
-bool NvmlBackend::ReadProcessList(DeviceState& d, int index, bool is_graphics, std::vector<fleet::GpuProcess>* out) {
+bool NvmlBackend::ReadProcessList(DeviceState& d, int index, bool is_graphics,
+                                  std::vector<fleet::GpuProcess>* out) {
   const nvml::Api& api = library_->api();
   using ListFn = Return (*)(nvml::Device, unsigned*, void*);
   ListFn fn = nullptr;
@@ -31,7 +32,8 @@ bool NvmlBackend::ReadProcessList(DeviceState& d, int index, bool is_graphics, s
   ListFn v1 = is_graphics ? api.DeviceGetGraphicsRunningProcesses : api.DeviceGetComputeRunningProcesses;
   if (v3 != nullptr) {
     fn = v3;
-    call = is_graphics ? "nvmlDeviceGetGraphicsRunningProcesses_v3" : "nvmlDeviceGetComputeRunningProcesses_v3";
+    call =
+        is_graphics ? "nvmlDeviceGetGraphicsRunningProcesses_v3" : "nvmlDeviceGetComputeRunningProcesses_v3";
     // Drivers 535.43..535.86 wrote 32-byte entries from _v3; they are the
     // ones exporting ConfComputeMemSizeInfo without RunningProcessDetailList.
     if (api.DeviceGetConfComputeMemSizeInfo != nullptr && api.DeviceGetRunningProcessDetailList == nullptr) {
@@ -39,7 +41,8 @@ bool NvmlBackend::ReadProcessList(DeviceState& d, int index, bool is_graphics, s
     }
   } else if (v2 != nullptr) {
     fn = v2;
-    call = is_graphics ? "nvmlDeviceGetGraphicsRunningProcesses_v2" : "nvmlDeviceGetComputeRunningProcesses_v2";
+    call =
+        is_graphics ? "nvmlDeviceGetGraphicsRunningProcesses_v2" : "nvmlDeviceGetComputeRunningProcesses_v2";
   } else if (v1 != nullptr) {
     fn = v1;
     call = is_graphics ? "nvmlDeviceGetGraphicsRunningProcesses" : "nvmlDeviceGetComputeRunningProcesses";
@@ -116,8 +119,7 @@ void NvmlBackend::ReadProcesses(DeviceState& d, int index, fleet::GpuSample* s) 
   // the last second (0 would return stale averages and dead PIDs).
   unsigned long long now_us = static_cast<unsigned long long>(
       std::chrono::duration_cast<std::chrono::microseconds>(s->taken_at.time_since_epoch()).count());
-  unsigned long long last_seen =
-      d.last_process_sample_us != 0 ? d.last_process_sample_us : now_us - 1000000;
+  unsigned long long last_seen = d.last_process_sample_us != 0 ? d.last_process_sample_us : now_us - 1000000;
   unsigned count = 0;
   Return r = api.DeviceGetProcessUtilization(d.handle, nullptr, &count, last_seen);
   std::vector<nvml::ProcessUtilizationSample> samples;

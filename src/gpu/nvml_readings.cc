@@ -21,13 +21,20 @@ namespace {
 // NVML does not define.
 std::optional<double> NumberOf(const nvml::Value& value, int type) {
   switch (type) {
-    case nvml::kValueTypeDouble: return value.dVal;
-    case nvml::kValueTypeUnsignedInt: return value.uiVal;
-    case nvml::kValueTypeUnsignedLong: return static_cast<double>(value.ulVal);
-    case nvml::kValueTypeUnsignedLongLong: return static_cast<double>(value.ullVal);
-    case nvml::kValueTypeSignedLongLong: return static_cast<double>(value.sllVal);
-    case nvml::kValueTypeSignedInt: return value.siVal;
-    default: return std::nullopt;
+    case nvml::kValueTypeDouble:
+      return value.dVal;
+    case nvml::kValueTypeUnsignedInt:
+      return value.uiVal;
+    case nvml::kValueTypeUnsignedLong:
+      return static_cast<double>(value.ulVal);
+    case nvml::kValueTypeUnsignedLongLong:
+      return static_cast<double>(value.ullVal);
+    case nvml::kValueTypeSignedLongLong:
+      return static_cast<double>(value.sllVal);
+    case nvml::kValueTypeSignedInt:
+      return value.siVal;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -123,8 +130,8 @@ void NvmlBackend::ReadFast(DeviceState& d, int index, fleet::GpuSample* s) {
     s->power_limit_milliwatts = value;
   }
   unsigned long long energy = 0;
-  if (ok(NvmlField::kEnergy, "nvmlDeviceGetTotalEnergyConsumption",
-         api.DeviceGetTotalEnergyConsumption, &energy)) {
+  if (ok(NvmlField::kEnergy, "nvmlDeviceGetTotalEnergyConsumption", api.DeviceGetTotalEnergyConsumption,
+         &energy)) {
     s->energy_millijoules = static_cast<int64_t>(energy);
   }
 
@@ -146,17 +153,16 @@ void NvmlBackend::ReadFast(DeviceState& d, int index, fleet::GpuSample* s) {
       has_temperature = true;
     }
   }
-  if (!has_temperature && ok(NvmlField::kTemperature, "nvmlDeviceGetTemperature",
-                             api.DeviceGetTemperature, nvml::kTemperatureGpu, &value)) {
+  if (!has_temperature && ok(NvmlField::kTemperature, "nvmlDeviceGetTemperature", api.DeviceGetTemperature,
+                             nvml::kTemperatureGpu, &value)) {
     s->temperature_celsius = value;
   }
 
-  if (ok(NvmlField::kSmClock, "nvmlDeviceGetClockInfo", api.DeviceGetClockInfo, nvml::kClockSm,
-         &value)) {
+  if (ok(NvmlField::kSmClock, "nvmlDeviceGetClockInfo", api.DeviceGetClockInfo, nvml::kClockSm, &value)) {
     s->sm_clock_hertz = int64_t{value} * 1000000;
   }
-  if (ok(NvmlField::kMemoryClock, "nvmlDeviceGetClockInfo", api.DeviceGetClockInfo,
-         nvml::kClockMem, &value)) {
+  if (ok(NvmlField::kMemoryClock, "nvmlDeviceGetClockInfo", api.DeviceGetClockInfo, nvml::kClockMem,
+         &value)) {
     s->memory_clock_hertz = int64_t{value} * 1000000;
   }
 
@@ -172,8 +178,8 @@ void NvmlBackend::ReadFast(DeviceState& d, int index, fleet::GpuSample* s) {
   }
 
   int pstate = 0;
-  if (ok(NvmlField::kPerformanceState, "nvmlDeviceGetPerformanceState",
-         api.DeviceGetPerformanceState, &pstate) &&
+  if (ok(NvmlField::kPerformanceState, "nvmlDeviceGetPerformanceState", api.DeviceGetPerformanceState,
+         &pstate) &&
       pstate != nvml::kPstateUnknown) {
     s->performance_state = pstate;
   }
@@ -207,8 +213,7 @@ void NvmlBackend::ReadSlow(DeviceState& d, int index, fleet::GpuSample* s) {
          api.DeviceGetCurrPcieLinkGeneration, &value)) {
     s->pcie_generation = static_cast<int>(value);
   }
-  if (ok(NvmlField::kPcieWidth, "nvmlDeviceGetCurrPcieLinkWidth", api.DeviceGetCurrPcieLinkWidth,
-         &value)) {
+  if (ok(NvmlField::kPcieWidth, "nvmlDeviceGetCurrPcieLinkWidth", api.DeviceGetCurrPcieLinkWidth, &value)) {
     s->pcie_width = static_cast<int>(value);
   }
   // PCIe traffic from the byte counters (field values), never from the
@@ -221,8 +226,10 @@ void NvmlBackend::ReadSlow(DeviceState& d, int index, fleet::GpuSample* s) {
     if (Check(d, index, NvmlField::kPcieCounters, "nvmlDeviceGetFieldValues",
               api.DeviceGetFieldValues(h, 2, fields))) {
       // Call-level success only means some entries were filled.
-      if (fields[0].nvmlReturn == nvml::kSuccess) s->pcie_tx_bytes = static_cast<int64_t>(fields[0].value.ullVal);
-      if (fields[1].nvmlReturn == nvml::kSuccess) s->pcie_rx_bytes = static_cast<int64_t>(fields[1].value.ullVal);
+      if (fields[0].nvmlReturn == nvml::kSuccess)
+        s->pcie_tx_bytes = static_cast<int64_t>(fields[0].value.ullVal);
+      if (fields[1].nvmlReturn == nvml::kSuccess)
+        s->pcie_rx_bytes = static_cast<int64_t>(fields[1].value.ullVal);
       if (fields[0].nvmlReturn == nvml::kErrorNotSupported &&
           fields[1].nvmlReturn == nvml::kErrorNotSupported) {
         d.unsupported[static_cast<size_t>(NvmlField::kPcieCounters)] = true;
@@ -234,9 +241,13 @@ void NvmlBackend::ReadSlow(DeviceState& d, int index, fleet::GpuSample* s) {
   if (api.DeviceGetFieldValues != nullptr && Supported(d, NvmlField::kErrorCounters) &&
       d.health == fleet::GpuHealth::kOk) {
     nvml::FieldValue fields[7] = {};
-    const unsigned ids[7] = {nvml::kFieldNvlinkCrcDataErrorsTotal, nvml::kFieldNvlinkReplayErrorsTotal,
-                             nvml::kFieldNvlinkRecoveryErrorsTotal, nvml::kFieldPcieReplayCounter,
-                             nvml::kFieldRetiredSingleBit, nvml::kFieldRetiredDoubleBit, nvml::kFieldRetiredPending};
+    const unsigned ids[7] = {nvml::kFieldNvlinkCrcDataErrorsTotal,
+                             nvml::kFieldNvlinkReplayErrorsTotal,
+                             nvml::kFieldNvlinkRecoveryErrorsTotal,
+                             nvml::kFieldPcieReplayCounter,
+                             nvml::kFieldRetiredSingleBit,
+                             nvml::kFieldRetiredDoubleBit,
+                             nvml::kFieldRetiredPending};
     for (int f = 0; f < 7; ++f) fields[f].fieldId = ids[f];
     std::optional<int64_t> values[7];
     if (Check(d, index, NvmlField::kErrorCounters, "nvmlDeviceGetFieldValues",
@@ -271,7 +282,8 @@ void NvmlBackend::ReadSlow(DeviceState& d, int index, fleet::GpuSample* s) {
       for (int f = 0; f < 3; ++f) {
         if (fields[f].nvmlReturn == nvml::kSuccess) v[f] = NumberOf(fields[f].value, fields[f].valueType);
       }
-      if (!v[0] && !v[1] && !v[2]) d.unsupported[static_cast<size_t>(NvmlField::kMemoryAndNvlinkFields)] = true;
+      if (!v[0] && !v[1] && !v[2])
+        d.unsupported[static_cast<size_t>(NvmlField::kMemoryAndNvlinkFields)] = true;
       if (v[0] && *v[0] > 0) s->memory_temperature_celsius = *v[0];  // 0: no HBM sensor.
       if (v[1] && v[2]) s->nvlink_bytes = static_cast<int64_t>((*v[1] + *v[2]) * 1024);
     }
@@ -280,19 +292,21 @@ void NvmlBackend::ReadSlow(DeviceState& d, int index, fleet::GpuSample* s) {
   // another one, and are left empty).
   unsigned mode = 0;
   if (api.DeviceGetGridLicensableFeaturesV3 != nullptr &&
-      ok(NvmlField::kVgpuLicense, "nvmlDeviceGetVirtualizationMode", api.DeviceGetVirtualizationMode, &mode)) {
+      ok(NvmlField::kVgpuLicense, "nvmlDeviceGetVirtualizationMode", api.DeviceGetVirtualizationMode,
+         &mode)) {
     if (mode != nvml::kGpuVirtualizationModeVgpu) {
       d.unsupported[static_cast<size_t>(NvmlField::kVgpuLicense)] = true;  // Fixed for the GPU's life.
     } else {
       nvml::GridLicensableFeaturesV3 features{};
-      if (ok(NvmlField::kVgpuLicense, "nvmlDeviceGetGridLicensableFeatures_v3", api.DeviceGetGridLicensableFeaturesV3,
-             &features) &&
+      if (ok(NvmlField::kVgpuLicense, "nvmlDeviceGetGridLicensableFeatures_v3",
+             api.DeviceGetGridLicensableFeaturesV3, &features) &&
           features.isGridLicenseSupported != 0) {
         bool is_licensed = false;
         unsigned n = std::min(features.licensableFeaturesCount, nvml::kGridLicenseFeatureMaxCount);
         for (unsigned f = 0; f < n; ++f) {
           const nvml::GridLicensableFeatureV3& feature = features.gridLicensableFeatures[f];
-          if (feature.featureCode == nvml::kGridLicenseFeatureCodeVgpu && feature.featureState != 0) is_licensed = true;
+          if (feature.featureCode == nvml::kGridLicenseFeatureCodeVgpu && feature.featureState != 0)
+            is_licensed = true;
         }
         s->is_vgpu_licensed = is_licensed;
       }
@@ -300,8 +314,8 @@ void NvmlBackend::ReadSlow(DeviceState& d, int index, fleet::GpuSample* s) {
   }
   unsigned long long count = 0;
   auto ecc = [&](int type, int counter, std::optional<int64_t>* out) {
-    if (ok(NvmlField::kEcc, "nvmlDeviceGetTotalEccErrors", api.DeviceGetTotalEccErrors, type,
-           counter, &count)) {
+    if (ok(NvmlField::kEcc, "nvmlDeviceGetTotalEccErrors", api.DeviceGetTotalEccErrors, type, counter,
+           &count)) {
       *out = static_cast<int64_t>(count);
     }
   };
@@ -311,8 +325,8 @@ void NvmlBackend::ReadSlow(DeviceState& d, int index, fleet::GpuSample* s) {
   ecc(nvml::kMemoryErrorUncorrected, nvml::kEccCounterAggregate, &s->ecc.aggregate_uncorrected);
 
   unsigned corrected = 0, uncorrected = 0, pending = 0, failure = 0;
-  if (ok(NvmlField::kRemappedRows, "nvmlDeviceGetRemappedRows", api.DeviceGetRemappedRows,
-         &corrected, &uncorrected, &pending, &failure)) {
+  if (ok(NvmlField::kRemappedRows, "nvmlDeviceGetRemappedRows", api.DeviceGetRemappedRows, &corrected,
+         &uncorrected, &pending, &failure)) {
     s->remapped_rows = fleet::RemappedRows{corrected, uncorrected, pending != 0, failure != 0};
   }
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "gpu/sim_backend.h"
 
-#include <cmath>
 #include <fmt/format.h>
+
+#include <cmath>
 
 #include "common/cpu_list.h"
 
@@ -18,8 +19,7 @@ Result<std::vector<fleet::GpuInfo>> SimBackend::Open() {
   const sim::Scenario& scenario = world_->scenario();
   std::shared_ptr<const sim::WorldState> state = world_->State();
   if (!state->is_driver_loaded) {
-    return Status::Unavailable(
-        fmt::format("sim: scenario '{}': NVIDIA driver not loaded", scenario.name));
+    return Status::Unavailable(fmt::format("sim: scenario '{}': NVIDIA driver not loaded", scenario.name));
   }
   system_info_.driver_version = scenario.driver_version;
   system_info_.nvml_version = scenario.nvml_version;
@@ -151,7 +151,8 @@ Result<fleet::GpuSample> SimBackend::Sample(int index, unsigned tiers) {
       s.mig_instances.push_back(std::move(mi));
     }
     // GPM: engine activity since this GPU's previous fast sample.
-    std::optional<std::chrono::system_clock::time_point>& previous = previous_fast_sample_[static_cast<size_t>(index)];
+    std::optional<std::chrono::system_clock::time_point>& previous =
+        previous_fast_sample_[static_cast<size_t>(index)];
     if (spec.Supports("gpm")) {
       if (previous && *previous < s.taken_at) {
         sim::EngineActivity a = world_->MeanEngineActivity(index, *previous, s.taken_at);
@@ -159,7 +160,8 @@ Result<fleet::GpuSample> SimBackend::Sample(int index, unsigned tiers) {
         s.tensor_active_ratio = a.tensor;
         s.dram_active_ratio = a.dram;
         for (fleet::MigInstance& mi : s.mig_instances) {  // Per instance (nvmlGpmMigSampleGet).
-          sim::EngineActivity m = world_->MeanEngineActivity(index, *previous, s.taken_at, mi.gpu_instance_id);
+          sim::EngineActivity m =
+              world_->MeanEngineActivity(index, *previous, s.taken_at, mi.gpu_instance_id);
           mi.graphics_engine_active_ratio = m.graphics;
           mi.tensor_active_ratio = m.tensor;
           mi.dram_active_ratio = m.dram;
@@ -182,7 +184,8 @@ Result<fleet::GpuSample> SimBackend::Sample(int index, unsigned tiers) {
       s.ecc.aggregate_corrected = g.ecc_corrected;
       s.ecc.aggregate_uncorrected = g.ecc_uncorrected;
     }
-    if (spec.has_remapped_rows && spec.Supports("remapped_rows") && g.mig_instances.empty()) {  // Not with instances.
+    if (spec.has_remapped_rows && spec.Supports("remapped_rows") &&
+        g.mig_instances.empty()) {  // Not with instances.
       fleet::RemappedRows rows;
       rows.corrected = g.remapped_rows_corrected;
       rows.uncorrected = g.remapped_rows_uncorrected;
@@ -201,16 +204,15 @@ Result<fleet::GpuSample> SimBackend::Sample(int index, unsigned tiers) {
     if (!g.nvlink_active.empty()) s.nvlink_bytes = 0;
     if (spec.is_vgpu) s.is_vgpu_licensed = spec.is_vgpu_licensed;
     if (spec.has_ecc && spec.Supports("ecc") && !spec.has_remapped_rows) {
-      s.retired_pages = fleet::RetiredPages{g.retired_pages_single_bit, g.retired_pages_double_bit,
-                                            g.is_retire_pending};
+      s.retired_pages =
+          fleet::RetiredPages{g.retired_pages_single_bit, g.retired_pages_double_bit, g.is_retire_pending};
     }
   }
   return s;
 }
 
 std::optional<double> SimBackend::RecentUtilization(int index, std::chrono::seconds window) {
-  if (world_ == nullptr || index < 0 ||
-      index >= static_cast<int>(world_->scenario().gpus.size())) {
+  if (world_ == nullptr || index < 0 || index >= static_cast<int>(world_->scenario().gpus.size())) {
     return std::nullopt;
   }
   const sim::GpuSpec& spec = world_->scenario().gpus[static_cast<size_t>(index)];

@@ -110,9 +110,8 @@ Result<FetchedAnswer> Fetch(httplib::Client* client, httplib::Request request, c
   // holder lets it go (or at once, on a failure: `answer` goes with it).
   auto counted = std::make_shared<std::atomic<int64_t>>(0);
   if (limits.shared != nullptr) {
-    answer.held = std::shared_ptr<void>(counted.get(), [counted, shared = limits.shared](void*) {
-      shared->fetch_sub(counted->load());
-    });
+    answer.held = std::shared_ptr<void>(
+        counted.get(), [counted, shared = limits.shared](void*) { shared->fetch_sub(counted->load()); });
   }
   request.content_receiver = [&](const char* data, size_t length, uint64_t offset, uint64_t total_length) {
     if (static_cast<int64_t>(answer.body.size() + length) > limits.max_body_bytes) {
@@ -150,13 +149,14 @@ Result<FetchedAnswer> Fetch(httplib::Client* client, httplib::Request request, c
                                                  limits.what, LimitWords(limits.max_body_bytes)));
   }
   if (is_over_shared) {
-    return Status::ResourceExhausted(fmt::format("{}: the answers read at once are over {} (their shared limit)",
-                                                 limits.what, LimitWords(limits.max_shared_bytes)));
+    return Status::ResourceExhausted(
+        fmt::format("{}: the answers read at once are over {} (their shared limit)", limits.what,
+                    LimitWords(limits.max_shared_bytes)));
   }
   if (has_passed) {
-    return Status::DeadlineExceeded(fmt::format(
-        "{}: no complete answer within {} ms (the timeout)", limits.what,
-        (limits.named_timeout.count() > 0 ? limits.named_timeout : limits.deadline).count()));
+    return Status::DeadlineExceeded(
+        fmt::format("{}: no complete answer within {} ms (the timeout)", limits.what,
+                    (limits.named_timeout.count() > 0 ? limits.named_timeout : limits.deadline).count()));
   }
   if (!is_sent) return Status::Unavailable(fmt::format("{}: {}", limits.what, ErrorWords(error)));
   if (limits.max_json_depth > 0 && !JsonDepthWithin(answer.body, limits.max_json_depth)) {

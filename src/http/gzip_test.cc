@@ -27,7 +27,8 @@ TEST(GzipTest, CompressesIntoAGzipMember) {
   EXPECT_LT(zipped.size(), 200u);
   // The trailer's ISIZE is the input's length.
   uint32_t size = 0;
-  for (int i = 0; i < 4; ++i) size |= static_cast<uint32_t>(static_cast<unsigned char>(zipped[zipped.size() - 4 + i])) << (8 * i);
+  for (int i = 0; i < 4; ++i)
+    size |= static_cast<uint32_t>(static_cast<unsigned char>(zipped[zipped.size() - 4 + i])) << (8 * i);
   EXPECT_EQ(size, 10000u);
 }
 

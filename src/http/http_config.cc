@@ -24,10 +24,12 @@ void ReadHttpSection(ConfigSection& section, HttpOptions* out) {
   section.Bool("allow_anonymous", &out->allow_anonymous);
   for (auto [key, path] : {std::pair{"tls_cert", &out->tls_cert}, std::pair{"tls_key", &out->tls_key}}) {
     section.String(key, path);
-    if (section.Has(key) && !path->empty() && (*path)[0] != '/') section.Fail(key, "expected an absolute path to a PEM file");
+    if (section.Has(key) && !path->empty() && (*path)[0] != '/')
+      section.Fail(key, "expected an absolute path to a PEM file");
   }
   if (out->tls_cert.empty() != out->tls_key.empty()) {
-    section.Fail(out->tls_cert.empty() ? "tls_key" : "tls_cert", "tls_cert and tls_key go together: set both");
+    section.Fail(out->tls_cert.empty() ? "tls_key" : "tls_cert",
+                 "tls_cert and tls_key go together: set both");
   }
 }
 

@@ -29,14 +29,16 @@ std::optional<int64_t> ConnectionOwner(std::string_view text, int client_port, i
   size_t line_start = text.find('\n');  // After the header.
   while (line_start != std::string_view::npos && line_start + 1 < text.size()) {
     size_t line_end = text.find('\n', line_start + 1);
-    std::string_view line = text.substr(line_start + 1, line_end == std::string_view::npos ? std::string_view::npos
-                                                                                           : line_end - line_start - 1);
+    std::string_view line =
+        text.substr(line_start + 1,
+                    line_end == std::string_view::npos ? std::string_view::npos : line_end - line_start - 1);
     line_start = line_end;
     std::vector<std::string_view> fields;
     for (size_t i = 0; i < line.size();) {
       while (i < line.size() && line[i] == ' ') ++i;
       size_t j = line.find(' ', i);
-      if (i < line.size()) fields.push_back(line.substr(i, j == std::string_view::npos ? std::string_view::npos : j - i));
+      if (i < line.size())
+        fields.push_back(line.substr(i, j == std::string_view::npos ? std::string_view::npos : j - i));
       i = j == std::string_view::npos ? line.size() : j;
     }
     // sl local rem st tx:rx tr:when retrnsmt uid ...
@@ -54,7 +56,8 @@ std::string ClientIdentity(const std::string& peer_address, int peer_port, int l
     for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
       std::string text;
       if (!ReadSmallFile(table, &text, 16 << 20)) continue;
-      if (std::optional<int64_t> uid = ConnectionOwner(text, peer_port, local_port)) return "uid " + std::to_string(*uid);
+      if (std::optional<int64_t> uid = ConnectionOwner(text, peer_port, local_port))
+        return "uid " + std::to_string(*uid);
     }
   }
   return "address " + peer_address;

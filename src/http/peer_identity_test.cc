@@ -40,7 +40,8 @@ TEST(PeerIdentityTest, ARealLoopbackConnectionIsItsOwnersAndAnAddressIsAnAddress
   sockaddr_in mine{};
   length = sizeof mine;
   ASSERT_EQ(::getsockname(client, reinterpret_cast<sockaddr*>(&mine), &length), 0);
-  EXPECT_EQ(ClientIdentity("127.0.0.1", ntohs(mine.sin_port), ntohs(addr.sin_port)), "uid " + std::to_string(::geteuid()));
+  EXPECT_EQ(ClientIdentity("127.0.0.1", ntohs(mine.sin_port), ntohs(addr.sin_port)),
+            "uid " + std::to_string(::geteuid()));
   EXPECT_EQ(ClientIdentity("10.0.0.7", ntohs(mine.sin_port), ntohs(addr.sin_port)), "address 10.0.0.7");
   ::close(client);
   ::close(listener);

@@ -103,7 +103,8 @@ class ConnectionStream : public httplib::Stream {
           begin_ = 0;
           return true;
         }
-        if (wait == TlsWait::kFailed || !Wait(wait == TlsWait::kWrite ? POLLOUT : POLLIN, timeout)) return false;
+        if (wait == TlsWait::kFailed || !Wait(wait == TlsWait::kWrite ? POLLOUT : POLLIN, timeout))
+          return false;
       }
     }
     if (!Wait(POLLIN, timeout)) return false;
@@ -169,15 +170,17 @@ class ConnectionStream : public httplib::Stream {
 // line and headers.
 bool IsWholeHead(const std::string& head) { return head.find("\r\n\r\n") != std::string::npos; }
 
-std::string PlainAnswer(int status, std::string_view reason, std::string_view text, std::string_view extra = "") {
+std::string PlainAnswer(int status, std::string_view reason, std::string_view text,
+                        std::string_view extra = "") {
   return fmt::format(
-      "HTTP/1.1 {} {}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n{}Connection: close\r\n\r\n{}\n", status,
-      reason, text.size() + 1, extra, text);
+      "HTTP/1.1 {} {}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n{}Connection: close\r\n\r\n{}\n",
+      status, reason, text.size() + 1, extra, text);
 }
 
 bool SameNameIgnoringCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return std::tolower(x) == std::tolower(y); });
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(x) == std::tolower(y);
+         });
 }
 
 // /health and /metrics are answered before other paths: a probe or a
@@ -194,7 +197,8 @@ std::string PeerAddress(int fd) {
   socklen_t len = sizeof addr;
   if (::getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return "";
   char host[NI_MAXHOST];
-  if (::getnameinfo(reinterpret_cast<sockaddr*>(&addr), len, host, sizeof host, nullptr, 0, NI_NUMERICHOST) != 0) {
+  if (::getnameinfo(reinterpret_cast<sockaddr*>(&addr), len, host, sizeof host, nullptr, 0, NI_NUMERICHOST) !=
+      0) {
     return "";
   }
   return host;
@@ -235,7 +239,9 @@ std::string_view CookieOf(std::string_view header, std::string_view name) {
 class StreamToSocket : public StreamSink {
  public:
   explicit StreamToSocket(httplib::DataSink& sink) : sink_(sink) {}
-  bool Write(std::string_view bytes) override { return sink_.is_writable() && sink_.write(bytes.data(), bytes.size()); }
+  bool Write(std::string_view bytes) override {
+    return sink_.is_writable() && sink_.write(bytes.data(), bytes.size());
+  }
   bool is_open() const override { return sink_.is_writable(); }
 
  private:
@@ -266,7 +272,8 @@ Status ParseListen(const std::string& listen, std::string* host, int* port) {
     return Status::InvalidArgument("http listen address: expected HOST:PORT", listen);
   }
   *host = listen.substr(0, colon);
-  if (host->size() >= 2 && host->front() == '[' && host->back() == ']') *host = host->substr(1, host->size() - 2);
+  if (host->size() >= 2 && host->front() == '[' && host->back() == ']')
+    *host = host->substr(1, host->size() - 2);
   std::string digits = listen.substr(colon + 1);
   if (digits.size() > 5 || digits.find_first_not_of("0123456789") != std::string::npos) {
     return Status::InvalidArgument("http listen address: bad port", listen);
@@ -286,18 +293,23 @@ Status HttpServer::Bind() {
   Status s = ParseListen(options_.listen, &host_, &port);
   if (!s.ok()) return s;
   if (!options_.auth_file.empty()) {
-    Result<std::string> token = ReadForeignFile(options_.auth_file, {.max_bytes = 4096, .follow_final_link = true});
-    if (!token.ok()) return Status::FailedPrecondition("http: [http] auth: cannot read the token", token.status().ToString());
+    Result<std::string> token =
+        ReadForeignFile(options_.auth_file, {.max_bytes = 4096, .follow_final_link = true});
+    if (!token.ok())
+      return Status::FailedPrecondition("http: [http] auth: cannot read the token",
+                                        token.status().ToString());
     token_ = token.value();
     while (!token_.empty() && std::isspace(static_cast<unsigned char>(token_.back()))) token_.pop_back();
     if (token_.size() < 16 || token_.find_first_of(" \t\r\n;,\"") != std::string::npos) {
-      return Status::FailedPrecondition(fmt::format("http: [http] auth: {} must hold one token", options_.auth_file),
-                                        "at least 16 characters, no spaces, quotes, commas or semicolons");
+      return Status::FailedPrecondition(
+          fmt::format("http: [http] auth: {} must hold one token", options_.auth_file),
+          "at least 16 characters, no spaces, quotes, commas or semicolons");
     }
   }
   if (options_.tls_cert.empty() != options_.tls_key.empty()) {
-    return Status::FailedPrecondition("http: [http] tls_cert and tls_key go together",
-                                      options_.tls_cert.empty() ? "tls_cert is missing" : "tls_key is missing");
+    return Status::FailedPrecondition(
+        "http: [http] tls_cert and tls_key go together",
+        options_.tls_cert.empty() ? "tls_cert is missing" : "tls_key is missing");
   }
   if (!options_.tls_cert.empty()) {
     Result<std::unique_ptr<TlsContext>> tls = TlsContext::Load(options_.tls_cert, options_.tls_key);
@@ -306,8 +318,9 @@ Status HttpServer::Bind() {
   }
   if (token_.empty() && !IsLoopbackHost(host_) && !options_.allow_anonymous) {
     return Status::FailedPrecondition(
-        fmt::format("http: {} is beyond loopback: anyone who reaches it would read every GPU, lease and process",
-                    options_.listen),
+        fmt::format(
+            "http: {} is beyond loopback: anyone who reaches it would read every GPU, lease and process",
+            options_.listen),
         "set [http] auth to a token file, or allow_anonymous = true, or listen on 127.0.0.1");
   }
   addrinfo hints{};
@@ -318,7 +331,8 @@ Status HttpServer::Bind() {
   std::string service = std::to_string(port);
   int rc = ::getaddrinfo(host_.empty() ? nullptr : host_.c_str(), service.c_str(), &hints, &found);
   if (rc != 0) {
-    return Status::FailedPrecondition(fmt::format("http: cannot listen on {}", options_.listen), ::gai_strerror(rc));
+    return Status::FailedPrecondition(fmt::format("http: cannot listen on {}", options_.listen),
+                                      ::gai_strerror(rc));
   }
   std::string why = "no address";
   for (addrinfo* a = found; a != nullptr && listen_fd_ < 0; a = a->ai_next) {
@@ -370,11 +384,13 @@ bool IsLoopbackHost(const std::string& host) {
 }
 
 bool IsOpenPath(const std::string& path) {
-  return path == "/health" || path == "/metrics" || path == "/" || path == "/console.js" || path == "/console.css";
+  return path == "/health" || path == "/metrics" || path == "/" || path == "/console.js" ||
+         path == "/console.css";
 }
 
 Status RouteTable::Add(std::string path, Handler handler) {
-  if (path.empty() || path[0] != '/') return Status::InvalidArgument("http: a route's path starts with /", path);
+  if (path.empty() || path[0] != '/')
+    return Status::InvalidArgument("http: a route's path starts with /", path);
   for (const auto& [p, h] : routes_) {
     if (p == path) return Status::InvalidArgument("http: the route is taken", path);
   }
@@ -397,7 +413,7 @@ Status HttpServer::Start(RouteTable routes) {
   engine_->set_keep_alive_max_count(100);
   engine_->set_payload_max_length(0);
   engine_->set_pre_routing_handler([token = token_, is_tls = tls_ != nullptr](const httplib::Request& req,
-                                                                             httplib::Response& res) {
+                                                                              httplib::Response& res) {
     if (req.method != "GET" && req.method != "HEAD") {
       res.status = 405;
       res.set_header("Allow", "GET, HEAD");
@@ -409,7 +425,8 @@ Status HttpServer::Start(RouteTable routes) {
     if (!is_by_header && !SameToken(CookieOf(req.get_header_value("Cookie"), kTokenCookie), token)) {
       res.status = 401;
       res.set_header("WWW-Authenticate", "Bearer realm=\"tarmac\"");
-      res.set_content("a token is needed: Authorization: Bearer TOKEN (the [http] auth file)\n", "text/plain");
+      res.set_content("a token is needed: Authorization: Bearer TOKEN (the [http] auth file)\n",
+                      "text/plain");
       return httplib::Server::HandlerResponse::Handled;
     }
     if (req.path == "/api/v1/login") {
@@ -421,8 +438,8 @@ Status HttpServer::Start(RouteTable routes) {
         res.set_content("show the token in the Authorization header\n", "text/plain");
         return httplib::Server::HandlerResponse::Handled;
       }
-      res.set_header("Set-Cookie", std::string(kTokenCookie) + "=" + token + "; Path=/; HttpOnly; SameSite=Strict" +
-                                          (is_tls ? "; Secure" : ""));
+      res.set_header("Set-Cookie", std::string(kTokenCookie) + "=" + token +
+                                       "; Path=/; HttpOnly; SameSite=Strict" + (is_tls ? "; Secure" : ""));
       res.set_header("Cache-Control", "no-store");
       res.set_content("{\"login\":true}\n", "application/json");
       return httplib::Server::HandlerResponse::Handled;
@@ -434,8 +451,9 @@ Status HttpServer::Start(RouteTable routes) {
     paths += (paths.empty() ? "" : ", ") + path;
     // Paths are literal, not patterns.
     std::string pattern;
-    for (char c : path) pattern += std::isalnum(static_cast<unsigned char>(c)) || c == '/' ? std::string(1, c)
-                                                                                            : std::string("\\") + c;
+    for (char c : path)
+      pattern +=
+          std::isalnum(static_cast<unsigned char>(c)) || c == '/' ? std::string(1, c) : std::string("\\") + c;
     engine_->Get(pattern, [handler = handler](const httplib::Request& req, httplib::Response& res) {
       Request asked;
       asked.path = req.path;
@@ -456,11 +474,12 @@ Status HttpServer::Start(RouteTable routes) {
         // streams share to the socket.
         res.set_header("Cache-Control", "no-store");
         res.set_header("Connection", "close");
-        res.set_content_provider(r.content_type, [stream = std::move(r.stream)](size_t, httplib::DataSink& sink) {
-          StreamToSocket to(sink);
-          stream(to);
-          return false;  // Not served to the end: Serve closes the connection, which ends the body.
-        });
+        res.set_content_provider(
+            r.content_type, [stream = std::move(r.stream)](size_t, httplib::DataSink& sink) {
+              StreamToSocket to(sink);
+              stream(to);
+              return false;  // Not served to the end: Serve closes the connection, which ends the body.
+            });
         return;
       }
       if (r.is_gzip) {
@@ -481,7 +500,8 @@ Status HttpServer::Start(RouteTable routes) {
                                  [answer](size_t offset, size_t length, httplib::DataSink& sink) {
                                    const std::string& head = *answer->head;
                                    if (offset < head.size()) {
-                                     return sink.write(head.data() + offset, std::min(length, head.size() - offset));
+                                     return sink.write(head.data() + offset,
+                                                       std::min(length, head.size() - offset));
                                    }
                                    return sink.write(answer->body.data() + (offset - head.size()), length);
                                  });
@@ -494,7 +514,8 @@ Status HttpServer::Start(RouteTable routes) {
   }
   engine_->set_error_handler([paths](const httplib::Request&, httplib::Response& res) {
     // A route's own 404 keeps its answer; an unknown path names the routes.
-    if (res.status == 404 && res.body.empty()) res.set_content("not found: try " + paths + "\n", "text/plain");
+    if (res.status == 404 && res.body.empty())
+      res.set_content("not found: try " + paths + "\n", "text/plain");
   });
   acceptor_ = std::thread([this] { Accept(); });
   logger_->Log(LogLevel::kInfo, "http: listening on {}metrics", url());
@@ -521,14 +542,17 @@ void HttpServer::Accept() {
       ++same;
       if (oldest_same == waiting.size() || waiting[i].since < waiting[oldest_same].since) oldest_same = i;
     }
-    if (same >= kMaxWaitingPerAddress) close_at(oldest_same);
-    else if (waiting.size() >= kMaxWaiting) close_at(oldest);
+    if (same >= kMaxWaitingPerAddress)
+      close_at(oldest_same);
+    else if (waiting.size() >= kMaxWaiting)
+      close_at(oldest);
     waiting.push_back(std::move(w));
   };
   for (;;) {
     auto now = Clock::now();
     int timeout_ms = 1000;
-    std::vector<pollfd> fds = {{listen_fd_, POLLIN, 0}, {wake_fds_[0], POLLIN, 0}, {return_fds_[0], POLLIN, 0}};
+    std::vector<pollfd> fds = {
+        {listen_fd_, POLLIN, 0}, {wake_fds_[0], POLLIN, 0}, {return_fds_[0], POLLIN, 0}};
     for (const Waiting& w : waiting) {
       fds.push_back({w.fd, w.want, 0});
       auto left = std::chrono::ceil<std::chrono::milliseconds>(w.deadline - now).count();
@@ -625,7 +649,8 @@ std::optional<std::string> HeadRefusal(std::string_view head) {
   if (head_size > kMaxHeadBytes) {
     size_t line_end = head.find("\r\n");
     if (line_end == std::string_view::npos || line_end > kMaxHeadBytes) {
-      return PlainAnswer(414, "URI Too Long", fmt::format("the request line is over {} bytes", kMaxHeadBytes));
+      return PlainAnswer(414, "URI Too Long",
+                         fmt::format("the request line is over {} bytes", kMaxHeadBytes));
     }
     return PlainAnswer(431, "Request Header Fields Too Large",
                        fmt::format("the request's headers are over {} bytes", kMaxHeadBytes));
@@ -633,12 +658,14 @@ std::optional<std::string> HeadRefusal(std::string_view head) {
   if (end == std::string_view::npos) return std::nullopt;  // Not whole yet.
   std::string_view method = head.substr(0, head.find(' '));
   if (method != "GET" && method != "HEAD") {
-    return PlainAnswer(405, "Method Not Allowed", "this server answers GET and HEAD only", "Allow: GET, HEAD\r\n");
+    return PlainAnswer(405, "Method Not Allowed", "this server answers GET and HEAD only",
+                       "Allow: GET, HEAD\r\n");
   }
   std::string_view lines = head.substr(0, end);
   for (size_t at = lines.find("\r\n"); at != std::string_view::npos;) {
     size_t next = lines.find("\r\n", at + 2);
-    std::string_view line = lines.substr(at + 2, next == std::string_view::npos ? std::string_view::npos : next - at - 2);
+    std::string_view line =
+        lines.substr(at + 2, next == std::string_view::npos ? std::string_view::npos : next - at - 2);
     at = next;
     size_t colon = line.find(':');
     if (colon == std::string_view::npos) continue;
@@ -646,7 +673,8 @@ std::optional<std::string> HeadRefusal(std::string_view head) {
     std::string_view value = line.substr(colon + 1);
     while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
     while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
-    if (SameNameIgnoringCase(name, "transfer-encoding") || (SameNameIgnoringCase(name, "content-length") && value != "0")) {
+    if (SameNameIgnoringCase(name, "transfer-encoding") ||
+        (SameNameIgnoringCase(name, "content-length") && value != "0")) {
       return PlainAnswer(400, "Bad Request", "a request to this server carries no body (GET and HEAD only)");
     }
   }
@@ -687,7 +715,8 @@ void HttpServer::Work() {
     {
       MutexLock lock(&mu_);
       ++idle_workers_;
-      lock.Wait(ready_, [this]() REQUIRES(mu_) { return is_stopping_ || !priority_.empty() || !pending_.empty(); });
+      lock.Wait(ready_,
+                [this]() REQUIRES(mu_) { return is_stopping_ || !priority_.empty() || !pending_.empty(); });
       --idle_workers_;
       if (is_stopping_) return;
       std::deque<Waiting>& from = priority_.empty() ? pending_ : priority_;

@@ -36,15 +36,15 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <string>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
 
 #include "common/log.h"
-#include "common/result.h"
 #include "common/mutex.h"
+#include "common/result.h"
 
 namespace tarmac::http {
 
@@ -201,10 +201,10 @@ class HttpServer {
     std::string head;  // Read so far.
     std::chrono::steady_clock::time_point deadline;
     std::chrono::steady_clock::time_point since;
-    std::string peer;  // Its address, for the per-address budget.
-    int served = 0;    // Requests answered on it.
+    std::string peer;                           // Its address, for the per-address budget.
+    int served = 0;                             // Requests answered on it.
     std::shared_ptr<TlsSession> tls = nullptr;  // HTTPS: its session.
-    short want = POLLIN;                         // What to poll it for (POLLOUT mid-handshake).
+    short want = POLLIN;                        // What to poll it for (POLLOUT mid-handshake).
   };
   // Reads what has arrived of `w`'s head (the handshake first, for TLS),
   // never blocking. False when the connection is closed or broken.
@@ -219,7 +219,7 @@ class HttpServer {
   void Serve(Waiting w);
 
   HttpOptions options_;
-  std::string token_;  // From options_.auth_file; empty: none asked.
+  std::string token_;                // From options_.auth_file; empty: none asked.
   std::unique_ptr<TlsContext> tls_;  // From tls_cert and tls_key; null: plain HTTP.
   RouteTable routes_;
   Logger* logger_;

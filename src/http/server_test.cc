@@ -3,8 +3,10 @@
 // HttpServer on a real loopback socket, read by cpp-httplib's client: an
 // answer with a shared head arrives whole (head, then body) however it is
 // asked for: plain, over one keep-alive connection, compressed, or HEAD.
-#include <gtest/gtest.h>
+#include "http/server.h"
+
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <httplib.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -13,8 +15,6 @@
 
 #include <thread>
 #include <vector>
-
-#include "http/server.h"
 
 namespace tarmac::http {
 namespace {
@@ -34,13 +34,14 @@ class HttpServerTest : public ::testing::Test {
     options.listen = "127.0.0.1:0";
     server_ = std::make_unique<HttpServer>(options, &logger_);
     RouteTable routes;
-    ASSERT_TRUE(routes
-                    .Add("/page",
-                         [this] {
-                           ++answers_;
-                           return Response{200, "text/plain", "tail " + std::to_string(answers_) + "\n", head_};
-                         })
-                    .ok());
+    ASSERT_TRUE(
+        routes
+            .Add("/page",
+                 [this] {
+                   ++answers_;
+                   return Response{200, "text/plain", "tail " + std::to_string(answers_) + "\n", head_};
+                 })
+            .ok());
     ASSERT_TRUE(routes.Add("/plain", [] { return Response{200, "text/plain", "just a body\n"}; }).ok());
     ASSERT_TRUE(server_->Start(std::move(routes)).ok());
   }
@@ -84,7 +85,8 @@ TEST_F(HttpServerTest, HeadSaysTheLengthAndSendsNoBody) {
   httplib::Result res = client.Head("/page");
   ASSERT_TRUE(res) << httplib::to_string(res.error());
   EXPECT_EQ(res->status, 200);
-  EXPECT_EQ(res->get_header_value("Content-Length"), std::to_string(head_->size() + std::string("tail 1\n").size()));
+  EXPECT_EQ(res->get_header_value("Content-Length"),
+            std::to_string(head_->size() + std::string("tail 1\n").size()));
   EXPECT_TRUE(res->body.empty());
   // The connection is still good for a GET after it.
   httplib::Result get = client.Get("/page");
@@ -135,7 +137,8 @@ TEST_F(HttpServerTest, RegressionOversizedHeadsAreAnsweredAndClosedNotDropped) {
   std::string many = "GET /plain HTTP/1.1\r\n";
   for (int i = 0; i < 10000; ++i) many += "X-H" + std::to_string(i) + ": v\r\n";
   many += "\r\n";
-  for (auto [request, status] : {std::pair{long_query, "414"}, std::pair{long_header, "431"}, std::pair{many, "431"}}) {
+  for (auto [request, status] :
+       {std::pair{long_query, "414"}, std::pair{long_header, "431"}, std::pair{many, "431"}}) {
     int fd = SlowClient(server_->port(), "");
     // Sent from a thread: the server stops reading once it has answered.
     std::thread sender([fd, text = request] { ::send(fd, text.data(), text.size(), MSG_NOSIGNAL); });
@@ -155,11 +158,12 @@ TEST_F(HttpServerTest, RegressionAGetWithABodyIsRefusedNotReadAsAnotherRequest) 
   EXPECT_EQ(answer.rfind("HTTP/1.1 400", 0), 0u) << answer;
   EXPECT_EQ(CountOf(answer, "HTTP/1.1 "), 1u) << answer;
   EXPECT_EQ(answers_.load(), 0);  // /page was never served.
-  answer = ReadToClose(SlowClient(server_->port(), "GET /plain HTTP/1.1\r\nHost: x\r\ncontent-length: 3\r\n\r\nabc"));
+  answer = ReadToClose(
+      SlowClient(server_->port(), "GET /plain HTTP/1.1\r\nHost: x\r\ncontent-length: 3\r\n\r\nabc"));
   EXPECT_EQ(answer.rfind("HTTP/1.1 400", 0), 0u) << answer;
   // Content-Length: 0 is no body: served.
-  answer = ReadToClose(
-      SlowClient(server_->port(), "GET /plain HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"));
+  answer = ReadToClose(SlowClient(
+      server_->port(), "GET /plain HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"));
   EXPECT_EQ(answer.rfind("HTTP/1.1 200", 0), 0u) << answer;
   EXPECT_NE(answer.find("just a body"), std::string::npos) << answer;
 }

@@ -16,7 +16,8 @@ namespace tarmac::http {
 namespace {
 
 TEST(ListenRuleTest, LoopbackIsOnlyThisMachine) {
-  for (const char* host : {"127.0.0.1", "127.1.2.3", "::1", "localhost"}) EXPECT_TRUE(IsLoopbackHost(host)) << host;
+  for (const char* host : {"127.0.0.1", "127.1.2.3", "::1", "localhost"})
+    EXPECT_TRUE(IsLoopbackHost(host)) << host;
   for (const char* host : {"", "0.0.0.0", "::", "10.0.0.7", "128.0.0.1", "127.0.0.1.evil", "localhost."}) {
     EXPECT_FALSE(IsLoopbackHost(host)) << host;
   }
@@ -63,31 +64,41 @@ class StreamServerTest : public ::testing::Test {
     options.listen = "127.0.0.1:0";
     server_ = std::make_unique<HttpServer>(options, &logger_);
     RouteTable routes;
-    ASSERT_TRUE(routes.Add("/echo", [](const Request& asked) {
-                        return Response{200, "text/plain", asked.Param("name", "(none)") + " " + asked.path};
-                      }).ok());
+    ASSERT_TRUE(
+        routes
+            .Add("/echo",
+                 [](const Request& asked) {
+                   return Response{200, "text/plain", asked.Param("name", "(none)") + " " + asked.path};
+                 })
+            .ok());
     // Three events, then the answer ends.
-    ASSERT_TRUE(routes.Add("/three", [] {
-                        Response r{200, "text/event-stream", "ignored"};
-                        r.stream = [](StreamSink& sink) {
-                          for (int i = 1; i <= 3; ++i) {
-                            if (!sink.Write("data: " + std::to_string(i) + "\n\n")) return;
-                          }
-                        };
-                        return r;
-                      }).ok());
+    ASSERT_TRUE(routes
+                    .Add("/three",
+                         [] {
+                           Response r{200, "text/event-stream", "ignored"};
+                           r.stream = [](StreamSink& sink) {
+                             for (int i = 1; i <= 3; ++i) {
+                               if (!sink.Write("data: " + std::to_string(i) + "\n\n")) return;
+                             }
+                           };
+                           return r;
+                         })
+                    .ok());
     // Writes until the server stops or the client leaves.
-    ASSERT_TRUE(routes.Add("/forever", [this] {
-                        Response r{200, "text/event-stream", ""};
-                        r.stream = [this](StreamSink& sink) {
-                          ++streaming_;
-                          while (sink.is_open() && sink.Write("data: x\n\n")) {
-                            std::this_thread::sleep_for(std::chrono::milliseconds(20));
-                          }
-                          --streaming_;
-                        };
-                        return r;
-                      }).ok());
+    ASSERT_TRUE(routes
+                    .Add("/forever",
+                         [this] {
+                           Response r{200, "text/event-stream", ""};
+                           r.stream = [this](StreamSink& sink) {
+                             ++streaming_;
+                             while (sink.is_open() && sink.Write("data: x\n\n")) {
+                               std::this_thread::sleep_for(std::chrono::milliseconds(20));
+                             }
+                             --streaming_;
+                           };
+                           return r;
+                         })
+                    .ok());
     ASSERT_TRUE(server_->Start(std::move(routes)).ok());
   }
 
@@ -109,11 +120,11 @@ TEST_F(StreamServerTest, AHandlerReadsTheQueryParameters) {
 TEST_F(StreamServerTest, AStreamIsSentUncompressedAsItIsWrittenAndEndsWithTheConnection) {
   httplib::Client client("127.0.0.1", server_->port());
   std::vector<std::string> chunks;
-  httplib::Result r = client.Get("/three", {{"Accept-Encoding", "gzip"}},
-                                 [&](const char* data, size_t length) {
-                                   chunks.emplace_back(data, length);
-                                   return true;
-                                 });
+  httplib::Result r =
+      client.Get("/three", {{"Accept-Encoding", "gzip"}}, [&](const char* data, size_t length) {
+        chunks.emplace_back(data, length);
+        return true;
+      });
   ASSERT_TRUE(r);
   EXPECT_EQ(r->get_header_value("Content-Type"), "text/event-stream");
   // No length and no chunks: the body is what the stream wrote, up to the

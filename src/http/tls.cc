@@ -27,13 +27,16 @@ Result<std::string> ReadPem(const char* key, const std::string& path) {
     return Status::FailedPrecondition(fmt::format("http: [http] {}: an absolute path", key), path);
   }
   Result<std::string> text = ReadForeignFile(path, {.max_bytes = 1 << 20, .follow_final_link = true});
-  if (!text.ok()) return Status::FailedPrecondition(fmt::format("http: [http] {}: cannot read it", key), text.status().ToString());
+  if (!text.ok())
+    return Status::FailedPrecondition(fmt::format("http: [http] {}: cannot read it", key),
+                                      text.status().ToString());
   return text;
 }
 
 }  // namespace
 
-Result<std::unique_ptr<TlsContext>> TlsContext::Load(const std::string& cert_file, const std::string& key_file) {
+Result<std::unique_ptr<TlsContext>> TlsContext::Load(const std::string& cert_file,
+                                                     const std::string& key_file) {
   Result<std::string> cert = ReadPem("tls_cert", cert_file);
   if (!cert.ok()) return cert.status();
   Result<std::string> key = ReadPem("tls_key", key_file);
@@ -68,15 +71,16 @@ Result<std::unique_ptr<TlsContext>> TlsContext::Load(const std::string& cert_fil
   EVP_PKEY* pkey = PEM_read_bio_PrivateKey(bio, nullptr, nullptr, nullptr);
   BIO_free(bio);
   if (pkey == nullptr) {
-    return Status::FailedPrecondition(fmt::format("http: [http] tls_key {}: no PEM private key (unencrypted)", key_file),
-                                      OpenSslReason());
+    return Status::FailedPrecondition(
+        fmt::format("http: [http] tls_key {}: no PEM private key (unencrypted)", key_file), OpenSslReason());
   }
   // OpenSSL checks here that the key is the certificate's.
   is_loaded = SSL_CTX_use_PrivateKey(ctx, pkey) == 1 && SSL_CTX_check_private_key(ctx) == 1;
   EVP_PKEY_free(pkey);
   if (!is_loaded) {
     return Status::FailedPrecondition(
-        fmt::format("http: [http] tls_key {} is not the key of tls_cert {}", key_file, cert_file), OpenSslReason());
+        fmt::format("http: [http] tls_key {} is not the key of tls_cert {}", key_file, cert_file),
+        OpenSslReason());
   }
   return out;
 }

@@ -3,6 +3,8 @@
 // HttpServer over TLS ([http] tls_cert and tls_key) on a real loopback
 // socket, with certificates made by the openssl program for each test and
 // a real TLS client (cpp-httplib's, OpenSSL underneath) that verifies them.
+#include "http/tls.h"
+
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -14,7 +16,6 @@
 #include <thread>
 
 #include "http/server.h"
-#include "http/tls.h"
 #include "testutil/testutil.h"
 
 namespace tarmac::http {
@@ -23,10 +24,10 @@ namespace {
 // A self-signed certificate for 127.0.0.1 and its key, as PEM files in
 // `dir`; returns false when openssl could not make them.
 bool MakeCertificate(const testing::TempDir& dir, const std::string& name) {
-  std::string command = "openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 "
-                        "-addext subjectAltName=IP:127.0.0.1 -keyout '" +
-                        dir.path() + "/" + name + ".key' -out '" + dir.path() + "/" + name +
-                        ".crt' >/dev/null 2>&1";
+  std::string command =
+      "openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 "
+      "-addext subjectAltName=IP:127.0.0.1 -keyout '" +
+      dir.path() + "/" + name + ".key' -out '" + dir.path() + "/" + name + ".crt' >/dev/null 2>&1";
   return std::system(command.c_str()) == 0;
 }
 
@@ -42,13 +43,16 @@ class TlsServerTest : public ::testing::Test {
   void Start() {
     RouteTable routes;
     ASSERT_TRUE(routes.Add("/hello", [] { return Response{200, "text/plain", "hello over TLS\n"}; }).ok());
-    ASSERT_TRUE(routes.Add("/stream", [] {
-                        Response r{200, "text/event-stream", ""};
-                        r.stream = [](StreamSink& sink) {
-                          for (int i = 0; i < 3; ++i) sink.Write("data: " + std::to_string(i) + "\n\n");
-                        };
-                        return r;
-                      }).ok());
+    ASSERT_TRUE(routes
+                    .Add("/stream",
+                         [] {
+                           Response r{200, "text/event-stream", ""};
+                           r.stream = [](StreamSink& sink) {
+                             for (int i = 0; i < 3; ++i) sink.Write("data: " + std::to_string(i) + "\n\n");
+                           };
+                           return r;
+                         })
+                    .ok());
     server_ = std::make_unique<HttpServer>(options_, &logger_);
     Status s = server_->Start(std::move(routes));
     ASSERT_TRUE(s.ok()) << s.ToString();
@@ -173,7 +177,8 @@ TEST_F(TlsServerTest, BadCertificatesAndKeysStopTheStartSayingWhich) {
   };
   Status mismatched = bind(dir_.path() + "/a.crt", dir_.path() + "/other.key");
   EXPECT_EQ(mismatched.code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(mismatched.ToString().find("is not the key of tls_cert"), std::string::npos) << mismatched.ToString();
+  EXPECT_NE(mismatched.ToString().find("is not the key of tls_cert"), std::string::npos)
+      << mismatched.ToString();
   Status missing = bind(dir_.path() + "/none.crt", dir_.path() + "/a.key");
   EXPECT_NE(missing.ToString().find("tls_cert: cannot read it"), std::string::npos) << missing.ToString();
   Status garbage = bind(dir_.Write("garbage.crt", "not a certificate\n"), dir_.path() + "/a.key");

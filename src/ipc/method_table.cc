@@ -10,7 +10,7 @@ namespace tarmac::ipc {
 Status MethodTable::Add(std::string name, MethodHandler handler) {
   return AddDeferring(std::move(name),
                       [handler = std::move(handler)](const Request& request, const PeerCredentials& peer,
-                                                    const Reply&) -> std::optional<std::string> {
+                                                     const Reply&) -> std::optional<std::string> {
                         return handler(request, peer);
                       });
 }

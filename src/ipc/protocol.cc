@@ -3,7 +3,6 @@
 
 #include <fmt/format.h>
 
-
 namespace tarmac::ipc {
 
 using nlohmann::json;
@@ -77,7 +76,8 @@ Result<json> DecodeResponse(std::string_view line) {
   if (j["ok"] == true && j.contains("result")) return j["result"];
   std::string code = j.value("/error/code"_json_pointer, std::string("unknown"));
   std::string message = j.value("/error/message"_json_pointer, std::string("(no message)"));
-  if (code == kErrorBusy || code == kErrorUnavailable) return Status::Unavailable(fmt::format("agent: {}", message));
+  if (code == kErrorBusy || code == kErrorUnavailable)
+    return Status::Unavailable(fmt::format("agent: {}", message));
   if (code == kErrorNotFound) return Status::NotFound(message);
   if (code == kErrorPermissionDenied) return Status::PermissionDenied(message);
   if (code == kErrorNoFit) return Status::ResourceExhausted(message);

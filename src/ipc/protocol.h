@@ -13,8 +13,8 @@
 #include <sys/types.h>
 
 #include <cstdint>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 

@@ -28,13 +28,13 @@ TEST(ProtocolTest, MalformedRequestsGetStructuredErrors) {
     const char* line;
     const char* code;
   };
-  for (const Case& c : {Case{"garbage", kErrorBadRequest}, Case{"[1,2]", kErrorBadRequest},
-                        Case{R"({"method":"status"})", kErrorBadRequest},
-                        Case{R"({"v":2,"method":"status"})", kErrorUnsupportedVersion},
-                        Case{R"({"v":1})", kErrorBadRequest},
-                        Case{R"({"v":1,"method":"status","params":[1]})", kErrorBadRequest},
-                        Case{R"({"v":1,"id":{"x":1},"method":"status"})", kErrorBadRequest},
-                        Case{"\xff\xfe\x00", kErrorBadRequest}}) {
+  for (const Case& c :
+       {Case{"garbage", kErrorBadRequest}, Case{"[1,2]", kErrorBadRequest},
+        Case{R"({"method":"status"})", kErrorBadRequest},
+        Case{R"({"v":2,"method":"status"})", kErrorUnsupportedVersion}, Case{R"({"v":1})", kErrorBadRequest},
+        Case{R"({"v":1,"method":"status","params":[1]})", kErrorBadRequest},
+        Case{R"({"v":1,"id":{"x":1},"method":"status"})", kErrorBadRequest},
+        Case{"\xff\xfe\x00", kErrorBadRequest}}) {
     Decoded d = DecodeRequest(c.line);
     EXPECT_FALSE(d.ok) << c.line;
     json r = Parse(d.error_response);

@@ -1,20 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ipc/unix_server.h"
-#include "common/clock.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fmt/format.h>
-#include <algorithm>
 #include <list>
 #include <vector>
+
+#include "common/clock.h"
 
 namespace tarmac::ipc {
 namespace {
@@ -28,7 +29,7 @@ struct Connection {
   std::string out;
   steady_clock::time_point last_activity;
   bool close_after_flush = false;
-  bool is_peer_closed = false;  // The client shut down its side.
+  bool is_peer_closed = false;           // The client shut down its side.
   std::shared_ptr<Reply::Slot> pending;  // An answer owed later, while set.
 };
 
@@ -56,7 +57,8 @@ Result<sockaddr_un> Address(const std::string& path) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   if (path.empty() || path.size() >= sizeof addr.sun_path) {
-    return Status::InvalidArgument(fmt::format("socket path must be 1 to {} bytes", sizeof addr.sun_path - 1), path);
+    return Status::InvalidArgument(fmt::format("socket path must be 1 to {} bytes", sizeof addr.sun_path - 1),
+                                   path);
   }
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
   return addr;
@@ -248,7 +250,8 @@ void UnixServer::Loop(std::stop_token stop) {
       if (revents & (POLLHUP | POLLERR)) is_gone = is_gone || (c.pending && c.is_peer_closed);
       if (!is_gone && c.pending) {
         // Waiting for a deferred answer: no idle timeout.
-      } else if (!is_gone && c.in.empty() && c.out.empty() && now - c.last_activity > options_.request_timeout) {
+      } else if (!is_gone && c.in.empty() && c.out.empty() &&
+                 now - c.last_activity > options_.request_timeout) {
         is_gone = true;
         MutexLock lock(&mu_);
         stats_.timed_out++;
@@ -281,9 +284,9 @@ void UnixServer::Loop(std::stop_token stop) {
         MutexLock lock(&mu_);
         if (static_cast<int>(connections.size()) >= options_.max_connections) {
           // Back-pressure: say why, then close; never queue without bound.
-          c.out = EncodeError(nullptr, kErrorBusy,
-                              fmt::format("the agent serves at most {} clients at once; retry",
-                                          options_.max_connections));
+          c.out = EncodeError(
+              nullptr, kErrorBusy,
+              fmt::format("the agent serves at most {} clients at once; retry", options_.max_connections));
           Flush(c);
           ::close(fd);
           stats_.refused_busy++;
@@ -315,7 +318,8 @@ Result<nlohmann::json> CallAgent(const std::string& socket_path, const Request& 
     int err = errno;
     ::close(fd);
     if (err == ENOENT || err == ECONNREFUSED || err == ENOTDIR) {
-      return Status::FailedPrecondition(fmt::format("agent: no agent at {}", socket_path), std::strerror(err));
+      return Status::FailedPrecondition(fmt::format("agent: no agent at {}", socket_path),
+                                        std::strerror(err));
     }
     return Status::Unavailable(fmt::format("agent: {} did not take the connection", socket_path),
                                std::strerror(err));

@@ -19,10 +19,10 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/mutex.h"
 #include "common/result.h"
 #include "ipc/protocol.h"
 #include "ipc/reply.h"
-#include "common/mutex.h"
 
 namespace tarmac::ipc {
 
@@ -58,8 +58,8 @@ class UnixServer {
   // nothing when the answer comes later through `reply` (reply.h). Until it
   // does, the connection stays open without the idle timeout, and further
   // lines on it wait their turn.
-  using Handler = std::function<std::optional<std::string>(const std::string& line, const PeerCredentials& peer,
-                                                           const Reply& reply)>;
+  using Handler = std::function<std::optional<std::string>(const std::string& line,
+                                                           const PeerCredentials& peer, const Reply& reply)>;
 
   UnixServer(ServerOptions options, Handler handler, Clock* clock, Logger* logger);
   ~UnixServer();

@@ -49,7 +49,8 @@ class UnixServerTest : public ::testing::Test {
           if (d.request.method != "hello") {
             return EncodeError(d.request.id, kErrorUnknownMethod, "only hello, later and hold here");
           }
-          return EncodeResult(d.request.id, json{{"peer", {{"pid", peer.pid}, {"uid", peer.uid}, {"gid", peer.gid}}}});
+          return EncodeResult(d.request.id,
+                              json{{"peer", {{"pid", peer.pid}, {"uid", peer.uid}, {"gid", peer.gid}}}});
         },
         RealClock(), &logger_);
     ASSERT_TRUE(server_->Start().ok());
@@ -87,7 +88,8 @@ class UnixServerTest : public ::testing::Test {
     return owed_;
   }
   Reply WaitOwed(size_t n) {
-    for (int i = 0; i < 500 && Owed().size() < n; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    for (int i = 0; i < 500 && Owed().size() < n; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
     std::vector<Reply> owed = Owed();
     return owed.size() >= n ? owed[n - 1] : Reply();
   }
@@ -157,7 +159,7 @@ TEST_F(UnixServerTest, SilentAndHalfOpenClientsAreDroppedWithoutBlockingOthers) 
   Send(partial, "{\"v\":1,\"meth");
   // Others are served meanwhile.
   EXPECT_TRUE(CallAgent(path_, Request{1, 1, "hello", json::object()}, std::chrono::seconds(5)).ok());
-  EXPECT_EQ(ReadLine(silent), "");   // Dropped after the timeout.
+  EXPECT_EQ(ReadLine(silent), "");  // Dropped after the timeout.
   EXPECT_EQ(ReadLine(partial), "");
   close(silent);
   close(partial);
@@ -244,8 +246,10 @@ TEST_F(UnixServerTest, FiveHundredConcurrentClientsAreAllAnsweredOrRefused) {
 TEST_F(UnixServerTest, StaleSocketIsReplacedButALiveOneIsNot) {
   StartServer({});
   // A second server on the same path must refuse while the first serves.
-  UnixServer second(ServerOptions{path_}, [](const std::string&, const PeerCredentials&, const Reply&) { return std::optional<std::string>(""); },
-                    RealClock(), &logger_);
+  UnixServer second(
+      ServerOptions{path_},
+      [](const std::string&, const PeerCredentials&, const Reply&) { return std::optional<std::string>(""); },
+      RealClock(), &logger_);
   Status s = second.Start();
   EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(s.message().find("another agent"), std::string::npos);
@@ -257,8 +261,10 @@ TEST_F(UnixServerTest, StaleSocketIsReplacedButALiveOneIsNot) {
   std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path_.c_str());
   ASSERT_EQ(bind(stale, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
   close(stale);  // Leaves the file, as SIGKILL does.
-  UnixServer third(ServerOptions{path_}, [](const std::string&, const PeerCredentials&, const Reply&) { return std::optional<std::string>(""); },
-                   RealClock(), &logger_);
+  UnixServer third(
+      ServerOptions{path_},
+      [](const std::string&, const PeerCredentials&, const Reply&) { return std::optional<std::string>(""); },
+      RealClock(), &logger_);
   EXPECT_TRUE(third.Start().ok());
 }
 
@@ -287,7 +293,8 @@ TEST_F(UnixServerTest, ADeferredAnswerArrivesWhenSentAndOutlivesTheIdleTimeout) 
 TEST_F(UnixServerTest, LinesAfterADeferredOneWaitTheirTurn) {
   StartServer({});
   int fd = Connect();
-  Send(fd, EncodeRequest(Request{1, 1, "later", json::object()}) + EncodeRequest(Request{1, 2, "hello", json::object()}));
+  Send(fd, EncodeRequest(Request{1, 1, "later", json::object()}) +
+               EncodeRequest(Request{1, 2, "hello", json::object()}));
   Reply reply = WaitOwed(1);
   reply.Send(EncodeResult(json(1), json{{"first", true}}));
   Result<json> first = DecodeResponse(ReadLine(fd));

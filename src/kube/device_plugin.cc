@@ -70,7 +70,8 @@ class DevicePlugin::Service final : public v1beta1::DevicePlugin::Service {
     }
   }
 
-  grpc::Status GetPreferredAllocation(grpc::ServerContext*, const v1beta1::PreferredAllocationRequest* request,
+  grpc::Status GetPreferredAllocation(grpc::ServerContext*,
+                                      const v1beta1::PreferredAllocationRequest* request,
                                       v1beta1::PreferredAllocationResponse* out) override {
     std::shared_ptr<const fleet::Snapshot> snapshot = plugin_->hooks_.latest();
     for (const v1beta1::ContainerPreferredAllocationRequest& r : request->container_requests()) {
@@ -98,7 +99,8 @@ class DevicePlugin::Service final : public v1beta1::DevicePlugin::Service {
     }
     const KubeOptions& o = plugin_->options_;
     for (const v1beta1::ContainerAllocateRequest& c : request->container_requests()) {
-      if (c.devices_ids().empty()) return {grpc::StatusCode::INVALID_ARGUMENT, "a container request names no device"};
+      if (c.devices_ids().empty())
+        return {grpc::StatusCode::INVALID_ARGUMENT, "a container request names no device"};
       for (const std::string& id : c.devices_ids()) {
         auto it = known.find(id);
         if (it == known.end()) {
@@ -123,7 +125,8 @@ class DevicePlugin::Service final : public v1beta1::DevicePlugin::Service {
       if (o.is_cdi) {
         for (const std::string& id : ids) answer->add_cdi_devices()->set_name(o.cdi_kind + "=" + id);
       } else {
-        (*answer->mutable_envs())[std::string(nvidia::kContainerVisibleDevicesVariable)] = Joined(c.devices_ids());
+        (*answer->mutable_envs())[std::string(nvidia::kContainerVisibleDevicesVariable)] =
+            Joined(c.devices_ids());
       }
     }
     return grpc::Status::OK;
@@ -139,7 +142,9 @@ class DevicePlugin::Service final : public v1beta1::DevicePlugin::Service {
 };
 
 DevicePlugin::DevicePlugin(KubeOptions options, DevicePluginHooks hooks, Logger* logger)
-    : options_(std::move(options)), hooks_(std::move(hooks)), logger_(logger),
+    : options_(std::move(options)),
+      hooks_(std::move(hooks)),
+      logger_(logger),
       service_(std::make_unique<Service>(this)) {}
 
 DevicePlugin::~DevicePlugin() { Stop(); }
@@ -169,11 +174,12 @@ void DevicePlugin::SetDevices(std::vector<PluginDevice> devices) {
     MutexLock lock(&mu_);
     if (version_ != 0 && devices == devices_) return;
     for (const PluginDevice& d : devices) {
-      auto before = std::find_if(devices_.begin(), devices_.end(), [&](const PluginDevice& b) { return b.id == d.id; });
+      auto before =
+          std::find_if(devices_.begin(), devices_.end(), [&](const PluginDevice& b) { return b.id == d.id; });
       bool was_healthy = before == devices_.end() || before->is_healthy;
       if (was_healthy != d.is_healthy) {
-        logger_->Log(d.is_healthy ? LogLevel::kInfo : LogLevel::kWarning, "kubernetes: device {} is {}{}", d.id,
-                     d.is_healthy ? "Healthy again" : "Unhealthy: ", d.why_unhealthy);
+        logger_->Log(d.is_healthy ? LogLevel::kInfo : LogLevel::kWarning, "kubernetes: device {} is {}{}",
+                     d.id, d.is_healthy ? "Healthy again" : "Unhealthy: ", d.why_unhealthy);
       }
     }
     devices_ = std::move(devices);
@@ -265,7 +271,8 @@ Status DevicePlugin::Session(std::stop_token stop) {
     problem_.clear();
     ++registrations_;
   }
-  logger_->Log(LogLevel::kInfo, "kubernetes: registered {} with the kubelet, serving {}", options_.resource_name, socket);
+  logger_->Log(LogLevel::kInfo, "kubernetes: registered {} with the kubelet, serving {}",
+               options_.resource_name, socket);
   if (hooks_.record_event) {
     hooks_.record_event("kube_plugin_registered", fmt::format("{} on {}", options_.resource_name, socket));
   }
@@ -279,7 +286,8 @@ Status DevicePlugin::Session(std::stop_token stop) {
     }
     if (stop.stop_requested()) break;
     if (InodeOf(socket) != own_inode || InodeOf(kubelet) != kubelet_inode) {
-      logger_->Log(LogLevel::kInfo, "kubernetes: the kubelet restarted (its sockets changed); registering again");
+      logger_->Log(LogLevel::kInfo,
+                   "kubernetes: the kubelet restarted (its sockets changed); registering again");
       shut();
       return Status::OK();
     }

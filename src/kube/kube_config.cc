@@ -10,11 +10,13 @@ namespace {
 // "vendor-domain/resource", as the kubelet accepts an extended resource.
 bool IsResourceName(const std::string& name) {
   size_t slash = name.find('/');
-  if (slash == std::string::npos || slash == 0 || slash + 1 == name.size() || name.find('/', slash + 1) != std::string::npos) {
+  if (slash == std::string::npos || slash == 0 || slash + 1 == name.size() ||
+      name.find('/', slash + 1) != std::string::npos) {
     return false;
   }
-  return std::all_of(name.begin(), name.end(),
-                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_' || c == '/'; });
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_' || c == '/';
+  });
 }
 
 }  // namespace
@@ -51,7 +53,8 @@ void ReadKubernetesSection(ConfigSection& section, KubeOptions* out) {
   }
   section.Interval("pod_resources_interval", std::chrono::seconds(1), std::chrono::minutes(10),
                    &out->pod_resources_interval);
-  section.Interval("kubelet_timeout", std::chrono::milliseconds(100), std::chrono::seconds(30), &out->kubelet_timeout);
+  section.Interval("kubelet_timeout", std::chrono::milliseconds(100), std::chrono::seconds(30),
+                   &out->kubelet_timeout);
   section.Bool("cdi", &out->is_cdi);
   section.String("cdi_kind", &out->cdi_kind);
   std::string strategy = out->mig_strategy;

@@ -14,7 +14,7 @@ namespace tarmac::kube {
 
 struct KubeOptions {
   bool is_enabled = false;                                            // enabled
-  std::string resource_name = "nvidia.com/gpu";                      // resource_name: vendor-domain/resource
+  std::string resource_name = "nvidia.com/gpu";                       // resource_name: vendor-domain/resource
   std::string device_plugin_dir = "/var/lib/kubelet/device-plugins";  // device_plugin_dir
   std::string endpoint = "tarmac-gpu.sock";                           // endpoint: socket file name in it
   std::string pod_resources_socket = "/var/lib/kubelet/pod-resources/kubelet.sock";  // pod_resources_socket

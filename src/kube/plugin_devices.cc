@@ -20,7 +20,8 @@ bool IsKeptFromPods(const fleet::GpuLease& l) {
 
 }  // namespace
 
-std::vector<PluginDevice> DevicesOf(const fleet::FleetView& fleet, const std::map<int, fleet::GpuLease>& leases,
+std::vector<PluginDevice> DevicesOf(const fleet::FleetView& fleet,
+                                    const std::map<int, fleet::GpuLease>& leases,
                                     const std::set<int>& critical_gpus) {
   std::vector<PluginDevice> devices;
   if (!fleet.backend_error.empty()) return devices;
@@ -59,7 +60,8 @@ std::map<std::string, std::vector<PluginDevice>> DevicesByResource(
       auto l = mig_leases.find(m.uuid);
       if (!whole[i].is_healthy || l == mig_leases.end()) continue;
       whole[i].is_healthy = false;
-      whole[i].why_unhealthy = fmt::format("its MIG instance {} is in lease {} of {}", m.uuid, l->second.id, l->second.user);
+      whole[i].why_unhealthy =
+          fmt::format("its MIG instance {} is in lease {} of {}", m.uuid, l->second.id, l->second.user);
     }
   }
   out[resource_name];
@@ -82,17 +84,20 @@ std::map<std::string, std::vector<PluginDevice>> DevicesByResource(
       // GPU so (that is each instance's own question, below).
       bool is_gpu_down = !whole[i].is_healthy && whole[i].why_unhealthy.rfind("its MIG instance ", 0) != 0;
       d.why_unhealthy = is_gpu_down ? whole[i].why_unhealthy : std::string();
-      if (auto l = mig_leases.find(m.uuid); d.why_unhealthy.empty() && l != mig_leases.end() && IsKeptFromPods(l->second)) {
+      if (auto l = mig_leases.find(m.uuid);
+          d.why_unhealthy.empty() && l != mig_leases.end() && IsKeptFromPods(l->second)) {
         d.why_unhealthy = fmt::format("in tarmac lease {} of {}", l->second.id, l->second.user);
       }
       d.is_healthy = d.why_unhealthy.empty();
-      out[strategy == "mixed" ? MigResourceName(resource_name, m.profile) : resource_name].push_back(std::move(d));
+      out[strategy == "mixed" ? MigResourceName(resource_name, m.profile) : resource_name].push_back(
+          std::move(d));
     }
   }
   return out;
 }
 
-std::vector<std::string> PreferredDevices(const fleet::FleetView& fleet, const std::vector<std::string>& available,
+std::vector<std::string> PreferredDevices(const fleet::FleetView& fleet,
+                                          const std::vector<std::string>& available,
                                           const std::vector<std::string>& must_include, int size) {
   std::vector<sched::GpuSlot> slots = sched::SlotsOf(fleet);
   std::map<std::string, size_t> by_uuid;
@@ -106,8 +111,8 @@ std::vector<std::string> PreferredDevices(const fleet::FleetView& fleet, const s
   if (wanted <= 0) return chosen;
   // Placement sees only the offered GPUs not yet chosen as free.
   for (sched::GpuSlot& s : slots) {
-    bool is_offered = offered.count(s.uuid) != 0 &&
-                      std::find(chosen.begin(), chosen.end(), s.uuid) == chosen.end();
+    bool is_offered =
+        offered.count(s.uuid) != 0 && std::find(chosen.begin(), chosen.end(), s.uuid) == chosen.end();
     s.is_healthy = is_offered;
     s.memory_total_bytes = 0;
   }

@@ -38,7 +38,8 @@ struct PluginDevice {
 // The devices of `fleet` (none while the driver cannot be read). `leases`:
 // the agent's lease on each GPU index; `critical_gpus`: GPU indices with a
 // critical doctor finding.
-std::vector<PluginDevice> DevicesOf(const fleet::FleetView& fleet, const std::map<int, fleet::GpuLease>& leases,
+std::vector<PluginDevice> DevicesOf(const fleet::FleetView& fleet,
+                                    const std::map<int, fleet::GpuLease>& leases,
                                     const std::set<int>& critical_gpus);
 
 // The devices of each resource the plugin offers, under MIG `strategy`:
@@ -60,7 +61,8 @@ std::string MigResourceName(const std::string& resource_name, const std::string&
 
 // `size` device IDs from `available`, all of `must_include` among them, by
 // topology. Fewer when `available` has fewer; IDs not in `fleet` come last.
-std::vector<std::string> PreferredDevices(const fleet::FleetView& fleet, const std::vector<std::string>& available,
+std::vector<std::string> PreferredDevices(const fleet::FleetView& fleet,
+                                          const std::vector<std::string>& available,
                                           const std::vector<std::string>& must_include, int size);
 
 }  // namespace tarmac::kube

@@ -19,7 +19,9 @@ fleet::FleetView Fleet() {
     g.info.numa_node = i / 4;
     f.gpus.push_back(g);
   }
-  for (int i = 0; i < 8; ++i) f.gpus[static_cast<size_t>(i)].info.nvlink_peer_bus_ids = {f.gpus[static_cast<size_t>(i ^ 1)].info.pci_bus_id};
+  for (int i = 0; i < 8; ++i)
+    f.gpus[static_cast<size_t>(i)].info.nvlink_peer_bus_ids = {
+        f.gpus[static_cast<size_t>(i ^ 1)].info.pci_bus_id};
   return f;
 }
 
@@ -66,7 +68,8 @@ TEST(PluginDevicesTest, PrefersNvlinkPairsAndTheGpusClosestToThoseThatMustBeIncl
   EXPECT_EQ(Sorted(three), Sorted({"GPU-5", "GPU-6", "GPU-7"}));
   // Four of one NUMA node before mixing nodes.
   std::vector<std::string> four = Sorted(PreferredDevices(f, all, {}, 4));
-  EXPECT_TRUE(four == Sorted({"GPU-0", "GPU-1", "GPU-2", "GPU-3"}) || four == Sorted({"GPU-4", "GPU-5", "GPU-6", "GPU-7"}));
+  EXPECT_TRUE(four == Sorted({"GPU-0", "GPU-1", "GPU-2", "GPU-3"}) ||
+              four == Sorted({"GPU-4", "GPU-5", "GPU-6", "GPU-7"}));
   // Fewer offered than asked: all of them.
   EXPECT_EQ(Sorted(PreferredDevices(f, {"GPU-1"}, {}, 2)), Sorted({"GPU-1"}));
 }
@@ -89,8 +92,9 @@ TEST(PluginDevicesTest, MigStrategiesOfferInstancesAsNvidiaDoes) {
     }
   }
   f.gpus[1].sample.health = fleet::GpuHealth::kLost;
-  std::map<std::string, fleet::GpuLease> mig_leases = {{"MIG-0-2", {5, "alice", fleet::LeaseKind::kRun, false}},
-                                                       {"MIG-0-1", {6, "ml/p", fleet::LeaseKind::kPod, false}}};
+  std::map<std::string, fleet::GpuLease> mig_leases = {
+      {"MIG-0-2", {5, "alice", fleet::LeaseKind::kRun, false}},
+      {"MIG-0-1", {6, "ml/p", fleet::LeaseKind::kPod, false}}};
   auto ids = [](const std::vector<PluginDevice>& d) {
     std::vector<std::string> out;
     for (const PluginDevice& x : d) out.push_back(x.id + (x.is_healthy ? "" : "!"));

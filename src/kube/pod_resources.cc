@@ -17,7 +17,8 @@ PodAllocations AllocationsOf(const v1::ListPodResourcesResponse& response, const
   for (const v1::PodResources& pod : response.pod_resources()) {
     for (const v1::ContainerResources& container : pod.containers()) {
       for (const v1::ContainerDevices& devices : container.devices()) {
-        if (devices.resource_name() != resource_name && devices.resource_name().rfind(mig_prefix, 0) != 0) continue;
+        if (devices.resource_name() != resource_name && devices.resource_name().rfind(mig_prefix, 0) != 0)
+          continue;
         for (const std::string& id : devices.device_ids()) {
           out.emplace(id, fleet::KubernetesNames{pod.name(), pod.namespace_(), container.name()});
         }
@@ -55,8 +56,7 @@ void PodResourcesWatch::Start() {
     while (!stop.stop_requested()) {
       ListNow();
       MutexLock lock(&mu_);
-      lock.WaitUntil(wake_, stop, RealSteadyNow() + options_.pod_resources_interval,
-                     [] { return false; });
+      lock.WaitUntil(wake_, stop, RealSteadyNow() + options_.pod_resources_interval, [] { return false; });
     }
   });
 }
@@ -77,7 +77,8 @@ void PodResourcesWatch::ListNow() {
     std::string problem = listed.ok() ? std::string() : listed.status().message();
     if (problem != problem_) {
       if (problem.empty()) {
-        logger_->Log(LogLevel::kInfo, "kubernetes: reading pod resources from {}", options_.pod_resources_socket);
+        logger_->Log(LogLevel::kInfo, "kubernetes: reading pod resources from {}",
+                     options_.pod_resources_socket);
       } else {
         logger_->Log(LogLevel::kWarning, "kubernetes: {}; pod labels keep the last list", problem);
       }

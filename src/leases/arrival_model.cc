@@ -35,7 +35,8 @@ double ArrivalModel::RatePerHour(int gpu, int hour_of_week, double now_unix) con
   return it->second[static_cast<size_t>(hour_of_week)] / weeks;
 }
 
-double ArrivalModel::ChanceWithin(int gpu, int hour_of_week, double now_unix, std::chrono::milliseconds window) const {
+double ArrivalModel::ChanceWithin(int gpu, int hour_of_week, double now_unix,
+                                  std::chrono::milliseconds window) const {
   double hours = std::chrono::duration<double>(window).count() / 3600;
   return 1 - std::exp(-RatePerHour(gpu, hour_of_week, now_unix) * hours);
 }

@@ -32,13 +32,16 @@ TEST_F(LeaseServiceTest, AutoGateSettlesHoldsOffForAWaitingRequestAndLearnsArriv
     tick();
     // Bob's real reservation (for an hour) takes GPU 0; alice's backfill
     // waits for GPU 1 to settle.
-    ASSERT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}, {"max_time_seconds", 3600}}, 1002,
-                   501)["result"]["state"],
-              "granted");
-    json backfill = Call(s.get(), "lease.request", {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}});
+    ASSERT_EQ(
+        Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}, {"max_time_seconds", 3600}},
+             1002, 501)["result"]["state"],
+        "granted");
+    json backfill =
+        Call(s.get(), "lease.request", {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}});
     ASSERT_EQ(backfill["result"]["state"], "queued") << backfill.dump();
     int64_t backfill_id = backfill["result"]["request"]["id"];
-    EXPECT_NE(backfill["result"]["request"]["reason"].get<std::string>().find("GPU 1: settling: idle 0s of settle 30s, opens in 30s"),
+    EXPECT_NE(backfill["result"]["request"]["reason"].get<std::string>().find(
+                  "GPU 1: settling: idle 0s of settle 30s, opens in 30s"),
               std::string::npos);
     json gates = Call(s.get(), "backfill.gpus", json::object())["result"];
     EXPECT_EQ(gates["idle_for"], "auto");
@@ -65,8 +68,10 @@ TEST_F(LeaseServiceTest, AutoGateSettlesHoldsOffForAWaitingRequestAndLearnsArriv
     gates = Call(s.get(), "backfill.gpus", json::object())["result"];
     EXPECT_EQ(GpuGate(gates["gpus"], 0)["arrivals_per_hour"], 1) << "bob's grant is an arrival";
     EXPECT_EQ(GpuGate(gates["gpus"], 1)["arrivals_per_hour"], 0) << "backfill's grant is not";
-    EXPECT_NE(GpuGate(gates["gpus"], 1)["why"].get<std::string>().find("starts now: nothing queued, arrivals at this hour 0.0/h"),
-              std::string::npos) << gates.dump();
+    EXPECT_NE(GpuGate(gates["gpus"], 1)["why"].get<std::string>().find(
+                  "starts now: nothing queued, arrivals at this hour 0.0/h"),
+              std::string::npos)
+        << gates.dump();
   }
   // After a restart the arrivals are learned again from the journal.
   std::unique_ptr<LeaseService> s = Make(policy);

@@ -29,7 +29,8 @@ bool LeaseService::GiveWay(const std::vector<std::string>& uuids, const std::str
     if (sched::FindMigSlot(slots_, uuid, &gpu) != nullptr) {
       mig = uuid;
     } else {
-      auto slot = std::find_if(slots_.begin(), slots_.end(), [&](const sched::GpuSlot& g) { return g.uuid == uuid; });
+      auto slot =
+          std::find_if(slots_.begin(), slots_.end(), [&](const sched::GpuSlot& g) { return g.uuid == uuid; });
       if (slot == slots_.end()) continue;
       gpu = slot->index;
     }

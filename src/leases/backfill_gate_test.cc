@@ -40,7 +40,9 @@ class AutoGateTest : public ::testing::Test {
     }
     tzset();
   }
-  static int UtcHourOfWeek(double unix) { return static_cast<int>((static_cast<int64_t>(unix) / 3600 + 4 * 24) % 168); }
+  static int UtcHourOfWeek(double unix) {
+    return static_cast<int>((static_cast<int64_t>(unix) / 3600 + 4 * 24) % 168);
+  }
 
  private:
   std::string saved_;
@@ -65,7 +67,8 @@ TEST_F(AutoGateTest, ArrivalRateIsCountOverWeeksCoveredAtLeastOne) {
   model.Note(1, 35, kMonday10 + 3600);
   EXPECT_DOUBLE_EQ(model.RatePerHour(0, 34, kMonday10 + 3600), 2) << "less than a week seen counts as one";
   EXPECT_DOUBLE_EQ(model.RatePerHour(1, 34, kMonday10 + 3600), 0) << "per GPU";
-  EXPECT_NEAR(model.ChanceWithin(0, 34, kMonday10 + 3600, std::chrono::minutes(30)), 1 - std::exp(-1.0), 1e-12);
+  EXPECT_NEAR(model.ChanceWithin(0, 34, kMonday10 + 3600, std::chrono::minutes(30)), 1 - std::exp(-1.0),
+              1e-12);
   // Four weeks on, the same two arrivals make half an arrival an hour.
   EXPECT_DOUBLE_EQ(model.RatePerHour(0, 34, kMonday10 + 4 * 7 * 86400.0), 0.5);
   // An arrival older than the model's start extends the weeks covered.
@@ -103,7 +106,8 @@ TEST_F(AutoGateTest, AutoStartsAfterSettleWhenNothingWaitsAndNoArrivalIsLikely) 
   GateContext c = LocalAt(10 * 60);
   c.hour_of_week = 34;
   c.now_unix = kMonday10;
-  EXPECT_EQ(gate.Observe(f, none, t0, c), (std::vector<bool>{false, false, false})) << "a fresh agent settles too";
+  EXPECT_EQ(gate.Observe(f, none, t0, c), (std::vector<bool>{false, false, false}))
+      << "a fresh agent settles too";
   const GateVerdict& v = gate.verdicts().at("GPU-0");
   EXPECT_EQ(v.reason, GateReason::kNotIdleLongEnough);
   EXPECT_EQ(gate.Describe(v), "settling: idle 0s of settle 30s");
@@ -114,7 +118,8 @@ TEST_F(AutoGateTest, AutoStartsAfterSettleWhenNothingWaitsAndNoArrivalIsLikely) 
   gate.Observe(f, {Holder::kNone, Holder::kNone, Holder::kOther}, t0 + seconds(10), c);
   std::vector<bool> accepts = gate.Observe(f, none, t0 + seconds(30), c);
   EXPECT_EQ(accepts, (std::vector<bool>{true, false, false}));
-  EXPECT_EQ(gate.Describe(gate.verdicts().at("GPU-0")), "starts now: nothing queued, arrivals at this hour 0.0/h (idle 30s)");
+  EXPECT_EQ(gate.Describe(gate.verdicts().at("GPU-0")),
+            "starts now: nothing queued, arrivals at this hour 0.0/h (idle 30s)");
   EXPECT_EQ(gate.verdicts().at("GPU-1").reason, GateReason::kRequestWaits);
   EXPECT_FALSE(gate.verdicts().at("GPU-1").starts_in.has_value()) << "when depends on the queue";
   EXPECT_EQ(gate.verdicts().at("GPU-2").reason, GateReason::kNotIdleLongEnough);
@@ -126,7 +131,8 @@ TEST_F(AutoGateTest, AutoStartsAfterSettleWhenNothingWaitsAndNoArrivalIsLikely) 
   const GateVerdict& busy = gate.verdicts().at("GPU-0");
   EXPECT_EQ(busy.reason, GateReason::kArrivalLikely);
   EXPECT_DOUBLE_EQ(busy.arrivals_per_hour, 25);
-  EXPECT_EQ(gate.Describe(busy), "holds off: arrivals at this hour 25.0/h, one within min_run 2m 00s is likely (57 %)");
+  EXPECT_EQ(gate.Describe(busy),
+            "holds off: arrivals at this hour 25.0/h, one within min_run 2m 00s is likely (57 %)");
   // An hour later the rate there is zero again.
   c.hour_of_week = 35;
   c.now_unix = kMonday10 + 3600;
@@ -210,7 +216,8 @@ TEST_F(AutoGateTest, AutoMatchesAReferenceModelOverRandomSequences) {
         bool is_settled = now - since >= settle;
         double rate = arrivals[{g, c.hour_of_week}] / weeks;
         bool is_likely = 1 - std::exp(-rate) >= 0.5;
-        bool expected = holders[i] != Holder::kOther && is_settled && c.wanted_gpus.count(g) == 0 && !is_likely;
+        bool expected =
+            holders[i] != Holder::kOther && is_settled && c.wanted_gpus.count(g) == 0 && !is_likely;
         ASSERT_EQ(accepts[i], expected) << "seed " << seed << " step " << step << " GPU " << g << ": "
                                         << gate.Describe(gate.verdicts().at(f.gpus[i].info.uuid));
         const GateVerdict& v = gate.verdicts().at(f.gpus[i].info.uuid);

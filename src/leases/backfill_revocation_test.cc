@@ -41,7 +41,8 @@ class RevocationTest : public LeaseServiceTest {
     std::unique_ptr<LeaseService> s = Make(BackfillAtOnce(seconds(10)));
     s->OnWantsReading([asked] { ++*asked; });
     s->OnTick(Fleet(1), clock_.SteadyNow());
-    json batch = Call(s.get(), "lease.request", {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}}, 1001, 500);
+    json batch = Call(s.get(), "lease.request",
+                      {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}}, 1001, 500);
     if (batch["result"]["state"] != "granted") return nullptr;
     fleet::FleetView held = Fleet(1);
     held.gpus[0].processes.push_back(testing::Process(600, 8 * kGiB, 0, 1001, "engine", 4000, 20));
@@ -60,7 +61,8 @@ TEST_F(LeaseServiceTest, ARevocationSurvivesARestartAndEndsTheLeaseWhenItsGraceH
   {
     std::unique_ptr<LeaseService> s = Make(policy);
     s->OnTick(Fleet(1), clock_.SteadyNow());
-    json batch = Call(s.get(), "lease.request", {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}}, 1001, 500);
+    json batch = Call(s.get(), "lease.request",
+                      {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}}, 1001, 500);
     ASSERT_EQ(batch["result"]["state"], "granted") << batch.dump();
     json real = Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}}, 1002, 501);
     ASSERT_EQ(real["result"]["state"], "queued") << real.dump();
@@ -98,7 +100,6 @@ TEST_F(LeaseServiceTest, ARevocationSurvivesARestartAndEndsTheLeaseWhenItsGraceH
   EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "preempted"), 1) << json(kinds).dump();
 }
 
-
 TEST_F(LeaseServiceTest, RegressionARevokedBackfillsGpuIsHandedOnOnlyOnceTheDriverListsNoneOfItsProcesses) {
   LeasePolicy policy = BackfillAtOnce(seconds(10));
   processes_.Add(500, 1001, 10);
@@ -106,7 +107,8 @@ TEST_F(LeaseServiceTest, RegressionARevokedBackfillsGpuIsHandedOnOnlyOnceTheDriv
   processes_.Add(600, 1001, 20);  // Detached from the batch: no lease token, still holding memory.
   std::unique_ptr<LeaseService> s = Make(policy);
   s->OnTick(Fleet(1), clock_.SteadyNow());
-  json batch = Call(s.get(), "lease.request", {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}}, 1001, 500);
+  json batch = Call(s.get(), "lease.request",
+                    {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}}, 1001, 500);
   ASSERT_EQ(batch["result"]["state"], "granted") << batch.dump();
   fleet::FleetView held = Fleet(1);
   held.gpus[0].processes.push_back(testing::Process(600, 60 * kGiB, 0, 1001, "python", 4000, 20));
@@ -120,14 +122,17 @@ TEST_F(LeaseServiceTest, RegressionARevokedBackfillsGpuIsHandedOnOnlyOnceTheDriv
   // still lists the process.
   EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 1}})["result"]["state"], "granted");
   EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 2}})["result"]["state"], "queued");
-  EXPECT_NE(std::find(processes_.signals.begin(), processes_.signals.end(), std::pair<int64_t, int>{600, SIGKILL}),
-            processes_.signals.end());
+  EXPECT_NE(
+      std::find(processes_.signals.begin(), processes_.signals.end(), std::pair<int64_t, int>{600, SIGKILL}),
+      processes_.signals.end());
   s->OnTick(held, clock_.SteadyNow());  // Still listed (a process takes a moment to die).
   EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 2}})["result"]["state"], "queued");
   s->OnTick(Fleet(1), clock_.SteadyNow());  // Gone: now the GPU is empty.
   EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 1}})["result"]["state"], "ended");
   EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 2}})["result"]["state"], "granted");
-  EXPECT_EQ(std::count(processes_.signals.begin(), processes_.signals.end(), std::pair<int64_t, int>{600, SIGKILL}), 1)
+  EXPECT_EQ(
+      std::count(processes_.signals.begin(), processes_.signals.end(), std::pair<int64_t, int>{600, SIGKILL}),
+      1)
       << "killed once";
 }
 
@@ -202,9 +207,12 @@ TEST_F(LeaseServiceTest, RegressionARequestWaitingForADrainingGpuRevokesNoOtherB
   stuck.gpus[static_cast<size_t>(first_gpu)].processes.push_back(
       testing::Process(600, 60 * kGiB, 0, 1001, "python", 4000, 20));
   s->OnTick(stuck, clock_.SteadyNow());
-  ASSERT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}}, 1002, 501)["result"]["state"], "queued");
+  ASSERT_EQ(
+      Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}}, 1002, 501)["result"]["state"],
+      "queued");
   int64_t revoked = 0;
-  for (int id : {1, 2}) revoked += !Call(s.get(), "lease.get", {{"id", id}})["result"]["lease"]["revoke_by_unix"].is_null();
+  for (int id : {1, 2})
+    revoked += !Call(s.get(), "lease.get", {{"id", id}})["result"]["lease"]["revoke_by_unix"].is_null();
   ASSERT_EQ(revoked, 1);
   // Past the grace, its GPU still listing a process (stuck in the driver):
   // tick after tick the request waits for it and revokes no other lease.
@@ -228,21 +236,27 @@ TEST_F(LeaseServiceTest, RegressionARequestWaitingForADrainingGpuRevokesNoOtherB
 
 TEST_F(LeaseServiceTest, RegressionARevokedLeaseLetGoWhileItsGpuStillListsAProcessStaysUntilItIsEmpty) {
   std::unique_ptr<LeaseService> s = BackfilledGpus(2, seconds(30));
-  ASSERT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}}, 1002, 501)["result"]["state"], "queued");
-  int64_t revoked = !Call(s.get(), "lease.get", {{"id", 1}})["result"]["lease"]["revoke_by_unix"].is_null() ? 1 : 2;
+  ASSERT_EQ(
+      Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}}, 1002, 501)["result"]["state"],
+      "queued");
+  int64_t revoked =
+      !Call(s.get(), "lease.get", {{"id", 1}})["result"]["lease"]["revoke_by_unix"].is_null() ? 1 : 2;
   int64_t gpu = Call(s.get(), "lease.get", {{"id", revoked}})["result"]["lease"]["gpus"][0].get<int64_t>();
   fleet::FleetView stuck = Fleet(2);
-  stuck.gpus[static_cast<size_t>(gpu)].processes.push_back(testing::Process(600, 60 * kGiB, 0, 1001, "python", 4000, 20));
+  stuck.gpus[static_cast<size_t>(gpu)].processes.push_back(
+      testing::Process(600, 60 * kGiB, 0, 1001, "python", 4000, 20));
   s->OnTick(stuck, clock_.SteadyNow());
   // Its holder lets go; a child it left still holds the GPU.
   EXPECT_EQ(Call(s.get(), "lease.release", {{"id", revoked}}, 1001, 500)["result"]["released"], revoked);
-  EXPECT_NE(std::find(processes_.signals.begin(), processes_.signals.end(), std::pair<int64_t, int>{600, SIGKILL}),
-            processes_.signals.end());
+  EXPECT_NE(
+      std::find(processes_.signals.begin(), processes_.signals.end(), std::pair<int64_t, int>{600, SIGKILL}),
+      processes_.signals.end());
   s->OnTick(stuck, clock_.SteadyNow());
   EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 3}})["result"]["state"], "queued");
   json events = Call(s.get(), "events", json::object());
   int preempting = CountKind(events, "preempting");
-  EXPECT_EQ(preempting, 1) << "a second backfill lease was revoked while the first GPU drained: " << events.dump();
+  EXPECT_EQ(preempting, 1) << "a second backfill lease was revoked while the first GPU drained: "
+                           << events.dump();
   s->OnTick(Fleet(2), clock_.SteadyNow());
   EXPECT_EQ(Call(s.get(), "lease.get", {{"id", revoked}})["result"]["state"], "ended");
   json granted = Call(s.get(), "lease.get", {{"id", 3}})["result"];
@@ -262,7 +276,8 @@ TEST(BackfillGateTest, OnlyOtherWorkResetsTheIdleClockAndLimitsApply) {
   fleet::FleetView f = Fleet(3);
   std::vector<Holder> none(3, Holder::kNone);
   int noon = 12 * 60;
-  EXPECT_EQ(gate.Observe(f, none, t0, LocalAt(noon)), (std::vector<bool>{false, false, false})) << "a fresh agent waits too";
+  EXPECT_EQ(gate.Observe(f, none, t0, LocalAt(noon)), (std::vector<bool>{false, false, false}))
+      << "a fresh agent waits too";
   // GPU 1 computes (no lease), GPU 2 is held by a normal lease.
   f.gpus[1].sample.utilization_gpu_ratio = 0.5;
   gate.Observe(f, {Holder::kNone, Holder::kNone, Holder::kOther}, t0 + seconds(30), LocalAt(noon));
@@ -271,7 +286,9 @@ TEST(BackfillGateTest, OnlyOtherWorkResetsTheIdleClockAndLimitsApply) {
   EXPECT_EQ(gate.Observe(f, none, t0 + seconds(90), LocalAt(noon)), (std::vector<bool>{true, true, true}));
   // Backfill's own use does not reset the clock.
   f.gpus[0].sample.utilization_gpu_ratio = 1.0;
-  EXPECT_EQ(gate.Observe(f, {Holder::kBackfill, Holder::kNone, Holder::kNone}, t0 + seconds(100), LocalAt(noon))[0], true);
+  EXPECT_EQ(
+      gate.Observe(f, {Holder::kBackfill, Holder::kNone, Holder::kNone}, t0 + seconds(100), LocalAt(noon))[0],
+      true);
   // Too hot: no new backfill there.
   f.gpus[2].sample.temperature_celsius = 85;
   EXPECT_EQ(gate.Observe(f, none, t0 + seconds(110), LocalAt(noon))[2], false);

@@ -51,12 +51,14 @@ GateContext LeaseService::GateContextNow() const {
   return c;
 }
 
-void LeaseService::MarkBackfill(const fleet::FleetView& fleet, const std::map<int, int64_t>& by_gpu, TimePoint now) {
+void LeaseService::MarkBackfill(const fleet::FleetView& fleet, const std::map<int, int64_t>& by_gpu,
+                                TimePoint now) {
   std::vector<Holder> holders(fleet.gpus.size(), Holder::kNone);
   for (const auto& [g, id] : by_gpu) {
     const sched::Lease* l = book_.FindLease(id);
     if (l == nullptr || g < 0 || static_cast<size_t>(g) >= holders.size()) continue;
-    holders[static_cast<size_t>(g)] = l->priority == sched::Priority::kBackfill ? Holder::kBackfill : Holder::kOther;
+    holders[static_cast<size_t>(g)] =
+        l->priority == sched::Priority::kBackfill ? Holder::kBackfill : Holder::kOther;
   }
   // Local time and what the queue waits for: once a tick, for GPUs and instances alike.
   const GateContext context = GateContextNow();
@@ -66,7 +68,8 @@ void LeaseService::MarkBackfill(const fleet::FleetView& fleet, const std::map<in
   std::map<std::string, Holder> instance_holders;
   for (const auto& [id, l] : book_.leases()) {
     if (sched::IsMigLease(l)) {
-      instance_holders[l.uuids[0]] = l.priority == sched::Priority::kBackfill ? Holder::kBackfill : Holder::kOther;
+      instance_holders[l.uuids[0]] =
+          l.priority == sched::Priority::kBackfill ? Holder::kBackfill : Holder::kOther;
     }
   }
   std::map<std::string, bool> instances = backfill_.ObserveInstances(fleet, instance_holders, now, context);
@@ -96,15 +99,17 @@ Result<json> LeaseService::OnBackfillGpus(const Call& c) {
     if (!mig.is_null()) g["mig_profile"] = mig;
     if (v.starts_in) {
       g["starts_in_seconds"] = std::chrono::duration<double>(*v.starts_in).count();
-      g["starts_at_unix"] =
-          static_cast<int64_t>(Base().ToUnix(c.now + std::chrono::duration_cast<TimePoint::duration>(*v.starts_in)));
+      g["starts_at_unix"] = static_cast<int64_t>(
+          Base().ToUnix(c.now + std::chrono::duration_cast<TimePoint::duration>(*v.starts_in)));
     }
     gpus.push_back(std::move(g));
   }
   using Seconds = std::chrono::duration<double>;
   const BackfillPolicy& b = policy_.backfill;
   if (b.is_auto) {
-    return json{{"gpus", gpus}, {"idle_for", "auto"}, {"settle_seconds", Seconds(b.settle).count()},
+    return json{{"gpus", gpus},
+                {"idle_for", "auto"},
+                {"settle_seconds", Seconds(b.settle).count()},
                 {"min_run_seconds", Seconds(b.min_run).count()}};
   }
   return json{{"gpus", gpus}, {"idle_for", "fixed"}, {"idle_for_seconds", Seconds(b.idle_for).count()}};
@@ -113,24 +118,29 @@ Result<json> LeaseService::OnBackfillGpus(const Call& c) {
 // --- loans -------------------------------------------------------------------------
 
 bool LeaseService::Lends(const sched::Lease& l) const {
-  if (l.priority == sched::Priority::kBackfill || sched::IsLoan(l) || sched::IsMigLease(l) || sched::IsExternal(l) ||
-      l.gpus.size() != 1) {
+  if (l.priority == sched::Priority::kBackfill || sched::IsLoan(l) || sched::IsMigLease(l) ||
+      sched::IsExternal(l) || l.gpus.size() != 1) {
     return false;
   }
   switch (policy_.backfill.lend_idle) {
-    case LendIdle::kAll: return true;
-    case LendIdle::kReservations: return l.lends_idle || l.is_reservation;
-    case LendIdle::kOff: break;
+    case LendIdle::kAll:
+      return true;
+    case LendIdle::kReservations:
+      return l.lends_idle || l.is_reservation;
+    case LendIdle::kOff:
+      break;
   }
   return l.lends_idle;
 }
 
 std::vector<ProcessIdentity> LeaseService::LoanProcesses(const sched::Lease& loan) {
-  std::vector<ProcessIdentity> out = processes_->LeaseProcesses(loan.token, loan.uid, loan.holder.start_ticks);
+  std::vector<ProcessIdentity> out =
+      processes_->LeaseProcesses(loan.token, loan.uid, loan.holder.start_ticks);
   std::set<int64_t> counted;
   for (const ProcessIdentity& p : out) counted.insert(p.pid);
   if (const sched::Lease* lender = book_.FindLease(loan.lent_from)) {
-    for (const ProcessIdentity& p : processes_->LeaseProcesses(lender->token, lender->uid, lender->holder.start_ticks)) {
+    for (const ProcessIdentity& p :
+         processes_->LeaseProcesses(lender->token, lender->uid, lender->holder.start_ticks)) {
       counted.insert(p.pid);  // The lender's: never the loan's.
     }
   }
@@ -218,14 +228,15 @@ void LeaseService::GrantLoans(TimePoint now) {
     }
     loans_.NoteLoan(offer.lender_id, std::move(present));
     const sched::Lease& from = *book_.FindLease(offer.lender_id);
-    std::string lent = fmt::format("{} of GPU {} lent by lease {} of {} (idle at 0 % SM; its peak {} + margin {})",
-                                   FormatBytes(offer.lendable_bytes), offer.gpu, from.id, from.user,
-                                   FormatBytes(offer.lender_peak_bytes), FormatBytes(policy_.backfill.lend_margin_bytes));
+    std::string lent =
+        fmt::format("{} of GPU {} lent by lease {} of {} (idle at 0 % SM; its peak {} + margin {})",
+                    FormatBytes(offer.lendable_bytes), offer.gpu, from.id, from.user,
+                    FormatBytes(offer.lender_peak_bytes), FormatBytes(policy_.backfill.lend_margin_bytes));
     RecordGrant(std::move(loan).value(), ", " + lent);
     const sched::Lease& l = *book_.FindLease(request_id);
     Event("lent", from.id, from.uid, from.user, from.gpus, Actor{},
-          fmt::format("GPU {}: {} lent to backfill lease {} of {}", offer.gpu, FormatBytes(offer.lendable_bytes), l.id,
-                      l.user));
+          fmt::format("GPU {}: {} lent to backfill lease {} of {}", offer.gpu,
+                      FormatBytes(offer.lendable_bytes), l.id, l.user));
   }
 }
 

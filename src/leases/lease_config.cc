@@ -34,7 +34,8 @@ void ReadLeasesSection(ConfigSection& section, LeasePolicy* out) {
   milliseconds week = std::chrono::hours(24 * 7);
   section.Interval("kill_grace", milliseconds(0), milliseconds(600000), &out->kill_grace);
   section.Interval("idle_timeout", milliseconds(0), week, &out->default_idle_timeout);
-  RequireWholeSeconds(section, "idle_timeout", out->default_idle_timeout);  // A lease's idle timeout is in seconds.
+  RequireWholeSeconds(section, "idle_timeout",
+                      out->default_idle_timeout);  // A lease's idle timeout is in seconds.
   section.Interval("idle_grace", milliseconds(0), week, &out->idle_grace);
   if (std::optional<IdleAction> a = ReadIdleAction(section, "idle_policy")) out->idle_action = *a;
   ReadTerminates(section, "foreign_policy", &out->terminates_foreign);
@@ -74,8 +75,8 @@ void ReadSlurmSection(ConfigSection& section, SlurmIdlePolicy* out) {
   using std::chrono::milliseconds;
   section.Interval("idle_after", milliseconds(0), std::chrono::hours(24 * 7), &out->idle_after);
   if (std::optional<SlurmIdleAction> a = ReadSlurmAction(section, "idle_policy")) out->action = *a;
-  if (std::unique_ptr<ConfigSection> partitions =
-          section.Table("idle_policy_by_partition", "a table of policies (\"warn\", \"requeue\" or \"cancel\")")) {
+  if (std::unique_ptr<ConfigSection> partitions = section.Table(
+          "idle_policy_by_partition", "a table of policies (\"warn\", \"requeue\" or \"cancel\")")) {
     for (const std::string& partition : partitions->Keys()) {
       if (std::optional<SlurmIdleAction> a = ReadSlurmAction(*partitions, partition)) {
         out->action_by_partition[partition] = *a;
@@ -150,7 +151,8 @@ void ReadBackfillSection(ConfigSection& section, BackfillPolicy* out) {
   std::vector<std::string> windows = out->windows;
   section.Strings("windows", &windows);
   TimeWindow parsed;
-  bool is_ok = std::all_of(windows.begin(), windows.end(), [&](const std::string& w) { return ParseWindow(w, &parsed); });
+  bool is_ok = std::all_of(windows.begin(), windows.end(),
+                           [&](const std::string& w) { return ParseWindow(w, &parsed); });
   if (is_ok) {
     out->windows = windows;
   } else {

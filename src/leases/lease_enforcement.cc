@@ -9,13 +9,13 @@
 #include <algorithm>
 #include <ctime>
 
+#include "common/units.h"
+#include "fleet/gpu_marks.h"
 #include "leases/callers.h"
 #include "leases/lease_helpers.h"
-#include "fleet/gpu_marks.h"
 #include "leases/lease_service.h"
-#include "sched/lease_devices.h"
 #include "sched/fleet_slots.h"
-#include "common/units.h"
+#include "sched/lease_devices.h"
 
 namespace tarmac::leases {
 
@@ -74,8 +74,8 @@ void LeaseService::KillNow(int64_t id) {
   for (Signalling& sig : signalling_) sig.kills_now |= sig.lease_id == id;
 }
 
-// While a revoked lease's GPUs drain (up to kHandoverBound): how often the lease thread looks whether the listed processes
-// have exited, and how often it may ask for a reading that would show it.
+// While a revoked lease's GPUs drain (up to kHandoverBound): how often the lease thread looks whether the
+// listed processes have exited, and how often it may ask for a reading that would show it.
 constexpr std::chrono::milliseconds kHandoverPoll{5};
 constexpr std::chrono::milliseconds kReadingAskEvery{100};
 
@@ -99,13 +99,13 @@ bool LeaseService::CheckRevoked(TimePoint now) {
   for (const auto& [id, for_request] : due) {
     const sched::Lease l = *book_.FindLease(id);
     Runtime& rt = runtime_[id];
-    std::string for_whom = for_request != 0              ? fmt::format("request {}", for_request)
+    std::string for_whom = for_request != 0                ? fmt::format("request {}", for_request)
                            : !rt.revoked_for_claim.empty() ? rt.revoked_for_claim
                                                            : std::string("another scheduler's job");
     std::string why = rt.is_released
                           ? fmt::format("let go while revoked for {}", for_whom)
-                          : fmt::format("backfill lease revoked for {}; its grace of {} s has passed", for_whom,
-                                        duration_cast<seconds>(policy_.backfill.grace).count());
+                          : fmt::format("backfill lease revoked for {}; its grace of {} s has passed",
+                                        for_whom, duration_cast<seconds>(policy_.backfill.grace).count());
     if (!rt.killed_at) {
       // Its grace was its time to let go: what is left is killed at once.
       // The lease stays, revoking for its request (which then takes no
@@ -117,18 +117,20 @@ bool LeaseService::CheckRevoked(TimePoint now) {
       AskReadingOnceExited(l, &rt, now);
       continue;
     }
-    if (IsListedOnItsGpus(l)) why += fmt::format("; its GPUs still list a process {} s after SIGKILL", kHandoverBound.count());
+    if (IsListedOnItsGpus(l))
+      why += fmt::format("; its GPUs still list a process {} s after SIGKILL", kHandoverBound.count());
     EndLease(id, rt.is_released ? "released" : "preempted", why, Actor{}, false, now);
     is_changed = true;
   }
   return is_changed;
 }
 
-std::vector<sched::ProcessRef> LeaseService::LeaseVictims(const sched::Lease& l, const std::set<int64_t>& spared) {
+std::vector<sched::ProcessRef> LeaseService::LeaseVictims(const sched::Lease& l,
+                                                          const std::set<int64_t>& spared) {
   std::vector<sched::ProcessRef> victims;
   auto is_victim = [&victims, &spared](int64_t pid) {
-    return spared.count(pid) != 0 ||
-           std::any_of(victims.begin(), victims.end(), [pid](const sched::ProcessRef& v) { return v.pid == pid; });
+    return spared.count(pid) != 0 || std::any_of(victims.begin(), victims.end(),
+                                                 [pid](const sched::ProcessRef& v) { return v.pid == pid; });
   };
   // Its processes started after the client that asked for it.
   for (const ProcessIdentity& p : processes_->LeaseProcesses(l.token, l.uid, l.holder.start_ticks)) {
@@ -190,8 +192,9 @@ bool LeaseService::IsListedOnItsGpus(const sched::Lease& l) const {
   });
 }
 
-void LeaseService::EndLease(int64_t id, const std::string& kind, const std::string& detail, const Actor& actor,
-                            bool terminate, TimePoint now, const std::set<int64_t>& spared) {
+void LeaseService::EndLease(int64_t id, const std::string& kind, const std::string& detail,
+                            const Actor& actor, bool terminate, TimePoint now,
+                            const std::set<int64_t>& spared) {
   const sched::Lease* found = book_.FindLease(id);
   if (found == nullptr) return;
   sched::Lease l = *found;
@@ -201,12 +204,13 @@ void LeaseService::EndLease(int64_t id, const std::string& kind, const std::stri
   // counts as occupied (until a reading shows it empty).
   if (IsListedOnItsGpus(l)) {
     for (int g : l.gpus) {
-      if (g >= 0 && static_cast<size_t>(g) < slots_.size()) slots_[static_cast<size_t>(g)].has_foreign_processes = true;
+      if (g >= 0 && static_cast<size_t>(g) < slots_.size())
+        slots_[static_cast<size_t>(g)].has_foreign_processes = true;
     }
   }
   if (l.priority == sched::Priority::kBackfill) {
-    backfill_gpu_seconds_ended_ += static_cast<double>(l.gpus.size()) *
-                                   std::chrono::duration<double>(now - l.granted_at).count();
+    backfill_gpu_seconds_ended_ +=
+        static_cast<double>(l.gpus.size()) * std::chrono::duration<double>(now - l.granted_at).count();
   }
   book_.Release(kAgentCaller, id, now).IgnoreError();  // Found above; the agent may.
   runtime_.erase(id);
@@ -231,9 +235,11 @@ void LeaseService::SendSignals(TimePoint now) {
       for (const sched::ProcessRef& p : a.processes) {
         Status s = processes_->Signal(p, a.uid, SIGKILL);
         if (s.ok()) {
-          Event("sigkill", a.lease_id, a.uid, UserName(a.uid), {}, a.actor, fmt::format("SIGKILL to pid {}: {}", p.pid, a.why));
+          Event("sigkill", a.lease_id, a.uid, UserName(a.uid), {}, a.actor,
+                fmt::format("SIGKILL to pid {}: {}", p.pid, a.why));
         } else if (s.code() != StatusCode::kNotFound) {
-          Event("signal_failed", a.lease_id, a.uid, UserName(a.uid), {}, a.actor, fmt::format("SIGKILL: {}", s.message()));
+          Event("signal_failed", a.lease_id, a.uid, UserName(a.uid), {}, a.actor,
+                fmt::format("SIGKILL: {}", s.message()));
         }
       }
       continue;
@@ -243,7 +249,8 @@ void LeaseService::SendSignals(TimePoint now) {
       if (s.ok()) {
         signalled.push_back(p);
       } else if (s.code() != StatusCode::kNotFound) {
-        Event("signal_failed", a.lease_id, a.uid, UserName(a.uid), {}, a.actor, fmt::format("SIGTERM: {}", s.message()));
+        Event("signal_failed", a.lease_id, a.uid, UserName(a.uid), {}, a.actor,
+              fmt::format("SIGTERM: {}", s.message()));
       }
     }
     if (signalled.empty()) continue;
@@ -260,7 +267,8 @@ void LeaseService::FinishTerminations(TimePoint now) {
   std::vector<Termination> still;
   for (Termination& t : terminations_) {
     if (now < t.kill_at) {
-      bool any = std::any_of(t.processes.begin(), t.processes.end(), [&](const auto& p) REQUIRES(mu_) { return IsAlive(p); });
+      bool any = std::any_of(t.processes.begin(), t.processes.end(),
+                             [&](const auto& p) REQUIRES(mu_) { return IsAlive(p); });
       if (any) still.push_back(std::move(t));
       continue;
     }
@@ -301,12 +309,14 @@ void LeaseService::CheckClients(TimePoint now) {
     // one without a known client has no one to end it and ends now.
     auto rt = runtime_.find(id);
     if (rt != runtime_.end() && rt->second.killed_at) continue;  // Ending already: CheckRevoked ends it.
-    if (!l.is_reservation && !sched::IsExternal(l) && !IsAlive(l.holder)) gone_leases.emplace_back(id, l.holder.pid);
+    if (!l.is_reservation && !sched::IsExternal(l) && !IsAlive(l.holder))
+      gone_leases.emplace_back(id, l.holder.pid);
   }
   for (const auto& [id, pid] : gone_leases) {
-    EndLease(id, "client_gone",
-             fmt::format("its client (pid {}) exited without releasing it; its processes are terminated", pid),
-             Actor{}, true, now);
+    EndLease(
+        id, "client_gone",
+        fmt::format("its client (pid {}) exited without releasing it; its processes are terminated", pid),
+        Actor{}, true, now);
   }
   for (int64_t id : book_.Expired(now)) {
     const sched::Lease* l = book_.FindLease(id);
@@ -322,8 +332,10 @@ IdleAction LeaseService::IdleActionFor(const sched::Lease& l) const {
   // The kubelet or Slurm owns those GPUs: an idle pod or job is reported,
   // never ended by tarmac.
   if (sched::IsExternal(l)) return IdleAction::kWarn;
-  if (auto it = policy_.idle_action_by_user.find(l.user); it != policy_.idle_action_by_user.end()) return it->second;
-  if (auto it = policy_.idle_action_by_priority.find(l.priority); it != policy_.idle_action_by_priority.end()) {
+  if (auto it = policy_.idle_action_by_user.find(l.user); it != policy_.idle_action_by_user.end())
+    return it->second;
+  if (auto it = policy_.idle_action_by_priority.find(l.priority);
+      it != policy_.idle_action_by_priority.end()) {
     return it->second;
   }
   return policy_.idle_action;
@@ -371,10 +383,13 @@ void LeaseService::CheckIdle(const fleet::FleetView& fleet, TimePoint now) {
           continue;
         }
         own_memory += p.process.used_memory_bytes.value_or(0);
-        if (p.process.sm_utilization_ratio) own_sm += *p.process.sm_utilization_ratio;
-        else has_own_sm = false;
+        if (p.process.sm_utilization_ratio)
+          own_sm += *p.process.sm_utilization_ratio;
+        else
+          has_own_sm = false;
       }
-      if (g.sample.health == fleet::GpuHealth::kOk && g.sample.utilization_gpu_ratio && (!has_others || has_own_sm)) {
+      if (g.sample.health == fleet::GpuHealth::kOk && g.sample.utilization_gpu_ratio &&
+          (!has_others || has_own_sm)) {
         rt.utilization_sum += has_others ? std::min(1.0, own_sm) : *g.sample.utilization_gpu_ratio;
         rt.utilization_samples++;
       }
@@ -390,7 +405,8 @@ void LeaseService::CheckIdle(const fleet::FleetView& fleet, TimePoint now) {
       }
     }
     if (!is_active && is_known && rt.last_tick) {
-      rt.idle_gpu_seconds += std::chrono::duration<double>(now - *rt.last_tick).count() * static_cast<double>(l.gpus.size());
+      rt.idle_gpu_seconds +=
+          std::chrono::duration<double>(now - *rt.last_tick).count() * static_cast<double>(l.gpus.size());
     }
     rt.last_tick = now;
     if (is_active || !is_known) {
@@ -414,13 +430,12 @@ void LeaseService::CheckIdle(const fleet::FleetView& fleet, TimePoint now) {
     IdleAction action = IdleActionFor(l);
     if (!rt.warned_at) {
       rt.warned_at = now;
-      std::string policy = l.slurm_job.empty()
-                               ? std::string(IdleActionName(action))
-                               : fmt::format("{}{}", SlurmIdleActionName(SlurmActionFor(l)),
-                                             policy_.slurm.is_dry_run ? " (dry run)" : "");
-      rt.warning = fmt::format("lease {} idle for {}: no SM activity from {}'s processes on {}; policy '{}'", id,
-                               FormatDuration(duration_cast<seconds>(now - idle_since)), l.user, DeviceList(l),
-                               policy);
+      std::string policy = l.slurm_job.empty() ? std::string(IdleActionName(action))
+                                               : fmt::format("{}{}", SlurmIdleActionName(SlurmActionFor(l)),
+                                                             policy_.slurm.is_dry_run ? " (dry run)" : "");
+      rt.warning = fmt::format("lease {} idle for {}: no SM activity from {}'s processes on {}; policy '{}'",
+                               id, FormatDuration(duration_cast<seconds>(now - idle_since)), l.user,
+                               DeviceList(l), policy);
       Event("idle_warning", id, l.uid, l.user, l.gpus, Actor{},
             rt.warning + " acts in " + FormatDuration(policy_.idle_grace));
       continue;
@@ -443,11 +458,12 @@ void LeaseService::CheckIdle(const fleet::FleetView& fleet, TimePoint now) {
       runtime_[id].acted = "warned only: the lease is kept";
       Event("idle_kept", id, l->uid, l->user, l->gpus, Actor{}, why + "; policy 'warn': the lease is kept");
     } else {
-      EndLease(id, action == IdleAction::kRelease ? "idle_released" : "idle_terminated",
-               why + (action == IdleAction::kRelease ? "; policy 'release': the lease ends"
-                                                     : "; policy 'terminate': the lease ends and its processes "
-                                                       "are terminated"),
-               Actor{}, action == IdleAction::kTerminate, now);
+      EndLease(
+          id, action == IdleAction::kRelease ? "idle_released" : "idle_terminated",
+          why + (action == IdleAction::kRelease ? "; policy 'release': the lease ends"
+                                                : "; policy 'terminate': the lease ends and its processes "
+                                                  "are terminated"),
+          Actor{}, action == IdleAction::kTerminate, now);
     }
   }
 }
@@ -457,14 +473,16 @@ void LeaseService::CheckForeign(const fleet::FleetView& fleet, TimePoint now) {
   for (const auto& [id, l] : book_.leases()) {
     runtime_[id].foreign = json::array();
     for (int index : l.gpus) {
-      if (index >= 0 && index < static_cast<int>(fleet.gpus.size())) held.emplace_back(&fleet.gpus[static_cast<size_t>(index)], id);
+      if (index >= 0 && index < static_cast<int>(fleet.gpus.size()))
+        held.emplace_back(&fleet.gpus[static_cast<size_t>(index)], id);
     }
   }
   const std::vector<std::string>& allow = policy_.zombies.allowlist;
   for (const auto& [gpu, lease_id] : held) {
     const fleet::GpuView& g = *gpu;
     const sched::Lease& l = *book_.FindLease(lease_id);
-    if (l.is_pod || sched::IsLoan(l)) continue;  // A pod's processes run as any user; a loan's GPU is its lender's.
+    if (l.is_pod || sched::IsLoan(l))
+      continue;  // A pod's processes run as any user; a loan's GPU is its lender's.
     Runtime& rt = runtime_[l.id];
     for (const fleet::ProcessView& p : g.processes) {
       const fleet::ProcessDetails& d = p.details;
@@ -474,11 +492,13 @@ void LeaseService::CheckForeign(const fleet::FleetView& fleet, TimePoint now) {
       rt.foreign.push_back({{"gpu", g.info.index}, {"pid", d.pid}, {"user", d.user}, {"command", d.command}});
       if (!rt.foreign_seen.insert({d.pid, d.start_ticks}).second) continue;
       std::string why = fmt::format("pid {} ({}, {}) uses {}, leased to {} (lease {})", d.pid, d.name, d.user,
-                                    sched::IsMigLease(l) ? fmt::format("MIG instance {} of GPU {}", l.uuids[0], g.info.index)
-                                                         : fmt::format("GPU {}", g.info.index),
+                                    sched::IsMigLease(l)
+                                        ? fmt::format("MIG instance {} of GPU {}", l.uuids[0], g.info.index)
+                                        : fmt::format("GPU {}", g.info.index),
                                     l.user, l.id);
       Event("foreign_process", l.id, d.uid, d.user, {g.info.index}, Actor{}, why);
-      if (policy_.terminates_foreign) TerminateProcesses(l.id, d.uid, {{d.pid, d.start_ticks}}, why, Actor{}, now);
+      if (policy_.terminates_foreign)
+        TerminateProcesses(l.id, d.uid, {{d.pid, d.start_ticks}}, why, Actor{}, now);
     }
   }
 }
@@ -496,19 +516,22 @@ void LeaseService::OnTick(const fleet::FleetView& fleet, TimePoint now) {
   lock.Unlock();
   std::vector<Status> results;
   for (const SlurmAct& a : acts) {
-    results.push_back(run ? run(a.argv) : Status::Unavailable("the agent has no way to run Slurm's commands"));
+    results.push_back(run ? run(a.argv)
+                          : Status::Unavailable("the agent has no way to run Slurm's commands"));
   }
   lock.Lock();
   for (size_t i = 0; i < acts.size(); ++i) {
     const SlurmAct& a = acts[i];
-    std::string command = fmt::format("{}", fmt::join(a.argv.begin(), a.argv.begin() + std::min<size_t>(a.argv.size(), 3), " "));
+    std::string command = fmt::format(
+        "{}", fmt::join(a.argv.begin(), a.argv.begin() + std::min<size_t>(a.argv.size(), 3), " "));
     if (auto rt = runtime_.find(a.lease_id); rt != runtime_.end()) {
-      rt->second.acted = results[i].ok() ? fmt::format("acted: ran `{}`", command)
-                                         : fmt::format("did not act: `{}` failed: {}", command, results[i].message());
+      rt->second.acted = results[i].ok()
+                             ? fmt::format("acted: ran `{}`", command)
+                             : fmt::format("did not act: `{}` failed: {}", command, results[i].message());
     }
     if (results[i].ok()) {
-      Event(fmt::format("slurm_idle_{}", SlurmIdleActionName(a.action)), a.lease_id, a.uid, a.user, a.gpus, Actor{},
-            fmt::format("job {}: {}; ran `{}`", a.job, a.why, command));
+      Event(fmt::format("slurm_idle_{}", SlurmIdleActionName(a.action)), a.lease_id, a.uid, a.user, a.gpus,
+            Actor{}, fmt::format("job {}: {}; ran `{}`", a.job, a.why, command));
     } else {
       Event("slurm_action_failed", a.lease_id, a.uid, a.user, a.gpus, Actor{},
             fmt::format("job {}: `{}` failed: {}", a.job, command, results[i].message()));
@@ -530,8 +553,12 @@ void LeaseService::QueueSlurmAction(const sched::Lease& l, const std::string& wh
       argv = {"scontrol", "notify", l.slurm_job,
               fmt::format("tarmac: this job's GPUs ({}) have been idle: {}", GpuList(l.gpus), why)};
       break;
-    case SlurmIdleAction::kRequeue: argv = {"scontrol", "requeue", l.slurm_job}; break;
-    case SlurmIdleAction::kCancel: argv = {"scancel", l.slurm_job}; break;
+    case SlurmIdleAction::kRequeue:
+      argv = {"scontrol", "requeue", l.slurm_job};
+      break;
+    case SlurmIdleAction::kCancel:
+      argv = {"scancel", l.slurm_job};
+      break;
   }
   if (policy_.slurm.is_dry_run) {
     runtime_[l.id].acted = fmt::format("would have run `{} {}` ([slurm] dry_run = true)", argv[0], argv[1]);
@@ -562,7 +589,8 @@ void LeaseService::Enforce(const fleet::FleetView& fleet, TimePoint now) {
     for (const fleet::GpuView& g : fleet.gpus) {
       for (const fleet::ProcessView& p : g.processes) {
         if (p.details.exists) {
-          processes_by_gpu_[g.info.index].push_back({p.details.pid, p.details.uid, p.details.start_ticks, 0, p.details.name});
+          processes_by_gpu_[g.info.index].push_back(
+              {p.details.pid, p.details.uid, p.details.start_ticks, 0, p.details.name});
         }
       }
     }
@@ -582,32 +610,35 @@ void LeaseService::Enforce(const fleet::FleetView& fleet, TimePoint now) {
   CheckIdle(fleet, now);
   FinishTerminations(now);
   zombies_.Observe(fleet, now,
-                   [&by_gpu, this](const fleet::GpuView& g, const fleet::ProcessView& p) REQUIRES(mu_)
-                       -> std::optional<int64_t> {
-                     const sched::Lease* l = nullptr;
-                     if (auto it = by_gpu.find(g.info.index); it != by_gpu.end()) l = book_.FindLease(it->second);
-                     if (p.process.gpu_instance_id) {  // Under MIG: the lease of its instance, if any.
-                       l = nullptr;
-                       for (const auto& [id, lease] : book_.leases()) {
-                         const fleet::MigInstance* m = sched::LeasedInstance(lease, g);
-                         if (m != nullptr && m->gpu_instance_id == *p.process.gpu_instance_id) l = &lease;
-                       }
-                     }
-                     if (l == nullptr || l->uid != p.details.uid) return std::nullopt;
-                     return l->id;
-                   });
+                   [&by_gpu, this](const fleet::GpuView& g, const fleet::ProcessView& p)
+                       REQUIRES(mu_) -> std::optional<int64_t> {
+                         const sched::Lease* l = nullptr;
+                         if (auto it = by_gpu.find(g.info.index); it != by_gpu.end())
+                           l = book_.FindLease(it->second);
+                         if (p.process.gpu_instance_id) {  // Under MIG: the lease of its instance, if any.
+                           l = nullptr;
+                           for (const auto& [id, lease] : book_.leases()) {
+                             const fleet::MigInstance* m = sched::LeasedInstance(lease, g);
+                             if (m != nullptr && m->gpu_instance_id == *p.process.gpu_instance_id) l = &lease;
+                           }
+                         }
+                         if (l == nullptr || l->uid != p.details.uid) return std::nullopt;
+                         return l->id;
+                       });
   if (policy_.terminates_zombies) {
     for (const sched::ZombieEvidence& z : zombies_.Zombies()) {
       bool is_pending = std::any_of(terminations_.begin(), terminations_.end(), [&](const Termination& t) {
-        return std::any_of(t.processes.begin(), t.processes.end(),
-                           [&](const sched::ProcessRef& p) { return p.pid == z.pid && p.start_ticks == z.start_ticks; });
+        return std::any_of(t.processes.begin(), t.processes.end(), [&](const sched::ProcessRef& p) {
+          return p.pid == z.pid && p.start_ticks == z.start_ticks;
+        });
       });
       if (is_pending) continue;
       Status s = processes_->Signal({z.pid, z.start_ticks}, z.uid, SIGTERM);
       if (s.ok()) {
         Event("zombie_terminated", z.lease_id.value_or(0), z.uid, z.user, {z.gpu_index}, Actor{},
               fmt::format("SIGTERM to pid {} ({}) by policy 'terminate': {}", z.pid, z.name, z.why));
-        terminations_.push_back({z.lease_id.value_or(0), z.uid, {{z.pid, z.start_ticks}}, now + policy_.kill_grace});
+        terminations_.push_back(
+            {z.lease_id.value_or(0), z.uid, {{z.pid, z.start_ticks}}, now + policy_.kill_grace});
       } else {
         Event("zombie_skipped", z.lease_id.value_or(0), z.uid, z.user, {z.gpu_index}, Actor{},
               fmt::format("pid {} not signalled: {}", z.pid, s.message()));
@@ -670,7 +701,8 @@ fleet::LeaseFigures LeaseService::ComputeFigures() const {
     f.leases_by_priority[sched::PriorityName(l.priority)]++;
     if (l.is_pod) f.kube_pod_leases++;
     if (l.priority == sched::Priority::kBackfill) {
-      f.backfill_gpu_seconds += static_cast<double>(l.gpus.size()) * std::chrono::duration<double>(now - l.granted_at).count();
+      f.backfill_gpu_seconds +=
+          static_cast<double>(l.gpus.size()) * std::chrono::duration<double>(now - l.granted_at).count();
     }
   }
   f.queued = static_cast<int64_t>(book_.queue().size());

@@ -32,15 +32,17 @@ inline std::string NewToken() { return RandomHex128(); }
 
 // RFC 3339 for Unix seconds, as events say when a lease ends.
 inline std::string UtcText(double unix_seconds) {
-  return FormatRfc3339(std::chrono::system_clock::time_point(
-      std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::duration<double>(unix_seconds))));
+  return FormatRfc3339(
+      std::chrono::system_clock::time_point(std::chrono::duration_cast<std::chrono::system_clock::duration>(
+          std::chrono::duration<double>(unix_seconds))));
 }
 
 // What a lease holds, for messages: "GPU 0,1", or "MIG instance MIG-...
 // (1g.10gb) of GPU 0".
 inline std::string DeviceList(const sched::Lease& lease) {
   if (sched::IsMigLease(lease)) {
-    return fmt::format("MIG instance {} ({}) of GPU {}", lease.uuids[0], lease.mig_profile, GpuList(lease.gpus));
+    return fmt::format("MIG instance {} ({}) of GPU {}", lease.uuids[0], lease.mig_profile,
+                       GpuList(lease.gpus));
   }
   return "GPU " + GpuList(lease.gpus);
 }

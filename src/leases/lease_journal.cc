@@ -17,22 +17,27 @@ void LeaseJournal::SaveLease(const sched::Lease& lease, const sched::TimeBase& b
 }
 
 void LeaseJournal::SavePending(const sched::LeaseBook& book, int64_t id, const sched::TimeBase& base) {
-  if (const sched::Pending* p = book.FindPending(id)) changes_.push_back({"queue", id, sched::PendingToJson(*p, base)});
+  if (const sched::Pending* p = book.FindPending(id))
+    changes_.push_back({"queue", id, sched::PendingToJson(*p, base)});
   SaveNextId(book.next_id());
 }
 
-void LeaseJournal::SaveNextId(int64_t next_id) { changes_.push_back({"meta", 0, json{{"next_id", next_id}}}); }
+void LeaseJournal::SaveNextId(int64_t next_id) {
+  changes_.push_back({"meta", 0, json{{"next_id", next_id}}});
+}
 
 void LeaseJournal::SaveShare(const sched::LeaseBook& book, int64_t uid, const sched::TimeBase& base) {
   auto it = book.share().accounts().find(uid);
   if (it == book.share().accounts().end()) return;
-  changes_.push_back({"share", uid, json{{"gpu_seconds", it->second.gpu_seconds},
-                                         {"as_of_unix", base.ToUnix(it->second.as_of)}}});
+  changes_.push_back(
+      {"share", uid,
+       json{{"gpu_seconds", it->second.gpu_seconds}, {"as_of_unix", base.ToUnix(it->second.as_of)}}});
 }
 
 void LeaseJournal::SaveAll(const sched::LeaseBook& book, const sched::TimeBase& base) {
   for (const auto& [id, l] : book.leases()) SaveLease(l, base);
-  for (const sched::Pending& p : book.queue()) changes_.push_back({"queue", p.id, sched::PendingToJson(p, base)});
+  for (const sched::Pending& p : book.queue())
+    changes_.push_back({"queue", p.id, sched::PendingToJson(p, base)});
   for (const auto& [uid, account] : book.share().accounts()) SaveShare(book, uid, base);
   SaveNextId(book.next_id());
 }
@@ -52,7 +57,8 @@ Status LeaseJournal::Commit(int64_t next_id, TimePoint now) {
   Status s = state_->Apply(changes_, &events_);
   if (!s.ok()) {
     if (problem_.empty()) {
-      logger_->Log(LogLevel::kError, "leases: saving to {} failed: {}; no lease is granted until it works again",
+      logger_->Log(LogLevel::kError,
+                   "leases: saving to {} failed: {}; no lease is granted until it works again",
                    state_->path(), s.message());
     }
     problem_ = fmt::format("lease state {} cannot be saved: {}", state_->path(), s.message());
@@ -73,7 +79,8 @@ std::optional<std::string> LeaseJournal::CheckFile(const sched::LeaseBook& book,
   if (state_ == nullptr) return std::nullopt;
   Status file = state_->CheckFile();
   if (!file.ok()) {
-    if (!is_file_lost_) logger_->Log(LogLevel::kError, "leases: {}; no lease is granted until it is back", file.message());
+    if (!is_file_lost_)
+      logger_->Log(LogLevel::kError, "leases: {}; no lease is granted until it is back", file.message());
     is_file_lost_ = true;
     problem_ = file.message();
     // A deleted file is written anew from what the agent holds; a file that

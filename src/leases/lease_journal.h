@@ -48,7 +48,9 @@ class LeaseJournal {
   const std::string& path() const { return state_->path(); }
   // The saved rows of `kind` ("lease", "queue", "share", "meta"), and the
   // saved events after `after_seq`. REQUIRES: keeps_state().
-  Result<std::vector<std::pair<int64_t, nlohmann::json>>> Load(const std::string& kind) { return state_->Load(kind); }
+  Result<std::vector<std::pair<int64_t, nlohmann::json>>> Load(const std::string& kind) {
+    return state_->Load(kind);
+  }
   Result<std::vector<store::LeaseEvent>> Events(int64_t after_seq, int64_t limit, bool is_newest = false) {
     return state_->Events(after_seq, limit, is_newest);
   }
@@ -75,7 +77,8 @@ class LeaseJournal {
   // Notices a state file deleted or replaced, and reopens a failing store
   // once kRetryInterval has passed. A deleted file is written anew from
   // `book`: then says why (for the caller's event).
-  std::optional<std::string> CheckFile(const sched::LeaseBook& book, const sched::TimeBase& base, TimePoint now);
+  std::optional<std::string> CheckFile(const sched::LeaseBook& book, const sched::TimeBase& base,
+                                       TimePoint now);
 
   // Why lease changes cannot be saved now; empty when they can.
   const std::string& problem() const { return problem_; }

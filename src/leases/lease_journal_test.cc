@@ -2,8 +2,9 @@
 #include "leases/lease_journal.h"
 
 #include <gtest/gtest.h>
-#include <cstdio>
 #include <unistd.h>
+
+#include <cstdio>
 
 #include "common/fs.h"
 #include "common/proc_files.h"

@@ -42,9 +42,11 @@ class LoanTest : public LeaseServiceTest {
     fleet::FleetView f = Fleet(1);
     f.gpus[0].sample.memory_total_bytes = 80 * kGiB;
     f.gpus[0].sample.utilization_gpu_ratio = lender_sm;
-    fleet::ProcessView notebook = testing::Process(4242, lender_gib * kGiB, lender_sm, kLender, "python", 1, 12);
+    fleet::ProcessView notebook =
+        testing::Process(4242, lender_gib * kGiB, lender_sm, kLender, "python", 1, 12);
     f.gpus[0].processes.push_back(notebook);
-    if (loan_gib > 0) f.gpus[0].processes.push_back(testing::Process(600, loan_gib * kGiB, 0.9, kBorrower, "engine", 1, 20));
+    if (loan_gib > 0)
+      f.gpus[0].processes.push_back(testing::Process(600, loan_gib * kGiB, 0.9, kBorrower, "engine", 1, 20));
     s_->OnTick(f, clock_.SteadyNow());
   }
   // Bob's lease (1) lends; alice's backfill request (2) waits.
@@ -52,11 +54,13 @@ class LoanTest : public LeaseServiceTest {
     fleet::FleetView empty = Fleet(1);
     empty.gpus[0].sample.memory_total_bytes = 80 * kGiB;
     s_->OnTick(empty, clock_.SteadyNow());
-    json lease = Call(s_.get(), "lease.request",
-                      {{"gpus", 1}, {"kind", "reservation"}, {"max_time_seconds", 36000}, {"lend_idle", lends}}, kLender, 501);
+    json lease =
+        Call(s_.get(), "lease.request",
+             {{"gpus", 1}, {"kind", "reservation"}, {"max_time_seconds", 36000}, {"lend_idle", lends}},
+             kLender, 501);
     ASSERT_EQ(lease["result"]["state"], "granted") << lease.dump();
-    json backfill = Call(s_.get(), "lease.request", {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}},
-                         kBorrower, 500);
+    json backfill = Call(s_.get(), "lease.request",
+                         {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}}, kBorrower, 500);
     ASSERT_EQ(backfill["result"]["state"], "queued") << backfill.dump();
   }
   json Lease(int64_t id) { return Call(s_.get(), "lease.get", {{"id", id}})["result"]; }
@@ -121,7 +125,8 @@ TEST_F(LoanTest, TheLenderComputingAgainRevokesTheLoanWithTheGrace) {
   EXPECT_TRUE(processes_.signals.empty()) << "the grace first";
   clock_.Advance(seconds(6));
   Tick(20, 0.5, 30);
-  EXPECT_EQ(processes_.signals.front(), (std::pair<int64_t, int>{600, SIGKILL})) << "its grace was its time to let go";
+  EXPECT_EQ(processes_.signals.front(), (std::pair<int64_t, int>{600, SIGKILL}))
+      << "its grace was its time to let go";
   for (const auto& [pid, sig] : processes_.signals) EXPECT_NE(pid, 4242) << "never the lender's process";
   processes_.table.erase(600);
   Tick(20, 0.5);
@@ -146,7 +151,8 @@ TEST_F(LoanTest, TheLenderAllocatingBeyondItsPeakRevokesTheLoanAtOnce) {
   json events = Events();
   bool is_named = false;
   for (const json& e : events["result"]["events"]) {
-    is_named |= e["kind"] == "preempting" && e["detail"].get<std::string>().find("beyond their peak") != std::string::npos;
+    is_named |= e["kind"] == "preempting" &&
+                e["detail"].get<std::string>().find("beyond their peak") != std::string::npos;
   }
   EXPECT_TRUE(is_named) << events.dump();
 }
@@ -163,7 +169,8 @@ TEST_F(LoanTest, RegressionADetachedChildWithoutTheTokenIsTheLoansAndEndsWithIt)
     fleet::FleetView f = Fleet(1);
     f.gpus[0].sample.memory_total_bytes = 80 * kGiB;
     f.gpus[0].sample.utilization_gpu_ratio = 0.9;
-    f.gpus[0].processes.push_back(testing::Process(4242, lender_gib * kGiB, lender_sm, kLender, "python", 1, 12));
+    f.gpus[0].processes.push_back(
+        testing::Process(4242, lender_gib * kGiB, lender_sm, kLender, "python", 1, 12));
     f.gpus[0].processes.push_back(testing::Process(600, 10 * kGiB, 0.9, kBorrower, "engine", 1, 20));
     f.gpus[0].processes.push_back(testing::Process(700, 30 * kGiB, 0.0, kBorrower, "python", 1, 30));
     s_->OnTick(f, clock_.SteadyNow());
@@ -243,12 +250,15 @@ TEST_F(LoanTest, ALoanOfTheLendersOwnUserIsToldApartByItsToken) {
   s_->OnTick(empty, clock_.SteadyNow());
   processes_.Add(601, kLender, 21);
   json lease = Call(s_.get(), "lease.request",
-                    {{"gpus", 1}, {"kind", "reservation"}, {"max_time_seconds", 36000}, {"lend_idle", true},
+                    {{"gpus", 1},
+                     {"kind", "reservation"},
+                     {"max_time_seconds", 36000},
+                     {"lend_idle", true},
                      {"idle_timeout_seconds", 120}},
                     kLender, 501);
   ASSERT_EQ(lease["result"]["state"], "granted") << lease.dump();
-  json backfill = Call(s_.get(), "lease.request", {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}},
-                       kLender, 501);
+  json backfill = Call(s_.get(), "lease.request",
+                       {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}}, kLender, 501);
   ASSERT_EQ(backfill["result"]["state"], "queued") << backfill.dump();
   auto tick = [&](bool with_engine) {
     fleet::FleetView f = Fleet(1);
@@ -263,7 +273,8 @@ TEST_F(LoanTest, ALoanOfTheLendersOwnUserIsToldApartByItsToken) {
   tick(false);
   clock_.Advance(seconds(61));
   tick(false);
-  json loan = Call(s_.get(), "lease.get", {{"id", 2}}, kLender, 501)["result"];  // Its token: to its owner only.
+  json loan =
+      Call(s_.get(), "lease.get", {{"id", 2}}, kLender, 501)["result"];  // Its token: to its owner only.
   ASSERT_EQ(loan["state"], "granted") << loan.dump();
   processes_.lease_members[loan["lease"]["token"].get<std::string>()] = {601};
   // The engine computes beside the idle notebook: the loan stays, and the

@@ -38,8 +38,8 @@ void LeaseService::Event(const std::string& kind, int64_t lease_id, int64_t uid,
   e.gpus = gpus;
   e.detail = detail;
   waiters_.Touch(lease_id);
-  logger_->Log(kind == "refused" ? LogLevel::kWarning : LogLevel::kInfo, "lease {}: {} ({}, by {}): {}", lease_id,
-               kind, user, actor.name, detail);
+  logger_->Log(kind == "refused" ? LogLevel::kWarning : LogLevel::kInfo, "lease {}: {} ({}, by {}): {}",
+               lease_id, kind, user, actor.name, detail);
   if (IsRealArrival(e)) {
     for (int g : e.gpus) backfill_.NoteArrival(g, e.at_unix);
   }
@@ -52,15 +52,16 @@ void LeaseService::SeedArrivals() {
   constexpr int64_t kMostEvents = 100000;
   Result<std::vector<store::LeaseEvent>> events = journal_.Events(0, kMostEvents, /*is_newest=*/true);
   if (!events.ok()) return;  // Learned from now on instead.
-  double since = std::chrono::duration<double>(clock_->WallNow().time_since_epoch()).count() - kArrivalWeeks * 7 * 86400.0;
+  double since = std::chrono::duration<double>(clock_->WallNow().time_since_epoch()).count() -
+                 kArrivalWeeks * 7 * 86400.0;
   for (const store::LeaseEvent& e : events.value()) {
     if (e.at_unix < since || !IsRealArrival(e)) continue;
     for (int g : e.gpus) backfill_.NoteArrival(g, e.at_unix);
   }
 }
 
-void LeaseService::RecordEvent(const std::string& kind, int64_t uid, const std::string& user, int64_t actor_uid,
-                               const std::string& detail) {
+void LeaseService::RecordEvent(const std::string& kind, int64_t uid, const std::string& user,
+                               int64_t actor_uid, const std::string& detail) {
   MutexLock lock(&mu_);
   Actor actor;
   if (actor_uid >= 0) actor = Actor{actor_uid, UserName(actor_uid)};

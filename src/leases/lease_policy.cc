@@ -9,7 +9,9 @@ namespace {
 constexpr std::pair<IdleAction, const char*> kIdleActionNames[] = {
     {IdleAction::kWarn, "warn"}, {IdleAction::kRelease, "release"}, {IdleAction::kTerminate, "terminate"}};
 constexpr std::pair<SlurmIdleAction, const char*> kSlurmIdleActionNames[] = {
-    {SlurmIdleAction::kWarn, "warn"}, {SlurmIdleAction::kRequeue, "requeue"}, {SlurmIdleAction::kCancel, "cancel"}};
+    {SlurmIdleAction::kWarn, "warn"},
+    {SlurmIdleAction::kRequeue, "requeue"},
+    {SlurmIdleAction::kCancel, "cancel"}};
 }  // namespace
 
 const char* SlurmIdleActionName(SlurmIdleAction a) { return EnumName(kSlurmIdleActionNames, a); }
@@ -20,6 +22,8 @@ bool ParseSlurmIdleAction(std::string_view name, SlurmIdleAction* out) {
 
 const char* IdleActionName(IdleAction a) { return EnumName(kIdleActionNames, a); }
 
-bool ParseIdleAction(std::string_view name, IdleAction* out) { return ParseEnum(kIdleActionNames, name, out); }
+bool ParseIdleAction(std::string_view name, IdleAction* out) {
+  return ParseEnum(kIdleActionNames, name, out);
+}
 
 }  // namespace tarmac::leases

@@ -72,7 +72,7 @@ struct SlurmIdlePolicy {
 };
 
 struct LeasePolicy {
-  std::string admin_group = "tarmac-admin";  // Members manage every lease and process (root always does).
+  std::string admin_group = "tarmac-admin";     // Members manage every lease and process (root always does).
   std::chrono::milliseconds kill_grace{10000};  // SIGTERM, then SIGKILL after this.
   std::chrono::milliseconds default_idle_timeout{0};  // 0: leases without one are never idle-reclaimed.
   std::chrono::milliseconds idle_grace{std::chrono::minutes(5)};  // From the idle warning to the action.

@@ -7,10 +7,10 @@
 #include <algorithm>
 #include <tuple>
 
+#include "common/units.h"
+#include "ipc/method_table.h"
 #include "leases/callers.h"
 #include "leases/lease_helpers.h"
-#include "ipc/method_table.h"
-#include "common/units.h"
 
 namespace tarmac::leases {
 namespace {
@@ -34,8 +34,8 @@ json EndedJson(const LeaseService::Ended& e) {
 
 }  // namespace
 
-LeaseService::LeaseService(LeasePolicy policy, std::unique_ptr<store::LeaseState> state, ProcessControl* processes,
-                           Clock* clock, Logger* logger)
+LeaseService::LeaseService(LeasePolicy policy, std::unique_ptr<store::LeaseState> state,
+                           ProcessControl* processes, Clock* clock, Logger* logger)
     : policy_(std::move(policy)),
       processes_(processes),
       clock_(clock),
@@ -60,7 +60,8 @@ void LeaseService::SeedBackfillLastUse(const std::map<std::string, int64_t>& uni
   MutexLock lock(&mu_);
   sched::TimeBase base = Base();
   std::map<std::string, TimePoint> seeded;
-  for (const auto& [uuid, unix] : unix_by_uuid) seeded[uuid] = std::min(base.steady, base.FromUnix(static_cast<double>(unix)));
+  for (const auto& [uuid, unix] : unix_by_uuid)
+    seeded[uuid] = std::min(base.steady, base.FromUnix(static_cast<double>(unix)));
   backfill_.SeedLastUse(seeded);
 }
 
@@ -98,7 +99,8 @@ Status LeaseService::Restore() {
         if (!body.value("gpu_seconds", json()).is_number() || !body.value("as_of_unix", json()).is_number()) {
           return Status::Corruption(where + ": expected gpu_seconds and as_of_unix");
         }
-        share.Restore(id, {body["gpu_seconds"].get<double>(), base.FromUnix(body["as_of_unix"].get<double>())});
+        share.Restore(id,
+                      {body["gpu_seconds"].get<double>(), base.FromUnix(body["as_of_unix"].get<double>())});
       } else if (body.value("next_id", json()).is_number_integer()) {
         next_id = body["next_id"].get<int64_t>();
       }
@@ -116,8 +118,9 @@ Status LeaseService::Restore() {
       ++reattached;
       runtime_[l.id];
       Event("reattached", l.id, l.uid, l.user, l.gpus, Actor{},
-            l.is_reservation || sched::IsExternal(l) ? fmt::format("{} restored after an agent restart", sched::LeaseKindName(l))
-                                         : fmt::format("its client (pid {}) still runs", l.holder.pid));
+            l.is_reservation || sched::IsExternal(l)
+                ? fmt::format("{} restored after an agent restart", sched::LeaseKindName(l))
+                : fmt::format("its client (pid {}) still runs", l.holder.pid));
       continue;
     }
     ++ended;
@@ -133,7 +136,8 @@ Status LeaseService::Restore() {
     book_.Cancel(kAgentCaller, p.id).IgnoreError();
     Erase("queue", p.id);
     RememberEnded(p.id, "its client exited while the agent was down");
-    Event("client_gone", p.id, p.owner.uid, p.owner.user, {}, Actor{}, "queued request dropped: " + ended_[p.id].why);
+    Event("client_gone", p.id, p.owner.uid, p.owner.user, {}, Actor{},
+          "queued request dropped: " + ended_[p.id].why);
   }
   SendSignals(now);
   if (Status s = Flush(now); !s.ok()) return s;
@@ -172,10 +176,11 @@ const std::vector<LeaseService::MethodEntry>& LeaseService::Methods() {
 
 Status LeaseService::AddMethods(ipc::MethodTable* table) {
   for (const MethodEntry& m : Methods()) {
-    Status s = table->AddDeferring(
-        m.name,
-        [this, &m](const ipc::Request& r, const ipc::PeerCredentials& p,
-                   const ipc::Reply& reply) -> std::optional<std::string> { return Dispatch(m, r, p, reply); });
+    Status s = table->AddDeferring(m.name,
+                                   [this, &m](const ipc::Request& r, const ipc::PeerCredentials& p,
+                                              const ipc::Reply& reply) -> std::optional<std::string> {
+                                     return Dispatch(m, r, p, reply);
+                                   });
     if (!s.ok()) return s;
   }
   return Status::OK();
@@ -216,8 +221,9 @@ std::string LeaseService::Serve(const MethodEntry& method, const ipc::Request& r
   }
   // A change is answered only once it is saved; otherwise it is taken back.
   if (!CanSave(now)) {
-    return ipc::EncodeError(request.id, ipc::kErrorStorage,
-                            fmt::format("{}; the agent makes no lease change until it can save it", journal_.problem()));
+    return ipc::EncodeError(
+        request.id, ipc::kErrorStorage,
+        fmt::format("{}; the agent makes no lease change until it can save it", journal_.problem()));
   }
   Undo undo = Checkpoint();
   std::string answer = Answer(method, request, peer, caller, now);
@@ -234,7 +240,8 @@ std::string LeaseService::Serve(const MethodEntry& method, const ipc::Request& r
 }
 
 std::string LeaseService::Answer(const MethodEntry& method, const ipc::Request& request,
-                                 const ipc::PeerCredentials& peer, const sched::Caller& caller, TimePoint now) {
+                                 const ipc::PeerCredentials& peer, const sched::Caller& caller,
+                                 TimePoint now) {
   const json& params = request.params;
   Result<json> result = (this->*method.answer)(Call{params, peer, caller, now});
   if (!result.ok()) {
@@ -293,9 +300,10 @@ Result<json> LeaseService::OnExtend(const Call& c) {
     return Status::InvalidArgument("params.seconds: expected an integer");
   }
   if (const sched::Lease* l = book_.FindLease(id.value()); l != nullptr && sched::IsExternal(*l)) {
-    return Status::FailedPrecondition(fmt::format("lease {} is a {} lease", id.value(), sched::LeaseKindName(*l)),
-                                      l->is_pod ? "a pod lease has no end of its own: the kubelet ends it"
-                                                : "a Slurm job's lease ends with the job: use scontrol");
+    return Status::FailedPrecondition(
+        fmt::format("lease {} is a {} lease", id.value(), sched::LeaseKindName(*l)),
+        l->is_pod ? "a pod lease has no end of its own: the kubelet ends it"
+                  : "a Slurm job's lease ends with the job: use scontrol");
   }
   Status s = book_.Extend(c.caller, id.value(), seconds(by->get<int64_t>()), c.now);
   if (!s.ok()) return s;
@@ -342,17 +350,19 @@ Result<json> LeaseService::OnEvents(const Call& c) {
   return json{{"events", list}};
 }
 
-Result<json> LeaseService::Request(const json& params, const ipc::PeerCredentials& peer, const sched::Caller& caller,
-                                   TimePoint now) {
+Result<json> LeaseService::Request(const json& params, const ipc::PeerCredentials& peer,
+                                   const sched::Caller& caller, TimePoint now) {
   Result<sched::LeaseRequest> parsed = sched::LeaseRequestFromJson(params);
   if (!parsed.ok()) return parsed.status();
   sched::LeaseRequest request = std::move(parsed).value();
   auto wait = params.find("wait");
-  if (wait != params.end() && !wait->is_boolean()) return Status::InvalidArgument("params.wait: expected true or false");
+  if (wait != params.end() && !wait->is_boolean())
+    return Status::InvalidArgument("params.wait: expected true or false");
   bool waits = wait == params.end() || wait->get<bool>();
   // A repeat of a request already made (the client retried after a timeout)
   // answers with what the first one made.
-  if (auto seen = keys_.find({caller.uid, request.request_key}); !request.request_key.empty() && seen != keys_.end()) {
+  if (auto seen = keys_.find({caller.uid, request.request_key});
+      !request.request_key.empty() && seen != keys_.end()) {
     int64_t first = seen->second;
     auto ended = ended_.find(first);
     if (ended != ended_.end() && ended->second.why.rfind(kNoFitPrefix, 0) == 0) {
@@ -363,7 +373,8 @@ Result<json> LeaseService::Request(const json& params, const ipc::PeerCredential
   if (!has_gpus_) return Status::Unavailable("the agent has not read the GPUs yet");
   // GPUs named by index, as CUDA_VISIBLE_DEVICES and nvidia-smi name them.
   for (std::string& name : request.wants.uuids) {
-    if (name.empty() || name.size() > 4 || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (name.empty() || name.size() > 4 || name.find_first_not_of("0123456789") != std::string::npos)
+      continue;
     size_t index = static_cast<size_t>(std::stoi(name));
     if (index >= slots_.size()) {
       return Status::InvalidArgument(fmt::format("no GPU {} here (GPUs 0 to {})", name, slots_.size() - 1));
@@ -398,7 +409,8 @@ Result<json> LeaseService::Request(const json& params, const ipc::PeerCredential
   // The command stays in the request's `command` (`tarmac queue --json`),
   // never in an event's prose: what the web may not show is found by its
   // field (agent/web_redaction.h).
-  Event("queued", id.value(), caller.uid, caller.user, {}, Actor{caller.uid, caller.user}, WaitReason(id.value()));
+  Event("queued", id.value(), caller.uid, caller.user, {}, Actor{caller.uid, caller.user},
+        WaitReason(id.value()));
   return json{{"state", "queued"}, {"request", QueuedJson(*p, now)}};
 }
 
@@ -406,7 +418,8 @@ Result<json> LeaseService::Get(int64_t id, const sched::Caller& viewer, TimePoin
   if (const sched::Lease* l = book_.FindLease(id)) {
     return json{{"state", "granted"}, {"lease", LeaseJson(*l, viewer, now)}};
   }
-  if (const sched::Pending* p = book_.FindPending(id)) return json{{"state", "queued"}, {"request", QueuedJson(*p, now)}};
+  if (const sched::Pending* p = book_.FindPending(id))
+    return json{{"state", "queued"}, {"request", QueuedJson(*p, now)}};
   auto it = ended_.find(id);
   if (it != ended_.end()) return EndedJson(it->second);
   return Status::NotFound(fmt::format("no lease or queued request {}", id));
@@ -421,8 +434,9 @@ Result<json> LeaseService::Release(int64_t id, const ipc::PeerCredentials& peer,
                                         "the kubelet ends it when the pod goes: delete the pod");
     }
     if (!l->slurm_job.empty()) {
-      return Status::FailedPrecondition(fmt::format("lease {} holds the GPUs of Slurm job {}", id, l->slurm_job),
-                                        "the job's epilog ends it: scancel the job");
+      return Status::FailedPrecondition(
+          fmt::format("lease {} holds the GPUs of Slurm job {}", id, l->slurm_job),
+          "the job's epilog ends it: scancel the job");
     }
     if (!caller.is_admin && caller.uid != l->uid) {
       return Status::PermissionDenied(fmt::format("lease {} belongs to {}", id, l->user),
@@ -441,16 +455,16 @@ Result<json> LeaseService::Release(int64_t id, const ipc::PeerCredentials& peer,
         rt.killed_at = now;
         std::vector<sched::ProcessRef> victims = LeaseVictims(*l, SelfAndAncestors(peer.pid));
         if (!victims.empty()) {
-          TerminateProcesses(id, l->uid, std::move(victims), fmt::format("released by {} while revoked", caller.user),
-                             actor, now);
+          TerminateProcesses(id, l->uid, std::move(victims),
+                             fmt::format("released by {} while revoked", caller.user), actor, now);
           KillNow(id);
         }
       }
       return json{{"released", id}};
     }
     bool by_holder = !l->is_reservation && static_cast<int64_t>(peer.pid) == l->holder.pid;
-    EndLease(id, "released", by_holder ? "its job finished" : fmt::format("released by {}", caller.user), actor,
-             !by_holder, now, SelfAndAncestors(peer.pid));
+    EndLease(id, "released", by_holder ? "its job finished" : fmt::format("released by {}", caller.user),
+             actor, !by_holder, now, SelfAndAncestors(peer.pid));
     return json{{"released", id}};
   }
   if (const sched::Pending* p = book_.FindPending(id)) {
@@ -487,7 +501,8 @@ Result<json> LeaseService::KillZombies(const json& params, const sched::Caller& 
     matched = true;
     json entry = {{"pid", z.pid}, {"gpu", z.gpu_index}, {"user", z.user}};
     if (!caller.is_admin && caller.uid != z.uid) {
-      entry["why"] = fmt::format("pid {} belongs to {}; only its owner or an admin may terminate it", z.pid, z.user);
+      entry["why"] =
+          fmt::format("pid {} belongs to {}; only its owner or an admin may terminate it", z.pid, z.user);
       Event("refused", z.lease_id.value_or(0), z.uid, z.user, {z.gpu_index}, actor,
             "zombies.kill: " + entry["why"].get<std::string>());
       refused.push_back(entry);
@@ -503,10 +518,12 @@ Result<json> LeaseService::KillZombies(const json& params, const sched::Caller& 
     }
     Event("zombie_terminated", z.lease_id.value_or(0), z.uid, z.user, {z.gpu_index}, actor,
           fmt::format("SIGTERM to pid {} ({}): {}", z.pid, z.name, z.why));
-    terminations_.push_back({z.lease_id.value_or(0), z.uid, {{z.pid, z.start_ticks}}, now + policy_.kill_grace});
+    terminations_.push_back(
+        {z.lease_id.value_or(0), z.uid, {{z.pid, z.start_ticks}}, now + policy_.kill_grace});
     terminated.push_back(entry);
   }
-  if (only && !matched) return Status::NotFound(fmt::format("pid {} is not a zombie (see tarmac zombies)", *only));
+  if (only && !matched)
+    return Status::NotFound(fmt::format("pid {} is not a zombie (see tarmac zombies)", *only));
   return json{{"terminated", terminated}, {"refused", refused}, {"skipped", skipped}};
 }
 
@@ -517,8 +534,10 @@ json LeaseService::LeaseJson(const sched::Lease& l, const sched::Caller& viewer,
   if (!viewer.is_admin && viewer.uid != l.uid) j.erase("token");
   j.erase("request_key");
   j["held_seconds"] = duration_cast<seconds>(now - l.granted_at).count();
-  j["idle_seconds"] = l.idle_since ? std::max<int64_t>(0, duration_cast<seconds>(now - *l.idle_since).count()) : 0;
-  j["revoke_by_unix"] = l.revoking_since ? json(Base().ToUnix(*l.revoking_since + policy_.backfill.grace)) : json(nullptr);
+  j["idle_seconds"] =
+      l.idle_since ? std::max<int64_t>(0, duration_cast<seconds>(now - *l.idle_since).count()) : 0;
+  j["revoke_by_unix"] =
+      l.revoking_since ? json(Base().ToUnix(*l.revoking_since + policy_.backfill.grace)) : json(nullptr);
   auto rt = runtime_.find(l.id);
   if (rt != runtime_.end()) {
     const Runtime& r = rt->second;
@@ -527,7 +546,8 @@ json LeaseService::LeaseJson(const sched::Lease& l, const sched::Caller& viewer,
       warning += " " + r.acted;
     } else if (!warning.empty() && r.warned_at) {
       TimePoint acts_at = *r.warned_at + policy_.idle_grace;
-      warning += now < acts_at ? " acts in " + FormatDuration(duration_cast<seconds>(acts_at - now)) : " acts now";
+      warning +=
+          now < acts_at ? " acts in " + FormatDuration(duration_cast<seconds>(acts_at - now)) : " acts now";
     }
     j["warning"] = warning.empty() ? json(nullptr) : json(warning);
     j["foreign_processes"] = rt->second.foreign;
@@ -554,12 +574,12 @@ const sched::Waiting* LeaseService::WaitingOf(int64_t id) const {
 std::map<int, int64_t> LeaseService::LeasedGpus() const {
   std::map<int, int64_t> by_gpu;
   for (const auto& [id, l] : book_.leases()) {
-    if (sched::IsMigLease(l) || sched::IsLoan(l)) continue;  // Holds an instance, not its GPU; or its lender does.
+    if (sched::IsMigLease(l) || sched::IsLoan(l))
+      continue;  // Holds an instance, not its GPU; or its lender does.
     for (int g : l.gpus) by_gpu[g] = id;
   }
   return by_gpu;
 }
-
 
 std::string LeaseService::BackfillRefusal(const std::vector<sched::GpuSlot>& marked, int64_t memory) const {
   const GateVerdict* first = nullptr;
@@ -569,7 +589,8 @@ std::string LeaseService::BackfillRefusal(const std::vector<sched::GpuSlot>& mar
     auto it = backfill_.verdicts().find(g.uuid);
     if (it == backfill_.verdicts().end() || it->second.accepts) continue;
     const GateVerdict& v = it->second;
-    bool is_sooner = first == nullptr || (v.starts_in && (!first->starts_in || *v.starts_in < *first->starts_in));
+    bool is_sooner =
+        first == nullptr || (v.starts_in && (!first->starts_in || *v.starts_in < *first->starts_in));
     if (is_sooner) {
       first = &v;
       first_index = g.index;
@@ -578,7 +599,8 @@ std::string LeaseService::BackfillRefusal(const std::vector<sched::GpuSlot>& mar
   if (first == nullptr) return "";
   std::string text = fmt::format("GPU {}: {}", first_index, backfill_.Describe(*first));
   if (first->starts_in) {
-    text += fmt::format(", opens in {}", FormatDuration(std::chrono::duration_cast<seconds>(*first->starts_in)));
+    text +=
+        fmt::format(", opens in {}", FormatDuration(std::chrono::duration_cast<seconds>(*first->starts_in)));
   }
   return text;
 }
@@ -601,7 +623,8 @@ std::string LeaseService::WaitReason(int64_t id) const {
     book_.MarkLeased(&marked);
     if (p != nullptr && sched::WantsMig(p->request.wants)) {
       const sched::GpuWants& want = p->request.wants;
-      std::string what = want.mig_profile.empty() ? "MIG instance " + want.uuids[0] : want.mig_profile + " MIG instance";
+      std::string what =
+          want.mig_profile.empty() ? "MIG instance " + want.uuids[0] : want.mig_profile + " MIG instance";
       for (const sched::GpuSlot& g : marked) {
         for (const sched::MigSlot& m : g.mig) {
           bool matches = want.mig_profile.empty() ? m.uuid == want.uuids[0] : m.profile == want.mig_profile;
@@ -614,19 +637,21 @@ std::string LeaseService::WaitReason(int64_t id) const {
     for (const sched::GpuSlot& g : marked) free_now += sched::IsFree(g, memory) ? 1 : 0;
     if (p != nullptr && p->request.priority == sched::Priority::kBackfill && free_now > 0) {
       if (std::string why = BackfillRefusal(marked, memory); !why.empty()) {
-        return fmt::format("position {}: {} free, but backfill waits for a GPU [backfill] accepts; {}", w.position,
-                           free_now, why);
+        return fmt::format("position {}: {} free, but backfill waits for a GPU [backfill] accepts; {}",
+                           w.position, free_now, why);
       }
     }
-    int wants = p == nullptr ? 0
+    int wants = p == nullptr                     ? 0
                 : p->request.wants.uuids.empty() ? p->request.wants.gpu_count
                                                  : static_cast<int>(p->request.wants.uuids.size());
     std::string when;
     if (d.reserved_from && w.position == 1) {
-      when = fmt::format("; expected in {}", FormatDuration(duration_cast<seconds>(*d.reserved_from - clock_->SteadyNow())));
+      when = fmt::format("; expected in {}",
+                         FormatDuration(duration_cast<seconds>(*d.reserved_from - clock_->SteadyNow())));
     }
-    return fmt::format("position {}: needs {} GPU{}{}, {} free now{}", w.position, wants, wants == 1 ? "" : "s",
-                       memory > 0 ? fmt::format(" with {} free", FormatBytes(memory)) : std::string(), free_now, when);
+    return fmt::format(
+        "position {}: needs {} GPU{}{}, {} free now{}", w.position, wants, wants == 1 ? "" : "s",
+        memory > 0 ? fmt::format(" with {} free", FormatBytes(memory)) : std::string(), free_now, when);
   }
   return "waiting for the next decision";
 }
@@ -646,7 +671,8 @@ json LeaseService::QueueJson(TimePoint now) const {
   std::vector<const sched::Pending*> order;
   for (const sched::Pending& p : book_.queue()) order.push_back(&p);
   std::stable_sort(order.begin(), order.end(),
-                   [&](const sched::Pending* a, const sched::Pending* b) REQUIRES(mu_) { return position(a) < position(b); });
+                   [&](const sched::Pending* a, const sched::Pending* b)
+                       REQUIRES(mu_) { return position(a) < position(b); });
   for (const sched::Pending* p : order) list.push_back(QueuedJson(*p, now));
   return json{{"queue", list}};
 }

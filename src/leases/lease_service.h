@@ -58,30 +58,30 @@
 #pragma once
 
 #include <chrono>
-#include <map>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
-#include "leases/backfill_gate.h"
-#include "leases/loans.h"
-#include "leases/lease_journal.h"
-#include "leases/lease_policy.h"
-#include "leases/lease_waiters.h"
-#include "leases/process_control.h"
-#include "leases/published_marks.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/mutex.h"
-#include "ipc/method_table.h"
-#include "ipc/protocol.h"
-#include "ipc/reply.h"
 #include "fleet/fleet_view.h"
 #include "fleet/lease_figures.h"
 #include "fleet/lease_marks.h"
+#include "ipc/method_table.h"
+#include "ipc/protocol.h"
+#include "ipc/reply.h"
+#include "leases/backfill_gate.h"
+#include "leases/lease_journal.h"
+#include "leases/lease_policy.h"
+#include "leases/lease_waiters.h"
+#include "leases/loans.h"
+#include "leases/process_control.h"
+#include "leases/published_marks.h"
 #include "sched/lease_book.h"
 #include "sched/lease_json.h"
 #include "sched/zombies.h"
@@ -257,9 +257,9 @@ class LeaseService {
     // A revoked backfill lease past its grace: when what was left of it was
     // killed. It ends once a reading lists no process on its GPUs.
     std::optional<TimePoint> killed_at;
-    bool is_released = false;  // Its holder let go first (the end is "released").
+    bool is_released = false;                   // Its holder let go first (the end is "released").
     std::optional<TimePoint> reading_asked_at;  // The last OnWantsReading for it.
-    std::string revoked_for_claim;  // Revoked for another scheduler (GiveWay): whose claim.
+    std::string revoked_for_claim;              // Revoked for another scheduler (GiveWay): whose claim.
   };
   struct Claim {  // Another scheduler's, waiting for backfill to give way.
     std::vector<std::string> uuids;
@@ -313,8 +313,10 @@ class LeaseService {
   // Locks, resolves the caller, answers, and (for a change) saves or takes back.
   // Serve or Wait, as the method is; a change is then published in Marks().
   std::optional<std::string> Dispatch(const MethodEntry& method, const ipc::Request& request,
-                                      const ipc::PeerCredentials& peer, const ipc::Reply& reply) EXCLUDES(mu_);
-  std::string Serve(const MethodEntry& method, const ipc::Request& request, const ipc::PeerCredentials& peer) EXCLUDES(mu_);
+                                      const ipc::PeerCredentials& peer, const ipc::Reply& reply)
+      EXCLUDES(mu_);
+  std::string Serve(const MethodEntry& method, const ipc::Request& request, const ipc::PeerCredentials& peer)
+      EXCLUDES(mu_);
   // The answer line, with refusals recorded as events.
   std::string Answer(const MethodEntry& method, const ipc::Request& request, const ipc::PeerCredentials& peer,
                      const sched::Caller& caller, TimePoint now) REQUIRES(mu_);
@@ -345,11 +347,13 @@ class LeaseService {
   Result<nlohmann::json> Get(int64_t id, const sched::Caller& viewer, TimePoint now) const REQUIRES(mu_);
   Result<nlohmann::json> Release(int64_t id, const ipc::PeerCredentials& peer, const sched::Caller& caller,
                                  TimePoint now) REQUIRES(mu_);
-  Result<nlohmann::json> KillZombies(const nlohmann::json& params, const sched::Caller& caller, TimePoint now) REQUIRES(mu_);
+  Result<nlohmann::json> KillZombies(const nlohmann::json& params, const sched::Caller& caller, TimePoint now)
+      REQUIRES(mu_);
   nlohmann::json LeasesJson(const sched::Caller& viewer, TimePoint now) const REQUIRES(mu_);
   nlohmann::json QueueJson(TimePoint now) const REQUIRES(mu_);
   // A lease as answers show it; its token only to its owner and admins.
-  nlohmann::json LeaseJson(const sched::Lease& lease, const sched::Caller& viewer, TimePoint now) const REQUIRES(mu_);
+  nlohmann::json LeaseJson(const sched::Lease& lease, const sched::Caller& viewer, TimePoint now) const
+      REQUIRES(mu_);
   nlohmann::json QueuedJson(const sched::Pending& pending, TimePoint now) const REQUIRES(mu_);
   std::string WaitReason(int64_t id) const REQUIRES(mu_);
   // Why backfill's gate refuses the free GPUs among `marked` (with at least
@@ -368,8 +372,8 @@ class LeaseService {
   void SaveThenDecide(TimePoint now) REQUIRES(mu_);
   // Ends lease `id`: event `kind` with `detail`; with `terminate`, its
   // processes get SIGTERM now and SIGKILL after the grace period.
-  void EndLease(int64_t id, const std::string& kind, const std::string& detail, const Actor& actor, bool terminate,
-                TimePoint now, const std::set<int64_t>& spared = {}) REQUIRES(mu_);
+  void EndLease(int64_t id, const std::string& kind, const std::string& detail, const Actor& actor,
+                bool terminate, TimePoint now, const std::set<int64_t>& spared = {}) REQUIRES(mu_);
   // `pid` and every process above it up to init: a caller who carries a
   // lease's token (a shell that took a reservation's variables) is never
   // signalled by its own call, nor is its shell.
@@ -420,7 +424,8 @@ class LeaseService {
   // Each tick: asks backfill's gate which GPUs and MIG instances accept
   // backfill now (`by_gpu`: the lease on each GPU index) and marks their
   // slots.
-  void MarkBackfill(const fleet::FleetView& fleet, const std::map<int, int64_t>& by_gpu, TimePoint now) REQUIRES(mu_);
+  void MarkBackfill(const fleet::FleetView& fleet, const std::map<int, int64_t>& by_gpu, TimePoint now)
+      REQUIRES(mu_);
   // Tells of the leases the last decision revoked; ends those whose grace
   // has passed.
   void AnnounceRevocations(TimePoint now) REQUIRES(mu_);
@@ -525,13 +530,13 @@ class LeaseService {
   LoanDesk loans_ GUARDED_BY(mu_);
   std::map<int, std::set<int64_t>> loan_pids_by_gpu_ GUARDED_BY(mu_);  // At the last tick.
   std::vector<LoanOffer> loan_offers_ GUARDED_BY(mu_);                 // From the last tick.
-  
+
   int64_t backfill_preemptions_ GUARDED_BY(mu_) = 0;
   std::map<int, int64_t> backfill_preemptions_by_gpu_ GUARDED_BY(mu_);
   PublishedMarks marks_;  // What Marks() gives; replaced whole by PublishMarks.
   std::function<void()> on_revocation_ GUARDED_BY(mu_);
   std::function<void()> on_wants_reading_ GUARDED_BY(mu_);
-  std::map<std::string, Claim> claims_ GUARDED_BY(mu_);  // By claim ("Slurm job 42").
+  std::map<std::string, Claim> claims_ GUARDED_BY(mu_);    // By claim ("Slurm job 42").
   double backfill_gpu_seconds_ended_ GUARDED_BY(mu_) = 0;  // Of backfill leases that have ended.
   std::map<int64_t, Runtime> runtime_ GUARDED_BY(mu_);
   std::map<int64_t, Ended> ended_ GUARDED_BY(mu_);  // Recently ended leases and requests: why.

@@ -14,8 +14,8 @@
 
 #include "leases/lease_config.h"
 #include "leases/lease_ticker.h"
-#include "testutil/lease_service_fixture.h"
 #include "testutil/fake_clock.h"
+#include "testutil/lease_service_fixture.h"
 #include "testutil/process_views.h"
 #include "testutil/testutil.h"
 
@@ -26,7 +26,6 @@ using namespace test;  // NOLINT: the shared fixture.
 using nlohmann::json;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
-
 
 TEST_F(LeaseServiceTest, AZombieWhosePidWasReusedIsNotSignalled) {
   LeasePolicy policy;
@@ -66,7 +65,8 @@ TEST_F(LeaseServiceTest, BackfillSaysPerGpuWhyNotYetAndWhen) {
   s->SeedBackfillLastUse({{"GPU-1", UnixSeconds(clock_.WallNow()) - 240}});
   processes_.Add(4242, 1001, 777);
   auto tick = [&] {
-    s->OnTick(Fleet(3, {{2, testing::Process(4242, 2 * kGiB, 0, 1001, "python", 1, 777)}}), clock_.SteadyNow());
+    s->OnTick(Fleet(3, {{2, testing::Process(4242, 2 * kGiB, 0, 1001, "python", 1, 777)}}),
+              clock_.SteadyNow());
   };
   tick();
   json gpus = Call(s.get(), "backfill.gpus", json::object())["result"]["gpus"];
@@ -84,11 +84,13 @@ TEST_F(LeaseServiceTest, BackfillSaysPerGpuWhyNotYetAndWhen) {
   processes_.Add(500, 1001, 10);
   json asked = Call(s.get(), "lease.request", {{"gpus", 1}, {"priority", "backfill"}}, 1001, 500);
   ASSERT_EQ(asked["result"]["state"], "queued") << asked.dump();
-  EXPECT_EQ(asked["result"]["request"]["reason"],
-            "position 1: 2 free, but backfill waits for a GPU [backfill] accepts; GPU 1: idle 4m 00s of idle_for "
-            "10m 00s, opens in 6m 00s")
+  EXPECT_EQ(
+      asked["result"]["request"]["reason"],
+      "position 1: 2 free, but backfill waits for a GPU [backfill] accepts; GPU 1: idle 4m 00s of idle_for "
+      "10m 00s, opens in 6m 00s")
       << asked.dump();
-  ASSERT_TRUE(Call(s.get(), "lease.release", {{"id", asked["result"]["request"]["id"]}}, 1001, 500)["ok"].get<bool>());
+  ASSERT_TRUE(Call(s.get(), "lease.release", {{"id", asked["result"]["request"]["id"]}}, 1001, 500)["ok"]
+                  .get<bool>());
   clock_.Advance(std::chrono::minutes(6));
   tick();
   gpus = Call(s.get(), "backfill.gpus", json::object())["result"]["gpus"];
@@ -185,7 +187,8 @@ TEST_F(LeaseServiceTest, ACorruptStateFileIsRefusedNamingIt) {
   Status restored = s->Restore();
   EXPECT_EQ(restored.code(), StatusCode::kCorruption);
   EXPECT_NE(restored.message().find(path), std::string::npos) << restored.message();
-  EXPECT_NE(restored.message().find("lease.uid: expected an integer"), std::string::npos) << restored.message();
+  EXPECT_NE(restored.message().find("lease.uid: expected an integer"), std::string::npos)
+      << restored.message();
 }
 
 TEST_F(LeaseServiceTest, MalformedParamsAreRefusedNamingTheField) {
@@ -227,8 +230,9 @@ TEST_F(LeaseServiceTest, ARepeatedRequestKeyAnswersWithWhatTheFirstRequestMade) 
   // --no-wait that did not fit: the repeat says so again and queues nothing.
   json no_fit = Call(s.get(), "lease.request", {{"gpus", 1}, {"wait", false}, {"request_key", "k3"}});
   EXPECT_EQ(no_fit["error"]["code"], "no_fit");
-  EXPECT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"wait", false}, {"request_key", "k3"}})["error"]["code"],
-            "no_fit");
+  EXPECT_EQ(
+      Call(s.get(), "lease.request", {{"gpus", 1}, {"wait", false}, {"request_key", "k3"}})["error"]["code"],
+      "no_fit");
   EXPECT_EQ(Call(s.get(), "queue", json::object())["result"]["queue"].size(), 1u);
   // Keys are per user: another user's same key is another request.
   processes_.Add(501, 1002, 11);
@@ -279,10 +283,11 @@ TEST_F(LeaseServiceTest, AChangeThatCannotBeSavedIsRefusedTakenBackAndItsIdNever
   // Every write to the state table now fails, as on a full disk.
   Result<std::unique_ptr<store::Db>> other = store::Db::Open(path, store::Db::Mode::kReadWriteCreate);
   ASSERT_TRUE(other.ok());
-  ASSERT_TRUE(other.value()
-                  ->Exec("CREATE TRIGGER full BEFORE INSERT ON lease_state BEGIN SELECT RAISE(FAIL, 'database or "
-                         "disk is full'); END;")
-                  .ok());
+  ASSERT_TRUE(
+      other.value()
+          ->Exec("CREATE TRIGGER full BEFORE INSERT ON lease_state BEGIN SELECT RAISE(FAIL, 'database or "
+                 "disk is full'); END;")
+          .ok());
   json refused = Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}});
   ASSERT_FALSE(refused["ok"].get<bool>()) << refused.dump();
   EXPECT_EQ(refused["error"]["code"], "storage_unavailable");
@@ -315,7 +320,8 @@ TEST_F(LeaseServiceTest, AStateFileDeletedUnderTheAgentIsWrittenAnew) {
   std::unique_ptr<LeaseService> s = Make();
   s->OnTick(Fleet(2), clock_.SteadyNow());
   processes_.Add(500, 1001, 10);
-  ASSERT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}})["result"]["state"], "granted");
+  ASSERT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}})["result"]["state"],
+            "granted");
   for (const char* suffix : {"", "-wal", "-shm"}) ::unlink((path + suffix).c_str());
   s->OnTick(Fleet(2), clock_.SteadyNow());
   EXPECT_EQ(::access(path.c_str(), F_OK), 0) << "written anew within a tick";
@@ -332,7 +338,8 @@ TEST_F(LeaseServiceTest, IdleTimeSurvivesARestartAndTokensShowOnlyToTheirOwner) 
   std::unique_ptr<LeaseService> s = Make();
   s->OnTick(Fleet(1), clock_.SteadyNow());
   processes_.Add(500, 1001, 10);
-  ASSERT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}})["result"]["state"], "granted");
+  ASSERT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}})["result"]["state"],
+            "granted");
   s->OnTick(Fleet(1), clock_.SteadyNow());  // Idle from here.
   clock_.Advance(seconds(100));
   s->OnTick(Fleet(1), clock_.SteadyNow());
@@ -379,7 +386,8 @@ TEST(ProcessControlTest, SignalsOnlyTheProcessWithTheStartTimeSeen) {
   EXPECT_EQ(s.code(), StatusCode::kNotFound);
   EXPECT_NE(s.message().find("now names another process"), std::string::npos) << s.message();
   // Another owner: not signalled.
-  EXPECT_EQ(control->Signal({child, who->start_ticks}, who->uid + 1, SIGTERM).code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(control->Signal({child, who->start_ticks}, who->uid + 1, SIGTERM).code(),
+            StatusCode::kPermissionDenied);
   int status = 0;
   EXPECT_EQ(waitpid(child, &status, WNOHANG), 0) << "the child was signalled";
   // The one seen: signalled.
@@ -443,13 +451,16 @@ class LeaseWaitTest : public LeaseServiceTest {
     s->OnTick(Fleet(1), clock_.SteadyNow());
     processes_.Add(500, 1001, 10);
     processes_.Add(600, 1002, 20);
-    EXPECT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}})["result"]["state"], "granted");
-    EXPECT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}}, 1002, 600)["result"]["state"],
-              "queued");
+    EXPECT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}})["result"]["state"],
+              "granted");
+    EXPECT_EQ(
+        Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}}, 1002, 600)["result"]["state"],
+        "queued");
     return s;
   }
   // lease.wait from uid 1002; the answer lands in `slot`.
-  std::optional<std::string> Wait(LeaseService* s, json params, const std::shared_ptr<ipc::Reply::Slot>& slot) {
+  std::optional<std::string> Wait(LeaseService* s, json params,
+                                  const std::shared_ptr<ipc::Reply::Slot>& slot) {
     ipc::Request r;
     r.id = 42;
     r.method = "lease.wait";
@@ -511,7 +522,8 @@ TEST_F(LeaseWaitTest, AWaiterThatHungUpIsDroppedAndBadTimeoutsAreRefused) {
   s->OnTick(Fleet(1), clock_.SteadyNow());
   EXPECT_EQ(s->waiter_count(), 0u);
   for (json bad : {json(-1), json(600001), json("soon")}) {
-    std::optional<std::string> refused = Wait(s.get(), {{"id", 2}, {"timeout_ms", bad}}, std::make_shared<ipc::Reply::Slot>());
+    std::optional<std::string> refused =
+        Wait(s.get(), {{"id", 2}, {"timeout_ms", bad}}, std::make_shared<ipc::Reply::Slot>());
     ASSERT_TRUE(refused.has_value());
     EXPECT_EQ(json::parse(*refused)["error"]["code"], "bad_request") << *refused;
     EXPECT_NE(refused->find("params.timeout_ms"), std::string::npos);
@@ -525,9 +537,10 @@ TEST_F(LeaseWaitTest, AGrantThatCannotBeSavedIsNeverHeard) {
   Result<std::unique_ptr<store::Db>> other =
       store::Db::Open(dir_.path() + "/leases.db", store::Db::Mode::kReadWriteCreate);
   ASSERT_TRUE(other.ok());
-  ASSERT_TRUE(other.value()->Exec("CREATE TRIGGER full BEFORE UPDATE ON lease_state BEGIN SELECT RAISE(FAIL, 'disk "
-                                  "is full'); END; CREATE TRIGGER full2 BEFORE DELETE ON lease_state BEGIN SELECT "
-                                  "RAISE(FAIL, 'disk is full'); END;")
+  ASSERT_TRUE(other.value()
+                  ->Exec("CREATE TRIGGER full BEFORE UPDATE ON lease_state BEGIN SELECT RAISE(FAIL, 'disk "
+                         "is full'); END; CREATE TRIGGER full2 BEFORE DELETE ON lease_state BEGIN SELECT "
+                         "RAISE(FAIL, 'disk is full'); END;")
                   .ok());
   json refused = Call(s.get(), "lease.release", {{"id", 1}});
   EXPECT_EQ(refused["error"]["code"], "storage_unavailable") << refused.dump();
@@ -546,8 +559,8 @@ TEST_F(LeaseServiceTest, TheLeaseThreadTicksOnTheSnapshotsItIsHanded) {
   std::unique_ptr<LeaseService> s = Make();
   s->OnTick(Fleet(1), clock_.SteadyNow());
   processes_.Add(500, 1001, 10);
-  ASSERT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}, {"max_time_seconds", 1}})["result"]
-                ["state"],
+  ASSERT_EQ(Call(s.get(), "lease.request",
+                 {{"gpus", 1}, {"kind", "reservation"}, {"max_time_seconds", 1}})["result"]["state"],
             "granted");
   LeaseTicker ticker(s.get());
   ticker.Start();
@@ -569,8 +582,8 @@ TEST_F(LeaseServiceTest, RegressionAnEmptyUuidListOrProfileIsABadRequestNotAnyGp
   processes_.Add(500, 1001, 10);
   std::unique_ptr<LeaseService> s = Make();
   s->OnTick(Fleet(2), clock_.SteadyNow());
-  for (json params : {json{{"uuids", json::array()}, {"command", "x"}}, json{{"mig_profile", ""}, {"command", "x"}},
-                      json{{"uuids", {""}}, {"command", "x"}}}) {
+  for (json params : {json{{"uuids", json::array()}, {"command", "x"}},
+                      json{{"mig_profile", ""}, {"command", "x"}}, json{{"uuids", {""}}, {"command", "x"}}}) {
     json r = Call(s.get(), "lease.request", params);
     EXPECT_EQ(r["error"]["code"], ipc::kErrorBadRequest) << params.dump() << " -> " << r.dump();
   }

@@ -31,7 +31,8 @@ void LeaseWaiters::Expire(const sched::LeaseBook& book, TimePoint now, bool is_s
   std::set<int64_t> queued;
   for (const sched::Pending& p : book.queue()) queued.insert(p.id);
   for (auto it = waiters_.begin(); it != waiters_.end();) {
-    bool is_settled = it->second.watches ? IsSettled(book, it->first, it->second) : queued.count(it->first) == 0;
+    bool is_settled =
+        it->second.watches ? IsSettled(book, it->first, it->second) : queued.count(it->first) == 0;
     if (!it->second.reply.IsOpen()) {
       it = waiters_.erase(it);  // The caller hung up.
     } else if (now >= it->second.deadline || (is_saved && is_settled)) {

@@ -13,9 +13,8 @@
 
 #include <functional>
 #include <map>
-#include <set>
-
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "ipc/reply.h"
 #include "sched/lease_book.h"

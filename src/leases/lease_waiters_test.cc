@@ -13,7 +13,8 @@ using SteadyClock = std::chrono::steady_clock;
 class LeaseWaitersTest : public ::testing::Test {
  protected:
   LeaseWaiters::Waiter Open(bool watches = false) {
-    return {1, caller_, ipc::Reply(std::make_shared<ipc::Reply::Slot>()), now_ + std::chrono::seconds(30), watches};
+    return {1, caller_, ipc::Reply(std::make_shared<ipc::Reply::Slot>()), now_ + std::chrono::seconds(30),
+            watches};
   }
   // Queues a request for one GPU while the only GPU is taken: its id.
   int64_t Queue() {

@@ -23,15 +23,16 @@ std::optional<std::string> LeaseService::Wait(const MethodEntry& method, const i
   std::chrono::milliseconds timeout = kDefaultWaitTimeout;
   if (auto t = request.params.find("timeout_ms"); t != request.params.end()) {
     if (!t->is_number_integer() || t->get<int64_t>() < 0 || t->get<int64_t>() > kMaxWaitTimeout.count()) {
-      return ipc::EncodeError(request.id, ipc::kErrorBadRequest,
-                              fmt::format("params.timeout_ms: expected an integer from 0 to {}",
-                                          kMaxWaitTimeout.count()));
+      return ipc::EncodeError(
+          request.id, ipc::kErrorBadRequest,
+          fmt::format("params.timeout_ms: expected an integer from 0 to {}", kMaxWaitTimeout.count()));
     }
     timeout = std::chrono::milliseconds(t->get<int64_t>());
   }
   bool watches = false;
   if (auto w = request.params.find("watch"); w != request.params.end()) {
-    if (!w->is_boolean()) return ipc::EncodeError(request.id, ipc::kErrorBadRequest, "params.watch: expected true or false");
+    if (!w->is_boolean())
+      return ipc::EncodeError(request.id, ipc::kErrorBadRequest, "params.watch: expected true or false");
     watches = w->get<bool>();
   }
   auto id = request.params.find("id");
@@ -45,7 +46,8 @@ std::optional<std::string> LeaseService::Wait(const MethodEntry& method, const i
   if ((!is_queued && !is_watched) || timeout.count() == 0 || !reply.IsOpen()) {
     return Answer(method, request, peer, caller, now);
   }
-  waiters_.Add(id->get<int64_t>(), LeaseWaiters::Waiter{request.id, caller, reply, now + timeout, is_watched});
+  waiters_.Add(id->get<int64_t>(),
+               LeaseWaiters::Waiter{request.id, caller, reply, now + timeout, is_watched});
   return std::nullopt;
 }
 
@@ -56,7 +58,8 @@ void LeaseService::AnswerWaiter(int64_t id, const LeaseWaiters::Waiter& w, TimeP
 }
 
 void LeaseService::AnswerWaiters(TimePoint now) {
-  waiters_.AnswerTouched(book_, [&](int64_t id, const LeaseWaiters::Waiter& w) REQUIRES(mu_) { AnswerWaiter(id, w, now); });
+  waiters_.AnswerTouched(
+      book_, [&](int64_t id, const LeaseWaiters::Waiter& w) REQUIRES(mu_) { AnswerWaiter(id, w, now); });
 }
 
 void LeaseService::ExpireWaiters(TimePoint now) {

@@ -39,11 +39,12 @@ LoanAdvice LoanDesk::Observe(const std::vector<LenderSight>& sights, TimePoint n
       if (!s.lender_sm_ratio) {
         r.why = "the readings no longer tell the lender's SM from the loan's";
       } else if (s.lender_memory_bytes > l.peak_at_loan_bytes) {
-        r.why = fmt::format("the lender's processes hold {} on GPU {}, beyond their peak of {} when it was lent",
-                            FormatBytes(s.lender_memory_bytes), s.gpu, FormatBytes(l.peak_at_loan_bytes));
+        r.why =
+            fmt::format("the lender's processes hold {} on GPU {}, beyond their peak of {} when it was lent",
+                        FormatBytes(s.lender_memory_bytes), s.gpu, FormatBytes(l.peak_at_loan_bytes));
       } else if (s.loan_memory_bytes > s.lent_bytes) {
-        r.why = fmt::format("its processes hold {} on GPU {}, more than the {} lent", FormatBytes(s.loan_memory_bytes),
-                            s.gpu, FormatBytes(s.lent_bytes));
+        r.why = fmt::format("its processes hold {} on GPU {}, more than the {} lent",
+                            FormatBytes(s.loan_memory_bytes), s.gpu, FormatBytes(s.lent_bytes));
       } else if (*s.lender_sm_ratio > 0) {
         r.is_at_once = false;
         r.why = fmt::format("the lender's processes compute again on GPU {} (SM {:.0f} %)", s.gpu,

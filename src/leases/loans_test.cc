@@ -97,7 +97,8 @@ TEST(LoanDeskTest, MatchesTheInvariantsOverRandomLenders) {
         }
         // The holder never meets the loan's memory: what both hold fits (a
         // loan over what it was lent is killed the step it shows).
-        ASSERT_LE(r.memory + std::min(r.loan_used, r.lent), kTotal) << "seed " << seed << " step " << step << " lender " << i;
+        ASSERT_LE(r.memory + std::min(r.loan_used, r.lent), kTotal)
+            << "seed " << seed << " step " << step << " lender " << i;
         LenderSight s;
         s.lender_id = static_cast<int64_t>(i) + 1;
         s.gpu = static_cast<int>(i);
@@ -129,7 +130,8 @@ TEST(LoanDeskTest, MatchesTheInvariantsOverRandomLenders) {
         bool at_once = r.memory > r.peak_at_loan || r.loan_used > r.lent;
         bool graceful = !at_once && r.sm > 0;
         auto it = recalled.find(id);
-        ASSERT_EQ(it != recalled.end(), at_once || graceful) << "seed " << seed << " step " << step << " loan " << id;
+        ASSERT_EQ(it != recalled.end(), at_once || graceful)
+            << "seed " << seed << " step " << step << " loan " << id;
         if (it != recalled.end()) {
           ASSERT_EQ(it->second->is_at_once, at_once);
           ++(at_once ? at_once_recalls : graceful_recalls);
@@ -171,7 +173,8 @@ TEST(LoanDeskTest, MatchesTheInvariantsOverRandomLenders) {
       }
       for (size_t i = 0; i < ref.size(); ++i) {
         const RefLender& r = ref[i];
-        bool expected = !had_loan[i] && r.sm == 0 && r.idle_since_s && clock_s - *r.idle_since_s >= kLendAfterS &&
+        bool expected = !had_loan[i] && r.sm == 0 && r.idle_since_s &&
+                        clock_s - *r.idle_since_s >= kLendAfterS &&
                         kTotal - r.peak - kMargin >= kMinLoanBytes;
         ASSERT_EQ(offered.count(static_cast<int64_t>(i) + 1) > 0, expected)
             << "seed " << seed << " step " << step << " lender " << i;

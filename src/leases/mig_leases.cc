@@ -24,10 +24,11 @@ void LeaseService::CheckMigInstances(const fleet::FleetView& fleet, TimePoint no
   }
   for (int64_t id : gone) {
     const sched::Lease* l = book_.FindLease(id);
-    EndLease(id, "mig_instance_gone",
-             fmt::format("MIG instance {} ({}) on GPU {} is gone: the GPU's MIG layout changed; the lease ends",
-                         l->uuids[0], l->mig_profile, l->gpus[0]),
-             Actor{}, false, now);
+    EndLease(
+        id, "mig_instance_gone",
+        fmt::format("MIG instance {} ({}) on GPU {} is gone: the GPU's MIG layout changed; the lease ends",
+                    l->uuids[0], l->mig_profile, l->gpus[0]),
+        Actor{}, false, now);
   }
 }
 

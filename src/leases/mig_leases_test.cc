@@ -86,9 +86,11 @@ TEST_F(LeaseServiceTest, AMigLeaseIsOneInstancePackedOntoGpusAlreadyInUse) {
   EXPECT_EQ(whole["result"]["lease"]["gpus"], json::array({2})) << whole.dump();
   json two = Call(s.get(), "lease.request", {{"gpus", 2}, {"command", "two"}});
   EXPECT_EQ(two["error"]["code"], ipc::kErrorBadRequest) << two.dump();
-  EXPECT_NE(two["error"]["message"].get<std::string>().find("not in MIG mode"), std::string::npos) << two.dump();
+  EXPECT_NE(two["error"]["message"].get<std::string>().find("not in MIG mode"), std::string::npos)
+      << two.dump();
   json named = Call(s.get(), "lease.request", {{"uuids", {"GPU-0"}}, {"command", "named"}});
-  EXPECT_NE(named["error"]["message"].get<std::string>().find("is in MIG mode"), std::string::npos) << named.dump();
+  EXPECT_NE(named["error"]["message"].get<std::string>().find("is in MIG mode"), std::string::npos)
+      << named.dump();
 }
 
 TEST_F(LeaseServiceTest, AProfileOrInstanceThatDoesNotExistIsRefusedByName) {
@@ -97,8 +99,9 @@ TEST_F(LeaseServiceTest, AProfileOrInstanceThatDoesNotExistIsRefusedByName) {
   s->OnTick(MigFleet(), clock_.SteadyNow());
   json unknown = Call(s.get(), "lease.request", {{"mig_profile", "2g.20gb"}, {"command", "x"}});
   ASSERT_FALSE(unknown["ok"].get<bool>()) << unknown.dump();
-  EXPECT_EQ(unknown["error"]["message"],
-            "can never fit: no MIG instance of profile '2g.20gb' on this machine (it has 1g.10gb x11, 3g.40gb x1)");
+  EXPECT_EQ(
+      unknown["error"]["message"],
+      "can never fit: no MIG instance of profile '2g.20gb' on this machine (it has 1g.10gb x11, 3g.40gb x1)");
   json malformed = Call(s.get(), "lease.request", {{"mig_profile", "big"}, {"command", "x"}});
   EXPECT_NE(malformed["error"]["message"].get<std::string>().find("params.mig_profile"), std::string::npos);
   json gone = Call(s.get(), "lease.request", {{"uuids", {"MIG-9-9"}}, {"command", "x"}});
@@ -167,8 +170,10 @@ TEST_F(LeaseServiceTest, ALayoutChangeEndsTheLeasesOnInstancesItDestroyed) {
   std::unique_ptr<LeaseService> s = Make();
   fleet::FleetView f = MigFleet();
   s->OnTick(f, clock_.SteadyNow());
-  ASSERT_EQ(Call(s.get(), "lease.request", {{"uuids", {"MIG-0-1"}}, {"command", "a"}})["result"]["state"], "granted");
-  ASSERT_EQ(Call(s.get(), "lease.request", {{"uuids", {"MIG-1-1"}}, {"command", "b"}})["result"]["state"], "granted");
+  ASSERT_EQ(Call(s.get(), "lease.request", {{"uuids", {"MIG-0-1"}}, {"command", "a"}})["result"]["state"],
+            "granted");
+  ASSERT_EQ(Call(s.get(), "lease.request", {{"uuids", {"MIG-1-1"}}, {"command", "b"}})["result"]["state"],
+            "granted");
   // A read that could not list the instances changes nothing.
   fleet::FleetView unknown = f;
   unknown.gpus[0].sample.mig_instances.clear();
@@ -202,7 +207,8 @@ TEST_F(LeaseServiceTest, APodsMigInstancesAreOneLeaseEach) {
   EXPECT_EQ(leases[1]["uuids"], json::array({"MIG-1-2"}));
   EXPECT_EQ(s->HoldForPod({"MIG-7-7"}).code(), StatusCode::kNotFound);
   // Named and attributed per instance from the pod resources.
-  s->SyncPods({{"MIG-1-1", {"train-0", "ml", "trainer"}}, {"MIG-1-2", {"train-0", "ml", "trainer"}},
+  s->SyncPods({{"MIG-1-1", {"train-0", "ml", "trainer"}},
+               {"MIG-1-2", {"train-0", "ml", "trainer"}},
                {"MIG-0-3", {"infer-1", "serve", "server"}}});
   leases = Call(s.get(), "leases", json::object())["result"]["leases"];
   ASSERT_EQ(leases.size(), 3u) << leases.dump();
@@ -267,9 +273,11 @@ TEST_F(LeaseServiceTest, RegressionAnInstanceLeaseBlocksASlurmJobAndAPodOnItsWho
   json a = Call(s.get(), "lease.request", {{"uuids", {"MIG-1-3"}}, {"command", "a"}});
   ASSERT_EQ(a["result"]["state"], "granted") << a.dump();
   // Slurm hands out GPU 1 whole: refused, naming the instance's lease.
-  json prolog = Call(s.get(), "slurm.prolog", {{"job", "7"}, {"uid", 1005}, {"user", "erin"}, {"gpus", {1}}}, 0);
+  json prolog =
+      Call(s.get(), "slurm.prolog", {{"job", "7"}, {"uid", 1005}, {"user", "erin"}, {"gpus", {1}}}, 0);
   ASSERT_FALSE(prolog["ok"].get<bool>()) << prolog.dump();
-  EXPECT_NE(prolog["error"]["message"].get<std::string>().find("MIG-1-3"), std::string::npos) << prolog.dump();
+  EXPECT_NE(prolog["error"]["message"].get<std::string>().find("MIG-1-3"), std::string::npos)
+      << prolog.dump();
   // The kubelet allocates GPU 1 whole: refused too.
   EXPECT_FALSE(s->HoldForPod({"GPU-1"}).ok());
   json leases = Call(s.get(), "leases", json::object())["result"]["leases"];
@@ -281,18 +289,22 @@ TEST_F(LeaseServiceTest, RegressionAWholeGpuHeldBySlurmOrAPodGivesNoneOfItsInsta
   processes_.Add(500, 1001, 10);
   std::unique_ptr<LeaseService> s = Make();
   s->OnTick(MigFleet(), clock_.SteadyNow());
-  ASSERT_TRUE(Call(s.get(), "slurm.prolog", {{"job", "7"}, {"uid", 1005}, {"user", "erin"}, {"gpus", {1}}}, 0)["ok"]);
+  ASSERT_TRUE(
+      Call(s.get(), "slurm.prolog", {{"job", "7"}, {"uid", 1005}, {"user", "erin"}, {"gpus", {1}}}, 0)["ok"]);
   // GPU 1's instances are the job's: by UUID it waits, by profile it goes
   // to GPU 0, and the kubelet cannot take one either.
   json named = Call(s.get(), "lease.request", {{"uuids", {"MIG-1-2"}}, {"command", "x"}, {"wait", false}});
   EXPECT_NE(named["result"]["state"], "granted") << named.dump();
   for (int i = 0; i < 4; ++i) {
-    json any = Call(s.get(), "lease.request", {{"mig_profile", "1g.10gb"}, {"command", "y"}, {"wait", false}});
+    json any =
+        Call(s.get(), "lease.request", {{"mig_profile", "1g.10gb"}, {"command", "y"}, {"wait", false}});
     ASSERT_EQ(any["result"]["state"], "granted") << any.dump();
     EXPECT_EQ(any["result"]["lease"]["gpus"], json::array({0})) << any.dump();
   }
-  json fifth = Call(s.get(), "lease.request", {{"mig_profile", "1g.10gb"}, {"command", "z"}, {"wait", false}});
-  EXPECT_NE(fifth["result"]["state"], "granted") << "GPU 0's 1g.10gb are all leased; GPU 1 is Slurm's: " << fifth.dump();
+  json fifth =
+      Call(s.get(), "lease.request", {{"mig_profile", "1g.10gb"}, {"command", "z"}, {"wait", false}});
+  EXPECT_NE(fifth["result"]["state"], "granted")
+      << "GPU 0's 1g.10gb are all leased; GPU 1 is Slurm's: " << fifth.dump();
   EXPECT_FALSE(s->HoldForPod({"MIG-1-5"}).ok());
 }
 

@@ -41,7 +41,8 @@ std::vector<std::vector<std::string>> SplitMigDevices(const std::vector<std::str
 }  // namespace
 
 Result<const sched::Lease*> LeaseService::GrantHeld(const sched::Caller& owner, sched::Lease lease,
-                                                    const Actor& actor, const std::string& why, TimePoint now) {
+                                                    const Actor& actor, const std::string& why,
+                                                    TimePoint now) {
   lease.token = NewToken();
   Result<int64_t> id = book_.Hold(owner, std::move(lease), slots_, now);
   if (!id.ok()) return id.status();
@@ -62,7 +63,8 @@ Status LeaseService::HoldForPod(const std::vector<std::string>& uuids) {
     if (!held.ok() || held.value()) return held.status();
     {
       MutexLock lock(&mu_);
-      if (auto claim = claims_.find(PodClaim(uuids)); claim != claims_.end()) waiting_for = claim->second.waiting_for;
+      if (auto claim = claims_.find(PodClaim(uuids)); claim != claims_.end())
+        waiting_for = claim->second.waiting_for;
     }
     TimePoint now = clock_->SteadyNow();
     if (now >= until) {
@@ -89,14 +91,16 @@ Result<bool> LeaseService::TryHoldForPod(const std::vector<std::string>& uuids) 
     MutexLock lock(&mu_);
     TimePoint now = clock_->SteadyNow();
     if (!has_gpus_) return Status::Unavailable("the agent has not read its GPUs yet");
-    if (!CanSave(now)) return Status::Unavailable(journal_.problem() + "; the agent makes no lease change until it can save it");
+    if (!CanSave(now))
+      return Status::Unavailable(journal_.problem() +
+                                 "; the agent makes no lease change until it can save it");
     std::set<int64_t> overlapping;
     for (const std::string& uuid : uuids) {
       int parent = -1;
       const sched::MigSlot* instance = sched::FindMigSlot(slots_, uuid, &parent);
-      auto slot = instance != nullptr
-                      ? slots_.begin() + parent
-                      : std::find_if(slots_.begin(), slots_.end(), [&](const sched::GpuSlot& g) { return g.uuid == uuid; });
+      auto slot = instance != nullptr ? slots_.begin() + parent
+                                      : std::find_if(slots_.begin(), slots_.end(),
+                                                     [&](const sched::GpuSlot& g) { return g.uuid == uuid; });
       if (slot == slots_.end()) return Status::NotFound(fmt::format("no GPU {} on this node", uuid));
       if (!slot->is_healthy) return Status::FailedPrecondition(fmt::format("GPU {} is not healthy", uuid));
       for (const auto& [id, l] : book_.leases()) {
@@ -138,8 +142,8 @@ Result<bool> LeaseService::TryHoldForPod(const std::vector<std::string>& uuids) 
       lease.uuids = std::move(devices);
       lease.is_pod = true;
       lease.user = kUnnamedPod;
-      Result<const sched::Lease*> held =
-          GrantHeld(kAgentCaller, std::move(lease), Actor{0, "kubelet"}, "allocated to a pod by the kubelet", now);
+      Result<const sched::Lease*> held = GrantHeld(kAgentCaller, std::move(lease), Actor{0, "kubelet"},
+                                                   "allocated to a pod by the kubelet", now);
       if (!held.ok()) {
         Rollback(std::move(undo));
         return held.status();
@@ -185,7 +189,8 @@ void LeaseService::SyncPods(const std::map<std::string, fleet::KubernetesNames>&
     }
   }
   for (int64_t id : gone) {
-    EndLease(id, "pod_ended", "no pod holds its GPUs any more (the kubelet's pod resources)", Actor{}, false, now);
+    EndLease(id, "pod_ended", "no pod holds its GPUs any more (the kubelet's pod resources)", Actor{}, false,
+             now);
   }
   // Allocations without a lease: one lease per pod container.
   std::map<std::string, std::vector<std::string>> unleased;  // "ns/pod/container" -> UUIDs.

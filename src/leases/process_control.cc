@@ -46,15 +46,17 @@ class ProcProcessControl : public ProcessControl {
       verdict = Status::NotFound(fmt::format("pid {} now names another process (started at tick {}, not {})",
                                              ref.pid, now->start_ticks, ref.start_ticks));
     } else if (uid >= 0 && now->uid != uid) {
-      verdict = Status::PermissionDenied(fmt::format("pid {} belongs to uid {}, not {}", ref.pid, now->uid, uid));
+      verdict =
+          Status::PermissionDenied(fmt::format("pid {} belongs to uid {}, not {}", ref.pid, now->uid, uid));
     }
     if (verdict.ok()) {
       int rc = fd >= 0 ? static_cast<int>(::syscall(SYS_pidfd_send_signal, fd, signal, nullptr, 0))
                        : ::kill(static_cast<pid_t>(ref.pid), signal);
       if (rc != 0) {
-        verdict = errno == ESRCH ? Status::NotFound(fmt::format("pid {} has exited", ref.pid))
-                                 : Status::PermissionDenied(fmt::format("signal pid {}: {}", ref.pid,
-                                                                        std::strerror(errno)));
+        verdict =
+            errno == ESRCH
+                ? Status::NotFound(fmt::format("pid {} has exited", ref.pid))
+                : Status::PermissionDenied(fmt::format("signal pid {}: {}", ref.pid, std::strerror(errno)));
       }
     }
     if (fd >= 0) ::close(fd);

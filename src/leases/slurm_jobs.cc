@@ -21,7 +21,8 @@ using nlohmann::json;
 
 Result<json> LeaseService::OnSlurmProlog(const Call& c) {
   if (!c.caller.is_admin) {
-    return Status::PermissionDenied("slurm.prolog is for Slurm's prolog", "it runs as root (Prolog= in slurm.conf)");
+    return Status::PermissionDenied("slurm.prolog is for Slurm's prolog",
+                                    "it runs as root (Prolog= in slurm.conf)");
   }
   Result<slurm::PrologRequest> request = slurm::PrologRequestFromJson(c.params);
   if (!request.ok()) return request.status();
@@ -30,8 +31,8 @@ Result<json> LeaseService::OnSlurmProlog(const Call& c) {
   std::vector<std::string> uuids;
   for (int index : request.value().gpus) {
     if (index >= static_cast<int>(slots_.size())) {
-      return Status::InvalidArgument(fmt::format("params.gpus: no GPU {} on this node (it has {})", index,
-                                                 slots_.size()));
+      return Status::InvalidArgument(
+          fmt::format("params.gpus: no GPU {} on this node (it has {})", index, slots_.size()));
     }
     uuids.push_back(slots_[static_cast<size_t>(index)].uuid);
   }
@@ -39,10 +40,12 @@ Result<json> LeaseService::OnSlurmProlog(const Call& c) {
   // The same job again (a requeue, a prolog run twice): its lease.
   for (const auto& [id, l] : book_.leases()) {
     if (l.slurm_job == *job) {
-      if (std::set<std::string>(l.uuids.begin(), l.uuids.end()) == std::set<std::string>(uuids.begin(), uuids.end())) {
+      if (std::set<std::string>(l.uuids.begin(), l.uuids.end()) ==
+          std::set<std::string>(uuids.begin(), uuids.end())) {
         return json{{"job", *job}, {"lease", LeaseJson(l, c.caller, c.now)}};
       }
-      EndLease(id, "slurm_job_ended", fmt::format("job {} started again on other GPUs", *job), Actor{}, false, c.now);
+      EndLease(id, "slurm_job_ended", fmt::format("job {} started again on other GPUs", *job), Actor{}, false,
+               c.now);
       break;
     }
   }
@@ -55,15 +58,16 @@ Result<json> LeaseService::OnSlurmProlog(const Call& c) {
       if (l.priority == sched::Priority::kBackfill) continue;  // Gives way below.
       if (l.slurm_job.empty()) {
         return Status::FailedPrecondition(
-            fmt::format("GPU {} is in lease {} of {} ({}): Slurm and tarmac both hand it out", uuid, id, l.user,
-                        sched::LeaseKindName(l)),
+            fmt::format("GPU {} is in lease {} of {} ({}): Slurm and tarmac both hand it out", uuid, id,
+                        l.user, sched::LeaseKindName(l)),
             "leave the node's GPUs to Slurm, or release the lease");
       }
       stale.insert(id);
     }
   }
   for (int64_t id : stale) {
-    EndLease(id, "slurm_job_ended", fmt::format("Slurm gave its GPUs to job {}", *job), Actor{}, false, c.now);
+    EndLease(id, "slurm_job_ended", fmt::format("Slurm gave its GPUs to job {}", *job), Actor{}, false,
+             c.now);
   }
   sched::Lease lease;
   lease.uuids = uuids;
@@ -94,7 +98,8 @@ Result<json> LeaseService::OnSlurmProlog(const Call& c) {
 
 Result<json> LeaseService::OnSlurmEpilog(const Call& c) {
   if (!c.caller.is_admin) {
-    return Status::PermissionDenied("slurm.epilog is for Slurm's epilog", "it runs as root (Epilog= in slurm.conf)");
+    return Status::PermissionDenied("slurm.epilog is for Slurm's epilog",
+                                    "it runs as root (Epilog= in slurm.conf)");
   }
   Result<std::string> job_id = slurm::JobOfParams(c.params);
   if (!job_id.ok()) return job_id.status();
@@ -104,8 +109,8 @@ Result<json> LeaseService::OnSlurmEpilog(const Call& c) {
     if (l.slurm_job == *job) found = &l;
   }
   if (found == nullptr) {
-    return Status::NotFound(fmt::format("no lease for Slurm job {} (its prolog did not reach the agent, or it ended)",
-                                        *job));
+    return Status::NotFound(
+        fmt::format("no lease for Slurm job {} (its prolog did not reach the agent, or it ended)", *job));
   }
   sched::Lease l = *found;
   // What the job's user left on its GPUs: terminated (SIGTERM, then SIGKILL
@@ -119,27 +124,31 @@ Result<json> LeaseService::OnSlurmEpilog(const Call& c) {
       // The job's: its user's, started after its prolog (a process of the
       // same user that was there before is not the job's to end).
       if (p.uid != l.uid || p.start_ticks < l.holder.start_ticks) continue;
-      if (std::any_of(left.begin(), left.end(), [&](const sched::ProcessRef& r) { return r.pid == p.pid; })) continue;
+      if (std::any_of(left.begin(), left.end(), [&](const sched::ProcessRef& r) { return r.pid == p.pid; }))
+        continue;
       left.push_back({p.pid, p.start_ticks});
       leftovers.push_back({{"pid", p.pid}, {"gpu", gpu}, {"command", p.name}});
     }
   }
   double held_s = std::chrono::duration<double>(c.now - l.granted_at).count();
   const Runtime& rt = runtime_[l.id];
-  json answer = {{"job", *job},
-                 {"lease", l.id},
-                 {"gpus", l.gpus},
-                 {"held_seconds", std::max(0.0, held_s)},
-                 {"idle_gpu_seconds", rt.idle_gpu_seconds},
-                 {"mean_utilization_ratio",
-                  rt.utilization_samples > 0 ? json(rt.utilization_sum / static_cast<double>(rt.utilization_samples))
-                                             : json(nullptr)},
-                 {"memory_max_bytes", rt.memory_max_bytes},
-                 {"terminated", leftovers}};
+  json answer = {
+      {"job", *job},
+      {"lease", l.id},
+      {"gpus", l.gpus},
+      {"held_seconds", std::max(0.0, held_s)},
+      {"idle_gpu_seconds", rt.idle_gpu_seconds},
+      {"mean_utilization_ratio", rt.utilization_samples > 0
+                                     ? json(rt.utilization_sum / static_cast<double>(rt.utilization_samples))
+                                     : json(nullptr)},
+      {"memory_max_bytes", rt.memory_max_bytes},
+      {"terminated", leftovers}};
   std::string detail = fmt::format("Slurm job {} ended", *job);
-  if (!leftovers.empty()) detail += fmt::format("; {} process(es) it left on its GPUs are terminated", leftovers.size());
+  if (!leftovers.empty())
+    detail += fmt::format("; {} process(es) it left on its GPUs are terminated", leftovers.size());
   EndLease(l.id, "slurm_job_ended", detail, Actor{c.caller.uid, "slurm"}, false, c.now);
-  if (!left.empty()) TerminateProcesses(l.id, l.uid, std::move(left), detail, Actor{c.caller.uid, "slurm"}, c.now);
+  if (!left.empty())
+    TerminateProcesses(l.id, l.uid, std::move(left), detail, Actor{c.caller.uid, "slurm"}, c.now);
   return answer;
 }
 

@@ -22,7 +22,7 @@ using std::chrono::seconds;
 // --- Slurm jobs -----------------------------------------------------------------
 
 TEST_F(LeaseServiceTest, ASlurmJobsGpusAreALeaseFromItsPrologToItsEpilog) {
-  processes_.Add(500, 1001, 10);  // A `tarmac run` client.
+  processes_.Add(500, 1001, 10);   // A `tarmac run` client.
   processes_.Add(7001, 1005, 71);  // The job's process, left behind.
   processes_.Add(7002, 1009, 72);  // Another user's process on the same GPU.
   std::unique_ptr<LeaseService> s = Make();
@@ -47,10 +47,12 @@ TEST_F(LeaseServiceTest, ASlurmJobsGpusAreALeaseFromItsPrologToItsEpilog) {
   EXPECT_EQ(Call(s.get(), "lease.request", {{"uuids", {"GPU-2"}}})["result"]["state"], "queued");
   EXPECT_EQ(Call(s.get(), "lease.release", {{"id", id}}, 0)["error"]["code"], ipc::kErrorBadRequest);
   // Bad input changes nothing.
-  EXPECT_EQ(Call(s.get(), "slurm.prolog", {{"job", "x1"}, {"uid", 1}, {"user", "u"}, {"gpus", {0}}}, 0)["error"]["code"],
+  EXPECT_EQ(Call(s.get(), "slurm.prolog", {{"job", "x1"}, {"uid", 1}, {"user", "u"}, {"gpus", {0}}},
+                 0)["error"]["code"],
             ipc::kErrorBadRequest);
   json unknown = Call(s.get(), "slurm.prolog", {{"job", "9"}, {"uid", 1}, {"user", "u"}, {"gpus", {7}}}, 0);
-  EXPECT_NE(unknown["error"]["message"].get<std::string>().find("no GPU 7"), std::string::npos) << unknown.dump();
+  EXPECT_NE(unknown["error"]["message"].get<std::string>().find("no GPU 7"), std::string::npos)
+      << unknown.dump();
   EXPECT_EQ(Call(s.get(), "slurm.epilog", {{"job", "999"}}, 0)["error"]["code"], ipc::kErrorNotFound);
 
   // The restart keeps it.
@@ -79,18 +81,22 @@ TEST_F(LeaseServiceTest, AJobsPrologTakesGpusWhoseLastJobsEpilogWasMissedButNeve
   processes_.Add(500, 1001, 10);
   std::unique_ptr<LeaseService> s = Make();
   s->OnTick(Fleet(4), clock_.SteadyNow());
-  ASSERT_TRUE(Call(s.get(), "slurm.prolog", {{"job", "1"}, {"uid", 1005}, {"user", "erin"}, {"gpus", {0, 1}}}, 0)["ok"]);
-  json next = Call(s.get(), "slurm.prolog", {{"job", "2"}, {"uid", 1006}, {"user", "finn"}, {"gpus", {1}}}, 0);
+  ASSERT_TRUE(Call(s.get(), "slurm.prolog", {{"job", "1"}, {"uid", 1005}, {"user", "erin"}, {"gpus", {0, 1}}},
+                   0)["ok"]);
+  json next =
+      Call(s.get(), "slurm.prolog", {{"job", "2"}, {"uid", 1006}, {"user", "finn"}, {"gpus", {1}}}, 0);
   ASSERT_TRUE(next["ok"].get<bool>()) << next.dump();
   json leases = Call(s.get(), "leases", json::object())["result"]["leases"];
   ASSERT_EQ(leases.size(), 1u);
   EXPECT_EQ(leases[0]["slurm_job"], "2");
-  ASSERT_EQ(Call(s.get(), "lease.request", {{"uuids", {"GPU-3"}}, {"kind", "reservation"}})["result"]["state"], "granted");
-  json clash = Call(s.get(), "slurm.prolog", {{"job", "3"}, {"uid", 1005}, {"user", "erin"}, {"gpus", {3}}}, 0);
+  ASSERT_EQ(
+      Call(s.get(), "lease.request", {{"uuids", {"GPU-3"}}, {"kind", "reservation"}})["result"]["state"],
+      "granted");
+  json clash =
+      Call(s.get(), "slurm.prolog", {{"job", "3"}, {"uid", 1005}, {"user", "erin"}, {"gpus", {3}}}, 0);
   EXPECT_EQ(clash["error"]["code"], ipc::kErrorBadRequest) << clash.dump();
   EXPECT_NE(clash["error"]["message"].get<std::string>().find("reservation"), std::string::npos);
 }
-
 
 TEST_F(LeaseServiceTest, AnIdleSlurmJobIsAskedAboutThroughSlurmByPartitionAfterADryRun) {
   LeasePolicy policy;
@@ -123,8 +129,9 @@ TEST_F(LeaseServiceTest, AnIdleSlurmJobIsAskedAboutThroughSlurmByPartitionAfterA
     std::unique_ptr<LeaseService> s = Make(policy, false);
     run(s.get());
     s->OnTick(Fleet(2), clock_.SteadyNow());
-    ASSERT_TRUE(Call(s.get(), "slurm.prolog", {{"job", "11"}, {"uid", 1005}, {"user", "erin"}, {"gpus", {0}},
-                                              {"partition", "debug"}}, 0)["ok"]);
+    ASSERT_TRUE(Call(s.get(), "slurm.prolog",
+                     {{"job", "11"}, {"uid", 1005}, {"user", "erin"}, {"gpus", {0}}, {"partition", "debug"}},
+                     0)["ok"]);
     idle_for(s.get(), 40);
     EXPECT_TRUE(ran.empty());
     json leases = Call(s.get(), "leases", json::object())["result"]["leases"];
@@ -139,10 +146,12 @@ TEST_F(LeaseServiceTest, AnIdleSlurmJobIsAskedAboutThroughSlurmByPartitionAfterA
   std::unique_ptr<LeaseService> s = Make(policy);
   run(s.get());
   s->OnTick(Fleet(2), clock_.SteadyNow());
-  ASSERT_TRUE(Call(s.get(), "slurm.prolog", {{"job", "12"}, {"uid", 1005}, {"user", "erin"}, {"gpus", {0}},
-                                            {"partition", "debug"}}, 0)["ok"]);
-  ASSERT_TRUE(Call(s.get(), "slurm.prolog", {{"job", "13"}, {"uid", 1006}, {"user", "finn"}, {"gpus", {1}},
-                                            {"partition", "gpu"}}, 0)["ok"]);
+  ASSERT_TRUE(Call(s.get(), "slurm.prolog",
+                   {{"job", "12"}, {"uid", 1005}, {"user", "erin"}, {"gpus", {0}}, {"partition", "debug"}},
+                   0)["ok"]);
+  ASSERT_TRUE(Call(s.get(), "slurm.prolog",
+                   {{"job", "13"}, {"uid", 1006}, {"user", "finn"}, {"gpus", {1}}, {"partition", "gpu"}},
+                   0)["ok"]);
   idle_for(s.get(), 15);
   EXPECT_TRUE(ran.empty());  // Not idle long enough yet.
   idle_for(s.get(), 10);
@@ -150,7 +159,8 @@ TEST_F(LeaseServiceTest, AnIdleSlurmJobIsAskedAboutThroughSlurmByPartitionAfterA
   auto warning_of = [&](const std::string& job) {
     json listing = Call(s.get(), "leases", json::object());
     for (const json& l : listing["result"]["leases"]) {
-      if (l["slurm_job"] == job) return l["warning"].is_string() ? l["warning"].get<std::string>() : std::string();
+      if (l["slurm_job"] == job)
+        return l["warning"].is_string() ? l["warning"].get<std::string>() : std::string();
     }
     return std::string("no lease");
   };
@@ -159,7 +169,8 @@ TEST_F(LeaseServiceTest, AnIdleSlurmJobIsAskedAboutThroughSlurmByPartitionAfterA
   ASSERT_EQ(ran.size(), 2u);
   // Acted: the listing says what ran, or what failed, not "acts in".
   EXPECT_NE(warning_of("12").find("acted: ran `scancel 12`"), std::string::npos) << warning_of("12");
-  EXPECT_NE(warning_of("13").find("did not act: `scontrol notify 13` failed"), std::string::npos) << warning_of("13");
+  EXPECT_NE(warning_of("13").find("did not act: `scontrol notify 13` failed"), std::string::npos)
+      << warning_of("13");
   std::sort(ran.begin(), ran.end());
   EXPECT_EQ(ran[0], (std::vector<std::string>{"scancel", "12"}));
   EXPECT_EQ(ran[1][0], "scontrol");
@@ -200,7 +211,8 @@ TEST_F(LeaseServiceTest, RegressionBackfillGivesWayToASlurmJobWithItsGraceAndThe
   ASSERT_TRUE(prolog["ok"].get<bool>()) << prolog.dump();
   EXPECT_TRUE(prolog["result"]["waiting"].get<bool>()) << prolog.dump();
   EXPECT_TRUE(prolog["result"]["lease"].is_null());
-  EXPECT_NE(prolog["result"]["detail"].get<std::string>().find("lease 1 of"), std::string::npos) << prolog.dump();
+  EXPECT_NE(prolog["result"]["detail"].get<std::string>().find("lease 1 of"), std::string::npos)
+      << prolog.dump();
   json lease = Call(s.get(), "lease.get", {{"id", 1}})["result"];
   EXPECT_EQ(lease["state"], "granted") << "its grace first";
   EXPECT_FALSE(lease["lease"]["revoke_by_unix"].is_null()) << lease.dump();
@@ -225,7 +237,8 @@ TEST_F(LeaseServiceTest, RegressionBackfillGivesWayToASlurmJobWithItsGraceAndThe
   events = Call(s.get(), "events", json::object());
   bool names_the_job = false;
   for (const json& e : events["result"]["events"]) {
-    names_the_job |= e["kind"] == "preempted" && e["detail"].get<std::string>().find("Slurm job 8") != std::string::npos;
+    names_the_job |=
+        e["kind"] == "preempted" && e["detail"].get<std::string>().find("Slurm job 8") != std::string::npos;
   }
   EXPECT_TRUE(names_the_job) << events.dump();
 }
@@ -262,7 +275,7 @@ TEST_F(LeaseServiceTest, APodsAllocateWaitsForBackfillAtMostItsBoundThenSaysWhat
 }
 
 TEST_F(LeaseServiceTest, RegressionTheEpilogEndsAndCountsOnlyTheJobsOwnProcesses) {
-  processes_.Add(600, 0, 50);     // The prolog (slurmd runs it as root).
+  processes_.Add(600, 0, 50);      // The prolog (slurmd runs it as root).
   processes_.Add(7000, 1005, 40);  // erin's, on the GPU before the job began.
   processes_.Add(7001, 1005, 71);  // The job's, left behind.
   processes_.Add(7002, 1009, 72);  // Another user's, 30 GiB.
@@ -271,7 +284,8 @@ TEST_F(LeaseServiceTest, RegressionTheEpilogEndsAndCountsOnlyTheJobsOwnProcesses
                                  {0, testing::Process(7001, 2 * kGiB, 0, 1005, "python", 1, 71)},
                                  {0, testing::Process(7002, 30 * kGiB, 0, 1009, "python", 1, 72)}});
   s->OnTick(f, clock_.SteadyNow());
-  ASSERT_TRUE(Call(s.get(), "slurm.prolog", {{"job", "5"}, {"uid", 1005}, {"user", "erin"}, {"gpus", {0}}}, 0, 600)["ok"]);
+  ASSERT_TRUE(Call(s.get(), "slurm.prolog", {{"job", "5"}, {"uid", 1005}, {"user", "erin"}, {"gpus", {0}}}, 0,
+                   600)["ok"]);
   s->OnTick(f, clock_.SteadyNow());
   json ended = Call(s.get(), "slurm.epilog", {{"job", "5"}}, 0);
   ASSERT_TRUE(ended["ok"].get<bool>()) << ended.dump();

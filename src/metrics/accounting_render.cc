@@ -11,26 +11,33 @@ namespace {
 
 // The families CollectIdle renders.
 constexpr Family kGpuIdleSecondsTotal{"tarmac_gpu_idle_seconds_total", "counter",
-                          "Time the GPU spent under 5 % utilization."};
+                                      "Time the GPU spent under 5 % utilization."};
 constexpr Family kGpuHeldIdleSecondsTotal{"tarmac_gpu_held_idle_seconds_total", "counter",
-                          "Time a process held memory on the GPU at 0 % SM."};
+                                          "Time a process held memory on the GPU at 0 % SM."};
 constexpr Family kGpuIdleCostTotal{"tarmac_gpu_idle_cost_total", "counter",
-                          "What the GPU's idle time cost, at the configured price."};
-constexpr Family kGpuIdleForSeconds{"tarmac_gpu_idle_for_seconds", "gauge",
-                          "How long the GPU has been idle now (0 when it is not); since the agent started at most."};
+                                   "What the GPU's idle time cost, at the configured price."};
+constexpr Family kGpuIdleForSeconds{
+    "tarmac_gpu_idle_for_seconds", "gauge",
+    "How long the GPU has been idle now (0 when it is not); since the agent started at most."};
 constexpr Family kGpuIdleForCost{"tarmac_gpu_idle_for_cost", "gauge",
-                          "What the idle spell going on now has cost, at the configured price."};
-constexpr Family kGpuHeldIdleForSeconds{"tarmac_gpu_held_idle_for_seconds", "gauge",
-                          "How long a process has held memory on the GPU at 0 % SM now (0 when none does)."};
-constexpr std::array kIdleFamilies = {&kGpuIdleSecondsTotal, &kGpuHeldIdleSecondsTotal, &kGpuIdleCostTotal,
-                                      &kGpuIdleForSeconds,   &kGpuIdleForCost,          &kGpuHeldIdleForSeconds};
-constexpr Family kGpuStateSecondsTotal{"tarmac_gpu_state_seconds_total", "counter",
-                          "Time the GPU spent in each state (busy, idle, held_idle, unknown), each second in one."};
-constexpr Family kGpuLeaseSecondsTotal{"tarmac_gpu_lease_seconds_total", "counter",
-                          "Time leases held the GPU (or its MIG instances), by the lease's user and kind."};
-constexpr Family kGpuJobSecondsTotal{"tarmac_gpu_job_seconds_total", "counter",
-                          "Time a Kubernetes pod or a Slurm job held the GPU (or a MIG instance), by the GPU's state."};
-constexpr std::array kAccountingFamilies = {&kGpuStateSecondsTotal, &kGpuLeaseSecondsTotal, &kGpuJobSecondsTotal};
+                                 "What the idle spell going on now has cost, at the configured price."};
+constexpr Family kGpuHeldIdleForSeconds{
+    "tarmac_gpu_held_idle_for_seconds", "gauge",
+    "How long a process has held memory on the GPU at 0 % SM now (0 when none does)."};
+constexpr std::array kIdleFamilies = {&kGpuIdleSecondsTotal, &kGpuHeldIdleSecondsTotal,
+                                      &kGpuIdleCostTotal,    &kGpuIdleForSeconds,
+                                      &kGpuIdleForCost,      &kGpuHeldIdleForSeconds};
+constexpr Family kGpuStateSecondsTotal{
+    "tarmac_gpu_state_seconds_total", "counter",
+    "Time the GPU spent in each state (busy, idle, held_idle, unknown), each second in one."};
+constexpr Family kGpuLeaseSecondsTotal{
+    "tarmac_gpu_lease_seconds_total", "counter",
+    "Time leases held the GPU (or its MIG instances), by the lease's user and kind."};
+constexpr Family kGpuJobSecondsTotal{
+    "tarmac_gpu_job_seconds_total", "counter",
+    "Time a Kubernetes pod or a Slurm job held the GPU (or a MIG instance), by the GPU's state."};
+constexpr std::array kAccountingFamilies = {&kGpuStateSecondsTotal, &kGpuLeaseSecondsTotal,
+                                            &kGpuJobSecondsTotal};
 
 // A counter's value for one family of kIdleFamilies.
 double IdleValue(std::string_view family, const GpuCounters& c) {

@@ -3,9 +3,9 @@
 
 #include <algorithm>
 
-#include "nvidia/clock_event_reasons.h"
 #include "fleet/gpu_marks.h"
 #include "metrics/pod_labels.h"
+#include "nvidia/clock_event_reasons.h"
 
 namespace tarmac::metrics {
 namespace {
@@ -40,13 +40,15 @@ const char* JobState(const fleet::GpuView& g, const fleet::MigInstance& m) {
 
 }  // namespace
 
-FleetCounters::FleetCounters(std::function<double(const std::string& model)> price) : price_(std::move(price)) {}
+FleetCounters::FleetCounters(std::function<double(const std::string& model)> price)
+    : price_(std::move(price)) {}
 
 void FleetCounters::Update(const fleet::FleetView& fleet, const fleet::LeaseMarks& marks,
                            std::chrono::steady_clock::time_point at) {
   double dt = 0;
   if (previous_) {
-    dt = std::chrono::duration<double>(std::min<std::chrono::steady_clock::duration>(at - *previous_, kMaxStep))
+    dt = std::chrono::duration<double>(
+             std::min<std::chrono::steady_clock::duration>(at - *previous_, kMaxStep))
              .count();
   }
   previous_ = at;
@@ -67,13 +69,15 @@ void FleetCounters::Update(const fleet::FleetView& fleet, const fleet::LeaseMark
       auto lease = marks.leases.find(g.info.index);
       if (lease != marks.leases.end()) add(lease->second);
       if (g.sample.mig_instances.empty()) {
-        AddJobSeconds(GpuPod(g), lease != marks.leases.end() ? &lease->second : nullptr, JobState(g), dt, at, &c);
+        AddJobSeconds(GpuPod(g), lease != marks.leases.end() ? &lease->second : nullptr, JobState(g), dt, at,
+                      &c);
       }
       for (const fleet::MigInstance& m : g.sample.mig_instances) {
         auto mig_lease = marks.mig_leases.find(m.uuid);
         if (mig_lease != marks.mig_leases.end()) add(mig_lease->second);
-        AddJobSeconds(MigInstancePod(g, m), mig_lease != marks.mig_leases.end() ? &mig_lease->second : nullptr,
-                      JobState(g, m), dt, at, &c);
+        AddJobSeconds(MigInstancePod(g, m),
+                      mig_lease != marks.mig_leases.end() ? &mig_lease->second : nullptr, JobState(g, m), dt,
+                      at, &c);
       }
     }
     std::erase_if(c.job_seconds, [&](const auto& j) { return at - j.second.last_held > kJobSeriesKeep; });

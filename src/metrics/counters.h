@@ -14,9 +14,9 @@
 #include <optional>
 #include <string>
 
+#include "common/mutex.h"
 #include "fleet/fleet_view.h"
 #include "fleet/lease_marks.h"
-#include "common/mutex.h"
 
 namespace tarmac::metrics {
 
@@ -69,7 +69,8 @@ class FleetCounters {
   // Adds the time since the previous update (at most kMaxStep) to each
   // GPU's counters according to what `fleet` shows and who `marks` says
   // holds each GPU and MIG instance (fleet/lease_marks.h).
-  void Update(const fleet::FleetView& fleet, const fleet::LeaseMarks& marks, std::chrono::steady_clock::time_point at);
+  void Update(const fleet::FleetView& fleet, const fleet::LeaseMarks& marks,
+              std::chrono::steady_clock::time_point at);
 
   std::map<std::string, GpuCounters> Get() const;  // By GPU UUID.
 

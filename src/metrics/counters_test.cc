@@ -12,7 +12,8 @@ namespace {
 
 using std::chrono::seconds;
 
-fleet::FleetView OneGpu(double utilization, bool holds_idle, fleet::GpuHealth health = fleet::GpuHealth::kOk) {
+fleet::FleetView OneGpu(double utilization, bool holds_idle,
+                        fleet::GpuHealth health = fleet::GpuHealth::kOk) {
   fleet::FleetView f;
   fleet::GpuView g;
   g.info.uuid = "GPU-0";
@@ -56,7 +57,8 @@ TEST(FleetCountersTest, SpellsEndWhenTheGpuWorksOrCannotBeReadAndTotalsKeepGrowi
   EXPECT_DOUBLE_EQ(counters.Get().at("GPU-0").idle_seconds, 5);
   // Each second in exactly one state.
   std::map<std::string, double> states = counters.Get().at("GPU-0").state_seconds;
-  EXPECT_EQ(states, (std::map<std::string, double>{{"busy", 1}, {"held_idle", 3}, {"idle", 2}, {"unknown", 1}}));
+  EXPECT_EQ(states,
+            (std::map<std::string, double>{{"busy", 1}, {"held_idle", 3}, {"idle", 2}, {"unknown", 1}}));
 }
 
 TEST(FleetCountersTest, LeaseSecondsGoToTheLeasesUserAndKind) {

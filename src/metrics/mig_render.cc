@@ -44,7 +44,8 @@ Labels DcgmMigLabels(Labels l, const fleet::GpuView& g, const fleet::MigInstance
 
 const std::vector<FamilyDoc>& MigNativeFamilies() {
   static const std::vector<FamilyDoc> kFamilies = {
-      {"tarmac_mig_instance_info", "gauge", "A MIG instance (its MIG UUID, GPU instance id and profile); always 1."},
+      {"tarmac_mig_instance_info", "gauge",
+       "A MIG instance (its MIG UUID, GPU instance id and profile); always 1."},
       {"tarmac_mig_memory_used_bytes", "gauge", "Memory used in a MIG instance."},
       {"tarmac_mig_memory_total_bytes", "gauge", "Memory of a MIG instance."},
       {"tarmac_mig_engine_active_ratio", "gauge",
@@ -66,17 +67,26 @@ void CollectMigNative(const fleet::FleetView& fleet, const std::string& host, Ex
   std::vector<Row> rows;
   for (const fleet::GpuView& g : fleet.gpus) {
     if (g.sample.health != fleet::GpuHealth::kOk) continue;
-    for (const fleet::MigInstance& m : g.sample.mig_instances) rows.push_back({&g, &m, NativeMigLabels(g, m, host)});
+    for (const fleet::MigInstance& m : g.sample.mig_instances)
+      rows.push_back({&g, &m, NativeMigLabels(g, m, host)});
   }
   for (size_t f = 0; f < docs.size(); ++f) {
     out->Family(docs[f].name, docs[f].type, docs[f].help);
     for (const Row& r : rows) {
       std::optional<double> v;
       switch (f) {
-        case 0: v = 1; break;
-        case 1: if (r.m->memory_used_bytes) v = static_cast<double>(*r.m->memory_used_bytes); break;
-        case 2: if (r.m->memory_total_bytes) v = static_cast<double>(*r.m->memory_total_bytes); break;
-        case 3: v = r.m->graphics_engine_active_ratio; break;
+        case 0:
+          v = 1;
+          break;
+        case 1:
+          if (r.m->memory_used_bytes) v = static_cast<double>(*r.m->memory_used_bytes);
+          break;
+        case 2:
+          if (r.m->memory_total_bytes) v = static_cast<double>(*r.m->memory_total_bytes);
+          break;
+        case 3:
+          v = r.m->graphics_engine_active_ratio;
+          break;
         case 4:
         case 5: {
           int n = 0;
@@ -87,7 +97,8 @@ void CollectMigNative(const fleet::FleetView& fleet, const std::string& host, Ex
           v = n;
           break;
         }
-        default: break;
+        default:
+          break;
       }
       if (v) out->Sample(docs[f].name, r.labels, *v);
     }

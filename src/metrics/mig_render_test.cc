@@ -41,37 +41,46 @@ TEST(MigRenderTest, InstancesGetDcgmSeriesWithGpuInstanceLabelsAndTheirOwnPod) {
   fleet::SamplerStats stats;
   std::string text = RenderMetrics(SplitGpu(), stats, {}, {});
   const std::string gpu_labels =
-      "gpu=\"0\",UUID=\"GPU-0\",pci_bus_id=\"00000000:18:00.0\",device=\"nvidia0\",modelName=\"NVIDIA H100 80GB "
+      "gpu=\"0\",UUID=\"GPU-0\",pci_bus_id=\"00000000:18:00.0\",device=\"nvidia0\",modelName=\"NVIDIA H100 "
+      "80GB "
       "HBM3\",Hostname=\"node-1\",DCGM_FI_DRIVER_VERSION=\"580.65.06\"";
   EXPECT_NE(text.find("DCGM_FI_DEV_FB_USED{" + gpu_labels +
-                      ",GPU_I_PROFILE=\"3g.40gb\",GPU_I_ID=\"1\",pod=\"pod-1\",namespace=\"ml\",container=\"main\"} 12288\n"),
+                      ",GPU_I_PROFILE=\"3g.40gb\",GPU_I_ID=\"1\",pod=\"pod-1\",namespace=\"ml\",container="
+                      "\"main\"} 12288\n"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("DCGM_FI_DEV_FB_FREE{" + gpu_labels + ",GPU_I_PROFILE=\"1g.10gb\",GPU_I_ID=\"2\",pod=\"pod-2\","
+  EXPECT_NE(text.find("DCGM_FI_DEV_FB_FREE{" + gpu_labels +
+                      ",GPU_I_PROFILE=\"1g.10gb\",GPU_I_ID=\"2\",pod=\"pod-2\","
                       "namespace=\"ml\",container=\"main\"} 10240\n"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("DCGM_FI_PROF_GR_ENGINE_ACTIVE{" + gpu_labels + ",GPU_I_PROFILE=\"3g.40gb\",GPU_I_ID=\"1\""),
-            std::string::npos);
+  EXPECT_NE(
+      text.find("DCGM_FI_PROF_GR_ENGINE_ACTIVE{" + gpu_labels + ",GPU_I_PROFILE=\"3g.40gb\",GPU_I_ID=\"1\""),
+      std::string::npos);
   // The GPU's own series: no pod (two pods share it), no GPU_I labels.
   EXPECT_NE(text.find("DCGM_FI_DEV_FB_USED{" + gpu_labels + "} 12288\n"), std::string::npos) << text;
   // Utilization is not given under MIG: absent for the GPU and per instance.
   EXPECT_EQ(text.find("DCGM_FI_DEV_GPU_UTIL{"), std::string::npos);
   // tarmac's own, by MIG UUID.
-  EXPECT_NE(text.find("tarmac_mig_instance_info{hostname=\"node-1\",gpu=\"0\",uuid=\"GPU-0\",mig_uuid=\"MIG-2\","
-                      "gpu_instance_id=\"2\",profile=\"1g.10gb\"} 1\n"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("tarmac_mig_instance_info{hostname=\"node-1\",gpu=\"0\",uuid=\"GPU-0\",mig_uuid=\"MIG-2\","
+                "gpu_instance_id=\"2\",profile=\"1g.10gb\"} 1\n"),
+      std::string::npos)
       << text;
-  EXPECT_NE(text.find("tarmac_mig_engine_active_ratio{hostname=\"node-1\",gpu=\"0\",uuid=\"GPU-0\",mig_uuid=\"MIG-1\","
-                      "gpu_instance_id=\"1\",profile=\"3g.40gb\"} 0.75\n"),
-            std::string::npos);
+  EXPECT_NE(
+      text.find(
+          "tarmac_mig_engine_active_ratio{hostname=\"node-1\",gpu=\"0\",uuid=\"GPU-0\",mig_uuid=\"MIG-1\","
+          "gpu_instance_id=\"1\",profile=\"3g.40gb\"} 0.75\n"),
+      std::string::npos);
   EXPECT_NE(text.find("tarmac_mig_processes{hostname=\"node-1\",gpu=\"0\",uuid=\"GPU-0\",mig_uuid=\"MIG-2\","
                       "gpu_instance_id=\"2\",profile=\"1g.10gb\"} 1\n"),
             std::string::npos);
   // Instance 2's process holds 1 GiB while its engine shows nothing: an idle holder.
-  EXPECT_NE(text.find("tarmac_mig_idle_holding_processes{hostname=\"node-1\",gpu=\"0\",uuid=\"GPU-0\",mig_uuid=\"MIG-2\","
-                      "gpu_instance_id=\"2\",profile=\"1g.10gb\"} 1\n"),
-            std::string::npos);
+  EXPECT_NE(
+      text.find(
+          "tarmac_mig_idle_holding_processes{hostname=\"node-1\",gpu=\"0\",uuid=\"GPU-0\",mig_uuid=\"MIG-2\","
+          "gpu_instance_id=\"2\",profile=\"1g.10gb\"} 1\n"),
+      std::string::npos);
 }
 
 TEST(MigRenderTest, AKubeletAllocationNamesTheInstancesPod) {
@@ -79,7 +88,8 @@ TEST(MigRenderTest, AKubeletAllocationNamesTheInstancesPod) {
   s.fleet.gpus[0].processes.clear();
   s.fleet.gpus[0].mig_allocated_to["MIG-2"] = {"infer-0", "serve", "server"};
   std::string text = RenderMetrics(s, fleet::SamplerStats(), {}, {});
-  EXPECT_NE(text.find("GPU_I_PROFILE=\"1g.10gb\",GPU_I_ID=\"2\",pod=\"infer-0\",namespace=\"serve\",container=\"server\"}"),
+  EXPECT_NE(text.find("GPU_I_PROFILE=\"1g.10gb\",GPU_I_ID=\"2\",pod=\"infer-0\",namespace=\"serve\","
+                      "container=\"server\"}"),
             std::string::npos)
       << text;
   EXPECT_EQ(text.find("GPU_I_ID=\"1\",pod="), std::string::npos);

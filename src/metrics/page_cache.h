@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // The /metrics page, rendered once per snapshot: after each sample while
-// someone scrapes (Prerender), else by the first scrape after it; scrapes that arrive meanwhile get the previous
-// page at once (one sample older) instead of waiting for that render or
-// starting their own, except for the very first page, which they wait
-// for; every later scrape of the same snapshot shares the result. So N
-// scrapers cost one render per tick, not N, only the rendering scrape
-// waits on it, and a scrape's cost between renders is a pointer copy.
+// someone scrapes (Prerender), else by the first scrape after it; scrapes that arrive meanwhile get the
+// previous page at once (one sample older) instead of waiting for that render or starting their own, except
+// for the very first page, which they wait for; every later scrape of the same snapshot shares the result. So
+// N scrapers cost one render per tick, not N, only the rendering scrape waits on it, and a scrape's cost
+// between renders is a pointer copy.
 //
 // Thread safety: Page may be called from any number of threads at once.
 #pragma once
@@ -17,8 +16,8 @@
 #include <memory>
 #include <string>
 
-#include "fleet/snapshot.h"
 #include "common/mutex.h"
+#include "fleet/snapshot.h"
 
 namespace tarmac::metrics {
 

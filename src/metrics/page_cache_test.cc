@@ -6,9 +6,6 @@
 #include <atomic>
 #include <mutex>
 #include <thread>
-
-#include <atomic>
-#include <thread>
 #include <vector>
 
 namespace tarmac::metrics {

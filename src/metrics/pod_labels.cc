@@ -9,7 +9,8 @@ const fleet::KubernetesNames* SoleContainer(const fleet::GpuView& g, std::option
     if (gpu_instance_id && p.process.gpu_instance_id != gpu_instance_id) continue;
     const fleet::KubernetesNames& k = p.details.kubernetes;
     if (k.pod.empty()) return nullptr;
-    if (pod != nullptr && (pod->pod != k.pod || pod->pod_namespace != k.pod_namespace || pod->container != k.container)) {
+    if (pod != nullptr &&
+        (pod->pod != k.pod || pod->pod_namespace != k.pod_namespace || pod->container != k.container)) {
       return nullptr;
     }
     pod = &k;
@@ -27,8 +28,8 @@ const fleet::KubernetesNames* MigInstancePod(const fleet::GpuView& g, const flee
   return SoleContainer(g, m.gpu_instance_id);
 }
 
-void AddPodLabels(const fleet::KubernetesNames& pod, const fleet::GpuView& g, std::optional<int> gpu_instance_id,
-                  Labels* labels) {
+void AddPodLabels(const fleet::KubernetesNames& pod, const fleet::GpuView& g,
+                  std::optional<int> gpu_instance_id, Labels* labels) {
   labels->emplace_back("pod", pod.pod);
   labels->emplace_back("namespace", pod.pod_namespace);
   labels->emplace_back("container", pod.container);

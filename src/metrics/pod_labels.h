@@ -30,7 +30,7 @@ const fleet::KubernetesNames* MigInstancePod(const fleet::GpuView& gpu, const fl
 // Adds pod, namespace and container of `pod`, and pod_uid when a process on
 // `gpu` (in instance `gpu_instance_id`, when given) runs in that pod and its
 // cgroup names the pod's UID (the pod-resources API does not give it).
-void AddPodLabels(const fleet::KubernetesNames& pod, const fleet::GpuView& gpu, std::optional<int> gpu_instance_id,
-                  Labels* labels);
+void AddPodLabels(const fleet::KubernetesNames& pod, const fleet::GpuView& gpu,
+                  std::optional<int> gpu_instance_id, Labels* labels);
 
 }  // namespace tarmac::metrics

@@ -5,20 +5,20 @@
 
 #include <algorithm>
 #include <array>
-#include <span>
 #include <functional>
-#include <tuple>
 #include <optional>
+#include <span>
+#include <tuple>
 
-#include "nvidia/xid_catalog.h"
-#include "nvidia/clock_event_reasons.h"
-#include "metrics/exposition.h"
+#include "fleet/gpu_marks.h"
+#include "fleet/sample_fields.h"
 #include "metrics/accounting_render.h"
+#include "metrics/exposition.h"
 #include "metrics/family.h"
 #include "metrics/mig_render.h"
 #include "metrics/pod_labels.h"
-#include "fleet/gpu_marks.h"
-#include "fleet/sample_fields.h"
+#include "nvidia/clock_event_reasons.h"
+#include "nvidia/xid_catalog.h"
 
 namespace tarmac::metrics {
 namespace {
@@ -49,7 +49,8 @@ std::vector<GpuFamily> WithTableFamilies(fleet::MetricFamilyOf fleet::SampleFiel
     if (family.name.empty()) continue;
     all.push_back({{std::string(family.name), std::string(family.type), std::string(family.help)},
                    [&reading, scale = family.scale](const fleet::GpuView& g) {
-                     return std::visit([&](auto member) { return Scaled(g.sample.*member, scale); }, reading.member);
+                     return std::visit([&](auto member) { return Scaled(g.sample.*member, scale); },
+                                       reading.member);
                    }});
   }
   all.insert(all.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
@@ -57,31 +58,35 @@ std::vector<GpuFamily> WithTableFamilies(fleet::MetricFamilyOf fleet::SampleFiel
 }
 
 const std::vector<GpuFamily>& DcgmGpuFamilies() {
-  static const std::vector<GpuFamily> kFamilies = WithTableFamilies(&fleet::SampleField::dcgm, {
-      {{"DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "counter", "Number of remapped rows for uncorrectable errors"},
-       [](const fleet::GpuView& g) -> std::optional<double> {
-         if (!g.sample.remapped_rows) return std::nullopt;
-         return static_cast<double>(g.sample.remapped_rows->uncorrected);
-       }},
-      {{"DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "counter", "Number of remapped rows for correctable errors"},
-       [](const fleet::GpuView& g) -> std::optional<double> {
-         if (!g.sample.remapped_rows) return std::nullopt;
-         return static_cast<double>(g.sample.remapped_rows->corrected);
-       }},
-      {{"DCGM_FI_DEV_ROW_REMAP_FAILURE", "gauge", "Whether remapping of rows has failed"},
-       [](const fleet::GpuView& g) -> std::optional<double> {
-         if (!g.sample.remapped_rows) return std::nullopt;
-         return g.sample.remapped_rows->has_failure ? 1.0 : 0.0;
-       }},
-      {{"DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "counter", "Total number of single-bit volatile ECC errors."},
-       [](const fleet::GpuView& g) { return Scaled(g.sample.ecc.volatile_corrected, 1.0); }},
-      {{"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "counter", "Total number of double-bit volatile ECC errors."},
-       [](const fleet::GpuView& g) { return Scaled(g.sample.ecc.volatile_uncorrected, 1.0); }},
-      {{"DCGM_FI_DEV_ECC_SBE_AGG_TOTAL", "counter", "Total number of single-bit persistent ECC errors."},
-       [](const fleet::GpuView& g) { return Scaled(g.sample.ecc.aggregate_corrected, 1.0); }},
-      {{"DCGM_FI_DEV_ECC_DBE_AGG_TOTAL", "counter", "Total number of double-bit persistent ECC errors."},
-       [](const fleet::GpuView& g) { return Scaled(g.sample.ecc.aggregate_uncorrected, 1.0); }},
-  });
+  static const std::vector<GpuFamily> kFamilies = WithTableFamilies(
+      &fleet::SampleField::dcgm,
+      {
+          {{"DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "counter",
+            "Number of remapped rows for uncorrectable errors"},
+           [](const fleet::GpuView& g) -> std::optional<double> {
+             if (!g.sample.remapped_rows) return std::nullopt;
+             return static_cast<double>(g.sample.remapped_rows->uncorrected);
+           }},
+          {{"DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "counter",
+            "Number of remapped rows for correctable errors"},
+           [](const fleet::GpuView& g) -> std::optional<double> {
+             if (!g.sample.remapped_rows) return std::nullopt;
+             return static_cast<double>(g.sample.remapped_rows->corrected);
+           }},
+          {{"DCGM_FI_DEV_ROW_REMAP_FAILURE", "gauge", "Whether remapping of rows has failed"},
+           [](const fleet::GpuView& g) -> std::optional<double> {
+             if (!g.sample.remapped_rows) return std::nullopt;
+             return g.sample.remapped_rows->has_failure ? 1.0 : 0.0;
+           }},
+          {{"DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "counter", "Total number of single-bit volatile ECC errors."},
+           [](const fleet::GpuView& g) { return Scaled(g.sample.ecc.volatile_corrected, 1.0); }},
+          {{"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "counter", "Total number of double-bit volatile ECC errors."},
+           [](const fleet::GpuView& g) { return Scaled(g.sample.ecc.volatile_uncorrected, 1.0); }},
+          {{"DCGM_FI_DEV_ECC_SBE_AGG_TOTAL", "counter", "Total number of single-bit persistent ECC errors."},
+           [](const fleet::GpuView& g) { return Scaled(g.sample.ecc.aggregate_corrected, 1.0); }},
+          {{"DCGM_FI_DEV_ECC_DBE_AGG_TOTAL", "counter", "Total number of double-bit persistent ECC errors."},
+           [](const fleet::GpuView& g) { return Scaled(g.sample.ecc.aggregate_uncorrected, 1.0); }},
+      });
   return kFamilies;
 }
 
@@ -92,52 +97,57 @@ const std::vector<FamilyDoc>& DcgmComputedFamilies() {
   static const std::vector<FamilyDoc> kFamilies = {
       {"DCGM_FI_DEV_XID_ERRORS", "gauge", "Value of the last XID error encountered."},
       {"DCGM_FI_PROF_PCIE_TX_BYTES", "gauge",
-       "The rate of data transmitted over the PCIe bus - including both protocol headers and data payloads - in "
+       "The rate of data transmitted over the PCIe bus - including both protocol headers and data payloads - "
+       "in "
        "bytes per second."},
       {"DCGM_FI_PROF_PCIE_RX_BYTES", "gauge",
-       "The rate of data received over the PCIe bus - including both protocol headers and data payloads - in bytes "
+       "The rate of data received over the PCIe bus - including both protocol headers and data payloads - in "
+       "bytes "
        "per second."},
   };
   return kFamilies;
 }
 
 const std::vector<GpuFamily>& NativeGpuFamilies() {
-  static const std::vector<GpuFamily> kFamilies = WithTableFamilies(&fleet::SampleField::native, {
-      {{"tarmac_gpu_memory_total_bytes", "gauge", "GPU memory in total."},
-       [](const fleet::GpuView& g) { return Scaled(g.sample.memory_total_bytes ? g.sample.memory_total_bytes
-                                                                         : g.info.memory_total_bytes, 1.0); }},
-      {{"tarmac_gpu_pcie_link_width_max", "gauge", "PCIe link width the GPU and slot support."},
-       [](const fleet::GpuView& g) { return Scaled(g.info.pcie_width_max, 1.0); }},
-      {{"tarmac_gpu_pcie_link_generation_max", "gauge", "PCIe generation the GPU and slot support."},
-       [](const fleet::GpuView& g) { return Scaled(g.info.pcie_generation_max, 1.0); }},
-      {{"tarmac_gpu_remapped_rows_pending", "gauge", "1 when a row remapping waits for a GPU reset."},
-       [](const fleet::GpuView& g) -> std::optional<double> {
-         if (!g.sample.remapped_rows) return std::nullopt;
-         return g.sample.remapped_rows->is_pending ? 1.0 : 0.0;
-       }},
-      {{"tarmac_gpu_remapped_rows_failed", "gauge", "1 when row remapping has failed."},
-       [](const fleet::GpuView& g) -> std::optional<double> {
-         if (!g.sample.remapped_rows) return std::nullopt;
-         return g.sample.remapped_rows->has_failure ? 1.0 : 0.0;
-       }},
-      {{"tarmac_gpu_idle", "gauge",
-        "1 when the GPU is under 5 % utilization now (in MIG mode: its engine activity, GPM)."},
-       [](const fleet::GpuView& g) -> std::optional<double> {
-         // In MIG mode the driver reports no utilization; the engine's
-         // activity says, as it does for status (fleet/gpu_marks.h).
-         bool is_known = g.sample.utilization_gpu_ratio || g.sample.graphics_engine_active_ratio;
-         if (!Readable(g) || !is_known) return std::nullopt;
-         return fleet::MarkGpu(g).is_idle ? 1.0 : 0.0;
-       }},
-      {{"tarmac_gpu_held_idle", "gauge", "1 when a process holds memory on the GPU at 0 % SM now."},
-       [](const fleet::GpuView& g) -> std::optional<double> {
-         if (!Readable(g)) return std::nullopt;
-         return fleet::MarkGpu(g).idle_holding_pids.empty() ? 0.0 : 1.0;
-       }},
-  });
+  static const std::vector<GpuFamily> kFamilies = WithTableFamilies(
+      &fleet::SampleField::native,
+      {
+          {{"tarmac_gpu_memory_total_bytes", "gauge", "GPU memory in total."},
+           [](const fleet::GpuView& g) {
+             return Scaled(
+                 g.sample.memory_total_bytes ? g.sample.memory_total_bytes : g.info.memory_total_bytes, 1.0);
+           }},
+          {{"tarmac_gpu_pcie_link_width_max", "gauge", "PCIe link width the GPU and slot support."},
+           [](const fleet::GpuView& g) { return Scaled(g.info.pcie_width_max, 1.0); }},
+          {{"tarmac_gpu_pcie_link_generation_max", "gauge", "PCIe generation the GPU and slot support."},
+           [](const fleet::GpuView& g) { return Scaled(g.info.pcie_generation_max, 1.0); }},
+          {{"tarmac_gpu_remapped_rows_pending", "gauge", "1 when a row remapping waits for a GPU reset."},
+           [](const fleet::GpuView& g) -> std::optional<double> {
+             if (!g.sample.remapped_rows) return std::nullopt;
+             return g.sample.remapped_rows->is_pending ? 1.0 : 0.0;
+           }},
+          {{"tarmac_gpu_remapped_rows_failed", "gauge", "1 when row remapping has failed."},
+           [](const fleet::GpuView& g) -> std::optional<double> {
+             if (!g.sample.remapped_rows) return std::nullopt;
+             return g.sample.remapped_rows->has_failure ? 1.0 : 0.0;
+           }},
+          {{"tarmac_gpu_idle", "gauge",
+            "1 when the GPU is under 5 % utilization now (in MIG mode: its engine activity, GPM)."},
+           [](const fleet::GpuView& g) -> std::optional<double> {
+             // In MIG mode the driver reports no utilization; the engine's
+             // activity says, as it does for status (fleet/gpu_marks.h).
+             bool is_known = g.sample.utilization_gpu_ratio || g.sample.graphics_engine_active_ratio;
+             if (!Readable(g) || !is_known) return std::nullopt;
+             return fleet::MarkGpu(g).is_idle ? 1.0 : 0.0;
+           }},
+          {{"tarmac_gpu_held_idle", "gauge", "1 when a process holds memory on the GPU at 0 % SM now."},
+           [](const fleet::GpuView& g) -> std::optional<double> {
+             if (!Readable(g)) return std::nullopt;
+             return fleet::MarkGpu(g).idle_holding_pids.empty() ? 0.0 : 1.0;
+           }},
+      });
   return kFamilies;
 }
-
 
 // With `with_pod`, the GPU's pod labels (GpuPod) when it has a pod.
 Labels DcgmLabels(const fleet::GpuView& g, const std::string& host, const std::string& driver,
@@ -150,7 +160,8 @@ Labels DcgmLabels(const fleet::GpuView& g, const std::string& host, const std::s
               {"modelName", g.info.name},
               {host_label, host},
               {"DCGM_FI_DRIVER_VERSION", driver}};
-  if (const fleet::KubernetesNames* pod = with_pod ? GpuPod(g) : nullptr) AddPodLabels(*pod, g, std::nullopt, &l);
+  if (const fleet::KubernetesNames* pod = with_pod ? GpuPod(g) : nullptr)
+    AddPodLabels(*pod, g, std::nullopt, &l);
   return l;
 }
 
@@ -181,7 +192,8 @@ void CollectDcgm(const Scrape& s, Exposition* out) {
   for (const fleet::GpuView& g : fleet.gpus) {
     if (!Readable(g) || g.sample.mig_instances.empty()) continue;
     Labels base = DcgmLabels(g, host, fleet.system.driver_version, options.dcgm_hostname_label, false);
-    for (const fleet::MigInstance& m : g.sample.mig_instances) mig_labels.emplace_back(&m, DcgmMigLabels(base, g, m));
+    for (const fleet::MigInstance& m : g.sample.mig_instances)
+      mig_labels.emplace_back(&m, DcgmMigLabels(base, g, m));
   }
   for (const GpuFamily& f : DcgmGpuFamilies()) {
     out->Family(f.doc.name, f.doc.type, f.doc.help);
@@ -223,12 +235,14 @@ void CollectDcgm(const Scrape& s, Exposition* out) {
 constexpr Family kGpuInfo{"tarmac_gpu_info", "gauge", "GPU identity; always 1."};
 constexpr Family kGpuUp{"tarmac_gpu_up", "gauge", "1 when the GPU could be read at the last sample."};
 constexpr Family kGpuLost{"tarmac_gpu_lost", "gauge", "1 when the GPU has fallen off the bus or is lost."};
-constexpr Family kGpuPodAllocated{"tarmac_gpu_pod_allocated", "gauge",
-                          "1 for the pod and container the kubelet allocated the GPU to (pod resources), whether or "
-                          "not it runs."};
+constexpr Family kGpuPodAllocated{
+    "tarmac_gpu_pod_allocated", "gauge",
+    "1 for the pod and container the kubelet allocated the GPU to (pod resources), whether or "
+    "not it runs."};
 constexpr Family kGpuUnresponsive{"tarmac_gpu_unresponsive", "gauge",
-                          "1 when a driver call on the GPU has not returned in time."};
-constexpr std::array kGpuStateFamilies = {&kGpuInfo, &kGpuUp, &kGpuLost, &kGpuPodAllocated, &kGpuUnresponsive};
+                                  "1 when a driver call on the GPU has not returned in time."};
+constexpr std::array kGpuStateFamilies = {&kGpuInfo, &kGpuUp, &kGpuLost, &kGpuPodAllocated,
+                                          &kGpuUnresponsive};
 
 // Whether each GPU is there and readable.
 void CollectGpuState(const Scrape& s, Exposition* out) {
@@ -242,7 +256,8 @@ void CollectGpuState(const Scrape& s, Exposition* out) {
     out->Sample("tarmac_gpu_info", l, 1);
   }
   Head(out, kGpuUp);
-  for (const fleet::GpuView& g : fleet.gpus) out->Sample("tarmac_gpu_up", NativeLabels(g, host), Readable(g) ? 1 : 0);
+  for (const fleet::GpuView& g : fleet.gpus)
+    out->Sample("tarmac_gpu_up", NativeLabels(g, host), Readable(g) ? 1 : 0);
   Head(out, kGpuLost);
   for (const fleet::GpuView& g : fleet.gpus) {
     out->Sample("tarmac_gpu_lost", NativeLabels(g, host), g.sample.health == fleet::GpuHealth::kLost ? 1 : 0);
@@ -261,15 +276,15 @@ void CollectGpuState(const Scrape& s, Exposition* out) {
   Head(out, kGpuUnresponsive);
   for (const fleet::GpuView& g : fleet.gpus) {
     out->Sample("tarmac_gpu_unresponsive", NativeLabels(g, host),
-               g.sample.health == fleet::GpuHealth::kUnresponsive ? 1 : 0);
+                g.sample.health == fleet::GpuHealth::kUnresponsive ? 1 : 0);
   }
 }
 
 // The families CollectGpuReadings renders.
 constexpr Family kGpuThrottled{"tarmac_gpu_throttled", "gauge",
-                          "1 when the GPU's clocks are lowered for this reason now."};
+                               "1 when the GPU's clocks are lowered for this reason now."};
 constexpr Family kGpuThrottleSecondsTotal{"tarmac_gpu_throttle_seconds_total", "counter",
-                          "Time the GPU's clocks were lowered, by reason."};
+                                          "Time the GPU's clocks were lowered, by reason."};
 constexpr std::array kGpuReadingsFamilies = {&kGpuThrottled, &kGpuThrottleSecondsTotal};
 
 // Each GPU's readings, and why it throttles (now and in total).
@@ -290,7 +305,7 @@ void CollectGpuReadings(const Scrape& s, Exposition* out) {
     for (const nvidia::ClockEventReason& r : nvidia::ClockEventReasons()) {
       if (!r.is_throttle) continue;
       out->Sample("tarmac_gpu_throttled", With(NativeLabels(g, host), "reason", std::string(r.name)),
-                 (*g.sample.clock_event_reasons & r.bit) ? 1 : 0);
+                  (*g.sample.clock_event_reasons & r.bit) ? 1 : 0);
     }
   }
   Head(out, kGpuThrottleSecondsTotal);
@@ -298,18 +313,19 @@ void CollectGpuReadings(const Scrape& s, Exposition* out) {
     auto c = counters.find(g.info.uuid);
     if (c == counters.end()) continue;
     for (const auto& [reason, seconds] : c->second.throttle_seconds) {
-      out->Sample("tarmac_gpu_throttle_seconds_total", With(NativeLabels(g, host), "reason", reason), seconds);
+      out->Sample("tarmac_gpu_throttle_seconds_total", With(NativeLabels(g, host), "reason", reason),
+                  seconds);
     }
   }
 }
 
 // The families CollectGpuErrors renders.
 constexpr Family kGpuEccErrorsTotal{"tarmac_gpu_ecc_errors_total", "counter",
-                          "ECC errors, by kind (corrected, uncorrected) and scope."};
+                                    "ECC errors, by kind (corrected, uncorrected) and scope."};
 constexpr Family kGpuRemappedRowsTotal{"tarmac_gpu_remapped_rows_total", "counter",
-                          "Rows remapped, by kind (corrected, uncorrected)."};
+                                       "Rows remapped, by kind (corrected, uncorrected)."};
 constexpr Family kGpuXidErrorsTotal{"tarmac_gpu_xid_errors_total", "counter",
-                          "Xid errors seen by the agent since it started, by code."};
+                                    "Xid errors seen by the agent since it started, by code."};
 constexpr std::array kGpuErrorsFamilies = {&kGpuEccErrorsTotal, &kGpuRemappedRowsTotal, &kGpuXidErrorsTotal};
 
 // ECC, remapped rows and Xid errors.
@@ -321,8 +337,9 @@ void CollectGpuErrors(const Scrape& s, Exposition* out) {
     if (!Readable(g)) continue;
     const fleet::EccCounts& e = g.sample.ecc;
     auto put = [&](const std::optional<int64_t>& v, const char* kind, const char* scope) {
-      if (v) out->Sample("tarmac_gpu_ecc_errors_total", With(With(NativeLabels(g, host), "kind", kind), "scope", scope),
-                        static_cast<double>(*v));
+      if (v)
+        out->Sample("tarmac_gpu_ecc_errors_total",
+                    With(With(NativeLabels(g, host), "kind", kind), "scope", scope), static_cast<double>(*v));
     };
     put(e.volatile_corrected, "corrected", "volatile");
     put(e.volatile_uncorrected, "uncorrected", "volatile");
@@ -333,27 +350,28 @@ void CollectGpuErrors(const Scrape& s, Exposition* out) {
   for (const fleet::GpuView& g : fleet.gpus) {
     if (!Readable(g) || !g.sample.remapped_rows) continue;
     out->Sample("tarmac_gpu_remapped_rows_total", With(NativeLabels(g, host), "kind", "corrected"),
-               static_cast<double>(g.sample.remapped_rows->corrected));
+                static_cast<double>(g.sample.remapped_rows->corrected));
     out->Sample("tarmac_gpu_remapped_rows_total", With(NativeLabels(g, host), "kind", "uncorrected"),
-               static_cast<double>(g.sample.remapped_rows->uncorrected));
+                static_cast<double>(g.sample.remapped_rows->uncorrected));
   }
   Head(out, kGpuXidErrorsTotal);
   for (const fleet::GpuView& g : fleet.gpus) {
     for (const auto& [code, n] : g.xid_count_by_code) {
       out->Sample("tarmac_gpu_xid_errors_total", With(NativeLabels(g, host), "xid", std::to_string(code)),
-                 static_cast<double>(n));
+                  static_cast<double>(n));
     }
   }
 }
 
 // The families CollectProcesses renders.
-constexpr Family kProcessGpuMemoryBytes{"tarmac_process_gpu_memory_bytes", "gauge", "GPU memory a process holds."};
+constexpr Family kProcessGpuMemoryBytes{"tarmac_process_gpu_memory_bytes", "gauge",
+                                        "GPU memory a process holds."};
 constexpr Family kProcessSmUtilizationRatio{"tarmac_process_sm_utilization_ratio", "gauge",
-                          "A process's share of the GPU's SMs (0-1)."};
+                                            "A process's share of the GPU's SMs (0-1)."};
 constexpr Family kProcessSeriesDropped{"tarmac_process_series_dropped", "gauge",
-                          "Processes left out of the per-process series by the cap."};
+                                       "Processes left out of the per-process series by the cap."};
 constexpr std::array kProcessesFamilies = {&kProcessGpuMemoryBytes, &kProcessSmUtilizationRatio,
-    &kProcessSeriesDropped};
+                                           &kProcessSeriesDropped};
 
 // Per process, under a cap: the biggest memory holders first.
 void CollectProcesses(const Scrape& s, Exposition* out) {
@@ -367,7 +385,8 @@ void CollectProcesses(const Scrape& s, Exposition* out) {
   std::stable_sort(processes.begin(), processes.end(), [](const auto& a, const auto& b) {
     return a.second->process.used_memory_bytes.value_or(0) > b.second->process.used_memory_bytes.value_or(0);
   });
-  size_t dropped = processes.size() > options.max_process_series ? processes.size() - options.max_process_series : 0;
+  size_t dropped =
+      processes.size() > options.max_process_series ? processes.size() - options.max_process_series : 0;
   processes.resize(processes.size() - dropped);
   auto process_labels = [&](const fleet::GpuView& g, const fleet::ProcessView& p) {
     Labels l = NativeLabels(g, host);
@@ -391,13 +410,14 @@ void CollectProcesses(const Scrape& s, Exposition* out) {
   for (const auto& [g, p] : processes) {
     if (p->process.used_memory_bytes) {
       out->Sample("tarmac_process_gpu_memory_bytes", process_labels(*g, *p),
-                 static_cast<double>(*p->process.used_memory_bytes));
+                  static_cast<double>(*p->process.used_memory_bytes));
     }
   }
   Head(out, kProcessSmUtilizationRatio);
   for (const auto& [g, p] : processes) {
     if (p->process.sm_utilization_ratio) {
-      out->Sample("tarmac_process_sm_utilization_ratio", process_labels(*g, *p), *p->process.sm_utilization_ratio);
+      out->Sample("tarmac_process_sm_utilization_ratio", process_labels(*g, *p),
+                  *p->process.sm_utilization_ratio);
     }
   }
   Head(out, kProcessSeriesDropped);
@@ -408,13 +428,16 @@ void CollectProcesses(const Scrape& s, Exposition* out) {
 constexpr Family kBuildInfo{"tarmac_build_info", "gauge", "The agent's version; always 1."};
 constexpr Family kDriverUp{"tarmac_driver_up", "gauge", "1 when the GPU driver can be read at all."};
 constexpr Family kNvmlErrorsTotal{"tarmac_nvml_errors_total", "counter",
-                          "Failed NVML calls since the agent started, by function and error."};
-constexpr Family kSampleDurationSeconds{"tarmac_sample_duration_seconds", "gauge", "How long the last sample took."};
+                                  "Failed NVML calls since the agent started, by function and error."};
+constexpr Family kSampleDurationSeconds{"tarmac_sample_duration_seconds", "gauge",
+                                        "How long the last sample took."};
 constexpr Family kLastSampleTimestampSeconds{"tarmac_last_sample_timestamp_seconds", "gauge",
-                          "When the last sample was taken (Unix time)."};
-constexpr Family kSamplerTicksTotal{"tarmac_sampler_ticks_total", "counter", "Samples taken since the agent started."};
-constexpr std::array kAgentFamilies = {&kBuildInfo, &kDriverUp, &kNvmlErrorsTotal, &kSampleDurationSeconds,
-    &kLastSampleTimestampSeconds, &kSamplerTicksTotal};
+                                             "When the last sample was taken (Unix time)."};
+constexpr Family kSamplerTicksTotal{"tarmac_sampler_ticks_total", "counter",
+                                    "Samples taken since the agent started."};
+constexpr std::array kAgentFamilies = {
+    &kBuildInfo,        &kDriverUp, &kNvmlErrorsTotal, &kSampleDurationSeconds, &kLastSampleTimestampSeconds,
+    &kSamplerTicksTotal};
 
 // The agent itself: build, driver, NVML errors, sampling.
 void CollectAgent(const Scrape& s, Exposition* out) {
@@ -430,14 +453,14 @@ void CollectAgent(const Scrape& s, Exposition* out) {
   Head(out, kNvmlErrorsTotal);
   for (const auto& [key, n] : snapshot.call_errors) {
     out->Sample("tarmac_nvml_errors_total", {{"hostname", host}, {"call", key.call}, {"error", key.error}},
-               static_cast<double>(n));
+                static_cast<double>(n));
   }
   Head(out, kSampleDurationSeconds);
   out->Sample("tarmac_sample_duration_seconds", {{"hostname", host}},
-             static_cast<double>(snapshot.tick_duration.count()) / 1e6);
+              static_cast<double>(snapshot.tick_duration.count()) / 1e6);
   Head(out, kLastSampleTimestampSeconds);
   out->Sample("tarmac_last_sample_timestamp_seconds", {{"hostname", host}},
-             std::chrono::duration<double>(fleet.taken_at.time_since_epoch()).count());
+              std::chrono::duration<double>(fleet.taken_at.time_since_epoch()).count());
   Head(out, kSamplerTicksTotal);
   out->Sample("tarmac_sampler_ticks_total", {{"hostname", host}}, static_cast<double>(stats.ticks));
 }
@@ -447,8 +470,8 @@ void CollectAgent(const Scrape& s, Exposition* out) {
 std::string RenderMetrics(const fleet::Snapshot& snapshot, const fleet::SamplerStats& stats,
                           const std::map<std::string, GpuCounters>& counters, const RenderOptions& options) {
   Exposition out;
-  Scrape s{snapshot, snapshot.fleet, stats, counters, options,
-           options.hostname.empty() ? snapshot.fleet.hostname : options.hostname};
+  Scrape s{snapshot, snapshot.fleet, stats,
+           counters, options,        options.hostname.empty() ? snapshot.fleet.hostname : options.hostname};
   if (options.is_dcgm_compatible) CollectDcgm(s, &out);
   CollectGpuState(s, &out);
   CollectGpuReadings(s, &out);
@@ -462,27 +485,40 @@ std::string RenderMetrics(const fleet::Snapshot& snapshot, const fleet::SamplerS
 
 // The families RenderLeaseFamilies renders.
 constexpr Family kLeases{"tarmac_leases", "gauge", "Leases held now, by priority."};
-constexpr Family kLeaseQueueLength{"tarmac_lease_queue_length", "gauge", "Requests waiting in the lease queue."};
-constexpr Family kBackfillPreemptionsTotal{"tarmac_backfill_preemptions_total", "counter",
-                          "Backfill leases revoked for other requests since the agent started."};
+constexpr Family kLeaseQueueLength{"tarmac_lease_queue_length", "gauge",
+                                   "Requests waiting in the lease queue."};
+constexpr Family kBackfillPreemptionsTotal{
+    "tarmac_backfill_preemptions_total", "counter",
+    "Backfill leases revoked for other requests since the agent started."};
 constexpr Family kBackfillGpuSecondsTotal{"tarmac_backfill_gpu_seconds_total", "counter",
-                          "GPU-seconds held by backfill leases since the agent started."};
-constexpr Family kBackfillBatches{"tarmac_backfill_batches", "gauge", "Backfill batches the agent keeps, by state."};
-constexpr Family kBackfillRequestsTotal{"tarmac_backfill_requests_total", "counter",
-                          "Batch requests finished, by outcome (done: a result; failed: an error line)."};
+                                          "GPU-seconds held by backfill leases since the agent started."};
+constexpr Family kBackfillBatches{"tarmac_backfill_batches", "gauge",
+                                  "Backfill batches the agent keeps, by state."};
+constexpr Family kBackfillRequestsTotal{
+    "tarmac_backfill_requests_total", "counter",
+    "Batch requests finished, by outcome (done: a result; failed: an error line)."};
 constexpr Family kBackfillCompletionTokensTotal{"tarmac_backfill_completion_tokens_total", "counter",
-                          "Tokens the engines generated for backfill batches."};
+                                                "Tokens the engines generated for backfill batches."};
 constexpr Family kKubePluginRegistered{"tarmac_kube_plugin_registered", "gauge",
-                          "1 while the device plugin is registered with the kubelet."};
+                                       "1 while the device plugin is registered with the kubelet."};
 constexpr Family kKubePodLeases{"tarmac_kube_pod_leases", "gauge",
-                          "Leases of kind pod (GPUs the kubelet allocated to pods) held now."};
+                                "Leases of kind pod (GPUs the kubelet allocated to pods) held now."};
 constexpr Family kKubePodResourcesUp{"tarmac_kube_pod_resources_up", "gauge",
-                          "1 when the last List of the kubelet's pod resources worked."};
-constexpr Family kDoctorFinding{"tarmac_doctor_finding", "gauge",
-                          "Findings of the doctor's last scheduled run, by check and severity (warning, critical)."};
-constexpr std::array kLeaseFigureFamilies = {&kLeases, &kLeaseQueueLength, &kBackfillPreemptionsTotal,
-    &kBackfillGpuSecondsTotal, &kBackfillBatches, &kBackfillRequestsTotal, &kBackfillCompletionTokensTotal,
-    &kKubePluginRegistered, &kKubePodLeases, &kKubePodResourcesUp, &kDoctorFinding};
+                                     "1 when the last List of the kubelet's pod resources worked."};
+constexpr Family kDoctorFinding{
+    "tarmac_doctor_finding", "gauge",
+    "Findings of the doctor's last scheduled run, by check and severity (warning, critical)."};
+constexpr std::array kLeaseFigureFamilies = {&kLeases,
+                                             &kLeaseQueueLength,
+                                             &kBackfillPreemptionsTotal,
+                                             &kBackfillGpuSecondsTotal,
+                                             &kBackfillBatches,
+                                             &kBackfillRequestsTotal,
+                                             &kBackfillCompletionTokensTotal,
+                                             &kKubePluginRegistered,
+                                             &kKubePodLeases,
+                                             &kKubePodResourcesUp,
+                                             &kDoctorFinding};
 
 std::string RenderLeaseFamilies(const LeaseFigures& figures, const std::string& hostname) {
   Exposition out;
@@ -499,7 +535,8 @@ std::string RenderLeaseFamilies(const LeaseFigures& figures, const std::string& 
   out.Sample("tarmac_backfill_gpu_seconds_total", {{"hostname", hostname}}, figures.backfill_gpu_seconds);
   Head(&out, kBackfillBatches);
   for (const auto& [state, count] : figures.batches_by_state) {
-    out.Sample("tarmac_backfill_batches", {{"hostname", hostname}, {"state", state}}, static_cast<double>(count));
+    out.Sample("tarmac_backfill_batches", {{"hostname", hostname}, {"state", state}},
+               static_cast<double>(count));
   }
   Head(&out, kBackfillRequestsTotal);
   out.Sample("tarmac_backfill_requests_total", {{"hostname", hostname}, {"outcome", "done"}},
@@ -511,18 +548,22 @@ std::string RenderLeaseFamilies(const LeaseFigures& figures, const std::string& 
              static_cast<double>(figures.batch_completion_tokens));
   if (figures.kube_plugin_registered) {
     Head(&out, kKubePluginRegistered);
-    out.Sample("tarmac_kube_plugin_registered", {{"hostname", hostname}}, *figures.kube_plugin_registered ? 1 : 0);
+    out.Sample("tarmac_kube_plugin_registered", {{"hostname", hostname}},
+               *figures.kube_plugin_registered ? 1 : 0);
     Head(&out, kKubePodLeases);
-    out.Sample("tarmac_kube_pod_leases", {{"hostname", hostname}}, static_cast<double>(figures.kube_pod_leases));
+    out.Sample("tarmac_kube_pod_leases", {{"hostname", hostname}},
+               static_cast<double>(figures.kube_pod_leases));
   }
   if (figures.kube_pod_resources_up) {
     Head(&out, kKubePodResourcesUp);
-    out.Sample("tarmac_kube_pod_resources_up", {{"hostname", hostname}}, *figures.kube_pod_resources_up ? 1 : 0);
+    out.Sample("tarmac_kube_pod_resources_up", {{"hostname", hostname}},
+               *figures.kube_pod_resources_up ? 1 : 0);
   }
   if (figures.doctor_findings != nullptr && !figures.doctor_findings->empty()) {
     Head(&out, kDoctorFinding);
     for (const auto& [key, count] : *figures.doctor_findings) {
-      out.Sample("tarmac_doctor_finding", {{"hostname", hostname}, {"check", key.first}, {"severity", key.second}},
+      out.Sample("tarmac_doctor_finding",
+                 {{"hostname", hostname}, {"check", key.first}, {"severity", key.second}},
                  static_cast<double>(count));
     }
   }
@@ -534,7 +575,8 @@ constexpr Family kGpuLease{"tarmac_gpu_lease", "gauge",
                            "1 for each GPU (or MIG instance: mig_uuid) a lease holds now, with its holder."};
 constexpr std::array kLeaseMarkFamilies = {&kGpuLease};
 
-std::string RenderLeaseMarks(const fleet::LeaseMarks& marks, const fleet::FleetView& fleet, const std::string& hostname) {
+std::string RenderLeaseMarks(const fleet::LeaseMarks& marks, const fleet::FleetView& fleet,
+                             const std::string& hostname) {
   if (marks.leases.empty() && marks.mig_leases.empty()) return "";
   Exposition out;
   Head(&out, kGpuLease);
@@ -551,7 +593,8 @@ std::string RenderLeaseMarks(const fleet::LeaseMarks& marks, const fleet::FleetV
     }
     for (const fleet::MigInstance& m : g.sample.mig_instances) {
       if (auto it = marks.mig_leases.find(m.uuid); it != marks.mig_leases.end()) {
-        out.Sample("tarmac_gpu_lease", holder(With(NativeLabels(g, hostname), "mig_uuid", m.uuid), it->second), 1);
+        out.Sample("tarmac_gpu_lease",
+                   holder(With(NativeLabels(g, hostname), "mig_uuid", m.uuid), it->second), 1);
       }
     }
   }
@@ -560,7 +603,7 @@ std::string RenderLeaseMarks(const fleet::LeaseMarks& marks, const fleet::FleetV
 
 // The families RenderScrapeDuration renders.
 constexpr Family kScrapeDurationSeconds{"tarmac_scrape_duration_seconds", "gauge",
-                          "How long the agent took to answer the previous /metrics request."};
+                                        "How long the agent took to answer the previous /metrics request."};
 constexpr std::array kScrapeDurationFamilies = {&kScrapeDurationSeconds};
 
 std::string RenderScrapeDuration(const fleet::Snapshot& snapshot, const RenderOptions& options,
@@ -577,10 +620,10 @@ const std::vector<FamilyDoc>& NativeFamilies() {
     std::vector<FamilyDoc> all;
     for (const GpuFamily& f : NativeGpuFamilies()) all.push_back(f.doc);
     using Families = std::span<const Family* const>;
-    for (Families families : {Families(kGpuStateFamilies), Families(kGpuReadingsFamilies), Families(kGpuErrorsFamilies),
-                              Families(kProcessesFamilies), Families(kAgentFamilies),
-                              Families(kLeaseFigureFamilies), Families(kLeaseMarkFamilies),
-                              Families(kScrapeDurationFamilies)}) {
+    for (Families families :
+         {Families(kGpuStateFamilies), Families(kGpuReadingsFamilies), Families(kGpuErrorsFamilies),
+          Families(kProcessesFamilies), Families(kAgentFamilies), Families(kLeaseFigureFamilies),
+          Families(kLeaseMarkFamilies), Families(kScrapeDurationFamilies)}) {
       for (const Family* f : families) {
         all.push_back(f->Doc());
       }
@@ -603,7 +646,10 @@ const std::vector<FamilyDoc>& DcgmFamilies() {
 }
 
 Labels NativeLabels(const fleet::GpuView& g, const std::string& host) {
-  return {{"hostname", host}, {"gpu", std::to_string(g.info.index)}, {"uuid", g.info.uuid}, {"model", g.info.name}};
+  return {{"hostname", host},
+          {"gpu", std::to_string(g.info.index)},
+          {"uuid", g.info.uuid},
+          {"model", g.info.name}};
 }
 
 }  // namespace tarmac::metrics

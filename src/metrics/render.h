@@ -12,20 +12,20 @@
 #include <string>
 #include <vector>
 
-#include "metrics/counters.h"
-#include "metrics/exposition.h"
 #include "fleet/lease_figures.h"
 #include "fleet/lease_marks.h"
 #include "fleet/snapshot.h"
+#include "metrics/counters.h"
+#include "metrics/exposition.h"
 
 namespace tarmac::metrics {
 
 struct RenderOptions {
   bool is_dcgm_compatible = true;
   std::string dcgm_hostname_label = "Hostname";  // Or "hostname" (dcgm-exporter >= 4.8.3).
-  std::string hostname;            // Empty: the snapshot's.
-  size_t max_process_series = 200;  // Per-process series beyond this are dropped (and counted).
-  std::string currency;             // The idle-cost label: [report] currency.
+  std::string hostname;                          // Empty: the snapshot's.
+  size_t max_process_series = 200;               // Per-process series beyond this are dropped (and counted).
+  std::string currency;                          // The idle-cost label: [report] currency.
   std::string version = "dev";
 
   bool operator==(const RenderOptions&) const = default;
@@ -61,7 +61,8 @@ std::string RenderLeaseFamilies(const LeaseFigures& figures, const std::string& 
 // tarmac_gpu_lease: each GPU and MIG instance a lease holds, with its id,
 // user and kind (and Slurm job), labelled as the GPU's other series; ""
 // when no lease holds one. Rendered per scrape.
-std::string RenderLeaseMarks(const fleet::LeaseMarks& marks, const fleet::FleetView& fleet, const std::string& hostname);
+std::string RenderLeaseMarks(const fleet::LeaseMarks& marks, const fleet::FleetView& fleet,
+                             const std::string& hostname);
 
 // tarmac_scrape_duration_seconds: how long the agent took to answer the
 // previous /metrics request. Appended to each answer.

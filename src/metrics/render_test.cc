@@ -92,17 +92,21 @@ TEST(RenderTest, APodsUidFromItsProcessesCgroupIsItsPodUidLabel) {
   s.fleet.gpus[0].processes[0].details.cgroup.pod_uid = "1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d";
   fleet::SamplerStats stats;
   std::string text = RenderMetrics(s, stats, {}, {});
-  EXPECT_NE(text.find("DCGM_FI_DRIVER_VERSION=\"580.65.06\",pod=\"trainer-0\",namespace=\"ml\",container=\"main\","
-                      "pod_uid=\"1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d\"} 85\n"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("DCGM_FI_DRIVER_VERSION=\"580.65.06\",pod=\"trainer-0\",namespace=\"ml\",container=\"main\","
+                "pod_uid=\"1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d\"} 85\n"),
+      std::string::npos)
       << text;
   // An allocation to another pod: its own labels, without this pod's UID.
   s.fleet.gpus[0].allocated_to = fleet::KubernetesNames{"other-0", "ml", "main"};
   text = RenderMetrics(s, stats, {}, {});
-  EXPECT_NE(text.find("pod=\"other-0\",namespace=\"ml\",container=\"main\"} 85\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("tarmac_gpu_pod_allocated{hostname=\"node-1\",gpu=\"0\",uuid=\"GPU-0\",model=\"NVIDIA H100 80GB "
-                      "HBM3\",pod=\"other-0\",namespace=\"ml\",container=\"main\"} 1\n"),
-            std::string::npos)
+  EXPECT_NE(text.find("pod=\"other-0\",namespace=\"ml\",container=\"main\"} 85\n"), std::string::npos)
+      << text;
+  EXPECT_NE(
+      text.find(
+          "tarmac_gpu_pod_allocated{hostname=\"node-1\",gpu=\"0\",uuid=\"GPU-0\",model=\"NVIDIA H100 80GB "
+          "HBM3\",pod=\"other-0\",namespace=\"ml\",container=\"main\"} 1\n"),
+      std::string::npos)
       << text;
 }
 
@@ -113,10 +117,13 @@ TEST(RenderTest, KubernetesNamesBecomePodLabels) {
   s.fleet.gpus[0].processes[0].details.kubernetes = {"trainer-0", "ml", "main"};
   fleet::SamplerStats stats;
   std::string text = RenderMetrics(s, stats, {}, {});
-  EXPECT_NE(text.find("DCGM_FI_DRIVER_VERSION=\"580.65.06\",pod=\"trainer-0\",namespace=\"ml\",container=\"main\"} 85\n"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find(
+          "DCGM_FI_DRIVER_VERSION=\"580.65.06\",pod=\"trainer-0\",namespace=\"ml\",container=\"main\"} 85\n"),
+      std::string::npos)
       << text;
-  std::regex process(R"(tarmac_process_gpu_memory_bytes\{[^}]*pid="4242"[^}]*pod="trainer-0",namespace="ml",container="main"\})");
+  std::regex process(
+      R"(tarmac_process_gpu_memory_bytes\{[^}]*pid="4242"[^}]*pod="trainer-0",namespace="ml",container="main"\})");
   EXPECT_TRUE(std::regex_search(text, process)) << text;
 
   fleet::ProcessView other = s.fleet.gpus[0].processes[0];
@@ -124,9 +131,11 @@ TEST(RenderTest, KubernetesNamesBecomePodLabels) {
   other.details.kubernetes.pod = "trainer-1";
   s.fleet.gpus[0].processes.push_back(other);
   text = RenderMetrics(s, stats, {}, {});
-  EXPECT_EQ(text.find("DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-0\",pci_bus_id=\"00000000:10:00.0\",device=\"nvidia0\","
-                      "modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node-1\",DCGM_FI_DRIVER_VERSION=\"580.65.06\",pod"),
-            std::string::npos);
+  EXPECT_EQ(
+      text.find(
+          "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-0\",pci_bus_id=\"00000000:10:00.0\",device=\"nvidia0\","
+          "modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node-1\",DCGM_FI_DRIVER_VERSION=\"580.65.06\",pod"),
+      std::string::npos);
   EXPECT_NE(text.find("DCGM_FI_DRIVER_VERSION=\"580.65.06\"} 85\n"), std::string::npos);
 
   // The kubelet's allocation names the pod, whoever runs on the GPU, and
@@ -136,14 +145,18 @@ TEST(RenderTest, KubernetesNamesBecomePodLabels) {
   s.fleet.gpus[1].sample.health = fleet::GpuHealth::kOk;
   s.fleet.gpus[1].allocated_to = fleet::KubernetesNames{"idle-0", "ml", "notebook"};
   text = RenderMetrics(s, stats, {}, {});
-  EXPECT_NE(text.find("DCGM_FI_DRIVER_VERSION=\"580.65.06\",pod=\"trainer-0\",namespace=\"ml\",container=\"main\"} 85\n"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find(
+          "DCGM_FI_DRIVER_VERSION=\"580.65.06\",pod=\"trainer-0\",namespace=\"ml\",container=\"main\"} 85\n"),
+      std::string::npos)
       << text;
   std::regex idle(R"(DCGM_FI_DEV_GPU_UTIL\{gpu="1",[^}]*pod="idle-0",namespace="ml",container="notebook"\})");
   EXPECT_TRUE(std::regex_search(text, idle)) << text;
-  EXPECT_NE(text.find("tarmac_gpu_pod_allocated{hostname=\"node-1\",gpu=\"1\",uuid=\"GPU-1\",model=\"NVIDIA H100 80GB "
-                      "HBM3\",pod=\"idle-0\",namespace=\"ml\",container=\"notebook\"} 1\n"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find(
+          "tarmac_gpu_pod_allocated{hostname=\"node-1\",gpu=\"1\",uuid=\"GPU-1\",model=\"NVIDIA H100 80GB "
+          "HBM3\",pod=\"idle-0\",namespace=\"ml\",container=\"notebook\"} 1\n"),
+      std::string::npos)
       << text;
 }
 
@@ -174,14 +187,17 @@ TEST(RenderTest, TheLastXidCarriesItsCodeAndNameAndPcieRatesAreTheViews) {
 
 TEST(RenderTest, DcgmFamiliesInDcgmUnitsWithDcgmLabels) {
   std::string text = Render();
-  EXPECT_NE(text.find("DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-0\",pci_bus_id=\"00000000:10:00.0\",device=\"nvidia0\","
-                      "modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node-1\",DCGM_FI_DRIVER_VERSION=\"580.65.06\"} 85\n"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find(
+          "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-0\",pci_bus_id=\"00000000:10:00.0\",device=\"nvidia0\","
+          "modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node-1\",DCGM_FI_DRIVER_VERSION=\"580.65.06\"} "
+          "85\n"),
+      std::string::npos)
       << text;
   EXPECT_NE(text.find("DCGM_FI_DEV_SM_CLOCK{gpu=\"0\""), std::string::npos);
-  EXPECT_NE(text.find("} 1980\n"), std::string::npos);       // MHz.
-  EXPECT_NE(text.find("} 40960\n"), std::string::npos);      // FB_USED in MiB.
-  EXPECT_EQ(text.find("DCGM_FI_DEV_POWER_USAGE{"), std::string::npos);  // Unsupported: absent.
+  EXPECT_NE(text.find("} 1980\n"), std::string::npos);                        // MHz.
+  EXPECT_NE(text.find("} 40960\n"), std::string::npos);                       // FB_USED in MiB.
+  EXPECT_EQ(text.find("DCGM_FI_DEV_POWER_USAGE{"), std::string::npos);        // Unsupported: absent.
   EXPECT_EQ(text.find("DCGM_FI_DEV_GPU_UTIL{gpu=\"1\""), std::string::npos);  // Lost: stale.
   RenderOptions native_only;
   native_only.is_dcgm_compatible = false;
@@ -190,19 +206,26 @@ TEST(RenderTest, DcgmFamiliesInDcgmUnitsWithDcgmLabels) {
 
 TEST(RenderTest, NativeFamiliesBaseUnitsLostGpuAndXidCounters) {
   std::string text = Render();
-  EXPECT_NE(text.find("tarmac_gpu_utilization_ratio{hostname=\"node-1\",gpu=\"0\",uuid=\"GPU-0\",model=\"NVIDIA H100 80GB "
+  EXPECT_NE(text.find("tarmac_gpu_utilization_ratio{hostname=\"node-1\",gpu=\"0\",uuid=\"GPU-0\",model="
+                      "\"NVIDIA H100 80GB "
                       "HBM3\"} 0.85\n"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("tarmac_gpu_lost{hostname=\"node-1\",gpu=\"1\",uuid=\"GPU-1\",model=\"NVIDIA H100 80GB HBM3\"} 1"),
-            std::string::npos);
+  EXPECT_NE(
+      text.find(
+          "tarmac_gpu_lost{hostname=\"node-1\",gpu=\"1\",uuid=\"GPU-1\",model=\"NVIDIA H100 80GB HBM3\"} 1"),
+      std::string::npos);
   EXPECT_NE(text.find("tarmac_gpu_up{hostname=\"node-1\",gpu=\"1\""), std::string::npos);
-  EXPECT_NE(text.find("tarmac_gpu_xid_errors_total{hostname=\"node-1\",gpu=\"1\",uuid=\"GPU-1\",model=\"NVIDIA H100 80GB "
-                      "HBM3\",xid=\"13\"} 2"),
-            std::string::npos);
-  EXPECT_NE(text.find("tarmac_gpu_idle_seconds_total{hostname=\"node-1\",gpu=\"0\",uuid=\"GPU-0\",model=\"NVIDIA H100 "
-                      "80GB HBM3\"} 12.5"),
-            std::string::npos);
+  EXPECT_NE(
+      text.find(
+          "tarmac_gpu_xid_errors_total{hostname=\"node-1\",gpu=\"1\",uuid=\"GPU-1\",model=\"NVIDIA H100 80GB "
+          "HBM3\",xid=\"13\"} 2"),
+      std::string::npos);
+  EXPECT_NE(
+      text.find(
+          "tarmac_gpu_idle_seconds_total{hostname=\"node-1\",gpu=\"0\",uuid=\"GPU-0\",model=\"NVIDIA H100 "
+          "80GB HBM3\"} 12.5"),
+      std::string::npos);
   EXPECT_NE(text.find("tarmac_sampler_ticks_total{hostname=\"node-1\"} 7"), std::string::npos);
   // Label values are escaped.
   EXPECT_NE(text.find("command=\"python \\\"train\\\"\\nx\""), std::string::npos) << text;
@@ -260,9 +283,11 @@ TEST(RenderTest, TheDcgmHostLabelCanBeSpelledAsNewerDcgmExportersDo) {
   EXPECT_NE(Render(options).find(",Hostname=\"node-1\","), std::string::npos);
   options.dcgm_hostname_label = "hostname";
   std::string text = Render(options);
-  EXPECT_NE(text.find("DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-0\",pci_bus_id=\"00000000:10:00.0\",device=\"nvidia0\","
-                      "modelName=\"NVIDIA H100 80GB HBM3\",hostname=\"node-1\","),
-            std::string::npos)
+  EXPECT_NE(
+      text.find(
+          "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-0\",pci_bus_id=\"00000000:10:00.0\",device=\"nvidia0\","
+          "modelName=\"NVIDIA H100 80GB HBM3\",hostname=\"node-1\","),
+      std::string::npos)
       << text;
   EXPECT_EQ(text.find("Hostname="), std::string::npos);
 }
@@ -285,13 +310,16 @@ TEST(RenderLeaseMarksTest, EachHeldGpuAndInstanceCarriesItsHolder) {
   marks.leases[0] = fleet::GpuLease{7, "alice", fleet::LeaseKind::kSlurm, false, "4242"};
   marks.mig_leases["MIG-7"] = fleet::GpuLease{9, "bob \"b\"", fleet::LeaseKind::kBackfill};
   std::string text = RenderLeaseMarks(marks, s.fleet, "node-1");
-  EXPECT_NE(text.find("tarmac_gpu_lease{hostname=\"node-1\",gpu=\"0\",uuid=\"GPU-0\",model=\"NVIDIA H100 80GB HBM3\","
-                      "lease=\"7\",user=\"alice\",kind=\"slurm\",slurm_job=\"4242\"} 1\n"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find(
+          "tarmac_gpu_lease{hostname=\"node-1\",gpu=\"0\",uuid=\"GPU-0\",model=\"NVIDIA H100 80GB HBM3\","
+          "lease=\"7\",user=\"alice\",kind=\"slurm\",slurm_job=\"4242\"} 1\n"),
+      std::string::npos)
       << text;
-  EXPECT_NE(text.find("gpu=\"1\",uuid=\"GPU-1\",model=\"NVIDIA H100 80GB HBM3\",mig_uuid=\"MIG-7\",lease=\"9\","
-                      "user=\"bob \\\"b\\\"\",kind=\"backfill\"} 1\n"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("gpu=\"1\",uuid=\"GPU-1\",model=\"NVIDIA H100 80GB HBM3\",mig_uuid=\"MIG-7\",lease=\"9\","
+                "user=\"bob \\\"b\\\"\",kind=\"backfill\"} 1\n"),
+      std::string::npos)
       << text;
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 4) << text;  // HELP, TYPE and two samples.
 }
@@ -314,10 +342,12 @@ TEST(RenderTest, RegressionAMigGpuIsIdleByItsEngineActivity) {
   s.fleet.gpus[0].sample.graphics_engine_active_ratio = 0.01;
   s.fleet.gpus[1].sample.graphics_engine_active_ratio = 0.6;
   std::string page = RenderMetrics(s, {}, {}, RenderOptions{});
-  EXPECT_NE(page.find("tarmac_gpu_idle{hostname=\"node-1\",gpu=\"0\",uuid=\"GPU-0\",model=\"NVIDIA H100 80GB HBM3\"} 1\n"),
+  EXPECT_NE(page.find("tarmac_gpu_idle{hostname=\"node-1\",gpu=\"0\",uuid=\"GPU-0\",model=\"NVIDIA H100 80GB "
+                      "HBM3\"} 1\n"),
             std::string::npos)
       << page;
-  EXPECT_NE(page.find("tarmac_gpu_idle{hostname=\"node-1\",gpu=\"1\",uuid=\"GPU-1\",model=\"NVIDIA H100 80GB HBM3\"} 0\n"),
+  EXPECT_NE(page.find("tarmac_gpu_idle{hostname=\"node-1\",gpu=\"1\",uuid=\"GPU-1\",model=\"NVIDIA H100 80GB "
+                      "HBM3\"} 0\n"),
             std::string::npos);
 }
 

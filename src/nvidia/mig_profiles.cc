@@ -9,7 +9,9 @@
 namespace tarmac::nvidia {
 namespace {
 
-bool Contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
+bool Contains(std::string_view text, std::string_view part) {
+  return text.find(part) != std::string_view::npos;
+}
 
 constexpr int64_t kGiB = int64_t{1} << 30;
 
@@ -29,7 +31,7 @@ std::vector<MigProfile> MigProfilesFor(std::string_view model, int64_t memory_to
             {"3g.40gb", 3, 4, 2}, {"4g.40gb", 4, 4, 1}, {"7g.80gb", 7, 8, 1}};
   }
   if (Contains(model, "A100")) {
-    return {{"1g.5gb", 1, 1, 7}, {"1g.10gb", 1, 2, 4}, {"2g.10gb", 2, 2, 3},
+    return {{"1g.5gb", 1, 1, 7},  {"1g.10gb", 1, 2, 4}, {"2g.10gb", 2, 2, 3},
             {"3g.20gb", 3, 4, 2}, {"4g.20gb", 4, 4, 1}, {"7g.40gb", 7, 8, 1}};
   }
   if (Contains(model, "A30")) {  // Four slices of each kind, shown as their share of 7 and 8.
@@ -62,7 +64,8 @@ int MigComputeSlicesOf(std::string_view name) {
   return slices;
 }
 
-std::string CheckMigLayout(std::string_view model, int64_t memory_total_bytes, const std::vector<std::string>& profiles) {
+std::string CheckMigLayout(std::string_view model, int64_t memory_total_bytes,
+                           const std::vector<std::string>& profiles) {
   std::vector<MigProfile> known = MigProfilesFor(model, memory_total_bytes);
   if (known.empty()) return fmt::format("{} has no MIG", model);
   std::map<std::string_view, int> count;
@@ -79,15 +82,18 @@ std::string CheckMigLayout(std::string_view model, int64_t memory_total_bytes, c
       return fmt::format("no MIG profile '{}' on {} (its profiles: {})", name, model, names);
     }
     if (++count[p->name] > p->max_count) {
-      return fmt::format("at most {} instance{} of {} fit one GPU", p->max_count, p->max_count == 1 ? "" : "s", name);
+      return fmt::format("at most {} instance{} of {} fit one GPU", p->max_count,
+                         p->max_count == 1 ? "" : "s", name);
     }
     compute += p->compute_slices;
     memory += p->memory_slices;
     if (compute > kMigComputeSlices) {
-      return fmt::format("the instances need {} compute slices at {}; a GPU has {}", compute, name, kMigComputeSlices);
+      return fmt::format("the instances need {} compute slices at {}; a GPU has {}", compute, name,
+                         kMigComputeSlices);
     }
     if (memory > kMigMemorySlices) {
-      return fmt::format("the instances need {} memory slices at {}; a GPU has {}", memory, name, kMigMemorySlices);
+      return fmt::format("the instances need {} memory slices at {}; a GPU has {}", memory, name,
+                         kMigMemorySlices);
     }
   }
   return {};

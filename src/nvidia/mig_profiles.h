@@ -15,7 +15,7 @@
 namespace tarmac::nvidia {
 
 struct MigProfile {
-  std::string_view name;  // "1g.10gb"
+  std::string_view name;   // "1g.10gb"
   int compute_slices = 0;  // Of 7.
   int memory_slices = 0;   // Of 8.
   int max_count = 0;       // Instances of it one GPU can hold.

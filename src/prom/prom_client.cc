@@ -6,14 +6,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <fstream>
-#include <nlohmann/json.hpp>
-#include <atomic>
 #include <mutex>
-#include <thread>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
+#include <thread>
 
 #include "common/clock.h"
 #include "common/safe_file.h"
@@ -34,11 +34,13 @@ Result<std::string> ReadCredential(const std::string& option, const std::string&
   // block or never end; the agent reads these as root for its fleet page).
   // A link as the last component is followed, as Prometheus follows it:
   // Kubernetes mounts secrets through links.
-  Result<std::string> read = ReadForeignFile(path, {.max_bytes = kMaxCredentialBytes + 1, .follow_final_link = true});
+  Result<std::string> read =
+      ReadForeignFile(path, {.max_bytes = kMaxCredentialBytes + 1, .follow_final_link = true});
   // The helper's message names the path.
   if (!read.ok()) return Status::InvalidArgument(fmt::format("{} {}", option, read.status().message()));
   std::string text = std::move(read).value();
-  if (text.size() > kMaxCredentialBytes) return Status::InvalidArgument(fmt::format("{} {}: over 64 KiB", option, path));
+  if (text.size() > kMaxCredentialBytes)
+    return Status::InvalidArgument(fmt::format("{} {}: over 64 KiB", option, path));
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
   if (text.empty()) return Status::InvalidArgument(fmt::format("{} {}: empty", option, path));
   return text;
@@ -81,7 +83,8 @@ const std::string& LabelOf(const std::map<std::string, std::string>& labels, con
 
 Result<Sample> DecodeSample(const json& item, const std::string& what) {
   Sample s;
-  if (!item.is_object() || !item.contains("value") || !item["value"].is_array() || item["value"].size() != 2) {
+  if (!item.is_object() || !item.contains("value") || !item["value"].is_array() ||
+      item["value"].size() != 2) {
     return Status::Corruption(fmt::format("{}: a series without [time, value]", what));
   }
   s.timestamp_seconds = ParseValue(item["value"][0]);
@@ -108,7 +111,8 @@ struct PromClient::Settings {
 struct PromClient::Connection {
   explicit Connection(const Settings& settings) : client(settings.scheme_host_port) {
     auto seconds = [](std::chrono::milliseconds d) {
-      return std::make_pair(static_cast<time_t>(d.count() / 1000), static_cast<time_t>((d.count() % 1000) * 1000));
+      return std::make_pair(static_cast<time_t>(d.count() / 1000),
+                            static_cast<time_t>((d.count() % 1000) * 1000));
     };
     auto [s, us] = seconds(settings.timeout);
     client.set_connection_timeout(s, us);
@@ -130,7 +134,8 @@ PromClient::PromClient(PromOptions options, std::string path_prefix, Settings se
 PromClient::~PromClient() = default;
 
 Result<std::unique_ptr<PromClient>> PromClient::Make(const PromOptions& options) {
-  static const std::regex kUrl(R"(^(https?)://([A-Za-z0-9.\-]+|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?(/[^?#]*)?$)");
+  static const std::regex kUrl(
+      R"(^(https?)://([A-Za-z0-9.\-]+|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?(/[^?#]*)?$)");
   std::smatch m;
   if (!std::regex_match(options.url, m, kUrl)) {
     return Status::InvalidArgument(
@@ -150,7 +155,8 @@ Result<std::unique_ptr<PromClient>> PromClient::Make(const PromOptions& options)
   if (!options.basic_auth_user.empty()) {
     std::string password;
     if (!options.basic_auth_password_file.empty()) {
-      Result<std::string> read = ReadCredential("--basic-auth-password-file", options.basic_auth_password_file);
+      Result<std::string> read =
+          ReadCredential("--basic-auth-password-file", options.basic_auth_password_file);
       if (!read.ok()) return read.status();
       password = read.value();
     }
@@ -158,7 +164,8 @@ Result<std::unique_ptr<PromClient>> PromClient::Make(const PromOptions& options)
   }
   if (!options.ca_file.empty()) {
     if (m[1].str() != "https") return Status::InvalidArgument("--ca-file: only for an https:// URL");
-    if (::access(options.ca_file.c_str(), R_OK) != 0) return Status::InvalidArgument(fmt::format("--ca-file {}: cannot be read", options.ca_file));
+    if (::access(options.ca_file.c_str(), R_OK) != 0)
+      return Status::InvalidArgument(fmt::format("--ca-file {}: cannot be read", options.ca_file));
     settings.ca_file = options.ca_file;
   }
   return std::unique_ptr<PromClient>(new PromClient(options, prefix, std::move(settings)));
@@ -166,7 +173,8 @@ Result<std::unique_ptr<PromClient>> PromClient::Make(const PromOptions& options)
 
 const std::string& Series::Label(const std::string& name) const { return LabelOf(labels, name); }
 
-Result<RangeResult> PromClient::QueryRange(const std::string& promql, double start, double end, double step_seconds) {
+Result<RangeResult> PromClient::QueryRange(const std::string& promql, double start, double end,
+                                           double step_seconds) {
   Result<Answer> r = Post(connection_.get(), "/api/v1/query_range",
                           {{"query", promql},
                            {"start", fmt::format("{:.3f}", start)},
@@ -176,14 +184,15 @@ Result<RangeResult> PromClient::QueryRange(const std::string& promql, double sta
   return DecodeRangeAnswer(r.value().body, r.value().http_status, fmt::format("prometheus {}", options_.url));
 }
 
-Result<std::vector<std::map<std::string, std::string>>> PromClient::Series(const std::vector<std::string>& matchers,
-                                                                           double start, double end) {
+Result<std::vector<std::map<std::string, std::string>>> PromClient::Series(
+    const std::vector<std::string>& matchers, double start, double end) {
   std::vector<std::pair<std::string, std::string>> params{{"start", fmt::format("{:.3f}", start)},
                                                           {"end", fmt::format("{:.3f}", end)}};
   for (const std::string& m : matchers) params.emplace_back("match[]", m);
   Result<Answer> r = Post(connection_.get(), "/api/v1/series", params);
   if (!r.ok()) return r.status();
-  return DecodeSeriesAnswer(r.value().body, r.value().http_status, fmt::format("prometheus {}", options_.url));
+  return DecodeSeriesAnswer(r.value().body, r.value().http_status,
+                            fmt::format("prometheus {}", options_.url));
 }
 
 Result<PromClient::Answer> PromClient::Fetch(Connection* connection, const std::string& promql,
@@ -216,7 +225,8 @@ Result<PromClient::Answer> PromClient::Post(Connection* connection, const std::s
   limits.shared = bytes_held_;
   limits.max_shared_bytes = 2 * settings_->max_answer_bytes;
   if (total_deadline_) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*total_deadline_ - RealClock()->SteadyNow());
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(*total_deadline_ - RealClock()->SteadyNow());
     if (left.count() <= 0) {
       return Status::DeadlineExceeded(fmt::format("{}: no complete reading within the timeout", limits.what));
     }
@@ -332,7 +342,8 @@ Result<QueryResult> DecodeQueryAnswer(const std::string& body, int http_status, 
     out.samples.push_back(std::move(s).value());
     return out;
   }
-  if (type != "vector") return Status::InvalidArgument(fmt::format("{}: a {} answer; expected an instant vector", what, type));
+  if (type != "vector")
+    return Status::InvalidArgument(fmt::format("{}: a {} answer; expected an instant vector", what, type));
   if (!result.is_array()) return Status::Corruption(what + ": the result is not a list");
   for (const json& item : result) {
     Result<Sample> s = DecodeSample(item, what);
@@ -342,7 +353,8 @@ Result<QueryResult> DecodeQueryAnswer(const std::string& body, int http_status, 
   return out;
 }
 
-Result<std::vector<std::map<std::string, std::string>>> DecodeSeriesAnswer(const std::string& body, int http_status,
+Result<std::vector<std::map<std::string, std::string>>> DecodeSeriesAnswer(const std::string& body,
+                                                                           int http_status,
                                                                            const std::string& what) {
   json answer = json::parse(body, nullptr, false);
   if (!answer.is_object() || StringAt(answer, "status") != "success") {
@@ -381,7 +393,8 @@ Result<RangeResult> DecodeRangeAnswer(const std::string& body, int http_status, 
     }
     ReadLabels(item, &series.labels);
     for (const json& point : item["values"]) {
-      if (!point.is_array() || point.size() != 2) return Status::Corruption(fmt::format("{}: a point without [time, value]", what));
+      if (!point.is_array() || point.size() != 2)
+        return Status::Corruption(fmt::format("{}: a point without [time, value]", what));
       series.points.emplace_back(ParseValue(point[0]), ParseValue(point[1]));
     }
     out.series.push_back(std::move(series));

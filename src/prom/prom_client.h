@@ -118,9 +118,11 @@ class PromClient {
     std::string body;
     std::shared_ptr<void> held;  // Its bytes count against the answers read at once.
   };
-  Result<Answer> Fetch(Connection* connection, const std::string& promql, std::optional<double> at_unix_seconds);
+  Result<Answer> Fetch(Connection* connection, const std::string& promql,
+                       std::optional<double> at_unix_seconds);
   // POSTs `params` (a form) to `path` under the prefix, within the limits.
-  Result<Answer> Post(Connection* connection, const std::string& path, const std::vector<std::pair<std::string, std::string>>& params);
+  Result<Answer> Post(Connection* connection, const std::string& path,
+                      const std::vector<std::pair<std::string, std::string>>& params);
   PromClient(PromOptions options, std::string path_prefix, Settings settings);
   PromOptions options_;
   std::string path_prefix_;
@@ -140,7 +142,8 @@ Result<QueryResult> DecodeQueryAnswer(const std::string& body, int http_status, 
 Result<RangeResult> DecodeRangeAnswer(const std::string& body, int http_status, const std::string& what);
 
 // The answer body of /api/v1/series (a list of label sets). Pure.
-Result<std::vector<std::map<std::string, std::string>>> DecodeSeriesAnswer(const std::string& body, int http_status,
+Result<std::vector<std::map<std::string, std::string>>> DecodeSeriesAnswer(const std::string& body,
+                                                                           int http_status,
                                                                            const std::string& what);
 
 // `value` as a PromQL string literal: quoted, with backslash, quote and

@@ -7,10 +7,10 @@
 
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <thread>
-#include <sys/stat.h>
 
 #include "testutil/testutil.h"
 
@@ -43,14 +43,13 @@ TEST(PromAnswerTest, AVectorKeepsEveryLabelAndValue) {
 }
 
 TEST(PromAnswerTest, AScalarIsOneSampleAndAPartialAnswerIsSaid) {
-  Result<QueryResult> scalar =
-      DecodeQueryAnswer(R"({"status":"success","data":{"resultType":"scalar","result":[1796000000,"1796000000"]}})",
-                        200, "p");
+  Result<QueryResult> scalar = DecodeQueryAnswer(
+      R"({"status":"success","data":{"resultType":"scalar","result":[1796000000,"1796000000"]}})", 200, "p");
   ASSERT_TRUE(scalar.ok());
   ASSERT_EQ(scalar.value().samples.size(), 1u);
   EXPECT_EQ(scalar.value().samples[0].value, 1796000000);
-  Result<QueryResult> partial =
-      DecodeQueryAnswer(R"({"status":"success","isPartial":true,"data":{"resultType":"vector","result":[]}})", 200, "p");
+  Result<QueryResult> partial = DecodeQueryAnswer(
+      R"({"status":"success","isPartial":true,"data":{"resultType":"vector","result":[]}})", 200, "p");
   ASSERT_TRUE(partial.ok());
   EXPECT_TRUE(partial.value().is_partial);
 }
@@ -69,13 +68,13 @@ TEST(PromAnswerTest, EachRefusalHasItsCodeAndNamesTheServer) {
        422, StatusCode::kResourceExhausted, "too many samples"},
       {R"({"status":"error","errorType":"timeout","error":"query timed out in expression evaluation"})", 503,
        StatusCode::kResourceExhausted, "timed out"},
-      {R"({"status":"error","errorType":"unavailable","error":"TSDB not ready"})", 503, StatusCode::kUnavailable,
-       "TSDB not ready"},
+      {R"({"status":"error","errorType":"unavailable","error":"TSDB not ready"})", 503,
+       StatusCode::kUnavailable, "TSDB not ready"},
       {"<html>Bad Gateway</html>", 502, StatusCode::kUnavailable, "HTTP 502"},
       {"Unauthorized", 401, StatusCode::kPermissionDenied, "credentials"},
       {"<html>hello</html>", 200, StatusCode::kCorruption, "not a Prometheus API answer"},
-      {R"({"status":"success","data":{"resultType":"matrix","result":[]}})", 200, StatusCode::kInvalidArgument,
-       "a matrix answer"},
+      {R"({"status":"success","data":{"resultType":"matrix","result":[]}})", 200,
+       StatusCode::kInvalidArgument, "a matrix answer"},
       {R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{}}]}})", 200,
        StatusCode::kCorruption, "without [time, value]"},
   };
@@ -102,11 +101,12 @@ TEST(PromAnswerTest, ARangeAnswerKeepsEverySeriesPoints) {
                 .status()
                 .code(),
             StatusCode::kInvalidArgument);
-  EXPECT_EQ(DecodeRangeAnswer(R"({"status":"success","data":{"resultType":"matrix","result":[{"values":[[1]]}]}})",
-                              200, "p")
-                .status()
-                .code(),
-            StatusCode::kCorruption);
+  EXPECT_EQ(
+      DecodeRangeAnswer(R"({"status":"success","data":{"resultType":"matrix","result":[{"values":[[1]]}]}})",
+                        200, "p")
+          .status()
+          .code(),
+      StatusCode::kCorruption);
 }
 
 TEST(PromClientTest, ABadUrlOrCredentialFileIsRefusedNamingTheOption) {
@@ -127,7 +127,9 @@ TEST(PromClientTest, ABadUrlOrCredentialFileIsRefusedNamingTheOption) {
   std::string fifo = dir.path() + "/token";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   o.bearer_token_file = fifo;
-  EXPECT_NE(PromClient::Make(o).status().message().find("--bearer-token-file " + fifo + ": is a FIFO, not a regular file"), std::string::npos);
+  EXPECT_NE(PromClient::Make(o).status().message().find("--bearer-token-file " + fifo +
+                                                        ": is a FIFO, not a regular file"),
+            std::string::npos);
   o.bearer_token_file = "/dev/zero";
   EXPECT_EQ(PromClient::Make(o).status().code(), StatusCode::kInvalidArgument);
   o.bearer_token_file.clear();
@@ -150,7 +152,8 @@ TEST(PromClientTest, QueriesAskedAtOnceAnswerInTheOrderAskedAndOneRefusalFailsTh
     std::string q = req.get_param_value("query");
     if (q == "bad") {
       res.status = 400;
-      res.set_content(R"({"status":"error","errorType":"bad_data","error":"parse error"})", "application/json");
+      res.set_content(R"({"status":"error","errorType":"bad_data","error":"parse error"})",
+                      "application/json");
       return;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(q == "a" ? 50 : 0));  // The first answers last.
@@ -177,9 +180,11 @@ TEST(PromClientTest, SeriesListsTheLabelSetsThatExistAndARefusalSaysWhy) {
   httplib::Server server;
   std::vector<std::string> asked;
   server.Post("/api/v1/series", [&](const httplib::Request& req, httplib::Response& res) {
-    for (size_t i = 0; i < req.get_param_value_count("match[]"); ++i) asked.push_back(req.get_param_value("match[]", i));
-    res.set_content(R"({"status":"success","data":[{"__name__":"up","instance":"a:1"},{"__name__":"up","instance":"b:1"}]})",
-                    "application/json");
+    for (size_t i = 0; i < req.get_param_value_count("match[]"); ++i)
+      asked.push_back(req.get_param_value("match[]", i));
+    res.set_content(
+        R"({"status":"success","data":[{"__name__":"up","instance":"a:1"},{"__name__":"up","instance":"b:1"}]})",
+        "application/json");
   });
   int port = server.bind_to_any_port("127.0.0.1");
   std::thread serving([&] { server.listen_after_bind(); });
@@ -193,11 +198,13 @@ TEST(PromClientTest, SeriesListsTheLabelSetsThatExistAndARefusalSaysWhy) {
   server.stop();
   serving.join();
 
-  auto refused = DecodeSeriesAnswer(R"({"status":"error","errorType":"bad_data","error":"no match[] given"})", 400, "p");
+  auto refused =
+      DecodeSeriesAnswer(R"({"status":"error","errorType":"bad_data","error":"no match[] given"})", 400, "p");
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(refused.status().message().find("no match[] given"), std::string::npos);
-  EXPECT_EQ(DecodeSeriesAnswer(R"({"status":"success","data":{}})", 200, "p").status().code(), StatusCode::kCorruption);
+  EXPECT_EQ(DecodeSeriesAnswer(R"({"status":"success","data":{}})", 200, "p").status().code(),
+            StatusCode::kCorruption);
   EXPECT_EQ(DecodeSeriesAnswer("<html>", 502, "p").status().code(), StatusCode::kUnavailable);
 }
 
@@ -209,8 +216,8 @@ TEST(PromAnswerTest, RegressionFieldsOfTheWrongTypeAreRefusedNotACrash) {
     EXPECT_FALSE(r.ok()) << body;
     EXPECT_FALSE(DecodeSeriesAnswer(body, 200, "p").ok()) << body;
   }
-  Result<QueryResult> partial =
-      DecodeQueryAnswer(R"({"status":"success","isPartial":"yes","data":{"resultType":"vector","result":[]}})", 200, "p");
+  Result<QueryResult> partial = DecodeQueryAnswer(
+      R"({"status":"success","isPartial":"yes","data":{"resultType":"vector","result":[]}})", 200, "p");
   ASSERT_TRUE(partial.ok()) << partial.status().message();
   EXPECT_FALSE(partial.value().is_partial);
 }

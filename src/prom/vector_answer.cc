@@ -2,10 +2,9 @@
 #include "prom/vector_answer.h"
 
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace tarmac::prom {
 namespace {
@@ -20,7 +19,8 @@ class VectorSax : public nlohmann::json_sax<json> {
   explicit VectorSax(QueryResult* out) : out_(out) {}
 
   bool is_vector_success() const {
-    return status_ == "success" && result_type_ == "vector" && data_is_object_ && result_is_array_ && shape_ok_;
+    return status_ == "success" && result_type_ == "vector" && data_is_object_ && result_is_array_ &&
+           shape_ok_;
   }
 
   bool null() override {
@@ -85,7 +85,9 @@ class VectorSax : public nlohmann::json_sax<json> {
     in_array_.pop_back();
     return true;
   }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+    return false;
+  }
 
  private:
   // The name the next value takes in the container it is in.

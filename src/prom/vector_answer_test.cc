@@ -20,18 +20,19 @@ QueryResult Tree(const std::string& body) {
 }
 
 TEST(VectorAnswerTest, ReadsWhatTheParseTreeReads) {
-  for (const std::string body : {
-           R"({"status":"success","data":{"resultType":"vector","result":[]}})",
-           R"({"status":"success","warnings":["w1","w2"],"data":{"resultType":"vector","result":[
+  for (
+      const std::string body : {
+          R"({"status":"success","data":{"resultType":"vector","result":[]}})",
+          R"({"status":"success","warnings":["w1","w2"],"data":{"resultType":"vector","result":[
               {"metric":{"__name__":"up","instance":"a:1","job":"x"},"value":[1796000000.5,"1"]},
               {"metric":{},"value":[1796000000,"NaN"]},
               {"value":[1796000000,"+Inf"]},
               {"metric":{"q":"say \"hi\"\n","u":"\u00e9"},"value":[1,"-2.5e3"]}]}})",
-           R"({"isPartial":true,"status":"success","data":{"resultType":"vector","result":[{"metric":{"a":"1"},"value":[1,"2"]}]}})",
-           // Repeated keys: the last one counts, as in the parse tree.
-           R"({"status":"error","status":"success","data":{"resultType":"vector","result":[{"metric":{"a":"1","a":"2"},"value":[1,"3"]}],"result":[]}})",
-           R"({"status":"success","warnings":["old"],"warnings":"none","data":{"resultType":"matrix","resultType":"vector","result":[{"metric":{"a":"1"},"metric":{"b":"2"},"value":[1,"2"]}]}})",
-       }) {
+          R"({"isPartial":true,"status":"success","data":{"resultType":"vector","result":[{"metric":{"a":"1"},"value":[1,"2"]}]}})",
+          // Repeated keys: the last one counts, as in the parse tree.
+          R"({"status":"error","status":"success","data":{"resultType":"vector","result":[{"metric":{"a":"1","a":"2"},"value":[1,"3"]}],"result":[]}})",
+          R"({"status":"success","warnings":["old"],"warnings":"none","data":{"resultType":"matrix","resultType":"vector","result":[{"metric":{"a":"1"},"metric":{"b":"2"},"value":[1,"2"]}]}})",
+      }) {
     std::optional<QueryResult> fast = DecodeVectorAnswer(body);
     ASSERT_TRUE(fast.has_value()) << body;
     QueryResult tree = Tree(body);
@@ -49,16 +50,17 @@ TEST(VectorAnswerTest, ReadsWhatTheParseTreeReads) {
 }
 
 TEST(VectorAnswerTest, LeavesEveryOtherAnswerToTheParseTree) {
-  for (const char* body : {
-           R"({"status":"error","errorType":"bad_data","error":"parse error"})",
-           R"({"status":"success","data":{"resultType":"scalar","result":[1,"2"]}})",
-           R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1]}]}})",
-           R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"2",3]}]}})",
-           R"({"status":"success","data":{"resultType":"vector","result":{}}})",
-           R"({"status":"success","data":[]})",
-           R"({"status":"success","data":{"resultType":"vector","result":[)",
-           "not json",
-       }) {
+  for (
+      const char* body : {
+          R"({"status":"error","errorType":"bad_data","error":"parse error"})",
+          R"({"status":"success","data":{"resultType":"scalar","result":[1,"2"]}})",
+          R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1]}]}})",
+          R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"2",3]}]}})",
+          R"({"status":"success","data":{"resultType":"vector","result":{}}})",
+          R"({"status":"success","data":[]})",
+          R"({"status":"success","data":{"resultType":"vector","result":[)",
+          "not json",
+      }) {
     EXPECT_FALSE(DecodeVectorAnswer(body).has_value()) << body;
   }
 }

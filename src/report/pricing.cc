@@ -11,7 +11,8 @@ double Pricing::GpuHourCost(const std::string& model) const {
 void ReadReportSection(ConfigSection& section, Pricing* out) {
   section.String("currency", &out->currency);
   section.Number("gpu_hour_cost", &out->gpu_hour_cost, 0, 1e6);
-  if (std::unique_ptr<ConfigSection> models = section.Table("gpu_hour_cost_by_model", "a table of GPU names and prices")) {
+  if (std::unique_ptr<ConfigSection> models =
+          section.Table("gpu_hour_cost_by_model", "a table of GPU names and prices")) {
     for (const std::string& model : models->Keys()) {
       double price = 0;
       models->Number(model, &price, 0, 1e6);

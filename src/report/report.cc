@@ -72,7 +72,8 @@ struct Builder {
     for (const auto& [id, p] : price) report.has_costs = report.has_costs || p > 0;
     for (auto [kind, field] : {std::pair{"xid", &GpuLine::xid_count},
                                std::pair{"backfill_preempted", &GpuLine::backfill_preemptions}}) {
-      Result<std::map<int64_t, int64_t>> counts = store::QueryEventCounts(db, kind, request.since_t, request.until_t);
+      Result<std::map<int64_t, int64_t>> counts =
+          store::QueryEventCounts(db, kind, request.since_t, request.until_t);
       if (!counts.ok()) return counts.status();
       for (const auto& [gpu_id, count] : counts.value()) {
         if (GpuLine* g = Gpu(gpu_id)) g->*field = count;
@@ -82,7 +83,8 @@ struct Builder {
   }
 
   Status AddCharts() {
-    Result<std::vector<store::HourlyUtilization>> hourly = store::QueryHourlyUtilization(db, first_hour, end_hour);
+    Result<std::vector<store::HourlyUtilization>> hourly =
+        store::QueryHourlyUtilization(db, first_hour, end_hour);
     if (!hourly.ok()) return hourly.status();
     for (const store::HourlyUtilization& h : hourly.value()) {
       if (GpuLine* g = Gpu(h.gpu_id)) {
@@ -91,10 +93,12 @@ struct Builder {
       }
     }
     for (GpuLine& g : report.gpus) g.utilization_histogram_minutes.assign(10, 0);
-    Result<std::vector<store::DecileMinutes>> deciles = store::QueryUtilizationDeciles(db, first_hour, end_hour);
+    Result<std::vector<store::DecileMinutes>> deciles =
+        store::QueryUtilizationDeciles(db, first_hour, end_hour);
     if (!deciles.ok()) return deciles.status();
     for (const store::DecileMinutes& d : deciles.value()) {
-      if (GpuLine* g = Gpu(d.gpu_id)) g->utilization_histogram_minutes[static_cast<size_t>(d.decile)] = d.minutes;
+      if (GpuLine* g = Gpu(d.gpu_id))
+        g->utilization_histogram_minutes[static_cast<size_t>(d.decile)] = d.minutes;
     }
     return Status::OK();
   }
@@ -110,9 +114,9 @@ struct Builder {
     std::map<std::string, OwnerLine> by_owner;
     std::map<std::string, std::pair<double, double>> utilization;  // permille-seconds, readable seconds.
     for (const store::AllocationUsage& r : rows.value()) {
-      std::string owner = is_slurm                                 ? fmt::format("job {} ({})", r.name, r.scope)
+      std::string owner = is_slurm                            ? fmt::format("job {} ({})", r.name, r.scope)
                           : request.by == GroupBy::kNamespace ? r.scope
-                                                               : r.scope + "/" + r.name;
+                                                              : r.scope + "/" + r.name;
       OwnerLine& o = by_owner[owner];
       o.owner = owner;
       double known = r.allocated_seconds - r.unknown_seconds;
@@ -131,7 +135,8 @@ struct Builder {
       report.owners.push_back(o);
     }
     std::sort(report.owners.begin(), report.owners.end(), [](const OwnerLine& a, const OwnerLine& b) {
-      return a.held_idle_hours != b.held_idle_hours ? a.held_idle_hours > b.held_idle_hours : a.owner < b.owner;
+      return a.held_idle_hours != b.held_idle_hours ? a.held_idle_hours > b.held_idle_hours
+                                                    : a.owner < b.owner;
     });
     return Status::OK();
   }
@@ -139,8 +144,8 @@ struct Builder {
   Status AddOwners() {
     if (IsAllocationGrouping(request.by)) return AddAllocationOwners();
     Result<std::vector<store::OwnerUsage>> rows = store::QueryOwnerUsage(
-        db, request.by == GroupBy::kContainer ? store::OwnerKey::kWorkload : store::OwnerKey::kUser, first_hour,
-        end_hour);
+        db, request.by == GroupBy::kContainer ? store::OwnerKey::kWorkload : store::OwnerKey::kUser,
+        first_hour, end_hour);
     if (!rows.ok()) return rows.status();
     std::map<std::string, OwnerLine> by_owner;
     double memory_time = 0;
@@ -158,7 +163,8 @@ struct Builder {
     }
     for (auto& [name, o] : by_owner) report.owners.push_back(o);
     std::sort(report.owners.begin(), report.owners.end(), [](const OwnerLine& a, const OwnerLine& b) {
-      return a.held_idle_hours != b.held_idle_hours ? a.held_idle_hours > b.held_idle_hours : a.owner < b.owner;
+      return a.held_idle_hours != b.held_idle_hours ? a.held_idle_hours > b.held_idle_hours
+                                                    : a.owner < b.owner;
     });
     if (memory_time > 0) report.idle_memory_share = idle_memory_time / memory_time;
 
@@ -176,9 +182,11 @@ struct Builder {
       int64_t until = (span.value()->second + 1) * 3600;
       // Within the first and last hour, to the minute where the 1-minute
       // rollups still have it ("data from 16:59", not "16:00").
-      Result<std::optional<std::pair<int64_t, int64_t>>> first = store::QueryMinuteSpan(db, since / 60, since / 60 + 60);
+      Result<std::optional<std::pair<int64_t, int64_t>>> first =
+          store::QueryMinuteSpan(db, since / 60, since / 60 + 60);
       if (first.ok() && first.value()) since = first.value()->first * 60;
-      Result<std::optional<std::pair<int64_t, int64_t>>> last = store::QueryMinuteSpan(db, until / 60 - 60, until / 60);
+      Result<std::optional<std::pair<int64_t, int64_t>>> last =
+          store::QueryMinuteSpan(db, until / 60 - 60, until / 60);
       if (last.ok() && last.value()) until = (last.value()->second + 1) * 60;
       report.data_since_t = std::max(request.since_t, since);
       report.data_until_t = std::min(request.until_t, until);
@@ -192,12 +200,9 @@ struct Builder {
 }  // namespace
 
 namespace {
-constexpr std::pair<GroupBy, const char*> kGroupByNames[] = {{GroupBy::kGpu, "gpu"},
-                                                             {GroupBy::kUser, "user"},
-                                                             {GroupBy::kContainer, "container"},
-                                                             {GroupBy::kPod, "pod"},
-                                                             {GroupBy::kNamespace, "namespace"},
-                                                             {GroupBy::kSlurmJob, "slurm-job"}};
+constexpr std::pair<GroupBy, const char*> kGroupByNames[] = {
+    {GroupBy::kGpu, "gpu"}, {GroupBy::kUser, "user"},           {GroupBy::kContainer, "container"},
+    {GroupBy::kPod, "pod"}, {GroupBy::kNamespace, "namespace"}, {GroupBy::kSlurmJob, "slurm-job"}};
 }  // namespace
 
 const char* GroupByName(GroupBy by) { return EnumName(kGroupByNames, by); }
@@ -208,12 +213,18 @@ std::vector<std::string> GroupByNames() { return EnumNames(kGroupByNames); }
 
 const char* OwnerKindText(GroupBy by) {
   switch (by) {
-    case GroupBy::kUser: return "user";
-    case GroupBy::kContainer: return "container, pod or job";
-    case GroupBy::kPod: return "pod (kubelet allocation)";
-    case GroupBy::kNamespace: return "namespace (kubelet allocation)";
-    case GroupBy::kSlurmJob: return "Slurm job (prolog to epilog)";
-    case GroupBy::kGpu: break;
+    case GroupBy::kUser:
+      return "user";
+    case GroupBy::kContainer:
+      return "container, pod or job";
+    case GroupBy::kPod:
+      return "pod (kubelet allocation)";
+    case GroupBy::kNamespace:
+      return "namespace (kubelet allocation)";
+    case GroupBy::kSlurmJob:
+      return "Slurm job (prolog to epilog)";
+    case GroupBy::kGpu:
+      break;
   }
   return "gpu";
 }
@@ -242,26 +253,30 @@ void Builder::AddVerdict() {
     report.unknown_hours += g.unknown_hours;
     report.backfill_hours += g.backfill_hours;
     report.backfill_preemptions += g.backfill_preemptions;
-    if (g.duty_cycle_ratio && 1.0 - *g.duty_cycle_ratio > request.mostly_idle_ratio) report.mostly_idle_gpus++;
+    if (g.duty_cycle_ratio && 1.0 - *g.duty_cycle_ratio > request.mostly_idle_ratio)
+      report.mostly_idle_gpus++;
   }
   if (report.gpus.empty()) {
     report.verdict = "No samples in this range.";
   } else {
-    report.verdict = fmt::format("{} of {} GPUs were idle more than {:.0f} % of the time", report.mostly_idle_gpus,
-                                 report.gpus.size(), request.mostly_idle_ratio * 100);
+    report.verdict =
+        fmt::format("{} of {} GPUs were idle more than {:.0f} % of the time", report.mostly_idle_gpus,
+                    report.gpus.size(), request.mostly_idle_ratio * 100);
     if (report.idle_memory_share) {
       report.verdict += fmt::format("; {:.0f} % of allocated GPU memory sat on idle processes",
                                     *report.idle_memory_share * 100);
     }
-    if (report.has_costs) report.verdict += fmt::format("; idle cost {}", Money(report.currency, report.idle_cost));
+    if (report.has_costs)
+      report.verdict += fmt::format("; idle cost {}", Money(report.currency, report.idle_cost));
     if (report.backfill_hours > 0) {
       report.verdict += fmt::format("; backfill put {} of idle time to work ({} preemption{})",
                                     GpuTime(report.backfill_hours), report.backfill_preemptions,
                                     report.backfill_preemptions == 1 ? "" : "s");
     }
     if (report.unknown_hours > 0) {
-      report.verdict += fmt::format("; {:.1f} GPU-hours could not be read (unknown, counted neither busy nor idle)",
-                                    report.unknown_hours);
+      report.verdict +=
+          fmt::format("; {:.1f} GPU-hours could not be read (unknown, counted neither busy nor idle)",
+                      report.unknown_hours);
     }
     report.verdict += ".";
   }

@@ -45,7 +45,7 @@ struct ReportRequest {
   int64_t since_t = 0;
   int64_t until_t = 0;
   GroupBy by = GroupBy::kUser;
-  Pricing pricing;  // A price of 0: costs are not shown.
+  Pricing pricing;           // A price of 0: costs are not shown.
   bool with_charts = false;  // Heatmap and histograms (HTML, JSON).
   // A GPU idle more than this share of its time counts as "mostly idle".
   double mostly_idle_ratio = 0.8;
@@ -84,8 +84,8 @@ struct GpuLine {
 
 struct OwnerLine {
   std::string owner;
-  double gpu_hours_held = 0;  // A process of theirs on a GPU.
-  double gpu_hours_busy = 0;  // ... computing (SM above 0).
+  double gpu_hours_held = 0;   // A process of theirs on a GPU.
+  double gpu_hours_busy = 0;   // ... computing (SM above 0).
   double held_idle_hours = 0;  // ... holding memory at 0 % SM.
   double idle_cost = 0;
   // Allocation groupings: mean utilization of its GPUs while allocated
@@ -95,7 +95,9 @@ struct OwnerLine {
 };
 
 // A process that held memory idle (store::QueryTopHeldIdle), in hours.
-inline double HeldIdleHours(const store::HeldIdleSession& p) { return static_cast<double>(p.held_idle_seconds) / 3600; }
+inline double HeldIdleHours(const store::HeldIdleSession& p) {
+  return static_cast<double>(p.held_idle_seconds) / 3600;
+}
 
 struct Report {
   int64_t since_t = 0;
@@ -110,7 +112,7 @@ struct Report {
   // The data the range holds: first and last hour with samples (empty: none).
   std::optional<int64_t> data_since_t;
   std::optional<int64_t> data_until_t;
-  double unknown_hours = 0;  // All GPUs.
+  double unknown_hours = 0;   // All GPUs.
   double backfill_hours = 0;  // All GPUs.
   int64_t backfill_preemptions = 0;
   int mostly_idle_gpus = 0;

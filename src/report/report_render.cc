@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "report/report_render.h"
-#include "common/terminal_text.h"
-#include "common/text_wrap.h"
-#include "common/time_spec.h"
-#include "common/units.h"
 
 #include <fmt/format.h>
 
 #include <ctime>
 #include <nlohmann/json.hpp>
+
+#include "common/terminal_text.h"
+#include "common/text_wrap.h"
+#include "common/time_spec.h"
+#include "common/units.h"
 
 namespace tarmac::report {
 namespace {
@@ -16,7 +17,6 @@ namespace {
 std::string Pct(const std::optional<double>& ratio) {
   return ratio ? fmt::format("{:.0f}%", *ratio * 100) : std::string("-");
 }
-
 
 std::string Cut(const std::string& s, size_t width) {
   return s.size() <= width ? s : s.substr(0, width - 3) + "...";
@@ -27,11 +27,16 @@ const char* ByName(GroupBy by) { return GroupByName(by); }
 // The owner column's heading in the text report.
 std::string OwnerHeading(GroupBy by) {
   switch (by) {
-    case GroupBy::kUser: return "USER";
-    case GroupBy::kPod: return "NAMESPACE/POD";
-    case GroupBy::kNamespace: return "NAMESPACE";
-    case GroupBy::kSlurmJob: return "SLURM JOB (USER)";
-    default: return "CONTAINER / POD / JOB";
+    case GroupBy::kUser:
+      return "USER";
+    case GroupBy::kPod:
+      return "NAMESPACE/POD";
+    case GroupBy::kNamespace:
+      return "NAMESPACE";
+    case GroupBy::kSlurmJob:
+      return "SLURM JOB (USER)";
+    default:
+      return "CONTAINER / POD / JOB";
   }
 }
 
@@ -44,7 +49,9 @@ std::string CsvField(const std::string& s) {
 
 }  // namespace
 
-std::string FormatTime(int64_t unix_seconds, bool with_seconds) { return FormatUtc(unix_seconds, with_seconds); }
+std::string FormatTime(int64_t unix_seconds, bool with_seconds) {
+  return FormatUtc(unix_seconds, with_seconds);
+}
 
 std::string RenderText(const Report& r) {
   std::string out = fmt::format("GPU report {} to {}\n", FormatTime(r.since_t), FormatTime(r.until_t));
@@ -52,14 +59,15 @@ std::string RenderText(const Report& r) {
     out += fmt::format("data from {} to {}\n", FormatTime(*r.data_since_t), FormatTime(*r.data_until_t));
   }
   out += fmt::format("\n{}\n\n", WrapText(r.verdict, 100, 0, 0));
-  out += fmt::format("{:<4}{:<22}{:>8}{:>7}{:>7}{:>8}{:>10}{:>10}{:>9}{:>10}{:>5}", "GPU", "NAME", "TIME", "UTIL",
-                     "DUTY", "IDLE", "UNKNOWN", "HELD-IDLE", "ENERGY", "THROTTLE", "XID");
+  out += fmt::format("{:<4}{:<22}{:>8}{:>7}{:>7}{:>8}{:>10}{:>10}{:>9}{:>10}{:>5}", "GPU", "NAME", "TIME",
+                     "UTIL", "DUTY", "IDLE", "UNKNOWN", "HELD-IDLE", "ENERGY", "THROTTLE", "XID");
   out += "\n";
   for (const GpuLine& g : r.gpus) {
-    out += fmt::format("{:<4}{:<22}{:>8}{:>7}{:>7}{:>8}{:>10}{:>10}{:>6.1f}kWh{:>10}{:>5}\n", g.index,
-                       Cut(g.name, 21), FormatHours(g.covered_hours), Pct(g.mean_utilization_ratio), Pct(g.duty_cycle_ratio),
-                       FormatHours(g.idle_hours), FormatHours(g.unknown_hours), FormatHours(g.held_idle_hours), g.energy_kwh,
-                       FormatHours(g.throttle_thermal_hours + g.throttle_power_hours + g.throttle_other_hours), g.xid_count);
+    out += fmt::format(
+        "{:<4}{:<22}{:>8}{:>7}{:>7}{:>8}{:>10}{:>10}{:>6.1f}kWh{:>10}{:>5}\n", g.index, Cut(g.name, 21),
+        FormatHours(g.covered_hours), Pct(g.mean_utilization_ratio), Pct(g.duty_cycle_ratio),
+        FormatHours(g.idle_hours), FormatHours(g.unknown_hours), FormatHours(g.held_idle_hours), g.energy_kwh,
+        FormatHours(g.throttle_thermal_hours + g.throttle_power_hours + g.throttle_other_hours), g.xid_count);
   }
   // Backfill and idle cost per GPU in a table of their own, so that every
   // line fits 100 columns.
@@ -71,7 +79,8 @@ std::string RenderText(const Report& r) {
     out += "\n";
     for (const GpuLine& g : r.gpus) {
       out += fmt::format("{:<4}{:<22}", g.index, Cut(g.name, 21));
-      if (has_backfill) out += fmt::format("{:>12}{:>9}", FormatHours(g.backfill_hours), g.backfill_preemptions);
+      if (has_backfill)
+        out += fmt::format("{:>12}{:>9}", FormatHours(g.backfill_hours), g.backfill_preemptions);
       if (r.has_costs) out += fmt::format("{:>14}", fmt::format("{} {:.2f}", r.currency, g.idle_cost));
       out += "\n";
     }
@@ -95,12 +104,14 @@ std::string RenderText(const Report& r) {
                                         : "(no GPU processes in this range)\n";
     }
     for (const OwnerLine& o : r.owners) {
-      out += fmt::format("{:<{}}{:>12}{:>12}{:>14}", Cut(o.owner, owner_width - 1), owner_width, FormatHours(o.gpu_hours_held),
-                         FormatHours(o.gpu_hours_busy), FormatHours(o.held_idle_hours));
+      out += fmt::format("{:<{}}{:>12}{:>12}{:>14}", Cut(o.owner, owner_width - 1), owner_width,
+                         FormatHours(o.gpu_hours_held), FormatHours(o.gpu_hours_busy),
+                         FormatHours(o.held_idle_hours));
       if (is_allocation) {
-        out += fmt::format("{:>11}{:>12}",
-                           o.mean_utilization_ratio ? fmt::format("{:.0f} %", *o.mean_utilization_ratio * 100) : "-",
-                           o.memory_max_mib ? fmt::format("{} MiB", *o.memory_max_mib) : "-");
+        out += fmt::format(
+            "{:>11}{:>12}",
+            o.mean_utilization_ratio ? fmt::format("{:.0f} %", *o.mean_utilization_ratio * 100) : "-",
+            o.memory_max_mib ? fmt::format("{} MiB", *o.memory_max_mib) : "-");
       }
       if (r.has_costs) out += fmt::format("{:>14}", fmt::format("{} {:.2f}", r.currency, o.idle_cost));
       out += "\n";
@@ -113,8 +124,9 @@ std::string RenderText(const Report& r) {
       std::string first = FormatTime(p.first_seen);
       std::string last = FormatTime(p.last_seen);
       if (last.substr(0, 10) == first.substr(0, 10)) last = last.substr(11, 5);
-      std::string line = fmt::format("  {:>6}  gpu {}  pid {:<8} {:<10} {:>6} MiB  {} .. {}  ", FormatHours(HeldIdleHours(p)),
-                                     p.gpu_index, p.pid, Cut(ForTerminal(p.user), 10), p.memory_max_mib, first, last);
+      std::string line = fmt::format("  {:>6}  gpu {}  pid {:<8} {:<10} {:>6} MiB  {} .. {}  ",
+                                     FormatHours(HeldIdleHours(p)), p.gpu_index, p.pid,
+                                     Cut(ForTerminal(p.user), 10), p.memory_max_mib, first, last);
       // The command in what is left of 100 columns, through the one
       // terminal filter (any user chose it).
       out += line + Cut(ForTerminal(p.command), line.size() + 12 < 100 ? 100 - line.size() : 12) + "\n";
@@ -149,9 +161,10 @@ std::string RenderJson(const Report& r) {
                         {"unknown_hours", g.unknown_hours},
                         {"held_idle_hours", g.held_idle_hours},
                         {"energy_kwh", g.energy_kwh},
-                        {"throttle_hours", {{"thermal", g.throttle_thermal_hours},
-                                            {"power", g.throttle_power_hours},
-                                            {"other", g.throttle_other_hours}}},
+                        {"throttle_hours",
+                         {{"thermal", g.throttle_thermal_hours},
+                          {"power", g.throttle_power_hours},
+                          {"other", g.throttle_other_hours}}},
                         {"xid_count", g.xid_count},
                         {"backfill_hours", g.backfill_hours},
                         {"backfill_preemptions", g.backfill_preemptions}};
@@ -163,7 +176,8 @@ std::string RenderJson(const Report& r) {
       for (const auto& [t, u] : g.hourly_utilization) hours.push_back({t, u});
       x["hourly_utilization"] = hours;
     }
-    if (!g.utilization_histogram_minutes.empty()) x["utilization_histogram_minutes"] = g.utilization_histogram_minutes;
+    if (!g.utilization_histogram_minutes.empty())
+      x["utilization_histogram_minutes"] = g.utilization_histogram_minutes;
     j["gpus"].push_back(x);
   }
   j["owners"] = nlohmann::json::array();
@@ -194,26 +208,30 @@ std::string RenderJson(const Report& r) {
 std::string RenderCsv(const Report& r) {
   std::string out;
   if (r.by == GroupBy::kGpu) {
-    out = "gpu,uuid,name,covered_hours,mean_utilization_ratio,duty_cycle_ratio,idle_hours,held_idle_hours,energy_kwh,"
-          "throttle_thermal_hours,throttle_power_hours,throttle_other_hours,xid_count,idle_cost,busy_hours,"
-          "unknown_hours,backfill_hours,backfill_preemptions\n";
+    out =
+        "gpu,uuid,name,covered_hours,mean_utilization_ratio,duty_cycle_ratio,idle_hours,held_idle_hours,"
+        "energy_kwh,"
+        "throttle_thermal_hours,throttle_power_hours,throttle_other_hours,xid_count,idle_cost,busy_hours,"
+        "unknown_hours,backfill_hours,backfill_preemptions\n";
     for (const GpuLine& g : r.gpus) {
-      out += fmt::format("{},{},{},{:.3f},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{},{},{:.3f},{:.3f},{:.3f},{}\n",
-                         g.index, g.uuid,
-                         CsvField(g.name), g.covered_hours,
-                         g.mean_utilization_ratio ? fmt::format("{:.4f}", *g.mean_utilization_ratio) : "",
-                         g.duty_cycle_ratio ? fmt::format("{:.4f}", *g.duty_cycle_ratio) : "", g.idle_hours,
-                         g.held_idle_hours, g.energy_kwh, g.throttle_thermal_hours, g.throttle_power_hours,
-                         g.throttle_other_hours, g.xid_count, r.has_costs ? fmt::format("{:.2f}", g.idle_cost) : "",
-                         g.busy_hours, g.unknown_hours, g.backfill_hours, g.backfill_preemptions);
+      out += fmt::format(
+          "{},{},{},{:.3f},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{},{},{:.3f},{:.3f},{:.3f},{}\n",
+          g.index, g.uuid, CsvField(g.name), g.covered_hours,
+          g.mean_utilization_ratio ? fmt::format("{:.4f}", *g.mean_utilization_ratio) : "",
+          g.duty_cycle_ratio ? fmt::format("{:.4f}", *g.duty_cycle_ratio) : "", g.idle_hours,
+          g.held_idle_hours, g.energy_kwh, g.throttle_thermal_hours, g.throttle_power_hours,
+          g.throttle_other_hours, g.xid_count, r.has_costs ? fmt::format("{:.2f}", g.idle_cost) : "",
+          g.busy_hours, g.unknown_hours, g.backfill_hours, g.backfill_preemptions);
     }
     return out;
   }
-  out = fmt::format("{},gpu_hours_held,gpu_hours_busy,held_idle_hours,idle_cost,mean_utilization_ratio,memory_max_mib\n",
-                    ByName(r.by));
+  out = fmt::format(
+      "{},gpu_hours_held,gpu_hours_busy,held_idle_hours,idle_cost,mean_utilization_ratio,memory_max_mib\n",
+      ByName(r.by));
   for (const OwnerLine& o : r.owners) {
-    out += fmt::format("{},{:.3f},{:.3f},{:.3f},{},{},{}\n", CsvField(o.owner), o.gpu_hours_held, o.gpu_hours_busy,
-                       o.held_idle_hours, r.has_costs ? fmt::format("{:.2f}", o.idle_cost) : "",
+    out += fmt::format("{},{:.3f},{:.3f},{:.3f},{},{},{}\n", CsvField(o.owner), o.gpu_hours_held,
+                       o.gpu_hours_busy, o.held_idle_hours,
+                       r.has_costs ? fmt::format("{:.2f}", o.idle_cost) : "",
                        o.mean_utilization_ratio ? fmt::format("{:.4f}", *o.mean_utilization_ratio) : "",
                        o.memory_max_mib ? std::to_string(*o.memory_max_mib) : "");
   }

@@ -6,8 +6,8 @@
 #include <regex>
 #include <sstream>
 
-#include "report/report_render.h"
 #include "common/text_wrap.h"
+#include "report/report_render.h"
 #include "store/schema.h"
 #include "store/writer.h"
 #include "testutil/fake_clock.h"
@@ -52,8 +52,10 @@ fleet::FleetView Fleet(int64_t t) {
     if (i == 1 && t >= kT0 + 5400) g.allocated_to = fleet::KubernetesNames{"notebook-0", "research", "lab"};
     // Slurm: GPU 0 to job 4242 of erin for the first hour; GPU 1 to job
     // 4243 for 30 s, half of a minute.
-    if (i == 0 && t < kT0 + 3600) g.lease = fleet::GpuLease{9, "erin", fleet::LeaseKind::kSlurm, false, "4242"};
-    if (i == 1 && t >= kT0 + 30 && t < kT0 + 60) g.lease = fleet::GpuLease{10, "erin", fleet::LeaseKind::kSlurm, false, "4243"};
+    if (i == 0 && t < kT0 + 3600)
+      g.lease = fleet::GpuLease{9, "erin", fleet::LeaseKind::kSlurm, false, "4242"};
+    if (i == 1 && t >= kT0 + 30 && t < kT0 + 60)
+      g.lease = fleet::GpuLease{10, "erin", fleet::LeaseKind::kSlurm, false, "4243"};
     f.gpus.push_back(g);
   }
   return f;
@@ -126,7 +128,8 @@ TEST_F(ReportTest, OwnersTopHoldersAndTheVerdict) {
   EXPECT_EQ(r.top_held_idle[0].pid, 99);
   EXPECT_EQ(r.top_held_idle[0].memory_max_mib, 2048);
   EXPECT_EQ(r.verdict,
-            "1 of 2 GPUs were idle more than 80 % of the time; 100 % of allocated GPU memory sat on idle processes; "
+            "1 of 2 GPUs were idle more than 80 % of the time; 100 % of allocated GPU memory sat on idle "
+            "processes; "
             "idle cost EUR 1.00; backfill put 0.5 GPU-hours of idle time to work (1 preemption).");
 }
 
@@ -238,7 +241,8 @@ TEST_F(ReportTest, ShortRangesReadInMinutesAndTheHeatmapHasALegend) {
   ASSERT_TRUE(ten.ok()) << ten.status().ToString();
   std::string short_text = RenderText(ten.value());
   EXPECT_NE(short_text.find("data from " + FormatTime(kT0 + 1800) + " to " + FormatTime(kT0 + 2400)),
-            std::string::npos) << short_text;
+            std::string::npos)
+      << short_text;
   EXPECT_TRUE(std::regex_search(short_text, std::regex("Tesla T4 +10m "))) << short_text;
   EXPECT_EQ(short_text.find("0.2h"), std::string::npos) << short_text;
   std::string short_html = RenderHtml(ten.value());  // The same in the HTML tables.

@@ -68,7 +68,8 @@ fleet::CgroupIdentity ParseCgroup(std::string_view text) {
     std::string_view path = line.substr(second + 1);
     for (std::string_view component : Split(path, '/')) {
       if (id.container_id.empty()) id.container_id = ContainerId(component);
-      if (id.pod_uid.empty() && component.find("pod") != std::string_view::npos) id.pod_uid = PodUid(component);
+      if (id.pod_uid.empty() && component.find("pod") != std::string_view::npos)
+        id.pod_uid = PodUid(component);
       if (id.slurm_job_id.empty() && component.rfind("job_", 0) == 0 && component.size() > 4) {
         std::string_view job = component.substr(4);
         bool is_number = true;

@@ -25,19 +25,21 @@ TEST(CgroupTest, KubernetesPodWithContainerd) {
 }
 
 TEST(CgroupTest, KubernetesOnCgroupV1) {
-  fleet::CgroupIdentity id = ParseCgroup("12:memory:/kubepods/besteffort/pod1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d/" + kId +
-                                  "\n11:cpu,cpuacct:/kubepods/besteffort/pod1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d/" +
-                                  kId + "\n");
+  fleet::CgroupIdentity id = ParseCgroup(
+      "12:memory:/kubepods/besteffort/pod1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d/" + kId +
+      "\n11:cpu,cpuacct:/kubepods/besteffort/pod1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d/" + kId + "\n");
   EXPECT_EQ(id.pod_uid, "1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d");
   EXPECT_EQ(id.container_id, kId);
 }
 
 TEST(CgroupTest, SystemdUnitsAndSlurmJobs) {
   EXPECT_EQ(ParseCgroup("0::/system.slice/train-llm.service\n").systemd_unit, "train-llm.service");
-  EXPECT_EQ(ParseCgroup("0::/user.slice/user-1000.slice/user@1000.service/app.slice/jupyter.service\n").systemd_unit,
+  EXPECT_EQ(ParseCgroup("0::/user.slice/user-1000.slice/user@1000.service/app.slice/jupyter.service\n")
+                .systemd_unit,
             "jupyter.service");
   EXPECT_EQ(ParseCgroup("0::/user.slice/user-1000.slice/session-3.scope\n").systemd_unit, "session-3.scope");
-  fleet::CgroupIdentity slurm = ParseCgroup("0::/system.slice/slurmstepd.scope/job_4242/step_0/user/task_0\n");
+  fleet::CgroupIdentity slurm =
+      ParseCgroup("0::/system.slice/slurmstepd.scope/job_4242/step_0/user/task_0\n");
   EXPECT_EQ(slurm.slurm_job_id, "4242");
   fleet::CgroupIdentity v1 = ParseCgroup("4:devices:/slurm/uid_1000/job_17/step_batch\n");
   EXPECT_EQ(v1.slurm_job_id, "17");
@@ -45,7 +47,8 @@ TEST(CgroupTest, SystemdUnitsAndSlurmJobs) {
 
 TEST(CgroupTest, NothingToFindIsEmpty) {
   fleet::CgroupIdentity id = ParseCgroup("0::/\n");
-  EXPECT_TRUE(id.container_id.empty() && id.pod_uid.empty() && id.systemd_unit.empty() && id.slurm_job_id.empty());
+  EXPECT_TRUE(id.container_id.empty() && id.pod_uid.empty() && id.systemd_unit.empty() &&
+              id.slurm_job_id.empty());
   EXPECT_TRUE(ParseCgroup("garbage without colons").container_id.empty());
   EXPECT_TRUE(ParseCgroup("0::/pod-not-a-uid/docker-abc.scope").container_id.empty());
 }

@@ -35,11 +35,12 @@ fleet::KubernetesNames ParseOciAnnotations(std::string_view config_json) {
   auto it = config.find("annotations");
   if (it == config.end() || !it->is_object()) return names;
   const nlohmann::json& a = *it;
-  names.pod = FirstOf(Annotation(a, "io.kubernetes.cri.sandbox-name"), Annotation(a, "io.kubernetes.pod.name"));
-  names.pod_namespace =
-      FirstOf(Annotation(a, "io.kubernetes.cri.sandbox-namespace"), Annotation(a, "io.kubernetes.pod.namespace"));
-  names.container =
-      FirstOf(Annotation(a, "io.kubernetes.cri.container-name"), Annotation(a, "io.kubernetes.container.name"));
+  names.pod =
+      FirstOf(Annotation(a, "io.kubernetes.cri.sandbox-name"), Annotation(a, "io.kubernetes.pod.name"));
+  names.pod_namespace = FirstOf(Annotation(a, "io.kubernetes.cri.sandbox-namespace"),
+                                Annotation(a, "io.kubernetes.pod.namespace"));
+  names.container = FirstOf(Annotation(a, "io.kubernetes.cri.container-name"),
+                            Annotation(a, "io.kubernetes.container.name"));
   return names;
 }
 

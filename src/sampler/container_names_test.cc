@@ -41,8 +41,9 @@ TEST(ContainerNamesTest, FindsBundlesOfBothLayoutsAndRefusesPathsForIds) {
   testing::TempDir containerd;
   testing::TempDir crio;
   ::mkdir((containerd.path() + "/" + kContainerId).c_str(), 0755);
-  containerd.Write(kContainerId + "/config.json",
-                   R"({"annotations":{"io.kubernetes.cri.sandbox-name":"a","io.kubernetes.cri.sandbox-namespace":"n"}})");
+  containerd.Write(
+      kContainerId + "/config.json",
+      R"({"annotations":{"io.kubernetes.cri.sandbox-name":"a","io.kubernetes.cri.sandbox-namespace":"n"}})");
   std::string other(64, 'b');
   ::mkdir((crio.path() + "/" + other).c_str(), 0755);
   ::mkdir((crio.path() + "/" + other + "/userdata").c_str(), 0755);
@@ -52,7 +53,7 @@ TEST(ContainerNamesTest, FindsBundlesOfBothLayoutsAndRefusesPathsForIds) {
   EXPECT_EQ(names.Lookup(kContainerId).pod_namespace, "n");
   EXPECT_EQ(names.Lookup(other).pod, "b");
   EXPECT_TRUE(names.Lookup(std::string(64, 'c')).empty());  // No bundle.
-  EXPECT_TRUE(names.Lookup("../" + kContainerId).empty());           // Not an id: never a path.
+  EXPECT_TRUE(names.Lookup("../" + kContainerId).empty());  // Not an id: never a path.
 }
 
 }  // namespace

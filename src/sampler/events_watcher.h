@@ -21,7 +21,8 @@ namespace tarmac::sampler {
 class EventsWatcher {
  public:
   // `backend` must outlive the watcher.
-  EventsWatcher(gpu::GpuBackend* backend, Logger* logger, std::function<void(const fleet::GpuEvent&)> on_event);
+  EventsWatcher(gpu::GpuBackend* backend, Logger* logger,
+                std::function<void(const fleet::GpuEvent&)> on_event);
   // Stops the thread; waits at most one driver wait (kWaitSlice).
   ~EventsWatcher();
   EventsWatcher(const EventsWatcher&) = delete;

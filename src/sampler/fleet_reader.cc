@@ -33,8 +33,8 @@ fleet::FleetView FleetReader::Read(std::optional<std::chrono::seconds> recent_wi
     const fleet::GpuInfo& info = opened_.gpus[slot];
     fleet::GpuView g;
     g.info = info;
-    Result<fleet::GpuSample> sample =
-        workers_ != nullptr ? Result<fleet::GpuSample>(bounded[slot]) : opened_.backend->Sample(info.index, tiers);
+    Result<fleet::GpuSample> sample = workers_ != nullptr ? Result<fleet::GpuSample>(bounded[slot])
+                                                          : opened_.backend->Sample(info.index, tiers);
     if (sample.ok()) {
       g.sample = std::move(sample).value();
       if (tiers & fleet::kSlowTier) g.sample.slow_taken_at = g.sample.taken_at;
@@ -50,7 +50,8 @@ fleet::FleetView FleetReader::Read(std::optional<std::chrono::seconds> recent_wi
     for (const fleet::GpuProcess& p : g.sample.processes) {
       fleet::ProcessDetails unattributed;
       unattributed.pid = p.pid;
-      g.processes.push_back(fleet::ProcessView{p, is_attributing_ ? attributor_.Lookup(p.pid) : unattributed});
+      g.processes.push_back(
+          fleet::ProcessView{p, is_attributing_ ? attributor_.Lookup(p.pid) : unattributed});
     }
     if (recent_window && g.sample.health == fleet::GpuHealth::kOk) {
       g.recent_utilization_ratio = opened_.backend->RecentUtilization(info.index, *recent_window);

@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "common/clock.h"
-#include "gpu/backend_factory.h"
 #include "common/log.h"
 #include "fleet/counter_rate.h"
 #include "fleet/fleet_view.h"
+#include "gpu/backend_factory.h"
 #include "sampler/gpu_workers.h"
 #include "sampler/process_attribution.h"
 
@@ -56,8 +56,8 @@ class FleetReader {
   gpu::OpenedBackend opened_;
   Clock* clock_;
   ProcessAttributor attributor_;
-  std::string hostname_;                         // Read once.
-  std::vector<fleet::GpuSample> previous_samples_;  // For the slow tier.
+  std::string hostname_;                                                       // Read once.
+  std::vector<fleet::GpuSample> previous_samples_;                             // For the slow tier.
   std::vector<std::pair<fleet::CounterRate, fleet::CounterRate>> pcie_rates_;  // tx, rx; by slot.
   std::unique_ptr<GpuWorkers> workers_;
   bool is_attributing_ = true;

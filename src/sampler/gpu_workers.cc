@@ -22,15 +22,15 @@ struct GpuWorkers::Shared {
   std::condition_variable_any work_cv;
   std::condition_variable_any done_cv;
   bool is_stopping GUARDED_BY(mu) = false;
-  int64_t generation GUARDED_BY(mu) = 0;          // Of the current reader.
-  std::vector<size_t> queue GUARDED_BY(mu);       // Slots still to read this tick.
+  int64_t generation GUARDED_BY(mu) = 0;     // Of the current reader.
+  std::vector<size_t> queue GUARDED_BY(mu);  // Slots still to read this tick.
   unsigned tiers GUARDED_BY(mu) = 0;
-  bool is_in_call GUARDED_BY(mu) = false;         // The current reader is in the backend.
+  bool is_in_call GUARDED_BY(mu) = false;  // The current reader is in the backend.
   size_t current_slot GUARDED_BY(mu) = 0;
   steady_clock::time_point call_started GUARDED_BY(mu);
   std::vector<fleet::GpuSample> results GUARDED_BY(mu);
   std::vector<bool> has_result GUARDED_BY(mu);
-  std::vector<bool> is_stuck GUARDED_BY(mu);      // An abandoned reader is in this GPU's call.
+  std::vector<bool> is_stuck GUARDED_BY(mu);  // An abandoned reader is in this GPU's call.
   int stuck_calls GUARDED_BY(mu) = 0;
 
   void Run(int64_t my_generation, const std::vector<int>& indices) EXCLUDES(mu) {
@@ -122,8 +122,8 @@ std::vector<fleet::GpuSample> GpuWorkers::SampleAll(unsigned tiers) {
   for (;;) {
     // Waiting on the real condition variable: the clock seam provides the
     // deadline; a fake clock's tests run with short real timeouts.
-    bool is_done =
-        lock.WaitFor(s.done_cv, call_timeout_, [&]() REQUIRES(s.mu) { return s.queue.empty() && !s.is_in_call; });
+    bool is_done = lock.WaitFor(s.done_cv, call_timeout_,
+                                [&]() REQUIRES(s.mu) { return s.queue.empty() && !s.is_in_call; });
     if (is_done) break;
     if (!s.is_in_call || RealSteadyNow() - s.call_started < call_timeout_) continue;
     // The current call is stuck: leave that reader in the driver and hand
@@ -133,9 +133,10 @@ std::vector<fleet::GpuSample> GpuWorkers::SampleAll(unsigned tiers) {
     s.stuck_calls++;
     s.is_in_call = false;
     int64_t generation = ++s.generation;
-    logger_->Log(LogLevel::kWarning,
-                 "sampler: gpu {}: a driver call has not returned for {} ms; the other GPUs are still sampled",
-                 indices_[slot], call_timeout_.count());
+    logger_->Log(
+        LogLevel::kWarning,
+        "sampler: gpu {}: a driver call has not returned for {} ms; the other GPUs are still sampled",
+        indices_[slot], call_timeout_.count());
     std::thread([sp = shared_, generation, indices = indices_] { sp->Run(generation, indices); }).detach();
     s.work_cv.notify_all();
   }

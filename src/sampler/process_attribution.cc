@@ -1,22 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sampler/process_attribution.h"
 
-#include "common/proc_files.h"
-
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <pwd.h>
-#include <sys/syscall.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
-#include <cerrno>
-
-#include <cstdlib>
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
-#include <fmt/format.h>
 #include <vector>
+
+#include "common/proc_files.h"
 
 namespace tarmac::sampler {
 std::string UserName(int64_t uid) {
@@ -49,7 +48,8 @@ void CloseFd(int* fd) {
 
 }  // namespace
 
-ProcessAttributor::ProcessAttributor(std::string proc_root, bool use_pidfds) : proc_root_(std::move(proc_root)) {
+ProcessAttributor::ProcessAttributor(std::string proc_root, bool use_pidfds)
+    : proc_root_(std::move(proc_root)) {
   if (use_pidfds) UsePidfds();
 }
 
@@ -88,7 +88,9 @@ void ProcessAttributor::Retain(const std::vector<int64_t>& live) {
 bool ProcessAttributor::IsAlive(const Entry& e) {
   if (e.fd < 0) return false;
   if (e.is_pidfd) {
-    struct pollfd p {e.fd, POLLIN, 0};
+    struct pollfd p {
+      e.fd, POLLIN, 0
+    };
     return ::poll(&p, 1, 0) == 0;
   }
   char probe[64];

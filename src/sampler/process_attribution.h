@@ -41,7 +41,9 @@ class ProcessAttributor {
 
   // Where to look for container bundles (container_names.h); the runtimes'
   // usual places by default.
-  void SetRuntimeStateDirs(std::vector<std::string> dirs) { container_names_ = ContainerNames(std::move(dirs)); }
+  void SetRuntimeStateDirs(std::vector<std::string> dirs) {
+    container_names_ = ContainerNames(std::move(dirs));
+  }
 
   // Drops every cached process that has exited: one poll(2) over the kept
   // pidfds. Lookups until the next BeginTick trust the survivors.
@@ -57,7 +59,7 @@ class ProcessAttributor {
   std::string proc_root_;
   struct Entry {
     fleet::ProcessDetails details;
-    int fd = -1;            // pidfd, or /proc/<pid>/stat of this instance.
+    int fd = -1;  // pidfd, or /proc/<pid>/stat of this instance.
     bool is_pidfd = false;
     bool is_checked = false;  // Seen alive by the last BeginTick.
   };

@@ -60,10 +60,13 @@ TEST(ProcessAttributionTest, NamesThePodOfAContainerizedProcess) {
   testing::TempDir bundles;
   std::string id(64, 'e');
   mkdir((root.path() + "/77").c_str(), 0755);
-  std::ofstream(root.path() + "/77/stat") << "77 (python) S 1 77 77 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 500 0 0\n";
+  std::ofstream(root.path() + "/77/stat")
+      << "77 (python) S 1 77 77 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 500 0 0\n";
   std::ofstream(root.path() + "/77/cgroup")
-      << "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1b2c3d4e_0000_1111_2222_333344445555.slice/"
-         "cri-containerd-" << id << ".scope\n";
+      << "0::/kubepods.slice/kubepods-burstable.slice/"
+         "kubepods-burstable-pod1b2c3d4e_0000_1111_2222_333344445555.slice/"
+         "cri-containerd-"
+      << id << ".scope\n";
   mkdir((bundles.path() + "/" + id).c_str(), 0755);
   bundles.Write(id + "/config.json", R"({"annotations":{"io.kubernetes.cri.sandbox-name":"trainer-0",
     "io.kubernetes.cri.sandbox-namespace":"ml","io.kubernetes.cri.container-name":"main"}})");
@@ -120,7 +123,8 @@ TEST(ProcessAttributionTest, FakeProcEntryGoneIsNoticedAtTheNextTick) {
   ASSERT_TRUE(attributor.Lookup(43).exists);
   attributor.BeginTick();
   EXPECT_TRUE(attributor.Lookup(43).exists);
-  std::ofstream(root.path() + "/43/stat", std::ios::trunc).close();  // Reads as empty, as a dead process's does.
+  std::ofstream(root.path() + "/43/stat", std::ios::trunc)
+      .close();  // Reads as empty, as a dead process's does.
   attributor.BeginTick();
   EXPECT_FALSE(attributor.Lookup(43).exists);
 }

@@ -27,8 +27,8 @@ Status Sampler::Start() {
   if (!s.ok() && s.code() != StatusCode::kUnavailable) return s;
   if (!s.ok()) {
     MutexLock lock(&mu_);
-    logger_->Log(LogLevel::kWarning, "sampler: {}; serving without GPUs and retrying every {} ms", s.message(),
-                 options_.reattach_interval.count());
+    logger_->Log(LogLevel::kWarning, "sampler: {}; serving without GPUs and retrying every {} ms",
+                 s.message(), options_.reattach_interval.count());
   }
   Tick(/*is_slow=*/true);
   thread_ = std::jthread([this](std::stop_token stop) { Loop(stop); });
@@ -132,8 +132,8 @@ void Sampler::OnEvent(const fleet::GpuEvent& event) {
     stats_.mig_config_changes++;
     return;
   }
-  logger_->Log(event.xid == 79 ? LogLevel::kError : LogLevel::kWarning, "events: gpu {}: Xid {}", event.gpu_index,
-               event.xid);
+  logger_->Log(event.xid == 79 ? LogLevel::kError : LogLevel::kWarning, "events: gpu {}: Xid {}",
+               event.gpu_index, event.xid);
   MutexLock lock(&mu_);
   XidRecord& r = xids_[event.gpu_index];
   r.count++;

@@ -20,8 +20,8 @@
 #include <deque>
 #include <functional>
 #include <map>
-#include <stop_token>
 #include <memory>
+#include <stop_token>
 #include <thread>
 #include <vector>
 
@@ -29,11 +29,11 @@
 #include "common/log.h"
 #include "common/mutex.h"
 #include "fleet/snapshot.h"
-#include "sampler/lateness_window.h"
+#include "fleet/utilization_history.h"
 #include "sampler/events_watcher.h"
 #include "sampler/fleet_reader.h"
+#include "sampler/lateness_window.h"
 #include "sampler/sampler_options.h"
-#include "fleet/utilization_history.h"
 
 namespace tarmac::sampler {
 
@@ -113,8 +113,8 @@ class Sampler {
 
   // Sampler-thread state (Start, then the loop).
   std::unique_ptr<FleetReader> reader_;
-  std::unique_ptr<EventsWatcher> events_;  // Destroyed before reader_.
-  std::vector<fleet::GpuInfo> known_gpus_;   // Shown while detached.
+  std::unique_ptr<EventsWatcher> events_;   // Destroyed before reader_.
+  std::vector<fleet::GpuInfo> known_gpus_;  // Shown while detached.
   fleet::SystemInfo known_system_;
   std::string backend_name_;
   std::string detached_reason_;

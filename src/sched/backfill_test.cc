@@ -45,12 +45,14 @@ void CheckDecision(const LeaseBook& book, const std::vector<GpuSlot>& gpus, cons
   for (const Lease& l : granted) {
     if (l.priority != Priority::kBackfill) continue;
     for (int g : l.gpus) {
-      EXPECT_TRUE(gpus[static_cast<size_t>(g)].accepts_backfill) << "step " << step << ": backfill on GPU " << g;
+      EXPECT_TRUE(gpus[static_cast<size_t>(g)].accepts_backfill)
+          << "step " << step << ": backfill on GPU " << g;
     }
   }
   std::set<int64_t> revoked_now;
   for (const Preemption& p : book.last_decision().preemptions) {
-    EXPECT_TRUE(revoked_now.insert(p.lease_id).second) << "step " << step << ": lease revoked twice in one decision";
+    EXPECT_TRUE(revoked_now.insert(p.lease_id).second)
+        << "step " << step << ": lease revoked twice in one decision";
     const Lease* l = book.FindLease(p.lease_id);
     ASSERT_NE(l, nullptr) << "step " << step;
     EXPECT_EQ(l->priority, Priority::kBackfill) << "step " << step << ": a non-backfill lease revoked";
@@ -59,7 +61,8 @@ void CheckDecision(const LeaseBook& book, const std::vector<GpuSlot>& gpus, cons
     EXPECT_EQ(l->revoked_for, p.request_id);
     const Pending* wants = book.FindPending(p.request_id);
     ASSERT_NE(wants, nullptr) << "step " << step << ": revoked for a request that is not waiting";
-    EXPECT_NE(wants->request.priority, Priority::kBackfill) << "step " << step << ": backfill revoked for backfill";
+    EXPECT_NE(wants->request.priority, Priority::kBackfill)
+        << "step " << step << ": backfill revoked for backfill";
   }
   // A request waiting on revocations has revoked leases behind it.
   for (const Waiting& w : book.last_decision().waiting) {
@@ -111,7 +114,8 @@ TEST(BackfillPropertyTest, ARealRequestNeverWaitsOnBackfillBeyondOneRevocation) 
     TimePoint now = testing::kBookStart;
     // Fill the fleet with backfill of random sizes.
     for (int i = 0; i < 12; ++i) {
-      ASSERT_TRUE(book.Submit({2000, "batch", false}, Ask(1 + s.Next(3), Priority::kBackfill), gpus, now).ok());
+      ASSERT_TRUE(
+          book.Submit({2000, "batch", false}, Ask(1 + s.Next(3), Priority::kBackfill), gpus, now).ok());
     }
     book.Decide(gpus, now);
     LeaseRequest real = Ask(1 + s.Next(8), static_cast<Priority>(1 + s.Next(3)));

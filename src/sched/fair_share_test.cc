@@ -23,8 +23,8 @@ TEST(FairShareTest, UseHalvesEachHalfLifeAndAddsUp) {
 TEST(FairShareTest, OldHeavyUseFallsBelowRecentLightUse) {
   FairShare share(hours(1));
   std::chrono::steady_clock::time_point t0{};
-  share.Charge(1001, 8 * 3600, t0);           // A night on 8 GPUs...
-  share.Charge(1002, 600, t0 + hours(9));        // ...against ten minutes now.
+  share.Charge(1001, 8 * 3600, t0);        // A night on 8 GPUs...
+  share.Charge(1002, 600, t0 + hours(9));  // ...against ten minutes now.
   EXPECT_LT(share.Usage(1001, t0 + hours(10)), share.Usage(1002, t0 + hours(10)));
 }
 

@@ -17,7 +17,8 @@ Status CheckDuration(const char* name, const std::optional<std::chrono::seconds>
   if (!d) return Status::OK();
   if (d->count() <= 0) return Status::InvalidArgument(fmt::format("{} must be positive", name));
   if (*d > kMaxLeaseTime) {
-    return Status::InvalidArgument(fmt::format("{} must be at most {} days", name, kMaxLeaseTime.count() / 24));
+    return Status::InvalidArgument(
+        fmt::format("{} must be at most {} days", name, kMaxLeaseTime.count() / 24));
   }
   return Status::OK();
 }
@@ -32,9 +33,10 @@ Status CheckCanFit(const GpuWants& w, const std::vector<GpuSlot>& gpus) {
   for (const std::string& uuid : w.uuids) {
     auto g = std::find_if(gpus.begin(), gpus.end(), [&](const GpuSlot& s) { return s.uuid == uuid; });
     if (g != gpus.end() && g->is_mig_enabled) {
-      return Status::InvalidArgument(fmt::format("can never fit: GPU {} ({}) is in MIG mode; ask for one of its "
-                                                 "instances (--mig PROFILE or --mig-uuid)",
-                                                 g->index, uuid));
+      return Status::InvalidArgument(
+          fmt::format("can never fit: GPU {} ({}) is in MIG mode; ask for one of its "
+                      "instances (--mig PROFILE or --mig-uuid)",
+                      g->index, uuid));
     }
   }
   for (const GpuSlot& g : gpus) {
@@ -46,13 +48,15 @@ Status CheckCanFit(const GpuWants& w, const std::vector<GpuSlot>& gpus) {
   for (const std::string& uuid : w.uuids) {
     auto g = std::find_if(gpus.begin(), gpus.end(), [&](const GpuSlot& s) { return s.uuid == uuid; });
     if (g != gpus.end() && !g->is_healthy) {
-      return Status::InvalidArgument(fmt::format("can never fit: GPU {} ({}) is not healthy", g->index, uuid));
+      return Status::InvalidArgument(
+          fmt::format("can never fit: GPU {} ({}) is not healthy", g->index, uuid));
     }
   }
   if (wants > healthy) {
-    return Status::InvalidArgument(fmt::format("can never fit: {} asked for, but only {} of this machine's {} "
-                                                  "are healthy and not in MIG mode",
-                                                  Plural(wants, "GPU"), healthy, gpus.size()));
+    return Status::InvalidArgument(
+        fmt::format("can never fit: {} asked for, but only {} of this machine's {} "
+                    "are healthy and not in MIG mode",
+                    Plural(wants, "GPU"), healthy, gpus.size()));
   }
   if (wants > roomy) {
     int64_t most = 0;
@@ -60,16 +64,16 @@ Status CheckCanFit(const GpuWants& w, const std::vector<GpuSlot>& gpus) {
     return Status::InvalidArgument(
         fmt::format("can never fit: {} with {} free asked for, but {} of this machine's GPUs {} that much "
                     "memory (the largest has {})",
-                    Plural(wants, "GPU"), FormatBytes(w.min_free_memory_bytes), roomy, roomy == 1 ? "has" : "have",
-                    FormatBytes(most)));
+                    Plural(wants, "GPU"), FormatBytes(w.min_free_memory_bytes), roomy,
+                    roomy == 1 ? "has" : "have", FormatBytes(most)));
   }
   return Status::OK();
 }
 
 }  // namespace
 
-Result<int64_t> LeaseBook::Submit(const Caller& caller, LeaseRequest request, const std::vector<GpuSlot>& gpus,
-                                  TimePoint now) {
+Result<int64_t> LeaseBook::Submit(const Caller& caller, LeaseRequest request,
+                                  const std::vector<GpuSlot>& gpus, TimePoint now) {
   GpuWants& w = request.wants;
   if (WantsMig(w)) {
     if (Status s = CheckMigWants(w, gpus); !s.ok()) return s;
@@ -124,8 +128,10 @@ const Lease* LeaseBook::LoanOf(int64_t lender_id) const {
   return nullptr;
 }
 
-Result<Lease> LeaseBook::Lend(int64_t request_id, int64_t lender_id, int64_t lent_memory_bytes, TimePoint now) {
-  auto pending = std::find_if(queue_.begin(), queue_.end(), [&](const Pending& p) { return p.id == request_id; });
+Result<Lease> LeaseBook::Lend(int64_t request_id, int64_t lender_id, int64_t lent_memory_bytes,
+                              TimePoint now) {
+  auto pending =
+      std::find_if(queue_.begin(), queue_.end(), [&](const Pending& p) { return p.id == request_id; });
   auto lender = leases_.find(lender_id);
   if (pending == queue_.end() || lender == leases_.end()) {
     return Status::NotFound(fmt::format("no request {} or lease {}", request_id, lender_id));
@@ -134,7 +140,8 @@ Result<Lease> LeaseBook::Lend(int64_t request_id, int64_t lender_id, int64_t len
   bool is_one_gpu = want.uuids.empty() && want.mig_profile.empty() && want.gpu_count == 1;
   if (pending->request.priority != Priority::kBackfill || !is_one_gpu ||
       want.min_free_memory_bytes > lent_memory_bytes) {
-    return Status::FailedPrecondition(fmt::format("request {} is not for one GPU of backfill that fits", request_id));
+    return Status::FailedPrecondition(
+        fmt::format("request {} is not for one GPU of backfill that fits", request_id));
   }
   const Lease& from = lender->second;
   if (from.priority == Priority::kBackfill || IsLoan(from) || IsMigLease(from) || from.gpus.size() != 1 ||
@@ -152,7 +159,8 @@ Result<Lease> LeaseBook::Lend(int64_t request_id, int64_t lender_id, int64_t len
 
 bool LeaseBook::Revoke(int64_t lease_id, int64_t for_request, TimePoint now) {
   auto it = leases_.find(lease_id);
-  if (it == leases_.end() || it->second.priority != Priority::kBackfill || it->second.revoking_since) return false;
+  if (it == leases_.end() || it->second.priority != Priority::kBackfill || it->second.revoking_since)
+    return false;
   it->second.revoking_since = now;
   it->second.revoked_for = for_request;
   return true;
@@ -177,7 +185,8 @@ std::vector<Lease> LeaseBook::Decide(const std::vector<GpuSlot>& gpus, TimePoint
   std::vector<RunningLease> running;
   for (const auto& [id, l] : leases_) {
     if (IsMigLease(l) || IsLoan(l)) continue;  // Holds an instance, not its GPU; or its lender holds it.
-    running.push_back({l.gpus, l.ends_at, id, l.priority == Priority::kBackfill, l.revoking_since.has_value()});
+    running.push_back(
+        {l.gpus, l.ends_at, id, l.priority == Priority::kBackfill, l.revoking_since.has_value()});
   }
   last_decision_ = Schedule(marked, queue, running, share_, now);
   std::vector<std::pair<int64_t, MigPick>> mig_grants = DecideMig(&marked);
@@ -225,8 +234,9 @@ std::vector<std::pair<int64_t, MigPick>> LeaseBook::DecideMig(std::vector<GpuSlo
   for (const Pending& p : queue_) {
     if (WantsMig(p.request.wants)) asks.push_back(&p);
   }
-  std::stable_sort(asks.begin(), asks.end(),
-                   [](const Pending* a, const Pending* b) { return a->request.priority > b->request.priority; });
+  std::stable_sort(asks.begin(), asks.end(), [](const Pending* a, const Pending* b) {
+    return a->request.priority > b->request.priority;
+  });
   // Backfill leases on instances, which a request of another priority may
   // take: those already being revoked first (a lease is revoked for one
   // request only), then in lease order.
@@ -250,7 +260,8 @@ std::vector<std::pair<int64_t, MigPick>> LeaseBook::DecideMig(std::vector<GpuSlo
         if (is_backfill) break;  // Backfill never revokes backfill.
         int gpu = -1;
         const MigSlot* m = FindMigSlot(*gpus, l->uuids[0], &gpu);
-        if (m == nullptr || claimed.count(l->id) != 0 || !(*gpus)[static_cast<size_t>(gpu)].is_healthy) continue;
+        if (m == nullptr || claimed.count(l->id) != 0 || !(*gpus)[static_cast<size_t>(gpu)].is_healthy)
+          continue;
         const GpuWants& w = p->request.wants;
         if (w.uuids.empty() ? m->profile == w.mig_profile : m->uuid == w.uuids[0]) {
           victim = l;
@@ -261,8 +272,8 @@ std::vector<std::pair<int64_t, MigPick>> LeaseBook::DecideMig(std::vector<GpuSlo
         claimed.insert(victim->id);
         if (!victim->revoking_since) last_decision_.preemptions.push_back({victim->id, p->id});
       }
-      last_decision_.waiting.push_back({p->id, ++position, victim != nullptr ? WaitReason::kPreempting
-                                                                              : WaitReason::kNoFit});
+      last_decision_.waiting.push_back(
+          {p->id, ++position, victim != nullptr ? WaitReason::kPreempting : WaitReason::kNoFit});
       continue;
     }
     for (MigSlot& m : (*gpus)[static_cast<size_t>(pick->gpu)].mig) m.is_leased |= m.uuid == pick->uuid;
@@ -289,7 +300,8 @@ std::optional<int64_t> LeaseBook::Occupant(int gpu_index, const std::string& mig
   return std::nullopt;
 }
 
-Result<int64_t> LeaseBook::Hold(const Caller& owner, Lease lease, const std::vector<GpuSlot>& gpus, TimePoint now) {
+Result<int64_t> LeaseBook::Hold(const Caller& owner, Lease lease, const std::vector<GpuSlot>& gpus,
+                                TimePoint now) {
   if (lease.uuids.empty()) return Status::InvalidArgument("no GPU named");
   std::set<std::string> seen;
   std::vector<int> indices;
@@ -300,7 +312,8 @@ Result<int64_t> LeaseBook::Hold(const Caller& owner, Lease lease, const std::vec
       int parent = -1;
       const MigSlot* m = FindMigSlot(gpus, uuid, &parent);
       if (m == nullptr) return Status::InvalidArgument("mig: no such MIG instance", uuid);
-      if (lease.uuids.size() != 1) return Status::InvalidArgument("mig: a lease takes one MIG instance", uuid);
+      if (lease.uuids.size() != 1)
+        return Status::InvalidArgument("mig: a lease takes one MIG instance", uuid);
       lease.mig_profile = m->profile;
       indices.push_back(parent);
       continue;
@@ -315,9 +328,9 @@ Result<int64_t> LeaseBook::Hold(const Caller& owner, Lease lease, const std::vec
   for (size_t i = 0; i < indices.size(); ++i) {
     if (std::optional<int64_t> held = Occupant(indices[i], is_mig ? lease.uuids[0] : std::string())) {
       const Lease& l = leases_.at(*held);
-      return Status::FailedPrecondition(fmt::format("{} is held: {} lease {} ({}) on {}", lease.uuids[i],
-                                                    LeaseKindName(l), *held, l.user,
-                                                    IsMigLease(l) ? l.uuids[0] : fmt::format("GPU {}", indices[i])));
+      return Status::FailedPrecondition(
+          fmt::format("{} is held: {} lease {} ({}) on {}", lease.uuids[i], LeaseKindName(l), *held, l.user,
+                      IsMigLease(l) ? l.uuids[0] : fmt::format("GPU {}", indices[i])));
     }
   }
   lease.id = next_id_++;
@@ -342,9 +355,9 @@ Status LeaseBook::Release(const Caller& caller, int64_t lease_id, TimePoint now)
   if (!s.ok()) return s;
   double held_s = std::chrono::duration<double>(now - it->second.granted_at).count();
   // A MIG instance counts for its share of the GPU's compute (slices of 7).
-  double gpus_held = IsMigLease(it->second)
-                         ? nvidia::MigComputeSlicesOf(it->second.mig_profile) / static_cast<double>(nvidia::kMigComputeSlices)
-                         : static_cast<double>(it->second.gpus.size());
+  double gpus_held = IsMigLease(it->second) ? nvidia::MigComputeSlicesOf(it->second.mig_profile) /
+                                                  static_cast<double>(nvidia::kMigComputeSlices)
+                                            : static_cast<double>(it->second.gpus.size());
   share_.Charge(it->second.uid, std::max(0.0, held_s) * gpus_held, now);
   // A loan on its GPU becomes an ordinary backfill lease: the GPU is its own.
   for (auto& [id, l] : leases_) {
@@ -371,7 +384,8 @@ Status LeaseBook::Extend(const Caller& caller, int64_t lease_id, std::chrono::se
   if (by.count() <= 0) return Status::InvalidArgument("the time to add must be positive");
   TimePoint end = it->second.ends_at.value_or(now) + by;
   if (end - now > kMaxLeaseTime) {
-    return Status::InvalidArgument(fmt::format("a lease may end at most {} days ahead", kMaxLeaseTime.count() / 24));
+    return Status::InvalidArgument(
+        fmt::format("a lease may end at most {} days ahead", kMaxLeaseTime.count() / 24));
   }
   it->second.ends_at = end;
   return Status::OK();
@@ -386,7 +400,8 @@ Status LeaseBook::AttachJob(const Caller& caller, int64_t lease_id, ProcessRef j
   return Status::OK();
 }
 
-void LeaseBook::Restore(std::vector<Lease> leases, std::vector<Pending> queue, int64_t next_id, FairShare share) {
+void LeaseBook::Restore(std::vector<Lease> leases, std::vector<Pending> queue, int64_t next_id,
+                        FairShare share) {
   leases_.clear();
   for (Lease& l : leases) {
     next_id = std::max(next_id, l.id + 1);
@@ -440,7 +455,8 @@ std::string LeaseBook::CheckInvariants() const {
   for (const auto& [id, l] : leases_) {
     if (IsMigLease(l)) {
       auto [it, is_new] = instance_holder.emplace(l.uuids[0], id);
-      if (!is_new) return fmt::format("MIG instance {} is in lease {} and lease {}", l.uuids[0], it->second, id);
+      if (!is_new)
+        return fmt::format("MIG instance {} is in lease {} and lease {}", l.uuids[0], it->second, id);
       for (int index : l.gpus) split.emplace(index, id);
       continue;
     }

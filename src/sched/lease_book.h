@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "fleet/lease_kind.h"
 #include "common/result.h"
 #include "common/status.h"
+#include "fleet/lease_kind.h"
 #include "sched/fair_share.h"
 #include "sched/mig_placement.h"
 #include "sched/schedule.h"
@@ -50,7 +50,7 @@ struct LeaseRequest {
   std::optional<std::chrono::seconds> max_time;      // Ends the lease (run --max-time, reserve --for).
   std::optional<std::chrono::seconds> idle_timeout;  // Idle-lease policy applies after this.
   std::string command;                               // What it is for, shown in listings.
-  bool is_reservation = false;  // reserve: no job; lives until released or its end.
+  bool is_reservation = false;                       // reserve: no job; lives until released or its end.
   // The client waiting for it (tarmac run): when it dies, the request is
   // dropped, or the lease's job terminated and the lease released.
   ProcessRef holder;
@@ -74,8 +74,8 @@ struct Lease {
   std::optional<std::chrono::seconds> idle_timeout;
   std::string command;
   bool is_reservation = false;
-  ProcessRef holder;  // From the request.
-  ProcessRef job;     // The job's first process (tarmac run), once attached.
+  ProcessRef holder;        // From the request.
+  ProcessRef job;           // The job's first process (tarmac run), once attached.
   std::string request_key;  // From the request.
   // Since when the owner's processes on its GPUs have shown no SM activity
   // (saved, so that an agent restart does not reset it); empty: active.
@@ -98,7 +98,7 @@ struct Lease {
   std::string slurm_partition;  // Its partition (the idle policy's key).
   // A MIG instance's lease: `uuids` is its one MIG UUID, `gpus` its GPU.
   std::string mig_profile = std::string();  // "1g.10gb"; empty for whole GPUs.
-  bool lends_idle = false;  // From the request.
+  bool lends_idle = false;                  // From the request.
   // A loan: a backfill lease on the one GPU of lease `lent_from`, which
   // still holds it, in at most `lent_memory_bytes` of its memory. The GPU
   // stays the lender's for everything else (placement, foreign processes,
@@ -148,7 +148,8 @@ class LeaseBook {
   // and ("can never fit: ...") for a request no state of the GPUs could grant: more GPUs than
   // are healthy, a named GPU that is not, or more free memory than the
   // GPUs have in all.
-  Result<int64_t> Submit(const Caller& caller, LeaseRequest request, const std::vector<GpuSlot>& gpus, TimePoint now);
+  Result<int64_t> Submit(const Caller& caller, LeaseRequest request, const std::vector<GpuSlot>& gpus,
+                         TimePoint now);
 
   // One scheduling decision over `gpus` (as read now; leases are applied
   // here): grants become leases, in grant order. Requests for whole GPUs

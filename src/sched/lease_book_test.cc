@@ -117,7 +117,8 @@ TEST(LeaseBookTest, ExtendingMovesTheEndWithinLimits) {
   EXPECT_TRUE(book.Expired(testing::kBookStart + hours(2)).empty());
   EXPECT_EQ(book.Expired(testing::kBookStart + hours(3)), std::vector<int64_t>{id});
   EXPECT_EQ(book.Extend(kAlice, id, seconds(-1), testing::kBookStart).code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(book.Extend(kAlice, id, hours(24 * 31), testing::kBookStart).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(book.Extend(kAlice, id, hours(24 * 31), testing::kBookStart).code(),
+            StatusCode::kInvalidArgument);
   EXPECT_EQ(book.leases().at(id).ends_at, testing::kBookStart + hours(3));
 }
 
@@ -166,7 +167,6 @@ TEST(LeaseBookTest, AThousandRequestsAreEachServedOnceWithoutSharingAGpu) {
   EXPECT_EQ(granted.size(), 1000u);
   EXPECT_EQ(std::set<int64_t>(granted.begin(), granted.end()), submitted);
 }
-
 
 // A request queued for a named GPU keeps everything it asked for when a
 // request behind it is granted first (compacting the queue once moved the
@@ -219,7 +219,8 @@ TEST(LeaseBookTest, ARequestThatCanNeverFitIsRefusedAtOnce) {
   LeaseRequest three = Wants(3);
   Result<int64_t> r = book.Submit(kAlice, three, gpus, testing::kBookStart);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("can never fit: 3 GPUs asked for, but only 2 of this machine's 4 are healthy"),
+  EXPECT_NE(r.status().message().find(
+                "can never fit: 3 GPUs asked for, but only 2 of this machine's 4 are healthy"),
             std::string::npos)
       << r.status().message();
   LeaseRequest big = Wants(1);
@@ -231,7 +232,8 @@ TEST(LeaseBookTest, ARequestThatCanNeverFitIsRefusedAtOnce) {
   sick.wants.uuids = {"GPU-3"};
   r = book.Submit(kAlice, sick, gpus, testing::kBookStart);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("GPU 3 (GPU-3) is not healthy"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("GPU 3 (GPU-3) is not healthy"), std::string::npos)
+      << r.status().message();
   EXPECT_TRUE(book.queue().empty());
   // What fits later is still queued: two healthy GPUs, both busy now.
   LeaseRequest two = Wants(2);

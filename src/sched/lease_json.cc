@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sched/lease_json.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "common/enum_names.h"
 #include "common/json_fields.h"
@@ -12,8 +12,10 @@
 namespace tarmac::sched {
 namespace {
 
-constexpr std::pair<Priority, const char*> kPriorityNames[] = {
-    {Priority::kNormal, "normal"}, {Priority::kBackfill, "backfill"}, {Priority::kLow, "low"}, {Priority::kHigh, "high"}};
+constexpr std::pair<Priority, const char*> kPriorityNames[] = {{Priority::kNormal, "normal"},
+                                                               {Priority::kBackfill, "backfill"},
+                                                               {Priority::kLow, "low"},
+                                                               {Priority::kHigh, "high"}};
 
 using nlohmann::json;
 
@@ -44,9 +46,7 @@ void ReadPriority(JsonFields& f, const char* key, sched::Priority* out) {
   if (f.ok() && !ParsePriority(name, out)) f.Fail(key, "expected " + EnumNameList(kPriorityNames));
 }
 
-Status AsCorruption(const Status& s) {
-  return s.ok() ? s : Status::Corruption(s.message());
-}
+Status AsCorruption(const Status& s) { return s.ok() ? s : Status::Corruption(s.message()); }
 
 }  // namespace
 
@@ -55,8 +55,9 @@ double TimeBase::ToUnix(TimePoint t) const {
 }
 
 TimePoint TimeBase::FromUnix(double unix_seconds) const {
-  auto at = std::chrono::system_clock::time_point(
-      std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::duration<double>(unix_seconds)));
+  auto at =
+      std::chrono::system_clock::time_point(std::chrono::duration_cast<std::chrono::system_clock::duration>(
+          std::chrono::duration<double>(unix_seconds)));
   return steady + std::chrono::duration_cast<std::chrono::steady_clock::duration>(at - wall);
 }
 
@@ -125,7 +126,8 @@ Result<Lease> LeaseFromJson(const json& j, const TimeBase& base) {
   bool has_idle_since = j.is_object() && j.contains("idle_since_unix") && !j["idle_since_unix"].is_null();
   if (has_idle_since) f.Get("idle_since_unix", &idle_since);
   double revoking_since = 0;
-  bool is_revoking = j.is_object() && j.contains("revoking_since_unix") && !j["revoking_since_unix"].is_null();
+  bool is_revoking =
+      j.is_object() && j.contains("revoking_since_unix") && !j["revoking_since_unix"].is_null();
   if (is_revoking) f.Get("revoking_since_unix", &revoking_since);
   if (j.is_object() && j.contains("revoked_for")) f.Get("revoked_for", &l.revoked_for);
   f.Optional("lends_idle", &l.lends_idle);
@@ -146,7 +148,8 @@ Result<Lease> LeaseFromJson(const json& j, const TimeBase& base) {
   if (j.is_object() && j.contains("slurm_partition") && j["slurm_partition"].is_string()) {
     l.slurm_partition = j["slurm_partition"].get<std::string>();
   }
-  if (*parsed == fleet::LeaseKind::kSlurm && l.slurm_job.empty()) return Status::Corruption("lease.slurm_job: expected a job id");
+  if (*parsed == fleet::LeaseKind::kSlurm && l.slurm_job.empty())
+    return Status::Corruption("lease.slurm_job: expected a job id");
   if (j.is_object() && j.contains("mig_profile") && j["mig_profile"].is_string()) {
     l.mig_profile = j["mig_profile"].get<std::string>();
   }
@@ -202,11 +205,13 @@ Result<Pending> PendingFromJson(const json& j, const TimeBase& base) {
 Result<LeaseRequest> LeaseRequestFromJson(const json& params) {
   // From a client, present means meant: an empty list or name never widens
   // to "any GPU". (The saved queue writes both always: PendingFromJson.)
-  if (params.is_object() && params.contains("uuids") && params["uuids"].is_array() && params["uuids"].empty()) {
+  if (params.is_object() && params.contains("uuids") && params["uuids"].is_array() &&
+      params["uuids"].empty()) {
     return Status::InvalidArgument("params.uuids: an empty list; name at least one GPU, or leave uuids out");
   }
   if (params.is_object() && params.contains("mig_profile") && params["mig_profile"] == "") {
-    return Status::InvalidArgument("params.mig_profile: empty; name a profile such as 1g.10gb, or leave it out");
+    return Status::InvalidArgument(
+        "params.mig_profile: empty; name a profile such as 1g.10gb, or leave it out");
   }
   return ParseLeaseRequest(params);
 }
@@ -227,8 +232,10 @@ Result<LeaseRequest> ParseLeaseRequest(const json& params) {
   f.Optional("request_key", &r.request_key);
   f.Optional("lend_idle", &r.lends_idle);
   if (Status s = f.status(); !s.ok()) return s;
-  if (kind != "run" && kind != "reservation") return Status::InvalidArgument("params.kind: expected run or reservation");
-  if (std::any_of(r.wants.uuids.begin(), r.wants.uuids.end(), [](const std::string& u) { return u.empty(); })) {
+  if (kind != "run" && kind != "reservation")
+    return Status::InvalidArgument("params.kind: expected run or reservation");
+  if (std::any_of(r.wants.uuids.begin(), r.wants.uuids.end(),
+                  [](const std::string& u) { return u.empty(); })) {
     return Status::InvalidArgument("params.uuids: an empty UUID");
   }
   if (!r.wants.mig_profile.empty() && !nvidia::IsMigProfileName(r.wants.mig_profile)) {
@@ -242,7 +249,8 @@ Result<LeaseRequest> ParseLeaseRequest(const json& params) {
     return Status::InvalidArgument("params.request_key: expected up to 128 printable ASCII characters");
   }
   // A command line is what a process's argv joined: it cannot hold NUL.
-  if (r.command.find('\0') != std::string::npos) return Status::InvalidArgument("params.command: holds a NUL byte");
+  if (r.command.find('\0') != std::string::npos)
+    return Status::InvalidArgument("params.command: holds a NUL byte");
   if (r.command.size() > 4096) {
     // Cut where a character begins: half a UTF-8 character could not be
     // written as JSON again.

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The one vocabulary of lease kinds, through the lease JSON the API shows
 // and the agent saves.
+#include "fleet/lease_kind.h"
+
 #include <gtest/gtest.h>
 
-#include "fleet/lease_kind.h"
 #include "sched/lease_book.h"
 #include "sched/lease_json.h"
 
@@ -27,8 +28,8 @@ Lease Of(bool reservation, Priority priority, bool pod = false, std::string slur
 }
 
 TEST(LeaseKindTest, EveryKindHasOneNameBothWays) {
-  for (fleet::LeaseKind k : {fleet::LeaseKind::kRun, fleet::LeaseKind::kReservation, fleet::LeaseKind::kBackfill,
-                             fleet::LeaseKind::kPod, fleet::LeaseKind::kSlurm}) {
+  for (fleet::LeaseKind k : {fleet::LeaseKind::kRun, fleet::LeaseKind::kReservation,
+                             fleet::LeaseKind::kBackfill, fleet::LeaseKind::kPod, fleet::LeaseKind::kSlurm}) {
     EXPECT_EQ(fleet::ParseLeaseKind(fleet::LeaseKindName(k)), k) << fleet::LeaseKindName(k);
     EXPECT_NE(fleet::LeaseKindNames().find(fleet::LeaseKindName(k)), std::string::npos);
   }
@@ -43,10 +44,11 @@ TEST(LeaseKindTest, KindsSurviveTheSavedStateAndABackfillReservationStaysOne) {
     Lease lease;
     const char* kind;
   };
-  for (const Case& c : {Case{Of(false, Priority::kNormal), "run"}, Case{Of(true, Priority::kHigh), "reservation"},
-                        Case{Of(true, Priority::kBackfill), "backfill"}, Case{Of(false, Priority::kBackfill), "backfill"},
-                        Case{Of(false, Priority::kNormal, true), "pod"},
-                        Case{Of(false, Priority::kNormal, false, "42"), "slurm"}}) {
+  for (const Case& c :
+       {Case{Of(false, Priority::kNormal), "run"}, Case{Of(true, Priority::kHigh), "reservation"},
+        Case{Of(true, Priority::kBackfill), "backfill"}, Case{Of(false, Priority::kBackfill), "backfill"},
+        Case{Of(false, Priority::kNormal, true), "pod"},
+        Case{Of(false, Priority::kNormal, false, "42"), "slurm"}}) {
     json j = LeaseToJson(c.lease, base);
     EXPECT_EQ(j["kind"], c.kind);
     Result<Lease> back = LeaseFromJson(j, base);

@@ -39,18 +39,21 @@ Status CheckMigWants(const GpuWants& wants, const std::vector<GpuSlot>& gpus) {
   }
   if (count.count(wants.mig_profile) != 0) return Status::OK();
   std::string have;
-  for (const auto& [profile, n] : count) have += fmt::format("{}{} x{}", have.empty() ? "" : ", ", profile, n);
+  for (const auto& [profile, n] : count)
+    have += fmt::format("{}{} x{}", have.empty() ? "" : ", ", profile, n);
   if (have.empty()) {
     return Status::InvalidArgument(
         fmt::format("can never fit: no MIG instance of profile '{}': this machine has no MIG instances",
                     wants.mig_profile));
   }
-  return Status::InvalidArgument(fmt::format("can never fit: no MIG instance of profile '{}' on this machine "
-                                             "(it has {})",
-                                             wants.mig_profile, have));
+  return Status::InvalidArgument(
+      fmt::format("can never fit: no MIG instance of profile '{}' on this machine "
+                  "(it has {})",
+                  wants.mig_profile, have));
 }
 
-std::optional<MigPick> PickMigInstance(const std::vector<GpuSlot>& gpus, const GpuWants& wants, bool is_backfill) {
+std::optional<MigPick> PickMigInstance(const std::vector<GpuSlot>& gpus, const GpuWants& wants,
+                                       bool is_backfill) {
   std::optional<MigPick> best;
   int best_free = 0;
   for (const GpuSlot& g : gpus) {

@@ -80,9 +80,10 @@ TEST(MigPlacementTest, WantsThatCanNeverFitAreRefused) {
   GpuWants w;
   w.mig_profile = "4g.40gb";
   Status s = CheckMigWants(w, gpus);
-  EXPECT_EQ(s.message(),
-            "can never fit: no MIG instance of profile '4g.40gb' on this machine (it has 1g.10gb x9, 2g.20gb x1, "
-            "3g.40gb x1)");
+  EXPECT_EQ(
+      s.message(),
+      "can never fit: no MIG instance of profile '4g.40gb' on this machine (it has 1g.10gb x9, 2g.20gb x1, "
+      "3g.40gb x1)");
   w.mig_profile.clear();
   w.uuids = {"MIG-4-4"};
   EXPECT_EQ(CheckMigWants(w, gpus).code(), StatusCode::kInvalidArgument);
@@ -143,7 +144,8 @@ TEST(MigLeaseBookTest, ARealRequestRevokesABackfillLeaseOnAnInstanceOfItsProfile
   EXPECT_FALSE(book.FindLease(b2)->revoking_since.has_value());
   EXPECT_FALSE(book.FindLease(b3)->revoking_since.has_value()) << "another profile is not revoked";
   bool is_preempting = false;
-  for (const Waiting& w : book.last_decision().waiting) is_preempting |= w.request_id == real && w.reason == WaitReason::kPreempting;
+  for (const Waiting& w : book.last_decision().waiting)
+    is_preempting |= w.request_id == real && w.reason == WaitReason::kPreempting;
   EXPECT_TRUE(is_preempting);
 
   // The next decision revokes nothing more: the lease being revoked is its.
@@ -261,8 +263,10 @@ TEST(MigLeaseModelTest, RandomSequencesKeepEveryInstanceInOneLease) {
       } else {  // Restart through the saved JSON.
         std::vector<Lease> leases;
         std::vector<Pending> queue;
-        for (const auto& [id, l] : book.leases()) leases.push_back(LeaseFromJson(LeaseToJson(l, base), base).value());
-        for (const Pending& p : book.queue()) queue.push_back(PendingFromJson(PendingToJson(p, base), base).value());
+        for (const auto& [id, l] : book.leases())
+          leases.push_back(LeaseFromJson(LeaseToJson(l, base), base).value());
+        for (const Pending& p : book.queue())
+          queue.push_back(PendingFromJson(PendingToJson(p, base), base).value());
         LeaseBook restarted;
         restarted.Restore(leases, queue, book.next_id(), book.share());
         book = std::move(restarted);
@@ -274,7 +278,8 @@ TEST(MigLeaseModelTest, RandomSequencesKeepEveryInstanceInOneLease) {
         for (const auto& [b_id, b_device] : held) {
           if (a_id == b_id) continue;
           ASSERT_NE(a_device, b_device);
-          ASSERT_NE(ParentOf(a_device), b_device) << a_device << " (lease " << a_id << ") inside " << b_device;
+          ASSERT_NE(ParentOf(a_device), b_device)
+              << a_device << " (lease " << a_id << ") inside " << b_device;
         }
       }
       std::set<std::string> devices;

@@ -66,7 +66,8 @@ std::vector<const GpuSlot*> OneGroup(const std::vector<const GpuSlot*>& free, in
 // that group by the next keys, so that, say, two GPUs of an all-NVLink node
 // also share a NUMA node when they can.
 std::vector<int> FromGroups(const std::vector<const GpuSlot*>& free, int count, size_t level) {
-  static constexpr int GpuSlot::*kKeys[] = {&GpuSlot::nvlink_domain, &GpuSlot::pcie_switch, &GpuSlot::numa_node};
+  static constexpr int GpuSlot::*kKeys[] = {&GpuSlot::nvlink_domain, &GpuSlot::pcie_switch,
+                                            &GpuSlot::numa_node};
   for (size_t k = level; k < std::size(kKeys); ++k) {
     std::vector<const GpuSlot*> group = OneGroup(free, count, kKeys[k]);
     if (group.empty()) continue;
@@ -91,7 +92,8 @@ bool WantsMig(const GpuWants& wants) {
 bool IsFree(const GpuSlot& gpu, int64_t min_free_memory_bytes, Override change) {
   if (change == Override::kTaken || gpu.is_mig_enabled) return false;
   bool is_leased = gpu.is_leased && change != Override::kReleased;
-  return gpu.is_healthy && !is_leased && !gpu.has_foreign_processes && gpu.memory_free_bytes >= min_free_memory_bytes;
+  return gpu.is_healthy && !is_leased && !gpu.has_foreign_processes &&
+         gpu.memory_free_bytes >= min_free_memory_bytes;
 }
 
 std::optional<std::vector<int>> PickGpus(const std::vector<GpuSlot>& gpus, const GpuWants& wants,
@@ -105,7 +107,8 @@ std::optional<std::vector<int>> PickGpus(const std::vector<GpuSlot>& gpus, const
     for (const std::string& uuid : wants.uuids) {
       auto it = std::find_if(gpus.begin(), gpus.end(), [&](const GpuSlot& g) { return g.uuid == uuid; });
       if (it == gpus.end() || !IsFree(*it, wants.min_free_memory_bytes, change(*it))) return std::nullopt;
-      if (std::find(picked.begin(), picked.end(), it->index) != picked.end()) return std::nullopt;  // Named twice.
+      if (std::find(picked.begin(), picked.end(), it->index) != picked.end())
+        return std::nullopt;  // Named twice.
       picked.push_back(it->index);
     }
     return picked;

@@ -32,12 +32,12 @@ struct GpuSlot {
   int index = 0;
   std::string uuid;
   bool is_healthy = true;
-  bool is_leased = false;               // An exclusive lease holds it.
-  bool has_foreign_processes = false;   // Processes outside any lease.
+  bool is_leased = false;              // An exclusive lease holds it.
+  bool has_foreign_processes = false;  // Processes outside any lease.
   int64_t memory_free_bytes = 0;
   int64_t memory_total_bytes = 0;  // 0: unknown (then no request is refused for memory).
-  int nvlink_domain = -1;  // GPUs joined all-to-all by NVLink share one; -1: none.
-  int pcie_switch = -1;    // GPUs under one PCIe switch share one; -1: unknown.
+  int nvlink_domain = -1;          // GPUs joined all-to-all by NVLink share one; -1: none.
+  int pcie_switch = -1;            // GPUs under one PCIe switch share one; -1: unknown.
   int numa_node = -1;
   // Backfill may start on it: idle long enough, inside the allowed hours
   // and limits (the lease service judges; schedule.h).
@@ -48,8 +48,8 @@ struct GpuSlot {
 };
 
 struct GpuWants {
-  int gpu_count = 1;                   // Used when `uuids` is empty.
-  std::vector<std::string> uuids;      // Exactly these GPUs.
+  int gpu_count = 1;               // Used when `uuids` is empty.
+  std::vector<std::string> uuids;  // Exactly these GPUs.
   int64_t min_free_memory_bytes = 0;
   // One MIG instance of this profile ("1g.10gb"), or, with `uuids` naming
   // one "MIG-" UUID, that instance (mig_placement.h).

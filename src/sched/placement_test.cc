@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sched/placement.h"
-#include "testutil/sched_constants.h"
 
 #include <gtest/gtest.h>
+
+#include "testutil/sched_constants.h"
 
 namespace tarmac::sched {
 namespace {

@@ -98,6 +98,7 @@ class Misses {
   void Add(const GpuWants& w) {
     if (w.uuids.empty()) misses_.push_back(w);
   }
+
  private:
   std::vector<GpuWants> misses_;
 };
@@ -141,7 +142,8 @@ class Reclaim {
       for (int index : *picked) {
         auto it = holder_.find(index);
         if (it == holder_.end() || it->second->is_revoking) continue;
-        if (revoked_.insert(it->second->id).second) decision->preemptions.push_back({it->second->id, request_id});
+        if (revoked_.insert(it->second->id).second)
+          decision->preemptions.push_back({it->second->id, request_id});
       }
       return picked;
     }

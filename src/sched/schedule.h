@@ -53,9 +53,9 @@ struct RunningLease {
 };
 
 enum class WaitReason {
-  kNoFit,         // The head: not enough free GPUs (of the memory asked) now.
-  kBehindHead,    // Fits nowhere without delaying the head.
-  kPreempting,    // Backfill leases on the GPUs it will get are being revoked for it.
+  kNoFit,       // The head: not enough free GPUs (of the memory asked) now.
+  kBehindHead,  // Fits nowhere without delaying the head.
+  kPreempting,  // Backfill leases on the GPUs it will get are being revoked for it.
 };
 
 struct Waiting {

@@ -36,7 +36,8 @@ std::vector<int64_t> Granted(const Decision& d) {
 }
 
 TEST(ScheduleTest, GrantsInOrderUntilTheGpusRunOut) {
-  Decision d = Schedule(testing::FreeGpus(4), {Request(1, 1097, 2), Request(2, 1098, 2), Request(3, 1099, 1)}, {}, FairShare(), kNow);
+  Decision d = Schedule(testing::FreeGpus(4), {Request(1, 1097, 2), Request(2, 1098, 2), Request(3, 1099, 1)},
+                        {}, FairShare(), kNow);
   EXPECT_EQ(Granted(d), (std::vector<int64_t>{1, 2}));
   ASSERT_EQ(d.waiting.size(), 1u);
   EXPECT_EQ(d.waiting[0].request_id, 3);
@@ -53,7 +54,8 @@ TEST(ScheduleTest, PriorityThenRecentUseThenArrivalDecideTheOrder) {
   FairShare share(hours(24));
   share.Charge(kHeavy, 100 * 3600, kNow - hours(1));
   std::vector<QueuedRequest> queue = {Request(1, kHeavy, 1), Request(2, kLight, 1),
-                                      Request(3, kHeavy, 1, Priority::kHigh), Request(4, kLight, 1, Priority::kLow)};
+                                      Request(3, kHeavy, 1, Priority::kHigh),
+                                      Request(4, kLight, 1, Priority::kLow)};
   Decision d = Schedule(testing::FreeGpus(2), queue, {}, share, kNow);
   EXPECT_EQ(Granted(d), (std::vector<int64_t>{3, 2}));
   ASSERT_EQ(d.waiting.size(), 2u);
@@ -88,8 +90,9 @@ TEST(ScheduleTest, GpusOutsideTheReservationAreBackfilledFreely) {
   // The head wants 6: at +1 h the 4 leased free up; it is reserved 6 of 8,
   // so 2 free GPUs stay outside its reservation.
   std::vector<RunningLease> leases = {{{0, 1, 2, 3}, kNow + hours(1)}};
-  Decision d = Schedule(gpus, {Request(1, 1097, 6), Request(2, 1098, 1), Request(3, 1099, 1), Request(4, 1100, 1)}, leases,
-                        FairShare(), kNow);
+  Decision d =
+      Schedule(gpus, {Request(1, 1097, 6), Request(2, 1098, 1), Request(3, 1099, 1), Request(4, 1100, 1)},
+               leases, FairShare(), kNow);
   EXPECT_EQ(d.reserved_gpus.size(), 6u);
   EXPECT_EQ(Granted(d), (std::vector<int64_t>{2, 3}));
   for (const Grant& g : d.grants) {
@@ -103,7 +106,8 @@ TEST(ScheduleTest, WithoutPlannableEndsBackfillTakesAnyFreeGpu) {
   std::vector<GpuSlot> gpus = testing::FreeGpus(4);
   gpus[0].is_leased = true;
   gpus[1].is_leased = true;
-  Decision d = Schedule(gpus, {Request(1, 1097, 4), Request(2, 1098, 1)}, {{{0, 1}, std::nullopt}}, FairShare(), kNow);
+  Decision d =
+      Schedule(gpus, {Request(1, 1097, 4), Request(2, 1098, 1)}, {{{0, 1}, std::nullopt}}, FairShare(), kNow);
   EXPECT_TRUE(d.reserved_gpus.empty());
   EXPECT_EQ(Granted(d), (std::vector<int64_t>{2}));
 }
@@ -148,8 +152,9 @@ TEST(ScheduleTest, BackfillStartsOnlyOnGpusThatAcceptItAndNeverHoldsAReservation
   std::vector<GpuSlot> gpus = testing::FreeGpus(4);
   gpus[0].accepts_backfill = false;
   gpus[1].accepts_backfill = false;
-  Decision d = Schedule(gpus, {Request(1, 1001, 1, Priority::kBackfill), Request(2, 1001, 2, Priority::kBackfill),
-                               Request(3, 1001, 1, Priority::kBackfill)},
+  Decision d = Schedule(gpus,
+                        {Request(1, 1001, 1, Priority::kBackfill), Request(2, 1001, 2, Priority::kBackfill),
+                         Request(3, 1001, 1, Priority::kBackfill)},
                         {}, FairShare(), kNow);
   // Request 2 (two GPUs) does not fit the two that accept backfill once
   // request 1 has one; being no head, it holds nothing back from request 3.
@@ -162,8 +167,9 @@ TEST(ScheduleTest, BackfillStartsOnlyOnGpusThatAcceptItAndNeverHoldsAReservation
 }
 
 TEST(ScheduleTest, BackfillComesAfterEveryOtherPriority) {
-  Decision d = Schedule(testing::FreeGpus(1), {Request(1, 1001, 1, Priority::kBackfill), Request(2, 1002, 1, Priority::kLow)},
-                        {}, FairShare(), kNow);
+  Decision d = Schedule(testing::FreeGpus(1),
+                        {Request(1, 1001, 1, Priority::kBackfill), Request(2, 1002, 1, Priority::kLow)}, {},
+                        FairShare(), kNow);
   EXPECT_EQ(Granted(d), (std::vector<int64_t>{2}));
   ASSERT_EQ(d.waiting.size(), 1u);
   EXPECT_EQ(d.waiting[0].request_id, 1);
@@ -173,14 +179,17 @@ TEST(ScheduleTest, BackfillComesAfterEveryOtherPriority) {
 TEST(ScheduleTest, ARequestOnAFullyBackfilledFleetRevokesJustEnoughLeases) {
   std::vector<RunningLease> leases;
   std::vector<GpuSlot> gpus = Backfilled(8, &leases);
-  Decision d = Schedule(gpus, {Request(1, 1001, 2), Request(2, 1002, 1, Priority::kLow)}, leases, FairShare(), kNow);
+  Decision d =
+      Schedule(gpus, {Request(1, 1001, 2), Request(2, 1002, 1, Priority::kLow)}, leases, FairShare(), kNow);
   EXPECT_TRUE(d.grants.empty());
   // Three GPUs wanted, three one-GPU leases revoked, each for its request.
   ASSERT_EQ(d.preemptions.size(), 3u);
   std::set<int64_t> revoked;
   for (const Preemption& p : d.preemptions) revoked.insert(p.lease_id);
   EXPECT_EQ(revoked.size(), 3u);
-  EXPECT_EQ(std::count_if(d.preemptions.begin(), d.preemptions.end(), [](const Preemption& p) { return p.request_id == 1; }), 2);
+  EXPECT_EQ(std::count_if(d.preemptions.begin(), d.preemptions.end(),
+                          [](const Preemption& p) { return p.request_id == 1; }),
+            2);
   ASSERT_EQ(d.waiting.size(), 2u);
   EXPECT_EQ(d.waiting[0].reason, WaitReason::kPreempting);
   EXPECT_EQ(d.waiting[1].reason, WaitReason::kPreempting);
@@ -226,8 +235,9 @@ TEST(ScheduleTest, GpusMadeFreeForAPreemptingRequestAreNotTakenByOthers) {
   std::vector<GpuSlot> gpus = Backfilled(2, &leases);
   gpus.push_back(testing::FreeGpus(3)[2]);  // GPU 2 free.
   // Request 1 needs all three: GPU 2 now and the two backfilled ones.
-  Decision d = Schedule(gpus, {Request(1, 1001, 3), Request(2, 1002, 1), Request(3, 1003, 1, Priority::kBackfill)},
-                        leases, FairShare(), kNow);
+  Decision d =
+      Schedule(gpus, {Request(1, 1001, 3), Request(2, 1002, 1), Request(3, 1003, 1, Priority::kBackfill)},
+               leases, FairShare(), kNow);
   EXPECT_TRUE(d.grants.empty()) << "GPU 2 is kept for request 1";
   EXPECT_EQ(d.preemptions.size(), 2u);
 }

@@ -5,8 +5,8 @@ namespace tarmac::sched {
 
 void ReadZombieKeys(ConfigSection& section, ZombiePolicy* out) {
   section.Bytes("min_memory", &out->min_memory_bytes);
-  section.Interval("idle_for", std::chrono::milliseconds(1000), std::chrono::milliseconds(7LL * 24 * 3600 * 1000),
-                   &out->idle_for);
+  section.Interval("idle_for", std::chrono::milliseconds(1000),
+                   std::chrono::milliseconds(7LL * 24 * 3600 * 1000), &out->idle_for);
   section.Strings("allowlist", &out->allowlist);
   section.Bool("include_system_users", &out->includes_system_users);
 }

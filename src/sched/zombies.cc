@@ -11,7 +11,8 @@
 namespace tarmac::sched {
 
 bool ZombieTracker::IsExempt(const fleet::ProcessDetails& d) const {
-  if (std::find(policy_.allowlist.begin(), policy_.allowlist.end(), d.name) != policy_.allowlist.end()) return true;
+  if (std::find(policy_.allowlist.begin(), policy_.allowlist.end(), d.name) != policy_.allowlist.end())
+    return true;
   return !policy_.includes_system_users && d.uid >= 0 && d.uid < 1000;
 }
 
@@ -47,9 +48,10 @@ void ZombieTracker::Observe(const fleet::FleetView& fleet, std::chrono::steady_c
       e.lease_id = lease;
       e.memory_bytes = *p.process.used_memory_bytes;
       e.idle_for = std::chrono::duration_cast<std::chrono::seconds>(now - seen.idle_since);
-      e.why = fmt::format("holds {} at 0 % SM for {} s, {}{}", FormatBytes(e.memory_bytes), e.idle_for.count(),
-                          lease ? fmt::format("in lease {}", *lease) : std::string("outside any lease"),
-                          e.is_orphaned ? ", orphaned (its parent is gone)" : "");
+      e.why =
+          fmt::format("holds {} at 0 % SM for {} s, {}{}", FormatBytes(e.memory_bytes), e.idle_for.count(),
+                      lease ? fmt::format("in lease {}", *lease) : std::string("outside any lease"),
+                      e.is_orphaned ? ", orphaned (its parent is gone)" : "");
       still.emplace(key, std::move(seen));
     }
   }
@@ -62,8 +64,9 @@ std::vector<ZombieEvidence> ZombieTracker::Zombies() const {
   for (const auto& [key, seen] : idle_) {
     if (last_observed_ - seen.idle_since >= policy_.idle_for) zombies.push_back(seen.evidence);
   }
-  std::stable_sort(zombies.begin(), zombies.end(),
-                   [](const ZombieEvidence& a, const ZombieEvidence& b) { return a.memory_bytes > b.memory_bytes; });
+  std::stable_sort(zombies.begin(), zombies.end(), [](const ZombieEvidence& a, const ZombieEvidence& b) {
+    return a.memory_bytes > b.memory_bytes;
+  });
   return zombies;
 }
 

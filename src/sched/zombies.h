@@ -12,15 +12,14 @@
 #pragma once
 
 #include <chrono>
-#include <functional>
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "fleet/fleet_view.h"
 
@@ -30,7 +29,8 @@ struct ZombiePolicy {
   int64_t min_memory_bytes = int64_t{1} << 30;
   std::chrono::milliseconds idle_for = std::chrono::minutes(30);
   // Process names (comm) never reported.
-  std::vector<std::string> allowlist = {"Xorg", "nvidia-persistenced", "ollama", "tritonserver", "dcgm-exporter"};
+  std::vector<std::string> allowlist = {"Xorg", "nvidia-persistenced", "ollama", "tritonserver",
+                                        "dcgm-exporter"};
   bool includes_system_users = false;  // Users with uid under 1000 (and root).
 
   bool operator==(const ZombiePolicy&) const = default;
@@ -58,7 +58,8 @@ class ZombieTracker {
   explicit ZombieTracker(ZombiePolicy policy = ZombiePolicy()) : policy_(std::move(policy)) {}
 
   // The live lease `process` on `gpu` is part of; empty when none.
-  using LeaseOf = std::function<std::optional<int64_t>(const fleet::GpuView& gpu, const fleet::ProcessView& process)>;
+  using LeaseOf =
+      std::function<std::optional<int64_t>(const fleet::GpuView& gpu, const fleet::ProcessView& process)>;
 
   // Notes, for every GPU process, whether it holds memory at 0 % SM now
   // (under MIG: in an instance whose engine showed no activity, GPM), and

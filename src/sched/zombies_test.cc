@@ -36,9 +36,13 @@ ZombiePolicy Policy() {
 
 TEST(ZombieTrackerTest, MemoryHeldAtZeroSmLongEnoughIsAZombieWithEvidence) {
   ZombieTracker tracker(Policy());
-  tracker.Observe(Fleet({Process(10, 20 * testing::kBytesPerGiB, 0), Process(11, 20 * testing::kBytesPerGiB, 0.7)}), kZombieT0);
+  tracker.Observe(
+      Fleet({Process(10, 20 * testing::kBytesPerGiB, 0), Process(11, 20 * testing::kBytesPerGiB, 0.7)}),
+      kZombieT0);
   EXPECT_TRUE(tracker.Zombies().empty());  // Not idle long enough yet.
-  tracker.Observe(Fleet({Process(10, 20 * testing::kBytesPerGiB, 0), Process(11, 20 * testing::kBytesPerGiB, 0.7)}), kZombieT0 + minutes(10));
+  tracker.Observe(
+      Fleet({Process(10, 20 * testing::kBytesPerGiB, 0), Process(11, 20 * testing::kBytesPerGiB, 0.7)}),
+      kZombieT0 + minutes(10));
   std::vector<ZombieEvidence> z = tracker.Zombies();
   ASSERT_EQ(z.size(), 1u);  // The busy one is not.
   EXPECT_EQ(z[0].pid, 10);
@@ -63,16 +67,19 @@ TEST(ZombieTrackerTest, AnyComputeResetsTheClock) {
 
 TEST(ZombieTrackerTest, AReusedPidStartsAfresh) {
   ZombieTracker tracker(Policy());
-  tracker.Observe(Fleet({Process(10, 20 * testing::kBytesPerGiB, 0, 1001, "python", 4000, /*start=*/100)}), kZombieT0);
-  tracker.Observe(Fleet({Process(10, 20 * testing::kBytesPerGiB, 0, 1001, "python", 4000, /*start=*/900)}), kZombieT0 + minutes(15));
+  tracker.Observe(Fleet({Process(10, 20 * testing::kBytesPerGiB, 0, 1001, "python", 4000, /*start=*/100)}),
+                  kZombieT0);
+  tracker.Observe(Fleet({Process(10, 20 * testing::kBytesPerGiB, 0, 1001, "python", 4000, /*start=*/900)}),
+                  kZombieT0 + minutes(15));
   EXPECT_TRUE(tracker.Zombies().empty());  // Another process behind the same PID.
 }
 
 TEST(ZombieTrackerTest, SmallHoldersAllowlistedAndSystemProcessesAreLeftAlone) {
   ZombieTracker tracker(Policy());
-  std::vector<fleet::ProcessView> procs = {Process(10, testing::kBytesPerGiB / 2, 0), Process(11, 8 * testing::kBytesPerGiB, 0, 1001, "ollama"),
-                                             Process(12, 8 * testing::kBytesPerGiB, 0, 0, "python"),
-                                             Process(13, 8 * testing::kBytesPerGiB, 0, 1001, "python", /*parent=*/1)};
+  std::vector<fleet::ProcessView> procs = {
+      Process(10, testing::kBytesPerGiB / 2, 0), Process(11, 8 * testing::kBytesPerGiB, 0, 1001, "ollama"),
+      Process(12, 8 * testing::kBytesPerGiB, 0, 0, "python"),
+      Process(13, 8 * testing::kBytesPerGiB, 0, 1001, "python", /*parent=*/1)};
   procs[0].process.sm_utilization_ratio.reset();
   tracker.Observe(Fleet(procs), kZombieT0);
   tracker.Observe(Fleet(procs), kZombieT0 + minutes(30));

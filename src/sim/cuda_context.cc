@@ -9,15 +9,15 @@
 #include <string_view>
 
 #include "common/units.h"
-#include "sim/visible_devices.h"
 #include "nvidia/vendor_facts.h"
+#include "sim/visible_devices.h"
 
 namespace tarmac::sim {
 
 Result<CudaDevices> VisibleDevices(World& world) {
   const Scenario& scenario = world.scenario();
   std::shared_ptr<const WorldState> state = world.State();
-  std::vector<std::string> uuids;  // GPUs by index, then every MIG instance.
+  std::vector<std::string> uuids;                      // GPUs by index, then every MIG instance.
   std::vector<std::pair<int, std::string>> instances;  // (parent, MIG UUID) after the GPUs.
   for (const GpuSpec& g : scenario.gpus) uuids.push_back(g.uuid);
   for (size_t i = 0; i < state->gpus.size(); ++i) {
@@ -38,11 +38,13 @@ Result<CudaDevices> VisibleDevices(World& world) {
       continue;
     }
     const auto& [parent, uuid] = instances[i - gpu_count];
-    if (std::find(devices.gpus.begin(), devices.gpus.end(), parent) == devices.gpus.end()) devices.gpus.push_back(parent);
+    if (std::find(devices.gpus.begin(), devices.gpus.end(), parent) == devices.gpus.end())
+      devices.gpus.push_back(parent);
     devices.mig_uuids.push_back(uuid);
   }
   if (devices.gpus.empty()) {
-    return Status::FailedPrecondition("CUDA error: no CUDA-capable device is detected (check CUDA_VISIBLE_DEVICES)");
+    return Status::FailedPrecondition(
+        "CUDA error: no CUDA-capable device is detected (check CUDA_VISIBLE_DEVICES)");
   }
   return devices;
 }
@@ -56,8 +58,9 @@ Status CheckMemoryFits(const WorldState& state, const CudaDevices& devices, int6
     if (g.is_lost) return Status::FailedPrecondition(fmt::format("CUDA error: GPU {} is lost", gpu));
     if (!g.mig_instances.empty()) continue;
     if (bytes > g.memory_free_bytes) {
-      return Status::ResourceExhausted(fmt::format("CUDA error: out of memory on GPU {} ({} free, asked {})", gpu,
-                                                   FormatBytes(g.memory_free_bytes), FormatBytes(bytes)));
+      return Status::ResourceExhausted(fmt::format("CUDA error: out of memory on GPU {} ({} free, asked {})",
+                                                   gpu, FormatBytes(g.memory_free_bytes),
+                                                   FormatBytes(bytes)));
     }
   }
   for (const std::string& uuid : devices.mig_uuids) {
@@ -66,8 +69,9 @@ Status CheckMemoryFits(const WorldState& state, const CudaDevices& devices, int6
         if (m.spec->uuid != uuid) continue;
         int64_t free = m.spec->memory_total_bytes - m.memory_used_bytes;
         if (bytes > free) {
-          return Status::ResourceExhausted(fmt::format("CUDA error: out of memory on {} ({}: {} free, asked {})", uuid,
-                                                       m.spec->profile, FormatBytes(free), FormatBytes(bytes)));
+          return Status::ResourceExhausted(
+              fmt::format("CUDA error: out of memory on {} ({}: {} free, asked {})", uuid, m.spec->profile,
+                          FormatBytes(free), FormatBytes(bytes)));
         }
       }
     }

@@ -35,7 +35,7 @@ class ExitWatch {
   void Close();
 
   std::vector<pollfd> polls_;  // One per watched pidfd, asked for POLLIN.
-  bool is_gone_ = false;  // A pid had no process at Watch.
+  bool is_gone_ = false;       // A pid had no process at Watch.
 };
 
 }  // namespace tarmac::sim

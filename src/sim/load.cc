@@ -3,12 +3,12 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "common/enum_names.h"
@@ -34,7 +34,9 @@ constexpr std::pair<LoadPattern, const char*> kPatternNames[] = {
 
 const char* LoadPatternName(LoadPattern pattern) { return EnumName(kPatternNames, pattern); }
 
-bool ParseLoadPattern(std::string_view text, LoadPattern* pattern) { return ParseEnum(kPatternNames, text, pattern); }
+bool ParseLoadPattern(std::string_view text, LoadPattern* pattern) {
+  return ParseEnum(kPatternNames, text, pattern);
+}
 
 std::string EncodeLoad(const Load& load) {
   nlohmann::json j = {
@@ -118,14 +120,16 @@ Result<std::string> LoadRegistry::Register(const Load& load, int serial) const {
   if (::mkdir(loads_dir_.c_str(), 0755) != 0 && errno != EEXIST) {
     return Status::IOError(fmt::format("cannot create {}", loads_dir_), std::strerror(errno));
   }
-  std::string path = serial == 0 ? fmt::format("{}/{}-{}.json", loads_dir_, load.pid, load.start_ticks)
-                                 : fmt::format("{}/{}-{}-{}.json", loads_dir_, load.pid, load.start_ticks, serial);
+  std::string path = serial == 0
+                         ? fmt::format("{}/{}-{}.json", loads_dir_, load.pid, load.start_ticks)
+                         : fmt::format("{}/{}-{}-{}.json", loads_dir_, load.pid, load.start_ticks, serial);
   Status s = WriteLoad(path, load);
   if (!s.ok()) return s;
   return path;
 }
 
-Status LoadRegistry::End(const std::string& path, Load load, std::chrono::system_clock::time_point now) const {
+Status LoadRegistry::End(const std::string& path, Load load,
+                         std::chrono::system_clock::time_point now) const {
   load.ended_at = now;
   return WriteLoad(path, load);
 }

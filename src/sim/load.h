@@ -38,7 +38,7 @@ struct Load {
   // The MIG instances it runs on (their UUIDs), on the GPUs of `gpus` in
   // MIG mode; on such a GPU a load uses only these.
   std::vector<std::string> mig_uuids;
-  int64_t memory_bytes = 0;  // Per GPU (per instance under MIG).
+  int64_t memory_bytes = 0;      // Per GPU (per instance under MIG).
   double utilization_ratio = 0;  // 0..1, the pattern's peak.
   double tensor_ratio = 0;       // 0..1: share of its busy time in tensor pipes.
   LoadPattern pattern = LoadPattern::kSteady;

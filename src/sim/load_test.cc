@@ -41,7 +41,9 @@ TEST(LoadTest, MalformedFilesAreCorruption) {
   EXPECT_EQ(DecodeLoad("{", "f").status().code(), StatusCode::kCorruption);
   EXPECT_FALSE(DecodeLoad(R"({"pid": -1})", "f").ok());
   EXPECT_FALSE(DecodeLoad(R"({"pid":1,"start_ticks":1,"memory_bytes":1,"started_at_ns":1,
-      "utilization_ratio":2,"pattern":"steady","gpus":[0]})", "f").ok());
+      "utilization_ratio":2,"pattern":"steady","gpus":[0]})",
+                          "f")
+                   .ok());
 }
 
 TEST(LoadTest, OwnProcessIsAliveAndDeadPidIsNot) {

@@ -2,10 +2,9 @@
 #include "sim/mig_journal.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <fmt/format.h>
 
 #include <cerrno>
 #include <charconv>
@@ -36,7 +35,8 @@ Status AppendMigLayout(const std::string& dir, std::chrono::milliseconds at, int
                        const std::vector<MigInstanceSpec>& layout) {
   std::string instances;
   for (const MigInstanceSpec& m : layout) {
-    instances += fmt::format("{}{}:{}:{}", instances.empty() ? "" : ",", m.profile, m.gpu_instance_id, m.generation);
+    instances +=
+        fmt::format("{}{}:{}:{}", instances.empty() ? "" : ",", m.profile, m.gpu_instance_id, m.generation);
   }
   std::string line = fmt::format("{} {} {}\n", at.count(), gpu, instances.empty() ? "-" : instances);
   std::string path = JournalPath(dir);
@@ -47,7 +47,8 @@ Status AppendMigLayout(const std::string& dir, std::chrono::milliseconds at, int
   int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
   if (fd < 0) return Status::IOError(fmt::format("cannot open {}", path), std::strerror(errno));
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<size_t>(st.st_size) + line.size() > kMaxJournalBytes) {
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+      static_cast<size_t>(st.st_size) + line.size() > kMaxJournalBytes) {
     ::close(fd);
     return Status::IOError(fmt::format("{}: not a regular file of its world, or full", path));
   }
@@ -72,7 +73,8 @@ Result<std::vector<Fault>> ReadMigLayouts(const std::string& dir, const Scenario
   return ParseMigLayouts(text.value(), path, scenario);
 }
 
-Result<std::vector<Fault>> ParseMigLayouts(std::string_view text, const std::string& name, const Scenario& scenario) {
+Result<std::vector<Fault>> ParseMigLayouts(std::string_view text, const std::string& name,
+                                           const Scenario& scenario) {
   std::vector<Fault> out;
   std::istringstream in{std::string(text)};
   int number = 0;
@@ -101,7 +103,8 @@ Result<std::vector<Fault>> ParseMigLayouts(std::string_view text, const std::str
         int id = 0;
         int64_t generation = 0;
         MigInstanceSpec m;
-        if (parts.size() != 3 || !ParseNumber(parts[1], &id) || id < 0 || id > 7 || !ParseNumber(parts[2], &generation) ||
+        if (parts.size() != 3 || !ParseNumber(parts[1], &id) || id < 0 || id > 7 ||
+            !ParseNumber(parts[2], &generation) ||
             !MakeMigInstance(scenario.gpus[static_cast<size_t>(f.gpu)], parts[0], id, generation, &m)) {
           return bad(fmt::format("bad instance '{}'", item));
         }

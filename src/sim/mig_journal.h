@@ -35,7 +35,8 @@ Status AppendMigLayout(const std::string& dir, std::chrono::milliseconds at, int
 Result<std::vector<Fault>> ReadMigLayouts(const std::string& dir, const Scenario& scenario);
 
 // The same from the journal's `text`, `name` in messages.
-Result<std::vector<Fault>> ParseMigLayouts(std::string_view text, const std::string& name, const Scenario& scenario);
+Result<std::vector<Fault>> ParseMigLayouts(std::string_view text, const std::string& name,
+                                           const Scenario& scenario);
 
 // Its size in bytes (0 when absent): a change is a longer journal.
 int64_t MigJournalSize(const std::string& dir);

@@ -5,7 +5,6 @@
 #include "sim/mig_journal.h"
 
 #include <gtest/gtest.h>
-
 #include <sys/stat.h>
 #include <unistd.h>
 

@@ -24,11 +24,12 @@ bool MakeMigInstance(const GpuSpec& gpu, const std::string& profile, int gpu_ins
   m.compute_instance_id = 0;
   m.generation = generation;
   // Whole MiB, as the driver reports instance memory.
-  m.memory_total_bytes = gpu.memory_total_bytes / nvidia::kMigMemorySlices * p->memory_slices / (1 << 20) * (1 << 20);
+  m.memory_total_bytes =
+      gpu.memory_total_bytes / nvidia::kMigMemorySlices * p->memory_slices / (1 << 20) * (1 << 20);
   uint64_t a = std::hash<std::string>{}(fmt::format("{}/{}/{}", gpu.uuid, generation, m.gpu_instance_id));
   uint64_t b = std::hash<std::string>{}(fmt::format("{}:{}", a, gpu.uuid));
-  m.uuid = fmt::format("MIG-{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", a >> 32, (a >> 16) & 0xffff, a & 0xffff, b >> 48,
-                       b & 0xffffffffffffULL);
+  m.uuid = fmt::format("MIG-{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", a >> 32, (a >> 16) & 0xffff, a & 0xffff,
+                       b >> 48, b & 0xffffffffffffULL);
   *instance = std::move(m);
   return true;
 }
@@ -36,7 +37,8 @@ bool MakeMigInstance(const GpuSpec& gpu, const std::string& profile, int gpu_ins
 std::string MakeMigInstances(const GpuSpec& gpu, const std::vector<std::string>& layout, int64_t generation,
                              std::vector<MigInstanceSpec>* instances) {
   instances->clear();
-  if (std::string bad = nvidia::CheckMigLayout(gpu.model, gpu.memory_total_bytes, layout); !bad.empty()) return bad;
+  if (std::string bad = nvidia::CheckMigLayout(gpu.model, gpu.memory_total_bytes, layout); !bad.empty())
+    return bad;
   int next_id = 1;
   for (const std::string& name : layout) {
     MigInstanceSpec m;

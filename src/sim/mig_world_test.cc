@@ -6,8 +6,8 @@
 
 #include "nvidia/mig_profiles.h"
 #include "sim/scenario_parser.h"
-#include "testutil/scenario_error.h"
 #include "sim/world_model.h"
+#include "testutil/scenario_error.h"
 
 namespace tarmac::sim {
 namespace {
@@ -28,19 +28,23 @@ TEST(MigProfilesTest, LayoutsFitOrSayWhyNot) {
   EXPECT_EQ(nvidia::CheckMigLayout(h100, gib80, {"1g.20gb", "1g.20gb", "1g.20gb", "1g.20gb"}), "");
   EXPECT_EQ(nvidia::CheckMigLayout(h100, gib80, std::vector<std::string>(8, "1g.10gb")),
             "at most 7 instances of 1g.10gb fit one GPU");
-  EXPECT_EQ(nvidia::CheckMigLayout(h100, gib80, {"4g.40gb", "4g.40gb"}), "at most 1 instance of 4g.40gb fit one GPU");
+  EXPECT_EQ(nvidia::CheckMigLayout(h100, gib80, {"4g.40gb", "4g.40gb"}),
+            "at most 1 instance of 4g.40gb fit one GPU");
   EXPECT_EQ(nvidia::CheckMigLayout(h100, gib80, {"7g.80gb", "1g.10gb"}),
             "the instances need 8 compute slices at 1g.10gb; a GPU has 7");
   EXPECT_EQ(nvidia::CheckMigLayout(h100, gib80, {"3g.40gb", "3g.40gb", "1g.10gb"}),
             "the instances need 9 memory slices at 1g.10gb; a GPU has 8");
   // A100 40GB has its own profiles; an 80GB one's are unknown there.
-  EXPECT_EQ(nvidia::CheckMigLayout("NVIDIA A100-SXM4-40GB", int64_t{40} << 30, std::vector<std::string>(7, "1g.5gb")), "");
-  EXPECT_NE(nvidia::CheckMigLayout("NVIDIA A100-SXM4-40GB", int64_t{40} << 30, {"1g.10gb", "1g.10gb", "1g.10gb",
-                                                                               "1g.10gb", "1g.10gb"}),
+  EXPECT_EQ(nvidia::CheckMigLayout("NVIDIA A100-SXM4-40GB", int64_t{40} << 30,
+                                   std::vector<std::string>(7, "1g.5gb")),
             "");
-  EXPECT_EQ(nvidia::CheckMigLayout("NVIDIA A100-SXM4-40GB", int64_t{40} << 30, {"3g.40gb"}),
-            "no MIG profile '3g.40gb' on NVIDIA A100-SXM4-40GB (its profiles: 1g.5gb, 1g.10gb, 2g.10gb, 3g.20gb, "
-            "4g.20gb, 7g.40gb)");
+  EXPECT_NE(nvidia::CheckMigLayout("NVIDIA A100-SXM4-40GB", int64_t{40} << 30,
+                                   {"1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb", "1g.10gb"}),
+            "");
+  EXPECT_EQ(
+      nvidia::CheckMigLayout("NVIDIA A100-SXM4-40GB", int64_t{40} << 30, {"3g.40gb"}),
+      "no MIG profile '3g.40gb' on NVIDIA A100-SXM4-40GB (its profiles: 1g.5gb, 1g.10gb, 2g.10gb, 3g.20gb, "
+      "4g.20gb, 7g.40gb)");
   EXPECT_EQ(nvidia::CheckMigLayout("NVIDIA L4", int64_t{24} << 30, {"1g.6gb"}), "NVIDIA L4 has no MIG");
   EXPECT_TRUE(nvidia::IsMigProfileName("1g.10gb"));
   EXPECT_TRUE(nvidia::IsMigProfileName("7g.141gb"));
@@ -83,21 +87,25 @@ mig_layout = ["7g.80gb"]
 }
 
 TEST(MigWorldTest, ImpossibleLayoutsAreRefusedWithTheLine) {
-  EXPECT_EQ(ScenarioErrorOf("[[gpu]]\nmodel = \"NVIDIA H100 80GB HBM3\"\nmig_layout = [\"4g.40gb\", \"4g.40gb\"]\n"),
+  EXPECT_EQ(ScenarioErrorOf(
+                "[[gpu]]\nmodel = \"NVIDIA H100 80GB HBM3\"\nmig_layout = [\"4g.40gb\", \"4g.40gb\"]\n"),
             "lab.toml:1: key 'gpu[0].mig_layout': at most 1 instance of 4g.40gb fit one GPU");
-  EXPECT_EQ(ScenarioErrorOf("[[gpu]]\nmodel = \"NVIDIA H100 80GB HBM3\"\nmig_layout = [\"2g.7gb\"]\n"),
-            "lab.toml:1: key 'gpu[0].mig_layout': no MIG profile '2g.7gb' on NVIDIA H100 80GB HBM3 (its profiles: "
-            "1g.10gb, 1g.20gb, 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb)");
+  EXPECT_EQ(
+      ScenarioErrorOf("[[gpu]]\nmodel = \"NVIDIA H100 80GB HBM3\"\nmig_layout = [\"2g.7gb\"]\n"),
+      "lab.toml:1: key 'gpu[0].mig_layout': no MIG profile '2g.7gb' on NVIDIA H100 80GB HBM3 (its profiles: "
+      "1g.10gb, 1g.20gb, 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb)");
   EXPECT_EQ(ScenarioErrorOf("[[gpu]]\nmodel = \"NVIDIA L40S\"\nmig_layout = [\"1g.10gb\"]\n"),
             "lab.toml:1: key 'gpu[0].mig_layout': NVIDIA L40S has no MIG");
   EXPECT_EQ(ScenarioErrorOf("[[gpu]]\nmig_layout = \"1g.10gb\"\n"),
             "lab.toml:2: key 'gpu[0].mig_layout': expected an array of strings");
-  EXPECT_EQ(ScenarioErrorOf("[[gpu]]\n[[fault]]\nkind = \"mig_reconfigure\"\ngpu = 0\nmig_layout = [\"1g.10gb\"]\n"),
+  EXPECT_EQ(ScenarioErrorOf(
+                "[[gpu]]\n[[fault]]\nkind = \"mig_reconfigure\"\ngpu = 0\nmig_layout = [\"1g.10gb\"]\n"),
             "lab.toml:2: key 'fault[0].gpu': gpu 0 is not in MIG mode (set mig_layout on it)");
   EXPECT_EQ(ScenarioErrorOf("[[gpu]]\nmig_layout = []\n[[fault]]\nkind = \"mig_reconfigure\"\ngpu = 0\n"),
             "lab.toml:3: key 'fault[0].mig_layout': a mig_reconfigure fault needs mig_layout");
-  EXPECT_EQ(ScenarioErrorOf("[[gpu]]\n[[fault]]\nkind = \"xid\"\nxid = 13\ngpu = 0\nmig_layout = [\"1g.10gb\"]\n"),
-            "lab.toml:2: key 'fault[0].mig_layout': only a mig_reconfigure fault takes mig_layout");
+  EXPECT_EQ(
+      ScenarioErrorOf("[[gpu]]\n[[fault]]\nkind = \"xid\"\nxid = 13\ngpu = 0\nmig_layout = [\"1g.10gb\"]\n"),
+      "lab.toml:2: key 'fault[0].mig_layout': only a mig_reconfigure fault takes mig_layout");
 }
 
 Load InInstance(int64_t pid, int gpu, const std::string& mig_uuid, double util, int64_t memory_gib) {
@@ -144,8 +152,10 @@ mig_layout = ["3g.40gb", "1g.10gb", "1g.10gb"]
   EXPECT_EQ(g.processes[2].gpu_instance_id, mig[0].gpu_instance_id);
   EXPECT_EQ(g.memory_used_bytes, int64_t{38} << 30);
   // Per-instance engine activity; the whole GPU weighs each by its slices.
-  EngineActivity one = EngineActivityAt(s, 0, loads, kMigEpoch, kMigEpoch + seconds(10), mig[1].gpu_instance_id);
-  EngineActivity empty = EngineActivityAt(s, 0, loads, kMigEpoch, kMigEpoch + seconds(10), mig[2].gpu_instance_id);
+  EngineActivity one =
+      EngineActivityAt(s, 0, loads, kMigEpoch, kMigEpoch + seconds(10), mig[1].gpu_instance_id);
+  EngineActivity empty =
+      EngineActivityAt(s, 0, loads, kMigEpoch, kMigEpoch + seconds(10), mig[2].gpu_instance_id);
   EngineActivity all = EngineActivityAt(s, 0, loads, kMigEpoch, kMigEpoch + seconds(10));
   EXPECT_NEAR(one.graphics, 1.0, 1e-9);
   EXPECT_EQ(empty.graphics, 0);

@@ -18,9 +18,20 @@ namespace tarmac::sim {
 // report NOT_SUPPORTED for them, as a real driver does on boards that lack
 // the sensor.
 inline constexpr const char* kOptionalFields[] = {
-    "serial", "fan", "power", "energy", "temperature", "ecc", "remapped_rows",
-    "pcie_counters", "process_utilization", "clock_event_reasons",
-    "performance_state", "utilization", "numa_node", "gpm",
+    "serial",
+    "fan",
+    "power",
+    "energy",
+    "temperature",
+    "ecc",
+    "remapped_rows",
+    "pcie_counters",
+    "process_utilization",
+    "clock_event_reasons",
+    "performance_state",
+    "utilization",
+    "numa_node",
+    "gpm",
 };
 
 // One MIG instance of a layout (a GPU instance with one compute instance
@@ -76,7 +87,7 @@ struct GpuSpec {
   // NVLink links the GPU has (-1: by model: 18 on H100/H200 SXM, 12 on
   // A100 SXM, else one per peer). Link i joins nvlink_peers[i % peers].
   int nvlink_link_count = -1;
-  bool has_no_permission = false;  // Opening the device is refused.
+  bool has_no_permission = false;     // Opening the device is refused.
   std::set<std::string> unsupported;  // Names from kOptionalFields.
 
   bool Supports(const std::string& field) const { return unsupported.count(field) == 0; }
@@ -106,18 +117,18 @@ const char* FaultKindName(FaultKind kind);
 
 struct Fault {
   FaultKind kind = FaultKind::kXid;
-  std::chrono::milliseconds at{0};                // Since the world's epoch.
+  std::chrono::milliseconds at{0};                 // Since the world's epoch.
   std::optional<std::chrono::milliseconds> until;  // End, for throttles.
-  int gpu = -1;                                   // -1: every GPU / machine-wide.
+  int gpu = -1;                                    // -1: every GPU / machine-wide.
   int64_t xid = 0;
   int64_t count = 1;
   bool is_uncorrected = false;  // For ECC errors.
   int pcie_width = 8;
-  int link = 0;                    // For nvlink faults.
+  int link = 0;                      // For nvlink faults.
   std::string nvlink_error = "crc";  // crc, replay, recovery.
   double power_limit_watts = 0;
   std::vector<MigInstanceSpec> mig_instances;  // For mig_reconfigure.
-  int line = 0;  // Source line, for messages.
+  int line = 0;                                // Source line, for messages.
 };
 
 struct Scenario {
@@ -141,6 +152,7 @@ struct Scenario {
 
 // The MIG instances of `gpu` at timeline time `t` (the last mig_reconfigure
 // fault at or before `t`, else the spec's).
-const std::vector<MigInstanceSpec>& MigInstancesAt(const Scenario& scenario, int gpu, std::chrono::milliseconds t);
+const std::vector<MigInstanceSpec>& MigInstancesAt(const Scenario& scenario, int gpu,
+                                                   std::chrono::milliseconds t);
 
 }  // namespace tarmac::sim

@@ -7,15 +7,15 @@
 #include "sim/scenario_parser.h"
 
 #include <fmt/format.h>
+#include <toml++/toml.h>
 
 #include <algorithm>
 #include <optional>
-#include <toml++/toml.h>
 
 #include "common/proc_files.h"
+#include "common/toml_reader.h"
 #include "common/toml_text.h"
 #include "common/units.h"
-#include "common/toml_reader.h"
 #include "nvidia/gpu_models.h"
 #include "sim/mig_layout.h"
 
@@ -35,8 +35,8 @@ uint64_t Mix(uint64_t x) {
 std::string DerivedUuid(uint64_t seed, int index) {
   uint64_t a = Mix(seed * 1000003 + static_cast<uint64_t>(index));
   uint64_t b = Mix(a);
-  return fmt::format("GPU-{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", a >> 32, (a >> 16) & 0xffff,
-                     a & 0xffff, b >> 48, b & 0xffffffffffffULL);
+  return fmt::format("GPU-{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", a >> 32, (a >> 16) & 0xffff, a & 0xffff,
+                     b >> 48, b & 0xffffffffffffULL);
 }
 
 int DerivedPciBus(int index) {
@@ -125,8 +125,7 @@ void ParseGpu(const toml::table& table, int table_index, Scenario* s, Errors* er
       is_nvlink_all = true;
     } else if (n->is_array()) {
       for (const toml::node& peer : *n->as_array()) {
-        if (!peer.is_integer() || peer.as_integer()->get() < 0 ||
-            peer.as_integer()->get() >= kMaxGpus) {
+        if (!peer.is_integer() || peer.as_integer()->get() < 0 || peer.as_integer()->get() >= kMaxGpus) {
           r.Fail(peer, "nvlink", "expected GPU indices");
           break;
         }
@@ -175,11 +174,11 @@ void ParseGpu(const toml::table& table, int table_index, Scenario* s, Errors* er
     GpuSpec gpu = spec;
     gpu.index = static_cast<int>(s->gpus.size());
     gpu.uuid = uuid.empty() ? DerivedUuid(s->seed, gpu.index) : uuid;
-    gpu.serial = serial.empty() ? fmt::format("16549{:08d}", Mix(s->seed + gpu.index) % 100000000)
-                                : serial;
+    gpu.serial = serial.empty() ? fmt::format("16549{:08d}", Mix(s->seed + gpu.index) % 100000000) : serial;
     gpu.pci_bus = pci_bus >= 0 ? pci_bus : DerivedPciBus(gpu.index);
     if (is_nvlink_all) nvlink_all->emplace_back(gpu.index, line);
-    if (std::string bad = MakeMigInstances(gpu, mig_layout, 0, &gpu.mig_instances); has_mig_layout && !bad.empty()) {
+    if (std::string bad = MakeMigInstances(gpu, mig_layout, 0, &gpu.mig_instances);
+        has_mig_layout && !bad.empty()) {
       errors->Add(line, r.Key("mig_layout"), bad);
       return;
     }
@@ -263,12 +262,15 @@ void ParseFault(const toml::table& table, int table_index, Scenario* s, Errors* 
     return errors->Add(f.line, r.Key("nvlink_error"), "expected \"crc\", \"replay\" or \"recovery\"");
   }
   if (f.kind == FaultKind::kMigReconfigure) {
-    if (!has_mig_layout) return errors->Add(f.line, r.Key("mig_layout"), "a mig_reconfigure fault needs mig_layout");
+    if (!has_mig_layout)
+      return errors->Add(f.line, r.Key("mig_layout"), "a mig_reconfigure fault needs mig_layout");
     const GpuSpec& gpu = s->gpus[static_cast<size_t>(f.gpu)];
     if (!gpu.is_mig_enabled) {
-      return errors->Add(f.line, r.Key("gpu"), fmt::format("gpu {} is not in MIG mode (set mig_layout on it)", f.gpu));
+      return errors->Add(f.line, r.Key("gpu"),
+                         fmt::format("gpu {} is not in MIG mode (set mig_layout on it)", f.gpu));
     }
-    if (std::string bad = MakeMigInstances(gpu, mig_layout, table_index + 1, &f.mig_instances); !bad.empty()) {
+    if (std::string bad = MakeMigInstances(gpu, mig_layout, table_index + 1, &f.mig_instances);
+        !bad.empty()) {
       return errors->Add(f.line, r.Key("mig_layout"), bad);
     }
   } else if (has_mig_layout) {
@@ -287,7 +289,8 @@ int NvlinkLinkCount(const GpuSpec& spec) {
   return by_model > 0 ? by_model : static_cast<int>(spec.nvlink_peers.size());
 }
 
-const std::vector<MigInstanceSpec>& MigInstancesAt(const Scenario& scenario, int gpu, std::chrono::milliseconds t) {
+const std::vector<MigInstanceSpec>& MigInstancesAt(const Scenario& scenario, int gpu,
+                                                   std::chrono::milliseconds t) {
   const std::vector<MigInstanceSpec>* now = &scenario.gpus[static_cast<size_t>(gpu)].mig_instances;
   for (const Fault& f : scenario.faults) {
     if (f.at > t) break;
@@ -298,19 +301,32 @@ const std::vector<MigInstanceSpec>& MigInstancesAt(const Scenario& scenario, int
 
 const char* FaultKindName(FaultKind kind) {
   switch (kind) {
-    case FaultKind::kThermalThrottle: return "thermal_throttle";
-    case FaultKind::kPowerThrottle: return "power_throttle";
-    case FaultKind::kPcieDowntrain: return "pcie_downtrain";
-    case FaultKind::kEccError: return "ecc_error";
-    case FaultKind::kXid: return "xid";
-    case FaultKind::kFallOffBus: return "fall_off_bus";
-    case FaultKind::kDriverUnloaded: return "driver_unloaded";
-    case FaultKind::kDriverLoaded: return "driver_loaded";
-    case FaultKind::kNvmlHang: return "nvml_hang";
-    case FaultKind::kNvlinkDown: return "nvlink_down";
-    case FaultKind::kNvlinkErrors: return "nvlink_errors";
-    case FaultKind::kPcieReplay: return "pcie_replay";
-    case FaultKind::kMigReconfigure: return "mig_reconfigure";
+    case FaultKind::kThermalThrottle:
+      return "thermal_throttle";
+    case FaultKind::kPowerThrottle:
+      return "power_throttle";
+    case FaultKind::kPcieDowntrain:
+      return "pcie_downtrain";
+    case FaultKind::kEccError:
+      return "ecc_error";
+    case FaultKind::kXid:
+      return "xid";
+    case FaultKind::kFallOffBus:
+      return "fall_off_bus";
+    case FaultKind::kDriverUnloaded:
+      return "driver_unloaded";
+    case FaultKind::kDriverLoaded:
+      return "driver_loaded";
+    case FaultKind::kNvmlHang:
+      return "nvml_hang";
+    case FaultKind::kNvlinkDown:
+      return "nvlink_down";
+    case FaultKind::kNvlinkErrors:
+      return "nvlink_errors";
+    case FaultKind::kPcieReplay:
+      return "pcie_replay";
+    case FaultKind::kMigReconfigure:
+      return "mig_reconfigure";
   }
   return "xid";
 }
@@ -367,9 +383,9 @@ Result<Scenario> ParseScenario(std::string_view text, std::string_view source_na
   for (GpuSpec& g : s.gpus) {
     for (int peer : g.nvlink_peers) {
       if (peer >= static_cast<int>(s.gpus.size()) || peer == g.index) {
-        return Status::InvalidArgument(fmt::format(
-            "{}: key 'nvlink': GPU {} names peer {}, which is not another GPU of the scenario",
-            source_name, g.index, peer));
+        return Status::InvalidArgument(
+            fmt::format("{}: key 'nvlink': GPU {} names peer {}, which is not another GPU of the scenario",
+                        source_name, g.index, peer));
       }
     }
   }
@@ -381,16 +397,15 @@ Result<Scenario> ParseScenario(std::string_view text, std::string_view source_na
   }
   for (GpuSpec& g : s.gpus) {
     std::sort(g.nvlink_peers.begin(), g.nvlink_peers.end());
-    g.nvlink_peers.erase(std::unique(g.nvlink_peers.begin(), g.nvlink_peers.end()),
-                         g.nvlink_peers.end());
+    g.nvlink_peers.erase(std::unique(g.nvlink_peers.begin(), g.nvlink_peers.end()), g.nvlink_peers.end());
   }
   // NVLink faults name a link the GPU has (known once the peers are).
   for (const Fault& f : s.faults) {
     if (f.kind != FaultKind::kNvlinkDown && f.kind != FaultKind::kNvlinkErrors) continue;
     int links = NvlinkLinkCount(s.gpus[static_cast<size_t>(f.gpu)]);
     if (f.link >= links) {
-      return Status::InvalidArgument(fmt::format("{}:{}: key 'fault.link': gpu {} has {} NVLink link{}", source_name,
-                                                 f.line, f.gpu, links, links == 1 ? "" : "s"));
+      return Status::InvalidArgument(fmt::format("{}:{}: key 'fault.link': gpu {} has {} NVLink link{}",
+                                                 source_name, f.line, f.gpu, links, links == 1 ? "" : "s"));
     }
   }
   std::stable_sort(s.faults.begin(), s.faults.end(),
@@ -400,7 +415,8 @@ Result<Scenario> ParseScenario(std::string_view text, std::string_view source_na
 
 Result<Scenario> LoadScenario(const std::string& path) {
   std::string text;
-  if (!ReadOperatorFile(path, &text, kMaxFileBytes)) return Status::NotFound("cannot open scenario file", path);
+  if (!ReadOperatorFile(path, &text, kMaxFileBytes))
+    return Status::NotFound("cannot open scenario file", path);
   Result<Scenario> s = ParseScenario(text, path);
   if (s.ok()) s.value().path = path;
   return s;

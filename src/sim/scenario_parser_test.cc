@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sim/scenario_parser.h"
-#include "testutil/scenario_error.h"
 
 #include <gtest/gtest.h>
+
+#include "testutil/scenario_error.h"
 
 namespace tarmac::sim {
 namespace {
@@ -108,30 +109,42 @@ TEST(ScenarioParserTest, BadSizeNamesTheKeyAndValue) {
 
 TEST(ScenarioParserTest, RejectsMeaninglessValues) {
   EXPECT_NE(ScenarioErrorOf("[[gpu]]\npcie_width = 0\n").find("gpu[0].pcie_width"), std::string::npos);
-  EXPECT_NE(ScenarioErrorOf("[[gpu]]\npower_idle_w = 900\npower_max_w = 700\n").find("power_idle_w"), std::string::npos);
+  EXPECT_NE(ScenarioErrorOf("[[gpu]]\npower_idle_w = 900\npower_max_w = 700\n").find("power_idle_w"),
+            std::string::npos);
   EXPECT_NE(ScenarioErrorOf("[[gpu]]\ncount = 2\nuuid = \"GPU-x\"\n").find("count = 1"), std::string::npos);
-  EXPECT_NE(ScenarioErrorOf("[[gpu]]\nunsupported = [\"warp_drive\"]\n").find("unknown field"), std::string::npos);
+  EXPECT_NE(ScenarioErrorOf("[[gpu]]\nunsupported = [\"warp_drive\"]\n").find("unknown field"),
+            std::string::npos);
   EXPECT_NE(ScenarioErrorOf("[[gpu]]\nnvlink = [0]\n").find("not another GPU"), std::string::npos);
   EXPECT_NE(ScenarioErrorOf("name = \"x\"\n").find("at least one [[gpu]]"), std::string::npos);
 }
 
 TEST(ScenarioParserTest, RejectsBadFaults) {
-  EXPECT_EQ(ScenarioErrorOf("[[gpu]]\n[[fault]]\nkind = \"meteor\"\ngpu = 0\n").rfind("lab.toml:2: key 'fault[0].kind'", 0), 0u);
-  EXPECT_NE(ScenarioErrorOf("[[gpu]]\n[[fault]]\nkind = \"xid\"\ngpu = 3\nxid = 13\n").find("no GPU 3"), std::string::npos);
-  EXPECT_NE(ScenarioErrorOf("[[gpu]]\n[[fault]]\nkind = \"xid\"\ngpu = 0\n").find("needs an xid"), std::string::npos);
-  EXPECT_NE(ScenarioErrorOf("[[gpu]]\n[[fault]]\nkind = \"thermal_throttle\"\n").find("needs a gpu"), std::string::npos);
-  EXPECT_NE(ScenarioErrorOf("[[gpu]]\n[[fault]]\nkind = \"thermal_throttle\"\ngpu = 0\nat = \"5m\"\nuntil = \"1m\"\n")
+  EXPECT_EQ(ScenarioErrorOf("[[gpu]]\n[[fault]]\nkind = \"meteor\"\ngpu = 0\n")
+                .rfind("lab.toml:2: key 'fault[0].kind'", 0),
+            0u);
+  EXPECT_NE(ScenarioErrorOf("[[gpu]]\n[[fault]]\nkind = \"xid\"\ngpu = 3\nxid = 13\n").find("no GPU 3"),
+            std::string::npos);
+  EXPECT_NE(ScenarioErrorOf("[[gpu]]\n[[fault]]\nkind = \"xid\"\ngpu = 0\n").find("needs an xid"),
+            std::string::npos);
+  EXPECT_NE(ScenarioErrorOf("[[gpu]]\n[[fault]]\nkind = \"thermal_throttle\"\n").find("needs a gpu"),
+            std::string::npos);
+  EXPECT_NE(ScenarioErrorOf(
+                "[[gpu]]\n[[fault]]\nkind = \"thermal_throttle\"\ngpu = 0\nat = \"5m\"\nuntil = \"1m\"\n")
                 .find("later than"),
             std::string::npos);
   // NVLink faults: a link the GPU has, and a kind of error there is.
-  EXPECT_EQ(ScenarioErrorOf("[[gpu]]\ncount = 2\nnvlink = \"all\"\n[[fault]]\nkind = \"nvlink_down\"\ngpu = 0\nlink = 18\n"),
-            "lab.toml:4: key 'fault.link': gpu 0 has 18 NVLink links");
-  EXPECT_NE(ScenarioErrorOf("[[gpu]]\n[[fault]]\nkind = \"nvlink_down\"\ngpu = 0\n").find("gpu 0 has 0 NVLink links"),
+  EXPECT_EQ(
+      ScenarioErrorOf(
+          "[[gpu]]\ncount = 2\nnvlink = \"all\"\n[[fault]]\nkind = \"nvlink_down\"\ngpu = 0\nlink = 18\n"),
+      "lab.toml:4: key 'fault.link': gpu 0 has 18 NVLink links");
+  EXPECT_NE(ScenarioErrorOf("[[gpu]]\n[[fault]]\nkind = \"nvlink_down\"\ngpu = 0\n")
+                .find("gpu 0 has 0 NVLink links"),
             std::string::npos);
-  EXPECT_NE(ScenarioErrorOf("[[gpu]]\ncount = 2\nnvlink = \"all\"\n[[fault]]\nkind = \"nvlink_errors\"\ngpu = 0\n"
-                    "nvlink_error = \"sparks\"\n")
-                .find("expected \"crc\", \"replay\" or \"recovery\""),
-            std::string::npos);
+  EXPECT_NE(
+      ScenarioErrorOf("[[gpu]]\ncount = 2\nnvlink = \"all\"\n[[fault]]\nkind = \"nvlink_errors\"\ngpu = 0\n"
+                      "nvlink_error = \"sparks\"\n")
+          .find("expected \"crc\", \"replay\" or \"recovery\""),
+      std::string::npos);
 }
 
 TEST(ScenarioParserTest, NvlinkLinkCountsFollowTheModel) {

@@ -2,6 +2,7 @@
 #include "sim/world.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,7 +11,6 @@
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
-#include <fmt/format.h>
 
 #include "common/fs.h"
 #include "sim/mig_journal.h"
@@ -65,8 +65,8 @@ Status ResolveWorldOptions(WorldOptions* options) {
   }
   if (options->dir.empty()) {
     const char* env = std::getenv("TARMAC_SIM_DIR");
-    options->dir = (env != nullptr && *env != '\0') ? std::string(env)
-                                                    : fmt::format("/tmp/tarmac-sim-{}", ::getuid());
+    options->dir =
+        (env != nullptr && *env != '\0') ? std::string(env) : fmt::format("/tmp/tarmac-sim-{}", ::getuid());
   }
   if (!options->now) {
     const char* env = std::getenv("TARMAC_SIM_NOW");
@@ -77,8 +77,8 @@ Status ResolveWorldOptions(WorldOptions* options) {
       if (ec != std::errc() || ptr != text.data() + text.size() || seconds < 0) {
         return Status::InvalidArgument("TARMAC_SIM_NOW: expected Unix seconds", text);
       }
-      options->now = system_clock::time_point(std::chrono::duration_cast<system_clock::duration>(
-          std::chrono::duration<double>(seconds)));
+      options->now = system_clock::time_point(
+          std::chrono::duration_cast<system_clock::duration>(std::chrono::duration<double>(seconds)));
     }
   }
   return Status::OK();
@@ -106,8 +106,8 @@ Result<std::unique_ptr<World>> World::Open(WorldOptions options, Clock* clock) {
   return world;
 }
 
-World::World(Scenario scenario, std::string dir, system_clock::time_point epoch,
-             WorldOptions options, Clock* clock)
+World::World(Scenario scenario, std::string dir, system_clock::time_point epoch, WorldOptions options,
+             Clock* clock)
     : scenario_(std::move(scenario)),
       dir_(std::move(dir)),
       epoch_(epoch),
@@ -201,8 +201,8 @@ EngineActivity World::MeanEngineActivity(int gpu, system_clock::time_point from,
   return mean;
 }
 
-std::vector<std::pair<system_clock::time_point, int>> World::UtilizationHistory(
-    int gpu, std::chrono::seconds window) {
+std::vector<std::pair<system_clock::time_point, int>> World::UtilizationHistory(int gpu,
+                                                                                std::chrono::seconds window) {
   std::shared_ptr<const WorldState> state = State();  // Refreshes the loads.
   MutexLock lock(&mu_);
   std::vector<std::pair<system_clock::time_point, int>> samples;

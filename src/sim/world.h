@@ -23,12 +23,12 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/result.h"
 #include "sim/exit_watch.h"
 #include "sim/load.h"
 #include "sim/scenario.h"
 #include "sim/world_model.h"
-#include "common/mutex.h"
 
 namespace tarmac::sim {
 
@@ -97,8 +97,8 @@ class World {
       int gpu, std::chrono::seconds window);
 
  private:
-  World(Scenario scenario, std::string dir, std::chrono::system_clock::time_point epoch,
-        WorldOptions options, Clock* clock);
+  World(Scenario scenario, std::string dir, std::chrono::system_clock::time_point epoch, WorldOptions options,
+        Clock* clock);
 
   // Reads the MIG journal again when it has grown.
   void RefreshMigLayouts() REQUIRES(mu_);
@@ -116,13 +116,13 @@ class World {
 
   mutable Mutex mu_;
   std::vector<std::unique_ptr<const Scenario>> versions_ GUARDED_BY(mu_);  // With the MIG journal's changes.
-  const Scenario* current_ GUARDED_BY(mu_) = nullptr;                        // scenario_ or the last version.
+  const Scenario* current_ GUARDED_BY(mu_) = nullptr;                      // scenario_ or the last version.
   int64_t journal_size_ GUARDED_BY(mu_) = 0;
   std::shared_ptr<const WorldState> cached_ GUARDED_BY(mu_);
   std::vector<Load> cached_loads_ GUARDED_BY(mu_);
   std::chrono::steady_clock::time_point cached_at_ GUARDED_BY(mu_);
   std::chrono::steady_clock::time_point checked_at_ GUARDED_BY(mu_);
-  ExitWatch exits_ GUARDED_BY(mu_);                // The cached active loads' processes.
+  ExitWatch exits_ GUARDED_BY(mu_);                  // The cached active loads' processes.
   int64_t loads_changed_nanos_ GUARDED_BY(mu_) = 0;  // registry_.ChangedNanos() before they were listed.
 };
 

@@ -14,8 +14,8 @@ using std::chrono::milliseconds;
 using std::chrono::system_clock;
 
 constexpr double kBurstPeriodSeconds = 20.0;
-constexpr double kBurstOnShare = 0.4;     // Share of each period at peak.
-constexpr double kBurstOffLevel = 0.05;   // Level between bursts, of peak.
+constexpr double kBurstOnShare = 0.4;    // Share of each period at peak.
+constexpr double kBurstOffLevel = 0.05;  // Level between bursts, of peak.
 constexpr double kPcieRxBytesPerSecondAtFull = 4.0e9;
 constexpr double kPcieTxBytesPerSecondAtFull = 1.0e9;
 constexpr double kPcieIdleBytesPerSecond = 1.0e5;
@@ -32,10 +32,12 @@ double Phase(int64_t pid) {
 // Mean of LoadUtilizationAt over time, for the integrated counters.
 double MeanUtilization(const Load& load) {
   switch (load.pattern) {
-    case LoadPattern::kSteady: return load.utilization_ratio;
+    case LoadPattern::kSteady:
+      return load.utilization_ratio;
     case LoadPattern::kBursty:
       return load.utilization_ratio * (kBurstOnShare + (1 - kBurstOnShare) * kBurstOffLevel);
-    case LoadPattern::kIdle: return 0;
+    case LoadPattern::kIdle:
+      return 0;
   }
   return 0;
 }
@@ -49,17 +51,14 @@ bool UsesGpu(const Load& load, int gpu) {
 }
 
 // Seconds the load was active within [epoch, now].
-double ActiveSeconds(const Load& load, system_clock::time_point epoch,
-                     system_clock::time_point now) {
+double ActiveSeconds(const Load& load, system_clock::time_point epoch, system_clock::time_point now) {
   system_clock::time_point begin = std::max(load.started_at, epoch);
   system_clock::time_point end = load.ended_at ? std::min(*load.ended_at, now) : now;
   if (end <= begin) return 0;
   return std::chrono::duration<double>(end - begin).count();
 }
 
-bool FaultActive(const Fault& f, milliseconds t) {
-  return f.at <= t && (!f.until || t < *f.until);
-}
+bool FaultActive(const Fault& f, milliseconds t) { return f.at <= t && (!f.until || t < *f.until); }
 
 milliseconds SinceEpoch(system_clock::time_point epoch, system_clock::time_point now) {
   return std::chrono::duration_cast<milliseconds>(now - epoch);
@@ -133,10 +132,10 @@ double LoadUtilizationAt(const Load& load, milliseconds t) {
     case LoadPattern::kBursty: {
       double position = std::fmod(s / kBurstPeriodSeconds + phase, 1.0);
       if (position < 0) position += 1;
-      return position < kBurstOnShare ? load.utilization_ratio
-                                      : load.utilization_ratio * kBurstOffLevel;
+      return position < kBurstOnShare ? load.utilization_ratio : load.utilization_ratio * kBurstOffLevel;
     }
-    case LoadPattern::kIdle: return 0;
+    case LoadPattern::kIdle:
+      return 0;
   }
   return 0;
 }
@@ -151,8 +150,8 @@ int UtilizationPercentAt(const Scenario& scenario, int gpu, const std::vector<Lo
 }
 
 EngineActivity EngineActivityAt(const Scenario& scenario, int gpu, const std::vector<Load>& loads,
-                                 system_clock::time_point epoch, system_clock::time_point at,
-                                 int gpu_instance_id) {
+                                system_clock::time_point epoch, system_clock::time_point at,
+                                int gpu_instance_id) {
   EngineActivity a;
   if (gpu < 0 || gpu >= static_cast<int>(scenario.gpus.size())) return a;
   milliseconds t = SinceEpoch(epoch, at);
@@ -201,9 +200,15 @@ WorldState EvaluateWorld(const Scenario& scenario, const std::vector<Load>& load
       if (f.at > t) break;
       if (f.gpu != gpu) continue;
       switch (f.kind) {
-        case FaultKind::kFallOffBus: g.is_lost = true; break;
-        case FaultKind::kNvmlHang: g.is_hung |= FaultActive(f, t); break;
-        case FaultKind::kThermalThrottle: is_thermal_fault |= FaultActive(f, t); break;
+        case FaultKind::kFallOffBus:
+          g.is_lost = true;
+          break;
+        case FaultKind::kNvmlHang:
+          g.is_hung |= FaultActive(f, t);
+          break;
+        case FaultKind::kThermalThrottle:
+          is_thermal_fault |= FaultActive(f, t);
+          break;
         case FaultKind::kPowerThrottle:
           if (FaultActive(f, t)) power_limit_w = std::min(power_limit_w, f.power_limit_watts);
           break;
@@ -216,11 +221,16 @@ WorldState EvaluateWorld(const Scenario& scenario, const std::vector<Load>& load
           }
           break;
         case FaultKind::kNvlinkErrors:
-          if (f.nvlink_error == "replay") g.nvlink_replay_errors += f.count;
-          else if (f.nvlink_error == "recovery") g.nvlink_recovery_errors += f.count;
-          else g.nvlink_crc_errors += f.count;
+          if (f.nvlink_error == "replay")
+            g.nvlink_replay_errors += f.count;
+          else if (f.nvlink_error == "recovery")
+            g.nvlink_recovery_errors += f.count;
+          else
+            g.nvlink_crc_errors += f.count;
           break;
-        case FaultKind::kPcieReplay: g.pcie_replays += f.count; break;
+        case FaultKind::kPcieReplay:
+          g.pcie_replays += f.count;
+          break;
         case FaultKind::kEccError:
           if (f.is_uncorrected) {
             g.ecc_uncorrected += f.count;
@@ -235,7 +245,8 @@ WorldState EvaluateWorld(const Scenario& scenario, const std::vector<Load>& load
             g.ecc_corrected += f.count;
           }
           break;
-        default: break;
+        default:
+          break;
       }
     }
 
@@ -259,7 +270,8 @@ WorldState EvaluateWorld(const Scenario& scenario, const std::vector<Load>& load
         MigInstanceState& ms = g.mig_instances[static_cast<size_t>(s.instance)];
         p.gpu_instance_id = ms.spec->gpu_instance_id;
         p.compute_instance_id = ms.spec->compute_instance_id;
-        p.used_memory_bytes = std::min(p.used_memory_bytes, ms.spec->memory_total_bytes - ms.memory_used_bytes);
+        p.used_memory_bytes =
+            std::min(p.used_memory_bytes, ms.spec->memory_total_bytes - ms.memory_used_bytes);
         ms.memory_used_bytes += p.used_memory_bytes;
         ms.utilization_percent += p.sm_utilization_percent;
       }
@@ -268,11 +280,11 @@ WorldState EvaluateWorld(const Scenario& scenario, const std::vector<Load>& load
       has_contexts = true;
       g.processes.push_back(p);
     }
-    for (MigInstanceState& ms : g.mig_instances) ms.utilization_percent = std::min(ms.utilization_percent, 100);
+    for (MigInstanceState& ms : g.mig_instances)
+      ms.utilization_percent = std::min(ms.utilization_percent, 100);
     std::sort(g.processes.begin(), g.processes.end(),
               [](const ProcessState& a, const ProcessState& b) { return a.pid < b.pid; });
-    g.memory_used_bytes =
-        std::min(g.memory_used_bytes, g.memory_total_bytes - g.memory_reserved_bytes);
+    g.memory_used_bytes = std::min(g.memory_used_bytes, g.memory_total_bytes - g.memory_reserved_bytes);
     g.memory_free_bytes = g.memory_total_bytes - g.memory_reserved_bytes - g.memory_used_bytes;
     g.utilization_gpu_percent = static_cast<int>(std::lround(std::min(utilization, 1.0) * 100));
     g.utilization_memory_percent = static_cast<int>(std::lround(g.utilization_gpu_percent * 0.55));
@@ -306,9 +318,8 @@ WorldState EvaluateWorld(const Scenario& scenario, const std::vector<Load>& load
 
     if (g.utilization_gpu_percent == 0) g.clock_event_reasons |= nvidia::kReasonGpuIdle;
     g.performance_state = has_contexts ? 0 : 8;
-    g.sm_clock_mhz = has_contexts
-                         ? static_cast<int>(std::lround(spec.sm_clock_max_mhz * clock_scale))
-                         : spec.sm_clock_idle_mhz;
+    g.sm_clock_mhz = has_contexts ? static_cast<int>(std::lround(spec.sm_clock_max_mhz * clock_scale))
+                                  : spec.sm_clock_idle_mhz;
     g.memory_clock_mhz = spec.memory_clock_mhz;
 
     // Integrated counters.

@@ -76,14 +76,14 @@ struct GpuState {
   int64_t remapped_rows_uncorrected = 0;
   bool is_remap_pending = false;
   std::vector<bool> nvlink_active;  // One per link (NvlinkLinkCount).
-  int64_t nvlink_crc_errors = 0;       // Totals over the links since the driver loaded.
+  int64_t nvlink_crc_errors = 0;    // Totals over the links since the driver loaded.
   int64_t nvlink_replay_errors = 0;
   int64_t nvlink_recovery_errors = 0;
   int64_t pcie_replays = 0;
   int64_t retired_pages_single_bit = 0;  // Boards without row remapping retire pages instead.
   int64_t retired_pages_double_bit = 0;
   bool is_retire_pending = false;
-  std::vector<ProcessState> processes;  // Ordered by PID.
+  std::vector<ProcessState> processes;          // Ordered by PID.
   std::vector<MigInstanceState> mig_instances;  // In layout order; empty without MIG.
 };
 
@@ -126,12 +126,11 @@ struct EngineActivity {
   double dram = 0;
 };
 EngineActivity EngineActivityAt(const Scenario& scenario, int gpu, const std::vector<Load>& loads,
-                                 std::chrono::system_clock::time_point epoch,
-                                 std::chrono::system_clock::time_point at, int gpu_instance_id = -1);
+                                std::chrono::system_clock::time_point epoch,
+                                std::chrono::system_clock::time_point at, int gpu_instance_id = -1);
 
 // Driver events with from < at <= to, oldest first.
-std::vector<WorldEvent> EventsBetween(const Scenario& scenario,
-                                      std::chrono::system_clock::time_point epoch,
+std::vector<WorldEvent> EventsBetween(const Scenario& scenario, std::chrono::system_clock::time_point epoch,
                                       std::chrono::system_clock::time_point from,
                                       std::chrono::system_clock::time_point to);
 

@@ -91,7 +91,8 @@ TEST(WorldModelTest, SharesAreScaledWhenOversubscribed) {
   WorldState w = EvaluateWorld(Make(), loads, kEpoch, kEpoch);
   EXPECT_EQ(w.gpus[0].utilization_gpu_percent, 100);
   EXPECT_NEAR(w.gpus[0].processes[0].sm_utilization_percent, 50, 2);
-  EXPECT_EQ(w.gpus[0].processes[0].sm_utilization_percent + w.gpus[0].processes[1].sm_utilization_percent, 100);
+  EXPECT_EQ(w.gpus[0].processes[0].sm_utilization_percent + w.gpus[0].processes[1].sm_utilization_percent,
+            100);
 }
 
 TEST(WorldModelTest, BurstyLoadAlternates) {

@@ -65,16 +65,19 @@ std::string RenderGresConf(const fleet::FleetView& fleet, const std::string& nod
     if (!sample.mig_instances.empty()) {  // MIG: the instances, not the GPU.
       for (const fleet::MigInstance& m : sample.mig_instances) {
         std::string gi = fmt::format("gpu{}/gi{}/access", minor, m.gpu_instance_id);
-        std::string ci = fmt::format("gpu{}/gi{}/ci{}/access", minor, m.gpu_instance_id, m.compute_instance_id);
+        std::string ci =
+            fmt::format("gpu{}/gi{}/ci{}/access", minor, m.gpu_instance_id, m.compute_instance_id);
         if (minors.count(gi) == 0 || minors.count(ci) == 0) {
-          out += fmt::format("# GPU {} MIG {} (GPU instance {}): left out, no capability minors for it{}\n", g.index,
-                             m.profile, m.gpu_instance_id,
-                             mig_minors ? " in mig-minors" : " (/proc/driver/nvidia-caps/mig-minors unreadable)");
+          out += fmt::format(
+              "# GPU {} MIG {} (GPU instance {}): left out, no capability minors for it{}\n", g.index,
+              m.profile, m.gpu_instance_id,
+              mig_minors ? " in mig-minors" : " (/proc/driver/nvidia-caps/mig-minors unreadable)");
           continue;
         }
         count_by_type[m.profile]++;
         std::string line = fmt::format(
-            "NodeName={} Name=gpu Type={} MultipleFiles={}/nvidia{},{}/nvidia-caps/nvidia-cap{},{}/nvidia-caps/nvidia-cap{}",
+            "NodeName={} Name=gpu Type={} "
+            "MultipleFiles={}/nvidia{},{}/nvidia-caps/nvidia-cap{},{}/nvidia-caps/nvidia-cap{}",
             node, m.profile, dev_dir, minor, dev_dir, minors[gi], dev_dir, minors[ci]);
         if (g.cpu_affinity && !g.cpu_affinity->empty()) line += " Cores=" + *g.cpu_affinity;
         out += line + "\n";
@@ -91,18 +94,22 @@ std::string RenderGresConf(const fleet::FleetView& fleet, const std::string& nod
       links[peer->second] = 1;  // Joined; Slurm ranks by it.
       has_links = true;
     }
-    std::string line = fmt::format("NodeName={} Name=gpu Type={} File={}/nvidia{}", node, type, dev_dir, minor);
+    std::string line =
+        fmt::format("NodeName={} Name=gpu Type={} File={}/nvidia{}", node, type, dev_dir, minor);
     if (g.cpu_affinity && !g.cpu_affinity->empty()) line += " Cores=" + *g.cpu_affinity;
     if (has_links) {
       std::string l;
-      for (size_t j = 0; j < links.size(); ++j) l += (j == 0 ? "" : ",") + std::to_string(j == i ? -1 : links[j]);
+      for (size_t j = 0; j < links.size(); ++j)
+        l += (j == 0 ? "" : ",") + std::to_string(j == i ? -1 : links[j]);
       line += " Links=" + l;
     }
     out += line + "\n";
   }
   std::string gres;
-  for (const auto& [type, n] : count_by_type) gres += (gres.empty() ? "" : ",") + fmt::format("gpu:{}:{}", type, n);
-  out += fmt::format("# slurm.conf: GresTypes=gpu, and on this node's line: NodeName={} ... Gres={}\n", node, gres);
+  for (const auto& [type, n] : count_by_type)
+    gres += (gres.empty() ? "" : ",") + fmt::format("gpu:{}:{}", type, n);
+  out += fmt::format("# slurm.conf: GresTypes=gpu, and on this node's line: NodeName={} ... Gres={}\n", node,
+                     gres);
   return out;
 }
 

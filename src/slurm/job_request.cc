@@ -27,13 +27,15 @@ constexpr int64_t kMostUid = 4294967294;
 
 bool IsJobId(const std::string& id) {
   return !id.empty() && id.size() <= 64 && std::isdigit(static_cast<unsigned char>(id[0])) &&
-         std::all_of(id.begin(), id.end(),
-                     [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '_' || c == '+'; });
+         std::all_of(id.begin(), id.end(), [](char c) {
+           return std::isdigit(static_cast<unsigned char>(c)) || c == '_' || c == '+';
+         });
 }
 
 bool IsAccountName(const std::string& name) {
-  return !name.empty() && name.size() <= 256 &&
-         std::all_of(name.begin(), name.end(), [](char ch) { return ch > ' ' && ch <= '~' && ch != '/' && ch != ':'; });
+  return !name.empty() && name.size() <= 256 && std::all_of(name.begin(), name.end(), [](char ch) {
+    return ch > ' ' && ch <= '~' && ch != '/' && ch != ':';
+  });
 }
 
 json PrologRequestToJson(const PrologRequest& request) {
@@ -56,14 +58,16 @@ Result<PrologRequest> PrologRequestFromJson(const json& params) {
   if (!job.ok()) return job.status();
   request.job = job.value();
   auto uid = params.find("uid");
-  if (uid == params.end() || !uid->is_number_integer() || uid->get<int64_t>() < 0 || uid->get<int64_t>() > kMostUid) {
+  if (uid == params.end() || !uid->is_number_integer() || uid->get<int64_t>() < 0 ||
+      uid->get<int64_t>() > kMostUid) {
     return Status::InvalidArgument("params.uid: expected the job's uid (SLURM_JOB_UID), 0 to 4294967294");
   }
   request.uid = uid->get<int64_t>();
   auto user = params.find("user");
   if (user == params.end() || !user->is_string() || !IsAccountName(user->get<std::string>())) {
     return Status::InvalidArgument(
-        "params.user: expected the job's user (SLURM_JOB_USER): 1 to 256 printable ASCII characters, no '/' or ':'");
+        "params.user: expected the job's user (SLURM_JOB_USER): 1 to 256 printable ASCII characters, no '/' "
+        "or ':'");
   }
   request.user = user->get<std::string>();
   if (auto partition = params.find("partition"); partition != params.end()) {
@@ -82,7 +86,8 @@ Result<PrologRequest> PrologRequestFromJson(const json& params) {
       return Status::InvalidArgument(fmt::format("params.gpus: {} is not a GPU index", g.dump()));
     }
     int index = static_cast<int>(g.get<int64_t>());
-    if (!seen.insert(index).second) return Status::InvalidArgument(fmt::format("params.gpus: GPU {} named twice", index));
+    if (!seen.insert(index).second)
+      return Status::InvalidArgument(fmt::format("params.gpus: GPU {} named twice", index));
     request.gpus.push_back(index);
   }
   return request;
@@ -92,8 +97,10 @@ Result<PrologRequest> PrologRequestFromEnvironment(const std::map<std::string, s
                                                    const std::optional<std::string>& devices_list) {
   PrologRequest request;
   request.job = Get(env, "SLURM_JOB_ID");
-  if (request.job.empty()) return Status::InvalidArgument("SLURM_JOB_ID is not set (run by Slurm's Prolog= or Epilog=)");
-  if (!IsJobId(request.job)) return Status::InvalidArgument(fmt::format("SLURM_JOB_ID='{}' is not a job id", request.job));
+  if (request.job.empty())
+    return Status::InvalidArgument("SLURM_JOB_ID is not set (run by Slurm's Prolog= or Epilog=)");
+  if (!IsJobId(request.job))
+    return Status::InvalidArgument(fmt::format("SLURM_JOB_ID='{}' is not a job id", request.job));
   Result<std::vector<int>> gpus = JobGpus(env);
   if (!gpus.ok()) return gpus.status();
   request.gpus = gpus.value();
@@ -106,7 +113,8 @@ Result<PrologRequest> PrologRequestFromEnvironment(const std::map<std::string, s
   request.uid = std::stoll(uid);
   request.user = Get(env, "SLURM_JOB_USER");
   if (request.user.empty()) return Status::InvalidArgument("SLURM_JOB_USER is not set");
-  if (std::string partition = Get(env, "SLURM_JOB_PARTITION"); !partition.empty()) request.partition = partition;
+  if (std::string partition = Get(env, "SLURM_JOB_PARTITION"); !partition.empty())
+    request.partition = partition;
   return request;
 }
 
@@ -138,9 +146,11 @@ std::vector<int> GpusOfDevicesList(const std::string& devices_list) {
     if (line.rfind(nvidia::kDeviceRulePrefix, 0) != 0) continue;
     size_t end = line.find(' ', prefix);
     std::string minor = line.substr(prefix, end == std::string::npos ? std::string::npos : end - prefix);
-    if (minor.empty() || minor.size() > 3 || minor.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (minor.empty() || minor.size() > 3 || minor.find_first_not_of("0123456789") != std::string::npos)
+      continue;
     int n = std::stoi(minor);
-    if (n != nvidia::kControlDeviceMinor && std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+    if (n != nvidia::kControlDeviceMinor && std::find(out.begin(), out.end(), n) == out.end())
+      out.push_back(n);
   }
   std::sort(out.begin(), out.end());
   return out;

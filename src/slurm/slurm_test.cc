@@ -33,10 +33,13 @@ fleet::FleetView Fleet() {
 
 TEST(GresConfTest, OneLinePerGpuWithTypeFileCoresAndLinks) {
   std::string text = RenderGresConf(Fleet(), "node7");
-  EXPECT_NE(text.find("NodeName=node7 Name=gpu Type=nvidia_h100_80gb_hbm3 File=/dev/nvidia0 Cores=0-31 Links=-1,1,0,0\n"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find(
+          "NodeName=node7 Name=gpu Type=nvidia_h100_80gb_hbm3 File=/dev/nvidia0 Cores=0-31 Links=-1,1,0,0\n"),
+      std::string::npos)
       << text;
-  EXPECT_NE(text.find("NodeName=node7 Name=gpu Type=nvidia_h100_80gb_hbm3 File=/dev/nvidia3 Cores=32-63 Links=0,0,1,-1\n"),
+  EXPECT_NE(text.find("NodeName=node7 Name=gpu Type=nvidia_h100_80gb_hbm3 File=/dev/nvidia3 Cores=32-63 "
+                      "Links=0,0,1,-1\n"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("NodeName=node7 ... Gres=gpu:nvidia_h100_80gb_hbm3:4\n"), std::string::npos) << text;
@@ -47,7 +50,9 @@ TEST(GresConfTest, OneLinePerGpuWithTypeFileCoresAndLinks) {
     g.info.cpu_affinity.reset();
   }
   text = RenderGresConf(plain, "n");
-  EXPECT_NE(text.find("NodeName=n Name=gpu Type=nvidia_h100_80gb_hbm3 File=/dev/nvidia2\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("NodeName=n Name=gpu Type=nvidia_h100_80gb_hbm3 File=/dev/nvidia2\n"),
+            std::string::npos)
+      << text;
   EXPECT_EQ(text.find("Links=-1"), std::string::npos);
   EXPECT_NE(RenderGresConf(fleet::FleetView(), "n").find("No GPU was found"), std::string::npos);
 }
@@ -67,12 +72,14 @@ TEST(GresConfTest, TheEpilogsLineSaysHowTheJobUsedItsGpus) {
                            {"mean_utilization_ratio", 0.04},
                            {"memory_max_bytes", int64_t{12} << 30},
                            {"terminated", {{{"pid", 7}}}}};
-  EXPECT_EQ(EpilogSummary(answer),
-            "tarmac: job 42: 2 GPUs for 1.30 h, mean 4 %, 1.90 GPU-hours idle, peak 12.0 GiB; 1 process left on "
-            "its GPUs terminated");
+  EXPECT_EQ(
+      EpilogSummary(answer),
+      "tarmac: job 42: 2 GPUs for 1.30 h, mean 4 %, 1.90 GPU-hours idle, peak 12.0 GiB; 1 process left on "
+      "its GPUs terminated");
   answer["mean_utilization_ratio"] = nullptr;
   answer["terminated"] = nlohmann::json::array();
-  EXPECT_EQ(EpilogSummary(answer), "tarmac: job 42: 2 GPUs for 1.30 h, mean unknown, 1.90 GPU-hours idle, peak 12.0 GiB");
+  EXPECT_EQ(EpilogSummary(answer),
+            "tarmac: job 42: 2 GPUs for 1.30 h, mean unknown, 1.90 GPU-hours idle, peak 12.0 GiB");
 }
 
 TEST(GresConfTest, TheJobsGpusComeFromSlurmsEnvironment) {
@@ -100,17 +107,20 @@ TEST(GresConfTest, MigInstancesAreDeclaredWithTheirCapabilityFiles) {
     m.profile = gi == 1 ? "3g.40gb" : "1g.10gb";
     f.gpus[1].sample.mig_instances.push_back(m);
   }
-  std::string minors = "config 1\nmonitor 2\ngpu1/gi1/access 12\ngpu1/gi1/ci0/access 13\ngpu1/gi9/access 40\n";
+  std::string minors =
+      "config 1\nmonitor 2\ngpu1/gi1/access 12\ngpu1/gi1/ci0/access 13\ngpu1/gi9/access 40\n";
   std::string text = RenderGresConf(f, "n1", "/dev", minors);
   EXPECT_NE(text.find("NodeName=n1 Name=gpu Type=nvidia_h100_80gb_hbm3 File=/dev/nvidia0 Cores=0-31\n"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("NodeName=n1 Name=gpu Type=3g.40gb "
-                      "MultipleFiles=/dev/nvidia1,/dev/nvidia-caps/nvidia-cap12,/dev/nvidia-caps/nvidia-cap13 Cores=0-31\n"),
+                      "MultipleFiles=/dev/nvidia1,/dev/nvidia-caps/nvidia-cap12,/dev/nvidia-caps/"
+                      "nvidia-cap13 Cores=0-31\n"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("# GPU 1 MIG 1g.10gb (GPU instance 2): left out, no capability minors for it in mig-minors"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("# GPU 1 MIG 1g.10gb (GPU instance 2): left out, no capability minors for it in mig-minors"),
+      std::string::npos)
       << text;
   EXPECT_EQ(text.find("File=/dev/nvidia1 "), std::string::npos) << "the split GPU is not declared whole";
   EXPECT_NE(text.find("Gres=gpu:3g.40gb:1,gpu:nvidia_h100_80gb_hbm3:1"), std::string::npos) << text;
@@ -127,7 +137,6 @@ TEST(GresConfTest, AJobsCgroupDeviceRulesNameItsGpus) {
   EXPECT_TRUE(GpusOfDevicesList("c 195:x rw\nc 195:1234 rw\n").empty());
   EXPECT_TRUE(GpusOfDevicesList("").empty());
 }
-
 
 // The prolog's request is one format for both sides: what the command
 // builds from Slurm's environment, the agent reads back the same; the job's
@@ -158,19 +167,20 @@ TEST(JobRequestTest, ThePrologsRequestGoesFromTheEnvironmentToTheAgentWhole) {
 }
 
 TEST(JobRequestTest, AMissingOrWrongVariableIsNamed) {
-  std::map<std::string, std::string> env = {{"SLURM_JOB_ID", "42"}, {"SLURM_JOB_UID", "1001"}, {"SLURM_JOB_USER", "alice"}};
+  std::map<std::string, std::string> env = {
+      {"SLURM_JOB_ID", "42"}, {"SLURM_JOB_UID", "1001"}, {"SLURM_JOB_USER", "alice"}};
   auto message = [](const std::map<std::string, std::string>& e) {
     Result<PrologRequest> r = PrologRequestFromEnvironment(e, std::nullopt);
     return r.ok() ? std::string("ok") : r.status().message();
   };
   EXPECT_EQ(message(env), "ok");
-  for (const auto& [name, value, expected] :
-       std::vector<std::tuple<std::string, std::string, std::string>>{{"SLURM_JOB_ID", "", "SLURM_JOB_ID is not set"},
-                                                                       {"SLURM_JOB_ID", "../x", "SLURM_JOB_ID='../x'"},
-                                                                       {"SLURM_JOB_UID", "-1", "SLURM_JOB_UID"},
-                                                                       {"SLURM_JOB_UID", "99999999999", "SLURM_JOB_UID"},
-                                                                       {"SLURM_JOB_USER", "", "SLURM_JOB_USER"},
-                                                                       {"SLURM_JOB_GPUS", "a", "SLURM_JOB_GPUS='a'"}}) {
+  for (const auto& [name, value, expected] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"SLURM_JOB_ID", "", "SLURM_JOB_ID is not set"},
+           {"SLURM_JOB_ID", "../x", "SLURM_JOB_ID='../x'"},
+           {"SLURM_JOB_UID", "-1", "SLURM_JOB_UID"},
+           {"SLURM_JOB_UID", "99999999999", "SLURM_JOB_UID"},
+           {"SLURM_JOB_USER", "", "SLURM_JOB_USER"},
+           {"SLURM_JOB_GPUS", "a", "SLURM_JOB_GPUS='a'"}}) {
     std::map<std::string, std::string> bad = env;
     bad[name] = value;
     EXPECT_NE(message(bad).find(expected), std::string::npos) << name << "=" << value << ": " << message(bad);
@@ -182,7 +192,8 @@ TEST(JobRequestTest, AMissingOrWrongVariableIsNamed) {
 TEST(JobRequestTest, TheAgentRefusesEachBadMemberByName) {
   nlohmann::json good = {{"job", "42"}, {"uid", 1001}, {"user", "alice"}, {"gpus", {0, 1}}};
   ASSERT_TRUE(PrologRequestFromJson(good).ok());
-  for (const auto& [member, value, expected] : std::vector<std::tuple<std::string, nlohmann::json, std::string>>{
+  for (const auto& [member, value, expected] :
+       std::vector<std::tuple<std::string, nlohmann::json, std::string>>{
            {"job", "4a", "params.job"},
            {"job", 42, "params.job"},
            {"uid", -1, "params.uid"},

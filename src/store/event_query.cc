@@ -11,7 +11,8 @@ Result<std::vector<StoredEvent>> QueryEvents(Db* db, const EventRequest& request
   Result<Stmt> stmt = db->Prepare(
       "SELECT e.t, g.gpu_index, g.uuid, e.kind, e.detail FROM events e LEFT JOIN gpus g USING (gpu_id) "
       "WHERE e.t >= ?1 AND e.t < ?2 AND e.kind NOT IN ('process_start', 'process_end') "
-      "AND (?3 IS NULL OR e.gpu_id IS NULL OR g.uuid = ?3 OR (g.uuid NOT LIKE 'MIG-%' AND CAST(g.gpu_index AS TEXT) = ?3)) "
+      "AND (?3 IS NULL OR e.gpu_id IS NULL OR g.uuid = ?3 OR (g.uuid NOT LIKE 'MIG-%' AND CAST(g.gpu_index "
+      "AS TEXT) = ?3)) "
       "ORDER BY e.t DESC, e.event_id DESC LIMIT ?4");
   if (!stmt.ok()) return stmt.status();
   Stmt& s = stmt.value();
@@ -39,7 +40,8 @@ Result<std::vector<StoredEvent>> QueryEvents(Db* db, const EventRequest& request
 }
 
 nlohmann::json StoredEventToJson(const StoredEvent& e) {
-  nlohmann::json j = {{"t", e.t}, {"gpu", nullptr}, {"uuid", nullptr}, {"kind", e.kind}, {"detail", e.detail}};
+  nlohmann::json j = {
+      {"t", e.t}, {"gpu", nullptr}, {"uuid", nullptr}, {"kind", e.kind}, {"detail", e.detail}};
   if (e.gpu_index) {
     j["gpu"] = *e.gpu_index;
     j["uuid"] = e.uuid;

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
-#include "nvidia/clock_event_reasons.h"
 #include "fleet/gpu_marks.h"
+#include "nvidia/clock_event_reasons.h"
 
 namespace tarmac::store {
 namespace {
@@ -72,7 +72,8 @@ GpuMinuteRollup RollUpGpu(int64_t minute, const Block& block, int64_t max_gap_se
     if (reasons & kPower) r.throttle_power_seconds += dt[i];
     if (reasons & kOther) r.throttle_other_seconds += dt[i];
   }
-  if (utilization_seconds > 0) r.utilization_mean_permille = r.utilization_sum_permille_seconds / utilization_seconds;
+  if (utilization_seconds > 0)
+    r.utilization_mean_permille = r.utilization_sum_permille_seconds / utilization_seconds;
   if (memory_seconds > 0) r.memory_used_mean_mib = memory_sum / memory_seconds;
   if (power_seconds > 0) r.power_mean_deciwatts = r.power_sum_deciwatt_seconds / power_seconds;
   r.energy_joules = r.power_sum_deciwatt_seconds / 10;
@@ -88,7 +89,8 @@ void MinuteFolder::Add(const TickRecord& tick) {
 FoldedMinute MinuteFolder::Finish(int64_t max_gap_seconds) && {
   FoldedMinute f = std::move(folded_);
   int64_t minute = f.minute;
-  for (const auto& [gpu_id, block] : f.gpu_blocks) f.gpu_rollups[gpu_id] = RollUpGpu(minute, block, max_gap_seconds);
+  for (const auto& [gpu_id, block] : f.gpu_blocks)
+    f.gpu_rollups[gpu_id] = RollUpGpu(minute, block, max_gap_seconds);
   for (const auto& [session_id, block] : f.process_blocks) {
     ProcessMinuteRollup& r = f.process_rollups[session_id];
     std::vector<int64_t> dt = Weights(minute, block.times, max_gap_seconds);

@@ -120,7 +120,8 @@ Result<HistoryResult> QueryHistory(Db* db, const HistoryRequest& request) {
     if (found == nullptr) {
       std::string known;
       for (const std::string& n : MetricNames()) known += (known.empty() ? "" : ", ") + n;
-      return Status::InvalidArgument(fmt::format("unknown metric '{}'", name), fmt::format("known: {}", known));
+      return Status::InvalidArgument(fmt::format("unknown metric '{}'", name),
+                                     fmt::format("known: {}", known));
     }
     metrics.push_back(found);
   }
@@ -136,7 +137,8 @@ Result<HistoryResult> QueryHistory(Db* db, const HistoryRequest& request) {
     gpus[g.id] = g;
   }
   if (request.gpu && gpus.empty()) {
-    return Status::NotFound(fmt::format("no GPU '{}' in the history (give an index or a UUID)", *request.gpu));
+    return Status::NotFound(
+        fmt::format("no GPU '{}' in the history (give an index or a UUID)", *request.gpu));
   }
   HistoryResult result;
   for (const MetricDef* m : metrics) result.columns.push_back(m->column);
@@ -149,7 +151,8 @@ Result<HistoryResult> QueryHistory(Db* db, const HistoryRequest& request) {
     if (!journal_start.ok()) return journal_start.status();
     int64_t raw_end = (request.until_t + 59) / 60;
     if (journal_start.value()) raw_end = std::min(raw_end, *journal_start.value());
-    Result<Stmt> raw = db->Prepare("SELECT minute, samples FROM gpu_samples WHERE gpu_id = ? AND minute >= ? AND minute < ?");
+    Result<Stmt> raw = db->Prepare(
+        "SELECT minute, samples FROM gpu_samples WHERE gpu_id = ? AND minute >= ? AND minute < ?");
     if (!raw.ok()) return raw.status();
     for (const auto& [id, g] : gpus) {
       raw.value().Reset();
@@ -165,7 +168,8 @@ Result<HistoryResult> QueryHistory(Db* db, const HistoryRequest& request) {
           if (b.times[i] < request.since_t || b.times[i] >= request.until_t) continue;
           for (size_t m = 0; m < metrics.size(); ++m) {
             std::optional<int64_t> v = b.columns[metrics[m]->raw][i];
-            buckets.Add(b.times[i], id, m, v ? std::optional<double>(*v * metrics[m]->raw_scale) : std::nullopt);
+            buckets.Add(b.times[i], id, m,
+                        v ? std::optional<double>(*v * metrics[m]->raw_scale) : std::nullopt);
           }
         }
       }
@@ -184,7 +188,8 @@ Result<HistoryResult> QueryHistory(Db* db, const HistoryRequest& request) {
         if (gpus.count(g.gpu_id) == 0) continue;
         for (size_t m = 0; m < metrics.size(); ++m) {
           std::optional<int64_t> v = g.values[metrics[m]->raw];
-          buckets.Add(tick.value().t, g.gpu_id, m, v ? std::optional<double>(*v * metrics[m]->raw_scale) : std::nullopt);
+          buckets.Add(tick.value().t, g.gpu_id, m,
+                      v ? std::optional<double>(*v * metrics[m]->raw_scale) : std::nullopt);
         }
       }
     }
@@ -197,8 +202,9 @@ Result<HistoryResult> QueryHistory(Db* db, const HistoryRequest& request) {
       exprs += fmt::format(", {}", e != nullptr ? e : "NULL");
     }
     int64_t unit = is_hour ? 3600 : 60;
-    std::string sql = fmt::format("SELECT {0} * {1}{2} FROM gpu_rollup_{3} WHERE gpu_id = ? AND {0} >= ? AND {0} < ?",
-                                  is_hour ? "hour" : "minute", unit, exprs, is_hour ? "1h" : "1m");
+    std::string sql =
+        fmt::format("SELECT {0} * {1}{2} FROM gpu_rollup_{3} WHERE gpu_id = ? AND {0} >= ? AND {0} < ?",
+                    is_hour ? "hour" : "minute", unit, exprs, is_hour ? "1h" : "1m");
     Result<Stmt> rollup = db->Prepare(sql);
     if (!rollup.ok()) return rollup.status();
     for (const auto& [id, g] : gpus) {
@@ -211,8 +217,9 @@ Result<HistoryResult> QueryHistory(Db* db, const HistoryRequest& request) {
         int64_t t = rollup.value().Int(0);
         for (size_t m = 0; m < metrics.size(); ++m) {
           int col = static_cast<int>(m) + 1;
-          buckets.Add(t, id, m,
-                      rollup.value().IsNull(col) ? std::nullopt : std::optional<double>(rollup.value().Double(col)));
+          buckets.Add(
+              t, id, m,
+              rollup.value().IsNull(col) ? std::nullopt : std::optional<double>(rollup.value().Double(col)));
         }
       }
     }

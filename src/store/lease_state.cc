@@ -16,9 +16,9 @@ namespace tarmac::store {
 using nlohmann::json;
 
 json LeaseEventToJson(const LeaseEvent& e) {
-  return {{"seq", e.seq},     {"at_unix", e.at_unix}, {"kind", e.kind},           {"lease", e.lease_id},
-          {"uid", e.uid},     {"user", e.user},       {"actor_uid", e.actor_uid}, {"actor", e.actor},
-          {"gpus", e.gpus},   {"detail", e.detail}};
+  return {{"seq", e.seq},   {"at_unix", e.at_unix}, {"kind", e.kind},           {"lease", e.lease_id},
+          {"uid", e.uid},   {"user", e.user},       {"actor_uid", e.actor_uid}, {"actor", e.actor},
+          {"gpus", e.gpus}, {"detail", e.detail}};
 }
 
 Result<std::unique_ptr<LeaseState>> LeaseState::Open(const std::string& path) {
@@ -48,7 +48,8 @@ Status KeepPrivate(const std::string& path) {
     int changed = ::fchmod(fd, 0600);
     int saved_errno = errno;
     ::close(fd);
-    if (changed != 0) return Status::IOError(fmt::format("lease state {}: chmod: {}", p, std::strerror(saved_errno)));
+    if (changed != 0)
+      return Status::IOError(fmt::format("lease state {}: chmod: {}", p, std::strerror(saved_errno)));
   }
   return Status::OK();
 }
@@ -76,8 +77,8 @@ Status LeaseState::CheckFile() const {
   std::optional<FileId> now = FileIdOf(path_);
   if (!now) return Status::NotFound(fmt::format("lease state {} was deleted under the agent", path_));
   if (*now != file_) {
-    return Status::FailedPrecondition(fmt::format("lease state {} was replaced by another file under the agent",
-                                                  path_));
+    return Status::FailedPrecondition(
+        fmt::format("lease state {} was replaced by another file under the agent", path_));
   }
   return Status::OK();
 }
@@ -103,8 +104,8 @@ Result<std::vector<std::pair<int64_t, json>>> LeaseState::Load(const std::string
     if (!row.value()) break;
     json body = json::parse(st.value().Text(1), nullptr, false);
     if (body.is_discarded()) {
-      return Status::Corruption(fmt::format("{}: {} {}: the saved record is not JSON", db_->path(), kind,
-                                            st.value().Int(0)));
+      return Status::Corruption(
+          fmt::format("{}: {} {}: the saved record is not JSON", db_->path(), kind, st.value().Int(0)));
     }
     rows.emplace_back(st.value().Int(0), std::move(body));
   }
@@ -117,9 +118,10 @@ Status LeaseState::Apply(const std::vector<StateChange>& changes, std::vector<Le
   Transaction tx(db_.get());
   if (!tx.begin_status().ok()) return tx.begin_status();
   for (const StateChange& c : changes) {
-    Result<Stmt*> st = c.body.is_null()
-                           ? db_->Cached("DELETE FROM lease_state WHERE kind = ?1 AND id = ?2")
-                           : db_->Cached("INSERT OR REPLACE INTO lease_state(kind, id, body) VALUES (?1, ?2, ?3)");
+    Result<Stmt*> st =
+        c.body.is_null()
+            ? db_->Cached("DELETE FROM lease_state WHERE kind = ?1 AND id = ?2")
+            : db_->Cached("INSERT OR REPLACE INTO lease_state(kind, id, body) VALUES (?1, ?2, ?3)");
     if (!st.ok()) return st.status();
     st.value()->Bind(1, c.kind).Bind(2, c.id);
     if (!c.body.is_null()) st.value()->Bind(3, c.body.dump(-1, ' ', false, json::error_handler_t::replace));
@@ -144,10 +146,11 @@ Status LeaseState::Apply(const std::vector<StateChange>& changes, std::vector<Le
 Result<std::vector<LeaseEvent>> LeaseState::Events(int64_t after_seq, int64_t limit, bool is_newest) {
   if (db_ == nullptr) return Status::Unavailable(fmt::format("lease state {} is not open", path_));
   Result<Stmt> st = db_->Prepare(
-      is_newest ? "SELECT * FROM (SELECT seq, at_unix, kind, lease_id, uid, user, actor_uid, actor, gpus, detail"
-                  " FROM lease_events WHERE seq > ?1 ORDER BY seq DESC LIMIT ?2) ORDER BY seq"
-                : "SELECT seq, at_unix, kind, lease_id, uid, user, actor_uid, actor, gpus, detail FROM lease_events"
-                  " WHERE seq > ?1 ORDER BY seq LIMIT ?2");
+      is_newest
+          ? "SELECT * FROM (SELECT seq, at_unix, kind, lease_id, uid, user, actor_uid, actor, gpus, detail"
+            " FROM lease_events WHERE seq > ?1 ORDER BY seq DESC LIMIT ?2) ORDER BY seq"
+          : "SELECT seq, at_unix, kind, lease_id, uid, user, actor_uid, actor, gpus, detail FROM lease_events"
+            " WHERE seq > ?1 ORDER BY seq LIMIT ?2");
   if (!st.ok()) return st.status();
   st.value().Bind(1, after_seq).Bind(2, limit);
   std::vector<LeaseEvent> out;

@@ -58,13 +58,17 @@ TEST(MigHistoryTest, EachInstanceIsADeviceWithItsActivityAndSessions) {
   EXPECT_EQ(count("SELECT gpu_index FROM gpus WHERE uuid = 'MIG-2'"), 0);
   EXPECT_EQ(count("SELECT COUNT(*) FROM gpus WHERE name = 'NVIDIA H100 80GB HBM3 MIG 1g.10gb'"), 1);
   // The process's session is its instance's, not the GPU's.
-  EXPECT_EQ(count("SELECT COUNT(*) FROM process_sessions s JOIN gpus g USING (gpu_id) WHERE g.uuid = 'MIG-1'"), 1);
-  EXPECT_EQ(count("SELECT COUNT(*) FROM process_sessions s JOIN gpus g USING (gpu_id) WHERE g.uuid = 'GPU-0'"), 0);
+  EXPECT_EQ(
+      count("SELECT COUNT(*) FROM process_sessions s JOIN gpus g USING (gpu_id) WHERE g.uuid = 'MIG-1'"), 1);
+  EXPECT_EQ(
+      count("SELECT COUNT(*) FROM process_sessions s JOIN gpus g USING (gpu_id) WHERE g.uuid = 'GPU-0'"), 0);
   // Instance 1 busy at 80 % for the first minute, idle the second.
   EXPECT_EQ(count("SELECT utilization_mean_permille FROM gpu_rollup_1m r JOIN gpus USING (gpu_id) "
                   "WHERE uuid = 'MIG-1' ORDER BY minute LIMIT 1"),
             800);
-  EXPECT_EQ(count("SELECT SUM(idle_seconds) FROM gpu_rollup_1h JOIN gpus USING (gpu_id) WHERE uuid = 'MIG-2'"), 120);
+  EXPECT_EQ(
+      count("SELECT SUM(idle_seconds) FROM gpu_rollup_1h JOIN gpus USING (gpu_id) WHERE uuid = 'MIG-2'"),
+      120);
   Result<std::vector<MigInstanceUse>> use = QueryMigInstanceUse(db.get());
   ASSERT_TRUE(use.ok()) << use.status().ToString();
   ASSERT_EQ(use.value().size(), 2u);

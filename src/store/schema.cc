@@ -215,7 +215,8 @@ Status CheckIntegrity(Db* db) {
   Result<bool> row = check.value().Step();
   if (!row.ok()) return row.status();
   std::string verdict = row.value() ? check.value().Text(0) : "no answer";
-  if (verdict != "ok") return Status::Corruption(fmt::format("store: {}: integrity check: {}", db->path(), verdict));
+  if (verdict != "ok")
+    return Status::Corruption(fmt::format("store: {}: integrity check: {}", db->path(), verdict));
   return Status::OK();
 }
 
@@ -251,7 +252,8 @@ Result<std::unique_ptr<Db>> OpenForWriting(const std::string& path) {
 Result<std::unique_ptr<Db>> OpenForReading(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
-    return Status::NotFound(fmt::format("store: {}: no history yet (the agent writes it; is it running?)", path));
+    return Status::NotFound(
+        fmt::format("store: {}: no history yet (the agent writes it; is it running?)", path));
   }
   Result<std::unique_ptr<Db>> opened = Db::Open(path, Db::Mode::kReadOnly);
   if (!opened.ok()) return opened.status();
@@ -264,12 +266,14 @@ Result<std::unique_ptr<Db>> OpenForReading(const std::string& path) {
     if (!tables.ok()) return tables.status();
     if (tables.value().value_or(0) == 0) {
       return Status::FailedPrecondition(fmt::format(
-          "store: {}: holds no history (an empty file, or its write-ahead log {}-wal is unreadable)", path, path));
+          "store: {}: holds no history (an empty file, or its write-ahead log {}-wal is unreadable)", path,
+          path));
     }
     return Status::FailedPrecondition(fmt::format("store: {}: not a tarmac history database", path));
   }
   if (version.value().value_or(0) < kSchemaVersion) {
-    return Status::FailedPrecondition(fmt::format("store: {}: older schema; start the agent once to migrate it", path));
+    return Status::FailedPrecondition(
+        fmt::format("store: {}: older schema; start the agent once to migrate it", path));
   }
   return opened;
 }

@@ -27,12 +27,16 @@ Db::~Db() { sqlite3_close_v2(db_); }
 Status Db::Error(int rc, std::string_view what) const {
   std::string msg = fmt::format("store: {}: {}: {}", path_, what, sqlite3_errmsg(db_));
   switch (rc & 0xff) {
-    case SQLITE_FULL: return Status::ResourceExhausted(msg);
+    case SQLITE_FULL:
+      return Status::ResourceExhausted(msg);
     case SQLITE_CORRUPT:
-    case SQLITE_NOTADB: return Status::Corruption(msg);
+    case SQLITE_NOTADB:
+      return Status::Corruption(msg);
     case SQLITE_BUSY:
-    case SQLITE_LOCKED: return Status::Unavailable(msg);
-    default: return Status::IOError(msg);
+    case SQLITE_LOCKED:
+      return Status::Unavailable(msg);
+    default:
+      return Status::IOError(msg);
   }
 }
 
@@ -155,7 +159,8 @@ std::string Stmt::Text(int col) const {
 std::string_view Stmt::Blob(int col) const {
   const void* p = sqlite3_column_blob(stmt_, col);
   int n = sqlite3_column_bytes(stmt_, col);
-  return p == nullptr ? std::string_view() : std::string_view(static_cast<const char*>(p), static_cast<size_t>(n));
+  return p == nullptr ? std::string_view()
+                      : std::string_view(static_cast<const char*>(p), static_cast<size_t>(n));
 }
 
 Transaction::Transaction(Db* db) : db_(db) {

@@ -85,7 +85,8 @@ GpuValues MigValuesOf(const fleet::GpuView& gpu, const fleet::MigInstance& insta
 ProcessValues ProcessValuesOf(const fleet::ProcessView& process, const fleet::GpuView& gpu) {
   ProcessValues v;
   v[kProcessHeldIdle] = fleet::IsIdleHolding(process, gpu) ? 1 : 0;
-  if (process.process.sm_utilization_ratio) v[kProcessSmPercent] = Percent(process.process.sm_utilization_ratio);
+  if (process.process.sm_utilization_ratio)
+    v[kProcessSmPercent] = Percent(process.process.sm_utilization_ratio);
   v[kProcessMemoryMib] = Mib(process.process.used_memory_bytes);
   return v;
 }
@@ -122,7 +123,8 @@ Result<TickRecord> DecodeTick(int64_t t, std::string_view bytes) {
   for (uint64_t i = 0; i < n; ++i) {
     GpuTick g;
     uint64_t id = 0;
-    if (!r.Next(&id) || id > INT64_MAX || !ReadValues(&r, gpu_columns, &g.values)) return corrupt("truncated GPU");
+    if (!r.Next(&id) || id > INT64_MAX || !ReadValues(&r, gpu_columns, &g.values))
+      return corrupt("truncated GPU");
     g.gpu_id = static_cast<int64_t>(id);
     tick.gpus.push_back(g);
   }

@@ -36,14 +36,15 @@ struct GpuUsage {
   int64_t throttle_thermal_seconds = 0;
   int64_t throttle_power_seconds = 0;
   int64_t throttle_other_seconds = 0;
-  int64_t unknown_seconds = 0;  // Could not be read.
+  int64_t unknown_seconds = 0;   // Could not be read.
   int64_t backfill_seconds = 0;  // Held by a backfill lease.
 };
 // One row per GPU with samples in the range, by index then UUID.
 Result<std::vector<GpuUsage>> QueryGpuUsage(Db* db, int64_t first_hour, int64_t end_hour);
 
 // Events of `kind` ("xid", "backfill_preempted") per gpu_id in [since_t, until_t).
-Result<std::map<int64_t, int64_t>> QueryEventCounts(Db* db, const std::string& kind, int64_t since_t, int64_t until_t);
+Result<std::map<int64_t, int64_t>> QueryEventCounts(Db* db, const std::string& kind, int64_t since_t,
+                                                    int64_t until_t);
 
 // Clock throttling per GPU over [first_minute, end_minute), from the
 // minute rollups.
@@ -70,7 +71,7 @@ Result<std::vector<MigInstanceUse>> QueryMigInstanceUse(Db* db);
 struct HourlyUtilization {
   int64_t gpu_id = 0;
   int64_t hour = 0;
-  double ratio = 0;  // Mean over the hour's covered time, 0..1.
+  double ratio = 0;            // Mean over the hour's covered time, 0..1.
   double held_idle_ratio = 0;  // Share of the covered time a process held memory at 0 % SM.
 };
 Result<std::vector<HourlyUtilization>> QueryHourlyUtilization(Db* db, int64_t first_hour, int64_t end_hour);
@@ -108,10 +109,10 @@ struct AllocationUsage {
   // Seconds (fractions of sampled minutes while allocated: a job of a few
   // seconds counts for those seconds).
   double allocated_seconds = 0;
-  double idle_seconds = 0;     // ... under the idle threshold.
-  double unknown_seconds = 0;  // ... unreadable.
+  double idle_seconds = 0;                  // ... under the idle threshold.
+  double unknown_seconds = 0;               // ... unreadable.
   double utilization_permille_seconds = 0;  // Mean utilization x readable time.
-  std::optional<int64_t> memory_max_mib;     // The most memory used in a minute.
+  std::optional<int64_t> memory_max_mib;    // The most memory used in a minute.
 };
 // One row per allocation stretch of `kind` ("pod", "slurm") in [first_hour, end_hour).
 Result<std::vector<AllocationUsage>> QueryAllocationUsage(Db* db, const std::string& kind, int64_t first_hour,
@@ -128,14 +129,17 @@ struct HeldIdleSession {
   int64_t memory_max_mib = 0;
 };
 // The `limit` process sessions that held memory idle longest, longest first.
-Result<std::vector<HeldIdleSession>> QueryTopHeldIdle(Db* db, int64_t first_hour, int64_t end_hour, int limit);
+Result<std::vector<HeldIdleSession>> QueryTopHeldIdle(Db* db, int64_t first_hour, int64_t end_hour,
+                                                      int limit);
 
 // The first and last hour with samples in the range; empty when none.
-Result<std::optional<std::pair<int64_t, int64_t>>> QueryHourSpan(Db* db, int64_t first_hour, int64_t end_hour);
+Result<std::optional<std::pair<int64_t, int64_t>>> QueryHourSpan(Db* db, int64_t first_hour,
+                                                                 int64_t end_hour);
 
 // The first and last minute with samples in [first_minute, end_minute),
 // from the 1-minute rollups (kept for a shorter time than the hourly ones);
 // empty when none.
-Result<std::optional<std::pair<int64_t, int64_t>>> QueryMinuteSpan(Db* db, int64_t first_minute, int64_t end_minute);
+Result<std::optional<std::pair<int64_t, int64_t>>> QueryMinuteSpan(Db* db, int64_t first_minute,
+                                                                   int64_t end_minute);
 
 }  // namespace tarmac::store

@@ -16,10 +16,9 @@ namespace {
 
 std::string ReasonsText(uint64_t reasons) {
   std::string text;
-  for (const std::string& name : nvidia::DecodeClockEventReasons(reasons & ~(nvidia::kReasonGpuIdle |
-                                                                            nvidia::kReasonApplicationsClocksSetting |
-                                                                            nvidia::kReasonSyncBoost |
-                                                                            nvidia::kReasonDisplayClockSetting))) {
+  for (const std::string& name : nvidia::DecodeClockEventReasons(
+           reasons & ~(nvidia::kReasonGpuIdle | nvidia::kReasonApplicationsClocksSetting |
+                       nvidia::kReasonSyncBoost | nvidia::kReasonDisplayClockSetting))) {
     text += (text.empty() ? "" : ",") + name;
   }
   return text;
@@ -58,7 +57,8 @@ Result<std::unique_ptr<StoreWriter>> StoreWriter::Open(StoreOptions options, Clo
     return writer;
   }
   if (!db.ok()) return db.status();
-  std::unique_ptr<StoreWriter> writer(new StoreWriter(std::move(options), std::move(db).value(), clock, logger));
+  std::unique_ptr<StoreWriter> writer(
+      new StoreWriter(std::move(options), std::move(db).value(), clock, logger));
   Status s = writer->Recover();
   if (!s.ok()) return s;
   if (!moved_to.empty()) {
@@ -87,8 +87,8 @@ Status StoreWriter::CheckFile() {
   logger_->Log(LogLevel::kError, "{}; opening the path afresh", what);
   {
     MutexLock lock(&mu_);
-    corruption_ = fmt::format("{}; history goes on in the file now at that path (restart the agent to clear this)",
-                              what);
+    corruption_ = fmt::format(
+        "{}; history goes on in the file now at that path (restart the agent to clear this)", what);
   }
   if (is_gone) MakeDirs(Dirname(options_.path)).IgnoreError();
   Status s = Reopen();
@@ -188,9 +188,10 @@ Status StoreWriter::Quarantine(const Status& found) {
   if (!aside.ok()) return aside.status();
   {
     MutexLock lock(&mu_);
-    corruption_ = fmt::format("history store {} was found corrupt ({}) and moved to {}; a new history began "
-                              "(restart the agent to clear this)",
-                              options_.path, found.message(), aside.value());
+    corruption_ = fmt::format(
+        "history store {} was found corrupt ({}) and moved to {}; a new history began "
+        "(restart the agent to clear this)",
+        options_.path, found.message(), aside.value());
   }
   Result<std::unique_ptr<Db>> db = OpenForWriting(options_.path);
   if (!db.ok()) return db.status();
@@ -205,8 +206,9 @@ Status StoreWriter::Quarantine(const Status& found) {
   last_t_ = 0;
   Status s = Recover();
   if (!s.ok()) return s;
-  return WriteEvent(UnixSeconds(clock_->WallNow()), std::nullopt, "store_recovered",
-                    fmt::format("the database was corrupt ({}); moved to {}", found.message(), aside.value()));
+  return WriteEvent(
+      UnixSeconds(clock_->WallNow()), std::nullopt, "store_recovered",
+      fmt::format("the database was corrupt ({}); moved to {}", found.message(), aside.value()));
 }
 
 Status StoreWriter::QuickCheck() {
@@ -285,7 +287,8 @@ void StoreWriter::Handle(const std::shared_ptr<const fleet::Snapshot>& snapshot,
   }
   int64_t t = UnixSeconds(clock_->WallNow());
   while (s.ok() && !pending_events_.empty()) {
-    s = WriteEvent(std::max(t, last_t_), std::nullopt, pending_events_.front().first, pending_events_.front().second);
+    s = WriteEvent(std::max(t, last_t_), std::nullopt, pending_events_.front().first,
+                   pending_events_.front().second);
     if (s.ok()) pending_events_.erase(pending_events_.begin());
   }
   if (s.ok() && snapshot) s = WriteTick(snapshot->fleet);
@@ -319,8 +322,8 @@ Status StoreWriter::WriteEvent(int64_t t, std::optional<int64_t> gpu_id, const s
   return stmt.value()->Bind(1, t).Bind(2, gpu_id).Bind(3, kind).Bind(4, detail).Run();
 }
 
-Result<int64_t> StoreWriter::GpuId(const fleet::GpuInfo& info, int64_t t, std::map<std::string, int64_t>* added,
-                                   bool is_mig_instance) {
+Result<int64_t> StoreWriter::GpuId(const fleet::GpuInfo& info, int64_t t,
+                                   std::map<std::string, int64_t>* added, bool is_mig_instance) {
   // A GPU that lost its identity (lost, unreadable) is still the one last
   // seen at its index, never a new one.
   if (info.uuid.empty() && !is_mig_instance) {
@@ -333,7 +336,8 @@ Result<int64_t> StoreWriter::GpuId(const fleet::GpuInfo& info, int64_t t, std::m
   }
   if (auto it = added->find(uuid); it != added->end()) return it->second;
   Result<Stmt*> stmt = db_->Cached(
-      "INSERT INTO gpus (uuid, gpu_index, name, memory_total_bytes, first_seen, last_seen) VALUES (?, ?, ?, ?, ?, ?)");
+      "INSERT INTO gpus (uuid, gpu_index, name, memory_total_bytes, first_seen, last_seen) VALUES (?, ?, ?, "
+      "?, ?, ?)");
   if (!stmt.ok()) return stmt.status();
   Status s = stmt.value()
                  ->Bind(1, uuid)
@@ -361,9 +365,10 @@ Status StoreWriter::WriteTick(const fleet::FleetView& fleet) {
     }
     if (is_jump && !is_clock_behind_) {
       is_clock_behind_ = true;
-      logger_->Log(LogLevel::kWarning,
-                   "store: the wall clock moved back by {} s; history resumes when it passes the last stored second",
-                   last_t_ - t);
+      logger_->Log(
+          LogLevel::kWarning,
+          "store: the wall clock moved back by {} s; history resumes when it passes the last stored second",
+          last_t_ - t);
       return WriteEvent(last_t_, std::nullopt, "clock_moved_back", fmt::format("by {} s", last_t_ - t));
     }
     return Status::OK();
@@ -407,26 +412,30 @@ Status StoreWriter::WriteTick(const fleet::FleetView& fleet) {
     if (now.health != was.health) {
       const char* kind = now.health == fleet::GpuHealth::kOk     ? "gpu_recovered"
                          : now.health == fleet::GpuHealth::kLost ? "gpu_lost"
-                                                               : "gpu_unreadable";
-      event(gpu_id, kind, fmt::format("gpu {}: {}{}", g.info.index, fleet::GpuHealthName(now.health),
-                                      g.sample.error.empty() ? "" : ": " + g.sample.error));
+                                                                 : "gpu_unreadable";
+      event(gpu_id, kind,
+            fmt::format("gpu {}: {}{}", g.info.index, fleet::GpuHealthName(now.health),
+                        g.sample.error.empty() ? "" : ": " + g.sample.error));
     }
     if (now.throttle_reasons != was.throttle_reasons) {
       if (was.throttle_reasons != 0) event(gpu_id, "throttle_end", ReasonsText(was.throttle_reasons));
       if (now.throttle_reasons != 0) event(gpu_id, "throttle_start", ReasonsText(now.throttle_reasons));
     }
     if (now.xid_count > was.xid_count && g.last_xid) {
-      event(gpu_id, "xid", fmt::format("Xid {} ({} since the agent started)", g.last_xid->xid, now.xid_count));
+      event(gpu_id, "xid",
+            fmt::format("Xid {} ({} since the agent started)", g.last_xid->xid, now.xid_count));
     }
     for (int64_t n = was.backfill_preemptions + 1; n <= now.backfill_preemptions; ++n) {
       event(gpu_id, "backfill_preempted",
-            fmt::format("gpu {}: a backfill lease yields the GPU to a waiting request ({} since the agent started)",
-                        g.info.index, n));
+            fmt::format(
+                "gpu {}: a backfill lease yields the GPU to a waiting request ({} since the agent started)",
+                g.info.index, n));
     }
     // Whom the kubelet or Slurm gave the GPU to.
     if (g.allocated_to && s.ok()) {
-      s = NoteAllocation({gpu_id, "pod", g.allocated_to->pod_namespace, g.allocated_to->pod, g.allocated_to->container},
-                         t, &allocations);
+      s = NoteAllocation(
+          {gpu_id, "pod", g.allocated_to->pod_namespace, g.allocated_to->pod, g.allocated_to->container}, t,
+          &allocations);
     }
     if (g.lease && !g.lease->slurm_job.empty() && s.ok()) {
       s = NoteAllocation({gpu_id, "slurm", g.lease->user, g.lease->slurm_job, ""}, t, &allocations);
@@ -447,14 +456,16 @@ Status StoreWriter::WriteTick(const fleet::FleetView& fleet) {
       readable_gpus.insert(mig_id.value());
       tick.gpus.push_back(GpuTick{mig_id.value(), MigValuesOf(g, m)});
       if (auto pod = g.mig_allocated_to.find(m.uuid); pod != g.mig_allocated_to.end() && s.ok()) {
-        s = NoteAllocation({mig_id.value(), "pod", pod->second.pod_namespace, pod->second.pod, pod->second.container}, t,
-                           &allocations);
+        s = NoteAllocation(
+            {mig_id.value(), "pod", pod->second.pod_namespace, pod->second.pod, pod->second.container}, t,
+            &allocations);
       }
     }
     for (const fleet::ProcessView& p : g.processes) {
       int64_t device_id = gpu_id;
       if (p.process.gpu_instance_id) {
-        if (auto it = instance_ids.find(*p.process.gpu_instance_id); it != instance_ids.end()) device_id = it->second;
+        if (auto it = instance_ids.find(*p.process.gpu_instance_id); it != instance_ids.end())
+          device_id = it->second;
       }
       SessionKey key{device_id, p.process.pid, p.details.start_ticks};
       seen.insert(key);
@@ -465,7 +476,8 @@ Status StoreWriter::WriteTick(const fleet::FleetView& fleet) {
         session_id = added->second;
       } else {
         Result<Stmt*> insert = db_->Cached(
-            "INSERT INTO process_sessions (gpu_id, pid, start_ticks, uid, user, command, container_id, pod_uid, "
+            "INSERT INTO process_sessions (gpu_id, pid, start_ticks, uid, user, command, container_id, "
+            "pod_uid, "
             "systemd_unit, slurm_job_id, first_seen, last_seen) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
         if (!insert.ok()) return insert.status();
         const fleet::ProcessDetails& d = p.details;
@@ -486,8 +498,8 @@ Status StoreWriter::WriteTick(const fleet::FleetView& fleet) {
         if (!s.ok()) return s;
         session_id = db_->last_insert_rowid();
         added_sessions[key] = session_id;
-        event(device_id, "process_start", fmt::format("pid {} ({}) on gpu {}: {}", p.process.pid, d.user,
-                                                   g.info.index, d.command));
+        event(device_id, "process_start",
+              fmt::format("pid {} ({}) on gpu {}: {}", p.process.pid, d.user, g.info.index, d.command));
       }
       tick.processes.push_back(ProcessTick{session_id, ProcessValuesOf(p, g)});
     }
@@ -496,7 +508,8 @@ Status StoreWriter::WriteTick(const fleet::FleetView& fleet) {
   for (const auto& [key, session_id] : sessions_) {
     if (readable_gpus.count(std::get<0>(key)) == 0 || seen.count(key) != 0) continue;
     ended.push_back(key);
-    event(std::get<0>(key), "process_end", fmt::format("pid {} left the GPU (session {})", std::get<1>(key), session_id));
+    event(std::get<0>(key), "process_end",
+          fmt::format("pid {} left the GPU (session {})", std::get<1>(key), session_id));
   }
   if (!s.ok()) return s;
   Result<Stmt*> journal = db_->Cached("INSERT INTO tick_journal (t, payload) VALUES (?, ?)");

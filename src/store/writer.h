@@ -48,8 +48,8 @@
 #include "common/log.h"
 #include "common/mutex.h"
 #include "fleet/snapshot.h"
-#include "store/retention.h"
 #include "store/fold.h"
+#include "store/retention.h"
 #include "store/sqlite_db.h"
 #include "store/store_options.h"
 #include "store/tick_record.h"
@@ -119,7 +119,8 @@ class StoreWriter {
   // and a database opened afresh at the path.
   Status CheckFile();
   Status WriteTick(const fleet::FleetView& fleet);
-  Status WriteEvent(int64_t t, std::optional<int64_t> gpu_id, const std::string& kind, const std::string& detail);
+  Status WriteEvent(int64_t t, std::optional<int64_t> gpu_id, const std::string& kind,
+                    const std::string& detail);
   // Folds the journal's ticks before `t` into raw blocks and rollups, and
   // deletes them; with `keep_journal`, keeps them (and notes up to where
   // they were folded, so that folding them again replaces, not adds).
@@ -132,7 +133,8 @@ class StoreWriter {
   Result<int64_t> GpuId(const fleet::GpuInfo& info, int64_t t, std::map<std::string, int64_t>* added,
                         bool is_mig_instance = false);
   void Loop(std::stop_token stop);
-  void Handle(const std::shared_ptr<const fleet::Snapshot>& snapshot, const std::optional<std::pair<std::string, std::string>>& event);
+  void Handle(const std::shared_ptr<const fleet::Snapshot>& snapshot,
+              const std::optional<std::pair<std::string, std::string>>& event);
 
   // What the previous tick saw of a GPU, to tell events.
   struct GpuState {
@@ -158,10 +160,10 @@ class StoreWriter {
 
   // Writer-thread state.
   std::map<std::string, int64_t> gpu_ids_;  // By UUID.
-  std::map<int, int64_t> gpu_by_index_;      // The GPU last seen with a UUID at each index.
+  std::map<int, int64_t> gpu_by_index_;     // The GPU last seen with a UUID at each index.
   std::map<SessionKey, int64_t> sessions_;
   std::map<AllocationKey, int64_t> allocations_;  // Open ones, to allocation_id.
-  std::map<std::string, GpuState> previous_;  // By UUID.
+  std::map<std::string, GpuState> previous_;      // By UUID.
   std::optional<std::string> previous_backend_error_;
   int64_t last_t_ = 0;
   bool is_clock_behind_ = false;
@@ -177,7 +179,7 @@ class StoreWriter {
   std::deque<std::pair<std::string, std::string>> events_ GUARDED_BY(mu_);
   StoreStats stats_ GUARDED_BY(mu_);
   std::string corruption_ GUARDED_BY(mu_);  // What was found corrupt or lost, and what became of it.
-  FileId file_;              // Writer thread: the file open at the path.
+  FileId file_;                             // Writer thread: the file open at the path.
   std::jthread thread_;
 };
 

@@ -21,16 +21,25 @@ Status StoreWriter::SubtractFromHours(int64_t hour, const FoldedMinute& old) {
       "power_sum_deciwatt_seconds = power_sum_deciwatt_seconds - ?, energy_joules = energy_joules - ?, "
       "idle_seconds = idle_seconds - ?, unknown_seconds = unknown_seconds - ?, "
       "held_idle_seconds = held_idle_seconds - ?, throttle_thermal_seconds = throttle_thermal_seconds - ?, "
-      "throttle_power_seconds = throttle_power_seconds - ?, throttle_other_seconds = throttle_other_seconds - ?, "
+      "throttle_power_seconds = throttle_power_seconds - ?, throttle_other_seconds = throttle_other_seconds "
+      "- ?, "
       "backfill_seconds = backfill_seconds - ? WHERE gpu_id = ? AND hour = ?");
   if (!gpu.ok()) return gpu.status();
   for (const auto& [gpu_id, r] : old.gpu_rollups) {
     Status s = gpu.value()
-                   ->Bind(1, r.covered_seconds).Bind(2, r.utilization_sum_permille_seconds)
-                   .Bind(3, r.power_sum_deciwatt_seconds).Bind(4, r.energy_joules).Bind(5, r.idle_seconds)
-                   .Bind(6, r.unknown_seconds).Bind(7, r.held_idle_seconds).Bind(8, r.throttle_thermal_seconds)
-                   .Bind(9, r.throttle_power_seconds).Bind(10, r.throttle_other_seconds)
-                   .Bind(11, r.backfill_seconds).Bind(12, gpu_id).Bind(13, hour)
+                   ->Bind(1, r.covered_seconds)
+                   .Bind(2, r.utilization_sum_permille_seconds)
+                   .Bind(3, r.power_sum_deciwatt_seconds)
+                   .Bind(4, r.energy_joules)
+                   .Bind(5, r.idle_seconds)
+                   .Bind(6, r.unknown_seconds)
+                   .Bind(7, r.held_idle_seconds)
+                   .Bind(8, r.throttle_thermal_seconds)
+                   .Bind(9, r.throttle_power_seconds)
+                   .Bind(10, r.throttle_other_seconds)
+                   .Bind(11, r.backfill_seconds)
+                   .Bind(12, gpu_id)
+                   .Bind(13, hour)
                    .Run();
     if (!s.ok()) return s;
   }
@@ -41,8 +50,12 @@ Status StoreWriter::SubtractFromHours(int64_t hour, const FoldedMinute& old) {
   if (!process.ok()) return process.status();
   for (const auto& [session_id, r] : old.process_rollups) {
     Status s = process.value()
-                   ->Bind(1, r.seen_seconds).Bind(2, r.busy_seconds).Bind(3, r.held_idle_seconds)
-                   .Bind(4, r.memory_mib_seconds).Bind(5, r.held_idle_memory_mib_seconds).Bind(6, session_id)
+                   ->Bind(1, r.seen_seconds)
+                   .Bind(2, r.busy_seconds)
+                   .Bind(3, r.held_idle_seconds)
+                   .Bind(4, r.memory_mib_seconds)
+                   .Bind(5, r.held_idle_memory_mib_seconds)
+                   .Bind(6, session_id)
                    .Bind(7, hour)
                    .Run();
     if (!s.ok()) return s;
@@ -82,16 +95,19 @@ Status StoreWriter::FoldJournalBefore(int64_t before_t, bool keep_journal) {
   }
   Transaction tx(db_.get());
   if (!tx.begin_status().ok()) return tx.begin_status();
-  Result<Stmt*> raw = db_->Cached("INSERT OR REPLACE INTO gpu_samples (gpu_id, minute, samples) VALUES (?, ?, ?)");
+  Result<Stmt*> raw =
+      db_->Cached("INSERT OR REPLACE INTO gpu_samples (gpu_id, minute, samples) VALUES (?, ?, ?)");
   Result<Stmt*> minute_rollup = db_->Cached(
       "INSERT OR REPLACE INTO gpu_rollup_1m (gpu_id, minute, covered_seconds, utilization_min_permille, "
       "utilization_mean_permille, utilization_max_permille, memory_used_mean_mib, memory_used_max_mib, "
       "power_mean_deciwatts, temperature_max_celsius, energy_joules, idle_seconds, held_idle_seconds, "
-      "throttle_thermal_seconds, throttle_power_seconds, throttle_other_seconds, unknown_seconds, backfill_seconds) "
+      "throttle_thermal_seconds, throttle_power_seconds, throttle_other_seconds, unknown_seconds, "
+      "backfill_seconds) "
       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   Result<Stmt*> hour_rollup = db_->Cached(
       "INSERT INTO gpu_rollup_1h (gpu_id, hour, covered_seconds, utilization_min_permille, "
-      "utilization_sum_permille_seconds, utilization_max_permille, memory_used_max_mib, power_sum_deciwatt_seconds, "
+      "utilization_sum_permille_seconds, utilization_max_permille, memory_used_max_mib, "
+      "power_sum_deciwatt_seconds, "
       "temperature_max_celsius, energy_joules, idle_seconds, held_idle_seconds, throttle_thermal_seconds, "
       "throttle_power_seconds, throttle_other_seconds, unknown_seconds, backfill_seconds) "
       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
@@ -101,7 +117,8 @@ Status StoreWriter::FoldJournalBefore(int64_t before_t, bool keep_journal) {
       "backfill_seconds = backfill_seconds + excluded.backfill_seconds, "
       "utilization_min_permille = MIN(COALESCE(utilization_min_permille, excluded.utilization_min_permille), "
       "  COALESCE(excluded.utilization_min_permille, utilization_min_permille)), "
-      "utilization_sum_permille_seconds = utilization_sum_permille_seconds + excluded.utilization_sum_permille_seconds, "
+      "utilization_sum_permille_seconds = utilization_sum_permille_seconds + "
+      "excluded.utilization_sum_permille_seconds, "
       "utilization_max_permille = MAX(COALESCE(utilization_max_permille, excluded.utilization_max_permille), "
       "  COALESCE(excluded.utilization_max_permille, utilization_max_permille)), "
       "memory_used_max_mib = MAX(COALESCE(memory_used_max_mib, excluded.memory_used_max_mib), "
@@ -129,7 +146,8 @@ Status StoreWriter::FoldJournalBefore(int64_t before_t, bool keep_journal) {
       "memory_max_mib = MAX(memory_max_mib, excluded.memory_max_mib)");
   Result<Stmt*> session_seen =
       db_->Cached("UPDATE process_sessions SET last_seen = MAX(last_seen, ?) WHERE session_id = ?");
-  for (Result<Stmt*>* r : {&raw, &minute_rollup, &hour_rollup, &gpu_seen, &process_raw, &process_rollup, &session_seen}) {
+  for (Result<Stmt*>* r :
+       {&raw, &minute_rollup, &hour_rollup, &gpu_seen, &process_raw, &process_rollup, &session_seen}) {
     if (!r->ok()) return r->status();
   }
   Status s;
@@ -143,26 +161,48 @@ Status StoreWriter::FoldJournalBefore(int64_t before_t, bool keep_journal) {
     FoldedMinute f = std::move(folder).Finish(max_gap_seconds_);
     for (const auto& [gpu_id, block] : f.gpu_blocks) {
       const GpuMinuteRollup& r = f.gpu_rollups[gpu_id];
-      if (s.ok()) s = raw.value()->Bind(1, gpu_id).Bind(2, minute).BindBlob(3, EncodeBlock(minute * 60, block)).Run();
+      if (s.ok())
+        s = raw.value()->Bind(1, gpu_id).Bind(2, minute).BindBlob(3, EncodeBlock(minute * 60, block)).Run();
       if (s.ok()) {
         s = minute_rollup.value()
-                ->Bind(1, gpu_id).Bind(2, minute).Bind(3, r.covered_seconds)
-                .Bind(4, r.utilization_min_permille).Bind(5, r.utilization_mean_permille)
-                .Bind(6, r.utilization_max_permille).Bind(7, r.memory_used_mean_mib).Bind(8, r.memory_used_max_mib)
-                .Bind(9, r.power_mean_deciwatts).Bind(10, r.temperature_max_celsius).Bind(11, r.energy_joules)
-                .Bind(12, r.idle_seconds).Bind(13, r.held_idle_seconds).Bind(14, r.throttle_thermal_seconds)
-                .Bind(15, r.throttle_power_seconds).Bind(16, r.throttle_other_seconds).Bind(17, r.unknown_seconds)
+                ->Bind(1, gpu_id)
+                .Bind(2, minute)
+                .Bind(3, r.covered_seconds)
+                .Bind(4, r.utilization_min_permille)
+                .Bind(5, r.utilization_mean_permille)
+                .Bind(6, r.utilization_max_permille)
+                .Bind(7, r.memory_used_mean_mib)
+                .Bind(8, r.memory_used_max_mib)
+                .Bind(9, r.power_mean_deciwatts)
+                .Bind(10, r.temperature_max_celsius)
+                .Bind(11, r.energy_joules)
+                .Bind(12, r.idle_seconds)
+                .Bind(13, r.held_idle_seconds)
+                .Bind(14, r.throttle_thermal_seconds)
+                .Bind(15, r.throttle_power_seconds)
+                .Bind(16, r.throttle_other_seconds)
+                .Bind(17, r.unknown_seconds)
                 .Bind(18, r.backfill_seconds)
                 .Run();
       }
       if (s.ok()) {
         s = hour_rollup.value()
-                ->Bind(1, gpu_id).Bind(2, hour).Bind(3, r.covered_seconds).Bind(4, r.utilization_min_permille)
-                .Bind(5, r.utilization_sum_permille_seconds).Bind(6, r.utilization_max_permille)
-                .Bind(7, r.memory_used_max_mib).Bind(8, r.power_sum_deciwatt_seconds)
-                .Bind(9, r.temperature_max_celsius).Bind(10, r.energy_joules).Bind(11, r.idle_seconds)
-                .Bind(12, r.held_idle_seconds).Bind(13, r.throttle_thermal_seconds)
-                .Bind(14, r.throttle_power_seconds).Bind(15, r.throttle_other_seconds).Bind(16, r.unknown_seconds)
+                ->Bind(1, gpu_id)
+                .Bind(2, hour)
+                .Bind(3, r.covered_seconds)
+                .Bind(4, r.utilization_min_permille)
+                .Bind(5, r.utilization_sum_permille_seconds)
+                .Bind(6, r.utilization_max_permille)
+                .Bind(7, r.memory_used_max_mib)
+                .Bind(8, r.power_sum_deciwatt_seconds)
+                .Bind(9, r.temperature_max_celsius)
+                .Bind(10, r.energy_joules)
+                .Bind(11, r.idle_seconds)
+                .Bind(12, r.held_idle_seconds)
+                .Bind(13, r.throttle_thermal_seconds)
+                .Bind(14, r.throttle_power_seconds)
+                .Bind(15, r.throttle_other_seconds)
+                .Bind(16, r.unknown_seconds)
                 .Bind(17, r.backfill_seconds)
                 .Run();
       }
@@ -171,12 +211,21 @@ Status StoreWriter::FoldJournalBefore(int64_t before_t, bool keep_journal) {
     for (const auto& [session_id, block] : f.process_blocks) {
       const ProcessMinuteRollup& r = f.process_rollups[session_id];
       if (s.ok()) {
-        s = process_raw.value()->Bind(1, session_id).Bind(2, minute).BindBlob(3, EncodeBlock(minute * 60, block)).Run();
+        s = process_raw.value()
+                ->Bind(1, session_id)
+                .Bind(2, minute)
+                .BindBlob(3, EncodeBlock(minute * 60, block))
+                .Run();
       }
       if (s.ok()) {
         s = process_rollup.value()
-                ->Bind(1, session_id).Bind(2, hour).Bind(3, r.seen_seconds).Bind(4, r.busy_seconds)
-                .Bind(5, r.held_idle_seconds).Bind(6, r.memory_mib_seconds).Bind(7, r.held_idle_memory_mib_seconds)
+                ->Bind(1, session_id)
+                .Bind(2, hour)
+                .Bind(3, r.seen_seconds)
+                .Bind(4, r.busy_seconds)
+                .Bind(5, r.held_idle_seconds)
+                .Bind(6, r.memory_mib_seconds)
+                .Bind(7, r.held_idle_memory_mib_seconds)
                 .Bind(8, r.memory_max_mib)
                 .Run();
       }
@@ -185,8 +234,8 @@ Status StoreWriter::FoldJournalBefore(int64_t before_t, bool keep_journal) {
   }
   if (keep_journal) {
     if (s.ok() && !minutes.empty()) {
-      s = db_->Exec(fmt::format("INSERT OR REPLACE INTO meta (key, value) VALUES ('journal_folded_through', '{}')",
-                                last_folded));
+      s = db_->Exec(fmt::format(
+          "INSERT OR REPLACE INTO meta (key, value) VALUES ('journal_folded_through', '{}')", last_folded));
     }
     if (s.ok()) s = tx.Commit();
     return s;

@@ -94,12 +94,17 @@ TEST_F(WriterTest, TicksFoldIntoPackedMinutesRollupsSessionsAndEvents) {
   EXPECT_EQ(Count("SELECT utilization_mean_permille FROM gpu_rollup_1m r JOIN gpus USING (gpu_id) "
                   "WHERE uuid = 'GPU-0' LIMIT 1"),
             1000);
-  EXPECT_EQ(Count("SELECT SUM(idle_seconds) FROM gpu_rollup_1h JOIN gpus USING (gpu_id) WHERE uuid = 'GPU-1'"), 120);
-  EXPECT_EQ(Count("SELECT SUM(held_idle_seconds) FROM gpu_rollup_1h JOIN gpus USING (gpu_id) WHERE uuid = 'GPU-1'"),
-            120);
-  EXPECT_EQ(Count("SELECT SUM(idle_seconds) FROM gpu_rollup_1h JOIN gpus USING (gpu_id) WHERE uuid = 'GPU-0'"), 0);
-  EXPECT_EQ(Count("SELECT SUM(energy_joules) FROM gpu_rollup_1h JOIN gpus USING (gpu_id) WHERE uuid = 'GPU-0'"),
-            300 * 120);
+  EXPECT_EQ(
+      Count("SELECT SUM(idle_seconds) FROM gpu_rollup_1h JOIN gpus USING (gpu_id) WHERE uuid = 'GPU-1'"),
+      120);
+  EXPECT_EQ(
+      Count("SELECT SUM(held_idle_seconds) FROM gpu_rollup_1h JOIN gpus USING (gpu_id) WHERE uuid = 'GPU-1'"),
+      120);
+  EXPECT_EQ(
+      Count("SELECT SUM(idle_seconds) FROM gpu_rollup_1h JOIN gpus USING (gpu_id) WHERE uuid = 'GPU-0'"), 0);
+  EXPECT_EQ(
+      Count("SELECT SUM(energy_joules) FROM gpu_rollup_1h JOIN gpus USING (gpu_id) WHERE uuid = 'GPU-0'"),
+      300 * 120);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM process_sessions WHERE pid = 4242 AND user = 'alice'"), 1);
   EXPECT_EQ(Count("SELECT held_idle_seconds FROM process_rollup_1h"), 120);
   EXPECT_EQ(Count("SELECT last_seen - first_seen FROM process_sessions"), 119);
@@ -221,7 +226,6 @@ TEST_F(WriterTest, RetentionDropsRawMinutesOlderThanTheirTier) {
   EXPECT_EQ(Count("SELECT COUNT(*) FROM gpu_rollup_1m WHERE minute = " + std::to_string(kT0 / 60)), 2);
 }
 
-
 // Defect: a clean stop folded the minute in progress, so a restart a second
 // later skipped the rest of that minute and warned that the clock had moved
 // back. Now a restart loses only the time the agent was down.
@@ -233,7 +237,8 @@ TEST_F(WriterTest, ACleanRestartLosesNothingButTheTimeTheAgentWasDown) {
     w->Stop();
   }
   // Reports see the stopped agent's last minute: it was folded at the stop.
-  EXPECT_EQ(Count("SELECT covered_seconds FROM gpu_rollup_1h JOIN gpus USING (gpu_id) WHERE uuid = 'GPU-0'"), 7);
+  EXPECT_EQ(Count("SELECT covered_seconds FROM gpu_rollup_1h JOIN gpus USING (gpu_id) WHERE uuid = 'GPU-0'"),
+            7);
   clock_.Advance(seconds(7));
   std::unique_ptr<StoreWriter> w = OpenWriter();
   for (int64_t t = kT0 + 7; t < kT0 + 61; ++t) ASSERT_TRUE(w->WriteNow(Fleet(t)).ok());
@@ -247,7 +252,8 @@ TEST_F(WriterTest, ACleanRestartLosesNothingButTheTimeTheAgentWasDown) {
   ASSERT_TRUE(covered.ok());
   EXPECT_EQ(covered.value().value_or(0), 60);
   // Folded twice (at the stop, then whole), counted once in the hour.
-  EXPECT_EQ(Count("SELECT covered_seconds FROM gpu_rollup_1h JOIN gpus USING (gpu_id) WHERE uuid = 'GPU-0'"), 60);
+  EXPECT_EQ(Count("SELECT covered_seconds FROM gpu_rollup_1h JOIN gpus USING (gpu_id) WHERE uuid = 'GPU-0'"),
+            60);
   EXPECT_EQ(Count("SELECT seen_seconds FROM process_rollup_1h"), 60);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM meta WHERE key = 'journal_folded_through'"), 0);
 }
@@ -267,9 +273,11 @@ TEST_F(WriterTest, TimeAGpuCouldNotBeReadIsUnknownNeitherBusyNorIdle) {
   }
   ASSERT_TRUE(w->FoldAll().ok());
   EXPECT_EQ(Count("SELECT COUNT(*) FROM gpus"), 2) << "the lost GPU keeps its row";
-  EXPECT_EQ(Count("SELECT unknown_seconds FROM gpu_rollup_1h JOIN gpus USING (gpu_id) WHERE uuid = 'GPU-0'"), 40);
+  EXPECT_EQ(Count("SELECT unknown_seconds FROM gpu_rollup_1h JOIN gpus USING (gpu_id) WHERE uuid = 'GPU-0'"),
+            40);
   EXPECT_EQ(Count("SELECT idle_seconds FROM gpu_rollup_1h JOIN gpus USING (gpu_id) WHERE uuid = 'GPU-0'"), 0);
-  EXPECT_EQ(Count("SELECT covered_seconds FROM gpu_rollup_1h JOIN gpus USING (gpu_id) WHERE uuid = 'GPU-0'"), 60);
+  EXPECT_EQ(Count("SELECT covered_seconds FROM gpu_rollup_1h JOIN gpus USING (gpu_id) WHERE uuid = 'GPU-0'"),
+            60);
   // Its mean utilization is over the 20 s it was read (100 %), not diluted.
   EXPECT_EQ(Count("SELECT CAST(utilization_percent AS INTEGER) FROM gpu_hours WHERE uuid = 'GPU-0'"), 100);
 }
@@ -285,23 +293,29 @@ TEST_F(WriterTest, BackfillLeaseTimeAndPreemptionsAreKeptPerGpu) {
     bool first = t >= kT0 + 10 && t < kT0 + 70;
     bool second = t >= kT0 + 90 && t < kT0 + 105;
     if (first || second) {
-      f.gpus[1].lease = fleet::GpuLease{first ? 2 : 3, "batch", fleet::LeaseKind::kBackfill, (t >= kT0 + 60 && t < kT0 + 70) || t >= kT0 + 100};
+      f.gpus[1].lease = fleet::GpuLease{first ? 2 : 3, "batch", fleet::LeaseKind::kBackfill,
+                                        (t >= kT0 + 60 && t < kT0 + 70) || t >= kT0 + 100};
     }
     f.gpus[1].backfill_preemptions = (t >= kT0 + 60 ? 1 : 0) + (t >= kT0 + 100 ? 1 : 0);
     if (t >= kT0 + 100) f.gpus[1].sample.health = fleet::GpuHealth::kUnresponsive;
     ASSERT_TRUE(w->WriteNow(f).ok());
   }
   ASSERT_TRUE(w->FoldAll().ok());
-  EXPECT_EQ(Count("SELECT backfill_seconds FROM gpu_rollup_1h JOIN gpus USING (gpu_id) WHERE uuid = 'GPU-1'"), 60 + 15);
-  EXPECT_EQ(Count("SELECT backfill_seconds FROM gpu_rollup_1h JOIN gpus USING (gpu_id) WHERE uuid = 'GPU-0'"), 0);
-  EXPECT_EQ(Count("SELECT SUM(backfill_seconds) FROM gpu_rollup_1m JOIN gpus USING (gpu_id) WHERE uuid = 'GPU-1'"),
-            75);
+  EXPECT_EQ(Count("SELECT backfill_seconds FROM gpu_rollup_1h JOIN gpus USING (gpu_id) WHERE uuid = 'GPU-1'"),
+            60 + 15);
+  EXPECT_EQ(Count("SELECT backfill_seconds FROM gpu_rollup_1h JOIN gpus USING (gpu_id) WHERE uuid = 'GPU-0'"),
+            0);
+  EXPECT_EQ(
+      Count("SELECT SUM(backfill_seconds) FROM gpu_rollup_1m JOIN gpus USING (gpu_id) WHERE uuid = 'GPU-1'"),
+      75);
   EXPECT_EQ(Count("SELECT backfill_seconds FROM gpu_hours WHERE uuid = 'GPU-1'"), 75);
-  EXPECT_EQ(Count("SELECT COUNT(*) FROM events e JOIN gpus g USING (gpu_id) WHERE e.kind = 'backfill_preempted' "
-                  "AND g.uuid = 'GPU-1'"),
-            2);
+  EXPECT_EQ(
+      Count("SELECT COUNT(*) FROM events e JOIN gpus g USING (gpu_id) WHERE e.kind = 'backfill_preempted' "
+            "AND g.uuid = 'GPU-1'"),
+      2);
   EXPECT_EQ(Count("SELECT MIN(t) - 1800000000 FROM events WHERE kind = 'backfill_preempted'"), 60);
-  EXPECT_EQ(Count("SELECT COUNT(*) FROM events WHERE kind = 'backfill_preempted' AND detail LIKE '%(2 since%'"), 1);
+  EXPECT_EQ(
+      Count("SELECT COUNT(*) FROM events WHERE kind = 'backfill_preempted' AND detail LIKE '%(2 since%'"), 1);
 }
 
 // A journal row written before the backfill column existed (the first
@@ -312,8 +326,10 @@ TEST_F(WriterTest, JournalRowsOfTheFirstFormatAreFoldedAfterAnUpgrade) {
   {
     Result<std::unique_ptr<Db>> db = Db::Open(Path(), Db::Mode::kReadWriteCreate);
     ASSERT_TRUE(db.ok());
-    ASSERT_TRUE(db.value()->Exec("INSERT INTO gpus (gpu_id, uuid, gpu_index, name, first_seen, last_seen) "
-                                 "VALUES (1, 'GPU-0', 0, 'Test GPU', 1800000000, 1800000000)").ok());
+    ASSERT_TRUE(db.value()
+                    ->Exec("INSERT INTO gpus (gpu_id, uuid, gpu_index, name, first_seen, last_seen) "
+                           "VALUES (1, 'GPU-0', 0, 'Test GPU', 1800000000, 1800000000)")
+                    .ok());
     for (int64_t t = kT0; t < kT0 + 30; ++t) {
       std::string row;
       PutVarint(1, &row);  // One GPU.
@@ -346,17 +362,19 @@ TEST_F(WriterTest, ASchemaTwoHistoryIsMigratedKeepingItsRows) {
   {  // Back to schema 2, as the previous tarmac left it.
     Result<std::unique_ptr<Db>> db = Db::Open(Path(), Db::Mode::kReadWriteCreate);
     ASSERT_TRUE(db.ok());
-    ASSERT_TRUE(db.value()->Exec("DROP TABLE allocations; "
-                                 "DROP VIEW gpu_hours; ALTER TABLE gpu_rollup_1m DROP COLUMN backfill_seconds; "
-                                 "ALTER TABLE gpu_rollup_1h DROP COLUMN backfill_seconds; "
-                                 "CREATE VIEW gpu_hours AS SELECT hour FROM gpu_rollup_1h; PRAGMA user_version = 2")
+    ASSERT_TRUE(db.value()
+                    ->Exec("DROP TABLE allocations; "
+                           "DROP VIEW gpu_hours; ALTER TABLE gpu_rollup_1m DROP COLUMN backfill_seconds; "
+                           "ALTER TABLE gpu_rollup_1h DROP COLUMN backfill_seconds; "
+                           "CREATE VIEW gpu_hours AS SELECT hour FROM gpu_rollup_1h; PRAGMA user_version = 2")
                     .ok());
   }
   EXPECT_EQ(Count("PRAGMA user_version"), 2);
   std::unique_ptr<StoreWriter> w = OpenWriter();
   ASSERT_NE(w, nullptr);
   EXPECT_EQ(Count("PRAGMA user_version"), kSchemaVersion);
-  EXPECT_EQ(Count("SELECT covered_seconds FROM gpu_rollup_1h JOIN gpus USING (gpu_id) WHERE uuid = 'GPU-0'"), 60);
+  EXPECT_EQ(Count("SELECT covered_seconds FROM gpu_rollup_1h JOIN gpus USING (gpu_id) WHERE uuid = 'GPU-0'"),
+            60);
   EXPECT_EQ(Count("SELECT backfill_seconds FROM gpu_hours WHERE uuid = 'GPU-0'"), 0);
 }
 
@@ -377,10 +395,13 @@ TEST_F(WriterTest, AllocationsOfPodsAndSlurmJobsAreKeptAsStretchesAcrossARestart
     std::unique_ptr<StoreWriter> w = OpenWriter();
     for (int64_t t = kT0 + 20; t < kT0 + 40; ++t) ASSERT_TRUE(w->WriteNow(allocated(t)).ok());
     for (int64_t t = kT0 + 40; t < kT0 + 50; ++t) ASSERT_TRUE(w->WriteNow(Fleet(t)).ok());  // The pod went.
-    for (int64_t t = kT0 + 50; t < kT0 + 60; ++t) ASSERT_TRUE(w->WriteNow(allocated(t)).ok());  // And came back.
+    for (int64_t t = kT0 + 50; t < kT0 + 60; ++t)
+      ASSERT_TRUE(w->WriteNow(allocated(t)).ok());  // And came back.
   }
   EXPECT_EQ(Count("SELECT COUNT(*) FROM allocations WHERE kind = 'pod'"), 2);
-  EXPECT_EQ(Count("SELECT last_seen - first_seen FROM allocations WHERE kind = 'pod' ORDER BY first_seen LIMIT 1"), 39);
+  EXPECT_EQ(
+      Count("SELECT last_seen - first_seen FROM allocations WHERE kind = 'pod' ORDER BY first_seen LIMIT 1"),
+      39);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM allocations a JOIN gpus g USING (gpu_id) WHERE g.uuid = 'GPU-1' AND "
                   "a.kind = 'pod' AND a.scope = 'research' AND a.name = 'notebook-0' AND a.detail = 'lab'"),
             2);
@@ -416,13 +437,13 @@ TEST_F(WriterTest, CorruptionFoundWhileRunningMovesTheFileAsideAndIsReported) {
   auto snapshot = std::make_shared<fleet::Snapshot>();
   snapshot->fleet = Fleet(kT0 + 200);
   w->Submit(snapshot);
-  for (int i = 0; i < 500 && w->Problem().empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  for (int i = 0; i < 500 && w->Problem().empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   EXPECT_NE(w->Problem().find("found corrupt"), std::string::npos) << w->Problem();
   w->Stop();
   EXPECT_EQ(FilesMovedAside(), 1);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM events WHERE kind = 'store_recovered'"), 1);
 }
-
 
 TEST_F(WriterTest, AFileDeletedUnderTheWriterIsNoticedAtTheNextTickAndSaid) {
   std::unique_ptr<StoreWriter> w = OpenWriter();

@@ -25,15 +25,24 @@ int Compare(const TopProcess& a, const TopProcess& b, SortKey key) {
     return *x < *y ? -1 : *x > *y ? 1 : 0;
   };
   switch (key) {
-    case SortKey::kGpu: return a.gpu < b.gpu ? -1 : a.gpu > b.gpu;
-    case SortKey::kPid: return a.pid < b.pid ? -1 : a.pid > b.pid;
-    case SortKey::kUser: return a.user.compare(b.user) < 0 ? -1 : a.user.compare(b.user) > 0;
-    case SortKey::kGpuMemory: return num(a.gpu_memory_bytes, b.gpu_memory_bytes);
-    case SortKey::kSm: return num(a.sm_ratio, b.sm_ratio);
-    case SortKey::kCpu: return num(a.cpu_ratio, b.cpu_ratio);
-    case SortKey::kHostMemory: return num(a.host_memory_bytes, b.host_memory_bytes);
-    case SortKey::kElapsed: return num(a.elapsed_seconds, b.elapsed_seconds);
-    case SortKey::kName: return a.name.compare(b.name) < 0 ? -1 : a.name.compare(b.name) > 0;
+    case SortKey::kGpu:
+      return a.gpu < b.gpu ? -1 : a.gpu > b.gpu;
+    case SortKey::kPid:
+      return a.pid < b.pid ? -1 : a.pid > b.pid;
+    case SortKey::kUser:
+      return a.user.compare(b.user) < 0 ? -1 : a.user.compare(b.user) > 0;
+    case SortKey::kGpuMemory:
+      return num(a.gpu_memory_bytes, b.gpu_memory_bytes);
+    case SortKey::kSm:
+      return num(a.sm_ratio, b.sm_ratio);
+    case SortKey::kCpu:
+      return num(a.cpu_ratio, b.cpu_ratio);
+    case SortKey::kHostMemory:
+      return num(a.host_memory_bytes, b.host_memory_bytes);
+    case SortKey::kElapsed:
+      return num(a.elapsed_seconds, b.elapsed_seconds);
+    case SortKey::kName:
+      return a.name.compare(b.name) < 0 ? -1 : a.name.compare(b.name) > 0;
   }
   return 0;
 }

@@ -21,7 +21,9 @@ size_t CharLength(unsigned char lead) {
 }  // namespace
 
 Screen::Screen(int width, int height)
-    : width_(std::max(0, width)), height_(std::max(0, height)), cells_(static_cast<size_t>(width_ * height_)) {}
+    : width_(std::max(0, width)),
+      height_(std::max(0, height)),
+      cells_(static_cast<size_t>(width_ * height_)) {}
 
 int Screen::Put(int row, int col, std::string_view text, Style style) {
   size_t i = 0;

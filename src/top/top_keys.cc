@@ -52,28 +52,48 @@ KeyOutcome HandleKey(int key, const TopData& data, const Layout& layout, TopUi* 
   int page = std::max(1, layout.process_rows - 1);
   if (key == 'q' || key == 3) return {TopAction::kQuit};  // 3: Ctrl-C, when the terminal hands it over.
   switch (key) {
-    case kKeyUp: Select(rows, current - 1, ui); break;
+    case kKeyUp:
+      Select(rows, current - 1, ui);
+      break;
     case 'j':
-    case kKeyDown: Select(rows, current + 1, ui); break;
-    case kKeyPageUp: Select(rows, current - page, ui); break;
-    case kKeyPageDown: Select(rows, current + page, ui); break;
+    case kKeyDown:
+      Select(rows, current + 1, ui);
+      break;
+    case kKeyPageUp:
+      Select(rows, current - page, ui);
+      break;
+    case kKeyPageDown:
+      Select(rows, current + page, ui);
+      break;
     case kKeyHome:
-    case 'g': Select(rows, 0, ui); break;
+    case 'g':
+      Select(rows, 0, ui);
+      break;
     case kKeyEnd:
-    case 'G': Select(rows, static_cast<int>(rows.size()) - 1, ui); break;
+    case 'G':
+      Select(rows, static_cast<int>(rows.size()) - 1, ui);
+      break;
     case 's':
       ui->sort = NextSortKey(ui->sort);
-      ui->is_descending = ui->sort != SortKey::kPid && ui->sort != SortKey::kUser && ui->sort != SortKey::kName &&
-                          ui->sort != SortKey::kGpu;
+      ui->is_descending = ui->sort != SortKey::kPid && ui->sort != SortKey::kUser &&
+                          ui->sort != SortKey::kName && ui->sort != SortKey::kGpu;
       break;
-    case 'r': ui->is_descending = !ui->is_descending; break;
-    case 't': ui->is_tree = !ui->is_tree; break;
+    case 'r':
+      ui->is_descending = !ui->is_descending;
+      break;
+    case 't':
+      ui->is_tree = !ui->is_tree;
+      break;
     case '/':
       ui->is_editing_filter = true;
       break;
-    case kKeyEscape: ui->filter.clear(); break;
+    case kKeyEscape:
+      ui->filter.clear();
+      break;
     case '?':
-    case 'h': ui->overlay = Overlay::kHelp; break;
+    case 'h':
+      ui->overlay = Overlay::kHelp;
+      break;
     case 'e':
       if (current >= 0) {
         ui->selected_pid = rows[static_cast<size_t>(current)].process->pid;
@@ -91,7 +111,8 @@ KeyOutcome HandleKey(int key, const TopData& data, const Layout& layout, TopUi* 
       ui->overlay = Overlay::kConfirm;
       ui->confirm_signal = key == 'K' ? SIGKILL : SIGTERM;
       break;
-    default: break;
+    default:
+      break;
   }
   return {};
 }

@@ -9,22 +9,31 @@ using nlohmann::json;
 
 const char* SortKeyTitle(SortKey key) {
   switch (key) {
-    case SortKey::kGpu: return "GPU";
-    case SortKey::kPid: return "PID";
-    case SortKey::kUser: return "USER";
-    case SortKey::kGpuMemory: return "GMEM";
-    case SortKey::kSm: return "SM%";
-    case SortKey::kCpu: return "CPU%";
-    case SortKey::kHostMemory: return "HMEM";
-    case SortKey::kElapsed: return "TIME";
-    case SortKey::kName: return "NAME";
+    case SortKey::kGpu:
+      return "GPU";
+    case SortKey::kPid:
+      return "PID";
+    case SortKey::kUser:
+      return "USER";
+    case SortKey::kGpuMemory:
+      return "GMEM";
+    case SortKey::kSm:
+      return "SM%";
+    case SortKey::kCpu:
+      return "CPU%";
+    case SortKey::kHostMemory:
+      return "HMEM";
+    case SortKey::kElapsed:
+      return "TIME";
+    case SortKey::kName:
+      return "NAME";
   }
   return "?";
 }
 
 SortKey NextSortKey(SortKey key) {
-  constexpr SortKey kOrder[] = {SortKey::kPid,     SortKey::kUser,       SortKey::kGpu,
-                                SortKey::kGpuMemory, SortKey::kSm,      SortKey::kCpu,
+  constexpr SortKey kOrder[] = {SortKey::kPid,        SortKey::kUser,    SortKey::kGpu,
+                                SortKey::kGpuMemory,  SortKey::kSm,      SortKey::kCpu,
                                 SortKey::kHostMemory, SortKey::kElapsed, SortKey::kName};
   for (size_t i = 0; i < std::size(kOrder); ++i) {
     if (kOrder[i] == key) return kOrder[(i + 1) % std::size(kOrder)];
@@ -37,7 +46,8 @@ namespace {
 std::string HolderOf(const json& lease) {
   if (!lease.is_object()) return "";
   std::string kind = lease.value("kind", std::string());
-  if (!lease.value("slurm_job", std::string()).empty()) return "slurm " + lease.value("slurm_job", std::string());
+  if (!lease.value("slurm_job", std::string()).empty())
+    return "slurm " + lease.value("slurm_job", std::string());
   return fmt::format("lease {}{}", lease.value("id", int64_t{0}), kind.empty() ? "" : " " + kind);
 }
 
@@ -57,7 +67,8 @@ std::vector<TopProcess> ProcessesFromStatus(const json& status) {
     int index = g.value("index", 0);
     std::string gpu_holder = HolderOf(g.value("lease", json()));
     if (gpu_holder.empty() && g.contains("pod") && g["pod"].is_object()) {
-      gpu_holder = "pod " + g["pod"].value("namespace", std::string()) + "/" + g["pod"].value("name", std::string());
+      gpu_holder =
+          "pod " + g["pod"].value("namespace", std::string()) + "/" + g["pod"].value("name", std::string());
     }
     // MIG instances: which processes run on which, and who holds each.
     std::map<int64_t, std::pair<std::string, std::string>> on_instance;  // pid -> (profile, holder)
@@ -87,7 +98,8 @@ std::vector<TopProcess> ProcessesFromStatus(const json& status) {
       if (t.holder.empty() && p.contains("pod")) {
         t.holder = "pod " + p.value("namespace", std::string()) + "/" + p.value("pod", std::string());
       }
-      if (t.holder.empty() && p.contains("slurm_job_id")) t.holder = "slurm " + p.value("slurm_job_id", std::string());
+      if (t.holder.empty() && p.contains("slurm_job_id"))
+        t.holder = "slurm " + p.value("slurm_job_id", std::string());
       out.push_back(std::move(t));
     }
   }

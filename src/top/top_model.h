@@ -19,8 +19,8 @@ namespace tarmac::top {
 struct TopProcess {
   int64_t pid = 0;
   int64_t parent_pid = 0;
-  int gpu = 0;          // The GPU's index.
-  std::string mig;      // The MIG profile when on an instance ("1g.10gb").
+  int gpu = 0;      // The GPU's index.
+  std::string mig;  // The MIG profile when on an instance ("1g.10gb").
   int64_t uid = -1;
   std::string user;
   std::string name;
@@ -42,13 +42,13 @@ struct TopData {
   nlohmann::json queue = nlohmann::json::array();
   std::map<int, std::vector<double>> series;  // Utilization (0..1) by GPU index, oldest first.
   std::vector<TopProcess> processes;
-  bool is_agent = false;     // Read through the agent (else NVML directly).
-  bool has_data = false;     // At least one read arrived.
-  double age_seconds = 0;    // Since the data was read.
-  bool is_stale = false;     // The last reads failed or are late.
-  std::string stale_why;     // What the screen says when stale.
-  std::string last_event;    // "12:01:07 preempted: …"
-  double now_unix = 0;       // For lease time left.
+  bool is_agent = false;   // Read through the agent (else NVML directly).
+  bool has_data = false;   // At least one read arrived.
+  double age_seconds = 0;  // Since the data was read.
+  bool is_stale = false;   // The last reads failed or are late.
+  std::string stale_why;   // What the screen says when stale.
+  std::string last_event;  // "12:01:07 preempted: …"
+  double now_unix = 0;     // For lease time left.
   // The details overlay's process: its GPU variables from its environment
   // (read by top when the overlay opens; empty when unreadable).
   int64_t details_pid = 0;
@@ -68,16 +68,16 @@ enum class Overlay { kNone, kHelp, kDetails, kConfirm };
 struct TopUi {
   SortKey sort = SortKey::kGpuMemory;
   bool is_descending = true;
-  std::string filter;          // A part of name, command, user or PID, any case.
+  std::string filter;  // A part of name, command, user or PID, any case.
   bool is_editing_filter = false;
-  bool is_tree = false;        // Children under their parents.
-  int64_t selected_pid = 0;    // 0: the first row.
-  int scroll = 0;              // First process row shown.
+  bool is_tree = false;      // Children under their parents.
+  int64_t selected_pid = 0;  // 0: the first row.
+  int scroll = 0;            // First process row shown.
   Overlay overlay = Overlay::kNone;
-  int confirm_signal = 0;      // SIGTERM or SIGKILL while Overlay::kConfirm.
+  int confirm_signal = 0;  // SIGTERM or SIGKILL while Overlay::kConfirm.
   bool is_color = true;
-  bool is_unicode = true;      // Block characters for the history graph.
-  std::string message;         // The last action's outcome, in the footer.
+  bool is_unicode = true;  // Block characters for the history graph.
+  std::string message;     // The last action's outcome, in the footer.
 };
 
 // The processes of `status` (each GPU's and MIG instance's), with holder

@@ -21,7 +21,9 @@ Style Colored(const TopUi& ui, Color color, bool bold = false) {
 }
 
 // Green, yellow, red by how full.
-Color LevelColor(double ratio) { return ratio >= 0.9 ? Color::kRed : ratio >= 0.6 ? Color::kYellow : Color::kGreen; }
+Color LevelColor(double ratio) {
+  return ratio >= 0.9 ? Color::kRed : ratio >= 0.6 ? Color::kYellow : Color::kGreen;
+}
 
 // "[|||||     ]", `width` wide; the fill coloured by level.
 void Bar(Screen* s, const TopUi& ui, int row, int col, int width, std::optional<double> ratio) {
@@ -69,7 +71,8 @@ std::string ShortModel(std::string name) {
 std::vector<std::pair<std::string, Color>> MarksOf(const json& g) {
   std::vector<std::pair<std::string, Color>> m;
   std::string health = g.value("health", std::string("ok"));
-  if (health != "ok") m.push_back({health == "lost" ? "LOST" : health == "unresponsive" ? "HUNG" : "ERR", Color::kRed});
+  if (health != "ok")
+    m.push_back({health == "lost" ? "LOST" : health == "unresponsive" ? "HUNG" : "ERR", Color::kRed});
   bool held = false;
   for (const json& p : g.value("processes", json::array())) held = held || p.value("is_idle_holding", false);
   if (held) {
@@ -77,9 +80,12 @@ std::vector<std::pair<std::string, Color>> MarksOf(const json& g) {
   } else if (g.value("is_idle", false)) {
     m.push_back({"IDLE", Color::kBlue});
   }
-  if (g.contains("xid_errors")) m.push_back({fmt::format("XID{}", g["xid_errors"].value("last_xid", 0)), Color::kRed});
-  if (g.contains("ecc_errors") && g["ecc_errors"].value("volatile_uncorrected", 0) > 0) m.push_back({"ECC", Color::kRed});
-  if (g.value("is_pcie_degraded", false)) m.push_back({fmt::format("PCIe-x{}", g.value("pcie_width", 0)), Color::kYellow});
+  if (g.contains("xid_errors"))
+    m.push_back({fmt::format("XID{}", g["xid_errors"].value("last_xid", 0)), Color::kRed});
+  if (g.contains("ecc_errors") && g["ecc_errors"].value("volatile_uncorrected", 0) > 0)
+    m.push_back({"ECC", Color::kRed});
+  if (g.value("is_pcie_degraded", false))
+    m.push_back({fmt::format("PCIe-x{}", g.value("pcie_width", 0)), Color::kYellow});
   for (const json& a : g.value("nvlink_active", json::array())) {
     if (a.is_boolean() && !a.get<bool>()) {
       m.push_back({"NVLINK", Color::kYellow});
@@ -95,7 +101,8 @@ std::string HolderText(const json& lease, const TopData& data) {
   if (!lease.is_object()) return "";
   int64_t id = lease.value("id", int64_t{0});
   std::string out = fmt::format("lease {} {}", id, lease.value("user", std::string()));
-  if (!lease.value("slurm_job", std::string()).empty()) out = "slurm " + lease.value("slurm_job", std::string());
+  if (!lease.value("slurm_job", std::string()).empty())
+    out = "slurm " + lease.value("slurm_job", std::string());
   if (lease.value("kind", std::string()) == "backfill") out += " backfill";
   for (const json& l : data.leases) {
     if (l.value("id", int64_t{-1}) != id) continue;
@@ -121,7 +128,9 @@ int GpuLine(Screen* s, const TopData& data, const TopUi& ui, const json& g, int 
   int index = g.value("index", 0);
   int name_width = full ? 18 : 10;
   int col = s->Put(row, 0, fmt::format("{:>2} ", index), Style{Color::kDefault, true, false, false});
-  col = s->Put(row, col, fmt::format("{:<{}} ", Fit(ShortModel(g.value("name", std::string("?"))), name_width), name_width));
+  col = s->Put(
+      row, col,
+      fmt::format("{:<{}} ", Fit(ShortModel(g.value("name", std::string("?"))), name_width), name_width));
   int bar = full ? 16 : 8;
   std::optional<double> util = Number(g, "utilization_gpu_ratio");
   Bar(s, ui, row, col, bar, util);
@@ -140,8 +149,10 @@ int GpuLine(Screen* s, const TopData& data, const TopUi& ui, const json& g, int 
   col = s->Put(row, col, fmt::format(" {:>{}} ", memory, full ? 11 : 7));
   std::optional<double> power = Number(g, "power_milliwatts");
   std::optional<double> limit = Number(g, "power_limit_milliwatts");
-  col = s->Put(row, col, fmt::format("{:>8} ", power ? fmt::format("{:.0f}/{:.0f}W", *power / 1000, limit.value_or(0) / 1000)
-                                                     : std::string("-")));
+  col = s->Put(
+      row, col,
+      fmt::format("{:>8} ", power ? fmt::format("{:.0f}/{:.0f}W", *power / 1000, limit.value_or(0) / 1000)
+                                  : std::string("-")));
   std::optional<double> temp = Number(g, "temperature_celsius");
   Style temp_style = temp && *temp >= 85 ? Colored(ui, Color::kRed, true) : Style{};
   col = s->Put(row, col, temp ? fmt::format("{:>2.0f}C ", *temp) : " -C ", temp_style);
@@ -181,14 +192,22 @@ struct Column {
 
 std::string CellText(const TopProcess& p, SortKey key, int depth, bool is_unicode) {
   switch (key) {
-    case SortKey::kPid: return std::to_string(p.pid);
-    case SortKey::kUser: return p.user;
-    case SortKey::kGpu: return p.mig.empty() ? std::to_string(p.gpu) : fmt::format("{}/{}", p.gpu, p.mig);
-    case SortKey::kGpuMemory: return p.gpu_memory_bytes ? ShortBytes(*p.gpu_memory_bytes) : "-";
-    case SortKey::kSm: return p.sm_ratio ? fmt::format("{:.0f}", 100 * *p.sm_ratio) : "-";
-    case SortKey::kCpu: return p.cpu_ratio ? fmt::format("{:.1f}", 100 * *p.cpu_ratio) : "-";
-    case SortKey::kHostMemory: return p.host_memory_bytes ? ShortBytes(static_cast<double>(*p.host_memory_bytes)) : "-";
-    case SortKey::kElapsed: return p.elapsed_seconds ? ShortDuration(*p.elapsed_seconds) : "-";
+    case SortKey::kPid:
+      return std::to_string(p.pid);
+    case SortKey::kUser:
+      return p.user;
+    case SortKey::kGpu:
+      return p.mig.empty() ? std::to_string(p.gpu) : fmt::format("{}/{}", p.gpu, p.mig);
+    case SortKey::kGpuMemory:
+      return p.gpu_memory_bytes ? ShortBytes(*p.gpu_memory_bytes) : "-";
+    case SortKey::kSm:
+      return p.sm_ratio ? fmt::format("{:.0f}", 100 * *p.sm_ratio) : "-";
+    case SortKey::kCpu:
+      return p.cpu_ratio ? fmt::format("{:.1f}", 100 * *p.cpu_ratio) : "-";
+    case SortKey::kHostMemory:
+      return p.host_memory_bytes ? ShortBytes(static_cast<double>(*p.host_memory_bytes)) : "-";
+    case SortKey::kElapsed:
+      return p.elapsed_seconds ? ShortDuration(*p.elapsed_seconds) : "-";
     case SortKey::kName: {
       std::string indent;
       for (int i = 0; i < depth; ++i) indent += "  ";
@@ -199,7 +218,8 @@ std::string CellText(const TopProcess& p, SortKey key, int depth, bool is_unicod
   return "";
 }
 
-void Box(Screen* s, int top, int left, int height, int width, const std::vector<std::string>& lines, const TopUi& ui) {
+void Box(Screen* s, int top, int left, int height, int width, const std::vector<std::string>& lines,
+         const TopUi& ui) {
   std::string h = ui.is_unicode ? "─" : "-";
   for (int r = 0; r < height; ++r) {
     s->Fill(top + r, left, width, " ");
@@ -238,8 +258,8 @@ void Overlays(Screen* s, const TopData& data, const TopUi& ui, const std::vector
     int row = RowOf(rows, ui.selected_pid);
     if (row < 0) return;
     const TopProcess& p = *rows[static_cast<size_t>(row)].process;
-    lines = {fmt::format("PID {}  user {}  GPU {}{}  {}", p.pid, p.user, p.gpu, p.mig.empty() ? "" : "/" + p.mig,
-                         p.holder.empty() ? "no lease" : p.holder),
+    lines = {fmt::format("PID {}  user {}  GPU {}{}  {}", p.pid, p.user, p.gpu,
+                         p.mig.empty() ? "" : "/" + p.mig, p.holder.empty() ? "no lease" : p.holder),
              "command:"};
     std::string command = p.command.empty() ? p.name : p.command;
     int width = std::min(s->width() - 8, 110);
@@ -262,8 +282,8 @@ void Overlays(Screen* s, const TopData& data, const TopUi& ui, const std::vector
     int row = RowOf(rows, ui.selected_pid);
     if (row < 0) return;
     const TopProcess& p = *rows[static_cast<size_t>(row)].process;
-    lines = {fmt::format("Send {} to PID {} ({}, user {})?", ui.confirm_signal == SIGKILL ? "SIGKILL" : "SIGTERM",
-                         p.pid, p.name, p.user),
+    lines = {fmt::format("Send {} to PID {} ({}, user {})?",
+                         ui.confirm_signal == SIGKILL ? "SIGKILL" : "SIGTERM", p.pid, p.name, p.user),
              "y: send it    any other key: cancel"};
   } else {
     return;
@@ -272,7 +292,8 @@ void Overlays(Screen* s, const TopData& data, const TopUi& ui, const std::vector
   for (const std::string& l : lines) width = std::max(width, Columns(l) + 4);
   width = std::min(width, s->width());
   int height = std::min(static_cast<int>(lines.size()) + 2, s->height());
-  Box(s, std::max(0, (s->height() - height) / 2), std::max(0, (s->width() - width) / 2), height, width, lines, ui);
+  Box(s, std::max(0, (s->height() - height) / 2), std::max(0, (s->width() - width) / 2), height, width, lines,
+      ui);
 }
 
 // For a terminal without UTF-8: the few characters the screen uses in
@@ -318,14 +339,15 @@ Layout RenderTop(const TopData& data, const TopUi& ui, Screen* s) {
   const json gpus = data.status.value("gpus", json::array());
   // Header.
   std::string head = !data.has_data ? std::string("tarmac top")
-                                     : fmt::format("tarmac top · {} · {} GPUs · {} leases · {} queued · {}",
-                                                   data.status.value("host", std::string("?")), gpus.size(),
-                                                   data.leases.size(), data.queue.size(),
-                                                   data.is_agent ? "agent" : "NVML directly");
+                                    : fmt::format("tarmac top · {} · {} GPUs · {} leases · {} queued · {}",
+                                                  data.status.value("host", std::string("?")), gpus.size(),
+                                                  data.leases.size(), data.queue.size(),
+                                                  data.is_agent ? "agent" : "NVML directly");
   int col = s->Put(0, 0, Fit(head, w), Style{Color::kDefault, true, false, false});
   if (data.is_stale || !data.has_data) {
-    std::string stale = data.has_data ? fmt::format("STALE {:.0f}s: {}", data.age_seconds, data.stale_why)
-                                      : (data.stale_why.empty() ? "waiting for the first reading…" : data.stale_why);
+    std::string stale = data.has_data
+                            ? fmt::format("STALE {:.0f}s: {}", data.age_seconds, data.stale_why)
+                            : (data.stale_why.empty() ? "waiting for the first reading…" : data.stale_why);
     int at = std::max(col + 1, w - Columns(stale));
     s->Put(0, at, Fit(stale, w - at), Colored(ui, Color::kRed, true));
   }
@@ -334,7 +356,8 @@ Layout RenderTop(const TopData& data, const TopUi& ui, Screen* s) {
   int gpu_last = std::max(row + 1, row + (h - 6) / 2);
   for (size_t i = 0; i < gpus.size(); ++i) {
     if (row > gpu_last) {
-      s->Put(row - 1, 0, Fit(fmt::format("   … {} more GPUs (a taller terminal shows them)", gpus.size() - i), w),
+      s->Put(row - 1, 0,
+             Fit(fmt::format("   … {} more GPUs (a taller terminal shows them)", gpus.size() - i), w),
              Style{Color::kDefault, false, false, true});
       break;
     }
@@ -344,14 +367,16 @@ Layout RenderTop(const TopData& data, const TopUi& ui, Screen* s) {
   int footer = h - 1, events_row = h - 2;
   int leases_rows = 0;
   if (!data.leases.empty() || !data.queue.empty()) {
-    leases_rows = std::min<int>(static_cast<int>(std::min<size_t>(data.leases.size(), 3)) + (data.queue.empty() ? 0 : 1) + 1,
-                                std::max(0, events_row - row - 6));
+    leases_rows = std::min<int>(
+        static_cast<int>(std::min<size_t>(data.leases.size(), 3)) + (data.queue.empty() ? 0 : 1) + 1,
+        std::max(0, events_row - row - 6));
   }
   // Process panel.
   std::vector<ProcessRow> rows = VisibleProcesses(data.processes, ui);
   layout.total_rows = static_cast<int>(rows.size());
-  std::vector<Column> columns = {{SortKey::kPid, 7, true},     {SortKey::kUser, 9, false}, {SortKey::kGpu, full ? 10 : 5, false},
-                                 {SortKey::kGpuMemory, 6, true}, {SortKey::kSm, 4, true},   {SortKey::kCpu, 6, true}};
+  std::vector<Column> columns = {
+      {SortKey::kPid, 7, true},       {SortKey::kUser, 9, false}, {SortKey::kGpu, full ? 10 : 5, false},
+      {SortKey::kGpuMemory, 6, true}, {SortKey::kSm, 4, true},    {SortKey::kCpu, 6, true}};
   if (full) columns.push_back({SortKey::kHostMemory, 6, true});
   columns.push_back({SortKey::kElapsed, 5, true});
   int fixed = 0;
@@ -365,13 +390,17 @@ Layout RenderTop(const TopData& data, const TopUi& ui, Screen* s) {
     std::string title = SortKeyTitle(c.key);
     if (c.key == ui.sort) title += ui.is_descending ? "v" : "^";
     layout.columns.push_back({col, c.key});
-    s->Put(row, col, c.is_right ? fmt::format("{:>{}} ", title, c.width) : fmt::format("{:<{}} ", title, c.width), header);
+    s->Put(row, col,
+           c.is_right ? fmt::format("{:>{}} ", title, c.width) : fmt::format("{:<{}} ", title, c.width),
+           header);
     col += c.width + 1;
   }
   s->Put(row, col, fmt::format("{:<{}} ", "HOLDER", holder_width), header);
   layout.columns.push_back({col + holder_width + 1, SortKey::kName});
-  s->Put(row, col + holder_width + 1, std::string(ui.sort == SortKey::kName ? (ui.is_descending ? "NAMEv" : "NAME^") : "NAME") +
-                                          (full ? "  COMMAND" : ""), header);
+  s->Put(row, col + holder_width + 1,
+         std::string(ui.sort == SortKey::kName ? (ui.is_descending ? "NAMEv" : "NAME^") : "NAME") +
+             (full ? "  COMMAND" : ""),
+         header);
   ++row;
   layout.process_first_row = row;
   layout.process_rows = std::max(0, events_row - leases_rows - row);
@@ -381,7 +410,8 @@ Layout RenderTop(const TopData& data, const TopUi& ui, Screen* s) {
   if (selected >= scroll + layout.process_rows) scroll = selected - layout.process_rows + 1;
   layout.scroll = scroll;
   if (rows.empty()) {
-    s->Put(row, 1, data.processes.empty() ? "no GPU processes" : "no process matches the filter '" + ui.filter + "'",
+    s->Put(row, 1,
+           data.processes.empty() ? "no GPU processes" : "no process matches the filter '" + ui.filter + "'",
            Style{Color::kDefault, false, false, true});
   }
   for (int i = 0; i < layout.process_rows && scroll + i < static_cast<int>(rows.size()); ++i) {
@@ -391,8 +421,9 @@ Layout RenderTop(const TopData& data, const TopUi& ui, Screen* s) {
     int c = 0;
     for (const Column& column : columns) {
       std::string text = Fit(CellText(p, column.key, 0, ui.is_unicode), column.width);
-      c = s->Put(row, c, column.is_right ? fmt::format("{:>{}} ", text, column.width)
-                                         : fmt::format("{:<{}} ", text, column.width));
+      c = s->Put(row, c,
+                 column.is_right ? fmt::format("{:>{}} ", text, column.width)
+                                 : fmt::format("{:<{}} ", text, column.width));
     }
     c = s->Put(row, c, fmt::format("{:<{}} ", Fit(p.holder, holder_width), holder_width));
     if (p.is_idle_holding) c = s->Put(row, c, "HELD-IDLE ", Colored(ui, Color::kMagenta, true));
@@ -412,28 +443,36 @@ Layout RenderTop(const TopData& data, const TopUi& ui, Screen* s) {
       std::vector<std::string> gpus_of;
       for (const json& x : l.value("gpus", json::array())) gpus_of.push_back(x.dump());
       std::string left = "no end";
-      if (auto ends = Number(l, "ends_at_unix"); ends && data.now_unix > 0) left = ShortDuration(*ends - data.now_unix) + " left";
+      if (auto ends = Number(l, "ends_at_unix"); ends && data.now_unix > 0)
+        left = ShortDuration(*ends - data.now_unix) + " left";
       std::optional<double> idle = Number(l, "idle_seconds");
-      s->Put(lr++, 0, Fit(fmt::format("  {} {} {} GPU {} · {}{}", l.value("id", int64_t{0}), l.value("user", std::string()),
-                                      l.value("kind", std::string()), fmt::join(gpus_of, ","), left,
-                                      idle && *idle > 0 ? " · idle " + ShortDuration(*idle) : ""),
-                          w));
+      s->Put(lr++, 0,
+             Fit(fmt::format("  {} {} {} GPU {} · {}{}", l.value("id", int64_t{0}),
+                             l.value("user", std::string()), l.value("kind", std::string()),
+                             fmt::join(gpus_of, ","), left,
+                             idle && *idle > 0 ? " · idle " + ShortDuration(*idle) : ""),
+                 w));
     }
     if (!data.queue.empty() && lr < events_row) {
       const json& q = data.queue[0];
-      s->Put(lr, 0, Fit(fmt::format("  queue: {} waiting; first {} ({}): {}", data.queue.size(),
-                                    q.value("user", std::string()), q.value("id", int64_t{0}),
-                                    q.value("reason", std::string())), w));
+      s->Put(lr, 0,
+             Fit(fmt::format("  queue: {} waiting; first {} ({}): {}", data.queue.size(),
+                             q.value("user", std::string()), q.value("id", int64_t{0}),
+                             q.value("reason", std::string())),
+                 w));
     }
   }
   // The latest event and the keys.
-  if (!data.last_event.empty()) s->Put(events_row, 0, Fit(data.last_event, w), Style{Color::kDefault, false, false, true});
+  if (!data.last_event.empty())
+    s->Put(events_row, 0, Fit(data.last_event, w), Style{Color::kDefault, false, false, true});
   if (ui.is_editing_filter) {
-    s->Put(footer, 0, Fit("Filter: " + ui.filter + "_   (Enter keeps it, Esc clears it)", w), Style{Color::kDefault, true, false, false});
+    s->Put(footer, 0, Fit("Filter: " + ui.filter + "_   (Enter keeps it, Esc clears it)", w),
+           Style{Color::kDefault, true, false, false});
   } else if (!ui.message.empty()) {
     s->Put(footer, 0, Fit(ui.message, w), Colored(ui, Color::kYellow, true));
   } else {
-    std::string keys = full ? "q quit  ↑↓ select  s sort  r reverse  / filter  t tree  k SIGTERM  K SIGKILL  e details  ? help"
+    std::string keys = full ? "q quit  ↑↓ select  s sort  r reverse  / filter  t tree  k SIGTERM  K SIGKILL  "
+                              "e details  ? help"
                             : "q quit ↑↓ sel s sort r rev / filter t tree k TERM K KILL e info ? help";
     if (!ui.is_unicode) keys.replace(keys.find("↑↓"), std::string("↑↓").size(), "up/dn");
     if (!ui.filter.empty()) keys = "[filter: " + ui.filter + "]  " + keys;

@@ -22,11 +22,11 @@ namespace tarmac::top {
 struct Layout {
   int process_header_row = -1;
   int process_first_row = -1;
-  int process_rows = 0;               // Rows the panel has on screen.
-  int scroll = 0;                     // The first process row shown.
-  std::vector<int64_t> shown_pids;    // Top to bottom.
+  int process_rows = 0;                          // Rows the panel has on screen.
+  int scroll = 0;                                // The first process row shown.
+  std::vector<int64_t> shown_pids;               // Top to bottom.
   std::vector<std::pair<int, SortKey>> columns;  // Start column of each header.
-  int total_rows = 0;                 // Rows the filter and tree give.
+  int total_rows = 0;                            // Rows the filter and tree give.
 };
 
 Layout RenderTop(const TopData& data, const TopUi& ui, Screen* screen);

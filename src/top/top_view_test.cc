@@ -18,9 +18,16 @@ using nlohmann::json;
 
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 
-json Process(int64_t pid, const std::string& user, double gib, double sm, const std::string& name, int64_t parent = 1) {
-  return {{"pid", pid},        {"uid", 1000},       {"user", user},  {"name", name}, {"command", "/usr/bin/" + name + " --train"},
-          {"parent_pid", parent}, {"used_memory_bytes", gib * kGiB}, {"sm_utilization_ratio", sm},
+json Process(int64_t pid, const std::string& user, double gib, double sm, const std::string& name,
+             int64_t parent = 1) {
+  return {{"pid", pid},
+          {"uid", 1000},
+          {"user", user},
+          {"name", name},
+          {"command", "/usr/bin/" + name + " --train"},
+          {"parent_pid", parent},
+          {"used_memory_bytes", gib * kGiB},
+          {"sm_utilization_ratio", sm},
           {"is_idle_holding", sm == 0 && gib > 0}};
 }
 
@@ -35,7 +42,10 @@ TopData Lab() {
               {"name", "NVIDIA H100 80GB HBM3"},
               {"health", "ok"},
               {"utilization_gpu_ratio", i == 0 ? 0.95 : 0.0},
-              {"memory_used_bytes", (i == 0 ? 40 : i == 1 ? 20 : 0) * kGiB},
+              {"memory_used_bytes", (i == 0   ? 40
+                                     : i == 1 ? 20
+                                              : 0) *
+                                        kGiB},
               {"memory_total_bytes", 80 * kGiB},
               {"power_milliwatts", 350000},
               {"power_limit_milliwatts", 700000},
@@ -43,22 +53,28 @@ TopData Lab() {
               {"is_idle", i != 0},
               {"processes", json::array()}};
     if (i == 0) {
-      g["processes"] = {Process(100, "alice", 30, 0.9, "train"), Process(101, "alice", 10, 0.5, "worker", 100)};
+      g["processes"] = {Process(100, "alice", 30, 0.9, "train"),
+                        Process(101, "alice", 10, 0.5, "worker", 100)};
       g["lease"] = {{"id", 3}, {"user", "alice"}, {"kind", "run"}};
     }
     if (i == 1) g["processes"] = {Process(200, "bob", 20, 0, "notebook")};
     if (i == 3) g["xid_errors"] = {{"count", 2}, {"last_xid", 79}};
     if (i == 2) {
       g["mig_enabled"] = true;
-      g["mig_instances"] = {{{"profile", "3g.40gb"}, {"gpu_instance_id", 1}, {"uuid", "MIG-a"},
-                             {"memory_used_bytes", 5 * kGiB}, {"memory_total_bytes", 40 * kGiB}, {"pids", {300}},
+      g["mig_instances"] = {{{"profile", "3g.40gb"},
+                             {"gpu_instance_id", 1},
+                             {"uuid", "MIG-a"},
+                             {"memory_used_bytes", 5 * kGiB},
+                             {"memory_total_bytes", 40 * kGiB},
+                             {"pids", {300}},
                              {"lease", {{"id", 9}, {"user", "dana"}, {"kind", "reservation"}}}}};
       g["processes"] = {Process(300, "dana", 5, 0.2, "mig-job")};
     }
     gpus.push_back(g);
   }
   d.status = {{"host", "gpu-node-7"}, {"gpus", gpus}};
-  d.leases = json::array({{{"id", 3}, {"user", "alice"}, {"kind", "run"}, {"gpus", {0}}, {"ends_at_unix", 1000 + 3120}}});
+  d.leases = json::array(
+      {{{"id", 3}, {"user", "alice"}, {"kind", "run"}, {"gpus", {0}}, {"ends_at_unix", 1000 + 3120}}});
   d.series[0] = std::vector<double>(100, 0.9);
   d.series[1] = {0.0, 0.5, 1.0};
   d.processes = ProcessesFromStatus(d.status);
@@ -72,9 +88,11 @@ TEST(TopViewTest, EightyByTwentyFourShowsEveryGpuProcessAndTheKeys) {
   Screen screen(80, 24);
   Layout layout = RenderTop(data, ui, &screen);
   std::string text = screen.Text();
-  EXPECT_NE(screen.Line(0).find("tarmac top · gpu-node-7 · 4 GPUs · 1 leases · 0 queued · agent"), std::string::npos)
+  EXPECT_NE(screen.Line(0).find("tarmac top · gpu-node-7 · 4 GPUs · 1 leases · 0 queued · agent"),
+            std::string::npos)
       << text;
-  for (int i = 0; i < 3; ++i) EXPECT_EQ(screen.Line(1 + i).rfind(" " + std::to_string(i) + " H100 80GB", 0), 0u) << text;
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(screen.Line(1 + i).rfind(" " + std::to_string(i) + " H100 80GB", 0), 0u) << text;
   EXPECT_NE(screen.Line(1).find("95%"), std::string::npos) << text;
   EXPECT_NE(screen.Line(1).find("40/80G"), std::string::npos) << text;
   EXPECT_NE(screen.Line(1).find("lease 3 alice 52m"), std::string::npos) << text;
@@ -117,7 +135,8 @@ TEST(TopViewTest, TwoHundredColumnsAddHostMemoryCommandsAndALongerGraph) {
   Layout layout = RenderTop(data, ui, &wide);
   EXPECT_NE(wide.Line(layout.process_header_row).find("HMEM"), std::string::npos);
   EXPECT_NE(wide.Line(layout.process_header_row).find("COMMAND"), std::string::npos);
-  EXPECT_NE(wide.Line(layout.process_first_row).find("/usr/bin/train --train"), std::string::npos) << wide.Text();
+  EXPECT_NE(wide.Line(layout.process_first_row).find("/usr/bin/train --train"), std::string::npos)
+      << wide.Text();
   EXPECT_NE(wide.Line(layout.process_first_row).find("3.0G"), std::string::npos) << wide.Text();
   EXPECT_EQ(narrow.Line(2).find("/usr/bin/train"), std::string::npos);
   // The graph: GPU 0 is busy all along, GPU 1 has three readings.
@@ -211,7 +230,8 @@ TEST(TopKeysTest, SortFilterTreeSelectAndSignal) {
   EXPECT_EQ(HandleKey('k', data, layout, &ui).action, TopAction::kNone);
   EXPECT_EQ(ui.overlay, Overlay::kConfirm);
   layout = RenderTop(data, ui, &screen);
-  EXPECT_NE(screen.Text().find("Send SIGTERM to PID 101 (worker, user alice)?"), std::string::npos) << screen.Text();
+  EXPECT_NE(screen.Text().find("Send SIGTERM to PID 101 (worker, user alice)?"), std::string::npos)
+      << screen.Text();
   KeyOutcome no = HandleKey('n', data, layout, &ui);
   EXPECT_EQ(no.action, TopAction::kNone);
   EXPECT_EQ(ui.message, "cancelled");

@@ -8,12 +8,12 @@
 #include <gtest/gtest.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 
 #include <atomic>
-#include <random>
-#include <sys/un.h>
 #include <fstream>
+#include <random>
 
 #include "testutil/agent_fixture.h"
 
@@ -34,7 +34,8 @@ class AgentFaultsTest : public AgentFixture {
   std::string State() const { return dir_.path() + "/state"; }
 
   Child* StartFaultAgent(const std::vector<std::string>& extra = {}) {
-    std::string config = dir_.Write("agent.toml", "[sampler]\nfast_interval = \"200ms\"\n[leases]\nkill_grace = \"1s\"\n");
+    std::string config =
+        dir_.Write("agent.toml", "[sampler]\nfast_interval = \"200ms\"\n[leases]\nkill_grace = \"1s\"\n");
     std::vector<std::string> args = {"--config", config};
     args.insert(args.end(), extra.begin(), extra.end());
     return StartAgent(args);
@@ -115,19 +116,22 @@ TEST_F(AgentFaultsTest, AStoppedAgentNeverLeavesALeaseWithoutItsClient) {
 // on GPU 0.
 TEST_F(AgentFaultsTest, ASecondAgentOnTheSameStateOrSocketRefusesBeforeWritingAnything) {
   Child* first = StartFaultAgent();
-  RunResult same_state = Tarmac({"agent", "--backend", "nvml", "--nvml-library", FakeNvmlPath(), "--socket",
-                                 dir_.path() + "/second.sock", "--state-dir", State(), "--http-listen", "off"});
+  RunResult same_state =
+      Tarmac({"agent", "--backend", "nvml", "--nvml-library", FakeNvmlPath(), "--socket",
+              dir_.path() + "/second.sock", "--state-dir", State(), "--http-listen", "off"});
   EXPECT_EQ(same_state.exit_code, 1) << same_state.err;
-  EXPECT_NE(same_state.err.find("another agent (pid " + std::to_string(first->pid()) + ") is using the state directory"),
+  EXPECT_NE(same_state.err.find("another agent (pid " + std::to_string(first->pid()) +
+                                ") is using the state directory"),
             std::string::npos)
       << same_state.err;
   EXPECT_EQ(::access((dir_.path() + "/second.sock").c_str(), F_OK), -1);
 
   std::string other_state = dir_.path() + "/other-state";
-  RunResult same_socket = Tarmac({"agent", "--backend", "nvml", "--nvml-library", FakeNvmlPath(), "--socket", Socket(),
-                                  "--state-dir", other_state, "--http-listen", "off"});
+  RunResult same_socket = Tarmac({"agent", "--backend", "nvml", "--nvml-library", FakeNvmlPath(), "--socket",
+                                  Socket(), "--state-dir", other_state, "--http-listen", "off"});
   EXPECT_EQ(same_socket.exit_code, 1) << same_socket.err;
-  EXPECT_NE(same_socket.err.find("another agent is serving " + Socket()), std::string::npos) << same_socket.err;
+  EXPECT_NE(same_socket.err.find("another agent is serving " + Socket()), std::string::npos)
+      << same_socket.err;
   EXPECT_EQ(::access(other_state.c_str(), F_OK), -1) << "nothing opened or written";
   // The first agent still serves, alone.
   EXPECT_TRUE(Call("hello").ok());
@@ -159,7 +163,8 @@ TEST_F(AgentFaultsTest, AFullDiskRefusesLeaseChangesAndTheyResumeWhenThereIsRoom
 
   ::unlink((State() + "/filler").c_str());
   ::unlink((State() + "/filler-tail").c_str());
-  EXPECT_TRUE(WaitFor([&] { return HttpGet("/health").rfind("HTTP/1.1 200", 0) == 0; })) << HttpGet("/health");
+  EXPECT_TRUE(WaitFor([&] { return HttpGet("/health").rfind("HTTP/1.1 200", 0) == 0; }))
+      << HttpGet("/health");
   RunResult again = T({"reserve", "--gpus", "1", "--for", "1h", "--json"});
   ASSERT_EQ(again.exit_code, 0) << again.err;
   // Ids are never reused: the refused request's id is not handed out again.
@@ -182,15 +187,16 @@ TEST_F(AgentFaultsTest, AHistoryStoreThatWasReadOnlyResumesWhenWritableAgain) {
     GTEST_SKIP() << "mounting a tmpfs needs root";
   }
   mounts_.push_back(history);
-  std::string config = dir_.Write("agent.toml", "[sampler]\nfast_interval = \"200ms\"\n[store]\npath = \"" + history +
-                                                    "/tarmac.db\"\n");
+  std::string config = dir_.Write(
+      "agent.toml", "[sampler]\nfast_interval = \"200ms\"\n[store]\npath = \"" + history + "/tarmac.db\"\n");
   StartAgent({"--config", config});
   EXPECT_TRUE(WaitFor([&] { return HttpGet("/health").find("history paused") != std::string::npos; }))
       << HttpGet("/health");
   EXPECT_EQ(HttpGet("/health").rfind("HTTP/1.1 503", 0), 0u);
   ASSERT_EQ(::mount(nullptr, history.c_str(), nullptr, MS_REMOUNT, "size=16m"), 0) << std::strerror(errno);
   // Within the documented retry interval (10 s), history is written again.
-  EXPECT_TRUE(WaitFor([&] { return HttpGet("/health").rfind("HTTP/1.1 200", 0) == 0; }, 200)) << HttpGet("/health");
+  EXPECT_TRUE(WaitFor([&] { return HttpGet("/health").rfind("HTTP/1.1 200", 0) == 0; }, 200))
+      << HttpGet("/health");
   EXPECT_TRUE(WaitForLog("history resumed")) << ReadLog();
   EXPECT_EQ(::access((history + "/tarmac.db").c_str(), F_OK), 0);
 }
@@ -295,7 +301,8 @@ TEST_F(AgentFaultsTest, KillNineAtRandomPointsLeavesConsistentLeases) {
   for (int round = 0; round < 4; ++round) {
     std::vector<Child*> runs;
     for (int i = 0; i < 4; ++i) {
-      std::vector<std::string> argv = {BinDir() + "/tarmac", "run", "--socket", Socket(), "--", "sleep", "0.3"};
+      std::vector<std::string> argv = {
+          BinDir() + "/tarmac", "run", "--socket", Socket(), "--", "sleep", "0.3"};
       children_.push_back(std::make_unique<Child>(argv, Env()));
       runs.push_back(children_.back().get());
     }
@@ -315,15 +322,16 @@ TEST_F(AgentFaultsTest, KillNineAtRandomPointsLeavesConsistentLeases) {
     if (kind == "granted") {
       granted[lease]++;
       for (const json& g : e["gpus"]) {
-        EXPECT_EQ(holder.count(g.get<int>()), 0u) << "GPU " << g << " granted to " << lease << " while held by "
-                                                  << holder[g.get<int>()];
+        EXPECT_EQ(holder.count(g.get<int>()), 0u)
+            << "GPU " << g << " granted to " << lease << " while held by " << holder[g.get<int>()];
         holder[g.get<int>()] = lease;
       }
     } else if (kind == "released" || kind == "client_gone" || kind == "expired" || kind == "idle_released" ||
                kind == "idle_terminated") {
       if (granted.count(lease) == 0) continue;  // A queued request that went.
       ended[lease]++;
-      for (auto it = holder.begin(); it != holder.end();) it = it->second == lease ? holder.erase(it) : std::next(it);
+      for (auto it = holder.begin(); it != holder.end();)
+        it = it->second == lease ? holder.erase(it) : std::next(it);
     }
   }
   EXPECT_FALSE(granted.empty());
@@ -388,16 +396,19 @@ TEST_F(AgentFaultsTest, StoreCommandsNeverAbortOnABadDatabase) {
        }},
       {"garbage in its pages",
        [&](const std::string& p) {
-         ASSERT_EQ(std::system(("sqlite3 " + p + " 'PRAGMA wal_checkpoint(TRUNCATE)' >/dev/null").c_str()), 0);
+         ASSERT_EQ(std::system(("sqlite3 " + p + " 'PRAGMA wal_checkpoint(TRUNCATE)' >/dev/null").c_str()),
+                   0);
          write_at(p, 4096, std::string(16384, '\x5a'));
        }},
       {"truncated", [&](const std::string& p) { ASSERT_EQ(::truncate(p.c_str(), 1000), 0); }},
-      {"foreign", [&](const std::string& p) {
+      {"foreign",
+       [&](const std::string& p) {
          ::unlink(p.c_str());
          ::unlink((p + "-wal").c_str());
          ASSERT_EQ(std::system(("sqlite3 " + p + " 'CREATE TABLE songs(title TEXT)'").c_str()), 0);
        }},
-      {"newer", [&](const std::string& p) {
+      {"newer",
+       [&](const std::string& p) {
          ASSERT_EQ(std::system(("sqlite3 " + p + " 'PRAGMA user_version = 99'").c_str()), 0);
        }},
   };
@@ -406,9 +417,11 @@ TEST_F(AgentFaultsTest, StoreCommandsNeverAbortOnABadDatabase) {
     for (const char* suffix : {"", "-wal", "-shm"}) ::unlink((path + suffix).c_str());
     ASSERT_EQ(std::system(("cp " + dir_.path() + "/good.db " + path).c_str()), 0);
     c.damage(path);
-    for (std::vector<std::string> args : std::vector<std::vector<std::string>>{
-             {"store", "info", "--db", path}, {"report", "--db", path, "--since", "1h"},
-             {"history", "--db", path, "--since", "1h"}, {"export", "--db", path, "--since", "1h"}}) {
+    for (std::vector<std::string> args :
+         std::vector<std::vector<std::string>>{{"store", "info", "--db", path},
+                                               {"report", "--db", path, "--since", "1h"},
+                                               {"history", "--db", path, "--since", "1h"},
+                                               {"export", "--db", path, "--since", "1h"}}) {
       RunResult r = Tarmac(args);
       std::string what = c.name + ": tarmac " + args[0] + " " + args[1];
       EXPECT_TRUE(r.exit_code == 1 || r.exit_code == 0) << what << " exited " << r.exit_code << ": " << r.err;
@@ -432,10 +445,10 @@ TEST_F(AgentFaultsTest, APrivateAgentOfANormalUserKeepsItsStateInTheUsersStateHo
   std::map<std::string, std::string> env = Env();
   env["XDG_STATE_HOME"] = home;
   std::vector<std::string> argv = prefix;
-  for (const std::string& a : {BinDir() + "/tarmac", std::string("agent"), std::string("--backend"), std::string("sim"),
-                               std::string("--scenario"), scenario_, std::string("--socket"), Socket(),
-                               std::string("--http-listen"), std::string("off"), std::string("--log-level"),
-                               std::string("info")}) {
+  for (const std::string& a :
+       {BinDir() + "/tarmac", std::string("agent"), std::string("--backend"), std::string("sim"),
+        std::string("--scenario"), scenario_, std::string("--socket"), Socket(), std::string("--http-listen"),
+        std::string("off"), std::string("--log-level"), std::string("info")}) {
     argv.push_back(a);
   }
   Child agent(argv, env, Log());

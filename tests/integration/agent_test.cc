@@ -4,16 +4,15 @@
 // NVML, read by the real CLI through its socket; signals, restarts, bad
 // configs and faults mid-run.
 #include <gtest/gtest.h>
-#include <unistd.h>
-
-#include <regex>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -46,8 +45,8 @@ TEST_F(AgentTest, ReadCommandsGoThroughTheAgentAndMatchADirectRead) {
     EXPECT_EQ(via_agent["gpus"][i]["clock_event_reasons"], d["gpus"][i]["clock_event_reasons"]);
     EXPECT_EQ(via_agent["gpus"][i]["pcie_width"], d["gpus"][i]["pcie_width"]);
   }
-  RunResult query = Tarmac({"query", "--socket", Socket(), "--query-compute-apps=pid,used_memory",
-                            "--format=csv,noheader"});
+  RunResult query = Tarmac(
+      {"query", "--socket", Socket(), "--query-compute-apps=pid,used_memory", "--format=csv,noheader"});
   EXPECT_EQ(query.out, std::to_string(load->pid()) + ", 12288 MiB\n");
   RunResult text = Tarmac({"status", "--socket", Socket(), "--color", "never"});
   EXPECT_NE(text.out.find("via nvml (agent)"), std::string::npos) << text.out;
@@ -61,8 +60,9 @@ TEST_F(AgentTest, ReadCommandsGoThroughTheAgentAndMatchADirectRead) {
 TEST_F(AgentTest, PcieRatesAreRightOnEveryTickAndTheSameInMetrics) {
   UseScenario("lab-8gpu.toml");
   StartLoad("2", {"--memory", "1GiB", "--util", "70"});
-  StartAgent({"--config", dir_.Write("agent.toml", "[sampler]\nfast_interval = \"100ms\"\n"
-                                                   "slow_interval = \"1s\"\n")});
+  StartAgent({"--config", dir_.Write("agent.toml",
+                                     "[sampler]\nfast_interval = \"100ms\"\n"
+                                     "slow_interval = \"1s\"\n")});
   ASSERT_TRUE(WaitForStatus([](const json& j) { return j["gpus"][2].contains("pcie_tx_bytes_per_second"); }));
   const double tx = 1e5 + 1e9 * 0.7;
   const double rx = 1e5 + 4e9 * 0.7;
@@ -79,7 +79,8 @@ TEST_F(AgentTest, PcieRatesAreRightOnEveryTickAndTheSameInMetrics) {
   }
   std::string page = HttpGet("/metrics");
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(page, m, std::regex(R"(DCGM_FI_PROF_PCIE_TX_BYTES\{gpu="2",[^}]*\} ([0-9.e+]+)\n)")))
+  ASSERT_TRUE(
+      std::regex_search(page, m, std::regex(R"(DCGM_FI_PROF_PCIE_TX_BYTES\{gpu="2",[^}]*\} ([0-9.e+]+)\n)")))
       << page;
   EXPECT_NEAR(std::stod(m[1].str()), tx, tx * slack);
 }
@@ -90,7 +91,8 @@ TEST_F(AgentTest, PcieRatesAreRightOnEveryTickAndTheSameInMetrics) {
 TEST_F(AgentTest, NvLinkPeersReachClientsThroughTheAgent) {
   UseScenario("healthy-lab.toml");
   StartAgent();
-  RunResult direct_doctor = Tarmac({"doctor", "--no-agent", "--backend", "nvml", "--nvml-library", FakeNvmlPath()});
+  RunResult direct_doctor =
+      Tarmac({"doctor", "--no-agent", "--backend", "nvml", "--nvml-library", FakeNvmlPath()});
   RunResult agent_doctor = Tarmac({"doctor", "--socket", Socket()});
   EXPECT_NE(direct_doctor.out.find("8 GPUs, 8 with NVLink peers"), std::string::npos) << direct_doctor.out;
   EXPECT_NE(agent_doctor.out.find("8 GPUs, 8 with NVLink peers"), std::string::npos) << agent_doctor.out;
@@ -154,8 +156,9 @@ TEST_F(AgentTest, TheCallersTunablesAreKeptAndTheirCacheSizeWins) {
   Child* sized = StartAgent();
   env = StartEnvironment(sized->pid());
   EXPECT_TRUE(Has(env, "GLIBC_TUNABLES=glibc.malloc.tcache_count=3")) << ::testing::PrintToString(env);
-  EXPECT_FALSE(std::any_of(env.begin(), env.end(),
-                           [](const std::string& e) { return e.rfind("TARMACD_CALLER_GLIBC_TUNABLES=", 0) == 0; }));
+  EXPECT_FALSE(std::any_of(env.begin(), env.end(), [](const std::string& e) {
+    return e.rfind("TARMACD_CALLER_GLIBC_TUNABLES=", 0) == 0;
+  }));
   EXPECT_EQ(AgentStatus()["gpus"].size(), 2u);
 }
 
@@ -186,8 +189,8 @@ TEST_F(AgentTest, SecondAgentOnTheSameSocketRefusesToStart) {
   StartAgent();
   // Every test keeps its state private: never the system's /var/lib/tarmac.
   std::string other_state = dir_.path() + "/second-state";
-  RunResult second = Tarmac({"agent", "--backend", "sim", "--socket", Socket(), "--http-listen", "127.0.0.1:0",
-                             "--state-dir", other_state});
+  RunResult second = Tarmac({"agent", "--backend", "sim", "--socket", Socket(), "--http-listen",
+                             "127.0.0.1:0", "--state-dir", other_state});
   EXPECT_EQ(second.exit_code, 1);
   EXPECT_NE(second.err.find("another agent is serving"), std::string::npos) << second.err;
   EXPECT_EQ(::access(other_state.c_str(), F_OK), -1) << "refused before anything was written";
@@ -195,12 +198,14 @@ TEST_F(AgentTest, SecondAgentOnTheSameSocketRefusesToStart) {
 
 TEST_F(AgentTest, BadConfigIsRefusedWithEveryProblemListed) {
   UseScenario("small.toml");
-  std::string config = dir_.Write("bad.toml", "[sampler]\nfast_interval = \"5ms\"\n[api]\nmax_conections = 3\n");
+  std::string config =
+      dir_.Write("bad.toml", "[sampler]\nfast_interval = \"5ms\"\n[api]\nmax_conections = 3\n");
   RunResult start = Tarmac({"agent", "--config", config, "--socket", Socket(), "--http-listen", "127.0.0.1:0",
                             "--state-dir", dir_.path() + "/state"});
   EXPECT_EQ(start.exit_code, 2);
   EXPECT_NE(start.err.find(config + ":2: key 'sampler.fast_interval'"), std::string::npos) << start.err;
-  EXPECT_NE(start.err.find(config + ":4: key 'api.max_conections': unknown key"), std::string::npos) << start.err;
+  EXPECT_NE(start.err.find(config + ":4: key 'api.max_conections': unknown key"), std::string::npos)
+      << start.err;
   RunResult check = Tarmac({"config", "check", config});
   EXPECT_EQ(check.exit_code, 2);
   EXPECT_EQ(std::count(check.err.begin(), check.err.end(), '\n'), 2) << check.err;
@@ -253,10 +258,12 @@ gpu = 1
 at = "2s"
 until = "5s"
 )");
-  std::string config = dir_.Write("agent.toml", "[sampler]\nfast_interval = \"200ms\"\ncall_timeout = \"300ms\"\n");
+  std::string config =
+      dir_.Write("agent.toml", "[sampler]\nfast_interval = \"200ms\"\ncall_timeout = \"300ms\"\n");
   StartLoad("2", {"--memory", "1GiB", "--util", "50"});
   StartAgent({"--config", config});
-  EXPECT_TRUE(WaitForStatus([](const json& j) { return j["gpus"][1]["health"] == "unresponsive"; })) << ReadLog();
+  EXPECT_TRUE(WaitForStatus([](const json& j) { return j["gpus"][1]["health"] == "unresponsive"; }))
+      << ReadLog();
   json during = AgentStatus();
   EXPECT_EQ(during["gpus"][0]["health"], "ok");
   EXPECT_EQ(during["gpus"][2]["health"], "ok");
@@ -274,7 +281,8 @@ TEST_F(AgentTest, PickThroughTheAgentJudgesRecentUtilizationNotTheLastInstant) {
   std::string config = dir_.Write("agent.toml", "[sampler]\nfast_interval = \"200ms\"\n");
   Child* load = StartLoad("0", {"--memory", "1GiB", "--util", "90"});
   StartAgent({"--config", config});
-  for (int i = 0; i < 100 && AgentTicks() < 10; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  for (int i = 0; i < 100 && AgentTicks() < 10; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   ASSERT_GE(AgentTicks(), 10);
   load->KillAndWait(SIGKILL);
   ASSERT_TRUE(WaitForStatus([](const json& j) {
@@ -301,16 +309,18 @@ at = "2s"
 kind = "driver_loaded"
 at = "5s"
 )");
-  std::string config = dir_.Write("agent.toml", "[sampler]\nfast_interval = \"200ms\"\nreattach_interval = \"300ms\"\n");
+  std::string config =
+      dir_.Write("agent.toml", "[sampler]\nfast_interval = \"200ms\"\nreattach_interval = \"300ms\"\n");
   StartLoad("1", {"--memory", "2GiB", "--util", "40"});
   StartAgent({"--config", config});
   ASSERT_EQ(AgentStatus()["gpus"][1]["processes"].size(), 1u);
   EXPECT_TRUE(WaitForStatus([](const json& j) {
-    return j.contains("backend_error") && j["gpus"].size() == 2 && j["gpus"][0]["health"] == "driver_not_loaded" &&
-           j["gpus"][1]["health"] == "driver_not_loaded";
+    return j.contains("backend_error") && j["gpus"].size() == 2 &&
+           j["gpus"][0]["health"] == "driver_not_loaded" && j["gpus"][1]["health"] == "driver_not_loaded";
   })) << ReadLog();
   json during = AgentStatus();
-  EXPECT_NE(during["backend_error"].get<std::string>().find("Driver Not Loaded"), std::string::npos) << during;
+  EXPECT_NE(during["backend_error"].get<std::string>().find("Driver Not Loaded"), std::string::npos)
+      << during;
   EXPECT_EQ(during["gpus"][1]["uuid"], AgentStatus()["gpus"][1]["uuid"]);  // The GPUs it knew stay listed.
   RunResult text = Tarmac({"status", "--socket", Socket()});
   EXPECT_NE(text.out.find("NO DRIVER"), std::string::npos) << text.out;
@@ -337,7 +347,8 @@ count = 2
 kind = "driver_loaded"
 at = "3s"
 )");
-  std::string config = dir_.Write("agent.toml", "[sampler]\nfast_interval = \"200ms\"\nreattach_interval = \"300ms\"\n");
+  std::string config =
+      dir_.Write("agent.toml", "[sampler]\nfast_interval = \"200ms\"\nreattach_interval = \"300ms\"\n");
   StartAgent({"--config", config});
   json before = AgentStatus();
   EXPECT_TRUE(before.contains("backend_error")) << before;
@@ -379,8 +390,8 @@ xid = 48
 
 TEST_F(AgentTest, AScenarioErrorStillStopsTheAgentAtStart) {
   UseScenarioText("[[gpu]]\ncount = \"many\"\n");
-  Child agent({BinDir() + "/tarmac", "agent", "--backend", "sim", "--scenario", scenario_, "--socket", Socket(), "--http-listen", "127.0.0.1:0",
-               "--state-dir", dir_.path() + "/state"},
+  Child agent({BinDir() + "/tarmac", "agent", "--backend", "sim", "--scenario", scenario_, "--socket",
+               Socket(), "--http-listen", "127.0.0.1:0", "--state-dir", dir_.path() + "/state"},
               Env(), Log());
   int code = agent.Wait();
   EXPECT_NE(code, 0);

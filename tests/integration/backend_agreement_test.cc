@@ -293,7 +293,8 @@ TEST_F(SimWorldTest, SimloadRunsOnMigInstancesOnly) {
   fleet::GpuSample g0 = sim->Sample(0, fleet::kFastTier).value();
   RunResult too_big = simload(g0.mig_instances[0].uuid, "12GiB");
   EXPECT_NE(too_big.exit_code, 0);  // More than a 1g.10gb instance has.
-  EXPECT_NE(too_big.err.find("out of memory on " + g0.mig_instances[0].uuid), std::string::npos) << too_big.err;
+  EXPECT_NE(too_big.err.find("out of memory on " + g0.mig_instances[0].uuid), std::string::npos)
+      << too_big.err;
   EXPECT_EQ(simload(g0.mig_instances[0].uuid, "8GiB").exit_code, 0);
   EXPECT_EQ(simload("3", "8GiB").exit_code, 0);  // The GPU without MIG, whole.
 }

@@ -39,7 +39,9 @@ class BackfillBatchTest : public LeaseFixture {
 
   std::string Batch(int n, const std::string& name = "in.jsonl") {
     std::string text;
-    for (int i = 1; i <= n; ++i) text += "{\"custom_id\":\"r" + std::to_string(i) + "\",\"prompt\":\"question " + std::to_string(i) + "\"}\n";
+    for (int i = 1; i <= n; ++i)
+      text += "{\"custom_id\":\"r" + std::to_string(i) + "\",\"prompt\":\"question " + std::to_string(i) +
+              "\"}\n";
     return dir_.Write(name, text);
   }
 
@@ -83,7 +85,8 @@ class BackfillBatchTest : public LeaseFixture {
   // The value of the sample of `family` (its name and "{") whose line holds
   // `label`; -1 when none.
   static double Metric(const std::string& page, const std::string& family, const std::string& label) {
-    for (size_t at = page.find("\n" + family); at != std::string::npos; at = page.find("\n" + family, at + 1)) {
+    for (size_t at = page.find("\n" + family); at != std::string::npos;
+         at = page.find("\n" + family, at + 1)) {
       size_t end = page.find('\n', at + 1);
       std::string line = page.substr(at + 1, end - at - 1);
       if (line.find(label) != std::string::npos) return std::stod(line.substr(line.rfind(' ') + 1));
@@ -150,13 +153,14 @@ TEST_F(BackfillBatchTest, ABatchRunsOnIdleGpusAndWritesEveryAnswerOnce) {
 // environment) hands it to the runner and, through it, to the engines: an
 // engine started without --scenario or --sim-dir serves on the same world.
 TEST_F(BackfillBatchTest, AnAgentStartedWithASimWorldByFlagsHandsItToItsEngines) {
-  std::string config = dir_.Write("agent.toml", "[sampler]\nfast_interval = \"200ms\"\n[backfill]\nidle_for = \"0s\"\n"
-                                                "[doctor]\nenabled = false\n");
-  std::map<std::string, std::string> env = {{"TARMAC_SIM_SCENARIO", "<unset>"}, {"TARMAC_SIM_DIR", "<unset>"},
-                                            {"TARMAC_SIM_NOW", "<unset>"}};
-  Child agent({BinDir() + "/tarmac", "agent", "--backend", "sim", "--scenario", scenario_, "--sim-dir", dir_.path() + "/agent-world",
-               "--socket", Socket(), "--http-listen", "127.0.0.1:0", "--state-dir", dir_.path() + "/state",
-               "--config", config},
+  std::string config = dir_.Write("agent.toml",
+                                  "[sampler]\nfast_interval = \"200ms\"\n[backfill]\nidle_for = \"0s\"\n"
+                                  "[doctor]\nenabled = false\n");
+  std::map<std::string, std::string> env = {
+      {"TARMAC_SIM_SCENARIO", "<unset>"}, {"TARMAC_SIM_DIR", "<unset>"}, {"TARMAC_SIM_NOW", "<unset>"}};
+  Child agent({BinDir() + "/tarmac", "agent", "--backend", "sim", "--scenario", scenario_, "--sim-dir",
+               dir_.path() + "/agent-world", "--socket", Socket(), "--http-listen", "127.0.0.1:0",
+               "--state-dir", dir_.path() + "/state", "--config", config},
               env, Log());
   ASSERT_TRUE(WaitUntilServing()) << ReadLog();
   std::string in = Batch(5);
@@ -222,7 +226,8 @@ TEST_F(BackfillBatchTest, ARealRunPreemptsTheBatchWhichThenFinishesWithoutARepea
   // The history keeps it: each GPU's backfill time and its one preemption,
   // in `tarmac report` (a clean stop folds the minute in progress).
   agent->KillAndWait(SIGTERM);
-  RunResult report = Tarmac({"report", "--db", dir_.path() + "/state/tarmac.db", "--since", "1h", "--format", "json"});
+  RunResult report =
+      Tarmac({"report", "--db", dir_.path() + "/state/tarmac.db", "--since", "1h", "--format", "json"});
   ASSERT_EQ(report.exit_code, 0) << report.err;
   json r = json::parse(report.out);
   ASSERT_EQ(r["gpus"].size(), 2u) << report.out;
@@ -236,7 +241,8 @@ TEST_F(BackfillBatchTest, ARealRunPreemptsTheBatchWhichThenFinishesWithoutARepea
   // (to a few samples per lease, or a quarter on a loaded machine).
   EXPECT_NEAR(r["backfill_hours"].get<double>() * 3600, held_seconds, std::max(4.0, held_seconds / 4))
       << report.out;
-  RunResult by_gpu = Tarmac({"report", "--db", dir_.path() + "/state/tarmac.db", "--since", "1h", "--by", "gpu"});
+  RunResult by_gpu =
+      Tarmac({"report", "--db", dir_.path() + "/state/tarmac.db", "--since", "1h", "--by", "gpu"});
   EXPECT_NE(by_gpu.out.find("backfill put"), std::string::npos) << by_gpu.out;
 }
 
@@ -263,7 +269,8 @@ TEST_F(BackfillBatchTest, KillNineOfTheRunnerAndOfTheEngineLosesNoResultAndRepea
   // The engine, mid-batch.
   RunResult engines = RunCommand({"pgrep", "-f", "tarmac-simengine --port"}, {});
   ASSERT_FALSE(engines.out.empty());
-  RunCommand({"pkill", "-KILL", "-f", "tarmac-simengine --port [0-9]+ --sim-dir " + dir_.path()}, {}).exit_code;
+  RunCommand({"pkill", "-KILL", "-f", "tarmac-simengine --port [0-9]+ --sim-dir " + dir_.path()}, {})
+      .exit_code;
   ASSERT_TRUE(WaitForState(1, "done")) << Get(1).dump();
   ExpectComplete(dir_.path() + "/in.results.jsonl", 1500);
   EXPECT_TRUE(Ids(dir_.path() + "/in.errors.jsonl").empty());
@@ -335,7 +342,9 @@ TEST_F(BackfillBatchTest, AnEngineThatIsDownIsSaidAndTheBatchPausesCleanly) {
 TEST_F(BackfillBatchTest, AFlakyEngineIsRetriedAndEveryRequestStillFinishes) {
   Start();
   std::string in = Batch(80);
-  ASSERT_EQ(Submit(in, {"--engine-command", Engine("--latency-ms 5 --fail-every 9"), "--max-retries", "8"}).exit_code, 0);
+  ASSERT_EQ(Submit(in, {"--engine-command", Engine("--latency-ms 5 --fail-every 9"), "--max-retries", "8"})
+                .exit_code,
+            0);
   ASSERT_TRUE(WaitForState(1, "done")) << Get(1).dump();
   ExpectComplete(dir_.path() + "/in.results.jsonl", 80);
   EXPECT_GE(Get(1)["progress"]["retries"].get<int64_t>(), 8);
@@ -345,7 +354,8 @@ TEST_F(BackfillBatchTest, AFlakyEngineIsRetriedAndEveryRequestStillFinishes) {
 TEST_F(BackfillBatchTest, AFullResultsDiskFailsTheBatchSayingSoAndResumeFinishesItWithNothingLost) {
   std::string out = dir_.path() + "/out";
   ::mkdir(out.c_str(), 0755);
-  if (::mount("tarmac-test", out.c_str(), "tmpfs", 0, "size=256k") != 0) GTEST_SKIP() << "mounting a tmpfs needs root";
+  if (::mount("tarmac-test", out.c_str(), "tmpfs", 0, "size=256k") != 0)
+    GTEST_SKIP() << "mounting a tmpfs needs root";
   mounts_.push_back(out);
   {
     std::ofstream filler(out + "/filler", std::ios::binary);
@@ -353,8 +363,8 @@ TEST_F(BackfillBatchTest, AFullResultsDiskFailsTheBatchSayingSoAndResumeFinishes
   }
   Start();
   std::string in = Batch(300);
-  ASSERT_EQ(Submit(in, {"--engine-command", Engine("--latency-ms 1"), "-o", out + "/results.jsonl", "--errors",
-                        out + "/errors.jsonl"})
+  ASSERT_EQ(Submit(in, {"--engine-command", Engine("--latency-ms 1"), "-o", out + "/results.jsonl",
+                        "--errors", out + "/errors.jsonl"})
                 .exit_code,
             0);
   ASSERT_TRUE(WaitForState(1, "failed")) << Get(1).dump();
@@ -389,9 +399,10 @@ TEST_F(BackfillBatchTest, AHungRequestTimesOutAndAnEngineThatCrashesMidAnswerIsS
 
 TEST_F(BackfillBatchTest, ARequestTheEngineRefusesGetsAnErrorLineWithItsInputLine) {
   Start();
-  std::string in = dir_.Write("in.jsonl", "{\"custom_id\":\"ok\",\"prompt\":\"a\"}\n"
-                                          "{\"custom_id\":\"bad\",\"url\":\"/v1/completions\",\"method\":\"POST\","
-                                          "\"body\":{\"model\":\"sim-model\",\"prompt\":\"b\",\"max_tokens\":-1}}\n");
+  std::string in = dir_.Write("in.jsonl",
+                              "{\"custom_id\":\"ok\",\"prompt\":\"a\"}\n"
+                              "{\"custom_id\":\"bad\",\"url\":\"/v1/completions\",\"method\":\"POST\","
+                              "\"body\":{\"model\":\"sim-model\",\"prompt\":\"b\",\"max_tokens\":-1}}\n");
   ASSERT_EQ(Submit(in, {"--engine-command", Engine()}).exit_code, 0);
   ASSERT_TRUE(WaitForState(1, "done")) << Get(1).dump();
   std::ifstream errors(dir_.path() + "/in.errors.jsonl");
@@ -405,7 +416,8 @@ TEST_F(BackfillBatchTest, ARequestTheEngineRefusesGetsAnErrorLineWithItsInputLin
 
 TEST_F(BackfillBatchTest, ABadBatchFileIsRefusedWithItsLineAndMakesNoBatch) {
   Start();
-  std::string bad = dir_.Write("bad.jsonl", "{\"prompt\":\"a\"}\nnot json\n{\"prompt\":\"b\",\"custom_id\":\"line-1\"}\n");
+  std::string bad =
+      dir_.Write("bad.jsonl", "{\"prompt\":\"a\"}\nnot json\n{\"prompt\":\"b\",\"custom_id\":\"line-1\"}\n");
   RunResult r = Submit(bad, {"--url", "http://127.0.0.1:1"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("bad.jsonl:2: not valid JSON"), std::string::npos) << r.err;

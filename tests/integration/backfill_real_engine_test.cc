@@ -37,7 +37,8 @@ class BackfillRealEngineTest : public LeaseFixture {
   // Runs a three-prompt batch and checks every answer is the engine's.
   void RunBatch(const std::string& model, const std::vector<std::string>& engine) {
     StartLeaseAgent("[backfill]\nidle_for = \"0s\"\n");
-    std::string in = dir_.Write("in.jsonl", R"({"custom_id":"a","prompt":"Say yes.","options":{"max_tokens":8}}
+    std::string in =
+        dir_.Write("in.jsonl", R"({"custom_id":"a","prompt":"Say yes.","options":{"max_tokens":8}}
 {"custom_id":"b","messages":[{"role":"user","content":"Say no."}],"options":{"max_tokens":8}}
 {"custom_id":"c","prompt":"Count to three.","options":{"max_tokens":8}}
 )");
@@ -71,8 +72,9 @@ class BackfillRealEngineTest : public LeaseFixture {
 TEST_F(BackfillRealEngineTest, OllamaStartedInTheLeaseAnswersABatch) {
   std::string model = GetEnv("TARMAC_TEST_OLLAMA_MODEL");
   if (!OnPath("ollama") || model.empty()) {
-    GTEST_SKIP() << "no real engine: install Ollama, pull a small model and set TARMAC_TEST_OLLAMA_MODEL to it "
-                    "(e.g. qwen2.5:0.5b) to run this test";
+    GTEST_SKIP()
+        << "no real engine: install Ollama, pull a small model and set TARMAC_TEST_OLLAMA_MODEL to it "
+           "(e.g. qwen2.5:0.5b) to run this test";
   }
   // Ollama's own models directory, shared with the server the runner starts.
   RunBatch(model, {"--engine", "openai", "--engine-command", "ollama serve"});

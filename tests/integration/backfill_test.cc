@@ -49,13 +49,15 @@ TEST_F(BackfillTest, ARealRunOnAFullyBackfilledFleetGetsTheGpusOnceTheBackfillHa
   std::string d = dir_.path();
   // One backfill command stops when told; the other ignores SIGTERM.
   Child* polite = StartRun({"--priority", "backfill"},
-                           {"sh", "-c", "trap 'echo told > " + d + "/polite.told; exit 0' TERM; touch " + d +
-                                            "/polite.up; while :; do sleep 0.1; done"},
+                           {"sh", "-c",
+                            "trap 'echo told > " + d + "/polite.told; exit 0' TERM; touch " + d +
+                                "/polite.up; while :; do sleep 0.1; done"},
                            {}, "polite.err");
   ASSERT_TRUE(WaitFor([&] { return Leases().size() == 1 && Exists("polite.up"); }));
-  Child* stubborn = StartRun({"--priority", "backfill"},
-                             {"sh", "-c", "trap '' TERM; touch " + d + "/stubborn.up; while :; do sleep 0.1; done"}, {},
-                             "stubborn.err");
+  Child* stubborn =
+      StartRun({"--priority", "backfill"},
+               {"sh", "-c", "trap '' TERM; touch " + d + "/stubborn.up; while :; do sleep 0.1; done"}, {},
+               "stubborn.err");
   ASSERT_TRUE(WaitFor([&] { return Leases().size() == 2 && Exists("stubborn.up"); }));
   json leases = Leases();
   for (const json& l : leases) EXPECT_EQ(l["priority"], "backfill") << l.dump();
@@ -112,12 +114,12 @@ TEST_F(BackfillTest, RegressionADetachedStoppedBackfillProcessIsKilledAndTheReal
   std::string d = dir_.path();
   // The backfill command ignores SIGTERM and leaves a child that dropped
   // the lease token and its session, holding 60 GiB, then stopped.
-  Child* backfill = StartRun(
-      {"--priority", "backfill"},
-      {"sh", "-c",
-       "setsid env -u TARMAC_LEASE_TOKEN " + BinDir() + "/tarmac-simload --memory 60GiB --pattern idle & echo $! > " + d +
-           "/child.pid; trap '' TERM; while :; do sleep 0.1; done"},
-      {}, "backfill.err");
+  Child* backfill = StartRun({"--priority", "backfill"},
+                             {"sh", "-c",
+                              "setsid env -u TARMAC_LEASE_TOKEN " + BinDir() +
+                                  "/tarmac-simload --memory 60GiB --pattern idle & echo $! > " + d +
+                                  "/child.pid; trap '' TERM; while :; do sleep 0.1; done"},
+                             {}, "backfill.err");
   ASSERT_TRUE(WaitFor([&] { return Exists("child.pid") && Leases().size() == 1; }));
   std::ifstream pid_file(d + "/child.pid");
   pid_t child = 0;
@@ -134,10 +136,11 @@ TEST_F(BackfillTest, RegressionADetachedStoppedBackfillProcessIsKilledAndTheReal
   } reaper{child};
   ASSERT_TRUE(WaitForLoad(sim_dir_, child));
   ASSERT_EQ(::kill(child, SIGSTOP), 0);
-  ASSERT_TRUE(WaitFor([&] { return !AgentStatus()["gpus"][0]["processes"].empty(); })) << AgentStatus().dump();
+  ASSERT_TRUE(WaitFor([&] { return !AgentStatus()["gpus"][0]["processes"].empty(); }))
+      << AgentStatus().dump();
   // The real job lists what the GPU runs the moment it starts: nothing.
-  RunResult r = T({"run", "--gpus", "1", "--", BinDir() + "/tarmac", "query", "--backend", "sim", "--no-agent",
-                   "--query-compute-apps=pid,used_memory", "--format=csv,noheader"});
+  RunResult r = T({"run", "--gpus", "1", "--", BinDir() + "/tarmac", "query", "--backend", "sim",
+                   "--no-agent", "--query-compute-apps=pid,used_memory", "--format=csv,noheader"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "") << "the real job started beside the backfill's process";
   EXPECT_FALSE(IsRunning(child)) << "the detached child outlived its lease";
@@ -156,15 +159,17 @@ TEST_F(BackfillTest, ALeaseRevokedBetweenSamplesEndsWhenItsGraceEndsNotAtTheNext
   // One sample a minute: the agent samples at start, and then only the
   // readings the revocation asks for (in its grace, while no process of
   // the lease is listed on its GPU).
-  std::string config = dir_.Write("agent.toml",
-                                  "[sampler]\nfast_interval = \"60s\"\nslow_interval = \"60s\"\n[leases]\nkill_grace = "
-                                  "\"1s\"\n[backfill]\ngrace = \"1s\"\nidle_for = \"0s\"\n");
+  std::string config =
+      dir_.Write("agent.toml",
+                 "[sampler]\nfast_interval = \"60s\"\nslow_interval = \"60s\"\n[leases]\nkill_grace = "
+                 "\"1s\"\n[backfill]\ngrace = \"1s\"\nidle_for = \"0s\"\n");
   StartAgent({"--config", config});
   std::string d = dir_.path();
   for (const char* name : {"a", "b"}) {
     StartRun({"--priority", "backfill"},
-             {"sh", "-c", std::string("trap '' TERM; touch ") + d + "/" + name + ".up; while :; do sleep 0.1; done"}, {},
-             std::string(name) + ".err");
+             {"sh", "-c",
+              std::string("trap '' TERM; touch ") + d + "/" + name + ".up; while :; do sleep 0.1; done"},
+             {}, std::string(name) + ".err");
   }
   ASSERT_TRUE(WaitFor([&] { return Leases().size() == 2 && Exists("a.up") && Exists("b.up"); }));
   RunResult r = T({"run", "--gpus", "1", "--", "true"});
@@ -185,8 +190,8 @@ TEST_F(BackfillTest, ALeaseRevokedBetweenSamplesEndsWhenItsGraceEndsNotAtTheNext
 }
 
 TEST_F(BackfillTest, BackfillCheckSaysWhatAFileHoldsOrEveryProblemWithItsLine) {
-  std::string good = dir_.Write("good.jsonl",
-                                "{\"prompt\":\"hi\"}\n{\"messages\":[{\"role\":\"user\",\"content\":\"yo\"}]}\n");
+  std::string good = dir_.Write(
+      "good.jsonl", "{\"prompt\":\"hi\"}\n{\"messages\":[{\"role\":\"user\",\"content\":\"yo\"}]}\n");
   RunResult r = Tarmac({"backfill", "check", good, "--model", "llama3.2"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("ok: 2 requests for model llama3.2"), std::string::npos) << r.out;
@@ -239,7 +244,8 @@ TEST_F(BackfillTest, AWatchedLeaseIsAnsweredWhenRevokedNotBefore) {
   ASSERT_TRUE(heard.ok()) << heard.status().ToString();
   EXPECT_TRUE(heard.value().is_granted());
   EXPECT_TRUE(client::IsRevoking(heard.value().lease)) << heard.value().lease.dump();
-  EXPECT_EQ(asked["request"]["reason"].get<std::string>().find("position 1: backfill leases"), 0u) << asked.dump();
+  EXPECT_EQ(asked["request"]["reason"].get<std::string>().find("position 1: backfill leases"), 0u)
+      << asked.dump();
 }
 
 }  // namespace

@@ -5,9 +5,9 @@
 // permission, bad queries. Each runs over both the fake NVML and the sim
 // backend where both apply.
 #include <dlfcn.h>
+#include <gtest/gtest.h>
 
 #include <algorithm>
-#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "testutil/sim_fixture.h"
@@ -40,20 +40,24 @@ json StatusJson(SimWorldTest* t, const std::vector<std::string>& args) {
 TEST_F(SimWorldTest, BareTarmacShowsTheStatusAndSlipsGetTheNearestName) {
   UseScenario("small.toml");
   RunResult bare = Tarmac({}, {{"TARMAC_BACKEND", "sim"}, {"TARMAC_SOCKET", dir_.path() + "/none.sock"}});
-  RunResult status = Tarmac({"status"}, {{"TARMAC_BACKEND", "sim"}, {"TARMAC_SOCKET", dir_.path() + "/none.sock"}});
+  RunResult status =
+      Tarmac({"status"}, {{"TARMAC_BACKEND", "sim"}, {"TARMAC_SOCKET", dir_.path() + "/none.sock"}});
   ASSERT_EQ(bare.exit_code, 0) << bare.err;
   EXPECT_EQ(bare.out.substr(0, bare.out.find('\n')), status.out.substr(0, status.out.find('\n')));
-  EXPECT_EQ(std::count(bare.out.begin(), bare.out.end(), '\n'), std::count(status.out.begin(), status.out.end(), '\n'));
+  EXPECT_EQ(std::count(bare.out.begin(), bare.out.end(), '\n'),
+            std::count(status.out.begin(), status.out.end(), '\n'));
   RunResult command = Tarmac({"stauts"});
   EXPECT_EQ(command.exit_code, 2);
-  EXPECT_NE(command.err.find("unknown command 'stauts'; did you mean 'status'?"), std::string::npos) << command.err;
+  EXPECT_NE(command.err.find("unknown command 'stauts'; did you mean 'status'?"), std::string::npos)
+      << command.err;
   RunResult option = Tarmac({"run", "--max-tim", "3h", "--", "true"});
   EXPECT_EQ(option.exit_code, 2);
   EXPECT_NE(option.err.find("run: unknown option '--max-tim'; did you mean '--max-time'?"), std::string::npos)
       << option.err;
   RunResult unrelated = Tarmac({"status", "--frobnicate"});
   EXPECT_EQ(unrelated.exit_code, 2);
-  EXPECT_NE(unrelated.err.find("status: unknown option '--frobnicate' (see tarmac status --help)"), std::string::npos)
+  EXPECT_NE(unrelated.err.find("status: unknown option '--frobnicate' (see tarmac status --help)"),
+            std::string::npos)
       << unrelated.err;
 }
 
@@ -85,7 +89,8 @@ TEST_F(SimWorldTest, LostGpuIsMarkedAndTheOthersStillRead) {
   EXPECT_NE(text.out.find("THROTTLED (thermal)"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("PCIe x8 of x16"), std::string::npos) << text.out;
   RunResult wide = Tarmac(Nvml({"status", "--color", "never", "--wide"}));
-  EXPECT_NE(wide.out.find("THROTTLED (sw_thermal_slowdown,hw_thermal_slowdown)"), std::string::npos) << wide.out;
+  EXPECT_NE(wide.out.find("THROTTLED (sw_thermal_slowdown,hw_thermal_slowdown)"), std::string::npos)
+      << wide.out;
   RunResult query = Tarmac(Nvml({"query", "--query-gpu=index,memory.used", "--format=csv,noheader"}));
   EXPECT_EQ(query.exit_code, 0);
   EXPECT_NE(query.out.find("1, [GPU is lost]"), std::string::npos) << query.out;
@@ -135,8 +140,8 @@ TEST_F(SimWorldTest, UnsupportedReadingsAreAbsentInJsonAndDashInText) {
   for (const auto& args : {Nvml({"status", "--json"}), Sim({"status", "--json"})}) {
     json j = StatusJson(this, args);
     const json& t4 = j["gpus"][1];
-    for (const char* key : {"power_milliwatts", "power_limit_milliwatts", "energy_millijoules", "fan_speed_ratio",
-                            "serial", "pcie_tx_bytes", "numa_node"}) {
+    for (const char* key : {"power_milliwatts", "power_limit_milliwatts", "energy_millijoules",
+                            "fan_speed_ratio", "serial", "pcie_tx_bytes", "numa_node"}) {
       EXPECT_FALSE(t4.contains(key)) << key;
     }
     EXPECT_FALSE(t4.contains("remapped_rows"));
@@ -150,7 +155,8 @@ TEST_F(SimWorldTest, UnsupportedReadingsAreAbsentInJsonAndDashInText) {
   ASSERT_NE(line, std::string::npos) << text.out;
   std::string t4 = text.out.substr(line + 1, text.out.find('\n', line + 1) - line - 1);
   EXPECT_NE(t4.find(" - "), std::string::npos) << t4;
-  RunResult query = Tarmac(Nvml({"query", "--query-gpu=index,power.draw,fan.speed", "--format=csv,noheader"}));
+  RunResult query =
+      Tarmac(Nvml({"query", "--query-gpu=index,power.draw,fan.speed", "--format=csv,noheader"}));
   EXPECT_NE(query.out.find("1, [N/A], [N/A]"), std::string::npos) << query.out;
 }
 
@@ -228,7 +234,8 @@ TEST_F(SimWorldTest, UnknownQueryFieldGetsNvidiaSmiError) {
   UseScenario("small.toml");
   RunResult r = Tarmac(Sim({"query", "--query-gpu=index,utilisation.gpu", "--format=csv"}));
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("Field \"utilisation.gpu\" is not a valid field to query."), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("Field \"utilisation.gpu\" is not a valid field to query."), std::string::npos)
+      << r.err;
   RunResult f = Tarmac(Sim({"query", "--query-gpu=index", "--format=xml"}));
   EXPECT_EQ(f.exit_code, 2);
 }
@@ -242,7 +249,8 @@ TEST_F(SimWorldTest, PickPrefersIdleGpusAndFailsWithReasons) {
   ASSERT_EQ(pick.exit_code, 0) << pick.err;
   // GPU 0 is busy and GPU 1 lacks memory; the next are 2 and 3 (idle, all
   // memory free; ties go to the lowest index).
-  EXPECT_EQ(pick.out, j["gpus"][2]["uuid"].get<std::string>() + "," + j["gpus"][3]["uuid"].get<std::string>() + "\n");
+  EXPECT_EQ(pick.out,
+            j["gpus"][2]["uuid"].get<std::string>() + "," + j["gpus"][3]["uuid"].get<std::string>() + "\n");
   RunResult none = Tarmac(Nvml({"pick", "--count", "8", "--min-free-memory", "30GiB"}));
   EXPECT_EQ(none.exit_code, 1);
   EXPECT_NE(none.err.find("gpu 0: busy"), std::string::npos) << none.err;

@@ -6,19 +6,18 @@
 // healthy lab says nothing above info; each planted fault is found with the
 // right check, GPU and severity; bad --only names are refused.
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/inotify.h>
-#include <gtest/gtest.h>
-
-#include <algorithm>
-#include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "testutil/agent_fixture.h"
@@ -96,7 +95,8 @@ class DoctorTest : public AgentFixture {
       PlantPciGpu(g["pci_bus_id"].get<std::string>().substr(4), "nvidia");
     }
     Plant("/dev/kmsg", "6,1,1000,-;Linux version 6.1.0\n");
-    Plant("/proc/meminfo", "MemTotal: 528000000 kB\nMemAvailable: 400000000 kB\nSwapTotal: 0 kB\nSwapFree: 0 kB\n");
+    Plant("/proc/meminfo",
+          "MemTotal: 528000000 kB\nMemAvailable: 400000000 kB\nSwapTotal: 0 kB\nSwapFree: 0 kB\n");
   }
 
   void PlantPciGpu(std::string address, const std::string& driver) {
@@ -108,7 +108,8 @@ class DoctorTest : public AgentFixture {
     Plant(dir + "max_link_width", "16\n");
     if (!driver.empty()) {
       std::filesystem::create_directories(Root() + "/sys/bus/pci/drivers/" + driver);
-      std::filesystem::create_directory_symlink("../../../bus/pci/drivers/" + driver, Root() + dir + "driver");
+      std::filesystem::create_directory_symlink("../../../bus/pci/drivers/" + driver,
+                                                Root() + dir + "driver");
     }
   }
 
@@ -134,7 +135,8 @@ class DoctorTest : public AgentFixture {
                          const std::string& text) {
     for (const json& f : Findings(report, check)) {
       bool same_gpu = gpu < 0 ? f["gpu"].is_null() : f["gpu"] == gpu;
-      if (f["severity"] == severity && same_gpu && f["summary"].get<std::string>().find(text) != std::string::npos) {
+      if (f["severity"] == severity && same_gpu &&
+          f["summary"].get<std::string>().find(text) != std::string::npos) {
         return true;
       }
     }
@@ -162,7 +164,8 @@ TEST_F(DoctorTest, TheHealthyLabThroughTheAgentSaysNothingAboveInfo) {
     }
   }
   std::vector<std::string> passed = j["passed"].get<std::vector<std::string>>();
-  for (const char* check : {"driver", "visibility", "xid", "persistence", "cpu", "memory", "pcie", "nvlink"}) {
+  for (const char* check :
+       {"driver", "visibility", "xid", "persistence", "cpu", "memory", "pcie", "nvlink"}) {
     EXPECT_NE(std::find(passed.begin(), passed.end(), check), passed.end()) << check << " in " << j["passed"];
   }
   ASSERT_EQ(j["skipped"].size(), 1u) << j["skipped"];
@@ -190,14 +193,15 @@ TEST_F(DoctorTest, EveryPlantedFaultIsFoundWithItsMeaning) {
   PlantPciGpu("0000:c1:00.0", "");
   Plant("/dev/kmsg",
         "4,10,5000000,-;NVRM: Xid (PCI:0000:29:00): 79, pid=1234, name=python, GPU has fallen off the bus.\n"
-        "4,11,6000000,-;NVRM: Xid (PCI:0000:5d:00): 48, pid=99, name=python, An uncorrectable double bit error\n");
+        "4,11,6000000,-;NVRM: Xid (PCI:0000:5d:00): 48, pid=99, name=python, An uncorrectable double bit "
+        "error\n");
   Plant("/proc/meminfo",
         "MemTotal: 100000000 kB\nMemAvailable: 3000000 kB\nSwapTotal: 8000000 kB\nSwapFree: 4000000 kB\n");
   Plant("/usr/bin/docker", "");
   // One core busy, the rest idle, with steal and iowait.
   std::vector<std::array<int64_t, 4>> before(4, {1000, 9000, 0, 0});
-  std::vector<std::array<int64_t, 4>> after = {{1100, 9000, 0, 0}, {1000, 9070, 20, 10}, {1000, 9070, 20, 10},
-                                               {1000, 9070, 20, 10}};
+  std::vector<std::array<int64_t, 4>> after = {
+      {1100, 9000, 0, 0}, {1000, 9070, 20, 10}, {1000, 9070, 20, 10}, {1000, 9070, 20, 10}};
   FileSwapper stat(Root() + "/proc/stat", Stat(before), Stat(after));
   RunResult r = Doctor({"--json", "--backend", "sim", "--no-agent", "--window", "0.5"});
   EXPECT_EQ(r.exit_code, 5) << r.out << r.err;
@@ -206,11 +210,13 @@ TEST_F(DoctorTest, EveryPlantedFaultIsFoundWithItsMeaning) {
   EXPECT_EQ(j["severity"], "critical");
   // Question 1.
   EXPECT_TRUE(HasFinding(j, "visibility", "critical", 1, "gpu 1 is lost")) << j.dump(1);
-  EXPECT_TRUE(HasFinding(j, "visibility", "critical", -1, "0000:c1:00.0 is on the PCI bus but not visible")) << j.dump(1);
+  EXPECT_TRUE(HasFinding(j, "visibility", "critical", -1, "0000:c1:00.0 is on the PCI bus but not visible"))
+      << j.dump(1);
   EXPECT_TRUE(HasFinding(j, "throttle", "warning", 0, "gpu 0 thermally throttled 100 %")) << j.dump(1);
   EXPECT_TRUE(HasFinding(j, "throttle", "warning", 3, "power limit was lowered")) << j.dump(1);
   EXPECT_TRUE(HasFinding(j, "ecc", "critical", 2, "uncorrectable memory errors")) << j.dump(1);
-  EXPECT_TRUE(HasFinding(j, "xid", "critical", -1, "PCI 0000:29:00: Xid 79 (GPU has fallen off the bus)")) << j.dump(1);
+  EXPECT_TRUE(HasFinding(j, "xid", "critical", -1, "PCI 0000:29:00: Xid 79 (GPU has fallen off the bus)"))
+      << j.dump(1);
   EXPECT_TRUE(HasFinding(j, "xid", "critical", 3, "gpu 3: Xid 48 (double-bit ECC error)")) << j.dump(1);
   // Question 2.
   EXPECT_TRUE(HasFinding(j, "cpu", "warning", -1, "CPU 0 is saturated while the others idle")) << j.dump(1);
@@ -257,14 +263,16 @@ kind = "pcie_replay"
 gpu = 1
 count = 500
 )");
-  StartAgent({"--config", dir_.Write("agent.toml", "[sampler]\nfast_interval = \"100ms\"\n[doctor]\nenabled = false\n")});
+  StartAgent({"--config",
+              dir_.Write("agent.toml", "[sampler]\nfast_interval = \"100ms\"\n[doctor]\nenabled = false\n")});
   PlantHealthyHost(AgentStatus());
   RunResult r = Doctor({"--json", "--quick", "--socket", Socket(), "--only", "interconnect,scheduler"});
   EXPECT_EQ(r.exit_code, 5) << r.out << r.err;
   json j = json::parse(r.out, nullptr, false);
   ASSERT_TRUE(j.is_object()) << r.out;
   EXPECT_TRUE(HasFinding(j, "nvlink", "critical", 0, "gpu 0: 1 of 18 NVLinks are down")) << j.dump(1);
-  EXPECT_TRUE(HasFinding(j, "nvlink", "critical", 1, "gpu 1: NVLink errors (0 CRC, 0 replay, 5 recovery)")) << j.dump(1);
+  EXPECT_TRUE(HasFinding(j, "nvlink", "critical", 1, "gpu 1: NVLink errors (0 CRC, 0 replay, 5 recovery)"))
+      << j.dump(1);
   EXPECT_TRUE(HasFinding(j, "pcie", "warning", 1, "gpu 1's PCIe link resent 500 packets")) << j.dump(1);
   EXPECT_TRUE(HasFinding(j, "mig", "warning", 0, "MIG mode is off until the GPU is reset")) << j.dump(1);
   EXPECT_TRUE(HasFinding(j, "mig", "warning", 1, "MIG mode is off until the GPU is reset")) << j.dump(1);
@@ -273,14 +281,16 @@ count = 500
 TEST_F(DoctorTest, TextVerdictsOnlySkipAndBadNames) {
   UseScenarioText("[[gpu]]\ncount = 2\npersistence_mode = false\n");
   PlantHealthyHost(json::parse(Tarmac({"status", "--json", "--backend", "sim", "--no-agent"}).out));
-  RunResult text = Doctor({"--only", "gpus", "--backend", "sim", "--no-agent", "--quick", "--color", "never"});
+  RunResult text =
+      Doctor({"--only", "gpus", "--backend", "sim", "--no-agent", "--quick", "--color", "never"});
   EXPECT_EQ(text.exit_code, 4) << text.out << text.err;
   EXPECT_NE(text.out.find("verdict: 0 critical, 1 warning"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("1. Are the GPUs busy, and healthy?  WARNING"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("WARNING  persistence mode is off on 2 GPUs"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("next:     run nvidia-persistenced"), std::string::npos) << text.out;
   EXPECT_EQ(text.out.find("2. Is the data pipeline"), std::string::npos) << text.out;
-  RunResult skipped = Doctor({"--only", "gpus", "--skip", "persistence", "--backend", "sim", "--no-agent", "--quick"});
+  RunResult skipped =
+      Doctor({"--only", "gpus", "--skip", "persistence", "--backend", "sim", "--no-agent", "--quick"});
   EXPECT_EQ(skipped.exit_code, 0) << skipped.out << skipped.err;
   EXPECT_NE(skipped.out.find("persistence: --skip"), std::string::npos) << skipped.out;
   RunResult bad = Doctor({"--only", "gpu", "--backend", "sim", "--no-agent"});
@@ -294,17 +304,19 @@ TEST_F(DoctorTest, RegressionFifosInTheHostTreeHangNothing) {
   json status = json::parse(Tarmac({"status", "--json", "--backend", "sim", "--no-agent"}).out);
   PlantHealthyHost(status);
   // FIFOs where the doctor reads: with no writer, a blocking open waits for ever.
-  std::string numa = "/sys/bus/pci/devices/" + status["gpus"][0]["pci_bus_id"].get<std::string>().substr(4) + "/numa_node";
+  std::string numa =
+      "/sys/bus/pci/devices/" + status["gpus"][0]["pci_bus_id"].get<std::string>().substr(4) + "/numa_node";
   for (char& c : numa) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  for (const std::string& path : {std::string("/proc/meminfo"), std::string("/proc/stat"), std::string("/dev/kmsg"), numa}) {
+  for (const std::string& path :
+       {std::string("/proc/meminfo"), std::string("/proc/stat"), std::string("/dev/kmsg"), numa}) {
     std::string full = Root() + path;
     std::filesystem::create_directories(std::filesystem::path(full).parent_path());
     ::unlink(full.c_str());
     ASSERT_EQ(::mkfifo(full.c_str(), 0644), 0) << full;
   }
   // Bounded by `timeout` only so that a regression fails instead of hanging.
-  RunResult r = RunCommand({"timeout", "60", BinDir() + "/tarmac", "doctor", "--host-root", Root(), "--backend", "sim",
-                            "--no-agent", "--quick", "--json"},
+  RunResult r = RunCommand({"timeout", "60", BinDir() + "/tarmac", "doctor", "--host-root", Root(),
+                            "--backend", "sim", "--no-agent", "--quick", "--json"},
                            Env());
   ASSERT_NE(r.exit_code, 124) << "tarmac doctor hung on a FIFO";
   json report = json::parse(r.out, nullptr, false);
@@ -317,8 +329,8 @@ TEST_F(DoctorTest, StorageAndNetworkThroughputAreMeasuredWhenAskedFor) {
   PlantHealthyHost(json::parse(Tarmac({"status", "--json", "--backend", "sim", "--no-agent"}).out));
   std::string data = dir_.path() + "/data";
   std::filesystem::create_directories(data);
-  std::vector<std::string> common = {"--json", "--backend", "sim", "--no-agent", "--only", "storage,network",
-                                     "--window", "0.2"};
+  std::vector<std::string> common = {"--json", "--backend",       "sim",      "--no-agent",
+                                     "--only", "storage,network", "--window", "0.2"};
   auto run = [&](std::vector<std::string> extra) {
     std::vector<std::string> args = common;
     args.insert(args.end(), extra.begin(), extra.end());
@@ -334,11 +346,13 @@ TEST_F(DoctorTest, StorageAndNetworkThroughputAreMeasuredWhenAskedFor) {
   EXPECT_EQ(fine, 0) << measured.dump(1);
   ASSERT_EQ(Findings(measured, "storage").size(), 1u) << measured.dump(1);
   EXPECT_EQ(Findings(measured, "storage")[0]["severity"], "info");
-  EXPECT_NE(Findings(measured, "storage")[0]["evidence"].get<std::string>().find("8 MiB test file in " + data),
-            std::string::npos);
+  EXPECT_NE(
+      Findings(measured, "storage")[0]["evidence"].get<std::string>().find("8 MiB test file in " + data),
+      std::string::npos);
   auto [slow, too_slow] = run({"--storage", data, "--storage-size", "8MiB", "--storage-expect", "1e12"});
   EXPECT_EQ(slow, 4) << too_slow.dump(1);
-  EXPECT_TRUE(HasFinding(too_slow, "storage", "warning", -1, "under the 1000000000000 MB/s expected")) << too_slow.dump(1);
+  EXPECT_TRUE(HasFinding(too_slow, "storage", "warning", -1, "under the 1000000000000 MB/s expected"))
+      << too_slow.dump(1);
   EXPECT_TRUE(std::filesystem::is_empty(data));
   // --quick measures nothing, and says so.
   auto [quick, skipped] = run({"--storage", data, "--quick"});
@@ -348,12 +362,15 @@ TEST_F(DoctorTest, StorageAndNetworkThroughputAreMeasuredWhenAskedFor) {
   EXPECT_EQ(Doctor({"--storage", data + "/missing", "--backend", "sim", "--no-agent"}).exit_code, 2);
   RunResult size = Doctor({"--storage", data, "--storage-size", "1KiB", "--backend", "sim", "--no-agent"});
   EXPECT_EQ(size.exit_code, 2);
-  EXPECT_NE(size.err.find("--storage-size: '1KiB' is not a size from 1MiB to 64GiB"), std::string::npos) << size.err;
+  EXPECT_NE(size.err.find("--storage-size: '1KiB' is not a size from 1MiB to 64GiB"), std::string::npos)
+      << size.err;
   // The network, through a real iperf3 server on this machine.
-  if (RunCommand({"sh", "-c", "command -v iperf3"}, {}).exit_code != 0) GTEST_SKIP() << "iperf3 is not installed";
+  if (RunCommand({"sh", "-c", "command -v iperf3"}, {}).exit_code != 0)
+    GTEST_SKIP() << "iperf3 is not installed";
   int port = 20000 + static_cast<int>(::getpid() % 20000);
-  children_.push_back(std::make_unique<Child>(
-      std::vector<std::string>{"iperf3", "-s", "-1", "-p", std::to_string(port)}, Env(), dir_.path() + "/iperf3.log"));
+  children_.push_back(
+      std::make_unique<Child>(std::vector<std::string>{"iperf3", "-s", "-1", "-p", std::to_string(port)},
+                              Env(), dir_.path() + "/iperf3.log"));
   std::string server = "127.0.0.1:" + std::to_string(port);
   std::pair<int, json> net;
   for (int i = 0; i < 50; ++i) {  // Until the server listens (bounded).
@@ -366,9 +383,11 @@ TEST_F(DoctorTest, StorageAndNetworkThroughputAreMeasuredWhenAskedFor) {
   }
   ASSERT_EQ(Findings(net.second, "network").size(), 1u) << net.second.dump(1);
   EXPECT_NE(Findings(net.second, "network")[0]["evidence"].get<std::string>().find("iperf3 to " + server),
-            std::string::npos) << net.second.dump(1);
+            std::string::npos)
+      << net.second.dump(1);
   // Nobody listens on the next port: a warning that says so.
-  auto [down, unreachable] = run({"--network", "127.0.0.1:" + std::to_string(port + 1), "--network-seconds", "1"});
+  auto [down, unreachable] =
+      run({"--network", "127.0.0.1:" + std::to_string(port + 1), "--network-seconds", "1"});
   EXPECT_EQ(down, 4) << unreachable.dump(1);
   EXPECT_TRUE(HasFinding(unreachable, "network", "warning", -1, "the iperf3 server cannot be reached"))
       << unreachable.dump(1);
@@ -376,7 +395,9 @@ TEST_F(DoctorTest, StorageAndNetworkThroughputAreMeasuredWhenAskedFor) {
 
 TEST_F(DoctorTest, TheAgentRunsTheChecksOnAScheduleAsEventsMetricsAndHealth) {
   UseScenario("faults.toml");
-  StartAgent({"--config", dir_.Write("agent.toml", "[sampler]\nfast_interval = \"100ms\"\n[doctor]\ninterval = \"10s\"\n")});
+  StartAgent(
+      {"--config",
+       dir_.Write("agent.toml", "[sampler]\nfast_interval = \"100ms\"\n[doctor]\ninterval = \"10s\"\n")});
   // The first run is at the start: the lost GPU and the ECC errors are events.
   auto events = [&] {
     ipc::Request r;
@@ -387,7 +408,8 @@ TEST_F(DoctorTest, TheAgentRunsTheChecksOnAScheduleAsEventsMetricsAndHealth) {
   };
   auto has_event = [&](const std::string& text) {
     for (const json& e : events()) {
-      if (e["kind"] == "doctor_finding" && e["detail"].get<std::string>().find(text) != std::string::npos) return true;
+      if (e["kind"] == "doctor_finding" && e["detail"].get<std::string>().find(text) != std::string::npos)
+        return true;
     }
     return false;
   };
@@ -436,7 +458,8 @@ TEST_F(DoctorTest, TheAgentRunsTheChecksOnAScheduleAsEventsMetricsAndHealth) {
     // An event's line, or its detail carried onto the next (indented).
     EXPECT_TRUE(line.find("doctor_finding") != std::string::npos || line.rfind("          ", 0) == 0) << line;
   }
-  RunResult none = Tarmac({"events", "--kind", "doctor_finding", "--since", "@4102444800", "--socket", Socket()});
+  RunResult none =
+      Tarmac({"events", "--kind", "doctor_finding", "--since", "@4102444800", "--socket", Socket()});
   EXPECT_EQ(none.out, "No events match.\n") << none.out;
   RunResult bad = Tarmac({"events", "--since", "yesterday-ish", "--socket", Socket()});
   EXPECT_EQ(bad.exit_code, 2) << bad.err;
@@ -445,7 +468,8 @@ TEST_F(DoctorTest, TheAgentRunsTheChecksOnAScheduleAsEventsMetricsAndHealth) {
 
 TEST_F(DoctorTest, ADisabledScheduleRunsNothing) {
   UseScenario("faults.toml");
-  StartAgent({"--config", dir_.Write("agent.toml", "[sampler]\nfast_interval = \"100ms\"\n[doctor]\nenabled = false\n")});
+  StartAgent({"--config",
+              dir_.Write("agent.toml", "[sampler]\nfast_interval = \"100ms\"\n[doctor]\nenabled = false\n")});
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   std::string page = HttpGet("/metrics");
   EXPECT_NE(page.find("tarmac_leases"), std::string::npos) << page;  // The agent's own families are there...

@@ -27,7 +27,8 @@ std::string Vector(const std::string& items) {
 class HostileServer : public HttpStandIn {
  public:
   explicit HostileServer(httplib::Server::Handler handler) {
-    for (const char* path : {"/api/v1/query", "/api/v1/query_range", "/api/v1/series"}) server().Post(path, handler);
+    for (const char* path : {"/api/v1/query", "/api/v1/query_range", "/api/v1/series"})
+      server().Post(path, handler);
     Start();
   }
 };
@@ -77,7 +78,8 @@ TEST_F(HostilePrometheusTest, RegressionAnEndlessAnswerEndsAtTheSizeLimitNamingI
   // limit, or all of them at their shared one (twice that).
   auto names_a_limit = [](const std::string& err, const std::string& one, const std::string& shared) {
     return err.find("the answer is over " + one + " (the limit on one answer)") != std::string::npos ||
-           err.find("the answers read at once are over " + shared + " (their shared limit)") != std::string::npos;
+           err.find("the answers read at once are over " + shared + " (their shared limit)") !=
+               std::string::npos;
   };
   RunResult r = Fleet(prometheus.Url(), {"status"}, "max_answer_size = \"4MiB\"\n");
   EXPECT_EQ(r.exit_code, 1) << r.err;

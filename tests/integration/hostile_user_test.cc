@@ -42,8 +42,9 @@ class HostileUserTest : public LeaseFixture {
 
   // `sh -c script` as nobody, bounded.
   RunResult AsNobody(const std::string& script) {
-    return RunCommand({"timeout", "30", "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "sh", "-c", script},
-                      Env());
+    return RunCommand(
+        {"timeout", "30", "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "sh", "-c", script},
+        Env());
   }
   // `tarmac ARGS --socket S` as nobody.
   RunResult TarmacAsNobody(std::vector<std::string> args) {
@@ -72,11 +73,12 @@ class HostileUserTest : public LeaseFixture {
   // nobody writes a one-request in.jsonl, runs `then` (a shell command), and
   // submits it.
   void SubmitInputAsNobody(const std::string& then) {
-    ASSERT_EQ(AsNobody("printf '{\"custom_id\":\"a\",\"prompt\":\"hi\"}\\n' > " + user_dir_ + "/in.jsonl && " + then)
+    ASSERT_EQ(AsNobody("printf '{\"custom_id\":\"a\",\"prompt\":\"hi\"}\\n' > " + user_dir_ +
+                       "/in.jsonl && " + then)
                   .exit_code,
               0);
-    RunResult r = TarmacAsNobody({"backfill", "submit", user_dir_ + "/in.jsonl", "--model", "m", "--url",
-                                  "http://127.0.0.1:9"});
+    RunResult r = TarmacAsNobody(
+        {"backfill", "submit", user_dir_ + "/in.jsonl", "--model", "m", "--url", "http://127.0.0.1:9"});
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   }
 
@@ -142,15 +144,18 @@ TEST_F(HostileUserTest, RegressionUnderTheInstalledUnitsRestrictionsAUsersBatchR
     ASSERT_EQ(RunCommand({"mkdir", "-p", d}, {}).exit_code, 0);
     ASSERT_EQ(::chmod(d.c_str(), 01777), 0) << d;
   }
-  std::string config = dir_.Write("agent.toml", "[sampler]\nfast_interval = \"200ms\"\n[backfill]\nidle_for = \"0s\"\n");
+  std::string config =
+      dir_.Write("agent.toml", "[sampler]\nfast_interval = \"200ms\"\n[backfill]\nidle_for = \"0s\"\n");
   StartAgent({"--config", config}, {"setpriv", "--bounding-set=" + bounding, "--no-new-privs", "--"});
-  ASSERT_EQ(AsNobody("printf '{\"custom_id\":\"a\",\"prompt\":\"hi\"}\\n{\"custom_id\":\"b\",\"prompt\":\"ho\"}\\n' > " +
-                     user_dir_ + "/in.jsonl")
-                .exit_code,
-            0);
-  RunResult r = TarmacAsNobody({"backfill", "submit", user_dir_ + "/in.jsonl", "--model", "sim-model",
-                                "--engine-command",
-                                BinDir() + "/tarmac-simengine --port {port} --sim-dir " + dir_.path() + "/world"});
+  ASSERT_EQ(
+      AsNobody(
+          "printf '{\"custom_id\":\"a\",\"prompt\":\"hi\"}\\n{\"custom_id\":\"b\",\"prompt\":\"ho\"}\\n' > " +
+          user_dir_ + "/in.jsonl")
+          .exit_code,
+      0);
+  RunResult r = TarmacAsNobody(
+      {"backfill", "submit", user_dir_ + "/in.jsonl", "--model", "sim-model", "--engine-command",
+       BinDir() + "/tarmac-simengine --port {port} --sim-dir " + dir_.path() + "/world"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err << ReadLog();
   bool is_done = WaitFor([&] { return Get(1).value("state", "") == "done"; }, 600);
   EXPECT_TRUE(is_done) << Get(1).dump() << "\n" << Read(BatchDir(1) + "/runner.log") << ReadLog();
@@ -168,8 +173,11 @@ TEST_F(HostileUserTest, RegressionARunnerThatCannotReachItsFolderFailsTheBatchSa
   ASSERT_EQ(::mkdir(state.c_str(), 0750), 0);
   ASSERT_EQ(::chmod(state.c_str(), 0750), 0);
   StartLeaseAgent();
-  ASSERT_EQ(AsNobody("printf '{\"custom_id\":\"a\",\"prompt\":\"hi\"}\\n' > " + user_dir_ + "/in.jsonl").exit_code, 0);
-  RunResult r = TarmacAsNobody({"backfill", "submit", user_dir_ + "/in.jsonl", "--model", "m", "--url", "http://127.0.0.1:9"});
+  ASSERT_EQ(
+      AsNobody("printf '{\"custom_id\":\"a\",\"prompt\":\"hi\"}\\n' > " + user_dir_ + "/in.jsonl").exit_code,
+      0);
+  RunResult r = TarmacAsNobody(
+      {"backfill", "submit", user_dir_ + "/in.jsonl", "--model", "m", "--url", "http://127.0.0.1:9"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   ASSERT_TRUE(WaitFor([&] { return Get(1).value("state", "") == "failed"; })) << Get(1).dump();
   std::string why = Get(1).dump();
@@ -187,7 +195,8 @@ TEST_F(HostileUserTest, RegressionALoansDetachedChildIsTheLoansAndEndsWithIt) {
     ASSERT_EQ(::chmod(d.c_str(), 01777), 0) << d;
   }
   StartLeaseAgent(
-      "[backfill]\nidle_for = \"0s\"\nlend_idle = \"all\"\nlend_after = \"0s\"\nlend_margin = \"2GiB\"\ngrace = \"2s\"\n");
+      "[backfill]\nidle_for = \"0s\"\nlend_idle = \"all\"\nlend_after = \"0s\"\nlend_margin = "
+      "\"2GiB\"\ngrace = \"2s\"\n");
   std::string simload = BinDir() + "/tarmac-simload";
   // root's job: 10 GiB held at 0 % SM, lent once seen idle.
   StartRun({"--gpus", "1"}, {simload, "--memory", "10GiB", "--pattern", "idle"});
@@ -207,12 +216,15 @@ TEST_F(HostileUserTest, RegressionALoansDetachedChildIsTheLoansAndEndsWithIt) {
   } loads{{lender_pid}};
   // nobody's backfill on the loan: a process with the token, and a child
   // that left it behind.
-  std::string escape = "setsid env -u TARMAC_LEASE_TOKEN " + simload + " --memory 20GiB --pattern steady & exec " +
-                       simload + " --memory 1GiB --pattern steady";
+  std::string escape = "setsid env -u TARMAC_LEASE_TOKEN " + simload +
+                       " --memory 20GiB --pattern steady & exec " + simload +
+                       " --memory 1GiB --pattern steady";
   std::string line = "exec " + BinDir() + "/tarmac run --priority backfill --gpus 1 --socket " + Socket() +
                      " -- sh -c '" + escape + "'";
-  children_.push_back(std::make_unique<Child>(
-      std::vector<std::string>{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "sh", "-c", line}, Env()));
+  children_.push_back(
+      std::make_unique<Child>(std::vector<std::string>{"setpriv", "--reuid=65534", "--regid=65534",
+                                                       "--clear-groups", "sh", "-c", line},
+                              Env()));
   ASSERT_TRUE(WaitFor([&] { return processes().size() == 3; })) << processes().dump() << ReadLog();
   for (const json& p : processes()) loads.pids.push_back(p["pid"].get<int64_t>());
   json loan = Call("lease.get", {{"id", 2}});
@@ -245,9 +257,10 @@ TEST_F(HostileUserTest, RegressionLinksPlantedInTheBatchFolderCannotBePlacedOrFo
   EXPECT_NE(AsNobody("echo '{\"uid\":0}' > " + BatchDir(1) + "/batch.json").exit_code, 0);
   EXPECT_NE(AsNobody("mv " + BatchDir(1) + "/runner.log " + BatchDir(1) + "/old").exit_code, 0);
   // The agent's progress copy and its temp file; the work folder itself.
-  EXPECT_NE(AsNobody("ln -s " + victim_ + " " + BatchDir(1) + "/progress.json.tmp." + std::to_string(agent->pid()))
-                .exit_code,
-            0);
+  EXPECT_NE(
+      AsNobody("ln -s " + victim_ + " " + BatchDir(1) + "/progress.json.tmp." + std::to_string(agent->pid()))
+          .exit_code,
+      0);
   EXPECT_NE(AsNobody("echo x > " + BatchDir(1) + "/progress.json").exit_code, 0);
   EXPECT_NE(AsNobody("mv " + BatchDir(1) + "/work " + BatchDir(1) + "/w2").exit_code, 0);
   // In its own work folder nobody may plant anything: the agent never opens it.
@@ -268,18 +281,20 @@ TEST_F(HostileUserTest, RegressionAFifoForProgressHangsNeitherTheApiNorMetrics) 
   StartLeaseAgent();
   SubmitAsNobody();
   // The runner's own progress file made a FIFO (and a link to the socket).
-  ASSERT_EQ(AsNobody("rm -f " + BatchDir(1) + "/work/progress.json && mkfifo " + BatchDir(1) + "/work/progress.json")
+  ASSERT_EQ(AsNobody("rm -f " + BatchDir(1) + "/work/progress.json && mkfifo " + BatchDir(1) +
+                     "/work/progress.json")
                 .exit_code,
             0);
   // The runner restarted reads its own FIFO non-blocking; the agent never.
   RunCommand({"pkill", "-KILL", "-f", "tarmac-backfill-runner --dir " + BatchDir(1)}, {}).exit_code;
   for (int i = 0; i < 5; ++i) {
-    RunResult list = RunCommand({"timeout", "10", BinDir() + "/tarmac", "backfill", "list", "--json", "--socket", Socket()},
-                                Env());
+    RunResult list = RunCommand(
+        {"timeout", "10", BinDir() + "/tarmac", "backfill", "list", "--json", "--socket", Socket()}, Env());
     ASSERT_EQ(list.exit_code, 0) << list.err;
     json batches = json::parse(list.out, nullptr, false);
     ASSERT_TRUE(batches.is_object() || batches.is_array()) << list.out;
-    RunResult metrics = RunCommand({"timeout", "10", "curl", "-sf", "http://127.0.0.1:" + std::to_string(HttpPort()) + "/metrics"}, {});
+    RunResult metrics = RunCommand(
+        {"timeout", "10", "curl", "-sf", "http://127.0.0.1:" + std::to_string(HttpPort()) + "/metrics"}, {});
     ASSERT_EQ(metrics.exit_code, 0);
     EXPECT_NE(metrics.out.find("tarmac_backfill_batches"), std::string::npos);
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -290,11 +305,12 @@ TEST_F(HostileUserTest, RegressionOnlyTheBatchsOwnRunnerReportsItsProgress) {
   StartLeaseAgent();
   SubmitAsNobody();
   // nobody (not the runner's process) and root (not the runner) both refused.
-  std::string call = "import json,socket,sys\n"
-                     "s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])\n"
-                     "s.sendall((json.dumps({'v':1,'id':1,'method':'backfill.progress','params':{'id':1,'progress':"
-                     "{'done':999,'total':1,'phase':'done'}}})+'\\n').encode())\n"
-                     "print(s.makefile().readline())\n";
+  std::string call =
+      "import json,socket,sys\n"
+      "s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])\n"
+      "s.sendall((json.dumps({'v':1,'id':1,'method':'backfill.progress','params':{'id':1,'progress':"
+      "{'done':999,'total':1,'phase':'done'}}})+'\\n').encode())\n"
+      "print(s.makefile().readline())\n";
   std::string script = dir_.Write("call.py", call);
   ASSERT_EQ(::chmod(script.c_str(), 0644), 0);
   for (bool as_nobody : {true, false}) {
@@ -317,9 +333,16 @@ TEST_F(HostileUserTest, RegressionABatchFolderOfAnEarlierLayoutIsNeverRunAsRoot)
   std::string dir = BatchDir(9);
   ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
   ASSERT_EQ(::chown(dir.c_str(), kNobody, kNobody), 0);
-  json spec = {{"id", 9},           {"uid", 0},       {"user", "root"},          {"state", "queued"},
-               {"input", user_dir_ + "/in.jsonl"}, {"output", user_dir_ + "/o.jsonl"}, {"errors", user_dir_ + "/e.jsonl"},
-               {"model", "m"},      {"total", 1},     {"submitted_unix", 1},
+  json spec = {{"id", 9},
+               {"uid", 0},
+               {"user", "root"},
+               {"state", "queued"},
+               {"input", user_dir_ + "/in.jsonl"},
+               {"output", user_dir_ + "/o.jsonl"},
+               {"errors", user_dir_ + "/e.jsonl"},
+               {"model", "m"},
+               {"total", 1},
+               {"submitted_unix", 1},
                {"engine", {{"kind", "ollama"}, {"command", "touch " + pwned}}}};
   ASSERT_EQ(AsNobody("echo '" + spec.dump() + "' > " + dir + "/batch.json").exit_code, 0);
   first->KillAndWait(SIGTERM);
@@ -336,8 +359,8 @@ TEST_F(HostileUserTest, ALinkInTheUsersWorkFolderIsNeverFollowedByTheAgentAtItsS
   SubmitAsNobody();
   // nobody fills its work folder with links to root's file, then the agent
   // restarts (it checks every batch's work folder at start).
-  ASSERT_EQ(AsNobody("ln -s " + victim_ + " " + BatchDir(1) + "/work/progress.json.tmp.1 && ln -s " + victim_ + " " +
-                     BatchDir(1) + "/work/x")
+  ASSERT_EQ(AsNobody("ln -s " + victim_ + " " + BatchDir(1) + "/work/progress.json.tmp.1 && ln -s " +
+                     victim_ + " " + BatchDir(1) + "/work/x")
                 .exit_code,
             0);
   first->KillAndWait(SIGTERM);
@@ -354,7 +377,8 @@ TEST_F(HostileUserTest, AFifoAsTheResultsFileFailsTheBatchSayingSoInsteadOfHangi
   StartLeaseAgent();
   SubmitInputAsNobody("mkfifo " + user_dir_ + "/in.results.jsonl");
   ASSERT_TRUE(WaitFor([&] { return Get(1)["state"] == "failed"; })) << Get(1).dump();
-  EXPECT_NE(Get(1)["message"].get<std::string>().find("not a regular file"), std::string::npos) << Get(1).dump();
+  EXPECT_NE(Get(1)["message"].get<std::string>().find("not a regular file"), std::string::npos)
+      << Get(1).dump();
 }
 
 TEST_F(HostileUserTest, RegressionResultsAreNoMoreReadableThanTheirPromptsAndOneFileTwiceIsRefused) {
@@ -381,13 +405,17 @@ TEST_F(HostileUserTest, AFifoOrALinkAsTheWorldsMigJournalNeitherHangsTheAgentNor
   ASSERT_EQ(AsNobody("mkfifo " + sim_dir_ + "/mig-layouts").exit_code, 0);
   StartLeaseAgent();
   for (int i = 0; i < 3; ++i) {
-    RunResult status = RunCommand({"timeout", "10", BinDir() + "/tarmac", "status", "--json", "--socket", Socket()}, Env());
+    RunResult status =
+        RunCommand({"timeout", "10", BinDir() + "/tarmac", "status", "--json", "--socket", Socket()}, Env());
     ASSERT_EQ(status.exit_code, 0) << status.err;
     EXPECT_EQ(json::parse(status.out)["gpus"].size(), 1u);
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
-  ASSERT_EQ(AsNobody("rm " + sim_dir_ + "/mig-layouts && ln -s " + victim_ + " " + sim_dir_ + "/mig-layouts").exit_code, 0);
-  RunResult direct = RunCommand({"timeout", "10", BinDir() + "/tarmac", "status", "--json", "--backend", "sim"}, Env());
+  ASSERT_EQ(AsNobody("rm " + sim_dir_ + "/mig-layouts && ln -s " + victim_ + " " + sim_dir_ + "/mig-layouts")
+                .exit_code,
+            0);
+  RunResult direct =
+      RunCommand({"timeout", "10", BinDir() + "/tarmac", "status", "--json", "--backend", "sim"}, Env());
   EXPECT_EQ(direct.exit_code, 0) << direct.err;
   EXPECT_EQ(Read(victim_), "root's file\n");
 }

@@ -145,14 +145,19 @@ TEST_F(HttpTest, PromtoolParsesTheAnswerAndFindsNoFaultInTarmacsFamilies) {
 TEST_F(HttpTest, WrongMethodsPathsAndHugeHeadersGetTheirStatusCodes) {
   UseScenarioText("[[gpu]]\ncount = 1\n");
   StartAgent();
-  EXPECT_EQ(HttpExchange("POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi")
+  EXPECT_EQ(
+      HttpExchange("POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi")
+          .rfind("HTTP/1.1 405", 0),
+      0u);
+  EXPECT_EQ(HttpExchange("DELETE /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
                 .rfind("HTTP/1.1 405", 0),
             0u);
-  EXPECT_EQ(HttpExchange("DELETE /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").rfind("HTTP/1.1 405", 0), 0u);
   std::string missing = HttpGet("/nope");
   EXPECT_EQ(missing.rfind("HTTP/1.1 404", 0), 0u);
   // The answer names the routes there are, from the route table.
-  EXPECT_NE(missing.find("not found: try /metrics, /health, /, /console.js, /console.css, /api/v1/status"), std::string::npos) << missing;
+  EXPECT_NE(missing.find("not found: try /metrics, /health, /, /console.js, /console.css, /api/v1/status"),
+            std::string::npos)
+      << missing;
   // A route's path is literal: a dot is not a wildcard.
   EXPECT_EQ(HttpGet("/api/v1xstatus").rfind("HTTP/1.1 404", 0), 0u);
   std::string huge = HttpGet("/metrics", "X-Big: " + std::string(64 * 1024, 'a') + "\r\n");
@@ -161,7 +166,8 @@ TEST_F(HttpTest, WrongMethodsPathsAndHugeHeadersGetTheirStatusCodes) {
   // Still serving, and the sampler still ticking.
   int64_t ticks = AgentTicks();
   EXPECT_EQ(HttpGet("/health").rfind("HTTP/1.1 200", 0), 0u);
-  for (int i = 0; i < 50 && AgentTicks() <= ticks; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  for (int i = 0; i < 50 && AgentTicks() <= ticks; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_GT(AgentTicks(), ticks);
 }
 
@@ -210,14 +216,15 @@ TEST_F(HttpTest, AnAddressInUseStopsTheAgentWithAClearError) {
   UseScenarioText("[[gpu]]\ncount = 1\n");
   StartAgent();
   int port = HttpPort();
-  RunResult second = Tarmac({"agent", "--backend", "sim", "--scenario", scenario_, "--socket",
-                             dir_.path() + "/other.sock", "--state-dir", dir_.path() + "/other",
-                             "--http-listen", "127.0.0.1:" + std::to_string(port)});
+  RunResult second =
+      Tarmac({"agent", "--backend", "sim", "--scenario", scenario_, "--socket", dir_.path() + "/other.sock",
+              "--state-dir", dir_.path() + "/other", "--http-listen", "127.0.0.1:" + std::to_string(port)});
   EXPECT_EQ(second.exit_code, 1) << "1: an error; 3 would mean no GPU driver";
   EXPECT_NE(second.err.find("http: cannot listen on 127.0.0.1:" + std::to_string(port)), std::string::npos)
       << second.err;
   EXPECT_NE(::access(dir_.path().c_str(), F_OK), -1);
-  EXPECT_EQ(::access((dir_.path() + "/other").c_str(), F_OK), -1) << "nothing is written before the address is bound";
+  EXPECT_EQ(::access((dir_.path() + "/other").c_str(), F_OK), -1)
+      << "nothing is written before the address is bound";
 }
 
 }  // namespace

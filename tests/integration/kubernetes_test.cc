@@ -70,8 +70,8 @@ class KubernetesTest : public LeaseFixture {
     return kubelet_->Plugin(resource)->Allocate(&context, request, out);
   }
 
-  std::vector<std::string> Preferred(const std::vector<std::string>& available, const std::vector<std::string>& must,
-                                     int size) {
+  std::vector<std::string> Preferred(const std::vector<std::string>& available,
+                                     const std::vector<std::string>& must, int size) {
     v1beta1::PreferredAllocationRequest request;
     v1beta1::ContainerPreferredAllocationRequest* c = request.add_container_requests();
     for (const std::string& id : available) c->add_available_deviceids(id);
@@ -112,7 +112,8 @@ TEST_F(KubernetesTest, RegistersStreamsPrefersNvlinkAndAllocatesAsPodLeases) {
 
   std::vector<std::string> u = {Uuid(0), Uuid(1), Uuid(2), Uuid(3)};
   kubelet_->Watch();
-  auto first = kubelet_->WaitForList([](const v1beta1::ListAndWatchResponse& l) { return l.devices_size() == 4; });
+  auto first =
+      kubelet_->WaitForList([](const v1beta1::ListAndWatchResponse& l) { return l.devices_size() == 4; });
   ASSERT_TRUE(first) << ReadLog();
   for (const v1beta1::Device& d : first->list.devices()) {
     EXPECT_EQ(d.health(), "Healthy") << d.id();
@@ -149,7 +150,8 @@ TEST_F(KubernetesTest, RegistersStreamsPrefersNvlinkAndAllocatesAsPodLeases) {
   EXPECT_NE(release.err.find("pod"), std::string::npos) << release.err;
 
   // A GPU that tarmac leases is not offered to pods while leased.
-  json reserved = Call("lease.request", {{"uuids", {u[3]}}, {"kind", "reservation"}, {"command", "maintenance"}});
+  json reserved =
+      Call("lease.request", {{"uuids", {u[3]}}, {"kind", "reservation"}, {"command", "maintenance"}});
   ASSERT_EQ(reserved["state"], "granted") << reserved.dump();
   auto held = kubelet_->WaitForList([&](const v1beta1::ListAndWatchResponse& l) {
     return KubeletStandIn::HealthOf(l, u[3]) == "Unhealthy";
@@ -162,9 +164,13 @@ TEST_F(KubernetesTest, RegistersStreamsPrefersNvlinkAndAllocatesAsPodLeases) {
   size_t seen = kubelet_->lists().size();
   RunResult released = T({"release", std::to_string(reserved["lease"]["id"].get<int64_t>())});
   EXPECT_EQ(released.exit_code, 0) << released.err;
-  EXPECT_TRUE(kubelet_->WaitForList([&](const v1beta1::ListAndWatchResponse& l) {
-    return KubeletStandIn::HealthOf(l, u[3]) == "Healthy";
-  }, seen).has_value());
+  EXPECT_TRUE(kubelet_
+                  ->WaitForList(
+                      [&](const v1beta1::ListAndWatchResponse& l) {
+                        return KubeletStandIn::HealthOf(l, u[3]) == "Healthy";
+                      },
+                      seen)
+                  .has_value());
 }
 
 TEST_F(KubernetesTest, AllocateRefusesUnknownAndUnhealthyDevicesByName) {
@@ -212,13 +218,15 @@ until = "10s"
   ASSERT_TRUE(kubelet_->WaitForRegistrations(1)) << ReadLog();
   std::string hung = Uuid(0);
   kubelet_->Watch();
-  auto down = kubelet_->WaitForList(
-      [&](const v1beta1::ListAndWatchResponse& l) { return KubeletStandIn::HealthOf(l, hung) == "Unhealthy"; });
+  auto down = kubelet_->WaitForList([&](const v1beta1::ListAndWatchResponse& l) {
+    return KubeletStandIn::HealthOf(l, hung) == "Unhealthy";
+  });
   ASSERT_TRUE(down) << ReadLog();
   EXPECT_EQ(KubeletStandIn::HealthOf(down->list, Uuid(1)), "Healthy");
   size_t seen = kubelet_->lists().size();
   EXPECT_TRUE(kubelet_->WaitForList(
-      [&](const v1beta1::ListAndWatchResponse& l) { return KubeletStandIn::HealthOf(l, hung) == "Healthy"; }, seen))
+      [&](const v1beta1::ListAndWatchResponse& l) { return KubeletStandIn::HealthOf(l, hung) == "Healthy"; },
+      seen))
       << ReadLog();
 }
 
@@ -233,8 +241,9 @@ TEST_F(KubernetesTest, ReRegistersWhenTheKubeletRestartsAndWipesItsFolder) {
   EXPECT_TRUE(std::filesystem::exists(PluginDir() + "/tarmac-gpu.sock"));
   // The new socket serves: the device list comes again.
   kubelet_->Watch();
-  EXPECT_TRUE(kubelet_->WaitForList([](const v1beta1::ListAndWatchResponse& l) { return l.devices_size() == 2; }))
-      << ReadLog();
+  EXPECT_TRUE(kubelet_->WaitForList([](const v1beta1::ListAndWatchResponse& l) {
+    return l.devices_size() == 2;
+  })) << ReadLog();
   EXPECT_NE(ReadLog().find("the kubelet restarted"), std::string::npos);
   // With cdi = true, a container gets CDI device names, not the variable.
   v1beta1::AllocateResponse answer;
@@ -279,7 +288,8 @@ TEST_F(KubernetesTest, PodsAllocatedGpusCarryTheirPodEvenWithNoProcess) {
   ASSERT_TRUE(WaitFor([&] {
     json l = Leases();
     return l.size() == 1 && l[0]["user"] == "ml/train-0";
-  })) << Leases().dump() << ReadLog();
+  })) << Leases().dump()
+      << ReadLog();
   EXPECT_EQ(Leases()[0]["kind"], "pod");
   // /metrics names the pod on the idle GPU, in both families.
   std::string metrics;
@@ -288,12 +298,15 @@ TEST_F(KubernetesTest, PodsAllocatedGpusCarryTheirPodEvenWithNoProcess) {
     return metrics.find("pod=\"train-0\"") != std::string::npos;
   })) << metrics;
   EXPECT_NE(metrics.find("tarmac_gpu_pod_allocated{hostname="), std::string::npos);
-  EXPECT_NE(metrics.find("pod=\"train-0\",namespace=\"ml\",container=\"trainer\"} 1"), std::string::npos) << metrics;
-  std::regex dcgm("DCGM_FI_DEV_GPU_UTIL\\{gpu=\"0\",[^}]*pod=\"train-0\",namespace=\"ml\",container=\"trainer\"\\}");
+  EXPECT_NE(metrics.find("pod=\"train-0\",namespace=\"ml\",container=\"trainer\"} 1"), std::string::npos)
+      << metrics;
+  std::regex dcgm(
+      "DCGM_FI_DEV_GPU_UTIL\\{gpu=\"0\",[^}]*pod=\"train-0\",namespace=\"ml\",container=\"trainer\"\\}");
   EXPECT_TRUE(std::regex_search(metrics, dcgm)) << metrics;
   std::regex other("DCGM_FI_DEV_GPU_UTIL\\{gpu=\"1\",[^}]*pod=");
   EXPECT_FALSE(std::regex_search(metrics, other));
-  EXPECT_NE(metrics.find("tarmac_kube_pod_resources_up{hostname=\"gpu-node-7\"} 1"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("tarmac_kube_pod_resources_up{hostname=\"gpu-node-7\"} 1"), std::string::npos)
+      << metrics;
   EXPECT_NE(metrics.find("Hostname=\"gpu-node-7\""), std::string::npos);
   // dcgm-exporter's default counters, over the real NVML path: HBM
   // temperature, video engines, NVLink bytes, the last Xid with its labels.
@@ -307,7 +320,8 @@ TEST_F(KubernetesTest, PodsAllocatedGpusCarryTheirPodEvenWithNoProcess) {
   EXPECT_TRUE(std::regex_search(metrics, unlicensed)) << metrics;
   EXPECT_EQ(metrics.find("DCGM_FI_DEV_VGPU_LICENSE_STATUS{gpu=\"0\""), std::string::npos);
   // The seconds the pod held its GPU, counted for fleet accounting.
-  std::regex held(R"(tarmac_gpu_job_seconds_total\{hostname="gpu-node-7",gpu="0",[^}]*namespace="ml",pod="train-0",state="idle"\} [0-9.]+\n)");
+  std::regex held(
+      R"(tarmac_gpu_job_seconds_total\{hostname="gpu-node-7",gpu="0",[^}]*namespace="ml",pod="train-0",state="idle"\} [0-9.]+\n)");
   EXPECT_TRUE(std::regex_search(metrics, held)) << metrics;
   // The pod goes: its lease ends, and its labels with it, but for its
   // final count of held seconds (kept an hour for Prometheus to read).
@@ -362,10 +376,12 @@ TEST_F(KubernetesTest, TheMixedMigStrategyOffersAResourcePerProfile) {
   StartKubeAgent("mig_strategy = \"mixed\"\n");
   ASSERT_TRUE(kubelet_->WaitForRegistrations(3)) << ReadLog();
   std::map<std::string, std::string> endpoints;
-  for (const v1beta1::RegisterRequest& r : kubelet_->registrations()) endpoints[r.resource_name()] = r.endpoint();
-  EXPECT_EQ(endpoints, (std::map<std::string, std::string>{{"nvidia.com/gpu", "tarmac-gpu.sock"},
-                                                           {"nvidia.com/mig-1g.10gb", "tarmac-mig-1g.10gb.sock"},
-                                                           {"nvidia.com/mig-3g.40gb", "tarmac-mig-3g.40gb.sock"}}));
+  for (const v1beta1::RegisterRequest& r : kubelet_->registrations())
+    endpoints[r.resource_name()] = r.endpoint();
+  EXPECT_EQ(endpoints,
+            (std::map<std::string, std::string>{{"nvidia.com/gpu", "tarmac-gpu.sock"},
+                                                {"nvidia.com/mig-1g.10gb", "tarmac-mig-1g.10gb.sock"},
+                                                {"nvidia.com/mig-3g.40gb", "tarmac-mig-3g.40gb.sock"}}));
   json status = AgentStatus();
   std::string small_a = status["gpus"][0]["mig_instances"][1]["uuid"];
   std::string small_b = status["gpus"][0]["mig_instances"][2]["uuid"];
@@ -394,7 +410,8 @@ TEST_F(KubernetesTest, TheMixedMigStrategyOffersAResourcePerProfile) {
   std::string metrics;
   ASSERT_TRUE(WaitFor([&] {
     metrics = HttpGet("/metrics");
-    return metrics.find("GPU_I_ID=\"2\",pod=\"infer-0\",namespace=\"serve\",container=\"server\"}") != std::string::npos;
+    return metrics.find("GPU_I_ID=\"2\",pod=\"infer-0\",namespace=\"serve\",container=\"server\"}") !=
+           std::string::npos;
   })) << metrics;
   EXPECT_EQ(metrics.find("GPU_I_ID=\"1\",pod="), std::string::npos) << "the 3g.40gb instance has no pod";
 }

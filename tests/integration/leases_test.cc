@@ -6,11 +6,11 @@
 // two real non-root users the test creates.
 #include <grp.h>
 #include <gtest/gtest.h>
-
-#include <regex>
 #include <pwd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+
+#include <regex>
 
 #include "client/agent_client.h"
 #include "client/lease_wait.h"
@@ -115,7 +115,8 @@ TEST_F(LeasesTest, AQueuedRunWritesALinePerChangeNotPerSecond) {
   std::string err;
   ReadSmallFile(dir_.path() + "/queued.err", &err);
   size_t queued_lines = 0;
-  for (size_t at = err.find("queued as request"); at != std::string::npos; at = err.find("queued as request", at + 1)) {
+  for (size_t at = err.find("queued as request"); at != std::string::npos;
+       at = err.find("queued as request", at + 1)) {
     ++queued_lines;
   }
   EXPECT_EQ(queued_lines, 1u) << err;
@@ -129,8 +130,9 @@ TEST_F(LeasesTest, SignalsToRunGoToTheJobAndAnInterruptWhileQueuedCancels) {
   StartLeaseAgent();
   std::string got = dir_.path() + "/got";
   std::string ready = dir_.path() + "/ready";
-  Child* run = StartRun({}, {"sh", "-c", "trap 'echo TERM >> " + got + "; exit 5' TERM; touch " + ready +
-                                             "; while :; do sleep 0.05; done"});
+  Child* run = StartRun({}, {"sh", "-c",
+                             "trap 'echo TERM >> " + got + "; exit 5' TERM; touch " + ready +
+                                 "; while :; do sleep 0.05; done"});
   ASSERT_TRUE(WaitFor([&] { return access(ready.c_str(), F_OK) == 0; }));
   kill(run->pid(), SIGTERM);
   int status = run->Wait();
@@ -163,7 +165,8 @@ TEST_F(LeasesTest, SignalsToRunGoToTheJobAndAnInterruptWhileQueuedCancels) {
 
 TEST_F(LeasesTest, MultiGpuLeasesTakeGpusJoinedByNvLink) {
   // Two NVLink pairs, {0,1} and {2,3}, all on one NUMA node.
-  UseScenarioText("[[gpu]]\nnvlink = [1]\n[[gpu]]\nnvlink = [0]\n[[gpu]]\nnvlink = [3]\n[[gpu]]\nnvlink = [2]\n");
+  UseScenarioText(
+      "[[gpu]]\nnvlink = [1]\n[[gpu]]\nnvlink = [0]\n[[gpu]]\nnvlink = [3]\n[[gpu]]\nnvlink = [2]\n");
   StartLeaseAgent();
   ASSERT_EQ(T({"reserve", "--gpu", Uuid(1), "--for", "1h"}).exit_code, 0);
   // Free: 0, 2 and 3. Two GPUs come from the whole pair, not 0 and 2.
@@ -340,7 +343,8 @@ TEST_F(LeasesTest, IdleLeasesAreWarnedThenActedOnByPolicy) {
   ASSERT_EQ(kept.exit_code, 0) << kept.err;
   int64_t kept_id = json::parse(kept.out)["id"].get<int64_t>();
   // Low priority: released.
-  RunResult low = T({"reserve", "--gpus", "1", "--for", "1h", "--idle-timeout", "1s", "--priority", "low", "--json"});
+  RunResult low =
+      T({"reserve", "--gpus", "1", "--for", "1h", "--idle-timeout", "1s", "--priority", "low", "--json"});
   ASSERT_EQ(low.exit_code, 0) << low.err;
   int64_t low_id = json::parse(low.out)["id"].get<int64_t>();
   EXPECT_TRUE(WaitFor([&] { return Has(EventKinds(low_id), "idle_released"); })) << Events().dump(2);
@@ -365,8 +369,9 @@ TEST_F(LeasesTest, IdleLeasesAreWarnedThenActedOnByPolicy) {
   EXPECT_TRUE(Has(kinds, "idle_terminated")) << events.dump(2);
 
   // A busy job is never warned.
-  RunResult busy = T({"run", "--priority", "high", "--idle-timeout", "1s", "--", "sh", "-c",
-                      BinDir() + "/tarmac-simload --memory 1GiB --util 80 & pid=$!; sleep 3; kill $pid; wait $pid"});
+  RunResult busy =
+      T({"run", "--priority", "high", "--idle-timeout", "1s", "--", "sh", "-c",
+         BinDir() + "/tarmac-simload --memory 1GiB --util 80 & pid=$!; sleep 3; kill $pid; wait $pid"});
   EXPECT_EQ(busy.exit_code, 0) << busy.err;
   int64_t busy_id = Events().back()["lease"].get<int64_t>();
   EXPECT_FALSE(Has(EventKinds(busy_id), "idle_warning")) << Events().dump(2);
@@ -396,8 +401,9 @@ TEST_F(LeasesTest, TheShellOfAnIdleReservationShowsTheWarning) {
   std::string err = dir_.path() + "/shell.err";
   std::string out = dir_.path() + "/shell.out";
   children_.push_back(std::make_unique<Child>(
-      std::vector<std::string>{BinDir() + "/tarmac", "shell", "--socket", Socket(), "--lease", id, "--", "sh", "-c",
-                               "echo $TARMAC_LEASE_ID > " + out + "; while [ ! -e " + go + " ]; do sleep 0.05; done; exit 3"},
+      std::vector<std::string>{
+          BinDir() + "/tarmac", "shell", "--socket", Socket(), "--lease", id, "--", "sh", "-c",
+          "echo $TARMAC_LEASE_ID > " + out + "; while [ ! -e " + go + " ]; do sleep 0.05; done; exit 3"},
       Env(), err));
   Child* shell = children_.back().get();
   std::string text;
@@ -467,7 +473,8 @@ class TwoUsersTest : public LeasesTest {
     admins_ = prefix + "-admins";
     for (const std::string& user : {alice_, bob_, carol_}) {
       RunCommand({"userdel", user}, {});
-      ASSERT_EQ(RunCommand({"useradd", "--no-create-home", "--shell", "/bin/sh", user}, {}).exit_code, 0) << user;
+      ASSERT_EQ(RunCommand({"useradd", "--no-create-home", "--shell", "/bin/sh", user}, {}).exit_code, 0)
+          << user;
     }
     RunCommand({"groupdel", admins_}, {});
     ASSERT_EQ(RunCommand({"groupadd", admins_}, {}).exit_code, 0);
@@ -497,9 +504,9 @@ class TwoUsersTest : public LeasesTest {
 };
 
 TEST_F(TwoUsersTest, OneUserCannotTouchAnothersLeaseOrProcessesAndAnAdminCan) {
-  StartLeaseAgent(
-      "admin_group = \"" + admins_ + "\"\n"
-      "[zombies]\nmin_memory = \"1GiB\"\nidle_for = \"1s\"\n");
+  StartLeaseAgent("admin_group = \"" + admins_ +
+                  "\"\n"
+                  "[zombies]\nmin_memory = \"1GiB\"\nidle_for = \"1s\"\n");
   RunResult reserved = TAs(alice_, {"reserve", "--gpus", "1", "--for", "1h", "--json"});
   ASSERT_EQ(reserved.exit_code, 0) << reserved.err;
   json lease = json::parse(reserved.out);
@@ -565,8 +572,8 @@ TEST_F(TwoUsersTest, FairShareServesTheUserWithLessRecentUseFirst) {
   ::chmod(out.c_str(), 0666);
   auto queue_as = [&](const std::string& user) {
     std::vector<std::string> argv = As(user);
-    argv.insert(argv.end(), {BinDir() + "/tarmac", "run", "--socket", Socket(), "--gpus", "2", "--", "sh", "-c",
-                             "echo " + user + " >> " + out});
+    argv.insert(argv.end(), {BinDir() + "/tarmac", "run", "--socket", Socket(), "--gpus", "2", "--", "sh",
+                             "-c", "echo " + user + " >> " + out});
     children_.push_back(std::make_unique<Child>(argv, Env()));
     return children_.back().get();
   };

@@ -38,9 +38,11 @@ TEST_F(MigTest, RunMigLeasesOneInstanceAndTheJobRunsInIt) {
   EXPECT_EQ(r.out, first + "\n");
   // A stand-in CUDA program runs inside the instance it was given, and only
   // there: 12 GiB does not fit a 1g.10gb.
-  r = T({"run", "--mig", "1g.10gb", "--", BinDir() + "/tarmac-simload", "--memory", "2GiB", "--seconds", "0.2"});
+  r = T({"run", "--mig", "1g.10gb", "--", BinDir() + "/tarmac-simload", "--memory", "2GiB", "--seconds",
+         "0.2"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  r = T({"run", "--mig", "1g.10gb", "--", BinDir() + "/tarmac-simload", "--memory", "12GiB", "--seconds", "0.2"});
+  r = T({"run", "--mig", "1g.10gb", "--", BinDir() + "/tarmac-simload", "--memory", "12GiB", "--seconds",
+         "0.2"});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("out of memory on MIG-"), std::string::npos) << r.err;
 
@@ -65,8 +67,9 @@ TEST_F(MigTest, RunMigLeasesOneInstanceAndTheJobRunsInIt) {
   // A profile this machine has no instance of, and a malformed one.
   r = T({"run", "--mig", "2g.20gb", "--", "true"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("no MIG instance of profile '2g.20gb' on this machine (it has 1g.10gb x2, 3g.40gb x1)"),
-            std::string::npos)
+  EXPECT_NE(
+      r.err.find("no MIG instance of profile '2g.20gb' on this machine (it has 1g.10gb x2, 3g.40gb x1)"),
+      std::string::npos)
       << r.err;
   r = T({"run", "--mig", "big", "--", "true"});
   EXPECT_EQ(r.exit_code, 2);
@@ -118,13 +121,16 @@ TEST_F(MigTest, ARealRequestRevokesOneBackfillLeaseOnAnInstanceOfItsProfile) {
   UseScenarioText(kSplitAndWholeH100);
   StartLeaseAgent("[backfill]\ngrace = \"2s\"\nidle_for = \"0s\"\n");
   std::string d = dir_.path();
-  Child* first = StartRun({"--priority", "backfill", "--mig", "1g.10gb"},
-                          {"sh", "-c", "trap 'echo told > " + d + "/first.told; exit 0' TERM; echo \"$CUDA_VISIBLE_DEVICES\" > " +
-                                           d + "/first.up; while :; do sleep 0.1; done"},
-                          {}, "first.err");
+  Child* first =
+      StartRun({"--priority", "backfill", "--mig", "1g.10gb"},
+               {"sh", "-c",
+                "trap 'echo told > " + d + "/first.told; exit 0' TERM; echo \"$CUDA_VISIBLE_DEVICES\" > " +
+                    d + "/first.up; while :; do sleep 0.1; done"},
+               {}, "first.err");
   ASSERT_TRUE(WaitFor([&] { return Leases().size() == 1 && std::ifstream(d + "/first.up").good(); }));
-  Child* second = StartRun({"--priority", "backfill", "--mig", "1g.10gb"},
-                           {"sh", "-c", "touch " + d + "/second.up; while :; do sleep 0.1; done"}, {}, "second.err");
+  Child* second =
+      StartRun({"--priority", "backfill", "--mig", "1g.10gb"},
+               {"sh", "-c", "touch " + d + "/second.up; while :; do sleep 0.1; done"}, {}, "second.err");
   ASSERT_TRUE(WaitFor([&] { return Leases().size() == 2 && std::ifstream(d + "/second.up").good(); }));
   std::string first_instance;
   std::getline(std::ifstream(d + "/first.up"), first_instance);
@@ -132,7 +138,8 @@ TEST_F(MigTest, ARealRequestRevokesOneBackfillLeaseOnAnInstanceOfItsProfile) {
   // Backfill never revokes backfill: a third backfill request waits.
   ipc::Request third;
   third.method = "lease.request";
-  third.params = {{"mig_profile", "1g.10gb"}, {"priority", "backfill"}, {"command", "third"}, {"wait", false}};
+  third.params = {
+      {"mig_profile", "1g.10gb"}, {"priority", "backfill"}, {"command", "third"}, {"wait", false}};
   Result<json> refused = ipc::CallAgent(Socket(), third, std::chrono::seconds(5));
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), StatusCode::kResourceExhausted) << refused.status().ToString();

@@ -57,9 +57,10 @@ bool IsNvmlCode(Return r) { return (r >= 0 && r <= 29) || r == 999; }
 // Functions whose first argument is a handle the library hands out (a
 // device, GPU or compute instance, event set), by name.
 bool TakesHandleFirst(const std::string& name) {
-  static const char* kNotHandles[] = {"nvmlDeviceGetCount",        "nvmlDeviceGetHandleBy", "nvmlDeviceDiscoverGpus",
-                                      "nvmlDeviceQueryDrainState", "nvmlDeviceModifyDrainState",
-                                      "nvmlDeviceRemoveGpu",       "nvmlEventSetCreate"};
+  static const char* kNotHandles[] = {"nvmlDeviceGetCount",         "nvmlDeviceGetHandleBy",
+                                      "nvmlDeviceDiscoverGpus",     "nvmlDeviceQueryDrainState",
+                                      "nvmlDeviceModifyDrainState", "nvmlDeviceRemoveGpu",
+                                      "nvmlEventSetCreate"};
   for (const char* n : kNotHandles) {
     if (name.rfind(n, 0) == 0) return false;
   }
@@ -104,18 +105,23 @@ TEST_F(NvmlExportsTest, EveryPublicFunctionIsThereAndAnswersAValidAndAnInvalidHa
   ASSERT_EQ(arena, reinterpret_cast<void*>(0x10000)) << std::strerror(errno);
   int not_a_handle = 0;
   // Calls that end this test's own state are made last, or not at all.
-  const std::set<std::string> kLater = {"nvmlShutdown", "nvmlInit", "nvmlInit_v2", "nvmlInitWithFlags",
-                                        "nvmlEventSetFree", "nvmlGpmSampleFree", "nvmlErrorString"};
+  const std::set<std::string> kLater = {"nvmlShutdown",      "nvmlInit",         "nvmlInit_v2",
+                                        "nvmlInitWithFlags", "nvmlEventSetFree", "nvmlGpmSampleFree",
+                                        "nvmlErrorString"};
   std::map<std::string, int> calls;
   for (const std::string& name : names) {
     if (kLater.count(name) != 0) continue;
     Any f = reinterpret_cast<Any>(dlsym(lib_, name.c_str()));
     ASSERT_NE(f, nullptr) << name;
     std::vector<void*> valid = {arena};
-    if (name.rfind("nvmlGpuInstance", 0) == 0) valid = {gi};
-    else if (name.rfind("nvmlComputeInstance", 0) == 0) valid = {ci};
-    else if (name.rfind("nvmlEventSet", 0) == 0 && name != "nvmlEventSetCreate") valid = {set};
-    else if (TakesHandleFirst(name)) valid = {mig_gpu, plain_gpu};
+    if (name.rfind("nvmlGpuInstance", 0) == 0)
+      valid = {gi};
+    else if (name.rfind("nvmlComputeInstance", 0) == 0)
+      valid = {ci};
+    else if (name.rfind("nvmlEventSet", 0) == 0 && name != "nvmlEventSetCreate")
+      valid = {set};
+    else if (TakesHandleFirst(name))
+      valid = {mig_gpu, plain_gpu};
     // A wait is given no time (the arena's word would wait a minute).
     bool is_wait = name.rfind("nvmlEventSetWait", 0) == 0;
     for (void* h : valid) {
@@ -205,13 +211,14 @@ TEST_F(NvmlExportsTest, ModelledFactsAnswerWhatTheWorldHolds) {
   EXPECT_EQ(count, 1u);
   EXPECT_EQ(instances(gpu1, 0, found, &count), gpu::nvml::kErrorNotSupported);  // Not in MIG mode.
   unsigned remaining = 0;
-  ASSERT_EQ(Fn<Return (*)(void*, unsigned, unsigned*)>("nvmlDeviceGetGpuInstanceRemainingCapacity")(gpu0, 0,
-                                                                                                     &remaining),
+  ASSERT_EQ(Fn<Return (*)(void*, unsigned, unsigned*)>("nvmlDeviceGetGpuInstanceRemainingCapacity")(
+                gpu0, 0, &remaining),
             gpu::nvml::kSuccess);
   EXPECT_EQ(remaining, 3u);  // 3 compute slices and 3 memory slices left, 1g.10gb takes one of each.
   void* ci = nullptr;
-  ASSERT_EQ(Fn<Return (*)(void*, unsigned, void**)>("nvmlGpuInstanceGetComputeInstanceById")(found[0], 0, &ci),
-            gpu::nvml::kSuccess);
+  ASSERT_EQ(
+      Fn<Return (*)(void*, unsigned, void**)>("nvmlGpuInstanceGetComputeInstanceById")(found[0], 0, &ci),
+      gpu::nvml::kSuccess);
   ComputeInstanceInfo ci_info{};
   ASSERT_EQ(Fn<Return (*)(void*, ComputeInstanceInfo*)>("nvmlComputeInstanceGetInfo_v2")(ci, &ci_info),
             gpu::nvml::kSuccess);
@@ -240,7 +247,8 @@ TEST_F(NvmlExportsTest, ModelledFactsAnswerWhatTheWorldHolds) {
   EXPECT_EQ(memory_clocks(gpu1, &count, nullptr), gpu::nvml::kErrorInsufficientSize);
   ASSERT_EQ(count, 1u);
   ASSERT_EQ(memory_clocks(gpu1, &count, clocks), gpu::nvml::kSuccess);
-  auto graphics_clocks = Fn<Return (*)(void*, unsigned, unsigned*, unsigned*)>("nvmlDeviceGetSupportedGraphicsClocks");
+  auto graphics_clocks =
+      Fn<Return (*)(void*, unsigned, unsigned*, unsigned*)>("nvmlDeviceGetSupportedGraphicsClocks");
   count = 256;
   ASSERT_EQ(graphics_clocks(gpu1, clocks[0], &count, clocks), gpu::nvml::kSuccess);
   EXPECT_GT(count, 100u);
@@ -257,8 +265,9 @@ TEST_F(NvmlExportsTest, ModelledFactsAnswerWhatTheWorldHolds) {
   EXPECT_EQ(Fn<Return (*)(void*, char*, unsigned)>("nvmlDeviceGetBoardPartNumber")(gpu0, text, 4),
             gpu::nvml::kErrorInsufficientSize);
   // Pages are retired by row remapping on Hopper.
-  EXPECT_EQ(Fn<Return (*)(void*, int, unsigned*, void*)>("nvmlDeviceGetRetiredPages")(gpu1, 0, &count, nullptr),
-            gpu::nvml::kErrorNotSupported);
+  EXPECT_EQ(
+      Fn<Return (*)(void*, int, unsigned*, void*)>("nvmlDeviceGetRetiredPages")(gpu1, 0, &count, nullptr),
+      gpu::nvml::kErrorNotSupported);
   EXPECT_EQ(Fn<Return (*)()>("nvmlShutdown")(), gpu::nvml::kSuccess);
 }
 
@@ -291,7 +300,8 @@ TEST_F(NvmlExportsTest, RootCreatesAndDestroysGpuInstancesThatEveryProcessSees) 
   ASSERT_EQ(before.size(), 2u);  // 3g.40gb (id 1) and 1g.10gb (id 2).
   auto remaining = [&](unsigned profile) {
     unsigned n = 0;
-    EXPECT_EQ(Fn<Return (*)(void*, unsigned, unsigned*)>("nvmlDeviceGetGpuInstanceRemainingCapacity")(gpu0, profile, &n),
+    EXPECT_EQ(Fn<Return (*)(void*, unsigned, unsigned*)>("nvmlDeviceGetGpuInstanceRemainingCapacity")(
+                  gpu0, profile, &n),
               gpu::nvml::kSuccess);
     return n;
   };
@@ -301,7 +311,8 @@ TEST_F(NvmlExportsTest, RootCreatesAndDestroysGpuInstancesThatEveryProcessSees) 
   void* made = nullptr;
   ASSERT_EQ(create(gpu0, 1, &made), gpu::nvml::kSuccess);
   GpuInstanceInfo info{};
-  ASSERT_EQ(Fn<Return (*)(void*, GpuInstanceInfo*)>("nvmlGpuInstanceGetInfo")(made, &info), gpu::nvml::kSuccess);
+  ASSERT_EQ(Fn<Return (*)(void*, GpuInstanceInfo*)>("nvmlGpuInstanceGetInfo")(made, &info),
+            gpu::nvml::kSuccess);
   EXPECT_EQ(info.id, 3u);
   EXPECT_EQ(info.profile_id, 14u);
   std::vector<std::string> after = mig_uuids();
@@ -313,7 +324,8 @@ TEST_F(NvmlExportsTest, RootCreatesAndDestroysGpuInstancesThatEveryProcessSees) 
             gpu::nvml::kSuccess);
   EXPECT_EQ(create(gpu0, 1, &made), gpu::nvml::kErrorInsufficientResources);
   EXPECT_EQ(create(gpu0, 0, &made), gpu::nvml::kSuccess);  // A 1g.10gb still fits.
-  ASSERT_EQ(Fn<Return (*)(void*, GpuInstanceInfo*)>("nvmlGpuInstanceGetInfo")(made, &info), gpu::nvml::kSuccess);
+  ASSERT_EQ(Fn<Return (*)(void*, GpuInstanceInfo*)>("nvmlGpuInstanceGetInfo")(made, &info),
+            gpu::nvml::kSuccess);
   EXPECT_EQ(info.id, 4u);
   std::string one_g = mig_uuids().back();
 
@@ -329,8 +341,9 @@ TEST_F(NvmlExportsTest, RootCreatesAndDestroysGpuInstancesThatEveryProcessSees) 
   void* gi_2g = nullptr;
   void* found[8] = {};
   unsigned count = 8;
-  ASSERT_EQ(Fn<Return (*)(void*, unsigned, void**, unsigned*)>("nvmlDeviceGetGpuInstances")(gpu0, 1, found, &count),
-            gpu::nvml::kSuccess);
+  ASSERT_EQ(
+      Fn<Return (*)(void*, unsigned, void**, unsigned*)>("nvmlDeviceGetGpuInstances")(gpu0, 1, found, &count),
+      gpu::nvml::kSuccess);
   ASSERT_EQ(count, 1u);
   gi_2g = found[0];
   auto destroy = Fn<Return (*)(void*)>("nvmlGpuInstanceDestroy");
@@ -340,10 +353,12 @@ TEST_F(NvmlExportsTest, RootCreatesAndDestroysGpuInstancesThatEveryProcessSees) 
   ASSERT_TRUE(WaitFor([&] { return destroy(gi_2g) == gpu::nvml::kSuccess; }));
   // The others, the 1g.10gb made after it included, keep their UUIDs.
   EXPECT_EQ(mig_uuids(), (std::vector<std::string>{before[0], before[1], one_g}));
-  ASSERT_EQ(Fn<Return (*)(void*, unsigned, void**, unsigned*)>("nvmlDeviceGetGpuInstances")(gpu0, 0, found, &count),
-            gpu::nvml::kSuccess);
+  ASSERT_EQ(
+      Fn<Return (*)(void*, unsigned, void**, unsigned*)>("nvmlDeviceGetGpuInstances")(gpu0, 0, found, &count),
+      gpu::nvml::kSuccess);
   ASSERT_EQ(count, 2u);
-  ASSERT_EQ(Fn<Return (*)(void*, GpuInstanceInfo*)>("nvmlGpuInstanceGetInfo")(found[1], &info), gpu::nvml::kSuccess);
+  ASSERT_EQ(Fn<Return (*)(void*, GpuInstanceInfo*)>("nvmlGpuInstanceGetInfo")(found[1], &info),
+            gpu::nvml::kSuccess);
   EXPECT_EQ(info.id, 4u);
   EXPECT_EQ(remaining(1), 1u);
   EXPECT_EQ(Fn<Return (*)()>("nvmlShutdown")(), gpu::nvml::kSuccess);

@@ -4,8 +4,9 @@
 // versions: it must fall back as a real binding does, and get the numbers
 // right (v1 process entries are 16 bytes; v1 memory includes the reserve).
 #include <dlfcn.h>
-#include <cstring>
 #include <gtest/gtest.h>
+
+#include <cstring>
 
 #include "gpu/nvml_api.h"
 #include "testutil/sim_fixture.h"
@@ -27,7 +28,8 @@ TEST_F(SimWorldTest, LegacyDriverFallsBackToV1ProcessListsAndMemory) {
   // memory of the previous entry); with 16 bytes all three are right.
   ASSERT_EQ(s.value().processes.size(), 3u);
   std::map<int64_t, int64_t> memory_by_pid;
-  for (const fleet::GpuProcess& p : s.value().processes) memory_by_pid[p.pid] = p.used_memory_bytes.value_or(-1);
+  for (const fleet::GpuProcess& p : s.value().processes)
+    memory_by_pid[p.pid] = p.used_memory_bytes.value_or(-1);
   EXPECT_EQ(memory_by_pid[a->pid()], int64_t{3} << 30);
   EXPECT_EQ(memory_by_pid[b->pid()], int64_t{5} << 30);
   EXPECT_EQ(memory_by_pid[c->pid()], int64_t{7} << 30);
@@ -97,8 +99,9 @@ TEST_F(SimWorldTest, ProcessListFollowsTheInsufficientSizeProtocol) {
   auto init = reinterpret_cast<gpu::nvml::Return (*)()>(dlsym(lib, "nvmlInit_v2"));
   auto handle = reinterpret_cast<gpu::nvml::Return (*)(unsigned, gpu::nvml::Device*)>(
       dlsym(lib, "nvmlDeviceGetHandleByIndex_v2"));
-  auto list = reinterpret_cast<gpu::nvml::Return (*)(gpu::nvml::Device, unsigned*, gpu::nvml::ProcessInfoV2*)>(
-      dlsym(lib, "nvmlDeviceGetComputeRunningProcesses_v3"));
+  auto list =
+      reinterpret_cast<gpu::nvml::Return (*)(gpu::nvml::Device, unsigned*, gpu::nvml::ProcessInfoV2*)>(
+          dlsym(lib, "nvmlDeviceGetComputeRunningProcesses_v3"));
   ASSERT_EQ(init(), gpu::nvml::kSuccess);
   gpu::nvml::Device device = nullptr;
   ASSERT_EQ(handle(0, &device), gpu::nvml::kSuccess);
@@ -143,7 +146,8 @@ TEST_F(SimWorldTest, TheFakeAnswersWhatOtherClientsCallAsALinuxDriverDoes) {
   auto is_mig = reinterpret_cast<Return (*)(Device, unsigned*)>(sym("nvmlDeviceIsMigDeviceHandle"));
   auto max_mig = reinterpret_cast<Return (*)(Device, unsigned*)>(sym("nvmlDeviceGetMaxMigDeviceCount"));
   auto cc = reinterpret_cast<Return (*)(Device, void*)>(sym("nvmlDeviceGetConfComputeMemSizeInfo"));
-  auto fields = reinterpret_cast<Return (*)(Device, int, gpu::nvml::FieldValue*)>(sym("nvmlDeviceGetFieldValues"));
+  auto fields =
+      reinterpret_cast<Return (*)(Device, int, gpu::nvml::FieldValue*)>(sym("nvmlDeviceGetFieldValues"));
   auto clock = reinterpret_cast<Return (*)(Device, int, unsigned*)>(sym("nvmlDeviceGetClockInfo"));
   auto max_clock = reinterpret_cast<Return (*)(Device, int, unsigned*)>(sym("nvmlDeviceGetMaxClockInfo"));
   auto link_state = reinterpret_cast<Return (*)(Device, unsigned, int*)>(sym("nvmlDeviceGetNvLinkState"));
@@ -151,7 +155,8 @@ TEST_F(SimWorldTest, TheFakeAnswersWhatOtherClientsCallAsALinuxDriverDoes) {
     unsigned version, mode, count;
     void* array;
   };
-  auto details = reinterpret_cast<Return (*)(Device, DetailList*)>(sym("nvmlDeviceGetRunningProcessDetailList"));
+  auto details =
+      reinterpret_cast<Return (*)(Device, DetailList*)>(sym("nvmlDeviceGetRunningProcessDetailList"));
   ASSERT_TRUE(init && handle && display_active && display_mode && driver_model && driver_model2 && is_mig &&
               max_mig && cc && fields && clock && max_clock && link_state && details);
   ASSERT_EQ(init(), gpu::nvml::kSuccess);
@@ -214,7 +219,8 @@ TEST_F(SimWorldTest, TheFakeAnswersWhatOtherClientsCallAsALinuxDriverDoes) {
 // Only the NVML C API is exported: nothing of the C++ library inside.
 TEST_F(SimWorldTest, TheFakeExportsOnlyNvmlSymbols) {
   for (const std::string& path : {FakeNvmlPath(), LegacyFakeNvmlPath()}) {
-    RunResult nm = RunCommand({"sh", "-c", "nm -D --defined-only " + path + " | grep -v ' nvml' || true"}, {});
+    RunResult nm =
+        RunCommand({"sh", "-c", "nm -D --defined-only " + path + " | grep -v ' nvml' || true"}, {});
     EXPECT_EQ(nm.out, "") << path;
     RunResult count = RunCommand({"sh", "-c", "nm -D --defined-only " + path + " | grep -c ' nvml'"}, {});
     EXPECT_GT(std::stoi(count.out), 50) << path;

@@ -42,18 +42,20 @@ class PrometheusTest : public AgentFixture {
   // ready.
   bool StartPrometheus() {
     std::string rules = SourceDir() + "/deploy/prometheus/tarmac.rules.yml";
-    std::string config = dir_.Write("prometheus.yml", "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
-                                                      "rule_files:\n  - " + rules + "\n"
-                                                      "scrape_configs:\n  - job_name: tarmac\n    static_configs:\n"
-                                                      "      - targets: ['127.0.0.1:" + std::to_string(HttpPort()) +
-                                                      "']\n");
+    std::string config = dir_.Write("prometheus.yml",
+                                    "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+                                    "rule_files:\n  - " +
+                                        rules +
+                                        "\n"
+                                        "scrape_configs:\n  - job_name: tarmac\n    static_configs:\n"
+                                        "      - targets: ['127.0.0.1:" +
+                                        std::to_string(HttpPort()) + "']\n");
     for (int attempt = 0; attempt < 3; ++attempt) {
       prometheus_port_ = FreePort();
       prometheus_ = std::make_unique<Child>(
-          std::vector<std::string>{"prometheus", "--config.file=" + config,
-                                   "--storage.tsdb.path=" + dir_.path() + "/tsdb",
-                                   "--web.listen-address=127.0.0.1:" + std::to_string(prometheus_port_),
-                                   "--log.level=warn"},
+          std::vector<std::string>{
+              "prometheus", "--config.file=" + config, "--storage.tsdb.path=" + dir_.path() + "/tsdb",
+              "--web.listen-address=127.0.0.1:" + std::to_string(prometheus_port_), "--log.level=warn"},
           std::map<std::string, std::string>{}, dir_.path() + "/prometheus.log");
       for (int i = 0; i < 300; ++i) {
         httplib::Client client("127.0.0.1", prometheus_port_);
@@ -136,8 +138,10 @@ count = 1
 at = "5s"
 )");
     StartLoad("0", {"--memory", "4GiB", "--util", "60", "--tensor", "50"});  // Busy, half in tensor pipes.
-    StartLoad("1", {"--memory", "2GiB", "--util", "0"});   // Holds memory, computes nothing.
-    std::string config = dir_.Write("agent.toml", "[sampler]\nslow_interval = \"1s\"\n[http]\nhostname = \"node-a\"\n[report]\ngpu_hour_cost = 3.6\n");
+    StartLoad("1", {"--memory", "2GiB", "--util", "0"});  // Holds memory, computes nothing.
+    std::string config = dir_.Write(
+        "agent.toml",
+        "[sampler]\nslow_interval = \"1s\"\n[http]\nhostname = \"node-a\"\n[report]\ngpu_hour_cost = 3.6\n");
     StartAgent({"--config", config});
     ASSERT_GT(HttpPort(), 0) << ReadLog();
     ASSERT_TRUE(StartPrometheus()) << "prometheus did not become ready";
@@ -151,7 +155,8 @@ at = "5s"
   // From now on, evaluate every query at this instant, so that values read
   // by different queries come from the same scrape.
   void PinEvaluationTime() {
-    eval_time_ = std::to_string(std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
+    eval_time_ = std::to_string(
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
   }
 
   std::string eval_time_;
@@ -177,7 +182,7 @@ TEST_F(PrometheusTest, StockDcgmDashboardQueriesAndTarmacSeriesMatchTheSimulated
   double p0 = Value("DCGM_FI_DEV_POWER_USAGE{gpu=\"0\"}");
   double p1 = Value("DCGM_FI_DEV_POWER_USAGE{gpu=\"1\"}");
   EXPECT_NEAR(Value("sum(DCGM_FI_DEV_POWER_USAGE" + sel + ")"), p0 + p1, 1e-9);
-  EXPECT_NEAR(p1, 70, 1);                    // Idle board.
+  EXPECT_NEAR(p1, 70, 1);                        // Idle board.
   EXPECT_NEAR(p0, 70 + 630 * 0.60, 630 * 0.03);  // 60 % +-2 % wobble.
   EXPECT_NEAR(t0, 30 + 0.07 * p0, 1);
   EXPECT_NEAR(t1, 30 + 0.07 * p1, 1);
@@ -195,11 +200,13 @@ TEST_F(PrometheusTest, StockDcgmDashboardQueriesAndTarmacSeriesMatchTheSimulated
   EXPECT_EQ(Value("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{gpu=\"1\"}"), 0);
   // The labels dcgm-exporter puts on a GPU, as the scrape stored them.
   std::set<std::string> dcgm_labels = LabelsOf("DCGM_FI_DEV_GPU_TEMP");
-  for (const char* label : {"gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname", "DCGM_FI_DRIVER_VERSION"}) {
+  for (const char* label :
+       {"gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname", "DCGM_FI_DRIVER_VERSION"}) {
     EXPECT_TRUE(dcgm_labels.count(label)) << label;
   }
-  EXPECT_EQ(Query("DCGM_FI_DEV_GPU_TEMP{Hostname=\"node-a\",device=\"nvidia1\",UUID=\"" +
-                  uuid1 + "\"}").size(), 1u);
+  EXPECT_EQ(
+      Query("DCGM_FI_DEV_GPU_TEMP{Hostname=\"node-a\",device=\"nvidia1\",UUID=\"" + uuid1 + "\"}").size(),
+      1u);
 
   // tarmac's own series: idle and held-idle, what it costs, who holds it.
   EXPECT_EQ(Value("tarmac_gpu_utilization_ratio{gpu=\"0\"}"), util / 100);
@@ -259,11 +266,13 @@ TEST_F(PrometheusTest, EveryFleetDashboardQueryRunsOnWhatTarmacExports) {
     // Labels: in matchers and in grouping clauses.
     std::set<std::string> labels;
     std::regex label_ref(R"((\w+)\s*=~?\s*")");
-    for (auto it = std::sregex_iterator(expr.begin(), expr.end(), label_ref); it != std::sregex_iterator(); ++it) {
+    for (auto it = std::sregex_iterator(expr.begin(), expr.end(), label_ref); it != std::sregex_iterator();
+         ++it) {
       labels.insert((*it)[1]);
     }
     std::regex grouping(R"((?:by|on|without|group_left)\s*\(([^)]*)\))");
-    for (auto it = std::sregex_iterator(expr.begin(), expr.end(), grouping); it != std::sregex_iterator(); ++it) {
+    for (auto it = std::sregex_iterator(expr.begin(), expr.end(), grouping); it != std::sregex_iterator();
+         ++it) {
       std::string list = (*it)[1];
       std::regex word(R"(\w+)");
       for (auto w = std::sregex_iterator(list.begin(), list.end(), word); w != std::sregex_iterator(); ++w) {
@@ -273,7 +282,8 @@ TEST_F(PrometheusTest, EveryFleetDashboardQueryRunsOnWhatTarmacExports) {
     // Metric names: tarmac's and dcgm-exporter's prefixes.
     std::set<std::string> metrics;
     std::regex ident(R"([A-Za-z_][A-Za-z0-9_:]*)");
-    for (auto it = std::sregex_iterator(expr.begin(), expr.end(), ident); it != std::sregex_iterator(); ++it) {
+    for (auto it = std::sregex_iterator(expr.begin(), expr.end(), ident); it != std::sregex_iterator();
+         ++it) {
       std::string id = (*it)[0];
       if (id.rfind("tarmac", 0) == 0 || id.rfind("DCGM_", 0) == 0) metrics.insert(id);
     }
@@ -296,7 +306,8 @@ TEST_F(PrometheusTest, EveryFleetDashboardQueryRunsOnWhatTarmacExports) {
   ASSERT_TRUE(all_labels.count("hostname")) << label_answer.dump();
   for (const std::string& legend : legends) {
     std::regex ref(R"(\{\{(\w+)\}\})");
-    for (auto it = std::sregex_iterator(legend.begin(), legend.end(), ref); it != std::sregex_iterator(); ++it) {
+    for (auto it = std::sregex_iterator(legend.begin(), legend.end(), ref); it != std::sregex_iterator();
+         ++it) {
       EXPECT_TRUE(all_labels.count((*it)[1])) << legend;
     }
   }

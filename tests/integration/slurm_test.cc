@@ -7,10 +7,10 @@
 // fail safe (exit 0, saying why) when the agent is down or the input is bad.
 // gres-conf over the real NVML path.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 #include "testutil/lease_fixture.h"
 
@@ -80,10 +80,11 @@ TEST_F(SlurmTest, ThePrologWaitsForBackfillOnItsGpuToGiveWayThenHoldsIt) {
   UseScenarioText("[[gpu]]\ncount = 1\n");
   StartLeaseAgent("[backfill]\ngrace = \"2s\"\nidle_for = \"0s\"\n");
   std::string d = dir_.path();
-  Child* backfill = StartRun({"--priority", "backfill"},
-                             {"sh", "-c", "trap 'touch " + d + "/told; exit 0' TERM; touch " + d +
-                                              "/up; while :; do sleep 0.1; done"},
-                             {}, "backfill.err");
+  Child* backfill =
+      StartRun({"--priority", "backfill"},
+               {"sh", "-c",
+                "trap 'touch " + d + "/told; exit 0' TERM; touch " + d + "/up; while :; do sleep 0.1; done"},
+               {}, "backfill.err");
   ASSERT_TRUE(WaitFor([&] { return Leases().size() == 1 && std::filesystem::exists(d + "/up"); }));
   RunResult prolog = Script("prolog", Job("78", "0"));
   ASSERT_EQ(prolog.exit_code, 0) << prolog.err;
@@ -104,7 +105,8 @@ TEST_F(SlurmTest, ThePrologWaitsForBackfillOnItsGpuToGiveWayThenHoldsIt) {
   EXPECT_TRUE(Has(kinds, "released") || Has(kinds, "preempted")) << json(kinds).dump();
   bool names_the_job = false;
   for (const json& e : Events()) {
-    names_the_job |= e["kind"] == "preempting" && e["detail"].get<std::string>().find("Slurm job 78") != std::string::npos;
+    names_the_job |=
+        e["kind"] == "preempting" && e["detail"].get<std::string>().find("Slurm job 78") != std::string::npos;
   }
   EXPECT_TRUE(names_the_job);
 }
@@ -149,10 +151,12 @@ TEST_F(SlurmTest, BadInputAndADownAgentNeverHoldUpAJob) {
 
 TEST_F(SlurmTest, GresConfComesFromWhatNvmlReports) {
   UseScenarioText("[[gpu]]\ncount = 2\nnvlink = \"all\"\nnvlink_links = 4\ncpus = \"0-15\"\n");
-  RunResult r = Tarmac({"slurm", "gres-conf", "--backend", "nvml", "--nvml-library", FakeNvmlPath(), "--node", "n1"});
+  RunResult r =
+      Tarmac({"slurm", "gres-conf", "--backend", "nvml", "--nvml-library", FakeNvmlPath(), "--node", "n1"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("NodeName=n1 Name=gpu Type=nvidia_h100_80gb_hbm3 File=/dev/nvidia0 Cores=0-15 Links=-1,1\n"),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find("NodeName=n1 Name=gpu Type=nvidia_h100_80gb_hbm3 File=/dev/nvidia0 Cores=0-15 Links=-1,1\n"),
+      std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("File=/dev/nvidia1 Cores=0-15 Links=1,-1\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Gres=gpu:nvidia_h100_80gb_hbm3:2"), std::string::npos) << r.out;

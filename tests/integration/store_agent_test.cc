@@ -93,7 +93,8 @@ class StoreAgentTest : public AgentFixture {
       if (i == 5) continue;
       EXPECT_NE(swatches[i], held) << "held idle looks like swatch " << i << ": " << layout.dump();
     }
-    ASSERT_FALSE(layout["held_idle_fills"].empty()) << "the idle holder's hour is not marked: " << layout.dump();
+    ASSERT_FALSE(layout["held_idle_fills"].empty())
+        << "the idle holder's hour is not marked: " << layout.dump();
     for (const json& f : layout["held_idle_fills"]) EXPECT_EQ(f, held);
 
     std::string png = BinDir() + "/../test-screenshots/report.png";
@@ -106,8 +107,10 @@ class StoreAgentTest : public AgentFixture {
     image.read(header.data(), 24);
     ASSERT_EQ(header.substr(1, 3), "PNG") << png;
     auto be32 = [&](size_t at) {
-      return (uint32_t{static_cast<uint8_t>(header[at])} << 24) | (uint32_t{static_cast<uint8_t>(header[at + 1])} << 16) |
-             (uint32_t{static_cast<uint8_t>(header[at + 2])} << 8) | uint32_t{static_cast<uint8_t>(header[at + 3])};
+      return (uint32_t{static_cast<uint8_t>(header[at])} << 24) |
+             (uint32_t{static_cast<uint8_t>(header[at + 1])} << 16) |
+             (uint32_t{static_cast<uint8_t>(header[at + 2])} << 8) |
+             uint32_t{static_cast<uint8_t>(header[at + 3])};
     };
     EXPECT_EQ(be32(16), 1200u);  // IHDR width and height.
     EXPECT_EQ(be32(20), 900u);
@@ -134,8 +137,9 @@ TEST_F(StoreAgentTest, KilledMidWriteAgainAndAgainTheDatabaseStaysWholeAndLosesA
     std::this_thread::sleep_for(std::chrono::milliseconds(1100 + rng() % 700));
     json store = StoreStatus();
     ASSERT_TRUE(store.is_object()) << ReadLog();
-    int64_t kill_second = std::chrono::duration_cast<std::chrono::seconds>(
-                              std::chrono::system_clock::now().time_since_epoch()).count();
+    int64_t kill_second =
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count();
     agent->KillAndWait(SIGKILL);
     EXPECT_EQ(IntegrityCheck(), "ok") << "round " << round;
     // Stored up to the second before the kill, or the one before that if a
@@ -167,7 +171,8 @@ TEST_F(StoreAgentTest, OutOfSpaceHistoryPausesLiveDataGoesOnAndHistoryResumes) {
   EXPECT_EQ(live["gpus"].size(), 8u);  // Live data is still served.
   int64_t written = StoreStatus()["ticks_written"].get<int64_t>();
   // Space returns.
-  RunResult raise = RunCommand({"prlimit", "--pid", std::to_string(agent->pid()), "--fsize=unlimited:unlimited"}, {});
+  RunResult raise =
+      RunCommand({"prlimit", "--pid", std::to_string(agent->pid()), "--fsize=unlimited:unlimited"}, {});
   ASSERT_EQ(raise.exit_code, 0) << raise.err;
   for (int i = 0; i < 300 && ReadLog().find("history resumed") == std::string::npos; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -213,7 +218,9 @@ TEST_F(StoreAgentTest, ACorruptDatabaseIsMovedAsideAndRecorded) {
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   Result<std::unique_ptr<store::Db>> db = store::OpenForReading(Db());
   ASSERT_TRUE(db.ok()) << db.status().ToString();
-  EXPECT_EQ(db.value()->QueryInt("SELECT COUNT(*) FROM events WHERE kind = 'store_recovered'").value().value_or(0), 1);
+  EXPECT_EQ(
+      db.value()->QueryInt("SELECT COUNT(*) FROM events WHERE kind = 'store_recovered'").value().value_or(0),
+      1);
 }
 
 TEST_F(StoreAgentTest, ReadCommandsRejectBadRangesAndStepsOneClearErrorEach) {
@@ -297,7 +304,6 @@ TEST_F(StoreAgentTest, ReportHistoryExportAndInfoReadWhatTheAgentWrote) {
   EXPECT_GE(i["rows"]["events"].get<int64_t>(), 3);  // Start, process start, stop.
 }
 
-
 // Without --db, the history commands read the store of the agent that
 // answers on --socket (its state folder is not the default one here), and
 // say where they looked when none answers.
@@ -305,7 +311,8 @@ TEST_F(StoreAgentTest, HistoryCommandsFindTheRunningAgentsStore) {
   UseScenarioText("[[gpu]]\ncount = 2\n");
   StartLoad("1", {"--memory", "3GiB", "--util", "0"});
   StartAgent({"--config", FastConfig()});
-  for (int i = 0; i < 100 && NewestStored() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  for (int i = 0; i < 100 && NewestStored() == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   ASSERT_GT(NewestStored(), 0) << ReadLog();
   EXPECT_EQ(StoreStatus()["path"], Db());
   RunResult info = Tarmac({"store", "info", "--json", "--socket", Socket()});
@@ -313,7 +320,8 @@ TEST_F(StoreAgentTest, HistoryCommandsFindTheRunningAgentsStore) {
   EXPECT_EQ(json::parse(info.out)["path"], Db()) << info.out;
   RunResult history = Tarmac({"history", "--since", "10m", "--format", "json", "--socket", Socket()});
   EXPECT_EQ(history.exit_code, 0) << history.err;
-  RunResult exported = Tarmac({"export", "--since", "10m", "--format", "jsonl", "--gpu", "1"}, {{"TARMAC_SOCKET", Socket()}});
+  RunResult exported =
+      Tarmac({"export", "--since", "10m", "--format", "jsonl", "--gpu", "1"}, {{"TARMAC_SOCKET", Socket()}});
   ASSERT_EQ(exported.exit_code, 0) << exported.err;
   EXPECT_NE(exported.out.find("\"memory_used_mib\":3072"), std::string::npos) << exported.out;
   // (Its minutes are not folded yet: the report opens the store, finds
@@ -324,7 +332,8 @@ TEST_F(StoreAgentTest, HistoryCommandsFindTheRunningAgentsStore) {
   // No agent there: the default config's path, and why.
   RunResult none = Tarmac({"store", "info", "--socket", dir_.path() + "/no.sock"});
   EXPECT_NE(none.exit_code, 0);
-  EXPECT_NE(none.err.find("(the default config; no agent answered on " + dir_.path() + "/no.sock"), std::string::npos)
+  EXPECT_NE(none.err.find("(the default config; no agent answered on " + dir_.path() + "/no.sock"),
+            std::string::npos)
       << none.err;
 }
 

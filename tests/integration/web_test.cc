@@ -4,12 +4,11 @@
 // over real TCP: the same answers as the socket API, pushed after every
 // sample, read-only, and behind a token when one is configured.
 #include <gtest/gtest.h>
-#include <zlib.h>
 #include <sys/socket.h>
-#include <tuple>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <chrono>
 #include <fstream>
@@ -17,6 +16,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include "agent/web_redaction.h"
 #include "agent/web_routes.h"
@@ -152,7 +152,8 @@ class WebTest : public AgentFixture {
     return std::make_unique<StreamReader>(fd);
   }
   std::string Reserve(const std::string& gpus) {
-    RunResult r = Tarmac({"reserve", "--socket", AgentFixture::Socket(), "--gpus", gpus, "--for", "1h", "--json"});
+    RunResult r =
+        Tarmac({"reserve", "--socket", AgentFixture::Socket(), "--gpus", gpus, "--for", "1h", "--json"});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return std::to_string(json::parse(r.out)["id"].get<int64_t>());
   }
@@ -202,12 +203,14 @@ TEST_F(WebTest, EveryApiRouteAnswersAsTheSocketDoes) {
   ASSERT_EQ(newest["events"].size(), 1u);
   EXPECT_EQ(newest["events"][0]["kind"], "granted");
   // The status of the same sample is the same object.
-  EXPECT_TRUE(WaitFor([&] {
-    json http = Http("/api/v1/status");
-    json socket = Socket("status");
-    agent::DropCommandLines(&socket);
-    return http.contains("sequence") && http == socket;
-  }, 50));
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        json http = Http("/api/v1/status");
+        json socket = Socket("status");
+        agent::DropCommandLines(&socket);
+        return http.contains("sequence") && http == socket;
+      },
+      50));
   // A malformed parameter: refused as the socket refuses it, with its words.
   int status = 0;
   json refused = Http("/api/v1/events?limit=0", &status);
@@ -215,7 +218,8 @@ TEST_F(WebTest, EveryApiRouteAnswersAsTheSocketDoes) {
   EXPECT_EQ(refused["error"]["code"], "bad_request") << refused.dump();
   EXPECT_NE(refused["error"]["message"].get<std::string>().find("params.limit"), std::string::npos);
   // Methods that change something are not served.
-  for (const char* path : {"/api/v1/lease.release?id=1", "/api/v1/lease/release?id=1", "/api/v1/zombies.kill"}) {
+  for (const char* path :
+       {"/api/v1/lease.release?id=1", "/api/v1/lease/release?id=1", "/api/v1/zombies.kill"}) {
     Http(path, &status);
     EXPECT_EQ(status, 404) << path;
   }
@@ -317,7 +321,9 @@ TEST_F(WebTest, RegressionOneClientHoldsAtMostItsShareOfTheStreams) {
   if (::geteuid() != 0) GTEST_SKIP() << "another user's stream needs root to become nobody";
   std::string script =
       "import socket,sys\n"
-      "s=socket.create_connection(('127.0.0.1'," + std::to_string(HttpPort()) + "))\n"
+      "s=socket.create_connection(('127.0.0.1'," +
+      std::to_string(HttpPort()) +
+      "))\n"
       "s.sendall(b'GET /api/v1/stream HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n')\n"
       "s.settimeout(10)\n"
       "print(s.recv(200).split(b'\\r\\n')[0].decode())\n";
@@ -339,8 +345,8 @@ TEST_F(WebTest, HistoryIsDownsampledOnTheServerToThePointsAsked) {
   EXPECT_EQ(coarse["step_seconds"], 900);
   EXPECT_LE(coarse["rows"].size(), 5u);  // 4 steps, and the one the range's end falls in.
   int status = 0;
-  for (const char* bad : {"/api/v1/history?points=0", "/api/v1/history?points=100000", "/api/v1/history?since=later",
-                          "/api/v1/history?gpu=9"}) {
+  for (const char* bad : {"/api/v1/history?points=0", "/api/v1/history?points=100000",
+                          "/api/v1/history?since=later", "/api/v1/history?gpu=9"}) {
     json refused = Http(bad, &status);
     EXPECT_TRUE(status == 400 || status == 404) << bad << " " << status;
     EXPECT_TRUE(refused.contains("error")) << bad << refused.dump();
@@ -359,7 +365,8 @@ TEST_F(WebTest, HistoryCarriesTheGpusStoredEvents) {
     std::set<std::string> out;
     json history = Http(std::string("/api/v1/history?since=10m&gpu=") + gpu);
     for (const json& e : history["events"]) {
-      out.insert(e["kind"].get<std::string>() + (e["gpu"].is_null() ? "" : "@" + std::to_string(e["gpu"].get<int>())));
+      out.insert(e["kind"].get<std::string>() +
+                 (e["gpu"].is_null() ? "" : "@" + std::to_string(e["gpu"].get<int>())));
     }
     return out;
   };
@@ -379,7 +386,8 @@ TEST_F(WebTest, HistoryCarriesTheGpusStoredEvents) {
   EXPECT_EQ(zero.count("throttle_start@1"), 0u) << json(zero).dump();
   EXPECT_EQ(zero.count("agent_start"), 1u) << json(zero).dump();
   // Every GPU's without ?gpu.
-  EXPECT_EQ(Http("/api/v1/history?since=10m")["events"].size(), Http("/api/v1/history?since=10m&gpu=1")["events"].size());
+  EXPECT_EQ(Http("/api/v1/history?since=10m")["events"].size(),
+            Http("/api/v1/history?since=10m&gpu=1")["events"].size());
 }
 
 TEST_F(WebTest, TheReportAndTheDoctorAsTheCommandsGiveThem) {
@@ -410,8 +418,9 @@ TEST_F(WebTest, ThePageIsServedWithAPolicyThatRunsOnlyItsOwnScript) {
   Answer page = Split(HttpGet("/"));
   EXPECT_EQ(page.status, 200);
   EXPECT_NE(page.headers.find("Content-Type: text/html"), std::string::npos);
-  EXPECT_NE(page.headers.find("Content-Security-Policy: default-src 'none'; script-src 'self'; style-src 'self';"),
-            std::string::npos)
+  EXPECT_NE(
+      page.headers.find("Content-Security-Policy: default-src 'none'; script-src 'self'; style-src 'self';"),
+      std::string::npos)
       << page.headers;
   EXPECT_EQ(page.headers.find("unsafe-inline"), std::string::npos) << page.headers;
   EXPECT_NE(page.headers.find("frame-ancestors 'none'"), std::string::npos);
@@ -443,7 +452,8 @@ TEST_F(WebTest, ThePageIsServedWithAPolicyThatRunsOnlyItsOwnScript) {
   std::string versioned = "/" + page.body.substr(v, page.body.find('"', v) - v);
   Answer kept = Split(HttpGet(versioned));
   EXPECT_EQ(kept.status, 200);
-  EXPECT_NE(kept.headers.find("Cache-Control: max-age=31536000, immutable"), std::string::npos) << kept.headers;
+  EXPECT_NE(kept.headers.find("Cache-Control: max-age=31536000, immutable"), std::string::npos)
+      << kept.headers;
   EXPECT_TRUE(kept.body == script.body);
   EXPECT_NE(script.headers.find("Cache-Control: no-cache"), std::string::npos) << script.headers;
   EXPECT_NE(Split(HttpGet("/console.js?v=0123")).headers.find("Cache-Control: no-cache"), std::string::npos);
@@ -495,12 +505,14 @@ TEST_F(WebTest, RegressionASecretOnACommandLineReachesNoApiRouteNorTheStream) {
   std::map<std::string, std::string> env = Env();
   env["CUDA_VISIBLE_DEVICES"] = "0";
   children_.push_back(std::make_unique<Child>(
-      std::vector<std::string>{"bash", "-c", "exec -a \"python serve.py --hf-token=" + secret + "\" \"$0\" --pattern idle",
+      std::vector<std::string>{"bash", "-c",
+                               "exec -a \"python serve.py --hf-token=" + secret + "\" \"$0\" --pattern idle",
                                BinDir() + "/tarmac-simload"},
       env));
   StartAgent();
   ASSERT_TRUE(WaitFor([&] { return !Socket("status")["gpus"][0]["processes"].empty(); }));
-  json held = Socket("lease.request", {{"gpus", 1}, {"kind", "reservation"}, {"command", "train --token=" + secret}});
+  json held =
+      Socket("lease.request", {{"gpus", 1}, {"kind", "reservation"}, {"command", "train --token=" + secret}});
   ASSERT_EQ(held.value("state", ""), "granted") << held.dump();
   json queued = Socket("lease.request", {{"gpus", 1}, {"wait", true}, {"command", "eval --token=" + secret}});
   ASSERT_EQ(queued.value("state", ""), "queued") << queued.dump();
@@ -508,10 +520,10 @@ TEST_F(WebTest, RegressionASecretOnACommandLineReachesNoApiRouteNorTheStream) {
   ASSERT_NE(Socket("queue").dump().find(secret), std::string::npos);
   ASSERT_NE(Socket("status").dump().find(secret), std::string::npos);
 
-  for (const char* path : {"/api/v1/status", "/api/v1/leases", "/api/v1/queue", "/api/v1/events?limit=1000",
-                           "/api/v1/zombies", "/api/v1/backfill", "/api/v1/doctor", "/api/v1/history?gpu=0&since=10m",
-                           "/api/v1/report?since=1h", "/api/v1/report?since=1h&format=csv",
-                           "/api/v1/report?since=1h&format=html", "/api/v1/fleet"}) {
+  for (const char* path :
+       {"/api/v1/status", "/api/v1/leases", "/api/v1/queue", "/api/v1/events?limit=1000", "/api/v1/zombies",
+        "/api/v1/backfill", "/api/v1/doctor", "/api/v1/history?gpu=0&since=10m", "/api/v1/report?since=1h",
+        "/api/v1/report?since=1h&format=csv", "/api/v1/report?since=1h&format=html", "/api/v1/fleet"}) {
     std::string answer = HttpGet(path);
     EXPECT_NE(answer.find("HTTP/1.1 "), std::string::npos) << path;
     EXPECT_EQ(answer.find(secret), std::string::npos) << path << ":\n" << answer.substr(0, 2000);
@@ -523,7 +535,8 @@ TEST_F(WebTest, RegressionASecretOnACommandLineReachesNoApiRouteNorTheStream) {
     std::optional<Event> e = stream->Next();
     ASSERT_TRUE(e.has_value()) << "the stream ended";
     seen.insert(e->name);
-    EXPECT_EQ(e->data.dump().find(secret), std::string::npos) << e->name << ": " << e->data.dump().substr(0, 2000);
+    EXPECT_EQ(e->data.dump().find(secret), std::string::npos)
+        << e->name << ": " << e->data.dump().substr(0, 2000);
   }
   EXPECT_TRUE(seen.count("status") == 1 && seen.count("leases") == 1) << seen.size();
 }
@@ -544,10 +557,21 @@ TEST_F(WebTest, AFifoPlantedAsACertificateOrACredentialIsRefusedNotWaitedOn) {
   ASSERT_EQ(::chown(fifo.c_str(), 65534, 65534), 0);
   std::string link = planted + "/key.pem";
   ASSERT_EQ(::symlink(fifo.c_str(), link.c_str()), 0);
-  std::vector<std::string> argv = {BinDir() + "/tarmac", "agent", "--backend", "nvml", "--nvml-library", FakeNvmlPath(),
-                                   "--socket", AgentFixture::Socket(), "--state-dir", dir_.path() + "/state",
-                                   "--http-listen", "127.0.0.1:0", "--config"};
-  for (const auto& [name, cert, key] : {std::tuple{"cert", fifo, link}, std::tuple{"key", dir_.path() + "/none.pem", link}}) {
+  std::vector<std::string> argv = {BinDir() + "/tarmac",
+                                   "agent",
+                                   "--backend",
+                                   "nvml",
+                                   "--nvml-library",
+                                   FakeNvmlPath(),
+                                   "--socket",
+                                   AgentFixture::Socket(),
+                                   "--state-dir",
+                                   dir_.path() + "/state",
+                                   "--http-listen",
+                                   "127.0.0.1:0",
+                                   "--config"};
+  for (const auto& [name, cert, key] :
+       {std::tuple{"cert", fifo, link}, std::tuple{"key", dir_.path() + "/none.pem", link}}) {
     std::vector<std::string> args = argv;
     args.push_back(dir_.Write(std::string(name) + ".toml",
                               "[http]\ntls_cert = \"" + cert + "\"\ntls_key = \"" + key + "\"\n"));
@@ -560,8 +584,9 @@ TEST_F(WebTest, AFifoPlantedAsACertificateOrACredentialIsRefusedNotWaitedOn) {
     }
   }
   // A credential of the fleet page: the route says why, at once.
-  std::string config = dir_.Write("fleet.toml", "[fleet]\nprometheus_url = \"http://127.0.0.1:1\"\nbearer_token_file = \"" +
-                                                    link + "\"\n");
+  std::string config =
+      dir_.Write("fleet.toml",
+                 "[fleet]\nprometheus_url = \"http://127.0.0.1:1\"\nbearer_token_file = \"" + link + "\"\n");
   StartAgent({"--config", config});
   int status = 0;
   json refused = Http("/api/v1/fleet", &status);
@@ -571,8 +596,11 @@ TEST_F(WebTest, AFifoPlantedAsACertificateOrACredentialIsRefusedNotWaitedOn) {
 
 TEST_F(WebTest, ATokenGuardsTheApiAndListeningBeyondLoopbackNeedsOne) {
   UseScenarioText("[[gpu]]\ncount = 1\n");
-  std::vector<std::string> base = {BinDir() + "/tarmac", "agent", "--backend", "nvml", "--nvml-library", FakeNvmlPath(),
-                                   "--socket", AgentFixture::Socket(), "--state-dir", dir_.path() + "/state"};
+  std::vector<std::string> base = {BinDir() + "/tarmac", "agent",
+                                   "--backend",          "nvml",
+                                   "--nvml-library",     FakeNvmlPath(),
+                                   "--socket",           AgentFixture::Socket(),
+                                   "--state-dir",        dir_.path() + "/state"};
   std::vector<std::string> open_argv = base;
   for (const char* a : {"--http-listen", "0.0.0.0:0"}) open_argv.push_back(a);
   Child refused(open_argv, Env(), dir_.path() + "/refused.log");
@@ -587,7 +615,8 @@ TEST_F(WebTest, ATokenGuardsTheApiAndListeningBeyondLoopbackNeedsOne) {
   StartAgent({"--config", config});
   EXPECT_EQ(Split(HttpGet("/api/v1/status")).status, 401);
   EXPECT_EQ(Split(HttpGet("/api/v1/stream")).status, 401);
-  EXPECT_EQ(Split(HttpGet("/api/v1/status", "Authorization: Bearer wrong-token-0123456789abcd\r\n")).status, 401);
+  EXPECT_EQ(Split(HttpGet("/api/v1/status", "Authorization: Bearer wrong-token-0123456789abcd\r\n")).status,
+            401);
   EXPECT_EQ(Split(HttpGet("/api/v1/status", "Authorization: Bearer " + token + "\r\n")).status, 200);
   EXPECT_EQ(Split(HttpGet("/metrics")).status, 200);
   EXPECT_EQ(Split(HttpGet("/health")).status, 200);
@@ -600,27 +629,34 @@ TEST_F(WebTest, ATokenGuardsTheApiAndListeningBeyondLoopbackNeedsOne) {
   EXPECT_NE(login.headers.find("Set-Cookie: tarmac_token=" + token + "; Path=/; HttpOnly; SameSite=Strict"),
             std::string::npos)
       << login.headers;
-  EXPECT_EQ(Split(HttpGet("/api/v1/leases", "Cookie: theme=dark; tarmac_token=" + token + "\r\n")).status, 200);
+  EXPECT_EQ(Split(HttpGet("/api/v1/leases", "Cookie: theme=dark; tarmac_token=" + token + "\r\n")).status,
+            200);
   EXPECT_EQ(Split(HttpGet("/api/v1/leases", "Cookie: tarmac_token=" + token + "x\r\n")).status, 401);
   agents_.back()->KillAndWait(SIGTERM);
   // A token too short to guard anything is refused at start.
   std::string weak = dir_.Write("weak-token", "1234\n");
   std::string weak_config = dir_.Write("weak.toml", "[http]\nauth = \"" + weak + "\"\n");
   std::vector<std::string> weak_argv = base;
-  for (const std::string& a : {std::string("--http-listen"), std::string("127.0.0.1:0"), std::string("--config"), weak_config}) {
+  for (const std::string& a :
+       {std::string("--http-listen"), std::string("127.0.0.1:0"), std::string("--config"), weak_config}) {
     weak_argv.push_back(a);
   }
   Child weak_agent(weak_argv, Env(), dir_.path() + "/weak.log");
   EXPECT_NE(weak_agent.Wait(), 0);
-  EXPECT_NE(ReadText(dir_.path() + "/weak.log").find("at least 16 characters"), std::string::npos) << ReadText(dir_.path() + "/weak.log");
+  EXPECT_NE(ReadText(dir_.path() + "/weak.log").find("at least 16 characters"), std::string::npos)
+      << ReadText(dir_.path() + "/weak.log");
 }
 
 TEST_F(WebTest, AllowAnonymousServesBeyondLoopbackWithoutAToken) {
   UseScenarioText("[[gpu]]\ncount = 1\n");
   std::string config = dir_.Write("tarmac.toml", "[http]\nallow_anonymous = true\n");
-  std::vector<std::string> argv = {BinDir() + "/tarmac", "agent", "--backend", "nvml", "--nvml-library", FakeNvmlPath(),
-                                   "--socket", AgentFixture::Socket(), "--state-dir", dir_.path() + "/state",
-                                   "--http-listen", "0.0.0.0:0", "--config", config};
+  std::vector<std::string> argv = {BinDir() + "/tarmac", "agent",
+                                   "--backend",          "nvml",
+                                   "--nvml-library",     FakeNvmlPath(),
+                                   "--socket",           AgentFixture::Socket(),
+                                   "--state-dir",        dir_.path() + "/state",
+                                   "--http-listen",      "0.0.0.0:0",
+                                   "--config",           config};
   agents_.push_back(std::make_unique<Child>(argv, Env(), Log()));
   ASSERT_TRUE(WaitUntilServing()) << ReadLog();
   EXPECT_NE(ReadLog().find("http: listening on http://0.0.0.0:"), std::string::npos) << ReadLog();

@@ -27,9 +27,10 @@ TEST_F(ZombiesTest, AnIdleHolderIsReportedWithItsEvidenceAndOthersAreNot) {
   Child* busy = StartLoad("1", {"--memory", "4GiB", "--util", "50"});
   Child* small = StartLoad("1", {"--memory", "256MiB", "--util", "0"});
   // The tests run as root: count system users' processes too.
-  std::string config = dir_.Write("agent.toml",
-                                  "[sampler]\nfast_interval = \"200ms\"\n"
-                                  "[zombies]\nmin_memory = \"1GiB\"\nidle_for = \"1s\"\ninclude_system_users = true\n");
+  std::string config =
+      dir_.Write("agent.toml",
+                 "[sampler]\nfast_interval = \"200ms\"\n"
+                 "[zombies]\nmin_memory = \"1GiB\"\nidle_for = \"1s\"\ninclude_system_users = true\n");
   StartAgent({"--config", config});
   json answer;
   for (int i = 0; i < 100; ++i) {
@@ -56,7 +57,8 @@ TEST_F(ZombiesTest, AnIdleHolderIsReportedWithItsEvidenceAndOthersAreNot) {
   EXPECT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find(std::to_string(idle->pid())), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("2.0 GiB"), std::string::npos) << text.out;
-  EXPECT_NE(text.out.find("1 zombie: processes holding at least 1.0 GiB at 0 % SM for"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("1 zombie: processes holding at least 1.0 GiB at 0 % SM for"), std::string::npos)
+      << text.out;
 
   // It exits: no longer listed.
   idle->KillAndWait(SIGKILL);
@@ -74,9 +76,10 @@ TEST_F(ZombiesTest, AnIdleHolderIsReportedWithItsEvidenceAndOthersAreNot) {
 TEST_F(ZombiesTest, ASighupAppliesAChangedZombiesSection) {
   UseScenarioText("[[gpu]]\ncount = 1\n");
   Child* idle = StartLoad("0", {"--memory", "2GiB", "--util", "0"});
-  std::string config = dir_.Write("agent.toml",
-                                  "[sampler]\nfast_interval = \"200ms\"\n"
-                                  "[zombies]\nmin_memory = \"8GiB\"\nidle_for = \"1s\"\ninclude_system_users = true\n");
+  std::string config =
+      dir_.Write("agent.toml",
+                 "[sampler]\nfast_interval = \"200ms\"\n"
+                 "[zombies]\nmin_memory = \"8GiB\"\nidle_for = \"1s\"\ninclude_system_users = true\n");
   Child* agent = StartAgent({"--config", config});
   // Two seconds of samples: under 8 GiB, not a zombie.
   std::this_thread::sleep_for(std::chrono::seconds(2));

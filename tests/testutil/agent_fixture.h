@@ -30,9 +30,10 @@ class AgentFixture : public SimWorldTest {
   // `prefix` runs the agent under another command (e.g. prlimit).
   Child* StartAgent(std::vector<std::string> extra = {}, std::vector<std::string> prefix = {}) {
     std::vector<std::string> argv = prefix;
-    std::vector<std::string> agent = {BinDir() + "/tarmac", "agent",         "--backend",  "nvml",
-                                     "--nvml-library",     FakeNvmlPath(),  "--socket",   Socket(),
-                                     "--state-dir",        dir_.path() + "/state", "--http-listen", "127.0.0.1:0"};
+    std::vector<std::string> agent = {
+        BinDir() + "/tarmac", "agent",      "--backend", "nvml",        "--nvml-library",
+        FakeNvmlPath(),       "--socket",   Socket(),    "--state-dir", dir_.path() + "/state",
+        "--http-listen",      "127.0.0.1:0"};
     argv.insert(argv.end(), agent.begin(), agent.end());
     argv.insert(argv.end(), extra.begin(), extra.end());
     std::map<std::string, std::string> env = Env();
@@ -134,7 +135,8 @@ class AgentFixture : public SimWorldTest {
   }
   // The whole response (status line, headers, body) to GET `path`.
   std::string HttpGet(const std::string& path, const std::string& extra_headers = "") const {
-    return HttpExchange("GET " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" + extra_headers + "\r\n");
+    return HttpExchange("GET " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" + extra_headers +
+                        "\r\n");
   }
 
   std::vector<std::unique_ptr<Child>> agents_;

@@ -47,8 +47,8 @@ inline RunResult ChromiumDumpDom(const std::string& url, const std::string& prof
 }
 
 // Writes a PNG of the page at `width` x `height` CSS pixels to `png_path`.
-inline RunResult ChromiumScreenshot(const std::string& url, const std::string& png_path, int width, int height,
-                                    const std::string& profile_dir) {
+inline RunResult ChromiumScreenshot(const std::string& url, const std::string& png_path, int width,
+                                    int height, const std::string& profile_dir) {
   std::vector<std::string> argv = ChromiumArgs(profile_dir);
   argv.push_back("--screenshot=" + png_path);
   argv.push_back("--window-size=" + std::to_string(width) + "," + std::to_string(height));

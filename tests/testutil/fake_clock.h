@@ -12,7 +12,8 @@ namespace tarmac::testing {
 
 class FakeClock : public Clock {
  public:
-  explicit FakeClock(std::chrono::system_clock::time_point wall = std::chrono::system_clock::from_time_t(1800000000))
+  explicit FakeClock(
+      std::chrono::system_clock::time_point wall = std::chrono::system_clock::from_time_t(1800000000))
       : wall_(wall) {}
 
   std::chrono::steady_clock::time_point SteadyNow() override {

@@ -30,7 +30,9 @@ namespace tarmac::testing {
 
 class KubeletStandIn final : public v1beta1::Registration::Service {
  public:
-  explicit KubeletStandIn(std::string dir) : dir_(std::move(dir)) { std::filesystem::create_directories(dir_); }
+  explicit KubeletStandIn(std::string dir) : dir_(std::move(dir)) {
+    std::filesystem::create_directories(dir_);
+  }
   ~KubeletStandIn() override { Stop(); }
 
   std::string KubeletSocket() const { return dir_ + "/kubelet.sock"; }
@@ -62,7 +64,8 @@ class KubeletStandIn final : public v1beta1::Registration::Service {
     refusal_ = std::move(refusal);
   }
 
-  grpc::Status Register(grpc::ServerContext*, const v1beta1::RegisterRequest* request, v1beta1::Empty*) override {
+  grpc::Status Register(grpc::ServerContext*, const v1beta1::RegisterRequest* request,
+                        v1beta1::Empty*) override {
     std::lock_guard<std::mutex> lock(mu_);
     attempts_++;
     if (refusal_) return *refusal_;
@@ -116,7 +119,8 @@ class KubeletStandIn final : public v1beta1::Registration::Service {
     grpc::ClientContext* context = watch_context_.get();
     watcher_ = std::thread([this, stub, context] {
       v1beta1::Empty empty;
-      std::unique_ptr<grpc::ClientReader<v1beta1::ListAndWatchResponse>> reader = stub->ListAndWatch(context, empty);
+      std::unique_ptr<grpc::ClientReader<v1beta1::ListAndWatchResponse>> reader =
+          stub->ListAndWatch(context, empty);
       v1beta1::ListAndWatchResponse response;
       while (reader->Read(&response)) {
         std::lock_guard<std::mutex> lock(mu_);
@@ -138,7 +142,8 @@ class KubeletStandIn final : public v1beta1::Registration::Service {
   // Waits until a list (the `from`th or later) satisfies `pred`; that
   // list, or nullopt.
   std::optional<Received> WaitForList(const std::function<bool(const v1beta1::ListAndWatchResponse&)>& pred,
-                                      size_t from = 0, std::chrono::seconds limit = std::chrono::seconds(30)) {
+                                      size_t from = 0,
+                                      std::chrono::seconds limit = std::chrono::seconds(30)) {
     std::unique_lock<std::mutex> lock(mu_);
     std::optional<Received> found;
     changed_.wait_for(lock, limit, [&] {

@@ -22,8 +22,9 @@ class LeaseFixture : public AgentFixture {
   Child* StartLeaseAgent(const std::string& extra_config = "") {
     // The doctor's schedule is off: lease tests count events, and findings
     // about the test machine itself would be among them.
-    std::string config = dir_.Write("agent.toml", "[sampler]\nfast_interval = \"200ms\"\n[leases]\nkill_grace = \"1s\"\n" +
-                                                      extra_config + "\n[doctor]\nenabled = false\n");
+    std::string config =
+        dir_.Write("agent.toml", "[sampler]\nfast_interval = \"200ms\"\n[leases]\nkill_grace = \"1s\"\n" +
+                                     extra_config + "\n[doctor]\nenabled = false\n");
     return StartAgent({"--config", config});
   }
 

@@ -43,7 +43,8 @@ struct Asked {
 
 // Runs up to `steps` operations over `gpu_count` GPUs. Empty when every
 // check held; otherwise the first violation, with the step.
-inline std::string RunLeaseModel(const std::function<uint32_t(uint32_t)>& next, int steps, int gpu_count = 6) {
+inline std::string RunLeaseModel(const std::function<uint32_t(uint32_t)>& next, int steps,
+                                 int gpu_count = 6) {
   const Caller users[] = {{1001, "alice", false}, {1002, "bob", false}, {1003, "carol", false}};
   const Caller admin{0, "root", true};
   std::vector<GpuSlot> gpus;
@@ -59,11 +60,11 @@ inline std::string RunLeaseModel(const std::function<uint32_t(uint32_t)>& next, 
   TimeBase base{TimePoint{} + std::chrono::hours(1000), std::chrono::system_clock::from_time_t(1800000000)};
   TimePoint now = base.steady;
   LeaseBook book;
-  std::map<int64_t, Asked> queued;   // The model's queue.
-  std::map<int64_t, Asked> held;     // The model's leases: what was asked.
-  std::set<int64_t> issued;          // Every id handed out.
-  std::set<int64_t> granted_once;    // Ids granted.
-  std::set<int64_t> ended;           // Ids ended (released, cancelled).
+  std::map<int64_t, Asked> queued;  // The model's queue.
+  std::map<int64_t, Asked> held;    // The model's leases: what was asked.
+  std::set<int64_t> issued;         // Every id handed out.
+  std::set<int64_t> granted_once;   // Ids granted.
+  std::set<int64_t> ended;          // Ids ended (released, cancelled).
   int64_t max_id = 0;
   std::map<int64_t, std::set<std::string>> gpus_of;  // The model's GPUs of each lease.
   const Caller kubelet{0, "kubelet", false};
@@ -85,7 +86,8 @@ inline std::string RunLeaseModel(const std::function<uint32_t(uint32_t)>& next, 
       if (next(3) == 0) {
         int n = 1 + static_cast<int>(next(2));
         std::set<int> named;
-        while (static_cast<int>(named.size()) < n) named.insert(static_cast<int>(next(static_cast<uint32_t>(gpu_count))));
+        while (static_cast<int>(named.size()) < n)
+          named.insert(static_cast<int>(next(static_cast<uint32_t>(gpu_count))));
         for (int g : named) r.wants.uuids.push_back("GPU-" + std::to_string(g));
       } else {
         r.wants.gpu_count = 1 + static_cast<int>(next(3));
@@ -110,7 +112,8 @@ inline std::string RunLeaseModel(const std::function<uint32_t(uint32_t)>& next, 
       for (const Lease& l : book.Decide(gpus, now)) {
         auto q = queued.find(l.id);
         if (q == queued.end()) return fail(step, fmt::format("lease {} granted but not queued", l.id));
-        if (!granted_once.insert(l.id).second) return fail(step, fmt::format("request {} granted twice", l.id));
+        if (!granted_once.insert(l.id).second)
+          return fail(step, fmt::format("request {} granted twice", l.id));
         const Asked& a = q->second;
         if (l.uid != a.owner.uid || l.user != a.owner.user || l.command != a.request.command ||
             l.priority != a.request.priority || l.is_reservation != a.request.is_reservation ||
@@ -122,7 +125,8 @@ inline std::string RunLeaseModel(const std::function<uint32_t(uint32_t)>& next, 
           std::set<std::string> got(l.uuids.begin(), l.uuids.end());
           if (want != got) return fail(step, fmt::format("lease {} named its GPUs but got others", l.id));
         } else if (static_cast<int>(l.gpus.size()) != a.request.wants.gpu_count) {
-          return fail(step, fmt::format("lease {} got {} GPUs for {}", l.id, l.gpus.size(), a.request.wants.gpu_count));
+          return fail(step, fmt::format("lease {} got {} GPUs for {}", l.id, l.gpus.size(),
+                                        a.request.wants.gpu_count));
         }
         held[l.id] = a;
         gpus_of[l.id] = std::set<std::string>(l.uuids.begin(), l.uuids.end());
@@ -134,7 +138,8 @@ inline std::string RunLeaseModel(const std::function<uint32_t(uint32_t)>& next, 
       Caller who = next(4) == 0 ? users[next(3)] : (next(2) == 0 ? held[id].owner : admin);
       Status s = book.Release(who, id, now);
       bool may = who.is_admin || who.uid == held[id].owner.uid;
-      if (s.ok() != may) return fail(step, fmt::format("release of {} by {}: {}", id, who.user, s.ToString()));
+      if (s.ok() != may)
+        return fail(step, fmt::format("release of {} by {}: {}", id, who.user, s.ToString()));
       if (s.ok()) {
         if (!ended.insert(id).second) return fail(step, fmt::format("lease {} ended twice", id));
         held.erase(id);
@@ -143,7 +148,8 @@ inline std::string RunLeaseModel(const std::function<uint32_t(uint32_t)>& next, 
     } else if (op < 80) {  // The kubelet (a pod) or Slurm (a job) holds named GPUs.
       std::set<std::string> named;
       int n = 1 + static_cast<int>(next(2));
-      while (static_cast<int>(named.size()) < n) named.insert("GPU-" + std::to_string(next(static_cast<uint32_t>(gpu_count))));
+      while (static_cast<int>(named.size()) < n)
+        named.insert("GPU-" + std::to_string(next(static_cast<uint32_t>(gpu_count))));
       bool is_free = true;
       for (const auto& [id, taken] : gpus_of) {
         for (const std::string& u : named) is_free &= taken.count(u) == 0;
@@ -159,11 +165,13 @@ inline std::string RunLeaseModel(const std::function<uint32_t(uint32_t)>& next, 
       }
       Result<int64_t> id = book.Hold(kubelet, pod, gpus, now);
       if (id.ok() != is_free) {
-        return fail(step, fmt::format("hold of {} GPUs: {} but the model says {}", named.size(),
-                                      id.ok() ? "taken" : id.status().ToString(), is_free ? "free" : "in a lease"));
+        return fail(step,
+                    fmt::format("hold of {} GPUs: {} but the model says {}", named.size(),
+                                id.ok() ? "taken" : id.status().ToString(), is_free ? "free" : "in a lease"));
       }
       if (id.ok()) {
-        if (id.value() <= max_id || !issued.insert(id.value()).second) return fail(step, "a hold reused an id");
+        if (id.value() <= max_id || !issued.insert(id.value()).second)
+          return fail(step, "a hold reused an id");
         max_id = id.value();
         LeaseRequest r;
         r.wants.uuids = pod.uuids;
@@ -204,7 +212,8 @@ inline std::string RunLeaseModel(const std::function<uint32_t(uint32_t)>& next, 
       restarted.Restore(leases, queue, book.next_id(), book.share());
       for (const auto& [id, l] : restarted.leases()) after_leases += LeaseToJson(l, base).dump();
       for (const Pending& p : restarted.queue()) after_queue += PendingToJson(p, base).dump();
-      if (before_leases != after_leases || before_queue != after_queue || restarted.next_id() != book.next_id()) {
+      if (before_leases != after_leases || before_queue != after_queue ||
+          restarted.next_id() != book.next_id()) {
         return fail(step, "a restart changed the leases, the queue or the next id");
       }
       book = std::move(restarted);

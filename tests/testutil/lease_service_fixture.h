@@ -30,7 +30,7 @@ inline constexpr int64_t kGiB = int64_t{1} << 30;
 class FakeProcesses : public ProcessControl {
  public:
   std::map<int64_t, ProcessIdentity> table;
-  std::vector<std::pair<int64_t, int>> signals;  // (pid, signal) delivered.
+  std::vector<std::pair<int64_t, int>> signals;            // (pid, signal) delivered.
   std::map<std::string, std::set<int64_t>> lease_members;  // By lease token.
 
   std::optional<ProcessIdentity> Identify(int64_t pid) override {
@@ -110,7 +110,8 @@ class LeaseServiceTest : public ::testing::Test {
     std::unique_ptr<LeaseService> s = Make(policy);
     s->OnTick(Fleet(count), clock_.SteadyNow());
     for (int i = 0; i < count; ++i) {
-      json b = Call(s.get(), "lease.request", {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}}, 1001, 500);
+      json b = Call(s.get(), "lease.request",
+                    {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}}, 1001, 500);
       EXPECT_EQ(b["result"]["state"], "granted") << b.dump();
     }
     return s;

@@ -11,8 +11,8 @@
 
 namespace tarmac::testing {
 
-inline fleet::ProcessView Process(int64_t pid, int64_t memory, double sm, int64_t uid = 1001, const char* name = "python",
-                                    int64_t parent = 4000, int64_t start = 100) {
+inline fleet::ProcessView Process(int64_t pid, int64_t memory, double sm, int64_t uid = 1001,
+                                  const char* name = "python", int64_t parent = 4000, int64_t start = 100) {
   fleet::ProcessView p;
   p.process.pid = pid;
   p.process.used_memory_bytes = memory;

@@ -73,8 +73,9 @@ class SimWorldTest : public ::testing::Test {
     std::string text = std::to_string(seconds);
     setenv("TARMAC_SIM_NOW", text.c_str(), 1);
     // Round-trip through the text, as every reader parses it.
-    return std::chrono::system_clock::time_point(std::chrono::duration_cast<std::chrono::system_clock::duration>(
-        std::chrono::duration<double>(std::stod(text))));
+    return std::chrono::system_clock::time_point(
+        std::chrono::duration_cast<std::chrono::system_clock::duration>(
+            std::chrono::duration<double>(std::stod(text))));
   }
 
   std::unique_ptr<gpu::SimBackend> OpenSim(std::vector<fleet::GpuInfo>* gpus) {

@@ -124,7 +124,8 @@ Child::Child(const std::vector<std::string>& argv, const std::map<std::string, s
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 2, stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  if (posix_spawnp(&pid_, args[0].c_str(), &actions, nullptr, arg_ptrs.data(), env_ptrs.data()) != 0) pid_ = -1;
+  if (posix_spawnp(&pid_, args[0].c_str(), &actions, nullptr, arg_ptrs.data(), env_ptrs.data()) != 0)
+    pid_ = -1;
   posix_spawn_file_actions_destroy(&actions);
 }
 
@@ -158,7 +159,8 @@ bool WaitForLoad(const std::string& sim_dir, pid_t pid) {
       bool found = false;
       while (dirent* e = readdir(d)) {
         std::string name = e->d_name;
-        if (name.rfind(prefix, 0) == 0 && name.size() > 5 && name.substr(name.size() - 5) == ".json") found = true;
+        if (name.rfind(prefix, 0) == 0 && name.size() > 5 && name.substr(name.size() - 5) == ".json")
+          found = true;
       }
       closedir(d);
       if (found) return true;

@@ -29,8 +29,8 @@ class TempDir {
   std::string path_;
 };
 
-std::string BinDir();          // Where tarmac and tarmac-simload are.
-std::string FakeNvmlPath();    // build/fakenvml/libnvidia-ml.so.1
+std::string BinDir();        // Where tarmac and tarmac-simload are.
+std::string FakeNvmlPath();  // build/fakenvml/libnvidia-ml.so.1
 std::string LegacyFakeNvmlPath();
 std::string SourceDir();
 

@@ -86,7 +86,8 @@ NVML_EXPORT Return nvmlDeviceGetInforomImageVersion(nvmlDevice_st* device, char*
 }
 
 // Objects: 0 OEM, 1 ECC, 2 power (none on these boards).
-NVML_EXPORT Return nvmlDeviceGetInforomVersion(nvmlDevice_st* device, int object, char* version, unsigned length) {
+NVML_EXPORT Return nvmlDeviceGetInforomVersion(nvmlDevice_st* device, int object, char* version,
+                                               unsigned length) {
   Dev d = Open(device);
   if (d.r != kSuccess) return d.r;
   if (object == 0) return CopyString("2.1", version, length);
@@ -96,7 +97,8 @@ NVML_EXPORT Return nvmlDeviceGetInforomVersion(nvmlDevice_st* device, int object
 }
 
 NVML_EXPORT Return nvmlDeviceGetInforomConfigurationChecksum(nvmlDevice_st* device, unsigned* checksum) {
-  return AnswerOne(device, checksum, [](const Dev& d) { return 0x2c5a0000u + static_cast<unsigned>(d.index); });
+  return AnswerOne(device, checksum,
+                   [](const Dev& d) { return 0x2c5a0000u + static_cast<unsigned>(d.index); });
 }
 
 NVML_EXPORT Return nvmlDeviceValidateInforom(nvmlDevice_st* device) {
@@ -106,7 +108,8 @@ NVML_EXPORT Return nvmlDeviceValidateInforom(nvmlDevice_st* device) {
 
 // One GPU a board, each its own id (its PCI bus number, as drivers derive it).
 NVML_EXPORT Return nvmlDeviceGetBoardId(nvmlDevice_st* device, unsigned* board_id) {
-  return AnswerOne(device, board_id, [](const Dev& d) { return static_cast<unsigned>(d.spec->pci_bus) << 8; });
+  return AnswerOne(device, board_id,
+                   [](const Dev& d) { return static_cast<unsigned>(d.spec->pci_bus) << 8; });
 }
 
 NVML_EXPORT Return nvmlDeviceGetMultiGpuBoard(nvmlDevice_st* device, unsigned* multi_gpu) {
@@ -125,7 +128,8 @@ NVML_EXPORT Return nvmlDeviceOnSameBoard(nvmlDevice_st* a, nvmlDevice_st* b, int
 
 // One memory clock, and the graphics clocks from the maximum down to the
 // idle clock in 15 MHz steps (as an H100 lists them).
-NVML_EXPORT Return nvmlDeviceGetSupportedMemoryClocks(nvmlDevice_st* device, unsigned* count, unsigned* clocks_mhz) {
+NVML_EXPORT Return nvmlDeviceGetSupportedMemoryClocks(nvmlDevice_st* device, unsigned* count,
+                                                      unsigned* clocks_mhz) {
   Dev d = Open(device);
   if (d.r != kSuccess) return d.r;
   return WriteList(std::vector<unsigned>{static_cast<unsigned>(d.spec->memory_clock_mhz)}, count, clocks_mhz);
@@ -145,7 +149,8 @@ NVML_EXPORT Return nvmlDeviceGetSupportedGraphicsClocks(nvmlDevice_st* device, u
 
 // Policies 0 power and 1 thermal: throttled time is not kept by the
 // world, so only the current moment counts (0 unless throttled now).
-NVML_EXPORT Return nvmlDeviceGetViolationStatus(nvmlDevice_st* device, int policy, abi::ViolationTime* violation) {
+NVML_EXPORT Return nvmlDeviceGetViolationStatus(nvmlDevice_st* device, int policy,
+                                                abi::ViolationTime* violation) {
   Dev d = Open(device);
   if (d.r != kSuccess) return d.r;
   if (violation == nullptr || policy < 0 || policy > 5) return kErrorInvalidArgument;
@@ -168,7 +173,8 @@ NVML_EXPORT Return nvmlDeviceGetRetiredPages(nvmlDevice_st* device, int cause, u
 }
 
 NVML_EXPORT Return nvmlDeviceGetRetiredPages_v2(nvmlDevice_st* device, int cause, unsigned* count,
-                                                unsigned long long* addresses, unsigned long long* timestamps) {
+                                                unsigned long long* addresses,
+                                                unsigned long long* timestamps) {
   (void)timestamps;
   return nvmlDeviceGetRetiredPages(device, cause, count, addresses);
 }
@@ -199,7 +205,8 @@ NVML_EXPORT Return nvmlDeviceGetAccountingPids(nvmlDevice_st* device, unsigned* 
   return WriteList(listed, count, pids);
 }
 
-NVML_EXPORT Return nvmlDeviceGetAccountingStats(nvmlDevice_st* device, unsigned pid, abi::AccountingStats* stats) {
+NVML_EXPORT Return nvmlDeviceGetAccountingStats(nvmlDevice_st* device, unsigned pid,
+                                                abi::AccountingStats* stats) {
   Dev d = Open(device);
   if (d.r != kSuccess) return d.r;
   if (stats == nullptr) return kErrorInvalidArgument;

@@ -15,7 +15,8 @@
 #define NVML_EXPORT extern "C" __attribute__((visibility("default")))
 
 // Exported by one section, called by another.
-extern "C" tarmac::gpu::nvml::Return nvmlDeviceGetPciInfo_v3(nvmlDevice_st* device, tarmac::gpu::nvml::PciInfo* pci);
+extern "C" tarmac::gpu::nvml::Return nvmlDeviceGetPciInfo_v3(nvmlDevice_st* device,
+                                                             tarmac::gpu::nvml::PciInfo* pci);
 
 namespace tarmac::fakenvml {
 

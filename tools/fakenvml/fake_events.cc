@@ -5,17 +5,17 @@
 
 #include <algorithm>
 #include <cmath>
-#include <vector>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <vector>
 
 #include "common/cpu_list.h"
 #include "fake_device.h"
 
 namespace {
-using namespace tarmac;             // NOLINT: one ABI shim.
-using namespace tarmac::fakenvml;   // NOLINT
+using namespace tarmac;            // NOLINT: one ABI shim.
+using namespace tarmac::fakenvml;  // NOLINT
 }  // namespace
 
 NVML_EXPORT Return nvmlEventSetCreate(nvmlEventSet_st** set) {
@@ -84,7 +84,8 @@ NVML_EXPORT Return nvmlEventSetWait_v2(nvmlEventSet_st* set, EventData* data, un
     std::vector<sim::WorldEvent> next =
         sim::EventsBetween(w->scenario(), w->epoch(), now, now + std::chrono::hours(24 * 365));
     if (!next.empty() && !w->is_frozen()) {
-      auto until_event = std::chrono::duration_cast<std::chrono::steady_clock::duration>(next.front().at - now);
+      auto until_event =
+          std::chrono::duration_cast<std::chrono::steady_clock::duration>(next.front().at - now);
       step = std::min(step, clock->SteadyNow() + until_event + std::chrono::milliseconds(1));
     }
     if (clock->SteadyNow() >= deadline) return kErrorTimeout;

@@ -12,8 +12,8 @@
 #include "fake_device.h"
 
 namespace {
-using namespace tarmac;             // NOLINT: one ABI shim.
-using namespace tarmac::fakenvml;   // NOLINT
+using namespace tarmac;            // NOLINT: one ABI shim.
+using namespace tarmac::fakenvml;  // NOLINT
 }  // namespace
 
 #ifndef TARMAC_FAKE_LEGACY
@@ -53,13 +53,15 @@ NVML_EXPORT Return nvmlGpmSampleGet(nvmlDevice_st* device, nvmlGpmSample_st* sam
 }
 
 // One MIG GPU instance's counters (by its GPU instance id).
-NVML_EXPORT Return nvmlGpmMigSampleGet(nvmlDevice_st* device, unsigned gpu_instance_id, nvmlGpmSample_st* sample) {
+NVML_EXPORT Return nvmlGpmMigSampleGet(nvmlDevice_st* device, unsigned gpu_instance_id,
+                                       nvmlGpmSample_st* sample) {
   Dev d = Open(device);
   if (d.r != kSuccess) return d.r;
   if (!Fake().IsLive(sample)) return kErrorInvalidArgument;
   if (Unsupported(d, "gpm") || !d.spec->is_mig_enabled) return kErrorNotSupported;
   bool found = false;
-  for (const sim::MigInstanceState& m : d.g->mig_instances) found |= m.spec->gpu_instance_id == static_cast<int>(gpu_instance_id);
+  for (const sim::MigInstanceState& m : d.g->mig_instances)
+    found |= m.spec->gpu_instance_id == static_cast<int>(gpu_instance_id);
   if (!found) return kErrorNotFound;
   sample->index = d.index;
   sample->gpu_instance_id = static_cast<int>(gpu_instance_id);
@@ -79,7 +81,8 @@ NVML_EXPORT Return nvmlGpmMetricsGet(GpmMetricsGet* get) {
   }
   const nvmlGpmSample_st& a = *get->sample1;
   const nvmlGpmSample_st& b = *get->sample2;
-  if (a.index < 0 || a.index != b.index || a.gpu_instance_id != b.gpu_instance_id || b.taken_at <= a.taken_at) {
+  if (a.index < 0 || a.index != b.index || a.gpu_instance_id != b.gpu_instance_id ||
+      b.taken_at <= a.taken_at) {
     return kErrorInvalidArgument;
   }
   sim::EngineActivity mean = w->MeanEngineActivity(a.index, a.taken_at, b.taken_at, a.gpu_instance_id);
@@ -87,11 +90,20 @@ NVML_EXPORT Return nvmlGpmMetricsGet(GpmMetricsGet* get) {
     GpmMetric& m = get->metrics[i];
     m.nvmlReturn = kSuccess;
     switch (m.metricId) {
-      case kGpmMetricGraphicsUtil: m.value = mean.graphics * 100; break;
+      case kGpmMetricGraphicsUtil:
+        m.value = mean.graphics * 100;
+        break;
       case kGpmMetricAnyTensorUtil:
-      case kGpmMetricHmmaTensorUtil: m.value = mean.tensor * 100; break;
-      case kGpmMetricDramBwUtil: m.value = mean.dram * 100; break;
-      default: m.nvmlReturn = kErrorNotSupported; m.value = 0; break;
+      case kGpmMetricHmmaTensorUtil:
+        m.value = mean.tensor * 100;
+        break;
+      case kGpmMetricDramBwUtil:
+        m.value = mean.dram * 100;
+        break;
+      default:
+        m.nvmlReturn = kErrorNotSupported;
+        m.value = 0;
+        break;
     }
   }
   return kSuccess;

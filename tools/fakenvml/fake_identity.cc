@@ -12,8 +12,8 @@
 #include "fake_device.h"
 
 namespace {
-using namespace tarmac;             // NOLINT: one ABI shim.
-using namespace tarmac::fakenvml;   // NOLINT
+using namespace tarmac;            // NOLINT: one ABI shim.
+using namespace tarmac::fakenvml;  // NOLINT
 }  // namespace
 
 NVML_EXPORT Return nvmlDeviceGetCount_v2(unsigned* count) {

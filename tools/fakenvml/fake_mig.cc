@@ -43,14 +43,16 @@ NVML_EXPORT Return nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_st* device, un
                                                        nvmlDevice_st** mig_device) {
   Dev d = Open(device);
   if (d.r != kSuccess) return d.r;
-  if (mig_device == nullptr || index >= static_cast<unsigned>(FakeState::kMaxMigSlots)) return kErrorInvalidArgument;
+  if (mig_device == nullptr || index >= static_cast<unsigned>(FakeState::kMaxMigSlots))
+    return kErrorInvalidArgument;
   if (!d.spec->is_mig_enabled) return kErrorNotSupported;
   if (index >= d.g->mig_instances.size()) return kErrorNotFound;
   *mig_device = Fake().MigHandle(d.index, static_cast<int>(index));
   return kSuccess;
 }
 
-NVML_EXPORT Return nvmlDeviceGetDeviceHandleFromMigDeviceHandle(nvmlDevice_st* mig_device, nvmlDevice_st** device) {
+NVML_EXPORT Return nvmlDeviceGetDeviceHandleFromMigDeviceHandle(nvmlDevice_st* mig_device,
+                                                                nvmlDevice_st** device) {
   if (device == nullptr) return kErrorInvalidArgument;
   MigDev md = OpenMig(mig_device);
   if (md.d.r != kSuccess) return md.d.r;

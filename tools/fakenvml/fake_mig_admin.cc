@@ -46,11 +46,26 @@ std::vector<NvmlProfile> ProfilesOf(const sim::GpuSpec& spec) {
     NvmlProfile n;
     n.profile = p;
     switch (p.compute_slices) {
-      case 1: n.constant = p.memory_slices == 1 ? 0 : 9; n.id = p.memory_slices == 1 ? 19 : 15; break;
-      case 2: n.constant = 1; n.id = 14; break;
-      case 3: n.constant = 2; n.id = 9; break;
-      case 4: n.constant = 3; n.id = 5; break;
-      default: n.constant = 4; n.id = 0; break;
+      case 1:
+        n.constant = p.memory_slices == 1 ? 0 : 9;
+        n.id = p.memory_slices == 1 ? 19 : 15;
+        break;
+      case 2:
+        n.constant = 1;
+        n.id = 14;
+        break;
+      case 3:
+        n.constant = 2;
+        n.id = 9;
+        break;
+      case 4:
+        n.constant = 3;
+        n.id = 5;
+        break;
+      default:
+        n.constant = 4;
+        n.id = 0;
+        break;
     }
     out.push_back(n);
   }
@@ -74,8 +89,10 @@ const NvmlProfile* ByName(const std::vector<NvmlProfile>& profiles, const std::s
 // Streaming multiprocessors of `compute_slices` of 7 (132 SMs on an H100,
 // 98 on an A100 in MIG mode: 14 a slice).
 unsigned Sms(const sim::GpuSpec& spec, int compute_slices) {
-  bool is_hopper = spec.model.find("H100") != std::string::npos || spec.model.find("H200") != std::string::npos;
-  return static_cast<unsigned>(compute_slices * (is_hopper ? 16 : 14) + (compute_slices == 7 && is_hopper ? 20 : 0));
+  bool is_hopper =
+      spec.model.find("H100") != std::string::npos || spec.model.find("H200") != std::string::npos;
+  return static_cast<unsigned>(compute_slices * (is_hopper ? 16 : 14) +
+                               (compute_slices == 7 && is_hopper ? 20 : 0));
 }
 
 // A MIG-mode GPU's call: the device, or NOT_SUPPORTED without MIG.
@@ -186,9 +203,11 @@ Return CreateInstance(const Dev& d, unsigned profile, nvmlGpuInstance_st** gi) {
     if (taken) ++id;
   }
   sim::World* world = Fake().world();
-  int64_t generation = std::chrono::duration_cast<std::chrono::milliseconds>(world->Now() - world->epoch()).count();
+  int64_t generation =
+      std::chrono::duration_cast<std::chrono::milliseconds>(world->Now() - world->epoch()).count();
   sim::MigInstanceSpec made;
-  if (!sim::MakeMigInstance(*d.spec, std::string(p->profile.name), id, generation, &made)) return kErrorNotSupported;
+  if (!sim::MakeMigInstance(*d.spec, std::string(p->profile.name), id, generation, &made))
+    return kErrorNotSupported;
   layout.push_back(made);
   if (!world->ChangeMigLayout(d.index, layout).ok()) return kErrorUnknown;
   Instance in = OpenInstance(d.index, static_cast<int>(layout.size()) - 1);
@@ -208,7 +227,8 @@ void FillProfile(const sim::GpuSpec& spec, const NvmlProfile& p, abi::GpuInstanc
   info->jpegCount = static_cast<unsigned>(p.profile.compute_slices);
   info->ofaCount = p.profile.compute_slices == 7 ? 1 : 0;
   info->memorySizeMB = static_cast<unsigned long long>(spec.memory_total_bytes / nvidia::kMigMemorySlices *
-                                                       p.profile.memory_slices) >> 20;
+                                                       p.profile.memory_slices) >>
+                       20;
 }
 
 }  // namespace
@@ -253,8 +273,8 @@ NVML_EXPORT Return nvmlDeviceGetGpuInstanceProfileInfoV(nvmlDevice_st* device, u
   return kSuccess;
 }
 
-NVML_EXPORT Return nvmlDeviceGetGpuInstances(nvmlDevice_st* device, unsigned profile, nvmlGpuInstance_st** instances,
-                                             unsigned* count) {
+NVML_EXPORT Return nvmlDeviceGetGpuInstances(nvmlDevice_st* device, unsigned profile,
+                                             nvmlGpuInstance_st** instances, unsigned* count) {
   Dev d = OpenMigGpu(device);
   if (d.r != kSuccess) return d.r;
   if (instances == nullptr || count == nullptr) return kErrorInvalidArgument;
@@ -271,7 +291,8 @@ NVML_EXPORT Return nvmlDeviceGetGpuInstances(nvmlDevice_st* device, unsigned pro
   return kSuccess;
 }
 
-NVML_EXPORT Return nvmlDeviceGetGpuInstanceById(nvmlDevice_st* device, unsigned id, nvmlGpuInstance_st** instance) {
+NVML_EXPORT Return nvmlDeviceGetGpuInstanceById(nvmlDevice_st* device, unsigned id,
+                                                nvmlGpuInstance_st** instance) {
   Dev d = OpenMigGpu(device);
   if (d.r != kSuccess) return d.r;
   if (instance == nullptr) return kErrorInvalidArgument;
@@ -313,7 +334,8 @@ NVML_EXPORT Return nvmlDeviceGetGpuInstanceRemainingCapacity(nvmlDevice_st* devi
 
 // Every aligned start of the profile's memory slices.
 NVML_EXPORT Return nvmlDeviceGetGpuInstancePossiblePlacements_v2(nvmlDevice_st* device, unsigned profile,
-                                                                 abi::Placement* placements, unsigned* count) {
+                                                                 abi::Placement* placements,
+                                                                 unsigned* count) {
   Dev d = OpenMigGpu(device);
   if (d.r != kSuccess) return d.r;
   if (count == nullptr) return kErrorInvalidArgument;
@@ -338,7 +360,8 @@ NVML_EXPORT Return nvmlDeviceGetGpuInstancePossiblePlacements_v2(nvmlDevice_st* 
   return kSuccess;
 }
 
-NVML_EXPORT Return nvmlDeviceCreateGpuInstance(nvmlDevice_st* device, unsigned profile, nvmlGpuInstance_st** gi) {
+NVML_EXPORT Return nvmlDeviceCreateGpuInstance(nvmlDevice_st* device, unsigned profile,
+                                               nvmlGpuInstance_st** gi) {
   Dev d = OpenMigGpu(device);
   if (d.r != kSuccess) return d.r;
   if (gi == nullptr || profile > 9) return kErrorInvalidArgument;
@@ -348,14 +371,16 @@ NVML_EXPORT Return nvmlDeviceCreateGpuInstance(nvmlDevice_st* device, unsigned p
 // The placement must be one the profile has (the instance then takes the
 // next free slices in layout order: placements are not modelled further).
 NVML_EXPORT Return nvmlDeviceCreateGpuInstanceWithPlacement(nvmlDevice_st* device, unsigned profile,
-                                                            const abi::Placement* placement, nvmlGpuInstance_st** gi) {
+                                                            const abi::Placement* placement,
+                                                            nvmlGpuInstance_st** gi) {
   Dev d = OpenMigGpu(device);
   if (d.r != kSuccess) return d.r;
   if (gi == nullptr || placement == nullptr || profile > 9) return kErrorInvalidArgument;
   const NvmlProfile* p = ByConstant(ProfilesOf(*d.spec), profile);
-  if (p != nullptr && (placement->size != static_cast<unsigned>(p->profile.memory_slices) ||
-                       placement->start % placement->size != 0 ||
-                       placement->start + placement->size > static_cast<unsigned>(nvidia::kMigMemorySlices))) {
+  if (p != nullptr &&
+      (placement->size != static_cast<unsigned>(p->profile.memory_slices) ||
+       placement->start % placement->size != 0 ||
+       placement->start + placement->size > static_cast<unsigned>(nvidia::kMigMemorySlices))) {
     return kErrorInvalidArgument;
   }
   return CreateInstance(d, profile, gi);
@@ -378,11 +403,16 @@ namespace {
 // NVML_COMPUTE_INSTANCE_PROFILE_* of `slices` compute slices.
 unsigned ComputeConstant(int slices) {
   switch (slices) {
-    case 1: return 0;
-    case 2: return 1;
-    case 3: return 2;
-    case 4: return 3;
-    default: return 4;
+    case 1:
+      return 0;
+    case 2:
+      return 1;
+    case 3:
+      return 2;
+    case 4:
+      return 3;
+    default:
+      return 4;
   }
 }
 
@@ -468,8 +498,8 @@ NVML_EXPORT Return nvmlComputeInstanceGetInfo_v2(nvmlComputeInstance_st* ci, abi
 }
 
 // The one compute instance takes every slice: no room for another.
-NVML_EXPORT Return nvmlGpuInstanceGetComputeInstanceRemainingCapacity(nvmlGpuInstance_st* gi, unsigned profile,
-                                                                      unsigned* count) {
+NVML_EXPORT Return nvmlGpuInstanceGetComputeInstanceRemainingCapacity(nvmlGpuInstance_st* gi,
+                                                                      unsigned profile, unsigned* count) {
   Instance in = OpenGpuInstance(gi);
   if (in.d.r != kSuccess) return in.d.r;
   if (count == nullptr || profile > 7) return kErrorInvalidArgument;
@@ -477,8 +507,10 @@ NVML_EXPORT Return nvmlGpuInstanceGetComputeInstanceRemainingCapacity(nvmlGpuIns
   return kSuccess;
 }
 
-NVML_EXPORT Return nvmlGpuInstanceGetComputeInstancePossiblePlacements(nvmlGpuInstance_st* gi, unsigned profile,
-                                                                       abi::Placement* placements, unsigned* count) {
+NVML_EXPORT Return nvmlGpuInstanceGetComputeInstancePossiblePlacements(nvmlGpuInstance_st* gi,
+                                                                       unsigned profile,
+                                                                       abi::Placement* placements,
+                                                                       unsigned* count) {
   Instance in = OpenGpuInstance(gi);
   if (in.d.r != kSuccess) return in.d.r;
   if (count == nullptr || profile > 7) return kErrorInvalidArgument;

@@ -13,8 +13,8 @@
 #include "fake_device.h"
 
 namespace {
-using namespace tarmac;             // NOLINT: one ABI shim.
-using namespace tarmac::fakenvml;   // NOLINT
+using namespace tarmac;            // NOLINT: one ABI shim.
+using namespace tarmac::fakenvml;  // NOLINT
 }  // namespace
 
 namespace {
@@ -22,8 +22,7 @@ namespace {
 // Writes process entries at `stride` with the size protocol.
 // On a MIG device handle, the processes of that instance only; on a GPU,
 // all (each with its instance's ids under MIG).
-Return ProcessList(nvmlDevice_st* device, unsigned* count, void* infos, size_t stride,
-                   bool is_graphics) {
+Return ProcessList(nvmlDevice_st* device, unsigned* count, void* infos, size_t stride, bool is_graphics) {
   int only_instance = -1;
   Dev d;
   if (Fake().IsMigHandle(device)) {
@@ -73,23 +72,28 @@ Return ProcessList(nvmlDevice_st* device, unsigned* count, void* infos, size_t s
 }  // namespace
 
 #ifndef TARMAC_FAKE_LEGACY
-NVML_EXPORT Return nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_st* device, unsigned* count, void* infos) {
+NVML_EXPORT Return nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_st* device, unsigned* count,
+                                                           void* infos) {
   return ProcessList(device, count, infos, sizeof(ProcessInfoV2), false);
 }
-NVML_EXPORT Return nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_st* device, unsigned* count, void* infos) {
+NVML_EXPORT Return nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_st* device, unsigned* count,
+                                                            void* infos) {
   return ProcessList(device, count, infos, sizeof(ProcessInfoV2), true);
 }
-NVML_EXPORT Return nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_st* device, unsigned* count, void* infos) {
+NVML_EXPORT Return nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_st* device, unsigned* count,
+                                                           void* infos) {
   return ProcessList(device, count, infos, sizeof(ProcessInfoV2), false);
 }
-NVML_EXPORT Return nvmlDeviceGetGraphicsRunningProcesses_v2(nvmlDevice_st* device, unsigned* count, void* infos) {
+NVML_EXPORT Return nvmlDeviceGetGraphicsRunningProcesses_v2(nvmlDevice_st* device, unsigned* count,
+                                                            void* infos) {
   return ProcessList(device, count, infos, sizeof(ProcessInfoV2), true);
 }
 #endif
 NVML_EXPORT Return nvmlDeviceGetComputeRunningProcesses(nvmlDevice_st* device, unsigned* count, void* infos) {
   return ProcessList(device, count, infos, sizeof(ProcessInfoV1), false);
 }
-NVML_EXPORT Return nvmlDeviceGetGraphicsRunningProcesses(nvmlDevice_st* device, unsigned* count, void* infos) {
+NVML_EXPORT Return nvmlDeviceGetGraphicsRunningProcesses(nvmlDevice_st* device, unsigned* count,
+                                                         void* infos) {
   return ProcessList(device, count, infos, sizeof(ProcessInfoV1), true);
 }
 
@@ -116,7 +120,8 @@ NVML_EXPORT Return nvmlDeviceGetRunningProcessDetailList(nvmlDevice_st* device, 
     list->numProcArrayEntries = 0;
     return kSuccess;
   }
-  return ProcessList(device, &list->numProcArrayEntries, list->procArray, kProcessDetailSize, list->mode == 1);
+  return ProcessList(device, &list->numProcArrayEntries, list->procArray, kProcessDetailSize,
+                     list->mode == 1);
 }
 
 // Confidential computing is off on the simulated GPUs: NOT_SUPPORTED, as a

@@ -12,8 +12,8 @@
 #include "fake_device.h"
 
 namespace {
-using namespace tarmac;             // NOLINT: one ABI shim.
-using namespace tarmac::fakenvml;   // NOLINT
+using namespace tarmac;            // NOLINT: one ABI shim.
+using namespace tarmac::fakenvml;  // NOLINT
 }  // namespace
 
 NVML_EXPORT Return nvmlDeviceGetEccMode(nvmlDevice_st* device, int* current, int* pending) {
@@ -39,8 +39,7 @@ NVML_EXPORT Return nvmlDeviceGetTotalEccErrors(nvmlDevice_st* device, int type, 
 }
 
 NVML_EXPORT Return nvmlDeviceGetRemappedRows(nvmlDevice_st* device, unsigned* corrected,
-                                             unsigned* uncorrected, unsigned* pending,
-                                             unsigned* failure) {
+                                             unsigned* uncorrected, unsigned* pending, unsigned* failure) {
   Dev d = Open(device);
   if (d.r != kSuccess) return d.r;
   if (!d.spec->has_remapped_rows || Unsupported(d, "remapped_rows") || !d.g->mig_instances.empty()) {

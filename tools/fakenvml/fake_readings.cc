@@ -12,8 +12,8 @@
 #include "fake_device.h"
 
 namespace {
-using namespace tarmac;             // NOLINT: one ABI shim.
-using namespace tarmac::fakenvml;   // NOLINT
+using namespace tarmac;            // NOLINT: one ABI shim.
+using namespace tarmac::fakenvml;  // NOLINT
 }  // namespace
 
 NVML_EXPORT Return nvmlDeviceGetUtilizationRates(nvmlDevice_st* device, Utilization* u) {
@@ -160,9 +160,12 @@ NVML_EXPORT Return nvmlDeviceGetTemperatureThreshold(nvmlDevice_st* device, int 
   Dev d = Open(device);
   if (d.r != kSuccess) return d.r;
   if (temp == nullptr) return kErrorInvalidArgument;
-  if (type == 0) *temp = static_cast<unsigned>(d.spec->shutdown_celsius);
-  else if (type == 1) *temp = static_cast<unsigned>(d.spec->slowdown_celsius);
-  else return kErrorNotSupported;
+  if (type == 0)
+    *temp = static_cast<unsigned>(d.spec->shutdown_celsius);
+  else if (type == 1)
+    *temp = static_cast<unsigned>(d.spec->slowdown_celsius);
+  else
+    return kErrorNotSupported;
   return kSuccess;
 }
 
@@ -203,10 +206,14 @@ NVML_EXPORT Return nvmlDeviceGetClockInfo(nvmlDevice_st* device, int type, unsig
   Dev d = Open(device);
   if (d.r != kSuccess) return d.r;
   if (mhz == nullptr) return kErrorInvalidArgument;
-  if (type == kClockGraphics || type == kClockSm) *mhz = static_cast<unsigned>(d.g->sm_clock_mhz);
-  else if (type == kClockMem) *mhz = static_cast<unsigned>(d.g->memory_clock_mhz);
-  else if (type == kClockVideo) *mhz = static_cast<unsigned>(VideoClockMhz(*d.spec, d.g->sm_clock_mhz));
-  else return kErrorNotSupported;
+  if (type == kClockGraphics || type == kClockSm)
+    *mhz = static_cast<unsigned>(d.g->sm_clock_mhz);
+  else if (type == kClockMem)
+    *mhz = static_cast<unsigned>(d.g->memory_clock_mhz);
+  else if (type == kClockVideo)
+    *mhz = static_cast<unsigned>(VideoClockMhz(*d.spec, d.g->sm_clock_mhz));
+  else
+    return kErrorNotSupported;
   return kSuccess;
 }
 
@@ -214,10 +221,14 @@ NVML_EXPORT Return nvmlDeviceGetMaxClockInfo(nvmlDevice_st* device, int type, un
   Dev d = Open(device);
   if (d.r != kSuccess) return d.r;
   if (mhz == nullptr) return kErrorInvalidArgument;
-  if (type == kClockGraphics || type == kClockSm) *mhz = static_cast<unsigned>(d.spec->sm_clock_max_mhz);
-  else if (type == kClockMem) *mhz = static_cast<unsigned>(d.spec->memory_clock_mhz);
-  else if (type == kClockVideo) *mhz = static_cast<unsigned>(VideoClockMhz(*d.spec, d.spec->sm_clock_max_mhz));
-  else return kErrorNotSupported;
+  if (type == kClockGraphics || type == kClockSm)
+    *mhz = static_cast<unsigned>(d.spec->sm_clock_max_mhz);
+  else if (type == kClockMem)
+    *mhz = static_cast<unsigned>(d.spec->memory_clock_mhz);
+  else if (type == kClockVideo)
+    *mhz = static_cast<unsigned>(VideoClockMhz(*d.spec, d.spec->sm_clock_max_mhz));
+  else
+    return kErrorNotSupported;
   return kSuccess;
 }
 
@@ -285,7 +296,8 @@ NVML_EXPORT Return nvmlDeviceGetVirtualizationMode(nvmlDevice_st* device, unsign
 
 // The vGPU license of a guest: one feature, the vGPU's, held or not
 // (scenario `vgpu_licensed`); bare metal has none to license.
-NVML_EXPORT Return nvmlDeviceGetGridLicensableFeatures_v3(nvmlDevice_st* device, GridLicensableFeaturesV3* out) {
+NVML_EXPORT Return nvmlDeviceGetGridLicensableFeatures_v3(nvmlDevice_st* device,
+                                                          GridLicensableFeaturesV3* out) {
   Dev d = Open(device);
   if (d.r != kSuccess) return d.r;
   if (out == nullptr) return kErrorInvalidArgument;
@@ -298,7 +310,8 @@ NVML_EXPORT Return nvmlDeviceGetGridLicensableFeatures_v3(nvmlDevice_st* device,
   f.featureState = d.spec->is_vgpu_licensed ? 1 : 0;
   f.featureEnabled = 1;
   std::snprintf(f.productName, sizeof f.productName, "NVIDIA Virtual Compute Server");
-  std::snprintf(f.licenseInfo, sizeof f.licenseInfo, "%s", d.spec->is_vgpu_licensed ? "Licensed" : "Unlicensed");
+  std::snprintf(f.licenseInfo, sizeof f.licenseInfo, "%s",
+                d.spec->is_vgpu_licensed ? "Licensed" : "Unlicensed");
   return kSuccess;
 }
 

@@ -18,9 +18,12 @@
 
 #include "fake_device.h"
 
-extern "C" tarmac::gpu::nvml::Return nvmlDeviceGetCpuAffinity(nvmlDevice_st* device, unsigned size, unsigned long* set);
-extern "C" tarmac::gpu::nvml::Return nvmlDeviceGetMaxClockInfo(nvmlDevice_st* device, int type, unsigned* mhz);
-extern "C" tarmac::gpu::nvml::Return nvmlDeviceGetSerial(nvmlDevice_st* device, char* serial, unsigned length);
+extern "C" tarmac::gpu::nvml::Return nvmlDeviceGetCpuAffinity(nvmlDevice_st* device, unsigned size,
+                                                              unsigned long* set);
+extern "C" tarmac::gpu::nvml::Return nvmlDeviceGetMaxClockInfo(nvmlDevice_st* device, int type,
+                                                               unsigned* mhz);
+extern "C" tarmac::gpu::nvml::Return nvmlDeviceGetSerial(nvmlDevice_st* device, char* serial,
+                                                         unsigned length);
 
 namespace {
 using namespace tarmac;            // NOLINT: one ABI shim.
@@ -44,9 +47,9 @@ Return Zero(unsigned* value) {
 
 // A device call the simulated GPU has no reading for: the handle checked,
 // then NOT_SUPPORTED. It takes its handle first; what follows is not read.
-#define FAKE_NOT_SUPPORTED(name)                     \
-  NVML_EXPORT Return name(nvmlDevice_st* device) {   \
-    Dev d = Open(device);                            \
+#define FAKE_NOT_SUPPORTED(name)                       \
+  NVML_EXPORT Return name(nvmlDevice_st* device) {     \
+    Dev d = Open(device);                              \
     return d.r != kSuccess ? d.r : kErrorNotSupported; \
   }
 // A device setting: the handle checked, then NotPermitted().
@@ -56,15 +59,15 @@ Return Zero(unsigned* value) {
     return d.r != kSuccess ? d.r : NotPermitted(); \
   }
 // A call on a vGPU instance or type, or a unit: there are none.
-#define FAKE_NO_SUCH_HANDLE(name)                                               \
-  NVML_EXPORT Return name() {                                                   \
-    Return r = Initialized();                                                   \
-    return r != kSuccess ? r : kErrorInvalidArgument;                           \
+#define FAKE_NO_SUCH_HANDLE(name)                     \
+  NVML_EXPORT Return name() {                         \
+    Return r = Initialized();                         \
+    return r != kSuccess ? r : kErrorInvalidArgument; \
   }
 // A system-wide call about vGPU: not on this host.
-#define FAKE_SYSTEM_NOT_SUPPORTED(name)         \
-  NVML_EXPORT Return name() {                   \
-    Return r = Initialized();                   \
+#define FAKE_SYSTEM_NOT_SUPPORTED(name)            \
+  NVML_EXPORT Return name() {                      \
+    Return r = Initialized();                      \
     return r != kSuccess ? r : kErrorNotSupported; \
   }
 
@@ -220,7 +223,8 @@ NVML_EXPORT Return nvmlSystemGetHicVersion(unsigned* count, void* hics) {
   return r != kSuccess ? r : Zero(count);
 }
 
-NVML_EXPORT Return nvmlDeviceGetMPSComputeRunningProcesses_v3(nvmlDevice_st* device, unsigned* count, void* infos) {
+NVML_EXPORT Return nvmlDeviceGetMPSComputeRunningProcesses_v3(nvmlDevice_st* device, unsigned* count,
+                                                              void* infos) {
   (void)infos;
   Dev d = Open(device);
   return d.r != kSuccess ? d.r : Zero(count);
@@ -247,7 +251,8 @@ NVML_EXPORT Return nvmlDeviceGetEncoderStats(nvmlDevice_st* device, unsigned* se
   return kSuccess;
 }
 
-NVML_EXPORT Return nvmlDeviceGetFBCStats(nvmlDevice_st* device, unsigned* stats /* sessions, fps, latency */) {
+NVML_EXPORT Return nvmlDeviceGetFBCStats(nvmlDevice_st* device,
+                                         unsigned* stats /* sessions, fps, latency */) {
   Dev d = Open(device);
   if (d.r != kSuccess) return d.r;
   if (stats == nullptr) return kErrorInvalidArgument;
@@ -286,7 +291,8 @@ NVML_EXPORT Return nvmlDeviceGetBusType(nvmlDevice_st* device, int* type) {
 
 // nvmlPcieLinkMaxSpeed: 1 2.5 GT/s (gen 1) ... 5 32 GT/s (gen 5).
 NVML_EXPORT Return nvmlDeviceGetPcieLinkMaxSpeed(nvmlDevice_st* device, unsigned* speed) {
-  return AnswerOne(device, speed, [](const Dev& d) { return static_cast<unsigned>(d.spec->pcie_generation); });
+  return AnswerOne(device, speed,
+                   [](const Dev& d) { return static_cast<unsigned>(d.spec->pcie_generation); });
 }
 
 // The link's speed now, in Mbps per lane (32000 at gen 5).
@@ -342,7 +348,8 @@ NVML_EXPORT Return nvmlDeviceGetDefaultEccMode(nvmlDevice_st* device, int* mode)
 }
 
 // P0 only: the simulated GPU does not list its idle states.
-NVML_EXPORT Return nvmlDeviceGetSupportedPerformanceStates(nvmlDevice_st* device, int* pstates, unsigned size) {
+NVML_EXPORT Return nvmlDeviceGetSupportedPerformanceStates(nvmlDevice_st* device, int* pstates,
+                                                           unsigned size) {
   Dev d = Open(device);
   if (d.r != kSuccess) return d.r;
   if (pstates == nullptr) return kErrorInvalidArgument;
@@ -353,13 +360,14 @@ NVML_EXPORT Return nvmlDeviceGetSupportedPerformanceStates(nvmlDevice_st* device
 }
 
 // Scope 0 (NUMA node) and 1 (socket) are the same here.
-NVML_EXPORT Return nvmlDeviceGetCpuAffinityWithinScope(nvmlDevice_st* device, unsigned size, unsigned long* set,
-                                                       int scope) {
+NVML_EXPORT Return nvmlDeviceGetCpuAffinityWithinScope(nvmlDevice_st* device, unsigned size,
+                                                       unsigned long* set, int scope) {
   if (scope != 0 && scope != 1) return Open(device).r != kSuccess ? Open(device).r : kErrorInvalidArgument;
   return nvmlDeviceGetCpuAffinity(device, size, set);
 }
 
-NVML_EXPORT Return nvmlDeviceGetMemoryAffinity(nvmlDevice_st* device, unsigned size, unsigned long* set, int scope) {
+NVML_EXPORT Return nvmlDeviceGetMemoryAffinity(nvmlDevice_st* device, unsigned size, unsigned long* set,
+                                               int scope) {
   Dev d = Open(device);
   if (d.r != kSuccess) return d.r;
   if (set == nullptr || size == 0 || (scope != 0 && scope != 1)) return kErrorInvalidArgument;
@@ -378,7 +386,8 @@ NVML_EXPORT Return nvmlDeviceGetHandleBySerial(const char* serial, nvmlDevice_st
   if (serial == nullptr || device == nullptr) return kErrorInvalidArgument;
   for (const sim::GpuSpec& g : w->scenario().gpus) {
     char own[64] = {};
-    if (nvmlDeviceGetSerial(Fake().Handle(g.index), own, sizeof own) == kSuccess && std::strcmp(own, serial) == 0) {
+    if (nvmlDeviceGetSerial(Fake().Handle(g.index), own, sizeof own) == kSuccess &&
+        std::strcmp(own, serial) == 0) {
       *device = Fake().Handle(g.index);
       return kSuccess;
     }

@@ -27,14 +27,16 @@ FakeState::FakeState()
 }
 
 bool FakeState::SlotOf(const nvmlGpuInstance_st* gi, int* index, int* slot) const {
-  if (gi == nullptr || gi < gpu_instances_.data() || gi >= gpu_instances_.data() + gpu_instances_.size()) return false;
+  if (gi == nullptr || gi < gpu_instances_.data() || gi >= gpu_instances_.data() + gpu_instances_.size())
+    return false;
   *index = gi->index;
   *slot = gi->slot;
   return true;
 }
 
 bool FakeState::SlotOf(const nvmlComputeInstance_st* ci, int* index, int* slot) const {
-  if (ci == nullptr || ci < compute_instances_.data() || ci >= compute_instances_.data() + compute_instances_.size()) {
+  if (ci == nullptr || ci < compute_instances_.data() ||
+      ci >= compute_instances_.data() + compute_instances_.size()) {
     return false;
   }
   *index = ci->index;
@@ -62,7 +64,8 @@ Return FakeState::ResolveMig(nvmlDevice_st* device, int* index, int* slot,
   if (!IsMigHandle(device)) return gpu::nvml::kErrorInvalidArgument;
   Return r = Resolve(Handle(device->index), index, state);
   if (r != gpu::nvml::kSuccess) return r;
-  if (device->mig_slot >= static_cast<int>((*state)->gpus[static_cast<size_t>(*index)].mig_instances.size())) {
+  if (device->mig_slot >=
+      static_cast<int>((*state)->gpus[static_cast<size_t>(*index)].mig_instances.size())) {
     return gpu::nvml::kErrorNotFound;
   }
   *slot = device->mig_slot;
@@ -103,8 +106,7 @@ sim::World* FakeState::world() {
   return world_.get();
 }
 
-Return FakeState::Resolve(nvmlDevice_st* device, int* index,
-                          std::shared_ptr<const sim::WorldState>* state) {
+Return FakeState::Resolve(nvmlDevice_st* device, int* index, std::shared_ptr<const sim::WorldState>* state) {
   sim::World* w = world();
   if (w == nullptr) return gpu::nvml::kErrorUninitialized;
   if (device == nullptr || device < devices_.data() || device >= devices_.data() + devices_.size()) {
@@ -123,30 +125,54 @@ Return FakeState::Resolve(nvmlDevice_st* device, int* index,
 
 const char* ErrorString(Return code) {
   switch (code) {
-    case 0: return "Success";
-    case 1: return "Uninitialized";
-    case 2: return "Invalid Argument";
-    case 3: return "Not Supported";
-    case 4: return "Insufficient Permissions";
-    case 5: return "Already Initialized";
-    case 6: return "Not Found";
-    case 7: return "Insufficient Size";
-    case 8: return "Insufficient External Power";
-    case 9: return "Driver Not Loaded";
-    case 10: return "Timeout";
-    case 11: return "Interrupt request issue";
-    case 12: return "NVML Shared Library Not Found";
-    case 13: return "Function Not Found";
-    case 14: return "Corrupted infoROM";
-    case 15: return "GPU is lost";
-    case 16: return "GPU requires restart";
-    case 17: return "The operating system has blocked the request.";
-    case 18: return "RM has detected an NVML/RM version mismatch.";
-    case 19: return "In use by another client";
-    case 20: return "Insufficient Memory";
-    case 21: return "No data";
-    case 25: return "Argument version mismatch";
-    default: return "Unknown Error";
+    case 0:
+      return "Success";
+    case 1:
+      return "Uninitialized";
+    case 2:
+      return "Invalid Argument";
+    case 3:
+      return "Not Supported";
+    case 4:
+      return "Insufficient Permissions";
+    case 5:
+      return "Already Initialized";
+    case 6:
+      return "Not Found";
+    case 7:
+      return "Insufficient Size";
+    case 8:
+      return "Insufficient External Power";
+    case 9:
+      return "Driver Not Loaded";
+    case 10:
+      return "Timeout";
+    case 11:
+      return "Interrupt request issue";
+    case 12:
+      return "NVML Shared Library Not Found";
+    case 13:
+      return "Function Not Found";
+    case 14:
+      return "Corrupted infoROM";
+    case 15:
+      return "GPU is lost";
+    case 16:
+      return "GPU requires restart";
+    case 17:
+      return "The operating system has blocked the request.";
+    case 18:
+      return "RM has detected an NVML/RM version mismatch.";
+    case 19:
+      return "In use by another client";
+    case 20:
+      return "Insufficient Memory";
+    case 21:
+      return "No data";
+    case 25:
+      return "Argument version mismatch";
+    default:
+      return "Unknown Error";
   }
 }
 

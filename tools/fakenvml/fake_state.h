@@ -70,8 +70,7 @@ class FakeState {
   // Resolves a handle to a GPU index and the current state. Returns
   // UNINITIALIZED, INVALID_ARGUMENT, DRIVER_NOT_LOADED or GPU_IS_LOST as the
   // driver would; SUCCESS with *index and *state set otherwise.
-  Return Resolve(nvmlDevice_st* device, int* index,
-                 std::shared_ptr<const sim::WorldState>* state);
+  Return Resolve(nvmlDevice_st* device, int* index, std::shared_ptr<const sim::WorldState>* state);
 
   nvmlDevice_st* Handle(int index) { return &devices_[static_cast<size_t>(index)]; }
 
@@ -82,12 +81,14 @@ class FakeState {
     return &mig_devices_[static_cast<size_t>(index * kMaxMigSlots + slot)];
   }
   bool IsMigHandle(const nvmlDevice_st* device) const {
-    return device != nullptr && device >= mig_devices_.data() && device < mig_devices_.data() + mig_devices_.size();
+    return device != nullptr && device >= mig_devices_.data() &&
+           device < mig_devices_.data() + mig_devices_.size();
   }
   // Resolves a MIG handle as Resolve does a GPU's; NOT_FOUND when its slot
   // holds no instance now (the layout changed), INVALID_ARGUMENT when it is
   // not a MIG handle.
-  Return ResolveMig(nvmlDevice_st* device, int* index, int* slot, std::shared_ptr<const sim::WorldState>* state);
+  Return ResolveMig(nvmlDevice_st* device, int* index, int* slot,
+                    std::shared_ptr<const sim::WorldState>* state);
 
   // GPU and compute instance handles, as MIG device handles are.
   nvmlGpuInstance_st* GpuInstanceHandle(int index, int slot) {

@@ -12,8 +12,8 @@
 #include "fake_device.h"
 
 namespace {
-using namespace tarmac;             // NOLINT: one ABI shim.
-using namespace tarmac::fakenvml;   // NOLINT
+using namespace tarmac;            // NOLINT: one ABI shim.
+using namespace tarmac::fakenvml;  // NOLINT
 }  // namespace
 
 NVML_EXPORT Return nvmlInit_v2() { return Fake().Init(); }

@@ -12,8 +12,8 @@
 #include "fake_device.h"
 
 namespace {
-using namespace tarmac;             // NOLINT: one ABI shim.
-using namespace tarmac::fakenvml;   // NOLINT
+using namespace tarmac;            // NOLINT: one ABI shim.
+using namespace tarmac::fakenvml;  // NOLINT
 }  // namespace
 
 NVML_EXPORT Return nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_st* device, unsigned* gen) {
@@ -54,9 +54,12 @@ NVML_EXPORT Return nvmlDeviceGetPcieThroughput(nvmlDevice_st* device, int counte
   if (d.r != kSuccess) return d.r;
   if (Unsupported(d, "pcie_counters")) return kErrorNotSupported;
   if (kbps == nullptr) return kErrorInvalidArgument;
-  if (counter == kPcieUtilTxBytes) *kbps = static_cast<unsigned>(d.g->pcie_tx_kilobytes_per_second);
-  else if (counter == kPcieUtilRxBytes) *kbps = static_cast<unsigned>(d.g->pcie_rx_kilobytes_per_second);
-  else return kErrorInvalidArgument;
+  if (counter == kPcieUtilTxBytes)
+    *kbps = static_cast<unsigned>(d.g->pcie_tx_kilobytes_per_second);
+  else if (counter == kPcieUtilRxBytes)
+    *kbps = static_cast<unsigned>(d.g->pcie_rx_kilobytes_per_second);
+  else
+    return kErrorInvalidArgument;
   return kSuccess;
 }
 
@@ -73,20 +76,28 @@ NVML_EXPORT Return nvmlDeviceGetFieldValues(nvmlDevice_st* device, int count, Fi
     v.nvmlReturn = kSuccess;
     switch (v.fieldId) {
       case kFieldPcieCountTxBytes:
-        if (Unsupported(d, "pcie_counters")) v.nvmlReturn = kErrorNotSupported;
-        else v.value.ullVal = static_cast<unsigned long long>(d.g->pcie_tx_bytes);
+        if (Unsupported(d, "pcie_counters"))
+          v.nvmlReturn = kErrorNotSupported;
+        else
+          v.value.ullVal = static_cast<unsigned long long>(d.g->pcie_tx_bytes);
         break;
       case kFieldPcieCountRxBytes:
-        if (Unsupported(d, "pcie_counters")) v.nvmlReturn = kErrorNotSupported;
-        else v.value.ullVal = static_cast<unsigned long long>(d.g->pcie_rx_bytes);
+        if (Unsupported(d, "pcie_counters"))
+          v.nvmlReturn = kErrorNotSupported;
+        else
+          v.value.ullVal = static_cast<unsigned long long>(d.g->pcie_rx_bytes);
         break;
       case kFieldTotalEnergyConsumption:
-        if (Unsupported(d, "energy")) v.nvmlReturn = kErrorNotSupported;
-        else v.value.ullVal = static_cast<unsigned long long>(d.g->energy_millijoules);
+        if (Unsupported(d, "energy"))
+          v.nvmlReturn = kErrorNotSupported;
+        else
+          v.value.ullVal = static_cast<unsigned long long>(d.g->energy_millijoules);
         break;
       case kFieldNvlinkLinkCount:
-        if (d.g->nvlink_active.empty()) v.nvmlReturn = kErrorNotSupported;
-        else v.value.ullVal = d.g->nvlink_active.size();
+        if (d.g->nvlink_active.empty())
+          v.nvmlReturn = kErrorNotSupported;
+        else
+          v.value.ullVal = d.g->nvlink_active.size();
         break;
       case kFieldNvlinkCrcDataErrorsTotal:
       case kFieldNvlinkReplayErrorsTotal:
@@ -94,8 +105,10 @@ NVML_EXPORT Return nvmlDeviceGetFieldValues(nvmlDevice_st* device, int count, Fi
         int64_t n = v.fieldId == kFieldNvlinkCrcDataErrorsTotal  ? d.g->nvlink_crc_errors
                     : v.fieldId == kFieldNvlinkReplayErrorsTotal ? d.g->nvlink_replay_errors
                                                                  : d.g->nvlink_recovery_errors;
-        if (d.g->nvlink_active.empty()) v.nvmlReturn = kErrorNotSupported;
-        else v.value.ullVal = static_cast<unsigned long long>(n);
+        if (d.g->nvlink_active.empty())
+          v.nvmlReturn = kErrorNotSupported;
+        else
+          v.value.ullVal = static_cast<unsigned long long>(n);
         break;
       }
       case kFieldRetiredSingleBit:
@@ -112,20 +125,28 @@ NVML_EXPORT Return nvmlDeviceGetFieldValues(nvmlDevice_st* device, int count, Fi
         }
         break;
       case kFieldPcieReplayCounter:
-        if (Unsupported(d, "pcie_counters")) v.nvmlReturn = kErrorNotSupported;
-        else v.value.ullVal = static_cast<unsigned long long>(d.g->pcie_replays);
+        if (Unsupported(d, "pcie_counters"))
+          v.nvmlReturn = kErrorNotSupported;
+        else
+          v.value.ullVal = static_cast<unsigned long long>(d.g->pcie_replays);
         break;
       case kFieldMemoryTemp:  // The simulated HBM runs 5 C above the GPU.
         v.valueType = kValueTypeUnsignedInt;
-        if (Unsupported(d, "temperature")) v.nvmlReturn = kErrorNotSupported;
-        else v.value.uiVal = static_cast<unsigned>(d.g->temperature_celsius + 5);
+        if (Unsupported(d, "temperature"))
+          v.nvmlReturn = kErrorNotSupported;
+        else
+          v.value.uiVal = static_cast<unsigned>(d.g->temperature_celsius + 5);
         break;
       case kFieldNvlinkThroughputDataTx:
       case kFieldNvlinkThroughputDataRx:  // The world moves no data over NVLink.
-        if (d.g->nvlink_active.empty()) v.nvmlReturn = kErrorNotSupported;
-        else v.value.ullVal = 0;
+        if (d.g->nvlink_active.empty())
+          v.nvmlReturn = kErrorNotSupported;
+        else
+          v.value.ullVal = 0;
         break;
-      default: v.nvmlReturn = kErrorNotSupported; break;
+      default:
+        v.nvmlReturn = kErrorNotSupported;
+        break;
     }
   }
   return kSuccess;
@@ -156,7 +177,8 @@ NVML_EXPORT Return nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_st* device, un
   if (pci == nullptr) return kErrorInvalidArgument;
   if (d.spec->nvlink_peers.empty() || link >= d.g->nvlink_active.size()) return kErrorInvalidArgument;
   // Link i joins the i-th peer, round robin (sim::NvlinkLinkCount).
-  return nvmlDeviceGetPciInfo_v3(Fake().Handle(d.spec->nvlink_peers[link % d.spec->nvlink_peers.size()]), pci);
+  return nvmlDeviceGetPciInfo_v3(Fake().Handle(d.spec->nvlink_peers[link % d.spec->nvlink_peers.size()]),
+                                 pci);
 }
 
 NVML_EXPORT Return nvmlDeviceGetNumaNodeId(nvmlDevice_st* device, unsigned* node) {
@@ -184,8 +206,11 @@ NVML_EXPORT Return nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_st* a, nvmlDev
   Dev db = Open(b);
   if (db.r != kSuccess) return db.r;
   if (level == nullptr) return kErrorInvalidArgument;
-  if (da.index == db.index) *level = 0;                                // INTERNAL
-  else if (da.spec->numa_node == db.spec->numa_node) *level = 40;      // NODE
-  else *level = 50;                                                    // SYSTEM
+  if (da.index == db.index)
+    *level = 0;  // INTERNAL
+  else if (da.spec->numa_node == db.spec->numa_node)
+    *level = 40;  // NODE
+  else
+    *level = 50;  // SYSTEM
   return kSuccess;
 }

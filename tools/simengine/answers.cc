@@ -35,7 +35,8 @@ json OllamaMetrics(json j, int tokens) {
 }  // namespace
 
 std::string PromptOf(const json& request) {
-  if (request.contains("prompt") && request["prompt"].is_string()) return request["prompt"].get<std::string>();
+  if (request.contains("prompt") && request["prompt"].is_string())
+    return request["prompt"].get<std::string>();
   std::string out;
   if (request.contains("messages") && request["messages"].is_array()) {
     for (const json& m : request["messages"]) {
@@ -51,7 +52,8 @@ std::vector<std::string> AnswerWords(const std::string& prompt, int tokens) {
   uint64_t h = Fnv1a(prompt);
   std::vector<std::string> words;
   for (int i = 0; i < tokens; ++i) {
-    words.push_back(i == 0 ? fmt::format("sim-{:08x}", static_cast<uint32_t>(h)) : fmt::format(" w{}", (h >> (i % 48)) % 1000));
+    words.push_back(i == 0 ? fmt::format("sim-{:08x}", static_cast<uint32_t>(h))
+                           : fmt::format(" w{}", (h >> (i % 48)) % 1000));
   }
   return words;
 }

@@ -8,10 +8,9 @@
 // Pure; thread-safe.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace tarmac::simengine {
 

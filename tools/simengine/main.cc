@@ -14,13 +14,12 @@
 // in flight are abandoned, as a real server abandons those whose clients
 // have gone (a backfill runner closes its requests before it stops the
 // engine).
+#include <fmt/format.h>
+#include <httplib.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <httplib.h>
-#include <fmt/format.h>
-
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -68,7 +67,11 @@ class Residency {
  public:
   Residency(tarmac::sim::World* world, tarmac::sim::CudaDevices gpus, int64_t memory_bytes, double util,
             std::string command)
-      : world_(world), gpus_(std::move(gpus)), memory_bytes_(memory_bytes), util_(util), command_(std::move(command)) {}
+      : world_(world),
+        gpus_(std::move(gpus)),
+        memory_bytes_(memory_bytes),
+        util_(util),
+        command_(std::move(command)) {}
 
   // Loads `model` (unloading another first); an error text when it does not fit.
   std::string Load(const std::string& model) {
@@ -140,7 +143,9 @@ class Engine {
   Engine(const Options& o, Residency* residency) : o_(o), residency_(residency) {}
 
   void Serve(httplib::Server* server) {
-    server->Get("/", [](const httplib::Request&, httplib::Response& res) { res.set_content("Ollama is running", "text/plain"); });
+    server->Get("/", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content("Ollama is running", "text/plain");
+    });
     server->Get("/health", [](const httplib::Request&, httplib::Response& res) {
       res.set_content(R"({"status":"ok"})", "application/json");
     });
@@ -149,27 +154,35 @@ class Engine {
     });
     server->Get("/api/tags", [this](const httplib::Request&, httplib::Response& res) {
       json models = json::array();
-      for (const std::string& m : o_.models) models.push_back({{"name", m}, {"model", m}, {"size", residency_->memory_bytes()}});
+      for (const std::string& m : o_.models)
+        models.push_back({{"name", m}, {"model", m}, {"size", residency_->memory_bytes()}});
       res.set_content(json{{"models", models}}.dump(), "application/json");
     });
     server->Get("/api/ps", [this](const httplib::Request&, httplib::Response& res) {
       json models = json::array();
       std::string loaded = residency_->loaded();
       if (!loaded.empty()) {
-        models.push_back({{"name", loaded}, {"model", loaded}, {"size", residency_->memory_bytes()},
-                          {"size_vram", residency_->memory_bytes()}, {"expires_at", "2318-01-01T00:00:00Z"}});
+        models.push_back({{"name", loaded},
+                          {"model", loaded},
+                          {"size", residency_->memory_bytes()},
+                          {"size_vram", residency_->memory_bytes()},
+                          {"expires_at", "2318-01-01T00:00:00Z"}});
       }
       res.set_content(json{{"models", models}}.dump(), "application/json");
     });
     server->Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
       json data = json::array();
-      for (const std::string& m : o_.models) data.push_back({{"id", m}, {"object", "model"}, {"owned_by", "tarmac"}});
+      for (const std::string& m : o_.models)
+        data.push_back({{"id", m}, {"object", "model"}, {"owned_by", "tarmac"}});
       res.set_content(json{{"object", "list"}, {"data", data}}.dump(), "application/json");
     });
-    for (auto [path, api] : {std::pair{"/api/generate", Api::kOllamaGenerate}, std::pair{"/api/chat", Api::kOllamaChat},
-                             std::pair{"/v1/completions", Api::kOpenAiCompletions},
-                             std::pair{"/v1/chat/completions", Api::kOpenAiChat}}) {
-      server->Post(path, [this, api = api](const httplib::Request& req, httplib::Response& res) { Infer(api, req, res); });
+    for (auto [path, api] :
+         {std::pair{"/api/generate", Api::kOllamaGenerate}, std::pair{"/api/chat", Api::kOllamaChat},
+          std::pair{"/v1/completions", Api::kOpenAiCompletions},
+          std::pair{"/v1/chat/completions", Api::kOpenAiChat}}) {
+      server->Post(path, [this, api = api](const httplib::Request& req, httplib::Response& res) {
+        Infer(api, req, res);
+      });
     }
   }
 
@@ -184,13 +197,15 @@ class Engine {
   void Infer(Api api, const httplib::Request& req, httplib::Response& res) {
     bool is_ollama = api == Api::kOllamaGenerate || api == Api::kOllamaChat;
     json body = json::parse(req.body, nullptr, false);
-    if (!body.is_object()) return Fail(api, res, 400, "invalid JSON in the request body", "invalid_request_error");
+    if (!body.is_object())
+      return Fail(api, res, 400, "invalid JSON in the request body", "invalid_request_error");
     if (!body.contains("model") || !body["model"].is_string()) {
       return Fail(api, res, 400, "model is required", "invalid_request_error");
     }
     std::string model = body["model"].get<std::string>();
     if (std::find(o_.models.begin(), o_.models.end(), model) == o_.models.end()) {
-      return Fail(api, res, 404, fmt::format("model \"{}\" not found, try pulling it first", model), "not_found_error");
+      return Fail(api, res, 404, fmt::format("model \"{}\" not found, try pulling it first", model),
+                  "not_found_error");
     }
     if (!is_ollama && body.contains("max_tokens") &&
         (!body["max_tokens"].is_number_integer() || body["max_tokens"].get<int64_t>() < 1)) {
@@ -204,12 +219,14 @@ class Engine {
         std::string error = residency_->Load(model);
         if (!error.empty()) return Fail(api, res, 500, error, "api_error");
       }
-      res.set_content(json{{"model", model}, {"done", true}, {"done_reason", unload ? "unload" : "load"}}.dump(),
-                      "application/json");
+      res.set_content(
+          json{{"model", model}, {"done", true}, {"done_reason", unload ? "unload" : "load"}}.dump(),
+          "application/json");
       return;
     }
     int n = ++served_;
-    if (o_.fail_every > 0 && n % o_.fail_every == 0) return Fail(api, res, 500, "simulated engine failure", "api_error");
+    if (o_.fail_every > 0 && n % o_.fail_every == 0)
+      return Fail(api, res, 500, "simulated engine failure", "api_error");
     if (o_.hang_every > 0 && n % o_.hang_every == 0) {
       while (!is_stopping_) Sleep(50);
       return Fail(api, res, 503, "shutting down", "api_error");
@@ -256,9 +273,10 @@ int Fail(const std::string& message, int code = 1) {
 int main(int argc, char** argv) {
   using namespace tarmac;  // NOLINT: main only.
   Options o;
-  CLI::App app("tarmac-simengine: a stand-in inference server (Ollama and OpenAI APIs) on tarmac's simulated GPUs.\n"
-               "Uses the GPUs in CUDA_VISIBLE_DEVICES (indices or UUIDs; unset means all).",
-               "tarmac-simengine");
+  CLI::App app(
+      "tarmac-simengine: a stand-in inference server (Ollama and OpenAI APIs) on tarmac's simulated GPUs.\n"
+      "Uses the GPUs in CUDA_VISIBLE_DEVICES (indices or UUIDs; unset means all).",
+      "tarmac-simengine");
   app.add_option("--host", o.host, "Address to listen on")->default_str("127.0.0.1");
   app.add_option("--port", o.port, "Port to listen on; 0 picks a free one")->default_str("11434");
   app.add_option("--port-file", o.port_file, "Write the port listened on to this file");
@@ -267,16 +285,24 @@ int main(int argc, char** argv) {
   app.add_option("--util", o.util_percent, "SM utilization while a model is loaded, in percent")
       ->check(CLI::Range(0.0, 100.0))
       ->default_str("90");
-  app.add_option("--latency-ms", o.latency_ms, "Time to the first token")->check(CLI::NonNegativeNumber)->default_str("20");
-  app.add_option("--token-ms", o.token_ms, "Time per token after the first")->check(CLI::NonNegativeNumber)->default_str("0");
+  app.add_option("--latency-ms", o.latency_ms, "Time to the first token")
+      ->check(CLI::NonNegativeNumber)
+      ->default_str("20");
+  app.add_option("--token-ms", o.token_ms, "Time per token after the first")
+      ->check(CLI::NonNegativeNumber)
+      ->default_str("0");
   app.add_option("--tokens", o.tokens, "Tokens per answer")->check(CLI::Range(1, 100000))->default_str("16");
   app.add_flag("--preload", o.preload, "Load the first model at start");
-  app.add_option("--fail-every", o.fail_every, "Every Nth request answers 500")->check(CLI::NonNegativeNumber);
-  app.add_option("--hang-every", o.hang_every, "Every Nth request never answers")->check(CLI::NonNegativeNumber);
+  app.add_option("--fail-every", o.fail_every, "Every Nth request answers 500")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--hang-every", o.hang_every, "Every Nth request never answers")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--crash-after", o.crash_after, "The Nth request kills the server mid-answer (exit 70)")
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--slow-stream-ms", o.slow_stream_ms, "Extra pause between streamed chunks")->check(CLI::NonNegativeNumber);
-  app.add_flag("--refuse-unload", o.refuse_unload, "Answer unload requests but keep the model (and its memory)");
+  app.add_option("--slow-stream-ms", o.slow_stream_ms, "Extra pause between streamed chunks")
+      ->check(CLI::NonNegativeNumber);
+  app.add_flag("--refuse-unload", o.refuse_unload,
+               "Answer unload requests but keep the model (and its memory)");
   app.add_option("--scenario", o.world.scenario_path, "Scenario file")->envname("TARMAC_SIM_SCENARIO");
   app.add_option("--sim-dir", o.world.dir, "World directory")->envname("TARMAC_SIM_DIR");
   try {
@@ -323,7 +349,8 @@ int main(int argc, char** argv) {
     Status written = WriteFileAtomically(o.port_file, std::to_string(port) + "\n");
     if (!written.ok()) return Fail(written.message());
   }
-  std::fprintf(stderr, "tarmac-simengine: pid %d serving %s on http://%s:%d (GPU memory %s per GPU when loaded)\n",
+  std::fprintf(stderr,
+               "tarmac-simengine: pid %d serving %s on http://%s:%d (GPU memory %s per GPU when loaded)\n",
                getpid(), o.models.front().c_str(), o.host.c_str(), port, FormatBytes(bytes.value()).c_str());
   std::atomic<bool> done{false};
   std::thread beats([&] {

@@ -5,13 +5,13 @@
 // each and runs a utilization pattern until --seconds pass or it is
 // signalled. It vanishes from the GPUs when the process ends, even by
 // SIGKILL, because readers check that its PID (and start time) still live.
+#include <fmt/format.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
-#include <fmt/format.h>
 
 #include "common/clock.h"
 #include "common/units.h"
@@ -30,18 +30,22 @@ int Fail(const std::string& message, int code = 1) {
 
 int main(int argc, char** argv) {
   using namespace tarmac;  // NOLINT: main only.
-  CLI::App app("tarmac-simload: a stand-in for a CUDA program on tarmac's simulated GPUs.\n"
-               "Uses the GPUs in CUDA_VISIBLE_DEVICES (indices, GPU UUIDs or MIG- UUIDs; unset means all).",
-               "tarmac-simload");
+  CLI::App app(
+      "tarmac-simload: a stand-in for a CUDA program on tarmac's simulated GPUs.\n"
+      "Uses the GPUs in CUDA_VISIBLE_DEVICES (indices, GPU UUIDs or MIG- UUIDs; unset means all).",
+      "tarmac-simload");
   std::string memory = "1GiB";
   double util_percent = 50;
   std::string pattern_name = "steady";
   double seconds = 0;
   sim::WorldOptions world_options;
   app.add_option("--memory", memory, "Memory to claim on each GPU, e.g. 20GiB")->default_str("1GiB");
-  app.add_option("--util", util_percent, "Peak SM utilization in percent")->check(CLI::Range(0.0, 100.0))->default_str("50");
+  app.add_option("--util", util_percent, "Peak SM utilization in percent")
+      ->check(CLI::Range(0.0, 100.0))
+      ->default_str("50");
   double tensor_percent = 0;
-  app.add_option("--tensor", tensor_percent, "Share of its busy time in tensor pipes, in percent (what GPM counts)")
+  app.add_option("--tensor", tensor_percent,
+                 "Share of its busy time in tensor pipes, in percent (what GPM counts)")
       ->check(CLI::Range(0.0, 100.0))
       ->default_str("0");
   app.add_option("--pattern", pattern_name, "steady, bursty (on 8 s of every 20) or idle (holds memory only)")
@@ -103,7 +107,8 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "tarmac-simload: pid %d on GPU %s: %s each, %.0f%% %s\n", getpid(), names.c_str(),
                FormatBytes(bytes.value()).c_str(), util_percent, pattern_name.c_str());
 
-  std::chrono::steady_clock::time_point end = clock->SteadyNow() +
+  std::chrono::steady_clock::time_point end =
+      clock->SteadyNow() +
       std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
   for (;;) {
     w.registry().Heartbeat(path.value()).IgnoreError();
