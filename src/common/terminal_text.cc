@@ -115,19 +115,11 @@ std::string ForTerminal(std::string_view foreign) { return Visible(foreign, fals
 std::string ForTerminalLines(std::string_view text) { return Visible(text, true); }
 
 bool IsTerminalSafe(std::string_view text) {
-  for (size_t i = 0; i < text.size();) {
-    unsigned char c = static_cast<unsigned char>(text[i]);
-    if (c < 0x80) {
-      if (c < 0x20 || c == 0x7f) return false;
-      ++i;
-      continue;
-    }
-    uint32_t cp = 0;
-    size_t length = Utf8Length(text, i, &cp);
-    if (length == 0 || IsHiddenCodePoint(cp)) return false;
-    i += length;
-  }
-  return true;
+  // Safe when ForTerminal would change nothing but double its backslashes.
+  std::string doubled;
+  doubled.reserve(text.size());
+  for (char c : text) doubled.append(c == '\\' ? 2 : 1, c);
+  return Visible(text, false) == doubled;
 }
 
 }  // namespace tarmac

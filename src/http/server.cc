@@ -170,19 +170,6 @@ class ConnectionStream : public httplib::Stream {
 // line and headers.
 bool IsWholeHead(const std::string& head) { return head.find("\r\n\r\n") != std::string::npos; }
 
-std::string PlainAnswer(int status, std::string_view reason, std::string_view text,
-                        std::string_view extra = "") {
-  return fmt::format(
-      "HTTP/1.1 {} {}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n{}Connection: close\r\n\r\n{}\n",
-      status, reason, text.size() + 1, extra, text);
-}
-
-bool SameNameIgnoringCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(x) == std::tolower(y);
-         });
-}
-
 // /health and /metrics are answered before other paths: a probe or a
 // scrape never queues behind the API.
 bool IsPriorityPath(const std::string& head) {
@@ -266,23 +253,6 @@ class HttpServer::Engine : public httplib::Server {
   }
 };
 
-Status ParseListen(const std::string& listen, std::string* host, int* port) {
-  size_t colon = listen.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 >= listen.size()) {
-    return Status::InvalidArgument("http listen address: expected HOST:PORT", listen);
-  }
-  *host = listen.substr(0, colon);
-  if (host->size() >= 2 && host->front() == '[' && host->back() == ']')
-    *host = host->substr(1, host->size() - 2);
-  std::string digits = listen.substr(colon + 1);
-  if (digits.size() > 5 || digits.find_first_not_of("0123456789") != std::string::npos) {
-    return Status::InvalidArgument("http listen address: bad port", listen);
-  }
-  *port = std::stoi(digits);
-  if (*port > 65535) return Status::InvalidArgument("http listen address: port above 65535", listen);
-  return Status::OK();
-}
-
 HttpServer::HttpServer(HttpOptions options, Logger* logger) : options_(std::move(options)), logger_(logger) {}
 
 HttpServer::~HttpServer() { Stop(); }
@@ -362,44 +332,10 @@ Status HttpServer::Bind() {
   return Status::OK();
 }
 
-std::string Request::Param(const std::string& key, const std::string& fallback) const {
-  auto it = params.find(key);
-  return it == params.end() ? fallback : it->second;
-}
-
-Status RouteTable::Add(std::string path, std::function<Response()> handler) {
-  return Add(std::move(path), [handler = std::move(handler)](const Request&) { return handler(); });
-}
-
 std::string HttpServer::url() const {
   std::string host = host_.empty() ? "0.0.0.0" : host_;
   if (host.find(':') != std::string::npos) host = "[" + host + "]";
   return fmt::format("{}://{}:{}/", tls_ != nullptr ? "https" : "http", host, port_);
-}
-
-bool IsLoopbackHost(const std::string& host) {
-  if (host == "localhost" || host == "::1") return true;
-  in_addr v4{};
-  return ::inet_pton(AF_INET, host.c_str(), &v4) == 1 && (ntohl(v4.s_addr) >> 24) == 127;
-}
-
-bool IsOpenPath(const std::string& path) {
-  return path == "/health" || path == "/metrics" || path == "/" || path == "/console.js" ||
-         path == "/console.css";
-}
-
-Status RouteTable::Add(std::string path, Handler handler) {
-  if (path.empty() || path[0] != '/')
-    return Status::InvalidArgument("http: a route's path starts with /", path);
-  for (const auto& [p, h] : routes_) {
-    if (p == path) return Status::InvalidArgument("http: the route is taken", path);
-  }
-  routes_.emplace_back(std::move(path), std::move(handler));
-  return Status::OK();
-}
-
-void RouteTable::WrapEach(const std::function<Handler(const std::string& path, Handler handler)>& wrap) {
-  for (auto& [path, handler] : routes_) handler = wrap(path, std::move(handler));
 }
 
 Status HttpServer::Start(RouteTable routes) {
@@ -641,44 +577,6 @@ bool HttpServer::ReadHead(Waiting& w) {
   if (wait == TlsWait::kFailed) return false;
   w.want = wait == TlsWait::kWrite ? POLLOUT : POLLIN;
   return true;
-}
-
-std::optional<std::string> HeadRefusal(std::string_view head) {
-  size_t end = head.find("\r\n\r\n");
-  size_t head_size = end == std::string_view::npos ? head.size() : end + 4;
-  if (head_size > kMaxHeadBytes) {
-    size_t line_end = head.find("\r\n");
-    if (line_end == std::string_view::npos || line_end > kMaxHeadBytes) {
-      return PlainAnswer(414, "URI Too Long",
-                         fmt::format("the request line is over {} bytes", kMaxHeadBytes));
-    }
-    return PlainAnswer(431, "Request Header Fields Too Large",
-                       fmt::format("the request's headers are over {} bytes", kMaxHeadBytes));
-  }
-  if (end == std::string_view::npos) return std::nullopt;  // Not whole yet.
-  std::string_view method = head.substr(0, head.find(' '));
-  if (method != "GET" && method != "HEAD") {
-    return PlainAnswer(405, "Method Not Allowed", "this server answers GET and HEAD only",
-                       "Allow: GET, HEAD\r\n");
-  }
-  std::string_view lines = head.substr(0, end);
-  for (size_t at = lines.find("\r\n"); at != std::string_view::npos;) {
-    size_t next = lines.find("\r\n", at + 2);
-    std::string_view line =
-        lines.substr(at + 2, next == std::string_view::npos ? std::string_view::npos : next - at - 2);
-    at = next;
-    size_t colon = line.find(':');
-    if (colon == std::string_view::npos) continue;
-    std::string_view name = line.substr(0, colon);
-    std::string_view value = line.substr(colon + 1);
-    while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
-    while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
-    if (SameNameIgnoringCase(name, "transfer-encoding") ||
-        (SameNameIgnoringCase(name, "content-length") && value != "0")) {
-      return PlainAnswer(400, "Bad Request", "a request to this server carries no body (GET and HEAD only)");
-    }
-  }
-  return std::nullopt;
 }
 
 void HttpServer::Refuse(Waiting& w, const std::string& answer) {

@@ -45,6 +45,7 @@
 #include "common/log.h"
 #include "common/mutex.h"
 #include "common/result.h"
+#include "http/head_refusal.h"
 
 namespace tarmac::http {
 
@@ -55,19 +56,6 @@ inline constexpr int kListenBacklog = 1024;
 // Connections waiting for their request head: from one address, in all.
 inline constexpr size_t kMaxWaitingPerAddress = 256;
 inline constexpr size_t kMaxWaiting = 2048;
-// A request head longer than this is refused (cpp-httplib caps the line
-// and each header at 8 KiB).
-inline constexpr size_t kMaxHeadBytes = 16 * 1024;
-
-// What the head reader answers by itself before closing the connection, or
-// nothing for a head the server serves. `head` is what the connection has
-// sent so far. A head over kMaxHeadBytes: 414 when even its request line
-// is, else 431. A method other than GET and HEAD: 405. A whole head that
-// announces a body (Content-Length other
-// than 0, or any Transfer-Encoding): 400, since the server takes GET and
-// HEAD only and a body left on the connection would be read as the next
-// request (the shape of request smuggling behind a proxy). Pure.
-std::optional<std::string> HeadRefusal(std::string_view head);
 
 struct HttpOptions {
   std::string listen = "127.0.0.1:9477";  // HOST:PORT; port 0 picks a free one.

@@ -246,6 +246,18 @@ TEST_F(HostileUserTest, RegressionALoansDetachedChildIsTheLoansAndEndsWithIt) {
   EXPECT_EQ(::kill(static_cast<pid_t>(lender_pid), 0), 0) << "the lender's process was signalled";
 }
 
+// Leases' tokens are in leases.db: another user reads neither it nor its
+// log (docs/protocol.md: a token goes to its lease's owner and admins).
+TEST_F(HostileUserTest, RegressionNobodyReadsTheLeaseTokensFile) {
+  StartLeaseAgent();
+  json held = Call("lease.request", {{"gpus", 1}, {"kind", "reservation"}});
+  ASSERT_EQ(held.value("state", ""), "granted") << held.dump();
+  std::string db = dir_.path() + "/state/leases.db";
+  EXPECT_NE(AsNobody("cat " + db + " > /dev/null").exit_code, 0);
+  EXPECT_NE(AsNobody("cat " + db + "-wal > /dev/null").exit_code, 0);
+  EXPECT_EQ(Stat(db).st_mode & 077, 0u);
+}
+
 TEST_F(HostileUserTest, RegressionLinksPlantedInTheBatchFolderCannotBePlacedOrFollowed) {
   Child* agent = StartLeaseAgent();
   SubmitAsNobody();

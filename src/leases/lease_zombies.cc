@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// zombies.kill: the zombies the tracker found, terminated for their owner
+// or an admin through the verified path, each refusal an event.
+#include <fmt/format.h>
+#include <signal.h>
+
+#include "ipc/method_table.h"
+#include "leases/lease_service.h"
+
+namespace tarmac::leases {
+
+using nlohmann::json;
+
+Result<json> LeaseService::KillZombies(const json& params, const sched::Caller& caller, TimePoint now) {
+  std::optional<int64_t> only;
+  if (params.contains("pid")) {
+    Result<int64_t> pid = ipc::IdParam(params, "pid");
+    if (!pid.ok()) return pid.status();
+    only = pid.value();
+  }
+  json terminated = json::array();
+  json refused = json::array();
+  json skipped = json::array();
+  bool matched = false;
+  Actor actor{caller.uid, caller.user};
+  for (const sched::ZombieEvidence& z : zombies_.Zombies()) {
+    if (only && z.pid != *only) continue;
+    matched = true;
+    json entry = {{"pid", z.pid}, {"gpu", z.gpu_index}, {"user", z.user}};
+    if (!caller.is_admin && caller.uid != z.uid) {
+      entry["why"] =
+          fmt::format("pid {} belongs to {}; only its owner or an admin may terminate it", z.pid, z.user);
+      Event("refused", z.lease_id.value_or(0), z.uid, z.user, {z.gpu_index}, actor,
+            "zombies.kill: " + entry["why"].get<std::string>());
+      refused.push_back(entry);
+      continue;
+    }
+    Status s = processes_->Signal({z.pid, z.start_ticks}, z.uid, SIGTERM);
+    if (!s.ok()) {
+      entry["why"] = s.message();
+      Event("zombie_skipped", z.lease_id.value_or(0), z.uid, z.user, {z.gpu_index}, actor,
+            fmt::format("pid {} not signalled: {}", z.pid, s.message()));
+      skipped.push_back(entry);
+      continue;
+    }
+    Event("zombie_terminated", z.lease_id.value_or(0), z.uid, z.user, {z.gpu_index}, actor,
+          fmt::format("SIGTERM to pid {} ({}): {}", z.pid, z.name, z.why));
+    terminations_.push_back(
+        {z.lease_id.value_or(0), z.uid, {{z.pid, z.start_ticks}}, now + policy_.kill_grace});
+    terminated.push_back(entry);
+  }
+  if (only && !matched)
+    return Status::NotFound(fmt::format("pid {} is not a zombie (see tarmac zombies)", *only));
+  return json{{"terminated", terminated}, {"refused", refused}, {"skipped", skipped}};
+}
+
+}  // namespace tarmac::leases
