@@ -190,6 +190,14 @@ class Agent {
 
  private:
   void OnTick(const std::shared_ptr<const fleet::Snapshot>& s);
+  // Serve's steps: what the agent says of itself (info_); the API's method
+  // table and the Unix socket's server; the doctor's watch; the HTTP routes
+  // (web_ given them); and, once the socket answers, the workers.
+  void Describe(const std::string& backend_name);
+  Status MakeApi();
+  void MakeDoctorWatch();
+  Status StartWeb();
+  void StartWorkers(const fleet::FleetView& first);
   void Reload();
   // Backfill's idle_for counts on from each GPU's last use in the history
   // (an agent restarted a minute ago does not make idle GPUs wait again).
@@ -413,6 +421,29 @@ Status Agent::Serve() {
   std::shared_ptr<const fleet::Snapshot> first = sampler_->Latest();
   std::string backend_name =
       first->fleet.backend.empty() ? gpu::BackendKindName(config_.gpu.kind) : first->fleet.backend;
+  Describe(backend_name);
+  RaiseOpenFileLimit(config_.api.max_connections, logger_);
+  if (Status s = MakeApi(); !s.ok()) return s;
+  MakeDoctorWatch();
+  if (web_) {
+    if (Status s = StartWeb(); !s.ok()) return s;
+  }
+  if (Status s = server_->Start(); !s.ok()) return s;
+  StartWorkers(first->fleet);
+  systemd_->Notify("READY=1");
+  size_t gpu_count = first->fleet.gpus.size();
+  if (first->fleet.backend_error.empty()) {
+    logger_->Log(LogLevel::kInfo, "agent: ready: {} GPU{} via {}, sampling every {} ms, serving {}",
+                 gpu_count, gpu_count == 1 ? "" : "s", backend_name, config_.sampler.fast_interval.count(),
+                 config_.agent.socket_path);
+  } else {
+    logger_->Log(LogLevel::kWarning, "agent: ready without GPUs (waiting for the driver), serving {}",
+                 config_.agent.socket_path);
+  }
+  return Status::OK();
+}
+
+void Agent::Describe(const std::string& backend_name) {
   info_.version = TARMAC_VERSION;
   info_.pid = getpid();
   info_.backend = backend_name;
@@ -435,7 +466,9 @@ Status Agent::Serve() {
   leases::LeaseService* leases = leases_.get();
   info_.lease_marks = [leases]() -> std::shared_ptr<const fleet::LeaseMarks> { return leases->Marks(); };
   info_.lease_state = [leases] { return leases->StateJson(); };
-  RaiseOpenFileLimit(config_.api.max_connections, logger_);
+}
+
+Status Agent::MakeApi() {
   // Every API method, from one table.
   sampler::Sampler* sampler = sampler_.get();
   const AgentInfo* info = &info_;
@@ -446,7 +479,7 @@ Status Agent::Serve() {
         fleet::SamplerStats stats = sampler->stats();
         return AnswerSnapshotMethod(request, peer, *info, snapshot.get(), &stats, &sampler->history());
       },
-      leases, backfill_.get());
+      leases_.get(), backfill_.get());
   if (!s.ok()) return s;
   ipc::ServerOptions server_options = config_.api;
   server_options.socket_path = config_.agent.socket_path;
@@ -460,7 +493,13 @@ Status Agent::Serve() {
         return methods->Dispatch(decoded.request, peer, reply);
       },
       clock_, logger_);
+  return Status::OK();
+}
+
+void Agent::MakeDoctorWatch() {
   // The doctor's cheap checks on a schedule ([doctor]).
+  sampler::Sampler* sampler = sampler_.get();
+  leases::LeaseService* leases = leases_.get();
   store::StoreWriter* history = history_.get();
   DoctorWatchOptions doctor;
   doctor.watch = config_.doctor;
@@ -476,68 +515,74 @@ Status Agent::Serve() {
   };
   doctor_ = std::make_unique<DoctorWatch>(std::move(doctor), clock_, logger_);
   doctor_for_ticks_.store(doctor_.get());
-  if (web_) {
-    http::RouteTable routes;
-    DoctorWatch* watch = doctor_.get();
-    HttpRouteHooks hooks;
-    hooks.problems = [leases, history] { return Problems(*leases, history); };
-    hooks.lease_marks = [leases]() -> std::shared_ptr<const fleet::LeaseMarks> { return leases->Marks(); };
-    hooks.lease_figures = [leases, backfill = backfill_.get(), watch, plugin = plugin_.get(),
-                           pods = pods_.get()] {
-      fleet::LeaseFigures f = leases->figures();
-      backfill->AddFigures(&f);
-      f.doctor_findings = watch->Counts();
-      if (plugin != nullptr) f.kube_plugin_registered = plugin->Problem().empty();
-      if (pods != nullptr && pods->is_listing()) {
-        f.kube_pod_resources_up = pods->lists() > 0 && pods->Problem().empty();
-      }
-      return f;
-    };
-    hooks.findings = [watch, plugin = plugin_.get(), pods = pods_.get()] {
-      std::string found = watch->Problem();
-      // Named, without failing /health: the agent serves on.
-      for (std::string more : {plugin != nullptr ? plugin->Problem() : std::string(),
-                               pods != nullptr ? pods->Problem() : std::string()}) {
-        if (!more.empty()) found += (found.empty() ? "kubernetes: " : "; kubernetes: ") + more;
-      }
-      return found;
-    };
-    s = AddHttpRoutes(&routes, config_, TARMAC_VERSION, sampler, counters_.get(), clock_, std::move(hooks),
-                      &metrics_pages_);
-    if (s.ok()) {
-      WebRouteHooks web;
-      web.methods = &methods_;
-      web.sampler = sampler;
-      web.status = [sampler, info = &info_] { return SnapshotStatus(*info, *sampler->Latest()); };
-      web.status_text = [sampler, info = &info_](std::string* out,
-                                                 const std::function<void(nlohmann::json*)>& edit) {
-        AppendSnapshotStatus(out, *info, *sampler->Latest(), edit);
-      };
-      web.doctor = [watch] {
-        nlohmann::json findings = nlohmann::json::array();
-        for (const doctor::Finding& f : watch->Findings()) findings.push_back(doctor::FindingToJson(f));
-        return nlohmann::json{{"runs", watch->runs()}, {"findings", std::move(findings)}};
-      };
-      web.store_path = history != nullptr ? config::StorePath(config_) : std::string();
-      web.pricing = config_.report;
-      web.web = config_.web;
-      s = AddWebRoutes(&routes, std::move(web), clock_, &stream_feed_);
-      if (s.ok()) feed_for_ticks_.store(stream_feed_.get());
-      if (s.ok()) s = AddFleetRoutes(&routes, config_.fleet, clock_);
+}
+
+Status Agent::StartWeb() {
+  sampler::Sampler* sampler = sampler_.get();
+  leases::LeaseService* leases = leases_.get();
+  store::StoreWriter* history = history_.get();
+  http::RouteTable routes;
+  DoctorWatch* watch = doctor_.get();
+  HttpRouteHooks hooks;
+  hooks.problems = [leases, history] { return Problems(*leases, history); };
+  hooks.lease_marks = [leases]() -> std::shared_ptr<const fleet::LeaseMarks> { return leases->Marks(); };
+  hooks.lease_figures = [leases, backfill = backfill_.get(), watch, plugin = plugin_.get(),
+                         pods = pods_.get()] {
+    fleet::LeaseFigures f = leases->figures();
+    backfill->AddFigures(&f);
+    f.doctor_findings = watch->Counts();
+    if (plugin != nullptr) f.kube_plugin_registered = plugin->Problem().empty();
+    if (pods != nullptr && pods->is_listing()) {
+      f.kube_pod_resources_up = pods->lists() > 0 && pods->Problem().empty();
     }
-    if (s.ok()) pages_for_ticks_.store(metrics_pages_.get());
-    // Last, so that it covers every route under /api/.
-    RedactApiRoutes(&routes, config_.web.show_command_lines);
-    if (s.ok()) s = web_->Start(std::move(routes));
-    if (!s.ok()) return s;
-    info_.http = {{"url", web_->url()}, {"token_required", web_->is_token_required()}};
+    return f;
+  };
+  hooks.findings = [watch, plugin = plugin_.get(), pods = pods_.get()] {
+    std::string found = watch->Problem();
+    // Named, without failing /health: the agent serves on.
+    for (std::string more : {plugin != nullptr ? plugin->Problem() : std::string(),
+                             pods != nullptr ? pods->Problem() : std::string()}) {
+      if (!more.empty()) found += (found.empty() ? "kubernetes: " : "; kubernetes: ") + more;
+    }
+    return found;
+  };
+  Status s = AddHttpRoutes(&routes, config_, TARMAC_VERSION, sampler, counters_.get(), clock_,
+                           std::move(hooks), &metrics_pages_);
+  if (s.ok()) {
+    WebRouteHooks web;
+    web.methods = &methods_;
+    web.sampler = sampler;
+    web.status = [sampler, info = &info_] { return SnapshotStatus(*info, *sampler->Latest()); };
+    web.status_text = [sampler, info = &info_](std::string* out,
+                                               const std::function<void(nlohmann::json*)>& edit) {
+      AppendSnapshotStatus(out, *info, *sampler->Latest(), edit);
+    };
+    web.doctor = [watch] {
+      nlohmann::json findings = nlohmann::json::array();
+      for (const doctor::Finding& f : watch->Findings()) findings.push_back(doctor::FindingToJson(f));
+      return nlohmann::json{{"runs", watch->runs()}, {"findings", std::move(findings)}};
+    };
+    web.store_path = history != nullptr ? config::StorePath(config_) : std::string();
+    web.pricing = config_.report;
+    web.web = config_.web;
+    s = AddWebRoutes(&routes, std::move(web), clock_, &stream_feed_);
+    if (s.ok()) feed_for_ticks_.store(stream_feed_.get());
+    if (s.ok()) s = AddFleetRoutes(&routes, config_.fleet, clock_);
   }
-  s = server_->Start();
+  if (s.ok()) pages_for_ticks_.store(metrics_pages_.get());
+  // Last, so that it covers every route under /api/.
+  RedactApiRoutes(&routes, config_.web.show_command_lines);
+  if (s.ok()) s = web_->Start(std::move(routes));
   if (!s.ok()) return s;
+  info_.http = {{"url", web_->url()}, {"token_required", web_->is_token_required()}};
+  return Status::OK();
+}
+
+void Agent::StartWorkers(const fleet::FleetView& first) {
   backfill_->Start();
   doctor_->Start();
   if (plugin_) {
-    UpdateDevices(first->fleet);
+    UpdateDevices(first);
     plugin_->Start();
     {
       MutexLock lock(&mig_plugins_mu_);
@@ -546,17 +591,6 @@ Status Agent::Serve() {
     }
     pods_->Start();
   }
-  systemd_->Notify("READY=1");
-  size_t gpu_count = first->fleet.gpus.size();
-  if (first->fleet.backend_error.empty()) {
-    logger_->Log(LogLevel::kInfo, "agent: ready: {} GPU{} via {}, sampling every {} ms, serving {}",
-                 gpu_count, gpu_count == 1 ? "" : "s", backend_name, config_.sampler.fast_interval.count(),
-                 config_.agent.socket_path);
-  } else {
-    logger_->Log(LogLevel::kWarning, "agent: ready without GPUs (waiting for the driver), serving {}",
-                 config_.agent.socket_path);
-  }
-  return Status::OK();
 }
 
 void Agent::SeedBackfillFromHistory() {

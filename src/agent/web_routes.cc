@@ -210,9 +210,11 @@ json ParamsFromQuery(const std::map<std::string, std::string>& query) {
   return params;
 }
 
-Status AddWebRoutes(http::RouteTable* routes, WebRouteHooks hooks, Clock* clock,
-                    std::shared_ptr<StreamFeed>* feed_out) {
-  auto shared = std::make_shared<const WebRouteHooks>(std::move(hooks));
+namespace {
+
+// The console: its page, script and style, each compressed once and
+// named by content.
+Status AddConsoleRoutes(http::RouteTable* routes) {
   Status s = Status::OK();
   // The page names its script and style by content (console.js?v=HASH), so
   // a browser keeps them without asking again until an agent with other
@@ -258,6 +260,56 @@ Status AddWebRoutes(http::RouteTable* routes, WebRouteHooks hooks, Clock* clock,
       return r;
     });
   }
+  return s;
+}
+
+// The live stream (server-sent events), at most kMaxStreams at once and a
+// client's share of them.
+Status AddStreamRoute(http::RouteTable* routes, const std::shared_ptr<const WebRouteHooks>& shared,
+                      Clock* clock, std::shared_ptr<StreamFeed>* feed_out) {
+  Status s = Status::OK();
+  sampler::Sampler* sampler = shared->sampler;
+  StreamFeed::Sources sources;
+  sources.sequence = [sampler] { return sampler->Latest()->sequence; };
+  sources.ask = [shared](const char* method, json params) {
+    return AskForWeb(*shared, method, std::move(params));
+  };
+  if (shared->status_text) {
+    sources.status_text = [shared](std::string* out) {
+      std::function<void(json*)> edit;
+      if (!shared->web.show_command_lines) edit = [](json* j) { DropCommandLines(j); };
+      shared->status_text(out, edit);
+      return true;
+    };
+  }
+  auto feed = std::make_shared<StreamFeed>(std::move(sources));
+  if (feed_out != nullptr) *feed_out = feed;
+  s = routes->Add("/api/v1/stream", [shared, clock, feed](const http::Request& asked) {
+    // The slot is given back when the answer goes, streamed or not. One
+    // client (a local user, or an address) holds at most its share.
+    std::string client = http::ClientIdentity(asked.peer_address, asked.peer_port, asked.local_port);
+    std::shared_ptr<void> slot = feed->Open(kMaxStreams, client, shared->web.max_streams_per_client);
+    if (slot == nullptr) {
+      return Refusal(503, ipc::kErrorBusy,
+                     fmt::format("{} streams are open already, or {} of this client's ({}; [web] "
+                                 "max_streams_per_client)",
+                                 kMaxStreams, shared->web.max_streams_per_client, client));
+    }
+    http::Response r{200, "text/event-stream", ""};
+    r.stream = [shared, feed, clock, slot](http::StreamSink& sink) {
+      Stream(*shared, feed.get(), clock, sink);
+    };
+    return r;
+  });
+  return s;
+}
+
+}  // namespace
+
+Status AddWebRoutes(http::RouteTable* routes, WebRouteHooks hooks, Clock* clock,
+                    std::shared_ptr<StreamFeed>* feed_out) {
+  auto shared = std::make_shared<const WebRouteHooks>(std::move(hooks));
+  Status s = AddConsoleRoutes(routes);
   for (const char* method : kReadMethods) {
     if (!s.ok()) return s;
     s = routes->Add(ApiPathOf(method), [shared, name = std::string(method)](const http::Request& asked) {
@@ -280,41 +332,7 @@ Status AddWebRoutes(http::RouteTable* routes, WebRouteHooks hooks, Clock* clock,
       return AnswerReport(*shared, asked, clock);
     });
   }
-  if (s.ok()) {
-    sampler::Sampler* sampler = shared->sampler;
-    StreamFeed::Sources sources;
-    sources.sequence = [sampler] { return sampler->Latest()->sequence; };
-    sources.ask = [shared](const char* method, json params) {
-      return AskForWeb(*shared, method, std::move(params));
-    };
-    if (shared->status_text) {
-      sources.status_text = [shared](std::string* out) {
-        std::function<void(json*)> edit;
-        if (!shared->web.show_command_lines) edit = [](json* j) { DropCommandLines(j); };
-        shared->status_text(out, edit);
-        return true;
-      };
-    }
-    auto feed = std::make_shared<StreamFeed>(std::move(sources));
-    if (feed_out != nullptr) *feed_out = feed;
-    s = routes->Add("/api/v1/stream", [shared, clock, feed](const http::Request& asked) {
-      // The slot is given back when the answer goes, streamed or not. One
-      // client (a local user, or an address) holds at most its share.
-      std::string client = http::ClientIdentity(asked.peer_address, asked.peer_port, asked.local_port);
-      std::shared_ptr<void> slot = feed->Open(kMaxStreams, client, shared->web.max_streams_per_client);
-      if (slot == nullptr) {
-        return Refusal(503, ipc::kErrorBusy,
-                       fmt::format("{} streams are open already, or {} of this client's ({}; [web] "
-                                   "max_streams_per_client)",
-                                   kMaxStreams, shared->web.max_streams_per_client, client));
-      }
-      http::Response r{200, "text/event-stream", ""};
-      r.stream = [shared, feed, clock, slot](http::StreamSink& sink) {
-        Stream(*shared, feed.get(), clock, sink);
-      };
-      return r;
-    });
-  }
+  if (s.ok()) s = AddStreamRoute(routes, shared, clock, feed_out);
   return s;
 }
 

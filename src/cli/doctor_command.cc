@@ -103,6 +103,86 @@ CLI::App* AddDoctorCommand(CLI::App* app, DoctorOptions* o, GlobalOptions* globa
   return cmd;
 }
 
+namespace {
+
+// How many readings the doctor takes over its window.
+constexpr int kDoctorReadings = 5;
+
+// The GPUs over `window`: the first reading, then five more, whose
+// throttling is summed per GPU into `sampled`; the last is the fleet judged.
+void SampleGpus(const GlobalOptions& global, Clock* clock, Logger* logger, double window,
+                doctor::DoctorInputs* in_, std::map<int, doctor::ThrottleWindow>* sampled_) {
+  doctor::DoctorInputs& in = *in_;
+  std::map<int, doctor::ThrottleWindow>& sampled = *sampled_;
+  Result<std::unique_ptr<FleetSource>> source = FleetSource::Open(global, clock, logger);
+  auto start = clock->SteadyNow();
+  if (source.ok()) {
+    in.through_agent = source.value()->is_agent();
+    Result<fleet::FleetView> first = source.value()->Read(std::nullopt);
+    if (first.ok())
+      in.fleet = std::move(first).value();
+    else
+      in.gpu_error = first.status().message();
+  } else {
+    in.gpu_error = source.status().message();
+  }
+  for (int i = 1; i <= kDoctorReadings; ++i) {
+    clock->SleepUntil(start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                  std::chrono::duration<double>(window * i / kDoctorReadings)),
+                      std::stop_token());
+    if (!source.ok() || !in.gpu_error.empty()) continue;
+    Result<fleet::FleetView> read = source.value()->Read(std::nullopt);
+    if (!read.ok()) continue;
+    AddReading(read.value(), window / kDoctorReadings, &sampled);
+    if (i == kDoctorReadings) in.fleet = std::move(read).value();
+  }
+}
+
+// The throughput tests asked for with --storage and --network (not with
+// --quick), said on a terminal while they run.
+void MeasureThroughput(const DoctorOptions& o, int64_t storage_bytes, const doctor::Selection& selection,
+                       doctor::DoctorInputs* in_) {
+  doctor::DoctorInputs& in = *in_;
+  auto measures = [&](const char* check) {
+    const doctor::CheckInfo* c = doctor::FindCheck(check);
+    return c != nullptr && doctor::IsSelected(*c, selection);
+  };
+  bool is_tty = ::isatty(STDERR_FILENO);
+  if (!o.storage.empty() && measures("storage")) {
+    if (o.quick) {
+      in.storage_error = "--quick: no throughput test";
+    } else {
+      if (is_tty)
+        std::fprintf(stderr, "tarmac doctor: measuring reads in %s (%s)...\n", o.storage.c_str(),
+                     o.storage_size.c_str());
+      Result<doctor::StorageResult> measured =
+          doctor::MeasureStorage(o.storage, storage_bytes, std::chrono::milliseconds(1000));
+      if (measured.ok())
+        in.storage = measured.value();
+      else
+        in.storage_error = measured.status().message();
+    }
+  }
+  if (!o.network.empty() && measures("network")) {
+    if (o.quick) {
+      in.network_error = "--quick: no throughput test";
+    } else {
+      if (is_tty)
+        std::fprintf(stderr, "tarmac doctor: measuring the network to %s (%d s)...\n", o.network.c_str(),
+                     o.network_seconds);
+      Result<doctor::NetworkResult> measured = doctor::MeasureNetwork(o.network, o.network_seconds);
+      if (measured.ok()) {
+        in.network = measured.value();
+      } else {
+        in.network_error = measured.status().message();
+        in.is_network_unreachable = measured.status().code() == StatusCode::kUnavailable;
+      }
+    }
+  }
+}
+
+}  // namespace
+
 int RunDoctor(const GlobalOptions& global, const DoctorOptions& o, Clock* clock, Logger* logger) {
   doctor::Selection selection{Names(o.only), Names(o.skip)};
   Status valid = doctor::ValidateSelection(selection);
@@ -130,30 +210,8 @@ int RunDoctor(const GlobalOptions& global, const DoctorOptions& o, Clock* clock,
   // The GPUs, and the window: throttling and CPU time are judged over it.
   double window = o.window_seconds > 0 ? o.window_seconds : o.quick ? 0.5 : 2.0;
   std::optional<std::string> stat_before = host.Read("/proc/stat");
-  Result<std::unique_ptr<FleetSource>> source = FleetSource::Open(global, clock, logger);
   std::map<int, doctor::ThrottleWindow> sampled;
-  auto start = clock->SteadyNow();
-  if (source.ok()) {
-    in.through_agent = source.value()->is_agent();
-    Result<fleet::FleetView> first = source.value()->Read(std::nullopt);
-    if (first.ok())
-      in.fleet = std::move(first).value();
-    else
-      in.gpu_error = first.status().message();
-  } else {
-    in.gpu_error = source.status().message();
-  }
-  constexpr int kReadings = 5;
-  for (int i = 1; i <= kReadings; ++i) {
-    clock->SleepUntil(start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                  std::chrono::duration<double>(window * i / kReadings)),
-                      std::stop_token());
-    if (!source.ok() || !in.gpu_error.empty()) continue;
-    Result<fleet::FleetView> read = source.value()->Read(std::nullopt);
-    if (!read.ok()) continue;
-    AddReading(read.value(), window / kReadings, &sampled);
-    if (i == kReadings) in.fleet = std::move(read).value();
-  }
+  SampleGpus(global, clock, logger, window, &in, &sampled);
   std::optional<std::string> stat_after = host.Read("/proc/stat");
   in.hostname = in.fleet.hostname.empty() ? HostName() : in.fleet.hostname;
   StoreAccessOptions store = o.store;
@@ -161,7 +219,7 @@ int RunDoctor(const GlobalOptions& global, const DoctorOptions& o, Clock* clock,
   ReadHistory(store, clock, &in);
   for (auto& [index, w] : sampled) {
     if (in.throttle.count(index)) continue;  // History knows better than a few readings.
-    w.source = fmt::format("{} readings over {:.1f} s", kReadings, window);
+    w.source = fmt::format("{} readings over {:.1f} s", kDoctorReadings, window);
     in.throttle[index] = w;
   }
 
@@ -171,42 +229,7 @@ int RunDoctor(const GlobalOptions& global, const DoctorOptions& o, Clock* clock,
   doctor::GatherHost(host, {wants(doctor::Question::kGpus), wants(doctor::Question::kScheduler)}, &in);
   in.storage_expect_mb_per_s = o.storage_expect_mb_per_s;
   in.network_expect_gbit_per_s = o.network_expect_gbit_per_s;
-  auto measures = [&](const char* check) {
-    const doctor::CheckInfo* c = doctor::FindCheck(check);
-    return c != nullptr && doctor::IsSelected(*c, selection);
-  };
-  bool is_tty = ::isatty(STDERR_FILENO);
-  if (!o.storage.empty() && measures("storage")) {
-    if (o.quick) {
-      in.storage_error = "--quick: no throughput test";
-    } else {
-      if (is_tty)
-        std::fprintf(stderr, "tarmac doctor: measuring reads in %s (%s)...\n", o.storage.c_str(),
-                     o.storage_size.c_str());
-      Result<doctor::StorageResult> measured =
-          doctor::MeasureStorage(o.storage, size.value(), std::chrono::milliseconds(1000));
-      if (measured.ok())
-        in.storage = measured.value();
-      else
-        in.storage_error = measured.status().message();
-    }
-  }
-  if (!o.network.empty() && measures("network")) {
-    if (o.quick) {
-      in.network_error = "--quick: no throughput test";
-    } else {
-      if (is_tty)
-        std::fprintf(stderr, "tarmac doctor: measuring the network to %s (%d s)...\n", o.network.c_str(),
-                     o.network_seconds);
-      Result<doctor::NetworkResult> measured = doctor::MeasureNetwork(o.network, o.network_seconds);
-      if (measured.ok()) {
-        in.network = measured.value();
-      } else {
-        in.network_error = measured.status().message();
-        in.is_network_unreachable = measured.status().code() == StatusCode::kUnavailable;
-      }
-    }
-  }
+  MeasureThroughput(o, size.value(), selection, &in);
 
   doctor::DoctorResult result = doctor::RunPlaybook(in, selection);
   if (host.timed_out()) {

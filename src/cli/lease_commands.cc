@@ -154,59 +154,119 @@ std::string RenderQueue(const json& answer) {
       rows);
 }
 
+namespace {
+
+int Reserve(client::AgentClient& agent, const LeaseCommands& c) {
+  const LeaseAsk& ask = c.reserve_options.ask;
+  Result<json> params = client::LeaseParams(ask, "reservation", "reservation");
+  if (!params.ok()) return LeaseExit("reserve", params.status());
+  Granted granted = AskAndWait(agent, params.value(), "reserve");
+  if (granted.exit_code != 0) return granted.exit_code;
+  const json& l = granted.lease;
+  if (ask.json) {
+    Print(l.dump(2) + "\n");
+    return kExitOk;
+  }
+  std::string exports = "export";
+  for (const auto& [name, value] : client::LeaseEnvironment(l)) exports += " " + name + "=" + value;
+  Print(
+      fmt::format("# tarmac lease {}: GPU {} until {}; tarmac shell opens a shell in it, tarmac release {} "
+                  "gives it back\n{}\n",
+                  l["id"].get<int64_t>(), GpuIndices(l), LocalTime(l["ends_at_unix"].get<double>()),
+                  l["id"].get<int64_t>(), exports));
+  return kExitOk;
+}
+
+int Extend(client::AgentClient& agent, const LeaseCommands& c) {
+  Result<int64_t> id = agent.ChooseLease(c.extend_options.lease, "");
+  if (!id.ok()) return LeaseExit("extend", id.status());
+  Result<std::chrono::milliseconds> by = ParseDurationWithUnit(c.extend_options.by);
+  if (!by.ok()) return LeaseExit("extend", by.status().WithContext("--by"));
+  int64_t seconds = std::chrono::duration_cast<std::chrono::seconds>(by.value()).count();
+  Result<json> l = agent.Call("lease.extend", {{"id", id.value()}, {"seconds", seconds}});
+  if (!l.ok()) return LeaseExit("extend", l.status());
+  Print(c.extend_options.json ? l.value().dump(2) + "\n"
+                              : fmt::format("lease {} now ends at {}\n", id.value(),
+                                            LocalTime(l.value()["ends_at_unix"].get<double>())));
+  return kExitOk;
+}
+
+int Release(client::AgentClient& agent, const LeaseCommands& c) {
+  Result<int64_t> id = agent.ChooseLease(c.release_options.lease, "");
+  if (!id.ok()) return LeaseExit("release", id.status());
+  Result<json> r = agent.ReleaseLease(id.value());
+  if (!r.ok()) return LeaseExit("release", r.status());
+  if (r.value().contains("cancelled")) {
+    Print(fmt::format("request {} cancelled\n", id.value()));
+  } else if (r.value()["released"].is_null()) {
+    Print(fmt::format("lease {} had already ended: {}\n", id.value(),
+                      ForTerminal(r.value().value("reason", ""))));
+  } else {
+    Print(fmt::format("lease {} released\n", id.value()));
+  }
+  return kExitOk;
+}
+
+// `tarmac events`: pages through the log, keeping the newest --limit that
+// match --kind and --since.
+int Events(client::AgentClient& agent, const LeaseCommands& c, Clock* clock) {
+  client::CallOptions once;
+  once.patience = std::chrono::milliseconds(0);
+  const ListOptions& o = c.events_options;
+  std::set<std::string> kinds;
+  for (const std::string& k : SplitCommas(o.kinds)) kinds.insert(k);
+  double since_unix = 0;
+  if (!o.since.empty()) {
+    Result<int64_t> since = ParseTimeSpec(o.since, UnixSeconds(clock->WallNow()));
+    if (!since.ok()) return LeaseExit("events", since.status().WithContext("--since"));
+    since_unix = static_cast<double>(since.value());
+  }
+  auto wanted = [&](const json& e) {
+    return (kinds.empty() || kinds.count(e.value("kind", std::string())) != 0) &&
+           e.value("at_unix", 0.0) >= since_unix;
+  };
+  json all = json::array();
+  int64_t after = o.after;
+  for (;;) {  // Page through, keeping the newest `limit`.
+    Result<json> r = agent.Call("events", {{"after", after}, {"limit", 10000}}, once);
+    if (!r.ok()) return LeaseExit("events", r.status());
+    const json& page = r.value()["events"];
+    for (const json& e : page) {
+      if (wanted(e)) all.push_back(e);
+    }
+    if (page.size() < 10000) break;
+    after = page.back()["seq"].get<int64_t>();  // Paged by the unfiltered log.
+    if (static_cast<int64_t>(all.size()) > 4 * o.limit) all.erase(all.begin(), all.end() - o.limit);
+  }
+  if (static_cast<int64_t>(all.size()) > o.limit) all.erase(all.begin(), all.end() - o.limit);
+  if (o.json) {
+    Print(json{{"events", all}}.dump(2) + "\n");
+    return kExitOk;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const json& e : all) {
+    rows.push_back({std::to_string(e.value("seq", int64_t{0})), LocalTime(e.value("at_unix", 0.0)),
+                    std::to_string(e.value("lease", int64_t{0})), e.value("kind", std::string()),
+                    e.value("user", std::string()), e.value("actor", std::string()),
+                    e.value("detail", std::string())});
+  }
+  Print(rows.empty()
+            ? (kinds.empty() && since_unix == 0 ? "No lease events yet.\n" : "No events match.\n")
+            : RenderTable({{"SEQ", true}, {"TIME"}, {"LEASE", true}, {"EVENT"}, {"USER"}, {"BY"}, {"DETAIL"}},
+                          rows, 100));
+  return kExitOk;
+}
+
+}  // namespace
+
 int RunLeaseCommands(const GlobalOptions& global, const LeaseCommands& c, Clock* clock) {
   if (c.reserve == nullptr) return -1;  // Not registered: another command was named.
   client::AgentClient agent(global.socket);
   client::CallOptions once;
   once.patience = std::chrono::milliseconds(0);
-  if (c.reserve->parsed()) {
-    const LeaseAsk& ask = c.reserve_options.ask;
-    Result<json> params = client::LeaseParams(ask, "reservation", "reservation");
-    if (!params.ok()) return LeaseExit("reserve", params.status());
-    Granted granted = AskAndWait(agent, params.value(), "reserve");
-    if (granted.exit_code != 0) return granted.exit_code;
-    const json& l = granted.lease;
-    if (ask.json) {
-      Print(l.dump(2) + "\n");
-      return kExitOk;
-    }
-    std::string exports = "export";
-    for (const auto& [name, value] : client::LeaseEnvironment(l)) exports += " " + name + "=" + value;
-    Print(
-        fmt::format("# tarmac lease {}: GPU {} until {}; tarmac shell opens a shell in it, tarmac release {} "
-                    "gives it back\n{}\n",
-                    l["id"].get<int64_t>(), GpuIndices(l), LocalTime(l["ends_at_unix"].get<double>()),
-                    l["id"].get<int64_t>(), exports));
-    return kExitOk;
-  }
-  if (c.extend->parsed()) {
-    Result<int64_t> id = agent.ChooseLease(c.extend_options.lease, "");
-    if (!id.ok()) return LeaseExit("extend", id.status());
-    Result<std::chrono::milliseconds> by = ParseDurationWithUnit(c.extend_options.by);
-    if (!by.ok()) return LeaseExit("extend", by.status().WithContext("--by"));
-    int64_t seconds = std::chrono::duration_cast<std::chrono::seconds>(by.value()).count();
-    Result<json> l = agent.Call("lease.extend", {{"id", id.value()}, {"seconds", seconds}});
-    if (!l.ok()) return LeaseExit("extend", l.status());
-    Print(c.extend_options.json ? l.value().dump(2) + "\n"
-                                : fmt::format("lease {} now ends at {}\n", id.value(),
-                                              LocalTime(l.value()["ends_at_unix"].get<double>())));
-    return kExitOk;
-  }
-  if (c.release->parsed()) {
-    Result<int64_t> id = agent.ChooseLease(c.release_options.lease, "");
-    if (!id.ok()) return LeaseExit("release", id.status());
-    Result<json> r = agent.ReleaseLease(id.value());
-    if (!r.ok()) return LeaseExit("release", r.status());
-    if (r.value().contains("cancelled")) {
-      Print(fmt::format("request {} cancelled\n", id.value()));
-    } else if (r.value()["released"].is_null()) {
-      Print(fmt::format("lease {} had already ended: {}\n", id.value(),
-                        ForTerminal(r.value().value("reason", ""))));
-    } else {
-      Print(fmt::format("lease {} released\n", id.value()));
-    }
-    return kExitOk;
-  }
+  if (c.reserve->parsed()) return Reserve(agent, c);
+  if (c.extend->parsed()) return Extend(agent, c);
+  if (c.release->parsed()) return Release(agent, c);
   for (auto [cmd, method, options] :
        {std::tuple{c.leases, "leases", &c.leases_options}, std::tuple{c.queue, "queue", &c.queue_options}}) {
     if (!cmd->parsed()) continue;
@@ -217,52 +277,7 @@ int RunLeaseCommands(const GlobalOptions& global, const LeaseCommands& c, Clock*
                                             : RenderQueue(r.value()));
     return kExitOk;
   }
-  if (c.events->parsed()) {
-    const ListOptions& o = c.events_options;
-    std::set<std::string> kinds;
-    for (const std::string& k : SplitCommas(o.kinds)) kinds.insert(k);
-    double since_unix = 0;
-    if (!o.since.empty()) {
-      Result<int64_t> since = ParseTimeSpec(o.since, UnixSeconds(clock->WallNow()));
-      if (!since.ok()) return LeaseExit("events", since.status().WithContext("--since"));
-      since_unix = static_cast<double>(since.value());
-    }
-    auto wanted = [&](const json& e) {
-      return (kinds.empty() || kinds.count(e.value("kind", std::string())) != 0) &&
-             e.value("at_unix", 0.0) >= since_unix;
-    };
-    json all = json::array();
-    int64_t after = o.after;
-    for (;;) {  // Page through, keeping the newest `limit`.
-      Result<json> r = agent.Call("events", {{"after", after}, {"limit", 10000}}, once);
-      if (!r.ok()) return LeaseExit("events", r.status());
-      const json& page = r.value()["events"];
-      for (const json& e : page) {
-        if (wanted(e)) all.push_back(e);
-      }
-      if (page.size() < 10000) break;
-      after = page.back()["seq"].get<int64_t>();  // Paged by the unfiltered log.
-      if (static_cast<int64_t>(all.size()) > 4 * o.limit) all.erase(all.begin(), all.end() - o.limit);
-    }
-    if (static_cast<int64_t>(all.size()) > o.limit) all.erase(all.begin(), all.end() - o.limit);
-    if (o.json) {
-      Print(json{{"events", all}}.dump(2) + "\n");
-      return kExitOk;
-    }
-    std::vector<std::vector<std::string>> rows;
-    for (const json& e : all) {
-      rows.push_back({std::to_string(e.value("seq", int64_t{0})), LocalTime(e.value("at_unix", 0.0)),
-                      std::to_string(e.value("lease", int64_t{0})), e.value("kind", std::string()),
-                      e.value("user", std::string()), e.value("actor", std::string()),
-                      e.value("detail", std::string())});
-    }
-    Print(
-        rows.empty()
-            ? (kinds.empty() && since_unix == 0 ? "No lease events yet.\n" : "No events match.\n")
-            : RenderTable({{"SEQ", true}, {"TIME"}, {"LEASE", true}, {"EVENT"}, {"USER"}, {"BY"}, {"DETAIL"}},
-                          rows, 100));
-    return kExitOk;
-  }
+  if (c.events->parsed()) return Events(agent, c, clock);
   return -1;
 }
 

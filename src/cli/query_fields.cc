@@ -97,8 +97,9 @@ Opt QueryValue(const fleet::SampleField& reading, const fleet::GpuSample& sample
       reading.member);
 }
 
-std::vector<GpuField> MakeGpuFields() {
-  std::vector<GpuField> f = {
+// Who the GPU is, and the query's own time and count.
+std::vector<GpuField> IdentityFields() {
+  return {
       {{"timestamp"},
        "",
        "Time of the query (YYYY/MM/DD HH:MM:SS.msec)",
@@ -157,7 +158,11 @@ std::vector<GpuField> MakeGpuFields() {
          return Enabled(*g.info.is_mig_enabled != g.info.is_mig_pending.value_or(false));
        }},
   };
-  // The readings nvidia-smi also has, from their table.
+}
+
+// The readings nvidia-smi also has, from their table (fleet/sample_fields.h).
+std::vector<GpuField> SampleTableFields() {
+  std::vector<GpuField> f;
   for (const fleet::SampleField& reading : fleet::SampleFields()) {
     if (reading.smi.names[0].empty()) continue;
     GpuField field;
@@ -171,7 +176,12 @@ std::vector<GpuField> MakeGpuFields() {
     };
     f.push_back(std::move(field));
   }
-  std::vector<GpuField> rest = {
+  return f;
+}
+
+// Limits read once, and the error counters.
+std::vector<GpuField> LimitAndErrorFields() {
+  return {
       {{"memory.total"},
        "MiB",
        "Total installed GPU memory",
@@ -244,7 +254,11 @@ std::vector<GpuField> MakeGpuFields() {
          return std::string(g.sample.remapped_rows->is_pending ? "yes" : "no");
        }},
   };
-  f.insert(f.end(), std::make_move_iterator(rest.begin()), std::make_move_iterator(rest.end()));
+}
+
+// One field per clock event reason, under both of nvidia-smi's names.
+std::vector<GpuField> ClockReasonFields() {
+  std::vector<GpuField> f;
   struct Reason {
     const char* suffix;
     uint64_t bit;
@@ -266,6 +280,16 @@ std::vector<GpuField> MakeGpuFields() {
                  "",
                  "Active or Not Active",
                  [bit](const fleet::FleetView&, const fleet::GpuView& g) { return ReasonActive(g, bit); }});
+  }
+  return f;
+}
+
+std::vector<GpuField> MakeGpuFields() {
+  std::vector<GpuField> f;
+  for (std::vector<GpuField> (*part)() :
+       {&IdentityFields, &SampleTableFields, &LimitAndErrorFields, &ClockReasonFields}) {
+    std::vector<GpuField> fields = part();
+    f.insert(f.end(), std::make_move_iterator(fields.begin()), std::make_move_iterator(fields.end()));
   }
   return f;
 }

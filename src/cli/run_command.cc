@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 
 #include "cli/lease_exit.h"
 #include "cli/terminal.h"
@@ -236,6 +237,76 @@ CLI::App* AddRunCommand(CLI::App* app, RunOptions* options, GlobalOptions* globa
   return cmd;
 }
 
+namespace {
+
+// The child's side of fork: its own process group (the terminal's
+// foreground when ours was), the lease's environment, then the command.
+[[noreturn]] void ExecCommand(const RunOptions& options, const json& lease, bool is_foreground,
+                              const sigset_t& old) {
+  setpgid(0, 0);
+  if (is_foreground) {
+    signal(SIGTTOU, SIG_IGN);
+    tcsetpgrp(STDIN_FILENO, getpid());
+    signal(SIGTTOU, SIG_DFL);
+  }
+  sigprocmask(SIG_SETMASK, &old, nullptr);
+  ExportLeaseEnv(lease);
+  std::vector<char*> argv;
+  for (const std::string& a : options.command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  execvp(argv[0], argv.data());
+  std::fprintf(stderr, "tarmac: run: %s: %s\n", argv[0], std::strerror(errno));
+  _exit(errno == ENOENT ? 127 : 126);
+}
+
+// A backfill lease may be revoked for another holder: the command hears
+// of it at once (SIGTERM), so it can stop cleanly within the grace.
+std::unique_ptr<client::RevocationWatch> WatchRevocation(client::AgentClient* agent, int64_t id,
+                                                         pid_t child) {
+  std::unique_ptr<client::RevocationWatch> revocation;
+  revocation = std::make_unique<client::RevocationWatch>(agent, id, [child, id](const json& lease) {
+    std::string by = lease.contains("revoke_by_unix") && lease["revoke_by_unix"].is_number()
+                         ? FormatRfc3339(std::chrono::system_clock::time_point(
+                               std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                                   std::chrono::duration<double>(lease["revoke_by_unix"].get<double>()))))
+                         : std::string("the grace");
+    // revoked_for names the request; 0: another scheduler (Slurm, the kubelet).
+    const char* whom =
+        lease.value("revoked_for", int64_t{0}) != 0 ? "another request" : "another scheduler's job";
+    std::fprintf(stderr,
+                 "\ntarmac: run: backfill lease %lld revoked for %s; SIGTERM to the command; "
+                 "the agent ends the lease at %s\n",
+                 static_cast<long long>(id), whom, by.c_str());
+    kill(-child, SIGTERM);
+  });
+  return revocation;
+}
+
+// Forwards signals to the command's group and reaps until no descendant
+// is left; the command's own wait status, when it was reaped.
+std::optional<int> WaitForDescendants(pid_t child, const sigset_t& set, LeaseNews* watcher) {
+  std::optional<int> status;
+  for (;;) {
+    // Reap whatever has exited; done when no descendant is left.
+    bool is_empty = false;
+    for (;;) {
+      int st = 0;
+      pid_t w = waitpid(-1, &st, WNOHANG);
+      if (w == child) status = st;
+      if (w > 0) continue;
+      is_empty = w < 0 && errno == ECHILD;
+      break;
+    }
+    if (is_empty) return status;
+    timespec wait_for{1, 0};
+    int sig = sigtimedwait(&set, nullptr, &wait_for);
+    if (sig > 0 && sig != SIGCHLD) kill(-child, sig);
+    watcher->Poll();
+  }
+}
+
+}  // namespace
+
 int RunRun(const GlobalOptions& global, const RunOptions& options) {
   Result<json> params = client::LeaseParams(options.ask, "run", Joined(options.command));
   if (!params.ok()) return LeaseExit("run", params.status());
@@ -258,22 +329,7 @@ int RunRun(const GlobalOptions& global, const RunOptions& options) {
     agent.ReleaseLease(id).status().IgnoreError();
     return kExitError;
   }
-  if (child == 0) {
-    setpgid(0, 0);
-    if (is_foreground) {
-      signal(SIGTTOU, SIG_IGN);
-      tcsetpgrp(STDIN_FILENO, getpid());
-      signal(SIGTTOU, SIG_DFL);
-    }
-    sigprocmask(SIG_SETMASK, &old, nullptr);
-    ExportLeaseEnv(lease);
-    std::vector<char*> argv;
-    for (const std::string& a : options.command) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execvp(argv[0], argv.data());
-    std::fprintf(stderr, "tarmac: run: %s: %s\n", argv[0], std::strerror(errno));
-    _exit(errno == ENOENT ? 127 : 126);
-  }
+  if (child == 0) ExecCommand(options, lease, is_foreground, old);
   setpgid(child, child);
   Result<json> attached = agent.AttachLease(id, child);
   if (!attached.ok()) {
@@ -281,49 +337,10 @@ int RunRun(const GlobalOptions& global, const RunOptions& options) {
                  static_cast<long long>(id), attached.status().message().c_str());
   }
 
-  // A backfill lease may be revoked for another holder: the command hears
-  // of it at once (SIGTERM), so it can stop cleanly within the grace.
   std::unique_ptr<client::RevocationWatch> revocation;
-  if (options.ask.priority == "backfill") {
-    revocation = std::make_unique<client::RevocationWatch>(&agent, id, [child, id](const json& lease) {
-      std::string by = lease.contains("revoke_by_unix") && lease["revoke_by_unix"].is_number()
-                           ? FormatRfc3339(std::chrono::system_clock::time_point(
-                                 std::chrono::duration_cast<std::chrono::system_clock::duration>(
-                                     std::chrono::duration<double>(lease["revoke_by_unix"].get<double>()))))
-                           : std::string("the grace");
-      // revoked_for names the request; 0: another scheduler (Slurm, the kubelet).
-      const char* whom =
-          lease.value("revoked_for", int64_t{0}) != 0 ? "another request" : "another scheduler's job";
-      std::fprintf(stderr,
-                   "\ntarmac: run: backfill lease %lld revoked for %s; SIGTERM to the command; "
-                   "the agent ends the lease at %s\n",
-                   static_cast<long long>(id), whom, by.c_str());
-      kill(-child, SIGTERM);
-    });
-  }
-  int status = 0;
-  bool has_exited = false;
+  if (options.ask.priority == "backfill") revocation = WatchRevocation(&agent, id, child);
   LeaseNews watcher(&agent, id, "run");
-  for (;;) {
-    // Reap whatever has exited; done when no descendant is left.
-    bool is_empty = false;
-    for (;;) {
-      int st = 0;
-      pid_t w = waitpid(-1, &st, WNOHANG);
-      if (w == child) {
-        status = st;
-        has_exited = true;
-      }
-      if (w > 0) continue;
-      is_empty = w < 0 && errno == ECHILD;
-      break;
-    }
-    if (is_empty) break;
-    timespec wait_for{1, 0};
-    int sig = sigtimedwait(&set, nullptr, &wait_for);
-    if (sig > 0 && sig != SIGCHLD) kill(-child, sig);
-    watcher.Poll();
-  }
+  std::optional<int> status = WaitForDescendants(child, set, &watcher);
   if (is_foreground) {
     signal(SIGTTOU, SIG_IGN);
     tcsetpgrp(STDIN_FILENO, getpgrp());
@@ -344,7 +361,7 @@ int RunRun(const GlobalOptions& global, const RunOptions& options) {
       return kExitTimedOut;
     }
   }
-  return has_exited ? ExitCodeOf(status) : kExitError;
+  return status ? ExitCodeOf(*status) : kExitError;
 }
 
 CLI::App* AddShellCommand(CLI::App* app, ShellOptions* options, GlobalOptions* global) {

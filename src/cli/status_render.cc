@@ -206,14 +206,152 @@ std::string RenderMigInstance(const fleet::GpuView& g, const fleet::MigInstance&
                      paint(kDim, ForTerminal(mi.uuid)));
 }
 
+// What the summary line counts.
+struct StatusCounts {
+  int idle = 0;
+  int holding = 0;
+  int problems = 0;
+};
+
+// A GPU that cannot be read: its index, name and why, on one line.
+std::string UnreadableLine(const fleet::GpuView& g, const fleet::GpuMarks& m, const RenderOptions& options,
+                           const Painter& paint, int name_width) {
+  const fleet::GpuSample& s = g.sample;
+  const char* what = m.is_lost                                        ? "LOST"
+                     : s.health == fleet::GpuHealth::kNoPermission    ? "NO PERMISSION"
+                     : s.health == fleet::GpuHealth::kDriverNotLoaded ? "NO DRIVER"
+                     : s.health == fleet::GpuHealth::kUnresponsive    ? "UNRESPONSIVE"
+                                                                      : "UNREADABLE";
+  return Fit(fmt::format("{:<4}{:<{}}{}  {}", g.info.index,
+                         Cut(ShortName(g.info.name.empty() ? "?" : ForTerminal(g.info.name), options.width),
+                             static_cast<size_t>(name_width - 1)),
+                         name_width, paint(kRed, what), ForTerminal(s.error)),
+             options.width) +
+         "\n";
+}
+
+// The notes column of a readable GPU: busy or idle, problems, PCIe
+// traffic, lease, idle holders, the recent utilization under --watch.
+std::vector<std::string> GpuNotes(const fleet::GpuView& g, const fleet::GpuMarks& m,
+                                  const RenderOptions& options, const Painter& paint, StatusCounts* counts) {
+  const fleet::GpuSample& s = g.sample;
+  std::vector<std::string> notes;
+  if (m.is_idle) {
+    ++counts->idle;
+    notes.push_back(paint(kYellow, "idle"));
+  } else {
+    notes.push_back(paint(kGreen, "busy"));
+  }
+  if (m.is_throttled) {
+    ++counts->problems;
+    notes.push_back(
+        paint(kRed, fmt::format("THROTTLED ({})", ThrottleWords(m.throttle_reasons, options.width))));
+  }
+  if (m.is_pcie_degraded) {
+    ++counts->problems;
+    notes.push_back(paint(kRed, fmt::format("PCIe x{} of x{}", *s.pcie_width, *g.info.pcie_width_max)));
+  }
+  if (g.xid_count > 0 && g.last_xid) {
+    ++counts->problems;
+    std::string codes;
+    for (const auto& [code, count] : g.xid_count_by_code)
+      codes += (codes.empty() ? "" : ", ") + std::to_string(code);
+    if (codes.empty()) codes = std::to_string(g.last_xid->xid);
+    notes.push_back(paint(kRed, "Xid " + codes));
+  }
+  if (std::string ecc = EccNote(s); !ecc.empty()) {
+    ++counts->problems;
+    notes.push_back(paint(kRed, ecc));
+  }
+  if (std::string pcie = PcieThroughput(g); !pcie.empty()) notes.push_back(pcie);
+  if (g.lease) notes.push_back(paint(kYellow, LeaseNote(*g.lease)));
+  if (!m.idle_holding_pids.empty()) {
+    counts->holding += static_cast<int>(m.idle_holding_pids.size());
+    notes.push_back(paint(kYellow, fmt::format("{} idle holder{}", m.idle_holding_pids.size(),
+                                               m.idle_holding_pids.size() == 1 ? "" : "s")));
+  }
+  if (options.is_watch && g.recent_utilization_ratio) {
+    notes.push_back(paint(kDim, fmt::format("recent {}", Percent(g.recent_utilization_ratio))));
+  }
+  return notes;
+}
+
+// The GPU's row with as many notes as fit on its line; the rest on lines of
+// their own under it, indented to the notes column.
+std::string GpuLines(const std::string& row, const std::vector<std::string>& notes, int width) {
+  std::string out;
+  std::string line = row;
+  bool is_first = true;
+  for (const std::string& note : notes) {
+    std::string next = line + (is_first ? "" : "  ") + note;
+    if (width > 0 && !is_first && TextColumns(next) > static_cast<size_t>(width)) {
+      out += Fit(line, width) + "\n";
+      next = std::string(row.size() < 60 ? row.size() : 8, ' ') + note;
+    }
+    line = next;
+    is_first = false;
+  }
+  return out + Fit(line, width) + "\n";
+}
+
+// One process's line under its GPU (or MIG instance), marked when it holds
+// memory without computing.
+std::string ProcessLine(const fleet::GpuView& g, const fleet::ProcessView& p, const char* indent,
+                        const RenderOptions& options, const Painter& paint) {
+  std::string mem = p.process.used_memory_bytes ? FormatBytes(*p.process.used_memory_bytes) : "-";
+  std::string sm = Percent(p.process.sm_utilization_ratio);
+  bool is_holding = fleet::IsIdleHolding(p, g);
+  std::string marker = !is_holding                 ? ""
+                       : p.process.gpu_instance_id ? "  <- holds memory, instance idle"
+                                                   : "  <- holds memory at 0% SM";
+  std::string head = fmt::format("{}{:>8}  {:<10}{:>10}  {:>4}  ", indent, p.process.pid,
+                                 Cut(ForTerminal(p.details.user), 9), mem, sm);
+  std::string command = ForTerminal(p.details.command);
+  int room = options.width > 0 ? std::max(10, options.width - static_cast<int>(head.size() + marker.size()))
+                               : static_cast<int>(command.size());
+  std::string line = head + Cut(command, static_cast<size_t>(room)) + marker;
+  return Fit(is_holding ? paint(kYellow, line) : line, options.width) + "\n";
+}
+
+// A readable GPU: its line(s), its MIG instances with their processes,
+// then the processes on the whole GPU.
+std::string ReadableGpu(const fleet::GpuView& g, const fleet::GpuMarks& m, const RenderOptions& options,
+                        const Painter& paint, int name_width, StatusCounts* counts) {
+  const fleet::GpuSample& s = g.sample;
+  std::vector<std::string> notes = GpuNotes(g, m, options, paint, counts);
+  std::string util = Percent(s.utilization_gpu_ratio);
+  if (!s.utilization_gpu_ratio && s.graphics_engine_active_ratio) {
+    util = Percent(s.graphics_engine_active_ratio);  // Under MIG: the engine's activity (GPM).
+  }
+  std::string row = fmt::format(
+      "{:<4}{:<{}}{:>5}  {:<18}{:<14}{:>5}  {:>9}  ", g.info.index,
+      Cut(ShortName(ForTerminal(g.info.name), options.width), static_cast<size_t>(name_width - 1)),
+      name_width, util, Memory(g), Power(s), Temperature(s), ClockText(s));
+  std::string out = GpuLines(row, notes, options.width);
+  for (const fleet::MigInstance& mi : s.mig_instances) {
+    out += Fit(RenderMigInstance(g, mi, paint), options.width) + "\n";
+    for (const fleet::ProcessView& p : g.processes) {
+      if (p.process.gpu_instance_id == mi.gpu_instance_id) out += ProcessLine(g, p, "      ", options, paint);
+    }
+  }
+  bool has_whole_gpu_processes = false;
+  for (const fleet::ProcessView& p : g.processes) has_whole_gpu_processes |= !p.process.gpu_instance_id;
+  if (has_whole_gpu_processes) {
+    out += paint(
+        kDim, fmt::format("    {:>8}  {:<10}{:>10}  {:>4}  {}\n", "PID", "USER", "GPU MEM", "SM", "COMMAND"));
+  }
+  for (const fleet::ProcessView& p : g.processes) {
+    if (!p.process.gpu_instance_id) out += ProcessLine(g, p, "    ", options, paint);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string RenderStatus(const fleet::FleetView& fleet, const RenderOptions& options) {
   Painter paint(options.use_color);
   std::string out;
-  int idle = 0;
-  int holding = 0;
-  int problems = 0;
+  StatusCounts counts;
   out += fmt::format("{}  {} GPU{} via {}{}  driver {}  CUDA {}\n", paint(kBold, ForTerminal(fleet.hostname)),
                      fleet.gpus.size(), fleet.gpus.size() == 1 ? "" : "s", fleet.backend,
                      options.is_from_agent ? " (agent)" : "",
@@ -228,120 +366,16 @@ std::string RenderStatus(const fleet::FleetView& fleet, const RenderOptions& opt
                                  name_width, "UTIL", "MEMORY", "POWER", "TEMP", "SM CLOCK", "NOTES"));
   for (const fleet::GpuView& g : fleet.gpus) {
     fleet::GpuMarks m = fleet::MarkGpu(g);
-    const fleet::GpuSample& s = g.sample;
     if (m.is_unreadable) {
-      ++problems;
-      const char* what = m.is_lost                                        ? "LOST"
-                         : s.health == fleet::GpuHealth::kNoPermission    ? "NO PERMISSION"
-                         : s.health == fleet::GpuHealth::kDriverNotLoaded ? "NO DRIVER"
-                         : s.health == fleet::GpuHealth::kUnresponsive    ? "UNRESPONSIVE"
-                                                                          : "UNREADABLE";
-      out +=
-          Fit(fmt::format("{:<4}{:<{}}{}  {}", g.info.index,
-                          Cut(ShortName(g.info.name.empty() ? "?" : ForTerminal(g.info.name), options.width),
-                              static_cast<size_t>(name_width - 1)),
-                          name_width, paint(kRed, what), ForTerminal(s.error)),
-              options.width) +
-          "\n";
-      continue;
-    }
-    std::vector<std::string> notes;
-    if (m.is_idle) {
-      ++idle;
-      notes.push_back(paint(kYellow, "idle"));
+      ++counts.problems;
+      out += UnreadableLine(g, m, options, paint, name_width);
     } else {
-      notes.push_back(paint(kGreen, "busy"));
-    }
-    if (m.is_throttled) {
-      ++problems;
-      notes.push_back(
-          paint(kRed, fmt::format("THROTTLED ({})", ThrottleWords(m.throttle_reasons, options.width))));
-    }
-    if (m.is_pcie_degraded) {
-      ++problems;
-      notes.push_back(paint(kRed, fmt::format("PCIe x{} of x{}", *s.pcie_width, *g.info.pcie_width_max)));
-    }
-    if (g.xid_count > 0 && g.last_xid) {
-      ++problems;
-      std::string codes;
-      for (const auto& [code, count] : g.xid_count_by_code)
-        codes += (codes.empty() ? "" : ", ") + std::to_string(code);
-      if (codes.empty()) codes = std::to_string(g.last_xid->xid);
-      notes.push_back(paint(kRed, "Xid " + codes));
-    }
-    if (std::string ecc = EccNote(s); !ecc.empty()) {
-      ++problems;
-      notes.push_back(paint(kRed, ecc));
-    }
-    if (std::string pcie = PcieThroughput(g); !pcie.empty()) notes.push_back(pcie);
-    if (g.lease) {
-      notes.push_back(paint(kYellow, LeaseNote(*g.lease)));
-    }
-    if (!m.idle_holding_pids.empty()) {
-      holding += static_cast<int>(m.idle_holding_pids.size());
-      notes.push_back(paint(kYellow, fmt::format("{} idle holder{}", m.idle_holding_pids.size(),
-                                                 m.idle_holding_pids.size() == 1 ? "" : "s")));
-    }
-    if (options.is_watch && g.recent_utilization_ratio) {
-      notes.push_back(paint(kDim, fmt::format("recent {}", Percent(g.recent_utilization_ratio))));
-    }
-    std::string util = Percent(s.utilization_gpu_ratio);
-    if (!s.utilization_gpu_ratio && s.graphics_engine_active_ratio) {
-      util = Percent(s.graphics_engine_active_ratio);  // Under MIG: the engine's activity (GPM).
-    }
-    std::string row = fmt::format(
-        "{:<4}{:<{}}{:>5}  {:<18}{:<14}{:>5}  {:>9}  ", g.info.index,
-        Cut(ShortName(ForTerminal(g.info.name), options.width), static_cast<size_t>(name_width - 1)),
-        name_width, util, Memory(g), Power(s), Temperature(s), ClockText(s));
-    // As many notes as fit on the GPU's line; the rest on lines of their
-    // own under it, indented to the notes column.
-    std::string line = row;
-    bool is_first = true;
-    for (const std::string& note : notes) {
-      std::string next = line + (is_first ? "" : "  ") + note;
-      if (options.width > 0 && !is_first && TextColumns(next) > static_cast<size_t>(options.width)) {
-        out += Fit(line, options.width) + "\n";
-        next = std::string(row.size() < 60 ? row.size() : 8, ' ') + note;
-      }
-      line = next;
-      is_first = false;
-    }
-    out += Fit(line, options.width) + "\n";
-    auto print_process = [&](const fleet::ProcessView& p, const char* indent) {
-      std::string mem = p.process.used_memory_bytes ? FormatBytes(*p.process.used_memory_bytes) : "-";
-      std::string sm = Percent(p.process.sm_utilization_ratio);
-      bool is_holding = fleet::IsIdleHolding(p, g);
-      std::string marker = !is_holding                 ? ""
-                           : p.process.gpu_instance_id ? "  <- holds memory, instance idle"
-                                                       : "  <- holds memory at 0% SM";
-      std::string head = fmt::format("{}{:>8}  {:<10}{:>10}  {:>4}  ", indent, p.process.pid,
-                                     Cut(ForTerminal(p.details.user), 9), mem, sm);
-      std::string command = ForTerminal(p.details.command);
-      int room = options.width > 0
-                     ? std::max(10, options.width - static_cast<int>(head.size() + marker.size()))
-                     : static_cast<int>(command.size());
-      std::string line = head + Cut(command, static_cast<size_t>(room)) + marker;
-      out += Fit(is_holding ? paint(kYellow, line) : line, options.width) + "\n";
-    };
-    for (const fleet::MigInstance& mi : s.mig_instances) {
-      out += Fit(RenderMigInstance(g, mi, paint), options.width) + "\n";
-      for (const fleet::ProcessView& p : g.processes) {
-        if (p.process.gpu_instance_id == mi.gpu_instance_id) print_process(p, "      ");
-      }
-    }
-    bool has_whole_gpu_processes = false;
-    for (const fleet::ProcessView& p : g.processes) has_whole_gpu_processes |= !p.process.gpu_instance_id;
-    if (has_whole_gpu_processes) {
-      out += paint(kDim, fmt::format("    {:>8}  {:<10}{:>10}  {:>4}  {}\n", "PID", "USER", "GPU MEM", "SM",
-                                     "COMMAND"));
-    }
-    for (const fleet::ProcessView& p : g.processes) {
-      if (!p.process.gpu_instance_id) print_process(p, "    ");
+      out += ReadableGpu(g, m, options, paint, name_width, &counts);
     }
   }
-  out +=
-      fmt::format("{} of {} GPUs idle; {} process{} holding memory without computing; {} problem{}\n", idle,
-                  fleet.gpus.size(), holding, holding == 1 ? "" : "es", problems, problems == 1 ? "" : "s");
+  out += fmt::format("{} of {} GPUs idle; {} process{} holding memory without computing; {} problem{}\n",
+                     counts.idle, fleet.gpus.size(), counts.holding, counts.holding == 1 ? "" : "es",
+                     counts.problems, counts.problems == 1 ? "" : "s");
   return out;
 }
 

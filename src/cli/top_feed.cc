@@ -155,6 +155,64 @@ top::TopData TopFeed::Latest() const {
   return d;
 }
 
+namespace {
+
+// One reading from the agent: status with its series, leases, queue and
+// the newest event; "" or why it failed.
+std::string ReadFromAgent(const std::string& socket, top::TopData* fresh_) {
+  top::TopData& fresh = *fresh_;
+  std::string error;
+  client::AgentClient agent(socket);
+  client::CallOptions quick{std::chrono::milliseconds(0), std::chrono::milliseconds(2000), -1, false};
+  Result<json> status = agent.Call("status", {{"series_seconds", 600}}, quick);
+  if (status.ok()) {
+    fresh.status = std::move(status).value();
+    fresh.is_agent = true;
+    for (const json& g : fresh.status.value("gpus", json::array())) {
+      fresh.series[g.value("index", 0)] = g.value("utilization_gpu_series", std::vector<double>{});
+    }
+    if (Result<json> l = agent.Call("leases", json::object(), quick); l.ok())
+      fresh.leases = l.value().value("leases", json::array());
+    if (Result<json> q = agent.Call("queue", json::object(), quick); q.ok())
+      fresh.queue = q.value().value("queue", json::array());
+    if (Result<json> e = agent.Call("events", {{"newest", true}, {"limit", 1}}, quick);
+        e.ok() && !e.value().value("events", json::array()).empty()) {
+      fresh.last_event = EventLine(e.value()["events"].back());
+    }
+  } else {
+    error = "the agent does not answer: " + status.status().message();
+  }
+  return error;
+}
+
+// Each process's host figures from /proc: start time, resident memory,
+// age, and CPU share since the previous reading of the same process.
+void AddHostFigures(std::chrono::steady_clock::time_point started, std::map<int64_t, ProcSample>* previous_,
+                    top::TopData* fresh_) {
+  std::map<int64_t, ProcSample>& previous = *previous_;
+  top::TopData& fresh = *fresh_;
+  std::map<int64_t, ProcSample> now;
+  for (top::TopProcess& p : fresh.processes) {
+    ProcSample sample;
+    int64_t rss = 0;
+    double elapsed = 0;
+    if (!ReadProcSample(p.pid, started, &sample, &rss, &elapsed)) continue;
+    p.start_ticks = sample.start_ticks;
+    p.host_memory_bytes = rss;
+    p.elapsed_seconds = elapsed;
+    auto was = previous.find(p.pid);
+    if (was != previous.end() && was->second.start_ticks == sample.start_ticks) {
+      static const double kTicks = static_cast<double>(sysconf(_SC_CLK_TCK));
+      double wall = std::chrono::duration<double>(sample.at - was->second.at).count();
+      if (wall > 0) p.cpu_ratio = (sample.cpu_ticks - was->second.cpu_ticks) / kTicks / wall;
+    }
+    now[p.pid] = sample;
+  }
+  previous = std::move(now);
+}
+
+}  // namespace
+
 void TopFeed::Run(GlobalOptions global, Clock* clock, Logger* logger) {
   std::unique_ptr<FleetSource> source;
   std::map<int64_t, ProcSample> previous;
@@ -176,26 +234,7 @@ void TopFeed::Run(GlobalOptions global, Clock* clock, Logger* logger) {
       }
     }
     if (source != nullptr && source->is_agent()) {
-      client::AgentClient agent(global.socket);
-      client::CallOptions quick{std::chrono::milliseconds(0), std::chrono::milliseconds(2000), -1, false};
-      Result<json> status = agent.Call("status", {{"series_seconds", 600}}, quick);
-      if (status.ok()) {
-        fresh.status = std::move(status).value();
-        fresh.is_agent = true;
-        for (const json& g : fresh.status.value("gpus", json::array())) {
-          fresh.series[g.value("index", 0)] = g.value("utilization_gpu_series", std::vector<double>{});
-        }
-        if (Result<json> l = agent.Call("leases", json::object(), quick); l.ok())
-          fresh.leases = l.value().value("leases", json::array());
-        if (Result<json> q = agent.Call("queue", json::object(), quick); q.ok())
-          fresh.queue = q.value().value("queue", json::array());
-        if (Result<json> e = agent.Call("events", {{"newest", true}, {"limit", 1}}, quick);
-            e.ok() && !e.value().value("events", json::array()).empty()) {
-          fresh.last_event = EventLine(e.value()["events"].back());
-        }
-      } else {
-        error = "the agent does not answer: " + status.status().message();
-      }
+      error = ReadFromAgent(global.socket, &fresh);
     } else if (source != nullptr) {
       Result<fleet::FleetView> read = source->Read(std::nullopt);
       if (read.ok()) {
@@ -218,24 +257,7 @@ void TopFeed::Run(GlobalOptions global, Clock* clock, Logger* logger) {
       }
     }
     if (error.empty()) {
-      std::map<int64_t, ProcSample> now;
-      for (top::TopProcess& p : fresh.processes) {
-        ProcSample sample;
-        int64_t rss = 0;
-        double elapsed = 0;
-        if (!ReadProcSample(p.pid, started, &sample, &rss, &elapsed)) continue;
-        p.start_ticks = sample.start_ticks;
-        p.host_memory_bytes = rss;
-        p.elapsed_seconds = elapsed;
-        auto was = previous.find(p.pid);
-        if (was != previous.end() && was->second.start_ticks == sample.start_ticks) {
-          static const double kTicks = static_cast<double>(sysconf(_SC_CLK_TCK));
-          double wall = std::chrono::duration<double>(sample.at - was->second.at).count();
-          if (wall > 0) p.cpu_ratio = (sample.cpu_ticks - was->second.cpu_ticks) / kTicks / wall;
-        }
-        now[p.pid] = sample;
-      }
-      previous = std::move(now);
+      AddHostFigures(started, &previous, &fresh);
       fresh.has_data = true;
       fresh.now_unix = static_cast<double>(UnixSeconds(clock->WallNow()));
     }

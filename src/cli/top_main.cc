@@ -114,86 +114,40 @@ std::string SendSignal(const top::TopData& data, int64_t pid, int signal) {
   return fmt::format("{} sent to PID {} ({})", name, pid, p->name);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  CLI::App app(
-      "tarmac top: every GPU, process, lease and the queue, live in the terminal: sort, filter, select, "
-      "signal your own processes (docs/cli.md)",
-      "tarmac top");
-  app.set_version_flag("--version", std::string("tarmac ") + TARMAC_VERSION);
-  cli::GlobalOptions global;
-  cli::AddGlobalOptions(&app, &global);
-  TopOptions options;
-  app.add_option("-d,--interval", options.interval_seconds, "Seconds between readings (default 1)")
-      ->check(CLI::Range(0.1, 3600.0))
-      ->type_name("SECONDS");
-  app.add_flag("--plain", options.plain,
-               "Print the screen as text every interval, no keys (default when TERM=dumb or not a terminal)");
-  app.add_option("--frames", options.frames, "With --plain: stop after N screens")
-      ->check(CLI::NonNegativeNumber)
-      ->type_name("N");
-  app.add_option("--color", options.color, "Colours: auto (not with NO_COLOR), always, never")
-      ->check(CLI::IsMember({"auto", "always", "never"}))
-      ->type_name("WHEN");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? kExitOk : kExitUsage;
-  }
-  if (Result<gpu::BackendOptions> backend = cli::MakeBackendOptions(global); !backend.ok()) {
-    std::fprintf(stderr, "tarmac: top: %s\n", backend.status().ToString().c_str());
-    return kExitUsage;
-  }
-  std::setlocale(LC_ALL, "");
-  const char* term = std::getenv("TERM");
-  bool is_terminal = ::isatty(STDIN_FILENO) == 1 && ::isatty(STDOUT_FILENO) == 1;
-  bool plain = options.plain || !is_terminal || term == nullptr || std::strcmp(term, "dumb") == 0;
-  const char* no_color = std::getenv("NO_COLOR");
-  top::TopUi ui;
-  ui.is_color = options.color == "always" ||
-                (options.color == "auto" && (no_color == nullptr || *no_color == '\0') && !plain);
-  ui.is_unicode = std::strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
-
-  Logger logger(LogLevel::kOff);
-  auto interval = std::chrono::milliseconds(static_cast<int64_t>(options.interval_seconds * 1000));
-  std::shared_ptr<cli::TopFeed> feed = cli::TopFeed::Start(global, interval, RealClock(), &logger);
-  if (feed == nullptr) {
-    std::fprintf(stderr, "tarmac: top: cannot make a pipe\n");
-    return kExitError;
-  }
-
-  if (plain) {
-    // One screen per reading, as text.
-    // Not a terminal: COLUMNS when set, else 100 (as status prints to a pipe).
-    const char* columns = std::getenv("COLUMNS");
-    int width = ::isatty(STDOUT_FILENO) == 1          ? cli::TerminalColumns(STDOUT_FILENO)
-                : columns != nullptr && *columns != 0 ? std::clamp(std::atoi(columns), 40, 400)
-                                                      : 100;
-    int frames = 0;
-    for (;;) {
-      pollfd wake{feed->wake_fd(), POLLIN, 0};
-      ::poll(&wake, 1, static_cast<int>(interval.count()) * 3);
-      feed->DrainWake();
-      top::TopData data = feed->Latest();
-      if (!data.has_data && data.stale_why.empty()) continue;
-      top::Screen screen(width, 40);
-      try {
-        top::RenderTop(data, ui, &screen);
-      } catch (const nlohmann::json::exception& e) {
-        screen = top::Screen(width, 40);
-        screen.Put(0, 0, std::string("tarmac top: cannot draw the agent's answer: ") + e.what());
-      }
-      std::string text = screen.Text();
-      while (!text.empty() && text.back() == '\n') text.pop_back();
-      std::printf("%s\n\n", text.c_str());
-      std::fflush(stdout);
-      if (options.frames > 0 && ++frames >= options.frames) break;
+// One screen per reading, as text, until --frames screens.
+int RunPlain(cli::TopFeed* feed, const TopOptions& options, const top::TopUi& ui,
+             std::chrono::milliseconds interval) {
+  // One screen per reading, as text.
+  // Not a terminal: COLUMNS when set, else 100 (as status prints to a pipe).
+  const char* columns = std::getenv("COLUMNS");
+  int width = ::isatty(STDOUT_FILENO) == 1          ? cli::TerminalColumns(STDOUT_FILENO)
+              : columns != nullptr && *columns != 0 ? std::clamp(std::atoi(columns), 40, 400)
+                                                    : 100;
+  int frames = 0;
+  for (;;) {
+    pollfd wake{feed->wake_fd(), POLLIN, 0};
+    ::poll(&wake, 1, static_cast<int>(interval.count()) * 3);
+    feed->DrainWake();
+    top::TopData data = feed->Latest();
+    if (!data.has_data && data.stale_why.empty()) continue;
+    top::Screen screen(width, 40);
+    try {
+      top::RenderTop(data, ui, &screen);
+    } catch (const nlohmann::json::exception& e) {
+      screen = top::Screen(width, 40);
+      screen.Put(0, 0, std::string("tarmac top: cannot draw the agent's answer: ") + e.what());
     }
-    feed->Stop();
-    return kExitOk;
+    std::string text = screen.Text();
+    while (!text.empty() && text.back() == '\n') text.pop_back();
+    std::printf("%s\n\n", text.c_str());
+    std::fflush(stdout);
+    if (options.frames > 0 && ++frames >= options.frames) break;
   }
+  return kExitOk;
+}
 
+// The full-screen view with keys and the mouse, until q.
+void RunCurses(cli::TopFeed* feed, top::TopUi ui) {
   ::setenv("ESCDELAY", "25", 0);
   initscr();
   cbreak();
@@ -252,6 +206,58 @@ int main(int argc, char** argv) {
     }
   }
   endwin();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app(
+      "tarmac top: every GPU, process, lease and the queue, live in the terminal: sort, filter, select, "
+      "signal your own processes (docs/cli.md)",
+      "tarmac top");
+  app.set_version_flag("--version", std::string("tarmac ") + TARMAC_VERSION);
+  cli::GlobalOptions global;
+  cli::AddGlobalOptions(&app, &global);
+  TopOptions options;
+  app.add_option("-d,--interval", options.interval_seconds, "Seconds between readings (default 1)")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->type_name("SECONDS");
+  app.add_flag("--plain", options.plain,
+               "Print the screen as text every interval, no keys (default when TERM=dumb or not a terminal)");
+  app.add_option("--frames", options.frames, "With --plain: stop after N screens")
+      ->check(CLI::NonNegativeNumber)
+      ->type_name("N");
+  app.add_option("--color", options.color, "Colours: auto (not with NO_COLOR), always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->type_name("WHEN");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? kExitOk : kExitUsage;
+  }
+  if (Result<gpu::BackendOptions> backend = cli::MakeBackendOptions(global); !backend.ok()) {
+    std::fprintf(stderr, "tarmac: top: %s\n", backend.status().ToString().c_str());
+    return kExitUsage;
+  }
+  std::setlocale(LC_ALL, "");
+  const char* term = std::getenv("TERM");
+  bool is_terminal = ::isatty(STDIN_FILENO) == 1 && ::isatty(STDOUT_FILENO) == 1;
+  bool plain = options.plain || !is_terminal || term == nullptr || std::strcmp(term, "dumb") == 0;
+  const char* no_color = std::getenv("NO_COLOR");
+  top::TopUi ui;
+  ui.is_color = options.color == "always" ||
+                (options.color == "auto" && (no_color == nullptr || *no_color == '\0') && !plain);
+  ui.is_unicode = std::strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+
+  Logger logger(LogLevel::kOff);
+  auto interval = std::chrono::milliseconds(static_cast<int64_t>(options.interval_seconds * 1000));
+  std::shared_ptr<cli::TopFeed> feed = cli::TopFeed::Start(global, interval, RealClock(), &logger);
+  if (feed == nullptr) {
+    std::fprintf(stderr, "tarmac: top: cannot make a pipe\n");
+    return kExitError;
+  }
+
+  int code = plain ? RunPlain(feed.get(), options, ui, interval) : (RunCurses(feed.get(), ui), kExitOk);
   feed->Stop();
-  return kExitOk;
+  return code;
 }

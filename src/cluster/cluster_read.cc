@@ -34,6 +34,8 @@ struct ReadingQuery {
   std::string family;
   std::string promql;
   bool is_idle_part;  // What `fleet idle` reads (ReadParts::idle_only).
+  // Sets what a sample of the family says on its GPU.
+  void (*apply)(const Sample& s, ClusterGpu* g);
 
   bool IsAskedFor(const ReadParts& parts) const { return is_idle_part || !parts.idle_only; }
 };
@@ -44,28 +46,60 @@ struct ReadingQuery {
 // spell's cost is asked everywhere: a GPU with a cost (0 or not) is one
 // whose agent exports the spells, and the lengths absent from their
 // answers are 0 on it.
+std::optional<double> FiniteOrNone(double v) {
+  return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
+}
+
 const std::vector<ReadingQuery>& ReadingQueries() {
+  using G = ClusterGpu;
   static const std::vector<ReadingQuery> kQueries = [] {
     std::vector<ReadingQuery> out;
-    auto add = [&out](const char* f, const char* filter, bool is_idle_part) {
+    auto add = [&out](const char* f, const char* filter, bool is_idle_part,
+                      void (*apply)(const Sample&, G*)) {
       out.push_back({fmt::format("tarmac_gpu_{}", f),
-                     fmt::format("max by (instance, gpu) (tarmac_gpu_{}{})", f, filter), is_idle_part});
+                     fmt::format("max by (instance, gpu) (tarmac_gpu_{}{})", f, filter), is_idle_part,
+                     apply});
     };
-    for (const char* f : {"utilization_ratio", "memory_total_bytes", "memory_free_bytes", "power_watts",
-                          "power_limit_watts", "temperature_celsius"}) {
-      add(f, "", false);
-    }
-    add("memory_used_bytes", "", true);
-    add("lost", " == 1", false);
-    for (const char* f : {"idle", "held_idle"}) add(f, " == 1", true);
-    for (const char* f : {"idle_for_seconds", "held_idle_for_seconds"}) add(f, " > 0", true);
-    out.push_back(
-        {"tarmac_gpu_idle_for_cost", "max by (instance, gpu, currency) (tarmac_gpu_idle_for_cost)", true});
-    out.push_back(
-        {"tarmac_gpu_throttled", "max by (instance, gpu, reason) (tarmac_gpu_throttled == 1)", false});
-    out.push_back({"tarmac_gpu_lease", "tarmac_gpu_lease == 1", true});
+    add("utilization_ratio", "", false,
+        [](const Sample& s, G* g) { g->utilization_ratio = FiniteOrNone(s.value); });
+    add("memory_total_bytes", "", false,
+        [](const Sample& s, G* g) { g->memory_total_bytes = FiniteOrNone(s.value); });
+    add("memory_free_bytes", "", false,
+        [](const Sample& s, G* g) { g->memory_free_bytes = FiniteOrNone(s.value); });
+    add("power_watts", "", false, [](const Sample& s, G* g) { g->power_watts = FiniteOrNone(s.value); });
+    add("power_limit_watts", "", false,
+        [](const Sample& s, G* g) { g->power_limit_watts = FiniteOrNone(s.value); });
+    add("temperature_celsius", "", false,
+        [](const Sample& s, G* g) { g->temperature_celsius = FiniteOrNone(s.value); });
+    add("memory_used_bytes", "", true,
+        [](const Sample& s, G* g) { g->memory_used_bytes = FiniteOrNone(s.value); });
+    add("lost", " == 1", false, [](const Sample& s, G* g) { g->is_lost = s.value == 1; });
+    add("idle", " == 1", true, [](const Sample& s, G* g) { g->is_idle = s.value == 1; });
+    add("held_idle", " == 1", true, [](const Sample& s, G* g) { g->is_held_idle = s.value == 1; });
+    add("idle_for_seconds", " > 0", true,
+        [](const Sample& s, G* g) { g->idle_for_seconds = FiniteOrNone(s.value); });
+    add("held_idle_for_seconds", " > 0", true,
+        [](const Sample& s, G* g) { g->held_idle_for_seconds = FiniteOrNone(s.value); });
+    out.push_back({"tarmac_gpu_idle_for_cost", "max by (instance, gpu, currency) (tarmac_gpu_idle_for_cost)",
+                   true, [](const Sample& s, G* g) {
+                     g->idle_for_cost = FiniteOrNone(s.value);
+                     g->currency = s.Label("currency");
+                   }});
+    out.push_back({"tarmac_gpu_throttled", "max by (instance, gpu, reason) (tarmac_gpu_throttled == 1)",
+                   false, [](const Sample& s, G* g) {
+                     if (s.value == 1) g->throttle_reasons.push_back(s.Label("reason"));
+                   }});
+    out.push_back({"tarmac_gpu_lease", "tarmac_gpu_lease == 1", true, [](const Sample& s, G* g) {
+                     if (s.value != 1) return;
+                     g->holders.push_back(GpuHolder{std::atoll(s.Label("lease").c_str()), s.Label("user"),
+                                                    s.Label("kind"), s.Label("slurm_job"),
+                                                    s.Label("mig_uuid")});
+                   }});
     out.push_back({"tarmac_gpu_pod_allocated",
-                   "max by (instance, gpu, namespace, pod) (tarmac_gpu_pod_allocated == 1)", true});
+                   "max by (instance, gpu, namespace, pod) (tarmac_gpu_pod_allocated == 1)", true,
+                   [](const Sample& s, G* g) {
+                     if (!s.Label("pod").empty()) g->pod = s.Label("namespace") + "/" + s.Label("pod");
+                   }});
     return out;
   }();
   return kQueries;
@@ -141,8 +175,46 @@ struct Reader {
   }
 };
 
-std::optional<double> FiniteOrNone(double v) {
-  return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
+// Readings of the nodes only dcgm-exporter reports, in its units.
+void ApplyDcgmReadings(const std::vector<Sample>& dcgm, Reader* r) {
+  for (const Sample& s : dcgm) {
+    auto node = r->nodes.find(s.Label("instance"));
+    if (node == r->nodes.end() || node->second.source != "dcgm-exporter") continue;
+    ClusterGpu* g = r->Gpu(s, "UUID");
+    if (g == nullptr) continue;
+    const std::string& name = s.Label("__name__");
+    constexpr double kMiB = 1024.0 * 1024.0;
+    if (name == "DCGM_FI_DEV_GPU_UTIL") {
+      g->utilization_ratio = s.value / 100;
+      g->is_idle = s.value < 5;
+    }
+    if (name == "DCGM_FI_DEV_FB_USED") g->memory_used_bytes = s.value * kMiB;
+    if (name == "DCGM_FI_DEV_FB_FREE") g->memory_free_bytes = s.value * kMiB;
+    if (name == "DCGM_FI_DEV_FB_FREE" || name == "DCGM_FI_DEV_FB_RESERVED") {
+      g->memory_total_bytes = g->memory_total_bytes.value_or(0) + s.value * kMiB;
+    }
+    if (name == "DCGM_FI_DEV_POWER_USAGE") g->power_watts = FiniteOrNone(s.value);
+    if (name == "DCGM_FI_DEV_GPU_TEMP") g->temperature_celsius = FiniteOrNone(s.value);
+  }
+}
+
+// The nodes and their GPUs into the view, in order.
+void Assemble(Reader* r, ClusterView* view) {
+  for (auto& [key, g] : r->gpus) {
+    ClusterNode& node = r->nodes[key.first];
+    if (node.source == "dcgm-exporter" && g.memory_total_bytes && g.memory_used_bytes) {
+      *g.memory_total_bytes += *g.memory_used_bytes;  // dcgm-exporter gives used, free and reserved.
+    }
+    node.gpus.push_back(std::move(g));
+  }
+  for (auto& [instance, node] : r->nodes) {
+    std::sort(node.gpus.begin(), node.gpus.end(),
+              [](const ClusterGpu& a, const ClusterGpu& b) { return a.index < b.index; });
+    view->nodes.push_back(std::move(node));
+  }
+  std::sort(view->nodes.begin(), view->nodes.end(), [](const ClusterNode& a, const ClusterNode& b) {
+    return a.name != b.name ? a.name < b.name : a.instance < b.instance;
+  });
 }
 
 }  // namespace
@@ -195,36 +267,10 @@ Result<ClusterView> ReadCluster(prom::PromClient* client, const ReadParts& parts
   // Readings now: each of tarmac's families with only the labels read.
   for (const ReadingQuery& q : ReadingQueries()) {
     if (!q.IsAskedFor(parts)) continue;
-    const std::string& name = q.family;
     Result<std::vector<Sample>> now = r.Run(q.promql);
     if (!now.ok()) return now.status();
     for (const Sample& s : now.value()) {
-      ClusterGpu* g = r.GpuAt(s);
-      if (g == nullptr) continue;
-      if (name == "tarmac_gpu_utilization_ratio") g->utilization_ratio = FiniteOrNone(s.value);
-      if (name == "tarmac_gpu_memory_used_bytes") g->memory_used_bytes = FiniteOrNone(s.value);
-      if (name == "tarmac_gpu_memory_total_bytes") g->memory_total_bytes = FiniteOrNone(s.value);
-      if (name == "tarmac_gpu_memory_free_bytes") g->memory_free_bytes = FiniteOrNone(s.value);
-      if (name == "tarmac_gpu_power_watts") g->power_watts = FiniteOrNone(s.value);
-      if (name == "tarmac_gpu_power_limit_watts") g->power_limit_watts = FiniteOrNone(s.value);
-      if (name == "tarmac_gpu_temperature_celsius") g->temperature_celsius = FiniteOrNone(s.value);
-      if (name == "tarmac_gpu_idle") g->is_idle = s.value == 1;
-      if (name == "tarmac_gpu_held_idle") g->is_held_idle = s.value == 1;
-      if (name == "tarmac_gpu_lost") g->is_lost = s.value == 1;
-      if (name == "tarmac_gpu_idle_for_seconds") g->idle_for_seconds = FiniteOrNone(s.value);
-      if (name == "tarmac_gpu_held_idle_for_seconds") g->held_idle_for_seconds = FiniteOrNone(s.value);
-      if (name == "tarmac_gpu_idle_for_cost") {
-        g->idle_for_cost = FiniteOrNone(s.value);
-        g->currency = s.Label("currency");
-      }
-      if (name == "tarmac_gpu_throttled" && s.value == 1) g->throttle_reasons.push_back(s.Label("reason"));
-      if (name == "tarmac_gpu_pod_allocated" && !s.Label("pod").empty()) {
-        g->pod = s.Label("namespace") + "/" + s.Label("pod");
-      }
-      if (name == "tarmac_gpu_lease" && s.value == 1) {
-        g->holders.push_back(GpuHolder{std::atoll(s.Label("lease").c_str()), s.Label("user"), s.Label("kind"),
-                                       s.Label("slurm_job"), s.Label("mig_uuid")});
-      }
+      if (ClusterGpu* g = r.GpuAt(s)) q.apply(s, g);
     }
   }
   // Processes holding memory at 0 % SM, per GPU.
@@ -255,41 +301,8 @@ Result<ClusterView> ReadCluster(prom::PromClient* client, const ReadParts& parts
   }
   Result<std::vector<Sample>> dcgm = r.Run(kDcgmReadingsQuery);
   if (!dcgm.ok()) return dcgm.status();
-  for (const Sample& s : dcgm.value()) {
-    auto node = r.nodes.find(s.Label("instance"));
-    if (node == r.nodes.end() || node->second.source != "dcgm-exporter") continue;
-    ClusterGpu* g = r.Gpu(s, "UUID");
-    if (g == nullptr) continue;
-    const std::string& name = s.Label("__name__");
-    constexpr double kMiB = 1024.0 * 1024.0;
-    if (name == "DCGM_FI_DEV_GPU_UTIL") {
-      g->utilization_ratio = s.value / 100;
-      g->is_idle = s.value < 5;
-    }
-    if (name == "DCGM_FI_DEV_FB_USED") g->memory_used_bytes = s.value * kMiB;
-    if (name == "DCGM_FI_DEV_FB_FREE") g->memory_free_bytes = s.value * kMiB;
-    if (name == "DCGM_FI_DEV_FB_FREE" || name == "DCGM_FI_DEV_FB_RESERVED") {
-      g->memory_total_bytes = g->memory_total_bytes.value_or(0) + s.value * kMiB;
-    }
-    if (name == "DCGM_FI_DEV_POWER_USAGE") g->power_watts = FiniteOrNone(s.value);
-    if (name == "DCGM_FI_DEV_GPU_TEMP") g->temperature_celsius = FiniteOrNone(s.value);
-  }
-
-  for (auto& [key, g] : r.gpus) {
-    ClusterNode& node = r.nodes[key.first];
-    if (node.source == "dcgm-exporter" && g.memory_total_bytes && g.memory_used_bytes) {
-      *g.memory_total_bytes += *g.memory_used_bytes;  // dcgm-exporter gives used, free and reserved.
-    }
-    node.gpus.push_back(std::move(g));
-  }
-  for (auto& [instance, node] : r.nodes) {
-    std::sort(node.gpus.begin(), node.gpus.end(),
-              [](const ClusterGpu& a, const ClusterGpu& b) { return a.index < b.index; });
-    view.nodes.push_back(std::move(node));
-  }
-  std::sort(view.nodes.begin(), view.nodes.end(), [](const ClusterNode& a, const ClusterNode& b) {
-    return a.name != b.name ? a.name < b.name : a.instance < b.instance;
-  });
+  ApplyDcgmReadings(dcgm.value(), &r);
+  Assemble(&r, &view);
   Result<std::vector<Sample>> t = r.Run("time()");
   if (t.ok() && !t.value().empty()) view.taken_at_unix = t.value().front().value;
   return view;

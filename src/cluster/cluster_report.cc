@@ -108,6 +108,145 @@ bool ParseReportBy(const std::string& text, ReportBy* by) {
   return false;
 }
 
+namespace {
+
+using Rows = std::map<std::string, ReportRow>;
+
+// Busy, idle, held-idle and unknown hours, per row and in all; the GPUs of
+// each row and those idle over 80 % of the time they were read.
+void FoldStates(const std::vector<Sample>& states, ReportBy by, FleetReport* r, Rows* rows) {
+  // Per GPU: its state seconds, so the per-GPU idle share is known whatever
+  // the rows are.
+  std::map<std::string, std::pair<double, double>> gpu_idle_and_read;  // By GPU: (idle s, read s).
+  std::map<std::string, std::set<std::string>> gpus_of_row;
+  for (const Sample& s : states) {
+    double hours = Finite(s.value) / kHour;
+    const std::string& state = s.Label("state");
+    std::string gpu = s.Label("uuid");
+    auto& [idle, read] = gpu_idle_and_read[gpu];
+    if (state != "unknown") read += Finite(s.value);
+    if (state == "idle" || state == "held_idle") idle += Finite(s.value);
+    auto add = [&](ReportRow& row) {
+      if (state == "busy") row.busy_hours += hours;
+      if (state == "idle") row.idle_hours += hours;
+      if (state == "held_idle") row.held_idle_hours += hours;
+      if (state == "unknown") row.unknown_hours += hours;
+    };
+    add(r->total);
+    if (!IsHolderGrouping(by)) {
+      std::string key = RowKey(s, by);
+      (*rows)[key].key = key;
+      add((*rows)[key]);
+      gpus_of_row[key].insert(gpu);
+    }
+  }
+  for (const auto& [gpu, t] : gpu_idle_and_read) {
+    if (t.second > 0 && t.first / t.second > 0.8) ++r->mostly_idle_gpus;
+  }
+  r->total.gpus = static_cast<int>(gpu_idle_and_read.size());
+  for (auto& [key, gpus] : gpus_of_row) (*rows)[key].gpus = static_cast<int>(gpus.size());
+}
+
+void FoldEnergyAndCost(const std::vector<Sample>& energy, const std::vector<Sample>& cost, ReportBy by,
+                       FleetReport* r, Rows* rows) {
+  for (const Sample& s : energy) {
+    double kwh = Finite(s.value) / 3.6e6;
+    r->total.energy_kwh += kwh;
+    auto it = rows->find(RowKey(s, by));
+    if (it != rows->end()) it->second.energy_kwh += kwh;
+  }
+  for (const Sample& s : cost) {
+    r->currency = s.Label("currency");
+    r->total.idle_cost += Finite(s.value);
+    auto it = rows->find(RowKey(s, by));
+    if (it != rows->end()) it->second.idle_cost += Finite(s.value);
+  }
+}
+
+// Lease hours by kind; for rows of holders (users, pods, namespaces, Slurm
+// jobs) the rows themselves, with the seconds each held GPUs by the GPU's
+// state meanwhile.
+void FoldHolders(const std::vector<Sample>& leases, const std::vector<Sample>* jobs, ReportBy by,
+                 FleetReport* r, Rows* rows) {
+  std::map<std::string, std::set<std::string>> gpus_of_holder;
+  for (const Sample& s : leases) {
+    double hours = Finite(s.value) / kHour;
+    if (hours <= 0) continue;
+    r->total.lease_hours[s.Label("kind")] += hours;
+    std::string key = RowKey(s, by);
+    if (by == ReportBy::kUser) {
+      (*rows)[key].key = key;
+      gpus_of_holder[key].insert(s.Label("uuid"));
+    }
+    auto it = rows->find(key);
+    if (it != rows->end()) it->second.lease_hours[s.Label("kind")] += hours;
+  }
+  for (size_t i = 0; jobs != nullptr && i < jobs->size(); ++i) {
+    const Sample& s = (*jobs)[i];
+    double hours = Finite(s.value) / kHour;
+    std::string key = RowKey(s, by);
+    if (hours <= 0 || key.empty()) continue;
+    ReportRow& row = (*rows)[key];
+    row.key = key;
+    const std::string& state = s.Label("state");
+    if (state == "busy") row.busy_hours += hours;
+    if (state == "idle") row.idle_hours += hours;
+    if (state == "unknown") row.unknown_hours += hours;
+    row.lease_hours[by == ReportBy::kSlurmJob ? "slurm" : "pod"] += hours;
+    gpus_of_holder[key].insert(s.Label("uuid"));
+  }
+  for (auto& [holder, gpus] : gpus_of_holder) (*rows)[holder].gpus = static_cast<int>(gpus.size());
+}
+
+// The node x hour heatmap: each hour's end from the first whole hour after
+// `since` (or `until` alone for a shorter range), the hour before it.
+Status ReadHeatmap(prom::PromClient* client, int64_t since_unix, int64_t until_unix, FleetReport* r) {
+  double start = std::min<double>(static_cast<double>(since_unix) + kHour, static_cast<double>(until_unix));
+  std::map<std::string, std::map<int64_t, std::array<double, 3>>> sums;  // Node, hour: busy, held idle, read.
+  const char* shares[] = {"{state=\"busy\"}", "{state=\"held_idle\"}", "{state!=\"unknown\"}"};
+  for (size_t k = 0; k < 3; ++k) {
+    Result<prom::RangeResult> range = client->QueryRange(
+        fmt::format("sum by (hostname) (increase(tarmac_gpu_state_seconds_total{}[1h]))", shares[k]), start,
+        static_cast<double>(until_unix), kHour);
+    if (!range.ok()) return range.status();
+    for (const std::string& w : range.value().warnings) r->warnings.push_back(w);
+    for (const prom::Series& series : range.value().series) {
+      for (const auto& [t, v] : series.points)
+        sums[series.Label("hostname")][static_cast<int64_t>(t)][k] = Finite(v);
+    }
+  }
+  for (const auto& [node, hours] : sums) {
+    for (const auto& [t, v] : hours) {
+      double read = v[2];
+      r->heatmap[node].push_back(HourCell{t, read > 0 ? v[0] / read : 0, read > 0 ? v[1] / read : 0});
+    }
+  }
+  return Status::OK();
+}
+
+// The rows in order (most idle first, or most held for holders) and the
+// verdict.
+void Conclude(Rows rows, FleetReport* r) {
+  const ReportBy by = r->by;
+  for (auto& [key, row] : rows) r->rows.push_back(std::move(row));
+  auto idle = [](const ReportRow& row) { return row.idle_hours + row.held_idle_hours; };
+  auto held = LeasedHours;
+  std::stable_sort(r->rows.begin(), r->rows.end(), [&](const ReportRow& a, const ReportRow& b) {
+    double ka = IsHolderGrouping(by) ? held(a) : idle(a), kb = IsHolderGrouping(by) ? held(b) : idle(b);
+    return ka != kb ? ka > kb : a.key < b.key;
+  });
+  double read = r->total.busy_hours + idle(r->total);
+  r->verdict = fmt::format(
+      "{} of {} GPUs were idle more than 80 % of the time; {} of {} GPU-hours read were idle "
+      "({} held idle by a process)",
+      r->mostly_idle_gpus, r->total.gpus, FormatHours(idle(r->total)), FormatHours(read),
+      FormatHours(r->total.held_idle_hours));
+  if (r->total.idle_cost > 0)
+    r->verdict += fmt::format("; the idle time cost {} {:.2f}", r->currency, r->total.idle_cost);
+}
+
+}  // namespace
+
 Result<FleetReport> ReadFleetReport(prom::PromClient* client, int64_t since_unix, int64_t until_unix,
                                     ReportBy by, bool with_heatmap) {
   FleetReport r;
@@ -121,165 +260,41 @@ Result<FleetReport> ReadFleetReport(prom::PromClient* client, int64_t since_unix
                            : by == ReportBy::kGpu   ? "hostname, gpu, uuid"
                            : by == ReportBy::kModel ? "model, uuid"
                                                     : "uuid";
-  const std::string states_query =
-      fmt::format("sum by ({}, state) (increase(tarmac_gpu_state_seconds_total[{}]))", row_labels, range);
-  const std::string energy_query =
-      fmt::format("sum by ({}) (increase(tarmac_gpu_energy_joules_total[{}]))", row_labels, range);
-  const std::string cost_query =
-      fmt::format("sum by ({}, currency) (increase(tarmac_gpu_idle_cost_total[{}]))", row_labels, range);
-  const std::string leases_query = fmt::format(
-      "sum by ({}, user, kind) (increase(tarmac_gpu_lease_seconds_total[{}]))", row_labels, range);
-  const std::string jobs_query = fmt::format(
-      "sum by (hostname, uuid, namespace, pod, slurm_job, state) "
-      "(increase(tarmac_gpu_job_seconds_total[{}]))",
-      range);
   const bool by_job = by == ReportBy::kNamespace || by == ReportBy::kPod || by == ReportBy::kSlurmJob;
   // Every query at once: over a week of a large fleet each reads millions
-  // of samples, and the server answers them in parallel.
-  std::vector<std::string> queries = {states_query, leases_query};
-  if (!IsHolderGrouping(by)) queries.insert(queries.end(), {energy_query, cost_query});
-  if (by_job) queries.push_back(jobs_query);
+  // of samples, and the server answers them in parallel. In this order:
+  // states, leases, then energy and cost (GPU rows) or jobs (job rows).
+  std::vector<std::string> queries = {
+      fmt::format("sum by ({}, state) (increase(tarmac_gpu_state_seconds_total[{}]))", row_labels, range),
+      fmt::format("sum by ({}, user, kind) (increase(tarmac_gpu_lease_seconds_total[{}]))", row_labels,
+                  range)};
+  if (!IsHolderGrouping(by)) {
+    queries.push_back(
+        fmt::format("sum by ({}) (increase(tarmac_gpu_energy_joules_total[{}]))", row_labels, range));
+    queries.push_back(
+        fmt::format("sum by ({}, currency) (increase(tarmac_gpu_idle_cost_total[{}]))", row_labels, range));
+  }
+  if (by_job) {
+    queries.push_back(
+        fmt::format("sum by (hostname, uuid, namespace, pod, slurm_job, state) "
+                    "(increase(tarmac_gpu_job_seconds_total[{}]))",
+                    range));
+  }
   Result<std::vector<QueryResult>> answers = client->QueryAll(queries, static_cast<double>(until_unix));
   if (!answers.ok()) return answers.status();
-  std::map<std::string, std::vector<Sample>> answer_of;
-  for (size_t i = 0; i < queries.size(); ++i) {
-    for (const std::string& w : answers.value()[i].warnings) r.warnings.push_back(w);
-    answer_of[queries[i]] = std::move(answers.value()[i].samples);
+  std::vector<std::vector<Sample>> samples;
+  for (QueryResult& answer : answers.value()) {
+    for (const std::string& w : answer.warnings) r.warnings.push_back(w);
+    samples.push_back(std::move(answer.samples));
   }
-  auto run = [&](const std::string& promql) -> Result<std::vector<Sample>> {
-    return std::move(answer_of[promql]);
-  };
-  std::map<std::string, ReportRow> rows;
-  // Per GPU: its state seconds, so the per-GPU idle share is known whatever
-  // the rows are.
-  std::map<std::string, std::pair<double, double>> gpu_idle_and_read;  // By GPU: (idle s, read s).
-  Result<std::vector<Sample>> states = run(states_query);
-  if (!states.ok()) return states.status();
-  std::map<std::string, std::set<std::string>> gpus_of_row;
-  for (const Sample& s : states.value()) {
-    double hours = Finite(s.value) / kHour;
-    const std::string& state = s.Label("state");
-    std::string gpu = s.Label("uuid");
-    auto& [idle, read] = gpu_idle_and_read[gpu];
-    if (state != "unknown") read += Finite(s.value);
-    if (state == "idle" || state == "held_idle") idle += Finite(s.value);
-    auto add = [&](ReportRow& row) {
-      if (state == "busy") row.busy_hours += hours;
-      if (state == "idle") row.idle_hours += hours;
-      if (state == "held_idle") row.held_idle_hours += hours;
-      if (state == "unknown") row.unknown_hours += hours;
-    };
-    add(r.total);
-    if (!IsHolderGrouping(by)) {
-      std::string key = RowKey(s, by);
-      rows[key].key = key;
-      add(rows[key]);
-      gpus_of_row[key].insert(gpu);
-    }
-  }
-  std::set<std::string> all_gpus;
-  for (const auto& [gpu, t] : gpu_idle_and_read) {
-    all_gpus.insert(gpu);
-    if (t.second > 0 && t.first / t.second > 0.8) ++r.mostly_idle_gpus;
-  }
-  r.total.gpus = static_cast<int>(all_gpus.size());
-  for (auto& [key, gpus] : gpus_of_row) rows[key].gpus = static_cast<int>(gpus.size());
-
-  if (!IsHolderGrouping(by)) {
-    Result<std::vector<Sample>> energy = run(energy_query);
-    if (!energy.ok()) return energy.status();
-    for (const Sample& s : energy.value()) {
-      double kwh = Finite(s.value) / 3.6e6;
-      r.total.energy_kwh += kwh;
-      auto it = rows.find(RowKey(s, by));
-      if (it != rows.end()) it->second.energy_kwh += kwh;
-    }
-    Result<std::vector<Sample>> cost = run(cost_query);
-    if (!cost.ok()) return cost.status();
-    for (const Sample& s : cost.value()) {
-      r.currency = s.Label("currency");
-      r.total.idle_cost += Finite(s.value);
-      auto it = rows.find(RowKey(s, by));
-      if (it != rows.end()) it->second.idle_cost += Finite(s.value);
-    }
-  }
-  Result<std::vector<Sample>> leases = run(leases_query);
-  if (!leases.ok()) return leases.status();
-  std::map<std::string, std::set<std::string>> gpus_of_user;
-  for (const Sample& s : leases.value()) {
-    double hours = Finite(s.value) / kHour;
-    if (hours <= 0) continue;
-    r.total.lease_hours[s.Label("kind")] += hours;
-    std::string key = RowKey(s, by);
-    if (by == ReportBy::kUser) {
-      rows[key].key = key;
-      gpus_of_user[key].insert(s.Label("uuid"));
-    }
-    auto it = rows.find(key);
-    if (it != rows.end()) it->second.lease_hours[s.Label("kind")] += hours;
-  }
-  // Pods, namespaces and Slurm jobs: the seconds each held GPUs, by the
-  // GPU's state meanwhile.
-  if (by_job) {
-    Result<std::vector<Sample>> jobs = run(jobs_query);
-    if (!jobs.ok()) return jobs.status();
-    for (const Sample& s : jobs.value()) {
-      double hours = Finite(s.value) / kHour;
-      std::string key = RowKey(s, by);
-      if (hours <= 0 || key.empty()) continue;
-      ReportRow& row = rows[key];
-      row.key = key;
-      const std::string& state = s.Label("state");
-      if (state == "busy") row.busy_hours += hours;
-      if (state == "idle") row.idle_hours += hours;
-      if (state == "unknown") row.unknown_hours += hours;
-      row.lease_hours[by == ReportBy::kSlurmJob ? "slurm" : "pod"] += hours;
-      gpus_of_user[key].insert(s.Label("uuid"));
-    }
-  }
-  for (auto& [user, gpus] : gpus_of_user) rows[user].gpus = static_cast<int>(gpus.size());
-
+  Rows rows;
+  FoldStates(samples[0], by, &r, &rows);
+  if (!IsHolderGrouping(by)) FoldEnergyAndCost(samples[2], samples[3], by, &r, &rows);
+  FoldHolders(samples[1], by_job ? &samples.back() : nullptr, by, &r, &rows);
   if (with_heatmap) {
-    // Each hour's end from the first whole hour after `since` (or `until`
-    // alone for a shorter range), the hour before it.
-    double start = std::min<double>(static_cast<double>(since_unix) + kHour, static_cast<double>(until_unix));
-    std::map<std::string, std::map<int64_t, std::array<double, 3>>>
-        sums;  // Node, hour: busy, held idle, read.
-    const char* shares[] = {"{state=\"busy\"}", "{state=\"held_idle\"}", "{state!=\"unknown\"}"};
-    for (size_t k = 0; k < 3; ++k) {
-      Result<prom::RangeResult> range = client->QueryRange(
-          fmt::format("sum by (hostname) (increase(tarmac_gpu_state_seconds_total{}[1h]))", shares[k]), start,
-          static_cast<double>(until_unix), kHour);
-      if (!range.ok()) return range.status();
-      for (const std::string& w : range.value().warnings) r.warnings.push_back(w);
-      for (const prom::Series& series : range.value().series) {
-        for (const auto& [t, v] : series.points)
-          sums[series.Label("hostname")][static_cast<int64_t>(t)][k] = Finite(v);
-      }
-    }
-    for (const auto& [node, hours] : sums) {
-      for (const auto& [t, v] : hours) {
-        double read = v[2];
-        r.heatmap[node].push_back(HourCell{t, read > 0 ? v[0] / read : 0, read > 0 ? v[1] / read : 0});
-      }
-    }
+    if (Status heat = ReadHeatmap(client, since_unix, until_unix, &r); !heat.ok()) return heat;
   }
-
-  for (auto& [key, row] : rows) r.rows.push_back(std::move(row));
-  auto idle = [](const ReportRow& row) { return row.idle_hours + row.held_idle_hours; };
-  auto held = LeasedHours;
-  std::stable_sort(r.rows.begin(), r.rows.end(), [&](const ReportRow& a, const ReportRow& b) {
-    double ka = IsHolderGrouping(by) ? held(a) : idle(a), kb = IsHolderGrouping(by) ? held(b) : idle(b);
-    return ka != kb ? ka > kb : a.key < b.key;
-  });
-  double read = r.total.busy_hours + idle(r.total);
-  r.verdict = fmt::format(
-      "{} of {} GPUs were idle more than 80 % of the time; {} of {} GPU-hours read were idle "
-      "({} held idle by a process)",
-      r.mostly_idle_gpus, r.total.gpus, FormatHours(idle(r.total)), FormatHours(read),
-      FormatHours(r.total.held_idle_hours));
-  if (r.total.idle_cost > 0)
-    r.verdict += fmt::format("; the idle time cost {} {:.2f}", r.currency, r.total.idle_cost);
+  Conclude(std::move(rows), &r);
   return r;
 }
 

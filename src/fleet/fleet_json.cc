@@ -22,6 +22,61 @@ void Put(json& j, const char* key, const std::optional<T>& value) {
   if (value) j[key] = *value;
 }
 
+// ECC counts, remapped rows, NVLink links and retired pages, where read.
+void PutErrorCounters(const GpuSample& s, json& j) {
+  json ecc = json::object();
+  Put(ecc, "volatile_corrected", s.ecc.volatile_corrected);
+  Put(ecc, "volatile_uncorrected", s.ecc.volatile_uncorrected);
+  Put(ecc, "aggregate_corrected", s.ecc.aggregate_corrected);
+  Put(ecc, "aggregate_uncorrected", s.ecc.aggregate_uncorrected);
+  if (!ecc.empty()) j["ecc_errors"] = std::move(ecc);
+  if (s.remapped_rows) {
+    j["remapped_rows"] = {{"corrected", s.remapped_rows->corrected},
+                          {"uncorrected", s.remapped_rows->uncorrected},
+                          {"pending", s.remapped_rows->is_pending},
+                          {"failure", s.remapped_rows->has_failure}};
+  }
+  if (!s.nvlink_active.empty()) {
+    json links = json::array();
+    for (bool active : s.nvlink_active) links.push_back(active);
+    j["nvlink_active"] = std::move(links);
+  }
+  if (s.retired_pages) {
+    j["retired_pages"] = {{"single_bit", s.retired_pages->single_bit},
+                          {"double_bit", s.retired_pages->double_bit},
+                          {"pending", s.retired_pages->is_pending}};
+  }
+}
+
+// One process on the GPU, with who it is when /proc said.
+json ProcessToJson(const ProcessView& p, const GpuView& g) {
+  json pj;
+  pj["pid"] = p.process.pid;
+  pj["type"] = ProcessTypeName(p.process.type);
+  Put(pj, "used_memory_bytes", p.process.used_memory_bytes);
+  Put(pj, "sm_utilization_ratio", p.process.sm_utilization_ratio);
+  Put(pj, "gpu_instance_id", p.process.gpu_instance_id);
+  Put(pj, "compute_instance_id", p.process.compute_instance_id);
+  if (p.details.exists) {
+    pj["uid"] = p.details.uid;
+    pj["user"] = p.details.user;
+    pj["name"] = p.details.name;
+    pj["command"] = p.details.command;
+    pj["parent_pid"] = p.details.parent_pid;
+    const CgroupIdentity& c = p.details.cgroup;
+    if (!c.container_id.empty()) pj["container_id"] = c.container_id;
+    if (!c.pod_uid.empty()) pj["pod_uid"] = c.pod_uid;
+    if (!c.systemd_unit.empty()) pj["systemd_unit"] = c.systemd_unit;
+    if (!c.slurm_job_id.empty()) pj["slurm_job_id"] = c.slurm_job_id;
+    const KubernetesNames& k = p.details.kubernetes;
+    if (!k.pod.empty()) pj["pod"] = k.pod;
+    if (!k.pod_namespace.empty()) pj["namespace"] = k.pod_namespace;
+    if (!k.container.empty()) pj["container_name"] = k.container;
+  }
+  pj["is_idle_holding"] = IsIdleHolding(p, g);
+  return pj;
+}
+
 }  // namespace
 
 json GpuToJson(const GpuView& g) {
@@ -58,28 +113,7 @@ json GpuToJson(const GpuView& g) {
   Put(j, "pcie_width_max", i.pcie_width_max);
   Put(j, "pcie_tx_bytes_per_second", g.pcie_tx_bytes_per_second);
   Put(j, "pcie_rx_bytes_per_second", g.pcie_rx_bytes_per_second);
-  json ecc = json::object();
-  Put(ecc, "volatile_corrected", s.ecc.volatile_corrected);
-  Put(ecc, "volatile_uncorrected", s.ecc.volatile_uncorrected);
-  Put(ecc, "aggregate_corrected", s.ecc.aggregate_corrected);
-  Put(ecc, "aggregate_uncorrected", s.ecc.aggregate_uncorrected);
-  if (!ecc.empty()) j["ecc_errors"] = std::move(ecc);
-  if (s.remapped_rows) {
-    j["remapped_rows"] = {{"corrected", s.remapped_rows->corrected},
-                          {"uncorrected", s.remapped_rows->uncorrected},
-                          {"pending", s.remapped_rows->is_pending},
-                          {"failure", s.remapped_rows->has_failure}};
-  }
-  if (!s.nvlink_active.empty()) {
-    json links = json::array();
-    for (bool active : s.nvlink_active) links.push_back(active);
-    j["nvlink_active"] = std::move(links);
-  }
-  if (s.retired_pages) {
-    j["retired_pages"] = {{"single_bit", s.retired_pages->single_bit},
-                          {"double_bit", s.retired_pages->double_bit},
-                          {"pending", s.retired_pages->is_pending}};
-  }
+  PutErrorCounters(s, j);
   GpuMarks m = MarkGpu(g);
   if (!m.is_unreadable) {
     j["is_idle"] = m.is_idle;
@@ -88,33 +122,7 @@ json GpuToJson(const GpuView& g) {
     j["is_pcie_degraded"] = m.is_pcie_degraded;
   }
   json processes = json::array();
-  for (const ProcessView& p : g.processes) {
-    json pj;
-    pj["pid"] = p.process.pid;
-    pj["type"] = ProcessTypeName(p.process.type);
-    Put(pj, "used_memory_bytes", p.process.used_memory_bytes);
-    Put(pj, "sm_utilization_ratio", p.process.sm_utilization_ratio);
-    Put(pj, "gpu_instance_id", p.process.gpu_instance_id);
-    Put(pj, "compute_instance_id", p.process.compute_instance_id);
-    if (p.details.exists) {
-      pj["uid"] = p.details.uid;
-      pj["user"] = p.details.user;
-      pj["name"] = p.details.name;
-      pj["command"] = p.details.command;
-      pj["parent_pid"] = p.details.parent_pid;
-      const CgroupIdentity& c = p.details.cgroup;
-      if (!c.container_id.empty()) pj["container_id"] = c.container_id;
-      if (!c.pod_uid.empty()) pj["pod_uid"] = c.pod_uid;
-      if (!c.systemd_unit.empty()) pj["systemd_unit"] = c.systemd_unit;
-      if (!c.slurm_job_id.empty()) pj["slurm_job_id"] = c.slurm_job_id;
-      const KubernetesNames& k = p.details.kubernetes;
-      if (!k.pod.empty()) pj["pod"] = k.pod;
-      if (!k.pod_namespace.empty()) pj["namespace"] = k.pod_namespace;
-      if (!k.container.empty()) pj["container_name"] = k.container;
-    }
-    pj["is_idle_holding"] = IsIdleHolding(p, g);
-    processes.push_back(std::move(pj));
-  }
+  for (const ProcessView& p : g.processes) processes.push_back(ProcessToJson(p, g));
   if (s.health == GpuHealth::kOk) j["processes"] = std::move(processes);
   if (g.xid_count > 0 && g.last_xid) {
     j["xid_errors"] = {{"count", g.xid_count},
@@ -251,6 +259,74 @@ std::chrono::system_clock::time_point ParseRfc3339(const std::string& text) {
   return std::chrono::system_clock::from_time_t(timegm(&tm)) + std::chrono::milliseconds(ms);
 }
 
+// ECC counts, remapped rows, NVLink links and retired pages, where present.
+void GetErrorCounters(const json& j, GpuSample* sample) {
+  GpuSample& s = *sample;
+  if (auto ecc = j.find("ecc_errors"); ecc != j.end() && ecc->is_object()) {
+    Get(*ecc, "volatile_corrected", &s.ecc.volatile_corrected);
+    Get(*ecc, "volatile_uncorrected", &s.ecc.volatile_uncorrected);
+    Get(*ecc, "aggregate_corrected", &s.ecc.aggregate_corrected);
+    Get(*ecc, "aggregate_uncorrected", &s.ecc.aggregate_uncorrected);
+  }
+  if (auto rows = j.find("remapped_rows"); rows != j.end() && rows->is_object()) {
+    RemappedRows r;
+    r.corrected = Value(*rows, "corrected", int64_t{0});
+    r.uncorrected = Value(*rows, "uncorrected", int64_t{0});
+    r.is_pending = Value(*rows, "pending", false);
+    r.has_failure = Value(*rows, "failure", false);
+    s.remapped_rows = r;
+  }
+  if (auto links = j.find("nvlink_active"); links != j.end() && links->is_array()) {
+    for (const json& l : *links) s.nvlink_active.push_back(l.is_boolean() && l.get<bool>());
+  }
+  if (auto pages = j.find("retired_pages"); pages != j.end() && pages->is_object()) {
+    RetiredPages r;
+    r.single_bit = Value(*pages, "single_bit", int64_t{0});
+    r.double_bit = Value(*pages, "double_bit", int64_t{0});
+    r.is_pending = Value(*pages, "pending", false);
+    s.retired_pages = r;
+  }
+}
+
+ProcessView ProcessFromJson(const json& p) {
+  ProcessView v;
+  v.process.pid = Value(p, "pid", int64_t{0});
+  v.process.type = ProcessTypeNamed(GetString(p, "type"));
+  Get(p, "used_memory_bytes", &v.process.used_memory_bytes);
+  Get(p, "sm_utilization_ratio", &v.process.sm_utilization_ratio);
+  Get(p, "gpu_instance_id", &v.process.gpu_instance_id);
+  Get(p, "compute_instance_id", &v.process.compute_instance_id);
+  v.details.pid = v.process.pid;
+  v.details.exists = p.contains("uid");
+  v.details.uid = Value(p, "uid", int64_t{-1});
+  v.details.user = p.contains("user") ? GetString(p, "user") : "?";
+  v.details.name = GetString(p, "name");
+  v.details.command = p.contains("command") ? GetString(p, "command") : "?";
+  v.details.parent_pid = Value(p, "parent_pid", int64_t{0});
+  v.details.cgroup.container_id = GetString(p, "container_id");
+  v.details.cgroup.pod_uid = GetString(p, "pod_uid");
+  v.details.cgroup.systemd_unit = GetString(p, "systemd_unit");
+  v.details.cgroup.slurm_job_id = GetString(p, "slurm_job_id");
+  v.details.kubernetes.pod = GetString(p, "pod");
+  v.details.kubernetes.pod_namespace = GetString(p, "namespace");
+  v.details.kubernetes.container = GetString(p, "container_name");
+  return v;
+}
+
+MigInstance MigInstanceFromJson(const json& mj) {
+  MigInstance m;
+  m.uuid = GetString(mj, "uuid");
+  m.gpu_instance_id = Value(mj, "gpu_instance_id", 0);
+  m.compute_instance_id = Value(mj, "compute_instance_id", 0);
+  m.profile = GetString(mj, "profile");
+  Get(mj, "memory_total_bytes", &m.memory_total_bytes);
+  Get(mj, "memory_used_bytes", &m.memory_used_bytes);
+  Get(mj, "graphics_engine_active_ratio", &m.graphics_engine_active_ratio);
+  Get(mj, "tensor_active_ratio", &m.tensor_active_ratio);
+  Get(mj, "dram_active_ratio", &m.dram_active_ratio);
+  return m;
+}
+
 GpuView GpuFromJson(const json& j) {
   GpuView g;
   GpuInfo& i = g.info;
@@ -284,55 +360,12 @@ GpuView GpuFromJson(const json& j) {
   Get(j, "pcie_width_max", &i.pcie_width_max);
   Get(j, "pcie_tx_bytes_per_second", &g.pcie_tx_bytes_per_second);
   Get(j, "pcie_rx_bytes_per_second", &g.pcie_rx_bytes_per_second);
-  if (auto ecc = j.find("ecc_errors"); ecc != j.end() && ecc->is_object()) {
-    Get(*ecc, "volatile_corrected", &s.ecc.volatile_corrected);
-    Get(*ecc, "volatile_uncorrected", &s.ecc.volatile_uncorrected);
-    Get(*ecc, "aggregate_corrected", &s.ecc.aggregate_corrected);
-    Get(*ecc, "aggregate_uncorrected", &s.ecc.aggregate_uncorrected);
-  }
-  if (auto rows = j.find("remapped_rows"); rows != j.end() && rows->is_object()) {
-    RemappedRows r;
-    r.corrected = Value(*rows, "corrected", int64_t{0});
-    r.uncorrected = Value(*rows, "uncorrected", int64_t{0});
-    r.is_pending = Value(*rows, "pending", false);
-    r.has_failure = Value(*rows, "failure", false);
-    s.remapped_rows = r;
-  }
-  if (auto links = j.find("nvlink_active"); links != j.end() && links->is_array()) {
-    for (const json& l : *links) s.nvlink_active.push_back(l.is_boolean() && l.get<bool>());
-  }
-  if (auto pages = j.find("retired_pages"); pages != j.end() && pages->is_object()) {
-    RetiredPages r;
-    r.single_bit = Value(*pages, "single_bit", int64_t{0});
-    r.double_bit = Value(*pages, "double_bit", int64_t{0});
-    r.is_pending = Value(*pages, "pending", false);
-    s.retired_pages = r;
-  }
+  GetErrorCounters(j, &s);
   if (auto procs = j.find("processes"); procs != j.end() && procs->is_array()) {
     s.has_processes = true;
     for (const json& p : *procs) {
       if (!p.is_object()) continue;
-      ProcessView v;
-      v.process.pid = Value(p, "pid", int64_t{0});
-      v.process.type = ProcessTypeNamed(GetString(p, "type"));
-      Get(p, "used_memory_bytes", &v.process.used_memory_bytes);
-      Get(p, "sm_utilization_ratio", &v.process.sm_utilization_ratio);
-      Get(p, "gpu_instance_id", &v.process.gpu_instance_id);
-      Get(p, "compute_instance_id", &v.process.compute_instance_id);
-      v.details.pid = v.process.pid;
-      v.details.exists = p.contains("uid");
-      v.details.uid = Value(p, "uid", int64_t{-1});
-      v.details.user = p.contains("user") ? GetString(p, "user") : "?";
-      v.details.name = GetString(p, "name");
-      v.details.command = p.contains("command") ? GetString(p, "command") : "?";
-      v.details.parent_pid = Value(p, "parent_pid", int64_t{0});
-      v.details.cgroup.container_id = GetString(p, "container_id");
-      v.details.cgroup.pod_uid = GetString(p, "pod_uid");
-      v.details.cgroup.systemd_unit = GetString(p, "systemd_unit");
-      v.details.cgroup.slurm_job_id = GetString(p, "slurm_job_id");
-      v.details.kubernetes.pod = GetString(p, "pod");
-      v.details.kubernetes.pod_namespace = GetString(p, "namespace");
-      v.details.kubernetes.container = GetString(p, "container_name");
+      ProcessView v = ProcessFromJson(p);
       s.processes.push_back(v.process);
       g.processes.push_back(std::move(v));
     }
@@ -346,16 +379,7 @@ GpuView GpuFromJson(const json& j) {
     s.has_mig_instances = true;
     for (const json& mj : *mig) {
       if (!mj.is_object()) continue;
-      MigInstance m;
-      m.uuid = GetString(mj, "uuid");
-      m.gpu_instance_id = Value(mj, "gpu_instance_id", 0);
-      m.compute_instance_id = Value(mj, "compute_instance_id", 0);
-      m.profile = GetString(mj, "profile");
-      Get(mj, "memory_total_bytes", &m.memory_total_bytes);
-      Get(mj, "memory_used_bytes", &m.memory_used_bytes);
-      Get(mj, "graphics_engine_active_ratio", &m.graphics_engine_active_ratio);
-      Get(mj, "tensor_active_ratio", &m.tensor_active_ratio);
-      Get(mj, "dram_active_ratio", &m.dram_active_ratio);
+      MigInstance m = MigInstanceFromJson(mj);
       if (auto l = mj.find("lease"); l != mj.end() && l->is_object())
         g.mig_leases[m.uuid] = GpuLeaseFromJson(*l);
       if (auto p = mj.find("pod"); p != mj.end() && p->is_object())

@@ -26,48 +26,10 @@ std::string ResolvedPath(void* handle, const std::string& fallback) {
   return fallback;
 }
 
-}  // namespace
-
-Result<std::unique_ptr<Library>> Library::Load(const std::string& explicit_path) {
-  std::vector<std::string> candidates;
-  if (!explicit_path.empty()) {
-    candidates.push_back(explicit_path);
-  } else {
-    // The versioned name first: the unversioned one may be the CUDA toolkit's
-    // stub, which loads but finds no GPUs.
-    candidates = {"libnvidia-ml.so.1", "libnvidia-ml.so"};
-  }
-  std::string tried;
-  void* handle = nullptr;
-  std::string name;
-  for (const std::string& candidate : candidates) {
-    handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle != nullptr) {
-      name = candidate;
-      break;
-    }
-    const char* why = dlerror();
-    tried +=
-        fmt::format("{}{} ({})", tried.empty() ? "" : "; ", candidate, why != nullptr ? why : "not found");
-  }
-  if (handle == nullptr) {
-    return Status::Unavailable("nvml: cannot load the NVIDIA management library",
-                               fmt::format("tried {}", tried));
-  }
-  std::unique_ptr<Library> lib(new Library(handle, ResolvedPath(handle, name)));
-  Api& a = lib->api_;
-  const char* missing = nullptr;
-  auto required = [&](const char* symbol, auto* slot) {
-    if (!Resolve(handle, symbol, slot) && missing == nullptr) missing = symbol;
-  };
-  required("nvmlInit_v2", &a.InitV2);
-  required("nvmlShutdown", &a.Shutdown);
-  required("nvmlErrorString", &a.ErrorString);
-  required("nvmlDeviceGetCount_v2", &a.DeviceGetCountV2);
-  required("nvmlDeviceGetHandleByIndex_v2", &a.DeviceGetHandleByIndexV2);
-  if (missing != nullptr) {
-    return Status::Unavailable(fmt::format("nvml: {} lacks required symbol", lib->path_), missing);
-  }
+// Every symbol tarmac can do without, each left null where the library
+// lacks it (an older driver): callers check before calling.
+void ResolveOptional(void* handle, Api* api) {
+  Api& a = *api;
   Resolve(handle, "nvmlInitWithFlags", &a.InitWithFlags);
   Resolve(handle, "nvmlSystemGetDriverVersion", &a.SystemGetDriverVersion);
   Resolve(handle, "nvmlSystemGetNVMLVersion", &a.SystemGetNVMLVersion);
@@ -138,6 +100,51 @@ Result<std::unique_ptr<Library>> Library::Load(const std::string& explicit_path)
   Resolve(handle, "nvmlGpmMetricsGet", &a.GpmMetricsGet);
   Resolve(handle, "nvmlDeviceGetConfComputeMemSizeInfo", &a.DeviceGetConfComputeMemSizeInfo);
   Resolve(handle, "nvmlDeviceGetRunningProcessDetailList", &a.DeviceGetRunningProcessDetailList);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Library>> Library::Load(const std::string& explicit_path) {
+  std::vector<std::string> candidates;
+  if (!explicit_path.empty()) {
+    candidates.push_back(explicit_path);
+  } else {
+    // The versioned name first: the unversioned one may be the CUDA toolkit's
+    // stub, which loads but finds no GPUs.
+    candidates = {"libnvidia-ml.so.1", "libnvidia-ml.so"};
+  }
+  std::string tried;
+  void* handle = nullptr;
+  std::string name;
+  for (const std::string& candidate : candidates) {
+    handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle != nullptr) {
+      name = candidate;
+      break;
+    }
+    const char* why = dlerror();
+    tried +=
+        fmt::format("{}{} ({})", tried.empty() ? "" : "; ", candidate, why != nullptr ? why : "not found");
+  }
+  if (handle == nullptr) {
+    return Status::Unavailable("nvml: cannot load the NVIDIA management library",
+                               fmt::format("tried {}", tried));
+  }
+  std::unique_ptr<Library> lib(new Library(handle, ResolvedPath(handle, name)));
+  Api& a = lib->api_;
+  const char* missing = nullptr;
+  auto required = [&](const char* symbol, auto* slot) {
+    if (!Resolve(handle, symbol, slot) && missing == nullptr) missing = symbol;
+  };
+  required("nvmlInit_v2", &a.InitV2);
+  required("nvmlShutdown", &a.Shutdown);
+  required("nvmlErrorString", &a.ErrorString);
+  required("nvmlDeviceGetCount_v2", &a.DeviceGetCountV2);
+  required("nvmlDeviceGetHandleByIndex_v2", &a.DeviceGetHandleByIndexV2);
+  if (missing != nullptr) {
+    return Status::Unavailable(fmt::format("nvml: {} lacks required symbol", lib->path_), missing);
+  }
+  ResolveOptional(handle, &a);
   return lib;
 }
 

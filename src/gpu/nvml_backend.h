@@ -126,6 +126,13 @@ class NvmlBackend final : public GpuBackend {
 
   void ReadFast(DeviceState& d, int index, fleet::GpuSample* s);
   void ReadSlow(DeviceState& d, int index, fleet::GpuSample* s);
+  // Parts of the tiers: memory (v2, else v1), temperature (versioned, else
+  // the old call), the field-value counters (PCIe bytes, error counters,
+  // HBM temperature and NVLink bytes), a vGPU guest's license.
+  void ReadMemory(DeviceState& d, int index, fleet::GpuSample* s);
+  void ReadTemperature(DeviceState& d, int index, fleet::GpuSample* s);
+  void ReadFieldValues(DeviceState& d, int index, fleet::GpuSample* s);
+  void ReadVgpuLicense(DeviceState& d, int index, fleet::GpuSample* s);
   void ReadProcesses(DeviceState& d, int index, fleet::GpuSample* s);
   // Engine activity over the interval since the previous call (GPM), of
   // the GPU and of each MIG instance in s->mig_instances.

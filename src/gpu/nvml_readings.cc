@@ -91,35 +91,7 @@ void NvmlBackend::ReadFast(DeviceState& d, int index, fleet::GpuSample* s) {
     s->utilization_memory_ratio = utilization.memory / 100.0;
   }
 
-  // Memory: v2 separates reserved from used (as nvidia-smi shows it); v1's
-  // `used` includes the reserve on R510+ drivers.
-  nvml::MemoryV2 memory{};
-  memory.version = nvml::kMemoryV2Version;
-  bool has_memory = false;
-  if (api.DeviceGetMemoryInfoV2 != nullptr && Supported(d, NvmlField::kMemoryV2) &&
-      d.health == fleet::GpuHealth::kOk) {
-    Return r = api.DeviceGetMemoryInfoV2(h, &memory);
-    if (r == nvml::kErrorArgumentVersionMismatch) {
-      logger_->Log(LogLevel::kInfo,
-                   "nvml: nvmlDeviceGetMemoryInfo_v2(gpu {}): struct version {:#x} refused; "
-                   "using nvmlDeviceGetMemoryInfo",
-                   index, nvml::kMemoryV2Version);
-      d.unsupported[static_cast<size_t>(NvmlField::kMemoryV2)] = true;
-    } else if (Check(d, index, NvmlField::kMemoryV2, "nvmlDeviceGetMemoryInfo_v2", r)) {
-      s->memory_total_bytes = static_cast<int64_t>(memory.total);
-      s->memory_reserved_bytes = static_cast<int64_t>(memory.reserved);
-      s->memory_used_bytes = static_cast<int64_t>(memory.used);
-      s->memory_free_bytes = static_cast<int64_t>(memory.free);
-      has_memory = true;
-    }
-  }
-  nvml::MemoryV1 memory_v1{};
-  if (!has_memory &&
-      ok(NvmlField::kMemoryV1, "nvmlDeviceGetMemoryInfo", api.DeviceGetMemoryInfo, &memory_v1)) {
-    s->memory_total_bytes = static_cast<int64_t>(memory_v1.total);
-    s->memory_used_bytes = static_cast<int64_t>(memory_v1.used);
-    s->memory_free_bytes = static_cast<int64_t>(memory_v1.free);
-  }
+  ReadMemory(d, index, s);
 
   unsigned value = 0;
   if (ok(NvmlField::kPower, "nvmlDeviceGetPowerUsage", api.DeviceGetPowerUsage, &value)) {
@@ -135,28 +107,7 @@ void NvmlBackend::ReadFast(DeviceState& d, int index, fleet::GpuSample* s) {
     s->energy_millijoules = static_cast<int64_t>(energy);
   }
 
-  nvml::TemperatureV1 temperature{};
-  temperature.version = nvml::kTemperatureV1Version;
-  temperature.sensorType = nvml::kTemperatureGpu;
-  bool has_temperature = false;
-  if (api.DeviceGetTemperatureV != nullptr && Supported(d, NvmlField::kTemperatureV) &&
-      d.health == fleet::GpuHealth::kOk) {
-    Return r = api.DeviceGetTemperatureV(h, &temperature);
-    if (r == nvml::kErrorArgumentVersionMismatch) {
-      d.unsupported[static_cast<size_t>(NvmlField::kTemperatureV)] = true;
-    } else if (r == nvml::kErrorNotSupported) {
-      // The sensor itself is absent: the old call will not do better.
-      d.unsupported[static_cast<size_t>(NvmlField::kTemperatureV)] = true;
-      d.unsupported[static_cast<size_t>(NvmlField::kTemperature)] = true;
-    } else if (Check(d, index, NvmlField::kTemperatureV, "nvmlDeviceGetTemperatureV", r)) {
-      s->temperature_celsius = temperature.temperature;
-      has_temperature = true;
-    }
-  }
-  if (!has_temperature && ok(NvmlField::kTemperature, "nvmlDeviceGetTemperature", api.DeviceGetTemperature,
-                             nvml::kTemperatureGpu, &value)) {
-    s->temperature_celsius = value;
-  }
+  ReadTemperature(d, index, s);
 
   if (ok(NvmlField::kSmClock, "nvmlDeviceGetClockInfo", api.DeviceGetClockInfo, nvml::kClockSm, &value)) {
     s->sm_clock_hertz = int64_t{value} * 1000000;
@@ -216,6 +167,116 @@ void NvmlBackend::ReadSlow(DeviceState& d, int index, fleet::GpuSample* s) {
   if (ok(NvmlField::kPcieWidth, "nvmlDeviceGetCurrPcieLinkWidth", api.DeviceGetCurrPcieLinkWidth, &value)) {
     s->pcie_width = static_cast<int>(value);
   }
+  ReadFieldValues(d, index, s);
+  ReadVgpuLicense(d, index, s);
+  unsigned long long count = 0;
+  auto ecc = [&](int type, int counter, std::optional<int64_t>* out) {
+    if (ok(NvmlField::kEcc, "nvmlDeviceGetTotalEccErrors", api.DeviceGetTotalEccErrors, type, counter,
+           &count)) {
+      *out = static_cast<int64_t>(count);
+    }
+  };
+  ecc(nvml::kMemoryErrorCorrected, nvml::kEccCounterVolatile, &s->ecc.volatile_corrected);
+  ecc(nvml::kMemoryErrorUncorrected, nvml::kEccCounterVolatile, &s->ecc.volatile_uncorrected);
+  ecc(nvml::kMemoryErrorCorrected, nvml::kEccCounterAggregate, &s->ecc.aggregate_corrected);
+  ecc(nvml::kMemoryErrorUncorrected, nvml::kEccCounterAggregate, &s->ecc.aggregate_uncorrected);
+
+  unsigned corrected = 0, uncorrected = 0, pending = 0, failure = 0;
+  if (ok(NvmlField::kRemappedRows, "nvmlDeviceGetRemappedRows", api.DeviceGetRemappedRows, &corrected,
+         &uncorrected, &pending, &failure)) {
+    s->remapped_rows = fleet::RemappedRows{corrected, uncorrected, pending != 0, failure != 0};
+  }
+
+  if (api.DeviceGetNvLinkState != nullptr && Supported(d, NvmlField::kNvLink)) {
+    // Links are numbered densely; the first INVALID_ARGUMENT or
+    // NOT_SUPPORTED past the last one ends the scan (probed once).
+    unsigned limit = d.nvlink_count >= 0 ? static_cast<unsigned>(d.nvlink_count) : nvml::kNvLinkMaxLinks;
+    for (unsigned link = 0; link < limit; ++link) {
+      int active = 0;
+      Return r = api.DeviceGetNvLinkState(h, link, &active);
+      if (r != nvml::kSuccess) {
+        if (r == nvml::kErrorGpuIsLost) Check(d, index, NvmlField::kNvLink, "nvmlDeviceGetNvLinkState", r);
+        break;
+      }
+      s->nvlink_active.push_back(active == 1);
+    }
+    if (d.nvlink_count < 0) d.nvlink_count = static_cast<int>(s->nvlink_active.size());
+  }
+}
+
+void NvmlBackend::ReadMemory(DeviceState& d, int index, fleet::GpuSample* s) {
+  const nvml::Api& api = library_->api();
+  nvml::Device h = d.handle;
+  auto ok = [&](NvmlField field, const char* call, auto fn, auto... args) {
+    if (fn == nullptr || !Supported(d, field) || d.health != fleet::GpuHealth::kOk) return false;
+    return Check(d, index, field, call, fn(h, args...));
+  };
+  // Memory: v2 separates reserved from used (as nvidia-smi shows it); v1's
+  // `used` includes the reserve on R510+ drivers.
+  nvml::MemoryV2 memory{};
+  memory.version = nvml::kMemoryV2Version;
+  bool has_memory = false;
+  if (api.DeviceGetMemoryInfoV2 != nullptr && Supported(d, NvmlField::kMemoryV2) &&
+      d.health == fleet::GpuHealth::kOk) {
+    Return r = api.DeviceGetMemoryInfoV2(h, &memory);
+    if (r == nvml::kErrorArgumentVersionMismatch) {
+      logger_->Log(LogLevel::kInfo,
+                   "nvml: nvmlDeviceGetMemoryInfo_v2(gpu {}): struct version {:#x} refused; "
+                   "using nvmlDeviceGetMemoryInfo",
+                   index, nvml::kMemoryV2Version);
+      d.unsupported[static_cast<size_t>(NvmlField::kMemoryV2)] = true;
+    } else if (Check(d, index, NvmlField::kMemoryV2, "nvmlDeviceGetMemoryInfo_v2", r)) {
+      s->memory_total_bytes = static_cast<int64_t>(memory.total);
+      s->memory_reserved_bytes = static_cast<int64_t>(memory.reserved);
+      s->memory_used_bytes = static_cast<int64_t>(memory.used);
+      s->memory_free_bytes = static_cast<int64_t>(memory.free);
+      has_memory = true;
+    }
+  }
+  nvml::MemoryV1 memory_v1{};
+  if (!has_memory &&
+      ok(NvmlField::kMemoryV1, "nvmlDeviceGetMemoryInfo", api.DeviceGetMemoryInfo, &memory_v1)) {
+    s->memory_total_bytes = static_cast<int64_t>(memory_v1.total);
+    s->memory_used_bytes = static_cast<int64_t>(memory_v1.used);
+    s->memory_free_bytes = static_cast<int64_t>(memory_v1.free);
+  }
+}
+
+void NvmlBackend::ReadTemperature(DeviceState& d, int index, fleet::GpuSample* s) {
+  const nvml::Api& api = library_->api();
+  nvml::Device h = d.handle;
+  auto ok = [&](NvmlField field, const char* call, auto fn, auto... args) {
+    if (fn == nullptr || !Supported(d, field) || d.health != fleet::GpuHealth::kOk) return false;
+    return Check(d, index, field, call, fn(h, args...));
+  };
+  unsigned value = 0;
+  nvml::TemperatureV1 temperature{};
+  temperature.version = nvml::kTemperatureV1Version;
+  temperature.sensorType = nvml::kTemperatureGpu;
+  bool has_temperature = false;
+  if (api.DeviceGetTemperatureV != nullptr && Supported(d, NvmlField::kTemperatureV) &&
+      d.health == fleet::GpuHealth::kOk) {
+    Return r = api.DeviceGetTemperatureV(h, &temperature);
+    if (r == nvml::kErrorArgumentVersionMismatch) {
+      d.unsupported[static_cast<size_t>(NvmlField::kTemperatureV)] = true;
+    } else if (r == nvml::kErrorNotSupported) {
+      // The sensor itself is absent: the old call will not do better.
+      d.unsupported[static_cast<size_t>(NvmlField::kTemperatureV)] = true;
+      d.unsupported[static_cast<size_t>(NvmlField::kTemperature)] = true;
+    } else if (Check(d, index, NvmlField::kTemperatureV, "nvmlDeviceGetTemperatureV", r)) {
+      s->temperature_celsius = temperature.temperature;
+      has_temperature = true;
+    }
+  }
+  if (!has_temperature && ok(NvmlField::kTemperature, "nvmlDeviceGetTemperature", api.DeviceGetTemperature,
+                             nvml::kTemperatureGpu, &value)) {
+    s->temperature_celsius = value;
+  }
+}
+
+void NvmlBackend::ReadFieldValues(DeviceState& d, int index, fleet::GpuSample* s) {
+  const nvml::Api& api = library_->api();
+  nvml::Device h = d.handle;
   // PCIe traffic from the byte counters (field values), never from the
   // blocking 20 ms nvmlDeviceGetPcieThroughput.
   if (api.DeviceGetFieldValues != nullptr && Supported(d, NvmlField::kPcieCounters) &&
@@ -288,6 +349,15 @@ void NvmlBackend::ReadSlow(DeviceState& d, int index, fleet::GpuSample* s) {
       if (v[1] && v[2]) s->nvlink_bytes = static_cast<int64_t>((*v[1] + *v[2]) * 1024);
     }
   }
+}
+
+void NvmlBackend::ReadVgpuLicense(DeviceState& d, int index, fleet::GpuSample* s) {
+  const nvml::Api& api = library_->api();
+  nvml::Device h = d.handle;
+  auto ok = [&](NvmlField field, const char* call, auto fn, auto... args) {
+    if (fn == nullptr || !Supported(d, field) || d.health != fleet::GpuHealth::kOk) return false;
+    return Check(d, index, field, call, fn(h, args...));
+  };
   // A vGPU guest's license (GPUs that are not vGPUs answer no mode or
   // another one, and are left empty).
   unsigned mode = 0;
@@ -311,39 +381,6 @@ void NvmlBackend::ReadSlow(DeviceState& d, int index, fleet::GpuSample* s) {
         s->is_vgpu_licensed = is_licensed;
       }
     }
-  }
-  unsigned long long count = 0;
-  auto ecc = [&](int type, int counter, std::optional<int64_t>* out) {
-    if (ok(NvmlField::kEcc, "nvmlDeviceGetTotalEccErrors", api.DeviceGetTotalEccErrors, type, counter,
-           &count)) {
-      *out = static_cast<int64_t>(count);
-    }
-  };
-  ecc(nvml::kMemoryErrorCorrected, nvml::kEccCounterVolatile, &s->ecc.volatile_corrected);
-  ecc(nvml::kMemoryErrorUncorrected, nvml::kEccCounterVolatile, &s->ecc.volatile_uncorrected);
-  ecc(nvml::kMemoryErrorCorrected, nvml::kEccCounterAggregate, &s->ecc.aggregate_corrected);
-  ecc(nvml::kMemoryErrorUncorrected, nvml::kEccCounterAggregate, &s->ecc.aggregate_uncorrected);
-
-  unsigned corrected = 0, uncorrected = 0, pending = 0, failure = 0;
-  if (ok(NvmlField::kRemappedRows, "nvmlDeviceGetRemappedRows", api.DeviceGetRemappedRows, &corrected,
-         &uncorrected, &pending, &failure)) {
-    s->remapped_rows = fleet::RemappedRows{corrected, uncorrected, pending != 0, failure != 0};
-  }
-
-  if (api.DeviceGetNvLinkState != nullptr && Supported(d, NvmlField::kNvLink)) {
-    // Links are numbered densely; the first INVALID_ARGUMENT or
-    // NOT_SUPPORTED past the last one ends the scan (probed once).
-    unsigned limit = d.nvlink_count >= 0 ? static_cast<unsigned>(d.nvlink_count) : nvml::kNvLinkMaxLinks;
-    for (unsigned link = 0; link < limit; ++link) {
-      int active = 0;
-      Return r = api.DeviceGetNvLinkState(h, link, &active);
-      if (r != nvml::kSuccess) {
-        if (r == nvml::kErrorGpuIsLost) Check(d, index, NvmlField::kNvLink, "nvmlDeviceGetNvLinkState", r);
-        break;
-      }
-      s->nvlink_active.push_back(active == 1);
-    }
-    if (d.nvlink_count < 0) d.nvlink_count = static_cast<int>(s->nvlink_active.size());
   }
 }
 

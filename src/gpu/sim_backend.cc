@@ -102,113 +102,124 @@ Result<fleet::GpuSample> SimBackend::Sample(int index, unsigned tiers) {
     s.error = fmt::format("sim: gpu {}: GPU is lost", index);
     return s;
   }
-  if (tiers & fleet::kFastTier) {
-    if (spec.Supports("utilization") && !spec.is_mig_enabled) {
-      s.utilization_gpu_ratio = g.utilization_gpu_percent / 100.0;
-      s.utilization_memory_ratio = g.utilization_memory_percent / 100.0;
-    }
-    s.memory_total_bytes = g.memory_total_bytes;
-    s.memory_reserved_bytes = g.memory_reserved_bytes;
-    s.memory_used_bytes = g.memory_used_bytes;
-    s.memory_free_bytes = g.memory_free_bytes;
-    if (spec.Supports("power")) {
-      s.power_milliwatts = g.power_milliwatts;
-      s.power_limit_milliwatts = g.power_limit_milliwatts;
-    }
-    if (spec.Supports("energy")) s.energy_millijoules = g.energy_millijoules;
-    if (spec.Supports("temperature")) s.temperature_celsius = g.temperature_celsius;
-    s.sm_clock_hertz = int64_t{g.sm_clock_mhz} * 1000000;
-    s.memory_clock_hertz = int64_t{g.memory_clock_mhz} * 1000000;
-    if (spec.Supports("clock_event_reasons")) s.clock_event_reasons = g.clock_event_reasons;
-    if (spec.Supports("performance_state")) s.performance_state = g.performance_state;
-    if (!spec.is_mig_enabled) {  // Compute-only loads: the video engines idle.
-      s.encoder_utilization_ratio = 0.0;
-      s.decoder_utilization_ratio = 0.0;
-    }
-    bool has_process_utilization = spec.Supports("process_utilization") && !spec.is_mig_enabled;
-    for (const sim::ProcessState& p : g.processes) {
-      fleet::GpuProcess process;
-      process.pid = p.pid;
-      process.type = fleet::ProcessType::kCompute;
-      process.used_memory_bytes = p.used_memory_bytes;
-      if (has_process_utilization) process.sm_utilization_ratio = p.sm_utilization_percent / 100.0;
-      if (p.gpu_instance_id >= 0) {
-        process.gpu_instance_id = p.gpu_instance_id;
-        process.compute_instance_id = p.compute_instance_id;
-      }
-      s.processes.push_back(process);
-    }
-    s.has_processes = true;
-    s.has_mig_instances = spec.is_mig_enabled;
-    for (const sim::MigInstanceState& m : g.mig_instances) {
-      fleet::MigInstance mi;
-      mi.uuid = m.spec->uuid;
-      mi.gpu_instance_id = m.spec->gpu_instance_id;
-      mi.compute_instance_id = m.spec->compute_instance_id;
-      mi.profile = m.spec->profile;
-      mi.memory_total_bytes = m.spec->memory_total_bytes;
-      mi.memory_used_bytes = m.memory_used_bytes;
-      s.mig_instances.push_back(std::move(mi));
-    }
-    // GPM: engine activity since this GPU's previous fast sample.
-    std::optional<std::chrono::system_clock::time_point>& previous =
-        previous_fast_sample_[static_cast<size_t>(index)];
-    if (spec.Supports("gpm")) {
-      if (previous && *previous < s.taken_at) {
-        sim::EngineActivity a = world_->MeanEngineActivity(index, *previous, s.taken_at);
-        s.graphics_engine_active_ratio = a.graphics;
-        s.tensor_active_ratio = a.tensor;
-        s.dram_active_ratio = a.dram;
-        for (fleet::MigInstance& mi : s.mig_instances) {  // Per instance (nvmlGpmMigSampleGet).
-          sim::EngineActivity m =
-              world_->MeanEngineActivity(index, *previous, s.taken_at, mi.gpu_instance_id);
-          mi.graphics_engine_active_ratio = m.graphics;
-          mi.tensor_active_ratio = m.tensor;
-          mi.dram_active_ratio = m.dram;
-        }
-      }
-      previous = s.taken_at;
-    }
-  }
-  if (tiers & fleet::kSlowTier) {
-    if (spec.Supports("fan")) s.fan_speed_ratio = g.fan_percent / 100.0;
-    s.pcie_generation = g.pcie_generation;
-    s.pcie_width = g.pcie_width;
-    if (spec.Supports("pcie_counters")) {
-      s.pcie_tx_bytes = g.pcie_tx_bytes;
-      s.pcie_rx_bytes = g.pcie_rx_bytes;
-    }
-    if (spec.has_ecc && spec.Supports("ecc")) {
-      s.ecc.volatile_corrected = g.ecc_corrected;
-      s.ecc.volatile_uncorrected = g.ecc_uncorrected;
-      s.ecc.aggregate_corrected = g.ecc_corrected;
-      s.ecc.aggregate_uncorrected = g.ecc_uncorrected;
-    }
-    if (spec.has_remapped_rows && spec.Supports("remapped_rows") &&
-        g.mig_instances.empty()) {  // Not with instances.
-      fleet::RemappedRows rows;
-      rows.corrected = g.remapped_rows_corrected;
-      rows.uncorrected = g.remapped_rows_uncorrected;
-      rows.is_pending = g.is_remap_pending;
-      s.remapped_rows = rows;
-    }
-    s.nvlink_active = g.nvlink_active;
-    if (!g.nvlink_active.empty()) {
-      s.nvlink_crc_errors = g.nvlink_crc_errors;
-      s.nvlink_replay_errors = g.nvlink_replay_errors;
-      s.nvlink_recovery_errors = g.nvlink_recovery_errors;
-    }
-    if (spec.Supports("pcie_counters")) s.pcie_replays = g.pcie_replays;
-    // The HBM runs 5 C above the GPU; no data moves over NVLink.
-    if (spec.Supports("temperature")) s.memory_temperature_celsius = g.temperature_celsius + 5;
-    if (!g.nvlink_active.empty()) s.nvlink_bytes = 0;
-    if (spec.is_vgpu) s.is_vgpu_licensed = spec.is_vgpu_licensed;
-    if (spec.has_ecc && spec.Supports("ecc") && !spec.has_remapped_rows) {
-      s.retired_pages =
-          fleet::RetiredPages{g.retired_pages_single_bit, g.retired_pages_double_bit, g.is_retire_pending};
-    }
-  }
+  if (tiers & fleet::kFastTier) ReadFast(index, spec, g, &s);
+  if (tiers & fleet::kSlowTier) ReadSlow(spec, g, &s);
   return s;
+}
+
+void SimBackend::ReadFast(int index, const sim::GpuSpec& spec, const sim::GpuState& g,
+                          fleet::GpuSample* sample) {
+  fleet::GpuSample& s = *sample;
+  if (spec.Supports("utilization") && !spec.is_mig_enabled) {
+    s.utilization_gpu_ratio = g.utilization_gpu_percent / 100.0;
+    s.utilization_memory_ratio = g.utilization_memory_percent / 100.0;
+  }
+  s.memory_total_bytes = g.memory_total_bytes;
+  s.memory_reserved_bytes = g.memory_reserved_bytes;
+  s.memory_used_bytes = g.memory_used_bytes;
+  s.memory_free_bytes = g.memory_free_bytes;
+  if (spec.Supports("power")) {
+    s.power_milliwatts = g.power_milliwatts;
+    s.power_limit_milliwatts = g.power_limit_milliwatts;
+  }
+  if (spec.Supports("energy")) s.energy_millijoules = g.energy_millijoules;
+  if (spec.Supports("temperature")) s.temperature_celsius = g.temperature_celsius;
+  s.sm_clock_hertz = int64_t{g.sm_clock_mhz} * 1000000;
+  s.memory_clock_hertz = int64_t{g.memory_clock_mhz} * 1000000;
+  if (spec.Supports("clock_event_reasons")) s.clock_event_reasons = g.clock_event_reasons;
+  if (spec.Supports("performance_state")) s.performance_state = g.performance_state;
+  if (!spec.is_mig_enabled) {  // Compute-only loads: the video engines idle.
+    s.encoder_utilization_ratio = 0.0;
+    s.decoder_utilization_ratio = 0.0;
+  }
+  bool has_process_utilization = spec.Supports("process_utilization") && !spec.is_mig_enabled;
+  for (const sim::ProcessState& p : g.processes) {
+    fleet::GpuProcess process;
+    process.pid = p.pid;
+    process.type = fleet::ProcessType::kCompute;
+    process.used_memory_bytes = p.used_memory_bytes;
+    if (has_process_utilization) process.sm_utilization_ratio = p.sm_utilization_percent / 100.0;
+    if (p.gpu_instance_id >= 0) {
+      process.gpu_instance_id = p.gpu_instance_id;
+      process.compute_instance_id = p.compute_instance_id;
+    }
+    s.processes.push_back(process);
+  }
+  s.has_processes = true;
+  s.has_mig_instances = spec.is_mig_enabled;
+  for (const sim::MigInstanceState& m : g.mig_instances) {
+    fleet::MigInstance mi;
+    mi.uuid = m.spec->uuid;
+    mi.gpu_instance_id = m.spec->gpu_instance_id;
+    mi.compute_instance_id = m.spec->compute_instance_id;
+    mi.profile = m.spec->profile;
+    mi.memory_total_bytes = m.spec->memory_total_bytes;
+    mi.memory_used_bytes = m.memory_used_bytes;
+    s.mig_instances.push_back(std::move(mi));
+  }
+  ReadGpm(index, spec, sample);
+}
+
+void SimBackend::ReadGpm(int index, const sim::GpuSpec& spec, fleet::GpuSample* sample) {
+  fleet::GpuSample& s = *sample;
+  // GPM: engine activity since this GPU's previous fast sample.
+  std::optional<std::chrono::system_clock::time_point>& previous =
+      previous_fast_sample_[static_cast<size_t>(index)];
+  if (spec.Supports("gpm")) {
+    if (previous && *previous < s.taken_at) {
+      sim::EngineActivity a = world_->MeanEngineActivity(index, *previous, s.taken_at);
+      s.graphics_engine_active_ratio = a.graphics;
+      s.tensor_active_ratio = a.tensor;
+      s.dram_active_ratio = a.dram;
+      for (fleet::MigInstance& mi : s.mig_instances) {  // Per instance (nvmlGpmMigSampleGet).
+        sim::EngineActivity m = world_->MeanEngineActivity(index, *previous, s.taken_at, mi.gpu_instance_id);
+        mi.graphics_engine_active_ratio = m.graphics;
+        mi.tensor_active_ratio = m.tensor;
+        mi.dram_active_ratio = m.dram;
+      }
+    }
+    previous = s.taken_at;
+  }
+}
+
+void SimBackend::ReadSlow(const sim::GpuSpec& spec, const sim::GpuState& g, fleet::GpuSample* sample) {
+  fleet::GpuSample& s = *sample;
+  if (spec.Supports("fan")) s.fan_speed_ratio = g.fan_percent / 100.0;
+  s.pcie_generation = g.pcie_generation;
+  s.pcie_width = g.pcie_width;
+  if (spec.Supports("pcie_counters")) {
+    s.pcie_tx_bytes = g.pcie_tx_bytes;
+    s.pcie_rx_bytes = g.pcie_rx_bytes;
+  }
+  if (spec.has_ecc && spec.Supports("ecc")) {
+    s.ecc.volatile_corrected = g.ecc_corrected;
+    s.ecc.volatile_uncorrected = g.ecc_uncorrected;
+    s.ecc.aggregate_corrected = g.ecc_corrected;
+    s.ecc.aggregate_uncorrected = g.ecc_uncorrected;
+  }
+  if (spec.has_remapped_rows && spec.Supports("remapped_rows") &&
+      g.mig_instances.empty()) {  // Not with instances.
+    fleet::RemappedRows rows;
+    rows.corrected = g.remapped_rows_corrected;
+    rows.uncorrected = g.remapped_rows_uncorrected;
+    rows.is_pending = g.is_remap_pending;
+    s.remapped_rows = rows;
+  }
+  s.nvlink_active = g.nvlink_active;
+  if (!g.nvlink_active.empty()) {
+    s.nvlink_crc_errors = g.nvlink_crc_errors;
+    s.nvlink_replay_errors = g.nvlink_replay_errors;
+    s.nvlink_recovery_errors = g.nvlink_recovery_errors;
+  }
+  if (spec.Supports("pcie_counters")) s.pcie_replays = g.pcie_replays;
+  // The HBM runs 5 C above the GPU; no data moves over NVLink.
+  if (spec.Supports("temperature")) s.memory_temperature_celsius = g.temperature_celsius + 5;
+  if (!g.nvlink_active.empty()) s.nvlink_bytes = 0;
+  if (spec.is_vgpu) s.is_vgpu_licensed = spec.is_vgpu_licensed;
+  if (spec.has_ecc && spec.Supports("ecc") && !spec.has_remapped_rows) {
+    s.retired_pages =
+        fleet::RetiredPages{g.retired_pages_single_bit, g.retired_pages_double_bit, g.is_retire_pending};
+  }
 }
 
 std::optional<double> SimBackend::RecentUtilization(int index, std::chrono::seconds window) {

@@ -28,6 +28,11 @@ class SimBackend final : public GpuBackend {
   Result<std::vector<fleet::GpuEvent>> WaitEvents(std::chrono::milliseconds timeout) override;
 
  private:
+  // The tiers' readings of GPU `index` from the world's state `g`; GPM's
+  // engine activity since the GPU's previous fast sample.
+  void ReadFast(int index, const sim::GpuSpec& spec, const sim::GpuState& g, fleet::GpuSample* s);
+  void ReadGpm(int index, const sim::GpuSpec& spec, fleet::GpuSample* s);
+  void ReadSlow(const sim::GpuSpec& spec, const sim::GpuState& g, fleet::GpuSample* s);
   sim::WorldOptions options_;
   Clock* clock_;
   std::unique_ptr<sim::World> world_;

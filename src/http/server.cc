@@ -235,6 +235,102 @@ class StreamToSocket : public StreamSink {
   httplib::DataSink& sink_;
 };
 
+// Before any route: only GET and HEAD; with a token, the token (header or
+// the console's cookie), and the console's login that turns one into the
+// other.
+httplib::Server::HandlerResponse PreRoute(const std::string& token, bool is_tls, const httplib::Request& req,
+                                          httplib::Response& res) {
+  if (req.method != "GET" && req.method != "HEAD") {
+    res.status = 405;
+    res.set_header("Allow", "GET, HEAD");
+    res.set_content("only GET is served here\n", "text/plain");
+    return httplib::Server::HandlerResponse::Handled;
+  }
+  if (token.empty() || IsOpenPath(req.path)) return httplib::Server::HandlerResponse::Unhandled;
+  bool is_by_header = SameToken(BearerOf(req.get_header_value("Authorization")), token);
+  if (!is_by_header && !SameToken(CookieOf(req.get_header_value("Cookie"), kTokenCookie), token)) {
+    res.status = 401;
+    res.set_header("WWW-Authenticate", "Bearer realm=\"tarmac\"");
+    res.set_content("a token is needed: Authorization: Bearer TOKEN (the [http] auth file)\n", "text/plain");
+    return httplib::Server::HandlerResponse::Handled;
+  }
+  if (req.path == "/api/v1/login") {
+    // The console's login: a token shown in the header becomes a cookie
+    // the browser sends with every request, scripts cannot read, and no
+    // other site can make it send.
+    if (!is_by_header) {
+      res.status = 400;
+      res.set_content("show the token in the Authorization header\n", "text/plain");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    res.set_header("Set-Cookie", std::string(kTokenCookie) + "=" + token +
+                                     "; Path=/; HttpOnly; SameSite=Strict" + (is_tls ? "; Secure" : ""));
+    res.set_header("Cache-Control", "no-store");
+    res.set_content("{\"login\":true}\n", "application/json");
+    return httplib::Server::HandlerResponse::Handled;
+  }
+  return httplib::Server::HandlerResponse::Unhandled;
+}
+
+// Answers a request with a route's handler: a stream to the socket, a body
+// compressed already, a shared head and the body, or the body alone.
+void Answer(const RouteTable::Handler& handler, const httplib::Request& req, httplib::Response& res) {
+  Request asked;
+  asked.path = req.path;
+  asked.if_none_match = req.get_header_value("If-None-Match");
+  asked.accepts_gzip = AcceptsGzip(req.get_header_value("Accept-Encoding"));
+  asked.peer_address = req.remote_addr;
+  asked.peer_port = req.remote_port;
+  asked.local_port = req.local_port;
+  for (const auto& [key, value] : req.params) asked.params[key] = value;
+  Response r = handler(asked);
+  res.status = r.status;
+  for (const auto& [name, value] : r.headers) res.set_header(name, value);
+  if (r.stream) {
+    // The body ends with the connection. Not chunked: cpp-httplib
+    // copies each chunk three times (twenty streams of 64 GPUs'
+    // samples: megabytes a second through the allocator, which kept
+    // the peaks); without a length, the bytes go from the batch all
+    // streams share to the socket.
+    res.set_header("Cache-Control", "no-store");
+    res.set_header("Connection", "close");
+    res.set_content_provider(r.content_type, [stream = std::move(r.stream)](size_t, httplib::DataSink& sink) {
+      StreamToSocket to(sink);
+      stream(to);
+      return false;  // Not served to the end: Serve closes the connection, which ends the body.
+    });
+    return;
+  }
+  if (r.is_gzip) {
+    // Compressed once already: a fixed-length answer, which cpp-httplib
+    // sends as it is.
+    res.set_header("Content-Encoding", "gzip");
+    auto body = std::make_shared<std::string>(std::move(r.body));
+    res.set_content_provider(body->size(), r.content_type,
+                             [body](size_t offset, size_t length, httplib::DataSink& sink) {
+                               return sink.write(body->data() + offset, length);
+                             });
+    return;
+  }
+  if (r.head != nullptr && !req.has_header("Accept-Encoding")) {
+    // Uncompressed: the shared head is written in place, then the body.
+    auto answer = std::make_shared<Response>(std::move(r));
+    res.set_content_provider(answer->head->size() + answer->body.size(), answer->content_type,
+                             [answer](size_t offset, size_t length, httplib::DataSink& sink) {
+                               const std::string& head = *answer->head;
+                               if (offset < head.size()) {
+                                 return sink.write(head.data() + offset,
+                                                   std::min(length, head.size() - offset));
+                               }
+                               return sink.write(answer->body.data() + (offset - head.size()), length);
+                             });
+    return;
+  }
+  if (r.head != nullptr) r.body.insert(0, *r.head);
+  res.body = std::move(r.body);  // As set_content does, without copying a large page again.
+  res.set_header("Content-Type", r.content_type);
+}
+
 }  // namespace
 
 // cpp-httplib's request handling, fed by our connections.
@@ -348,40 +444,10 @@ Status HttpServer::Start(RouteTable routes) {
   engine_ = std::make_unique<Engine>(listen_fd_);
   engine_->set_keep_alive_max_count(100);
   engine_->set_payload_max_length(0);
-  engine_->set_pre_routing_handler([token = token_, is_tls = tls_ != nullptr](const httplib::Request& req,
-                                                                              httplib::Response& res) {
-    if (req.method != "GET" && req.method != "HEAD") {
-      res.status = 405;
-      res.set_header("Allow", "GET, HEAD");
-      res.set_content("only GET is served here\n", "text/plain");
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    if (token.empty() || IsOpenPath(req.path)) return httplib::Server::HandlerResponse::Unhandled;
-    bool is_by_header = SameToken(BearerOf(req.get_header_value("Authorization")), token);
-    if (!is_by_header && !SameToken(CookieOf(req.get_header_value("Cookie"), kTokenCookie), token)) {
-      res.status = 401;
-      res.set_header("WWW-Authenticate", "Bearer realm=\"tarmac\"");
-      res.set_content("a token is needed: Authorization: Bearer TOKEN (the [http] auth file)\n",
-                      "text/plain");
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    if (req.path == "/api/v1/login") {
-      // The console's login: a token shown in the header becomes a cookie
-      // the browser sends with every request, scripts cannot read, and no
-      // other site can make it send.
-      if (!is_by_header) {
-        res.status = 400;
-        res.set_content("show the token in the Authorization header\n", "text/plain");
-        return httplib::Server::HandlerResponse::Handled;
-      }
-      res.set_header("Set-Cookie", std::string(kTokenCookie) + "=" + token +
-                                       "; Path=/; HttpOnly; SameSite=Strict" + (is_tls ? "; Secure" : ""));
-      res.set_header("Cache-Control", "no-store");
-      res.set_content("{\"login\":true}\n", "application/json");
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    return httplib::Server::HandlerResponse::Unhandled;
-  });
+  engine_->set_pre_routing_handler(
+      [token = token_, is_tls = tls_ != nullptr](const httplib::Request& req, httplib::Response& res) {
+        return PreRoute(token, is_tls, req, res);
+      });
   std::string paths;
   for (const auto& [path, handler] : routes_.routes()) {
     paths += (paths.empty() ? "" : ", ") + path;
@@ -391,61 +457,7 @@ Status HttpServer::Start(RouteTable routes) {
       pattern +=
           std::isalnum(static_cast<unsigned char>(c)) || c == '/' ? std::string(1, c) : std::string("\\") + c;
     engine_->Get(pattern, [handler = handler](const httplib::Request& req, httplib::Response& res) {
-      Request asked;
-      asked.path = req.path;
-      asked.if_none_match = req.get_header_value("If-None-Match");
-      asked.accepts_gzip = AcceptsGzip(req.get_header_value("Accept-Encoding"));
-      asked.peer_address = req.remote_addr;
-      asked.peer_port = req.remote_port;
-      asked.local_port = req.local_port;
-      for (const auto& [key, value] : req.params) asked.params[key] = value;
-      Response r = handler(asked);
-      res.status = r.status;
-      for (const auto& [name, value] : r.headers) res.set_header(name, value);
-      if (r.stream) {
-        // The body ends with the connection. Not chunked: cpp-httplib
-        // copies each chunk three times (twenty streams of 64 GPUs'
-        // samples: megabytes a second through the allocator, which kept
-        // the peaks); without a length, the bytes go from the batch all
-        // streams share to the socket.
-        res.set_header("Cache-Control", "no-store");
-        res.set_header("Connection", "close");
-        res.set_content_provider(
-            r.content_type, [stream = std::move(r.stream)](size_t, httplib::DataSink& sink) {
-              StreamToSocket to(sink);
-              stream(to);
-              return false;  // Not served to the end: Serve closes the connection, which ends the body.
-            });
-        return;
-      }
-      if (r.is_gzip) {
-        // Compressed once already: a fixed-length answer, which cpp-httplib
-        // sends as it is.
-        res.set_header("Content-Encoding", "gzip");
-        auto body = std::make_shared<std::string>(std::move(r.body));
-        res.set_content_provider(body->size(), r.content_type,
-                                 [body](size_t offset, size_t length, httplib::DataSink& sink) {
-                                   return sink.write(body->data() + offset, length);
-                                 });
-        return;
-      }
-      if (r.head != nullptr && !req.has_header("Accept-Encoding")) {
-        // Uncompressed: the shared head is written in place, then the body.
-        auto answer = std::make_shared<Response>(std::move(r));
-        res.set_content_provider(answer->head->size() + answer->body.size(), answer->content_type,
-                                 [answer](size_t offset, size_t length, httplib::DataSink& sink) {
-                                   const std::string& head = *answer->head;
-                                   if (offset < head.size()) {
-                                     return sink.write(head.data() + offset,
-                                                       std::min(length, head.size() - offset));
-                                   }
-                                   return sink.write(answer->body.data() + (offset - head.size()), length);
-                                 });
-        return;
-      }
-      if (r.head != nullptr) r.body.insert(0, *r.head);
-      res.body = std::move(r.body);  // As set_content does, without copying a large page again.
-      res.set_header("Content-Type", r.content_type);
+      Answer(handler, req, res);
     });
   }
   engine_->set_error_handler([paths](const httplib::Request&, httplib::Response& res) {

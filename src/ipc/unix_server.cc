@@ -18,11 +18,10 @@
 #include "common/clock.h"
 
 namespace tarmac::ipc {
-namespace {
 
 using std::chrono::steady_clock;
 
-struct Connection {
+struct ServerConnection {
   int fd = -1;
   PeerCredentials peer;
   std::string in;
@@ -32,6 +31,28 @@ struct Connection {
   bool is_peer_closed = false;           // The client shut down its side.
   std::shared_ptr<Reply::Slot> pending;  // An answer owed later, while set.
 };
+
+namespace {
+
+using Connection = ServerConnection;
+
+// Reads what the socket holds into `c.in` (stopping just past the size
+// limit); true when the peer is gone.
+bool Receive(Connection& c, steady_clock::time_point now, int64_t max_request_bytes) {
+  char buf[16384];
+  for (;;) {
+    ssize_t n = ::recv(c.fd, buf, sizeof buf, 0);
+    if (n > 0) {
+      c.in.append(buf, static_cast<size_t>(n));
+      c.last_activity = now;
+      if (static_cast<int64_t>(c.in.size()) > max_request_bytes + 1) return false;
+      continue;
+    }
+    if (n == 0) c.is_peer_closed = true;  // Half-closed: answer what came, then close.
+    if (n < 0 && errno == EINTR) continue;
+    return n < 0 && errno != EAGAIN && errno != EWOULDBLOCK;
+  }
+}
 
 // Marks an owed answer as never to be read.
 void Abandon(Connection& c) {
@@ -182,124 +203,113 @@ void UnixServer::Loop(std::stop_token stop) {
       while (::read(wake_fds_[0], drain, sizeof drain) > 0) {
       }
     }
-
     for (size_t slot = 0; slot < by_slot.size(); ++slot) {
       Connection& c = *by_slot[slot];
-      short revents = fds[slot + 2].revents;
-      bool is_gone = false;
-      // Lines that came while an answer was owed are answered once it is sent.
-      bool has_answered = TakeAnswer(c, now);
-      if ((revents & (POLLIN | POLLHUP | POLLERR)) || (has_answered && !c.in.empty())) {
-        char buf[16384];
-        for (;;) {
-          ssize_t n = ::recv(c.fd, buf, sizeof buf, 0);
-          if (n > 0) {
-            c.in.append(buf, static_cast<size_t>(n));
-            c.last_activity = now;
-            if (static_cast<int64_t>(c.in.size()) > options_.max_request_bytes + 1) break;
-            continue;
-          }
-          if (n == 0) c.is_peer_closed = true;  // Half-closed: answer what came, then close.
-          if (n < 0 && errno == EINTR) continue;
-          if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) is_gone = true;
-          break;
-        }
-        // Answer every complete line.
-        size_t newline;
-        while (!c.close_after_flush && !c.pending && (newline = c.in.find('\n')) != std::string::npos) {
-          std::string line = c.in.substr(0, newline);
-          c.in.erase(0, newline + 1);
-          if (static_cast<int64_t>(line.size()) > options_.max_request_bytes) {
-            c.out += EncodeError(nullptr, kErrorTooLarge,
-                                 fmt::format("requests are limited to {} bytes", options_.max_request_bytes));
-            c.close_after_flush = true;
-            MutexLock lock(&mu_);
-            stats_.too_large++;
-            break;
-          }
-          std::optional<std::string> response;
-          auto slot = std::make_shared<Reply::Slot>(wake_fds_[1]);
-          try {
-            response = handler_(line, c.peer, Reply(slot));
-          } catch (const std::exception& e) {
-            logger_->Log(LogLevel::kError, "api: handler failed: {}", e.what());
-            response = EncodeError(nullptr, "internal", "internal error; see the agent's log");
-          }
-          MutexLock lock(&mu_);
-          stats_.requests++;
-          if (response) {
-            c.out += *response;
-          } else {
-            c.pending = std::move(slot);
-            stats_.deferred++;
-            TakeAnswer(c, now);  // It may have come already.
-          }
-        }
-        if (!c.close_after_flush && static_cast<int64_t>(c.in.size()) > options_.max_request_bytes) {
-          c.out += EncodeError(nullptr, kErrorTooLarge,
-                               fmt::format("requests are limited to {} bytes", options_.max_request_bytes));
-          c.in.clear();
-          c.close_after_flush = true;
-          MutexLock lock(&mu_);
-          stats_.too_large++;
-        }
-      }
-      if (!is_gone && !c.out.empty()) is_gone = !Flush(c);
-      if (static_cast<int64_t>(c.out.size()) > options_.max_unread_output_bytes) is_gone = true;
-      if ((c.close_after_flush || c.is_peer_closed) && c.out.empty() && !c.pending) is_gone = true;
-      if (revents & (POLLHUP | POLLERR)) is_gone = is_gone || (c.pending && c.is_peer_closed);
-      if (!is_gone && c.pending) {
-        // Waiting for a deferred answer: no idle timeout.
-      } else if (!is_gone && c.in.empty() && c.out.empty() &&
-                 now - c.last_activity > options_.request_timeout) {
-        is_gone = true;
-        MutexLock lock(&mu_);
-        stats_.timed_out++;
-      } else if (!is_gone && !c.in.empty() && now - c.last_activity > options_.request_timeout) {
-        is_gone = true;  // A partial request that never completes.
-        MutexLock lock(&mu_);
-        stats_.timed_out++;
-      }
-      if (is_gone) {
-        Abandon(c);
-        ::close(c.fd);
-        c.fd = -1;
-      }
+      if (!Serve(c, fds[slot + 2].revents, now)) continue;
+      Abandon(c);
+      ::close(c.fd);
+      c.fd = -1;
     }
     connections.remove_if([](const Connection& c) { return c.fd < 0; });
     // New clients are taken after those that left are closed, so a slot
     // freed in this same wake counts toward the limit.
-    if (fds[0].revents & POLLIN) {
-      for (;;) {
-        int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-        if (fd < 0) break;
-        Connection c;
-        c.fd = fd;
-        c.last_activity = now;
-        ucred cred{};
-        socklen_t len = sizeof cred;
-        if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
-          c.peer = PeerCredentials{cred.pid, cred.uid, cred.gid};
-        }
-        MutexLock lock(&mu_);
-        if (static_cast<int>(connections.size()) >= options_.max_connections) {
-          // Back-pressure: say why, then close; never queue without bound.
-          c.out = EncodeError(
-              nullptr, kErrorBusy,
-              fmt::format("the agent serves at most {} clients at once; retry", options_.max_connections));
-          Flush(c);
-          ::close(fd);
-          stats_.refused_busy++;
-          continue;
-        }
-        stats_.accepted++;
-        connections.push_back(std::move(c));
-      }
-    }
+    if (fds[0].revents & POLLIN) Accept(&connections, now);
   }
   for (Connection& c : connections) {
     Abandon(c);
     ::close(c.fd);
+  }
+}
+
+bool UnixServer::Serve(Connection& c, short revents, steady_clock::time_point now) {
+  bool is_gone = false;
+  // Lines that came while an answer was owed are answered once it is sent.
+  bool has_answered = TakeAnswer(c, now);
+  if ((revents & (POLLIN | POLLHUP | POLLERR)) || (has_answered && !c.in.empty())) {
+    is_gone = Receive(c, now, options_.max_request_bytes);
+    AnswerLines(c, now);
+  }
+  if (!is_gone && !c.out.empty()) is_gone = !Flush(c);
+  if (static_cast<int64_t>(c.out.size()) > options_.max_unread_output_bytes) is_gone = true;
+  if ((c.close_after_flush || c.is_peer_closed) && c.out.empty() && !c.pending) is_gone = true;
+  if (revents & (POLLHUP | POLLERR)) is_gone = is_gone || (c.pending && c.is_peer_closed);
+  // Waiting for a deferred answer: no idle timeout. Else an idle client,
+  // or a partial request that never completes, is closed at the timeout.
+  if (!is_gone && !c.pending && now - c.last_activity > options_.request_timeout &&
+      (c.out.empty() || !c.in.empty())) {
+    is_gone = true;
+    MutexLock lock(&mu_);
+    stats_.timed_out++;
+  }
+  return is_gone;
+}
+
+void UnixServer::AnswerLines(Connection& c, steady_clock::time_point now) {
+  const std::string too_large = EncodeError(
+      nullptr, kErrorTooLarge, fmt::format("requests are limited to {} bytes", options_.max_request_bytes));
+  size_t newline;
+  while (!c.close_after_flush && !c.pending && (newline = c.in.find('\n')) != std::string::npos) {
+    std::string line = c.in.substr(0, newline);
+    c.in.erase(0, newline + 1);
+    if (static_cast<int64_t>(line.size()) > options_.max_request_bytes) {
+      c.out += too_large;
+      c.close_after_flush = true;
+      MutexLock lock(&mu_);
+      stats_.too_large++;
+      return;
+    }
+    std::optional<std::string> response;
+    auto slot = std::make_shared<Reply::Slot>(wake_fds_[1]);
+    try {
+      response = handler_(line, c.peer, Reply(slot));
+    } catch (const std::exception& e) {
+      logger_->Log(LogLevel::kError, "api: handler failed: {}", e.what());
+      response = EncodeError(nullptr, "internal", "internal error; see the agent's log");
+    }
+    MutexLock lock(&mu_);
+    stats_.requests++;
+    if (response) {
+      c.out += *response;
+    } else {
+      c.pending = std::move(slot);
+      stats_.deferred++;
+      TakeAnswer(c, now);  // It may have come already.
+    }
+  }
+  if (!c.close_after_flush && static_cast<int64_t>(c.in.size()) > options_.max_request_bytes) {
+    c.out += too_large;
+    c.in.clear();
+    c.close_after_flush = true;
+    MutexLock lock(&mu_);
+    stats_.too_large++;
+  }
+}
+
+void UnixServer::Accept(std::list<Connection>* connections, steady_clock::time_point now) {
+  for (;;) {
+    int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0) return;
+    Connection c;
+    c.fd = fd;
+    c.last_activity = now;
+    ucred cred{};
+    socklen_t len = sizeof cred;
+    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
+      c.peer = PeerCredentials{cred.pid, cred.uid, cred.gid};
+    }
+    MutexLock lock(&mu_);
+    if (static_cast<int>(connections->size()) >= options_.max_connections) {
+      // Back-pressure: say why, then close; never queue without bound.
+      c.out = EncodeError(
+          nullptr, kErrorBusy,
+          fmt::format("the agent serves at most {} clients at once; retry", options_.max_connections));
+      Flush(c);
+      ::close(fd);
+      stats_.refused_busy++;
+      continue;
+    }
+    stats_.accepted++;
+    connections->push_back(std::move(c));
   }
 }
 

@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <functional>
+#include <list>
 #include <optional>
 #include <string>
 #include <thread>
@@ -25,6 +26,8 @@
 #include "ipc/reply.h"
 
 namespace tarmac::ipc {
+
+struct ServerConnection;  // One client (unix_server.cc).
 
 // Connections the kernel holds for the agent before it accepts them
 // (capped by net.core.somaxconn).
@@ -77,6 +80,15 @@ class UnixServer {
 
  private:
   void Loop(std::stop_token stop);
+  // One client's turn in the loop: reads, answers, writes; true when it is
+  // to be closed (gone, done, too much unread, or timed out).
+  bool Serve(ServerConnection& c, short revents, std::chrono::steady_clock::time_point now);
+  // Answers every complete line that came (one at a time while an answer
+  // is owed); a line over the size limit ends the connection.
+  void AnswerLines(ServerConnection& c, std::chrono::steady_clock::time_point now);
+  // Takes every client waiting, up to max_connections (the rest refused,
+  // told why).
+  void Accept(std::list<ServerConnection>* connections, std::chrono::steady_clock::time_point now);
 
   ServerOptions options_;
   Handler handler_;

@@ -306,59 +306,7 @@ void LeaseService::CheckIdle(const fleet::FleetView& fleet, TimePoint now) {
   std::vector<std::tuple<int64_t, IdleAction, std::string>> acts;
   for (const auto& [id, l] : book_.leases()) {
     Runtime& rt = runtime_[id];
-    bool is_active = false;
-    bool is_known = true;
-    for (int index : l.gpus) {
-      if (index < 0 || index >= static_cast<int>(fleet.gpus.size())) continue;
-      const fleet::GpuView& g = fleet.gpus[static_cast<size_t>(index)];
-      if (g.sample.health != fleet::GpuHealth::kOk) is_known = false;
-      if (sched::IsMigLease(l)) {
-        // An instance: its engine's activity (GPM) says; without it, nothing
-        // is known and the policy never acts.
-        const fleet::MigInstance* m = sched::LeasedInstance(l, g);
-        if (m == nullptr || !m->graphics_engine_active_ratio) {
-          is_known = false;
-          continue;
-        }
-        rt.utilization_sum += *m->graphics_engine_active_ratio;
-        rt.utilization_samples++;
-        rt.memory_max_bytes = std::max(rt.memory_max_bytes, m->memory_used_bytes.value_or(0));
-        is_active |= *m->graphics_engine_active_ratio > fleet::kMigIdleEngineRatio;
-        continue;
-      }
-      // The lease's figures are its holder's: with another user's process
-      // on the GPU, its own processes' memory and SM, not the GPU's.
-      bool has_others = false;
-      bool has_own_sm = true;
-      int64_t own_memory = 0;
-      double own_sm = 0;
-      for (const fleet::ProcessView& p : g.processes) {
-        if ((!l.is_pod && p.details.uid != l.uid) || IsLoanProcess(index, p.details.pid)) {
-          has_others = true;
-          continue;
-        }
-        own_memory += p.process.used_memory_bytes.value_or(0);
-        if (p.process.sm_utilization_ratio)
-          own_sm += *p.process.sm_utilization_ratio;
-        else
-          has_own_sm = false;
-      }
-      if (g.sample.health == fleet::GpuHealth::kOk && g.sample.utilization_gpu_ratio &&
-          (!has_others || has_own_sm)) {
-        rt.utilization_sum += has_others ? std::min(1.0, own_sm) : *g.sample.utilization_gpu_ratio;
-        rt.utilization_samples++;
-      }
-      rt.memory_max_bytes =
-          std::max(rt.memory_max_bytes, has_others ? own_memory : g.sample.memory_used_bytes.value_or(0));
-      for (const fleet::ProcessView& p : g.processes) {
-        // A pod's processes run as any user; a loan's are not its lender's.
-        if ((!l.is_pod && p.details.uid != l.uid) || IsLoanProcess(index, p.details.pid)) continue;
-        if (p.process.sm_utilization_ratio ? *p.process.sm_utilization_ratio > 0
-                                           : g.sample.utilization_gpu_ratio.value_or(0) > 0) {
-          is_active = true;
-        }
-      }
-    }
+    auto [is_active, is_known] = ObserveActivity(l, fleet, rt);
     if (!is_active && is_known && rt.last_tick) {
       rt.idle_gpu_seconds +=
           std::chrono::duration<double>(now - *rt.last_tick).count() * static_cast<double>(l.gpus.size());
@@ -403,6 +351,69 @@ void LeaseService::CheckIdle(const fleet::FleetView& fleet, TimePoint now) {
                                   FormatDuration(duration_cast<seconds>(timeout)),
                                   FormatDuration(policy_.idle_grace), DeviceList(l)));
   }
+  ActOnIdle(acts, now);
+}
+
+LeaseService::Activity LeaseService::ObserveActivity(const sched::Lease& l, const fleet::FleetView& fleet,
+                                                     Runtime& rt) const {
+  bool is_active = false;
+  bool is_known = true;
+  for (int index : l.gpus) {
+    if (index < 0 || index >= static_cast<int>(fleet.gpus.size())) continue;
+    const fleet::GpuView& g = fleet.gpus[static_cast<size_t>(index)];
+    if (g.sample.health != fleet::GpuHealth::kOk) is_known = false;
+    if (sched::IsMigLease(l)) {
+      // An instance: its engine's activity (GPM) says; without it, nothing
+      // is known and the policy never acts.
+      const fleet::MigInstance* m = sched::LeasedInstance(l, g);
+      if (m == nullptr || !m->graphics_engine_active_ratio) {
+        is_known = false;
+        continue;
+      }
+      rt.utilization_sum += *m->graphics_engine_active_ratio;
+      rt.utilization_samples++;
+      rt.memory_max_bytes = std::max(rt.memory_max_bytes, m->memory_used_bytes.value_or(0));
+      is_active |= *m->graphics_engine_active_ratio > fleet::kMigIdleEngineRatio;
+      continue;
+    }
+    // The lease's figures are its holder's: with another user's process
+    // on the GPU, its own processes' memory and SM, not the GPU's.
+    bool has_others = false;
+    bool has_own_sm = true;
+    int64_t own_memory = 0;
+    double own_sm = 0;
+    for (const fleet::ProcessView& p : g.processes) {
+      if ((!l.is_pod && p.details.uid != l.uid) || IsLoanProcess(index, p.details.pid)) {
+        has_others = true;
+        continue;
+      }
+      own_memory += p.process.used_memory_bytes.value_or(0);
+      if (p.process.sm_utilization_ratio)
+        own_sm += *p.process.sm_utilization_ratio;
+      else
+        has_own_sm = false;
+    }
+    if (g.sample.health == fleet::GpuHealth::kOk && g.sample.utilization_gpu_ratio &&
+        (!has_others || has_own_sm)) {
+      rt.utilization_sum += has_others ? std::min(1.0, own_sm) : *g.sample.utilization_gpu_ratio;
+      rt.utilization_samples++;
+    }
+    rt.memory_max_bytes =
+        std::max(rt.memory_max_bytes, has_others ? own_memory : g.sample.memory_used_bytes.value_or(0));
+    for (const fleet::ProcessView& p : g.processes) {
+      // A pod's processes run as any user; a loan's are not its lender's.
+      if ((!l.is_pod && p.details.uid != l.uid) || IsLoanProcess(index, p.details.pid)) continue;
+      if (p.process.sm_utilization_ratio ? *p.process.sm_utilization_ratio > 0
+                                         : g.sample.utilization_gpu_ratio.value_or(0) > 0) {
+        is_active = true;
+      }
+    }
+  }
+  return Activity{is_active, is_known};
+}
+
+void LeaseService::ActOnIdle(const std::vector<std::tuple<int64_t, IdleAction, std::string>>& acts,
+                             TimePoint now) {
   for (const auto& [id, action, why] : acts) {
     const sched::Lease* l = book_.FindLease(id);
     if (!l->slurm_job.empty()) {  // Slurm's to end: ask it, per [slurm].

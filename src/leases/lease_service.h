@@ -64,6 +64,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "common/clock.h"
@@ -385,6 +386,17 @@ class LeaseService {
   void SendSignals(TimePoint now) REQUIRES(mu_);
   void CheckClients(TimePoint now) REQUIRES(mu_);
   void CheckIdle(const fleet::FleetView& fleet, TimePoint now) REQUIRES(mu_);
+  // Whether the lease's own processes computed on its GPUs this tick, and
+  // whether that could be known; its runtime's figures updated.
+  struct Activity {
+    bool is_active = false;
+    bool is_known = true;
+  };
+  Activity ObserveActivity(const sched::Lease& l, const fleet::FleetView& fleet, Runtime& rt) const
+      REQUIRES(mu_);
+  // Carries out the idle policy's actions decided this tick.
+  void ActOnIdle(const std::vector<std::tuple<int64_t, IdleAction, std::string>>& acts, TimePoint now)
+      REQUIRES(mu_);
   void CheckForeign(const fleet::FleetView& fleet, TimePoint now) REQUIRES(mu_);
   // Ends leases on MIG instances gone from their GPU's layout (mig_leases.cc).
   void CheckMigInstances(const fleet::FleetView& fleet, TimePoint now) REQUIRES(mu_);

@@ -76,6 +76,52 @@ void ParseDriver(const toml::table& table, Scenario* s, Errors* errors) {
   r.RejectUnknown();
 }
 
+// `nvlink`: "all" (true: every GPU of the scenario), or peer indices.
+bool ReadNvlinkPeers(Reader& r, GpuSpec* spec_) {
+  GpuSpec& spec = *spec_;
+  bool is_nvlink_all = false;
+  if (const toml::node* n = r.Find("nvlink")) {
+    if (n->is_string() && n->as_string()->get() == "all") {
+      is_nvlink_all = true;
+    } else if (n->is_array()) {
+      for (const toml::node& peer : *n->as_array()) {
+        if (!peer.is_integer() || peer.as_integer()->get() < 0 || peer.as_integer()->get() >= kMaxGpus) {
+          r.Fail(peer, "nvlink", "expected GPU indices");
+          break;
+        }
+        spec.nvlink_peers.push_back(static_cast<int>(peer.as_integer()->get()));
+      }
+    } else {
+      r.Fail(*n, "nvlink", "expected \"all\" or a list of GPU indices");
+    }
+  }
+  return is_nvlink_all;
+}
+
+// `unsupported`: the optional readings this GPU answers NOT_SUPPORTED for.
+void ReadUnsupported(Reader& r, GpuSpec* spec_) {
+  GpuSpec& spec = *spec_;
+  if (const toml::node* n = r.Find("unsupported")) {
+    if (!n->is_array()) {
+      r.Fail(*n, "unsupported", "expected a list of field names");
+    } else {
+      for (const toml::node& f : *n->as_array()) {
+        bool known = false;
+        if (f.is_string()) {
+          for (const char* name : kOptionalFields) known |= f.as_string()->get() == name;
+        }
+        if (!known) {
+          std::string names;
+          for (const char* name : kOptionalFields) names += std::string(names.empty() ? "" : ", ") + name;
+          r.Fail(f, "unsupported", fmt::format("unknown field (known: {})", names));
+          break;
+        }
+        spec.unsupported.insert(f.as_string()->get());
+      }
+    }
+  }
+}
+
 void ParseGpu(const toml::table& table, int table_index, Scenario* s, Errors* errors,
               std::vector<std::pair<int, int>>* nvlink_all) {
   Reader r(table, fmt::format("gpu[{}]", table_index), errors);
@@ -119,41 +165,8 @@ void ParseGpu(const toml::table& table, int table_index, Scenario* s, Errors* er
   r.Strings("mig_layout", &mig_layout);
   if (has_mig_layout) spec.is_mig_enabled = true;
 
-  bool is_nvlink_all = false;
-  if (const toml::node* n = r.Find("nvlink")) {
-    if (n->is_string() && n->as_string()->get() == "all") {
-      is_nvlink_all = true;
-    } else if (n->is_array()) {
-      for (const toml::node& peer : *n->as_array()) {
-        if (!peer.is_integer() || peer.as_integer()->get() < 0 || peer.as_integer()->get() >= kMaxGpus) {
-          r.Fail(peer, "nvlink", "expected GPU indices");
-          break;
-        }
-        spec.nvlink_peers.push_back(static_cast<int>(peer.as_integer()->get()));
-      }
-    } else {
-      r.Fail(*n, "nvlink", "expected \"all\" or a list of GPU indices");
-    }
-  }
-  if (const toml::node* n = r.Find("unsupported")) {
-    if (!n->is_array()) {
-      r.Fail(*n, "unsupported", "expected a list of field names");
-    } else {
-      for (const toml::node& f : *n->as_array()) {
-        bool known = false;
-        if (f.is_string()) {
-          for (const char* name : kOptionalFields) known |= f.as_string()->get() == name;
-        }
-        if (!known) {
-          std::string names;
-          for (const char* name : kOptionalFields) names += std::string(names.empty() ? "" : ", ") + name;
-          r.Fail(f, "unsupported", fmt::format("unknown field (known: {})", names));
-          break;
-        }
-        spec.unsupported.insert(f.as_string()->get());
-      }
-    }
-  }
+  bool is_nvlink_all = ReadNvlinkPeers(r, &spec);
+  ReadUnsupported(r, &spec);
   r.RejectUnknown();
 
   int line = LineOf(table);

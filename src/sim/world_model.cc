@@ -174,6 +174,177 @@ EngineActivity EngineActivityAt(const Scenario& scenario, int gpu, const std::ve
   return a;
 }
 
+namespace {
+
+// What the scenario's faults so far do to one GPU that its state does not
+// carry itself.
+struct FaultEffects {
+  bool is_thermal = false;
+  double power_limit_w = 0;
+};
+
+FaultEffects ApplyFaults(const Scenario& scenario, const GpuSpec& spec, milliseconds t, GpuState* g) {
+  FaultEffects effects;
+  effects.power_limit_w = spec.power_limit_watts;
+  for (const Fault& f : scenario.faults) {
+    if (f.at > t) break;
+    if (f.gpu != spec.index) continue;
+    switch (f.kind) {
+      case FaultKind::kFallOffBus:
+        g->is_lost = true;
+        break;
+      case FaultKind::kNvmlHang:
+        g->is_hung |= FaultActive(f, t);
+        break;
+      case FaultKind::kThermalThrottle:
+        effects.is_thermal |= FaultActive(f, t);
+        break;
+      case FaultKind::kPowerThrottle:
+        if (FaultActive(f, t)) effects.power_limit_w = std::min(effects.power_limit_w, f.power_limit_watts);
+        break;
+      case FaultKind::kPcieDowntrain:
+        if (FaultActive(f, t)) g->pcie_width = std::min(g->pcie_width, f.pcie_width);
+        break;
+      case FaultKind::kNvlinkDown:
+        if (FaultActive(f, t) && f.link < static_cast<int>(g->nvlink_active.size())) {
+          g->nvlink_active[static_cast<size_t>(f.link)] = false;
+        }
+        break;
+      case FaultKind::kNvlinkErrors:
+        if (f.nvlink_error == "replay")
+          g->nvlink_replay_errors += f.count;
+        else if (f.nvlink_error == "recovery")
+          g->nvlink_recovery_errors += f.count;
+        else
+          g->nvlink_crc_errors += f.count;
+        break;
+      case FaultKind::kPcieReplay:
+        g->pcie_replays += f.count;
+        break;
+      case FaultKind::kEccError:
+        if (!f.is_uncorrected) {
+          g->ecc_corrected += f.count;
+        } else if (spec.has_remapped_rows) {
+          g->ecc_uncorrected += f.count;
+          g->remapped_rows_uncorrected += f.count;
+          g->is_remap_pending = true;
+        } else {
+          g->ecc_uncorrected += f.count;
+          g->retired_pages_double_bit += f.count;
+          g->is_retire_pending = true;
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  return effects;
+}
+
+// The GPU's memory, MIG instances, processes and utilization from the
+// loads on it; whether any process holds a context there.
+bool PlaceProcesses(const Scenario& scenario, const std::vector<Load>& loads, const GpuSpec& spec,
+                    system_clock::time_point now, milliseconds t, GpuState* g) {
+  const int gpu = spec.index;
+  g->memory_total_bytes = spec.memory_total_bytes;
+  g->memory_reserved_bytes = spec.memory_reserved_bytes;
+  double utilization = 0;
+  bool has_contexts = false;
+  for (const MigInstanceSpec& m : MigInstancesAt(scenario, gpu, t)) {
+    MigInstanceState ms;
+    ms.spec = &m;
+    g->mig_instances.push_back(ms);
+  }
+  for (const Share& s : Shares(scenario, loads, gpu, now, t)) {
+    ProcessState p;
+    p.pid = s.load->pid;
+    p.used_memory_bytes = s.load->memory_bytes;
+    p.sm_utilization_percent = static_cast<int>(std::lround(s.share * 100));
+    if (s.instance >= 0) {
+      MigInstanceState& ms = g->mig_instances[static_cast<size_t>(s.instance)];
+      p.gpu_instance_id = ms.spec->gpu_instance_id;
+      p.compute_instance_id = ms.spec->compute_instance_id;
+      p.used_memory_bytes = std::min(p.used_memory_bytes, ms.spec->memory_total_bytes - ms.memory_used_bytes);
+      ms.memory_used_bytes += p.used_memory_bytes;
+      ms.utilization_percent += p.sm_utilization_percent;
+    }
+    g->memory_used_bytes += p.used_memory_bytes;
+    utilization += s.share * Weight(scenario, gpu, t, s);
+    has_contexts = true;
+    g->processes.push_back(p);
+  }
+  for (MigInstanceState& ms : g->mig_instances)
+    ms.utilization_percent = std::min(ms.utilization_percent, 100);
+  std::sort(g->processes.begin(), g->processes.end(),
+            [](const ProcessState& a, const ProcessState& b) { return a.pid < b.pid; });
+  g->memory_used_bytes = std::min(g->memory_used_bytes, g->memory_total_bytes - g->memory_reserved_bytes);
+  g->memory_free_bytes = g->memory_total_bytes - g->memory_reserved_bytes - g->memory_used_bytes;
+  g->utilization_gpu_percent = static_cast<int>(std::lround(std::min(utilization, 1.0) * 100));
+  g->utilization_memory_percent = static_cast<int>(std::lround(g->utilization_gpu_percent * 0.55));
+  return has_contexts;
+}
+
+// Power, limits, temperature, fans and clocks from the utilization.
+void SetPowerAndClocks(const GpuSpec& spec, const FaultEffects& faults, bool has_contexts, GpuState* g) {
+  double u = g->utilization_gpu_percent / 100.0;
+  double clock_scale = 1.0;
+  double demand_w = spec.power_idle_watts + (spec.power_max_watts - spec.power_idle_watts) * u;
+  double power_w = demand_w;
+  if (demand_w > faults.power_limit_w) {
+    power_w = faults.power_limit_w;
+    g->clock_event_reasons |= nvidia::kReasonSwPowerCap;
+    double headroom = (faults.power_limit_w - spec.power_idle_watts) / (demand_w - spec.power_idle_watts);
+    clock_scale = std::clamp(headroom, 0.5, 1.0);
+  }
+  g->power_milliwatts = std::llround(power_w * 1000);
+  g->power_limit_milliwatts = std::llround(faults.power_limit_w * 1000);
+
+  double temperature = spec.ambient_celsius + power_w * spec.thermal_celsius_per_watt;
+  if (faults.is_thermal) {
+    temperature = std::max(temperature, spec.slowdown_celsius + 2);
+    g->clock_event_reasons |= nvidia::kReasonHwThermalSlowdown | nvidia::kReasonSwThermalSlowdown;
+    clock_scale = std::min(clock_scale, 0.6);
+  } else if (temperature >= spec.slowdown_celsius) {
+    g->clock_event_reasons |= nvidia::kReasonSwThermalSlowdown;
+    clock_scale = std::min(clock_scale, 0.85);
+  }
+  g->temperature_celsius = static_cast<int>(std::lround(temperature));
+  g->fan_percent =
+      static_cast<int>(std::lround(std::clamp(30 + (temperature - spec.ambient_celsius) * 1.2, 30.0, 100.0)));
+
+  if (g->utilization_gpu_percent == 0) g->clock_event_reasons |= nvidia::kReasonGpuIdle;
+  g->performance_state = has_contexts ? 0 : 8;
+  g->sm_clock_mhz = has_contexts ? static_cast<int>(std::lround(spec.sm_clock_max_mhz * clock_scale))
+                                 : spec.sm_clock_idle_mhz;
+  g->memory_clock_mhz = spec.memory_clock_mhz;
+}
+
+// Energy and PCIe bytes integrated since the epoch, and PCIe rates now.
+void SetCounters(const GpuSpec& spec, const std::vector<Load>& loads, system_clock::time_point epoch,
+                 system_clock::time_point now, double elapsed_s, GpuState* g) {
+  double u = g->utilization_gpu_percent / 100.0;
+  double energy_j = spec.power_idle_watts * elapsed_s;
+  double rx = kPcieIdleBytesPerSecond * elapsed_s;
+  double tx = kPcieIdleBytesPerSecond * elapsed_s;
+  for (const Load& load : loads) {
+    if (!UsesGpu(load, spec.index)) continue;
+    double active_s = ActiveSeconds(load, epoch, now);
+    double mean = MeanUtilization(load);
+    energy_j += (spec.power_max_watts - spec.power_idle_watts) * mean * active_s;
+    rx += kPcieRxBytesPerSecondAtFull * mean * active_s;
+    tx += kPcieTxBytesPerSecondAtFull * mean * active_s;
+  }
+  g->energy_millijoules = std::llround(energy_j * 1000);
+  g->pcie_rx_bytes = std::llround(rx);
+  g->pcie_tx_bytes = std::llround(tx);
+  g->pcie_rx_kilobytes_per_second =
+      std::llround((kPcieIdleBytesPerSecond + kPcieRxBytesPerSecondAtFull * u) / 1024);
+  g->pcie_tx_kilobytes_per_second =
+      std::llround((kPcieIdleBytesPerSecond + kPcieTxBytesPerSecondAtFull * u) / 1024);
+}
+
+}  // namespace
+
 WorldState EvaluateWorld(const Scenario& scenario, const std::vector<Load>& loads,
                          system_clock::time_point epoch, system_clock::time_point now) {
   WorldState world;
@@ -187,160 +358,15 @@ WorldState EvaluateWorld(const Scenario& scenario, const std::vector<Load>& load
     if (f.kind == FaultKind::kDriverUnloaded) world.is_driver_loaded = false;
     if (f.kind == FaultKind::kDriverLoaded) world.is_driver_loaded = true;
   }
-
   for (const GpuSpec& spec : scenario.gpus) {
     GpuState g;
-    const int gpu = spec.index;
-    bool is_thermal_fault = false;
-    double power_limit_w = spec.power_limit_watts;
     g.pcie_generation = spec.pcie_generation;
     g.pcie_width = spec.pcie_width;
     g.nvlink_active.assign(static_cast<size_t>(NvlinkLinkCount(spec)), true);
-    for (const Fault& f : scenario.faults) {
-      if (f.at > t) break;
-      if (f.gpu != gpu) continue;
-      switch (f.kind) {
-        case FaultKind::kFallOffBus:
-          g.is_lost = true;
-          break;
-        case FaultKind::kNvmlHang:
-          g.is_hung |= FaultActive(f, t);
-          break;
-        case FaultKind::kThermalThrottle:
-          is_thermal_fault |= FaultActive(f, t);
-          break;
-        case FaultKind::kPowerThrottle:
-          if (FaultActive(f, t)) power_limit_w = std::min(power_limit_w, f.power_limit_watts);
-          break;
-        case FaultKind::kPcieDowntrain:
-          if (FaultActive(f, t)) g.pcie_width = std::min(g.pcie_width, f.pcie_width);
-          break;
-        case FaultKind::kNvlinkDown:
-          if (FaultActive(f, t) && f.link < static_cast<int>(g.nvlink_active.size())) {
-            g.nvlink_active[static_cast<size_t>(f.link)] = false;
-          }
-          break;
-        case FaultKind::kNvlinkErrors:
-          if (f.nvlink_error == "replay")
-            g.nvlink_replay_errors += f.count;
-          else if (f.nvlink_error == "recovery")
-            g.nvlink_recovery_errors += f.count;
-          else
-            g.nvlink_crc_errors += f.count;
-          break;
-        case FaultKind::kPcieReplay:
-          g.pcie_replays += f.count;
-          break;
-        case FaultKind::kEccError:
-          if (f.is_uncorrected) {
-            g.ecc_uncorrected += f.count;
-            if (spec.has_remapped_rows) {
-              g.remapped_rows_uncorrected += f.count;
-              g.is_remap_pending = true;
-            } else {
-              g.retired_pages_double_bit += f.count;
-              g.is_retire_pending = true;
-            }
-          } else {
-            g.ecc_corrected += f.count;
-          }
-          break;
-        default:
-          break;
-      }
-    }
-
-    // Memory and processes.
-    g.memory_total_bytes = spec.memory_total_bytes;
-    g.memory_reserved_bytes = spec.memory_reserved_bytes;
-    double utilization = 0;
-    bool has_contexts = false;
-    const std::vector<MigInstanceSpec>& mig = MigInstancesAt(scenario, gpu, t);
-    for (const MigInstanceSpec& m : mig) {
-      MigInstanceState ms;
-      ms.spec = &m;
-      g.mig_instances.push_back(ms);
-    }
-    for (const Share& s : Shares(scenario, loads, gpu, now, t)) {
-      ProcessState p;
-      p.pid = s.load->pid;
-      p.used_memory_bytes = s.load->memory_bytes;
-      p.sm_utilization_percent = static_cast<int>(std::lround(s.share * 100));
-      if (s.instance >= 0) {
-        MigInstanceState& ms = g.mig_instances[static_cast<size_t>(s.instance)];
-        p.gpu_instance_id = ms.spec->gpu_instance_id;
-        p.compute_instance_id = ms.spec->compute_instance_id;
-        p.used_memory_bytes =
-            std::min(p.used_memory_bytes, ms.spec->memory_total_bytes - ms.memory_used_bytes);
-        ms.memory_used_bytes += p.used_memory_bytes;
-        ms.utilization_percent += p.sm_utilization_percent;
-      }
-      g.memory_used_bytes += p.used_memory_bytes;
-      utilization += s.share * Weight(scenario, gpu, t, s);
-      has_contexts = true;
-      g.processes.push_back(p);
-    }
-    for (MigInstanceState& ms : g.mig_instances)
-      ms.utilization_percent = std::min(ms.utilization_percent, 100);
-    std::sort(g.processes.begin(), g.processes.end(),
-              [](const ProcessState& a, const ProcessState& b) { return a.pid < b.pid; });
-    g.memory_used_bytes = std::min(g.memory_used_bytes, g.memory_total_bytes - g.memory_reserved_bytes);
-    g.memory_free_bytes = g.memory_total_bytes - g.memory_reserved_bytes - g.memory_used_bytes;
-    g.utilization_gpu_percent = static_cast<int>(std::lround(std::min(utilization, 1.0) * 100));
-    g.utilization_memory_percent = static_cast<int>(std::lround(g.utilization_gpu_percent * 0.55));
-    double u = g.utilization_gpu_percent / 100.0;
-
-    // Power, limits and clocks.
-    double clock_scale = 1.0;
-    double demand_w = spec.power_idle_watts + (spec.power_max_watts - spec.power_idle_watts) * u;
-    double power_w = demand_w;
-    if (demand_w > power_limit_w) {
-      power_w = power_limit_w;
-      g.clock_event_reasons |= nvidia::kReasonSwPowerCap;
-      double headroom = (power_limit_w - spec.power_idle_watts) / (demand_w - spec.power_idle_watts);
-      clock_scale = std::clamp(headroom, 0.5, 1.0);
-    }
-    g.power_milliwatts = std::llround(power_w * 1000);
-    g.power_limit_milliwatts = std::llround(power_limit_w * 1000);
-
-    double temperature = spec.ambient_celsius + power_w * spec.thermal_celsius_per_watt;
-    if (is_thermal_fault) {
-      temperature = std::max(temperature, spec.slowdown_celsius + 2);
-      g.clock_event_reasons |= nvidia::kReasonHwThermalSlowdown | nvidia::kReasonSwThermalSlowdown;
-      clock_scale = std::min(clock_scale, 0.6);
-    } else if (temperature >= spec.slowdown_celsius) {
-      g.clock_event_reasons |= nvidia::kReasonSwThermalSlowdown;
-      clock_scale = std::min(clock_scale, 0.85);
-    }
-    g.temperature_celsius = static_cast<int>(std::lround(temperature));
-    g.fan_percent = static_cast<int>(
-        std::lround(std::clamp(30 + (temperature - spec.ambient_celsius) * 1.2, 30.0, 100.0)));
-
-    if (g.utilization_gpu_percent == 0) g.clock_event_reasons |= nvidia::kReasonGpuIdle;
-    g.performance_state = has_contexts ? 0 : 8;
-    g.sm_clock_mhz = has_contexts ? static_cast<int>(std::lround(spec.sm_clock_max_mhz * clock_scale))
-                                  : spec.sm_clock_idle_mhz;
-    g.memory_clock_mhz = spec.memory_clock_mhz;
-
-    // Integrated counters.
-    double energy_j = spec.power_idle_watts * elapsed_s;
-    double rx = kPcieIdleBytesPerSecond * elapsed_s;
-    double tx = kPcieIdleBytesPerSecond * elapsed_s;
-    for (const Load& load : loads) {
-      if (!UsesGpu(load, gpu)) continue;
-      double active_s = ActiveSeconds(load, epoch, now);
-      double mean = MeanUtilization(load);
-      energy_j += (spec.power_max_watts - spec.power_idle_watts) * mean * active_s;
-      rx += kPcieRxBytesPerSecondAtFull * mean * active_s;
-      tx += kPcieTxBytesPerSecondAtFull * mean * active_s;
-    }
-    g.energy_millijoules = std::llround(energy_j * 1000);
-    g.pcie_rx_bytes = std::llround(rx);
-    g.pcie_tx_bytes = std::llround(tx);
-    g.pcie_rx_kilobytes_per_second =
-        std::llround((kPcieIdleBytesPerSecond + kPcieRxBytesPerSecondAtFull * u) / 1024);
-    g.pcie_tx_kilobytes_per_second =
-        std::llround((kPcieIdleBytesPerSecond + kPcieTxBytesPerSecondAtFull * u) / 1024);
+    FaultEffects faults = ApplyFaults(scenario, spec, t, &g);
+    bool has_contexts = PlaceProcesses(scenario, loads, spec, now, t, &g);
+    SetPowerAndClocks(spec, faults, has_contexts, &g);
+    SetCounters(spec, loads, epoch, now, elapsed_s, &g);
     world.gpus.push_back(std::move(g));
   }
   return world;

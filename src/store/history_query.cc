@@ -106,13 +106,14 @@ nlohmann::json HistoryToJson(const HistoryResult& r) {
   return {{"tier", r.tier}, {"rows", std::move(rows)}};
 }
 
-Result<HistoryResult> QueryHistory(Db* db, const HistoryRequest& request) {
-  if (request.until_t <= request.since_t) {
-    return Status::InvalidArgument("the time range is empty: --until must be after --since");
-  }
-  if (request.step_seconds < 1) return Status::InvalidArgument("--step must be at least 1s");
-  std::vector<const MetricDef*> metrics;
-  for (const std::string& name : request.metrics.empty() ? MetricNames() : request.metrics) {
+namespace {
+
+using MetricList = std::vector<const MetricDef*>;
+
+// The metrics asked for (all when none), each known.
+Result<MetricList> FindMetrics(const std::vector<std::string>& names) {
+  MetricList metrics;
+  for (const std::string& name : names.empty() ? MetricNames() : names) {
     const MetricDef* found = nullptr;
     for (const MetricDef& m : Metrics()) {
       if (m.name == name) found = &m;
@@ -125,6 +126,11 @@ Result<HistoryResult> QueryHistory(Db* db, const HistoryRequest& request) {
     }
     metrics.push_back(found);
   }
+  return metrics;
+}
+
+// The GPUs in the history, or the one asked for (by index or UUID).
+Result<std::map<int64_t, Gpu>> FindGpus(Db* db, const std::optional<std::string>& only) {
   std::map<int64_t, Gpu> gpus;
   Result<Stmt> list = db->Prepare("SELECT gpu_id, gpu_index, uuid FROM gpus");
   if (!list.ok()) return list.status();
@@ -133,98 +139,121 @@ Result<HistoryResult> QueryHistory(Db* db, const HistoryRequest& request) {
     if (!row.ok()) return row.status();
     if (!row.value()) break;
     Gpu g{list.value().Int(0), static_cast<int>(list.value().Int(1)), list.value().Text(2)};
-    if (request.gpu && *request.gpu != g.uuid && *request.gpu != std::to_string(g.index)) continue;
+    if (only && *only != g.uuid && *only != std::to_string(g.index)) continue;
     gpus[g.id] = g;
   }
-  if (request.gpu && gpus.empty()) {
-    return Status::NotFound(
-        fmt::format("no GPU '{}' in the history (give an index or a UUID)", *request.gpu));
+  if (only && gpus.empty()) {
+    return Status::NotFound(fmt::format("no GPU '{}' in the history (give an index or a UUID)", *only));
   }
-  HistoryResult result;
-  for (const MetricDef* m : metrics) result.columns.push_back(m->column);
-  Buckets buckets(metrics.size(), request.step_seconds);
-  if (request.step_seconds < 60) {
-    result.tier = "raw";
-    // Minutes still in the journal are read from there (a clean stop also
-    // folds the minute in progress, which the journal keeps whole).
-    Result<std::optional<int64_t>> journal_start = db->QueryInt("SELECT MIN(t) / 60 FROM tick_journal");
-    if (!journal_start.ok()) return journal_start.status();
-    int64_t raw_end = (request.until_t + 59) / 60;
-    if (journal_start.value()) raw_end = std::min(raw_end, *journal_start.value());
-    Result<Stmt> raw = db->Prepare(
-        "SELECT minute, samples FROM gpu_samples WHERE gpu_id = ? AND minute >= ? AND minute < ?");
-    if (!raw.ok()) return raw.status();
-    for (const auto& [id, g] : gpus) {
-      raw.value().Reset();
-      raw.value().Bind(1, id).Bind(2, request.since_t / 60).Bind(3, raw_end);
-      while (true) {
-        Result<bool> row = raw.value().Step();
-        if (!row.ok()) return row.status();
-        if (!row.value()) break;
-        Result<Block> block = DecodeBlock(raw.value().Int(0) * 60, raw.value().Blob(1));
-        if (!block.ok()) return block.status();
-        const Block& b = block.value();
-        for (size_t i = 0; i < b.times.size(); ++i) {
-          if (b.times[i] < request.since_t || b.times[i] >= request.until_t) continue;
-          for (size_t m = 0; m < metrics.size(); ++m) {
-            std::optional<int64_t> v = b.columns[metrics[m]->raw][i];
-            buckets.Add(b.times[i], id, m,
-                        v ? std::optional<double>(*v * metrics[m]->raw_scale) : std::nullopt);
-          }
-        }
-      }
-    }
-    // The minute in progress is still in the journal.
-    Result<Stmt> journal = db->Prepare("SELECT t, payload FROM tick_journal WHERE t >= ? AND t < ?");
-    if (!journal.ok()) return journal.status();
-    journal.value().Bind(1, request.since_t).Bind(2, request.until_t);
+  return gpus;
+}
+
+// Raw samples: the packed minutes, then the minutes still in the journal
+// (a clean stop also folds the minute in progress, which the journal keeps
+// whole).
+Status ReadRaw(Db* db, const HistoryRequest& request, const MetricList& metrics,
+               const std::map<int64_t, Gpu>& gpus, Buckets* buckets) {
+  Result<std::optional<int64_t>> journal_start = db->QueryInt("SELECT MIN(t) / 60 FROM tick_journal");
+  if (!journal_start.ok()) return journal_start.status();
+  int64_t raw_end = (request.until_t + 59) / 60;
+  if (journal_start.value()) raw_end = std::min(raw_end, *journal_start.value());
+  Result<Stmt> raw =
+      db->Prepare("SELECT minute, samples FROM gpu_samples WHERE gpu_id = ? AND minute >= ? AND minute < ?");
+  if (!raw.ok()) return raw.status();
+  for (const auto& [id, g] : gpus) {
+    raw.value().Reset();
+    raw.value().Bind(1, id).Bind(2, request.since_t / 60).Bind(3, raw_end);
     while (true) {
-      Result<bool> row = journal.value().Step();
+      Result<bool> row = raw.value().Step();
       if (!row.ok()) return row.status();
       if (!row.value()) break;
-      Result<TickRecord> tick = DecodeTick(journal.value().Int(0), journal.value().Blob(1));
-      if (!tick.ok()) continue;
-      for (const GpuTick& g : tick.value().gpus) {
-        if (gpus.count(g.gpu_id) == 0) continue;
+      Result<Block> block = DecodeBlock(raw.value().Int(0) * 60, raw.value().Blob(1));
+      if (!block.ok()) return block.status();
+      const Block& b = block.value();
+      for (size_t i = 0; i < b.times.size(); ++i) {
+        if (b.times[i] < request.since_t || b.times[i] >= request.until_t) continue;
         for (size_t m = 0; m < metrics.size(); ++m) {
-          std::optional<int64_t> v = g.values[metrics[m]->raw];
-          buckets.Add(tick.value().t, g.gpu_id, m,
-                      v ? std::optional<double>(*v * metrics[m]->raw_scale) : std::nullopt);
-        }
-      }
-    }
-  } else {
-    bool is_hour = request.step_seconds >= 3600;
-    result.tier = is_hour ? "1h" : "1m";
-    std::string exprs;
-    for (const MetricDef* m : metrics) {
-      const char* e = is_hour ? m->hour_sql : m->minute_sql;
-      exprs += fmt::format(", {}", e != nullptr ? e : "NULL");
-    }
-    int64_t unit = is_hour ? 3600 : 60;
-    std::string sql =
-        fmt::format("SELECT {0} * {1}{2} FROM gpu_rollup_{3} WHERE gpu_id = ? AND {0} >= ? AND {0} < ?",
-                    is_hour ? "hour" : "minute", unit, exprs, is_hour ? "1h" : "1m");
-    Result<Stmt> rollup = db->Prepare(sql);
-    if (!rollup.ok()) return rollup.status();
-    for (const auto& [id, g] : gpus) {
-      rollup.value().Reset();
-      rollup.value().Bind(1, id).Bind(2, request.since_t / unit).Bind(3, (request.until_t + unit - 1) / unit);
-      while (true) {
-        Result<bool> row = rollup.value().Step();
-        if (!row.ok()) return row.status();
-        if (!row.value()) break;
-        int64_t t = rollup.value().Int(0);
-        for (size_t m = 0; m < metrics.size(); ++m) {
-          int col = static_cast<int>(m) + 1;
-          buckets.Add(
-              t, id, m,
-              rollup.value().IsNull(col) ? std::nullopt : std::optional<double>(rollup.value().Double(col)));
+          std::optional<int64_t> v = b.columns[metrics[m]->raw][i];
+          buckets->Add(b.times[i], id, m,
+                       v ? std::optional<double>(*v * metrics[m]->raw_scale) : std::nullopt);
         }
       }
     }
   }
-  result.rows = buckets.Rows(gpus);
+  Result<Stmt> journal = db->Prepare("SELECT t, payload FROM tick_journal WHERE t >= ? AND t < ?");
+  if (!journal.ok()) return journal.status();
+  journal.value().Bind(1, request.since_t).Bind(2, request.until_t);
+  while (true) {
+    Result<bool> row = journal.value().Step();
+    if (!row.ok()) return row.status();
+    if (!row.value()) return Status::OK();
+    Result<TickRecord> tick = DecodeTick(journal.value().Int(0), journal.value().Blob(1));
+    if (!tick.ok()) continue;
+    for (const GpuTick& g : tick.value().gpus) {
+      if (gpus.count(g.gpu_id) == 0) continue;
+      for (size_t m = 0; m < metrics.size(); ++m) {
+        std::optional<int64_t> v = g.values[metrics[m]->raw];
+        buckets->Add(tick.value().t, g.gpu_id, m,
+                     v ? std::optional<double>(*v * metrics[m]->raw_scale) : std::nullopt);
+      }
+    }
+  }
+}
+
+// The minute or hour rollups.
+Status ReadRollups(Db* db, const HistoryRequest& request, const MetricList& metrics, bool is_hour,
+                   const std::map<int64_t, Gpu>& gpus, Buckets* buckets) {
+  std::string exprs;
+  for (const MetricDef* m : metrics) {
+    const char* e = is_hour ? m->hour_sql : m->minute_sql;
+    exprs += fmt::format(", {}", e != nullptr ? e : "NULL");
+  }
+  int64_t unit = is_hour ? 3600 : 60;
+  std::string sql =
+      fmt::format("SELECT {0} * {1}{2} FROM gpu_rollup_{3} WHERE gpu_id = ? AND {0} >= ? AND {0} < ?",
+                  is_hour ? "hour" : "minute", unit, exprs, is_hour ? "1h" : "1m");
+  Result<Stmt> rollup = db->Prepare(sql);
+  if (!rollup.ok()) return rollup.status();
+  for (const auto& [id, g] : gpus) {
+    rollup.value().Reset();
+    rollup.value().Bind(1, id).Bind(2, request.since_t / unit).Bind(3, (request.until_t + unit - 1) / unit);
+    while (true) {
+      Result<bool> row = rollup.value().Step();
+      if (!row.ok()) return row.status();
+      if (!row.value()) break;
+      int64_t t = rollup.value().Int(0);
+      for (size_t m = 0; m < metrics.size(); ++m) {
+        int col = static_cast<int>(m) + 1;
+        buckets->Add(
+            t, id, m,
+            rollup.value().IsNull(col) ? std::nullopt : std::optional<double>(rollup.value().Double(col)));
+      }
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<HistoryResult> QueryHistory(Db* db, const HistoryRequest& request) {
+  if (request.until_t <= request.since_t) {
+    return Status::InvalidArgument("the time range is empty: --until must be after --since");
+  }
+  if (request.step_seconds < 1) return Status::InvalidArgument("--step must be at least 1s");
+  Result<MetricList> metrics = FindMetrics(request.metrics);
+  if (!metrics.ok()) return metrics.status();
+  Result<std::map<int64_t, Gpu>> gpus = FindGpus(db, request.gpu);
+  if (!gpus.ok()) return gpus.status();
+  HistoryResult result;
+  for (const MetricDef* m : metrics.value()) result.columns.push_back(m->column);
+  Buckets buckets(metrics.value().size(), request.step_seconds);
+  bool is_hour = request.step_seconds >= 3600;
+  result.tier = request.step_seconds < 60 ? "raw" : is_hour ? "1h" : "1m";
+  Status read = request.step_seconds < 60
+                    ? ReadRaw(db, request, metrics.value(), gpus.value(), &buckets)
+                    : ReadRollups(db, request, metrics.value(), is_hour, gpus.value(), &buckets);
+  if (!read.ok()) return read;
+  result.rows = buckets.Rows(gpus.value());
   return result;
 }
 

@@ -354,25 +354,32 @@ Result<int64_t> StoreWriter::GpuId(const fleet::GpuInfo& info, int64_t t,
   return id;
 }
 
+Status StoreWriter::SkipStaleTick(int64_t t) {
+  bool is_jump = last_t_ - t > 2;
+  {
+    MutexLock lock(&mu_);
+    stats_.ticks_skipped++;
+  }
+  if (is_jump && !is_clock_behind_) {
+    is_clock_behind_ = true;
+    logger_->Log(
+        LogLevel::kWarning,
+        "store: the wall clock moved back by {} s; history resumes when it passes the last stored second",
+        last_t_ - t);
+    return WriteEvent(last_t_, std::nullopt, "clock_moved_back", fmt::format("by {} s", last_t_ - t));
+  }
+  return Status::OK();
+}
+
+void StoreWriter::Event(PendingTick* p, std::optional<int64_t> gpu_id, const char* kind,
+                        const std::string& detail) {
+  if (p->status.ok()) p->status = WriteEvent(p->t, gpu_id, kind, detail);
+}
+
 Status StoreWriter::WriteTick(const fleet::FleetView& fleet) {
   if (Status file = CheckFile(); !file.ok()) return file;
   int64_t t = UnixSeconds(fleet.taken_at);
-  if (t <= last_t_) {
-    bool is_jump = last_t_ - t > 2;
-    {
-      MutexLock lock(&mu_);
-      stats_.ticks_skipped++;
-    }
-    if (is_jump && !is_clock_behind_) {
-      is_clock_behind_ = true;
-      logger_->Log(
-          LogLevel::kWarning,
-          "store: the wall clock moved back by {} s; history resumes when it passes the last stored second",
-          last_t_ - t);
-      return WriteEvent(last_t_, std::nullopt, "clock_moved_back", fmt::format("by {} s", last_t_ - t));
-    }
-    return Status::OK();
-  }
+  if (t <= last_t_) return SkipStaleTick(t);
   is_clock_behind_ = false;
   if (journal_minute_ && *journal_minute_ != t / 60) {
     Status s = FoldJournalBefore(t / 60 * 60);
@@ -380,149 +387,38 @@ Status StoreWriter::WriteTick(const fleet::FleetView& fleet) {
   }
   Transaction tx(db_.get());
   if (!tx.begin_status().ok()) return tx.begin_status();
-  std::map<std::string, int64_t> added_gpus;
-  std::map<SessionKey, int64_t> added_sessions;
-  std::set<SessionKey> seen;
-  std::map<AllocationKey, int64_t> allocations;  // This tick's, to allocation_id.
-  std::set<int64_t> readable_gpus;
-  std::map<std::string, GpuState> states;
-  TickRecord tick;
-  tick.t = t;
-  Status s;
-  auto event = [&](std::optional<int64_t> gpu_id, const char* kind, const std::string& detail) {
-    if (s.ok()) s = WriteEvent(t, gpu_id, kind, detail);
-  };
+  PendingTick p;
+  p.t = t;
+  p.tick.t = t;
   if (previous_backend_error_ && fleet.backend_error.empty() != previous_backend_error_->empty()) {
     if (fleet.backend_error.empty()) {
-      event(std::nullopt, "driver_attached", "the GPUs can be read again");
+      Event(&p, std::nullopt, "driver_attached", "the GPUs can be read again");
     } else {
-      event(std::nullopt, "driver_detached", fleet.backend_error);
+      Event(&p, std::nullopt, "driver_detached", fleet.backend_error);
     }
   }
   for (const fleet::GpuView& g : fleet.gpus) {
-    Result<int64_t> id = GpuId(g.info, t, &added_gpus);
-    if (!id.ok()) return id.status();
-    int64_t gpu_id = id.value();
-    tick.gpus.push_back(GpuTick{gpu_id, GpuValuesOf(g)});
-    const std::string& uuid = g.info.uuid;
-    GpuState now{g.sample.health, ThrottleBits(g.sample), g.xid_count, g.backfill_preemptions};
-    states[uuid] = now;
-    auto before = previous_.find(uuid);
-    GpuState was = before != previous_.end() ? before->second : GpuState{};
-    if (now.health != was.health) {
-      const char* kind = now.health == fleet::GpuHealth::kOk     ? "gpu_recovered"
-                         : now.health == fleet::GpuHealth::kLost ? "gpu_lost"
-                                                                 : "gpu_unreadable";
-      event(gpu_id, kind,
-            fmt::format("gpu {}: {}{}", g.info.index, fleet::GpuHealthName(now.health),
-                        g.sample.error.empty() ? "" : ": " + g.sample.error));
-    }
-    if (now.throttle_reasons != was.throttle_reasons) {
-      if (was.throttle_reasons != 0) event(gpu_id, "throttle_end", ReasonsText(was.throttle_reasons));
-      if (now.throttle_reasons != 0) event(gpu_id, "throttle_start", ReasonsText(now.throttle_reasons));
-    }
-    if (now.xid_count > was.xid_count && g.last_xid) {
-      event(gpu_id, "xid",
-            fmt::format("Xid {} ({} since the agent started)", g.last_xid->xid, now.xid_count));
-    }
-    for (int64_t n = was.backfill_preemptions + 1; n <= now.backfill_preemptions; ++n) {
-      event(gpu_id, "backfill_preempted",
-            fmt::format(
-                "gpu {}: a backfill lease yields the GPU to a waiting request ({} since the agent started)",
-                g.info.index, n));
-    }
-    // Whom the kubelet or Slurm gave the GPU to.
-    if (g.allocated_to && s.ok()) {
-      s = NoteAllocation(
-          {gpu_id, "pod", g.allocated_to->pod_namespace, g.allocated_to->pod, g.allocated_to->container}, t,
-          &allocations);
-    }
-    if (g.lease && !g.lease->slurm_job.empty() && s.ok()) {
-      s = NoteAllocation({gpu_id, "slurm", g.lease->user, g.lease->slurm_job, ""}, t, &allocations);
-    }
-    if (g.sample.health != fleet::GpuHealth::kOk) continue;
-    readable_gpus.insert(gpu_id);
-    // MIG instances: devices of their own, their processes' sessions theirs.
-    std::map<int, int64_t> instance_ids;  // GPU instance id -> store id.
-    for (const fleet::MigInstance& m : g.sample.mig_instances) {
-      fleet::GpuInfo info;
-      info.index = g.info.index;
-      info.uuid = m.uuid;
-      info.name = fmt::format("{} MIG {}", g.info.name, m.profile);
-      info.memory_total_bytes = m.memory_total_bytes;
-      Result<int64_t> mig_id = GpuId(info, t, &added_gpus, true);
-      if (!mig_id.ok()) return mig_id.status();
-      instance_ids[m.gpu_instance_id] = mig_id.value();
-      readable_gpus.insert(mig_id.value());
-      tick.gpus.push_back(GpuTick{mig_id.value(), MigValuesOf(g, m)});
-      if (auto pod = g.mig_allocated_to.find(m.uuid); pod != g.mig_allocated_to.end() && s.ok()) {
-        s = NoteAllocation(
-            {mig_id.value(), "pod", pod->second.pod_namespace, pod->second.pod, pod->second.container}, t,
-            &allocations);
-      }
-    }
-    for (const fleet::ProcessView& p : g.processes) {
-      int64_t device_id = gpu_id;
-      if (p.process.gpu_instance_id) {
-        if (auto it = instance_ids.find(*p.process.gpu_instance_id); it != instance_ids.end())
-          device_id = it->second;
-      }
-      SessionKey key{device_id, p.process.pid, p.details.start_ticks};
-      seen.insert(key);
-      int64_t session_id = 0;
-      if (auto it = sessions_.find(key); it != sessions_.end()) {
-        session_id = it->second;
-      } else if (auto added = added_sessions.find(key); added != added_sessions.end()) {
-        session_id = added->second;
-      } else {
-        Result<Stmt*> insert = db_->Cached(
-            "INSERT INTO process_sessions (gpu_id, pid, start_ticks, uid, user, command, container_id, "
-            "pod_uid, "
-            "systemd_unit, slurm_job_id, first_seen, last_seen) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-        if (!insert.ok()) return insert.status();
-        const fleet::ProcessDetails& d = p.details;
-        s = insert.value()
-                ->Bind(1, device_id)
-                .Bind(2, p.process.pid)
-                .Bind(3, d.start_ticks)
-                .Bind(4, d.uid)
-                .Bind(5, d.user)
-                .Bind(6, d.command)
-                .Bind(7, d.cgroup.container_id)
-                .Bind(8, d.cgroup.pod_uid)
-                .Bind(9, d.cgroup.systemd_unit)
-                .Bind(10, d.cgroup.slurm_job_id)
-                .Bind(11, t)
-                .Bind(12, t)
-                .Run();
-        if (!s.ok()) return s;
-        session_id = db_->last_insert_rowid();
-        added_sessions[key] = session_id;
-        event(device_id, "process_start",
-              fmt::format("pid {} ({}) on gpu {}: {}", p.process.pid, d.user, g.info.index, d.command));
-      }
-      tick.processes.push_back(ProcessTick{session_id, ProcessValuesOf(p, g)});
-    }
+    if (Status s = WriteGpuTick(g, &p); !s.ok()) return s;
   }
   std::vector<SessionKey> ended;
   for (const auto& [key, session_id] : sessions_) {
-    if (readable_gpus.count(std::get<0>(key)) == 0 || seen.count(key) != 0) continue;
+    if (p.readable_gpus.count(std::get<0>(key)) == 0 || p.seen.count(key) != 0) continue;
     ended.push_back(key);
-    event(std::get<0>(key), "process_end",
+    Event(&p, std::get<0>(key), "process_end",
           fmt::format("pid {} left the GPU (session {})", std::get<1>(key), session_id));
   }
-  if (!s.ok()) return s;
+  if (!p.status.ok()) return p.status;
   Result<Stmt*> journal = db_->Cached("INSERT INTO tick_journal (t, payload) VALUES (?, ?)");
   if (!journal.ok()) return journal.status();
-  s = journal.value()->Bind(1, t).BindBlob(2, EncodeTick(tick)).Run();
+  Status s = journal.value()->Bind(1, t).BindBlob(2, EncodeTick(p.tick)).Run();
   if (s.ok()) s = tx.Commit();
   if (!s.ok()) return s;
   // Committed: now the in-memory view may follow.
-  gpu_ids_.insert(added_gpus.begin(), added_gpus.end());
-  sessions_.insert(added_sessions.begin(), added_sessions.end());
+  gpu_ids_.insert(p.added_gpus.begin(), p.added_gpus.end());
+  sessions_.insert(p.added_sessions.begin(), p.added_sessions.end());
   for (const SessionKey& key : ended) sessions_.erase(key);
-  allocations_ = std::move(allocations);
-  previous_ = std::move(states);
+  allocations_ = std::move(p.allocations);
+  previous_ = std::move(p.states);
   previous_backend_error_ = fleet.backend_error;
   last_t_ = t;
   journal_minute_ = t / 60;
@@ -534,6 +430,129 @@ Status StoreWriter::WriteTick(const fleet::FleetView& fleet) {
     next_retention_t_ = t + kRetentionInterval.count();
     return EnforceRetention(db_.get(), t, options_.retention);
   }
+  return Status::OK();
+}
+
+Status StoreWriter::WriteGpuTick(const fleet::GpuView& g, PendingTick* p) {
+  Result<int64_t> id = GpuId(g.info, p->t, &p->added_gpus);
+  if (!id.ok()) return id.status();
+  int64_t gpu_id = id.value();
+  p->tick.gpus.push_back(GpuTick{gpu_id, GpuValuesOf(g)});
+  NoteGpuEvents(g, gpu_id, p);
+  // Whom the kubelet or Slurm gave the GPU to.
+  if (g.allocated_to && p->status.ok()) {
+    p->status = NoteAllocation(
+        {gpu_id, "pod", g.allocated_to->pod_namespace, g.allocated_to->pod, g.allocated_to->container}, p->t,
+        &p->allocations);
+  }
+  if (g.lease && !g.lease->slurm_job.empty() && p->status.ok()) {
+    p->status =
+        NoteAllocation({gpu_id, "slurm", g.lease->user, g.lease->slurm_job, ""}, p->t, &p->allocations);
+  }
+  if (g.sample.health != fleet::GpuHealth::kOk) return Status::OK();
+  p->readable_gpus.insert(gpu_id);
+  Result<std::map<int, int64_t>> instance_ids = WriteMigInstances(g, p);
+  if (!instance_ids.ok()) return instance_ids.status();
+  for (const fleet::ProcessView& process : g.processes) {
+    int64_t device_id = gpu_id;
+    if (process.process.gpu_instance_id) {
+      if (auto it = instance_ids.value().find(*process.process.gpu_instance_id);
+          it != instance_ids.value().end())
+        device_id = it->second;
+    }
+    if (Status s = WriteProcessTick(g, process, device_id, p); !s.ok()) return s;
+  }
+  return Status::OK();
+}
+
+void StoreWriter::NoteGpuEvents(const fleet::GpuView& g, int64_t gpu_id, PendingTick* p) {
+  GpuState now{g.sample.health, ThrottleBits(g.sample), g.xid_count, g.backfill_preemptions};
+  p->states[g.info.uuid] = now;
+  auto before = previous_.find(g.info.uuid);
+  GpuState was = before != previous_.end() ? before->second : GpuState{};
+  if (now.health != was.health) {
+    const char* kind = now.health == fleet::GpuHealth::kOk     ? "gpu_recovered"
+                       : now.health == fleet::GpuHealth::kLost ? "gpu_lost"
+                                                               : "gpu_unreadable";
+    Event(p, gpu_id, kind,
+          fmt::format("gpu {}: {}{}", g.info.index, fleet::GpuHealthName(now.health),
+                      g.sample.error.empty() ? "" : ": " + g.sample.error));
+  }
+  if (now.throttle_reasons != was.throttle_reasons) {
+    if (was.throttle_reasons != 0) Event(p, gpu_id, "throttle_end", ReasonsText(was.throttle_reasons));
+    if (now.throttle_reasons != 0) Event(p, gpu_id, "throttle_start", ReasonsText(now.throttle_reasons));
+  }
+  if (now.xid_count > was.xid_count && g.last_xid) {
+    Event(p, gpu_id, "xid",
+          fmt::format("Xid {} ({} since the agent started)", g.last_xid->xid, now.xid_count));
+  }
+  for (int64_t n = was.backfill_preemptions + 1; n <= now.backfill_preemptions; ++n) {
+    Event(p, gpu_id, "backfill_preempted",
+          fmt::format(
+              "gpu {}: a backfill lease yields the GPU to a waiting request ({} since the agent started)",
+              g.info.index, n));
+  }
+}
+
+Result<std::map<int, int64_t>> StoreWriter::WriteMigInstances(const fleet::GpuView& g, PendingTick* p) {
+  // MIG instances: devices of their own, their processes' sessions theirs.
+  std::map<int, int64_t> instance_ids;  // GPU instance id -> store id.
+  for (const fleet::MigInstance& m : g.sample.mig_instances) {
+    fleet::GpuInfo info;
+    info.index = g.info.index;
+    info.uuid = m.uuid;
+    info.name = fmt::format("{} MIG {}", g.info.name, m.profile);
+    info.memory_total_bytes = m.memory_total_bytes;
+    Result<int64_t> mig_id = GpuId(info, p->t, &p->added_gpus, true);
+    if (!mig_id.ok()) return mig_id.status();
+    instance_ids[m.gpu_instance_id] = mig_id.value();
+    p->readable_gpus.insert(mig_id.value());
+    p->tick.gpus.push_back(GpuTick{mig_id.value(), MigValuesOf(g, m)});
+    if (auto pod = g.mig_allocated_to.find(m.uuid); pod != g.mig_allocated_to.end() && p->status.ok()) {
+      p->status = NoteAllocation(
+          {mig_id.value(), "pod", pod->second.pod_namespace, pod->second.pod, pod->second.container}, p->t,
+          &p->allocations);
+    }
+  }
+  return instance_ids;
+}
+
+Status StoreWriter::WriteProcessTick(const fleet::GpuView& g, const fleet::ProcessView& process,
+                                     int64_t device_id, PendingTick* p) {
+  SessionKey key{device_id, process.process.pid, process.details.start_ticks};
+  p->seen.insert(key);
+  int64_t session_id = 0;
+  if (auto it = sessions_.find(key); it != sessions_.end()) {
+    session_id = it->second;
+  } else if (auto added = p->added_sessions.find(key); added != p->added_sessions.end()) {
+    session_id = added->second;
+  } else {
+    Result<Stmt*> insert = db_->Cached(
+        "INSERT INTO process_sessions (gpu_id, pid, start_ticks, uid, user, command, container_id, pod_uid, "
+        "systemd_unit, slurm_job_id, first_seen, last_seen) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    if (!insert.ok()) return insert.status();
+    const fleet::ProcessDetails& d = process.details;
+    Status s = insert.value()
+                   ->Bind(1, device_id)
+                   .Bind(2, process.process.pid)
+                   .Bind(3, d.start_ticks)
+                   .Bind(4, d.uid)
+                   .Bind(5, d.user)
+                   .Bind(6, d.command)
+                   .Bind(7, d.cgroup.container_id)
+                   .Bind(8, d.cgroup.pod_uid)
+                   .Bind(9, d.cgroup.systemd_unit)
+                   .Bind(10, d.cgroup.slurm_job_id)
+                   .Bind(11, p->t)
+                   .Bind(12, p->t)
+                   .Run();
+    if (!s.ok()) return s;
+    session_id = db_->last_insert_rowid();
+    p->added_sessions[key] = session_id;
+    Event(p, device_id, "process_start",
+          fmt::format("pid {} ({}) on gpu {}: {}", process.process.pid, d.user, g.info.index, d.command));
+  }
+  p->tick.processes.push_back(ProcessTick{session_id, ProcessValuesOf(process, g)});
   return Status::OK();
 }
 

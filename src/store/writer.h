@@ -39,6 +39,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -125,6 +126,11 @@ class StoreWriter {
   // deletes them; with `keep_journal`, keeps them (and notes up to where
   // they were folded, so that folding them again replaces, not adds).
   Status FoldJournalBefore(int64_t t, bool keep_journal = false);
+  // Reads the journal's ticks before `before_t` into a folder per minute,
+  // and those up to `folded_through` also into `folded_before`.
+  Status ReadJournal(int64_t before_t, std::optional<int64_t> folded_through,
+                     std::map<int64_t, MinuteFolder>* minutes,
+                     std::map<int64_t, MinuteFolder>* folded_before);
   // Takes a minute folded before out of the hour rollups.
   Status SubtractFromHours(int64_t hour, const FoldedMinute& old);
   // The store id of a GPU, added when new. A MIG instance (`is_mig_instance`:
@@ -146,6 +152,34 @@ class StoreWriter {
   using SessionKey = std::tuple<int64_t, int64_t, int64_t>;  // gpu_id, pid, start_ticks
   // gpu_id, kind, scope, name, detail: one allocation of one GPU (schema.cc).
   using AllocationKey = std::tuple<int64_t, std::string, std::string, std::string, std::string>;
+  // What one tick writes, kept apart from the writer's state until the
+  // tick's transaction commits.
+  struct PendingTick {
+    int64_t t = 0;
+    std::map<std::string, int64_t> added_gpus;
+    std::map<SessionKey, int64_t> added_sessions;
+    std::set<SessionKey> seen;
+    std::map<AllocationKey, int64_t> allocations;  // This tick's, to allocation_id.
+    std::set<int64_t> readable_gpus;
+    std::map<std::string, GpuState> states;  // By UUID.
+    TickRecord tick;
+    Status status;  // The first failure of a write the tick goes on past.
+  };
+  // A tick at or before the last stored second: counted, and said once
+  // when the wall clock moved back.
+  Status SkipStaleTick(int64_t t);
+  // Records an event of the tick (its failure kept in `p->status`).
+  void Event(PendingTick* p, std::optional<int64_t> gpu_id, const char* kind, const std::string& detail);
+  // One GPU's part of the tick: its readings, events, allocations, MIG
+  // instances and process sessions.
+  Status WriteGpuTick(const fleet::GpuView& g, PendingTick* p);
+  // Health, throttle, Xid and preemption changes since the previous tick.
+  void NoteGpuEvents(const fleet::GpuView& g, int64_t gpu_id, PendingTick* p);
+  // The GPU's MIG instances as devices of their own: GPU instance id to store id.
+  Result<std::map<int, int64_t>> WriteMigInstances(const fleet::GpuView& g, PendingTick* p);
+  // One process's readings, in its session (started when new).
+  Status WriteProcessTick(const fleet::GpuView& g, const fleet::ProcessView& process, int64_t device_id,
+                          PendingTick* p);
   // Extends the allocation `key` to `t`, or starts a row for it; notes its
   // id in `seen` (the allocations of this tick).
   Status NoteAllocation(const AllocationKey& key, int64_t t, std::map<AllocationKey, int64_t>* seen);

@@ -328,21 +328,16 @@ std::string ShortDuration(double seconds) {
   return fmt::format("{:.0f}d", seconds / 86400);
 }
 
-Layout RenderTop(const TopData& data, const TopUi& ui, Screen* s) {
-  Layout layout;
-  int w = s->width(), h = s->height();
-  if (w < 20 || h < 6) {
-    s->Put(0, 0, "tarmac top: the terminal is too small");
-    return layout;
-  }
-  bool full = w >= kFullWidth;
-  const json gpus = data.status.value("gpus", json::array());
-  // Header.
-  std::string head = !data.has_data ? std::string("tarmac top")
-                                    : fmt::format("tarmac top · {} · {} GPUs · {} leases · {} queued · {}",
-                                                  data.status.value("host", std::string("?")), gpus.size(),
-                                                  data.leases.size(), data.queue.size(),
-                                                  data.is_agent ? "agent" : "NVML directly");
+namespace {
+
+// The header line, and STALE at its right when the data is old.
+void RenderHeader(const TopData& data, const TopUi& ui, size_t gpu_count, Screen* s) {
+  int w = s->width();
+  std::string head =
+      !data.has_data ? std::string("tarmac top")
+                     : fmt::format("tarmac top · {} · {} GPUs · {} leases · {} queued · {}",
+                                   data.status.value("host", std::string("?")), gpu_count, data.leases.size(),
+                                   data.queue.size(), data.is_agent ? "agent" : "NVML directly");
   int col = s->Put(0, 0, Fit(head, w), Style{Color::kDefault, true, false, false});
   if (data.is_stale || !data.has_data) {
     std::string stale = data.has_data
@@ -351,73 +346,52 @@ Layout RenderTop(const TopData& data, const TopUi& ui, Screen* s) {
     int at = std::max(col + 1, w - Columns(stale));
     s->Put(0, at, Fit(stale, w - at), Colored(ui, Color::kRed, true));
   }
-  int row = 1;
-  // GPU panel: at most half of what is left, so processes keep room.
-  int gpu_last = std::max(row + 1, row + (h - 6) / 2);
-  for (size_t i = 0; i < gpus.size(); ++i) {
-    if (row > gpu_last) {
-      s->Put(row - 1, 0,
-             Fit(fmt::format("   … {} more GPUs (a taller terminal shows them)", gpus.size() - i), w),
-             Style{Color::kDefault, false, false, true});
-      break;
-    }
-    row = GpuLine(s, data, ui, gpus[i], row, gpu_last);
-  }
-  // Leases and queue, when there are any and room.
-  int footer = h - 1, events_row = h - 2;
-  int leases_rows = 0;
-  if (!data.leases.empty() || !data.queue.empty()) {
-    leases_rows = std::min<int>(
-        static_cast<int>(std::min<size_t>(data.leases.size(), 3)) + (data.queue.empty() ? 0 : 1) + 1,
-        std::max(0, events_row - row - 6));
-  }
-  // Process panel.
-  std::vector<ProcessRow> rows = VisibleProcesses(data.processes, ui);
-  layout.total_rows = static_cast<int>(rows.size());
-  std::vector<Column> columns = {
-      {SortKey::kPid, 7, true},       {SortKey::kUser, 9, false}, {SortKey::kGpu, full ? 10 : 5, false},
-      {SortKey::kGpuMemory, 6, true}, {SortKey::kSm, 4, true},    {SortKey::kCpu, 6, true}};
-  if (full) columns.push_back({SortKey::kHostMemory, 6, true});
-  columns.push_back({SortKey::kElapsed, 5, true});
-  int fixed = 0;
-  for (const Column& c : columns) fixed += c.width + 1;
-  int holder_width = full ? 22 : 11;
-  layout.process_header_row = row;
-  col = 0;
+}
+
+// The process panel's header row at `row`, its columns noted in `layout`.
+void RenderProcessHeader(const std::vector<Column>& columns, int holder_width, bool full, const TopUi& ui,
+                         int row, Screen* s, Layout* layout) {
+  int col = 0;
   Style header{Color::kDefault, true, true, false};
-  s->Fill(row, 0, w, " ", header);
+  s->Fill(row, 0, s->width(), " ", header);
   for (const Column& c : columns) {
     std::string title = SortKeyTitle(c.key);
     if (c.key == ui.sort) title += ui.is_descending ? "v" : "^";
-    layout.columns.push_back({col, c.key});
+    layout->columns.push_back({col, c.key});
     s->Put(row, col,
            c.is_right ? fmt::format("{:>{}} ", title, c.width) : fmt::format("{:<{}} ", title, c.width),
            header);
     col += c.width + 1;
   }
   s->Put(row, col, fmt::format("{:<{}} ", "HOLDER", holder_width), header);
-  layout.columns.push_back({col + holder_width + 1, SortKey::kName});
+  layout->columns.push_back({col + holder_width + 1, SortKey::kName});
   s->Put(row, col + holder_width + 1,
          std::string(ui.sort == SortKey::kName ? (ui.is_descending ? "NAMEv" : "NAME^") : "NAME") +
              (full ? "  COMMAND" : ""),
          header);
-  ++row;
-  layout.process_first_row = row;
-  layout.process_rows = std::max(0, events_row - leases_rows - row);
+}
+
+// The process rows from `layout->process_first_row`, scrolled to keep the
+// selection in view.
+void RenderProcessRows(const TopData& data, const TopUi& ui, const std::vector<ProcessRow>& rows,
+                       const std::vector<Column>& columns, int holder_width, bool full, Screen* s,
+                       Layout* layout) {
+  int w = s->width();
+  int row = layout->process_first_row;
   int selected = RowOf(rows, ui.selected_pid);
-  int scroll = std::clamp(ui.scroll, 0, std::max(0, static_cast<int>(rows.size()) - layout.process_rows));
+  int scroll = std::clamp(ui.scroll, 0, std::max(0, static_cast<int>(rows.size()) - layout->process_rows));
   if (selected >= 0 && selected < scroll) scroll = selected;
-  if (selected >= scroll + layout.process_rows) scroll = selected - layout.process_rows + 1;
-  layout.scroll = scroll;
+  if (selected >= scroll + layout->process_rows) scroll = selected - layout->process_rows + 1;
+  layout->scroll = scroll;
   if (rows.empty()) {
     s->Put(row, 1,
            data.processes.empty() ? "no GPU processes" : "no process matches the filter '" + ui.filter + "'",
            Style{Color::kDefault, false, false, true});
   }
-  for (int i = 0; i < layout.process_rows && scroll + i < static_cast<int>(rows.size()); ++i) {
+  for (int i = 0; i < layout->process_rows && scroll + i < static_cast<int>(rows.size()); ++i) {
     const ProcessRow& r = rows[static_cast<size_t>(scroll + i)];
     const TopProcess& p = *r.process;
-    layout.shown_pids.push_back(p.pid);
+    layout->shown_pids.push_back(p.pid);
     int c = 0;
     for (const Column& column : columns) {
       std::string text = Fit(CellText(p, column.key, 0, ui.is_unicode), column.width);
@@ -433,36 +407,42 @@ Layout RenderTop(const TopData& data, const TopUi& ui, Screen* s) {
     if (scroll + i == selected) s->Restyle(row, 0, w, Style{Color::kDefault, false, true, false});
     ++row;
   }
-  // Leases and queue.
-  if (leases_rows > 0) {
-    int lr = events_row - leases_rows;
-    s->Put(lr++, 0, fmt::format("Leases ({}) and queue ({})", data.leases.size(), data.queue.size()),
-           Style{Color::kDefault, true, false, false});
-    for (size_t i = 0; i < data.leases.size() && lr < events_row - (data.queue.empty() ? 0 : 1); ++i) {
-      const json& l = data.leases[i];
-      std::vector<std::string> gpus_of;
-      for (const json& x : l.value("gpus", json::array())) gpus_of.push_back(x.dump());
-      std::string left = "no end";
-      if (auto ends = Number(l, "ends_at_unix"); ends && data.now_unix > 0)
-        left = ShortDuration(*ends - data.now_unix) + " left";
-      std::optional<double> idle = Number(l, "idle_seconds");
-      s->Put(lr++, 0,
-             Fit(fmt::format("  {} {} {} GPU {} · {}{}", l.value("id", int64_t{0}),
-                             l.value("user", std::string()), l.value("kind", std::string()),
-                             fmt::join(gpus_of, ","), left,
-                             idle && *idle > 0 ? " · idle " + ShortDuration(*idle) : ""),
-                 w));
-    }
-    if (!data.queue.empty() && lr < events_row) {
-      const json& q = data.queue[0];
-      s->Put(lr, 0,
-             Fit(fmt::format("  queue: {} waiting; first {} ({}): {}", data.queue.size(),
-                             q.value("user", std::string()), q.value("id", int64_t{0}),
-                             q.value("reason", std::string())),
-                 w));
-    }
+}
+
+// Up to three leases and the queue's head, in the rows above `events_row`.
+void RenderLeases(const TopData& data, int leases_rows, int events_row, Screen* s) {
+  int w = s->width();
+  int lr = events_row - leases_rows;
+  s->Put(lr++, 0, fmt::format("Leases ({}) and queue ({})", data.leases.size(), data.queue.size()),
+         Style{Color::kDefault, true, false, false});
+  for (size_t i = 0; i < data.leases.size() && lr < events_row - (data.queue.empty() ? 0 : 1); ++i) {
+    const json& l = data.leases[i];
+    std::vector<std::string> gpus_of;
+    for (const json& x : l.value("gpus", json::array())) gpus_of.push_back(x.dump());
+    std::string left = "no end";
+    if (auto ends = Number(l, "ends_at_unix"); ends && data.now_unix > 0)
+      left = ShortDuration(*ends - data.now_unix) + " left";
+    std::optional<double> idle = Number(l, "idle_seconds");
+    s->Put(
+        lr++, 0,
+        Fit(fmt::format("  {} {} {} GPU {} · {}{}", l.value("id", int64_t{0}), l.value("user", std::string()),
+                        l.value("kind", std::string()), fmt::join(gpus_of, ","), left,
+                        idle && *idle > 0 ? " · idle " + ShortDuration(*idle) : ""),
+            w));
   }
-  // The latest event and the keys.
+  if (!data.queue.empty() && lr < events_row) {
+    const json& q = data.queue[0];
+    s->Put(lr, 0,
+           Fit(fmt::format("  queue: {} waiting; first {} ({}): {}", data.queue.size(),
+                           q.value("user", std::string()), q.value("id", int64_t{0}),
+                           q.value("reason", std::string())),
+               w));
+  }
+}
+
+// The latest event, and the footer: the filter being typed, a message, or the keys.
+void RenderFooter(const TopData& data, const TopUi& ui, bool full, Screen* s) {
+  int w = s->width(), footer = s->height() - 1, events_row = s->height() - 2;
   if (!data.last_event.empty())
     s->Put(events_row, 0, Fit(data.last_event, w), Style{Color::kDefault, false, false, true});
   if (ui.is_editing_filter) {
@@ -478,6 +458,56 @@ Layout RenderTop(const TopData& data, const TopUi& ui, Screen* s) {
     if (!ui.filter.empty()) keys = "[filter: " + ui.filter + "]  " + keys;
     s->Put(footer, 0, Fit(keys, w), Style{Color::kDefault, false, false, true});
   }
+}
+
+}  // namespace
+
+Layout RenderTop(const TopData& data, const TopUi& ui, Screen* s) {
+  Layout layout;
+  int w = s->width(), h = s->height();
+  if (w < 20 || h < 6) {
+    s->Put(0, 0, "tarmac top: the terminal is too small");
+    return layout;
+  }
+  bool full = w >= kFullWidth;
+  const json gpus = data.status.value("gpus", json::array());
+  RenderHeader(data, ui, gpus.size(), s);
+  int row = 1;
+  // GPU panel: at most half of what is left, so processes keep room.
+  int gpu_last = std::max(row + 1, row + (h - 6) / 2);
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    if (row > gpu_last) {
+      s->Put(row - 1, 0,
+             Fit(fmt::format("   … {} more GPUs (a taller terminal shows them)", gpus.size() - i), w),
+             Style{Color::kDefault, false, false, true});
+      break;
+    }
+    row = GpuLine(s, data, ui, gpus[i], row, gpu_last);
+  }
+  // Leases and queue, when there are any and room.
+  int events_row = h - 2;
+  int leases_rows = 0;
+  if (!data.leases.empty() || !data.queue.empty()) {
+    leases_rows = std::min<int>(
+        static_cast<int>(std::min<size_t>(data.leases.size(), 3)) + (data.queue.empty() ? 0 : 1) + 1,
+        std::max(0, events_row - row - 6));
+  }
+  // Process panel.
+  std::vector<ProcessRow> rows = VisibleProcesses(data.processes, ui);
+  layout.total_rows = static_cast<int>(rows.size());
+  std::vector<Column> columns = {
+      {SortKey::kPid, 7, true},       {SortKey::kUser, 9, false}, {SortKey::kGpu, full ? 10 : 5, false},
+      {SortKey::kGpuMemory, 6, true}, {SortKey::kSm, 4, true},    {SortKey::kCpu, 6, true}};
+  if (full) columns.push_back({SortKey::kHostMemory, 6, true});
+  columns.push_back({SortKey::kElapsed, 5, true});
+  int holder_width = full ? 22 : 11;
+  layout.process_header_row = row;
+  RenderProcessHeader(columns, holder_width, full, ui, row, s, &layout);
+  layout.process_first_row = row + 1;
+  layout.process_rows = std::max(0, events_row - leases_rows - layout.process_first_row);
+  RenderProcessRows(data, ui, rows, columns, holder_width, full, s, &layout);
+  if (leases_rows > 0) RenderLeases(data, leases_rows, events_row, s);
+  RenderFooter(data, ui, full, s);
   Overlays(s, data, ui, rows);
   if (!ui.is_unicode) AsciiOnly(s);
   return layout;

@@ -268,15 +268,10 @@ int Fail(const std::string& message, int code = 1) {
   return code;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  using namespace tarmac;  // NOLINT: main only.
-  Options o;
-  CLI::App app(
-      "tarmac-simengine: a stand-in inference server (Ollama and OpenAI APIs) on tarmac's simulated GPUs.\n"
-      "Uses the GPUs in CUDA_VISIBLE_DEVICES (indices or UUIDs; unset means all).",
-      "tarmac-simengine");
+// Every option of the line, into `o`.
+void AddOptions(CLI::App* app_, Options* options) {
+  CLI::App& app = *app_;
+  Options& o = *options;
   app.add_option("--host", o.host, "Address to listen on")->default_str("127.0.0.1");
   app.add_option("--port", o.port, "Port to listen on; 0 picks a free one")->default_str("11434");
   app.add_option("--port-file", o.port_file, "Write the port listened on to this file");
@@ -305,6 +300,18 @@ int main(int argc, char** argv) {
                "Answer unload requests but keep the model (and its memory)");
   app.add_option("--scenario", o.world.scenario_path, "Scenario file")->envname("TARMAC_SIM_SCENARIO");
   app.add_option("--sim-dir", o.world.dir, "World directory")->envname("TARMAC_SIM_DIR");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace tarmac;  // NOLINT: main only.
+  Options o;
+  CLI::App app(
+      "tarmac-simengine: a stand-in inference server (Ollama and OpenAI APIs) on tarmac's simulated GPUs.\n"
+      "Uses the GPUs in CUDA_VISIBLE_DEVICES (indices or UUIDs; unset means all).",
+      "tarmac-simengine");
+  AddOptions(&app, &o);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
