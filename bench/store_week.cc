@@ -26,9 +26,9 @@
 
 namespace {
 
-using tarmac::fleet::FleetView;
-using tarmac::fleet::GpuView;
-using tarmac::fleet::ProcessView;
+using tarmac::node::GpuView;
+using tarmac::node::NodeView;
+using tarmac::node::ProcessView;
 
 struct Job {
   int64_t start = 0;
@@ -94,9 +94,9 @@ std::vector<std::vector<Job>> Schedule(int64_t t0, int64_t seconds, std::mt19937
   return gpus;
 }
 
-FleetView Tick(int64_t t, const std::vector<std::vector<Job>>& jobs, std::vector<size_t>* next,
-               std::mt19937* rng) {
-  FleetView f;
+NodeView Tick(int64_t t, const std::vector<std::vector<Job>>& jobs, std::vector<size_t>* next,
+              std::mt19937* rng) {
+  NodeView f;
   f.hostname = "lab";
   f.backend = "sim";
   f.taken_at = std::chrono::system_clock::from_time_t(t);
@@ -184,7 +184,7 @@ int main(int argc, char** argv) {
   std::printf("store_week: %lld days, 8 GPUs at 1 s, %zu processes in the first week\n",
               static_cast<long long>(days), sessions_per_week);
   for (int64_t t = t0; t < t0 + seconds; ++t) {
-    FleetView f = Tick(t, jobs, &next, &rng);
+    NodeView f = Tick(t, jobs, &next, &rng);
     double a = CpuSeconds();
     tarmac::Status s = writer.value()->WriteNow(f);
     double b = CpuSeconds();

@@ -17,11 +17,11 @@
 namespace {
 
 // Eight GPUs: NVLink pairs, two NUMA nodes.
-const tarmac::fleet::FleetView& Fleet() {
-  static const tarmac::fleet::FleetView fleet = [] {
-    tarmac::fleet::FleetView f;
+const tarmac::node::NodeView& Fleet() {
+  static const tarmac::node::NodeView fleet = [] {
+    tarmac::node::NodeView f;
     for (int i = 0; i < 8; ++i) {
-      tarmac::fleet::GpuView g;
+      tarmac::node::GpuView g;
       g.info.index = i;
       g.info.uuid = "GPU-" + std::to_string(i);
       g.info.pci_bus_id = "0000:1" + std::to_string(i) + ":00.0";

@@ -14,7 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
   std::optional<tarmac::ProcStat> stat = tarmac::ParseProcStat(std::string(text));
   if (stat && stat->start_ticks < 0) __builtin_trap();
-  tarmac::fleet::CgroupIdentity id = tarmac::sampler::ParseCgroup(text);
+  tarmac::node::CgroupIdentity id = tarmac::sampler::ParseCgroup(text);
   // Ids become file names under the runtime's state dir: hex only.
   if (!id.container_id.empty() && id.container_id.size() != 64) __builtin_trap();
   for (char c : id.container_id) {

@@ -10,7 +10,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)tarmac::cli::ParseCsvFormat(text);
   tarmac::Result<std::vector<const tarmac::cli::GpuField*>> gpu = tarmac::cli::ResolveGpuFields(text);
   if (gpu.ok()) {
-    tarmac::cli::FleetView fleet;
+    tarmac::cli::NodeView fleet;
     fleet.gpus.resize(1);
     (void)tarmac::cli::RenderGpuQuery(fleet, gpu.value(), tarmac::cli::CsvFormat{});
   }

@@ -16,15 +16,15 @@
 namespace {
 
 // One H100 split into a 3g.40gb and a 1g.10gb, and one whole.
-tarmac::fleet::FleetView SplitNode() {
-  tarmac::fleet::FleetView f;
+tarmac::node::NodeView SplitNode() {
+  tarmac::node::NodeView f;
   f.gpus.resize(2);
   for (int i = 0; i < 2; ++i) {
     f.gpus[static_cast<size_t>(i)].info.index = i;
     f.gpus[static_cast<size_t>(i)].info.name = "NVIDIA H100 80GB HBM3";
     f.gpus[static_cast<size_t>(i)].info.pci_bus_id = "00000000:0" + std::to_string(i) + ":00.0";
   }
-  tarmac::fleet::MigInstance m;
+  tarmac::node::MigInstance m;
   m.profile = "3g.40gb";
   m.gpu_instance_id = 1;
   f.gpus[0].sample.mig_instances.push_back(m);
@@ -62,7 +62,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     __builtin_trap();
   }
 
-  static const tarmac::fleet::FleetView kNode = SplitNode();
+  static const tarmac::node::NodeView kNode = SplitNode();
   std::string conf = tarmac::slurm::RenderGresConf(kNode, "n1", "/dev", parts[2]);
   size_t at = 0;
   while (at < conf.size()) {

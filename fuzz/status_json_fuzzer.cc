@@ -1,21 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: status documents as clients read them (the agent's
-// `status` answer, /api/v1/status): fleet::FleetFromJson, then written back.
+// `status` answer, /api/v1/status): node::NodeFromJson, then written back.
 // Whatever the bytes, no exception and no crash; a document read back
 // reads the same again.
 #include <cstdint>
 #include <string_view>
 
-#include "fleet/fleet_json.h"
+#include "node/node_json.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
   nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return 0;
-  tarmac::Result<tarmac::fleet::FleetView> fleet = tarmac::fleet::FleetFromJson(j);
+  tarmac::Result<tarmac::node::NodeView> fleet = tarmac::node::NodeFromJson(j);
   if (!fleet.ok()) return 0;
-  nlohmann::json again = tarmac::fleet::StatusToJson(fleet.value());
-  tarmac::Result<tarmac::fleet::FleetView> twice = tarmac::fleet::FleetFromJson(again);
+  nlohmann::json again = tarmac::node::StatusToJson(fleet.value());
+  tarmac::Result<tarmac::node::NodeView> twice = tarmac::node::NodeFromJson(again);
   if (!twice.ok() || twice.value().gpus.size() != fleet.value().gpus.size()) __builtin_trap();
   return 0;
 }

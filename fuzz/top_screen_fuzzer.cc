@@ -8,9 +8,9 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
-#include "cli/top_feed.h"
 #include "top/top_keys.h"
 #include "top/top_view.h"
+#include "top_cli/top_feed.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);

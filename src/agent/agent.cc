@@ -18,14 +18,10 @@
 #include "agent/api_methods.h"
 #include "agent/backfill_jobs.h"
 #include "agent/doctor_watch.h"
-#include "agent/fleet_routes.h"
 #include "agent/free_memory.h"
-#include "agent/http_routes.h"
 #include "agent/snapshot_methods.h"
 #include "agent/state_lock.h"
 #include "agent/systemd_notify.h"
-#include "agent/web_redaction.h"
-#include "agent/web_routes.h"
 #include "common/fs.h"
 #include "common/mutex.h"
 #include "common/run_program.h"
@@ -45,6 +41,10 @@
 #include "store/last_use.h"
 #include "store/schema.h"
 #include "store/writer.h"
+#include "web/fleet_routes.h"
+#include "web/http_routes.h"
+#include "web/web_redaction.h"
+#include "web/web_routes.h"
 
 #ifndef TARMAC_VERSION
 #define TARMAC_VERSION "dev"
@@ -56,11 +56,11 @@ namespace {
 // `snapshot` with the agent's leases and backfill preemptions marked on its
 // GPUs (the history keeps which GPU-time was backfill, and counts the
 // preemptions); `snapshot` itself when there is nothing to mark.
-std::shared_ptr<const fleet::Snapshot> WithLeases(const std::shared_ptr<const fleet::Snapshot>& snapshot,
-                                                  const fleet::LeaseMarks& marks) {
+std::shared_ptr<const node::Snapshot> WithLeases(const std::shared_ptr<const node::Snapshot>& snapshot,
+                                                 const node::LeaseMarks& marks) {
   if (marks.empty()) return snapshot;
-  auto marked = std::make_shared<fleet::Snapshot>(*snapshot);
-  fleet::ApplyLeaseMarks(marks, &marked->fleet);
+  auto marked = std::make_shared<node::Snapshot>(*snapshot);
+  node::ApplyLeaseMarks(marks, &marked->fleet);
   return marked;
 }
 
@@ -189,7 +189,7 @@ class Agent {
   void Stop();
 
  private:
-  void OnTick(const std::shared_ptr<const fleet::Snapshot>& s);
+  void OnTick(const std::shared_ptr<const node::Snapshot>& s);
   // Serve's steps: what the agent says of itself (info_); the API's method
   // table and the Unix socket's server; the doctor's watch; the HTTP routes
   // (web_ given them); and, once the socket answers, the workers.
@@ -197,14 +197,14 @@ class Agent {
   Status MakeApi();
   void MakeDoctorWatch();
   Status StartWeb();
-  void StartWorkers(const fleet::FleetView& first);
+  void StartWorkers(const node::NodeView& first);
   void Reload();
   // Backfill's idle_for counts on from each GPU's last use in the history
   // (an agent restarted a minute ago does not make idle GPUs wait again).
   void SeedBackfillFromHistory();
   void OpenKubernetes();
   // Tells the kubelet (through the device plugin) what the GPUs are now.
-  void UpdateDevices(const fleet::FleetView& fleet);
+  void UpdateDevices(const node::NodeView& fleet);
 
   const AgentFlags& flags_;
   config::Config config_;
@@ -217,7 +217,7 @@ class Agent {
   std::unique_ptr<http::HttpServer> web_;
   std::optional<StateLock> state_lock_;
   std::unique_ptr<store::StoreWriter> history_;
-  std::unique_ptr<metrics::FleetCounters> counters_;
+  std::unique_ptr<metrics::NodeCounters> counters_;
   std::unique_ptr<leases::ProcessControl> process_control_;
   std::unique_ptr<leases::LeaseService> leases_;
   std::unique_ptr<leases::LeaseTicker> lease_ticker_;
@@ -230,8 +230,8 @@ class Agent {
   std::atomic<metrics::PageCache*> pages_for_ticks_{nullptr};
   // The web console's stream feed, given each sample's batch (built here,
   // while a stream is open) and woken after each sample.
-  std::shared_ptr<StreamFeed> stream_feed_;
-  std::atomic<StreamFeed*> feed_for_ticks_{nullptr};
+  std::shared_ptr<web::StreamFeed> stream_feed_;
+  std::atomic<web::StreamFeed*> feed_for_ticks_{nullptr};
   // What the threads freed goes back to the system every ten seconds, so
   // the agent's RSS stays where its live memory is (agent/free_memory.h).
   // The sampling thread's alone.
@@ -280,7 +280,7 @@ Status Agent::OpenState() {
   history_ = OpenHistory(config_, clock_, logger_);
   if (history_)
     history_->RecordEvent("agent_start", fmt::format("tarmac {} (pid {})", TARMAC_VERSION, getpid()));
-  counters_ = std::make_unique<metrics::FleetCounters>(
+  counters_ = std::make_unique<metrics::NodeCounters>(
       [pricing = config_.report](const std::string& model) { return pricing.GpuHourCost(model); });
   // Leases, the queue, idle leases, zombies and foreign processes: judged
   // on the lease thread each tick, asked about by the API.
@@ -339,9 +339,9 @@ void Agent::OpenKubernetes() {
   plugin_ = std::make_unique<kube::DevicePlugin>(config_.kubernetes, std::move(hooks), logger_);
 }
 
-void Agent::UpdateDevices(const fleet::FleetView& fleet) {
+void Agent::UpdateDevices(const node::NodeView& fleet) {
   DoctorWatch* doctor = doctor_for_ticks_.load();
-  std::shared_ptr<const leases::LeaseService::GpuMarks> marks = leases_->Marks();
+  std::shared_ptr<const leases::LeaseService::Publication> marks = leases_->Marks();
   const kube::KubeOptions& k = config_.kubernetes;
   std::map<std::string, std::vector<kube::PluginDevice>> by_resource = kube::DevicesByResource(
       fleet, marks->leases, marks->mig_leases, doctor != nullptr ? doctor->CriticalGpus() : std::set<int>(),
@@ -367,7 +367,7 @@ void Agent::UpdateDevices(const fleet::FleetView& fleet) {
   }
 }
 
-void Agent::OnTick(const std::shared_ptr<const fleet::Snapshot>& s) {
+void Agent::OnTick(const std::shared_ptr<const node::Snapshot>& s) {
   if (systemd_->has_watchdog()) systemd_->Notify("WATCHDOG=1");
   Status held = state_lock_->Reassert();
   if (!held.ok() && held.message() != lock_problem_) {
@@ -375,7 +375,7 @@ void Agent::OnTick(const std::shared_ptr<const fleet::Snapshot>& s) {
   }
   lock_problem_ = held.ok() ? std::string() : held.message();
   // The marks the lease thread published: this tick never waits for its lock.
-  std::shared_ptr<const fleet::LeaseMarks> marks = leases_->Marks();
+  std::shared_ptr<const node::LeaseMarks> marks = leases_->Marks();
   counters_->Update(s->fleet, *marks, s->taken_at_steady);
   lease_ticker_->Submit(s);
   if (plugin_) UpdateDevices(s->fleet);
@@ -383,7 +383,7 @@ void Agent::OnTick(const std::shared_ptr<const fleet::Snapshot>& s) {
   // Last: the page for scrapers and the streams' batch, so none of them
   // pays the render.
   if (metrics::PageCache* pages = pages_for_ticks_.load()) pages->Prerender(s);
-  if (StreamFeed* feed = feed_for_ticks_.load()) feed->Publish();
+  if (web::StreamFeed* feed = feed_for_ticks_.load()) feed->Publish();
   free_memory_.MaybeRelease(s->taken_at_steady);
 }
 
@@ -395,16 +395,16 @@ Status Agent::StartSampling() {
   sampler_ = std::make_unique<sampler::Sampler>(
       [backend_options, clock, logger] { return gpu::OpenBackend(backend_options, clock, logger); },
       config_.sampler, clock_, logger_,
-      [this](const std::shared_ptr<const fleet::Snapshot>& s) { OnTick(s); });
+      [this](const std::shared_ptr<const node::Snapshot>& s) { OnTick(s); });
   if (kube::PodResourcesWatch* pods = pods_.get()) {
     // Each GPU carries the pod the kubelet last said it is allocated to:
     // read from the cache, never from the kubelet, on the sampler's thread.
-    sampler_->SetAnnotator([pods](fleet::FleetView* fleet) {
+    sampler_->SetAnnotator([pods](node::NodeView* fleet) {
       std::shared_ptr<const kube::PodAllocations> allocations = pods->Latest();
       if (allocations->empty()) return;
-      for (fleet::GpuView& g : fleet->gpus) {
+      for (node::GpuView& g : fleet->gpus) {
         if (auto it = allocations->find(g.info.uuid); it != allocations->end()) g.allocated_to = it->second;
-        for (const fleet::MigInstance& m : g.sample.mig_instances) {
+        for (const node::MigInstance& m : g.sample.mig_instances) {
           if (auto it = allocations->find(m.uuid); it != allocations->end())
             g.mig_allocated_to[m.uuid] = it->second;
         }
@@ -418,7 +418,7 @@ Status Agent::StartSampling() {
 }
 
 Status Agent::Serve() {
-  std::shared_ptr<const fleet::Snapshot> first = sampler_->Latest();
+  std::shared_ptr<const node::Snapshot> first = sampler_->Latest();
   std::string backend_name =
       first->fleet.backend.empty() ? gpu::BackendKindName(config_.gpu.kind) : first->fleet.backend;
   Describe(backend_name);
@@ -464,7 +464,7 @@ void Agent::Describe(const std::string& backend_name) {
     };
   }
   leases::LeaseService* leases = leases_.get();
-  info_.lease_marks = [leases]() -> std::shared_ptr<const fleet::LeaseMarks> { return leases->Marks(); };
+  info_.lease_marks = [leases]() -> std::shared_ptr<const node::LeaseMarks> { return leases->Marks(); };
   info_.lease_state = [leases] { return leases->StateJson(); };
 }
 
@@ -475,8 +475,8 @@ Status Agent::MakeApi() {
   Status s = AddApiMethods(
       &methods_,
       [sampler, info](const ipc::Request& request, const ipc::PeerCredentials& peer) {
-        std::shared_ptr<const fleet::Snapshot> snapshot = sampler->Latest();
-        fleet::SamplerStats stats = sampler->stats();
+        std::shared_ptr<const node::Snapshot> snapshot = sampler->Latest();
+        node::SamplerStats stats = sampler->stats();
         return AnswerSnapshotMethod(request, peer, *info, snapshot.get(), &stats, &sampler->history());
       },
       leases_.get(), backfill_.get());
@@ -505,7 +505,7 @@ void Agent::MakeDoctorWatch() {
   doctor.watch = config_.doctor;
   doctor.store_path = history != nullptr ? config::StorePath(config_) : std::string();
   doctor.latest = [sampler] { return sampler->Latest(); };
-  doctor.lease_marks = [leases]() -> std::shared_ptr<const fleet::LeaseMarks> { return leases->Marks(); };
+  doctor.lease_marks = [leases]() -> std::shared_ptr<const node::LeaseMarks> { return leases->Marks(); };
   doctor.record_events = [leases,
                           history](const std::vector<std::pair<std::string, std::string>>& kind_detail) {
     leases->RecordAgentEvents(kind_detail);
@@ -523,12 +523,12 @@ Status Agent::StartWeb() {
   store::StoreWriter* history = history_.get();
   http::RouteTable routes;
   DoctorWatch* watch = doctor_.get();
-  HttpRouteHooks hooks;
+  web::HttpRouteHooks hooks;
   hooks.problems = [leases, history] { return Problems(*leases, history); };
-  hooks.lease_marks = [leases]() -> std::shared_ptr<const fleet::LeaseMarks> { return leases->Marks(); };
-  hooks.lease_figures = [leases, backfill = backfill_.get(), watch, plugin = plugin_.get(),
+  hooks.lease_marks = [leases]() -> std::shared_ptr<const node::LeaseMarks> { return leases->Marks(); };
+  hooks.agent_figures = [leases, backfill = backfill_.get(), watch, plugin = plugin_.get(),
                          pods = pods_.get()] {
-    fleet::LeaseFigures f = leases->figures();
+    node::AgentFigures f = leases->figures();
     backfill->AddFigures(&f);
     f.doctor_findings = watch->Counts();
     if (plugin != nullptr) f.kube_plugin_registered = plugin->Problem().empty();
@@ -546,10 +546,10 @@ Status Agent::StartWeb() {
     }
     return found;
   };
-  Status s = AddHttpRoutes(&routes, config_, TARMAC_VERSION, sampler, counters_.get(), clock_,
-                           std::move(hooks), &metrics_pages_);
+  Status s = web::AddHttpRoutes(&routes, config_, TARMAC_VERSION, sampler, counters_.get(), clock_,
+                                std::move(hooks), &metrics_pages_);
   if (s.ok()) {
-    WebRouteHooks web;
+    web::WebRouteHooks web;
     web.methods = &methods_;
     web.sampler = sampler;
     web.status = [sampler, info = &info_] { return SnapshotStatus(*info, *sampler->Latest()); };
@@ -565,20 +565,20 @@ Status Agent::StartWeb() {
     web.store_path = history != nullptr ? config::StorePath(config_) : std::string();
     web.pricing = config_.report;
     web.web = config_.web;
-    s = AddWebRoutes(&routes, std::move(web), clock_, &stream_feed_);
+    s = web::AddWebRoutes(&routes, std::move(web), clock_, &stream_feed_);
     if (s.ok()) feed_for_ticks_.store(stream_feed_.get());
-    if (s.ok()) s = AddFleetRoutes(&routes, config_.fleet, clock_);
+    if (s.ok()) s = web::AddFleetRoutes(&routes, config_.fleet, clock_);
   }
   if (s.ok()) pages_for_ticks_.store(metrics_pages_.get());
   // Last, so that it covers every route under /api/.
-  RedactApiRoutes(&routes, config_.web.show_command_lines);
+  web::RedactApiRoutes(&routes, config_.web.show_command_lines);
   if (s.ok()) s = web_->Start(std::move(routes));
   if (!s.ok()) return s;
   info_.http = {{"url", web_->url()}, {"token_required", web_->is_token_required()}};
   return Status::OK();
 }
 
-void Agent::StartWorkers(const fleet::FleetView& first) {
+void Agent::StartWorkers(const node::NodeView& first) {
   backfill_->Start();
   doctor_->Start();
   if (plugin_) {

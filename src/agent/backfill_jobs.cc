@@ -537,7 +537,7 @@ Status BackfillJobs::AddMethods(ipc::MethodTable* table) {
   return Status::OK();
 }
 
-void BackfillJobs::AddFigures(fleet::LeaseFigures* f) const {
+void BackfillJobs::AddFigures(node::AgentFigures* f) const {
   for (BatchState s : {BatchState::kQueued, BatchState::kRunning, BatchState::kPaused, BatchState::kCancelled,
                        BatchState::kDone, BatchState::kFailed}) {
     f->batches_by_state[backfill::BatchStateName(s)] = 0;

@@ -50,9 +50,9 @@
 #include "common/environment.h"
 #include "common/log.h"
 #include "common/mutex.h"
-#include "fleet/lease_figures.h"
 #include "ipc/method_table.h"
 #include "leases/process_control.h"
+#include "node/agent_figures.h"
 
 namespace tarmac::agent {
 
@@ -86,7 +86,7 @@ class BackfillJobs {
   // One pass: reap, adopt, start and stop runners. Public for tests.
   void Tick() EXCLUDES(mu_);
   // The batch fields of what /metrics shows (every state present).
-  void AddFigures(fleet::LeaseFigures* figures) const EXCLUDES(mu_);
+  void AddFigures(node::AgentFigures* figures) const EXCLUDES(mu_);
 
   // tarmac-backfill-runner beside `self` (the agent's executable), else in
   // ../libexec/tarmac/ from it.

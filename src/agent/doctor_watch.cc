@@ -74,36 +74,32 @@ void DoctorWatch::Loop(std::stop_token stop) {
 }
 
 void DoctorWatch::RunOnce() {
-  std::shared_ptr<const fleet::Snapshot> snapshot = options_.latest ? options_.latest() : nullptr;
+  std::shared_ptr<const node::Snapshot> snapshot = options_.latest ? options_.latest() : nullptr;
   if (snapshot == nullptr) return;
   doctor::HostFiles host(options_.host_root);
   host.SetDeadline(clock_->SteadyNow() + std::chrono::seconds(10), clock_);  // As `tarmac doctor`.
-  doctor::DoctorInputs in;
-  in.fleet = snapshot->fleet;
-  in.hostname = in.fleet.hostname.empty() ? HostName() : in.fleet.hostname;
-  in.through_agent = true;
-  in.is_root = ::geteuid() == 0;
-  if (!in.fleet.backend_error.empty()) in.gpu_error = in.fleet.backend_error;
+  doctor::InputSources sources;
+  sources.fleet = snapshot->fleet;
+  sources.through_agent = true;
   if (options_.lease_marks) {
-    if (std::shared_ptr<const fleet::LeaseMarks> marks = options_.lease_marks())
-      fleet::ApplyLeaseMarks(*marks, &in.fleet);
+    if (std::shared_ptr<const node::LeaseMarks> marks = options_.lease_marks())
+      node::ApplyLeaseMarks(*marks, &sources.fleet);
   }
+  std::unique_ptr<store::Db> history;
   if (!options_.store_path.empty()) {
-    Result<std::unique_ptr<store::Db>> db = store::OpenForReading(options_.store_path);
-    if (db.ok()) {
-      in.throttle = doctor::ThrottleFromHistory(db.value().get(), UnixSeconds(clock_->WallNow()));
-      in.mig_empty_seconds = doctor::MigEmptyFromHistory(db.value().get(), UnixSeconds(clock_->WallNow()));
-    }
+    if (Result<std::unique_ptr<store::Db>> db = store::OpenForReading(options_.store_path); db.ok())
+      history = std::move(db).value();
   }
-  std::optional<std::string> stat = host.Read("/proc/stat");
+  sources.history = history.get();
+  sources.now_unix = UnixSeconds(clock_->WallNow());
+  sources.stat_after = host.Read("/proc/stat");
   {
     MutexLock lock(&mu_);
-    if (stat && last_stat_) {
-      in.cpu = doctor::CompareCpuTimes(doctor::ParseCpuTimes(*last_stat_), doctor::ParseCpuTimes(*stat));
-    }
-    last_stat_ = stat;
+    sources.stat_before = last_stat_;
+    last_stat_ = sources.stat_after;
   }
-  doctor::GatherHost(host, doctor::GatherOptions{}, &in);
+  doctor::DoctorInputs in;
+  doctor::FillInputs(host, std::move(sources), &in);
   doctor::DoctorResult result = doctor::RunPlaybook(in, doctor::Selection{{}, {"topology"}});
   std::vector<doctor::Finding> now;
   for (const doctor::Finding& f : result.findings) {
@@ -124,7 +120,7 @@ void DoctorWatch::RunOnce() {
     }
     current_ = std::move(now);
     ++runs_;
-    auto counts = std::make_shared<fleet::LeaseFigures::FindingCounts>();
+    auto counts = std::make_shared<node::AgentFigures::FindingCounts>();
     for (const doctor::CheckInfo& c : doctor::AllChecks()) {
       if (std::string(c.name) == "topology") continue;
       (*counts)[{c.name, "warning"}] = 0;
@@ -140,7 +136,7 @@ void DoctorWatch::RunOnce() {
   if (options_.record_events && !events.empty()) options_.record_events(events);
 }
 
-std::shared_ptr<const fleet::LeaseFigures::FindingCounts> DoctorWatch::Counts() const {
+std::shared_ptr<const node::AgentFigures::FindingCounts> DoctorWatch::Counts() const {
   MutexLock lock(&mu_);
   return counts_;
 }

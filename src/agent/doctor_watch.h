@@ -27,9 +27,9 @@
 #include "common/mutex.h"
 #include "doctor/doctor_config.h"
 #include "doctor/finding.h"
-#include "fleet/lease_figures.h"
-#include "fleet/lease_marks.h"
-#include "fleet/snapshot.h"
+#include "node/agent_figures.h"
+#include "node/lease_marks.h"
+#include "node/snapshot.h"
 
 namespace tarmac::agent {
 
@@ -37,8 +37,8 @@ struct DoctorWatchOptions {
   doctor::WatchOptions watch;
   std::string host_root = "/";
   std::string store_path;  // The history, read for throttling; "" or missing: none.
-  std::function<std::shared_ptr<const fleet::Snapshot>()> latest;
-  std::function<std::shared_ptr<const fleet::LeaseMarks>()> lease_marks;  // Who holds each GPU.
+  std::function<std::shared_ptr<const node::Snapshot>()> latest;
+  std::function<std::shared_ptr<const node::LeaseMarks>()> lease_marks;  // Who holds each GPU.
   // Records the events of one run ("doctor_finding", "doctor_cleared",
   // each with its detail) together: a reader sees all of a run or none.
   std::function<void(const std::vector<std::pair<std::string, std::string>>& kind_detail)> record_events;
@@ -61,7 +61,7 @@ class DoctorWatch {
   // Findings of the last run by (check, severity), every check listed
   // with warning and critical (0 when none); null before the first run.
   // Counted once per run: the same map until the next.
-  std::shared_ptr<const fleet::LeaseFigures::FindingCounts> Counts() const EXCLUDES(mu_);
+  std::shared_ptr<const node::AgentFigures::FindingCounts> Counts() const EXCLUDES(mu_);
   // "doctor: <summary>; ..." for the critical findings; "" when none.
   std::string Problem() const EXCLUDES(mu_);
   // The GPU indices the last run found critically failing.
@@ -82,7 +82,7 @@ class DoctorWatch {
   std::vector<doctor::Finding> current_ GUARDED_BY(mu_);
   std::optional<std::string> last_stat_ GUARDED_BY(mu_);  // /proc/stat at the previous run.
   int64_t runs_ GUARDED_BY(mu_) = 0;
-  std::shared_ptr<const fleet::LeaseFigures::FindingCounts> counts_ GUARDED_BY(mu_);  // Of current_.
+  std::shared_ptr<const node::AgentFigures::FindingCounts> counts_ GUARDED_BY(mu_);  // Of current_.
 };
 
 }  // namespace tarmac::agent

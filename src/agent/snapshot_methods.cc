@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "common/json_text.h"
-#include "fleet/fleet_json.h"
+#include "node/node_json.h"
 
 namespace tarmac::agent {
 
@@ -14,16 +14,16 @@ namespace {
 
 // One GPU of the `status` result: marked with its lease, and with the
 // recent mean and series when asked.
-json SnapshotGpu(const fleet::GpuView& gpu, const fleet::LeaseMarks* marks, const fleet::Snapshot& snapshot,
-                 const fleet::UtilizationHistory* history, std::optional<std::chrono::seconds> window,
+json SnapshotGpu(const node::GpuView& gpu, const node::LeaseMarks* marks, const node::Snapshot& snapshot,
+                 const node::UtilizationHistory* history, std::optional<std::chrono::seconds> window,
                  std::optional<std::chrono::seconds> series) {
   json g;
   if (marks != nullptr && !marks->empty()) {
-    fleet::GpuView marked = gpu;
-    fleet::ApplyLeaseMarks(*marks, &marked);
-    g = fleet::GpuToJson(marked);
+    node::GpuView marked = gpu;
+    node::ApplyLeaseMarks(*marks, &marked);
+    g = node::GpuToJson(marked);
   } else {
-    g = fleet::GpuToJson(gpu);
+    g = node::GpuToJson(gpu);
   }
   int index = gpu.info.index;
   if (window && history != nullptr) {
@@ -36,8 +36,8 @@ json SnapshotGpu(const fleet::GpuView& gpu, const fleet::LeaseMarks* marks, cons
 }
 
 // Every field of the `status` result but "gpus".
-json SnapshotHeader(const fleet::Snapshot& snapshot) {
-  json result = fleet::StatusHeaderToJson(snapshot.fleet);
+json SnapshotHeader(const node::Snapshot& snapshot) {
+  json result = node::StatusHeaderToJson(snapshot.fleet);
   result["sequence"] = snapshot.sequence;
   result["tick_duration_seconds"] = static_cast<double>(snapshot.tick_duration.count()) / 1e6;
   return result;
@@ -45,12 +45,12 @@ json SnapshotHeader(const fleet::Snapshot& snapshot) {
 
 }  // namespace
 
-json SnapshotStatus(const AgentInfo& agent, const fleet::Snapshot& snapshot,
-                    const fleet::UtilizationHistory* history, std::optional<std::chrono::seconds> window,
+json SnapshotStatus(const AgentInfo& agent, const node::Snapshot& snapshot,
+                    const node::UtilizationHistory* history, std::optional<std::chrono::seconds> window,
                     std::optional<std::chrono::seconds> series) {
-  std::shared_ptr<const fleet::LeaseMarks> marks = agent.lease_marks ? agent.lease_marks() : nullptr;
+  std::shared_ptr<const node::LeaseMarks> marks = agent.lease_marks ? agent.lease_marks() : nullptr;
   json gpus = json::array();
-  for (const fleet::GpuView& g : snapshot.fleet.gpus) {
+  for (const node::GpuView& g : snapshot.fleet.gpus) {
     gpus.push_back(SnapshotGpu(g, marks.get(), snapshot, history, window, series));
   }
   json result = SnapshotHeader(snapshot);
@@ -58,14 +58,14 @@ json SnapshotStatus(const AgentInfo& agent, const fleet::Snapshot& snapshot,
   return result;
 }
 
-void AppendSnapshotStatus(std::string* out, const AgentInfo& agent, const fleet::Snapshot& snapshot,
+void AppendSnapshotStatus(std::string* out, const AgentInfo& agent, const node::Snapshot& snapshot,
                           const std::function<void(json*)>& edit) {
-  std::shared_ptr<const fleet::LeaseMarks> marks = agent.lease_marks ? agent.lease_marks() : nullptr;
+  std::shared_ptr<const node::LeaseMarks> marks = agent.lease_marks ? agent.lease_marks() : nullptr;
   json header = SnapshotHeader(snapshot);
   if (edit) edit(&header);
   AppendObjectWith(out, header, "gpus", [&](std::string* text) {
     *text += '[';
-    for (const fleet::GpuView& g : snapshot.fleet.gpus) {
+    for (const node::GpuView& g : snapshot.fleet.gpus) {
       if (&g != &snapshot.fleet.gpus.front()) *text += ',';
       json gpu = SnapshotGpu(g, marks.get(), snapshot, nullptr, std::nullopt, std::nullopt);
       if (edit) edit(&gpu);
@@ -76,8 +76,8 @@ void AppendSnapshotStatus(std::string* out, const AgentInfo& agent, const fleet:
 }
 
 std::string AnswerSnapshotMethod(const ipc::Request& request, const ipc::PeerCredentials& peer,
-                                 const AgentInfo& agent, const fleet::Snapshot* snapshot,
-                                 const fleet::SamplerStats* stats, const fleet::UtilizationHistory* history) {
+                                 const AgentInfo& agent, const node::Snapshot* snapshot,
+                                 const node::SamplerStats* stats, const node::UtilizationHistory* history) {
   if (request.method == "hello") {
     json sampler = json::object();
     if (stats != nullptr) {

@@ -17,10 +17,10 @@
 #include <optional>
 #include <string>
 
-#include "fleet/lease_marks.h"
-#include "fleet/snapshot.h"
-#include "fleet/utilization_history.h"
 #include "ipc/protocol.h"
+#include "node/lease_marks.h"
+#include "node/snapshot.h"
+#include "node/utilization_history.h"
 
 namespace tarmac::agent {
 
@@ -31,9 +31,9 @@ struct AgentInfo {
   int64_t started_at_unix = 0;
   // The history writer's state for `hello` (empty: no history).
   std::function<nlohmann::json()> store_status;
-  // Who holds each GPU and MIG instance (fleet::ApplyLeaseMarks marks the
+  // Who holds each GPU and MIG instance (node::ApplyLeaseMarks marks the
   // status with it). Empty: no leases.
-  std::function<std::shared_ptr<const fleet::LeaseMarks>()> lease_marks;
+  std::function<std::shared_ptr<const node::LeaseMarks>()> lease_marks;
   // The lease state for `hello`: path, whether it saves, and why not.
   std::function<nlohmann::json()> lease_state;
   // The HTTP endpoint for `hello`: {"url", "token_required"}; null when off.
@@ -44,8 +44,8 @@ struct AgentInfo {
 // `history`, each GPU's mean utilization over the window too
 // (utilization_gpu_recent_ratio), and with `series` its readings over that
 // span, oldest first (utilization_gpu_series).
-nlohmann::json SnapshotStatus(const AgentInfo& agent, const fleet::Snapshot& snapshot,
-                              const fleet::UtilizationHistory* history = nullptr,
+nlohmann::json SnapshotStatus(const AgentInfo& agent, const node::Snapshot& snapshot,
+                              const node::UtilizationHistory* history = nullptr,
                               std::optional<std::chrono::seconds> window = std::nullopt,
                               std::optional<std::chrono::seconds> series = std::nullopt);
 
@@ -54,15 +54,15 @@ nlohmann::json SnapshotStatus(const AgentInfo& agent, const fleet::Snapshot& sna
 // object): the same text, built one GPU at a time, so one GPU's tree
 // exists at once instead of the fleet's (the console's stream writes it
 // each sample).
-void AppendSnapshotStatus(std::string* out, const AgentInfo& agent, const fleet::Snapshot& snapshot,
+void AppendSnapshotStatus(std::string* out, const AgentInfo& agent, const node::Snapshot& snapshot,
                           const std::function<void(nlohmann::json*)>& edit);
 
 // Answers `hello` and `status` from the latest snapshot (null before the
 // first tick), the sampler's counters and its utilization history (null
 // when not known); unknown_method for any other method.
 std::string AnswerSnapshotMethod(const ipc::Request& request, const ipc::PeerCredentials& peer,
-                                 const AgentInfo& agent, const fleet::Snapshot* snapshot,
-                                 const fleet::SamplerStats* stats = nullptr,
-                                 const fleet::UtilizationHistory* history = nullptr);
+                                 const AgentInfo& agent, const node::Snapshot* snapshot,
+                                 const node::SamplerStats* stats = nullptr,
+                                 const node::UtilizationHistory* history = nullptr);
 
 }  // namespace tarmac::agent

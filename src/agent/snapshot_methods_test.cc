@@ -27,7 +27,7 @@ TEST(SnapshotMethodsTest, HelloReportsTheCallerAsTheKernelSaysAndStatusNeedsASam
   status.method = "status";
   json unavailable = Parse(AnswerSnapshotMethod(status, {}, agent, nullptr));
   EXPECT_EQ(unavailable["error"]["code"], ipc::kErrorUnavailable);
-  fleet::Snapshot snapshot;
+  node::Snapshot snapshot;
   snapshot.sequence = 5;
   snapshot.fleet.backend = "sim";
   snapshot.fleet.gpus.resize(2);
@@ -36,7 +36,7 @@ TEST(SnapshotMethodsTest, HelloReportsTheCallerAsTheKernelSaysAndStatusNeedsASam
   EXPECT_EQ(ok["result"]["gpus"].size(), 2u);
 
   // A recent window asks for each GPU's mean utilization from the history.
-  fleet::UtilizationHistory history;
+  node::UtilizationHistory history;
   snapshot.fleet.gpus[1].info.index = 1;
   snapshot.taken_at_steady = std::chrono::steady_clock::now();
   history.Record(1, snapshot.taken_at_steady - std::chrono::seconds(2), 0.8);
@@ -74,22 +74,22 @@ TEST(SnapshotMethodsTest, HelloReportsTheCallerAsTheKernelSaysAndStatusNeedsASam
 // The stream's status, written one GPU at a time, is the method's result
 // dumped, byte for byte: marks, processes and an edit of each part included.
 TEST(SnapshotMethodsTest, TheStatusWrittenGpuByGpuIsTheResultDumped) {
-  auto marks = std::make_shared<fleet::LeaseMarks>();
-  marks->leases[1] = fleet::GpuLease{7, "alice", fleet::LeaseKind::kRun, false};
+  auto marks = std::make_shared<node::LeaseMarks>();
+  marks->leases[1] = node::GpuLease{7, "alice", node::LeaseKind::kRun, false};
   AgentInfo agent;
-  agent.lease_marks = [marks]() -> std::shared_ptr<const fleet::LeaseMarks> { return marks; };
-  fleet::Snapshot snapshot;
+  agent.lease_marks = [marks]() -> std::shared_ptr<const node::LeaseMarks> { return marks; };
+  node::Snapshot snapshot;
   snapshot.sequence = 12;
   snapshot.tick_duration = std::chrono::microseconds(1500);
   snapshot.fleet.hostname = "n\"1 \u00e9";
   snapshot.fleet.backend = "sim";
   snapshot.fleet.system.driver_version = "580.1";
   for (int i = 0; i < 3; ++i) {
-    fleet::GpuView g;
+    node::GpuView g;
     g.info.index = i;
     g.info.uuid = "GPU-" + std::to_string(i);
     g.sample.utilization_gpu_ratio = 0.25 * i;
-    fleet::ProcessView p;
+    node::ProcessView p;
     p.process.pid = 100 + i;
     p.process.used_memory_bytes = int64_t{1} << 30;
     p.details.exists = true;
@@ -119,11 +119,11 @@ TEST(SnapshotMethodsTest, TheStatusWrittenGpuByGpuIsTheResultDumped) {
 TEST(SnapshotMethodsTest, StatusMarksEachGpuWithItsLease) {
   ipc::Request status;
   status.method = "status";
-  auto marks = std::make_shared<fleet::LeaseMarks>();
-  marks->leases[1] = fleet::GpuLease{7, "alice", fleet::LeaseKind::kRun, false};
+  auto marks = std::make_shared<node::LeaseMarks>();
+  marks->leases[1] = node::GpuLease{7, "alice", node::LeaseKind::kRun, false};
   AgentInfo agent;
-  agent.lease_marks = [marks]() -> std::shared_ptr<const fleet::LeaseMarks> { return marks; };
-  fleet::Snapshot snapshot;
+  agent.lease_marks = [marks]() -> std::shared_ptr<const node::LeaseMarks> { return marks; };
+  node::Snapshot snapshot;
   snapshot.fleet.gpus.resize(2);
   snapshot.fleet.gpus[1].info.index = 1;
   json r = Parse(AnswerSnapshotMethod(status, {}, agent, &snapshot));

@@ -365,11 +365,11 @@ void Runner::ConfirmFreed(const std::string& uuid, int64_t memory_before,
   // before on this GPU let it go only once such a reading showed it free.
   constexpr int64_t kSlack = int64_t{256} << 20;
   for (;;) {
-    Result<fleet::FleetView> view = agent_.FetchStatus();
+    Result<node::NodeView> view = agent_.FetchStatus();
     // No agent listens (its socket is gone): no lease is left to hand back.
     if (!view.ok() && view.status().code() == StatusCode::kFailedPrecondition) return;
     if (view.ok() && view.value().taken_at >= since) {
-      for (const fleet::GpuView& g : view.value().gpus) {
+      for (const node::GpuView& g : view.value().gpus) {
         if (g.info.uuid != uuid || !g.sample.memory_used_bytes) continue;
         if (*g.sample.memory_used_bytes <= memory_before + kSlack) return;
       }
@@ -452,8 +452,8 @@ void Runner::RunLease(const json& lease) {
   std::string uuids = client::UuidList(lease);
   SteadyTime granted = clock_->SteadyNow();
   int64_t memory_before = 0;
-  if (Result<fleet::FleetView> view = agent_.FetchStatus(); view.ok()) {
-    for (const fleet::GpuView& g : view.value().gpus) {
+  if (Result<node::NodeView> view = agent_.FetchStatus(); view.ok()) {
+    for (const node::GpuView& g : view.value().gpus) {
       if (g.info.uuid == uuids) memory_before = g.sample.memory_used_bytes.value_or(0);
     }
   }

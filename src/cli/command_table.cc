@@ -48,9 +48,10 @@ CommandRow Sibling(std::string name, std::string help) {
           }};
 }
 
-std::vector<CommandRow> MakeRows() {
+// The commands that read (the GPUs, the history, reports), and the agent.
+void AddReadingRows(std::vector<CommandRow>* out) {
+  std::vector<CommandRow>& rows = *out;
   using C = CommandContext;
-  std::vector<CommandRow> rows;
   rows.push_back(
       Sibling("top",
               "Every GPU, process, lease and the queue, live in the terminal: sort, filter, select "
@@ -111,6 +112,13 @@ std::vector<CommandRow> MakeRows() {
         return info;
       },
       [](const StoreInfoOptions& o, C*) { return RunStoreInfo(o); }));
+}
+
+// The commands that act: zombies, leases, the console, the doctor,
+// backfill, Slurm, completion.
+void AddActingRows(std::vector<CommandRow>* out) {
+  using C = CommandContext;
+  std::vector<CommandRow>& rows = *out;
   rows.push_back(Row<ZombiesOptions>(
       "zombies", [](CLI::App* app, ZombiesOptions* o, C* c) { return AddZombiesCommand(app, o, &c->global); },
       [](const ZombiesOptions& o, C* c) { return RunZombies(c->global, o); }));
@@ -163,6 +171,12 @@ std::vector<CommandRow> MakeRows() {
                       return kExitOk;
                     });
                   }});
+}
+
+std::vector<CommandRow> MakeRows() {
+  std::vector<CommandRow> rows;
+  AddReadingRows(&rows);
+  AddActingRows(&rows);
   return rows;
 }
 

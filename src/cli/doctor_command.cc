@@ -7,7 +7,7 @@
 
 #include <cstdio>
 
-#include "cli/fleet_source.h"
+#include "cli/node_source.h"
 #include "common/exit_codes.h"
 #include "common/host_name.h"
 #include "common/split.h"
@@ -26,18 +26,10 @@ constexpr uint64_t kHardware = nvidia::kReasonHwSlowdown;
 
 // Throttling over the last hour of history, and how long each MIG
 // instance sat empty; empty without a history.
-void ReadHistory(const StoreAccessOptions& store, Clock* clock, doctor::DoctorInputs* in) {
-  Result<StoreAccess> access = OpenStore(store);
-  if (!access.ok()) return;
-  in->throttle = doctor::ThrottleFromHistory(access.value().db.get(), UnixSeconds(clock->WallNow()));
-  in->mig_empty_seconds = doctor::MigEmptyFromHistory(access.value().db.get(), UnixSeconds(clock->WallNow()));
-}
-
 // Adds one reading's throttle reasons to each GPU's window (each reading
 // standing for `seconds`).
-void AddReading(const fleet::FleetView& fleet, double seconds,
-                std::map<int, doctor::ThrottleWindow>* windows) {
-  for (const fleet::GpuView& g : fleet.gpus) {
+void AddReading(const node::NodeView& fleet, double seconds, std::map<int, doctor::ThrottleWindow>* windows) {
+  for (const node::GpuView& g : fleet.gpus) {
     if (!g.sample.clock_event_reasons) continue;
     uint64_t r = *g.sample.clock_event_reasons;
     doctor::ThrottleWindow& w = (*windows)[g.info.index];
@@ -111,14 +103,14 @@ constexpr int kDoctorReadings = 5;
 // The GPUs over `window`: the first reading, then five more, whose
 // throttling is summed per GPU into `sampled`; the last is the fleet judged.
 void SampleGpus(const GlobalOptions& global, Clock* clock, Logger* logger, double window,
-                doctor::DoctorInputs* in_, std::map<int, doctor::ThrottleWindow>* sampled_) {
-  doctor::DoctorInputs& in = *in_;
+                doctor::InputSources* in_, std::map<int, doctor::ThrottleWindow>* sampled_) {
+  doctor::InputSources& in = *in_;
   std::map<int, doctor::ThrottleWindow>& sampled = *sampled_;
-  Result<std::unique_ptr<FleetSource>> source = FleetSource::Open(global, clock, logger);
+  Result<std::unique_ptr<NodeSource>> source = NodeSource::Open(global, clock, logger);
   auto start = clock->SteadyNow();
   if (source.ok()) {
     in.through_agent = source.value()->is_agent();
-    Result<fleet::FleetView> first = source.value()->Read(std::nullopt);
+    Result<node::NodeView> first = source.value()->Read(std::nullopt);
     if (first.ok())
       in.fleet = std::move(first).value();
     else
@@ -131,7 +123,7 @@ void SampleGpus(const GlobalOptions& global, Clock* clock, Logger* logger, doubl
                                   std::chrono::duration<double>(window * i / kDoctorReadings)),
                       std::stop_token());
     if (!source.ok() || !in.gpu_error.empty()) continue;
-    Result<fleet::FleetView> read = source.value()->Read(std::nullopt);
+    Result<node::NodeView> read = source.value()->Read(std::nullopt);
     if (!read.ok()) continue;
     AddReading(read.value(), window / kDoctorReadings, &sampled);
     if (i == kDoctorReadings) in.fleet = std::move(read).value();
@@ -204,29 +196,26 @@ int RunDoctor(const GlobalOptions& global, const DoctorOptions& o, Clock* clock,
   // with --storage and --network take their own, stated, time).
   const auto budget = o.quick ? std::chrono::seconds(2) : std::chrono::seconds(10);
   host.SetDeadline(clock->SteadyNow() + budget, clock);
-  doctor::DoctorInputs in;
-  in.is_root = ::geteuid() == 0;
-
   // The GPUs, and the window: throttling and CPU time are judged over it.
   double window = o.window_seconds > 0 ? o.window_seconds : o.quick ? 0.5 : 2.0;
-  std::optional<std::string> stat_before = host.Read("/proc/stat");
+  doctor::InputSources sources;
+  sources.stat_before = host.Read("/proc/stat");
   std::map<int, doctor::ThrottleWindow> sampled;
-  SampleGpus(global, clock, logger, window, &in, &sampled);
-  std::optional<std::string> stat_after = host.Read("/proc/stat");
-  in.hostname = in.fleet.hostname.empty() ? HostName() : in.fleet.hostname;
+  SampleGpus(global, clock, logger, window, &sources, &sampled);
+  sources.stat_after = host.Read("/proc/stat");
   StoreAccessOptions store = o.store;
   store.socket = global.socket;  // The doctor's own --socket.
-  ReadHistory(store, clock, &in);
+  Result<StoreAccess> history = OpenStore(store);
+  if (history.ok()) sources.history = history.value().db.get();
+  sources.now_unix = UnixSeconds(clock->WallNow());
+  sources.gather = {wants(doctor::Question::kGpus), wants(doctor::Question::kScheduler)};
+  doctor::DoctorInputs in;
+  doctor::FillInputs(host, std::move(sources), &in);
   for (auto& [index, w] : sampled) {
     if (in.throttle.count(index)) continue;  // History knows better than a few readings.
     w.source = fmt::format("{} readings over {:.1f} s", kDoctorReadings, window);
     in.throttle[index] = w;
   }
-
-  if (stat_before && stat_after) {
-    in.cpu = doctor::CompareCpuTimes(doctor::ParseCpuTimes(*stat_before), doctor::ParseCpuTimes(*stat_after));
-  }
-  doctor::GatherHost(host, {wants(doctor::Question::kGpus), wants(doctor::Question::kScheduler)}, &in);
   in.storage_expect_mb_per_s = o.storage_expect_mb_per_s;
   in.network_expect_gbit_per_s = o.network_expect_gbit_per_s;
   MeasureThroughput(o, size.value(), selection, &in);

@@ -3,7 +3,7 @@
 // tables in their modules).
 #include <gtest/gtest.h>
 
-#include "fleet/gpu_types.h"
+#include "node/gpu_types.h"
 #include "report/report.h"
 #include "sched/lease_json.h"
 
@@ -13,15 +13,15 @@ namespace {
 // The enums whose names leave the process read back to themselves, and
 // their option lists take every name.
 TEST(EnumChoicesTest, ProductEnumsRoundTripTheirNames) {
-  for (fleet::GpuHealth h :
-       {fleet::GpuHealth::kOk, fleet::GpuHealth::kLost, fleet::GpuHealth::kNoPermission,
-        fleet::GpuHealth::kUnresponsive, fleet::GpuHealth::kDriverNotLoaded, fleet::GpuHealth::kError}) {
-    EXPECT_EQ(fleet::GpuHealthNamed(fleet::GpuHealthName(h)), h) << fleet::GpuHealthName(h);
+  for (node::GpuHealth h :
+       {node::GpuHealth::kOk, node::GpuHealth::kLost, node::GpuHealth::kNoPermission,
+        node::GpuHealth::kUnresponsive, node::GpuHealth::kDriverNotLoaded, node::GpuHealth::kError}) {
+    EXPECT_EQ(node::GpuHealthNamed(node::GpuHealthName(h)), h) << node::GpuHealthName(h);
   }
-  EXPECT_EQ(fleet::GpuHealthNamed("melted"), fleet::GpuHealth::kError);
-  for (fleet::ProcessType t : {fleet::ProcessType::kCompute, fleet::ProcessType::kGraphics,
-                               fleet::ProcessType::kComputeAndGraphics}) {
-    EXPECT_EQ(fleet::ProcessTypeNamed(fleet::ProcessTypeName(t)), t);
+  EXPECT_EQ(node::GpuHealthNamed("melted"), node::GpuHealth::kError);
+  for (node::ProcessType t :
+       {node::ProcessType::kCompute, node::ProcessType::kGraphics, node::ProcessType::kComputeAndGraphics}) {
+    EXPECT_EQ(node::ProcessTypeNamed(node::ProcessTypeName(t)), t);
   }
   for (const std::string& name : report::GroupByNames()) {
     report::GroupBy by{};

@@ -7,19 +7,19 @@
 #include <cmath>
 
 #include "common/units.h"
-#include "fleet/pick_rank.h"
-#include "sched/fleet_slots.h"
+#include "node/pick_rank.h"
+#include "sched/node_slots.h"
 #include "sched/placement.h"
 
 namespace tarmac::cli {
 
-PickResult Pick(const fleet::FleetView& fleet, const PickRequest& request) {
+PickResult Pick(const node::NodeView& fleet, const PickRequest& request) {
   PickResult result;
-  std::vector<const fleet::GpuView*> candidates;
-  for (const fleet::GpuView& g : fleet.gpus) {
-    const fleet::GpuSample& s = g.sample;
-    if (s.health != fleet::GpuHealth::kOk) {
-      result.rejections.push_back(fmt::format("gpu {}: {}", g.info.index, fleet::GpuHealthName(s.health)));
+  std::vector<const node::GpuView*> candidates;
+  for (const node::GpuView& g : fleet.gpus) {
+    const node::GpuSample& s = g.sample;
+    if (s.health != node::GpuHealth::kOk) {
+      result.rejections.push_back(fmt::format("gpu {}: {}", g.info.index, node::GpuHealthName(s.health)));
       continue;
     }
     if (g.lease) {
@@ -51,29 +51,28 @@ PickResult Pick(const fleet::FleetView& fleet, const PickRequest& request) {
     }
     candidates.push_back(&g);
   }
-  auto rank = [](const fleet::GpuView* g) {
-    return fleet::PickRank{fleet::BusyStep(g->recent_utilization_ratio ? g->recent_utilization_ratio
-                                                                       : g->sample.utilization_gpu_ratio),
-                           static_cast<int>(g->processes.size()),
-                           static_cast<double>(*g->sample.memory_free_bytes), g->info.index};
+  auto rank = [](const node::GpuView* g) {
+    return node::PickRank{node::BusyStep(g->recent_utilization_ratio ? g->recent_utilization_ratio
+                                                                     : g->sample.utilization_gpu_ratio),
+                          static_cast<int>(g->processes.size()),
+                          static_cast<double>(*g->sample.memory_free_bytes), g->info.index};
   };
-  std::stable_sort(candidates.begin(), candidates.end(),
-                   [&](const fleet::GpuView* a, const fleet::GpuView* b) {
-                     return fleet::IsBetterPick(rank(a), rank(b));
-                   });
+  std::stable_sort(candidates.begin(), candidates.end(), [&](const node::GpuView* a, const node::GpuView* b) {
+    return node::IsBetterPick(rank(a), rank(b));
+  });
   if (static_cast<int>(candidates.size()) < request.count) return result;
   // Which of the ranked candidates: as a lease would be placed (NVLink
   // domain, PCIe switch, NUMA node), ties to the better ranked.
   std::vector<sched::GpuSlot> slots = sched::SlotsOf(fleet);
   std::vector<sched::GpuSlot> ranked;
-  for (const fleet::GpuView* g : candidates)
+  for (const node::GpuView* g : candidates)
     ranked.push_back(slots[static_cast<size_t>(g - fleet.gpus.data())]);
   sched::GpuWants wants;
   wants.gpu_count = request.count;
   std::optional<std::vector<int>> placed = sched::PickGpus(ranked, wants);
   if (!placed) return result;
   // Best ranked first.
-  for (const fleet::GpuView* g : candidates) {
+  for (const node::GpuView* g : candidates) {
     int position = static_cast<int>(g - fleet.gpus.data());
     if (std::find(placed->begin(), placed->end(), position) != placed->end()) result.chosen.push_back(g);
   }

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "fleet/fleet_view.h"
+#include "node/node_view.h"
 
 namespace tarmac::cli {
 
@@ -26,10 +26,10 @@ struct PickRequest {
 };
 
 struct PickResult {
-  std::vector<const fleet::GpuView*> chosen;  // Best first; empty when not enough fit.
-  std::vector<std::string> rejections;        // "gpu 3: 5.0 GiB free, need 20.0 GiB"
+  std::vector<const node::GpuView*> chosen;  // Best first; empty when not enough fit.
+  std::vector<std::string> rejections;       // "gpu 3: 5.0 GiB free, need 20.0 GiB"
 };
 
-PickResult Pick(const fleet::FleetView& fleet, const PickRequest& request);
+PickResult Pick(const node::NodeView& fleet, const PickRequest& request);
 
 }  // namespace tarmac::cli

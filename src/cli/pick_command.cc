@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "cli/fleet_source.h"
+#include "cli/node_source.h"
 #include "cli/pick.h"
 #include "cli/status_command.h"
 #include "common/units.h"
@@ -37,24 +37,24 @@ CLI::App* AddPickCommand(CLI::App* app, PickOptions* options) {
 int RunPick(const GlobalOptions& global, const PickOptions& options, Clock* clock, Logger* logger) {
   Result<int64_t> min_free = ParseBytes(options.min_free_memory);
   if (!min_free.ok()) return ExitWith(min_free.status().WithContext("--min-free-memory"));
-  Result<std::unique_ptr<FleetSource>> source =
-      FleetSource::Open(global, clock, logger, std::chrono::seconds(options.window_seconds));
+  Result<std::unique_ptr<NodeSource>> source =
+      NodeSource::Open(global, clock, logger, std::chrono::seconds(options.window_seconds));
   if (!source.ok()) return ExitWith(source.status());
-  Result<fleet::FleetView> read = source.value()->Read(std::chrono::seconds(options.window_seconds));
+  Result<node::NodeView> read = source.value()->Read(std::chrono::seconds(options.window_seconds));
   if (!read.ok()) return ExitWith(read.status());
-  const fleet::FleetView& fleet = read.value();
+  const node::NodeView& fleet = read.value();
   PickRequest request;
   request.count = options.count;
   request.min_free_memory_bytes = min_free.value();
   request.max_utilization_ratio = options.max_utilization_percent / 100.0;
   PickResult result = Pick(fleet, request);
   std::string uuids;
-  for (const fleet::GpuView* g : result.chosen) uuids += (uuids.empty() ? "" : ",") + g->info.uuid;
+  for (const node::GpuView* g : result.chosen) uuids += (uuids.empty() ? "" : ",") + g->info.uuid;
   if (options.json) {
     nlohmann::json j;
     j["uuids"] = nlohmann::json::array();
     j["indices"] = nlohmann::json::array();
-    for (const fleet::GpuView* g : result.chosen) {
+    for (const node::GpuView* g : result.chosen) {
       j["uuids"].push_back(g->info.uuid);
       j["indices"].push_back(g->info.index);
     }

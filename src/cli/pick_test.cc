@@ -10,16 +10,16 @@ constexpr int64_t kGib = int64_t{1} << 30;
 
 // Eight idle 80 GiB GPUs; NVLink pairs {0,1}, {2,3}, {4,5}, {6,7} when
 // `paired`.
-fleet::FleetView Fleet(bool paired) {
-  fleet::FleetView f;
+node::NodeView Fleet(bool paired) {
+  node::NodeView f;
   for (int i = 0; i < 8; ++i) {
-    fleet::GpuView g;
+    node::GpuView g;
     g.info.index = i;
     g.info.uuid = "GPU-" + std::to_string(i);
     g.info.pci_bus_id = "00000000:0" + std::to_string(i) + ":00.0";
     g.info.memory_total_bytes = 80 * kGib;
     if (paired) g.info.nvlink_peer_bus_ids = {"00000000:0" + std::to_string(i ^ 1) + ":00.0"};
-    g.sample.health = fleet::GpuHealth::kOk;
+    g.sample.health = node::GpuHealth::kOk;
     g.sample.memory_free_bytes = 80 * kGib;
     g.sample.utilization_gpu_ratio = 0;
     f.gpus.push_back(g);
@@ -29,14 +29,14 @@ fleet::FleetView Fleet(bool paired) {
 
 std::vector<int> Indices(const PickResult& r) {
   std::vector<int> out;
-  for (const fleet::GpuView* g : r.chosen) out.push_back(g->info.index);
+  for (const node::GpuView* g : r.chosen) out.push_back(g->info.index);
   return out;
 }
 
 TEST(PickTest, EachGpuLeftOutSaysWhy) {
-  fleet::FleetView f = Fleet(false);
-  f.gpus[0].sample.health = fleet::GpuHealth::kLost;
-  f.gpus[1].lease = fleet::GpuLease{4, "alice", fleet::LeaseKind::kRun, false};
+  node::NodeView f = Fleet(false);
+  f.gpus[0].sample.health = node::GpuHealth::kLost;
+  f.gpus[1].lease = node::GpuLease{4, "alice", node::LeaseKind::kRun, false};
   f.gpus[2].sample.memory_free_bytes = 5 * kGib;
   f.gpus[3].sample.utilization_gpu_ratio = 0.9;
   f.gpus[4].info.is_mig_enabled = true;
@@ -53,7 +53,7 @@ TEST(PickTest, EachGpuLeftOutSaysWhy) {
 }
 
 TEST(PickTest, OneGpuIsTheLeastUsedRecently) {
-  fleet::FleetView f = Fleet(false);
+  node::NodeView f = Fleet(false);
   for (int i = 0; i < 8; ++i) f.gpus[static_cast<size_t>(i)].recent_utilization_ratio = 0.3 - i * 0.01;
   f.gpus[7].processes.resize(1);
   EXPECT_EQ(Indices(Pick(f, PickRequest{})), std::vector<int>{6});
@@ -63,13 +63,13 @@ TEST(PickTest, OneGpuIsTheLeastUsedRecently) {
 // them, even when the least used two are in different pairs; of equal
 // pairs, the best ranked.
 TEST(PickTest, SeveralGpusComeFromOneNvLinkDomain) {
-  fleet::FleetView f = Fleet(true);
+  node::NodeView f = Fleet(true);
   for (size_t i = 0; i < 8; ++i) f.gpus[i].recent_utilization_ratio = 0.3;
   f.gpus[7].recent_utilization_ratio = 0.0;  // The least used GPU is in pair {6,7}...
   f.gpus[2].recent_utilization_ratio = 0.1;  // ...the next in pair {2,3}.
   f.gpus[6].recent_utilization_ratio = 0.2;
   EXPECT_EQ(Indices(Pick(f, PickRequest{.count = 2})), (std::vector<int>{7, 6}));
-  f.gpus[6].lease = fleet::GpuLease{4, "alice", fleet::LeaseKind::kRun, false};  // Pair {6,7} broken up.
+  f.gpus[6].lease = node::GpuLease{4, "alice", node::LeaseKind::kRun, false};  // Pair {6,7} broken up.
   EXPECT_EQ(Indices(Pick(f, PickRequest{.count = 2})), (std::vector<int>{2, 3}));
   // One GPU: the least used, from the broken-up pair (whole pairs stay free).
   EXPECT_EQ(Indices(Pick(f, PickRequest{.count = 1})), std::vector<int>{7});

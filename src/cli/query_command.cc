@@ -5,7 +5,7 @@
 
 #include <cstdio>
 
-#include "cli/fleet_source.h"
+#include "cli/node_source.h"
 #include "cli/query_fields.h"
 #include "cli/status_command.h"
 #include "common/split.h"
@@ -14,18 +14,18 @@ namespace tarmac::cli {
 namespace {
 
 // Keeps the GPUs named in `ids` (index, UUID or PCI bus id), in GPU order.
-Status FilterGpus(const std::string& ids, fleet::FleetView* fleet) {
+Status FilterGpus(const std::string& ids, node::NodeView* fleet) {
   if (ids.empty()) return Status::OK();
-  std::vector<fleet::GpuView> kept;
+  std::vector<node::GpuView> kept;
   std::vector<std::string> wanted = SplitCommas(ids, Empties::kKeep);
   for (const std::string& id : wanted) {
     bool found = false;
-    for (const fleet::GpuView& g : fleet->gpus) {
+    for (const node::GpuView& g : fleet->gpus) {
       if (std::to_string(g.info.index) == id || g.info.uuid == id || g.info.pci_bus_id == id) found = true;
     }
     if (!found) return Status::InvalidArgument(fmt::format("No devices were found matching \"{}\"", id));
   }
-  for (const fleet::GpuView& g : fleet->gpus) {
+  for (const node::GpuView& g : fleet->gpus) {
     for (const std::string& id : wanted) {
       if (std::to_string(g.info.index) == id || g.info.uuid == id || g.info.pci_bus_id == id) {
         kept.push_back(g);
@@ -86,12 +86,12 @@ int RunQuery(const GlobalOptions& global, const QueryOptions& options, Clock* cl
     app_fields = ResolveAppFields(options.query_compute_apps);
     if (!app_fields.ok()) return ExitWith(app_fields.status());
   }
-  Result<std::unique_ptr<FleetSource>> source = FleetSource::Open(global, clock, logger);
+  Result<std::unique_ptr<NodeSource>> source = NodeSource::Open(global, clock, logger);
   if (!source.ok()) return ExitWith(source.status());
   if (!options.query_gpu.empty()) source.value()->LeaveProcessesUnattributed();
-  Result<fleet::FleetView> read = source.value()->Read(std::nullopt);
+  Result<node::NodeView> read = source.value()->Read(std::nullopt);
   if (!read.ok()) return ExitWith(read.status());
-  fleet::FleetView fleet = std::move(read).value();
+  node::NodeView fleet = std::move(read).value();
   Status s = FilterGpus(options.ids, &fleet);
   if (!s.ok()) return ExitWith(s);
   std::string out = !options.query_gpu.empty() ? RenderGpuQuery(fleet, gpu_fields.value(), format.value())

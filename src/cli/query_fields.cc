@@ -6,7 +6,7 @@
 
 #include "common/split.h"
 #include "common/text_wrap.h"
-#include "fleet/sample_fields.h"
+#include "node/sample_fields.h"
 #include "nvidia/clock_event_reasons.h"
 
 namespace tarmac::cli {
@@ -56,7 +56,7 @@ std::string Timestamp(std::chrono::system_clock::time_point t) {
 }
 
 // "Active" / "Not Active" for one clock event reason bit.
-Opt ReasonActive(const fleet::GpuView& g, uint64_t bit) {
+Opt ReasonActive(const node::GpuView& g, uint64_t bit) {
   if (!g.sample.clock_event_reasons) return std::nullopt;
   return std::string((*g.sample.clock_event_reasons & bit) ? "Active" : "Not Active");
 }
@@ -87,7 +87,7 @@ std::string FormatReading(std::string_view unit, T v) {
   }
 }
 
-Opt QueryValue(const fleet::SampleField& reading, const fleet::GpuSample& sample) {
+Opt QueryValue(const node::SampleField& reading, const node::GpuSample& sample) {
   return std::visit(
       [&](auto member) -> Opt {
         const auto& v = sample.*member;
@@ -103,57 +103,55 @@ std::vector<GpuField> IdentityFields() {
       {{"timestamp"},
        "",
        "Time of the query (YYYY/MM/DD HH:MM:SS.msec)",
-       [](const fleet::FleetView& fl, const fleet::GpuView&) -> Opt { return Timestamp(fl.taken_at); }},
+       [](const node::NodeView& fl, const node::GpuView&) -> Opt { return Timestamp(fl.taken_at); }},
       {{"driver_version"},
        "",
        "Installed NVIDIA display driver version",
-       [](const fleet::FleetView& fl, const fleet::GpuView&) { return Text(fl.system.driver_version); }},
+       [](const node::NodeView& fl, const node::GpuView&) { return Text(fl.system.driver_version); }},
       {{"count"},
        "",
        "Number of GPUs",
-       [](const fleet::FleetView& fl, const fleet::GpuView&) -> Opt {
+       [](const node::NodeView& fl, const node::GpuView&) -> Opt {
          return fmt::format("{}", fl.gpus.size());
        }},
       {{"index"},
        "",
        "Zero-based index of the GPU",
-       [](const fleet::FleetView&, const fleet::GpuView& g) -> Opt {
-         return fmt::format("{}", g.info.index);
-       }},
+       [](const node::NodeView&, const node::GpuView& g) -> Opt { return fmt::format("{}", g.info.index); }},
       {{"name", "gpu_name"},
        "",
        "Product name of the GPU",
-       [](const fleet::FleetView&, const fleet::GpuView& g) { return Text(g.info.name); }},
+       [](const node::NodeView&, const node::GpuView& g) { return Text(g.info.name); }},
       {{"serial", "gpu_serial"},
        "",
        "Board serial number",
-       [](const fleet::FleetView&, const fleet::GpuView& g) { return g.info.serial; }},
+       [](const node::NodeView&, const node::GpuView& g) { return g.info.serial; }},
       {{"uuid", "gpu_uuid"},
        "",
        "Globally unique immutable identifier of the GPU",
-       [](const fleet::FleetView&, const fleet::GpuView& g) { return Text(g.info.uuid); }},
+       [](const node::NodeView&, const node::GpuView& g) { return Text(g.info.uuid); }},
       {{"pci.bus_id", "gpu_bus_id"},
        "",
        "PCI bus id as domain:bus:device.function",
-       [](const fleet::FleetView&, const fleet::GpuView& g) { return Text(g.info.pci_bus_id); }},
+       [](const node::NodeView&, const node::GpuView& g) { return Text(g.info.pci_bus_id); }},
       {{"minor_number"},
        "",
        "Minor number of the device (/dev/nvidiaN)",
-       [](const fleet::FleetView&, const fleet::GpuView& g) { return Num(g.info.minor_number); }},
+       [](const node::NodeView&, const node::GpuView& g) { return Num(g.info.minor_number); }},
       {{"persistence_mode"},
        "",
        "Persistence mode: Enabled or Disabled",
-       [](const fleet::FleetView&, const fleet::GpuView& g) {
+       [](const node::NodeView&, const node::GpuView& g) {
          return Enabled(g.info.is_persistence_mode_enabled);
        }},
       {{"mig.mode.current"},
        "",
        "MIG mode: Enabled or Disabled",
-       [](const fleet::FleetView&, const fleet::GpuView& g) { return Enabled(g.info.is_mig_enabled); }},
+       [](const node::NodeView&, const node::GpuView& g) { return Enabled(g.info.is_mig_enabled); }},
       {{"mig.mode.pending"},
        "",
        "MIG mode after the next GPU reset: Enabled or Disabled",
-       [](const fleet::FleetView&, const fleet::GpuView& g) -> Opt {
+       [](const node::NodeView&, const node::GpuView& g) -> Opt {
          if (!g.info.is_mig_enabled) return std::nullopt;
          return Enabled(*g.info.is_mig_enabled != g.info.is_mig_pending.value_or(false));
        }},
@@ -163,7 +161,7 @@ std::vector<GpuField> IdentityFields() {
 // The readings nvidia-smi also has, from their table (fleet/sample_fields.h).
 std::vector<GpuField> SampleTableFields() {
   std::vector<GpuField> f;
-  for (const fleet::SampleField& reading : fleet::SampleFields()) {
+  for (const node::SampleField& reading : node::SampleFields()) {
     if (reading.smi.names[0].empty()) continue;
     GpuField field;
     for (std::string_view name : reading.smi.names) {
@@ -171,7 +169,7 @@ std::vector<GpuField> SampleTableFields() {
     }
     field.unit = QueryUnit(reading.unit);
     field.help = std::string(reading.smi.help);
-    field.value = [&reading](const fleet::FleetView&, const fleet::GpuView& g) {
+    field.value = [&reading](const node::NodeView&, const node::GpuView& g) {
       return QueryValue(reading, g.sample);
     };
     f.push_back(std::move(field));
@@ -185,71 +183,65 @@ std::vector<GpuField> LimitAndErrorFields() {
       {{"memory.total"},
        "MiB",
        "Total installed GPU memory",
-       [](const fleet::FleetView&, const fleet::GpuView& g) {
+       [](const node::NodeView&, const node::GpuView& g) {
          return Mib(g.sample.memory_total_bytes ? g.sample.memory_total_bytes : g.info.memory_total_bytes);
        }},
       {{"power.default_limit"},
        "W",
        "Default power management limit",
-       [](const fleet::FleetView&, const fleet::GpuView& g) {
+       [](const node::NodeView&, const node::GpuView& g) {
          return Watts(g.info.power_limit_default_milliwatts);
        }},
       {{"clocks.max.sm", "clocks.max.sm"},
        "MHz",
        "Maximum SM clock",
-       [](const fleet::FleetView&, const fleet::GpuView& g) { return Mhz(g.info.sm_clock_max_hertz); }},
+       [](const node::NodeView&, const node::GpuView& g) { return Mhz(g.info.sm_clock_max_hertz); }},
       {{"clocks.max.memory", "clocks.max.mem"},
        "MHz",
        "Maximum memory clock",
-       [](const fleet::FleetView&, const fleet::GpuView& g) { return Mhz(g.info.memory_clock_max_hertz); }},
+       [](const node::NodeView&, const node::GpuView& g) { return Mhz(g.info.memory_clock_max_hertz); }},
       {{"pcie.link.gen.max", "pcie.link.gen.gpumax"},
        "",
        "Maximum PCIe link generation",
-       [](const fleet::FleetView&, const fleet::GpuView& g) { return Num(g.info.pcie_generation_max); }},
+       [](const node::NodeView&, const node::GpuView& g) { return Num(g.info.pcie_generation_max); }},
       {{"pcie.link.width.max"},
        "",
        "Maximum PCIe link width",
-       [](const fleet::FleetView&, const fleet::GpuView& g) { return Num(g.info.pcie_width_max); }},
+       [](const node::NodeView&, const node::GpuView& g) { return Num(g.info.pcie_width_max); }},
       {{"ecc.errors.corrected.volatile.total"},
        "",
        "Corrected ECC errors since the driver loaded",
-       [](const fleet::FleetView&, const fleet::GpuView& g) { return Num(g.sample.ecc.volatile_corrected); }},
+       [](const node::NodeView&, const node::GpuView& g) { return Num(g.sample.ecc.volatile_corrected); }},
       {{"ecc.errors.uncorrected.volatile.total"},
        "",
        "Uncorrected ECC errors since the driver loaded",
-       [](const fleet::FleetView&, const fleet::GpuView& g) {
-         return Num(g.sample.ecc.volatile_uncorrected);
-       }},
+       [](const node::NodeView&, const node::GpuView& g) { return Num(g.sample.ecc.volatile_uncorrected); }},
       {{"ecc.errors.corrected.aggregate.total"},
        "",
        "Corrected ECC errors over the board's life",
-       [](const fleet::FleetView&, const fleet::GpuView& g) {
-         return Num(g.sample.ecc.aggregate_corrected);
-       }},
+       [](const node::NodeView&, const node::GpuView& g) { return Num(g.sample.ecc.aggregate_corrected); }},
       {{"ecc.errors.uncorrected.aggregate.total"},
        "",
        "Uncorrected ECC errors over the board's life",
-       [](const fleet::FleetView&, const fleet::GpuView& g) {
-         return Num(g.sample.ecc.aggregate_uncorrected);
-       }},
+       [](const node::NodeView&, const node::GpuView& g) { return Num(g.sample.ecc.aggregate_uncorrected); }},
       {{"remapped_rows.correctable"},
        "",
        "Rows remapped after correctable errors",
-       [](const fleet::FleetView&, const fleet::GpuView& g) -> Opt {
+       [](const node::NodeView&, const node::GpuView& g) -> Opt {
          if (!g.sample.remapped_rows) return std::nullopt;
          return fmt::format("{}", g.sample.remapped_rows->corrected);
        }},
       {{"remapped_rows.uncorrectable"},
        "",
        "Rows remapped after uncorrectable errors",
-       [](const fleet::FleetView&, const fleet::GpuView& g) -> Opt {
+       [](const node::NodeView&, const node::GpuView& g) -> Opt {
          if (!g.sample.remapped_rows) return std::nullopt;
          return fmt::format("{}", g.sample.remapped_rows->uncorrected);
        }},
       {{"remapped_rows.pending"},
        "",
        "A remap waits for a GPU reset: yes or no",
-       [](const fleet::FleetView&, const fleet::GpuView& g) -> Opt {
+       [](const node::NodeView&, const node::GpuView& g) -> Opt {
          if (!g.sample.remapped_rows) return std::nullopt;
          return std::string(g.sample.remapped_rows->is_pending ? "yes" : "no");
        }},
@@ -279,7 +271,7 @@ std::vector<GpuField> ClockReasonFields() {
                   fmt::format("clocks_throttle_reasons.{}", r.suffix)},
                  "",
                  "Active or Not Active",
-                 [bit](const fleet::FleetView&, const fleet::GpuView& g) { return ReasonActive(g, bit); }});
+                 [bit](const node::NodeView&, const node::GpuView& g) { return ReasonActive(g, bit); }});
   }
   return f;
 }
@@ -299,43 +291,41 @@ std::vector<AppField> MakeAppFields() {
       {{"timestamp"},
        "",
        "Time of the query",
-       [](const fleet::FleetView& fl, const fleet::GpuView&, const fleet::ProcessView&) -> Opt {
+       [](const node::NodeView& fl, const node::GpuView&, const node::ProcessView&) -> Opt {
          return Timestamp(fl.taken_at);
        }},
       {{"gpu_name"},
        "",
        "Product name of the GPU",
-       [](const fleet::FleetView&, const fleet::GpuView& g, const fleet::ProcessView&) {
+       [](const node::NodeView&, const node::GpuView& g, const node::ProcessView&) {
          return Text(g.info.name);
        }},
       {{"gpu_bus_id"},
        "",
        "PCI bus id of the GPU",
-       [](const fleet::FleetView&, const fleet::GpuView& g, const fleet::ProcessView&) {
+       [](const node::NodeView&, const node::GpuView& g, const node::ProcessView&) {
          return Text(g.info.pci_bus_id);
        }},
       {{"gpu_serial"},
        "",
        "Serial number of the GPU",
-       [](const fleet::FleetView&, const fleet::GpuView& g, const fleet::ProcessView&) {
-         return g.info.serial;
-       }},
+       [](const node::NodeView&, const node::GpuView& g, const node::ProcessView&) { return g.info.serial; }},
       {{"gpu_uuid"},
        "",
        "UUID of the GPU",
-       [](const fleet::FleetView&, const fleet::GpuView& g, const fleet::ProcessView&) {
+       [](const node::NodeView&, const node::GpuView& g, const node::ProcessView&) {
          return Text(g.info.uuid);
        }},
       {{"pid"},
        "",
        "Process id",
-       [](const fleet::FleetView&, const fleet::GpuView&, const fleet::ProcessView& p) -> Opt {
+       [](const node::NodeView&, const node::GpuView&, const node::ProcessView& p) -> Opt {
          return fmt::format("{}", p.process.pid);
        }},
       {{"process_name", "name"},
        "",
        "Process name (the executable as started)",
-       [](const fleet::FleetView&, const fleet::GpuView&, const fleet::ProcessView& p) -> Opt {
+       [](const node::NodeView&, const node::GpuView&, const node::ProcessView& p) -> Opt {
          if (!p.details.exists) return std::nullopt;
          std::string first = p.details.command.substr(0, p.details.command.find(' '));
          return first.empty() ? p.details.name : first;
@@ -343,19 +333,19 @@ std::vector<AppField> MakeAppFields() {
       {{"used_gpu_memory", "used_memory"},
        "MiB",
        "GPU memory used by the process",
-       [](const fleet::FleetView&, const fleet::GpuView&, const fleet::ProcessView& p) {
+       [](const node::NodeView&, const node::GpuView&, const node::ProcessView& p) {
          return Mib(p.process.used_memory_bytes);
        }},
       {{"gpu_instance_id"},
        "",
        "MIG GPU instance the process runs in ([N/A] without MIG)",
-       [](const fleet::FleetView&, const fleet::GpuView&, const fleet::ProcessView& p) {
+       [](const node::NodeView&, const node::GpuView&, const node::ProcessView& p) {
          return Num(p.process.gpu_instance_id);
        }},
       {{"compute_instance_id"},
        "",
        "MIG compute instance the process runs in ([N/A] without MIG)",
-       [](const fleet::FleetView&, const fleet::GpuView&, const fleet::ProcessView& p) {
+       [](const node::NodeView&, const node::GpuView&, const node::ProcessView& p) {
          return Num(p.process.compute_instance_id);
        }},
   };
@@ -471,18 +461,18 @@ Result<std::vector<const AppField*>> ResolveAppFields(std::string_view list) {
   return Resolve(list, AppFields());
 }
 
-std::string RenderGpuQuery(const fleet::FleetView& fleet, const std::vector<const GpuField*>& fields,
+std::string RenderGpuQuery(const node::NodeView& fleet, const std::vector<const GpuField*>& fields,
                            const CsvFormat& format) {
   std::string out = format.has_header ? Header(fields, format) : "";
-  for (const fleet::GpuView& g : fleet.gpus) {
+  for (const node::GpuView& g : fleet.gpus) {
     std::vector<std::string> cells;
-    bool is_readable = g.sample.health == fleet::GpuHealth::kOk;
+    bool is_readable = g.sample.health == node::GpuHealth::kOk;
     for (const GpuField* f : fields) {
       // A lost GPU still has an index; its readings are unknown.
       bool is_static = f->names[0] == "index" || f->names[0] == "count" || f->names[0] == "timestamp" ||
                        f->names[0] == "driver_version";
       if (!is_readable && !is_static) {
-        cells.emplace_back(g.sample.health == fleet::GpuHealth::kLost ? "[GPU is lost]" : "[Unknown Error]");
+        cells.emplace_back(g.sample.health == node::GpuHealth::kLost ? "[GPU is lost]" : "[Unknown Error]");
         continue;
       }
       cells.push_back(Cell(f->value(fleet, g), *f, format));
@@ -492,11 +482,11 @@ std::string RenderGpuQuery(const fleet::FleetView& fleet, const std::vector<cons
   return out;
 }
 
-std::string RenderAppQuery(const fleet::FleetView& fleet, const std::vector<const AppField*>& fields,
+std::string RenderAppQuery(const node::NodeView& fleet, const std::vector<const AppField*>& fields,
                            const CsvFormat& format) {
   std::string out = format.has_header ? Header(fields, format) : "";
-  for (const fleet::GpuView& g : fleet.gpus) {
-    for (const fleet::ProcessView& p : g.processes) {
+  for (const node::GpuView& g : fleet.gpus) {
+    for (const node::ProcessView& p : g.processes) {
       std::vector<std::string> cells;
       for (const AppField* f : fields) cells.push_back(Cell(f->value(fleet, g, p), *f, format));
       out += Join(cells);

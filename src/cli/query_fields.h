@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "common/result.h"
-#include "fleet/fleet_view.h"
+#include "node/node_view.h"
 
 namespace tarmac::cli {
 
@@ -23,15 +23,15 @@ struct GpuField {
   std::vector<std::string> names;  // Canonical name first, then aliases.
   std::string unit;                // "%", "MiB", "W", "MHz" or "".
   std::string help;
-  std::function<std::optional<std::string>(const fleet::FleetView&, const fleet::GpuView&)> value;
+  std::function<std::optional<std::string>(const node::NodeView&, const node::GpuView&)> value;
 };
 
 struct AppField {
   std::vector<std::string> names;
   std::string unit;
   std::string help;
-  std::function<std::optional<std::string>(const fleet::FleetView&, const fleet::GpuView&,
-                                           const fleet::ProcessView&)>
+  std::function<std::optional<std::string>(const node::NodeView&, const node::GpuView&,
+                                           const node::ProcessView&)>
       value;
 };
 
@@ -53,9 +53,9 @@ Result<std::vector<const GpuField*>> ResolveGpuFields(std::string_view list);
 Result<std::vector<const AppField*>> ResolveAppFields(std::string_view list);
 
 // One CSV line per GPU (or per process), as nvidia-smi writes them.
-std::string RenderGpuQuery(const fleet::FleetView& fleet, const std::vector<const GpuField*>& fields,
+std::string RenderGpuQuery(const node::NodeView& fleet, const std::vector<const GpuField*>& fields,
                            const CsvFormat& format);
-std::string RenderAppQuery(const fleet::FleetView& fleet, const std::vector<const AppField*>& fields,
+std::string RenderAppQuery(const node::NodeView& fleet, const std::vector<const AppField*>& fields,
                            const CsvFormat& format);
 
 // The field list for --help-query-gpu / --help-query-compute-apps.

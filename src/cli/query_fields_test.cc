@@ -5,21 +5,21 @@
 
 #include <set>
 
-#include "fleet/sample_fields.h"
+#include "node/sample_fields.h"
 
 namespace tarmac::cli {
 namespace {
 
-fleet::FleetView OneGpu(const fleet::GpuSample& sample) {
-  fleet::FleetView fleet;
-  fleet::GpuView g;
+node::NodeView OneGpu(const node::GpuSample& sample) {
+  node::NodeView fleet;
+  node::GpuView g;
   g.info.index = 0;
   g.sample = sample;
   fleet.gpus.push_back(g);
   return fleet;
 }
 
-std::string Query(const fleet::GpuSample& sample, std::string_view fields) {
+std::string Query(const node::GpuSample& sample, std::string_view fields) {
   Result<std::vector<const GpuField*>> resolved = ResolveGpuFields(fields);
   EXPECT_TRUE(resolved.ok()) << fields;
   if (!resolved.ok()) return "";
@@ -30,15 +30,15 @@ std::string Query(const fleet::GpuSample& sample, std::string_view fields) {
 // names: [N/A] while unread, a value once read.
 TEST(QueryFieldsTest, EveryTableReadingIsAQueryFieldUnderEachName) {
   int with_smi = 0;
-  for (const fleet::SampleField& reading : fleet::SampleFields()) {
+  for (const node::SampleField& reading : node::SampleFields()) {
     if (reading.smi.names[0].empty()) continue;
     ++with_smi;
     EXPECT_FALSE(reading.smi.help.empty()) << reading.json_key;
-    fleet::GpuSample read;
+    node::GpuSample read;
     std::visit([&](auto member) { (read.*member).emplace(); }, reading.member);
     for (std::string_view name : reading.smi.names) {
       if (name.empty()) continue;
-      EXPECT_EQ(Query(fleet::GpuSample{}, name), "[N/A]\n") << name;
+      EXPECT_EQ(Query(node::GpuSample{}, name), "[N/A]\n") << name;
       std::string value = Query(read, name);
       EXPECT_NE(value, "[N/A]\n") << name;
       EXPECT_FALSE(value.empty()) << name;
@@ -48,7 +48,7 @@ TEST(QueryFieldsTest, EveryTableReadingIsAQueryFieldUnderEachName) {
 }
 
 TEST(QueryFieldsTest, TableReadingsAreWrittenAsNvidiaSmiWritesThem) {
-  fleet::GpuSample s;
+  node::GpuSample s;
   s.utilization_gpu_ratio = 0.91;
   s.memory_used_bytes = int64_t{20} << 30;
   s.power_milliwatts = 612340;

@@ -16,9 +16,9 @@
 #include <optional>
 
 #include "cli/lease_exit.h"
-#include "cli/terminal.h"
 #include "client/lease_request.h"
 #include "client/lease_wait.h"
+#include "common/terminal.h"
 #include "common/terminal_text.h"
 #include "common/text_wrap.h"
 #include "common/time_spec.h"

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "cli/fleet_source.h"
+#include "cli/node_source.h"
 #include "client/agent_client.h"
 #include "common/environment.h"
 #include "common/exit_codes.h"
@@ -146,9 +146,9 @@ std::map<std::string, CLI::App*> AddSlurmCommand(CLI::App* app, SlurmOptions* op
 int RunSlurm(const std::string& name, const GlobalOptions& global, const SlurmOptions& options, Clock* clock,
              Logger* logger) {
   if (name != "gres-conf") return RunJobScript(name, global, options, clock);
-  Result<std::unique_ptr<FleetSource>> source = FleetSource::Open(global, clock, logger);
+  Result<std::unique_ptr<NodeSource>> source = NodeSource::Open(global, clock, logger);
   if (!source.ok()) return ExitWith(source.status().WithContext("slurm gres-conf"));
-  Result<fleet::FleetView> fleet = source.value()->Read(std::nullopt);
+  Result<node::NodeView> fleet = source.value()->Read(std::nullopt);
   if (!fleet.ok()) return ExitWith(fleet.status().WithContext("slurm gres-conf"));
   std::string node = options.node;
   if (node.empty()) {

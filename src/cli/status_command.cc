@@ -7,10 +7,10 @@
 #include <cstdio>
 #include <optional>
 
-#include "cli/fleet_source.h"
+#include "cli/node_source.h"
 #include "cli/status_render.h"
-#include "cli/terminal.h"
-#include "fleet/fleet_json.h"
+#include "common/terminal.h"
+#include "node/node_json.h"
 
 namespace tarmac::cli {
 namespace {
@@ -65,7 +65,7 @@ Result<gpu::OpenedBackend> OpenFromOptions(const GlobalOptions& global, Clock* c
 }
 
 int RunStatus(const GlobalOptions& global, const StatusOptions& options, Clock* clock, Logger* logger) {
-  Result<std::unique_ptr<FleetSource>> source = FleetSource::Open(global, clock, logger);
+  Result<std::unique_ptr<NodeSource>> source = NodeSource::Open(global, clock, logger);
   if (!source.ok()) return ExitWith(source.status());
   bool is_tty = isatty(STDOUT_FILENO) == 1;
   RenderOptions render;
@@ -73,11 +73,11 @@ int RunStatus(const GlobalOptions& global, const StatusOptions& options, Clock* 
   render.is_from_agent = source.value()->is_agent();
 
   if (options.watch_seconds <= 0) {
-    Result<fleet::FleetView> read = source.value()->Read(std::nullopt);
+    Result<node::NodeView> read = source.value()->Read(std::nullopt);
     if (!read.ok()) return ExitWith(read.status());
-    const fleet::FleetView& fleet = read.value();
+    const node::NodeView& fleet = read.value();
     if (options.json) {
-      WriteAll(fleet::StatusToJson(fleet).dump(2) + "\n");
+      WriteAll(node::StatusToJson(fleet).dump(2) + "\n");
     } else {
       render.width = options.wide ? 0 : TerminalColumns(STDOUT_FILENO);
       WriteAll(RenderStatus(fleet, render));
@@ -93,11 +93,11 @@ int RunStatus(const GlobalOptions& global, const StatusOptions& options, Clock* 
   render.is_watch = true;
   render.width = options.wide ? 0 : 100;
   do {
-    Result<fleet::FleetView> read = source.value()->Read(kRecentWindow);
+    Result<node::NodeView> read = source.value()->Read(kRecentWindow);
     if (!read.ok()) return ExitWith(read.status());
-    const fleet::FleetView& fleet = read.value();
+    const node::NodeView& fleet = read.value();
     if (options.json) {
-      WriteAll(fleet::StatusToJson(fleet).dump() + "\n");  // One object per line.
+      WriteAll(node::StatusToJson(fleet).dump() + "\n");  // One object per line.
     } else if (is_tty) {
       render.width = options.wide ? 0 : TerminalColumns(STDOUT_FILENO);
       WriteAll("\033[H\033[2J" + RenderStatus(fleet, render));

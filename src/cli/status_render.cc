@@ -11,7 +11,7 @@
 #include "common/terminal_text.h"
 #include "common/text_wrap.h"
 #include "common/units.h"
-#include "fleet/gpu_marks.h"
+#include "node/gpu_marks.h"
 
 namespace tarmac::cli {
 namespace {
@@ -42,7 +42,7 @@ std::string Percent(std::optional<double> ratio) {
 
 // ECC health worth a glance: uncorrected errors since the driver loaded,
 // rows waiting for a remap (a reset applies it) or that failed to remap.
-std::string EccNote(const fleet::GpuSample& s) {
+std::string EccNote(const node::GpuSample& s) {
   std::vector<std::string> parts;
   if (s.ecc.volatile_uncorrected.value_or(0) > 0) {
     parts.push_back(fmt::format("ECC {} uncorrected", *s.ecc.volatile_uncorrected));
@@ -56,7 +56,7 @@ std::string EccNote(const fleet::GpuSample& s) {
 
 // PCIe bytes per second, as the reader or the agent computed them
 // (fleet/counter_rate.h).
-std::string PcieThroughput(const fleet::GpuView& g) {
+std::string PcieThroughput(const node::GpuView& g) {
   if (!g.pcie_tx_bytes_per_second || !g.pcie_rx_bytes_per_second) return {};
   return fmt::format("PCIe tx {}/s rx {}/s", FormatBytes(static_cast<int64_t>(*g.pcie_tx_bytes_per_second)),
                      FormatBytes(static_cast<int64_t>(*g.pcie_rx_bytes_per_second)));
@@ -64,11 +64,11 @@ std::string PcieThroughput(const fleet::GpuView& g) {
 
 // "backfill lease 3 (alice), yielding", "Slurm job 42 lease 5 (erin)",
 // "lease 4 (bob), lent to backfill lease 9 (alice)".
-std::string LeaseNote(const fleet::GpuLease& l) {
+std::string LeaseNote(const node::GpuLease& l) {
   std::string kind;
-  if (l.kind == fleet::LeaseKind::kBackfill || l.kind == fleet::LeaseKind::kPod) {
-    kind = std::string(fleet::LeaseKindName(l.kind)) + " ";
-  } else if (l.kind == fleet::LeaseKind::kSlurm) {
+  if (l.kind == node::LeaseKind::kBackfill || l.kind == node::LeaseKind::kPod) {
+    kind = std::string(node::LeaseKindName(l.kind)) + " ";
+  } else if (l.kind == node::LeaseKind::kSlurm) {
     kind = "Slurm job " + ForTerminal(l.slurm_job) + " ";
   }
   std::string lent =
@@ -80,25 +80,25 @@ std::string LeaseNote(const fleet::GpuLease& l) {
 
 std::string Gib(int64_t bytes) { return fmt::format("{:.1f}", static_cast<double>(bytes) / (1 << 30)); }
 
-std::string Memory(const fleet::GpuView& g) {
-  const fleet::GpuSample& s = g.sample;
+std::string Memory(const node::GpuView& g) {
+  const node::GpuSample& s = g.sample;
   std::optional<int64_t> total = s.memory_total_bytes ? s.memory_total_bytes : g.info.memory_total_bytes;
   if (!s.memory_used_bytes || !total) return "-";
   return fmt::format("{} / {} GiB", Gib(*s.memory_used_bytes), Gib(*total));
 }
 
-std::string Power(const fleet::GpuSample& s) {
+std::string Power(const node::GpuSample& s) {
   if (!s.power_milliwatts) return "-";
   if (!s.power_limit_milliwatts) return fmt::format("{:.0f} W", *s.power_milliwatts / 1000.0);
   return fmt::format("{:.0f} / {:.0f} W", *s.power_milliwatts / 1000.0, *s.power_limit_milliwatts / 1000.0);
 }
 
-std::string Temperature(const fleet::GpuSample& s) {
+std::string Temperature(const node::GpuSample& s) {
   if (!s.temperature_celsius) return "-";
   return fmt::format("{:.0f}C", *s.temperature_celsius);
 }
 
-std::string ClockText(const fleet::GpuSample& s) {
+std::string ClockText(const node::GpuSample& s) {
   if (!s.sm_clock_hertz) return "-";
   return fmt::format("{} MHz", *s.sm_clock_hertz / 1000000);
 }
@@ -176,13 +176,13 @@ std::string CudaVersion(std::optional<int> v) {
 
 // One MIG instance's line under its GPU: id, profile, memory, engine
 // activity (GPM), lease or pod, idle holders.
-std::string RenderMigInstance(const fleet::GpuView& g, const fleet::MigInstance& mi, const Painter& paint) {
+std::string RenderMigInstance(const node::GpuView& g, const node::MigInstance& mi, const Painter& paint) {
   std::string memory = "-";
   if (mi.memory_total_bytes && mi.memory_used_bytes) {
     memory = fmt::format("{} / {} GiB", Gib(*mi.memory_used_bytes), Gib(*mi.memory_total_bytes));
   }
   std::vector<std::string> notes;
-  if (fleet::IsMigInstanceIdle(mi, g)) notes.push_back(paint(kYellow, "idle"));
+  if (node::IsMigInstanceIdle(mi, g)) notes.push_back(paint(kYellow, "idle"));
   if (auto l = g.mig_leases.find(mi.uuid); l != g.mig_leases.end()) {
     notes.push_back(paint(kYellow, LeaseNote(l->second)));
   }
@@ -191,8 +191,8 @@ std::string RenderMigInstance(const fleet::GpuView& g, const fleet::MigInstance&
         fmt::format("pod {}/{}", ForTerminal(p->second.pod_namespace), ForTerminal(p->second.pod)));
   }
   int holders = 0;
-  for (const fleet::ProcessView& p : g.processes) {
-    holders += p.process.gpu_instance_id == mi.gpu_instance_id && fleet::IsIdleHolding(p, g) ? 1 : 0;
+  for (const node::ProcessView& p : g.processes) {
+    holders += p.process.gpu_instance_id == mi.gpu_instance_id && node::IsIdleHolding(p, g) ? 1 : 0;
   }
   if (holders > 0)
     notes.push_back(paint(kYellow, fmt::format("{} idle holder{}", holders, holders == 1 ? "" : "s")));
@@ -214,14 +214,14 @@ struct StatusCounts {
 };
 
 // A GPU that cannot be read: its index, name and why, on one line.
-std::string UnreadableLine(const fleet::GpuView& g, const fleet::GpuMarks& m, const RenderOptions& options,
+std::string UnreadableLine(const node::GpuView& g, const node::GpuMarks& m, const RenderOptions& options,
                            const Painter& paint, int name_width) {
-  const fleet::GpuSample& s = g.sample;
-  const char* what = m.is_lost                                        ? "LOST"
-                     : s.health == fleet::GpuHealth::kNoPermission    ? "NO PERMISSION"
-                     : s.health == fleet::GpuHealth::kDriverNotLoaded ? "NO DRIVER"
-                     : s.health == fleet::GpuHealth::kUnresponsive    ? "UNRESPONSIVE"
-                                                                      : "UNREADABLE";
+  const node::GpuSample& s = g.sample;
+  const char* what = m.is_lost                                       ? "LOST"
+                     : s.health == node::GpuHealth::kNoPermission    ? "NO PERMISSION"
+                     : s.health == node::GpuHealth::kDriverNotLoaded ? "NO DRIVER"
+                     : s.health == node::GpuHealth::kUnresponsive    ? "UNRESPONSIVE"
+                                                                     : "UNREADABLE";
   return Fit(fmt::format("{:<4}{:<{}}{}  {}", g.info.index,
                          Cut(ShortName(g.info.name.empty() ? "?" : ForTerminal(g.info.name), options.width),
                              static_cast<size_t>(name_width - 1)),
@@ -232,9 +232,9 @@ std::string UnreadableLine(const fleet::GpuView& g, const fleet::GpuMarks& m, co
 
 // The notes column of a readable GPU: busy or idle, problems, PCIe
 // traffic, lease, idle holders, the recent utilization under --watch.
-std::vector<std::string> GpuNotes(const fleet::GpuView& g, const fleet::GpuMarks& m,
+std::vector<std::string> GpuNotes(const node::GpuView& g, const node::GpuMarks& m,
                                   const RenderOptions& options, const Painter& paint, StatusCounts* counts) {
-  const fleet::GpuSample& s = g.sample;
+  const node::GpuSample& s = g.sample;
   std::vector<std::string> notes;
   if (m.is_idle) {
     ++counts->idle;
@@ -296,11 +296,11 @@ std::string GpuLines(const std::string& row, const std::vector<std::string>& not
 
 // One process's line under its GPU (or MIG instance), marked when it holds
 // memory without computing.
-std::string ProcessLine(const fleet::GpuView& g, const fleet::ProcessView& p, const char* indent,
+std::string ProcessLine(const node::GpuView& g, const node::ProcessView& p, const char* indent,
                         const RenderOptions& options, const Painter& paint) {
   std::string mem = p.process.used_memory_bytes ? FormatBytes(*p.process.used_memory_bytes) : "-";
   std::string sm = Percent(p.process.sm_utilization_ratio);
-  bool is_holding = fleet::IsIdleHolding(p, g);
+  bool is_holding = node::IsIdleHolding(p, g);
   std::string marker = !is_holding                 ? ""
                        : p.process.gpu_instance_id ? "  <- holds memory, instance idle"
                                                    : "  <- holds memory at 0% SM";
@@ -315,9 +315,9 @@ std::string ProcessLine(const fleet::GpuView& g, const fleet::ProcessView& p, co
 
 // A readable GPU: its line(s), its MIG instances with their processes,
 // then the processes on the whole GPU.
-std::string ReadableGpu(const fleet::GpuView& g, const fleet::GpuMarks& m, const RenderOptions& options,
+std::string ReadableGpu(const node::GpuView& g, const node::GpuMarks& m, const RenderOptions& options,
                         const Painter& paint, int name_width, StatusCounts* counts) {
-  const fleet::GpuSample& s = g.sample;
+  const node::GpuSample& s = g.sample;
   std::vector<std::string> notes = GpuNotes(g, m, options, paint, counts);
   std::string util = Percent(s.utilization_gpu_ratio);
   if (!s.utilization_gpu_ratio && s.graphics_engine_active_ratio) {
@@ -328,19 +328,19 @@ std::string ReadableGpu(const fleet::GpuView& g, const fleet::GpuMarks& m, const
       Cut(ShortName(ForTerminal(g.info.name), options.width), static_cast<size_t>(name_width - 1)),
       name_width, util, Memory(g), Power(s), Temperature(s), ClockText(s));
   std::string out = GpuLines(row, notes, options.width);
-  for (const fleet::MigInstance& mi : s.mig_instances) {
+  for (const node::MigInstance& mi : s.mig_instances) {
     out += Fit(RenderMigInstance(g, mi, paint), options.width) + "\n";
-    for (const fleet::ProcessView& p : g.processes) {
+    for (const node::ProcessView& p : g.processes) {
       if (p.process.gpu_instance_id == mi.gpu_instance_id) out += ProcessLine(g, p, "      ", options, paint);
     }
   }
   bool has_whole_gpu_processes = false;
-  for (const fleet::ProcessView& p : g.processes) has_whole_gpu_processes |= !p.process.gpu_instance_id;
+  for (const node::ProcessView& p : g.processes) has_whole_gpu_processes |= !p.process.gpu_instance_id;
   if (has_whole_gpu_processes) {
     out += paint(
         kDim, fmt::format("    {:>8}  {:<10}{:>10}  {:>4}  {}\n", "PID", "USER", "GPU MEM", "SM", "COMMAND"));
   }
-  for (const fleet::ProcessView& p : g.processes) {
+  for (const node::ProcessView& p : g.processes) {
     if (!p.process.gpu_instance_id) out += ProcessLine(g, p, "    ", options, paint);
   }
   return out;
@@ -348,7 +348,7 @@ std::string ReadableGpu(const fleet::GpuView& g, const fleet::GpuMarks& m, const
 
 }  // namespace
 
-std::string RenderStatus(const fleet::FleetView& fleet, const RenderOptions& options) {
+std::string RenderStatus(const node::NodeView& fleet, const RenderOptions& options) {
   Painter paint(options.use_color);
   std::string out;
   StatusCounts counts;
@@ -364,8 +364,8 @@ std::string RenderStatus(const fleet::FleetView& fleet, const RenderOptions& opt
   const int name_width = options.width > 0 ? 19 : 26;
   out += paint(kDim, fmt::format("{:<4}{:<{}}{:>5}  {:<18}{:<14}{:>5}  {:>9}  {}\n", "GPU", "NAME",
                                  name_width, "UTIL", "MEMORY", "POWER", "TEMP", "SM CLOCK", "NOTES"));
-  for (const fleet::GpuView& g : fleet.gpus) {
-    fleet::GpuMarks m = fleet::MarkGpu(g);
+  for (const node::GpuView& g : fleet.gpus) {
+    node::GpuMarks m = node::MarkGpu(g);
     if (m.is_unreadable) {
       ++counts.problems;
       out += UnreadableLine(g, m, options, paint, name_width);

@@ -9,7 +9,7 @@
 
 #include <string>
 
-#include "fleet/fleet_view.h"
+#include "node/node_view.h"
 
 namespace tarmac::cli {
 
@@ -26,6 +26,6 @@ struct RenderOptions {
   bool is_watch = false;
 };
 
-std::string RenderStatus(const fleet::FleetView& fleet, const RenderOptions& options);
+std::string RenderStatus(const node::NodeView& fleet, const RenderOptions& options);
 
 }  // namespace tarmac::cli

@@ -11,11 +11,11 @@
 namespace tarmac::cli {
 namespace {
 
-fleet::FleetView OneGpu() {
-  fleet::FleetView f;
+node::NodeView OneGpu() {
+  node::NodeView f;
   f.hostname = "node";
   f.backend = "nvml";
-  fleet::GpuView g;
+  node::GpuView g;
   g.info.index = 0;
   g.info.uuid = "GPU-0";
   g.info.name = "Test GPU";
@@ -26,14 +26,14 @@ fleet::FleetView OneGpu() {
 }
 
 TEST(StatusRenderTest, XidCodesAreListedOnceEachAndEccHealthIsShown) {
-  fleet::FleetView f = OneGpu();
-  fleet::GpuView& g = f.gpus[0];
+  node::NodeView f = OneGpu();
+  node::GpuView& g = f.gpus[0];
   g.xid_count = 3;
   g.xid_count_by_code = {{13, 1}, {48, 2}};
-  g.last_xid = fleet::GpuEvent{};
+  g.last_xid = node::GpuEvent{};
   g.last_xid->xid = 48;
   g.sample.ecc.volatile_uncorrected = 3;
-  g.sample.remapped_rows = fleet::RemappedRows{0, 1, true, false};
+  g.sample.remapped_rows = node::RemappedRows{0, 1, true, false};
   std::string out = RenderStatus(f, RenderOptions{});
   EXPECT_NE(out.find("Xid 13, 48"), std::string::npos) << out;
   EXPECT_EQ(out.find("(x"), std::string::npos) << out;
@@ -44,15 +44,15 @@ TEST(StatusRenderTest, XidCodesAreListedOnceEachAndEccHealthIsShown) {
 // Every line fits the width (100 by default) without losing a note: notes
 // that do not fit go on a line of their own; --wide (width 0) is in full.
 TEST(StatusRenderTest, EveryLineFitsTheWidthAndNoNoteIsLost) {
-  fleet::FleetView f = OneGpu();
-  fleet::GpuView& g = f.gpus[0];
+  node::NodeView f = OneGpu();
+  node::GpuView& g = f.gpus[0];
   g.info.name = "NVIDIA H100 80GB HBM3";
   g.sample.clock_event_reasons = 0x20 | 0x40;  // sw and hw thermal slowdown
   g.xid_count = 1;
   g.xid_count_by_code = {{79, 1}};
-  g.last_xid = fleet::GpuEvent{};
+  g.last_xid = node::GpuEvent{};
   g.sample.ecc.volatile_uncorrected = 3;
-  fleet::ProcessView p;
+  node::ProcessView p;
   p.process.pid = 4242;
   p.process.used_memory_bytes = int64_t{20} << 30;
   p.process.sm_utilization_ratio = 0;
@@ -85,7 +85,7 @@ TEST(StatusRenderTest, EveryLineFitsTheWidthAndNoNoteIsLost) {
 }
 
 TEST(StatusRenderTest, WatchShowsPcieThroughputAndRecentUtilization) {
-  fleet::FleetView now = OneGpu();
+  node::NodeView now = OneGpu();
   now.gpus[0].pcie_tx_bytes_per_second = double(int64_t{2} << 30);
   now.gpus[0].pcie_rx_bytes_per_second = double(int64_t{512} << 20);
   now.gpus[0].recent_utilization_ratio = 0.25;
@@ -104,18 +104,18 @@ TEST(StatusRenderTest, WatchShowsPcieThroughputAndRecentUtilization) {
 // A GPU in MIG mode: its instances under it, each with its memory, engine
 // activity, lease or pod, and idle holders; processes under their instance.
 TEST(StatusRenderTest, MigInstancesAreShownUnderTheirGpuWithTheirHolders) {
-  fleet::FleetView f = OneGpu();
-  fleet::GpuView& g = f.gpus[0];
+  node::NodeView f = OneGpu();
+  node::GpuView& g = f.gpus[0];
   g.sample.utilization_gpu_ratio.reset();  // Not under MIG.
   g.sample.graphics_engine_active_ratio = 0.25;
   g.sample.has_mig_instances = true;
   g.sample.mig_instances = {testing::MigView(1, "3g.40gb", 0.6, 2), testing::MigView(2, "1g.10gb", 0.0, 2)};
   for (int gi : {1, 2}) {
-    fleet::ProcessView p = testing::InMig(100 + gi, gi, 2);
+    node::ProcessView p = testing::InMig(100 + gi, gi, 2);
     p.details.command = "python job.py";
     g.processes.push_back(p);
   }
-  g.mig_leases["MIG-1"] = fleet::GpuLease{7, "alice", fleet::LeaseKind::kRun, false};
+  g.mig_leases["MIG-1"] = node::GpuLease{7, "alice", node::LeaseKind::kRun, false};
   g.mig_allocated_to["MIG-2"] = {"infer-0", "serve", "server"};
   std::string out = RenderStatus(f, RenderOptions{});
   EXPECT_NE(out.find("  25%  "), std::string::npos) << out;  // The GPU: its engine's activity (GPM).

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "common/clock.h"
-#include "fleet/fleet_json.h"
 #include "ipc/protocol.h"
 #include "ipc/unix_server.h"
+#include "node/node_json.h"
 
 namespace tarmac::client {
 namespace {
@@ -27,7 +27,7 @@ constexpr std::chrono::milliseconds kStatusPatience{15000};
 
 using nlohmann::json;
 
-Result<fleet::FleetView> AgentClient::FetchStatus(std::optional<std::chrono::seconds> recent_window) const {
+Result<node::NodeView> AgentClient::FetchStatus(std::optional<std::chrono::seconds> recent_window) const {
   json params = json::object();
   if (recent_window) {
     params["recent_window_seconds"] = std::min<int64_t>(recent_window->count(), ipc::kMaxRecentWindowSeconds);
@@ -37,7 +37,7 @@ Result<fleet::FleetView> AgentClient::FetchStatus(std::optional<std::chrono::sec
   options.timeout = kStatusTimeout;
   options.waits_out_restarts = false;  // No agent: the caller reads the GPUs itself.
   Result<json> answer = Call("status", std::move(params), options);
-  if (answer.ok()) return fleet::FleetFromJson(answer.value());
+  if (answer.ok()) return node::NodeFromJson(answer.value());
   if (answer.status().code() != StatusCode::kUnavailable) return answer.status();
   return Status::DeadlineExceeded(
       fmt::format("the agent at {} did not answer within {} s ({})", socket_path_,

@@ -18,7 +18,7 @@
 
 #include "client/lease_answer.h"
 #include "common/result.h"
-#include "fleet/fleet_view.h"
+#include "node/node_view.h"
 
 namespace tarmac::client {
 
@@ -54,8 +54,7 @@ class AgentClient {
   // mean utilization over `recent_window` when asked. Retries (jittered) a
   // busy or slow agent for up to 15 s: kFailedPrecondition when no agent
   // listens, kDeadlineExceeded when one does but never answered.
-  Result<fleet::FleetView> FetchStatus(
-      std::optional<std::chrono::seconds> recent_window = std::nullopt) const;
+  Result<node::NodeView> FetchStatus(std::optional<std::chrono::seconds> recent_window = std::nullopt) const;
 
   // lease.request with `params` (lease_request.h builds them).
   Result<LeaseAnswer> RequestLease(const nlohmann::json& params, CallOptions options = {}) const;

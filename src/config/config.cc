@@ -62,7 +62,7 @@ constexpr std::pair<const char*, SectionReader> kSections[] = {
     {"api", [](ConfigSection& s, Config& c) { ipc::ReadApiSection(s, &c.api); }},
     {"doctor", [](ConfigSection& s, Config& c) { doctor::ReadDoctorSection(s, &c.doctor); }},
     {"kubernetes", [](ConfigSection& s, Config& c) { kube::ReadKubernetesSection(s, &c.kubernetes); }},
-    {"fleet", [](ConfigSection& s, Config& c) { cluster::ReadFleetSection(s, &c.fleet); }},
+    {"fleet", [](ConfigSection& s, Config& c) { fleet::ReadFleetSection(s, &c.fleet); }},
 };
 
 // A section with no keys that notes each key its readers ask for.

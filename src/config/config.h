@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "cluster/fleet_config.h"
 #include "common/result.h"
 #include "doctor/doctor_config.h"
+#include "fleet/fleet_config.h"
 #include "gpu/backend_factory.h"
 #include "http/http_config.h"
 #include "http/server.h"
@@ -59,7 +59,7 @@ struct Config {
   ipc::ServerOptions api;  // [api]      ipc/server_config.h
   doctor::WatchOptions doctor;   // [doctor]   doctor/doctor_config.h
   kube::KubeOptions kubernetes;  // [kubernetes] kube/kube_config.h
-  cluster::FleetConfig fleet;  // [fleet]    cluster/fleet_config.h (tarmac fleet's; the console's fleet page)
+  fleet::FleetConfig fleet;      // [fleet]    fleet/fleet_config.h (tarmac fleet's; the console's fleet page)
 
   bool operator==(const Config&) const = default;
 };

@@ -13,8 +13,8 @@
 namespace tarmac::doctor {
 namespace {
 
-fleet::GpuView Gpu(int i) {
-  fleet::GpuView g;
+node::GpuView Gpu(int i) {
+  node::GpuView g;
   g.info.index = i;
   g.info.uuid = "GPU-0000000" + std::to_string(i) + "-aaaa";
   g.info.name = "NVIDIA H100 80GB HBM3";
@@ -36,13 +36,13 @@ fleet::GpuView Gpu(int i) {
   g.sample.pcie_width = 16;
   g.sample.clock_event_reasons = 0;
   g.sample.ecc.volatile_uncorrected = 0;
-  g.sample.remapped_rows = fleet::RemappedRows{};
+  g.sample.remapped_rows = node::RemappedRows{};
   g.sample.nvlink_active.assign(18, true);  // An H100 SXM's 18 links.
   return g;
 }
 
-fleet::ProcessView Process(int64_t pid, const std::string& user) {
-  fleet::ProcessView p;
+node::ProcessView Process(int64_t pid, const std::string& user) {
+  node::ProcessView p;
   p.process.pid = pid;
   p.process.used_memory_bytes = int64_t{20} << 30;
   p.process.sm_utilization_ratio = 0.9;
@@ -64,7 +64,7 @@ DoctorInputs Healthy() {
   in.fleet.system.driver_version = "580.65.06";
   in.fleet.system.nvml_version = "13.580.65.06";
   for (int i = 0; i < 2; ++i) {
-    fleet::GpuView g = Gpu(i);
+    node::GpuView g = Gpu(i);
     g.processes.push_back(Process(100 + i, "alice"));
     in.fleet.gpus.push_back(g);
     in.processes[100 + i] =
@@ -126,7 +126,7 @@ TEST(DoctorChecksTest, AGpuOnTheBusButNotInNvmlAndALostOne) {
   vm.address = "0000:9b:00.0";
   vm.driver = "vfio-pci";
   in.pci_gpus->push_back(vm);
-  in.fleet.gpus[1].sample.health = fleet::GpuHealth::kLost;
+  in.fleet.gpus[1].sample.health = node::GpuHealth::kLost;
   std::vector<Finding> f = Of(in, "visibility");
   ASSERT_EQ(f.size(), 3u);
   EXPECT_EQ(f[0].severity, Severity::kCritical);
@@ -350,9 +350,9 @@ TEST(DoctorChecksTest, LinkErrorCountersMigPendingAndPinnedClocks) {
 TEST(DoctorChecksTest, RetiredPagesMissingNvlinksAndDeviceRulesThatAllowEveryGpu) {
   DoctorInputs in = Healthy();
   in.fleet.gpus[0].sample.remapped_rows.reset();
-  in.fleet.gpus[0].sample.retired_pages = fleet::RetiredPages{1, 2, true};
+  in.fleet.gpus[0].sample.retired_pages = node::RetiredPages{1, 2, true};
   in.fleet.gpus[1].sample.remapped_rows.reset();
-  in.fleet.gpus[1].sample.retired_pages = fleet::RetiredPages{30, 31, false};
+  in.fleet.gpus[1].sample.retired_pages = node::RetiredPages{30, 31, false};
   std::vector<Finding> e = Of(in, "ecc");
   ASSERT_EQ(e.size(), 2u);
   EXPECT_EQ(e[0].summary, "gpu 1 has retired 61 memory pages");
@@ -400,7 +400,7 @@ TEST(DoctorChecksTest, ProcessesOutsideTheirAllocation) {
   in = Healthy();
   in.processes[100].cuda_visible_devices = "GPU-00000000";  // Its own, by prefix.
   EXPECT_TRUE(Of(in, "allocation").empty());
-  in.fleet.gpus[0].lease = fleet::GpuLease{7, "carol", fleet::LeaseKind::kRun, false};
+  in.fleet.gpus[0].lease = node::GpuLease{7, "carol", node::LeaseKind::kRun, false};
   f = Of(in, "allocation");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_NE(f[0].summary.find("leased to carol"), std::string::npos);

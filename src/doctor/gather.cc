@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "doctor/gather.h"
 
+#include <unistd.h>
+
+#include "common/host_name.h"
 #include "common/run_program.h"
+#include "doctor/host_readings.h"
 #include "store/usage_query.h"
 
 namespace tarmac::doctor {
@@ -19,6 +23,22 @@ std::optional<std::string> KernelJournal(const HostFiles& host) {
 }
 
 }  // namespace
+
+void FillInputs(const HostFiles& host, InputSources sources, DoctorInputs* in) {
+  in->fleet = std::move(sources.fleet);
+  in->hostname = in->fleet.hostname.empty() ? HostName() : in->fleet.hostname;
+  in->through_agent = sources.through_agent;
+  in->is_root = ::geteuid() == 0;
+  in->gpu_error = !sources.gpu_error.empty() ? sources.gpu_error : in->fleet.backend_error;
+  if (sources.history != nullptr) {
+    in->throttle = ThrottleFromHistory(sources.history, sources.now_unix);
+    in->mig_empty_seconds = MigEmptyFromHistory(sources.history, sources.now_unix);
+  }
+  if (sources.stat_before && sources.stat_after) {
+    in->cpu = CompareCpuTimes(ParseCpuTimes(*sources.stat_before), ParseCpuTimes(*sources.stat_after));
+  }
+  GatherHost(host, sources.gather, in);
+}
 
 void GatherHost(const HostFiles& host, const GatherOptions& options, DoctorInputs* in) {
   if (std::optional<std::string> meminfo = host.Read("/proc/meminfo")) in->memory = ParseMemInfo(*meminfo);
@@ -40,8 +60,8 @@ void GatherHost(const HostFiles& host, const GatherOptions& options, DoctorInput
     }
   }
   if (!host.List("/sys/bus/pci/devices").empty()) in->pci_gpus = ScanPciGpus(host);
-  for (const fleet::GpuView& g : in->fleet.gpus) {
-    for (const fleet::ProcessView& p : g.processes)
+  for (const node::GpuView& g : in->fleet.gpus) {
+    for (const node::ProcessView& p : g.processes)
       in->processes[p.process.pid] = ReadProcessFacts(host, p.process.pid);
   }
   if (options.wants_containers) in->containers = ReadContainerFacts(host);

@@ -8,6 +8,8 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
+#include <string>
 
 #include "doctor/host_files.h"
 #include "doctor/inputs.h"
@@ -23,6 +25,26 @@ struct GatherOptions {
 // Fills in->memory, kernel_xids (or kernel_log_error), uptime_seconds,
 // pci_gpus, processes (for the GPU processes of in->fleet) and containers.
 void GatherHost(const HostFiles& host, const GatherOptions& options, DoctorInputs* in);
+
+// What the doctor's inputs are made from, as `tarmac doctor` and the
+// agent's scheduled run each have it.
+struct InputSources {
+  node::NodeView fleet;   // The GPUs as last read (lease marks joined).
+  std::string gpu_error;  // Why they could not be read; else the view's backend error, if any.
+  bool through_agent = false;
+  store::Db* history = nullptr;  // The history database, when it could be opened.
+  int64_t now_unix = 0;
+  // /proc/stat at the start and end of the window CPU time is judged over.
+  std::optional<std::string> stat_before;
+  std::optional<std::string> stat_after;
+  GatherOptions gather;
+};
+
+// Fills every input both callers have the same way: the GPUs and who is
+// asking, throttling and MIG instances from the history, CPU time over the
+// window, and the host's side (GatherHost). What only one caller measures
+// (a few readings' throttling, storage and network throughput) it adds.
+void FillInputs(const HostFiles& host, InputSources sources, DoctorInputs* in);
 
 // Throttling per GPU index over the last hour, from the history's minute
 // rollups ("the last hour"); empty when the history has none.

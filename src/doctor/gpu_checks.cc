@@ -8,7 +8,7 @@
 
 #include "common/units.h"
 #include "doctor/checks.h"
-#include "fleet/gpu_marks.h"
+#include "node/gpu_marks.h"
 #include "nvidia/clock_event_reasons.h"
 #include "nvidia/xid_catalog.h"
 
@@ -33,7 +33,7 @@ constexpr double kXidMaxAgeSeconds = 24 * 3600;
 double Share(double part, double whole) { return whole > 0 ? part / whole : 0; }
 
 // "NVIDIA H100 80GB HBM3 at 00000000:18:00.0 (GPU-...): ", what is known of it.
-std::string Identity(const fleet::GpuView& g) {
+std::string Identity(const node::GpuView& g) {
   std::string out = g.info.name;
   if (!g.info.pci_bus_id.empty()) out += (out.empty() ? "" : " at ") + g.info.pci_bus_id;
   if (!g.info.uuid.empty()) out += " (" + g.info.uuid + ")";
@@ -52,7 +52,7 @@ void CheckDriver(const DoctorInputs& in, CheckOutput* out) {
         "reboot (or reload the modules) so the kernel module matches the library"));
     return;
   }
-  const fleet::SystemInfo& s = in.fleet.system;
+  const node::SystemInfo& s = in.fleet.system;
   if (!s.driver_version.empty() && !s.nvml_version.empty() &&
       s.nvml_version.find(s.driver_version) == std::string::npos) {
     out->findings.push_back(MakeFinding(
@@ -66,15 +66,15 @@ void CheckDriver(const DoctorInputs& in, CheckOutput* out) {
 }
 
 void CheckVisibility(const DoctorInputs& in, CheckOutput* out) {
-  for (const fleet::GpuView& g : in.fleet.gpus) {
-    fleet::GpuHealth h = g.sample.health;
-    if (h == fleet::GpuHealth::kOk) continue;
-    bool is_lost = h == fleet::GpuHealth::kLost;
+  for (const node::GpuView& g : in.fleet.gpus) {
+    node::GpuHealth h = g.sample.health;
+    if (h == node::GpuHealth::kOk) continue;
+    bool is_lost = h == node::GpuHealth::kLost;
     out->findings.push_back(MakeFinding(
         "visibility",
-        is_lost || h == fleet::GpuHealth::kUnresponsive ? Severity::kCritical : Severity::kWarning,
-        g.info.index, fmt::format("gpu {} is {}", g.info.index, fleet::GpuHealthName(h)),
-        Identity(g) + (g.sample.error.empty() ? fleet::GpuHealthName(h) : g.sample.error),
+        is_lost || h == node::GpuHealth::kUnresponsive ? Severity::kCritical : Severity::kWarning,
+        g.info.index, fmt::format("gpu {} is {}", g.info.index, node::GpuHealthName(h)),
+        Identity(g) + (g.sample.error.empty() ? node::GpuHealthName(h) : g.sample.error),
         is_lost ? "the GPU stopped answering on PCIe (fallen off the bus): nothing can use it until a reset"
                 : "the driver cannot read this GPU: jobs on it may hang or fail",
         is_lost ? "drain the node and reboot; check power, cooling and the slot; RMA if it recurs"
@@ -87,7 +87,7 @@ void CheckVisibility(const DoctorInputs& in, CheckOutput* out) {
   }
   if (!in.gpu_error.empty()) return;  // CheckDriver said it.
   std::set<std::string> seen;
-  for (const fleet::GpuView& g : in.fleet.gpus) seen.insert(NormalizePciAddress(g.info.pci_bus_id));
+  for (const node::GpuView& g : in.fleet.gpus) seen.insert(NormalizePciAddress(g.info.pci_bus_id));
   for (const PciGpu& p : *in.pci_gpus) {
     if (seen.count(p.address)) continue;
     if (p.driver == "vfio-pci") {
@@ -113,7 +113,7 @@ void CheckVisibility(const DoctorInputs& in, CheckOutput* out) {
 }
 
 void CheckThrottle(const DoctorInputs& in, CheckOutput* out) {
-  for (const fleet::GpuView& g : in.fleet.gpus) {
+  for (const node::GpuView& g : in.fleet.gpus) {
     int i = g.info.index;
     auto it = in.throttle.find(i);
     if (it != in.throttle.end() && it->second.seconds > 0) {
@@ -152,7 +152,7 @@ void CheckThrottle(const DoctorInputs& in, CheckOutput* out) {
             "nothing, unless the limit was lowered (see power below)"));
       }
     }
-    const fleet::GpuSample& s = g.sample;
+    const node::GpuSample& s = g.sample;
     if (s.clock_event_reasons && (*s.clock_event_reasons & nvidia::kReasonApplicationsClocksSetting) &&
         s.utilization_gpu_ratio.value_or(0) >= 0.3) {
       out->findings.push_back(MakeFinding(
@@ -186,9 +186,9 @@ void CheckThrottle(const DoctorInputs& in, CheckOutput* out) {
 }
 
 void CheckEcc(const DoctorInputs& in, CheckOutput* out) {
-  for (const fleet::GpuView& g : in.fleet.gpus) {
+  for (const node::GpuView& g : in.fleet.gpus) {
     int i = g.info.index;
-    const fleet::EccCounts& e = g.sample.ecc;
+    const node::EccCounts& e = g.sample.ecc;
     if (e.volatile_uncorrected.value_or(0) > 0) {
       out->findings.push_back(MakeFinding(
           "ecc", Severity::kCritical, i,
@@ -205,7 +205,7 @@ void CheckEcc(const DoctorInputs& in, CheckOutput* out) {
                       "the board's memory has failed before; it may again",
                       "watch it: Xid 48/94/95 or new volatile errors mean a reset or an RMA"));
     }
-    if (const std::optional<fleet::RetiredPages>& p = g.sample.retired_pages) {
+    if (const std::optional<node::RetiredPages>& p = g.sample.retired_pages) {
       int64_t total = p->single_bit + p->double_bit;
       std::string evidence =
           fmt::format("{} pages retired for double-bit, {} for single-bit errors{}", p->double_bit,
@@ -223,7 +223,7 @@ void CheckEcc(const DoctorInputs& in, CheckOutput* out) {
             fmt::format("reset the GPU when it is free: nvidia-smi -r -i {}", i)));
       }
     }
-    if (const std::optional<fleet::RemappedRows>& r = g.sample.remapped_rows) {
+    if (const std::optional<node::RemappedRows>& r = g.sample.remapped_rows) {
       if (r->has_failure) {
         out->findings.push_back(
             MakeFinding("ecc", Severity::kCritical, i, fmt::format("gpu {}: row remapping failed", i),
@@ -246,7 +246,7 @@ void CheckEcc(const DoctorInputs& in, CheckOutput* out) {
 void CheckXid(const DoctorInputs& in, CheckOutput* out) {
   // GPU index by PCI address (the kernel log's domain:bus:device form).
   std::map<std::string, int> by_pci;
-  for (const fleet::GpuView& g : in.fleet.gpus)
+  for (const node::GpuView& g : in.fleet.gpus)
     by_pci[NormalizePciAddress(g.info.pci_bus_id, false)] = g.info.index;
   struct Seen {
     int64_t count = 0;
@@ -292,7 +292,7 @@ void CheckXid(const DoctorInputs& in, CheckOutput* out) {
   if (!in.kernel_log_error.empty()) {
     // The agent's own count since it started stands in for the kernel log.
     bool any = false;
-    for (const fleet::GpuView& g : in.fleet.gpus) {
+    for (const node::GpuView& g : in.fleet.gpus) {
       for (const auto& [xid, count] : g.xid_count_by_code) {
         any = true;
         report(g.info.index, fmt::format("gpu {}", g.info.index), xid, count,
@@ -307,7 +307,7 @@ void CheckXid(const DoctorInputs& in, CheckOutput* out) {
 
 void CheckPersistence(const DoctorInputs& in, CheckOutput* out) {
   std::vector<int> off;
-  for (const fleet::GpuView& g : in.fleet.gpus) {
+  for (const node::GpuView& g : in.fleet.gpus) {
     if (g.info.is_persistence_mode_enabled == false) off.push_back(g.info.index);
   }
   if (off.empty()) return;
@@ -322,12 +322,12 @@ void CheckPersistence(const DoctorInputs& in, CheckOutput* out) {
 }
 
 void CheckSharing(const DoctorInputs& in, CheckOutput* out) {
-  for (const fleet::GpuView& g : in.fleet.gpus) {
+  for (const node::GpuView& g : in.fleet.gpus) {
     // By device: the GPU, or under MIG each instance (processes in two
     // instances of one GPU do not share anything a process can compete for).
     std::map<std::optional<int>, int> compute;
-    for (const fleet::ProcessView& p : g.processes) {
-      if (p.process.type != fleet::ProcessType::kGraphics) ++compute[p.process.gpu_instance_id];
+    for (const node::ProcessView& p : g.processes) {
+      if (p.process.type != node::ProcessType::kGraphics) ++compute[p.process.gpu_instance_id];
     }
     for (const auto& [instance, n] : compute) {
       if (n < 2) continue;
@@ -335,7 +335,7 @@ void CheckSharing(const DoctorInputs& in, CheckOutput* out) {
       std::optional<int64_t> total_bytes = g.sample.memory_total_bytes;
       std::string device = fmt::format("gpu {}", g.info.index);
       if (instance) {
-        const fleet::MigInstance* m = fleet::FindMigInstance(g.sample, *instance);
+        const node::MigInstance* m = node::FindMigInstance(g.sample, *instance);
         used_bytes = m != nullptr ? m->memory_used_bytes : std::nullopt;
         total_bytes = m != nullptr ? m->memory_total_bytes : std::nullopt;
         device += fmt::format(" MIG {} (GPU instance {})", m != nullptr ? m->profile : "?", *instance);
@@ -356,8 +356,8 @@ void CheckSharing(const DoctorInputs& in, CheckOutput* out) {
 }
 
 void CheckHeldIdle(const DoctorInputs& in, CheckOutput* out) {
-  for (const fleet::GpuView& g : in.fleet.gpus) {
-    std::vector<int64_t> pids = fleet::MarkGpu(g).idle_holding_pids;
+  for (const node::GpuView& g : in.fleet.gpus) {
+    std::vector<int64_t> pids = node::MarkGpu(g).idle_holding_pids;
     if (pids.empty()) continue;
     out->findings.push_back(
         MakeFinding("held_idle", Severity::kWarning, g.info.index,

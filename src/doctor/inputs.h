@@ -13,7 +13,7 @@
 
 #include "doctor/host_readings.h"
 #include "doctor/throughput.h"
-#include "fleet/fleet_view.h"
+#include "node/node_view.h"
 
 namespace tarmac::doctor {
 
@@ -28,8 +28,8 @@ struct ThrottleWindow {
 
 struct DoctorInputs {
   std::string hostname;
-  fleet::FleetView fleet;  // The latest reading of the GPUs.
-  std::string gpu_error;   // Why the GPUs could not be read; "" when they were.
+  node::NodeView fleet;   // The latest reading of the GPUs.
+  std::string gpu_error;  // Why the GPUs could not be read; "" when they were.
   bool through_agent = false;
   bool is_root = false;
   std::map<int, ThrottleWindow> throttle;  // By GPU index.

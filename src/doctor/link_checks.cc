@@ -40,7 +40,7 @@ void CheckPcie(const DoctorInputs& in, CheckOutput* out) {
   if (in.pci_gpus) {
     for (const PciGpu& p : *in.pci_gpus) sysfs[p.address] = &p;
   }
-  for (const fleet::GpuView& g : in.fleet.gpus) {
+  for (const node::GpuView& g : in.fleet.gpus) {
     int i = g.info.index;
     std::optional<int> width = g.sample.pcie_width;
     std::optional<int> max_width = g.info.pcie_width_max;
@@ -88,8 +88,8 @@ void CheckPcie(const DoctorInputs& in, CheckOutput* out) {
 }
 
 void CheckNvlink(const DoctorInputs& in, CheckOutput* out) {
-  for (const fleet::GpuView& g : in.fleet.gpus) {
-    const fleet::GpuSample& s = g.sample;
+  for (const node::GpuView& g : in.fleet.gpus) {
+    const node::GpuSample& s = g.sample;
     int64_t crc = s.nvlink_crc_errors.value_or(0);
     int64_t replay = s.nvlink_replay_errors.value_or(0);
     int64_t recovery = s.nvlink_recovery_errors.value_or(0);
@@ -110,7 +110,7 @@ void CheckNvlink(const DoctorInputs& in, CheckOutput* out) {
           "RMA if the counts keep growing"));
     }
   }
-  for (const fleet::GpuView& g : in.fleet.gpus) {
+  for (const node::GpuView& g : in.fleet.gpus) {
     const std::vector<bool>& links = g.sample.nvlink_active;
     int up = static_cast<int>(std::count(links.begin(), links.end(), true));
     int total = static_cast<int>(links.size());
@@ -143,11 +143,11 @@ void CheckNvlink(const DoctorInputs& in, CheckOutput* out) {
 }
 
 void CheckNuma(const DoctorInputs& in, CheckOutput* out) {
-  for (const fleet::GpuView& g : in.fleet.gpus) {
+  for (const node::GpuView& g : in.fleet.gpus) {
     if (!g.info.cpu_affinity || g.info.cpu_affinity->empty()) continue;
     Result<std::vector<uint64_t>> near = ParseCpuList(*g.info.cpu_affinity);
     if (!near.ok()) continue;
-    for (const fleet::ProcessView& p : g.processes) {
+    for (const node::ProcessView& p : g.processes) {
       auto it = in.processes.find(p.process.pid);
       if (it == in.processes.end() || !it->second.cpus_allowed) continue;
       Result<std::vector<uint64_t>> allowed = ParseCpuList(*it->second.cpus_allowed);
@@ -169,16 +169,16 @@ void CheckNuma(const DoctorInputs& in, CheckOutput* out) {
   }
 }
 
-std::string TopologyMatrix(const fleet::FleetView& fleet) {
-  std::vector<const fleet::GpuView*> gpus;
-  for (const fleet::GpuView& g : fleet.gpus) gpus.push_back(&g);
+std::string TopologyMatrix(const node::NodeView& fleet) {
+  std::vector<const node::GpuView*> gpus;
+  for (const node::GpuView& g : fleet.gpus) gpus.push_back(&g);
   std::string out = fmt::format("{:<8}", "");
-  for (const fleet::GpuView* g : gpus) out += fmt::format("{:<7}", fmt::format("GPU{}", g->info.index));
+  for (const node::GpuView* g : gpus) out += fmt::format("{:<7}", fmt::format("GPU{}", g->info.index));
   out += fmt::format("{:<20}{}\n", "CPU Affinity", "NUMA Affinity");
-  for (const fleet::GpuView* a : gpus) {
+  for (const node::GpuView* a : gpus) {
     out += fmt::format("{:<8}", fmt::format("GPU{}", a->info.index));
     std::set<std::string> peers(a->info.nvlink_peer_bus_ids.begin(), a->info.nvlink_peer_bus_ids.end());
-    for (const fleet::GpuView* b : gpus) {
+    for (const node::GpuView* b : gpus) {
       std::string cell = "X";
       if (a != b) {
         if (peers.count(b->info.pci_bus_id)) {
@@ -203,7 +203,7 @@ std::string TopologyMatrix(const fleet::FleetView& fleet) {
 void CheckTopology(const DoctorInputs& in, CheckOutput* out) {
   if (in.fleet.gpus.size() < 2) return;
   int nvlinked = 0;
-  for (const fleet::GpuView& g : in.fleet.gpus) nvlinked += g.info.nvlink_peer_bus_ids.empty() ? 0 : 1;
+  for (const node::GpuView& g : in.fleet.gpus) nvlinked += g.info.nvlink_peer_bus_ids.empty() ? 0 : 1;
   out->findings.push_back(MakeFinding(
       "topology", Severity::kInfo, std::nullopt,
       fmt::format("{} GPUs, {} with NVLink peers", in.fleet.gpus.size(), nvlinked), TopologyMatrix(in.fleet),

@@ -10,8 +10,8 @@
 namespace tarmac::doctor {
 namespace {
 
-fleet::GpuView SplitGpu() {
-  fleet::GpuView g;
+node::GpuView SplitGpu() {
+  node::GpuView g;
   g.info.index = 0;
   g.info.uuid = "GPU-0";
   g.info.name = "NVIDIA H100 80GB HBM3";
@@ -19,13 +19,13 @@ fleet::GpuView SplitGpu() {
   g.info.is_mig_pending = false;
   g.sample.has_mig_instances = true;
   for (int gi : {1, 2, 3}) {
-    fleet::MigInstance m;
+    node::MigInstance m;
     m.uuid = "MIG-" + std::to_string(gi);
     m.gpu_instance_id = gi;
     m.profile = gi == 1 ? "3g.40gb" : "1g.10gb";
     g.sample.mig_instances.push_back(m);
   }
-  fleet::ProcessView p;
+  node::ProcessView p;
   p.process.pid = 100;
   p.process.gpu_instance_id = 2;
   p.process.used_memory_bytes = int64_t{2} << 30;
@@ -87,7 +87,7 @@ TEST(MigChecksTest, AProcessInTheInstanceItsCudaVisibleDevicesNamesIsWhereItBelo
 TEST(MigChecksTest, SharingIsPerInstance) {
   DoctorInputs in;
   in.fleet.gpus.push_back(SplitGpu());
-  fleet::ProcessView other = in.fleet.gpus[0].processes[0];
+  node::ProcessView other = in.fleet.gpus[0].processes[0];
   other.process.pid = 101;
   other.process.gpu_instance_id = 3;
   in.fleet.gpus[0].processes.push_back(other);

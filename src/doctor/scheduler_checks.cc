@@ -9,7 +9,7 @@
 
 #include "common/split.h"
 #include "doctor/checks.h"
-#include "fleet/gpu_marks.h"
+#include "node/gpu_marks.h"
 #include "nvidia/vendor_facts.h"
 
 namespace tarmac::doctor {
@@ -38,10 +38,10 @@ bool AllowsEveryGpu(const std::vector<std::string>& rules) {
 // their prefixes, as CUDA accepts) decide; bare indices are CUDA's order,
 // which matches NVML's only with CUDA_DEVICE_ORDER=PCI_BUS_ID. Under MIG,
 // a MIG- UUID names the instance the process runs in.
-Visible IsVisible(const std::string& list, const fleet::GpuView& gpu, const fleet::ProcessView& process) {
+Visible IsVisible(const std::string& list, const node::GpuView& gpu, const node::ProcessView& process) {
   bool has_index = false;
-  const fleet::MigInstance* instance =
-      process.process.gpu_instance_id ? fleet::FindMigInstance(gpu.sample, *process.process.gpu_instance_id)
+  const node::MigInstance* instance =
+      process.process.gpu_instance_id ? node::FindMigInstance(gpu.sample, *process.process.gpu_instance_id)
                                       : nullptr;
   for (const std::string& t : SplitCommas(list)) {
     if (t.rfind("MIG-", 0) == 0) {
@@ -60,9 +60,9 @@ Visible IsVisible(const std::string& list, const fleet::GpuView& gpu, const flee
 
 void CheckAllocation(const DoctorInputs& in, CheckOutput* out) {
   int unreadable = 0;
-  for (const fleet::GpuView& g : in.fleet.gpus) {
+  for (const node::GpuView& g : in.fleet.gpus) {
     int i = g.info.index;
-    for (const fleet::ProcessView& p : g.processes) {
+    for (const node::ProcessView& p : g.processes) {
       int64_t pid = p.process.pid;
       // By its name: the command line (which may hold a secret) goes in
       // the finding's `command` only.
@@ -135,9 +135,9 @@ void CheckAllocation(const DoctorInputs& in, CheckOutput* out) {
 
 void CheckCpuLimits(const DoctorInputs& in, CheckOutput* out) {
   std::map<int64_t, std::vector<int>> gpus_of;  // pid -> the GPUs it holds
-  std::map<int64_t, const fleet::ProcessView*> view_of;
-  for (const fleet::GpuView& g : in.fleet.gpus) {
-    for (const fleet::ProcessView& p : g.processes) {
+  std::map<int64_t, const node::ProcessView*> view_of;
+  for (const node::GpuView& g : in.fleet.gpus) {
+    for (const node::ProcessView& p : g.processes) {
       gpus_of[p.process.pid].push_back(g.info.index);
       view_of[p.process.pid] = &p;
     }
@@ -147,7 +147,7 @@ void CheckCpuLimits(const DoctorInputs& in, CheckOutput* out) {
     if (it == in.processes.end() || !it->second.cpu_limit) continue;
     double cpus = *it->second.cpu_limit;
     if (cpus >= static_cast<double>(gpus.size())) continue;
-    const fleet::ProcessView& p = *view_of[pid];
+    const node::ProcessView& p = *view_of[pid];
     out->findings.push_back(MakeFinding(
         "cpu_limit", Severity::kWarning, gpus.front(),
         fmt::format("pid {} ({}) drives {} GPU{} on {:.2g} CPU{}", pid,
@@ -164,7 +164,7 @@ void CheckCpuLimits(const DoctorInputs& in, CheckOutput* out) {
 }
 
 void CheckMig(const DoctorInputs& in, CheckOutput* out) {
-  for (const fleet::GpuView& g : in.fleet.gpus) {
+  for (const node::GpuView& g : in.fleet.gpus) {
     if (!g.info.is_mig_pending.value_or(false)) continue;
     bool is_on = g.info.is_mig_enabled.value_or(false);
     out->findings.push_back(MakeFinding(
@@ -184,10 +184,10 @@ void CheckMig(const DoctorInputs& in, CheckOutput* out) {
 
 void CheckMigEmpty(const DoctorInputs& in, CheckOutput* out) {
   bool has_instances = false;
-  for (const fleet::GpuView& g : in.fleet.gpus) {
-    for (const fleet::MigInstance& m : g.sample.mig_instances) {
+  for (const node::GpuView& g : in.fleet.gpus) {
+    for (const node::MigInstance& m : g.sample.mig_instances) {
       has_instances = true;
-      bool is_running = std::any_of(g.processes.begin(), g.processes.end(), [&](const fleet::ProcessView& p) {
+      bool is_running = std::any_of(g.processes.begin(), g.processes.end(), [&](const node::ProcessView& p) {
         return p.process.gpu_instance_id == m.gpu_instance_id;
       });
       auto empty = in.mig_empty_seconds.find(m.uuid);

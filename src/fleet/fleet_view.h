@@ -1,79 +1,102 @@
 // SPDX-License-Identifier: Apache-2.0
 //
-// One reading of the whole machine as plain data: every GPU (identity,
-// sample, processes and who they are), what the agent knows beside the
-// driver (Xid counts, leases), the host and the driver. Written by the
-// sampler (or decoded from the agent's JSON); read by status, query, pick,
-// metrics, the store and the lease service. Value types; thread-compatible.
+// Every node's GPUs as Prometheus last saw them: what `tarmac fleet status`
+// shows. Plain data, the filters a user asks for, and the totals line. The
+// reading itself is fleet_read.h; the text and JSON forms are
+// fleet_render.h.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
-#include <map>
 #include <optional>
+#include <regex>
 #include <string>
 #include <vector>
 
-#include "fleet/gpu_types.h"
-#include "fleet/lease_kind.h"
-#include "fleet/process_details.h"
-
 namespace tarmac::fleet {
 
-struct ProcessView {
-  GpuProcess process;
-  ProcessDetails details;
-};
-
-// A lease the agent holds on a GPU, as status and history see it.
-struct GpuLease {
-  int64_t id = 0;
+// Who holds a GPU (or one of its MIG instances): tarmac_gpu_lease.
+struct GpuHolder {
+  int64_t lease = 0;
   std::string user;
-  LeaseKind kind = LeaseKind::kRun;
-  bool is_revoking = false;               // A backfill lease being preempted (in its grace).
-  std::string slurm_job = std::string();  // Kind slurm: the job id.
-  // Its GPU's idle memory lent to this backfill lease, if any (leases/loans.h).
-  int64_t lent_to = 0;
-  std::string lent_to_user = std::string();
-
-  bool is_backfill() const { return kind == LeaseKind::kBackfill; }
+  std::string kind;       // run, reservation, backfill, pod, slurm
+  std::string slurm_job;  // kind slurm
+  std::string mig_uuid;   // A MIG instance's lease
 };
 
-struct GpuView {
-  GpuInfo info;
-  GpuSample sample;
-  std::vector<ProcessView> processes;
-  // Mean utilization over the recent window, when asked for and available.
-  std::optional<double> recent_utilization_ratio;
-  // PCIe traffic from counter deltas between two reads (watch mode).
-  std::optional<double> pcie_tx_bytes_per_second;
-  std::optional<double> pcie_rx_bytes_per_second;
-  // Xid errors the agent's events thread has seen on this GPU.
-  int64_t xid_count = 0;
-  std::optional<GpuEvent> last_xid;
-  std::map<int64_t, int64_t> xid_count_by_code;
-  // The agent's lease on this GPU, when any (from the agent only).
-  std::optional<GpuLease> lease;
-  // Backfill leases on this GPU revoked for a waiting request since the
-  // agent started (from the agent only).
-  int64_t backfill_preemptions = 0;
-  // The pod and container the kubelet allocated this GPU to, as its
-  // pod-resources API last said (from the agent only, with [kubernetes]).
-  std::optional<KubernetesNames> allocated_to;
-  // The same for each MIG instance of the GPU, by its MIG UUID.
-  std::map<std::string, GpuLease> mig_leases;
-  std::map<std::string, KubernetesNames> mig_allocated_to;
+struct FleetGpu {
+  int index = 0;
+  std::string uuid;
+  std::string model;
+  std::optional<double> utilization_ratio;
+  std::optional<double> recent_utilization_ratio;  // Mean over the last minute.
+  std::optional<double> memory_used_bytes;
+  std::optional<double> memory_total_bytes;
+  std::optional<double> memory_free_bytes;
+  std::optional<double> power_watts;
+  std::optional<double> power_limit_watts;
+  std::optional<double> temperature_celsius;
+  bool is_idle = false;
+  bool is_held_idle = false;
+  bool is_lost = false;
+  std::vector<std::string> throttle_reasons;
+  std::vector<GpuHolder> holders;
+  // The pod the kubelet allocated the GPU to ("namespace/pod"), running or
+  // not (tarmac_gpu_pod_allocated); empty when none.
+  std::string pod;
+  int idle_holders = 0;  // Processes holding memory at 0 % SM.
+  int processes = 0;     // Processes on it (those tarmac_process_* lists).
+  // The spells going on now (tarmac_gpu_idle_for_seconds and the rest).
+  std::optional<double> idle_for_seconds;
+  std::optional<double> idle_for_cost;
+  std::string currency;
+  std::optional<double> held_idle_for_seconds;
+};
+
+struct FleetNode {
+  std::string name;      // The hostname label.
+  std::string instance;  // Prometheus' scrape target.
+  std::string source;    // "tarmac", or "dcgm-exporter" for a node only it reports
+  bool is_up = false;
+  std::optional<double> last_seen_unix;  // Its last sample (down nodes: since when).
+  std::vector<FleetGpu> gpus;
 };
 
 struct FleetView {
-  std::string hostname;
-  std::string backend;  // "nvml" or "sim"
-  // Why no GPU can be read at all (the driver is not loaded): set while the
-  // agent waits to re-attach; `gpus` then holds the last GPUs it knew.
-  std::string backend_error;
-  SystemInfo system;
-  std::chrono::system_clock::time_point taken_at;
-  std::vector<GpuView> gpus;
+  std::string prometheus_url;
+  double taken_at_unix = 0;
+  std::vector<FleetNode> nodes;  // By name.
+  std::vector<std::string> warnings;
+  bool is_partial = false;
 };
+
+struct FleetFilter {
+  std::optional<std::regex> node;  // Matched against the whole node name.
+  std::string model;               // A part of the model name, any case.
+  bool idle_only = false;
+  bool held_idle_only = false;
+};
+
+// Whether `model` contains `part`, in any case ("h100" matches "NVIDIA
+// H100 80GB HBM3"); an empty `part` matches every model.
+bool ModelMatches(const std::string& model, const std::string& part);
+
+// `view` with only the nodes and GPUs `filter` keeps (a node the filter
+// leaves no GPU of is left out, unless it is down and only --node asks).
+FleetView Filter(const FleetView& view, const FleetFilter& filter);
+
+struct FleetTotals {
+  int nodes = 0;
+  int nodes_down = 0;
+  int gpus = 0;
+  int gpus_idle = 0;
+  int gpus_held_idle = 0;
+  int idle_holders = 0;
+  int gpus_leased = 0;
+};
+
+FleetTotals Totals(const FleetView& view);
+
+// "412 of 1,024 GPUs idle; 37 held idle by 19 processes; 3 nodes down".
+std::string TotalsLine(const FleetTotals& totals);
 
 }  // namespace tarmac::fleet

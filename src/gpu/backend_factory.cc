@@ -49,7 +49,7 @@ Result<OpenedBackend> OpenBackend(const BackendOptions& options, Clock* clock, L
 #endif
       break;
   }
-  Result<std::vector<fleet::GpuInfo>> gpus = opened.backend->Open();
+  Result<std::vector<node::GpuInfo>> gpus = opened.backend->Open();
   if (!gpus.ok()) {
     if (options.kind == BackendKind::kAuto && gpus.status().code() == StatusCode::kUnavailable) {
       return gpus.status().WithContext(

@@ -37,7 +37,7 @@ struct BackendOptions {
 // switch to simulation). Returns the opened backend and its GPUs.
 struct OpenedBackend {
   std::unique_ptr<GpuBackend> backend;
-  std::vector<fleet::GpuInfo> gpus;
+  std::vector<node::GpuInfo> gpus;
 };
 Result<OpenedBackend> OpenBackend(const BackendOptions& options, Clock* clock, Logger* logger);
 

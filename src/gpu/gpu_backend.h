@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "common/result.h"
-#include "fleet/gpu_types.h"
+#include "node/gpu_types.h"
 
 namespace tarmac::gpu {
 
@@ -37,16 +37,16 @@ class GpuBackend {
   // which fields each supports. Returns kUnavailable when the driver or
   // library is absent, with a message naming what was tried. Devices that
   // cannot be opened are returned with health != kOk, not dropped.
-  virtual Result<std::vector<fleet::GpuInfo>> Open() = 0;
+  virtual Result<std::vector<node::GpuInfo>> Open() = 0;
 
   // Driver and library facts. REQUIRES: Open() succeeded.
-  virtual const fleet::SystemInfo& system_info() const = 0;
+  virtual const node::SystemInfo& system_info() const = 0;
 
   // Reads the groups of fields in `tiers` for the GPU at `index`
   // (0 <= index < Open().size()). A field the device cannot report is left
   // empty; a device that cannot be read comes back with health != kOk and
   // empty readings. Returns non-OK only for an index out of range.
-  virtual Result<fleet::GpuSample> Sample(int index, unsigned tiers) = 0;
+  virtual Result<node::GpuSample> Sample(int index, unsigned tiers) = 0;
 
   // Mean GPU utilization (0..1) over the last `window`, from the device's own
   // sample buffer, so a one-shot command judges recent use and not one
@@ -56,11 +56,11 @@ class GpuBackend {
   // Waits up to `timeout` for driver events (Xid) and returns those that
   // arrived, oldest first; empty on timeout. Events that happened before the
   // first call are not reported.
-  virtual Result<std::vector<fleet::GpuEvent>> WaitEvents(std::chrono::milliseconds timeout) = 0;
+  virtual Result<std::vector<node::GpuEvent>> WaitEvents(std::chrono::milliseconds timeout) = 0;
 
   // Failed driver calls so far (see CallErrorCounts). Safe to call from any
   // thread, while other threads sample. Backends without a driver have none.
-  virtual fleet::CallErrorCounts CallErrors() const { return {}; }
+  virtual node::CallErrorCounts CallErrors() const { return {}; }
 };
 
 }  // namespace tarmac::gpu

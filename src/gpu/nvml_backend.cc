@@ -65,15 +65,15 @@ bool NvmlBackend::Check(DeviceState& d, int index, NvmlField field, const char* 
   int64_t count = 0;
   {
     MutexLock lock(&errors_mu_);
-    count = error_counts_[fleet::CallError{call, nvml::ReturnName(r)}]++;
+    count = error_counts_[node::CallError{call, nvml::ReturnName(r)}]++;
   }
   if (r == nvml::kErrorDriverNotLoaded) {
-    d.health = fleet::GpuHealth::kDriverNotLoaded;
+    d.health = node::GpuHealth::kDriverNotLoaded;
     d.error = fmt::format("nvml: {}(gpu {}): {}", call, index, library_->ErrorText(r));
     return false;
   }
   if (r == nvml::kErrorGpuIsLost) {
-    d.health = fleet::GpuHealth::kLost;
+    d.health = node::GpuHealth::kLost;
     d.error = fmt::format("nvml: {}(gpu {}): {}", call, index, library_->ErrorText(r));
     return false;
   }
@@ -83,7 +83,7 @@ bool NvmlBackend::Check(DeviceState& d, int index, NvmlField field, const char* 
   return false;
 }
 
-fleet::CallErrorCounts NvmlBackend::CallErrors() const {
+node::CallErrorCounts NvmlBackend::CallErrors() const {
   MutexLock lock(&errors_mu_);
   return error_counts_;
 }

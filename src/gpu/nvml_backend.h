@@ -80,18 +80,18 @@ class NvmlBackend final : public GpuBackend {
   ~NvmlBackend() override;
 
   std::string_view name() const override { return "nvml"; }
-  Result<std::vector<fleet::GpuInfo>> Open() override;
-  const fleet::SystemInfo& system_info() const override { return system_info_; }
-  Result<fleet::GpuSample> Sample(int index, unsigned tiers) override;
+  Result<std::vector<node::GpuInfo>> Open() override;
+  const node::SystemInfo& system_info() const override { return system_info_; }
+  Result<node::GpuSample> Sample(int index, unsigned tiers) override;
   std::optional<double> RecentUtilization(int index, std::chrono::seconds window) override;
-  Result<std::vector<fleet::GpuEvent>> WaitEvents(std::chrono::milliseconds timeout) override;
+  Result<std::vector<node::GpuEvent>> WaitEvents(std::chrono::milliseconds timeout) override;
 
-  fleet::CallErrorCounts CallErrors() const override;
+  node::CallErrorCounts CallErrors() const override;
 
  private:
   struct DeviceState {
     nvml::Device handle = nullptr;
-    fleet::GpuHealth health = fleet::GpuHealth::kOk;
+    node::GpuHealth health = node::GpuHealth::kOk;
     std::string error;
     // Indexed by NvmlField; the extra slot (kCount) collects identity calls.
     std::array<bool, static_cast<size_t>(NvmlField::kCount) + 1> unsupported{};
@@ -123,22 +123,29 @@ class NvmlBackend final : public GpuBackend {
   bool Supported(const DeviceState& d, NvmlField field) const {
     return !d.unsupported[static_cast<size_t>(field)];
   }
+  // Calls `fn(d.handle, args...)` unless the library lacks it, `field` is
+  // known unsupported, or the device is gone; whether it succeeded (Check).
+  template <typename Fn, typename... Args>
+  bool Read(DeviceState& d, int index, NvmlField field, const char* call, Fn fn, Args... args) {
+    if (fn == nullptr || !Supported(d, field) || d.health != node::GpuHealth::kOk) return false;
+    return Check(d, index, field, call, fn(d.handle, args...));
+  }
 
-  void ReadFast(DeviceState& d, int index, fleet::GpuSample* s);
-  void ReadSlow(DeviceState& d, int index, fleet::GpuSample* s);
+  void ReadFast(DeviceState& d, int index, node::GpuSample* s);
+  void ReadSlow(DeviceState& d, int index, node::GpuSample* s);
   // Parts of the tiers: memory (v2, else v1), temperature (versioned, else
   // the old call), the field-value counters (PCIe bytes, error counters,
   // HBM temperature and NVLink bytes), a vGPU guest's license.
-  void ReadMemory(DeviceState& d, int index, fleet::GpuSample* s);
-  void ReadTemperature(DeviceState& d, int index, fleet::GpuSample* s);
-  void ReadFieldValues(DeviceState& d, int index, fleet::GpuSample* s);
-  void ReadVgpuLicense(DeviceState& d, int index, fleet::GpuSample* s);
-  void ReadProcesses(DeviceState& d, int index, fleet::GpuSample* s);
+  void ReadMemory(DeviceState& d, int index, node::GpuSample* s);
+  void ReadTemperature(DeviceState& d, int index, node::GpuSample* s);
+  void ReadFieldValues(DeviceState& d, int index, node::GpuSample* s);
+  void ReadVgpuLicense(DeviceState& d, int index, node::GpuSample* s);
+  void ReadProcesses(DeviceState& d, int index, node::GpuSample* s);
   // Engine activity over the interval since the previous call (GPM), of
   // the GPU and of each MIG instance in s->mig_instances.
-  void ReadGpm(DeviceState& d, int index, fleet::GpuSample* s);
+  void ReadGpm(DeviceState& d, int index, node::GpuSample* s);
   // The MIG devices of a GPU in MIG mode (nvml_mig.cc).
-  void ReadMigInstances(DeviceState& d, int index, fleet::GpuSample* s);
+  void ReadMigInstances(DeviceState& d, int index, node::GpuSample* s);
   // Frees the GPM samples of `d` (the GPU's and its instances').
   void FreeGpmSamples(DeviceState& d);
   // Two GPM samples used in turn (a GPU's, or one MIG instance's).
@@ -158,13 +165,13 @@ class NvmlBackend final : public GpuBackend {
                     const std::function<nvml::Return(nvml::GpmSample)>& take, Activity* out);
   // Reads one process list with the size protocol; appends its entries
   // (pid, memory, MIG instance ids).
-  bool ReadProcessList(DeviceState& d, int index, bool is_graphics, std::vector<fleet::GpuProcess>* out);
+  bool ReadProcessList(DeviceState& d, int index, bool is_graphics, std::vector<node::GpuProcess>* out);
   Status InitLibrary();
   // Open's steps (nvml_open.cc).
   void ReadSystemInfo();
-  void ReadIdentity(DeviceState& d, int index, fleet::GpuInfo* info);
-  void ReadLimits(DeviceState& d, fleet::GpuInfo* info);
-  void ReadTopology(DeviceState& d, fleet::GpuInfo* info);
+  void ReadIdentity(DeviceState& d, int index, node::GpuInfo* info);
+  void ReadLimits(DeviceState& d, node::GpuInfo* info);
+  void ReadTopology(DeviceState& d, node::GpuInfo* info);
   void RegisterEvents();
 
   NvmlOptions options_;
@@ -172,13 +179,13 @@ class NvmlBackend final : public GpuBackend {
   Logger* logger_;
   std::unique_ptr<nvml::Library> library_;
   bool is_initialized_ = false;
-  fleet::SystemInfo system_info_;
+  node::SystemInfo system_info_;
   std::vector<DeviceState> devices_;
   // Set by WaitEvents (the events thread) on Xid 79; Sample (a GPU worker)
   // turns it into kLost. Sized once at Open.
   std::unique_ptr<std::atomic<bool>[]> fell_off_bus_;
   mutable Mutex errors_mu_;
-  fleet::CallErrorCounts error_counts_ GUARDED_BY(errors_mu_);
+  node::CallErrorCounts error_counts_ GUARDED_BY(errors_mu_);
   nvml::EventSet event_set_ = nullptr;
   bool has_event_set_ = false;
 };

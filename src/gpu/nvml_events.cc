@@ -14,8 +14,8 @@ namespace tarmac::gpu {
 using nvml::Return;
 using nvml_text::CString;
 
-Result<std::vector<fleet::GpuEvent>> NvmlBackend::WaitEvents(std::chrono::milliseconds timeout) {
-  std::vector<fleet::GpuEvent> events;
+Result<std::vector<node::GpuEvent>> NvmlBackend::WaitEvents(std::chrono::milliseconds timeout) {
+  std::vector<node::GpuEvent> events;
   if (!has_event_set_ || library_->api().EventSetWaitV2 == nullptr) {
     return Status::Unavailable("nvml: events are not supported by this driver");
   }
@@ -30,7 +30,7 @@ Result<std::vector<fleet::GpuEvent>> NvmlBackend::WaitEvents(std::chrono::millis
       }
       break;
     }
-    fleet::GpuEvent e;
+    node::GpuEvent e;
     e.gpu_index = -1;
     for (size_t i = 0; i < devices_.size(); ++i) {
       if (devices_[i].handle == data.device) e.gpu_index = static_cast<int>(i);

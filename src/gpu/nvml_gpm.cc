@@ -14,10 +14,10 @@
 
 namespace tarmac::gpu {
 
-void NvmlBackend::ReadGpm(DeviceState& d, int index, fleet::GpuSample* s) {
+void NvmlBackend::ReadGpm(DeviceState& d, int index, node::GpuSample* s) {
   const nvml::Api& api = library_->api();
   if (api.GpmQueryDeviceSupport == nullptr || api.GpmSampleAlloc == nullptr || api.GpmSampleGet == nullptr ||
-      api.GpmMetricsGet == nullptr || !Supported(d, NvmlField::kGpm) || d.health != fleet::GpuHealth::kOk) {
+      api.GpmMetricsGet == nullptr || !Supported(d, NvmlField::kGpm) || d.health != node::GpuHealth::kOk) {
     return;
   }
   if (d.gpm_samples[0] == nullptr) {
@@ -48,7 +48,7 @@ void NvmlBackend::ReadGpm(DeviceState& d, int index, fleet::GpuSample* s) {
   if (s->mig_instances.empty() || api.GpmMigSampleGet == nullptr) return;
   // Per MIG instance: a pair per GPU instance id, dropped with the instance.
   std::map<unsigned, DeviceState::MigGpm> kept;
-  for (fleet::MigInstance& m : s->mig_instances) {
+  for (node::MigInstance& m : s->mig_instances) {
     unsigned id = static_cast<unsigned>(m.gpu_instance_id);
     DeviceState::MigGpm& pair = kept[id];
     if (auto it = d.mig_gpm.find(id); it != d.mig_gpm.end()) {

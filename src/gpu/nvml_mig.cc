@@ -28,10 +28,10 @@ std::string ProfileOfName(const std::string& name) {
 
 }  // namespace
 
-void NvmlBackend::ReadMigInstances(DeviceState& d, int index, fleet::GpuSample* s) {
+void NvmlBackend::ReadMigInstances(DeviceState& d, int index, node::GpuSample* s) {
   const nvml::Api& api = library_->api();
   if (api.DeviceGetMaxMigDeviceCount == nullptr || api.DeviceGetMigDeviceHandleByIndex == nullptr ||
-      !Supported(d, NvmlField::kMig) || d.health != fleet::GpuHealth::kOk) {
+      !Supported(d, NvmlField::kMig) || d.health != node::GpuHealth::kOk) {
     return;
   }
   unsigned max_count = 0;
@@ -45,7 +45,7 @@ void NvmlBackend::ReadMigInstances(DeviceState& d, int index, fleet::GpuSample* 
     Return r = api.DeviceGetMigDeviceHandleByIndex(d.handle, slot, &mig);
     if (r == nvml::kErrorNotFound) continue;  // An empty slot.
     if (!Check(d, index, NvmlField::kMig, "nvmlDeviceGetMigDeviceHandleByIndex", r)) return;
-    fleet::MigInstance m;
+    node::MigInstance m;
     char buf[nvml::kDeviceUuidBufferSize] = {};
     if (api.DeviceGetUUID == nullptr || api.DeviceGetUUID(mig, buf, sizeof buf) != nvml::kSuccess) {
       is_complete = false;

@@ -37,7 +37,7 @@ std::optional<int> NumaNodeFromSysfs(const std::string& nvml_bus_id) {
 
 }  // namespace
 
-Result<std::vector<fleet::GpuInfo>> NvmlBackend::Open() {
+Result<std::vector<node::GpuInfo>> NvmlBackend::Open() {
   Status s = InitLibrary();
   if (!s.ok()) return s;
   const nvml::Api& api = library_->api();
@@ -49,19 +49,19 @@ Result<std::vector<fleet::GpuInfo>> NvmlBackend::Open() {
   if (r != nvml::kSuccess) {
     return Status::Unavailable(fmt::format("nvml: nvmlDeviceGetCount_v2: {}", library_->ErrorText(r)));
   }
-  std::vector<fleet::GpuInfo> gpus;
+  std::vector<node::GpuInfo> gpus;
   devices_.assign(count, DeviceState{});
   fell_off_bus_ = std::make_unique<std::atomic<bool>[]>(count);
   for (unsigned i = 0; i < count; ++i) {
     DeviceState& d = devices_[i];
     int index = static_cast<int>(i);
-    fleet::GpuInfo info;
+    node::GpuInfo info;
     info.index = index;
     r = api.DeviceGetHandleByIndexV2(i, &d.handle);
     if (r != nvml::kSuccess) {
-      d.health = r == nvml::kErrorNoPermission ? fleet::GpuHealth::kNoPermission
-                 : r == nvml::kErrorGpuIsLost  ? fleet::GpuHealth::kLost
-                                               : fleet::GpuHealth::kError;
+      d.health = r == nvml::kErrorNoPermission ? node::GpuHealth::kNoPermission
+                 : r == nvml::kErrorGpuIsLost  ? node::GpuHealth::kLost
+                                               : node::GpuHealth::kError;
       d.error = fmt::format("nvml: nvmlDeviceGetHandleByIndex_v2(gpu {}): {}", i, library_->ErrorText(r));
       info.health = d.health;
       info.error = d.error;
@@ -97,9 +97,9 @@ void NvmlBackend::ReadSystemInfo() {
 }
 
 // UUID, name, serial and PCI bus id.
-void NvmlBackend::ReadIdentity(DeviceState& d, int index, fleet::GpuInfo* out) {
+void NvmlBackend::ReadIdentity(DeviceState& d, int index, node::GpuInfo* out) {
   const nvml::Api& api = library_->api();
-  fleet::GpuInfo& info = *out;
+  node::GpuInfo& info = *out;
   char text[nvml::kDeviceNameBufferSize] = {};
   if (api.DeviceGetUUID != nullptr && Check(d, index, NvmlField::kCount, "nvmlDeviceGetUUID",
                                             api.DeviceGetUUID(d.handle, text, sizeof text))) {
@@ -122,9 +122,9 @@ void NvmlBackend::ReadIdentity(DeviceState& d, int index, fleet::GpuInfo* out) {
 }
 
 // What the board can do: power, clocks, PCIe link, modes, thresholds, memory.
-void NvmlBackend::ReadLimits(DeviceState& d, fleet::GpuInfo* out) {
+void NvmlBackend::ReadLimits(DeviceState& d, node::GpuInfo* out) {
   const nvml::Api& api = library_->api();
-  fleet::GpuInfo& info = *out;
+  node::GpuInfo& info = *out;
   unsigned value = 0;
   if (api.DeviceGetMinorNumber != nullptr && api.DeviceGetMinorNumber(d.handle, &value) == nvml::kSuccess) {
     info.minor_number = static_cast<int>(value);
@@ -175,9 +175,9 @@ void NvmlBackend::ReadLimits(DeviceState& d, fleet::GpuInfo* out) {
 }
 
 // Where it sits: NUMA node, CPU affinity, NVLink peers.
-void NvmlBackend::ReadTopology(DeviceState& d, fleet::GpuInfo* out) {
+void NvmlBackend::ReadTopology(DeviceState& d, node::GpuInfo* out) {
   const nvml::Api& api = library_->api();
-  fleet::GpuInfo& info = *out;
+  node::GpuInfo& info = *out;
   unsigned value = 0;
   if (api.DeviceGetNumaNodeId != nullptr && api.DeviceGetNumaNodeId(d.handle, &value) == nvml::kSuccess) {
     info.numa_node = static_cast<int>(value);

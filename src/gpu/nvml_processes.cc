@@ -21,7 +21,7 @@ constexpr int kMaxListAttempts = 5;
 }  // namespace
 
 bool NvmlBackend::ReadProcessList(DeviceState& d, int index, bool is_graphics,
-                                  std::vector<fleet::GpuProcess>* out) {
+                                  std::vector<node::GpuProcess>* out) {
   const nvml::Api& api = library_->api();
   using ListFn = Return (*)(nvml::Device, unsigned*, void*);
   ListFn fn = nullptr;
@@ -69,9 +69,9 @@ bool NvmlBackend::ReadProcessList(DeviceState& d, int index, bool is_graphics,
     unsigned long long used = 0;
     std::memcpy(&pid, entry, sizeof pid);
     std::memcpy(&used, entry + 8, sizeof used);
-    fleet::GpuProcess p;
+    node::GpuProcess p;
     p.pid = pid;
-    p.type = is_graphics ? fleet::ProcessType::kGraphics : fleet::ProcessType::kCompute;
+    p.type = is_graphics ? node::ProcessType::kGraphics : node::ProcessType::kCompute;
     if (used != nvml::kValueNotAvailableUll) p.used_memory_bytes = static_cast<int64_t>(used);
     if (stride >= sizeof(nvml::ProcessInfoV2)) {  // The MIG instance, 0xFFFFFFFF when none.
       unsigned gi = 0;
@@ -86,20 +86,20 @@ bool NvmlBackend::ReadProcessList(DeviceState& d, int index, bool is_graphics,
   return true;
 }
 
-void NvmlBackend::ReadProcesses(DeviceState& d, int index, fleet::GpuSample* s) {
-  std::vector<fleet::GpuProcess> compute;
-  std::vector<fleet::GpuProcess> graphics;
+void NvmlBackend::ReadProcesses(DeviceState& d, int index, node::GpuSample* s) {
+  std::vector<node::GpuProcess> compute;
+  std::vector<node::GpuProcess> graphics;
   bool has_compute = ReadProcessList(d, index, false, &compute);
   bool has_graphics = ReadProcessList(d, index, true, &graphics);
-  if (d.health != fleet::GpuHealth::kOk) return;
+  if (d.health != node::GpuHealth::kOk) return;
   s->has_processes = has_compute || has_graphics;
   // Merge by PID: a process with both contexts appears once.
   s->processes = std::move(compute);
-  for (const fleet::GpuProcess& g : graphics) {
+  for (const node::GpuProcess& g : graphics) {
     bool merged = false;
-    for (fleet::GpuProcess& p : s->processes) {
+    for (node::GpuProcess& p : s->processes) {
       if (p.pid != g.pid) continue;
-      p.type = fleet::ProcessType::kComputeAndGraphics;
+      p.type = node::ProcessType::kComputeAndGraphics;
       if (g.used_memory_bytes && (!p.used_memory_bytes || *g.used_memory_bytes > *p.used_memory_bytes)) {
         p.used_memory_bytes = g.used_memory_bytes;
       }
@@ -108,7 +108,7 @@ void NvmlBackend::ReadProcesses(DeviceState& d, int index, fleet::GpuSample* s) 
     if (!merged) s->processes.push_back(g);
   }
   std::sort(s->processes.begin(), s->processes.end(),
-            [](const fleet::GpuProcess& a, const fleet::GpuProcess& b) { return a.pid < b.pid; });
+            [](const node::GpuProcess& a, const node::GpuProcess& b) { return a.pid < b.pid; });
 
   const nvml::Api& api = library_->api();
   if (api.DeviceGetProcessUtilization == nullptr || !Supported(d, NvmlField::kProcessUtilization) ||
@@ -135,11 +135,11 @@ void NvmlBackend::ReadProcesses(DeviceState& d, int index, fleet::GpuSample* s) 
   }
   if (r == nvml::kSuccess) samples.resize(std::min<size_t>(count, samples.size()));
   if (r == nvml::kErrorNotFound) samples.clear();
-  for (fleet::GpuProcess& p : s->processes) p.sm_utilization_ratio = 0.0;
+  for (node::GpuProcess& p : s->processes) p.sm_utilization_ratio = 0.0;
   for (const nvml::ProcessUtilizationSample& sample : samples) {
     if (sample.smUtil > 100) continue;  // Garbage entries seen on some drivers.
     d.last_process_sample_us = std::max(d.last_process_sample_us, sample.timeStamp);
-    for (fleet::GpuProcess& p : s->processes) {
+    for (node::GpuProcess& p : s->processes) {
       if (p.pid == sample.pid) p.sm_utilization_ratio = sample.smUtil / 100.0;
     }
   }

@@ -40,33 +40,33 @@ std::optional<double> NumberOf(const nvml::Value& value, int type) {
 
 }  // namespace
 
-Result<fleet::GpuSample> NvmlBackend::Sample(int index, unsigned tiers) {
+Result<node::GpuSample> NvmlBackend::Sample(int index, unsigned tiers) {
   if (index < 0 || index >= static_cast<int>(devices_.size())) {
     return Status::InvalidArgument(fmt::format("nvml: no gpu {}", index));
   }
   DeviceState& d = devices_[static_cast<size_t>(index)];
-  fleet::GpuSample s;
+  node::GpuSample s;
   s.index = index;
   s.taken_at = clock_->WallNow();
-  if (fell_off_bus_[static_cast<size_t>(index)].load() && d.health == fleet::GpuHealth::kOk) {
-    d.health = fleet::GpuHealth::kLost;
+  if (fell_off_bus_[static_cast<size_t>(index)].load() && d.health == node::GpuHealth::kOk) {
+    d.health = node::GpuHealth::kLost;
     d.error = fmt::format("nvml: gpu {}: Xid 79: GPU has fallen off the bus", index);
   }
-  if (d.health == fleet::GpuHealth::kNoPermission || d.handle == nullptr) {
+  if (d.health == node::GpuHealth::kNoPermission || d.handle == nullptr) {
     s.health = d.health;
     s.error = d.error;
     return s;
   }
-  if (d.health != fleet::GpuHealth::kOk) {  // Lost or driver gone: stays so until re-opened.
+  if (d.health != node::GpuHealth::kOk) {  // Lost or driver gone: stays so until re-opened.
     s.health = d.health;
     s.error = d.error;
     return s;
   }
-  if (tiers & fleet::kFastTier) ReadFast(d, index, &s);
-  if ((tiers & fleet::kSlowTier) && d.health == fleet::GpuHealth::kOk) ReadSlow(d, index, &s);
-  if (d.health != fleet::GpuHealth::kOk) {
+  if (tiers & node::kFastTier) ReadFast(d, index, &s);
+  if ((tiers & node::kSlowTier) && d.health == node::GpuHealth::kOk) ReadSlow(d, index, &s);
+  if (d.health != node::GpuHealth::kOk) {
     // The device went away mid-sample: report the state, not half readings.
-    fleet::GpuSample lost;
+    node::GpuSample lost;
     lost.index = index;
     lost.taken_at = s.taken_at;
     lost.health = d.health;
@@ -76,13 +76,9 @@ Result<fleet::GpuSample> NvmlBackend::Sample(int index, unsigned tiers) {
   return s;
 }
 
-void NvmlBackend::ReadFast(DeviceState& d, int index, fleet::GpuSample* s) {
+void NvmlBackend::ReadFast(DeviceState& d, int index, node::GpuSample* s) {
   const nvml::Api& api = library_->api();
-  nvml::Device h = d.handle;
-  auto ok = [&](NvmlField field, const char* call, auto fn, auto... args) {
-    if (fn == nullptr || !Supported(d, field) || d.health != fleet::GpuHealth::kOk) return false;
-    return Check(d, index, field, call, fn(h, args...));
-  };
+  auto ok = [&](auto... call) { return Read(d, index, call...); };
 
   nvml::Utilization utilization{};
   if (ok(NvmlField::kUtilization, "nvmlDeviceGetUtilizationRates", api.DeviceGetUtilizationRates,
@@ -149,13 +145,10 @@ void NvmlBackend::ReadFast(DeviceState& d, int index, fleet::GpuSample* s) {
   ReadGpm(d, index, s);
 }
 
-void NvmlBackend::ReadSlow(DeviceState& d, int index, fleet::GpuSample* s) {
+void NvmlBackend::ReadSlow(DeviceState& d, int index, node::GpuSample* s) {
   const nvml::Api& api = library_->api();
   nvml::Device h = d.handle;
-  auto ok = [&](NvmlField field, const char* call, auto fn, auto... args) {
-    if (fn == nullptr || !Supported(d, field) || d.health != fleet::GpuHealth::kOk) return false;
-    return Check(d, index, field, call, fn(h, args...));
-  };
+  auto ok = [&](auto... call) { return Read(d, index, call...); };
   unsigned value = 0;
   if (ok(NvmlField::kFan, "nvmlDeviceGetFanSpeed", api.DeviceGetFanSpeed, &value)) {
     s->fan_speed_ratio = value / 100.0;
@@ -184,7 +177,7 @@ void NvmlBackend::ReadSlow(DeviceState& d, int index, fleet::GpuSample* s) {
   unsigned corrected = 0, uncorrected = 0, pending = 0, failure = 0;
   if (ok(NvmlField::kRemappedRows, "nvmlDeviceGetRemappedRows", api.DeviceGetRemappedRows, &corrected,
          &uncorrected, &pending, &failure)) {
-    s->remapped_rows = fleet::RemappedRows{corrected, uncorrected, pending != 0, failure != 0};
+    s->remapped_rows = node::RemappedRows{corrected, uncorrected, pending != 0, failure != 0};
   }
 
   if (api.DeviceGetNvLinkState != nullptr && Supported(d, NvmlField::kNvLink)) {
@@ -204,20 +197,17 @@ void NvmlBackend::ReadSlow(DeviceState& d, int index, fleet::GpuSample* s) {
   }
 }
 
-void NvmlBackend::ReadMemory(DeviceState& d, int index, fleet::GpuSample* s) {
+void NvmlBackend::ReadMemory(DeviceState& d, int index, node::GpuSample* s) {
   const nvml::Api& api = library_->api();
   nvml::Device h = d.handle;
-  auto ok = [&](NvmlField field, const char* call, auto fn, auto... args) {
-    if (fn == nullptr || !Supported(d, field) || d.health != fleet::GpuHealth::kOk) return false;
-    return Check(d, index, field, call, fn(h, args...));
-  };
+  auto ok = [&](auto... call) { return Read(d, index, call...); };
   // Memory: v2 separates reserved from used (as nvidia-smi shows it); v1's
   // `used` includes the reserve on R510+ drivers.
   nvml::MemoryV2 memory{};
   memory.version = nvml::kMemoryV2Version;
   bool has_memory = false;
   if (api.DeviceGetMemoryInfoV2 != nullptr && Supported(d, NvmlField::kMemoryV2) &&
-      d.health == fleet::GpuHealth::kOk) {
+      d.health == node::GpuHealth::kOk) {
     Return r = api.DeviceGetMemoryInfoV2(h, &memory);
     if (r == nvml::kErrorArgumentVersionMismatch) {
       logger_->Log(LogLevel::kInfo,
@@ -242,20 +232,17 @@ void NvmlBackend::ReadMemory(DeviceState& d, int index, fleet::GpuSample* s) {
   }
 }
 
-void NvmlBackend::ReadTemperature(DeviceState& d, int index, fleet::GpuSample* s) {
+void NvmlBackend::ReadTemperature(DeviceState& d, int index, node::GpuSample* s) {
   const nvml::Api& api = library_->api();
   nvml::Device h = d.handle;
-  auto ok = [&](NvmlField field, const char* call, auto fn, auto... args) {
-    if (fn == nullptr || !Supported(d, field) || d.health != fleet::GpuHealth::kOk) return false;
-    return Check(d, index, field, call, fn(h, args...));
-  };
+  auto ok = [&](auto... call) { return Read(d, index, call...); };
   unsigned value = 0;
   nvml::TemperatureV1 temperature{};
   temperature.version = nvml::kTemperatureV1Version;
   temperature.sensorType = nvml::kTemperatureGpu;
   bool has_temperature = false;
   if (api.DeviceGetTemperatureV != nullptr && Supported(d, NvmlField::kTemperatureV) &&
-      d.health == fleet::GpuHealth::kOk) {
+      d.health == node::GpuHealth::kOk) {
     Return r = api.DeviceGetTemperatureV(h, &temperature);
     if (r == nvml::kErrorArgumentVersionMismatch) {
       d.unsupported[static_cast<size_t>(NvmlField::kTemperatureV)] = true;
@@ -274,13 +261,13 @@ void NvmlBackend::ReadTemperature(DeviceState& d, int index, fleet::GpuSample* s
   }
 }
 
-void NvmlBackend::ReadFieldValues(DeviceState& d, int index, fleet::GpuSample* s) {
+void NvmlBackend::ReadFieldValues(DeviceState& d, int index, node::GpuSample* s) {
   const nvml::Api& api = library_->api();
   nvml::Device h = d.handle;
   // PCIe traffic from the byte counters (field values), never from the
   // blocking 20 ms nvmlDeviceGetPcieThroughput.
   if (api.DeviceGetFieldValues != nullptr && Supported(d, NvmlField::kPcieCounters) &&
-      d.health == fleet::GpuHealth::kOk) {
+      d.health == node::GpuHealth::kOk) {
     nvml::FieldValue fields[2] = {};
     fields[0].fieldId = nvml::kFieldPcieCountTxBytes;
     fields[1].fieldId = nvml::kFieldPcieCountRxBytes;
@@ -300,7 +287,7 @@ void NvmlBackend::ReadFieldValues(DeviceState& d, int index, fleet::GpuSample* s
   // Error counters (NVLink totals, PCIe replays, retired pages), one
   // field-value call; each entry carries its own return.
   if (api.DeviceGetFieldValues != nullptr && Supported(d, NvmlField::kErrorCounters) &&
-      d.health == fleet::GpuHealth::kOk) {
+      d.health == node::GpuHealth::kOk) {
     nvml::FieldValue fields[7] = {};
     const unsigned ids[7] = {nvml::kFieldNvlinkCrcDataErrorsTotal,
                              nvml::kFieldNvlinkReplayErrorsTotal,
@@ -325,14 +312,14 @@ void NvmlBackend::ReadFieldValues(DeviceState& d, int index, fleet::GpuSample* s
       s->nvlink_recovery_errors = values[2];
       s->pcie_replays = values[3];
       if (values[4] && values[5] && values[6]) {
-        s->retired_pages = fleet::RetiredPages{*values[4], *values[5], *values[6] != 0};
+        s->retired_pages = node::RetiredPages{*values[4], *values[5], *values[6] != 0};
       }
     }
   }
   // HBM temperature and NVLink traffic (KiB counters since the driver
   // loaded), one field-value call; each entry carries its own return.
   if (api.DeviceGetFieldValues != nullptr && Supported(d, NvmlField::kMemoryAndNvlinkFields) &&
-      d.health == fleet::GpuHealth::kOk) {
+      d.health == node::GpuHealth::kOk) {
     nvml::FieldValue fields[3] = {};
     fields[0].fieldId = nvml::kFieldMemoryTemp;
     fields[1].fieldId = nvml::kFieldNvlinkThroughputDataTx;
@@ -351,13 +338,9 @@ void NvmlBackend::ReadFieldValues(DeviceState& d, int index, fleet::GpuSample* s
   }
 }
 
-void NvmlBackend::ReadVgpuLicense(DeviceState& d, int index, fleet::GpuSample* s) {
+void NvmlBackend::ReadVgpuLicense(DeviceState& d, int index, node::GpuSample* s) {
   const nvml::Api& api = library_->api();
-  nvml::Device h = d.handle;
-  auto ok = [&](NvmlField field, const char* call, auto fn, auto... args) {
-    if (fn == nullptr || !Supported(d, field) || d.health != fleet::GpuHealth::kOk) return false;
-    return Check(d, index, field, call, fn(h, args...));
-  };
+  auto ok = [&](auto... call) { return Read(d, index, call...); };
   // A vGPU guest's license (GPUs that are not vGPUs answer no mode or
   // another one, and are left empty).
   unsigned mode = 0;
@@ -388,7 +371,7 @@ std::optional<double> NvmlBackend::RecentUtilization(int index, std::chrono::sec
   if (index < 0 || index >= static_cast<int>(devices_.size())) return std::nullopt;
   DeviceState& d = devices_[static_cast<size_t>(index)];
   const nvml::Api& api = library_->api();
-  if (d.handle == nullptr || d.health != fleet::GpuHealth::kOk || api.DeviceGetSamples == nullptr ||
+  if (d.handle == nullptr || d.health != node::GpuHealth::kOk || api.DeviceGetSamples == nullptr ||
       !Supported(d, NvmlField::kSamples)) {
     return std::nullopt;
   }

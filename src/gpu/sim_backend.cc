@@ -12,7 +12,7 @@ namespace tarmac::gpu {
 SimBackend::SimBackend(sim::WorldOptions options, Clock* clock)
     : options_(std::move(options)), clock_(clock) {}
 
-Result<std::vector<fleet::GpuInfo>> SimBackend::Open() {
+Result<std::vector<node::GpuInfo>> SimBackend::Open() {
   Result<std::unique_ptr<sim::World>> world = sim::World::Open(options_, clock_);
   if (!world.ok()) return world.status().WithContext("sim");
   world_ = std::move(world).value();
@@ -27,19 +27,19 @@ Result<std::vector<fleet::GpuInfo>> SimBackend::Open() {
   system_info_.library_path = scenario.path;
 
   previous_fast_sample_.assign(scenario.gpus.size(), std::nullopt);
-  std::vector<fleet::GpuInfo> gpus;
+  std::vector<node::GpuInfo> gpus;
   for (const sim::GpuSpec& spec : scenario.gpus) {
-    fleet::GpuInfo info;
+    node::GpuInfo info;
     info.index = spec.index;
     // Like the driver, a device that cannot be opened yields no identity.
     if (spec.has_no_permission) {
-      info.health = fleet::GpuHealth::kNoPermission;
+      info.health = node::GpuHealth::kNoPermission;
       info.error = fmt::format("sim: gpu {}: insufficient permissions", spec.index);
       gpus.push_back(std::move(info));
       continue;
     }
     if (state->gpus[static_cast<size_t>(spec.index)].is_lost) {
-      info.health = fleet::GpuHealth::kLost;
+      info.health = node::GpuHealth::kLost;
       info.error = fmt::format("sim: gpu {}: GPU is lost", spec.index);
       gpus.push_back(std::move(info));
       continue;
@@ -75,7 +75,7 @@ Result<std::vector<fleet::GpuInfo>> SimBackend::Open() {
   return gpus;
 }
 
-Result<fleet::GpuSample> SimBackend::Sample(int index, unsigned tiers) {
+Result<node::GpuSample> SimBackend::Sample(int index, unsigned tiers) {
   if (world_ == nullptr) return Status::FailedPrecondition("sim: backend not open");
   const sim::Scenario& scenario = world_->scenario();
   if (index < 0 || index >= static_cast<int>(scenario.gpus.size())) {
@@ -84,32 +84,32 @@ Result<fleet::GpuSample> SimBackend::Sample(int index, unsigned tiers) {
   const sim::GpuSpec& spec = scenario.gpus[static_cast<size_t>(index)];
   std::shared_ptr<const sim::WorldState> state = world_->StateWhenResponsive(index);
   const sim::GpuState& g = state->gpus[static_cast<size_t>(index)];
-  fleet::GpuSample s;
+  node::GpuSample s;
   s.index = index;
   s.taken_at = state->evaluated_at;
   if (!state->is_driver_loaded) {
-    s.health = fleet::GpuHealth::kDriverNotLoaded;
+    s.health = node::GpuHealth::kDriverNotLoaded;
     s.error = "sim: NVIDIA driver not loaded";
     return s;
   }
   if (spec.has_no_permission) {
-    s.health = fleet::GpuHealth::kNoPermission;
+    s.health = node::GpuHealth::kNoPermission;
     s.error = fmt::format("sim: gpu {}: insufficient permissions", index);
     return s;
   }
   if (g.is_lost) {
-    s.health = fleet::GpuHealth::kLost;
+    s.health = node::GpuHealth::kLost;
     s.error = fmt::format("sim: gpu {}: GPU is lost", index);
     return s;
   }
-  if (tiers & fleet::kFastTier) ReadFast(index, spec, g, &s);
-  if (tiers & fleet::kSlowTier) ReadSlow(spec, g, &s);
+  if (tiers & node::kFastTier) ReadFast(index, spec, g, &s);
+  if (tiers & node::kSlowTier) ReadSlow(spec, g, &s);
   return s;
 }
 
 void SimBackend::ReadFast(int index, const sim::GpuSpec& spec, const sim::GpuState& g,
-                          fleet::GpuSample* sample) {
-  fleet::GpuSample& s = *sample;
+                          node::GpuSample* sample) {
+  node::GpuSample& s = *sample;
   if (spec.Supports("utilization") && !spec.is_mig_enabled) {
     s.utilization_gpu_ratio = g.utilization_gpu_percent / 100.0;
     s.utilization_memory_ratio = g.utilization_memory_percent / 100.0;
@@ -134,9 +134,9 @@ void SimBackend::ReadFast(int index, const sim::GpuSpec& spec, const sim::GpuSta
   }
   bool has_process_utilization = spec.Supports("process_utilization") && !spec.is_mig_enabled;
   for (const sim::ProcessState& p : g.processes) {
-    fleet::GpuProcess process;
+    node::GpuProcess process;
     process.pid = p.pid;
-    process.type = fleet::ProcessType::kCompute;
+    process.type = node::ProcessType::kCompute;
     process.used_memory_bytes = p.used_memory_bytes;
     if (has_process_utilization) process.sm_utilization_ratio = p.sm_utilization_percent / 100.0;
     if (p.gpu_instance_id >= 0) {
@@ -148,7 +148,7 @@ void SimBackend::ReadFast(int index, const sim::GpuSpec& spec, const sim::GpuSta
   s.has_processes = true;
   s.has_mig_instances = spec.is_mig_enabled;
   for (const sim::MigInstanceState& m : g.mig_instances) {
-    fleet::MigInstance mi;
+    node::MigInstance mi;
     mi.uuid = m.spec->uuid;
     mi.gpu_instance_id = m.spec->gpu_instance_id;
     mi.compute_instance_id = m.spec->compute_instance_id;
@@ -160,8 +160,8 @@ void SimBackend::ReadFast(int index, const sim::GpuSpec& spec, const sim::GpuSta
   ReadGpm(index, spec, sample);
 }
 
-void SimBackend::ReadGpm(int index, const sim::GpuSpec& spec, fleet::GpuSample* sample) {
-  fleet::GpuSample& s = *sample;
+void SimBackend::ReadGpm(int index, const sim::GpuSpec& spec, node::GpuSample* sample) {
+  node::GpuSample& s = *sample;
   // GPM: engine activity since this GPU's previous fast sample.
   std::optional<std::chrono::system_clock::time_point>& previous =
       previous_fast_sample_[static_cast<size_t>(index)];
@@ -171,7 +171,7 @@ void SimBackend::ReadGpm(int index, const sim::GpuSpec& spec, fleet::GpuSample* 
       s.graphics_engine_active_ratio = a.graphics;
       s.tensor_active_ratio = a.tensor;
       s.dram_active_ratio = a.dram;
-      for (fleet::MigInstance& mi : s.mig_instances) {  // Per instance (nvmlGpmMigSampleGet).
+      for (node::MigInstance& mi : s.mig_instances) {  // Per instance (nvmlGpmMigSampleGet).
         sim::EngineActivity m = world_->MeanEngineActivity(index, *previous, s.taken_at, mi.gpu_instance_id);
         mi.graphics_engine_active_ratio = m.graphics;
         mi.tensor_active_ratio = m.tensor;
@@ -182,8 +182,8 @@ void SimBackend::ReadGpm(int index, const sim::GpuSpec& spec, fleet::GpuSample* 
   }
 }
 
-void SimBackend::ReadSlow(const sim::GpuSpec& spec, const sim::GpuState& g, fleet::GpuSample* sample) {
-  fleet::GpuSample& s = *sample;
+void SimBackend::ReadSlow(const sim::GpuSpec& spec, const sim::GpuState& g, node::GpuSample* sample) {
+  node::GpuSample& s = *sample;
   if (spec.Supports("fan")) s.fan_speed_ratio = g.fan_percent / 100.0;
   s.pcie_generation = g.pcie_generation;
   s.pcie_width = g.pcie_width;
@@ -199,7 +199,7 @@ void SimBackend::ReadSlow(const sim::GpuSpec& spec, const sim::GpuState& g, flee
   }
   if (spec.has_remapped_rows && spec.Supports("remapped_rows") &&
       g.mig_instances.empty()) {  // Not with instances.
-    fleet::RemappedRows rows;
+    node::RemappedRows rows;
     rows.corrected = g.remapped_rows_corrected;
     rows.uncorrected = g.remapped_rows_uncorrected;
     rows.is_pending = g.is_remap_pending;
@@ -218,7 +218,7 @@ void SimBackend::ReadSlow(const sim::GpuSpec& spec, const sim::GpuState& g, flee
   if (spec.is_vgpu) s.is_vgpu_licensed = spec.is_vgpu_licensed;
   if (spec.has_ecc && spec.Supports("ecc") && !spec.has_remapped_rows) {
     s.retired_pages =
-        fleet::RetiredPages{g.retired_pages_single_bit, g.retired_pages_double_bit, g.is_retire_pending};
+        node::RetiredPages{g.retired_pages_single_bit, g.retired_pages_double_bit, g.is_retire_pending};
   }
 }
 
@@ -237,7 +237,7 @@ std::optional<double> SimBackend::RecentUtilization(int index, std::chrono::seco
   return static_cast<double>(sum) / static_cast<double>(history.size()) / 100.0;
 }
 
-Result<std::vector<fleet::GpuEvent>> SimBackend::WaitEvents(std::chrono::milliseconds timeout) {
+Result<std::vector<node::GpuEvent>> SimBackend::WaitEvents(std::chrono::milliseconds timeout) {
   if (world_ == nullptr) return Status::FailedPrecondition("sim: backend not open");
   std::chrono::steady_clock::time_point deadline = clock_->SteadyNow() + timeout;
   if (!events_seen_until_) events_seen_until_ = world_->Now();
@@ -247,15 +247,15 @@ Result<std::vector<fleet::GpuEvent>> SimBackend::WaitEvents(std::chrono::millise
         sim::EventsBetween(world_->scenario(), world_->epoch(), *events_seen_until_, now);
     events_seen_until_ = std::max(*events_seen_until_, now);
     if (!events.empty()) {
-      std::vector<fleet::GpuEvent> out;
+      std::vector<node::GpuEvent> out;
       for (const sim::WorldEvent& e : events) {
-        out.push_back(fleet::GpuEvent{e.gpu, e.event_type, e.xid, e.at});
+        out.push_back(node::GpuEvent{e.gpu, e.event_type, e.xid, e.at});
       }
       return out;
     }
     std::chrono::steady_clock::time_point step = clock_->SteadyNow() + std::chrono::milliseconds(100);
     if (step > deadline) step = deadline;
-    if (clock_->SteadyNow() >= deadline) return std::vector<fleet::GpuEvent>{};
+    if (clock_->SteadyNow() >= deadline) return std::vector<node::GpuEvent>{};
     clock_->SleepUntil(step, std::stop_token());
   }
 }

@@ -21,22 +21,22 @@ class SimBackend final : public GpuBackend {
   SimBackend(sim::WorldOptions options, Clock* clock);
 
   std::string_view name() const override { return "sim"; }
-  Result<std::vector<fleet::GpuInfo>> Open() override;
-  const fleet::SystemInfo& system_info() const override { return system_info_; }
-  Result<fleet::GpuSample> Sample(int index, unsigned tiers) override;
+  Result<std::vector<node::GpuInfo>> Open() override;
+  const node::SystemInfo& system_info() const override { return system_info_; }
+  Result<node::GpuSample> Sample(int index, unsigned tiers) override;
   std::optional<double> RecentUtilization(int index, std::chrono::seconds window) override;
-  Result<std::vector<fleet::GpuEvent>> WaitEvents(std::chrono::milliseconds timeout) override;
+  Result<std::vector<node::GpuEvent>> WaitEvents(std::chrono::milliseconds timeout) override;
 
  private:
   // The tiers' readings of GPU `index` from the world's state `g`; GPM's
   // engine activity since the GPU's previous fast sample.
-  void ReadFast(int index, const sim::GpuSpec& spec, const sim::GpuState& g, fleet::GpuSample* s);
-  void ReadGpm(int index, const sim::GpuSpec& spec, fleet::GpuSample* s);
-  void ReadSlow(const sim::GpuSpec& spec, const sim::GpuState& g, fleet::GpuSample* s);
+  void ReadFast(int index, const sim::GpuSpec& spec, const sim::GpuState& g, node::GpuSample* s);
+  void ReadGpm(int index, const sim::GpuSpec& spec, node::GpuSample* s);
+  void ReadSlow(const sim::GpuSpec& spec, const sim::GpuState& g, node::GpuSample* s);
   sim::WorldOptions options_;
   Clock* clock_;
   std::unique_ptr<sim::World> world_;
-  fleet::SystemInfo system_info_;
+  node::SystemInfo system_info_;
   std::optional<std::chrono::system_clock::time_point> events_seen_until_;
   // Per GPU: when its previous fast sample was taken (GPM intervals). Each
   // element is touched only by that GPU's Sample calls.

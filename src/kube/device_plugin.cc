@@ -73,7 +73,7 @@ class DevicePlugin::Service final : public v1beta1::DevicePlugin::Service {
   grpc::Status GetPreferredAllocation(grpc::ServerContext*,
                                       const v1beta1::PreferredAllocationRequest* request,
                                       v1beta1::PreferredAllocationResponse* out) override {
-    std::shared_ptr<const fleet::Snapshot> snapshot = plugin_->hooks_.latest();
+    std::shared_ptr<const node::Snapshot> snapshot = plugin_->hooks_.latest();
     for (const v1beta1::ContainerPreferredAllocationRequest& r : request->container_requests()) {
       if (r.allocation_size() < 0 || r.must_include_deviceids_size() > r.allocation_size()) {
         return {grpc::StatusCode::INVALID_ARGUMENT,

@@ -37,9 +37,9 @@
 #include "common/log.h"
 #include "common/mutex.h"
 #include "common/status.h"
-#include "fleet/snapshot.h"
 #include "kube/kube_config.h"
 #include "kube/plugin_devices.h"
+#include "node/snapshot.h"
 
 namespace tarmac::kube {
 
@@ -48,7 +48,7 @@ struct DevicePluginHooks {
   // what the kubelet is answered.
   std::function<Status(const std::vector<std::string>& uuids)> hold;
   // The fleet as last read (for preferred allocations).
-  std::function<std::shared_ptr<const fleet::Snapshot>()> latest;
+  std::function<std::shared_ptr<const node::Snapshot>()> latest;
   // Records an event (kind, detail): registrations and their failures.
   std::function<void(const std::string& kind, const std::string& detail)> record_event;
 };

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <tuple>
 
-#include "sched/fleet_slots.h"
+#include "sched/node_slots.h"
 #include "sched/placement.h"
 
 namespace tarmac::kube {
@@ -14,23 +14,22 @@ namespace {
 
 // A device a lease holds is not offered to pods, unless a pod holds it (the
 // kubelet's own) or backfill does (it gives way to a pod's Allocate).
-bool IsKeptFromPods(const fleet::GpuLease& l) {
-  return l.kind != fleet::LeaseKind::kPod && l.kind != fleet::LeaseKind::kBackfill;
+bool IsKeptFromPods(const node::GpuLease& l) {
+  return l.kind != node::LeaseKind::kPod && l.kind != node::LeaseKind::kBackfill;
 }
 
 }  // namespace
 
-std::vector<PluginDevice> DevicesOf(const fleet::FleetView& fleet,
-                                    const std::map<int, fleet::GpuLease>& leases,
+std::vector<PluginDevice> DevicesOf(const node::NodeView& fleet, const std::map<int, node::GpuLease>& leases,
                                     const std::set<int>& critical_gpus) {
   std::vector<PluginDevice> devices;
   if (!fleet.backend_error.empty()) return devices;
-  for (const fleet::GpuView& g : fleet.gpus) {
+  for (const node::GpuView& g : fleet.gpus) {
     PluginDevice d;
     d.id = g.info.uuid;
     d.numa_node = g.info.numa_node;
-    if (g.sample.health != fleet::GpuHealth::kOk) {
-      d.why_unhealthy = fmt::format("{}: {}", fleet::GpuHealthName(g.sample.health), g.sample.error);
+    if (g.sample.health != node::GpuHealth::kOk) {
+      d.why_unhealthy = fmt::format("{}: {}", node::GpuHealthName(g.sample.health), g.sample.error);
     } else if (critical_gpus.count(g.info.index) != 0) {
       d.why_unhealthy = "a critical doctor finding";
     } else if (auto l = leases.find(g.info.index); l != leases.end() && IsKeptFromPods(l->second)) {
@@ -47,8 +46,8 @@ std::string MigResourceName(const std::string& resource_name, const std::string&
 }
 
 std::map<std::string, std::vector<PluginDevice>> DevicesByResource(
-    const fleet::FleetView& fleet, const std::map<int, fleet::GpuLease>& leases,
-    const std::map<std::string, fleet::GpuLease>& mig_leases, const std::set<int>& critical_gpus,
+    const node::NodeView& fleet, const std::map<int, node::GpuLease>& leases,
+    const std::map<std::string, node::GpuLease>& mig_leases, const std::set<int>& critical_gpus,
     const std::string& resource_name, const std::string& strategy) {
   std::map<std::string, std::vector<PluginDevice>> out;
   std::vector<PluginDevice> whole = DevicesOf(fleet, leases, critical_gpus);
@@ -56,7 +55,7 @@ std::map<std::string, std::vector<PluginDevice>> DevicesByResource(
   // be allocated whole: offered as such it would only be refused at
   // Allocate, so it is not offered.
   for (size_t i = 0; i < fleet.gpus.size() && i < whole.size(); ++i) {
-    for (const fleet::MigInstance& m : fleet.gpus[i].sample.mig_instances) {
+    for (const node::MigInstance& m : fleet.gpus[i].sample.mig_instances) {
       auto l = mig_leases.find(m.uuid);
       if (!whole[i].is_healthy || l == mig_leases.end()) continue;
       whole[i].is_healthy = false;
@@ -70,13 +69,13 @@ std::map<std::string, std::vector<PluginDevice>> DevicesByResource(
     return out;
   }
   for (size_t i = 0; i < fleet.gpus.size() && i < whole.size(); ++i) {
-    const fleet::GpuView& g = fleet.gpus[i];
+    const node::GpuView& g = fleet.gpus[i];
     bool is_mig = g.info.is_mig_enabled.value_or(false) || g.sample.has_mig_instances;
     if (!is_mig) {
       out[resource_name].push_back(whole[i]);
       continue;
     }
-    for (const fleet::MigInstance& m : g.sample.mig_instances) {
+    for (const node::MigInstance& m : g.sample.mig_instances) {
       PluginDevice d;
       d.id = m.uuid;
       d.numa_node = g.info.numa_node;
@@ -96,7 +95,7 @@ std::map<std::string, std::vector<PluginDevice>> DevicesByResource(
   return out;
 }
 
-std::vector<std::string> PreferredDevices(const fleet::FleetView& fleet,
+std::vector<std::string> PreferredDevices(const node::NodeView& fleet,
                                           const std::vector<std::string>& available,
                                           const std::vector<std::string>& must_include, int size) {
   std::vector<sched::GpuSlot> slots = sched::SlotsOf(fleet);

@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "fleet/fleet_view.h"
+#include "node/node_view.h"
 
 namespace tarmac::kube {
 
@@ -38,8 +38,7 @@ struct PluginDevice {
 // The devices of `fleet` (none while the driver cannot be read). `leases`:
 // the agent's lease on each GPU index; `critical_gpus`: GPU indices with a
 // critical doctor finding.
-std::vector<PluginDevice> DevicesOf(const fleet::FleetView& fleet,
-                                    const std::map<int, fleet::GpuLease>& leases,
+std::vector<PluginDevice> DevicesOf(const node::NodeView& fleet, const std::map<int, node::GpuLease>& leases,
                                     const std::set<int>& critical_gpus);
 
 // The devices of each resource the plugin offers, under MIG `strategy`:
@@ -52,8 +51,8 @@ std::vector<PluginDevice> DevicesOf(const fleet::FleetView& fleet,
 // An instance is unhealthy when its GPU is, or when a lease that is not a
 // pod's holds it. `resource_name` is always in the answer (maybe empty).
 std::map<std::string, std::vector<PluginDevice>> DevicesByResource(
-    const fleet::FleetView& fleet, const std::map<int, fleet::GpuLease>& leases,
-    const std::map<std::string, fleet::GpuLease>& mig_leases, const std::set<int>& critical_gpus,
+    const node::NodeView& fleet, const std::map<int, node::GpuLease>& leases,
+    const std::map<std::string, node::GpuLease>& mig_leases, const std::set<int>& critical_gpus,
     const std::string& resource_name, const std::string& strategy);
 
 // The resource name of MIG `profile` under the mixed strategy.
@@ -61,7 +60,7 @@ std::string MigResourceName(const std::string& resource_name, const std::string&
 
 // `size` device IDs from `available`, all of `must_include` among them, by
 // topology. Fewer when `available` has fewer; IDs not in `fleet` come last.
-std::vector<std::string> PreferredDevices(const fleet::FleetView& fleet,
+std::vector<std::string> PreferredDevices(const node::NodeView& fleet,
                                           const std::vector<std::string>& available,
                                           const std::vector<std::string>& must_include, int size);
 

@@ -9,10 +9,10 @@ namespace tarmac::kube {
 namespace {
 
 // Eight GPUs: NVLink pairs (0,1) (2,3) (4,5) (6,7); 0-3 on NUMA node 0.
-fleet::FleetView Fleet() {
-  fleet::FleetView f;
+node::NodeView Fleet() {
+  node::NodeView f;
   for (int i = 0; i < 8; ++i) {
-    fleet::GpuView g;
+    node::GpuView g;
     g.info.index = i;
     g.info.uuid = "GPU-" + std::to_string(i);
     g.info.pci_bus_id = "0000:" + std::to_string(10 + i) + ":00.0";
@@ -31,13 +31,13 @@ std::vector<std::string> Sorted(std::vector<std::string> v) {
 }
 
 TEST(PluginDevicesTest, UnhealthyWhenLostCriticalOrHeldByALeaseOtherThanAPodsOrBackfill) {
-  fleet::FleetView f = Fleet();
-  f.gpus[1].sample.health = fleet::GpuHealth::kLost;
-  f.gpus[2].sample.health = fleet::GpuHealth::kUnresponsive;
+  node::NodeView f = Fleet();
+  f.gpus[1].sample.health = node::GpuHealth::kLost;
+  f.gpus[2].sample.health = node::GpuHealth::kUnresponsive;
   // GPU 4 a reservation, 5 a pod's, 3 backfill (which gives way to a pod).
-  std::map<int, fleet::GpuLease> leases = {{4, {7, "alice", fleet::LeaseKind::kRun, false}},
-                                           {5, {8, "ml/p", fleet::LeaseKind::kPod, false}},
-                                           {3, {9, "bob", fleet::LeaseKind::kBackfill, false}}};
+  std::map<int, node::GpuLease> leases = {{4, {7, "alice", node::LeaseKind::kRun, false}},
+                                          {5, {8, "ml/p", node::LeaseKind::kPod, false}},
+                                          {3, {9, "bob", node::LeaseKind::kBackfill, false}}};
   std::vector<PluginDevice> d = DevicesOf(f, leases, {6});
   ASSERT_EQ(d.size(), 8u);
   std::vector<bool> healthy;
@@ -52,7 +52,7 @@ TEST(PluginDevicesTest, UnhealthyWhenLostCriticalOrHeldByALeaseOtherThanAPodsOrB
 }
 
 TEST(PluginDevicesTest, PrefersNvlinkPairsAndTheGpusClosestToThoseThatMustBeIncluded) {
-  fleet::FleetView f = Fleet();
+  node::NodeView f = Fleet();
   std::vector<std::string> all;
   for (int i = 0; i < 8; ++i) all.push_back("GPU-" + std::to_string(i));
   // A pair from a whole set, and a pair when one of it is taken elsewhere.
@@ -78,23 +78,22 @@ TEST(PluginDevicesTest, PrefersNvlinkPairsAndTheGpusClosestToThoseThatMustBeIncl
 // resource per profile; none the GPUs whole. An instance in a tarmac lease
 // or on a lost GPU is unhealthy.
 TEST(PluginDevicesTest, MigStrategiesOfferInstancesAsNvidiaDoes) {
-  fleet::FleetView f = Fleet();
+  node::NodeView f = Fleet();
   f.gpus.resize(3);
   for (int g : {0, 1}) {
     f.gpus[static_cast<size_t>(g)].info.is_mig_enabled = true;
     f.gpus[static_cast<size_t>(g)].sample.has_mig_instances = true;
     for (int gi : {1, 2}) {
-      fleet::MigInstance m;
+      node::MigInstance m;
       m.uuid = "MIG-" + std::to_string(g) + "-" + std::to_string(gi);
       m.gpu_instance_id = gi;
       m.profile = gi == 1 ? "3g.40gb" : "1g.10gb";
       f.gpus[static_cast<size_t>(g)].sample.mig_instances.push_back(m);
     }
   }
-  f.gpus[1].sample.health = fleet::GpuHealth::kLost;
-  std::map<std::string, fleet::GpuLease> mig_leases = {
-      {"MIG-0-2", {5, "alice", fleet::LeaseKind::kRun, false}},
-      {"MIG-0-1", {6, "ml/p", fleet::LeaseKind::kPod, false}}};
+  f.gpus[1].sample.health = node::GpuHealth::kLost;
+  std::map<std::string, node::GpuLease> mig_leases = {{"MIG-0-2", {5, "alice", node::LeaseKind::kRun, false}},
+                                                      {"MIG-0-1", {6, "ml/p", node::LeaseKind::kPod, false}}};
   auto ids = [](const std::vector<PluginDevice>& d) {
     std::vector<std::string> out;
     for (const PluginDevice& x : d) out.push_back(x.id + (x.is_healthy ? "" : "!"));

@@ -20,7 +20,7 @@ PodAllocations AllocationsOf(const v1::ListPodResourcesResponse& response, const
         if (devices.resource_name() != resource_name && devices.resource_name().rfind(mig_prefix, 0) != 0)
           continue;
         for (const std::string& id : devices.device_ids()) {
-          out.emplace(id, fleet::KubernetesNames{pod.name(), pod.namespace_(), container.name()});
+          out.emplace(id, node::KubernetesNames{pod.name(), pod.namespace_(), container.name()});
         }
       }
     }

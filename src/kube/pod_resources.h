@@ -19,13 +19,13 @@
 #include "common/log.h"
 #include "common/mutex.h"
 #include "common/result.h"
-#include "fleet/process_details.h"
 #include "kube/kube_config.h"
+#include "node/process_details.h"
 
 namespace tarmac::kube {
 
 // Device ID (GPU UUID) -> the pod and container it is allocated to.
-using PodAllocations = std::map<std::string, fleet::KubernetesNames>;
+using PodAllocations = std::map<std::string, node::KubernetesNames>;
 
 // One List call on `socket`, keeping the devices of `resource_name` and of
 // the mixed MIG strategy's resources of its domain (`nvidia.com/mig-*`).

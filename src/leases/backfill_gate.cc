@@ -45,7 +45,7 @@ int BackfillGate::MinutesToWindow(int minute_of_day) const {
   return best;
 }
 
-bool BackfillGate::Accepts(const std::string& uuid, const char* used_by, const fleet::GpuSample& gpu,
+bool BackfillGate::Accepts(const std::string& uuid, const char* used_by, const node::GpuSample& gpu,
                            int gpu_index, bool is_wanted, TimePoint now, const GateContext& context) {
   using std::chrono::duration_cast;
   using std::chrono::milliseconds;
@@ -127,11 +127,11 @@ std::string BackfillGate::Describe(const GateVerdict& v) const {
   return fmt::format("accepts backfill (idle {})", FormatDuration(v.idle));
 }
 
-std::vector<bool> BackfillGate::Observe(const fleet::FleetView& fleet, const std::vector<Holder>& holders,
+std::vector<bool> BackfillGate::Observe(const node::NodeView& fleet, const std::vector<Holder>& holders,
                                         TimePoint now, const GateContext& context) {
   std::vector<bool> accepts(fleet.gpus.size(), false);
   for (size_t i = 0; i < fleet.gpus.size(); ++i) {
-    const fleet::GpuView& g = fleet.gpus[i];
+    const node::GpuView& g = fleet.gpus[i];
     Holder holder = i < holders.size() ? holders[i] : Holder::kNone;
     bool has_foreign = holder == Holder::kNone &&
                        std::any_of(g.processes.begin(), g.processes.end(), lease_helpers::IsCompute);
@@ -143,18 +143,18 @@ std::vector<bool> BackfillGate::Observe(const fleet::FleetView& fleet, const std
   return accepts;
 }
 
-std::map<std::string, bool> BackfillGate::ObserveInstances(const fleet::FleetView& fleet,
+std::map<std::string, bool> BackfillGate::ObserveInstances(const node::NodeView& fleet,
                                                            const std::map<std::string, Holder>& holders,
                                                            TimePoint now, const GateContext& context) {
   std::map<std::string, bool> accepts;
   for (size_t i = 0; i < fleet.gpus.size(); ++i) {
-    const fleet::GpuView& g = fleet.gpus[i];
-    for (const fleet::MigInstance& m : g.sample.mig_instances) {
+    const node::GpuView& g = fleet.gpus[i];
+    for (const node::MigInstance& m : g.sample.mig_instances) {
       auto found = holders.find(m.uuid);
       Holder holder = found != holders.end() ? found->second : Holder::kNone;
       bool has_foreign =
           holder == Holder::kNone &&
-          std::any_of(g.processes.begin(), g.processes.end(), [&](const fleet::ProcessView& p) {
+          std::any_of(g.processes.begin(), g.processes.end(), [&](const node::ProcessView& p) {
             return p.process.gpu_instance_id == m.gpu_instance_id && lease_helpers::IsCompute(p);
           });
       bool is_busy = holder == Holder::kNone && m.graphics_engine_active_ratio.value_or(0) > 0;

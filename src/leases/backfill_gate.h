@@ -32,10 +32,10 @@
 #include <string>
 #include <vector>
 
-#include "fleet/fleet_view.h"
 #include "leases/arrival_model.h"
 #include "leases/lease_config.h"
 #include "leases/lease_policy.h"
+#include "node/node_view.h"
 
 namespace tarmac::leases {
 
@@ -94,11 +94,11 @@ class BackfillGate {
 
   // Notes each GPU's use at `now`. Returns, per GPU, whether it accepts
   // backfill.
-  std::vector<bool> Observe(const fleet::FleetView& fleet, const std::vector<Holder>& holders, TimePoint now,
+  std::vector<bool> Observe(const node::NodeView& fleet, const std::vector<Holder>& holders, TimePoint now,
                             const GateContext& context);
   // The same for every MIG instance of the fleet, by its MIG UUID;
   // `holders` by MIG UUID (an instance not there is held by none).
-  std::map<std::string, bool> ObserveInstances(const fleet::FleetView& fleet,
+  std::map<std::string, bool> ObserveInstances(const node::NodeView& fleet,
                                                const std::map<std::string, Holder>& holders, TimePoint now,
                                                const GateContext& context);
 
@@ -127,7 +127,7 @@ class BackfillGate {
   // by other work at `now` when `used_by` says what uses it (null: none).
   // `gpu_index` is the GPU's (for an instance, its parent's) and `is_wanted`
   // whether a waiting request of another priority could use the device.
-  bool Accepts(const std::string& uuid, const char* used_by, const fleet::GpuSample& gpu, int gpu_index,
+  bool Accepts(const std::string& uuid, const char* used_by, const node::GpuSample& gpu, int gpu_index,
                bool is_wanted, TimePoint now, const GateContext& context);
   // Minutes from `minute_of_day` to the next window's start.
   int MinutesToWindow(int minute_of_day) const;

@@ -44,7 +44,7 @@ class RevocationTest : public LeaseServiceTest {
     json batch = Call(s.get(), "lease.request",
                       {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}}, 1001, 500);
     if (batch["result"]["state"] != "granted") return nullptr;
-    fleet::FleetView held = Fleet(1);
+    node::NodeView held = Fleet(1);
     held.gpus[0].processes.push_back(testing::Process(600, 8 * kGiB, 0, 1001, "engine", 4000, 20));
     s->OnTick(held, clock_.SteadyNow());
     json real = Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}}, 1002, 501);
@@ -110,7 +110,7 @@ TEST_F(LeaseServiceTest, RegressionARevokedBackfillsGpuIsHandedOnOnlyOnceTheDriv
   json batch = Call(s.get(), "lease.request",
                     {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}}, 1001, 500);
   ASSERT_EQ(batch["result"]["state"], "granted") << batch.dump();
-  fleet::FleetView held = Fleet(1);
+  node::NodeView held = Fleet(1);
   held.gpus[0].processes.push_back(testing::Process(600, 60 * kGiB, 0, 1001, "python", 4000, 20));
   s->OnTick(held, clock_.SteadyNow());
   json real = Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}}, 1002, 501);
@@ -191,7 +191,7 @@ TEST_F(RevocationTest, RegressionInItsGraceARevokedGpuIsReadAgainOnceItsProcesse
   // A reading that lists its process again: once that exits, the ask is at
   // once, not 100 ms after the last.
   processes_.Add(601, 1001, 21);
-  fleet::FleetView engine = Fleet(1);
+  node::NodeView engine = Fleet(1);
   engine.gpus[0].processes.push_back(testing::Process(601, 8 * kGiB, 0, 1001, "engine", 4000, 21));
   s->OnTick(engine, clock_.SteadyNow());
   processes_.table.erase(601);
@@ -203,7 +203,7 @@ TEST_F(RevocationTest, RegressionInItsGraceARevokedGpuIsReadAgainOnceItsProcesse
 TEST_F(LeaseServiceTest, RegressionARequestWaitingForADrainingGpuRevokesNoOtherBackfillAndTheBoundEndsIt) {
   std::unique_ptr<LeaseService> s = BackfilledGpus(2, seconds(2));
   int64_t first_gpu = Call(s.get(), "lease.get", {{"id", 1}})["result"]["lease"]["gpus"][0].get<int64_t>();
-  fleet::FleetView stuck = Fleet(2);
+  node::NodeView stuck = Fleet(2);
   stuck.gpus[static_cast<size_t>(first_gpu)].processes.push_back(
       testing::Process(600, 60 * kGiB, 0, 1001, "python", 4000, 20));
   s->OnTick(stuck, clock_.SteadyNow());
@@ -242,7 +242,7 @@ TEST_F(LeaseServiceTest, RegressionARevokedLeaseLetGoWhileItsGpuStillListsAProce
   int64_t revoked =
       !Call(s.get(), "lease.get", {{"id", 1}})["result"]["lease"]["revoke_by_unix"].is_null() ? 1 : 2;
   int64_t gpu = Call(s.get(), "lease.get", {{"id", revoked}})["result"]["lease"]["gpus"][0].get<int64_t>();
-  fleet::FleetView stuck = Fleet(2);
+  node::NodeView stuck = Fleet(2);
   stuck.gpus[static_cast<size_t>(gpu)].processes.push_back(
       testing::Process(600, 60 * kGiB, 0, 1001, "python", 4000, 20));
   s->OnTick(stuck, clock_.SteadyNow());
@@ -273,7 +273,7 @@ TEST(BackfillGateTest, OnlyOtherWorkResetsTheIdleClockAndLimitsApply) {
   policy.max_temperature_celsius = 80;
   BackfillGate gate(policy);
   sched::TimePoint t0 = sched::TimePoint{} + std::chrono::hours(1);
-  fleet::FleetView f = Fleet(3);
+  node::NodeView f = Fleet(3);
   std::vector<Holder> none(3, Holder::kNone);
   int noon = 12 * 60;
   EXPECT_EQ(gate.Observe(f, none, t0, LocalAt(noon)), (std::vector<bool>{false, false, false}))
@@ -308,7 +308,7 @@ TEST(BackfillGateTest, WindowsAreLocalTimesOfDayAndMayWrapPastMidnight) {
   policy.idle_for = seconds(0);
   policy.windows = {"22:00-06:00"};
   BackfillGate gate(policy);
-  fleet::FleetView f = Fleet(1);
+  node::NodeView f = Fleet(1);
   sched::TimePoint t0 = sched::TimePoint{} + std::chrono::hours(1);
   EXPECT_FALSE(gate.Observe(f, {Holder::kNone}, t0, LocalAt(12 * 60))[0]);
   EXPECT_TRUE(gate.Observe(f, {Holder::kNone}, t0, LocalAt(23 * 60))[0]);

@@ -51,7 +51,7 @@ GateContext LeaseService::GateContextNow() const {
   return c;
 }
 
-void LeaseService::MarkBackfill(const fleet::FleetView& fleet, const std::map<int, int64_t>& by_gpu,
+void LeaseService::MarkBackfill(const node::NodeView& fleet, const std::map<int, int64_t>& by_gpu,
                                 TimePoint now) {
   std::vector<Holder> holders(fleet.gpus.size(), Holder::kNone);
   for (const auto& [g, id] : by_gpu) {
@@ -126,7 +126,7 @@ bool LeaseService::Lends(const sched::Lease& l) const {
     case LendIdle::kAll:
       return true;
     case LendIdle::kReservations:
-      return l.lends_idle || l.is_reservation;
+      return l.lends_idle || l.kind == node::LeaseKind::kReservation;
     case LendIdle::kOff:
       break;
   }
@@ -154,32 +154,28 @@ std::vector<ProcessIdentity> LeaseService::LoanProcesses(const sched::Lease& loa
   return out;
 }
 
-bool LeaseService::IsLoanProcess(int gpu, int64_t pid) const {
-  auto it = loan_pids_by_gpu_.find(gpu);
-  return it != loan_pids_by_gpu_.end() && it->second.count(pid) > 0;
-}
+bool LeaseService::IsLoanProcess(int gpu, int64_t pid) const { return loans_.IsLoanProcess(gpu, pid); }
 
-void LeaseService::WatchLoans(const fleet::FleetView& fleet, TimePoint now) {
-  loan_pids_by_gpu_.clear();
-  loan_offers_.clear();
+void LeaseService::WatchLoans(const node::NodeView& fleet, TimePoint now) {
+  loans_.StartTick();
   std::vector<LenderSight> sights;
   for (const auto& [id, l] : book_.leases()) {
     if (!Lends(l) || l.gpus[0] < 0 || static_cast<size_t>(l.gpus[0]) >= fleet.gpus.size()) continue;
-    const fleet::GpuView& g = fleet.gpus[static_cast<size_t>(l.gpus[0])];
+    const node::GpuView& g = fleet.gpus[static_cast<size_t>(l.gpus[0])];
     LenderSight s;
     s.lender_id = id;
     s.gpu = g.info.index;
     s.memory_total_bytes = g.sample.memory_total_bytes.value_or(0);
-    std::set<int64_t>& loan_pids = loan_pids_by_gpu_[s.gpu];
+    std::set<int64_t> loan_pids;
     if (const sched::Lease* loan = book_.LoanOf(id)) {
       s.loan_id = loan->id;
       s.lent_bytes = loan->lent_memory_bytes;
       for (const ProcessIdentity& p : LoanProcesses(*loan)) loan_pids.insert(p.pid);
     }
     double sm = 0;
-    bool is_sm_known = g.sample.health == fleet::GpuHealth::kOk;
+    bool is_sm_known = g.sample.health == node::GpuHealth::kOk;
     int lender_processes = 0;
-    for (const fleet::ProcessView& p : g.processes) {
+    for (const node::ProcessView& p : g.processes) {
       int64_t memory = p.process.used_memory_bytes.value_or(0);
       if (loan_pids.count(p.details.pid) != 0) {
         s.loan_memory_bytes += memory;
@@ -197,15 +193,15 @@ void LeaseService::WatchLoans(const fleet::FleetView& fleet, TimePoint now) {
     // nothing on its GPU yet gives no peak to lend above.
     if (s.loan_id == 0 && lender_processes == 0) is_sm_known = false;
     if (is_sm_known) s.lender_sm_ratio = sm;
+    loans_.NoteLoanProcesses(s.gpu, std::move(loan_pids));
     sights.push_back(s);
   }
   LoanAdvice advice = loans_.Observe(sights, now);
   for (const LoanRecall& r : advice.recalls) RecallLoan(r, now);
-  loan_offers_ = std::move(advice.offers);
 }
 
 void LeaseService::GrantLoans(TimePoint now) {
-  for (const LoanOffer& offer : loan_offers_) {
+  for (const LoanOffer& offer : loans_.offers()) {
     const sched::Lease* lender = book_.FindLease(offer.lender_id);
     if (lender == nullptr || lender->revoking_since || book_.LoanOf(offer.lender_id) != nullptr) continue;
     // The first queued backfill request for one GPU that fits.

@@ -10,12 +10,12 @@
 #include <ctime>
 
 #include "common/units.h"
-#include "fleet/gpu_marks.h"
 #include "leases/callers.h"
 #include "leases/lease_helpers.h"
 #include "leases/lease_service.h"
-#include "sched/fleet_slots.h"
+#include "node/gpu_marks.h"
 #include "sched/lease_devices.h"
+#include "sched/node_slots.h"
 
 namespace tarmac::leases {
 
@@ -70,9 +70,7 @@ void LeaseService::CountPreemption(const sched::Lease& l) {
   if (on_revocation_) on_revocation_();
 }
 
-void LeaseService::KillNow(int64_t id) {
-  for (Signalling& sig : signalling_) sig.kills_now |= sig.lease_id == id;
-}
+void LeaseService::KillNow(int64_t id) { signaller_.KillNow(id); }
 
 // While a revoked lease's GPUs drain (up to kHandoverBound): how often the lease thread looks whether the
 // listed processes have exited, and how often it may ask for a reading that would show it.
@@ -171,72 +169,27 @@ void LeaseService::EndLease(int64_t id, const std::string& kind, const std::stri
   runtime_.erase(id);
   Erase("lease", id);
   SaveShare(l.uid);
-  RememberEnded(id, detail, kind);
+  memory_.RememberEnded(id, detail, kind);
   Event(kind, id, l.uid, l.user, l.gpus, actor, detail);
   if (!victims.empty()) TerminateProcesses(id, l.uid, std::move(victims), detail, actor, now);
 }
 
 void LeaseService::TerminateProcesses(int64_t lease_id, int64_t uid, std::vector<sched::ProcessRef> processes,
                                       const std::string& why, const Actor& actor, TimePoint) {
-  signalling_.push_back({lease_id, uid, std::move(processes), why, actor});
+  signaller_.Ask(lease_id, uid, std::move(processes), why, actor);
 }
 
 void LeaseService::SendSignals(TimePoint now) {
-  std::vector<Signalling> asked = std::move(signalling_);
-  signalling_.clear();
-  for (Signalling& a : asked) {
-    std::vector<sched::ProcessRef> signalled;
-    if (a.kills_now) {
-      for (const sched::ProcessRef& p : a.processes) {
-        Status s = processes_->Signal(p, a.uid, SIGKILL);
-        if (s.ok()) {
-          Event("sigkill", a.lease_id, a.uid, UserName(a.uid), {}, a.actor,
-                fmt::format("SIGKILL to pid {}: {}", p.pid, a.why));
-        } else if (s.code() != StatusCode::kNotFound) {
-          Event("signal_failed", a.lease_id, a.uid, UserName(a.uid), {}, a.actor,
-                fmt::format("SIGKILL: {}", s.message()));
-        }
-      }
-      continue;
-    }
-    for (const sched::ProcessRef& p : a.processes) {
-      Status s = processes_->Signal(p, a.uid, SIGTERM);
-      if (s.ok()) {
-        signalled.push_back(p);
-      } else if (s.code() != StatusCode::kNotFound) {
-        Event("signal_failed", a.lease_id, a.uid, UserName(a.uid), {}, a.actor,
-              fmt::format("SIGTERM: {}", s.message()));
-      }
-    }
-    if (signalled.empty()) continue;
-    std::string pids;
-    for (const sched::ProcessRef& p : signalled) pids += (pids.empty() ? "" : ",") + std::to_string(p.pid);
-    Event("sigterm", a.lease_id, a.uid, UserName(a.uid), {}, a.actor,
-          fmt::format("SIGTERM to pid {} ({}); SIGKILL in {} if still running", pids, a.why,
-                      FormatDuration(policy_.kill_grace)));
-    terminations_.push_back({a.lease_id, a.uid, std::move(signalled), now + policy_.kill_grace});
-  }
+  RecordSignals(signaller_.SendAsked(now, policy_.kill_grace));
 }
 
 void LeaseService::FinishTerminations(TimePoint now) {
-  std::vector<Termination> still;
-  for (Termination& t : terminations_) {
-    if (now < t.kill_at) {
-      bool any = std::any_of(t.processes.begin(), t.processes.end(),
-                             [&](const auto& p) REQUIRES(mu_) { return IsAlive(p); });
-      if (any) still.push_back(std::move(t));
-      continue;
-    }
-    for (const sched::ProcessRef& p : t.processes) {
-      Status s = processes_->Signal(p, t.uid, SIGKILL);
-      if (s.ok()) {
-        Event("sigkill", t.lease_id, t.uid, UserName(t.uid), {}, Actor{},
-              fmt::format("SIGKILL to pid {}: still running {} after SIGTERM", p.pid,
-                          FormatDuration(policy_.kill_grace)));
-      }
-    }
-  }
-  terminations_ = std::move(still);
+  RecordSignals(signaller_.Finish(now, policy_.kill_grace));
+}
+
+void LeaseService::RecordSignals(const std::vector<SignalEvent>& events) {
+  for (const SignalEvent& e : events)
+    Event(e.kind, e.lease_id, e.uid, UserName(e.uid), {}, e.actor, e.detail);
 }
 
 bool LeaseService::IsAlive(const sched::ProcessRef& ref) {
@@ -256,7 +209,7 @@ void LeaseService::CheckClients(TimePoint now) {
           fmt::format("queued request dropped: its client (pid {}) exited", p->request.holder.pid));
     book_.Cancel(kAgentCaller, id).IgnoreError();
     Erase("queue", id);
-    RememberEnded(id, "its client exited while it waited");
+    memory_.RememberEnded(id, "its client exited while it waited");
   }
   std::vector<std::pair<int64_t, int64_t>> gone_leases;
   for (const auto& [id, l] : book_.leases()) {
@@ -264,8 +217,7 @@ void LeaseService::CheckClients(TimePoint now) {
     // one without a known client has no one to end it and ends now.
     auto rt = runtime_.find(id);
     if (rt != runtime_.end() && rt->second.killed_at) continue;  // Ending already: CheckRevoked ends it.
-    if (!l.is_reservation && !sched::IsExternal(l) && !IsAlive(l.holder))
-      gone_leases.emplace_back(id, l.holder.pid);
+    if (l.kind == node::LeaseKind::kRun && !IsAlive(l.holder)) gone_leases.emplace_back(id, l.holder.pid);
   }
   for (const auto& [id, pid] : gone_leases) {
     EndLease(
@@ -276,9 +228,10 @@ void LeaseService::CheckClients(TimePoint now) {
   for (int64_t id : book_.Expired(now)) {
     const sched::Lease* l = book_.FindLease(id);
     EndLease(id, "expired",
-             l->is_reservation ? std::string("the reservation's time is up")
-                               : fmt::format("--max-time reached after {}",
-                                             FormatDuration(duration_cast<seconds>(now - l->granted_at))),
+             l->kind == node::LeaseKind::kReservation
+                 ? std::string("the reservation's time is up")
+                 : fmt::format("--max-time reached after {}",
+                               FormatDuration(duration_cast<seconds>(now - l->granted_at))),
              Actor{}, true, now);
   }
 }
@@ -297,12 +250,12 @@ IdleAction LeaseService::IdleActionFor(const sched::Lease& l) const {
 }
 
 std::chrono::milliseconds LeaseService::IdleTimeoutOf(const sched::Lease& l) const {
-  if (!l.slurm_job.empty()) return policy_.slurm.idle_after;  // [slurm]: 0 is off.
+  if (l.kind == node::LeaseKind::kSlurm) return policy_.slurm.idle_after;  // [slurm]: 0 is off.
   if (l.idle_timeout) return *l.idle_timeout;
   return policy_.default_idle_timeout;
 }
 
-void LeaseService::CheckIdle(const fleet::FleetView& fleet, TimePoint now) {
+void LeaseService::CheckIdle(const node::NodeView& fleet, TimePoint now) {
   std::vector<std::tuple<int64_t, IdleAction, std::string>> acts;
   for (const auto& [id, l] : book_.leases()) {
     Runtime& rt = runtime_[id];
@@ -333,9 +286,10 @@ void LeaseService::CheckIdle(const fleet::FleetView& fleet, TimePoint now) {
     IdleAction action = IdleActionFor(l);
     if (!rt.warned_at) {
       rt.warned_at = now;
-      std::string policy = l.slurm_job.empty() ? std::string(IdleActionName(action))
-                                               : fmt::format("{}{}", SlurmIdleActionName(SlurmActionFor(l)),
-                                                             policy_.slurm.is_dry_run ? " (dry run)" : "");
+      std::string policy = l.kind != node::LeaseKind::kSlurm
+                               ? std::string(IdleActionName(action))
+                               : fmt::format("{}{}", SlurmIdleActionName(SlurmActionFor(l)),
+                                             policy_.slurm.is_dry_run ? " (dry run)" : "");
       rt.warning = fmt::format("lease {} idle for {}: no SM activity from {}'s processes on {}; policy '{}'",
                                id, FormatDuration(duration_cast<seconds>(now - idle_since)), l.user,
                                DeviceList(l), policy);
@@ -354,18 +308,18 @@ void LeaseService::CheckIdle(const fleet::FleetView& fleet, TimePoint now) {
   ActOnIdle(acts, now);
 }
 
-LeaseService::Activity LeaseService::ObserveActivity(const sched::Lease& l, const fleet::FleetView& fleet,
+LeaseService::Activity LeaseService::ObserveActivity(const sched::Lease& l, const node::NodeView& fleet,
                                                      Runtime& rt) const {
   bool is_active = false;
   bool is_known = true;
   for (int index : l.gpus) {
     if (index < 0 || index >= static_cast<int>(fleet.gpus.size())) continue;
-    const fleet::GpuView& g = fleet.gpus[static_cast<size_t>(index)];
-    if (g.sample.health != fleet::GpuHealth::kOk) is_known = false;
+    const node::GpuView& g = fleet.gpus[static_cast<size_t>(index)];
+    if (g.sample.health != node::GpuHealth::kOk) is_known = false;
     if (sched::IsMigLease(l)) {
       // An instance: its engine's activity (GPM) says; without it, nothing
       // is known and the policy never acts.
-      const fleet::MigInstance* m = sched::LeasedInstance(l, g);
+      const node::MigInstance* m = sched::LeasedInstance(l, g);
       if (m == nullptr || !m->graphics_engine_active_ratio) {
         is_known = false;
         continue;
@@ -373,7 +327,7 @@ LeaseService::Activity LeaseService::ObserveActivity(const sched::Lease& l, cons
       rt.utilization_sum += *m->graphics_engine_active_ratio;
       rt.utilization_samples++;
       rt.memory_max_bytes = std::max(rt.memory_max_bytes, m->memory_used_bytes.value_or(0));
-      is_active |= *m->graphics_engine_active_ratio > fleet::kMigIdleEngineRatio;
+      is_active |= *m->graphics_engine_active_ratio > node::kMigIdleEngineRatio;
       continue;
     }
     // The lease's figures are its holder's: with another user's process
@@ -382,8 +336,9 @@ LeaseService::Activity LeaseService::ObserveActivity(const sched::Lease& l, cons
     bool has_own_sm = true;
     int64_t own_memory = 0;
     double own_sm = 0;
-    for (const fleet::ProcessView& p : g.processes) {
-      if ((!l.is_pod && p.details.uid != l.uid) || IsLoanProcess(index, p.details.pid)) {
+    for (const node::ProcessView& p : g.processes) {
+      if ((l.kind != node::LeaseKind::kPod && p.details.uid != l.uid) ||
+          IsLoanProcess(index, p.details.pid)) {
         has_others = true;
         continue;
       }
@@ -393,16 +348,17 @@ LeaseService::Activity LeaseService::ObserveActivity(const sched::Lease& l, cons
       else
         has_own_sm = false;
     }
-    if (g.sample.health == fleet::GpuHealth::kOk && g.sample.utilization_gpu_ratio &&
+    if (g.sample.health == node::GpuHealth::kOk && g.sample.utilization_gpu_ratio &&
         (!has_others || has_own_sm)) {
       rt.utilization_sum += has_others ? std::min(1.0, own_sm) : *g.sample.utilization_gpu_ratio;
       rt.utilization_samples++;
     }
     rt.memory_max_bytes =
         std::max(rt.memory_max_bytes, has_others ? own_memory : g.sample.memory_used_bytes.value_or(0));
-    for (const fleet::ProcessView& p : g.processes) {
+    for (const node::ProcessView& p : g.processes) {
       // A pod's processes run as any user; a loan's are not its lender's.
-      if ((!l.is_pod && p.details.uid != l.uid) || IsLoanProcess(index, p.details.pid)) continue;
+      if ((l.kind != node::LeaseKind::kPod && p.details.uid != l.uid) || IsLoanProcess(index, p.details.pid))
+        continue;
       if (p.process.sm_utilization_ratio ? *p.process.sm_utilization_ratio > 0
                                          : g.sample.utilization_gpu_ratio.value_or(0) > 0) {
         is_active = true;
@@ -416,7 +372,7 @@ void LeaseService::ActOnIdle(const std::vector<std::tuple<int64_t, IdleAction, s
                              TimePoint now) {
   for (const auto& [id, action, why] : acts) {
     const sched::Lease* l = book_.FindLease(id);
-    if (!l->slurm_job.empty()) {  // Slurm's to end: ask it, per [slurm].
+    if (l->kind == node::LeaseKind::kSlurm) {  // Slurm's to end: ask it, per [slurm].
       QueueSlurmAction(*l, why);
       continue;
     }
@@ -434,8 +390,8 @@ void LeaseService::ActOnIdle(const std::vector<std::tuple<int64_t, IdleAction, s
   }
 }
 
-void LeaseService::CheckForeign(const fleet::FleetView& fleet, TimePoint now) {
-  std::vector<std::pair<const fleet::GpuView*, int64_t>> held;  // (GPU, lease): whole GPUs and instances.
+void LeaseService::CheckForeign(const node::NodeView& fleet, TimePoint now) {
+  std::vector<std::pair<const node::GpuView*, int64_t>> held;  // (GPU, lease): whole GPUs and instances.
   for (const auto& [id, l] : book_.leases()) {
     runtime_[id].foreign = json::array();
     for (int index : l.gpus) {
@@ -445,13 +401,13 @@ void LeaseService::CheckForeign(const fleet::FleetView& fleet, TimePoint now) {
   }
   const std::vector<std::string>& allow = policy_.zombies.allowlist;
   for (const auto& [gpu, lease_id] : held) {
-    const fleet::GpuView& g = *gpu;
+    const node::GpuView& g = *gpu;
     const sched::Lease& l = *book_.FindLease(lease_id);
-    if (l.is_pod || sched::IsLoan(l))
+    if (l.kind == node::LeaseKind::kPod || sched::IsLoan(l))
       continue;  // A pod's processes run as any user; a loan's GPU is its lender's.
     Runtime& rt = runtime_[l.id];
-    for (const fleet::ProcessView& p : g.processes) {
-      const fleet::ProcessDetails& d = p.details;
+    for (const node::ProcessView& p : g.processes) {
+      const node::ProcessDetails& d = p.details;
       if (!d.exists || d.uid == l.uid || !IsCompute(p) || IsLoanProcess(g.info.index, d.pid)) continue;
       if (!sched::RunsInLease(l, g, p)) continue;  // Another instance of the GPU: not this lease's.
       if (std::find(allow.begin(), allow.end(), d.name) != allow.end()) continue;
@@ -469,7 +425,7 @@ void LeaseService::CheckForeign(const fleet::FleetView& fleet, TimePoint now) {
   }
 }
 
-void LeaseService::OnTick(const fleet::FleetView& fleet, TimePoint now) {
+void LeaseService::OnTick(const node::NodeView& fleet, TimePoint now) {
   MutexLock lock(&mu_);
   Enforce(fleet, now);
   ExpireWaiters(now);
@@ -537,13 +493,13 @@ void LeaseService::QueueSlurmAction(const sched::Lease& l, const std::string& wh
   slurm_actions_.push_back({l.id, l.uid, l.user, l.gpus, l.slurm_job, action, why, std::move(argv)});
 }
 
-void LeaseService::Enforce(const fleet::FleetView& fleet, TimePoint now) {
+void LeaseService::Enforce(const node::NodeView& fleet, TimePoint now) {
   // GPUs as the scheduler sees them.
   std::map<int, int64_t> by_gpu = LeasedGpus();
   if (fleet.backend_error.empty() && !fleet.gpus.empty()) {
     std::vector<sched::GpuSlot> slots = sched::SlotsOf(fleet);
     for (sched::GpuSlot& s : slots) {
-      const fleet::GpuView& g = fleet.gpus[static_cast<size_t>(s.index)];
+      const node::GpuView& g = fleet.gpus[static_cast<size_t>(s.index)];
       if (by_gpu.count(s.index) == 0) {
         s.has_foreign_processes = std::any_of(g.processes.begin(), g.processes.end(), IsCompute);
       }
@@ -552,8 +508,8 @@ void LeaseService::Enforce(const fleet::FleetView& fleet, TimePoint now) {
     MarkMigForeign(fleet);
     has_gpus_ = true;
     processes_by_gpu_.clear();
-    for (const fleet::GpuView& g : fleet.gpus) {
-      for (const fleet::ProcessView& p : g.processes) {
+    for (const node::GpuView& g : fleet.gpus) {
+      for (const node::ProcessView& p : g.processes) {
         if (p.details.exists) {
           processes_by_gpu_[g.info.index].push_back(
               {p.details.pid, p.details.uid, p.details.start_ticks, 0, p.details.name});
@@ -576,7 +532,7 @@ void LeaseService::Enforce(const fleet::FleetView& fleet, TimePoint now) {
   CheckIdle(fleet, now);
   FinishTerminations(now);
   zombies_.Observe(fleet, now,
-                   [&by_gpu, this](const fleet::GpuView& g, const fleet::ProcessView& p)
+                   [&by_gpu, this](const node::GpuView& g, const node::ProcessView& p)
                        REQUIRES(mu_) -> std::optional<int64_t> {
                          const sched::Lease* l = nullptr;
                          if (auto it = by_gpu.find(g.info.index); it != by_gpu.end())
@@ -584,7 +540,7 @@ void LeaseService::Enforce(const fleet::FleetView& fleet, TimePoint now) {
                          if (p.process.gpu_instance_id) {  // Under MIG: the lease of its instance, if any.
                            l = nullptr;
                            for (const auto& [id, lease] : book_.leases()) {
-                             const fleet::MigInstance* m = sched::LeasedInstance(lease, g);
+                             const node::MigInstance* m = sched::LeasedInstance(lease, g);
                              if (m != nullptr && m->gpu_instance_id == *p.process.gpu_instance_id) l = &lease;
                            }
                          }
@@ -593,18 +549,12 @@ void LeaseService::Enforce(const fleet::FleetView& fleet, TimePoint now) {
                        });
   if (policy_.terminates_zombies) {
     for (const sched::ZombieEvidence& z : zombies_.Zombies()) {
-      bool is_pending = std::any_of(terminations_.begin(), terminations_.end(), [&](const Termination& t) {
-        return std::any_of(t.processes.begin(), t.processes.end(), [&](const sched::ProcessRef& p) {
-          return p.pid == z.pid && p.start_ticks == z.start_ticks;
-        });
-      });
-      if (is_pending) continue;
+      if (signaller_.IsTerminating({z.pid, z.start_ticks})) continue;
       Status s = processes_->Signal({z.pid, z.start_ticks}, z.uid, SIGTERM);
       if (s.ok()) {
         Event("zombie_terminated", z.lease_id.value_or(0), z.uid, z.user, {z.gpu_index}, Actor{},
               fmt::format("SIGTERM to pid {} ({}) by policy 'terminate': {}", z.pid, z.name, z.why));
-        terminations_.push_back(
-            {z.lease_id.value_or(0), z.uid, {{z.pid, z.start_ticks}}, now + policy_.kill_grace});
+        signaller_.Watch(z.lease_id.value_or(0), z.uid, {{z.pid, z.start_ticks}}, now + policy_.kill_grace);
       } else {
         Event("zombie_skipped", z.lease_id.value_or(0), z.uid, z.user, {z.gpu_index}, Actor{},
               fmt::format("pid {} not signalled: {}", z.pid, s.message()));
@@ -655,9 +605,9 @@ void LeaseService::EndRevoked() {
   PublishMarks();
 }
 
-fleet::LeaseFigures LeaseService::ComputeFigures() const {
+node::AgentFigures LeaseService::ComputeFigures() const {
   TimePoint now = clock_->SteadyNow();
-  fleet::LeaseFigures f;
+  node::AgentFigures f;
   for (sched::Priority p : {sched::Priority::kBackfill, sched::Priority::kLow, sched::Priority::kNormal,
                             sched::Priority::kHigh}) {
     f.leases_by_priority[sched::PriorityName(p)] = 0;
@@ -665,7 +615,7 @@ fleet::LeaseFigures LeaseService::ComputeFigures() const {
   f.backfill_gpu_seconds = backfill_gpu_seconds_ended_;
   for (const auto& [id, l] : book_.leases()) {
     f.leases_by_priority[sched::PriorityName(l.priority)]++;
-    if (l.is_pod) f.kube_pod_leases++;
+    if (l.kind == node::LeaseKind::kPod) f.kube_pod_leases++;
     if (l.priority == sched::Priority::kBackfill) {
       f.backfill_gpu_seconds +=
           static_cast<double>(l.gpus.size()) * std::chrono::duration<double>(now - l.granted_at).count();

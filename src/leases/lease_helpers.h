@@ -11,13 +11,11 @@
 
 #include "common/random_id.h"
 #include "common/time_spec.h"
-#include "fleet/fleet_view.h"
+#include "node/node_view.h"
 #include "sched/lease_book.h"
 
 namespace tarmac::leases::lease_helpers {
 
-// Recently ended leases remembered for lease.get and lease.release.
-inline constexpr size_t kMaxEndedRemembered = 4096;
 // The agent acting on its own policy (may end any lease).
 inline const sched::Caller kAgentCaller{0, "tarmac", true};
 
@@ -47,6 +45,6 @@ inline std::string DeviceList(const sched::Lease& lease) {
   return "GPU " + GpuList(lease.gpus);
 }
 
-inline bool IsCompute(const fleet::ProcessView& p) { return p.process.type != fleet::ProcessType::kGraphics; }
+inline bool IsCompute(const node::ProcessView& p) { return p.process.type != node::ProcessType::kGraphics; }
 
 }  // namespace tarmac::leases::lease_helpers

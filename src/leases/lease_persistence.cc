@@ -96,38 +96,21 @@ bool LeaseService::CanSave(TimePoint now) {
 }
 
 LeaseService::Undo LeaseService::Checkpoint() const {
-  return Undo{book_, ended_, waiting_, keys_, journal_.mark(), signalling_.size()};
+  return Undo{book_, memory_, waiting_, journal_.mark(), signaller_.asked()};
 }
 
 void LeaseService::Rollback(Undo undo) {
   int64_t next_id = book_.next_id();
   book_ = std::move(undo.book);
   book_.ReserveIdsBelow(next_id);  // An id handed out once is never handed out again.
-  ended_ = std::move(undo.ended);
+  memory_ = std::move(undo.memory);
   waiting_ = std::move(undo.waiting);
-  keys_ = std::move(undo.keys);
   journal_.TakeBack(undo.journal);
-  signalling_.resize(undo.signalling);
+  signaller_.TakeBack(undo.signals_asked);
   for (auto it = runtime_.begin(); it != runtime_.end();) {
     it = book_.FindLease(it->first) == nullptr ? runtime_.erase(it) : std::next(it);
   }
   for (const auto& [id, l] : book_.leases()) runtime_[id];
-}
-
-void LeaseService::RememberKey(int64_t uid, const std::string& key, int64_t id) {
-  if (key.empty()) return;
-  constexpr size_t kMaxKeys = 2 * kMaxEndedRemembered;
-  if (keys_.size() >= kMaxKeys) {
-    auto oldest = std::min_element(keys_.begin(), keys_.end(),
-                                   [](const auto& a, const auto& b) { return a.second < b.second; });
-    keys_.erase(oldest);
-  }
-  keys_[{uid, key}] = id;
-}
-
-void LeaseService::RememberEnded(int64_t id, std::string why, std::string kind) {
-  if (ended_.size() >= kMaxEndedRemembered) ended_.erase(ended_.begin());
-  ended_[id] = Ended{std::move(kind), std::move(why)};
 }
 
 std::string LeaseService::Problem() const {

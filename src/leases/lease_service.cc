@@ -42,6 +42,7 @@ LeaseService::LeaseService(LeasePolicy policy, std::unique_ptr<store::LeaseState
       logger_(logger),
       zombies_(policy_.zombies),
       backfill_(policy_.backfill, std::chrono::duration<double>(clock->WallNow().time_since_epoch()).count()),
+      signaller_(processes),
       journal_(std::move(state), logger) {
   MutexLock lock(&mu_);
   loans_.SetPolicy(policy_.backfill.lend_after, policy_.backfill.lend_margin_bytes);
@@ -108,17 +109,17 @@ Status LeaseService::Restore() {
   }
   book_.Restore(leases, queue, next_id, std::move(share));
   SeedArrivals();
-  for (const sched::Lease& l : leases) RememberKey(l.uid, l.request_key, l.id);
-  for (const sched::Pending& p : queue) RememberKey(p.owner.uid, p.request.request_key, p.id);
+  for (const sched::Lease& l : leases) memory_.RememberKey(l.uid, l.request_key, l.id);
+  for (const sched::Pending& p : queue) memory_.RememberKey(p.owner.uid, p.request.request_key, p.id);
   TimePoint now = base.steady;
   int reattached = 0;
   int ended = 0;
   for (const sched::Lease& l : leases) {
-    if (l.is_reservation || sched::IsExternal(l) || IsAlive(l.holder)) {
+    if (l.kind != node::LeaseKind::kRun || IsAlive(l.holder)) {
       ++reattached;
       runtime_[l.id];
       Event("reattached", l.id, l.uid, l.user, l.gpus, Actor{},
-            l.is_reservation || sched::IsExternal(l)
+            l.kind != node::LeaseKind::kRun
                 ? fmt::format("{} restored after an agent restart", sched::LeaseKindName(l))
                 : fmt::format("its client (pid {}) still runs", l.holder.pid));
       continue;
@@ -135,9 +136,9 @@ Status LeaseService::Restore() {
     ++dropped;
     book_.Cancel(kAgentCaller, p.id).IgnoreError();
     Erase("queue", p.id);
-    RememberEnded(p.id, "its client exited while the agent was down");
+    memory_.RememberEnded(p.id, "its client exited while the agent was down");
     Event("client_gone", p.id, p.owner.uid, p.owner.user, {}, Actor{},
-          "queued request dropped: " + ended_[p.id].why);
+          "queued request dropped: " + memory_.FindEnded(p.id)->why);
   }
   SendSignals(now);
   if (Status s = Flush(now); !s.ok()) return s;
@@ -302,8 +303,8 @@ Result<json> LeaseService::OnExtend(const Call& c) {
   if (const sched::Lease* l = book_.FindLease(id.value()); l != nullptr && sched::IsExternal(*l)) {
     return Status::FailedPrecondition(
         fmt::format("lease {} is a {} lease", id.value(), sched::LeaseKindName(*l)),
-        l->is_pod ? "a pod lease has no end of its own: the kubelet ends it"
-                  : "a Slurm job's lease ends with the job: use scontrol");
+        l->kind == node::LeaseKind::kPod ? "a pod lease has no end of its own: the kubelet ends it"
+                                         : "a Slurm job's lease ends with the job: use scontrol");
   }
   Status s = book_.Extend(c.caller, id.value(), seconds(by->get<int64_t>()), c.now);
   if (!s.ok()) return s;
@@ -361,14 +362,11 @@ Result<json> LeaseService::Request(const json& params, const ipc::PeerCredential
   bool waits = wait == params.end() || wait->get<bool>();
   // A repeat of a request already made (the client retried after a timeout)
   // answers with what the first one made.
-  if (auto seen = keys_.find({caller.uid, request.request_key});
-      !request.request_key.empty() && seen != keys_.end()) {
-    int64_t first = seen->second;
-    auto ended = ended_.find(first);
-    if (ended != ended_.end() && ended->second.why.rfind(kNoFitPrefix, 0) == 0) {
-      return Status::ResourceExhausted(ended->second.why);
-    }
-    return Get(first, caller, now);
+  if (std::optional<int64_t> first = memory_.FindKey(caller.uid, request.request_key)) {
+    const Ended* ended = memory_.FindEnded(*first);
+    if (ended != nullptr && ended->why.rfind(kNoFitPrefix, 0) == 0)
+      return Status::ResourceExhausted(ended->why);
+    return Get(*first, caller, now);
   }
   if (!has_gpus_) return Status::Unavailable("the agent has not read the GPUs yet");
   // GPUs named by index, as CUDA_VISIBLE_DEVICES and nvidia-smi name them.
@@ -392,7 +390,7 @@ Result<json> LeaseService::Request(const json& params, const ipc::PeerCredential
   }
   Result<int64_t> id = book_.Submit(caller, request, slots_, now);
   if (!id.ok()) return id.status();
-  RememberKey(caller.uid, request.request_key, id.value());
+  memory_.RememberKey(caller.uid, request.request_key, id.value());
   journal_.SaveNextId(book_.next_id());
   Decide(now);
   if (const sched::Lease* l = book_.FindLease(id.value())) {
@@ -401,7 +399,7 @@ Result<json> LeaseService::Request(const json& params, const ipc::PeerCredential
   if (!waits) {
     std::string why = fmt::format("{}{}", kNoFitPrefix, WaitReason(id.value()));
     book_.Cancel(kAgentCaller, id.value()).IgnoreError();
-    RememberEnded(id.value(), why);
+    memory_.RememberEnded(id.value(), why);
     return Status::ResourceExhausted(why);
   }
   const sched::Pending* p = book_.FindPending(id.value());
@@ -420,8 +418,7 @@ Result<json> LeaseService::Get(int64_t id, const sched::Caller& viewer, TimePoin
   }
   if (const sched::Pending* p = book_.FindPending(id))
     return json{{"state", "queued"}, {"request", QueuedJson(*p, now)}};
-  auto it = ended_.find(id);
-  if (it != ended_.end()) return EndedJson(it->second);
+  if (const Ended* ended = memory_.FindEnded(id)) return EndedJson(*ended);
   return Status::NotFound(fmt::format("no lease or queued request {}", id));
 }
 
@@ -429,11 +426,11 @@ Result<json> LeaseService::Release(int64_t id, const ipc::PeerCredentials& peer,
                                    TimePoint now) {
   Actor actor{caller.uid, caller.user};
   if (const sched::Lease* l = book_.FindLease(id)) {
-    if (l->is_pod) {
+    if (l->kind == node::LeaseKind::kPod) {
       return Status::FailedPrecondition(fmt::format("lease {} is {}'s pod lease", id, l->user),
                                         "the kubelet ends it when the pod goes: delete the pod");
     }
-    if (!l->slurm_job.empty()) {
+    if (l->kind == node::LeaseKind::kSlurm) {
       return Status::FailedPrecondition(
           fmt::format("lease {} holds the GPUs of Slurm job {}", id, l->slurm_job),
           "the job's epilog ends it: scancel the job");
@@ -462,7 +459,8 @@ Result<json> LeaseService::Release(int64_t id, const ipc::PeerCredentials& peer,
       }
       return json{{"released", id}};
     }
-    bool by_holder = !l->is_reservation && static_cast<int64_t>(peer.pid) == l->holder.pid;
+    bool by_holder =
+        l->kind != node::LeaseKind::kReservation && static_cast<int64_t>(peer.pid) == l->holder.pid;
     EndLease(id, "released", by_holder ? "its job finished" : fmt::format("released by {}", caller.user),
              actor, !by_holder, now, SelfAndAncestors(peer.pid));
     return json{{"released", id}};
@@ -472,12 +470,12 @@ Result<json> LeaseService::Release(int64_t id, const ipc::PeerCredentials& peer,
     if (!s.ok()) return s;
     (void)p;
     Erase("queue", id);
-    RememberEnded(id, fmt::format("cancelled by {}", caller.user));
-    Event("cancelled", id, caller.uid, caller.user, {}, actor, ended_[id].why);
+    memory_.RememberEnded(id, fmt::format("cancelled by {}", caller.user));
+    Event("cancelled", id, caller.uid, caller.user, {}, actor, memory_.FindEnded(id)->why);
     return json{{"cancelled", id}};
   }
-  if (ended_.count(id) != 0) {
-    json answer = EndedJson(ended_[id]);
+  if (const Ended* ended = memory_.FindEnded(id)) {
+    json answer = EndedJson(*ended);
     answer["released"] = nullptr;
     return answer;
   }
@@ -635,9 +633,9 @@ json LeaseService::QueueJson(TimePoint now) const {
 }
 
 void LeaseService::PublishMarks() {
-  auto marks = std::make_shared<GpuMarks>();
+  auto marks = std::make_shared<Publication>();
   for (const auto& [id, l] : book_.leases()) {
-    fleet::GpuLease mark{id, l.user, sched::KindOf(l), l.revoking_since.has_value(), l.slurm_job};
+    node::GpuLease mark{id, l.user, sched::KindOf(l), l.revoking_since.has_value(), l.slurm_job};
     if (sched::IsLoan(l)) continue;  // Its lender's mark names it, below.
     if (sched::IsMigLease(l)) {
       marks->mig_leases[l.uuids[0]] = mark;

@@ -70,9 +70,6 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/mutex.h"
-#include "fleet/fleet_view.h"
-#include "fleet/lease_figures.h"
-#include "fleet/lease_marks.h"
 #include "ipc/method_table.h"
 #include "ipc/protocol.h"
 #include "ipc/reply.h"
@@ -83,6 +80,11 @@
 #include "leases/loans.h"
 #include "leases/process_control.h"
 #include "leases/published_marks.h"
+#include "leases/request_memory.h"
+#include "leases/signaller.h"
+#include "node/agent_figures.h"
+#include "node/lease_marks.h"
+#include "node/node_view.h"
 #include "sched/lease_book.h"
 #include "sched/lease_json.h"
 #include "sched/zombies.h"
@@ -92,12 +94,7 @@ namespace tarmac::leases {
 
 class LeaseService {
  public:
-  // Why a lease or request ended: the event's kind ("expired", "released",
-  // ...; empty for a request that never became a lease) and its words.
-  struct Ended {
-    std::string kind;
-    std::string why;
-  };
+  using Ended = RequestMemory::Ended;
 
   // `state` may be null: leases then live in memory only.
   LeaseService(LeasePolicy policy, std::unique_ptr<store::LeaseState> state, ProcessControl* processes,
@@ -122,7 +119,7 @@ class LeaseService {
   }
 
   // Each sampler tick: GPUs as read now.
-  void OnTick(const fleet::FleetView& fleet, sched::TimePoint now) EXCLUDES(mu_);
+  void OnTick(const node::NodeView& fleet, sched::TimePoint now) EXCLUDES(mu_);
   // When the first revoked backfill lease's grace passes (the clock's
   // steady time); empty when none is being revoked.
   std::optional<sched::TimePoint> RevocationDeadline() const EXCLUDES(mu_);
@@ -167,7 +164,7 @@ class LeaseService {
   // pod leases no pod holds any more (one whose pod was never listed only
   // once kPodGrace has passed since its grant: a container is listed a
   // moment after its Allocate).
-  void SyncPods(const std::map<std::string, fleet::KubernetesNames>& by_uuid) EXCLUDES(mu_);
+  void SyncPods(const std::map<std::string, node::KubernetesNames>& by_uuid) EXCLUDES(mu_);
   static constexpr std::chrono::seconds kPodGrace{60};
 
   // Slurm jobs (slurm.prolog and slurm.epilog in the API, docs/slurm.md):
@@ -208,8 +205,8 @@ class LeaseService {
   // two GPUs counts on each), as of the last tick or API call. Published
   // apart from the service's lock: a reader (the sampler's tick) never
   // waits for a lease tick's /proc scans or commits.
-  using GpuMarks = leases::GpuMarks;
-  std::shared_ptr<const GpuMarks> Marks() const { return marks_.Get(); }
+  using Publication = leases::Publication;
+  std::shared_ptr<const Publication> Marks() const { return marks_.Get(); }
 
   // Why lease changes cannot be saved now; empty when they can.
   std::string Problem() const EXCLUDES(mu_);
@@ -237,7 +234,7 @@ class LeaseService {
   // left to the batch supervisor. As of the last publication of the marks
   // (after each tick and each change): a scrape never waits for the lease
   // lock.
-  fleet::LeaseFigures figures() const { return marks_.Get()->figures; }
+  node::AgentFigures figures() const { return marks_.Get()->figures; }
 
  private:
   using TimePoint = sched::TimePoint;
@@ -267,34 +264,14 @@ class LeaseService {
     TimePoint expires_at;
     std::string waiting_for;  // What it waits for, as its caller is told.
   };
-  struct Termination {
-    int64_t lease_id = 0;
-    int64_t uid = -1;
-    std::vector<sched::ProcessRef> processes;
-    TimePoint kill_at;
-  };
-  struct Actor {
-    int64_t uid = -1;  // -1: the agent's policy.
-    std::string name = "policy";
-  };
-  struct Signalling {  // SIGTERM to send once the change that asks for it is saved.
-    int64_t lease_id = 0;
-    int64_t uid = -1;
-    std::vector<sched::ProcessRef> processes;
-    std::string why;
-    Actor actor;
-    // SIGKILL at once, not SIGTERM and kill_grace: a revoked backfill
-    // lease whose grace has passed already had its time to let go.
-    bool kills_now = false;
-  };
+  using Actor = leases::Actor;
   // What a call may change, to take back when its change cannot be saved.
   struct Undo {
     sched::LeaseBook book;
-    std::map<int64_t, Ended> ended;
+    RequestMemory memory;
     std::map<int64_t, sched::Waiting> waiting;
-    std::map<std::pair<int64_t, std::string>, int64_t> keys;
     LeaseJournal::Mark journal;
-    size_t signalling = 0;
+    size_t signals_asked = 0;
   };
 
   // One call of a method: its params, who asks, and when.
@@ -367,7 +344,7 @@ class LeaseService {
   std::map<int, int64_t> LeasedGpus() const REQUIRES(mu_);
 
   // One tick's work under mu_: the GPUs as read, grants, ends, policies.
-  void Enforce(const fleet::FleetView& fleet, TimePoint now) REQUIRES(mu_);
+  void Enforce(const node::NodeView& fleet, TimePoint now) REQUIRES(mu_);
   void Decide(TimePoint now) REQUIRES(mu_);
   // Sends the signals asked for, saves, and (while saving works) decides.
   void SaveThenDecide(TimePoint now) REQUIRES(mu_);
@@ -384,24 +361,26 @@ class LeaseService {
   void TerminateProcesses(int64_t lease_id, int64_t uid, std::vector<sched::ProcessRef> processes,
                           const std::string& why, const Actor& actor, TimePoint now) REQUIRES(mu_);
   void SendSignals(TimePoint now) REQUIRES(mu_);
+  // Records what the signaller did in the event log.
+  void RecordSignals(const std::vector<SignalEvent>& events) REQUIRES(mu_);
   void CheckClients(TimePoint now) REQUIRES(mu_);
-  void CheckIdle(const fleet::FleetView& fleet, TimePoint now) REQUIRES(mu_);
+  void CheckIdle(const node::NodeView& fleet, TimePoint now) REQUIRES(mu_);
   // Whether the lease's own processes computed on its GPUs this tick, and
   // whether that could be known; its runtime's figures updated.
   struct Activity {
     bool is_active = false;
     bool is_known = true;
   };
-  Activity ObserveActivity(const sched::Lease& l, const fleet::FleetView& fleet, Runtime& rt) const
+  Activity ObserveActivity(const sched::Lease& l, const node::NodeView& fleet, Runtime& rt) const
       REQUIRES(mu_);
   // Carries out the idle policy's actions decided this tick.
   void ActOnIdle(const std::vector<std::tuple<int64_t, IdleAction, std::string>>& acts, TimePoint now)
       REQUIRES(mu_);
-  void CheckForeign(const fleet::FleetView& fleet, TimePoint now) REQUIRES(mu_);
+  void CheckForeign(const node::NodeView& fleet, TimePoint now) REQUIRES(mu_);
   // Ends leases on MIG instances gone from their GPU's layout (mig_leases.cc).
-  void CheckMigInstances(const fleet::FleetView& fleet, TimePoint now) REQUIRES(mu_);
+  void CheckMigInstances(const node::NodeView& fleet, TimePoint now) REQUIRES(mu_);
   // Marks the free instances with processes outside any lease (mig_leases.cc).
-  void MarkMigForeign(const fleet::FleetView& fleet) REQUIRES(mu_);
+  void MarkMigForeign(const node::NodeView& fleet) REQUIRES(mu_);
   void FinishTerminations(TimePoint now) REQUIRES(mu_);
   // Which GPUs accept backfill now (GpuSlot::accepts_backfill), given which
   // lease holds each GPU.
@@ -418,7 +397,7 @@ class LeaseService {
   std::vector<ProcessIdentity> LoanProcesses(const sched::Lease& loan) REQUIRES(mu_);
   // Each tick: what each lender's GPU shows; recalls the loans that must
   // end and notes the GPUs that may be lent.
-  void WatchLoans(const fleet::FleetView& fleet, TimePoint now) REQUIRES(mu_);
+  void WatchLoans(const node::NodeView& fleet, TimePoint now) REQUIRES(mu_);
   // After a decision: lends the GPUs offered to queued backfill requests.
   void GrantLoans(TimePoint now) REQUIRES(mu_);
   // Revokes a loan: with the backfill grace, or at once (its processes
@@ -436,7 +415,7 @@ class LeaseService {
   // Each tick: asks backfill's gate which GPUs and MIG instances accept
   // backfill now (`by_gpu`: the lease on each GPU index) and marks their
   // slots.
-  void MarkBackfill(const fleet::FleetView& fleet, const std::map<int, int64_t>& by_gpu, TimePoint now)
+  void MarkBackfill(const node::NodeView& fleet, const std::map<int, int64_t>& by_gpu, TimePoint now)
       REQUIRES(mu_);
   // Tells of the leases the last decision revoked; ends those whose grace
   // has passed.
@@ -503,14 +482,12 @@ class LeaseService {
   Status Flush(TimePoint now) REQUIRES(mu_);
   // Replaces what Marks() gives with the book as it is now.
   void PublishMarks() REQUIRES(mu_);
-  fleet::LeaseFigures ComputeFigures() const REQUIRES(mu_);
+  node::AgentFigures ComputeFigures() const REQUIRES(mu_);
   // Notices a state file deleted or replaced under the agent, and reopens a
   // failing store once kStateRetryInterval has passed.
   void CheckStateFile(TimePoint now) REQUIRES(mu_);
   Undo Checkpoint() const REQUIRES(mu_);
   void Rollback(Undo undo) REQUIRES(mu_);
-  void RememberKey(int64_t uid, const std::string& key, int64_t id) REQUIRES(mu_);
-  void RememberEnded(int64_t id, std::string why, std::string kind = "") REQUIRES(mu_);
   sched::TimeBase Base() const;
 
   LeasePolicy policy_ GUARDED_BY(mu_);
@@ -540,8 +517,6 @@ class LeaseService {
   sched::ZombieTracker zombies_ GUARDED_BY(mu_);
   BackfillGate backfill_ GUARDED_BY(mu_);
   LoanDesk loans_ GUARDED_BY(mu_);
-  std::map<int, std::set<int64_t>> loan_pids_by_gpu_ GUARDED_BY(mu_);  // At the last tick.
-  std::vector<LoanOffer> loan_offers_ GUARDED_BY(mu_);                 // From the last tick.
 
   int64_t backfill_preemptions_ GUARDED_BY(mu_) = 0;
   std::map<int, int64_t> backfill_preemptions_by_gpu_ GUARDED_BY(mu_);
@@ -551,10 +526,8 @@ class LeaseService {
   std::map<std::string, Claim> claims_ GUARDED_BY(mu_);    // By claim ("Slurm job 42").
   double backfill_gpu_seconds_ended_ GUARDED_BY(mu_) = 0;  // Of backfill leases that have ended.
   std::map<int64_t, Runtime> runtime_ GUARDED_BY(mu_);
-  std::map<int64_t, Ended> ended_ GUARDED_BY(mu_);  // Recently ended leases and requests: why.
-  std::vector<Termination> terminations_ GUARDED_BY(mu_);
-  std::vector<Signalling> signalling_ GUARDED_BY(mu_);
-  std::map<std::pair<int64_t, std::string>, int64_t> keys_ GUARDED_BY(mu_);  // (uid, request_key) -> id.
+  RequestMemory memory_ GUARDED_BY(mu_);  // Request keys, and why recent leases and requests ended.
+  Signaller signaller_ GUARDED_BY(mu_);
   std::map<int64_t, sched::Waiting> waiting_ GUARDED_BY(mu_);  // The last decision's waiting, by request id.
   LeaseWaiters waiters_ GUARDED_BY(mu_);
   LeaseJournal journal_ GUARDED_BY(mu_);

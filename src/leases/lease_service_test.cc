@@ -565,7 +565,7 @@ TEST_F(LeaseServiceTest, TheLeaseThreadTicksOnTheSnapshotsItIsHanded) {
   LeaseTicker ticker(s.get());
   ticker.Start();
   clock_.Advance(seconds(2));
-  auto snapshot = std::make_shared<fleet::Snapshot>();
+  auto snapshot = std::make_shared<node::Snapshot>();
   snapshot->fleet = Fleet(1);
   snapshot->taken_at_steady = clock_.SteadyNow();
   ticker.Submit(snapshot);

@@ -23,7 +23,7 @@ void LeaseTicker::Stop() {
   thread_.join();
 }
 
-void LeaseTicker::Submit(std::shared_ptr<const fleet::Snapshot> snapshot) {
+void LeaseTicker::Submit(std::shared_ptr<const node::Snapshot> snapshot) {
   {
     MutexLock lock(&mu_);
     if (next_) ++skipped_;
@@ -44,7 +44,7 @@ int64_t LeaseTicker::skipped() const {
 
 void LeaseTicker::Loop(std::stop_token stop) {
   for (;;) {
-    std::shared_ptr<const fleet::Snapshot> snapshot;
+    std::shared_ptr<const node::Snapshot> snapshot;
     // A revoked backfill lease ends when its grace passes, not at the next
     // snapshot after that.
     std::optional<std::chrono::steady_clock::time_point> deadline = service_->RevocationDeadline();

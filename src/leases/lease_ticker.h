@@ -18,8 +18,8 @@
 #include <thread>
 
 #include "common/mutex.h"
-#include "fleet/snapshot.h"
 #include "leases/lease_service.h"
+#include "node/snapshot.h"
 
 namespace tarmac::leases {
 
@@ -35,7 +35,7 @@ class LeaseTicker {
   void Stop();
 
   // Hands the newest snapshot to the thread; returns at once.
-  void Submit(std::shared_ptr<const fleet::Snapshot> snapshot);
+  void Submit(std::shared_ptr<const node::Snapshot> snapshot);
 
   int64_t ticks() const;
   int64_t skipped() const;
@@ -49,7 +49,7 @@ class LeaseTicker {
   std::jthread thread_;
   mutable Mutex mu_;
   std::condition_variable_any wake_;
-  std::shared_ptr<const fleet::Snapshot> next_ GUARDED_BY(mu_);
+  std::shared_ptr<const node::Snapshot> next_ GUARDED_BY(mu_);
   int64_t ticks_ GUARDED_BY(mu_) = 0;
   int64_t skipped_ GUARDED_BY(mu_) = 0;
   bool is_nudged_ GUARDED_BY(mu_) = false;

@@ -46,8 +46,7 @@ Result<json> LeaseService::KillZombies(const json& params, const sched::Caller& 
     }
     Event("zombie_terminated", z.lease_id.value_or(0), z.uid, z.user, {z.gpu_index}, actor,
           fmt::format("SIGTERM to pid {} ({}): {}", z.pid, z.name, z.why));
-    terminations_.push_back(
-        {z.lease_id.value_or(0), z.uid, {{z.pid, z.start_ticks}}, now + policy_.kill_grace});
+    signaller_.Watch(z.lease_id.value_or(0), z.uid, {{z.pid, z.start_ticks}}, now + policy_.kill_grace);
     terminated.push_back(entry);
   }
   if (only && !matched)

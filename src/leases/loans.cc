@@ -60,6 +60,7 @@ LoanAdvice LoanDesk::Observe(const std::vector<LenderSight>& sights, TimePoint n
   for (auto it = lenders_.begin(); it != lenders_.end();) {
     it = seen.count(it->first) != 0 ? std::next(it) : lenders_.erase(it);
   }
+  offers_ = advice.offers;
   return advice;
 }
 

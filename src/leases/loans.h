@@ -88,8 +88,24 @@ class LoanDesk {
   }
 
   // Notes every lender at `now` (lenders not listed are forgotten) and
-  // says which may lend and which loans must end.
+  // says which may lend and which loans must end; the offers are kept
+  // until the next tick (offers()).
   LoanAdvice Observe(const std::vector<LenderSight>& sights, TimePoint now);
+  const std::vector<LoanOffer>& offers() const { return offers_; }
+
+  // This tick's processes of the loan on GPU `gpu` (the lease service
+  // finds them: loan token, user, start after the loan): a lender's
+  // figures leave them out. Forgotten at the next tick (StartTick).
+  void NoteLoanProcesses(int gpu, std::set<int64_t> pids) { loan_pids_by_gpu_[gpu] = std::move(pids); }
+  bool IsLoanProcess(int gpu, int64_t pid) const {
+    auto it = loan_pids_by_gpu_.find(gpu);
+    return it != loan_pids_by_gpu_.end() && it->second.count(pid) > 0;
+  }
+  // A tick begins: the last tick's offers and loan processes are gone.
+  void StartTick() {
+    offers_.clear();
+    loan_pids_by_gpu_.clear();
+  }
 
   // A loan began on `lender_id`'s GPU: its peak then is what the lender's
   // memory is measured against from now on, and the processes on the GPU
@@ -114,6 +130,8 @@ class LoanDesk {
   std::chrono::milliseconds lend_after_{std::chrono::minutes(10)};
   int64_t margin_bytes_ = int64_t{4} << 30;
   std::map<int64_t, Lender> lenders_;
+  std::vector<LoanOffer> offers_;                      // From the last Observe.
+  std::map<int, std::set<int64_t>> loan_pids_by_gpu_;  // This tick's.
 };
 
 }  // namespace tarmac::leases

@@ -26,6 +26,27 @@ TEST(LoanDeskTest, NamesParseBothWays) {
   EXPECT_FALSE(ParseLendIdle("some", &l));
 }
 
+// The desk keeps a tick's offers and which processes on each GPU are a
+// loan's until the next tick begins.
+TEST(LoanDeskTest, ATicksOffersAndLoanProcessesLastUntilTheNextTick) {
+  LoanDesk desk;
+  desk.SetPolicy(seconds(0), 4 * kGiB);
+  LoanDesk::TimePoint t0{};
+  LenderSight s{7, 2, 80 * kGiB, 0.0, 30 * kGiB, 0, 0, 0};
+  desk.StartTick();
+  desk.NoteLoanProcesses(2, {4242});
+  LoanAdvice a = desk.Observe({s}, t0);
+  ASSERT_EQ(desk.offers().size(), a.offers.size());
+  ASSERT_EQ(desk.offers().size(), 1u);
+  EXPECT_EQ(desk.offers()[0].gpu, 2);
+  EXPECT_TRUE(desk.IsLoanProcess(2, 4242));
+  EXPECT_FALSE(desk.IsLoanProcess(2, 4243));
+  EXPECT_FALSE(desk.IsLoanProcess(1, 4242));  // Another GPU's process of the same PID is not.
+  desk.StartTick();
+  EXPECT_TRUE(desk.offers().empty());
+  EXPECT_FALSE(desk.IsLoanProcess(2, 4242));
+}
+
 TEST(LoanDeskTest, OffersAfterLendAfterAboveThePeakAndNotWithoutPerProcessSm) {
   LoanDesk desk;
   desk.SetPolicy(seconds(60), 4 * kGiB);

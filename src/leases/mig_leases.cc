@@ -17,7 +17,7 @@ using namespace lease_helpers;  // NOLINT: this module's own helpers.
 
 namespace tarmac::leases {
 
-void LeaseService::CheckMigInstances(const fleet::FleetView& fleet, TimePoint now) {
+void LeaseService::CheckMigInstances(const node::NodeView& fleet, TimePoint now) {
   std::vector<int64_t> gone;
   for (const auto& [id, l] : book_.leases()) {
     if (sched::IsLeasedInstanceGone(l, fleet)) gone.push_back(id);
@@ -32,21 +32,21 @@ void LeaseService::CheckMigInstances(const fleet::FleetView& fleet, TimePoint no
   }
 }
 
-void LeaseService::MarkMigForeign(const fleet::FleetView& fleet) {
+void LeaseService::MarkMigForeign(const node::NodeView& fleet) {
   std::set<std::string> leased;
   for (const auto& [id, l] : book_.leases()) {
     if (sched::IsMigLease(l)) leased.insert(l.uuids[0]);
   }
   for (sched::GpuSlot& s : slots_) {
-    const fleet::GpuView& g = fleet.gpus[static_cast<size_t>(s.index)];
+    const node::GpuView& g = fleet.gpus[static_cast<size_t>(s.index)];
     for (sched::MigSlot& m : s.mig) {
       if (leased.count(m.uuid) != 0) continue;
-      const fleet::MigInstance* mi = nullptr;
-      for (const fleet::MigInstance& x : g.sample.mig_instances) {
+      const node::MigInstance* mi = nullptr;
+      for (const node::MigInstance& x : g.sample.mig_instances) {
         if (x.uuid == m.uuid) mi = &x;
       }
       if (mi == nullptr) continue;
-      for (const fleet::ProcessView& p : g.processes) {
+      for (const node::ProcessView& p : g.processes) {
         m.has_foreign_processes |= p.process.gpu_instance_id == mi->gpu_instance_id && IsCompute(p);
       }
     }

@@ -20,8 +20,8 @@ using namespace test;  // NOLINT: the shared fixture.
 using nlohmann::json;
 using std::chrono::seconds;
 
-fleet::MigInstance Instance(int gpu, int gi, const std::string& profile) {
-  fleet::MigInstance m;
+node::MigInstance Instance(int gpu, int gi, const std::string& profile) {
+  node::MigInstance m;
   m.uuid = fmt::format("MIG-{}-{}", gpu, gi);
   m.gpu_instance_id = gi;
   m.profile = profile;
@@ -33,8 +33,8 @@ fleet::MigInstance Instance(int gpu, int gi, const std::string& profile) {
 
 // GPU 0: 3g.40gb (gi 1) and four 1g.10gb (gi 2-5); GPU 1: seven 1g.10gb
 // (gi 1-7); GPU 2: whole, no MIG.
-fleet::FleetView MigFleet() {
-  fleet::FleetView f = Fleet(3);
+node::NodeView MigFleet() {
+  node::NodeView f = Fleet(3);
   for (int g = 0; g < 2; ++g) {
     f.gpus[static_cast<size_t>(g)].info.is_mig_enabled = true;
     f.gpus[static_cast<size_t>(g)].sample.utilization_gpu_ratio.reset();
@@ -46,8 +46,8 @@ fleet::FleetView MigFleet() {
   return f;
 }
 
-fleet::ProcessView InInstance(int64_t pid, int gi, int64_t uid, int64_t start) {
-  fleet::ProcessView p = testing::Process(pid, 2 * kGiB, 0, uid, "python", 4000, start);
+node::ProcessView InInstance(int64_t pid, int gi, int64_t uid, int64_t start) {
+  node::ProcessView p = testing::Process(pid, 2 * kGiB, 0, uid, "python", 4000, start);
   p.process.sm_utilization_ratio.reset();  // Not under MIG.
   p.process.gpu_instance_id = gi;
   p.process.compute_instance_id = 0;
@@ -63,7 +63,7 @@ std::vector<std::string> Kinds(const json& events) {
 TEST_F(LeaseServiceTest, AMigLeaseIsOneInstancePackedOntoGpusAlreadyInUse) {
   processes_.Add(500, 1001, 10);
   std::unique_ptr<LeaseService> s = Make();
-  fleet::FleetView f = MigFleet();
+  node::NodeView f = MigFleet();
   f.gpus[1].processes.push_back(InInstance(700, 7, 1002, 5));  // Someone runs in GPU 1's last instance.
   s->OnTick(f, clock_.SteadyNow());
   json a = Call(s.get(), "lease.request", {{"mig_profile", "1g.10gb"}, {"command", "a"}});
@@ -119,7 +119,7 @@ TEST_F(LeaseServiceTest, AnotherInstancesProcessIsNotForeignToAMigLease) {
   ASSERT_EQ(a["result"]["state"], "granted") << a.dump();
   // Bob runs in instance 4 of the same GPU (his own), then in the leased one.
   processes_.Add(800, 1002, 30);
-  fleet::FleetView f = MigFleet();
+  node::NodeView f = MigFleet();
   f.gpus[1].processes.push_back(InInstance(800, 4, 1002, 30));
   s->OnTick(f, clock_.SteadyNow());
   EXPECT_TRUE(processes_.signals.empty());
@@ -139,7 +139,7 @@ TEST_F(LeaseServiceTest, TheIdlePolicyJudgesAMigLeaseByItsInstancesEngine) {
   policy.idle_grace = seconds(30);
   policy.idle_action = IdleAction::kRelease;
   std::unique_ptr<LeaseService> s = Make(policy);
-  fleet::FleetView f = MigFleet();
+  node::NodeView f = MigFleet();
   s->OnTick(f, clock_.SteadyNow());
   json a = Call(s.get(), "lease.request", {{"uuids", {"MIG-1-2"}}, {"command", "a"}});
   ASSERT_EQ(a["result"]["state"], "granted") << a.dump();
@@ -168,14 +168,14 @@ TEST_F(LeaseServiceTest, TheIdlePolicyJudgesAMigLeaseByItsInstancesEngine) {
 TEST_F(LeaseServiceTest, ALayoutChangeEndsTheLeasesOnInstancesItDestroyed) {
   processes_.Add(500, 1001, 10);
   std::unique_ptr<LeaseService> s = Make();
-  fleet::FleetView f = MigFleet();
+  node::NodeView f = MigFleet();
   s->OnTick(f, clock_.SteadyNow());
   ASSERT_EQ(Call(s.get(), "lease.request", {{"uuids", {"MIG-0-1"}}, {"command", "a"}})["result"]["state"],
             "granted");
   ASSERT_EQ(Call(s.get(), "lease.request", {{"uuids", {"MIG-1-1"}}, {"command", "b"}})["result"]["state"],
             "granted");
   // A read that could not list the instances changes nothing.
-  fleet::FleetView unknown = f;
+  node::NodeView unknown = f;
   unknown.gpus[0].sample.mig_instances.clear();
   unknown.gpus[0].sample.has_mig_instances = false;
   s->OnTick(unknown, clock_.SteadyNow());
@@ -215,7 +215,7 @@ TEST_F(LeaseServiceTest, APodsMigInstancesAreOneLeaseEach) {
   EXPECT_EQ(leases[0]["user"], "ml/train-0");
   EXPECT_EQ(leases[2]["uuids"], json::array({"MIG-0-3"}));
   EXPECT_EQ(leases[2]["user"], "serve/infer-1");
-  std::shared_ptr<const LeaseService::GpuMarks> marks = s->Marks();
+  std::shared_ptr<const LeaseService::Publication> marks = s->Marks();
   EXPECT_EQ(marks->mig_leases.size(), 3u);
   EXPECT_TRUE(marks->leases.empty()) << "no GPU is marked leased whole";
 }
@@ -231,7 +231,7 @@ TEST(MigBackfillGateTest, EachInstanceIsJudgedByItsOwnUse) {
   policy.max_temperature_celsius = 80;
   BackfillGate gate(policy);
   sched::TimePoint t0 = sched::TimePoint{} + std::chrono::hours(1);
-  fleet::FleetView f = MigFleet();
+  node::NodeView f = MigFleet();
   int noon = 12 * 60;
   std::map<std::string, bool> accepts = gate.ObserveInstances(f, {}, t0, LocalAt(noon));
   EXPECT_EQ(accepts.size(), 12u);

@@ -21,7 +21,7 @@ namespace {
 // Who a pod lease is for before the kubelet names the pod.
 constexpr const char* kUnnamedPod = "kubelet";
 
-std::string PodUser(const fleet::KubernetesNames& k) { return k.pod_namespace + "/" + k.pod; }
+std::string PodUser(const node::KubernetesNames& k) { return k.pod_namespace + "/" + k.pod; }
 
 // A container's devices as leases hold them: its whole GPUs together (when
 // any), then each MIG instance alone.
@@ -106,7 +106,7 @@ Result<bool> LeaseService::TryHoldForPod(const std::vector<std::string>& uuids) 
       for (const auto& [id, l] : book_.leases()) {
         if (std::find(l.uuids.begin(), l.uuids.end(), uuid) == l.uuids.end()) continue;
         if (l.priority == sched::Priority::kBackfill) continue;  // Gives way below.
-        if (!l.is_pod) {
+        if (l.kind != node::LeaseKind::kPod) {
           return Status::FailedPrecondition(
               fmt::format("GPU {} is in lease {} of {} ({})", uuid, id, l.user, sched::LeaseKindName(l)));
         }
@@ -140,7 +140,7 @@ Result<bool> LeaseService::TryHoldForPod(const std::vector<std::string>& uuids) 
     for (std::vector<std::string>& devices : SplitMigDevices(uuids)) {
       sched::Lease lease;
       lease.uuids = std::move(devices);
-      lease.is_pod = true;
+      lease.kind = node::LeaseKind::kPod;
       lease.user = kUnnamedPod;
       Result<const sched::Lease*> held = GrantHeld(kAgentCaller, std::move(lease), Actor{0, "kubelet"},
                                                    "allocated to a pod by the kubelet", now);
@@ -161,15 +161,15 @@ Result<bool> LeaseService::TryHoldForPod(const std::vector<std::string>& uuids) 
   return true;
 }
 
-void LeaseService::SyncPods(const std::map<std::string, fleet::KubernetesNames>& by_uuid) {
+void LeaseService::SyncPods(const std::map<std::string, node::KubernetesNames>& by_uuid) {
   MutexLock lock(&mu_);
   TimePoint now = clock_->SteadyNow();
   if (!has_gpus_) return;
   std::set<std::string> covered;
   std::vector<int64_t> gone;
   for (const auto& [id, l] : book_.leases()) {
-    if (!l.is_pod) continue;
-    const fleet::KubernetesNames* pod = nullptr;
+    if (l.kind != node::LeaseKind::kPod) continue;
+    const node::KubernetesNames* pod = nullptr;
     for (const std::string& uuid : l.uuids) {
       covered.insert(uuid);
       if (auto it = by_uuid.find(uuid); it != by_uuid.end() && pod == nullptr) pod = &it->second;
@@ -194,7 +194,7 @@ void LeaseService::SyncPods(const std::map<std::string, fleet::KubernetesNames>&
   }
   // Allocations without a lease: one lease per pod container.
   std::map<std::string, std::vector<std::string>> unleased;  // "ns/pod/container" -> UUIDs.
-  std::map<std::string, fleet::KubernetesNames> names;
+  std::map<std::string, node::KubernetesNames> names;
   for (const auto& [uuid, pod] : by_uuid) {
     if (covered.count(uuid) != 0) continue;
     std::string key = PodUser(pod) + "/" + pod.container;
@@ -205,7 +205,7 @@ void LeaseService::SyncPods(const std::map<std::string, fleet::KubernetesNames>&
     for (std::vector<std::string>& uuids : SplitMigDevices(all)) {
       sched::Lease lease;
       lease.uuids = uuids;
-      lease.is_pod = true;
+      lease.kind = node::LeaseKind::kPod;
       lease.user = PodUser(names[key]);
       lease.command = names[key].container;
       std::string user = lease.user;

@@ -70,8 +70,8 @@ TEST_F(LeaseServiceTest, TheKubeletsPodResourcesNameAdoptAndEndPodLeases) {
   ASSERT_TRUE(s->HoldForPod({"GPU-1"}).ok());
   // GPU-0's pod is listed; GPU-1's not yet; GPU-2 was allocated while the
   // agent was down.
-  std::map<std::string, fleet::KubernetesNames> listed = {{"GPU-0", {"train-0", "ml", "trainer"}},
-                                                          {"GPU-2", {"infer-0", "serve", "server"}}};
+  std::map<std::string, node::KubernetesNames> listed = {{"GPU-0", {"train-0", "ml", "trainer"}},
+                                                         {"GPU-2", {"infer-0", "serve", "server"}}};
   s->SyncPods(listed);
   json leases = Call(s.get(), "leases", json::object())["result"]["leases"];
   ASSERT_EQ(leases.size(), 3u) << leases.dump();

@@ -14,29 +14,30 @@
 #include <memory>
 
 #include "common/mutex.h"
-#include "fleet/lease_figures.h"
-#include "fleet/lease_marks.h"
+#include "node/agent_figures.h"
+#include "node/lease_marks.h"
 
 namespace tarmac::leases {
 
-struct GpuMarks : fleet::LeaseMarks {
-  fleet::LeaseFigures figures;  // As of the publication (for /metrics).
+// One publication: the lease marks, and the figures /metrics shows.
+struct Publication : node::LeaseMarks {
+  node::AgentFigures figures;  // As of the publication (for /metrics).
 };
 
 class PublishedMarks {
  public:
-  void Publish(std::shared_ptr<const GpuMarks> marks) EXCLUDES(mu_) {
+  void Publish(std::shared_ptr<const Publication> marks) EXCLUDES(mu_) {
     MutexLock lock(&mu_);
     marks_ = std::move(marks);
   }
-  std::shared_ptr<const GpuMarks> Get() const EXCLUDES(mu_) {
+  std::shared_ptr<const Publication> Get() const EXCLUDES(mu_) {
     MutexLock lock(&mu_);
     return marks_;
   }
 
  private:
   mutable Mutex mu_;
-  std::shared_ptr<const GpuMarks> marks_ GUARDED_BY(mu_) = std::make_shared<const GpuMarks>();
+  std::shared_ptr<const Publication> marks_ GUARDED_BY(mu_) = std::make_shared<const Publication>();
 };
 
 }  // namespace tarmac::leases

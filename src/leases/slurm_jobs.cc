@@ -56,7 +56,7 @@ Result<json> LeaseService::OnSlurmProlog(const Call& c) {
     for (const std::string& uuid : uuids) {
       if (std::find(l.uuids.begin(), l.uuids.end(), uuid) == l.uuids.end()) continue;
       if (l.priority == sched::Priority::kBackfill) continue;  // Gives way below.
-      if (l.slurm_job.empty()) {
+      if (l.kind != node::LeaseKind::kSlurm) {
         return Status::FailedPrecondition(
             fmt::format("GPU {} is in lease {} of {} ({}): Slurm and tarmac both hand it out", uuid, id,
                         l.user, sched::LeaseKindName(l)),
@@ -71,6 +71,7 @@ Result<json> LeaseService::OnSlurmProlog(const Call& c) {
   }
   sched::Lease lease;
   lease.uuids = uuids;
+  lease.kind = node::LeaseKind::kSlurm;
   lease.slurm_job = *job;
   lease.user = request.value().user;
   lease.command = fmt::format("slurm job {}", *job);

@@ -280,9 +280,9 @@ TEST_F(LeaseServiceTest, RegressionTheEpilogEndsAndCountsOnlyTheJobsOwnProcesses
   processes_.Add(7001, 1005, 71);  // The job's, left behind.
   processes_.Add(7002, 1009, 72);  // Another user's, 30 GiB.
   std::unique_ptr<LeaseService> s = Make();
-  fleet::FleetView f = Fleet(1, {{0, testing::Process(7000, 1 * kGiB, 0, 1005, "python", 1, 40)},
-                                 {0, testing::Process(7001, 2 * kGiB, 0, 1005, "python", 1, 71)},
-                                 {0, testing::Process(7002, 30 * kGiB, 0, 1009, "python", 1, 72)}});
+  node::NodeView f = Fleet(1, {{0, testing::Process(7000, 1 * kGiB, 0, 1005, "python", 1, 40)},
+                               {0, testing::Process(7001, 2 * kGiB, 0, 1005, "python", 1, 71)},
+                               {0, testing::Process(7002, 30 * kGiB, 0, 1009, "python", 1, 72)}});
   s->OnTick(f, clock_.SteadyNow());
   ASSERT_TRUE(Call(s.get(), "slurm.prolog", {{"job", "5"}, {"uid", 1005}, {"user", "erin"}, {"gpus", {0}}}, 0,
                    600)["ok"]);

@@ -50,12 +50,12 @@ double IdleValue(std::string_view family, const GpuCounters& c) {
 }
 
 // Idle and held-idle time, and what it cost.
-void CollectIdle(const fleet::FleetView& fleet, const std::string& host, const std::string& currency,
+void CollectIdle(const node::NodeView& fleet, const std::string& host, const std::string& currency,
                  const std::map<std::string, GpuCounters>& counters, Exposition* out) {
   for (const Family* family : kIdleFamilies) {
     Head(out, *family);
     std::string name(family->name);
-    for (const fleet::GpuView& g : fleet.gpus) {
+    for (const node::GpuView& g : fleet.gpus) {
       auto c = counters.find(g.info.uuid);
       if (c == counters.end()) continue;
       bool is_cost = name == "tarmac_gpu_idle_cost_total" || name == "tarmac_gpu_idle_for_cost";
@@ -67,10 +67,10 @@ void CollectIdle(const fleet::FleetView& fleet, const std::string& host, const s
 
 // Seconds by state and by lease holder: what fleet accounting sums with
 // increase() (docs/fleet.md).
-void CollectSecondsByHolder(const fleet::FleetView& fleet, const std::string& host,
+void CollectSecondsByHolder(const node::NodeView& fleet, const std::string& host,
                             const std::map<std::string, GpuCounters>& counters, Exposition* out) {
   Head(out, kGpuStateSecondsTotal);
-  for (const fleet::GpuView& g : fleet.gpus) {
+  for (const node::GpuView& g : fleet.gpus) {
     auto c = counters.find(g.info.uuid);
     if (c == counters.end()) continue;
     for (const auto& [state, seconds] : c->second.state_seconds) {
@@ -78,7 +78,7 @@ void CollectSecondsByHolder(const fleet::FleetView& fleet, const std::string& ho
     }
   }
   Head(out, kGpuLeaseSecondsTotal);
-  for (const fleet::GpuView& g : fleet.gpus) {
+  for (const node::GpuView& g : fleet.gpus) {
     auto c = counters.find(g.info.uuid);
     if (c == counters.end()) continue;
     for (const auto& [holder, seconds] : c->second.lease_seconds) {
@@ -87,7 +87,7 @@ void CollectSecondsByHolder(const fleet::FleetView& fleet, const std::string& ho
     }
   }
   Head(out, kGpuJobSecondsTotal);
-  for (const fleet::GpuView& g : fleet.gpus) {
+  for (const node::GpuView& g : fleet.gpus) {
     auto c = counters.find(g.info.uuid);
     if (c == counters.end()) continue;
     for (const auto& [job, held] : c->second.job_seconds) {
@@ -111,7 +111,7 @@ const std::vector<FamilyDoc>& AccountingFamilies() {
   return kAll;
 }
 
-void CollectAccounting(const fleet::FleetView& fleet, const std::string& host, const std::string& currency,
+void CollectAccounting(const node::NodeView& fleet, const std::string& host, const std::string& currency,
                        const std::map<std::string, GpuCounters>& counters, Exposition* out) {
   CollectIdle(fleet, host, currency, counters, out);
   CollectSecondsByHolder(fleet, host, counters, out);

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "fleet/fleet_view.h"
 #include "metrics/counters.h"
 #include "metrics/exposition.h"
 #include "metrics/render.h"
+#include "node/node_view.h"
 
 namespace tarmac::metrics {
 
@@ -22,7 +22,7 @@ const std::vector<FamilyDoc>& AccountingFamilies();
 
 // Each GPU of `fleet` that `counters` has, with tarmac's GPU labels; the
 // cost families carry `currency`.
-void CollectAccounting(const fleet::FleetView& fleet, const std::string& host, const std::string& currency,
+void CollectAccounting(const node::NodeView& fleet, const std::string& host, const std::string& currency,
                        const std::map<std::string, GpuCounters>& counters, Exposition* out);
 
 }  // namespace tarmac::metrics

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
-#include "fleet/gpu_marks.h"
 #include "metrics/pod_labels.h"
+#include "node/gpu_marks.h"
 #include "nvidia/clock_event_reasons.h"
 
 namespace tarmac::metrics {
@@ -12,7 +12,7 @@ namespace {
 
 // Adds `dt` seconds in `state` to the pod and the Slurm job holding a GPU
 // or instance now (either may be absent).
-void AddJobSeconds(const fleet::KubernetesNames* pod, const fleet::GpuLease* lease, const std::string& state,
+void AddJobSeconds(const node::KubernetesNames* pod, const node::GpuLease* lease, const std::string& state,
                    double dt, std::chrono::steady_clock::time_point at, GpuCounters* c) {
   auto add = [&](JobKey key) {
     key.state = state;
@@ -21,30 +21,30 @@ void AddJobSeconds(const fleet::KubernetesNames* pod, const fleet::GpuLease* lea
     j.last_held = at;
   };
   if (pod != nullptr && !pod->pod.empty()) add(JobKey{pod->pod_namespace, pod->pod, "", ""});
-  if (lease != nullptr && lease->kind == fleet::LeaseKind::kSlurm && !lease->slurm_job.empty()) {
+  if (lease != nullptr && lease->kind == node::LeaseKind::kSlurm && !lease->slurm_job.empty()) {
     add(JobKey{"", "", lease->slurm_job, ""});
   }
 }
 
 // "busy", "idle" or "unknown": a holder's view of its GPU (held idle is
 // idle to the holder).
-const char* JobState(const fleet::GpuView& g) {
-  if (g.sample.health != fleet::GpuHealth::kOk) return "unknown";
-  return fleet::MarkGpu(g).is_idle ? "idle" : "busy";
+const char* JobState(const node::GpuView& g) {
+  if (g.sample.health != node::GpuHealth::kOk) return "unknown";
+  return node::MarkGpu(g).is_idle ? "idle" : "busy";
 }
 
-const char* JobState(const fleet::GpuView& g, const fleet::MigInstance& m) {
-  if (g.sample.health != fleet::GpuHealth::kOk) return "unknown";
-  return fleet::IsMigInstanceIdle(m, g) ? "idle" : "busy";
+const char* JobState(const node::GpuView& g, const node::MigInstance& m) {
+  if (g.sample.health != node::GpuHealth::kOk) return "unknown";
+  return node::IsMigInstanceIdle(m, g) ? "idle" : "busy";
 }
 
 }  // namespace
 
-FleetCounters::FleetCounters(std::function<double(const std::string& model)> price)
+NodeCounters::NodeCounters(std::function<double(const std::string& model)> price)
     : price_(std::move(price)) {}
 
-void FleetCounters::Update(const fleet::FleetView& fleet, const fleet::LeaseMarks& marks,
-                           std::chrono::steady_clock::time_point at) {
+void NodeCounters::Update(const node::NodeView& fleet, const node::LeaseMarks& marks,
+                          std::chrono::steady_clock::time_point at) {
   double dt = 0;
   if (previous_) {
     dt = std::chrono::duration<double>(
@@ -53,7 +53,7 @@ void FleetCounters::Update(const fleet::FleetView& fleet, const fleet::LeaseMark
   }
   previous_ = at;
   MutexLock lock(&mu_);
-  for (const fleet::GpuView& g : fleet.gpus) {
+  for (const node::GpuView& g : fleet.gpus) {
     auto [entry, is_new] = by_uuid_.try_emplace(g.info.uuid);
     GpuCounters& c = entry->second;
     if (is_new) {  // Every series from the first scrape on, at 0.
@@ -63,8 +63,8 @@ void FleetCounters::Update(const fleet::FleetView& fleet, const fleet::LeaseMark
       for (const char* state : {"busy", "idle", "held_idle", "unknown"}) c.state_seconds.emplace(state, 0.0);
     }
     if (dt > 0) {
-      auto add = [&](const fleet::GpuLease& l) {
-        c.lease_seconds[{l.user, std::string(fleet::LeaseKindName(l.kind))}] += dt;
+      auto add = [&](const node::GpuLease& l) {
+        c.lease_seconds[{l.user, std::string(node::LeaseKindName(l.kind))}] += dt;
       };
       auto lease = marks.leases.find(g.info.index);
       if (lease != marks.leases.end()) add(lease->second);
@@ -72,7 +72,7 @@ void FleetCounters::Update(const fleet::FleetView& fleet, const fleet::LeaseMark
         AddJobSeconds(GpuPod(g), lease != marks.leases.end() ? &lease->second : nullptr, JobState(g), dt, at,
                       &c);
       }
-      for (const fleet::MigInstance& m : g.sample.mig_instances) {
+      for (const node::MigInstance& m : g.sample.mig_instances) {
         auto mig_lease = marks.mig_leases.find(m.uuid);
         if (mig_lease != marks.mig_leases.end()) add(mig_lease->second);
         AddJobSeconds(MigInstancePod(g, m),
@@ -81,13 +81,13 @@ void FleetCounters::Update(const fleet::FleetView& fleet, const fleet::LeaseMark
       }
     }
     std::erase_if(c.job_seconds, [&](const auto& j) { return at - j.second.last_held > kJobSeriesKeep; });
-    if (g.sample.health != fleet::GpuHealth::kOk) {
+    if (g.sample.health != node::GpuHealth::kOk) {
       c.state_seconds["unknown"] += dt;
       // An unreadable GPU is not known to be idle: its spells end.
       c.idle_for_seconds = c.idle_for_cost = c.held_idle_for_seconds = 0;
       continue;
     }
-    fleet::GpuMarks m = fleet::MarkGpu(g);
+    node::GpuMarks m = node::MarkGpu(g);
     if (!m.is_idle) c.idle_for_seconds = c.idle_for_cost = 0;
     if (m.idle_holding_pids.empty()) c.held_idle_for_seconds = 0;
     if (dt <= 0) continue;
@@ -107,7 +107,7 @@ void FleetCounters::Update(const fleet::FleetView& fleet, const fleet::LeaseMark
   }
 }
 
-std::map<std::string, GpuCounters> FleetCounters::Get() const {
+std::map<std::string, GpuCounters> NodeCounters::Get() const {
   MutexLock lock(&mu_);
   return by_uuid_;
 }

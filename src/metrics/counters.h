@@ -15,8 +15,8 @@
 #include <string>
 
 #include "common/mutex.h"
-#include "fleet/fleet_view.h"
-#include "fleet/lease_marks.h"
+#include "node/lease_marks.h"
+#include "node/node_view.h"
 
 namespace tarmac::metrics {
 
@@ -61,15 +61,15 @@ struct GpuCounters {
   std::map<JobKey, JobSeconds> job_seconds;
 };
 
-class FleetCounters {
+class NodeCounters {
  public:
   // `price` gives the cost of one GPU-hour of a model.
-  explicit FleetCounters(std::function<double(const std::string& model)> price);
+  explicit NodeCounters(std::function<double(const std::string& model)> price);
 
   // Adds the time since the previous update (at most kMaxStep) to each
   // GPU's counters according to what `fleet` shows and who `marks` says
   // holds each GPU and MIG instance (fleet/lease_marks.h).
-  void Update(const fleet::FleetView& fleet, const fleet::LeaseMarks& marks,
+  void Update(const node::NodeView& fleet, const node::LeaseMarks& marks,
               std::chrono::steady_clock::time_point at);
 
   std::map<std::string, GpuCounters> Get() const;  // By GPU UUID.

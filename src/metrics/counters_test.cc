@@ -12,17 +12,16 @@ namespace {
 
 using std::chrono::seconds;
 
-fleet::FleetView OneGpu(double utilization, bool holds_idle,
-                        fleet::GpuHealth health = fleet::GpuHealth::kOk) {
-  fleet::FleetView f;
-  fleet::GpuView g;
+node::NodeView OneGpu(double utilization, bool holds_idle, node::GpuHealth health = node::GpuHealth::kOk) {
+  node::NodeView f;
+  node::GpuView g;
   g.info.uuid = "GPU-0";
   g.info.name = "NVIDIA H100 80GB HBM3";
   g.sample.utilization_gpu_ratio = utilization;
   g.sample.health = health;
   g.sample.has_processes = true;
   if (holds_idle) {
-    fleet::ProcessView p;
+    node::ProcessView p;
     p.process.pid = 42;
     p.process.used_memory_bytes = int64_t{4} << 30;
     p.process.sm_utilization_ratio = 0;
@@ -32,27 +31,27 @@ fleet::FleetView OneGpu(double utilization, bool holds_idle,
   return f;
 }
 
-TEST(FleetCountersTest, SpellsEndWhenTheGpuWorksOrCannotBeReadAndTotalsKeepGrowing) {
-  FleetCounters counters([](const std::string&) { return 3.6; });  // 0.001 an idle second.
+TEST(NodeCountersTest, SpellsEndWhenTheGpuWorksOrCannotBeReadAndTotalsKeepGrowing) {
+  NodeCounters counters([](const std::string&) { return 3.6; });  // 0.001 an idle second.
   std::chrono::steady_clock::time_point t{};
-  counters.Update(OneGpu(0, true), fleet::LeaseMarks{}, t);  // The first reading: no time yet.
-  for (int i = 1; i <= 3; ++i) counters.Update(OneGpu(0, true), fleet::LeaseMarks{}, t + seconds(i));
+  counters.Update(OneGpu(0, true), node::LeaseMarks{}, t);  // The first reading: no time yet.
+  for (int i = 1; i <= 3; ++i) counters.Update(OneGpu(0, true), node::LeaseMarks{}, t + seconds(i));
   GpuCounters c = counters.Get().at("GPU-0");
   EXPECT_DOUBLE_EQ(c.idle_for_seconds, 3);
   EXPECT_DOUBLE_EQ(c.held_idle_for_seconds, 3);
   EXPECT_NEAR(c.idle_for_cost, 0.003, 1e-12);
-  counters.Update(OneGpu(0.9, false), fleet::LeaseMarks{}, t + seconds(4));  // It works.
+  counters.Update(OneGpu(0.9, false), node::LeaseMarks{}, t + seconds(4));  // It works.
   c = counters.Get().at("GPU-0");
   EXPECT_EQ(c.idle_for_seconds, 0);
   EXPECT_EQ(c.idle_for_cost, 0);
   EXPECT_EQ(c.held_idle_for_seconds, 0);
   EXPECT_DOUBLE_EQ(c.idle_seconds, 3);  // The totals stay.
   EXPECT_DOUBLE_EQ(c.held_idle_seconds, 3);
-  counters.Update(OneGpu(0, false), fleet::LeaseMarks{}, t + seconds(5));
-  counters.Update(OneGpu(0, false), fleet::LeaseMarks{}, t + seconds(6));
+  counters.Update(OneGpu(0, false), node::LeaseMarks{}, t + seconds(5));
+  counters.Update(OneGpu(0, false), node::LeaseMarks{}, t + seconds(6));
   EXPECT_DOUBLE_EQ(counters.Get().at("GPU-0").idle_for_seconds, 2);
   EXPECT_EQ(counters.Get().at("GPU-0").held_idle_for_seconds, 0);  // Idle, but nobody holds memory.
-  counters.Update(OneGpu(0, false, fleet::GpuHealth::kLost), fleet::LeaseMarks{}, t + seconds(7));
+  counters.Update(OneGpu(0, false, node::GpuHealth::kLost), node::LeaseMarks{}, t + seconds(7));
   EXPECT_EQ(counters.Get().at("GPU-0").idle_for_seconds, 0);
   EXPECT_DOUBLE_EQ(counters.Get().at("GPU-0").idle_seconds, 5);
   // Each second in exactly one state.
@@ -61,31 +60,31 @@ TEST(FleetCountersTest, SpellsEndWhenTheGpuWorksOrCannotBeReadAndTotalsKeepGrowi
             (std::map<std::string, double>{{"busy", 1}, {"held_idle", 3}, {"idle", 2}, {"unknown", 1}}));
 }
 
-TEST(FleetCountersTest, LeaseSecondsGoToTheLeasesUserAndKind) {
-  FleetCounters counters([](const std::string&) { return 0.0; });
+TEST(NodeCountersTest, LeaseSecondsGoToTheLeasesUserAndKind) {
+  NodeCounters counters([](const std::string&) { return 0.0; });
   std::chrono::steady_clock::time_point t{};
-  fleet::FleetView f = OneGpu(0.5, false);
-  fleet::LeaseMarks marks;
+  node::NodeView f = OneGpu(0.5, false);
+  node::LeaseMarks marks;
   counters.Update(f, marks, t);
-  marks.leases[0] = fleet::GpuLease{7, "alice", fleet::LeaseKind::kReservation};
+  marks.leases[0] = node::GpuLease{7, "alice", node::LeaseKind::kReservation};
   counters.Update(f, marks, t + seconds(2));
-  marks.leases[0] = fleet::GpuLease{8, "bob", fleet::LeaseKind::kBackfill};
+  marks.leases[0] = node::GpuLease{8, "bob", node::LeaseKind::kBackfill};
   counters.Update(f, marks, t + seconds(3));
   std::map<std::pair<std::string, std::string>, double> held = counters.Get().at("GPU-0").lease_seconds;
   EXPECT_EQ(held, (std::map<std::pair<std::string, std::string>, double>{{{"alice", "reservation"}, 2},
                                                                          {{"bob", "backfill"}, 1}}));
 }
 
-TEST(FleetCountersTest, PodsAndSlurmJobsCountTheirOwnSecondsByStateAndTheirSeriesEndAnHourAfterThem) {
-  FleetCounters counters([](const std::string&) { return 0.0; });
+TEST(NodeCountersTest, PodsAndSlurmJobsCountTheirOwnSecondsByStateAndTheirSeriesEndAnHourAfterThem) {
+  NodeCounters counters([](const std::string&) { return 0.0; });
   std::chrono::steady_clock::time_point t{};
-  fleet::FleetView f = OneGpu(0.5, false);
-  f.gpus[0].allocated_to = fleet::KubernetesNames{"trainer-0", "ml", "main"};
-  fleet::LeaseMarks marks;
+  node::NodeView f = OneGpu(0.5, false);
+  f.gpus[0].allocated_to = node::KubernetesNames{"trainer-0", "ml", "main"};
+  node::LeaseMarks marks;
   counters.Update(f, marks, t);
   counters.Update(f, marks, t + seconds(2));  // Busy, 2 s.
   f.gpus[0].sample.utilization_gpu_ratio = 0;
-  marks.leases[0] = fleet::GpuLease{9, "erin", fleet::LeaseKind::kSlurm, false, "4242"};
+  marks.leases[0] = node::GpuLease{9, "erin", node::LeaseKind::kSlurm, false, "4242"};
   counters.Update(f, marks, t + seconds(5));  // Idle, 3 s, the job too.
   std::map<JobKey, JobSeconds> jobs = counters.Get().at("GPU-0").job_seconds;
   ASSERT_EQ(jobs.size(), 3u);
@@ -106,11 +105,11 @@ TEST(FleetCountersTest, PodsAndSlurmJobsCountTheirOwnSecondsByStateAndTheirSerie
   EXPECT_TRUE(counters.Get().at("GPU-0").job_seconds.empty());
 }
 
-TEST(FleetCountersTest, AMigInstancesPodCountsInItsInstancesOwnState) {
-  FleetCounters counters([](const std::string&) { return 0.0; });
+TEST(NodeCountersTest, AMigInstancesPodCountsInItsInstancesOwnState) {
+  NodeCounters counters([](const std::string&) { return 0.0; });
   std::chrono::steady_clock::time_point t{};
-  fleet::FleetView f = OneGpu(0, false);
-  fleet::MigInstance busy, idle;
+  node::NodeView f = OneGpu(0, false);
+  node::MigInstance busy, idle;
   busy.uuid = "MIG-a";
   busy.gpu_instance_id = 1;
   busy.graphics_engine_active_ratio = 0.6;
@@ -118,10 +117,10 @@ TEST(FleetCountersTest, AMigInstancesPodCountsInItsInstancesOwnState) {
   idle.gpu_instance_id = 2;
   idle.graphics_engine_active_ratio = 0;
   f.gpus[0].sample.mig_instances = {busy, idle};
-  f.gpus[0].mig_allocated_to["MIG-a"] = fleet::KubernetesNames{"infer-a", "ml", "main"};
-  f.gpus[0].mig_allocated_to["MIG-b"] = fleet::KubernetesNames{"infer-b", "ml", "main"};
-  counters.Update(f, fleet::LeaseMarks{}, t);
-  counters.Update(f, fleet::LeaseMarks{}, t + seconds(4));
+  f.gpus[0].mig_allocated_to["MIG-a"] = node::KubernetesNames{"infer-a", "ml", "main"};
+  f.gpus[0].mig_allocated_to["MIG-b"] = node::KubernetesNames{"infer-b", "ml", "main"};
+  counters.Update(f, node::LeaseMarks{}, t);
+  counters.Update(f, node::LeaseMarks{}, t + seconds(4));
   std::map<JobKey, JobSeconds> jobs = counters.Get().at("GPU-0").job_seconds;
   ASSERT_EQ(jobs.size(), 2u);
   EXPECT_DOUBLE_EQ((jobs[JobKey{"ml", "infer-a", "", "busy"}].seconds), 4);

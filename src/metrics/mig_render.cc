@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "metrics/mig_render.h"
 
-#include "fleet/gpu_marks.h"
 #include "metrics/pod_labels.h"
+#include "node/gpu_marks.h"
 
 namespace tarmac::metrics {
 namespace {
@@ -12,7 +12,7 @@ std::optional<double> Mib(const std::optional<int64_t>& bytes) {
   return static_cast<double>(*bytes) / 1048576;
 }
 
-Labels NativeMigLabels(const fleet::GpuView& g, const fleet::MigInstance& m, const std::string& host) {
+Labels NativeMigLabels(const node::GpuView& g, const node::MigInstance& m, const std::string& host) {
   return {{"hostname", host},
           {"gpu", std::to_string(g.info.index)},
           {"uuid", g.info.uuid},
@@ -23,7 +23,7 @@ Labels NativeMigLabels(const fleet::GpuView& g, const fleet::MigInstance& m, con
 
 }  // namespace
 
-std::optional<double> DcgmMigValue(std::string_view family, const fleet::MigInstance& m) {
+std::optional<double> DcgmMigValue(std::string_view family, const node::MigInstance& m) {
   if (family == "DCGM_FI_DEV_FB_USED") return Mib(m.memory_used_bytes);
   if (family == "DCGM_FI_DEV_FB_FREE") {
     if (!m.memory_total_bytes || !m.memory_used_bytes) return std::nullopt;
@@ -35,10 +35,10 @@ std::optional<double> DcgmMigValue(std::string_view family, const fleet::MigInst
   return std::nullopt;
 }
 
-Labels DcgmMigLabels(Labels l, const fleet::GpuView& g, const fleet::MigInstance& m) {
+Labels DcgmMigLabels(Labels l, const node::GpuView& g, const node::MigInstance& m) {
   l.emplace_back("GPU_I_PROFILE", m.profile);
   l.emplace_back("GPU_I_ID", std::to_string(m.gpu_instance_id));
-  if (const fleet::KubernetesNames* pod = MigInstancePod(g, m)) AddPodLabels(*pod, g, m.gpu_instance_id, &l);
+  if (const node::KubernetesNames* pod = MigInstancePod(g, m)) AddPodLabels(*pod, g, m.gpu_instance_id, &l);
   return l;
 }
 
@@ -57,17 +57,17 @@ const std::vector<FamilyDoc>& MigNativeFamilies() {
   return kFamilies;
 }
 
-void CollectMigNative(const fleet::FleetView& fleet, const std::string& host, Exposition* out) {
+void CollectMigNative(const node::NodeView& fleet, const std::string& host, Exposition* out) {
   const std::vector<FamilyDoc>& docs = MigNativeFamilies();
   struct Row {
-    const fleet::GpuView* g;
-    const fleet::MigInstance* m;
+    const node::GpuView* g;
+    const node::MigInstance* m;
     Labels labels;
   };
   std::vector<Row> rows;
-  for (const fleet::GpuView& g : fleet.gpus) {
-    if (g.sample.health != fleet::GpuHealth::kOk) continue;
-    for (const fleet::MigInstance& m : g.sample.mig_instances)
+  for (const node::GpuView& g : fleet.gpus) {
+    if (g.sample.health != node::GpuHealth::kOk) continue;
+    for (const node::MigInstance& m : g.sample.mig_instances)
       rows.push_back({&g, &m, NativeMigLabels(g, m, host)});
   }
   for (size_t f = 0; f < docs.size(); ++f) {
@@ -90,9 +90,9 @@ void CollectMigNative(const fleet::FleetView& fleet, const std::string& host, Ex
         case 4:
         case 5: {
           int n = 0;
-          for (const fleet::ProcessView& p : r.g->processes) {
+          for (const node::ProcessView& p : r.g->processes) {
             if (p.process.gpu_instance_id != r.m->gpu_instance_id) continue;
-            n += f == 4 || fleet::IsIdleHolding(p, *r.g) ? 1 : 0;
+            n += f == 4 || node::IsIdleHolding(p, *r.g) ? 1 : 0;
           }
           v = n;
           break;

@@ -13,22 +13,22 @@
 #include <string_view>
 #include <vector>
 
-#include "fleet/fleet_view.h"
 #include "metrics/exposition.h"
 #include "metrics/render.h"
+#include "node/node_view.h"
 
 namespace tarmac::metrics {
 
 // The instance's value for dcgm-exporter family `family`; empty for a
 // family NVML does not give per instance (or a reading it lacks).
-std::optional<double> DcgmMigValue(std::string_view family, const fleet::MigInstance& instance);
+std::optional<double> DcgmMigValue(std::string_view family, const node::MigInstance& instance);
 
 // `gpu_labels` (a GPU's dcgm-exporter labels without pod labels) with the
 // instance's GPU_I_PROFILE, GPU_I_ID and pod labels.
-Labels DcgmMigLabels(Labels gpu_labels, const fleet::GpuView& gpu, const fleet::MigInstance& instance);
+Labels DcgmMigLabels(Labels gpu_labels, const node::GpuView& gpu, const node::MigInstance& instance);
 
 // tarmac's per-instance families (documented in NativeFamilies()).
 const std::vector<FamilyDoc>& MigNativeFamilies();
-void CollectMigNative(const fleet::FleetView& fleet, const std::string& host, Exposition* out);
+void CollectMigNative(const node::NodeView& fleet, const std::string& host, Exposition* out);
 
 }  // namespace tarmac::metrics

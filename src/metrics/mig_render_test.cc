@@ -14,11 +14,11 @@
 namespace tarmac::metrics {
 namespace {
 
-fleet::Snapshot SplitGpu() {
-  fleet::Snapshot s;
+node::Snapshot SplitGpu() {
+  node::Snapshot s;
   s.fleet.hostname = "node-1";
   s.fleet.system.driver_version = "580.65.06";
-  fleet::GpuView g;
+  node::GpuView g;
   g.info.index = 0;
   g.info.uuid = "GPU-0";
   g.info.name = "NVIDIA H100 80GB HBM3";
@@ -29,7 +29,7 @@ fleet::Snapshot SplitGpu() {
   g.sample.mig_instances = {testing::MigView(1, "3g.40gb", 0.75, 12), testing::MigView(2, "1g.10gb", 0.0)};
   // Two pods, one per instance: the GPU carries no pod labels, each instance its own.
   for (int gi : {1, 2}) {
-    fleet::ProcessView p = testing::InMig(100 + gi, gi);
+    node::ProcessView p = testing::InMig(100 + gi, gi);
     p.details.kubernetes = {"pod-" + std::to_string(gi), "ml", "main"};
     g.processes.push_back(p);
   }
@@ -38,7 +38,7 @@ fleet::Snapshot SplitGpu() {
 }
 
 TEST(MigRenderTest, InstancesGetDcgmSeriesWithGpuInstanceLabelsAndTheirOwnPod) {
-  fleet::SamplerStats stats;
+  node::SamplerStats stats;
   std::string text = RenderMetrics(SplitGpu(), stats, {}, {});
   const std::string gpu_labels =
       "gpu=\"0\",UUID=\"GPU-0\",pci_bus_id=\"00000000:18:00.0\",device=\"nvidia0\",modelName=\"NVIDIA H100 "
@@ -84,10 +84,10 @@ TEST(MigRenderTest, InstancesGetDcgmSeriesWithGpuInstanceLabelsAndTheirOwnPod) {
 }
 
 TEST(MigRenderTest, AKubeletAllocationNamesTheInstancesPod) {
-  fleet::Snapshot s = SplitGpu();
+  node::Snapshot s = SplitGpu();
   s.fleet.gpus[0].processes.clear();
   s.fleet.gpus[0].mig_allocated_to["MIG-2"] = {"infer-0", "serve", "server"};
-  std::string text = RenderMetrics(s, fleet::SamplerStats(), {}, {});
+  std::string text = RenderMetrics(s, node::SamplerStats(), {}, {});
   EXPECT_NE(text.find("GPU_I_PROFILE=\"1g.10gb\",GPU_I_ID=\"2\",pod=\"infer-0\",namespace=\"serve\","
                       "container=\"server\"}"),
             std::string::npos)

@@ -3,16 +3,16 @@
 
 namespace tarmac::metrics {
 
-std::shared_ptr<const std::string> PageCache::Page(const std::shared_ptr<const fleet::Snapshot>& snapshot) {
+std::shared_ptr<const std::string> PageCache::Page(const std::shared_ptr<const node::Snapshot>& snapshot) {
   is_scraped_.store(true, std::memory_order_relaxed);
   return Render(snapshot);
 }
 
-void PageCache::Prerender(const std::shared_ptr<const fleet::Snapshot>& snapshot) {
+void PageCache::Prerender(const std::shared_ptr<const node::Snapshot>& snapshot) {
   if (is_scraped_.exchange(false, std::memory_order_relaxed)) Render(snapshot);
 }
 
-std::shared_ptr<const std::string> PageCache::Render(const std::shared_ptr<const fleet::Snapshot>& snapshot) {
+std::shared_ptr<const std::string> PageCache::Render(const std::shared_ptr<const node::Snapshot>& snapshot) {
   MutexLock lock(&mu_);
   if (rendered_for_ == snapshot && page_ != nullptr) return page_;
   if (page_ == nullptr) {  // The first page: everyone waits for it, under the lock.

@@ -17,23 +17,23 @@
 #include <string>
 
 #include "common/mutex.h"
-#include "fleet/snapshot.h"
+#include "node/snapshot.h"
 
 namespace tarmac::metrics {
 
 class PageCache {
  public:
-  using Renderer = std::function<std::string(const fleet::Snapshot&)>;
+  using Renderer = std::function<std::string(const node::Snapshot&)>;
   explicit PageCache(Renderer render) : render_(std::move(render)) {}
 
   // The page for `snapshot` (which must not be null).
-  std::shared_ptr<const std::string> Page(const std::shared_ptr<const fleet::Snapshot>& snapshot);
+  std::shared_ptr<const std::string> Page(const std::shared_ptr<const node::Snapshot>& snapshot);
 
   // Renders the page for `snapshot` now when a scrape came since the last
   // call (someone is scraping), so the scrapes that follow find it ready
   // and none pays the render; does nothing while nobody scrapes. Called
   // after each sample, off the request path.
-  void Prerender(const std::shared_ptr<const fleet::Snapshot>& snapshot);
+  void Prerender(const std::shared_ptr<const node::Snapshot>& snapshot);
 
   // Pages rendered so far.
   int64_t renders() const;
@@ -41,12 +41,12 @@ class PageCache {
  private:
   // Renders `snapshot`'s page, or answers the previous one while another
   // render runs (see above).
-  std::shared_ptr<const std::string> Render(const std::shared_ptr<const fleet::Snapshot>& snapshot);
+  std::shared_ptr<const std::string> Render(const std::shared_ptr<const node::Snapshot>& snapshot);
 
   Renderer render_;
   std::atomic<bool> is_scraped_{false};
   mutable Mutex mu_;  // Held while rendering: one render at a time.
-  std::shared_ptr<const fleet::Snapshot> rendered_for_ GUARDED_BY(mu_);
+  std::shared_ptr<const node::Snapshot> rendered_for_ GUARDED_BY(mu_);
   std::shared_ptr<const std::string> page_ GUARDED_BY(mu_);
   int64_t renders_ GUARDED_BY(mu_) = 0;
   bool is_rendering_ GUARDED_BY(mu_) = false;  // A scrape renders a new page now, outside the lock.

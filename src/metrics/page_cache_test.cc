@@ -13,12 +13,12 @@ namespace {
 
 TEST(PageCacheTest, ConcurrentScrapesOfOneSnapshotShareOneRender) {
   std::atomic<int> calls{0};
-  PageCache cache([&calls](const fleet::Snapshot& s) {
+  PageCache cache([&calls](const node::Snapshot& s) {
     calls++;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));  // Scrapes pile up meanwhile.
     return "tick " + std::to_string(s.sequence) + "\n";
   });
-  auto first = std::make_shared<fleet::Snapshot>();
+  auto first = std::make_shared<node::Snapshot>();
   first->sequence = 1;
   std::vector<std::thread> scrapers;
   std::vector<std::string> pages(16);
@@ -30,7 +30,7 @@ TEST(PageCacheTest, ConcurrentScrapesOfOneSnapshotShareOneRender) {
   for (const std::string& p : pages) EXPECT_EQ(p, "tick 1\n");
 
   // A new snapshot is rendered again, once.
-  auto second = std::make_shared<fleet::Snapshot>();
+  auto second = std::make_shared<node::Snapshot>();
   second->sequence = 2;
   EXPECT_EQ(*cache.Page(second), "tick 2\n");
   EXPECT_EQ(*cache.Page(second), "tick 2\n");
@@ -39,10 +39,10 @@ TEST(PageCacheTest, ConcurrentScrapesOfOneSnapshotShareOneRender) {
 }
 
 TEST(PageCacheTest, AnOlderSnapshotAfterANewerOneIsRenderedForItself) {
-  PageCache cache([](const fleet::Snapshot& s) { return std::to_string(s.sequence); });
-  auto a = std::make_shared<fleet::Snapshot>();
+  PageCache cache([](const node::Snapshot& s) { return std::to_string(s.sequence); });
+  auto a = std::make_shared<node::Snapshot>();
   a->sequence = 1;
-  auto b = std::make_shared<fleet::Snapshot>();
+  auto b = std::make_shared<node::Snapshot>();
   b->sequence = 2;
   EXPECT_EQ(*cache.Page(b), "2");
   EXPECT_EQ(*cache.Page(a), "1");  // Never another snapshot's page.
@@ -54,16 +54,16 @@ TEST(PageCacheTest, WhileANewPageRendersOtherScrapesGetThePreviousOne) {
   std::mutex gate;
   gate.lock();  // Holds the render of snapshot 2.
   std::atomic<bool> rendering{false};
-  PageCache cache([&](const fleet::Snapshot& s) {
+  PageCache cache([&](const node::Snapshot& s) {
     if (s.sequence == 2) {
       rendering = true;
       std::lock_guard<std::mutex> wait(gate);
     }
     return "tick " + std::to_string(s.sequence) + "\n";
   });
-  auto first = std::make_shared<fleet::Snapshot>();
+  auto first = std::make_shared<node::Snapshot>();
   first->sequence = 1;
-  auto second = std::make_shared<fleet::Snapshot>();
+  auto second = std::make_shared<node::Snapshot>();
   second->sequence = 2;
   EXPECT_EQ(*cache.Page(first), "tick 1\n");
   std::string rendered;
@@ -81,12 +81,12 @@ TEST(PageCacheTest, WhileANewPageRendersOtherScrapesGetThePreviousOne) {
 // someone scrapes, and not at all while nobody does.
 TEST(PageCacheTest, PrerenderRendersOnlyWhileScraped) {
   int calls = 0;
-  PageCache cache([&calls](const fleet::Snapshot& s) {
+  PageCache cache([&calls](const node::Snapshot& s) {
     ++calls;
     return std::to_string(s.sequence);
   });
   auto snapshot = [](int64_t n) {
-    auto s = std::make_shared<fleet::Snapshot>();
+    auto s = std::make_shared<node::Snapshot>();
     s->sequence = n;
     return s;
   };

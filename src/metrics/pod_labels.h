@@ -7,30 +7,30 @@
 
 #include <optional>
 
-#include "fleet/fleet_view.h"
 #include "metrics/exposition.h"
+#include "node/node_view.h"
 
 namespace tarmac::metrics {
 
 // The one Kubernetes container every process on `gpu` (with
 // `gpu_instance_id`: every process in that MIG instance) runs in; null when
 // there is none, or a process is in another container or in no pod.
-const fleet::KubernetesNames* SoleContainer(const fleet::GpuView& gpu, std::optional<int> gpu_instance_id);
+const node::KubernetesNames* SoleContainer(const node::GpuView& gpu, std::optional<int> gpu_instance_id);
 
 // The pod the GPU belongs to: the pod the kubelet allocated it to (pod
 // resources), running or not; else, for a GPU outside any allocation, the
 // pod whose container holds it, only when every process on the GPU is in
 // that one container (a GPU shared by pods, or with no pod, has none).
-const fleet::KubernetesNames* GpuPod(const fleet::GpuView& gpu);
+const node::KubernetesNames* GpuPod(const node::GpuView& gpu);
 
 // The pod an instance belongs to: the kubelet's allocation of it, else the
 // one container all its processes are in; null when neither.
-const fleet::KubernetesNames* MigInstancePod(const fleet::GpuView& gpu, const fleet::MigInstance& instance);
+const node::KubernetesNames* MigInstancePod(const node::GpuView& gpu, const node::MigInstance& instance);
 
 // Adds pod, namespace and container of `pod`, and pod_uid when a process on
 // `gpu` (in instance `gpu_instance_id`, when given) runs in that pod and its
 // cgroup names the pod's UID (the pod-resources API does not give it).
-void AddPodLabels(const fleet::KubernetesNames& pod, const fleet::GpuView& gpu,
+void AddPodLabels(const node::KubernetesNames& pod, const node::GpuView& gpu,
                   std::optional<int> gpu_instance_id, Labels* labels);
 
 }  // namespace tarmac::metrics

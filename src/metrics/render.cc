@@ -10,21 +10,21 @@
 #include <span>
 #include <tuple>
 
-#include "fleet/gpu_marks.h"
-#include "fleet/sample_fields.h"
 #include "metrics/accounting_render.h"
 #include "metrics/exposition.h"
 #include "metrics/family.h"
 #include "metrics/mig_render.h"
 #include "metrics/pod_labels.h"
+#include "node/gpu_marks.h"
+#include "node/sample_fields.h"
 #include "nvidia/clock_event_reasons.h"
 #include "nvidia/xid_catalog.h"
 
 namespace tarmac::metrics {
 namespace {
 
-using fleet::GpuView;
-using Value = std::function<std::optional<double>(const fleet::GpuView&)>;
+using node::GpuView;
+using Value = std::function<std::optional<double>(const node::GpuView&)>;
 
 template <typename T>
 std::optional<double> Scaled(const std::optional<T>& v, double scale) {
@@ -32,7 +32,7 @@ std::optional<double> Scaled(const std::optional<T>& v, double scale) {
   return static_cast<double>(*v) * scale;
 }
 
-bool Readable(const fleet::GpuView& g) { return g.sample.health == fleet::GpuHealth::kOk; }
+bool Readable(const node::GpuView& g) { return g.sample.health == node::GpuHealth::kOk; }
 
 struct GpuFamily {
   FamilyDoc doc;
@@ -41,14 +41,14 @@ struct GpuFamily {
 
 // The families of the readings table (fleet/sample_fields.h) that have a
 // `column`, in table order, then `more`.
-std::vector<GpuFamily> WithTableFamilies(fleet::MetricFamilyOf fleet::SampleField::*column,
+std::vector<GpuFamily> WithTableFamilies(node::MetricFamilyOf node::SampleField::*column,
                                          std::vector<GpuFamily> more) {
   std::vector<GpuFamily> all;
-  for (const fleet::SampleField& reading : fleet::SampleFields()) {
-    const fleet::MetricFamilyOf& family = reading.*column;
+  for (const node::SampleField& reading : node::SampleFields()) {
+    const node::MetricFamilyOf& family = reading.*column;
     if (family.name.empty()) continue;
     all.push_back({{std::string(family.name), std::string(family.type), std::string(family.help)},
-                   [&reading, scale = family.scale](const fleet::GpuView& g) {
+                   [&reading, scale = family.scale](const node::GpuView& g) {
                      return std::visit([&](auto member) { return Scaled(g.sample.*member, scale); },
                                        reading.member);
                    }});
@@ -59,33 +59,33 @@ std::vector<GpuFamily> WithTableFamilies(fleet::MetricFamilyOf fleet::SampleFiel
 
 const std::vector<GpuFamily>& DcgmGpuFamilies() {
   static const std::vector<GpuFamily> kFamilies = WithTableFamilies(
-      &fleet::SampleField::dcgm,
+      &node::SampleField::dcgm,
       {
           {{"DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "counter",
             "Number of remapped rows for uncorrectable errors"},
-           [](const fleet::GpuView& g) -> std::optional<double> {
+           [](const node::GpuView& g) -> std::optional<double> {
              if (!g.sample.remapped_rows) return std::nullopt;
              return static_cast<double>(g.sample.remapped_rows->uncorrected);
            }},
           {{"DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "counter",
             "Number of remapped rows for correctable errors"},
-           [](const fleet::GpuView& g) -> std::optional<double> {
+           [](const node::GpuView& g) -> std::optional<double> {
              if (!g.sample.remapped_rows) return std::nullopt;
              return static_cast<double>(g.sample.remapped_rows->corrected);
            }},
           {{"DCGM_FI_DEV_ROW_REMAP_FAILURE", "gauge", "Whether remapping of rows has failed"},
-           [](const fleet::GpuView& g) -> std::optional<double> {
+           [](const node::GpuView& g) -> std::optional<double> {
              if (!g.sample.remapped_rows) return std::nullopt;
              return g.sample.remapped_rows->has_failure ? 1.0 : 0.0;
            }},
           {{"DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "counter", "Total number of single-bit volatile ECC errors."},
-           [](const fleet::GpuView& g) { return Scaled(g.sample.ecc.volatile_corrected, 1.0); }},
+           [](const node::GpuView& g) { return Scaled(g.sample.ecc.volatile_corrected, 1.0); }},
           {{"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "counter", "Total number of double-bit volatile ECC errors."},
-           [](const fleet::GpuView& g) { return Scaled(g.sample.ecc.volatile_uncorrected, 1.0); }},
+           [](const node::GpuView& g) { return Scaled(g.sample.ecc.volatile_uncorrected, 1.0); }},
           {{"DCGM_FI_DEV_ECC_SBE_AGG_TOTAL", "counter", "Total number of single-bit persistent ECC errors."},
-           [](const fleet::GpuView& g) { return Scaled(g.sample.ecc.aggregate_corrected, 1.0); }},
+           [](const node::GpuView& g) { return Scaled(g.sample.ecc.aggregate_corrected, 1.0); }},
           {{"DCGM_FI_DEV_ECC_DBE_AGG_TOTAL", "counter", "Total number of double-bit persistent ECC errors."},
-           [](const fleet::GpuView& g) { return Scaled(g.sample.ecc.aggregate_uncorrected, 1.0); }},
+           [](const node::GpuView& g) { return Scaled(g.sample.ecc.aggregate_uncorrected, 1.0); }},
       });
   return kFamilies;
 }
@@ -110,47 +110,47 @@ const std::vector<FamilyDoc>& DcgmComputedFamilies() {
 
 const std::vector<GpuFamily>& NativeGpuFamilies() {
   static const std::vector<GpuFamily> kFamilies = WithTableFamilies(
-      &fleet::SampleField::native,
+      &node::SampleField::native,
       {
           {{"tarmac_gpu_memory_total_bytes", "gauge", "GPU memory in total."},
-           [](const fleet::GpuView& g) {
+           [](const node::GpuView& g) {
              return Scaled(
                  g.sample.memory_total_bytes ? g.sample.memory_total_bytes : g.info.memory_total_bytes, 1.0);
            }},
           {{"tarmac_gpu_pcie_link_width_max", "gauge", "PCIe link width the GPU and slot support."},
-           [](const fleet::GpuView& g) { return Scaled(g.info.pcie_width_max, 1.0); }},
+           [](const node::GpuView& g) { return Scaled(g.info.pcie_width_max, 1.0); }},
           {{"tarmac_gpu_pcie_link_generation_max", "gauge", "PCIe generation the GPU and slot support."},
-           [](const fleet::GpuView& g) { return Scaled(g.info.pcie_generation_max, 1.0); }},
+           [](const node::GpuView& g) { return Scaled(g.info.pcie_generation_max, 1.0); }},
           {{"tarmac_gpu_remapped_rows_pending", "gauge", "1 when a row remapping waits for a GPU reset."},
-           [](const fleet::GpuView& g) -> std::optional<double> {
+           [](const node::GpuView& g) -> std::optional<double> {
              if (!g.sample.remapped_rows) return std::nullopt;
              return g.sample.remapped_rows->is_pending ? 1.0 : 0.0;
            }},
           {{"tarmac_gpu_remapped_rows_failed", "gauge", "1 when row remapping has failed."},
-           [](const fleet::GpuView& g) -> std::optional<double> {
+           [](const node::GpuView& g) -> std::optional<double> {
              if (!g.sample.remapped_rows) return std::nullopt;
              return g.sample.remapped_rows->has_failure ? 1.0 : 0.0;
            }},
           {{"tarmac_gpu_idle", "gauge",
             "1 when the GPU is under 5 % utilization now (in MIG mode: its engine activity, GPM)."},
-           [](const fleet::GpuView& g) -> std::optional<double> {
+           [](const node::GpuView& g) -> std::optional<double> {
              // In MIG mode the driver reports no utilization; the engine's
              // activity says, as it does for status (fleet/gpu_marks.h).
              bool is_known = g.sample.utilization_gpu_ratio || g.sample.graphics_engine_active_ratio;
              if (!Readable(g) || !is_known) return std::nullopt;
-             return fleet::MarkGpu(g).is_idle ? 1.0 : 0.0;
+             return node::MarkGpu(g).is_idle ? 1.0 : 0.0;
            }},
           {{"tarmac_gpu_held_idle", "gauge", "1 when a process holds memory on the GPU at 0 % SM now."},
-           [](const fleet::GpuView& g) -> std::optional<double> {
+           [](const node::GpuView& g) -> std::optional<double> {
              if (!Readable(g)) return std::nullopt;
-             return fleet::MarkGpu(g).idle_holding_pids.empty() ? 0.0 : 1.0;
+             return node::MarkGpu(g).idle_holding_pids.empty() ? 0.0 : 1.0;
            }},
       });
   return kFamilies;
 }
 
 // With `with_pod`, the GPU's pod labels (GpuPod) when it has a pod.
-Labels DcgmLabels(const fleet::GpuView& g, const std::string& host, const std::string& driver,
+Labels DcgmLabels(const node::GpuView& g, const std::string& host, const std::string& driver,
                   const std::string& host_label, bool with_pod = true) {
   int device = g.info.minor_number.value_or(g.info.index);
   Labels l = {{"gpu", std::to_string(g.info.index)},
@@ -160,16 +160,16 @@ Labels DcgmLabels(const fleet::GpuView& g, const std::string& host, const std::s
               {"modelName", g.info.name},
               {host_label, host},
               {"DCGM_FI_DRIVER_VERSION", driver}};
-  if (const fleet::KubernetesNames* pod = with_pod ? GpuPod(g) : nullptr)
+  if (const node::KubernetesNames* pod = with_pod ? GpuPod(g) : nullptr)
     AddPodLabels(*pod, g, std::nullopt, &l);
   return l;
 }
 
 // What one scrape renders from, shared by the collectors below.
 struct Scrape {
-  const fleet::Snapshot& snapshot;
-  const fleet::FleetView& fleet;
-  const fleet::SamplerStats& stats;
+  const node::Snapshot& snapshot;
+  const node::NodeView& fleet;
+  const node::SamplerStats& stats;
   const std::map<std::string, GpuCounters>& counters;
   const RenderOptions& options;
   std::string host;
@@ -177,28 +177,28 @@ struct Scrape {
 
 // dcgm-exporter's families, under its names and labels.
 void CollectDcgm(const Scrape& s, Exposition* out) {
-  const fleet::FleetView& fleet = s.fleet;
+  const node::NodeView& fleet = s.fleet;
   const std::string& host = s.host;
   const RenderOptions& options = s.options;
   // Each GPU's labels once (finding its pod walks its processes), not once
   // per family.
   std::vector<Labels> dcgm_labels;
   dcgm_labels.reserve(fleet.gpus.size());
-  for (const fleet::GpuView& g : fleet.gpus) {
+  for (const node::GpuView& g : fleet.gpus) {
     dcgm_labels.push_back(DcgmLabels(g, host, fleet.system.driver_version, options.dcgm_hostname_label));
   }
   // MIG instances: their labels once too (mig_render.h).
-  std::vector<std::pair<const fleet::MigInstance*, Labels>> mig_labels;
-  for (const fleet::GpuView& g : fleet.gpus) {
+  std::vector<std::pair<const node::MigInstance*, Labels>> mig_labels;
+  for (const node::GpuView& g : fleet.gpus) {
     if (!Readable(g) || g.sample.mig_instances.empty()) continue;
     Labels base = DcgmLabels(g, host, fleet.system.driver_version, options.dcgm_hostname_label, false);
-    for (const fleet::MigInstance& m : g.sample.mig_instances)
+    for (const node::MigInstance& m : g.sample.mig_instances)
       mig_labels.emplace_back(&m, DcgmMigLabels(base, g, m));
   }
   for (const GpuFamily& f : DcgmGpuFamilies()) {
     out->Family(f.doc.name, f.doc.type, f.doc.help);
     for (size_t i = 0; i < fleet.gpus.size(); ++i) {
-      const fleet::GpuView& g = fleet.gpus[i];
+      const node::GpuView& g = fleet.gpus[i];
       if (!Readable(g)) continue;  // A lost GPU's series go stale (absent).
       if (std::optional<double> v = f.value(g)) out->Sample(f.doc.name, dcgm_labels[i], *v);
     }
@@ -210,7 +210,7 @@ void CollectDcgm(const Scrape& s, Exposition* out) {
   // The last Xid, with dcgm-exporter 4.x's err_code and err_msg labels.
   out->Family(more[0].name, more[0].type, more[0].help);
   for (size_t i = 0; i < fleet.gpus.size(); ++i) {
-    const fleet::GpuView& g = fleet.gpus[i];
+    const node::GpuView& g = fleet.gpus[i];
     if (!Readable(g)) continue;
     int64_t xid = g.last_xid ? g.last_xid->xid : 0;
     Labels l = dcgm_labels[i];
@@ -224,7 +224,7 @@ void CollectDcgm(const Scrape& s, Exposition* out) {
     const std::string& name = doc->name;
     out->Family(name, doc->type, doc->help);
     for (size_t i = 0; i < fleet.gpus.size(); ++i) {
-      const fleet::GpuView& g = fleet.gpus[i];
+      const node::GpuView& g = fleet.gpus[i];
       const std::optional<double>& rate = tx ? g.pcie_tx_bytes_per_second : g.pcie_rx_bytes_per_second;
       if (Readable(g) && rate) out->Sample(name, dcgm_labels[i], *rate);
     }
@@ -246,27 +246,27 @@ constexpr std::array kGpuStateFamilies = {&kGpuInfo, &kGpuUp, &kGpuLost, &kGpuPo
 
 // Whether each GPU is there and readable.
 void CollectGpuState(const Scrape& s, Exposition* out) {
-  const fleet::FleetView& fleet = s.fleet;
+  const node::NodeView& fleet = s.fleet;
   const std::string& host = s.host;
   Head(out, kGpuInfo);
-  for (const fleet::GpuView& g : fleet.gpus) {
+  for (const node::GpuView& g : fleet.gpus) {
     Labels l = NativeLabels(g, host);
     l.emplace_back("pci_bus_id", g.info.pci_bus_id);
     l.emplace_back("driver_version", fleet.system.driver_version);
     out->Sample("tarmac_gpu_info", l, 1);
   }
   Head(out, kGpuUp);
-  for (const fleet::GpuView& g : fleet.gpus)
+  for (const node::GpuView& g : fleet.gpus)
     out->Sample("tarmac_gpu_up", NativeLabels(g, host), Readable(g) ? 1 : 0);
   Head(out, kGpuLost);
-  for (const fleet::GpuView& g : fleet.gpus) {
-    out->Sample("tarmac_gpu_lost", NativeLabels(g, host), g.sample.health == fleet::GpuHealth::kLost ? 1 : 0);
+  for (const node::GpuView& g : fleet.gpus) {
+    out->Sample("tarmac_gpu_lost", NativeLabels(g, host), g.sample.health == node::GpuHealth::kLost ? 1 : 0);
   }
   bool has_allocations = std::any_of(fleet.gpus.begin(), fleet.gpus.end(),
-                                     [](const fleet::GpuView& g) { return g.allocated_to.has_value(); });
+                                     [](const node::GpuView& g) { return g.allocated_to.has_value(); });
   if (has_allocations) {
     Head(out, kGpuPodAllocated);
-    for (const fleet::GpuView& g : fleet.gpus) {
+    for (const node::GpuView& g : fleet.gpus) {
       if (!g.allocated_to) continue;
       Labels l = NativeLabels(g, host);
       AddPodLabels(*g.allocated_to, g, std::nullopt, &l);
@@ -274,9 +274,9 @@ void CollectGpuState(const Scrape& s, Exposition* out) {
     }
   }
   Head(out, kGpuUnresponsive);
-  for (const fleet::GpuView& g : fleet.gpus) {
+  for (const node::GpuView& g : fleet.gpus) {
     out->Sample("tarmac_gpu_unresponsive", NativeLabels(g, host),
-                g.sample.health == fleet::GpuHealth::kUnresponsive ? 1 : 0);
+                g.sample.health == node::GpuHealth::kUnresponsive ? 1 : 0);
   }
 }
 
@@ -289,18 +289,18 @@ constexpr std::array kGpuReadingsFamilies = {&kGpuThrottled, &kGpuThrottleSecond
 
 // Each GPU's readings, and why it throttles (now and in total).
 void CollectGpuReadings(const Scrape& s, Exposition* out) {
-  const fleet::FleetView& fleet = s.fleet;
+  const node::NodeView& fleet = s.fleet;
   const std::string& host = s.host;
   const std::map<std::string, GpuCounters>& counters = s.counters;
   for (const GpuFamily& f : NativeGpuFamilies()) {
     out->Family(f.doc.name, f.doc.type, f.doc.help);
-    for (const fleet::GpuView& g : fleet.gpus) {
+    for (const node::GpuView& g : fleet.gpus) {
       if (!Readable(g)) continue;
       if (std::optional<double> v = f.value(g)) out->Sample(f.doc.name, NativeLabels(g, host), *v);
     }
   }
   Head(out, kGpuThrottled);
-  for (const fleet::GpuView& g : fleet.gpus) {
+  for (const node::GpuView& g : fleet.gpus) {
     if (!Readable(g) || !g.sample.clock_event_reasons) continue;
     for (const nvidia::ClockEventReason& r : nvidia::ClockEventReasons()) {
       if (!r.is_throttle) continue;
@@ -309,7 +309,7 @@ void CollectGpuReadings(const Scrape& s, Exposition* out) {
     }
   }
   Head(out, kGpuThrottleSecondsTotal);
-  for (const fleet::GpuView& g : fleet.gpus) {
+  for (const node::GpuView& g : fleet.gpus) {
     auto c = counters.find(g.info.uuid);
     if (c == counters.end()) continue;
     for (const auto& [reason, seconds] : c->second.throttle_seconds) {
@@ -330,12 +330,12 @@ constexpr std::array kGpuErrorsFamilies = {&kGpuEccErrorsTotal, &kGpuRemappedRow
 
 // ECC, remapped rows and Xid errors.
 void CollectGpuErrors(const Scrape& s, Exposition* out) {
-  const fleet::FleetView& fleet = s.fleet;
+  const node::NodeView& fleet = s.fleet;
   const std::string& host = s.host;
   Head(out, kGpuEccErrorsTotal);
-  for (const fleet::GpuView& g : fleet.gpus) {
+  for (const node::GpuView& g : fleet.gpus) {
     if (!Readable(g)) continue;
-    const fleet::EccCounts& e = g.sample.ecc;
+    const node::EccCounts& e = g.sample.ecc;
     auto put = [&](const std::optional<int64_t>& v, const char* kind, const char* scope) {
       if (v)
         out->Sample("tarmac_gpu_ecc_errors_total",
@@ -347,7 +347,7 @@ void CollectGpuErrors(const Scrape& s, Exposition* out) {
     put(e.aggregate_uncorrected, "uncorrected", "aggregate");
   }
   Head(out, kGpuRemappedRowsTotal);
-  for (const fleet::GpuView& g : fleet.gpus) {
+  for (const node::GpuView& g : fleet.gpus) {
     if (!Readable(g) || !g.sample.remapped_rows) continue;
     out->Sample("tarmac_gpu_remapped_rows_total", With(NativeLabels(g, host), "kind", "corrected"),
                 static_cast<double>(g.sample.remapped_rows->corrected));
@@ -355,7 +355,7 @@ void CollectGpuErrors(const Scrape& s, Exposition* out) {
                 static_cast<double>(g.sample.remapped_rows->uncorrected));
   }
   Head(out, kGpuXidErrorsTotal);
-  for (const fleet::GpuView& g : fleet.gpus) {
+  for (const node::GpuView& g : fleet.gpus) {
     for (const auto& [code, n] : g.xid_count_by_code) {
       out->Sample("tarmac_gpu_xid_errors_total", With(NativeLabels(g, host), "xid", std::to_string(code)),
                   static_cast<double>(n));
@@ -375,12 +375,12 @@ constexpr std::array kProcessesFamilies = {&kProcessGpuMemoryBytes, &kProcessSmU
 
 // Per process, under a cap: the biggest memory holders first.
 void CollectProcesses(const Scrape& s, Exposition* out) {
-  const fleet::FleetView& fleet = s.fleet;
+  const node::NodeView& fleet = s.fleet;
   const std::string& host = s.host;
   const RenderOptions& options = s.options;
-  std::vector<std::pair<const fleet::GpuView*, const fleet::ProcessView*>> processes;
-  for (const fleet::GpuView& g : fleet.gpus) {
-    for (const fleet::ProcessView& p : g.processes) processes.emplace_back(&g, &p);
+  std::vector<std::pair<const node::GpuView*, const node::ProcessView*>> processes;
+  for (const node::GpuView& g : fleet.gpus) {
+    for (const node::ProcessView& p : g.processes) processes.emplace_back(&g, &p);
   }
   std::stable_sort(processes.begin(), processes.end(), [](const auto& a, const auto& b) {
     return a.second->process.used_memory_bytes.value_or(0) > b.second->process.used_memory_bytes.value_or(0);
@@ -388,7 +388,7 @@ void CollectProcesses(const Scrape& s, Exposition* out) {
   size_t dropped =
       processes.size() > options.max_process_series ? processes.size() - options.max_process_series : 0;
   processes.resize(processes.size() - dropped);
-  auto process_labels = [&](const fleet::GpuView& g, const fleet::ProcessView& p) {
+  auto process_labels = [&](const node::GpuView& g, const node::ProcessView& p) {
     Labels l = NativeLabels(g, host);
     l.emplace_back("pid", std::to_string(p.process.pid));
     l.emplace_back("user", p.details.user);
@@ -400,7 +400,7 @@ void CollectProcesses(const Scrape& s, Exposition* out) {
     if (!p.details.cgroup.slurm_job_id.empty()) l.emplace_back("slurm_job", p.details.cgroup.slurm_job_id);
     // `container` is the container's name, as kube-state-metrics and
     // cAdvisor use it.
-    const fleet::KubernetesNames& k = p.details.kubernetes;
+    const node::KubernetesNames& k = p.details.kubernetes;
     if (!k.pod.empty()) l.emplace_back("pod", k.pod);
     if (!k.pod_namespace.empty()) l.emplace_back("namespace", k.pod_namespace);
     if (!k.container.empty()) l.emplace_back("container", k.container);
@@ -441,11 +441,11 @@ constexpr std::array kAgentFamilies = {
 
 // The agent itself: build, driver, NVML errors, sampling.
 void CollectAgent(const Scrape& s, Exposition* out) {
-  const fleet::FleetView& fleet = s.fleet;
+  const node::NodeView& fleet = s.fleet;
   const std::string& host = s.host;
   const RenderOptions& options = s.options;
-  const fleet::Snapshot& snapshot = s.snapshot;
-  const fleet::SamplerStats& stats = s.stats;
+  const node::Snapshot& snapshot = s.snapshot;
+  const node::SamplerStats& stats = s.stats;
   Head(out, kBuildInfo);
   out->Sample("tarmac_build_info", {{"hostname", host}, {"version", options.version}}, 1);
   Head(out, kDriverUp);
@@ -467,7 +467,7 @@ void CollectAgent(const Scrape& s, Exposition* out) {
 
 }  // namespace
 
-std::string RenderMetrics(const fleet::Snapshot& snapshot, const fleet::SamplerStats& stats,
+std::string RenderMetrics(const node::Snapshot& snapshot, const node::SamplerStats& stats,
                           const std::map<std::string, GpuCounters>& counters, const RenderOptions& options) {
   Exposition out;
   Scrape s{snapshot, snapshot.fleet, stats,
@@ -520,7 +520,7 @@ constexpr std::array kLeaseFigureFamilies = {&kLeases,
                                              &kKubePodResourcesUp,
                                              &kDoctorFinding};
 
-std::string RenderLeaseFamilies(const LeaseFigures& figures, const std::string& hostname) {
+std::string RenderLeaseFamilies(const AgentFigures& figures, const std::string& hostname) {
   Exposition out;
   Head(&out, kLeases);
   for (const auto& [priority, count] : figures.leases_by_priority) {
@@ -575,23 +575,23 @@ constexpr Family kGpuLease{"tarmac_gpu_lease", "gauge",
                            "1 for each GPU (or MIG instance: mig_uuid) a lease holds now, with its holder."};
 constexpr std::array kLeaseMarkFamilies = {&kGpuLease};
 
-std::string RenderLeaseMarks(const fleet::LeaseMarks& marks, const fleet::FleetView& fleet,
+std::string RenderLeaseMarks(const node::LeaseMarks& marks, const node::NodeView& fleet,
                              const std::string& hostname) {
   if (marks.leases.empty() && marks.mig_leases.empty()) return "";
   Exposition out;
   Head(&out, kGpuLease);
-  auto holder = [](Labels labels, const fleet::GpuLease& l) {
+  auto holder = [](Labels labels, const node::GpuLease& l) {
     labels = With(std::move(labels), "lease", std::to_string(l.id));
     labels = With(std::move(labels), "user", l.user);
-    labels = With(std::move(labels), "kind", std::string(fleet::LeaseKindName(l.kind)));
+    labels = With(std::move(labels), "kind", std::string(node::LeaseKindName(l.kind)));
     if (!l.slurm_job.empty()) labels = With(std::move(labels), "slurm_job", l.slurm_job);
     return labels;
   };
-  for (const fleet::GpuView& g : fleet.gpus) {
+  for (const node::GpuView& g : fleet.gpus) {
     if (auto it = marks.leases.find(g.info.index); it != marks.leases.end()) {
       out.Sample("tarmac_gpu_lease", holder(NativeLabels(g, hostname), it->second), 1);
     }
-    for (const fleet::MigInstance& m : g.sample.mig_instances) {
+    for (const node::MigInstance& m : g.sample.mig_instances) {
       if (auto it = marks.mig_leases.find(m.uuid); it != marks.mig_leases.end()) {
         out.Sample("tarmac_gpu_lease",
                    holder(With(NativeLabels(g, hostname), "mig_uuid", m.uuid), it->second), 1);
@@ -606,7 +606,7 @@ constexpr Family kScrapeDurationSeconds{"tarmac_scrape_duration_seconds", "gauge
                                         "How long the agent took to answer the previous /metrics request."};
 constexpr std::array kScrapeDurationFamilies = {&kScrapeDurationSeconds};
 
-std::string RenderScrapeDuration(const fleet::Snapshot& snapshot, const RenderOptions& options,
+std::string RenderScrapeDuration(const node::Snapshot& snapshot, const RenderOptions& options,
                                  double previous_scrape_seconds) {
   Exposition out;
   std::string host = options.hostname.empty() ? snapshot.fleet.hostname : options.hostname;
@@ -645,7 +645,7 @@ const std::vector<FamilyDoc>& DcgmFamilies() {
   return kAll;
 }
 
-Labels NativeLabels(const fleet::GpuView& g, const std::string& host) {
+Labels NativeLabels(const node::GpuView& g, const std::string& host) {
   return {{"hostname", host},
           {"gpu", std::to_string(g.info.index)},
           {"uuid", g.info.uuid},

@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "fleet/lease_figures.h"
-#include "fleet/lease_marks.h"
-#include "fleet/snapshot.h"
 #include "metrics/counters.h"
 #include "metrics/exposition.h"
+#include "node/agent_figures.h"
+#include "node/lease_marks.h"
+#include "node/snapshot.h"
 
 namespace tarmac::metrics {
 
@@ -32,7 +32,7 @@ struct RenderOptions {
 };
 
 // What the agent's lease service tells /metrics, read at each scrape.
-using fleet::LeaseFigures;
+using node::AgentFigures;
 
 struct FamilyDoc {
   std::string name;
@@ -41,7 +41,7 @@ struct FamilyDoc {
 };
 
 // The labels of tarmac's own per-GPU series: hostname, gpu, uuid, model.
-Labels NativeLabels(const fleet::GpuView& g, const std::string& host);
+Labels NativeLabels(const node::GpuView& g, const std::string& host);
 
 // Every tarmac_* family /metrics may carry (the docs are checked against
 // this list).
@@ -51,22 +51,22 @@ const std::vector<FamilyDoc>& DcgmFamilies();
 
 // Everything but the per-scrape family (RenderScrapeDuration), so the page
 // can be rendered once per snapshot and shared (page_cache.h).
-std::string RenderMetrics(const fleet::Snapshot& snapshot, const fleet::SamplerStats& stats,
+std::string RenderMetrics(const node::Snapshot& snapshot, const node::SamplerStats& stats,
                           const std::map<std::string, GpuCounters>& counters, const RenderOptions& options);
 
 // The lease families (tarmac_leases, tarmac_lease_queue_length,
 // tarmac_backfill_*), rendered per scrape.
-std::string RenderLeaseFamilies(const LeaseFigures& figures, const std::string& hostname);
+std::string RenderLeaseFamilies(const AgentFigures& figures, const std::string& hostname);
 
 // tarmac_gpu_lease: each GPU and MIG instance a lease holds, with its id,
 // user and kind (and Slurm job), labelled as the GPU's other series; ""
 // when no lease holds one. Rendered per scrape.
-std::string RenderLeaseMarks(const fleet::LeaseMarks& marks, const fleet::FleetView& fleet,
+std::string RenderLeaseMarks(const node::LeaseMarks& marks, const node::NodeView& fleet,
                              const std::string& hostname);
 
 // tarmac_scrape_duration_seconds: how long the agent took to answer the
 // previous /metrics request. Appended to each answer.
-std::string RenderScrapeDuration(const fleet::Snapshot& snapshot, const RenderOptions& options,
+std::string RenderScrapeDuration(const node::Snapshot& snapshot, const RenderOptions& options,
                                  double previous_scrape_seconds);
 
 }  // namespace tarmac::metrics

@@ -9,18 +9,18 @@
 #include <set>
 #include <sstream>
 
-#include "fleet/sample_fields.h"
+#include "node/sample_fields.h"
 
 namespace tarmac::metrics {
 namespace {
 
-fleet::Snapshot TwoGpus() {
-  fleet::Snapshot s;
+node::Snapshot TwoGpus() {
+  node::Snapshot s;
   s.fleet.hostname = "node-1";
   s.fleet.system.driver_version = "580.65.06";
   s.fleet.taken_at = std::chrono::system_clock::from_time_t(1800000000);
   for (int i = 0; i < 2; ++i) {
-    fleet::GpuView g;
+    node::GpuView g;
     g.info.index = i;
     g.info.uuid = "GPU-" + std::to_string(i);
     g.info.name = "NVIDIA H100 80GB HBM3";
@@ -32,14 +32,14 @@ fleet::Snapshot TwoGpus() {
     // Power is not supported on this board: absent, not zero.
     s.fleet.gpus.push_back(g);
   }
-  fleet::ProcessView p;
+  node::ProcessView p;
   p.process.pid = 4242;
   p.process.used_memory_bytes = int64_t{40} << 30;
   p.process.sm_utilization_ratio = 0.8;
   p.details.user = "alice";
   p.details.name = "python \"train\"\nx";
   s.fleet.gpus[0].processes.push_back(p);
-  s.fleet.gpus[1].sample.health = fleet::GpuHealth::kLost;
+  s.fleet.gpus[1].sample.health = node::GpuHealth::kLost;
   s.fleet.gpus[1].xid_count_by_code = {{79, 1}, {13, 2}};
   return s;
 }
@@ -47,12 +47,12 @@ fleet::Snapshot TwoGpus() {
 // Each family of the readings table carries its reading, scaled: every row
 // set to a value of its own (row n: n + 1, a bool row true).
 TEST(RenderTest, EveryTableFamilyCarriesItsReading) {
-  fleet::Snapshot s = TwoGpus();
+  node::Snapshot s = TwoGpus();
   s.fleet.gpus.resize(1);
-  fleet::GpuSample& sample = s.fleet.gpus[0].sample;
+  node::GpuSample& sample = s.fleet.gpus[0].sample;
   int n = 0;
   std::map<std::string, double> want;
-  for (const fleet::SampleField& f : fleet::SampleFields()) {
+  for (const node::SampleField& f : node::SampleFields()) {
     ++n;
     double value = n;
     std::visit(
@@ -66,7 +66,7 @@ TEST(RenderTest, EveryTableFamilyCarriesItsReading) {
     if (!f.dcgm.name.empty()) want[std::string(f.dcgm.name)] = value * f.dcgm.scale;
   }
   ASSERT_GE(want.size(), 30u);
-  std::string text = RenderMetrics(s, fleet::SamplerStats{}, {}, {});
+  std::string text = RenderMetrics(s, node::SamplerStats{}, {}, {});
   for (const auto& [family, value] : want) {
     std::regex line("\n" + family + R"(\{[^}]*\} ([-+.e0-9]+)\n)");
     std::smatch m;
@@ -76,7 +76,7 @@ TEST(RenderTest, EveryTableFamilyCarriesItsReading) {
 }
 
 std::string Render(const RenderOptions& options = {}) {
-  fleet::SamplerStats stats;
+  node::SamplerStats stats;
   stats.ticks = 7;
   std::map<std::string, GpuCounters> counters;
   counters["GPU-0"].idle_seconds = 12.5;
@@ -87,10 +87,10 @@ std::string Render(const RenderOptions& options = {}) {
 // UID in its cgroup, the GPU's and the MIG instance's pod labels carry it;
 // where none does, the label is left out (the pod-resources API lacks it).
 TEST(RenderTest, APodsUidFromItsProcessesCgroupIsItsPodUidLabel) {
-  fleet::Snapshot s = TwoGpus();
+  node::Snapshot s = TwoGpus();
   s.fleet.gpus[0].processes[0].details.kubernetes = {"trainer-0", "ml", "main"};
   s.fleet.gpus[0].processes[0].details.cgroup.pod_uid = "1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d";
-  fleet::SamplerStats stats;
+  node::SamplerStats stats;
   std::string text = RenderMetrics(s, stats, {}, {});
   EXPECT_NE(
       text.find("DCGM_FI_DRIVER_VERSION=\"580.65.06\",pod=\"trainer-0\",namespace=\"ml\",container=\"main\","
@@ -98,7 +98,7 @@ TEST(RenderTest, APodsUidFromItsProcessesCgroupIsItsPodUidLabel) {
       std::string::npos)
       << text;
   // An allocation to another pod: its own labels, without this pod's UID.
-  s.fleet.gpus[0].allocated_to = fleet::KubernetesNames{"other-0", "ml", "main"};
+  s.fleet.gpus[0].allocated_to = node::KubernetesNames{"other-0", "ml", "main"};
   text = RenderMetrics(s, stats, {}, {});
   EXPECT_NE(text.find("pod=\"other-0\",namespace=\"ml\",container=\"main\"} 85\n"), std::string::npos)
       << text;
@@ -113,9 +113,9 @@ TEST(RenderTest, APodsUidFromItsProcessesCgroupIsItsPodUidLabel) {
 // A GPU held by one pod's container carries dcgm-exporter's pod labels; its
 // processes carry the names too. A GPU shared by two pods carries none.
 TEST(RenderTest, KubernetesNamesBecomePodLabels) {
-  fleet::Snapshot s = TwoGpus();
+  node::Snapshot s = TwoGpus();
   s.fleet.gpus[0].processes[0].details.kubernetes = {"trainer-0", "ml", "main"};
-  fleet::SamplerStats stats;
+  node::SamplerStats stats;
   std::string text = RenderMetrics(s, stats, {}, {});
   EXPECT_NE(
       text.find(
@@ -126,7 +126,7 @@ TEST(RenderTest, KubernetesNamesBecomePodLabels) {
       R"(tarmac_process_gpu_memory_bytes\{[^}]*pid="4242"[^}]*pod="trainer-0",namespace="ml",container="main"\})");
   EXPECT_TRUE(std::regex_search(text, process)) << text;
 
-  fleet::ProcessView other = s.fleet.gpus[0].processes[0];
+  node::ProcessView other = s.fleet.gpus[0].processes[0];
   other.process.pid = 4343;
   other.details.kubernetes.pod = "trainer-1";
   s.fleet.gpus[0].processes.push_back(other);
@@ -140,10 +140,10 @@ TEST(RenderTest, KubernetesNamesBecomePodLabels) {
 
   // The kubelet's allocation names the pod, whoever runs on the GPU, and
   // GPU 1, with no process at all, too.
-  s.fleet.gpus[0].allocated_to = fleet::KubernetesNames{"trainer-0", "ml", "main"};
+  s.fleet.gpus[0].allocated_to = node::KubernetesNames{"trainer-0", "ml", "main"};
   s.fleet.gpus[1].processes.clear();
-  s.fleet.gpus[1].sample.health = fleet::GpuHealth::kOk;
-  s.fleet.gpus[1].allocated_to = fleet::KubernetesNames{"idle-0", "ml", "notebook"};
+  s.fleet.gpus[1].sample.health = node::GpuHealth::kOk;
+  s.fleet.gpus[1].allocated_to = node::KubernetesNames{"idle-0", "ml", "notebook"};
   text = RenderMetrics(s, stats, {}, {});
   EXPECT_NE(
       text.find(
@@ -161,12 +161,12 @@ TEST(RenderTest, KubernetesNamesBecomePodLabels) {
 }
 
 TEST(RenderTest, TheLastXidCarriesItsCodeAndNameAndPcieRatesAreTheViews) {
-  fleet::Snapshot s = TwoGpus();
-  s.fleet.gpus[1].sample.health = fleet::GpuHealth::kOk;
-  s.fleet.gpus[0].last_xid = fleet::GpuEvent{0, 8, 79, {}};
+  node::Snapshot s = TwoGpus();
+  s.fleet.gpus[1].sample.health = node::GpuHealth::kOk;
+  s.fleet.gpus[0].last_xid = node::GpuEvent{0, 8, 79, {}};
   s.fleet.gpus[0].sample.pcie_tx_bytes = 1000;
   s.fleet.gpus[0].sample.pcie_rx_bytes = 5000;
-  fleet::SamplerStats stats;
+  node::SamplerStats stats;
   std::string text = RenderMetrics(s, stats, {}, {});
   EXPECT_EQ(text.find("DCGM_FI_PROF_PCIE_TX_BYTES{"), std::string::npos) << "no rate before the view has one";
   std::regex xid(R"re(DCGM_FI_DEV_XID_ERRORS\{gpu="0",[^}]*err_code="79",err_msg="([^"]+)"\} 79\n)re");
@@ -301,14 +301,14 @@ namespace {
 // Who holds each GPU, labelled as the GPU's other series; a GPU no lease
 // holds has no series at all.
 TEST(RenderLeaseMarksTest, EachHeldGpuAndInstanceCarriesItsHolder) {
-  fleet::Snapshot s = TwoGpus();
-  fleet::MigInstance m;
+  node::Snapshot s = TwoGpus();
+  node::MigInstance m;
   m.uuid = "MIG-7";
   s.fleet.gpus[1].sample.mig_instances.push_back(m);
-  fleet::LeaseMarks marks;
+  node::LeaseMarks marks;
   EXPECT_EQ(RenderLeaseMarks(marks, s.fleet, "node-1"), "");
-  marks.leases[0] = fleet::GpuLease{7, "alice", fleet::LeaseKind::kSlurm, false, "4242"};
-  marks.mig_leases["MIG-7"] = fleet::GpuLease{9, "bob \"b\"", fleet::LeaseKind::kBackfill};
+  marks.leases[0] = node::GpuLease{7, "alice", node::LeaseKind::kSlurm, false, "4242"};
+  marks.mig_leases["MIG-7"] = node::GpuLease{9, "bob \"b\"", node::LeaseKind::kBackfill};
   std::string text = RenderLeaseMarks(marks, s.fleet, "node-1");
   EXPECT_NE(
       text.find(
@@ -333,11 +333,11 @@ namespace {
 // In MIG mode the driver reports no utilization: idle is judged by the
 // engine's activity (GPM), as status judges it, not left out.
 TEST(RenderTest, RegressionAMigGpuIsIdleByItsEngineActivity) {
-  fleet::Snapshot s = TwoGpus();
-  s.fleet.gpus[1].sample.health = fleet::GpuHealth::kOk;
-  for (fleet::GpuView& g : s.fleet.gpus) {
+  node::Snapshot s = TwoGpus();
+  s.fleet.gpus[1].sample.health = node::GpuHealth::kOk;
+  for (node::GpuView& g : s.fleet.gpus) {
     g.sample.utilization_gpu_ratio.reset();
-    g.sample.mig_instances.push_back(fleet::MigInstance{});
+    g.sample.mig_instances.push_back(node::MigInstance{});
   }
   s.fleet.gpus[0].sample.graphics_engine_active_ratio = 0.01;
   s.fleet.gpus[1].sample.graphics_engine_active_ratio = 0.6;

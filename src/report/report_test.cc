@@ -23,11 +23,11 @@ constexpr int64_t kT0 = 1800000000 - 1800000000 % 3600;  // An hour boundary.
 // GPU 0 busy (80 %) for the whole range; GPU 1 idle, alice's process
 // holding 2 GiB at 0 % SM on it for the first hour only, then backfilled for
 // half an hour, the lease preempted in its last 10 s.
-fleet::FleetView Fleet(int64_t t) {
-  fleet::FleetView f;
+node::NodeView Fleet(int64_t t) {
+  node::NodeView f;
   f.taken_at = system_clock::from_time_t(t);
   for (int i = 0; i < 2; ++i) {
-    fleet::GpuView g;
+    node::GpuView g;
     g.info.index = i;
     g.info.uuid = "GPU-" + std::to_string(i);
     g.info.name = i == 0 ? "NVIDIA H100 80GB HBM3" : "Tesla T4";
@@ -35,7 +35,7 @@ fleet::FleetView Fleet(int64_t t) {
     g.sample.power_milliwatts = i == 0 ? 500000 : 50000;
     g.sample.memory_used_bytes = int64_t{2} << 30;
     if (i == 1 && t < kT0 + 3600) {
-      fleet::ProcessView p;
+      node::ProcessView p;
       p.process.pid = 99;
       p.process.used_memory_bytes = int64_t{2} << 30;
       p.process.sm_utilization_ratio = 0.0;
@@ -43,19 +43,18 @@ fleet::FleetView Fleet(int64_t t) {
       g.processes.push_back(p);
     }
     if (i == 1 && t >= kT0 + 3600 && t < kT0 + 5400) {
-      g.lease = fleet::GpuLease{7, "batch", fleet::LeaseKind::kBackfill, t >= kT0 + 5390};
+      g.lease = node::GpuLease{7, "batch", node::LeaseKind::kBackfill, t >= kT0 + 5390};
     }
     if (i == 1 && t >= kT0 + 5390) g.backfill_preemptions = 1;
     // The kubelet: GPU 0 to a training pod all along, GPU 1 to a notebook
     // for the last half hour, which it leaves idle.
-    if (i == 0) g.allocated_to = fleet::KubernetesNames{"train-0", "ml", "trainer"};
-    if (i == 1 && t >= kT0 + 5400) g.allocated_to = fleet::KubernetesNames{"notebook-0", "research", "lab"};
+    if (i == 0) g.allocated_to = node::KubernetesNames{"train-0", "ml", "trainer"};
+    if (i == 1 && t >= kT0 + 5400) g.allocated_to = node::KubernetesNames{"notebook-0", "research", "lab"};
     // Slurm: GPU 0 to job 4242 of erin for the first hour; GPU 1 to job
     // 4243 for 30 s, half of a minute.
-    if (i == 0 && t < kT0 + 3600)
-      g.lease = fleet::GpuLease{9, "erin", fleet::LeaseKind::kSlurm, false, "4242"};
+    if (i == 0 && t < kT0 + 3600) g.lease = node::GpuLease{9, "erin", node::LeaseKind::kSlurm, false, "4242"};
     if (i == 1 && t >= kT0 + 30 && t < kT0 + 60)
-      g.lease = fleet::GpuLease{10, "erin", fleet::LeaseKind::kSlurm, false, "4243"};
+      g.lease = node::GpuLease{10, "erin", node::LeaseKind::kSlurm, false, "4243"};
     f.gpus.push_back(g);
   }
   return f;

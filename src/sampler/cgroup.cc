@@ -58,8 +58,8 @@ std::string PodUid(std::string_view component) {
 
 }  // namespace
 
-fleet::CgroupIdentity ParseCgroup(std::string_view text) {
-  fleet::CgroupIdentity id;
+node::CgroupIdentity ParseCgroup(std::string_view text) {
+  node::CgroupIdentity id;
   for (std::string_view line : Split(text, '\n')) {
     // "hierarchy-ID:controller-list:path"; the path may contain ':'.
     size_t first = line.find(':');

@@ -8,10 +8,10 @@
 
 #include <string_view>
 
-#include "fleet/process_details.h"
+#include "node/process_details.h"
 
 namespace tarmac::sampler {
 
-fleet::CgroupIdentity ParseCgroup(std::string_view proc_cgroup_text);
+node::CgroupIdentity ParseCgroup(std::string_view proc_cgroup_text);
 
 }  // namespace tarmac::sampler

@@ -28,8 +28,8 @@ bool IsContainerId(const std::string& id) {
 
 }  // namespace
 
-fleet::KubernetesNames ParseOciAnnotations(std::string_view config_json) {
-  fleet::KubernetesNames names;
+node::KubernetesNames ParseOciAnnotations(std::string_view config_json) {
+  node::KubernetesNames names;
   nlohmann::json config = nlohmann::json::parse(config_json, nullptr, /*allow_exceptions=*/false);
   if (!config.is_object()) return names;
   auto it = config.find("annotations");
@@ -51,11 +51,11 @@ std::vector<std::string> DefaultRuntimeStateDirs() {
           "/run/containers/storage/overlay-containers"};
 }
 
-const fleet::KubernetesNames& ContainerNames::Lookup(const std::string& id) {
+const node::KubernetesNames& ContainerNames::Lookup(const std::string& id) {
   auto it = cache_.find(id);
   if (it != cache_.end()) return it->second;
   if (cache_.size() >= kMaxCached) cache_.clear();
-  fleet::KubernetesNames names;
+  node::KubernetesNames names;
   if (IsContainerId(id)) {
     for (const std::string& dir : state_dirs_) {
       std::string text;

@@ -21,13 +21,13 @@
 #include <string_view>
 #include <vector>
 
-#include "fleet/process_details.h"
+#include "node/process_details.h"
 
 namespace tarmac::sampler {
 
 // The names in an OCI config.json's annotations; empty when the text is not
 // JSON or has none. Pure.
-fleet::KubernetesNames ParseOciAnnotations(std::string_view config_json);
+node::KubernetesNames ParseOciAnnotations(std::string_view config_json);
 
 // Where containerd (plain, k3s, MicroK8s) and CRI-O keep their bundles.
 std::vector<std::string> DefaultRuntimeStateDirs();
@@ -38,12 +38,12 @@ class ContainerNames {
       : state_dirs_(std::move(state_dirs)) {}
 
   // The names of container `id` (hex); empty when no bundle names it.
-  const fleet::KubernetesNames& Lookup(const std::string& id);
+  const node::KubernetesNames& Lookup(const std::string& id);
 
  private:
   static constexpr size_t kMaxCached = 4096;
   std::vector<std::string> state_dirs_;
-  std::map<std::string, fleet::KubernetesNames> cache_;  // Misses too.
+  std::map<std::string, node::KubernetesNames> cache_;  // Misses too.
 };
 
 }  // namespace tarmac::sampler

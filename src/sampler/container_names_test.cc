@@ -14,13 +14,13 @@ namespace {
 const std::string kContainerId(64, 'a');
 
 TEST(ContainerNamesTest, ReadsContainerdAndCrioAnnotations) {
-  fleet::KubernetesNames containerd = ParseOciAnnotations(R"({"ociVersion":"1.1.0","annotations":{
+  node::KubernetesNames containerd = ParseOciAnnotations(R"({"ociVersion":"1.1.0","annotations":{
     "io.kubernetes.cri.container-type":"container","io.kubernetes.cri.sandbox-name":"trainer-7f9c",
     "io.kubernetes.cri.sandbox-namespace":"ml-team","io.kubernetes.cri.container-name":"pytorch"}})");
   EXPECT_EQ(containerd.pod, "trainer-7f9c");
   EXPECT_EQ(containerd.pod_namespace, "ml-team");
   EXPECT_EQ(containerd.container, "pytorch");
-  fleet::KubernetesNames crio = ParseOciAnnotations(R"({"annotations":{"io.kubernetes.pod.name":"infer-0",
+  node::KubernetesNames crio = ParseOciAnnotations(R"({"annotations":{"io.kubernetes.pod.name":"infer-0",
     "io.kubernetes.pod.namespace":"serving","io.kubernetes.container.name":"vllm"}})");
   EXPECT_EQ(crio.pod, "infer-0");
   EXPECT_EQ(crio.pod_namespace, "serving");

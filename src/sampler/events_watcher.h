@@ -22,7 +22,7 @@ class EventsWatcher {
  public:
   // `backend` must outlive the watcher.
   EventsWatcher(gpu::GpuBackend* backend, Logger* logger,
-                std::function<void(const fleet::GpuEvent&)> on_event);
+                std::function<void(const node::GpuEvent&)> on_event);
   // Stops the thread; waits at most one driver wait (kWaitSlice).
   ~EventsWatcher();
   EventsWatcher(const EventsWatcher&) = delete;
@@ -35,7 +35,7 @@ class EventsWatcher {
 
   gpu::GpuBackend* backend_;
   Logger* logger_;
-  std::function<void(const fleet::GpuEvent&)> on_event_;
+  std::function<void(const node::GpuEvent&)> on_event_;
   std::jthread thread_;
 };
 

@@ -28,7 +28,7 @@ struct GpuWorkers::Shared {
   bool is_in_call GUARDED_BY(mu) = false;  // The current reader is in the backend.
   size_t current_slot GUARDED_BY(mu) = 0;
   steady_clock::time_point call_started GUARDED_BY(mu);
-  std::vector<fleet::GpuSample> results GUARDED_BY(mu);
+  std::vector<node::GpuSample> results GUARDED_BY(mu);
   std::vector<bool> has_result GUARDED_BY(mu);
   std::vector<bool> is_stuck GUARDED_BY(mu);  // An abandoned reader is in this GPU's call.
   int stuck_calls GUARDED_BY(mu) = 0;
@@ -46,7 +46,7 @@ struct GpuWorkers::Shared {
       call_started = RealSteadyNow();  // Timed by the real condition variable below.
       unsigned t = tiers;
       lock.Unlock();
-      fleet::GpuSample sample = Read(indices[slot], t);
+      node::GpuSample sample = Read(indices[slot], t);
       lock.Lock();
       if (generation != my_generation) {
         // Abandoned while in the driver: the GPU answers again.
@@ -62,18 +62,18 @@ struct GpuWorkers::Shared {
     }
   }
 
-  fleet::GpuSample Read(int index, unsigned t) {
-    fleet::GpuSample sample;
+  node::GpuSample Read(int index, unsigned t) {
+    node::GpuSample sample;
     // The last-resort catch of a thread entry point.
     try {
-      Result<fleet::GpuSample> r = backend->Sample(index, t);
+      Result<node::GpuSample> r = backend->Sample(index, t);
       if (r.ok()) return std::move(r).value();
       sample.error = r.status().message();
     } catch (const std::exception& e) {
       sample.error = fmt::format("sampler: gpu {}: {}", index, e.what());
     }
     sample.index = index;
-    sample.health = fleet::GpuHealth::kError;
+    sample.health = node::GpuHealth::kError;
     return sample;
   }
 };
@@ -109,7 +109,7 @@ bool GpuWorkers::HasCallInDriver() {
   return shared_->is_in_call || shared_->stuck_calls > 0;
 }
 
-std::vector<fleet::GpuSample> GpuWorkers::SampleAll(unsigned tiers) {
+std::vector<node::GpuSample> GpuWorkers::SampleAll(unsigned tiers) {
   Shared& s = *shared_;
   MutexLock lock(&s.mu);
   s.tiers = tiers;
@@ -140,16 +140,16 @@ std::vector<fleet::GpuSample> GpuWorkers::SampleAll(unsigned tiers) {
     std::thread([sp = shared_, generation, indices = indices_] { sp->Run(generation, indices); }).detach();
     s.work_cv.notify_all();
   }
-  std::vector<fleet::GpuSample> samples;
+  std::vector<node::GpuSample> samples;
   for (size_t slot = 0; slot < indices_.size(); ++slot) {
     if (s.has_result[slot]) {
       samples.push_back(s.results[slot]);
       continue;
     }
-    fleet::GpuSample hung;
+    node::GpuSample hung;
     hung.index = indices_[slot];
     hung.taken_at = clock_->WallNow();
-    hung.health = fleet::GpuHealth::kUnresponsive;
+    hung.health = node::GpuHealth::kUnresponsive;
     hung.error = fmt::format("gpu {}: a driver call has not returned for over {} ms", indices_[slot],
                              call_timeout_.count());
     samples.push_back(std::move(hung));

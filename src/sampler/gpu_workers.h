@@ -39,7 +39,7 @@ class GpuWorkers {
   GpuWorkers& operator=(const GpuWorkers&) = delete;
 
   // One result per GPU, in the order of `gpu_indices`.
-  std::vector<fleet::GpuSample> SampleAll(unsigned tiers);
+  std::vector<node::GpuSample> SampleAll(unsigned tiers);
 
   // True while some reader is blocked in a backend call.
   bool HasCallInDriver();

@@ -119,7 +119,7 @@ void ProcessAttributor::BeginTick() {
   }
 }
 
-const fleet::ProcessDetails& ProcessAttributor::Lookup(int64_t pid) {
+const node::ProcessDetails& ProcessAttributor::Lookup(int64_t pid) {
   auto it = cache_.find(pid);
   if (it != cache_.end() && it->second.fd >= 0) {
     // Still the same process instance: the cached details hold.
@@ -130,7 +130,7 @@ const fleet::ProcessDetails& ProcessAttributor::Lookup(int64_t pid) {
   Entry& entry = cache_[pid];
   CloseFd(&entry.fd);
   entry = Entry{};
-  fleet::ProcessDetails& d = entry.details;
+  node::ProcessDetails& d = entry.details;
   d.pid = pid;
   d.user = "?";
   d.command = "?";
@@ -187,7 +187,7 @@ const fleet::ProcessDetails& ProcessAttributor::Lookup(int64_t pid) {
   if (!d.cgroup.container_id.empty()) d.kubernetes = container_names_.Lookup(d.cgroup.container_id);
   if (entry.is_pidfd && !IsAlive(entry)) {  // Exited (or replaced) while being read.
     CloseFd(&entry.fd);
-    d = fleet::ProcessDetails{};
+    d = node::ProcessDetails{};
     d.pid = pid;
     d.user = "?";
     d.command = "?";

@@ -50,7 +50,7 @@ class ProcessAttributor {
   void BeginTick();
 
   // Details for `pid`, from the cache when the process is the same one.
-  const fleet::ProcessDetails& Lookup(int64_t pid);
+  const node::ProcessDetails& Lookup(int64_t pid);
 
   // Forgets every cached process not in `live` (closing its descriptor).
   void Retain(const std::vector<int64_t>& live);
@@ -58,7 +58,7 @@ class ProcessAttributor {
  private:
   std::string proc_root_;
   struct Entry {
-    fleet::ProcessDetails details;
+    node::ProcessDetails details;
     int fd = -1;  // pidfd, or /proc/<pid>/stat of this instance.
     bool is_pidfd = false;
     bool is_checked = false;  // Seen alive by the last BeginTick.

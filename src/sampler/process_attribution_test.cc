@@ -16,7 +16,7 @@ namespace {
 
 TEST(ProcessAttributionTest, DescribesThisProcess) {
   ProcessAttributor attributor;
-  const fleet::ProcessDetails& d = attributor.Lookup(getpid());
+  const node::ProcessDetails& d = attributor.Lookup(getpid());
   EXPECT_TRUE(d.exists);
   EXPECT_EQ(d.uid, static_cast<int64_t>(geteuid()));
   EXPECT_EQ(d.parent_pid, getppid());
@@ -27,7 +27,7 @@ TEST(ProcessAttributionTest, DescribesThisProcess) {
 
 TEST(ProcessAttributionTest, MissingProcessIsMarked) {
   ProcessAttributor attributor;
-  const fleet::ProcessDetails& d = attributor.Lookup(999999999);
+  const node::ProcessDetails& d = attributor.Lookup(999999999);
   EXPECT_FALSE(d.exists);
   EXPECT_EQ(d.user, "?");
 }
@@ -44,7 +44,7 @@ TEST(ProcessAttributionTest, ParsesOddNamesAndNoticesPidReuse) {
   std::ofstream(root.path() + "/42/cmdline") << std::string("python\0train.py\0--lr\0", 22);
   std::ofstream(root.path() + "/42/cgroup") << "0::/system.slice/slurmstepd.scope/job_99/step_0\n";
   ProcessAttributor attributor(root.path());
-  const fleet::ProcessDetails& first = attributor.Lookup(42);
+  const node::ProcessDetails& first = attributor.Lookup(42);
   EXPECT_TRUE(first.exists);
   EXPECT_EQ(first.name, "my (odd) proc");
   EXPECT_EQ(first.parent_pid, 7);
@@ -72,7 +72,7 @@ TEST(ProcessAttributionTest, NamesThePodOfAContainerizedProcess) {
     "io.kubernetes.cri.sandbox-namespace":"ml","io.kubernetes.cri.container-name":"main"}})");
   ProcessAttributor attributor(root.path());
   attributor.SetRuntimeStateDirs({bundles.path()});
-  const fleet::ProcessDetails& d = attributor.Lookup(77);
+  const node::ProcessDetails& d = attributor.Lookup(77);
   EXPECT_EQ(d.cgroup.container_id, id);
   EXPECT_EQ(d.cgroup.pod_uid, "1b2c3d4e-0000-1111-2222-333344445555");
   EXPECT_EQ(d.kubernetes.pod, "trainer-0");

@@ -12,7 +12,7 @@ using std::chrono::microseconds;
 using std::chrono::steady_clock;
 
 Sampler::Sampler(BackendOpener opener, SamplerOptions options, Clock* clock, Logger* logger,
-                 std::function<void(const std::shared_ptr<const fleet::Snapshot>&)> on_tick)
+                 std::function<void(const std::shared_ptr<const node::Snapshot>&)> on_tick)
     : opener_(std::move(opener)),
       clock_(clock),
       logger_(logger),
@@ -47,14 +47,14 @@ void Sampler::Stop() {
   reader_.reset();
 }
 
-std::shared_ptr<const fleet::Snapshot> Sampler::Latest() const {
+std::shared_ptr<const node::Snapshot> Sampler::Latest() const {
   MutexLock lock(&mu_);
   return latest_;
 }
 
-fleet::SamplerStats Sampler::stats() const {
+node::SamplerStats Sampler::stats() const {
   std::vector<int64_t> window;
-  fleet::SamplerStats stats;
+  node::SamplerStats stats;
   {
     MutexLock lock(&mu_);
     stats = stats_;
@@ -87,10 +87,10 @@ Status Sampler::Attach() {
   known_gpus_ = opened.value().gpus;
   known_system_ = opened.value().backend->system_info();
   backend_name_ = std::string(opened.value().backend->name());
-  reader_ = std::make_unique<FleetReader>(std::move(opened).value(), clock_);
+  reader_ = std::make_unique<NodeReader>(std::move(opened).value(), clock_);
   if (options.call_timeout.count() > 0) reader_->BoundCalls(options.call_timeout, logger_);
   events_ = std::make_unique<EventsWatcher>(reader_->backend(), logger_,
-                                            [this](const fleet::GpuEvent& e) { OnEvent(e); });
+                                            [this](const node::GpuEvent& e) { OnEvent(e); });
   int64_t attaches = 0;
   {
     MutexLock lock(&mu_);
@@ -123,8 +123,8 @@ void Sampler::Detach(const std::string& reason) {
   next_attach_ = clock_->SteadyNow() + retry;
 }
 
-void Sampler::OnEvent(const fleet::GpuEvent& event) {
-  if (event.event_type == fleet::kEventMigConfigChange) {
+void Sampler::OnEvent(const node::GpuEvent& event) {
+  if (event.event_type == node::kEventMigConfigChange) {
     // The instances are read again at every sample; the new layout shows
     // from the next tick (and leases on vanished instances end there).
     logger_->Log(LogLevel::kWarning, "events: gpu {}: MIG configuration changed", event.gpu_index);
@@ -142,19 +142,19 @@ void Sampler::OnEvent(const fleet::GpuEvent& event) {
   stats_.xid_events++;
 }
 
-fleet::FleetView Sampler::DetachedView() const {
-  fleet::FleetView view;
+node::NodeView Sampler::DetachedView() const {
+  node::NodeView view;
   view.hostname = hostname_;
   view.backend = backend_name_;
   view.system = known_system_;
   view.taken_at = clock_->WallNow();
   view.backend_error = detached_reason_;
-  for (const fleet::GpuInfo& info : known_gpus_) {
-    fleet::GpuView g;
+  for (const node::GpuInfo& info : known_gpus_) {
+    node::GpuView g;
     g.info = info;
     g.sample.index = info.index;
     g.sample.taken_at = view.taken_at;
-    g.sample.health = fleet::GpuHealth::kDriverNotLoaded;
+    g.sample.health = node::GpuHealth::kDriverNotLoaded;
     g.sample.error = detached_reason_;
     view.gpus.push_back(std::move(g));
   }
@@ -164,14 +164,14 @@ fleet::FleetView Sampler::DetachedView() const {
 void Sampler::Tick(bool is_slow) {
   steady_clock::time_point start = clock_->SteadyNow();
   if (reader_ == nullptr && start >= next_attach_ && Attach().ok()) is_slow = true;
-  auto snapshot = std::make_shared<fleet::Snapshot>();
+  auto snapshot = std::make_shared<node::Snapshot>();
   // Thread entry points keep one last-resort catch: a bug in one tick is
   // logged, and sampling goes on.
   try {
     if (reader_ != nullptr) {
-      snapshot->fleet = reader_->Read(std::nullopt, is_slow ? fleet::kAllTiers : unsigned{fleet::kFastTier});
-      for (const fleet::GpuView& g : snapshot->fleet.gpus) {
-        if (g.sample.health != fleet::GpuHealth::kDriverNotLoaded) continue;
+      snapshot->fleet = reader_->Read(std::nullopt, is_slow ? node::kAllTiers : unsigned{node::kFastTier});
+      for (const node::GpuView& g : snapshot->fleet.gpus) {
+        if (g.sample.health != node::GpuHealth::kDriverNotLoaded) continue;
         Detach(g.sample.error);
         snapshot->fleet = DetachedView();
         break;
@@ -189,15 +189,15 @@ void Sampler::Tick(bool is_slow) {
   }
   if (annotate_) annotate_(&snapshot->fleet);
   snapshot->taken_at_steady = clock_->SteadyNow();
-  for (const fleet::GpuView& g : snapshot->fleet.gpus) {
-    if (g.sample.health == fleet::GpuHealth::kOk && g.sample.utilization_gpu_ratio) {
+  for (const node::GpuView& g : snapshot->fleet.gpus) {
+    if (g.sample.health == node::GpuHealth::kOk && g.sample.utilization_gpu_ratio) {
       history_.Record(g.info.index, snapshot->taken_at_steady, *g.sample.utilization_gpu_ratio);
     }
   }
   snapshot->tick_duration = duration_cast<microseconds>(snapshot->taken_at_steady - start);
   {
     MutexLock lock(&mu_);
-    for (fleet::GpuView& g : snapshot->fleet.gpus) {
+    for (node::GpuView& g : snapshot->fleet.gpus) {
       auto it = xids_.find(g.info.index);
       if (it == xids_.end()) continue;
       g.xid_count = it->second.count;

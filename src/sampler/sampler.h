@@ -28,11 +28,11 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/mutex.h"
-#include "fleet/snapshot.h"
-#include "fleet/utilization_history.h"
+#include "node/snapshot.h"
+#include "node/utilization_history.h"
 #include "sampler/events_watcher.h"
-#include "sampler/fleet_reader.h"
 #include "sampler/lateness_window.h"
+#include "sampler/node_reader.h"
 #include "sampler/sampler_options.h"
 
 namespace tarmac::sampler {
@@ -46,7 +46,7 @@ class Sampler {
   // agent uses it for the systemd watchdog and to hand the snapshot to the
   // history writer); it must not block.
   Sampler(BackendOpener opener, SamplerOptions options, Clock* clock, Logger* logger,
-          std::function<void(const std::shared_ptr<const fleet::Snapshot>&)> on_tick = {});
+          std::function<void(const std::shared_ptr<const node::Snapshot>&)> on_tick = {});
   ~Sampler();
   Sampler(const Sampler&) = delete;
   Sampler& operator=(const Sampler&) = delete;
@@ -54,7 +54,7 @@ class Sampler {
   // Adds to each snapshot, on the sampler thread before it is published,
   // what others know of its GPUs (the agent: the pod each GPU is allocated
   // to). Call before Start; `annotate` must not block.
-  void SetAnnotator(std::function<void(fleet::FleetView*)> annotate) { annotate_ = std::move(annotate); }
+  void SetAnnotator(std::function<void(node::NodeView*)> annotate) { annotate_ = std::move(annotate); }
 
   // Opens the backend and takes the first sample (both tiers) on the calling
   // thread, publishes it, then starts the sampler thread, so once Start
@@ -67,12 +67,12 @@ class Sampler {
   void Stop();
 
   // The newest snapshot; null before Start.
-  std::shared_ptr<const fleet::Snapshot> Latest() const;
+  std::shared_ptr<const node::Snapshot> Latest() const;
 
-  fleet::SamplerStats stats() const;
+  node::SamplerStats stats() const;
 
   // Each GPU's utilization over the last ticks (kCapacity of them).
-  const fleet::UtilizationHistory& history() const { return history_; }
+  const node::UtilizationHistory& history() const { return history_; }
 
   // New intervals take effect from the next tick (SIGHUP reload).
   // call_timeout takes effect at the next attach.
@@ -87,7 +87,7 @@ class Sampler {
  private:
   struct XidRecord {
     int64_t count = 0;
-    fleet::GpuEvent last;
+    node::GpuEvent last;
     std::map<int64_t, int64_t> by_code;
   };
 
@@ -101,32 +101,32 @@ class Sampler {
   // Sleeps until `tick`, taking the readings asked for meanwhile; false
   // once `stop` is requested.
   bool SleepUntilTick(std::chrono::steady_clock::time_point tick, const std::stop_token& stop);
-  void OnEvent(const fleet::GpuEvent& event);
-  fleet::FleetView DetachedView() const;
+  void OnEvent(const node::GpuEvent& event);
+  node::NodeView DetachedView() const;
 
   BackendOpener opener_;
   Clock* clock_;
   Logger* logger_;
-  std::function<void(const std::shared_ptr<const fleet::Snapshot>&)> on_tick_;
-  std::function<void(fleet::FleetView*)> annotate_;
+  std::function<void(const std::shared_ptr<const node::Snapshot>&)> on_tick_;
+  std::function<void(node::NodeView*)> annotate_;
   std::jthread thread_;
 
   // Sampler-thread state (Start, then the loop).
-  std::unique_ptr<FleetReader> reader_;
-  std::unique_ptr<EventsWatcher> events_;   // Destroyed before reader_.
-  std::vector<fleet::GpuInfo> known_gpus_;  // Shown while detached.
-  fleet::SystemInfo known_system_;
+  std::unique_ptr<NodeReader> reader_;
+  std::unique_ptr<EventsWatcher> events_;  // Destroyed before reader_.
+  std::vector<node::GpuInfo> known_gpus_;  // Shown while detached.
+  node::SystemInfo known_system_;
   std::string backend_name_;
   std::string detached_reason_;
-  fleet::CallErrorCounts closed_call_errors_;  // Counted by backends since closed.
+  node::CallErrorCounts closed_call_errors_;  // Counted by backends since closed.
   std::chrono::steady_clock::time_point next_attach_;
   std::string hostname_;
-  fleet::UtilizationHistory history_;
+  node::UtilizationHistory history_;
 
   mutable Mutex mu_;
   SamplerOptions options_ GUARDED_BY(mu_);
-  std::shared_ptr<const fleet::Snapshot> latest_ GUARDED_BY(mu_);
-  fleet::SamplerStats stats_ GUARDED_BY(mu_);
+  std::shared_ptr<const node::Snapshot> latest_ GUARDED_BY(mu_);
+  node::SamplerStats stats_ GUARDED_BY(mu_);
   std::map<int, XidRecord> xids_ GUARDED_BY(mu_);  // By GPU index.
   LatenessWindow lateness_ GUARDED_BY(mu_);
   bool is_reading_asked_ GUARDED_BY(mu_) = false;

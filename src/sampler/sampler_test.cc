@@ -20,28 +20,28 @@ class CountingBackend final : public gpu::GpuBackend {
  public:
   explicit CountingBackend(std::atomic<int>* fast_reads) : fast_reads_(fast_reads) {}
   std::string_view name() const override { return "counting"; }
-  Result<std::vector<fleet::GpuInfo>> Open() override {
-    fleet::GpuInfo g;
+  Result<std::vector<node::GpuInfo>> Open() override {
+    node::GpuInfo g;
     g.index = 0;
     g.uuid = "GPU-0";
-    return std::vector<fleet::GpuInfo>{g};
+    return std::vector<node::GpuInfo>{g};
   }
-  const fleet::SystemInfo& system_info() const override { return system_; }
-  Result<fleet::GpuSample> Sample(int index, unsigned tiers) override {
-    if (tiers & fleet::kFastTier) ++*fast_reads_;
-    fleet::GpuSample s;
+  const node::SystemInfo& system_info() const override { return system_; }
+  Result<node::GpuSample> Sample(int index, unsigned tiers) override {
+    if (tiers & node::kFastTier) ++*fast_reads_;
+    node::GpuSample s;
     s.index = index;
     return s;
   }
   std::optional<double> RecentUtilization(int, std::chrono::seconds) override { return std::nullopt; }
-  Result<std::vector<fleet::GpuEvent>> WaitEvents(std::chrono::milliseconds timeout) override {
+  Result<std::vector<node::GpuEvent>> WaitEvents(std::chrono::milliseconds timeout) override {
     std::this_thread::sleep_for(std::min(timeout, std::chrono::milliseconds(20)));
-    return std::vector<fleet::GpuEvent>{};
+    return std::vector<node::GpuEvent>{};
   }
 
  private:
   std::atomic<int>* fast_reads_;
-  fleet::SystemInfo system_;
+  node::SystemInfo system_;
 };
 
 TEST(SamplerTest, AReadingAskedForIsTakenAtOnceOffTheGrid) {
@@ -56,11 +56,11 @@ TEST(SamplerTest, AReadingAskedForIsTakenAtOnceOffTheGrid) {
   Sampler sampler(
       [&fast_reads]() -> Result<gpu::OpenedBackend> {
         auto backend = std::make_unique<CountingBackend>(&fast_reads);
-        Result<std::vector<fleet::GpuInfo>> gpus = backend->Open();
+        Result<std::vector<node::GpuInfo>> gpus = backend->Open();
         return gpu::OpenedBackend{std::move(backend), gpus.value()};
       },
       options, RealClock(), &logger,
-      [&](const std::shared_ptr<const fleet::Snapshot>&) {
+      [&](const std::shared_ptr<const node::Snapshot>&) {
         std::lock_guard<std::mutex> lock(mu);
         ++ticks;
         ticked.notify_all();

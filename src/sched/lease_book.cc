@@ -114,7 +114,7 @@ Lease LeaseBook::LeaseOf(const Pending& p, std::vector<int> gpus, TimePoint now)
   if (p.request.max_time) l.ends_at = now + *p.request.max_time;
   l.idle_timeout = p.request.idle_timeout;
   l.command = p.request.command;
-  l.is_reservation = p.request.is_reservation;
+  l.kind = p.request.is_reservation ? node::LeaseKind::kReservation : node::LeaseKind::kRun;
   l.holder = p.request.holder;
   l.request_key = p.request.request_key;
   l.lends_idle = p.request.lends_idle;
@@ -282,11 +282,9 @@ std::vector<std::pair<int64_t, MigPick>> LeaseBook::DecideMig(std::vector<GpuSlo
   return grants;
 }
 
-fleet::LeaseKind KindOf(const Lease& lease) {
-  if (lease.is_pod) return fleet::LeaseKind::kPod;
-  if (!lease.slurm_job.empty()) return fleet::LeaseKind::kSlurm;
-  if (lease.priority == Priority::kBackfill) return fleet::LeaseKind::kBackfill;
-  return lease.is_reservation ? fleet::LeaseKind::kReservation : fleet::LeaseKind::kRun;
+node::LeaseKind KindOf(const Lease& lease) {
+  if (IsExternal(lease.kind)) return lease.kind;
+  return lease.priority == Priority::kBackfill ? node::LeaseKind::kBackfill : lease.kind;
 }
 
 std::optional<int64_t> LeaseBook::Occupant(int gpu_index, const std::string& mig_uuid) const {

@@ -21,7 +21,7 @@
 
 #include "common/result.h"
 #include "common/status.h"
-#include "fleet/lease_kind.h"
+#include "node/lease_kind.h"
 #include "sched/fair_share.h"
 #include "sched/mig_placement.h"
 #include "sched/schedule.h"
@@ -73,7 +73,12 @@ struct Lease {
   std::optional<TimePoint> ends_at;
   std::optional<std::chrono::seconds> idle_timeout;
   std::string command;
-  bool is_reservation = false;
+  // How it is held, and so how it ends: kRun (with its client),
+  // kReservation (outlives it), kPod (the kubelet ends it), kSlurm (the
+  // job's epilog; `slurm_job` names the job). Never kBackfill: backfill is
+  // the priority, and a run or reservation at that priority is what KindOf
+  // calls a backfill lease.
+  node::LeaseKind kind = node::LeaseKind::kRun;
   ProcessRef holder;        // From the request.
   ProcessRef job;           // The job's first process (tarmac run), once attached.
   std::string request_key;  // From the request.
@@ -88,12 +93,10 @@ struct Lease {
   // ends when its holder lets go or the grace has passed (the agent's).
   std::optional<TimePoint> revoking_since;
   int64_t revoked_for = 0;
-  // A GPU the kubelet allocated to a pod (kind "pod"): the kubelet decides
-  // when it ends; `user` is "namespace/pod" once the pod is known
-  // ("kubelet" until then), `command` its container.
-  bool is_pod = false;
-  // A Slurm job's GPUs (kind "slurm"), from its prolog to its epilog: the
-  // job id; `user` and `uid` are the job's owner.
+  // A GPU the kubelet allocated to a pod (kPod): `user` is "namespace/pod"
+  // once the pod is known ("kubelet" until then), `command` its container.
+  // A Slurm job's GPUs (kSlurm), from its prolog to its epilog: the job id;
+  // `user` and `uid` are the job's owner.
   std::string slurm_job;
   std::string slurm_partition;  // Its partition (the idle policy's key).
   // A MIG instance's lease: `uuids` is its one MIG UUID, `gpus` its GPU.
@@ -118,12 +121,12 @@ inline bool IsMigLease(const Lease& lease) {
 
 // What a lease is (fleet/lease_kind.h): pod, Slurm, backfill (run or
 // reservation), reservation or run, the first that applies.
-fleet::LeaseKind KindOf(const Lease& lease);
+node::LeaseKind KindOf(const Lease& lease);
 // Its kind's name, as listings, events and the saved state say it.
-inline std::string_view LeaseKindName(const Lease& lease) { return fleet::LeaseKindName(KindOf(lease)); }
+inline std::string_view LeaseKindName(const Lease& lease) { return node::LeaseKindName(KindOf(lease)); }
 // Whether another scheduler (the kubelet, Slurm) decides when the lease
 // ends: it has no client to outlive and no one releases it through tarmac.
-inline bool IsExternal(const Lease& lease) { return fleet::IsExternal(KindOf(lease)); }
+inline bool IsExternal(const Lease& lease) { return node::IsExternal(KindOf(lease)); }
 
 struct Pending {
   int64_t id = 0;

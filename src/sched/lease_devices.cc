@@ -3,26 +3,26 @@
 
 namespace tarmac::sched {
 
-const fleet::MigInstance* LeasedInstance(const Lease& lease, const fleet::GpuView& gpu) {
+const node::MigInstance* LeasedInstance(const Lease& lease, const node::GpuView& gpu) {
   if (!IsMigLease(lease)) return nullptr;
-  for (const fleet::MigInstance& m : gpu.sample.mig_instances) {
+  for (const node::MigInstance& m : gpu.sample.mig_instances) {
     if (m.uuid == lease.uuids[0]) return &m;
   }
   return nullptr;
 }
 
-bool RunsInLease(const Lease& lease, const fleet::GpuView& gpu, const fleet::ProcessView& process) {
+bool RunsInLease(const Lease& lease, const node::GpuView& gpu, const node::ProcessView& process) {
   if (!IsMigLease(lease)) return true;
-  const fleet::MigInstance* m = LeasedInstance(lease, gpu);
+  const node::MigInstance* m = LeasedInstance(lease, gpu);
   return m != nullptr && process.process.gpu_instance_id == m->gpu_instance_id;
 }
 
-bool IsLeasedInstanceGone(const Lease& lease, const fleet::FleetView& fleet) {
+bool IsLeasedInstanceGone(const Lease& lease, const node::NodeView& fleet) {
   if (!IsMigLease(lease) || lease.gpus.size() != 1) return false;
   int index = lease.gpus[0];
   if (index < 0 || index >= static_cast<int>(fleet.gpus.size())) return false;
-  const fleet::GpuView& g = fleet.gpus[static_cast<size_t>(index)];
-  if (g.sample.health != fleet::GpuHealth::kOk || !g.sample.has_mig_instances) return false;
+  const node::GpuView& g = fleet.gpus[static_cast<size_t>(index)];
+  if (g.sample.health != node::GpuHealth::kOk || !g.sample.has_mig_instances) return false;
   return LeasedInstance(lease, g) == nullptr;
 }
 

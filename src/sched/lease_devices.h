@@ -7,20 +7,20 @@
 // on another instance's process. Pure.
 #pragma once
 
-#include "fleet/fleet_view.h"
+#include "node/node_view.h"
 #include "sched/lease_book.h"
 
 namespace tarmac::sched {
 
 // The instance a MIG lease holds on `gpu`; null when it is not a MIG lease
 // or the instance is gone from the GPU's layout.
-const fleet::MigInstance* LeasedInstance(const Lease& lease, const fleet::GpuView& gpu);
+const node::MigInstance* LeasedInstance(const Lease& lease, const node::GpuView& gpu);
 
 // Whether `process` on `gpu` runs on a device of `lease`.
-bool RunsInLease(const Lease& lease, const fleet::GpuView& gpu, const fleet::ProcessView& process);
+bool RunsInLease(const Lease& lease, const node::GpuView& gpu, const node::ProcessView& process);
 
 // Whether the MIG instance `lease` holds is gone from its GPU's layout as
 // last read in full (has_mig_instances); false while the layout is unknown.
-bool IsLeasedInstanceGone(const Lease& lease, const fleet::FleetView& fleet);
+bool IsLeasedInstanceGone(const Lease& lease, const node::NodeView& fleet);
 
 }  // namespace tarmac::sched

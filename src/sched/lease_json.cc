@@ -81,7 +81,7 @@ json LeaseToJson(const Lease& l, const TimeBase& base) {
           {"idle_timeout_seconds", Seconds(l.idle_timeout)},
           {"command", l.command},
           {"kind", LeaseKindName(l)},
-          {"reservation", l.is_reservation},
+          {"reservation", l.kind == node::LeaseKind::kReservation},
           {"holder", Ref(l.holder)},
           {"job", Ref(l.job)},
           {"token", l.token},
@@ -137,9 +137,9 @@ Result<Lease> LeaseFromJson(const json& j, const TimeBase& base) {
   if (has_idle_since) l.idle_since = base.FromUnix(idle_since);
   if (is_revoking) l.revoking_since = base.FromUnix(revoking_since);
   if (l.gpus.size() != l.uuids.size()) return Status::Corruption("lease.uuids: one per GPU expected");
-  std::optional<fleet::LeaseKind> parsed = fleet::ParseLeaseKind(kind);
-  if (!parsed) return Status::Corruption("lease.kind: expected one of " + fleet::LeaseKindNames());
-  bool is_reservation = *parsed == fleet::LeaseKind::kReservation;
+  std::optional<node::LeaseKind> parsed = node::ParseLeaseKind(kind);
+  if (!parsed) return Status::Corruption("lease.kind: expected one of " + node::LeaseKindNames());
+  bool is_reservation = *parsed == node::LeaseKind::kReservation;
   if (j.is_object() && j.contains("reservation")) f.Get("reservation", &is_reservation);
   if (Status s = f.status(); !s.ok()) return AsCorruption(s);
   if (j.is_object() && j.contains("slurm_job") && j["slurm_job"].is_string()) {
@@ -148,13 +148,16 @@ Result<Lease> LeaseFromJson(const json& j, const TimeBase& base) {
   if (j.is_object() && j.contains("slurm_partition") && j["slurm_partition"].is_string()) {
     l.slurm_partition = j["slurm_partition"].get<std::string>();
   }
-  if (*parsed == fleet::LeaseKind::kSlurm && l.slurm_job.empty())
+  if (*parsed == node::LeaseKind::kSlurm && l.slurm_job.empty())
     return Status::Corruption("lease.slurm_job: expected a job id");
   if (j.is_object() && j.contains("mig_profile") && j["mig_profile"].is_string()) {
     l.mig_profile = j["mig_profile"].get<std::string>();
   }
-  l.is_reservation = is_reservation;
-  l.is_pod = *parsed == fleet::LeaseKind::kPod;
+  // The kind saved is the one shown (a backfill lease's is "backfill"):
+  // "reservation" says which of run or reservation it is held as.
+  l.kind = IsExternal(*parsed) ? *parsed
+           : is_reservation    ? node::LeaseKind::kReservation
+                               : node::LeaseKind::kRun;
   l.granted_at = base.FromUnix(granted);
   if (ends) l.ends_at = base.FromUnix(*ends);
   return l;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The one vocabulary of lease kinds, through the lease JSON the API shows
 // and the agent saves.
-#include "fleet/lease_kind.h"
+#include "node/lease_kind.h"
 
 #include <gtest/gtest.h>
 
@@ -20,20 +20,22 @@ Lease Of(bool reservation, Priority priority, bool pod = false, std::string slur
   l.id = 3;
   l.uid = 1001;
   l.user = "alice";
-  l.is_reservation = reservation;
+  l.kind = pod                  ? node::LeaseKind::kPod
+           : !slurm_job.empty() ? node::LeaseKind::kSlurm
+           : reservation        ? node::LeaseKind::kReservation
+                                : node::LeaseKind::kRun;
   l.priority = priority;
-  l.is_pod = pod;
   l.slurm_job = std::move(slurm_job);
   return l;
 }
 
 TEST(LeaseKindTest, EveryKindHasOneNameBothWays) {
-  for (fleet::LeaseKind k : {fleet::LeaseKind::kRun, fleet::LeaseKind::kReservation,
-                             fleet::LeaseKind::kBackfill, fleet::LeaseKind::kPod, fleet::LeaseKind::kSlurm}) {
-    EXPECT_EQ(fleet::ParseLeaseKind(fleet::LeaseKindName(k)), k) << fleet::LeaseKindName(k);
-    EXPECT_NE(fleet::LeaseKindNames().find(fleet::LeaseKindName(k)), std::string::npos);
+  for (node::LeaseKind k : {node::LeaseKind::kRun, node::LeaseKind::kReservation, node::LeaseKind::kBackfill,
+                            node::LeaseKind::kPod, node::LeaseKind::kSlurm}) {
+    EXPECT_EQ(node::ParseLeaseKind(node::LeaseKindName(k)), k) << node::LeaseKindName(k);
+    EXPECT_NE(node::LeaseKindNames().find(node::LeaseKindName(k)), std::string::npos);
   }
-  EXPECT_FALSE(fleet::ParseLeaseKind("normal").has_value());
+  EXPECT_FALSE(node::ParseLeaseKind("normal").has_value());
 }
 
 // A backfill reservation shows as backfill, and comes back from the saved
@@ -53,7 +55,7 @@ TEST(LeaseKindTest, KindsSurviveTheSavedStateAndABackfillReservationStaysOne) {
     EXPECT_EQ(j["kind"], c.kind);
     Result<Lease> back = LeaseFromJson(j, base);
     ASSERT_TRUE(back.ok()) << back.status().ToString();
-    EXPECT_EQ(back.value().is_reservation, c.lease.is_reservation) << c.kind;
+    EXPECT_EQ(back.value().kind, c.lease.kind) << c.kind;
     EXPECT_EQ(KindOf(back.value()), KindOf(c.lease)) << c.kind;
   }
 }
@@ -67,8 +69,8 @@ TEST(LeaseKindTest, AnOlderSavedBackfillLeaseRestores) {
   j.erase("reservation");
   Result<Lease> back = LeaseFromJson(j, base);
   ASSERT_TRUE(back.ok()) << back.status().ToString();
-  EXPECT_TRUE(back.value().is_reservation);
-  EXPECT_EQ(KindOf(back.value()), fleet::LeaseKind::kBackfill);
+  EXPECT_EQ(back.value().kind, node::LeaseKind::kReservation);
+  EXPECT_EQ(KindOf(back.value()), node::LeaseKind::kBackfill);
   j["kind"] = "normal";
   Result<Lease> bad = LeaseFromJson(j, base);
   ASSERT_FALSE(bad.ok());

@@ -253,8 +253,9 @@ TEST(MigLeaseModelTest, RandomSequencesKeepEveryInstanceInOneLease) {
         Lease pod;
         pod.uuids = {uuid};
         if (next(2) == 0) {
-          pod.is_pod = true;
+          pod.kind = node::LeaseKind::kPod;
         } else {
+          pod.kind = node::LeaseKind::kSlurm;
           pod.slurm_job = std::to_string(step);
         }
         Result<int64_t> id = book.Hold(kubelet, pod, gpus, now);

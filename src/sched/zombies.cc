@@ -6,24 +6,24 @@
 #include <algorithm>
 
 #include "common/units.h"
-#include "fleet/gpu_marks.h"
+#include "node/gpu_marks.h"
 
 namespace tarmac::sched {
 
-bool ZombieTracker::IsExempt(const fleet::ProcessDetails& d) const {
+bool ZombieTracker::IsExempt(const node::ProcessDetails& d) const {
   if (std::find(policy_.allowlist.begin(), policy_.allowlist.end(), d.name) != policy_.allowlist.end())
     return true;
   return !policy_.includes_system_users && d.uid >= 0 && d.uid < 1000;
 }
 
-void ZombieTracker::Observe(const fleet::FleetView& fleet, std::chrono::steady_clock::time_point now,
+void ZombieTracker::Observe(const node::NodeView& fleet, std::chrono::steady_clock::time_point now,
                             const LeaseOf& lease_of) {
   std::map<Key, Seen> still;
-  for (const fleet::GpuView& g : fleet.gpus) {
-    for (const fleet::ProcessView& p : g.processes) {
-      const fleet::ProcessDetails& d = p.details;
+  for (const node::GpuView& g : fleet.gpus) {
+    for (const node::ProcessView& p : g.processes) {
+      const node::ProcessDetails& d = p.details;
       bool at_zero = p.process.sm_utilization_ratio ? *p.process.sm_utilization_ratio == 0
-                                                    : p.process.gpu_instance_id && fleet::IsIdleHolding(p, g);
+                                                    : p.process.gpu_instance_id && node::IsIdleHolding(p, g);
       bool holds_idle = d.exists && p.process.used_memory_bytes &&
                         *p.process.used_memory_bytes >= policy_.min_memory_bytes && at_zero;
       if (!holds_idle || IsExempt(d)) continue;

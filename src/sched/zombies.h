@@ -21,7 +21,7 @@
 #include <tuple>
 #include <vector>
 
-#include "fleet/fleet_view.h"
+#include "node/node_view.h"
 
 namespace tarmac::sched {
 
@@ -59,14 +59,14 @@ class ZombieTracker {
 
   // The live lease `process` on `gpu` is part of; empty when none.
   using LeaseOf =
-      std::function<std::optional<int64_t>(const fleet::GpuView& gpu, const fleet::ProcessView& process)>;
+      std::function<std::optional<int64_t>(const node::GpuView& gpu, const node::ProcessView& process)>;
 
   // Notes, for every GPU process, whether it holds memory at 0 % SM now
   // (under MIG: in an instance whose engine showed no activity, GPM), and
   // since when; forgets processes that are gone. A process inside a
   // live lease is not a zombie (the idle-lease policy covers it) unless it
   // is orphaned.
-  void Observe(const fleet::FleetView& fleet, std::chrono::steady_clock::time_point now,
+  void Observe(const node::NodeView& fleet, std::chrono::steady_clock::time_point now,
                const LeaseOf& lease_of = {});
 
   // The zombies as of the last Observe, biggest memory first.
@@ -83,7 +83,7 @@ class ZombieTracker {
     std::chrono::steady_clock::time_point idle_since;
     ZombieEvidence evidence;  // As of the last Observe.
   };
-  bool IsExempt(const fleet::ProcessDetails& d) const;
+  bool IsExempt(const node::ProcessDetails& d) const;
 
   ZombiePolicy policy_;
   std::map<Key, Seen> idle_;  // Processes idle-holding now.

@@ -17,9 +17,9 @@ using TimePoint = std::chrono::steady_clock::time_point;
 
 const TimePoint kZombieT0 = TimePoint{} + std::chrono::hours(10);
 
-fleet::FleetView Fleet(std::vector<fleet::ProcessView> processes) {
-  fleet::FleetView f;
-  fleet::GpuView g;
+node::NodeView Fleet(std::vector<node::ProcessView> processes) {
+  node::NodeView f;
+  node::GpuView g;
   g.info.index = 0;
   g.info.uuid = "GPU-0";
   g.processes = std::move(processes);
@@ -76,7 +76,7 @@ TEST(ZombieTrackerTest, AReusedPidStartsAfresh) {
 
 TEST(ZombieTrackerTest, SmallHoldersAllowlistedAndSystemProcessesAreLeftAlone) {
   ZombieTracker tracker(Policy());
-  std::vector<fleet::ProcessView> procs = {
+  std::vector<node::ProcessView> procs = {
       Process(10, testing::kBytesPerGiB / 2, 0), Process(11, 8 * testing::kBytesPerGiB, 0, 1001, "ollama"),
       Process(12, 8 * testing::kBytesPerGiB, 0, 0, "python"),
       Process(13, 8 * testing::kBytesPerGiB, 0, 1001, "python", /*parent=*/1)};
@@ -110,20 +110,20 @@ TEST(ZombieTrackerTest, GoneProcessesAreForgotten) {
 // it changes nothing, and without GPM nothing is judged.
 TEST(ZombieTrackerTest, UnderMigTheInstancesEngineDecides) {
   auto in_instance = [](int64_t pid, int gi) {
-    fleet::ProcessView p = Process(pid, 4 * testing::kBytesPerGiB, 0);
+    node::ProcessView p = Process(pid, 4 * testing::kBytesPerGiB, 0);
     p.process.sm_utilization_ratio.reset();
     p.process.gpu_instance_id = gi;
     return p;
   };
-  fleet::FleetView f = Fleet({in_instance(10, 1), in_instance(11, 2), in_instance(12, 3)});
+  node::NodeView f = Fleet({in_instance(10, 1), in_instance(11, 2), in_instance(12, 3)});
   for (int gi : {1, 2}) {
-    fleet::MigInstance m;
+    node::MigInstance m;
     m.uuid = "MIG-" + std::to_string(gi);
     m.gpu_instance_id = gi;
     m.graphics_engine_active_ratio = gi == 1 ? 0.0 : 0.8;
     f.gpus[0].sample.mig_instances.push_back(m);
   }
-  fleet::MigInstance without_gpm;
+  node::MigInstance without_gpm;
   without_gpm.uuid = "MIG-3";
   without_gpm.gpu_instance_id = 3;
   f.gpus[0].sample.mig_instances.push_back(without_gpm);
@@ -135,7 +135,7 @@ TEST(ZombieTrackerTest, UnderMigTheInstancesEngineDecides) {
   EXPECT_EQ(z[0].pid, 10);
   // A lease on the instance (not the GPU) keeps it out.
   ZombieTracker leased(Policy());
-  auto lease_of = [](const fleet::GpuView&, const fleet::ProcessView& p) -> std::optional<int64_t> {
+  auto lease_of = [](const node::GpuView&, const node::ProcessView& p) -> std::optional<int64_t> {
     return p.process.gpu_instance_id == 1 ? std::optional<int64_t>(7) : std::nullopt;
   };
   leased.Observe(f, kZombieT0, lease_of);

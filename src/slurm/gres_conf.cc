@@ -45,7 +45,7 @@ std::map<std::string, int> ParseMigMinors(const std::string& text) {
 
 }  // namespace
 
-std::string RenderGresConf(const fleet::FleetView& fleet, const std::string& node, const std::string& dev_dir,
+std::string RenderGresConf(const node::NodeView& fleet, const std::string& node, const std::string& dev_dir,
                            const std::optional<std::string>& mig_minors) {
   std::map<std::string, int> minors = mig_minors ? ParseMigMinors(*mig_minors) : std::map<std::string, int>();
   std::string out = fmt::format(
@@ -59,11 +59,11 @@ std::string RenderGresConf(const fleet::FleetView& fleet, const std::string& nod
   for (size_t i = 0; i < fleet.gpus.size(); ++i) by_bus[fleet.gpus[i].info.pci_bus_id] = i;
   std::map<std::string, int> count_by_type;
   for (size_t i = 0; i < fleet.gpus.size(); ++i) {
-    const fleet::GpuInfo& g = fleet.gpus[i].info;
+    const node::GpuInfo& g = fleet.gpus[i].info;
     int minor = g.minor_number.value_or(g.index);
-    const fleet::GpuSample& sample = fleet.gpus[i].sample;
+    const node::GpuSample& sample = fleet.gpus[i].sample;
     if (!sample.mig_instances.empty()) {  // MIG: the instances, not the GPU.
-      for (const fleet::MigInstance& m : sample.mig_instances) {
+      for (const node::MigInstance& m : sample.mig_instances) {
         std::string gi = fmt::format("gpu{}/gi{}/access", minor, m.gpu_instance_id);
         std::string ci =
             fmt::format("gpu{}/gi{}/ci{}/access", minor, m.gpu_instance_id, m.compute_instance_id);

@@ -12,11 +12,11 @@ namespace tarmac::slurm {
 namespace {
 
 // Four H100s: NVLink pairs (0,1) and (2,3); two NUMA nodes.
-fleet::FleetView Fleet() {
-  fleet::FleetView f;
+node::NodeView Fleet() {
+  node::NodeView f;
   f.system.driver_version = "580.65.06";
   for (int i = 0; i < 4; ++i) {
-    fleet::GpuView g;
+    node::GpuView g;
     g.info.index = i;
     g.info.minor_number = i;
     g.info.name = "NVIDIA H100 80GB HBM3";
@@ -44,8 +44,8 @@ TEST(GresConfTest, OneLinePerGpuWithTypeFileCoresAndLinks) {
       << text;
   EXPECT_NE(text.find("NodeName=node7 ... Gres=gpu:nvidia_h100_80gb_hbm3:4\n"), std::string::npos) << text;
   // Without NVLink, no Links=; without an affinity, no Cores=.
-  fleet::FleetView plain = Fleet();
-  for (fleet::GpuView& g : plain.gpus) {
+  node::NodeView plain = Fleet();
+  for (node::GpuView& g : plain.gpus) {
     g.info.nvlink_peer_bus_ids.clear();
     g.info.cpu_affinity.reset();
   }
@@ -54,7 +54,7 @@ TEST(GresConfTest, OneLinePerGpuWithTypeFileCoresAndLinks) {
             std::string::npos)
       << text;
   EXPECT_EQ(text.find("Links=-1"), std::string::npos);
-  EXPECT_NE(RenderGresConf(fleet::FleetView(), "n").find("No GPU was found"), std::string::npos);
+  EXPECT_NE(RenderGresConf(node::NodeView(), "n").find("No GPU was found"), std::string::npos);
 }
 
 TEST(GresConfTest, TypesAreSlurmsLowercaseNames) {
@@ -96,12 +96,12 @@ TEST(GresConfTest, TheJobsGpusComeFromSlurmsEnvironment) {
 // MultipleFiles= its GPU's device file and the instance's capability files,
 // from the driver's mig-minors; an instance without minors is left out, saying so.
 TEST(GresConfTest, MigInstancesAreDeclaredWithTheirCapabilityFiles) {
-  fleet::FleetView f = Fleet();
+  node::NodeView f = Fleet();
   f.gpus.resize(2);
   f.gpus[1].info.nvlink_peer_bus_ids.clear();
   f.gpus[0].info.nvlink_peer_bus_ids.clear();
   for (int gi : {1, 2}) {
-    fleet::MigInstance m;
+    node::MigInstance m;
     m.uuid = "MIG-" + std::to_string(gi);
     m.gpu_instance_id = gi;
     m.profile = gi == 1 ? "3g.40gb" : "1g.10gb";

@@ -3,13 +3,13 @@
 
 #include <algorithm>
 
-#include "fleet/gpu_marks.h"
+#include "node/gpu_marks.h"
 #include "nvidia/clock_event_reasons.h"
 
 namespace tarmac::store {
 namespace {
 
-constexpr int64_t kIdlePercent = static_cast<int64_t>(fleet::kIdleUtilizationRatio * 100);
+constexpr int64_t kIdlePercent = static_cast<int64_t>(node::kIdleUtilizationRatio * 100);
 constexpr uint64_t kThermal = nvidia::kReasonSwThermalSlowdown | nvidia::kReasonHwThermalSlowdown;
 constexpr uint64_t kPower = nvidia::kReasonSwPowerCap | nvidia::kReasonHwPowerBrakeSlowdown;
 constexpr uint64_t kOther = nvidia::kReasonHwSlowdown;

@@ -21,11 +21,11 @@ constexpr int64_t kMigT0 = 1800000000;
 
 // GPU 0 in MIG mode: instance 1 (3g.40gb) busy with pid 4242 while
 // `with_process`, instance 2 (1g.10gb) empty.
-fleet::FleetView Split(int64_t t, bool with_process = true) {
-  fleet::FleetView f;
+node::NodeView Split(int64_t t, bool with_process = true) {
+  node::NodeView f;
   f.hostname = "node";
   f.taken_at = system_clock::from_time_t(t);
-  fleet::GpuView g;
+  node::GpuView g;
   g.info.index = 0;
   g.info.uuid = "GPU-0";
   g.info.name = "NVIDIA H100 80GB HBM3";
@@ -35,7 +35,7 @@ fleet::FleetView Split(int64_t t, bool with_process = true) {
   g.sample.mig_instances = {testing::MigView(1, "3g.40gb", with_process ? 0.8 : 0.0, with_process ? 5 : 0),
                             testing::MigView(2, "1g.10gb")};
   if (with_process) {
-    fleet::ProcessView p = testing::InMig(4242, 1, 5);
+    node::ProcessView p = testing::InMig(4242, 1, 5);
     p.details.start_ticks = 7;
     g.processes.push_back(p);
   }

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "fleet/gpu_marks.h"
+#include "node/gpu_marks.h"
 #include "store/codec.h"
 
 namespace tarmac::store {
@@ -42,17 +42,17 @@ bool ReadValues(VarintReader* r, size_t count, std::array<std::optional<int64_t>
   return true;
 }
 
-int64_t BackfillValue(const fleet::GpuView& gpu) {
+int64_t BackfillValue(const node::GpuView& gpu) {
   if (!gpu.lease || !gpu.lease->is_backfill()) return 0;
   return gpu.lease->is_revoking ? 2 : 1;
 }
 
 }  // namespace
 
-GpuValues GpuValuesOf(const fleet::GpuView& gpu) {
+GpuValues GpuValuesOf(const node::GpuView& gpu) {
   GpuValues v;
-  const fleet::GpuSample& s = gpu.sample;
-  if (s.health != fleet::GpuHealth::kOk) {
+  const node::GpuSample& s = gpu.sample;
+  if (s.health != node::GpuHealth::kOk) {
     v[kBackfill] = BackfillValue(gpu);  // Lease time counts whether or not the GPU was read.
     return v;
   }
@@ -63,18 +63,18 @@ GpuValues GpuValuesOf(const fleet::GpuView& gpu) {
   if (s.temperature_celsius) v[kTemperatureCelsius] = std::llround(*s.temperature_celsius);
   if (s.sm_clock_hertz) v[kSmClockMegahertz] = *s.sm_clock_hertz / 1000000;
   if (s.clock_event_reasons) v[kClockEventReasons] = static_cast<int64_t>(*s.clock_event_reasons);
-  v[kHeldIdle] = fleet::MarkGpu(gpu).idle_holding_pids.empty() ? 0 : 1;
+  v[kHeldIdle] = node::MarkGpu(gpu).idle_holding_pids.empty() ? 0 : 1;
   v[kBackfill] = BackfillValue(gpu);
   return v;
 }
 
-GpuValues MigValuesOf(const fleet::GpuView& gpu, const fleet::MigInstance& instance) {
+GpuValues MigValuesOf(const node::GpuView& gpu, const node::MigInstance& instance) {
   GpuValues v;
   v[kUtilizationPercent] = Percent(instance.graphics_engine_active_ratio);
   v[kMemoryUsedMib] = Mib(instance.memory_used_bytes);
   bool is_held_idle = false;
-  for (const fleet::ProcessView& p : gpu.processes) {
-    is_held_idle |= p.process.gpu_instance_id == instance.gpu_instance_id && fleet::IsIdleHolding(p, gpu);
+  for (const node::ProcessView& p : gpu.processes) {
+    is_held_idle |= p.process.gpu_instance_id == instance.gpu_instance_id && node::IsIdleHolding(p, gpu);
   }
   v[kHeldIdle] = is_held_idle ? 1 : 0;
   auto lease = gpu.mig_leases.find(instance.uuid);
@@ -82,9 +82,9 @@ GpuValues MigValuesOf(const fleet::GpuView& gpu, const fleet::MigInstance& insta
   return v;
 }
 
-ProcessValues ProcessValuesOf(const fleet::ProcessView& process, const fleet::GpuView& gpu) {
+ProcessValues ProcessValuesOf(const node::ProcessView& process, const node::GpuView& gpu) {
   ProcessValues v;
-  v[kProcessHeldIdle] = fleet::IsIdleHolding(process, gpu) ? 1 : 0;
+  v[kProcessHeldIdle] = node::IsIdleHolding(process, gpu) ? 1 : 0;
   if (process.process.sm_utilization_ratio)
     v[kProcessSmPercent] = Percent(process.process.sm_utilization_ratio);
   v[kProcessMemoryMib] = Mib(process.process.used_memory_bytes);

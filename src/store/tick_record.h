@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // What the store keeps of one tick: per GPU the eight raw columns, per GPU
-// process its SM use and memory, in integer units. Built from a FleetView
+// process its SM use and memory, in integer units. Built from a NodeView
 // (pure), and packed into one journal row per tick (EncodeTick/DecodeTick;
 // DecodeTick is a parser of stored bytes with a fuzz target). Rows written
 // before the backfill column existed still decode, with it empty.
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "common/result.h"
-#include "fleet/fleet_view.h"
+#include "node/node_view.h"
 
 namespace tarmac::store {
 
@@ -37,7 +37,7 @@ enum GpuColumn : size_t {
 enum ProcessColumn : size_t {
   kProcessSmPercent = 0,
   kProcessMemoryMib,
-  kProcessHeldIdle,  // 1 when holding memory at 0 % SM (fleet::IsIdleHolding)
+  kProcessHeldIdle,  // 1 when holding memory at 0 % SM (node::IsIdleHolding)
   kProcessColumnCount,
 };
 
@@ -61,11 +61,11 @@ struct TickRecord {
 };
 
 // The columns of one GPU view (all empty when the GPU is not readable).
-GpuValues GpuValuesOf(const fleet::GpuView& gpu);
+GpuValues GpuValuesOf(const node::GpuView& gpu);
 // The columns of one MIG instance of `gpu`, a device of its own in the
 // store: utilization is its engine's activity (GPM), memory its own.
-GpuValues MigValuesOf(const fleet::GpuView& gpu, const fleet::MigInstance& instance);
-ProcessValues ProcessValuesOf(const fleet::ProcessView& process, const fleet::GpuView& gpu);
+GpuValues MigValuesOf(const node::GpuView& gpu, const node::MigInstance& instance);
+ProcessValues ProcessValuesOf(const node::ProcessView& process, const node::GpuView& gpu);
 
 std::string EncodeTick(const TickRecord& tick);
 Result<TickRecord> DecodeTick(int64_t t, std::string_view bytes);

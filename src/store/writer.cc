@@ -24,7 +24,7 @@ std::string ReasonsText(uint64_t reasons) {
   return text;
 }
 
-uint64_t ThrottleBits(const fleet::GpuSample& s) {
+uint64_t ThrottleBits(const node::GpuSample& s) {
   if (!s.clock_event_reasons || !nvidia::IsThrottled(*s.clock_event_reasons)) return 0;
   return *s.clock_event_reasons & ~(nvidia::kReasonGpuIdle | nvidia::kReasonApplicationsClocksSetting |
                                     nvidia::kReasonSyncBoost | nvidia::kReasonDisplayClockSetting);
@@ -216,7 +216,7 @@ Status StoreWriter::QuickCheck() {
   return CheckIntegrity(db_.get());
 }
 
-void StoreWriter::Submit(std::shared_ptr<const fleet::Snapshot> snapshot) {
+void StoreWriter::Submit(std::shared_ptr<const node::Snapshot> snapshot) {
   {
     MutexLock lock(&mu_);
     if (queue_.size() >= options_.queue_capacity) {
@@ -243,7 +243,7 @@ StoreStats StoreWriter::stats() const {
 
 void StoreWriter::Loop(std::stop_token stop) {
   for (;;) {
-    std::shared_ptr<const fleet::Snapshot> snapshot;
+    std::shared_ptr<const node::Snapshot> snapshot;
     std::optional<std::pair<std::string, std::string>> event;
     {
       MutexLock lock(&mu_);
@@ -261,7 +261,7 @@ void StoreWriter::Loop(std::stop_token stop) {
   }
 }
 
-void StoreWriter::Handle(const std::shared_ptr<const fleet::Snapshot>& snapshot,
+void StoreWriter::Handle(const std::shared_ptr<const node::Snapshot>& snapshot,
                          const std::optional<std::pair<std::string, std::string>>& event) {
   if (event) {
     if (pending_events_.size() < 100) pending_events_.push_back(*event);
@@ -322,7 +322,7 @@ Status StoreWriter::WriteEvent(int64_t t, std::optional<int64_t> gpu_id, const s
   return stmt.value()->Bind(1, t).Bind(2, gpu_id).Bind(3, kind).Bind(4, detail).Run();
 }
 
-Result<int64_t> StoreWriter::GpuId(const fleet::GpuInfo& info, int64_t t,
+Result<int64_t> StoreWriter::GpuId(const node::GpuInfo& info, int64_t t,
                                    std::map<std::string, int64_t>* added, bool is_mig_instance) {
   // A GPU that lost its identity (lost, unreadable) is still the one last
   // seen at its index, never a new one.
@@ -376,7 +376,7 @@ void StoreWriter::Event(PendingTick* p, std::optional<int64_t> gpu_id, const cha
   if (p->status.ok()) p->status = WriteEvent(p->t, gpu_id, kind, detail);
 }
 
-Status StoreWriter::WriteTick(const fleet::FleetView& fleet) {
+Status StoreWriter::WriteTick(const node::NodeView& fleet) {
   if (Status file = CheckFile(); !file.ok()) return file;
   int64_t t = UnixSeconds(fleet.taken_at);
   if (t <= last_t_) return SkipStaleTick(t);
@@ -397,7 +397,7 @@ Status StoreWriter::WriteTick(const fleet::FleetView& fleet) {
       Event(&p, std::nullopt, "driver_detached", fleet.backend_error);
     }
   }
-  for (const fleet::GpuView& g : fleet.gpus) {
+  for (const node::GpuView& g : fleet.gpus) {
     if (Status s = WriteGpuTick(g, &p); !s.ok()) return s;
   }
   std::vector<SessionKey> ended;
@@ -433,7 +433,7 @@ Status StoreWriter::WriteTick(const fleet::FleetView& fleet) {
   return Status::OK();
 }
 
-Status StoreWriter::WriteGpuTick(const fleet::GpuView& g, PendingTick* p) {
+Status StoreWriter::WriteGpuTick(const node::GpuView& g, PendingTick* p) {
   Result<int64_t> id = GpuId(g.info, p->t, &p->added_gpus);
   if (!id.ok()) return id.status();
   int64_t gpu_id = id.value();
@@ -449,11 +449,11 @@ Status StoreWriter::WriteGpuTick(const fleet::GpuView& g, PendingTick* p) {
     p->status =
         NoteAllocation({gpu_id, "slurm", g.lease->user, g.lease->slurm_job, ""}, p->t, &p->allocations);
   }
-  if (g.sample.health != fleet::GpuHealth::kOk) return Status::OK();
+  if (g.sample.health != node::GpuHealth::kOk) return Status::OK();
   p->readable_gpus.insert(gpu_id);
   Result<std::map<int, int64_t>> instance_ids = WriteMigInstances(g, p);
   if (!instance_ids.ok()) return instance_ids.status();
-  for (const fleet::ProcessView& process : g.processes) {
+  for (const node::ProcessView& process : g.processes) {
     int64_t device_id = gpu_id;
     if (process.process.gpu_instance_id) {
       if (auto it = instance_ids.value().find(*process.process.gpu_instance_id);
@@ -465,17 +465,17 @@ Status StoreWriter::WriteGpuTick(const fleet::GpuView& g, PendingTick* p) {
   return Status::OK();
 }
 
-void StoreWriter::NoteGpuEvents(const fleet::GpuView& g, int64_t gpu_id, PendingTick* p) {
+void StoreWriter::NoteGpuEvents(const node::GpuView& g, int64_t gpu_id, PendingTick* p) {
   GpuState now{g.sample.health, ThrottleBits(g.sample), g.xid_count, g.backfill_preemptions};
   p->states[g.info.uuid] = now;
   auto before = previous_.find(g.info.uuid);
   GpuState was = before != previous_.end() ? before->second : GpuState{};
   if (now.health != was.health) {
-    const char* kind = now.health == fleet::GpuHealth::kOk     ? "gpu_recovered"
-                       : now.health == fleet::GpuHealth::kLost ? "gpu_lost"
-                                                               : "gpu_unreadable";
+    const char* kind = now.health == node::GpuHealth::kOk     ? "gpu_recovered"
+                       : now.health == node::GpuHealth::kLost ? "gpu_lost"
+                                                              : "gpu_unreadable";
     Event(p, gpu_id, kind,
-          fmt::format("gpu {}: {}{}", g.info.index, fleet::GpuHealthName(now.health),
+          fmt::format("gpu {}: {}{}", g.info.index, node::GpuHealthName(now.health),
                       g.sample.error.empty() ? "" : ": " + g.sample.error));
   }
   if (now.throttle_reasons != was.throttle_reasons) {
@@ -494,11 +494,11 @@ void StoreWriter::NoteGpuEvents(const fleet::GpuView& g, int64_t gpu_id, Pending
   }
 }
 
-Result<std::map<int, int64_t>> StoreWriter::WriteMigInstances(const fleet::GpuView& g, PendingTick* p) {
+Result<std::map<int, int64_t>> StoreWriter::WriteMigInstances(const node::GpuView& g, PendingTick* p) {
   // MIG instances: devices of their own, their processes' sessions theirs.
   std::map<int, int64_t> instance_ids;  // GPU instance id -> store id.
-  for (const fleet::MigInstance& m : g.sample.mig_instances) {
-    fleet::GpuInfo info;
+  for (const node::MigInstance& m : g.sample.mig_instances) {
+    node::GpuInfo info;
     info.index = g.info.index;
     info.uuid = m.uuid;
     info.name = fmt::format("{} MIG {}", g.info.name, m.profile);
@@ -517,7 +517,7 @@ Result<std::map<int, int64_t>> StoreWriter::WriteMigInstances(const fleet::GpuVi
   return instance_ids;
 }
 
-Status StoreWriter::WriteProcessTick(const fleet::GpuView& g, const fleet::ProcessView& process,
+Status StoreWriter::WriteProcessTick(const node::GpuView& g, const node::ProcessView& process,
                                      int64_t device_id, PendingTick* p) {
   SessionKey key{device_id, process.process.pid, process.details.start_ticks};
   p->seen.insert(key);
@@ -531,7 +531,7 @@ Status StoreWriter::WriteProcessTick(const fleet::GpuView& g, const fleet::Proce
         "INSERT INTO process_sessions (gpu_id, pid, start_ticks, uid, user, command, container_id, pod_uid, "
         "systemd_unit, slurm_job_id, first_seen, last_seen) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     if (!insert.ok()) return insert.status();
-    const fleet::ProcessDetails& d = process.details;
+    const node::ProcessDetails& d = process.details;
     Status s = insert.value()
                    ->Bind(1, device_id)
                    .Bind(2, process.process.pid)
@@ -556,7 +556,7 @@ Status StoreWriter::WriteProcessTick(const fleet::GpuView& g, const fleet::Proce
   return Status::OK();
 }
 
-Status StoreWriter::WriteNow(const fleet::FleetView& fleet) {
+Status StoreWriter::WriteNow(const node::NodeView& fleet) {
   if (db_ == nullptr) return Status::Unavailable("store: not open");
   Status s = WriteTick(fleet);
   ReleaseCache();

@@ -48,7 +48,7 @@
 #include "common/fs.h"
 #include "common/log.h"
 #include "common/mutex.h"
-#include "fleet/snapshot.h"
+#include "node/snapshot.h"
 #include "store/fold.h"
 #include "store/retention.h"
 #include "store/sqlite_db.h"
@@ -89,7 +89,7 @@ class StoreWriter {
   void Stop();
 
   // Queues a snapshot (drops the oldest when the queue is full).
-  void Submit(std::shared_ptr<const fleet::Snapshot> snapshot);
+  void Submit(std::shared_ptr<const node::Snapshot> snapshot);
   // Queues an event: `kind` is a short snake_case word, `detail` free text.
   void RecordEvent(std::string kind, std::string detail);
 
@@ -99,7 +99,7 @@ class StoreWriter {
   std::string Problem() const;
 
   // Synchronous forms, for tools that write without the thread (bench).
-  Status WriteNow(const fleet::FleetView& fleet);
+  Status WriteNow(const node::NodeView& fleet);
   Status FoldAll();
 
  private:
@@ -119,7 +119,7 @@ class StoreWriter {
   // A file deleted or replaced under the agent: said (log, event, Problem)
   // and a database opened afresh at the path.
   Status CheckFile();
-  Status WriteTick(const fleet::FleetView& fleet);
+  Status WriteTick(const node::NodeView& fleet);
   Status WriteEvent(int64_t t, std::optional<int64_t> gpu_id, const std::string& kind,
                     const std::string& detail);
   // Folds the journal's ticks before `t` into raw blocks and rollups, and
@@ -136,15 +136,15 @@ class StoreWriter {
   // The store id of a GPU, added when new. A MIG instance (`is_mig_instance`:
   // its MIG UUID, its GPU's index) is a device of its own in the store, so
   // history and reports see each instance; it never stands for its index.
-  Result<int64_t> GpuId(const fleet::GpuInfo& info, int64_t t, std::map<std::string, int64_t>* added,
+  Result<int64_t> GpuId(const node::GpuInfo& info, int64_t t, std::map<std::string, int64_t>* added,
                         bool is_mig_instance = false);
   void Loop(std::stop_token stop);
-  void Handle(const std::shared_ptr<const fleet::Snapshot>& snapshot,
+  void Handle(const std::shared_ptr<const node::Snapshot>& snapshot,
               const std::optional<std::pair<std::string, std::string>>& event);
 
   // What the previous tick saw of a GPU, to tell events.
   struct GpuState {
-    fleet::GpuHealth health = fleet::GpuHealth::kOk;
+    node::GpuHealth health = node::GpuHealth::kOk;
     uint64_t throttle_reasons = 0;
     int64_t xid_count = 0;
     int64_t backfill_preemptions = 0;
@@ -172,13 +172,13 @@ class StoreWriter {
   void Event(PendingTick* p, std::optional<int64_t> gpu_id, const char* kind, const std::string& detail);
   // One GPU's part of the tick: its readings, events, allocations, MIG
   // instances and process sessions.
-  Status WriteGpuTick(const fleet::GpuView& g, PendingTick* p);
+  Status WriteGpuTick(const node::GpuView& g, PendingTick* p);
   // Health, throttle, Xid and preemption changes since the previous tick.
-  void NoteGpuEvents(const fleet::GpuView& g, int64_t gpu_id, PendingTick* p);
+  void NoteGpuEvents(const node::GpuView& g, int64_t gpu_id, PendingTick* p);
   // The GPU's MIG instances as devices of their own: GPU instance id to store id.
-  Result<std::map<int, int64_t>> WriteMigInstances(const fleet::GpuView& g, PendingTick* p);
+  Result<std::map<int, int64_t>> WriteMigInstances(const node::GpuView& g, PendingTick* p);
   // One process's readings, in its session (started when new).
-  Status WriteProcessTick(const fleet::GpuView& g, const fleet::ProcessView& process, int64_t device_id,
+  Status WriteProcessTick(const node::GpuView& g, const node::ProcessView& process, int64_t device_id,
                           PendingTick* p);
   // Extends the allocation `key` to `t`, or starts a row for it; notes its
   // id in `seen` (the allocations of this tick).
@@ -209,7 +209,7 @@ class StoreWriter {
 
   mutable Mutex mu_;
   std::condition_variable_any cv_;
-  std::deque<std::shared_ptr<const fleet::Snapshot>> queue_ GUARDED_BY(mu_);
+  std::deque<std::shared_ptr<const node::Snapshot>> queue_ GUARDED_BY(mu_);
   std::deque<std::pair<std::string, std::string>> events_ GUARDED_BY(mu_);
   StoreStats stats_ GUARDED_BY(mu_);
   std::string corruption_ GUARDED_BY(mu_);  // What was found corrupt or lost, and what became of it.

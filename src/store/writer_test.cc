@@ -21,13 +21,13 @@ constexpr int64_t kT0 = 1800000000;  // A minute boundary (1800000000 % 60 == 0)
 
 // Two GPUs: GPU 0 busy at `busy_percent`, GPU 1 idle with one process
 // holding 1 GiB at 0 % SM.
-fleet::FleetView Fleet(int64_t t, int busy_percent = 100) {
-  fleet::FleetView f;
+node::NodeView Fleet(int64_t t, int busy_percent = 100) {
+  node::NodeView f;
   f.hostname = "node";
   f.backend = "sim";
   f.taken_at = system_clock::from_time_t(t);
   for (int i = 0; i < 2; ++i) {
-    fleet::GpuView g;
+    node::GpuView g;
     g.info.index = i;
     g.info.uuid = "GPU-" + std::to_string(i);
     g.info.name = "Test GPU";
@@ -38,7 +38,7 @@ fleet::FleetView Fleet(int64_t t, int busy_percent = 100) {
     g.sample.temperature_celsius = 50;
     g.sample.clock_event_reasons = 0;
     if (i == 1) {
-      fleet::ProcessView p;
+      node::ProcessView p;
       p.process.pid = 4242;
       p.process.used_memory_bytes = int64_t{1} << 30;
       p.process.sm_utilization_ratio = 0.0;
@@ -123,9 +123,9 @@ TEST_F(WriterTest, ItsPageCacheDoesNotGrowWithTheHistory) {
   // SQLite keeps each page it reads, up to 2 MiB a connection: a writer
   // that kept them grew with its file for the agent's first hours.
   auto many = [](int64_t t) {  // 32 GPUs, so that the file grows fast.
-    fleet::FleetView f = Fleet(t);
+    node::NodeView f = Fleet(t);
     for (int i = 2; i < 32; ++i) {
-      fleet::GpuView g = f.gpus[i % 2];
+      node::GpuView g = f.gpus[i % 2];
       g.info.index = g.sample.index = i;
       g.info.uuid = "GPU-" + std::to_string(i);
       f.gpus.push_back(g);
@@ -144,7 +144,7 @@ TEST_F(WriterTest, ItsPageCacheDoesNotGrowWithTheHistory) {
 TEST_F(WriterTest, AProcessLeavingTheGpuEndsItsSession) {
   std::unique_ptr<StoreWriter> w = OpenWriter();
   ASSERT_TRUE(w->WriteNow(Fleet(kT0)).ok());
-  fleet::FleetView gone = Fleet(kT0 + 1);
+  node::NodeView gone = Fleet(kT0 + 1);
   gone.gpus[1].processes.clear();
   ASSERT_TRUE(w->WriteNow(gone).ok());
   EXPECT_EQ(Count("SELECT COUNT(*) FROM events WHERE kind = 'process_end'"), 1);
@@ -262,10 +262,10 @@ TEST_F(WriterTest, ACleanRestartLosesNothingButTheTimeTheAgentWasDown) {
 TEST_F(WriterTest, TimeAGpuCouldNotBeReadIsUnknownNeitherBusyNorIdle) {
   std::unique_ptr<StoreWriter> w = OpenWriter();
   for (int64_t t = kT0; t < kT0 + 60; ++t) {
-    fleet::FleetView f = Fleet(t);
+    node::NodeView f = Fleet(t);
     if (t >= kT0 + 20) {  // GPU 0 is lost: no readings, and no identity.
-      f.gpus[0].sample = fleet::GpuSample();
-      f.gpus[0].sample.health = fleet::GpuHealth::kLost;
+      f.gpus[0].sample = node::GpuSample();
+      f.gpus[0].sample.health = node::GpuHealth::kLost;
       f.gpus[0].info.uuid.clear();
       f.gpus[0].processes.clear();
     }
@@ -285,19 +285,19 @@ TEST_F(WriterTest, TimeAGpuCouldNotBeReadIsUnknownNeitherBusyNorIdle) {
 TEST_F(WriterTest, BackfillLeaseTimeAndPreemptionsAreKeptPerGpu) {
   std::unique_ptr<StoreWriter> w = OpenWriter();
   for (int64_t t = kT0; t < kT0 + 120; ++t) {
-    fleet::FleetView f = Fleet(t);
+    node::NodeView f = Fleet(t);
     // GPU 1 is backfilled from 10 s to 70 s, preempted at 60 s; again from
     // 90 s, preempted at 100 s (by then the GPU cannot be read: the lease
     // time still counts); GPU 0 holds a normal lease throughout.
-    f.gpus[0].lease = fleet::GpuLease{1, "alice", fleet::LeaseKind::kRun, false};
+    f.gpus[0].lease = node::GpuLease{1, "alice", node::LeaseKind::kRun, false};
     bool first = t >= kT0 + 10 && t < kT0 + 70;
     bool second = t >= kT0 + 90 && t < kT0 + 105;
     if (first || second) {
-      f.gpus[1].lease = fleet::GpuLease{first ? 2 : 3, "batch", fleet::LeaseKind::kBackfill,
-                                        (t >= kT0 + 60 && t < kT0 + 70) || t >= kT0 + 100};
+      f.gpus[1].lease = node::GpuLease{first ? 2 : 3, "batch", node::LeaseKind::kBackfill,
+                                       (t >= kT0 + 60 && t < kT0 + 70) || t >= kT0 + 100};
     }
     f.gpus[1].backfill_preemptions = (t >= kT0 + 60 ? 1 : 0) + (t >= kT0 + 100 ? 1 : 0);
-    if (t >= kT0 + 100) f.gpus[1].sample.health = fleet::GpuHealth::kUnresponsive;
+    if (t >= kT0 + 100) f.gpus[1].sample.health = node::GpuHealth::kUnresponsive;
     ASSERT_TRUE(w->WriteNow(f).ok());
   }
   ASSERT_TRUE(w->FoldAll().ok());
@@ -382,9 +382,9 @@ TEST_F(WriterTest, ASchemaTwoHistoryIsMigratedKeepingItsRows) {
 // restart of the writer, a new one after a gap.
 TEST_F(WriterTest, AllocationsOfPodsAndSlurmJobsAreKeptAsStretchesAcrossARestart) {
   auto allocated = [](int64_t t) {
-    fleet::FleetView f = Fleet(t);
-    f.gpus[1].allocated_to = fleet::KubernetesNames{"notebook-0", "research", "lab"};
-    f.gpus[0].lease = fleet::GpuLease{3, "erin", fleet::LeaseKind::kSlurm, false, "4242"};  // A Slurm job's.
+    node::NodeView f = Fleet(t);
+    f.gpus[1].allocated_to = node::KubernetesNames{"notebook-0", "research", "lab"};
+    f.gpus[0].lease = node::GpuLease{3, "erin", node::LeaseKind::kSlurm, false, "4242"};  // A Slurm job's.
     return f;
   };
   {
@@ -434,7 +434,7 @@ TEST_F(WriterTest, CorruptionFoundWhileRunningMovesTheFileAsideAndIsReported) {
   }
   w->Start();
   clock_.Advance(seconds(200));
-  auto snapshot = std::make_shared<fleet::Snapshot>();
+  auto snapshot = std::make_shared<node::Snapshot>();
   snapshot->fleet = Fleet(kT0 + 200);
   w->Submit(snapshot);
   for (int i = 0; i < 500 && w->Problem().empty(); ++i)

@@ -9,7 +9,7 @@
 namespace tarmac::testing {
 namespace {
 
-void ExpectSameInfo(const fleet::GpuInfo& a, const fleet::GpuInfo& b) {
+void ExpectSameInfo(const node::GpuInfo& a, const node::GpuInfo& b) {
   SCOPED_TRACE("gpu " + std::to_string(a.index));
   EXPECT_EQ(a.index, b.index);
   EXPECT_EQ(a.uuid, b.uuid);
@@ -33,7 +33,7 @@ void ExpectSameInfo(const fleet::GpuInfo& a, const fleet::GpuInfo& b) {
   EXPECT_EQ(a.health, b.health);
 }
 
-void ExpectSameSample(const fleet::GpuSample& a, const fleet::GpuSample& b) {
+void ExpectSameSample(const node::GpuSample& a, const node::GpuSample& b) {
   SCOPED_TRACE("gpu " + std::to_string(a.index));
   EXPECT_EQ(a.health, b.health);
   EXPECT_EQ(a.utilization_gpu_ratio, b.utilization_gpu_ratio);
@@ -91,8 +91,8 @@ void ExpectSameSample(const fleet::GpuSample& a, const fleet::GpuSample& b) {
   EXPECT_EQ(a.has_mig_instances, b.has_mig_instances);
   ASSERT_EQ(a.mig_instances.size(), b.mig_instances.size());
   for (size_t i = 0; i < a.mig_instances.size(); ++i) {
-    const fleet::MigInstance& x = a.mig_instances[i];
-    const fleet::MigInstance& y = b.mig_instances[i];
+    const node::MigInstance& x = a.mig_instances[i];
+    const node::MigInstance& y = b.mig_instances[i];
     EXPECT_EQ(x.uuid, y.uuid);
     EXPECT_EQ(x.gpu_instance_id, y.gpu_instance_id);
     EXPECT_EQ(x.compute_instance_id, y.compute_instance_id);
@@ -104,8 +104,8 @@ void ExpectSameSample(const fleet::GpuSample& a, const fleet::GpuSample& b) {
 }
 
 void ExpectBackendsAgree(SimWorldTest* t, const std::string& library) {
-  std::vector<fleet::GpuInfo> sim_gpus;
-  std::vector<fleet::GpuInfo> nvml_gpus;
+  std::vector<node::GpuInfo> sim_gpus;
+  std::vector<node::GpuInfo> nvml_gpus;
   auto sim = t->OpenSim(&sim_gpus);
   auto nvml = t->OpenNvml(library, &nvml_gpus);
   ASSERT_EQ(sim_gpus.size(), nvml_gpus.size());
@@ -114,8 +114,8 @@ void ExpectBackendsAgree(SimWorldTest* t, const std::string& library) {
   EXPECT_EQ(sim->system_info().cuda_driver_version, nvml->system_info().cuda_driver_version);
   for (size_t i = 0; i < sim_gpus.size(); ++i) {
     ExpectSameInfo(sim_gpus[i], nvml_gpus[i]);
-    Result<fleet::GpuSample> a = sim->Sample(static_cast<int>(i), fleet::kAllTiers);
-    Result<fleet::GpuSample> b = nvml->Sample(static_cast<int>(i), fleet::kAllTiers);
+    Result<node::GpuSample> a = sim->Sample(static_cast<int>(i), node::kAllTiers);
+    Result<node::GpuSample> b = nvml->Sample(static_cast<int>(i), node::kAllTiers);
     ASSERT_TRUE(a.ok() && b.ok());
     ExpectSameSample(a.value(), b.value());
     EXPECT_EQ(sim->RecentUtilization(static_cast<int>(i), std::chrono::seconds(10)),
@@ -175,10 +175,10 @@ count = 2
 )");
   Freeze();
   ExpectBackendsAgree(this, FakeNvmlPath());
-  std::vector<fleet::GpuInfo> gpus;
+  std::vector<node::GpuInfo> gpus;
   auto nvml = OpenNvml(FakeNvmlPath(), &gpus);
-  fleet::GpuSample zero = nvml->Sample(0, fleet::kAllTiers).value();
-  fleet::GpuSample one = nvml->Sample(1, fleet::kAllTiers).value();
+  node::GpuSample zero = nvml->Sample(0, node::kAllTiers).value();
+  node::GpuSample one = nvml->Sample(1, node::kAllTiers).value();
   ASSERT_EQ(zero.nvlink_active.size(), 12u);
   EXPECT_FALSE(zero.nvlink_active[11]);
   EXPECT_EQ(zero.pcie_replays, 150);
@@ -205,23 +205,23 @@ TEST_F(SimWorldTest, GpmActivityOverTheIntervalBetweenTwoSamples) {
   UseScenarioText("[[gpu]]\ncount = 1\n[[gpu]]\ncount = 1\nunsupported = [\"gpm\"]\n");
   StartLoad("0", {"--memory", "1GiB", "--util", "60", "--tensor", "50"});
   StartLoad("1", {"--memory", "1GiB", "--util", "60", "--tensor", "50"});
-  std::vector<fleet::GpuInfo> gpus;
+  std::vector<node::GpuInfo> gpus;
   auto check = [&](gpu::GpuBackend* backend, const char* name) {
     SCOPED_TRACE(name);
     for (int i = 0; i < 2; ++i) {
-      Result<fleet::GpuSample> first = backend->Sample(i, fleet::kFastTier);
+      Result<node::GpuSample> first = backend->Sample(i, node::kFastTier);
       ASSERT_TRUE(first.ok());
       EXPECT_FALSE(first.value().tensor_active_ratio.has_value());
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    Result<fleet::GpuSample> second = backend->Sample(0, fleet::kFastTier);
+    Result<node::GpuSample> second = backend->Sample(0, node::kFastTier);
     ASSERT_TRUE(second.ok());
-    const fleet::GpuSample& s = second.value();
+    const node::GpuSample& s = second.value();
     ASSERT_TRUE(s.graphics_engine_active_ratio && s.tensor_active_ratio && s.dram_active_ratio);
     EXPECT_NEAR(*s.graphics_engine_active_ratio, 0.60, 0.60 * 0.021);  // The load's +-2 % wobble.
     EXPECT_NEAR(*s.tensor_active_ratio, 0.30, 0.30 * 0.021);
     EXPECT_NEAR(*s.dram_active_ratio, *s.graphics_engine_active_ratio * 0.55, 1e-9);
-    Result<fleet::GpuSample> without = backend->Sample(1, fleet::kFastTier);
+    Result<node::GpuSample> without = backend->Sample(1, node::kFastTier);
     ASSERT_TRUE(without.ok());
     EXPECT_FALSE(without.value().tensor_active_ratio.has_value());
     EXPECT_FALSE(without.value().graphics_engine_active_ratio.has_value());
@@ -231,9 +231,9 @@ TEST_F(SimWorldTest, GpmActivityOverTheIntervalBetweenTwoSamples) {
   auto nvml = OpenNvml(FakeNvmlPath(), &gpus);
   check(nvml.get(), "nvml");
   auto legacy = OpenNvml(LegacyFakeNvmlPath(), &gpus);
-  ASSERT_TRUE(legacy->Sample(0, fleet::kFastTier).ok());
+  ASSERT_TRUE(legacy->Sample(0, node::kFastTier).ok());
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  EXPECT_FALSE(legacy->Sample(0, fleet::kFastTier).value().tensor_active_ratio.has_value());
+  EXPECT_FALSE(legacy->Sample(0, node::kFastTier).value().tensor_active_ratio.has_value());
 }
 
 // MIG: instances, their memory and processes (with their instance ids) read
@@ -242,10 +242,10 @@ TEST_F(SimWorldTest, GpmActivityOverTheIntervalBetweenTwoSamples) {
 // and no remapped rows with instances.
 TEST_F(SimWorldTest, NvmlOverFakeAgreesWithSimOnMigInstances) {
   UseScenario("mig-lab.toml");
-  std::vector<fleet::GpuInfo> gpus;
+  std::vector<node::GpuInfo> gpus;
   auto sim = OpenSim(&gpus);
-  fleet::GpuSample g0 = sim->Sample(0, fleet::kFastTier).value();
-  fleet::GpuSample g1 = sim->Sample(1, fleet::kFastTier).value();
+  node::GpuSample g0 = sim->Sample(0, node::kFastTier).value();
+  node::GpuSample g1 = sim->Sample(1, node::kFastTier).value();
   ASSERT_EQ(g0.mig_instances.size(), 7u);
   ASSERT_EQ(g1.mig_instances.size(), 4u);
   StartLoad(g0.mig_instances[2].uuid, {"--memory", "6GiB", "--util", "80"});
@@ -255,8 +255,8 @@ TEST_F(SimWorldTest, NvmlOverFakeAgreesWithSimOnMigInstances) {
   Freeze();
   ExpectBackendsAgree(this, FakeNvmlPath());
   auto nvml = OpenNvml(FakeNvmlPath(), &gpus);
-  fleet::GpuSample zero = nvml->Sample(0, fleet::kAllTiers).value();
-  fleet::GpuSample one = nvml->Sample(1, fleet::kAllTiers).value();
+  node::GpuSample zero = nvml->Sample(0, node::kAllTiers).value();
+  node::GpuSample one = nvml->Sample(1, node::kAllTiers).value();
   EXPECT_TRUE(gpus[0].is_mig_enabled.value_or(false));
   EXPECT_FALSE(zero.utilization_gpu_ratio.has_value());
   EXPECT_FALSE(zero.remapped_rows.has_value());
@@ -269,7 +269,7 @@ TEST_F(SimWorldTest, NvmlOverFakeAgreesWithSimOnMigInstances) {
   EXPECT_FALSE(zero.processes[0].sm_utilization_ratio.has_value());
   EXPECT_EQ(one.mig_instances[0].profile, "3g.40gb");
   ASSERT_EQ(one.processes.size(), 2u);
-  fleet::GpuSample whole = nvml->Sample(3, fleet::kAllTiers).value();
+  node::GpuSample whole = nvml->Sample(3, node::kAllTiers).value();
   EXPECT_TRUE(whole.mig_instances.empty());
   EXPECT_FALSE(whole.has_mig_instances);
   ASSERT_EQ(whole.processes.size(), 1u);
@@ -288,9 +288,9 @@ TEST_F(SimWorldTest, SimloadRunsOnMigInstancesOnly) {
   RunResult refused = simload("0", "1GiB");
   EXPECT_NE(refused.exit_code, 0);
   EXPECT_NE(refused.err.find("no CUDA-capable device"), std::string::npos) << refused.err;
-  std::vector<fleet::GpuInfo> gpus;
+  std::vector<node::GpuInfo> gpus;
   auto sim = OpenSim(&gpus);
-  fleet::GpuSample g0 = sim->Sample(0, fleet::kFastTier).value();
+  node::GpuSample g0 = sim->Sample(0, node::kFastTier).value();
   RunResult too_big = simload(g0.mig_instances[0].uuid, "12GiB");
   EXPECT_NE(too_big.exit_code, 0);  // More than a 1g.10gb instance has.
   EXPECT_NE(too_big.err.find("out of memory on " + g0.mig_instances[0].uuid), std::string::npos)
@@ -302,18 +302,18 @@ TEST_F(SimWorldTest, SimloadRunsOnMigInstancesOnly) {
 // GPM per MIG instance (nvmlGpmMigSampleGet): each instance's own engine.
 TEST_F(SimWorldTest, GpmActivityPerMigInstance) {
   UseScenario("mig-lab.toml");
-  std::vector<fleet::GpuInfo> gpus;
+  std::vector<node::GpuInfo> gpus;
   auto sim = OpenSim(&gpus);
-  fleet::GpuSample g1 = sim->Sample(1, fleet::kFastTier).value();
+  node::GpuSample g1 = sim->Sample(1, node::kFastTier).value();
   StartLoad(g1.mig_instances[1].uuid, {"--memory", "1GiB", "--util", "60"});
   auto check = [&](gpu::GpuBackend* backend, const char* name) {
     SCOPED_TRACE(name);
-    ASSERT_TRUE(backend->Sample(1, fleet::kFastTier).ok());
+    ASSERT_TRUE(backend->Sample(1, node::kFastTier).ok());
     // GPM reports the mean activity over the window between the two
     // samples; over a second it stays within the tolerance, over 300 ms on
     // a busy machine it strayed to 0.627.
     std::this_thread::sleep_for(std::chrono::milliseconds(1000));
-    fleet::GpuSample s = backend->Sample(1, fleet::kFastTier).value();
+    node::GpuSample s = backend->Sample(1, node::kFastTier).value();
     ASSERT_EQ(s.mig_instances.size(), 4u);
     ASSERT_TRUE(s.mig_instances[1].graphics_engine_active_ratio.has_value());
     EXPECT_NEAR(*s.mig_instances[1].graphics_engine_active_ratio, 0.60, 0.60 * 0.021);

@@ -9,12 +9,12 @@
 namespace tarmac::testing {
 namespace {
 
-std::vector<fleet::GpuEvent> Collect(gpu::GpuBackend* backend, size_t want) {
-  std::vector<fleet::GpuEvent> events;
+std::vector<node::GpuEvent> Collect(gpu::GpuBackend* backend, size_t want) {
+  std::vector<node::GpuEvent> events;
   // faults.toml raises its Xids 2 s and 3 s after the world starts; give
   // them a generous bound on a loaded machine.
   for (int i = 0; i < 30 && events.size() < want; ++i) {
-    Result<std::vector<fleet::GpuEvent>> got = backend->WaitEvents(std::chrono::milliseconds(500));
+    Result<std::vector<node::GpuEvent>> got = backend->WaitEvents(std::chrono::milliseconds(500));
     EXPECT_TRUE(got.ok()) << got.status().ToString();
     if (!got.ok()) break;
     events.insert(events.end(), got.value().begin(), got.value().end());
@@ -24,9 +24,9 @@ std::vector<fleet::GpuEvent> Collect(gpu::GpuBackend* backend, size_t want) {
 
 TEST_F(SimWorldTest, XidEventsArriveThroughNvmlEvents) {
   UseScenario("faults.toml");
-  std::vector<fleet::GpuInfo> gpus;
+  std::vector<node::GpuInfo> gpus;
   auto nvml = OpenNvml(FakeNvmlPath(), &gpus);
-  std::vector<fleet::GpuEvent> events = Collect(nvml.get(), 2);
+  std::vector<node::GpuEvent> events = Collect(nvml.get(), 2);
   ASSERT_EQ(events.size(), 2u);
   EXPECT_EQ(events[0].gpu_index, 3);
   EXPECT_EQ(events[0].xid, 13);
@@ -36,9 +36,9 @@ TEST_F(SimWorldTest, XidEventsArriveThroughNvmlEvents) {
 
 TEST_F(SimWorldTest, XidEventsArriveThroughTheSimBackend) {
   UseScenario("faults.toml");
-  std::vector<fleet::GpuInfo> gpus;
+  std::vector<node::GpuInfo> gpus;
   auto sim = OpenSim(&gpus);
-  std::vector<fleet::GpuEvent> events = Collect(sim.get(), 2);
+  std::vector<node::GpuEvent> events = Collect(sim.get(), 2);
   ASSERT_EQ(events.size(), 2u);
   EXPECT_EQ(events[0].gpu_index, 3);
   EXPECT_EQ(events[0].xid, 13);

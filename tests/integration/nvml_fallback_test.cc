@@ -20,15 +20,15 @@ TEST_F(SimWorldTest, LegacyDriverFallsBackToV1ProcessListsAndMemory) {
   Child* b = StartLoad("0", {"--memory", "5GiB", "--util", "20"});
   Child* c = StartLoad("0", {"--memory", "7GiB", "--pattern", "idle"});
   Freeze();
-  std::vector<fleet::GpuInfo> gpus;
+  std::vector<node::GpuInfo> gpus;
   auto nvml = OpenNvml(LegacyFakeNvmlPath(), &gpus);
-  Result<fleet::GpuSample> s = nvml->Sample(0, fleet::kAllTiers);
+  Result<node::GpuSample> s = nvml->Sample(0, node::kAllTiers);
   ASSERT_TRUE(s.ok());
   // With a wrong stride every entry after the first is garbage (PID = the
   // memory of the previous entry); with 16 bytes all three are right.
   ASSERT_EQ(s.value().processes.size(), 3u);
   std::map<int64_t, int64_t> memory_by_pid;
-  for (const fleet::GpuProcess& p : s.value().processes)
+  for (const node::GpuProcess& p : s.value().processes)
     memory_by_pid[p.pid] = p.used_memory_bytes.value_or(-1);
   EXPECT_EQ(memory_by_pid[a->pid()], int64_t{3} << 30);
   EXPECT_EQ(memory_by_pid[b->pid()], int64_t{5} << 30);
@@ -50,11 +50,11 @@ memory = "80GiB"
 memory_reserved = "1GiB"
 )");
   StartLoad("0", {"--memory", "2GiB"});
-  std::vector<fleet::GpuInfo> gpus;
+  std::vector<node::GpuInfo> gpus;
   auto nvml = OpenNvml(FakeNvmlPath(), &gpus);
-  Result<fleet::GpuSample> s = nvml->Sample(0, fleet::kAllTiers);
+  Result<node::GpuSample> s = nvml->Sample(0, node::kAllTiers);
   ASSERT_TRUE(s.ok());
-  EXPECT_EQ(s.value().health, fleet::GpuHealth::kOk);
+  EXPECT_EQ(s.value().health, node::GpuHealth::kOk);
   EXPECT_EQ(s.value().memory_used_bytes, int64_t{3} << 30);
   EXPECT_EQ(s.value().memory_total_bytes, int64_t{80} << 30);
   EXPECT_TRUE(s.value().temperature_celsius.has_value());
@@ -205,7 +205,7 @@ TEST_F(SimWorldTest, TheFakeAnswersWhatOtherClientsCallAsALinuxDriverDoes) {
   EXPECT_EQ(used, uint64_t{2} << 30);
   dlclose(lib);
   // The legacy build is an old driver: old enough to lack what it leaves out.
-  std::vector<fleet::GpuInfo> gpus;
+  std::vector<node::GpuInfo> gpus;
   auto legacy = OpenNvml(LegacyFakeNvmlPath(), &gpus);
   EXPECT_EQ(legacy->system_info().driver_version, "470.256.02");
   void* old = dlopen(LegacyFakeNvmlPath().c_str(), RTLD_NOW | RTLD_LOCAL);

@@ -18,9 +18,9 @@
 #include <thread>
 #include <tuple>
 
-#include "agent/web_redaction.h"
-#include "agent/web_routes.h"
 #include "testutil/agent_fixture.h"
+#include "web/web_redaction.h"
+#include "web/web_routes.h"
 
 namespace tarmac::testing {
 namespace {
@@ -189,7 +189,7 @@ TEST_F(WebTest, EveryApiRouteAnswersAsTheSocketDoes) {
       if (j.contains("leases")) {
         for (json& l : j["leases"]) l.erase("token");
       }
-      agent::DropCommandLines(&j);
+      web::DropCommandLines(&j);
       return j;
     };
     bool is_same = WaitFor([&] { return Http(q.path) == socket(); }, 20);
@@ -207,7 +207,7 @@ TEST_F(WebTest, EveryApiRouteAnswersAsTheSocketDoes) {
       [&] {
         json http = Http("/api/v1/status");
         json socket = Socket("status");
-        agent::DropCommandLines(&socket);
+        web::DropCommandLines(&socket);
         return http.contains("sequence") && http == socket;
       },
       50));
@@ -294,7 +294,7 @@ TEST_F(WebTest, AtMost32StreamsAtOnceAndAClosedOneGivesItsPlaceBack) {
   // One client here: its share raised to the whole.
   StartAgent({"--config", dir_.Write("tarmac.toml", "[web]\nmax_streams_per_client = 32\n")});
   std::vector<std::unique_ptr<StreamReader>> open;
-  for (int i = 0; i < agent::kMaxStreams; ++i) {
+  for (int i = 0; i < web::kMaxStreams; ++i) {
     open.push_back(OpenStream());
     ASSERT_TRUE(open.back()->Next().has_value()) << "stream " << i;
   }
@@ -496,7 +496,7 @@ TEST_F(WebTest, CommandLinesAreLeftOutUnlessTheConfigShowsThem) {
 
 // A secret on a command line (a GPU process's, a lease's, a queued
 // request's) reaches no route under /api/ and not the stream: the web's one
-// redaction point (agent/web_redaction.h), whatever the route.
+// redaction point (web/web_redaction.h), whatever the route.
 TEST_F(WebTest, RegressionASecretOnACommandLineReachesNoApiRouteNorTheStream) {
   // GPU 0 runs the process; the reservation takes GPU 1; the request
   // queued behind them finds neither free.

@@ -116,7 +116,8 @@ inline std::string RunLeaseModel(const std::function<uint32_t(uint32_t)>& next, 
           return fail(step, fmt::format("request {} granted twice", l.id));
         const Asked& a = q->second;
         if (l.uid != a.owner.uid || l.user != a.owner.user || l.command != a.request.command ||
-            l.priority != a.request.priority || l.is_reservation != a.request.is_reservation ||
+            l.priority != a.request.priority ||
+            (l.kind == node::LeaseKind::kReservation) != a.request.is_reservation ||
             l.request_key != a.request.request_key || l.holder.pid != a.request.holder.pid) {
           return fail(step, fmt::format("lease {} does not carry its request's fields", l.id));
         }
@@ -157,9 +158,10 @@ inline std::string RunLeaseModel(const std::function<uint32_t(uint32_t)>& next, 
       Lease pod;  // A pod's GPUs, or a Slurm job's.
       pod.uuids.assign(named.begin(), named.end());
       if (next(2) == 0) {
-        pod.is_pod = true;
+        pod.kind = node::LeaseKind::kPod;
         pod.user = "ml/pod-" + std::to_string(step);
       } else {
+        pod.kind = node::LeaseKind::kSlurm;
         pod.slurm_job = std::to_string(1000 + step);
         pod.user = "erin";
       }

@@ -71,10 +71,10 @@ inline GateContext LocalAt(int minute_of_day) {
   return c;
 }
 
-inline fleet::FleetView Fleet(int gpus, std::vector<std::pair<int, fleet::ProcessView>> processes = {}) {
-  fleet::FleetView f;
+inline node::NodeView Fleet(int gpus, std::vector<std::pair<int, node::ProcessView>> processes = {}) {
+  node::NodeView f;
   for (int i = 0; i < gpus; ++i) {
-    fleet::GpuView g;
+    node::GpuView g;
     g.info.index = i;
     g.info.uuid = "GPU-" + std::to_string(i);
     g.sample.memory_free_bytes = 80 * kGiB;

@@ -7,15 +7,15 @@
 #include <cstdlib>
 #include <string>
 
-#include "fleet/fleet_view.h"
+#include "node/node_view.h"
 
 namespace tarmac::testing {
 
 // GPU instance `gi` of `profile` ("1g.10gb": its memory from the name),
 // "MIG-<gi>" unless named, `used_gib` of it used, its engine `active`.
-inline fleet::MigInstance MigView(int gi, const std::string& profile, double active = 0, int64_t used_gib = 0,
-                                  std::string uuid = "") {
-  fleet::MigInstance m;
+inline node::MigInstance MigView(int gi, const std::string& profile, double active = 0, int64_t used_gib = 0,
+                                 std::string uuid = "") {
+  node::MigInstance m;
   m.uuid = uuid.empty() ? "MIG-" + std::to_string(gi) : std::move(uuid);
   m.gpu_instance_id = gi;
   m.compute_instance_id = 0;
@@ -28,8 +28,8 @@ inline fleet::MigInstance MigView(int gi, const std::string& profile, double act
 
 // A process holding `used_gib` in GPU instance `gi` (no SM figure: NVML
 // gives none under MIG).
-inline fleet::ProcessView InMig(int64_t pid, int gi, int64_t used_gib = 1) {
-  fleet::ProcessView p;
+inline node::ProcessView InMig(int64_t pid, int gi, int64_t used_gib = 1) {
+  node::ProcessView p;
   p.process.pid = pid;
   p.process.used_memory_bytes = used_gib << 30;
   p.process.gpu_instance_id = gi;

@@ -7,13 +7,13 @@
 #include <cstdint>
 #include <string>
 
-#include "fleet/fleet_view.h"
+#include "node/node_view.h"
 
 namespace tarmac::testing {
 
-inline fleet::ProcessView Process(int64_t pid, int64_t memory, double sm, int64_t uid = 1001,
-                                  const char* name = "python", int64_t parent = 4000, int64_t start = 100) {
-  fleet::ProcessView p;
+inline node::ProcessView Process(int64_t pid, int64_t memory, double sm, int64_t uid = 1001,
+                                 const char* name = "python", int64_t parent = 4000, int64_t start = 100) {
+  node::ProcessView p;
   p.process.pid = pid;
   p.process.used_memory_bytes = memory;
   p.process.sm_utilization_ratio = sm;

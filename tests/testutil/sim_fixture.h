@@ -78,18 +78,18 @@ class SimWorldTest : public ::testing::Test {
             std::chrono::duration<double>(std::stod(text))));
   }
 
-  std::unique_ptr<gpu::SimBackend> OpenSim(std::vector<fleet::GpuInfo>* gpus) {
+  std::unique_ptr<gpu::SimBackend> OpenSim(std::vector<node::GpuInfo>* gpus) {
     sim::WorldOptions options;
     auto backend = std::make_unique<gpu::SimBackend>(options, RealClock());
-    Result<std::vector<fleet::GpuInfo>> opened = backend->Open();
+    Result<std::vector<node::GpuInfo>> opened = backend->Open();
     EXPECT_TRUE(opened.ok()) << opened.status().ToString();
     if (opened.ok()) *gpus = opened.value();
     return backend;
   }
 
-  std::unique_ptr<gpu::NvmlBackend> OpenNvml(const std::string& library, std::vector<fleet::GpuInfo>* gpus) {
+  std::unique_ptr<gpu::NvmlBackend> OpenNvml(const std::string& library, std::vector<node::GpuInfo>* gpus) {
     auto backend = std::make_unique<gpu::NvmlBackend>(gpu::NvmlOptions{library}, RealClock(), &logger_);
-    Result<std::vector<fleet::GpuInfo>> opened = backend->Open();
+    Result<std::vector<node::GpuInfo>> opened = backend->Open();
     EXPECT_TRUE(opened.ok()) << opened.status().ToString();
     if (opened.ok()) *gpus = opened.value();
     return backend;

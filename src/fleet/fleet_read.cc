@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "fleet/fleet_read.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace tarmac::fleet {
+namespace {
+
+using prom::QueryResult;
+using prom::Sample;
+
+std::string InfoQuery() { return fmt::format("last_over_time(tarmac_gpu_info[{}])", kDownWindow); }
+std::string LastSampleQuery() {
+  return fmt::format("last_over_time(tarmac_last_sample_timestamp_seconds[{}])", kDownWindow);
+}
+std::string DcgmInfoQuery() { return fmt::format("last_over_time(DCGM_FI_DEV_GPU_UTIL[{}])", kDownWindow); }
+constexpr const char* kIdleHoldersQuery =
+    "count by (instance, uuid) (tarmac_process_sm_utilization_ratio == 0)";
+constexpr const char* kProcessesQuery = "count by (instance, uuid) (tarmac_process_gpu_memory_bytes)";
+constexpr const char* kRecentQuery =
+    "max by (instance, gpu) (avg_over_time(tarmac_gpu_utilization_ratio[1m]))";
+constexpr const char* kDcgmReadingsQuery =
+    "{__name__=~\"DCGM_FI_DEV_(GPU_UTIL|FB_USED|FB_FREE|FB_RESERVED|POWER_USAGE|GPU_TEMP)\"}";
+
+// tarmac's reading families, each asked with only the labels read, a GPU
+// by its node and index (a thousand nodes' full label sets would be tens of
+// megabytes): by family.
+// One family's query, asked with only the labels read.
+struct ReadingQuery {
+  std::string family;
+  std::string promql;
+  bool is_idle_part;  // What `fleet idle` reads (ReadParts::idle_only).
+  // Sets what a sample of the family says on its GPU.
+  void (*apply)(const Sample& s, FleetGpu* g);
+
+  bool IsAskedFor(const ReadParts& parts) const { return is_idle_part || !parts.idle_only; }
+};
+
+// The marks (idle, held idle, lost) and the idle spells' lengths are asked
+// only where they are set (`== 1`, `> 0`): on most of a fleet they are 0,
+// and a thousand nodes' zeros would be most of the answer's bytes. The
+// spell's cost is asked everywhere: a GPU with a cost (0 or not) is one
+// whose agent exports the spells, and the lengths absent from their
+// answers are 0 on it.
+std::optional<double> FiniteOrNone(double v) {
+  return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
+}
+
+const std::vector<ReadingQuery>& ReadingQueries() {
+  using G = FleetGpu;
+  static const std::vector<ReadingQuery> kQueries = [] {
+    std::vector<ReadingQuery> out;
+    auto add = [&out](const char* f, const char* filter, bool is_idle_part,
+                      void (*apply)(const Sample&, G*)) {
+      out.push_back({fmt::format("tarmac_gpu_{}", f),
+                     fmt::format("max by (instance, gpu) (tarmac_gpu_{}{})", f, filter), is_idle_part,
+                     apply});
+    };
+    add("utilization_ratio", "", false,
+        [](const Sample& s, G* g) { g->utilization_ratio = FiniteOrNone(s.value); });
+    add("memory_total_bytes", "", false,
+        [](const Sample& s, G* g) { g->memory_total_bytes = FiniteOrNone(s.value); });
+    add("memory_free_bytes", "", false,
+        [](const Sample& s, G* g) { g->memory_free_bytes = FiniteOrNone(s.value); });
+    add("power_watts", "", false, [](const Sample& s, G* g) { g->power_watts = FiniteOrNone(s.value); });
+    add("power_limit_watts", "", false,
+        [](const Sample& s, G* g) { g->power_limit_watts = FiniteOrNone(s.value); });
+    add("temperature_celsius", "", false,
+        [](const Sample& s, G* g) { g->temperature_celsius = FiniteOrNone(s.value); });
+    add("memory_used_bytes", "", true,
+        [](const Sample& s, G* g) { g->memory_used_bytes = FiniteOrNone(s.value); });
+    add("lost", " == 1", false, [](const Sample& s, G* g) { g->is_lost = s.value == 1; });
+    add("idle", " == 1", true, [](const Sample& s, G* g) { g->is_idle = s.value == 1; });
+    add("held_idle", " == 1", true, [](const Sample& s, G* g) { g->is_held_idle = s.value == 1; });
+    add("idle_for_seconds", " > 0", true,
+        [](const Sample& s, G* g) { g->idle_for_seconds = FiniteOrNone(s.value); });
+    add("held_idle_for_seconds", " > 0", true,
+        [](const Sample& s, G* g) { g->held_idle_for_seconds = FiniteOrNone(s.value); });
+    out.push_back({"tarmac_gpu_idle_for_cost", "max by (instance, gpu, currency) (tarmac_gpu_idle_for_cost)",
+                   true, [](const Sample& s, G* g) {
+                     g->idle_for_cost = FiniteOrNone(s.value);
+                     g->currency = s.Label("currency");
+                   }});
+    out.push_back({"tarmac_gpu_throttled", "max by (instance, gpu, reason) (tarmac_gpu_throttled == 1)",
+                   false, [](const Sample& s, G* g) {
+                     if (s.value == 1) g->throttle_reasons.push_back(s.Label("reason"));
+                   }});
+    out.push_back({"tarmac_gpu_lease", "tarmac_gpu_lease == 1", true, [](const Sample& s, G* g) {
+                     if (s.value != 1) return;
+                     g->holders.push_back(GpuHolder{std::atoll(s.Label("lease").c_str()), s.Label("user"),
+                                                    s.Label("kind"), s.Label("slurm_job"),
+                                                    s.Label("mig_uuid")});
+                   }});
+    out.push_back({"tarmac_gpu_pod_allocated",
+                   "max by (instance, gpu, namespace, pod) (tarmac_gpu_pod_allocated == 1)", true,
+                   [](const Sample& s, G* g) {
+                     if (!s.Label("pod").empty()) g->pod = s.Label("namespace") + "/" + s.Label("pod");
+                   }});
+    return out;
+  }();
+  return kQueries;
+}
+
+// A GPU is the series' scrape target and UUID; a node its scrape target.
+using NodeAndGpu = std::pair<std::string, std::string>;
+
+struct Reader {
+  prom::PromClient* client;
+  FleetView* view;
+  std::map<std::string, FleetNode> nodes;  // By instance.
+  std::map<NodeAndGpu, FleetGpu> gpus;
+
+  std::map<std::string, QueryResult> fetched;  // Answers asked for ahead (Prefetch).
+
+  // Asks every query of `promqls` at once (the server answers them in
+  // parallel); Run then takes their answers.
+  Status Prefetch(const std::vector<std::string>& promqls) {
+    Result<std::vector<QueryResult>> answers = client->QueryAll(promqls);
+    if (!answers.ok()) return answers.status();
+    for (size_t i = 0; i < promqls.size(); ++i) fetched[promqls[i]] = std::move(answers.value()[i]);
+    return Status::OK();
+  }
+
+  Result<std::vector<Sample>> Run(const std::string& promql) {
+    QueryResult answer;
+    if (auto it = fetched.find(promql); it != fetched.end()) {
+      answer = std::move(it->second);
+      fetched.erase(it);
+    } else {
+      Result<QueryResult> r = client->Query(promql);
+      if (!r.ok()) return r.status();
+      answer = std::move(r).value();
+    }
+    for (const std::string& w : answer.warnings) view->warnings.push_back(w);
+    view->is_partial = view->is_partial || answer.is_partial;
+    return std::move(answer.samples);
+  }
+
+  std::map<std::pair<std::string, std::string>, NodeAndGpu> by_index;  // (instance, index) -> GPU.
+
+  // The GPU of a series labelled with its node and index only.
+  FleetGpu* GpuAt(const Sample& s) {
+    auto key = by_index.find({s.Label("instance"), s.Label("gpu")});
+    return key == by_index.end() ? nullptr : &gpus[key->second];
+  }
+
+  FleetGpu* Gpu(const Sample& s, const std::string& uuid_label) {
+    auto it = gpus.find({s.Label("instance"), s.Label(uuid_label)});
+    return it == gpus.end() ? nullptr : &it->second;
+  }
+
+  FleetNode& Node(const Sample& s, const std::string& host_label, const std::string& source) {
+    FleetNode& node = nodes[s.Label("instance")];
+    if (node.instance.empty()) {
+      node.instance = s.Label("instance");
+      node.name = s.Label(host_label).empty() ? node.instance : s.Label(host_label);
+      node.source = source;
+    }
+    return node;
+  }
+
+  void AddGpu(const Sample& s, const std::string& uuid_label, const std::string& model_label) {
+    NodeAndGpu key{s.Label("instance"), s.Label(uuid_label)};
+    if (gpus.count(key) != 0) return;
+    FleetGpu g;
+    g.index = std::atoi(s.Label("gpu").c_str());
+    g.uuid = s.Label(uuid_label);
+    g.model = s.Label(model_label);
+    by_index.emplace(std::make_pair(key.first, s.Label("gpu")), key);
+    gpus.emplace(key, std::move(g));
+  }
+};
+
+// Readings of the nodes only dcgm-exporter reports, in its units.
+void ApplyDcgmReadings(const std::vector<Sample>& dcgm, Reader* r) {
+  for (const Sample& s : dcgm) {
+    auto node = r->nodes.find(s.Label("instance"));
+    if (node == r->nodes.end() || node->second.source != "dcgm-exporter") continue;
+    FleetGpu* g = r->Gpu(s, "UUID");
+    if (g == nullptr) continue;
+    const std::string& name = s.Label("__name__");
+    constexpr double kMiB = 1024.0 * 1024.0;
+    if (name == "DCGM_FI_DEV_GPU_UTIL") {
+      g->utilization_ratio = s.value / 100;
+      g->is_idle = s.value < 5;
+    }
+    if (name == "DCGM_FI_DEV_FB_USED") g->memory_used_bytes = s.value * kMiB;
+    if (name == "DCGM_FI_DEV_FB_FREE") g->memory_free_bytes = s.value * kMiB;
+    if (name == "DCGM_FI_DEV_FB_FREE" || name == "DCGM_FI_DEV_FB_RESERVED") {
+      g->memory_total_bytes = g->memory_total_bytes.value_or(0) + s.value * kMiB;
+    }
+    if (name == "DCGM_FI_DEV_POWER_USAGE") g->power_watts = FiniteOrNone(s.value);
+    if (name == "DCGM_FI_DEV_GPU_TEMP") g->temperature_celsius = FiniteOrNone(s.value);
+  }
+}
+
+// The nodes and their GPUs into the view, in order.
+void Assemble(Reader* r, FleetView* view) {
+  for (auto& [key, g] : r->gpus) {
+    FleetNode& node = r->nodes[key.first];
+    if (node.source == "dcgm-exporter" && g.memory_total_bytes && g.memory_used_bytes) {
+      *g.memory_total_bytes += *g.memory_used_bytes;  // dcgm-exporter gives used, free and reserved.
+    }
+    node.gpus.push_back(std::move(g));
+  }
+  for (auto& [instance, node] : r->nodes) {
+    std::sort(node.gpus.begin(), node.gpus.end(),
+              [](const FleetGpu& a, const FleetGpu& b) { return a.index < b.index; });
+    view->nodes.push_back(std::move(node));
+  }
+  std::sort(view->nodes.begin(), view->nodes.end(), [](const FleetNode& a, const FleetNode& b) {
+    return a.name != b.name ? a.name < b.name : a.instance < b.instance;
+  });
+}
+
+}  // namespace
+
+Result<FleetView> ReadFleet(prom::PromClient* client, const ReadParts& parts) {
+  FleetView view;
+  view.prometheus_url = client->url();
+  Reader r{client, &view, {}, {}, {}, {}};
+  std::vector<std::string> all = {InfoQuery(),       LastSampleQuery(), DcgmInfoQuery(),    "up",
+                                  kIdleHoldersQuery, kProcessesQuery,   kDcgmReadingsQuery, "time()"};
+  if (parts.recent_utilization) all.push_back(kRecentQuery);
+  for (const ReadingQuery& q : ReadingQueries()) {
+    if (q.IsAskedFor(parts)) all.push_back(q.promql);
+  }
+  if (Status s = r.Prefetch(all); !s.ok()) return s;
+
+  // The GPUs of every tarmac node seen within the window, down ones too.
+  Result<std::vector<Sample>> info = r.Run(InfoQuery());
+  if (!info.ok()) return info.status();
+  for (const Sample& s : info.value()) {
+    r.Node(s, "hostname", "tarmac");
+    r.AddGpu(s, "uuid", "model");
+  }
+  Result<std::vector<Sample>> last = r.Run(LastSampleQuery());
+  if (!last.ok()) return last.status();
+  for (const Sample& s : last.value()) {
+    if (r.nodes.count(s.Label("instance")) != 0)
+      r.nodes[s.Label("instance")].last_seen_unix = FiniteOrNone(s.value);
+  }
+
+  // Nodes only dcgm-exporter reports (tarmac's agents export its families
+  // too: those nodes are already known by their scrape target).
+  Result<std::vector<Sample>> dcgm_info = r.Run(DcgmInfoQuery());
+  if (!dcgm_info.ok()) return dcgm_info.status();
+  for (const Sample& s : dcgm_info.value()) {
+    if (r.nodes.count(s.Label("instance")) != 0 && r.nodes[s.Label("instance")].source == "tarmac") continue;
+    std::string host_label = s.Label("Hostname").empty() ? "hostname" : "Hostname";
+    r.Node(s, host_label, "dcgm-exporter");
+    r.AddGpu(s, "UUID", "modelName");
+  }
+
+  // Which scrape targets answered their last scrape.
+  Result<std::vector<Sample>> up = r.Run("up");
+  if (!up.ok()) return up.status();
+  for (const Sample& s : up.value()) {
+    auto it = r.nodes.find(s.Label("instance"));
+    if (it != r.nodes.end()) it->second.is_up = it->second.is_up || s.value == 1;
+  }
+
+  // Readings now: each of tarmac's families with only the labels read.
+  for (const ReadingQuery& q : ReadingQueries()) {
+    if (!q.IsAskedFor(parts)) continue;
+    Result<std::vector<Sample>> now = r.Run(q.promql);
+    if (!now.ok()) return now.status();
+    for (const Sample& s : now.value()) {
+      if (FleetGpu* g = r.GpuAt(s)) q.apply(s, g);
+    }
+  }
+  // Processes holding memory at 0 % SM, per GPU.
+  Result<std::vector<Sample>> idle_procs = r.Run(kIdleHoldersQuery);
+  if (!idle_procs.ok()) return idle_procs.status();
+  for (const Sample& s : idle_procs.value()) {
+    if (FleetGpu* g = r.Gpu(s, "uuid")) g->idle_holders = static_cast<int>(s.value);
+  }
+  // Processes per GPU, and utilization over the last minute (what pick
+  // judges by, as `tarmac pick` judges by a window).
+  Result<std::vector<Sample>> procs = r.Run(kProcessesQuery);
+  if (!procs.ok()) return procs.status();
+  for (const Sample& s : procs.value()) {
+    if (FleetGpu* g = r.Gpu(s, "uuid")) g->processes = static_cast<int>(s.value);
+  }
+  if (parts.recent_utilization) {
+    Result<std::vector<Sample>> recent = r.Run(kRecentQuery);
+    if (!recent.ok()) return recent.status();
+    for (const Sample& s : recent.value()) {
+      if (FleetGpu* g = r.GpuAt(s)) g->recent_utilization_ratio = FiniteOrNone(s.value);
+    }
+  }
+  // Not in an idle spell: its lengths are 0 where the agent exports them.
+  for (auto& [key, g] : r.gpus) {
+    if (!g.idle_for_cost) continue;
+    if (!g.idle_for_seconds) g.idle_for_seconds = 0;
+    if (!g.held_idle_for_seconds) g.held_idle_for_seconds = 0;
+  }
+  Result<std::vector<Sample>> dcgm = r.Run(kDcgmReadingsQuery);
+  if (!dcgm.ok()) return dcgm.status();
+  ApplyDcgmReadings(dcgm.value(), &r);
+  Assemble(&r, &view);
+  Result<std::vector<Sample>> t = r.Run("time()");
+  if (t.ok() && !t.value().empty()) view.taken_at_unix = t.value().front().value;
+  return view;
+}
+
+}  // namespace tarmac::fleet

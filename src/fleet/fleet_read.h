@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// The fleet as Prometheus holds it, read in a handful of instant queries
+// (never one per node or GPU): the GPUs every tarmac agent reported within
+// a day (tarmac_gpu_info), which scrape targets are up now, their readings,
+// marks and lease holders; and the nodes only dcgm-exporter reports, with
+// the columns it has. The queries are fixed text: no user input goes into
+// PromQL (filters apply to the answer, fleet_view.h).
+#pragma once
+
+#include "common/result.h"
+#include "fleet/fleet_view.h"
+#include "prom/prom_client.h"
+
+namespace tarmac::fleet {
+
+// How far back a node that stopped reporting is still listed (as down).
+inline constexpr const char* kDownWindow = "1d";
+
+// What a reading includes beyond the view's every-command fields.
+struct ReadParts {
+  // Each GPU's utilization over the last minute (FleetGpu::
+  // recent_utilization_ratio: what `fleet pick` judges by); one more query
+  // over every GPU's samples of that minute.
+  bool recent_utilization = false;
+  // Only what `fleet idle` shows: the marks and spells of idle and
+  // held-idle GPUs, their memory, processes and holders (not utilization,
+  // power, temperature, loss or throttling: eight families fewer).
+  bool idle_only = false;
+};
+
+Result<FleetView> ReadFleet(prom::PromClient* client, const ReadParts& parts = {});
+
+}  // namespace tarmac::fleet

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// The fleet as ReadFleet reads it from a Prometheus (a stand-in answering
+// the queries it asks): a GPU the kubelet allocated to a pod carries the
+// pod, in the view, the JSON and the holder column; the spells going on now
+// are asked only where they are set, and read 0 elsewhere on the nodes that
+// export them.
+#include "fleet/fleet_read.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "fleet/fleet_render.h"
+
+namespace tarmac::fleet {
+namespace {
+
+std::string Vector(const std::string& items) {
+  return R"({"status":"success","data":{"resultType":"vector","result":[)" + items + "]}}";
+}
+
+// Serves `answer(query)` on /api/v1/query until destroyed; keeps the
+// queries asked.
+class StandIn {
+ public:
+  explicit StandIn(std::function<std::string(const std::string&)> answer) {
+    server_.Post("/api/v1/query", [this, answer](const httplib::Request& req, httplib::Response& res) {
+      std::string q = req.get_param_value("query");
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        asked_.insert(q);
+      }
+      res.set_content(q == "time()"
+                          ? R"({"status":"success","data":{"resultType":"scalar","result":[1,"1"]}})"
+                          : answer(q),
+                      "application/json");
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    serving_ = std::thread([this] { server_.listen_after_bind(); });
+  }
+  ~StandIn() {
+    server_.stop();
+    serving_.join();
+  }
+  std::unique_ptr<prom::PromClient> Client() {
+    prom::PromOptions options;
+    options.url = "http://127.0.0.1:" + std::to_string(port_);
+    return std::move(prom::PromClient::Make(options)).value();
+  }
+  bool WasAsked(const std::string& part) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const std::string& q : asked_) {
+      if (q.find(part) != std::string::npos) return true;
+    }
+    return false;
+  }
+
+ private:
+  httplib::Server server_;
+  int port_ = 0;
+  std::thread serving_;
+  std::mutex mu_;
+  std::set<std::string> asked_;
+};
+
+TEST(FleetReadTest, AGpuAllocatedToAPodCarriesThePod) {
+  StandIn prometheus([](const std::string& q) {
+    if (q == "last_over_time(tarmac_gpu_info[1d])") {
+      return Vector(
+          R"({"metric":{"instance":"n1:9477","hostname":"n1","gpu":"0","uuid":"GPU-1","model":"H100"},"value":[1,"1"]},
+                      {"metric":{"instance":"n1:9477","hostname":"n1","gpu":"1","uuid":"GPU-2","model":"H100"},"value":[1,"1"]})");
+    }
+    if (q == "up") return Vector(R"({"metric":{"instance":"n1:9477","job":"tarmac"},"value":[1,"1"]})");
+    if (q.find("tarmac_gpu_pod_allocated") != std::string::npos) {
+      return Vector(
+          R"({"metric":{"instance":"n1:9477","gpu":"1","namespace":"ml","pod":"train-0"},"value":[1,"1"]})");
+    }
+    return Vector("");
+  });
+  std::unique_ptr<prom::PromClient> client = prometheus.Client();
+  Result<FleetView> view = ReadFleet(client.get());
+  ASSERT_TRUE(view.ok()) << view.status().message();
+  ASSERT_EQ(view.value().nodes.size(), 1u);
+  ASSERT_EQ(view.value().nodes[0].gpus.size(), 2u);
+  EXPECT_EQ(view.value().nodes[0].gpus[0].pod, "");
+  EXPECT_EQ(view.value().nodes[0].gpus[1].pod, "ml/train-0");
+  EXPECT_EQ(HolderText(view.value().nodes[0].gpus[1]), "pod ml/train-0");
+  EXPECT_EQ(HolderText(view.value().nodes[0].gpus[0]), "-");
+}
+
+// Two nodes: n1 exports the spells (GPU 0 idle for 2 minutes, GPU 1 not
+// idle), n2 an agent without them.
+std::string TwoNodes(const std::string& q) {
+  if (q == "last_over_time(tarmac_gpu_info[1d])") {
+    return Vector(
+        R"({"metric":{"instance":"n1:9477","hostname":"n1","gpu":"0","uuid":"GPU-1","model":"H100"},"value":[1,"1"]},
+                     {"metric":{"instance":"n1:9477","hostname":"n1","gpu":"1","uuid":"GPU-2","model":"H100"},"value":[1,"1"]},
+                     {"metric":{"instance":"n2:9477","hostname":"n2","gpu":"0","uuid":"GPU-3","model":"H100"},"value":[1,"1"]})");
+  }
+  if (q.find("(tarmac_gpu_utilization_ratio)") != std::string::npos) {
+    return Vector(R"({"metric":{"instance":"n1:9477","gpu":"0"},"value":[1,"0"]},
+                     {"metric":{"instance":"n1:9477","gpu":"1"},"value":[1,"0.9"]},
+                     {"metric":{"instance":"n2:9477","gpu":"0"},"value":[1,"0.5"]})");
+  }
+  if (q.find("tarmac_gpu_idle_for_seconds > 0") != std::string::npos) {
+    return Vector(R"({"metric":{"instance":"n1:9477","gpu":"0"},"value":[1,"120"]})");
+  }
+  if (q.find("tarmac_gpu_idle_for_cost") != std::string::npos) {
+    return Vector(R"({"metric":{"instance":"n1:9477","gpu":"0","currency":"USD"},"value":[1,"0.5"]},
+                     {"metric":{"instance":"n1:9477","gpu":"1","currency":"USD"},"value":[1,"0"]})");
+  }
+  if (q.find("tarmac_gpu_idle == 1") != std::string::npos) {
+    return Vector(R"({"metric":{"instance":"n1:9477","gpu":"0"},"value":[1,"1"]})");
+  }
+  return Vector("");
+}
+
+TEST(FleetReadTest, SpellsAreZeroWhereTheNodeExportsThemAndUnknownElsewhere) {
+  StandIn prometheus(TwoNodes);
+  std::unique_ptr<prom::PromClient> client = prometheus.Client();
+  Result<FleetView> view = ReadFleet(client.get());
+  ASSERT_TRUE(view.ok()) << view.status().message();
+  ASSERT_EQ(view.value().nodes.size(), 2u);
+  const FleetNode& n1 = view.value().nodes[0];
+  const FleetNode& n2 = view.value().nodes[1];
+  ASSERT_EQ(n1.gpus.size(), 2u);
+  ASSERT_EQ(n2.gpus.size(), 1u);
+  EXPECT_TRUE(n1.gpus[0].is_idle);
+  EXPECT_EQ(n1.gpus[0].idle_for_seconds, 120);
+  EXPECT_EQ(n1.gpus[0].idle_for_cost, 0.5);
+  EXPECT_FALSE(n1.gpus[1].is_idle);
+  EXPECT_EQ(n1.gpus[1].idle_for_seconds, 0);
+  EXPECT_EQ(n1.gpus[1].held_idle_for_seconds, 0);
+  EXPECT_EQ(n1.gpus[1].idle_for_cost, 0);
+  EXPECT_EQ(n1.gpus[1].currency, "USD");
+  EXPECT_FALSE(n2.gpus[0].idle_for_seconds.has_value());
+  EXPECT_FALSE(n2.gpus[0].idle_for_cost.has_value());
+  // Status asks no minute of samples; pick does.
+  EXPECT_FALSE(prometheus.WasAsked("avg_over_time"));
+  EXPECT_FALSE(n1.gpus[1].recent_utilization_ratio.has_value());
+}
+
+TEST(FleetReadTest, PickReadsTheLastMinutesUtilization) {
+  StandIn prometheus([](const std::string& q) {
+    if (q.find("avg_over_time") != std::string::npos) {
+      return Vector(R"({"metric":{"instance":"n1:9477","gpu":"1"},"value":[1,"0.25"]})");
+    }
+    return TwoNodes(q);
+  });
+  std::unique_ptr<prom::PromClient> client = prometheus.Client();
+  Result<FleetView> view = ReadFleet(client.get(), ReadParts{true});
+  ASSERT_TRUE(view.ok()) << view.status().message();
+  EXPECT_TRUE(prometheus.WasAsked("avg_over_time"));
+  EXPECT_EQ(view.value().nodes[0].gpus[1].recent_utilization_ratio, 0.25);
+}
+
+TEST(FleetReadTest, IdleReadsOnlyWhatItShows) {
+  StandIn prometheus(TwoNodes);
+  std::unique_ptr<prom::PromClient> client = prometheus.Client();
+  ReadParts parts;
+  parts.idle_only = true;
+  Result<FleetView> view = ReadFleet(client.get(), parts);
+  ASSERT_TRUE(view.ok()) << view.status().message();
+  EXPECT_FALSE(prometheus.WasAsked("tarmac_gpu_power_watts"));
+  EXPECT_FALSE(prometheus.WasAsked("tarmac_gpu_utilization_ratio"));
+  EXPECT_TRUE(prometheus.WasAsked("tarmac_gpu_memory_used_bytes"));
+  const FleetGpu& g = view.value().nodes[0].gpus[0];
+  EXPECT_TRUE(g.is_idle);
+  EXPECT_EQ(g.idle_for_seconds, 120);
+  EXPECT_EQ(g.idle_for_cost, 0.5);
+  EXPECT_FALSE(g.utilization_ratio.has_value());
+}
+
+}  // namespace
+}  // namespace tarmac::fleet

@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "fleet/fleet_render.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+
+#include "common/text_wrap.h"
+#include "common/time_spec.h"
+#include "common/units.h"
+
+namespace tarmac::fleet {
+namespace {
+
+using nlohmann::json;
+
+std::string Pct(const std::optional<double>& ratio) {
+  return ratio ? fmt::format("{:.0f}%", *ratio * 100) : std::string("-");
+}
+
+std::string Memory(const FleetGpu& g) {
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  if (!g.memory_used_bytes) return "-";
+  if (!g.memory_total_bytes) return fmt::format("{:.1f} GiB", *g.memory_used_bytes / kGiB);
+  return fmt::format("{:.1f} / {:.1f} GiB", *g.memory_used_bytes / kGiB, *g.memory_total_bytes / kGiB);
+}
+
+std::string Power(const FleetGpu& g) {
+  if (!g.power_watts) return "-";
+  if (!g.power_limit_watts) return fmt::format("{:.0f} W", *g.power_watts);
+  return fmt::format("{:.0f} / {:.0f} W", *g.power_watts, *g.power_limit_watts);
+}
+
+}  // namespace
+
+std::string HolderText(const FleetGpu& g) {
+  if (g.holders.empty()) return g.pod.empty() ? "-" : "pod " + g.pod;
+  const GpuHolder& h = g.holders.front();
+  std::string text = h.kind == "slurm" && !h.slurm_job.empty()
+                         ? fmt::format("job {} ({})", h.slurm_job, h.user)
+                         : fmt::format("lease {} ({})", h.lease, h.user);
+  if (h.kind == "backfill") text += " backfill";
+  if (h.kind == "pod" && !g.pod.empty()) text = fmt::format("pod {}", g.pod);
+  if (g.holders.size() > 1) text += fmt::format(" +{}", g.holders.size() - 1);
+  return text;
+}
+
+std::string ShortModel(const std::string& model) {
+  return model.rfind("NVIDIA ", 0) == 0 ? model.substr(7) : model;
+}
+
+namespace {
+
+// What status shows in its NOTES column: busy or idle, the holder, the
+// idle holders, throttling.
+std::string Notes(const FleetGpu& g, bool is_up) {
+  if (!is_up) return "";
+  if (g.is_lost) return "LOST";
+  std::string notes = g.is_idle ? "idle" : "busy";
+  if (!g.holders.empty() || !g.pod.empty()) notes += "  " + HolderText(g);
+  if (g.is_held_idle) {
+    notes += fmt::format("  {} idle holder{}", g.idle_holders, g.idle_holders == 1 ? "" : "s");
+  }
+  if (!g.throttle_reasons.empty()) {
+    std::string reasons;
+    for (const std::string& r : g.throttle_reasons) reasons += (reasons.empty() ? "" : ", ") + r;
+    notes += "  THROTTLED (" + reasons + ")";
+  }
+  return notes;
+}
+
+std::string Ago(double seconds) {
+  return FormatDuration(std::chrono::seconds(static_cast<int64_t>(std::max(0.0, seconds))));
+}
+
+void Put(json* j, const char* key, const std::optional<double>& v) {
+  if (v) (*j)[key] = *v;
+}
+
+}  // namespace
+
+std::string RenderFleetText(const FleetView& view, size_t width) {
+  FleetTotals totals = Totals(view);
+  std::string out = fmt::format("fleet: {} node{} via {}\n", totals.nodes, totals.nodes == 1 ? "" : "s",
+                                view.prometheus_url);
+  out += WrapText(TotalsLine(totals), width, 0, 2) + "\n";
+  if (view.is_partial) out += "partial answer: some of Prometheus' stores did not answer\n";
+  for (const std::string& w : view.warnings) out += WrapText("warning: " + w, width, 0, 2) + "\n";
+  for (const FleetNode& node : view.nodes) {
+    out += "\n";
+    std::string head =
+        fmt::format("{}  {} GPU{}", node.name, node.gpus.size(), node.gpus.size() == 1 ? "" : "s");
+    if (node.source != "tarmac") head += "  (" + node.source + ")";
+    if (!node.is_up) {
+      head += node.last_seen_unix ? fmt::format("  DOWN since {} ({} ago)",
+                                                FormatUtc(static_cast<int64_t>(*node.last_seen_unix)),
+                                                Ago(view.taken_at_unix - *node.last_seen_unix))
+                                  : "  DOWN";
+    }
+    out += head + "\n";
+    if (!node.is_up) continue;
+    out += fmt::format("{:<4}{:<18}{:>5}  {:<17} {:<13}{:>5}  {}\n", "GPU", "NAME", "UTIL", "MEMORY", "POWER",
+                       "TEMP", "NOTES");
+    for (const FleetGpu& g : node.gpus) {
+      std::string model = ShortModel(g.model);
+      if (model.size() > 17) model = model.substr(0, 17);
+      std::string line = fmt::format(
+          "{:<4}{:<18}{:>5}  {:<17} {:<13}{:>5}", g.index, model, Pct(g.utilization_ratio), Memory(g),
+          Power(g), g.temperature_celsius ? fmt::format("{:.0f}C", *g.temperature_celsius) : "-");
+      std::string notes = Notes(g, node.is_up);
+      if (width == 0 || line.size() + 2 + notes.size() <= width) {
+        out += line + "  " + notes + "\n";
+      } else if (8 + notes.size() <= width) {
+        out += line + "\n        " + notes + "\n";  // Notes that do not fit: a line of their own.
+      } else {
+        out += line + "\n        " + WrapText(notes, width, 8, 8) + "\n";
+      }
+    }
+  }
+  return out;
+}
+
+json FleetToJson(const FleetView& view) {
+  FleetTotals t = Totals(view);
+  json nodes = json::array();
+  for (const FleetNode& node : view.nodes) {
+    json n = {{"name", node.name}, {"instance", node.instance}, {"source", node.source}, {"up", node.is_up}};
+    Put(&n, "last_seen_unix", node.last_seen_unix);
+    json gpus = json::array();
+    for (const FleetGpu& g : node.gpus) {
+      json x = {{"index", g.index}, {"uuid", g.uuid}, {"model", g.model}};
+      Put(&x, "utilization_ratio", g.utilization_ratio);
+      Put(&x, "memory_used_bytes", g.memory_used_bytes);
+      Put(&x, "memory_total_bytes", g.memory_total_bytes);
+      Put(&x, "memory_free_bytes", g.memory_free_bytes);
+      Put(&x, "power_watts", g.power_watts);
+      Put(&x, "power_limit_watts", g.power_limit_watts);
+      Put(&x, "temperature_celsius", g.temperature_celsius);
+      if (node.is_up) {
+        x["idle"] = g.is_idle;
+        x["held_idle"] = g.is_held_idle;
+        x["lost"] = g.is_lost;
+        x["idle_holders"] = g.idle_holders;
+        x["processes"] = g.processes;
+        Put(&x, "idle_for_seconds", g.idle_for_seconds);
+        Put(&x, "held_idle_for_seconds", g.held_idle_for_seconds);
+        if (g.idle_for_cost) {
+          x["idle_for_cost"] = *g.idle_for_cost;
+          x["currency"] = g.currency;
+        }
+        if (g.recent_utilization_ratio) x["utilization_recent_ratio"] = *g.recent_utilization_ratio;
+        x["throttle_reasons"] = g.throttle_reasons;
+      }
+      json holders = json::array();
+      for (const GpuHolder& h : g.holders) {
+        json hj = {{"lease", h.lease}, {"user", h.user}, {"kind", h.kind}};
+        if (!h.slurm_job.empty()) hj["slurm_job"] = h.slurm_job;
+        if (!h.mig_uuid.empty()) hj["mig_uuid"] = h.mig_uuid;
+        holders.push_back(std::move(hj));
+      }
+      x["holders"] = std::move(holders);
+      if (!g.pod.empty()) x["pod"] = g.pod;
+      gpus.push_back(std::move(x));
+    }
+    n["gpus"] = std::move(gpus);
+    nodes.push_back(std::move(n));
+  }
+  return {{"prometheus", view.prometheus_url},
+          {"taken_at_unix", view.taken_at_unix},
+          {"partial", view.is_partial},
+          {"warnings", view.warnings},
+          {"totals",
+           {{"nodes", t.nodes},
+            {"nodes_down", t.nodes_down},
+            {"gpus", t.gpus},
+            {"gpus_idle", t.gpus_idle},
+            {"gpus_held_idle", t.gpus_held_idle},
+            {"idle_holders", t.idle_holders},
+            {"gpus_leased", t.gpus_leased},
+            {"line", TotalsLine(t)}}},
+          {"nodes", std::move(nodes)}};
+}
+
+}  // namespace tarmac::fleet

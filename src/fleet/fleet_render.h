@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// `tarmac fleet status` as text (every line within `width` columns) and as
+// JSON (docs/fleet.md: base units; a reading a node did not report is
+// absent). Pure.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "fleet/fleet_view.h"
+
+namespace tarmac::fleet {
+
+// Who holds a GPU, in a few words: "lease 7 (alice)", "job 4242 (bob)",
+// "lease 9 (carol) backfill", "+2" for more; "-" for nobody.
+std::string HolderText(const FleetGpu& g);
+
+// The model without its "NVIDIA " prefix.
+std::string ShortModel(const std::string& model);
+
+std::string RenderFleetText(const FleetView& view, size_t width);
+
+nlohmann::json FleetToJson(const FleetView& view);
+
+}  // namespace tarmac::fleet

@@ -1,0 +1,395 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "fleet/fleet_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <set>
+
+#include "common/text_wrap.h"
+#include "common/time_spec.h"
+#include "common/units.h"
+#include "fleet/fleet_render.h"
+
+namespace tarmac::fleet {
+namespace {
+
+using prom::QueryResult;
+using prom::Sample;
+
+constexpr double kHour = 3600;
+
+const char* ByName(ReportBy by) {
+  switch (by) {
+    case ReportBy::kNode:
+      return "node";
+    case ReportBy::kGpu:
+      return "gpu";
+    case ReportBy::kModel:
+      return "model";
+    case ReportBy::kUser:
+      return "user";
+    case ReportBy::kNamespace:
+      return "namespace";
+    case ReportBy::kPod:
+      return "pod";
+    case ReportBy::kSlurmJob:
+      return "slurm-job";
+  }
+  return "node";
+}
+
+const char* Heading(ReportBy by) {
+  switch (by) {
+    case ReportBy::kNode:
+      return "NODE";
+    case ReportBy::kGpu:
+      return "GPU";
+    case ReportBy::kModel:
+      return "MODEL";
+    case ReportBy::kUser:
+      return "USER";
+    case ReportBy::kNamespace:
+      return "NAMESPACE";
+    case ReportBy::kPod:
+      return "POD";
+    case ReportBy::kSlurmJob:
+      return "SLURM JOB";
+  }
+  return "NODE";
+}
+
+std::string GpuKey(const Sample& s) { return s.Label("hostname") + " GPU " + s.Label("gpu"); }
+
+std::string RowKey(const Sample& s, ReportBy by) {
+  switch (by) {
+    case ReportBy::kNode:
+      return s.Label("hostname");
+    case ReportBy::kGpu:
+      return GpuKey(s);
+    case ReportBy::kModel:
+      return s.Label("model");
+    case ReportBy::kUser:
+      return s.Label("user");
+    case ReportBy::kNamespace:
+      return s.Label("namespace");
+    case ReportBy::kPod:
+      return s.Label("pod").empty() ? "" : s.Label("namespace") + "/" + s.Label("pod");
+    case ReportBy::kSlurmJob:
+      return s.Label("slurm_job");
+  }
+  return "";
+}
+
+double Finite(double v) { return std::isfinite(v) ? v : 0; }
+
+double LeasedHours(const ReportRow& row) {
+  double h = 0;
+  for (const auto& [kind, hours] : row.lease_hours) h += hours;
+  return h;
+}
+
+}  // namespace
+
+bool IsHolderGrouping(ReportBy by) {
+  return by != ReportBy::kNode && by != ReportBy::kGpu && by != ReportBy::kModel;
+}
+
+bool ParseReportBy(const std::string& text, ReportBy* by) {
+  for (ReportBy b : {ReportBy::kNode, ReportBy::kGpu, ReportBy::kModel, ReportBy::kUser, ReportBy::kNamespace,
+                     ReportBy::kPod, ReportBy::kSlurmJob}) {
+    if (text == ByName(b)) {
+      *by = b;
+      return true;
+    }
+  }
+  return false;
+}
+
+namespace {
+
+using Rows = std::map<std::string, ReportRow>;
+
+// Busy, idle, held-idle and unknown hours, per row and in all; the GPUs of
+// each row and those idle over 80 % of the time they were read.
+void FoldStates(const std::vector<Sample>& states, ReportBy by, FleetReport* r, Rows* rows) {
+  // Per GPU: its state seconds, so the per-GPU idle share is known whatever
+  // the rows are.
+  std::map<std::string, std::pair<double, double>> gpu_idle_and_read;  // By GPU: (idle s, read s).
+  std::map<std::string, std::set<std::string>> gpus_of_row;
+  for (const Sample& s : states) {
+    double hours = Finite(s.value) / kHour;
+    const std::string& state = s.Label("state");
+    std::string gpu = s.Label("uuid");
+    auto& [idle, read] = gpu_idle_and_read[gpu];
+    if (state != "unknown") read += Finite(s.value);
+    if (state == "idle" || state == "held_idle") idle += Finite(s.value);
+    auto add = [&](ReportRow& row) {
+      if (state == "busy") row.busy_hours += hours;
+      if (state == "idle") row.idle_hours += hours;
+      if (state == "held_idle") row.held_idle_hours += hours;
+      if (state == "unknown") row.unknown_hours += hours;
+    };
+    add(r->total);
+    if (!IsHolderGrouping(by)) {
+      std::string key = RowKey(s, by);
+      (*rows)[key].key = key;
+      add((*rows)[key]);
+      gpus_of_row[key].insert(gpu);
+    }
+  }
+  for (const auto& [gpu, t] : gpu_idle_and_read) {
+    if (t.second > 0 && t.first / t.second > 0.8) ++r->mostly_idle_gpus;
+  }
+  r->total.gpus = static_cast<int>(gpu_idle_and_read.size());
+  for (auto& [key, gpus] : gpus_of_row) (*rows)[key].gpus = static_cast<int>(gpus.size());
+}
+
+void FoldEnergyAndCost(const std::vector<Sample>& energy, const std::vector<Sample>& cost, ReportBy by,
+                       FleetReport* r, Rows* rows) {
+  for (const Sample& s : energy) {
+    double kwh = Finite(s.value) / 3.6e6;
+    r->total.energy_kwh += kwh;
+    auto it = rows->find(RowKey(s, by));
+    if (it != rows->end()) it->second.energy_kwh += kwh;
+  }
+  for (const Sample& s : cost) {
+    r->currency = s.Label("currency");
+    r->total.idle_cost += Finite(s.value);
+    auto it = rows->find(RowKey(s, by));
+    if (it != rows->end()) it->second.idle_cost += Finite(s.value);
+  }
+}
+
+// Lease hours by kind; for rows of holders (users, pods, namespaces, Slurm
+// jobs) the rows themselves, with the seconds each held GPUs by the GPU's
+// state meanwhile.
+void FoldHolders(const std::vector<Sample>& leases, const std::vector<Sample>* jobs, ReportBy by,
+                 FleetReport* r, Rows* rows) {
+  std::map<std::string, std::set<std::string>> gpus_of_holder;
+  for (const Sample& s : leases) {
+    double hours = Finite(s.value) / kHour;
+    if (hours <= 0) continue;
+    r->total.lease_hours[s.Label("kind")] += hours;
+    std::string key = RowKey(s, by);
+    if (by == ReportBy::kUser) {
+      (*rows)[key].key = key;
+      gpus_of_holder[key].insert(s.Label("uuid"));
+    }
+    auto it = rows->find(key);
+    if (it != rows->end()) it->second.lease_hours[s.Label("kind")] += hours;
+  }
+  for (size_t i = 0; jobs != nullptr && i < jobs->size(); ++i) {
+    const Sample& s = (*jobs)[i];
+    double hours = Finite(s.value) / kHour;
+    std::string key = RowKey(s, by);
+    if (hours <= 0 || key.empty()) continue;
+    ReportRow& row = (*rows)[key];
+    row.key = key;
+    const std::string& state = s.Label("state");
+    if (state == "busy") row.busy_hours += hours;
+    if (state == "idle") row.idle_hours += hours;
+    if (state == "unknown") row.unknown_hours += hours;
+    row.lease_hours[by == ReportBy::kSlurmJob ? "slurm" : "pod"] += hours;
+    gpus_of_holder[key].insert(s.Label("uuid"));
+  }
+  for (auto& [holder, gpus] : gpus_of_holder) (*rows)[holder].gpus = static_cast<int>(gpus.size());
+}
+
+// The node x hour heatmap: each hour's end from the first whole hour after
+// `since` (or `until` alone for a shorter range), the hour before it.
+Status ReadHeatmap(prom::PromClient* client, int64_t since_unix, int64_t until_unix, FleetReport* r) {
+  double start = std::min<double>(static_cast<double>(since_unix) + kHour, static_cast<double>(until_unix));
+  std::map<std::string, std::map<int64_t, std::array<double, 3>>> sums;  // Node, hour: busy, held idle, read.
+  const char* shares[] = {"{state=\"busy\"}", "{state=\"held_idle\"}", "{state!=\"unknown\"}"};
+  for (size_t k = 0; k < 3; ++k) {
+    Result<prom::RangeResult> range = client->QueryRange(
+        fmt::format("sum by (hostname) (increase(tarmac_gpu_state_seconds_total{}[1h]))", shares[k]), start,
+        static_cast<double>(until_unix), kHour);
+    if (!range.ok()) return range.status();
+    for (const std::string& w : range.value().warnings) r->warnings.push_back(w);
+    for (const prom::Series& series : range.value().series) {
+      for (const auto& [t, v] : series.points)
+        sums[series.Label("hostname")][static_cast<int64_t>(t)][k] = Finite(v);
+    }
+  }
+  for (const auto& [node, hours] : sums) {
+    for (const auto& [t, v] : hours) {
+      double read = v[2];
+      r->heatmap[node].push_back(HourCell{t, read > 0 ? v[0] / read : 0, read > 0 ? v[1] / read : 0});
+    }
+  }
+  return Status::OK();
+}
+
+// The rows in order (most idle first, or most held for holders) and the
+// verdict.
+void Conclude(Rows rows, FleetReport* r) {
+  const ReportBy by = r->by;
+  for (auto& [key, row] : rows) r->rows.push_back(std::move(row));
+  auto idle = [](const ReportRow& row) { return row.idle_hours + row.held_idle_hours; };
+  auto held = LeasedHours;
+  std::stable_sort(r->rows.begin(), r->rows.end(), [&](const ReportRow& a, const ReportRow& b) {
+    double ka = IsHolderGrouping(by) ? held(a) : idle(a), kb = IsHolderGrouping(by) ? held(b) : idle(b);
+    return ka != kb ? ka > kb : a.key < b.key;
+  });
+  double read = r->total.busy_hours + idle(r->total);
+  r->verdict = fmt::format(
+      "{} of {} GPUs were idle more than 80 % of the time; {} of {} GPU-hours read were idle "
+      "({} held idle by a process)",
+      r->mostly_idle_gpus, r->total.gpus, FormatHours(idle(r->total)), FormatHours(read),
+      FormatHours(r->total.held_idle_hours));
+  if (r->total.idle_cost > 0)
+    r->verdict += fmt::format("; the idle time cost {} {:.2f}", r->currency, r->total.idle_cost);
+}
+
+}  // namespace
+
+Result<FleetReport> ReadFleetReport(prom::PromClient* client, int64_t since_unix, int64_t until_unix,
+                                    ReportBy by, bool with_heatmap) {
+  FleetReport r;
+  r.since_unix = since_unix;
+  r.until_unix = until_unix;
+  r.by = by;
+  std::string range = fmt::format("{}s", std::max<int64_t>(until_unix - since_unix, 1));
+  // Per GPU (its UUID) with only the labels the rows need: a week of a
+  // thousand nodes is tens of thousands of series in each answer.
+  const char* row_labels = by == ReportBy::kNode    ? "hostname, uuid"
+                           : by == ReportBy::kGpu   ? "hostname, gpu, uuid"
+                           : by == ReportBy::kModel ? "model, uuid"
+                                                    : "uuid";
+  const bool by_job = by == ReportBy::kNamespace || by == ReportBy::kPod || by == ReportBy::kSlurmJob;
+  // Every query at once: over a week of a large fleet each reads millions
+  // of samples, and the server answers them in parallel. In this order:
+  // states, leases, then energy and cost (GPU rows) or jobs (job rows).
+  std::vector<std::string> queries = {
+      fmt::format("sum by ({}, state) (increase(tarmac_gpu_state_seconds_total[{}]))", row_labels, range),
+      fmt::format("sum by ({}, user, kind) (increase(tarmac_gpu_lease_seconds_total[{}]))", row_labels,
+                  range)};
+  if (!IsHolderGrouping(by)) {
+    queries.push_back(
+        fmt::format("sum by ({}) (increase(tarmac_gpu_energy_joules_total[{}]))", row_labels, range));
+    queries.push_back(
+        fmt::format("sum by ({}, currency) (increase(tarmac_gpu_idle_cost_total[{}]))", row_labels, range));
+  }
+  if (by_job) {
+    queries.push_back(
+        fmt::format("sum by (hostname, uuid, namespace, pod, slurm_job, state) "
+                    "(increase(tarmac_gpu_job_seconds_total[{}]))",
+                    range));
+  }
+  Result<std::vector<QueryResult>> answers = client->QueryAll(queries, static_cast<double>(until_unix));
+  if (!answers.ok()) return answers.status();
+  std::vector<std::vector<Sample>> samples;
+  for (QueryResult& answer : answers.value()) {
+    for (const std::string& w : answer.warnings) r.warnings.push_back(w);
+    samples.push_back(std::move(answer.samples));
+  }
+  Rows rows;
+  FoldStates(samples[0], by, &r, &rows);
+  if (!IsHolderGrouping(by)) FoldEnergyAndCost(samples[2], samples[3], by, &r, &rows);
+  FoldHolders(samples[1], by_job ? &samples.back() : nullptr, by, &r, &rows);
+  if (with_heatmap) {
+    if (Status heat = ReadHeatmap(client, since_unix, until_unix, &r); !heat.ok()) return heat;
+  }
+  Conclude(std::move(rows), &r);
+  return r;
+}
+
+std::string RenderReportText(const FleetReport& r, size_t width) {
+  std::string out = fmt::format("fleet report {} to {}\n\n{}\n\n", FormatUtc(r.since_unix),
+                                FormatUtc(r.until_unix), WrapText(r.verdict, width, 0, 0));
+  if (r.by == ReportBy::kUser) {
+    out += fmt::format("{:<32}{:>6}{:>12}  {}\n", "USER", "GPUS", "LEASED", "BY KIND");
+    for (const ReportRow& row : r.rows) {
+      double held = 0;
+      std::string kinds;
+      for (const auto& [kind, hours] : row.lease_hours) {
+        held += hours;
+        kinds += (kinds.empty() ? "" : ", ") + kind + " " + FormatHours(hours);
+      }
+      out +=
+          fmt::format("{:<32}{:>6}{:>12}  {}\n", row.key.substr(0, 31), row.gpus, FormatHours(held), kinds);
+    }
+    if (r.rows.empty()) out += "(no lease held a GPU in this range)\n";
+    return out;
+  }
+  if (IsHolderGrouping(r.by)) {
+    out += fmt::format("{:<40}{:>6}{:>10}{:>10}{:>10}{:>10}\n", Heading(r.by), "GPUS", "HELD", "BUSY", "IDLE",
+                       "UNKNOWN");
+    for (const ReportRow& row : r.rows) {
+      out += fmt::format("{:<40}{:>6}{:>10}{:>10}{:>10}{:>10}\n", row.key.substr(0, 39), row.gpus,
+                         FormatHours(LeasedHours(row)), FormatHours(row.busy_hours),
+                         FormatHours(row.idle_hours), FormatHours(row.unknown_hours));
+    }
+    if (r.rows.empty()) out += fmt::format("(no {} held a GPU in this range)\n", ByName(r.by));
+    return out;
+  }
+  std::string heading = Heading(r.by);
+  auto line = [&](const ReportRow& row, const std::string& key) {
+    std::string text = fmt::format("{:<26}{:>5}{:>9}{:>9}{:>10}{:>9}{:>9}{:>8.1f}kWh", key.substr(0, 25),
+                                   row.gpus, FormatHours(row.busy_hours), FormatHours(row.idle_hours),
+                                   FormatHours(row.held_idle_hours), FormatHours(row.unknown_hours),
+                                   FormatHours(LeasedHours(row)), row.energy_kwh);
+    if (!r.currency.empty())
+      text += fmt::format("{:>12}", fmt::format("{} {:.2f}", r.currency, row.idle_cost));
+    return text + "\n";
+  };
+  out += fmt::format("{:<26}{:>5}{:>9}{:>9}{:>10}{:>9}{:>9}{:>11}", heading, "GPUS", "BUSY", "IDLE",
+                     "HELD-IDLE", "UNKNOWN", "LEASED", "ENERGY");
+  if (!r.currency.empty()) out += fmt::format("{:>12}", "IDLE COST");
+  out += "\n";
+  for (const ReportRow& row : r.rows) out += line(row, row.key);
+  out += line(r.total, "all");
+  return out;
+}
+
+nlohmann::json ReportToJson(const FleetReport& r) {
+  auto row_json = [&](const ReportRow& row) {
+    nlohmann::json j = {{"key", row.key},
+                        {"gpus", row.gpus},
+                        {"busy_hours", row.busy_hours},
+                        {"idle_hours", row.idle_hours},
+                        {"held_idle_hours", row.held_idle_hours},
+                        {"unknown_hours", row.unknown_hours},
+                        {"energy_kwh", row.energy_kwh},
+                        {"lease_hours", row.lease_hours}};
+    if (!r.currency.empty()) j["idle_cost"] = row.idle_cost;
+    return j;
+  };
+  nlohmann::json rows = nlohmann::json::array();
+  for (const ReportRow& row : r.rows) rows.push_back(row_json(row));
+  nlohmann::json j = {{"since", r.since_unix},
+                      {"until", r.until_unix},
+                      {"by", ByName(r.by)},
+                      {"verdict", r.verdict},
+                      {"rows", std::move(rows)},
+                      {"total", row_json(r.total)},
+                      {"mostly_idle_gpus", r.mostly_idle_gpus},
+                      {"warnings", r.warnings}};
+  if (!r.currency.empty()) j["currency"] = r.currency;
+  return j;
+}
+
+std::string RenderReportCsv(const FleetReport& r) {
+  auto quoted = [](const std::string& s) {
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string out = "\"";
+    for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return out + "\"";
+  };
+  std::string out = fmt::format(
+      "{},gpus,busy_hours,idle_hours,held_idle_hours,unknown_hours,lease_hours,energy_kwh,idle_cost\n",
+      ByName(r.by));
+  for (const ReportRow& row : r.rows) {
+    double leased = LeasedHours(row);
+    out += fmt::format("{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.2f}\n", quoted(row.key), row.gpus,
+                       row.busy_hours, row.idle_hours, row.held_idle_hours, row.unknown_hours, leased,
+                       row.energy_kwh, row.idle_cost);
+  }
+  return out;
+}
+
+}  // namespace tarmac::fleet

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// fleet report's forms: the text within 100 columns with the verdict first,
+// CSV quoting what needs it, JSON with every figure.
+#include "fleet/fleet_report.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "common/text_wrap.h"
+
+namespace tarmac::fleet {
+namespace {
+
+FleetReport Report(ReportBy by) {
+  FleetReport r;
+  r.since_unix = 1796000000;
+  r.until_unix = 1796000000 + 7 * 86400;
+  r.by = by;
+  r.currency = "USD";
+  ReportRow a;
+  a.key = by == ReportBy::kModel ? "NVIDIA H100 80GB HBM3, rev \"b\"" : "gpu-node-with-a-very-long-name-7";
+  a.gpus = 8;
+  a.busy_hours = 900;
+  a.idle_hours = 400;
+  a.held_idle_hours = 40;
+  a.unknown_hours = 4;
+  a.energy_kwh = 1234.5;
+  a.idle_cost = 1760.25;
+  a.lease_hours = {{"run", 500}, {"backfill", 120}};
+  r.rows = {a};
+  r.total = a;
+  r.total.key = "";
+  r.verdict =
+      "3 of 8 GPUs were idle more than 80 % of the time; 440.0h of 1340.0h GPU-hours read were idle (40.0h "
+      "held idle by a process); the idle time cost USD 1760.25";
+  return r;
+}
+
+TEST(FleetReportTest, TextFitsAndCarriesTheFigures) {
+  for (ReportBy by : {ReportBy::kNode, ReportBy::kGpu, ReportBy::kModel, ReportBy::kUser,
+                      ReportBy::kNamespace, ReportBy::kPod, ReportBy::kSlurmJob}) {
+    std::string text = RenderReportText(Report(by), 100);
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) EXPECT_LE(TextColumns(line), 100u) << line;
+    EXPECT_NE(text.find("fleet report 2026-11-30 00:53 UTC to 2026-12-07 00:53 UTC"), std::string::npos)
+        << text;
+  }
+  std::string text = RenderReportText(Report(ReportBy::kNode), 100);
+  EXPECT_NE(text.find("900.0h   400.0h     40.0h     4.0h   620.0h  1234.5kWh USD 1760.25"),
+            std::string::npos)
+      << text;
+  std::string users = RenderReportText(Report(ReportBy::kUser), 100);
+  EXPECT_NE(users.find("620.0h  backfill 120.0h, run 500.0h"), std::string::npos) << users;
+  // A holder's row: the hours it held GPUs, and of them busy, idle, unknown.
+  FleetReport jobs = Report(ReportBy::kSlurmJob);
+  jobs.rows[0].key = "4242";
+  jobs.rows[0].lease_hours = {{"slurm", 1344}};
+  std::string text_jobs = RenderReportText(jobs, 100);
+  EXPECT_NE(text_jobs.find("SLURM JOB"), std::string::npos) << text_jobs;
+  EXPECT_NE(text_jobs.find(
+                "4242                                         8   1344.0h    900.0h    400.0h      4.0h"),
+            std::string::npos)
+      << text_jobs;
+  jobs.rows.clear();
+  EXPECT_NE(RenderReportText(jobs, 100).find("(no slurm-job held a GPU in this range)"), std::string::npos);
+  bool parsed = false;
+  ReportBy by = ReportBy::kNode;
+  for (const char* name : {"namespace", "pod", "slurm-job"}) {
+    parsed = ParseReportBy(name, &by);
+    EXPECT_TRUE(parsed && IsHolderGrouping(by)) << name;
+  }
+  EXPECT_FALSE(ParseReportBy("job", &by));
+}
+
+TEST(FleetReportTest, CsvQuotesAndJsonCarriesEverything) {
+  std::string csv = RenderReportCsv(Report(ReportBy::kModel));
+  EXPECT_EQ(
+      csv.substr(0, csv.find('\n')),
+      "model,gpus,busy_hours,idle_hours,held_idle_hours,unknown_hours,lease_hours,energy_kwh,idle_cost");
+  EXPECT_NE(
+      csv.find(
+          "\"NVIDIA H100 80GB HBM3, rev \"\"b\"\"\",8,900.000,400.000,40.000,4.000,620.000,1234.500,1760.25"),
+      std::string::npos)
+      << csv;
+  nlohmann::json j = ReportToJson(Report(ReportBy::kNode));
+  EXPECT_EQ(j["by"], "node");
+  EXPECT_EQ(j["rows"][0]["lease_hours"]["backfill"], 120);
+  EXPECT_EQ(j["total"]["idle_cost"], 1760.25);
+  EXPECT_EQ(j["currency"], "USD");
+  ReportBy by = ReportBy::kNode;
+  EXPECT_TRUE(ParseReportBy("user", &by));
+  EXPECT_EQ(by, ReportBy::kUser);
+  EXPECT_FALSE(ParseReportBy("owner", &by));
+}
+
+TEST(FleetReportTest, TheHtmlHasTheHeatmapWithHeldIdleHoursInOrangeAndEscapesNames) {
+  FleetReport r = Report(ReportBy::kNode);
+  r.heatmap["node<1>"] = {HourCell{1796003600, 0.9, 0.0}, HourCell{1796007200, 0.0, 0.8}};
+  std::string html = RenderReportHtml(r);
+  EXPECT_NE(html.find("<svg class=\"heatmap\""), std::string::npos);
+  EXPECT_NE(html.find(">node&lt;1&gt;</text>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<rect class=\"held-idle\""), std::string::npos);
+  EXPECT_NE(html.find("<g class=\"legend\""), std::string::npos);
+  EXPECT_NE(html.find("90% busy, 0% held idle"), std::string::npos);
+  EXPECT_EQ(html.find("src="), std::string::npos);  // Nothing to fetch.
+  EXPECT_NE(html.find("<td>all</td><td>8</td><td>900.0h</td>"), std::string::npos) << html;
+  FleetReport empty = Report(ReportBy::kNode);
+  EXPECT_NE(RenderReportHtml(empty).find("(no node reported in this range)"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tarmac::fleet

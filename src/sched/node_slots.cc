@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sched/node_slots.h"
+
+#include <map>
+#include <string>
+
+namespace tarmac::sched {
+
+std::vector<int> NvLinkDomains(const node::NodeView& fleet) {
+  size_t n = fleet.gpus.size();
+  std::vector<size_t> parent(n);
+  for (size_t i = 0; i < n; ++i) parent[i] = i;
+  auto root = [&parent](size_t i) {
+    while (parent[i] != i) i = parent[i] = parent[parent[i]];
+    return i;
+  };
+  std::map<std::string, size_t> by_bus;
+  for (size_t i = 0; i < n; ++i) by_bus[fleet.gpus[i].info.pci_bus_id] = i;
+  std::vector<bool> linked(n, false);
+  for (size_t i = 0; i < n; ++i) {
+    for (const std::string& bus : fleet.gpus[i].info.nvlink_peer_bus_ids) {
+      auto peer = by_bus.find(bus);
+      if (peer == by_bus.end() || peer->second == i) continue;
+      linked[i] = linked[peer->second] = true;
+      parent[root(i)] = root(peer->second);
+    }
+  }
+  std::vector<int> domain(n, -1);
+  for (size_t i = 0; i < n; ++i) {
+    if (linked[i]) domain[i] = static_cast<int>(root(i));
+  }
+  return domain;
+}
+
+std::vector<GpuSlot> SlotsOf(const node::NodeView& fleet) {
+  std::vector<int> domain = NvLinkDomains(fleet);
+  std::vector<GpuSlot> slots;
+  slots.reserve(fleet.gpus.size());
+  for (const node::GpuView& g : fleet.gpus) {
+    GpuSlot s;
+    s.index = static_cast<int>(slots.size());
+    s.uuid = g.info.uuid;
+    s.is_healthy = g.sample.health == node::GpuHealth::kOk;
+    s.memory_free_bytes = g.sample.memory_free_bytes.value_or(0);
+    s.memory_total_bytes = g.info.memory_total_bytes.value_or(0);
+    s.numa_node = g.info.numa_node.value_or(-1);
+    s.nvlink_domain = domain[static_cast<size_t>(s.index)];
+    s.is_mig_enabled = g.info.is_mig_enabled.value_or(false) || !g.sample.mig_instances.empty();
+    for (const node::MigInstance& m : g.sample.mig_instances) {
+      MigSlot ms;
+      ms.uuid = m.uuid;
+      ms.profile = m.profile;
+      ms.memory_total_bytes = m.memory_total_bytes.value_or(0);
+      s.mig.push_back(std::move(ms));
+    }
+    slots.push_back(std::move(s));
+  }
+  return slots;
+}
+
+}  // namespace tarmac::sched
