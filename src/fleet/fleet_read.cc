@@ -7,22 +7,28 @@
 #include <cmath>
 #include <map>
 
+#include "node/metric_families.h"
+
 namespace tarmac::fleet {
 namespace {
 
 using prom::QueryResult;
 using prom::Sample;
 
-std::string InfoQuery() { return fmt::format("last_over_time(tarmac_gpu_info[{}])", kDownWindow); }
+std::string InfoQuery() { return fmt::format("last_over_time({}[{}])", node::family::kGpuInfo, kDownWindow); }
 std::string LastSampleQuery() {
-  return fmt::format("last_over_time(tarmac_last_sample_timestamp_seconds[{}])", kDownWindow);
+  return fmt::format("last_over_time({}[{}])", node::family::kLastSampleTimestampSeconds, kDownWindow);
 }
 std::string DcgmInfoQuery() { return fmt::format("last_over_time(DCGM_FI_DEV_GPU_UTIL[{}])", kDownWindow); }
-constexpr const char* kIdleHoldersQuery =
-    "count by (instance, uuid) (tarmac_process_sm_utilization_ratio == 0)";
-constexpr const char* kProcessesQuery = "count by (instance, uuid) (tarmac_process_gpu_memory_bytes)";
-constexpr const char* kRecentQuery =
-    "max by (instance, gpu) (avg_over_time(tarmac_gpu_utilization_ratio[1m]))";
+std::string IdleHoldersQuery() {
+  return fmt::format("count by (instance, uuid) ({} == 0)", node::family::kProcessSmUtilizationRatio);
+}
+std::string ProcessesQuery() {
+  return fmt::format("count by (instance, uuid) ({})", node::family::kProcessGpuMemoryBytes);
+}
+std::string RecentQuery() {
+  return fmt::format("max by (instance, gpu) (avg_over_time({}[1m]))", node::family::kGpuUtilizationRatio);
+}
 constexpr const char* kDcgmReadingsQuery =
     "{__name__=~\"DCGM_FI_DEV_(GPU_UTIL|FB_USED|FB_FREE|FB_RESERVED|POWER_USAGE|GPU_TEMP)\"}";
 
@@ -54,49 +60,51 @@ const std::vector<ReadingQuery>& ReadingQueries() {
   using G = FleetGpu;
   static const std::vector<ReadingQuery> kQueries = [] {
     std::vector<ReadingQuery> out;
-    auto add = [&out](const char* f, const char* filter, bool is_idle_part,
+    auto add = [&out](const char* family, const char* filter, bool is_idle_part,
                       void (*apply)(const Sample&, G*)) {
-      out.push_back({fmt::format("tarmac_gpu_{}", f),
-                     fmt::format("max by (instance, gpu) (tarmac_gpu_{}{})", f, filter), is_idle_part,
-                     apply});
+      out.push_back(
+          {family, fmt::format("max by (instance, gpu) ({}{})", family, filter), is_idle_part, apply});
     };
-    add("utilization_ratio", "", false,
+    namespace f = node::family;
+    add(f::kGpuUtilizationRatio, "", false,
         [](const Sample& s, G* g) { g->utilization_ratio = FiniteOrNone(s.value); });
-    add("memory_total_bytes", "", false,
+    add(f::kGpuMemoryTotalBytes, "", false,
         [](const Sample& s, G* g) { g->memory_total_bytes = FiniteOrNone(s.value); });
-    add("memory_free_bytes", "", false,
+    add(f::kGpuMemoryFreeBytes, "", false,
         [](const Sample& s, G* g) { g->memory_free_bytes = FiniteOrNone(s.value); });
-    add("power_watts", "", false, [](const Sample& s, G* g) { g->power_watts = FiniteOrNone(s.value); });
-    add("power_limit_watts", "", false,
+    add(f::kGpuPowerWatts, "", false, [](const Sample& s, G* g) { g->power_watts = FiniteOrNone(s.value); });
+    add(f::kGpuPowerLimitWatts, "", false,
         [](const Sample& s, G* g) { g->power_limit_watts = FiniteOrNone(s.value); });
-    add("temperature_celsius", "", false,
+    add(f::kGpuTemperatureCelsius, "", false,
         [](const Sample& s, G* g) { g->temperature_celsius = FiniteOrNone(s.value); });
-    add("memory_used_bytes", "", true,
+    add(f::kGpuMemoryUsedBytes, "", true,
         [](const Sample& s, G* g) { g->memory_used_bytes = FiniteOrNone(s.value); });
-    add("lost", " == 1", false, [](const Sample& s, G* g) { g->is_lost = s.value == 1; });
-    add("idle", " == 1", true, [](const Sample& s, G* g) { g->is_idle = s.value == 1; });
-    add("held_idle", " == 1", true, [](const Sample& s, G* g) { g->is_held_idle = s.value == 1; });
-    add("idle_for_seconds", " > 0", true,
+    add(f::kGpuLost, " == 1", false, [](const Sample& s, G* g) { g->is_lost = s.value == 1; });
+    add(f::kGpuIdle, " == 1", true, [](const Sample& s, G* g) { g->is_idle = s.value == 1; });
+    add(f::kGpuHeldIdle, " == 1", true, [](const Sample& s, G* g) { g->is_held_idle = s.value == 1; });
+    add(f::kGpuIdleForSeconds, " > 0", true,
         [](const Sample& s, G* g) { g->idle_for_seconds = FiniteOrNone(s.value); });
-    add("held_idle_for_seconds", " > 0", true,
+    add(f::kGpuHeldIdleForSeconds, " > 0", true,
         [](const Sample& s, G* g) { g->held_idle_for_seconds = FiniteOrNone(s.value); });
-    out.push_back({"tarmac_gpu_idle_for_cost", "max by (instance, gpu, currency) (tarmac_gpu_idle_for_cost)",
-                   true, [](const Sample& s, G* g) {
+    out.push_back({f::kGpuIdleForCost,
+                   fmt::format("max by (instance, gpu, currency) ({})", f::kGpuIdleForCost), true,
+                   [](const Sample& s, G* g) {
                      g->idle_for_cost = FiniteOrNone(s.value);
                      g->currency = s.Label("currency");
                    }});
-    out.push_back({"tarmac_gpu_throttled", "max by (instance, gpu, reason) (tarmac_gpu_throttled == 1)",
-                   false, [](const Sample& s, G* g) {
+    out.push_back({f::kGpuThrottled,
+                   fmt::format("max by (instance, gpu, reason) ({} == 1)", f::kGpuThrottled), false,
+                   [](const Sample& s, G* g) {
                      if (s.value == 1) g->throttle_reasons.push_back(s.Label("reason"));
                    }});
-    out.push_back({"tarmac_gpu_lease", "tarmac_gpu_lease == 1", true, [](const Sample& s, G* g) {
+    out.push_back({f::kGpuLease, fmt::format("{} == 1", f::kGpuLease), true, [](const Sample& s, G* g) {
                      if (s.value != 1) return;
                      g->holders.push_back(GpuHolder{std::atoll(s.Label("lease").c_str()), s.Label("user"),
                                                     s.Label("kind"), s.Label("slurm_job"),
                                                     s.Label("mig_uuid")});
                    }});
-    out.push_back({"tarmac_gpu_pod_allocated",
-                   "max by (instance, gpu, namespace, pod) (tarmac_gpu_pod_allocated == 1)", true,
+    out.push_back({f::kGpuPodAllocated,
+                   fmt::format("max by (instance, gpu, namespace, pod) ({} == 1)", f::kGpuPodAllocated), true,
                    [](const Sample& s, G* g) {
                      if (!s.Label("pod").empty()) g->pod = s.Label("namespace") + "/" + s.Label("pod");
                    }});
@@ -223,9 +231,9 @@ Result<FleetView> ReadFleet(prom::PromClient* client, const ReadParts& parts) {
   FleetView view;
   view.prometheus_url = client->url();
   Reader r{client, &view, {}, {}, {}, {}};
-  std::vector<std::string> all = {InfoQuery(),       LastSampleQuery(), DcgmInfoQuery(),    "up",
-                                  kIdleHoldersQuery, kProcessesQuery,   kDcgmReadingsQuery, "time()"};
-  if (parts.recent_utilization) all.push_back(kRecentQuery);
+  std::vector<std::string> all = {InfoQuery(),        LastSampleQuery(), DcgmInfoQuery(),    "up",
+                                  IdleHoldersQuery(), ProcessesQuery(),  kDcgmReadingsQuery, "time()"};
+  if (parts.recent_utilization) all.push_back(RecentQuery());
   for (const ReadingQuery& q : ReadingQueries()) {
     if (q.IsAskedFor(parts)) all.push_back(q.promql);
   }
@@ -274,20 +282,20 @@ Result<FleetView> ReadFleet(prom::PromClient* client, const ReadParts& parts) {
     }
   }
   // Processes holding memory at 0 % SM, per GPU.
-  Result<std::vector<Sample>> idle_procs = r.Run(kIdleHoldersQuery);
+  Result<std::vector<Sample>> idle_procs = r.Run(IdleHoldersQuery());
   if (!idle_procs.ok()) return idle_procs.status();
   for (const Sample& s : idle_procs.value()) {
     if (FleetGpu* g = r.Gpu(s, "uuid")) g->idle_holders = static_cast<int>(s.value);
   }
   // Processes per GPU, and utilization over the last minute (what pick
   // judges by, as `tarmac pick` judges by a window).
-  Result<std::vector<Sample>> procs = r.Run(kProcessesQuery);
+  Result<std::vector<Sample>> procs = r.Run(ProcessesQuery());
   if (!procs.ok()) return procs.status();
   for (const Sample& s : procs.value()) {
     if (FleetGpu* g = r.Gpu(s, "uuid")) g->processes = static_cast<int>(s.value);
   }
   if (parts.recent_utilization) {
-    Result<std::vector<Sample>> recent = r.Run(kRecentQuery);
+    Result<std::vector<Sample>> recent = r.Run(RecentQuery());
     if (!recent.ok()) return recent.status();
     for (const Sample& s : recent.value()) {
       if (FleetGpu* g = r.GpuAt(s)) g->recent_utilization_ratio = FiniteOrNone(s.value);

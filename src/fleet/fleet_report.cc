@@ -12,6 +12,7 @@
 #include "common/time_spec.h"
 #include "common/units.h"
 #include "fleet/fleet_render.h"
+#include "node/metric_families.h"
 
 namespace tarmac::fleet {
 namespace {
@@ -206,8 +207,8 @@ Status ReadHeatmap(prom::PromClient* client, int64_t since_unix, int64_t until_u
   const char* shares[] = {"{state=\"busy\"}", "{state=\"held_idle\"}", "{state!=\"unknown\"}"};
   for (size_t k = 0; k < 3; ++k) {
     Result<prom::RangeResult> range = client->QueryRange(
-        fmt::format("sum by (hostname) (increase(tarmac_gpu_state_seconds_total{}[1h]))", shares[k]), start,
-        static_cast<double>(until_unix), kHour);
+        fmt::format("sum by (hostname) (increase({}{}[1h]))", node::family::kGpuStateSecondsTotal, shares[k]),
+        start, static_cast<double>(until_unix), kHour);
     if (!range.ok()) return range.status();
     for (const std::string& w : range.value().warnings) r->warnings.push_back(w);
     for (const prom::Series& series : range.value().series) {
@@ -264,21 +265,20 @@ Result<FleetReport> ReadFleetReport(prom::PromClient* client, int64_t since_unix
   // Every query at once: over a week of a large fleet each reads millions
   // of samples, and the server answers them in parallel. In this order:
   // states, leases, then energy and cost (GPU rows) or jobs (job rows).
-  std::vector<std::string> queries = {
-      fmt::format("sum by ({}, state) (increase(tarmac_gpu_state_seconds_total[{}]))", row_labels, range),
-      fmt::format("sum by ({}, user, kind) (increase(tarmac_gpu_lease_seconds_total[{}]))", row_labels,
-                  range)};
+  std::vector<std::string> queries = {fmt::format("sum by ({}, state) (increase({}[{}]))", row_labels,
+                                                  node::family::kGpuStateSecondsTotal, range),
+                                      fmt::format("sum by ({}, user, kind) (increase({}[{}]))", row_labels,
+                                                  node::family::kGpuLeaseSecondsTotal, range)};
   if (!IsHolderGrouping(by)) {
-    queries.push_back(
-        fmt::format("sum by ({}) (increase(tarmac_gpu_energy_joules_total[{}]))", row_labels, range));
-    queries.push_back(
-        fmt::format("sum by ({}, currency) (increase(tarmac_gpu_idle_cost_total[{}]))", row_labels, range));
+    queries.push_back(fmt::format("sum by ({}) (increase({}[{}]))", row_labels,
+                                  node::family::kGpuEnergyJoulesTotal, range));
+    queries.push_back(fmt::format("sum by ({}, currency) (increase({}[{}]))", row_labels,
+                                  node::family::kGpuIdleCostTotal, range));
   }
   if (by_job) {
     queries.push_back(
-        fmt::format("sum by (hostname, uuid, namespace, pod, slurm_job, state) "
-                    "(increase(tarmac_gpu_job_seconds_total[{}]))",
-                    range));
+        fmt::format("sum by (hostname, uuid, namespace, pod, slurm_job, state) (increase({}[{}]))",
+                    node::family::kGpuJobSecondsTotal, range));
   }
   Result<std::vector<QueryResult>> answers = client->QueryAll(queries, static_cast<double>(until_unix));
   if (!answers.ok()) return answers.status();

@@ -5,47 +5,48 @@
 #include <string_view>
 
 #include "metrics/family.h"
+#include "node/metric_families.h"
 
 namespace tarmac::metrics {
 namespace {
 
 // The families CollectIdle renders.
-constexpr Family kGpuIdleSecondsTotal{"tarmac_gpu_idle_seconds_total", "counter",
+constexpr Family kGpuIdleSecondsTotal{node::family::kGpuIdleSecondsTotal, "counter",
                                       "Time the GPU spent under 5 % utilization."};
-constexpr Family kGpuHeldIdleSecondsTotal{"tarmac_gpu_held_idle_seconds_total", "counter",
+constexpr Family kGpuHeldIdleSecondsTotal{node::family::kGpuHeldIdleSecondsTotal, "counter",
                                           "Time a process held memory on the GPU at 0 % SM."};
-constexpr Family kGpuIdleCostTotal{"tarmac_gpu_idle_cost_total", "counter",
+constexpr Family kGpuIdleCostTotal{node::family::kGpuIdleCostTotal, "counter",
                                    "What the GPU's idle time cost, at the configured price."};
 constexpr Family kGpuIdleForSeconds{
-    "tarmac_gpu_idle_for_seconds", "gauge",
+    node::family::kGpuIdleForSeconds, "gauge",
     "How long the GPU has been idle now (0 when it is not); since the agent started at most."};
-constexpr Family kGpuIdleForCost{"tarmac_gpu_idle_for_cost", "gauge",
+constexpr Family kGpuIdleForCost{node::family::kGpuIdleForCost, "gauge",
                                  "What the idle spell going on now has cost, at the configured price."};
 constexpr Family kGpuHeldIdleForSeconds{
-    "tarmac_gpu_held_idle_for_seconds", "gauge",
+    node::family::kGpuHeldIdleForSeconds, "gauge",
     "How long a process has held memory on the GPU at 0 % SM now (0 when none does)."};
 constexpr std::array kIdleFamilies = {&kGpuIdleSecondsTotal, &kGpuHeldIdleSecondsTotal,
                                       &kGpuIdleCostTotal,    &kGpuIdleForSeconds,
                                       &kGpuIdleForCost,      &kGpuHeldIdleForSeconds};
 constexpr Family kGpuStateSecondsTotal{
-    "tarmac_gpu_state_seconds_total", "counter",
+    node::family::kGpuStateSecondsTotal, "counter",
     "Time the GPU spent in each state (busy, idle, held_idle, unknown), each second in one."};
 constexpr Family kGpuLeaseSecondsTotal{
-    "tarmac_gpu_lease_seconds_total", "counter",
+    node::family::kGpuLeaseSecondsTotal, "counter",
     "Time leases held the GPU (or its MIG instances), by the lease's user and kind."};
 constexpr Family kGpuJobSecondsTotal{
-    "tarmac_gpu_job_seconds_total", "counter",
+    node::family::kGpuJobSecondsTotal, "counter",
     "Time a Kubernetes pod or a Slurm job held the GPU (or a MIG instance), by the GPU's state."};
 constexpr std::array kAccountingFamilies = {&kGpuStateSecondsTotal, &kGpuLeaseSecondsTotal,
                                             &kGpuJobSecondsTotal};
 
 // A counter's value for one family of kIdleFamilies.
 double IdleValue(std::string_view family, const GpuCounters& c) {
-  if (family == "tarmac_gpu_idle_seconds_total") return c.idle_seconds;
-  if (family == "tarmac_gpu_held_idle_seconds_total") return c.held_idle_seconds;
-  if (family == "tarmac_gpu_idle_cost_total") return c.idle_cost;
-  if (family == "tarmac_gpu_idle_for_seconds") return c.idle_for_seconds;
-  if (family == "tarmac_gpu_idle_for_cost") return c.idle_for_cost;
+  if (family == node::family::kGpuIdleSecondsTotal) return c.idle_seconds;
+  if (family == node::family::kGpuHeldIdleSecondsTotal) return c.held_idle_seconds;
+  if (family == node::family::kGpuIdleCostTotal) return c.idle_cost;
+  if (family == node::family::kGpuIdleForSeconds) return c.idle_for_seconds;
+  if (family == node::family::kGpuIdleForCost) return c.idle_for_cost;
   return c.held_idle_for_seconds;
 }
 
@@ -58,7 +59,7 @@ void CollectIdle(const node::NodeView& fleet, const std::string& host, const std
     for (const node::GpuView& g : fleet.gpus) {
       auto c = counters.find(g.info.uuid);
       if (c == counters.end()) continue;
-      bool is_cost = name == "tarmac_gpu_idle_cost_total" || name == "tarmac_gpu_idle_for_cost";
+      bool is_cost = name == node::family::kGpuIdleCostTotal || name == node::family::kGpuIdleForCost;
       out->Sample(name, is_cost ? With(NativeLabels(g, host), "currency", currency) : NativeLabels(g, host),
                   IdleValue(name, c->second));
     }
@@ -74,7 +75,7 @@ void CollectSecondsByHolder(const node::NodeView& fleet, const std::string& host
     auto c = counters.find(g.info.uuid);
     if (c == counters.end()) continue;
     for (const auto& [state, seconds] : c->second.state_seconds) {
-      out->Sample("tarmac_gpu_state_seconds_total", With(NativeLabels(g, host), "state", state), seconds);
+      out->Sample(node::family::kGpuStateSecondsTotal, With(NativeLabels(g, host), "state", state), seconds);
     }
   }
   Head(out, kGpuLeaseSecondsTotal);
@@ -82,7 +83,7 @@ void CollectSecondsByHolder(const node::NodeView& fleet, const std::string& host
     auto c = counters.find(g.info.uuid);
     if (c == counters.end()) continue;
     for (const auto& [holder, seconds] : c->second.lease_seconds) {
-      out->Sample("tarmac_gpu_lease_seconds_total",
+      out->Sample(node::family::kGpuLeaseSecondsTotal,
                   With(With(NativeLabels(g, host), "user", holder.first), "kind", holder.second), seconds);
     }
   }
@@ -94,7 +95,7 @@ void CollectSecondsByHolder(const node::NodeView& fleet, const std::string& host
       Labels l = NativeLabels(g, host);
       if (!job.pod.empty()) l = With(With(l, "namespace", job.pod_namespace), "pod", job.pod);
       if (!job.slurm_job.empty()) l = With(l, "slurm_job", job.slurm_job);
-      out->Sample("tarmac_gpu_job_seconds_total", With(l, "state", job.state), held.seconds);
+      out->Sample(node::family::kGpuJobSecondsTotal, With(l, "state", job.state), held.seconds);
     }
   }
 }

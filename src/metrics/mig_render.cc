@@ -3,6 +3,7 @@
 
 #include "metrics/pod_labels.h"
 #include "node/gpu_marks.h"
+#include "node/metric_families.h"
 
 namespace tarmac::metrics {
 namespace {
@@ -44,14 +45,14 @@ Labels DcgmMigLabels(Labels l, const node::GpuView& g, const node::MigInstance& 
 
 const std::vector<FamilyDoc>& MigNativeFamilies() {
   static const std::vector<FamilyDoc> kFamilies = {
-      {"tarmac_mig_instance_info", "gauge",
+      {node::family::kMigInstanceInfo, "gauge",
        "A MIG instance (its MIG UUID, GPU instance id and profile); always 1."},
-      {"tarmac_mig_memory_used_bytes", "gauge", "Memory used in a MIG instance."},
-      {"tarmac_mig_memory_total_bytes", "gauge", "Memory of a MIG instance."},
-      {"tarmac_mig_engine_active_ratio", "gauge",
+      {node::family::kMigMemoryUsedBytes, "gauge", "Memory used in a MIG instance."},
+      {node::family::kMigMemoryTotalBytes, "gauge", "Memory of a MIG instance."},
+      {node::family::kMigEngineActiveRatio, "gauge",
        "Time a MIG instance's graphics/compute engine was active since the last sample (0-1, GPM)."},
-      {"tarmac_mig_processes", "gauge", "Processes running in a MIG instance."},
-      {"tarmac_mig_idle_holding_processes", "gauge",
+      {node::family::kMigProcesses, "gauge", "Processes running in a MIG instance."},
+      {node::family::kMigIdleHoldingProcesses, "gauge",
        "Processes holding memory in a MIG instance whose engine showed no activity."},
   };
   return kFamilies;

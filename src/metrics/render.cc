@@ -16,6 +16,7 @@
 #include "metrics/mig_render.h"
 #include "metrics/pod_labels.h"
 #include "node/gpu_marks.h"
+#include "node/metric_families.h"
 #include "node/sample_fields.h"
 #include "nvidia/clock_event_reasons.h"
 #include "nvidia/xid_catalog.h"
@@ -112,26 +113,26 @@ const std::vector<GpuFamily>& NativeGpuFamilies() {
   static const std::vector<GpuFamily> kFamilies = WithTableFamilies(
       &node::SampleField::native,
       {
-          {{"tarmac_gpu_memory_total_bytes", "gauge", "GPU memory in total."},
+          {{node::family::kGpuMemoryTotalBytes, "gauge", "GPU memory in total."},
            [](const node::GpuView& g) {
              return Scaled(
                  g.sample.memory_total_bytes ? g.sample.memory_total_bytes : g.info.memory_total_bytes, 1.0);
            }},
-          {{"tarmac_gpu_pcie_link_width_max", "gauge", "PCIe link width the GPU and slot support."},
+          {{node::family::kGpuPcieLinkWidthMax, "gauge", "PCIe link width the GPU and slot support."},
            [](const node::GpuView& g) { return Scaled(g.info.pcie_width_max, 1.0); }},
-          {{"tarmac_gpu_pcie_link_generation_max", "gauge", "PCIe generation the GPU and slot support."},
+          {{node::family::kGpuPcieLinkGenerationMax, "gauge", "PCIe generation the GPU and slot support."},
            [](const node::GpuView& g) { return Scaled(g.info.pcie_generation_max, 1.0); }},
-          {{"tarmac_gpu_remapped_rows_pending", "gauge", "1 when a row remapping waits for a GPU reset."},
+          {{node::family::kGpuRemappedRowsPending, "gauge", "1 when a row remapping waits for a GPU reset."},
            [](const node::GpuView& g) -> std::optional<double> {
              if (!g.sample.remapped_rows) return std::nullopt;
              return g.sample.remapped_rows->is_pending ? 1.0 : 0.0;
            }},
-          {{"tarmac_gpu_remapped_rows_failed", "gauge", "1 when row remapping has failed."},
+          {{node::family::kGpuRemappedRowsFailed, "gauge", "1 when row remapping has failed."},
            [](const node::GpuView& g) -> std::optional<double> {
              if (!g.sample.remapped_rows) return std::nullopt;
              return g.sample.remapped_rows->has_failure ? 1.0 : 0.0;
            }},
-          {{"tarmac_gpu_idle", "gauge",
+          {{node::family::kGpuIdle, "gauge",
             "1 when the GPU is under 5 % utilization now (in MIG mode: its engine activity, GPM)."},
            [](const node::GpuView& g) -> std::optional<double> {
              // In MIG mode the driver reports no utilization; the engine's
@@ -140,7 +141,7 @@ const std::vector<GpuFamily>& NativeGpuFamilies() {
              if (!Readable(g) || !is_known) return std::nullopt;
              return node::MarkGpu(g).is_idle ? 1.0 : 0.0;
            }},
-          {{"tarmac_gpu_held_idle", "gauge", "1 when a process holds memory on the GPU at 0 % SM now."},
+          {{node::family::kGpuHeldIdle, "gauge", "1 when a process holds memory on the GPU at 0 % SM now."},
            [](const node::GpuView& g) -> std::optional<double> {
              if (!Readable(g)) return std::nullopt;
              return node::MarkGpu(g).idle_holding_pids.empty() ? 0.0 : 1.0;
@@ -232,14 +233,15 @@ void CollectDcgm(const Scrape& s, Exposition* out) {
 }
 
 // The families CollectGpuState renders.
-constexpr Family kGpuInfo{"tarmac_gpu_info", "gauge", "GPU identity; always 1."};
-constexpr Family kGpuUp{"tarmac_gpu_up", "gauge", "1 when the GPU could be read at the last sample."};
-constexpr Family kGpuLost{"tarmac_gpu_lost", "gauge", "1 when the GPU has fallen off the bus or is lost."};
+constexpr Family kGpuInfo{node::family::kGpuInfo, "gauge", "GPU identity; always 1."};
+constexpr Family kGpuUp{node::family::kGpuUp, "gauge", "1 when the GPU could be read at the last sample."};
+constexpr Family kGpuLost{node::family::kGpuLost, "gauge",
+                          "1 when the GPU has fallen off the bus or is lost."};
 constexpr Family kGpuPodAllocated{
-    "tarmac_gpu_pod_allocated", "gauge",
+    node::family::kGpuPodAllocated, "gauge",
     "1 for the pod and container the kubelet allocated the GPU to (pod resources), whether or "
     "not it runs."};
-constexpr Family kGpuUnresponsive{"tarmac_gpu_unresponsive", "gauge",
+constexpr Family kGpuUnresponsive{node::family::kGpuUnresponsive, "gauge",
                                   "1 when a driver call on the GPU has not returned in time."};
 constexpr std::array kGpuStateFamilies = {&kGpuInfo, &kGpuUp, &kGpuLost, &kGpuPodAllocated,
                                           &kGpuUnresponsive};
@@ -253,14 +255,15 @@ void CollectGpuState(const Scrape& s, Exposition* out) {
     Labels l = NativeLabels(g, host);
     l.emplace_back("pci_bus_id", g.info.pci_bus_id);
     l.emplace_back("driver_version", fleet.system.driver_version);
-    out->Sample("tarmac_gpu_info", l, 1);
+    out->Sample(node::family::kGpuInfo, l, 1);
   }
   Head(out, kGpuUp);
   for (const node::GpuView& g : fleet.gpus)
-    out->Sample("tarmac_gpu_up", NativeLabels(g, host), Readable(g) ? 1 : 0);
+    out->Sample(node::family::kGpuUp, NativeLabels(g, host), Readable(g) ? 1 : 0);
   Head(out, kGpuLost);
   for (const node::GpuView& g : fleet.gpus) {
-    out->Sample("tarmac_gpu_lost", NativeLabels(g, host), g.sample.health == node::GpuHealth::kLost ? 1 : 0);
+    out->Sample(node::family::kGpuLost, NativeLabels(g, host),
+                g.sample.health == node::GpuHealth::kLost ? 1 : 0);
   }
   bool has_allocations = std::any_of(fleet.gpus.begin(), fleet.gpus.end(),
                                      [](const node::GpuView& g) { return g.allocated_to.has_value(); });
@@ -270,20 +273,20 @@ void CollectGpuState(const Scrape& s, Exposition* out) {
       if (!g.allocated_to) continue;
       Labels l = NativeLabels(g, host);
       AddPodLabels(*g.allocated_to, g, std::nullopt, &l);
-      out->Sample("tarmac_gpu_pod_allocated", l, 1);
+      out->Sample(node::family::kGpuPodAllocated, l, 1);
     }
   }
   Head(out, kGpuUnresponsive);
   for (const node::GpuView& g : fleet.gpus) {
-    out->Sample("tarmac_gpu_unresponsive", NativeLabels(g, host),
+    out->Sample(node::family::kGpuUnresponsive, NativeLabels(g, host),
                 g.sample.health == node::GpuHealth::kUnresponsive ? 1 : 0);
   }
 }
 
 // The families CollectGpuReadings renders.
-constexpr Family kGpuThrottled{"tarmac_gpu_throttled", "gauge",
+constexpr Family kGpuThrottled{node::family::kGpuThrottled, "gauge",
                                "1 when the GPU's clocks are lowered for this reason now."};
-constexpr Family kGpuThrottleSecondsTotal{"tarmac_gpu_throttle_seconds_total", "counter",
+constexpr Family kGpuThrottleSecondsTotal{node::family::kGpuThrottleSecondsTotal, "counter",
                                           "Time the GPU's clocks were lowered, by reason."};
 constexpr std::array kGpuReadingsFamilies = {&kGpuThrottled, &kGpuThrottleSecondsTotal};
 
@@ -304,7 +307,7 @@ void CollectGpuReadings(const Scrape& s, Exposition* out) {
     if (!Readable(g) || !g.sample.clock_event_reasons) continue;
     for (const nvidia::ClockEventReason& r : nvidia::ClockEventReasons()) {
       if (!r.is_throttle) continue;
-      out->Sample("tarmac_gpu_throttled", With(NativeLabels(g, host), "reason", std::string(r.name)),
+      out->Sample(node::family::kGpuThrottled, With(NativeLabels(g, host), "reason", std::string(r.name)),
                   (*g.sample.clock_event_reasons & r.bit) ? 1 : 0);
     }
   }
@@ -313,18 +316,18 @@ void CollectGpuReadings(const Scrape& s, Exposition* out) {
     auto c = counters.find(g.info.uuid);
     if (c == counters.end()) continue;
     for (const auto& [reason, seconds] : c->second.throttle_seconds) {
-      out->Sample("tarmac_gpu_throttle_seconds_total", With(NativeLabels(g, host), "reason", reason),
+      out->Sample(node::family::kGpuThrottleSecondsTotal, With(NativeLabels(g, host), "reason", reason),
                   seconds);
     }
   }
 }
 
 // The families CollectGpuErrors renders.
-constexpr Family kGpuEccErrorsTotal{"tarmac_gpu_ecc_errors_total", "counter",
+constexpr Family kGpuEccErrorsTotal{node::family::kGpuEccErrorsTotal, "counter",
                                     "ECC errors, by kind (corrected, uncorrected) and scope."};
-constexpr Family kGpuRemappedRowsTotal{"tarmac_gpu_remapped_rows_total", "counter",
+constexpr Family kGpuRemappedRowsTotal{node::family::kGpuRemappedRowsTotal, "counter",
                                        "Rows remapped, by kind (corrected, uncorrected)."};
-constexpr Family kGpuXidErrorsTotal{"tarmac_gpu_xid_errors_total", "counter",
+constexpr Family kGpuXidErrorsTotal{node::family::kGpuXidErrorsTotal, "counter",
                                     "Xid errors seen by the agent since it started, by code."};
 constexpr std::array kGpuErrorsFamilies = {&kGpuEccErrorsTotal, &kGpuRemappedRowsTotal, &kGpuXidErrorsTotal};
 
@@ -338,7 +341,7 @@ void CollectGpuErrors(const Scrape& s, Exposition* out) {
     const node::EccCounts& e = g.sample.ecc;
     auto put = [&](const std::optional<int64_t>& v, const char* kind, const char* scope) {
       if (v)
-        out->Sample("tarmac_gpu_ecc_errors_total",
+        out->Sample(node::family::kGpuEccErrorsTotal,
                     With(With(NativeLabels(g, host), "kind", kind), "scope", scope), static_cast<double>(*v));
     };
     put(e.volatile_corrected, "corrected", "volatile");
@@ -349,26 +352,26 @@ void CollectGpuErrors(const Scrape& s, Exposition* out) {
   Head(out, kGpuRemappedRowsTotal);
   for (const node::GpuView& g : fleet.gpus) {
     if (!Readable(g) || !g.sample.remapped_rows) continue;
-    out->Sample("tarmac_gpu_remapped_rows_total", With(NativeLabels(g, host), "kind", "corrected"),
+    out->Sample(node::family::kGpuRemappedRowsTotal, With(NativeLabels(g, host), "kind", "corrected"),
                 static_cast<double>(g.sample.remapped_rows->corrected));
-    out->Sample("tarmac_gpu_remapped_rows_total", With(NativeLabels(g, host), "kind", "uncorrected"),
+    out->Sample(node::family::kGpuRemappedRowsTotal, With(NativeLabels(g, host), "kind", "uncorrected"),
                 static_cast<double>(g.sample.remapped_rows->uncorrected));
   }
   Head(out, kGpuXidErrorsTotal);
   for (const node::GpuView& g : fleet.gpus) {
     for (const auto& [code, n] : g.xid_count_by_code) {
-      out->Sample("tarmac_gpu_xid_errors_total", With(NativeLabels(g, host), "xid", std::to_string(code)),
+      out->Sample(node::family::kGpuXidErrorsTotal, With(NativeLabels(g, host), "xid", std::to_string(code)),
                   static_cast<double>(n));
     }
   }
 }
 
 // The families CollectProcesses renders.
-constexpr Family kProcessGpuMemoryBytes{"tarmac_process_gpu_memory_bytes", "gauge",
+constexpr Family kProcessGpuMemoryBytes{node::family::kProcessGpuMemoryBytes, "gauge",
                                         "GPU memory a process holds."};
-constexpr Family kProcessSmUtilizationRatio{"tarmac_process_sm_utilization_ratio", "gauge",
+constexpr Family kProcessSmUtilizationRatio{node::family::kProcessSmUtilizationRatio, "gauge",
                                             "A process's share of the GPU's SMs (0-1)."};
-constexpr Family kProcessSeriesDropped{"tarmac_process_series_dropped", "gauge",
+constexpr Family kProcessSeriesDropped{node::family::kProcessSeriesDropped, "gauge",
                                        "Processes left out of the per-process series by the cap."};
 constexpr std::array kProcessesFamilies = {&kProcessGpuMemoryBytes, &kProcessSmUtilizationRatio,
                                            &kProcessSeriesDropped};
@@ -409,31 +412,31 @@ void CollectProcesses(const Scrape& s, Exposition* out) {
   Head(out, kProcessGpuMemoryBytes);
   for (const auto& [g, p] : processes) {
     if (p->process.used_memory_bytes) {
-      out->Sample("tarmac_process_gpu_memory_bytes", process_labels(*g, *p),
+      out->Sample(node::family::kProcessGpuMemoryBytes, process_labels(*g, *p),
                   static_cast<double>(*p->process.used_memory_bytes));
     }
   }
   Head(out, kProcessSmUtilizationRatio);
   for (const auto& [g, p] : processes) {
     if (p->process.sm_utilization_ratio) {
-      out->Sample("tarmac_process_sm_utilization_ratio", process_labels(*g, *p),
+      out->Sample(node::family::kProcessSmUtilizationRatio, process_labels(*g, *p),
                   *p->process.sm_utilization_ratio);
     }
   }
   Head(out, kProcessSeriesDropped);
-  out->Sample("tarmac_process_series_dropped", {{"hostname", host}}, static_cast<double>(dropped));
+  out->Sample(node::family::kProcessSeriesDropped, {{"hostname", host}}, static_cast<double>(dropped));
 }
 
 // The families CollectAgent renders.
-constexpr Family kBuildInfo{"tarmac_build_info", "gauge", "The agent's version; always 1."};
-constexpr Family kDriverUp{"tarmac_driver_up", "gauge", "1 when the GPU driver can be read at all."};
-constexpr Family kNvmlErrorsTotal{"tarmac_nvml_errors_total", "counter",
+constexpr Family kBuildInfo{node::family::kBuildInfo, "gauge", "The agent's version; always 1."};
+constexpr Family kDriverUp{node::family::kDriverUp, "gauge", "1 when the GPU driver can be read at all."};
+constexpr Family kNvmlErrorsTotal{node::family::kNvmlErrorsTotal, "counter",
                                   "Failed NVML calls since the agent started, by function and error."};
-constexpr Family kSampleDurationSeconds{"tarmac_sample_duration_seconds", "gauge",
+constexpr Family kSampleDurationSeconds{node::family::kSampleDurationSeconds, "gauge",
                                         "How long the last sample took."};
-constexpr Family kLastSampleTimestampSeconds{"tarmac_last_sample_timestamp_seconds", "gauge",
+constexpr Family kLastSampleTimestampSeconds{node::family::kLastSampleTimestampSeconds, "gauge",
                                              "When the last sample was taken (Unix time)."};
-constexpr Family kSamplerTicksTotal{"tarmac_sampler_ticks_total", "counter",
+constexpr Family kSamplerTicksTotal{node::family::kSamplerTicksTotal, "counter",
                                     "Samples taken since the agent started."};
 constexpr std::array kAgentFamilies = {
     &kBuildInfo,        &kDriverUp, &kNvmlErrorsTotal, &kSampleDurationSeconds, &kLastSampleTimestampSeconds,
@@ -447,22 +450,22 @@ void CollectAgent(const Scrape& s, Exposition* out) {
   const node::Snapshot& snapshot = s.snapshot;
   const node::SamplerStats& stats = s.stats;
   Head(out, kBuildInfo);
-  out->Sample("tarmac_build_info", {{"hostname", host}, {"version", options.version}}, 1);
+  out->Sample(node::family::kBuildInfo, {{"hostname", host}, {"version", options.version}}, 1);
   Head(out, kDriverUp);
-  out->Sample("tarmac_driver_up", {{"hostname", host}}, fleet.backend_error.empty() ? 1 : 0);
+  out->Sample(node::family::kDriverUp, {{"hostname", host}}, fleet.backend_error.empty() ? 1 : 0);
   Head(out, kNvmlErrorsTotal);
   for (const auto& [key, n] : snapshot.call_errors) {
-    out->Sample("tarmac_nvml_errors_total", {{"hostname", host}, {"call", key.call}, {"error", key.error}},
-                static_cast<double>(n));
+    out->Sample(node::family::kNvmlErrorsTotal,
+                {{"hostname", host}, {"call", key.call}, {"error", key.error}}, static_cast<double>(n));
   }
   Head(out, kSampleDurationSeconds);
-  out->Sample("tarmac_sample_duration_seconds", {{"hostname", host}},
+  out->Sample(node::family::kSampleDurationSeconds, {{"hostname", host}},
               static_cast<double>(snapshot.tick_duration.count()) / 1e6);
   Head(out, kLastSampleTimestampSeconds);
-  out->Sample("tarmac_last_sample_timestamp_seconds", {{"hostname", host}},
+  out->Sample(node::family::kLastSampleTimestampSeconds, {{"hostname", host}},
               std::chrono::duration<double>(fleet.taken_at.time_since_epoch()).count());
   Head(out, kSamplerTicksTotal);
-  out->Sample("tarmac_sampler_ticks_total", {{"hostname", host}}, static_cast<double>(stats.ticks));
+  out->Sample(node::family::kSamplerTicksTotal, {{"hostname", host}}, static_cast<double>(stats.ticks));
 }
 
 }  // namespace
@@ -484,29 +487,29 @@ std::string RenderMetrics(const node::Snapshot& snapshot, const node::SamplerSta
 }
 
 // The families RenderLeaseFamilies renders.
-constexpr Family kLeases{"tarmac_leases", "gauge", "Leases held now, by priority."};
-constexpr Family kLeaseQueueLength{"tarmac_lease_queue_length", "gauge",
+constexpr Family kLeases{node::family::kLeases, "gauge", "Leases held now, by priority."};
+constexpr Family kLeaseQueueLength{node::family::kLeaseQueueLength, "gauge",
                                    "Requests waiting in the lease queue."};
 constexpr Family kBackfillPreemptionsTotal{
-    "tarmac_backfill_preemptions_total", "counter",
+    node::family::kBackfillPreemptionsTotal, "counter",
     "Backfill leases revoked for other requests since the agent started."};
-constexpr Family kBackfillGpuSecondsTotal{"tarmac_backfill_gpu_seconds_total", "counter",
+constexpr Family kBackfillGpuSecondsTotal{node::family::kBackfillGpuSecondsTotal, "counter",
                                           "GPU-seconds held by backfill leases since the agent started."};
-constexpr Family kBackfillBatches{"tarmac_backfill_batches", "gauge",
+constexpr Family kBackfillBatches{node::family::kBackfillBatches, "gauge",
                                   "Backfill batches the agent keeps, by state."};
 constexpr Family kBackfillRequestsTotal{
-    "tarmac_backfill_requests_total", "counter",
+    node::family::kBackfillRequestsTotal, "counter",
     "Batch requests finished, by outcome (done: a result; failed: an error line)."};
-constexpr Family kBackfillCompletionTokensTotal{"tarmac_backfill_completion_tokens_total", "counter",
+constexpr Family kBackfillCompletionTokensTotal{node::family::kBackfillCompletionTokensTotal, "counter",
                                                 "Tokens the engines generated for backfill batches."};
-constexpr Family kKubePluginRegistered{"tarmac_kube_plugin_registered", "gauge",
+constexpr Family kKubePluginRegistered{node::family::kKubePluginRegistered, "gauge",
                                        "1 while the device plugin is registered with the kubelet."};
-constexpr Family kKubePodLeases{"tarmac_kube_pod_leases", "gauge",
+constexpr Family kKubePodLeases{node::family::kKubePodLeases, "gauge",
                                 "Leases of kind pod (GPUs the kubelet allocated to pods) held now."};
-constexpr Family kKubePodResourcesUp{"tarmac_kube_pod_resources_up", "gauge",
+constexpr Family kKubePodResourcesUp{node::family::kKubePodResourcesUp, "gauge",
                                      "1 when the last List of the kubelet's pod resources worked."};
 constexpr Family kDoctorFinding{
-    "tarmac_doctor_finding", "gauge",
+    node::family::kDoctorFinding, "gauge",
     "Findings of the doctor's last scheduled run, by check and severity (warning, critical)."};
 constexpr std::array kLeaseFigureFamilies = {&kLeases,
                                              &kLeaseQueueLength,
@@ -524,45 +527,46 @@ std::string RenderLeaseFamilies(const AgentFigures& figures, const std::string& 
   Exposition out;
   Head(&out, kLeases);
   for (const auto& [priority, count] : figures.leases_by_priority) {
-    out.Sample("tarmac_leases", {{"hostname", hostname}, {"priority", priority}}, static_cast<double>(count));
+    out.Sample(node::family::kLeases, {{"hostname", hostname}, {"priority", priority}},
+               static_cast<double>(count));
   }
   Head(&out, kLeaseQueueLength);
-  out.Sample("tarmac_lease_queue_length", {{"hostname", hostname}}, static_cast<double>(figures.queued));
+  out.Sample(node::family::kLeaseQueueLength, {{"hostname", hostname}}, static_cast<double>(figures.queued));
   Head(&out, kBackfillPreemptionsTotal);
-  out.Sample("tarmac_backfill_preemptions_total", {{"hostname", hostname}},
+  out.Sample(node::family::kBackfillPreemptionsTotal, {{"hostname", hostname}},
              static_cast<double>(figures.backfill_preemptions));
   Head(&out, kBackfillGpuSecondsTotal);
-  out.Sample("tarmac_backfill_gpu_seconds_total", {{"hostname", hostname}}, figures.backfill_gpu_seconds);
+  out.Sample(node::family::kBackfillGpuSecondsTotal, {{"hostname", hostname}}, figures.backfill_gpu_seconds);
   Head(&out, kBackfillBatches);
   for (const auto& [state, count] : figures.batches_by_state) {
-    out.Sample("tarmac_backfill_batches", {{"hostname", hostname}, {"state", state}},
+    out.Sample(node::family::kBackfillBatches, {{"hostname", hostname}, {"state", state}},
                static_cast<double>(count));
   }
   Head(&out, kBackfillRequestsTotal);
-  out.Sample("tarmac_backfill_requests_total", {{"hostname", hostname}, {"outcome", "done"}},
+  out.Sample(node::family::kBackfillRequestsTotal, {{"hostname", hostname}, {"outcome", "done"}},
              static_cast<double>(figures.batch_requests_done));
-  out.Sample("tarmac_backfill_requests_total", {{"hostname", hostname}, {"outcome", "failed"}},
+  out.Sample(node::family::kBackfillRequestsTotal, {{"hostname", hostname}, {"outcome", "failed"}},
              static_cast<double>(figures.batch_requests_failed));
   Head(&out, kBackfillCompletionTokensTotal);
-  out.Sample("tarmac_backfill_completion_tokens_total", {{"hostname", hostname}},
+  out.Sample(node::family::kBackfillCompletionTokensTotal, {{"hostname", hostname}},
              static_cast<double>(figures.batch_completion_tokens));
   if (figures.kube_plugin_registered) {
     Head(&out, kKubePluginRegistered);
-    out.Sample("tarmac_kube_plugin_registered", {{"hostname", hostname}},
+    out.Sample(node::family::kKubePluginRegistered, {{"hostname", hostname}},
                *figures.kube_plugin_registered ? 1 : 0);
     Head(&out, kKubePodLeases);
-    out.Sample("tarmac_kube_pod_leases", {{"hostname", hostname}},
+    out.Sample(node::family::kKubePodLeases, {{"hostname", hostname}},
                static_cast<double>(figures.kube_pod_leases));
   }
   if (figures.kube_pod_resources_up) {
     Head(&out, kKubePodResourcesUp);
-    out.Sample("tarmac_kube_pod_resources_up", {{"hostname", hostname}},
+    out.Sample(node::family::kKubePodResourcesUp, {{"hostname", hostname}},
                *figures.kube_pod_resources_up ? 1 : 0);
   }
   if (figures.doctor_findings != nullptr && !figures.doctor_findings->empty()) {
     Head(&out, kDoctorFinding);
     for (const auto& [key, count] : *figures.doctor_findings) {
-      out.Sample("tarmac_doctor_finding",
+      out.Sample(node::family::kDoctorFinding,
                  {{"hostname", hostname}, {"check", key.first}, {"severity", key.second}},
                  static_cast<double>(count));
     }
@@ -571,7 +575,7 @@ std::string RenderLeaseFamilies(const AgentFigures& figures, const std::string& 
 }
 
 // The family RenderLeaseMarks renders.
-constexpr Family kGpuLease{"tarmac_gpu_lease", "gauge",
+constexpr Family kGpuLease{node::family::kGpuLease, "gauge",
                            "1 for each GPU (or MIG instance: mig_uuid) a lease holds now, with its holder."};
 constexpr std::array kLeaseMarkFamilies = {&kGpuLease};
 
@@ -589,11 +593,11 @@ std::string RenderLeaseMarks(const node::LeaseMarks& marks, const node::NodeView
   };
   for (const node::GpuView& g : fleet.gpus) {
     if (auto it = marks.leases.find(g.info.index); it != marks.leases.end()) {
-      out.Sample("tarmac_gpu_lease", holder(NativeLabels(g, hostname), it->second), 1);
+      out.Sample(node::family::kGpuLease, holder(NativeLabels(g, hostname), it->second), 1);
     }
     for (const node::MigInstance& m : g.sample.mig_instances) {
       if (auto it = marks.mig_leases.find(m.uuid); it != marks.mig_leases.end()) {
-        out.Sample("tarmac_gpu_lease",
+        out.Sample(node::family::kGpuLease,
                    holder(With(NativeLabels(g, hostname), "mig_uuid", m.uuid), it->second), 1);
       }
     }
@@ -602,7 +606,7 @@ std::string RenderLeaseMarks(const node::LeaseMarks& marks, const node::NodeView
 }
 
 // The families RenderScrapeDuration renders.
-constexpr Family kScrapeDurationSeconds{"tarmac_scrape_duration_seconds", "gauge",
+constexpr Family kScrapeDurationSeconds{node::family::kScrapeDurationSeconds, "gauge",
                                         "How long the agent took to answer the previous /metrics request."};
 constexpr std::array kScrapeDurationFamilies = {&kScrapeDurationSeconds};
 
@@ -611,7 +615,7 @@ std::string RenderScrapeDuration(const node::Snapshot& snapshot, const RenderOpt
   Exposition out;
   std::string host = options.hostname.empty() ? snapshot.fleet.hostname : options.hostname;
   Head(&out, kScrapeDurationSeconds);
-  out.Sample("tarmac_scrape_duration_seconds", {{"hostname", host}}, previous_scrape_seconds);
+  out.Sample(node::family::kScrapeDurationSeconds, {{"hostname", host}}, previous_scrape_seconds);
   return out.text();
 }
 
