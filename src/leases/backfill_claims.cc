@@ -11,12 +11,11 @@
 #include <algorithm>
 #include <set>
 
-#include "leases/lease_helpers.h"
 #include "leases/lease_service.h"
+#include "leases/lease_text.h"
 
 namespace tarmac::leases {
 
-using namespace lease_helpers;  // NOLINT: this module's own helpers.
 using std::chrono::duration_cast;
 using std::chrono::seconds;
 

@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "common/units.h"
-#include "leases/lease_helpers.h"
+#include "leases/lease_text.h"
 
 namespace tarmac::leases {
 namespace {
@@ -133,8 +133,8 @@ std::vector<bool> BackfillGate::Observe(const node::NodeView& fleet, const std::
   for (size_t i = 0; i < fleet.gpus.size(); ++i) {
     const node::GpuView& g = fleet.gpus[i];
     Holder holder = i < holders.size() ? holders[i] : Holder::kNone;
-    bool has_foreign = holder == Holder::kNone &&
-                       std::any_of(g.processes.begin(), g.processes.end(), lease_helpers::IsCompute);
+    bool has_foreign =
+        holder == Holder::kNone && std::any_of(g.processes.begin(), g.processes.end(), node::IsCompute);
     bool is_busy = holder == Holder::kNone && g.sample.utilization_gpu_ratio.value_or(0) > 0;
     int index = static_cast<int>(i);
     accepts[i] = Accepts(g.info.uuid, UsedBy(holder, has_foreign, is_busy), g.sample, index,
@@ -152,11 +152,10 @@ std::map<std::string, bool> BackfillGate::ObserveInstances(const node::NodeView&
     for (const node::MigInstance& m : g.sample.mig_instances) {
       auto found = holders.find(m.uuid);
       Holder holder = found != holders.end() ? found->second : Holder::kNone;
-      bool has_foreign =
-          holder == Holder::kNone &&
-          std::any_of(g.processes.begin(), g.processes.end(), [&](const node::ProcessView& p) {
-            return p.process.gpu_instance_id == m.gpu_instance_id && lease_helpers::IsCompute(p);
-          });
+      bool has_foreign = holder == Holder::kNone &&
+                         std::any_of(g.processes.begin(), g.processes.end(), [&](const node::ProcessView& p) {
+                           return p.process.gpu_instance_id == m.gpu_instance_id && node::IsCompute(p);
+                         });
       bool is_busy = holder == Holder::kNone && m.graphics_engine_active_ratio.value_or(0) > 0;
       accepts[m.uuid] = Accepts(m.uuid, UsedBy(holder, has_foreign, is_busy), g.sample, static_cast<int>(i),
                                 context.wanted_instances.count(m.uuid) > 0, now, context);

@@ -20,4 +20,7 @@ sched::Caller ResolveCaller(uid_t uid, gid_t gid, const std::string& admin_group
 // The login name of `uid`, or the uid as text when it has none.
 std::string UserName(int64_t uid);
 
+// The agent acting on its own policy (may end any lease).
+inline const sched::Caller kAgentCaller{0, "tarmac", true};
+
 }  // namespace tarmac::leases

@@ -11,12 +11,11 @@
 #include <ctime>
 
 #include "common/units.h"
-#include "leases/lease_helpers.h"
 #include "leases/lease_service.h"
+#include "leases/lease_text.h"
 
 namespace tarmac::leases {
 
-using namespace lease_helpers;  // NOLINT: this module's own helpers.
 using nlohmann::json;
 using std::chrono::duration_cast;
 using std::chrono::seconds;

@@ -9,17 +9,17 @@
 #include <algorithm>
 #include <ctime>
 
+#include "common/random_id.h"
 #include "common/units.h"
 #include "leases/callers.h"
-#include "leases/lease_helpers.h"
 #include "leases/lease_service.h"
+#include "leases/lease_text.h"
 #include "node/gpu_marks.h"
 #include "sched/lease_devices.h"
 #include "sched/node_slots.h"
 
 namespace tarmac::leases {
 
-using namespace lease_helpers;  // NOLINT: this module's own helpers.
 using nlohmann::json;
 using std::chrono::duration_cast;
 using std::chrono::seconds;
@@ -36,7 +36,7 @@ void LeaseService::Decide(TimePoint now) {
 }
 
 void LeaseService::RecordGrant(sched::Lease l, const std::string& more) {
-  l.token = NewToken();
+  l.token = RandomHex128();  // A lease's token: 128 random bits as hex.
   book_.SetToken(l.id, l.token);
   runtime_[l.id];
   Erase("queue", l.id);
@@ -408,7 +408,7 @@ void LeaseService::CheckForeign(const node::NodeView& fleet, TimePoint now) {
     Runtime& rt = runtime_[l.id];
     for (const node::ProcessView& p : g.processes) {
       const node::ProcessDetails& d = p.details;
-      if (!d.exists || d.uid == l.uid || !IsCompute(p) || IsLoanProcess(g.info.index, d.pid)) continue;
+      if (!d.exists || d.uid == l.uid || !node::IsCompute(p) || IsLoanProcess(g.info.index, d.pid)) continue;
       if (!sched::RunsInLease(l, g, p)) continue;  // Another instance of the GPU: not this lease's.
       if (std::find(allow.begin(), allow.end(), d.name) != allow.end()) continue;
       rt.foreign.push_back({{"gpu", g.info.index}, {"pid", d.pid}, {"user", d.user}, {"command", d.command}});
@@ -501,7 +501,7 @@ void LeaseService::Enforce(const node::NodeView& fleet, TimePoint now) {
     for (sched::GpuSlot& s : slots) {
       const node::GpuView& g = fleet.gpus[static_cast<size_t>(s.index)];
       if (by_gpu.count(s.index) == 0) {
-        s.has_foreign_processes = std::any_of(g.processes.begin(), g.processes.end(), IsCompute);
+        s.has_foreign_processes = std::any_of(g.processes.begin(), g.processes.end(), node::IsCompute);
       }
     }
     slots_ = std::move(slots);

@@ -9,12 +9,11 @@
 #include <algorithm>
 
 #include "leases/callers.h"
-#include "leases/lease_helpers.h"
 #include "leases/lease_service.h"
+#include "leases/lease_text.h"
 
 namespace tarmac::leases {
 
-using namespace lease_helpers;  // NOLINT: this module's own helpers.
 using nlohmann::json;
 
 void LeaseService::SaveLease(const sched::Lease& lease) { journal_.SaveLease(lease, Base()); }

@@ -10,12 +10,10 @@
 #include "common/units.h"
 #include "ipc/method_table.h"
 #include "leases/callers.h"
-#include "leases/lease_helpers.h"
+#include "leases/lease_text.h"
 
 namespace tarmac::leases {
 namespace {
-
-using namespace lease_helpers;  // NOLINT: this module's own helpers.
 
 using nlohmann::json;
 using std::chrono::duration_cast;

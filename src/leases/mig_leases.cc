@@ -7,13 +7,11 @@
 
 #include <set>
 
-#include "leases/lease_helpers.h"
 #include "leases/lease_service.h"
+#include "leases/lease_text.h"
 #include "sched/lease_devices.h"
 
-namespace tarmac::leases {
-using namespace lease_helpers;  // NOLINT: this module's own helpers.
-}  // namespace tarmac::leases
+namespace tarmac::leases {}  // namespace tarmac::leases
 
 namespace tarmac::leases {
 
@@ -47,7 +45,7 @@ void LeaseService::MarkMigForeign(const node::NodeView& fleet) {
       }
       if (mi == nullptr) continue;
       for (const node::ProcessView& p : g.processes) {
-        m.has_foreign_processes |= p.process.gpu_instance_id == mi->gpu_instance_id && IsCompute(p);
+        m.has_foreign_processes |= p.process.gpu_instance_id == mi->gpu_instance_id && node::IsCompute(p);
       }
     }
   }

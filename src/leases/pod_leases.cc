@@ -9,12 +9,12 @@
 #include <algorithm>
 #include <set>
 
-#include "leases/lease_helpers.h"
+#include "common/random_id.h"
+#include "leases/callers.h"
 #include "leases/lease_service.h"
+#include "leases/lease_text.h"
 
 namespace tarmac::leases {
-
-using namespace lease_helpers;  // NOLINT: this module's own helpers.
 
 namespace {
 
@@ -43,7 +43,7 @@ std::vector<std::vector<std::string>> SplitMigDevices(const std::vector<std::str
 Result<const sched::Lease*> LeaseService::GrantHeld(const sched::Caller& owner, sched::Lease lease,
                                                     const Actor& actor, const std::string& why,
                                                     TimePoint now) {
-  lease.token = NewToken();
+  lease.token = RandomHex128();  // A lease's token: 128 random bits as hex.
   Result<int64_t> id = book_.Hold(owner, std::move(lease), slots_, now);
   if (!id.ok()) return id.status();
   const sched::Lease* held = book_.FindLease(id.value());

@@ -10,13 +10,12 @@
 #include <algorithm>
 #include <set>
 
-#include "leases/lease_helpers.h"
 #include "leases/lease_service.h"
+#include "leases/lease_text.h"
 #include "slurm/job_request.h"
 
 namespace tarmac::leases {
 
-using namespace lease_helpers;  // NOLINT: this module's own helpers.
 using nlohmann::json;
 
 Result<json> LeaseService::OnSlurmProlog(const Call& c) {

@@ -25,6 +25,10 @@ struct ProcessView {
   ProcessDetails details;
 };
 
+// Whether the process computes on the GPU (a compute context, or one the
+// driver lists as both), not only draws on it.
+inline bool IsCompute(const ProcessView& p) { return p.process.type != ProcessType::kGraphics; }
+
 // A lease the agent holds on a GPU, as status and history see it.
 struct GpuLease {
   int64_t id = 0;

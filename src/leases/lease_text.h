@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 //
-// Small helpers shared by the lease service's two halves: the API
-// (lease_service.cc) and what it enforces each tick (lease_enforcement.cc).
+// How the lease service writes a lease in its events and messages: its
+// GPUs ("GPU 0,1", or a MIG instance of one) and a time in RFC 3339.
 #pragma once
 
 #include <fmt/format.h>
@@ -9,24 +9,17 @@
 #include <string>
 #include <vector>
 
-#include "common/random_id.h"
 #include "common/time_spec.h"
-#include "node/node_view.h"
 #include "sched/lease_book.h"
 
-namespace tarmac::leases::lease_helpers {
+namespace tarmac::leases {
 
-// The agent acting on its own policy (may end any lease).
-inline const sched::Caller kAgentCaller{0, "tarmac", true};
-
+// GPU indices as listings write them: "0,1".
 inline std::string GpuList(const std::vector<int>& gpus) {
   std::string out;
   for (int g : gpus) out += (out.empty() ? "" : ",") + std::to_string(g);
   return out;
 }
-
-// A lease's token: 128 random bits as hex.
-inline std::string NewToken() { return RandomHex128(); }
 
 // RFC 3339 for Unix seconds, as events say when a lease ends.
 inline std::string UtcText(double unix_seconds) {
@@ -45,6 +38,4 @@ inline std::string DeviceList(const sched::Lease& lease) {
   return "GPU " + GpuList(lease.gpus);
 }
 
-inline bool IsCompute(const node::ProcessView& p) { return p.process.type != node::ProcessType::kGraphics; }
-
-}  // namespace tarmac::leases::lease_helpers
+}  // namespace tarmac::leases
