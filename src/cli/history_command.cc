@@ -11,6 +11,7 @@
 #include "cli/options.h"
 #include "common/split.h"
 #include "common/units.h"
+#include "nvidia/vendor_facts.h"
 #include "report/report_render.h"
 #include "store/history_query.h"
 
@@ -50,8 +51,8 @@ void Print(const store::HistoryResult& r, const std::string& format, int64_t ste
   int time_width = step_seconds >= 60 ? 21 : 24;
   // A MIG instance is a device of its own: its GPU's index and its UUID.
   auto device = [](const store::HistoryRow& row) {
-    return row.uuid.rfind("MIG-", 0) == 0 ? fmt::format("{} {}", row.gpu_index, row.uuid.substr(0, 12))
-                                          : std::to_string(row.gpu_index);
+    return nvidia::IsMigUuid(row.uuid) ? fmt::format("{} {}", row.gpu_index, row.uuid.substr(0, 12))
+                                       : std::to_string(row.gpu_index);
   };
   size_t gpu_width = 4;
   for (const store::HistoryRow& row : r.rows) gpu_width = std::max(gpu_width, device(row).size() + 1);

@@ -56,7 +56,7 @@ std::string GpuNames(const json& lease) {
   std::string uuids = UuidList(lease);
   if (indices.empty()) return "GPU " + uuids;
   std::string out = (indices.find(',') == std::string::npos ? "GPU " : "GPUs ") + indices;
-  if (uuids.rfind("MIG-", 0) == 0) out += " " + uuids;
+  if (nvidia::IsMigUuid(uuids)) out += " " + uuids;
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include "common/split.h"
 #include "common/units.h"
 #include "nvidia/mig_profiles.h"
+#include "nvidia/vendor_facts.h"
 
 namespace tarmac::client {
 namespace {
@@ -39,7 +40,7 @@ Result<json> LeaseParams(const LeaseAsk& ask, const std::string& kind, const std
           "--mig: a MIG lease takes one instance; "
           "leave out --gpu and --gpus");
     if (!ask.mig_uuid.empty()) {
-      if (ask.mig_uuid.rfind("MIG-", 0) != 0) {
+      if (!nvidia::IsMigUuid(ask.mig_uuid)) {
         return Status::InvalidArgument(
             fmt::format("--mig-uuid: expected a MIG UUID (MIG-...), got '{}'", ask.mig_uuid));
       }

@@ -44,7 +44,7 @@ Visible IsVisible(const std::string& list, const node::GpuView& gpu, const node:
       process.process.gpu_instance_id ? node::FindMigInstance(gpu.sample, *process.process.gpu_instance_id)
                                       : nullptr;
   for (const std::string& t : SplitCommas(list)) {
-    if (t.rfind("MIG-", 0) == 0) {
+    if (nvidia::IsMigUuid(t)) {
       if (instance != nullptr && instance->uuid.rfind(t, 0) == 0) return Visible::kYes;
     } else if (IsNumber(t)) {
       has_index = true;

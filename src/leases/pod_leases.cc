@@ -13,6 +13,7 @@
 #include "leases/callers.h"
 #include "leases/lease_service.h"
 #include "leases/lease_text.h"
+#include "nvidia/vendor_facts.h"
 
 namespace tarmac::leases {
 
@@ -28,7 +29,7 @@ std::string PodUser(const node::KubernetesNames& k) { return k.pod_namespace + "
 std::vector<std::vector<std::string>> SplitMigDevices(const std::vector<std::string>& uuids) {
   std::vector<std::vector<std::string>> out(1);
   for (const std::string& uuid : uuids) {
-    if (uuid.rfind("MIG-", 0) == 0) {
+    if (nvidia::IsMigUuid(uuid)) {
       out.push_back({uuid});
     } else {
       out[0].push_back(uuid);

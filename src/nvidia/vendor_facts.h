@@ -29,4 +29,10 @@ inline constexpr std::string_view kDeviceRulePrefix = "c 195:";
 inline constexpr std::string_view kVisibleDevicesVariable = "CUDA_VISIBLE_DEVICES";
 inline constexpr std::string_view kContainerVisibleDevicesVariable = "NVIDIA_VISIBLE_DEVICES";
 
+// A MIG device's UUID begins "MIG-" (a whole GPU's "GPU-").
+inline constexpr std::string_view kMigUuidPrefix = "MIG-";
+inline bool IsMigUuid(std::string_view uuid) {
+  return uuid.substr(0, kMigUuidPrefix.size()) == kMigUuidPrefix;
+}
+
 }  // namespace tarmac::nvidia

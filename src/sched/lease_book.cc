@@ -8,6 +8,7 @@
 
 #include "common/units.h"
 #include "nvidia/mig_profiles.h"
+#include "nvidia/vendor_facts.h"
 #include "sched/mig_placement.h"
 
 namespace tarmac::sched {
@@ -306,7 +307,7 @@ Result<int64_t> LeaseBook::Hold(const Caller& owner, Lease lease, const std::vec
   for (const std::string& uuid : lease.uuids) {
     if (uuid.empty()) return Status::InvalidArgument("gpu: an empty UUID");
     if (!seen.insert(uuid).second) return Status::InvalidArgument("gpu: named twice", uuid);
-    if (uuid.rfind("MIG-", 0) == 0) {  // One MIG instance.
+    if (nvidia::IsMigUuid(uuid)) {  // One MIG instance.
       int parent = -1;
       const MigSlot* m = FindMigSlot(gpus, uuid, &parent);
       if (m == nullptr) return Status::InvalidArgument("mig: no such MIG instance", uuid);
@@ -322,7 +323,7 @@ Result<int64_t> LeaseBook::Hold(const Caller& owner, Lease lease, const std::vec
   }
   // One occupancy question for every device named: is it, or a device
   // above or below it (its GPU, its instances), held already?
-  bool is_mig = lease.uuids[0].rfind("MIG-", 0) == 0;
+  bool is_mig = nvidia::IsMigUuid(lease.uuids[0]);
   for (size_t i = 0; i < indices.size(); ++i) {
     if (std::optional<int64_t> held = Occupant(indices[i], is_mig ? lease.uuids[0] : std::string())) {
       const Lease& l = leases_.at(*held);

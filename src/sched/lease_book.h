@@ -114,10 +114,9 @@ struct Lease {
 // Whether the lease is a loan (backfill beside an idle lender).
 inline bool IsLoan(const Lease& lease) { return lease.lent_from != 0; }
 
-// Whether the lease holds a MIG instance rather than whole GPUs.
-inline bool IsMigLease(const Lease& lease) {
-  return lease.uuids.size() == 1 && lease.uuids[0].rfind("MIG-", 0) == 0;
-}
+// Whether the lease holds a MIG instance rather than whole GPUs: it names
+// the instance's profile.
+inline bool IsMigLease(const Lease& lease) { return !lease.mig_profile.empty(); }
 
 // What a lease is (fleet/lease_kind.h): pod, Slurm, backfill (run or
 // reservation), reservation or run, the first that applies.

@@ -8,6 +8,7 @@
 #include "common/enum_names.h"
 #include "common/json_fields.h"
 #include "nvidia/mig_profiles.h"
+#include "nvidia/vendor_facts.h"
 
 namespace tarmac::sched {
 namespace {
@@ -152,6 +153,13 @@ Result<Lease> LeaseFromJson(const json& j, const TimeBase& base) {
     return Status::Corruption("lease.slurm_job: expected a job id");
   if (j.is_object() && j.contains("mig_profile") && j["mig_profile"].is_string()) {
     l.mig_profile = j["mig_profile"].get<std::string>();
+  }
+  // A MIG instance's lease is told by its profile: one without cannot be
+  // placed or judged as an instance.
+  bool names_instance = l.uuids.size() == 1 && nvidia::IsMigUuid(l.uuids[0]);
+  if (names_instance != !l.mig_profile.empty()) {
+    return Status::Corruption(
+        "lease.mig_profile: a MIG instance's lease names its profile, a whole GPU's none");
   }
   // The kind saved is the one shown (a backfill lease's is "backfill"):
   // "reservation" says which of run or reservation it is held as.

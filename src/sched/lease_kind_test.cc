@@ -78,5 +78,31 @@ TEST(LeaseKindTest, AnOlderSavedBackfillLeaseRestores) {
       << bad.status().message();
 }
 
+// A MIG instance's lease is told by the profile it names, which the saved
+// state keeps; a saved instance lease without one (or a whole GPU's with
+// one) is refused, never taken for the other.
+TEST(LeaseKindTest, AMigLeaseIsToldByItsProfileAndKeepsIt) {
+  TimeBase base = Base();
+  Lease mig = Of(false, Priority::kNormal);
+  mig.gpus = {0};
+  mig.uuids = {"MIG-0-1"};
+  mig.mig_profile = "1g.10gb";
+  EXPECT_TRUE(IsMigLease(mig));
+  Result<Lease> back = LeaseFromJson(LeaseToJson(mig, base), base);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_TRUE(IsMigLease(back.value()));
+  EXPECT_EQ(back.value().mig_profile, "1g.10gb");
+  json no_profile = LeaseToJson(mig, base);
+  no_profile["mig_profile"] = "";
+  EXPECT_FALSE(LeaseFromJson(no_profile, base).ok());
+  Lease whole = Of(false, Priority::kNormal);
+  whole.gpus = {0};
+  whole.uuids = {"GPU-0"};
+  EXPECT_FALSE(IsMigLease(whole));
+  json with_profile = LeaseToJson(whole, base);
+  with_profile["mig_profile"] = "1g.10gb";
+  EXPECT_FALSE(LeaseFromJson(with_profile, base).ok());
+}
+
 }  // namespace
 }  // namespace tarmac::sched

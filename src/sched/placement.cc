@@ -5,6 +5,8 @@
 #include <iterator>
 #include <map>
 
+#include "nvidia/vendor_facts.h"
+
 namespace tarmac::sched {
 namespace {
 
@@ -86,7 +88,7 @@ std::vector<int> FromGroups(const std::vector<const GpuSlot*>& free, int count, 
 }  // namespace
 
 bool WantsMig(const GpuWants& wants) {
-  return !wants.mig_profile.empty() || (wants.uuids.size() == 1 && wants.uuids[0].rfind("MIG-", 0) == 0);
+  return !wants.mig_profile.empty() || (wants.uuids.size() == 1 && nvidia::IsMigUuid(wants.uuids[0]));
 }
 
 bool IsFree(const GpuSlot& gpu, int64_t min_free_memory_bytes, Override change) {

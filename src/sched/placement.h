@@ -52,7 +52,7 @@ struct GpuWants {
   std::vector<std::string> uuids;  // Exactly these GPUs.
   int64_t min_free_memory_bytes = 0;
   // One MIG instance of this profile ("1g.10gb"), or, with `uuids` naming
-  // one "MIG-" UUID, that instance (mig_placement.h).
+  // one MIG UUID, that instance (mig_placement.h).
   std::string mig_profile;
 };
 

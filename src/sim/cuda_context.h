@@ -24,7 +24,7 @@ struct CudaDevices {
 };
 
 // The devices this process sees, as CUDA reads CUDA_VISIBLE_DEVICES:
-// indices and GPU UUIDs name whole GPUs, "MIG-" UUIDs MIG instances; a GPU
+// indices and GPU UUIDs name whole GPUs, MIG UUIDs MIG instances; a GPU
 // in MIG mode is never usable whole (only its instances are); unset means
 // every GPU not in MIG mode and every MIG instance. An error when it sees
 // none.

@@ -14,6 +14,7 @@
 #include "common/enum_names.h"
 #include "common/fs.h"
 #include "common/proc_files.h"
+#include "nvidia/vendor_facts.h"
 
 namespace tarmac::sim {
 namespace {
@@ -97,7 +98,7 @@ Result<Load> DecodeLoad(std::string_view text, std::string_view source) {
   if (auto mig = j.find("mig"); mig != j.end()) {  // Optional: loads on whole GPUs lack it.
     if (!mig->is_array()) return bad("bad mig");
     for (const nlohmann::json& m : *mig) {
-      if (!m.is_string() || m.get<std::string>().rfind("MIG-", 0) != 0) return bad("bad mig");
+      if (!m.is_string() || !nvidia::IsMigUuid(m.get<std::string>())) return bad("bad mig");
       load.mig_uuids.push_back(m.get<std::string>());
     }
   }

@@ -5,6 +5,7 @@
 #include <cctype>
 
 #include "common/split.h"
+#include "nvidia/vendor_facts.h"
 
 namespace tarmac::sim {
 namespace {
@@ -27,7 +28,7 @@ int Resolve(std::string_view entry, const std::vector<std::string>& uuids, size_
     return index < static_cast<int>(std::min(uuids.size(), numbered)) ? index : -1;
   }
   std::string prefix(entry);
-  if (prefix.rfind("GPU-", 0) != 0 && prefix.rfind("MIG-", 0) != 0) prefix = "GPU-" + prefix;
+  if (prefix.rfind("GPU-", 0) != 0 && !nvidia::IsMigUuid(prefix)) prefix = "GPU-" + prefix;
   int found = -1;
   for (size_t i = 0; i < uuids.size(); ++i) {
     if (uuids[i].rfind(prefix, 0) == 0) {
