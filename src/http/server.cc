@@ -19,6 +19,7 @@
 #include <string_view>
 
 #include "common/safe_file.h"
+#include "http/access.h"
 #include "http/gzip.h"
 #include "http/tls.h"
 
@@ -191,36 +192,6 @@ std::string PeerAddress(int fd) {
   return host;
 }
 
-constexpr const char* kTokenCookie = "tarmac_token";
-
-// Compares in time that does not depend on where they differ.
-bool SameToken(std::string_view shown, const std::string& token) {
-  if (shown.size() != token.size()) return false;
-  unsigned char diff = 0;
-  for (size_t i = 0; i < token.size(); ++i) diff |= static_cast<unsigned char>(shown[i] ^ token[i]);
-  return diff == 0;
-}
-
-std::string_view BearerOf(std::string_view header) {
-  constexpr std::string_view kBearer = "Bearer ";
-  return header.substr(0, kBearer.size()) == kBearer ? header.substr(kBearer.size()) : std::string_view();
-}
-
-// The value of cookie `name` in a Cookie header, or empty.
-std::string_view CookieOf(std::string_view header, std::string_view name) {
-  while (!header.empty()) {
-    size_t end = header.find(';');
-    std::string_view pair = header.substr(0, end);
-    while (!pair.empty() && pair.front() == ' ') pair.remove_prefix(1);
-    if (pair.size() > name.size() && pair.substr(0, name.size()) == name && pair[name.size()] == '=') {
-      return pair.substr(name.size() + 1);
-    }
-    if (end == std::string_view::npos) break;
-    header.remove_prefix(end + 1);
-  }
-  return {};
-}
-
 // A streamed answer's sink, as cpp-httplib gives it: each write goes to
 // the socket as it is.
 class StreamToSocket : public StreamSink {
@@ -234,43 +205,6 @@ class StreamToSocket : public StreamSink {
  private:
   httplib::DataSink& sink_;
 };
-
-// Before any route: only GET and HEAD; with a token, the token (header or
-// the console's cookie), and the console's login that turns one into the
-// other.
-httplib::Server::HandlerResponse PreRoute(const std::string& token, bool is_tls, const httplib::Request& req,
-                                          httplib::Response& res) {
-  if (req.method != "GET" && req.method != "HEAD") {
-    res.status = 405;
-    res.set_header("Allow", "GET, HEAD");
-    res.set_content("only GET is served here\n", "text/plain");
-    return httplib::Server::HandlerResponse::Handled;
-  }
-  if (token.empty() || IsOpenPath(req.path)) return httplib::Server::HandlerResponse::Unhandled;
-  bool is_by_header = SameToken(BearerOf(req.get_header_value("Authorization")), token);
-  if (!is_by_header && !SameToken(CookieOf(req.get_header_value("Cookie"), kTokenCookie), token)) {
-    res.status = 401;
-    res.set_header("WWW-Authenticate", "Bearer realm=\"tarmac\"");
-    res.set_content("a token is needed: Authorization: Bearer TOKEN (the [http] auth file)\n", "text/plain");
-    return httplib::Server::HandlerResponse::Handled;
-  }
-  if (req.path == "/api/v1/login") {
-    // The console's login: a token shown in the header becomes a cookie
-    // the browser sends with every request, scripts cannot read, and no
-    // other site can make it send.
-    if (!is_by_header) {
-      res.status = 400;
-      res.set_content("show the token in the Authorization header\n", "text/plain");
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    res.set_header("Set-Cookie", std::string(kTokenCookie) + "=" + token +
-                                     "; Path=/; HttpOnly; SameSite=Strict" + (is_tls ? "; Secure" : ""));
-    res.set_header("Cache-Control", "no-store");
-    res.set_content("{\"login\":true}\n", "application/json");
-    return httplib::Server::HandlerResponse::Handled;
-  }
-  return httplib::Server::HandlerResponse::Unhandled;
-}
 
 // Answers a request with a route's handler: a stream to the socket, a body
 // compressed already, a shared head and the body, or the body alone.
@@ -446,7 +380,7 @@ Status HttpServer::Start(RouteTable routes) {
   engine_->set_payload_max_length(0);
   engine_->set_pre_routing_handler(
       [token = token_, is_tls = tls_ != nullptr](const httplib::Request& req, httplib::Response& res) {
-        return PreRoute(token, is_tls, req, res);
+        return CheckAccess(token, is_tls, req, res);
       });
   std::string paths;
   for (const auto& [path, handler] : routes_.routes()) {
