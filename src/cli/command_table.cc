@@ -184,9 +184,9 @@ std::vector<CommandRow> MakeRows() {
 
 std::vector<CommandRow> CommandRows() { return MakeRows(); }
 
-std::vector<std::string> CommandNames() {
+std::vector<std::string> CommandNames(const std::vector<CommandRow>& rows) {
   std::vector<std::string> names;
-  for (const CommandRow& row : CommandRows()) names.insert(names.end(), row.names.begin(), row.names.end());
+  for (const CommandRow& row : rows) names.insert(names.end(), row.names.begin(), row.names.end());
   return names;
 }
 

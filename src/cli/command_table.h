@@ -39,8 +39,8 @@ struct CommandRow {
 // Every row, in the order `tarmac --help` lists them.
 std::vector<CommandRow> CommandRows();
 
-// Every command name the table knows, for "did you mean".
-std::vector<std::string> CommandNames();
+// Every command name in `rows`, for "did you mean".
+std::vector<std::string> CommandNames(const std::vector<CommandRow>& rows);
 
 }  // namespace tarmac::cli
 

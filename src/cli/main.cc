@@ -136,9 +136,10 @@ int main(int argc, char** argv) {
   CommandContext context;
   context.clock = tarmac::RealClock();
   AddGlobalOptions(&app, &context.global);
-  const std::vector<std::string> known = CommandNames();
+  const std::vector<CommandRow> rows = CommandRows();  // Built once; only the named one adds itself.
+  const std::vector<std::string> known = CommandNames(rows);
   std::vector<CommandRun> runs;
-  for (const CommandRow& row : CommandRows()) {
+  for (const CommandRow& row : rows) {
     if (Wanted(row, named, known)) runs.push_back(row.add(&app, &context));
   }
   // The exit codes under tarmac --help only (a footer set before the

@@ -245,14 +245,17 @@ bool UnixServer::Serve(Connection& c, short revents, steady_clock::time_point no
 }
 
 void UnixServer::AnswerLines(Connection& c, steady_clock::time_point now) {
-  const std::string too_large = EncodeError(
-      nullptr, kErrorTooLarge, fmt::format("requests are limited to {} bytes", options_.max_request_bytes));
+  // Formatted only for a request over the limit (this runs on every read).
+  auto too_large = [this] {
+    return EncodeError(nullptr, kErrorTooLarge,
+                       fmt::format("requests are limited to {} bytes", options_.max_request_bytes));
+  };
   size_t newline;
   while (!c.close_after_flush && !c.pending && (newline = c.in.find('\n')) != std::string::npos) {
     std::string line = c.in.substr(0, newline);
     c.in.erase(0, newline + 1);
     if (static_cast<int64_t>(line.size()) > options_.max_request_bytes) {
-      c.out += too_large;
+      c.out += too_large();
       c.close_after_flush = true;
       MutexLock lock(&mu_);
       stats_.too_large++;
@@ -277,7 +280,7 @@ void UnixServer::AnswerLines(Connection& c, steady_clock::time_point now) {
     }
   }
   if (!c.close_after_flush && static_cast<int64_t>(c.in.size()) > options_.max_request_bytes) {
-    c.out += too_large;
+    c.out += too_large();
     c.in.clear();
     c.close_after_flush = true;
     MutexLock lock(&mu_);
