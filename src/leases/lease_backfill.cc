@@ -1,30 +1,36 @@
 // SPDX-License-Identifier: Apache-2.0
 //
-// Where backfill may run (lease_service.h): the gate's marks on the GPUs
-// (backfill_gate.h) and what it says of each (backfill.gpus), and loans of
+// Where backfill may run (lease_ticks.h): the gate's marks on the GPUs
+// (backfill_gate.h) and what it says of each (backfill.gpus), loans of
 // held-idle GPUs' free memory (loans.h): what each lender's GPU shows, the
-// loans granted and those recalled.
+// loans granted and those recalled; and revoked leases handed over.
 #include <fmt/format.h>
-#include <signal.h>
 
 #include <algorithm>
 #include <ctime>
 
 #include "common/units.h"
-#include "leases/lease_service.h"
+#include "leases/lease_api.h"
 #include "leases/lease_text.h"
+#include "leases/lease_ticks.h"
 
 namespace tarmac::leases {
+
+using TimePoint = sched::TimePoint;
 
 using nlohmann::json;
 using std::chrono::duration_cast;
 using std::chrono::seconds;
 
-// --- the gate ----------------------------------------------------------------------
+// While a revoked lease's GPUs drain (up to kHandoverBound): how often it
+// may ask for a reading that would show them empty.
+constexpr std::chrono::milliseconds kReadingAskEvery{100};
 
-GateContext LeaseService::GateContextNow() const {
+namespace {
+
+GateContext GateContextNow(const LeaseCore& core) {
   GateContext c;
-  std::chrono::system_clock::time_point wall = clock_->WallNow();
+  std::chrono::system_clock::time_point wall = core.clock->WallNow();
   std::time_t t = std::chrono::system_clock::to_time_t(wall);
   std::tm local{};
   localtime_r(&t, &local);
@@ -34,12 +40,12 @@ GateContext LeaseService::GateContextNow() const {
   // What a waiting request of another priority is about to get: the GPUs
   // the last decision keeps for the head of the queue, and for a MIG
   // request, the instances of what it asks for.
-  const sched::Decision& d = book_.last_decision();
+  const sched::Decision& d = core.book.last_decision();
   c.wanted_gpus.insert(d.reserved_gpus.begin(), d.reserved_gpus.end());
-  for (const sched::Pending& p : book_.queue()) {
+  for (const sched::Pending& p : core.book.queue()) {
     const sched::GpuWants& want = p.request.wants;
     if (p.request.priority == sched::Priority::kBackfill || !sched::WantsMig(want)) continue;
-    for (const sched::GpuSlot& g : slots_) {
+    for (const sched::GpuSlot& g : core.slots) {
       for (const sched::MigSlot& m : g.mig) {
         if (want.mig_profile.empty() ? m.uuid == want.uuids[0] : m.profile == want.mig_profile) {
           c.wanted_instances.insert(m.uuid);
@@ -50,78 +56,12 @@ GateContext LeaseService::GateContextNow() const {
   return c;
 }
 
-void LeaseService::MarkBackfill(const node::NodeView& fleet, const std::map<int, int64_t>& by_gpu,
-                                TimePoint now) {
-  std::vector<Holder> holders(fleet.gpus.size(), Holder::kNone);
-  for (const auto& [g, id] : by_gpu) {
-    const sched::Lease* l = book_.FindLease(id);
-    if (l == nullptr || g < 0 || static_cast<size_t>(g) >= holders.size()) continue;
-    holders[static_cast<size_t>(g)] =
-        l->priority == sched::Priority::kBackfill ? Holder::kBackfill : Holder::kOther;
-  }
-  // Local time and what the queue waits for: once a tick, for GPUs and instances alike.
-  const GateContext context = GateContextNow();
-  std::vector<bool> accepts = backfill_.Observe(fleet, holders, now, context);
-  for (size_t i = 0; i < slots_.size() && i < accepts.size(); ++i) slots_[i].accepts_backfill = accepts[i];
-  // MIG instances are devices of their own: held by their lease, if any.
-  std::map<std::string, Holder> instance_holders;
-  for (const auto& [id, l] : book_.leases()) {
-    if (sched::IsMigLease(l)) {
-      instance_holders[l.uuids[0]] =
-          l.priority == sched::Priority::kBackfill ? Holder::kBackfill : Holder::kOther;
-    }
-  }
-  std::map<std::string, bool> instances = backfill_.ObserveInstances(fleet, instance_holders, now, context);
-  for (sched::GpuSlot& s : slots_) {
-    for (sched::MigSlot& m : s.mig) {
-      auto it = instances.find(m.uuid);
-      m.accepts_backfill = it != instances.end() && it->second;
-    }
-  }
-}
-
-// Each GPU (and MIG instance) as backfill's gate saw it at the last tick.
-Result<json> LeaseService::OnBackfillGpus(const Call& c) {
-  // Each device: its GPU's index, its UUID, and its MIG profile (none for a GPU).
-  std::vector<std::tuple<int, std::string, json>> devices;
-  for (const sched::GpuSlot& slot : slots_) {
-    devices.emplace_back(slot.index, slot.uuid, nullptr);
-    for (const sched::MigSlot& m : slot.mig) devices.emplace_back(slot.index, m.uuid, m.profile);
-  }
-  json gpus = json::array();
-  for (const auto& [index, uuid, mig] : devices) {
-    auto it = backfill_.verdicts().find(uuid);
-    if (it == backfill_.verdicts().end()) continue;
-    const GateVerdict& v = it->second;
-    json g = {{"gpu", index}, {"uuid", uuid}, {"accepts", v.accepts}, {"why", backfill_.Describe(v)}};
-    if (policy_.backfill.is_auto) g["arrivals_per_hour"] = v.arrivals_per_hour;
-    if (!mig.is_null()) g["mig_profile"] = mig;
-    if (v.starts_in) {
-      g["starts_in_seconds"] = std::chrono::duration<double>(*v.starts_in).count();
-      g["starts_at_unix"] = static_cast<int64_t>(
-          Base().ToUnix(c.now + std::chrono::duration_cast<TimePoint::duration>(*v.starts_in)));
-    }
-    gpus.push_back(std::move(g));
-  }
-  using Seconds = std::chrono::duration<double>;
-  const BackfillPolicy& b = policy_.backfill;
-  if (b.is_auto) {
-    return json{{"gpus", gpus},
-                {"idle_for", "auto"},
-                {"settle_seconds", Seconds(b.settle).count()},
-                {"min_run_seconds", Seconds(b.min_run).count()}};
-  }
-  return json{{"gpus", gpus}, {"idle_for", "fixed"}, {"idle_for_seconds", Seconds(b.idle_for).count()}};
-}
-
-// --- loans -------------------------------------------------------------------------
-
-bool LeaseService::Lends(const sched::Lease& l) const {
+bool Lends(const LeaseCore& core, const sched::Lease& l) {
   if (l.priority == sched::Priority::kBackfill || sched::IsLoan(l) || sched::IsMigLease(l) ||
       sched::IsExternal(l) || l.gpus.size() != 1) {
     return false;
   }
-  switch (policy_.backfill.lend_idle) {
+  switch (core.policy.backfill.lend_idle) {
     case LendIdle::kAll:
       return true;
     case LendIdle::kReservations:
@@ -132,44 +72,126 @@ bool LeaseService::Lends(const sched::Lease& l) const {
   return l.lends_idle;
 }
 
-std::vector<ProcessIdentity> LeaseService::LoanProcesses(const sched::Lease& loan) {
-  std::vector<ProcessIdentity> out =
-      processes_->LeaseProcesses(loan.token, loan.uid, loan.holder.start_ticks);
-  std::set<int64_t> counted;
-  for (const ProcessIdentity& p : out) counted.insert(p.pid);
-  if (const sched::Lease* lender = book_.FindLease(loan.lent_from)) {
-    for (const ProcessIdentity& p :
-         processes_->LeaseProcesses(lender->token, lender->uid, lender->holder.start_ticks)) {
-      counted.insert(p.pid);  // The lender's: never the loan's.
-    }
+void RecallLoan(LeaseCore& core, const LoanRecall& r, TimePoint now) {
+  const sched::Lease* found = core.book.FindLease(r.loan_id);
+  if (found == nullptr) return;
+  const sched::Lease l = *found;
+  LeaseRuntime& rt = core.runtime[l.id];
+  if (!core.book.Revoke(r.loan_id, 0, now)) {
+    // Revoked already, with the grace: memory now at stake ends it at once.
+    if (r.is_at_once && !rt.killed_at) core.KillRevokedNow(l, "loan revoked at once: " + r.why, now);
+    return;
   }
-  auto listed = loan.gpus.empty() ? processes_by_gpu_.end() : processes_by_gpu_.find(loan.gpus[0]);
-  if (listed == processes_by_gpu_.end()) return out;
-  for (const ProcessIdentity& p : listed->second) {
-    if (counted.count(p.pid) != 0 || loans_.WasThereAtLoan(loan.lent_from, p.pid, p.start_ticks)) continue;
-    if (p.uid != loan.uid || p.start_ticks < loan.holder.start_ticks) continue;
-    out.push_back(p);
-  }
-  return out;
+  rt.revoked_for_claim = fmt::format("lease {}, its lender", r.lender_id);
+  core.SaveLease(*core.book.FindLease(l.id));
+  core.CountPreemption(l);
+  core.Event(
+      "preempting", l.id, l.uid, l.user, l.gpus, Actor{},
+      fmt::format("loan revoked for lease {}, its lender: {}; {}", r.lender_id, r.why,
+                  r.is_at_once ? std::string("ends at once")
+                               : fmt::format("ends by {} ({} s of grace)",
+                                             UtcText(core.Base().ToUnix(now + core.policy.backfill.grace)),
+                                             duration_cast<seconds>(core.policy.backfill.grace).count())));
+  // Memory is at stake: what it runs is killed now, not after the grace.
+  if (r.is_at_once) core.KillRevokedNow(l, "loan revoked at once: " + r.why, now);
 }
 
-bool LeaseService::IsLoanProcess(int gpu, int64_t pid) const { return loans_.IsLoanProcess(gpu, pid); }
+void AskReadingOnceExited(LeaseCore& core, const sched::Lease& l, LeaseRuntime* rt, TimePoint now) {
+  if (!core.on_wants_reading || (rt->reading_asked_at && now < *rt->reading_asked_at + kReadingAskEvery))
+    return;
+  for (int g : l.gpus) {
+    auto listed = core.processes_by_gpu.find(g);
+    if (listed == core.processes_by_gpu.end()) continue;
+    for (const ProcessIdentity& p : listed->second) {
+      if (core.IsAlive({p.pid, p.start_ticks})) return;
+    }
+  }
+  rt->reading_asked_at = now;
+  core.on_wants_reading();
+}
 
-void LeaseService::WatchLoans(const node::NodeView& fleet, TimePoint now) {
-  loans_.StartTick();
+}  // namespace
+
+void MarkBackfill(LeaseCore& core, const node::NodeView& reading, const std::map<int, int64_t>& by_gpu,
+                  TimePoint now) {
+  std::vector<Holder> holders(reading.gpus.size(), Holder::kNone);
+  for (const auto& [g, id] : by_gpu) {
+    const sched::Lease* l = core.book.FindLease(id);
+    if (l == nullptr || g < 0 || static_cast<size_t>(g) >= holders.size()) continue;
+    holders[static_cast<size_t>(g)] =
+        l->priority == sched::Priority::kBackfill ? Holder::kBackfill : Holder::kOther;
+  }
+  // Local time and what the queue waits for: once a tick, for GPUs and instances alike.
+  const GateContext context = GateContextNow(core);
+  std::vector<bool> accepts = core.gate.Observe(reading, holders, now, context);
+  for (size_t i = 0; i < core.slots.size() && i < accepts.size(); ++i)
+    core.slots[i].accepts_backfill = accepts[i];
+  // MIG instances are devices of their own: held by their lease, if any.
+  std::map<std::string, Holder> instance_holders;
+  for (const auto& [id, l] : core.book.leases()) {
+    if (sched::IsMigLease(l)) {
+      instance_holders[l.uuids[0]] =
+          l.priority == sched::Priority::kBackfill ? Holder::kBackfill : Holder::kOther;
+    }
+  }
+  std::map<std::string, bool> instances = core.gate.ObserveInstances(reading, instance_holders, now, context);
+  for (sched::GpuSlot& s : core.slots) {
+    for (sched::MigSlot& m : s.mig) {
+      auto it = instances.find(m.uuid);
+      m.accepts_backfill = it != instances.end() && it->second;
+    }
+  }
+}
+
+// Each GPU (and MIG instance) as backfill's gate saw it at the last tick.
+Result<json> OnBackfillGpus(LeaseCore& core, const ApiCall& c) {
+  // Each device: its GPU's index, its UUID, and its MIG profile (none for a GPU).
+  std::vector<std::tuple<int, std::string, json>> devices;
+  for (const sched::GpuSlot& slot : core.slots) {
+    devices.emplace_back(slot.index, slot.uuid, nullptr);
+    for (const sched::MigSlot& m : slot.mig) devices.emplace_back(slot.index, m.uuid, m.profile);
+  }
+  json gpus = json::array();
+  for (const auto& [index, uuid, mig] : devices) {
+    auto it = core.gate.verdicts().find(uuid);
+    if (it == core.gate.verdicts().end()) continue;
+    const GateVerdict& v = it->second;
+    json g = {{"gpu", index}, {"uuid", uuid}, {"accepts", v.accepts}, {"why", core.gate.Describe(v)}};
+    if (core.policy.backfill.is_auto) g["arrivals_per_hour"] = v.arrivals_per_hour;
+    if (!mig.is_null()) g["mig_profile"] = mig;
+    if (v.starts_in) {
+      g["starts_in_seconds"] = std::chrono::duration<double>(*v.starts_in).count();
+      g["starts_at_unix"] = static_cast<int64_t>(
+          core.Base().ToUnix(c.now + std::chrono::duration_cast<TimePoint::duration>(*v.starts_in)));
+    }
+    gpus.push_back(std::move(g));
+  }
+  using Seconds = std::chrono::duration<double>;
+  const BackfillPolicy& b = core.policy.backfill;
+  if (b.is_auto) {
+    return json{{"gpus", gpus},
+                {"idle_for", "auto"},
+                {"settle_seconds", Seconds(b.settle).count()},
+                {"min_run_seconds", Seconds(b.min_run).count()}};
+  }
+  return json{{"gpus", gpus}, {"idle_for", "fixed"}, {"idle_for_seconds", Seconds(b.idle_for).count()}};
+}
+
+void WatchLoans(LeaseCore& core, const node::NodeView& reading, TimePoint now) {
+  core.loans.StartTick();
   std::vector<LenderSight> sights;
-  for (const auto& [id, l] : book_.leases()) {
-    if (!Lends(l) || l.gpus[0] < 0 || static_cast<size_t>(l.gpus[0]) >= fleet.gpus.size()) continue;
-    const node::GpuView& g = fleet.gpus[static_cast<size_t>(l.gpus[0])];
+  for (const auto& [id, l] : core.book.leases()) {
+    if (!Lends(core, l) || l.gpus[0] < 0 || static_cast<size_t>(l.gpus[0]) >= reading.gpus.size()) continue;
+    const node::GpuView& g = reading.gpus[static_cast<size_t>(l.gpus[0])];
     LenderSight s;
     s.lender_id = id;
     s.gpu = g.info.index;
     s.memory_total_bytes = g.sample.memory_total_bytes.value_or(0);
     std::set<int64_t> loan_pids;
-    if (const sched::Lease* loan = book_.LoanOf(id)) {
+    if (const sched::Lease* loan = core.book.LoanOf(id)) {
       s.loan_id = loan->id;
       s.lent_bytes = loan->lent_memory_bytes;
-      for (const ProcessIdentity& p : LoanProcesses(*loan)) loan_pids.insert(p.pid);
+      for (const ProcessIdentity& p : core.LoanProcesses(*loan)) loan_pids.insert(p.pid);
     }
     double sm = 0;
     bool is_sm_known = g.sample.health == node::GpuHealth::kOk;
@@ -192,20 +214,20 @@ void LeaseService::WatchLoans(const node::NodeView& fleet, TimePoint now) {
     // nothing on its GPU yet gives no peak to lend above.
     if (s.loan_id == 0 && lender_processes == 0) is_sm_known = false;
     if (is_sm_known) s.lender_sm_ratio = sm;
-    loans_.NoteLoanProcesses(s.gpu, std::move(loan_pids));
+    core.loans.NoteLoanProcesses(s.gpu, std::move(loan_pids));
     sights.push_back(s);
   }
-  LoanAdvice advice = loans_.Observe(sights, now);
-  for (const LoanRecall& r : advice.recalls) RecallLoan(r, now);
+  LoanAdvice advice = core.loans.Observe(sights, now);
+  for (const LoanRecall& r : advice.recalls) RecallLoan(core, r, now);
 }
 
-void LeaseService::GrantLoans(TimePoint now) {
-  for (const LoanOffer& offer : loans_.offers()) {
-    const sched::Lease* lender = book_.FindLease(offer.lender_id);
-    if (lender == nullptr || lender->revoking_since || book_.LoanOf(offer.lender_id) != nullptr) continue;
+void GrantLoans(LeaseCore& core, TimePoint now) {
+  for (const LoanOffer& offer : core.loans.offers()) {
+    const sched::Lease* lender = core.book.FindLease(offer.lender_id);
+    if (lender == nullptr || lender->revoking_since || core.book.LoanOf(offer.lender_id) != nullptr) continue;
     // The first queued backfill request for one GPU that fits.
     int64_t request_id = 0;
-    for (const sched::Pending& p : book_.queue()) {
+    for (const sched::Pending& p : core.book.queue()) {
       const sched::GpuWants& w = p.request.wants;
       if (p.request.priority == sched::Priority::kBackfill && w.uuids.empty() && w.mig_profile.empty() &&
           w.gpu_count == 1 && w.min_free_memory_bytes <= offer.lendable_bytes) {
@@ -214,56 +236,71 @@ void LeaseService::GrantLoans(TimePoint now) {
       }
     }
     if (request_id == 0) return;
-    Result<sched::Lease> loan = book_.Lend(request_id, offer.lender_id, offer.lendable_bytes, now);
+    Result<sched::Lease> loan = core.book.Lend(request_id, offer.lender_id, offer.lendable_bytes, now);
     if (!loan.ok()) continue;
     // What is on the GPU now is the lender's: never the loan's victims.
     std::set<std::pair<int64_t, int64_t>> present;
-    if (auto listed = processes_by_gpu_.find(offer.gpu); listed != processes_by_gpu_.end()) {
+    if (auto listed = core.processes_by_gpu.find(offer.gpu); listed != core.processes_by_gpu.end()) {
       for (const ProcessIdentity& p : listed->second) present.emplace(p.pid, p.start_ticks);
     }
-    loans_.NoteLoan(offer.lender_id, std::move(present));
-    const sched::Lease& from = *book_.FindLease(offer.lender_id);
-    std::string lent =
-        fmt::format("{} of GPU {} lent by lease {} of {} (idle at 0 % SM; its peak {} + margin {})",
-                    FormatBytes(offer.lendable_bytes), offer.gpu, from.id, from.user,
-                    FormatBytes(offer.lender_peak_bytes), FormatBytes(policy_.backfill.lend_margin_bytes));
-    RecordGrant(std::move(loan).value(), ", " + lent);
-    const sched::Lease& l = *book_.FindLease(request_id);
-    Event("lent", from.id, from.uid, from.user, from.gpus, Actor{},
-          fmt::format("GPU {}: {} lent to backfill lease {} of {}", offer.gpu,
-                      FormatBytes(offer.lendable_bytes), l.id, l.user));
+    core.loans.NoteLoan(offer.lender_id, std::move(present));
+    const sched::Lease& from = *core.book.FindLease(offer.lender_id);
+    std::string lent = fmt::format(
+        "{} of GPU {} lent by lease {} of {} (idle at 0 % SM; its peak {} + margin {})",
+        FormatBytes(offer.lendable_bytes), offer.gpu, from.id, from.user,
+        FormatBytes(offer.lender_peak_bytes), FormatBytes(core.policy.backfill.lend_margin_bytes));
+    core.RecordGrant(std::move(loan).value(), ", " + lent);
+    const sched::Lease& l = *core.book.FindLease(request_id);
+    core.Event("lent", from.id, from.uid, from.user, from.gpus, Actor{},
+               fmt::format("GPU {}: {} lent to backfill lease {} of {}", offer.gpu,
+                           FormatBytes(offer.lendable_bytes), l.id, l.user));
   }
 }
 
-void LeaseService::RecallLoan(const LoanRecall& r, TimePoint now) {
-  const sched::Lease* found = book_.FindLease(r.loan_id);
-  if (found == nullptr) return;
-  const sched::Lease l = *found;
-  Runtime& rt = runtime_[l.id];
-  if (!book_.Revoke(r.loan_id, 0, now)) {
-    // Revoked already, with the grace: memory now at stake ends it at once.
-    if (r.is_at_once && !rt.killed_at) KillRevokedNow(l, "loan revoked at once: " + r.why, now);
-    return;
+bool CheckRevoked(LeaseCore& core, TimePoint now) {
+  std::vector<std::pair<int64_t, int64_t>> due;  // (lease, for request)
+  for (const auto& [id, l] : core.book.leases()) {
+    if (!l.revoking_since) continue;
+    auto rt = core.runtime.find(id);
+    bool is_let_go = rt != core.runtime.end() && rt->second.killed_at.has_value();
+    if (is_let_go || now >= *l.revoking_since + core.policy.backfill.grace) {
+      due.emplace_back(id, l.revoked_for);
+    } else if (!sched::IsLoan(l)) {
+      // In its grace: once what it ran has exited (or while the last reading
+      // lists nothing there: what it started since may have come and gone),
+      // a reading at once shows the GPU empty to its holder, which confirms
+      // that before letting go, rather than the next sampling tick.
+      AskReadingOnceExited(core, l, &core.runtime[id], now);
+    }
   }
-  rt.revoked_for_claim = fmt::format("lease {}, its lender", r.lender_id);
-  SaveLease(*book_.FindLease(l.id));
-  CountPreemption(l);
-  Event("preempting", l.id, l.uid, l.user, l.gpus, Actor{},
-        fmt::format("loan revoked for lease {}, its lender: {}; {}", r.lender_id, r.why,
-                    r.is_at_once ? std::string("ends at once")
-                                 : fmt::format("ends by {} ({} s of grace)",
-                                               UtcText(Base().ToUnix(now + policy_.backfill.grace)),
-                                               duration_cast<seconds>(policy_.backfill.grace).count())));
-  // Memory is at stake: what it runs is killed now, not after the grace.
-  if (r.is_at_once) KillRevokedNow(l, "loan revoked at once: " + r.why, now);
-}
-
-void LeaseService::KillRevokedNow(const sched::Lease& l, const std::string& why, TimePoint now) {
-  runtime_[l.id].killed_at = now;
-  std::vector<sched::ProcessRef> victims = LeaseVictims(l);
-  if (victims.empty()) return;
-  TerminateProcesses(l.id, l.uid, std::move(victims), why, Actor{}, now);
-  KillNow(l.id);
+  bool is_changed = false;
+  for (const auto& [id, for_request] : due) {
+    const sched::Lease l = *core.book.FindLease(id);
+    LeaseRuntime& rt = core.runtime[id];
+    std::string for_whom = for_request != 0                ? fmt::format("request {}", for_request)
+                           : !rt.revoked_for_claim.empty() ? rt.revoked_for_claim
+                                                           : std::string("another scheduler's job");
+    std::string why = rt.is_released
+                          ? fmt::format("let go while revoked for {}", for_whom)
+                          : fmt::format("backfill lease revoked for {}; its grace of {} s has passed",
+                                        for_whom, duration_cast<seconds>(core.policy.backfill.grace).count());
+    if (!rt.killed_at) {
+      // Its grace was its time to let go: what is left is killed at once.
+      // The lease stays, revoking for its request (which then takes no
+      // other GPU), until a reading shows its GPUs empty.
+      core.KillRevokedNow(l, why, now);
+      is_changed = true;
+    }
+    if (core.IsListedOnItsGpus(l) && now < *rt.killed_at + kHandoverBound) {
+      AskReadingOnceExited(core, l, &rt, now);
+      continue;
+    }
+    if (core.IsListedOnItsGpus(l))
+      why += fmt::format("; its GPUs still list a process {} s after SIGKILL", kHandoverBound.count());
+    core.EndLease(id, rt.is_released ? "released" : "preempted", why, Actor{}, false, now);
+    is_changed = true;
+  }
+  return is_changed;
 }
 
 }  // namespace tarmac::leases

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 //
-// The callers of lease.wait the lease service holds (lease_waiting.cc),
+// The callers of lease.wait the lease service holds (LeaseService::Wait),
 // by request id, until their request is settled (granted or ended; for a
 // watcher of a granted lease: revoked or ended), their timeout passes or
 // they hang up. Each event marks the id it concerns (Touch); once what

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 //
-// Pod leases (lease_service.h): the GPUs the kubelet hands to pods, in the
+// Pod leases (scheduler_leases.h): the GPUs the kubelet hands to pods, in the
 // same book as every other lease, so that no other lease is granted on them
 // and listings, the idle policy and reports see them. The kubelet decides
 // when a pod lease ends; the agent only follows what its APIs say.
@@ -11,11 +11,13 @@
 
 #include "common/random_id.h"
 #include "leases/callers.h"
-#include "leases/lease_service.h"
 #include "leases/lease_text.h"
+#include "leases/scheduler_leases.h"
 #include "nvidia/vendor_facts.h"
 
 namespace tarmac::leases {
+
+using TimePoint = sched::TimePoint;
 
 namespace {
 
@@ -41,134 +43,82 @@ std::vector<std::vector<std::string>> SplitMigDevices(const std::vector<std::str
 
 }  // namespace
 
-Result<const sched::Lease*> LeaseService::GrantHeld(const sched::Caller& owner, sched::Lease lease,
-                                                    const Actor& actor, const std::string& why,
-                                                    TimePoint now) {
-  lease.token = RandomHex128();  // A lease's token: 128 random bits as hex.
-  Result<int64_t> id = book_.Hold(owner, std::move(lease), slots_, now);
-  if (!id.ok()) return id.status();
-  const sched::Lease* held = book_.FindLease(id.value());
-  runtime_[held->id];
-  SaveLease(*held);
-  Event("granted", held->id, held->uid, held->user, held->gpus, actor,
-        fmt::format("{} (GPU {})", why, GpuList(held->gpus)));
-  return held;
-}
-
-Status LeaseService::HoldForPod(const std::vector<std::string>& uuids) {
-  const std::chrono::milliseconds bound = ClaimBound();
-  TimePoint until = clock_->SteadyNow() + bound;
-  std::string waiting_for = "backfill gives way first";
-  for (;;) {
-    Result<bool> held = TryHoldForPod(uuids);
-    if (!held.ok() || held.value()) return held.status();
-    {
-      MutexLock lock(&mu_);
-      if (auto claim = claims_.find(PodClaim(uuids)); claim != claims_.end())
-        waiting_for = claim->second.waiting_for;
-    }
-    TimePoint now = clock_->SteadyNow();
-    if (now >= until) {
-      return Status::Unavailable(fmt::format("waited {} s, and still {}",
-                                             std::chrono::duration_cast<std::chrono::seconds>(bound).count(),
-                                             waiting_for));
-    }
-    clock_->SleepUntil(std::min(until, now + kClaimRetry), std::stop_token());
-  }
-}
-
-std::chrono::milliseconds LeaseService::ClaimBound() const {
-  MutexLock lock(&mu_);
-  return policy_.backfill.grace + kHandoverBound + kClaimSlack;
-}
-
-std::string LeaseService::PodClaim(const std::vector<std::string>& uuids) {
+std::string PodClaim(const std::vector<std::string>& uuids) {
   return fmt::format("a pod (the kubelet's Allocate of {})", fmt::join(uuids, ","));
 }
 
-Result<bool> LeaseService::TryHoldForPod(const std::vector<std::string>& uuids) {
-  Status result = Status::OK();
-  {
-    MutexLock lock(&mu_);
-    TimePoint now = clock_->SteadyNow();
-    if (!has_gpus_) return Status::Unavailable("the agent has not read its GPUs yet");
-    if (!CanSave(now))
-      return Status::Unavailable(journal_.problem() +
-                                 "; the agent makes no lease change until it can save it");
-    std::set<int64_t> overlapping;
-    for (const std::string& uuid : uuids) {
-      int parent = -1;
-      const sched::MigSlot* instance = sched::FindMigSlot(slots_, uuid, &parent);
-      auto slot = instance != nullptr ? slots_.begin() + parent
-                                      : std::find_if(slots_.begin(), slots_.end(),
-                                                     [&](const sched::GpuSlot& g) { return g.uuid == uuid; });
-      if (slot == slots_.end()) return Status::NotFound(fmt::format("no GPU {} on this node", uuid));
-      if (!slot->is_healthy) return Status::FailedPrecondition(fmt::format("GPU {} is not healthy", uuid));
-      for (const auto& [id, l] : book_.leases()) {
-        if (std::find(l.uuids.begin(), l.uuids.end(), uuid) == l.uuids.end()) continue;
-        if (l.priority == sched::Priority::kBackfill) continue;  // Gives way below.
-        if (l.kind != node::LeaseKind::kPod) {
-          return Status::FailedPrecondition(
-              fmt::format("GPU {} is in lease {} of {} ({})", uuid, id, l.user, sched::LeaseKindName(l)));
-        }
-        overlapping.insert(id);
+Result<bool> TryHoldForPod(LeaseCore& core, const std::vector<std::string>& uuids, TimePoint now) {
+  if (!core.has_gpus) return Status::Unavailable("the agent has not read its GPUs yet");
+  if (!core.CanSave(now))
+    return Status::Unavailable(core.journal.problem() +
+                               "; the agent makes no lease change until it can save it");
+  std::set<int64_t> overlapping;
+  for (const std::string& uuid : uuids) {
+    int parent = -1;
+    const sched::MigSlot* instance = sched::FindMigSlot(core.slots, uuid, &parent);
+    auto slot = instance != nullptr ? core.slots.begin() + parent
+                                    : std::find_if(core.slots.begin(), core.slots.end(),
+                                                   [&](const sched::GpuSlot& g) { return g.uuid == uuid; });
+    if (slot == core.slots.end()) return Status::NotFound(fmt::format("no GPU {} on this node", uuid));
+    if (!slot->is_healthy) return Status::FailedPrecondition(fmt::format("GPU {} is not healthy", uuid));
+    for (const auto& [id, l] : core.book.leases()) {
+      if (std::find(l.uuids.begin(), l.uuids.end(), uuid) == l.uuids.end()) continue;
+      if (l.priority == sched::Priority::kBackfill) continue;  // Gives way below.
+      if (l.kind != node::LeaseKind::kPod) {
+        return Status::FailedPrecondition(
+            fmt::format("GPU {} is in lease {} of {} ({})", uuid, id, l.user, sched::LeaseKindName(l)));
       }
+      overlapping.insert(id);
     }
-    if (!overlapping.empty()) {
-      std::set<std::string> had;
-      for (int64_t id : overlapping) {
-        const sched::Lease& l = *book_.FindLease(id);
-        had.insert(l.uuids.begin(), l.uuids.end());
-      }
-      if (had == std::set<std::string>(uuids.begin(), uuids.end())) {
-        return true;  // The kubelet asks again for what it has.
-      }
-    }
-    Undo undo = Checkpoint();
-    for (int64_t id : overlapping) {
-      EndLease(id, "pod_ended", "the kubelet allocated its GPUs anew", Actor{}, false, now);
-    }
-    if (!GiveWay(uuids, PodClaim(uuids), now)) {
-      // Its revocation is saved; the kubelet's call asks again.
-      if (Status saved = Flush(now); !saved.ok()) {
-        Rollback(std::move(undo));
-        return Status::Unavailable(fmt::format("{}; nothing was changed", saved.message()));
-      }
-      PublishMarks();
-      return false;
-    }
-    // Whole GPUs in one lease; each MIG instance in one of its own.
-    for (std::vector<std::string>& devices : SplitMigDevices(uuids)) {
-      sched::Lease lease;
-      lease.uuids = std::move(devices);
-      lease.kind = node::LeaseKind::kPod;
-      lease.user = kUnnamedPod;
-      Result<const sched::Lease*> held = GrantHeld(kAgentCaller, std::move(lease), Actor{0, "kubelet"},
-                                                   "allocated to a pod by the kubelet", now);
-      if (!held.ok()) {
-        Rollback(std::move(undo));
-        return held.status();
-      }
-    }
-    if (Status saved = Flush(now); !saved.ok()) {
-      Rollback(std::move(undo));
-      result = Status::Unavailable(fmt::format("{}; nothing was changed", saved.message()));
-    } else {
-      SendSignals(now);
-    }
-    PublishMarks();
   }
-  if (!result.ok()) return result;
+  if (!overlapping.empty()) {
+    std::set<std::string> had;
+    for (int64_t id : overlapping) {
+      const sched::Lease& l = *core.book.FindLease(id);
+      had.insert(l.uuids.begin(), l.uuids.end());
+    }
+    if (had == std::set<std::string>(uuids.begin(), uuids.end())) {
+      return true;  // The kubelet asks again for what it has.
+    }
+  }
+  LeaseCore::Undo undo = core.Checkpoint();
+  for (int64_t id : overlapping) {
+    core.EndLease(id, "pod_ended", "the kubelet allocated its GPUs anew", Actor{}, false, now);
+  }
+  if (!GiveWay(core, uuids, PodClaim(uuids), now)) {
+    // Its revocation is saved; the kubelet's call asks again.
+    if (Status saved = core.Flush(now); !saved.ok()) {
+      core.Rollback(std::move(undo));
+      return Status::Unavailable(fmt::format("{}; nothing was changed", saved.message()));
+    }
+    return false;
+  }
+  // Whole GPUs in one lease; each MIG instance in one of its own.
+  for (std::vector<std::string>& devices : SplitMigDevices(uuids)) {
+    sched::Lease lease;
+    lease.uuids = std::move(devices);
+    lease.kind = node::LeaseKind::kPod;
+    lease.user = kUnnamedPod;
+    Result<const sched::Lease*> held = core.GrantHeld(kAgentCaller, std::move(lease), Actor{0, "kubelet"},
+                                                      "allocated to a pod by the kubelet", now);
+    if (!held.ok()) {
+      core.Rollback(std::move(undo));
+      return held.status();
+    }
+  }
+  if (Status saved = core.Flush(now); !saved.ok()) {
+    core.Rollback(std::move(undo));
+    return Status::Unavailable(fmt::format("{}; nothing was changed", saved.message()));
+  }
+  core.SendSignals(now);
   return true;
 }
 
-void LeaseService::SyncPods(const std::map<std::string, node::KubernetesNames>& by_uuid) {
-  MutexLock lock(&mu_);
-  TimePoint now = clock_->SteadyNow();
-  if (!has_gpus_) return;
+void SyncPods(LeaseCore& core, const std::map<std::string, node::KubernetesNames>& by_uuid, TimePoint now) {
+  if (!core.has_gpus) return;
   std::set<std::string> covered;
   std::vector<int64_t> gone;
-  for (const auto& [id, l] : book_.leases()) {
+  for (const auto& [id, l] : core.book.leases()) {
     if (l.kind != node::LeaseKind::kPod) continue;
     const node::KubernetesNames* pod = nullptr;
     for (const std::string& uuid : l.uuids) {
@@ -183,15 +133,15 @@ void LeaseService::SyncPods(const std::map<std::string, node::KubernetesNames>& 
     }
     std::string user = PodUser(*pod);
     if (user != l.user || pod->container != l.command) {
-      book_.SetOwner(id, user, pod->container);
-      SaveLease(*book_.FindLease(id));
-      Event("pod_named", id, l.uid, user, l.gpus, Actor{0, "kubelet"},
-            fmt::format("pod {} container {} holds GPU {}", user, pod->container, GpuList(l.gpus)));
+      core.book.SetOwner(id, user, pod->container);
+      core.SaveLease(*core.book.FindLease(id));
+      core.Event("pod_named", id, l.uid, user, l.gpus, Actor{0, "kubelet"},
+                 fmt::format("pod {} container {} holds GPU {}", user, pod->container, GpuList(l.gpus)));
     }
   }
   for (int64_t id : gone) {
-    EndLease(id, "pod_ended", "no pod holds its GPUs any more (the kubelet's pod resources)", Actor{}, false,
-             now);
+    core.EndLease(id, "pod_ended", "no pod holds its GPUs any more (the kubelet's pod resources)", Actor{},
+                  false, now);
   }
   // Allocations without a lease: one lease per pod container.
   std::map<std::string, std::vector<std::string>> unleased;  // "ns/pod/container" -> UUIDs.
@@ -210,17 +160,17 @@ void LeaseService::SyncPods(const std::map<std::string, node::KubernetesNames>& 
       lease.user = PodUser(names[key]);
       lease.command = names[key].container;
       std::string user = lease.user;
-      Result<const sched::Lease*> held = GrantHeld(kAgentCaller, std::move(lease), Actor{0, "kubelet"},
-                                                   "adopted from the kubelet's pod resources: " + key, now);
+      Result<const sched::Lease*> held =
+          core.GrantHeld(kAgentCaller, std::move(lease), Actor{0, "kubelet"},
+                         "adopted from the kubelet's pod resources: " + key, now);
       if (!held.ok()) {
-        Event("pod_conflict", 0, 0, user, {}, Actor{},
-              fmt::format("the kubelet lists GPUs {} for {} but the agent cannot lease them: {}",
-                          fmt::join(uuids, ","), key, held.status().message()));
+        core.Event("pod_conflict", 0, 0, user, {}, Actor{},
+                   fmt::format("the kubelet lists GPUs {} for {} but the agent cannot lease them: {}",
+                               fmt::join(uuids, ","), key, held.status().message()));
       }
     }
   }
-  Flush(now).IgnoreError();  // Kept for the next try when it fails; the kubelet lists them again.
-  PublishMarks();
+  core.Flush(now).IgnoreError();  // Kept for the next try when it fails; the kubelet lists them again.
 }
 
 }  // namespace tarmac::leases

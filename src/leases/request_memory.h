@@ -5,7 +5,7 @@
 // answered with what its first try made, and why each recent lease or
 // request ended, so that lease.get and lease.release can say. Both are
 // bounded (the oldest forgotten first). A value: the service copies it to
-// take a change back whole (lease_persistence.cc).
+// take a change back whole (LeaseCore::Checkpoint, lease_core.h).
 //
 // Thread safety: none of its own; the lease service's lock guards it.
 #pragma once

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 //
-// Slurm jobs' GPUs as leases (lease_service.h): the prolog and epilog that
+// Slurm jobs' GPUs as leases (lease_api.h): the prolog and epilog that
 // Slurm runs on the node as root call slurm.prolog and slurm.epilog. Slurm
 // decides which GPUs a job gets and when it ends; the agent records it, so
 // that `tarmac run` never hands out a job's GPU and the idle policy and
@@ -10,15 +10,19 @@
 #include <algorithm>
 #include <set>
 
-#include "leases/lease_service.h"
+#include "leases/lease_answers.h"
+#include "leases/lease_api.h"
 #include "leases/lease_text.h"
+#include "leases/scheduler_leases.h"
 #include "slurm/job_request.h"
 
 namespace tarmac::leases {
 
+using TimePoint = sched::TimePoint;
+
 using nlohmann::json;
 
-Result<json> LeaseService::OnSlurmProlog(const Call& c) {
+Result<json> OnSlurmProlog(LeaseCore& core, const ApiCall& c) {
   if (!c.caller.is_admin) {
     return Status::PermissionDenied("slurm.prolog is for Slurm's prolog",
                                     "it runs as root (Prolog= in slurm.conf)");
@@ -26,32 +30,32 @@ Result<json> LeaseService::OnSlurmProlog(const Call& c) {
   Result<slurm::PrologRequest> request = slurm::PrologRequestFromJson(c.params);
   if (!request.ok()) return request.status();
   const std::string* job = &request.value().job;
-  if (!has_gpus_) return Status::Unavailable("the agent has not read its GPUs yet");
+  if (!core.has_gpus) return Status::Unavailable("the agent has not read its GPUs yet");
   std::vector<std::string> uuids;
   for (int index : request.value().gpus) {
-    if (index >= static_cast<int>(slots_.size())) {
+    if (index >= static_cast<int>(core.slots.size())) {
       return Status::InvalidArgument(
-          fmt::format("params.gpus: no GPU {} on this node (it has {})", index, slots_.size()));
+          fmt::format("params.gpus: no GPU {} on this node (it has {})", index, core.slots.size()));
     }
-    uuids.push_back(slots_[static_cast<size_t>(index)].uuid);
+    uuids.push_back(core.slots[static_cast<size_t>(index)].uuid);
   }
   if (uuids.empty()) return json{{"job", *job}, {"lease", nullptr}, {"detail", "the job has no GPUs here"}};
   // The same job again (a requeue, a prolog run twice): its lease.
-  for (const auto& [id, l] : book_.leases()) {
+  for (const auto& [id, l] : core.book.leases()) {
     if (l.slurm_job == *job) {
       if (std::set<std::string>(l.uuids.begin(), l.uuids.end()) ==
           std::set<std::string>(uuids.begin(), uuids.end())) {
-        return json{{"job", *job}, {"lease", LeaseJson(l, c.caller, c.now)}};
+        return json{{"job", *job}, {"lease", LeaseJson(core, l, c.caller, c.now)}};
       }
-      EndLease(id, "slurm_job_ended", fmt::format("job {} started again on other GPUs", *job), Actor{}, false,
-               c.now);
+      core.EndLease(id, "slurm_job_ended", fmt::format("job {} started again on other GPUs", *job), Actor{},
+                    false, c.now);
       break;
     }
   }
   // Slurm has given these GPUs to this job: another job's lease on them is
   // over (its epilog did not reach the agent).
   std::set<int64_t> stale;
-  for (const auto& [id, l] : book_.leases()) {
+  for (const auto& [id, l] : core.book.leases()) {
     for (const std::string& uuid : uuids) {
       if (std::find(l.uuids.begin(), l.uuids.end(), uuid) == l.uuids.end()) continue;
       if (l.priority == sched::Priority::kBackfill) continue;  // Gives way below.
@@ -65,8 +69,8 @@ Result<json> LeaseService::OnSlurmProlog(const Call& c) {
     }
   }
   for (int64_t id : stale) {
-    EndLease(id, "slurm_job_ended", fmt::format("Slurm gave its GPUs to job {}", *job), Actor{}, false,
-             c.now);
+    core.EndLease(id, "slurm_job_ended", fmt::format("Slurm gave its GPUs to job {}", *job), Actor{}, false,
+                  c.now);
   }
   sched::Lease lease;
   lease.uuids = uuids;
@@ -76,13 +80,13 @@ Result<json> LeaseService::OnSlurmProlog(const Call& c) {
   lease.command = fmt::format("slurm job {}", *job);
   if (request.value().partition) lease.slurm_partition = *request.value().partition;
   // The prolog: what started after it is the job's (the epilog ends only that).
-  if (std::optional<ProcessIdentity> prolog = processes_->Identify(c.peer.pid)) {
+  if (std::optional<ProcessIdentity> prolog = core.process_control->Identify(c.peer.pid)) {
     lease.holder = {prolog->pid, prolog->start_ticks};
   }
   // Backfill on its GPUs gives way first (its grace, then an empty GPU):
   // the prolog asks again until then (tarmac slurm prolog does).
-  if (!GiveWay(uuids, fmt::format("Slurm job {}", *job), c.now)) {
-    const Claim& claim = claims_.at(fmt::format("Slurm job {}", *job));
+  if (!GiveWay(core, uuids, fmt::format("Slurm job {}", *job), c.now)) {
+    const SchedulerClaims::Claim& claim = *core.claims.Find(fmt::format("Slurm job {}", *job));
     return json{{"job", *job},
                 {"lease", nullptr},
                 {"waiting", true},
@@ -90,13 +94,14 @@ Result<json> LeaseService::OnSlurmProlog(const Call& c) {
                 {"detail", claim.waiting_for}};
   }
   sched::Caller owner{request.value().uid, request.value().user, false};
-  Result<const sched::Lease*> held = GrantHeld(owner, std::move(lease), Actor{c.caller.uid, "slurm"},
-                                               fmt::format("Slurm job {} of {}", *job, owner.user), c.now);
+  Result<const sched::Lease*> held =
+      core.GrantHeld(owner, std::move(lease), Actor{c.caller.uid, "slurm"},
+                     fmt::format("Slurm job {} of {}", *job, owner.user), c.now);
   if (!held.ok()) return held.status();
-  return json{{"job", *job}, {"lease", LeaseJson(*held.value(), c.caller, c.now)}};
+  return json{{"job", *job}, {"lease", LeaseJson(core, *held.value(), c.caller, c.now)}};
 }
 
-Result<json> LeaseService::OnSlurmEpilog(const Call& c) {
+Result<json> OnSlurmEpilog(LeaseCore& core, const ApiCall& c) {
   if (!c.caller.is_admin) {
     return Status::PermissionDenied("slurm.epilog is for Slurm's epilog",
                                     "it runs as root (Epilog= in slurm.conf)");
@@ -105,7 +110,7 @@ Result<json> LeaseService::OnSlurmEpilog(const Call& c) {
   if (!job_id.ok()) return job_id.status();
   const std::string* job = &job_id.value();
   const sched::Lease* found = nullptr;
-  for (const auto& [id, l] : book_.leases()) {
+  for (const auto& [id, l] : core.book.leases()) {
     if (l.slurm_job == *job) found = &l;
   }
   if (found == nullptr) {
@@ -118,8 +123,8 @@ Result<json> LeaseService::OnSlurmEpilog(const Call& c) {
   std::vector<sched::ProcessRef> left;
   json leftovers = json::array();
   for (int gpu : l.gpus) {
-    auto it = processes_by_gpu_.find(gpu);
-    if (it == processes_by_gpu_.end()) continue;
+    auto it = core.processes_by_gpu.find(gpu);
+    if (it == core.processes_by_gpu.end()) continue;
     for (const ProcessIdentity& p : it->second) {
       // The job's: its user's, started after its prolog (a process of the
       // same user that was there before is not the job's to end).
@@ -131,7 +136,7 @@ Result<json> LeaseService::OnSlurmEpilog(const Call& c) {
     }
   }
   double held_s = std::chrono::duration<double>(c.now - l.granted_at).count();
-  const Runtime& rt = runtime_[l.id];
+  const LeaseRuntime& rt = core.runtime[l.id];
   json answer = {
       {"job", *job},
       {"lease", l.id},
@@ -146,9 +151,9 @@ Result<json> LeaseService::OnSlurmEpilog(const Call& c) {
   std::string detail = fmt::format("Slurm job {} ended", *job);
   if (!leftovers.empty())
     detail += fmt::format("; {} process(es) it left on its GPUs are terminated", leftovers.size());
-  EndLease(l.id, "slurm_job_ended", detail, Actor{c.caller.uid, "slurm"}, false, c.now);
+  core.EndLease(l.id, "slurm_job_ended", detail, Actor{c.caller.uid, "slurm"}, false, c.now);
   if (!left.empty())
-    TerminateProcesses(l.id, l.uid, std::move(left), detail, Actor{c.caller.uid, "slurm"}, c.now);
+    core.TerminateProcesses(l.id, l.uid, std::move(left), detail, Actor{c.caller.uid, "slurm"});
   return answer;
 }
 

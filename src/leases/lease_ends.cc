@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// How leases end (lease_core.h): the end itself, the signals it asks for
+// and sends, and which processes a lease leaves behind: its token
+// carriers, its job, the holder's processes on a whole GPU, a loan's by
+// LoanProcesses, and who is spared.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "leases/callers.h"
+#include "leases/lease_core.h"
+
+namespace tarmac::leases {
+
+using TimePoint = sched::TimePoint;
+
+namespace {
+
+void RecordSignals(LeaseCore& core, const std::vector<SignalEvent>& events) {
+  for (const SignalEvent& e : events)
+    core.Event(e.kind, e.lease_id, e.uid, UserName(e.uid), {}, e.actor, e.detail);
+}
+
+}  // namespace
+
+void LeaseCore::EndLease(int64_t id, const std::string& kind, const std::string& detail, const Actor& actor,
+                         bool terminate, TimePoint now, const std::set<int64_t>& spared) {
+  const sched::Lease* found = book.FindLease(id);
+  if (found == nullptr) return;
+  sched::Lease l = *found;
+  std::vector<sched::ProcessRef> victims;
+  if (terminate) victims = LeaseVictims(l, spared);
+  // A GPU is handed on empty: while the driver lists any process on it, it
+  // counts as occupied (until a reading shows it empty).
+  if (IsListedOnItsGpus(l)) {
+    for (int g : l.gpus) {
+      if (g >= 0 && static_cast<size_t>(g) < slots.size())
+        slots[static_cast<size_t>(g)].has_foreign_processes = true;
+    }
+  }
+  if (l.priority == sched::Priority::kBackfill) {
+    backfill_gpu_seconds_ended +=
+        static_cast<double>(l.gpus.size()) * std::chrono::duration<double>(now - l.granted_at).count();
+  }
+  book.Release(kAgentCaller, id, now).IgnoreError();  // Found above; the agent may.
+  runtime.erase(id);
+  Erase("lease", id);
+  SaveShare(l.uid);
+  memory.RememberEnded(id, detail, kind);
+  Event(kind, id, l.uid, l.user, l.gpus, actor, detail);
+  if (!victims.empty()) TerminateProcesses(id, l.uid, std::move(victims), detail, actor);
+}
+
+void LeaseCore::TerminateProcesses(int64_t lease_id, int64_t uid, std::vector<sched::ProcessRef> processes,
+                                   const std::string& why, const Actor& actor) {
+  signaller.Ask(lease_id, uid, std::move(processes), why, actor);
+}
+
+void LeaseCore::SendSignals(TimePoint now) {
+  RecordSignals(*this, signaller.SendAsked(now, policy.kill_grace));
+}
+
+void LeaseCore::FinishTerminations(TimePoint now) {
+  RecordSignals(*this, signaller.Finish(now, policy.kill_grace));
+}
+
+void LeaseCore::KillRevokedNow(const sched::Lease& l, const std::string& why, TimePoint now) {
+  runtime[l.id].killed_at = now;
+  std::vector<sched::ProcessRef> victims = LeaseVictims(l);
+  if (victims.empty()) return;
+  TerminateProcesses(l.id, l.uid, std::move(victims), why, Actor{});
+  signaller.KillNow(l.id);
+}
+
+bool LeaseCore::IsAlive(const sched::ProcessRef& ref) const {
+  if (ref.pid == 0) return false;
+  std::optional<ProcessIdentity> now = process_control->Identify(ref.pid);
+  return now && now->start_ticks == ref.start_ticks;
+}
+
+bool LeaseCore::IsListedOnItsGpus(const sched::Lease& l) const {
+  // A loan's GPU stays its lender's: nobody waits for it to be empty.
+  if (sched::IsMigLease(l) || sched::IsExternal(l) || sched::IsLoan(l)) return false;
+  return std::any_of(l.gpus.begin(), l.gpus.end(), [this](int g) {
+    auto listed = processes_by_gpu.find(g);
+    return listed != processes_by_gpu.end() && !listed->second.empty();
+  });
+}
+
+std::vector<sched::ProcessRef> LeaseCore::LeaseVictims(const sched::Lease& l,
+                                                       const std::set<int64_t>& spared) {
+  std::vector<sched::ProcessRef> victims;
+  auto is_victim = [&victims, &spared](int64_t pid) {
+    return spared.count(pid) != 0 || std::any_of(victims.begin(), victims.end(),
+                                                 [pid](const sched::ProcessRef& v) { return v.pid == pid; });
+  };
+  // Its processes started after the client that asked for it.
+  for (const ProcessIdentity& p : process_control->LeaseProcesses(l.token, l.uid, l.holder.start_ticks)) {
+    if (!is_victim(p.pid)) victims.push_back({p.pid, p.start_ticks});
+  }
+  if (l.job.pid != 0 && !is_victim(l.job.pid) && IsAlive(l.job)) victims.push_back(l.job);
+  // A loan shares its GPU with its lender: its processes are what the one
+  // loan model says (LoanProcesses), never the lender's.
+  if (sched::IsLoan(l)) {
+    for (const ProcessIdentity& p : LoanProcesses(l)) {
+      if (!is_victim(p.pid)) victims.push_back({p.pid, p.start_ticks});
+    }
+    return victims;
+  }
+  // On a whole GPU (not a MIG instance, whose GPU others share), the
+  // holder's processes the driver lists, token or not, are the lease's too.
+  if (sched::IsMigLease(l) || sched::IsExternal(l)) return victims;
+  for (int g : l.gpus) {
+    auto listed = processes_by_gpu.find(g);
+    if (listed == processes_by_gpu.end()) continue;
+    for (const ProcessIdentity& p : listed->second) {
+      if (p.uid == l.uid && p.start_ticks >= l.holder.start_ticks && !is_victim(p.pid)) {
+        victims.push_back({p.pid, p.start_ticks});
+      }
+    }
+  }
+  return victims;
+}
+
+std::set<int64_t> LeaseCore::SelfAndAncestors(int64_t pid) const {
+  std::set<int64_t> chain;
+  for (int depth = 0; pid > 1 && depth < 256 && chain.insert(pid).second; ++depth) {
+    std::optional<ProcessIdentity> p = process_control->Identify(pid);
+    if (!p) break;
+    pid = p->parent_pid;
+  }
+  return chain;
+}
+
+std::vector<ProcessIdentity> LeaseCore::LoanProcesses(const sched::Lease& loan) const {
+  std::vector<ProcessIdentity> out =
+      process_control->LeaseProcesses(loan.token, loan.uid, loan.holder.start_ticks);
+  std::set<int64_t> counted;
+  for (const ProcessIdentity& p : out) counted.insert(p.pid);
+  if (const sched::Lease* lender = book.FindLease(loan.lent_from)) {
+    for (const ProcessIdentity& p :
+         process_control->LeaseProcesses(lender->token, lender->uid, lender->holder.start_ticks)) {
+      counted.insert(p.pid);  // The lender's: never the loan's.
+    }
+  }
+  auto listed = loan.gpus.empty() ? processes_by_gpu.end() : processes_by_gpu.find(loan.gpus[0]);
+  if (listed == processes_by_gpu.end()) return out;
+  for (const ProcessIdentity& p : listed->second) {
+    if (counted.count(p.pid) != 0 || loans.WasThereAtLoan(loan.lent_from, p.pid, p.start_ticks)) continue;
+    if (p.uid != loan.uid || p.start_ticks < loan.holder.start_ticks) continue;
+    out.push_back(p);
+  }
+  return out;
+}
+
+}  // namespace tarmac::leases
