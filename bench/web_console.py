@@ -96,7 +96,7 @@ def main():
 
     def first_render(browser):
         return wait_until("every card", lambda: browser.eval(
-            f"document.querySelectorAll('.gpu').length === {gpus} && state.firstRenderMs"))
+            f"document.querySelectorAll('.gpu').length === {gpus} && tarmacConsole.probe.firstRenderMs"))
 
     cold, warm = [], []
     for i in range(runs):
@@ -116,9 +116,9 @@ def main():
     print(f"  warm (a reload)        median {statistics.median(warm):6.0f}  max {max(warm):6.0f}")
 
     # Sample to screen: the page open for the run.
-    browser.eval("state.lagsMs = []")
+    browser.eval("tarmacConsole.probe.lagsMs.splice(0).length")
     time.sleep(seconds)
-    lags = sorted(browser.eval("state.lagsMs"))
+    lags = sorted(browser.eval("tarmacConsole.probe.lagsMs"))
     p99 = lags[min(len(lags) - 1, int(0.99 * len(lags)))]
     print(f"sample-to-screen latency over {len(lags)} samples (sampling every 1000 ms): median "
           f"{statistics.median(lags):.0f} ms, p99 {p99:.0f} ms, max {max(lags):.0f} ms")

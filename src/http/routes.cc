@@ -42,8 +42,10 @@ bool IsLoopbackHost(const std::string& host) {
 }
 
 bool IsOpenPath(const std::string& path) {
-  return path == "/health" || path == "/metrics" || path == "/" || path == "/console.js" ||
-         path == "/console.css";
+  // The console's script modules: /console/NAME.js, one level, nothing else.
+  bool is_module = path.starts_with("/console/") && path.ends_with(".js") &&
+                   path.find('/', std::string_view("/console/").size()) == std::string::npos;
+  return path == "/health" || path == "/metrics" || path == "/" || is_module || path == "/console.css";
 }
 
 Status RouteTable::Add(std::string path, Handler handler) {

@@ -384,7 +384,8 @@ Status HttpServer::Start(RouteTable routes) {
       });
   std::string paths;
   for (const auto& [path, handler] : routes_.routes()) {
-    paths += (paths.empty() ? "" : ", ") + path;
+    // The console's script modules are the page's to load, not named.
+    if (!path.starts_with("/console/")) paths += (paths.empty() ? "" : ", ") + path;
     // Paths are literal, not patterns.
     std::string pattern;
     for (char c : path)

@@ -25,6 +25,12 @@ TEST(ListenRuleTest, LoopbackIsOnlyThisMachine) {
   EXPECT_TRUE(IsOpenPath("/metrics"));
   EXPECT_FALSE(IsOpenPath("/api/v1/status"));
   EXPECT_FALSE(IsOpenPath("/metrics/"));
+  // The console's modules, one level under /console/, and nothing else there.
+  EXPECT_TRUE(IsOpenPath("/console/main.js"));
+  EXPECT_FALSE(IsOpenPath("/console/"));
+  EXPECT_FALSE(IsOpenPath("/console/x/main.js"));
+  EXPECT_FALSE(IsOpenPath("/console/main.json"));
+  EXPECT_FALSE(IsOpenPath("/console.js"));
 }
 
 TEST(ListenRuleTest, BeyondLoopbackNeedsATokenOrAllowAnonymous) {

@@ -212,53 +212,63 @@ json ParamsFromQuery(const std::map<std::string, std::string>& query) {
 
 namespace {
 
-// The console: its page, script and style, each compressed once and
-// named by content.
+// One of the console's assets: compressed once here and sent compressed to
+// every browser (they all accept gzip), plain to a client that does not;
+// kept for a year when asked for by its `version`, revalidated otherwise.
+http::RouteTable::Handler ConsoleAsset(std::string type, std::string text, std::string version) {
+  auto plain = std::make_shared<const std::string>(std::move(text));
+  auto gzip = std::make_shared<const std::string>(http::Gzip(*plain));
+  return [type = std::move(type), plain, gzip, etag = ETagOf(*plain),
+          version = std::move(version)](const http::Request& asked) {
+    bool is_fresh = asked.if_none_match == etag;
+    bool is_gzip = !is_fresh && asked.accepts_gzip && !gzip->empty();
+    http::Response r{is_fresh ? 304 : 200, type, is_fresh ? std::string() : is_gzip ? *gzip : *plain};
+    r.is_gzip = is_gzip;
+    // The page runs its own script only, talks to this agent only, and
+    // is never framed.
+    r.headers = {
+        {"Content-Security-Policy",
+         "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' "
+         "data:; "
+         "frame-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"},
+        {"X-Content-Type-Options", "nosniff"},
+        {"Referrer-Policy", "no-referrer"},
+        {"ETag", etag},
+        {"Vary", "Accept-Encoding"},
+        {"Cache-Control",
+         !version.empty() && asked.Param("v") == version ? "max-age=31536000, immutable" : "no-cache"}};
+    return r;
+  };
+}
+
+// The console: its page, script modules and style, each compressed once.
 Status AddConsoleRoutes(http::RouteTable* routes) {
   Status s = Status::OK();
-  // The page names its script and style by content (console.js?v=HASH), so
-  // a browser keeps them without asking again until an agent with other
-  // ones serves a page naming new hashes; the page itself is revalidated
-  // (ETag) on every load.
-  std::string script_version = ETagOf(ConsoleScript()).substr(1, 16);
+  // The page names its entry module and style by content (console/main.js
+  // ?v=HASH, the hash over every module), so a browser keeps them without
+  // asking again until an agent with other ones serves a page naming new
+  // hashes; the page itself, and the modules main.js imports, are
+  // revalidated (ETag) on every load.
+  std::string modules;
+  for (const ConsoleModule& m : ConsoleModules()) modules.append(m.name).append(m.text);
+  std::string script_version = ETagOf(modules).substr(1, 16);
   std::string style_version = ETagOf(ConsoleStyle()).substr(1, 16);
   std::string page(ConsolePage());
   for (auto [name, version] :
-       {std::pair{"console.js\"", script_version}, std::pair{"console.css\"", style_version}}) {
+       {std::pair{"console/main.js\"", script_version}, std::pair{"console.css\"", style_version}}) {
     size_t at = page.find(name);
     if (at != std::string::npos) page.insert(at + std::string_view(name).size() - 1, "?v=" + version);
   }
-  for (auto [path, type, text, version] :
-       {std::tuple{"/", "text/html; charset=utf-8", std::string(page), std::string()},
-        std::tuple{"/console.js", "text/javascript; charset=utf-8", std::string(ConsoleScript()),
-                   script_version},
-        std::tuple{"/console.css", "text/css; charset=utf-8", std::string(ConsoleStyle()), style_version}}) {
+  std::vector<std::tuple<std::string, const char*, std::string, std::string>> assets = {
+      {"/", "text/html; charset=utf-8", page, ""},
+      {"/console.css", "text/css; charset=utf-8", std::string(ConsoleStyle()), style_version}};
+  for (const ConsoleModule& m : ConsoleModules()) {
+    assets.emplace_back(fmt::format("/console/{}", m.name), "text/javascript; charset=utf-8",
+                        std::string(m.text), m.name == "main.js" ? script_version : "");
+  }
+  for (auto& [path, type, text, version] : assets) {
     if (!s.ok()) return s;
-    // Compressed once here; sent compressed to every browser (they all
-    // accept gzip), plain to a client that does not.
-    auto plain = std::make_shared<const std::string>(std::move(text));
-    auto gzip = std::make_shared<const std::string>(http::Gzip(*plain));
-    s = routes->Add(path, [type = std::string(type), plain, gzip, etag = ETagOf(*plain),
-                           version](const http::Request& asked) {
-      bool is_fresh = asked.if_none_match == etag;
-      bool is_gzip = !is_fresh && asked.accepts_gzip && !gzip->empty();
-      http::Response r{is_fresh ? 304 : 200, type, is_fresh ? std::string() : is_gzip ? *gzip : *plain};
-      r.is_gzip = is_gzip;
-      // The page runs its own script only, talks to this agent only, and
-      // is never framed.
-      r.headers = {
-          {"Content-Security-Policy",
-           "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' "
-           "data:; "
-           "frame-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"},
-          {"X-Content-Type-Options", "nosniff"},
-          {"Referrer-Policy", "no-referrer"},
-          {"ETag", etag},
-          {"Vary", "Accept-Encoding"},
-          {"Cache-Control",
-           !version.empty() && asked.Param("v") == version ? "max-age=31536000, immutable" : "no-cache"}};
-      return r;
-    });
+    s = routes->Add(path, ConsoleAsset(type, std::move(text), version));
   }
   return s;
 }

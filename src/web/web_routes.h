@@ -3,8 +3,9 @@
 // The web console and the JSON it reads (docs/web.md), served by the
 // agent's HTTP endpoint (http/server.h):
 //
-//   /, /console.js,     the console: its page, script and style, built in
-//   /console.css        (ETag: a browser asks again with If-None-Match)
+//   /, /console.css,    the console: its page, style and script (ES
+//   /console/NAME.js    modules), built in (ETag: a browser asks again
+//                       with If-None-Match)
 //   /api/v1/status      |
 //   /api/v1/leases      |  the socket API's read methods, answered by the
 //   /api/v1/queue       |  same method table: the same JSON for the same

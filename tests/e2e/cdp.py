@@ -83,8 +83,10 @@ class Browser:
         with open(os.path.join(shots, f"{name}.png"), "wb") as f:
             f.write(base64.b64decode(data))
 
-    def eval(self, expression):
-        result = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True}, self.session)
+    def eval(self, expression, awaits=False):
+        """The expression's value (None when it throws); with `awaits`, the value its promise settles to."""
+        result = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True,
+                                                "awaitPromise": awaits}, self.session)
         if "exceptionDetails" in result:
             return None
         return result["result"].get("value")

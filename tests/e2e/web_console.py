@@ -109,7 +109,7 @@ def main():
     # The load's utilization (40 %, as the simulated GPU reads it) as the
     # sample the page holds says it.
     shown = browser.eval("[document.querySelector('.gpu[data-gpu=\"1\"]').textContent, "
-                         "state.status.gpus[1].utilization_gpu_ratio]")
+                         "tarmacConsole.state.status.gpus[1].utilization_gpu_ratio]")
     check(f"utilization{round(100 * shown[1])} %" in shown[0] and 0.3 <= shown[1] <= 0.5,
           f"GPU 1's card shows its load's utilization ({shown[1]:.2f})")
     browser.screenshot("now")
@@ -122,18 +122,28 @@ def main():
     children.append(newcomer)
     shown_at = wait_until("the new load on GPU 2's card", lambda: browser.eval(
         "document.querySelector('.gpu[data-gpu=\"2\"]').textContent.includes('tarmac-simload') "
-        "&& state.status.sequence"), pause=0.02)
+        "&& tarmacConsole.state.status.sequence"), pause=0.02)
     check(shown_at <= started_at + 2, f"a load started at sample {started_at} shows at sample {shown_at}")
 
     # Live: the page follows the agent's samples, at most one behind.
     def in_step():
         agent_sequence = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/status"))["sequence"]
-        page_sequence = browser.eval("state.status.sequence")
+        page_sequence = browser.eval("tarmacConsole.state.status.sequence")
         return page_sequence >= agent_sequence - 1
     wait_until("the page to be within one sample of the agent", in_step, tries=20)
-    before = browser.eval("state.status.sequence")
-    wait_until("a newer sample on the page", lambda: browser.eval("state.status.sequence") > before)
+    before = browser.eval("tarmacConsole.state.status.sequence")
+    wait_until("a newer sample on the page", lambda: browser.eval("tarmacConsole.state.status.sequence") > before)
     check(True, "the page is within one sample of the agent and follows it")
+
+    # Each sample replaces only the cards that would show something new: an
+    # idle GPU's card is the same element three samples later (its energy
+    # counter, which the card does not show, grows), a loaded one's is new.
+    browser.eval("document.querySelectorAll('.gpu').forEach(c => { c.tarmacSeen = true; }); 0")
+    seen_at = browser.eval("tarmacConsole.state.status.sequence")
+    wait_until("three newer samples", lambda: browser.eval("tarmacConsole.state.status.sequence") >= seen_at + 3)
+    kept = browser.eval("[...document.querySelectorAll('.gpu')].filter(c => c.tarmacSeen).map(c => c.dataset.gpu)")
+    cards = browser.eval("document.querySelectorAll('.gpu').length")
+    check(cards == 8 and "7" in kept and "1" not in kept, f"unchanged cards kept across samples ({kept} of {cards})")
 
     check(not browser.problems(), f"no error on the page so far: {browser.problems()}")
     # The agent restarts: the page says so, then reconnects by itself.
@@ -147,7 +157,7 @@ def main():
     second = json.loads(tarmac("reserve", "--gpus", "1", "--for", "1h", "--json"))
     card = f"document.querySelector('.gpu[data-gpu=\"{second['gpus'][0]}\"]').textContent"
     wait_until("the new lease on the page", lambda: f"lease {second['id']} · root" in (browser.eval(card) or ""))
-    check(browser.eval("state.opens") >= 2, "the page reconnected by itself after the restart")
+    check(browser.eval("tarmacConsole.state.opens") >= 2, "the page reconnected by itself after the restart")
     wait_until("the header to say live again", lambda: browser.eval("document.getElementById('live').textContent") == "live")
     # While the agent was away only the stream's own reconnects failed.
     during = [p for p in browser.problems(restart_began) if "api/v1/stream" not in p and "ERR_CONNECTION_REFUSED" not in p

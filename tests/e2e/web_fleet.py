@@ -163,7 +163,8 @@ def main():
                            ("[::1]:9477", "http://[::1]:9477/"), ("evil.example/phish?x=", None),
                            ("user@evil.example:80", None), ("javascript:alert(1)", None), ("a:99999", None),
                            ("evil.example:80/x", None), ("", None), ("x:1#y", None)):
-        got = browser.eval(f"nodeConsoleUrl({json.dumps(instance)})")
+        got = browser.eval(f"import('./console/fleet.js').then(m => m.nodeConsoleUrl({json.dumps(instance)}))",
+                           awaits=True)
         check(got == want, f"instance {instance!r} links to {want!r} (got {got!r})", "web_fleet")
     held = browser.eval("document.querySelector('.fleet-node[data-node=\"node-a\"] .cell[data-gpu=\"2\"]').textContent")
     check(held == "held", "node-a's GPU 2 shows as held (idle, its memory held)", "web_fleet")

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <fstream>
 #include <optional>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -437,25 +438,43 @@ TEST_F(WebTest, ThePageIsServedWithAPolicyThatRunsOnlyItsOwnScript) {
   EXPECT_EQ(page.body.find("<script>"), std::string::npos);
   EXPECT_EQ(page.body.find("<style"), std::string::npos);
   EXPECT_EQ(page.body.find("style="), std::string::npos);
-  Answer script = Split(HttpGet("/console.js"));
+  // The script is ES modules served as written: the page loads main.js,
+  // which imports the others; each one is there, as JavaScript.
+  Answer script = Split(HttpGet("/console/main.js"));
   EXPECT_EQ(script.status, 200);
   EXPECT_NE(script.headers.find("Content-Type: text/javascript"), std::string::npos);
-  EXPECT_NE(script.body.find("new EventSource(\"api/v1/stream\")"), std::string::npos);
+  EXPECT_NE(page.body.find("<script type=\"module\" src=\"console/main.js?v="), std::string::npos)
+      << page.body;
+  std::regex import_line(R"re(import \{[^}]*\} from "\./([a-z_]+\.js)";)re");
+  int imports = 0;
+  std::string modules;
+  for (std::sregex_iterator it(script.body.begin(), script.body.end(), import_line), end; it != end; ++it) {
+    Answer module = Split(HttpGet("/console/" + (*it)[1].str()));
+    EXPECT_EQ(module.status, 200) << (*it)[1];
+    EXPECT_NE(module.headers.find("Content-Type: text/javascript"), std::string::npos) << (*it)[1];
+    modules += module.body;
+    ++imports;
+  }
+  EXPECT_GE(imports, 8);
+  EXPECT_NE(modules.find("new EventSource(\"api/v1/stream\")"), std::string::npos);
   // The page puts what the agent says into the document as text only.
-  EXPECT_EQ(script.body.find("innerHTML"), std::string::npos);
-  EXPECT_EQ(script.body.find("style:"), std::string::npos);
+  EXPECT_EQ(modules.find("innerHTML"), std::string::npos);
+  EXPECT_EQ(modules.find("insertAdjacentHTML"), std::string::npos);
+  EXPECT_EQ(modules.find("style:"), std::string::npos);
+  EXPECT_EQ(Split(HttpGet("/console/nope.js")).status, 404);
   // An asset the browser has: 304, no body.
   size_t at = script.headers.find("ETag: ");
   ASSERT_NE(at, std::string::npos);
   std::string etag = script.headers.substr(at + 6, script.headers.find("\r\n", at) - at - 6);
-  Answer again = Split(HttpGet("/console.js", "If-None-Match: " + etag + "\r\n"));
+  Answer again = Split(HttpGet("/console/main.js", "If-None-Match: " + etag + "\r\n"));
   EXPECT_EQ(again.status, 304) << etag;
   EXPECT_TRUE(again.body.empty());
-  EXPECT_EQ(Split(HttpGet("/console.js", "If-None-Match: \"0\"\r\n")).status, 200);
+  EXPECT_EQ(Split(HttpGet("/console/main.js", "If-None-Match: \"0\"\r\n")).status, 200);
   EXPECT_EQ(Split(HttpGet("/console.css")).status, 200);
-  // The page names its assets by content: a browser keeps those for good
-  // and asks again only when a page names new ones.
-  size_t v = page.body.find("console.js?v=");
+  // The page names its entry module and style by content: a browser keeps
+  // those for good and asks again only when a page names new ones; the
+  // modules main.js imports are revalidated on each load.
+  size_t v = page.body.find("console/main.js?v=");
   ASSERT_NE(v, std::string::npos) << page.body;
   std::string versioned = "/" + page.body.substr(v, page.body.find('"', v) - v);
   Answer kept = Split(HttpGet(versioned));
@@ -464,17 +483,20 @@ TEST_F(WebTest, ThePageIsServedWithAPolicyThatRunsOnlyItsOwnScript) {
       << kept.headers;
   EXPECT_TRUE(kept.body == script.body);
   EXPECT_NE(script.headers.find("Cache-Control: no-cache"), std::string::npos) << script.headers;
-  EXPECT_NE(Split(HttpGet("/console.js?v=0123")).headers.find("Cache-Control: no-cache"), std::string::npos);
+  EXPECT_NE(Split(HttpGet("/console/main.js?v=0123")).headers.find("Cache-Control: no-cache"),
+            std::string::npos);
+  EXPECT_NE(Split(HttpGet("/console/now.js")).headers.find("Cache-Control: no-cache"), std::string::npos);
   EXPECT_NE(page.headers.find("Cache-Control: no-cache"), std::string::npos) << page.headers;
   EXPECT_NE(page.body.find("console.css?v="), std::string::npos);
   // Compressed once, sent compressed to a client that accepts gzip: the
   // same bytes once inflated, and smaller.
-  Answer zipped = Split(HttpGet("/console.js", "Accept-Encoding: br;q=0.5, gzip\r\n"));
+  Answer now = Split(HttpGet("/console/now.js"));
+  Answer zipped = Split(HttpGet("/console/now.js", "Accept-Encoding: br;q=0.5, gzip\r\n"));
   EXPECT_EQ(zipped.status, 200);
   EXPECT_NE(zipped.headers.find("Content-Encoding: gzip"), std::string::npos) << zipped.headers;
   EXPECT_NE(zipped.headers.find("Vary: Accept-Encoding"), std::string::npos) << zipped.headers;
-  EXPECT_LT(zipped.body.size(), script.body.size() / 2);
-  EXPECT_TRUE(Gunzip(zipped.body) == script.body);
+  EXPECT_LT(zipped.body.size(), now.body.size() / 2);
+  EXPECT_TRUE(Gunzip(zipped.body) == now.body);
   // Without Accept-Encoding: plain.
   EXPECT_EQ(script.headers.find("Content-Encoding"), std::string::npos) << script.headers;
 }

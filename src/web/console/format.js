@@ -1,0 +1,19 @@
+// How the console writes sizes, ratios, durations and times; "–" for a
+// value the agent did not give.
+const GiB = 1024 ** 3;
+
+export const fmtBytes = b =>
+  b === undefined ? "–" : b >= GiB ? (b / GiB).toFixed(1) + " GiB" : (b / 1024 ** 2).toFixed(0) + " MiB";
+
+export const pct = r => r === undefined ? "–" : (100 * r).toFixed(0) + " %";
+
+export function fmtDuration(s) {
+  if (s === undefined || s === null) return "–";
+  s = Math.max(0, Math.round(s));
+  if (s < 90) return s + " s";
+  if (s < 5400) return Math.round(s / 60) + " min";
+  if (s < 172800) return (s / 3600).toFixed(1) + " h";
+  return (s / 86400).toFixed(1) + " d";
+}
+
+export const fmtTime = unix => new Date(unix * 1000).toLocaleString();
