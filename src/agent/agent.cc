@@ -557,6 +557,13 @@ Status Agent::StartWeb() {
                                                const std::function<void(nlohmann::json*)>& edit) {
       AppendSnapshotStatus(out, *info, *sampler->Latest(), edit);
     };
+    // The lease reads, typed: as a caller without privileges (no tokens).
+    web.lease_listing = [leases = leases_.get()] {
+      return leases->Listing(sched::Caller{static_cast<int64_t>(web::kWebUid), "", false});
+    };
+    web.lease_events = [leases = leases_.get()](int64_t after, int64_t limit, bool newest) {
+      return leases->Events(after, limit, newest);
+    };
     web.doctor = [watch] {
       nlohmann::json findings = nlohmann::json::array();
       for (const doctor::Finding& f : watch->Findings()) findings.push_back(doctor::FindingToJson(f));

@@ -17,8 +17,10 @@
 #include <cerrno>
 #include <cstring>
 
+#include "backfill/batch_view_json.h"
 #include "common/environment.h"
 #include "common/fs.h"
+#include "common/json_fields.h"
 #include "common/proc_files.h"
 #include "common/safe_file.h"
 #include "leases/callers.h"
@@ -193,7 +195,9 @@ Status BackfillJobs::Open() {
     if (progress.ok()) {
       job.progress = backfill::DecodeProgress(progress.value());
       pid_t pid = static_cast<pid_t>(job.progress.runner_pid);
-      int64_t ticks = progress.value().value("runner_start_ticks", int64_t{0});
+      int64_t ticks = 0;  // The user's file: a field of the wrong type reads as none.
+      JsonFields(progress.value(), "progress", JsonFields::kSkipWrongTypes)
+          .Optional("runner_start_ticks", &ticks);
       std::optional<int64_t> live = pid > 0 ? LiveStartTicks(pid) : std::nullopt;
       if (backfill::IsActive(job.spec.state) && live && *live == ticks && IsRunnerOf(pid, job.spec.uid)) {
         Hold(&job, pid, ticks, false);
@@ -362,15 +366,15 @@ void BackfillJobs::Stop() {
 }
 
 json BackfillJobs::View(const Job& job) const {
-  json j = backfill::EncodeBatchSpec(job.spec);
-  backfill::BatchProgress progress = job.progress;  // As the runner last reported it.
-  if (progress.total == 0) progress.total = job.spec.total;
-  bool running = job.pid > 0;
-  j["progress"] = backfill::EncodeProgress(progress);
-  j["runner_pid"] = running ? json(job.pid) : json(nullptr);
-  double eta = backfill::EtaSeconds(progress);
-  j["eta_s"] = running && eta >= 0 ? json(eta) : json(nullptr);
-  return j;
+  backfill::BatchView view;
+  view.spec = job.spec;
+  view.progress = job.progress;  // As the runner last reported it.
+  if (view.progress.total == 0) view.progress.total = job.spec.total;
+  if (job.pid > 0) {
+    view.runner_pid = job.pid;
+    if (double eta = backfill::EtaSeconds(view.progress); eta >= 0) view.eta_s = eta;
+  }
+  return backfill::EncodeBatchView(view);
 }
 
 Result<json> BackfillJobs::Submit(const json& params, uid_t uid, gid_t) {

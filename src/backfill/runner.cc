@@ -95,10 +95,10 @@ class Runner {
 
   Status Prepare();
   void Worker();
-  void RunLease(const json& lease);
+  void RunLease(const sched::Lease& lease);
   // Starts the engine in the lease (when the batch starts its own) and
   // checks the model once per runner; false when no request can be sent.
-  bool BringUpEngine(const json& lease, const std::atomic<bool>& revoked,
+  bool BringUpEngine(const sched::Lease& lease, const std::atomic<bool>& revoked,
                      std::optional<EngineProcess>* engine, std::string* base_url);
   // Gives the GPU back for real before the lease goes: the engine stopped
   // (or the model unloaded), then the memory seen free through NVML.
@@ -383,10 +383,10 @@ void Runner::ConfirmFreed(const std::string& uuid, int64_t memory_before,
   }
 }
 
-bool Runner::BringUpEngine(const json& lease, const std::atomic<bool>& revoked,
+bool Runner::BringUpEngine(const sched::Lease& lease, const std::atomic<bool>& revoked,
                            std::optional<EngineProcess>* engine, std::string* base_url) {
   if (!spec_.engine.command.empty()) {
-    int64_t id = lease["id"].get<int64_t>();
+    int64_t id = lease.id;
     Result<EngineProcess> started =
         EngineProcess::Start({spec_.engine.command, client::LeaseEnvironment(lease),
                               fmt::format("{}/engine-{}.log", work_dir_, id)},
@@ -447,8 +447,8 @@ void Runner::FreeGpu(const std::string& uuid, int64_t memory_before, int64_t rev
   ConfirmFreed(uuid, memory_before, since, until);
 }
 
-void Runner::RunLease(const json& lease) {
-  int64_t id = lease["id"].get<int64_t>();
+void Runner::RunLease(const sched::Lease& lease) {
+  int64_t id = lease.id;
   std::string uuids = client::UuidList(lease);
   SteadyTime granted = clock_->SteadyNow();
   int64_t memory_before = 0;
@@ -466,8 +466,8 @@ void Runner::RunLease(const json& lease) {
   std::atomic<int64_t> revoke_by{0};
   InFlight in_flight;
   {
-    client::RevocationWatch watch(&agent_, id, [&](const json& l) {
-      revoke_by = l.value("revoke_by_unix", int64_t{0});
+    client::RevocationWatch watch(&agent_, id, [&](const sched::LeaseShown& l) {
+      revoke_by = static_cast<int64_t>(l.revoke_by_unix.value_or(0));
       revoked = true;
       in_flight.AbortAll();
       MutexLock lock(&mu_);
@@ -530,7 +530,7 @@ void Runner::Worker() {
       agent_.ReleaseLease(now.id).status().IgnoreError();  // Cancels it when still queued.
       continue;
     }
-    RunLease(now.lease);
+    RunLease(now.lease.lease);
   }
 }
 

@@ -12,6 +12,7 @@
 
 #include "backfill/batch_input.h"
 #include "backfill/batch_spec.h"
+#include "backfill/batch_view_json.h"
 #include "cli/backfill_command.h"
 #include "cli/lease_exit.h"
 #include "cli/options.h"
@@ -19,6 +20,7 @@
 #include "client/agent_client.h"
 #include "common/terminal_text.h"
 #include "common/units.h"
+#include "leases/backfill_gates_json.h"
 
 namespace tarmac::cli {
 namespace {
@@ -52,29 +54,30 @@ std::string Bar(int64_t finished, int64_t total, int width) {
                      std::string(static_cast<size_t>(width - filled), ' '));
 }
 
-std::string Summary(const json& b) {
-  const json& p = b["progress"];
-  int64_t done = p.value("done", int64_t{0});
-  int64_t failed = p.value("failed", int64_t{0});
-  int64_t total = p.value("total", int64_t{0});
-  std::string state = b.value("state", "");
-  std::string line =
-      fmt::format("batch {} {}: {}", b.value("id", int64_t{0}), state, Bar(done + failed, total, 24));
-  if (failed > 0) line += fmt::format(", {} failed", failed);
+std::string Summary(const backfill::BatchView& b) {
+  const backfill::BatchProgress& p = b.progress;
+  std::string state = backfill::BatchStateName(b.spec.state);
+  std::string line = fmt::format("batch {} {}: {}", b.spec.id, state, Bar(p.done + p.failed, p.total, 24));
+  if (p.failed > 0) line += fmt::format(", {} failed", p.failed);
   line += fmt::format("\n  {:.1f} requests/s, {:.0f} tokens/s, {} tokens; GPU-hours {:.3f}; preemptions {}",
-                      p.value("requests_per_second", 0.0), p.value("tokens_per_second", 0.0),
-                      p.value("completion_tokens", int64_t{0}), p.value("gpu_seconds", 0.0) / 3600,
-                      p.value("preemptions", int64_t{0}));
-  if (b.contains("eta_s") && b["eta_s"].is_number())
-    line += fmt::format("; ETA {}", Duration(b["eta_s"].get<double>()));
-  std::string phase = p.value("phase", "");
-  if (state == "running" && !phase.empty()) line += "\n  " + phase;
-  std::string problem = p.value("problem", "");
-  std::string message = b.value("message", "");
-  if (!problem.empty() && state != "done" && problem != message) line += "\n  problem: " + problem;
+                      p.requests_per_second, p.tokens_per_second, p.completion_tokens, p.gpu_seconds / 3600,
+                      p.preemptions);
+  if (b.eta_s) line += fmt::format("; ETA {}", Duration(*b.eta_s));
+  if (b.spec.state == backfill::BatchState::kRunning && !p.phase.empty()) line += "\n  " + p.phase;
+  const std::string& message = b.spec.message;
+  if (!p.problem.empty() && b.spec.state != backfill::BatchState::kDone && p.problem != message)
+    line += "\n  problem: " + p.problem;
   if (!message.empty()) line += "\n  " + message;
-  line += fmt::format("\n  results {}\n  errors  {}", b.value("output", ""), b.value("errors", ""));
+  line += fmt::format("\n  results {}\n  errors  {}", b.spec.output, b.spec.errors);
   return line;
+}
+
+// The batch an answer carries; a malformed one is the agent's error.
+Result<backfill::BatchView> BatchOf(const Result<json>& answer) {
+  if (!answer.ok()) return answer.status();
+  Result<backfill::BatchView> b = backfill::DecodeBatchAnswer(answer.value());
+  if (!b.ok()) return Status::Corruption("agent: " + b.status().message());
+  return b;
 }
 
 int Submit(const client::AgentClient& agent, const BackfillOptions& o) {
@@ -103,19 +106,19 @@ int Submit(const client::AgentClient& agent, const BackfillOptions& o) {
   spec.request_timeout_s = o.request_timeout_s;
   spec.total = static_cast<int64_t>(in.value().requests.size());
   Result<json> r = agent.Call("backfill.submit", backfill::EncodeBatchSpec(spec));
-  if (!r.ok()) return LeaseExit("backfill submit", r.status());
-  const json& b = r.value()["batch"];
+  Result<backfill::BatchView> b = BatchOf(r);
+  if (!b.ok()) return LeaseExit("backfill submit", b.status());
   if (o.json) {
-    std::printf("%s\n", b.dump(2).c_str());
+    std::printf("%s\n", r.value()["batch"].dump(2).c_str());
     return kExitOk;
   }
   std::printf(
       "batch %lld submitted: %zu requests for %s on up to %d GPU%s\n"
       "results in %s\n"
       "follow it: tarmac backfill status %lld --watch\n",
-      static_cast<long long>(b.value("id", int64_t{0})), in.value().requests.size(),
+      static_cast<long long>(b.value().spec.id), in.value().requests.size(),
       ForTerminal(in.value().model).c_str(), o.gpus, o.gpus == 1 ? "" : "s",
-      ForTerminal(b.value("output", "")).c_str(), static_cast<long long>(b.value("id", int64_t{0})));
+      ForTerminal(b.value().spec.output).c_str(), static_cast<long long>(b.value().spec.id));
   return kExitOk;
 }
 
@@ -126,22 +129,22 @@ int List(const client::AgentClient& agent, const BackfillOptions& o) {
     std::printf("%s\n", r.value().dump(2).c_str());
     return kExitOk;
   }
-  const json& batches = r.value()["batches"];
-  if (batches.empty()) {
+  Result<std::vector<backfill::BatchView>> batches = backfill::DecodeBatchList(r.value());
+  if (!batches.ok())
+    return LeaseExit("backfill list", Status::Corruption("agent: " + batches.status().message()));
+  if (batches.value().empty()) {
     std::printf("No batches. Submit one: tarmac backfill submit FILE --model M --url URL\n");
     return kExitOk;
   }
   std::vector<std::vector<std::string>> rows;
-  for (const json& b : batches) {
-    const json& p = b["progress"];
-    std::string note = b.value("state", "") == "running" ? p.value("phase", "") : b.value("message", "");
-    if (!p.value("problem", "").empty() && b.value("state", "") != "done") note = p.value("problem", "");
-    rows.push_back(
-        {std::to_string(b.value("id", int64_t{0})), b.value("user", ""), b.value("state", ""),
-         fmt::format("{}/{}", p.value("done", int64_t{0}), p.value("total", b.value("total", int64_t{0}))),
-         std::to_string(p.value("failed", int64_t{0})),
-         fmt::format("{:.3f}", p.value("gpu_seconds", 0.0) / 3600),
-         std::to_string(p.value("preemptions", int64_t{0})), note});
+  for (const backfill::BatchView& b : batches.value()) {
+    const backfill::BatchProgress& p = b.progress;
+    std::string note = b.spec.state == backfill::BatchState::kRunning ? p.phase : b.spec.message;
+    if (!p.problem.empty() && b.spec.state != backfill::BatchState::kDone) note = p.problem;
+    rows.push_back({std::to_string(b.spec.id), b.spec.user, backfill::BatchStateName(b.spec.state),
+                    fmt::format("{}/{}", p.done, p.total != 0 ? p.total : b.spec.total),
+                    std::to_string(p.failed), fmt::format("{:.3f}", p.gpu_seconds / 3600),
+                    std::to_string(p.preemptions), note});
   }
   std::printf("%s", RenderTable({{"ID", true},
                                  {"USER"},
@@ -158,15 +161,14 @@ int List(const client::AgentClient& agent, const BackfillOptions& o) {
 
 // Why each GPU does or does not take backfill yet, one line each, for a
 // batch that waits: "GPU 2: idle 3m of idle_for 10m; starts at 17:42".
-std::string GateLines(const json& gates) {
+std::string GateLines(const leases::GateReport& gates) {
   std::string out;
-  for (const json& g : gates.value("gpus", json::array())) {
-    std::string device = fmt::format("GPU {}", g.value("gpu", 0));
-    if (g.contains("mig_profile"))
-      device += " " + g.value("mig_profile", "") + " " + g.value("uuid", "").substr(0, 12);
-    std::string line = fmt::format("\n  {}: {}", device, g.value("why", ""));
-    if (g.contains("starts_at_unix") && g["starts_at_unix"].is_number()) {
-      std::time_t at = static_cast<std::time_t>(g["starts_at_unix"].get<int64_t>());
+  for (const leases::GateReport::Device& g : gates.gpus) {
+    std::string device = fmt::format("GPU {}", g.gpu);
+    if (!g.mig_profile.empty()) device += " " + g.mig_profile + " " + g.uuid.substr(0, 12);
+    std::string line = fmt::format("\n  {}: {}", device, g.why);
+    if (g.starts_at_unix) {
+      std::time_t at = static_cast<std::time_t>(*g.starts_at_unix);
       std::tm local{};
       localtime_r(&at, &local);
       line += fmt::format("; starts at {:02d}:{:02d}", local.tm_hour, local.tm_min);
@@ -176,23 +178,33 @@ std::string GateLines(const json& gates) {
   return out;
 }
 
+// backfill.gpus, decoded; a malformed answer is the agent's error.
+Result<leases::GateReport> Gates(const client::AgentClient& agent, json* raw = nullptr) {
+  Result<json> r = agent.Call("backfill.gpus", json::object());
+  if (!r.ok()) return r.status();
+  if (raw != nullptr) *raw = r.value();
+  Result<leases::GateReport> gates = leases::GateReportFromJson(r.value());
+  if (!gates.ok()) return Status::Corruption("agent: " + gates.status().message());
+  return gates;
+}
+
 // Without a batch: each GPU and MIG instance as backfill's gate sees it.
 int ShowGates(const client::AgentClient& agent, const BackfillOptions& o) {
-  Result<json> r = agent.Call("backfill.gpus", json::object());
-  if (!r.ok()) return LeaseExit("backfill status", r.status());
+  json raw;
+  Result<leases::GateReport> gates = Gates(agent, &raw);
+  if (!gates.ok()) return LeaseExit("backfill status", gates.status());
   if (o.json) {
-    std::printf("%s\n", r.value().dump(2).c_str());
+    std::printf("%s\n", raw.dump(2).c_str());
     return kExitOk;
   }
-  const json& gates = r.value();
-  if (gates.value("idle_for", "") == "auto") {
-    std::printf("idle_for auto: settle %s, min_run %s\n",
-                Duration(gates.value("settle_seconds", 0.0)).c_str(),
-                Duration(gates.value("min_run_seconds", 0.0)).c_str());
+  const leases::GateReport& g = gates.value();
+  if (g.is_auto) {
+    std::printf("idle_for auto: settle %s, min_run %s\n", Duration(g.settle_seconds).c_str(),
+                Duration(g.min_run_seconds).c_str());
   } else {
-    std::printf("idle_for %s\n", Duration(gates.value("idle_for_seconds", 0.0)).c_str());
+    std::printf("idle_for %s\n", Duration(g.idle_for_seconds).c_str());
   }
-  std::string lines = GateLines(gates);
+  std::string lines = GateLines(g);
   std::printf("%s\n", lines.empty() ? "  no GPU seen yet" : ForTerminalLines(lines.substr(1)).c_str());
   return kExitOk;
 }
@@ -203,18 +215,16 @@ int ShowStatus(const client::AgentClient& agent, const BackfillOptions& o, Clock
   int shown_lines = 0;
   for (;;) {
     Result<json> r = agent.Call("backfill.get", {{"id", o.id}});
-    if (!r.ok()) return LeaseExit("backfill status", r.status());
-    const json& b = r.value()["batch"];
-    std::string state = b.value("state", "");
-    backfill::BatchState s = backfill::BatchState::kQueued;
-    backfill::ParseBatchState(state, &s);
+    Result<backfill::BatchView> b = BatchOf(r);
+    if (!b.ok()) return LeaseExit("backfill status", b.status());
+    backfill::BatchState s = b.value().spec.state;
     if (o.json) {
-      std::printf("%s\n", b.dump(2).c_str());
+      std::printf("%s\n", r.value()["batch"].dump(2).c_str());
     } else {
-      std::string text = Summary(b);  // Made terminal-safe below, with the gates.
+      std::string text = Summary(b.value());  // Made terminal-safe below, with the gates.
       // Active and on no GPU yet: why not, GPU by GPU.
-      if (backfill::IsActive(s) && b["progress"].value("gpus_held", int64_t{0}) == 0) {
-        Result<json> gates = agent.Call("backfill.gpus", json::object());
+      if (backfill::IsActive(s) && b.value().progress.gpus_held == 0) {
+        Result<leases::GateReport> gates = Gates(agent);
         if (gates.ok()) text += GateLines(gates.value());
       }
       text = ForTerminalLines(text);
@@ -234,12 +244,13 @@ int ShowStatus(const client::AgentClient& agent, const BackfillOptions& o, Clock
 int Change(const client::AgentClient& agent, const std::string& verb, const BackfillOptions& o) {
   std::string what = "backfill " + verb;
   Result<json> r = agent.Call("backfill." + verb, {{"id", o.id}});
-  if (!r.ok()) return LeaseExit(what.c_str(), r.status());
-  const json& b = r.value()["batch"];
+  Result<backfill::BatchView> b = BatchOf(r);
+  if (!b.ok()) return LeaseExit(what.c_str(), b.status());
   if (o.json) {
-    std::printf("%s\n", b.dump(2).c_str());
+    std::printf("%s\n", r.value()["batch"].dump(2).c_str());
   } else {
-    std::printf("batch %lld %s\n", static_cast<long long>(o.id), ForTerminal(b.value("state", "")).c_str());
+    std::printf("batch %lld %s\n", static_cast<long long>(o.id),
+                backfill::BatchStateName(b.value().spec.state));
   }
   return kExitOk;
 }

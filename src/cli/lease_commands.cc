@@ -17,6 +17,7 @@
 #include "common/terminal_text.h"
 #include "common/time_spec.h"
 #include "common/units.h"
+#include "store/lease_event_json.h"
 
 namespace tarmac::cli {
 namespace {
@@ -41,12 +42,14 @@ std::string Ago(double seconds) {
 }
 
 // "0,1", or for a MIG lease its GPU and profile: "0:1g.10gb".
-std::string GpuIndices(const json& lease) {
-  std::string out;
-  for (const json& g : lease.value("gpus", json::array()))
-    out += (out.empty() ? "" : ",") + std::to_string(g.get<int>());
-  std::string profile = lease.value("mig_profile", std::string());
-  return profile.empty() ? out : out + ":" + profile;
+std::string GpuIndices(const sched::Lease& lease) {
+  std::string out = fmt::format("{}", fmt::join(lease.gpus, ","));
+  return lease.mig_profile.empty() ? out : out + ":" + lease.mig_profile;
+}
+
+// When a lease ends, as a person reads it; "-" when it has no end.
+std::string EndText(const sched::Lease& lease) {
+  return lease.ends_at ? LocalTime(sched::UnixTimeBase().ToUnix(*lease.ends_at)) : std::string("-");
 }
 
 }  // namespace
@@ -105,25 +108,21 @@ void AddLeaseCommands(CLI::App* app, LeaseCommands* c, GlobalOptions* global) {
   socket(c->events);
 }
 
-std::string RenderLeases(const json& answer, double now_unix) {
-  const json& leases = answer["leases"];
+std::string RenderLeases(const std::vector<sched::LeaseShown>& leases, double now_unix) {
   if (leases.empty()) return "No leases: every GPU is unleased.\n";
   std::vector<std::vector<std::string>> rows;
   std::string notes;
-  for (const json& l : leases) {
-    int64_t id = l.value("id", int64_t{0});
-    std::string until = l["ends_at_unix"].is_null() ? "-" : LocalTime(l["ends_at_unix"].get<double>());
-    rows.push_back({std::to_string(id), l.value("user", std::string("?")), GpuIndices(l),
-                    l.value("kind", std::string()), Ago(now_unix - l.value("granted_at_unix", now_unix)),
-                    until, Ago(static_cast<double>(l.value("idle_seconds", int64_t{0}))),
-                    l.value("command", std::string()).substr(0, 50)});
-    if (l.value("warning", json()).is_string()) {
-      notes += fmt::format("lease {} warning: {}\n", id, ForTerminal(l["warning"].get<std::string>()));
-    }
-    for (const json& f : l.value("foreign_processes", json::array())) {
-      notes += fmt::format("lease {} foreign: pid {} of {} on GPU {}: {}\n", id, f.value("pid", int64_t{0}),
-                           ForTerminal(f.value("user", std::string("?"))), f.value("gpu", 0),
-                           ForTerminal(f.value("command", std::string()).substr(0, 50)));
+  const sched::TimeBase base = sched::UnixTimeBase();
+  for (const sched::LeaseShown& shown : leases) {
+    const sched::Lease& l = shown.lease;
+    rows.push_back({std::to_string(l.id), l.user, GpuIndices(l), std::string(sched::LeaseKindName(l)),
+                    Ago(now_unix - base.ToUnix(l.granted_at)), EndText(l),
+                    Ago(static_cast<double>(shown.idle_seconds)), l.command.substr(0, 50)});
+    if (!shown.warning.empty())
+      notes += fmt::format("lease {} warning: {}\n", l.id, ForTerminal(shown.warning));
+    for (const sched::ForeignProcess& f : shown.foreign_processes) {
+      notes += fmt::format("lease {} foreign: pid {} of {} on GPU {}: {}\n", l.id, f.pid, ForTerminal(f.user),
+                           f.gpu, ForTerminal(f.command.substr(0, 50)));
     }
   }
   return RenderTable({{"LEASE", true},
@@ -138,16 +137,15 @@ std::string RenderLeases(const json& answer, double now_unix) {
          notes;
 }
 
-std::string RenderQueue(const json& answer) {
-  const json& queue = answer["queue"];
+std::string RenderQueue(const std::vector<sched::PendingShown>& queue) {
   if (queue.empty()) return "The queue is empty.\n";
   std::vector<std::vector<std::string>> rows;
-  for (const json& q : queue) {
-    rows.push_back({std::to_string(q.value("position", 0)), std::to_string(q.value("id", int64_t{0})),
-                    q.value("user", std::string("?")), std::to_string(q.value("gpus", 0)),
-                    q.value("priority", std::string()),
-                    Ago(static_cast<double>(q.value("waiting_seconds", int64_t{0}))),
-                    q.value("reason", std::string())});
+  for (const sched::PendingShown& q : queue) {
+    const sched::LeaseRequest& r = q.pending.request;
+    int gpus = r.wants.uuids.empty() ? r.wants.gpu_count : static_cast<int>(r.wants.uuids.size());
+    rows.push_back({std::to_string(q.position), std::to_string(q.pending.id), q.pending.owner.user,
+                    std::to_string(gpus), std::string(sched::PriorityName(r.priority)),
+                    Ago(static_cast<double>(q.waiting_seconds)), q.reason});
   }
   return RenderTable(
       {{"POS", true}, {"REQUEST", true}, {"USER"}, {"GPUS", true}, {"PRIORITY"}, {"WAITING", true}, {"WHY"}},
@@ -162,9 +160,9 @@ int Reserve(client::AgentClient& agent, const LeaseCommands& c) {
   if (!params.ok()) return LeaseExit("reserve", params.status());
   Granted granted = AskAndWait(agent, params.value(), "reserve");
   if (granted.exit_code != 0) return granted.exit_code;
-  const json& l = granted.lease;
+  const sched::Lease& l = granted.lease.lease;
   if (ask.json) {
-    Print(l.dump(2) + "\n");
+    Print(sched::LeaseShownToJson(granted.lease, sched::UnixTimeBase()).dump(2) + "\n");
     return kExitOk;
   }
   std::string exports = "export";
@@ -172,8 +170,7 @@ int Reserve(client::AgentClient& agent, const LeaseCommands& c) {
   Print(
       fmt::format("# tarmac lease {}: GPU {} until {}; tarmac shell opens a shell in it, tarmac release {} "
                   "gives it back\n{}\n",
-                  l["id"].get<int64_t>(), GpuIndices(l), LocalTime(l["ends_at_unix"].get<double>()),
-                  l["id"].get<int64_t>(), exports));
+                  l.id, GpuIndices(l), EndText(l), l.id, exports));
   return kExitOk;
 }
 
@@ -185,22 +182,23 @@ int Extend(client::AgentClient& agent, const LeaseCommands& c) {
   int64_t seconds = std::chrono::duration_cast<std::chrono::seconds>(by.value()).count();
   Result<json> l = agent.Call("lease.extend", {{"id", id.value()}, {"seconds", seconds}});
   if (!l.ok()) return LeaseExit("extend", l.status());
-  Print(c.extend_options.json ? l.value().dump(2) + "\n"
-                              : fmt::format("lease {} now ends at {}\n", id.value(),
-                                            LocalTime(l.value()["ends_at_unix"].get<double>())));
+  Result<sched::LeaseShown> extended = sched::LeaseShownFromJson(l.value(), sched::UnixTimeBase());
+  if (!extended.ok()) return LeaseExit("extend", Status::Corruption("agent: " + extended.status().message()));
+  Print(c.extend_options.json
+            ? l.value().dump(2) + "\n"
+            : fmt::format("lease {} now ends at {}\n", id.value(), EndText(extended.value().lease)));
   return kExitOk;
 }
 
 int Release(client::AgentClient& agent, const LeaseCommands& c) {
   Result<int64_t> id = agent.ChooseLease(c.release_options.lease, "");
   if (!id.ok()) return LeaseExit("release", id.status());
-  Result<json> r = agent.ReleaseLease(id.value());
+  Result<client::ReleaseAnswer> r = agent.ReleaseLease(id.value());
   if (!r.ok()) return LeaseExit("release", r.status());
-  if (r.value().contains("cancelled")) {
+  if (r.value().was_cancelled) {
     Print(fmt::format("request {} cancelled\n", id.value()));
-  } else if (r.value()["released"].is_null()) {
-    Print(fmt::format("lease {} had already ended: {}\n", id.value(),
-                      ForTerminal(r.value().value("reason", ""))));
+  } else if (r.value().was_ended) {
+    Print(fmt::format("lease {} had already ended: {}\n", id.value(), ForTerminal(r.value().reason)));
   } else {
     Print(fmt::format("lease {} released\n", id.value()));
   }
@@ -221,34 +219,34 @@ int Events(client::AgentClient& agent, const LeaseCommands& c, Clock* clock) {
     if (!since.ok()) return LeaseExit("events", since.status().WithContext("--since"));
     since_unix = static_cast<double>(since.value());
   }
-  auto wanted = [&](const json& e) {
-    return (kinds.empty() || kinds.count(e.value("kind", std::string())) != 0) &&
-           e.value("at_unix", 0.0) >= since_unix;
+  auto wanted = [&](const store::LeaseEvent& e) {
+    return (kinds.empty() || kinds.count(e.kind) != 0) && e.at_unix >= since_unix;
   };
-  json all = json::array();
+  std::vector<store::LeaseEvent> all;
   int64_t after = o.after;
   for (;;) {  // Page through, keeping the newest `limit`.
     Result<json> r = agent.Call("events", {{"after", after}, {"limit", 10000}}, once);
     if (!r.ok()) return LeaseExit("events", r.status());
-    const json& page = r.value()["events"];
-    for (const json& e : page) {
+    Result<std::vector<store::LeaseEvent>> page = store::LeaseEventsFromJson(r.value());
+    if (!page.ok()) return LeaseExit("events", Status::Corruption("agent: " + page.status().message()));
+    for (const store::LeaseEvent& e : page.value()) {
       if (wanted(e)) all.push_back(e);
     }
-    if (page.size() < 10000) break;
-    after = page.back()["seq"].get<int64_t>();  // Paged by the unfiltered log.
+    if (page.value().size() < 10000) break;
+    after = page.value().back().seq;  // Paged by the unfiltered log.
     if (static_cast<int64_t>(all.size()) > 4 * o.limit) all.erase(all.begin(), all.end() - o.limit);
   }
   if (static_cast<int64_t>(all.size()) > o.limit) all.erase(all.begin(), all.end() - o.limit);
   if (o.json) {
-    Print(json{{"events", all}}.dump(2) + "\n");
+    json list = json::array();
+    for (const store::LeaseEvent& e : all) list.push_back(store::LeaseEventToJson(e));
+    Print(json{{"events", list}}.dump(2) + "\n");
     return kExitOk;
   }
   std::vector<std::vector<std::string>> rows;
-  for (const json& e : all) {
-    rows.push_back({std::to_string(e.value("seq", int64_t{0})), LocalTime(e.value("at_unix", 0.0)),
-                    std::to_string(e.value("lease", int64_t{0})), e.value("kind", std::string()),
-                    e.value("user", std::string()), e.value("actor", std::string()),
-                    e.value("detail", std::string())});
+  for (const store::LeaseEvent& e : all) {
+    rows.push_back({std::to_string(e.seq), LocalTime(e.at_unix), std::to_string(e.lease_id), e.kind, e.user,
+                    e.actor, e.detail});
   }
   Print(rows.empty()
             ? (kinds.empty() && since_unix == 0 ? "No lease events yet.\n" : "No events match.\n")
@@ -272,9 +270,17 @@ int RunLeaseCommands(const GlobalOptions& global, const LeaseCommands& c, Clock*
     if (!cmd->parsed()) continue;
     Result<json> r = agent.Call(method, json::object(), once);
     if (!r.ok()) return LeaseExit(method, r.status());
-    Print(options->json                     ? r.value().dump(2) + "\n"
-          : std::string(method) == "leases" ? RenderLeases(r.value(), UnixOf(clock->WallNow()))
-                                            : RenderQueue(r.value()));
+    if (options->json) {
+      Print(r.value().dump(2) + "\n");
+    } else if (std::string(method) == "leases") {
+      Result<std::vector<sched::LeaseShown>> leases = client::LeasesFromJson(r.value());
+      if (!leases.ok()) return LeaseExit(method, leases.status());
+      Print(RenderLeases(leases.value(), UnixOf(clock->WallNow())));
+    } else {
+      Result<std::vector<sched::PendingShown>> queue = client::QueueFromJson(r.value());
+      if (!queue.ok()) return LeaseExit(method, queue.status());
+      Print(RenderQueue(queue.value()));
+    }
     return kExitOk;
   }
   if (c.events->parsed()) return Events(agent, c, clock);

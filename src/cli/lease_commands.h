@@ -16,6 +16,7 @@
 #include "cli/options.h"
 #include "cli/run_command.h"
 #include "common/clock.h"
+#include "sched/lease_json.h"
 
 namespace tarmac::cli {
 
@@ -59,7 +60,7 @@ int RunLeaseCommands(const GlobalOptions& global, const LeaseCommands& commands,
 
 // The tables `tarmac leases` and `tarmac queue` print. Pure but for the
 // current time, passed in.
-std::string RenderLeases(const nlohmann::json& answer, double now_unix);
-std::string RenderQueue(const nlohmann::json& answer);
+std::string RenderLeases(const std::vector<sched::LeaseShown>& leases, double now_unix);
+std::string RenderQueue(const std::vector<sched::PendingShown>& queue);
 
 }  // namespace tarmac::cli

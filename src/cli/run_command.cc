@@ -46,7 +46,7 @@ std::string Joined(const std::vector<std::string>& argv) {
   return out;
 }
 
-void ExportLeaseEnv(const json& lease) {
+void ExportLeaseEnv(const sched::Lease& lease) {
   for (const auto& [name, value] : client::LeaseEnvironment(lease)) setenv(name.c_str(), value.c_str(), 1);
 }
 
@@ -143,7 +143,7 @@ void AddLeaseAskOptions(CLI::App* cmd, LeaseAsk* ask) {
 Granted AskAndWait(const client::AgentClient& agent, const json& params, const char* what) {
   // --no-wait gives up within kNoWaitPatience against an agent that does
   // not answer (exit 69); a queued request waits as long as the agent does.
-  bool is_no_wait = params.value("wait", true) == false;
+  bool is_no_wait = params.is_object() && params.contains("wait") && params["wait"] == false;
   client::CallOptions options;
   if (is_no_wait) options = {kNoWaitPatience, kNoWaitPatience, -1};
   Result<client::LeaseAnswer> answer = agent.RequestLease(params, options);
@@ -153,15 +153,15 @@ Granted AskAndWait(const client::AgentClient& agent, const json& params, const c
       s = Status::DeadlineExceeded(fmt::format("the agent did not answer within {} s ({})",
                                                kNoWaitPatience.count() / 1000, s.message()));
     }
-    return {nullptr, LeaseExit(what, s)};
+    return {{}, LeaseExit(what, s)};
   }
   bool is_tty = isatty(STDERR_FILENO) != 0;
   if (answer.value().is_granted()) {
     // Said on a terminal only: a pipe gets the command's own output.
     if (is_tty) {
       std::fprintf(stderr, "tarmac: %s: lease %lld: %s\n", what,
-                   static_cast<long long>(answer.value().lease.value("id", int64_t{0})),
-                   client::GpuNames(answer.value().lease).c_str());
+                   static_cast<long long>(answer.value().lease.lease.id),
+                   client::GpuNames(answer.value().lease.lease).c_str());
     }
     return {answer.value().lease, 0};
   }
@@ -189,7 +189,7 @@ Granted AskAndWait(const client::AgentClient& agent, const json& params, const c
   sigset_t old;
   sigprocmask(SIG_BLOCK, &set, &old);
   SignalFd signals(set);
-  Granted result{nullptr, kExitError};
+  Granted result{{}, kExitError};
   for (;;) {
     Result<client::LeaseAnswer> now = client::WaitForGrant(agent, answer.value(), signals.fd(), show);
     int sig = now.ok() ? 0 : signals.Take();
@@ -206,9 +206,8 @@ Granted AskAndWait(const client::AgentClient& agent, const json& params, const c
     } else if (now.value().is_granted()) {
       live.Clear();
       std::fprintf(stderr, "tarmac: %s: request %lld granted: lease %lld, %s\n", what,
-                   static_cast<long long>(id),
-                   static_cast<long long>(now.value().lease.value("id", int64_t{0})),
-                   client::GpuNames(now.value().lease).c_str());
+                   static_cast<long long>(id), static_cast<long long>(now.value().lease.lease.id),
+                   client::GpuNames(now.value().lease.lease).c_str());
       result = {now.value().lease, 0};
     } else {
       if (is_tty) std::fprintf(stderr, "\n");
@@ -241,7 +240,7 @@ namespace {
 
 // The child's side of fork: its own process group (the terminal's
 // foreground when ours was), the lease's environment, then the command.
-[[noreturn]] void ExecCommand(const RunOptions& options, const json& lease, bool is_foreground,
+[[noreturn]] void ExecCommand(const RunOptions& options, const sched::Lease& lease, bool is_foreground,
                               const sigset_t& old) {
   setpgid(0, 0);
   if (is_foreground) {
@@ -264,21 +263,21 @@ namespace {
 std::unique_ptr<client::RevocationWatch> WatchRevocation(client::AgentClient* agent, int64_t id,
                                                          pid_t child) {
   std::unique_ptr<client::RevocationWatch> revocation;
-  revocation = std::make_unique<client::RevocationWatch>(agent, id, [child, id](const json& lease) {
-    std::string by = lease.contains("revoke_by_unix") && lease["revoke_by_unix"].is_number()
-                         ? FormatRfc3339(std::chrono::system_clock::time_point(
-                               std::chrono::duration_cast<std::chrono::system_clock::duration>(
-                                   std::chrono::duration<double>(lease["revoke_by_unix"].get<double>()))))
-                         : std::string("the grace");
-    // revoked_for names the request; 0: another scheduler (Slurm, the kubelet).
-    const char* whom =
-        lease.value("revoked_for", int64_t{0}) != 0 ? "another request" : "another scheduler's job";
-    std::fprintf(stderr,
-                 "\ntarmac: run: backfill lease %lld revoked for %s; SIGTERM to the command; "
-                 "the agent ends the lease at %s\n",
-                 static_cast<long long>(id), whom, by.c_str());
-    kill(-child, SIGTERM);
-  });
+  revocation =
+      std::make_unique<client::RevocationWatch>(agent, id, [child, id](const sched::LeaseShown& lease) {
+        std::string by = lease.revoke_by_unix
+                             ? FormatRfc3339(std::chrono::system_clock::time_point(
+                                   std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                                       std::chrono::duration<double>(*lease.revoke_by_unix))))
+                             : std::string("the grace");
+        // revoked_for names the request; 0: another scheduler (Slurm, the kubelet).
+        const char* whom = lease.lease.revoked_for != 0 ? "another request" : "another scheduler's job";
+        std::fprintf(stderr,
+                     "\ntarmac: run: backfill lease %lld revoked for %s; SIGTERM to the command; "
+                     "the agent ends the lease at %s\n",
+                     static_cast<long long>(id), whom, by.c_str());
+        kill(-child, SIGTERM);
+      });
   return revocation;
 }
 
@@ -313,8 +312,8 @@ int RunRun(const GlobalOptions& global, const RunOptions& options) {
   client::AgentClient agent(global.socket);
   Granted granted = AskAndWait(agent, params.value(), "run");
   if (granted.exit_code != 0) return granted.exit_code;
-  const json& lease = granted.lease;
-  int64_t id = lease["id"].get<int64_t>();
+  const sched::Lease& lease = granted.lease.lease;
+  int64_t id = lease.id;
 
   // Everything the command starts is re-parented to us when its parent
   // exits, so that we see all of it end before the lease does.
@@ -348,15 +347,15 @@ int RunRun(const GlobalOptions& global, const RunOptions& options) {
   }
   sigprocmask(SIG_SETMASK, &old, nullptr);
   revocation.reset();
-  Result<json> released = agent.ReleaseLease(id);
+  Result<client::ReleaseAnswer> released = agent.ReleaseLease(id);
   if (!released.ok() && released.status().code() != StatusCode::kNotFound) {
     std::fprintf(stderr, "tarmac: run: releasing lease %lld: %s\n", static_cast<long long>(id),
                  released.status().message().c_str());
-  } else if (released.ok() && released.value().value("state", "") == "ended") {
+  } else if (released.ok() && released.value().was_ended) {
     // The agent ended it first (max-time, idle policy, an admin): say why.
-    watcher.SayEnded(released.value().value("reason", ""));
+    watcher.SayEnded(released.value().reason);
     // Stopped by --max-time: 124, as timeout(1) exits.
-    if (released.value().value("ended_by", "") == "expired") {
+    if (released.value().ended_by == "expired") {
       std::fprintf(stderr, "tarmac: run: exit %d: the command ran out of its --max-time\n", kExitTimedOut);
       return kExitTimedOut;
     }
@@ -385,10 +384,10 @@ int RunShell(const GlobalOptions& global, const ShellOptions& options, Clock* cl
     return LeaseExit("shell", Status::NotFound(fmt::format("lease {} is not held (it is {})", id.value(),
                                                            got.value().is_queued() ? "queued" : "ended")));
   }
-  const json& lease = got.value().lease;
-  if (lease.value("uid", int64_t{-1}) != static_cast<int64_t>(getuid()) && getuid() != 0) {
-    return LeaseExit("shell", Status::PermissionDenied(fmt::format("lease {} belongs to {}", id.value(),
-                                                                   lease.value("user", std::string("?")))));
+  const sched::Lease& lease = got.value().lease.lease;
+  if (lease.uid != static_cast<int64_t>(getuid()) && getuid() != 0) {
+    return LeaseExit("shell",
+                     Status::PermissionDenied(fmt::format("lease {} belongs to {}", id.value(), lease.user)));
   }
   ExportLeaseEnv(lease);
   std::vector<std::string> command = options.command;

@@ -25,6 +25,7 @@
 #include "client/lease_request.h"
 #include "common/clock.h"
 #include "common/result.h"
+#include "sched/lease_json.h"
 
 namespace tarmac::cli {
 
@@ -51,7 +52,7 @@ inline constexpr std::chrono::milliseconds kNoWaitPatience{5000};
 // line per change of position and one at the grant elsewhere). The granted
 // lease, or the exit code to leave with.
 struct Granted {
-  nlohmann::json lease;
+  sched::LeaseShown lease;
   int exit_code = 0;  // Non-zero: not granted.
 };
 Granted AskAndWait(const client::AgentClient& agent, const nlohmann::json& params, const char* what);

@@ -15,6 +15,7 @@
 #include "common/host_name.h"
 #include "common/proc_files.h"
 #include "slurm/gres_conf.h"
+#include "slurm/job_answer_json.h"
 #include "slurm/job_request.h"
 
 namespace tarmac::cli {
@@ -70,15 +71,19 @@ int RunJobScript(const std::string& name, const GlobalOptions& global, const Slu
   // an empty GPU): the agent says so, and the prolog asks again.
   auto started = clock->SteadyNow();
   bool is_told = false;
-  while (r.ok() && r.value().value("waiting", false) && clock->SteadyNow() - started < kMostBackfillWait) {
+  auto waiting = [&r]() -> std::optional<slurm::PrologAnswer> {
+    if (!r.ok()) return std::nullopt;
+    Result<slurm::PrologAnswer> a = slurm::PrologAnswerFromJson(r.value());
+    if (!a.ok() || !a.value().is_waiting) return std::nullopt;
+    return a.value();
+  };
+  for (auto w = waiting(); w && clock->SteadyNow() - started < kMostBackfillWait; w = waiting()) {
     if (!is_told) {
       std::fprintf(stderr, "tarmac slurm prolog: job %s: %s\n", job.c_str(),
-                   r.value().value("detail", std::string("waiting for backfill to give way")).c_str());
+                   w->detail.empty() ? "waiting for backfill to give way" : w->detail.c_str());
       is_told = true;
     }
-    clock->SleepUntil(
-        clock->SteadyNow() + std::chrono::milliseconds(r.value().value("retry_after_ms", int64_t{200})),
-        std::stop_token());
+    clock->SleepUntil(clock->SteadyNow() + std::chrono::milliseconds(w->retry_after_ms), std::stop_token());
     r = agent.Call("slurm." + name, params, call);
   }
   if (!r.ok() && r.status().code() == StatusCode::kDeadlineExceeded) {
@@ -88,18 +93,25 @@ int RunJobScript(const std::string& name, const GlobalOptions& global, const Slu
         "the job goes on; the agent may still record its lease when it catches up (its epilog ends it)");
   }
   if (!r.ok()) return fail(r.status().message());
-  if (r.value().value("waiting", false)) {
-    return fail(fmt::format("backfill still holds its GPUs after {} s: {}", kMostBackfillWait.count(),
-                            r.value().value("detail", std::string())));
+  if (std::optional<slurm::PrologAnswer> w = waiting()) {
+    return fail(
+        fmt::format("backfill still holds its GPUs after {} s: {}", kMostBackfillWait.count(), w->detail));
   }
   if (options.json) {
     std::printf("%s\n", r.value().dump(2).c_str());
   } else if (name == "epilog") {
-    std::printf("%s\n", slurm::EpilogSummary(r.value()).c_str());
-  } else if (!r.value()["lease"].is_null()) {
-    std::printf("tarmac: job %s holds GPU %s (lease %lld)\n", job.c_str(),
-                r.value()["lease"]["gpus"].dump().c_str(),
-                static_cast<long long>(r.value()["lease"].value("id", int64_t{0})));
+    Result<slurm::EpilogAnswer> a = slurm::EpilogAnswerFromJson(r.value());
+    if (!a.ok()) return fail("agent: " + a.status().message());
+    std::printf("%s\n", slurm::EpilogSummary(a.value()).c_str());
+  } else {
+    Result<slurm::PrologAnswer> a = slurm::PrologAnswerFromJson(r.value());
+    if (!a.ok()) return fail("agent: " + a.status().message());
+    if (a.value().lease_id) {
+      std::printf("tarmac: job %s holds GPU%s %s (lease %lld)\n", job.c_str(),
+                  a.value().gpus.size() == 1 ? "" : "s",
+                  fmt::format("{}", fmt::join(a.value().gpus, ",")).c_str(),
+                  static_cast<long long>(*a.value().lease_id));
+    }
   }
   return kExitOk;
 }

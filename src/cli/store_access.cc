@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "common/json_fields.h"
 #include "common/time_spec.h"
 #include "ipc/unix_server.h"
 #include "store/schema.h"
@@ -28,10 +29,10 @@ std::string AgentStorePath(const std::string& socket) {
   ipc::Request hello;
   hello.method = "hello";
   Result<nlohmann::json> answer = ipc::CallAgent(socket, hello, std::chrono::milliseconds(2000));
-  if (!answer.ok() || !answer.value().is_object()) return "";
-  const nlohmann::json& store = answer.value().value("store", nlohmann::json());
-  if (!store.is_object() || !store.contains("path") || !store["path"].is_string()) return "";
-  return store["path"].get<std::string>();
+  if (!answer.ok()) return "";
+  std::string path;
+  JsonFields(answer.value(), "hello", JsonFields::kSkipWrongTypes).Object("store").Optional("path", &path);
+  return path;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "cli/lease_exit.h"
 #include "common/host_name.h"
+#include "common/json_fields.h"
 #include "ipc/unix_server.h"
 
 namespace tarmac::cli {
@@ -43,10 +44,13 @@ CLI::App* AddWebCommand(CLI::App* app, WebOptions* options, GlobalOptions* globa
 }
 
 nlohmann::json WebJson(const nlohmann::json& http, const std::string& host) {
-  std::string url = http.value("url", std::string());
+  std::string url;
+  bool token_required = false;
+  JsonFields f(http, "hello.http", JsonFields::kSkipWrongTypes);
+  f.Optional("url", &url);
+  f.Optional("token_required", &token_required);
   std::string scheme, bound, port;
-  nlohmann::json out = {
-      {"url", url}, {"token_required", http.value("token_required", false)}, {"tunnel", nullptr}};
+  nlohmann::json out = {{"url", url}, {"token_required", token_required}, {"tunnel", nullptr}};
   if (!SplitUrl(url, &scheme, &bound, &port)) return out;
   if (bound == "0.0.0.0" || bound == "[::]") {
     // Every address: reachable by this machine's name.

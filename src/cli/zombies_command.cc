@@ -30,50 +30,65 @@ CLI::App* AddZombiesCommand(CLI::App* app, ZombiesOptions* options, GlobalOption
   return cmd;
 }
 
-std::string RenderZombies(const nlohmann::json& answer) {
-  const nlohmann::json& policy = answer["policy"];
+std::string RenderZombies(const sched::ZombieReport& report) {
+  const sched::ZombiePolicy& policy = report.policy;
   std::string rule =
-      fmt::format("at least {} at 0 % SM for {}", FormatBytes(policy.value("min_memory_bytes", int64_t{0})),
-                  FormatDuration(std::chrono::seconds(policy.value("idle_for_seconds", int64_t{0}))));
-  const nlohmann::json& zombies = answer["zombies"];
-  if (zombies.empty()) {
+      fmt::format("at least {} at 0 % SM for {}", FormatBytes(policy.min_memory_bytes),
+                  FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(policy.idle_for)));
+  if (report.zombies.empty()) {
     // Say what was not looked at, so that "none" does not contradict a
     // holder that `tarmac status` flags.
     std::string left_out;
-    if (policy.value("includes_system_users", true) == false) {
+    if (!policy.includes_system_users) {
       left_out +=
           "; processes of root and of users under uid 1000 are not counted ([zombies] include_system_users)";
     }
-    if (policy.contains("allowlist") && policy["allowlist"].is_array() && !policy["allowlist"].empty()) {
-      std::string names;
-      for (const nlohmann::json& n : policy["allowlist"]) {
-        if (n.is_string()) names += (names.empty() ? "" : ", ") + n.get<std::string>();
-      }
-      left_out += "; nor servers that hold memory by design (" + names + ")";
+    if (!policy.allowlist.empty()) {
+      left_out +=
+          fmt::format("; nor servers that hold memory by design ({})", fmt::join(policy.allowlist, ", "));
     }
     return WrapText(fmt::format("No zombies: no process holds {}{}.", rule, left_out), 100, 0, 2) + "\n";
   }
   std::string out = fmt::format("{:<4} {:>8}  {:<12} {:>10}  {:>9}  {:<16} {:<6} {}\n", "GPU", "PID", "USER",
                                 "MEMORY", "IDLE FOR", "PARENT", "LEASE", "COMMAND");
-  for (const nlohmann::json& z : zombies) {
-    std::string parent = z.value("is_orphaned", false)
-                             ? "gone (orphan)"
-                             : fmt::format("{} (alive)", z.value("parent_pid", int64_t{0}));
-    std::string lease = z["lease"].is_null() ? "none" : std::to_string(z["lease"].get<int64_t>());
-    std::string head = fmt::format(
-        "{:<4} {:>8}  {:<12} {:>10}  {:>9}  {:<16} {:<6} ", z.value("gpu", 0), z.value("pid", int64_t{0}),
-        z.value("user", std::string("?")), FormatBytes(z.value("memory_bytes", int64_t{0})),
-        FormatDuration(std::chrono::seconds(z.value("idle_for_seconds", int64_t{0}))), parent, lease);
+  for (const sched::ZombieEvidence& z : report.zombies) {
+    std::string parent = z.is_orphaned ? "gone (orphan)" : fmt::format("{} (alive)", z.parent_pid);
+    std::string lease = z.lease_id ? std::to_string(*z.lease_id) : "none";
+    std::string head = fmt::format("{:<4} {:>8}  {:<12} {:>10}  {:>9}  {:<16} {:<6} ", z.gpu_index, z.pid,
+                                   z.user.empty() ? "?" : z.user, FormatBytes(z.memory_bytes),
+                                   FormatDuration(z.idle_for), parent, lease);
     // The command in what is left of 100 columns.
-    std::string command = z.value("command", std::string());
+    std::string command = z.command;
     size_t room = head.size() + 12 < 100 ? 100 - head.size() : 12;
     if (command.size() > room) command = command.substr(0, room - 3) + "...";
     out += head + command + "\n";
   }
-  out += fmt::format("{} zombie{}: processes holding {}.\n", zombies.size(), zombies.size() == 1 ? "" : "s",
-                     rule);
+  out += fmt::format("{} zombie{}: processes holding {}.\n", report.zombies.size(),
+                     report.zombies.size() == 1 ? "" : "s", rule);
   return out;
 }
+
+namespace {
+
+// What zombies.kill did, a line each; the exit code says whether any was
+// refused (not permitted) or skipped (an error).
+int SayKills(const sched::ZombieKills& kills) {
+  for (const sched::ZombieKill& z : kills.terminated) {
+    std::printf("terminated: pid %lld of %s on GPU %d (SIGTERM; SIGKILL if it outlives the grace period)\n",
+                static_cast<long long>(z.pid), ForTerminal(z.user).c_str(), z.gpu);
+  }
+  for (auto [kind, list] : {std::pair{"refused", &kills.refused}, std::pair{"skipped", &kills.skipped}}) {
+    for (const sched::ZombieKill& z : *list) {
+      std::printf("%s: pid %lld: %s\n", kind, static_cast<long long>(z.pid), ForTerminal(z.why).c_str());
+    }
+  }
+  if (kills.terminated.empty() && kills.refused.empty() && kills.skipped.empty())
+    std::printf("No zombies to terminate.\n");
+  if (!kills.refused.empty()) return kExitNotPermitted;
+  return kills.skipped.empty() ? kExitOk : kExitError;
+}
+
+}  // namespace
 
 int RunZombies(const GlobalOptions& global, const ZombiesOptions& options) {
   if (options.pid != 0 && !options.kill)
@@ -84,27 +99,13 @@ int RunZombies(const GlobalOptions& global, const ZombiesOptions& options) {
     Result<nlohmann::json> r =
         client::AgentClient(global.socket).Call("zombies.kill", params, {std::chrono::milliseconds(0)});
     if (!r.ok()) return LeaseExit("zombies --kill", r.status());
-    if (options.json) {
-      std::printf("%s\n", r.value().dump(2).c_str());
-    } else {
-      for (const nlohmann::json& z : r.value()["terminated"]) {
-        std::printf(
-            "terminated: pid %lld of %s on GPU %d (SIGTERM; SIGKILL if it outlives the grace period)\n",
-            static_cast<long long>(z.value("pid", int64_t{0})),
-            ForTerminal(z.value("user", std::string())).c_str(), z.value("gpu", 0));
-      }
-      for (const char* kind : {"refused", "skipped"}) {
-        for (const nlohmann::json& z : r.value()[kind]) {
-          std::printf("%s: pid %lld: %s\n", kind, static_cast<long long>(z.value("pid", int64_t{0})),
-                      ForTerminal(z.value("why", std::string())).c_str());
-        }
-      }
-      if (r.value()["terminated"].empty() && r.value()["refused"].empty() && r.value()["skipped"].empty()) {
-        std::printf("No zombies to terminate.\n");
-      }
-    }
-    if (!r.value()["refused"].empty()) return kExitNotPermitted;
-    return r.value()["skipped"].empty() ? kExitOk : kExitError;
+    Result<sched::ZombieKills> kills = sched::ZombieKillsFromJson(r.value());
+    if (!kills.ok())
+      return LeaseExit("zombies --kill", Status::Corruption("agent: " + kills.status().message()));
+    if (!options.json) return SayKills(kills.value());
+    std::printf("%s\n", r.value().dump(2).c_str());
+    if (!kills.value().refused.empty()) return kExitNotPermitted;
+    return kills.value().skipped.empty() ? kExitOk : kExitError;
   }
   ipc::Request request;
   request.method = "zombies";
@@ -114,7 +115,13 @@ int RunZombies(const GlobalOptions& global, const ZombiesOptions& options) {
                  answer.status().ToString().c_str(), kAgentHint);
     return kExitNoAgent;
   }
-  std::string text = options.json ? answer.value().dump(2) + "\n" : RenderZombies(answer.value());
+  if (options.json) {
+    std::printf("%s\n", answer.value().dump(2).c_str());
+    return kExitOk;
+  }
+  Result<sched::ZombieReport> report = sched::ZombiesFromJson(answer.value());
+  if (!report.ok()) return LeaseExit("zombies", Status::Corruption("agent: " + report.status().message()));
+  std::string text = RenderZombies(report.value());
   std::fwrite(text.data(), 1, text.size(), stdout);
   return kExitOk;
 }

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/options.h"
+#include "sched/zombies_json.h"
 
 namespace tarmac::cli {
 
@@ -27,6 +28,6 @@ CLI::App* AddZombiesCommand(CLI::App* app, ZombiesOptions* options, GlobalOption
 int RunZombies(const GlobalOptions& global, const ZombiesOptions& options);
 
 // The table `tarmac zombies` prints for the agent's answer. Pure.
-std::string RenderZombies(const nlohmann::json& answer);
+std::string RenderZombies(const sched::ZombieReport& report);
 
 }  // namespace tarmac::cli

@@ -13,6 +13,13 @@ nlohmann::json Answer(nlohmann::json zombies) {
           {"zombies", zombies}};
 }
 
+// The answer decoded as the command decodes it, then rendered.
+std::string RenderZombies(const nlohmann::json& answer) {
+  Result<sched::ZombieReport> report = sched::ZombiesFromJson(answer);
+  EXPECT_TRUE(report.ok()) << report.status().ToString();
+  return report.ok() ? cli::RenderZombies(report.value()) : "";
+}
+
 TEST(ZombiesCommandTest, ATableWithTheEvidenceAndTheRule) {
   nlohmann::json z = {{"gpu", 0},
                       {"pid", 48122},
@@ -66,6 +73,24 @@ TEST(ZombiesCommandTest, NoneSaysWhatWasLookedFor) {
       "No zombies: no process holds at least 1.0 GiB at 0 % SM for 30m 00s; processes of root and of users\n"
       "  under uid 1000 are not counted ([zombies] include_system_users); nor servers that hold memory by\n"
       "  design (Xorg, ollama).\n");
+}
+
+// An answer of the wrong shape is a clear error, not a crash.
+TEST(ZombiesCommandTest, AMalformedAnswerIsCorruption) {
+  nlohmann::json wrong_pid = Answer({{{"gpu", 0}, {"pid", "x"}}});
+  nlohmann::json wrong_policy = Answer(nlohmann::json::array());
+  wrong_policy["policy"]["idle_for_seconds"] = "soon";
+  for (const nlohmann::json& bad :
+       {nlohmann::json(), wrong_pid, wrong_policy, nlohmann::json{{"policy", 3}}}) {
+    Result<sched::ZombieReport> r = sched::ZombiesFromJson(bad);
+    EXPECT_EQ(r.status().code(), StatusCode::kCorruption) << bad.dump();
+  }
+  EXPECT_FALSE(sched::ZombieKillsFromJson({{"terminated", {{{"pid", true}}}}}).ok());
+  sched::ZombieKills kills;
+  kills.refused.push_back({12, 1, "bob", "pid 12 belongs to bob"});
+  Result<sched::ZombieKills> back = sched::ZombieKillsFromJson(sched::ZombieKillsToJson(kills));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back.value().refused[0].why, "pid 12 belongs to bob");
 }
 
 }  // namespace

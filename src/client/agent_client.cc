@@ -121,8 +121,22 @@ Result<json> AgentClient::AttachLease(int64_t id, int64_t pid) const {
   return Call("lease.attach", {{"id", id}, {"pid", pid}});
 }
 
-Result<json> AgentClient::ReleaseLease(int64_t id, CallOptions options) const {
-  return Call("lease.release", {{"id", id}}, options);
+Result<ReleaseAnswer> AgentClient::ReleaseLease(int64_t id, CallOptions options) const {
+  Result<json> answer = Call("lease.release", {{"id", id}}, options);
+  if (!answer.ok()) return answer.status();
+  return ReleaseAnswerFromJson(answer.value());
+}
+
+Result<std::vector<sched::LeaseShown>> AgentClient::Leases(CallOptions options) const {
+  Result<json> answer = Call("leases", json::object(), options);
+  if (!answer.ok()) return answer.status();
+  return LeasesFromJson(answer.value());
+}
+
+Result<std::vector<sched::PendingShown>> AgentClient::Queue(CallOptions options) const {
+  Result<json> answer = Call("queue", json::object(), options);
+  if (!answer.ok()) return answer.status();
+  return QueueFromJson(answer.value());
 }
 
 Result<int64_t> AgentClient::ChooseLease(const std::string& given, const std::string& kind) const {
@@ -137,16 +151,17 @@ Result<int64_t> AgentClient::ChooseLease(const std::string& given, const std::st
       return Status::InvalidArgument(fmt::format("LEASE: expected a lease id, not '{}'", text));
     return static_cast<int64_t>(id);
   }
-  Result<json> leases = Call("leases", json::object());
+  Result<std::vector<sched::LeaseShown>> leases = Leases();
   if (!leases.ok()) return leases.status();
   std::vector<int64_t> mine;
-  for (const json& l : leases.value()["leases"]) {
-    if (l.value("uid", int64_t{-1}) != static_cast<int64_t>(getuid())) continue;
-    // A reservation may be of kind backfill too: its own flag says.
-    bool is_kind = kind == "reservation" ? l.value("reservation", l.value("kind", std::string()) == kind)
-                                         : l.value("kind", std::string()) == kind;
+  for (const sched::LeaseShown& shown : leases.value()) {
+    const sched::Lease& l = shown.lease;
+    if (l.uid != static_cast<int64_t>(getuid())) continue;
+    // A reservation may be of kind backfill too: its own kind says.
+    bool is_kind =
+        kind == "reservation" ? l.kind == node::LeaseKind::kReservation : sched::LeaseKindName(l) == kind;
     if (!kind.empty() && !is_kind) continue;
-    mine.push_back(l["id"].get<int64_t>());
+    mine.push_back(l.id);
   }
   if (mine.size() == 1) return mine[0];
   if (mine.empty()) return Status::NotFound(fmt::format("you hold no {}", kind.empty() ? "lease" : kind));

@@ -70,7 +70,10 @@ class AgentClient {
   Result<LeaseAnswer> WatchLease(int64_t id, std::chrono::milliseconds wait, int interrupt_fd = -1) const;
   Result<nlohmann::json> AttachLease(int64_t id, int64_t pid) const;
   // Ends lease `id` or cancels queued request `id`.
-  Result<nlohmann::json> ReleaseLease(int64_t id, CallOptions options = {}) const;
+  Result<ReleaseAnswer> ReleaseLease(int64_t id, CallOptions options = {}) const;
+  // `leases` and `queue`, decoded (the queue in the last decision's order).
+  Result<std::vector<sched::LeaseShown>> Leases(CallOptions options = {}) const;
+  Result<std::vector<sched::PendingShown>> Queue(CallOptions options = {}) const;
 
   // The lease id given (text), else $TARMAC_LEASE_ID, else the caller's
   // only lease (of `kind` when not empty). kNotFound/kInvalidArgument

@@ -31,10 +31,7 @@ LeaseWatcher::News LeaseWatcher::Poll() {
   Result<LeaseAnswer> got = agent_->GetLease(id_, once);
   if (!got.ok()) return news;
   if (got.value().is_granted()) {
-    const json& lease = got.value().lease;
-    std::string warning = lease.contains("warning") && lease["warning"].is_string()
-                              ? lease["warning"].get<std::string>()
-                              : std::string();
+    const std::string& warning = got.value().lease.warning;
     if (!warning.empty() && warning != warned_) news.warning = warning;
     warned_ = warning;
   } else if (got.value().is_ended() && MarkEnded()) {
@@ -49,12 +46,10 @@ bool LeaseWatcher::MarkEnded() {
   return true;
 }
 
-bool IsRevoking(const json& lease) {
-  return lease.contains("revoke_by_unix") && !lease["revoke_by_unix"].is_null();
-}
+bool IsRevoking(const sched::LeaseShown& lease) { return lease.revoke_by_unix.has_value(); }
 
 RevocationWatch::RevocationWatch(const AgentClient* agent, int64_t id,
-                                 std::function<void(const json& lease)> on_revoked)
+                                 std::function<void(const sched::LeaseShown& lease)> on_revoked)
     : stop_fd_(::eventfd(0, EFD_CLOEXEC)) {
   int stop_fd = stop_fd_;
   thread_ = std::thread([agent, id, stop_fd, on_revoked = std::move(on_revoked)] {

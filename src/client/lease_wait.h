@@ -59,7 +59,7 @@ class LeaseWatcher {
 class RevocationWatch {
  public:
   RevocationWatch(const AgentClient* agent, int64_t id,
-                  std::function<void(const nlohmann::json& lease)> on_revoked);
+                  std::function<void(const sched::LeaseShown& lease)> on_revoked);
   ~RevocationWatch();
   RevocationWatch(const RevocationWatch&) = delete;
   RevocationWatch& operator=(const RevocationWatch&) = delete;
@@ -70,6 +70,6 @@ class RevocationWatch {
 };
 
 // Whether `lease` (as the agent shows it) is being revoked.
-bool IsRevoking(const nlohmann::json& lease);
+bool IsRevoking(const sched::LeaseShown& lease);
 
 }  // namespace tarmac::client

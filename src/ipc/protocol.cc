@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "common/json_fields.h"
+
 namespace tarmac::ipc {
 
 using nlohmann::json;
@@ -74,8 +76,11 @@ Result<json> DecodeResponse(std::string_view line) {
     return Status::Corruption("agent: malformed response");
   }
   if (j["ok"] == true && j.contains("result")) return j["result"];
-  std::string code = j.value("/error/code"_json_pointer, std::string("unknown"));
-  std::string message = j.value("/error/message"_json_pointer, std::string("(no message)"));
+  std::string code = "unknown";
+  std::string message = "(no message)";
+  JsonFields error = JsonFields(j, "response", JsonFields::kSkipWrongTypes).Object("error");
+  error.Optional("code", &code);
+  error.Optional("message", &message);
   if (code == kErrorBusy || code == kErrorUnavailable)
     return Status::Unavailable(fmt::format("agent: {}", message));
   if (code == kErrorNotFound) return Status::NotFound(message);

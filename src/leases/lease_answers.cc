@@ -33,41 +33,48 @@ Result<json> LeaseStateJson(const LeaseCore& core, int64_t id, const sched::Call
 }
 
 json LeaseJson(const LeaseCore& core, const sched::Lease& l, const sched::Caller& viewer, TimePoint now) {
-  json j = sched::LeaseToJson(l, core.Base());
-  if (!viewer.is_admin && viewer.uid != l.uid) j.erase("token");
-  j.erase("request_key");
-  j["held_seconds"] = duration_cast<seconds>(now - l.granted_at).count();
-  j["idle_seconds"] =
+  return sched::LeaseShownToJson(ShowLease(core, l, viewer, now), core.Base());
+}
+
+sched::LeaseShown ShowLease(const LeaseCore& core, const sched::Lease& l, const sched::Caller& viewer,
+                            TimePoint now) {
+  sched::LeaseShown shown;
+  shown.lease = l;
+  shown.lease.request_key.clear();
+  if (!viewer.is_admin && viewer.uid != l.uid) shown.lease.token.clear();
+  shown.held_seconds = duration_cast<seconds>(now - l.granted_at).count();
+  shown.idle_seconds =
       l.idle_since ? std::max<int64_t>(0, duration_cast<seconds>(now - *l.idle_since).count()) : 0;
-  j["revoke_by_unix"] = l.revoking_since
-                            ? json(core.Base().ToUnix(*l.revoking_since + core.policy.backfill.grace))
-                            : json(nullptr);
-  auto rt = core.runtime.find(l.id);
-  if (rt != core.runtime.end()) {
+  if (l.revoking_since)
+    shown.revoke_by_unix = core.Base().ToUnix(*l.revoking_since + core.policy.backfill.grace);
+  if (auto rt = core.runtime.find(l.id); rt != core.runtime.end()) {
     const LeaseRuntime& r = rt->second;
-    std::string warning = r.warning;
-    if (!warning.empty() && !r.acted.empty()) {
-      warning += " " + r.acted;
-    } else if (!warning.empty() && r.warned_at) {
+    shown.warning = r.warning;
+    if (!r.warning.empty() && !r.acted.empty()) {
+      shown.warning += " " + r.acted;
+    } else if (!r.warning.empty() && r.warned_at) {
       TimePoint acts_at = *r.warned_at + core.policy.idle_grace;
-      warning +=
+      shown.warning +=
           now < acts_at ? " acts in " + FormatDuration(duration_cast<seconds>(acts_at - now)) : " acts now";
     }
-    j["warning"] = warning.empty() ? json(nullptr) : json(warning);
-    j["foreign_processes"] = rt->second.foreign;
+    shown.foreign_processes = r.foreign;
   }
-  return j;
+  return shown;
 }
 
 json QueuedJson(const LeaseCore& core, const sched::Pending& p, TimePoint now) {
-  json j = sched::PendingToJson(p, core.Base());
-  j.erase("request_key");
-  j["waiting_seconds"] = duration_cast<seconds>(now - p.submitted_at).count();
+  return sched::PendingShownToJson(ShowPending(core, p, now), core.Base());
+}
+
+sched::PendingShown ShowPending(const LeaseCore& core, const sched::Pending& p, TimePoint now) {
+  sched::PendingShown shown;
+  shown.pending = p;
+  shown.waiting_seconds = duration_cast<seconds>(now - p.submitted_at).count();
   const sched::Waiting* w = WaitingOf(core, p.id);
-  j["position"] = w != nullptr ? w->position : 0;
-  j["queue_length"] = core.book.queue().size();
-  j["reason"] = WaitReason(core, p.id);
-  return j;
+  shown.position = w != nullptr ? w->position : 0;
+  shown.queue_length = static_cast<int64_t>(core.book.queue().size());
+  shown.reason = WaitReason(core, p.id);
+  return shown;
 }
 
 const sched::Waiting* WaitingOf(const LeaseCore& core, int64_t id) {
@@ -151,14 +158,8 @@ std::string WaitReason(const LeaseCore& core, int64_t id) {
   return "waiting for the next decision";
 }
 
-json LeasesJson(const LeaseCore& core, const sched::Caller& viewer, TimePoint now) {
-  json list = json::array();
-  for (const auto& [id, l] : core.book.leases()) list.push_back(LeaseJson(core, l, viewer, now));
-  return json{{"leases", list}};
-}
-
-json QueueJson(const LeaseCore& core, TimePoint now) {
-  json list = json::array();
+std::vector<sched::PendingShown> ShowQueue(const LeaseCore& core, TimePoint now) {
+  // The queue in the last decision's order.
   auto position = [&core](const sched::Pending* p) {
     const sched::Waiting* w = WaitingOf(core, p->id);
     return w != nullptr ? w->position : 1 << 30;
@@ -168,7 +169,28 @@ json QueueJson(const LeaseCore& core, TimePoint now) {
   std::stable_sort(order.begin(), order.end(), [&](const sched::Pending* a, const sched::Pending* b) {
     return position(a) < position(b);
   });
-  for (const sched::Pending* p : order) list.push_back(QueuedJson(core, *p, now));
+  std::vector<sched::PendingShown> queue;
+  for (const sched::Pending* p : order) queue.push_back(ShowPending(core, *p, now));
+  return queue;
+}
+
+sched::LeaseListing ShowListing(const LeaseCore& core, const sched::Caller& viewer, TimePoint now) {
+  sched::LeaseListing listing;
+  for (const auto& [id, l] : core.book.leases()) listing.leases.push_back(ShowLease(core, l, viewer, now));
+  listing.queue = ShowQueue(core, now);
+  return listing;
+}
+
+json LeasesJson(const LeaseCore& core, const sched::Caller& viewer, TimePoint now) {
+  json list = json::array();
+  for (const auto& [id, l] : core.book.leases()) list.push_back(LeaseJson(core, l, viewer, now));
+  return json{{"leases", list}};
+}
+
+json QueueJson(const LeaseCore& core, TimePoint now) {
+  json list = json::array();
+  for (const sched::PendingShown& p : ShowQueue(core, now))
+    list.push_back(sched::PendingShownToJson(p, core.Base()));
   return json{{"queue", list}};
 }
 

@@ -25,6 +25,14 @@ nlohmann::json EndedJson(const RequestMemory::Ended& e);
 nlohmann::json LeaseJson(const LeaseCore& core, const sched::Lease& lease, const sched::Caller& viewer,
                          sched::TimePoint now);
 nlohmann::json QueuedJson(const LeaseCore& core, const sched::Pending& pending, sched::TimePoint now);
+// The same, as the structs the JSON is encoded from.
+sched::LeaseShown ShowLease(const LeaseCore& core, const sched::Lease& lease, const sched::Caller& viewer,
+                            sched::TimePoint now);
+sched::PendingShown ShowPending(const LeaseCore& core, const sched::Pending& pending, sched::TimePoint now);
+// The queue in the last decision's order.
+std::vector<sched::PendingShown> ShowQueue(const LeaseCore& core, sched::TimePoint now);
+// Every lease (as `viewer` sees it) and the queue.
+sched::LeaseListing ShowListing(const LeaseCore& core, const sched::Caller& viewer, sched::TimePoint now);
 // {"leases": [...]}, {"queue": [...]} (the queue in the last decision's order).
 nlohmann::json LeasesJson(const LeaseCore& core, const sched::Caller& viewer, sched::TimePoint now);
 nlohmann::json QueueJson(const LeaseCore& core, sched::TimePoint now);

@@ -10,6 +10,7 @@
 #include <ctime>
 
 #include "common/units.h"
+#include "leases/backfill_gates_json.h"
 #include "leases/lease_api.h"
 #include "leases/lease_text.h"
 #include "leases/lease_ticks.h"
@@ -145,36 +146,33 @@ void MarkBackfill(LeaseCore& core, const node::NodeView& reading, const std::map
 
 // Each GPU (and MIG instance) as backfill's gate saw it at the last tick.
 Result<json> OnBackfillGpus(LeaseCore& core, const ApiCall& c) {
-  // Each device: its GPU's index, its UUID, and its MIG profile (none for a GPU).
-  std::vector<std::tuple<int, std::string, json>> devices;
-  for (const sched::GpuSlot& slot : core.slots) {
-    devices.emplace_back(slot.index, slot.uuid, nullptr);
-    for (const sched::MigSlot& m : slot.mig) devices.emplace_back(slot.index, m.uuid, m.profile);
-  }
-  json gpus = json::array();
-  for (const auto& [index, uuid, mig] : devices) {
+  GateReport report;
+  auto add = [&](int index, const std::string& uuid, const std::string& mig_profile) {
     auto it = core.gate.verdicts().find(uuid);
-    if (it == core.gate.verdicts().end()) continue;
+    if (it == core.gate.verdicts().end()) return;
     const GateVerdict& v = it->second;
-    json g = {{"gpu", index}, {"uuid", uuid}, {"accepts", v.accepts}, {"why", core.gate.Describe(v)}};
-    if (core.policy.backfill.is_auto) g["arrivals_per_hour"] = v.arrivals_per_hour;
-    if (!mig.is_null()) g["mig_profile"] = mig;
+    GateReport::Device d{index,        uuid,         mig_profile, v.accepts, core.gate.Describe(v),
+                         std::nullopt, std::nullopt, std::nullopt};
+    if (core.policy.backfill.is_auto) d.arrivals_per_hour = v.arrivals_per_hour;
     if (v.starts_in) {
-      g["starts_in_seconds"] = std::chrono::duration<double>(*v.starts_in).count();
-      g["starts_at_unix"] = static_cast<int64_t>(
+      d.starts_in_seconds = std::chrono::duration<double>(*v.starts_in).count();
+      d.starts_at_unix = static_cast<int64_t>(
           core.Base().ToUnix(c.now + std::chrono::duration_cast<TimePoint::duration>(*v.starts_in)));
     }
-    gpus.push_back(std::move(g));
+    report.gpus.push_back(std::move(d));
+  };
+  // Each device: a GPU, then its MIG instances.
+  for (const sched::GpuSlot& slot : core.slots) {
+    add(slot.index, slot.uuid, "");
+    for (const sched::MigSlot& m : slot.mig) add(slot.index, m.uuid, m.profile);
   }
   using Seconds = std::chrono::duration<double>;
   const BackfillPolicy& b = core.policy.backfill;
-  if (b.is_auto) {
-    return json{{"gpus", gpus},
-                {"idle_for", "auto"},
-                {"settle_seconds", Seconds(b.settle).count()},
-                {"min_run_seconds", Seconds(b.min_run).count()}};
-  }
-  return json{{"gpus", gpus}, {"idle_for", "fixed"}, {"idle_for_seconds", Seconds(b.idle_for).count()}};
+  report.is_auto = b.is_auto;
+  report.idle_for_seconds = Seconds(b.idle_for).count();
+  report.settle_seconds = Seconds(b.settle).count();
+  report.min_run_seconds = Seconds(b.min_run).count();
+  return GateReportToJson(report);
 }
 
 void WatchLoans(LeaseCore& core, const node::NodeView& reading, TimePoint now) {

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "common/json_fields.h"
 #include "common/random_id.h"
 #include "leases/callers.h"
 #include "leases/lease_answers.h"
@@ -258,13 +259,15 @@ Status LeaseCore::Restore() {
         if (!p.ok()) return p.status().WithContext(where);
         queue.push_back(std::move(p).value());
       } else if (std::string(kind) == "share") {
-        if (!body.value("gpu_seconds", json()).is_number() || !body.value("as_of_unix", json()).is_number()) {
-          return Status::Corruption(where + ": expected gpu_seconds and as_of_unix");
-        }
-        share.Restore(id,
-                      {body["gpu_seconds"].get<double>(), base.FromUnix(body["as_of_unix"].get<double>())});
-      } else if (body.value("next_id", json()).is_number_integer()) {
-        next_id = body["next_id"].get<int64_t>();
+        double gpu_seconds = 0;
+        double as_of_unix = 0;
+        JsonFields f(body, where);
+        f.Get("gpu_seconds", &gpu_seconds);
+        f.Get("as_of_unix", &as_of_unix);
+        if (!f.ok()) return Status::Corruption(f.status().message());
+        share.Restore(id, {gpu_seconds, base.FromUnix(as_of_unix)});
+      } else {
+        JsonFields(body, where, JsonFields::kSkipWrongTypes).Optional("next_id", &next_id);
       }
     }
   }

@@ -56,6 +56,7 @@
 #include "node/agent_figures.h"
 #include "node/node_view.h"
 #include "sched/lease_book.h"
+#include "sched/lease_json.h"
 #include "sched/zombies.h"
 #include "store/lease_state.h"
 
@@ -79,7 +80,7 @@ struct LeaseRuntime {
   std::string warning;  // The idle warning, up to its policy ("...; policy 'cancel'").
   std::string acted;    // What that policy did, once it acted ("ran `scancel 42`").
   std::set<std::pair<int64_t, int64_t>> foreign_seen;  // (pid, start ticks) reported.
-  nlohmann::json foreign = nlohmann::json::array();
+  std::vector<sched::ForeignProcess> foreign;          // Another user's processes on its GPUs now.
   // Its GPUs' use while the agent watched (a Slurm job's epilog says it):
   // utilization samples, GPU-seconds idle, the most memory used on one.
   double utilization_sum = 0;

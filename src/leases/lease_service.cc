@@ -7,6 +7,7 @@
 
 #include "ipc/method_table.h"
 #include "leases/callers.h"
+#include "leases/lease_answers.h"
 #include "leases/lease_ticks.h"
 #include "leases/scheduler_leases.h"
 
@@ -172,6 +173,17 @@ std::optional<std::string> LeaseService::Wait(const LeaseMethod& method, const i
   core_.waiters.Add(id->get<int64_t>(),
                     LeaseWaiters::Waiter{request.id, caller, reply, now + timeout, is_watched});
   return std::nullopt;
+}
+
+sched::LeaseListing LeaseService::Listing(const sched::Caller& viewer) const {
+  MutexLock lock(&mu_);
+  return ShowListing(core_, viewer, core_.clock->SteadyNow());
+}
+
+Result<std::vector<store::LeaseEvent>> LeaseService::Events(int64_t after, int64_t limit, bool newest) {
+  MutexLock lock(&mu_);
+  if (!core_.journal.keeps_state()) return Status::Unavailable("this agent keeps no lease state");
+  return core_.journal.Events(after, limit, newest);
 }
 
 size_t LeaseService::waiter_count() const {

@@ -201,6 +201,15 @@ class LeaseService {
   static constexpr std::chrono::seconds kClaimSlack = leases::kClaimSlack;
   static constexpr std::chrono::milliseconds kClaimRetry = leases::kClaimRetry;
 
+  // The leases (as `viewer` sees them) and the queue now: what `leases` and
+  // `queue` answer, typed, for the web's stream (no socket line encoded and
+  // parsed again).
+  sched::LeaseListing Listing(const sched::Caller& viewer) const EXCLUDES(mu_);
+  // Journal events with seq > `after`, at most `limit` (with `newest`, the
+  // newest `limit`), oldest first: what `events` answers, typed.
+  // kUnavailable when the agent keeps no lease state.
+  Result<std::vector<store::LeaseEvent>> Events(int64_t after, int64_t limit, bool newest) EXCLUDES(mu_);
+
   // Callers waiting in lease.wait now.
   size_t waiter_count() const EXCLUDES(mu_);
 

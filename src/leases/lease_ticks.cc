@@ -71,7 +71,7 @@ void CheckClients(LeaseCore& core, TimePoint now) {
 void CheckForeign(LeaseCore& core, const node::NodeView& reading) {
   std::vector<std::pair<const node::GpuView*, int64_t>> held;  // (GPU, lease): whole GPUs and instances.
   for (const auto& [id, l] : core.book.leases()) {
-    core.runtime[id].foreign = json::array();
+    core.runtime[id].foreign.clear();
     for (int index : l.gpus) {
       if (index >= 0 && index < static_cast<int>(reading.gpus.size()))
         held.emplace_back(&reading.gpus[static_cast<size_t>(index)], id);
@@ -90,7 +90,7 @@ void CheckForeign(LeaseCore& core, const node::NodeView& reading) {
         continue;
       if (!sched::RunsInLease(l, g, p)) continue;  // Another instance of the GPU: not this lease's.
       if (std::find(allow.begin(), allow.end(), d.name) != allow.end()) continue;
-      rt.foreign.push_back({{"gpu", g.info.index}, {"pid", d.pid}, {"user", d.user}, {"command", d.command}});
+      rt.foreign.push_back({g.info.index, d.pid, d.user, d.command});
       if (!rt.foreign_seen.insert({d.pid, d.start_ticks}).second) continue;
       std::string why = fmt::format("pid {} ({}, {}) uses {}, leased to {} (lease {})", d.pid, d.name, d.user,
                                     sched::IsMigLease(l)

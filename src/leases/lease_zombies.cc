@@ -8,6 +8,7 @@
 
 #include "ipc/method_table.h"
 #include "leases/lease_api.h"
+#include "sched/zombies_json.h"
 
 namespace tarmac::leases {
 
@@ -24,48 +25,45 @@ Result<json> KillZombies(LeaseCore& core, const json& params, const sched::Calle
     if (!pid.ok()) return pid.status();
     only = pid.value();
   }
-  json terminated = json::array();
-  json refused = json::array();
-  json skipped = json::array();
+  sched::ZombieKills kills;
   bool matched = false;
   Actor actor{caller.uid, caller.user};
   for (const sched::ZombieEvidence& z : core.zombies.Zombies()) {
     if (only && z.pid != *only) continue;
     matched = true;
-    json entry = {{"pid", z.pid}, {"gpu", z.gpu_index}, {"user", z.user}};
+    sched::ZombieKill entry{z.pid, z.gpu_index, z.user, ""};
     if (!caller.is_admin && caller.uid != z.uid) {
-      entry["why"] =
+      entry.why =
           fmt::format("pid {} belongs to {}; only its owner or an admin may terminate it", z.pid, z.user);
       core.Event("refused", z.lease_id.value_or(0), z.uid, z.user, {z.gpu_index}, actor,
-                 "zombies.kill: " + entry["why"].get<std::string>());
-      refused.push_back(entry);
+                 "zombies.kill: " + entry.why);
+      kills.refused.push_back(entry);
       continue;
     }
     Status s = core.process_control->Signal({z.pid, z.start_ticks}, z.uid, SIGTERM);
     if (!s.ok()) {
-      entry["why"] = s.message();
+      entry.why = s.message();
       core.Event("zombie_skipped", z.lease_id.value_or(0), z.uid, z.user, {z.gpu_index}, actor,
                  fmt::format("pid {} not signalled: {}", z.pid, s.message()));
-      skipped.push_back(entry);
+      kills.skipped.push_back(entry);
       continue;
     }
     core.Event("zombie_terminated", z.lease_id.value_or(0), z.uid, z.user, {z.gpu_index}, actor,
                fmt::format("SIGTERM to pid {} ({}): {}", z.pid, z.name, z.why));
     core.signaller.Watch(z.lease_id.value_or(0), z.uid, {{z.pid, z.start_ticks}},
                          now + core.policy.kill_grace);
-    terminated.push_back(entry);
+    kills.terminated.push_back(entry);
   }
   if (only && !matched)
     return Status::NotFound(fmt::format("pid {} is not a zombie (see tarmac zombies)", *only));
-  return json{{"terminated", terminated}, {"refused", refused}, {"skipped", skipped}};
+  return sched::ZombieKillsToJson(kills);
 }
 
 }  // namespace
 
 Result<json> OnZombies(LeaseCore& core, const ApiCall&) {
-  json result = sched::ZombiesToJson(core.zombies.Zombies(), core.zombies.policy());
-  result["policy"]["action"] = core.policy.terminates_zombies ? "terminate" : "report";
-  return result;
+  return sched::ZombiesToJson({core.zombies.policy(), core.policy.terminates_zombies ? "terminate" : "report",
+                               core.zombies.Zombies()});
 }
 
 Result<json> OnZombiesKill(LeaseCore& core, const ApiCall& c) {

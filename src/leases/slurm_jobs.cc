@@ -14,6 +14,7 @@
 #include "leases/lease_api.h"
 #include "leases/lease_text.h"
 #include "leases/scheduler_leases.h"
+#include "slurm/job_answer_json.h"
 #include "slurm/job_request.h"
 
 namespace tarmac::leases {
@@ -121,7 +122,7 @@ Result<json> OnSlurmEpilog(LeaseCore& core, const ApiCall& c) {
   // What the job's user left on its GPUs: terminated (SIGTERM, then SIGKILL
   // after the grace), each verified by start time and owner when signalled.
   std::vector<sched::ProcessRef> left;
-  json leftovers = json::array();
+  slurm::EpilogAnswer answer;
   for (int gpu : l.gpus) {
     auto it = core.processes_by_gpu.find(gpu);
     if (it == core.processes_by_gpu.end()) continue;
@@ -132,29 +133,25 @@ Result<json> OnSlurmEpilog(LeaseCore& core, const ApiCall& c) {
       if (std::any_of(left.begin(), left.end(), [&](const sched::ProcessRef& r) { return r.pid == p.pid; }))
         continue;
       left.push_back({p.pid, p.start_ticks});
-      leftovers.push_back({{"pid", p.pid}, {"gpu", gpu}, {"command", p.name}});
+      answer.terminated.push_back({p.pid, gpu, p.name});
     }
   }
-  double held_s = std::chrono::duration<double>(c.now - l.granted_at).count();
   const LeaseRuntime& rt = core.runtime[l.id];
-  json answer = {
-      {"job", *job},
-      {"lease", l.id},
-      {"gpus", l.gpus},
-      {"held_seconds", std::max(0.0, held_s)},
-      {"idle_gpu_seconds", rt.idle_gpu_seconds},
-      {"mean_utilization_ratio", rt.utilization_samples > 0
-                                     ? json(rt.utilization_sum / static_cast<double>(rt.utilization_samples))
-                                     : json(nullptr)},
-      {"memory_max_bytes", rt.memory_max_bytes},
-      {"terminated", leftovers}};
+  answer.job = *job;
+  answer.lease_id = l.id;
+  answer.gpus = l.gpus;
+  answer.held_seconds = std::max(0.0, std::chrono::duration<double>(c.now - l.granted_at).count());
+  answer.idle_gpu_seconds = rt.idle_gpu_seconds;
+  if (rt.utilization_samples > 0)
+    answer.mean_utilization_ratio = rt.utilization_sum / static_cast<double>(rt.utilization_samples);
+  answer.memory_max_bytes = rt.memory_max_bytes;
   std::string detail = fmt::format("Slurm job {} ended", *job);
-  if (!leftovers.empty())
-    detail += fmt::format("; {} process(es) it left on its GPUs are terminated", leftovers.size());
+  if (!answer.terminated.empty())
+    detail += fmt::format("; {} process(es) it left on its GPUs are terminated", answer.terminated.size());
   core.EndLease(l.id, "slurm_job_ended", detail, Actor{c.caller.uid, "slurm"}, false, c.now);
   if (!left.empty())
     core.TerminateProcesses(l.id, l.uid, std::move(left), detail, Actor{c.caller.uid, "slurm"});
-  return answer;
+  return slurm::EpilogAnswerToJson(answer);
 }
 
 }  // namespace tarmac::leases

@@ -213,6 +213,80 @@ Result<Pending> PendingFromJson(const json& j, const TimeBase& base) {
   return p;
 }
 
+json LeaseShownToJson(const LeaseShown& shown, const TimeBase& base) {
+  json j = LeaseToJson(shown.lease, base);
+  j.erase("request_key");
+  if (shown.lease.token.empty()) j.erase("token");
+  j["held_seconds"] = shown.held_seconds;
+  j["idle_seconds"] = shown.idle_seconds;
+  j["revoke_by_unix"] = shown.revoke_by_unix ? json(*shown.revoke_by_unix) : json(nullptr);
+  j["warning"] = shown.warning.empty() ? json(nullptr) : json(shown.warning);
+  json foreign = json::array();
+  for (const ForeignProcess& p : shown.foreign_processes) {
+    foreign.push_back({{"gpu", p.gpu}, {"pid", p.pid}, {"user", p.user}, {"command", p.command}});
+  }
+  j["foreign_processes"] = std::move(foreign);
+  return j;
+}
+
+Result<LeaseShown> LeaseShownFromJson(const json& j, const TimeBase& base) {
+  LeaseShown shown;
+  Result<Lease> lease = LeaseFromJson(j, base);
+  if (!lease.ok()) return lease.status();
+  shown.lease = std::move(lease).value();
+  JsonFields f(j, "lease");
+  f.Optional("held_seconds", &shown.held_seconds);
+  f.Optional("idle_seconds", &shown.idle_seconds);
+  f.Optional("revoke_by_unix", &shown.revoke_by_unix);
+  f.Optional("warning", &shown.warning);
+  if (j.is_object() && j.contains("foreign_processes") && j["foreign_processes"].is_array()) {
+    for (const json& item : j["foreign_processes"]) {
+      ForeignProcess p;
+      JsonFields fp(item, "lease.foreign_processes[]");
+      fp.Get("gpu", &p.gpu);
+      fp.Get("pid", &p.pid);
+      fp.Optional("user", &p.user);
+      fp.Optional("command", &p.command);
+      if (!fp.ok()) return AsCorruption(fp.status());
+      shown.foreign_processes.push_back(std::move(p));
+    }
+  }
+  if (Status s = f.status(); !s.ok()) return AsCorruption(s);
+  return shown;
+}
+
+json PendingShownToJson(const PendingShown& shown, const TimeBase& base) {
+  json j = PendingToJson(shown.pending, base);
+  j.erase("request_key");
+  j["waiting_seconds"] = shown.waiting_seconds;
+  j["position"] = shown.position;
+  j["queue_length"] = shown.queue_length;
+  j["reason"] = shown.reason;
+  return j;
+}
+
+Result<PendingShown> PendingShownFromJson(const json& j, const TimeBase& base) {
+  PendingShown shown;
+  Result<Pending> pending = PendingFromJson(j, base);
+  if (!pending.ok()) return pending.status();
+  shown.pending = std::move(pending).value();
+  JsonFields f(j, "request");
+  f.Optional("waiting_seconds", &shown.waiting_seconds);
+  f.Optional("position", &shown.position);
+  f.Optional("queue_length", &shown.queue_length);
+  f.Optional("reason", &shown.reason);
+  if (Status s = f.status(); !s.ok()) return AsCorruption(s);
+  return shown;
+}
+
+json LeaseListingToJson(const LeaseListing& listing, const TimeBase& base) {
+  json leases = json::array();
+  for (const LeaseShown& l : listing.leases) leases.push_back(LeaseShownToJson(l, base));
+  json queue = json::array();
+  for (const PendingShown& p : listing.queue) queue.push_back(PendingShownToJson(p, base));
+  return {{"leases", std::move(leases)}, {"queue", std::move(queue)}};
+}
+
 Result<LeaseRequest> LeaseRequestFromJson(const json& params) {
   // From a client, present means meant: an empty list or name never widens
   // to "any GPU". (The saved queue writes both always: PendingFromJson.)

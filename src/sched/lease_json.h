@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,10 @@ struct TimeBase {
   TimePoint FromUnix(double unix_seconds) const;
 };
 
+// Unix seconds as time points since the epoch: for a client that only
+// carries an answer's times to its output (it reads no clock).
+inline TimeBase UnixTimeBase() { return {}; }
+
 const char* PriorityName(Priority p);
 // "low", "normal" or "high".
 bool ParsePriority(const std::string& name, Priority* out);
@@ -37,6 +42,47 @@ Result<Lease> LeaseFromJson(const nlohmann::json& j, const TimeBase& base);
 
 nlohmann::json PendingToJson(const Pending& pending, const TimeBase& base);
 Result<Pending> PendingFromJson(const nlohmann::json& j, const TimeBase& base);
+
+// Another user's process on a lease's GPU, as the API reports it.
+struct ForeignProcess {
+  int gpu = 0;
+  int64_t pid = 0;
+  std::string user;
+  std::string command;
+};
+// A lease as the API shows it (lease.get, lease.request, leases): the lease
+// (its token only for its owner and admins, never its request key) and
+// what the agent adds. The agent encodes from it; clients decode into it.
+struct LeaseShown {
+  Lease lease;
+  int64_t held_seconds = 0;
+  int64_t idle_seconds = 0;
+  std::optional<double> revoke_by_unix;  // While revoked: when it ends at the latest.
+  std::string warning;                   // The idle warning; empty when none.
+  std::vector<ForeignProcess> foreign_processes;
+};
+nlohmann::json LeaseShownToJson(const LeaseShown& shown, const TimeBase& base);
+Result<LeaseShown> LeaseShownFromJson(const nlohmann::json& j, const TimeBase& base);
+
+// A queued request as the API shows it (queue, lease.get): the request
+// (never its key) and where it stands.
+struct PendingShown {
+  Pending pending;
+  int64_t waiting_seconds = 0;
+  int64_t position = 0;  // 1 is next; 0 before the first decision.
+  int64_t queue_length = 0;
+  std::string reason;  // Why it waits.
+};
+nlohmann::json PendingShownToJson(const PendingShown& shown, const TimeBase& base);
+Result<PendingShown> PendingShownFromJson(const nlohmann::json& j, const TimeBase& base);
+
+// The `leases` and `queue` answers together (the web's live stream).
+struct LeaseListing {
+  std::vector<LeaseShown> leases;
+  std::vector<PendingShown> queue;
+};
+// {"leases": [...], "queue": [...]}.
+nlohmann::json LeaseListingToJson(const LeaseListing& listing, const TimeBase& base);
 
 // The request fields of `lease.request` (docs/protocol.md) into a
 // LeaseRequest. kInvalidArgument naming the field for a wrong type; values

@@ -70,30 +70,4 @@ std::vector<ZombieEvidence> ZombieTracker::Zombies() const {
   return zombies;
 }
 
-nlohmann::json ZombiesToJson(const std::vector<ZombieEvidence>& zombies, const ZombiePolicy& policy) {
-  nlohmann::json list = nlohmann::json::array();
-  for (const ZombieEvidence& z : zombies) {
-    list.push_back({{"gpu", z.gpu_index},
-                    {"gpu_uuid", z.gpu_uuid},
-                    {"pid", z.pid},
-                    {"start_ticks", z.start_ticks},
-                    {"uid", z.uid},
-                    {"user", z.user},
-                    {"name", z.name},
-                    {"command", z.command},
-                    {"parent_pid", z.parent_pid},
-                    {"is_orphaned", z.is_orphaned},
-                    {"memory_bytes", z.memory_bytes},
-                    {"idle_for_seconds", z.idle_for.count()},
-                    {"lease", z.lease_id ? nlohmann::json(*z.lease_id) : nlohmann::json(nullptr)},
-                    {"why", z.why}});
-  }
-  return {{"policy",
-           {{"min_memory_bytes", policy.min_memory_bytes},
-            {"idle_for_seconds", std::chrono::duration_cast<std::chrono::seconds>(policy.idle_for).count()},
-            {"allowlist", policy.allowlist},
-            {"includes_system_users", policy.includes_system_users}}},
-          {"zombies", list}};
-}
-
 }  // namespace tarmac::sched

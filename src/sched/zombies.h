@@ -90,8 +90,4 @@ class ZombieTracker {
   std::chrono::steady_clock::time_point last_observed_;
 };
 
-// The `zombies` answer of the agent's API (docs/protocol.md): the policy
-// and the evidence for each zombie.
-nlohmann::json ZombiesToJson(const std::vector<ZombieEvidence>& zombies, const ZombiePolicy& policy);
-
 }  // namespace tarmac::sched

@@ -156,21 +156,4 @@ std::vector<int> GpusOfDevicesList(const std::string& devices_list) {
   return out;
 }
 
-// "tarmac: job 42: 2 GPUs for 1.30 h, mean 4 %, 1.90 GPU-hours idle, peak 12.0 GiB; ..."
-std::string EpilogSummary(const json& a) {
-  size_t gpus = a.value("gpus", json::array()).size();
-  double held_h = a.value("held_seconds", 0.0) / 3600;
-  double idle_h = a.value("idle_gpu_seconds", 0.0) / 3600;
-  size_t left = a.value("terminated", json::array()).size();
-  std::string mean = a.contains("mean_utilization_ratio") && a["mean_utilization_ratio"].is_number()
-                         ? fmt::format("mean {:.0f} %", a["mean_utilization_ratio"].get<double>() * 100)
-                         : std::string("mean unknown");
-  std::string out =
-      fmt::format("tarmac: job {}: {} GPU{} for {:.2f} h, {}, {:.2f} GPU-hours idle, peak {:.1f} GiB",
-                  a.value("job", std::string("?")), gpus, gpus == 1 ? "" : "s", held_h, mean, idle_h,
-                  static_cast<double>(a.value("memory_max_bytes", int64_t{0})) / (1 << 30));
-  if (left > 0) out += fmt::format("; {} process{} left on its GPUs terminated", left, left == 1 ? "" : "es");
-  return out;
-}
-
 }  // namespace tarmac::slurm

@@ -67,9 +67,4 @@ Result<std::vector<int>> JobGpus(const std::map<std::string, std::string>& env);
 // cannot be read: there is no such file.
 std::vector<int> GpusOfDevicesList(const std::string& devices_list);
 
-// The line the epilog prints for slurmd's log from the agent's answer to
-// slurm.epilog: GPUs, hours held, mean utilization, idle GPU-hours, peak
-// memory, processes left behind.
-std::string EpilogSummary(const nlohmann::json& answer);
-
 }  // namespace tarmac::slurm

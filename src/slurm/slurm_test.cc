@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "slurm/gres_conf.h"
+#include "slurm/job_answer_json.h"
 #include "slurm/job_request.h"
 
 namespace tarmac::slurm {
@@ -73,13 +74,19 @@ TEST(GresConfTest, TheEpilogsLineSaysHowTheJobUsedItsGpus) {
                            {"memory_max_bytes", int64_t{12} << 30},
                            {"terminated", {{{"pid", 7}}}}};
   EXPECT_EQ(
-      EpilogSummary(answer),
+      EpilogSummary(EpilogAnswerFromJson(answer).value()),
       "tarmac: job 42: 2 GPUs for 1.30 h, mean 4 %, 1.90 GPU-hours idle, peak 12.0 GiB; 1 process left on "
       "its GPUs terminated");
   answer["mean_utilization_ratio"] = nullptr;
   answer["terminated"] = nlohmann::json::array();
-  EXPECT_EQ(EpilogSummary(answer),
+  EXPECT_EQ(EpilogSummary(EpilogAnswerFromJson(answer).value()),
             "tarmac: job 42: 2 GPUs for 1.30 h, mean unknown, 1.90 GPU-hours idle, peak 12.0 GiB");
+  // An answer of the wrong shape is a clear error, not a crash.
+  answer["held_seconds"] = "long";
+  EXPECT_EQ(EpilogAnswerFromJson(answer).status().code(), StatusCode::kCorruption);
+  EXPECT_FALSE(PrologAnswerFromJson({{"lease", {{"id", "x"}}}}).ok());
+  EXPECT_EQ(PrologAnswerFromJson({{"job", "42"}, {"lease", {{"id", 7}, {"gpus", {0, 2}}}}}).value().gpus,
+            (std::vector<int>{0, 2}));
 }
 
 TEST(GresConfTest, TheJobsGpusComeFromSlurmsEnvironment) {

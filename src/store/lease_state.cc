@@ -15,12 +15,6 @@ namespace tarmac::store {
 
 using nlohmann::json;
 
-json LeaseEventToJson(const LeaseEvent& e) {
-  return {{"seq", e.seq},   {"at_unix", e.at_unix}, {"kind", e.kind},           {"lease", e.lease_id},
-          {"uid", e.uid},   {"user", e.user},       {"actor_uid", e.actor_uid}, {"actor", e.actor},
-          {"gpus", e.gpus}, {"detail", e.detail}};
-}
-
 Result<std::unique_ptr<LeaseState>> LeaseState::Open(const std::string& path) {
   Result<std::unique_ptr<Db>> db = OpenDb(path);
   if (!db.ok()) return db.status();

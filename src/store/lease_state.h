@@ -21,24 +21,10 @@
 
 #include "common/fs.h"
 #include "common/result.h"
+#include "store/lease_event_json.h"
 #include "store/sqlite_db.h"
 
 namespace tarmac::store {
-
-struct LeaseEvent {
-  int64_t seq = 0;  // Assigned by the log, increasing.
-  double at_unix = 0;
-  std::string kind;  // "granted", "released", "expired", "terminated", ...
-  int64_t lease_id = 0;
-  int64_t uid = -1;  // Whose lease or process.
-  std::string user;
-  int64_t actor_uid = -1;  // Who asked; -1: the agent's own policy.
-  std::string actor;
-  std::vector<int> gpus;
-  std::string detail;  // Why, in words, with the evidence.
-};
-
-nlohmann::json LeaseEventToJson(const LeaseEvent& e);
 
 // One change to the saved state: put (body set) or erase (body null).
 struct StateChange {

@@ -98,31 +98,26 @@ std::shared_ptr<const StreamBatch> StreamFeed::Latest() {
     // The status written one GPU at a time (a GPU's tree at once, not the
     // fleet's: with 64 GPUs 0.8 MiB of small blocks a second).
     AppendEventOf(&batch->text, "status", sequence, sources_.status_text);
-  } else if (Result<json> status = sources_.ask("status", json::object()); status.ok()) {
+  } else if (Result<json> status = sources_.status(); status.ok()) {
     AppendEvent(&batch->text, "status", status.value(), sequence);
   }
-  Result<json> leases = sources_.ask("leases", json::object());
-  Result<json> queue = sources_.ask("queue", json::object());
-  if (leases.ok() && queue.ok()) {
-    AppendEvent(&batch->text, "leases",
-                {{"leases", leases.value().value("leases", json::array())},
-                 {"queue", queue.value().value("queue", json::array())}});
-  }
+  if (Result<json> leases = sources_.leases(); leases.ok())
+    AppendEvent(&batch->text, "leases", leases.value());
   // The events since the previous batch; the first batch only learns
   // where the journal ends.
   int64_t after = latest_ != nullptr ? latest_->events_upto : -1;
   if (after < 0) {
-    Result<json> newest = sources_.ask("events", {{"limit", 1}, {"newest", true}});
-    if (newest.ok() && newest.value().contains("events")) {
-      const json& list = newest.value()["events"];
-      batch->events_after = batch->events_upto = list.empty() ? 0 : list.back().value("seq", int64_t{0});
-    }
+    Result<std::vector<store::LeaseEvent>> newest = sources_.events(0, 1, true);
+    if (newest.ok())
+      batch->events_after = batch->events_upto = newest.value().empty() ? 0 : newest.value().back().seq;
   } else {
     batch->events_after = batch->events_upto = after;
-    Result<json> events = sources_.ask("events", {{"after", after}, {"limit", 1000}});
-    if (events.ok() && events.value().contains("events") && !events.value()["events"].empty()) {
-      batch->events_upto = events.value()["events"].back().value("seq", after);
-      batch->events_text = Event("events", events.value());
+    Result<std::vector<store::LeaseEvent>> events = sources_.events(after, 1000, false);
+    if (events.ok() && !events.value().empty()) {
+      batch->events_upto = events.value().back().seq;
+      json list = json::array();
+      for (const store::LeaseEvent& e : events.value()) list.push_back(store::LeaseEventToJson(e));
+      batch->events_text = Event("events", json{{"events", std::move(list)}});
     }
   }
   latest_ = std::move(batch);

@@ -28,6 +28,7 @@
 
 #include "common/mutex.h"
 #include "common/result.h"
+#include "store/lease_event_json.h"
 
 namespace tarmac::web {
 
@@ -46,12 +47,18 @@ class StreamFeed {
  public:
   struct Sources {
     std::function<int64_t()> sequence;  // The latest sample's sequence.
-    // A read method's result as the web shows it (command lines left out).
-    std::function<Result<nlohmann::json>(const char* method, nlohmann::json params)> ask;
+    // The `status` result as the web shows it (command lines left out).
+    std::function<Result<nlohmann::json>()> status;
     // Appends the `status` result's JSON text as the web shows it, the same
-    // text as ask("status") dumped; false (nothing appended) when there is
-    // none. Unset: ask("status") is used.
+    // text as status() dumped; false (nothing appended) when there is none.
+    // Unset: status() is used.
     std::function<bool(std::string* out)> status_text;
+    // {"leases": [...], "queue": [...]} as the web shows them.
+    std::function<Result<nlohmann::json>()> leases;
+    // Lease journal events with seq > `after`, at most `limit` (with
+    // `newest`, the newest `limit`), oldest first; kUnavailable when the
+    // agent keeps no lease state.
+    std::function<Result<std::vector<store::LeaseEvent>>(int64_t after, int64_t limit, bool newest)> events;
   };
   explicit StreamFeed(Sources sources) : sources_(std::move(sources)) {}
 

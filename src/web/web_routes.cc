@@ -8,6 +8,7 @@
 #include <memory>
 #include <tuple>
 
+#include "common/json_fields.h"
 #include "common/split.h"
 #include "common/time_spec.h"
 #include "http/gzip.h"
@@ -48,27 +49,70 @@ Result<json> Ask(const ipc::MethodTable& methods, const std::string& method, jso
   if (!line) return Status::Internal(fmt::format("{}: answered later", method));
   json answer = json::parse(*line, nullptr, false);
   if (!answer.is_object()) return Status::Internal(fmt::format("{}: a malformed answer", method));
-  if (answer.value("ok", false)) return answer["result"];
+  auto ok = answer.find("ok");
+  auto result = answer.find("result");
+  if (ok != answer.end() && *ok == true && result != answer.end()) return *result;
   return answer;  // The error object, whole.
 }
 
-// A read method's result as the web shows it.
-Result<json> AskForWeb(const WebRouteHooks& hooks, const std::string& method, json params) {
-  Result<json> got = method == "status" && params.empty() && hooks.status
-                         ? Result<json>(hooks.status())
-                         : Ask(*hooks.methods, method, std::move(params));
+// The leases and queue, {"leases": [...], "queue": [...]}, from the lease
+// service's typed listing (encoded once, here) when the agent gives one.
+Result<json> LeaseListingForWeb(const WebRouteHooks& hooks, Clock* clock) {
+  if (hooks.lease_listing) {
+    return sched::LeaseListingToJson(hooks.lease_listing(), {clock->SteadyNow(), clock->WallNow()});
+  }
+  Result<json> leases = Ask(*hooks.methods, "leases", json::object());
+  Result<json> queue = Ask(*hooks.methods, "queue", json::object());
+  if (!leases.ok()) return leases.status();
+  if (!queue.ok()) return queue.status();
+  auto leases_list = leases.value().find("leases");
+  auto queue_list = queue.value().find("queue");
+  if (leases_list == leases.value().end() || queue_list == queue.value().end())
+    return Status::Internal("leases, queue: an answer without its list");
+  return json{{"leases", *leases_list}, {"queue", *queue_list}};
+}
+
+// A read method's result as the web shows it: status, leases and queue
+// (without params) from the agent's typed sources, the others through the
+// method table.
+Result<json> AskForWeb(const WebRouteHooks& hooks, const std::string& method, json params, Clock* clock) {
+  Result<json> got = Status::Internal("unasked");
+  if (method == "status" && params.empty() && hooks.status) {
+    got = hooks.status();
+  } else if ((method == "leases" || method == "queue") && params.empty() && hooks.lease_listing) {
+    Result<json> listing = LeaseListingForWeb(hooks, clock);
+    got = listing.ok() ? Result<json>(json{{method, std::move(listing.value()[method])}}) : listing;
+  } else {
+    got = Ask(*hooks.methods, method, std::move(params));
+  }
   if (got.ok() && !hooks.web.show_command_lines) DropCommandLines(&got.value());
   return got;
 }
 
-http::Response AnswerMethod(const WebRouteHooks& hooks, const std::string& method,
-                            const http::Request& asked) {
-  Result<json> got = AskForWeb(hooks, method, ParamsFromQuery(asked.params));
+// Lease journal events for the stream: from the lease service when the
+// agent gives it, else through the method table.
+Result<std::vector<store::LeaseEvent>> EventsForWeb(const WebRouteHooks& hooks, int64_t after, int64_t limit,
+                                                    bool newest) {
+  if (hooks.lease_events) return hooks.lease_events(after, limit, newest);
+  json params = {{"after", after}, {"limit", limit}};
+  if (newest) params["newest"] = true;
+  Result<json> got = Ask(*hooks.methods, "events", std::move(params));
+  if (!got.ok()) return got.status();
+  return store::LeaseEventsFromJson(got.value());
+}
+
+http::Response AnswerMethod(const WebRouteHooks& hooks, const std::string& method, const http::Request& asked,
+                            Clock* clock) {
+  Result<json> got = AskForWeb(hooks, method, ParamsFromQuery(asked.params), clock);
   if (!got.ok()) return Refusal(500, ipc::kErrorInternal, got.status().message());
   const json& j = got.value();
   if (j.contains("ok") && j.contains("error")) {
-    std::string code = j["error"].value("code", std::string(ipc::kErrorInternal));
-    return Refusal(HttpStatusOf(code), code, j["error"].value("message", std::string()));
+    std::string code = ipc::kErrorInternal;
+    std::string message;
+    JsonFields error = JsonFields(j, "answer", JsonFields::kSkipWrongTypes).Object("error");
+    error.Optional("code", &code);
+    error.Optional("message", &message);
+    return Refusal(HttpStatusOf(code), code, message);
   }
   return JsonAnswer(200, j);
 }
@@ -170,9 +214,11 @@ void Stream(const WebRouteHooks& hooks, StreamFeed* feed, Clock* clock, http::St
       events = batch->events_text;
     } else if (last_event >= 0 && batch->events_upto > last_event) {
       // This stream missed a batch (it was slow): its own question.
-      Result<json> asked = AskForWeb(hooks, "events", {{"after", last_event}, {"limit", 1000}});
-      if (asked.ok() && asked.value().contains("events") && !asked.value()["events"].empty()) {
-        events = StreamFeed::Event("events", asked.value());
+      Result<std::vector<store::LeaseEvent>> asked = EventsForWeb(hooks, last_event, 1000, false);
+      if (asked.ok() && !asked.value().empty()) {
+        json list = json::array();
+        for (const store::LeaseEvent& e : asked.value()) list.push_back(store::LeaseEventToJson(e));
+        events = StreamFeed::Event("events", json{{"events", std::move(list)}});
       }
     }
     if (batch->events_upto >= 0) last_event = batch->events_upto;
@@ -281,8 +327,14 @@ Status AddStreamRoute(http::RouteTable* routes, const std::shared_ptr<const WebR
   sampler::Sampler* sampler = shared->sampler;
   StreamFeed::Sources sources;
   sources.sequence = [sampler] { return sampler->Latest()->sequence; };
-  sources.ask = [shared](const char* method, json params) {
-    return AskForWeb(*shared, method, std::move(params));
+  sources.status = [shared, clock] { return AskForWeb(*shared, "status", json::object(), clock); };
+  sources.leases = [shared, clock]() -> Result<json> {
+    Result<json> listing = LeaseListingForWeb(*shared, clock);
+    if (listing.ok() && !shared->web.show_command_lines) DropCommandLines(&listing.value());
+    return listing;
+  };
+  sources.events = [shared](int64_t after, int64_t limit, bool newest) {
+    return EventsForWeb(*shared, after, limit, newest);
   };
   if (shared->status_text) {
     sources.status_text = [shared](std::string* out) {
@@ -322,9 +374,10 @@ Status AddWebRoutes(http::RouteTable* routes, WebRouteHooks hooks, Clock* clock,
   Status s = AddConsoleRoutes(routes);
   for (const char* method : kReadMethods) {
     if (!s.ok()) return s;
-    s = routes->Add(ApiPathOf(method), [shared, name = std::string(method)](const http::Request& asked) {
-      return AnswerMethod(*shared, name, asked);
-    });
+    s = routes->Add(ApiPathOf(method),
+                    [shared, name = std::string(method), clock](const http::Request& asked) {
+                      return AnswerMethod(*shared, name, asked, clock);
+                    });
   }
   if (s.ok()) {
     s = routes->Add("/api/v1/doctor", [shared] {

@@ -42,6 +42,8 @@
 #include "ipc/method_table.h"
 #include "report/pricing.h"
 #include "sampler/sampler.h"
+#include "sched/lease_json.h"
+#include "store/lease_event_json.h"
 #include "web/stream_feed.h"
 
 namespace tarmac::web {
@@ -65,6 +67,13 @@ struct WebRouteHooks {
   // parts (agent/snapshot_methods.h, AppendSnapshotStatus): what the stream
   // sends each sample. Null: the stream dumps `status`.
   std::function<void(std::string* out, const std::function<void(nlohmann::json*)>& edit)> status_text;
+  // The leases and queue as the web sees them (a caller without privileges:
+  // no tokens), typed; null: asked through the methods.
+  std::function<sched::LeaseListing()> lease_listing;
+  // Lease journal events (LeaseService::Events), typed; null: asked through
+  // the methods.
+  std::function<Result<std::vector<store::LeaseEvent>>(int64_t after, int64_t limit, bool newest)>
+      lease_events;
   // {"runs", "findings": [...]} of the scheduled doctor; null: not running.
   std::function<nlohmann::json()> doctor;
   std::string store_path;  // The history; empty: none kept.

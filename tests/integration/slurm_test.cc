@@ -40,7 +40,7 @@ TEST_F(SlurmTest, PrologLeasesTheJobsGpusAndTheEpilogCleansUpAfterIt) {
   StartLeaseAgent();
   RunResult prolog = Script("prolog", Job("77", "1"));
   ASSERT_EQ(prolog.exit_code, 0) << prolog.err;
-  EXPECT_NE(prolog.out.find("job 77 holds GPU [1]"), std::string::npos) << prolog.out;
+  EXPECT_NE(prolog.out.find("job 77 holds GPU 1 (lease"), std::string::npos) << prolog.out;
   json leases = Leases();
   ASSERT_EQ(leases.size(), 1u) << leases.dump();
   EXPECT_EQ(leases[0]["kind"], "slurm");
@@ -90,7 +90,7 @@ TEST_F(SlurmTest, ThePrologWaitsForBackfillOnItsGpuToGiveWayThenHoldsIt) {
   ASSERT_EQ(prolog.exit_code, 0) << prolog.err;
   EXPECT_NE(prolog.err.find("backfill lease 1 of"), std::string::npos) << prolog.err;
   EXPECT_NE(prolog.err.find("gives way first"), std::string::npos) << prolog.err;
-  EXPECT_NE(prolog.out.find("job 78 holds GPU [0]"), std::string::npos) << prolog.out;
+  EXPECT_NE(prolog.out.find("job 78 holds GPU 0 (lease"), std::string::npos) << prolog.out;
   // The backfill heard of it, stopped within its grace, and its run said why.
   EXPECT_TRUE(std::filesystem::exists(d + "/told"));
   backfill->Wait();
