@@ -18,7 +18,7 @@ namespace {
 
 // Eight GPUs: NVLink pairs, two NUMA nodes.
 const tarmac::node::NodeView& Fleet() {
-  static const tarmac::node::NodeView fleet = [] {
+  static const tarmac::node::NodeView node_view = [] {
     tarmac::node::NodeView f;
     for (int i = 0; i < 8; ++i) {
       tarmac::node::GpuView g;
@@ -31,7 +31,7 @@ const tarmac::node::NodeView& Fleet() {
     for (int i = 0; i < 8; ++i) f.gpus[i].info.nvlink_peer_bus_ids = {f.gpus[i ^ 1].info.pci_bus_id};
     return f;
   }();
-  return fleet;
+  return node_view;
 }
 
 }  // namespace

@@ -12,10 +12,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
   nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return 0;
-  tarmac::Result<tarmac::node::NodeView> fleet = tarmac::node::NodeFromJson(j);
-  if (!fleet.ok()) return 0;
-  nlohmann::json again = tarmac::node::StatusToJson(fleet.value());
+  tarmac::Result<tarmac::node::NodeView> node_view = tarmac::node::NodeFromJson(j);
+  if (!node_view.ok()) return 0;
+  nlohmann::json again = tarmac::node::StatusToJson(node_view.value());
   tarmac::Result<tarmac::node::NodeView> twice = tarmac::node::NodeFromJson(again);
-  if (!twice.ok() || twice.value().gpus.size() != fleet.value().gpus.size()) __builtin_trap();
+  if (!twice.ok() || twice.value().gpus.size() != node_view.value().gpus.size()) __builtin_trap();
   return 0;
 }

@@ -60,7 +60,7 @@ std::shared_ptr<const node::Snapshot> WithLeases(const std::shared_ptr<const nod
                                                  const node::LeaseMarks& marks) {
   if (marks.empty()) return snapshot;
   auto marked = std::make_shared<node::Snapshot>(*snapshot);
-  node::ApplyLeaseMarks(marks, &marked->fleet);
+  node::ApplyLeaseMarks(marks, &marked->node_view);
   return marked;
 }
 
@@ -204,7 +204,7 @@ class Agent {
   void SeedBackfillFromHistory();
   void OpenKubernetes();
   // Tells the kubelet (through the device plugin) what the GPUs are now.
-  void UpdateDevices(const node::NodeView& fleet);
+  void UpdateDevices(const node::NodeView& node_view);
 
   const AgentFlags& flags_;
   config::Config config_;
@@ -339,13 +339,13 @@ void Agent::OpenKubernetes() {
   plugin_ = std::make_unique<kube::DevicePlugin>(config_.kubernetes, std::move(hooks), logger_);
 }
 
-void Agent::UpdateDevices(const node::NodeView& fleet) {
+void Agent::UpdateDevices(const node::NodeView& node_view) {
   DoctorWatch* doctor = doctor_for_ticks_.load();
   std::shared_ptr<const leases::LeaseService::Publication> marks = leases_->Marks();
   const kube::KubeOptions& k = config_.kubernetes;
   std::map<std::string, std::vector<kube::PluginDevice>> by_resource = kube::DevicesByResource(
-      fleet, marks->leases, marks->mig_leases, doctor != nullptr ? doctor->CriticalGpus() : std::set<int>(),
-      k.resource_name, k.mig_strategy);
+      node_view, marks->leases, marks->mig_leases,
+      doctor != nullptr ? doctor->CriticalGpus() : std::set<int>(), k.resource_name, k.mig_strategy);
   MutexLock lock(&mig_plugins_mu_);
   for (auto& [resource, devices] : by_resource) {
     if (resource == k.resource_name) {
@@ -376,9 +376,9 @@ void Agent::OnTick(const std::shared_ptr<const node::Snapshot>& s) {
   lock_problem_ = held.ok() ? std::string() : held.message();
   // The marks the lease thread published: this tick never waits for its lock.
   std::shared_ptr<const node::LeaseMarks> marks = leases_->Marks();
-  counters_->Update(s->fleet, *marks, s->taken_at_steady);
+  counters_->Update(s->node_view, *marks, s->taken_at_steady);
   lease_ticker_->Submit(s);
-  if (plugin_) UpdateDevices(s->fleet);
+  if (plugin_) UpdateDevices(s->node_view);
   if (history_) history_->Submit(WithLeases(s, *marks));
   // Last: the page for scrapers and the streams' batch, so none of them
   // pays the render.
@@ -399,10 +399,10 @@ Status Agent::StartSampling() {
   if (kube::PodResourcesWatch* pods = pods_.get()) {
     // Each GPU carries the pod the kubelet last said it is allocated to:
     // read from the cache, never from the kubelet, on the sampler's thread.
-    sampler_->SetAnnotator([pods](node::NodeView* fleet) {
+    sampler_->SetAnnotator([pods](node::NodeView* node_view) {
       std::shared_ptr<const kube::PodAllocations> allocations = pods->Latest();
       if (allocations->empty()) return;
-      for (node::GpuView& g : fleet->gpus) {
+      for (node::GpuView& g : node_view->gpus) {
         if (auto it = allocations->find(g.info.uuid); it != allocations->end()) g.allocated_to = it->second;
         for (const node::MigInstance& m : g.sample.mig_instances) {
           if (auto it = allocations->find(m.uuid); it != allocations->end())
@@ -420,7 +420,7 @@ Status Agent::StartSampling() {
 Status Agent::Serve() {
   std::shared_ptr<const node::Snapshot> first = sampler_->Latest();
   std::string backend_name =
-      first->fleet.backend.empty() ? gpu::BackendKindName(config_.gpu.kind) : first->fleet.backend;
+      first->node_view.backend.empty() ? gpu::BackendKindName(config_.gpu.kind) : first->node_view.backend;
   Describe(backend_name);
   RaiseOpenFileLimit(config_.api.max_connections, logger_);
   if (Status s = MakeApi(); !s.ok()) return s;
@@ -429,10 +429,10 @@ Status Agent::Serve() {
     if (Status s = StartWeb(); !s.ok()) return s;
   }
   if (Status s = server_->Start(); !s.ok()) return s;
-  StartWorkers(first->fleet);
+  StartWorkers(first->node_view);
   systemd_->Notify("READY=1");
-  size_t gpu_count = first->fleet.gpus.size();
-  if (first->fleet.backend_error.empty()) {
+  size_t gpu_count = first->node_view.gpus.size();
+  if (first->node_view.backend_error.empty()) {
     logger_->Log(LogLevel::kInfo, "agent: ready: {} GPU{} via {}, sampling every {} ms, serving {}",
                  gpu_count, gpu_count == 1 ? "" : "s", backend_name, config_.sampler.fast_interval.count(),
                  config_.agent.socket_path);

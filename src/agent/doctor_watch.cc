@@ -79,11 +79,11 @@ void DoctorWatch::RunOnce() {
   doctor::HostFiles host(options_.host_root);
   host.SetDeadline(clock_->SteadyNow() + std::chrono::seconds(10), clock_);  // As `tarmac doctor`.
   doctor::InputSources sources;
-  sources.fleet = snapshot->fleet;
+  sources.node_view = snapshot->node_view;
   sources.through_agent = true;
   if (options_.lease_marks) {
     if (std::shared_ptr<const node::LeaseMarks> marks = options_.lease_marks())
-      node::ApplyLeaseMarks(*marks, &sources.fleet);
+      node::ApplyLeaseMarks(*marks, &sources.node_view);
   }
   std::unique_ptr<store::Db> history;
   if (!options_.store_path.empty()) {

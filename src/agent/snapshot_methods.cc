@@ -37,7 +37,7 @@ json SnapshotGpu(const node::GpuView& gpu, const node::LeaseMarks* marks, const 
 
 // Every field of the `status` result but "gpus".
 json SnapshotHeader(const node::Snapshot& snapshot) {
-  json result = node::StatusHeaderToJson(snapshot.fleet);
+  json result = node::StatusHeaderToJson(snapshot.node_view);
   result["sequence"] = snapshot.sequence;
   result["tick_duration_seconds"] = static_cast<double>(snapshot.tick_duration.count()) / 1e6;
   return result;
@@ -50,7 +50,7 @@ json SnapshotStatus(const AgentInfo& agent, const node::Snapshot& snapshot,
                     std::optional<std::chrono::seconds> series) {
   std::shared_ptr<const node::LeaseMarks> marks = agent.lease_marks ? agent.lease_marks() : nullptr;
   json gpus = json::array();
-  for (const node::GpuView& g : snapshot.fleet.gpus) {
+  for (const node::GpuView& g : snapshot.node_view.gpus) {
     gpus.push_back(SnapshotGpu(g, marks.get(), snapshot, history, window, series));
   }
   json result = SnapshotHeader(snapshot);
@@ -65,8 +65,8 @@ void AppendSnapshotStatus(std::string* out, const AgentInfo& agent, const node::
   if (edit) edit(&header);
   AppendObjectWith(out, header, "gpus", [&](std::string* text) {
     *text += '[';
-    for (const node::GpuView& g : snapshot.fleet.gpus) {
-      if (&g != &snapshot.fleet.gpus.front()) *text += ',';
+    for (const node::GpuView& g : snapshot.node_view.gpus) {
+      if (&g != &snapshot.node_view.gpus.front()) *text += ',';
       json gpu = SnapshotGpu(g, marks.get(), snapshot, nullptr, std::nullopt, std::nullopt);
       if (edit) edit(&gpu);
       AppendJson(text, gpu);

@@ -52,7 +52,7 @@ nlohmann::json SnapshotStatus(const AgentInfo& agent, const node::Snapshot& snap
 // Appends SnapshotStatus(agent, snapshot) as dump() writes it, after
 // `edit` (may be empty) changed each part (the header and each GPU's
 // object): the same text, built one GPU at a time, so one GPU's tree
-// exists at once instead of the fleet's (the console's stream writes it
+// exists at once instead of the whole node's (the console's stream writes it
 // each sample).
 void AppendSnapshotStatus(std::string* out, const AgentInfo& agent, const node::Snapshot& snapshot,
                           const std::function<void(nlohmann::json*)>& edit);

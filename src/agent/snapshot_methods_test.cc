@@ -29,15 +29,15 @@ TEST(SnapshotMethodsTest, HelloReportsTheCallerAsTheKernelSaysAndStatusNeedsASam
   EXPECT_EQ(unavailable["error"]["code"], ipc::kErrorUnavailable);
   node::Snapshot snapshot;
   snapshot.sequence = 5;
-  snapshot.fleet.backend = "sim";
-  snapshot.fleet.gpus.resize(2);
+  snapshot.node_view.backend = "sim";
+  snapshot.node_view.gpus.resize(2);
   json ok = Parse(AnswerSnapshotMethod(status, {}, agent, &snapshot));
   EXPECT_EQ(ok["result"]["sequence"], 5);
   EXPECT_EQ(ok["result"]["gpus"].size(), 2u);
 
   // A recent window asks for each GPU's mean utilization from the history.
   node::UtilizationHistory history;
-  snapshot.fleet.gpus[1].info.index = 1;
+  snapshot.node_view.gpus[1].info.index = 1;
   snapshot.taken_at_steady = std::chrono::steady_clock::now();
   history.Record(1, snapshot.taken_at_steady - std::chrono::seconds(2), 0.8);
   history.Record(1, snapshot.taken_at_steady, 0.4);
@@ -81,9 +81,9 @@ TEST(SnapshotMethodsTest, TheStatusWrittenGpuByGpuIsTheResultDumped) {
   node::Snapshot snapshot;
   snapshot.sequence = 12;
   snapshot.tick_duration = std::chrono::microseconds(1500);
-  snapshot.fleet.hostname = "n\"1 \u00e9";
-  snapshot.fleet.backend = "sim";
-  snapshot.fleet.system.driver_version = "580.1";
+  snapshot.node_view.hostname = "n\"1 \u00e9";
+  snapshot.node_view.backend = "sim";
+  snapshot.node_view.system.driver_version = "580.1";
   for (int i = 0; i < 3; ++i) {
     node::GpuView g;
     g.info.index = i;
@@ -96,7 +96,7 @@ TEST(SnapshotMethodsTest, TheStatusWrittenGpuByGpuIsTheResultDumped) {
     p.details.user = "bob";
     p.details.command = "python train.py --token=secret";
     g.processes.push_back(p);
-    snapshot.fleet.gpus.push_back(g);
+    snapshot.node_view.gpus.push_back(g);
   }
   std::string text = "data: ";
   AppendSnapshotStatus(&text, agent, snapshot, {});
@@ -124,8 +124,8 @@ TEST(SnapshotMethodsTest, StatusMarksEachGpuWithItsLease) {
   AgentInfo agent;
   agent.lease_marks = [marks]() -> std::shared_ptr<const node::LeaseMarks> { return marks; };
   node::Snapshot snapshot;
-  snapshot.fleet.gpus.resize(2);
-  snapshot.fleet.gpus[1].info.index = 1;
+  snapshot.node_view.gpus.resize(2);
+  snapshot.node_view.gpus[1].info.index = 1;
   json r = Parse(AnswerSnapshotMethod(status, {}, agent, &snapshot));
   EXPECT_FALSE(r["result"]["gpus"][0].contains("lease"));
   EXPECT_EQ(r["result"]["gpus"][1]["lease"]["id"], 7);

@@ -155,8 +155,7 @@ Result<BatchInput> ParseBatchInput(std::string_view text, std::string_view sourc
       problems[seen.first] += fmt::format(" (and {} more lines the same)", seen.second - 1);
   }
   if (!problems.empty()) {
-    std::string all;
-    for (const std::string& p : problems) all += (all.empty() ? "" : "\n") + p;
+    std::string all = fmt::format("{}", fmt::join(problems, "\n"));
     if (more > 0) all += fmt::format("\n{}: and {} more problems", source, more);
     return Status::InvalidArgument(all);
   }

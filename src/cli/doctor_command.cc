@@ -28,8 +28,9 @@ constexpr uint64_t kHardware = nvidia::kReasonHwSlowdown;
 // instance sat empty; empty without a history.
 // Adds one reading's throttle reasons to each GPU's window (each reading
 // standing for `seconds`).
-void AddReading(const node::NodeView& fleet, double seconds, std::map<int, doctor::ThrottleWindow>* windows) {
-  for (const node::GpuView& g : fleet.gpus) {
+void AddReading(const node::NodeView& node_view, double seconds,
+                std::map<int, doctor::ThrottleWindow>* windows) {
+  for (const node::GpuView& g : node_view.gpus) {
     if (!g.sample.clock_event_reasons) continue;
     uint64_t r = *g.sample.clock_event_reasons;
     doctor::ThrottleWindow& w = (*windows)[g.info.index];
@@ -101,7 +102,7 @@ namespace {
 constexpr int kDoctorReadings = 5;
 
 // The GPUs over `window`: the first reading, then five more, whose
-// throttling is summed per GPU into `sampled`; the last is the fleet judged.
+// throttling is summed per GPU into `sampled`; the last is the node view judged.
 void SampleGpus(const GlobalOptions& global, Clock* clock, Logger* logger, double window,
                 doctor::InputSources* in_, std::map<int, doctor::ThrottleWindow>* sampled_) {
   doctor::InputSources& in = *in_;
@@ -112,7 +113,7 @@ void SampleGpus(const GlobalOptions& global, Clock* clock, Logger* logger, doubl
     in.through_agent = source.value()->is_agent();
     Result<node::NodeView> first = source.value()->Read(std::nullopt);
     if (first.ok())
-      in.fleet = std::move(first).value();
+      in.node_view = std::move(first).value();
     else
       in.gpu_error = first.status().message();
   } else {
@@ -126,7 +127,7 @@ void SampleGpus(const GlobalOptions& global, Clock* clock, Logger* logger, doubl
     Result<node::NodeView> read = source.value()->Read(std::nullopt);
     if (!read.ok()) continue;
     AddReading(read.value(), window / kDoctorReadings, &sampled);
-    if (i == kDoctorReadings) in.fleet = std::move(read).value();
+    if (i == kDoctorReadings) in.node_view = std::move(read).value();
   }
 }
 

@@ -14,12 +14,12 @@ Result<std::unique_ptr<NodeSource>> NodeSource::Open(const GlobalOptions& global
   // The GPUs are read directly only when no agent listens (or when asked):
   // an agent that is busy is waited for, never bypassed.
   if (!global.no_agent && !global.is_backend_explicit) {
-    Result<node::NodeView> fleet = client::AgentClient(global.socket).FetchStatus(recent_window);
-    if (fleet.ok()) {
-      source->first_ = std::move(fleet).value();
+    Result<node::NodeView> node_view = client::AgentClient(global.socket).FetchStatus(recent_window);
+    if (node_view.ok()) {
+      source->first_ = std::move(node_view).value();
       return source;
     }
-    if (fleet.status().code() != StatusCode::kFailedPrecondition) return fleet.status();
+    if (node_view.status().code() != StatusCode::kFailedPrecondition) return node_view.status();
   }
   Result<gpu::OpenedBackend> opened = OpenFromOptions(global, clock, logger);
   if (!opened.ok()) return opened.status();
@@ -30,9 +30,9 @@ Result<std::unique_ptr<NodeSource>> NodeSource::Open(const GlobalOptions& global
 Result<node::NodeView> NodeSource::Read(std::optional<std::chrono::seconds> recent_window) {
   if (reader_) return reader_->Read(recent_window);
   if (first_) {
-    node::NodeView fleet = std::move(*first_);
+    node::NodeView node_view = std::move(*first_);
     first_.reset();
-    return fleet;
+    return node_view;
   }
   return client::AgentClient(socket_).FetchStatus(recent_window);
 }

@@ -13,10 +13,10 @@
 
 namespace tarmac::cli {
 
-PickResult Pick(const node::NodeView& fleet, const PickRequest& request) {
+PickResult Pick(const node::NodeView& node_view, const PickRequest& request) {
   PickResult result;
   std::vector<const node::GpuView*> candidates;
-  for (const node::GpuView& g : fleet.gpus) {
+  for (const node::GpuView& g : node_view.gpus) {
     const node::GpuSample& s = g.sample;
     if (s.health != node::GpuHealth::kOk) {
       result.rejections.push_back(fmt::format("gpu {}: {}", g.info.index, node::GpuHealthName(s.health)));
@@ -63,17 +63,17 @@ PickResult Pick(const node::NodeView& fleet, const PickRequest& request) {
   if (static_cast<int>(candidates.size()) < request.count) return result;
   // Which of the ranked candidates: as a lease would be placed (NVLink
   // domain, PCIe switch, NUMA node), ties to the better ranked.
-  std::vector<sched::GpuSlot> slots = sched::SlotsOf(fleet);
+  std::vector<sched::GpuSlot> slots = sched::SlotsOf(node_view);
   std::vector<sched::GpuSlot> ranked;
   for (const node::GpuView* g : candidates)
-    ranked.push_back(slots[static_cast<size_t>(g - fleet.gpus.data())]);
+    ranked.push_back(slots[static_cast<size_t>(g - node_view.gpus.data())]);
   sched::GpuWants wants;
   wants.gpu_count = request.count;
   std::optional<std::vector<int>> placed = sched::PickGpus(ranked, wants);
   if (!placed) return result;
   // Best ranked first.
   for (const node::GpuView* g : candidates) {
-    int position = static_cast<int>(g - fleet.gpus.data());
+    int position = static_cast<int>(g - node_view.gpus.data());
     if (std::find(placed->begin(), placed->end(), position) != placed->end()) result.chosen.push_back(g);
   }
   return result;

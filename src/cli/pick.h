@@ -30,6 +30,6 @@ struct PickResult {
   std::vector<std::string> rejections;       // "gpu 3: 5.0 GiB free, need 20.0 GiB"
 };
 
-PickResult Pick(const node::NodeView& fleet, const PickRequest& request);
+PickResult Pick(const node::NodeView& node_view, const PickRequest& request);
 
 }  // namespace tarmac::cli

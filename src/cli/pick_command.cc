@@ -42,12 +42,12 @@ int RunPick(const GlobalOptions& global, const PickOptions& options, Clock* cloc
   if (!source.ok()) return ExitWith(source.status());
   Result<node::NodeView> read = source.value()->Read(std::chrono::seconds(options.window_seconds));
   if (!read.ok()) return ExitWith(read.status());
-  const node::NodeView& fleet = read.value();
+  const node::NodeView& node_view = read.value();
   PickRequest request;
   request.count = options.count;
   request.min_free_memory_bytes = min_free.value();
   request.max_utilization_ratio = options.max_utilization_percent / 100.0;
-  PickResult result = Pick(fleet, request);
+  PickResult result = Pick(node_view, request);
   std::string uuids;
   for (const node::GpuView* g : result.chosen) uuids += (uuids.empty() ? "" : ",") + g->info.uuid;
   if (options.json) {

@@ -10,7 +10,7 @@ constexpr int64_t kGib = int64_t{1} << 30;
 
 // Eight idle 80 GiB GPUs; NVLink pairs {0,1}, {2,3}, {4,5}, {6,7} when
 // `paired`.
-node::NodeView Fleet(bool paired) {
+node::NodeView Machine(bool paired) {
   node::NodeView f;
   for (int i = 0; i < 8; ++i) {
     node::GpuView g;
@@ -34,7 +34,7 @@ std::vector<int> Indices(const PickResult& r) {
 }
 
 TEST(PickTest, EachGpuLeftOutSaysWhy) {
-  node::NodeView f = Fleet(false);
+  node::NodeView f = Machine(false);
   f.gpus[0].sample.health = node::GpuHealth::kLost;
   f.gpus[1].lease = node::GpuLease{4, "alice", node::LeaseKind::kRun, false};
   f.gpus[2].sample.memory_free_bytes = 5 * kGib;
@@ -53,7 +53,7 @@ TEST(PickTest, EachGpuLeftOutSaysWhy) {
 }
 
 TEST(PickTest, OneGpuIsTheLeastUsedRecently) {
-  node::NodeView f = Fleet(false);
+  node::NodeView f = Machine(false);
   for (int i = 0; i < 8; ++i) f.gpus[static_cast<size_t>(i)].recent_utilization_ratio = 0.3 - i * 0.01;
   f.gpus[7].processes.resize(1);
   EXPECT_EQ(Indices(Pick(f, PickRequest{})), std::vector<int>{6});
@@ -63,7 +63,7 @@ TEST(PickTest, OneGpuIsTheLeastUsedRecently) {
 // them, even when the least used two are in different pairs; of equal
 // pairs, the best ranked.
 TEST(PickTest, SeveralGpusComeFromOneNvLinkDomain) {
-  node::NodeView f = Fleet(true);
+  node::NodeView f = Machine(true);
   for (size_t i = 0; i < 8; ++i) f.gpus[i].recent_utilization_ratio = 0.3;
   f.gpus[7].recent_utilization_ratio = 0.0;  // The least used GPU is in pair {6,7}...
   f.gpus[2].recent_utilization_ratio = 0.1;  // ...the next in pair {2,3}.

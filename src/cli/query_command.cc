@@ -14,18 +14,18 @@ namespace tarmac::cli {
 namespace {
 
 // Keeps the GPUs named in `ids` (index, UUID or PCI bus id), in GPU order.
-Status FilterGpus(const std::string& ids, node::NodeView* fleet) {
+Status FilterGpus(const std::string& ids, node::NodeView* node_view) {
   if (ids.empty()) return Status::OK();
   std::vector<node::GpuView> kept;
   std::vector<std::string> wanted = SplitCommas(ids, Empties::kKeep);
   for (const std::string& id : wanted) {
     bool found = false;
-    for (const node::GpuView& g : fleet->gpus) {
+    for (const node::GpuView& g : node_view->gpus) {
       if (std::to_string(g.info.index) == id || g.info.uuid == id || g.info.pci_bus_id == id) found = true;
     }
     if (!found) return Status::InvalidArgument(fmt::format("No devices were found matching \"{}\"", id));
   }
-  for (const node::GpuView& g : fleet->gpus) {
+  for (const node::GpuView& g : node_view->gpus) {
     for (const std::string& id : wanted) {
       if (std::to_string(g.info.index) == id || g.info.uuid == id || g.info.pci_bus_id == id) {
         kept.push_back(g);
@@ -33,7 +33,7 @@ Status FilterGpus(const std::string& ids, node::NodeView* fleet) {
       }
     }
   }
-  fleet->gpus = std::move(kept);
+  node_view->gpus = std::move(kept);
   return Status::OK();
 }
 
@@ -91,11 +91,12 @@ int RunQuery(const GlobalOptions& global, const QueryOptions& options, Clock* cl
   if (!options.query_gpu.empty()) source.value()->LeaveProcessesUnattributed();
   Result<node::NodeView> read = source.value()->Read(std::nullopt);
   if (!read.ok()) return ExitWith(read.status());
-  node::NodeView fleet = std::move(read).value();
-  Status s = FilterGpus(options.ids, &fleet);
+  node::NodeView node_view = std::move(read).value();
+  Status s = FilterGpus(options.ids, &node_view);
   if (!s.ok()) return ExitWith(s);
-  std::string out = !options.query_gpu.empty() ? RenderGpuQuery(fleet, gpu_fields.value(), format.value())
-                                               : RenderAppQuery(fleet, app_fields.value(), format.value());
+  std::string out = !options.query_gpu.empty()
+                        ? RenderGpuQuery(node_view, gpu_fields.value(), format.value())
+                        : RenderAppQuery(node_view, app_fields.value(), format.value());
   std::fwrite(out.data(), 1, out.size(), stdout);
   return kExitOk;
 }

@@ -158,7 +158,7 @@ std::vector<GpuField> IdentityFields() {
   };
 }
 
-// The readings nvidia-smi also has, from their table (fleet/sample_fields.h).
+// The readings nvidia-smi also has, from their table (node/sample_fields.h).
 std::vector<GpuField> SampleTableFields() {
   std::vector<GpuField> f;
   for (const node::SampleField& reading : node::SampleFields()) {
@@ -461,10 +461,10 @@ Result<std::vector<const AppField*>> ResolveAppFields(std::string_view list) {
   return Resolve(list, AppFields());
 }
 
-std::string RenderGpuQuery(const node::NodeView& fleet, const std::vector<const GpuField*>& fields,
+std::string RenderGpuQuery(const node::NodeView& node_view, const std::vector<const GpuField*>& fields,
                            const CsvFormat& format) {
   std::string out = format.has_header ? Header(fields, format) : "";
-  for (const node::GpuView& g : fleet.gpus) {
+  for (const node::GpuView& g : node_view.gpus) {
     std::vector<std::string> cells;
     bool is_readable = g.sample.health == node::GpuHealth::kOk;
     for (const GpuField* f : fields) {
@@ -475,20 +475,20 @@ std::string RenderGpuQuery(const node::NodeView& fleet, const std::vector<const 
         cells.emplace_back(g.sample.health == node::GpuHealth::kLost ? "[GPU is lost]" : "[Unknown Error]");
         continue;
       }
-      cells.push_back(Cell(f->value(fleet, g), *f, format));
+      cells.push_back(Cell(f->value(node_view, g), *f, format));
     }
     out += Join(cells);
   }
   return out;
 }
 
-std::string RenderAppQuery(const node::NodeView& fleet, const std::vector<const AppField*>& fields,
+std::string RenderAppQuery(const node::NodeView& node_view, const std::vector<const AppField*>& fields,
                            const CsvFormat& format) {
   std::string out = format.has_header ? Header(fields, format) : "";
-  for (const node::GpuView& g : fleet.gpus) {
+  for (const node::GpuView& g : node_view.gpus) {
     for (const node::ProcessView& p : g.processes) {
       std::vector<std::string> cells;
-      for (const AppField* f : fields) cells.push_back(Cell(f->value(fleet, g, p), *f, format));
+      for (const AppField* f : fields) cells.push_back(Cell(f->value(node_view, g, p), *f, format));
       out += Join(cells);
     }
   }

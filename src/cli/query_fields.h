@@ -53,9 +53,9 @@ Result<std::vector<const GpuField*>> ResolveGpuFields(std::string_view list);
 Result<std::vector<const AppField*>> ResolveAppFields(std::string_view list);
 
 // One CSV line per GPU (or per process), as nvidia-smi writes them.
-std::string RenderGpuQuery(const node::NodeView& fleet, const std::vector<const GpuField*>& fields,
+std::string RenderGpuQuery(const node::NodeView& node_view, const std::vector<const GpuField*>& fields,
                            const CsvFormat& format);
-std::string RenderAppQuery(const node::NodeView& fleet, const std::vector<const AppField*>& fields,
+std::string RenderAppQuery(const node::NodeView& node_view, const std::vector<const AppField*>& fields,
                            const CsvFormat& format);
 
 // The field list for --help-query-gpu / --help-query-compute-apps.

@@ -11,12 +11,12 @@ namespace tarmac::cli {
 namespace {
 
 node::NodeView OneGpu(const node::GpuSample& sample) {
-  node::NodeView fleet;
+  node::NodeView node_view;
   node::GpuView g;
   g.info.index = 0;
   g.sample = sample;
-  fleet.gpus.push_back(g);
-  return fleet;
+  node_view.gpus.push_back(g);
+  return node_view;
 }
 
 std::string Query(const node::GpuSample& sample, std::string_view fields) {

@@ -41,8 +41,7 @@ sigset_t ForwardedSet() {
 }
 
 std::string Joined(const std::vector<std::string>& argv) {
-  std::string out;
-  for (const std::string& a : argv) out += (out.empty() ? "" : " ") + a;
+  std::string out = fmt::format("{}", fmt::join(argv, " "));
   return out;
 }
 

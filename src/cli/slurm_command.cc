@@ -160,8 +160,8 @@ int RunSlurm(const std::string& name, const GlobalOptions& global, const SlurmOp
   if (name != "gres-conf") return RunJobScript(name, global, options, clock);
   Result<std::unique_ptr<NodeSource>> source = NodeSource::Open(global, clock, logger);
   if (!source.ok()) return ExitWith(source.status().WithContext("slurm gres-conf"));
-  Result<node::NodeView> fleet = source.value()->Read(std::nullopt);
-  if (!fleet.ok()) return ExitWith(fleet.status().WithContext("slurm gres-conf"));
+  Result<node::NodeView> node_view = source.value()->Read(std::nullopt);
+  if (!node_view.ok()) return ExitWith(node_view.status().WithContext("slurm gres-conf"));
   std::string node = options.node;
   if (node.empty()) {
     node = HostName();
@@ -170,8 +170,8 @@ int RunSlurm(const std::string& name, const GlobalOptions& global, const SlurmOp
   std::string minors;
   std::optional<std::string> mig_minors;
   if (ReadOperatorFile(options.mig_minors, &minors, size_t{1} << 20)) mig_minors = minors;
-  std::fputs(slurm::RenderGresConf(fleet.value(), node, options.dev_dir, mig_minors).c_str(), stdout);
-  return fleet.value().gpus.empty() ? kExitError : kExitOk;
+  std::fputs(slurm::RenderGresConf(node_view.value(), node, options.dev_dir, mig_minors).c_str(), stdout);
+  return node_view.value().gpus.empty() ? kExitError : kExitOk;
 }
 
 }  // namespace tarmac::cli

@@ -75,12 +75,12 @@ int RunStatus(const GlobalOptions& global, const StatusOptions& options, Clock* 
   if (options.watch_seconds <= 0) {
     Result<node::NodeView> read = source.value()->Read(std::nullopt);
     if (!read.ok()) return ExitWith(read.status());
-    const node::NodeView& fleet = read.value();
+    const node::NodeView& node_view = read.value();
     if (options.json) {
-      WriteAll(node::StatusToJson(fleet).dump(2) + "\n");
+      WriteAll(node::StatusToJson(node_view).dump(2) + "\n");
     } else {
       render.width = options.wide ? 0 : TerminalColumns(STDOUT_FILENO);
-      WriteAll(RenderStatus(fleet, render));
+      WriteAll(RenderStatus(node_view, render));
     }
     return kExitOk;
   }
@@ -95,14 +95,14 @@ int RunStatus(const GlobalOptions& global, const StatusOptions& options, Clock* 
   do {
     Result<node::NodeView> read = source.value()->Read(kRecentWindow);
     if (!read.ok()) return ExitWith(read.status());
-    const node::NodeView& fleet = read.value();
+    const node::NodeView& node_view = read.value();
     if (options.json) {
-      WriteAll(node::StatusToJson(fleet).dump() + "\n");  // One object per line.
+      WriteAll(node::StatusToJson(node_view).dump() + "\n");  // One object per line.
     } else if (is_tty) {
       render.width = options.wide ? 0 : TerminalColumns(STDOUT_FILENO);
-      WriteAll("\033[H\033[2J" + RenderStatus(fleet, render));
+      WriteAll("\033[H\033[2J" + RenderStatus(node_view, render));
     } else {
-      WriteAll(RenderStatus(fleet, render) + "\n");
+      WriteAll(RenderStatus(node_view, render) + "\n");
     }
   } while (WaitOrSignal(options.watch_seconds));
   return kExitOk;

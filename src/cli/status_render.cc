@@ -49,13 +49,12 @@ std::string EccNote(const node::GpuSample& s) {
   }
   if (s.remapped_rows && s.remapped_rows->has_failure) parts.push_back("row remap FAILED");
   if (s.remapped_rows && s.remapped_rows->is_pending) parts.push_back("row remap pending (reset the GPU)");
-  std::string out;
-  for (const std::string& p : parts) out += (out.empty() ? "" : ", ") + p;
+  std::string out = fmt::format("{}", fmt::join(parts, ", "));
   return out;
 }
 
 // PCIe bytes per second, as the reader or the agent computed them
-// (fleet/counter_rate.h).
+// (node/counter_rate.h).
 std::string PcieThroughput(const node::GpuView& g) {
   if (!g.pcie_tx_bytes_per_second || !g.pcie_rx_bytes_per_second) return {};
   return fmt::format("PCIe tx {}/s rx {}/s", FormatBytes(static_cast<int64_t>(*g.pcie_tx_bytes_per_second)),
@@ -155,8 +154,7 @@ std::string ThrottleWords(const std::vector<std::string>& reasons, int width) {
     }
     if (std::find(words.begin(), words.end(), w) == words.end()) words.push_back(w);
   }
-  std::string out;
-  for (const std::string& w : words) out += (out.empty() ? "" : ",") + w;
+  std::string out = fmt::format("{}", fmt::join(words, ","));
   return out;
 }
 
@@ -196,8 +194,7 @@ std::string RenderMigInstance(const node::GpuView& g, const node::MigInstance& m
   }
   if (holders > 0)
     notes.push_back(paint(kYellow, fmt::format("{} idle holder{}", holders, holders == 1 ? "" : "s")));
-  std::string joined;
-  for (const std::string& n : notes) joined += (joined.empty() ? "" : "  ") + n;
+  std::string joined = fmt::format("{}", fmt::join(notes, "  "));
   // The notes before the MIG UUID: on a narrow screen the UUID's tail is
   // what is cut.
   return fmt::format("  {} {:<9} gi {:<2} ci {:<2} {:<18}{:>5}  {}{}{}", paint(kDim, "MIG"),
@@ -348,23 +345,24 @@ std::string ReadableGpu(const node::GpuView& g, const node::GpuMarks& m, const R
 
 }  // namespace
 
-std::string RenderStatus(const node::NodeView& fleet, const RenderOptions& options) {
+std::string RenderStatus(const node::NodeView& node_view, const RenderOptions& options) {
   Painter paint(options.use_color);
   std::string out;
   StatusCounts counts;
-  out += fmt::format("{}  {} GPU{} via {}{}  driver {}  CUDA {}\n", paint(kBold, ForTerminal(fleet.hostname)),
-                     fleet.gpus.size(), fleet.gpus.size() == 1 ? "" : "s", fleet.backend,
-                     options.is_from_agent ? " (agent)" : "",
-                     fleet.system.driver_version.empty() ? "-" : ForTerminal(fleet.system.driver_version),
-                     CudaVersion(fleet.system.cuda_driver_version));
-  if (!fleet.backend_error.empty()) {
-    out += paint(kRed, fmt::format("GPUs unreadable: {}", ForTerminal(fleet.backend_error))) +
+  out += fmt::format(
+      "{}  {} GPU{} via {}{}  driver {}  CUDA {}\n", paint(kBold, ForTerminal(node_view.hostname)),
+      node_view.gpus.size(), node_view.gpus.size() == 1 ? "" : "s", node_view.backend,
+      options.is_from_agent ? " (agent)" : "",
+      node_view.system.driver_version.empty() ? "-" : ForTerminal(node_view.system.driver_version),
+      CudaVersion(node_view.system.cuda_driver_version));
+  if (!node_view.backend_error.empty()) {
+    out += paint(kRed, fmt::format("GPUs unreadable: {}", ForTerminal(node_view.backend_error))) +
            "\n  the agent keeps serving and re-attaches when the driver is back\n";
   }
   const int name_width = options.width > 0 ? 19 : 26;
   out += paint(kDim, fmt::format("{:<4}{:<{}}{:>5}  {:<18}{:<14}{:>5}  {:>9}  {}\n", "GPU", "NAME",
                                  name_width, "UTIL", "MEMORY", "POWER", "TEMP", "SM CLOCK", "NOTES"));
-  for (const node::GpuView& g : fleet.gpus) {
+  for (const node::GpuView& g : node_view.gpus) {
     node::GpuMarks m = node::MarkGpu(g);
     if (m.is_unreadable) {
       ++counts.problems;
@@ -374,7 +372,7 @@ std::string RenderStatus(const node::NodeView& fleet, const RenderOptions& optio
     }
   }
   out += fmt::format("{} of {} GPUs idle; {} process{} holding memory without computing; {} problem{}\n",
-                     counts.idle, fleet.gpus.size(), counts.holding, counts.holding == 1 ? "" : "es",
+                     counts.idle, node_view.gpus.size(), counts.holding, counts.holding == 1 ? "" : "es",
                      counts.problems, counts.problems == 1 ? "" : "s");
   return out;
 }

@@ -26,6 +26,6 @@ struct RenderOptions {
   bool is_watch = false;
 };
 
-std::string RenderStatus(const node::NodeView& fleet, const RenderOptions& options);
+std::string RenderStatus(const node::NodeView& node_view, const RenderOptions& options);
 
 }  // namespace tarmac::cli

@@ -54,6 +54,6 @@ void CheckContainers(const DoctorInputs& in, CheckOutput* out);
 
 // The GPU-to-GPU matrix as `nvidia-smi topo -m` prints it (NV, NODE, SYS,
 // X), with each GPU's CPU and NUMA affinity.
-std::string TopologyMatrix(const node::NodeView& fleet);
+std::string TopologyMatrix(const node::NodeView& node_view);
 
 }  // namespace tarmac::doctor

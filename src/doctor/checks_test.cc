@@ -61,12 +61,12 @@ DoctorInputs Healthy() {
   in.hostname = "node1";
   in.through_agent = true;
   in.is_root = true;
-  in.fleet.system.driver_version = "580.65.06";
-  in.fleet.system.nvml_version = "13.580.65.06";
+  in.node_view.system.driver_version = "580.65.06";
+  in.node_view.system.nvml_version = "13.580.65.06";
   for (int i = 0; i < 2; ++i) {
     node::GpuView g = Gpu(i);
     g.processes.push_back(Process(100 + i, "alice"));
-    in.fleet.gpus.push_back(g);
+    in.node_view.gpus.push_back(g);
     in.processes[100 + i] =
         ProcessFacts{"0-31", g.info.uuid, true, 8.0, "/job_" + std::to_string(i), std::nullopt};
     in.throttle[i] = ThrottleWindow{3600, 0, 600, 0, "the last hour"};
@@ -111,7 +111,7 @@ TEST(DoctorChecksTest, TheDriverMissingAndAVersionMismatch) {
   in.gpu_error = "NVML: driver not loaded";
   EXPECT_EQ(WorstOf(Of(in, "driver")), Severity::kCritical);
   in = Healthy();
-  in.fleet.system.nvml_version = "12.535.54.03";
+  in.node_view.system.nvml_version = "12.535.54.03";
   std::vector<Finding> f = Of(in, "driver");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].severity, Severity::kWarning);
@@ -126,7 +126,7 @@ TEST(DoctorChecksTest, AGpuOnTheBusButNotInNvmlAndALostOne) {
   vm.address = "0000:9b:00.0";
   vm.driver = "vfio-pci";
   in.pci_gpus->push_back(vm);
-  in.fleet.gpus[1].sample.health = node::GpuHealth::kLost;
+  in.node_view.gpus[1].sample.health = node::GpuHealth::kLost;
   std::vector<Finding> f = Of(in, "visibility");
   ASSERT_EQ(f.size(), 3u);
   EXPECT_EQ(f[0].severity, Severity::kCritical);
@@ -141,8 +141,8 @@ TEST(DoctorChecksTest, ThrottlingByItsReasonAndMargins) {
   DoctorInputs in = Healthy();
   in.throttle[0] = ThrottleWindow{3600, 3600 * 0.34, 0, 0, "the last hour"};
   in.throttle[1] = ThrottleWindow{3600, 0, 0, 60, "the last hour"};
-  in.fleet.gpus[1].sample.temperature_celsius = 85;
-  in.fleet.gpus[1].sample.power_limit_milliwatts = 400000;
+  in.node_view.gpus[1].sample.temperature_celsius = 85;
+  in.node_view.gpus[1].sample.power_limit_milliwatts = 400000;
   std::vector<Finding> f = Of(in, "throttle");
   ASSERT_EQ(f.size(), 4u);
   EXPECT_EQ(f[0].severity, Severity::kCritical);  // HW slowdown on gpu 1.
@@ -162,8 +162,8 @@ TEST(DoctorChecksTest, ThrottlingByItsReasonAndMargins) {
 
 TEST(DoctorChecksTest, EccErrorsAndRowRemapping) {
   DoctorInputs in = Healthy();
-  in.fleet.gpus[0].sample.ecc.volatile_uncorrected = 2;
-  in.fleet.gpus[1].sample.remapped_rows->is_pending = true;
+  in.node_view.gpus[0].sample.ecc.volatile_uncorrected = 2;
+  in.node_view.gpus[1].sample.remapped_rows->is_pending = true;
   std::vector<Finding> f = Of(in, "ecc");
   ASSERT_EQ(f.size(), 2u);
   EXPECT_EQ(f[0].severity, Severity::kCritical);
@@ -205,8 +205,8 @@ TEST(DoctorChecksTest, XidsOlderThanADayAreHistoryNotFindings) {
 TEST(DoctorChecksTest, WithoutTheKernelLogTheAgentsXidCountsStandIn) {
   DoctorInputs in = Healthy();
   in.kernel_log_error = "the kernel log could not be read: /dev/kmsg: Permission denied";
-  in.fleet.gpus[0].xid_count = 1;
-  in.fleet.gpus[0].xid_count_by_code[94] = 1;
+  in.node_view.gpus[0].xid_count = 1;
+  in.node_view.gpus[0].xid_count_by_code[94] = 1;
   DoctorResult r = RunPlaybook(in, Selection{{"xid"}, {}});
   ASSERT_EQ(r.findings.size(), 1u);
   EXPECT_NE(r.findings[0].summary.find("Xid 94 (contained ECC error)"), std::string::npos);
@@ -227,17 +227,17 @@ TEST(DoctorChecksTest, TheXidTableCoversTheCommonCodes) {
 
 TEST(DoctorChecksTest, PersistenceSharingAndHeldIdleMemory) {
   DoctorInputs in = Healthy();
-  in.fleet.gpus[1].info.is_persistence_mode_enabled = false;
+  in.node_view.gpus[1].info.is_persistence_mode_enabled = false;
   std::vector<Finding> p = Of(in, "persistence");
   ASSERT_EQ(p.size(), 1u);
   EXPECT_EQ(p[0].evidence, "gpus 1");
-  in.fleet.gpus[0].processes.push_back(Process(200, "bob"));
-  in.fleet.gpus[0].sample.memory_used_bytes = int64_t{78} << 30;
+  in.node_view.gpus[0].processes.push_back(Process(200, "bob"));
+  in.node_view.gpus[0].sample.memory_used_bytes = int64_t{78} << 30;
   std::vector<Finding> s = Of(in, "sharing");
   ASSERT_EQ(s.size(), 1u);
   EXPECT_EQ(s[0].severity, Severity::kWarning);
-  in.fleet.gpus[1].processes[0].process.sm_utilization_ratio = 0.0;
-  in.fleet.gpus[1].sample.utilization_gpu_ratio = 0.0;
+  in.node_view.gpus[1].processes[0].process.sm_utilization_ratio = 0.0;
+  in.node_view.gpus[1].sample.utilization_gpu_ratio = 0.0;
   std::vector<Finding> h = Of(in, "held_idle");
   ASSERT_EQ(h.size(), 1u);
   EXPECT_EQ(h[0].gpu, 1);
@@ -275,19 +275,19 @@ TEST(DoctorChecksTest, MemoryShortSwapInUseAndHugePagesGone) {
 
 TEST(DoctorChecksTest, PcieNarrowOrSlowUnderLoadButNotSlowAtIdle) {
   DoctorInputs in = Healthy();
-  in.fleet.gpus[0].sample.pcie_width = 8;
-  in.fleet.gpus[1].sample.pcie_generation = 4;
+  in.node_view.gpus[0].sample.pcie_width = 8;
+  in.node_view.gpus[1].sample.pcie_generation = 4;
   std::vector<Finding> f = Of(in, "pcie");
   ASSERT_EQ(f.size(), 2u);
   EXPECT_EQ(f[0].severity, Severity::kCritical);
   EXPECT_NE(f[0].summary.find("x8 of x16"), std::string::npos);
   EXPECT_NE(f[1].summary.find("Gen4 of Gen5 under load"), std::string::npos);
-  in.fleet.gpus[1].sample.utilization_gpu_ratio = 0.0;
-  in.fleet.gpus[1].sample.pcie_generation = 1;  // Idle: power saving.
+  in.node_view.gpus[1].sample.utilization_gpu_ratio = 0.0;
+  in.node_view.gpus[1].sample.pcie_generation = 1;  // Idle: power saving.
   EXPECT_EQ(Of(in, "pcie").size(), 1u);
   // Without NVML's readings, sysfs's.
   in = Healthy();
-  in.fleet.gpus[0].sample.pcie_width.reset();
+  in.node_view.gpus[0].sample.pcie_width.reset();
   (*in.pci_gpus)[0].link_width = 4;
   (*in.pci_gpus)[0].max_link_width = 16;
   f = Of(in, "pcie");
@@ -297,8 +297,8 @@ TEST(DoctorChecksTest, PcieNarrowOrSlowUnderLoadButNotSlowAtIdle) {
 
 TEST(DoctorChecksTest, NvlinksDownNumaFarAndTheTopology) {
   DoctorInputs in = Healthy();
-  in.fleet.gpus[1].sample.nvlink_active[1] = false;
-  in.fleet.gpus[1].sample.nvlink_active[3] = false;
+  in.node_view.gpus[1].sample.nvlink_active[1] = false;
+  in.node_view.gpus[1].sample.nvlink_active[3] = false;
   std::vector<Finding> n = Of(in, "nvlink");
   ASSERT_EQ(n.size(), 1u);
   EXPECT_EQ(n[0].evidence, "links down: 1, 3");
@@ -308,40 +308,41 @@ TEST(DoctorChecksTest, NvlinksDownNumaFarAndTheTopology) {
   EXPECT_NE(numa[0].summary.find("pid 100 on gpu 0"), std::string::npos);
   in.processes[100].cpus_allowed = "0-63";
   EXPECT_TRUE(Of(in, "numa").empty());
-  in.fleet.gpus[0].info.nvlink_peer_bus_ids = {in.fleet.gpus[1].info.pci_bus_id};
-  in.fleet.gpus[1].info.nvlink_peer_bus_ids = {in.fleet.gpus[0].info.pci_bus_id};
-  std::string m = TopologyMatrix(in.fleet);
+  in.node_view.gpus[0].info.nvlink_peer_bus_ids = {in.node_view.gpus[1].info.pci_bus_id};
+  in.node_view.gpus[1].info.nvlink_peer_bus_ids = {in.node_view.gpus[0].info.pci_bus_id};
+  std::string m = TopologyMatrix(in.node_view);
   EXPECT_NE(m.find("GPU0    X      NV     0-31"), std::string::npos) << m;
-  in.fleet.gpus[0].info.nvlink_peer_bus_ids.clear();
-  in.fleet.gpus[1].info.nvlink_peer_bus_ids.clear();
-  in.fleet.gpus[1].info.numa_node = 1;
-  EXPECT_NE(TopologyMatrix(in.fleet).find("GPU1    SYS    X"), std::string::npos) << TopologyMatrix(in.fleet);
+  in.node_view.gpus[0].info.nvlink_peer_bus_ids.clear();
+  in.node_view.gpus[1].info.nvlink_peer_bus_ids.clear();
+  in.node_view.gpus[1].info.numa_node = 1;
+  EXPECT_NE(TopologyMatrix(in.node_view).find("GPU1    SYS    X"), std::string::npos)
+      << TopologyMatrix(in.node_view);
 }
 
 TEST(DoctorChecksTest, LinkErrorCountersMigPendingAndPinnedClocks) {
   DoctorInputs in = Healthy();
-  in.fleet.gpus[0].sample.nvlink_crc_errors = 12;
-  in.fleet.gpus[0].sample.nvlink_replay_errors = 3;
-  in.fleet.gpus[0].sample.nvlink_recovery_errors = 0;
-  in.fleet.gpus[1].sample.nvlink_recovery_errors = 1;
+  in.node_view.gpus[0].sample.nvlink_crc_errors = 12;
+  in.node_view.gpus[0].sample.nvlink_replay_errors = 3;
+  in.node_view.gpus[0].sample.nvlink_recovery_errors = 0;
+  in.node_view.gpus[1].sample.nvlink_recovery_errors = 1;
   std::vector<Finding> n = Of(in, "nvlink");
   ASSERT_EQ(n.size(), 2u);
   EXPECT_EQ(n[0].severity, Severity::kCritical);  // A recovery: the link retrained.
   EXPECT_EQ(n[0].gpu, 1);
   EXPECT_EQ(n[1].summary, "gpu 0: NVLink errors (12 CRC, 3 replay, 0 recovery)");
-  in.fleet.gpus[1].sample.pcie_replays = 99;
+  in.node_view.gpus[1].sample.pcie_replays = 99;
   EXPECT_TRUE(Of(in, "pcie").empty());
-  in.fleet.gpus[1].sample.pcie_replays = 250;
+  in.node_view.gpus[1].sample.pcie_replays = 250;
   std::vector<Finding> p = Of(in, "pcie");
   ASSERT_EQ(p.size(), 1u);
   EXPECT_EQ(p[0].summary, "gpu 1's PCIe link resent 250 packets");
-  in.fleet.gpus[0].info.is_mig_enabled = false;
-  in.fleet.gpus[0].info.is_mig_pending = true;
+  in.node_view.gpus[0].info.is_mig_enabled = false;
+  in.node_view.gpus[0].info.is_mig_pending = true;
   std::vector<Finding> m = Of(in, "mig");
   ASSERT_EQ(m.size(), 1u);
   EXPECT_NE(m[0].summary.find("MIG mode is off until the GPU is reset (a change to on is pending)"),
             std::string::npos);
-  in.fleet.gpus[1].sample.clock_event_reasons = nvidia::kReasonApplicationsClocksSetting;
+  in.node_view.gpus[1].sample.clock_event_reasons = nvidia::kReasonApplicationsClocksSetting;
   std::vector<Finding> t = Of(in, "throttle");
   ASSERT_EQ(t.size(), 1u);
   EXPECT_NE(t[0].summary.find("pinned application clocks"), std::string::npos);
@@ -349,17 +350,17 @@ TEST(DoctorChecksTest, LinkErrorCountersMigPendingAndPinnedClocks) {
 
 TEST(DoctorChecksTest, RetiredPagesMissingNvlinksAndDeviceRulesThatAllowEveryGpu) {
   DoctorInputs in = Healthy();
-  in.fleet.gpus[0].sample.remapped_rows.reset();
-  in.fleet.gpus[0].sample.retired_pages = node::RetiredPages{1, 2, true};
-  in.fleet.gpus[1].sample.remapped_rows.reset();
-  in.fleet.gpus[1].sample.retired_pages = node::RetiredPages{30, 31, false};
+  in.node_view.gpus[0].sample.remapped_rows.reset();
+  in.node_view.gpus[0].sample.retired_pages = node::RetiredPages{1, 2, true};
+  in.node_view.gpus[1].sample.remapped_rows.reset();
+  in.node_view.gpus[1].sample.retired_pages = node::RetiredPages{30, 31, false};
   std::vector<Finding> e = Of(in, "ecc");
   ASSERT_EQ(e.size(), 2u);
   EXPECT_EQ(e[0].summary, "gpu 1 has retired 61 memory pages");
   EXPECT_EQ(e[0].severity, Severity::kCritical);
   EXPECT_EQ(e[1].summary, "gpu 0: a page retirement waits for a reset");
   // An H100 SXM has 18 NVLinks; one showing 12 is missing some.
-  in.fleet.gpus[0].sample.nvlink_active.assign(12, true);
+  in.node_view.gpus[0].sample.nvlink_active.assign(12, true);
   std::vector<Finding> n = Of(in, "nvlink");
   ASSERT_EQ(n.size(), 1u);
   EXPECT_EQ(n[0].summary, "gpu 0 shows 12 of the 18 NVLinks an NVIDIA H100 80GB HBM3 has");
@@ -400,7 +401,7 @@ TEST(DoctorChecksTest, ProcessesOutsideTheirAllocation) {
   in = Healthy();
   in.processes[100].cuda_visible_devices = "GPU-00000000";  // Its own, by prefix.
   EXPECT_TRUE(Of(in, "allocation").empty());
-  in.fleet.gpus[0].lease = node::GpuLease{7, "carol", node::LeaseKind::kRun, false};
+  in.node_view.gpus[0].lease = node::GpuLease{7, "carol", node::LeaseKind::kRun, false};
   f = Of(in, "allocation");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_NE(f[0].summary.find("leased to carol"), std::string::npos);
@@ -428,7 +429,7 @@ TEST(DoctorChecksTest, ContainerRuntimesThatCannotHandOutGpus) {
 
 TEST(DoctorPlaybookTest, OnlySkipUnknownNamesAndExitCodes) {
   DoctorInputs in = Healthy();
-  in.fleet.gpus[0].sample.ecc.volatile_uncorrected = 1;
+  in.node_view.gpus[0].sample.ecc.volatile_uncorrected = 1;
   in.cpu = CpuWindow{64, 0.97, 0, 0, 5, 1.0, 60};
   DoctorResult all = RunPlaybook(in, Selection{});
   EXPECT_EQ(all.worst, Severity::kCritical);

@@ -25,11 +25,11 @@ std::optional<std::string> KernelJournal(const HostFiles& host) {
 }  // namespace
 
 void FillInputs(const HostFiles& host, InputSources sources, DoctorInputs* in) {
-  in->fleet = std::move(sources.fleet);
-  in->hostname = in->fleet.hostname.empty() ? HostName() : in->fleet.hostname;
+  in->node_view = std::move(sources.node_view);
+  in->hostname = in->node_view.hostname.empty() ? HostName() : in->node_view.hostname;
   in->through_agent = sources.through_agent;
   in->is_root = ::geteuid() == 0;
-  in->gpu_error = !sources.gpu_error.empty() ? sources.gpu_error : in->fleet.backend_error;
+  in->gpu_error = !sources.gpu_error.empty() ? sources.gpu_error : in->node_view.backend_error;
   if (sources.history != nullptr) {
     in->throttle = ThrottleFromHistory(sources.history, sources.now_unix);
     in->mig_empty_seconds = MigEmptyFromHistory(sources.history, sources.now_unix);
@@ -60,7 +60,7 @@ void GatherHost(const HostFiles& host, const GatherOptions& options, DoctorInput
     }
   }
   if (!host.List("/sys/bus/pci/devices").empty()) in->pci_gpus = ScanPciGpus(host);
-  for (const node::GpuView& g : in->fleet.gpus) {
+  for (const node::GpuView& g : in->node_view.gpus) {
     for (const node::ProcessView& p : g.processes)
       in->processes[p.process.pid] = ReadProcessFacts(host, p.process.pid);
   }

@@ -23,14 +23,14 @@ struct GatherOptions {
 };
 
 // Fills in->memory, kernel_xids (or kernel_log_error), uptime_seconds,
-// pci_gpus, processes (for the GPU processes of in->fleet) and containers.
+// pci_gpus, processes (for the GPU processes of in->node_view) and containers.
 void GatherHost(const HostFiles& host, const GatherOptions& options, DoctorInputs* in);
 
 // What the doctor's inputs are made from, as `tarmac doctor` and the
 // agent's scheduled run each have it.
 struct InputSources {
-  node::NodeView fleet;   // The GPUs as last read (lease marks joined).
-  std::string gpu_error;  // Why they could not be read; else the view's backend error, if any.
+  node::NodeView node_view;  // The GPUs as last read (lease marks joined).
+  std::string gpu_error;     // Why they could not be read; else the view's backend error, if any.
   bool through_agent = false;
   store::Db* history = nullptr;  // The history database, when it could be opened.
   int64_t now_unix = 0;

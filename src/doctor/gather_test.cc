@@ -19,15 +19,15 @@ TEST(GatherTest, FillInputsTakesTheGpusWhoAsksTheWindowAndTheHost) {
   dir.Write("proc/meminfo", "MemTotal:       1024000 kB\nMemAvailable:    512000 kB\n");
   HostFiles host(dir.path());
   InputSources sources;
-  sources.fleet.hostname = "gpu-7";
-  sources.fleet.gpus.resize(2);
+  sources.node_view.hostname = "gpu-7";
+  sources.node_view.gpus.resize(2);
   sources.through_agent = true;
   sources.stat_before = kStatBefore;
   sources.stat_after = kStatAfter;
   DoctorInputs in;
   FillInputs(host, sources, &in);
   EXPECT_EQ(in.hostname, "gpu-7");
-  EXPECT_EQ(in.fleet.gpus.size(), 2u);
+  EXPECT_EQ(in.node_view.gpus.size(), 2u);
   EXPECT_TRUE(in.through_agent);
   EXPECT_EQ(in.is_root, ::geteuid() == 0);
   EXPECT_TRUE(in.gpu_error.empty());
@@ -43,7 +43,7 @@ TEST(GatherTest, TheViewsBackendErrorIsTheGpuErrorAndOneStatIsNoWindow) {
   testing::TempDir dir;
   HostFiles host(dir.path());
   InputSources sources;
-  sources.fleet.backend_error = "nvml: driver not loaded";
+  sources.node_view.backend_error = "nvml: driver not loaded";
   sources.stat_after = kStatAfter;
   DoctorInputs in;
   FillInputs(host, sources, &in);

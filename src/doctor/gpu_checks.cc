@@ -52,7 +52,7 @@ void CheckDriver(const DoctorInputs& in, CheckOutput* out) {
         "reboot (or reload the modules) so the kernel module matches the library"));
     return;
   }
-  const node::SystemInfo& s = in.fleet.system;
+  const node::SystemInfo& s = in.node_view.system;
   if (!s.driver_version.empty() && !s.nvml_version.empty() &&
       s.nvml_version.find(s.driver_version) == std::string::npos) {
     out->findings.push_back(MakeFinding(
@@ -66,7 +66,7 @@ void CheckDriver(const DoctorInputs& in, CheckOutput* out) {
 }
 
 void CheckVisibility(const DoctorInputs& in, CheckOutput* out) {
-  for (const node::GpuView& g : in.fleet.gpus) {
+  for (const node::GpuView& g : in.node_view.gpus) {
     node::GpuHealth h = g.sample.health;
     if (h == node::GpuHealth::kOk) continue;
     bool is_lost = h == node::GpuHealth::kLost;
@@ -87,7 +87,7 @@ void CheckVisibility(const DoctorInputs& in, CheckOutput* out) {
   }
   if (!in.gpu_error.empty()) return;  // CheckDriver said it.
   std::set<std::string> seen;
-  for (const node::GpuView& g : in.fleet.gpus) seen.insert(NormalizePciAddress(g.info.pci_bus_id));
+  for (const node::GpuView& g : in.node_view.gpus) seen.insert(NormalizePciAddress(g.info.pci_bus_id));
   for (const PciGpu& p : *in.pci_gpus) {
     if (seen.count(p.address)) continue;
     if (p.driver == "vfio-pci") {
@@ -102,7 +102,7 @@ void CheckVisibility(const DoctorInputs& in, CheckOutput* out) {
         "visibility", Severity::kCritical, std::nullopt,
         fmt::format("the GPU at {} is on the PCI bus but not visible through NVML", p.address),
         fmt::format("{} NVIDIA GPUs in /sys/bus/pci, {} through NVML; {} has driver \"{}\"",
-                    in.pci_gpus->size(), in.fleet.gpus.size(), p.address,
+                    in.pci_gpus->size(), in.node_view.gpus.size(), p.address,
                     p.driver.empty() ? "none" : p.driver),
         p.driver.empty()
             ? "no driver is bound to it: the driver refused it at load (see dmesg) or it failed to "
@@ -113,7 +113,7 @@ void CheckVisibility(const DoctorInputs& in, CheckOutput* out) {
 }
 
 void CheckThrottle(const DoctorInputs& in, CheckOutput* out) {
-  for (const node::GpuView& g : in.fleet.gpus) {
+  for (const node::GpuView& g : in.node_view.gpus) {
     int i = g.info.index;
     auto it = in.throttle.find(i);
     if (it != in.throttle.end() && it->second.seconds > 0) {
@@ -186,7 +186,7 @@ void CheckThrottle(const DoctorInputs& in, CheckOutput* out) {
 }
 
 void CheckEcc(const DoctorInputs& in, CheckOutput* out) {
-  for (const node::GpuView& g : in.fleet.gpus) {
+  for (const node::GpuView& g : in.node_view.gpus) {
     int i = g.info.index;
     const node::EccCounts& e = g.sample.ecc;
     if (e.volatile_uncorrected.value_or(0) > 0) {
@@ -246,7 +246,7 @@ void CheckEcc(const DoctorInputs& in, CheckOutput* out) {
 void CheckXid(const DoctorInputs& in, CheckOutput* out) {
   // GPU index by PCI address (the kernel log's domain:bus:device form).
   std::map<std::string, int> by_pci;
-  for (const node::GpuView& g : in.fleet.gpus)
+  for (const node::GpuView& g : in.node_view.gpus)
     by_pci[NormalizePciAddress(g.info.pci_bus_id, false)] = g.info.index;
   struct Seen {
     int64_t count = 0;
@@ -292,7 +292,7 @@ void CheckXid(const DoctorInputs& in, CheckOutput* out) {
   if (!in.kernel_log_error.empty()) {
     // The agent's own count since it started stands in for the kernel log.
     bool any = false;
-    for (const node::GpuView& g : in.fleet.gpus) {
+    for (const node::GpuView& g : in.node_view.gpus) {
       for (const auto& [xid, count] : g.xid_count_by_code) {
         any = true;
         report(g.info.index, fmt::format("gpu {}", g.info.index), xid, count,
@@ -307,7 +307,7 @@ void CheckXid(const DoctorInputs& in, CheckOutput* out) {
 
 void CheckPersistence(const DoctorInputs& in, CheckOutput* out) {
   std::vector<int> off;
-  for (const node::GpuView& g : in.fleet.gpus) {
+  for (const node::GpuView& g : in.node_view.gpus) {
     if (g.info.is_persistence_mode_enabled == false) off.push_back(g.info.index);
   }
   if (off.empty()) return;
@@ -322,7 +322,7 @@ void CheckPersistence(const DoctorInputs& in, CheckOutput* out) {
 }
 
 void CheckSharing(const DoctorInputs& in, CheckOutput* out) {
-  for (const node::GpuView& g : in.fleet.gpus) {
+  for (const node::GpuView& g : in.node_view.gpus) {
     // By device: the GPU, or under MIG each instance (processes in two
     // instances of one GPU do not share anything a process can compete for).
     std::map<std::optional<int>, int> compute;
@@ -356,7 +356,7 @@ void CheckSharing(const DoctorInputs& in, CheckOutput* out) {
 }
 
 void CheckHeldIdle(const DoctorInputs& in, CheckOutput* out) {
-  for (const node::GpuView& g : in.fleet.gpus) {
+  for (const node::GpuView& g : in.node_view.gpus) {
     std::vector<int64_t> pids = node::MarkGpu(g).idle_holding_pids;
     if (pids.empty()) continue;
     out->findings.push_back(

@@ -28,8 +28,8 @@ struct ThrottleWindow {
 
 struct DoctorInputs {
   std::string hostname;
-  node::NodeView fleet;   // The latest reading of the GPUs.
-  std::string gpu_error;  // Why the GPUs could not be read; "" when they were.
+  node::NodeView node_view;  // The latest reading of the GPUs.
+  std::string gpu_error;     // Why the GPUs could not be read; "" when they were.
   bool through_agent = false;
   bool is_root = false;
   std::map<int, ThrottleWindow> throttle;  // By GPU index.

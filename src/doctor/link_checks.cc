@@ -40,7 +40,7 @@ void CheckPcie(const DoctorInputs& in, CheckOutput* out) {
   if (in.pci_gpus) {
     for (const PciGpu& p : *in.pci_gpus) sysfs[p.address] = &p;
   }
-  for (const node::GpuView& g : in.fleet.gpus) {
+  for (const node::GpuView& g : in.node_view.gpus) {
     int i = g.info.index;
     std::optional<int> width = g.sample.pcie_width;
     std::optional<int> max_width = g.info.pcie_width_max;
@@ -88,7 +88,7 @@ void CheckPcie(const DoctorInputs& in, CheckOutput* out) {
 }
 
 void CheckNvlink(const DoctorInputs& in, CheckOutput* out) {
-  for (const node::GpuView& g : in.fleet.gpus) {
+  for (const node::GpuView& g : in.node_view.gpus) {
     const node::GpuSample& s = g.sample;
     int64_t crc = s.nvlink_crc_errors.value_or(0);
     int64_t replay = s.nvlink_replay_errors.value_or(0);
@@ -110,7 +110,7 @@ void CheckNvlink(const DoctorInputs& in, CheckOutput* out) {
           "RMA if the counts keep growing"));
     }
   }
-  for (const node::GpuView& g : in.fleet.gpus) {
+  for (const node::GpuView& g : in.node_view.gpus) {
     const std::vector<bool>& links = g.sample.nvlink_active;
     int up = static_cast<int>(std::count(links.begin(), links.end(), true));
     int total = static_cast<int>(links.size());
@@ -143,7 +143,7 @@ void CheckNvlink(const DoctorInputs& in, CheckOutput* out) {
 }
 
 void CheckNuma(const DoctorInputs& in, CheckOutput* out) {
-  for (const node::GpuView& g : in.fleet.gpus) {
+  for (const node::GpuView& g : in.node_view.gpus) {
     if (!g.info.cpu_affinity || g.info.cpu_affinity->empty()) continue;
     Result<std::vector<uint64_t>> near = ParseCpuList(*g.info.cpu_affinity);
     if (!near.ok()) continue;
@@ -169,9 +169,9 @@ void CheckNuma(const DoctorInputs& in, CheckOutput* out) {
   }
 }
 
-std::string TopologyMatrix(const node::NodeView& fleet) {
+std::string TopologyMatrix(const node::NodeView& node_view) {
   std::vector<const node::GpuView*> gpus;
-  for (const node::GpuView& g : fleet.gpus) gpus.push_back(&g);
+  for (const node::GpuView& g : node_view.gpus) gpus.push_back(&g);
   std::string out = fmt::format("{:<8}", "");
   for (const node::GpuView* g : gpus) out += fmt::format("{:<7}", fmt::format("GPU{}", g->info.index));
   out += fmt::format("{:<20}{}\n", "CPU Affinity", "NUMA Affinity");
@@ -201,12 +201,13 @@ std::string TopologyMatrix(const node::NodeView& fleet) {
 }
 
 void CheckTopology(const DoctorInputs& in, CheckOutput* out) {
-  if (in.fleet.gpus.size() < 2) return;
+  if (in.node_view.gpus.size() < 2) return;
   int nvlinked = 0;
-  for (const node::GpuView& g : in.fleet.gpus) nvlinked += g.info.nvlink_peer_bus_ids.empty() ? 0 : 1;
+  for (const node::GpuView& g : in.node_view.gpus) nvlinked += g.info.nvlink_peer_bus_ids.empty() ? 0 : 1;
   out->findings.push_back(MakeFinding(
       "topology", Severity::kInfo, std::nullopt,
-      fmt::format("{} GPUs, {} with NVLink peers", in.fleet.gpus.size(), nvlinked), TopologyMatrix(in.fleet),
+      fmt::format("{} GPUs, {} with NVLink peers", in.node_view.gpus.size(), nvlinked),
+      TopologyMatrix(in.node_view),
       "how the GPUs reach each other: multi-GPU jobs run best on GPUs joined by NVLink, or at least within "
       "one "
       "NUMA node",

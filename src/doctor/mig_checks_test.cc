@@ -41,7 +41,7 @@ std::vector<Finding> FindingsOf(const DoctorInputs& in, const std::string& check
 
 TEST(MigChecksTest, AnInstanceEmptyForADayIsFoundWithWhatToDo) {
   DoctorInputs in;
-  in.fleet.gpus.push_back(SplitGpu());
+  in.node_view.gpus.push_back(SplitGpu());
   in.mig_empty_seconds = {{"MIG-1", 3 * 86400}, {"MIG-2", 5 * 86400}, {"MIG-3", 3600}};
   std::vector<Finding> found = FindingsOf(in, "mig_empty");
   // MIG-2 runs a process now; MIG-3 has been empty an hour only.
@@ -60,9 +60,9 @@ TEST(MigChecksTest, AnInstanceEmptyForADayIsFoundWithWhatToDo) {
 
 TEST(MigChecksTest, AModeChangePendingAResetIsFound) {
   DoctorInputs in;
-  in.fleet.gpus.push_back(SplitGpu());
+  in.node_view.gpus.push_back(SplitGpu());
   EXPECT_TRUE(FindingsOf(in, "mig").empty());
-  in.fleet.gpus[0].info.is_mig_pending = true;
+  in.node_view.gpus[0].info.is_mig_pending = true;
   std::vector<Finding> found = FindingsOf(in, "mig");
   ASSERT_EQ(found.size(), 1u);
   EXPECT_NE(found[0].summary.find("MIG mode is on until the GPU is reset"), std::string::npos)
@@ -71,7 +71,7 @@ TEST(MigChecksTest, AModeChangePendingAResetIsFound) {
 
 TEST(MigChecksTest, AProcessInTheInstanceItsCudaVisibleDevicesNamesIsWhereItBelongs) {
   DoctorInputs in;
-  in.fleet.gpus.push_back(SplitGpu());
+  in.node_view.gpus.push_back(SplitGpu());
   ProcessFacts facts;
   facts.cuda_visible_devices = "MIG-2";
   facts.is_environment_readable = true;
@@ -86,13 +86,13 @@ TEST(MigChecksTest, AProcessInTheInstanceItsCudaVisibleDevicesNamesIsWhereItBelo
 // Processes in two instances of one GPU share nothing; two in one instance do.
 TEST(MigChecksTest, SharingIsPerInstance) {
   DoctorInputs in;
-  in.fleet.gpus.push_back(SplitGpu());
-  node::ProcessView other = in.fleet.gpus[0].processes[0];
+  in.node_view.gpus.push_back(SplitGpu());
+  node::ProcessView other = in.node_view.gpus[0].processes[0];
   other.process.pid = 101;
   other.process.gpu_instance_id = 3;
-  in.fleet.gpus[0].processes.push_back(other);
+  in.node_view.gpus[0].processes.push_back(other);
   EXPECT_TRUE(FindingsOf(in, "sharing").empty());
-  in.fleet.gpus[0].processes[1].process.gpu_instance_id = 2;
+  in.node_view.gpus[0].processes[1].process.gpu_instance_id = 2;
   std::vector<Finding> found = FindingsOf(in, "sharing");
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0].summary, "gpu 0 MIG 1g.10gb (GPU instance 2) is shared by 2 processes");

@@ -84,7 +84,7 @@ DoctorResult RunPlaybook(const DoctorInputs& inputs, const Selection& selection)
   DoctorResult r;
   r.hostname = inputs.hostname;
   r.through_agent = inputs.through_agent;
-  r.gpu_count = inputs.fleet.gpus.size();
+  r.gpu_count = inputs.node_view.gpus.size();
   for (Question q : kQuestions) {
     std::vector<Finding> found;
     bool any = false;

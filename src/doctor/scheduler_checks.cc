@@ -60,7 +60,7 @@ Visible IsVisible(const std::string& list, const node::GpuView& gpu, const node:
 
 void CheckAllocation(const DoctorInputs& in, CheckOutput* out) {
   int unreadable = 0;
-  for (const node::GpuView& g : in.fleet.gpus) {
+  for (const node::GpuView& g : in.node_view.gpus) {
     int i = g.info.index;
     for (const node::ProcessView& p : g.processes) {
       int64_t pid = p.process.pid;
@@ -73,12 +73,12 @@ void CheckAllocation(const DoctorInputs& in, CheckOutput* out) {
       if (it != in.processes.end() && it->second.cuda_visible_devices && it->second.device_rules &&
           AllowsEveryGpu(*it->second.device_rules)) {
         size_t allocated = SplitCommas(*it->second.cuda_visible_devices).size();
-        if (allocated < in.fleet.gpus.size()) {
+        if (allocated < in.node_view.gpus.size()) {
           out->findings.push_back(MakeFinding(
               "allocation", Severity::kWarning, i,
               fmt::format("{} may open every GPU: its cgroup's device rules allow them all", who),
               fmt::format("devices.list: {}; CUDA_VISIBLE_DEVICES names {} of {} GPUs",
-                          fmt::join(*it->second.device_rules, "; "), allocated, in.fleet.gpus.size()),
+                          fmt::join(*it->second.device_rules, "; "), allocated, in.node_view.gpus.size()),
               "nothing but an environment variable keeps it on its GPUs: a child that resets it, or a "
               "library "
               "that ignores it, lands on someone else's GPU",
@@ -136,7 +136,7 @@ void CheckAllocation(const DoctorInputs& in, CheckOutput* out) {
 void CheckCpuLimits(const DoctorInputs& in, CheckOutput* out) {
   std::map<int64_t, std::vector<int>> gpus_of;  // pid -> the GPUs it holds
   std::map<int64_t, const node::ProcessView*> view_of;
-  for (const node::GpuView& g : in.fleet.gpus) {
+  for (const node::GpuView& g : in.node_view.gpus) {
     for (const node::ProcessView& p : g.processes) {
       gpus_of[p.process.pid].push_back(g.info.index);
       view_of[p.process.pid] = &p;
@@ -164,7 +164,7 @@ void CheckCpuLimits(const DoctorInputs& in, CheckOutput* out) {
 }
 
 void CheckMig(const DoctorInputs& in, CheckOutput* out) {
-  for (const node::GpuView& g : in.fleet.gpus) {
+  for (const node::GpuView& g : in.node_view.gpus) {
     if (!g.info.is_mig_pending.value_or(false)) continue;
     bool is_on = g.info.is_mig_enabled.value_or(false);
     out->findings.push_back(MakeFinding(
@@ -184,7 +184,7 @@ void CheckMig(const DoctorInputs& in, CheckOutput* out) {
 
 void CheckMigEmpty(const DoctorInputs& in, CheckOutput* out) {
   bool has_instances = false;
-  for (const node::GpuView& g : in.fleet.gpus) {
+  for (const node::GpuView& g : in.node_view.gpus) {
     for (const node::MigInstance& m : g.sample.mig_instances) {
       has_instances = true;
       bool is_running = std::any_of(g.processes.begin(), g.processes.end(), [&](const node::ProcessView& p) {

@@ -63,8 +63,7 @@ std::string Notes(const FleetGpu& g, bool is_up) {
     notes += fmt::format("  {} idle holder{}", g.idle_holders, g.idle_holders == 1 ? "" : "s");
   }
   if (!g.throttle_reasons.empty()) {
-    std::string reasons;
-    for (const std::string& r : g.throttle_reasons) reasons += (reasons.empty() ? "" : ", ") + r;
+    std::string reasons = fmt::format("{}", fmt::join(g.throttle_reasons, ", "));
     notes += "  THROTTLED (" + reasons + ")";
   }
   return notes;

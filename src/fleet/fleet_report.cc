@@ -8,6 +8,7 @@
 #include <cmath>
 #include <set>
 
+#include "common/enum_names.h"
 #include "common/text_wrap.h"
 #include "common/time_spec.h"
 #include "common/units.h"
@@ -22,45 +23,20 @@ using prom::Sample;
 
 constexpr double kHour = 3600;
 
-const char* ByName(ReportBy by) {
-  switch (by) {
-    case ReportBy::kNode:
-      return "node";
-    case ReportBy::kGpu:
-      return "gpu";
-    case ReportBy::kModel:
-      return "model";
-    case ReportBy::kUser:
-      return "user";
-    case ReportBy::kNamespace:
-      return "namespace";
-    case ReportBy::kPod:
-      return "pod";
-    case ReportBy::kSlurmJob:
-      return "slurm-job";
-  }
-  return "node";
-}
+// Each grouping's name (--by) and its column's heading.
+constexpr std::pair<ReportBy, const char*> kByNames[] = {
+    {ReportBy::kNode, "node"},           {ReportBy::kGpu, "gpu"},
+    {ReportBy::kModel, "model"},         {ReportBy::kUser, "user"},
+    {ReportBy::kNamespace, "namespace"}, {ReportBy::kPod, "pod"},
+    {ReportBy::kSlurmJob, "slurm-job"}};
+constexpr std::pair<ReportBy, const char*> kByHeadings[] = {
+    {ReportBy::kNode, "NODE"},           {ReportBy::kGpu, "GPU"},
+    {ReportBy::kModel, "MODEL"},         {ReportBy::kUser, "USER"},
+    {ReportBy::kNamespace, "NAMESPACE"}, {ReportBy::kPod, "POD"},
+    {ReportBy::kSlurmJob, "SLURM JOB"}};
 
-const char* Heading(ReportBy by) {
-  switch (by) {
-    case ReportBy::kNode:
-      return "NODE";
-    case ReportBy::kGpu:
-      return "GPU";
-    case ReportBy::kModel:
-      return "MODEL";
-    case ReportBy::kUser:
-      return "USER";
-    case ReportBy::kNamespace:
-      return "NAMESPACE";
-    case ReportBy::kPod:
-      return "POD";
-    case ReportBy::kSlurmJob:
-      return "SLURM JOB";
-  }
-  return "NODE";
-}
+const char* ByName(ReportBy by) { return EnumName(kByNames, by); }
+const char* Heading(ReportBy by) { return EnumName(kByHeadings, by); }
 
 std::string GpuKey(const Sample& s) { return s.Label("hostname") + " GPU " + s.Label("gpu"); }
 
@@ -98,16 +74,9 @@ bool IsHolderGrouping(ReportBy by) {
   return by != ReportBy::kNode && by != ReportBy::kGpu && by != ReportBy::kModel;
 }
 
-bool ParseReportBy(const std::string& text, ReportBy* by) {
-  for (ReportBy b : {ReportBy::kNode, ReportBy::kGpu, ReportBy::kModel, ReportBy::kUser, ReportBy::kNamespace,
-                     ReportBy::kPod, ReportBy::kSlurmJob}) {
-    if (text == ByName(b)) {
-      *by = b;
-      return true;
-    }
-  }
-  return false;
-}
+bool ParseReportBy(const std::string& text, ReportBy* by) { return ParseEnum(kByNames, text, by); }
+
+std::vector<std::string> ReportByNames() { return EnumNames(kByNames); }
 
 namespace {
 

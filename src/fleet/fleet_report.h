@@ -25,6 +25,8 @@ enum class ReportBy { kNode, kGpu, kModel, kUser, kNamespace, kPod, kSlurmJob };
 // "node", "gpu", "model", "user", "namespace", "pod", "slurm-job"; false
 // for anything else.
 bool ParseReportBy(const std::string& text, ReportBy* by);
+// Every name ParseReportBy takes, in order (for --by's check and help).
+std::vector<std::string> ReportByNames();
 // Whether rows are holders (a lease's user, a pod, a namespace, a Slurm
 // job): their hours are those they held GPUs, not whole GPUs'.
 bool IsHolderGrouping(ReportBy by);

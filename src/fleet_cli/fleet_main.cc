@@ -198,7 +198,7 @@ void AddReportCommand(CLI::App* app, FleetLine* line) {
           "--by", line->by,
           "Rows: node (default), gpu, model, user (the leases' users), namespace, pod or slurm-job (the "
           "time each held GPUs, busy and idle)")
-      ->check(CLI::IsMember({"node", "gpu", "model", "user", "namespace", "pod", "slurm-job"}))
+      ->check(CLI::IsMember(fleet::ReportByNames()))
       ->type_name("KIND");
   report->add_flag("--json", line->report_json, "Print the report as JSON");
   report->add_flag("--csv", line->report_csv, "Print the rows as CSV");

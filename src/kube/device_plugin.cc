@@ -26,8 +26,7 @@ ino_t InodeOf(const std::string& path) {
 }
 
 std::string Joined(const google::protobuf::RepeatedPtrField<std::string>& ids) {
-  std::string out;
-  for (const std::string& id : ids) out += (out.empty() ? "" : ",") + id;
+  std::string out = fmt::format("{}", fmt::join(ids, ","));
   return out;
 }
 
@@ -83,7 +82,8 @@ class DevicePlugin::Service final : public v1beta1::DevicePlugin::Service {
       std::vector<std::string> available(r.available_deviceids().begin(), r.available_deviceids().end());
       std::vector<std::string> must(r.must_include_deviceids().begin(), r.must_include_deviceids().end());
       v1beta1::ContainerPreferredAllocationResponse* answer = out->add_container_responses();
-      for (const std::string& id : PreferredDevices(snapshot->fleet, available, must, r.allocation_size())) {
+      for (const std::string& id :
+           PreferredDevices(snapshot->node_view, available, must, r.allocation_size())) {
         answer->add_deviceids(id);
       }
     }

@@ -47,7 +47,7 @@ struct DevicePluginHooks {
   // Records one container's GPUs as allocated (a pod lease); an error is
   // what the kubelet is answered.
   std::function<Status(const std::vector<std::string>& uuids)> hold;
-  // The fleet as last read (for preferred allocations).
+  // The GPUs as last read (for preferred allocations).
   std::function<std::shared_ptr<const node::Snapshot>()> latest;
   // Records an event (kind, detail): registrations and their failures.
   std::function<void(const std::string& kind, const std::string& detail)> record_event;

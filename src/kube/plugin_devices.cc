@@ -20,11 +20,12 @@ bool IsKeptFromPods(const node::GpuLease& l) {
 
 }  // namespace
 
-std::vector<PluginDevice> DevicesOf(const node::NodeView& fleet, const std::map<int, node::GpuLease>& leases,
+std::vector<PluginDevice> DevicesOf(const node::NodeView& node_view,
+                                    const std::map<int, node::GpuLease>& leases,
                                     const std::set<int>& critical_gpus) {
   std::vector<PluginDevice> devices;
-  if (!fleet.backend_error.empty()) return devices;
-  for (const node::GpuView& g : fleet.gpus) {
+  if (!node_view.backend_error.empty()) return devices;
+  for (const node::GpuView& g : node_view.gpus) {
     PluginDevice d;
     d.id = g.info.uuid;
     d.numa_node = g.info.numa_node;
@@ -46,16 +47,16 @@ std::string MigResourceName(const std::string& resource_name, const std::string&
 }
 
 std::map<std::string, std::vector<PluginDevice>> DevicesByResource(
-    const node::NodeView& fleet, const std::map<int, node::GpuLease>& leases,
+    const node::NodeView& node_view, const std::map<int, node::GpuLease>& leases,
     const std::map<std::string, node::GpuLease>& mig_leases, const std::set<int>& critical_gpus,
     const std::string& resource_name, const std::string& strategy) {
   std::map<std::string, std::vector<PluginDevice>> out;
-  std::vector<PluginDevice> whole = DevicesOf(fleet, leases, critical_gpus);
+  std::vector<PluginDevice> whole = DevicesOf(node_view, leases, critical_gpus);
   // A GPU one of whose MIG instances any lease holds (a pod's too) cannot
   // be allocated whole: offered as such it would only be refused at
   // Allocate, so it is not offered.
-  for (size_t i = 0; i < fleet.gpus.size() && i < whole.size(); ++i) {
-    for (const node::MigInstance& m : fleet.gpus[i].sample.mig_instances) {
+  for (size_t i = 0; i < node_view.gpus.size() && i < whole.size(); ++i) {
+    for (const node::MigInstance& m : node_view.gpus[i].sample.mig_instances) {
       auto l = mig_leases.find(m.uuid);
       if (!whole[i].is_healthy || l == mig_leases.end()) continue;
       whole[i].is_healthy = false;
@@ -68,8 +69,8 @@ std::map<std::string, std::vector<PluginDevice>> DevicesByResource(
     out[resource_name] = std::move(whole);
     return out;
   }
-  for (size_t i = 0; i < fleet.gpus.size() && i < whole.size(); ++i) {
-    const node::GpuView& g = fleet.gpus[i];
+  for (size_t i = 0; i < node_view.gpus.size() && i < whole.size(); ++i) {
+    const node::GpuView& g = node_view.gpus[i];
     bool is_mig = g.info.is_mig_enabled.value_or(false) || g.sample.has_mig_instances;
     if (!is_mig) {
       out[resource_name].push_back(whole[i]);
@@ -95,10 +96,10 @@ std::map<std::string, std::vector<PluginDevice>> DevicesByResource(
   return out;
 }
 
-std::vector<std::string> PreferredDevices(const node::NodeView& fleet,
+std::vector<std::string> PreferredDevices(const node::NodeView& node_view,
                                           const std::vector<std::string>& available,
                                           const std::vector<std::string>& must_include, int size) {
-  std::vector<sched::GpuSlot> slots = sched::SlotsOf(fleet);
+  std::vector<sched::GpuSlot> slots = sched::SlotsOf(node_view);
   std::map<std::string, size_t> by_uuid;
   for (size_t i = 0; i < slots.size(); ++i) by_uuid[slots[i].uuid] = i;
   std::set<std::string> offered(available.begin(), available.end());

@@ -35,10 +35,11 @@ struct PluginDevice {
   }
 };
 
-// The devices of `fleet` (none while the driver cannot be read). `leases`:
+// The devices of `node_view` (none while the driver cannot be read). `leases`:
 // the agent's lease on each GPU index; `critical_gpus`: GPU indices with a
 // critical doctor finding.
-std::vector<PluginDevice> DevicesOf(const node::NodeView& fleet, const std::map<int, node::GpuLease>& leases,
+std::vector<PluginDevice> DevicesOf(const node::NodeView& node_view,
+                                    const std::map<int, node::GpuLease>& leases,
                                     const std::set<int>& critical_gpus);
 
 // The devices of each resource the plugin offers, under MIG `strategy`:
@@ -51,7 +52,7 @@ std::vector<PluginDevice> DevicesOf(const node::NodeView& fleet, const std::map<
 // An instance is unhealthy when its GPU is, or when a lease that is not a
 // pod's holds it. `resource_name` is always in the answer (maybe empty).
 std::map<std::string, std::vector<PluginDevice>> DevicesByResource(
-    const node::NodeView& fleet, const std::map<int, node::GpuLease>& leases,
+    const node::NodeView& node_view, const std::map<int, node::GpuLease>& leases,
     const std::map<std::string, node::GpuLease>& mig_leases, const std::set<int>& critical_gpus,
     const std::string& resource_name, const std::string& strategy);
 
@@ -59,8 +60,8 @@ std::map<std::string, std::vector<PluginDevice>> DevicesByResource(
 std::string MigResourceName(const std::string& resource_name, const std::string& profile);
 
 // `size` device IDs from `available`, all of `must_include` among them, by
-// topology. Fewer when `available` has fewer; IDs not in `fleet` come last.
-std::vector<std::string> PreferredDevices(const node::NodeView& fleet,
+// topology. Fewer when `available` has fewer; IDs not in `node_view` come last.
+std::vector<std::string> PreferredDevices(const node::NodeView& node_view,
                                           const std::vector<std::string>& available,
                                           const std::vector<std::string>& must_include, int size);
 

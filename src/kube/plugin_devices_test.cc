@@ -9,7 +9,7 @@ namespace tarmac::kube {
 namespace {
 
 // Eight GPUs: NVLink pairs (0,1) (2,3) (4,5) (6,7); 0-3 on NUMA node 0.
-node::NodeView Fleet() {
+node::NodeView Machine() {
   node::NodeView f;
   for (int i = 0; i < 8; ++i) {
     node::GpuView g;
@@ -31,7 +31,7 @@ std::vector<std::string> Sorted(std::vector<std::string> v) {
 }
 
 TEST(PluginDevicesTest, UnhealthyWhenLostCriticalOrHeldByALeaseOtherThanAPodsOrBackfill) {
-  node::NodeView f = Fleet();
+  node::NodeView f = Machine();
   f.gpus[1].sample.health = node::GpuHealth::kLost;
   f.gpus[2].sample.health = node::GpuHealth::kUnresponsive;
   // GPU 4 a reservation, 5 a pod's, 3 backfill (which gives way to a pod).
@@ -52,7 +52,7 @@ TEST(PluginDevicesTest, UnhealthyWhenLostCriticalOrHeldByALeaseOtherThanAPodsOrB
 }
 
 TEST(PluginDevicesTest, PrefersNvlinkPairsAndTheGpusClosestToThoseThatMustBeIncluded) {
-  node::NodeView f = Fleet();
+  node::NodeView f = Machine();
   std::vector<std::string> all;
   for (int i = 0; i < 8; ++i) all.push_back("GPU-" + std::to_string(i));
   // A pair from a whole set, and a pair when one of it is taken elsewhere.
@@ -78,7 +78,7 @@ TEST(PluginDevicesTest, PrefersNvlinkPairsAndTheGpusClosestToThoseThatMustBeIncl
 // resource per profile; none the GPUs whole. An instance in a tarmac lease
 // or on a lost GPU is unhealthy.
 TEST(PluginDevicesTest, MigStrategiesOfferInstancesAsNvidiaDoes) {
-  node::NodeView f = Fleet();
+  node::NodeView f = Machine();
   f.gpus.resize(3);
   for (int g : {0, 1}) {
     f.gpus[static_cast<size_t>(g)].info.is_mig_enabled = true;

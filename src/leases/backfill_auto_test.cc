@@ -28,7 +28,7 @@ TEST_F(LeaseServiceTest, AutoGateSettlesHoldsOffForAWaitingRequestAndLearnsArriv
   processes_.Add(501, 1002, 11);
   {
     std::unique_ptr<LeaseService> s = Make(policy);
-    auto tick = [&] { s->OnTick(Fleet(2), clock_.SteadyNow()); };
+    auto tick = [&] { s->OnTick(Machine(2), clock_.SteadyNow()); };
     tick();
     // Bob's real reservation (for an hour) takes GPU 0; alice's backfill
     // waits for GPU 1 to settle.
@@ -76,7 +76,7 @@ TEST_F(LeaseServiceTest, AutoGateSettlesHoldsOffForAWaitingRequestAndLearnsArriv
   // After a restart the arrivals are learned again from the journal.
   std::unique_ptr<LeaseService> s = Make(policy);
   ASSERT_TRUE(s->Restore().ok());
-  s->OnTick(Fleet(2), clock_.SteadyNow());
+  s->OnTick(Machine(2), clock_.SteadyNow());
   json gates = Call(s.get(), "backfill.gpus", json::object())["result"];
   EXPECT_EQ(GpuGate(gates["gpus"], 0)["arrivals_per_hour"], 1) << gates.dump();
   EXPECT_EQ(GpuGate(gates["gpus"], 1)["arrivals_per_hour"], 0) << gates.dump();

@@ -127,11 +127,11 @@ std::string BackfillGate::Describe(const GateVerdict& v) const {
   return fmt::format("accepts backfill (idle {})", FormatDuration(v.idle));
 }
 
-std::vector<bool> BackfillGate::Observe(const node::NodeView& fleet, const std::vector<Holder>& holders,
+std::vector<bool> BackfillGate::Observe(const node::NodeView& node_view, const std::vector<Holder>& holders,
                                         TimePoint now, const GateContext& context) {
-  std::vector<bool> accepts(fleet.gpus.size(), false);
-  for (size_t i = 0; i < fleet.gpus.size(); ++i) {
-    const node::GpuView& g = fleet.gpus[i];
+  std::vector<bool> accepts(node_view.gpus.size(), false);
+  for (size_t i = 0; i < node_view.gpus.size(); ++i) {
+    const node::GpuView& g = node_view.gpus[i];
     Holder holder = i < holders.size() ? holders[i] : Holder::kNone;
     bool has_foreign =
         holder == Holder::kNone && std::any_of(g.processes.begin(), g.processes.end(), node::IsCompute);
@@ -143,12 +143,12 @@ std::vector<bool> BackfillGate::Observe(const node::NodeView& fleet, const std::
   return accepts;
 }
 
-std::map<std::string, bool> BackfillGate::ObserveInstances(const node::NodeView& fleet,
+std::map<std::string, bool> BackfillGate::ObserveInstances(const node::NodeView& node_view,
                                                            const std::map<std::string, Holder>& holders,
                                                            TimePoint now, const GateContext& context) {
   std::map<std::string, bool> accepts;
-  for (size_t i = 0; i < fleet.gpus.size(); ++i) {
-    const node::GpuView& g = fleet.gpus[i];
+  for (size_t i = 0; i < node_view.gpus.size(); ++i) {
+    const node::GpuView& g = node_view.gpus[i];
     for (const node::MigInstance& m : g.sample.mig_instances) {
       auto found = holders.find(m.uuid);
       Holder holder = found != holders.end() ? found->second : Holder::kNone;

@@ -39,7 +39,7 @@
 
 namespace tarmac::leases {
 
-// How each GPU of the fleet is held (indexed like fleet.gpus).
+// How each GPU of the node is held (indexed like node_view.gpus).
 enum class Holder { kNone, kBackfill, kOther };
 
 // Why a device accepts backfill now or not yet: the facts each tick notes
@@ -69,7 +69,7 @@ struct GateVerdict {
   std::optional<std::chrono::milliseconds> starts_in;
 };
 
-// What the gate sees at one tick besides the fleet and its holders.
+// What the gate sees at one tick besides the GPUs and their holders.
 struct GateContext {
   int minute_of_day = 0;  // Local time, 0-1439.
   int hour_of_week = 0;   // Local, 0-167 (arrival_model.h).
@@ -94,11 +94,11 @@ class BackfillGate {
 
   // Notes each GPU's use at `now`. Returns, per GPU, whether it accepts
   // backfill.
-  std::vector<bool> Observe(const node::NodeView& fleet, const std::vector<Holder>& holders, TimePoint now,
-                            const GateContext& context);
-  // The same for every MIG instance of the fleet, by its MIG UUID;
+  std::vector<bool> Observe(const node::NodeView& node_view, const std::vector<Holder>& holders,
+                            TimePoint now, const GateContext& context);
+  // The same for every MIG instance of the node, by its MIG UUID;
   // `holders` by MIG UUID (an instance not there is held by none).
-  std::map<std::string, bool> ObserveInstances(const node::NodeView& fleet,
+  std::map<std::string, bool> ObserveInstances(const node::NodeView& node_view,
                                                const std::map<std::string, Holder>& holders, TimePoint now,
                                                const GateContext& context);
 

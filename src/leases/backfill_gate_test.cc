@@ -18,8 +18,8 @@ namespace {
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
-using test::Fleet;
 using test::LocalAt;
+using test::Machine;
 
 // Local time is UTC in these tests, so an hour of the week is plain
 // arithmetic (1970-01-01 was a Thursday).
@@ -101,7 +101,7 @@ BackfillPolicy Auto(milliseconds settle, milliseconds min_run) {
 TEST_F(AutoGateTest, AutoStartsAfterSettleWhenNothingWaitsAndNoArrivalIsLikely) {
   BackfillGate gate(Auto(seconds(30), std::chrono::minutes(2)), kMonday10);
   sched::TimePoint t0 = sched::TimePoint{} + std::chrono::hours(1);
-  node::NodeView f = Fleet(3);
+  node::NodeView f = Machine(3);
   std::vector<Holder> none(3, Holder::kNone);
   GateContext c = LocalAt(10 * 60);
   c.hour_of_week = 34;
@@ -143,7 +143,7 @@ TEST_F(AutoGateTest, AutoWindowsAndLimitsStillApply) {
   BackfillPolicy p = Auto(seconds(0), std::chrono::minutes(2));
   p.windows = {"22:00-06:00"};
   BackfillGate gate(p, kMonday10);
-  node::NodeView f = Fleet(1);
+  node::NodeView f = Machine(1);
   sched::TimePoint t0 = sched::TimePoint{} + std::chrono::hours(1);
   GateContext c = LocalAt(12 * 60);
   EXPECT_FALSE(gate.Observe(f, {Holder::kNone}, t0, c)[0]);
@@ -170,7 +170,7 @@ TEST_F(AutoGateTest, AutoMatchesAReferenceModelOverRandomSequences) {
     BackfillGate gate(Auto(settle, min_run), kMonday10);
     std::map<std::pair<int, int>, int> arrivals;  // (GPU, hour of week) -> count
     std::vector<RefGpu> ref(kGpus);
-    node::NodeView f = Fleet(kGpus);
+    node::NodeView f = Machine(kGpus);
     sched::TimePoint t0 = sched::TimePoint{} + std::chrono::hours(1);
     sched::TimePoint now = t0;
     double unix = kMonday10;

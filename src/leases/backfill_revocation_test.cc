@@ -40,11 +40,11 @@ class RevocationTest : public LeaseServiceTest {
     processes_.Add(600, 1001, 20);
     std::unique_ptr<LeaseService> s = Make(BackfillAtOnce(seconds(10)));
     s->OnWantsReading([asked] { ++*asked; });
-    s->OnTick(Fleet(1), clock_.SteadyNow());
+    s->OnTick(Machine(1), clock_.SteadyNow());
     json batch = Call(s.get(), "lease.request",
                       {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}}, 1001, 500);
     if (batch["result"]["state"] != "granted") return nullptr;
-    node::NodeView held = Fleet(1);
+    node::NodeView held = Machine(1);
     held.gpus[0].processes.push_back(testing::Process(600, 8 * kGiB, 0, 1001, "engine", 4000, 20));
     s->OnTick(held, clock_.SteadyNow());
     json real = Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}}, 1002, 501);
@@ -60,7 +60,7 @@ TEST_F(LeaseServiceTest, ARevocationSurvivesARestartAndEndsTheLeaseWhenItsGraceH
   processes_.Add(501, 1002, 11);
   {
     std::unique_ptr<LeaseService> s = Make(policy);
-    s->OnTick(Fleet(1), clock_.SteadyNow());
+    s->OnTick(Machine(1), clock_.SteadyNow());
     json batch = Call(s.get(), "lease.request",
                       {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}}, 1001, 500);
     ASSERT_EQ(batch["result"]["state"], "granted") << batch.dump();
@@ -75,7 +75,7 @@ TEST_F(LeaseServiceTest, ARevocationSurvivesARestartAndEndsTheLeaseWhenItsGraceH
   clock_.Advance(seconds(4));
   std::unique_ptr<LeaseService> s = Make(policy);
   ASSERT_TRUE(s->Restore().ok());
-  s->OnTick(Fleet(1), clock_.SteadyNow());
+  s->OnTick(Machine(1), clock_.SteadyNow());
   json lease = Call(s.get(), "lease.get", {{"id", 1}})["result"];
   ASSERT_EQ(lease["state"], "granted") << lease.dump();
   EXPECT_EQ(lease["lease"]["revoke_by_unix"].get<double>(), revoke_by);
@@ -106,11 +106,11 @@ TEST_F(LeaseServiceTest, RegressionARevokedBackfillsGpuIsHandedOnOnlyOnceTheDriv
   processes_.Add(501, 1002, 11);
   processes_.Add(600, 1001, 20);  // Detached from the batch: no lease token, still holding memory.
   std::unique_ptr<LeaseService> s = Make(policy);
-  s->OnTick(Fleet(1), clock_.SteadyNow());
+  s->OnTick(Machine(1), clock_.SteadyNow());
   json batch = Call(s.get(), "lease.request",
                     {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}}, 1001, 500);
   ASSERT_EQ(batch["result"]["state"], "granted") << batch.dump();
-  node::NodeView held = Fleet(1);
+  node::NodeView held = Machine(1);
   held.gpus[0].processes.push_back(testing::Process(600, 60 * kGiB, 0, 1001, "python", 4000, 20));
   s->OnTick(held, clock_.SteadyNow());
   json real = Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}}, 1002, 501);
@@ -127,7 +127,7 @@ TEST_F(LeaseServiceTest, RegressionARevokedBackfillsGpuIsHandedOnOnlyOnceTheDriv
       processes_.signals.end());
   s->OnTick(held, clock_.SteadyNow());  // Still listed (a process takes a moment to die).
   EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 2}})["result"]["state"], "queued");
-  s->OnTick(Fleet(1), clock_.SteadyNow());  // Gone: now the GPU is empty.
+  s->OnTick(Machine(1), clock_.SteadyNow());  // Gone: now the GPU is empty.
   EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 1}})["result"]["state"], "ended");
   EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 2}})["result"]["state"], "granted");
   EXPECT_EQ(
@@ -157,7 +157,7 @@ TEST_F(RevocationTest, RegressionAKilledBackfillsGpuIsReadAgainAsSoonAsItsListed
   s->EndRevoked();
   EXPECT_EQ(asked, 1) << "asks are at most every 100 ms";
   // That reading hands the GPU on at once.
-  s->OnTick(Fleet(1), clock_.SteadyNow());
+  s->OnTick(Machine(1), clock_.SteadyNow());
   EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 2}})["result"]["state"], "granted");
 }
 
@@ -181,7 +181,7 @@ TEST_F(RevocationTest, RegressionInItsGraceARevokedGpuIsReadAgainOnceItsProcesse
   EXPECT_EQ(asked, 1) << "a reading would now show the GPU empty";
   EXPECT_TRUE(processes_.signals.empty()) << "still in its grace";
   // That reading lists nothing: until the lease ends, a reading every 100 ms.
-  s->OnTick(Fleet(1), clock_.SteadyNow());
+  s->OnTick(Machine(1), clock_.SteadyNow());
   clock_.Advance(milliseconds(20));
   s->EndRevoked();
   EXPECT_EQ(asked, 1);
@@ -191,7 +191,7 @@ TEST_F(RevocationTest, RegressionInItsGraceARevokedGpuIsReadAgainOnceItsProcesse
   // A reading that lists its process again: once that exits, the ask is at
   // once, not 100 ms after the last.
   processes_.Add(601, 1001, 21);
-  node::NodeView engine = Fleet(1);
+  node::NodeView engine = Machine(1);
   engine.gpus[0].processes.push_back(testing::Process(601, 8 * kGiB, 0, 1001, "engine", 4000, 21));
   s->OnTick(engine, clock_.SteadyNow());
   processes_.table.erase(601);
@@ -203,7 +203,7 @@ TEST_F(RevocationTest, RegressionInItsGraceARevokedGpuIsReadAgainOnceItsProcesse
 TEST_F(LeaseServiceTest, RegressionARequestWaitingForADrainingGpuRevokesNoOtherBackfillAndTheBoundEndsIt) {
   std::unique_ptr<LeaseService> s = BackfilledGpus(2, seconds(2));
   int64_t first_gpu = Call(s.get(), "lease.get", {{"id", 1}})["result"]["lease"]["gpus"][0].get<int64_t>();
-  node::NodeView stuck = Fleet(2);
+  node::NodeView stuck = Machine(2);
   stuck.gpus[static_cast<size_t>(first_gpu)].processes.push_back(
       testing::Process(600, 60 * kGiB, 0, 1001, "python", 4000, 20));
   s->OnTick(stuck, clock_.SteadyNow());
@@ -242,7 +242,7 @@ TEST_F(LeaseServiceTest, RegressionARevokedLeaseLetGoWhileItsGpuStillListsAProce
   int64_t revoked =
       !Call(s.get(), "lease.get", {{"id", 1}})["result"]["lease"]["revoke_by_unix"].is_null() ? 1 : 2;
   int64_t gpu = Call(s.get(), "lease.get", {{"id", revoked}})["result"]["lease"]["gpus"][0].get<int64_t>();
-  node::NodeView stuck = Fleet(2);
+  node::NodeView stuck = Machine(2);
   stuck.gpus[static_cast<size_t>(gpu)].processes.push_back(
       testing::Process(600, 60 * kGiB, 0, 1001, "python", 4000, 20));
   s->OnTick(stuck, clock_.SteadyNow());
@@ -257,7 +257,7 @@ TEST_F(LeaseServiceTest, RegressionARevokedLeaseLetGoWhileItsGpuStillListsAProce
   int preempting = CountKind(events, "preempting");
   EXPECT_EQ(preempting, 1) << "a second backfill lease was revoked while the first GPU drained: "
                            << events.dump();
-  s->OnTick(Fleet(2), clock_.SteadyNow());
+  s->OnTick(Machine(2), clock_.SteadyNow());
   EXPECT_EQ(Call(s.get(), "lease.get", {{"id", revoked}})["result"]["state"], "ended");
   json granted = Call(s.get(), "lease.get", {{"id", 3}})["result"];
   ASSERT_EQ(granted["state"], "granted") << granted.dump();
@@ -273,7 +273,7 @@ TEST(BackfillGateTest, OnlyOtherWorkResetsTheIdleClockAndLimitsApply) {
   policy.max_temperature_celsius = 80;
   BackfillGate gate(policy);
   sched::TimePoint t0 = sched::TimePoint{} + std::chrono::hours(1);
-  node::NodeView f = Fleet(3);
+  node::NodeView f = Machine(3);
   std::vector<Holder> none(3, Holder::kNone);
   int noon = 12 * 60;
   EXPECT_EQ(gate.Observe(f, none, t0, LocalAt(noon)), (std::vector<bool>{false, false, false}))
@@ -308,7 +308,7 @@ TEST(BackfillGateTest, WindowsAreLocalTimesOfDayAndMayWrapPastMidnight) {
   policy.idle_for = seconds(0);
   policy.windows = {"22:00-06:00"};
   BackfillGate gate(policy);
-  node::NodeView f = Fleet(1);
+  node::NodeView f = Machine(1);
   sched::TimePoint t0 = sched::TimePoint{} + std::chrono::hours(1);
   EXPECT_FALSE(gate.Observe(f, {Holder::kNone}, t0, LocalAt(12 * 60))[0]);
   EXPECT_TRUE(gate.Observe(f, {Holder::kNone}, t0, LocalAt(23 * 60))[0]);

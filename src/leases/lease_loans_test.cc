@@ -39,7 +39,7 @@ class LoanTest : public LeaseServiceTest {
   // One 80 GiB GPU: bob's notebook (`lender_gib`, `lender_sm`) and, once
   // lent, alice's engine (`loan_gib`).
   void Tick(int64_t lender_gib, double lender_sm, int64_t loan_gib = 0) {
-    node::NodeView f = Fleet(1);
+    node::NodeView f = Machine(1);
     f.gpus[0].sample.memory_total_bytes = 80 * kGiB;
     f.gpus[0].sample.utilization_gpu_ratio = lender_sm;
     node::ProcessView notebook =
@@ -51,7 +51,7 @@ class LoanTest : public LeaseServiceTest {
   }
   // Bob's lease (1) lends; alice's backfill request (2) waits.
   void LeaseAndQueue(bool lends) {
-    node::NodeView empty = Fleet(1);
+    node::NodeView empty = Machine(1);
     empty.gpus[0].sample.memory_total_bytes = 80 * kGiB;
     s_->OnTick(empty, clock_.SteadyNow());
     json lease =
@@ -166,7 +166,7 @@ TEST_F(LoanTest, RegressionADetachedChildWithoutTheTokenIsTheLoansAndEndsWithIt)
   Lend();
   processes_.Add(700, kBorrower, 30);  // alice's escaped child: no token.
   auto tick = [&](int64_t lender_gib, double lender_sm) {
-    node::NodeView f = Fleet(1);
+    node::NodeView f = Machine(1);
     f.gpus[0].sample.memory_total_bytes = 80 * kGiB;
     f.gpus[0].sample.utilization_gpu_ratio = 0.9;
     f.gpus[0].processes.push_back(
@@ -196,7 +196,7 @@ TEST_F(LoanTest, AnotherUsersProcessOnTheLentGpuIsNeverTheLoans) {
   LeaseAndQueue(true);
   Lend();
   processes_.Add(4343, kLender, 40);  // bob starts another process, without his lease's token.
-  node::NodeView f = Fleet(1);
+  node::NodeView f = Machine(1);
   f.gpus[0].sample.memory_total_bytes = 80 * kGiB;
   f.gpus[0].processes.push_back(testing::Process(4242, 30 * kGiB, 0, kLender, "python", 1, 12));
   f.gpus[0].processes.push_back(testing::Process(4343, 1 * kGiB, 0, kLender, "python", 1, 40));
@@ -229,7 +229,7 @@ TEST_F(LoanTest, TheLoanOutlivesItsLenderAsAnOrdinaryBackfillLease) {
   LeaseAndQueue(true);
   Lend();
   ASSERT_EQ(Call(s_.get(), "lease.release", {{"id", 1}}, kLender, 501)["ok"], true);
-  node::NodeView f = Fleet(1);
+  node::NodeView f = Machine(1);
   f.gpus[0].sample.memory_total_bytes = 80 * kGiB;
   f.gpus[0].processes.push_back(testing::Process(600, 30 * kGiB, 0.9, kBorrower, "engine", 1, 20));
   s_->OnTick(f, clock_.SteadyNow());
@@ -245,7 +245,7 @@ TEST_F(LoanTest, TheLoanOutlivesItsLenderAsAnOrdinaryBackfillLease) {
 // The same user's batch borrowing the same user's idle GPU: the processes
 // are told apart by the loan's token, not by their owner.
 TEST_F(LoanTest, ALoanOfTheLendersOwnUserIsToldApartByItsToken) {
-  node::NodeView empty = Fleet(1);
+  node::NodeView empty = Machine(1);
   empty.gpus[0].sample.memory_total_bytes = 80 * kGiB;
   s_->OnTick(empty, clock_.SteadyNow());
   processes_.Add(601, kLender, 21);
@@ -261,7 +261,7 @@ TEST_F(LoanTest, ALoanOfTheLendersOwnUserIsToldApartByItsToken) {
                        {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}}, kLender, 501);
   ASSERT_EQ(backfill["result"]["state"], "queued") << backfill.dump();
   auto tick = [&](bool with_engine) {
-    node::NodeView f = Fleet(1);
+    node::NodeView f = Machine(1);
     f.gpus[0].sample.memory_total_bytes = 80 * kGiB;
     f.gpus[0].processes.push_back(testing::Process(4242, 20 * kGiB, 0, kLender, "python", 1, 12));
     if (with_engine) {

@@ -105,7 +105,7 @@ class LeaseService {
   }
 
   // Each sampler tick: GPUs as read now.
-  void OnTick(const node::NodeView& fleet, sched::TimePoint now) EXCLUDES(mu_);
+  void OnTick(const node::NodeView& node_view, sched::TimePoint now) EXCLUDES(mu_);
   // When the first revoked backfill lease's grace passes (the clock's
   // steady time); empty when none is being revoked.
   std::optional<sched::TimePoint> RevocationDeadline() const EXCLUDES(mu_);

@@ -32,9 +32,11 @@ TEST_F(LeaseServiceTest, AZombieWhosePidWasReusedIsNotSignalled) {
   policy.zombies.idle_for = seconds(1);
   std::unique_ptr<LeaseService> s = Make(policy);
   processes_.Add(4242, 1001, 777);
-  s->OnTick(Fleet(1, {{0, testing::Process(4242, 2 * kGiB, 0, 1001, "python", 1, 777)}}), clock_.SteadyNow());
+  s->OnTick(Machine(1, {{0, testing::Process(4242, 2 * kGiB, 0, 1001, "python", 1, 777)}}),
+            clock_.SteadyNow());
   clock_.Advance(seconds(2));
-  s->OnTick(Fleet(1, {{0, testing::Process(4242, 2 * kGiB, 0, 1001, "python", 1, 777)}}), clock_.SteadyNow());
+  s->OnTick(Machine(1, {{0, testing::Process(4242, 2 * kGiB, 0, 1001, "python", 1, 777)}}),
+            clock_.SteadyNow());
   ASSERT_EQ(Call(s.get(), "zombies", json::object())["result"]["zombies"].size(), 1u);
 
   // The zombie exits and a new process of the same user gets its PID.
@@ -65,7 +67,7 @@ TEST_F(LeaseServiceTest, BackfillSaysPerGpuWhyNotYetAndWhen) {
   s->SeedBackfillLastUse({{"GPU-1", UnixSeconds(clock_.WallNow()) - 240}});
   processes_.Add(4242, 1001, 777);
   auto tick = [&] {
-    s->OnTick(Fleet(3, {{2, testing::Process(4242, 2 * kGiB, 0, 1001, "python", 1, 777)}}),
+    s->OnTick(Machine(3, {{2, testing::Process(4242, 2 * kGiB, 0, 1001, "python", 1, 777)}}),
               clock_.SteadyNow());
   };
   tick();
@@ -108,7 +110,7 @@ TEST_F(LeaseServiceTest, ExpiryTerminatesWithSigtermThenSigkillAfterTheGrace) {
   LeasePolicy policy;
   policy.kill_grace = seconds(5);
   std::unique_ptr<LeaseService> s = Make(policy);
-  s->OnTick(Fleet(2), clock_.SteadyNow());
+  s->OnTick(Machine(2), clock_.SteadyNow());
   processes_.Add(500, 1001, 10);  // The client.
   json granted = Call(s.get(), "lease.request", {{"gpus", 1}, {"max_time_seconds", 60}});
   ASSERT_EQ(granted["result"]["state"], "granted") << granted.dump();
@@ -123,19 +125,19 @@ TEST_F(LeaseServiceTest, ExpiryTerminatesWithSigtermThenSigkillAfterTheGrace) {
   ASSERT_TRUE(Call(s.get(), "lease.attach", {{"id", id}, {"pid", 600}})["ok"].get<bool>());
 
   clock_.Advance(seconds(59));
-  s->OnTick(Fleet(2), clock_.SteadyNow());
+  s->OnTick(Machine(2), clock_.SteadyNow());
   EXPECT_TRUE(processes_.signals.empty());
   clock_.Advance(seconds(1));
-  s->OnTick(Fleet(2), clock_.SteadyNow());
+  s->OnTick(Machine(2), clock_.SteadyNow());
   EXPECT_EQ(processes_.signals, (std::vector<std::pair<int64_t, int>>{{600, SIGTERM}, {601, SIGTERM}}));
   EXPECT_EQ(Call(s.get(), "lease.get", {{"id", id}})["result"]["state"], "ended");
   // 601 ends; 600 ignores SIGTERM and gets SIGKILL after the grace.
   processes_.table.erase(601);
   clock_.Advance(seconds(4));
-  s->OnTick(Fleet(2), clock_.SteadyNow());
+  s->OnTick(Machine(2), clock_.SteadyNow());
   EXPECT_EQ(processes_.signals.size(), 2u);
   clock_.Advance(seconds(1));
-  s->OnTick(Fleet(2), clock_.SteadyNow());
+  s->OnTick(Machine(2), clock_.SteadyNow());
   ASSERT_EQ(processes_.signals.size(), 3u);
   EXPECT_EQ(processes_.signals.back(), (std::pair<int64_t, int>{600, SIGKILL}));
 }
@@ -143,7 +145,7 @@ TEST_F(LeaseServiceTest, ExpiryTerminatesWithSigtermThenSigkillAfterTheGrace) {
 TEST_F(LeaseServiceTest, RestoreReattachesLiveClientsAndEndsTheRest) {
   {
     std::unique_ptr<LeaseService> s = Make();
-    s->OnTick(Fleet(4), clock_.SteadyNow());
+    s->OnTick(Machine(4), clock_.SteadyNow());
     processes_.Add(500, 1001, 10);
     processes_.Add(501, 1002, 11);
     processes_.Add(502, 1002, 12);
@@ -165,7 +167,7 @@ TEST_F(LeaseServiceTest, RestoreReattachesLiveClientsAndEndsTheRest) {
   processes_.Add(503, 1003, 13);
   json next = Call(s.get(), "lease.request", {{"gpus", 1}, {"wait", false}}, 1003, 503);
   EXPECT_EQ(next["error"]["code"], "unavailable") << "GPUs are not known before the first tick";
-  s->OnTick(Fleet(4), clock_.SteadyNow());
+  s->OnTick(Machine(4), clock_.SteadyNow());
   next = Call(s.get(), "lease.request", {{"gpus", 1}}, 1003, 503);
   const json& r = next["result"];
   EXPECT_EQ(r.contains("lease") ? r["lease"]["id"] : r["request"]["id"], 4) << next.dump();
@@ -175,7 +177,7 @@ TEST_F(LeaseServiceTest, ACorruptStateFileIsRefusedNamingIt) {
   std::string path = dir_.path() + "/leases.db";
   {
     std::unique_ptr<LeaseService> s = Make();
-    s->OnTick(Fleet(1), clock_.SteadyNow());
+    s->OnTick(Machine(1), clock_.SteadyNow());
     processes_.Add(500, 1001, 10);
     ASSERT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}})["result"]["state"], "granted");
   }
@@ -193,7 +195,7 @@ TEST_F(LeaseServiceTest, ACorruptStateFileIsRefusedNamingIt) {
 
 TEST_F(LeaseServiceTest, MalformedParamsAreRefusedNamingTheField) {
   std::unique_ptr<LeaseService> s = Make({}, false);
-  s->OnTick(Fleet(2), clock_.SteadyNow());
+  s->OnTick(Machine(2), clock_.SteadyNow());
   for (const auto& [method, params, says] : std::vector<std::tuple<std::string, json, std::string>>{
            {"lease.request", {{"gpus", "two"}}, "params.gpus: expected an integer"},
            {"lease.request", {{"priority", "urgent"}}, "params.priority"},
@@ -213,7 +215,7 @@ TEST_F(LeaseServiceTest, MalformedParamsAreRefusedNamingTheField) {
 
 TEST_F(LeaseServiceTest, ARepeatedRequestKeyAnswersWithWhatTheFirstRequestMade) {
   std::unique_ptr<LeaseService> s = Make();
-  s->OnTick(Fleet(1), clock_.SteadyNow());
+  s->OnTick(Machine(1), clock_.SteadyNow());
   processes_.Add(500, 1001, 10);
   json first = Call(s.get(), "lease.request", {{"gpus", 1}, {"request_key", "k1"}});
   ASSERT_EQ(first["result"]["state"], "granted") << first.dump();
@@ -241,14 +243,14 @@ TEST_F(LeaseServiceTest, ARepeatedRequestKeyAnswersWithWhatTheFirstRequestMade) 
   // A key survives a restart.
   s = Make();
   ASSERT_TRUE(s->Restore().ok());
-  s->OnTick(Fleet(1), clock_.SteadyNow());
+  s->OnTick(Machine(1), clock_.SteadyNow());
   EXPECT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"request_key", "k1"}})["result"]["lease"]["id"],
             first["result"]["lease"]["id"]);
 }
 
 TEST_F(LeaseServiceTest, NoLeaseOutlivesItsClient) {
   std::unique_ptr<LeaseService> s = Make();
-  s->OnTick(Fleet(2), clock_.SteadyNow());
+  s->OnTick(Machine(2), clock_.SteadyNow());
   // A request whose client exited before the agent read it (it waited on a
   // stopped agent) makes nothing: no one would ever end the lease.
   json gone = Call(s.get(), "lease.request", {{"gpus", 1}}, 1001, 777);
@@ -271,14 +273,14 @@ TEST_F(LeaseServiceTest, NoLeaseOutlivesItsClient) {
   ASSERT_TRUE(state.value()->Apply({{"lease", 9, sched::LeaseToJson(orphan, base)}}, &none).ok());
   s = Make();
   ASSERT_TRUE(s->Restore().ok());
-  s->OnTick(Fleet(2), clock_.SteadyNow());
+  s->OnTick(Machine(2), clock_.SteadyNow());
   EXPECT_TRUE(Call(s.get(), "leases", json::object())["result"]["leases"].empty());
 }
 
 TEST_F(LeaseServiceTest, AChangeThatCannotBeSavedIsRefusedTakenBackAndItsIdNeverReused) {
   std::string path = dir_.path() + "/leases.db";
   std::unique_ptr<LeaseService> s = Make();
-  s->OnTick(Fleet(2), clock_.SteadyNow());
+  s->OnTick(Machine(2), clock_.SteadyNow());
   processes_.Add(500, 1001, 10);
   // Every write to the state table now fails, as on a full disk.
   Result<std::unique_ptr<store::Db>> other = store::Db::Open(path, store::Db::Mode::kReadWriteCreate);
@@ -296,13 +298,13 @@ TEST_F(LeaseServiceTest, AChangeThatCannotBeSavedIsRefusedTakenBackAndItsIdNever
   EXPECT_NE(s->Problem().find(path), std::string::npos) << s->Problem();
   EXPECT_FALSE(s->StateJson()["ok"].get<bool>());
   // While it fails, ticks grant nothing.
-  s->OnTick(Fleet(2), clock_.SteadyNow());
+  s->OnTick(Machine(2), clock_.SteadyNow());
   EXPECT_TRUE(Call(s.get(), "leases", json::object())["result"]["leases"].empty());
 
   // The disk has room again: after the retry interval, changes are saved.
   ASSERT_TRUE(other.value()->Exec("DROP TRIGGER full").ok());
   clock_.Advance(LeaseService::kStateRetryInterval + seconds(1));
-  s->OnTick(Fleet(2), clock_.SteadyNow());
+  s->OnTick(Machine(2), clock_.SteadyNow());
   EXPECT_EQ(s->Problem(), "");
   json granted = Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}});
   ASSERT_EQ(granted["result"]["state"], "granted") << granted.dump();
@@ -318,12 +320,12 @@ TEST_F(LeaseServiceTest, AChangeThatCannotBeSavedIsRefusedTakenBackAndItsIdNever
 TEST_F(LeaseServiceTest, AStateFileDeletedUnderTheAgentIsWrittenAnew) {
   std::string path = dir_.path() + "/leases.db";
   std::unique_ptr<LeaseService> s = Make();
-  s->OnTick(Fleet(2), clock_.SteadyNow());
+  s->OnTick(Machine(2), clock_.SteadyNow());
   processes_.Add(500, 1001, 10);
   ASSERT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}})["result"]["state"],
             "granted");
   for (const char* suffix : {"", "-wal", "-shm"}) ::unlink((path + suffix).c_str());
-  s->OnTick(Fleet(2), clock_.SteadyNow());
+  s->OnTick(Machine(2), clock_.SteadyNow());
   EXPECT_EQ(::access(path.c_str(), F_OK), 0) << "written anew within a tick";
   json events = Call(s.get(), "events", json::object())["result"]["events"];
   bool said = false;
@@ -336,13 +338,13 @@ TEST_F(LeaseServiceTest, AStateFileDeletedUnderTheAgentIsWrittenAnew) {
 
 TEST_F(LeaseServiceTest, IdleTimeSurvivesARestartAndTokensShowOnlyToTheirOwner) {
   std::unique_ptr<LeaseService> s = Make();
-  s->OnTick(Fleet(1), clock_.SteadyNow());
+  s->OnTick(Machine(1), clock_.SteadyNow());
   processes_.Add(500, 1001, 10);
   ASSERT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}})["result"]["state"],
             "granted");
-  s->OnTick(Fleet(1), clock_.SteadyNow());  // Idle from here.
+  s->OnTick(Machine(1), clock_.SteadyNow());  // Idle from here.
   clock_.Advance(seconds(100));
-  s->OnTick(Fleet(1), clock_.SteadyNow());
+  s->OnTick(Machine(1), clock_.SteadyNow());
   s = Make();
   ASSERT_TRUE(s->Restore().ok());
   json mine = Call(s.get(), "leases", json::object())["result"]["leases"][0];
@@ -356,7 +358,7 @@ TEST_F(LeaseServiceTest, IdleTimeSurvivesARestartAndTokensShowOnlyToTheirOwner) 
 
 TEST_F(LeaseServiceTest, AttachRefusesInitKernelThreadsAndOtherUsersProcesses) {
   std::unique_ptr<LeaseService> s = Make();
-  s->OnTick(Fleet(1), clock_.SteadyNow());
+  s->OnTick(Machine(1), clock_.SteadyNow());
   processes_.Add(500, 1001, 10);
   ASSERT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}})["result"]["state"], "granted");
   processes_.table[1] = {1, 0, 1, 0, "systemd"};
@@ -444,11 +446,11 @@ TEST(ProcessControlTest, LeaseProcessesAreFoundByTheirTokenOnly) {
 
 class LeaseWaitTest : public LeaseServiceTest {
  public:
-  // Holds GPU 0 of a one-GPU fleet for uid 1001 (lease 1) and queues a
+  // Holds GPU 0 of a one-GPU node for uid 1001 (lease 1) and queues a
   // request of uid 1002 (request 2).
   std::unique_ptr<LeaseService> MakeWithQueue() {
     std::unique_ptr<LeaseService> s = Make();
-    s->OnTick(Fleet(1), clock_.SteadyNow());
+    s->OnTick(Machine(1), clock_.SteadyNow());
     processes_.Add(500, 1001, 10);
     processes_.Add(600, 1002, 20);
     EXPECT_EQ(Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}})["result"]["state"],
@@ -500,10 +502,10 @@ TEST_F(LeaseWaitTest, AWaiterIsAnsweredWithItsPositionWhenItsTimeoutPasses) {
   auto slot = std::make_shared<ipc::Reply::Slot>();
   EXPECT_FALSE(Wait(s.get(), {{"id", 2}, {"timeout_ms", 2000}}, slot).has_value());
   clock_.Advance(seconds(1));
-  s->OnTick(Fleet(1), clock_.SteadyNow());
+  s->OnTick(Machine(1), clock_.SteadyNow());
   EXPECT_TRUE(Sent(slot).is_null());
   clock_.Advance(seconds(2));
-  s->OnTick(Fleet(1), clock_.SteadyNow());
+  s->OnTick(Machine(1), clock_.SteadyNow());
   json sent = Sent(slot);
   ASSERT_FALSE(sent.is_null());
   EXPECT_EQ(sent["result"]["state"], "queued");
@@ -519,7 +521,7 @@ TEST_F(LeaseWaitTest, AWaiterThatHungUpIsDroppedAndBadTimeoutsAreRefused) {
     MutexLock lock(&slot->mu);
     slot->is_open = false;  // The caller's connection closed.
   }
-  s->OnTick(Fleet(1), clock_.SteadyNow());
+  s->OnTick(Machine(1), clock_.SteadyNow());
   EXPECT_EQ(s->waiter_count(), 0u);
   for (json bad : {json(-1), json(600001), json("soon")}) {
     std::optional<std::string> refused =
@@ -544,20 +546,20 @@ TEST_F(LeaseWaitTest, AGrantThatCannotBeSavedIsNeverHeard) {
                   .ok());
   json refused = Call(s.get(), "lease.release", {{"id", 1}});
   EXPECT_EQ(refused["error"]["code"], "storage_unavailable") << refused.dump();
-  s->OnTick(Fleet(1), clock_.SteadyNow());
+  s->OnTick(Machine(1), clock_.SteadyNow());
   EXPECT_TRUE(Sent(slot).is_null()) << "a grant taken back is not told";
   EXPECT_EQ(s->waiter_count(), 1u);
   // Saving works again: the release goes through and the waiter hears.
   ASSERT_TRUE(other.value()->Exec("DROP TRIGGER full; DROP TRIGGER full2").ok());
   clock_.Advance(LeaseService::kStateRetryInterval + seconds(1));
-  s->OnTick(Fleet(1), clock_.SteadyNow());
+  s->OnTick(Machine(1), clock_.SteadyNow());
   ASSERT_TRUE(Call(s.get(), "lease.release", {{"id", 1}})["ok"].get<bool>());
   EXPECT_EQ(Sent(slot)["result"]["state"], "granted") << Sent(slot).dump();
 }
 
 TEST_F(LeaseServiceTest, TheLeaseThreadTicksOnTheSnapshotsItIsHanded) {
   std::unique_ptr<LeaseService> s = Make();
-  s->OnTick(Fleet(1), clock_.SteadyNow());
+  s->OnTick(Machine(1), clock_.SteadyNow());
   processes_.Add(500, 1001, 10);
   ASSERT_EQ(Call(s.get(), "lease.request",
                  {{"gpus", 1}, {"kind", "reservation"}, {"max_time_seconds", 1}})["result"]["state"],
@@ -566,7 +568,7 @@ TEST_F(LeaseServiceTest, TheLeaseThreadTicksOnTheSnapshotsItIsHanded) {
   ticker.Start();
   clock_.Advance(seconds(2));
   auto snapshot = std::make_shared<node::Snapshot>();
-  snapshot->fleet = Fleet(1);
+  snapshot->node_view = Machine(1);
   snapshot->taken_at_steady = clock_.SteadyNow();
   ticker.Submit(snapshot);
   for (int i = 0; i < 500 && ticker.ticks() == 0; ++i) std::this_thread::sleep_for(milliseconds(10));
@@ -581,7 +583,7 @@ TEST_F(LeaseServiceTest, TheLeaseThreadTicksOnTheSnapshotsItIsHanded) {
 TEST_F(LeaseServiceTest, RegressionAnEmptyUuidListOrProfileIsABadRequestNotAnyGpu) {
   processes_.Add(500, 1001, 10);
   std::unique_ptr<LeaseService> s = Make();
-  s->OnTick(Fleet(2), clock_.SteadyNow());
+  s->OnTick(Machine(2), clock_.SteadyNow());
   for (json params : {json{{"uuids", json::array()}, {"command", "x"}},
                       json{{"mig_profile", ""}, {"command", "x"}}, json{{"uuids", {""}}, {"command", "x"}}}) {
     json r = Call(s.get(), "lease.request", params);

@@ -69,7 +69,7 @@ void LeaseTicker::Loop(std::stop_token stop) {
       service_->EndRevoked();
       continue;
     }
-    service_->OnTick(snapshot->fleet, snapshot->taken_at_steady);
+    service_->OnTick(snapshot->node_view, snapshot->taken_at_steady);
     MutexLock lock(&mu_);
     ++ticks_;
   }

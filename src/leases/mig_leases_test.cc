@@ -34,7 +34,7 @@ node::MigInstance Instance(int gpu, int gi, const std::string& profile) {
 // GPU 0: 3g.40gb (gi 1) and four 1g.10gb (gi 2-5); GPU 1: seven 1g.10gb
 // (gi 1-7); GPU 2: whole, no MIG.
 node::NodeView MigFleet() {
-  node::NodeView f = Fleet(3);
+  node::NodeView f = Machine(3);
   for (int g = 0; g < 2; ++g) {
     f.gpus[static_cast<size_t>(g)].info.is_mig_enabled = true;
     f.gpus[static_cast<size_t>(g)].sample.utilization_gpu_ratio.reset();

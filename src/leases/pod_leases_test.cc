@@ -25,7 +25,7 @@ TEST_F(LeaseServiceTest, APodAllocationIsALeaseOfKindPodThatSurvivesARestart) {
   processes_.Add(500, 1001, 10);  // The client of the requests below.
   std::unique_ptr<LeaseService> s = Make();
   EXPECT_EQ(s->HoldForPod({"GPU-0"}).code(), StatusCode::kUnavailable);  // No GPUs read yet.
-  s->OnTick(Fleet(4), clock_.SteadyNow());
+  s->OnTick(Machine(4), clock_.SteadyNow());
   ASSERT_TRUE(s->HoldForPod({"GPU-0", "GPU-1"}).ok());
   ASSERT_TRUE(s->HoldForPod({"GPU-1", "GPU-0"}).ok());  // The kubelet asking again: the same lease.
   json leases = Call(s.get(), "leases", json::object())["result"]["leases"];
@@ -65,7 +65,7 @@ TEST_F(LeaseServiceTest, APodAllocationIsALeaseOfKindPodThatSurvivesARestart) {
 
 TEST_F(LeaseServiceTest, TheKubeletsPodResourcesNameAdoptAndEndPodLeases) {
   std::unique_ptr<LeaseService> s = Make();
-  s->OnTick(Fleet(4), clock_.SteadyNow());
+  s->OnTick(Machine(4), clock_.SteadyNow());
   ASSERT_TRUE(s->HoldForPod({"GPU-0"}).ok());
   ASSERT_TRUE(s->HoldForPod({"GPU-1"}).ok());
   // GPU-0's pod is listed; GPU-1's not yet; GPU-2 was allocated while the
@@ -108,7 +108,7 @@ TEST_F(LeaseServiceTest, AnIdlePodIsReportedButNeverEndedWhateverThePolicy) {
   std::unique_ptr<LeaseService> s = Make(policy);
   // A pod's process runs as another user than the lease's (root) owner.
   processes_.Add(4300, 1005, 11);
-  auto fleet = [] { return Fleet(2, {{0, testing::Process(4300, 2 * kGiB, 0, 1005, "python", 1, 11)}}); };
+  auto fleet = [] { return Machine(2, {{0, testing::Process(4300, 2 * kGiB, 0, 1005, "python", 1, 11)}}); };
   s->OnTick(fleet(), clock_.SteadyNow());
   ASSERT_TRUE(s->HoldForPod({"GPU-0"}).ok());
   for (int i = 0; i < 10; ++i) {

@@ -27,8 +27,8 @@ TEST_F(LeaseServiceTest, ASlurmJobsGpusAreALeaseFromItsPrologToItsEpilog) {
   processes_.Add(7002, 1009, 72);  // Another user's process on the same GPU.
   std::unique_ptr<LeaseService> s = Make();
   auto fleet = [] {
-    return Fleet(4, {{2, testing::Process(7001, 2 * kGiB, 0, 1005, "python", 1, 71)},
-                     {2, testing::Process(7002, 1 * kGiB, 0, 1009, "python", 1, 72)}});
+    return Machine(4, {{2, testing::Process(7001, 2 * kGiB, 0, 1005, "python", 1, 71)},
+                       {2, testing::Process(7002, 1 * kGiB, 0, 1009, "python", 1, 72)}});
   };
   s->OnTick(fleet(), clock_.SteadyNow());
   json prolog = {{"job", "4242"}, {"uid", 1005}, {"user", "erin"}, {"gpus", {2, 3}}};
@@ -80,7 +80,7 @@ TEST_F(LeaseServiceTest, ASlurmJobsGpusAreALeaseFromItsPrologToItsEpilog) {
 TEST_F(LeaseServiceTest, AJobsPrologTakesGpusWhoseLastJobsEpilogWasMissedButNeverAReservation) {
   processes_.Add(500, 1001, 10);
   std::unique_ptr<LeaseService> s = Make();
-  s->OnTick(Fleet(4), clock_.SteadyNow());
+  s->OnTick(Machine(4), clock_.SteadyNow());
   ASSERT_TRUE(Call(s.get(), "slurm.prolog", {{"job", "1"}, {"uid", 1005}, {"user", "erin"}, {"gpus", {0, 1}}},
                    0)["ok"]);
   json next =
@@ -114,7 +114,7 @@ TEST_F(LeaseServiceTest, AnIdleSlurmJobIsAskedAboutThroughSlurmByPartitionAfterA
   auto idle_for = [&](LeaseService* s, int seconds_idle) {
     for (int i = 0; i < seconds_idle / 5; ++i) {
       clock_.Advance(seconds(5));
-      s->OnTick(Fleet(2), clock_.SteadyNow());
+      s->OnTick(Machine(2), clock_.SteadyNow());
     }
   };
   auto kinds = [&](LeaseService* s) {
@@ -128,7 +128,7 @@ TEST_F(LeaseServiceTest, AnIdleSlurmJobIsAskedAboutThroughSlurmByPartitionAfterA
     policy.slurm.is_dry_run = true;
     std::unique_ptr<LeaseService> s = Make(policy, false);
     run(s.get());
-    s->OnTick(Fleet(2), clock_.SteadyNow());
+    s->OnTick(Machine(2), clock_.SteadyNow());
     ASSERT_TRUE(Call(s.get(), "slurm.prolog",
                      {{"job", "11"}, {"uid", 1005}, {"user", "erin"}, {"gpus", {0}}, {"partition", "debug"}},
                      0)["ok"]);
@@ -145,7 +145,7 @@ TEST_F(LeaseServiceTest, AnIdleSlurmJobIsAskedAboutThroughSlurmByPartitionAfterA
   policy.slurm.is_dry_run = false;
   std::unique_ptr<LeaseService> s = Make(policy);
   run(s.get());
-  s->OnTick(Fleet(2), clock_.SteadyNow());
+  s->OnTick(Machine(2), clock_.SteadyNow());
   ASSERT_TRUE(Call(s.get(), "slurm.prolog",
                    {{"job", "12"}, {"uid", 1005}, {"user", "erin"}, {"gpus", {0}}, {"partition", "debug"}},
                    0)["ok"]);
@@ -186,7 +186,7 @@ TEST_F(LeaseServiceTest, AnIdleSlurmJobIsAskedAboutThroughSlurmByPartitionAfterA
 TEST_F(LeaseServiceTest, RegressionAPrologWithAnImpossibleUidOrAHostileUserNameIsRefused) {
   processes_.Add(500, 1001, 10);
   std::unique_ptr<LeaseService> s = Make();
-  s->OnTick(Fleet(2), clock_.SteadyNow());
+  s->OnTick(Machine(2), clock_.SteadyNow());
   auto prolog = [&](json uid, json user) {
     return Call(s.get(), "slurm.prolog", {{"job", "5"}, {"uid", uid}, {"user", user}, {"gpus", {0}}}, 0);
   };
@@ -280,9 +280,9 @@ TEST_F(LeaseServiceTest, RegressionTheEpilogEndsAndCountsOnlyTheJobsOwnProcesses
   processes_.Add(7001, 1005, 71);  // The job's, left behind.
   processes_.Add(7002, 1009, 72);  // Another user's, 30 GiB.
   std::unique_ptr<LeaseService> s = Make();
-  node::NodeView f = Fleet(1, {{0, testing::Process(7000, 1 * kGiB, 0, 1005, "python", 1, 40)},
-                               {0, testing::Process(7001, 2 * kGiB, 0, 1005, "python", 1, 71)},
-                               {0, testing::Process(7002, 30 * kGiB, 0, 1009, "python", 1, 72)}});
+  node::NodeView f = Machine(1, {{0, testing::Process(7000, 1 * kGiB, 0, 1005, "python", 1, 40)},
+                                 {0, testing::Process(7001, 2 * kGiB, 0, 1005, "python", 1, 71)},
+                                 {0, testing::Process(7002, 30 * kGiB, 0, 1009, "python", 1, 72)}});
   s->OnTick(f, clock_.SteadyNow());
   ASSERT_TRUE(Call(s.get(), "slurm.prolog", {{"job", "5"}, {"uid", 1005}, {"user", "erin"}, {"gpus", {0}}}, 0,
                    600)["ok"]);

@@ -51,12 +51,12 @@ double IdleValue(std::string_view family, const GpuCounters& c) {
 }
 
 // Idle and held-idle time, and what it cost.
-void CollectIdle(const node::NodeView& fleet, const std::string& host, const std::string& currency,
+void CollectIdle(const node::NodeView& node_view, const std::string& host, const std::string& currency,
                  const std::map<std::string, GpuCounters>& counters, Exposition* out) {
   for (const Family* family : kIdleFamilies) {
     Head(out, *family);
     std::string name(family->name);
-    for (const node::GpuView& g : fleet.gpus) {
+    for (const node::GpuView& g : node_view.gpus) {
       auto c = counters.find(g.info.uuid);
       if (c == counters.end()) continue;
       bool is_cost = name == node::family::kGpuIdleCostTotal || name == node::family::kGpuIdleForCost;
@@ -68,10 +68,10 @@ void CollectIdle(const node::NodeView& fleet, const std::string& host, const std
 
 // Seconds by state and by lease holder: what fleet accounting sums with
 // increase() (docs/fleet.md).
-void CollectSecondsByHolder(const node::NodeView& fleet, const std::string& host,
+void CollectSecondsByHolder(const node::NodeView& node_view, const std::string& host,
                             const std::map<std::string, GpuCounters>& counters, Exposition* out) {
   Head(out, kGpuStateSecondsTotal);
-  for (const node::GpuView& g : fleet.gpus) {
+  for (const node::GpuView& g : node_view.gpus) {
     auto c = counters.find(g.info.uuid);
     if (c == counters.end()) continue;
     for (const auto& [state, seconds] : c->second.state_seconds) {
@@ -79,7 +79,7 @@ void CollectSecondsByHolder(const node::NodeView& fleet, const std::string& host
     }
   }
   Head(out, kGpuLeaseSecondsTotal);
-  for (const node::GpuView& g : fleet.gpus) {
+  for (const node::GpuView& g : node_view.gpus) {
     auto c = counters.find(g.info.uuid);
     if (c == counters.end()) continue;
     for (const auto& [holder, seconds] : c->second.lease_seconds) {
@@ -88,7 +88,7 @@ void CollectSecondsByHolder(const node::NodeView& fleet, const std::string& host
     }
   }
   Head(out, kGpuJobSecondsTotal);
-  for (const node::GpuView& g : fleet.gpus) {
+  for (const node::GpuView& g : node_view.gpus) {
     auto c = counters.find(g.info.uuid);
     if (c == counters.end()) continue;
     for (const auto& [job, held] : c->second.job_seconds) {
@@ -112,10 +112,10 @@ const std::vector<FamilyDoc>& AccountingFamilies() {
   return kAll;
 }
 
-void CollectAccounting(const node::NodeView& fleet, const std::string& host, const std::string& currency,
+void CollectAccounting(const node::NodeView& node_view, const std::string& host, const std::string& currency,
                        const std::map<std::string, GpuCounters>& counters, Exposition* out) {
-  CollectIdle(fleet, host, currency, counters, out);
-  CollectSecondsByHolder(fleet, host, counters, out);
+  CollectIdle(node_view, host, currency, counters, out);
+  CollectSecondsByHolder(node_view, host, counters, out);
 }
 
 }  // namespace tarmac::metrics

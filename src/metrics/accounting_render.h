@@ -20,9 +20,9 @@ namespace tarmac::metrics {
 // The families CollectAccounting renders (documented in NativeFamilies()).
 const std::vector<FamilyDoc>& AccountingFamilies();
 
-// Each GPU of `fleet` that `counters` has, with tarmac's GPU labels; the
+// Each GPU of `node_view` that `counters` has, with tarmac's GPU labels; the
 // cost families carry `currency`.
-void CollectAccounting(const node::NodeView& fleet, const std::string& host, const std::string& currency,
+void CollectAccounting(const node::NodeView& node_view, const std::string& host, const std::string& currency,
                        const std::map<std::string, GpuCounters>& counters, Exposition* out);
 
 }  // namespace tarmac::metrics

@@ -43,7 +43,7 @@ const char* JobState(const node::GpuView& g, const node::MigInstance& m) {
 NodeCounters::NodeCounters(std::function<double(const std::string& model)> price)
     : price_(std::move(price)) {}
 
-void NodeCounters::Update(const node::NodeView& fleet, const node::LeaseMarks& marks,
+void NodeCounters::Update(const node::NodeView& node_view, const node::LeaseMarks& marks,
                           std::chrono::steady_clock::time_point at) {
   double dt = 0;
   if (previous_) {
@@ -53,7 +53,7 @@ void NodeCounters::Update(const node::NodeView& fleet, const node::LeaseMarks& m
   }
   previous_ = at;
   MutexLock lock(&mu_);
-  for (const node::GpuView& g : fleet.gpus) {
+  for (const node::GpuView& g : node_view.gpus) {
     auto [entry, is_new] = by_uuid_.try_emplace(g.info.uuid);
     GpuCounters& c = entry->second;
     if (is_new) {  // Every series from the first scrape on, at 0.

@@ -67,9 +67,9 @@ class NodeCounters {
   explicit NodeCounters(std::function<double(const std::string& model)> price);
 
   // Adds the time since the previous update (at most kMaxStep) to each
-  // GPU's counters according to what `fleet` shows and who `marks` says
-  // holds each GPU and MIG instance (fleet/lease_marks.h).
-  void Update(const node::NodeView& fleet, const node::LeaseMarks& marks,
+  // GPU's counters according to what `node_view` shows and who `marks` says
+  // holds each GPU and MIG instance (node/lease_marks.h).
+  void Update(const node::NodeView& node_view, const node::LeaseMarks& marks,
               std::chrono::steady_clock::time_point at);
 
   std::map<std::string, GpuCounters> Get() const;  // By GPU UUID.

@@ -58,7 +58,7 @@ const std::vector<FamilyDoc>& MigNativeFamilies() {
   return kFamilies;
 }
 
-void CollectMigNative(const node::NodeView& fleet, const std::string& host, Exposition* out) {
+void CollectMigNative(const node::NodeView& node_view, const std::string& host, Exposition* out) {
   const std::vector<FamilyDoc>& docs = MigNativeFamilies();
   struct Row {
     const node::GpuView* g;
@@ -66,7 +66,7 @@ void CollectMigNative(const node::NodeView& fleet, const std::string& host, Expo
     Labels labels;
   };
   std::vector<Row> rows;
-  for (const node::GpuView& g : fleet.gpus) {
+  for (const node::GpuView& g : node_view.gpus) {
     if (g.sample.health != node::GpuHealth::kOk) continue;
     for (const node::MigInstance& m : g.sample.mig_instances)
       rows.push_back({&g, &m, NativeMigLabels(g, m, host)});

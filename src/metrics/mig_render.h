@@ -29,6 +29,6 @@ Labels DcgmMigLabels(Labels gpu_labels, const node::GpuView& gpu, const node::Mi
 
 // tarmac's per-instance families (documented in NativeFamilies()).
 const std::vector<FamilyDoc>& MigNativeFamilies();
-void CollectMigNative(const node::NodeView& fleet, const std::string& host, Exposition* out);
+void CollectMigNative(const node::NodeView& node_view, const std::string& host, Exposition* out);
 
 }  // namespace tarmac::metrics

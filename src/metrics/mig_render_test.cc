@@ -16,8 +16,8 @@ namespace {
 
 node::Snapshot SplitGpu() {
   node::Snapshot s;
-  s.fleet.hostname = "node-1";
-  s.fleet.system.driver_version = "580.65.06";
+  s.node_view.hostname = "node-1";
+  s.node_view.system.driver_version = "580.65.06";
   node::GpuView g;
   g.info.index = 0;
   g.info.uuid = "GPU-0";
@@ -33,7 +33,7 @@ node::Snapshot SplitGpu() {
     p.details.kubernetes = {"pod-" + std::to_string(gi), "ml", "main"};
     g.processes.push_back(p);
   }
-  s.fleet.gpus.push_back(g);
+  s.node_view.gpus.push_back(g);
   return s;
 }
 
@@ -85,8 +85,8 @@ TEST(MigRenderTest, InstancesGetDcgmSeriesWithGpuInstanceLabelsAndTheirOwnPod) {
 
 TEST(MigRenderTest, AKubeletAllocationNamesTheInstancesPod) {
   node::Snapshot s = SplitGpu();
-  s.fleet.gpus[0].processes.clear();
-  s.fleet.gpus[0].mig_allocated_to["MIG-2"] = {"infer-0", "serve", "server"};
+  s.node_view.gpus[0].processes.clear();
+  s.node_view.gpus[0].mig_allocated_to["MIG-2"] = {"infer-0", "serve", "server"};
   std::string text = RenderMetrics(s, node::SamplerStats(), {}, {});
   EXPECT_NE(text.find("GPU_I_PROFILE=\"1g.10gb\",GPU_I_ID=\"2\",pod=\"infer-0\",namespace=\"serve\","
                       "container=\"server\"}"),

@@ -40,7 +40,7 @@ struct GpuFamily {
   Value value;
 };
 
-// The families of the readings table (fleet/sample_fields.h) that have a
+// The families of the readings table (node/sample_fields.h) that have a
 // `column`, in table order, then `more`.
 std::vector<GpuFamily> WithTableFamilies(node::MetricFamilyOf node::SampleField::*column,
                                          std::vector<GpuFamily> more) {
@@ -136,7 +136,7 @@ const std::vector<GpuFamily>& NativeGpuFamilies() {
             "1 when the GPU is under 5 % utilization now (in MIG mode: its engine activity, GPM)."},
            [](const node::GpuView& g) -> std::optional<double> {
              // In MIG mode the driver reports no utilization; the engine's
-             // activity says, as it does for status (fleet/gpu_marks.h).
+             // activity says, as it does for status (node/gpu_marks.h).
              bool is_known = g.sample.utilization_gpu_ratio || g.sample.graphics_engine_active_ratio;
              if (!Readable(g) || !is_known) return std::nullopt;
              return node::MarkGpu(g).is_idle ? 1.0 : 0.0;
@@ -169,7 +169,7 @@ Labels DcgmLabels(const node::GpuView& g, const std::string& host, const std::st
 // What one scrape renders from, shared by the collectors below.
 struct Scrape {
   const node::Snapshot& snapshot;
-  const node::NodeView& fleet;
+  const node::NodeView& node_view;
   const node::SamplerStats& stats;
   const std::map<std::string, GpuCounters>& counters;
   const RenderOptions& options;
@@ -178,28 +178,28 @@ struct Scrape {
 
 // dcgm-exporter's families, under its names and labels.
 void CollectDcgm(const Scrape& s, Exposition* out) {
-  const node::NodeView& fleet = s.fleet;
+  const node::NodeView& node_view = s.node_view;
   const std::string& host = s.host;
   const RenderOptions& options = s.options;
   // Each GPU's labels once (finding its pod walks its processes), not once
   // per family.
   std::vector<Labels> dcgm_labels;
-  dcgm_labels.reserve(fleet.gpus.size());
-  for (const node::GpuView& g : fleet.gpus) {
-    dcgm_labels.push_back(DcgmLabels(g, host, fleet.system.driver_version, options.dcgm_hostname_label));
+  dcgm_labels.reserve(node_view.gpus.size());
+  for (const node::GpuView& g : node_view.gpus) {
+    dcgm_labels.push_back(DcgmLabels(g, host, node_view.system.driver_version, options.dcgm_hostname_label));
   }
   // MIG instances: their labels once too (mig_render.h).
   std::vector<std::pair<const node::MigInstance*, Labels>> mig_labels;
-  for (const node::GpuView& g : fleet.gpus) {
+  for (const node::GpuView& g : node_view.gpus) {
     if (!Readable(g) || g.sample.mig_instances.empty()) continue;
-    Labels base = DcgmLabels(g, host, fleet.system.driver_version, options.dcgm_hostname_label, false);
+    Labels base = DcgmLabels(g, host, node_view.system.driver_version, options.dcgm_hostname_label, false);
     for (const node::MigInstance& m : g.sample.mig_instances)
       mig_labels.emplace_back(&m, DcgmMigLabels(base, g, m));
   }
   for (const GpuFamily& f : DcgmGpuFamilies()) {
     out->Family(f.doc.name, f.doc.type, f.doc.help);
-    for (size_t i = 0; i < fleet.gpus.size(); ++i) {
-      const node::GpuView& g = fleet.gpus[i];
+    for (size_t i = 0; i < node_view.gpus.size(); ++i) {
+      const node::GpuView& g = node_view.gpus[i];
       if (!Readable(g)) continue;  // A lost GPU's series go stale (absent).
       if (std::optional<double> v = f.value(g)) out->Sample(f.doc.name, dcgm_labels[i], *v);
     }
@@ -210,8 +210,8 @@ void CollectDcgm(const Scrape& s, Exposition* out) {
   const std::vector<FamilyDoc>& more = DcgmComputedFamilies();
   // The last Xid, with dcgm-exporter 4.x's err_code and err_msg labels.
   out->Family(more[0].name, more[0].type, more[0].help);
-  for (size_t i = 0; i < fleet.gpus.size(); ++i) {
-    const node::GpuView& g = fleet.gpus[i];
+  for (size_t i = 0; i < node_view.gpus.size(); ++i) {
+    const node::GpuView& g = node_view.gpus[i];
     if (!Readable(g)) continue;
     int64_t xid = g.last_xid ? g.last_xid->xid : 0;
     Labels l = dcgm_labels[i];
@@ -219,13 +219,13 @@ void CollectDcgm(const Scrape& s, Exposition* out) {
     l.emplace_back("err_msg", xid == 0 ? "" : nvidia::LookUpXid(xid).name);
     out->Sample("DCGM_FI_DEV_XID_ERRORS", l, static_cast<double>(xid));
   }
-  // PCIe bytes per second: the view's rate (fleet/counter_rate.h), as
+  // PCIe bytes per second: the view's rate (node/counter_rate.h), as
   // status shows it.
   for (const auto& [doc, tx] : {std::pair{&more[1], true}, std::pair{&more[2], false}}) {
     const std::string& name = doc->name;
     out->Family(name, doc->type, doc->help);
-    for (size_t i = 0; i < fleet.gpus.size(); ++i) {
-      const node::GpuView& g = fleet.gpus[i];
+    for (size_t i = 0; i < node_view.gpus.size(); ++i) {
+      const node::GpuView& g = node_view.gpus[i];
       const std::optional<double>& rate = tx ? g.pcie_tx_bytes_per_second : g.pcie_rx_bytes_per_second;
       if (Readable(g) && rate) out->Sample(name, dcgm_labels[i], *rate);
     }
@@ -248,28 +248,28 @@ constexpr std::array kGpuStateFamilies = {&kGpuInfo, &kGpuUp, &kGpuLost, &kGpuPo
 
 // Whether each GPU is there and readable.
 void CollectGpuState(const Scrape& s, Exposition* out) {
-  const node::NodeView& fleet = s.fleet;
+  const node::NodeView& node_view = s.node_view;
   const std::string& host = s.host;
   Head(out, kGpuInfo);
-  for (const node::GpuView& g : fleet.gpus) {
+  for (const node::GpuView& g : node_view.gpus) {
     Labels l = NativeLabels(g, host);
     l.emplace_back("pci_bus_id", g.info.pci_bus_id);
-    l.emplace_back("driver_version", fleet.system.driver_version);
+    l.emplace_back("driver_version", node_view.system.driver_version);
     out->Sample(node::family::kGpuInfo, l, 1);
   }
   Head(out, kGpuUp);
-  for (const node::GpuView& g : fleet.gpus)
+  for (const node::GpuView& g : node_view.gpus)
     out->Sample(node::family::kGpuUp, NativeLabels(g, host), Readable(g) ? 1 : 0);
   Head(out, kGpuLost);
-  for (const node::GpuView& g : fleet.gpus) {
+  for (const node::GpuView& g : node_view.gpus) {
     out->Sample(node::family::kGpuLost, NativeLabels(g, host),
                 g.sample.health == node::GpuHealth::kLost ? 1 : 0);
   }
-  bool has_allocations = std::any_of(fleet.gpus.begin(), fleet.gpus.end(),
+  bool has_allocations = std::any_of(node_view.gpus.begin(), node_view.gpus.end(),
                                      [](const node::GpuView& g) { return g.allocated_to.has_value(); });
   if (has_allocations) {
     Head(out, kGpuPodAllocated);
-    for (const node::GpuView& g : fleet.gpus) {
+    for (const node::GpuView& g : node_view.gpus) {
       if (!g.allocated_to) continue;
       Labels l = NativeLabels(g, host);
       AddPodLabels(*g.allocated_to, g, std::nullopt, &l);
@@ -277,7 +277,7 @@ void CollectGpuState(const Scrape& s, Exposition* out) {
     }
   }
   Head(out, kGpuUnresponsive);
-  for (const node::GpuView& g : fleet.gpus) {
+  for (const node::GpuView& g : node_view.gpus) {
     out->Sample(node::family::kGpuUnresponsive, NativeLabels(g, host),
                 g.sample.health == node::GpuHealth::kUnresponsive ? 1 : 0);
   }
@@ -292,18 +292,18 @@ constexpr std::array kGpuReadingsFamilies = {&kGpuThrottled, &kGpuThrottleSecond
 
 // Each GPU's readings, and why it throttles (now and in total).
 void CollectGpuReadings(const Scrape& s, Exposition* out) {
-  const node::NodeView& fleet = s.fleet;
+  const node::NodeView& node_view = s.node_view;
   const std::string& host = s.host;
   const std::map<std::string, GpuCounters>& counters = s.counters;
   for (const GpuFamily& f : NativeGpuFamilies()) {
     out->Family(f.doc.name, f.doc.type, f.doc.help);
-    for (const node::GpuView& g : fleet.gpus) {
+    for (const node::GpuView& g : node_view.gpus) {
       if (!Readable(g)) continue;
       if (std::optional<double> v = f.value(g)) out->Sample(f.doc.name, NativeLabels(g, host), *v);
     }
   }
   Head(out, kGpuThrottled);
-  for (const node::GpuView& g : fleet.gpus) {
+  for (const node::GpuView& g : node_view.gpus) {
     if (!Readable(g) || !g.sample.clock_event_reasons) continue;
     for (const nvidia::ClockEventReason& r : nvidia::ClockEventReasons()) {
       if (!r.is_throttle) continue;
@@ -312,7 +312,7 @@ void CollectGpuReadings(const Scrape& s, Exposition* out) {
     }
   }
   Head(out, kGpuThrottleSecondsTotal);
-  for (const node::GpuView& g : fleet.gpus) {
+  for (const node::GpuView& g : node_view.gpus) {
     auto c = counters.find(g.info.uuid);
     if (c == counters.end()) continue;
     for (const auto& [reason, seconds] : c->second.throttle_seconds) {
@@ -333,10 +333,10 @@ constexpr std::array kGpuErrorsFamilies = {&kGpuEccErrorsTotal, &kGpuRemappedRow
 
 // ECC, remapped rows and Xid errors.
 void CollectGpuErrors(const Scrape& s, Exposition* out) {
-  const node::NodeView& fleet = s.fleet;
+  const node::NodeView& node_view = s.node_view;
   const std::string& host = s.host;
   Head(out, kGpuEccErrorsTotal);
-  for (const node::GpuView& g : fleet.gpus) {
+  for (const node::GpuView& g : node_view.gpus) {
     if (!Readable(g)) continue;
     const node::EccCounts& e = g.sample.ecc;
     auto put = [&](const std::optional<int64_t>& v, const char* kind, const char* scope) {
@@ -350,7 +350,7 @@ void CollectGpuErrors(const Scrape& s, Exposition* out) {
     put(e.aggregate_uncorrected, "uncorrected", "aggregate");
   }
   Head(out, kGpuRemappedRowsTotal);
-  for (const node::GpuView& g : fleet.gpus) {
+  for (const node::GpuView& g : node_view.gpus) {
     if (!Readable(g) || !g.sample.remapped_rows) continue;
     out->Sample(node::family::kGpuRemappedRowsTotal, With(NativeLabels(g, host), "kind", "corrected"),
                 static_cast<double>(g.sample.remapped_rows->corrected));
@@ -358,7 +358,7 @@ void CollectGpuErrors(const Scrape& s, Exposition* out) {
                 static_cast<double>(g.sample.remapped_rows->uncorrected));
   }
   Head(out, kGpuXidErrorsTotal);
-  for (const node::GpuView& g : fleet.gpus) {
+  for (const node::GpuView& g : node_view.gpus) {
     for (const auto& [code, n] : g.xid_count_by_code) {
       out->Sample(node::family::kGpuXidErrorsTotal, With(NativeLabels(g, host), "xid", std::to_string(code)),
                   static_cast<double>(n));
@@ -378,11 +378,11 @@ constexpr std::array kProcessesFamilies = {&kProcessGpuMemoryBytes, &kProcessSmU
 
 // Per process, under a cap: the biggest memory holders first.
 void CollectProcesses(const Scrape& s, Exposition* out) {
-  const node::NodeView& fleet = s.fleet;
+  const node::NodeView& node_view = s.node_view;
   const std::string& host = s.host;
   const RenderOptions& options = s.options;
   std::vector<std::pair<const node::GpuView*, const node::ProcessView*>> processes;
-  for (const node::GpuView& g : fleet.gpus) {
+  for (const node::GpuView& g : node_view.gpus) {
     for (const node::ProcessView& p : g.processes) processes.emplace_back(&g, &p);
   }
   std::stable_sort(processes.begin(), processes.end(), [](const auto& a, const auto& b) {
@@ -444,7 +444,7 @@ constexpr std::array kAgentFamilies = {
 
 // The agent itself: build, driver, NVML errors, sampling.
 void CollectAgent(const Scrape& s, Exposition* out) {
-  const node::NodeView& fleet = s.fleet;
+  const node::NodeView& node_view = s.node_view;
   const std::string& host = s.host;
   const RenderOptions& options = s.options;
   const node::Snapshot& snapshot = s.snapshot;
@@ -452,7 +452,7 @@ void CollectAgent(const Scrape& s, Exposition* out) {
   Head(out, kBuildInfo);
   out->Sample(node::family::kBuildInfo, {{"hostname", host}, {"version", options.version}}, 1);
   Head(out, kDriverUp);
-  out->Sample(node::family::kDriverUp, {{"hostname", host}}, fleet.backend_error.empty() ? 1 : 0);
+  out->Sample(node::family::kDriverUp, {{"hostname", host}}, node_view.backend_error.empty() ? 1 : 0);
   Head(out, kNvmlErrorsTotal);
   for (const auto& [key, n] : snapshot.call_errors) {
     out->Sample(node::family::kNvmlErrorsTotal,
@@ -463,7 +463,7 @@ void CollectAgent(const Scrape& s, Exposition* out) {
               static_cast<double>(snapshot.tick_duration.count()) / 1e6);
   Head(out, kLastSampleTimestampSeconds);
   out->Sample(node::family::kLastSampleTimestampSeconds, {{"hostname", host}},
-              std::chrono::duration<double>(fleet.taken_at.time_since_epoch()).count());
+              std::chrono::duration<double>(node_view.taken_at.time_since_epoch()).count());
   Head(out, kSamplerTicksTotal);
   out->Sample(node::family::kSamplerTicksTotal, {{"hostname", host}}, static_cast<double>(stats.ticks));
 }
@@ -473,15 +473,16 @@ void CollectAgent(const Scrape& s, Exposition* out) {
 std::string RenderMetrics(const node::Snapshot& snapshot, const node::SamplerStats& stats,
                           const std::map<std::string, GpuCounters>& counters, const RenderOptions& options) {
   Exposition out;
-  Scrape s{snapshot, snapshot.fleet, stats,
-           counters, options,        options.hostname.empty() ? snapshot.fleet.hostname : options.hostname};
+  Scrape s{snapshot, snapshot.node_view,
+           stats,    counters,
+           options,  options.hostname.empty() ? snapshot.node_view.hostname : options.hostname};
   if (options.is_dcgm_compatible) CollectDcgm(s, &out);
   CollectGpuState(s, &out);
   CollectGpuReadings(s, &out);
   CollectGpuErrors(s, &out);
-  CollectAccounting(s.fleet, s.host, s.options.currency, s.counters, &out);
+  CollectAccounting(s.node_view, s.host, s.options.currency, s.counters, &out);
   CollectProcesses(s, &out);
-  CollectMigNative(s.fleet, s.host, &out);
+  CollectMigNative(s.node_view, s.host, &out);
   CollectAgent(s, &out);
   return out.text();
 }
@@ -579,7 +580,7 @@ constexpr Family kGpuLease{node::family::kGpuLease, "gauge",
                            "1 for each GPU (or MIG instance: mig_uuid) a lease holds now, with its holder."};
 constexpr std::array kLeaseMarkFamilies = {&kGpuLease};
 
-std::string RenderLeaseMarks(const node::LeaseMarks& marks, const node::NodeView& fleet,
+std::string RenderLeaseMarks(const node::LeaseMarks& marks, const node::NodeView& node_view,
                              const std::string& hostname) {
   if (marks.leases.empty() && marks.mig_leases.empty()) return "";
   Exposition out;
@@ -591,7 +592,7 @@ std::string RenderLeaseMarks(const node::LeaseMarks& marks, const node::NodeView
     if (!l.slurm_job.empty()) labels = With(std::move(labels), "slurm_job", l.slurm_job);
     return labels;
   };
-  for (const node::GpuView& g : fleet.gpus) {
+  for (const node::GpuView& g : node_view.gpus) {
     if (auto it = marks.leases.find(g.info.index); it != marks.leases.end()) {
       out.Sample(node::family::kGpuLease, holder(NativeLabels(g, hostname), it->second), 1);
     }
@@ -613,7 +614,7 @@ constexpr std::array kScrapeDurationFamilies = {&kScrapeDurationSeconds};
 std::string RenderScrapeDuration(const node::Snapshot& snapshot, const RenderOptions& options,
                                  double previous_scrape_seconds) {
   Exposition out;
-  std::string host = options.hostname.empty() ? snapshot.fleet.hostname : options.hostname;
+  std::string host = options.hostname.empty() ? snapshot.node_view.hostname : options.hostname;
   Head(&out, kScrapeDurationSeconds);
   out.Sample(node::family::kScrapeDurationSeconds, {{"hostname", host}}, previous_scrape_seconds);
   return out.text();

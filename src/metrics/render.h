@@ -61,7 +61,7 @@ std::string RenderLeaseFamilies(const AgentFigures& figures, const std::string& 
 // tarmac_gpu_lease: each GPU and MIG instance a lease holds, with its id,
 // user and kind (and Slurm job), labelled as the GPU's other series; ""
 // when no lease holds one. Rendered per scrape.
-std::string RenderLeaseMarks(const node::LeaseMarks& marks, const node::NodeView& fleet,
+std::string RenderLeaseMarks(const node::LeaseMarks& marks, const node::NodeView& node_view,
                              const std::string& hostname);
 
 // tarmac_scrape_duration_seconds: how long the agent took to answer the

@@ -16,9 +16,9 @@ namespace {
 
 node::Snapshot TwoGpus() {
   node::Snapshot s;
-  s.fleet.hostname = "node-1";
-  s.fleet.system.driver_version = "580.65.06";
-  s.fleet.taken_at = std::chrono::system_clock::from_time_t(1800000000);
+  s.node_view.hostname = "node-1";
+  s.node_view.system.driver_version = "580.65.06";
+  s.node_view.taken_at = std::chrono::system_clock::from_time_t(1800000000);
   for (int i = 0; i < 2; ++i) {
     node::GpuView g;
     g.info.index = i;
@@ -30,7 +30,7 @@ node::Snapshot TwoGpus() {
     g.sample.memory_used_bytes = int64_t{40} << 30;
     g.sample.temperature_celsius = 61;
     // Power is not supported on this board: absent, not zero.
-    s.fleet.gpus.push_back(g);
+    s.node_view.gpus.push_back(g);
   }
   node::ProcessView p;
   p.process.pid = 4242;
@@ -38,9 +38,9 @@ node::Snapshot TwoGpus() {
   p.process.sm_utilization_ratio = 0.8;
   p.details.user = "alice";
   p.details.name = "python \"train\"\nx";
-  s.fleet.gpus[0].processes.push_back(p);
-  s.fleet.gpus[1].sample.health = node::GpuHealth::kLost;
-  s.fleet.gpus[1].xid_count_by_code = {{79, 1}, {13, 2}};
+  s.node_view.gpus[0].processes.push_back(p);
+  s.node_view.gpus[1].sample.health = node::GpuHealth::kLost;
+  s.node_view.gpus[1].xid_count_by_code = {{79, 1}, {13, 2}};
   return s;
 }
 
@@ -48,8 +48,8 @@ node::Snapshot TwoGpus() {
 // set to a value of its own (row n: n + 1, a bool row true).
 TEST(RenderTest, EveryTableFamilyCarriesItsReading) {
   node::Snapshot s = TwoGpus();
-  s.fleet.gpus.resize(1);
-  node::GpuSample& sample = s.fleet.gpus[0].sample;
+  s.node_view.gpus.resize(1);
+  node::GpuSample& sample = s.node_view.gpus[0].sample;
   int n = 0;
   std::map<std::string, double> want;
   for (const node::SampleField& f : node::SampleFields()) {
@@ -88,8 +88,8 @@ std::string Render(const RenderOptions& options = {}) {
 // where none does, the label is left out (the pod-resources API lacks it).
 TEST(RenderTest, APodsUidFromItsProcessesCgroupIsItsPodUidLabel) {
   node::Snapshot s = TwoGpus();
-  s.fleet.gpus[0].processes[0].details.kubernetes = {"trainer-0", "ml", "main"};
-  s.fleet.gpus[0].processes[0].details.cgroup.pod_uid = "1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d";
+  s.node_view.gpus[0].processes[0].details.kubernetes = {"trainer-0", "ml", "main"};
+  s.node_view.gpus[0].processes[0].details.cgroup.pod_uid = "1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d";
   node::SamplerStats stats;
   std::string text = RenderMetrics(s, stats, {}, {});
   EXPECT_NE(
@@ -98,7 +98,7 @@ TEST(RenderTest, APodsUidFromItsProcessesCgroupIsItsPodUidLabel) {
       std::string::npos)
       << text;
   // An allocation to another pod: its own labels, without this pod's UID.
-  s.fleet.gpus[0].allocated_to = node::KubernetesNames{"other-0", "ml", "main"};
+  s.node_view.gpus[0].allocated_to = node::KubernetesNames{"other-0", "ml", "main"};
   text = RenderMetrics(s, stats, {}, {});
   EXPECT_NE(text.find("pod=\"other-0\",namespace=\"ml\",container=\"main\"} 85\n"), std::string::npos)
       << text;
@@ -114,7 +114,7 @@ TEST(RenderTest, APodsUidFromItsProcessesCgroupIsItsPodUidLabel) {
 // processes carry the names too. A GPU shared by two pods carries none.
 TEST(RenderTest, KubernetesNamesBecomePodLabels) {
   node::Snapshot s = TwoGpus();
-  s.fleet.gpus[0].processes[0].details.kubernetes = {"trainer-0", "ml", "main"};
+  s.node_view.gpus[0].processes[0].details.kubernetes = {"trainer-0", "ml", "main"};
   node::SamplerStats stats;
   std::string text = RenderMetrics(s, stats, {}, {});
   EXPECT_NE(
@@ -126,10 +126,10 @@ TEST(RenderTest, KubernetesNamesBecomePodLabels) {
       R"(tarmac_process_gpu_memory_bytes\{[^}]*pid="4242"[^}]*pod="trainer-0",namespace="ml",container="main"\})");
   EXPECT_TRUE(std::regex_search(text, process)) << text;
 
-  node::ProcessView other = s.fleet.gpus[0].processes[0];
+  node::ProcessView other = s.node_view.gpus[0].processes[0];
   other.process.pid = 4343;
   other.details.kubernetes.pod = "trainer-1";
-  s.fleet.gpus[0].processes.push_back(other);
+  s.node_view.gpus[0].processes.push_back(other);
   text = RenderMetrics(s, stats, {}, {});
   EXPECT_EQ(
       text.find(
@@ -140,10 +140,10 @@ TEST(RenderTest, KubernetesNamesBecomePodLabels) {
 
   // The kubelet's allocation names the pod, whoever runs on the GPU, and
   // GPU 1, with no process at all, too.
-  s.fleet.gpus[0].allocated_to = node::KubernetesNames{"trainer-0", "ml", "main"};
-  s.fleet.gpus[1].processes.clear();
-  s.fleet.gpus[1].sample.health = node::GpuHealth::kOk;
-  s.fleet.gpus[1].allocated_to = node::KubernetesNames{"idle-0", "ml", "notebook"};
+  s.node_view.gpus[0].allocated_to = node::KubernetesNames{"trainer-0", "ml", "main"};
+  s.node_view.gpus[1].processes.clear();
+  s.node_view.gpus[1].sample.health = node::GpuHealth::kOk;
+  s.node_view.gpus[1].allocated_to = node::KubernetesNames{"idle-0", "ml", "notebook"};
   text = RenderMetrics(s, stats, {}, {});
   EXPECT_NE(
       text.find(
@@ -162,10 +162,10 @@ TEST(RenderTest, KubernetesNamesBecomePodLabels) {
 
 TEST(RenderTest, TheLastXidCarriesItsCodeAndNameAndPcieRatesAreTheViews) {
   node::Snapshot s = TwoGpus();
-  s.fleet.gpus[1].sample.health = node::GpuHealth::kOk;
-  s.fleet.gpus[0].last_xid = node::GpuEvent{0, 8, 79, {}};
-  s.fleet.gpus[0].sample.pcie_tx_bytes = 1000;
-  s.fleet.gpus[0].sample.pcie_rx_bytes = 5000;
+  s.node_view.gpus[1].sample.health = node::GpuHealth::kOk;
+  s.node_view.gpus[0].last_xid = node::GpuEvent{0, 8, 79, {}};
+  s.node_view.gpus[0].sample.pcie_tx_bytes = 1000;
+  s.node_view.gpus[0].sample.pcie_rx_bytes = 5000;
   node::SamplerStats stats;
   std::string text = RenderMetrics(s, stats, {}, {});
   EXPECT_EQ(text.find("DCGM_FI_PROF_PCIE_TX_BYTES{"), std::string::npos) << "no rate before the view has one";
@@ -174,9 +174,9 @@ TEST(RenderTest, TheLastXidCarriesItsCodeAndNameAndPcieRatesAreTheViews) {
   ASSERT_TRUE(std::regex_search(text, m, xid)) << text;
   EXPECT_NE(m[1].str().find("bus"), std::string::npos) << m[1].str();
   EXPECT_NE(text.find("err_code=\"0\",err_msg=\"\"} 0\n"), std::string::npos) << text;  // GPU 1: none.
-  // The rate status shows (fleet/counter_rate.h), for GPU 0 only.
-  s.fleet.gpus[0].pcie_tx_bytes_per_second = 4096;
-  s.fleet.gpus[0].pcie_rx_bytes_per_second = 512;
+  // The rate status shows (node/counter_rate.h), for GPU 0 only.
+  s.node_view.gpus[0].pcie_tx_bytes_per_second = 4096;
+  s.node_view.gpus[0].pcie_rx_bytes_per_second = 512;
   text = RenderMetrics(s, stats, {}, {});
   std::regex tx(R"(DCGM_FI_PROF_PCIE_TX_BYTES\{gpu="0",[^}]*\} 4096\n)");
   std::regex rx(R"(DCGM_FI_PROF_PCIE_RX_BYTES\{gpu="0",[^}]*\} 512\n)");
@@ -304,12 +304,12 @@ TEST(RenderLeaseMarksTest, EachHeldGpuAndInstanceCarriesItsHolder) {
   node::Snapshot s = TwoGpus();
   node::MigInstance m;
   m.uuid = "MIG-7";
-  s.fleet.gpus[1].sample.mig_instances.push_back(m);
+  s.node_view.gpus[1].sample.mig_instances.push_back(m);
   node::LeaseMarks marks;
-  EXPECT_EQ(RenderLeaseMarks(marks, s.fleet, "node-1"), "");
+  EXPECT_EQ(RenderLeaseMarks(marks, s.node_view, "node-1"), "");
   marks.leases[0] = node::GpuLease{7, "alice", node::LeaseKind::kSlurm, false, "4242"};
   marks.mig_leases["MIG-7"] = node::GpuLease{9, "bob \"b\"", node::LeaseKind::kBackfill};
-  std::string text = RenderLeaseMarks(marks, s.fleet, "node-1");
+  std::string text = RenderLeaseMarks(marks, s.node_view, "node-1");
   EXPECT_NE(
       text.find(
           "tarmac_gpu_lease{hostname=\"node-1\",gpu=\"0\",uuid=\"GPU-0\",model=\"NVIDIA H100 80GB HBM3\","
@@ -334,13 +334,13 @@ namespace {
 // engine's activity (GPM), as status judges it, not left out.
 TEST(RenderTest, RegressionAMigGpuIsIdleByItsEngineActivity) {
   node::Snapshot s = TwoGpus();
-  s.fleet.gpus[1].sample.health = node::GpuHealth::kOk;
-  for (node::GpuView& g : s.fleet.gpus) {
+  s.node_view.gpus[1].sample.health = node::GpuHealth::kOk;
+  for (node::GpuView& g : s.node_view.gpus) {
     g.sample.utilization_gpu_ratio.reset();
     g.sample.mig_instances.push_back(node::MigInstance{});
   }
-  s.fleet.gpus[0].sample.graphics_engine_active_ratio = 0.01;
-  s.fleet.gpus[1].sample.graphics_engine_active_ratio = 0.6;
+  s.node_view.gpus[0].sample.graphics_engine_active_ratio = 0.01;
+  s.node_view.gpus[1].sample.graphics_engine_active_ratio = 0.6;
   std::string page = RenderMetrics(s, {}, {}, RenderOptions{});
   EXPECT_NE(page.find("tarmac_gpu_idle{hostname=\"node-1\",gpu=\"0\",uuid=\"GPU-0\",model=\"NVIDIA H100 80GB "
                       "HBM3\"} 1\n"),

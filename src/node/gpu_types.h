@@ -187,7 +187,7 @@ struct GpuSample {
   // layout, even when empty (every instance destroyed).
   bool has_mig_instances = false;
 
-  // Slow tier (fleet/sample_fields.cc says which tier each field is read in).
+  // Slow tier (node/sample_fields.cc says which tier each field is read in).
   std::optional<double> memory_temperature_celsius;  // HBM (field value 82).
   std::optional<double> fan_speed_ratio;             // 0..1 (may exceed 1 on some boards)
   std::optional<int> pcie_generation;

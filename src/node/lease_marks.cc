@@ -3,8 +3,8 @@
 
 namespace tarmac::node {
 
-void ApplyLeaseMarks(const LeaseMarks& marks, NodeView* fleet) {
-  for (GpuView& g : fleet->gpus) ApplyLeaseMarks(marks, &g);
+void ApplyLeaseMarks(const LeaseMarks& marks, NodeView* node_view) {
+  for (GpuView& g : node_view->gpus) ApplyLeaseMarks(marks, &g);
 }
 
 void ApplyLeaseMarks(const LeaseMarks& marks, GpuView* gpu) {

@@ -2,7 +2,7 @@
 //
 // Who holds each GPU, as the lease service last published it, and the one
 // place that joins it onto a reading: every view that shows leases (socket
-// and HTTP status, the history, the doctor) marks its copy of the fleet
+// and HTTP status, the history, the doctor) marks its copy of the node view
 // with ApplyLeaseMarks, so none of them can show a GPU unmarked. Value
 // types and a pure function; thread-compatible.
 #pragma once
@@ -25,7 +25,7 @@ struct LeaseMarks {
 
 // Sets each GPU's lease, its instances' leases and its backfill preemptions
 // from `marks`; what `marks` does not name is left unmarked.
-void ApplyLeaseMarks(const LeaseMarks& marks, NodeView* fleet);
+void ApplyLeaseMarks(const LeaseMarks& marks, NodeView* node_view);
 // The same for one GPU.
 void ApplyLeaseMarks(const LeaseMarks& marks, GpuView* gpu);
 

@@ -183,25 +183,25 @@ json GpuLeaseToJson(const GpuLease& lease) {
   return j;
 }
 
-json StatusToJson(const NodeView& fleet) {
-  json j = StatusHeaderToJson(fleet);
+json StatusToJson(const NodeView& node_view) {
+  json j = StatusHeaderToJson(node_view);
   json gpus = json::array();
-  gpus.get_ref<json::array_t&>().reserve(fleet.gpus.size());
-  for (const GpuView& g : fleet.gpus) gpus.push_back(GpuToJson(g));
+  gpus.get_ref<json::array_t&>().reserve(node_view.gpus.size());
+  for (const GpuView& g : node_view.gpus) gpus.push_back(GpuToJson(g));
   j["gpus"] = std::move(gpus);
   return j;
 }
 
-json StatusHeaderToJson(const NodeView& fleet) {
+json StatusHeaderToJson(const NodeView& node_view) {
   json j;
   j["version"] = kStatusJsonVersion;
-  j["host"] = fleet.hostname;
-  j["backend"] = fleet.backend;
-  j["taken_at"] = FormatRfc3339(fleet.taken_at);
-  if (!fleet.backend_error.empty()) j["backend_error"] = fleet.backend_error;
-  if (!fleet.system.driver_version.empty()) j["driver_version"] = fleet.system.driver_version;
-  if (!fleet.system.nvml_version.empty()) j["nvml_version"] = fleet.system.nvml_version;
-  Put(j, "cuda_driver_version", fleet.system.cuda_driver_version);
+  j["host"] = node_view.hostname;
+  j["backend"] = node_view.backend;
+  j["taken_at"] = FormatRfc3339(node_view.taken_at);
+  if (!node_view.backend_error.empty()) j["backend_error"] = node_view.backend_error;
+  if (!node_view.system.driver_version.empty()) j["driver_version"] = node_view.system.driver_version;
+  if (!node_view.system.nvml_version.empty()) j["nvml_version"] = node_view.system.nvml_version;
+  Put(j, "cuda_driver_version", node_view.system.cuda_driver_version);
   return j;
 }
 
@@ -414,19 +414,19 @@ Result<NodeView> NodeFromJson(const json& j) {
       Value(j, "version", 0) != kStatusJsonVersion) {
     return Status::Corruption("not a tarmac status document (version 1)");
   }
-  NodeView fleet;
-  fleet.hostname = GetString(j, "host");
-  fleet.backend = GetString(j, "backend");
-  fleet.backend_error = GetString(j, "backend_error");
-  fleet.system.driver_version = GetString(j, "driver_version");
-  fleet.system.nvml_version = GetString(j, "nvml_version");
-  Get(j, "cuda_driver_version", &fleet.system.cuda_driver_version);
-  fleet.taken_at = ParseRfc3339(GetString(j, "taken_at"));
+  NodeView node_view;
+  node_view.hostname = GetString(j, "host");
+  node_view.backend = GetString(j, "backend");
+  node_view.backend_error = GetString(j, "backend_error");
+  node_view.system.driver_version = GetString(j, "driver_version");
+  node_view.system.nvml_version = GetString(j, "nvml_version");
+  Get(j, "cuda_driver_version", &node_view.system.cuda_driver_version);
+  node_view.taken_at = ParseRfc3339(GetString(j, "taken_at"));
   for (const json& g : j["gpus"]) {
-    if (g.is_object()) fleet.gpus.push_back(GpuFromJson(g));
+    if (g.is_object()) node_view.gpus.push_back(GpuFromJson(g));
   }
-  for (GpuView& g : fleet.gpus) g.sample.taken_at = fleet.taken_at;
-  return fleet;
+  for (GpuView& g : node_view.gpus) g.sample.taken_at = node_view.taken_at;
+  return node_view;
 }
 
 }  // namespace tarmac::node

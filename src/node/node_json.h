@@ -15,12 +15,12 @@ namespace tarmac::node {
 
 inline constexpr int kStatusJsonVersion = 1;
 
-nlohmann::json StatusToJson(const NodeView& fleet);
+nlohmann::json StatusToJson(const NodeView& node_view);
 
 // Its parts: every field but "gpus", and one GPU's object (the status's
-// "gpus" is these in the fleet's order). A writer that encodes one GPU at
-// a time holds one GPU's tree at once instead of the fleet's.
-nlohmann::json StatusHeaderToJson(const NodeView& fleet);
+// "gpus" is these in the node view's order). A writer that encodes one GPU at
+// a time holds one GPU's tree at once instead of the whole node's.
+nlohmann::json StatusHeaderToJson(const NodeView& node_view);
 nlohmann::json GpuToJson(const GpuView& gpu);
 
 // A GPU's "lease" object: id, user, kind ("normal" or "backfill"), revoking.

@@ -16,7 +16,7 @@ namespace tarmac::node {
 
 // A published reading of the whole machine.
 struct Snapshot {
-  NodeView fleet;
+  NodeView node_view;
   int64_t sequence = 0;  // 1 for the first tick.
   std::chrono::steady_clock::time_point taken_at_steady;
   std::chrono::microseconds tick_duration{0};  // Wall time the tick took.

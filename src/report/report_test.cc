@@ -23,7 +23,7 @@ constexpr int64_t kT0 = 1800000000 - 1800000000 % 3600;  // An hour boundary.
 // GPU 0 busy (80 %) for the whole range; GPU 1 idle, alice's process
 // holding 2 GiB at 0 % SM on it for the first hour only, then backfilled for
 // half an hour, the lease preempted in its last 10 s.
-node::NodeView Fleet(int64_t t) {
+node::NodeView Machine(int64_t t) {
   node::NodeView f;
   f.taken_at = system_clock::from_time_t(t);
   for (int i = 0; i < 2; ++i) {
@@ -66,7 +66,7 @@ class ReportTest : public ::testing::Test {
     store::StoreOptions o;
     o.path = dir_.path() + "/tarmac.db";
     std::unique_ptr<store::StoreWriter> w = std::move(store::StoreWriter::Open(o, &clock_, &logger_)).value();
-    for (int64_t t = kT0; t < kT0 + 2 * 3600; ++t) ASSERT_TRUE(w->WriteNow(Fleet(t)).ok());
+    for (int64_t t = kT0; t < kT0 + 2 * 3600; ++t) ASSERT_TRUE(w->WriteNow(Machine(t)).ok());
     ASSERT_TRUE(w->FoldAll().ok());
     db_ = std::move(store::OpenForReading(o.path)).value();
   }
@@ -230,7 +230,7 @@ TEST_F(ReportTest, ShortRangesReadInMinutesAndTheHeatmapHasALegend) {
   o.path = dir_.path() + "/ten.db";
   {
     std::unique_ptr<store::StoreWriter> w = std::move(store::StoreWriter::Open(o, &clock_, &logger_)).value();
-    for (int64_t t = kT0 + 1800; t < kT0 + 2400; ++t) ASSERT_TRUE(w->WriteNow(Fleet(t)).ok());
+    for (int64_t t = kT0 + 1800; t < kT0 + 2400; ++t) ASSERT_TRUE(w->WriteNow(Machine(t)).ok());
     ASSERT_TRUE(w->FoldAll().ok());
   }
   std::unique_ptr<store::Db> ten_db = std::move(store::OpenForReading(o.path)).value();

@@ -169,15 +169,16 @@ void Sampler::Tick(bool is_slow) {
   // logged, and sampling goes on.
   try {
     if (reader_ != nullptr) {
-      snapshot->fleet = reader_->Read(std::nullopt, is_slow ? node::kAllTiers : unsigned{node::kFastTier});
-      for (const node::GpuView& g : snapshot->fleet.gpus) {
+      snapshot->node_view =
+          reader_->Read(std::nullopt, is_slow ? node::kAllTiers : unsigned{node::kFastTier});
+      for (const node::GpuView& g : snapshot->node_view.gpus) {
         if (g.sample.health != node::GpuHealth::kDriverNotLoaded) continue;
         Detach(g.sample.error);
-        snapshot->fleet = DetachedView();
+        snapshot->node_view = DetachedView();
         break;
       }
     } else {
-      snapshot->fleet = DetachedView();
+      snapshot->node_view = DetachedView();
     }
     snapshot->call_errors = closed_call_errors_;
     if (reader_ != nullptr) {
@@ -187,9 +188,9 @@ void Sampler::Tick(bool is_slow) {
     logger_->Log(LogLevel::kError, "sampler: tick failed: {}", e.what());
     return;
   }
-  if (annotate_) annotate_(&snapshot->fleet);
+  if (annotate_) annotate_(&snapshot->node_view);
   snapshot->taken_at_steady = clock_->SteadyNow();
-  for (const node::GpuView& g : snapshot->fleet.gpus) {
+  for (const node::GpuView& g : snapshot->node_view.gpus) {
     if (g.sample.health == node::GpuHealth::kOk && g.sample.utilization_gpu_ratio) {
       history_.Record(g.info.index, snapshot->taken_at_steady, *g.sample.utilization_gpu_ratio);
     }
@@ -197,7 +198,7 @@ void Sampler::Tick(bool is_slow) {
   snapshot->tick_duration = duration_cast<microseconds>(snapshot->taken_at_steady - start);
   {
     MutexLock lock(&mu_);
-    for (node::GpuView& g : snapshot->fleet.gpus) {
+    for (node::GpuView& g : snapshot->node_view.gpus) {
       auto it = xids_.find(g.info.index);
       if (it == xids_.end()) continue;
       g.xid_count = it->second.count;

@@ -103,7 +103,7 @@ TEST(BackfillPropertyTest, RandomSequencesKeepEveryRule) {
   }
 }
 
-// Liveness: on a fleet of backfill only, a request of any other priority
+// Liveness: on a node of backfill only, a request of any other priority
 // that fits the machine is granted once the leases revoked for it end.
 TEST(BackfillPropertyTest, ARealRequestNeverWaitsOnBackfillBeyondOneRevocation) {
   for (uint32_t seed = 1; seed <= 40; ++seed) {
@@ -112,7 +112,7 @@ TEST(BackfillPropertyTest, ARealRequestNeverWaitsOnBackfillBeyondOneRevocation) 
     LeaseBook book;
     std::vector<GpuSlot> gpus = testing::FreeGpus(8);
     TimePoint now = testing::kBookStart;
-    // Fill the fleet with backfill of random sizes.
+    // Fill the node with backfill of random sizes.
     for (int i = 0; i < 12; ++i) {
       ASSERT_TRUE(
           book.Submit({2000, "batch", false}, Ask(1 + s.Next(3), Priority::kBackfill), gpus, now).ok());

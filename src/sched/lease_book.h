@@ -118,7 +118,7 @@ inline bool IsLoan(const Lease& lease) { return lease.lent_from != 0; }
 // the instance's profile.
 inline bool IsMigLease(const Lease& lease) { return !lease.mig_profile.empty(); }
 
-// What a lease is (fleet/lease_kind.h): pod, Slurm, backfill (run or
+// What a lease is (node/lease_kind.h): pod, Slurm, backfill (run or
 // reservation), reservation or run, the first that applies.
 node::LeaseKind KindOf(const Lease& lease);
 // Its kind's name, as listings, events and the saved state say it.

@@ -17,11 +17,11 @@ bool RunsInLease(const Lease& lease, const node::GpuView& gpu, const node::Proce
   return m != nullptr && process.process.gpu_instance_id == m->gpu_instance_id;
 }
 
-bool IsLeasedInstanceGone(const Lease& lease, const node::NodeView& fleet) {
+bool IsLeasedInstanceGone(const Lease& lease, const node::NodeView& node_view) {
   if (!IsMigLease(lease) || lease.gpus.size() != 1) return false;
   int index = lease.gpus[0];
-  if (index < 0 || index >= static_cast<int>(fleet.gpus.size())) return false;
-  const node::GpuView& g = fleet.gpus[static_cast<size_t>(index)];
+  if (index < 0 || index >= static_cast<int>(node_view.gpus.size())) return false;
+  const node::GpuView& g = node_view.gpus[static_cast<size_t>(index)];
   if (g.sample.health != node::GpuHealth::kOk || !g.sample.has_mig_instances) return false;
   return LeasedInstance(lease, g) == nullptr;
 }

@@ -21,6 +21,6 @@ bool RunsInLease(const Lease& lease, const node::GpuView& gpu, const node::Proce
 
 // Whether the MIG instance `lease` holds is gone from its GPU's layout as
 // last read in full (has_mig_instances); false while the layout is unknown.
-bool IsLeasedInstanceGone(const Lease& lease, const node::NodeView& fleet);
+bool IsLeasedInstanceGone(const Lease& lease, const node::NodeView& node_view);
 
 }  // namespace tarmac::sched

@@ -6,8 +6,8 @@
 
 namespace tarmac::sched {
 
-std::vector<int> NvLinkDomains(const node::NodeView& fleet) {
-  size_t n = fleet.gpus.size();
+std::vector<int> NvLinkDomains(const node::NodeView& node_view) {
+  size_t n = node_view.gpus.size();
   std::vector<size_t> parent(n);
   for (size_t i = 0; i < n; ++i) parent[i] = i;
   auto root = [&parent](size_t i) {
@@ -15,10 +15,10 @@ std::vector<int> NvLinkDomains(const node::NodeView& fleet) {
     return i;
   };
   std::map<std::string, size_t> by_bus;
-  for (size_t i = 0; i < n; ++i) by_bus[fleet.gpus[i].info.pci_bus_id] = i;
+  for (size_t i = 0; i < n; ++i) by_bus[node_view.gpus[i].info.pci_bus_id] = i;
   std::vector<bool> linked(n, false);
   for (size_t i = 0; i < n; ++i) {
-    for (const std::string& bus : fleet.gpus[i].info.nvlink_peer_bus_ids) {
+    for (const std::string& bus : node_view.gpus[i].info.nvlink_peer_bus_ids) {
       auto peer = by_bus.find(bus);
       if (peer == by_bus.end() || peer->second == i) continue;
       linked[i] = linked[peer->second] = true;
@@ -32,11 +32,11 @@ std::vector<int> NvLinkDomains(const node::NodeView& fleet) {
   return domain;
 }
 
-std::vector<GpuSlot> SlotsOf(const node::NodeView& fleet) {
-  std::vector<int> domain = NvLinkDomains(fleet);
+std::vector<GpuSlot> SlotsOf(const node::NodeView& node_view) {
+  std::vector<int> domain = NvLinkDomains(node_view);
   std::vector<GpuSlot> slots;
-  slots.reserve(fleet.gpus.size());
-  for (const node::GpuView& g : fleet.gpus) {
+  slots.reserve(node_view.gpus.size());
+  for (const node::GpuView& g : node_view.gpus) {
     GpuSlot s;
     s.index = static_cast<int>(slots.size());
     s.uuid = g.info.uuid;

@@ -16,10 +16,10 @@ bool ZombieTracker::IsExempt(const node::ProcessDetails& d) const {
   return !policy_.includes_system_users && d.uid >= 0 && d.uid < 1000;
 }
 
-void ZombieTracker::Observe(const node::NodeView& fleet, std::chrono::steady_clock::time_point now,
+void ZombieTracker::Observe(const node::NodeView& node_view, std::chrono::steady_clock::time_point now,
                             const LeaseOf& lease_of) {
   std::map<Key, Seen> still;
-  for (const node::GpuView& g : fleet.gpus) {
+  for (const node::GpuView& g : node_view.gpus) {
     for (const node::ProcessView& p : g.processes) {
       const node::ProcessDetails& d = p.details;
       bool at_zero = p.process.sm_utilization_ratio ? *p.process.sm_utilization_ratio == 0

@@ -66,7 +66,7 @@ class ZombieTracker {
   // since when; forgets processes that are gone. A process inside a
   // live lease is not a zombie (the idle-lease policy covers it) unless it
   // is orphaned.
-  void Observe(const node::NodeView& fleet, std::chrono::steady_clock::time_point now,
+  void Observe(const node::NodeView& node_view, std::chrono::steady_clock::time_point now,
                const LeaseOf& lease_of = {});
 
   // The zombies as of the last Observe, biggest memory first.

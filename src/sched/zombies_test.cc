@@ -17,7 +17,7 @@ using TimePoint = std::chrono::steady_clock::time_point;
 
 const TimePoint kZombieT0 = TimePoint{} + std::chrono::hours(10);
 
-node::NodeView Fleet(std::vector<node::ProcessView> processes) {
+node::NodeView Machine(std::vector<node::ProcessView> processes) {
   node::NodeView f;
   node::GpuView g;
   g.info.index = 0;
@@ -37,11 +37,11 @@ ZombiePolicy Policy() {
 TEST(ZombieTrackerTest, MemoryHeldAtZeroSmLongEnoughIsAZombieWithEvidence) {
   ZombieTracker tracker(Policy());
   tracker.Observe(
-      Fleet({Process(10, 20 * testing::kBytesPerGiB, 0), Process(11, 20 * testing::kBytesPerGiB, 0.7)}),
+      Machine({Process(10, 20 * testing::kBytesPerGiB, 0), Process(11, 20 * testing::kBytesPerGiB, 0.7)}),
       kZombieT0);
   EXPECT_TRUE(tracker.Zombies().empty());  // Not idle long enough yet.
   tracker.Observe(
-      Fleet({Process(10, 20 * testing::kBytesPerGiB, 0), Process(11, 20 * testing::kBytesPerGiB, 0.7)}),
+      Machine({Process(10, 20 * testing::kBytesPerGiB, 0), Process(11, 20 * testing::kBytesPerGiB, 0.7)}),
       kZombieT0 + minutes(10));
   std::vector<ZombieEvidence> z = tracker.Zombies();
   ASSERT_EQ(z.size(), 1u);  // The busy one is not.
@@ -57,19 +57,19 @@ TEST(ZombieTrackerTest, MemoryHeldAtZeroSmLongEnoughIsAZombieWithEvidence) {
 
 TEST(ZombieTrackerTest, AnyComputeResetsTheClock) {
   ZombieTracker tracker(Policy());
-  tracker.Observe(Fleet({Process(10, 20 * testing::kBytesPerGiB, 0)}), kZombieT0);
-  tracker.Observe(Fleet({Process(10, 20 * testing::kBytesPerGiB, 0.01)}), kZombieT0 + minutes(6));
-  tracker.Observe(Fleet({Process(10, 20 * testing::kBytesPerGiB, 0)}), kZombieT0 + minutes(12));
+  tracker.Observe(Machine({Process(10, 20 * testing::kBytesPerGiB, 0)}), kZombieT0);
+  tracker.Observe(Machine({Process(10, 20 * testing::kBytesPerGiB, 0.01)}), kZombieT0 + minutes(6));
+  tracker.Observe(Machine({Process(10, 20 * testing::kBytesPerGiB, 0)}), kZombieT0 + minutes(12));
   EXPECT_TRUE(tracker.Zombies().empty());
-  tracker.Observe(Fleet({Process(10, 20 * testing::kBytesPerGiB, 0)}), kZombieT0 + minutes(22));
+  tracker.Observe(Machine({Process(10, 20 * testing::kBytesPerGiB, 0)}), kZombieT0 + minutes(22));
   EXPECT_EQ(tracker.Zombies().size(), 1u);
 }
 
 TEST(ZombieTrackerTest, AReusedPidStartsAfresh) {
   ZombieTracker tracker(Policy());
-  tracker.Observe(Fleet({Process(10, 20 * testing::kBytesPerGiB, 0, 1001, "python", 4000, /*start=*/100)}),
+  tracker.Observe(Machine({Process(10, 20 * testing::kBytesPerGiB, 0, 1001, "python", 4000, /*start=*/100)}),
                   kZombieT0);
-  tracker.Observe(Fleet({Process(10, 20 * testing::kBytesPerGiB, 0, 1001, "python", 4000, /*start=*/900)}),
+  tracker.Observe(Machine({Process(10, 20 * testing::kBytesPerGiB, 0, 1001, "python", 4000, /*start=*/900)}),
                   kZombieT0 + minutes(15));
   EXPECT_TRUE(tracker.Zombies().empty());  // Another process behind the same PID.
 }
@@ -81,8 +81,8 @@ TEST(ZombieTrackerTest, SmallHoldersAllowlistedAndSystemProcessesAreLeftAlone) {
       Process(12, 8 * testing::kBytesPerGiB, 0, 0, "python"),
       Process(13, 8 * testing::kBytesPerGiB, 0, 1001, "python", /*parent=*/1)};
   procs[0].process.sm_utilization_ratio.reset();
-  tracker.Observe(Fleet(procs), kZombieT0);
-  tracker.Observe(Fleet(procs), kZombieT0 + minutes(30));
+  tracker.Observe(Machine(procs), kZombieT0);
+  tracker.Observe(Machine(procs), kZombieT0 + minutes(30));
   std::vector<ZombieEvidence> z = tracker.Zombies();
   ASSERT_EQ(z.size(), 1u);
   EXPECT_EQ(z[0].pid, 13);
@@ -92,16 +92,16 @@ TEST(ZombieTrackerTest, SmallHoldersAllowlistedAndSystemProcessesAreLeftAlone) {
   ZombiePolicy with_system = Policy();
   with_system.includes_system_users = true;
   ZombieTracker all(with_system);
-  all.Observe(Fleet(procs), kZombieT0);
-  all.Observe(Fleet(procs), kZombieT0 + minutes(30));
+  all.Observe(Machine(procs), kZombieT0);
+  all.Observe(Machine(procs), kZombieT0 + minutes(30));
   EXPECT_EQ(all.Zombies().size(), 2u);  // Root's too, biggest first.
 }
 
 TEST(ZombieTrackerTest, GoneProcessesAreForgotten) {
   ZombieTracker tracker(Policy());
-  tracker.Observe(Fleet({Process(10, 20 * testing::kBytesPerGiB, 0)}), kZombieT0);
-  tracker.Observe(Fleet({}), kZombieT0 + minutes(5));
-  tracker.Observe(Fleet({Process(10, 20 * testing::kBytesPerGiB, 0)}), kZombieT0 + minutes(12));
+  tracker.Observe(Machine({Process(10, 20 * testing::kBytesPerGiB, 0)}), kZombieT0);
+  tracker.Observe(Machine({}), kZombieT0 + minutes(5));
+  tracker.Observe(Machine({Process(10, 20 * testing::kBytesPerGiB, 0)}), kZombieT0 + minutes(12));
   EXPECT_TRUE(tracker.Zombies().empty());
 }
 
@@ -115,7 +115,7 @@ TEST(ZombieTrackerTest, UnderMigTheInstancesEngineDecides) {
     p.process.gpu_instance_id = gi;
     return p;
   };
-  node::NodeView f = Fleet({in_instance(10, 1), in_instance(11, 2), in_instance(12, 3)});
+  node::NodeView f = Machine({in_instance(10, 1), in_instance(11, 2), in_instance(12, 3)});
   for (int gi : {1, 2}) {
     node::MigInstance m;
     m.uuid = "MIG-" + std::to_string(gi);

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "common/enum_names.h"
 #include "common/proc_files.h"
 #include "common/toml_reader.h"
 #include "common/toml_text.h"
@@ -199,22 +200,23 @@ void ParseGpu(const toml::table& table, int table_index, Scenario* s, Errors* er
   }
 }
 
-bool ParseFaultKind(std::string_view name, FaultKind* kind) {
-  static constexpr FaultKind kKinds[] = {
-      FaultKind::kThermalThrottle, FaultKind::kPowerThrottle, FaultKind::kPcieDowntrain,
-      FaultKind::kEccError,        FaultKind::kXid,           FaultKind::kFallOffBus,
-      FaultKind::kDriverUnloaded,  FaultKind::kDriverLoaded,  FaultKind::kNvmlHang,
-      FaultKind::kNvlinkDown,      FaultKind::kNvlinkErrors,  FaultKind::kPcieReplay,
-      FaultKind::kMigReconfigure,
-  };
-  for (FaultKind k : kKinds) {
-    if (name == FaultKindName(k)) {
-      *kind = k;
-      return true;
-    }
-  }
-  return false;
-}
+constexpr std::pair<FaultKind, const char*> kFaultKindNames[] = {
+    {FaultKind::kXid, "xid"},
+    {FaultKind::kThermalThrottle, "thermal_throttle"},
+    {FaultKind::kPowerThrottle, "power_throttle"},
+    {FaultKind::kPcieDowntrain, "pcie_downtrain"},
+    {FaultKind::kEccError, "ecc_error"},
+    {FaultKind::kFallOffBus, "fall_off_bus"},
+    {FaultKind::kDriverUnloaded, "driver_unloaded"},
+    {FaultKind::kDriverLoaded, "driver_loaded"},
+    {FaultKind::kNvmlHang, "nvml_hang"},
+    {FaultKind::kNvlinkDown, "nvlink_down"},
+    {FaultKind::kNvlinkErrors, "nvlink_errors"},
+    {FaultKind::kPcieReplay, "pcie_replay"},
+    {FaultKind::kMigReconfigure, "mig_reconfigure"},
+};
+
+bool ParseFaultKind(std::string_view name, FaultKind* kind) { return ParseEnum(kFaultKindNames, name, kind); }
 
 void ParseFault(const toml::table& table, int table_index, Scenario* s, Errors* errors) {
   Reader r(table, fmt::format("fault[{}]", table_index), errors);
@@ -243,11 +245,7 @@ void ParseFault(const toml::table& table, int table_index, Scenario* s, Errors* 
   if (kind.empty()) return errors->Add(f.line, r.Key("kind"), "missing");
   if (!ParseFaultKind(kind, &f.kind)) {
     return errors->Add(f.line, r.Key("kind"),
-                       fmt::format("unknown fault '{}' (known: thermal_throttle, power_throttle, "
-                                   "pcie_downtrain, ecc_error, xid, fall_off_bus, "
-                                   "driver_unloaded, driver_loaded, nvml_hang, nvlink_down, "
-                                   "nvlink_errors, pcie_replay, mig_reconfigure)",
-                                   kind));
+                       fmt::format("unknown fault '{}' (known: {})", kind, EnumNameList(kFaultKindNames)));
   }
   f.at = at.value_or(std::chrono::milliseconds(0));
   if (f.until && *f.until <= f.at) {
@@ -312,37 +310,7 @@ const std::vector<MigInstanceSpec>& MigInstancesAt(const Scenario& scenario, int
   return *now;
 }
 
-const char* FaultKindName(FaultKind kind) {
-  switch (kind) {
-    case FaultKind::kThermalThrottle:
-      return "thermal_throttle";
-    case FaultKind::kPowerThrottle:
-      return "power_throttle";
-    case FaultKind::kPcieDowntrain:
-      return "pcie_downtrain";
-    case FaultKind::kEccError:
-      return "ecc_error";
-    case FaultKind::kXid:
-      return "xid";
-    case FaultKind::kFallOffBus:
-      return "fall_off_bus";
-    case FaultKind::kDriverUnloaded:
-      return "driver_unloaded";
-    case FaultKind::kDriverLoaded:
-      return "driver_loaded";
-    case FaultKind::kNvmlHang:
-      return "nvml_hang";
-    case FaultKind::kNvlinkDown:
-      return "nvlink_down";
-    case FaultKind::kNvlinkErrors:
-      return "nvlink_errors";
-    case FaultKind::kPcieReplay:
-      return "pcie_replay";
-    case FaultKind::kMigReconfigure:
-      return "mig_reconfigure";
-  }
-  return "xid";
-}
+const char* FaultKindName(FaultKind kind) { return EnumName(kFaultKindNames, kind); }
 
 Result<Scenario> ParseScenario(std::string_view text, std::string_view source_name) {
   if (Status s = CheckTomlText(text, source_name); !s.ok()) return s;

@@ -45,23 +45,23 @@ std::map<std::string, int> ParseMigMinors(const std::string& text) {
 
 }  // namespace
 
-std::string RenderGresConf(const node::NodeView& fleet, const std::string& node, const std::string& dev_dir,
-                           const std::optional<std::string>& mig_minors) {
+std::string RenderGresConf(const node::NodeView& node_view, const std::string& node,
+                           const std::string& dev_dir, const std::optional<std::string>& mig_minors) {
   std::map<std::string, int> minors = mig_minors ? ParseMigMinors(*mig_minors) : std::map<std::string, int>();
   std::string out = fmt::format(
       "# gres.conf for {}, from `tarmac slurm gres-conf` ({} GPU{}, driver {}).\n"
       "# Cores= are the CPUs near each GPU (its NVML CPU affinity); Links= whether NVLink joins\n"
       "# it to each GPU in this order (1 joined, 0 not, -1 itself).\n",
-      node, fleet.gpus.size(), fleet.gpus.size() == 1 ? "" : "s",
-      fleet.system.driver_version.empty() ? "unknown" : fleet.system.driver_version);
-  if (fleet.gpus.empty()) return out + "# No GPU was found: nothing to declare.\n";
+      node, node_view.gpus.size(), node_view.gpus.size() == 1 ? "" : "s",
+      node_view.system.driver_version.empty() ? "unknown" : node_view.system.driver_version);
+  if (node_view.gpus.empty()) return out + "# No GPU was found: nothing to declare.\n";
   std::map<std::string, size_t> by_bus;
-  for (size_t i = 0; i < fleet.gpus.size(); ++i) by_bus[fleet.gpus[i].info.pci_bus_id] = i;
+  for (size_t i = 0; i < node_view.gpus.size(); ++i) by_bus[node_view.gpus[i].info.pci_bus_id] = i;
   std::map<std::string, int> count_by_type;
-  for (size_t i = 0; i < fleet.gpus.size(); ++i) {
-    const node::GpuInfo& g = fleet.gpus[i].info;
+  for (size_t i = 0; i < node_view.gpus.size(); ++i) {
+    const node::GpuInfo& g = node_view.gpus[i].info;
     int minor = g.minor_number.value_or(g.index);
-    const node::GpuSample& sample = fleet.gpus[i].sample;
+    const node::GpuSample& sample = node_view.gpus[i].sample;
     if (!sample.mig_instances.empty()) {  // MIG: the instances, not the GPU.
       for (const node::MigInstance& m : sample.mig_instances) {
         std::string gi = fmt::format("gpu{}/gi{}/access", minor, m.gpu_instance_id);
@@ -86,7 +86,7 @@ std::string RenderGresConf(const node::NodeView& fleet, const std::string& node,
     }
     std::string type = GresType(g.name);
     count_by_type[type]++;
-    std::vector<int> links(fleet.gpus.size(), 0);
+    std::vector<int> links(node_view.gpus.size(), 0);
     bool has_links = false;
     for (const std::string& bus : g.nvlink_peer_bus_ids) {
       auto peer = by_bus.find(bus);

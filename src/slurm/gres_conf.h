@@ -29,7 +29,7 @@ std::string GresType(const std::string& model);
 // "gpu0/gi1/access 12", "gpu0/gi1/ci0/access 13"). Without `mig_minors`
 // (or an instance's lines in it) the instance is left out with a comment
 // saying why.
-std::string RenderGresConf(const node::NodeView& fleet, const std::string& node,
+std::string RenderGresConf(const node::NodeView& node_view, const std::string& node,
                            const std::string& dev_dir = "/dev",
                            const std::optional<std::string>& mig_minors = std::nullopt);
 

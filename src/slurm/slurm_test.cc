@@ -13,7 +13,7 @@ namespace tarmac::slurm {
 namespace {
 
 // Four H100s: NVLink pairs (0,1) and (2,3); two NUMA nodes.
-node::NodeView Fleet() {
+node::NodeView Machine() {
   node::NodeView f;
   f.system.driver_version = "580.65.06";
   for (int i = 0; i < 4; ++i) {
@@ -33,7 +33,7 @@ node::NodeView Fleet() {
 }
 
 TEST(GresConfTest, OneLinePerGpuWithTypeFileCoresAndLinks) {
-  std::string text = RenderGresConf(Fleet(), "node7");
+  std::string text = RenderGresConf(Machine(), "node7");
   EXPECT_NE(
       text.find(
           "NodeName=node7 Name=gpu Type=nvidia_h100_80gb_hbm3 File=/dev/nvidia0 Cores=0-31 Links=-1,1,0,0\n"),
@@ -45,7 +45,7 @@ TEST(GresConfTest, OneLinePerGpuWithTypeFileCoresAndLinks) {
       << text;
   EXPECT_NE(text.find("NodeName=node7 ... Gres=gpu:nvidia_h100_80gb_hbm3:4\n"), std::string::npos) << text;
   // Without NVLink, no Links=; without an affinity, no Cores=.
-  node::NodeView plain = Fleet();
+  node::NodeView plain = Machine();
   for (node::GpuView& g : plain.gpus) {
     g.info.nvlink_peer_bus_ids.clear();
     g.info.cpu_affinity.reset();
@@ -103,7 +103,7 @@ TEST(GresConfTest, TheJobsGpusComeFromSlurmsEnvironment) {
 // MultipleFiles= its GPU's device file and the instance's capability files,
 // from the driver's mig-minors; an instance without minors is left out, saying so.
 TEST(GresConfTest, MigInstancesAreDeclaredWithTheirCapabilityFiles) {
-  node::NodeView f = Fleet();
+  node::NodeView f = Machine();
   f.gpus.resize(2);
   f.gpus[1].info.nvlink_peer_bus_ids.clear();
   f.gpus[0].info.nvlink_peer_bus_ids.clear();

@@ -291,11 +291,11 @@ void StoreWriter::Handle(const std::shared_ptr<const node::Snapshot>& snapshot,
                    pending_events_.front().second);
     if (s.ok()) pending_events_.erase(pending_events_.begin());
   }
-  if (s.ok() && snapshot) s = WriteTick(snapshot->fleet);
+  if (s.ok() && snapshot) s = WriteTick(snapshot->node_view);
   if (s.code() == StatusCode::kCorruption) {
     // Any statement may find it: move the file aside as start-up does.
     s = Quarantine(s);
-    if (s.ok() && snapshot) s = WriteTick(snapshot->fleet);
+    if (s.ok() && snapshot) s = WriteTick(snapshot->node_view);
   }
   ReleaseCache();
   MutexLock lock(&mu_);
@@ -376,9 +376,9 @@ void StoreWriter::Event(PendingTick* p, std::optional<int64_t> gpu_id, const cha
   if (p->status.ok()) p->status = WriteEvent(p->t, gpu_id, kind, detail);
 }
 
-Status StoreWriter::WriteTick(const node::NodeView& fleet) {
+Status StoreWriter::WriteTick(const node::NodeView& node_view) {
   if (Status file = CheckFile(); !file.ok()) return file;
-  int64_t t = UnixSeconds(fleet.taken_at);
+  int64_t t = UnixSeconds(node_view.taken_at);
   if (t <= last_t_) return SkipStaleTick(t);
   is_clock_behind_ = false;
   if (journal_minute_ && *journal_minute_ != t / 60) {
@@ -390,14 +390,14 @@ Status StoreWriter::WriteTick(const node::NodeView& fleet) {
   PendingTick p;
   p.t = t;
   p.tick.t = t;
-  if (previous_backend_error_ && fleet.backend_error.empty() != previous_backend_error_->empty()) {
-    if (fleet.backend_error.empty()) {
+  if (previous_backend_error_ && node_view.backend_error.empty() != previous_backend_error_->empty()) {
+    if (node_view.backend_error.empty()) {
       Event(&p, std::nullopt, "driver_attached", "the GPUs can be read again");
     } else {
-      Event(&p, std::nullopt, "driver_detached", fleet.backend_error);
+      Event(&p, std::nullopt, "driver_detached", node_view.backend_error);
     }
   }
-  for (const node::GpuView& g : fleet.gpus) {
+  for (const node::GpuView& g : node_view.gpus) {
     if (Status s = WriteGpuTick(g, &p); !s.ok()) return s;
   }
   std::vector<SessionKey> ended;
@@ -419,7 +419,7 @@ Status StoreWriter::WriteTick(const node::NodeView& fleet) {
   for (const SessionKey& key : ended) sessions_.erase(key);
   allocations_ = std::move(p.allocations);
   previous_ = std::move(p.states);
-  previous_backend_error_ = fleet.backend_error;
+  previous_backend_error_ = node_view.backend_error;
   last_t_ = t;
   journal_minute_ = t / 60;
   {
@@ -556,9 +556,9 @@ Status StoreWriter::WriteProcessTick(const node::GpuView& g, const node::Process
   return Status::OK();
 }
 
-Status StoreWriter::WriteNow(const node::NodeView& fleet) {
+Status StoreWriter::WriteNow(const node::NodeView& node_view) {
   if (db_ == nullptr) return Status::Unavailable("store: not open");
-  Status s = WriteTick(fleet);
+  Status s = WriteTick(node_view);
   ReleaseCache();
   return s;
 }

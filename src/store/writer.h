@@ -99,7 +99,7 @@ class StoreWriter {
   std::string Problem() const;
 
   // Synchronous forms, for tools that write without the thread (bench).
-  Status WriteNow(const node::NodeView& fleet);
+  Status WriteNow(const node::NodeView& node_view);
   Status FoldAll();
 
  private:
@@ -119,7 +119,7 @@ class StoreWriter {
   // A file deleted or replaced under the agent: said (log, event, Problem)
   // and a database opened afresh at the path.
   Status CheckFile();
-  Status WriteTick(const node::NodeView& fleet);
+  Status WriteTick(const node::NodeView& node_view);
   Status WriteEvent(int64_t t, std::optional<int64_t> gpu_id, const std::string& kind,
                     const std::string& detail);
   // Folds the journal's ticks before `t` into raw blocks and rollups, and

@@ -21,7 +21,7 @@ constexpr int64_t kT0 = 1800000000;  // A minute boundary (1800000000 % 60 == 0)
 
 // Two GPUs: GPU 0 busy at `busy_percent`, GPU 1 idle with one process
 // holding 1 GiB at 0 % SM.
-node::NodeView Fleet(int64_t t, int busy_percent = 100) {
+node::NodeView Machine(int64_t t, int busy_percent = 100) {
   node::NodeView f;
   f.hostname = "node";
   f.backend = "sim";
@@ -85,7 +85,7 @@ class WriterTest : public ::testing::Test {
 
 TEST_F(WriterTest, TicksFoldIntoPackedMinutesRollupsSessionsAndEvents) {
   std::unique_ptr<StoreWriter> w = OpenWriter();
-  for (int64_t t = kT0; t < kT0 + 120; ++t) ASSERT_TRUE(w->WriteNow(Fleet(t)).ok());
+  for (int64_t t = kT0; t < kT0 + 120; ++t) ASSERT_TRUE(w->WriteNow(Machine(t)).ok());
   ASSERT_TRUE(w->FoldAll().ok());
   EXPECT_EQ(Count("SELECT COUNT(*) FROM tick_journal"), 0);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM gpu_samples"), 4);  // 2 GPUs x 2 minutes.
@@ -123,7 +123,7 @@ TEST_F(WriterTest, ItsPageCacheDoesNotGrowWithTheHistory) {
   // SQLite keeps each page it reads, up to 2 MiB a connection: a writer
   // that kept them grew with its file for the agent's first hours.
   auto many = [](int64_t t) {  // 32 GPUs, so that the file grows fast.
-    node::NodeView f = Fleet(t);
+    node::NodeView f = Machine(t);
     for (int i = 2; i < 32; ++i) {
       node::GpuView g = f.gpus[i % 2];
       g.info.index = g.sample.index = i;
@@ -143,8 +143,8 @@ TEST_F(WriterTest, ItsPageCacheDoesNotGrowWithTheHistory) {
 
 TEST_F(WriterTest, AProcessLeavingTheGpuEndsItsSession) {
   std::unique_ptr<StoreWriter> w = OpenWriter();
-  ASSERT_TRUE(w->WriteNow(Fleet(kT0)).ok());
-  node::NodeView gone = Fleet(kT0 + 1);
+  ASSERT_TRUE(w->WriteNow(Machine(kT0)).ok());
+  node::NodeView gone = Machine(kT0 + 1);
   gone.gpus[1].processes.clear();
   ASSERT_TRUE(w->WriteNow(gone).ok());
   EXPECT_EQ(Count("SELECT COUNT(*) FROM events WHERE kind = 'process_end'"), 1);
@@ -154,9 +154,9 @@ TEST_F(WriterTest, AProcessLeavingTheGpuEndsItsSession) {
 // of order.
 TEST_F(WriterTest, WallClockMovedBackWritesNoDuplicateOrReorderedSamples) {
   std::unique_ptr<StoreWriter> w = OpenWriter();
-  for (int64_t t = kT0; t <= kT0 + 10; ++t) ASSERT_TRUE(w->WriteNow(Fleet(t)).ok());
-  for (int64_t t = kT0 - 20; t <= kT0 + 5; ++t) ASSERT_TRUE(w->WriteNow(Fleet(t)).ok());  // Moved back.
-  for (int64_t t = kT0 + 11; t <= kT0 + 15; ++t) ASSERT_TRUE(w->WriteNow(Fleet(t)).ok());
+  for (int64_t t = kT0; t <= kT0 + 10; ++t) ASSERT_TRUE(w->WriteNow(Machine(t)).ok());
+  for (int64_t t = kT0 - 20; t <= kT0 + 5; ++t) ASSERT_TRUE(w->WriteNow(Machine(t)).ok());  // Moved back.
+  for (int64_t t = kT0 + 11; t <= kT0 + 15; ++t) ASSERT_TRUE(w->WriteNow(Machine(t)).ok());
   ASSERT_TRUE(w->FoldAll().ok());
   EXPECT_EQ(w->stats().ticks_skipped, 26);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM events WHERE kind = 'clock_moved_back'"), 1);
@@ -178,12 +178,12 @@ TEST_F(WriterTest, WallClockMovedBackWritesNoDuplicateOrReorderedSamples) {
 TEST_F(WriterTest, AfterACrashTheJournalIsFoldedWithTheTicksThatFollow) {
   {
     std::unique_ptr<StoreWriter> w = OpenWriter();
-    for (int64_t t = kT0; t < kT0 + 30; ++t) ASSERT_TRUE(w->WriteNow(Fleet(t)).ok());
+    for (int64_t t = kT0; t < kT0 + 30; ++t) ASSERT_TRUE(w->WriteNow(Machine(t)).ok());
   }  // No fold: as if killed.
   EXPECT_EQ(Count("SELECT COUNT(*) FROM tick_journal"), 30);
   std::unique_ptr<StoreWriter> w = OpenWriter();
-  ASSERT_TRUE(w->WriteNow(Fleet(kT0 + 20)).ok());  // Already stored: skipped.
-  ASSERT_TRUE(w->WriteNow(Fleet(kT0 + 61)).ok());  // The next minute folds the first.
+  ASSERT_TRUE(w->WriteNow(Machine(kT0 + 20)).ok());  // Already stored: skipped.
+  ASSERT_TRUE(w->WriteNow(Machine(kT0 + 61)).ok());  // The next minute folds the first.
   EXPECT_EQ(Count("SELECT covered_seconds FROM gpu_rollup_1m WHERE minute = 30000000 LIMIT 1"), 29 + 2);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM process_sessions"), 1);  // The session continued.
 }
@@ -210,7 +210,7 @@ TEST_F(WriterTest, ACorruptDatabaseIsMovedAsideAndANewOneStarted) {
   ASSERT_NE(w, nullptr);
   EXPECT_EQ(FilesMovedAside(), 1);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM events WHERE kind = 'store_recovered'"), 1);
-  ASSERT_TRUE(w->WriteNow(Fleet(kT0)).ok());
+  ASSERT_TRUE(w->WriteNow(Machine(kT0)).ok());
 }
 
 TEST_F(WriterTest, RetentionDropsRawMinutesOlderThanTheirTier) {
@@ -218,10 +218,10 @@ TEST_F(WriterTest, RetentionDropsRawMinutesOlderThanTheirTier) {
   o.path = Path();
   o.retention.raw = std::chrono::hours(24);
   std::unique_ptr<StoreWriter> w = std::move(StoreWriter::Open(o, &clock_, &logger_)).value();
-  for (int64_t t = kT0; t < kT0 + 5; ++t) ASSERT_TRUE(w->WriteNow(Fleet(t)).ok());
+  for (int64_t t = kT0; t < kT0 + 5; ++t) ASSERT_TRUE(w->WriteNow(Machine(t)).ok());
   int64_t later = kT0 + 2 * 86400;
-  ASSERT_TRUE(w->WriteNow(Fleet(later)).ok());  // Folds the old minute, then enforces retention.
-  ASSERT_TRUE(w->WriteNow(Fleet(later + 601)).ok());
+  ASSERT_TRUE(w->WriteNow(Machine(later)).ok());  // Folds the old minute, then enforces retention.
+  ASSERT_TRUE(w->WriteNow(Machine(later + 601)).ok());
   EXPECT_EQ(Count("SELECT COUNT(*) FROM gpu_samples WHERE minute < " + std::to_string(later / 60)), 0);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM gpu_rollup_1m WHERE minute = " + std::to_string(kT0 / 60)), 2);
 }
@@ -233,7 +233,7 @@ TEST_F(WriterTest, ACleanRestartLosesNothingButTheTimeTheAgentWasDown) {
   {
     std::unique_ptr<StoreWriter> w = OpenWriter();
     w->Start();
-    for (int64_t t = kT0; t <= kT0 + 5; ++t) ASSERT_TRUE(w->WriteNow(Fleet(t)).ok());
+    for (int64_t t = kT0; t <= kT0 + 5; ++t) ASSERT_TRUE(w->WriteNow(Machine(t)).ok());
     w->Stop();
   }
   // Reports see the stopped agent's last minute: it was folded at the stop.
@@ -241,7 +241,7 @@ TEST_F(WriterTest, ACleanRestartLosesNothingButTheTimeTheAgentWasDown) {
             7);
   clock_.Advance(seconds(7));
   std::unique_ptr<StoreWriter> w = OpenWriter();
-  for (int64_t t = kT0 + 7; t < kT0 + 61; ++t) ASSERT_TRUE(w->WriteNow(Fleet(t)).ok());
+  for (int64_t t = kT0 + 7; t < kT0 + 61; ++t) ASSERT_TRUE(w->WriteNow(Machine(t)).ok());
   EXPECT_EQ(w->stats().ticks_skipped, 0);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM events WHERE kind = 'clock_moved_back'"), 0);
   // The minute holds both runs' samples: 6 + 53 seconds, and the 1 s down.
@@ -262,7 +262,7 @@ TEST_F(WriterTest, ACleanRestartLosesNothingButTheTimeTheAgentWasDown) {
 TEST_F(WriterTest, TimeAGpuCouldNotBeReadIsUnknownNeitherBusyNorIdle) {
   std::unique_ptr<StoreWriter> w = OpenWriter();
   for (int64_t t = kT0; t < kT0 + 60; ++t) {
-    node::NodeView f = Fleet(t);
+    node::NodeView f = Machine(t);
     if (t >= kT0 + 20) {  // GPU 0 is lost: no readings, and no identity.
       f.gpus[0].sample = node::GpuSample();
       f.gpus[0].sample.health = node::GpuHealth::kLost;
@@ -285,7 +285,7 @@ TEST_F(WriterTest, TimeAGpuCouldNotBeReadIsUnknownNeitherBusyNorIdle) {
 TEST_F(WriterTest, BackfillLeaseTimeAndPreemptionsAreKeptPerGpu) {
   std::unique_ptr<StoreWriter> w = OpenWriter();
   for (int64_t t = kT0; t < kT0 + 120; ++t) {
-    node::NodeView f = Fleet(t);
+    node::NodeView f = Machine(t);
     // GPU 1 is backfilled from 10 s to 70 s, preempted at 60 s; again from
     // 90 s, preempted at 100 s (by then the GPU cannot be read: the lease
     // time still counts); GPU 0 holds a normal lease throughout.
@@ -356,7 +356,7 @@ TEST_F(WriterTest, JournalRowsOfTheFirstFormatAreFoldedAfterAnUpgrade) {
 TEST_F(WriterTest, ASchemaTwoHistoryIsMigratedKeepingItsRows) {
   {
     std::unique_ptr<StoreWriter> w = OpenWriter();
-    for (int64_t t = kT0; t < kT0 + 60; ++t) ASSERT_TRUE(w->WriteNow(Fleet(t)).ok());
+    for (int64_t t = kT0; t < kT0 + 60; ++t) ASSERT_TRUE(w->WriteNow(Machine(t)).ok());
     ASSERT_TRUE(w->FoldAll().ok());
   }
   {  // Back to schema 2, as the previous tarmac left it.
@@ -382,7 +382,7 @@ TEST_F(WriterTest, ASchemaTwoHistoryIsMigratedKeepingItsRows) {
 // restart of the writer, a new one after a gap.
 TEST_F(WriterTest, AllocationsOfPodsAndSlurmJobsAreKeptAsStretchesAcrossARestart) {
   auto allocated = [](int64_t t) {
-    node::NodeView f = Fleet(t);
+    node::NodeView f = Machine(t);
     f.gpus[1].allocated_to = node::KubernetesNames{"notebook-0", "research", "lab"};
     f.gpus[0].lease = node::GpuLease{3, "erin", node::LeaseKind::kSlurm, false, "4242"};  // A Slurm job's.
     return f;
@@ -394,7 +394,7 @@ TEST_F(WriterTest, AllocationsOfPodsAndSlurmJobsAreKeptAsStretchesAcrossARestart
   {
     std::unique_ptr<StoreWriter> w = OpenWriter();
     for (int64_t t = kT0 + 20; t < kT0 + 40; ++t) ASSERT_TRUE(w->WriteNow(allocated(t)).ok());
-    for (int64_t t = kT0 + 40; t < kT0 + 50; ++t) ASSERT_TRUE(w->WriteNow(Fleet(t)).ok());  // The pod went.
+    for (int64_t t = kT0 + 40; t < kT0 + 50; ++t) ASSERT_TRUE(w->WriteNow(Machine(t)).ok());  // The pod went.
     for (int64_t t = kT0 + 50; t < kT0 + 60; ++t)
       ASSERT_TRUE(w->WriteNow(allocated(t)).ok());  // And came back.
   }
@@ -419,7 +419,7 @@ TEST_F(WriterTest, CorruptionFoundWhileRunningMovesTheFileAsideAndIsReported) {
   Result<std::unique_ptr<StoreWriter>> opened = StoreWriter::Open(o, &clock_, &logger_);
   ASSERT_TRUE(opened.ok());
   std::unique_ptr<StoreWriter> w = std::move(opened).value();
-  for (int64_t t = kT0; t < kT0 + 130; ++t) ASSERT_TRUE(w->WriteNow(Fleet(t)).ok());
+  for (int64_t t = kT0; t < kT0 + 130; ++t) ASSERT_TRUE(w->WriteNow(Machine(t)).ok());
   ASSERT_TRUE(w->FoldAll().ok());
   {
     // Garbage over the pages after the first (the schema page stays).
@@ -435,7 +435,7 @@ TEST_F(WriterTest, CorruptionFoundWhileRunningMovesTheFileAsideAndIsReported) {
   w->Start();
   clock_.Advance(seconds(200));
   auto snapshot = std::make_shared<node::Snapshot>();
-  snapshot->fleet = Fleet(kT0 + 200);
+  snapshot->node_view = Machine(kT0 + 200);
   w->Submit(snapshot);
   for (int i = 0; i < 500 && w->Problem().empty(); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -447,9 +447,9 @@ TEST_F(WriterTest, CorruptionFoundWhileRunningMovesTheFileAsideAndIsReported) {
 
 TEST_F(WriterTest, AFileDeletedUnderTheWriterIsNoticedAtTheNextTickAndSaid) {
   std::unique_ptr<StoreWriter> w = OpenWriter();
-  ASSERT_TRUE(w->WriteNow(Fleet(kT0)).ok());
+  ASSERT_TRUE(w->WriteNow(Machine(kT0)).ok());
   for (const char* suffix : {"", "-wal", "-shm"}) ::unlink((Path() + suffix).c_str());
-  ASSERT_TRUE(w->WriteNow(Fleet(kT0 + 1)).ok());
+  ASSERT_TRUE(w->WriteNow(Machine(kT0 + 1)).ok());
   EXPECT_NE(w->Problem().find("was deleted under the agent"), std::string::npos) << w->Problem();
   // History goes on in a new file at the path, which says what happened.
   EXPECT_EQ(Count("SELECT COUNT(*) FROM events WHERE kind = 'store_lost'"), 1);

@@ -3,9 +3,10 @@
 
 #include <fmt/format.h>
 
-namespace tarmac::top {
+#include "node/gpu_marks.h"
+#include "node/lease_kind.h"
 
-using nlohmann::json;
+namespace tarmac::top {
 
 const char* SortKeyTitle(SortKey key) {
   switch (key) {
@@ -41,67 +42,50 @@ SortKey NextSortKey(SortKey key) {
   return SortKey::kPid;
 }
 
-namespace {
-
-std::string HolderOf(const json& lease) {
-  if (!lease.is_object()) return "";
-  std::string kind = lease.value("kind", std::string());
-  if (!lease.value("slurm_job", std::string()).empty())
-    return "slurm " + lease.value("slurm_job", std::string());
-  return fmt::format("lease {}{}", lease.value("id", int64_t{0}), kind.empty() ? "" : " " + kind);
+std::string HolderOf(const node::GpuLease& lease) {
+  if (!lease.slurm_job.empty()) return "slurm " + lease.slurm_job;
+  return fmt::format("lease {} {}", lease.id, node::LeaseKindName(lease.kind));
 }
 
-template <typename T>
-std::optional<T> Optional(const json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return std::nullopt;
-  return it->get<T>();
+namespace {
+
+std::string PodText(const node::KubernetesNames& pod) { return "pod " + pod.pod_namespace + "/" + pod.pod; }
+
+// One process of GPU `g` as top lists it; `gpu_holder` holds its GPU.
+TopProcess ProcessOf(const node::GpuView& g, const node::ProcessView& p, const std::string& gpu_holder) {
+  TopProcess t;
+  t.pid = p.process.pid;
+  t.parent_pid = p.details.parent_pid;
+  t.gpu = g.info.index;
+  t.uid = p.details.uid;
+  t.user = !p.details.user.empty() ? p.details.user : t.uid >= 0 ? std::to_string(t.uid) : std::string("?");
+  t.name = p.details.name.empty() ? "?" : p.details.name;
+  t.command = p.details.command;
+  if (p.process.used_memory_bytes) t.gpu_memory_bytes = static_cast<double>(*p.process.used_memory_bytes);
+  t.sm_ratio = p.process.sm_utilization_ratio;
+  t.is_idle_holding = node::IsIdleHolding(p, g);
+  t.holder = gpu_holder;
+  // On a MIG instance: its profile, and whoever holds the instance.
+  if (p.process.gpu_instance_id) {
+    if (const node::MigInstance* m = node::FindMigInstance(g.sample, *p.process.gpu_instance_id)) {
+      t.mig = m->profile;
+      auto lease = g.mig_leases.find(m->uuid);
+      t.holder = lease != g.mig_leases.end() ? HolderOf(lease->second) : "";
+    }
+  }
+  if (t.holder.empty() && !p.details.kubernetes.pod.empty()) t.holder = PodText(p.details.kubernetes);
+  if (t.holder.empty() && !p.details.cgroup.slurm_job_id.empty())
+    t.holder = "slurm " + p.details.cgroup.slurm_job_id;
+  return t;
 }
 
 }  // namespace
 
-std::vector<TopProcess> ProcessesFromStatus(const json& status) {
+std::vector<TopProcess> ProcessesFromStatus(const node::NodeView& status) {
   std::vector<TopProcess> out;
-  if (!status.contains("gpus")) return out;
-  for (const json& g : status["gpus"]) {
-    int index = g.value("index", 0);
-    std::string gpu_holder = HolderOf(g.value("lease", json()));
-    if (gpu_holder.empty() && g.contains("pod") && g["pod"].is_object()) {
-      gpu_holder =
-          "pod " + g["pod"].value("namespace", std::string()) + "/" + g["pod"].value("name", std::string());
-    }
-    // MIG instances: which processes run on which, and who holds each.
-    std::map<int64_t, std::pair<std::string, std::string>> on_instance;  // pid -> (profile, holder)
-    for (const json& m : g.value("mig_instances", json::array())) {
-      std::string holder = HolderOf(m.value("lease", json()));
-      for (const json& pid : m.value("pids", json::array())) {
-        on_instance[pid.get<int64_t>()] = {m.value("profile", std::string()), holder};
-      }
-    }
-    for (const json& p : g.value("processes", json::array())) {
-      TopProcess t;
-      t.pid = p.value("pid", int64_t{0});
-      t.parent_pid = p.value("parent_pid", int64_t{0});
-      t.gpu = index;
-      t.uid = p.value("uid", int64_t{-1});
-      t.user = p.value("user", t.uid >= 0 ? std::to_string(t.uid) : std::string("?"));
-      t.name = p.value("name", std::string("?"));
-      t.command = p.value("command", std::string());
-      t.gpu_memory_bytes = Optional<double>(p, "used_memory_bytes");
-      t.sm_ratio = Optional<double>(p, "sm_utilization_ratio");
-      t.is_idle_holding = p.value("is_idle_holding", false);
-      t.holder = gpu_holder;
-      if (auto it = on_instance.find(t.pid); it != on_instance.end()) {
-        t.mig = it->second.first;
-        t.holder = it->second.second;
-      }
-      if (t.holder.empty() && p.contains("pod")) {
-        t.holder = "pod " + p.value("namespace", std::string()) + "/" + p.value("pod", std::string());
-      }
-      if (t.holder.empty() && p.contains("slurm_job_id"))
-        t.holder = "slurm " + p.value("slurm_job_id", std::string());
-      out.push_back(std::move(t));
-    }
+  for (const node::GpuView& g : status.gpus) {
+    std::string gpu_holder = g.lease ? HolderOf(*g.lease) : g.allocated_to ? PodText(*g.allocated_to) : "";
+    for (const node::ProcessView& p : g.processes) out.push_back(ProcessOf(g, p, gpu_holder));
   }
   return out;
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // What `tarmac top` shows and the state of its screen: the data (the
-// status JSON of the agent or of a direct read, leases, queue, the latest
+// machine as the agent or a direct read saw it, decoded once into the
+// structs the agent encodes from: the GPUs, leases, queue; the latest
 // event, each GPU's recent utilization, the GPU processes with what /proc
 // says of them) and the UI state (sort, filter, selection, overlays).
 // Plain data; the screen is a pure function of both (top_view.h).
@@ -9,10 +10,12 @@
 
 #include <cstdint>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "node/node_view.h"
+#include "sched/lease_json.h"
 
 namespace tarmac::top {
 
@@ -37,9 +40,9 @@ struct TopProcess {
 };
 
 struct TopData {
-  nlohmann::json status = nlohmann::json::object();  // `tarmac status --json` (gpus, host, ...)
-  nlohmann::json leases = nlohmann::json::array();
-  nlohmann::json queue = nlohmann::json::array();
+  node::NodeView status;  // The GPUs and host, as `tarmac status` reads them.
+  std::vector<sched::LeaseShown> leases;
+  std::vector<sched::PendingShown> queue;
   std::map<int, std::vector<double>> series;  // Utilization (0..1) by GPU index, oldest first.
   std::vector<TopProcess> processes;
   bool is_agent = false;   // Read through the agent (else NVML directly).
@@ -82,6 +85,10 @@ struct TopUi {
 
 // The processes of `status` (each GPU's and MIG instance's), with holder
 // and idle-holding marks; /proc fields empty.
-std::vector<TopProcess> ProcessesFromStatus(const nlohmann::json& status);
+std::vector<TopProcess> ProcessesFromStatus(const node::NodeView& status);
+
+// "lease 3 run", "slurm 812": who holds a GPU or MIG instance, for the
+// process panel.
+std::string HolderOf(const node::GpuLease& lease);
 
 }  // namespace tarmac::top

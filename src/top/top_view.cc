@@ -7,12 +7,11 @@
 #include <cmath>
 #include <csignal>
 
+#include "node/gpu_marks.h"
 #include "top/process_table.h"
 
 namespace tarmac::top {
 namespace {
-
-using nlohmann::json;
 
 constexpr int kFullWidth = 120;
 
@@ -54,10 +53,8 @@ void Graph(Screen* s, const TopUi& ui, int row, int col, int width, const std::v
   }
 }
 
-std::optional<double> Number(const json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_number()) return std::nullopt;
-  return it->get<double>();
+std::optional<double> AsDouble(const std::optional<int64_t>& v) {
+  return v ? std::optional<double>(static_cast<double>(*v)) : std::nullopt;
 }
 
 std::string ShortModel(std::string name) {
@@ -67,77 +64,68 @@ std::string ShortModel(std::string name) {
   return name;
 }
 
-// The health and state marks of GPU `g`, each with its colour.
-std::vector<std::pair<std::string, Color>> MarksOf(const json& g) {
+// The health and state marks of GPU `g`, each with its colour (the marks
+// `tarmac status` computes, node/gpu_marks.h).
+std::vector<std::pair<std::string, Color>> MarksOf(const node::GpuView& g) {
   std::vector<std::pair<std::string, Color>> m;
-  std::string health = g.value("health", std::string("ok"));
-  if (health != "ok")
-    m.push_back({health == "lost" ? "LOST" : health == "unresponsive" ? "HUNG" : "ERR", Color::kRed});
-  bool held = false;
-  for (const json& p : g.value("processes", json::array())) held = held || p.value("is_idle_holding", false);
-  if (held) {
+  node::GpuHealth health = g.sample.health;
+  if (health != node::GpuHealth::kOk) {
+    m.push_back({health == node::GpuHealth::kLost           ? "LOST"
+                 : health == node::GpuHealth::kUnresponsive ? "HUNG"
+                                                            : "ERR",
+                 Color::kRed});
+  }
+  node::GpuMarks marks = node::MarkGpu(g);
+  if (!marks.idle_holding_pids.empty()) {
     m.push_back({"HELD-IDLE", Color::kMagenta});
-  } else if (g.value("is_idle", false)) {
+  } else if (marks.is_idle) {
     m.push_back({"IDLE", Color::kBlue});
   }
-  if (g.contains("xid_errors"))
-    m.push_back({fmt::format("XID{}", g["xid_errors"].value("last_xid", 0)), Color::kRed});
-  if (g.contains("ecc_errors") && g["ecc_errors"].value("volatile_uncorrected", 0) > 0)
-    m.push_back({"ECC", Color::kRed});
-  if (g.value("is_pcie_degraded", false))
-    m.push_back({fmt::format("PCIe-x{}", g.value("pcie_width", 0)), Color::kYellow});
-  for (const json& a : g.value("nvlink_active", json::array())) {
-    if (a.is_boolean() && !a.get<bool>()) {
-      m.push_back({"NVLINK", Color::kYellow});
-      break;
-    }
-  }
-  if (g.value("is_throttled", false)) m.push_back({"THROTTLE", Color::kYellow});
+  if (g.xid_count > 0 && g.last_xid) m.push_back({fmt::format("XID{}", g.last_xid->xid), Color::kRed});
+  if (g.sample.ecc.volatile_uncorrected.value_or(0) > 0) m.push_back({"ECC", Color::kRed});
+  if (marks.is_pcie_degraded)
+    m.push_back({fmt::format("PCIe-x{}", g.sample.pcie_width.value_or(0)), Color::kYellow});
+  const std::vector<bool>& links = g.sample.nvlink_active;
+  if (std::find(links.begin(), links.end(), false) != links.end()) m.push_back({"NVLINK", Color::kYellow});
+  if (marks.is_throttled) m.push_back({"THROTTLE", Color::kYellow});
   return m;
 }
 
 // "lease 3 root 52m" for a lease (time left from the leases list).
-std::string HolderText(const json& lease, const TopData& data) {
-  if (!lease.is_object()) return "";
-  int64_t id = lease.value("id", int64_t{0});
-  std::string out = fmt::format("lease {} {}", id, lease.value("user", std::string()));
-  if (!lease.value("slurm_job", std::string()).empty())
-    out = "slurm " + lease.value("slurm_job", std::string());
-  if (lease.value("kind", std::string()) == "backfill") out += " backfill";
-  for (const json& l : data.leases) {
-    if (l.value("id", int64_t{-1}) != id) continue;
-    if (auto ends = Number(l, "ends_at_unix"); ends && data.now_unix > 0) {
-      out += " " + ShortDuration(*ends - data.now_unix);
-    }
+std::string HolderText(const node::GpuLease& lease, const TopData& data) {
+  std::string out = fmt::format("lease {} {}", lease.id, lease.user);
+  if (!lease.slurm_job.empty()) out = "slurm " + lease.slurm_job;
+  if (lease.is_backfill()) out += " backfill";
+  for (const sched::LeaseShown& l : data.leases) {
+    if (l.lease.id != lease.id || !l.lease.ends_at || data.now_unix <= 0) continue;
+    out += " " + ShortDuration(sched::UnixTimeBase().ToUnix(*l.lease.ends_at) - data.now_unix);
   }
   return out;
 }
 
-std::string HolderOfGpu(const json& g, const TopData& data) {
-  std::string h = HolderText(g.value("lease", json()), data);
-  if (h.empty() && g.contains("pod") && g["pod"].is_object()) {
-    h = "pod " + g["pod"].value("namespace", std::string()) + "/" + g["pod"].value("name", std::string());
-  }
-  return h;
+std::string HolderOfGpu(const node::GpuView& g, const TopData& data) {
+  if (g.lease) return HolderText(*g.lease, data);
+  if (g.allocated_to) return "pod " + g.allocated_to->pod_namespace + "/" + g.allocated_to->pod;
+  return "";
 }
 
 // One GPU's line. Returns the row after it (and its MIG instances').
-int GpuLine(Screen* s, const TopData& data, const TopUi& ui, const json& g, int row, int last_row) {
+int GpuLine(Screen* s, const TopData& data, const TopUi& ui, const node::GpuView& g, int row, int last_row) {
   int w = s->width();
   bool full = w >= kFullWidth;
-  int index = g.value("index", 0);
+  int index = g.info.index;
   int name_width = full ? 18 : 10;
   int col = s->Put(row, 0, fmt::format("{:>2} ", index), Style{Color::kDefault, true, false, false});
-  col = s->Put(
-      row, col,
-      fmt::format("{:<{}} ", Fit(ShortModel(g.value("name", std::string("?"))), name_width), name_width));
+  col = s->Put(row, col,
+               fmt::format("{:<{}} ", Fit(ShortModel(g.info.name.empty() ? "?" : g.info.name), name_width),
+                           name_width));
   int bar = full ? 16 : 8;
-  std::optional<double> util = Number(g, "utilization_gpu_ratio");
+  std::optional<double> util = g.sample.utilization_gpu_ratio;
   Bar(s, ui, row, col, bar, util);
   col += bar;
   col = s->Put(row, col, util ? fmt::format("{:>4.0f}% ", 100 * *util) : "   -% ");
-  std::optional<double> used = Number(g, "memory_used_bytes");
-  std::optional<double> total = Number(g, "memory_total_bytes");
+  std::optional<double> used = AsDouble(g.sample.memory_used_bytes);
+  std::optional<double> total = AsDouble(g.sample.memory_total_bytes);
   std::optional<double> mem;
   if (used && total && *total > 0) mem = *used / *total;
   Bar(s, ui, row, col, bar, mem);
@@ -147,13 +135,13 @@ int GpuLine(Screen* s, const TopData& data, const TopUi& ui, const json& g, int 
                        : full           ? ShortBytes(*used) + "/" + ShortBytes(*total)
                                         : fmt::format("{:.0f}/{:.0f}G", *used / kGiB, *total / kGiB);
   col = s->Put(row, col, fmt::format(" {:>{}} ", memory, full ? 11 : 7));
-  std::optional<double> power = Number(g, "power_milliwatts");
-  std::optional<double> limit = Number(g, "power_limit_milliwatts");
+  std::optional<double> power = AsDouble(g.sample.power_milliwatts);
+  std::optional<double> limit = AsDouble(g.sample.power_limit_milliwatts);
   col = s->Put(
       row, col,
       fmt::format("{:>8} ", power ? fmt::format("{:.0f}/{:.0f}W", *power / 1000, limit.value_or(0) / 1000)
                                   : std::string("-")));
-  std::optional<double> temp = Number(g, "temperature_celsius");
+  std::optional<double> temp = g.sample.temperature_celsius;
   Style temp_style = temp && *temp >= 85 ? Colored(ui, Color::kRed, true) : Style{};
   col = s->Put(row, col, temp ? fmt::format("{:>2.0f}C ", *temp) : " -C ", temp_style);
   // What is left: the graph, then marks and holder.
@@ -171,14 +159,15 @@ int GpuLine(Screen* s, const TopData& data, const TopUi& ui, const json& g, int 
   s->Put(row, col, Fit(holder, w - col));
   ++row;
   // MIG instances, under their GPU.
-  for (const json& m : g.value("mig_instances", json::array())) {
+  for (const node::MigInstance& m : g.sample.mig_instances) {
     if (row > last_row) break;
-    std::optional<double> mu = Number(m, "memory_used_bytes");
-    std::optional<double> mt = Number(m, "memory_total_bytes");
-    std::string text = fmt::format("   {} MIG {:<8} GI {:<2} {:>11}  {}", ui.is_unicode ? "└" : "`-",
-                                   m.value("profile", std::string()), m.value("gpu_instance_id", 0),
-                                   mu && mt ? ShortBytes(*mu) + "/" + ShortBytes(*mt) : "-",
-                                   HolderText(m.value("lease", json()), data));
+    std::optional<double> mu = AsDouble(m.memory_used_bytes);
+    std::optional<double> mt = AsDouble(m.memory_total_bytes);
+    auto lease = g.mig_leases.find(m.uuid);
+    std::string text =
+        fmt::format("   {} MIG {:<8} GI {:<2} {:>11}  {}", ui.is_unicode ? "└" : "`-", m.profile,
+                    m.gpu_instance_id, mu && mt ? ShortBytes(*mu) + "/" + ShortBytes(*mt) : "-",
+                    lease != g.mig_leases.end() ? HolderText(lease->second, data) : "");
     s->Put(row++, 0, Fit(text, w));
   }
   return row;
@@ -333,11 +322,11 @@ namespace {
 // The header line, and STALE at its right when the data is old.
 void RenderHeader(const TopData& data, const TopUi& ui, size_t gpu_count, Screen* s) {
   int w = s->width();
-  std::string head =
-      !data.has_data ? std::string("tarmac top")
-                     : fmt::format("tarmac top · {} · {} GPUs · {} leases · {} queued · {}",
-                                   data.status.value("host", std::string("?")), gpu_count, data.leases.size(),
-                                   data.queue.size(), data.is_agent ? "agent" : "NVML directly");
+  std::string head = !data.has_data ? std::string("tarmac top")
+                                    : fmt::format("tarmac top · {} · {} GPUs · {} leases · {} queued · {}",
+                                                  data.status.hostname.empty() ? "?" : data.status.hostname,
+                                                  gpu_count, data.leases.size(), data.queue.size(),
+                                                  data.is_agent ? "agent" : "NVML directly");
   int col = s->Put(0, 0, Fit(head, w), Style{Color::kDefault, true, false, false});
   if (data.is_stale || !data.has_data) {
     std::string stale = data.has_data
@@ -415,27 +404,24 @@ void RenderLeases(const TopData& data, int leases_rows, int events_row, Screen* 
   int lr = events_row - leases_rows;
   s->Put(lr++, 0, fmt::format("Leases ({}) and queue ({})", data.leases.size(), data.queue.size()),
          Style{Color::kDefault, true, false, false});
+  const sched::TimeBase base = sched::UnixTimeBase();
   for (size_t i = 0; i < data.leases.size() && lr < events_row - (data.queue.empty() ? 0 : 1); ++i) {
-    const json& l = data.leases[i];
-    std::vector<std::string> gpus_of;
-    for (const json& x : l.value("gpus", json::array())) gpus_of.push_back(x.dump());
+    const sched::LeaseShown& shown = data.leases[i];
+    const sched::Lease& l = shown.lease;
     std::string left = "no end";
-    if (auto ends = Number(l, "ends_at_unix"); ends && data.now_unix > 0)
-      left = ShortDuration(*ends - data.now_unix) + " left";
-    std::optional<double> idle = Number(l, "idle_seconds");
-    s->Put(
-        lr++, 0,
-        Fit(fmt::format("  {} {} {} GPU {} · {}{}", l.value("id", int64_t{0}), l.value("user", std::string()),
-                        l.value("kind", std::string()), fmt::join(gpus_of, ","), left,
-                        idle && *idle > 0 ? " · idle " + ShortDuration(*idle) : ""),
-            w));
+    if (l.ends_at && data.now_unix > 0)
+      left = ShortDuration(base.ToUnix(*l.ends_at) - data.now_unix) + " left";
+    s->Put(lr++, 0,
+           Fit(fmt::format("  {} {} {} GPU {} · {}{}", l.id, l.user, sched::LeaseKindName(l),
+                           fmt::join(l.gpus, ","), left,
+                           shown.idle_seconds > 0 ? " · idle " + ShortDuration(shown.idle_seconds) : ""),
+               w));
   }
   if (!data.queue.empty() && lr < events_row) {
-    const json& q = data.queue[0];
+    const sched::PendingShown& q = data.queue[0];
     s->Put(lr, 0,
-           Fit(fmt::format("  queue: {} waiting; first {} ({}): {}", data.queue.size(),
-                           q.value("user", std::string()), q.value("id", int64_t{0}),
-                           q.value("reason", std::string())),
+           Fit(fmt::format("  queue: {} waiting; first {} ({}): {}", data.queue.size(), q.pending.owner.user,
+                           q.pending.id, q.reason),
                w));
   }
 }
@@ -470,7 +456,7 @@ Layout RenderTop(const TopData& data, const TopUi& ui, Screen* s) {
     return layout;
   }
   bool full = w >= kFullWidth;
-  const json gpus = data.status.value("gpus", json::array());
+  const std::vector<node::GpuView>& gpus = data.status.gpus;
   RenderHeader(data, ui, gpus.size(), s);
   int row = 1;
   // GPU panel: at most half of what is left, so processes keep room.

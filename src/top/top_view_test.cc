@@ -8,6 +8,7 @@
 
 #include <csignal>
 
+#include "node/node_json.h"
 #include "top/process_table.h"
 #include "top/top_keys.h"
 
@@ -26,7 +27,7 @@ json Process(int64_t pid, const std::string& user, double gib, double sm, const 
           {"name", name},
           {"command", "/usr/bin/" + name + " --train"},
           {"parent_pid", parent},
-          {"used_memory_bytes", gib * kGiB},
+          {"used_memory_bytes", static_cast<int64_t>(gib * kGiB)},
           {"sm_utilization_ratio", sm},
           {"is_idle_holding", sm == 0 && gib > 0}};
 }
@@ -42,11 +43,11 @@ TopData Lab() {
               {"name", "NVIDIA H100 80GB HBM3"},
               {"health", "ok"},
               {"utilization_gpu_ratio", i == 0 ? 0.95 : 0.0},
-              {"memory_used_bytes", (i == 0   ? 40
-                                     : i == 1 ? 20
-                                              : 0) *
-                                        kGiB},
-              {"memory_total_bytes", 80 * kGiB},
+              {"memory_used_bytes", static_cast<int64_t>((i == 0   ? 40
+                                                          : i == 1 ? 20
+                                                                   : 0) *
+                                                         kGiB)},
+              {"memory_total_bytes", static_cast<int64_t>(80 * kGiB)},
               {"power_milliwatts", 350000},
               {"power_limit_milliwatts", 700000},
               {"temperature_celsius", i == 0 ? 88 : 40},
@@ -64,17 +65,23 @@ TopData Lab() {
       g["mig_instances"] = {{{"profile", "3g.40gb"},
                              {"gpu_instance_id", 1},
                              {"uuid", "MIG-a"},
-                             {"memory_used_bytes", 5 * kGiB},
-                             {"memory_total_bytes", 40 * kGiB},
+                             {"memory_used_bytes", static_cast<int64_t>(5 * kGiB)},
+                             {"memory_total_bytes", static_cast<int64_t>(40 * kGiB)},
                              {"pids", {300}},
                              {"lease", {{"id", 9}, {"user", "dana"}, {"kind", "reservation"}}}}};
       g["processes"] = {Process(300, "dana", 5, 0.2, "mig-job")};
+      g["processes"][0]["gpu_instance_id"] = 1;
     }
     gpus.push_back(g);
   }
-  d.status = {{"host", "gpu-node-7"}, {"gpus", gpus}};
-  d.leases = json::array(
-      {{{"id", 3}, {"user", "alice"}, {"kind", "run"}, {"gpus", {0}}, {"ends_at_unix", 1000 + 3120}}});
+  // As the agent's status says it, decoded as top decodes it.
+  d.status = node::NodeFromJson({{"version", 1}, {"host", "gpu-node-7"}, {"gpus", gpus}}).value();
+  sched::LeaseShown lease;
+  lease.lease.id = 3;
+  lease.lease.user = "alice";
+  lease.lease.gpus = {0};
+  lease.lease.ends_at = sched::UnixTimeBase().FromUnix(1000 + 3120);
+  d.leases = {lease};
   d.series[0] = std::vector<double>(100, 0.9);
   d.series[1] = {0.0, 0.5, 1.0};
   d.processes = ProcessesFromStatus(d.status);

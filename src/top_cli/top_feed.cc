@@ -13,10 +13,12 @@
 
 #include "cli/node_source.h"
 #include "client/agent_client.h"
+#include "common/json_fields.h"
 #include "common/safe_file.h"
 #include "common/split.h"
 #include "leases/process_control.h"
 #include "node/node_json.h"
+#include "store/lease_event_json.h"
 
 namespace tarmac::top {
 
@@ -28,19 +30,33 @@ namespace {
 constexpr size_t kSeriesLength = 600;
 
 // "12:01:07 granted lease 3 (alice)": the newest event, one line.
-std::string EventLine(const json& e) {
-  std::time_t at = static_cast<std::time_t>(e.value("at_unix", int64_t{0}));
+std::string EventLine(const store::LeaseEvent& e) {
+  std::time_t at = static_cast<std::time_t>(e.at_unix);
   std::tm tm{};
   localtime_r(&at, &tm);
   char when[16];
   std::strftime(when, sizeof when, "%H:%M:%S", &tm);
-  std::string line = fmt::format("{} {}", when, e.value("kind", std::string()));
-  if (e.contains("lease") && e["lease"].is_number_integer() && e["lease"].get<int64_t>() > 0) {
-    line += fmt::format(" lease {}", e["lease"].get<int64_t>());
-  }
-  if (!e.value("user", std::string()).empty()) line += " (" + e.value("user", std::string()) + ")";
-  if (!e.value("detail", std::string()).empty()) line += ": " + e.value("detail", std::string());
+  std::string line = fmt::format("{} {}", when, e.kind);
+  if (e.lease_id > 0) line += fmt::format(" lease {}", e.lease_id);
+  if (!e.user.empty()) line += " (" + e.user + ")";
+  if (!e.detail.empty()) line += ": " + e.detail;
   return line;
+}
+
+// Each GPU's recent utilization, oldest first, as the agent's status adds
+// it (utilization_gpu_series); a GPU without one (or a wrong one) has none.
+std::map<int, std::vector<double>> SeriesOf(const json& status) {
+  std::map<int, std::vector<double>> series;
+  if (!status.is_object() || !status.contains("gpus") || !status["gpus"].is_array()) return series;
+  for (const json& g : status["gpus"]) {
+    JsonFields f(g, "gpu", JsonFields::kSkipWrongTypes);
+    int index = -1;
+    std::vector<double> values;
+    f.Optional("index", &index);
+    f.Optional("utilization_gpu_series", &values);
+    if (index >= 0) series[index] = std::move(values);
+  }
+  return series;
 }
 
 }  // namespace
@@ -161,28 +177,24 @@ namespace {
 // the newest event; "" or why it failed.
 std::string ReadFromAgent(const std::string& socket, top::TopData* fresh_) {
   top::TopData& fresh = *fresh_;
-  std::string error;
   client::AgentClient agent(socket);
   client::CallOptions quick{std::chrono::milliseconds(0), std::chrono::milliseconds(2000), -1, false};
   Result<json> status = agent.Call("status", {{"series_seconds", 600}}, quick);
-  if (status.ok()) {
-    fresh.status = std::move(status).value();
-    fresh.is_agent = true;
-    for (const json& g : fresh.status.value("gpus", json::array())) {
-      fresh.series[g.value("index", 0)] = g.value("utilization_gpu_series", std::vector<double>{});
-    }
-    if (Result<json> l = agent.Call("leases", json::object(), quick); l.ok())
-      fresh.leases = l.value().value("leases", json::array());
-    if (Result<json> q = agent.Call("queue", json::object(), quick); q.ok())
-      fresh.queue = q.value().value("queue", json::array());
-    if (Result<json> e = agent.Call("events", {{"newest", true}, {"limit", 1}}, quick);
-        e.ok() && !e.value().value("events", json::array()).empty()) {
-      fresh.last_event = EventLine(e.value()["events"].back());
-    }
-  } else {
-    error = "the agent does not answer: " + status.status().message();
+  if (!status.ok()) return "the agent does not answer: " + status.status().message();
+  Result<node::NodeView> view = node::NodeFromJson(status.value());
+  if (!view.ok()) return "a malformed answer: " + view.status().message();
+  fresh.status = std::move(view).value();
+  fresh.is_agent = true;
+  fresh.series = SeriesOf(status.value());
+  if (Result<std::vector<sched::LeaseShown>> l = agent.Leases(quick); l.ok())
+    fresh.leases = std::move(l).value();
+  if (Result<std::vector<sched::PendingShown>> q = agent.Queue(quick); q.ok())
+    fresh.queue = std::move(q).value();
+  if (Result<json> e = agent.Call("events", {{"newest", true}, {"limit", 1}}, quick); e.ok()) {
+    Result<std::vector<store::LeaseEvent>> events = store::LeaseEventsFromJson(e.value());
+    if (events.ok() && !events.value().empty()) fresh.last_event = EventLine(events.value().back());
   }
-  return error;
+  return "";
 }
 
 // Each process's host figures from /proc: start time, resident memory,
@@ -238,10 +250,10 @@ void TopFeed::Run(cli::GlobalOptions global, Clock* clock, Logger* logger) {
     } else if (source != nullptr) {
       Result<node::NodeView> read = source->Read(std::nullopt);
       if (read.ok()) {
-        fresh.status = node::StatusToJson(read.value());
-        for (const json& g : fresh.status.value("gpus", json::array())) {
-          std::vector<double>& s = local_series[g.value("index", 0)];
-          s.push_back(g.value("utilization_gpu_ratio", 0.0));
+        fresh.status = std::move(read).value();
+        for (const node::GpuView& g : fresh.status.gpus) {
+          std::vector<double>& s = local_series[g.info.index];
+          s.push_back(g.sample.utilization_gpu_ratio.value_or(0.0));
           if (s.size() > kSeriesLength) s.erase(s.begin());
         }
         fresh.series = local_series;
@@ -249,13 +261,7 @@ void TopFeed::Run(cli::GlobalOptions global, Clock* clock, Logger* logger) {
         error = read.status().message();
       }
     }
-    if (error.empty()) {
-      try {
-        fresh.processes = top::ProcessesFromStatus(fresh.status);
-      } catch (const json::exception& e) {
-        error = std::string("a malformed answer: ") + e.what();
-      }
-    }
+    if (error.empty()) fresh.processes = top::ProcessesFromStatus(fresh.status);
     if (error.empty()) {
       AddHostFigures(started, &previous, &fresh);
       fresh.has_data = true;

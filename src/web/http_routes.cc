@@ -22,9 +22,9 @@ std::string Unhealthy(const node::Snapshot& snapshot, std::chrono::steady_clock:
     return fmt::format("stale: the last sample is {} ms old",
                        std::chrono::duration_cast<std::chrono::milliseconds>(age).count());
   }
-  if (!snapshot.fleet.backend_error.empty()) return "driver: " + snapshot.fleet.backend_error;
+  if (!snapshot.node_view.backend_error.empty()) return "driver: " + snapshot.node_view.backend_error;
   std::string problems;
-  for (const node::GpuView& g : snapshot.fleet.gpus) {
+  for (const node::GpuView& g : snapshot.node_view.gpus) {
     if (g.sample.health == node::GpuHealth::kOk) continue;
     problems += fmt::format("{}gpu {} {}: {}", problems.empty() ? "" : "; ", g.info.index,
                             node::GpuHealthName(g.sample.health), g.sample.error);
@@ -79,10 +79,10 @@ Status AddHttpRoutes(http::RouteTable* routes, const config::Config& config, con
         std::shared_ptr<const std::string> page = pages->Page(snapshot);
         std::string tail =
             metrics::RenderScrapeDuration(*snapshot, render, static_cast<double>(previous_us->load()) / 1e6);
-        const std::string& host = render.hostname.empty() ? snapshot->fleet.hostname : render.hostname;
+        const std::string& host = render.hostname.empty() ? snapshot->node_view.hostname : render.hostname;
         if (leases) tail += *lease_text->For(leases(), host);
         if (std::shared_ptr<const node::LeaseMarks> marks = lease_marks ? lease_marks() : nullptr) {
-          tail += metrics::RenderLeaseMarks(*marks, snapshot->fleet, host);
+          tail += metrics::RenderLeaseMarks(*marks, snapshot->node_view, host);
         }
         previous_us->store(
             std::chrono::duration_cast<std::chrono::microseconds>(clock->SteadyNow() - start).count());

@@ -96,7 +96,7 @@ std::shared_ptr<const StreamBatch> StreamFeed::Latest() {
   if (latest_ != nullptr) batch->text.reserve(latest_->text.size() + latest_->text.size() / 8);
   if (sources_.status_text) {
     // The status written one GPU at a time (a GPU's tree at once, not the
-    // fleet's: with 64 GPUs 0.8 MiB of small blocks a second).
+    // whole node's: with 64 GPUs 0.8 MiB of small blocks a second).
     AppendEventOf(&batch->text, "status", sequence, sources_.status_text);
   } else if (Result<json> status = sources_.status(); status.ok()) {
     AppendEvent(&batch->text, "status", status.value(), sequence);

@@ -71,7 +71,7 @@ inline GateContext LocalAt(int minute_of_day) {
   return c;
 }
 
-inline node::NodeView Fleet(int gpus, std::vector<std::pair<int, node::ProcessView>> processes = {}) {
+inline node::NodeView Machine(int gpus, std::vector<std::pair<int, node::ProcessView>> processes = {}) {
   node::NodeView f;
   for (int i = 0; i < gpus; ++i) {
     node::GpuView g;
@@ -108,7 +108,7 @@ class LeaseServiceTest : public ::testing::Test {
     processes_.Add(501, 1002, 11);
     processes_.Add(600, 1001, 20);
     std::unique_ptr<LeaseService> s = Make(policy);
-    s->OnTick(Fleet(count), clock_.SteadyNow());
+    s->OnTick(Machine(count), clock_.SteadyNow());
     for (int i = 0; i < count; ++i) {
       json b = Call(s.get(), "lease.request",
                     {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}}, 1001, 500);
