@@ -114,6 +114,12 @@ def main():
     print(f"web console, {gpus} GPUs: first render of the Now page (ms from navigation, {runs} runs)")
     print(f"  cold (a new profile)   median {statistics.median(cold):6.0f}  max {max(cold):6.0f}")
     print(f"  warm (a reload)        median {statistics.median(warm):6.0f}  max {max(warm):6.0f}")
+    # Where the last reload's time went (ms since navigation).
+    timeline = browser.eval("(() => { const p = tarmacConsole.probe; const n = performance.getEntriesByType("
+                            "'navigation')[0]; return [n.responseEnd, p.script, p.open, p.status, p.parsed, "
+                            "p.firstRenderMs].map(x => Math.round(x)); })()")
+    print("  the last reload: page {} · script {} · stream open {} · first sample {} · parsed {} · "
+          "cards {}".format(*timeline))
 
     # Sample to screen: the page open for the run.
     browser.eval("tarmacConsole.probe.lagsMs.splice(0).length")

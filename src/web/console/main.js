@@ -1,32 +1,43 @@
 // The web console (docs/web.md): the page's views by the location's hash
 // (#now, #leases, #events, #gpu/N, #report, #doctor, #fleet), fed by the
 // agent's live stream and its read-only API. Loaded as an ES module; each
-// module is served as it is written.
+// module is served as it is written. What the first drawing needs (the
+// stream and the Now view) is imported here; every other view's module is
+// imported when it is first shown, and fetched before that when the
+// browser is idle.
 import { getJson } from "./api.js";
 import { byId } from "./dom.js";
-import { renderDoctor } from "./doctor.js";
-import { renderEvents } from "./events.js";
-import { renderFleet } from "./fleet.js";
-import { renderGpu } from "./gpu.js";
-import { renderLeases } from "./leases.js";
 import { renderNow } from "./now.js";
 import { probe } from "./probe.js";
-import { renderReport } from "./report.js";
 import { state } from "./state.js";
 import { connect, updateLive } from "./stream.js";
 
 const view = () => location.hash.replace("#", "").split("/")[0] || "now";
 
-// The live views draw on each sample; those that fetch, on navigation only.
-const LIVE = { now: renderNow, leases: renderLeases, events: renderEvents };
-const FETCHED = { gpu: renderGpu, report: renderReport, doctor: renderDoctor, fleet: () => renderFleet(() => view() === "fleet") };
+// Each view: its module, how it draws, and whether it draws on each sample
+// (the live ones) or on navigation only (those that fetch).
+const VIEWS = {
+  leases: { load: () => import("./leases.js"), draw: m => m.renderLeases(), live: true },
+  events: { load: () => import("./events.js"), draw: m => m.renderEvents(), live: true },
+  gpu: { load: () => import("./gpu.js"), draw: m => m.renderGpu() },
+  report: { load: () => import("./report.js"), draw: m => m.renderReport() },
+  doctor: { load: () => import("./doctor.js"), draw: m => m.renderDoctor() },
+  fleet: { load: () => import("./fleet.js"), draw: m => m.renderFleet(() => view() === "fleet") },
+};
+const loaded = {};  // View name -> its module, once imported.
 
 function render(fromNavigation) {
   const v = view();
   for (const a of document.querySelectorAll("nav a")) a.className = a.dataset.view === v ? "on" : "";
   if (state.status) byId("host").textContent = "tarmac · " + (state.status.host || "");
-  if (LIVE[v]) LIVE[v]();
-  else if (fromNavigation && FETCHED[v]) FETCHED[v]();
+  if (v === "now") return renderNow();
+  const spec = VIEWS[v];
+  if (!spec || !(fromNavigation || spec.live)) return;
+  if (loaded[v]) return spec.draw(loaded[v]);
+  spec.load().then(m => {
+    loaded[v] = m;
+    if (view() === v) spec.draw(m);
+  }).catch(e => { byId("main").textContent = "this view could not be loaded: " + e.message; });
 }
 
 // For the tests and benchmarks (tests/e2e/web_console.py, bench/web_console.py).
@@ -41,3 +52,8 @@ getJson("api/v1/events?newest=true&limit=200").then(j => {
   if (view() === "events") render(false);
 }).catch(() => {});
 render(true);
+// The other views' modules, fetched when the browser is idle after the
+// page is drawn (never competing with the first sample).
+window.addEventListener("load", () => requestIdleCallback(() => {
+  for (const [name, spec] of Object.entries(VIEWS)) spec.load().then(m => { loaded[name] ??= m; }).catch(() => {});
+}, { timeout: 5000 }));

@@ -106,13 +106,18 @@ export function renderNow() {
     cards.clear();
     return;
   }
-  let grid = byId("gpus");
+  const gpus = s.gpus || [];
+  const grid = byId("gpus");
   if (!grid) {
-    main.replaceChildren(h("div", { class: "summary", id: "summary" }), grid = h("div", { class: "gpus", id: "gpus" }));
+    // The first drawing: every card built apart, then put on the page at once.
     cards.clear();
+    for (const g of gpus) cards.set(g.index, gpuCard(g, holderText(g)));
+    main.replaceChildren(h("div", { class: "summary", id: "summary" }, summaryOf(s)),
+      h("div", { class: "gpus", id: "gpus" }, [...cards.values()]));
+    if (gpus.length) noteFirst("firstRenderMs");
+    return;
   }
   byId("summary").replaceChildren(...summaryOf(s));
-  const gpus = s.gpus || [];
   const shown = new Set();
   gpus.forEach((g, position) => {
     const drawn = gpuCard(g, holderText(g));
