@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "common/json_fields.h"
 #include "common/units.h"
 #include "ipc/method_table.h"
 #include "leases/callers.h"
@@ -191,22 +192,22 @@ Result<json> OnRelease(LeaseCore& core, const ApiCall& c) {
 Result<json> OnExtend(LeaseCore& core, const ApiCall& c) {
   Result<int64_t> id = ipc::IdParam(c.params);
   if (!id.ok()) return id.status();
-  auto by = c.params.find("seconds");
-  if (by == c.params.end() || !by->is_number_integer()) {
-    return Status::InvalidArgument("params.seconds: expected an integer");
-  }
+  int64_t by_seconds = 0;
+  JsonFields f(c.params, "params");
+  f.Get("seconds", &by_seconds);
+  if (!f.ok()) return f.status();
   if (const sched::Lease* l = core.book.FindLease(id.value()); l != nullptr && sched::IsExternal(*l)) {
     return Status::FailedPrecondition(
         fmt::format("lease {} is a {} lease", id.value(), sched::LeaseKindName(*l)),
         l->kind == node::LeaseKind::kPod ? "a pod lease has no end of its own: the kubelet ends it"
                                          : "a Slurm job's lease ends with the job: use scontrol");
   }
-  Status s = core.book.Extend(c.caller, id.value(), seconds(by->get<int64_t>()), c.now);
+  Status s = core.book.Extend(c.caller, id.value(), seconds(by_seconds), c.now);
   if (!s.ok()) return s;
   const sched::Lease& l = *core.book.FindLease(id.value());
   core.SaveLease(l);
   core.Event("extended", l.id, l.uid, l.user, l.gpus, Actor{c.caller.uid, c.caller.user},
-             fmt::format("by {}; ends at {}", FormatDuration(seconds(by->get<int64_t>())),
+             fmt::format("by {}; ends at {}", FormatDuration(seconds(by_seconds)),
                          UtcText(core.Base().ToUnix(*l.ends_at))));
   return LeaseJson(core, l, c.caller, c.now);
 }
@@ -218,15 +219,12 @@ Result<json> OnQueue(LeaseCore& core, const ApiCall& c) { return QueueJson(core,
 Result<json> OnEvents(LeaseCore& core, const ApiCall& c) {
   int64_t after = 0;
   int64_t limit = 1000;
-  auto a = c.params.find("after");
-  auto n = c.params.find("limit");
-  if (a != c.params.end()) after = a->is_number_integer() ? a->get<int64_t>() : -1;
-  if (n != c.params.end()) limit = n->is_number_integer() ? n->get<int64_t>() : -1;
   bool is_newest = false;
-  if (auto w = c.params.find("newest"); w != c.params.end()) {
-    if (!w->is_boolean()) return Status::InvalidArgument("params.newest: true or false");
-    is_newest = w->get<bool>();
-  }
+  JsonFields f(c.params, "params");
+  f.Optional("after", &after);
+  f.Optional("limit", &limit);
+  f.Optional("newest", &is_newest);
+  if (!f.ok()) return f.status();
   if (after < 0 || limit < 1 || limit > 100000) {
     return Status::InvalidArgument("params.after: an integer >= 0; params.limit: 1 to 100000");
   }

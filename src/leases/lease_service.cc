@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "common/json_fields.h"
 #include "ipc/method_table.h"
 #include "leases/callers.h"
 #include "leases/lease_answers.h"
@@ -144,21 +145,16 @@ std::optional<std::string> LeaseService::Wait(const LeaseMethod& method, const i
   sched::Caller caller = ResolveCaller(peer.uid, peer.gid, AdminGroup());
   MutexLock lock(&mu_);
   TimePoint now = core_.clock->SteadyNow();
-  std::chrono::milliseconds timeout = kDefaultWaitTimeout;
-  if (auto t = request.params.find("timeout_ms"); t != request.params.end()) {
-    if (!t->is_number_integer() || t->get<int64_t>() < 0 || t->get<int64_t>() > kMaxWaitTimeout.count()) {
-      return ipc::EncodeError(
-          request.id, ipc::kErrorBadRequest,
-          fmt::format("params.timeout_ms: expected an integer from 0 to {}", kMaxWaitTimeout.count()));
-    }
-    timeout = std::chrono::milliseconds(t->get<int64_t>());
-  }
+  int64_t timeout_ms = kDefaultWaitTimeout.count();
   bool watches = false;
-  if (auto w = request.params.find("watch"); w != request.params.end()) {
-    if (!w->is_boolean())
-      return ipc::EncodeError(request.id, ipc::kErrorBadRequest, "params.watch: expected true or false");
-    watches = w->get<bool>();
+  JsonFields f(request.params, "params");
+  f.Optional("timeout_ms", &timeout_ms);
+  f.Optional("watch", &watches);
+  if (f.ok() && (timeout_ms < 0 || timeout_ms > kMaxWaitTimeout.count())) {
+    f.Fail("timeout_ms", fmt::format("expected an integer from 0 to {}", kMaxWaitTimeout.count()));
   }
+  if (!f.ok()) return ipc::EncodeError(request.id, ipc::kErrorBadRequest, f.status().message());
+  std::chrono::milliseconds timeout(timeout_ms);
   auto id = request.params.find("id");
   bool is_known = id != request.params.end() && id->is_number_integer();
   bool is_queued = is_known && core_.book.FindPending(id->get<int64_t>()) != nullptr;
