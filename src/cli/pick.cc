@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "common/units.h"
+#include "node/health_verdict.h"
 #include "node/pick_rank.h"
 #include "sched/node_slots.h"
 #include "sched/placement.h"
@@ -18,8 +19,9 @@ PickResult Pick(const node::NodeView& node_view, const PickRequest& request) {
   std::vector<const node::GpuView*> candidates;
   for (const node::GpuView& g : node_view.gpus) {
     const node::GpuSample& s = g.sample;
-    if (s.health != node::GpuHealth::kOk) {
-      result.rejections.push_back(fmt::format("gpu {}: {}", g.info.index, node::GpuHealthName(s.health)));
+    if (node::HealthVerdict v = node::JudgeGpu(g); v.verdict == node::Verdict::kDrain) {
+      result.rejections.push_back(
+          fmt::format("gpu {}: to drain: {}", g.info.index, fmt::join(v.reasons, "; ")));
       continue;
     }
     if (g.lease) {

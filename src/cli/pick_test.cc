@@ -43,13 +43,33 @@ TEST(PickTest, EachGpuLeftOutSaysWhy) {
   PickResult r = Pick(f, PickRequest{.count = 5, .min_free_memory_bytes = 20 * kGib});
   EXPECT_TRUE(r.chosen.empty());  // Only three fit.
   ASSERT_EQ(r.rejections.size(), 5u);
-  EXPECT_NE(r.rejections[0].find("gpu 0: lost"), std::string::npos) << r.rejections[0];
+  EXPECT_NE(r.rejections[0].find("gpu 0: to drain: unreadable (lost)"), std::string::npos) << r.rejections[0];
   EXPECT_NE(r.rejections[1].find("leased to alice (lease 4)"), std::string::npos) << r.rejections[1];
   EXPECT_NE(r.rejections[2].find("5.0 GiB free, need 20.0 GiB"), std::string::npos) << r.rejections[2];
   EXPECT_NE(r.rejections[3].find("busy (90% recently"), std::string::npos) << r.rejections[3];
   EXPECT_NE(r.rejections[4].find("in MIG mode"), std::string::npos) << r.rejections[4];
   EXPECT_EQ(Indices(Pick(f, PickRequest{.count = 3, .min_free_memory_bytes = 20 * kGib})),
             (std::vector<int>{5, 6, 7}));
+}
+
+// A GPU its own readings say to drain is never picked, whatever else it
+// offers; a degraded one still is.
+TEST(PickTest, AGpuToDrainIsNeverPicked) {
+  node::NodeView f = Machine(false);
+  for (int i = 0; i < 8; ++i) f.gpus[static_cast<size_t>(i)].recent_utilization_ratio = 0.5;
+  f.gpus[2].recent_utilization_ratio = 0.0;  // The best on offer, but:
+  f.gpus[2].sample.ecc.volatile_uncorrected = 1;
+  f.gpus[3].recent_utilization_ratio = 0.01;
+  f.gpus[3].xid_count = 1;
+  f.gpus[3].xid_count_by_code = {{48, 1}};
+  f.gpus[4].recent_utilization_ratio = 0.02;
+  f.gpus[4].sample.pcie_width = 4;  // Degraded, still picked.
+  f.gpus[4].info.pcie_width_max = 16;
+  PickResult r = Pick(f, PickRequest{});
+  EXPECT_EQ(Indices(r), std::vector<int>{4});
+  ASSERT_GE(r.rejections.size(), 2u);
+  EXPECT_EQ(r.rejections[0], "gpu 2: to drain: uncorrected ECC errors since the last reset: 1");
+  EXPECT_EQ(r.rejections[1], "gpu 3: to drain: Xid 48");
 }
 
 TEST(PickTest, OneGpuIsTheLeastUsedRecently) {

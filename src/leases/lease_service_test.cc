@@ -106,6 +106,32 @@ TEST_F(LeaseServiceTest, BackfillSaysPerGpuWhyNotYetAndWhen) {
   EXPECT_EQ(gpus[0]["why"], "idle 6m 00s of idle_for 10m 00s");
 }
 
+// A GPU its own readings say to drain (node/health_verdict.h) is granted to
+// nobody: a request takes another GPU, or is refused saying none is healthy.
+TEST_F(LeaseServiceTest, AGpuToDrainIsNeverGranted) {
+  std::unique_ptr<LeaseService> s = Make(LeasePolicy());
+  node::NodeView view = Machine(2);
+  view.gpus[0].sample.ecc.volatile_uncorrected = 1;
+  view.gpus[1].xid_count = 1;
+  view.gpus[1].xid_count_by_code = {{48, 1}};
+  s->OnTick(view, clock_.SteadyNow());
+  processes_.Add(500, 1001, 10);  // The client.
+  json asked = Call(s.get(), "lease.request", {{"gpus", 1}, {"wait", false}});
+  ASSERT_FALSE(asked["ok"].get<bool>()) << asked.dump();
+  EXPECT_NE(asked["error"]["message"].get<std::string>().find("only 0 of this machine's 2 are healthy"),
+            std::string::npos)
+      << asked.dump();
+  // The ECC error clears (a reset): GPU 0 is given; GPU 1's Xid still bars it.
+  view.gpus[0].sample.ecc.volatile_uncorrected = 0;
+  s->OnTick(view, clock_.SteadyNow());
+  json granted = Call(s.get(), "lease.request", {{"gpus", 1}});
+  ASSERT_EQ(granted["result"]["state"], "granted") << granted.dump();
+  EXPECT_EQ(granted["result"]["lease"]["gpus"], json::array({0}));
+  processes_.Add(501, 1001, 11);
+  json second = Call(s.get(), "lease.request", {{"gpus", 1}, {"wait", false}}, 1001, 501);
+  EXPECT_FALSE(second["ok"].get<bool>()) << second.dump();
+}
+
 TEST_F(LeaseServiceTest, ExpiryTerminatesWithSigtermThenSigkillAfterTheGrace) {
   LeasePolicy policy;
   policy.kill_grace = seconds(5);

@@ -8,6 +8,7 @@
 #include "common/json_fields.h"
 #include "common/time_spec.h"
 #include "node/gpu_marks.h"
+#include "node/health_verdict.h"
 #include "node/sample_fields.h"
 #include "nvidia/clock_event_reasons.h"
 
@@ -121,6 +122,10 @@ json GpuToJson(const GpuView& g) {
     j["throttle_reasons"] = m.throttle_reasons;
     j["is_pcie_degraded"] = m.is_pcie_degraded;
   }
+  // The health verdict allocation obeys (node/health_verdict.h).
+  HealthVerdict verdict = JudgeGpu(g);
+  j["verdict"] = VerdictName(verdict.verdict);
+  j["verdict_reasons"] = verdict.reasons;
   json processes = json::array();
   for (const ProcessView& p : g.processes) processes.push_back(ProcessToJson(p, g));
   if (s.health == GpuHealth::kOk) j["processes"] = std::move(processes);

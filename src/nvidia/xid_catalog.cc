@@ -98,4 +98,6 @@ bool IsKnownXid(int64_t xid) {
   return false;
 }
 
+bool IsApplicationXid(int64_t xid) { return xid == 13 || xid == 31 || xid == 43 || xid == 45 || xid == 68; }
+
 }  // namespace tarmac::nvidia

@@ -27,4 +27,11 @@ XidMeaning LookUpXid(int64_t xid);
 // Whether `xid` has its own entry.
 bool IsKnownXid(int64_t xid);
 
+// Whether `xid` is one of the application errors after which the GPU
+// stays usable (13 graphics engine exception, 31 memory page fault, 43
+// stopped processing, 45 preemptive cleanup, 68 video processor
+// exception): NVIDIA's Kubernetes device plugin (health.go) keeps the
+// device healthy on these and marks it unhealthy on every other Xid.
+bool IsApplicationXid(int64_t xid);
+
 }  // namespace tarmac::nvidia

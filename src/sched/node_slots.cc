@@ -4,6 +4,8 @@
 #include <map>
 #include <string>
 
+#include "node/health_verdict.h"
+
 namespace tarmac::sched {
 
 std::vector<int> NvLinkDomains(const node::NodeView& node_view) {
@@ -40,7 +42,9 @@ std::vector<GpuSlot> SlotsOf(const node::NodeView& node_view) {
     GpuSlot s;
     s.index = static_cast<int>(slots.size());
     s.uuid = g.info.uuid;
-    s.is_healthy = g.sample.health == node::GpuHealth::kOk;
+    // A GPU to drain (unreadable, uncorrected ECC, a critical Xid, ...) is
+    // given to nobody: node/health_verdict.h.
+    s.is_healthy = node::JudgeGpu(g).verdict != node::Verdict::kDrain;
     s.memory_free_bytes = g.sample.memory_free_bytes.value_or(0);
     s.memory_total_bytes = g.info.memory_total_bytes.value_or(0);
     s.numa_node = g.info.numa_node.value_or(-1);
