@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "node/health_verdict.h"
 #include "sched/node_slots.h"
 #include "sched/placement.h"
 
@@ -31,6 +32,10 @@ std::vector<PluginDevice> DevicesOf(const node::NodeView& node_view,
     d.numa_node = g.info.numa_node;
     if (g.sample.health != node::GpuHealth::kOk) {
       d.why_unhealthy = fmt::format("{}: {}", node::GpuHealthName(g.sample.health), g.sample.error);
+    } else if (node::HealthVerdict v = node::JudgeGpu(g); v.verdict == node::Verdict::kDrain) {
+      // As NVIDIA's own plugin does on a critical Xid, and on the rest of
+      // the evidence tarmac drains on (node/health_verdict.h).
+      d.why_unhealthy = fmt::format("to drain: {}", fmt::join(v.reasons, "; "));
     } else if (critical_gpus.count(g.info.index) != 0) {
       d.why_unhealthy = "a critical doctor finding";
     } else if (auto l = leases.find(g.info.index); l != leases.end() && IsKeptFromPods(l->second)) {

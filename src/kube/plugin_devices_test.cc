@@ -44,6 +44,17 @@ TEST(PluginDevicesTest, UnhealthyWhenLostCriticalOrHeldByALeaseOtherThanAPodsOrB
   for (const PluginDevice& x : d) healthy.push_back(x.is_healthy);
   EXPECT_EQ(healthy, (std::vector<bool>{true, false, false, true, false, true, false, true}));
   EXPECT_NE(d[4].why_unhealthy.find("lease 7"), std::string::npos);
+  // A GPU to drain (an Xid the device plugin treats as fatal) is
+  // Unhealthy, saying why; an application Xid leaves it healthy.
+  f.gpus[7].xid_count = 2;
+  f.gpus[7].xid_count_by_code = {{13, 1}};
+  EXPECT_TRUE(DevicesOf(f, leases, {6})[7].is_healthy);
+  f.gpus[7].xid_count_by_code[48] = 1;
+  PluginDevice drained = DevicesOf(f, leases, {6})[7];
+  EXPECT_FALSE(drained.is_healthy);
+  EXPECT_EQ(drained.why_unhealthy, "to drain: Xid 48");
+  f.gpus[7].xid_count = 0;
+  f.gpus[7].xid_count_by_code.clear();
   EXPECT_EQ(d[0].numa_node, 0);
   EXPECT_EQ(d[7].numa_node, 1);
   // The driver gone: no devices at all (the kubelet then offers none).
