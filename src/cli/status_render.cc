@@ -12,6 +12,7 @@
 #include "common/text_wrap.h"
 #include "common/units.h"
 #include "node/gpu_marks.h"
+#include "node/health_verdict.h"
 
 namespace tarmac::cli {
 namespace {
@@ -233,6 +234,9 @@ std::vector<std::string> GpuNotes(const node::GpuView& g, const node::GpuMarks& 
                                   const RenderOptions& options, const Painter& paint, StatusCounts* counts) {
   const node::GpuSample& s = g.sample;
   std::vector<std::string> notes;
+  // A GPU to drain says so first: nothing hands it out (docs/health.md).
+  // Its evidence is counted as the problem it is, below.
+  if (node::JudgeGpu(g).verdict == node::Verdict::kDrain) notes.push_back(paint(kRed, "DRAIN"));
   if (m.is_idle) {
     ++counts->idle;
     notes.push_back(paint(kYellow, "idle"));

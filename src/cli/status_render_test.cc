@@ -39,6 +39,13 @@ TEST(StatusRenderTest, XidCodesAreListedOnceEachAndEccHealthIsShown) {
   EXPECT_EQ(out.find("(x"), std::string::npos) << out;
   EXPECT_NE(out.find("ECC 3 uncorrected, row remap pending"), std::string::npos) << out;
   EXPECT_NE(out.find("2 problems"), std::string::npos) << out;
+  // Its verdict first: nothing hands it out.
+  EXPECT_NE(out.find("DRAIN"), std::string::npos) << out;
+  g.xid_count_by_code = {{13, 1}};
+  g.last_xid->xid = 13;
+  g.sample.ecc.volatile_uncorrected = 0;
+  g.sample.remapped_rows.reset();
+  EXPECT_EQ(RenderStatus(f, RenderOptions{}).find("DRAIN"), std::string::npos);
 }
 
 // Every line fits the width (100 by default) without losing a note: notes

@@ -8,6 +8,7 @@
 #include <csignal>
 
 #include "node/gpu_marks.h"
+#include "node/health_verdict.h"
 #include "top/process_table.h"
 
 namespace tarmac::top {
@@ -75,6 +76,8 @@ std::vector<std::pair<std::string, Color>> MarksOf(const node::GpuView& g) {
                                                             : "ERR",
                  Color::kRed});
   }
+  if (health == node::GpuHealth::kOk && node::JudgeGpu(g).verdict == node::Verdict::kDrain)
+    m.push_back({"DRAIN", Color::kRed});  // Nothing hands it out (docs/health.md).
   node::GpuMarks marks = node::MarkGpu(g);
   if (!marks.idle_holding_pids.empty()) {
     m.push_back({"HELD-IDLE", Color::kMagenta});

@@ -106,6 +106,8 @@ TEST(TopViewTest, EightyByTwentyFourShowsEveryGpuProcessAndTheKeys) {
   EXPECT_NE(screen.Line(2).find("HELD-IDLE"), std::string::npos) << text;
   EXPECT_NE(screen.Line(3).find("IDLE"), std::string::npos) << text;
   EXPECT_NE(screen.Line(5).find("XID79"), std::string::npos) << text;
+  EXPECT_NE(screen.Line(5).find("DRAIN"), std::string::npos) << text;  // Fallen off the bus.
+  EXPECT_EQ(screen.Line(2).find("DRAIN"), std::string::npos) << text;
   // Every line fits the terminal.
   for (int r = 0; r < 24; ++r) EXPECT_LE(Columns(screen.Line(r)), 80) << r;
   // Processes, biggest GPU memory first, the selected (first) reversed.
