@@ -37,16 +37,7 @@ Result<BatchView> DecodeBatchAnswer(const json& answer) {
 }
 
 Result<std::vector<BatchView>> DecodeBatchList(const json& answer) {
-  if (!answer.is_object() || !answer.contains("batches") || !answer["batches"].is_array())
-    return Status::Corruption("the answer has no list \"batches\"");
-  std::vector<BatchView> out;
-  for (const json& item : answer["batches"]) {
-    Result<BatchView> view = DecodeBatchView(item);
-    if (!view.ok())
-      return Status::Corruption(fmt::format("batches[{}]: {}", out.size(), view.status().message()));
-    out.push_back(std::move(view).value());
-  }
-  return out;
+  return DecodeList<BatchView>(answer, "batches", DecodeBatchView);
 }
 
 }  // namespace tarmac::backfill

@@ -14,6 +14,7 @@
 #include "common/exit_codes.h"
 #include "common/host_name.h"
 #include "common/proc_files.h"
+#include "common/terminal_text.h"
 #include "slurm/gres_conf.h"
 #include "slurm/job_answer_json.h"
 #include "slurm/job_request.h"
@@ -37,7 +38,7 @@ int RunJobScript(const std::string& name, const GlobalOptions& global, const Slu
   // `goes_on` is what happens to the job when the script does not refuse.
   auto fail = [&](const std::string& why, const char* goes_on = "the job goes on without tarmac") {
     std::fprintf(stderr, "tarmac slurm %s: job %s: %s; %s\n", name.c_str(), job.empty() ? "?" : job.c_str(),
-                 why.c_str(), options.strict ? "refusing (--strict)" : goes_on);
+                 ForTerminal(why).c_str(), options.strict ? "refusing (--strict)" : goes_on);
     return options.strict ? kExitError : kExitOk;
   };
   if (job.empty()) return fail("SLURM_JOB_ID is not set (run by Slurm's Prolog= or Epilog=)");
@@ -80,7 +81,7 @@ int RunJobScript(const std::string& name, const GlobalOptions& global, const Slu
   for (auto w = waiting(); w && clock->SteadyNow() - started < kMostBackfillWait; w = waiting()) {
     if (!is_told) {
       std::fprintf(stderr, "tarmac slurm prolog: job %s: %s\n", job.c_str(),
-                   w->detail.empty() ? "waiting for backfill to give way" : w->detail.c_str());
+                   w->detail.empty() ? "waiting for backfill to give way" : ForTerminal(w->detail).c_str());
       is_told = true;
     }
     clock->SleepUntil(clock->SteadyNow() + std::chrono::milliseconds(w->retry_after_ms), std::stop_token());

@@ -58,31 +58,18 @@ Result<ReleaseAnswer> ReleaseAnswerFromJson(const json& answer) {
   return r;
 }
 
-namespace {
-
-// The list at `key` of `answer`, each entry decoded by `decode`.
-template <typename T, typename Decode>
-Result<std::vector<T>> ListFromJson(const json& answer, const char* key, Decode decode) {
-  if (!answer.is_object() || !answer.contains(key) || !answer[key].is_array())
-    return Status::Corruption(fmt::format("agent: the answer has no list \"{}\"", key));
-  std::vector<T> out;
-  for (const json& item : answer[key]) {
-    Result<T> one = decode(item, sched::UnixTimeBase());
-    if (!one.ok())
-      return Status::Corruption(fmt::format("agent: {}[{}]: {}", key, out.size(), one.status().message()));
-    out.push_back(std::move(one).value());
-  }
-  return out;
-}
-
-}  // namespace
-
 Result<std::vector<sched::LeaseShown>> LeasesFromJson(const json& answer) {
-  return ListFromJson<sched::LeaseShown>(answer, "leases", sched::LeaseShownFromJson);
+  Result<std::vector<sched::LeaseShown>> leases = DecodeList<sched::LeaseShown>(
+      answer, "leases", [](const json& j) { return sched::LeaseShownFromJson(j, sched::UnixTimeBase()); });
+  if (!leases.ok()) return Status::Corruption("agent: " + leases.status().message());
+  return leases;
 }
 
 Result<std::vector<sched::PendingShown>> QueueFromJson(const json& answer) {
-  return ListFromJson<sched::PendingShown>(answer, "queue", sched::PendingShownFromJson);
+  Result<std::vector<sched::PendingShown>> queue = DecodeList<sched::PendingShown>(
+      answer, "queue", [](const json& j) { return sched::PendingShownFromJson(j, sched::UnixTimeBase()); });
+  if (!queue.ok()) return Status::Corruption("agent: " + queue.status().message());
+  return queue;
 }
 
 std::string UuidList(const sched::Lease& lease) { return fmt::format("{}", fmt::join(lease.uuids, ",")); }

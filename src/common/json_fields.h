@@ -21,6 +21,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/result.h"
 #include "common/status.h"
 
 namespace tarmac {
@@ -97,5 +98,25 @@ class JsonFields {
   // nothing).
   std::shared_ptr<std::string> error_;
 };
+
+// The list at `key` of the object `answer`, each entry decoded by `decode`
+// (Result<T>(const nlohmann::json&)): the one way an answer's list is read.
+// kCorruption naming the list when it is absent or not one, or naming the
+// first entry that does not decode ("events[3]: ...").
+template <typename T, typename Decode>
+Result<std::vector<T>> DecodeList(const nlohmann::json& answer, const char* key, Decode decode) {
+  if (!answer.is_object() || !answer.contains(key) || !answer[key].is_array())
+    return Status::Corruption(std::string("the answer has no list \"") + key + "\"");
+  std::vector<T> out;
+  for (const nlohmann::json& item : answer[key]) {
+    Result<T> one = decode(item);
+    if (!one.ok()) {
+      return Status::Corruption(std::string(key) + "[" + std::to_string(out.size()) +
+                                "]: " + one.status().message());
+    }
+    out.push_back(std::move(one).value());
+  }
+  return out;
+}
 
 }  // namespace tarmac

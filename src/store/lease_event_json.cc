@@ -33,15 +33,7 @@ Result<LeaseEvent> LeaseEventFromJson(const json& j) {
 }
 
 Result<std::vector<LeaseEvent>> LeaseEventsFromJson(const json& answer) {
-  if (!answer.is_object() || !answer.contains("events") || !answer["events"].is_array())
-    return Status::Corruption("events: the answer has no list \"events\"");
-  std::vector<LeaseEvent> out;
-  for (const json& item : answer["events"]) {
-    Result<LeaseEvent> e = LeaseEventFromJson(item);
-    if (!e.ok()) return Status::Corruption(fmt::format("events[{}]: {}", out.size(), e.status().message()));
-    out.push_back(std::move(e).value());
-  }
-  return out;
+  return DecodeList<LeaseEvent>(answer, "events", LeaseEventFromJson);
 }
 
 }  // namespace tarmac::store
