@@ -10,14 +10,16 @@
 #include "cli/pick.h"
 #include "cli/status_command.h"
 #include "common/units.h"
+#include "node/health_verdict.h"
 
 namespace tarmac::cli {
 
 CLI::App* AddPickCommand(CLI::App* app, PickOptions* options) {
-  CLI::App* cmd =
-      app->add_subcommand("pick",
-                          "Print the best free GPU(s) as UUIDs, for CUDA_VISIBLE_DEVICES=$(tarmac pick); "
-                          "judged on free memory and recent utilization. Exit 1 when none fits");
+  CLI::App* cmd = app->add_subcommand(
+      "pick",
+      "Print the best free GPU(s) as UUIDs, for CUDA_VISIBLE_DEVICES=$(tarmac pick). Free as "
+      "tarmac run means it: not to drain, no lease, no process outside a lease, recent "
+      "utilization at most the limit, the free memory asked. Exit 1 when none fits");
   cmd->add_option("-n,--count,--gpus", options->count, "How many GPUs")
       ->check(CLI::Range(1, 1024))
       ->default_str("1");
@@ -59,6 +61,15 @@ int RunPick(const GlobalOptions& global, const PickOptions& options, Clock* cloc
       j["indices"].push_back(g->info.index);
     }
     j["rejected"] = result.rejections;
+    j["gpus"] = nlohmann::json::array();
+    for (const PickJudgement& g : result.gpus) {
+      j["gpus"].push_back({{"gpu", g.gpu->info.index},
+                           {"uuid", g.gpu->info.uuid},
+                           {"verdict", node::VerdictName(node::JudgeGpu(*g.gpu).verdict)},
+                           {"free", g.is_free},
+                           {"chosen", g.is_chosen},
+                           {"why", g.why}});
+    }
     j["ok"] = !result.chosen.empty();
     std::puts(j.dump(2).c_str());
     return result.chosen.empty() ? kExitError : kExitOk;

@@ -53,10 +53,10 @@ TEST(PickTest, EachGpuLeftOutSaysWhy) {
 }
 
 // A GPU its own readings say to drain is never picked, whatever else it
-// offers; a degraded one still is.
-TEST(PickTest, AGpuToDrainIsNeverPicked) {
+// offers; a degraded one only when no ok GPU is free.
+TEST(PickTest, AGpuToDrainIsNeverPickedAndADegradedOneLast) {
   node::NodeView f = Machine(false);
-  for (int i = 0; i < 8; ++i) f.gpus[static_cast<size_t>(i)].recent_utilization_ratio = 0.5;
+  for (int i = 0; i < 8; ++i) f.gpus[static_cast<size_t>(i)].recent_utilization_ratio = 0.6;
   f.gpus[2].recent_utilization_ratio = 0.0;  // The best on offer, but:
   f.gpus[2].sample.ecc.volatile_uncorrected = 1;
   f.gpus[3].recent_utilization_ratio = 0.01;
@@ -68,8 +68,37 @@ TEST(PickTest, AGpuToDrainIsNeverPicked) {
   PickResult r = Pick(f, PickRequest{});
   EXPECT_EQ(Indices(r), std::vector<int>{4});
   ASSERT_GE(r.rejections.size(), 2u);
-  EXPECT_EQ(r.rejections[0], "gpu 2: to drain: uncorrected ECC errors since the last reset: 1");
-  EXPECT_EQ(r.rejections[1], "gpu 3: to drain: Xid 48");
+  EXPECT_EQ(r.rejections[0], "gpu 0: busy (60% recently, limit 50%)");
+  EXPECT_EQ(r.rejections[2], "gpu 2: to drain: uncorrected ECC errors since the last reset: 1");
+  EXPECT_EQ(r.rejections[3], "gpu 3: to drain: Xid 48");
+  // An ok GPU, though busier, goes first; the degraded one says why not.
+  f.gpus[5].recent_utilization_ratio = 0.3;
+  r = Pick(f, PickRequest{});
+  EXPECT_EQ(Indices(r), std::vector<int>{5});
+  EXPECT_FALSE(r.gpus[4].is_chosen);
+  EXPECT_TRUE(r.gpus[4].is_free);
+  EXPECT_NE(r.gpus[4].why.find("not chosen: ok GPUs are taken before degraded ones"), std::string::npos)
+      << r.gpus[4].why;
+  EXPECT_EQ(Indices(Pick(f, PickRequest{.count = 2})), (std::vector<int>{4, 5}));
+}
+
+// Another user's job is not free, however idle: pick never puts a job
+// beside it (as tarmac run would not).
+TEST(PickTest, AGpuWithAProcessOutsideALeaseIsNotFree) {
+  node::NodeView f = Machine(false);
+  node::ProcessView p;
+  p.process.pid = 4242;
+  p.details.exists = true;
+  p.details.user = "bob";
+  f.gpus[0].processes.push_back(p);
+  f.gpus[0].sample.memory_free_bytes = 60 * kGib;
+  PickResult r = Pick(f, PickRequest{.count = 1});
+  EXPECT_EQ(Indices(r), std::vector<int>{1});
+  EXPECT_EQ(r.rejections.front(), "gpu 0: in use outside any lease (by bob)");
+  EXPECT_FALSE(r.gpus[0].is_free);
+  EXPECT_TRUE(r.gpus[1].is_chosen);
+  EXPECT_NE(r.gpus[1].why.find("chosen; free: 0% recently, 80.0 GiB free"), std::string::npos)
+      << r.gpus[1].why;
 }
 
 TEST(PickTest, OneGpuIsTheLeastUsedRecently) {

@@ -9,6 +9,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <set>
 
 #include "common/units.h"
 #include "leases/callers.h"
@@ -111,12 +112,9 @@ void Enforce(LeaseCore& core, const node::NodeView& reading, TimePoint now) {
   std::map<int, int64_t> by_gpu = core.LeasedGpus();
   if (reading.backend_error.empty() && !reading.gpus.empty()) {
     std::vector<sched::GpuSlot> slots = sched::SlotsOf(reading);
-    for (sched::GpuSlot& s : slots) {
-      const node::GpuView& g = reading.gpus[static_cast<size_t>(s.index)];
-      if (by_gpu.count(s.index) == 0) {
-        s.has_foreign_processes = std::any_of(g.processes.begin(), g.processes.end(), node::IsCompute);
-      }
-    }
+    std::set<int> leased;
+    for (const auto& [gpu, id] : by_gpu) leased.insert(gpu);
+    sched::MarkUse(reading, leased, sched::kBusyUtilizationRatio, &slots);
     core.slots = std::move(slots);
     MarkMigForeign(core, reading);
     core.has_gpus = true;

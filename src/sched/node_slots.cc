@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sched/node_slots.h"
 
+#include <algorithm>
 #include <map>
 #include <string>
 
@@ -44,7 +45,9 @@ std::vector<GpuSlot> SlotsOf(const node::NodeView& node_view) {
     s.uuid = g.info.uuid;
     // A GPU to drain (unreadable, uncorrected ECC, a critical Xid, ...) is
     // given to nobody: node/health_verdict.h.
-    s.is_healthy = node::JudgeGpu(g).verdict != node::Verdict::kDrain;
+    node::Verdict verdict = node::JudgeGpu(g).verdict;
+    s.is_healthy = verdict != node::Verdict::kDrain;
+    s.is_degraded = verdict == node::Verdict::kDegraded;
     s.memory_free_bytes = g.sample.memory_free_bytes.value_or(0);
     s.memory_total_bytes = g.info.memory_total_bytes.value_or(0);
     s.numa_node = g.info.numa_node.value_or(-1);
@@ -60,6 +63,19 @@ std::vector<GpuSlot> SlotsOf(const node::NodeView& node_view) {
     slots.push_back(std::move(s));
   }
   return slots;
+}
+
+void MarkUse(const node::NodeView& node_view, const std::set<int>& leased, double busy_above_ratio,
+             std::vector<GpuSlot>* slots) {
+  for (GpuSlot& s : *slots) {
+    const node::GpuView& g = node_view.gpus[static_cast<size_t>(s.index)];
+    bool is_leased = leased.count(s.index) != 0;
+    s.has_foreign_processes =
+        !is_leased && std::any_of(g.processes.begin(), g.processes.end(), node::IsCompute);
+    std::optional<double> used =
+        g.recent_utilization_ratio ? g.recent_utilization_ratio : g.sample.utilization_gpu_ratio;
+    s.is_busy = !is_leased && used && *used > busy_above_ratio;
+  }
 }
 
 }  // namespace tarmac::sched

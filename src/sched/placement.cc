@@ -91,11 +91,15 @@ bool WantsMig(const GpuWants& wants) {
   return !wants.mig_profile.empty() || (wants.uuids.size() == 1 && nvidia::IsMigUuid(wants.uuids[0]));
 }
 
-bool IsFree(const GpuSlot& gpu, int64_t min_free_memory_bytes, Override change) {
-  if (change == Override::kTaken || gpu.is_mig_enabled) return false;
-  bool is_leased = gpu.is_leased && change != Override::kReleased;
-  return gpu.is_healthy && !is_leased && !gpu.has_foreign_processes &&
-         gpu.memory_free_bytes >= min_free_memory_bytes;
+NotFree WhyNotFree(const GpuSlot& gpu, int64_t min_free_memory_bytes, Override change) {
+  if (change == Override::kTaken) return NotFree::kTaken;
+  if (!gpu.is_healthy) return NotFree::kDrain;
+  if (gpu.is_mig_enabled) return NotFree::kMig;
+  if (gpu.is_leased && change != Override::kReleased) return NotFree::kLeased;
+  if (gpu.has_foreign_processes) return NotFree::kForeignProcesses;
+  if (gpu.is_busy) return NotFree::kBusy;
+  if (gpu.memory_free_bytes < min_free_memory_bytes) return NotFree::kMemory;
+  return NotFree::kFree;
 }
 
 std::optional<std::vector<int>> PickGpus(const std::vector<GpuSlot>& gpus, const GpuWants& wants,
@@ -122,6 +126,12 @@ std::optional<std::vector<int>> PickGpus(const std::vector<GpuSlot>& gpus, const
     if (IsFree(g, wants.min_free_memory_bytes, change(g))) free.push_back(&g);
   }
   if (static_cast<int>(free.size()) < wants.gpu_count) return std::nullopt;
+  // Degraded GPUs only when the ok ones cannot serve the request.
+  std::vector<const GpuSlot*> ok;
+  for (const GpuSlot* g : free) {
+    if (!g->is_degraded) ok.push_back(g);
+  }
+  if (static_cast<int>(ok.size()) >= wants.gpu_count && ok.size() < free.size()) free = std::move(ok);
   if (wants.gpu_count == 1) {
     // One GPU: one without NVLink first, else one from the most broken-up
     // NVLink domain, so whole domains stay free for multi-GPU work.

@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 //
-// Which GPUs a request gets. A GPU is free when it is healthy, has no
-// exclusive lease, runs no process outside a lease (foreign use) and has the
-// free memory the request asks for. Among free GPUs, a multi-GPU request
+// Which GPUs a request gets. A GPU is free (the one meaning `tarmac pick`,
+// `tarmac run`, backfill and `tarmac fleet pick` share) when its health
+// verdict is not drain, no exclusive lease holds it, no process outside a
+// lease runs on it, its utilization outside a lease is at most the busy
+// limit (work tarmac cannot see, say in another PID namespace), it is not in
+// MIG mode, and it has the free memory the request asks for. A request for
+// a count of GPUs takes degraded GPUs only when the ok ones cannot serve
+// it. Among free GPUs, a multi-GPU request
 // prefers GPUs joined by NVLink, then under one PCIe switch, then on one
 // NUMA node; it takes the group that fits most tightly (best fit), so large
 // groups stay whole for large requests, and inside a group larger than
@@ -31,9 +36,11 @@ struct MigSlot {
 struct GpuSlot {
   int index = 0;
   std::string uuid;
-  bool is_healthy = true;
+  bool is_healthy = true;              // Its verdict is not drain (node/health_verdict.h).
+  bool is_degraded = false;            // Its verdict is degraded: taken after the ok ones.
   bool is_leased = false;              // An exclusive lease holds it.
   bool has_foreign_processes = false;  // Processes outside any lease.
+  bool is_busy = false;                // Utilization above the busy limit outside any lease.
   int64_t memory_free_bytes = 0;
   int64_t memory_total_bytes = 0;  // 0: unknown (then no request is refused for memory).
   int nvlink_domain = -1;          // GPUs joined all-to-all by NVLink share one; -1: none.
@@ -65,9 +72,24 @@ bool WantsMig(const GpuWants& wants);
 enum class Override : uint8_t { kNone = 0, kTaken, kReleased };
 using Overrides = std::vector<Override>;  // Indexed like the GPUs; may be empty.
 
+// Why a GPU is not free, in the order it is judged; kFree when it is.
+enum class NotFree : uint8_t {
+  kFree = 0,
+  kTaken,             // By the decision in progress (Override::kTaken).
+  kDrain,             // Its verdict is drain.
+  kMig,               // In MIG mode: its instances are granted, not it.
+  kLeased,            // An exclusive lease holds it.
+  kForeignProcesses,  // Processes outside any lease run on it.
+  kBusy,              // Utilization above the limit outside any lease.
+  kMemory,            // Less free memory than asked for.
+};
+
 // Whether `gpu` can be granted (whole) to a request needing
-// `min_free_memory_bytes`. Never a GPU in MIG mode.
-bool IsFree(const GpuSlot& gpu, int64_t min_free_memory_bytes, Override change = Override::kNone);
+// `min_free_memory_bytes`, and if not the first reason why.
+NotFree WhyNotFree(const GpuSlot& gpu, int64_t min_free_memory_bytes, Override change = Override::kNone);
+inline bool IsFree(const GpuSlot& gpu, int64_t min_free_memory_bytes, Override change = Override::kNone) {
+  return WhyNotFree(gpu, min_free_memory_bytes, change) == NotFree::kFree;
+}
 
 // GPU indices for `wants`, or empty when they do not fit now. `gpus` may
 // be in any order (a tie between equally placed GPUs goes to the earlier:

@@ -240,21 +240,30 @@ TEST_F(SimWorldTest, UnknownQueryFieldGetsNvidiaSmiError) {
   EXPECT_EQ(f.exit_code, 2);
 }
 
-TEST_F(SimWorldTest, PickPrefersIdleGpusAndFailsWithReasons) {
+TEST_F(SimWorldTest, PickTakesOnlyFreeGpusAndFailsWithReasons) {
   UseScenario("lab-8gpu.toml");
   StartLoad("0", {"--memory", "20GiB", "--util", "95"});
   StartLoad("1", {"--memory", "70GiB", "--pattern", "idle"});
   json j = StatusJson(this, Nvml({"status", "--json"}));
   RunResult pick = Tarmac(Nvml({"pick", "--count", "2", "--min-free-memory", "30GiB"}));
   ASSERT_EQ(pick.exit_code, 0) << pick.err;
-  // GPU 0 is busy and GPU 1 lacks memory; the next are 2 and 3 (idle, all
+  // GPU 0 runs a busy job and GPU 1 holds an idle one: neither is free (a
+  // job put there would run beside them); the next are 2 and 3 (idle, all
   // memory free; ties go to the lowest index).
   EXPECT_EQ(pick.out,
             j["gpus"][2]["uuid"].get<std::string>() + "," + j["gpus"][3]["uuid"].get<std::string>() + "\n");
   RunResult none = Tarmac(Nvml({"pick", "--count", "8", "--min-free-memory", "30GiB"}));
   EXPECT_EQ(none.exit_code, 1);
-  EXPECT_NE(none.err.find("gpu 0: busy"), std::string::npos) << none.err;
-  EXPECT_NE(none.err.find("gpu 1: 9.5 GiB free, need 30.0 GiB"), std::string::npos) << none.err;
+  EXPECT_NE(none.err.find("gpu 0: in use outside any lease"), std::string::npos) << none.err;
+  EXPECT_NE(none.err.find("gpu 1: in use outside any lease"), std::string::npos) << none.err;
+  RunResult explained = Tarmac(Nvml({"pick", "--count", "8", "--json"}));
+  EXPECT_EQ(explained.exit_code, 1);
+  json why = json::parse(explained.out);
+  ASSERT_EQ(why["gpus"].size(), 8u) << explained.out;
+  EXPECT_FALSE(why["gpus"][0]["free"].get<bool>());
+  EXPECT_TRUE(why["gpus"][2]["free"].get<bool>());
+  EXPECT_NE(why["gpus"][2]["why"].get<std::string>().find("not enough free GPUs (6 of 8)"), std::string::npos)
+      << explained.out;
   RunResult bad = Tarmac(Nvml({"pick", "--min-free-memory", "lots"}));
   EXPECT_EQ(bad.exit_code, 2);
 }
