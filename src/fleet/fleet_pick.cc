@@ -15,8 +15,11 @@ double Busy(const FleetGpu& g) {
   return g.recent_utilization_ratio.value_or(g.utilization_ratio.value_or(1));
 }
 
+// Free as tarmac pick means it (sched/placement.h): not to drain, no
+// lease, no process, not busy, the memory asked.
 bool IsCandidate(const FleetGpu& g, const FleetPickRequest& r) {
-  if (!g.holders.empty() || g.is_lost || !g.utilization_ratio) return false;
+  if (!g.holders.empty() || g.is_lost || g.verdict == "drain" || g.processes > 0 || !g.utilization_ratio)
+    return false;
   if (!ModelMatches(g.model, r.model)) return false;
   if (Busy(g) > r.max_utilization_ratio) return false;
   double free =
@@ -24,8 +27,11 @@ bool IsCandidate(const FleetGpu& g, const FleetPickRequest& r) {
   return free >= static_cast<double>(r.min_free_memory_bytes);
 }
 
-// tarmac pick's order (fleet/pick_rank.h).
+bool IsDegraded(const FleetGpu& g) { return g.verdict == "degraded"; }
+
+// tarmac pick's order (node/pick_rank.h), ok GPUs before degraded ones.
 bool Better(const FleetGpu* a, const FleetGpu* b) {
+  if (IsDegraded(*a) != IsDegraded(*b)) return !IsDegraded(*a);
   auto rank = [](const FleetGpu& g) {
     return node::PickRank{node::BusyStep(Busy(g)), g.processes, g.memory_free_bytes.value_or(0), g.index};
   };
@@ -36,6 +42,7 @@ bool Better(const FleetGpu* a, const FleetGpu* b) {
 
 FleetPick PickInFleet(const FleetView& view, const FleetPickRequest& request) {
   FleetPick best;
+  size_t best_degraded = 0;  // Degraded GPUs among those chosen.
   size_t best_spare = 0;
   double best_busy = 0;
   const FleetNode* nearest = nullptr;
@@ -56,11 +63,15 @@ FleetPick PickInFleet(const FleetView& view, const FleetPickRequest& request) {
     fit.resize(static_cast<size_t>(request.count));
     double busy = 0;
     for (const FleetGpu* g : fit) busy += Busy(*g);
-    bool is_better =
-        best.node == nullptr || spare < best_spare || (spare == best_spare && busy < best_busy - 1e-9);
+    size_t degraded = static_cast<size_t>(
+        std::count_if(fit.begin(), fit.end(), [](const FleetGpu* g) { return IsDegraded(*g); }));
+    bool is_better = best.node == nullptr || degraded < best_degraded ||
+                     (degraded == best_degraded &&
+                      (spare < best_spare || (spare == best_spare && busy < best_busy - 1e-9)));
     if (is_better) {
       best.node = &node;
       best.gpus = fit;
+      best_degraded = degraded;
       best_spare = spare;
       best_busy = busy;
     }

@@ -54,12 +54,10 @@ TEST(FleetPickTest, OnlyGpusAJobCouldTakeNowRankedAsPickRanksThem) {
   r.count = 2;
   FleetPick p = PickInFleet(v, r);
   ASSERT_NE(p.node, nullptr) << p.why_none;
-  // 3 and 4: idle (4 is within the same 5 % step), no processes; 3 has less
-  // free memory but 2 has processes.
+  // 3 and 4: idle (4 is within the same 5 % step); 2 runs processes, so is
+  // not free, however idle.
   EXPECT_EQ(Indices(p), (std::vector<int>{4, 3}));
-  r.min_free_memory_bytes = int64_t{20} << 30;
-  EXPECT_EQ(Indices(PickInFleet(v, r)), (std::vector<int>{4, 2}));
-  r.max_utilization_ratio = 0.01;  // 4 is at 2 %.
+  r.min_free_memory_bytes = int64_t{20} << 30;  // 3 has 10 GiB free.
   FleetPick none = PickInFleet(v, r);
   EXPECT_EQ(none.node, nullptr);
   EXPECT_EQ(none.why_none, "no node has 2 free GPUs with 20.0 GiB free now; the most: a with 1");
@@ -80,6 +78,37 @@ TEST(FleetPickTest, TheNodeThatFitsWithFewestToSpareThenTheLeastBusy) {
   r.model = "H100";
   r.count = 4;
   EXPECT_EQ(PickInFleet(v, r).node->name, "big");
+}
+
+// faults.toml's node (GPU 0 degraded, 1-3 to drain) beside a healthy
+// 8-GPU node: no GPU to drain is ever chosen, and the healthy node wins
+// though the broken one would leave fewer to spare.
+TEST(FleetPickTest, NoGpuToDrainAndTheHealthyNodeWins) {
+  std::vector<FleetGpu> broken = {Free(0), Free(1), Free(2), Free(3)};
+  broken[0].verdict = "degraded";
+  for (int i = 1; i < 4; ++i) broken[static_cast<size_t>(i)].verdict = "drain";
+  std::vector<FleetGpu> healthy;
+  for (int i = 0; i < 8; ++i) {
+    healthy.push_back(Free(i));
+    healthy.back().verdict = "ok";
+  }
+  FleetView v;
+  v.nodes = {Node("faults", broken), Node("lab", healthy)};
+  FleetPickRequest r;
+  r.count = 1;
+  FleetPick p = PickInFleet(v, r);
+  ASSERT_NE(p.node, nullptr);
+  EXPECT_EQ(p.node->name, "lab");
+  r.count = 2;
+  EXPECT_EQ(PickInFleet(v, r).node->name, "lab");
+  // The broken node alone: only its degraded GPU, never one to drain.
+  v.nodes = {Node("faults", broken)};
+  r.count = 1;
+  p = PickInFleet(v, r);
+  ASSERT_NE(p.node, nullptr);
+  EXPECT_EQ(Indices(p), std::vector<int>{0});
+  r.count = 2;
+  EXPECT_EQ(PickInFleet(v, r).why_none, "no node has 2 free GPUs now; the most: faults with 1");
 }
 
 }  // namespace

@@ -80,6 +80,15 @@ const std::vector<ReadingQuery>& ReadingQueries() {
     add(f::kGpuMemoryUsedBytes, "", true,
         [](const Sample& s, G* g) { g->memory_used_bytes = FiniteOrNone(s.value); });
     add(f::kGpuLost, " == 1", false, [](const Sample& s, G* g) { g->is_lost = s.value == 1; });
+    out.push_back({f::kGpuHealth, fmt::format("max by (instance, gpu, verdict) ({} == 1)", f::kGpuHealth),
+                   false, [](const Sample& s, G* g) { g->verdict = s.Label("verdict"); }});
+    out.push_back(
+        {f::kGpuPcieLinkWidth,
+         fmt::format("max by (instance, gpu) ({} < {})", f::kGpuPcieLinkWidth, f::kGpuPcieLinkWidthMax),
+         false, [](const Sample& s, G* g) { g->pcie_link_width = FiniteOrNone(s.value); }});
+    out.push_back({f::kGpuXidErrorsTotal,
+                   fmt::format("sum by (instance, gpu) ({}) > 0", f::kGpuXidErrorsTotal), false,
+                   [](const Sample& s, G* g) { g->xid_errors = FiniteOrNone(s.value); }});
     add(f::kGpuIdle, " == 1", true, [](const Sample& s, G* g) { g->is_idle = s.value == 1; });
     add(f::kGpuHeldIdle, " == 1", true, [](const Sample& s, G* g) { g->is_held_idle = s.value == 1; });
     add(f::kGpuIdleForSeconds, " > 0", true,

@@ -57,7 +57,8 @@ namespace {
 std::string Notes(const FleetGpu& g, bool is_up) {
   if (!is_up) return "";
   if (g.is_lost) return "LOST";
-  std::string notes = g.is_idle ? "idle" : "busy";
+  std::string notes = g.verdict == "drain" ? "DRAIN  " : g.verdict == "degraded" ? "degraded  " : "";
+  notes += g.is_idle ? "idle" : "busy";
   if (!g.holders.empty() || !g.pod.empty()) notes += "  " + HolderText(g);
   if (g.is_held_idle) {
     notes += fmt::format("  {} idle holder{}", g.idle_holders, g.idle_holders == 1 ? "" : "s");
@@ -66,6 +67,8 @@ std::string Notes(const FleetGpu& g, bool is_up) {
     std::string reasons = fmt::format("{}", fmt::join(g.throttle_reasons, ", "));
     notes += "  THROTTLED (" + reasons + ")";
   }
+  if (g.pcie_link_width) notes += fmt::format("  PCIe x{:.0f}", *g.pcie_link_width);
+  if (g.xid_errors) notes += fmt::format("  {:.0f} Xid{}", *g.xid_errors, *g.xid_errors == 1 ? "" : "s");
   return notes;
 }
 
@@ -140,6 +143,9 @@ json FleetToJson(const FleetView& view) {
         x["idle"] = g.is_idle;
         x["held_idle"] = g.is_held_idle;
         x["lost"] = g.is_lost;
+        if (!g.verdict.empty()) x["verdict"] = g.verdict;
+        Put(&x, "pcie_link_width", g.pcie_link_width);
+        Put(&x, "xid_errors", g.xid_errors);
         x["idle_holders"] = g.idle_holders;
         x["processes"] = g.processes;
         Put(&x, "idle_for_seconds", g.idle_for_seconds);

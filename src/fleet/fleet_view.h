@@ -38,6 +38,11 @@ struct FleetGpu {
   bool is_idle = false;
   bool is_held_idle = false;
   bool is_lost = false;
+  // Its health verdict (tarmac_gpu_health: "ok", "degraded", "drain";
+  // docs/health.md); empty where the node does not export one.
+  std::string verdict;
+  std::optional<double> pcie_link_width;  // When below the link's maximum.
+  std::optional<double> xid_errors;       // Xids its agent has seen, when any.
   std::vector<std::string> throttle_reasons;
   std::vector<GpuHolder> holders;
   // The pod the kubelet allocated the GPU to ("namespace/pod"), running or

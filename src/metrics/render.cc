@@ -16,6 +16,7 @@
 #include "metrics/mig_render.h"
 #include "metrics/pod_labels.h"
 #include "node/gpu_marks.h"
+#include "node/health_verdict.h"
 #include "node/metric_families.h"
 #include "node/sample_fields.h"
 #include "nvidia/clock_event_reasons.h"
@@ -243,8 +244,11 @@ constexpr Family kGpuPodAllocated{
     "not it runs."};
 constexpr Family kGpuUnresponsive{node::family::kGpuUnresponsive, "gauge",
                                   "1 when a driver call on the GPU has not returned in time."};
-constexpr std::array kGpuStateFamilies = {&kGpuInfo, &kGpuUp, &kGpuLost, &kGpuPodAllocated,
-                                          &kGpuUnresponsive};
+constexpr Family kGpuHealth{node::family::kGpuHealth, "gauge",
+                            "1 for the GPU's health verdict (ok, degraded, drain; docs/health.md), 0 for the "
+                            "others. Allocation never hands out a GPU to drain."};
+constexpr std::array kGpuStateFamilies = {&kGpuInfo,         &kGpuUp,           &kGpuLost,
+                                          &kGpuPodAllocated, &kGpuUnresponsive, &kGpuHealth};
 
 // Whether each GPU is there and readable.
 void CollectGpuState(const Scrape& s, Exposition* out) {
@@ -280,6 +284,15 @@ void CollectGpuState(const Scrape& s, Exposition* out) {
   for (const node::GpuView& g : node_view.gpus) {
     out->Sample(node::family::kGpuUnresponsive, NativeLabels(g, host),
                 g.sample.health == node::GpuHealth::kUnresponsive ? 1 : 0);
+  }
+  Head(out, kGpuHealth);
+  for (const node::GpuView& g : node_view.gpus) {
+    node::Verdict verdict = node::JudgeGpu(g).verdict;
+    for (node::Verdict v : {node::Verdict::kOk, node::Verdict::kDegraded, node::Verdict::kDrain}) {
+      Labels l = NativeLabels(g, host);
+      l.emplace_back("verdict", node::VerdictName(v));
+      out->Sample(node::family::kGpuHealth, l, v == verdict ? 1 : 0);
+    }
   }
 }
 

@@ -216,6 +216,18 @@ TEST(RenderTest, NativeFamiliesBaseUnitsLostGpuAndXidCounters) {
           "tarmac_gpu_lost{hostname=\"node-1\",gpu=\"1\",uuid=\"GPU-1\",model=\"NVIDIA H100 80GB HBM3\"} 1"),
       std::string::npos);
   EXPECT_NE(text.find("tarmac_gpu_up{hostname=\"node-1\",gpu=\"1\""), std::string::npos);
+  // The health verdict, one of three set: GPU 0 ok, the lost GPU 1 to drain.
+  for (const char* line :
+       {"tarmac_gpu_health{hostname=\"node-1\",gpu=\"0\",uuid=\"GPU-0\",model=\"NVIDIA H100 80GB "
+        "HBM3\",verdict=\"ok\"} 1\n",
+        "tarmac_gpu_health{hostname=\"node-1\",gpu=\"0\",uuid=\"GPU-0\",model=\"NVIDIA H100 80GB "
+        "HBM3\",verdict=\"drain\"} 0\n",
+        "tarmac_gpu_health{hostname=\"node-1\",gpu=\"1\",uuid=\"GPU-1\",model=\"NVIDIA H100 80GB "
+        "HBM3\",verdict=\"ok\"} 0\n",
+        "tarmac_gpu_health{hostname=\"node-1\",gpu=\"1\",uuid=\"GPU-1\",model=\"NVIDIA H100 80GB "
+        "HBM3\",verdict=\"drain\"} 1\n"}) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << text;
+  }
   EXPECT_NE(
       text.find(
           "tarmac_gpu_xid_errors_total{hostname=\"node-1\",gpu=\"1\",uuid=\"GPU-1\",model=\"NVIDIA H100 80GB "

@@ -21,6 +21,7 @@ inline constexpr const char* kGpuDramActiveRatio = "tarmac_gpu_dram_active_ratio
 inline constexpr const char* kGpuEccErrorsTotal = "tarmac_gpu_ecc_errors_total";
 inline constexpr const char* kGpuEnergyJoulesTotal = "tarmac_gpu_energy_joules_total";
 inline constexpr const char* kGpuGraphicsEngineActiveRatio = "tarmac_gpu_graphics_engine_active_ratio";
+inline constexpr const char* kGpuHealth = "tarmac_gpu_health";
 inline constexpr const char* kGpuHeldIdle = "tarmac_gpu_held_idle";
 inline constexpr const char* kGpuHeldIdleForSeconds = "tarmac_gpu_held_idle_for_seconds";
 inline constexpr const char* kGpuHeldIdleSecondsTotal = "tarmac_gpu_held_idle_seconds_total";

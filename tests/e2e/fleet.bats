@@ -136,7 +136,7 @@ start_prometheus() {
   [ "$output" == "node-c $picked" ]
   run tarmac fleet pick --count 9
   [ "$status" -eq 1 ]
-  [[ "$output" == *"no node has 9 free GPUs now; the most: node-a with 7"* ]]
+  [[ "$output" == *"no node has 9 free GPUs now; the most: node-a with 6"* ]]
 
   # idle: the held-idle GPU with its holder process, every row idle or held
   # idle now, costliest and longest first.
@@ -303,7 +303,8 @@ PY
   for _ in $(seq 300); do
     [[ $(prom_query 'count(tarmac_gpu_info)' | jq -r '.data.result[0].value[1] // 0') == 4 ]] &&
       [[ $(prom_query 'sum(tarmac_gpu_lost)' | jq -r '.data.result[0].value[1] // 0') == 1 ]] &&
-      [[ $(prom_query 'count(tarmac_gpu_throttled == 1)' | jq -r '.data.result[0].value[1] // 0') -ge 2 ]] && break
+      [[ $(prom_query 'count(tarmac_gpu_throttled == 1)' | jq -r '.data.result[0].value[1] // 0') -ge 2 ]] &&
+      [[ $(prom_query 'count(tarmac_gpu_health{verdict="drain"} == 1)' | jq -r '.data.result[0].value[1] // 0') == 3 ]] && break
     sleep 0.1
   done
   TARMAC_SIM_DIR="$WORLD/node-d/world" tarmac status --json --socket "$WORLD/node-d/t.sock" > "$WORLD/own.json"
@@ -320,4 +321,18 @@ PY
   [ "$(jq '.nodes[0].gpus[1].idle' "$WORLD/fleet.json")" == false ]
   run tarmac fleet pick --prometheus "http://127.0.0.1:$PROM_PORT" --count 4
   [ "$status" -eq 1 ]
+  # Each GPU's health verdict as the node judges it, with its evidence; no
+  # GPU to drain is ever picked: only GPU 0 (degraded) is on offer.
+  [ "$(jq -c '[.gpus[].verdict]' "$WORLD/own.json")" == '["degraded","drain","drain","drain"]' ]
+  [ "$(jq -c '[.nodes[0].gpus[].verdict]' "$WORLD/fleet.json")" == '["degraded","drain","drain","drain"]' ]
+  [ "$(jq -c '[.nodes[0].gpus[] | [.index, .pcie_link_width, .xid_errors]]' "$WORLD/fleet.json")" == \
+    '[[0,null,null],[1,null,null],[2,8,null],[3,null,2]]' ]
+  run tarmac fleet pick --prometheus "http://127.0.0.1:$PROM_PORT" --count 1 --json
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | jq -c '[.gpus[].index]')" == '[0]' ]
+  run tarmac fleet pick --prometheus "http://127.0.0.1:$PROM_PORT" --count 2
+  [ "$status" -eq 1 ]
+  run tarmac fleet status --prometheus "http://127.0.0.1:$PROM_PORT"
+  [[ "$output" == *"DRAIN  "*"PCIe x8"* ]]
+  [[ "$output" == *"2 Xids"* ]]
 }
