@@ -8,6 +8,7 @@
 #include "cli/backfill_command.h"
 #include "cli/completion.h"
 #include "cli/doctor_command.h"
+#include "cli/drain_command.h"
 #include "cli/history_command.h"
 #include "cli/lease_commands.h"
 #include "cli/pick_command.h"
@@ -122,6 +123,16 @@ void AddActingRows(std::vector<CommandRow>* out) {
   rows.push_back(Row<ZombiesOptions>(
       "zombies", [](CLI::App* app, ZombiesOptions* o, C* c) { return AddZombiesCommand(app, o, &c->global); },
       [](const ZombiesOptions& o, C* c) { return RunZombies(c->global, o); }));
+  rows.push_back({{"drain", "undrain"}, [](CLI::App* app, C* c) {
+                    auto options = std::make_shared<DrainOptions>();
+                    CLI::App* drain = nullptr;
+                    CLI::App* undrain = nullptr;
+                    AddDrainCommands(app, options.get(), &c->global, &drain, &undrain);
+                    return CommandRun([options, c, drain, undrain] {
+                      if (drain->parsed()) return RunDrain(c->global, *options, false);
+                      return undrain->parsed() ? RunDrain(c->global, *options, true) : -1;
+                    });
+                  }});
   rows.push_back(Row<RunOptions>(
       "run", [](CLI::App* app, RunOptions* o, C* c) { return AddRunCommand(app, o, &c->global); },
       [](const RunOptions& o, C* c) { return RunRun(c->global, o); }));

@@ -237,6 +237,8 @@ std::vector<std::string> GpuNotes(const node::GpuView& g, const node::GpuMarks& 
   // A GPU to drain says so first: nothing hands it out (docs/health.md).
   // Its evidence is counted as the problem it is, below.
   if (node::JudgeGpu(g).verdict == node::Verdict::kDrain) notes.push_back(paint(kRed, "DRAIN"));
+  if (g.drained)
+    notes.push_back(ForTerminal(fmt::format("(drained by {}: {})", g.drained->by, g.drained->reason)));
   if (m.is_idle) {
     ++counts->idle;
     notes.push_back(paint(kYellow, "idle"));

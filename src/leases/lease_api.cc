@@ -10,6 +10,7 @@
 #include "common/units.h"
 #include "ipc/method_table.h"
 #include "leases/callers.h"
+#include "leases/gpu_drains.h"
 #include "leases/lease_answers.h"
 #include "leases/lease_text.h"
 
@@ -255,6 +256,8 @@ const std::vector<LeaseMethod>& LeaseMethods() {
       {"backfill.gpus", false, &OnBackfillGpus},
       {"slurm.prolog", true, &OnSlurmProlog},
       {"slurm.epilog", true, &OnSlurmEpilog},
+      {"gpu.drain", true, &OnDrain},
+      {"gpu.undrain", true, &OnUndrain},
   };
   return kMethods;
 }

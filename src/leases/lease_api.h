@@ -33,7 +33,8 @@ struct LeaseMethod {
 };
 // lease.request, lease.get, lease.wait, lease.attach, lease.release,
 // lease.extend, leases, queue, events, zombies, zombies.kill,
-// backfill.gpus, slurm.prolog, slurm.epilog.
+// backfill.gpus, slurm.prolog, slurm.epilog, gpu.drain, gpu.undrain
+// (gpu_drains.h).
 const std::vector<LeaseMethod>& LeaseMethods();
 
 // lease_api.cc

@@ -39,6 +39,7 @@ void ReadLeasesSection(ConfigSection& section, LeasePolicy* out) {
   section.Interval("idle_grace", milliseconds(0), week, &out->idle_grace);
   if (std::optional<IdleAction> a = ReadIdleAction(section, "idle_policy")) out->idle_action = *a;
   ReadTerminates(section, "foreign_policy", &out->terminates_foreign);
+  section.Bool("auto_drain", &out->is_auto_drain);
   constexpr std::string_view kPolicies = "a table of policies (\"warn\", \"release\" or \"terminate\")";
   if (std::unique_ptr<ConfigSection> users = section.Table("idle_policy_by_user", kPolicies)) {
     for (const std::string& user : users->Keys()) {

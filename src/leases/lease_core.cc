@@ -9,6 +9,7 @@
 #include "common/json_fields.h"
 #include "common/random_id.h"
 #include "leases/callers.h"
+#include "leases/gpu_drains.h"
 #include "leases/lease_answers.h"
 #include "leases/lease_text.h"
 
@@ -101,6 +102,7 @@ std::shared_ptr<Publication> LeaseCore::MakePublication() const {
     }
   }
   marks->preemptions = backfill_preemptions_by_gpu;
+  marks->drains = drains;
   marks->figures = ComputeFigures(*this);
   return marks;
 }
@@ -140,14 +142,17 @@ bool LeaseCore::CanSave(TimePoint now) {
   return journal.problem().empty();
 }
 
+void LeaseCore::SaveDrains() { journal.Save("drain", 0, DrainsToJson(drains)); }
+
 void LeaseCore::CheckStateFile(TimePoint now) {
   if (std::optional<std::string> why = journal.CheckFile(book, Base(), now)) {
+    if (!drains.empty()) SaveDrains();  // The new file keeps them too.
     Event("state_recreated", 0, -1, "", {}, Actor{}, *why);
   }
 }
 
 LeaseCore::Undo LeaseCore::Checkpoint() const {
-  return Undo{book, memory, waiting, journal.mark(), signaller.asked()};
+  return Undo{book, memory, waiting, journal.mark(), signaller.asked(), drains};
 }
 
 void LeaseCore::Rollback(Undo undo) {
@@ -158,6 +163,8 @@ void LeaseCore::Rollback(Undo undo) {
   waiting = std::move(undo.waiting);
   journal.TakeBack(undo.journal);
   signaller.TakeBack(undo.signals_asked);
+  drains = std::move(undo.drains);
+  MarkDrained(drains, &slots);
   for (auto it = runtime.begin(); it != runtime.end();) {
     it = book.FindLease(it->first) == nullptr ? runtime.erase(it) : std::next(it);
   }
@@ -245,7 +252,7 @@ Status LeaseCore::Restore() {
   std::vector<sched::Pending> queue;
   int64_t next_id = 1;
   sched::FairShare share;
-  for (const char* kind : {"lease", "queue", "share", "meta"}) {
+  for (const char* kind : {"lease", "queue", "share", "meta", "drain"}) {
     Result<std::vector<std::pair<int64_t, json>>> rows = journal.Load(kind);
     if (!rows.ok()) return rows.status().WithContext(fmt::format("lease state {}", journal.path()));
     for (const auto& [id, body] : rows.value()) {
@@ -266,6 +273,10 @@ Status LeaseCore::Restore() {
         f.Get("as_of_unix", &as_of_unix);
         if (!f.ok()) return Status::Corruption(f.status().message());
         share.Restore(id, {gpu_seconds, base.FromUnix(as_of_unix)});
+      } else if (std::string(kind) == "drain") {
+        Result<std::map<std::string, node::GpuDrain>> saved = DrainsFromJson(body);
+        if (!saved.ok()) return saved.status().WithContext(where);
+        drains = std::move(saved).value();
       } else {
         JsonFields(body, where, JsonFields::kSkipWrongTypes).Optional("next_id", &next_id);
       }

@@ -105,6 +105,7 @@ struct LeaseCore {
     std::map<int64_t, sched::Waiting> waiting;
     LeaseJournal::Mark journal;
     size_t signals_asked = 0;
+    std::map<std::string, node::GpuDrain> drains;
   };
 
   // `state` may be null: leases then live in memory only.
@@ -117,6 +118,8 @@ struct LeaseCore {
   void SavePending(int64_t id) { journal.SavePending(book, id, Base()); }
   void SaveShare(int64_t uid) { journal.SaveShare(book, uid, Base()); }
   void Erase(const char* kind, int64_t id) { journal.Erase(kind, id); }
+  // Saves every drained GPU (one record).
+  void SaveDrains();
   // Records an event (logged, journalled; the lease's waiters touched; a
   // real arrival taught to backfill's gate).
   void Event(const std::string& kind, int64_t lease_id, int64_t uid, const std::string& user,
@@ -207,6 +210,9 @@ struct LeaseCore {
   // epilog looks for).
   std::map<int, std::vector<ProcessIdentity>> processes_by_gpu;
   bool has_gpus = false;
+  // GPUs drained by hand or by the health policy, by UUID (gpu_drains.cc):
+  // given to no new lease, whatever their readings.
+  std::map<std::string, node::GpuDrain> drains;
   std::map<int64_t, LeaseRuntime> runtime;
   std::map<int64_t, sched::Waiting> waiting;  // The last decision's waiting, by request id.
   RequestMemory memory;                       // Request keys, and why recent leases and requests ended.

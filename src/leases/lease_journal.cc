@@ -44,6 +44,10 @@ void LeaseJournal::SaveAll(const sched::LeaseBook& book, const sched::TimeBase& 
 
 void LeaseJournal::Erase(const char* kind, int64_t id) { changes_.push_back({kind, id, nullptr}); }
 
+void LeaseJournal::Save(const char* kind, int64_t id, json body) {
+  changes_.push_back({kind, id, std::move(body)});
+}
+
 void LeaseJournal::Record(store::LeaseEvent event) { events_.push_back(std::move(event)); }
 
 Status LeaseJournal::Commit(int64_t next_id, TimePoint now) {

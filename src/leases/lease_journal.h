@@ -46,7 +46,7 @@ class LeaseJournal {
   bool keeps_state() const { return state_ != nullptr; }
   // The state file; REQUIRES: keeps_state().
   const std::string& path() const { return state_->path(); }
-  // The saved rows of `kind` ("lease", "queue", "share", "meta"), and the
+  // The saved rows of `kind` ("lease", "queue", "share", "meta", "drain"), and the
   // saved events after `after_seq`. REQUIRES: keeps_state().
   Result<std::vector<std::pair<int64_t, nlohmann::json>>> Load(const std::string& kind) {
     return state_->Load(kind);
@@ -64,6 +64,8 @@ class LeaseJournal {
   // Every record of `book`: a state file written anew.
   void SaveAll(const sched::LeaseBook& book, const sched::TimeBase& base);
   void Erase(const char* kind, int64_t id);
+  // Any other record: `body` as row `id` of `kind` ("drain").
+  void Save(const char* kind, int64_t id, nlohmann::json body);
   void Record(store::LeaseEvent event);
   bool has_events() const { return !events_.empty(); }
   size_t unsaved_changes() const { return changes_.size(); }

@@ -81,6 +81,9 @@ struct LeasePolicy {
   std::map<sched::Priority, IdleAction> idle_action_by_priority;
   bool terminates_zombies = false;  // [zombies] policy = "terminate".
   bool terminates_foreign = false;  // [leases] foreign_policy = "terminate".
+  // [leases] auto_drain: drain a GPU whose verdict turns drain on critical
+  // evidence (kept until an admin undrains it), telling its lease's holder.
+  bool is_auto_drain = false;
   sched::ZombiePolicy zombies;
   BackfillPolicy backfill;
   SlurmIdlePolicy slurm;

@@ -13,6 +13,7 @@
 
 #include "common/units.h"
 #include "leases/callers.h"
+#include "leases/gpu_drains.h"
 #include "leases/lease_text.h"
 #include "sched/lease_devices.h"
 #include "sched/node_slots.h"
@@ -115,7 +116,9 @@ void Enforce(LeaseCore& core, const node::NodeView& reading, TimePoint now) {
     std::set<int> leased;
     for (const auto& [gpu, id] : by_gpu) leased.insert(gpu);
     sched::MarkUse(reading, leased, sched::kBusyUtilizationRatio, &slots);
+    MarkDrained(core.drains, &slots);
     core.slots = std::move(slots);
+    AutoDrain(core, reading, now);
     MarkMigForeign(core, reading);
     core.has_gpus = true;
     core.processes_by_gpu.clear();

@@ -20,6 +20,7 @@ constexpr std::pair<Verdict, const char*> kVerdictNames[] = {
 // The evidence that a GPU should be drained.
 void DrainEvidence(const GpuView& gpu, std::vector<std::string>* out) {
   const GpuSample& s = gpu.sample;
+  if (gpu.drained) out->push_back(fmt::format("drained by {}: {}", gpu.drained->by, gpu.drained->reason));
   if (s.health != GpuHealth::kOk) {
     out->push_back(
         fmt::format("unreadable ({}{})", GpuHealthName(s.health), s.error.empty() ? "" : ": " + s.error));

@@ -18,6 +18,8 @@ void ApplyLeaseMarks(const LeaseMarks& marks, GpuView* gpu) {
   }
   auto preempted = marks.preemptions.find(g.info.index);
   g.backfill_preemptions = preempted != marks.preemptions.end() ? preempted->second : 0;
+  auto drained = marks.drains.find(g.info.uuid);
+  g.drained = drained != marks.drains.end() ? std::optional<GpuDrain>(drained->second) : std::nullopt;
 }
 
 }  // namespace tarmac::node

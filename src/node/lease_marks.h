@@ -19,11 +19,13 @@ struct LeaseMarks {
   std::map<int, GpuLease> leases;              // Whole GPUs, by index.
   std::map<std::string, GpuLease> mig_leases;  // MIG instances, by MIG UUID.
   std::map<int, int64_t> preemptions;          // Backfill preemptions so far, by GPU index.
+  std::map<std::string, GpuDrain> drains;      // Drained GPUs, by GPU UUID.
 
-  bool empty() const { return leases.empty() && mig_leases.empty() && preemptions.empty(); }
+  bool empty() const { return leases.empty() && mig_leases.empty() && preemptions.empty() && drains.empty(); }
 };
 
-// Sets each GPU's lease, its instances' leases and its backfill preemptions
+// Sets each GPU's lease, its instances' leases, its backfill preemptions
+// and its drain
 // from `marks`; what `marks` does not name is left unmarked.
 void ApplyLeaseMarks(const LeaseMarks& marks, NodeView* node_view);
 // The same for one GPU.

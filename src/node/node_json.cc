@@ -138,6 +138,7 @@ json GpuToJson(const GpuView& g) {
     j["xid_errors"]["count_by_code"] = std::move(by_code);
   }
   if (g.lease) j["lease"] = GpuLeaseToJson(*g.lease);
+  if (g.drained) j["drained"] = GpuDrainToJson(*g.drained);
   if (g.allocated_to) j["pod"] = PodToJson(*g.allocated_to);
   if (s.has_mig_instances) j["mig_instances"] = MigInstancesToJson(g);
   return j;
@@ -208,6 +209,10 @@ json StatusHeaderToJson(const NodeView& node_view) {
   if (!node_view.system.nvml_version.empty()) j["nvml_version"] = node_view.system.nvml_version;
   Put(j, "cuda_driver_version", node_view.system.cuda_driver_version);
   return j;
+}
+
+json GpuDrainToJson(const GpuDrain& drain) {
+  return {{"by", drain.by}, {"reason", drain.reason}, {"since_unix", drain.since_unix}};
 }
 
 }  // namespace tarmac::node
@@ -379,6 +384,8 @@ GpuView GpuFromJson(const json& j) {
       lease != j.end() && lease->is_object() && Value(*lease, "id", int64_t{0}) > 0) {
     g.lease = GpuLeaseFromJson(*lease);
   }
+  if (auto drained = j.find("drained"); drained != j.end() && drained->is_object())
+    g.drained = GpuDrainFromJson(*drained);
   if (auto pod = j.find("pod"); pod != j.end() && pod->is_object()) g.allocated_to = PodFromJson(*pod);
   if (auto mig = j.find("mig_instances"); mig != j.end() && mig->is_array()) {
     s.has_mig_instances = true;
@@ -432,6 +439,10 @@ Result<NodeView> NodeFromJson(const json& j) {
   }
   for (GpuView& g : node_view.gpus) g.sample.taken_at = node_view.taken_at;
   return node_view;
+}
+
+GpuDrain GpuDrainFromJson(const json& drain) {
+  return GpuDrain{GetString(drain, "by"), GetString(drain, "reason"), Value(drain, "since_unix", int64_t{0})};
 }
 
 }  // namespace tarmac::node

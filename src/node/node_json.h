@@ -26,6 +26,11 @@ nlohmann::json GpuToJson(const GpuView& gpu);
 // A GPU's "lease" object: id, user, kind ("normal" or "backfill"), revoking.
 nlohmann::json GpuLeaseToJson(const GpuLease& lease);
 
+// A GPU's "drained" object: by, reason, since_unix; and back (what it
+// lacks is empty or 0).
+nlohmann::json GpuDrainToJson(const GpuDrain& drain);
+GpuDrain GpuDrainFromJson(const nlohmann::json& drain);
+
 // A pod's object: namespace, name, container.
 nlohmann::json PodToJson(const KubernetesNames& pod);
 

@@ -43,6 +43,17 @@ struct GpuLease {
   bool is_backfill() const { return kind == LeaseKind::kBackfill; }
 };
 
+// A GPU an administrator drained by hand (`tarmac drain`), or the health
+// policy drained on critical evidence: given to no new lease until
+// undrained, whatever its readings say.
+struct GpuDrain {
+  std::string by;      // "alice", or "policy"
+  std::string reason;  // As given (printable, at most 200 bytes).
+  int64_t since_unix = 0;
+
+  bool operator==(const GpuDrain&) const = default;
+};
+
 struct GpuView {
   GpuInfo info;
   GpuSample sample;
@@ -58,6 +69,8 @@ struct GpuView {
   std::map<int64_t, int64_t> xid_count_by_code;
   // The agent's lease on this GPU, when any (from the agent only).
   std::optional<GpuLease> lease;
+  // Its drain, when drained (from the agent only).
+  std::optional<GpuDrain> drained;
   // Backfill leases on this GPU revoked for a waiting request since the
   // agent started (from the agent only).
   int64_t backfill_preemptions = 0;

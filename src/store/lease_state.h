@@ -28,7 +28,7 @@ namespace tarmac::store {
 
 // One change to the saved state: put (body set) or erase (body null).
 struct StateChange {
-  std::string kind;  // "lease", "queue", "share", "meta".
+  std::string kind;  // "lease", "queue", "share", "meta", "drain".
   int64_t id = 0;
   nlohmann::json body;
 };

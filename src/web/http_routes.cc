@@ -65,9 +65,18 @@ Status AddHttpRoutes(http::RouteTable* routes, const config::Config& config, con
   metrics::RenderOptions render = config.metrics;
   render.currency = config.report.currency;
   render.version = version;
-  auto pages = std::make_shared<metrics::PageCache>([sampler, counters, render](const node::Snapshot& s) {
-    return metrics::RenderMetrics(s, sampler->stats(), counters->Get(), render);
-  });
+  auto pages =
+      std::make_shared<metrics::PageCache>([sampler, counters, render, lease_marks](const node::Snapshot& s) {
+        // Drained GPUs are to drain in tarmac_gpu_health (leases/gpu_drains.h).
+        std::shared_ptr<const node::LeaseMarks> marks = lease_marks ? lease_marks() : nullptr;
+        if (marks == nullptr || marks->drains.empty())
+          return metrics::RenderMetrics(s, sampler->stats(), counters->Get(), render);
+        node::Snapshot drained = s;
+        for (node::GpuView& g : drained.node_view.gpus) {
+          if (auto it = marks->drains.find(g.info.uuid); it != marks->drains.end()) g.drained = it->second;
+        }
+        return metrics::RenderMetrics(drained, sampler->stats(), counters->Get(), render);
+      });
   if (pages_out != nullptr) *pages_out = pages;
   auto previous_us = std::make_shared<std::atomic<int64_t>>(0);
   auto lease_text = std::make_shared<LeaseFamiliesText>();

@@ -192,6 +192,58 @@ setup() {
   [[ "${lines[1]}" =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}\ [0-9]{2}:[0-9]{2}:[0-9]{2}\ UTC ]]
 }
 
+@test "an admin drains a GPU by hand: status, pick, metrics and events show it; undrain puts it back" {
+  tarmac agent --socket "$WORLD/t.sock" --state-dir "$WORLD/state" --log-level info --http-listen 127.0.0.1:0 \
+    >/dev/null 2>"$WORLD/agent.log" 3>&- &
+  echo "$!" >> "$WORLD/pids"
+  for _ in $(seq 200); do grep -q 'http://.*/metrics' "$WORLD/agent.log" 2>/dev/null && break; sleep 0.05; done
+  url=$(grep -o 'http://[^ ]*/metrics' "$WORLD/agent.log" | head -1)
+  for _ in $(seq 200); do tarmac leases --socket "$WORLD/t.sock" >/dev/null 2>&1 && break; sleep 0.05; done
+  run tarmac drain 3 --reason "fan rattles" --socket "$WORLD/t.sock"
+  [ "$status" -eq 0 ]
+  [[ "$output" == "GPU 3 drained: no new lease gets it until tarmac undrain 3" ]]
+  run tarmac drain 3 --reason again --socket "$WORLD/t.sock"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"GPU 3 is already drained by root since "*": fan rattles"* ]]
+  run tarmac drain 9 --reason x --socket "$WORLD/t.sock"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"no GPU 9 here"* ]]
+  run tarmac status --json --socket "$WORLD/t.sock"
+  [ "$(echo "$output" | jq -r '.gpus[3].verdict')" == drain ]
+  [ "$(echo "$output" | jq -r '.gpus[3].drained.reason')" == "fan rattles" ]
+  [ "$(echo "$output" | jq -r '.gpus[3].verdict_reasons[0]')" == "drained by root: fan rattles" ]
+  run tarmac status --socket "$WORLD/t.sock"
+  [[ "$output" == *"DRAIN"*"drained by root: fan rattles"* ]]
+  run tarmac pick --json --count 8 --socket "$WORLD/t.sock"
+  [ "$(echo "$output" | jq -r '.gpus[3].why')" == "to drain: drained by root: fan rattles" ]
+  for _ in $(seq 100); do
+    curl -s "$url" | grep -q 'tarmac_gpu_health{[^}]*gpu="3"[^}]*verdict="drain"} 1' && break
+    sleep 0.1
+  done
+  curl -s "$url" | grep -q 'tarmac_gpu_health{[^}]*gpu="3"[^}]*verdict="drain"} 1'
+  run tarmac events --kind gpu_drained --json --socket "$WORLD/t.sock"
+  [ "$(echo "$output" | jq -r '.events[0].actor')" == root ]
+  [[ "$(echo "$output" | jq -r '.events[0].detail')" == "GPU 3 (GPU-"*") drained by root: fan rattles" ]]
+  # Kept across an agent restart.
+  pkill -f -- "--socket $WORLD/t.sock" || true
+  for _ in $(seq 100); do pgrep -f -- "--socket $WORLD/t.sock" >/dev/null || break; sleep 0.05; done
+  tarmac agent --socket "$WORLD/t.sock" --state-dir "$WORLD/state" --http-listen off >/dev/null 2>&1 3>&- &
+  echo "$!" >> "$WORLD/pids"
+  for _ in $(seq 200); do tarmac leases --socket "$WORLD/t.sock" >/dev/null 2>&1 && break; sleep 0.05; done
+  for _ in $(seq 100); do
+    [ "$(tarmac status --json --socket "$WORLD/t.sock" | jq -r '.gpus[3].verdict')" == drain ] && break
+    sleep 0.05
+  done
+  [ "$(tarmac status --json --socket "$WORLD/t.sock" | jq -r '.gpus[3].drained.by')" == root ]
+  run tarmac undrain 3 --socket "$WORLD/t.sock"
+  [ "$status" -eq 0 ]
+  for _ in $(seq 100); do
+    [ "$(tarmac status --json --socket "$WORLD/t.sock" | jq -r '.gpus[3].verdict')" == ok ] && break
+    sleep 0.05
+  done
+  [ "$(tarmac status --json --socket "$WORLD/t.sock" | jq -r '.gpus[3].verdict')" == ok ]
+}
+
 @test "every command the demo suggests works as written, in a new shell" {
   start_demo 120
   # The suggested commands: the indented lines between that header and the

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "leases/gpu_drains.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "common/json_fields.h"
+#include "common/terminal_text.h"
+#include "leases/lease_text.h"
+#include "node/health_verdict.h"
+#include "node/node_json.h"
+
+namespace tarmac::leases {
+namespace {
+
+using nlohmann::json;
+
+// The GPU `name` names (an index, as nvidia-smi and CUDA_VISIBLE_DEVICES
+// name it, or a UUID) among the last reading's.
+Result<const sched::GpuSlot*> FindGpu(const LeaseCore& core, const std::string& name) {
+  if (!core.has_gpus) return Status::Unavailable("the agent has not read the GPUs yet");
+  for (const sched::GpuSlot& s : core.slots) {
+    if (s.uuid == name || std::to_string(s.index) == name) return &s;
+  }
+  return Status::NotFound(
+      fmt::format("no GPU {} here (an index 0 to {}, or a UUID)", ForTerminal(name), core.slots.size() - 1));
+}
+
+Status RequireAdmin(const sched::Caller& caller, const char* what) {
+  if (caller.is_admin) return Status::OK();
+  return Status::PermissionDenied(fmt::format("only root or a member of the admin group may {} a GPU", what));
+}
+
+// The lease holding GPU `index` whole, if any.
+const sched::Lease* HolderOf(const LeaseCore& core, int index) {
+  auto held = core.LeasedGpus();
+  auto it = held.find(index);
+  return it == held.end() ? nullptr : core.book.FindLease(it->second);
+}
+
+// Records the drain of GPU `s` and tells the holder of a lease on it.
+void Drain(LeaseCore& core, const sched::GpuSlot& s, node::GpuDrain drain, const Actor& actor) {
+  std::string detail = fmt::format("GPU {} ({}) drained by {}: {}", s.index, s.uuid, drain.by, drain.reason);
+  core.drains[s.uuid] = std::move(drain);
+  core.SaveDrains();
+  MarkDrained(core.drains, &core.slots);
+  core.Event("gpu_drained", 0, actor.uid, actor.name, {s.index}, actor, detail);
+  if (const sched::Lease* l = HolderOf(core, s.index)) {
+    core.Event("gpu_drained", l->id, l->uid, l->user, {s.index}, actor,
+               detail + "; the lease keeps it until it ends, no new lease gets it");
+  }
+}
+
+}  // namespace
+
+void MarkDrained(const std::map<std::string, node::GpuDrain>& drains, std::vector<sched::GpuSlot>* slots) {
+  for (sched::GpuSlot& s : *slots) {
+    if (drains.count(s.uuid) != 0) s.is_healthy = false;
+  }
+}
+
+json DrainsToJson(const std::map<std::string, node::GpuDrain>& drains) {
+  json j = json::object();
+  for (const auto& [uuid, d] : drains) j[uuid] = node::GpuDrainToJson(d);
+  return j;
+}
+
+Result<std::map<std::string, node::GpuDrain>> DrainsFromJson(const json& record) {
+  if (!record.is_object()) return Status::Corruption("the drains are not an object");
+  std::map<std::string, node::GpuDrain> drains;
+  for (const auto& [uuid, d] : record.items()) {
+    if (!d.is_object())
+      return Status::Corruption(fmt::format("drain of {}: not an object", ForTerminal(uuid)));
+    drains[uuid] = node::GpuDrainFromJson(d);
+  }
+  return drains;
+}
+
+Result<json> OnDrain(LeaseCore& core, const ApiCall& c) {
+  if (Status s = RequireAdmin(c.caller, "drain"); !s.ok()) return s;
+  std::string name;
+  std::string reason;
+  JsonFields f(c.params, "params");
+  f.Get("gpu", &name);
+  f.Get("reason", &reason);
+  if (!f.ok()) return f.status();
+  if (reason.empty() || reason.size() > kMaxDrainReasonBytes || !IsTerminalSafe(reason)) {
+    return Status::InvalidArgument(fmt::format(
+        "params.reason: 1 to {} bytes of printable text (no control characters)", kMaxDrainReasonBytes));
+  }
+  Result<const sched::GpuSlot*> gpu = FindGpu(core, name);
+  if (!gpu.ok()) return gpu.status();
+  const sched::GpuSlot& s = *gpu.value();
+  if (auto it = core.drains.find(s.uuid); it != core.drains.end()) {
+    return Status::FailedPrecondition(fmt::format("GPU {} is already drained by {} since {}: {}", s.index,
+                                                  it->second.by, UtcText(it->second.since_unix),
+                                                  it->second.reason));
+  }
+  int64_t now_unix = static_cast<int64_t>(core.Base().ToUnix(c.now));
+  Drain(core, s, node::GpuDrain{c.caller.user, reason, now_unix}, Actor{c.caller.uid, c.caller.user});
+  const sched::Lease* holder = HolderOf(core, s.index);
+  return json{{"gpu", s.index},
+              {"uuid", s.uuid},
+              {"drained", node::GpuDrainToJson(core.drains[s.uuid])},
+              {"lease", holder != nullptr ? json(holder->id) : json(nullptr)}};
+}
+
+Result<json> OnUndrain(LeaseCore& core, const ApiCall& c) {
+  if (Status s = RequireAdmin(c.caller, "undrain"); !s.ok()) return s;
+  std::string name;
+  JsonFields f(c.params, "params");
+  f.Get("gpu", &name);
+  if (!f.ok()) return f.status();
+  Result<const sched::GpuSlot*> gpu = FindGpu(core, name);
+  if (!gpu.ok()) return gpu.status();
+  const sched::GpuSlot& s = *gpu.value();
+  auto it = core.drains.find(s.uuid);
+  if (it == core.drains.end())
+    return Status::FailedPrecondition(fmt::format("GPU {} is not drained", s.index));
+  std::string detail = fmt::format("GPU {} ({}) undrained by {} (drained by {}: {})", s.index, s.uuid,
+                                   c.caller.user, it->second.by, it->second.reason);
+  core.drains.erase(it);
+  core.SaveDrains();
+  // Given out again from the next reading on, if that says it is healthy.
+  core.Event("gpu_undrained", 0, c.caller.uid, c.caller.user, {s.index}, Actor{c.caller.uid, c.caller.user},
+             detail);
+  return json{{"gpu", s.index}, {"uuid", s.uuid}};
+}
+
+void AutoDrain(LeaseCore& core, const node::NodeView& reading, sched::TimePoint now) {
+  if (!core.policy.is_auto_drain) return;
+  for (const node::GpuView& g : reading.gpus) {
+    if (core.drains.count(g.info.uuid) != 0) continue;
+    node::HealthVerdict v = node::JudgeGpu(g);
+    if (v.verdict != node::Verdict::kDrain) continue;
+    auto slot = std::find_if(core.slots.begin(), core.slots.end(),
+                             [&](const sched::GpuSlot& s) { return s.uuid == g.info.uuid; });
+    if (slot == core.slots.end()) continue;
+    int64_t now_unix = static_cast<int64_t>(core.Base().ToUnix(now));
+    Drain(core, *slot, node::GpuDrain{"policy", fmt::format("{}", fmt::join(v.reasons, "; ")), now_unix},
+          Actor{});
+  }
+}
+
+}  // namespace tarmac::leases
