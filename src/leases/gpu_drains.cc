@@ -128,18 +128,33 @@ Result<json> OnUndrain(LeaseCore& core, const ApiCall& c) {
   return json{{"gpu", s.index}, {"uuid", s.uuid}};
 }
 
+std::string WhyToDrain(const LeaseCore& core, int index) {
+  if (index < 0 || static_cast<size_t>(index) >= core.slots.size()) return "";
+  if (auto d = core.drains.find(core.slots[static_cast<size_t>(index)].uuid); d != core.drains.end())
+    return fmt::format("drained by {}: {}", d->second.by, d->second.reason);
+  auto e = core.drain_evidence.find(index);
+  return e != core.drain_evidence.end() ? e->second : "";
+}
+
+void NoteDrainEvidence(LeaseCore& core, const node::NodeView& reading) {
+  core.drain_evidence.clear();
+  for (const node::GpuView& g : reading.gpus) {
+    node::HealthVerdict v = node::JudgeGpu(g);
+    if (v.verdict == node::Verdict::kDrain)
+      core.drain_evidence[g.info.index] = fmt::format("{}", fmt::join(v.reasons, "; "));
+  }
+}
+
 void AutoDrain(LeaseCore& core, const node::NodeView& reading, sched::TimePoint now) {
   if (!core.policy.is_auto_drain) return;
   for (const node::GpuView& g : reading.gpus) {
-    if (core.drains.count(g.info.uuid) != 0) continue;
-    node::HealthVerdict v = node::JudgeGpu(g);
-    if (v.verdict != node::Verdict::kDrain) continue;
+    auto evidence = core.drain_evidence.find(g.info.index);
+    if (core.drains.count(g.info.uuid) != 0 || evidence == core.drain_evidence.end()) continue;
     auto slot = std::find_if(core.slots.begin(), core.slots.end(),
                              [&](const sched::GpuSlot& s) { return s.uuid == g.info.uuid; });
     if (slot == core.slots.end()) continue;
     int64_t now_unix = static_cast<int64_t>(core.Base().ToUnix(now));
-    Drain(core, *slot, node::GpuDrain{"policy", fmt::format("{}", fmt::join(v.reasons, "; ")), now_unix},
-          Actor{});
+    Drain(core, *slot, node::GpuDrain{"policy", evidence->second, now_unix}, Actor{});
   }
 }
 

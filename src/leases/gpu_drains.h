@@ -36,7 +36,12 @@ Result<std::map<std::string, node::GpuDrain>> DrainsFromJson(const nlohmann::jso
 Result<nlohmann::json> OnDrain(LeaseCore& core, const ApiCall& c);
 // gpu.undrain {gpu}: admins only.
 Result<nlohmann::json> OnUndrain(LeaseCore& core, const ApiCall& c);
-// With [health] auto_drain: drains each GPU of `reading` whose verdict is
+// Why GPU `index` is given to no lease ("drained by root: fan rattles",
+// "Xid 48"); empty when it is healthy.
+std::string WhyToDrain(const LeaseCore& core, int index);
+// Notes why each GPU of `reading` is to drain (LeaseCore::drain_evidence).
+void NoteDrainEvidence(LeaseCore& core, const node::NodeView& reading);
+// With [leases] auto_drain: drains each GPU of `reading` whose verdict is
 // drain on its evidence, once, telling the holder of a lease on it.
 void AutoDrain(LeaseCore& core, const node::NodeView& reading, sched::TimePoint now);
 

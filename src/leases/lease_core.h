@@ -213,6 +213,9 @@ struct LeaseCore {
   // GPUs drained by hand or by the health policy, by UUID (gpu_drains.cc):
   // given to no new lease, whatever their readings.
   std::map<std::string, node::GpuDrain> drains;
+  // Why each GPU the last reading says to drain is to drain, by index
+  // (node/health_verdict.h).
+  std::map<int, std::string> drain_evidence;
   std::map<int64_t, LeaseRuntime> runtime;
   std::map<int64_t, sched::Waiting> waiting;  // The last decision's waiting, by request id.
   RequestMemory memory;                       // Request keys, and why recent leases and requests ended.

@@ -118,6 +118,7 @@ void Enforce(LeaseCore& core, const node::NodeView& reading, TimePoint now) {
     sched::MarkUse(reading, leased, sched::kBusyUtilizationRatio, &slots);
     MarkDrained(core.drains, &slots);
     core.slots = std::move(slots);
+    NoteDrainEvidence(core, reading);
     AutoDrain(core, reading, now);
     MarkMigForeign(core, reading);
     core.has_gpus = true;

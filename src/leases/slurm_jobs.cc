@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <set>
 
+#include "leases/gpu_drains.h"
 #include "leases/lease_answers.h"
 #include "leases/lease_api.h"
 #include "leases/lease_text.h"
@@ -51,6 +52,15 @@ Result<json> OnSlurmProlog(LeaseCore& core, const ApiCall& c) {
       core.EndLease(id, "slurm_job_ended", fmt::format("job {} started again on other GPUs", *job), Actor{},
                     false, c.now);
       break;
+    }
+  }
+  // A GPU to drain fails the prolog, as Slurm's administrators expect of a
+  // node health check: with `tarmac slurm prolog --strict`, Slurm then
+  // drains the node and requeues the job (docs/slurm.md).
+  for (int index : request.value().gpus) {
+    if (std::string why = WhyToDrain(core, index); !why.empty()) {
+      return Status::FailedPrecondition(fmt::format("GPU {} is to drain: {}", index, why),
+                                        "fix or reset it, then tarmac undrain it if it was drained by hand");
     }
   }
   // Slurm has given these GPUs to this job: another job's lease on them is

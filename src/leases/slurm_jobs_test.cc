@@ -298,3 +298,40 @@ TEST_F(LeaseServiceTest, RegressionTheEpilogEndsAndCountsOnlyTheJobsOwnProcesses
 
 }  // namespace
 }  // namespace tarmac::leases
+
+namespace tarmac::leases {
+namespace {
+
+using namespace test;  // NOLINT: the shared fixture.
+using nlohmann::json;
+
+// A job given a GPU to drain fails its prolog, naming the GPU and why (with
+// --strict, Slurm then drains the node and requeues the job); a GPU drained
+// by hand fails it too, and no lease is recorded.
+TEST_F(LeaseServiceTest, APrologOnAGpuToDrainIsRefusedNamingTheEvidence) {
+  processes_.Add(1, 0, 1);
+  std::unique_ptr<LeaseService> s = Make();
+  node::NodeView view = Machine(3);
+  view.gpus[1].xid_count = 1;
+  view.gpus[1].xid_count_by_code = {{79, 1}};
+  s->OnTick(view, clock_.SteadyNow());
+  json refused =
+      Call(s.get(), "slurm.prolog", {{"job", "51"}, {"uid", 1005}, {"user", "erin"}, {"gpus", {0, 1}}}, 0);
+  ASSERT_FALSE(refused["ok"].get<bool>()) << refused.dump();
+  EXPECT_NE(refused["error"]["message"].get<std::string>().find("GPU 1 is to drain: Xid 79"),
+            std::string::npos)
+      << refused.dump();
+  EXPECT_TRUE(Call(s.get(), "leases", json::object())["result"]["leases"].empty());
+  ASSERT_TRUE(Call(s.get(), "gpu.drain", {{"gpu", "2"}, {"reason", "fan"}}, 0, 1)["ok"].get<bool>());
+  json drained =
+      Call(s.get(), "slurm.prolog", {{"job", "52"}, {"uid", 1005}, {"user", "erin"}, {"gpus", {2}}}, 0);
+  EXPECT_NE(drained["error"]["message"].get<std::string>().find("GPU 2 is to drain: drained by root: fan"),
+            std::string::npos)
+      << drained.dump();
+  json fine =
+      Call(s.get(), "slurm.prolog", {{"job", "53"}, {"uid", 1005}, {"user", "erin"}, {"gpus", {0}}}, 0);
+  EXPECT_EQ(fine["result"]["lease"]["gpus"], json::array({0})) << fine.dump();
+}
+
+}  // namespace
+}  // namespace tarmac::leases
