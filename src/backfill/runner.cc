@@ -14,6 +14,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <optional>
 #include <thread>
 
@@ -145,7 +146,10 @@ class Runner {
   std::condition_variable_any cv_;
   std::deque<Item> queue_ GUARDED_BY(mu_);
   int64_t in_flight_ GUARDED_BY(mu_) = 0;
-  BatchProgress progress_ GUARDED_BY(mu_);
+  BatchProgress progress_ GUARDED_BY(mu_);  // gpu_seconds: of the leases that ended.
+  // When each lease held now was granted, by lease id: its time so far
+  // counts in the progress written while it runs.
+  std::map<int64_t, SteadyTime> held_since_ GUARDED_BY(mu_);
   std::deque<std::pair<SteadyTime, int64_t>> recent_ GUARDED_BY(mu_);  // (finished at, tokens)
   std::atomic<bool> stopping_{false};
   std::atomic<bool> is_fatal_{false};
@@ -460,6 +464,7 @@ void Runner::RunLease(const sched::Lease& lease) {
   {
     MutexLock lock(&mu_);
     ++progress_.gpus_held;
+    held_since_[id] = granted;
   }
   SetPhase();
   std::atomic<bool> revoked{false};
@@ -490,6 +495,7 @@ void Runner::RunLease(const sched::Lease& lease) {
   agent_.ReleaseLease(id).status().IgnoreError();
   MutexLock lock(&mu_);
   --progress_.gpus_held;
+  held_since_.erase(id);
   progress_.gpu_seconds += std::chrono::duration<double>(clock_->SteadyNow() - granted).count();
   if (revoked) ++progress_.preemptions;
 }
@@ -550,6 +556,8 @@ void Runner::WriteProgress() {
     progress_.in_flight = in_flight_;
     progress_.updated_unix = UnixSeconds(clock_->WallNow());
     p = progress_;
+    for (const auto& [id, since] : held_since_)
+      p.gpu_seconds += std::chrono::duration<double>(now - since).count();
   }
   // The runner's own copy (its next run carries GPU time on from it), and
   // the agent's: the agent never reads a file of the user's.

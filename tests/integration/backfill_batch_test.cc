@@ -208,6 +208,9 @@ TEST_F(BackfillBatchTest, ARealRunPreemptsTheBatchWhichThenFinishesWithoutARepea
     json p = Get(1)["progress"];
     return p.value("gpus_held", 0) == 2 && p.value("done", 0) >= 40;
   })) << Get(1).dump();
+  // GPU time counts while the leases run, not only once they end.
+  ASSERT_TRUE(WaitFor([&] { return Get(1)["progress"].value("gpu_seconds", 0.0) > 0; })) << Get(1).dump();
+  EXPECT_EQ(Get(1)["progress"]["gpus_held"], 2);
   json status = AgentStatus();
   EXPECT_EQ(status["gpus"][0]["lease"]["kind"], "backfill") << status.dump();
   RunResult text = T({"status"});
