@@ -30,8 +30,11 @@ json SnapshotGpu(const node::GpuView& gpu, const node::LeaseMarks* marks, const 
     std::optional<double> mean = history->Mean(index, snapshot.taken_at_steady, *window);
     if (mean) g["utilization_gpu_recent_ratio"] = *mean;
   }
-  if (series && history != nullptr)
+  if (series && history != nullptr) {
     g["utilization_gpu_series"] = history->Series(index, snapshot.taken_at_steady, *series);
+    g["utilization_gpu_series_seconds"] =
+        history->SeriesSpanSeconds(index, snapshot.taken_at_steady, *series);
+  }
   return g;
 }
 

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "node/node_json.h"
 #include "testutil/response_line.h"
 
 namespace tarmac::agent {
@@ -59,6 +60,13 @@ TEST(SnapshotMethodsTest, HelloReportsTheCallerAsTheKernelSaysAndStatusNeedsASam
   json with_series = Parse(AnswerSnapshotMethod(recent, {}, agent, &snapshot, nullptr, &history));
   EXPECT_EQ(with_series["result"]["gpus"][1]["utilization_gpu_series"], json({0.8, 0.4}));
   EXPECT_EQ(with_series["result"]["gpus"][0]["utilization_gpu_series"], json::array());
+  // And the span they cover (what the doctor judges bursts over), as the
+  // client reads it back.
+  EXPECT_DOUBLE_EQ(with_series["result"]["gpus"][1]["utilization_gpu_series_seconds"].get<double>(), 2.0);
+  std::map<int, node::UtilizationSeries> decoded = node::UtilizationSeriesFromStatus(with_series["result"]);
+  EXPECT_EQ(decoded[1].values, (std::vector<double>{0.8, 0.4}));
+  EXPECT_DOUBLE_EQ(decoded[1].span_seconds, 2.0);
+  EXPECT_EQ(decoded[0].span_seconds, 0);
   for (json bad : {json(0), json(601), json("10")}) {
     recent.params = {{"series_seconds", bad}};
     json refused = Parse(AnswerSnapshotMethod(recent, {}, agent, &snapshot, nullptr, &history));

@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "cli/node_source.h"
+#include "client/agent_client.h"
 #include "common/exit_codes.h"
 #include "common/host_name.h"
 #include "common/split.h"
@@ -15,6 +16,8 @@
 #include "doctor/doctor_render.h"
 #include "doctor/gather.h"
 #include "doctor/playbook.h"
+#include "ipc/protocol.h"
+#include "node/node_json.h"
 #include "nvidia/clock_event_reasons.h"
 
 namespace tarmac::cli {
@@ -212,6 +215,14 @@ int RunDoctor(const GlobalOptions& global, const DoctorOptions& o, Clock* clock,
   sources.gather = {wants(doctor::Question::kGpus), wants(doctor::Question::kScheduler)};
   doctor::DoctorInputs in;
   doctor::FillInputs(host, std::move(sources), &in);
+  if (in.through_agent) {  // Its readings over minutes: bursts of work (doctor::CheckStarved).
+    client::CallOptions once;
+    once.patience = std::chrono::milliseconds(0);
+    Result<nlohmann::json> status =
+        client::AgentClient(global.socket)
+            .Call("status", {{"series_seconds", ipc::kMaxRecentWindowSeconds}}, once);
+    if (status.ok()) in.utilization_series = node::UtilizationSeriesFromStatus(status.value());
+  }
   for (auto& [index, w] : sampled) {
     if (in.throttle.count(index)) continue;  // History knows better than a few readings.
     w.source = fmt::format("{} readings over {:.1f} s", kDoctorReadings, window);

@@ -33,6 +33,10 @@ void CheckHeldIdle(const DoctorInputs& in, CheckOutput* out);
 
 // Question 2: the data pipeline (pipeline_checks.cc).
 void CheckCpu(const DoctorInputs& in, CheckOutput* out);
+// A data-starved GPU: bursts of work separated by idle gaps in its recent
+// utilization readings (at least kStarvedMinSpanSeconds of them).
+inline constexpr double kStarvedMinSpanSeconds = 45;
+void CheckStarved(const DoctorInputs& in, CheckOutput* out);
 void CheckMemory(const DoctorInputs& in, CheckOutput* out);
 void CheckStorage(const DoctorInputs& in, CheckOutput* out);
 void CheckNetwork(const DoctorInputs& in, CheckOutput* out);

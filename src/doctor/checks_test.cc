@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "doctor/playbook.h"
 #include "nvidia/clock_event_reasons.h"
 #include "nvidia/xid_catalog.h"
@@ -55,6 +57,22 @@ node::ProcessView Process(int64_t pid, const std::string& user) {
   return p;
 }
 
+// Readings one per second over `seconds`: the simulator's bursty job (peak
+// 80 % for 40 % of each 20 s, 4 % between), a steady job (60 % with a
+// 2 % wobble), an idle GPU.
+node::UtilizationSeries Readings(const char* shape, int seconds, double phase = 0) {
+  node::UtilizationSeries s;
+  for (int t = 0; t < seconds; ++t) {
+    double position = std::fmod(t / 20.0 + phase, 1.0);
+    double v = std::string(shape) == "bursty"   ? (position < 0.4 ? 0.8 : 0.04)
+               : std::string(shape) == "steady" ? 0.6 * (1 + 0.02 * std::sin(t / 7.0))
+                                                : 0;
+    s.values.push_back(v);
+  }
+  s.span_seconds = seconds;
+  return s;
+}
+
 // A healthy two-GPU machine with one job per GPU.
 DoctorInputs Healthy() {
   DoctorInputs in;
@@ -70,6 +88,7 @@ DoctorInputs Healthy() {
     in.processes[100 + i] =
         ProcessFacts{"0-31", g.info.uuid, true, 8.0, "/job_" + std::to_string(i), std::nullopt};
     in.throttle[i] = ThrottleWindow{3600, 0, 600, 0, "the last hour"};
+    in.utilization_series[i] = Readings("steady", 600, i * 0.3);
   }
   in.pci_gpus = std::vector<PciGpu>{};
   for (int i = 0; i < 2; ++i) {
@@ -263,6 +282,50 @@ TEST(DoctorChecksTest, TheCpuSaturatedAHotCoreStealAndIowait) {
   EXPECT_TRUE(r.passed.empty());
 }
 
+// The playbook's second question: a GPU that works in bursts with idle
+// gaps is a data-starved job, with its evidence and the next step; steady
+// and idle GPUs are not; too short a window says so instead.
+TEST(DoctorChecksTest, ADataStarvedGpuIsFoundAndSteadyOnesAreNot) {
+  DoctorInputs in = Healthy();
+  in.through_agent = true;
+  in.utilization_series = {{0, Readings("steady", 300)},
+                           {1, Readings("bursty", 300, 0.3)},
+                           {2, Readings("idle", 300)},
+                           {3, Readings("steady", 300, 0.5)}};
+  std::vector<Finding> f = Of(in, "starved");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].gpu, 1);
+  EXPECT_EQ(f[0].summary, "gpu 1 works in bursts and waits between them: a data-starved job");
+  EXPECT_NE(f[0].evidence.find("bursts to 80 % about every 20 s, busy 4"), std::string::npos)
+      << f[0].evidence;
+  EXPECT_NE(f[0].evidence.find("over the last 5m 00s (300 readings)"), std::string::npos) << f[0].evidence;
+  EXPECT_NE(f[0].action.find("num_workers"), std::string::npos);
+  // Less than the window it needs: skipped, saying why, no guess.
+  in.utilization_series = {{1, Readings("bursty", 30)}};
+  DoctorResult r = RunPlaybook(in, Selection{{"starved"}, {}});
+  EXPECT_TRUE(r.findings.empty());
+  ASSERT_EQ(r.skipped.size(), 1u);
+  EXPECT_NE(r.skipped[0].why.find("span less than 45 s"), std::string::npos) << r.skipped[0].why;
+}
+
+// The NUMA check compares like with like: a GPU near CPUs this host does
+// not have (a simulated GPU, another machine's reading) is skipped, saying
+// so, not called far from this host's processes.
+TEST(DoctorChecksTest, NumaIsJudgedOnlyAgainstCpusThisHostHas) {
+  DoctorInputs in = Healthy();
+  in.processes[100].cpus_allowed = "0-3";
+  in.node_view.gpus[0].info.cpu_affinity = "56-111";
+  in.cpu->cpu_count = 4;
+  DoctorResult r = RunPlaybook(in, Selection{{"numa"}, {}});
+  EXPECT_TRUE(r.findings.empty());
+  ASSERT_EQ(r.skipped.size(), 1u);
+  EXPECT_EQ(r.skipped[0].why,
+            "gpu 0, 1 are near CPUs this host (4 CPUs) does not have: a simulated GPU, or another machine's "
+            "reading");
+  in.cpu->cpu_count = 112;  // The host has them: the process is far.
+  EXPECT_EQ(Of(in, "numa").size(), 1u);
+}
+
 TEST(DoctorChecksTest, MemoryShortSwapInUseAndHugePagesGone) {
   DoctorInputs in = Healthy();
   in.memory = MemInfo{int64_t{512} << 20, int64_t{20} << 20, int64_t{8} << 20, int64_t{4} << 20, 16, 0, 2048};
@@ -369,6 +432,16 @@ TEST(DoctorChecksTest, RetiredPagesMissingNvlinksAndDeviceRulesThatAllowEveryGpu
   std::vector<Finding> a = Of(in, "allocation");
   ASSERT_EQ(a.size(), 1u);
   EXPECT_NE(a[0].summary.find("may open every GPU"), std::string::npos);
+  // Two such processes: one cause, one finding that lists them both.
+  in.processes[101].device_rules = std::vector<std::string>{"c 195:* rwm"};
+  a = Of(in, "allocation");
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].summary, "2 processes may open every GPU: their cgroups' device rules allow them all");
+  EXPECT_NE(a[0].evidence.find("pid 100 ("), std::string::npos) << a[0].evidence;
+  EXPECT_NE(a[0].evidence.find("pid 101 ("), std::string::npos) << a[0].evidence;
+  EXPECT_FALSE(a[0].gpu.has_value());
+  EXPECT_TRUE(a[0].command.empty());  // Command lines stay out of a finding of several processes.
+  in.processes[101].device_rules.reset();
   in.processes[100].device_rules = std::vector<std::string>{"c 195:0 rwm", "c 195:255 rwm"};
   EXPECT_TRUE(Of(in, "allocation").empty());
 }

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "doctor/gather.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include "common/host_name.h"
 #include "common/run_program.h"
+#include "common/units.h"
 #include "doctor/host_readings.h"
 #include "store/usage_query.h"
 
@@ -80,7 +82,12 @@ std::map<int, ThrottleWindow> ThrottleFromHistory(store::Db* db, int64_t now_uni
     w.thermal_seconds = static_cast<double>(r.thermal_seconds);
     w.power_seconds = static_cast<double>(r.power_seconds);
     w.hardware_seconds = static_cast<double>(r.other_seconds);
-    w.source = "the last hour";
+    // What the ratio was measured over: the whole hour only when history
+    // covers it (an agent that started minutes ago does not).
+    w.source = r.covered_seconds >= 3540
+                   ? "the last hour"
+                   : fmt::format("the {} of history in the last hour",
+                                 FormatDuration(std::chrono::seconds(r.covered_seconds)));
     out[r.index] = w;
   }
   return out;

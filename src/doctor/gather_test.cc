@@ -6,6 +6,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "nvidia/clock_event_reasons.h"
+#include "store/sqlite_db.h"
+#include "store/writer.h"
+#include "testutil/fake_clock.h"
 #include "testutil/testutil.h"
 
 namespace tarmac::doctor {
@@ -53,6 +57,42 @@ TEST(GatherTest, TheViewsBackendErrorIsTheGpuErrorAndOneStatIsNoWindow) {
   sources.gpu_error = "cannot reach the agent";
   FillInputs(host, sources, &in);
   EXPECT_EQ(in.gpu_error, "cannot reach the agent");
+}
+
+}  // namespace
+}  // namespace tarmac::doctor
+
+namespace tarmac::doctor {
+namespace {
+
+// A ratio says what it was measured over: "the last hour" only when the
+// history covers the hour, else how much of it there is.
+TEST(GatherTest, ThrottleFromHistorySaysHowMuchHistoryItJudged) {
+  constexpr int64_t kT0 = 1800000000;
+  testing::TempDir dir;
+  testing::FakeClock clock{std::chrono::system_clock::from_time_t(kT0)};
+  Logger logger{LogLevel::kOff};
+  store::StoreOptions o;
+  o.path = dir.path() + "/tarmac.db";
+  std::unique_ptr<store::StoreWriter> w = std::move(store::StoreWriter::Open(o, &clock, &logger)).value();
+  for (int64_t t = kT0; t < kT0 + 99; ++t) {
+    node::NodeView v;
+    v.hostname = "node";
+    v.taken_at = std::chrono::system_clock::from_time_t(t);
+    node::GpuView g;
+    g.info.uuid = "GPU-0";
+    g.info.name = "NVIDIA H100 80GB HBM3";
+    g.sample.utilization_gpu_ratio = 0.9;
+    g.sample.clock_event_reasons = nvidia::kReasonHwThermalSlowdown;
+    v.gpus.push_back(g);
+    ASSERT_TRUE(w->WriteNow(v).ok());
+  }
+  ASSERT_TRUE(w->FoldAll().ok());
+  std::unique_ptr<store::Db> db = std::move(store::Db::Open(o.path, store::Db::Mode::kReadOnly)).value();
+  std::map<int, ThrottleWindow> throttle = ThrottleFromHistory(db.get(), kT0 + 100);
+  ASSERT_EQ(throttle.count(0), 1u);
+  EXPECT_EQ(throttle[0].seconds, 100);  // 99 readings, a second each (the last counts to the fold).
+  EXPECT_EQ(throttle[0].source, "the 1m 40s of history in the last hour");
 }
 
 }  // namespace

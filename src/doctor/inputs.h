@@ -14,6 +14,7 @@
 #include "doctor/host_readings.h"
 #include "doctor/throughput.h"
 #include "node/node_view.h"
+#include "node/utilization_series.h"
 
 namespace tarmac::doctor {
 
@@ -33,6 +34,9 @@ struct DoctorInputs {
   bool through_agent = false;
   bool is_root = false;
   std::map<int, ThrottleWindow> throttle;  // By GPU index.
+  // The agent's recent utilization readings, by GPU index (through the
+  // agent only): what bursts of work are judged by.
+  std::map<int, node::UtilizationSeries> utilization_series;
   // By MIG UUID: how long no process has run in the instance, from history
   // (since it was first seen when none ever did); absent without history.
   std::map<std::string, int64_t> mig_empty_seconds;

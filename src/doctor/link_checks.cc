@@ -142,11 +142,30 @@ void CheckNvlink(const DoctorInputs& in, CheckOutput* out) {
   }
 }
 
+namespace {
+
+// The highest CPU a mask (common/cpu_list.h) names; -1 for none.
+int HighestCpu(const std::vector<uint64_t>& mask) {
+  for (size_t w = mask.size(); w-- > 0;) {
+    if (mask[w] != 0) return static_cast<int>(w * 64 + 63 - static_cast<size_t>(__builtin_clzll(mask[w])));
+  }
+  return -1;
+}
+
+}  // namespace
+
 void CheckNuma(const DoctorInputs& in, CheckOutput* out) {
+  std::vector<int> elsewhere;  // GPUs near CPUs this host does not have.
   for (const node::GpuView& g : in.node_view.gpus) {
     if (!g.info.cpu_affinity || g.info.cpu_affinity->empty()) continue;
     Result<std::vector<uint64_t>> near = ParseCpuList(*g.info.cpu_affinity);
     if (!near.ok()) continue;
+    // Like with like: a GPU near CPUs this host does not have (a simulated
+    // GPU, another machine's reading) says nothing of this host's processes.
+    if (in.cpu && HighestCpu(near.value()) >= in.cpu->cpu_count) {
+      elsewhere.push_back(g.info.index);
+      continue;
+    }
     for (const node::ProcessView& p : g.processes) {
       auto it = in.processes.find(p.process.pid);
       if (it == in.processes.end() || !it->second.cpus_allowed) continue;
@@ -166,6 +185,13 @@ void CheckNuma(const DoctorInputs& in, CheckOutput* out) {
           "hands out GPUs with their CPU list"));
       out->findings.back().command = p.details.command;
     }
+  }
+  if (!elsewhere.empty()) {
+    out->skipped.push_back(
+        {"numa",
+         fmt::format("gpu {} {} near CPUs this host ({} CPUs) does not have: a simulated GPU, or another "
+                     "machine's reading",
+                     fmt::join(elsewhere, ", "), elsewhere.size() == 1 ? "is" : "are", in.cpu->cpu_count)});
   }
 }
 

@@ -3,9 +3,80 @@
 // Question 2: is the data pipeline feeding the GPUs?
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <chrono>
+
+#include "common/units.h"
 #include "doctor/checks.h"
 
 namespace tarmac::doctor {
+
+namespace {
+
+// How a GPU's recent readings alternate between work and waiting.
+struct Bursts {
+  double peak = 0;  // The highest reading.
+  double mean = 0;
+  double duty_ratio = 0;  // Share of readings at half the peak or more.
+  int bursts = 0;         // Rises from below half the peak to it.
+};
+
+Bursts BurstsOf(const std::vector<double>& values) {
+  Bursts b;
+  for (double v : values) {
+    b.peak = std::max(b.peak, v);
+    b.mean += v;
+  }
+  if (values.empty()) return b;
+  b.mean /= static_cast<double>(values.size());
+  double half = b.peak / 2;
+  int busy = 0;
+  for (size_t i = 0; i < values.size(); ++i) {
+    bool is_busy = values[i] >= half;
+    busy += is_busy ? 1 : 0;
+    if (i > 0 && is_busy && values[i - 1] < half) ++b.bursts;
+  }
+  b.duty_ratio = static_cast<double>(busy) / static_cast<double>(values.size());
+  return b;
+}
+
+}  // namespace
+
+void CheckStarved(const DoctorInputs& in, CheckOutput* out) {
+  if (in.utilization_series.empty()) {
+    out->skipped.push_back({"starved", in.through_agent ? "the agent keeps no utilization readings yet"
+                                                        : "needs the agent (its readings over minutes)"});
+    return;
+  }
+  bool has_enough = false;
+  for (const auto& [index, series] : in.utilization_series) {
+    if (series.span_seconds < kStarvedMinSpanSeconds || series.values.size() < 20) continue;
+    has_enough = true;
+    Bursts b = BurstsOf(series.values);
+    // Work that comes in bursts, idle between them, several times over:
+    // the GPU waits for its input between batches. A steady job (duty near
+    // 100 %), an idle GPU (no real peak) and one burst are not this.
+    if (b.peak < 0.3 || b.duty_ratio < 0.1 || b.duty_ratio > 0.8 || b.bursts < 2) continue;
+    double period = series.span_seconds / b.bursts;
+    std::string span = FormatDuration(std::chrono::seconds(static_cast<int64_t>(series.span_seconds)));
+    out->findings.push_back(MakeFinding(
+        "starved", Severity::kWarning, index,
+        fmt::format("gpu {} works in bursts and waits between them: a data-starved job", index),
+        fmt::format(
+            "bursts to {:.0f} % about every {:.0f} s, busy {:.0f} % of the time, mean {:.0f} % over the "
+            "last {} ({} readings)",
+            b.peak * 100, period, b.duty_ratio * 100, b.mean * 100, span, series.values.size()),
+        "between bursts the GPU waits for its next batch: the input pipeline (loading, decoding, "
+        "augmentation, host-to-device copies) cannot keep up, and the GPU idles for the rest",
+        "give the data loader more workers (num_workers) and prefetch (prefetch_factor), pin host memory "
+        "(pin_memory=True) and copy asynchronously, move decoding to the GPU (DALI), or put the dataset on "
+        "faster, local storage (tarmac doctor --storage PATH measures it)"));
+  }
+  if (!has_enough) {
+    out->skipped.push_back({"starved", fmt::format("the agent's readings span less than {:.0f} s so far",
+                                                   kStarvedMinSpanSeconds)});
+  }
+}
 
 void CheckCpu(const DoctorInputs& in, CheckOutput* out) {
   if (!in.cpu) {

@@ -60,6 +60,14 @@ Visible IsVisible(const std::string& list, const node::GpuView& gpu, const node:
 
 void CheckAllocation(const DoctorInputs& in, CheckOutput* out) {
   int unreadable = 0;
+  // Processes whose cgroup lets them open every GPU: one cause, one finding.
+  struct OpensEvery {
+    std::string who;
+    int gpu = 0;
+    std::string evidence;
+    std::string command;
+  };
+  std::map<int64_t, OpensEvery> opens_every;
   for (const node::GpuView& g : in.node_view.gpus) {
     int i = g.info.index;
     for (const node::ProcessView& p : g.processes) {
@@ -73,18 +81,12 @@ void CheckAllocation(const DoctorInputs& in, CheckOutput* out) {
       if (it != in.processes.end() && it->second.cuda_visible_devices && it->second.device_rules &&
           AllowsEveryGpu(*it->second.device_rules)) {
         size_t allocated = SplitCommas(*it->second.cuda_visible_devices).size();
-        if (allocated < in.node_view.gpus.size()) {
-          out->findings.push_back(MakeFinding(
-              "allocation", Severity::kWarning, i,
-              fmt::format("{} may open every GPU: its cgroup's device rules allow them all", who),
-              fmt::format("devices.list: {}; CUDA_VISIBLE_DEVICES names {} of {} GPUs",
+        if (allocated < in.node_view.gpus.size() && opens_every.count(pid) == 0) {
+          opens_every[pid] = {
+              who, i,
+              fmt::format("{}: devices.list {}; CUDA_VISIBLE_DEVICES names {} of {} GPUs", who,
                           fmt::join(*it->second.device_rules, "; "), allocated, in.node_view.gpus.size()),
-              "nothing but an environment variable keeps it on its GPUs: a child that resets it, or a "
-              "library "
-              "that ignores it, lands on someone else's GPU",
-              "constrain the job's devices (Slurm ConstrainDevices=yes in cgroup.conf, the container "
-              "runtime's "
-              "device list)"));
+              p.details.command};
         }
       }
       if (it != in.processes.end() && it->second.cuda_visible_devices) {
@@ -124,6 +126,23 @@ void CheckAllocation(const DoctorInputs& in, CheckOutput* out) {
             "processes"));
       }
     }
+  }
+  if (!opens_every.empty()) {
+    std::vector<std::string> evidence;
+    for (const auto& [pid, o] : opens_every) evidence.push_back(o.evidence);
+    const OpensEvery& first = opens_every.begin()->second;
+    bool is_one = opens_every.size() == 1;
+    out->findings.push_back(MakeFinding(
+        "allocation", Severity::kWarning, is_one ? std::optional<int>(first.gpu) : std::nullopt,
+        is_one ? fmt::format("{} may open every GPU: its cgroup's device rules allow them all", first.who)
+               : fmt::format("{} processes may open every GPU: their cgroups' device rules allow them all",
+                             opens_every.size()),
+        fmt::format("{}", fmt::join(evidence, "\n")),
+        "nothing but an environment variable keeps them on their GPUs: a child that resets it, or a library "
+        "that ignores it, lands on someone else's GPU",
+        "constrain the jobs' devices (Slurm ConstrainDevices=yes in cgroup.conf, the container runtime's "
+        "device list)"));
+    if (is_one) out->findings.back().command = first.command;
   }
   if (unreadable > 0) {
     out->skipped.push_back(

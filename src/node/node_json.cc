@@ -445,4 +445,19 @@ GpuDrain GpuDrainFromJson(const json& drain) {
   return GpuDrain{GetString(drain, "by"), GetString(drain, "reason"), Value(drain, "since_unix", int64_t{0})};
 }
 
+std::map<int, UtilizationSeries> UtilizationSeriesFromStatus(const json& status) {
+  std::map<int, UtilizationSeries> series;
+  if (!status.is_object() || !status.contains("gpus") || !status["gpus"].is_array()) return series;
+  for (const json& g : status["gpus"]) {
+    JsonFields f(g, "gpu", JsonFields::kSkipWrongTypes);
+    int index = -1;
+    UtilizationSeries s;
+    f.Optional("index", &index);
+    f.Optional("utilization_gpu_series", &s.values);
+    f.Optional("utilization_gpu_series_seconds", &s.span_seconds);
+    if (index >= 0) series[index] = std::move(s);
+  }
+  return series;
+}
+
 }  // namespace tarmac::node

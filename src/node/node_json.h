@@ -10,6 +10,7 @@
 
 #include "common/result.h"
 #include "node/node_view.h"
+#include "node/utilization_series.h"
 
 namespace tarmac::node {
 
@@ -47,5 +48,9 @@ namespace tarmac::node {
 // every field StatusToJson writes is read back (marks are recomputed from the
 // readings). kCorruption when the document is not a status object.
 Result<NodeView> NodeFromJson(const nlohmann::json& j);
+
+// Each GPU's utilization series in a status asked with series_seconds, by
+// GPU index; a GPU without one (or with a malformed one) has none.
+std::map<int, UtilizationSeries> UtilizationSeriesFromStatus(const nlohmann::json& status);
 
 }  // namespace tarmac::node

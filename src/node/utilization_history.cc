@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "node/utilization_history.h"
 
+#include <algorithm>
+
 namespace tarmac::node {
 
 void UtilizationHistory::Record(int index, std::chrono::steady_clock::time_point at, double ratio) {
@@ -48,6 +50,19 @@ std::vector<double> UtilizationHistory::Series(int index, std::chrono::steady_cl
     out.push_back(r.ratio);
   }
   return out;
+}
+
+double UtilizationHistory::SeriesSpanSeconds(int index, std::chrono::steady_clock::time_point now,
+                                             std::chrono::seconds window) const {
+  MutexLock lock(&mu_);
+  auto it = rings_.find(index);
+  if (it == rings_.end()) return 0;
+  std::chrono::steady_clock::duration oldest{0};
+  for (const Reading& r : it->second.readings) {
+    if (r.at > now || now - r.at >= window) continue;
+    oldest = std::max(oldest, now - r.at);
+  }
+  return std::chrono::duration<double>(oldest).count();
 }
 
 }  // namespace tarmac::node

@@ -35,6 +35,10 @@ class UtilizationHistory {
   // (what `tarmac top` draws the moment it starts).
   std::vector<double> Series(int index, std::chrono::steady_clock::time_point now,
                              std::chrono::seconds window) const;
+  // How long before `now` the oldest of those readings was taken (0 when
+  // there are none): the span the series covers.
+  double SeriesSpanSeconds(int index, std::chrono::steady_clock::time_point now,
+                           std::chrono::seconds window) const;
 
  private:
   struct Reading {

@@ -43,22 +43,6 @@ std::string EventLine(const store::LeaseEvent& e) {
   return line;
 }
 
-// Each GPU's recent utilization, oldest first, as the agent's status adds
-// it (utilization_gpu_series); a GPU without one (or a wrong one) has none.
-std::map<int, std::vector<double>> SeriesOf(const json& status) {
-  std::map<int, std::vector<double>> series;
-  if (!status.is_object() || !status.contains("gpus") || !status["gpus"].is_array()) return series;
-  for (const json& g : status["gpus"]) {
-    JsonFields f(g, "gpu", JsonFields::kSkipWrongTypes);
-    int index = -1;
-    std::vector<double> values;
-    f.Optional("index", &index);
-    f.Optional("utilization_gpu_series", &values);
-    if (index >= 0) series[index] = std::move(values);
-  }
-  return series;
-}
-
 }  // namespace
 
 bool ParseProcStat(std::string_view stat, ProcSample* out) {
@@ -185,7 +169,8 @@ std::string ReadFromAgent(const std::string& socket, top::TopData* fresh_) {
   if (!view.ok()) return "a malformed answer: " + view.status().message();
   fresh.status = std::move(view).value();
   fresh.is_agent = true;
-  fresh.series = SeriesOf(status.value());
+  for (auto& [index, series] : node::UtilizationSeriesFromStatus(status.value()))
+    fresh.series[index] = std::move(series.values);
   if (Result<std::vector<sched::LeaseShown>> l = agent.Leases(quick); l.ok())
     fresh.leases = std::move(l).value();
   if (Result<std::vector<sched::PendingShown>> q = agent.Queue(quick); q.ok())
