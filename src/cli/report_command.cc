@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -41,6 +43,17 @@ CLI::App* AddReportCommand(CLI::App* app, ReportOptions* o) {
       ->check(CLI::IsMember({"text", "json", "csv", "html"}))
       ->default_str("text");
   cmd->add_option("--out", o->out, "Write to FILE instead of stdout");
+  cmd->add_option("--gpu-hour-cost", o->gpu_hour_cost,
+                  "Price of one GPU-hour for this report (over [report] gpu_hour_cost; the history read "
+                  "stays the same)")
+      ->check(CLI::Range(0.0, 1e6));
+  cmd->add_option("--currency", o->currency, "Currency shown with costs (over [report] currency), e.g. EUR")
+      ->check([](const std::string& c) {
+        bool ok = !c.empty() && c.size() <= 8 && std::all_of(c.begin(), c.end(), [](char ch) {
+          return std::isalpha(static_cast<unsigned char>(ch));
+        });
+        return ok ? std::string() : std::string("a currency code of letters, e.g. USD or EUR");
+      });
   AddStoreAccessOptions(cmd, &o->store);
   return cmd;
 }
@@ -56,6 +69,11 @@ int RunReport(const ReportOptions& o, Clock* clock) {
   report::ParseGroupBy(o.by, &request.by);  // CLI11 checked the name.
   const config::Config& config = access.value().config;
   request.pricing = config.report;
+  if (o.gpu_hour_cost) {  // This report's price for every model.
+    request.pricing.gpu_hour_cost = *o.gpu_hour_cost;
+    request.pricing.gpu_hour_cost_by_model.clear();
+  }
+  if (!o.currency.empty()) request.pricing.currency = o.currency;
   request.with_charts = o.format == "html" || o.format == "json";
   Result<report::Report> built = report::BuildReport(access.value().db.get(), request);
   if (!built.ok()) return ExitWith(built.status());

@@ -19,6 +19,10 @@ struct ReportOptions {
   std::string by = "user";
   std::string format = "text";
   std::string out;
+  // Prices for this report, over [report] of the config (which --config
+  // would also take the history path from).
+  std::optional<double> gpu_hour_cost;
+  std::string currency;
 };
 
 CLI::App* AddReportCommand(CLI::App* app, ReportOptions* options);

@@ -270,6 +270,25 @@ TEST_F(StoreAgentTest, ReportHistoryExportAndInfoReadWhatTheAgentWrote) {
   ASSERT_EQ(r["top_held_idle"].size(), 1u);
   EXPECT_NE(r["top_held_idle"][0]["command"].get<std::string>().find("tarmac-simload"), std::string::npos);
   EXPECT_NE(r["verdict"].get<std::string>().find("2 of 2 GPUs were idle"), std::string::npos) << r["verdict"];
+  EXPECT_FALSE(r.contains("idle_cost"));  // No price in the config: no costs.
+  // A price for this report only, the same history read.
+  RunResult priced = Tarmac({"report", "--db", Db(), "--since", "1h", "--format", "json", "--gpu-hour-cost",
+                             "3.6", "--currency", "EUR"});
+  ASSERT_EQ(priced.exit_code, 0) << priced.err;
+  json p = json::parse(priced.out);
+  EXPECT_EQ(p["currency"], "EUR");
+  double idle_hours = 0;
+  for (const json& g : p["gpus"]) idle_hours += g["idle_hours"].get<double>();
+  EXPECT_GT(idle_hours, 0);
+  EXPECT_NEAR(p["idle_cost"].get<double>(), idle_hours * 3.6, 1e-6) << priced.out;
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"--gpu-hour-cost", "-1"}, std::vector<std::string>{"--currency", "$$"}}) {
+    std::vector<std::string> args = {"report", "--db", Db(), "--since", "1h"};
+    args.insert(args.end(), bad.begin(), bad.end());
+    RunResult refused = Tarmac(args);
+    EXPECT_EQ(refused.exit_code, 2) << bad[0] << ": " << refused.err;
+    EXPECT_NE(refused.err.find(bad[0]), std::string::npos) << refused.err;
+  }
 
   std::string html = dir_.path() + "/report.html";
   RunResult written = Tarmac({"report", "--db", Db(), "--since", "1h", "--format", "html", "--out", html});
