@@ -98,6 +98,13 @@ def main():
     check("<img src=x>" in names, "a process named <img src=x> shows as text")
     check(browser.eval("document.querySelectorAll('main img').length") == 0, "and makes no image element")
 
+    # A GPU drained by hand says so on its card, with who and why, as text.
+    tarmac("drain", "5", "--reason", "fan <b>rattles</b>")
+    wait_until("the drain on GPU 5's card", lambda: "DRAIN (drained by root: fan <b>rattles</b>)" in (
+        browser.eval("document.querySelector('.gpu[data-gpu=\"5\"]').textContent") or ""))
+    check(browser.eval("document.querySelectorAll('main b').length") == 0, "a drain's reason shows as text")
+    tarmac("undrain", "5")
+
     # Every number on a card is the status's.
     status = json.loads(tarmac("status", "--json"))
     for g in status["gpus"]:

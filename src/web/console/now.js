@@ -32,6 +32,12 @@ function holderLine(parts) {
 
 function marksOf(g) {
   const m = [];
+  // The health verdict allocation obeys (docs/health.md): to drain, first.
+  if (g.verdict === "drain") {
+    m.push(["bad", g.drained ? `DRAIN (drained by ${g.drained.by}: ${g.drained.reason})` : "DRAIN"]);
+  } else if (g.verdict === "degraded") {
+    m.push(["warn", "degraded"]);
+  }
   if (g.health && g.health !== "ok") m.push(["bad", g.health + (g.error ? ": " + g.error : "")]);
   const held = (g.processes || []).some(p => p.is_idle_holding) ||
     (g.mig_instances || []).some(i => (i.idle_holding_pids || []).length);
