@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysinfo.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -39,6 +40,7 @@
 #include "leases/process_control.h"
 #include "metrics/counters.h"
 #include "sampler/sampler.h"
+#include "store/event_query.h"
 #include "store/last_use.h"
 #include "store/schema.h"
 #include "store/writer.h"
@@ -118,6 +120,9 @@ class Agent {
   // Backfill's idle_for counts on from each GPU's last use in the history
   // (an agent restarted a minute ago does not make idle GPUs wait again).
   void SeedBackfillFromHistory();
+  // Xids logged since the host booted, before this agent started: the GPUs'
+  // health verdicts go on counting them (docs/health.md).
+  void SeedXidsFromHistory();
   void OpenKubernetes();
   // Tells the kubelet (through the device plugin) what the GPUs are now.
   void UpdateDevices(const node::NodeView& node_view);
@@ -330,6 +335,9 @@ Status Agent::StartSampling() {
   // A GPU being handed over is read again as soon as it should be empty.
   sampler::Sampler* sampler = sampler_.get();
   leases_->OnWantsReading([sampler] { sampler->RequestReading(); });
+  // A GPU an admin undrains has its Xids forgotten: they vouched for it.
+  leases_->OnUndrain([sampler](const std::string& uuid) { sampler->ForgetXids(uuid); });
+  SeedXidsFromHistory();
   return sampler_->Start();
 }
 
@@ -528,6 +536,25 @@ void Agent::SeedBackfillFromHistory() {
   leases_->SeedBackfillLastUse(last.value());
   logger_->Log(LogLevel::kInfo, "backfill: idle time of {} GPU(s) counted from the history",
                last.value().size());
+}
+
+void Agent::SeedXidsFromHistory() {
+  if (!history_) return;
+  Result<std::unique_ptr<store::Db>> db = store::OpenForReading(config::StorePath(config_));
+  if (!db.ok()) return;
+  int64_t now = UnixSeconds(clock_->WallNow());
+  // Xids logged since the host booted, before this agent started: the
+  // GPUs' health verdicts go on counting them (docs/health.md).
+  struct sysinfo si {};
+  if (::sysinfo(&si) == 0) {
+    Result<std::map<std::string, std::map<int64_t, int64_t>>> xids = store::QueryXidsSince(
+        db.value().get(), now - static_cast<int64_t>(si.uptime), leases_->XidsClearedAt());
+    if (xids.ok() && !xids.value().empty()) {
+      logger_->Log(LogLevel::kInfo, "health: Xids of {} GPU(s) since the host booted read from the history",
+                   xids.value().size());
+      sampler_->SeedEarlierXids(std::move(xids).value());
+    }
+  }
 }
 
 void Agent::Reload() {

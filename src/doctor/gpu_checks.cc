@@ -298,6 +298,12 @@ void CheckXid(const DoctorInputs& in, CheckOutput* out) {
         report(g.info.index, fmt::format("gpu {}", g.info.index), xid, count,
                fmt::format("seen by the agent's NVML events since it started ({} in all)", g.xid_count));
       }
+      for (const auto& [xid, count] : g.earlier_xid_count_by_code) {
+        if (g.xid_count_by_code.count(xid) != 0) continue;  // Said above.
+        any = true;
+        report(g.info.index, fmt::format("gpu {}", g.info.index), xid, count,
+               "logged before the agent restarted, since the host booted (the history)");
+      }
     }
     out->skipped.push_back(
         {"xid", in.kernel_log_error +

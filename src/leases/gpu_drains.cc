@@ -60,21 +60,33 @@ void MarkDrained(const std::map<std::string, node::GpuDrain>& drains, std::vecto
   }
 }
 
-json DrainsToJson(const std::map<std::string, node::GpuDrain>& drains) {
+json DrainsToJson(const std::map<std::string, node::GpuDrain>& drains,
+                  const std::map<std::string, int64_t>& xids_cleared_unix) {
   json j = json::object();
   for (const auto& [uuid, d] : drains) j[uuid] = node::GpuDrainToJson(d);
-  return j;
+  return json{{"drains", std::move(j)}, {"xids_cleared_unix", xids_cleared_unix}};
 }
 
-Result<std::map<std::string, node::GpuDrain>> DrainsFromJson(const json& record) {
-  if (!record.is_object()) return Status::Corruption("the drains are not an object");
-  std::map<std::string, node::GpuDrain> drains;
-  for (const auto& [uuid, d] : record.items()) {
+Status DrainsFromJson(const json& record, std::map<std::string, node::GpuDrain>* drains,
+                      std::map<std::string, int64_t>* xids_cleared_unix) {
+  auto listed = record.is_object() ? record.find("drains") : record.end();
+  if (!record.is_object() || listed == record.end() || !listed->is_object())
+    return Status::Corruption("drain record: drains: expected an object");
+  for (const auto& [uuid, d] : listed->items()) {
     if (!d.is_object())
       return Status::Corruption(fmt::format("drain of {}: not an object", ForTerminal(uuid)));
-    drains[uuid] = node::GpuDrainFromJson(d);
+    (*drains)[uuid] = node::GpuDrainFromJson(d);
   }
-  return drains;
+  if (auto cleared = record.find("xids_cleared_unix"); cleared != record.end()) {
+    if (!cleared->is_object())
+      return Status::Corruption("drain record: xids_cleared_unix: expected an object");
+    for (const auto& [uuid, t] : cleared->items()) {
+      if (!t.is_number_integer())
+        return Status::Corruption(fmt::format("xids_cleared_unix of {}: not an integer", ForTerminal(uuid)));
+      (*xids_cleared_unix)[uuid] = t.get<int64_t>();
+    }
+  }
+  return Status::OK();
 }
 
 Result<json> OnDrain(LeaseCore& core, const ApiCall& c) {
@@ -116,12 +128,21 @@ Result<json> OnUndrain(LeaseCore& core, const ApiCall& c) {
   if (!gpu.ok()) return gpu.status();
   const sched::GpuSlot& s = *gpu.value();
   auto it = core.drains.find(s.uuid);
-  if (it == core.drains.end())
+  auto evidence = core.drain_evidence.find(s.index);
+  bool has_xids = evidence != core.drain_evidence.end() && evidence->second.find("Xid") != std::string::npos;
+  if (it == core.drains.end() && !has_xids)
     return Status::FailedPrecondition(fmt::format("GPU {} is not drained", s.index));
-  std::string detail = fmt::format("GPU {} ({}) undrained by {} (drained by {}: {})", s.index, s.uuid,
-                                   c.caller.user, it->second.by, it->second.reason);
-  core.drains.erase(it);
+  std::string detail = it != core.drains.end()
+                           ? fmt::format("GPU {} ({}) undrained by {} (drained by {}: {})", s.index, s.uuid,
+                                         c.caller.user, it->second.by, it->second.reason)
+                           : fmt::format("GPU {} ({}): its Xids cleared by {} ({})", s.index, s.uuid,
+                                         c.caller.user, evidence->second);
+  if (it != core.drains.end()) core.drains.erase(it);
+  // The Xids seen on it stop counting, now and after a restart: the admin
+  // vouched for it (a reset, say).
+  core.xids_cleared_unix[s.uuid] = static_cast<int64_t>(core.Base().ToUnix(c.now));
   core.SaveDrains();
+  if (core.on_undrain) core.on_undrain(s.uuid);
   // Given out again from the next reading on, if that says it is healthy.
   core.Event("gpu_undrained", 0, c.caller.uid, c.caller.user, {s.index}, Actor{c.caller.uid, c.caller.user},
              detail);

@@ -27,14 +27,19 @@ inline constexpr size_t kMaxDrainReasonBytes = 200;
 // Marks each slot of a drained GPU not healthy.
 void MarkDrained(const std::map<std::string, node::GpuDrain>& drains, std::vector<sched::GpuSlot>* slots);
 
-// The "drain" record: {uuid: {by, reason, since_unix}}, and back (a
-// record of another shape is Corruption naming it).
-nlohmann::json DrainsToJson(const std::map<std::string, node::GpuDrain>& drains);
-Result<std::map<std::string, node::GpuDrain>> DrainsFromJson(const nlohmann::json& record);
+// The "drain" record: {"drains": {uuid: {by, reason, since_unix}},
+// "xids_cleared_unix": {uuid: when an admin last cleared its Xids}}, and
+// back (a record of another shape is Corruption naming it).
+nlohmann::json DrainsToJson(const std::map<std::string, node::GpuDrain>& drains,
+                            const std::map<std::string, int64_t>& xids_cleared_unix);
+Status DrainsFromJson(const nlohmann::json& record, std::map<std::string, node::GpuDrain>* drains,
+                      std::map<std::string, int64_t>* xids_cleared_unix);
 
 // gpu.drain {gpu: index or UUID, reason}: admins only.
 Result<nlohmann::json> OnDrain(LeaseCore& core, const ApiCall& c);
-// gpu.undrain {gpu}: admins only.
+// gpu.undrain {gpu}: admins only. Also clears the Xids counted against
+// the GPU (a drain verdict on Xid evidence: the admin vouches for it after
+// a reset), now and after restarts.
 Result<nlohmann::json> OnUndrain(LeaseCore& core, const ApiCall& c);
 // Why GPU `index` is given to no lease ("drained by root: fan rattles",
 // "Xid 48"); empty when it is healthy.

@@ -138,6 +138,36 @@ TEST_F(LeaseServiceTest, TheHealthPolicyDrainsOnCriticalEvidenceAndTellsTheHolde
   EXPECT_FALSE(asked["ok"].get<bool>()) << asked.dump();
 }
 
+// A GPU to drain on Xid evidence is cleared by an admin's undrain (after a
+// reset, say): the agent forgets its Xids now, and the clearing is kept so
+// that the history's Xids from before it count no more after a restart.
+TEST_F(LeaseServiceTest, UndrainClearsTheXidsCountedAgainstAGpu) {
+  processes_.Add(1, kRoot, 1);
+  std::vector<std::string> forgotten;
+  int64_t cleared_at = 0;
+  {
+    std::unique_ptr<LeaseService> s = Make();
+    s->OnUndrain([&](const std::string& uuid) { forgotten.push_back(uuid); });
+    node::NodeView view = Machine(2);
+    view.gpus[1].earlier_xid_count_by_code = {{48, 1}};
+    s->OnTick(view, clock_.SteadyNow());
+    EXPECT_EQ(Call(s.get(), "gpu.undrain", {{"gpu", "0"}}, kRoot, 1)["error"]["code"], "bad_request");
+    json cleared = Call(s.get(), "gpu.undrain", {{"gpu", "1"}}, kRoot, 1);
+    ASSERT_TRUE(cleared["ok"].get<bool>()) << cleared.dump();
+    EXPECT_EQ(forgotten, std::vector<std::string>{"GPU-1"});
+    std::vector<json> events = EventsOfKind(Call(s.get(), "events", json::object()), "gpu_undrained");
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_NE(events[0]["detail"].get<std::string>().find("its Xids cleared by root (Xid 48 (logged before"),
+              std::string::npos)
+        << events[0].dump();
+    ASSERT_EQ(s->XidsClearedAt().count("GPU-1"), 1u);
+    cleared_at = s->XidsClearedAt().at("GPU-1");
+  }
+  std::unique_ptr<LeaseService> s = Make();
+  ASSERT_TRUE(s->Restore().ok());
+  EXPECT_EQ(s->XidsClearedAt(), (std::map<std::string, int64_t>{{"GPU-1", cleared_at}}));
+}
+
 // Model: random readings (evidence comes and goes), drains, undrains,
 // requests and releases. Invariant: a grant never lands on a GPU drained
 // at that moment or whose last reading says to drain it.

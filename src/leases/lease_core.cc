@@ -142,17 +142,17 @@ bool LeaseCore::CanSave(TimePoint now) {
   return journal.problem().empty();
 }
 
-void LeaseCore::SaveDrains() { journal.Save("drain", 0, DrainsToJson(drains)); }
+void LeaseCore::SaveDrains() { journal.Save("drain", 0, DrainsToJson(drains, xids_cleared_unix)); }
 
 void LeaseCore::CheckStateFile(TimePoint now) {
   if (std::optional<std::string> why = journal.CheckFile(book, Base(), now)) {
-    if (!drains.empty()) SaveDrains();  // The new file keeps them too.
+    if (!drains.empty() || !xids_cleared_unix.empty()) SaveDrains();  // The new file keeps them too.
     Event("state_recreated", 0, -1, "", {}, Actor{}, *why);
   }
 }
 
 LeaseCore::Undo LeaseCore::Checkpoint() const {
-  return Undo{book, memory, waiting, journal.mark(), signaller.asked(), drains};
+  return Undo{book, memory, waiting, journal.mark(), signaller.asked(), drains, xids_cleared_unix};
 }
 
 void LeaseCore::Rollback(Undo undo) {
@@ -164,6 +164,7 @@ void LeaseCore::Rollback(Undo undo) {
   journal.TakeBack(undo.journal);
   signaller.TakeBack(undo.signals_asked);
   drains = std::move(undo.drains);
+  xids_cleared_unix = std::move(undo.xids_cleared_unix);
   MarkDrained(drains, &slots);
   for (auto it = runtime.begin(); it != runtime.end();) {
     it = book.FindLease(it->first) == nullptr ? runtime.erase(it) : std::next(it);
@@ -274,9 +275,8 @@ Status LeaseCore::Restore() {
         if (!f.ok()) return Status::Corruption(f.status().message());
         share.Restore(id, {gpu_seconds, base.FromUnix(as_of_unix)});
       } else if (std::string(kind) == "drain") {
-        Result<std::map<std::string, node::GpuDrain>> saved = DrainsFromJson(body);
-        if (!saved.ok()) return saved.status().WithContext(where);
-        drains = std::move(saved).value();
+        Status saved = DrainsFromJson(body, &drains, &xids_cleared_unix);
+        if (!saved.ok()) return saved.WithContext(where);
       } else {
         JsonFields(body, where, JsonFields::kSkipWrongTypes).Optional("next_id", &next_id);
       }

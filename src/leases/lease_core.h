@@ -106,6 +106,7 @@ struct LeaseCore {
     LeaseJournal::Mark journal;
     size_t signals_asked = 0;
     std::map<std::string, node::GpuDrain> drains;
+    std::map<std::string, int64_t> xids_cleared_unix;
   };
 
   // `state` may be null: leases then live in memory only.
@@ -213,6 +214,9 @@ struct LeaseCore {
   // GPUs drained by hand or by the health policy, by UUID (gpu_drains.cc):
   // given to no new lease, whatever their readings.
   std::map<std::string, node::GpuDrain> drains;
+  // When an admin last cleared each GPU's Xids (tarmac undrain), by UUID:
+  // Xids logged before count no more.
+  std::map<std::string, int64_t> xids_cleared_unix;
   // Why each GPU the last reading says to drain is to drain, by index
   // (node/health_verdict.h).
   std::map<int, std::string> drain_evidence;
@@ -234,6 +238,8 @@ struct LeaseCore {
   // OnWantsReading).
   std::function<void()> on_revocation;
   std::function<void()> on_wants_reading;
+  // An admin undrained GPU `uuid` (LeaseService::OnUndrain).
+  std::function<void(const std::string& uuid)> on_undrain;
 };
 
 }  // namespace tarmac::leases

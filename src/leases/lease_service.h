@@ -126,6 +126,19 @@ class LeaseService {
     MutexLock lock(&mu_);
     core_.on_wants_reading = std::move(listener);
   }
+  // Called (under the service's lock: it must not block or call back) when
+  // an admin undrains GPU `uuid`: the Xids seen on it stop counting (the
+  // agent: Sampler::ForgetXids).
+  void OnUndrain(std::function<void(const std::string& uuid)> listener) EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    core_.on_undrain = std::move(listener);
+  }
+  // When an admin last cleared each GPU's Xids, by UUID: the Xids the
+  // history holds from before count no more.
+  std::map<std::string, int64_t> XidsClearedAt() const EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    return core_.xids_cleared_unix;
+  }
 
   // --- Pods: GPUs the kubelet hands out (kube/, docs/kubernetes.md) ------
   // Records GPUs the kubelet allocates to one container as a lease of kind

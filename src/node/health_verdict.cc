@@ -38,6 +38,14 @@ void DrainEvidence(const GpuView& gpu, std::vector<std::string>* out) {
   if (critical.empty() && gpu.xid_count > 0 && gpu.last_xid && !nvidia::IsApplicationXid(gpu.last_xid->xid))
     critical.push_back(gpu.last_xid->xid);
   if (!critical.empty()) out->push_back(fmt::format("Xid {}", fmt::join(critical, ", ")));
+  std::vector<int64_t> earlier;
+  for (const auto& [xid, count] : gpu.earlier_xid_count_by_code) {
+    if (count > 0 && !nvidia::IsApplicationXid(xid) &&
+        std::find(critical.begin(), critical.end(), xid) == critical.end())
+      earlier.push_back(xid);
+  }
+  if (!earlier.empty())
+    out->push_back(fmt::format("Xid {} (logged before the agent restarted)", fmt::join(earlier, ", ")));
 }
 
 // The evidence that it works, but below its best.

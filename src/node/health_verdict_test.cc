@@ -65,6 +65,30 @@ TEST(HealthVerdictTest, AnApplicationXidLeavesTheGpuOk) {
   EXPECT_EQ(JudgeGpu(g).verdict, Verdict::kDrain);
 }
 
+// Xids the history holds from before the agent restarted count as its own
+// do, and say so; an application Xid among them does not.
+TEST(HealthVerdictTest, XidsFromBeforeARestartStillDrain) {
+  GpuView g = Healthy();
+  g.earlier_xid_count_by_code = {{13, 1}};
+  EXPECT_EQ(JudgeGpu(g).verdict, Verdict::kOk);
+  g.earlier_xid_count_by_code = {{13, 1}, {48, 2}};
+  HealthVerdict v = JudgeGpu(g);
+  EXPECT_EQ(v.verdict, Verdict::kDrain);
+  EXPECT_EQ(v.reasons, std::vector<std::string>{"Xid 48 (logged before the agent restarted)"});
+  // Seen again since: said once, as the agent's own.
+  g.xid_count = 1;
+  g.xid_count_by_code = {{48, 1}};
+  EXPECT_EQ(JudgeGpu(g).reasons, std::vector<std::string>{"Xid 48"});
+  // And the status carries them to the client.
+  Result<NodeView> back = NodeFromJson([&] {
+    NodeView n;
+    n.gpus.push_back(g);
+    return StatusToJson(n);
+  }());
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back.value().gpus[0].earlier_xid_count_by_code, (std::map<int64_t, int64_t>{{13, 1}, {48, 2}}));
+}
+
 TEST(HealthVerdictTest, SlowdownANarrowLinkOrAnNvlinkDownDegrade) {
   GpuView slow = Healthy();
   slow.sample.clock_event_reasons = nvidia::kReasonHwThermalSlowdown | nvidia::kReasonSwPowerCap;

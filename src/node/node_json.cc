@@ -137,6 +137,11 @@ json GpuToJson(const GpuView& g) {
     for (const auto& [code, count] : g.xid_count_by_code) by_code[std::to_string(code)] = count;
     j["xid_errors"]["count_by_code"] = std::move(by_code);
   }
+  if (!g.earlier_xid_count_by_code.empty()) {
+    json by_code = json::object();
+    for (const auto& [code, count] : g.earlier_xid_count_by_code) by_code[std::to_string(code)] = count;
+    j["xid_errors_before_restart"] = std::move(by_code);
+  }
   if (g.lease) j["lease"] = GpuLeaseToJson(*g.lease);
   if (g.drained) j["drained"] = GpuDrainToJson(*g.drained);
   if (g.allocated_to) j["pod"] = PodToJson(*g.allocated_to);
@@ -236,6 +241,17 @@ T Value(const json& j, const char* key, T fallback) {
 }
 
 std::string GetString(const json& j, const char* key) { return Value(j, key, std::string()); }
+
+// {"48": 2, ...} into counts by Xid code; what is not a code and a count is left out.
+void CountsByCode(const json& codes, std::map<int64_t, int64_t>* out) {
+  if (!codes.is_object()) return;
+  for (const auto& [code, count] : codes.items()) {
+    char* end = nullptr;
+    long long parsed = std::strtoll(code.c_str(), &end, 10);
+    if (end != code.c_str() && *end == '\0' && count.is_number_integer())
+      (*out)[parsed] = count.get<int64_t>();
+  }
+}
 
 GpuLease GpuLeaseFromJson(const json& lease) {
   GpuLease l;
@@ -406,16 +422,11 @@ GpuView GpuFromJson(const json& j) {
     last.xid = Value(*xid, "last_xid", int64_t{0});
     last.seen_at = ParseRfc3339(GetString(*xid, "last_at"));
     g.last_xid = last;
-    if (auto codes = xid->find("count_by_code"); codes != xid->end() && codes->is_object()) {
-      for (const auto& [code, count] : codes->items()) {
-        char* end = nullptr;
-        long long parsed = std::strtoll(code.c_str(), &end, 10);
-        if (end != code.c_str() && *end == '\0' && count.is_number_integer()) {
-          g.xid_count_by_code[parsed] = count.get<int64_t>();
-        }
-      }
-    }
+    if (auto codes = xid->find("count_by_code"); codes != xid->end())
+      CountsByCode(*codes, &g.xid_count_by_code);
   }
+  if (auto earlier = j.find("xid_errors_before_restart"); earlier != j.end())
+    CountsByCode(*earlier, &g.earlier_xid_count_by_code);
   return g;
 }
 

@@ -67,6 +67,11 @@ struct GpuView {
   int64_t xid_count = 0;
   std::optional<GpuEvent> last_xid;
   std::map<int64_t, int64_t> xid_count_by_code;
+  // Xids the history holds from before the agent (re)started, since the host
+  // booted, by code (from the agent only): they count toward the health
+  // verdict and the doctor as the agent's own do, until an admin undrains
+  // the GPU.
+  std::map<int64_t, int64_t> earlier_xid_count_by_code;
   // The agent's lease on this GPU, when any (from the agent only).
   std::optional<GpuLease> lease;
   // Its drain, when drained (from the agent only).

@@ -142,6 +142,17 @@ void Sampler::OnEvent(const node::GpuEvent& event) {
   stats_.xid_events++;
 }
 
+void Sampler::SeedEarlierXids(std::map<std::string, std::map<int64_t, int64_t>> by_uuid) {
+  MutexLock lock(&mu_);
+  earlier_xids_ = std::move(by_uuid);
+}
+
+void Sampler::ForgetXids(const std::string& uuid) {
+  MutexLock lock(&mu_);
+  earlier_xids_.erase(uuid);
+  forgotten_xids_.insert(uuid);
+}
+
 node::NodeView Sampler::DetachedView() const {
   node::NodeView view;
   view.hostname = hostname_;
@@ -199,6 +210,9 @@ void Sampler::Tick(bool is_slow) {
   {
     MutexLock lock(&mu_);
     for (node::GpuView& g : snapshot->node_view.gpus) {
+      if (forgotten_xids_.erase(g.info.uuid) != 0) xids_.erase(g.info.index);
+      if (auto e = earlier_xids_.find(g.info.uuid); e != earlier_xids_.end())
+        g.earlier_xid_count_by_code = e->second;
       auto it = xids_.find(g.info.index);
       if (it == xids_.end()) continue;
       g.xid_count = it->second.count;

@@ -21,6 +21,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <stop_token>
 #include <thread>
 #include <vector>
@@ -84,6 +85,14 @@ class Sampler {
   // pending are one. Does not block; harmless after Stop.
   void RequestReading();
 
+  // Xids the history holds from before this agent started (since the host
+  // booted), by GPU UUID and code: shown on each GPU as
+  // earlier_xid_count_by_code.
+  void SeedEarlierXids(std::map<std::string, std::map<int64_t, int64_t>> by_uuid) EXCLUDES(mu_);
+  // Forgets every Xid seen on GPU `uuid`, earlier and since the start (an
+  // admin vouched for it: tarmac undrain).
+  void ForgetXids(const std::string& uuid) EXCLUDES(mu_);
+
  private:
   struct XidRecord {
     int64_t count = 0;
@@ -127,7 +136,9 @@ class Sampler {
   SamplerOptions options_ GUARDED_BY(mu_);
   std::shared_ptr<const node::Snapshot> latest_ GUARDED_BY(mu_);
   node::SamplerStats stats_ GUARDED_BY(mu_);
-  std::map<int, XidRecord> xids_ GUARDED_BY(mu_);  // By GPU index.
+  std::map<int, XidRecord> xids_ GUARDED_BY(mu_);                                   // By GPU index.
+  std::map<std::string, std::map<int64_t, int64_t>> earlier_xids_ GUARDED_BY(mu_);  // By GPU UUID.
+  std::set<std::string> forgotten_xids_ GUARDED_BY(mu_);  // UUIDs whose Xids to forget at the next tick.
   LatenessWindow lateness_ GUARDED_BY(mu_);
   bool is_reading_asked_ GUARDED_BY(mu_) = false;
   std::stop_source wake_ GUARDED_BY(mu_);  // Ends the sampler thread's current sleep.

@@ -2,6 +2,7 @@
 #include "store/event_query.h"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace tarmac::store {
 
@@ -36,6 +37,24 @@ Result<std::vector<StoredEvent>> QueryEvents(Db* db, const EventRequest& request
   });
   if (!st.ok()) return st;
   std::reverse(out.begin(), out.end());
+  return out;
+}
+
+Result<std::map<std::string, std::map<int64_t, int64_t>>> QueryXidsSince(
+    Db* db, int64_t since_t, const std::map<std::string, int64_t>& not_before) {
+  Result<Stmt> stmt = db->Prepare(
+      "SELECT g.uuid, e.detail, e.t FROM events e JOIN gpus g USING (gpu_id) WHERE e.kind = 'xid' AND e.t >= "
+      "?1");
+  if (!stmt.ok()) return stmt.status();
+  stmt.value().Bind(1, since_t);
+  std::map<std::string, std::map<int64_t, int64_t>> out;
+  Status st = stmt.value().ForEachRow([&](const Stmt& row) {
+    if (auto cut = not_before.find(row.Text(0)); cut != not_before.end() && row.Int(2) < cut->second) return;
+    // The writer's detail: "Xid 48 (2 since the agent started)".
+    long long xid = 0;
+    if (std::sscanf(row.Text(1).c_str(), "Xid %lld", &xid) == 1) out[row.Text(0)][xid]++;
+  });
+  if (!st.ok()) return st;
   return out;
 }
 

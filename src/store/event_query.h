@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -38,6 +39,13 @@ struct StoredEvent {
 
 // Process starts and ends are left out (a GPU's history has thousands).
 Result<std::vector<StoredEvent>> QueryEvents(Db* db, const EventRequest& request);
+
+// The Xids recorded since `since_t` (events of kind "xid"), by GPU UUID
+// and Xid code: what an agent that restarts carries on judging its GPUs
+// by (node::GpuView::earlier_xid_count_by_code).
+// A GPU in `not_before` counts only its Xids from that time on.
+Result<std::map<std::string, std::map<int64_t, int64_t>>> QueryXidsSince(
+    Db* db, int64_t since_t, const std::map<std::string, int64_t>& not_before = {});
 
 // {"t", "gpu", "uuid", "kind", "detail"}; gpu and uuid null for the
 // machine's.

@@ -466,7 +466,8 @@ Status StoreWriter::WriteGpuTick(const node::GpuView& g, PendingTick* p) {
 }
 
 void StoreWriter::NoteGpuEvents(const node::GpuView& g, int64_t gpu_id, PendingTick* p) {
-  GpuState now{g.sample.health, ThrottleBits(g.sample), g.xid_count, g.backfill_preemptions};
+  GpuState now{g.sample.health, ThrottleBits(g.sample), g.xid_count, g.backfill_preemptions,
+               g.xid_count_by_code};
   p->states[g.info.uuid] = now;
   auto before = previous_.find(g.info.uuid);
   GpuState was = before != previous_.end() ? before->second : GpuState{};
@@ -483,8 +484,17 @@ void StoreWriter::NoteGpuEvents(const node::GpuView& g, int64_t gpu_id, PendingT
     if (now.throttle_reasons != 0) Event(p, gpu_id, "throttle_start", ReasonsText(now.throttle_reasons));
   }
   if (now.xid_count > was.xid_count && g.last_xid) {
-    Event(p, gpu_id, "xid",
-          fmt::format("Xid {} ({} since the agent started)", g.last_xid->xid, now.xid_count));
+    // One event per Xid, by its code (several may come in one tick): what
+    // a restarted agent counts again from (QueryXidsSince).
+    int64_t told = 0;
+    for (const auto& [code, count] : now.xid_count_by_code) {
+      auto seen = was.xid_count_by_code.find(code);
+      for (int64_t n = seen != was.xid_count_by_code.end() ? seen->second : 0; n < count; ++n, ++told)
+        Event(p, gpu_id, "xid", fmt::format("Xid {} ({} since the agent started)", code, now.xid_count));
+    }
+    if (told == 0)
+      Event(p, gpu_id, "xid",
+            fmt::format("Xid {} ({} since the agent started)", g.last_xid->xid, now.xid_count));
   }
   for (int64_t n = was.backfill_preemptions + 1; n <= now.backfill_preemptions; ++n) {
     Event(p, gpu_id, "backfill_preempted",

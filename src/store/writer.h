@@ -148,6 +148,7 @@ class StoreWriter {
     uint64_t throttle_reasons = 0;
     int64_t xid_count = 0;
     int64_t backfill_preemptions = 0;
+    std::map<int64_t, int64_t> xid_count_by_code;
   };
   using SessionKey = std::tuple<int64_t, int64_t, int64_t>;  // gpu_id, pid, start_ticks
   // gpu_id, kind, scope, name, detail: one allocation of one GPU (schema.cc).

@@ -386,6 +386,27 @@ xid = 48
   // Each code once, not the last code and a count.
   EXPECT_NE(text.out.find("Xid 13, 48"), std::string::npos) << text.out;
   EXPECT_EQ(after["gpus"][2]["xid_errors"]["count_by_code"], json({{"13", 1}, {"48", 1}}));
+  EXPECT_EQ(after["gpus"][2]["verdict"], "drain");
+
+  // Restarted, the agent goes on counting the Xids its history holds since
+  // the host booted: GPU 2 is still to drain, saying why.
+  Child* first = agents_.back().get();
+  first->KillAndWait(SIGTERM);  // A clean stop folds the minute in progress.
+  StartAgent();
+  EXPECT_TRUE(WaitForStatus([](const json& j) { return j["gpus"][2]["verdict"] == "drain"; })) << ReadLog();
+  json restarted = AgentStatus();
+  EXPECT_EQ(restarted["gpus"][2]["xid_errors_before_restart"], json({{"13", 1}, {"48", 1}}))
+      << restarted.dump();
+  EXPECT_EQ(restarted["gpus"][2]["verdict_reasons"], json({"Xid 48 (logged before the agent restarted)"}));
+  // An admin vouches for it (a reset): its Xids count no more, now and after
+  // the next restart.
+  RunResult undrain = Tarmac({"undrain", "2", "--socket", Socket()});
+  ASSERT_EQ(undrain.exit_code, 0) << undrain.err;
+  EXPECT_TRUE(WaitForStatus([](const json& j) { return j["gpus"][2]["verdict"] == "ok"; })) << ReadLog();
+  agents_.back()->KillAndWait(SIGTERM);
+  StartAgent();
+  EXPECT_TRUE(WaitForStatus([](const json& j) { return j["gpus"].size() == 3; }));
+  EXPECT_EQ(AgentStatus()["gpus"][2]["verdict"], "ok") << AgentStatus().dump();
 }
 
 TEST_F(AgentTest, AScenarioErrorStillStopsTheAgentAtStart) {
