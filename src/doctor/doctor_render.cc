@@ -78,7 +78,10 @@ std::string RenderText(const DoctorResult& r, bool use_color) {
   }
   if (!r.skipped.empty()) {
     out += "\nnot checked:\n";
-    for (const Skipped& s : r.skipped) out += fmt::format("  {}: {}\n", s.check, s.why);
+    for (const Skipped& s : r.skipped) {
+      std::string head = fmt::format("  {}: ", s.check);
+      out += head + WrapText(ForTerminal(s.why), 100, head.size(), 4) + "\n";
+    }
   }
   return out;
 }

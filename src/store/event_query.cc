@@ -49,7 +49,7 @@ Result<std::map<std::string, std::map<int64_t, int64_t>>> QueryXidsSince(
   stmt.value().Bind(1, since_t);
   std::map<std::string, std::map<int64_t, int64_t>> out;
   Status st = stmt.value().ForEachRow([&](const Stmt& row) {
-    if (auto cut = not_before.find(row.Text(0)); cut != not_before.end() && row.Int(2) < cut->second) return;
+    if (auto cut = not_before.find(row.Text(0)); cut != not_before.end() && row.Int(2) <= cut->second) return;
     // The writer's detail: "Xid 48 (2 since the agent started)".
     long long xid = 0;
     if (std::sscanf(row.Text(1).c_str(), "Xid %lld", &xid) == 1) out[row.Text(0)][xid]++;

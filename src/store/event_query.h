@@ -43,7 +43,9 @@ Result<std::vector<StoredEvent>> QueryEvents(Db* db, const EventRequest& request
 // The Xids recorded since `since_t` (events of kind "xid"), by GPU UUID
 // and Xid code: what an agent that restarts carries on judging its GPUs
 // by (node::GpuView::earlier_xid_count_by_code).
-// A GPU in `not_before` counts only its Xids from that time on.
+// A GPU in `not_before` counts only its Xids after that second (one in
+// the same second as the clearing is taken as cleared: times are whole
+// seconds).
 Result<std::map<std::string, std::map<int64_t, int64_t>>> QueryXidsSince(
     Db* db, int64_t since_t, const std::map<std::string, int64_t>& not_before = {});
 
