@@ -8,6 +8,16 @@ setup() {
   sim_setup lab-8gpu.toml
 }
 
+# A private agent on $WORLD/t.sock with its HTTP on a free loopback port;
+# prints its /metrics address once it serves.
+start_private_agent() {
+  tarmac agent --socket "$WORLD/t.sock" --state-dir "$WORLD/state" --log-level info --http-listen 127.0.0.1:0 \
+    >/dev/null 2>"$WORLD/agent.log" 3>&- &
+  echo "$!" >> "$WORLD/pids"
+  for _ in $(seq 200); do grep -q 'http://.*/metrics' "$WORLD/agent.log" 2>/dev/null && break; sleep 0.05; done
+  grep -o 'http://[^ ]*/metrics' "$WORLD/agent.log" | head -1
+}
+
 @test "help documents the exit codes and every command" {
   run tarmac --help
   [ "$status" -eq 0 ]
@@ -132,11 +142,7 @@ setup() {
 
 @test "the README's and the demo's commands work as written" {
   # The metrics example from the README, against a private agent.
-  tarmac agent --socket "$WORLD/t.sock" --state-dir "$WORLD/state" --log-level info --http-listen 127.0.0.1:0 \
-    >/dev/null 2>"$WORLD/agent.log" 3>&- &
-  echo "$!" >> "$WORLD/pids"
-  for _ in $(seq 200); do grep -q 'http://.*/metrics' "$WORLD/agent.log" 2>/dev/null && break; sleep 0.05; done
-  url=$(grep -o 'http://[^ ]*/metrics' "$WORLD/agent.log" | head -1)
+  url=$(start_private_agent)
   example=$(grep -o "curl -s localhost:9477/metrics | grep .*" "$TARMAC_SOURCE_DIR/README.md" | head -1)
   [ -n "$example" ]
   for _ in $(seq 100); do curl -sf "$url" | grep -q DCGM_FI_DEV_GPU_UTIL && break; sleep 0.1; done
@@ -193,11 +199,7 @@ setup() {
 }
 
 @test "an admin drains a GPU by hand: status, pick, metrics and events show it; undrain puts it back" {
-  tarmac agent --socket "$WORLD/t.sock" --state-dir "$WORLD/state" --log-level info --http-listen 127.0.0.1:0 \
-    >/dev/null 2>"$WORLD/agent.log" 3>&- &
-  echo "$!" >> "$WORLD/pids"
-  for _ in $(seq 200); do grep -q 'http://.*/metrics' "$WORLD/agent.log" 2>/dev/null && break; sleep 0.05; done
-  url=$(grep -o 'http://[^ ]*/metrics' "$WORLD/agent.log" | head -1)
+  url=$(start_private_agent)
   for _ in $(seq 200); do tarmac leases --socket "$WORLD/t.sock" >/dev/null 2>&1 && break; sleep 0.05; done
   run tarmac drain 3 --reason "fan rattles" --socket "$WORLD/t.sock"
   [ "$status" -eq 0 ]
