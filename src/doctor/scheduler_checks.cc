@@ -137,7 +137,7 @@ void CheckAllocation(const DoctorInputs& in, CheckOutput* out) {
         is_one ? fmt::format("{} may open every GPU: its cgroup's device rules allow them all", first.who)
                : fmt::format("{} processes may open every GPU: their cgroups' device rules allow them all",
                              opens_every.size()),
-        fmt::format("{}", fmt::join(evidence, "\n")),
+        fmt::format("{}", fmt::join(evidence, "; ")),
         "nothing but an environment variable keeps them on their GPUs: a child that resets it, or a library "
         "that ignores it, lands on someone else's GPU",
         "constrain the jobs' devices (Slurm ConstrainDevices=yes in cgroup.conf, the container runtime's "
