@@ -135,6 +135,10 @@ void AddLeaseAskOptions(CLI::App* cmd, LeaseAsk* ask) {
       "--lend-idle", ask->lend_idle,
       "While your processes sit at 0 % SM ([backfill] lend_after), backfill may use the GPU's memory above "
       "their peak plus a margin; it is revoked the moment they compute or allocate more");
+  cmd->add_flag(
+      "--allow-unhealthy", ask->allow_unhealthy,
+      "Root or the admin group: GPUs whose readings say to drain them (an Xid, ECC errors) may be "
+      "granted, to test or burn one in; never one unreadable or drained by hand (tarmac undrain it)");
   cmd->add_flag("--no-wait{true},--queue{false}", ask->no_wait,
                 "--no-wait: exit 75 at once when no GPUs fit; --queue (default): wait in the queue");
 }

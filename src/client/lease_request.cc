@@ -78,6 +78,7 @@ Result<json> LeaseParams(const LeaseAsk& ask, const std::string& kind, const std
     p["idle_timeout_seconds"] = s.value();
   }
   if (ask.lend_idle) p["lend_idle"] = true;
+  if (ask.allow_unhealthy) p["allow_unhealthy"] = true;
   return p;
 }
 

@@ -24,8 +24,9 @@ struct LeaseAsk {
   std::string idle_timeout;     // "30m"
   std::string priority = "normal";
   bool no_wait = false;
-  bool lend_idle = false;  // Its GPU's free memory may run backfill while idle.
-  bool json = false;       // The client prints JSON (not sent).
+  bool lend_idle = false;        // Its GPU's free memory may run backfill while idle.
+  bool allow_unhealthy = false;  // An admin may take GPUs to drain on readable evidence.
+  bool json = false;             // The client prints JSON (not sent).
 };
 
 // The lease.request params for `ask` (`kind` "run" or "reservation");

@@ -56,7 +56,10 @@ void Drain(LeaseCore& core, const sched::GpuSlot& s, node::GpuDrain drain, const
 
 void MarkDrained(const std::map<std::string, node::GpuDrain>& drains, std::vector<sched::GpuSlot>* slots) {
   for (sched::GpuSlot& s : *slots) {
-    if (drains.count(s.uuid) != 0) s.is_healthy = false;
+    if (drains.count(s.uuid) != 0) {
+      s.is_healthy = false;
+      s.is_drain_overridable = false;  // Drained by hand: undrain it instead.
+    }
   }
 }
 

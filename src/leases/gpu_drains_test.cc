@@ -168,6 +168,30 @@ TEST_F(LeaseServiceTest, UndrainClearsTheXidsCountedAgainstAGpu) {
   EXPECT_EQ(s->XidsClearedAt(), (std::map<std::string, int64_t>{{"GPU-1", cleared_at}}));
 }
 
+// --allow-unhealthy: an admin who knows may take a GPU its readings say to
+// drain; nobody else may ask, and a GPU drained by hand is never taken.
+TEST_F(LeaseServiceTest, AnAdminMayTakeAGpuToDrainOnEvidenceButNotOneDrainedByHand) {
+  processes_.Add(1, kRoot, 1);
+  processes_.Add(500, 1001, 10);
+  std::unique_ptr<LeaseService> s = Make();
+  node::NodeView view = Machine(2);
+  view.gpus[0].sample.ecc.volatile_uncorrected = 1;
+  s->OnTick(view, clock_.SteadyNow());
+  ASSERT_TRUE(Call(s.get(), "gpu.drain", {{"gpu", "1"}, {"reason", "rma"}}, kRoot, 1)["ok"].get<bool>());
+  json ask = {{"gpus", 1}, {"kind", "reservation"}, {"wait", false}, {"allow_unhealthy", true}};
+  EXPECT_EQ(Call(s.get(), "lease.request", ask)["error"]["code"], "permission_denied");
+  json plain =
+      Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}, {"wait", false}}, kRoot, 1);
+  EXPECT_FALSE(plain["ok"].get<bool>()) << plain.dump();
+  json granted = Call(s.get(), "lease.request", ask, kRoot, 1);
+  ASSERT_EQ(granted["result"]["state"], "granted") << granted.dump();
+  EXPECT_EQ(granted["result"]["lease"]["gpus"], json::array({0}));
+  json named = Call(
+      s.get(), "lease.request",
+      {{"uuids", {"GPU-1"}}, {"kind", "reservation"}, {"wait", false}, {"allow_unhealthy", true}}, kRoot, 1);
+  EXPECT_FALSE(named["ok"].get<bool>()) << named.dump();
+}
+
 // Model: random readings (evidence comes and goes), drains, undrains,
 // requests and releases. Invariant: a grant never lands on a GPU drained
 // at that moment or whose last reading says to drain it.

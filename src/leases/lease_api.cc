@@ -33,6 +33,10 @@ Result<json> Request(LeaseCore& core, const json& params, const ipc::PeerCredent
   Result<sched::LeaseRequest> parsed = sched::LeaseRequestFromJson(params);
   if (!parsed.ok()) return parsed.status();
   sched::LeaseRequest request = std::move(parsed).value();
+  if (request.wants.allows_unhealthy && !caller.is_admin) {
+    return Status::PermissionDenied(
+        "params.allow_unhealthy: only root or a member of the admin group may take a GPU to drain");
+  }
   auto wait = params.find("wait");
   if (wait != params.end() && !wait->is_boolean())
     return Status::InvalidArgument("params.wait: expected true or false");

@@ -29,6 +29,10 @@ std::string Plural(int n, const char* one) { return fmt::format("{} {}{}", n, on
 // A request no state of these GPUs could ever grant (until one is repaired
 // or replaced): refused at once rather than queued forever.
 Status CheckCanFit(const GpuWants& w, const std::vector<GpuSlot>& gpus) {
+  // Healthy, or to drain on evidence an admin's request may override.
+  auto is_usable = [&w](const GpuSlot& g) {
+    return g.is_healthy || (w.allows_unhealthy && g.is_drain_overridable);
+  };
   int healthy = 0;
   int roomy = 0;  // Healthy, with at least the memory asked for in all.
   for (const std::string& uuid : w.uuids) {
@@ -41,14 +45,14 @@ Status CheckCanFit(const GpuWants& w, const std::vector<GpuSlot>& gpus) {
     }
   }
   for (const GpuSlot& g : gpus) {
-    if (!g.is_healthy || g.is_mig_enabled) continue;
+    if (!is_usable(g) || g.is_mig_enabled) continue;
     ++healthy;
     if (g.memory_total_bytes == 0 || g.memory_total_bytes >= w.min_free_memory_bytes) ++roomy;
   }
   int wants = w.uuids.empty() ? w.gpu_count : static_cast<int>(w.uuids.size());
   for (const std::string& uuid : w.uuids) {
     auto g = std::find_if(gpus.begin(), gpus.end(), [&](const GpuSlot& s) { return s.uuid == uuid; });
-    if (g != gpus.end() && !g->is_healthy) {
+    if (g != gpus.end() && !is_usable(*g)) {
       return Status::InvalidArgument(
           fmt::format("can never fit: GPU {} ({}) is not healthy", g->index, uuid));
     }
@@ -61,7 +65,7 @@ Status CheckCanFit(const GpuWants& w, const std::vector<GpuSlot>& gpus) {
   }
   if (wants > roomy) {
     int64_t most = 0;
-    for (const GpuSlot& g : gpus) most = std::max(most, g.is_healthy ? g.memory_total_bytes : 0);
+    for (const GpuSlot& g : gpus) most = std::max(most, is_usable(g) ? g.memory_total_bytes : 0);
     return Status::InvalidArgument(
         fmt::format("can never fit: {} with {} free asked for, but {} of this machine's GPUs {} that much "
                     "memory (the largest has {})",

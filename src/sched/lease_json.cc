@@ -188,6 +188,7 @@ json PendingToJson(const Pending& p, const TimeBase& base) {
           {"holder", Ref(r.holder)},
           {"request_key", r.request_key},
           {"lend_idle", r.lends_idle},
+          {"allow_unhealthy", r.wants.allows_unhealthy},
           {"submitted_at_unix", base.ToUnix(p.submitted_at)}};
 }
 
@@ -316,6 +317,7 @@ Result<LeaseRequest> ParseLeaseRequest(const json& params) {
   f.Optional("kind", &kind);
   f.Optional("request_key", &r.request_key);
   f.Optional("lend_idle", &r.lends_idle);
+  f.Optional("allow_unhealthy", &r.wants.allows_unhealthy);
   if (Status s = f.status(); !s.ok()) return s;
   if (kind != "run" && kind != "reservation")
     return Status::InvalidArgument("params.kind: expected run or reservation");

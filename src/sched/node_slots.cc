@@ -48,6 +48,8 @@ std::vector<GpuSlot> SlotsOf(const node::NodeView& node_view) {
     node::Verdict verdict = node::JudgeGpu(g).verdict;
     s.is_healthy = verdict != node::Verdict::kDrain;
     s.is_degraded = verdict == node::Verdict::kDegraded;
+    s.is_drain_overridable =
+        verdict == node::Verdict::kDrain && g.sample.health == node::GpuHealth::kOk && !g.drained;
     s.memory_free_bytes = g.sample.memory_free_bytes.value_or(0);
     s.memory_total_bytes = g.info.memory_total_bytes.value_or(0);
     s.numa_node = g.info.numa_node.value_or(-1);

@@ -104,6 +104,13 @@ NotFree WhyNotFree(const GpuSlot& gpu, int64_t min_free_memory_bytes, Override c
 
 std::optional<std::vector<int>> PickGpus(const std::vector<GpuSlot>& gpus, const GpuWants& wants,
                                          const Overrides& overrides) {
+  if (wants.allows_unhealthy) {  // Those GPUs as if healthy, for this request only.
+    std::vector<GpuSlot> allowed = gpus;
+    for (GpuSlot& g : allowed) g.is_healthy |= g.is_drain_overridable;
+    GpuWants plain = wants;
+    plain.allows_unhealthy = false;
+    return PickGpus(allowed, plain, overrides);
+  }
   auto change = [&](const GpuSlot& g) {
     size_t i = static_cast<size_t>(g.index);
     return i < overrides.size() ? overrides[i] : Override::kNone;

@@ -41,6 +41,9 @@ struct GpuSlot {
   bool is_leased = false;              // An exclusive lease holds it.
   bool has_foreign_processes = false;  // Processes outside any lease.
   bool is_busy = false;                // Utilization above the busy limit outside any lease.
+  // Not healthy on readable evidence only (not unreadable, not drained by
+  // hand): a request that allows unhealthy GPUs may take it.
+  bool is_drain_overridable = false;
   int64_t memory_free_bytes = 0;
   int64_t memory_total_bytes = 0;  // 0: unknown (then no request is refused for memory).
   int nvlink_domain = -1;          // GPUs joined all-to-all by NVLink share one; -1: none.
@@ -61,6 +64,9 @@ struct GpuWants {
   // One MIG instance of this profile ("1g.10gb"), or, with `uuids` naming
   // one MIG UUID, that instance (mig_placement.h).
   std::string mig_profile;
+  // An admin who knows: GPUs to drain on readable evidence may be taken
+  // (GpuSlot::is_drain_overridable), never one unreadable or drained by hand.
+  bool allows_unhealthy = false;
 };
 
 // Whether `wants` asks for a MIG instance rather than whole GPUs.

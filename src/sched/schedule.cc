@@ -89,14 +89,14 @@ void Reserve(const std::vector<GpuSlot>& gpus, Overrides future, const std::vect
 class Misses {
  public:
   bool Covers(const GpuWants& w) const {
-    if (!w.uuids.empty()) return false;
+    if (!w.uuids.empty() || w.allows_unhealthy) return false;  // (More GPUs may serve it.)
     for (const GpuWants& m : misses_) {
       if (w.gpu_count >= m.gpu_count && w.min_free_memory_bytes >= m.min_free_memory_bytes) return true;
     }
     return false;
   }
   void Add(const GpuWants& w) {
-    if (w.uuids.empty()) misses_.push_back(w);
+    if (w.uuids.empty() && !w.allows_unhealthy) misses_.push_back(w);
   }
 
  private:
@@ -219,7 +219,9 @@ Decision Schedule(const std::vector<GpuSlot>& gpus, const std::vector<QueuedRequ
       continue;
     }
     if (!has_head) {
-      if (needs <= free_count) {
+      // (An admin's request that allows unhealthy GPUs may find more than
+      // the healthy free count: placement judges it.)
+      if (needs <= free_count || r.wants.allows_unhealthy) {
         if (std::optional<std::vector<int>> picked = PickGpus(gpus, r.wants, taken)) {
           Take(gpus, *picked, &taken, &free_count, nullptr, &free_outside);
           decision.grants.push_back({r.id, std::move(*picked)});
@@ -244,11 +246,12 @@ Decision Schedule(const std::vector<GpuSlot>& gpus, const std::vector<QueuedRequ
     bool ends_in_time = decision.reserved_from && r.max_time && now + *r.max_time <= *decision.reserved_from;
     bool may_use_reserved = ends_in_time || decision.reserved_gpus.empty();
     std::optional<std::vector<int>> picked;
-    if (needs <= free_outside && !missed_outside.Covers(r.wants)) {
+    if ((needs <= free_outside || r.wants.allows_unhealthy) && !missed_outside.Covers(r.wants)) {
       picked = PickGpus(gpus, r.wants, outside);
       if (!picked) missed_outside.Add(r.wants);
     }
-    if (!picked && may_use_reserved && needs <= free_count && !missed_any.Covers(r.wants)) {
+    if (!picked && may_use_reserved && (needs <= free_count || r.wants.allows_unhealthy) &&
+        !missed_any.Covers(r.wants)) {
       picked = PickGpus(gpus, r.wants, taken);
       if (!picked) missed_any.Add(r.wants);
     }
