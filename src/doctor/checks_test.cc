@@ -177,6 +177,14 @@ TEST(DoctorChecksTest, ThrottlingByItsReasonAndMargins) {
   f = Of(in, "throttle");
   ASSERT_FALSE(f.empty());
   EXPECT_NE(f[0].evidence.find("thermal slowdown for 800ms of 800ms"), std::string::npos) << f[0].evidence;
+  // Hot and already throttled: one cause, one finding (its evidence says
+  // the temperature), not also "near its slowdown".
+  in.node_view.gpus[0].sample.temperature_celsius = 89;
+  f = Of(in, "throttle");
+  int about_gpu0 = 0;
+  for (const Finding& x : f) about_gpu0 += x.gpu == 0 ? 1 : 0;
+  EXPECT_EQ(about_gpu0, 1);
+  EXPECT_NE(f[0].evidence.find("now 89 °C"), std::string::npos) << f[0].evidence;
 }
 
 TEST(DoctorChecksTest, EccErrorsAndRowRemapping) {

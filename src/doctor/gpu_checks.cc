@@ -115,6 +115,7 @@ void CheckVisibility(const DoctorInputs& in, CheckOutput* out) {
 void CheckThrottle(const DoctorInputs& in, CheckOutput* out) {
   for (const node::GpuView& g : in.node_view.gpus) {
     int i = g.info.index;
+    bool is_hot = false;  // Thermally throttled: one cause, one finding (not also "near its slowdown").
     auto it = in.throttle.find(i);
     if (it != in.throttle.end() && it->second.seconds > 0) {
       const ThrottleWindow& w = it->second;
@@ -134,6 +135,7 @@ void CheckThrottle(const DoctorInputs& in, CheckOutput* out) {
             "reason live"));
       }
       if (thermal >= 0.05) {
+        is_hot = true;
         out->findings.push_back(MakeFinding(
             "throttle", Severity::kWarning, i,
             fmt::format("gpu {} thermally throttled {:.0f} % of {}", i, thermal * 100, w.source),
@@ -163,7 +165,7 @@ void CheckThrottle(const DoctorInputs& in, CheckOutput* out) {
           "someone set application clocks (or locked them) below what the GPU could run: it computes slower",
           fmt::format("reset them: nvidia-smi -i {} -rac (and -rgc for locked clocks)", i)));
     }
-    if (s.temperature_celsius && g.info.temperature_slowdown_celsius &&
+    if (!is_hot && s.temperature_celsius && g.info.temperature_slowdown_celsius &&
         *g.info.temperature_slowdown_celsius - *s.temperature_celsius < 5) {
       out->findings.push_back(MakeFinding(
           "throttle", Severity::kWarning, i,
