@@ -29,6 +29,8 @@
 #include "common/run_program.h"
 #include "config/config_reload.h"
 #include "doctor/doctor_render.h"
+#include "doctor/host_files.h"
+#include "doctor/host_readings.h"
 #include "gpu/backend_factory.h"
 #include "http/http_config.h"
 #include "http/server.h"
@@ -539,16 +541,34 @@ void Agent::SeedBackfillFromHistory() {
 }
 
 void Agent::SeedXidsFromHistory() {
+  struct sysinfo si {};
+  if (::sysinfo(&si) != 0) return;
+  int64_t now = UnixSeconds(clock_->WallNow());
+  int64_t booted_unix = now - static_cast<int64_t>(si.uptime);
+  // The kernel's own log of this boot (as the doctor reads it; best effort:
+  // a hardened unit may not read it), resolved to GPUs by PCI address.
+  doctor::HostFiles host("/");
+  host.SetDeadline(clock_->SteadyNow() + std::chrono::seconds(2), clock_);
+  if (Result<std::string> log = host.KernelLog(); log.ok()) {
+    std::vector<sampler::Sampler::LoggedXid> logged;
+    for (const doctor::KernelXid& x : doctor::ParseKernelXids(log.value())) {
+      if (!x.seconds_since_boot) continue;
+      logged.push_back({x.pci, x.xid, booted_unix + static_cast<int64_t>(*x.seconds_since_boot)});
+    }
+    if (!logged.empty()) {
+      logger_->Log(LogLevel::kInfo, "health: {} Xid(s) in the kernel log since the host booted",
+                   logged.size());
+      sampler_->SeedLoggedXids(std::move(logged), leases_->XidsClearedAt());
+    }
+  }
   if (!history_) return;
   Result<std::unique_ptr<store::Db>> db = store::OpenForReading(config::StorePath(config_));
   if (!db.ok()) return;
-  int64_t now = UnixSeconds(clock_->WallNow());
   // Xids logged since the host booted, before this agent started: the
   // GPUs' health verdicts go on counting them (docs/health.md).
-  struct sysinfo si {};
-  if (::sysinfo(&si) == 0) {
-    Result<std::map<std::string, std::map<int64_t, int64_t>>> xids = store::QueryXidsSince(
-        db.value().get(), now - static_cast<int64_t>(si.uptime), leases_->XidsClearedAt());
+  {
+    Result<std::map<std::string, std::map<int64_t, int64_t>>> xids =
+        store::QueryXidsSince(db.value().get(), booted_unix, leases_->XidsClearedAt());
     if (xids.ok() && !xids.value().empty()) {
       logger_->Log(LogLevel::kInfo, "health: Xids of {} GPU(s) since the host booted read from the history",
                    xids.value().size());

@@ -2,10 +2,23 @@
 #include "sampler/sampler.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "common/host_name.h"
 
 namespace tarmac::sampler {
+namespace {
+
+// A PCI address as "domain:bus:device" in hex without leading zeros, from
+// NVML's "00000000:18:00.0" or the kernel log's "0000:18:00"; "" when it
+// is neither.
+std::string PciKey(const std::string& address) {
+  unsigned domain = 0, bus = 0, device = 0;
+  if (std::sscanf(address.c_str(), "%x:%x:%x", &domain, &bus, &device) != 3) return "";
+  return fmt::format("{:x}:{:x}:{:x}", domain, bus, device);
+}
+
+}  // namespace
 
 using std::chrono::duration_cast;
 using std::chrono::microseconds;
@@ -147,6 +160,30 @@ void Sampler::SeedEarlierXids(std::map<std::string, std::map<int64_t, int64_t>> 
   earlier_xids_ = std::move(by_uuid);
 }
 
+void Sampler::SeedLoggedXids(std::vector<LoggedXid> xids, std::map<std::string, int64_t> cleared_unix) {
+  MutexLock lock(&mu_);
+  logged_xids_ = std::move(xids);
+  xids_cleared_unix_ = std::move(cleared_unix);
+}
+
+void Sampler::ResolveLoggedXids(const node::NodeView& node_view) {
+  for (const node::GpuView& g : node_view.gpus) {
+    std::string key = PciKey(g.info.pci_bus_id);
+    if (key.empty()) continue;
+    auto cleared = xids_cleared_unix_.find(g.info.uuid);
+    std::map<int64_t, int64_t> counts;
+    for (const LoggedXid& x : logged_xids_) {
+      if (PciKey(x.pci) != key) continue;
+      if (cleared != xids_cleared_unix_.end() && x.at_unix <= cleared->second) continue;
+      counts[x.xid]++;
+    }
+    std::map<int64_t, int64_t>& earlier = earlier_xids_[g.info.uuid];
+    for (const auto& [code, n] : counts) earlier[code] = std::max(earlier[code], n);
+    if (earlier.empty()) earlier_xids_.erase(g.info.uuid);
+  }
+  logged_xids_.clear();
+}
+
 void Sampler::ForgetXids(const std::string& uuid) {
   MutexLock lock(&mu_);
   earlier_xids_.erase(uuid);
@@ -209,6 +246,7 @@ void Sampler::Tick(bool is_slow) {
   snapshot->tick_duration = duration_cast<microseconds>(snapshot->taken_at_steady - start);
   {
     MutexLock lock(&mu_);
+    if (!logged_xids_.empty()) ResolveLoggedXids(snapshot->node_view);
     for (node::GpuView& g : snapshot->node_view.gpus) {
       if (forgotten_xids_.erase(g.info.uuid) != 0) xids_.erase(g.info.index);
       if (auto e = earlier_xids_.find(g.info.uuid); e != earlier_xids_.end())

@@ -89,6 +89,18 @@ class Sampler {
   // booted), by GPU UUID and code: shown on each GPU as
   // earlier_xid_count_by_code.
   void SeedEarlierXids(std::map<std::string, std::map<int64_t, int64_t>> by_uuid) EXCLUDES(mu_);
+  // An Xid the kernel logged: its GPU's PCI address ("0000:18:00", as the
+  // kernel log names it) and when (Unix seconds).
+  struct LoggedXid {
+    std::string pci;
+    int64_t xid = 0;
+    int64_t at_unix = 0;
+  };
+  // The Xids the kernel logged since the host booted, resolved to GPUs by
+  // PCI address at the next tick and counted as earlier Xids (per code, the
+  // larger of these and the history's); a GPU's from at or before its
+  // `cleared_unix` (an admin's undrain) do not count.
+  void SeedLoggedXids(std::vector<LoggedXid> xids, std::map<std::string, int64_t> cleared_unix) EXCLUDES(mu_);
   // Forgets every Xid seen on GPU `uuid`, earlier and since the start (an
   // admin vouched for it: tarmac undrain).
   void ForgetXids(const std::string& uuid) EXCLUDES(mu_);
@@ -111,6 +123,8 @@ class Sampler {
   // once `stop` is requested.
   bool SleepUntilTick(std::chrono::steady_clock::time_point tick, const std::stop_token& stop);
   void OnEvent(const node::GpuEvent& event);
+  // Counts logged_xids_ on the GPUs of `node_view` into earlier_xids_.
+  void ResolveLoggedXids(const node::NodeView& node_view) REQUIRES(mu_);
   node::NodeView DetachedView() const;
 
   BackendOpener opener_;
@@ -139,6 +153,8 @@ class Sampler {
   std::map<int, XidRecord> xids_ GUARDED_BY(mu_);                                   // By GPU index.
   std::map<std::string, std::map<int64_t, int64_t>> earlier_xids_ GUARDED_BY(mu_);  // By GPU UUID.
   std::set<std::string> forgotten_xids_ GUARDED_BY(mu_);  // UUIDs whose Xids to forget at the next tick.
+  std::vector<LoggedXid> logged_xids_ GUARDED_BY(mu_);    // To resolve to GPUs at the next tick.
+  std::map<std::string, int64_t> xids_cleared_unix_ GUARDED_BY(mu_);
   LatenessWindow lateness_ GUARDED_BY(mu_);
   bool is_reading_asked_ GUARDED_BY(mu_) = false;
   std::stop_source wake_ GUARDED_BY(mu_);  // Ends the sampler thread's current sleep.

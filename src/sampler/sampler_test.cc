@@ -24,6 +24,7 @@ class CountingBackend final : public gpu::GpuBackend {
     node::GpuInfo g;
     g.index = 0;
     g.uuid = "GPU-0";
+    g.pci_bus_id = "00000000:18:00.0";  // As NVML spells it.
     return std::vector<node::GpuInfo>{g};
   }
   const node::SystemInfo& system_info() const override { return system_; }
@@ -84,6 +85,49 @@ TEST(SamplerTest, AReadingAskedForIsTakenAtOnceOffTheGrid) {
   EXPECT_EQ(fast_reads.load(), 3);
   sampler.RequestReading();  // Harmless once stopped.
   EXPECT_EQ(ticks, 3);
+}
+
+// The kernel log's Xids of this boot (by PCI address, as the kernel spells
+// it) count on their GPU from the first tick, the larger count per code of
+// these and the history's; those before an admin's clearing do not, and
+// ForgetXids forgets them all.
+TEST(SamplerTest, XidsFromTheKernelLogAndTheHistoryCountOnTheirGpu) {
+  std::atomic<int> fast_reads{0};
+  std::mutex mu;
+  std::condition_variable ticked;
+  int ticks = 0;
+  SamplerOptions options;
+  options.fast_interval = std::chrono::hours(1);
+  options.slow_interval = std::chrono::hours(2);
+  Logger logger{LogLevel::kOff};
+  Sampler sampler(
+      [&fast_reads]() -> Result<gpu::OpenedBackend> {
+        auto backend = std::make_unique<CountingBackend>(&fast_reads);
+        Result<std::vector<node::GpuInfo>> gpus = backend->Open();
+        return gpu::OpenedBackend{std::move(backend), gpus.value()};
+      },
+      options, RealClock(), &logger,
+      [&](const std::shared_ptr<const node::Snapshot>&) {
+        std::lock_guard<std::mutex> lock(mu);
+        ++ticks;
+        ticked.notify_all();
+      });
+  sampler.SeedEarlierXids({{"GPU-0", {{48, 1}}}});
+  sampler.SeedLoggedXids(
+      {{"0000:18:00", 48, 1000}, {"0000:18:00", 48, 2000}, {"0000:18:00", 79, 500}, {"0000:3b:00", 63, 2000}},
+      {{"GPU-0", 600}});  // The Xid 79 was cleared by an admin.
+  ASSERT_TRUE(sampler.Start().ok());
+  auto wait_for_ticks = [&](int n) {
+    std::unique_lock<std::mutex> lock(mu);
+    return ticked.wait_for(lock, 60s, [&] { return ticks >= n; });  // A bound against a hang only.
+  };
+  ASSERT_TRUE(wait_for_ticks(1));
+  EXPECT_EQ(sampler.Latest()->node_view.gpus[0].earlier_xid_count_by_code,
+            (std::map<int64_t, int64_t>{{48, 2}}));
+  sampler.ForgetXids("GPU-0");
+  sampler.RequestReading();
+  ASSERT_TRUE(wait_for_ticks(2));
+  EXPECT_TRUE(sampler.Latest()->node_view.gpus[0].earlier_xid_count_by_code.empty());
 }
 
 }  // namespace
