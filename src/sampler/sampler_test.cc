@@ -45,33 +45,56 @@ class CountingBackend final : public gpu::GpuBackend {
   node::SystemInfo system_;
 };
 
-TEST(SamplerTest, AReadingAskedForIsTakenAtOnceOffTheGrid) {
+// A sampler over one CountingBackend GPU whose grid never comes during a
+// test (only readings asked for), counting its ticks.
+class TickCounter {
+ public:
+  TickCounter()
+      : sampler_(
+            [this]() -> Result<gpu::OpenedBackend> {
+              auto backend = std::make_unique<CountingBackend>(&fast_reads);
+              Result<std::vector<node::GpuInfo>> gpus = backend->Open();
+              return gpu::OpenedBackend{std::move(backend), gpus.value()};
+            },
+            Options(), RealClock(), &logger_,
+            [this](const std::shared_ptr<const node::Snapshot>&) {
+              std::lock_guard<std::mutex> lock(mu_);
+              ++ticks_;
+              ticked_.notify_all();
+            }) {}
+  Sampler& sampler() { return sampler_; }
+  // Whether `n` ticks were taken (a bound against a hang only: a reading
+  // asked for comes at once).
+  bool WaitForTicks(int n) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return ticked_.wait_for(lock, 60s, [&] { return ticks_ >= n; });
+  }
+  int ticks() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return ticks_;
+  }
   std::atomic<int> fast_reads{0};
-  std::mutex mu;
-  std::condition_variable ticked;
-  int ticks = 0;
-  SamplerOptions options;
-  options.fast_interval = std::chrono::hours(1);  // The grid never comes during the test.
-  options.slow_interval = std::chrono::hours(2);
-  Logger logger{LogLevel::kOff};
-  Sampler sampler(
-      [&fast_reads]() -> Result<gpu::OpenedBackend> {
-        auto backend = std::make_unique<CountingBackend>(&fast_reads);
-        Result<std::vector<node::GpuInfo>> gpus = backend->Open();
-        return gpu::OpenedBackend{std::move(backend), gpus.value()};
-      },
-      options, RealClock(), &logger,
-      [&](const std::shared_ptr<const node::Snapshot>&) {
-        std::lock_guard<std::mutex> lock(mu);
-        ++ticks;
-        ticked.notify_all();
-      });
+
+ private:
+  static SamplerOptions Options() {
+    SamplerOptions options;
+    options.fast_interval = std::chrono::hours(1);
+    options.slow_interval = std::chrono::hours(2);
+    return options;
+  }
+  std::mutex mu_;
+  std::condition_variable ticked_;
+  int ticks_ = 0;
+  Logger logger_{LogLevel::kOff};
+  Sampler sampler_;
+};
+
+TEST(SamplerTest, AReadingAskedForIsTakenAtOnceOffTheGrid) {
+  TickCounter t;
+  Sampler& sampler = t.sampler();
+  std::atomic<int>& fast_reads = t.fast_reads;
   ASSERT_TRUE(sampler.Start().ok());
-  auto wait_for_ticks = [&](int n) {
-    std::unique_lock<std::mutex> lock(mu);
-    // A bound against a hang only; the reading comes at once.
-    return ticked.wait_for(lock, 60s, [&] { return ticks >= n; });
-  };
+  auto wait_for_ticks = [&](int n) { return t.WaitForTicks(n); };
   ASSERT_TRUE(wait_for_ticks(1));
   EXPECT_EQ(fast_reads.load(), 1);
   sampler.RequestReading();
@@ -84,7 +107,7 @@ TEST(SamplerTest, AReadingAskedForIsTakenAtOnceOffTheGrid) {
   sampler.Stop();
   EXPECT_EQ(fast_reads.load(), 3);
   sampler.RequestReading();  // Harmless once stopped.
-  EXPECT_EQ(ticks, 3);
+  EXPECT_EQ(t.ticks(), 3);
 }
 
 // The kernel log's Xids of this boot (by PCI address, as the kernel spells
@@ -92,35 +115,14 @@ TEST(SamplerTest, AReadingAskedForIsTakenAtOnceOffTheGrid) {
 // these and the history's; those before an admin's clearing do not, and
 // ForgetXids forgets them all.
 TEST(SamplerTest, XidsFromTheKernelLogAndTheHistoryCountOnTheirGpu) {
-  std::atomic<int> fast_reads{0};
-  std::mutex mu;
-  std::condition_variable ticked;
-  int ticks = 0;
-  SamplerOptions options;
-  options.fast_interval = std::chrono::hours(1);
-  options.slow_interval = std::chrono::hours(2);
-  Logger logger{LogLevel::kOff};
-  Sampler sampler(
-      [&fast_reads]() -> Result<gpu::OpenedBackend> {
-        auto backend = std::make_unique<CountingBackend>(&fast_reads);
-        Result<std::vector<node::GpuInfo>> gpus = backend->Open();
-        return gpu::OpenedBackend{std::move(backend), gpus.value()};
-      },
-      options, RealClock(), &logger,
-      [&](const std::shared_ptr<const node::Snapshot>&) {
-        std::lock_guard<std::mutex> lock(mu);
-        ++ticks;
-        ticked.notify_all();
-      });
+  TickCounter t;
+  Sampler& sampler = t.sampler();
   sampler.SeedEarlierXids({{"GPU-0", {{48, 1}}}});
   sampler.SeedLoggedXids(
       {{"0000:18:00", 48, 1000}, {"0000:18:00", 48, 2000}, {"0000:18:00", 79, 500}, {"0000:3b:00", 63, 2000}},
       {{"GPU-0", 600}});  // The Xid 79 was cleared by an admin.
   ASSERT_TRUE(sampler.Start().ok());
-  auto wait_for_ticks = [&](int n) {
-    std::unique_lock<std::mutex> lock(mu);
-    return ticked.wait_for(lock, 60s, [&] { return ticks >= n; });  // A bound against a hang only.
-  };
+  auto wait_for_ticks = [&](int n) { return t.WaitForTicks(n); };
   ASSERT_TRUE(wait_for_ticks(1));
   EXPECT_EQ(sampler.Latest()->node_view.gpus[0].earlier_xid_count_by_code,
             (std::map<int64_t, int64_t>{{48, 2}}));
