@@ -89,6 +89,10 @@ const std::vector<ReadingQuery>& ReadingQueries() {
     out.push_back({f::kGpuXidErrorsTotal,
                    fmt::format("sum by (instance, gpu) ({}) > 0", f::kGpuXidErrorsTotal), false,
                    [](const Sample& s, G* g) { g->xid_errors = FiniteOrNone(s.value); }});
+    out.push_back({f::kGpuEccErrorsTotal,
+                   fmt::format("max by (instance, gpu) ({}{{kind=\"uncorrected\",scope=\"volatile\"}}) > 0",
+                               f::kGpuEccErrorsTotal),
+                   false, [](const Sample& s, G* g) { g->ecc_uncorrected = FiniteOrNone(s.value); }});
     add(f::kGpuIdle, " == 1", true, [](const Sample& s, G* g) { g->is_idle = s.value == 1; });
     add(f::kGpuHeldIdle, " == 1", true, [](const Sample& s, G* g) { g->is_held_idle = s.value == 1; });
     add(f::kGpuIdleForSeconds, " > 0", true,

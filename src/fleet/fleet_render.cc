@@ -68,6 +68,7 @@ std::string Notes(const FleetGpu& g, bool is_up) {
     notes += "  THROTTLED (" + reasons + ")";
   }
   if (g.pcie_link_width) notes += fmt::format("  PCIe x{:.0f}", *g.pcie_link_width);
+  if (g.ecc_uncorrected) notes += fmt::format("  ECC {:.0f} uncorrected", *g.ecc_uncorrected);
   if (g.xid_errors) notes += fmt::format("  {:.0f} Xid{}", *g.xid_errors, *g.xid_errors == 1 ? "" : "s");
   return notes;
 }
@@ -146,6 +147,7 @@ json FleetToJson(const FleetView& view) {
         if (!g.verdict.empty()) x["verdict"] = g.verdict;
         Put(&x, "pcie_link_width", g.pcie_link_width);
         Put(&x, "xid_errors", g.xid_errors);
+        Put(&x, "ecc_uncorrected", g.ecc_uncorrected);
         x["idle_holders"] = g.idle_holders;
         x["processes"] = g.processes;
         Put(&x, "idle_for_seconds", g.idle_for_seconds);

@@ -43,6 +43,7 @@ struct FleetGpu {
   std::string verdict;
   std::optional<double> pcie_link_width;  // When below the link's maximum.
   std::optional<double> xid_errors;       // Xids its agent has seen, when any.
+  std::optional<double> ecc_uncorrected;  // Uncorrected ECC errors since its last reset, when any.
   std::vector<std::string> throttle_reasons;
   std::vector<GpuHolder> holders;
   // The pod the kubelet allocated the GPU to ("namespace/pod"), running or

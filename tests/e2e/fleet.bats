@@ -335,4 +335,6 @@ PY
   run tarmac fleet status --prometheus "http://127.0.0.1:$PROM_PORT"
   [[ "$output" == *"DRAIN  "*"PCIe x8"* ]]
   [[ "$output" == *"2 Xids"* ]]
+  [[ "$output" == *"PCIe x8  ECC 1 uncorrected"* ]]
+  [ "$(jq -c '[.nodes[0].gpus[] | .ecc_uncorrected]' "$WORLD/fleet.json")" == '[null,null,1,null]' ]
 }
