@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "store/event_query.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdio>
 
@@ -40,6 +42,16 @@ Result<std::vector<StoredEvent>> QueryEvents(Db* db, const EventRequest& request
   return out;
 }
 
+std::string XidEventDetail(int64_t xid, int64_t count_since_start) {
+  return fmt::format("Xid {} ({} since the agent started)", xid, count_since_start);
+}
+
+std::optional<int64_t> XidOfEventDetail(const std::string& detail) {
+  long long xid = 0;
+  if (std::sscanf(detail.c_str(), "Xid %lld (", &xid) != 1) return std::nullopt;
+  return static_cast<int64_t>(xid);
+}
+
 Result<std::map<std::string, std::map<int64_t, int64_t>>> QueryXidsSince(
     Db* db, int64_t since_t, const std::map<std::string, int64_t>& not_before) {
   Result<Stmt> stmt = db->Prepare(
@@ -50,9 +62,7 @@ Result<std::map<std::string, std::map<int64_t, int64_t>>> QueryXidsSince(
   std::map<std::string, std::map<int64_t, int64_t>> out;
   Status st = stmt.value().ForEachRow([&](const Stmt& row) {
     if (auto cut = not_before.find(row.Text(0)); cut != not_before.end() && row.Int(2) <= cut->second) return;
-    // The writer's detail: "Xid 48 (2 since the agent started)".
-    long long xid = 0;
-    if (std::sscanf(row.Text(1).c_str(), "Xid %lld", &xid) == 1) out[row.Text(0)][xid]++;
+    if (std::optional<int64_t> xid = XidOfEventDetail(row.Text(1))) out[row.Text(0)][*xid]++;
   });
   if (!st.ok()) return st;
   return out;

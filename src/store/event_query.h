@@ -40,6 +40,12 @@ struct StoredEvent {
 // Process starts and ends are left out (a GPU's history has thousands).
 Result<std::vector<StoredEvent>> QueryEvents(Db* db, const EventRequest& request);
 
+// An "xid" event's detail, as the writer records it and QueryXidsSince
+// reads it back: "Xid 48 (2 since the agent started)"; and the code back
+// (nullopt for another text).
+std::string XidEventDetail(int64_t xid, int64_t count_since_start);
+std::optional<int64_t> XidOfEventDetail(const std::string& detail);
+
 // The Xids recorded since `since_t` (events of kind "xid"), by GPU UUID
 // and Xid code: what an agent that restarts carries on judging its GPUs
 // by (node::GpuView::earlier_xid_count_by_code).

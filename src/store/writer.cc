@@ -8,6 +8,7 @@
 #include "common/fs.h"
 #include "nvidia/clock_event_reasons.h"
 #include "store/codec.h"
+#include "store/event_query.h"
 #include "store/fold.h"
 #include "store/schema.h"
 
@@ -490,11 +491,9 @@ void StoreWriter::NoteGpuEvents(const node::GpuView& g, int64_t gpu_id, PendingT
     for (const auto& [code, count] : now.xid_count_by_code) {
       auto seen = was.xid_count_by_code.find(code);
       for (int64_t n = seen != was.xid_count_by_code.end() ? seen->second : 0; n < count; ++n, ++told)
-        Event(p, gpu_id, "xid", fmt::format("Xid {} ({} since the agent started)", code, now.xid_count));
+        Event(p, gpu_id, "xid", XidEventDetail(code, now.xid_count));
     }
-    if (told == 0)
-      Event(p, gpu_id, "xid",
-            fmt::format("Xid {} ({} since the agent started)", g.last_xid->xid, now.xid_count));
+    if (told == 0) Event(p, gpu_id, "xid", XidEventDetail(g.last_xid->xid, now.xid_count));
   }
   for (int64_t n = was.backfill_preemptions + 1; n <= now.backfill_preemptions; ++n) {
     Event(p, gpu_id, "backfill_preempted",
