@@ -132,14 +132,14 @@ Result<json> OnUndrain(LeaseCore& core, const ApiCall& c) {
   const sched::GpuSlot& s = *gpu.value();
   auto it = core.drains.find(s.uuid);
   auto evidence = core.drain_evidence.find(s.index);
-  bool has_xids = evidence != core.drain_evidence.end() && evidence->second.find("Xid") != std::string::npos;
+  bool has_xids = evidence != core.drain_evidence.end() && evidence->second.has_xids;
   if (it == core.drains.end() && !has_xids)
     return Status::FailedPrecondition(fmt::format("GPU {} is not drained", s.index));
   std::string detail = it != core.drains.end()
                            ? fmt::format("GPU {} ({}) undrained by {} (drained by {}: {})", s.index, s.uuid,
                                          c.caller.user, it->second.by, it->second.reason)
                            : fmt::format("GPU {} ({}): its Xids cleared by {} ({})", s.index, s.uuid,
-                                         c.caller.user, evidence->second);
+                                         c.caller.user, WhyToDrain(core, s.index));
   if (it != core.drains.end()) core.drains.erase(it);
   // The Xids seen on it stop counting, now and after a restart: the admin
   // vouched for it (a reset, say).
@@ -157,15 +157,14 @@ std::string WhyToDrain(const LeaseCore& core, int index) {
   if (auto d = core.drains.find(core.slots[static_cast<size_t>(index)].uuid); d != core.drains.end())
     return fmt::format("drained by {}: {}", d->second.by, d->second.reason);
   auto e = core.drain_evidence.find(index);
-  return e != core.drain_evidence.end() ? e->second : "";
+  return e != core.drain_evidence.end() ? fmt::format("{}", fmt::join(e->second.reasons, "; ")) : "";
 }
 
 void NoteDrainEvidence(LeaseCore& core, const node::NodeView& reading) {
   core.drain_evidence.clear();
   for (const node::GpuView& g : reading.gpus) {
     node::HealthVerdict v = node::JudgeGpu(g);
-    if (v.verdict == node::Verdict::kDrain)
-      core.drain_evidence[g.info.index] = fmt::format("{}", fmt::join(v.reasons, "; "));
+    if (v.verdict == node::Verdict::kDrain) core.drain_evidence[g.info.index] = std::move(v);
   }
 }
 
@@ -178,7 +177,7 @@ void AutoDrain(LeaseCore& core, const node::NodeView& reading, sched::TimePoint 
                              [&](const sched::GpuSlot& s) { return s.uuid == g.info.uuid; });
     if (slot == core.slots.end()) continue;
     int64_t now_unix = static_cast<int64_t>(core.Base().ToUnix(now));
-    Drain(core, *slot, node::GpuDrain{"policy", evidence->second, now_unix}, Actor{});
+    Drain(core, *slot, node::GpuDrain{"policy", WhyToDrain(core, g.info.index), now_unix}, Actor{});
   }
 }
 

@@ -54,6 +54,7 @@
 #include "leases/scheduler_claims.h"
 #include "leases/signaller.h"
 #include "node/agent_figures.h"
+#include "node/health_verdict.h"
 #include "node/node_view.h"
 #include "sched/lease_book.h"
 #include "sched/lease_json.h"
@@ -219,7 +220,7 @@ struct LeaseCore {
   std::map<std::string, int64_t> xids_cleared_unix;
   // Why each GPU the last reading says to drain is to drain, by index
   // (node/health_verdict.h).
-  std::map<int, std::string> drain_evidence;
+  std::map<int, node::HealthVerdict> drain_evidence;
   std::map<int64_t, LeaseRuntime> runtime;
   std::map<int64_t, sched::Waiting> waiting;  // The last decision's waiting, by request id.
   RequestMemory memory;                       // Request keys, and why recent leases and requests ended.

@@ -18,7 +18,8 @@ constexpr std::pair<Verdict, const char*> kVerdictNames[] = {
     {Verdict::kOk, "ok"}, {Verdict::kDegraded, "degraded"}, {Verdict::kDrain, "drain"}};
 
 // The evidence that a GPU should be drained.
-void DrainEvidence(const GpuView& gpu, std::vector<std::string>* out) {
+void DrainEvidence(const GpuView& gpu, HealthVerdict* verdict) {
+  std::vector<std::string>* out = &verdict->reasons;
   const GpuSample& s = gpu.sample;
   if (gpu.drained) out->push_back(fmt::format("drained by {}: {}", gpu.drained->by, gpu.drained->reason));
   if (s.health != GpuHealth::kOk) {
@@ -46,6 +47,7 @@ void DrainEvidence(const GpuView& gpu, std::vector<std::string>* out) {
   }
   if (!earlier.empty())
     out->push_back(fmt::format("Xid {} (logged before the agent restarted)", fmt::join(earlier, ", ")));
+  verdict->has_xids = !critical.empty() || !earlier.empty();
 }
 
 // The evidence that it works, but below its best.
@@ -71,7 +73,7 @@ const char* VerdictName(Verdict verdict) { return EnumName(kVerdictNames, verdic
 
 HealthVerdict JudgeGpu(const GpuView& gpu) {
   HealthVerdict v;
-  DrainEvidence(gpu, &v.reasons);
+  DrainEvidence(gpu, &v);
   if (!v.reasons.empty()) {
     v.verdict = Verdict::kDrain;
     return v;

@@ -32,6 +32,7 @@ const char* VerdictName(Verdict verdict);
 struct HealthVerdict {
   Verdict verdict = Verdict::kOk;
   std::vector<std::string> reasons;  // The evidence, one phrase each ("uncorrected ECC errors: 2").
+  bool has_xids = false;             // Critical Xids are among the drain evidence.
 };
 
 HealthVerdict JudgeGpu(const GpuView& gpu);
