@@ -121,10 +121,12 @@ class Agent {
   void Reload();
   // Backfill's idle_for counts on from each GPU's last use in the history
   // (an agent restarted a minute ago does not make idle GPUs wait again).
-  void SeedBackfillFromHistory();
-  // Xids logged since the host booted, before this agent started: the GPUs'
-  // health verdicts go on counting them (docs/health.md).
-  void SeedXidsFromHistory();
+  // Before the first tick, what the agent carries on from before it
+  // started: each GPU's last use (backfill's idle time) from the history,
+  // and the Xids of this boot from the kernel log and the history (the
+  // GPUs' health verdicts go on counting them: docs/health.md). The
+  // history is opened once for both.
+  void SeedFromHistory();
   void OpenKubernetes();
   // Tells the kubelet (through the device plugin) what the GPUs are now.
   void UpdateDevices(const node::NodeView& node_view);
@@ -215,7 +217,6 @@ Status Agent::OpenState() {
                                                    process_control_.get(), clock_, logger_);
   Status s = leases_->Restore();
   if (!s.ok()) return StateError(s, "restore the saved leases", "them");
-  SeedBackfillFromHistory();
   // The [slurm] idle policy asks Slurm itself (scontrol, scancel).
   leases_->SetSlurmCommand([](const std::vector<std::string>& argv) -> Status {
     Result<std::pair<std::string, int>> ran = RunProgram(argv, std::chrono::seconds(10));
@@ -339,7 +340,7 @@ Status Agent::StartSampling() {
   leases_->OnWantsReading([sampler] { sampler->RequestReading(); });
   // A GPU an admin undrains has its Xids forgotten: they vouched for it.
   leases_->OnUndrain([sampler](const std::string& uuid) { sampler->ForgetXids(uuid); });
-  SeedXidsFromHistory();
+  SeedFromHistory();
   return sampler_->Start();
 }
 
@@ -526,34 +527,20 @@ void Agent::StartWorkers(const node::NodeView& first) {
   }
 }
 
-void Agent::SeedBackfillFromHistory() {
-  if (!history_) return;
-  Result<std::unique_ptr<store::Db>> db = store::OpenForReading(config::StorePath(config_));
-  if (!db.ok()) return;
-  // Seen within the last two minutes: the history was being written until
-  // about when the agent stopped, so no unseen work ran in between.
+void Agent::SeedFromHistory() {
   int64_t now = UnixSeconds(clock_->WallNow());
-  Result<std::map<std::string, int64_t>> last = store::LastUseByGpu(db.value().get(), now - 120);
-  if (!last.ok() || last.value().empty()) return;
-  leases_->SeedBackfillLastUse(last.value());
-  logger_->Log(LogLevel::kInfo, "backfill: idle time of {} GPU(s) counted from the history",
-               last.value().size());
-}
-
-void Agent::SeedXidsFromHistory() {
   struct sysinfo si {};
-  if (::sysinfo(&si) != 0) return;
-  int64_t now = UnixSeconds(clock_->WallNow());
-  int64_t booted_unix = now - static_cast<int64_t>(si.uptime);
+  std::optional<int64_t> booted_unix;
+  if (::sysinfo(&si) == 0) booted_unix = now - static_cast<int64_t>(si.uptime);
   // The kernel's own log of this boot (as the doctor reads it; best effort:
   // a hardened unit may not read it), resolved to GPUs by PCI address.
   doctor::HostFiles host("/");
   host.SetDeadline(clock_->SteadyNow() + std::chrono::seconds(2), clock_);
-  if (Result<std::string> log = host.KernelLog(); log.ok()) {
+  if (Result<std::string> log = host.KernelLog(); booted_unix && log.ok()) {
     std::vector<sampler::Sampler::LoggedXid> logged;
     for (const doctor::KernelXid& x : doctor::ParseKernelXids(log.value())) {
-      if (!x.seconds_since_boot) continue;
-      logged.push_back({x.pci, x.xid, booted_unix + static_cast<int64_t>(*x.seconds_since_boot)});
+      if (x.seconds_since_boot)
+        logged.push_back({x.pci, x.xid, *booted_unix + static_cast<int64_t>(*x.seconds_since_boot)});
     }
     if (!logged.empty()) {
       logger_->Log(LogLevel::kInfo, "health: {} Xid(s) in the kernel log since the host booted",
@@ -564,17 +551,22 @@ void Agent::SeedXidsFromHistory() {
   if (!history_) return;
   Result<std::unique_ptr<store::Db>> db = store::OpenForReading(config::StorePath(config_));
   if (!db.ok()) return;
-  // Xids logged since the host booted, before this agent started: the
-  // GPUs' health verdicts go on counting them (docs/health.md).
-  {
+  if (booted_unix) {
     Result<std::map<std::string, std::map<int64_t, int64_t>>> xids =
-        store::QueryXidsSince(db.value().get(), booted_unix, leases_->XidsClearedAt());
+        store::QueryXidsSince(db.value().get(), *booted_unix, leases_->XidsClearedAt());
     if (xids.ok() && !xids.value().empty()) {
       logger_->Log(LogLevel::kInfo, "health: Xids of {} GPU(s) since the host booted read from the history",
                    xids.value().size());
       sampler_->SeedEarlierXids(std::move(xids).value());
     }
   }
+  // Seen within the last two minutes: the history was being written until
+  // about when the agent stopped, so no unseen work ran in between.
+  Result<std::map<std::string, int64_t>> last = store::LastUseByGpu(db.value().get(), now - 120);
+  if (!last.ok() || last.value().empty()) return;
+  leases_->SeedBackfillLastUse(last.value());
+  logger_->Log(LogLevel::kInfo, "backfill: idle time of {} GPU(s) counted from the history",
+               last.value().size());
 }
 
 void Agent::Reload() {
