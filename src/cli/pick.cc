@@ -20,10 +20,11 @@ std::optional<double> RecentUse(const node::GpuView& g) {
 }
 
 // Why `g` is not free, in words.
-std::string WhyNot(const node::GpuView& g, sched::NotFree why, const PickRequest& request) {
+std::string WhyNot(const node::GpuView& g, const node::HealthVerdict& health, sched::NotFree why,
+                   const PickRequest& request) {
   switch (why) {
     case sched::NotFree::kDrain:
-      return fmt::format("to drain: {}", fmt::join(node::JudgeGpu(g).reasons, "; "));
+      return fmt::format("to drain: {}", fmt::join(health.reasons, "; "));
     case sched::NotFree::kMig:
       return "in MIG mode (CUDA takes one of its instances: tarmac run --mig PROFILE)";
     case sched::NotFree::kLeased:
@@ -64,7 +65,9 @@ PickResult Pick(const node::NodeView& node_view, const PickRequest& request) {
   for (const sched::GpuSlot& s : slots) {
     const node::GpuView& g = node_view.gpus[static_cast<size_t>(s.index)];
     sched::NotFree why = sched::WhyNotFree(s, request.min_free_memory_bytes);
-    result.gpus.push_back({&g, why == sched::NotFree::kFree, false, WhyNot(g, why, request)});
+    node::HealthVerdict health = node::JudgeGpu(g);
+    std::string text = WhyNot(g, health, why, request);
+    result.gpus.push_back({&g, why == sched::NotFree::kFree, false, std::move(health), std::move(text)});
     if (why == sched::NotFree::kFree) {
       candidates.push_back(&g);
     } else {
@@ -95,7 +98,7 @@ PickResult Pick(const node::NodeView& node_view, const PickRequest& request) {
     std::string state = fmt::format("free: {:.0f}% recently, {} free", RecentUse(*g).value_or(0) * 100,
                                     FormatBytes(g->sample.memory_free_bytes.value_or(0)));
     bool is_degraded = slots[static_cast<size_t>(position)].is_degraded;
-    if (is_degraded) state += fmt::format("; degraded: {}", fmt::join(node::JudgeGpu(*g).reasons, "; "));
+    if (is_degraded) state += fmt::format("; degraded: {}", fmt::join(j.health.reasons, "; "));
     if (j.is_chosen) {
       j.why = "chosen; " + state;
     } else if (!placed) {

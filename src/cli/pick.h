@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "node/health_verdict.h"
 #include "node/node_view.h"
 
 namespace tarmac::cli {
@@ -32,7 +33,8 @@ struct PickJudgement {
   const node::GpuView* gpu = nullptr;
   bool is_free = false;
   bool is_chosen = false;
-  std::string why;  // "leased to alice (lease 4); tarmac run queues for it"
+  node::HealthVerdict health;  // Judged once, for the reasons and --json.
+  std::string why;             // "leased to alice (lease 4); tarmac run queues for it"
 };
 
 struct PickResult {

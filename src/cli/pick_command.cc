@@ -10,7 +10,6 @@
 #include "cli/pick.h"
 #include "cli/status_command.h"
 #include "common/units.h"
-#include "node/health_verdict.h"
 
 namespace tarmac::cli {
 
@@ -65,7 +64,7 @@ int RunPick(const GlobalOptions& global, const PickOptions& options, Clock* cloc
     for (const PickJudgement& g : result.gpus) {
       j["gpus"].push_back({{"gpu", g.gpu->info.index},
                            {"uuid", g.gpu->info.uuid},
-                           {"verdict", node::VerdictName(node::JudgeGpu(*g.gpu).verdict)},
+                           {"verdict", node::VerdictName(g.health.verdict)},
                            {"free", g.is_free},
                            {"chosen", g.is_chosen},
                            {"why", g.why}});
