@@ -37,8 +37,14 @@ constexpr Family kGpuLeaseSecondsTotal{
 constexpr Family kGpuJobSecondsTotal{
     node::family::kGpuJobSecondsTotal, "counter",
     "Time a Kubernetes pod or a Slurm job held the GPU (or a MIG instance), by the GPU's state."};
+constexpr Family kGpuUserSecondsTotal{
+    node::family::kGpuUserSecondsTotal, "counter",
+    "Time of the GPU (or its MIG instances' share) charged to a user: held by a lease or, outside "
+    "leases, by the user's processes; by the GPU's state meanwhile (busy, idle, unknown)."};
+constexpr Family kGpuUserCostTotal{node::family::kGpuUserCostTotal, "counter",
+                                   "What the time charged to a user cost, at the configured price."};
 constexpr std::array kAccountingFamilies = {&kGpuStateSecondsTotal, &kGpuLeaseSecondsTotal,
-                                            &kGpuJobSecondsTotal};
+                                            &kGpuJobSecondsTotal, &kGpuUserSecondsTotal, &kGpuUserCostTotal};
 
 // A counter's value for one family of kIdleFamilies.
 double IdleValue(std::string_view family, const GpuCounters& c) {
@@ -100,6 +106,26 @@ void CollectSecondsByHolder(const node::NodeView& node_view, const std::string& 
   }
 }
 
+// Time and cost charged to users (node/gpu_charge.h): what `fleet report
+// --by user` sums.
+void CollectUserCharges(const node::NodeView& node_view, const std::string& host, const std::string& currency,
+                        const std::map<std::string, GpuCounters>& counters, Exposition* out) {
+  for (const Family* family : {&kGpuUserSecondsTotal, &kGpuUserCostTotal}) {
+    Head(out, *family);
+    const bool is_cost = family == &kGpuUserCostTotal;
+    for (const node::GpuView& g : node_view.gpus) {
+      auto c = counters.find(g.info.uuid);
+      if (c == counters.end()) continue;
+      for (const auto& [key, charge] : c->second.user_charges) {
+        Labels l = With(With(With(NativeLabels(g, host), "user", key.user), "held_by", key.held_by), "state",
+                        key.state);
+        if (is_cost) l = With(l, "currency", currency);
+        out->Sample(family->name, l, is_cost ? charge.cost : charge.seconds);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 const std::vector<FamilyDoc>& AccountingFamilies() {
@@ -116,6 +142,7 @@ void CollectAccounting(const node::NodeView& node_view, const std::string& host,
                        const std::map<std::string, GpuCounters>& counters, Exposition* out) {
   CollectIdle(node_view, host, currency, counters, out);
   CollectSecondsByHolder(node_view, host, counters, out);
+  CollectUserCharges(node_view, host, currency, counters, out);
 }
 
 }  // namespace tarmac::metrics

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "metrics/pod_labels.h"
+#include "node/gpu_charge.h"
 #include "node/gpu_marks.h"
 #include "nvidia/clock_event_reasons.h"
 
@@ -36,6 +37,20 @@ const char* JobState(const node::GpuView& g) {
 const char* JobState(const node::GpuView& g, const node::MigInstance& m) {
   if (g.sample.health != node::GpuHealth::kOk) return "unknown";
   return node::IsMigInstanceIdle(m, g) ? "idle" : "busy";
+}
+
+// Charges `dt` seconds of `g` (marked with `marks`) to its users.
+void AddUserCharges(const node::GpuView& g, const node::LeaseMarks& marks, double dt, double price_per_hour,
+                    std::chrono::steady_clock::time_point at, GpuCounters* c) {
+  node::GpuView marked = g;
+  node::ApplyLeaseMarks(marks, &marked);
+  for (const node::GpuCharge& charge : node::ChargeGpu(marked)) {
+    UserCharge& u = c->user_charges[UserChargeKey{charge.user, node::ChargeHolderName(charge.held_by),
+                                                  node::ChargeStateName(charge.state)}];
+    u.seconds += dt * charge.share;
+    u.cost += dt * charge.share / 3600.0 * price_per_hour;
+    u.last_held = at;
+  }
 }
 
 }  // namespace
@@ -80,7 +95,9 @@ void NodeCounters::Update(const node::NodeView& node_view, const node::LeaseMark
                       at, &c);
       }
     }
+    if (dt > 0) AddUserCharges(g, marks, dt, price_(g.info.name), at, &c);
     std::erase_if(c.job_seconds, [&](const auto& j) { return at - j.second.last_held > kJobSeriesKeep; });
+    std::erase_if(c.user_charges, [&](const auto& u) { return at - u.second.last_held > kJobSeriesKeep; });
     if (g.sample.health != node::GpuHealth::kOk) {
       c.state_seconds["unknown"] += dt;
       // An unreadable GPU is not known to be idle: its spells end.

@@ -35,6 +35,20 @@ struct JobSeconds {
   std::chrono::steady_clock::time_point last_held;
 };
 
+// A user charged for a GPU's time (node/gpu_charge.h): by whom it was
+// held ("lease", "process") and its state ("busy", "idle", "unknown").
+struct UserChargeKey {
+  std::string user;
+  std::string held_by;
+  std::string state;
+  auto operator<=>(const UserChargeKey&) const = default;
+};
+struct UserCharge {
+  double seconds = 0;
+  double cost = 0;  // At the configured price of the GPU's model.
+  std::chrono::steady_clock::time_point last_held;
+};
+
 struct GpuCounters {
   double idle_seconds = 0;
   double held_idle_seconds = 0;
@@ -59,6 +73,9 @@ struct GpuCounters {
   // holders of the last hour, and every scrape in between reads the final
   // count.
   std::map<JobKey, JobSeconds> job_seconds;
+  // The GPU's time and its cost charged to each user (node::ChargeGpu),
+  // kept like job_seconds: dropped kJobSeriesKeep after the last charge.
+  std::map<UserChargeKey, UserCharge> user_charges;
 };
 
 class NodeCounters {

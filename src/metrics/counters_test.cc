@@ -75,6 +75,33 @@ TEST(NodeCountersTest, LeaseSecondsGoToTheLeasesUserAndKind) {
                                                                          {{"bob", "backfill"}, 1}}));
 }
 
+// The time charged to users: a reservation held idle is its user's with
+// its cost; then, outside the lease, the GPU's time goes to the user of
+// the process holding it.
+TEST(NodeCountersTest, UserChargesFollowTheLeaseThenTheProcessesWithTheirCost) {
+  NodeCounters counters([](const std::string&) { return 3.6; });  // 0.001 a second.
+  std::chrono::steady_clock::time_point t{};
+  node::NodeView f = OneGpu(0, true);
+  f.gpus[0].processes[0].details.user = "bob";
+  node::LeaseMarks marks;
+  marks.leases[0] = node::GpuLease{7, "alice", node::LeaseKind::kReservation};
+  counters.Update(f, marks, t);
+  counters.Update(f, marks, t + seconds(4));
+  marks.leases.clear();
+  f.gpus[0].sample.utilization_gpu_ratio = 0.7;
+  counters.Update(f, marks, t + seconds(6));
+  std::map<UserChargeKey, UserCharge> charged = counters.Get().at("GPU-0").user_charges;
+  ASSERT_EQ(charged.size(), 2u);
+  UserCharge alice = charged[UserChargeKey{"alice", "lease", "idle"}];
+  EXPECT_DOUBLE_EQ(alice.seconds, 4);
+  EXPECT_NEAR(alice.cost, 0.004, 1e-12);
+  EXPECT_DOUBLE_EQ((charged[UserChargeKey{"bob", "process", "busy"}].seconds), 2);
+  // An hour after its last charge a user's series goes.
+  f.gpus[0].processes.clear();
+  counters.Update(f, marks, t + seconds(5) + std::chrono::minutes(60));
+  EXPECT_EQ(counters.Get().at("GPU-0").user_charges.size(), 1u);
+}
+
 TEST(NodeCountersTest, PodsAndSlurmJobsCountTheirOwnSecondsByStateAndTheirSeriesEndAnHourAfterThem) {
   NodeCounters counters([](const std::string&) { return 0.0; });
   std::chrono::steady_clock::time_point t{};

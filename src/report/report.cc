@@ -141,32 +141,77 @@ struct Builder {
     return Status::OK();
   }
 
-  Status AddOwners() {
-    if (IsAllocationGrouping(request.by)) return AddAllocationOwners();
-    Result<std::vector<store::OwnerUsage>> rows = store::QueryOwnerUsage(
-        db, request.by == GroupBy::kContainer ? store::OwnerKey::kWorkload : store::OwnerKey::kUser,
-        first_hour, end_hour);
+  // Owners by user: the GPU time charged to each, by whom it was held and
+  // the GPU's state meanwhile, with its cost.
+  Status AddUserCharges() {
+    Result<std::vector<store::UserChargeUsage>> rows = store::QueryUserCharges(db, first_hour, end_hour);
     if (!rows.ok()) return rows.status();
+    std::map<std::string, OwnerLine> by_user;
+    for (const store::UserChargeUsage& r : rows.value()) {
+      OwnerLine& o = by_user[r.user];
+      o.owner = r.user;
+      double hours = static_cast<double>(r.milliseconds) / 3.6e6;
+      double cost = hours * (price.count(r.gpu_id) ? price[r.gpu_id] : 0.0);
+      o.gpu_hours_held += hours;
+      if (r.state == "busy") {
+        o.gpu_hours_busy += hours;
+        o.busy_cost += cost;
+      } else if (r.state == "unknown") {
+        o.unknown_hours += hours;
+      } else if (r.held_by == "lease") {
+        o.held_idle_by_lease_hours += hours;
+        o.held_idle_by_lease_cost += cost;
+      } else {
+        o.held_idle_by_process_hours += hours;
+        o.held_idle_by_process_cost += cost;
+      }
+    }
+    for (auto& [name, o] : by_user) {
+      o.held_idle_hours = o.held_idle_by_lease_hours + o.held_idle_by_process_hours;
+      o.idle_cost = o.held_idle_by_lease_cost + o.held_idle_by_process_cost;
+      report.owners.push_back(o);
+    }
+    return Status::OK();
+  }
+
+  // Owners by the workload of each process (container, pod, job).
+  void AddWorkloadOwners(const std::vector<store::OwnerUsage>& rows) {
     std::map<std::string, OwnerLine> by_owner;
-    double memory_time = 0;
-    double idle_memory_time = 0;
-    for (const store::OwnerUsage& r : rows.value()) {
+    for (const store::OwnerUsage& r : rows) {
       OwnerLine& o = by_owner[r.owner];
       o.owner = r.owner;
       o.gpu_hours_held += static_cast<double>(r.seen_seconds) / 3600;
       o.gpu_hours_busy += static_cast<double>(r.busy_seconds) / 3600;
       double idle_hours = static_cast<double>(r.held_idle_seconds) / 3600;
       o.held_idle_hours += idle_hours;
+      o.held_idle_by_process_hours += idle_hours;
       o.idle_cost += idle_hours * (price.count(r.gpu_id) ? price[r.gpu_id] : 0.0);
+    }
+    for (auto& [name, o] : by_owner) report.owners.push_back(o);
+  }
+
+  Status AddOwners() {
+    if (IsAllocationGrouping(request.by)) return AddAllocationOwners();
+    Result<std::vector<store::OwnerUsage>> rows = store::QueryOwnerUsage(
+        db, request.by == GroupBy::kContainer ? store::OwnerKey::kWorkload : store::OwnerKey::kUser,
+        first_hour, end_hour);
+    if (!rows.ok()) return rows.status();
+    double memory_time = 0;
+    double idle_memory_time = 0;
+    for (const store::OwnerUsage& r : rows.value()) {
       memory_time += static_cast<double>(r.memory_mib_seconds);
       idle_memory_time += static_cast<double>(r.held_idle_memory_mib_seconds);
     }
-    for (auto& [name, o] : by_owner) report.owners.push_back(o);
+    if (memory_time > 0) report.idle_memory_share = idle_memory_time / memory_time;
+    if (request.by == GroupBy::kUser) {
+      if (Status s = AddUserCharges(); !s.ok()) return s;
+    } else {
+      AddWorkloadOwners(rows.value());
+    }
     std::sort(report.owners.begin(), report.owners.end(), [](const OwnerLine& a, const OwnerLine& b) {
       return a.held_idle_hours != b.held_idle_hours ? a.held_idle_hours > b.held_idle_hours
                                                     : a.owner < b.owner;
     });
-    if (memory_time > 0) report.idle_memory_share = idle_memory_time / memory_time;
 
     Result<std::vector<store::HeldIdleSession>> top = store::QueryTopHeldIdle(db, first_hour, end_hour, 10);
     if (!top.ok()) return top.status();

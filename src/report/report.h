@@ -82,12 +82,24 @@ struct GpuLine {
   std::vector<int64_t> utilization_histogram_minutes;
 };
 
+// By user, the GPU time charged to each (node/gpu_charge.h: a lease of
+// theirs, else their compute processes, a GPU shared by several users
+// split evenly among them): held = busy + held idle + unknown, held idle =
+// by lease + by processes outside leases. By container: the time a process
+// of theirs was on a GPU, computing (SM above 0), holding memory at 0 % SM.
 struct OwnerLine {
   std::string owner;
-  double gpu_hours_held = 0;   // A process of theirs on a GPU.
-  double gpu_hours_busy = 0;   // ... computing (SM above 0).
-  double held_idle_hours = 0;  // ... holding memory at 0 % SM.
-  double idle_cost = 0;
+  double gpu_hours_held = 0;
+  double gpu_hours_busy = 0;
+  double held_idle_hours = 0;
+  double idle_cost = 0;  // Of the held-idle time.
+  // By user only.
+  double held_idle_by_lease_hours = 0;
+  double held_idle_by_process_hours = 0;
+  double unknown_hours = 0;  // Held, the GPU unreadable.
+  double busy_cost = 0;
+  double held_idle_by_lease_cost = 0;
+  double held_idle_by_process_cost = 0;
   // Allocation groupings: mean utilization of its GPUs while allocated
   // (readable time), and the most memory used on one of them in a minute.
   std::optional<double> mean_utilization_ratio;

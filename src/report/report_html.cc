@@ -116,13 +116,18 @@ std::string RenderHtml(const Report& r) {
   if (r.by != GroupBy::kGpu) {
     html += fmt::format(
         "<h2>By {}</h2>\n<table><tr><th>{}</th><th>GPU time held</th><th>GPU time busy</th><th>Held "
-        "idle</th>{}</tr>\n",
+        "idle</th>{}{}</tr>\n",
         OwnerKindText(r.by), r.by == GroupBy::kUser ? "User" : "Owner",
+        r.by == GroupBy::kUser ? "<th>of it in a lease</th><th>by processes outside leases</th>" : "",
         r.has_costs ? "<th>Idle cost</th>" : "");
     for (const OwnerLine& o : r.owners) {
       html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td>", Escape(o.owner),
                           FormatHours(o.gpu_hours_held), FormatHours(o.gpu_hours_busy),
                           FormatHours(o.held_idle_hours));
+      if (r.by == GroupBy::kUser) {
+        html += fmt::format("<td>{}</td><td>{}</td>", FormatHours(o.held_idle_by_lease_hours),
+                            FormatHours(o.held_idle_by_process_hours));
+      }
       if (r.has_costs) html += fmt::format("<td>{} {:.2f}</td>", Escape(r.currency), o.idle_cost);
       html += "</tr>\n";
     }

@@ -40,6 +40,26 @@ std::string OwnerHeading(GroupBy by) {
   }
 }
 
+// By user: the time charged to each (report.h, OwnerLine), its held idle
+// split by lease and by processes outside leases.
+std::string RenderUserLines(const Report& r) {
+  size_t user_width = r.has_costs ? 24 : 34;
+  std::string out = fmt::format("\n{:<{}}{:>10}{:>10}{:>15}{:>16}{:>9}", "USER", user_width, "GPU HELD",
+                                "BUSY", "IDLE IN LEASE", "IDLE BY PROCS", "UNKNOWN");
+  if (r.has_costs) out += fmt::format("{:>14}", "IDLE COST");
+  out += "\n";
+  if (r.owners.empty()) out += "(no lease or GPU process held a GPU in this range)\n";
+  for (const OwnerLine& o : r.owners) {
+    out += fmt::format("{:<{}}{:>10}{:>10}{:>15}{:>16}{:>9}", Cut(o.owner, user_width - 1), user_width,
+                       FormatHours(o.gpu_hours_held), FormatHours(o.gpu_hours_busy),
+                       FormatHours(o.held_idle_by_lease_hours), FormatHours(o.held_idle_by_process_hours),
+                       FormatHours(o.unknown_hours));
+    if (r.has_costs) out += fmt::format("{:>14}", fmt::format("{} {:.2f}", r.currency, o.idle_cost));
+    out += "\n";
+  }
+  return out;
+}
+
 std::string CsvField(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
   std::string out = "\"";
@@ -89,7 +109,9 @@ std::string RenderText(const Report& r) {
                          r.backfill_preemptions);
     }
   }
-  if (r.by != GroupBy::kGpu) {
+  if (r.by == GroupBy::kUser) {
+    out += RenderUserLines(r);
+  } else if (r.by != GroupBy::kGpu) {
     bool is_allocation = IsAllocationGrouping(r.by);
     // The owner's column gives way to the others within 100 columns.
     size_t owner_width = std::min<size_t>(32, 100 - 38 - (is_allocation ? 23 : 0) - (r.has_costs ? 14 : 0));
@@ -187,6 +209,16 @@ std::string RenderJson(const Report& r) {
                         {"gpu_hours_busy", o.gpu_hours_busy},
                         {"held_idle_hours", o.held_idle_hours}};
     if (r.has_costs) x["idle_cost"] = o.idle_cost;
+    if (r.by == GroupBy::kUser) {
+      x["held_idle_by_lease_hours"] = o.held_idle_by_lease_hours;
+      x["held_idle_by_process_hours"] = o.held_idle_by_process_hours;
+      x["unknown_hours"] = o.unknown_hours;
+      if (r.has_costs) {
+        x["busy_cost"] = o.busy_cost;
+        x["held_idle_by_lease_cost"] = o.held_idle_by_lease_cost;
+        x["held_idle_by_process_cost"] = o.held_idle_by_process_cost;
+      }
+    }
     if (o.mean_utilization_ratio) x["mean_utilization_ratio"] = *o.mean_utilization_ratio;
     if (o.memory_max_mib) x["memory_max_mib"] = *o.memory_max_mib;
     j["owners"].push_back(x);
@@ -226,14 +258,16 @@ std::string RenderCsv(const Report& r) {
     return out;
   }
   out = fmt::format(
-      "{},gpu_hours_held,gpu_hours_busy,held_idle_hours,idle_cost,mean_utilization_ratio,memory_max_mib\n",
+      "{},gpu_hours_held,gpu_hours_busy,held_idle_hours,idle_cost,mean_utilization_ratio,memory_max_mib,"
+      "held_idle_by_lease_hours,held_idle_by_process_hours,unknown_hours\n",
       ByName(r.by));
   for (const OwnerLine& o : r.owners) {
-    out += fmt::format("{},{:.3f},{:.3f},{:.3f},{},{},{}\n", CsvField(o.owner), o.gpu_hours_held,
-                       o.gpu_hours_busy, o.held_idle_hours,
+    out += fmt::format("{},{:.3f},{:.3f},{:.3f},{},{},{},{:.3f},{:.3f},{:.3f}\n", CsvField(o.owner),
+                       o.gpu_hours_held, o.gpu_hours_busy, o.held_idle_hours,
                        r.has_costs ? fmt::format("{:.2f}", o.idle_cost) : "",
                        o.mean_utilization_ratio ? fmt::format("{:.4f}", *o.mean_utilization_ratio) : "",
-                       o.memory_max_mib ? std::to_string(*o.memory_max_mib) : "");
+                       o.memory_max_mib ? std::to_string(*o.memory_max_mib) : "", o.held_idle_by_lease_hours,
+                       o.held_idle_by_process_hours, o.unknown_hours);
   }
   return out;
 }

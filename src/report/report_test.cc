@@ -117,12 +117,36 @@ TEST_F(ReportTest, PerGpuFiguresComeFromTheRollups) {
   EXPECT_EQ(busy.utilization_histogram_minutes[8], 120);
 }
 
+// By user, each is charged the GPU time they held: alice's idle process
+// outside leases, the backfill lease's user its idle half hour, and erin's
+// Slurm job its busy hour and its 30 s idle (which outweigh alice's
+// process on the GPU meanwhile). Nobody is charged for the second hour of
+// GPU 0, busy but held by nobody.
 TEST_F(ReportTest, OwnersTopHoldersAndTheVerdict) {
   Report r = Build();
-  ASSERT_EQ(r.owners.size(), 1u);
-  EXPECT_EQ(r.owners[0].owner, "alice");
-  EXPECT_NEAR(r.owners[0].held_idle_hours, 1.0, 0.01);
-  EXPECT_NEAR(r.owners[0].idle_cost, 0.5, 0.01);
+  ASSERT_EQ(r.owners.size(), 3u);
+  const OwnerLine& alice = r.owners[0];
+  EXPECT_EQ(alice.owner, "alice");
+  EXPECT_NEAR(alice.held_idle_hours, 1.0, 0.01);
+  EXPECT_NEAR(alice.held_idle_by_process_hours, alice.held_idle_hours, 1e-9);
+  EXPECT_NEAR(alice.gpu_hours_held, alice.held_idle_hours, 1e-9);
+  EXPECT_NEAR(alice.idle_cost, 0.5, 0.01);
+  const OwnerLine& batch = r.owners[1];
+  EXPECT_EQ(batch.owner, "batch");
+  EXPECT_NEAR(batch.held_idle_by_lease_hours, 0.5, 0.001);
+  EXPECT_EQ(batch.held_idle_by_process_hours, 0);
+  EXPECT_NEAR(batch.held_idle_by_lease_cost, 0.25, 0.001);  // A T4 at 0.50 an hour.
+  const OwnerLine& erin = r.owners[2];
+  EXPECT_EQ(erin.owner, "erin");
+  EXPECT_NEAR(erin.gpu_hours_busy, 1.0, 0.001);
+  EXPECT_NEAR(erin.busy_cost, 4.0, 0.01);  // An H100 at 4.00 an hour.
+  EXPECT_NEAR(erin.held_idle_by_lease_hours * 3600, 30, 1);
+  EXPECT_NEAR(erin.gpu_hours_held, erin.gpu_hours_busy + erin.held_idle_hours, 1e-9);
+  EXPECT_NEAR(alice.held_idle_hours * 3600 + erin.held_idle_by_lease_hours * 3600, 3600, 1);
+  std::string text = RenderText(r);
+  EXPECT_NE(text.find("IDLE IN LEASE"), std::string::npos) << text;
+  ExpectFits100Columns(text);
+  EXPECT_NE(RenderJson(r).find("\"held_idle_by_lease_hours\""), std::string::npos);
   ASSERT_EQ(r.top_held_idle.size(), 1u);
   EXPECT_EQ(r.top_held_idle[0].pid, 99);
   EXPECT_EQ(r.top_held_idle[0].memory_max_mib, 2048);
@@ -156,8 +180,8 @@ TEST_F(ReportTest, ByPodAndNamespaceCountTheKubeletsAllocationsIdleOrNot) {
   EXPECT_EQ(ns.owners[0].owner, "research");
   EXPECT_EQ(ns.owners[1].owner, "ml");
   EXPECT_NEAR(ns.owners[1].gpu_hours_held, 2.0, 0.01);
-  // The process owners are unchanged by the allocations.
-  EXPECT_EQ(Build().owners.size(), 1u);
+  // The users are unchanged by the pods.
+  EXPECT_EQ(Build().owners.size(), 3u);
 }
 
 TEST_F(ReportTest, BySlurmJobTheJobsGpuHoursUtilizationAndPeakMemory) {

@@ -83,14 +83,25 @@ GpuMinuteRollup RollUpGpu(int64_t minute, const Block& block, int64_t max_gap_se
 void MinuteFolder::Add(const TickRecord& tick) {
   for (const GpuTick& g : tick.gpus) Append(g.values, tick.t, &folded_.gpu_blocks[g.gpu_id]);
   for (const ProcessTick& p : tick.processes) Append(p.values, tick.t, &folded_.process_blocks[p.session_id]);
+  for (const ChargeTick& c : tick.charges) charges_.emplace_back(tick.t, c);
   last_t_ = tick.t;
 }
 
 FoldedMinute MinuteFolder::Finish(int64_t max_gap_seconds) && {
   FoldedMinute f = std::move(folded_);
   int64_t minute = f.minute;
-  for (const auto& [gpu_id, block] : f.gpu_blocks)
+  std::map<std::pair<int64_t, int64_t>, int64_t> gpu_sample_seconds;  // By (gpu_id, t).
+  for (const auto& [gpu_id, block] : f.gpu_blocks) {
     f.gpu_rollups[gpu_id] = RollUpGpu(minute, block, max_gap_seconds);
+    std::vector<int64_t> dt = Weights(minute, block.times, max_gap_seconds);
+    for (size_t i = 0; i < dt.size(); ++i) gpu_sample_seconds[{gpu_id, block.times[i]}] = dt[i];
+  }
+  for (const auto& [t, c] : charges_) {
+    auto seconds = gpu_sample_seconds.find({c.gpu_id, t});
+    if (seconds == gpu_sample_seconds.end()) continue;  // No sample of its GPU: no time to charge.
+    f.charge_milliseconds[ChargeKey{c.gpu_id, c.user_id, c.held_by, c.state}] +=
+        seconds->second * c.share_permille;
+  }
   for (const auto& [session_id, block] : f.process_blocks) {
     ProcessMinuteRollup& r = f.process_rollups[session_id];
     std::vector<int64_t> dt = Weights(minute, block.times, max_gap_seconds);

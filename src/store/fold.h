@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <tuple>
 #include <vector>
 
 #include "store/codec.h"
@@ -48,8 +49,15 @@ struct ProcessMinuteRollup {
   int64_t last_seen = 0;
 };
 
+// A user's charge for one GPU's time (node/gpu_charge.h): gpu_id, user_id,
+// held by, state.
+using ChargeKey = std::tuple<int64_t, int64_t, node::ChargeHolder, node::ChargeState>;
+
 struct FoldedMinute {
   int64_t minute = 0;
+  // Milliseconds of GPU time charged (a share of each sample's time, the
+  // same time its GPU's sample stands for).
+  std::map<ChargeKey, int64_t> charge_milliseconds;
   std::map<int64_t, Block> gpu_blocks;  // By gpu_id.
   std::map<int64_t, GpuMinuteRollup> gpu_rollups;
   std::map<int64_t, Block> process_blocks;  // By session_id.
@@ -70,6 +78,7 @@ class MinuteFolder {
 
  private:
   FoldedMinute folded_;
+  std::vector<std::pair<int64_t, ChargeTick>> charges_;  // With their tick's time.
   int64_t last_t_ = -1;
 };
 

@@ -19,6 +19,7 @@ Status EnforceRetention(Db* db, int64_t now_t, const Retention& retention) {
       "DELETE FROM gpu_rollup_1m WHERE gpu_id IN (SELECT gpu_id FROM gpus) AND minute < ?2",
       "DELETE FROM gpu_rollup_1h WHERE gpu_id IN (SELECT gpu_id FROM gpus) AND hour < ?3",
       "DELETE FROM process_rollup_1h WHERE hour < ?3",
+      "DELETE FROM charge_rollup_1h WHERE hour < ?3",
       "DELETE FROM process_sessions WHERE last_seen < ?3 * 3600",
       "DELETE FROM allocations WHERE last_seen < ?3 * 3600",
       "DELETE FROM events WHERE t < ?3 * 3600",

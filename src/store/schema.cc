@@ -191,8 +191,28 @@ CREATE TABLE allocations (
 CREATE INDEX allocations_last_seen ON allocations (last_seen);
 )sql";
 
+// Version 5: GPU time charged to users (node/gpu_charge.h), by hour: by
+// whom it was held ('lease' or 'process') and the GPU's state ('busy',
+// 'idle', 'unknown'), in milliseconds (shares of a GPU's time).
+constexpr const char* kSchemaV5 = R"sql(
+CREATE TABLE users (user_id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+CREATE TABLE charge_rollup_1h (
+  gpu_id INTEGER NOT NULL,
+  hour INTEGER NOT NULL,
+  user_id INTEGER NOT NULL,
+  held_by TEXT NOT NULL,
+  state TEXT NOT NULL,
+  milliseconds INTEGER NOT NULL,
+  PRIMARY KEY (gpu_id, hour, user_id, held_by, state)) WITHOUT ROWID;
+CREATE INDEX charge_rollup_1h_hour ON charge_rollup_1h (hour);
+CREATE VIEW user_hours AS
+  SELECT datetime(r.hour * 3600, 'unixepoch') AS time, g.gpu_index, g.uuid, u.name AS user, r.held_by,
+         r.state, r.milliseconds / 1000.0 AS seconds
+  FROM charge_rollup_1h r JOIN gpus g USING (gpu_id) JOIN users u USING (user_id);
+)sql";
+
 // migrations[v] takes a database at version v to v + 1.
-constexpr const char* kMigrations[] = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4};
+constexpr const char* kMigrations[] = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4, kSchemaV5};
 
 Status CheckReadable(Db* db) {
   Result<std::optional<int64_t>> version = db->QueryInt("PRAGMA user_version");

@@ -17,7 +17,7 @@
 
 namespace tarmac::store {
 
-inline constexpr int64_t kSchemaVersion = 4;
+inline constexpr int64_t kSchemaVersion = 5;
 
 // Opens (creating if absent) and migrates the store at `path` for the
 // agent's writer: WAL, synchronous=NORMAL (a killed process loses nothing

@@ -12,8 +12,11 @@ namespace {
 constexpr int64_t kMib = int64_t{1} << 20;
 constexpr uint64_t kMaxCount = 100000;
 // A row's first integer: the GPU count in the first format (no backfill
-// column), this marker in the current one.
+// column), else a marker of the format: the backfill column; then the
+// charges after the processes (the current one).
 constexpr uint64_t kFormatWithBackfill = kMaxCount + 2;
+constexpr uint64_t kFormatWithCharges = kMaxCount + 3;
+constexpr uint64_t kChargeCodes = 6;  // held_by * 3 + state
 
 std::optional<int64_t> Percent(std::optional<double> ratio) {
   if (!ratio) return std::nullopt;
@@ -93,7 +96,7 @@ ProcessValues ProcessValuesOf(const node::ProcessView& process, const node::GpuV
 
 std::string EncodeTick(const TickRecord& tick) {
   std::string out;
-  PutVarint(kFormatWithBackfill, &out);
+  PutVarint(kFormatWithCharges, &out);
   PutVarint(tick.gpus.size(), &out);
   for (const GpuTick& g : tick.gpus) {
     PutVarint(static_cast<uint64_t>(g.gpu_id), &out);
@@ -103,6 +106,13 @@ std::string EncodeTick(const TickRecord& tick) {
   for (const ProcessTick& p : tick.processes) {
     PutVarint(static_cast<uint64_t>(p.session_id), &out);
     PutValues(p.values, &out);
+  }
+  PutVarint(tick.charges.size(), &out);
+  for (const ChargeTick& c : tick.charges) {
+    PutVarint(static_cast<uint64_t>(c.gpu_id), &out);
+    PutVarint(static_cast<uint64_t>(c.user_id), &out);
+    PutVarint(static_cast<uint64_t>(c.held_by) * 3 + static_cast<uint64_t>(c.state), &out);
+    PutVarint(static_cast<uint64_t>(c.share_permille), &out);
   }
   return out;
 }
@@ -115,7 +125,8 @@ Result<TickRecord> DecodeTick(int64_t t, std::string_view bytes) {
   uint64_t n = 0;
   if (!r.Next(&n)) return corrupt("bad GPU count");
   size_t gpu_columns = kGpuColumnCount - 1;  // The first format.
-  if (n == kFormatWithBackfill) {
+  const bool has_charges = n == kFormatWithCharges;
+  if (n == kFormatWithBackfill || has_charges) {
     gpu_columns = kGpuColumnCount;
     if (!r.Next(&n)) return corrupt("bad GPU count");
   }
@@ -137,6 +148,19 @@ Result<TickRecord> DecodeTick(int64_t t, std::string_view bytes) {
     }
     p.session_id = static_cast<int64_t>(id);
     tick.processes.push_back(p);
+  }
+  if (has_charges) {
+    if (!r.Next(&n) || n > kMaxCount) return corrupt("bad charge count");
+    for (uint64_t i = 0; i < n; ++i) {
+      uint64_t gpu = 0, user = 0, code = 0, share = 0;
+      if (!r.Next(&gpu) || !r.Next(&user) || !r.Next(&code) || !r.Next(&share))
+        return corrupt("truncated charge");
+      if (gpu > INT64_MAX || user > INT64_MAX || code >= kChargeCodes || share > 1000)
+        return corrupt("bad charge");
+      tick.charges.push_back(ChargeTick{
+          static_cast<int64_t>(gpu), static_cast<int64_t>(user), static_cast<node::ChargeHolder>(code / 3),
+          static_cast<node::ChargeState>(code % 3), static_cast<int64_t>(share)});
+    }
   }
   if (!r.AtEnd()) return corrupt("trailing bytes");
   return tick;

@@ -4,7 +4,8 @@
 // process its SM use and memory, in integer units. Built from a NodeView
 // (pure), and packed into one journal row per tick (EncodeTick/DecodeTick;
 // DecodeTick is a parser of stored bytes with a fuzz target). Rows written
-// before the backfill column existed still decode, with it empty.
+// before the backfill column or the charges existed still decode, with
+// them empty.
 #pragma once
 
 #include <array>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "node/gpu_charge.h"
 #include "node/node_view.h"
 
 namespace tarmac::store {
@@ -54,10 +56,23 @@ struct ProcessTick {
   ProcessValues values;
 };
 
+// One user's charge for a GPU's time in a tick (node/gpu_charge.h): the
+// share, in thousandths, the tick's time of `gpu_id` counts for `user_id`
+// (table users) held by a lease or processes, in the GPU's state.
+struct ChargeTick {
+  int64_t gpu_id = 0;
+  int64_t user_id = 0;
+  node::ChargeHolder held_by = node::ChargeHolder::kLease;
+  node::ChargeState state = node::ChargeState::kBusy;
+  int64_t share_permille = 0;  // 0..1000
+  bool operator==(const ChargeTick&) const = default;
+};
+
 struct TickRecord {
   int64_t t = 0;  // Unix seconds.
   std::vector<GpuTick> gpus;
   std::vector<ProcessTick> processes;
+  std::vector<ChargeTick> charges;  // Empty in rows written before charges were kept.
 };
 
 // The columns of one GPU view (all empty when the GPU is not readable).

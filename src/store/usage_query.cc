@@ -133,6 +133,19 @@ Result<std::vector<OwnerUsage>> QueryOwnerUsage(Db* db, OwnerKey key, int64_t fi
   return out;
 }
 
+Result<std::vector<UserChargeUsage>> QueryUserCharges(Db* db, int64_t first_hour, int64_t end_hour) {
+  std::vector<UserChargeUsage> out;
+  Status s = QueryRows(db,
+                       "SELECT u.name, c.gpu_id, c.held_by, c.state, SUM(c.milliseconds) "
+                       "FROM charge_rollup_1h c JOIN users u USING (user_id) "
+                       "WHERE c.hour >= ? AND c.hour < ? GROUP BY 1, 2, 3, 4",
+                       {first_hour, end_hour}, [&](const Stmt& r) {
+                         out.push_back({r.Text(0), r.Int(1), r.Text(2), r.Text(3), r.Int(4)});
+                       });
+  if (!s.ok()) return s;
+  return out;
+}
+
 Result<std::vector<AllocationUsage>> QueryAllocationUsage(Db* db, const std::string& kind, int64_t first_hour,
                                                           int64_t end_hour) {
   std::vector<AllocationUsage> out;

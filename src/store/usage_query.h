@@ -98,6 +98,18 @@ struct OwnerUsage {
 // One row per (owner, GPU).
 Result<std::vector<OwnerUsage>> QueryOwnerUsage(Db* db, OwnerKey key, int64_t first_hour, int64_t end_hour);
 
+// GPU time charged to a user (node/gpu_charge.h): held by "lease" or
+// "process", in state "busy", "idle" or "unknown".
+struct UserChargeUsage {
+  std::string user;
+  int64_t gpu_id = 0;
+  std::string held_by;
+  std::string state;
+  int64_t milliseconds = 0;
+};
+// One row per (user, GPU, held by, state) charged in the range.
+Result<std::vector<UserChargeUsage>> QueryUserCharges(Db* db, int64_t first_hour, int64_t end_hour);
+
 // A GPU's time while another scheduler had it allocated (the allocations
 // table against the GPU's minute rollups, each minute counted once per
 // stretch): `scope`, `name`, `detail` as schema.cc says for the kind.

@@ -3,9 +3,11 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <set>
 
 #include "common/fs.h"
+#include "node/gpu_charge.h"
 #include "nvidia/clock_event_reasons.h"
 #include "store/codec.h"
 #include "store/event_query.h"
@@ -175,6 +177,7 @@ Status StoreWriter::Reopen() {
   db_ = std::move(db).value();
   NoteFile();
   gpu_ids_.clear();
+  user_ids_.clear();
   gpu_by_index_.clear();
   sessions_.clear();
   allocations_.clear();
@@ -199,6 +202,7 @@ Status StoreWriter::Quarantine(const Status& found) {
   db_ = std::move(db).value();
   NoteFile();
   gpu_ids_.clear();
+  user_ids_.clear();
   gpu_by_index_.clear();
   sessions_.clear();
   allocations_.clear();
@@ -355,6 +359,32 @@ Result<int64_t> StoreWriter::GpuId(const node::GpuInfo& info, int64_t t,
   return id;
 }
 
+Result<int64_t> StoreWriter::UserId(const std::string& name, PendingTick* p) {
+  if (auto it = user_ids_.find(name); it != user_ids_.end()) return it->second;
+  if (auto it = p->added_users.find(name); it != p->added_users.end()) return it->second;
+  Result<Stmt*> insert = db_->Cached("INSERT OR IGNORE INTO users (name) VALUES (?)");
+  if (!insert.ok()) return insert.status();
+  if (Status s = insert.value()->Bind(1, name).Run(); !s.ok()) return s;
+  Result<Stmt*> select = db_->Cached("SELECT user_id FROM users WHERE name = ?");
+  if (!select.ok()) return select.status();
+  std::optional<int64_t> id;
+  Status s = select.value()->Bind(1, name).ForEachRow([&](const Stmt& r) { id = r.Int(0); });
+  if (!s.ok()) return s;
+  if (!id) return Status::Internal("store: user just written is not found");
+  p->added_users[name] = *id;
+  return *id;
+}
+
+Status StoreWriter::WriteCharges(const node::GpuView& g, int64_t gpu_id, PendingTick* p) {
+  for (const node::GpuCharge& c : node::ChargeGpu(g)) {
+    Result<int64_t> user_id = UserId(c.user, p);
+    if (!user_id.ok()) return user_id.status();
+    p->tick.charges.push_back(
+        ChargeTick{gpu_id, user_id.value(), c.held_by, c.state, std::llround(c.share * 1000)});
+  }
+  return Status::OK();
+}
+
 Status StoreWriter::SkipStaleTick(int64_t t) {
   bool is_jump = last_t_ - t > 2;
   {
@@ -416,6 +446,7 @@ Status StoreWriter::WriteTick(const node::NodeView& node_view) {
   if (!s.ok()) return s;
   // Committed: now the in-memory view may follow.
   gpu_ids_.insert(p.added_gpus.begin(), p.added_gpus.end());
+  user_ids_.insert(p.added_users.begin(), p.added_users.end());
   sessions_.insert(p.added_sessions.begin(), p.added_sessions.end());
   for (const SessionKey& key : ended) sessions_.erase(key);
   allocations_ = std::move(p.allocations);
@@ -439,6 +470,7 @@ Status StoreWriter::WriteGpuTick(const node::GpuView& g, PendingTick* p) {
   if (!id.ok()) return id.status();
   int64_t gpu_id = id.value();
   p->tick.gpus.push_back(GpuTick{gpu_id, GpuValuesOf(g)});
+  if (Status s = WriteCharges(g, gpu_id, p); !s.ok()) return s;
   NoteGpuEvents(g, gpu_id, p);
   // Whom the kubelet or Slurm gave the GPU to.
   if (g.allocated_to && p->status.ok()) {

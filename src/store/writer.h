@@ -158,6 +158,7 @@ class StoreWriter {
   struct PendingTick {
     int64_t t = 0;
     std::map<std::string, int64_t> added_gpus;
+    std::map<std::string, int64_t> added_users;
     std::map<SessionKey, int64_t> added_sessions;
     std::set<SessionKey> seen;
     std::map<AllocationKey, int64_t> allocations;  // This tick's, to allocation_id.
@@ -169,6 +170,10 @@ class StoreWriter {
   // A tick at or before the last stored second: counted, and said once
   // when the wall clock moved back.
   Status SkipStaleTick(int64_t t);
+  // The id of user `name` in table users (added to it when new).
+  Result<int64_t> UserId(const std::string& name, PendingTick* p);
+  // Whom the GPU's time of this tick is charged to (node/gpu_charge.h).
+  Status WriteCharges(const node::GpuView& g, int64_t gpu_id, PendingTick* p);
   // Records an event of the tick (its failure kept in `p->status`).
   void Event(PendingTick* p, std::optional<int64_t> gpu_id, const char* kind, const std::string& detail);
   // One GPU's part of the tick: its readings, events, allocations, MIG
@@ -194,8 +199,9 @@ class StoreWriter {
   int64_t max_gap_seconds_;
 
   // Writer-thread state.
-  std::map<std::string, int64_t> gpu_ids_;  // By UUID.
-  std::map<int, int64_t> gpu_by_index_;     // The GPU last seen with a UUID at each index.
+  std::map<std::string, int64_t> gpu_ids_;   // By UUID.
+  std::map<std::string, int64_t> user_ids_;  // By name.
+  std::map<int, int64_t> gpu_by_index_;      // The GPU last seen with a UUID at each index.
   std::map<SessionKey, int64_t> sessions_;
   std::map<AllocationKey, int64_t> allocations_;  // Open ones, to allocation_id.
   std::map<std::string, GpuState> previous_;      // By UUID.

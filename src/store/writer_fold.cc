@@ -66,6 +66,10 @@ constexpr const char* kProcessRollupSql =
     "memory_mib_seconds = memory_mib_seconds + excluded.memory_mib_seconds, "
     "held_idle_memory_mib_seconds = held_idle_memory_mib_seconds + excluded.held_idle_memory_mib_seconds, "
     "memory_max_mib = MAX(memory_max_mib, excluded.memory_max_mib)";
+constexpr const char* kChargeRollupSql =
+    "INSERT INTO charge_rollup_1h (gpu_id, hour, user_id, held_by, state, milliseconds) "
+    "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (gpu_id, hour, user_id, held_by, state) DO UPDATE SET "
+    "milliseconds = milliseconds + excluded.milliseconds";
 constexpr const char* kSessionSeenSql =
     "UPDATE process_sessions SET last_seen = MAX(last_seen, ?) WHERE session_id = ?";
 
@@ -158,6 +162,26 @@ Status WriteProcessMinute(Db* db, int64_t minute, int64_t session_id, const Bloc
   return s;
 }
 
+// Adds a folded minute's charges (signed: -1 takes a minute folded before
+// back out) to the hour's.
+Status AddCharges(Db* db, int64_t hour, const std::map<ChargeKey, int64_t>& charges, int64_t sign) {
+  Result<Stmt*> rollup = db->Cached(kChargeRollupSql);
+  if (!rollup.ok()) return rollup.status();
+  for (const auto& [key, milliseconds] : charges) {
+    const auto& [gpu_id, user_id, held_by, state] = key;
+    Status s = rollup.value()
+                   ->Bind(1, gpu_id)
+                   .Bind(2, hour)
+                   .Bind(3, user_id)
+                   .Bind(4, node::ChargeHolderName(held_by))
+                   .Bind(5, node::ChargeStateName(state))
+                   .Bind(6, sign * milliseconds)
+                   .Run();
+    if (!s.ok()) return s;
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Status StoreWriter::SubtractFromHours(int64_t hour, const FoldedMinute& old) {
@@ -206,7 +230,7 @@ Status StoreWriter::SubtractFromHours(int64_t hour, const FoldedMinute& old) {
                    .Run();
     if (!s.ok()) return s;
   }
-  return Status::OK();
+  return AddCharges(db_.get(), hour, old.charge_milliseconds, -1);
 }
 
 Status StoreWriter::FoldJournalBefore(int64_t before_t, bool keep_journal) {
@@ -236,6 +260,7 @@ Status StoreWriter::FoldJournalBefore(int64_t before_t, bool keep_journal) {
     for (const auto& [session_id, block] : f.process_blocks) {
       if (s.ok()) s = WriteProcessMinute(db_.get(), minute, session_id, block, f.process_rollups[session_id]);
     }
+    if (s.ok()) s = AddCharges(db_.get(), minute / 60, f.charge_milliseconds, 1);
   }
   if (keep_journal) {
     if (s.ok() && !minutes.empty()) {

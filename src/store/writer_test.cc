@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "store/writer.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -255,6 +256,7 @@ TEST_F(WriterTest, ACleanRestartLosesNothingButTheTimeTheAgentWasDown) {
   EXPECT_EQ(Count("SELECT covered_seconds FROM gpu_rollup_1h JOIN gpus USING (gpu_id) WHERE uuid = 'GPU-0'"),
             60);
   EXPECT_EQ(Count("SELECT seen_seconds FROM process_rollup_1h"), 60);
+  EXPECT_EQ(Count("SELECT milliseconds FROM charge_rollup_1h"), 60 * 1000);  // alice's, once.
   EXPECT_EQ(Count("SELECT COUNT(*) FROM meta WHERE key = 'journal_folded_through'"), 0);
 }
 
@@ -316,6 +318,19 @@ TEST_F(WriterTest, BackfillLeaseTimeAndPreemptionsAreKeptPerGpu) {
   EXPECT_EQ(Count("SELECT MIN(t) - 1800000000 FROM events WHERE kind = 'backfill_preempted'"), 60);
   EXPECT_EQ(
       Count("SELECT COUNT(*) FROM events WHERE kind = 'backfill_preempted' AND detail LIKE '%(2 since%'"), 1);
+  // Whom the time is charged to: each lease's user, whether or not the GPU
+  // could be read; outside the leases, alice's idle process on GPU 1.
+  auto charged = [&](const std::string& user, const std::string& held_by, const std::string& state) {
+    return Count(
+        fmt::format("SELECT SUM(seconds) FROM user_hours WHERE user = '{}' AND held_by = '{}' AND "
+                    "state = '{}'",
+                    user, held_by, state));
+  };
+  EXPECT_EQ(charged("alice", "lease", "busy"), 120);
+  EXPECT_EQ(charged("batch", "lease", "idle"), 60 + 10);
+  EXPECT_EQ(charged("batch", "lease", "unknown"), 5);
+  EXPECT_EQ(charged("alice", "process", "idle"), 10 + 20);
+  EXPECT_EQ(charged("alice", "process", "unknown"), 15);
 }
 
 // A journal row written before the backfill column existed (the first
@@ -351,8 +366,8 @@ TEST_F(WriterTest, JournalRowsOfTheFirstFormatAreFoldedAfterAnUpgrade) {
   EXPECT_EQ(Count("SELECT COUNT(*) FROM tick_journal"), 0);
 }
 
-// A history written by the previous schema (2) is migrated in place: its
-// rows are kept, with no backfill time.
+// A history written by an earlier schema (2) is migrated in place: its
+// rows are kept, with no backfill time and no charges.
 TEST_F(WriterTest, ASchemaTwoHistoryIsMigratedKeepingItsRows) {
   {
     std::unique_ptr<StoreWriter> w = OpenWriter();
@@ -363,7 +378,8 @@ TEST_F(WriterTest, ASchemaTwoHistoryIsMigratedKeepingItsRows) {
     Result<std::unique_ptr<Db>> db = Db::Open(Path(), Db::Mode::kReadWriteCreate);
     ASSERT_TRUE(db.ok());
     ASSERT_TRUE(db.value()
-                    ->Exec("DROP TABLE allocations; "
+                    ->Exec("DROP VIEW user_hours; DROP TABLE charge_rollup_1h; DROP TABLE users; "
+                           "DROP TABLE allocations; "
                            "DROP VIEW gpu_hours; ALTER TABLE gpu_rollup_1m DROP COLUMN backfill_seconds; "
                            "ALTER TABLE gpu_rollup_1h DROP COLUMN backfill_seconds; "
                            "CREATE VIEW gpu_hours AS SELECT hour FROM gpu_rollup_1h; PRAGMA user_version = 2")
@@ -376,6 +392,7 @@ TEST_F(WriterTest, ASchemaTwoHistoryIsMigratedKeepingItsRows) {
   EXPECT_EQ(Count("SELECT covered_seconds FROM gpu_rollup_1h JOIN gpus USING (gpu_id) WHERE uuid = 'GPU-0'"),
             60);
   EXPECT_EQ(Count("SELECT backfill_seconds FROM gpu_hours WHERE uuid = 'GPU-0'"), 0);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM user_hours"), 0);
 }
 
 // The kubelet's allocations: one row per stretch, continued across a
