@@ -32,6 +32,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (size_t i = 0; i < tick.value().gpus.size(); ++i) {
       if (again.value().gpus[i].values != tick.value().gpus[i].values) __builtin_trap();
     }
+    if (again.value().charges != tick.value().charges) __builtin_trap();
+    for (const tarmac::store::ChargeTick& c : tick.value().charges) {
+      if (c.share_permille < 0 || c.share_permille > 1000) __builtin_trap();
+    }
   }
   (void)tarmac::ParseTimeSpec(bytes, 1800000000);
   return 0;

@@ -62,6 +62,11 @@ std::string RowKey(const Sample& s, ReportBy by) {
 
 double Finite(double v) { return std::isfinite(v) ? v : 0; }
 
+// By user: the time charged to them.
+double UserHeldHours(const ReportRow& row) {
+  return row.busy_hours + row.held_idle_hours + row.unknown_hours;
+}
+
 double LeasedHours(const ReportRow& row) {
   double h = 0;
   for (const auto& [kind, hours] : row.lease_hours) h += hours;
@@ -144,10 +149,6 @@ void FoldHolders(const std::vector<Sample>& leases, const std::vector<Sample>* j
     if (hours <= 0) continue;
     r->total.lease_hours[s.Label("kind")] += hours;
     std::string key = RowKey(s, by);
-    if (by == ReportBy::kUser) {
-      (*rows)[key].key = key;
-      gpus_of_holder[key].insert(s.Label("uuid"));
-    }
     auto it = rows->find(key);
     if (it != rows->end()) it->second.lease_hours[s.Label("kind")] += hours;
   }
@@ -166,6 +167,39 @@ void FoldHolders(const std::vector<Sample>& leases, const std::vector<Sample>* j
     gpus_of_holder[key].insert(s.Label("uuid"));
   }
   for (auto& [holder, gpus] : gpus_of_holder) (*rows)[holder].gpus = static_cast<int>(gpus.size());
+}
+
+// By user: the GPU time and its cost charged to each, by who held it and
+// the GPU's state meanwhile.
+void FoldUserCharges(const std::vector<Sample>& seconds, const std::vector<Sample>& costs, FleetReport* r,
+                     Rows* rows) {
+  std::map<std::string, std::set<std::string>> gpus_of_user;
+  auto add = [&](const Sample& s, double value, bool is_cost) {
+    const std::string& user = s.Label("user");
+    if (value <= 0 || user.empty()) return;
+    ReportRow& row = (*rows)[user];
+    row.key = user;
+    const std::string& state = s.Label("state");
+    bool is_lease = s.Label("held_by") == "lease";
+    if (is_cost) {  // Of busy and idle time (unknown time is priced as neither).
+      r->currency = s.Label("currency");
+      if (state == "busy") row.busy_cost += value;
+      if (state == "idle") (is_lease ? row.held_idle_by_lease_cost : row.held_idle_by_process_cost) += value;
+      return;
+    }
+    double hours = value / kHour;
+    gpus_of_user[user].insert(s.Label("uuid"));
+    if (state == "busy") row.busy_hours += hours;
+    if (state == "unknown") row.unknown_hours += hours;
+    if (state == "idle") (is_lease ? row.held_idle_by_lease_hours : row.held_idle_by_process_hours) += hours;
+  };
+  for (const Sample& s : seconds) add(s, Finite(s.value), false);
+  for (const Sample& s : costs) add(s, Finite(s.value), true);
+  for (auto& [user, row] : *rows) {
+    row.held_idle_hours = row.held_idle_by_lease_hours + row.held_idle_by_process_hours;
+    row.idle_cost = row.held_idle_by_lease_cost + row.held_idle_by_process_cost;
+    row.gpus = static_cast<int>(gpus_of_user[user].size());
+  }
 }
 
 // The node x hour heatmap: each hour's end from the first whole hour after
@@ -201,8 +235,12 @@ void Conclude(Rows rows, FleetReport* r) {
   for (auto& [key, row] : rows) r->rows.push_back(std::move(row));
   auto idle = [](const ReportRow& row) { return row.idle_hours + row.held_idle_hours; };
   auto held = LeasedHours;
+  // Users as `tarmac report --by user` orders them: most held idle first.
+  auto key = [&](const ReportRow& row) {
+    return by == ReportBy::kUser ? row.held_idle_hours : IsHolderGrouping(by) ? held(row) : idle(row);
+  };
   std::stable_sort(r->rows.begin(), r->rows.end(), [&](const ReportRow& a, const ReportRow& b) {
-    double ka = IsHolderGrouping(by) ? held(a) : idle(a), kb = IsHolderGrouping(by) ? held(b) : idle(b);
+    double ka = key(a), kb = key(b);
     return ka != kb ? ka > kb : a.key < b.key;
   });
   double read = r->total.busy_hours + idle(r->total);
@@ -249,6 +287,12 @@ Result<FleetReport> ReadFleetReport(prom::PromClient* client, int64_t since_unix
         fmt::format("sum by (hostname, uuid, namespace, pod, slurm_job, state) (increase({}[{}]))",
                     node::family::kGpuJobSecondsTotal, range));
   }
+  if (by == ReportBy::kUser) {
+    queries.push_back(fmt::format("sum by (uuid, user, held_by, state) (increase({}[{}]))",
+                                  node::family::kGpuUserSecondsTotal, range));
+    queries.push_back(fmt::format("sum by (user, held_by, state, currency) (increase({}[{}]))",
+                                  node::family::kGpuUserCostTotal, range));
+  }
   Result<std::vector<QueryResult>> answers = client->QueryAll(queries, static_cast<double>(until_unix));
   if (!answers.ok()) return answers.status();
   std::vector<std::vector<Sample>> samples;
@@ -259,6 +303,7 @@ Result<FleetReport> ReadFleetReport(prom::PromClient* client, int64_t since_unix
   Rows rows;
   FoldStates(samples[0], by, &r, &rows);
   if (!IsHolderGrouping(by)) FoldEnergyAndCost(samples[2], samples[3], by, &r, &rows);
+  if (by == ReportBy::kUser) FoldUserCharges(samples[2], samples[3], &r, &rows);
   FoldHolders(samples[1], by_job ? &samples.back() : nullptr, by, &r, &rows);
   if (with_heatmap) {
     if (Status heat = ReadHeatmap(client, since_unix, until_unix, &r); !heat.ok()) return heat;
@@ -271,18 +316,22 @@ std::string RenderReportText(const FleetReport& r, size_t width) {
   std::string out = fmt::format("fleet report {} to {}\n\n{}\n\n", FormatUtc(r.since_unix),
                                 FormatUtc(r.until_unix), WrapText(r.verdict, width, 0, 0));
   if (r.by == ReportBy::kUser) {
-    out += fmt::format("{:<32}{:>6}{:>12}  {}\n", "USER", "GPUS", "LEASED", "BY KIND");
+    // The columns of `tarmac report --by user`.
+    size_t user_width = r.currency.empty() ? 28 : 18;
+    out += fmt::format("{:<{}}{:>6}{:>10}{:>10}{:>15}{:>16}{:>9}", "USER", user_width, "GPUS", "GPU HELD",
+                       "BUSY", "IDLE IN LEASE", "IDLE BY PROCS", "UNKNOWN");
+    if (!r.currency.empty()) out += fmt::format("{:>14}", "IDLE COST");
+    out += "\n";
     for (const ReportRow& row : r.rows) {
-      double held = 0;
-      std::string kinds;
-      for (const auto& [kind, hours] : row.lease_hours) {
-        held += hours;
-        kinds += (kinds.empty() ? "" : ", ") + kind + " " + FormatHours(hours);
-      }
-      out +=
-          fmt::format("{:<32}{:>6}{:>12}  {}\n", row.key.substr(0, 31), row.gpus, FormatHours(held), kinds);
+      out += fmt::format("{:<{}}{:>6}{:>10}{:>10}{:>15}{:>16}{:>9}", row.key.substr(0, user_width - 1),
+                         user_width, row.gpus, FormatHours(UserHeldHours(row)), FormatHours(row.busy_hours),
+                         FormatHours(row.held_idle_by_lease_hours),
+                         FormatHours(row.held_idle_by_process_hours), FormatHours(row.unknown_hours));
+      if (!r.currency.empty())
+        out += fmt::format("{:>14}", fmt::format("{} {:.2f}", r.currency, row.idle_cost));
+      out += "\n";
     }
-    if (r.rows.empty()) out += "(no lease held a GPU in this range)\n";
+    if (r.rows.empty()) out += "(no lease or GPU process held a GPU in this range)\n";
     return out;
   }
   if (IsHolderGrouping(r.by)) {
@@ -326,6 +375,16 @@ nlohmann::json ReportToJson(const FleetReport& r) {
                         {"energy_kwh", row.energy_kwh},
                         {"lease_hours", row.lease_hours}};
     if (!r.currency.empty()) j["idle_cost"] = row.idle_cost;
+    if (r.by == ReportBy::kUser) {
+      j["gpu_hours_held"] = UserHeldHours(row);
+      j["held_idle_by_lease_hours"] = row.held_idle_by_lease_hours;
+      j["held_idle_by_process_hours"] = row.held_idle_by_process_hours;
+      if (!r.currency.empty()) {
+        j["busy_cost"] = row.busy_cost;
+        j["held_idle_by_lease_cost"] = row.held_idle_by_lease_cost;
+        j["held_idle_by_process_cost"] = row.held_idle_by_process_cost;
+      }
+    }
     return j;
   };
   nlohmann::json rows = nlohmann::json::array();
@@ -350,13 +409,15 @@ std::string RenderReportCsv(const FleetReport& r) {
     return out + "\"";
   };
   std::string out = fmt::format(
-      "{},gpus,busy_hours,idle_hours,held_idle_hours,unknown_hours,lease_hours,energy_kwh,idle_cost\n",
+      "{},gpus,busy_hours,idle_hours,held_idle_hours,unknown_hours,lease_hours,energy_kwh,idle_cost,"
+      "held_idle_by_lease_hours,held_idle_by_process_hours\n",
       ByName(r.by));
   for (const ReportRow& row : r.rows) {
     double leased = LeasedHours(row);
-    out += fmt::format("{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.2f}\n", quoted(row.key), row.gpus,
-                       row.busy_hours, row.idle_hours, row.held_idle_hours, row.unknown_hours, leased,
-                       row.energy_kwh, row.idle_cost);
+    out += fmt::format("{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.2f},{:.3f},{:.3f}\n",
+                       quoted(row.key), row.gpus, row.busy_hours, row.idle_hours, row.held_idle_hours,
+                       row.unknown_hours, leased, row.energy_kwh, row.idle_cost, row.held_idle_by_lease_hours,
+                       row.held_idle_by_process_hours);
   }
   return out;
 }

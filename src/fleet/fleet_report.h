@@ -3,8 +3,8 @@
 // `tarmac fleet report`: where the fleet's GPU time and money went over a
 // range, from exact counters (increase() of each agent's per-GPU seconds by
 // state, energy and idle cost; docs/fleet.md), never from averaged gauges.
-// Rows by node, GPU, model, lease user, or the Kubernetes namespace, pod or
-// Slurm job that held GPUs; the totals; a verdict line. The
+// Rows by node, GPU, model, user (the time charged to them), or the
+// Kubernetes namespace, pod or Slurm job that held GPUs; the totals; a verdict line. The
 // range is sent as a number of seconds the program computed: no user input
 // goes into PromQL.
 #pragma once
@@ -45,6 +45,15 @@ struct ReportRow {
   // By lease kind (by user: its own; else every lease on its GPUs); by pod,
   // namespace or Slurm job: "pod" or "slurm", the time it held GPUs.
   std::map<std::string, double> lease_hours;
+  // By user: the GPU time charged to them (node/gpu_charge.h, the rule of
+  // `tarmac report --by user`): busy, unknown, and held idle (in
+  // held_idle_hours, idle_cost) split by lease and by their processes
+  // outside leases; the costs of each.
+  double held_idle_by_lease_hours = 0;
+  double held_idle_by_process_hours = 0;
+  double busy_cost = 0;
+  double held_idle_by_lease_cost = 0;
+  double held_idle_by_process_cost = 0;
 };
 
 // One node's hour in the heatmap: the share of the GPU time read that was

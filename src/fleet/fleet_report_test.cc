@@ -51,8 +51,19 @@ TEST(FleetReportTest, TextFitsAndCarriesTheFigures) {
   EXPECT_NE(text.find("900.0h   400.0h     40.0h     4.0h   620.0h  1234.5kWh USD 1760.25"),
             std::string::npos)
       << text;
-  std::string users = RenderReportText(Report(ReportBy::kUser), 100);
-  EXPECT_NE(users.find("620.0h  backfill 120.0h, run 500.0h"), std::string::npos) << users;
+  // A user's row: the time charged to them, its held idle by lease and by
+  // processes outside leases (the columns of `tarmac report --by user`).
+  FleetReport by_user = Report(ReportBy::kUser);
+  by_user.rows[0].held_idle_by_lease_hours = 30;
+  by_user.rows[0].held_idle_by_process_hours = 10;
+  std::string users = RenderReportText(by_user, 100);
+  EXPECT_NE(users.find("IDLE IN LEASE   IDLE BY PROCS"), std::string::npos) << users;
+  EXPECT_NE(
+      users.find("gpu-node-with-a-v      8    944.0h    900.0h          30.0h           10.0h     4.0h   "
+                 "USD 1760.25"),
+      std::string::npos)
+      << users;
+  EXPECT_EQ(ReportToJson(by_user)["rows"][0]["held_idle_by_lease_hours"], 30);
   // A holder's row: the hours it held GPUs, and of them busy, idle, unknown.
   FleetReport jobs = Report(ReportBy::kSlurmJob);
   jobs.rows[0].key = "4242";
@@ -76,9 +87,9 @@ TEST(FleetReportTest, TextFitsAndCarriesTheFigures) {
 
 TEST(FleetReportTest, CsvQuotesAndJsonCarriesEverything) {
   std::string csv = RenderReportCsv(Report(ReportBy::kModel));
-  EXPECT_EQ(
-      csv.substr(0, csv.find('\n')),
-      "model,gpus,busy_hours,idle_hours,held_idle_hours,unknown_hours,lease_hours,energy_kwh,idle_cost");
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "model,gpus,busy_hours,idle_hours,held_idle_hours,unknown_hours,lease_hours,energy_kwh,idle_cost,"
+            "held_idle_by_lease_hours,held_idle_by_process_hours");
   EXPECT_NE(
       csv.find(
           "\"NVIDIA H100 80GB HBM3, rev \"\"b\"\"\",8,900.000,400.000,40.000,4.000,620.000,1234.500,1760.25"),

@@ -18,11 +18,13 @@ free_port() {
 }
 
 # start_node NAME SCENARIO [PORT]: an agent of its own (world, socket, state,
-# HTTP port, host label); prints its HTTP port.
+# HTTP port, host label, and the config lines in NODE_TOML); prints its
+# HTTP port.
 start_node() {
   local name=$1 dir="$WORLD/$1"
   mkdir -p "$dir"
-  printf '[sampler]\nfast_interval = "200ms"\n[http]\nhostname = "%s"\n[doctor]\nenabled = false\n' "$name" > "$dir/agent.toml"
+  printf '[sampler]\nfast_interval = "200ms"\n[http]\nhostname = "%s"\n[doctor]\nenabled = false\n%s\n' "$name" \
+    "${NODE_TOML:-}" > "$dir/agent.toml"
   TARMAC_SIM_SCENARIO="$TARMAC_SOURCE_DIR/examples/scenarios/$2" TARMAC_SIM_DIR="$dir/world" \
     tarmac agent --backend nvml --config "$dir/agent.toml" --socket "$dir/t.sock" --state-dir "$dir/state" \
     --http-listen "127.0.0.1:${3:-0}" >/dev/null 2>"$dir/agent.log" 3>&- &
@@ -248,51 +250,81 @@ start_prometheus() {
   [[ "$output" == *"bad.toml:2: key 'fleet.prometheus_url'"* ]]
 }
 
-@test "fleet report of one node equals that node's own report within 1 %" {
+@test "fleet report of one node equals that node's own report within 1 %, in all and by user" {
   # Prometheus first, scraping the node's port before the node is up, so
   # that it reads the node's counters from their first second.
   port=$(free_port)
   start_prometheus 100ms "$port"
-  [ "$(start_node solo small.toml "$port")" == "$port" ]
+  NODE_TOML=$'[report]\ngpu_hour_cost = 3.6\ncurrency = "EUR"' start_node solo small.toml "$port" > "$WORLD/port"
+  [ "$(cat "$WORLD/port")" == "$port" ]
   for _ in $(seq 300); do [[ $(prom_query 'sum(up)' | jq -r '.data.result[0].value[1] // 0') == 1 ]] && break; sleep 0.1; done
-  # Then GPU 0 busy, GPU 1 held idle by a job at 0 % SM, for forty seconds:
-  # Prometheus reads both spells from their first second to their last.
-  for spec in "0 --util 80 --memory 2GiB" "1 --util 0 --memory 1GiB"; do
+  # Then for forty seconds GPU 0 busy; GPU 1 held idle by a job at 0 % SM
+  # for fifteen, then reserved and left idle: the user is charged busy
+  # time, idle time held by a process, and idle time held by a lease.
+  # Prometheus reads every spell from its first second to its last.
+  for spec in "0 --util 80 --memory 2GiB --seconds 40" "1 --util 0 --memory 1GiB --seconds 15"; do
     read -r gpu load <<< "$spec"
     # shellcheck disable=SC2086
     CUDA_VISIBLE_DEVICES=$gpu TARMAC_SIM_SCENARIO="$TARMAC_SOURCE_DIR/examples/scenarios/small.toml" \
-      TARMAC_SIM_DIR="$WORLD/solo/world" tarmac-simload $load --seconds 40 >/dev/null 2>&1 3>&- &
+      TARMAC_SIM_DIR="$WORLD/solo/world" tarmac-simload $load >/dev/null 2>&1 3>&- &
     echo "$!" >> "$WORLD/loads"
   done
+  idle_job=$(tail -1 "$WORLD/loads")
+  while kill -0 "$idle_job" 2>/dev/null; do sleep 0.2; done
+  TARMAC_SIM_DIR="$WORLD/solo/world" tarmac reserve --socket "$WORLD/solo/t.sock" --gpus 1 --for 20s >/dev/null
   while read -r pid; do while kill -0 "$pid" 2>/dev/null; do sleep 0.2; done; done < "$WORLD/loads"
   # Three more scrapes, then the agent stops and the range ends.
   sleep 3
   kill -TERM "$(cat "$WORLD/solo/pid")"
   while kill -0 "$(cat "$WORLD/solo/pid")" 2>/dev/null; do sleep 0.1; done
   until=$(($(date +%s) + 1))
-  run tarmac report --since 1h --format json --db "$WORLD/solo/state/tarmac.db"
+  db=(--db "$WORLD/solo/state/tarmac.db" --gpu-hour-cost 3.6 --currency EUR)
+  fleet=(--prometheus "http://127.0.0.1:$PROM_PORT" --since 1h --until "@$until" --json)
+  run tarmac report --since 1h --format json "${db[@]}"
   [ "$status" -eq 0 ]
   echo "$output" > "$WORLD/own.json"
-  run tarmac fleet report --prometheus "http://127.0.0.1:$PROM_PORT" --since 1h --until "@$until" --json
+  run tarmac fleet report "${fleet[@]}"
   [ "$status" -eq 0 ]
   echo "$output" > "$WORLD/fleet.json"
+  run tarmac report --since 1h --format json --by user "${db[@]}"
+  [ "$status" -eq 0 ]
+  echo "$output" > "$WORLD/own-users.json"
+  run tarmac fleet report "${fleet[@]}" --by user
+  [ "$status" -eq 0 ]
+  echo "$output" > "$WORLD/fleet-users.json"
   own=$(jq -c '[([.gpus[].busy_hours] | add), ([.gpus[].held_idle_hours] | add),
                 ([.gpus[] | .busy_hours + .idle_hours + .unknown_hours] | add)]' "$WORLD/own.json")
   fleet=$(jq -c '.total | [.busy_hours, .held_idle_hours, .busy_hours + .idle_hours + .held_idle_hours + .unknown_hours]' \
     "$WORLD/fleet.json")
+  user=$(id -un)
+  split='[.gpu_hours_held, .gpu_hours_busy, .held_idle_by_lease_hours, .held_idle_by_process_hours,
+          .busy_cost, .held_idle_by_lease_cost, .held_idle_by_process_cost]'
+  own_user=$(jq -c --arg u "$user" ".owners[] | select(.owner == \$u) | $split" "$WORLD/own-users.json")
+  fleet_user=$(jq -c --arg u "$user" ".rows[] | select(.key == \$u) | ${split/gpu_hours_busy/busy_hours}" \
+    "$WORLD/fleet-users.json")
   echo "own [busy, held idle, read]: $own; fleet: $fleet"
+  echo "$user [held, busy, idle in lease, idle by processes, their costs]: own $own_user; fleet $fleet_user"
   # Busy and held-idle hours within 1 %. The hours read too, but for the
   # edges of the agent's life (its counters' first seconds can precede
   # Prometheus' first reading of them, and the range ends up to a second
   # after it stopped: at most 3 s per GPU), which a range of hours makes
-  # negligible.
-  python3 - "$own" "$fleet" <<'PY'
+  # negligible. By user, each figure within 1 %, but for the history's
+  # one-second resolution at each edge of a spell (a lease or a process
+  # beginning or ending mid-second): at most a second per edge, which a
+  # range of hours makes negligible too.
+  python3 - "$own" "$fleet" "$own_user" "$fleet_user" <<'PY'
 import json, sys
-own, fleet = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+own, fleet, own_user, fleet_user = (json.loads(a) for a in sys.argv[1:])
 for name, a, b in zip(["busy", "held idle"], own, fleet):
     assert a > 0 and abs(a - b) <= 0.01 * a, (name, a, b)
 read, fleet_read = own[2], fleet[2]
 assert abs(read - fleet_read) <= 0.01 * read + 2 * 3 / 3600, (read, fleet_read)
+names = ["held", "busy", "idle in lease", "idle by processes"]
+edges = [4, 2, 2, 2]  # Spells' edges in each figure.
+for name, a, b, n in zip(names, own_user[:4], fleet_user[:4], edges):
+    assert a > 0 and abs(a - b) <= 0.01 * a + n / 3600, (name, a * 3600, b * 3600)
+for name, a, b, hours in zip(names[1:], own_user[4:], fleet_user[4:], own_user[1:4]):
+    assert abs(a - hours * 3.6) < 1e-6 and abs(a - b) <= 0.01 * a + 2 * 3.6 / 3600, (name, a, b)
 PY
 }
 
