@@ -55,6 +55,7 @@ swap() {
   mapfile -t commands < <(tour_commands)
   [ "${#commands[@]}" -ge 25 ]
   start_demo 150
+  tour_start=$SECONDS
   mkdir -p "$WORLD/tour"
   printf '%s\n' '{"id": "q1", "prompt": "Say hi"}' '{"id": "q2", "prompt": "Say bye"}' > "$WORLD/tour/prompts.jsonl"
   for c in "${commands[@]}"; do
@@ -89,6 +90,15 @@ swap() {
   # What the tour wrote, where it said.
   grep -q "<svg class=\"heatmap\"" "$WORLD/tour/fleet.html"
   grep -q "^NodeName=.* Name=gpu Type=.* File=/dev/nvidia0 " "$WORLD/tour/gres.conf"
+  # The doctor, once the agent has watched for the 45 s it needs, finds
+  # the demo's data-starved job on GPU 1 and calls none of the steady ones
+  # (GPUs 0, 5, 6) starved; no cause is said twice.
+  while (( SECONDS - tour_start < 50 )); do sleep 1; done
+  printf '%s\n' "$setup_line" "tarmac doctor --quick --json" > "$WORLD/doctor.sh"
+  run run_alone 20 "$WORLD/doctor.sh"
+  echo "$output" > "$WORLD/doctor.json"
+  [ "$(jq -c '[.questions[].findings[] | select(.check == "starved") | .gpu]' "$WORLD/doctor.json")" == "[1]" ]
+  [ "$(jq '[.questions[].findings[] | [.check, .gpu]] | (length == (unique | length))' "$WORLD/doctor.json")" == true ]
   kill -TERM "$demo"
   wait "$demo" || true
 }
