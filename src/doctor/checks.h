@@ -56,8 +56,9 @@ inline constexpr int64_t kMigEmptyWarnSeconds = 24 * 3600;
 void CheckMigEmpty(const DoctorInputs& in, CheckOutput* out);
 void CheckContainers(const DoctorInputs& in, CheckOutput* out);
 
-// The GPU-to-GPU matrix as `nvidia-smi topo -m` prints it (NV, NODE, SYS,
-// X), with each GPU's CPU and NUMA affinity.
-std::string TopologyMatrix(const node::NodeView& node_view);
+// How the GPUs reach each other, in one line: the groups NVLink joins,
+// the GPUs with no NVLink peer, and the GPUs on each NUMA node with its
+// CPUs ("NVLink joins GPU 0-7; GPU 0-3 on NUMA node 0 (CPUs 0-55)").
+std::string TopologySummary(const node::NodeView& node_view);
 
 }  // namespace tarmac::doctor

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -195,35 +196,64 @@ void CheckNuma(const DoctorInputs& in, CheckOutput* out) {
   }
 }
 
-std::string TopologyMatrix(const node::NodeView& node_view) {
-  std::vector<const node::GpuView*> gpus;
-  for (const node::GpuView& g : node_view.gpus) gpus.push_back(&g);
-  std::string out = fmt::format("{:<8}", "");
-  for (const node::GpuView* g : gpus) out += fmt::format("{:<7}", fmt::format("GPU{}", g->info.index));
-  out += fmt::format("{:<20}{}\n", "CPU Affinity", "NUMA Affinity");
-  for (const node::GpuView* a : gpus) {
-    out += fmt::format("{:<8}", fmt::format("GPU{}", a->info.index));
-    std::set<std::string> peers(a->info.nvlink_peer_bus_ids.begin(), a->info.nvlink_peer_bus_ids.end());
-    for (const node::GpuView* b : gpus) {
-      std::string cell = "X";
-      if (a != b) {
-        if (peers.count(b->info.pci_bus_id)) {
-          cell = "NV";
-        } else if (a->info.numa_node && b->info.numa_node && *a->info.numa_node == *b->info.numa_node) {
-          cell = "NODE";
-        } else {
-          cell = "SYS";
-        }
-      }
-      out += fmt::format("{:<7}", cell);
+namespace {
+
+// "0-3, 6": GPU indices in order, runs of three or more as ranges.
+std::string IndexRuns(std::vector<int> indices) {
+  std::sort(indices.begin(), indices.end());
+  std::vector<std::string> runs;
+  for (size_t i = 0; i < indices.size();) {
+    size_t j = i;
+    while (j + 1 < indices.size() && indices[j + 1] == indices[j] + 1) ++j;
+    if (j - i >= 2) {
+      runs.push_back(fmt::format("{}-{}", indices[i], indices[j]));
+    } else {
+      for (size_t k = i; k <= j; ++k) runs.push_back(std::to_string(indices[k]));
     }
-    out += fmt::format("{:<20}{}\n", a->info.cpu_affinity.value_or("N/A"),
-                       a->info.numa_node ? std::to_string(*a->info.numa_node) : std::string("N/A"));
+    i = j + 1;
   }
-  out +=
-      "\n  X = self, NV = NVLink, NODE = PCIe within one NUMA node, SYS = across NUMA nodes (the socket "
-      "interconnect)\n";
-  return out;
+  return fmt::format("{}", fmt::join(runs, ", "));
+}
+
+}  // namespace
+
+std::string TopologySummary(const node::NodeView& node_view) {
+  // GPUs joined by NVLink, directly or through others (by PCI address).
+  std::map<std::string, int> index_of;
+  for (const node::GpuView& g : node_view.gpus) index_of[g.info.pci_bus_id] = g.info.index;
+  std::map<int, int> group;  // GPU index -> the lowest index it is joined to.
+  std::function<int(int)> root = [&](int i) { return group[i] == i ? i : group[i] = root(group[i]); };
+  for (const node::GpuView& g : node_view.gpus) group.emplace(g.info.index, g.info.index);
+  for (const node::GpuView& g : node_view.gpus) {
+    for (const std::string& peer : g.info.nvlink_peer_bus_ids) {
+      auto it = index_of.find(peer);
+      if (it == index_of.end()) continue;
+      int a = root(g.info.index), b = root(it->second);
+      group[std::max(a, b)] = std::min(a, b);
+    }
+  }
+  std::map<int, std::vector<int>> joined;
+  std::vector<int> alone;
+  for (const auto& [index, unused] : group) joined[root(index)].push_back(index);
+  std::vector<std::string> parts;
+  for (const auto& [first, members] : joined) {
+    if (members.size() > 1) {
+      parts.push_back(fmt::format("NVLink joins GPU {}", IndexRuns(members)));
+    } else {
+      alone.push_back(first);
+    }
+  }
+  if (!alone.empty()) parts.push_back(fmt::format("no NVLink peer: GPU {}", IndexRuns(alone)));
+  std::map<std::string, std::vector<int>> by_numa;  // "NUMA node 0 (CPUs 0-55)" -> GPUs.
+  for (const node::GpuView& g : node_view.gpus) {
+    std::string where =
+        g.info.numa_node ? fmt::format("NUMA node {}", *g.info.numa_node) : "NUMA node unknown";
+    if (g.info.cpu_affinity) where += fmt::format(" (CPUs {})", *g.info.cpu_affinity);
+    by_numa[where].push_back(g.info.index);
+  }
+  for (const auto& [where, gpus] : by_numa)
+    parts.push_back(fmt::format("GPU {} on {}", IndexRuns(gpus), where));
+  return fmt::format("{}", fmt::join(parts, "; "));
 }
 
 void CheckTopology(const DoctorInputs& in, CheckOutput* out) {
@@ -233,7 +263,7 @@ void CheckTopology(const DoctorInputs& in, CheckOutput* out) {
   out->findings.push_back(MakeFinding(
       "topology", Severity::kInfo, std::nullopt,
       fmt::format("{} GPUs, {} with NVLink peers", in.node_view.gpus.size(), nvlinked),
-      TopologyMatrix(in.node_view),
+      TopologySummary(in.node_view) + " (`nvidia-smi topo -m` prints the matrix)",
       "how the GPUs reach each other: multi-GPU jobs run best on GPUs joined by NVLink, or at least within "
       "one "
       "NUMA node",
