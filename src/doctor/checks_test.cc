@@ -451,6 +451,11 @@ TEST(DoctorChecksTest, RetiredPagesMissingNvlinksAndDeviceRulesThatAllowEveryGpu
   EXPECT_EQ(a[0].summary, "2 processes may open every GPU: their cgroups' device rules allow them all");
   EXPECT_NE(a[0].evidence.find("pid 100 ("), std::string::npos) << a[0].evidence;
   EXPECT_NE(a[0].evidence.find("pid 101 ("), std::string::npos) << a[0].evidence;
+  // Processes with the same rules share their line: the rules said once.
+  in.processes[101].device_rules = in.processes[100].device_rules;
+  a = Of(in, "allocation");
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].evidence.find("devices.list"), a[0].evidence.rfind("devices.list")) << a[0].evidence;
   EXPECT_FALSE(a[0].gpu.has_value());
   EXPECT_TRUE(a[0].command.empty());  // Command lines stay out of a finding of several processes.
   in.processes[101].device_rules.reset();

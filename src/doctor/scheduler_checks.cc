@@ -64,7 +64,7 @@ void CheckAllocation(const DoctorInputs& in, CheckOutput* out) {
   struct OpensEvery {
     std::string who;
     int gpu = 0;
-    std::string evidence;
+    std::string evidence;  // Its device rules and visible GPUs.
     std::string command;
   };
   std::map<int64_t, OpensEvery> opens_every;
@@ -84,7 +84,7 @@ void CheckAllocation(const DoctorInputs& in, CheckOutput* out) {
         if (allocated < in.node_view.gpus.size() && opens_every.count(pid) == 0) {
           opens_every[pid] = {
               who, i,
-              fmt::format("{}: devices.list {}; CUDA_VISIBLE_DEVICES names {} of {} GPUs", who,
+              fmt::format("devices.list {}; CUDA_VISIBLE_DEVICES names {} of {} GPUs",
                           fmt::join(*it->second.device_rules, "; "), allocated, in.node_view.gpus.size()),
               p.details.command};
         }
@@ -128,8 +128,13 @@ void CheckAllocation(const DoctorInputs& in, CheckOutput* out) {
     }
   }
   if (!opens_every.empty()) {
+    // The processes with the same rules in one list: "pid 1 (...), pid 2
+    // (...): devices.list ...".
+    std::map<std::string, std::vector<std::string>> who_by_rules;
+    for (const auto& [pid, o] : opens_every) who_by_rules[o.evidence].push_back(o.who);
     std::vector<std::string> evidence;
-    for (const auto& [pid, o] : opens_every) evidence.push_back(o.evidence);
+    for (const auto& [rules, who] : who_by_rules)
+      evidence.push_back(fmt::format("{}: {}", fmt::join(who, ", "), rules));
     const OpensEvery& first = opens_every.begin()->second;
     bool is_one = opens_every.size() == 1;
     out->findings.push_back(MakeFinding(
