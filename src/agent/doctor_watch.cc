@@ -93,10 +93,13 @@ void DoctorWatch::RunOnce() {
   sources.history = history.get();
   sources.now_unix = UnixSeconds(clock_->WallNow());
   sources.stat_after = host.Read("/proc/stat");
+  sources.process_stats_after = doctor::ReadProcessStats(host, sources.node_view);
   {
     MutexLock lock(&mu_);
     sources.stat_before = last_stat_;
     last_stat_ = sources.stat_after;
+    sources.process_stats_before = last_process_stats_;
+    last_process_stats_ = sources.process_stats_after;
   }
   doctor::DoctorInputs in;
   doctor::FillInputs(host, std::move(sources), &in);

@@ -81,6 +81,8 @@ class DoctorWatch {
   mutable Mutex mu_;
   std::vector<doctor::Finding> current_ GUARDED_BY(mu_);
   std::optional<std::string> last_stat_ GUARDED_BY(mu_);  // /proc/stat at the previous run.
+  // The GPU processes' /proc/<pid>/stat at the previous run, by PID.
+  std::map<int64_t, std::string> last_process_stats_ GUARDED_BY(mu_);
   int64_t runs_ GUARDED_BY(mu_) = 0;
   std::shared_ptr<const node::AgentFigures::FindingCounts> counts_ GUARDED_BY(mu_);  // Of current_.
 };

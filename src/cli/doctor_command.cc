@@ -106,8 +106,8 @@ constexpr int kDoctorReadings = 5;
 
 // The GPUs over `window`: the first reading, then five more, whose
 // throttling is summed per GPU into `sampled`; the last is the node view judged.
-void SampleGpus(const GlobalOptions& global, Clock* clock, Logger* logger, double window,
-                doctor::InputSources* in_, std::map<int, doctor::ThrottleWindow>* sampled_) {
+void SampleGpus(const GlobalOptions& global, const doctor::HostFiles& host, Clock* clock, Logger* logger,
+                double window, doctor::InputSources* in_, std::map<int, doctor::ThrottleWindow>* sampled_) {
   doctor::InputSources& in = *in_;
   std::map<int, doctor::ThrottleWindow>& sampled = *sampled_;
   Result<std::unique_ptr<NodeSource>> source = NodeSource::Open(global, clock, logger);
@@ -115,10 +115,12 @@ void SampleGpus(const GlobalOptions& global, Clock* clock, Logger* logger, doubl
   if (source.ok()) {
     in.through_agent = source.value()->is_agent();
     Result<node::NodeView> first = source.value()->Read(std::nullopt);
-    if (first.ok())
+    if (first.ok()) {
       in.node_view = std::move(first).value();
-    else
+      in.process_stats_before = doctor::ReadProcessStats(host, in.node_view);  // Their CPU time from here.
+    } else {
       in.gpu_error = first.status().message();
+    }
   } else {
     in.gpu_error = source.status().message();
   }
@@ -205,8 +207,9 @@ int RunDoctor(const GlobalOptions& global, const DoctorOptions& o, Clock* clock,
   doctor::InputSources sources;
   sources.stat_before = host.Read("/proc/stat");
   std::map<int, doctor::ThrottleWindow> sampled;
-  SampleGpus(global, clock, logger, window, &sources, &sampled);
+  SampleGpus(global, host, clock, logger, window, &sources, &sampled);
   sources.stat_after = host.Read("/proc/stat");
+  sources.process_stats_after = doctor::ReadProcessStats(host, sources.node_view);
   StoreAccessOptions store = o.store;
   store.socket = global.socket;  // The doctor's own --socket.
   Result<StoreAccess> history = OpenStore(store);

@@ -43,13 +43,20 @@ std::optional<ProcStat> ParseProcStat(const std::string& text) {
   stat.name = text.substr(open + 1, close - open - 1);
   const char* p = text.c_str() + close + 2;
   stat.state = *p;
+  // A count of clock ticks: digits, ended by a space or the text's end.
+  auto ticks = [](const char* at, int64_t* out) {
+    char* end = nullptr;
+    *out = std::strtoll(at, &end, 10);
+    return end != at && *out >= 0 && (*end == ' ' || *end == '\n' || *end == '\0');
+  };
   for (int field = 3; field <= 22; ++field) {
     if (field == 4) stat.parent_pid = std::strtoll(p, nullptr, 10);
+    int64_t t = 0;
+    if ((field == 14 || field == 15) && !ticks(p, &t)) return std::nullopt;
+    stat.cpu_ticks += field == 14 || field == 15 ? t : 0;
     if (field == 22) {
-      char* end = nullptr;
-      stat.start_ticks = std::strtoll(p, &end, 10);
       // A start time is a count of ticks since boot: never negative.
-      if (end == p || stat.start_ticks < 0) return std::nullopt;
+      if (!ticks(p, &stat.start_ticks)) return std::nullopt;
       return stat;
     }
     p = std::strchr(p, ' ');

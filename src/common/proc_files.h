@@ -25,10 +25,12 @@ struct ProcStat {
   std::string name;         // Field 2, without the parentheses; may hold spaces.
   char state = '?';         // Field 3: R, S, D, Z, X, ...
   int64_t parent_pid = 0;   // Field 4.
+  int64_t cpu_ticks = 0;    // Fields 14 + 15: user and system CPU time, clock ticks.
   int64_t start_ticks = 0;  // Field 22: clock ticks after boot.
 };
 
-// Parses the text of /proc/<pid>/stat. Empty when malformed.
+// Parses the text of /proc/<pid>/stat. Empty when malformed (a CPU time or
+// start time that is not a count).
 std::optional<ProcStat> ParseProcStat(const std::string& text);
 
 // Whether the process has exited (a zombie not yet reaped, or dead).

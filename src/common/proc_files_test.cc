@@ -18,6 +18,13 @@ TEST(ProcFilesTest, ParsesStatWithAwkwardNames) {
   EXPECT_EQ(s->state, 'Z');
   EXPECT_EQ(s->parent_pid, 7);
   EXPECT_EQ(s->start_ticks, 123456);
+  // utime (field 14) and stime (15): the CPU time the doctor judges a
+  // process's load by; one that is not a count is malformed.
+  std::optional<ProcStat> busy =
+      ParseProcStat("42 (x) R 7 42 42 0 -1 0 0 0 0 0 250 50 0 0 20 0 1 0 123456 0 0\n");
+  ASSERT_TRUE(busy.has_value());
+  EXPECT_EQ(busy->cpu_ticks, 300);
+  EXPECT_FALSE(ParseProcStat("42 (x) R 7 42 42 0 -1 0 0 0 0 0 zz 50 0 0 20 0 1 0 123456 0 0\n").has_value());
 }
 
 TEST(ProcFilesTest, RejectsTruncatedStat) {

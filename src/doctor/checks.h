@@ -33,9 +33,16 @@ void CheckHeldIdle(const DoctorInputs& in, CheckOutput* out);
 
 // Question 2: the data pipeline (pipeline_checks.cc).
 void CheckCpu(const DoctorInputs& in, CheckOutput* out);
-// A data-starved GPU: bursts of work separated by idle gaps in its recent
-// utilization readings (at least kStarvedMinSpanSeconds of them).
+// A data-starved GPU, one finding per GPU from either sign: bursts of work
+// separated by idle gaps in its recent utilization readings (at least
+// kStarvedMinSpanSeconds of them), or a process on it that kept
+// kCpuBoundRatio of a CPU busy (of its cgroup's CPU limit, when under one)
+// over the window while the GPU was under kCpuBoundGpuRatio utilized.
 inline constexpr double kStarvedMinSpanSeconds = 45;
+inline constexpr double kCpuBoundRatio = 0.9;
+inline constexpr double kCpuBoundGpuRatio = 0.5;
+// /proc counts CPU time in USER_HZ ticks, 100 a second on every Linux ABI.
+inline constexpr double kTicksPerSecond = 100;
 void CheckStarved(const DoctorInputs& in, CheckOutput* out);
 void CheckMemory(const DoctorInputs& in, CheckOutput* out);
 void CheckStorage(const DoctorInputs& in, CheckOutput* out);

@@ -86,7 +86,7 @@ DoctorInputs Healthy() {
     g.processes.push_back(Process(100 + i, "alice"));
     in.node_view.gpus.push_back(g);
     in.processes[100 + i] =
-        ProcessFacts{"0-31", g.info.uuid, true, 8.0, "/job_" + std::to_string(i), std::nullopt};
+        ProcessFacts{"0-31", g.info.uuid, true, 8.0, "/job_" + std::to_string(i), std::nullopt, std::nullopt};
     in.throttle[i] = ThrottleWindow{3600, 0, 600, 0, "the last hour"};
     in.utilization_series[i] = Readings("steady", 600, i * 0.3);
   }
@@ -314,6 +314,41 @@ TEST(DoctorChecksTest, ADataStarvedGpuIsFoundAndSteadyOnesAreNot) {
   EXPECT_TRUE(r.findings.empty());
   ASSERT_EQ(r.skipped.size(), 1u);
   EXPECT_NE(r.skipped[0].why.find("span less than 45 s"), std::string::npos) << r.skipped[0].why;
+}
+
+// The other sign of a data-starved GPU: its process keeps a CPU busy
+// while the GPU waits. One finding per GPU, whichever signs show; a busy
+// GPU, a process under its CPU, or a process at its cgroup's limit below
+// one CPU are judged as such.
+TEST(DoctorChecksTest, AProcessWhoseCpuIsSaturatedWhileItsGpuWaitsIsAStarvedJob) {
+  DoctorInputs in = Healthy();
+  in.cpu->ticks = 200;  // 2 s.
+  in.utilization_series[0] = Readings("steady", 300);
+  for (double& v : in.utilization_series[0].values) v *= 0.5;  // About 30 %.
+  in.processes[100].busy_cpus = 0.98;
+  std::vector<Finding> f = Of(in, "starved");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].gpu, 0);
+  EXPECT_EQ(f[0].summary, "gpu 0 waits on its process's CPU: a data-starved job");
+  EXPECT_NE(f[0].evidence.find("pid 100 (alice, python) kept 0.98 CPUs busy over the last 2.0 s while gpu 0 "
+                               "was 30 % utilized"),
+            std::string::npos)
+      << f[0].evidence;
+  in.processes[100].busy_cpus = 0.5;
+  EXPECT_TRUE(Of(in, "starved").empty());
+  in.processes[100].cpu_limit = 0.5;  // All it may use.
+  EXPECT_EQ(Of(in, "starved").size(), 1u);
+  in.processes[100].busy_cpus = 0.98;
+  in.processes[100].cpu_limit = 8.0;
+  in.utilization_series[0] = Readings("steady", 300);  // 60 %: the GPU does not wait.
+  EXPECT_TRUE(Of(in, "starved").empty());
+  // Bursts and a saturated CPU on one GPU: one finding with both.
+  in.utilization_series[0] = Readings("bursty", 300);
+  f = Of(in, "starved");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].summary, "gpu 0 works in bursts and waits between them: a data-starved job");
+  EXPECT_NE(f[0].evidence.find("; pid 100 (alice, python) kept 0.98 CPUs busy"), std::string::npos)
+      << f[0].evidence;
 }
 
 // The NUMA check compares like with like: a GPU near CPUs this host does

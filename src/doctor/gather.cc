@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "common/host_name.h"
+#include "common/proc_files.h"
 #include "common/run_program.h"
 #include "common/units.h"
 #include "doctor/host_readings.h"
@@ -40,6 +41,31 @@ void FillInputs(const HostFiles& host, InputSources sources, DoctorInputs* in) {
     in->cpu = CompareCpuTimes(ParseCpuTimes(*sources.stat_before), ParseCpuTimes(*sources.stat_after));
   }
   GatherHost(host, sources.gather, in);
+  // Each GPU process's CPU time over the window, as a number of CPUs.
+  for (auto& [pid, facts] : in->processes) {
+    auto before = sources.process_stats_before.find(pid);
+    auto after = sources.process_stats_after.find(pid);
+    if (!in->cpu || in->cpu->ticks <= 0 || before == sources.process_stats_before.end() ||
+        after == sources.process_stats_after.end())
+      continue;
+    std::optional<ProcStat> was = ParseProcStat(before->second);
+    std::optional<ProcStat> now = ParseProcStat(after->second);
+    // The same process at both ends (a PID reused between them is another).
+    if (!was || !now || was->start_ticks != now->start_ticks || now->cpu_ticks < was->cpu_ticks) continue;
+    facts.busy_cpus = static_cast<double>(now->cpu_ticks - was->cpu_ticks) / in->cpu->ticks;
+  }
+}
+
+std::map<int64_t, std::string> ReadProcessStats(const HostFiles& host, const node::NodeView& node_view) {
+  std::map<int64_t, std::string> out;
+  for (const node::GpuView& g : node_view.gpus) {
+    for (const node::ProcessView& p : g.processes) {
+      if (out.count(p.process.pid)) continue;
+      if (std::optional<std::string> stat = host.Read(fmt::format("/proc/{}/stat", p.process.pid), 4096))
+        out[p.process.pid] = std::move(*stat);
+    }
+  }
+  return out;
 }
 
 void GatherHost(const HostFiles& host, const GatherOptions& options, DoctorInputs* in) {

@@ -37,8 +37,16 @@ struct InputSources {
   // /proc/stat at the start and end of the window CPU time is judged over.
   std::optional<std::string> stat_before;
   std::optional<std::string> stat_after;
+  // /proc/<pid>/stat of the GPU processes, by PID, at the same two times
+  // (ReadProcessStats): their CPU time over the window.
+  std::map<int64_t, std::string> process_stats_before;
+  std::map<int64_t, std::string> process_stats_after;
   GatherOptions gather;
 };
+
+// /proc/<pid>/stat of every process on the GPUs of `node_view`, by PID
+// (those that could be read).
+std::map<int64_t, std::string> ReadProcessStats(const HostFiles& host, const node::NodeView& node_view);
 
 // Fills every input both callers have the same way: the GPUs and who is
 // asking, throttling and MIG instances from the history, CPU time over the

@@ -3,6 +3,7 @@
 // scheduled run: the GPUs and who asks, the window's CPU time, the host.
 #include "doctor/gather.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -38,6 +39,38 @@ TEST(GatherTest, FillInputsTakesTheGpusWhoAsksTheWindowAndTheHost) {
   ASSERT_TRUE(in.cpu.has_value());
   EXPECT_NEAR(in.cpu->busy_ratio, 0.5, 1e-9);
   EXPECT_TRUE(in.memory.has_value());  // GatherHost read the planted host.
+}
+
+// A GPU process's CPU time over the window, in CPUs: its ticks between the
+// two readings of its /proc/<pid>/stat over the window's ticks per CPU; a
+// PID that another process took in between is not judged.
+TEST(GatherTest, AGpuProcesssCpuTimeOverTheWindowIsInCpus) {
+  testing::TempDir dir;
+  HostFiles host(dir.path());
+  InputSources sources;
+  sources.node_view.gpus.resize(1);
+  for (int64_t pid : {42, 43}) {
+    node::ProcessView p;
+    p.process.pid = pid;
+    sources.node_view.gpus[0].processes.push_back(p);
+  }
+  sources.stat_before = kStatBefore;  // 200 ticks pass on the one CPU.
+  sources.stat_after = kStatAfter;
+  auto stat = [](int64_t utime, int64_t start) {
+    return fmt::format("42 (python) R 1 42 42 0 -1 0 0 0 0 0 {} 10 0 0 20 0 1 0 {} 0 0\n", utime, start);
+  };
+  sources.process_stats_before = {{42, stat(1000, 5000)}, {43, stat(1000, 5000)}};
+  sources.process_stats_after = {{42, stat(1090, 5000)}, {43, stat(1090, 7000)}};
+  DoctorInputs in;
+  FillInputs(host, sources, &in);
+  ASSERT_TRUE(in.processes[42].busy_cpus.has_value());
+  EXPECT_NEAR(*in.processes[42].busy_cpus, 90.0 / 200, 1e-9);
+  EXPECT_FALSE(in.processes[43].busy_cpus.has_value());
+  // What ReadProcessStats reads: the planted /proc/<pid>/stat of each.
+  dir.Write("proc/42/stat", stat(1, 2));
+  std::map<int64_t, std::string> read = ReadProcessStats(host, sources.node_view);
+  ASSERT_EQ(read.size(), 1u);
+  EXPECT_EQ(read[42], stat(1, 2));
 }
 
 // A view whose backend could not read the GPUs (an agent waiting for the

@@ -109,6 +109,7 @@ std::optional<CpuWindow> CompareCpuTimes(const std::vector<CpuTimes>& before,
         std::clamp(static_cast<double>(now.Busy() - b.Busy()) / static_cast<double>(total), 0.0, 1.0);
     if (now.cpu < 0) {
       has_all = true;
+      w.ticks = static_cast<double>(total);  // Divided by the CPUs below.
       w.busy_ratio = busy;
       w.iowait_ratio =
           std::clamp(static_cast<double>(now.iowait - b.iowait) / static_cast<double>(total), 0.0, 1.0);
@@ -124,6 +125,7 @@ std::optional<CpuWindow> CompareCpuTimes(const std::vector<CpuTimes>& before,
     }
   }
   if (!has_all) return std::nullopt;
+  if (w.cpu_count > 0) w.ticks /= w.cpu_count;
   return w;
 }
 

@@ -36,6 +36,9 @@ struct CpuWindow {
   int hottest_cpu = -1;
   double hottest_busy_ratio = 0;
   int saturated_cpus = 0;  // Busy 95 % or more.
+  // The window's length in clock ticks (of one CPU): what a process's CPU
+  // ticks over the same window are a share of.
+  double ticks = 0;
 };
 // Empty when the readings hold no common CPUs or no time passed.
 std::optional<CpuWindow> CompareCpuTimes(const std::vector<CpuTimes>& before,
@@ -92,6 +95,9 @@ struct ProcessFacts {
   // cgroup v1's devices.list of its cgroup ("c 195:0 rwm", "a *:* rwm");
   // empty under cgroup v2, which keeps device rules in eBPF programs.
   std::optional<std::vector<std::string>> device_rules;
+  // CPU time it used over the window, in CPUs (1.0: one CPU all the time);
+  // empty when /proc/<pid>/stat was not read at both ends.
+  std::optional<double> busy_cpus;
 };
 ProcessFacts ReadProcessFacts(const HostFiles& host, int64_t pid);
 

@@ -42,37 +42,81 @@ Bursts BurstsOf(const std::vector<double>& values) {
 
 }  // namespace
 
+namespace {
+
+// A process on a GPU that kept a CPU's worth busy (or all the CPUs it may
+// use) over the window while its GPU waited (under half utilized): its
+// own CPU, not the GPU, sets the pace. "" when none.
+std::string CpuBoundEvidence(const DoctorInputs& in, const node::GpuView& g, double gpu_ratio) {
+  if (gpu_ratio >= kCpuBoundGpuRatio) return "";
+  for (const node::ProcessView& p : g.processes) {
+    auto facts = in.processes.find(p.process.pid);
+    if (!node::IsCompute(p) || facts == in.processes.end() || !facts->second.busy_cpus) continue;
+    double busy = *facts->second.busy_cpus;
+    double limit = facts->second.cpu_limit.value_or(1.0);
+    if (busy < kCpuBoundRatio * std::min(1.0, limit)) continue;
+    return fmt::format(
+        "pid {} ({}, {}) kept {:.2f} CPUs busy over the last {:.1f} s while gpu {} was {:.0f} % "
+        "utilized",
+        p.process.pid, p.details.user.empty() ? "?" : p.details.user, p.details.name, busy,
+        in.cpu ? in.cpu->ticks / kTicksPerSecond : 0.0, g.info.index, gpu_ratio * 100);
+  }
+  return "";
+}
+
+constexpr const char* kStarvedMeaning =
+    "between bursts the GPU waits for its next batch: the input pipeline (loading, decoding, augmentation, "
+    "host-to-device copies) cannot keep up, and the GPU idles for the rest";
+constexpr const char* kStarvedAction =
+    "give the data loader more workers (num_workers) and prefetch (prefetch_factor), pin host memory "
+    "(pin_memory=True) and copy asynchronously, move decoding to the GPU (DALI), or put the dataset on "
+    "faster, local storage (tarmac doctor --storage PATH measures it)";
+
+}  // namespace
+
 void CheckStarved(const DoctorInputs& in, CheckOutput* out) {
   if (in.utilization_series.empty()) {
     out->skipped.push_back({"starved", in.through_agent ? "the agent keeps no utilization readings yet"
                                                         : "needs the agent (its readings over minutes)"});
-    return;
   }
   bool has_enough = false;
-  for (const auto& [index, series] : in.utilization_series) {
-    if (series.span_seconds < kStarvedMinSpanSeconds || series.values.size() < 20) continue;
-    has_enough = true;
-    Bursts b = BurstsOf(series.values);
+  for (const node::GpuView& g : in.node_view.gpus) {
+    const int index = g.info.index;
+    std::string evidence;
     // Work that comes in bursts, idle between them, several times over:
     // the GPU waits for its input between batches. A steady job (duty near
     // 100 %), an idle GPU (no real peak) and one burst are not this.
-    if (b.peak < 0.3 || b.duty_ratio < 0.1 || b.duty_ratio > 0.8 || b.bursts < 2) continue;
-    double period = series.span_seconds / b.bursts;
-    std::string span = FormatDuration(std::chrono::seconds(static_cast<int64_t>(series.span_seconds)));
+    auto series = in.utilization_series.find(index);
+    std::optional<double> mean = g.sample.utilization_gpu_ratio;
+    if (series != in.utilization_series.end() && series->second.span_seconds >= kStarvedMinSpanSeconds &&
+        series->second.values.size() >= 20) {
+      has_enough = true;
+      Bursts b = BurstsOf(series->second.values);
+      mean = b.mean;
+      if (b.peak >= 0.3 && b.duty_ratio >= 0.1 && b.duty_ratio <= 0.8 && b.bursts >= 2) {
+        std::string span =
+            FormatDuration(std::chrono::seconds(static_cast<int64_t>(series->second.span_seconds)));
+        evidence = fmt::format(
+            "bursts to {:.0f} % about every {:.0f} s, busy {:.0f} % of the time, mean {:.0f} % over the last "
+            "{} ({} readings)",
+            b.peak * 100, series->second.span_seconds / b.bursts, b.duty_ratio * 100, b.mean * 100, span,
+            series->second.values.size());
+      }
+    }
+    // A process whose CPU is saturated while its GPU waits: the same cause.
+    std::string cpu = mean ? CpuBoundEvidence(in, g, *mean) : "";
+    if (evidence.empty() && cpu.empty()) continue;
     out->findings.push_back(MakeFinding(
         "starved", Severity::kWarning, index,
-        fmt::format("gpu {} works in bursts and waits between them: a data-starved job", index),
-        fmt::format(
-            "bursts to {:.0f} % about every {:.0f} s, busy {:.0f} % of the time, mean {:.0f} % over the "
-            "last {} ({} readings)",
-            b.peak * 100, period, b.duty_ratio * 100, b.mean * 100, span, series.values.size()),
-        "between bursts the GPU waits for its next batch: the input pipeline (loading, decoding, "
-        "augmentation, host-to-device copies) cannot keep up, and the GPU idles for the rest",
-        "give the data loader more workers (num_workers) and prefetch (prefetch_factor), pin host memory "
-        "(pin_memory=True) and copy asynchronously, move decoding to the GPU (DALI), or put the dataset on "
-        "faster, local storage (tarmac doctor --storage PATH measures it)"));
+        evidence.empty()
+            ? fmt::format("gpu {} waits on its process's CPU: a data-starved job", index)
+            : fmt::format("gpu {} works in bursts and waits between them: a data-starved job", index),
+        evidence.empty() ? cpu
+        : cpu.empty()    ? evidence
+                         : evidence + "; " + cpu,
+        kStarvedMeaning, kStarvedAction));
   }
-  if (!has_enough) {
+  if (!in.utilization_series.empty() && !has_enough) {
     out->skipped.push_back({"starved", fmt::format("the agent's readings span less than {:.0f} s so far",
                                                    kStarvedMinSpanSeconds)});
   }

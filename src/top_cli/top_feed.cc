@@ -14,6 +14,7 @@
 #include "cli/node_source.h"
 #include "client/agent_client.h"
 #include "common/json_fields.h"
+#include "common/proc_files.h"
 #include "common/safe_file.h"
 #include "common/split.h"
 #include "leases/process_control.h"
@@ -46,28 +47,10 @@ std::string EventLine(const store::LeaseEvent& e) {
 }  // namespace
 
 bool ParseProcStat(std::string_view stat, ProcSample* out) {
-  // The name may hold spaces and parentheses: the fields start after the last ')'.
-  size_t close = stat.rfind(')');
-  if (close == std::string_view::npos) return false;
-  std::vector<std::string_view> f;
-  size_t i = close + 2;
-  while (i < stat.size()) {
-    size_t end = stat.find(' ', i);
-    if (end == std::string_view::npos) end = stat.size();
-    f.push_back(stat.substr(i, end - i));
-    i = end + 1;
-  }
-  // f[0] is field 3 (state): utime 14, stime 15, starttime 22.
-  if (f.size() < 20) return false;
-  auto number = [](std::string_view text, int64_t* value) {
-    if (text.empty() || text.size() > 19 || text.find_first_not_of("0123456789") != std::string_view::npos)
-      return false;
-    *value = std::stoll(std::string(text));
-    return true;
-  };
-  int64_t utime = 0, stime = 0;
-  if (!number(f[11], &utime) || !number(f[12], &stime) || !number(f[19], &out->start_ticks)) return false;
-  out->cpu_ticks = utime + stime;
+  std::optional<ProcStat> parsed = tarmac::ParseProcStat(std::string(stat));
+  if (!parsed) return false;
+  out->cpu_ticks = parsed->cpu_ticks;
+  out->start_ticks = parsed->start_ticks;
   return true;
 }
 
