@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 
+#include "common/enum_names.h"
 #include "node/gpu_marks.h"
 
 namespace tarmac::node {
@@ -42,21 +43,16 @@ void Charge(const GpuLease* lease, const std::vector<ProcessView>& processes, st
 
 }  // namespace
 
-const char* ChargeHolderName(ChargeHolder holder) {
-  return holder == ChargeHolder::kLease ? "lease" : "process";
-}
+namespace {
+constexpr std::pair<ChargeHolder, const char*> kHolderNames[] = {{ChargeHolder::kLease, "lease"},
+                                                                 {ChargeHolder::kProcess, "process"}};
+constexpr std::pair<ChargeState, const char*> kStateNames[] = {
+    {ChargeState::kBusy, "busy"}, {ChargeState::kIdle, "idle"}, {ChargeState::kUnknown, "unknown"}};
+}  // namespace
 
-const char* ChargeStateName(ChargeState state) {
-  switch (state) {
-    case ChargeState::kBusy:
-      return "busy";
-    case ChargeState::kIdle:
-      return "idle";
-    case ChargeState::kUnknown:
-      break;
-  }
-  return "unknown";
-}
+const char* ChargeHolderName(ChargeHolder holder) { return EnumName(kHolderNames, holder); }
+
+const char* ChargeStateName(ChargeState state) { return EnumName(kStateNames, state); }
 
 std::vector<GpuCharge> ChargeGpu(const GpuView& gpu) {
   std::vector<GpuCharge> out;
