@@ -13,6 +13,8 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <tuple>
+#include <vector>
 
 #include "gpu/nvml_api.h"
 #include "testutil/sim_fixture.h"
@@ -167,6 +169,14 @@ struct ComputeInstanceInfo {
   void* gpu_instance;
   unsigned id, profile_id, start, size;
 };
+struct ProfileInfo {  // nvmlGpuInstanceProfileInfo_t
+  unsigned id, is_p2p_supported, slice_count, instance_count, multiprocessor_count, copy_engine_count,
+      decoder_count, encoder_count, jpeg_count, ofa_count;
+  unsigned long long memory_size_mb;
+};
+struct Placement {
+  unsigned start, size;
+};
 struct AccountingStats {
   unsigned gpu_utilization, memory_utilization;
   unsigned long long max_memory, time, start_time;
@@ -194,11 +204,12 @@ TEST_F(NvmlExportsTest, ModelledFactsAnswerWhatTheWorldHolds) {
   EXPECT_EQ(bar1.free + bar1.used, bar1.total);
 
   // GPU 0's instances: 3g.40gb (profile constant 2, id 9) and 1g.10gb
-  // (constant 0, id 19), each with its compute instance 0.
+  // (constant 0, id 19), each with its compute instance 0. The calls after
+  // the profile's info take its ID, as with the driver.
   auto instances = Fn<Return (*)(void*, unsigned, void**, unsigned*)>("nvmlDeviceGetGpuInstances");
   void* found[8] = {};
   unsigned count = 0;
-  ASSERT_EQ(instances(gpu0, 2, found, &count), gpu::nvml::kSuccess);
+  ASSERT_EQ(instances(gpu0, 9, found, &count), gpu::nvml::kSuccess);
   ASSERT_EQ(count, 1u);
   GpuInstanceInfo gi_info{};
   ASSERT_EQ(Fn<Return (*)(void*, GpuInstanceInfo*)>("nvmlGpuInstanceGetInfo")(found[0], &gi_info),
@@ -207,12 +218,15 @@ TEST_F(NvmlExportsTest, ModelledFactsAnswerWhatTheWorldHolds) {
   EXPECT_EQ(gi_info.id, 1u);
   EXPECT_EQ(gi_info.profile_id, 9u);
   EXPECT_EQ(gi_info.size, 4u);  // Memory slices of 8.
-  ASSERT_EQ(instances(gpu0, 0, found, &count), gpu::nvml::kSuccess);
+  ASSERT_EQ(instances(gpu0, 19, found, &count), gpu::nvml::kSuccess);
   EXPECT_EQ(count, 1u);
-  EXPECT_EQ(instances(gpu1, 0, found, &count), gpu::nvml::kErrorNotSupported);  // Not in MIG mode.
+  ASSERT_EQ(instances(gpu0, 0, found, &count), gpu::nvml::kSuccess);  // 7g.80gb: none.
+  EXPECT_EQ(count, 0u);
+  EXPECT_EQ(instances(gpu0, 2, found, &count), gpu::nvml::kErrorInvalidArgument);  // No profile has ID 2.
+  EXPECT_EQ(instances(gpu1, 19, found, &count), gpu::nvml::kErrorNotSupported);    // Not in MIG mode.
   unsigned remaining = 0;
   ASSERT_EQ(Fn<Return (*)(void*, unsigned, unsigned*)>("nvmlDeviceGetGpuInstanceRemainingCapacity")(
-                gpu0, 0, &remaining),
+                gpu0, 19, &remaining),
             gpu::nvml::kSuccess);
   EXPECT_EQ(remaining, 3u);  // 3 compute slices and 3 memory slices left, 1g.10gb takes one of each.
   void* ci = nullptr;
@@ -276,6 +290,46 @@ TEST_F(NvmlExportsTest, ModelledFactsAnswerWhatTheWorldHolds) {
 // seen by every process of the world (a CUDA program runs in it), cannot be
 // destroyed while a process runs in it, and its neighbours keep their ids
 // and UUIDs throughout.
+// NVML's pattern for MIG: the profile's info by its NVML_GPU_INSTANCE_PROFILE_*
+// constant, then its ID to every other call (a client that passed the
+// constant got another profile's answer). Placements are the profile's own:
+// a 7g.80gb has one at 0, a 4g.40gb one, a 1g.10gb seven.
+TEST_F(NvmlExportsTest, MigCallsTakeTheProfileIdFromTheProfilesInfo) {
+  ASSERT_EQ(Fn<Return (*)()>("nvmlInit_v2")(), gpu::nvml::kSuccess);
+  void* gpu0 = nullptr;
+  ASSERT_EQ(Fn<Return (*)(unsigned, void**)>("nvmlDeviceGetHandleByIndex_v2")(0, &gpu0), gpu::nvml::kSuccess);
+  auto info_of = Fn<Return (*)(void*, unsigned, ProfileInfo*)>("nvmlDeviceGetGpuInstanceProfileInfo");
+  auto placements =
+      Fn<Return (*)(void*, unsigned, Placement*, unsigned*)>("nvmlDeviceGetGpuInstancePossiblePlacements_v2");
+  auto instances = Fn<Return (*)(void*, unsigned, void**, unsigned*)>("nvmlDeviceGetGpuInstances");
+  // Constant: (ID, placements' starts, instances now on GPU 0).
+  const std::map<unsigned, std::tuple<unsigned, std::vector<unsigned>, unsigned>> expected = {
+      {0, {19, {0, 1, 2, 3, 4, 5, 6}, 1}},  // 1g.10gb
+      {1, {14, {0, 2, 4}, 0}},              // 2g.20gb
+      {2, {9, {0, 4}, 1}},                  // 3g.40gb
+      {3, {5, {0}, 0}},                     // 4g.40gb
+      {4, {0, {0}, 0}},                     // 7g.80gb
+  };
+  for (const auto& [constant, want] : expected) {
+    const auto& [id, starts, now] = want;
+    ProfileInfo info{};
+    ASSERT_EQ(info_of(gpu0, constant, &info), gpu::nvml::kSuccess) << constant;
+    EXPECT_EQ(info.id, id) << constant;
+    unsigned count = 0;
+    ASSERT_EQ(placements(gpu0, info.id, nullptr, &count), gpu::nvml::kSuccess);  // The size first.
+    std::vector<Placement> got(count);
+    ASSERT_EQ(placements(gpu0, info.id, got.data(), &count), gpu::nvml::kSuccess);
+    std::vector<unsigned> got_starts;
+    for (const Placement& p : got) got_starts.push_back(p.start);
+    EXPECT_EQ(got_starts, starts) << "profile " << constant;
+    void* found[8] = {};
+    unsigned n = 8;
+    ASSERT_EQ(instances(gpu0, info.id, found, &n), gpu::nvml::kSuccess);
+    EXPECT_EQ(n, now) << "profile " << constant;
+  }
+  EXPECT_EQ(Fn<Return (*)()>("nvmlShutdown")(), gpu::nvml::kSuccess);
+}
+
 TEST_F(NvmlExportsTest, RootCreatesAndDestroysGpuInstancesThatEveryProcessSees) {
   if (geteuid() != 0) GTEST_SKIP() << "creating MIG instances needs root, as with the driver";
   ASSERT_EQ(Fn<Return (*)()>("nvmlInit_v2")(), gpu::nvml::kSuccess);
@@ -305,11 +359,11 @@ TEST_F(NvmlExportsTest, RootCreatesAndDestroysGpuInstancesThatEveryProcessSees) 
               gpu::nvml::kSuccess);
     return n;
   };
-  ASSERT_EQ(remaining(1), 1u);  // One 2g.20gb fits in the 3 slices left.
+  ASSERT_EQ(remaining(14), 1u);  // One 2g.20gb (ID 14) fits in the 3 slices left.
 
   auto create = Fn<Return (*)(void*, unsigned, void**)>("nvmlDeviceCreateGpuInstance");
   void* made = nullptr;
-  ASSERT_EQ(create(gpu0, 1, &made), gpu::nvml::kSuccess);
+  ASSERT_EQ(create(gpu0, 14, &made), gpu::nvml::kSuccess);
   GpuInstanceInfo info{};
   ASSERT_EQ(Fn<Return (*)(void*, GpuInstanceInfo*)>("nvmlGpuInstanceGetInfo")(made, &info),
             gpu::nvml::kSuccess);
@@ -318,12 +372,12 @@ TEST_F(NvmlExportsTest, RootCreatesAndDestroysGpuInstancesThatEveryProcessSees) 
   std::vector<std::string> after = mig_uuids();
   ASSERT_EQ(after.size(), 3u);
   EXPECT_EQ(std::vector<std::string>(after.begin(), after.begin() + 2), before);
-  EXPECT_EQ(remaining(1), 0u);
+  EXPECT_EQ(remaining(14), 0u);
   void* ci = nullptr;
   EXPECT_EQ(Fn<Return (*)(void*, unsigned, void**)>("nvmlGpuInstanceGetComputeInstanceById")(made, 0, &ci),
             gpu::nvml::kSuccess);
-  EXPECT_EQ(create(gpu0, 1, &made), gpu::nvml::kErrorInsufficientResources);
-  EXPECT_EQ(create(gpu0, 0, &made), gpu::nvml::kSuccess);  // A 1g.10gb still fits.
+  EXPECT_EQ(create(gpu0, 14, &made), gpu::nvml::kErrorInsufficientResources);
+  EXPECT_EQ(create(gpu0, 19, &made), gpu::nvml::kSuccess);  // A 1g.10gb still fits.
   ASSERT_EQ(Fn<Return (*)(void*, GpuInstanceInfo*)>("nvmlGpuInstanceGetInfo")(made, &info),
             gpu::nvml::kSuccess);
   EXPECT_EQ(info.id, 4u);
@@ -341,9 +395,9 @@ TEST_F(NvmlExportsTest, RootCreatesAndDestroysGpuInstancesThatEveryProcessSees) 
   void* gi_2g = nullptr;
   void* found[8] = {};
   unsigned count = 8;
-  ASSERT_EQ(
-      Fn<Return (*)(void*, unsigned, void**, unsigned*)>("nvmlDeviceGetGpuInstances")(gpu0, 1, found, &count),
-      gpu::nvml::kSuccess);
+  ASSERT_EQ(Fn<Return (*)(void*, unsigned, void**, unsigned*)>("nvmlDeviceGetGpuInstances")(gpu0, 14, found,
+                                                                                            &count),
+            gpu::nvml::kSuccess);
   ASSERT_EQ(count, 1u);
   gi_2g = found[0];
   auto destroy = Fn<Return (*)(void*)>("nvmlGpuInstanceDestroy");
@@ -353,14 +407,14 @@ TEST_F(NvmlExportsTest, RootCreatesAndDestroysGpuInstancesThatEveryProcessSees) 
   ASSERT_TRUE(WaitFor([&] { return destroy(gi_2g) == gpu::nvml::kSuccess; }));
   // The others, the 1g.10gb made after it included, keep their UUIDs.
   EXPECT_EQ(mig_uuids(), (std::vector<std::string>{before[0], before[1], one_g}));
-  ASSERT_EQ(
-      Fn<Return (*)(void*, unsigned, void**, unsigned*)>("nvmlDeviceGetGpuInstances")(gpu0, 0, found, &count),
-      gpu::nvml::kSuccess);
+  ASSERT_EQ(Fn<Return (*)(void*, unsigned, void**, unsigned*)>("nvmlDeviceGetGpuInstances")(gpu0, 19, found,
+                                                                                            &count),
+            gpu::nvml::kSuccess);
   ASSERT_EQ(count, 2u);
   ASSERT_EQ(Fn<Return (*)(void*, GpuInstanceInfo*)>("nvmlGpuInstanceGetInfo")(found[1], &info),
             gpu::nvml::kSuccess);
   EXPECT_EQ(info.id, 4u);
-  EXPECT_EQ(remaining(1), 1u);
+  EXPECT_EQ(remaining(14), 1u);
   EXPECT_EQ(Fn<Return (*)()>("nvmlShutdown")(), gpu::nvml::kSuccess);
 }
 

@@ -79,6 +79,16 @@ const NvmlProfile* ByConstant(const std::vector<NvmlProfile>& profiles, unsigned
   return nullptr;
 }
 
+// By the profile ID a caller got from nvmlDeviceGetGpuInstanceProfileInfo
+// (`info.id`): what every call after it takes (NVML API reference, "GPU
+// instance management": the profileId parameters).
+const NvmlProfile* ById(const std::vector<NvmlProfile>& profiles, unsigned id) {
+  for (const NvmlProfile& p : profiles) {
+    if (p.id == id) return &p;
+  }
+  return nullptr;
+}
+
 const NvmlProfile* ByName(const std::vector<NvmlProfile>& profiles, const std::string& name) {
   for (const NvmlProfile& p : profiles) {
     if (p.profile.name == name) return &p;
@@ -155,6 +165,21 @@ abi::Placement PlacementOf(const Instance& in, const std::vector<NvmlProfile>& p
 
 bool IsRoot() { return ::geteuid() == 0; }
 
+// Where a profile's instance may start, in memory slices: at a multiple of
+// its size, within the eight memory slices, its compute slices within the
+// seven (the placements of the MIG user guide's profile tables: 1g.10gb at
+// 0-6, 1g.20gb at 0, 2, 4, 6, 2g at 0, 2, 4, 3g at 0, 4, 4g and 7g at 0).
+std::vector<abi::Placement> PlacementsOf(const NvmlProfile& p) {
+  std::vector<abi::Placement> out;
+  unsigned size = static_cast<unsigned>(p.profile.memory_slices);
+  for (unsigned start = 0; start + size <= static_cast<unsigned>(nvidia::kMigMemorySlices); start += size) {
+    if (start + static_cast<unsigned>(p.profile.compute_slices) <=
+        static_cast<unsigned>(nvidia::kMigComputeSlices))
+      out.push_back({start, size});
+  }
+  return out;
+}
+
 // Whether a process runs in the instance now.
 bool InUse(const Instance& in) {
   for (const sim::ProcessState& p : in.d.g->processes) {
@@ -185,13 +210,13 @@ int RemainingOf(const sim::GpuState& g, const std::vector<NvmlProfile>& profiles
                                memory / p.profile.memory_slices}));
 }
 
-// Creates an instance of profile constant `profile` on `d`'s GPU and hands
-// back its handle.
-Return CreateInstance(const Dev& d, unsigned profile, nvmlGpuInstance_st** gi) {
-  if (!IsRoot()) return kErrorNoPermission;
+// Creates an instance of the profile with ID `profile_id` on `d`'s GPU and
+// hands back its handle.
+Return CreateInstance(const Dev& d, unsigned profile_id, nvmlGpuInstance_st** gi) {
   std::vector<NvmlProfile> profiles = ProfilesOf(*d.spec);
-  const NvmlProfile* p = ByConstant(profiles, profile);
-  if (p == nullptr) return kErrorNotSupported;
+  const NvmlProfile* p = ById(profiles, profile_id);
+  if (p == nullptr) return kErrorInvalidArgument;
+  if (!IsRoot()) return kErrorNoPermission;
   if (RemainingOf(*d.g, profiles, *p) == 0 || d.g->mig_instances.size() >= FakeState::kMaxMigSlots) {
     return kErrorInsufficientResources;
   }
@@ -273,14 +298,14 @@ NVML_EXPORT Return nvmlDeviceGetGpuInstanceProfileInfoV(nvmlDevice_st* device, u
   return kSuccess;
 }
 
-NVML_EXPORT Return nvmlDeviceGetGpuInstances(nvmlDevice_st* device, unsigned profile,
+NVML_EXPORT Return nvmlDeviceGetGpuInstances(nvmlDevice_st* device, unsigned profile_id,
                                              nvmlGpuInstance_st** instances, unsigned* count) {
   Dev d = OpenMigGpu(device);
   if (d.r != kSuccess) return d.r;
   if (instances == nullptr || count == nullptr) return kErrorInvalidArgument;
   std::vector<NvmlProfile> profiles = ProfilesOf(*d.spec);
-  const NvmlProfile* p = ByConstant(profiles, profile);
-  if (p == nullptr) return profile > 9 ? kErrorInvalidArgument : kErrorNotSupported;
+  const NvmlProfile* p = ById(profiles, profile_id);
+  if (p == nullptr) return kErrorInvalidArgument;
   unsigned n = 0;
   for (size_t s = 0; s < d.g->mig_instances.size(); ++s) {
     if (d.g->mig_instances[s].spec->profile == p->profile.name) {
@@ -320,33 +345,30 @@ NVML_EXPORT Return nvmlGpuInstanceGetInfo(nvmlGpuInstance_st* gi, abi::GpuInstan
 
 // How many more of `profile` fit: its own limit, and the free compute and
 // memory slices.
-NVML_EXPORT Return nvmlDeviceGetGpuInstanceRemainingCapacity(nvmlDevice_st* device, unsigned profile,
+NVML_EXPORT Return nvmlDeviceGetGpuInstanceRemainingCapacity(nvmlDevice_st* device, unsigned profile_id,
                                                              unsigned* count) {
   Dev d = OpenMigGpu(device);
   if (d.r != kSuccess) return d.r;
   if (count == nullptr) return kErrorInvalidArgument;
   std::vector<NvmlProfile> profiles = ProfilesOf(*d.spec);
-  const NvmlProfile* p = ByConstant(profiles, profile);
-  if (p == nullptr) return profile > 9 ? kErrorInvalidArgument : kErrorNotSupported;
+  const NvmlProfile* p = ById(profiles, profile_id);
+  if (p == nullptr) return kErrorInvalidArgument;
   *count = static_cast<unsigned>(RemainingOf(*d.g, profiles, *p));
   return kSuccess;
 }
 
-// Every aligned start of the profile's memory slices.
-NVML_EXPORT Return nvmlDeviceGetGpuInstancePossiblePlacements_v2(nvmlDevice_st* device, unsigned profile,
+// Every placement the profile has (PlacementsOf), by the size-query
+// protocol: a NULL array asks for the count.
+NVML_EXPORT Return nvmlDeviceGetGpuInstancePossiblePlacements_v2(nvmlDevice_st* device, unsigned profile_id,
                                                                  abi::Placement* placements,
                                                                  unsigned* count) {
   Dev d = OpenMigGpu(device);
   if (d.r != kSuccess) return d.r;
   if (count == nullptr) return kErrorInvalidArgument;
   std::vector<NvmlProfile> profiles = ProfilesOf(*d.spec);
-  const NvmlProfile* p = ByConstant(profiles, profile);
-  if (p == nullptr) return profile > 9 ? kErrorInvalidArgument : kErrorNotSupported;
-  std::vector<abi::Placement> all;
-  unsigned size = static_cast<unsigned>(p->profile.memory_slices);
-  for (unsigned start = 0; start + size <= static_cast<unsigned>(nvidia::kMigMemorySlices); start += size) {
-    all.push_back({start, size});
-  }
+  const NvmlProfile* p = ById(profiles, profile_id);
+  if (p == nullptr) return kErrorInvalidArgument;
+  std::vector<abi::Placement> all = PlacementsOf(*p);
   if (placements == nullptr) {
     *count = static_cast<unsigned>(all.size());
     return kSuccess;
@@ -360,30 +382,30 @@ NVML_EXPORT Return nvmlDeviceGetGpuInstancePossiblePlacements_v2(nvmlDevice_st* 
   return kSuccess;
 }
 
-NVML_EXPORT Return nvmlDeviceCreateGpuInstance(nvmlDevice_st* device, unsigned profile,
+NVML_EXPORT Return nvmlDeviceCreateGpuInstance(nvmlDevice_st* device, unsigned profile_id,
                                                nvmlGpuInstance_st** gi) {
   Dev d = OpenMigGpu(device);
   if (d.r != kSuccess) return d.r;
-  if (gi == nullptr || profile > 9) return kErrorInvalidArgument;
-  return CreateInstance(d, profile, gi);
+  if (gi == nullptr) return kErrorInvalidArgument;
+  return CreateInstance(d, profile_id, gi);
 }
 
-// The placement must be one the profile has (the instance then takes the
-// next free slices in layout order: placements are not modelled further).
-NVML_EXPORT Return nvmlDeviceCreateGpuInstanceWithPlacement(nvmlDevice_st* device, unsigned profile,
+// The placement must be one the profile has (PlacementsOf; the instance
+// then takes the next free slices in layout order: placements are not
+// modelled further).
+NVML_EXPORT Return nvmlDeviceCreateGpuInstanceWithPlacement(nvmlDevice_st* device, unsigned profile_id,
                                                             const abi::Placement* placement,
                                                             nvmlGpuInstance_st** gi) {
   Dev d = OpenMigGpu(device);
   if (d.r != kSuccess) return d.r;
-  if (gi == nullptr || placement == nullptr || profile > 9) return kErrorInvalidArgument;
-  const NvmlProfile* p = ByConstant(ProfilesOf(*d.spec), profile);
-  if (p != nullptr &&
-      (placement->size != static_cast<unsigned>(p->profile.memory_slices) ||
-       placement->start % placement->size != 0 ||
-       placement->start + placement->size > static_cast<unsigned>(nvidia::kMigMemorySlices))) {
-    return kErrorInvalidArgument;
-  }
-  return CreateInstance(d, profile, gi);
+  if (gi == nullptr || placement == nullptr) return kErrorInvalidArgument;
+  const NvmlProfile* p = ById(ProfilesOf(*d.spec), profile_id);
+  if (p == nullptr) return kErrorInvalidArgument;
+  bool is_possible = false;
+  for (const abi::Placement& q : PlacementsOf(*p))
+    is_possible |= q.start == placement->start && q.size == placement->size;
+  if (!is_possible) return kErrorInvalidArgument;
+  return CreateInstance(d, profile_id, gi);
 }
 
 NVML_EXPORT Return nvmlGpuInstanceDestroy(nvmlGpuInstance_st* gi) {
