@@ -278,6 +278,22 @@ TEST_F(NvmlExportsTest, ModelledFactsAnswerWhatTheWorldHolds) {
             gpu::nvml::kSuccess);
   EXPECT_EQ(Fn<Return (*)(void*, char*, unsigned)>("nvmlDeviceGetBoardPartNumber")(gpu0, text, 4),
             gpu::nvml::kErrorInsufficientSize);
+  // The topology lists' own size protocol: a count of 0 asks the size and
+  // is SUCCESS (a binding that asks first raised on INSUFFICIENT_SIZE); a
+  // smaller count gets that many.
+  auto nearest = Fn<Return (*)(void*, int, unsigned*, void**)>("nvmlDeviceGetTopologyNearestGpus");
+  unsigned near_count = 0;
+  ASSERT_EQ(nearest(gpu1, 50, &near_count, nullptr), gpu::nvml::kSuccess);
+  EXPECT_EQ(near_count, 2u);  // The other two GPUs of the world.
+  void* near[4] = {};
+  near_count = 1;
+  ASSERT_EQ(nearest(gpu1, 50, &near_count, near), gpu::nvml::kSuccess);
+  EXPECT_EQ(near_count, 1u);
+  EXPECT_NE(near[0], nullptr);
+  auto gpu_set = Fn<Return (*)(unsigned, unsigned*, void**)>("nvmlSystemGetTopologyGpuSet");
+  unsigned set_count = 0;
+  ASSERT_EQ(gpu_set(0, &set_count, nullptr), gpu::nvml::kSuccess);
+  EXPECT_GE(set_count, 1u);
   // Pages are retired by row remapping on Hopper.
   EXPECT_EQ(
       Fn<Return (*)(void*, int, unsigned*, void*)>("nvmlDeviceGetRetiredPages")(gpu1, 0, &count, nullptr),

@@ -5,6 +5,7 @@
 // memory, VBIOS, InfoROM and part number, board ids, supported clocks,
 // violation time, retired pages, accounting, P2P status and the GPUs
 // nearest to one.
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <string>
@@ -37,7 +38,8 @@ std::string BoardCode(const sim::GpuSpec& spec) {
   return "G500";
 }
 
-// Writes `values` with the size protocol.
+// Writes `values` with the size protocol most list calls follow: a count
+// too small (or a NULL array) is INSUFFICIENT_SIZE, with the count needed.
 template <typename T>
 Return WriteList(const std::vector<T>& values, unsigned* count, T* out) {
   if (count == nullptr) return kErrorInvalidArgument;
@@ -47,6 +49,24 @@ Return WriteList(const std::vector<T>& values, unsigned* count, T* out) {
   }
   for (size_t i = 0; i < values.size(); ++i) out[i] = values[i];
   *count = static_cast<unsigned>(values.size());
+  return kSuccess;
+}
+
+// Writes `values` with the topology calls' protocol (NVML API reference,
+// nvmlDeviceGetTopologyNearestGpus, nvmlSystemGetTopologyGpuSet): a count
+// of 0 asks for the size and is answered SUCCESS with it; any other count
+// is filled with at most that many, and set to how many were written.
+template <typename T>
+Return WriteCountedList(const std::vector<T>& values, unsigned* count, T* out) {
+  if (count == nullptr) return kErrorInvalidArgument;
+  if (*count == 0) {
+    *count = static_cast<unsigned>(values.size());
+    return kSuccess;
+  }
+  if (out == nullptr) return kErrorInvalidArgument;
+  unsigned n = std::min(*count, static_cast<unsigned>(values.size()));
+  for (unsigned i = 0; i < n; ++i) out[i] = values[i];
+  *count = n;
   return kSuccess;
 }
 
@@ -252,7 +272,7 @@ NVML_EXPORT Return nvmlDeviceGetTopologyNearestGpus(nvmlDevice_st* device, int l
     int distance = other.numa_node == d.spec->numa_node ? 40 : 50;
     if (distance <= level) near.push_back(Fake().Handle(other.index));
   }
-  return WriteList(near, count, devices);
+  return WriteCountedList(near, count, devices);
 }
 
 // The GPUs near CPU `cpu` (in their CPU affinity).
@@ -265,5 +285,5 @@ NVML_EXPORT Return nvmlSystemGetTopologyGpuSet(unsigned cpu, unsigned* count, nv
     if (!mask.ok() || cpu / 64 >= mask.value().size()) continue;
     if ((mask.value()[cpu / 64] >> (cpu % 64)) & 1) near.push_back(Fake().Handle(g.index));
   }
-  return WriteList(near, count, devices);
+  return WriteCountedList(near, count, devices);
 }
