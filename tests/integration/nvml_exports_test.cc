@@ -203,6 +203,34 @@ TEST_F(NvmlExportsTest, ModelledFactsAnswerWhatTheWorldHolds) {
   EXPECT_EQ(bar1.total, uint64_t{128} << 30);
   EXPECT_EQ(bar1.free + bar1.used, bar1.total);
 
+  // A MIG device handle answers what NVML answers on one: its share of
+  // BAR1, its attributes (a GPU's handle: NOT_SUPPORTED, "only MIG device
+  // handles"), and its UUID finds it.
+  void* mig3g = nullptr;
+  ASSERT_EQ(Fn<Return (*)(void*, unsigned, void**)>("nvmlDeviceGetMigDeviceHandleByIndex")(gpu0, 0, &mig3g),
+            gpu::nvml::kSuccess);
+  ASSERT_EQ(Fn<Return (*)(void*, Bar1*)>("nvmlDeviceGetBAR1MemoryInfo")(mig3g, &bar1), gpu::nvml::kSuccess);
+  EXPECT_EQ(bar1.total, uint64_t{64} << 30);  // 4 of the 8 memory slices.
+  EXPECT_EQ(bar1.free + bar1.used, bar1.total);
+  struct {
+    unsigned sms, copy_engines, decoders, encoders, jpegs, ofas, gi_slices, ci_slices;
+    unsigned long long memory_mb;
+  } attributes{};
+  auto attributes_of = Fn<Return (*)(void*, void*)>("nvmlDeviceGetAttributes_v2");
+  ASSERT_EQ(attributes_of(mig3g, &attributes), gpu::nvml::kSuccess);
+  EXPECT_EQ(attributes.gi_slices, 3u);
+  EXPECT_EQ(attributes.ci_slices, 3u);
+  EXPECT_EQ(attributes.sms, 48u);
+  EXPECT_GT(attributes.memory_mb, 39000u);
+  EXPECT_EQ(attributes_of(gpu0, &attributes), gpu::nvml::kErrorNotSupported);
+  char mig_uuid[96] = {};
+  ASSERT_EQ(Fn<Return (*)(void*, char*, unsigned)>("nvmlDeviceGetUUID")(mig3g, mig_uuid, sizeof mig_uuid),
+            gpu::nvml::kSuccess);
+  void* by_uuid = nullptr;
+  ASSERT_EQ(Fn<Return (*)(const char*, void**)>("nvmlDeviceGetHandleByUUID")(mig_uuid, &by_uuid),
+            gpu::nvml::kSuccess);
+  EXPECT_EQ(by_uuid, mig3g);
+
   // GPU 0's instances: 3g.40gb (profile constant 2, id 9) and 1g.10gb
   // (constant 0, id 19), each with its compute instance 0. The calls after
   // the profile's info take its ID, as with the driver.

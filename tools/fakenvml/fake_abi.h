@@ -42,6 +42,18 @@ struct GpuInstanceInfo {
   Placement placement;
 };
 
+struct DeviceAttributes {  // nvmlDeviceAttributes_t
+  unsigned int multiprocessorCount;
+  unsigned int sharedCopyEngineCount;
+  unsigned int sharedDecoderCount;
+  unsigned int sharedEncoderCount;
+  unsigned int sharedJpegCount;
+  unsigned int sharedOfaCount;
+  unsigned int gpuInstanceSliceCount;
+  unsigned int computeInstanceSliceCount;
+  unsigned long long memorySizeMB;
+};
+
 struct GpuInstanceProfileInfo {
   unsigned int id;
   unsigned int isP2pSupported;

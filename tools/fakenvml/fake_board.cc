@@ -73,14 +73,27 @@ Return WriteCountedList(const std::vector<T>& values, unsigned* count, T* out) {
 }  // namespace
 
 // BAR1 is the power of two at or above the board's memory (128 GiB on an
-// 80 GiB H100); the driver maps a little of it, and 2 MiB per process.
+// 80 GiB H100); the driver maps a little of it, and 2 MiB per process. A
+// MIG device has its memory slices' share of it (nvidia-smi's MIG table
+// shows BAR1 per MIG device: 16 GiB for a 1g.10gb of an 80 GiB GPU), with
+// 2 MiB for each process in it.
 NVML_EXPORT Return nvmlDeviceGetBAR1MemoryInfo(nvmlDevice_st* device, abi::Bar1Memory* bar1) {
-  Dev d = Open(device);
+  const bool is_mig = Fake().IsMigHandle(device);
+  MigDev md = is_mig ? OpenMig(device) : MigDev{Open(device), nullptr};
+  const Dev& d = md.d;
   if (d.r != kSuccess) return d.r;
   if (bar1 == nullptr) return kErrorInvalidArgument;
   unsigned long long total = 1ull << 28;
   while (total < static_cast<unsigned long long>(d.spec->memory_total_bytes)) total <<= 1;
-  unsigned long long used = (1ull << 21) * (1 + d.g->processes.size());
+  size_t processes = d.g->processes.size();
+  if (is_mig) {
+    total =
+        total / nvidia::kMigMemorySlices * static_cast<unsigned long long>(MigMemorySlices(*d.spec, *md.m));
+    processes = 0;
+    for (const sim::ProcessState& p : d.g->processes)
+      processes += p.gpu_instance_id == md.m->spec->gpu_instance_id;
+  }
+  unsigned long long used = (1ull << 21) * (1 + processes);
   bar1->bar1Total = total;
   bar1->bar1Used = used;
   bar1->bar1Free = total - used;

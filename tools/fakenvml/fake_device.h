@@ -11,6 +11,7 @@
 #include <string>
 
 #include "fake_state.h"
+#include "nvidia/mig_profiles.h"
 
 #define NVML_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -67,6 +68,23 @@ inline MigDev OpenMig(nvmlDevice_st* device) {
   md.d.g = &md.d.state->gpus[static_cast<size_t>(md.d.index)];
   md.m = &md.d.g->mig_instances[static_cast<size_t>(slot)];
   return md;
+}
+
+// The memory slices (of 8) of a MIG instance's profile; 1 when unknown.
+inline int MigMemorySlices(const sim::GpuSpec& spec, const sim::MigInstanceState& m) {
+  for (const nvidia::MigProfile& p : nvidia::MigProfilesFor(spec.model, spec.memory_total_bytes)) {
+    if (p.name == m.spec->profile) return p.memory_slices;
+  }
+  return 1;
+}
+
+// Streaming multiprocessors of `compute_slices` of 7 (132 SMs on an H100,
+// 98 on an A100 in MIG mode: 14 a slice).
+inline unsigned MigSms(const sim::GpuSpec& spec, int compute_slices) {
+  bool is_hopper =
+      spec.model.find("H100") != std::string::npos || spec.model.find("H200") != std::string::npos;
+  return static_cast<unsigned>(compute_slices * (is_hopper ? 16 : 14) +
+                               (compute_slices == 7 && is_hopper ? 20 : 0));
 }
 
 inline Return CopyString(const std::string& value, char* out, unsigned length) {

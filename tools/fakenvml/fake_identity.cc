@@ -65,6 +65,20 @@ NVML_EXPORT Return nvmlDeviceGetHandleByUUID(const char* uuid, nvmlDevice_st** d
   for (const sim::GpuSpec& g : w->scenario().gpus) {
     if (g.uuid == uuid) return nvmlDeviceGetHandleByIndex_v2(static_cast<unsigned>(g.index), device);
   }
+  // "The UUID of the target GPU or MIG instance" (NVML API reference,
+  // nvmlDeviceGetHandleByUUID): a MIG UUID of the layout now is its MIG
+  // device handle.
+  for (const sim::GpuSpec& g : w->scenario().gpus) {
+    if (!g.is_mig_enabled) continue;
+    Dev d = Open(Fake().Handle(g.index));
+    if (d.r != kSuccess) continue;
+    for (size_t slot = 0; slot < d.g->mig_instances.size(); ++slot) {
+      if (d.g->mig_instances[slot].spec->uuid == uuid) {
+        *device = Fake().MigHandle(g.index, static_cast<int>(slot));
+        return kSuccess;
+      }
+    }
+  }
   return kErrorNotFound;
 }
 

@@ -4,6 +4,9 @@
 // in MIG mode hands out one MIG device handle per instance of its layout
 // (the scenario's, or a mig_reconfigure fault's), in layout order; a slot
 // past the layout is NOT_FOUND, as an empty slot is on a real GPU.
+#include <cstring>
+
+#include "fake_abi.h"
 #include "fake_device.h"
 
 namespace {
@@ -73,5 +76,30 @@ NVML_EXPORT Return nvmlDeviceGetComputeInstanceId(nvmlDevice_st* device, unsigne
   MigDev md = OpenMig(device);
   if (md.d.r != kSuccess) return md.d.r;
   *id = static_cast<unsigned>(md.m->spec->compute_instance_id);
+  return kSuccess;
+}
+
+// "Currently only supports MIG device handles" (NVML API reference,
+// nvmlDeviceGetAttributes_v2): a GPU's handle is NOT_SUPPORTED; a MIG
+// device's answers its slices, SMs, engines and memory, as its GPU
+// instance profile says.
+NVML_EXPORT Return nvmlDeviceGetAttributes_v2(nvmlDevice_st* device, abi::DeviceAttributes* attributes) {
+  if (!Fake().IsMigHandle(device)) {
+    Dev d = Open(device);
+    return d.r != kSuccess ? d.r : kErrorNotSupported;
+  }
+  MigDev md = OpenMig(device);
+  if (md.d.r != kSuccess) return md.d.r;
+  if (attributes == nullptr) return kErrorInvalidArgument;
+  const int slices = md.m->spec->compute_slices;
+  std::memset(attributes, 0, sizeof *attributes);
+  attributes->multiprocessorCount = MigSms(*md.d.spec, slices);
+  attributes->sharedCopyEngineCount = static_cast<unsigned>(slices);
+  attributes->sharedDecoderCount = static_cast<unsigned>(slices);
+  attributes->sharedJpegCount = static_cast<unsigned>(slices);
+  attributes->sharedOfaCount = slices == nvidia::kMigComputeSlices ? 1 : 0;
+  attributes->gpuInstanceSliceCount = static_cast<unsigned>(slices);
+  attributes->computeInstanceSliceCount = static_cast<unsigned>(slices);
+  attributes->memorySizeMB = static_cast<unsigned long long>(md.m->spec->memory_total_bytes) >> 20;
   return kSuccess;
 }

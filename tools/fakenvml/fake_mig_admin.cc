@@ -96,15 +96,6 @@ const NvmlProfile* ByName(const std::vector<NvmlProfile>& profiles, const std::s
   return nullptr;
 }
 
-// Streaming multiprocessors of `compute_slices` of 7 (132 SMs on an H100,
-// 98 on an A100 in MIG mode: 14 a slice).
-unsigned Sms(const sim::GpuSpec& spec, int compute_slices) {
-  bool is_hopper =
-      spec.model.find("H100") != std::string::npos || spec.model.find("H200") != std::string::npos;
-  return static_cast<unsigned>(compute_slices * (is_hopper ? 16 : 14) +
-                               (compute_slices == 7 && is_hopper ? 20 : 0));
-}
-
 // A MIG-mode GPU's call: the device, or NOT_SUPPORTED without MIG.
 Dev OpenMigGpu(nvmlDevice_st* device) {
   Dev d = Open(device);
@@ -246,7 +237,7 @@ void FillProfile(const sim::GpuSpec& spec, const NvmlProfile& p, abi::GpuInstanc
   info->id = p.id;
   info->sliceCount = static_cast<unsigned>(p.profile.compute_slices);
   info->instanceCount = static_cast<unsigned>(p.profile.max_count);
-  info->multiprocessorCount = Sms(spec, p.profile.compute_slices);
+  info->multiprocessorCount = MigSms(spec, p.profile.compute_slices);
   info->copyEngineCount = static_cast<unsigned>(p.profile.compute_slices);
   info->decoderCount = static_cast<unsigned>(p.profile.compute_slices);
   info->jpegCount = static_cast<unsigned>(p.profile.compute_slices);
@@ -452,7 +443,7 @@ NVML_EXPORT Return nvmlGpuInstanceGetComputeInstanceProfileInfo(nvmlGpuInstance_
   info->id = profile;
   info->sliceCount = static_cast<unsigned>(gi_slices);
   info->instanceCount = 1;
-  info->multiprocessorCount = Sms(*in.d.spec, gi_slices);
+  info->multiprocessorCount = MigSms(*in.d.spec, gi_slices);
   info->sharedCopyEngineCount = static_cast<unsigned>(gi_slices);
   info->sharedDecoderCount = static_cast<unsigned>(gi_slices);
   info->sharedJpegCount = static_cast<unsigned>(gi_slices);
