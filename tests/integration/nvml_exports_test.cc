@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -322,6 +323,40 @@ TEST_F(NvmlExportsTest, ModelledFactsAnswerWhatTheWorldHolds) {
   unsigned set_count = 0;
   ASSERT_EQ(gpu_set(0, &set_count, nullptr), gpu::nvml::kSuccess);
   EXPECT_GE(set_count, 1u);
+  // What two calls report, they report alike: the ECC mode and remapped
+  // rows as fields and as calls; the current clock by ID and by type; the
+  // P-state among the supported ones.
+  gpu::nvml::FieldValue fields[6] = {};
+  for (unsigned i = 0; i < 6; ++i) fields[i].fieldId = i < 2 ? 1 + i : 140 + i;  // 1, 2, 142-145.
+  ASSERT_EQ(Fn<Return (*)(void*, int, gpu::nvml::FieldValue*)>("nvmlDeviceGetFieldValues")(gpu1, 6, fields),
+            gpu::nvml::kSuccess);
+  int ecc_current = -1, ecc_pending = -1;
+  ASSERT_EQ(Fn<Return (*)(void*, int*, int*)>("nvmlDeviceGetEccMode")(gpu1, &ecc_current, &ecc_pending),
+            gpu::nvml::kSuccess);
+  ASSERT_EQ(fields[0].nvmlReturn, gpu::nvml::kSuccess);
+  EXPECT_EQ(static_cast<int>(fields[0].value.uiVal), ecc_current);
+  EXPECT_EQ(static_cast<int>(fields[1].value.uiVal), ecc_pending);
+  unsigned rows[4] = {};
+  ASSERT_EQ(Fn<Return (*)(void*, unsigned*, unsigned*, unsigned*, unsigned*)>("nvmlDeviceGetRemappedRows")(
+                gpu1, &rows[0], &rows[1], &rows[2], &rows[3]),
+            gpu::nvml::kSuccess);
+  for (unsigned i = 0; i < 4; ++i) {
+    ASSERT_EQ(fields[2 + i].nvmlReturn, gpu::nvml::kSuccess) << fields[2 + i].fieldId;
+    EXPECT_EQ(fields[2 + i].value.uiVal, rows[i]) << fields[2 + i].fieldId;
+  }
+  unsigned by_id = 0, by_type = 0;
+  ASSERT_EQ(Fn<Return (*)(void*, int, int, unsigned*)>("nvmlDeviceGetClock")(gpu1, 1, 0, &by_id),
+            gpu::nvml::kSuccess);
+  ASSERT_EQ(Fn<Return (*)(void*, int, unsigned*)>("nvmlDeviceGetClockInfo")(gpu1, 1, &by_type),
+            gpu::nvml::kSuccess);
+  EXPECT_EQ(by_id, by_type);
+  int pstate = -1;
+  int supported[16] = {};
+  ASSERT_EQ(Fn<Return (*)(void*, int*)>("nvmlDeviceGetPerformanceState")(gpu1, &pstate), gpu::nvml::kSuccess);
+  ASSERT_EQ(
+      Fn<Return (*)(void*, int*, unsigned)>("nvmlDeviceGetSupportedPerformanceStates")(gpu1, supported, 16),
+      gpu::nvml::kSuccess);
+  EXPECT_NE(std::find(std::begin(supported), std::end(supported), pstate), std::end(supported)) << pstate;
   // Pages are retired by row remapping on Hopper.
   EXPECT_EQ(
       Fn<Return (*)(void*, int, unsigned*, void*)>("nvmlDeviceGetRetiredPages")(gpu1, 0, &count, nullptr),

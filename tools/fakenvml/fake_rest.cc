@@ -20,6 +20,7 @@
 
 extern "C" tarmac::gpu::nvml::Return nvmlDeviceGetCpuAffinity(nvmlDevice_st* device, unsigned size,
                                                               unsigned long* set);
+extern "C" tarmac::gpu::nvml::Return nvmlDeviceGetClockInfo(nvmlDevice_st* device, int type, unsigned* mhz);
 extern "C" tarmac::gpu::nvml::Return nvmlDeviceGetMaxClockInfo(nvmlDevice_st* device, int type,
                                                                unsigned* mhz);
 extern "C" tarmac::gpu::nvml::Return nvmlDeviceGetSerial(nvmlDevice_st* device, char* serial,
@@ -78,7 +79,6 @@ FAKE_NOT_SUPPORTED(nvmlDeviceGetAdaptiveClockInfoStatus)
 FAKE_NOT_SUPPORTED(nvmlDeviceGetAutoBoostedClocksEnabled)
 FAKE_NOT_SUPPORTED(nvmlDeviceGetBridgeChipInfo)
 FAKE_NOT_SUPPORTED(nvmlDeviceGetClkMonStatus)
-FAKE_NOT_SUPPORTED(nvmlDeviceGetClock)
 FAKE_NOT_SUPPORTED(nvmlDeviceGetCreatableVgpus)
 FAKE_NOT_SUPPORTED(nvmlDeviceGetDetailedEccErrors)
 FAKE_NOT_SUPPORTED(nvmlDeviceGetDynamicPstatesInfo)
@@ -346,16 +346,29 @@ NVML_EXPORT Return nvmlDeviceGetDefaultEccMode(nvmlDevice_st* device, int* mode)
   return kSuccess;
 }
 
-// P0 only: the simulated GPU does not list its idle states.
+// The states the simulated GPU is ever in: P0 (a context on it) and P8
+// (none), in order, the rest NVML_PSTATE_UNKNOWN.
 NVML_EXPORT Return nvmlDeviceGetSupportedPerformanceStates(nvmlDevice_st* device, int* pstates,
                                                            unsigned size) {
   Dev d = Open(device);
   if (d.r != kSuccess) return d.r;
   if (pstates == nullptr) return kErrorInvalidArgument;
-  if (size < 1) return kErrorInsufficientSize;
+  if (size < 2) return kErrorInsufficientSize;
   pstates[0] = 0;
-  for (unsigned i = 1; i < size && i < 16; ++i) pstates[i] = 32;  // NVML_PSTATE_UNKNOWN
+  pstates[1] = 8;
+  for (unsigned i = 2; i < size && i < 16; ++i) pstates[i] = 32;  // NVML_PSTATE_UNKNOWN
   return kSuccess;
+}
+
+// By clock ID (nvml.h, nvmlClockId_t): the current clock, as
+// nvmlDeviceGetClockInfo answers it; the applications clocks' target and
+// default and the customer boost maximum, all at the maximum here, as
+// nvmlDeviceGetApplicationsClock answers.
+NVML_EXPORT Return nvmlDeviceGetClock(nvmlDevice_st* device, int type, int id, unsigned* mhz) {
+  if (id == 0) return nvmlDeviceGetClockInfo(device, type, mhz);
+  if (id >= 1 && id <= 3) return nvmlDeviceGetMaxClockInfo(device, type, mhz);
+  Dev d = Open(device);
+  return d.r != kSuccess ? d.r : kErrorInvalidArgument;
 }
 
 // Scope 0 (NUMA node) and 1 (socket) are the same here.

@@ -63,6 +63,21 @@ NVML_EXPORT Return nvmlDeviceGetPcieThroughput(nvmlDevice_st* device, int counte
   return kSuccess;
 }
 
+// Defined in fake_ras.cc.
+extern "C" tarmac::gpu::nvml::Return nvmlDeviceGetEccMode(nvmlDevice_st* device, int* current, int* pending);
+extern "C" tarmac::gpu::nvml::Return nvmlDeviceGetRemappedRows(nvmlDevice_st* device, unsigned* corrected,
+                                                               unsigned* uncorrected, unsigned* pending,
+                                                               unsigned* failure);
+
+namespace {
+// Field IDs tarmac's backend does not read, answered from the direct call
+// that reports the same fact, so the two agree (nvml.h: NVML_FI_DEV_*).
+constexpr unsigned kFieldEccCurrent = 1;         // NVML_FI_DEV_ECC_CURRENT
+constexpr unsigned kFieldEccPending = 2;         // NVML_FI_DEV_ECC_PENDING
+constexpr unsigned kFieldRemappedCor = 142;      // NVML_FI_DEV_REMAPPED_COR
+constexpr unsigned kFieldRemappedFailure = 145;  // ..._UNC 143, _PENDING 144, _FAILURE 145
+}  // namespace
+
 NVML_EXPORT Return nvmlDeviceGetFieldValues(nvmlDevice_st* device, int count, FieldValue* values) {
   Dev d = Open(device);
   if (d.r != kSuccess) return d.r;
@@ -144,7 +159,22 @@ NVML_EXPORT Return nvmlDeviceGetFieldValues(nvmlDevice_st* device, int count, Fi
         else
           v.value.ullVal = 0;
         break;
+      case kFieldEccCurrent:
+      case kFieldEccPending: {
+        v.valueType = kValueTypeUnsignedInt;
+        int current = 0, pending = 0;
+        v.nvmlReturn = nvmlDeviceGetEccMode(device, &current, &pending);
+        v.value.uiVal = static_cast<unsigned>(v.fieldId == kFieldEccCurrent ? current : pending);
+        break;
+      }
       default:
+        if (v.fieldId >= kFieldRemappedCor && v.fieldId <= kFieldRemappedFailure) {
+          v.valueType = kValueTypeUnsignedInt;
+          unsigned rows[4] = {};
+          v.nvmlReturn = nvmlDeviceGetRemappedRows(device, &rows[0], &rows[1], &rows[2], &rows[3]);
+          v.value.uiVal = rows[v.fieldId - kFieldRemappedCor];
+          break;
+        }
         v.nvmlReturn = kErrorNotSupported;
         break;
     }
