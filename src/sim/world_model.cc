@@ -186,9 +186,16 @@ struct FaultEffects {
 FaultEffects ApplyFaults(const Scenario& scenario, const GpuSpec& spec, milliseconds t, GpuState* g) {
   FaultEffects effects;
   effects.power_limit_w = spec.power_limit_watts;
+  milliseconds thermal_through{0};  // The end of the thermal time counted so far (faults come in order).
   for (const Fault& f : scenario.faults) {
     if (f.at > t) break;
     if (f.gpu != spec.index) continue;
+    if (f.kind == FaultKind::kThermalThrottle) {  // Overlapping windows count once.
+      milliseconds end = f.until ? std::min(*f.until, t) : t;
+      milliseconds start = std::max(f.at, thermal_through);
+      if (end > start) g->thermal_violation_ms += (end - start).count();
+      thermal_through = std::max(thermal_through, end);
+    }
     switch (f.kind) {
       case FaultKind::kFallOffBus:
         g->is_lost = true;

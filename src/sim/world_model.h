@@ -62,6 +62,10 @@ struct GpuState {
   int sm_clock_mhz = 0;
   int memory_clock_mhz = 0;
   uint64_t clock_event_reasons = 0;
+  // Time the clocks were held down by the scenario's thermal_throttle
+  // faults since the epoch (NVML's thermal violation time); heat from the
+  // load alone is not counted.
+  int64_t thermal_violation_ms = 0;
   int performance_state = 8;
   int fan_percent = 0;
   int pcie_generation = 0;

@@ -117,6 +117,32 @@ TEST(WorldModelTest, EndedLoadStopsCountingButKeepsItsEnergy) {
   EXPECT_GT(after.gpus[0].pcie_rx_bytes, during.gpus[0].pcie_rx_bytes);
 }
 
+// NVML's thermal violation time agrees with the throttle reason: it grows
+// while a thermal_throttle holds the clocks down, overlapping windows once.
+TEST(WorldModelTest, ThermalViolationTimeGrowsWhileAThrottleHolds) {
+  Scenario s = Make(R"(
+[[fault]]
+kind = "thermal_throttle"
+gpu = 0
+at = "10s"
+until = "30s"
+[[fault]]
+kind = "thermal_throttle"
+gpu = 0
+at = "20s"
+until = "40s"
+[[fault]]
+kind = "thermal_throttle"
+gpu = 1
+at = "0s"
+)");
+  EXPECT_EQ(EvaluateWorld(s, {}, kEpoch, kEpoch + seconds(5)).gpus[0].thermal_violation_ms, 0);
+  EXPECT_EQ(EvaluateWorld(s, {}, kEpoch, kEpoch + seconds(25)).gpus[0].thermal_violation_ms, 15000);
+  WorldState later = EvaluateWorld(s, {}, kEpoch, kEpoch + seconds(50));
+  EXPECT_EQ(later.gpus[0].thermal_violation_ms, 30000);
+  EXPECT_EQ(later.gpus[1].thermal_violation_ms, 50000);  // Throttled since the start: all of it.
+}
+
 TEST(WorldModelTest, TimelineFaultsApplyFromTheirTime) {
   Scenario s = Make(R"(
 [[fault]]

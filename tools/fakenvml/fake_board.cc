@@ -189,7 +189,11 @@ NVML_EXPORT Return nvmlDeviceGetViolationStatus(nvmlDevice_st* device, int polic
   if (violation == nullptr || policy < 0 || policy > 5) return kErrorInvalidArgument;
   if (policy > 1) return kErrorNotSupported;
   violation->referenceTime = Micros(d.state->evaluated_at);
-  violation->violationTime = 0;
+  // Nanoseconds (nvmlViolationTime_t). Thermal (policy 1): the time the
+  // scenario's thermal throttles held the clocks down; power (0): 0, as the
+  // world keeps no total of the time a load met its power limit.
+  violation->violationTime =
+      policy == 1 ? static_cast<unsigned long long>(d.g->thermal_violation_ms) * 1000000ull : 0;
   return kSuccess;
 }
 
