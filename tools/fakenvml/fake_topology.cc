@@ -76,6 +76,101 @@ constexpr unsigned kFieldEccCurrent = 1;         // NVML_FI_DEV_ECC_CURRENT
 constexpr unsigned kFieldEccPending = 2;         // NVML_FI_DEV_ECC_PENDING
 constexpr unsigned kFieldRemappedCor = 142;      // NVML_FI_DEV_REMAPPED_COR
 constexpr unsigned kFieldRemappedFailure = 145;  // ..._UNC 143, _PENDING 144, _FAILURE 145
+
+// One field value of `d` (the GPU behind `device`), its return in it.
+void FillField(nvmlDevice_st* device, const Dev& d, FieldValue* value) {
+  FieldValue& v = *value;
+  switch (v.fieldId) {
+    case kFieldPcieCountTxBytes:
+      if (Unsupported(d, "pcie_counters"))
+        v.nvmlReturn = kErrorNotSupported;
+      else
+        v.value.ullVal = static_cast<unsigned long long>(d.g->pcie_tx_bytes);
+      break;
+    case kFieldPcieCountRxBytes:
+      if (Unsupported(d, "pcie_counters"))
+        v.nvmlReturn = kErrorNotSupported;
+      else
+        v.value.ullVal = static_cast<unsigned long long>(d.g->pcie_rx_bytes);
+      break;
+    case kFieldTotalEnergyConsumption:
+      if (Unsupported(d, "energy"))
+        v.nvmlReturn = kErrorNotSupported;
+      else
+        v.value.ullVal = static_cast<unsigned long long>(d.g->energy_millijoules);
+      break;
+    case kFieldNvlinkLinkCount:
+      if (d.g->nvlink_active.empty())
+        v.nvmlReturn = kErrorNotSupported;
+      else
+        v.value.ullVal = d.g->nvlink_active.size();
+      break;
+    case kFieldNvlinkCrcDataErrorsTotal:
+    case kFieldNvlinkReplayErrorsTotal:
+    case kFieldNvlinkRecoveryErrorsTotal: {
+      int64_t n = v.fieldId == kFieldNvlinkCrcDataErrorsTotal  ? d.g->nvlink_crc_errors
+                  : v.fieldId == kFieldNvlinkReplayErrorsTotal ? d.g->nvlink_replay_errors
+                                                               : d.g->nvlink_recovery_errors;
+      if (d.g->nvlink_active.empty())
+        v.nvmlReturn = kErrorNotSupported;
+      else
+        v.value.ullVal = static_cast<unsigned long long>(n);
+      break;
+    }
+    case kFieldRetiredSingleBit:
+    case kFieldRetiredDoubleBit:
+    case kFieldRetiredPending:
+      // Boards that remap rows (Ampere and newer) retire no pages.
+      if (!d.spec->has_ecc || d.spec->has_remapped_rows || Unsupported(d, "ecc")) {
+        v.nvmlReturn = kErrorNotSupported;
+      } else {
+        v.value.ullVal = static_cast<unsigned long long>(
+            v.fieldId == kFieldRetiredSingleBit   ? d.g->retired_pages_single_bit
+            : v.fieldId == kFieldRetiredDoubleBit ? d.g->retired_pages_double_bit
+                                                  : (d.g->is_retire_pending ? 1 : 0));
+      }
+      break;
+    case kFieldPcieReplayCounter:
+      if (Unsupported(d, "pcie_counters"))
+        v.nvmlReturn = kErrorNotSupported;
+      else
+        v.value.ullVal = static_cast<unsigned long long>(d.g->pcie_replays);
+      break;
+    case kFieldMemoryTemp:  // The simulated HBM runs 5 C above the GPU.
+      v.valueType = kValueTypeUnsignedInt;
+      if (Unsupported(d, "temperature"))
+        v.nvmlReturn = kErrorNotSupported;
+      else
+        v.value.uiVal = static_cast<unsigned>(d.g->temperature_celsius + 5);
+      break;
+    case kFieldNvlinkThroughputDataTx:
+    case kFieldNvlinkThroughputDataRx:  // The world moves no data over NVLink.
+      if (d.g->nvlink_active.empty())
+        v.nvmlReturn = kErrorNotSupported;
+      else
+        v.value.ullVal = 0;
+      break;
+    case kFieldEccCurrent:
+    case kFieldEccPending: {
+      v.valueType = kValueTypeUnsignedInt;
+      int current = 0, pending = 0;
+      v.nvmlReturn = nvmlDeviceGetEccMode(device, &current, &pending);
+      v.value.uiVal = static_cast<unsigned>(v.fieldId == kFieldEccCurrent ? current : pending);
+      break;
+    }
+    default:
+      if (v.fieldId >= kFieldRemappedCor && v.fieldId <= kFieldRemappedFailure) {
+        v.valueType = kValueTypeUnsignedInt;
+        unsigned rows[4] = {};
+        v.nvmlReturn = nvmlDeviceGetRemappedRows(device, &rows[0], &rows[1], &rows[2], &rows[3]);
+        v.value.uiVal = rows[v.fieldId - kFieldRemappedCor];
+        break;
+      }
+      v.nvmlReturn = kErrorNotSupported;
+      break;
+  }
+}
+
 }  // namespace
 
 NVML_EXPORT Return nvmlDeviceGetFieldValues(nvmlDevice_st* device, int count, FieldValue* values) {
@@ -89,95 +184,7 @@ NVML_EXPORT Return nvmlDeviceGetFieldValues(nvmlDevice_st* device, int count, Fi
     v.latencyUsec = 0;
     v.valueType = kValueTypeUnsignedLongLong;
     v.nvmlReturn = kSuccess;
-    switch (v.fieldId) {
-      case kFieldPcieCountTxBytes:
-        if (Unsupported(d, "pcie_counters"))
-          v.nvmlReturn = kErrorNotSupported;
-        else
-          v.value.ullVal = static_cast<unsigned long long>(d.g->pcie_tx_bytes);
-        break;
-      case kFieldPcieCountRxBytes:
-        if (Unsupported(d, "pcie_counters"))
-          v.nvmlReturn = kErrorNotSupported;
-        else
-          v.value.ullVal = static_cast<unsigned long long>(d.g->pcie_rx_bytes);
-        break;
-      case kFieldTotalEnergyConsumption:
-        if (Unsupported(d, "energy"))
-          v.nvmlReturn = kErrorNotSupported;
-        else
-          v.value.ullVal = static_cast<unsigned long long>(d.g->energy_millijoules);
-        break;
-      case kFieldNvlinkLinkCount:
-        if (d.g->nvlink_active.empty())
-          v.nvmlReturn = kErrorNotSupported;
-        else
-          v.value.ullVal = d.g->nvlink_active.size();
-        break;
-      case kFieldNvlinkCrcDataErrorsTotal:
-      case kFieldNvlinkReplayErrorsTotal:
-      case kFieldNvlinkRecoveryErrorsTotal: {
-        int64_t n = v.fieldId == kFieldNvlinkCrcDataErrorsTotal  ? d.g->nvlink_crc_errors
-                    : v.fieldId == kFieldNvlinkReplayErrorsTotal ? d.g->nvlink_replay_errors
-                                                                 : d.g->nvlink_recovery_errors;
-        if (d.g->nvlink_active.empty())
-          v.nvmlReturn = kErrorNotSupported;
-        else
-          v.value.ullVal = static_cast<unsigned long long>(n);
-        break;
-      }
-      case kFieldRetiredSingleBit:
-      case kFieldRetiredDoubleBit:
-      case kFieldRetiredPending:
-        // Boards that remap rows (Ampere and newer) retire no pages.
-        if (!d.spec->has_ecc || d.spec->has_remapped_rows || Unsupported(d, "ecc")) {
-          v.nvmlReturn = kErrorNotSupported;
-        } else {
-          v.value.ullVal = static_cast<unsigned long long>(
-              v.fieldId == kFieldRetiredSingleBit   ? d.g->retired_pages_single_bit
-              : v.fieldId == kFieldRetiredDoubleBit ? d.g->retired_pages_double_bit
-                                                    : (d.g->is_retire_pending ? 1 : 0));
-        }
-        break;
-      case kFieldPcieReplayCounter:
-        if (Unsupported(d, "pcie_counters"))
-          v.nvmlReturn = kErrorNotSupported;
-        else
-          v.value.ullVal = static_cast<unsigned long long>(d.g->pcie_replays);
-        break;
-      case kFieldMemoryTemp:  // The simulated HBM runs 5 C above the GPU.
-        v.valueType = kValueTypeUnsignedInt;
-        if (Unsupported(d, "temperature"))
-          v.nvmlReturn = kErrorNotSupported;
-        else
-          v.value.uiVal = static_cast<unsigned>(d.g->temperature_celsius + 5);
-        break;
-      case kFieldNvlinkThroughputDataTx:
-      case kFieldNvlinkThroughputDataRx:  // The world moves no data over NVLink.
-        if (d.g->nvlink_active.empty())
-          v.nvmlReturn = kErrorNotSupported;
-        else
-          v.value.ullVal = 0;
-        break;
-      case kFieldEccCurrent:
-      case kFieldEccPending: {
-        v.valueType = kValueTypeUnsignedInt;
-        int current = 0, pending = 0;
-        v.nvmlReturn = nvmlDeviceGetEccMode(device, &current, &pending);
-        v.value.uiVal = static_cast<unsigned>(v.fieldId == kFieldEccCurrent ? current : pending);
-        break;
-      }
-      default:
-        if (v.fieldId >= kFieldRemappedCor && v.fieldId <= kFieldRemappedFailure) {
-          v.valueType = kValueTypeUnsignedInt;
-          unsigned rows[4] = {};
-          v.nvmlReturn = nvmlDeviceGetRemappedRows(device, &rows[0], &rows[1], &rows[2], &rows[3]);
-          v.value.uiVal = rows[v.fieldId - kFieldRemappedCor];
-          break;
-        }
-        v.nvmlReturn = kErrorNotSupported;
-        break;
-    }
+    FillField(device, d, &v);
   }
   return kSuccess;
 }
