@@ -53,6 +53,29 @@ root_dpkg() {
   [[ "$(dpkg-deb -f "$SIM" Depends)" == *"tarmac (= "* ]]
 }
 
+# apt installs recommendations by default: the package must recommend
+# nothing a node agent does not need (it once recommended Prometheus, and a
+# minimal root pulled 83 packages and enabled five services with it).
+# Simulated against this machine's package lists, from an empty system.
+@test "apt with Recommends on, as by default, pulls in only what the package depends on" {
+  ls /var/lib/apt/lists/*_Packages* >/dev/null 2>&1 || skip "no apt package lists on this machine"
+  : > "$PKG_WORK/empty-status"
+  simulate() {  # The packages apt would install, recommendations on.
+    apt-get -s -o Dir::State::Status="$PKG_WORK/empty-status" -o APT::Install-Recommends=true install "$@" \
+      2>/dev/null | awk '/^Inst / {print $2}' | sort
+  }
+  # The package against what its dependencies alone pull in (with their own
+  # recommendations): the same, but for tarmac itself.
+  mapfile -t depends < <(dpkg-deb -f "$DEB" Depends | tr ',' '\n' | sed 's/(.*)//; s/|.*//; s/ //g')
+  package=$(simulate "$DEB")
+  alone=$(simulate "${depends[@]}")
+  echo "with Recommends: $(wc -l <<< "$package") packages; its dependencies alone: $(wc -l <<< "$alone")"
+  [ "$(comm -23 <(echo "$package") <(echo "$alone"))" == tarmac ]
+  ! grep -qxE 'prometheus|prometheus-node-exporter|smartmontools' <<< "$package"
+  [ -z "$(dpkg-deb -f "$DEB" Recommends)" ]
+  [[ "$(dpkg-deb -f "$DEB" Suggests)" == *prometheus* ]]
+}
+
 @test "install: the files, the group, the conffile; the commands run, helpers from libexec" {
   run root_dpkg -i "$DEB"
   echo "$output"
