@@ -147,4 +147,9 @@ std::string FormatHours(double hours) {
   return hours > 0 ? "<1m" : "0";
 }
 
+std::string Counted(int64_t n, std::string_view noun, std::string_view plural) {
+  if (n == 1) return fmt::format("1 {}", noun);
+  return plural.empty() ? fmt::format("{} {}s", n, noun) : fmt::format("{} {}", n, plural);
+}
+
 }  // namespace tarmac

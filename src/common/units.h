@@ -37,6 +37,10 @@ std::string FormatBytes(int64_t bytes);
 // "<1m"), "0" for none.
 std::string FormatHours(double hours);
 
+// A count with its noun: "1 lease", "3 leases", "0 leases" (the plural is
+// the noun with "s", unless given).
+std::string Counted(int64_t n, std::string_view noun, std::string_view plural = "");
+
 // "1h 05m", "12m 30s", "45s".
 std::string FormatDuration(std::chrono::seconds duration);
 // The same, with a span under a second (or not whole) in milliseconds:

@@ -27,6 +27,13 @@ TEST(UnitsTest, RejectsBadSizesWithTheText) {
   EXPECT_FALSE(ParseBytes("nan").ok());
 }
 
+// Defect: `tarmac top` said "1 leases".
+TEST(UnitsTest, CountsTakeTheirNounsNumber) {
+  EXPECT_EQ(Counted(1, "lease"), "1 lease");
+  EXPECT_EQ(Counted(0, "lease"), "0 leases");
+  EXPECT_EQ(Counted(3, "process", "processes"), "3 processes");
+}
+
 TEST(UnitsTest, ParsesDurations) {
   EXPECT_EQ(ParseDuration("30s").value(), std::chrono::seconds(30));
   EXPECT_EQ(ParseDuration("10m").value(), std::chrono::minutes(10));

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <csignal>
 
+#include "common/units.h"
 #include "node/gpu_marks.h"
 #include "node/health_verdict.h"
 #include "top/process_table.h"
@@ -325,11 +326,13 @@ namespace {
 // The header line, and STALE at its right when the data is old.
 void RenderHeader(const TopData& data, const TopUi& ui, size_t gpu_count, Screen* s) {
   int w = s->width();
-  std::string head = !data.has_data ? std::string("tarmac top")
-                                    : fmt::format("tarmac top · {} · {} GPUs · {} leases · {} queued · {}",
-                                                  data.status.hostname.empty() ? "?" : data.status.hostname,
-                                                  gpu_count, data.leases.size(), data.queue.size(),
-                                                  data.is_agent ? "agent" : "NVML directly");
+  std::string head = !data.has_data
+                         ? std::string("tarmac top")
+                         : fmt::format("tarmac top · {} · {} · {} · {} queued · {}",
+                                       data.status.hostname.empty() ? "?" : data.status.hostname,
+                                       Counted(static_cast<int64_t>(gpu_count), "GPU"),
+                                       Counted(static_cast<int64_t>(data.leases.size()), "lease"),
+                                       data.queue.size(), data.is_agent ? "agent" : "NVML directly");
   int col = s->Put(0, 0, Fit(head, w), Style{Color::kDefault, true, false, false});
   if (data.is_stale || !data.has_data) {
     std::string stale = data.has_data

@@ -95,7 +95,7 @@ TEST(TopViewTest, EightyByTwentyFourShowsEveryGpuProcessAndTheKeys) {
   Screen screen(80, 24);
   Layout layout = RenderTop(data, ui, &screen);
   std::string text = screen.Text();
-  EXPECT_NE(screen.Line(0).find("tarmac top · gpu-node-7 · 4 GPUs · 1 leases · 0 queued · agent"),
+  EXPECT_NE(screen.Line(0).find("tarmac top · gpu-node-7 · 4 GPUs · 1 lease · 0 queued · agent"),
             std::string::npos)
       << text;
   for (int i = 0; i < 3; ++i)

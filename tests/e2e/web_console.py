@@ -174,6 +174,9 @@ def main():
     tarmac("release", str(second["id"]))
     wait_until("the released lease to leave the page", lambda: f"lease {second['id']} ·" not in (browser.eval(card) or ""))
     check(True, f"lease {second['id']} leaves its card when released")
+    summary = wait_until("the summary to count one lease",
+                         lambda: "· 1 lease ·" in (browser.eval("document.getElementById('summary')?.textContent") or ""))
+    check(summary, "the summary says '1 lease', not '1 leases'")
 
     # A GPU's charts from the history, its lease's grant on the time axis.
     browser.eval(f"location.hash = '#gpu/{gpu}'")

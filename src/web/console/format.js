@@ -5,6 +5,9 @@ const GiB = 1024 ** 3;
 export const fmtBytes = b =>
   b === undefined ? "–" : b >= GiB ? (b / GiB).toFixed(1) + " GiB" : (b / 1024 ** 2).toFixed(0) + " MiB";
 
+// A count with its noun: "1 lease", "3 leases".
+export const counted = (n, noun) => `${n} ${noun}${n === 1 ? "" : "s"}`;
+
 export const pct = r => r === undefined ? "–" : (100 * r).toFixed(0) + " %";
 
 export function fmtDuration(s) {

@@ -3,7 +3,7 @@
 // that would show something new (a counter the card does not show, like
 // energy, changes nothing); the others stay on the page as they are.
 import { bar, byId, h } from "./dom.js";
-import { fmtBytes, fmtDuration, pct } from "./format.js";
+import { counted, fmtBytes, fmtDuration, pct } from "./format.js";
 import { noteFirst } from "./probe.js";
 import { leaseOf, state } from "./state.js";
 
@@ -99,7 +99,7 @@ function summaryOf(s) {
   const gpus = s.gpus || [];
   const idle = gpus.filter(g => g.is_idle && !g.lease).length;
   const held = gpus.filter(g => (g.processes || []).some(p => p.is_idle_holding)).length;
-  return [`${gpus.length} GPUs · ${idle} idle and free · ${held} held idle · ${state.leases.length} leases · ${state.queue.length} queued`,
+  return [`${counted(gpus.length, "GPU")} · ${idle} idle and free · ${held} held idle · ${counted(state.leases.length, "lease")} · ${state.queue.length} queued`,
     s.backend_error ? h("div", { class: "error" }, "driver: " + s.backend_error) : null,
     ` · sample ${s.sequence || ""} at ${s.taken_at || ""}`];
 }
