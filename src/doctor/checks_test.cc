@@ -569,7 +569,8 @@ TEST(DoctorPlaybookTest, OnlySkipUnknownNamesAndExitCodes) {
   EXPECT_TRUE(ValidateSelection(Selection{{"gpus", "xid"}, {"topology"}}).ok());
   Status bad = ValidateSelection(Selection{{"gpu"}, {}});
   EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(bad.message().find("--only: unknown check 'gpu' (known: gpus, pipeline"), std::string::npos)
+  EXPECT_NE(bad.message().find("--only: unknown check 'gpu'; did you mean 'gpus'? (known: gpus, pipeline"),
+            std::string::npos)
       << bad.message();
 }
 

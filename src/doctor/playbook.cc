@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "common/closest_name.h"
+
 namespace tarmac::doctor {
 
 const std::vector<CheckInfo>& AllChecks() {
@@ -59,9 +61,9 @@ Status ValidateSelection(const Selection& selection) {
   for (const std::set<std::string>* names : {&selection.only, &selection.skip}) {
     for (const std::string& n : *names) {
       if (std::find(known.begin(), known.end(), n) == known.end()) {
-        return Status::InvalidArgument(fmt::format("{}: unknown check '{}' (known: {})",
+        return Status::InvalidArgument(fmt::format("{}: unknown check '{}'{} (known: {})",
                                                    names == &selection.only ? "--only" : "--skip", n,
-                                                   fmt::join(known, ", ")));
+                                                   DidYouMean(n, known), fmt::join(known, ", ")));
       }
     }
   }

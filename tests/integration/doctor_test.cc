@@ -301,7 +301,9 @@ TEST_F(DoctorTest, TextVerdictsOnlySkipAndBadNames) {
   EXPECT_NE(skipped.out.find("persistence: --skip"), std::string::npos) << skipped.out;
   RunResult bad = Doctor({"--only", "gpu", "--backend", "sim", "--no-agent"});
   EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_NE(bad.err.find("--only: unknown check 'gpu' (known: gpus, pipeline"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("--only: unknown check 'gpu'; did you mean 'gpus'? (known: gpus, pipeline"),
+            std::string::npos)
+      << bad.err;
   EXPECT_TRUE(bad.out.empty()) << bad.out;
 }
 
