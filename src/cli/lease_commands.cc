@@ -4,6 +4,7 @@
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <set>
@@ -13,11 +14,13 @@
 #include "client/agent_client.h"
 #include "client/lease_answer.h"
 #include "client/lease_request.h"
+#include "common/closest_name.h"
 #include "common/split.h"
 #include "common/terminal_text.h"
 #include "common/time_spec.h"
 #include "common/units.h"
 #include "store/lease_event_json.h"
+#include "store/lease_event_kinds.h"
 
 namespace tarmac::cli {
 namespace {
@@ -212,7 +215,15 @@ int Events(client::AgentClient& agent, const LeaseCommands& c, Clock* clock) {
   once.patience = std::chrono::milliseconds(0);
   const ListOptions& o = c.events_options;
   std::set<std::string> kinds;
-  for (const std::string& k : SplitCommas(o.kinds)) kinds.insert(k);
+  for (const std::string& k : SplitCommas(o.kinds)) {
+    const std::vector<std::string>& known = store::LeaseEventKinds();
+    if (std::find(known.begin(), known.end(), k) == known.end()) {
+      return LeaseExit("events", Status::InvalidArgument(fmt::format(
+                                     "--kind: '{}' is no event kind{} (kinds: {})", ForTerminal(k),
+                                     DidYouMean(k, known), fmt::join(known, ", "))));
+    }
+    kinds.insert(k);
+  }
   double since_unix = 0;
   if (!o.since.empty()) {
     Result<int64_t> since = ParseTimeSpec(o.since, UnixSeconds(clock->WallNow()));

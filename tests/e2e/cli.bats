@@ -188,6 +188,13 @@ start_private_agent() {
   run tarmac events --socket "$WORLD/t.sock"
   [ "$status" -eq 0 ]
   [[ "${lines[0]}" == *"SEQ"*"TIME"*"LEASE"*"EVENT"*"USER"*"BY"*"DETAIL"* ]]
+  # A kind no event has is refused with the nearest one, not "No events match".
+  run tarmac events --socket "$WORLD/t.sock" --kind grantd
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"--kind: 'grantd' is no event kind; did you mean 'granted'?"* ]]
+  run tarmac events --socket "$WORLD/t.sock" --kind granted,expired
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"granted"* ]]
   # Eight GPUs in the GPUS column do not run into the KIND column.
   run tarmac leases --socket "$WORLD/t.sock"
   [[ "$output" == *"0,1,2,3,4,5,6,7  reservation"* ]]
