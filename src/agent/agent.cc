@@ -586,6 +586,8 @@ void Agent::Reload() {
     logger_->Log(plan.restart.empty() ? LogLevel::kInfo : LogLevel::kWarning, "agent: config reloaded: {}",
                  what);
     if (history_) history_->RecordEvent("config_reload", what);
+    // And in the event log `tarmac events` and the console show.
+    if (leases_) leases_->RecordAgentEvents({{"config_reload", what}});
   }
   systemd_->Notify("READY=1");
 }

@@ -48,7 +48,8 @@ const std::vector<std::string>& LeaseEventKinds() {
                                                  "slurm_idle_requeue",
                                                  "slurm_idle_cancel",
                                                  "slurm_action_failed",
-                                                 "mig_instance_gone",
+                                                 "config_reload",
+      "mig_instance_gone",
       "state_recreated"};
   return kinds;
 }

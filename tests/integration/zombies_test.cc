@@ -92,6 +92,13 @@ TEST_F(ZombiesTest, ASighupAppliesAChangedZombiesSection) {
              "[http]\nmax_process_series = 100\n");
   kill(agent->pid(), SIGHUP);
   EXPECT_TRUE(WaitForLog("config reloaded: applied [zombies]; [http] takes effect on restart")) << ReadLog();
+  // The event log says it too (it said nothing: the event went only to the history).
+  RunResult events = Tarmac({"events", "--kind", "config_reload", "--json", "--socket", Socket()});
+  EXPECT_EQ(events.exit_code, 0) << events.err;
+  json logged = json::parse(events.out, nullptr, false);
+  ASSERT_FALSE(logged.is_discarded()) << events.out;
+  ASSERT_EQ(logged["events"].size(), 1u) << events.out;
+  EXPECT_EQ(logged["events"][0]["detail"], "applied [zombies]; [http] takes effect on restart");
   for (int i = 0; i < 100; ++i) {
     answer = Zombies();
     if (!answer.is_discarded() && !answer["zombies"].empty()) break;
