@@ -49,8 +49,8 @@ const std::vector<std::string>& LeaseEventKinds() {
                                                  "slurm_idle_cancel",
                                                  "slurm_action_failed",
                                                  "config_reload",
-      "mig_instance_gone",
-      "state_recreated"};
+                                                 "mig_instance_gone",
+                                                 "state_recreated"};
   return kinds;
 }
 

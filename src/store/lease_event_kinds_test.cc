@@ -43,7 +43,7 @@ TEST(LeaseEventKindsTest, TheProtocolDocumentListsEveryKind) {
 TEST(LeaseEventKindsTest, EveryKindRecordedByNameIsListed) {
   std::set<std::string> listed(LeaseEventKinds().begin(), LeaseEventKinds().end());
   std::regex recorded(R"re((?:\bEvent|EndLease)\(\s*(?:[a-z_]+,\s*)?"([a-z_]+)")re");
-      int seen = 0;
+  int seen = 0;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(
            std::filesystem::path(TARMAC_SOURCE_DIR) / "src/leases")) {
     if (entry.path().extension() != ".cc" || entry.path().string().find("_test.cc") != std::string::npos)
