@@ -80,61 +80,47 @@ constexpr unsigned kFieldRemappedFailure = 145;  // ..._UNC 143, _PENDING 144, _
 // One field value of `d` (the GPU behind `device`), its return in it.
 void FillField(nvmlDevice_st* device, const Dev& d, FieldValue* value) {
   FieldValue& v = *value;
+  // An unsigned 64-bit count when the GPU has it, else NOT_SUPPORTED.
+  auto count = [&](bool has, int64_t n) {
+    if (has)
+      v.value.ullVal = static_cast<unsigned long long>(n);
+    else
+      v.nvmlReturn = kErrorNotSupported;
+  };
+  const bool has_nvlink = !d.g->nvlink_active.empty();
   switch (v.fieldId) {
     case kFieldPcieCountTxBytes:
-      if (Unsupported(d, "pcie_counters"))
-        v.nvmlReturn = kErrorNotSupported;
-      else
-        v.value.ullVal = static_cast<unsigned long long>(d.g->pcie_tx_bytes);
+      count(!Unsupported(d, "pcie_counters"), d.g->pcie_tx_bytes);
       break;
     case kFieldPcieCountRxBytes:
-      if (Unsupported(d, "pcie_counters"))
-        v.nvmlReturn = kErrorNotSupported;
-      else
-        v.value.ullVal = static_cast<unsigned long long>(d.g->pcie_rx_bytes);
+      count(!Unsupported(d, "pcie_counters"), d.g->pcie_rx_bytes);
       break;
     case kFieldTotalEnergyConsumption:
-      if (Unsupported(d, "energy"))
-        v.nvmlReturn = kErrorNotSupported;
-      else
-        v.value.ullVal = static_cast<unsigned long long>(d.g->energy_millijoules);
+      count(!Unsupported(d, "energy"), d.g->energy_millijoules);
       break;
     case kFieldNvlinkLinkCount:
-      if (d.g->nvlink_active.empty())
-        v.nvmlReturn = kErrorNotSupported;
-      else
-        v.value.ullVal = d.g->nvlink_active.size();
+      count(has_nvlink, static_cast<int64_t>(d.g->nvlink_active.size()));
       break;
     case kFieldNvlinkCrcDataErrorsTotal:
-    case kFieldNvlinkReplayErrorsTotal:
-    case kFieldNvlinkRecoveryErrorsTotal: {
-      int64_t n = v.fieldId == kFieldNvlinkCrcDataErrorsTotal  ? d.g->nvlink_crc_errors
-                  : v.fieldId == kFieldNvlinkReplayErrorsTotal ? d.g->nvlink_replay_errors
-                                                               : d.g->nvlink_recovery_errors;
-      if (d.g->nvlink_active.empty())
-        v.nvmlReturn = kErrorNotSupported;
-      else
-        v.value.ullVal = static_cast<unsigned long long>(n);
+      count(has_nvlink, d.g->nvlink_crc_errors);
       break;
-    }
+    case kFieldNvlinkReplayErrorsTotal:
+      count(has_nvlink, d.g->nvlink_replay_errors);
+      break;
+    case kFieldNvlinkRecoveryErrorsTotal:
+      count(has_nvlink, d.g->nvlink_recovery_errors);
+      break;
     case kFieldRetiredSingleBit:
     case kFieldRetiredDoubleBit:
     case kFieldRetiredPending:
       // Boards that remap rows (Ampere and newer) retire no pages.
-      if (!d.spec->has_ecc || d.spec->has_remapped_rows || Unsupported(d, "ecc")) {
-        v.nvmlReturn = kErrorNotSupported;
-      } else {
-        v.value.ullVal = static_cast<unsigned long long>(
+      count(d.spec->has_ecc && !d.spec->has_remapped_rows && !Unsupported(d, "ecc"),
             v.fieldId == kFieldRetiredSingleBit   ? d.g->retired_pages_single_bit
             : v.fieldId == kFieldRetiredDoubleBit ? d.g->retired_pages_double_bit
                                                   : (d.g->is_retire_pending ? 1 : 0));
-      }
       break;
     case kFieldPcieReplayCounter:
-      if (Unsupported(d, "pcie_counters"))
-        v.nvmlReturn = kErrorNotSupported;
-      else
-        v.value.ullVal = static_cast<unsigned long long>(d.g->pcie_replays);
+      count(!Unsupported(d, "pcie_counters"), d.g->pcie_replays);
       break;
     case kFieldMemoryTemp:  // The simulated HBM runs 5 C above the GPU.
       v.valueType = kValueTypeUnsignedInt;
@@ -145,10 +131,7 @@ void FillField(nvmlDevice_st* device, const Dev& d, FieldValue* value) {
       break;
     case kFieldNvlinkThroughputDataTx:
     case kFieldNvlinkThroughputDataRx:  // The world moves no data over NVLink.
-      if (d.g->nvlink_active.empty())
-        v.nvmlReturn = kErrorNotSupported;
-      else
-        v.value.ullVal = 0;
+      count(has_nvlink, 0);
       break;
     case kFieldEccCurrent:
     case kFieldEccPending: {
