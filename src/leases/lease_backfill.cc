@@ -144,17 +144,33 @@ void MarkBackfill(LeaseCore& core, const node::NodeView& reading, const std::map
   }
 }
 
-// Each GPU (and MIG instance) as backfill's gate saw it at the last tick.
+// The backfill lease running on a GPU (by index) or MIG instance (by UUID)
+// now, if one does: "running backfill lease 22 of batch".
+std::optional<std::string> RunningBackfill(const LeaseCore& core, int index, const std::string& uuid,
+                                           bool is_instance) {
+  for (const auto& [id, l] : core.book.leases()) {
+    if (l.priority != sched::Priority::kBackfill || sched::IsMigLease(l) != is_instance) continue;
+    bool holds = is_instance ? !l.uuids.empty() && l.uuids[0] == uuid
+                             : std::find(l.gpus.begin(), l.gpus.end(), index) != l.gpus.end();
+    if (holds) return fmt::format("running backfill lease {} of {}", id, l.user);
+  }
+  return std::nullopt;
+}
+
+// Each GPU (and MIG instance) as backfill's gate saw it at the last tick;
+// one a backfill lease runs on says so (the gate would start one there).
 Result<json> OnBackfillGpus(LeaseCore& core, const ApiCall& c) {
   GateReport report;
   auto add = [&](int index, const std::string& uuid, const std::string& mig_profile) {
     auto it = core.gate.verdicts().find(uuid);
     if (it == core.gate.verdicts().end()) return;
     const GateVerdict& v = it->second;
-    GateReport::Device d{index,        uuid,         mig_profile, v.accepts, core.gate.Describe(v),
-                         std::nullopt, std::nullopt, std::nullopt};
+    std::optional<std::string> running = RunningBackfill(core, index, uuid, !mig_profile.empty());
+    GateReport::Device d{
+        index,        uuid,         mig_profile, v.accepts, running.value_or(core.gate.Describe(v)),
+        std::nullopt, std::nullopt, std::nullopt};
     if (core.policy.backfill.is_auto) d.arrivals_per_hour = v.arrivals_per_hour;
-    if (v.starts_in) {
+    if (v.starts_in && !running) {
       d.starts_in_seconds = std::chrono::duration<double>(*v.starts_in).count();
       d.starts_at_unix = static_cast<int64_t>(
           core.Base().ToUnix(c.now + std::chrono::duration_cast<TimePoint::duration>(*v.starts_in)));
