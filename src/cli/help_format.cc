@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/help_format.h"
 
+#include "common/text_wrap.h"
+
 namespace tarmac::cli {
 namespace {
 
@@ -16,6 +18,32 @@ std::string WithoutFlagValues(std::string name) {
 
 }  // namespace
 
+std::string WrapLongLines(const std::string& text, size_t width) {
+  std::string out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    std::string line = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (width > 0 && line.size() > width) {
+      size_t column = line.find_first_not_of(' ');
+      // A table row: under its last column (the text after the last run of
+      // two spaces or more), when that starts within the line's first half.
+      size_t gap = line.rfind("  ", width);
+      if (gap != std::string::npos && gap > column) {
+        size_t cell = line.find_first_not_of(' ', gap);
+        if (cell != std::string::npos && cell < width / 2) column = cell;
+      }
+      if (column == std::string::npos) column = 0;
+      line = line.substr(0, column) + WrapText(std::string_view(line).substr(column), width, column, column);
+    }
+    out += line;
+    if (end == std::string::npos) break;
+    out += '\n';
+    start = end + 1;
+  }
+  return out;
+}
+
 std::string ValueLabel(const std::string& type_name) {
   if (size_t open = type_name.find('{'); open != std::string::npos) {
     size_t close = type_name.find('}', open);
@@ -25,6 +53,30 @@ std::string ValueLabel(const std::string& type_name) {
   std::string word = base == "INT" || base == "UINT" ? "N" : base == "FLOAT" ? "X" : base;
   if (size_t range = type_name.find(" in ["); range != std::string::npos) word += type_name.substr(range);
   return word;
+}
+
+std::string HelpFormatter::Entry(const std::string& name, const std::string& description) const {
+  std::string out = "  " + name;
+  if (description.empty()) return out + "\n";
+  const size_t column = get_column_width();
+  out += out.size() >= column ? "\n" + std::string(column, ' ') : std::string(column - out.size(), ' ');
+  return out + WrapText(description, width_, column, column) + "\n";
+}
+
+std::string HelpFormatter::make_description(const CLI::App* app) const {
+  return WrapLongLines(CLI::Formatter::make_description(app), width_);
+}
+
+std::string HelpFormatter::make_footer(const CLI::App* app) const {
+  return WrapLongLines(CLI::Formatter::make_footer(app), width_);
+}
+
+std::string HelpFormatter::make_option(const CLI::Option* option, bool is_positional) const {
+  return Entry(make_option_name(option, is_positional) + make_option_opts(option), make_option_desc(option));
+}
+
+std::string HelpFormatter::make_subcommand(const CLI::App* sub) const {
+  return Entry(sub->get_display_name(true), sub->get_description());
 }
 
 std::string HelpFormatter::make_option_name(const CLI::Option* option, bool is_positional) const {

@@ -3,6 +3,8 @@
 // tarmac: see, allocate, reclaim and backfill GPUs. This file reads like a
 // table of contents: parse the command line, run the chosen command, map its
 // result to an exit code (0 ok, 1 error, 2 usage, 3 no GPU driver).
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
@@ -14,6 +16,7 @@
 #include "common/clock.h"
 #include "common/closest_name.h"
 #include "common/log.h"
+#include "common/terminal.h"
 
 #ifndef TARMAC_VERSION
 #define TARMAC_VERSION "dev"
@@ -130,7 +133,7 @@ int main(int argc, char** argv) {
   if (int code = HandToSibling(named, argc, argv); code >= 0) return code;
 
   CLI::App app("tarmac: every GPU and every process on it, at a glance.\n", "tarmac");
-  app.formatter(std::make_shared<HelpFormatter>());
+  app.formatter(std::make_shared<HelpFormatter>(static_cast<size_t>(tarmac::TerminalColumns(STDOUT_FILENO))));
   app.set_version_flag("--version", std::string("tarmac ") + TARMAC_VERSION);
   app.require_subcommand(1);
   CommandContext context;
