@@ -42,6 +42,7 @@
 #include "leases/process_control.h"
 #include "metrics/counters.h"
 #include "sampler/sampler.h"
+#include "sim/world.h"
 #include "store/event_query.h"
 #include "store/last_use.h"
 #include "store/schema.h"
@@ -633,6 +634,17 @@ void Agent::Stop() {
 Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
   Result<config::Config> loaded = LoadAgentConfig(flags);
   if (!loaded.ok()) return loaded.status();
+  // A simulated world without a scenario never comes up (a driver may):
+  // refused before anything is claimed or written, not waited for.
+  if (loaded.value().gpu.kind == gpu::BackendKind::kSim) {
+    sim::WorldOptions world = loaded.value().gpu.sim;
+    if (Status resolved = sim::ResolveWorldOptions(&world); !resolved.ok()) return resolved;
+    if (world.scenario_path.empty()) {
+      return Status::InvalidArgument(
+          "--backend sim: no scenario: pass --scenario FILE or set TARMAC_SIM_SCENARIO (see "
+          "examples/scenarios/)");
+    }
+  }
   LogLevel level = LogLevel::kInfo;
   if (ParseLogLevel(loaded.value().agent.log_level, &level)) logger->set_level(level);
 

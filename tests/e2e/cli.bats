@@ -179,6 +179,13 @@ start_private_agent() {
   run tarmac status --frobnicate
   [ "$status" -eq 2 ]
   [[ "$output" == *"--frobnicate"* ]]
+  # An agent on a simulated world with no scenario would serve no GPU for
+  # ever: refused at start, before it writes anything.
+  run env -u TARMAC_SIM_SCENARIO tarmac agent --backend sim --socket "$WORLD/none.sock" \
+    --state-dir "$WORLD/none-state" --http-listen off
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"--backend sim: no scenario: pass --scenario FILE or set TARMAC_SIM_SCENARIO"* ]]
+  [ ! -e "$WORLD/none-state" ]
 
   tarmac agent --socket "$WORLD/t.sock" --state-dir "$WORLD/state" --http-listen off >/dev/null 2>&1 3>&- &
   echo "$!" >> "$WORLD/pids"
