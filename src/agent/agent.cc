@@ -42,7 +42,6 @@
 #include "leases/process_control.h"
 #include "metrics/counters.h"
 #include "sampler/sampler.h"
-#include "sim/world.h"
 #include "store/event_query.h"
 #include "store/last_use.h"
 #include "store/schema.h"
@@ -636,15 +635,7 @@ Status RunAgent(const AgentFlags& flags, Clock* clock, Logger* logger) {
   if (!loaded.ok()) return loaded.status();
   // A simulated world without a scenario never comes up (a driver may):
   // refused before anything is claimed or written, not waited for.
-  if (loaded.value().gpu.kind == gpu::BackendKind::kSim) {
-    sim::WorldOptions world = loaded.value().gpu.sim;
-    if (Status resolved = sim::ResolveWorldOptions(&world); !resolved.ok()) return resolved;
-    if (world.scenario_path.empty()) {
-      return Status::InvalidArgument(
-          "--backend sim: no scenario: pass --scenario FILE or set TARMAC_SIM_SCENARIO (see "
-          "examples/scenarios/)");
-    }
-  }
+  if (Status usable = gpu::CheckBackendOptions(loaded.value().gpu); !usable.ok()) return usable;
   LogLevel level = LogLevel::kInfo;
   if (ParseLogLevel(loaded.value().agent.log_level, &level)) logger->set_level(level);
 

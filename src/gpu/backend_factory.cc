@@ -62,4 +62,14 @@ Result<OpenedBackend> OpenBackend(const BackendOptions& options, Clock* clock, L
   return opened;
 }
 
+Status CheckBackendOptions(const BackendOptions& options) {
+  if (options.kind != BackendKind::kSim) return Status::OK();
+  sim::WorldOptions world = options.sim;
+  if (Status resolved = sim::ResolveWorldOptions(&world); !resolved.ok()) return resolved;
+  if (!world.scenario_path.empty()) return Status::OK();
+  return Status::InvalidArgument(
+      "--backend sim: no scenario: pass --scenario FILE or set TARMAC_SIM_SCENARIO (see "
+      "examples/scenarios/)");
+}
+
 }  // namespace tarmac::gpu

@@ -41,6 +41,11 @@ struct OpenedBackend {
 };
 Result<OpenedBackend> OpenBackend(const BackendOptions& options, Clock* clock, Logger* logger);
 
+// What can never open, said before trying: the sim backend without a
+// scenario (kInvalidArgument, naming --scenario and TARMAC_SIM_SCENARIO).
+// A missing driver is not this: it may load later.
+Status CheckBackendOptions(const BackendOptions& options);
+
 // The environment a simulated world's programs need to see the same world
 // as this backend (TARMAC_SIM_SCENARIO, an absolute path, and
 // TARMAC_SIM_DIR, resolved as the world resolves it, so a child running as
