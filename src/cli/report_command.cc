@@ -18,6 +18,10 @@
 #include "store/store_info.h"
 
 namespace tarmac::cli {
+
+// GPU-seconds after which the bytes per GPU-second of `store info` has
+// settled: a week of 8 GPUs (bench/README.md, "The store").
+constexpr int64_t kSettledGpuSeconds = int64_t{8} * 7 * 86400;
 namespace {
 
 int64_t FileSize(const std::string& path) {
@@ -131,6 +135,7 @@ int RunStoreInfo(const StoreInfoOptions& o) {
   j["newest"] = unix_or_null(info.newest_unix);
   int64_t gpu_samples = info.gpu_seconds_recorded;
   j["gpu_seconds_recorded"] = gpu_samples;
+  j["is_young_history"] = gpu_samples < kSettledGpuSeconds;
   if (gpu_samples > 0)
     j["bytes_per_gpu_second"] = static_cast<double>(file + wal) / static_cast<double>(gpu_samples);
   const config::Config& c = access.value().config;
@@ -150,6 +155,13 @@ int RunStoreInfo(const StoreInfoOptions& o) {
   if (j.contains("bytes_per_gpu_second")) {
     std::printf("%lld GPU-seconds recorded: %.1f bytes each, all tables and indexes included\n",
                 static_cast<long long>(gpu_samples), j["bytes_per_gpu_second"].get<double>());
+    // A young history: the file's fixed part (pages, indexes, sessions)
+    // outweighs its samples; the figure falls as it grows.
+    if (gpu_samples < kSettledGpuSeconds) {
+      std::printf(
+          "  (a young history: the file's fixed part weighs on this; about 5 bytes each once a week "
+          "of 8 GPUs is kept, bench/README.md)\n");
+    }
   }
   std::printf("raw samples since %s (kept %s)\n", when(j["oldest"]["raw"]).c_str(),
               FormatDuration(retention.raw).c_str());

@@ -321,6 +321,12 @@ TEST_F(StoreAgentTest, ReportHistoryExportAndInfoReadWhatTheAgentWrote) {
   // kept it in the journal, for a restart within the same minute.
   EXPECT_GE(i["rows"]["tick_journal"].get<int64_t>(), 1);
   EXPECT_GE(i["rows"]["events"].get<int64_t>(), 3);  // Start, process start, stop.
+  // Seconds of history: the bytes per GPU-second it shows are the fixed
+  // part's, and it says so rather than let them pass for the figure.
+  EXPECT_EQ(i["is_young_history"], true);
+  RunResult text = Tarmac({"store", "info", "--db", Db()});
+  EXPECT_NE(text.out.find("a young history: the file's fixed part weighs on this"), std::string::npos)
+      << text.out;
 }
 
 // Without --db, the history commands read the store of the agent that
