@@ -159,8 +159,8 @@ int RunStoreInfo(const StoreInfoOptions& o) {
     // outweighs its samples; the figure falls as it grows.
     if (gpu_samples < kSettledGpuSeconds) {
       std::printf(
-          "  (a young history: the file's fixed part weighs on this; about 5 bytes each once a week "
-          "of 8 GPUs is kept, bench/README.md)\n");
+          "  (a young history: its file's fixed part weighs on this; about 5 bytes each once it\n"
+          "   holds a week of 8 GPUs, bench/README.md)\n");
     }
   }
   std::printf("raw samples since %s (kept %s)\n", when(j["oldest"]["raw"]).c_str(),

@@ -325,7 +325,7 @@ TEST_F(StoreAgentTest, ReportHistoryExportAndInfoReadWhatTheAgentWrote) {
   // part's, and it says so rather than let them pass for the figure.
   EXPECT_EQ(i["is_young_history"], true);
   RunResult text = Tarmac({"store", "info", "--db", Db()});
-  EXPECT_NE(text.out.find("a young history: the file's fixed part weighs on this"), std::string::npos)
+  EXPECT_NE(text.out.find("a young history: its file's fixed part weighs on this"), std::string::npos)
       << text.out;
 }
 
