@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <utility>
 
 namespace tarmac::sched {
 namespace {
@@ -56,6 +57,7 @@ std::optional<MigPick> PickMigInstance(const std::vector<GpuSlot>& gpus, const G
                                        bool is_backfill) {
   std::optional<MigPick> best;
   int best_free = 0;
+  bool best_is_degraded = false;
   for (const GpuSlot& g : gpus) {
     int free = 0;
     for (const MigSlot& m : g.mig) free += IsFreeInstance(g, m) ? 1 : 0;
@@ -63,10 +65,13 @@ std::optional<MigPick> PickMigInstance(const std::vector<GpuSlot>& gpus, const G
       if (!IsFreeInstance(g, m) || (is_backfill && !m.accepts_backfill)) continue;
       bool matches = wants.uuids.empty() ? m.profile == wants.mig_profile : m.uuid == wants.uuids[0];
       if (!matches) continue;
-      // Fewer free instances: more of the GPU in use already (packing).
-      if (!best || free < best_free) {
+      // An instance of an ok GPU before one of a degraded GPU (as whole
+      // GPUs are taken: placement.h); then fewer free instances: more of
+      // the GPU in use already (packing).
+      if (!best || std::pair(g.is_degraded, free) < std::pair(best_is_degraded, best_free)) {
         best = MigPick{g.index, m.uuid, m.profile};
         best_free = free;
+        best_is_degraded = g.is_degraded;
       }
       break;  // The GPU's first match is its best.
     }

@@ -75,6 +75,22 @@ TEST(MigPlacementTest, PacksOntoTheGpuWithFewestFreeInstances) {
   EXPECT_EQ(p->profile, "2g.20gb");
 }
 
+// An instance of a degraded GPU is taken only when no ok GPU has one
+// (docs/health.md), whatever packing would prefer.
+TEST(MigPlacementTest, AnOkGpusInstanceIsTakenBeforeADegradedGpus) {
+  std::vector<GpuSlot> gpus = Machine();
+  GpuWants w;
+  w.mig_profile = "1g.10gb";
+  gpus[0].is_degraded = true;  // Packing alone would take GPU 0 (4 free against 7).
+  std::optional<MigPick> p = PickMigInstance(gpus, w);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->gpu, 1);
+  for (MigSlot& m : gpus[1].mig) m.is_leased = true;  // The ok GPU is full: the degraded one serves.
+  p = PickMigInstance(gpus, w);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->gpu, 0);
+}
+
 TEST(MigPlacementTest, WantsThatCanNeverFitAreRefused) {
   std::vector<GpuSlot> gpus = Machine();
   GpuWants w;
