@@ -42,9 +42,9 @@ const char* JobState(const node::GpuView& g, const node::MigInstance& m) {
 // Charges `dt` seconds of `g` (marked with `marks`) to its users.
 void AddUserCharges(const node::GpuView& g, const node::LeaseMarks& marks, double dt, double price_per_hour,
                     std::chrono::steady_clock::time_point at, GpuCounters* c) {
-  node::GpuView marked = g;
-  node::ApplyLeaseMarks(marks, &marked);
-  for (const node::GpuCharge& charge : node::ChargeGpu(marked)) {
+  auto lease = marks.leases.find(g.info.index);
+  for (const node::GpuCharge& charge :
+       node::ChargeGpu(g, lease != marks.leases.end() ? &lease->second : nullptr, marks.mig_leases)) {
     UserCharge& u = c->user_charges[UserChargeKey{charge.user, node::ChargeHolderName(charge.held_by),
                                                   node::ChargeStateName(charge.state)}];
     u.seconds += dt * charge.share;

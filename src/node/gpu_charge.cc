@@ -55,6 +55,11 @@ const char* ChargeHolderName(ChargeHolder holder) { return EnumName(kHolderNames
 const char* ChargeStateName(ChargeState state) { return EnumName(kStateNames, state); }
 
 std::vector<GpuCharge> ChargeGpu(const GpuView& gpu) {
+  return ChargeGpu(gpu, gpu.lease ? &*gpu.lease : nullptr, gpu.mig_leases);
+}
+
+std::vector<GpuCharge> ChargeGpu(const GpuView& gpu, const GpuLease* lease,
+                                 const std::map<std::string, GpuLease>& mig_leases) {
   std::vector<GpuCharge> out;
   const bool is_readable = gpu.sample.health == GpuHealth::kOk;
   const std::vector<MigInstance>& instances = gpu.sample.mig_instances;
@@ -62,7 +67,7 @@ std::vector<GpuCharge> ChargeGpu(const GpuView& gpu) {
     ChargeState state = !is_readable           ? ChargeState::kUnknown
                         : MarkGpu(gpu).is_idle ? ChargeState::kIdle
                                                : ChargeState::kBusy;
-    Charge(gpu.lease ? &*gpu.lease : nullptr, gpu.processes, std::nullopt, state, 1.0, &out);
+    Charge(lease, gpu.processes, std::nullopt, state, 1.0, &out);
     return out;
   }
   int64_t instances_bytes = 0;
@@ -76,9 +81,9 @@ std::vector<GpuCharge> ChargeGpu(const GpuView& gpu) {
     ChargeState state = !is_readable                ? ChargeState::kUnknown
                         : IsMigInstanceIdle(m, gpu) ? ChargeState::kIdle
                                                     : ChargeState::kBusy;
-    auto lease = gpu.mig_leases.find(m.uuid);
-    Charge(lease != gpu.mig_leases.end() ? &lease->second : nullptr, gpu.processes, m.gpu_instance_id, state,
-           share, &out);
+    auto held = mig_leases.find(m.uuid);
+    Charge(held != mig_leases.end() ? &held->second : nullptr, gpu.processes, m.gpu_instance_id, state, share,
+           &out);
   }
   return out;
 }

@@ -18,10 +18,11 @@
 // share of the GPU (its memory's share of the GPU's; equal shares when the
 // sizes are unknown).
 //
-// Pure functions; thread-safe. The GPU view must carry its lease marks
-// (node/lease_marks.h).
+// Pure functions; thread-safe. The one-argument ChargeGpu reads the
+// view's own lease marks (node/lease_marks.h).
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -46,5 +47,10 @@ struct GpuCharge {
 // Who is charged for `gpu`'s time now; empty when nobody holds it. The
 // shares of one user, holder and state are summed into one charge.
 std::vector<GpuCharge> ChargeGpu(const GpuView& gpu);
+// The same with the leases given apart (the GPU's own, null for none; its
+// instances' by MIG UUID, other GPUs' instances allowed): for a view not
+// marked with its leases, without copying it.
+std::vector<GpuCharge> ChargeGpu(const GpuView& gpu, const GpuLease* lease,
+                                 const std::map<std::string, GpuLease>& mig_leases);
 
 }  // namespace tarmac::node
