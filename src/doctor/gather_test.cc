@@ -5,8 +5,12 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
+
+#include "common/proc_files.h"
 #include "nvidia/clock_event_reasons.h"
 #include "store/sqlite_db.h"
 #include "store/writer.h"
@@ -71,6 +75,46 @@ TEST(GatherTest, AGpuProcesssCpuTimeOverTheWindowIsInCpus) {
   std::map<int64_t, std::string> read = ReadProcessStats(host, sources.node_view);
   ASSERT_EQ(read.size(), 1u);
   EXPECT_EQ(read[42], stat(1, 2));
+}
+
+// /proc/<pid>/stat is the process owner's to shape (its name): a name
+// with ") R" and numbers in it does not shift the fields read; a FIFO in
+// its place (a planted host tree) is not waited on, a link not followed,
+// and an oversized file not read past its bound: no CPU time is judged.
+TEST(GatherTest, AHostileProcStatIsNeitherMisreadNorWaitedOn) {
+  testing::TempDir dir;
+  HostFiles host(dir.path());
+  node::NodeView view;
+  view.gpus.resize(1);
+  for (int64_t pid : {42, 43, 44, 45}) {
+    node::ProcessView p;
+    p.process.pid = pid;
+    view.gpus[0].processes.push_back(p);
+  }
+  std::string spoof = "42 (x) R 1 9 9 999999) S 1 42 42 0 -1 0 0 0 0 0 7 3 0 0 20 0 1 0 5000 0 0\n";
+  dir.Write("proc/42/stat", spoof);
+  std::filesystem::create_directories(dir.path() + "/proc/43");
+  ASSERT_EQ(::mkfifo((dir.path() + "/proc/43/stat").c_str(), 0644), 0);
+  dir.Write("elsewhere", spoof);
+  std::filesystem::create_directories(dir.path() + "/proc/44");
+  std::filesystem::create_symlink(dir.path() + "/elsewhere", dir.path() + "/proc/44/stat");
+  dir.Write("proc/45/stat", std::string(8192, '9'));
+  std::map<int64_t, std::string> read = ReadProcessStats(host, view);
+  EXPECT_EQ(read.count(43), 0u);
+  EXPECT_EQ(read.count(44), 0u);
+  std::optional<ProcStat> parsed = ParseProcStat(read[42]);
+  ASSERT_TRUE(parsed.has_value());
+  EXPECT_EQ(parsed->cpu_ticks, 10);  // utime 7 + stime 3, after the real name's end.
+  InputSources sources;
+  sources.node_view = view;
+  sources.stat_before = kStatBefore;
+  sources.stat_after = kStatAfter;
+  sources.process_stats_before = read;
+  sources.process_stats_after = read;
+  DoctorInputs in;
+  FillInputs(host, sources, &in);
+  EXPECT_EQ(in.processes[42].busy_cpus.value_or(-1), 0);
+  EXPECT_FALSE(in.processes[45].busy_cpus.has_value());
 }
 
 // A view whose backend could not read the GPUs (an agent waiting for the
