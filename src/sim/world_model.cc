@@ -319,10 +319,16 @@ void SetPowerAndClocks(const GpuSpec& spec, const FaultEffects& faults, bool has
   g->fan_percent =
       static_cast<int>(std::lround(std::clamp(30 + (temperature - spec.ambient_celsius) * 1.2, 30.0, 100.0)));
 
-  if (g->utilization_gpu_percent == 0) g->clock_event_reasons |= nvidia::kReasonGpuIdle;
+  // A context keeps the GPU out of its lowest P-state; with no kernel
+  // running, GPU_IDLE is set and the clocks drop to idle, as NVML's reason
+  // says ("nothing is running on the GPU and the clocks are dropping to
+  // Idle state", nvmlClocksEventReasonGpuIdle).
+  bool is_idle = g->utilization_gpu_percent == 0;
+  if (is_idle) g->clock_event_reasons |= nvidia::kReasonGpuIdle;
   g->performance_state = has_contexts ? 0 : 8;
-  g->sm_clock_mhz = has_contexts ? static_cast<int>(std::lround(spec.sm_clock_max_mhz * clock_scale))
-                                 : spec.sm_clock_idle_mhz;
+  g->sm_clock_mhz = has_contexts && !is_idle
+                        ? static_cast<int>(std::lround(spec.sm_clock_max_mhz * clock_scale))
+                        : spec.sm_clock_idle_mhz;
   g->memory_clock_mhz = spec.memory_clock_mhz;
 }
 

@@ -69,8 +69,10 @@ TEST(WorldModelTest, LoadSetsUtilizationMemoryAndProcess) {
   EXPECT_EQ(g.processes[0].used_memory_bytes, int64_t{20} << 30);
   EXPECT_EQ(g.processes[0].sm_utilization_percent, 0);
   EXPECT_EQ(g.memory_used_bytes, int64_t{20} << 30);
-  EXPECT_EQ(g.performance_state, 0);  // A context keeps the GPU in P0.
-  EXPECT_EQ(g.sm_clock_mhz, 2000);
+  EXPECT_EQ(g.performance_state, 0);  // A context keeps the GPU in P0,
+  // but with no kernel running its clocks drop to idle under GPU_IDLE.
+  EXPECT_EQ(g.clock_event_reasons & nvidia::kReasonGpuIdle, nvidia::kReasonGpuIdle);
+  EXPECT_EQ(g.sm_clock_mhz, 300);
 }
 
 TEST(WorldModelTest, PowerCapThrottlesClocks) {

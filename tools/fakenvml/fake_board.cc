@@ -180,20 +180,19 @@ NVML_EXPORT Return nvmlDeviceGetSupportedGraphicsClocks(nvmlDevice_st* device, u
   return WriteList(clocks, count, clocks_mhz);
 }
 
-// Policies 0 power and 1 thermal: throttled time is not kept by the
-// world, so only the current moment counts (0 unless throttled now).
+// Policy 1, thermal: the time the scenario's thermal throttles held the
+// clocks down, in nanoseconds (nvmlViolationTime_t), which grows while the
+// thermal reasons are set. The world keeps no total of the time a load met
+// its power limit, so the other policies are NOT_SUPPORTED rather than a
+// 0 that the SW_POWER_CAP reason would contradict.
 NVML_EXPORT Return nvmlDeviceGetViolationStatus(nvmlDevice_st* device, int policy,
                                                 abi::ViolationTime* violation) {
   Dev d = Open(device);
   if (d.r != kSuccess) return d.r;
-  if (violation == nullptr || policy < 0 || policy > 5) return kErrorInvalidArgument;
-  if (policy > 1) return kErrorNotSupported;
+  if (violation == nullptr || policy < 0 || policy > 7) return kErrorInvalidArgument;
+  if (policy != 1) return kErrorNotSupported;
   violation->referenceTime = Micros(d.state->evaluated_at);
-  // Nanoseconds (nvmlViolationTime_t). Thermal (policy 1): the time the
-  // scenario's thermal throttles held the clocks down; power (0): 0, as the
-  // world keeps no total of the time a load met its power limit.
-  violation->violationTime =
-      policy == 1 ? static_cast<unsigned long long>(d.g->thermal_violation_ms) * 1000000ull : 0;
+  violation->violationTime = static_cast<unsigned long long>(d.g->thermal_violation_ms) * 1000000ull;
   return kSuccess;
 }
 

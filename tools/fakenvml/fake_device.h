@@ -34,8 +34,16 @@ struct Dev {
   const sim::GpuState* g = nullptr;
 };
 
+// Resolves a GPU handle. A MIG device handle, which NVML lets a client
+// use "with some restrictions" in place of its GPU's, answers NOT_SUPPORTED
+// to a call that reads the whole GPU: the calls that answer per instance
+// check for one first (README.md here lists them).
 inline Dev Open(nvmlDevice_st* device) {
   Dev d;
+  if (Fake().IsMigHandle(device)) {
+    d.r = Fake().world() == nullptr ? kErrorUninitialized : kErrorNotSupported;
+    return d;
+  }
   d.r = Fake().Resolve(device, &d.index, &d.state);
   if (d.r != kSuccess) return d;
   sim::World* world = Fake().world();

@@ -98,7 +98,18 @@ NVML_EXPORT Return nvmlDeviceGetHandleByPciBusId_v2(const char* bus_id, nvmlDevi
   return kErrorNotFound;
 }
 
+// On a MIG device handle: its index among its GPU's MIG devices, which
+// nvmlDeviceGetMigDeviceHandleByIndex takes back.
 NVML_EXPORT Return nvmlDeviceGetIndex(nvmlDevice_st* device, unsigned* index) {
+  if (Fake().IsMigHandle(device)) {
+    int gpu = 0, slot = 0;
+    std::shared_ptr<const sim::WorldState> state;
+    Return r = Fake().ResolveMig(device, &gpu, &slot, &state);
+    if (r != kSuccess) return r;
+    if (index == nullptr) return kErrorInvalidArgument;
+    *index = static_cast<unsigned>(slot);
+    return kSuccess;
+  }
   Dev d = Open(device);
   if (d.r != kSuccess) return d.r;
   if (index == nullptr) return kErrorInvalidArgument;

@@ -410,6 +410,11 @@ NVML_EXPORT Return nvmlGpuInstanceDestroy(nvmlGpuInstance_st* gi) {
 }
 
 // --- compute instances: one per GPU instance, id 0, all its slices --------
+//
+// A GPU instance offers every compute instance profile that fits in it, as
+// the MIG user guide's tables list them (a 3g instance: 1c, 2c and 3c; a
+// 4g: 1c, 2c and 4c; a 7g: 1c, 2c, 3c, 4c and 7c). Its one compute
+// instance spans all its slices, so no other fits beside it.
 
 namespace {
 
@@ -429,6 +434,16 @@ unsigned ComputeConstant(int slices) {
   }
 }
 
+// The compute slices of NVML_COMPUTE_INSTANCE_PROFILE_* `profile` in a GPU
+// instance of `gi_slices`; 0 when that profile does not fit in it.
+int ComputeSlicesOf(unsigned profile, int gi_slices) {
+  static const int kSlices[] = {1, 2, 3, 4, 7};
+  if (profile >= std::size(kSlices)) return 0;
+  int slices = kSlices[profile];
+  if (slices > gi_slices || (slices == 3 && gi_slices == 4)) return 0;
+  return slices;
+}
+
 }  // namespace
 
 NVML_EXPORT Return nvmlGpuInstanceGetComputeInstanceProfileInfo(nvmlGpuInstance_st* gi, unsigned profile,
@@ -438,12 +453,13 @@ NVML_EXPORT Return nvmlGpuInstanceGetComputeInstanceProfileInfo(nvmlGpuInstance_
   if (in.d.r != kSuccess) return in.d.r;
   if (info == nullptr || profile > 7 || engine_profile != 0) return kErrorInvalidArgument;
   int gi_slices = in.m->spec->compute_slices;
-  if (profile != ComputeConstant(gi_slices)) return kErrorNotSupported;
+  int slices = ComputeSlicesOf(profile, gi_slices);
+  if (slices == 0) return kErrorNotSupported;
   std::memset(info, 0, sizeof *info);
   info->id = profile;
-  info->sliceCount = static_cast<unsigned>(gi_slices);
-  info->instanceCount = 1;
-  info->multiprocessorCount = MigSms(*in.d.spec, gi_slices);
+  info->sliceCount = static_cast<unsigned>(slices);
+  info->instanceCount = static_cast<unsigned>(gi_slices / slices);
+  info->multiprocessorCount = MigSms(*in.d.spec, slices);
   info->sharedCopyEngineCount = static_cast<unsigned>(gi_slices);
   info->sharedDecoderCount = static_cast<unsigned>(gi_slices);
   info->sharedJpegCount = static_cast<unsigned>(gi_slices);
@@ -527,20 +543,18 @@ NVML_EXPORT Return nvmlGpuInstanceGetComputeInstancePossiblePlacements(nvmlGpuIn
   Instance in = OpenGpuInstance(gi);
   if (in.d.r != kSuccess) return in.d.r;
   if (count == nullptr || profile > 7) return kErrorInvalidArgument;
-  if (profile != ComputeConstant(in.m->spec->compute_slices)) {
-    *count = 0;
-    return kSuccess;
+  int gi_slices = in.m->spec->compute_slices;
+  int slices = ComputeSlicesOf(profile, gi_slices);
+  if (slices == 0) return kErrorNotSupported;
+  // Every start at a multiple of its size that leaves it within the instance.
+  unsigned possible = static_cast<unsigned>(gi_slices / slices);
+  if (placements == nullptr || *count < possible) {
+    *count = possible;
+    return placements == nullptr ? kSuccess : kErrorInsufficientSize;
   }
-  if (placements == nullptr) {
-    *count = 1;
-    return kSuccess;
-  }
-  if (*count < 1) {
-    *count = 1;
-    return kErrorInsufficientSize;
-  }
-  placements[0] = {0, static_cast<unsigned>(in.m->spec->compute_slices)};
-  *count = 1;
+  for (unsigned i = 0; i < possible; ++i)
+    placements[i] = {i * static_cast<unsigned>(slices), static_cast<unsigned>(slices)};
+  *count = possible;
   return kSuccess;
 }
 
