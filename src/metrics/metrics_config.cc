@@ -8,6 +8,7 @@ void ReadMetricsKeys(ConfigSection& section, RenderOptions* out) {
   section.Bool("dcgm_compatible", &out->is_dcgm_compatible);
   section.OneOf("dcgm_hostname_label", {"Hostname", "hostname"}, &out->dcgm_hostname_label);
   ReadInteger(section, "max_process_series", &out->max_process_series, 0, 100000);
+  section.Bool("device_pod_uid", &out->has_device_pod_uid);
 }
 
 }  // namespace tarmac::metrics

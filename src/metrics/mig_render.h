@@ -24,8 +24,10 @@ namespace tarmac::metrics {
 std::optional<double> DcgmMigValue(std::string_view family, const node::MigInstance& instance);
 
 // `gpu_labels` (a GPU's dcgm-exporter labels without pod labels) with the
-// instance's GPU_I_PROFILE, GPU_I_ID and pod labels.
-Labels DcgmMigLabels(Labels gpu_labels, const node::GpuView& gpu, const node::MigInstance& instance);
+// instance's GPU_I_PROFILE, GPU_I_ID and pod labels (pod_uid too when
+// `with_pod_uid`: AddPodLabels).
+Labels DcgmMigLabels(Labels gpu_labels, const node::GpuView& gpu, const node::MigInstance& instance,
+                     bool with_pod_uid);
 
 // tarmac's per-instance families (documented in NativeFamilies()).
 const std::vector<FamilyDoc>& MigNativeFamilies();

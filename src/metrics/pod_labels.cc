@@ -29,10 +29,11 @@ const node::KubernetesNames* MigInstancePod(const node::GpuView& g, const node::
 }
 
 void AddPodLabels(const node::KubernetesNames& pod, const node::GpuView& g,
-                  std::optional<int> gpu_instance_id, Labels* labels) {
+                  std::optional<int> gpu_instance_id, bool with_uid, Labels* labels) {
   labels->emplace_back("pod", pod.pod);
   labels->emplace_back("namespace", pod.pod_namespace);
   labels->emplace_back("container", pod.container);
+  if (!with_uid) return;
   for (const node::ProcessView& p : g.processes) {
     if (gpu_instance_id && p.process.gpu_instance_id != gpu_instance_id) continue;
     const node::KubernetesNames& k = p.details.kubernetes;

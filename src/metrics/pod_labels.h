@@ -27,10 +27,14 @@ const node::KubernetesNames* GpuPod(const node::GpuView& gpu);
 // one container all its processes are in; null when neither.
 const node::KubernetesNames* MigInstancePod(const node::GpuView& gpu, const node::MigInstance& instance);
 
-// Adds pod, namespace and container of `pod`, and pod_uid when a process on
-// `gpu` (in instance `gpu_instance_id`, when given) runs in that pod and its
-// cgroup names the pod's UID (the pod-resources API does not give it).
+// Adds pod, namespace and container of `pod`; with `with_uid`, also
+// pod_uid when a process on `gpu` (in instance `gpu_instance_id`, when
+// given) runs in that pod and its cgroup names the pod's UID (the
+// pod-resources API does not give it). Device series carry pod_uid only
+// when [http] device_pod_uid asks, as dcgm-exporter's
+// --kubernetes-enable-pod-uid does: a UID changes with every restart of a
+// pod of the same name, and so would every series of its GPU.
 void AddPodLabels(const node::KubernetesNames& pod, const node::GpuView& gpu,
-                  std::optional<int> gpu_instance_id, Labels* labels);
+                  std::optional<int> gpu_instance_id, bool with_uid, Labels* labels);
 
 }  // namespace tarmac::metrics

@@ -153,17 +153,17 @@ const std::vector<GpuFamily>& NativeGpuFamilies() {
 
 // With `with_pod`, the GPU's pod labels (GpuPod) when it has a pod.
 Labels DcgmLabels(const node::GpuView& g, const std::string& host, const std::string& driver,
-                  const std::string& host_label, bool with_pod = true) {
+                  const RenderOptions& options, bool with_pod = true) {
   int device = g.info.minor_number.value_or(g.info.index);
   Labels l = {{"gpu", std::to_string(g.info.index)},
               {"UUID", g.info.uuid},
               {"pci_bus_id", g.info.pci_bus_id},
               {"device", fmt::format("nvidia{}", device)},
               {"modelName", g.info.name},
-              {host_label, host},
+              {options.dcgm_hostname_label, host},
               {"DCGM_FI_DRIVER_VERSION", driver}};
   if (const node::KubernetesNames* pod = with_pod ? GpuPod(g) : nullptr)
-    AddPodLabels(*pod, g, std::nullopt, &l);
+    AddPodLabels(*pod, g, std::nullopt, options.has_device_pod_uid, &l);
   return l;
 }
 
@@ -187,15 +187,15 @@ void CollectDcgm(const Scrape& s, Exposition* out) {
   std::vector<Labels> dcgm_labels;
   dcgm_labels.reserve(node_view.gpus.size());
   for (const node::GpuView& g : node_view.gpus) {
-    dcgm_labels.push_back(DcgmLabels(g, host, node_view.system.driver_version, options.dcgm_hostname_label));
+    dcgm_labels.push_back(DcgmLabels(g, host, node_view.system.driver_version, options));
   }
   // MIG instances: their labels once too (mig_render.h).
   std::vector<std::pair<const node::MigInstance*, Labels>> mig_labels;
   for (const node::GpuView& g : node_view.gpus) {
     if (!Readable(g) || g.sample.mig_instances.empty()) continue;
-    Labels base = DcgmLabels(g, host, node_view.system.driver_version, options.dcgm_hostname_label, false);
+    Labels base = DcgmLabels(g, host, node_view.system.driver_version, options, false);
     for (const node::MigInstance& m : g.sample.mig_instances)
-      mig_labels.emplace_back(&m, DcgmMigLabels(base, g, m));
+      mig_labels.emplace_back(&m, DcgmMigLabels(base, g, m, options.has_device_pod_uid));
   }
   for (const GpuFamily& f : DcgmGpuFamilies()) {
     out->Family(f.doc.name, f.doc.type, f.doc.help);
@@ -276,7 +276,7 @@ void CollectGpuState(const Scrape& s, Exposition* out) {
     for (const node::GpuView& g : node_view.gpus) {
       if (!g.allocated_to) continue;
       Labels l = NativeLabels(g, host);
-      AddPodLabels(*g.allocated_to, g, std::nullopt, &l);
+      AddPodLabels(*g.allocated_to, g, std::nullopt, s.options.has_device_pod_uid, &l);
       out->Sample(node::family::kGpuPodAllocated, l, 1);
     }
   }

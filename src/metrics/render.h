@@ -25,6 +25,7 @@ struct RenderOptions {
   std::string dcgm_hostname_label = "Hostname";  // Or "hostname" (dcgm-exporter >= 4.8.3).
   std::string hostname;                          // Empty: the snapshot's.
   size_t max_process_series = 200;               // Per-process series beyond this are dropped (and counted).
+  bool has_device_pod_uid = false;               // pod_uid on GPU and MIG series too (pod_labels.h).
   std::string currency;                          // The idle-cost label: [report] currency.
   std::string version = "dev";
 

@@ -84,8 +84,10 @@ std::string Render(const RenderOptions& options = {}) {
 }
 
 // dcgm-exporter 4.8's pod_uid: where a process of the pod names the pod's
-// UID in its cgroup, the GPU's and the MIG instance's pod labels carry it;
-// where none does, the label is left out (the pod-resources API lacks it).
+// UID in its cgroup, its process series always carry it, and the GPU's and
+// the MIG instance's pod labels carry it when device_pod_uid asks (as
+// --kubernetes-enable-pod-uid); where no process names it, the label is left
+// out (the pod-resources API lacks it).
 TEST(RenderTest, APodsUidFromItsProcessesCgroupIsItsPodUidLabel) {
   node::Snapshot s = TwoGpus();
   s.node_view.gpus[0].processes[0].details.kubernetes = {"trainer-0", "ml", "main"};
@@ -93,13 +95,23 @@ TEST(RenderTest, APodsUidFromItsProcessesCgroupIsItsPodUidLabel) {
   node::SamplerStats stats;
   std::string text = RenderMetrics(s, stats, {}, {});
   EXPECT_NE(
+      text.find("DCGM_FI_DRIVER_VERSION=\"580.65.06\",pod=\"trainer-0\",namespace=\"ml\",container=\"main\"} 85\n"),
+      std::string::npos)
+      << text;
+  EXPECT_TRUE(std::regex_search(
+      text, std::regex(R"(tarmac_process_gpu_memory_bytes\{[^}]*pod_uid="1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d")")))
+      << text;
+  RenderOptions options;
+  options.has_device_pod_uid = true;
+  text = RenderMetrics(s, stats, {}, options);
+  EXPECT_NE(
       text.find("DCGM_FI_DRIVER_VERSION=\"580.65.06\",pod=\"trainer-0\",namespace=\"ml\",container=\"main\","
                 "pod_uid=\"1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d\"} 85\n"),
       std::string::npos)
       << text;
   // An allocation to another pod: its own labels, without this pod's UID.
   s.node_view.gpus[0].allocated_to = node::KubernetesNames{"other-0", "ml", "main"};
-  text = RenderMetrics(s, stats, {}, {});
+  text = RenderMetrics(s, stats, {}, options);
   EXPECT_NE(text.find("pod=\"other-0\",namespace=\"ml\",container=\"main\"} 85\n"), std::string::npos)
       << text;
   EXPECT_NE(
