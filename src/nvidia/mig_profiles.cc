@@ -99,4 +99,38 @@ std::string CheckMigLayout(std::string_view model, int64_t memory_total_bytes,
   return {};
 }
 
+std::vector<int> MigPlacementStarts(const MigProfile& p) {
+  std::vector<int> starts;
+  if (p.memory_slices <= 0) return starts;
+  for (int start = 0; start + p.memory_slices <= kMigMemorySlices; start += p.memory_slices) {
+    if (start + p.compute_slices <= kMigComputeSlices) starts.push_back(start);
+  }
+  return starts;
+}
+
+namespace {
+
+// Places instances from `i` on, given the memory slices `used` (a bit each).
+bool PlaceFrom(const std::vector<MigProfile>& layout, const std::vector<int>& fixed, size_t i, unsigned used,
+               std::vector<int>* starts) {
+  if (i == layout.size()) return true;
+  unsigned mask_of_one = (1u << layout[i].memory_slices) - 1;
+  std::vector<int> candidates = fixed[i] >= 0 ? std::vector<int>{fixed[i]} : MigPlacementStarts(layout[i]);
+  for (int start : candidates) {
+    unsigned mask = mask_of_one << start;
+    if ((used & mask) != 0) continue;
+    (*starts)[i] = start;
+    if (PlaceFrom(layout, fixed, i + 1, used | mask, starts)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<int> PlaceMigInstances(const std::vector<MigProfile>& layout, const std::vector<int>& fixed) {
+  std::vector<int> starts(layout.size(), -1);
+  if (fixed.size() != layout.size() || !PlaceFrom(layout, fixed, 0, 0, &starts)) return {};
+  return starts;
+}
+
 }  // namespace tarmac::nvidia

@@ -35,6 +35,19 @@ bool IsMigProfileName(std::string_view name);
 // Compute slices of a profile named like "3g.40gb" (3); 0 when malformed.
 int MigComputeSlicesOf(std::string_view name);
 
+// The memory slices (of 8) where an instance of `p` may start, as the MIG
+// user guide's placement tables give them: at a multiple of its memory
+// slices, within the eight, its compute slices within the seven (1g.10gb at
+// 0-6, 1g.20gb at 0, 2, 4, 6, 2g at 0, 2, 4, 3g at 0 and 4, 4g and 7g at 0).
+// On the known boards every layout CheckMigLayout accepts has an
+// arrangement of these.
+std::vector<int> MigPlacementStarts(const MigProfile& p);
+
+// Where instances of `layout` (in order) sit: `fixed[i]` where it is >= 0,
+// and for the others the first assignment, trying lower starts first, in
+// which no two instances share a memory slice. Empty when there is none.
+std::vector<int> PlaceMigInstances(const std::vector<MigProfile>& layout, const std::vector<int>& fixed);
+
 // Empty when instances of `profiles` (in order) fit together on one GPU of
 // `model`: each profile known, no more of each than max_count, compute
 // slices summing to at most 7 and memory slices to at most 8. Otherwise the

@@ -37,6 +37,7 @@ Status AppendMigLayout(const std::string& dir, std::chrono::milliseconds at, int
   for (const MigInstanceSpec& m : layout) {
     instances +=
         fmt::format("{}{}:{}:{}", instances.empty() ? "" : ",", m.profile, m.gpu_instance_id, m.generation);
+    if (m.memory_start >= 0) instances += fmt::format(":{}", m.memory_start);
   }
   std::string line = fmt::format("{} {} {}\n", at.count(), gpu, instances.empty() ? "-" : instances);
   std::string path = JournalPath(dir);
@@ -101,13 +102,16 @@ Result<std::vector<Fault>> ParseMigLayouts(std::string_view text, const std::str
         std::istringstream pieces(item);
         for (std::string part; std::getline(pieces, part, ':');) parts.push_back(part);
         int id = 0;
+        int start = -1;
         int64_t generation = 0;
         MigInstanceSpec m;
-        if (parts.size() != 3 || !ParseNumber(parts[1], &id) || id < 0 || id > 7 ||
+        if ((parts.size() != 3 && parts.size() != 4) || !ParseNumber(parts[1], &id) || id < 0 || id > 7 ||
             !ParseNumber(parts[2], &generation) ||
+            (parts.size() == 4 && (!ParseNumber(parts[3], &start) || start < 0 || start > 7)) ||
             !MakeMigInstance(scenario.gpus[static_cast<size_t>(f.gpu)], parts[0], id, generation, &m)) {
           return bad(fmt::format("bad instance '{}'", item));
         }
+        m.memory_start = start;
         f.mig_instances.push_back(std::move(m));
       }
     }

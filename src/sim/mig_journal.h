@@ -8,7 +8,9 @@
 // faults, so that all see the same layout from the same instant.
 //
 // A line: "<timeline ms> <gpu> <instances>", the instances "-" (none) or
-// "<profile>:<gpu instance id>:<generation>" joined by ",". An instance
+// "<profile>:<gpu instance id>:<generation>[:<memory start>]" joined by ",".
+// The start (of 8 memory slices) is there for an instance made at a
+// placement. An instance
 // keeps its id and UUID across later changes, as on a real GPU. Pure but
 // for the journal file; thread-safe.
 #pragma once

@@ -31,6 +31,7 @@ TEST(MigJournalTest, WhatIsAppendedIsReadBackWithItsIdsAndUuids) {
   std::vector<MigInstanceSpec> layout = scenario.gpus[0].mig_instances;
   MigInstanceSpec added;
   ASSERT_TRUE(MakeMigInstance(scenario.gpus[0], "2g.20gb", 3, 1234, &added));
+  added.memory_start = 4;  // Made at a placement: it stays there.
   layout.push_back(added);
   ASSERT_TRUE(AppendMigLayout(dir.path(), std::chrono::milliseconds(1234), 0, layout).ok());
   ASSERT_TRUE(AppendMigLayout(dir.path(), std::chrono::milliseconds(2000), 1, {}).ok());
@@ -45,6 +46,8 @@ TEST(MigJournalTest, WhatIsAppendedIsReadBackWithItsIdsAndUuids) {
   EXPECT_EQ(first.mig_instances[0].uuid, scenario.gpus[0].mig_instances[0].uuid);  // Kept.
   EXPECT_EQ(first.mig_instances[1].uuid, added.uuid);
   EXPECT_EQ(first.mig_instances[1].gpu_instance_id, 3);
+  EXPECT_EQ(first.mig_instances[0].memory_start, -1);  // Wherever it fits.
+  EXPECT_EQ(first.mig_instances[1].memory_start, 4);
   EXPECT_NE(added.uuid, scenario.gpus[0].mig_instances[0].uuid);
   EXPECT_TRUE(read.value()[1].mig_instances.empty());
   EXPECT_EQ(read.value()[1].gpu, 1);
@@ -52,8 +55,9 @@ TEST(MigJournalTest, WhatIsAppendedIsReadBackWithItsIdsAndUuids) {
 
 TEST(MigJournalTest, AMalformedLineIsRefusedNamingIt) {
   Scenario scenario = TwoMigGpus();
-  for (const char* text : {"x 0 -\n", "10 2 -\n", "10 0\n", "10 0 9g.90gb:1:0\n", "10 0 1g.10gb:9:0\n",
-                           "10 0 1g.10gb:1\n", "10 0 1g.10gb:1:0,,\n"}) {
+  for (const char* text :
+       {"x 0 -\n", "10 2 -\n", "10 0\n", "10 0 9g.90gb:1:0\n", "10 0 1g.10gb:9:0\n", "10 0 1g.10gb:1\n",
+        "10 0 1g.10gb:1:0,,\n", "10 0 1g.10gb:1:0:8\n", "10 0 1g.10gb:1:0:-1\n", "10 0 1g.10gb:1:0:2:1\n"}) {
     Result<std::vector<Fault>> r = ParseMigLayouts(std::string("5 0 -\n") + text, "mig-layouts", scenario);
     ASSERT_FALSE(r.ok()) << text;
     EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
@@ -81,6 +85,25 @@ TEST(MigJournalTest, ALinkAFifoOrAFullJournalIsRefusedNeverFollowedNorWaitedOn) 
   ASSERT_EQ(::unlink(journal.c_str()), 0);
   dir.Write("mig-layouts", std::string(size_t{1} << 20, '\n'));
   EXPECT_FALSE(AppendMigLayout(dir.path(), std::chrono::milliseconds(1), 0, {}).ok());
+}
+
+// Instances sit where they were made, and the others where they all fit:
+// a 3g.40gb and a 2g.20gb and two 1g.10gb fill an H100 only with the 3g at
+// slice 4, which a first-come packing from slice 0 would miss.
+TEST(MigLayoutTest, InstancesSitAtTheirPlacementOrWhereAllFit) {
+  Scenario scenario = TwoMigGpus();
+  const GpuSpec& gpu = scenario.gpus[0];
+  std::vector<MigInstanceSpec> layout;
+  for (const char* profile : {"3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"}) {
+    MigInstanceSpec m;
+    ASSERT_TRUE(MakeMigInstance(gpu, profile, static_cast<int>(layout.size()) + 1, 0, &m));
+    layout.push_back(m);
+  }
+  EXPECT_EQ(MigMemoryStarts(gpu, layout), (std::vector<int>{4, 0, 2, 3}));
+  layout[0].memory_start = 0;  // A 3g made at 0 leaves no room for the 2g beside the two 1g.
+  EXPECT_TRUE(MigMemoryStarts(gpu, layout).empty());
+  layout.pop_back();
+  EXPECT_EQ(MigMemoryStarts(gpu, layout), (std::vector<int>{0, 4, 6}));
 }
 
 }  // namespace

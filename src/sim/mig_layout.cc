@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <functional>
 
 #include "nvidia/mig_profiles.h"
@@ -48,6 +49,20 @@ std::string MakeMigInstances(const GpuSpec& gpu, const std::vector<std::string>&
     instances->push_back(std::move(m));
   }
   return {};
+}
+
+std::vector<int> MigMemoryStarts(const GpuSpec& gpu, const std::vector<MigInstanceSpec>& layout) {
+  std::vector<nvidia::MigProfile> known = nvidia::MigProfilesFor(gpu.model, gpu.memory_total_bytes);
+  std::vector<nvidia::MigProfile> profiles;
+  std::vector<int> fixed;
+  for (const MigInstanceSpec& m : layout) {
+    auto it = std::find_if(known.begin(), known.end(),
+                           [&](const nvidia::MigProfile& p) { return p.name == m.profile; });
+    if (it == known.end()) return {};
+    profiles.push_back(*it);
+    fixed.push_back(m.memory_start);
+  }
+  return nvidia::PlaceMigInstances(profiles, fixed);
 }
 
 }  // namespace tarmac::sim

@@ -27,4 +27,9 @@ std::string MakeMigInstances(const GpuSpec& gpu, const std::vector<std::string>&
 bool MakeMigInstance(const GpuSpec& gpu, const std::string& profile, int gpu_instance_id, int64_t generation,
                      MigInstanceSpec* instance);
 
+// Where each instance of `layout` on `gpu` starts, in memory slices (of 8):
+// its memory_start where set, else where it fits (nvidia::PlaceMigInstances).
+// Empty when they do not fit together.
+std::vector<int> MigMemoryStarts(const GpuSpec& gpu, const std::vector<MigInstanceSpec>& layout);
+
 }  // namespace tarmac::sim

@@ -47,6 +47,10 @@ struct MigInstanceSpec {
   // spec's layout, n for the n-th mig_reconfigure, the timeline
   // millisecond of its creation for an instance created through NVML.
   int64_t generation = 0;
+  // The first of its memory slices (of 8) where it was made at a placement
+  // (NVML's nvmlDeviceCreateGpuInstanceWithPlacement); -1: wherever it fits
+  // (MigMemoryStarts).
+  int memory_start = -1;
 };
 
 struct GpuSpec {

@@ -257,7 +257,10 @@ TEST_F(NvmlExportsTest, ModelledFactsAnswerWhatTheWorldHolds) {
   ASSERT_EQ(Fn<Return (*)(void*, unsigned, unsigned*)>("nvmlDeviceGetGpuInstanceRemainingCapacity")(
                 gpu0, 19, &remaining),
             gpu::nvml::kSuccess);
-  EXPECT_EQ(remaining, 3u);  // 3 compute slices and 3 memory slices left, 1g.10gb takes one of each.
+  // The 3g.40gb sits at memory slices 0-3 and the 1g.10gb at 4: a 1g.10gb
+  // fits at 5 and 6 (7 is no placement of it: its compute slice would be
+  // the eighth).
+  EXPECT_EQ(remaining, 2u);
   void* ci = nullptr;
   ASSERT_EQ(
       Fn<Return (*)(void*, unsigned, void**)>("nvmlGpuInstanceGetComputeInstanceById")(found[0], 0, &ci),
@@ -438,52 +441,55 @@ TEST_F(NvmlExportsTest, RootCreatesAndDestroysGpuInstancesThatEveryProcessSees) 
               gpu::nvml::kSuccess);
     return n;
   };
-  ASSERT_EQ(remaining(14), 1u);  // One 2g.20gb (ID 14) fits in the 3 slices left.
+  // The 3g.40gb at 0-3 and the 1g.10gb at 4 leave no 2g.20gb placement
+  // (0, 2, 4); two 1g.10gb fit, at 5 and 6.
+  ASSERT_EQ(remaining(14), 0u);
+  ASSERT_EQ(remaining(19), 2u);
 
   auto create = Fn<Return (*)(void*, unsigned, void**)>("nvmlDeviceCreateGpuInstance");
   void* made = nullptr;
-  ASSERT_EQ(create(gpu0, 14, &made), gpu::nvml::kSuccess);
+  EXPECT_EQ(create(gpu0, 14, &made), gpu::nvml::kErrorInsufficientResources);
+  ASSERT_EQ(create(gpu0, 19, &made), gpu::nvml::kSuccess);
   GpuInstanceInfo info{};
   ASSERT_EQ(Fn<Return (*)(void*, GpuInstanceInfo*)>("nvmlGpuInstanceGetInfo")(made, &info),
             gpu::nvml::kSuccess);
   EXPECT_EQ(info.id, 3u);
-  EXPECT_EQ(info.profile_id, 14u);
+  EXPECT_EQ(info.profile_id, 19u);
+  EXPECT_EQ(info.start, 5u);  // Its lowest free placement.
   std::vector<std::string> after = mig_uuids();
   ASSERT_EQ(after.size(), 3u);
   EXPECT_EQ(std::vector<std::string>(after.begin(), after.begin() + 2), before);
-  EXPECT_EQ(remaining(14), 0u);
+  EXPECT_EQ(remaining(19), 1u);
   void* ci = nullptr;
   EXPECT_EQ(Fn<Return (*)(void*, unsigned, void**)>("nvmlGpuInstanceGetComputeInstanceById")(made, 0, &ci),
             gpu::nvml::kSuccess);
-  EXPECT_EQ(create(gpu0, 14, &made), gpu::nvml::kErrorInsufficientResources);
-  EXPECT_EQ(create(gpu0, 19, &made), gpu::nvml::kSuccess);  // A 1g.10gb still fits.
+  EXPECT_EQ(create(gpu0, 19, &made), gpu::nvml::kSuccess);  // A 1g.10gb still fits, at 6.
   ASSERT_EQ(Fn<Return (*)(void*, GpuInstanceInfo*)>("nvmlGpuInstanceGetInfo")(made, &info),
             gpu::nvml::kSuccess);
   EXPECT_EQ(info.id, 4u);
+  EXPECT_EQ(info.start, 6u);
+  EXPECT_EQ(create(gpu0, 19, &made), gpu::nvml::kErrorInsufficientResources);
   std::string one_g = mig_uuids().back();
 
-  // Another process of the world runs a CUDA program in the new 2g.20gb.
+  // Another process of the world runs a CUDA program in the first new one.
   Child* load = StartLoad(after[2], {"--memory", "5GiB", "--util", "30"});
   auto processes = Fn<Return (*)(void*, unsigned*, void*)>("nvmlDeviceGetComputeRunningProcesses_v3");
-  void* mig2g = nullptr;
-  ASSERT_EQ(mig_handle(gpu0, 2, &mig2g), gpu::nvml::kSuccess);
+  void* mig_new = nullptr;
+  ASSERT_EQ(mig_handle(gpu0, 2, &mig_new), gpu::nvml::kSuccess);
   ASSERT_TRUE(WaitFor([&] {
     unsigned n = 0;
-    return processes(mig2g, &n, nullptr) == gpu::nvml::kErrorInsufficientSize && n == 1;
+    return processes(mig_new, &n, nullptr) == gpu::nvml::kErrorInsufficientSize && n == 1;
   }));
-  void* gi_2g = nullptr;
-  void* found[8] = {};
-  unsigned count = 8;
-  ASSERT_EQ(Fn<Return (*)(void*, unsigned, void**, unsigned*)>("nvmlDeviceGetGpuInstances")(gpu0, 14, found,
-                                                                                            &count),
+  void* gi_new = nullptr;
+  ASSERT_EQ(Fn<Return (*)(void*, unsigned, void**)>("nvmlDeviceGetGpuInstanceById")(gpu0, 3, &gi_new),
             gpu::nvml::kSuccess);
-  ASSERT_EQ(count, 1u);
-  gi_2g = found[0];
   auto destroy = Fn<Return (*)(void*)>("nvmlGpuInstanceDestroy");
-  EXPECT_EQ(destroy(gi_2g), gpu::nvml::kErrorInUse);
+  EXPECT_EQ(destroy(gi_new), gpu::nvml::kErrorInUse);
   EXPECT_EQ(Fn<Return (*)(void*)>("nvmlComputeInstanceDestroy")(ci), gpu::nvml::kErrorInUse);
   load->KillAndWait(SIGKILL);
-  ASSERT_TRUE(WaitFor([&] { return destroy(gi_2g) == gpu::nvml::kSuccess; }));
+  ASSERT_TRUE(WaitFor([&] { return destroy(gi_new) == gpu::nvml::kSuccess; }));
+  void* found[8] = {};
+  unsigned count = 8;
   // The others, the 1g.10gb made after it included, keep their UUIDs.
   EXPECT_EQ(mig_uuids(), (std::vector<std::string>{before[0], before[1], one_g}));
   ASSERT_EQ(Fn<Return (*)(void*, unsigned, void**, unsigned*)>("nvmlDeviceGetGpuInstances")(gpu0, 19, found,
@@ -493,7 +499,8 @@ TEST_F(NvmlExportsTest, RootCreatesAndDestroysGpuInstancesThatEveryProcessSees) 
   ASSERT_EQ(Fn<Return (*)(void*, GpuInstanceInfo*)>("nvmlGpuInstanceGetInfo")(found[1], &info),
             gpu::nvml::kSuccess);
   EXPECT_EQ(info.id, 4u);
-  EXPECT_EQ(remaining(14), 1u);
+  EXPECT_EQ(info.start, 6u);     // It stays where it was made.
+  EXPECT_EQ(remaining(19), 1u);  // Slice 5 is free again.
   EXPECT_EQ(Fn<Return (*)()>("nvmlShutdown")(), gpu::nvml::kSuccess);
 }
 

@@ -143,14 +143,18 @@ Instance OpenComputeInstance(nvmlComputeInstance_st* ci) {
   return OpenInstance(index, slot);
 }
 
-// Memory slices placed in layout order.
+// The layout now, as specs.
+std::vector<sim::MigInstanceSpec> LayoutOf(const sim::GpuState& g) {
+  std::vector<sim::MigInstanceSpec> out;
+  for (const sim::MigInstanceState& m : g.mig_instances) out.push_back(*m.spec);
+  return out;
+}
+
+// The memory slices the instance sits on (sim::MigMemoryStarts).
 abi::Placement PlacementOf(const Instance& in, const std::vector<NvmlProfile>& profiles) {
-  unsigned start = 0;
-  for (int s = 0; s < in.slot; ++s) {
-    const NvmlProfile* p = ByName(profiles, in.d.g->mig_instances[static_cast<size_t>(s)].spec->profile);
-    start += p != nullptr ? static_cast<unsigned>(p->profile.memory_slices) : 1;
-  }
+  std::vector<int> starts = sim::MigMemoryStarts(*in.d.spec, LayoutOf(*in.d.g));
   const NvmlProfile* p = ByName(profiles, in.m->spec->profile);
+  unsigned start = static_cast<size_t>(in.slot) < starts.size() ? static_cast<unsigned>(starts[in.slot]) : 0;
   return {start, p != nullptr ? static_cast<unsigned>(p->profile.memory_slices) : 1};
 }
 
@@ -162,12 +166,8 @@ bool IsRoot() { return ::geteuid() == 0; }
 // 0-6, 1g.20gb at 0, 2, 4, 6, 2g at 0, 2, 4, 3g at 0, 4, 4g and 7g at 0).
 std::vector<abi::Placement> PlacementsOf(const NvmlProfile& p) {
   std::vector<abi::Placement> out;
-  unsigned size = static_cast<unsigned>(p.profile.memory_slices);
-  for (unsigned start = 0; start + size <= static_cast<unsigned>(nvidia::kMigMemorySlices); start += size) {
-    if (start + static_cast<unsigned>(p.profile.compute_slices) <=
-        static_cast<unsigned>(nvidia::kMigComputeSlices))
-      out.push_back({start, size});
-  }
+  for (int start : nvidia::MigPlacementStarts(p.profile))
+    out.push_back({static_cast<unsigned>(start), static_cast<unsigned>(p.profile.memory_slices)});
   return out;
 }
 
@@ -179,39 +179,67 @@ bool InUse(const Instance& in) {
   return false;
 }
 
-// The layout now, as specs.
-std::vector<sim::MigInstanceSpec> LayoutOf(const sim::GpuState& g) {
-  std::vector<sim::MigInstanceSpec> out;
-  for (const sim::MigInstanceState& m : g.mig_instances) out.push_back(*m.spec);
+// The layout with every instance's memory start written down, so that no
+// instance moves when others come or go, as on a real GPU.
+std::vector<sim::MigInstanceSpec> PlacedLayoutOf(const sim::GpuSpec& spec, const sim::GpuState& g) {
+  std::vector<sim::MigInstanceSpec> layout = LayoutOf(g);
+  std::vector<int> starts = sim::MigMemoryStarts(spec, layout);
+  for (size_t i = 0; i < layout.size() && i < starts.size(); ++i) layout[i].memory_start = starts[i];
+  return layout;
+}
+
+// The memory slices the layout's instances hold, a bit each.
+unsigned UsedSlices(const sim::GpuSpec& spec, const std::vector<sim::MigInstanceSpec>& layout,
+                    const std::vector<NvmlProfile>& profiles) {
+  std::vector<int> starts = sim::MigMemoryStarts(spec, layout);
+  unsigned used = 0;
+  for (size_t i = 0; i < layout.size() && i < starts.size(); ++i) {
+    const NvmlProfile* p = ByName(profiles, layout[i].profile);
+    if (p != nullptr) used |= ((1u << p->profile.memory_slices) - 1) << starts[i];
+  }
+  return used;
+}
+
+// The free placements of `p` given the slices `used`, lowest first, each
+// taken in turn (so their count is how many more fit).
+std::vector<unsigned> FreeStarts(const NvmlProfile& p, unsigned used) {
+  std::vector<unsigned> out;
+  unsigned one = (1u << p.profile.memory_slices) - 1;
+  for (int start : nvidia::MigPlacementStarts(p.profile)) {
+    unsigned mask = one << start;
+    if ((used & mask) != 0) continue;
+    out.push_back(static_cast<unsigned>(start));
+    used |= mask;
+  }
   return out;
 }
 
-// How many more of `p` fit on `g`: its own limit, and the free compute and
-// memory slices.
-int RemainingOf(const sim::GpuState& g, const std::vector<NvmlProfile>& profiles, const NvmlProfile& p) {
-  int compute = nvidia::kMigComputeSlices, memory = nvidia::kMigMemorySlices, same = 0;
-  for (const sim::MigInstanceState& m : g.mig_instances) {
-    const NvmlProfile* used = ByName(profiles, m.spec->profile);
-    if (used == nullptr) continue;
-    compute -= used->profile.compute_slices;
-    memory -= used->profile.memory_slices;
-    if (used->constant == p.constant) ++same;
-  }
-  return std::max(0, std::min({p.profile.max_count - same, compute / p.profile.compute_slices,
-                               memory / p.profile.memory_slices}));
+// How many more of `p` fit on the GPU: its own limit, and its placements
+// that no instance holds a memory slice of.
+int RemainingOf(const sim::GpuSpec& spec, const sim::GpuState& g, const std::vector<NvmlProfile>& profiles,
+                const NvmlProfile& p) {
+  int same = 0;
+  for (const sim::MigInstanceState& m : g.mig_instances) same += m.spec->profile == p.profile.name ? 1 : 0;
+  int free = static_cast<int>(FreeStarts(p, UsedSlices(spec, LayoutOf(g), profiles)).size());
+  return std::max(0, std::min(p.profile.max_count - same, free));
 }
 
-// Creates an instance of the profile with ID `profile_id` on `d`'s GPU and
-// hands back its handle.
-Return CreateInstance(const Dev& d, unsigned profile_id, nvmlGpuInstance_st** gi) {
+// Creates an instance of the profile with ID `profile_id` on `d`'s GPU, at
+// memory slice `start` (-1: its lowest free placement), and hands back its
+// handle. INSUFFICIENT_RESOURCES when the placement is taken or none is
+// free.
+Return CreateInstance(const Dev& d, unsigned profile_id, int start, nvmlGpuInstance_st** gi) {
   std::vector<NvmlProfile> profiles = ProfilesOf(*d.spec);
   const NvmlProfile* p = ById(profiles, profile_id);
   if (p == nullptr) return kErrorInvalidArgument;
   if (!IsRoot()) return kErrorNoPermission;
-  if (RemainingOf(*d.g, profiles, *p) == 0 || d.g->mig_instances.size() >= FakeState::kMaxMigSlots) {
+  std::vector<sim::MigInstanceSpec> layout = PlacedLayoutOf(*d.spec, *d.g);
+  std::vector<unsigned> free = FreeStarts(*p, UsedSlices(*d.spec, layout, profiles));
+  if (start < 0 && !free.empty()) start = static_cast<int>(free.front());
+  if (std::find(free.begin(), free.end(), static_cast<unsigned>(start)) == free.end() ||
+      RemainingOf(*d.spec, *d.g, profiles, *p) == 0 || d.g->mig_instances.size() >= FakeState::kMaxMigSlots) {
     return kErrorInsufficientResources;
   }
-  std::vector<sim::MigInstanceSpec> layout = LayoutOf(*d.g);
   int id = p->profile.compute_slices == nvidia::kMigComputeSlices ? 0 : 1;
   for (bool taken = true; taken && id != 0;) {
     taken = false;
@@ -224,6 +252,7 @@ Return CreateInstance(const Dev& d, unsigned profile_id, nvmlGpuInstance_st** gi
   sim::MigInstanceSpec made;
   if (!sim::MakeMigInstance(*d.spec, std::string(p->profile.name), id, generation, &made))
     return kErrorNotSupported;
+  made.memory_start = start;
   layout.push_back(made);
   if (!world->ChangeMigLayout(d.index, layout).ok()) return kErrorUnknown;
   Instance in = OpenInstance(d.index, static_cast<int>(layout.size()) - 1);
@@ -344,7 +373,7 @@ NVML_EXPORT Return nvmlDeviceGetGpuInstanceRemainingCapacity(nvmlDevice_st* devi
   std::vector<NvmlProfile> profiles = ProfilesOf(*d.spec);
   const NvmlProfile* p = ById(profiles, profile_id);
   if (p == nullptr) return kErrorInvalidArgument;
-  *count = static_cast<unsigned>(RemainingOf(*d.g, profiles, *p));
+  *count = static_cast<unsigned>(RemainingOf(*d.spec, *d.g, profiles, *p));
   return kSuccess;
 }
 
@@ -378,12 +407,10 @@ NVML_EXPORT Return nvmlDeviceCreateGpuInstance(nvmlDevice_st* device, unsigned p
   Dev d = OpenMigGpu(device);
   if (d.r != kSuccess) return d.r;
   if (gi == nullptr) return kErrorInvalidArgument;
-  return CreateInstance(d, profile_id, gi);
+  return CreateInstance(d, profile_id, -1, gi);
 }
 
-// The placement must be one the profile has (PlacementsOf; the instance
-// then takes the next free slices in layout order: placements are not
-// modelled further).
+// The placement must be one the profile has (PlacementsOf), and free.
 NVML_EXPORT Return nvmlDeviceCreateGpuInstanceWithPlacement(nvmlDevice_st* device, unsigned profile_id,
                                                             const abi::Placement* placement,
                                                             nvmlGpuInstance_st** gi) {
@@ -396,7 +423,7 @@ NVML_EXPORT Return nvmlDeviceCreateGpuInstanceWithPlacement(nvmlDevice_st* devic
   for (const abi::Placement& q : PlacementsOf(*p))
     is_possible |= q.start == placement->start && q.size == placement->size;
   if (!is_possible) return kErrorInvalidArgument;
-  return CreateInstance(d, profile_id, gi);
+  return CreateInstance(d, profile_id, static_cast<int>(placement->start), gi);
 }
 
 NVML_EXPORT Return nvmlGpuInstanceDestroy(nvmlGpuInstance_st* gi) {
@@ -404,7 +431,7 @@ NVML_EXPORT Return nvmlGpuInstanceDestroy(nvmlGpuInstance_st* gi) {
   if (in.d.r != kSuccess) return in.d.r;
   if (!IsRoot()) return kErrorNoPermission;
   if (InUse(in)) return kErrorInUse;
-  std::vector<sim::MigInstanceSpec> layout = LayoutOf(*in.d.g);
+  std::vector<sim::MigInstanceSpec> layout = PlacedLayoutOf(*in.d.spec, *in.d.g);
   layout.erase(layout.begin() + in.slot);
   return Fake().world()->ChangeMigLayout(in.d.index, layout).ok() ? kSuccess : kErrorUnknown;
 }

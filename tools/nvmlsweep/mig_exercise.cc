@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "mig_exercise.h"
 
+#include <cstring>
 #include <string>
 
 namespace tarmac::nvmlsweep {
@@ -50,7 +51,8 @@ class Exercise {
     Count before = CountNow(lib_, gpu_.handle, id);
     if (before.remaining == 0) return;
     void* gi = nullptr;
-    int r = placed ? CreatePlaced(id, &gi)
+    int asked = -1;
+    int r = placed ? CreatePlaced(id, &gi, &asked)
                    : lib_.Record("nvmlDeviceCreateGpuInstance", where_, arg, {W(gpu_.handle), id, W(&gi)});
     Count after = CountNow(lib_, gpu_.handle, id);
     if (r != kSuccess) {
@@ -61,6 +63,14 @@ class Exercise {
           after.instances == before.instances + 1 && after.remaining < before.remaining &&
               after.mig_devices == before.mig_devices + 1,
           "before: " + Describe(before) + "; after: " + Describe(after));
+    if (asked >= 0) {
+      unsigned char info[64] = {};  // nvmlGpuInstanceInfo_t: device, id, profileId, placement.
+      lib_.Call("nvmlGpuInstanceGetInfo", {W(gi), W(info)});
+      Placement at{};
+      std::memcpy(&at, info + sizeof(void*) + 2 * sizeof(unsigned), sizeof at);
+      Check("mig-placement", at.start == static_cast<unsigned>(asked),
+            "asked at memory slice " + std::to_string(asked) + ", placed at " + std::to_string(at.start));
+    }
     ComputeInstance(gi);
     Where gi_where{gpu_.Label() + "/new", "gi," + where_.tags.substr(where_.tags.rfind(',') + 1)};
     r = lib_.Record("nvmlGpuInstanceDestroy", gi_where, arg, {W(gi)});
@@ -77,7 +87,7 @@ class Exercise {
   }
 
   // The size query, the placements, then a creation at each until one is free.
-  int CreatePlaced(unsigned id, void** gi) {
+  int CreatePlaced(unsigned id, void** gi, int* asked) {
     std::string arg = "profile_id=" + std::to_string(id);
     unsigned count = 0;
     lib_.Record("nvmlDeviceGetGpuInstancePossiblePlacements_v2#size", where_, arg,
@@ -88,6 +98,7 @@ class Exercise {
                 {W(gpu_.handle), id, W(placements), W(&count)});
     int r = kErrorInsufficientResources;
     for (unsigned i = 0; i < count && r == kErrorInsufficientResources; ++i) {
+      *asked = static_cast<int>(placements[i].start);
       r = lib_.Record("nvmlDeviceCreateGpuInstanceWithPlacement", where_,
                       arg + " start=" + std::to_string(placements[i].start),
                       {W(gpu_.handle), id, W(&placements[i]), W(gi)});
