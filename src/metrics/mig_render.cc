@@ -39,7 +39,8 @@ std::optional<double> DcgmMigValue(std::string_view family, const node::MigInsta
 Labels DcgmMigLabels(Labels l, const node::GpuView& g, const node::MigInstance& m, bool with_pod_uid) {
   l.emplace_back("GPU_I_PROFILE", m.profile);
   l.emplace_back("GPU_I_ID", std::to_string(m.gpu_instance_id));
-  if (const node::KubernetesNames* pod = MigInstancePod(g, m)) AddPodLabels(*pod, g, m.gpu_instance_id, with_pod_uid, &l);
+  if (const node::KubernetesNames* pod = MigInstancePod(g, m))
+    AddPodLabels(*pod, g, m.gpu_instance_id, with_pod_uid, &l);
   return l;
 }
 

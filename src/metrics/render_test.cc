@@ -95,11 +95,13 @@ TEST(RenderTest, APodsUidFromItsProcessesCgroupIsItsPodUidLabel) {
   node::SamplerStats stats;
   std::string text = RenderMetrics(s, stats, {}, {});
   EXPECT_NE(
-      text.find("DCGM_FI_DRIVER_VERSION=\"580.65.06\",pod=\"trainer-0\",namespace=\"ml\",container=\"main\"} 85\n"),
+      text.find(
+          "DCGM_FI_DRIVER_VERSION=\"580.65.06\",pod=\"trainer-0\",namespace=\"ml\",container=\"main\"} 85\n"),
       std::string::npos)
       << text;
   EXPECT_TRUE(std::regex_search(
-      text, std::regex(R"(tarmac_process_gpu_memory_bytes\{[^}]*pod_uid="1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d")")))
+      text,
+      std::regex(R"(tarmac_process_gpu_memory_bytes\{[^}]*pod_uid="1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d")")))
       << text;
   RenderOptions options;
   options.has_device_pod_uid = true;

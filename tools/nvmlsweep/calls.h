@@ -38,7 +38,7 @@
 // NULL handle).
 #pragma once
 
-#include <vector>
+#include <span>
 
 namespace tarmac::nvmlsweep {
 
@@ -48,6 +48,6 @@ struct CallSpec {
 };
 
 // The table, sorted by name.
-const std::vector<CallSpec>& Calls();
+std::span<const CallSpec> Calls();
 
 }  // namespace tarmac::nvmlsweep
