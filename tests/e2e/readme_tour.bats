@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
-# The README's tour, walked as a new user walks it: every `tarmac` command it
-# shows, run as written in a new shell next to the demo's agent, must do what
-# the README says and print nothing wider than 100 columns. Only what cannot
+# The README's tour, walked as a new user walks it: every `tarmac` and
+# `curl` command it shows, run as written in a new shell next to the demo's
+# agent, must do what the README says and print nothing wider than 100
+# columns. Only what cannot
 # exist here is swapped: the user's own Python scripts become `sleep 1`,
 # Ollama becomes the simulated engine, and files under /etc become files of
 # the test's own.
@@ -28,7 +29,9 @@ def add(c):
     c = re.sub(r"\s+#\s.*$", "", c.strip()).strip()
     if c.startswith("$ "):
         c = c[2:]
-    if not c.startswith("tarmac ") or c.startswith("tarmac agent") or c in ("tarmac run",):
+    if c.startswith("curl ") and "localhost:9477" in c:
+        pass
+    elif not c.startswith("tarmac ") or c.startswith("tarmac agent") or c in ("tarmac run",):
         return
     if c not in seen:
         seen.append(c)
@@ -54,12 +57,17 @@ swap() {
 @test "every command of the README's tour works as written and fits 100 columns" {
   mapfile -t commands < <(tour_commands)
   [ "${#commands[@]}" -ge 25 ]
+  [ "$(printf '%s\n' "${commands[@]}" | grep -c '^curl ')" -ge 3 ]
   start_demo 150
+  # The demo's agent is on 9477, as the README's curl lines say, unless
+  # another agent had the port: then its own address stands in.
+  address=$(sed -n 's#.*agent.s HTTP is at http://\([^/]*\)/.*#\1#p' "$out")
+  [ -n "$address" ] || address=localhost:9477
   tour_start=$SECONDS
   mkdir -p "$WORLD/tour"
   printf '%s\n' '{"id": "q1", "prompt": "Say hi"}' '{"id": "q2", "prompt": "Say bye"}' > "$WORLD/tour/prompts.jsonl"
   for c in "${commands[@]}"; do
-    written=$(printf '%s' "$c" | swap)
+    written=$(printf '%s' "$c" | swap | sed -e "s#localhost:9477#$address#")
     printf '%s\n' "$setup_line" "cd '$WORLD/tour'" "$written" > "$WORLD/tour.sh"
     run run_alone 4 "$WORLD/tour.sh"
     echo "# $written -> $status" >&3
@@ -78,12 +86,17 @@ swap() {
       *"extend 7"*) [[ "$status" -ne 0 && "$output" == *"7"* ]] ;;   # No lease 7 here.
       *"tarmac doctor"*) [[ "$status" -eq 0 || "$status" -eq 4 || "$status" -eq 5 ]] ;;  # By the worst finding.
       *"--by pod"*) [ "$status" -eq 0 ] ;;
+      *"/health"*) [[ "$status" -eq 0 && "$output" == "200" ]] ;;
+      *"/api/v1/leases"*) [ "$status" -eq 0 ]
+                          jq -e 'type == "object" or type == "array"' <<<"$output" >/dev/null ;;
+      *"/metrics"*) [ "$status" -eq 0 ]
+                    [[ "$output" == *"DCGM_FI_DEV_GPU_UTIL{"* && "$output" == *"tarmac_gpu_held_idle"* ]] ;;
       *) [ "$status" -eq 0 ] || { echo "$written: exit $status: $output"; false; } ;;
     esac
     # Nothing crashed, and nothing tarmac prints for a person is wider than
-    # 100 columns (CSV and JSON are for programs).
+    # 100 columns (CSV, JSON and what curl fetches are for programs).
     [ "$status" -lt 128 ]
-    [[ "$c" =~ --json|--format[=\ ](csv|json|jsonl) ]] && continue
+    [[ "$c" =~ --json|--format[=\ ](csv|json|jsonl) || "$c" == curl* ]] && continue
     wide=$(printf '%s\n' "$output" | wider_than_100)
     [ -z "$wide" ] || { echo "wider than 100 columns: $written: $wide"; false; }
   done
