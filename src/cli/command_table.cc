@@ -2,6 +2,7 @@
 #include "cli/command_table.h"
 
 #include <cstdio>
+#include <map>
 #include <memory>
 
 #include "cli/agent_command.h"
@@ -15,6 +16,7 @@
 #include "cli/query_command.h"
 #include "cli/report_command.h"
 #include "cli/run_command.h"
+#include "cli/sibling_program.h"
 #include "cli/slurm_command.h"
 #include "cli/status_command.h"
 #include "cli/web_command.h"
@@ -178,7 +180,11 @@ void AddActingRows(std::vector<CommandRow>* out) {
                     CLI::App* cmd = AddCompletionCommand(app, shell.get());
                     // The script describes the whole line, from the top.
                     return When(cmd, [app, shell] {
-                      std::fputs(CompletionScript(*app, *shell).c_str(), stdout);
+                      // tarmac fleet and tarmac top: their own commands, as they say.
+                      std::map<std::string, std::string> siblings = {
+                          {"fleet", SiblingCompletionEntries("tarmac-fleet")},
+                          {"top", SiblingCompletionEntries("tarmac-top")}};
+                      std::fputs(CompletionScript(*app, *shell, siblings).c_str(), stdout);
                       return kExitOk;
                     });
                   }});

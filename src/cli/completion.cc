@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <sstream>
 #include <vector>
 
 namespace tarmac::cli {
@@ -37,8 +39,16 @@ void Walk(const CLI::App& app, const std::string& path, std::vector<Entry>* out)
     if (sub->get_name().empty()) continue;
     e.subcommands.emplace_back(sub->get_name(), sub->get_description());
   }
-  for (const CLI::Option* o : app.get_options()) {
+  // A command that falls through takes its parent's options after its name.
+  std::vector<const CLI::Option*> options = app.get_options();
+  if (app.get_fallthrough() && app.get_parent() != nullptr) {
+    for (const CLI::Option* o : app.get_parent()->get_options()) options.push_back(o);
+  }
+  for (const CLI::Option* o : options) {
     for (const std::string& name : o->get_lnames()) {
+      if (std::any_of(e.options.begin(), e.options.end(),
+                      [&](const auto& x) { return x.first == "--" + name; }))
+        continue;
       e.options.emplace_back("--" + name, o->get_description());
       if (std::string c = ChoicesOf(o); !c.empty()) e.choices.emplace_back("--" + name, c);
     }
@@ -48,6 +58,47 @@ void Walk(const CLI::App& app, const std::string& path, std::vector<Entry>* out)
     if (!sub->get_name().empty())
       Walk(*sub, path.empty() ? sub->get_name() : path + " " + sub->get_name(), out);
   }
+}
+
+std::vector<std::string> Fields(const std::string& line) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  for (size_t tab; (tab = line.find('\t', at)) != std::string::npos; at = tab + 1)
+    out.push_back(line.substr(at, tab - at));
+  out.push_back(line.substr(at));
+  return out;
+}
+
+// The entries `text` (CompletionEntries) names, under the command `name`.
+std::vector<Entry> ReadEntries(const std::string& name, const std::string& text) {
+  std::vector<Entry> out;
+  std::map<std::string, size_t> at;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> f = Fields(line);
+    if (f.size() < 2) continue;
+    std::string path = f[1].empty() ? name : name + " " + f[1];
+    if (f[0] == "cmd") {
+      at[path] = out.size();
+      out.push_back(Entry{path, {}, {}, {}});
+      continue;
+    }
+    auto it = at.find(path);
+    if (it == at.end() || f.size() < 4) continue;
+    Entry& e = out[it->second];
+    if (f[0] == "sub") e.subcommands.emplace_back(f[2], f[3]);
+    if (f[0] == "opt") e.options.emplace_back(f[2], f[3]);
+    if (f[0] == "choice") e.choices.emplace_back(f[2], f[3]);
+  }
+  return out;
+}
+
+// One line of a field: no tabs or newlines in it.
+std::string OneLine(std::string text) {
+  for (char& c : text) {
+    if (c == '\t' || c == '\n') c = ' ';
+  }
+  return text;
 }
 
 std::string Words(const std::vector<std::pair<std::string, std::string>>& items) {
@@ -96,12 +147,22 @@ std::string Bash(const std::vector<Entry>& entries) {
       "_tarmac_subcommands() {{\n"
       "  case \"$1\" in\n{}  esac\n"
       "}}\n"
+      "_tarmac_options() {{\n"
+      "  case \"$1\" in\n{}  esac\n"
+      "}}\n"
       "complete -o default -F _tarmac tarmac\n",
-      cases, [&] {
+      cases,
+      [&] {
         std::string subs;
         for (const Entry& e : entries)
           subs += fmt::format("    \"{}\") echo \"{}\";;\n", e.path, Words(e.subcommands));
         return subs;
+      }(),
+      [&] {
+        std::string opts;
+        for (const Entry& e : entries)
+          opts += fmt::format("    \"{}\") echo \"{}\";;\n", e.path, Words(e.options));
+        return opts;
       }());
 }
 
@@ -134,9 +195,35 @@ std::string Fish(const std::vector<Entry>& entries) {
 
 }  // namespace
 
-std::string CompletionScript(const CLI::App& app, const std::string& shell) {
+std::string CompletionEntries(const CLI::App& app) {
   std::vector<Entry> entries;
   Walk(app, "", &entries);
+  std::string out;
+  for (const Entry& e : entries) {
+    out += "cmd\t" + e.path + "\n";
+    for (const auto& [name, text] : e.subcommands)
+      out += "sub\t" + e.path + "\t" + name + "\t" + OneLine(text) + "\n";
+    for (const auto& [name, text] : e.options) {
+      if (name == kCompletionEntriesFlag) continue;
+      out += "opt\t" + e.path + "\t" + name + "\t" + OneLine(text) + "\n";
+    }
+    for (const auto& [name, values] : e.choices)
+      out += "choice\t" + e.path + "\t" + name + "\t" + values + "\n";
+  }
+  return out;
+}
+
+std::string CompletionScript(const CLI::App& app, const std::string& shell,
+                             const std::map<std::string, std::string>& siblings) {
+  std::vector<Entry> entries;
+  Walk(app, "", &entries);
+  // A sibling's own commands replace the bare name the table lists.
+  for (const auto& [name, text] : siblings) {
+    std::vector<Entry> theirs = ReadEntries(name, text);
+    if (theirs.empty()) continue;
+    std::erase_if(entries, [&](const Entry& e) { return e.path == name; });
+    entries.insert(entries.end(), theirs.begin(), theirs.end());
+  }
   if (shell == "bash") return Bash(entries);
   // zsh runs the bash script through its bash-completion layer.
   if (shell == "zsh") {

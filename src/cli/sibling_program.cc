@@ -7,15 +7,38 @@
 #include <cerrno>
 #include <cstring>
 
+#include "cli/completion.h"
 #include "common/exit_codes.h"
+#include "common/run_program.h"
 
 namespace tarmac::cli {
 
-int ExecSibling(const std::string& program, std::vector<std::string> argv) {
+namespace {
+
+// The folder this program runs from.
+std::string OwnFolder() {
   char self[4096] = {};
   ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
   std::string dir = n > 0 ? std::string(self, static_cast<size_t>(n)) : std::string();
-  dir = dir.substr(0, dir.rfind('/'));
+  return dir.substr(0, dir.rfind('/'));
+}
+
+}  // namespace
+
+std::string SiblingCompletionEntries(const std::string& program) {
+  std::string dir = OwnFolder();
+  for (const std::string& path :
+       {dir + "/" + program, dir.substr(0, dir.rfind('/')) + "/libexec/tarmac/" + program}) {
+    if (::access(path.c_str(), X_OK) != 0) continue;
+    Result<std::pair<std::string, int>> r =
+        RunProgram({path, kCompletionEntriesFlag}, std::chrono::seconds(5));
+    return r.ok() && r.value().second == 0 ? r.value().first : std::string();
+  }
+  return "";
+}
+
+int ExecSibling(const std::string& program, std::vector<std::string> argv) {
+  std::string dir = OwnFolder();
   std::vector<char*> args;
   for (std::string& a : argv) args.push_back(a.data());
   args.push_back(nullptr);

@@ -16,4 +16,8 @@ namespace tarmac::cli {
 // Returns only on failure: the exit code, after saying what was missing.
 int ExecSibling(const std::string& program, std::vector<std::string> argv);
 
+// What `program --completion-entries` prints (cli/completion.h), run from
+// where ExecSibling finds it; empty when it cannot be run or fails.
+std::string SiblingCompletionEntries(const std::string& program);
+
 }  // namespace tarmac::cli

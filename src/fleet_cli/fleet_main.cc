@@ -12,6 +12,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "cli/completion.h"
+#include "cli/help_format.h"
 #include "common/clock.h"
 #include "common/exit_codes.h"
 #include "common/fs.h"
@@ -324,6 +326,7 @@ int main(int argc, char** argv) {
       "(docs/fleet.md)",
       "tarmac fleet");
   app.set_version_flag("--version", std::string("tarmac ") + TARMAC_VERSION);
+  app.formatter(std::make_shared<cli::HelpFormatter>(static_cast<size_t>(TerminalColumns(STDOUT_FILENO))));
   app.require_subcommand(1);
   FleetLine line;
   AddConnectionOptions(&app, &line);
@@ -332,6 +335,11 @@ int main(int argc, char** argv) {
   for (CLI::App* cmd : {line.status, line.pick, line.idle, line.report}) {
     // The connection options may come after the command name too.
     cmd->fallthrough();
+  }
+  // tarmac completion asks for the commands above (cli/completion.h).
+  if (argc == 2 && std::string(argv[1]) == cli::kCompletionEntriesFlag) {
+    std::fputs(cli::CompletionEntries(app).c_str(), stdout);
+    return kExitOk;
   }
   try {
     app.parse(argc, argv);

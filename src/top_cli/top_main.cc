@@ -22,6 +22,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "cli/completion.h"
+#include "cli/help_format.h"
 #include "cli/options.h"
 #include "common/clock.h"
 #include "common/exit_codes.h"
@@ -216,6 +218,7 @@ int main(int argc, char** argv) {
       "signal your own processes (docs/cli.md)",
       "tarmac top");
   app.set_version_flag("--version", std::string("tarmac ") + TARMAC_VERSION);
+  app.formatter(std::make_shared<cli::HelpFormatter>(static_cast<size_t>(TerminalColumns(STDOUT_FILENO))));
   cli::GlobalOptions global;
   cli::AddGlobalOptions(&app, &global);
   TopOptions options;
@@ -230,6 +233,11 @@ int main(int argc, char** argv) {
   app.add_option("--color", options.color, "Colours: auto (not with NO_COLOR), always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}))
       ->type_name("WHEN");
+  // tarmac completion asks for the options above (cli/completion.h).
+  if (argc == 2 && std::string(argv[1]) == cli::kCompletionEntriesFlag) {
+    std::fputs(cli::CompletionEntries(app).c_str(), stdout);
+    return kExitOk;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -59,6 +59,43 @@ start_private_agent() {
   [ "$status" -eq 2 ]
 }
 
+@test "completion completes every command, subcommand and option, tarmac fleet's and top's too" {
+  source <(tarmac completion bash)
+  complete_words() { COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _tarmac; echo "${COMPREPLY[*]}"; }
+  checked=0
+  # Every command path the script knows, each of its subcommands and options
+  # typed in full after it, must be offered.
+  walk() {
+    local path=$1 word
+    local -a words=(tarmac)
+    [ -n "$path" ] && read -ra rest <<<"$path" && words+=("${rest[@]}")
+    for word in $(_tarmac_subcommands "$path") $(_tarmac_options "$path"); do
+      [[ " $(complete_words "${words[@]}" "$word") " == *" $word "* ]] ||
+        { echo "'${words[*]} $word' is not offered"; return 1; }
+      checked=$((checked + 1))
+    done
+    for word in $(_tarmac_subcommands "$path"); do walk "${path:+$path }$word" || return 1; done
+  }
+  walk ""
+  [ "$checked" -gt 300 ]
+  [ "$(complete_words tarmac fleet st)" = "status" ]
+  offered=" $(complete_words tarmac fleet status --hel) "
+  [[ "$offered" == *" --held-idle "* && "$offered" == *" --help "* ]] || { echo "offered: $offered"; false; }
+  [ "$(complete_words tarmac fleet report --prom)" = "--prometheus" ]  # The connection options fall through.
+  [ "$(complete_words tarmac top --pl)" = "--plain" ]
+  [ "$(complete_words tarmac top --color n)" = "never" ]
+}
+
+@test "tarmac fleet and tarmac top wrap their help at the terminal's width" {
+  # On a terminal 80 columns wide (script(1) gives the command one).
+  for command in "fleet --help" "fleet report --help" "top --help"; do
+    run script -qec "stty cols 80 rows 24; tarmac $command" /dev/null
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"Usage: tarmac "* ]]
+    [ -z "$(printf '%s\n' "$output" | tr -d '\r' | awk 'length($0) > 80')" ] || { echo "$command: $output"; false; }
+  done
+}
+
 @test "bare tarmac is tarmac status" {
   run tarmac
   [ "$status" -eq 0 ]
