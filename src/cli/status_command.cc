@@ -100,6 +100,9 @@ int RunStatus(const GlobalOptions& global, const StatusOptions& options, Clock* 
       WriteAll(node::StatusToJson(node_view).dump() + "\n");  // One object per line.
     } else if (is_tty) {
       render.width = options.wide ? 0 : TerminalColumns(STDOUT_FILENO);
+      // One row spare: the last line's newline would scroll the header away.
+      int rows = TerminalRows(STDOUT_FILENO);
+      render.height = rows > 1 ? rows - 1 : 0;
       WriteAll("\033[H\033[2J" + RenderStatus(node_view, render));
     } else {
       WriteAll(RenderStatus(node_view, render) + "\n");

@@ -211,9 +211,32 @@ struct StatusCounts {
   int problems = 0;
 };
 
+// The widths of the GPU table's text columns: narrower under 100 columns,
+// so that at 80 every reading keeps its digits and unit.
+struct Columns {
+  int name = 19;
+  int memory = 18;
+  int power = 14;
+};
+
+Columns ColumnsFor(int width) {
+  if (width == 0) return {26, 18, 14};
+  if (width < 100) return {15, 17, 12};
+  return {};
+}
+
+// How one screen is laid out: its options, columns, and (to fit a height)
+// each GPU's processes counted on its line rather than listed.
+struct Layout {
+  const RenderOptions& options;
+  Columns columns;
+  bool fold_processes = false;
+};
+
 // A GPU that cannot be read: its index, name and why, on one line.
 std::string UnreadableLine(const node::GpuView& g, const node::GpuMarks& m, const RenderOptions& options,
-                           const Painter& paint, int name_width) {
+                           const Painter& paint, const Columns& columns) {
+  const int name_width = columns.name;
   const node::GpuSample& s = g.sample;
   const char* what = m.is_lost                                       ? "LOST"
                      : s.health == node::GpuHealth::kNoPermission    ? "NO PERMISSION"
@@ -287,8 +310,10 @@ std::string GpuLines(const std::string& row, const std::vector<std::string>& not
   bool is_first = true;
   for (const std::string& note : notes) {
     std::string next = line + (is_first ? "" : "  ") + note;
-    if (width > 0 && !is_first && TextColumns(next) > static_cast<size_t>(width)) {
-      out += Fit(line, width) + "\n";
+    if (width > 0 && TextColumns(next) > static_cast<size_t>(width)) {
+      std::string done = line;
+      while (!done.empty() && done.back() == ' ') done.pop_back();
+      out += Fit(done, width) + "\n";
       next = std::string(row.size() < 60 ? row.size() : 8, ' ') + note;
     }
     line = next;
@@ -304,9 +329,12 @@ std::string ProcessLine(const node::GpuView& g, const node::ProcessView& p, cons
   std::string mem = p.process.used_memory_bytes ? FormatBytes(*p.process.used_memory_bytes) : "-";
   std::string sm = Percent(p.process.sm_utilization_ratio);
   bool is_holding = node::IsIdleHolding(p, g);
-  std::string marker = !is_holding                 ? ""
-                       : p.process.gpu_instance_id ? "  <- holds memory, instance idle"
-                                                   : "  <- holds memory at 0% SM";
+  const bool is_narrow = options.width > 0 && options.width < 100;
+  std::string marker = !is_holding ? ""
+                       : p.process.gpu_instance_id
+                           ? (is_narrow ? "  <- instance idle" : "  <- holds memory, instance idle")
+                       : is_narrow ? "  <- idle holder"
+                                   : "  <- holds memory at 0% SM";
   std::string head = fmt::format("{}{:>8}  {:<10}{:>10}  {:>4}  ", indent, p.process.pid,
                                  Cut(ForTerminal(p.details.user), 9), mem, sm);
   std::string command = ForTerminal(p.details.command);
@@ -318,25 +346,33 @@ std::string ProcessLine(const node::GpuView& g, const node::ProcessView& p, cons
 
 // A readable GPU: its line(s), its MIG instances with their processes,
 // then the processes on the whole GPU.
-std::string ReadableGpu(const node::GpuView& g, const node::GpuMarks& m, const RenderOptions& options,
-                        const Painter& paint, int name_width, StatusCounts* counts) {
+std::string ReadableGpu(const node::GpuView& g, const node::GpuMarks& m, const Layout& layout,
+                        const Painter& paint, StatusCounts* counts) {
+  const RenderOptions& options = layout.options;
+  const Columns& c = layout.columns;
   const node::GpuSample& s = g.sample;
   std::vector<std::string> notes = GpuNotes(g, m, options, paint, counts);
+  if (layout.fold_processes && !g.processes.empty()) {
+    notes.push_back(
+        paint(kDim, fmt::format("{} process{}", g.processes.size(), g.processes.size() == 1 ? "" : "es")));
+  }
   std::string util = Percent(s.utilization_gpu_ratio);
   if (!s.utilization_gpu_ratio && s.graphics_engine_active_ratio) {
     util = Percent(s.graphics_engine_active_ratio);  // Under MIG: the engine's activity (GPM).
   }
-  std::string row = fmt::format(
-      "{:<4}{:<{}}{:>5}  {:<18}{:<14}{:>5}  {:>9}  ", g.info.index,
-      Cut(ShortName(ForTerminal(g.info.name), options.width), static_cast<size_t>(name_width - 1)),
-      name_width, util, Memory(g), Power(s), Temperature(s), ClockText(s));
+  std::string row =
+      fmt::format("{:<4}{:<{}}{:>5}  {:<{}}{:<{}}{:>5}  {:>9}  ", g.info.index,
+                  Cut(ShortName(ForTerminal(g.info.name), options.width), static_cast<size_t>(c.name - 1)),
+                  c.name, util, Memory(g), c.memory, Power(s), c.power, Temperature(s), ClockText(s));
   std::string out = GpuLines(row, notes, options.width);
   for (const node::MigInstance& mi : s.mig_instances) {
     out += Fit(RenderMigInstance(g, mi, paint), options.width) + "\n";
+    if (layout.fold_processes) continue;
     for (const node::ProcessView& p : g.processes) {
       if (p.process.gpu_instance_id == mi.gpu_instance_id) out += ProcessLine(g, p, "      ", options, paint);
     }
   }
+  if (layout.fold_processes) return out;
   bool has_whole_gpu_processes = false;
   for (const node::ProcessView& p : g.processes) has_whole_gpu_processes |= !p.process.gpu_instance_id;
   if (has_whole_gpu_processes) {
@@ -351,7 +387,10 @@ std::string ReadableGpu(const node::GpuView& g, const node::GpuMarks& m, const R
 
 }  // namespace
 
-std::string RenderStatus(const node::NodeView& node_view, const RenderOptions& options) {
+namespace {
+
+std::string RenderScreen(const node::NodeView& node_view, const Layout& layout) {
+  const RenderOptions& options = layout.options;
   Painter paint(options.use_color);
   std::string out;
   StatusCounts counts;
@@ -365,22 +404,46 @@ std::string RenderStatus(const node::NodeView& node_view, const RenderOptions& o
     out += paint(kRed, fmt::format("GPUs unreadable: {}", ForTerminal(node_view.backend_error))) +
            "\n  the agent keeps serving and re-attaches when the driver is back\n";
   }
-  const int name_width = options.width > 0 ? 19 : 26;
-  out += paint(kDim, fmt::format("{:<4}{:<{}}{:>5}  {:<18}{:<14}{:>5}  {:>9}  {}\n", "GPU", "NAME",
-                                 name_width, "UTIL", "MEMORY", "POWER", "TEMP", "SM CLOCK", "NOTES"));
+  const Columns& c = layout.columns;
+  out += paint(kDim, fmt::format("{:<4}{:<{}}{:>5}  {:<{}}{:<{}}{:>5}  {:>9}  {}\n", "GPU", "NAME", c.name,
+                                 "UTIL", "MEMORY", c.memory, "POWER", c.power, "TEMP", "SM CLOCK", "NOTES"));
   for (const node::GpuView& g : node_view.gpus) {
     node::GpuMarks m = node::MarkGpu(g);
     if (m.is_unreadable) {
       ++counts.problems;
-      out += UnreadableLine(g, m, options, paint, name_width);
+      out += UnreadableLine(g, m, options, paint, c);
     } else {
-      out += ReadableGpu(g, m, options, paint, name_width, &counts);
+      out += ReadableGpu(g, m, layout, paint, &counts);
     }
   }
   out += fmt::format("{} of {} GPUs idle; {} process{} holding memory without computing; {} problem{}\n",
                      counts.idle, node_view.gpus.size(), counts.holding, counts.holding == 1 ? "" : "es",
                      counts.problems, counts.problems == 1 ? "" : "s");
   return out;
+}
+
+size_t Lines(const std::string& text) {
+  return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+}  // namespace
+
+std::string RenderStatus(const node::NodeView& node_view, const RenderOptions& options) {
+  Layout layout{options, ColumnsFor(options.width)};
+  std::string screen = RenderScreen(node_view, layout);
+  const size_t height = options.height > 0 ? static_cast<size_t>(options.height) : 0;
+  if (height == 0 || Lines(screen) <= height) return screen;
+  layout.fold_processes = true;
+  screen = RenderScreen(node_view, layout);
+  if (Lines(screen) <= height) return screen;
+  // Still too tall: the first lines, and how many more there are.
+  size_t keep = height - 1, at = 0;
+  for (size_t i = 0; i < keep; ++i) at = screen.find('\n', at) + 1;
+  return screen.substr(0, at) +
+         Fit(fmt::format("... {} more lines: a taller terminal, or tarmac status, shows them",
+                         Lines(screen) - keep),
+             options.width) +
+         "\n";
 }
 
 }  // namespace tarmac::cli

@@ -17,9 +17,15 @@ struct RenderOptions {
   bool use_color = false;  // ANSI colours (on a terminal).
   // Every line fits this many columns (the terminal's, else 100): the
   // model without its "NVIDIA " prefix, throttle reasons in short words,
-  // notes that do not fit counted ("+2 more"), commands cut. 0 (--wide):
-  // everything in full.
+  // notes that do not fit on the GPU's line under it, commands cut; under
+  // 100 columns the columns are narrower, so 80 fit every reading. 0
+  // (--wide): everything in full.
   int width = 100;
+  // Every screen fits this many lines (--watch on a terminal: its rows); 0:
+  // no limit. When the GPUs and their processes need more, each GPU's
+  // processes are counted on its line instead of listed; when that is still
+  // too tall, the screen ends with how many lines are left out.
+  int height = 0;
   bool is_from_agent = false;  // Say that the readings come from the agent.
   // --watch: recent utilization beside the instant. (PCIe throughput is
   // shown whenever the view has its rate: from the second read on.)

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "common/text_wrap.h"
@@ -89,6 +90,80 @@ TEST(StatusRenderTest, EveryLineFitsTheWidthAndNoNoteIsLost) {
   RenderOptions terminal;
   terminal.width = 200;
   EXPECT_NE(RenderStatus(f, terminal).find(p.details.command), std::string::npos);
+}
+
+// An 8-GPU lab as the demo runs it: busy, idle, an idle holder, a throttled
+// GPU, each with a process.
+node::NodeView Lab() {
+  node::NodeView f;
+  f.hostname = "gpu-node-7";
+  f.backend = "nvml";
+  f.system.driver_version = "580.65.06";
+  for (int i = 0; i < 8; ++i) {
+    node::GpuView g;
+    g.info.index = i;
+    g.info.uuid = "GPU-" + std::to_string(i);
+    g.info.name = "NVIDIA H100 80GB HBM3";
+    g.sample.utilization_gpu_ratio = i % 2 == 0 ? 0.9 : 0.0;
+    g.sample.memory_total_bytes = int64_t{80} << 30;
+    g.sample.memory_used_bytes = int64_t{62} << 30;
+    g.sample.power_milliwatts = 637000;
+    g.sample.power_limit_milliwatts = 700000;
+    g.sample.temperature_celsius = 69;
+    g.sample.sm_clock_hertz = int64_t{1980} * 1000000;
+    g.sample.taken_at = std::chrono::system_clock::from_time_t(1800000000);
+    node::ProcessView p;
+    p.process.pid = 6600 + i;
+    p.process.used_memory_bytes = int64_t{62} << 30;
+    p.process.sm_utilization_ratio = i % 2 == 0 ? 0.9 : 0.0;
+    p.details.user = "alice";
+    p.details.command = "python train.py --config configs/big-experiment.yaml";
+    g.processes.push_back(p);
+    f.gpus.push_back(g);
+  }
+  return f;
+}
+
+// At 80 columns every reading keeps its digits and unit, every line fits,
+// and an idle holder's command keeps most of its words.
+TEST(StatusRenderTest, EightyColumnsKeepEveryReadingWhole) {
+  RenderOptions options;
+  options.width = 80;
+  std::string out = RenderStatus(Lab(), options);
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) EXPECT_LE(TextColumns(line), 80u) << line;
+  EXPECT_NE(out.find("1980 MHz"), std::string::npos) << out;
+  EXPECT_NE(out.find("62.0 / 80.0 GiB"), std::string::npos) << out;
+  EXPECT_NE(out.find("637 / 700 W"), std::string::npos) << out;
+  EXPECT_NE(out.find("python train.py --config configs/"), std::string::npos) << out;  // The idle holder's.
+  EXPECT_NE(out.find("<- idle holder"), std::string::npos) << out;
+  EXPECT_EQ(out.find("MH..."), std::string::npos) << out;
+}
+
+// --watch on a terminal 24 rows high: when the processes do not fit they
+// are counted on their GPU's line, so the header stays on screen; when even
+// that is too tall, the screen says how many lines it leaves out.
+TEST(StatusRenderTest, AScreenFitsItsHeight) {
+  RenderOptions options;
+  options.width = 80;
+  options.is_watch = true;
+  std::string full = RenderStatus(Lab(), options);
+  options.height = 23;
+  std::string fit = RenderStatus(Lab(), options);
+  auto count = [](const std::string& text) { return std::count(text.begin(), text.end(), '\n'); };
+  EXPECT_GT(count(full), 23) << full;
+  EXPECT_LE(count(fit), 23) << fit;
+  EXPECT_EQ(fit.rfind("gpu-node-7", 0), 0u) << fit;
+  EXPECT_NE(fit.find("1 process"), std::string::npos) << fit;
+  EXPECT_EQ(fit.find("PID  USER"), std::string::npos) << fit;
+  EXPECT_NE(fit.find("of 8 GPUs idle"), std::string::npos) << fit;  // The summary too.
+  options.height = 6;
+  std::string cut = RenderStatus(Lab(), options);
+  EXPECT_EQ(count(cut), 6) << cut;
+  EXPECT_NE(cut.find("more lines: a taller terminal, or tarmac status, shows them"), std::string::npos)
+      << cut;
+  options.height = 0;
+  EXPECT_EQ(RenderStatus(Lab(), options), full);
 }
 
 TEST(StatusRenderTest, WatchShowsPcieThroughputAndRecentUtilization) {

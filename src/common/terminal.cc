@@ -13,6 +13,12 @@ int TerminalColumns(int fd) {
   return 100;
 }
 
+int TerminalRows(int fd) {
+  winsize ws{};
+  if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 2) return ws.ws_row;
+  return 0;
+}
+
 void LiveText::Erase() {
   if (lines_ > 1) std::fprintf(out_, "\033[%dA", lines_ - 1);
   if (lines_ > 0) std::fputs("\r\033[J", out_);

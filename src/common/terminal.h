@@ -13,6 +13,9 @@ namespace tarmac {
 // a pipe), which every line tarmac prints fits.
 int TerminalColumns(int fd);
 
+// Rows of the terminal on `fd`; 0 when `fd` is not a terminal (no limit).
+int TerminalRows(int fd);
+
 // Text shown on a terminal and replaced by the next text shown: the lines
 // the last one took are cleared first (cursor up, clear to the end of the
 // screen), so a text that wraps over several lines is redrawn whole.

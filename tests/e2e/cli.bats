@@ -154,6 +154,23 @@ start_private_agent() {
   [[ "$output" == *"1 process holding memory without computing"* ]]
 }
 
+@test "status fits a terminal of 80x24, and --watch keeps its header on screen" {
+  for gpu in 0 1 3 5 6; do start_load $gpu --memory 20GiB --util $((gpu * 15)) >/dev/null; done
+  # script(1) gives the command a terminal of that size.
+  run script -qec "stty cols 80 rows 24; tarmac status --color never" /dev/null
+  [ "$status" -eq 0 ]
+  screen=$(printf '%s\n' "$output" | tr -d '\r')
+  [ -z "$(awk 'length($0) > 80' <<<"$screen")" ] || { echo "$screen"; false; }
+  [[ "$screen" == *"1980 MHz"* && "$screen" != *"MH..."* ]]
+  [ "$(grep -c 'PID  USER' <<<"$screen")" -eq 5 ]  # Every process listed.
+  run script -qec "stty cols 80 rows 24; timeout -s INT 3 tarmac status --watch 1 --color never" /dev/null
+  # The first screen, after the clear: at most 23 lines, the host line first.
+  first=$(printf '%s' "$output" | tr -d '\r' | awk 'BEGIN { RS = "\033\\[H\033\\[2J" } NR == 2 { print; exit }')
+  [ "$(printf '%s\n' "$first" | grep -c .)" -le 23 ] || { echo "$first"; false; }
+  [[ "$(printf '%s\n' "$first" | head -1)" == *"8 GPUs via"* ]]
+  [[ "$first" == *"1 process"* && "$first" == *"of 8 GPUs idle"* ]]
+}
+
 @test "CUDA_VISIBLE_DEVICES=\$(tarmac pick) runs a job on the picked GPU" {
   start_load 0 --memory 70GiB --util 90 >/dev/null
   picked=$(tarmac pick --min-free-memory 20GiB)
