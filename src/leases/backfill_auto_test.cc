@@ -22,6 +22,39 @@ json GpuGate(const json& gpus, int index) {
   return json();
 }
 
+// A real lease shorter than a tick (granted and released between two
+// readings, which never saw it) still restarts the settle: backfill does
+// not take the GPU back in the same second.
+TEST_F(LeaseServiceTest, ALeaseShorterThanATickStillRestartsTheSettle) {
+  LeasePolicy policy;  // idle_for = "auto": settle 30 s.
+  processes_.Add(500, 1001, 10);
+  processes_.Add(501, 1002, 11);
+  std::unique_ptr<LeaseService> s = Make(policy);
+  auto tick = [&] { s->OnTick(Machine(1), clock_.SteadyNow()); };
+  tick();
+  clock_.Advance(seconds(40));
+  tick();  // GPU 0 has settled: idle 40 s.
+  json gates = Call(s.get(), "backfill.gpus", json::object())["result"];
+  ASSERT_EQ(GpuGate(gates["gpus"], 0)["accepts"], true) << gates.dump();
+  json job = Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}}, 1002, 501);
+  ASSERT_EQ(job["result"]["state"], "granted") << job.dump();
+  clock_.Advance(std::chrono::milliseconds(300));
+  ASSERT_TRUE(
+      Call(s.get(), "lease.release", {{"id", job["result"]["lease"]["id"]}}, 1002, 501)["ok"].get<bool>());
+  clock_.Advance(std::chrono::milliseconds(700));
+  tick();
+  json backfill =
+      Call(s.get(), "lease.request", {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}});
+  EXPECT_EQ(backfill["result"]["state"], "queued") << backfill.dump();
+  gates = Call(s.get(), "backfill.gpus", json::object())["result"];
+  // Idle since the release, 0.7 s ago, not since the last reading.
+  EXPECT_EQ(GpuGate(gates["gpus"], 0)["why"], "settling: idle 700ms of settle 30s") << gates.dump();
+  clock_.Advance(seconds(30));
+  tick();
+  gates = Call(s.get(), "backfill.gpus", json::object())["result"];
+  EXPECT_EQ(GpuGate(gates["gpus"], 0)["accepts"], true) << gates.dump();
+}
+
 TEST_F(LeaseServiceTest, AutoGateSettlesHoldsOffForAWaitingRequestAndLearnsArrivals) {
   LeasePolicy policy;  // idle_for = "auto": settle 30 s, min_run 2 m.
   ASSERT_TRUE(policy.backfill.is_auto);

@@ -38,6 +38,11 @@ void BackfillGate::SeedLastUse(const std::map<std::string, TimePoint>& last_used
   for (const auto& [uuid, at] : last_used) last_used_.emplace(uuid, at);
 }
 
+void BackfillGate::NoteUse(const std::string& uuid, TimePoint at) {
+  auto [it, is_new] = last_used_.emplace(uuid, at);
+  if (!is_new && it->second < at) it->second = at;
+}
+
 int BackfillGate::MinutesToWindow(int minute_of_day) const {
   int best = 24 * 60;
   for (const TimeWindow& w : windows_)

@@ -111,6 +111,10 @@ class BackfillGate {
   // existed (the history, across an agent restart); a device already
   // watched keeps what it saw.
   void SeedLastUse(const std::map<std::string, TimePoint>& last_used);
+  // Other work used the device `uuid` (GPU or MIG instance) at `at`: a lease
+  // of another priority was granted or ended, which a tick may not see when
+  // the lease is shorter than a tick. Its idle time counts from then.
+  void NoteUse(const std::string& uuid, TimePoint at);
 
   // The verdict of the last Observe/ObserveInstances, by GPU or MIG UUID.
   const std::map<std::string, GateVerdict>& verdicts() const { return verdicts_; }

@@ -40,6 +40,11 @@ void LeaseCore::EndLease(int64_t id, const std::string& kind, const std::string&
         slots[static_cast<size_t>(g)].has_foreign_processes = true;
     }
   }
+  // Backfill's settle counts from the end of other work, however short:
+  // a lease granted and released between two ticks was never seen by one.
+  if (l.priority != sched::Priority::kBackfill) {
+    for (const std::string& uuid : l.uuids) gate.NoteUse(uuid, now);
+  }
   if (l.priority == sched::Priority::kBackfill) {
     backfill_gpu_seconds_ended +=
         static_cast<double>(l.gpus.size()) * std::chrono::duration<double>(now - l.granted_at).count();
