@@ -21,6 +21,7 @@ refuse a wrong one and open with the right one.
 Usage: web_console.py BUILD_DIR SOURCE_DIR
 """
 import json
+import time
 import os
 import shutil
 import signal
@@ -204,6 +205,8 @@ def main():
     check(verdict == report["verdict"], "the report page's verdict is tarmac report's")
     owners = browser.eval("[...document.querySelectorAll('#report table tr')].slice(1).map(r => r.cells[0].textContent)")
     check(owners == [o["owner"] for o in report["owners"]], f"and so are its owners: {owners}")
+    aligned = browser.eval("[...document.querySelectorAll('#report th')].map(t => getComputedStyle(t).textAlign)")
+    check(aligned == ["left", "right", "right", "right"], f"the numbers' titles sit over them, right: {aligned}")
     browser.screenshot("report")
     browser.eval("location.hash = '#doctor'")
     findings = wait_until("the doctor's findings", lambda: browser.eval("document.querySelectorAll('.finding').length"))
@@ -231,6 +234,16 @@ def main():
     widths = browser.eval("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
     check(widths[0] <= widths[1], f"at 390 px nothing is wider than the screen (content {widths[0]} px)")
     browser.screenshot("now-phone")
+    # Every other view at that width too: nothing scrolls sideways.
+    for view in ("leases", "events", "gpu/0", "report", "doctor", "fleet"):
+        browser.eval(f"location.hash = '#{view}'")
+        wait_until(f"the {view} view at a phone's width",
+                   lambda: len(browser.eval("document.getElementById('main').textContent") or "") > 20)
+        time.sleep(1.0)  # Its fetches and charts.
+        widths = browser.eval("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+        check(widths[0] <= widths[1], f"at 390 px the {view} view is no wider than the screen "
+                                      f"(content {widths[0]} px)")
+        browser.screenshot(view.replace("/", "-") + "-phone")
     browser.call("Emulation.clearDeviceMetricsOverride", {}, browser.session)
 
     # With [http] auth the page asks for the token, refuses a wrong one and

@@ -36,8 +36,10 @@ export function bar(ratio, text) {
 }
 
 // A table: one header row of `titles`, then `rows` (each an array of cells,
-// a cell a value or a [value, attrs] pair).
+// a cell a value or a [value, attrs] pair). A column whose cells are all
+// numbers (class "num") has its title over them, on the right.
 export function table(attrs, titles, rows) {
-  return h("table", attrs, h("tr", {}, titles.map(t => h("th", {}, t))),
+  const isNumeric = i => rows.length > 0 && rows.every(cells => Array.isArray(cells[i]) && cells[i][1]?.class === "num");
+  return h("table", attrs, h("tr", {}, titles.map((t, i) => h("th", { class: isNumeric(i) ? "num" : null }, t))),
     rows.map(cells => h("tr", {}, cells.map(c => Array.isArray(c) ? h("td", c[1], c[0]) : h("td", {}, c)))));
 }
