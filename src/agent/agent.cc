@@ -316,9 +316,12 @@ Status Agent::StartSampling() {
   gpu::BackendOptions backend_options = config_.gpu;
   Clock* clock = clock_;
   Logger* logger = logger_;
+  // One name for the node everywhere: the one its metrics carry.
+  sampler::SamplerOptions sampler_options = config_.sampler;
+  sampler_options.hostname = config_.metrics.hostname;
   sampler_ = std::make_unique<sampler::Sampler>(
       [backend_options, clock, logger] { return gpu::OpenBackend(backend_options, clock, logger); },
-      config_.sampler, clock_, logger_,
+      sampler_options, clock_, logger_,
       [this](const std::shared_ptr<const node::Snapshot>& s) { OnTick(s); });
   if (kube::PodResourcesWatch* pods = pods_.get()) {
     // Each GPU carries the pod the kubelet last said it is allocated to:

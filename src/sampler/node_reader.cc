@@ -6,8 +6,8 @@
 
 namespace tarmac::sampler {
 
-NodeReader::NodeReader(gpu::OpenedBackend opened, Clock* clock)
-    : opened_(std::move(opened)), clock_(clock), hostname_(HostName()) {}
+NodeReader::NodeReader(gpu::OpenedBackend opened, Clock* clock, const std::string& hostname)
+    : opened_(std::move(opened)), clock_(clock), hostname_(hostname.empty() ? HostName() : hostname) {}
 
 void NodeReader::BoundCalls(std::chrono::milliseconds call_timeout, Logger* logger) {
   std::vector<int> indices;

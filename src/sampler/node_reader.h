@@ -25,7 +25,8 @@ namespace tarmac::sampler {
 
 class NodeReader {
  public:
-  NodeReader(gpu::OpenedBackend opened, Clock* clock);
+  // `hostname`: the node's name its views carry; empty: this host's.
+  NodeReader(gpu::OpenedBackend opened, Clock* clock, const std::string& hostname = "");
   ~NodeReader();
   NodeReader(NodeReader&&) = default;
 

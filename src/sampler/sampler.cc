@@ -30,7 +30,7 @@ Sampler::Sampler(BackendOpener opener, SamplerOptions options, Clock* clock, Log
       clock_(clock),
       logger_(logger),
       on_tick_(std::move(on_tick)),
-      hostname_(HostName()),
+      hostname_(options.hostname.empty() ? HostName() : options.hostname),
       options_(options) {}
 
 Sampler::~Sampler() { Stop(); }
@@ -100,7 +100,7 @@ Status Sampler::Attach() {
   known_gpus_ = opened.value().gpus;
   known_system_ = opened.value().backend->system_info();
   backend_name_ = std::string(opened.value().backend->name());
-  reader_ = std::make_unique<NodeReader>(std::move(opened).value(), clock_);
+  reader_ = std::make_unique<NodeReader>(std::move(opened).value(), clock_, hostname_);
   if (options.call_timeout.count() > 0) reader_->BoundCalls(options.call_timeout, logger_);
   events_ = std::make_unique<EventsWatcher>(reader_->backend(), logger_,
                                             [this](const node::GpuEvent& e) { OnEvent(e); });

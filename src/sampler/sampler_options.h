@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <string>
 
 namespace tarmac::sampler {
 
@@ -15,6 +16,10 @@ struct SamplerOptions {
   std::chrono::milliseconds call_timeout{2000};
   // How often a detached sampler tries to open the backend again.
   std::chrono::milliseconds reattach_interval{5000};
+  // The node's name every reading carries (status, the console, /metrics):
+  // the agent's [http] hostname or NODE_NAME; empty: this host's name. Not
+  // a [sampler] key.
+  std::string hostname;
 
   bool operator==(const SamplerOptions&) const = default;
 };

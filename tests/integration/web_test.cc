@@ -237,6 +237,20 @@ TEST_F(WebTest, EveryApiRouteAnswersAsTheSocketDoes) {
 
 // One stream per page: a status after every sample (its id the sample's
 // sequence), the leases and queue with it, and each new event once.
+// One name for the node everywhere: with [http] hostname, the console's
+// header (the status answer), the socket's status and the metrics' label
+// all say it, so the console and the fleet view name the node alike.
+TEST_F(WebTest, TheConfiguredHostnameIsTheNodesNameEverywhere) {
+  UseScenarioText("[[gpu]]\ncount = 1\n");
+  StartAgent({"--config", dir_.Write("tarmac.toml", "[http]\nhostname = \"node-a\"\n")});
+  EXPECT_EQ(Http("/api/v1/status").value("host", ""), "node-a");
+  RunResult status = Tarmac({"status", "--socket", AgentFixture::Socket(), "--color", "never"});
+  ASSERT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_EQ(status.out.rfind("node-a  1 GPU", 0), 0u) << status.out;
+  std::string metrics = Split(HttpGet("/metrics")).body;
+  EXPECT_NE(metrics.find("tarmac_gpu_utilization_ratio{hostname=\"node-a\""), std::string::npos) << metrics;
+}
+
 TEST_F(WebTest, TheStreamPushesEverySampleAndEachNewEvent) {
   UseScenarioText("[[gpu]]\ncount = 2\n");
   StartAgent();
