@@ -244,6 +244,10 @@ def main():
         check(widths[0] <= widths[1], f"at 390 px the {view} view is no wider than the screen "
                                       f"(content {widths[0]} px)")
         browser.screenshot(view.replace("/", "-") + "-phone")
+    # This agent has no [fleet]: the Fleet view says how to give it one, with no error.
+    fleet = browser.eval("document.getElementById('fleet').textContent")
+    check("prometheus_url" in fleet and browser.eval("document.querySelectorAll('#main .error').length") == 0,
+          f"without [fleet] the Fleet view says how to configure it, and shows no error: {fleet[:80]!r}")
     browser.call("Emulation.clearDeviceMetricsOverride", {}, browser.session)
 
     # With [http] auth the page asks for the token, refuses a wrong one and

@@ -10,7 +10,11 @@ export async function getJson(path) {
     throw new Error("a token is needed");
   }
   const j = await r.json();
-  if (!r.ok) throw new Error(j.error ? j.error.message : r.statusText);
+  if (!r.ok) {
+    const e = new Error(j.error ? j.error.message : r.statusText);
+    e.status = r.status;  // 404: a view the agent is not configured for.
+    throw e;
+  }
   return j;
 }
 

@@ -50,6 +50,15 @@ function fleetNode(n) {
     h("div", { class: "cells" }, n.gpus.map(g => fleetCell(n, g))));
 }
 
+// The Fleet view of an agent without [fleet]: how to give it one, not an error.
+function fleetSetup() {
+  byId("main").replaceChildren(h("h2", {}, "Fleet"), h("div", { id: "fleet" },
+    h("p", {}, "This agent reads no fleet yet. The Fleet view shows every node's GPUs from a Prometheus that scrapes " +
+      "each node's agent: set its address in the agent's configuration (/etc/tarmac/tarmac.toml), then restart the agent."),
+    h("pre", {}, '[fleet]\nprometheus_url = "http://prometheus:9090"'),
+    h("p", { class: "muted" }, "docs/fleet.md says how to scrape the nodes; tarmac fleet status reads the same Prometheus.")));
+}
+
 function renderFleetReport() {
   reportAt = Date.now();
   const q = "since=7d&by=node";
@@ -61,7 +70,7 @@ function renderFleetReport() {
     h("p", {}, "download ", h("a", { href: `api/v1/fleet/report?${q}&format=csv` }, "CSV"), " ",
       h("a", { href: `api/v1/fleet/report?${q}` }, "JSON"), " ",
       h("a", { href: `api/v1/fleet/report?${q}&format=html` }, "HTML with the heatmap"))))
-    .catch(e => fill("fleet-report", h("p", { class: "error" }, e.message)));
+    .catch(e => { if (e.status !== 404) fill("fleet-report", h("p", { class: "error" }, e.message)); });
 }
 
 function idleTable(idle) {
@@ -93,6 +102,7 @@ export async function renderFleet(isOpen) {
       f.nodes.map(fleetNode)));
     fill("fleet-idle", h("div", {}, h("p", {}, idle.summary || ""), idleTable(idle)));
   } catch (e) {
+    if (e.status === 404) return fleetSetup();  // No [fleet]: nothing to ask again until it has one.
     fill("fleet", h("p", { class: "error" }, e.message));
   }
   if (isOpen()) fleetTimer = setTimeout(() => { if (isOpen()) renderFleet(isOpen); }, 10000);
