@@ -111,6 +111,7 @@ nlohmann::json IdleToJson(const FleetView& view) {
     for (const GpuHolder& h : g.holders)
       holders.push_back({{"lease", h.lease}, {"user", h.user}, {"kind", h.kind}});
     x["holders"] = std::move(holders);
+    x["held_by"] = Who(g);  // As the text says it: a lease, a pod, or its processes.
     list.push_back(std::move(x));
   }
   return {{"prometheus", view.prometheus_url}, {"summary", IdleSummary(rows)}, {"gpus", std::move(list)}};

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "common/text_wrap.h"
@@ -67,6 +68,14 @@ TEST(FleetIdleTest, CostliestThenLongestFirstOfNodesThatAreUp) {
   EXPECT_EQ(j["gpus"].size(), 4u);
   EXPECT_EQ(j["gpus"][0]["held_idle_for_seconds"], 5700);
   EXPECT_FALSE(j["gpus"][3].contains("idle_for_cost"));
+  // Who holds each, as the text says it (the console shows this).
+  std::vector<std::string> held_by;
+  for (const nlohmann::json& g : j["gpus"]) held_by.push_back(g["held_by"]);
+  EXPECT_NE(std::find(held_by.begin(), held_by.end(), "2 processes, 20.0 GiB"), held_by.end()) << j.dump();
+  EXPECT_NE(std::find_if(held_by.begin(), held_by.end(),
+                         [](const std::string& s) { return s.find("lease 7 (alice)") != std::string::npos; }),
+            held_by.end())
+      << j.dump();
 }
 
 }  // namespace

@@ -78,7 +78,7 @@ function idleTable(idle) {
   return table({}, ["node", "GPU", "model", "state", "for", "cost", "held by"], idle.gpus.map(g => [g.node, g.index, g.model,
     g.held_idle ? "held idle" : "idle", fmtDuration(g.idle_for_seconds),
     g.idle_for_cost !== undefined ? `${g.currency || ""} ${g.idle_for_cost.toFixed(2)}` : "–",
-    (g.holders || []).map(x => `${x.user} (${x.kind})`).join(", ")]));
+    g.held_by || "–"]));
 }
 
 // `isOpen()`: whether the Fleet view is still the one shown.
