@@ -173,6 +173,7 @@ def main():
     idle = wait_until("the idle list", lambda: browser.eval("document.getElementById('fleet-idle').textContent"),
                       name="web_fleet")
     check("held idle" in idle and "node-a" in idle, "the idle-now list names the held-idle GPU", "web_fleet")
+    check("1 process, 3.0 GiB" in idle, f"and who holds it, as tarmac fleet idle says: {idle[-120:]!r}", "web_fleet")
     rows = wait_until("the fleet report", lambda: browser.eval(
         "[...document.querySelectorAll('#fleet-report tr[data-node]')].map(r => r.dataset.node)"), tries=900,
         name="web_fleet")
