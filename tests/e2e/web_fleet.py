@@ -178,6 +178,13 @@ def main():
         "[...document.querySelectorAll('#fleet-report tr[data-node]')].map(r => r.dataset.node)"), tries=900,
         name="web_fleet")
     report = fleet_cli(prom_port, "report", "--since", "7d", "--by", "node", "--json")
+    # Each node's GPU time as tarmac fleet report prints it (common/units.h FormatHours).
+    def hours(h):
+        return f"{h:.1f}h" if h >= 0.995 else f"{round(h * 60)}m" if h * 60 >= 0.5 else "<1m" if h > 0 else "0"
+    cells = browser.eval("Object.fromEntries([...document.querySelectorAll('#fleet-report tr[data-node]')]"
+                         ".map(r => [r.dataset.node, r.cells[2].textContent]))")
+    want = {r["key"]: hours(r["busy_hours"]) for r in report["rows"]}
+    check(cells == want, f"busy time as the CLI prints it: {cells} for {want}", "web_fleet")
     check(sorted(rows) == sorted(r["key"] for r in report["rows"]),
           f"the report's rows are tarmac fleet report's: {rows}", "web_fleet")
     browser.screenshot("fleet")

@@ -4,7 +4,7 @@
 // shares one reading among pages), the report once a minute.
 import { getJson } from "./api.js";
 import { byId, fill, h, table } from "./dom.js";
-import { fmtBytes, fmtDuration, fmtTime, pct } from "./format.js";
+import { fmtBytes, fmtDuration, fmtHours, fmtTime, pct } from "./format.js";
 
 let fleetTimer = null;
 let reportAt = 0;
@@ -64,9 +64,9 @@ function renderFleetReport() {
   const q = "since=7d&by=node";
   getJson(`api/v1/fleet/report?${q}`).then(r => fill("fleet-report",
     h("p", { id: "fleet-verdict" }, r.verdict || ""),
-    h("table", {}, h("tr", {}, ["node", "GPUs", "busy h", "idle h", "held idle h", "unknown h"].map((t, i) => h("th", { class: i ? "num" : null }, t))),
+    h("table", {}, h("tr", {}, ["node", "GPUs", "busy", "idle", "held idle", "unknown"].map((t, i) => h("th", { class: i ? "num" : null }, t))),
       (r.rows || []).map(x => h("tr", { "data-node": x.key }, h("td", {}, x.key), h("td", { class: "num" }, x.gpus),
-        [x.busy_hours, x.idle_hours, x.held_idle_hours, x.unknown_hours].map(v => h("td", { class: "num" }, v.toFixed(1)))))),
+        [x.busy_hours, x.idle_hours, x.held_idle_hours, x.unknown_hours].map(v => h("td", { class: "num" }, fmtHours(v)))))),
     h("p", {}, "download ", h("a", { href: `api/v1/fleet/report?${q}&format=csv` }, "CSV"), " ",
       h("a", { href: `api/v1/fleet/report?${q}` }, "JSON"), " ",
       h("a", { href: `api/v1/fleet/report?${q}&format=html` }, "HTML with the heatmap"))))

@@ -20,3 +20,11 @@ export function fmtDuration(s) {
 }
 
 export const fmtTime = unix => new Date(unix * 1000).toLocaleString();
+
+// GPU time as tarmac report and tarmac fleet report print it
+// (common/units.h FormatHours): "12.5h" from an hour on, "42m" below, "<1m".
+export function fmtHours(hours) {
+  if (hours >= 0.995) return hours.toFixed(1) + "h";
+  if (hours * 60 >= 0.5) return Math.round(hours * 60) + "m";
+  return hours > 0 ? "<1m" : "0";
+}

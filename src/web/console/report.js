@@ -2,6 +2,7 @@
 // and by an owner the reader picks, with its CSV, JSON and heatmap.
 import { getJson } from "./api.js";
 import { byId, fill, h, table } from "./dom.js";
+import { fmtHours } from "./format.js";
 
 export async function renderReport() {
   const params = new URLSearchParams(location.hash.split("?")[1] || "since=7d&by=user");
@@ -15,9 +16,9 @@ export async function renderReport() {
   h("div", { id: "report" }, h("p", { class: "muted" }, "loading…")));
   try {
     const r = await getJson(`api/v1/report?${query}`);
-    const hours = v => [v.toFixed(1), { class: "num" }];
+    const hours = v => [fmtHours(v), { class: "num" }];  // As tarmac report prints them.
     fill("report", h("p", { id: "verdict" }, r.verdict),
-      table({}, ["owner", "GPU-hours held", "busy", "held idle"],
+      table({}, ["owner", "GPU time held", "busy", "held idle"],
         (r.owners || []).map(o => [o.owner, hours(o.gpu_hours_held), hours(o.gpu_hours_busy), hours(o.held_idle_hours)])),
       h("h3", {}, "Heatmap"), h("iframe", { src: `api/v1/report?${query}&format=html`, sandbox: "", title: "report" }));
   } catch (e) {
