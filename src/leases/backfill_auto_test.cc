@@ -36,8 +36,14 @@ TEST_F(LeaseServiceTest, ALeaseShorterThanATickStillRestartsTheSettle) {
   tick();  // GPU 0 has settled: idle 40 s.
   json gates = Call(s.get(), "backfill.gpus", json::object())["result"];
   ASSERT_EQ(GpuGate(gates["gpus"], 0)["accepts"], true) << gates.dump();
-  json job = Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}}, 1002, 501);
+  json job = Call(s.get(), "lease.request",
+                  {{"gpus", 1}, {"kind", "reservation"}, {"max_time_seconds", 3600}}, 1002, 501);
   ASSERT_EQ(job["result"]["state"], "granted") << job.dump();
+  // Its event says for how long, in words, with no clock time or UUID of
+  // its own (the event's time is the reader's; the UUIDs are the lease's).
+  json events = Call(s.get(), "events", json::object())["result"]["events"];
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back()["detail"], "GPU 0 for 1h 00m") << events.dump();
   clock_.Advance(std::chrono::milliseconds(300));
   ASSERT_TRUE(
       Call(s.get(), "lease.release", {{"id", job["result"]["lease"]["id"]}}, 1002, 501)["ok"].get<bool>());

@@ -8,6 +8,7 @@
 
 #include "common/json_fields.h"
 #include "common/random_id.h"
+#include "common/units.h"
 #include "leases/callers.h"
 #include "leases/gpu_drains.h"
 #include "leases/lease_answers.h"
@@ -211,9 +212,15 @@ void LeaseCore::RecordGrant(sched::Lease l, const std::string& more) {
   runtime[l.id];
   Erase("queue", l.id);
   SaveLease(l);
+  // For how long, not until when: the event's own time says when, in the
+  // reader's time zone, and the UUIDs are the lease's (tarmac leases --json).
+  std::string span;
+  if (l.ends_at) {
+    span =
+        " for " + FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(*l.ends_at - l.granted_at));
+  }
   Event("granted", l.id, l.uid, l.user, l.gpus, Actor{},
-        fmt::format("GPU {} ({}){}{}{}", GpuList(l.gpus), fmt::join(l.uuids, ","),
-                    l.ends_at ? ", until " + UtcText(Base().ToUnix(*l.ends_at)) : std::string(), more,
+        fmt::format("GPU {}{}{}{}", GpuList(l.gpus), span, more,
                     l.priority == sched::Priority::kBackfill ? kBackfillGrantMark : std::string_view()));
 }
 

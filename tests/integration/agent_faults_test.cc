@@ -167,11 +167,14 @@ TEST_F(AgentFaultsTest, AFullDiskRefusesLeaseChangesAndTheyResumeWhenThereIsRoom
       << HttpGet("/health");
   RunResult again = T({"reserve", "--gpus", "1", "--for", "1h", "--json"});
   ASSERT_EQ(again.exit_code, 0) << again.err;
-  // Ids are never reused: the refused request's id is not handed out again.
+  // Ids are never reused: a request refused when its own save failed took
+  // id 2, which is not handed out again. (When a tick's save failed first,
+  // the agent refuses changes before taking an id: then 2 is still free.)
   json leases = Leases();
   ASSERT_EQ(leases.size(), 2u);
   EXPECT_EQ(leases[0]["id"], 1);
-  EXPECT_GE(leases[1]["id"].get<int64_t>(), 3);
+  bool took_an_id = full.err.find("nothing was changed") != std::string::npos;
+  EXPECT_GE(leases[1]["id"].get<int64_t>(), took_an_id ? 3 : 2) << full.err;
 
   // A restart finds exactly what was acknowledged.
   agents_.back()->KillAndWait(SIGKILL);
