@@ -199,8 +199,9 @@ def main():
     check("granted" in events, "the events list the grants")
     browser.eval("location.hash = '#report'")
     verdict = wait_until("the report's verdict", lambda: browser.eval("document.getElementById('verdict')?.textContent"))
-    check(len(verdict) > 10 and browser.eval("document.querySelectorAll('#report iframe').length") == 1,
-          f"the report shows its verdict and heatmap frame: {verdict!r}")
+    check(len(verdict) > 10 and browser.eval("document.querySelectorAll('#report iframe').length") == 0
+          and "format=html" in browser.eval("document.getElementById('report-html').href"),
+          f"the report shows its verdict once, and links the HTML report with the heatmap: {verdict!r}")
     report = json.loads(tarmac("report", "--since", "7d", "--format", "json"))
     check(verdict == report["verdict"], "the report page's verdict is tarmac report's")
     owners = browser.eval("[...document.querySelectorAll('#report table tr')].slice(1).map(r => r.cells[0].textContent)")

@@ -20,7 +20,10 @@ export async function renderReport() {
     fill("report", h("p", { id: "verdict" }, r.verdict),
       table({}, ["owner", "GPU time held", "busy", "held idle"],
         (r.owners || []).map(o => [o.owner, hours(o.gpu_hours_held), hours(o.gpu_hours_busy), hours(o.held_idle_hours)])),
-      h("h3", {}, "Heatmap"), h("iframe", { src: `api/v1/report?${query}&format=html`, sandbox: "", title: "report" }));
+      // The heatmap and histograms are the HTML report's own page, not a
+      // frame in this one (which would repeat the verdict in a scrolling box).
+      h("p", {}, h("a", { id: "report-html", href: `api/v1/report?${query}&format=html`, target: "_blank", rel: "noreferrer" },
+        "The heatmap, histograms and every table: the HTML report"), h("span", { class: "muted" }, " (tarmac report --format html)")));
   } catch (e) {
     fill("report", h("p", { class: "error" }, e.message));
   }
