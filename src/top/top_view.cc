@@ -114,7 +114,29 @@ std::string HolderOfGpu(const node::GpuView& g, const TopData& data) {
 }
 
 // One GPU's line. Returns the row after it (and its MIG instances').
-int GpuLine(Screen* s, const TopData& data, const TopUi& ui, const node::GpuView& g, int row, int last_row) {
+// A GPU's second line, when the screen has rows to spare: its clocks and
+// P-state, PCIe traffic, video engines and, under MIG, engine activity.
+void GpuDetailLine(Screen* s, const node::GpuView& g, int row) {
+  const node::GpuSample& x = g.sample;
+  auto rate = [](const std::optional<double>& bytes_per_second) {
+    return bytes_per_second ? ShortBytes(*bytes_per_second) + "/s" : std::string("-");
+  };
+  auto ratio = [](const std::optional<double>& r) {
+    return r ? fmt::format("{:.0f}%", 100 * *r) : std::string("-");
+  };
+  std::string text =
+      fmt::format("    {}  SM {}  PCIe tx {} rx {}  enc {} dec {}",
+                  x.performance_state ? fmt::format("P{}", *x.performance_state) : std::string("P-"),
+                  x.sm_clock_hertz ? fmt::format("{} MHz", *x.sm_clock_hertz / 1000000) : std::string("-"),
+                  rate(g.pcie_tx_bytes_per_second), rate(g.pcie_rx_bytes_per_second),
+                  ratio(x.encoder_utilization_ratio), ratio(x.decoder_utilization_ratio));
+  if (!x.mig_instances.empty() && x.graphics_engine_active_ratio)
+    text += "  engines " + ratio(x.graphics_engine_active_ratio);
+  s->Put(row, 0, Fit(text, s->width()), Style{Color::kDefault, false, false, true});
+}
+
+int GpuLine(Screen* s, const TopData& data, const TopUi& ui, const node::GpuView& g, int row, int last_row,
+            bool with_details) {
   int w = s->width();
   bool full = w >= kFullWidth;
   int index = g.info.index;
@@ -162,6 +184,7 @@ int GpuLine(Screen* s, const TopData& data, const TopUi& ui, const node::GpuView
   for (const auto& [text, color] : marks) col = s->Put(row, col, text + " ", Colored(ui, color, true));
   s->Put(row, col, Fit(holder, w - col));
   ++row;
+  if (with_details && row <= last_row) GpuDetailLine(s, g, row++);
   // MIG instances, under their GPU.
   for (const node::MigInstance& m : g.sample.mig_instances) {
     if (row > last_row) break;
@@ -362,7 +385,7 @@ void RenderProcessHeader(const std::vector<Column>& columns, int holder_width, b
   layout->columns.push_back({col + holder_width + 1, SortKey::kName});
   s->Put(row, col + holder_width + 1,
          std::string(ui.sort == SortKey::kName ? (ui.is_descending ? "NAMEv" : "NAME^") : "NAME") +
-             (full ? "  COMMAND" : ""),
+             (full ? "  COMMAND" : "") + (ui.is_tree ? "  [tree: children under their parents]" : ""),
          header);
 }
 
@@ -467,6 +490,10 @@ Layout RenderTop(const TopData& data, const TopUi& ui, Screen* s) {
   int row = 1;
   // GPU panel: at most half of what is left, so processes keep room.
   int gpu_last = std::max(row + 1, row + (h - 6) / 2);
+  // A tall screen (as 200x50) gives each GPU a second line when all fit.
+  int gpu_lines = 0;
+  for (const node::GpuView& g : gpus) gpu_lines += 1 + static_cast<int>(g.sample.mig_instances.size());
+  bool with_details = full && row + gpu_lines + static_cast<int>(gpus.size()) <= gpu_last + 1;
   for (size_t i = 0; i < gpus.size(); ++i) {
     if (row > gpu_last) {
       s->Put(row - 1, 0,
@@ -474,14 +501,16 @@ Layout RenderTop(const TopData& data, const TopUi& ui, Screen* s) {
              Style{Color::kDefault, false, false, true});
       break;
     }
-    row = GpuLine(s, data, ui, gpus[i], row, gpu_last);
+    row = GpuLine(s, data, ui, gpus[i], row, gpu_last, with_details);
   }
   // Leases and queue, when there are any and room.
   int events_row = h - 2;
   int leases_rows = 0;
   if (!data.leases.empty() || !data.queue.empty()) {
+    // Three leases, more on a tall screen.
+    size_t lease_room = static_cast<size_t>(std::max(3, (h - 24) / 3));
     leases_rows = std::min<int>(
-        static_cast<int>(std::min<size_t>(data.leases.size(), 3)) + (data.queue.empty() ? 0 : 1) + 1,
+        static_cast<int>(std::min(data.leases.size(), lease_room)) + (data.queue.empty() ? 0 : 1) + 1,
         std::max(0, events_row - row - 6));
   }
   // Process panel.

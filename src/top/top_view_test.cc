@@ -156,8 +156,21 @@ TEST(TopViewTest, TwoHundredColumnsAddHostMemoryCommandsAndALongerGraph) {
   };
   EXPECT_GT(count(wide.Line(1), "▇"), count(narrow.Line(1), "▇"));
   EXPECT_GE(count(wide.Line(1), "▇"), 40u) << wide.Line(1);
-  EXPECT_EQ(count(wide.Line(2), "█"), 1u) << wide.Line(2);
-  EXPECT_EQ(count(wide.Line(2), "▄"), 1u) << wide.Line(2);
+  // 50 rows: each GPU has a second line (clocks, PCIe, video engines), so
+  // GPU 1 is on row 3; 24 rows have none to spare.
+  EXPECT_NE(wide.Line(2).find("PCIe tx"), std::string::npos) << wide.Text();
+  EXPECT_NE(wide.Line(2).find("enc "), std::string::npos) << wide.Text();
+  EXPECT_EQ(narrow.Text().find("PCIe tx"), std::string::npos) << narrow.Text();
+  EXPECT_EQ(count(wide.Line(3), "█"), 1u) << wide.Line(3);
+  EXPECT_EQ(count(wide.Line(3), "▄"), 1u) << wide.Line(3);
+  // The tree view says it is on.
+  TopUi tree = ui;
+  tree.is_tree = true;
+  Screen treed(200, 50);
+  Layout tree_layout = RenderTop(data, tree, &treed);
+  EXPECT_NE(treed.Line(tree_layout.process_header_row).find("[tree"), std::string::npos)
+      << treed.Line(tree_layout.process_header_row);
+  EXPECT_EQ(wide.Line(layout.process_header_row).find("[tree"), std::string::npos);
   // ASCII for terminals without UTF-8.
   ui.is_unicode = false;
   Screen ascii(200, 50);
