@@ -181,12 +181,17 @@ def main():
 
     # A GPU's charts from the history, its lease's grant on the time axis.
     browser.eval(f"location.hash = '#gpu/{gpu}'")
-    wait_until("four charts", lambda: browser.eval("document.querySelectorAll('svg.chart').length") == 4)
-    wait_until("a utilization line", lambda: browser.eval(
-        "document.querySelectorAll('svg[data-series=\"utilization_percent\"] polyline').length") == 1)
-    check(True, f"GPU {gpu} has its four charts, with a line from the history")
-    marks = browser.eval("[...document.querySelectorAll('svg[data-series=\"utilization_percent\"] line.event title')]"
-                         ".map(t => t.textContent).join('|')")
+    wait_until("four charts", lambda: browser.eval("document.querySelectorAll('.chart canvas').length") == 4)
+    util = '.chart[data-series="utilization_percent"]'
+    points = browser.eval(f"Number(document.querySelector('{util}').dataset.points)")
+    check(points > 0, f"GPU {gpu} has its four charts (uPlot), the utilization from {points} points of the history")
+    # The window is the data's, not an hour of which most is before the agent.
+    window = browser.eval(f"(() => {{ const d = document.querySelector('{util}').dataset; return d.to - d.from; }})()")
+    check(0 <= window < 600, f"the charts' window is the data's own ({window:.0f} s), not the whole hour")
+    title = browser.eval(f"document.querySelector('{util} .u-title')?.textContent || ''")
+    legend = browser.eval(f"document.querySelector('{util} .u-legend')?.textContent || ''")
+    check(title == "utilization (%)" and "utilization" in legend, f"each chart says its unit: {title!r}, {legend[:40]!r}")
+    marks = browser.eval(f"[...document.querySelectorAll('{util} .event')].map(e => e.title).join('|')")
     check("granted" in marks, f"the grant of lease {first['id']} is marked on its GPU's time axis")
     browser.screenshot("gpu")
 
