@@ -44,6 +44,7 @@ struct TopData {
   std::vector<sched::LeaseShown> leases;
   std::vector<sched::PendingShown> queue;
   std::map<int, std::vector<double>> series;  // Utilization (0..1) by GPU index, oldest first.
+  double series_step_seconds = 1;             // Between two of its values.
   std::vector<TopProcess> processes;
   bool is_agent = false;   // Read through the agent (else NVML directly).
   bool has_data = false;   // At least one read arrived.

@@ -114,9 +114,16 @@ std::string HolderOfGpu(const node::GpuView& g, const TopData& data) {
 }
 
 // One GPU's line. Returns the row after it (and its MIG instances').
+// Where a GPU line's graph landed, for the time axis under it.
+struct GraphSpan {
+  int col = 0;
+  int width = 0;
+};
+
 // A GPU's second line, when the screen has rows to spare: its clocks and
-// P-state, PCIe traffic, video engines and, under MIG, engine activity.
-void GpuDetailLine(Screen* s, const node::GpuView& g, int row) {
+// P-state, PCIe traffic, video engines and, under MIG, engine activity;
+// under the graph, its time axis ("-2m" at the oldest column, "now").
+void GpuDetailLine(Screen* s, const node::GpuView& g, int row, GraphSpan graph, double step_seconds) {
   const node::GpuSample& x = g.sample;
   auto rate = [](const std::optional<double>& bytes_per_second) {
     return bytes_per_second ? ShortBytes(*bytes_per_second) + "/s" : std::string("-");
@@ -132,7 +139,14 @@ void GpuDetailLine(Screen* s, const node::GpuView& g, int row) {
                   ratio(x.encoder_utilization_ratio), ratio(x.decoder_utilization_ratio));
   if (!x.mig_instances.empty() && x.graphics_engine_active_ratio)
     text += "  engines " + ratio(x.graphics_engine_active_ratio);
-  s->Put(row, 0, Fit(text, s->width()), Style{Color::kDefault, false, false, true});
+  Style dim{Color::kDefault, false, false, true};
+  int room = graph.width > 0 ? std::min(s->width(), graph.col - 1) : s->width();
+  s->Put(row, 0, Fit(text, room), dim);
+  if (graph.width < 12) return;
+  std::string oldest = "-" + ShortDuration(graph.width * step_seconds);
+  s->Put(row, graph.col, oldest, dim);
+  s->Fill(row, graph.col + Columns(oldest), graph.width - Columns(oldest) - 3, "-", dim);
+  s->Put(row, graph.col + graph.width - 3, "now", dim);
 }
 
 int GpuLine(Screen* s, const TopData& data, const TopUi& ui, const node::GpuView& g, int row, int last_row,
@@ -176,15 +190,17 @@ int GpuLine(Screen* s, const TopData& data, const TopUi& ui, const node::GpuView
   int tail = Columns(holder) + 1;
   for (const auto& [text, color] : marks) tail += Columns(text) + 1;
   int graph = w - col - std::min(tail, full ? 40 : 24) - 1;
+  GraphSpan span;
   if (graph >= 8) {
     auto it = data.series.find(index);
     Graph(s, ui, row, col, graph, it != data.series.end() ? it->second : std::vector<double>{});
+    span = {col, graph};
     col += graph + 1;
   }
   for (const auto& [text, color] : marks) col = s->Put(row, col, text + " ", Colored(ui, color, true));
   s->Put(row, col, Fit(holder, w - col));
   ++row;
-  if (with_details && row <= last_row) GpuDetailLine(s, g, row++);
+  if (with_details && row <= last_row) GpuDetailLine(s, g, row++, span, data.series_step_seconds);
   // MIG instances, under their GPU.
   for (const node::MigInstance& m : g.sample.mig_instances) {
     if (row > last_row) break;

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <regex>
 
 #include "node/node_json.h"
 #include "top/process_table.h"
@@ -160,6 +161,15 @@ TEST(TopViewTest, TwoHundredColumnsAddHostMemoryCommandsAndALongerGraph) {
   // GPU 1 is on row 3; 24 rows have none to spare.
   EXPECT_NE(wide.Line(2).find("PCIe tx"), std::string::npos) << wide.Text();
   EXPECT_NE(wide.Line(2).find("enc "), std::string::npos) << wide.Text();
+  // The graph's time axis, under it: its oldest column's age, then now
+  // (one reading a second: so many columns, so many seconds).
+  data.series_step_seconds = 60;
+  Screen minutes(200, 50);
+  RenderTop(data, ui, &minutes);
+  std::string axis = minutes.Line(2);
+  EXPECT_NE(axis.find("now"), std::string::npos) << axis;
+  // Some 100 columns of a minute each: "-100m----…----now".
+  EXPECT_TRUE(std::regex_search(axis, std::regex(R"(-[0-9]+m-+now)"))) << "[" << axis << "]";
   EXPECT_EQ(narrow.Text().find("PCIe tx"), std::string::npos) << narrow.Text();
   EXPECT_EQ(count(wide.Line(3), "█"), 1u) << wide.Line(3);
   EXPECT_EQ(count(wide.Line(3), "▄"), 1u) << wide.Line(3);

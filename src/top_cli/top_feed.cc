@@ -152,8 +152,11 @@ std::string ReadFromAgent(const std::string& socket, top::TopData* fresh_) {
   if (!view.ok()) return "a malformed answer: " + view.status().message();
   fresh.status = std::move(view).value();
   fresh.is_agent = true;
-  for (auto& [index, series] : node::UtilizationSeriesFromStatus(status.value()))
+  for (auto& [index, series] : node::UtilizationSeriesFromStatus(status.value())) {
+    if (series.values.size() > 1 && series.span_seconds > 0)
+      fresh.series_step_seconds = series.span_seconds / static_cast<double>(series.values.size() - 1);
     fresh.series[index] = std::move(series.values);
+  }
   if (Result<std::vector<sched::LeaseShown>> l = agent.Leases(quick); l.ok())
     fresh.leases = std::move(l).value();
   if (Result<std::vector<sched::PendingShown>> q = agent.Queue(quick); q.ok())
@@ -225,6 +228,7 @@ void TopFeed::Run(cli::GlobalOptions global, Clock* clock, Logger* logger) {
           if (s.size() > kSeriesLength) s.erase(s.begin());
         }
         fresh.series = local_series;
+        fresh.series_step_seconds = std::chrono::duration<double>(interval_).count();
       } else {
         error = read.status().message();
       }
