@@ -49,6 +49,10 @@ std::string WrapText(std::string_view text, size_t width, size_t first_column, s
         ++cut;
         while (cut < word.size() && (static_cast<unsigned char>(word[cut]) & 0xc0) == 0x80) ++cut;
       }
+      // A list (UUIDs joined by commas) is cut after its last comma that
+      // fits, so no item is cut in two; a word without one where it ends.
+      if (size_t comma = word.substr(0, cut).rfind(','); cut < word.size() && comma != std::string_view::npos)
+        cut = comma + 1;
       out += word.substr(0, cut);
       out += '\n';
       column = indent;

@@ -13,7 +13,8 @@ namespace tarmac {
 // columns, the first starting at column `first_column` (what is printed
 // before it on that line) and every later one indented by `indent`
 // spaces (a blank line stays empty). A word longer than a whole line is
-// cut at the line's end; runs of spaces become one. No trailing newline. `width` 0: no
+// cut after its last comma that fits (a list of UUIDs breaks between
+// them), else at the line's end; runs of spaces become one. No trailing newline. `width` 0: no
 // limit (only `text`'s own line breaks).
 std::string WrapText(std::string_view text, size_t width, size_t first_column, size_t indent);
 
