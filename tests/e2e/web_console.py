@@ -71,6 +71,27 @@ def start_agent(port, extra=()):
     return agent
 
 
+# Text that overlaps other text in the view: leaf elements with text whose
+# boxes cross by more than 2 px (neither inside the other). At most 5.
+OVERLAPS = """(() => {
+  const leaves = [...document.querySelectorAll('#main *')].filter(e => e.children.length === 0 &&
+    e.textContent.trim() && e.getClientRects().length);
+  // Each line box of an element on its own: text that wraps is not one box.
+  const boxes = leaves.flatMap(e => [...e.getClientRects()].filter(r => r.width > 0 && r.height > 0).map(r => [e, r]));
+  const hits = [];
+  for (let i = 0; i < boxes.length && hits.length < 5; i++) {
+    for (let j = i + 1; j < boxes.length && hits.length < 5; j++) {
+      const [a, ra] = boxes[i], [b, rb] = boxes[j];
+      if (a === b || a.contains(b) || b.contains(a)) continue;
+      const x = Math.min(ra.right, rb.right) - Math.max(ra.left, rb.left);
+      const y = Math.min(ra.bottom, rb.bottom) - Math.max(ra.top, rb.top);
+      if (x > 2 && y > 2) hits.push(a.textContent.trim().slice(0, 24) + " / " + b.textContent.trim().slice(0, 24));
+    }
+  }
+  return hits;
+})()"""
+
+
 def main():
     port = free_port()
     # A process whose name is markup: it must show as text.
@@ -232,6 +253,13 @@ def main():
     browser.press("Enter", "Enter", 13)
     wait_until("the leases view from the keyboard", lambda: browser.eval("location.hash") == "#leases")
     check(True, "Enter on it opens the leases view")
+    # The desktop width: no text of any view overlaps other text.
+    for view in ("now", "leases", "events", "gpu/0", "report", "doctor", "fleet"):
+        browser.eval(f"location.hash = '#{view}'")
+        wait_until(f"the {view} view", lambda: len(browser.eval("document.getElementById('main').textContent") or "") > 20)
+        time.sleep(0.5)  # Its fetches and charts.
+        overlaps = browser.eval(OVERLAPS)
+        check(not overlaps, f"at the desktop's width no text of the {view} view overlaps other text: {overlaps}")
     # A phone's width: every card fits, nothing scrolls sideways.
     browser.call("Emulation.setDeviceMetricsOverride", {"width": 390, "height": 844, "deviceScaleFactor": 2,
                                                         "mobile": True}, browser.session)
@@ -249,6 +277,8 @@ def main():
         widths = browser.eval("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
         check(widths[0] <= widths[1], f"at 390 px the {view} view is no wider than the screen "
                                       f"(content {widths[0]} px)")
+        overlaps = browser.eval(OVERLAPS)
+        check(not overlaps, f"at 390 px no text of the {view} view overlaps other text: {overlaps}")
         browser.screenshot(view.replace("/", "-") + "-phone")
     # This agent has no [fleet]: the Fleet view says how to give it one, with no error.
     fleet = browser.eval("document.getElementById('fleet').textContent")

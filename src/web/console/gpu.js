@@ -19,9 +19,10 @@ function markStyle(kind) {
   return ["", "L"];
 }
 
-// The events strip under a chart: one mark per group of events that fall
-// within 2 % of the window of each other, its title listing them.
-function eventStrip(marks, from, to) {
+// The events strip under a chart `width` pixels wide: one mark per group of
+// events that fall within a mark's width (28 px) of each other, its title
+// listing them, so no two marks cover each other.
+function eventStrip(marks, from, to, width) {
   const strip = h("div", { class: "event-strip" });
   const inside = marks.filter(m => m.at_unix >= from && m.at_unix <= to).sort((a, b) => a.at_unix - b.at_unix);
   const span = Math.max(1, to - from);
@@ -37,8 +38,9 @@ function eventStrip(marks, from, to) {
     strip.append(mark);
     group = [];
   };
+  const near = 28 / Math.max(100, width - 64);  // A mark's width, as a share of the strip.
   for (const m of inside) {
-    if (group.length && (m.at_unix - group[0].at_unix) / span > 0.02) flush();
+    if (group.length && (m.at_unix - group[0].at_unix) / span > near) flush();
     group.push(m);
   }
   flush();
@@ -69,7 +71,7 @@ function chart(title, rows, column, scale, unit, marks, width) {
   }, [xs, ys], plot);
   box.dataset.from = xs[0];
   box.dataset.to = xs[xs.length - 1];
-  box.append(eventStrip(marks, xs[0], xs[xs.length - 1]));
+  box.append(eventStrip(marks, xs[0], xs[xs.length - 1], width));
   return box;
 }
 
