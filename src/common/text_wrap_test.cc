@@ -17,9 +17,9 @@ TEST(TextWrapTest, WordsCarryOverAndContinuationLinesAreIndented) {
   // A list is cut between its items, never inside one (a UUID).
   EXPECT_EQ(WrapText("GPU-47ebcdc4-36d9-0bef,GPU-3adccd91-9a34-6d76,GPU-0d5fa55b-1111-2222", 50, 0, 2),
             "GPU-47ebcdc4-36d9-0bef,GPU-3adccd91-9a34-6d76,\n  GPU-0d5fa55b-1111-2222");
-  EXPECT_EQ(WrapText("°C °C °C", 6, 0, 0), "°C °C\n°C");         // Columns, not bytes.
-  EXPECT_EQ(WrapText("a long line", 0, 0, 2), "a long line");    // No width: no wrapping.
-  EXPECT_EQ(WrapText("a\n\nb", 20, 0, 2), "a\n\n  b");           // No line of spaces alone.
+  EXPECT_EQ(WrapText("°C °C °C", 6, 0, 0), "°C °C\n°C");       // Columns, not bytes.
+  EXPECT_EQ(WrapText("a long line", 0, 0, 2), "a long line");  // No width: no wrapping.
+  EXPECT_EQ(WrapText("a\n\nb", 20, 0, 2), "a\n\n  b");         // No line of spaces alone.
 }
 
 TEST(TextWrapTest, ColumnsCountCharactersNotBytesOrColourCodes) {
