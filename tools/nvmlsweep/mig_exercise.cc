@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "mig_exercise.h"
 
-#include <cstring>
 #include <string>
 
 namespace tarmac::nvmlsweep {
@@ -25,12 +24,7 @@ Count CountNow(const Library& lib, void* gpu, unsigned id) {
   Count c;
   c.instances = GpuInstancesOf(lib, gpu, id).size();
   lib.Call("nvmlDeviceGetGpuInstanceRemainingCapacity", {W(gpu), id, W(&c.remaining)});
-  unsigned max = 0;
-  lib.Call("nvmlDeviceGetMaxMigDeviceCount", {W(gpu), W(&max)});
-  for (unsigned m = 0; m < max; ++m) {
-    void* handle = nullptr;
-    if (lib.Call("nvmlDeviceGetMigDeviceHandleByIndex", {W(gpu), m, W(&handle)}) == kSuccess) ++c.mig_devices;
-  }
+  c.mig_devices = static_cast<unsigned>(MigDevicesOf(lib, gpu).size());
   return c;
 }
 
@@ -64,12 +58,9 @@ class Exercise {
               after.mig_devices == before.mig_devices + 1,
           "before: " + Describe(before) + "; after: " + Describe(after));
     if (asked >= 0) {
-      unsigned char info[64] = {};  // nvmlGpuInstanceInfo_t: device, id, profileId, placement.
-      lib_.Call("nvmlGpuInstanceGetInfo", {W(gi), W(info)});
-      Placement at{};
-      std::memcpy(&at, info + sizeof(void*) + 2 * sizeof(unsigned), sizeof at);
-      Check("mig-placement", at.start == static_cast<unsigned>(asked),
-            "asked at memory slice " + std::to_string(asked) + ", placed at " + std::to_string(at.start));
+      unsigned start = InfoOf(lib_, gi).start;
+      Check("mig-placement", start == static_cast<unsigned>(asked),
+            "asked at memory slice " + std::to_string(asked) + ", placed at " + std::to_string(start));
     }
     ComputeInstance(gi);
     Where gi_where{gpu_.Label() + "/new", "gi," + where_.tags.substr(where_.tags.rfind(',') + 1)};

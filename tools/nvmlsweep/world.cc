@@ -36,14 +36,6 @@ void ReadFacts(const Library& lib, SweptDevice* d) {
   }
 }
 
-unsigned GpuInstanceId(const Library& lib, void* gi) {
-  unsigned char info[64] = {};  // nvmlGpuInstanceInfo_t: device, id, profileId, placement.
-  lib.Call("nvmlGpuInstanceGetInfo", {W(gi), W(info)});
-  unsigned id = 0;
-  std::memcpy(&id, info + sizeof(void*), sizeof id);
-  return id;
-}
-
 unsigned ComputeInstanceId(const Library& lib, void* ci) {
   unsigned char info[64] = {};  // nvmlComputeInstanceInfo_t: device, gpuInstance, id, ...
   lib.Call("nvmlComputeInstanceGetInfo_v2", {W(ci), W(info)});
@@ -59,7 +51,7 @@ void FindInstances(const Library& lib, SweptDevice* d, SweptWorld* world) {
       SweptInstance g;
       g.handle = gi;
       g.gpu = d->gpu;
-      g.id = GpuInstanceId(lib, gi);
+      g.id = InfoOf(lib, gi).id;
       d->gi_ids.push_back(g.id);
       g.ci_profile_ids = ComputeInstanceProfileIds(lib, gi);
       for (unsigned ci_profile : g.ci_profile_ids) {
@@ -130,6 +122,24 @@ std::vector<unsigned> ComputeInstanceProfileIds(const Library& lib, void* gpu_in
   return ids;
 }
 
+GpuInstanceInfo InfoOf(const Library& lib, void* gpu_instance) {
+  GpuInstanceInfo info{};
+  lib.Call("nvmlGpuInstanceGetInfo", {W(gpu_instance), W(&info)});
+  return info;
+}
+
+std::vector<std::pair<unsigned, void*>> MigDevicesOf(const Library& lib, void* gpu) {
+  std::vector<std::pair<unsigned, void*>> out;
+  unsigned max = 0;
+  lib.Call("nvmlDeviceGetMaxMigDeviceCount", {W(gpu), W(&max)});
+  for (unsigned m = 0; m < max; ++m) {
+    void* handle = nullptr;
+    if (lib.Call("nvmlDeviceGetMigDeviceHandleByIndex", {W(gpu), m, W(&handle)}) == kSuccess)
+      out.emplace_back(m, handle);
+  }
+  return out;
+}
+
 std::vector<void*> GpuInstancesOf(const Library& lib, void* device, unsigned id) {
   void* gis[16] = {};
   unsigned count = 0;
@@ -155,14 +165,11 @@ SweptWorld Discover(const Library& lib) {
     if (d.mig_on) {
       d.gi_profile_ids = GpuInstanceProfileIds(lib, d.handle);
       FindInstances(lib, &d, &world);
-      unsigned max = 0;
-      lib.Call("nvmlDeviceGetMaxMigDeviceCount", {W(d.handle), W(&max)});
-      for (unsigned m = 0; m < max; ++m) {
+      for (const auto& [m, handle] : MigDevicesOf(lib, d.handle)) {
         SweptDevice md;
         md.gpu = d.gpu;
         md.mig = static_cast<int>(m);
-        if (lib.Call("nvmlDeviceGetMigDeviceHandleByIndex", {W(d.handle), m, W(&md.handle)}) != kSuccess)
-          continue;
+        md.handle = handle;
         ReadFacts(lib, &md);
         migs.push_back(md);
       }

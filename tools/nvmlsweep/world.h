@@ -66,5 +66,16 @@ std::vector<unsigned> GpuInstanceProfileIds(const Library& lib, void* device);
 std::vector<unsigned> ComputeInstanceProfileIds(const Library& lib, void* gpu_instance);
 // The GPU instances of `device` of profile `id` (nvmlDeviceGetGpuInstances).
 std::vector<void*> GpuInstancesOf(const Library& lib, void* device, unsigned id);
+// The MIG device handles of `gpu` with their indices (of those up to its
+// maximum count, the ones that answer).
+std::vector<std::pair<unsigned, void*>> MigDevicesOf(const Library& lib, void* gpu);
+
+// nvmlGpuInstanceInfo_t.
+struct GpuInstanceInfo {
+  void* device;
+  unsigned id, profile_id, start, size;
+};
+// A GPU instance's info (zeroed when the call fails).
+GpuInstanceInfo InfoOf(const Library& lib, void* gpu_instance);
 
 }  // namespace tarmac::nvmlsweep
