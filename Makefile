@@ -7,6 +7,8 @@
 #   make fuzz    build the libFuzzer targets with clang and run each briefly
 #   make install PREFIX=/usr/local
 #   make package  a .deb (systemd unit, config example, docs) in build/
+#   make screenshots  the console's pictures in docs/images, from a simulated
+#                lab of five users (root: they run as those users)
 
 BUILD_DIR ?= build
 FUZZ_DIR ?= build-fuzz
@@ -15,7 +17,7 @@ JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 20
 PREFIX ?= /usr/local
 
-.PHONY: all deps configure build test demo bench fuzz install package clean
+.PHONY: all deps configure build test demo bench fuzz install package clean screenshots
 
 all: build
 
@@ -35,6 +37,9 @@ test: build
 
 demo: build
 	scripts/demo $(BUILD_DIR)
+
+screenshots: build
+	/usr/bin/python3 tests/e2e/web_lab.py $(BUILD_DIR) . docs/images
 
 bench: build
 	@scripts/install-deps --bench

@@ -11,6 +11,26 @@ import subprocess
 
 import websocket  # Debian's python3-websocket
 
+# Text that overlaps other text in the view: leaf elements with text whose
+# boxes cross by more than 2 px (neither inside the other). At most 5.
+OVERLAPS = """(() => {
+  const leaves = [...document.querySelectorAll('#main *')].filter(e => e.children.length === 0 &&
+    e.textContent.trim() && e.getClientRects().length);
+  // Each line box of an element on its own: text that wraps is not one box.
+  const boxes = leaves.flatMap(e => [...e.getClientRects()].filter(r => r.width > 0 && r.height > 0).map(r => [e, r]));
+  const hits = [];
+  for (let i = 0; i < boxes.length && hits.length < 5; i++) {
+    for (let j = i + 1; j < boxes.length && hits.length < 5; j++) {
+      const [a, ra] = boxes[i], [b, rb] = boxes[j];
+      if (a === b || a.contains(b) || b.contains(a)) continue;
+      const x = Math.min(ra.right, rb.right) - Math.max(ra.left, rb.left);
+      const y = Math.min(ra.bottom, rb.bottom) - Math.max(ra.top, rb.top);
+      if (x > 2 && y > 2) hits.push(a.textContent.trim().slice(0, 24) + " / " + b.textContent.trim().slice(0, 24));
+    }
+  }
+  return hits;
+})()"""
+
 
 class Browser:
     """Headless Chromium, one page, driven over the DevTools protocol."""
@@ -90,6 +110,23 @@ class Browser:
         if "exceptionDetails" in result:
             return None
         return result["result"].get("value")
+
+    def overlaps(self):
+        """Up to 5 pairs of texts in the view that overlap each other (empty: none)."""
+        return self.eval(OVERLAPS)
+
+    def widths(self):
+        """[the page's content width, the screen's width] in CSS pixels: wider content scrolls sideways."""
+        return self.eval("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+
+    def phone(self):
+        """From now on the page is on a phone's screen: 390 x 844 CSS pixels, twice as dense."""
+        self.call("Emulation.setDeviceMetricsOverride", {"width": 390, "height": 844, "deviceScaleFactor": 2,
+                                                        "mobile": True}, self.session)
+
+    def desktop(self):
+        """Back to the window's own size (1400 x 1000)."""
+        self.call("Emulation.clearDeviceMetricsOverride", {}, self.session)
 
     def press(self, key, code, key_code):
         """One key pressed and released, as a keyboard would send it."""

@@ -71,27 +71,6 @@ def start_agent(port, extra=()):
     return agent
 
 
-# Text that overlaps other text in the view: leaf elements with text whose
-# boxes cross by more than 2 px (neither inside the other). At most 5.
-OVERLAPS = """(() => {
-  const leaves = [...document.querySelectorAll('#main *')].filter(e => e.children.length === 0 &&
-    e.textContent.trim() && e.getClientRects().length);
-  // Each line box of an element on its own: text that wraps is not one box.
-  const boxes = leaves.flatMap(e => [...e.getClientRects()].filter(r => r.width > 0 && r.height > 0).map(r => [e, r]));
-  const hits = [];
-  for (let i = 0; i < boxes.length && hits.length < 5; i++) {
-    for (let j = i + 1; j < boxes.length && hits.length < 5; j++) {
-      const [a, ra] = boxes[i], [b, rb] = boxes[j];
-      if (a === b || a.contains(b) || b.contains(a)) continue;
-      const x = Math.min(ra.right, rb.right) - Math.max(ra.left, rb.left);
-      const y = Math.min(ra.bottom, rb.bottom) - Math.max(ra.top, rb.top);
-      if (x > 2 && y > 2) hits.push(a.textContent.trim().slice(0, 24) + " / " + b.textContent.trim().slice(0, 24));
-    }
-  }
-  return hits;
-})()"""
-
-
 def main():
     port = free_port()
     # A process whose name is markup: it must show as text.
@@ -258,14 +237,13 @@ def main():
         browser.eval(f"location.hash = '#{view}'")
         wait_until(f"the {view} view", lambda: len(browser.eval("document.getElementById('main').textContent") or "") > 20)
         time.sleep(0.5)  # Its fetches and charts.
-        overlaps = browser.eval(OVERLAPS)
+        overlaps = browser.overlaps()
         check(not overlaps, f"at the desktop's width no text of the {view} view overlaps other text: {overlaps}")
     # A phone's width: every card fits, nothing scrolls sideways.
-    browser.call("Emulation.setDeviceMetricsOverride", {"width": 390, "height": 844, "deviceScaleFactor": 2,
-                                                        "mobile": True}, browser.session)
+    browser.phone()
     browser.eval("location.hash = '#now'")
     wait_until("the cards at a phone's width", lambda: browser.eval("document.querySelectorAll('.gpu').length") == 8)
-    widths = browser.eval("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+    widths = browser.widths()
     check(widths[0] <= widths[1], f"at 390 px nothing is wider than the screen (content {widths[0]} px)")
     browser.screenshot("now-phone")
     # Every other view at that width too: nothing scrolls sideways.
@@ -274,17 +252,17 @@ def main():
         wait_until(f"the {view} view at a phone's width",
                    lambda: len(browser.eval("document.getElementById('main').textContent") or "") > 20)
         time.sleep(1.0)  # Its fetches and charts.
-        widths = browser.eval("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+        widths = browser.widths()
         check(widths[0] <= widths[1], f"at 390 px the {view} view is no wider than the screen "
                                       f"(content {widths[0]} px)")
-        overlaps = browser.eval(OVERLAPS)
+        overlaps = browser.overlaps()
         check(not overlaps, f"at 390 px no text of the {view} view overlaps other text: {overlaps}")
         browser.screenshot(view.replace("/", "-") + "-phone")
     # This agent has no [fleet]: the Fleet view says how to give it one, with no error.
     fleet = browser.eval("document.getElementById('fleet').textContent")
     check("prometheus_url" in fleet and browser.eval("document.querySelectorAll('#main .error').length") == 0,
           f"without [fleet] the Fleet view says how to configure it, and shows no error: {fleet[:80]!r}")
-    browser.call("Emulation.clearDeviceMetricsOverride", {}, browser.session)
+    browser.desktop()
 
     # With [http] auth the page asks for the token, refuses a wrong one and
     # keeps the right one in a cookie scripts cannot read.

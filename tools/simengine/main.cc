@@ -32,6 +32,7 @@
 #include "common/units.h"
 #include "sim/cuda_context.h"
 #include "sim/load.h"
+#include "sim/process_title.h"
 #include "sim/world.h"
 
 namespace {
@@ -52,6 +53,7 @@ struct Options {
   bool preload = false;
   int fail_every = 0;
   int hang_every = 0;
+  std::string title;  // --title: the command line /proc shows.
   int crash_after = 0;
   int slow_stream_ms = 0;
   bool refuse_unload = false;
@@ -300,6 +302,8 @@ void AddOptions(CLI::App* app_, Options* options) {
                "Answer unload requests but keep the model (and its memory)");
   app.add_option("--scenario", o.world.scenario_path, "Scenario file")->envname("TARMAC_SIM_SCENARIO");
   app.add_option("--sim-dir", o.world.dir, "World directory")->envname("TARMAC_SIM_DIR");
+  app.add_option("--title", o.title,
+                 "The command line to show in /proc (and so in tarmac), e.g. \"vllm serve llama3.2\"");
 }
 
 }  // namespace
@@ -318,6 +322,12 @@ int main(int argc, char** argv) {
     int code = app.exit(e);
     return code == 0 ? 0 : 2;
   }
+  // What the load file says the process is (before the title overwrites argv).
+  std::string command = o.title.empty() ? sim::CommandLineOf(argc, argv) : o.title;
+  if (!o.title.empty()) {
+    Status titled = sim::SetProcessTitle(argc, argv, o.title);
+    if (!titled.ok()) return Fail("--title: " + titled.message(), 2);
+  }
   Result<int64_t> bytes = ParseBytes(o.memory);
   if (!bytes.ok()) return Fail("--memory: " + bytes.status().message(), 2);
   Result<std::unique_ptr<sim::World>> world = sim::World::Open(o.world, RealClock());
@@ -332,8 +342,7 @@ int main(int argc, char** argv) {
   sigaddset(&set, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 
-  Residency residency(world.value().get(), gpus.value(), bytes.value(), o.util_percent / 100.0,
-                      sim::CommandLineOf(argc, argv));
+  Residency residency(world.value().get(), gpus.value(), bytes.value(), o.util_percent / 100.0, command);
   if (o.preload) {
     std::string error = residency.Load(o.models.front());
     if (!error.empty()) return Fail(error);

@@ -17,6 +17,7 @@
 #include "common/units.h"
 #include "sim/cuda_context.h"
 #include "sim/load.h"
+#include "sim/process_title.h"
 #include "sim/world.h"
 
 namespace {
@@ -24,6 +25,40 @@ namespace {
 int Fail(const std::string& message, int code = 1) {
   std::fprintf(stderr, "tarmac-simload: %s\n", message.c_str());
   return code;
+}
+
+// The command line's values.
+struct Options {
+  std::string memory = "1GiB";
+  double util_percent = 50;
+  double tensor_percent = 0;
+  std::string pattern_name = "steady";
+  double seconds = 0;
+  tarmac::sim::WorldOptions world;
+  std::string title;  // --title: the command line /proc shows.
+};
+
+void AddOptions(CLI::App* app_, Options* options) {
+  CLI::App& app = *app_;
+  Options& o = *options;
+  app.add_option("--memory", o.memory, "Memory to claim on each GPU, e.g. 20GiB")->default_str("1GiB");
+  app.add_option("--util", o.util_percent, "Peak SM utilization in percent")
+      ->check(CLI::Range(0.0, 100.0))
+      ->default_str("50");
+  app.add_option("--tensor", o.tensor_percent,
+                 "Share of its busy time in tensor pipes, in percent (what GPM counts)")
+      ->check(CLI::Range(0.0, 100.0))
+      ->default_str("0");
+  app.add_option("--pattern", o.pattern_name,
+                 "steady, bursty (on 8 s of every 20) or idle (holds memory only)")
+      ->check(CLI::IsMember({"steady", "bursty", "idle"}))
+      ->default_str("steady");
+  app.add_option("--seconds", o.seconds, "Run this long, then exit (default: until signalled)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--scenario", o.world.scenario_path, "Scenario file")->envname("TARMAC_SIM_SCENARIO");
+  app.add_option("--sim-dir", o.world.dir, "World directory")->envname("TARMAC_SIM_DIR");
+  app.add_option("--title", o.title,
+                 "The command line to show in /proc (and so in tarmac), e.g. \"python3 train.py\"");
 }
 
 }  // namespace
@@ -34,41 +69,28 @@ int main(int argc, char** argv) {
       "tarmac-simload: a stand-in for a CUDA program on tarmac's simulated GPUs.\n"
       "Uses the GPUs in CUDA_VISIBLE_DEVICES (indices, GPU UUIDs or MIG- UUIDs; unset means all).",
       "tarmac-simload");
-  std::string memory = "1GiB";
-  double util_percent = 50;
-  std::string pattern_name = "steady";
-  double seconds = 0;
-  sim::WorldOptions world_options;
-  app.add_option("--memory", memory, "Memory to claim on each GPU, e.g. 20GiB")->default_str("1GiB");
-  app.add_option("--util", util_percent, "Peak SM utilization in percent")
-      ->check(CLI::Range(0.0, 100.0))
-      ->default_str("50");
-  double tensor_percent = 0;
-  app.add_option("--tensor", tensor_percent,
-                 "Share of its busy time in tensor pipes, in percent (what GPM counts)")
-      ->check(CLI::Range(0.0, 100.0))
-      ->default_str("0");
-  app.add_option("--pattern", pattern_name, "steady, bursty (on 8 s of every 20) or idle (holds memory only)")
-      ->check(CLI::IsMember({"steady", "bursty", "idle"}))
-      ->default_str("steady");
-  app.add_option("--seconds", seconds, "Run this long, then exit (default: until signalled)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--scenario", world_options.scenario_path, "Scenario file")->envname("TARMAC_SIM_SCENARIO");
-  app.add_option("--sim-dir", world_options.dir, "World directory")->envname("TARMAC_SIM_DIR");
+  Options o;
+  AddOptions(&app, &o);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
     return code == 0 ? 0 : 2;
   }
+  // What the load file says the process is (before the title overwrites argv).
+  std::string command = o.title.empty() ? sim::CommandLineOf(argc, argv) : o.title;
+  if (!o.title.empty()) {
+    Status titled = sim::SetProcessTitle(argc, argv, o.title);
+    if (!titled.ok()) return Fail("--title: " + titled.message(), 2);
+  }
 
-  Result<int64_t> bytes = ParseBytes(memory);
+  Result<int64_t> bytes = ParseBytes(o.memory);
   if (!bytes.ok()) return Fail("--memory: " + bytes.status().message(), 2);
   sim::LoadPattern pattern = sim::LoadPattern::kSteady;
-  sim::ParseLoadPattern(pattern_name, &pattern);
+  sim::ParseLoadPattern(o.pattern_name, &pattern);
 
   Clock* clock = RealClock();
-  Result<std::unique_ptr<sim::World>> world = sim::World::Open(world_options, clock);
+  Result<std::unique_ptr<sim::World>> world = sim::World::Open(o.world, clock);
   if (!world.ok()) return Fail(world.status().message());
   sim::World& w = *world.value();
 
@@ -93,11 +115,11 @@ int main(int argc, char** argv) {
   load.gpus = gpus;
   load.mig_uuids = visible.value().mig_uuids;
   load.memory_bytes = bytes.value();
-  load.utilization_ratio = util_percent / 100.0;
-  load.tensor_ratio = tensor_percent / 100.0;
+  load.utilization_ratio = o.util_percent / 100.0;
+  load.tensor_ratio = o.tensor_percent / 100.0;
   load.pattern = pattern;
   load.started_at = clock->WallNow();
-  load.command = sim::CommandLineOf(argc, argv);
+  load.command = command;
   Result<std::string> path = w.registry().Register(load);
   if (!path.ok()) return Fail(path.status().message());
 
@@ -105,15 +127,15 @@ int main(int argc, char** argv) {
   for (int gpu : gpus) names += (names.empty() ? "" : ",") + std::to_string(gpu);
   for (const std::string& mig : load.mig_uuids) names += " " + mig;
   std::fprintf(stderr, "tarmac-simload: pid %d on GPU %s: %s each, %.0f%% %s\n", getpid(), names.c_str(),
-               FormatBytes(bytes.value()).c_str(), util_percent, pattern_name.c_str());
+               FormatBytes(bytes.value()).c_str(), o.util_percent, o.pattern_name.c_str());
 
   std::chrono::steady_clock::time_point end =
-      clock->SteadyNow() +
-      std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
+      clock->SteadyNow() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                               std::chrono::duration<double>(o.seconds));
   for (;;) {
     w.registry().Heartbeat(path.value()).IgnoreError();
     std::chrono::steady_clock::duration wait = std::chrono::seconds(1);
-    if (seconds > 0) {
+    if (o.seconds > 0) {
       std::chrono::steady_clock::duration left = end - clock->SteadyNow();
       if (left <= std::chrono::steady_clock::duration::zero()) break;
       wait = std::min(wait, left);

@@ -101,7 +101,9 @@ export async function renderGpu() {
       chart("memory", rows, "memory_used_mib", 1 / 1024, "GiB", marks, width),
       chart("power", rows, "power_watts", 1, "W", marks, width),
       chart("temperature", rows, "temperature_celsius", 1, "°C", marks, width),
-      h("p", { class: "muted" }, `${history.tier} tier, one point per ${history.step_seconds} s`));
+      h("p", { class: "muted" }, `${history.tier} tier, one point per ${history.step_seconds} s · marks: ` +
+        "L lease, X Xid, ! GPU lost or unreadable, T throttling, P preemption, D doctor; " +
+        "a number counts the events in one mark (hover or focus it for the list)"));
   } catch (e) {
     fill("charts", h("p", { class: "error" }, e.message));
   }

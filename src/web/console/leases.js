@@ -2,24 +2,26 @@
 // backfill batches running (api/v1/backfill).
 import { getJson } from "./api.js";
 import { bar, byId, fill, h, table } from "./dom.js";
-import { fmtDuration, fmtTime } from "./format.js";
+import { counted, fmtDuration, fmtTime } from "./format.js";
 import { state } from "./state.js";
 
 function leasesTable() {
   const now = Date.now() / 1000;
   if (!state.leases.length) return h("p", { class: "muted" }, "no leases");
-  return table({ id: "leases" }, ["id", "user", "kind", "GPUs", "since", "until", "idle", "command"],
+  // Command lines only where the agent gives them ([http] show_command_lines).
+  const commands = state.leases.some(l => l.command);
+  return table({ id: "leases" }, ["id", "user", "kind", "GPUs", "since", "until", "idle", ...(commands ? ["command"] : [])],
     state.leases.map(l => [l.id, l.user, l.kind + (l.revoking_since_unix ? " (revoking)" : ""),
       (l.mig_profile ? l.mig_profile + " on " : "") + (l.gpus || []).join(", "), fmtTime(l.granted_at_unix),
       l.ends_at_unix ? `${fmtTime(l.ends_at_unix)} (${fmtDuration(l.ends_at_unix - now)} left)` : "no end",
-      l.idle_seconds ? fmtDuration(l.idle_seconds) : "–", l.command || ""]));
+      l.idle_seconds ? fmtDuration(l.idle_seconds) : "–", ...(commands ? [l.command || ""] : [])]));
 }
 
 function queueTable() {
   if (!state.queue.length) return h("p", { class: "muted" }, "nothing queued");
   return table({ id: "queue" }, ["position", "id", "user", "wants", "waiting", "reason"],
     state.queue.map(q => [q.position, q.id, q.user,
-      q.mig_profile || (q.uuids && q.uuids.length ? q.uuids.join(", ") : `${q.gpus} GPU(s)`),
+      q.mig_profile || (q.uuids && q.uuids.length ? q.uuids.join(", ") : counted(q.gpus, "GPU")),
       fmtDuration(q.waiting_seconds), q.reason || ""]));
 }
 

@@ -3,7 +3,7 @@
 // that would show something new (a counter the card does not show, like
 // energy, changes nothing); the others stay on the page as they are.
 import { bar, byId, h } from "./dom.js";
-import { counted, fmtBytes, fmtDuration, pct } from "./format.js";
+import { counted, fmtBytes, fmtBytesOf, fmtClock, fmtDuration, pct } from "./format.js";
 import { noteFirst } from "./probe.js";
 import { leaseOf, state } from "./state.js";
 
@@ -25,9 +25,10 @@ function holderText(g) {
   return parts;
 }
 
-function holderLine(parts) {
-  return parts.length ? h("div", { class: "holder" }, "held by ", parts.map(p => h("span", {}, p)))
-    : h("div", { class: "holder muted" }, "free");
+// Who holds the GPU; without a holder, "free" only when nothing runs there.
+function holderLine(g, parts) {
+  if (parts.length) return h("div", { class: "holder" }, "held by ", parts.map(p => h("span", {}, p)));
+  return h("div", { class: "holder muted" }, (g.processes || []).length ? "no lease" : "free");
 }
 
 function marksOf(g) {
@@ -69,7 +70,7 @@ function gauges(g) {
   const hot = g.temperature_celsius === undefined ? undefined : g.temperature_celsius / (g.temperature_slowdown_celsius || 100);
   return [
     ["utilization", g.utilization_gpu_ratio, pct(g.utilization_gpu_ratio)],
-    ["memory", mem, `${fmtBytes(g.memory_used_bytes)} / ${fmtBytes(g.memory_total_bytes)}`],
+    ["memory", mem, fmtBytesOf(g.memory_used_bytes, g.memory_total_bytes)],
     ["power", power, g.power_milliwatts === undefined ? "–" : `${watts(g.power_milliwatts)} / ${watts(g.power_limit_milliwatts)} W`],
     ["temperature", hot, g.temperature_celsius === undefined ? "–" : g.temperature_celsius + " °C"],
   ].map(([name, ratio, text]) => h("div", { class: "row" }, h("span", {}, name), bar(ratio, text)));
@@ -79,7 +80,7 @@ function migInstance(g, i) {
   const pids = new Set(i.pids || []);
   return h("div", { class: "mig", "data-mig": i.uuid },
     h("div", {}, h("b", {}, `MIG ${i.profile}`), ` GI ${i.gpu_instance_id} · `, h("span", { class: "uuid" }, i.uuid.slice(0, 16)),
-      ` · ${fmtBytes(i.memory_used_bytes)} / ${fmtBytes(i.memory_total_bytes)}`,
+      ` · ${fmtBytesOf(i.memory_used_bytes, i.memory_total_bytes)}`,
       i.lease ? ` · lease ${i.lease.id} ${i.lease.user}` : "", i.pod ? ` · pod ${i.pod.namespace}/${i.pod.name}` : ""),
     processTable((g.processes || []).filter(p => pids.has(p.pid))));
 }
@@ -91,7 +92,7 @@ function gpuCard(g, holder) {
   return h("div", { class: "gpu", "data-gpu": g.index },
     h("h2", {}, h("a", { href: `#gpu/${g.index}` }, `GPU ${g.index}`), h("span", {}, g.name || ""),
       h("span", { class: "uuid" }, (g.uuid || "").slice(0, 12))),
-    gauges(g), clocks ? h("div", { class: "muted" }, clocks) : null, marksOf(g), holderLine(holder),
+    gauges(g), clocks ? h("div", { class: "muted" }, clocks) : null, marksOf(g), holderLine(g, holder),
     g.mig_enabled && g.mig_instances ? g.mig_instances.map(i => migInstance(g, i)) : processTable(g.processes));
 }
 
@@ -99,9 +100,10 @@ function summaryOf(s) {
   const gpus = s.gpus || [];
   const idle = gpus.filter(g => g.is_idle && !g.lease).length;
   const held = gpus.filter(g => (g.processes || []).some(p => p.is_idle_holding)).length;
+  const taken = Date.parse(s.taken_at || "");
   return [`${counted(gpus.length, "GPU")} · ${idle} idle and free · ${held} held idle · ${counted(state.leases.length, "lease")} · ${state.queue.length} queued`,
-    s.backend_error ? h("div", { class: "error" }, "driver: " + s.backend_error) : null,
-    ` · sample ${s.sequence || ""} at ${s.taken_at || ""}`];
+    ` · sample ${s.sequence || ""}` + (Number.isNaN(taken) ? "" : ` at ${fmtClock(taken / 1000)}`),
+    s.backend_error ? h("div", { class: "error" }, "driver: " + s.backend_error) : null].filter(x => x !== null);
 }
 
 export function renderNow() {
