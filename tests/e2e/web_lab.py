@@ -142,6 +142,8 @@ def make_lab(uids, port):
     as_user(uids, "amira", [tarmac, "run", "--gpu", "0,1", "--", simload, "--title",
                             "torchrun --nproc-per-node 2 train.py --config llama3-8b.yaml", "--memory", "71GiB",
                             "--util", "92", "--tensor", "60"])
+    # (Each lease granted before the next is asked for: lease 1 is amira's.)
+    wait_until("amira's lease", lambda: len(api(port, "leases")["leases"]) == 1, name="web_lab")
     as_user(uids, "ben", [tarmac, "reserve", "--gpu", "2", "--for", "4h"], wait=True)
     as_user(uids, "ben", [simload, "--title", "python3 -m jupyterlab --no-browser --port 8888", "--memory",
                           "20GiB", "--pattern", "idle"], gpus="2")

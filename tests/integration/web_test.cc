@@ -585,16 +585,25 @@ TEST_F(WebTest, RegressionASecretOnACommandLineReachesNoApiRouteNorTheStream) {
     EXPECT_EQ(answer.find(secret), std::string::npos) << path << ":\n" << answer.substr(0, 2000);
     EXPECT_EQ(answer.find("hf_PLANTED"), std::string::npos) << path;
   }
+  // The stream: its first batch (status, leases), then the events of a
+  // request made while it is open, with a secret of its own.
   std::unique_ptr<StreamReader> stream = OpenStream();
   std::set<std::string> seen;
+  bool asked = false;
   for (int i = 0; i < 50 && seen.size() < 3; ++i) {
     std::optional<Event> e = stream->Next();
     ASSERT_TRUE(e.has_value()) << "the stream ended";
     seen.insert(e->name);
     EXPECT_EQ(e->data.dump().find(secret), std::string::npos)
         << e->name << ": " << e->data.dump().substr(0, 2000);
+    if (!asked && seen.count("status") == 1 && seen.count("leases") == 1) {
+      json more = Socket("lease.request", {{"gpus", 1}, {"wait", true}, {"command", "sweep --token=" + secret}});
+      ASSERT_EQ(more.value("state", ""), "queued") << more.dump();
+      asked = true;
+    }
   }
-  EXPECT_TRUE(seen.count("status") == 1 && seen.count("leases") == 1) << seen.size();
+  EXPECT_TRUE(seen.count("status") == 1 && seen.count("leases") == 1 && seen.count("events") == 1)
+      << seen.size();
 }
 
 // Beyond loopback the agent starts only with a token or an explicit
