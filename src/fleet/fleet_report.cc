@@ -13,6 +13,7 @@
 #include "common/time_spec.h"
 #include "common/units.h"
 #include "fleet/fleet_render.h"
+#include "fleet/report_pieces.h"
 #include "node/metric_families.h"
 
 namespace tarmac::fleet {
@@ -204,14 +205,19 @@ void FoldUserCharges(const std::vector<Sample>& seconds, const std::vector<Sampl
 
 // The node x hour heatmap: each hour's end from the first whole hour after
 // `since` (or `until` alone for a shorter range), the hour before it.
-Status ReadHeatmap(prom::PromClient* client, int64_t since_unix, int64_t until_unix, FleetReport* r) {
+Status ReadHeatmap(prom::PromClient* client, int64_t since_unix, int64_t until_unix, bool hourly,
+                   FleetReport* r) {
   double start = std::min<double>(static_cast<double>(since_unix) + kHour, static_cast<double>(until_unix));
   std::map<std::string, std::map<int64_t, std::array<double, 3>>> sums;  // Node, hour: busy, held idle, read.
   const char* shares[] = {"{state=\"busy\"}", "{state=\"held_idle\"}", "{state!=\"unknown\"}"};
   for (size_t k = 0; k < 3; ++k) {
-    Result<prom::RangeResult> range = client->QueryRange(
-        fmt::format("sum by (hostname) (increase({}{}[1h]))", node::family::kGpuStateSecondsTotal, shares[k]),
-        start, static_cast<double>(until_unix), kHour);
+    // Each hour from the hourly series where the store keeps them (one
+    // sample per GPU and hour), else from the raw counter.
+    std::string hour =
+        hourly ? HourlySeriesOf(node::family::kGpuStateSecondsTotal) + shares[k]
+               : fmt::format("increase({}{}[1h])", node::family::kGpuStateSecondsTotal, shares[k]);
+    Result<prom::RangeResult> range = client->QueryRange(fmt::format("sum by (hostname) ({})", hour), start,
+                                                         static_cast<double>(until_unix), kHour);
     if (!range.ok()) return range.status();
     for (const std::string& w : range.value().warnings) r->warnings.push_back(w);
     for (const prom::Series& series : range.value().series) {
@@ -223,6 +229,35 @@ Status ReadHeatmap(prom::PromClient* client, int64_t since_unix, int64_t until_u
     for (const auto& [t, v] : hours) {
       double read = v[2];
       r->heatmap[node].push_back(HourCell{t, read > 0 ? v[0] / read : 0, read > 0 ? v[1] / read : 0});
+    }
+  }
+  return Status::OK();
+}
+
+// Each GPU's seconds by state add up to at most the range: more means the
+// store holds the GPU twice (its agent scraped by two jobs, or two agents
+// reporting one GPU), and every total would count it twice.
+Status EachGpuOnce(const std::vector<Sample>& states, int64_t range_seconds) {
+  std::map<std::string, std::pair<double, std::set<std::string>>> of_gpu;  // Seconds, hostnames.
+  for (const Sample& s : states) {
+    auto& [seconds, hosts] = of_gpu[s.Label("uuid")];
+    seconds += Finite(s.value);
+    if (!s.Label("hostname").empty()) hosts.insert(s.Label("hostname"));
+  }
+  // increase() extrapolates by up to half a scrape at each end of each piece.
+  const double most = static_cast<double>(range_seconds) * 1.05 + 600;
+  for (const auto& [uuid, of] : of_gpu) {
+    const auto& [seconds, hosts] = of;
+    if (hosts.size() > 1 || seconds > most) {
+      std::string names;
+      for (const std::string& h : hosts) names += (names.empty() ? "" : ", ") + h;
+      return Status::InvalidArgument(fmt::format(
+          "{} is in the store {}: its totals would be counted twice. Scrape each agent once (one job, one "
+          "target), or give each node its own [http] hostname",
+          uuid,
+          hosts.size() > 1
+              ? "under more than one hostname (" + names + ")"
+              : fmt::format("with {:.0f} s of GPU time in a range of {} s", seconds, range_seconds)));
     }
   }
   return Status::OK();
@@ -261,52 +296,42 @@ Result<FleetReport> ReadFleetReport(prom::PromClient* client, int64_t since_unix
   r.since_unix = since_unix;
   r.until_unix = until_unix;
   r.by = by;
-  std::string range = fmt::format("{}s", std::max<int64_t>(until_unix - since_unix, 1));
   // Per GPU (its UUID) with only the labels the rows need: a week of a
   // thousand nodes is tens of thousands of series in each answer.
-  const char* row_labels = by == ReportBy::kNode    ? "hostname, uuid"
-                           : by == ReportBy::kGpu   ? "hostname, gpu, uuid"
-                           : by == ReportBy::kModel ? "model, uuid"
-                                                    : "uuid";
+  const std::string row_labels = by == ReportBy::kNode    ? "hostname, uuid"
+                                 : by == ReportBy::kGpu   ? "hostname, gpu, uuid"
+                                 : by == ReportBy::kModel ? "model, uuid"
+                                                          : "uuid";
   const bool by_job = by == ReportBy::kNamespace || by == ReportBy::kPod || by == ReportBy::kSlurmJob;
-  // Every query at once: over a week of a large fleet each reads millions
-  // of samples, and the server answers them in parallel. In this order:
-  // states, leases, then energy and cost (GPU rows) or jobs (job rows).
-  std::vector<std::string> queries = {fmt::format("sum by ({}, state) (increase({}[{}]))", row_labels,
-                                                  node::family::kGpuStateSecondsTotal, range),
-                                      fmt::format("sum by ({}, user, kind) (increase({}[{}]))", row_labels,
-                                                  node::family::kGpuLeaseSecondsTotal, range)};
+  // In this order: states, leases, then energy and cost (GPU rows) or
+  // jobs (job rows). Read in pieces, all at once (report_pieces.h).
+  std::vector<IncreaseQuery> queries = {{node::family::kGpuStateSecondsTotal, row_labels + ", state"},
+                                        {node::family::kGpuLeaseSecondsTotal, row_labels + ", user, kind"}};
   if (!IsHolderGrouping(by)) {
-    queries.push_back(fmt::format("sum by ({}) (increase({}[{}]))", row_labels,
-                                  node::family::kGpuEnergyJoulesTotal, range));
-    queries.push_back(fmt::format("sum by ({}, currency) (increase({}[{}]))", row_labels,
-                                  node::family::kGpuIdleCostTotal, range));
+    queries.push_back({node::family::kGpuEnergyJoulesTotal, row_labels});
+    queries.push_back({node::family::kGpuIdleCostTotal, row_labels + ", currency"});
   }
   if (by_job) {
     queries.push_back(
-        fmt::format("sum by (hostname, uuid, namespace, pod, slurm_job, state) (increase({}[{}]))",
-                    node::family::kGpuJobSecondsTotal, range));
+        {node::family::kGpuJobSecondsTotal, "hostname, uuid, namespace, pod, slurm_job, state"});
   }
   if (by == ReportBy::kUser) {
-    queries.push_back(fmt::format("sum by (uuid, user, held_by, state) (increase({}[{}]))",
-                                  node::family::kGpuUserSecondsTotal, range));
-    queries.push_back(fmt::format("sum by (user, held_by, state, currency) (increase({}[{}]))",
-                                  node::family::kGpuUserCostTotal, range));
+    queries.push_back({node::family::kGpuUserSecondsTotal, "uuid, user, held_by, state"});
+    queries.push_back({node::family::kGpuUserCostTotal, "user, held_by, state, currency"});
   }
-  Result<std::vector<QueryResult>> answers = client->QueryAll(queries, static_cast<double>(until_unix));
-  if (!answers.ok()) return answers.status();
-  std::vector<std::vector<Sample>> samples;
-  for (QueryResult& answer : answers.value()) {
-    for (const std::string& w : answer.warnings) r.warnings.push_back(w);
-    samples.push_back(std::move(answer.samples));
-  }
+  Result<Increases> read = ReadIncreases(client, queries, since_unix, until_unix);
+  if (!read.ok()) return read.status();
+  r.warnings = read.value().warnings;
+  r.read_hourly = read.value().read_hourly;
+  std::vector<std::vector<Sample>>& samples = read.value().samples;
+  if (Status one = EachGpuOnce(samples[0], until_unix - since_unix); !one.ok()) return one;
   Rows rows;
   FoldStates(samples[0], by, &r, &rows);
   if (!IsHolderGrouping(by)) FoldEnergyAndCost(samples[2], samples[3], by, &r, &rows);
   if (by == ReportBy::kUser) FoldUserCharges(samples[2], samples[3], &r, &rows);
   FoldHolders(samples[1], by_job ? &samples.back() : nullptr, by, &r, &rows);
   if (with_heatmap) {
-    if (Status heat = ReadHeatmap(client, since_unix, until_unix, &r); !heat.ok()) return heat;
+    if (Status heat = ReadHeatmap(client, since_unix, until_unix, r.read_hourly, &r); !heat.ok()) return heat;
   }
   Conclude(std::move(rows), &r);
   return r;
@@ -315,6 +340,9 @@ Result<FleetReport> ReadFleetReport(prom::PromClient* client, int64_t since_unix
 std::string RenderReportText(const FleetReport& r, size_t width) {
   std::string out = fmt::format("fleet report {} to {}\n\n{}\n\n", FormatUtc(r.since_unix),
                                 FormatUtc(r.until_unix), WrapText(r.verdict, width, 0, 0));
+  // What the store said, and why the raw counters were read.
+  for (const std::string& w : r.warnings) out += WrapText("warning: " + w, width, 0, 2) + "\n";
+  if (!r.warnings.empty()) out += "\n";
   if (r.by == ReportBy::kUser) {
     // The columns of `tarmac report --by user`.
     size_t user_width = r.currency.empty() ? 28 : 18;
@@ -396,7 +424,8 @@ nlohmann::json ReportToJson(const FleetReport& r) {
                       {"rows", std::move(rows)},
                       {"total", row_json(r.total)},
                       {"mostly_idle_gpus", r.mostly_idle_gpus},
-                      {"warnings", r.warnings}};
+                      {"warnings", r.warnings},
+                      {"read_from", r.read_hourly ? "hourly series" : "raw counters"}};
   if (!r.currency.empty()) j["currency"] = r.currency;
   return j;
 }

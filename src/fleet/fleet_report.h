@@ -74,6 +74,9 @@ struct FleetReport {
   int mostly_idle_gpus = 0;  // GPUs idle more than 80 % of the time they were read.
   std::string verdict;
   std::vector<std::string> warnings;
+  // The whole hours came from the hourly recording rules' series, the
+  // edges from the raw counters (report_pieces.h); else all raw.
+  bool read_hourly = false;
   std::map<std::string, std::vector<HourCell>> heatmap;  // By node, hours in order (with_heatmap).
 };
 

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "common/text_wrap.h"
+#include "testutil/http_stand_in.h"
 
 namespace tarmac::fleet {
 namespace {
@@ -47,6 +48,9 @@ TEST(FleetReportTest, TextFitsAndCarriesTheFigures) {
     EXPECT_NE(text.find("fleet report 2026-11-30 00:53 UTC to 2026-12-07 00:53 UTC"), std::string::npos)
         << text;
   }
+  FleetReport warned = Report(ReportBy::kNode);
+  warned.warnings = {"the store has no hourly series of tarmac's recording rules"};
+  EXPECT_NE(RenderReportText(warned, 100).find("warning: the store has no hourly series"), std::string::npos);
   std::string text = RenderReportText(Report(ReportBy::kNode), 100);
   EXPECT_NE(text.find("900.0h   400.0h     40.0h     4.0h   620.0h  1234.5kWh USD 1760.25"),
             std::string::npos)
@@ -119,6 +123,55 @@ TEST(FleetReportTest, TheHtmlHasTheHeatmapWithHeldIdleHoursInOrangeAndEscapesNam
   EXPECT_NE(html.find("<td>all</td><td>8</td><td>900.0h</td>"), std::string::npos) << html;
   FleetReport empty = Report(ReportBy::kNode);
   EXPECT_NE(RenderReportHtml(empty).find("(no node reported in this range)"), std::string::npos);
+}
+
+// A store holding one GPU twice: under two hostnames (an agent renamed, or
+// two agents on one GPU), or twice under one (scraped by two jobs). The
+// report refuses to add it up, naming the GPU, rather than count it twice.
+class TwiceStore : public testing::HttpStandIn {
+ public:
+  explicit TwiceStore(std::string states) {
+    server().Post("/api/v1/query", [states](const httplib::Request& req, httplib::Response& res) {
+      bool is_states =
+          req.get_param_value("query").find("tarmac_gpu_state_seconds_total") != std::string::npos;
+      res.set_content(R"({"status":"success","data":{"resultType":"vector","result":[)" +
+                          (is_states ? states : std::string()) + "]}}",
+                      "application/json");
+    });
+    Start();
+  }
+};
+
+TEST(FleetReportTest, AGpuTheStoreHoldsTwiceIsRefusedNotCountedTwice) {
+  prom::PromOptions o;
+  auto sample = [](const char* host, const char* state, int seconds) {
+    return fmt::format(R"({{"metric":{{"hostname":"{}","uuid":"GPU-1","state":"{}"}},"value":[0,"{}"]}})",
+                       host, state, seconds);
+  };
+  TwiceStore two_names(sample("node-a", "busy", 1800) + "," + sample("node-b", "busy", 1800));
+  o.url = two_names.Url();
+  Result<FleetReport> r = ReadFleetReport(std::move(prom::PromClient::Make(o)).value().get(), 1796000000,
+                                          1796003600, ReportBy::kNode);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("GPU-1 is in the store under more than one hostname (node-a, node-b)"),
+            std::string::npos)
+      << r.status().message();
+  TwiceStore doubled(sample("node-a", "busy", 7200));
+  o.url = doubled.Url();
+  r = ReadFleetReport(std::move(prom::PromClient::Make(o)).value().get(), 1796000000, 1796003600,
+                      ReportBy::kNode);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("GPU-1 is in the store with 7200 s of GPU time in a range of 3600 s"),
+            std::string::npos)
+      << r.status().message();
+  // Once, and within the range: read.
+  TwiceStore once(sample("node-a", "busy", 2400) + "," + sample("node-a", "idle", 1200));
+  o.url = once.Url();
+  r = ReadFleetReport(std::move(prom::PromClient::Make(o)).value().get(), 1796000000, 1796003600,
+                      ReportBy::kNode);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r.value().total.busy_hours, 2400.0 / 3600);
 }
 
 }  // namespace

@@ -245,6 +245,18 @@ Result<QueryResult> PromClient::Query(const std::string& promql, std::optional<d
 
 Result<std::vector<QueryResult>> PromClient::QueryAll(const std::vector<std::string>& promqls,
                                                       std::optional<double> at_unix_seconds) {
+  std::vector<Result<QueryResult>> out = QueryEach(promqls, at_unix_seconds);
+  std::vector<QueryResult> decoded;
+  decoded.reserve(out.size());
+  for (Result<QueryResult>& one : out) {
+    if (!one.ok()) return one.status();
+    decoded.push_back(std::move(one).value());
+  }
+  return decoded;
+}
+
+std::vector<Result<QueryResult>> PromClient::QueryEach(const std::vector<std::string>& promqls,
+                                                       std::optional<double> at_unix_seconds) {
   // Fetched by a few workers at once, each on a connection of its own (the
   // first on this client's): fewer than Prometheus' default
   // --query.max-concurrency (20), so the server runs them all in parallel.
@@ -276,13 +288,7 @@ Result<std::vector<QueryResult>> PromClient::QueryAll(const std::vector<std::str
   }
   work(connection_.get());
   for (std::thread& t : workers) t.join();
-  std::vector<QueryResult> decoded;
-  decoded.reserve(out.size());
-  for (Result<QueryResult>& one : out) {
-    if (!one.ok()) return one.status();
-    decoded.push_back(std::move(one).value());
-  }
-  return decoded;
+  return out;
 }
 
 namespace {

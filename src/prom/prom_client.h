@@ -91,6 +91,11 @@ class PromClient {
   // read again.
   Result<std::vector<QueryResult>> QueryAll(const std::vector<std::string>& promqls,
                                             std::optional<double> at_unix_seconds = std::nullopt);
+  // As QueryAll, but each query's own answer or refusal, in the order asked:
+  // a caller that can do something about one refusal (ask for less) learns
+  // which query it was.
+  std::vector<Result<QueryResult>> QueryEach(const std::vector<std::string>& promqls,
+                                             std::optional<double> at_unix_seconds = std::nullopt);
 
   // A range query: `promql` evaluated every `step_seconds` from `start` to
   // `end` (Unix seconds).

@@ -597,7 +597,8 @@ TEST_F(WebTest, RegressionASecretOnACommandLineReachesNoApiRouteNorTheStream) {
     EXPECT_EQ(e->data.dump().find(secret), std::string::npos)
         << e->name << ": " << e->data.dump().substr(0, 2000);
     if (!asked && seen.count("status") == 1 && seen.count("leases") == 1) {
-      json more = Socket("lease.request", {{"gpus", 1}, {"wait", true}, {"command", "sweep --token=" + secret}});
+      json more =
+          Socket("lease.request", {{"gpus", 1}, {"wait", true}, {"command", "sweep --token=" + secret}});
       ASSERT_EQ(more.value("state", ""), "queued") << more.dump();
       asked = true;
     }
