@@ -284,6 +284,16 @@ Result<FleetView> ReadFleet(prom::PromClient* client, const ReadParts& parts) {
     auto it = r.nodes.find(s.Label("instance"));
     if (it != r.nodes.end()) it->second.is_up = it->second.is_up || s.value == 1;
   }
+  // Nothing to show: say why it may be, rather than an empty fleet alone.
+  if (r.nodes.empty()) {
+    view.warnings.push_back(
+        "no node reports to this store: no scrape target exported tarmac's GPU series or dcgm-exporter's in "
+        "the last day. A store that began scraping within the last minute may not show its newest samples "
+        "yet "
+        "(VictoriaMetrics hides the last 30 s by default, -search.latencyOffset); else check its scrape "
+        "targets "
+        "(docs/fleet.md#set-up)");
+  }
 
   // Readings now: each of tarmac's families with only the labels read.
   for (const ReadingQuery& q : ReadingQueries()) {

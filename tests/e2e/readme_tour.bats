@@ -69,7 +69,14 @@ swap() {
   for c in "${commands[@]}"; do
     written=$(printf '%s' "$c" | swap | sed -e "s#localhost:9477#$address#")
     printf '%s\n' "$setup_line" "cd '$WORLD/tour'" "$written" > "$WORLD/tour.sh"
-    run run_alone 4 "$WORLD/tour.sh"
+    # Commands that run until stopped (a live view, a request that waits)
+    # are stopped after 4 s; every other one must end by itself (60 s is a
+    # bound for a hang, not a timing: a loaded machine takes its time).
+    case "$c" in
+      *"run --gpus"* | *"--priority backfill"* | *"--watch"* | *"tarmac top"*) limit=4 ;;
+      *) limit=60 ;;
+    esac
+    run run_alone "$limit" "$WORLD/tour.sh"
     echo "# $written -> $status" >&3
     case "$c" in
       *"run --gpus"*) [[ "$status" -eq 0 || ( "$status" -eq 124 && "$output" == *"queued"* ) ]] ;;  # Waits if it must.

@@ -9,7 +9,9 @@ console's Fleet page must show the three nodes, each GPU as tarmac fleet
 status says, the held-idle GPU as held, each node linking to its own
 console, and the fleet report by node. node-c's agent then stops: the page
 must show it down. /api/v1/fleet answers what `tarmac fleet status --json`
-does; an agent without [fleet] says what is missing.
+does; an agent without [fleet] says what is missing. With
+FLEET_STORE=victoria-metrics the store is VictoriaMetrics scraping the
+agents itself (e2e.web_fleet_victoria).
 
 Usage: web_fleet.py BUILD_DIR SOURCE_DIR
 """
@@ -111,9 +113,15 @@ def main():
         f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: tarmac\n"
                 f"    static_configs:\n      - targets: [{targets}]\n")
     prom_log = open(os.path.join(work, "prometheus.log"), "w")
-    children.append(subprocess.Popen(["prometheus", f"--config.file={work}/prometheus.yml",
-                                      f"--storage.tsdb.path={work}/tsdb", f"--web.listen-address=127.0.0.1:{prom_port}",
-                                      "--log.level=warn"], stdout=prom_log, stderr=prom_log))
+    if os.environ.get("FLEET_STORE") == "victoria-metrics":
+        # The same scrape config, read by VictoriaMetrics' own scraper (its
+        # newest second hidden from queries, not its default 30 s).
+        store = ["victoria-metrics", f"-promscrape.config={work}/prometheus.yml", f"-storageDataPath={work}/vmdata",
+                 f"-httpListenAddr=127.0.0.1:{prom_port}", "-search.latencyOffset=1s", "-loggerLevel=WARN"]
+    else:
+        store = ["prometheus", f"--config.file={work}/prometheus.yml", f"--storage.tsdb.path={work}/tsdb",
+                 f"--web.listen-address=127.0.0.1:{prom_port}", "--log.level=warn"]
+    children.append(subprocess.Popen(store, stdout=prom_log, stderr=prom_log))
     wait_until("three nodes up and the held-idle GPU in Prometheus",
                lambda: prom_query(prom_port, "count(up == 1)") == 3
                and prom_query(prom_port, "sum(tarmac_gpu_held_idle)") == 1, tries=900, name="web_fleet")
