@@ -20,6 +20,13 @@ Usage: fleet_scale.py BUILD_DIR [NODES] [GPUS] [DAYS] [STEP_S] [RUNS]
 
 FLEET_SCALE_BASELINE=PATH also times PATH (another build's tarmac-fleet)
 for status and idle, in the same run against the same Prometheus.
+
+FLEET_SCALE_HOURLY=1 also writes, at every whole hour, the hourly series
+the shipped recording rules keep (group tarmac-report:
+uuid:tarmac_gpu_state_seconds:increase1h and the rest, and
+tarmac:report_rules_version), as a Prometheus running them would have
+them: the report then reads its whole hours from them (its JSON says
+`read_from`).
 """
 import json
 import os
@@ -34,7 +41,7 @@ import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "e2e"))
-from e2e_util import free_port  # noqa: E402
+from e2e_util import serve_tsdb  # noqa: E402
 
 build = sys.argv[1]
 nodes = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
@@ -115,6 +122,13 @@ def families(fleet):
     return counters, gauges
 
 
+# Each counter's hourly series (deploy/prometheus/tarmac.rules.yml, group tarmac-report).
+HOURLY = {"tarmac_gpu_state_seconds_total": "uuid:tarmac_gpu_state_seconds:increase1h",
+          "tarmac_gpu_energy_joules_total": "uuid:tarmac_gpu_energy_joules:increase1h",
+          "tarmac_gpu_idle_cost_total": "uuid:tarmac_gpu_idle_cost:increase1h",
+          "tarmac_gpu_lease_seconds_total": "uuid:tarmac_gpu_lease_seconds:increase1h"}
+
+
 def build_tsdb(tsdb, now, fleet):
     """Writes the OpenMetrics of each two-hour window and has promtool make
     its block (promtool 2.42 reads its whole input once per two hours the
@@ -124,6 +138,8 @@ def build_tsdb(tsdb, now, fleet):
     history = list(range(start - start % step, now + 1, step))
     recent = list(range(now - 1800, now + 900, 60))
     totals = [[0.0] * len(rows) for _, rows in counters]
+    at_hour = [[0.0] * len(rows) for _, rows in counters]
+    hourly = os.environ.get("FLEET_SCALE_HOURLY") == "1"
     previous = [None]
     series = sum(len(rows) for _, rows in counters) + sum(len(rows) for _, rows in gauges)
     samples = 0
@@ -141,17 +157,31 @@ def build_tsdb(tsdb, now, fleet):
                     break
                 out.write(f"# TYPE {name} counter\n")
                 prev = previous[0]
+                hourly_lines = []  # Its hourly series, written after its own lines.
                 for t in ts:
                     dt = 0 if prev is None else t - prev
                     lines = []
                     for i, (labels, rate) in enumerate(rows):
                         totals[k][i] += rate(t) * dt
                         lines.append(f"{name}{{{labels}}} {totals[k][i]:.3f} {t}\n")
+                        if hourly and t % 3600 == 0:
+                            # The growth since the last whole hour, with the labels the rules keep.
+                            kept = ",".join(p for p in labels.split(",") if not p.startswith(("instance=", "job=")))
+                            hourly_lines.append(f"{HOURLY[name]}{{{kept}}} {totals[k][i] - at_hour[k][i]:.3f} {t}\n")
+                            at_hour[k][i] = totals[k][i]
                     out.write("".join(lines))
                     samples += len(rows)
                     prev = t
+                if hourly_lines:
+                    out.write(f"# TYPE {HOURLY[name]} gauge\n")
+                    out.write("".join(hourly_lines))
+                    samples += len(hourly_lines)
             if ts:
                 previous[0] = ts[-1]
+            hours = [t for t in ts if t % 3600 == 0] if hourly else []
+            if hours:
+                out.write("# TYPE tarmac:report_rules_version gauge\n")
+                out.write("".join(f"tarmac:report_rules_version 1 {t}\n" for t in hours))
             for name, rows in gauges:
                 if not rs:
                     break
@@ -195,21 +225,8 @@ def main():
         with open(os.path.join(tsdb, "made_at"), "w") as f:
             f.write(str(now))
         print(f"fleet_scale: {series} series, {samples} samples written by promtool in {time.monotonic() - t0:.0f} s")
-    port = free_port()
-    config = os.path.join(work, "prometheus.yml")
-    with open(config, "w") as f:
-        f.write("global:\n  scrape_interval: 1h\nscrape_configs: []\n")
-    prom = subprocess.Popen(["prometheus", f"--config.file={config}", f"--storage.tsdb.path={tsdb}",
-                             "--storage.tsdb.retention.time=30d", f"--web.listen-address=127.0.0.1:{port}",
-                             "--log.level=error"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
+    prom, url = serve_tsdb(work, tsdb)
     try:
-        for _ in range(600):
-            try:
-                urllib.request.urlopen(f"{url}/-/ready", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.2)
         # As a running server would have them: the two-hour blocks promtool
         # wrote compacted into larger ones (until their count settles).
         t0 = time.monotonic()
@@ -248,7 +265,7 @@ def main():
             print(json.dumps(report["total"]))
         print(f"fleet_scale: {len(status['nodes'])} nodes, {seen} GPUs seen; the report reads "
               f"{report['total']['busy_hours'] + report['total']['idle_hours'] + report['total']['held_idle_hours']:.0f}"
-              " GPU-hours")
+              f" GPU-hours from the {report.get('read_from', 'raw counters')}")
         # FLEET_SCALE_BASELINE=PATH: another tarmac-fleet (an earlier
         # build) timed right after this one, each command in turn.
         baseline = os.environ.get("FLEET_SCALE_BASELINE")

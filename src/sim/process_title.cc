@@ -7,6 +7,8 @@
 #include <sstream>
 #include <vector>
 
+#include "sim/cuda_context.h"
+
 namespace tarmac::sim {
 
 Status SetProcessTitle(int argc, char** argv, const std::string& title) {
@@ -33,6 +35,12 @@ Status SetProcessTitle(int argc, char** argv, const std::string& title) {
   std::string name = words[0].substr(words[0].rfind('/') + 1).substr(0, 15);
   ::prctl(PR_SET_NAME, name.c_str(), 0, 0, 0);
   return Status::OK();
+}
+
+Result<std::string> TakeTitle(int argc, char** argv, const std::string& title) {
+  if (title.empty()) return CommandLineOf(argc, argv);
+  if (Status set = SetProcessTitle(argc, argv, title); !set.ok()) return set;
+  return title;
 }
 
 }  // namespace tarmac::sim

@@ -14,6 +14,7 @@
 
 #include <string>
 
+#include "common/result.h"
 #include "common/status.h"
 
 namespace tarmac::sim {
@@ -24,5 +25,10 @@ namespace tarmac::sim {
 // Every string argv pointed to is overwritten: copy what is still needed
 // first.
 Status SetProcessTitle(int argc, char** argv, const std::string& title);
+
+// For a stand-in's --title: with a title, sets it (SetProcessTitle) and
+// returns it; without one, returns argv joined (CommandLineOf). Either is
+// what its load file records as its command.
+Result<std::string> TakeTitle(int argc, char** argv, const std::string& title);
 
 }  // namespace tarmac::sim

@@ -61,3 +61,25 @@ def status_mib(pid, field="VmRSS"):
             if line.startswith(field + ":"):
                 return int(line.split()[1]) / 1024
     return 0.0
+
+
+def serve_tsdb(work, tsdb, *flags):
+    """The Debian package's Prometheus serving the TSDB folder `tsdb` (and
+    scraping nothing), with `flags` added, once it answers: (process, URL)."""
+    import urllib.request
+    port = free_port()
+    config = os.path.join(work, "prometheus-tsdb.yml")
+    with open(config, "w") as f:
+        f.write("global:\n  scrape_interval: 15s\nscrape_configs: []\n")
+    prom = subprocess.Popen(["prometheus", f"--config.file={config}", f"--storage.tsdb.path={tsdb}",
+                             "--storage.tsdb.retention.time=30d", f"--web.listen-address=127.0.0.1:{port}",
+                             "--log.level=error", *flags], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(600):
+        try:
+            urllib.request.urlopen(f"{url}/-/ready", timeout=1)
+            return prom, url
+        except OSError:
+            time.sleep(0.2)
+    prom.kill()
+    raise SystemExit(f"Prometheus did not start on {tsdb}")

@@ -36,7 +36,7 @@ import urllib.request
 import yaml  # Debian's python3-yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_util import check, free_port  # noqa: E402
+from e2e_util import check, serve_tsdb  # noqa: E402
 
 build, source = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 work = tempfile.mkdtemp(prefix="tarmac-fleet-hourly-")
@@ -102,22 +102,8 @@ def write_blocks(tsdb):
 
 
 def start_prometheus(tsdb):
-    port = free_port()
-    config = os.path.join(work, "prometheus.yml")
-    with open(config, "w") as f:
-        f.write("global:\n  scrape_interval: 15s\nscrape_configs: []\n")
-    prom = subprocess.Popen(["prometheus", f"--config.file={config}", f"--storage.tsdb.path={tsdb}",
-                             "--storage.tsdb.retention.time=30d", f"--web.listen-address=127.0.0.1:{port}",
-                             "--query.max-samples=30000", "--log.level=error"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(600):
-        try:
-            urllib.request.urlopen(f"{url}/-/ready", timeout=1)
-            return prom, url
-        except OSError:
-            time.sleep(0.1)
-    raise SystemExit("fleet_hourly: Prometheus did not start")
+    # A samples limit that the week in one raw query passes.
+    return serve_tsdb(work, tsdb, "--query.max-samples=30000")
 
 
 def report(url):

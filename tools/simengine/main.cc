@@ -322,12 +322,10 @@ int main(int argc, char** argv) {
     int code = app.exit(e);
     return code == 0 ? 0 : 2;
   }
-  // What the load file says the process is (before the title overwrites argv).
-  std::string command = o.title.empty() ? sim::CommandLineOf(argc, argv) : o.title;
-  if (!o.title.empty()) {
-    Status titled = sim::SetProcessTitle(argc, argv, o.title);
-    if (!titled.ok()) return Fail("--title: " + titled.message(), 2);
-  }
+  // What the load file says the process is (read before the title overwrites argv).
+  Result<std::string> titled = sim::TakeTitle(argc, argv, o.title);
+  if (!titled.ok()) return Fail("--title: " + titled.status().message(), 2);
+  const std::string command = titled.value();
   Result<int64_t> bytes = ParseBytes(o.memory);
   if (!bytes.ok()) return Fail("--memory: " + bytes.status().message(), 2);
   Result<std::unique_ptr<sim::World>> world = sim::World::Open(o.world, RealClock());
