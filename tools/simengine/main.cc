@@ -34,6 +34,7 @@
 #include "sim/load.h"
 #include "sim/process_title.h"
 #include "sim/world.h"
+#include "sim_options.h"
 
 namespace {
 
@@ -300,10 +301,7 @@ void AddOptions(CLI::App* app_, Options* options) {
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--refuse-unload", o.refuse_unload,
                "Answer unload requests but keep the model (and its memory)");
-  app.add_option("--scenario", o.world.scenario_path, "Scenario file")->envname("TARMAC_SIM_SCENARIO");
-  app.add_option("--sim-dir", o.world.dir, "World directory")->envname("TARMAC_SIM_DIR");
-  app.add_option("--title", o.title,
-                 "The command line to show in /proc (and so in tarmac), e.g. \"vllm serve llama3.2\"");
+  tarmac::sim::AddStandInOptions(&app, &o.world, &o.title, "vllm serve llama3.2");
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "sim/load.h"
 #include "sim/process_title.h"
 #include "sim/world.h"
+#include "sim_options.h"
 
 namespace {
 
@@ -55,10 +56,7 @@ void AddOptions(CLI::App* app_, Options* options) {
       ->default_str("steady");
   app.add_option("--seconds", o.seconds, "Run this long, then exit (default: until signalled)")
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--scenario", o.world.scenario_path, "Scenario file")->envname("TARMAC_SIM_SCENARIO");
-  app.add_option("--sim-dir", o.world.dir, "World directory")->envname("TARMAC_SIM_DIR");
-  app.add_option("--title", o.title,
-                 "The command line to show in /proc (and so in tarmac), e.g. \"python3 train.py\"");
+  tarmac::sim::AddStandInOptions(&app, &o.world, &o.title, "python3 train.py");
 }
 
 }  // namespace
