@@ -272,11 +272,11 @@ start_prometheus() {
   NODE_TOML=$'[report]\ngpu_hour_cost = 3.6\ncurrency = "EUR"' start_node solo small.toml "$port" > "$WORLD/port"
   [ "$(cat "$WORLD/port")" == "$port" ]
   for _ in $(seq 300); do [[ $(prom_query 'sum(up)' | jq -r '.data.result[0].value[1] // 0') == 1 ]] && break; sleep 0.1; done
-  # Then for forty seconds GPU 0 busy; GPU 1 held idle by a job at 0 % SM
-  # for fifteen, then reserved and left idle: the user is charged busy
+  # Then for twenty seconds GPU 0 busy; GPU 1 held idle by a job at 0 % SM
+  # for eight, then reserved and left idle: the user is charged busy
   # time, idle time held by a process, and idle time held by a lease.
   # Prometheus reads every spell from its first second to its last.
-  for spec in "0 --util 80 --memory 2GiB --seconds 40" "1 --util 0 --memory 1GiB --seconds 15"; do
+  for spec in "0 --util 80 --memory 2GiB --seconds 20" "1 --util 0 --memory 1GiB --seconds 8"; do
     read -r gpu load <<< "$spec"
     # shellcheck disable=SC2086
     CUDA_VISIBLE_DEVICES=$gpu TARMAC_SIM_SCENARIO="$TARMAC_SOURCE_DIR/examples/scenarios/small.toml" \
@@ -285,7 +285,7 @@ start_prometheus() {
   done
   idle_job=$(tail -1 "$WORLD/loads")
   while kill -0 "$idle_job" 2>/dev/null; do sleep 0.2; done
-  TARMAC_SIM_DIR="$WORLD/solo/world" tarmac reserve --socket "$WORLD/solo/t.sock" --gpus 1 --for 20s >/dev/null
+  TARMAC_SIM_DIR="$WORLD/solo/world" tarmac reserve --socket "$WORLD/solo/t.sock" --gpus 1 --for 10s >/dev/null
   while read -r pid; do while kill -0 "$pid" 2>/dev/null; do sleep 0.2; done; done < "$WORLD/loads"
   # Three more scrapes, then the agent stops and the range ends.
   sleep 3

@@ -188,6 +188,13 @@ def main():
     # The window is the data's, not an hour of which most is before the agent.
     window = browser.eval(f"(() => {{ const d = document.querySelector('{util}').dataset; return d.to - d.from; }})()")
     check(0 <= window < 600, f"the charts' window is the data's own ({window:.0f} s), not the whole hour")
+    # The charts follow the history while the view is open (each step of
+    # its tier, 10 s at least), without a reload.
+    shown_to = browser.eval(f"Number(document.querySelector('{util}').dataset.to)")
+    wait_until("the charts to follow the history", lambda: browser.eval(
+        f"Number(document.querySelector('{util}')?.dataset.to || 0)") > shown_to, tries=300)
+    check(browser.eval("document.querySelectorAll('.chart canvas').length") == 4,
+          "the charts follow the history while the view is open, four still")
     title = browser.eval(f"document.querySelector('{util} .u-title')?.textContent || ''")
     legend = browser.eval(f"document.querySelector('{util} .u-legend')?.textContent || ''")
     check(title == "utilization (%)" and "utilization" in legend, f"each chart says its unit: {title!r}, {legend[:40]!r}")
