@@ -14,6 +14,9 @@ BUILD_DIR ?= build
 FUZZ_DIR ?= build-fuzz
 BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= $(shell nproc)
+# Tests mostly wait (on agents, browsers, stores): twice as many at once as
+# there are cores keeps the cores busy. No test has a time limit of its own.
+TEST_JOBS ?= $(shell echo $$(( $$(nproc) * 2 )))
 FUZZ_SECONDS ?= 20
 PREFIX ?= /usr/local
 
@@ -33,7 +36,7 @@ build: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
 test: build
-	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -LE gpu
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(TEST_JOBS) -LE gpu
 
 demo: build
 	scripts/demo $(BUILD_DIR)
