@@ -7,8 +7,8 @@
 //
 // - the whole hours, from the hourly series the shipped recording rules
 //   keep (deploy/prometheus/tarmac.rules.yml, group tarmac-report): one
-//   sample per GPU and hour instead of 240, when the store has them, at
-//   this version or a later one, for every hour of the range;
+//   sample loaded per GPU and hour instead of 240, when the store has them,
+//   at this version or a later one, for every hour of the range;
 // - the edges before the first whole hour and after the last, and the whole
 //   range when the hourly series do not cover it, from the raw counters.
 //
