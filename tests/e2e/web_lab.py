@@ -208,6 +208,10 @@ def main():
                   f"the {view} view at the {screen}'s width writes no null, undefined or NaN")
             if view == "leases":
                 check("eva" in text and "dana" in text, f"the {screen}'s Leases view shows the queue and the batch")
+            if screen == "phone":
+                inner = browser.eval("[...document.querySelectorAll('#main table.rows')]"
+                                     ".filter(t => t.scrollWidth > t.clientWidth + 1).length")
+                check(inner == 0, f"at the phone's width the {view} view's tables fit, row by row ({inner} scroll)")
             widths = browser.widths()
             check(widths[0] <= widths[1], f"the {view} view at the {screen}'s width scrolls nothing sideways "
                                           f"(content {widths[0]} of {widths[1]} px)")

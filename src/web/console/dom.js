@@ -37,9 +37,14 @@ export function bar(ratio, text) {
 
 // A table: one header row of `titles`, then `rows` (each an array of cells,
 // a cell a value or a [value, attrs] pair). A column whose cells are all
-// numbers (class "num") has its title over them, on the right.
+// numbers (class "num") has its title over them, on the right. Each cell
+// carries its column's title (data-label): on a phone each row is a block
+// of "title value" lines (console.css), not a table wider than the screen.
 export function table(attrs, titles, rows) {
   const isNumeric = i => rows.length > 0 && rows.every(cells => Array.isArray(cells[i]) && cells[i][1]?.class === "num");
-  return h("table", attrs, h("tr", {}, titles.map((t, i) => h("th", { class: isNumeric(i) ? "num" : null }, t))),
-    rows.map(cells => h("tr", {}, cells.map(c => Array.isArray(c) ? h("td", c[1], c[0]) : h("td", {}, c)))));
+  const cell = (c, i) => Array.isArray(c) ? h("td", { ...c[1], "data-label": titles[i] }, c[0])
+    : h("td", { "data-label": titles[i] }, c);
+  return h("table", { ...attrs, class: ["rows", attrs.class].filter(Boolean).join(" ") },
+    h("tr", {}, titles.map((t, i) => h("th", { class: isNumeric(i) ? "num" : null }, t))),
+    rows.map(cells => h("tr", {}, cells.map(cell))));
 }
