@@ -311,8 +311,12 @@ Result<json> AnswerData(const std::string& body, int http_status, const std::str
     std::string type = StringAt(answer, "errorType");
     std::string error = StringAt(answer, "error", "no error given");
     std::string text = fmt::format("{}: {}{}{}", what, type, type.empty() ? "" : ": ", error);
+    // Prometheus' words for its limits, Thanos' and Mimir's ("limit",
+    // "exceeded"), and VictoriaMetrics' ("cannot select more than
+    // -search.maxSamplesPerQuery").
     bool is_limit = type == "timeout" || error.find("too many samples") != std::string::npos ||
-                    error.find("limit") != std::string::npos || error.find("exceeded") != std::string::npos;
+                    error.find("limit") != std::string::npos || error.find("exceeded") != std::string::npos ||
+                    error.find("cannot select more than") != std::string::npos;
     if (is_limit) return Status::ResourceExhausted(text, "ask for less: a shorter range or fewer nodes");
     if (http_status >= 500) return Status::Unavailable(text);
     return Status::InvalidArgument(text);

@@ -66,6 +66,9 @@ TEST(PromAnswerTest, EachRefusalHasItsCodeAndNamesTheServer) {
        StatusCode::kInvalidArgument, "bad_data: parse error at char 3"},
       {R"({"status":"error","errorType":"execution","error":"query processing would load too many samples into memory"})",
        422, StatusCode::kResourceExhausted, "too many samples"},
+      // VictoriaMetrics' words for its samples limit (1.79).
+      {R"({"status":"error","errorType":"422","error":"cannot evaluate \"increase(c[1h])\": cannot select more than -search.maxSamplesPerQuery=100 samples; possible solutions: ..."})",
+       422, StatusCode::kResourceExhausted, "maxSamplesPerQuery"},
       {R"({"status":"error","errorType":"timeout","error":"query timed out in expression evaluation"})", 503,
        StatusCode::kResourceExhausted, "timed out"},
       {R"({"status":"error","errorType":"unavailable","error":"TSDB not ready"})", 503,

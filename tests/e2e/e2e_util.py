@@ -83,3 +83,11 @@ def serve_tsdb(work, tsdb, *flags):
             time.sleep(0.2)
     prom.kill()
     raise SystemExit(f"Prometheus did not start on {tsdb}")
+
+
+def victoria_metrics(work, port, *flags):
+    """The command line of Debian's VictoriaMetrics on 127.0.0.1:`port`, its
+    data under `work`, with `flags` added. Queries see samples up to a
+    second old (its default hides the newest 30 s: docs/fleet.md)."""
+    return ["victoria-metrics", f"-storageDataPath={work}/vmdata", f"-httpListenAddr=127.0.0.1:{port}",
+            "-search.latencyOffset=1s", "-loggerLevel=WARN", *flags]

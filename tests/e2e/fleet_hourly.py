@@ -23,8 +23,8 @@ a thousand nodes pass the default one:
 With FLEET_STORE=victoria-metrics (e2e.fleet_hourly_victoria) the store
 is VictoriaMetrics: the week imported through its Prometheus text import,
 the same rule group replayed over it by vmalert (-replay.timeFrom), which
-writes the hourly series back; the same checks, but the samples limit (its
-limits' messages differ, and a week of two GPUs is far below them).
+writes the hourly series back; the same checks, with its samples limit
+(-search.maxSamplesPerQuery) set so that the raw week must be cut too.
 
 Usage: fleet_hourly.py BUILD_DIR SOURCE_DIR
 """
@@ -42,7 +42,7 @@ import urllib.request
 import yaml  # Debian's python3-yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_util import check, free_port, serve_tsdb  # noqa: E402
+from e2e_util import check, free_port, serve_tsdb, victoria_metrics  # noqa: E402
 
 build, source = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 work = tempfile.mkdtemp(prefix="tarmac-fleet-hourly-")
@@ -162,6 +162,19 @@ def report_rules():
     return path
 
 
+def check_week_refused(url, words):
+    """The week in one raw query is over the store's samples limit (its
+    refusal says `words`): the report must cut it."""
+    ask = urllib.parse.urlencode({"query": "sum by (uuid, state) (increase(tarmac_gpu_state_seconds_total[7d]))",
+                                  "time": UNTIL}).encode()
+    try:
+        urllib.request.urlopen(f"{url}/api/v1/query", data=ask, timeout=60)
+        refused = ""
+    except urllib.error.HTTPError as e:
+        refused = e.read().decode()
+    check(words in refused, f"the week in one raw query is refused: {refused[:160]}", name="fleet_hourly")
+
+
 def check_raw(url, truth):
     raw = report(url)
     check(raw["read_from"] == "raw counters" and any("no hourly series" in w for w in raw["warnings"]),
@@ -186,16 +199,7 @@ def on_prometheus(children):
     print(f"fleet_hourly: a week of 2 GPUs at {STEP} s in {time.monotonic() - t0:.0f} s")
     prom, url = start_prometheus(tsdb)
     children.append(prom)
-    # The week in one raw query is over the store's limit: the report must cut it.
-    ask = urllib.parse.urlencode({"query": "sum by (uuid, state) (increase(tarmac_gpu_state_seconds_total[7d]))",
-                                  "time": UNTIL}).encode()
-    try:
-        urllib.request.urlopen(f"{url}/api/v1/query", data=ask, timeout=60)
-        refused = ""
-    except urllib.error.HTTPError as e:
-        refused = e.read().decode()
-    check("too many samples" in refused, f"the week in one raw query is refused: {refused[:120]}",
-          name="fleet_hourly")
+    check_week_refused(url, "too many samples")
     raw = check_raw(url, truth)
     # The shipped rules over the week, as a Prometheus running them all week has them.
     t0 = time.monotonic()
@@ -219,10 +223,10 @@ def on_victoria(children):
     back."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    children.append(subprocess.Popen(
-        ["victoria-metrics", f"-storageDataPath={work}/vmdata", f"-httpListenAddr=127.0.0.1:{port}",
-         "-retentionPeriod=1y", "-search.latencyOffset=1s", "-loggerLevel=ERROR"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    # A samples limit that the week in one raw query passes, as for Prometheus.
+    children.append(subprocess.Popen(victoria_metrics(work, port, "-retentionPeriod=1y",
+                                                      "-search.maxSamplesPerQuery=200000"),
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
     for _ in range(300):
         try:
             urllib.request.urlopen(f"{url}/health", timeout=1)
@@ -232,6 +236,7 @@ def on_victoria(children):
     flush = lambda: urllib.request.urlopen(f"{url}/internal/force_flush", timeout=60)  # noqa: E731
     truth = write_blocks(into_victoria(url))
     flush()
+    check_week_refused(url, "cannot select more than -search.maxSamplesPerQuery")
     raw = check_raw(url, truth)
     t0 = time.monotonic()
     iso = lambda t: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))  # noqa: E731

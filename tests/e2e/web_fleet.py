@@ -27,7 +27,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cdp import Browser  # noqa: E402
-from e2e_util import check, free_port, stop_all, wait_until  # noqa: E402
+from e2e_util import victoria_metrics, check, free_port, stop_all, wait_until  # noqa: E402
 
 build, source = sys.argv[1], sys.argv[2]
 bin_dir = os.path.join(build, "bin")
@@ -116,8 +116,7 @@ def main():
     if os.environ.get("FLEET_STORE") == "victoria-metrics":
         # The same scrape config, read by VictoriaMetrics' own scraper (its
         # newest second hidden from queries, not its default 30 s).
-        store = ["victoria-metrics", f"-promscrape.config={work}/prometheus.yml", f"-storageDataPath={work}/vmdata",
-                 f"-httpListenAddr=127.0.0.1:{prom_port}", "-search.latencyOffset=1s", "-loggerLevel=WARN"]
+        store = victoria_metrics(work, prom_port, f"-promscrape.config={work}/prometheus.yml")
     else:
         store = ["prometheus", f"--config.file={work}/prometheus.yml", f"--storage.tsdb.path={work}/tsdb",
                  f"--web.listen-address=127.0.0.1:{prom_port}", "--log.level=warn"]
