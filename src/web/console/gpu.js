@@ -85,17 +85,21 @@ const isZoomed = plots => plots.some(p => p.scales.x.min > p.data[0][0] + 0.5 ||
   p.scales.x.max < p.data[0][p.data[0].length - 1] - 0.5);
 
 // The charts of GPU `index` over `range`, from the history; then, while
-// this view is still the one shown, again a step later.
-async function drawCharts(index, range, hash, plots) {
+// this view is still the one shown, again a step later. `journal` keeps the
+// lease journal's events read so far: each drawing after the first asks
+// only for those after them.
+async function drawCharts(index, range, hash, plots, journal) {
   const main = byId("main");
   try {
     const points = Math.max(100, Math.min(2000, Math.round(main.clientWidth || 800)));
     const [history, events] = await Promise.all([
       getJson(`api/v1/history?gpu=${encodeURIComponent(index)}&since=${range}&points=${points}`),
-      getJson("api/v1/events?newest=true&limit=2000").catch(() => ({ events: [] }))]);
+      getJson(journal.length ? `api/v1/events?after=${journal[journal.length - 1].seq}&limit=2000`
+        : "api/v1/events?newest=true&limit=2000").catch(() => ({ events: [] }))]);
+    journal.push(...(events.events || []));
     // The lease journal's (grants, ends, preemptions, doctor findings) and
     // the store's (Xids, throttling, the GPU lost, the driver, the agent).
-    const marks = (events.events || []).filter(e => !e.gpus || !e.gpus.length || e.gpus.includes(Number(index)))
+    const marks = journal.filter(e => !e.gpus || !e.gpus.length || e.gpus.includes(Number(index)))
       .concat((history.events || []).map(e => ({ at_unix: e.t, kind: e.kind, detail: e.detail })));
     const rows = history.rows.filter(r => String(r.gpu) === index || r.uuid === index);
     const area = byId("charts");
@@ -116,7 +120,7 @@ async function drawCharts(index, range, hash, plots) {
     const again = () => {
       if (location.hash !== hash) return;
       if (isZoomed(plots)) follow = setTimeout(again, 10000);
-      else drawCharts(index, range, hash, plots);
+      else drawCharts(index, range, hash, plots, journal);
     };
     follow = setTimeout(again, Math.max(10, history.step_seconds || 0) * 1000);
   } catch (e) {
@@ -132,5 +136,5 @@ export function renderGpu() {
     h("div", {}, Object.keys(RANGES).map(r => h("a", { href: `#gpu/${index}/${r}`, class: "range" }, r === range ? `[${r}]` : r)),
       h("span", { class: "muted" }, " · drag across a chart to zoom in, double-click to zoom out")),
     h("div", { id: "charts", class: "charts" }, h("p", { class: "muted" }, "loading…")));
-  return drawCharts(index, range, location.hash, []);
+  return drawCharts(index, range, location.hash, [], []);
 }
