@@ -204,20 +204,28 @@ void FoldUserCharges(const std::vector<Sample>& seconds, const std::vector<Sampl
 }
 
 // The node x hour heatmap: each hour's end from the first whole hour after
-// `since` (or `until` alone for a shorter range), the hour before it.
-Status ReadHeatmap(prom::PromClient* client, int64_t since_unix, int64_t until_unix, bool hourly,
+// `since` (or `until` alone for a shorter range), the hour before it; from
+// the hourly series, each evaluation hour the report read from them.
+Status ReadHeatmap(prom::PromClient* client, int64_t since_unix, int64_t until_unix, const Increases& read,
                    FleetReport* r) {
+  const bool hourly = read.read_hourly;
   double start = std::min<double>(static_cast<double>(since_unix) + kHour, static_cast<double>(until_unix));
+  double end = static_cast<double>(until_unix);
+  if (hourly) {
+    end = static_cast<double>(read.last_evaluation_ms) / 1000;
+    start = end - static_cast<double>(read.evaluation_hours - 1) * kHour;
+  }
   std::map<std::string, std::map<int64_t, std::array<double, 3>>> sums;  // Node, hour: busy, held idle, read.
   const char* shares[] = {"{state=\"busy\"}", "{state=\"held_idle\"}", "{state!=\"unknown\"}"};
   for (size_t k = 0; k < 3; ++k) {
     // Each hour from the hourly series where the store keeps them (one
-    // sample per GPU and hour), else from the raw counter.
+    // sample per GPU and hour, at the times asked), else from the raw
+    // counter.
     std::string hour =
         hourly ? HourlySeriesOf(node::family::kGpuStateSecondsTotal) + shares[k]
                : fmt::format("increase({}{}[1h])", node::family::kGpuStateSecondsTotal, shares[k]);
-    Result<prom::RangeResult> range = client->QueryRange(fmt::format("sum by (hostname) ({})", hour), start,
-                                                         static_cast<double>(until_unix), kHour);
+    Result<prom::RangeResult> range =
+        QueryRangeInPieces(client, fmt::format("sum by (hostname) ({})", hour), start, end, kHour);
     if (!range.ok()) return range.status();
     for (const std::string& w : range.value().warnings) r->warnings.push_back(w);
     for (const prom::Series& series : range.value().series) {
@@ -331,7 +339,7 @@ Result<FleetReport> ReadFleetReport(prom::PromClient* client, int64_t since_unix
   if (by == ReportBy::kUser) FoldUserCharges(samples[2], samples[3], &r, &rows);
   FoldHolders(samples[1], by_job ? &samples.back() : nullptr, by, &r, &rows);
   if (with_heatmap) {
-    if (Status heat = ReadHeatmap(client, since_unix, until_unix, r.read_hourly, &r); !heat.ok()) return heat;
+    if (Status heat = ReadHeatmap(client, since_unix, until_unix, read.value(), &r); !heat.ok()) return heat;
   }
   Conclude(std::move(rows), &r);
   return r;

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -15,7 +16,7 @@ namespace {
 using prom::QueryResult;
 using prom::Sample;
 
-constexpr int64_t kHourSeconds = 3600;
+constexpr int64_t kHourMs = 3600 * 1000;
 
 // Each counter the report reads and its hourly series (tarmac-report).
 constexpr std::pair<const char*, const char*> kHourlySeries[] = {
@@ -28,33 +29,56 @@ constexpr std::pair<const char*, const char*> kHourlySeries[] = {
     {node::family::kGpuUserCostTotal, "user:tarmac_gpu_user_cost:increase1h"},
 };
 
-int64_t FloorHour(int64_t t) { return t - ((t % kHourSeconds) + kHourSeconds) % kHourSeconds; }
-int64_t CeilHour(int64_t t) { return FloorHour(t) == t ? t : FloorHour(t) + kHourSeconds; }
+// A PromQL duration: whole seconds where it is, else milliseconds.
+std::string Duration(int64_t ms) {
+  return ms % 1000 == 0 ? fmt::format("{}s", ms / 1000) : fmt::format("{}ms", ms);
+}
+std::string Offset(int64_t ms) { return ms > 0 ? " offset " + Duration(ms) : ""; }
 
-std::string Offset(int64_t seconds) { return seconds > 0 ? fmt::format(" offset {}s", seconds) : ""; }
-
-// The whole hours of [since, until]: their span and how long before
-// `until` the last one ends (span 0 when there is none).
-std::pair<int64_t, int64_t> WholeHours(int64_t since_unix, int64_t until_unix) {
-  int64_t first = CeilHour(since_unix), last = FloorHour(until_unix);
-  if (last <= first) return {0, 0};
-  return {last - first, until_unix - last};
+// The range selector of an hourly piece: from half an hour after the
+// evaluation before its first hour to its last evaluation, so that it
+// holds its hours' samples and no other, wherever the range's left end
+// is counted (inside in Prometheus 2, outside in 3).
+std::string HourlyWindow(const Piece& piece) {
+  return fmt::format("[{}]{}", Duration(piece.ms - kHourMs / 2), Offset(piece.end_offset_ms));
 }
 
-// Whether the store keeps the hourly series for every whole hour of the
-// range, at this version or a later one (two queries, at `until`).
-Result<HourlyCoverage> ReadCoverage(prom::PromClient* client, int64_t since_unix, int64_t until_unix) {
-  auto [span, offset] = WholeHours(since_unix, until_unix);
-  std::string window =
-      fmt::format("(max({}))[{}s:1h]{}", kReportRulesVersionSeries, span - 1, Offset(offset));
-  Result<std::vector<QueryResult>> answers = client->QueryAll(
-      {"count_over_time(" + window + ")", "min_over_time(" + window + ")"}, static_cast<double>(until_unix));
+Status PartialAnswer() {
+  return Status::Unavailable(
+      "the store answered with partial data (one of the stores behind it did not answer): the report's "
+      "totals would be short; ask again once every store answers");
+}
+
+// Each version series' latest evaluation by `until`: the newest and the
+// oldest (two queries).
+Result<Anchor> ReadAnchor(prom::PromClient* client, int64_t until_unix) {
+  std::string latest = fmt::format("max_over_time(timestamp({})[{}s:10s])", kReportRulesVersionSeries,
+                                   kEvaluationLookbackSeconds);
+  Result<std::vector<QueryResult>> answers =
+      client->QueryAll({"max(" + latest + ")", "min(" + latest + ")"}, static_cast<double>(until_unix));
+  if (!answers.ok()) return answers.status();
+  auto first_ms = [&](size_t i) {
+    const std::vector<Sample>& s = answers.value()[i].samples;
+    return s.empty() ? int64_t{0} : std::llround(s.front().value * 1000);
+  };
+  return ChooseAnchor(first_ms(0), first_ms(1));
+}
+
+// Whether the store keeps the hourly series for every evaluation hour of
+// the hourly piece, once, at this version or a later one (three queries).
+Result<HourlyCoverage> ReadCoverage(prom::PromClient* client, const Piece& hourly, int64_t until_unix) {
+  std::string window = std::string(kReportRulesVersionSeries) + HourlyWindow(hourly);
+  Result<std::vector<QueryResult>> answers =
+      client->QueryAll({"min(count_over_time(" + window + "))", "max(count_over_time(" + window + "))",
+                        "min(min_over_time(" + window + "))"},
+                       static_cast<double>(until_unix));
   if (!answers.ok()) return answers.status();
   auto first = [&](size_t i) {
     const std::vector<Sample>& s = answers.value()[i].samples;
     return s.empty() ? 0.0 : s.front().value;
   };
-  return JudgeCoverage(span / kHourSeconds, static_cast<int64_t>(first(0)), first(1));
+  return JudgeCoverage(hourly.ms / kHourMs, static_cast<int64_t>(first(0)), static_cast<int64_t>(first(1)),
+                       first(2));
 }
 
 }  // namespace
@@ -66,36 +90,35 @@ std::string HourlySeriesOf(const std::string& raw) {
   return "";
 }
 
-std::vector<Piece> PlanPieces(int64_t since_unix, int64_t until_unix, bool hourly) {
-  int64_t span = std::max<int64_t>(until_unix - since_unix, 1);
-  auto [hours, after] = WholeHours(since_unix, until_unix);
-  if (!hourly || span < kHourlyFromSeconds || hours == 0) return {Piece{false, span, 0}};
+std::vector<Piece> PlanPieces(int64_t since_ms, int64_t until_ms, std::optional<int64_t> evaluation_ms) {
+  int64_t span = std::max<int64_t>(until_ms - since_ms, 1);
+  if (!evaluation_ms || span < kHourlyFromSeconds * 1000 || *evaluation_ms > until_ms)
+    return {Piece{false, span, 0}};
+  // The evaluation hours inside the range, ending at the evaluation given.
+  int64_t last = *evaluation_ms, hours = (last - since_ms) / kHourMs;
+  if (hours <= 0) return {Piece{false, span, 0}};
+  int64_t after = until_ms - last, before = span - hours * kHourMs - after;
   std::vector<Piece> pieces;
-  int64_t before = span - hours - after;
-  if (before > 0) pieces.push_back(Piece{false, before, after + hours});
-  pieces.push_back(Piece{true, hours, after});
+  if (before > 0) pieces.push_back(Piece{false, before, after + hours * kHourMs});
+  pieces.push_back(Piece{true, hours * kHourMs, after});
   if (after > 0) pieces.push_back(Piece{false, after, 0});
   return pieces;
 }
 
 bool SplitPiece(const Piece& piece, Piece* first, Piece* second) {
-  if (piece.seconds <= kSmallestPieceSeconds) return false;
-  int64_t later = piece.hourly ? (piece.seconds / kHourSeconds / 2) * kHourSeconds : piece.seconds / 2;
-  *first = Piece{piece.hourly, piece.seconds - later, piece.end_offset_seconds + later};
-  *second = Piece{piece.hourly, later, piece.end_offset_seconds};
+  if (piece.ms <= kSmallestPieceMs) return false;
+  int64_t later = piece.hourly ? (piece.ms / kHourMs / 2) * kHourMs : piece.ms / 2;
+  *first = Piece{piece.hourly, piece.ms - later, piece.end_offset_ms + later};
+  *second = Piece{piece.hourly, later, piece.end_offset_ms};
   return true;
 }
 
 std::string PieceQuery(const IncreaseQuery& q, const Piece& piece) {
-  // The hourly samples at the whole hours ending the piece's hours: a
-  // second short of the span, so the hour ending at its start is left out
-  // (a range's left end is inside it in Prometheus 2, outside in 3).
-  if (piece.hourly) {
-    return fmt::format("sum by ({}) (sum_over_time({}[{}s:1h]{}))", q.labels, HourlySeriesOf(q.raw),
-                       piece.seconds - 1, Offset(piece.end_offset_seconds));
-  }
-  return fmt::format("sum by ({}) (increase({}[{}s]{}))", q.labels, q.raw, piece.seconds,
-                     Offset(piece.end_offset_seconds));
+  if (piece.hourly)
+    return fmt::format("sum by ({}) (sum_over_time({}{}))", q.labels, HourlySeriesOf(q.raw),
+                       HourlyWindow(piece));
+  return fmt::format("sum by ({}) (increase({}[{}]{}))", q.labels, q.raw, Duration(piece.ms),
+                     Offset(piece.end_offset_ms));
 }
 
 std::vector<Sample> SumByLabels(const std::vector<std::vector<Sample>>& parts) {
@@ -112,12 +135,13 @@ std::vector<Sample> SumByLabels(const std::vector<std::vector<Sample>>& parts) {
   return out;
 }
 
-HourlyCoverage JudgeCoverage(int64_t hours_in_range, int64_t hours_recorded, double lowest_version) {
-  HourlyCoverage c{hours_in_range, hours_recorded, lowest_version, ""};
+HourlyCoverage JudgeCoverage(int64_t hours_in_range, int64_t fewest_recorded, int64_t most_recorded,
+                             double lowest_version) {
+  HourlyCoverage c{hours_in_range, fewest_recorded, most_recorded, lowest_version, ""};
   const std::string install =
       "install deploy/prometheus/tarmac.rules.yml of this tarmac in the store's rules "
       "(docs/fleet.md#long-ranges)";
-  if (hours_recorded == 0) {
+  if (most_recorded == 0) {
     c.why = fmt::format(
         "the store has no hourly series of tarmac's recording rules ({}) in this range: read from the raw "
         "counters, which over a long range of a large fleet can pass the store's limits; {}",
@@ -127,29 +151,69 @@ HourlyCoverage JudgeCoverage(int64_t hours_in_range, int64_t hours_recorded, dou
         "the store's tarmac recording rules are version {:g}, older than the version {} this tarmac reads: "
         "read from the raw counters; {}",
         lowest_version, kReportRulesVersion, install);
-  } else if (hours_recorded < hours_in_range) {
+  } else if (fewest_recorded < hours_in_range) {
     c.why = fmt::format(
-        "the hourly series cover {} of the range's {} whole hours (the rules came later, or the store "
+        "the hourly series cover {} of the range's {} hours (the rules came later, or the store "
         "missed evaluations): read from the raw counters",
-        hours_recorded, hours_in_range);
+        fewest_recorded, hours_in_range);
+  } else if (most_recorded > hours_in_range) {
+    c.why = fmt::format(
+        "the store holds {} evaluations of tarmac's recording rules for the range's {} hours, so some hours "
+        "are held twice (two rulers evaluating the same rules, or a replay whose requests overlap): read "
+        "from the raw counters; evaluate the rules in one place, or deduplicate (VictoriaMetrics: "
+        "-dedup.minScrapeInterval)",
+        most_recorded, hours_in_range);
   }
   return c;
+}
+
+Anchor ChooseAnchor(int64_t newest_ms, int64_t oldest_ms) {
+  if (newest_ms <= 0) return Anchor{std::nullopt, ""};
+  int64_t apart = (newest_ms - oldest_ms) % kHourMs;
+  if (std::min(apart, kHourMs - apart) > 1000) {
+    return Anchor{
+        std::nullopt,
+        fmt::format("the stores behind this one evaluate tarmac's recording rules at different times "
+                    "of the hour ({} s apart), so their hours do not line up: read from the raw "
+                    "counters; evaluate the rules in one place (one Prometheus, or one ruler)",
+                    apart / 1000)};
+  }
+  return Anchor{oldest_ms, ""};
 }
 
 Result<Increases> ReadIncreases(prom::PromClient* client, const std::vector<IncreaseQuery>& queries,
                                 int64_t since_unix, int64_t until_unix) {
   Increases out;
-  bool hourly = false;
-  if (until_unix - since_unix >= kHourlyFromSeconds && WholeHours(since_unix, until_unix).first > 0) {
-    Result<HourlyCoverage> coverage = ReadCoverage(client, since_unix, until_unix);
-    if (!coverage.ok()) return coverage.status();
+  const int64_t since_ms = since_unix * 1000, until_ms = until_unix * 1000;
+  // The hourly series are read when the store evaluates the rules (an
+  // anchor), for every hour they would be read for.
+  std::optional<int64_t> anchor;
+  if (until_unix - since_unix >= kHourlyFromSeconds) {
+    Result<Anchor> found = ReadAnchor(client, until_unix);
+    if (!found.ok()) return found.status();
     out.queries_sent += 2;
-    hourly = coverage.value().why.empty();
-    if (!hourly) out.warnings.push_back(coverage.value().why);
+    std::vector<Piece> planned = PlanPieces(since_ms, until_ms, found.value().evaluation_ms);
+    auto hourly = std::find_if(planned.begin(), planned.end(), [](const Piece& p) { return p.hourly; });
+    if (!found.value().why.empty()) {
+      out.warnings.push_back(found.value().why);
+    } else if (hourly == planned.end()) {
+      out.warnings.push_back(JudgeCoverage((until_unix - since_unix) / 3600, 0, 0, 0).why);
+    } else {
+      Result<HourlyCoverage> coverage = ReadCoverage(client, *hourly, until_unix);
+      if (!coverage.ok()) return coverage.status();
+      out.queries_sent += 3;
+      if (coverage.value().why.empty()) {
+        anchor = found.value().evaluation_ms;
+        out.last_evaluation_ms = *anchor;
+        out.evaluation_hours = hourly->ms / kHourMs;
+      } else {
+        out.warnings.push_back(coverage.value().why);
+      }
+    }
   }
-  out.read_hourly = hourly;
+  out.read_hourly = anchor.has_value();
   // Pieces still to read, and each read piece's answers (one per query).
-  std::vector<Piece> todo = PlanPieces(since_unix, until_unix, hourly);
+  std::vector<Piece> todo = PlanPieces(since_ms, until_ms, anchor);
   std::vector<std::vector<std::vector<Sample>>> read(queries.size());
   std::set<std::string> warned(out.warnings.begin(), out.warnings.end());
   while (!todo.empty()) {
@@ -167,7 +231,10 @@ Result<Increases> ReadIncreases(prom::PromClient* client, const std::vector<Incr
                                   [](const Result<QueryResult>& a) { return !a.ok(); });
       if (refused != answers.begin() + static_cast<ptrdiff_t>(base + queries.size())) {
         Piece first, second;
-        if (refused->status().code() != StatusCode::kResourceExhausted ||
+        // Over a limit of the store's, or not answered within the
+        // client's timeout: a shorter piece may be.
+        StatusCode code = refused->status().code();
+        if ((code != StatusCode::kResourceExhausted && code != StatusCode::kDeadlineExceeded) ||
             !SplitPiece(todo[p], &first, &second))
           return refused->status();
         next.push_back(first);
@@ -176,11 +243,7 @@ Result<Increases> ReadIncreases(prom::PromClient* client, const std::vector<Incr
       }
       for (size_t q = 0; q < queries.size(); ++q) {
         QueryResult& answer = answers[base + q].value();
-        if (answer.is_partial) {
-          return Status::Unavailable(
-              "the store answered with partial data (one of the stores behind it did not answer): the "
-              "report's totals would be short; ask again once every store answers");
-        }
+        if (answer.is_partial) return PartialAnswer();
         for (const std::string& w : answer.warnings) {
           if (warned.insert(w).second) out.warnings.push_back(w);
         }
@@ -191,6 +254,32 @@ Result<Increases> ReadIncreases(prom::PromClient* client, const std::vector<Incr
   }
   for (std::vector<std::vector<Sample>>& parts : read) out.samples.push_back(SumByLabels(parts));
   return out;
+}
+
+Result<prom::RangeResult> QueryRangeInPieces(prom::PromClient* client, const std::string& promql,
+                                             double start_unix, double end_unix, double step_seconds) {
+  Result<prom::RangeResult> whole = client->QueryRange(promql, start_unix, end_unix, step_seconds);
+  if (whole.ok() && whole.value().is_partial) return PartialAnswer();
+  const int64_t steps = std::llround((end_unix - start_unix) / step_seconds);
+  if (whole.ok() || whole.status().code() != StatusCode::kResourceExhausted || steps < 1) return whole;
+  const double middle = start_unix + static_cast<double>(steps / 2) * step_seconds;
+  prom::RangeResult joined;
+  std::map<std::map<std::string, std::string>, size_t> at;  // Labels: index in joined.series.
+  for (auto [from, to] : {std::pair{start_unix, middle}, std::pair{middle + step_seconds, end_unix}}) {
+    Result<prom::RangeResult> half = QueryRangeInPieces(client, promql, from, to, step_seconds);
+    if (!half.ok()) return half.status();
+    for (std::string& w : half.value().warnings) joined.warnings.push_back(std::move(w));
+    for (prom::Series& series : half.value().series) {
+      auto [it, fresh] = at.try_emplace(series.labels, joined.series.size());
+      if (fresh) {
+        joined.series.push_back(std::move(series));
+      } else {
+        std::vector<std::pair<double, double>>& points = joined.series[it->second].points;
+        points.insert(points.end(), series.points.begin(), series.points.end());
+      }
+    }
+  }
+  return joined;
 }
 
 }  // namespace tarmac::fleet

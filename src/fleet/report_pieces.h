@@ -5,15 +5,23 @@
 // store's limits (docs/fleet.md#long-ranges). The range is cut in pieces,
 // each read by one query per counter, and the answers added up by label set:
 //
-// - the whole hours, from the hourly series the shipped recording rules
-//   keep (deploy/prometheus/tarmac.rules.yml, group tarmac-report): one
-//   sample loaded per GPU and hour instead of 240, when the store has them,
-//   at this version or a later one, for every hour of the range;
-// - the edges before the first whole hour and after the last, and the whole
-//   range when the hourly series do not cover it, from the raw counters.
+// - the hours the shipped recording rules evaluated (group tarmac-report of
+//   deploy/prometheus/tarmac.rules.yml, every hour: each sample is the
+//   increase over the hour before it), from their hourly series, when the
+//   store has them, at this version or a later one, for every hour: one
+//   sample loaded per GPU and hour instead of 240, read series by series
+//   (a range selector, no subquery);
+// - the edges before the first of those hours and after the last, and the
+//   whole range when the hourly series do not cover it, from the raw
+//   counters.
 //
-// A piece the store refuses as over one of its limits (too many samples) is
-// cut in two and asked again, down to an hour; then the refusal stands. An
+// The rules are evaluated at the same minute and second of every hour, set
+// by the store (Prometheus hashes the group's name and file): the pieces
+// follow those evaluations, learned from the version series' timestamps.
+//
+// A piece the store refuses as over one of its limits (too many samples, its
+// timeout), or that does not answer within the client's timeout, is cut in
+// two and asked again, down to an hour; then the refusal stands. An
 // answer marked partial (a store behind Thanos, Mimir or VictoriaMetrics did
 // not answer) is refused: its totals would be short. Every query is built
 // from numbers and fixed names only.
@@ -22,6 +30,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,15 +40,18 @@
 namespace tarmac::fleet {
 
 // The version of the tarmac-report rules this tarmac reads: the value of
-// `tarmac:report_rules_version` they record.
-inline constexpr int kReportRulesVersion = 1;
+// `tarmac:report_rules_version` they record. Version 1 evaluated every
+// minute; 2 every hour.
+inline constexpr int kReportRulesVersion = 2;
 // The series that says which version of the rules a store evaluates.
 inline constexpr const char* kReportRulesVersionSeries = "tarmac:report_rules_version";
 // A range shorter than this is read from the raw counters alone (cheap,
 // and exact at its edges).
 inline constexpr int64_t kHourlyFromSeconds = 3 * 3600;
 // A piece this long or shorter is never cut again.
-inline constexpr int64_t kSmallestPieceSeconds = 3600;
+inline constexpr int64_t kSmallestPieceMs = 3600 * 1000;
+// How far before the range's end the rules' latest evaluation is looked for.
+inline constexpr int64_t kEvaluationLookbackSeconds = 2 * 3600;
 
 // One counter's increase, summed by `labels` (a subset of the labels its
 // hourly series keeps): `sum by (labels) (increase(raw[...]))`.
@@ -53,24 +65,27 @@ struct IncreaseQuery {
 // tarmac_gpu_state_seconds_total); "" for another name.
 std::string HourlySeriesOf(const std::string& raw);
 
-// A stretch of the range: `seconds` long, ending `end_offset_seconds`
-// before the range's end, read from the hourly series (then its ends are
-// whole hours) or from the raw counter.
+// A stretch of the range: `ms` long, ending `end_offset_ms` before the
+// range's end, read from the hourly series (then it is whole evaluation
+// hours, ending at an evaluation) or from the raw counter. Milliseconds:
+// the store evaluates the rules at any millisecond of the hour.
 struct Piece {
   bool hourly = false;
-  int64_t seconds = 0;
-  int64_t end_offset_seconds = 0;
+  int64_t ms = 0;
+  int64_t end_offset_ms = 0;
   bool operator==(const Piece&) const = default;
 };
 
-// The pieces of [since, until]: with `hourly` and a range of
-// kHourlyFromSeconds or more, the raw edge before the first whole hour (if
-// any), the whole hours as one hourly piece, the raw edge after the last
-// (if any); else the whole range as one raw piece. They tile the range.
-std::vector<Piece> PlanPieces(int64_t since_unix, int64_t until_unix, bool hourly);
+// The pieces of [since, until]: given `evaluation_ms`, an evaluation of the
+// rules at or before `until`, and a range of kHourlyFromSeconds or more, the
+// raw edge before the first evaluation hour that starts inside the range
+// (if any), the evaluation hours up to `evaluation_ms` as one hourly piece,
+// the raw edge after it (if any); else the whole range as one raw piece.
+// They tile the range.
+std::vector<Piece> PlanPieces(int64_t since_ms, int64_t until_ms, std::optional<int64_t> evaluation_ms);
 
-// The piece in two halves that tile it (an hourly piece at a whole hour);
-// false when it is kSmallestPieceSeconds long or shorter.
+// The piece in two halves that tile it (an hourly piece at an evaluation);
+// false when it is kSmallestPieceMs long or shorter.
 bool SplitPiece(const Piece& piece, Piece* first, Piece* second);
 
 // The query for `q` over `piece`, evaluated at the range's end.
@@ -79,28 +94,52 @@ std::string PieceQuery(const IncreaseQuery& q, const Piece& piece);
 // The samples of several answers summed by label set, in label order.
 std::vector<prom::Sample> SumByLabels(const std::vector<std::vector<prom::Sample>>& parts);
 
-// Whether the hourly series can be read for the whole hours of a range,
-// from the version series' hours in it: `hours_recorded` of
-// `hours_in_range` (each hour's latest evaluation within 5 minutes of its
-// end), the lowest version seen. An empty `why` when they can; else why
-// not, in words, and what to install.
+// Whether the hourly series can be read for the evaluation hours of a
+// range, from the version series' samples in them: `hours_in_range`
+// expected; the store that recorded fewest has `fewest_recorded`, the one
+// that recorded most `most_recorded` (more than expected: some hours are
+// held twice, and would be counted twice); the lowest version seen. An
+// empty `why` when they can; else why not, in words, and what to do.
 struct HourlyCoverage {
   int64_t hours_in_range = 0;
-  int64_t hours_recorded = 0;
+  int64_t fewest_recorded = 0;
+  int64_t most_recorded = 0;
   double lowest_version = 0;
   std::string why;
 };
-HourlyCoverage JudgeCoverage(int64_t hours_in_range, int64_t hours_recorded, double lowest_version);
+HourlyCoverage JudgeCoverage(int64_t hours_in_range, int64_t fewest_recorded, int64_t most_recorded,
+                             double lowest_version);
+
+// Which evaluation of the rules anchors the pieces, from the latest
+// evaluation each version series had by the range's end (the newest and
+// the oldest of them, Unix ms; 0 when there is none): the oldest, when they
+// all fall at the same second of the hour; else why not.
+struct Anchor {
+  std::optional<int64_t> evaluation_ms;
+  std::string why;
+};
+Anchor ChooseAnchor(int64_t newest_ms, int64_t oldest_ms);
 
 struct Increases {
   std::vector<std::vector<prom::Sample>> samples;  // Per query, in the order asked.
   std::vector<std::string> warnings;               // The store's, and why raw counters were read.
-  bool read_hourly = false;                        // The whole hours came from the hourly series.
+  bool read_hourly = false;                        // The evaluation hours came from the hourly series.
+  // With read_hourly: the last evaluation read and how many hours before
+  // it (each ends at an evaluation).
+  int64_t last_evaluation_ms = 0;
+  int64_t evaluation_hours = 0;
   int queries_sent = 0;
 };
 
 // Every query's increase over [since, until], evaluated at `until`.
 Result<Increases> ReadIncreases(prom::PromClient* client, const std::vector<IncreaseQuery>& queries,
                                 int64_t since_unix, int64_t until_unix);
+
+// A range query over [start, end] at `step`, cut in two at a step while the
+// store refuses it as over one of its limits, down to a single step; each
+// series' points joined in time order. An answer marked partial is refused,
+// as above.
+Result<prom::RangeResult> QueryRangeInPieces(prom::PromClient* client, const std::string& promql,
+                                             double start_unix, double end_unix, double step_seconds);
 
 }  // namespace tarmac::fleet

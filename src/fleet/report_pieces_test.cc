@@ -7,10 +7,13 @@
 // answer, and says why it read raw counters.
 #include "fleet/report_pieces.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <thread>
 
 #include "testutil/http_stand_in.h"
 
@@ -20,59 +23,86 @@ namespace {
 using nlohmann::json;
 
 constexpr int64_t kHour = 3600;
+constexpr int64_t kHourMs = kHour * 1000;
 const int64_t kUntil = 1796000000 - 1796000000 % kHour + 1234;  // 20 min 34 s past an hour.
+const int64_t kUntilMs = kUntil * 1000;
+// The rules' evaluation before it: 7 min 13.250 s past the hour.
+const int64_t kEvaluationMs = (kUntil - 1234) * 1000 + 433250;
 
 int64_t Covered(const std::vector<Piece>& pieces) {
   int64_t sum = 0;
-  for (const Piece& p : pieces) sum += p.seconds;
+  for (const Piece& p : pieces) sum += p.ms;
   return sum;
 }
 
-TEST(ReportPiecesTest, AWeekIsItsWholeHoursHourlyAndItsEdgesRaw) {
-  int64_t since = kUntil - 7 * 86400 - 600;
-  std::vector<Piece> pieces = PlanPieces(since, kUntil, true);
+TEST(ReportPiecesTest, AWeekIsItsEvaluationHoursHourlyAndItsEdgesRaw) {
+  int64_t since = kUntilMs - 7 * 86400 * 1000 - 600 * 1000;
+  std::vector<Piece> pieces = PlanPieces(since, kUntilMs, kEvaluationMs);
   ASSERT_EQ(pieces.size(), 3u);
-  // Before the first whole hour, raw: the range's start to it.
-  EXPECT_EQ(pieces[0], (Piece{false, 2966, kUntil - (since + 2966)}));
-  EXPECT_EQ((since + pieces[0].seconds) % kHour, 0);
-  // The whole hours: 167 of them, ending at the last whole hour.
-  EXPECT_EQ(pieces[1], (Piece{true, 167 * kHour, 1234}));
-  EXPECT_EQ(pieces[2], (Piece{false, 1234, 0}));
-  EXPECT_EQ(Covered(pieces), kUntil - since);
-  // Without the hourly series, or for a short range: one raw piece.
-  EXPECT_EQ(PlanPieces(since, kUntil, false), (std::vector<Piece>{{false, kUntil - since, 0}}));
-  EXPECT_EQ(PlanPieces(kUntil - 2 * kHour, kUntil, true), (std::vector<Piece>{{false, 2 * kHour, 0}}));
-  // A range that starts and ends on whole hours has no edge.
-  EXPECT_EQ(PlanPieces(kUntil - 1234 - 5 * kHour, kUntil - 1234, true),
-            (std::vector<Piece>{{true, 5 * kHour, 0}}));
+  // The hours evaluated inside the range: 167 (the range starts 200.75 s
+  // after the evaluation 168 hours back), the last ending at the
+  // evaluation given; before them, raw from the range's start.
+  const int64_t after = kUntilMs - kEvaluationMs;
+  EXPECT_EQ(pieces[1], (Piece{true, 167 * kHourMs, after}));
+  EXPECT_EQ(pieces[0], (Piece{false, kHourMs - 200750, after + 167 * kHourMs}));
+  EXPECT_GT(pieces[0].ms, 0);
+  EXPECT_LT(pieces[0].ms, kHourMs);
+  EXPECT_EQ(pieces[2], (Piece{false, after, 0}));
+  EXPECT_EQ(Covered(pieces), kUntilMs - since);
+  // Without an evaluation, for a short range, or for an evaluation after
+  // the range: one raw piece.
+  EXPECT_EQ(PlanPieces(since, kUntilMs, std::nullopt), (std::vector<Piece>{{false, kUntilMs - since, 0}}));
+  EXPECT_EQ(PlanPieces(kUntilMs - 2 * kHourMs, kUntilMs, kEvaluationMs),
+            (std::vector<Piece>{{false, 2 * kHourMs, 0}}));
+  EXPECT_EQ(PlanPieces(since, kEvaluationMs - 1, kEvaluationMs),
+            (std::vector<Piece>{{false, kEvaluationMs - 1 - since, 0}}));
+  // A range from an evaluation hour's start to an evaluation has no edge.
+  EXPECT_EQ(PlanPieces(kEvaluationMs - 5 * kHourMs, kEvaluationMs, kEvaluationMs),
+            (std::vector<Piece>{{true, 5 * kHourMs, 0}}));
 }
 
-TEST(ReportPiecesTest, APieceSplitsInTwoThatTileItHourlyAtAWholeHour) {
+TEST(ReportPiecesTest, APieceSplitsInTwoThatTileItHourlyAtAnEvaluation) {
   Piece first, second;
-  ASSERT_TRUE(SplitPiece(Piece{true, 167 * kHour, 1234}, &first, &second));
-  EXPECT_EQ(first, (Piece{true, 84 * kHour, 1234 + 83 * kHour}));
-  EXPECT_EQ(second, (Piece{true, 83 * kHour, 1234}));
-  ASSERT_TRUE(SplitPiece(Piece{false, 7 * 86400 + 1, 60}, &first, &second));
-  EXPECT_EQ(first.seconds + second.seconds, 7 * 86400 + 1);
-  EXPECT_EQ(first.end_offset_seconds, 60 + second.seconds);
-  EXPECT_EQ(second.end_offset_seconds, 60);
-  EXPECT_FALSE(SplitPiece(Piece{false, kHour, 0}, &first, &second));
-  EXPECT_FALSE(SplitPiece(Piece{true, kHour, 0}, &first, &second));
+  ASSERT_TRUE(SplitPiece(Piece{true, 167 * kHourMs, 786750}, &first, &second));
+  EXPECT_EQ(first, (Piece{true, 84 * kHourMs, 786750 + 83 * kHourMs}));
+  EXPECT_EQ(second, (Piece{true, 83 * kHourMs, 786750}));
+  ASSERT_TRUE(SplitPiece(Piece{false, 7 * 86400 * 1000 + 1, 60}, &first, &second));
+  EXPECT_EQ(first.ms + second.ms, 7 * 86400 * 1000 + 1);
+  EXPECT_EQ(first.end_offset_ms, 60 + second.ms);
+  EXPECT_EQ(second.end_offset_ms, 60);
+  EXPECT_FALSE(SplitPiece(Piece{false, kHourMs, 0}, &first, &second));
+  EXPECT_FALSE(SplitPiece(Piece{true, kHourMs, 0}, &first, &second));
 }
 
 TEST(ReportPiecesTest, EachPieceIsOneQueryOfTheCounterOrItsHourlySeries) {
   IncreaseQuery q{"tarmac_gpu_state_seconds_total", "hostname, uuid, state"};
   EXPECT_EQ(
-      PieceQuery(q, Piece{false, 1834, 601200}),
-      "sum by (hostname, uuid, state) (increase(tarmac_gpu_state_seconds_total[1834s] offset 601200s))");
-  EXPECT_EQ(PieceQuery(q, Piece{false, 1234, 0}),
+      PieceQuery(q, Piece{false, 1834250, 601200000}),
+      "sum by (hostname, uuid, state) (increase(tarmac_gpu_state_seconds_total[1834250ms] offset 601200s))");
+  EXPECT_EQ(PieceQuery(q, Piece{false, 1234000, 0}),
             "sum by (hostname, uuid, state) (increase(tarmac_gpu_state_seconds_total[1234s]))");
-  EXPECT_EQ(
-      PieceQuery(q, Piece{true, 167 * kHour, 1234}),
-      "sum by (hostname, uuid, state) (sum_over_time(uuid:tarmac_gpu_state_seconds:increase1h[601199s:1h] "
-      "offset 1234s))");
+  // The hours' samples and no other: from half an hour after the
+  // evaluation before the first hour, to the last evaluation. A range
+  // selector, read series by series.
+  EXPECT_EQ(PieceQuery(q, Piece{true, 167 * kHourMs, 786750}),
+            "sum by (hostname, uuid, state) (sum_over_time(uuid:tarmac_gpu_state_seconds:increase1h[599400s] "
+            "offset 786750ms))");
   EXPECT_EQ(HourlySeriesOf("tarmac_gpu_user_cost_total"), "user:tarmac_gpu_user_cost:increase1h");
   EXPECT_EQ(HourlySeriesOf("tarmac_gpu_info"), "");
+}
+
+TEST(ReportPiecesTest, TheAnchorIsAnEvaluationEveryStoreHadAtTheSameTimeOfTheHour) {
+  EXPECT_FALSE(ChooseAnchor(0, 0).evaluation_ms.has_value());
+  EXPECT_EQ(ChooseAnchor(0, 0).why, "") << "no rules: said by the coverage";
+  EXPECT_EQ(ChooseAnchor(kEvaluationMs, kEvaluationMs).evaluation_ms, kEvaluationMs);
+  // One store an evaluation behind: the one both had.
+  EXPECT_EQ(ChooseAnchor(kEvaluationMs, kEvaluationMs - kHourMs).evaluation_ms, kEvaluationMs - kHourMs);
+  EXPECT_EQ(ChooseAnchor(kEvaluationMs, kEvaluationMs - kHourMs + 400).evaluation_ms,
+            kEvaluationMs - kHourMs + 400);
+  // Stores that evaluate at different minutes: no anchor, and why.
+  Anchor apart = ChooseAnchor(kEvaluationMs, kEvaluationMs - 600000);
+  EXPECT_FALSE(apart.evaluation_ms.has_value());
+  EXPECT_NE(apart.why.find("different times of the hour (600 s apart)"), std::string::npos) << apart.why;
 }
 
 TEST(ReportPiecesTest, AnswersAddUpByLabelSet) {
@@ -87,81 +117,109 @@ TEST(ReportPiecesTest, AnswersAddUpByLabelSet) {
 }
 
 TEST(ReportPiecesTest, CoverageSaysWhyTheRawCountersAreRead) {
-  EXPECT_EQ(JudgeCoverage(167, 167, 1).why, "");
-  EXPECT_EQ(JudgeCoverage(167, 167, 2).why, "") << "a later version has what this one reads";
-  EXPECT_NE(JudgeCoverage(167, 0, 0).why.find("no hourly series of tarmac's recording rules"),
+  EXPECT_EQ(JudgeCoverage(167, 167, 167, 2).why, "");
+  EXPECT_EQ(JudgeCoverage(167, 167, 167, 3).why, "") << "a later version has what this one reads";
+  EXPECT_NE(JudgeCoverage(167, 0, 0, 0).why.find("no hourly series of tarmac's recording rules"),
             std::string::npos);
-  EXPECT_NE(JudgeCoverage(167, 0, 0).why.find("install deploy/prometheus/tarmac.rules.yml"),
+  EXPECT_NE(JudgeCoverage(167, 0, 0, 0).why.find("install deploy/prometheus/tarmac.rules.yml"),
             std::string::npos);
-  EXPECT_NE(JudgeCoverage(167, 167, 0).why.find("version 0, older than the version 1"), std::string::npos);
-  EXPECT_NE(JudgeCoverage(167, 100, 1).why.find("cover 100 of the range's 167 whole hours"),
+  EXPECT_NE(JudgeCoverage(167, 167, 167, 1).why.find("version 1, older than the version 2"),
+            std::string::npos);
+  EXPECT_NE(JudgeCoverage(167, 100, 167, 2).why.find("cover 100 of the range's 167 hours"),
+            std::string::npos);
+  // Hours held twice would be counted twice.
+  EXPECT_NE(JudgeCoverage(167, 167, 174, 2)
+                .why.find("174 evaluations of tarmac's recording rules for the "
+                          "range's 167 hours"),
             std::string::npos);
 }
 
-// A Prometheus stand-in: every state query answers one sample per GPU worth
-// its range's seconds, and refuses a raw range longer than `max_raw_seconds`
-// as Prometheus refuses a query over --query.max-samples.
+// A Prometheus stand-in: the rules evaluated at kEvaluationMs and every
+// hour before it, at version `rules_version` (none at 0) and for every hour
+// but `missed_hours`; every state query answers one sample per GPU worth its
+// range's seconds; a raw range longer than `max_raw_seconds` is refused as
+// Prometheus refuses a query over --query.max-samples.
 class PiecesStore : public testing::HttpStandIn {
  public:
-  PiecesStore(int64_t max_raw_seconds, double rules_version, bool partial = false) {
+  PiecesStore(int64_t max_raw_seconds, double rules_version, bool partial = false, int64_t missed_hours = 0,
+              int64_t slow_raw_seconds = 1 << 30) {
     server().Post("/api/v1/query", [=, this](const httplib::Request& req, httplib::Response& res) {
       std::string q = req.get_param_value("query");
-      asked.push_back(q);
-      std::smatch m;
       auto vector = [&](const std::string& items) {
         return json{{"status", "success"},
                     {"isPartial", partial},
                     {"data", {{"resultType", "vector"}, {"result", json::parse("[" + items + "]")}}}}
             .dump();
       };
-      if (q.find("count_over_time") != std::string::npos || q.find("min_over_time") != std::string::npos) {
-        // The version series at every hour asked, or none.
-        std::regex_search(q, m, std::regex(R"(\[(\d+)s:1h\])"));
-        int64_t hours = (std::stoll(m[1]) + 1) / kHour;
-        double value = q.find("count") != std::string::npos ? static_cast<double>(hours) : rules_version;
-        res.set_content(rules_version > 0
-                            ? vector(R"({"metric":{},"value":[0,")" + std::to_string(value) + "\"]}")
-                            : vector(""),
+      auto one = [&](double value) {
+        return rules_version > 0
+                   ? vector(R"({"metric":{},"value":[0,")" + fmt::format("{:.3f}", value) + "\"]}")
+                   : vector("");
+      };
+      std::smatch m;
+      std::regex_search(q, m, std::regex(R"(\[(\d+)(ms|s)(:10s)?\])"));
+      double seconds = static_cast<double>(std::stoll(m[1])) / (m[2] == "ms" ? 1000 : 1);
+      if (m[3].matched) {  // The latest evaluation.
+        res.set_content(one(static_cast<double>(kEvaluationMs) / 1000), "application/json");
+      } else if (q.find(kReportRulesVersionSeries) != std::string::npos) {  // Its hours, and version.
+        double hours = (seconds + 1800) / kHour - static_cast<double>(missed_hours);
+        res.set_content(one(q.find("count") != std::string::npos ? hours : rules_version),
                         "application/json");
-        return;
-      }
-      std::regex_search(q, m, std::regex(R"(\[(\d+)s(:1h)?\])"));
-      int64_t seconds = std::stoll(m[1]) + (m[2].matched ? 1 : 0);
-      if (!m[2].matched && seconds > max_raw_seconds) {
+      } else if (q.find("sum_over_time") != std::string::npos) {
+        res.set_content(vector(R"({"metric":{"uuid":"GPU-1","state":"busy"},"value":[0,")" +
+                               fmt::format("{:.3f}", seconds + 1800) + "\"]}"),
+                        "application/json");
+      } else if (seconds > static_cast<double>(slow_raw_seconds)) {
+        // Longer than the client waits (a second).
+        std::this_thread::sleep_for(std::chrono::milliseconds(1600));
+        res.set_content(vector(""), "application/json");
+      } else if (seconds > static_cast<double>(max_raw_seconds)) {
         res.status = 422;
         res.set_content(
             R"({"status":"error","errorType":"execution","error":"query processing would load too )"
             R"(many samples into memory in query execution"})",
             "application/json");
-        return;
+      } else {
+        res.set_content(vector(R"({"metric":{"uuid":"GPU-1","state":"busy"},"value":[0,")" +
+                               fmt::format("{:.3f}", seconds) + "\"]}"),
+                        "application/json");
       }
-      res.set_content(vector(R"({"metric":{"uuid":"GPU-1","state":"busy"},"value":[0,")" +
-                             std::to_string(seconds) + "\"]}"),
-                      "application/json");
     });
     Start();
   }
-  std::vector<std::string> asked;
 };
 
-std::unique_ptr<prom::PromClient> PiecesClient(const std::string& url) {
+std::unique_ptr<prom::PromClient> PiecesClient(const std::string& url,
+                                               std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
   prom::PromOptions o;
   o.url = url;
+  o.timeout = timeout;
   return std::move(prom::PromClient::Make(o)).value();
 }
 
 const std::vector<IncreaseQuery> kStates = {{"tarmac_gpu_state_seconds_total", "uuid, state"}};
 
 TEST(ReportPiecesTest, WithTheHourlySeriesAWeekIsThreeQueriesAndAddsUpToTheRange) {
-  PiecesStore store(1 << 30, 1);
+  PiecesStore store(1 << 30, 2);
   int64_t since = kUntil - 7 * 86400;
   Result<Increases> read = ReadIncreases(PiecesClient(store.Url()).get(), kStates, since, kUntil);
   ASSERT_TRUE(read.ok()) << read.status().ToString();
   EXPECT_TRUE(read.value().read_hourly);
-  EXPECT_EQ(read.value().queries_sent, 2 + 3);
+  EXPECT_EQ(read.value().last_evaluation_ms, kEvaluationMs);
+  EXPECT_EQ(read.value().evaluation_hours, 167);
+  // The anchor, the coverage, then the edges and the hours.
+  EXPECT_EQ(read.value().queries_sent, 2 + 3 + 3);
   ASSERT_EQ(read.value().samples[0].size(), 1u);
-  EXPECT_EQ(read.value().samples[0][0].value, 7 * 86400);
+  EXPECT_NEAR(read.value().samples[0][0].value, 7 * 86400, 1e-6);
   EXPECT_TRUE(read.value().warnings.empty());
+  // An hour the store missed: said, and the raw counters read.
+  PiecesStore missed(1 << 30, 2, false, 1);
+  read = ReadIncreases(PiecesClient(missed.Url()).get(), kStates, since, kUntil);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_FALSE(read.value().read_hourly);
+  ASSERT_EQ(read.value().warnings.size(), 1u);
+  EXPECT_NE(read.value().warnings[0].find("cover 166 of the range's 167 hours"), std::string::npos);
+  EXPECT_NEAR(read.value().samples[0][0].value, 7 * 86400, 1e-6);
 }
 
 TEST(ReportPiecesTest, WithoutTheRulesTheRawRangeIsCutUntilTheStoreTakesItAndSaysWhy) {
@@ -172,15 +230,26 @@ TEST(ReportPiecesTest, WithoutTheRulesTheRawRangeIsCutUntilTheStoreTakesItAndSay
   EXPECT_FALSE(read.value().read_hourly);
   // 7 days in pieces of a day at most: 1 refused, 2 refused, 4 refused, 8 taken.
   EXPECT_EQ(read.value().samples[0][0].value, 7 * 86400);
-  EXPECT_EQ(read.value().queries_sent, 2 + 1 + 2 + 4 + 8);
+  EXPECT_EQ(read.value().queries_sent, 2 + 1 + 2 + 4 + 8) << "the anchor, then the pieces";
   ASSERT_EQ(read.value().warnings.size(), 1u);
   EXPECT_NE(read.value().warnings[0].find("no hourly series"), std::string::npos);
   // An older rule set: said, and the raw counters read.
-  PiecesStore older(1 << 30, 0.5);
+  PiecesStore older(1 << 30, 1);
   read = ReadIncreases(PiecesClient(older.Url()).get(), kStates, since, kUntil);
   ASSERT_TRUE(read.ok());
   EXPECT_FALSE(read.value().read_hourly);
-  EXPECT_NE(read.value().warnings[0].find("older than the version 1"), std::string::npos);
+  EXPECT_NE(read.value().warnings[0].find("older than the version 2"), std::string::npos);
+}
+
+TEST(ReportPiecesTest, APieceTheStoreDoesNotAnswerInTimeIsCutToo) {
+  PiecesStore slow(1 << 30, 0, false, 0, 2 * 86400);
+  int64_t since = kUntil - 7 * 86400;
+  Result<Increases> read =
+      ReadIncreases(PiecesClient(slow.Url(), std::chrono::seconds(1)).get(), kStates, since, kUntil);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_NEAR(read.value().samples[0][0].value, 7 * 86400, 1e-6);
+  // The week and its halves too slow (over 2 days); its quarters answered.
+  EXPECT_EQ(read.value().queries_sent, 2 + 1 + 2 + 4);
 }
 
 TEST(ReportPiecesTest, AStoreOverItsLimitEvenForAnHourOrAPartialAnswerIsAnError) {
@@ -189,7 +258,7 @@ TEST(ReportPiecesTest, AStoreOverItsLimitEvenForAnHourOrAPartialAnswerIsAnError)
   ASSERT_FALSE(read.ok());
   EXPECT_EQ(read.status().code(), StatusCode::kResourceExhausted);
   EXPECT_NE(read.status().ToString().find("too many samples"), std::string::npos);
-  PiecesStore partial(1 << 30, 1, true);
+  PiecesStore partial(1 << 30, 2, true);
   read = ReadIncreases(PiecesClient(partial.Url()).get(), kStates, kUntil - 86400, kUntil);
   ASSERT_FALSE(read.ok());
   EXPECT_NE(read.status().ToString().find("partial data"), std::string::npos) << read.status().ToString();

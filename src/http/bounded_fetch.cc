@@ -153,6 +153,9 @@ Result<FetchedAnswer> Fetch(httplib::Client* client, httplib::Request request, c
         fmt::format("{}: the answers read at once are over {} (their shared limit)", limits.what,
                     LimitWords(limits.max_shared_bytes)));
   }
+  // httplib's own read timeout can end the exchange a moment before the
+  // deadline does: past the deadline, either is the timeout.
+  if (!is_sent && error == httplib::Error::Read && RealClock()->SteadyNow() >= deadline) has_passed = true;
   if (has_passed) {
     return Status::DeadlineExceeded(
         fmt::format("{}: no complete answer within {} ms (the timeout)", limits.what,
