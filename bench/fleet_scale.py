@@ -14,9 +14,17 @@ it and times, each RUNS times, with its CPU time and peak RSS
   tarmac fleet report --since 7d --by user | --by node --json
 
 and, beside the report, the same GPU-hours by state computed the naive
-way: one range query per GPU, summed by the client.
+way: one range query per GPU, summed by the client. After each command's
+timed runs, one more run's queries are read from Prometheus' query log:
+how many, the samples they touched, the most one of them held at once
+(what --query.max-samples limits, 50,000,000 by default) and the time
+Prometheus spent on them.
 
 Usage: fleet_scale.py BUILD_DIR [NODES] [GPUS] [DAYS] [STEP_S] [RUNS]
+
+FLEET_SCALE_TSDB=DIR keeps the TSDB in DIR, and reuses it when it is there
+(timing the report over the week that ends when it was made; not status
+and idle, which read the present).
 
 FLEET_SCALE_BASELINE=PATH also times PATH (another build's tarmac-fleet)
 for status and idle, in the same run against the same Prometheus.
@@ -132,56 +140,67 @@ HOURLY = {"tarmac_gpu_state_seconds_total": "uuid:tarmac_gpu_state_seconds:incre
 def build_tsdb(tsdb, now, fleet):
     """Writes the OpenMetrics of each two-hour window and has promtool make
     its block (promtool 2.42 reads its whole input once per two hours the
-    input spans: one file per window keeps that linear)."""
+    input spans: one file per window keeps that linear). promtool reads one
+    window while the next is written. Every rate is constant over an hour,
+    so it is computed once per series and hour."""
     counters, gauges = families(fleet)
     start = now - days * 86400
     history = list(range(start - start % step, now + 1, step))
     recent = list(range(now - 1800, now + 900, 60))
     totals = [[0.0] * len(rows) for _, rows in counters]
     at_hour = [[0.0] * len(rows) for _, rows in counters]
+    # Each series' line up to its value, and its hourly series' line.
+    prefixes = [[f"{name}{{{labels}}} " for labels, _ in rows] for name, rows in counters]
+    hourly_prefixes = [[HOURLY[name] + "{" + ",".join(p for p in labels.split(",")
+                                                      if not p.startswith(("instance=", "job="))) + "} "
+                        for labels, _ in rows] for name, rows in counters]
     hourly = os.environ.get("FLEET_SCALE_HOURLY") == "1"
-    previous = [None]
+    previous = None
     series = sum(len(rows) for _, rows in counters) + sum(len(rows) for _, rows in gauges)
     samples = 0
-    path = os.path.join(work, "window.om")
     window = 7200
     first = min(history[0], recent[0])
-    for w in range(first - first % window, now + 900 + 1, window):
+    reader = None  # The promtool reading the previous window.
+    for number, w in enumerate(range(first - first % window, now + 900 + 1, window)):
         ts = [t for t in history if w <= t < w + window]
         rs = [t for t in recent if w <= t < w + window]
         if not ts and not rs:
             continue
+        path = os.path.join(work, f"window-{number % 2}.om")
         with open(path, "w") as out:
             for k, (name, rows) in enumerate(counters):
                 if not ts:
                     break
                 out.write(f"# TYPE {name} counter\n")
-                prev = previous[0]
+                prev = previous
+                total, prefix = totals[k], prefixes[k]
                 hourly_lines = []  # Its hourly series, written after its own lines.
+                rates, rates_hour = None, None
                 for t in ts:
+                    if t // 3600 != rates_hour:
+                        rates_hour = t // 3600
+                        rates = [rate(t) for _, rate in rows]
                     dt = 0 if prev is None else t - prev
-                    lines = []
-                    for i, (labels, rate) in enumerate(rows):
-                        totals[k][i] += rate(t) * dt
-                        lines.append(f"{name}{{{labels}}} {totals[k][i]:.3f} {t}\n")
-                        if hourly and t % 3600 == 0:
-                            # The growth since the last whole hour, with the labels the rules keep.
-                            kept = ",".join(p for p in labels.split(",") if not p.startswith(("instance=", "job=")))
-                            hourly_lines.append(f"{HOURLY[name]}{{{kept}}} {totals[k][i] - at_hour[k][i]:.3f} {t}\n")
-                            at_hour[k][i] = totals[k][i]
-                    out.write("".join(lines))
+                    for i, r in enumerate(rates):
+                        total[i] += r * dt
+                    out.write("".join([f"{p}{v:.3f} {t}\n" for p, v in zip(prefix, total)]))
                     samples += len(rows)
+                    if hourly and t % 3600 == 0:
+                        # The growth since the last whole hour, with the labels the rules keep.
+                        hourly_lines += [f"{p}{v - h:.3f} {t}\n"
+                                         for p, v, h in zip(hourly_prefixes[k], total, at_hour[k])]
+                        at_hour[k] = list(total)
                     prev = t
                 if hourly_lines:
                     out.write(f"# TYPE {HOURLY[name]} gauge\n")
                     out.write("".join(hourly_lines))
                     samples += len(hourly_lines)
             if ts:
-                previous[0] = ts[-1]
+                previous = ts[-1]
             hours = [t for t in ts if t % 3600 == 0] if hourly else []
             if hours:
                 out.write("# TYPE tarmac:report_rules_version gauge\n")
-                out.write("".join(f"tarmac:report_rules_version 1 {t}\n" for t in hours))
+                out.write("".join(f"tarmac:report_rules_version 2 {t}\n" for t in hours))
             for name, rows in gauges:
                 if not rs:
                     break
@@ -190,9 +209,15 @@ def build_tsdb(tsdb, now, fleet):
                     out.write("".join(f"{name}{{{labels}}} {value(t)} {t}\n" for labels, value in rows))
                     samples += len(rows)
             out.write("# EOF\n")
-        subprocess.run(["promtool", "tsdb", "create-blocks-from", "openmetrics", "-q", path, tsdb], check=True,
-                       stdout=subprocess.DEVNULL)
-    os.remove(path)
+        if reader and reader.wait() != 0:
+            raise SystemExit("fleet_scale: promtool tsdb create-blocks-from openmetrics failed")
+        reader = subprocess.Popen(["promtool", "tsdb", "create-blocks-from", "openmetrics", "-q", path, tsdb],
+                                  stdout=subprocess.DEVNULL)
+    if reader and reader.wait() != 0:
+        raise SystemExit("fleet_scale: promtool tsdb create-blocks-from openmetrics failed")
+    for number in range(2):
+        if os.path.exists(os.path.join(work, f"window-{number}.om")):
+            os.remove(os.path.join(work, f"window-{number}.om"))
     return series, samples
 
 
@@ -208,6 +233,23 @@ def measure(argv):
     return wall, float(user) + float(system), int(rss)
 
 
+def log_size(log):
+    return os.path.getsize(log) if os.path.exists(log) else 0
+
+
+def query_stats(log, offset):
+    """The query stats of the queries logged after `offset`: a line."""
+    with open(log) as f:
+        f.seek(offset)
+        entries = [json.loads(line) for line in f if line.strip()]
+    samples = [e["stats"].get("samples", {}) for e in entries]
+    touched = sum(s.get("totalQueryableSamples", 0) for s in samples)
+    peak = max((s.get("peakSamples", 0) for s in samples), default=0)
+    busy = sum(e["stats"]["timings"]["execTotalTime"] for e in entries)
+    return (f"{len(entries)} queries: {touched:,} samples touched, at most {peak:,} held at once by one "
+            f"(limit 50,000,000), {busy:.2f} s in Prometheus")
+
+
 def main():
     now = int(time.time())
     fleet = make_fleet()
@@ -215,7 +257,8 @@ def main():
     # FLEET_SCALE_TSDB=DIR keeps the TSDB there (and reuses it when it is
     # there already: its "now" is then the time it was made).
     tsdb = os.environ.get("FLEET_SCALE_TSDB") or os.path.join(work, "tsdb")
-    if os.path.isdir(tsdb):
+    reused = os.path.isdir(tsdb)
+    if reused:
         now = int(open(os.path.join(tsdb, "made_at")).read())
         print(f"fleet_scale: reusing {tsdb}, made at {now}")
     else:
@@ -225,7 +268,8 @@ def main():
         with open(os.path.join(tsdb, "made_at"), "w") as f:
             f.write(str(now))
         print(f"fleet_scale: {series} series, {samples} samples written by promtool in {time.monotonic() - t0:.0f} s")
-    prom, url = serve_tsdb(work, tsdb)
+    log = os.path.join(work, "queries.log")
+    prom, url = serve_tsdb(work, tsdb, query_log=log)
     try:
         # As a running server would have them: the two-hour blocks promtool
         # wrote compacted into larger ones (until their count settles).
@@ -239,20 +283,27 @@ def main():
             time.sleep(10)
         print(f"fleet_scale: Prometheus compacted the TSDB into {counts[-1]} blocks in {time.monotonic() - t0:.0f} s")
         tarmac = f"{build}/bin/tarmac-fleet"
+        # The report over the week ending when the TSDB was made; status
+        # and idle read "now", so only on a TSDB made by this run.
+        week = ["--since", f"@{now - days * 86400}", "--until", f"@{now}"]
         commands = {
             "fleet status --json": [tarmac, "status", "--prometheus", url, "--json"],
             "fleet idle --json": [tarmac, "idle", "--prometheus", url, "--json"],
-            f"fleet report --since {days}d --by user": [tarmac, "report", "--prometheus", url, "--since", f"{days}d",
+            f"fleet report --since {days}d --by user": [tarmac, "report", "--prometheus", url, *week,
                                                         "--by", "user", "--json"],
-            f"fleet report --since {days}d --by node": [tarmac, "report", "--prometheus", url, "--since", f"{days}d",
+            f"fleet report --since {days}d --by node": [tarmac, "report", "--prometheus", url, *week,
                                                         "--by", "node", "--json"],
         }
-        # What the commands see: every node and GPU.
-        status = json.loads(subprocess.run(commands["fleet status --json"], capture_output=True, text=True,
-                                           check=True).stdout)
-        seen = sum(len(n["gpus"]) for n in status["nodes"])
-        if len(status["nodes"]) != nodes or seen != nodes * gpus:
-            raise SystemExit(f"fleet_scale: fleet status saw {len(status['nodes'])} nodes, {seen} GPUs")
+        seen_nodes, seen = nodes, nodes * gpus
+        if reused:
+            print("fleet_scale: reused: status and idle are not timed (the TSDB's readings are no longer now)")
+            del commands["fleet status --json"], commands["fleet idle --json"]
+        else:  # What the commands see: every node and GPU.
+            status = json.loads(subprocess.run(commands["fleet status --json"], capture_output=True, text=True,
+                                               check=True).stdout)
+            seen_nodes, seen = len(status["nodes"]), sum(len(n["gpus"]) for n in status["nodes"])
+            if seen_nodes != nodes or seen != nodes * gpus:
+                raise SystemExit(f"fleet_scale: fleet status saw {seen_nodes} nodes, {seen} GPUs")
         answer = subprocess.run(commands[f"fleet report --since {days}d --by node"], capture_output=True, text=True)
         if answer.returncode != 0:
             raise SystemExit(f"fleet_scale: fleet report failed: {answer.stderr.strip()}")
@@ -263,14 +314,14 @@ def main():
                 a = json.load(urllib.request.urlopen(f"{url}/api/v1/query?" + urllib.parse.urlencode({"query": q})))
                 print(q, a["data"]["result"])
             print(json.dumps(report["total"]))
-        print(f"fleet_scale: {len(status['nodes'])} nodes, {seen} GPUs seen; the report reads "
+        print(f"fleet_scale: {seen_nodes} nodes, {seen} GPUs seen; the report reads "
               f"{report['total']['busy_hours'] + report['total']['idle_hours'] + report['total']['held_idle_hours']:.0f}"
               f" GPU-hours from the {report.get('read_from', 'raw counters')}")
         # FLEET_SCALE_BASELINE=PATH: another tarmac-fleet (an earlier
         # build) timed right after this one, each command in turn.
         baseline = os.environ.get("FLEET_SCALE_BASELINE")
         if baseline:
-            for name in ["fleet status --json", "fleet idle --json"]:
+            for name in [n for n in ["fleet status --json", "fleet idle --json"] if n in commands]:
                 commands[f"{name} (baseline)"] = [baseline] + commands[name][1:]
             commands = dict(sorted(commands.items(), key=lambda kv: kv[0].replace(" (baseline)", "")))
         for name, argv in commands.items():
@@ -282,15 +333,21 @@ def main():
                 rss.append(r)
             print(f"{name:<34} wall median {statistics.median(walls):6.2f} s  max {max(walls):6.2f} s  "
                   f"CLI CPU {statistics.median(cpus):5.2f} s  peak RSS {max(rss) / 1024:6.1f} MiB")
+            offset = log_size(log)
+            measure(argv)
+            print(f"{'':<34} {query_stats(log, offset)}")
         # The naive way: one range query per GPU over the days, the increase
         # of each state summed by the client.
+        offset = log_size(log)
         t0 = time.monotonic()
         busy = 0.0
         last = now - now % step
         first = last - days * 86400
+        # Prometheus answers at most 11,000 points a series: a coarser step where the week has more.
+        every = max(step, -(-days * 86400 // 10000))
         for host, g, uuid, *_ in gpu_list:
             query = urllib.parse.urlencode({"query": f'tarmac_gpu_state_seconds_total{{uuid="{uuid}"}}',
-                                            "start": first, "end": last, "step": step})
+                                            "start": first, "end": last, "step": every})
             answer = json.load(urllib.request.urlopen(f"{url}/api/v1/query_range?{query}", timeout=60))
             for s in answer["data"]["result"]:
                 values = [float(v) for _, v in s["values"]]
@@ -299,6 +356,7 @@ def main():
         naive = time.monotonic() - t0
         print(f"{'naive: one range query per GPU':<34} wall {naive:6.2f} s  ({len(gpu_list)} queries; busy "
               f"{busy / 3600:.0f} GPU-hours against the report's {report['total']['busy_hours']:.0f})")
+        print(f"{'':<34} {query_stats(log, offset)}")
     finally:
         prom.terminate()
         prom.wait()

@@ -63,14 +63,19 @@ def status_mib(pid, field="VmRSS"):
     return 0.0
 
 
-def serve_tsdb(work, tsdb, *flags):
+def serve_tsdb(work, tsdb, *flags, query_log=None):
     """The Debian package's Prometheus serving the TSDB folder `tsdb` (and
-    scraping nothing), with `flags` added, once it answers: (process, URL)."""
+    scraping nothing), with `flags` added, once it answers: (process, URL).
+    With `query_log`, it writes every query it runs there, with its query
+    stats (timings, samples touched and the most held at once)."""
     import urllib.request
     port = free_port()
     config = os.path.join(work, "prometheus-tsdb.yml")
     with open(config, "w") as f:
-        f.write("global:\n  scrape_interval: 15s\nscrape_configs: []\n")
+        f.write("global:\n  scrape_interval: 15s\n")
+        if query_log:
+            f.write(f"  query_log_file: {query_log}\n")
+        f.write("scrape_configs: []\n")
     prom = subprocess.Popen(["prometheus", f"--config.file={config}", f"--storage.tsdb.path={tsdb}",
                              "--storage.tsdb.retention.time=30d", f"--web.listen-address=127.0.0.1:{port}",
                              "--log.level=error", *flags], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
