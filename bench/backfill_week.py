@@ -4,7 +4,7 @@ with the backfill of before (a fixed idle_for, idle leases terminated after
 a timeout) beside the adaptive one (idle_for = "auto" and lending held-idle
 memory), against no backfill at all.
 
-Usage: bench/backfill_week.py BUILD [busy|light] [HOUR_SECONDS] [SEED] [RUNS]
+Usage: bench/backfill_week.py BUILD [busy|light|heavy] [HOUR_SECONDS] [SEED] [RUNS]
 
 One agent per run on 8 simulated 80 GiB GPUs (100 ms sampling, grace 1 s);
 a week of 168 simulated hours is compressed to HOUR_SECONDS a simulated
@@ -16,7 +16,10 @@ forgotten reservation, `tarmac run` of a tarmac-simload holding 20 GiB of
 one GPU at 0 % SM for a median of 5 hours. Real work is a tarmac-simload at
 90 % SM holding 30 GiB. The busy week puts real work on ~55-60 % of GPU
 time and held-idle on ~20 % (the shape of the Philly, Helios and PAI
-traces), the light one ~25 % and ~5 %. The same arrivals (same seed) run
+traces), the light one ~25 % and ~5 %. The heavy week (issue: backfill on
+a heavy week) asks for more, 30 % of its jobs on 2, 4 or 8 GPUs, one
+forgotten reservation in six on 2 or 4, reservations a median of 3 hours:
+about 65 % work, 25 % held idle, 10 % free without backfill. The same arrivals (same seed) run
 once per configuration, one after another, each on a fresh agent:
 
 1. baseline: no backfill;
@@ -62,10 +65,23 @@ QUEUED_S = 0.5  # A wait this long means a job queued behind other real jobs.
 WORK_MEMORY = "30GiB"
 
 
-def arrivals(seed, hour_s, busy):
+# Each week's shape: arrivals scale, the median hours of work and of a
+# forgotten reservation, the GPUs a job asks for (drawn uniformly from the
+# list) and those of a forgotten reservation.
+WEEKS = {
+    "busy": (1.2, 1.5, 5.0, [1, 1, 1, 2, 2, 4], [1]),
+    "light": (0.35, 1.0, 5.0, [1, 1, 1, 2, 2, 4], [1]),
+    # The public traces' multi-GPU share: 30 % of jobs on 2, 4 or 8 GPUs,
+    # holding 55 to 70 % of the work's GPU time; one forgotten reservation
+    # in six holds 2 or 4 GPUs.
+    "heavy": (1.42, 1.5, 3.0, [1] * 14 + [2] * 3 + [4] * 2 + [8], [1] * 10 + [2, 4]),
+}
+
+
+def arrivals(seed, hour_s, week):
     """[(start s, gpus, duration s, is_idle)] for one simulated week."""
     rng = random.Random(seed)
-    scale = 1.2 if busy else 0.35
+    scale, work_hours, idle_hours, work_gpus, idle_gpus = WEEKS[week]
     jobs = []
     for hour in range(168):
         day, hod = divmod(hour, 24)
@@ -74,10 +90,20 @@ def arrivals(seed, hour_s, busy):
         for _ in range(sum(1 for _ in range(40) if rng.random() < rate / 40)):
             is_idle = rng.random() < 0.15
             # Forgotten reservations sit for hours; work is heavy-tailed.
-            hours = min(30.0, rng.lognormvariate(math.log(5.0 if is_idle else (1.5 if busy else 1.0)), 1.1))
-            gpus = 1 if is_idle else rng.choice([1, 1, 1, 2, 2, 4])
+            hours = min(30.0, rng.lognormvariate(math.log(idle_hours if is_idle else work_hours), 1.1))
+            gpus = rng.choice(idle_gpus if is_idle else work_gpus)
             jobs.append(((hour + rng.random()) * hour_s, gpus, max(0.05, hours) * hour_s, is_idle))
     return sorted(jobs)
+
+
+def offered(jobs, week_s):
+    """The shares of the week's GPU time the jobs ask for: (work, held idle,
+    multi-GPU work's share of the work)."""
+    work = sum(g * d for _, g, d, idle in jobs if not idle)
+    multi = sum(g * d for _, g, d, idle in jobs if not idle and g > 1)
+    idle = sum(g * d for _, g, d, is_idle in jobs if is_idle)
+    whole = GPUS * week_s
+    return work / whole, idle / whole, multi / max(work, 1e-9)
 
 
 def classify(lease):
@@ -201,7 +227,7 @@ def main():
     hour_s = float(sys.argv[3]) if len(sys.argv) > 3 else 1.0
     seed = int(sys.argv[4]) if len(sys.argv) > 4 else 7
     runs = (sys.argv[5] if len(sys.argv) > 5 else "baseline,fixed,auto-gate,auto").split(",")
-    jobs = arrivals(seed, hour_s, week == "busy")
+    jobs = arrivals(seed, hour_s, week)
     week_s = 168 * hour_s
     work = tempfile.mkdtemp(prefix="tarmac-bench-week-")
     results = {}
@@ -237,6 +263,13 @@ def main():
               f"minus baseline p50 {statistics.median(extra) * 1000 if extra else 0:6.1f} ms  "
               f"p99 {pct(extra, 99) * 1000:7.1f} ms; wrong kills {killed}; idle jobs ended by policy {idle_ended}; "
               f"out of memory {oom}")
+        base = list(base_waits.values())
+        if mode != "baseline" and base and w:
+            # The queue's wait as a whole against the same week without backfill.
+            b50, b99 = statistics.median(base), pct(base, 99)
+            print(f"            real-job wait against no backfill: p50 {statistics.median(w):.3f} s against {b50:.3f} s "
+                  f"({100 * (statistics.median(w) - b50) / max(b50, 1e-9):+.1f} %), p99 {pct(w, 99):.3f} s against "
+                  f"{b99:.3f} s ({100 * (pct(w, 99) - b99) / max(b99, 1e-9):+.1f} %)")
         if mode != "baseline" and at_once:
             print(f"            start overhead, {len(at_once)} jobs that queued in neither run: p50 "
                   f"{statistics.median(at_once) * 1000:6.1f} ms  p99 {pct(at_once, 99) * 1000:7.1f} ms")
