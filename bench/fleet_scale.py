@@ -24,7 +24,10 @@ Usage: fleet_scale.py BUILD_DIR [NODES] [GPUS] [DAYS] [STEP_S] [RUNS]
 
 FLEET_SCALE_TSDB=DIR keeps the TSDB in DIR, and reuses it when it is there
 (timing the report over the week that ends when it was made; not status
-and idle, which read the present).
+and idle, which read the present, unless FLEET_SCALE_REFRESH=1 writes the
+readings around the present into it again).
+
+FLEET_SCALE_TIMEOUT=DURATION gives each command that --timeout.
 
 FLEET_SCALE_BASELINE=PATH also times PATH (another build's tarmac-fleet)
 for status and idle, in the same run against the same Prometheus.
@@ -233,6 +236,26 @@ def measure(argv):
     return wall, float(user) + float(system), int(rss)
 
 
+def write_recent(tsdb, now, fleet):
+    """The readings, marks and `up` from half an hour before `now` to a
+    quarter hour after it, as new blocks of `tsdb` (one file per two hours,
+    as build_tsdb writes them)."""
+    _, gauges = families(fleet)
+    recent = list(range(now - 1800, now + 900, 60))
+    path = os.path.join(work, "recent.om")
+    for w in range(recent[0] - recent[0] % 7200, recent[-1] + 1, 7200):
+        rs = [t for t in recent if w <= t < w + 7200]
+        with open(path, "w") as out:
+            for name, rows in gauges:
+                out.write(f"# TYPE {name} gauge\n")
+                for t in rs:
+                    out.write("".join(f"{name}{{{labels}}} {value(t)} {t}\n" for labels, value in rows))
+            out.write("# EOF\n")
+        subprocess.run(["promtool", "tsdb", "create-blocks-from", "openmetrics", "-q", path, tsdb], check=True,
+                       stdout=subprocess.DEVNULL)
+    os.remove(path)
+
+
 def log_size(log):
     return os.path.getsize(log) if os.path.exists(log) else 0
 
@@ -259,8 +282,16 @@ def main():
     tsdb = os.environ.get("FLEET_SCALE_TSDB") or os.path.join(work, "tsdb")
     reused = os.path.isdir(tsdb)
     if reused:
-        now = int(open(os.path.join(tsdb, "made_at")).read())
-        print(f"fleet_scale: reusing {tsdb}, made at {now}")
+        made = int(open(os.path.join(tsdb, "made_at")).read())
+        print(f"fleet_scale: reusing {tsdb}, made at {made}")
+        if os.environ.get("FLEET_SCALE_REFRESH") == "1":
+            # Readings around the present again, so that status and idle
+            # read a live fleet; the report reads the week it was made with.
+            t0 = time.monotonic()
+            write_recent(tsdb, now, fleet)
+            print(f"fleet_scale: the readings around now written by promtool in {time.monotonic() - t0:.0f} s")
+            reused = False
+        now = made
     else:
         print(f"fleet_scale: {nodes} nodes x {gpus} GPUs x {days} days (counters every {step} s) into a TSDB")
         t0 = time.monotonic()
@@ -294,6 +325,11 @@ def main():
             f"fleet report --since {days}d --by node": [tarmac, "report", "--prometheus", url, *week,
                                                         "--by", "node", "--json"],
         }
+        # FLEET_SCALE_TIMEOUT=DURATION: each answer's timeout (tarmac's
+        # default is 10 s), for fleets whose answers take longer.
+        if os.environ.get("FLEET_SCALE_TIMEOUT"):
+            for argv in commands.values():
+                argv += ["--timeout", os.environ["FLEET_SCALE_TIMEOUT"]]
         seen_nodes, seen = nodes, nodes * gpus
         if reused:
             print("fleet_scale: reused: status and idle are not timed (the TSDB's readings are no longer now)")
