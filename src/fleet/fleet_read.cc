@@ -287,12 +287,10 @@ Result<FleetView> ReadFleet(prom::PromClient* client, const ReadParts& parts) {
   // Nothing to show: say why it may be, rather than an empty fleet alone.
   if (r.nodes.empty()) {
     view.warnings.push_back(
-        "no node reports to this store: no scrape target exported tarmac's GPU series or dcgm-exporter's in "
-        "the last day. A store that began scraping within the last minute may not show its newest samples "
-        "yet "
-        "(VictoriaMetrics hides the last 30 s by default, -search.latencyOffset); else check its scrape "
-        "targets "
-        "(docs/fleet.md#set-up)");
+        "no node reports to this store: no scrape target exported tarmac's GPU series or dcgm-exporter's "
+        "in the last day. A store that began scraping within the last minute may not show its newest "
+        "samples yet (VictoriaMetrics hides the last 30 s by default, -search.latencyOffset); else check "
+        "its scrape targets (docs/fleet.md#set-up)");
   }
 
   // Readings now: each of tarmac's families with only the labels read.

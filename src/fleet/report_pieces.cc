@@ -43,6 +43,20 @@ std::string HourlyWindow(const Piece& piece) {
   return fmt::format("[{}]{}", Duration(piece.ms - kHourMs / 2), Offset(piece.end_offset_ms));
 }
 
+// Whether a shorter query may be answered where this one was refused: over
+// one of the store's limits (samples, its timeout), or not answered within
+// the client's timeout.
+bool IsWorthCutting(const Status& refusal) {
+  return refusal.code() == StatusCode::kResourceExhausted || refusal.code() == StatusCode::kDeadlineExceeded;
+}
+
+// The value of answer `i`'s first sample; 0 for an empty answer (an
+// aggregation over no series).
+double FirstValue(const std::vector<QueryResult>& answers, size_t i) {
+  const std::vector<Sample>& s = answers[i].samples;
+  return s.empty() ? 0.0 : s.front().value;
+}
+
 Status PartialAnswer() {
   return Status::Unavailable(
       "the store answered with partial data (one of the stores behind it did not answer): the report's "
@@ -57,11 +71,8 @@ Result<Anchor> ReadAnchor(prom::PromClient* client, int64_t until_unix) {
   Result<std::vector<QueryResult>> answers =
       client->QueryAll({"max(" + latest + ")", "min(" + latest + ")"}, static_cast<double>(until_unix));
   if (!answers.ok()) return answers.status();
-  auto first_ms = [&](size_t i) {
-    const std::vector<Sample>& s = answers.value()[i].samples;
-    return s.empty() ? int64_t{0} : std::llround(s.front().value * 1000);
-  };
-  return ChooseAnchor(first_ms(0), first_ms(1));
+  return ChooseAnchor(std::llround(FirstValue(answers.value(), 0) * 1000),
+                      std::llround(FirstValue(answers.value(), 1) * 1000));
 }
 
 // Whether the store keeps the hourly series for every evaluation hour of
@@ -73,12 +84,9 @@ Result<HourlyCoverage> ReadCoverage(prom::PromClient* client, const Piece& hourl
                         "min(min_over_time(" + window + "))"},
                        static_cast<double>(until_unix));
   if (!answers.ok()) return answers.status();
-  auto first = [&](size_t i) {
-    const std::vector<Sample>& s = answers.value()[i].samples;
-    return s.empty() ? 0.0 : s.front().value;
-  };
-  return JudgeCoverage(hourly.ms / kHourMs, static_cast<int64_t>(first(0)), static_cast<int64_t>(first(1)),
-                       first(2));
+  const std::vector<QueryResult>& a = answers.value();
+  return JudgeCoverage(hourly.ms / kHourMs, static_cast<int64_t>(FirstValue(a, 0)),
+                       static_cast<int64_t>(FirstValue(a, 1)), FirstValue(a, 2));
 }
 
 }  // namespace
@@ -231,11 +239,7 @@ Result<Increases> ReadIncreases(prom::PromClient* client, const std::vector<Incr
                                   [](const Result<QueryResult>& a) { return !a.ok(); });
       if (refused != answers.begin() + static_cast<ptrdiff_t>(base + queries.size())) {
         Piece first, second;
-        // Over a limit of the store's, or not answered within the
-        // client's timeout: a shorter piece may be.
-        StatusCode code = refused->status().code();
-        if ((code != StatusCode::kResourceExhausted && code != StatusCode::kDeadlineExceeded) ||
-            !SplitPiece(todo[p], &first, &second))
+        if (!IsWorthCutting(refused->status()) || !SplitPiece(todo[p], &first, &second))
           return refused->status();
         next.push_back(first);
         next.push_back(second);
@@ -261,7 +265,7 @@ Result<prom::RangeResult> QueryRangeInPieces(prom::PromClient* client, const std
   Result<prom::RangeResult> whole = client->QueryRange(promql, start_unix, end_unix, step_seconds);
   if (whole.ok() && whole.value().is_partial) return PartialAnswer();
   const int64_t steps = std::llround((end_unix - start_unix) / step_seconds);
-  if (whole.ok() || whole.status().code() != StatusCode::kResourceExhausted || steps < 1) return whole;
+  if (whole.ok() || !IsWorthCutting(whole.status()) || steps < 1) return whole;
   const double middle = start_unix + static_cast<double>(steps / 2) * step_seconds;
   prom::RangeResult joined;
   std::map<std::map<std::string, std::string>, size_t> at;  // Labels: index in joined.series.

@@ -136,7 +136,8 @@ Result<Increases> ReadIncreases(prom::PromClient* client, const std::vector<Incr
                                 int64_t since_unix, int64_t until_unix);
 
 // A range query over [start, end] at `step`, cut in two at a step while the
-// store refuses it as over one of its limits, down to a single step; each
+// store refuses it as over one of its limits or it is not answered within
+// the client's timeout (as a piece above), down to a single step; each
 // series' points joined in time order. An answer marked partial is refused,
 // as above.
 Result<prom::RangeResult> QueryRangeInPieces(prom::PromClient* client, const std::string& promql,
