@@ -204,13 +204,8 @@ def build_tsdb(tsdb, now, fleet):
             if hours:
                 out.write("# TYPE tarmac:report_rules_version gauge\n")
                 out.write("".join(f"tarmac:report_rules_version 2 {t}\n" for t in hours))
-            for name, rows in gauges:
-                if not rs:
-                    break
-                out.write(f"# TYPE {name} gauge\n")
-                for t in rs:
-                    out.write("".join(f"{name}{{{labels}}} {value(t)} {t}\n" for labels, value in rows))
-                    samples += len(rows)
+            if rs:
+                samples += write_gauges(out, gauges, rs)
             out.write("# EOF\n")
         if reader and reader.wait() != 0:
             raise SystemExit("fleet_scale: promtool tsdb create-blocks-from openmetrics failed")
@@ -236,6 +231,18 @@ def measure(argv):
     return wall, float(user) + float(system), int(rss)
 
 
+def write_gauges(out, gauges, times):
+    """The readings, marks and `up` at each of `times`, as OpenMetrics lines;
+    returns how many samples."""
+    samples = 0
+    for name, rows in gauges:
+        out.write(f"# TYPE {name} gauge\n")
+        for t in times:
+            out.write("".join(f"{name}{{{labels}}} {value(t)} {t}\n" for labels, value in rows))
+            samples += len(rows)
+    return samples
+
+
 def write_recent(tsdb, now, fleet):
     """The readings, marks and `up` from half an hour before `now` to a
     quarter hour after it, as new blocks of `tsdb` (one file per two hours,
@@ -246,10 +253,7 @@ def write_recent(tsdb, now, fleet):
     for w in range(recent[0] - recent[0] % 7200, recent[-1] + 1, 7200):
         rs = [t for t in recent if w <= t < w + 7200]
         with open(path, "w") as out:
-            for name, rows in gauges:
-                out.write(f"# TYPE {name} gauge\n")
-                for t in rs:
-                    out.write("".join(f"{name}{{{labels}}} {value(t)} {t}\n" for labels, value in rows))
+            write_gauges(out, gauges, rs)
             out.write("# EOF\n")
         subprocess.run(["promtool", "tsdb", "create-blocks-from", "openmetrics", "-q", path, tsdb], check=True,
                        stdout=subprocess.DEVNULL)

@@ -37,7 +37,7 @@ import urllib.request
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "e2e"))
 import agent_api  # noqa: E402
-from e2e_util import free_port, victoria_metrics  # noqa: E402
+from e2e_util import free_port, stop_all, victoria_metrics, wait_until  # noqa: E402
 
 build = sys.argv[1]
 minutes = float(sys.argv[2]) if len(sys.argv) > 2 else 12
@@ -54,15 +54,13 @@ def get(url):
 
 
 def wait_for(what, predicate, seconds=120):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
+    """wait_until, with a server that does not answer yet as not ready."""
+    def ready():
         try:
-            if predicate():
-                return
+            return predicate()
         except OSError:
-            pass
-        time.sleep(0.5)
-    raise SystemExit(f"store_bytes: {what} did not happen within {seconds} s")
+            return False
+    wait_until(what, ready, tries=seconds * 2, pause=0.5, name="store_bytes")
 
 
 def prometheus_blocks(tsdb):
@@ -139,10 +137,7 @@ def main():
               f" MB of chunks (+ {index / block_series * series * 12 / 1e6:.1f} MB of index as 2-hour blocks, less "
               f"once compacted), VictoriaMetrics {data / rows * per_day / 1e6:.1f} MB")
     finally:
-        for child in reversed(children):
-            child.terminate()
-        for child in children:
-            child.wait(timeout=60)
+        stop_all(children)
         shutil.rmtree(work, ignore_errors=True)
 
 
