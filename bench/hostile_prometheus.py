@@ -38,7 +38,7 @@ build = sys.argv[1]
 timeout_s = float(sys.argv[2]) if len(sys.argv) > 2 else 10.0
 mode = ["ordinary"]
 ORDINARY = {
-    "last_over_time(tarmac_gpu_info[1d])":
+    "max by (instance, hostname, gpu, uuid, model) (last_over_time(tarmac_gpu_info[1d]))":
         '{"metric":{"instance":"n1:9477","hostname":"n1","gpu":"0","uuid":"GPU-1","model":"H100"},"value":[1,"1"]}',
     "up": '{"metric":{"instance":"n1:9477","job":"tarmac"},"value":[1,"1"]}',
 }

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
+#include <set>
 
 #include "node/metric_families.h"
 
@@ -15,7 +17,12 @@ namespace {
 using prom::QueryResult;
 using prom::Sample;
 
-std::string InfoQuery() { return fmt::format("last_over_time({}[{}])", node::family::kGpuInfo, kDownWindow); }
+// Only the labels read: an agent's info series carries its driver, PCI
+// address and more, a tenth of a large fleet's answer bytes each.
+std::string InfoQuery() {
+  return fmt::format("max by (instance, hostname, gpu, uuid, model) (last_over_time({}[{}]))",
+                     node::family::kGpuInfo, kDownWindow);
+}
 std::string LastSampleQuery() {
   return fmt::format("last_over_time({}[{}])", node::family::kLastSampleTimestampSeconds, kDownWindow);
 }
@@ -129,44 +136,91 @@ const std::vector<ReadingQuery>& ReadingQueries() {
 // A GPU is the series' scrape target and UUID; a node its scrape target.
 using NodeAndGpu = std::pair<std::string, std::string>;
 
+// A GPU tarmac_gpu_info names: its node, index label, UUID and model.
+struct InfoGpu {
+  std::string instance;
+  std::string index;
+  std::string uuid;
+  std::string model;
+};
+
+// The answers, folded into the view's form as they come (a reading never
+// waits for the others, and is freed once folded); the few that need the
+// GPUs known first are kept until every answer is in.
 struct Reader {
-  prom::PromClient* client;
+  explicit Reader(FleetView* v) : view(v) {}
   FleetView* view;
+  std::vector<std::string> asked;                       // The queries, by index.
+  std::set<std::string> kept;                           // Those kept whole until every answer is in.
+  std::map<std::string, QueryResult> answers;           // The kept answers, by query.
+  std::optional<std::pair<size_t, Status>> refused;     // The first refusal in asking order.
+  std::map<size_t, std::vector<std::string>> warnings;  // By query, to list them in asking order.
+
   std::map<std::string, FleetNode> nodes;  // By instance.
-  std::map<NodeAndGpu, FleetGpu> gpus;
+  std::vector<InfoGpu> info;               // tarmac_gpu_info's GPUs, in its answer's order.
+  // The readings of tarmac's families by (instance, index label), as they come.
+  std::map<std::pair<std::string, std::string>, FleetGpu> readings;
+  std::map<NodeAndGpu, FleetGpu> gpus;  // Once every answer is in (Join).
 
-  std::map<std::string, QueryResult> fetched;  // Answers asked for ahead (Prefetch).
-
-  // Asks every query of `promqls` at once (the server answers them in
-  // parallel); Run then takes their answers.
-  Status Prefetch(const std::vector<std::string>& promqls) {
-    Result<std::vector<QueryResult>> answers = client->QueryAll(promqls);
-    if (!answers.ok()) return answers.status();
-    for (size_t i = 0; i < promqls.size(); ++i) fetched[promqls[i]] = std::move(answers.value()[i]);
-    return Status::OK();
-  }
-
-  Result<std::vector<Sample>> Run(const std::string& promql) {
-    QueryResult answer;
-    if (auto it = fetched.find(promql); it != fetched.end()) {
-      answer = std::move(it->second);
-      fetched.erase(it);
-    } else {
-      Result<QueryResult> r = client->Query(promql);
-      if (!r.ok()) return r.status();
-      answer = std::move(r).value();
+  // Takes the answer to asked[i]: folds a reading or the GPU list in at
+  // once; keeps the others.
+  void Take(size_t i, Result<QueryResult> answer) {
+    if (!answer.ok()) {
+      if (!refused || i < refused->first) refused = std::make_pair(i, answer.status());
+      return;
     }
-    for (const std::string& w : answer.warnings) view->warnings.push_back(w);
-    view->is_partial = view->is_partial || answer.is_partial;
-    return std::move(answer.samples);
+    QueryResult& a = answer.value();
+    if (!a.warnings.empty()) warnings[i] = std::move(a.warnings);
+    view->is_partial = view->is_partial || a.is_partial;
+    const std::string& promql = asked[i];
+    if (promql == InfoQuery()) {
+      for (const Sample& s : a.samples) {
+        Node(s, "hostname", "tarmac");
+        info.push_back({s.Label("instance"), s.Label("gpu"), s.Label("uuid"), s.Label("model")});
+      }
+    } else if (kept.count(promql) != 0) {
+      answers[promql] = std::move(a);
+    } else {
+      for (const ReadingQuery& q : ReadingQueries()) {
+        if (q.promql != promql) continue;
+        for (const Sample& s : a.samples) q.apply(s, &readings[{s.Label("instance"), s.Label("gpu")}]);
+      }
+      if (promql == RecentQuery()) {
+        for (const Sample& s : a.samples) {
+          readings[{s.Label("instance"), s.Label("gpu")}].recent_utilization_ratio = FiniteOrNone(s.value);
+        }
+      }
+    }
   }
 
-  std::map<std::pair<std::string, std::string>, NodeAndGpu> by_index;  // (instance, index) -> GPU.
+  // A kept answer's samples.
+  std::vector<Sample> Kept(const std::string& promql) {
+    auto it = answers.find(promql);
+    if (it == answers.end()) return {};
+    std::vector<Sample> out = std::move(it->second.samples);
+    answers.erase(it);
+    return out;
+  }
 
-  // The GPU of a series labelled with its node and index only.
-  FleetGpu* GpuAt(const Sample& s) {
-    auto key = by_index.find({s.Label("instance"), s.Label("gpu")});
-    return key == by_index.end() ? nullptr : &gpus[key->second];
+  // tarmac's GPUs with their readings: a node's index is its first GPU of
+  // that index in tarmac_gpu_info's answer (a GPU replaced within the day
+  // is listed twice, its readings on one).
+  void Join() {
+    for (InfoGpu& i : info) {
+      NodeAndGpu key{i.instance, i.uuid};
+      if (gpus.count(key) != 0) continue;
+      FleetGpu g;
+      if (auto it = readings.find({i.instance, i.index}); it != readings.end()) {
+        g = std::move(it->second);
+        readings.erase(it);
+      }
+      g.index = std::atoi(i.index.c_str());
+      g.uuid = i.uuid;
+      g.model = i.model;
+      gpus.emplace(std::move(key), std::move(g));
+    }
+    info.clear();
+    readings.clear();
   }
 
   FleetGpu* Gpu(const Sample& s, const std::string& uuid_label) {
@@ -191,7 +245,6 @@ struct Reader {
     g.index = std::atoi(s.Label("gpu").c_str());
     g.uuid = s.Label(uuid_label);
     g.model = s.Label(model_label);
-    by_index.emplace(std::make_pair(key.first, s.Label("gpu")), key);
     gpus.emplace(key, std::move(g));
   }
 };
@@ -243,34 +296,30 @@ void Assemble(Reader* r, FleetView* view) {
 Result<FleetView> ReadFleet(prom::PromClient* client, const ReadParts& parts) {
   FleetView view;
   view.prometheus_url = client->url();
-  Reader r{client, &view, {}, {}, {}, {}};
-  std::vector<std::string> all = {InfoQuery(),        LastSampleQuery(), DcgmInfoQuery(),    "up",
-                                  IdleHoldersQuery(), ProcessesQuery(),  kDcgmReadingsQuery, "time()"};
-  if (parts.recent_utilization) all.push_back(RecentQuery());
+  Reader r(&view);
+  r.asked = {InfoQuery(),        LastSampleQuery(), DcgmInfoQuery(),    "up",
+             IdleHoldersQuery(), ProcessesQuery(),  kDcgmReadingsQuery, "time()"};
+  r.kept = {r.asked.begin() + 1, r.asked.end()};
+  if (parts.recent_utilization) r.asked.push_back(RecentQuery());
   for (const ReadingQuery& q : ReadingQueries()) {
-    if (q.IsAskedFor(parts)) all.push_back(q.promql);
+    if (q.IsAskedFor(parts)) r.asked.push_back(q.promql);
   }
-  if (Status s = r.Prefetch(all); !s.ok()) return s;
+  client->QueryEachInTurn(r.asked, std::nullopt,
+                          [&r](size_t i, Result<QueryResult> answer) { r.Take(i, std::move(answer)); });
+  if (r.refused) return r.refused->second;
+  for (auto& [i, said] : r.warnings) view.warnings.insert(view.warnings.end(), said.begin(), said.end());
 
-  // The GPUs of every tarmac node seen within the window, down ones too.
-  Result<std::vector<Sample>> info = r.Run(InfoQuery());
-  if (!info.ok()) return info.status();
-  for (const Sample& s : info.value()) {
-    r.Node(s, "hostname", "tarmac");
-    r.AddGpu(s, "uuid", "model");
-  }
-  Result<std::vector<Sample>> last = r.Run(LastSampleQuery());
-  if (!last.ok()) return last.status();
-  for (const Sample& s : last.value()) {
+  // The GPUs of every tarmac node seen within the window, down ones too,
+  // with their readings now.
+  r.Join();
+  for (const Sample& s : r.Kept(LastSampleQuery())) {
     if (r.nodes.count(s.Label("instance")) != 0)
       r.nodes[s.Label("instance")].last_seen_unix = FiniteOrNone(s.value);
   }
 
   // Nodes only dcgm-exporter reports (tarmac's agents export its families
   // too: those nodes are already known by their scrape target).
-  Result<std::vector<Sample>> dcgm_info = r.Run(DcgmInfoQuery());
-  if (!dcgm_info.ok()) return dcgm_info.status();
-  for (const Sample& s : dcgm_info.value()) {
+  for (const Sample& s : r.Kept(DcgmInfoQuery())) {
     if (r.nodes.count(s.Label("instance")) != 0 && r.nodes[s.Label("instance")].source == "tarmac") continue;
     std::string host_label = s.Label("Hostname").empty() ? "hostname" : "Hostname";
     r.Node(s, host_label, "dcgm-exporter");
@@ -278,9 +327,7 @@ Result<FleetView> ReadFleet(prom::PromClient* client, const ReadParts& parts) {
   }
 
   // Which scrape targets answered their last scrape.
-  Result<std::vector<Sample>> up = r.Run("up");
-  if (!up.ok()) return up.status();
-  for (const Sample& s : up.value()) {
+  for (const Sample& s : r.Kept("up")) {
     auto it = r.nodes.find(s.Label("instance"));
     if (it != r.nodes.end()) it->second.is_up = it->second.is_up || s.value == 1;
   }
@@ -293,34 +340,12 @@ Result<FleetView> ReadFleet(prom::PromClient* client, const ReadParts& parts) {
         "its scrape targets (docs/fleet.md#set-up)");
   }
 
-  // Readings now: each of tarmac's families with only the labels read.
-  for (const ReadingQuery& q : ReadingQueries()) {
-    if (!q.IsAskedFor(parts)) continue;
-    Result<std::vector<Sample>> now = r.Run(q.promql);
-    if (!now.ok()) return now.status();
-    for (const Sample& s : now.value()) {
-      if (FleetGpu* g = r.GpuAt(s)) q.apply(s, g);
-    }
-  }
-  // Processes holding memory at 0 % SM, per GPU.
-  Result<std::vector<Sample>> idle_procs = r.Run(IdleHoldersQuery());
-  if (!idle_procs.ok()) return idle_procs.status();
-  for (const Sample& s : idle_procs.value()) {
+  // Processes holding memory at 0 % SM, and processes, per GPU.
+  for (const Sample& s : r.Kept(IdleHoldersQuery())) {
     if (FleetGpu* g = r.Gpu(s, "uuid")) g->idle_holders = static_cast<int>(s.value);
   }
-  // Processes per GPU, and utilization over the last minute (what pick
-  // judges by, as `tarmac pick` judges by a window).
-  Result<std::vector<Sample>> procs = r.Run(ProcessesQuery());
-  if (!procs.ok()) return procs.status();
-  for (const Sample& s : procs.value()) {
+  for (const Sample& s : r.Kept(ProcessesQuery())) {
     if (FleetGpu* g = r.Gpu(s, "uuid")) g->processes = static_cast<int>(s.value);
-  }
-  if (parts.recent_utilization) {
-    Result<std::vector<Sample>> recent = r.Run(RecentQuery());
-    if (!recent.ok()) return recent.status();
-    for (const Sample& s : recent.value()) {
-      if (FleetGpu* g = r.GpuAt(s)) g->recent_utilization_ratio = FiniteOrNone(s.value);
-    }
   }
   // Not in an idle spell: its lengths are 0 where the agent exports them.
   for (auto& [key, g] : r.gpus) {
@@ -328,12 +353,10 @@ Result<FleetView> ReadFleet(prom::PromClient* client, const ReadParts& parts) {
     if (!g.idle_for_seconds) g.idle_for_seconds = 0;
     if (!g.held_idle_for_seconds) g.held_idle_for_seconds = 0;
   }
-  Result<std::vector<Sample>> dcgm = r.Run(kDcgmReadingsQuery);
-  if (!dcgm.ok()) return dcgm.status();
-  ApplyDcgmReadings(dcgm.value(), &r);
+  ApplyDcgmReadings(r.Kept(kDcgmReadingsQuery), &r);
   Assemble(&r, &view);
-  Result<std::vector<Sample>> t = r.Run("time()");
-  if (t.ok() && !t.value().empty()) view.taken_at_unix = t.value().front().value;
+  std::vector<Sample> t = r.Kept("time()");
+  if (!t.empty()) view.taken_at_unix = t.front().value;
   return view;
 }
 

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -71,7 +72,7 @@ class StandIn {
 
 TEST(FleetReadTest, AGpuAllocatedToAPodCarriesThePod) {
   StandIn prometheus([](const std::string& q) {
-    if (q == "last_over_time(tarmac_gpu_info[1d])") {
+    if (q == "max by (instance, hostname, gpu, uuid, model) (last_over_time(tarmac_gpu_info[1d]))") {
       return Vector(
           R"({"metric":{"instance":"n1:9477","hostname":"n1","gpu":"0","uuid":"GPU-1","model":"H100"},"value":[1,"1"]},
                       {"metric":{"instance":"n1:9477","hostname":"n1","gpu":"1","uuid":"GPU-2","model":"H100"},"value":[1,"1"]})");
@@ -97,7 +98,7 @@ TEST(FleetReadTest, AGpuAllocatedToAPodCarriesThePod) {
 // Two nodes: n1 exports the spells (GPU 0 idle for 2 minutes, GPU 1 not
 // idle), n2 an agent without them.
 std::string TwoNodes(const std::string& q) {
-  if (q == "last_over_time(tarmac_gpu_info[1d])") {
+  if (q == "max by (instance, hostname, gpu, uuid, model) (last_over_time(tarmac_gpu_info[1d]))") {
     return Vector(
         R"({"metric":{"instance":"n1:9477","hostname":"n1","gpu":"0","uuid":"GPU-1","model":"H100"},"value":[1,"1"]},
                      {"metric":{"instance":"n1:9477","hostname":"n1","gpu":"1","uuid":"GPU-2","model":"H100"},"value":[1,"1"]},
@@ -158,6 +159,32 @@ TEST(FleetReadTest, PickReadsTheLastMinutesUtilization) {
   ASSERT_TRUE(view.ok()) << view.status().message();
   EXPECT_TRUE(prometheus.WasAsked("avg_over_time"));
   EXPECT_EQ(view.value().nodes[0].gpus[1].recent_utilization_ratio, 0.25);
+}
+
+// Answers are folded in as they come: readings that arrive before the GPU
+// list land on their GPUs all the same, and a reading of a GPU the list
+// does not name is dropped.
+TEST(FleetReadTest, ReadingsThatComeBeforeTheGpuListLandOnTheirGpus) {
+  StandIn prometheus([](const std::string& q) {
+    if (q.find("tarmac_gpu_info") != std::string::npos) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));  // Every reading is in first.
+    }
+    if (q == "max by (instance, gpu) (tarmac_gpu_temperature_celsius)") {
+      return Vector(R"({"metric":{"instance":"n1:9477","gpu":"1"},"value":[1,"61"]},
+                       {"metric":{"instance":"n1:9477","gpu":"7"},"value":[1,"99"]})");
+    }
+    return TwoNodes(q);
+  });
+  std::unique_ptr<prom::PromClient> client = prometheus.Client();
+  Result<FleetView> view = ReadFleet(client.get());
+  ASSERT_TRUE(view.ok()) << view.status().message();
+  ASSERT_EQ(view.value().nodes.size(), 2u);
+  const FleetNode& n1 = view.value().nodes[0];
+  ASSERT_EQ(n1.gpus.size(), 2u);
+  EXPECT_EQ(n1.gpus[1].temperature_celsius, 61);
+  EXPECT_FALSE(n1.gpus[0].temperature_celsius.has_value());
+  EXPECT_TRUE(n1.gpus[0].is_idle);
+  EXPECT_EQ(n1.gpus[0].idle_for_seconds, 120);
 }
 
 TEST(FleetReadTest, IdleReadsOnlyWhatItShows) {

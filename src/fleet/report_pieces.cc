@@ -129,18 +129,24 @@ std::string PieceQuery(const IncreaseQuery& q, const Piece& piece) {
                      Offset(piece.end_offset_ms));
 }
 
-std::vector<Sample> SumByLabels(const std::vector<std::vector<Sample>>& parts) {
-  std::map<std::map<std::string, std::string>, Sample> sums;
-  for (const std::vector<Sample>& part : parts) {
-    for (const Sample& s : part) {
-      auto [it, fresh] = sums.try_emplace(s.labels, s);
-      if (!fresh) it->second.value += s.value;
-    }
-  }
+void LabelSums::Add(std::vector<Sample> samples) {
+  for (Sample& s : samples) sums_[std::move(s.labels)] += s.value;
+}
+
+std::vector<Sample> LabelSums::Take() {
   std::vector<Sample> out;
-  out.reserve(sums.size());
-  for (auto& [labels, s] : sums) out.push_back(std::move(s));
+  out.reserve(sums_.size());
+  while (!sums_.empty()) {
+    auto node = sums_.extract(sums_.begin());
+    out.push_back(Sample{std::move(node.key()), node.mapped(), 0});
+  }
   return out;
+}
+
+std::vector<Sample> SumByLabels(const std::vector<std::vector<Sample>>& parts) {
+  LabelSums sums;
+  for (const std::vector<Sample>& part : parts) sums.Add(part);
+  return sums.Take();
 }
 
 HourlyCoverage JudgeCoverage(int64_t hours_in_range, int64_t fewest_recorded, int64_t most_recorded,
@@ -220,43 +226,50 @@ Result<Increases> ReadIncreases(prom::PromClient* client, const std::vector<Incr
     }
   }
   out.read_hourly = anchor.has_value();
-  // Pieces still to read, and each read piece's answers (one per query).
-  std::vector<Piece> todo = PlanPieces(since_ms, until_ms, anchor);
-  std::vector<std::vector<std::vector<Sample>>> read(queries.size());
+  // Each query over each piece is asked on its own, and summed as its
+  // answer comes (one decoded answer held at a time beside the sums); a
+  // refused one is cut in two and asked again, the others stand.
+  struct Ask {
+    size_t query;
+    Piece piece;
+  };
+  std::vector<Ask> todo;
+  for (const Piece& piece : PlanPieces(since_ms, until_ms, anchor)) {
+    for (size_t q = 0; q < queries.size(); ++q) todo.push_back({q, piece});
+  }
+  std::vector<LabelSums> sums(queries.size());
   std::set<std::string> warned(out.warnings.begin(), out.warnings.end());
   while (!todo.empty()) {
     std::vector<std::string> promqls;
-    for (const Piece& piece : todo) {
-      for (const IncreaseQuery& q : queries) promqls.push_back(PieceQuery(q, piece));
-    }
-    std::vector<Result<QueryResult>> answers = client->QueryEach(promqls, static_cast<double>(until_unix));
-    out.queries_sent += static_cast<int>(promqls.size());
-    std::vector<Piece> next;
-    for (size_t p = 0; p < todo.size(); ++p) {
-      const size_t base = p * queries.size();
-      auto refused = std::find_if(answers.begin() + static_cast<ptrdiff_t>(base),
-                                  answers.begin() + static_cast<ptrdiff_t>(base + queries.size()),
-                                  [](const Result<QueryResult>& a) { return !a.ok(); });
-      if (refused != answers.begin() + static_cast<ptrdiff_t>(base + queries.size())) {
-        Piece first, second;
-        if (!IsWorthCutting(refused->status()) || !SplitPiece(todo[p], &first, &second))
-          return refused->status();
-        next.push_back(first);
-        next.push_back(second);
-        continue;
+    for (const Ask& ask : todo) promqls.push_back(PieceQuery(queries[ask.query], ask.piece));
+    std::vector<Ask> next;
+    std::map<size_t, Status> failed;                  // By ask: those not worth cutting.
+    std::map<size_t, std::vector<std::string>> said;  // By ask, to list in asking order.
+    bool is_partial = false;
+    client->QueryEachInTurn(promqls, static_cast<double>(until_unix), [&](size_t i, Result<QueryResult> a) {
+      Piece first, second;
+      if (!a.ok() && IsWorthCutting(a.status()) && SplitPiece(todo[i].piece, &first, &second)) {
+        next.push_back({todo[i].query, first});
+        next.push_back({todo[i].query, second});
+      } else if (!a.ok()) {
+        failed.emplace(i, a.status());
+      } else {
+        is_partial = is_partial || a.value().is_partial;
+        said[i] = std::move(a.value().warnings);
+        sums[todo[i].query].Add(std::move(a.value().samples));
       }
-      for (size_t q = 0; q < queries.size(); ++q) {
-        QueryResult& answer = answers[base + q].value();
-        if (answer.is_partial) return PartialAnswer();
-        for (const std::string& w : answer.warnings) {
-          if (warned.insert(w).second) out.warnings.push_back(w);
-        }
-        read[q].push_back(std::move(answer.samples));
+    });
+    out.queries_sent += static_cast<int>(promqls.size());
+    if (!failed.empty()) return failed.begin()->second;
+    if (is_partial) return PartialAnswer();
+    for (auto& [i, words] : said) {
+      for (std::string& w : words) {
+        if (warned.insert(w).second) out.warnings.push_back(std::move(w));
       }
     }
     todo = std::move(next);
   }
-  for (std::vector<std::vector<Sample>>& parts : read) out.samples.push_back(SumByLabels(parts));
+  for (LabelSums& s : sums) out.samples.push_back(s.Take());
   return out;
 }
 

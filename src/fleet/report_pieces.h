@@ -30,6 +30,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -90,6 +91,17 @@ bool SplitPiece(const Piece& piece, Piece* first, Piece* second);
 
 // The query for `q` over `piece`, evaluated at the range's end.
 std::string PieceQuery(const IncreaseQuery& q, const Piece& piece);
+
+// Samples summed by label set as answers come, each label set held once.
+class LabelSums {
+ public:
+  void Add(std::vector<prom::Sample> samples);
+  // The sums, in label order; empties this.
+  std::vector<prom::Sample> Take();
+
+ private:
+  std::map<std::map<std::string, std::string>, double> sums_;
+};
 
 // The samples of several answers summed by label set, in label order.
 std::vector<prom::Sample> SumByLabels(const std::vector<std::vector<prom::Sample>>& parts);

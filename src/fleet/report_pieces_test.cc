@@ -138,11 +138,12 @@ TEST(ReportPiecesTest, CoverageSaysWhyTheRawCountersAreRead) {
 // hour before it, at version `rules_version` (none at 0) and for every hour
 // but `missed_hours`; every state query answers one sample per GPU worth its
 // range's seconds; a raw range longer than `max_raw_seconds` is refused as
-// Prometheus refuses a query over --query.max-samples.
+// Prometheus refuses a query over --query.max-samples (only for the family
+// `limited_family`, when given: a family with more series).
 class PiecesStore : public testing::HttpStandIn {
  public:
   PiecesStore(int64_t max_raw_seconds, double rules_version, bool partial = false, int64_t missed_hours = 0,
-              int64_t slow_raw_seconds = 1 << 30) {
+              int64_t slow_raw_seconds = 1 << 30, std::string limited_family = "") {
     server().Post("/api/v1/query", [=, this](const httplib::Request& req, httplib::Response& res) {
       std::string q = req.get_param_value("query");
       auto vector = [&](const std::string& items) {
@@ -173,7 +174,8 @@ class PiecesStore : public testing::HttpStandIn {
         // Longer than the client waits (a second).
         std::this_thread::sleep_for(std::chrono::milliseconds(1600));
         res.set_content(vector(""), "application/json");
-      } else if (seconds > static_cast<double>(max_raw_seconds)) {
+      } else if (seconds > static_cast<double>(max_raw_seconds) &&
+                 (limited_family.empty() || q.find(limited_family) != std::string::npos)) {
         res.status = 422;
         res.set_content(
             R"({"status":"error","errorType":"execution","error":"query processing would load too )"
@@ -239,6 +241,23 @@ TEST(ReportPiecesTest, WithoutTheRulesTheRawRangeIsCutUntilTheStoreTakesItAndSay
   ASSERT_TRUE(read.ok());
   EXPECT_FALSE(read.value().read_hourly);
   EXPECT_NE(read.value().warnings[0].find("older than the version 2"), std::string::npos);
+}
+
+// Each family over each piece stands alone: a family the store refuses is
+// cut until it takes it; the other's answer for the same piece stands,
+// neither asked again nor counted twice.
+TEST(ReportPiecesTest, OnlyTheRefusedFamilyIsCutTheOthersAnswerStands) {
+  PiecesStore store(86400, 0, false, 0, 1 << 30, "tarmac_gpu_energy_joules_total");
+  int64_t since = kUntil - 7 * 86400;
+  const std::vector<IncreaseQuery> two = {{"tarmac_gpu_state_seconds_total", "uuid, state"},
+                                          {"tarmac_gpu_energy_joules_total", "uuid, state"}};
+  Result<Increases> read = ReadIncreases(PiecesClient(store.Url()).get(), two, since, kUntil);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  ASSERT_EQ(read.value().samples.size(), 2u);
+  EXPECT_EQ(read.value().samples[0].at(0).value, 7 * 86400);
+  EXPECT_EQ(read.value().samples[1].at(0).value, 7 * 86400);
+  // The anchor; the week of each; the energy's halves, quarters, eighths.
+  EXPECT_EQ(read.value().queries_sent, 2 + 2 + 2 + 4 + 8);
 }
 
 TEST(ReportPiecesTest, APieceTheStoreDoesNotAnswerInTimeIsCutToo) {

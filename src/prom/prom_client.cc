@@ -257,26 +257,35 @@ Result<std::vector<QueryResult>> PromClient::QueryAll(const std::vector<std::str
 
 std::vector<Result<QueryResult>> PromClient::QueryEach(const std::vector<std::string>& promqls,
                                                        std::optional<double> at_unix_seconds) {
+  std::vector<Result<QueryResult>> out(promqls.size(), Result<QueryResult>(Status::Unavailable("not asked")));
+  QueryEachInTurn(promqls, at_unix_seconds,
+                  [&out](size_t i, Result<QueryResult> answer) { out[i] = std::move(answer); });
+  return out;
+}
+
+void PromClient::QueryEachInTurn(const std::vector<std::string>& promqls,
+                                 std::optional<double> at_unix_seconds, const TakeAnswer& take) {
   // Fetched by a few workers at once, each on a connection of its own (the
   // first on this client's): fewer than Prometheus' default
   // --query.max-concurrency (20), so the server runs them all in parallel.
-  // A worker decodes the answer it fetched while the others wait on the
-  // server; one decoder at a time (a lock), so that at most one answer's
-  // document is in memory beside the bodies not yet decoded.
+  // A worker decodes the answer it fetched and hands it over while the
+  // others wait on the server; one at a time (a lock), so that at most one
+  // answer's document is in memory beside the bodies not yet decoded.
   constexpr size_t kWorkers = 8;
-  std::vector<Result<QueryResult>> out(promqls.size(), Result<QueryResult>(Status::Unavailable("not asked")));
   std::atomic<size_t> next{0};
-  std::mutex decoding;
+  std::mutex taking;
   const std::string what = fmt::format("prometheus {}", options_.url);
   auto work = [&](Connection* connection) {
     for (size_t i = next++; i < promqls.size(); i = next++) {
       Result<Answer> body = Fetch(connection, promqls[i], at_unix_seconds);
+      std::lock_guard<std::mutex> hold(taking);
       if (!body.ok()) {
-        out[i] = body.status();
+        take(i, body.status());
         continue;
       }
-      std::lock_guard<std::mutex> hold(decoding);
-      out[i] = DecodeQueryAnswer(body.value().body, body.value().http_status, what);
+      Result<QueryResult> decoded = DecodeQueryAnswer(body.value().body, body.value().http_status, what);
+      body = Status::Unavailable("taken");  // Its bytes freed before the caller folds the answer.
+      take(i, std::move(decoded));
     }
   };
   std::vector<std::thread> workers;
@@ -288,7 +297,6 @@ std::vector<Result<QueryResult>> PromClient::QueryEach(const std::vector<std::st
   }
   work(connection_.get());
   for (std::thread& t : workers) t.join();
-  return out;
 }
 
 namespace {

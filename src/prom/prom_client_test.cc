@@ -9,6 +9,7 @@
 #include <httplib.h>
 #include <sys/stat.h>
 
+#include <atomic>
 #include <chrono>
 #include <thread>
 
@@ -175,6 +176,50 @@ TEST(PromClientTest, QueriesAskedAtOnceAnswerInTheOrderAskedAndOneRefusalFailsTh
   Result<std::vector<QueryResult>> refused = c.value()->QueryAll({"a", "bad", "c"});
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.status().message().find("parse error"), std::string::npos) << refused.status().message();
+  server.stop();
+  serving.join();
+}
+
+// QueryEachInTurn hands each answer over as it comes, one at a time: the
+// slow one last, never two at once, each with its own index.
+TEST(PromClientTest, AnswersAskedAtOnceAreHandedOverAsTheyComeOneAtATime) {
+  httplib::Server server;
+  server.Post("/api/v1/query", [](const httplib::Request& req, httplib::Response& res) {
+    std::string q = req.get_param_value("query");
+    if (q == "bad") {
+      res.status = 400;
+      res.set_content(R"({"status":"error","errorType":"bad_data","error":"parse error"})",
+                      "application/json");
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(q == "slow" ? 300 : 0));
+    res.set_content(R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"q":")" + q +
+                        R"("},"value":[1,"1"]}]}})",
+                    "application/json");
+  });
+  int port = server.bind_to_any_port("127.0.0.1");
+  std::thread serving([&] { server.listen_after_bind(); });
+  Result<std::unique_ptr<PromClient>> c = PromClient::Make(At(fmt::format("http://127.0.0.1:{}", port)));
+  ASSERT_TRUE(c.ok());
+  const std::vector<std::string> asked = {"slow", "b", "bad", "d"};
+  std::vector<size_t> order;
+  std::atomic<int> inside{0};
+  int most_inside = 0;
+  std::vector<std::string> said(asked.size());
+  c.value()->QueryEachInTurn(asked, std::nullopt, [&](size_t i, Result<QueryResult> answer) {
+    most_inside = std::max(most_inside, ++inside);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // Another answer arrives meanwhile.
+    order.push_back(i);
+    said[i] = answer.ok() ? answer.value().samples.at(0).Label("q") : answer.status().message();
+    --inside;
+  });
+  EXPECT_EQ(most_inside, 1);
+  ASSERT_EQ(order.size(), asked.size());
+  EXPECT_EQ(order.back(), 0u);  // The slow answer, taken last though asked first.
+  EXPECT_EQ(said[1], "b");
+  EXPECT_NE(said[2].find("parse error"), std::string::npos) << said[2];
+  EXPECT_EQ(said[3], "d");
+  EXPECT_EQ(said[0], "slow");
   server.stop();
   serving.join();
 }

@@ -226,9 +226,11 @@ def on_prometheus(children):
     # The shipped rules over the week, as a Prometheus running them all week has them.
     t0 = time.monotonic()
     rules = os.path.join(work, "rules")
-    subprocess.run(["promtool", "tsdb", "create-blocks-from", "rules", f"--start={START + 3600}",
-                    f"--end={END}", f"--url={url}", f"--output-dir={rules}", report_rules()],
-                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    made = subprocess.run(["promtool", "tsdb", "create-blocks-from", "rules", f"--start={START + 3600}",
+                           f"--end={END}", f"--url={url}", f"--output-dir={rules}", report_rules()],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if made.returncode != 0 or not os.path.isdir(rules):
+        raise SystemExit(f"fleet_hourly: promtool wrote no rule blocks (exit {made.returncode}):\n{made.stdout}")
     print(f"fleet_hourly: the rules evaluated over the week in {time.monotonic() - t0:.0f} s")
     prom.terminate()
     prom.wait(timeout=60)

@@ -115,7 +115,7 @@ TEST_F(HostilePrometheusTest, LabelValuesReachNoTerminalRawInAnyFleetView) {
             .dump();
     std::string answer = Vector("");
     if (q == "time()") answer = R"({"status":"success","data":{"resultType":"scalar","result":[1,"1"]}})";
-    if (q == "last_over_time(tarmac_gpu_info[1d])")
+    if (q == "max by (instance, hostname, gpu, uuid, model) (last_over_time(tarmac_gpu_info[1d]))")
       answer = Vector(R"({"metric":)" + labels + R"(,"value":[1,"1"]})");
     if (q == "up") answer = Vector(R"({"metric":{"instance":"n1:9477","job":"tarmac"},"value":[1,"1"]})");
     if (q.find("tarmac_gpu_pod_allocated") != std::string::npos) {
