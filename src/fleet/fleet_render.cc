@@ -124,55 +124,58 @@ std::string RenderFleetText(const FleetView& view, size_t width) {
   return out;
 }
 
-json FleetToJson(const FleetView& view) {
-  FleetTotals t = Totals(view);
-  json nodes = json::array();
-  for (const FleetNode& node : view.nodes) {
-    json n = {{"name", node.name}, {"instance", node.instance}, {"source", node.source}, {"up", node.is_up}};
-    Put(&n, "last_seen_unix", node.last_seen_unix);
-    json gpus = json::array();
-    for (const FleetGpu& g : node.gpus) {
-      json x = {{"index", g.index}, {"uuid", g.uuid}, {"model", g.model}};
-      Put(&x, "utilization_ratio", g.utilization_ratio);
-      Put(&x, "memory_used_bytes", g.memory_used_bytes);
-      Put(&x, "memory_total_bytes", g.memory_total_bytes);
-      Put(&x, "memory_free_bytes", g.memory_free_bytes);
-      Put(&x, "power_watts", g.power_watts);
-      Put(&x, "power_limit_watts", g.power_limit_watts);
-      Put(&x, "temperature_celsius", g.temperature_celsius);
-      if (node.is_up) {
-        x["idle"] = g.is_idle;
-        x["held_idle"] = g.is_held_idle;
-        x["lost"] = g.is_lost;
-        if (!g.verdict.empty()) x["verdict"] = g.verdict;
-        Put(&x, "pcie_link_width", g.pcie_link_width);
-        Put(&x, "xid_errors", g.xid_errors);
-        Put(&x, "ecc_uncorrected", g.ecc_uncorrected);
-        x["idle_holders"] = g.idle_holders;
-        x["processes"] = g.processes;
-        Put(&x, "idle_for_seconds", g.idle_for_seconds);
-        Put(&x, "held_idle_for_seconds", g.held_idle_for_seconds);
-        if (g.idle_for_cost) {
-          x["idle_for_cost"] = *g.idle_for_cost;
-          x["currency"] = g.currency;
-        }
-        if (g.recent_utilization_ratio) x["utilization_recent_ratio"] = *g.recent_utilization_ratio;
-        x["throttle_reasons"] = g.throttle_reasons;
+namespace {
+
+json NodeToJson(const FleetNode& node) {
+  json n = {{"name", node.name}, {"instance", node.instance}, {"source", node.source}, {"up", node.is_up}};
+  Put(&n, "last_seen_unix", node.last_seen_unix);
+  json gpus = json::array();
+  for (const FleetGpu& g : node.gpus) {
+    json x = {{"index", g.index}, {"uuid", g.uuid}, {"model", g.model}};
+    Put(&x, "utilization_ratio", g.utilization_ratio);
+    Put(&x, "memory_used_bytes", g.memory_used_bytes);
+    Put(&x, "memory_total_bytes", g.memory_total_bytes);
+    Put(&x, "memory_free_bytes", g.memory_free_bytes);
+    Put(&x, "power_watts", g.power_watts);
+    Put(&x, "power_limit_watts", g.power_limit_watts);
+    Put(&x, "temperature_celsius", g.temperature_celsius);
+    if (node.is_up) {
+      x["idle"] = g.is_idle;
+      x["held_idle"] = g.is_held_idle;
+      x["lost"] = g.is_lost;
+      if (!g.verdict.empty()) x["verdict"] = g.verdict;
+      Put(&x, "pcie_link_width", g.pcie_link_width);
+      Put(&x, "xid_errors", g.xid_errors);
+      Put(&x, "ecc_uncorrected", g.ecc_uncorrected);
+      x["idle_holders"] = g.idle_holders;
+      x["processes"] = g.processes;
+      Put(&x, "idle_for_seconds", g.idle_for_seconds);
+      Put(&x, "held_idle_for_seconds", g.held_idle_for_seconds);
+      if (g.idle_for_cost) {
+        x["idle_for_cost"] = *g.idle_for_cost;
+        x["currency"] = g.currency;
       }
-      json holders = json::array();
-      for (const GpuHolder& h : g.holders) {
-        json hj = {{"lease", h.lease}, {"user", h.user}, {"kind", h.kind}};
-        if (!h.slurm_job.empty()) hj["slurm_job"] = h.slurm_job;
-        if (!h.mig_uuid.empty()) hj["mig_uuid"] = h.mig_uuid;
-        holders.push_back(std::move(hj));
-      }
-      x["holders"] = std::move(holders);
-      if (!g.pod.empty()) x["pod"] = g.pod;
-      gpus.push_back(std::move(x));
+      if (g.recent_utilization_ratio) x["utilization_recent_ratio"] = *g.recent_utilization_ratio;
+      x["throttle_reasons"] = g.throttle_reasons;
     }
-    n["gpus"] = std::move(gpus);
-    nodes.push_back(std::move(n));
+    json holders = json::array();
+    for (const GpuHolder& h : g.holders) {
+      json hj = {{"lease", h.lease}, {"user", h.user}, {"kind", h.kind}};
+      if (!h.slurm_job.empty()) hj["slurm_job"] = h.slurm_job;
+      if (!h.mig_uuid.empty()) hj["mig_uuid"] = h.mig_uuid;
+      holders.push_back(std::move(hj));
+    }
+    x["holders"] = std::move(holders);
+    if (!g.pod.empty()) x["pod"] = g.pod;
+    gpus.push_back(std::move(x));
   }
+  n["gpus"] = std::move(gpus);
+  return n;
+}
+
+// The document with an empty node list, which WriteFleetJson fills.
+json FleetHead(const FleetView& view) {
+  FleetTotals t = Totals(view);
   return {{"prometheus", view.prometheus_url},
           {"taken_at_unix", view.taken_at_unix},
           {"partial", view.is_partial},
@@ -186,7 +189,35 @@ json FleetToJson(const FleetView& view) {
             {"idle_holders", t.idle_holders},
             {"gpus_leased", t.gpus_leased},
             {"line", TotalsLine(t)}}},
-          {"nodes", std::move(nodes)}};
+          {"nodes", json::array()}};
+}
+
+}  // namespace
+
+json FleetToJson(const FleetView& view) {
+  json out = FleetHead(view);
+  for (const FleetNode& node : view.nodes) out["nodes"].push_back(NodeToJson(node));
+  return out;
+}
+
+void WriteFleetJson(const FleetView& view, std::FILE* out) {
+  const std::string head = FleetHead(view).dump(2);
+  const std::string empty = "\n  \"nodes\": []";  // The top level's, indented once.
+  const size_t at = head.find(empty);
+  std::string text = head.substr(0, at) + "\n  \"nodes\": [";
+  for (size_t i = 0; i < view.nodes.size(); ++i) {
+    std::string node = NodeToJson(view.nodes[i]).dump(2);
+    text += i == 0 ? "\n    " : ",\n    ";
+    for (char c : node) {
+      text += c;
+      if (c == '\n') text += "    ";
+    }
+    std::fwrite(text.data(), 1, text.size(), out);
+    text.clear();
+  }
+  text += view.nodes.empty() ? "]" : "\n  ]";
+  text += head.substr(at + empty.size()) + "\n";
+  std::fwrite(text.data(), 1, text.size(), out);
 }
 
 }  // namespace tarmac::fleet

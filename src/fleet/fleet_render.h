@@ -5,6 +5,7 @@
 // absent). Pure.
 #pragma once
 
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -22,5 +23,8 @@ std::string ShortModel(const std::string& model);
 std::string RenderFleetText(const FleetView& view, size_t width);
 
 nlohmann::json FleetToJson(const FleetView& view);
+// FleetToJson(view).dump(2) and a newline, written to `out` node by node:
+// a fleet of ten thousand nodes is never one document in memory.
+void WriteFleetJson(const FleetView& view, std::FILE* out);
 
 }  // namespace tarmac::fleet

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <sstream>
 
 #include "common/text_wrap.h"
@@ -107,6 +109,23 @@ TEST(FleetViewTest, TheTextNamesHoldersAndDownNodesWithinTheWidth) {
   EXPECT_EQ(j["nodes"][0]["gpus"][1]["holders"][0]["slurm_job"], "4242");
   EXPECT_FALSE(j["nodes"][1]["gpus"][0].contains("idle"));  // A down node says nothing of now.
   EXPECT_EQ(j["nodes"][2]["source"], "dcgm-exporter");
+}
+
+// `fleet status --json` writes the document node by node: byte for byte
+// the one the whole fleet's JSON would dump, with nodes and without.
+TEST(FleetViewTest, TheJsonWrittenNodeByNodeIsTheWholeDocument) {
+  for (const FleetView& view : {Fleet(), FleetView{}}) {
+    char* buffer = nullptr;
+    size_t size = 0;
+    std::FILE* out = open_memstream(&buffer, &size);
+    ASSERT_NE(out, nullptr);
+    WriteFleetJson(view, out);
+    std::fclose(out);
+    std::string written(buffer, size);
+    std::free(buffer);
+    EXPECT_EQ(written, FleetToJson(view).dump(2) + "\n");
+    EXPECT_EQ(nlohmann::json::parse(written)["nodes"].size(), view.nodes.size());
+  }
 }
 
 }  // namespace

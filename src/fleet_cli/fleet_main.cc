@@ -303,12 +303,20 @@ int RunView(const FleetLine& line, prom::PromClient* client) {
       fleet::ReadFleet(client, fleet::ReadParts{line.pick->parsed(), line.idle->parsed()});
   if (!view.ok()) return ExitFor(view.status());
   if (line.pick->parsed()) return RunPick(view.value(), line.pick_request, line.pick_json);
-  fleet::FleetView shown = fleet::Filter(view.value(), line.filter);
+  // A copy only when a filter leaves some out: a large fleet is held once.
+  const fleet::FleetFilter& f = line.filter;
+  const bool is_filtered = f.node || !f.model.empty() || f.idle_only || f.held_idle_only;
+  fleet::FleetView filtered;
+  if (is_filtered) filtered = fleet::Filter(view.value(), f);
+  const fleet::FleetView& shown = is_filtered ? filtered : view.value();
+  if (!line.idle->parsed() && line.json) {
+    fleet::WriteFleetJson(shown, stdout);
+    return kExitOk;
+  }
   std::string text = line.idle->parsed()
                          ? (line.idle_json ? fleet::IdleToJson(shown).dump(2) + "\n"
                                            : ForTerminalLines(fleet::RenderIdleText(shown, Columns())))
-                     : line.json ? fleet::FleetToJson(shown).dump(2) + "\n"
-                                 : ForTerminalLines(fleet::RenderFleetText(shown, Columns()));
+                         : ForTerminalLines(fleet::RenderFleetText(shown, Columns()));
   std::fwrite(text.data(), 1, text.size(), stdout);
   return kExitOk;
 }
