@@ -173,6 +173,8 @@ std::string GateLines(const leases::GateReport& gates) {
       localtime_r(&at, &local);
       line += fmt::format("; starts at {:02d}:{:02d}", local.tm_hour, local.tm_min);
     }
+    if (g.lender != 0)
+      line += fmt::format("; lease {} lends it after {}", g.lender, ForTerminal(g.lend_delay_why));
     out += line;
   }
   return out;

@@ -17,6 +17,10 @@ json GateReportToJson(const GateReport& report) {
     if (!d.mig_profile.empty()) g["mig_profile"] = d.mig_profile;
     if (d.starts_in_seconds) g["starts_in_seconds"] = *d.starts_in_seconds;
     if (d.starts_at_unix) g["starts_at_unix"] = *d.starts_at_unix;
+    if (d.lender != 0) {
+      g["lend"] = {{"lender", d.lender}, {"delay_why", d.lend_delay_why}};
+      if (d.lend_delay_seconds) g["lend"]["delay_seconds"] = *d.lend_delay_seconds;
+    }
     gpus.push_back(std::move(g));
   }
   if (report.is_auto) {
@@ -52,6 +56,13 @@ Result<GateReport> GateReportFromJson(const json& j) {
     g.Optional("starts_in_seconds", &d.starts_in_seconds);
     g.Optional("starts_at_unix", &d.starts_at_unix);
     if (!g.ok()) return Status::Corruption(g.status().message());
+    if (item.contains("lend")) {
+      JsonFields lend(item["lend"], fmt::format("backfill.gpus.gpus[{}].lend", report.gpus.size()));
+      lend.Get("lender", &d.lender);
+      lend.Optional("delay_seconds", &d.lend_delay_seconds);
+      lend.Optional("delay_why", &d.lend_delay_why);
+      if (!lend.ok()) return Status::Corruption(lend.status().message());
+    }
     report.gpus.push_back(std::move(d));
   }
   return report;

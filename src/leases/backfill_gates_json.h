@@ -26,6 +26,11 @@ struct GateReport {
     std::optional<double> arrivals_per_hour;  // idle_for auto: what it learned.
     std::optional<double> starts_in_seconds;  // When it would accept, if it can say.
     std::optional<int64_t> starts_at_unix;
+    // A GPU a lease that lends holds: the lease, and the delay learned
+    // there before it is lent (loans.h), in seconds and words.
+    int64_t lender = 0;
+    std::optional<double> lend_delay_seconds;
+    std::string lend_delay_why;
   };
   std::vector<Device> gpus;
   bool is_auto = false;  // idle_for = "auto" (settle, min_run) or fixed (idle_for_seconds).

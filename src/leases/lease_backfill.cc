@@ -59,7 +59,7 @@ GateContext GateContextNow(const LeaseCore& core) {
 
 bool Lends(const LeaseCore& core, const sched::Lease& l) {
   if (l.priority == sched::Priority::kBackfill || sched::IsLoan(l) || sched::IsMigLease(l) ||
-      sched::IsExternal(l) || l.gpus.size() != 1) {
+      sched::IsExternal(l) || l.gpus.empty()) {
     return false;
   }
   switch (core.policy.backfill.lend_idle) {
@@ -166,9 +166,17 @@ Result<json> OnBackfillGpus(LeaseCore& core, const ApiCall& c) {
     if (it == core.gate.verdicts().end()) return;
     const GateVerdict& v = it->second;
     std::optional<std::string> running = RunningBackfill(core, index, uuid, !mig_profile.empty());
-    GateReport::Device d{
-        index,        uuid,         mig_profile, v.accepts, running.value_or(core.gate.Describe(v)),
-        std::nullopt, std::nullopt, std::nullopt};
+    GateReport::Device d{index,
+                         uuid,
+                         mig_profile,
+                         v.accepts,
+                         running.value_or(core.gate.Describe(v)),
+                         std::nullopt,
+                         std::nullopt,
+                         std::nullopt,
+                         0,
+                         std::nullopt,
+                         ""};
     if (core.policy.backfill.is_auto) d.arrivals_per_hour = v.arrivals_per_hour;
     if (v.starts_in && !running) {
       d.starts_in_seconds = std::chrono::duration<double>(*v.starts_in).count();
@@ -180,6 +188,16 @@ Result<json> OnBackfillGpus(LeaseCore& core, const ApiCall& c) {
   // Each device: a GPU, then its MIG instances.
   for (const sched::GpuSlot& slot : core.slots) {
     add(slot.index, slot.uuid, "");
+    for (const auto& [id, l] : core.book.leases()) {  // Whose GPU lends, and after how long.
+      if (report.gpus.empty() || report.gpus.back().gpu != slot.index || !Lends(core, l) ||
+          std::find(l.gpus.begin(), l.gpus.end(), slot.index) == l.gpus.end())
+        continue;
+      LendDelay delay = core.loans.DelayOf({id, slot.index});
+      GateReport::Device& d = report.gpus.back();
+      d.lender = id;
+      d.lend_delay_seconds = std::chrono::duration<double>(delay.delay).count();
+      d.lend_delay_why = delay.why;
+    }
     for (const sched::MigSlot& m : slot.mig) add(slot.index, m.uuid, m.profile);
   }
   using Seconds = std::chrono::duration<double>;
@@ -191,45 +209,51 @@ Result<json> OnBackfillGpus(LeaseCore& core, const ApiCall& c) {
   return GateReportToJson(report);
 }
 
+// What the lender's GPU shows this tick: its processes apart from the
+// loan's (whose PIDs the desk notes for the GPU).
+LenderSight SightOf(LeaseCore& core, const sched::Lease& lender, const node::GpuView& g) {
+  LenderSight s;
+  s.lender_id = lender.id;
+  s.gpu = g.info.index;
+  s.memory_total_bytes = g.sample.memory_total_bytes.value_or(0);
+  std::set<int64_t> loan_pids;
+  if (const sched::Lease* loan = core.book.LoanOf(lender.id, s.gpu)) {
+    s.loan_id = loan->id;
+    s.lent_bytes = loan->lent_memory_bytes;
+    for (const ProcessIdentity& p : core.LoanProcesses(*loan)) loan_pids.insert(p.pid);
+  }
+  double sm = 0;
+  bool is_sm_known = g.sample.health == node::GpuHealth::kOk;
+  for (const node::ProcessView& p : g.processes) {
+    int64_t memory = p.process.used_memory_bytes.value_or(0);
+    if (loan_pids.count(p.details.pid) != 0) {
+      s.loan_memory_bytes += memory;
+      continue;
+    }
+    ++s.lender_processes;
+    s.lender_memory_bytes += memory;
+    if (p.process.sm_utilization_ratio) {
+      sm += *p.process.sm_utilization_ratio;
+    } else {
+      is_sm_known = false;
+    }
+  }
+  // A GPU the lender runs nothing on computes nothing: SM 0, lent whole
+  // (less the margin), and recalled the moment anything starts there.
+  if (is_sm_known) s.lender_sm_ratio = sm;
+  core.loans.NoteLoanProcesses(s.gpu, std::move(loan_pids));
+  return s;
+}
+
 void WatchLoans(LeaseCore& core, const node::NodeView& reading, TimePoint now) {
   core.loans.StartTick();
   std::vector<LenderSight> sights;
   for (const auto& [id, l] : core.book.leases()) {
-    if (!Lends(core, l) || l.gpus[0] < 0 || static_cast<size_t>(l.gpus[0]) >= reading.gpus.size()) continue;
-    const node::GpuView& g = reading.gpus[static_cast<size_t>(l.gpus[0])];
-    LenderSight s;
-    s.lender_id = id;
-    s.gpu = g.info.index;
-    s.memory_total_bytes = g.sample.memory_total_bytes.value_or(0);
-    std::set<int64_t> loan_pids;
-    if (const sched::Lease* loan = core.book.LoanOf(id)) {
-      s.loan_id = loan->id;
-      s.lent_bytes = loan->lent_memory_bytes;
-      for (const ProcessIdentity& p : core.LoanProcesses(*loan)) loan_pids.insert(p.pid);
+    if (!Lends(core, l)) continue;
+    for (int index : l.gpus) {  // Each GPU lent on its own.
+      if (index < 0 || static_cast<size_t>(index) >= reading.gpus.size()) continue;
+      sights.push_back(SightOf(core, l, reading.gpus[static_cast<size_t>(index)]));
     }
-    double sm = 0;
-    bool is_sm_known = g.sample.health == node::GpuHealth::kOk;
-    int lender_processes = 0;
-    for (const node::ProcessView& p : g.processes) {
-      int64_t memory = p.process.used_memory_bytes.value_or(0);
-      if (loan_pids.count(p.details.pid) != 0) {
-        s.loan_memory_bytes += memory;
-        continue;
-      }
-      ++lender_processes;
-      s.lender_memory_bytes += memory;
-      if (p.process.sm_utilization_ratio) {
-        sm += *p.process.sm_utilization_ratio;
-      } else {
-        is_sm_known = false;
-      }
-    }
-    // Only a GPU whose lender holds memory there is lent: a lease with
-    // nothing on its GPU yet gives no peak to lend above.
-    if (s.loan_id == 0 && lender_processes == 0) is_sm_known = false;
-    if (is_sm_known) s.lender_sm_ratio = sm;
-    core.loans.NoteLoanProcesses(s.gpu, std::move(loan_pids));
-    sights.push_back(s);
   }
   LoanAdvice advice = core.loans.Observe(sights, now);
   for (const LoanRecall& r : advice.recalls) RecallLoan(core, r, now);
@@ -238,7 +262,9 @@ void WatchLoans(LeaseCore& core, const node::NodeView& reading, TimePoint now) {
 void GrantLoans(LeaseCore& core, TimePoint now) {
   for (const LoanOffer& offer : core.loans.offers()) {
     const sched::Lease* lender = core.book.FindLease(offer.lender_id);
-    if (lender == nullptr || lender->revoking_since || core.book.LoanOf(offer.lender_id) != nullptr) continue;
+    if (lender == nullptr || lender->revoking_since ||
+        core.book.LoanOf(offer.lender_id, offer.gpu) != nullptr)
+      continue;
     // The first queued backfill request for one GPU that fits.
     int64_t request_id = 0;
     for (const sched::Pending& p : core.book.queue()) {
@@ -250,19 +276,26 @@ void GrantLoans(LeaseCore& core, TimePoint now) {
       }
     }
     if (request_id == 0) return;
-    Result<sched::Lease> loan = core.book.Lend(request_id, offer.lender_id, offer.lendable_bytes, now);
+    Result<sched::Lease> loan =
+        core.book.Lend(request_id, offer.lender_id, offer.gpu, offer.lendable_bytes, now);
     if (!loan.ok()) continue;
     // What is on the GPU now is the lender's: never the loan's victims.
     std::set<std::pair<int64_t, int64_t>> present;
     if (auto listed = core.processes_by_gpu.find(offer.gpu); listed != core.processes_by_gpu.end()) {
       for (const ProcessIdentity& p : listed->second) present.emplace(p.pid, p.start_ticks);
     }
-    core.loans.NoteLoan(offer.lender_id, std::move(present));
+    core.loans.NoteLoan({offer.lender_id, offer.gpu}, std::move(present));
     const sched::Lease& from = *core.book.FindLease(offer.lender_id);
-    std::string lent = fmt::format(
-        "{} of GPU {} lent by lease {} of {} (idle at 0 % SM; its peak {} + margin {})",
-        FormatBytes(offer.lendable_bytes), offer.gpu, from.id, from.user,
-        FormatBytes(offer.lender_peak_bytes), FormatBytes(core.policy.backfill.lend_margin_bytes));
+    std::string lent =
+        offer.lender_processes == 0
+            ? fmt::format(
+                  "{} of GPU {} lent by lease {} of {} (it runs nothing there; all but the margin {})",
+                  FormatBytes(offer.lendable_bytes), offer.gpu, from.id, from.user,
+                  FormatBytes(core.policy.backfill.lend_margin_bytes))
+            : fmt::format("{} of GPU {} lent by lease {} of {} (idle at 0 % SM; its peak {} + margin {})",
+                          FormatBytes(offer.lendable_bytes), offer.gpu, from.id, from.user,
+                          FormatBytes(offer.lender_peak_bytes),
+                          FormatBytes(core.policy.backfill.lend_margin_bytes));
     core.RecordGrant(std::move(loan).value(), ", " + lent);
     const sched::Lease& l = *core.book.FindLease(request_id);
     core.Event("lent", from.id, from.uid, from.user, from.gpus, Actor{},

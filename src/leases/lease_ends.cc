@@ -153,7 +153,9 @@ std::vector<ProcessIdentity> LeaseCore::LoanProcesses(const sched::Lease& loan) 
   auto listed = loan.gpus.empty() ? processes_by_gpu.end() : processes_by_gpu.find(loan.gpus[0]);
   if (listed == processes_by_gpu.end()) return out;
   for (const ProcessIdentity& p : listed->second) {
-    if (counted.count(p.pid) != 0 || loans.WasThereAtLoan(loan.lent_from, p.pid, p.start_ticks)) continue;
+    if (counted.count(p.pid) != 0 ||
+        loans.WasThereAtLoan({loan.lent_from, loan.gpus[0]}, p.pid, p.start_ticks))
+      continue;
     if (p.uid != loan.uid || p.start_ticks < loan.holder.start_ticks) continue;
     out.push_back(p);
   }

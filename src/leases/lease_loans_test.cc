@@ -80,6 +80,7 @@ class LoanTest : public LeaseServiceTest {
 
 TEST_F(LoanTest, AnIdleLenderLendsItsMemoryAbovePeakPlusMargin) {
   LeaseAndQueue(true);
+  Tick(20, 0.5);  // The notebook computed: lend_after, with no pause of its seen yet.
   Tick(20, 0);
   clock_.Advance(seconds(59));
   Tick(20, 0);
@@ -104,6 +105,86 @@ TEST_F(LoanTest, AnIdleLenderLendsItsMemoryAbovePeakPlusMargin) {
   EXPECT_EQ(CountKind(Events(), "foreign_process"), 0) << Events().dump();
   EXPECT_EQ(Lease(2)["state"], "granted");
   EXPECT_TRUE(processes_.signals.empty());
+}
+
+// A two-GPU reservation: bob's idle notebook on GPU 0, nothing on GPU 1.
+// Each GPU is lent on its own (GPU 1 whole, less the margin), after a tenth
+// of lend_after (bob has computed on neither); bob computing on GPU 0
+// revokes that loan with the grace and leaves GPU 1's; bob starting a
+// process on GPU 1 revokes its loan at once.
+TEST_F(LoanTest, EachGpuOfAReservationIsLentAndRecalledOnItsOwn) {
+  processes_.Add(4243, kLender, 13);
+  processes_.Add(601, kBorrower, 21);
+  auto tick = [&](double notebook_sm, bool started_on_1, bool engines) {
+    node::NodeView f = Machine(2);
+    for (node::GpuView& g : f.gpus) g.sample.memory_total_bytes = 80 * kGiB;
+    f.gpus[0].processes.push_back(testing::Process(4242, 20 * kGiB, notebook_sm, kLender, "python", 1, 12));
+    if (started_on_1)
+      f.gpus[1].processes.push_back(testing::Process(4243, 2 * kGiB, 0, kLender, "python", 1, 13));
+    if (engines) {
+      f.gpus[0].processes.push_back(testing::Process(600, 30 * kGiB, 0.9, kBorrower, "engine", 1, 20));
+      f.gpus[1].processes.push_back(testing::Process(601, 30 * kGiB, 0.9, kBorrower, "engine", 1, 21));
+    }
+    s_->OnTick(f, clock_.SteadyNow());
+  };
+  node::NodeView empty = Machine(2);
+  for (node::GpuView& g : empty.gpus) g.sample.memory_total_bytes = 80 * kGiB;
+  s_->OnTick(empty, clock_.SteadyNow());
+  json lease = Call(s_.get(), "lease.request",
+                    {{"gpus", 2}, {"kind", "reservation"}, {"max_time_seconds", 36000}, {"lend_idle", true}},
+                    kLender, 501);
+  ASSERT_EQ(lease["result"]["state"], "granted") << lease.dump();
+  for (int i = 0; i < 2; ++i) {
+    json backfill = Call(s_.get(), "lease.request",
+                         {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}}, kBorrower, 500);
+    ASSERT_EQ(backfill["result"]["state"], "queued") << backfill.dump();
+  }
+  tick(0, false, false);
+  clock_.Advance(seconds(5));
+  tick(0, false, false);
+  EXPECT_EQ(Lease(2)["state"], "queued") << "a tenth of lend_after (6 s) not passed yet";
+  // `backfill status` says who lends each GPU, after how long, and why.
+  json gates = Call(s_.get(), "backfill.gpus", json::object());
+  ASSERT_EQ(gates["result"]["gpus"].size(), 2u) << gates.dump();
+  for (const json& g : gates["result"]["gpus"]) {
+    EXPECT_EQ(g["lend"]["lender"], 1) << g.dump();
+    EXPECT_EQ(g["lend"]["delay_seconds"], 6) << g.dump();
+    EXPECT_NE(g["lend"]["delay_why"].get<std::string>().find("has not computed on it"), std::string::npos);
+  }
+  clock_.Advance(seconds(2));
+  tick(0, false, false);
+  json on0 = Lease(2), on1 = Lease(3);
+  ASSERT_EQ(on0["state"], "granted") << on0.dump();
+  ASSERT_EQ(on1["state"], "granted") << on1.dump();
+  EXPECT_EQ(on0["lease"]["gpus"], json::array({0}));
+  EXPECT_EQ(on1["lease"]["gpus"], json::array({1}));
+  EXPECT_EQ(on0["lease"]["lent_memory_bytes"], (80 - 20 - 4) * kGiB);
+  EXPECT_EQ(on1["lease"]["lent_memory_bytes"], (80 - 4) * kGiB) << "an empty GPU lent whole, less the margin";
+  EXPECT_EQ(s_->Marks()->leases.at(0).lent_to, 2);
+  EXPECT_EQ(s_->Marks()->leases.at(1).lent_to, 3);
+  processes_.lease_members[on0["lease"]["token"].get<std::string>()] = {600};
+  processes_.lease_members[on1["lease"]["token"].get<std::string>()] = {601};
+  tick(0, false, true);
+  EXPECT_TRUE(Lease(2)["lease"]["revoking_since_unix"].is_null());
+  tick(0.5, false, true);  // Bob computes on GPU 0.
+  EXPECT_FALSE(Lease(2)["lease"]["revoking_since_unix"].is_null()) << Lease(2).dump();
+  EXPECT_TRUE(Lease(3)["lease"]["revoking_since_unix"].is_null()) << "GPU 1's loan stands";
+  EXPECT_TRUE(processes_.signals.empty()) << "the grace first";
+  tick(0.5, true, true);  // Bob starts something on GPU 1: at once.
+  json gone = Lease(3);
+  EXPECT_TRUE(gone["state"] == "ended" || !gone["lease"]["revoking_since_unix"].is_null()) << gone.dump();
+  EXPECT_EQ(Lease(2)["state"], "granted") << "GPU 0's loan is in its grace";
+  ASSERT_FALSE(processes_.signals.empty());
+  for (const auto& [pid, sig] : processes_.signals) {
+    EXPECT_EQ(pid, 601) << "only GPU 1's loan is ended at once; never bob's";
+  }
+  json events = Events();
+  bool is_named = false;
+  for (const json& e : events["result"]["events"]) {
+    is_named |= e["kind"] == "preempting" &&
+                e["detail"].get<std::string>().find("started a process on GPU 1") != std::string::npos;
+  }
+  EXPECT_TRUE(is_named) << events.dump();
 }
 
 TEST_F(LoanTest, ALeaseThatDoesNotLendIsNeverLent) {

@@ -591,7 +591,11 @@ std::string RenderLeaseFamilies(const AgentFigures& figures, const std::string& 
 // The family RenderLeaseMarks renders.
 constexpr Family kGpuLease{node::family::kGpuLease, "gauge",
                            "1 for each GPU (or MIG instance: mig_uuid) a lease holds now, with its holder."};
-constexpr std::array kLeaseMarkFamilies = {&kGpuLease};
+constexpr Family kGpuLoan{
+    node::family::kGpuLoan, "gauge",
+    "1 for each GPU lent to backfill beside its holder: the loan's lease and user, and the "
+    "lender's lease."};
+constexpr std::array kLeaseMarkFamilies = {&kGpuLease, &kGpuLoan};
 
 std::string RenderLeaseMarks(const node::LeaseMarks& marks, const node::NodeView& node_view,
                              const std::string& hostname) {
@@ -605,9 +609,11 @@ std::string RenderLeaseMarks(const node::LeaseMarks& marks, const node::NodeView
     if (!l.slurm_job.empty()) labels = With(std::move(labels), "slurm_job", l.slurm_job);
     return labels;
   };
+  bool is_lent = false;
   for (const node::GpuView& g : node_view.gpus) {
     if (auto it = marks.leases.find(g.info.index); it != marks.leases.end()) {
       out.Sample(node::family::kGpuLease, holder(NativeLabels(g, hostname), it->second), 1);
+      is_lent = is_lent || it->second.lent_to != 0;
     }
     for (const node::MigInstance& m : g.sample.mig_instances) {
       if (auto it = marks.mig_leases.find(m.uuid); it != marks.mig_leases.end()) {
@@ -615,6 +621,16 @@ std::string RenderLeaseMarks(const node::LeaseMarks& marks, const node::NodeView
                    holder(With(NativeLabels(g, hostname), "mig_uuid", m.uuid), it->second), 1);
       }
     }
+  }
+  if (!is_lent) return out.text();
+  Head(&out, kGpuLoan);
+  for (const node::GpuView& g : node_view.gpus) {  // Each GPU lent on its own.
+    auto it = marks.leases.find(g.info.index);
+    if (it == marks.leases.end() || it->second.lent_to == 0) continue;
+    Labels labels = With(NativeLabels(g, hostname), "lease", std::to_string(it->second.lent_to));
+    labels = With(std::move(labels), "user", it->second.lent_to_user);
+    labels = With(std::move(labels), "lender", std::to_string(it->second.id));
+    out.Sample(node::family::kGpuLoan, labels, 1);
   }
   return out.text();
 }

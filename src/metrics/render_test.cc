@@ -350,6 +350,24 @@ TEST(RenderLeaseMarksTest, EachHeldGpuAndInstanceCarriesItsHolder) {
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 4) << text;  // HELP, TYPE and two samples.
 }
 
+// Each GPU of a lease lent to backfill on its own: one tarmac_gpu_loan
+// series a lent GPU, naming the loan, its user and the lender.
+TEST(RenderLeaseMarksTest, EachLentGpuCarriesItsLoan) {
+  node::Snapshot s = TwoGpus();
+  node::LeaseMarks marks;
+  for (int g : {0, 1}) marks.leases[g] = node::GpuLease{7, "alice", node::LeaseKind::kReservation};
+  marks.leases[1].lent_to = 12;
+  marks.leases[1].lent_to_user = "bob";
+  std::string text = RenderLeaseMarks(marks, s.node_view, "node-1");
+  EXPECT_NE(text.find("tarmac_gpu_loan{hostname=\"node-1\",gpu=\"1\",uuid=\"GPU-1\",model=\"NVIDIA H100 80GB "
+                      "HBM3\",lease=\"12\",user=\"bob\",lender=\"7\"} 1\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("tarmac_gpu_loan{hostname=\"node-1\",gpu=\"0\""), std::string::npos) << text;
+  marks.leases[1].lent_to = 0;
+  EXPECT_EQ(RenderLeaseMarks(marks, s.node_view, "node-1").find("tarmac_gpu_loan"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tarmac::metrics
 

@@ -33,6 +33,7 @@ inline constexpr const char* kGpuIdleSecondsTotal = "tarmac_gpu_idle_seconds_tot
 inline constexpr const char* kGpuInfo = "tarmac_gpu_info";
 inline constexpr const char* kGpuJobSecondsTotal = "tarmac_gpu_job_seconds_total";
 inline constexpr const char* kGpuLease = "tarmac_gpu_lease";
+inline constexpr const char* kGpuLoan = "tarmac_gpu_loan";
 inline constexpr const char* kGpuLeaseSecondsTotal = "tarmac_gpu_lease_seconds_total";
 inline constexpr const char* kGpuLost = "tarmac_gpu_lost";
 inline constexpr const char* kGpuMemoryClockHertz = "tarmac_gpu_memory_clock_hertz";

@@ -126,14 +126,14 @@ Lease LeaseBook::LeaseOf(const Pending& p, std::vector<int> gpus, TimePoint now)
   return l;
 }
 
-const Lease* LeaseBook::LoanOf(int64_t lender_id) const {
+const Lease* LeaseBook::LoanOf(int64_t lender_id, int gpu) const {
   for (const auto& [id, l] : leases_) {
-    if (l.lent_from == lender_id) return &l;
+    if (l.lent_from == lender_id && l.gpus == std::vector<int>{gpu}) return &l;
   }
   return nullptr;
 }
 
-Result<Lease> LeaseBook::Lend(int64_t request_id, int64_t lender_id, int64_t lent_memory_bytes,
+Result<Lease> LeaseBook::Lend(int64_t request_id, int64_t lender_id, int gpu, int64_t lent_memory_bytes,
                               TimePoint now) {
   auto pending =
       std::find_if(queue_.begin(), queue_.end(), [&](const Pending& p) { return p.id == request_id; });
@@ -149,12 +149,14 @@ Result<Lease> LeaseBook::Lend(int64_t request_id, int64_t lender_id, int64_t len
         fmt::format("request {} is not for one GPU of backfill that fits", request_id));
   }
   const Lease& from = lender->second;
-  if (from.priority == Priority::kBackfill || IsLoan(from) || IsMigLease(from) || from.gpus.size() != 1 ||
-      LoanOf(lender_id) != nullptr) {
-    return Status::FailedPrecondition(fmt::format("lease {} cannot lend its GPU", lender_id));
+  auto at = std::find(from.gpus.begin(), from.gpus.end(), gpu);
+  if (from.priority == Priority::kBackfill || IsLoan(from) || IsMigLease(from) || at == from.gpus.end() ||
+      LoanOf(lender_id, gpu) != nullptr) {
+    return Status::FailedPrecondition(fmt::format("lease {} cannot lend GPU {}", lender_id, gpu));
   }
-  Lease l = LeaseOf(*pending, from.gpus, now);
-  l.uuids = from.uuids;
+  Lease l = LeaseOf(*pending, {gpu}, now);
+  const size_t position = static_cast<size_t>(at - from.gpus.begin());
+  l.uuids = position < from.uuids.size() ? std::vector<std::string>{from.uuids[position]} : from.uuids;
   l.lent_from = lender_id;
   l.lent_memory_bytes = lent_memory_bytes;
   leases_[l.id] = l;
@@ -454,7 +456,8 @@ void LeaseBook::MarkLeased(std::vector<GpuSlot>* gpus) const {
 std::string LeaseBook::CheckInvariants() const {
   std::map<int, int64_t> holder;
   std::map<std::string, int64_t> instance_holder;
-  std::map<int, int64_t> split;  // GPUs with a leased instance.
+  std::map<int, int64_t> split;                        // GPUs with a leased instance.
+  std::map<std::pair<int64_t, int>, int64_t> loan_on;  // (lender, GPU) -> its loan.
   for (const auto& [id, l] : leases_) {
     if (IsMigLease(l)) {
       auto [it, is_new] = instance_holder.emplace(l.uuids[0], id);
@@ -463,10 +466,16 @@ std::string LeaseBook::CheckInvariants() const {
       for (int index : l.gpus) split.emplace(index, id);
       continue;
     }
-    if (IsLoan(l)) {  // Beside its lender, on its one GPU.
+    if (IsLoan(l)) {  // Beside its lender, on one of its GPUs, alone there.
       auto lender = leases_.find(l.lent_from);
-      if (lender == leases_.end() || lender->second.gpus != l.gpus || l.gpus.size() != 1) {
-        return fmt::format("loan {} is not on the one GPU of its lender {}", id, l.lent_from);
+      if (lender == leases_.end() || l.gpus.size() != 1 ||
+          std::find(lender->second.gpus.begin(), lender->second.gpus.end(), l.gpus[0]) ==
+              lender->second.gpus.end()) {
+        return fmt::format("loan {} is not on a GPU of its lender {}", id, l.lent_from);
+      }
+      if (auto [it, is_new] = loan_on.emplace(std::make_pair(l.lent_from, l.gpus[0]), id); !is_new) {
+        return fmt::format("GPU {} of lease {} is lent twice (loans {} and {})", l.gpus[0], l.lent_from,
+                           it->second, id);
       }
       continue;
     }

@@ -102,7 +102,7 @@ struct Lease {
   // A MIG instance's lease: `uuids` is its one MIG UUID, `gpus` its GPU.
   std::string mig_profile = std::string();  // "1g.10gb"; empty for whole GPUs.
   bool lends_idle = false;                  // From the request.
-  // A loan: a backfill lease on the one GPU of lease `lent_from`, which
+  // A loan: a backfill lease on one GPU of lease `lent_from`, which
   // still holds it, in at most `lent_memory_bytes` of its memory. The GPU
   // stays the lender's for everything else (placement, foreign processes,
   // idle policy); the loan ends as any backfill lease does, or becomes an
@@ -165,13 +165,14 @@ class LeaseBook {
   std::vector<Lease> Decide(const std::vector<GpuSlot>& gpus, TimePoint now);
 
   // Grants queued backfill request `request_id` (one whole GPU, none
-  // named) as a loan on the GPU of lease `lender_id` (one whole GPU, not
-  // backfill, lending nothing yet), in `lent_memory_bytes`. Returns the
-  // loan. kNotFound for either id; kFailedPrecondition when either does not
-  // qualify.
-  Result<Lease> Lend(int64_t request_id, int64_t lender_id, int64_t lent_memory_bytes, TimePoint now);
-  // The loan on lease `lender_id`'s GPU, if any.
-  const Lease* LoanOf(int64_t lender_id) const;
+  // named) as a loan on GPU `gpu` of lease `lender_id` (whole GPUs, not
+  // backfill, lending nothing on that GPU yet), in `lent_memory_bytes`.
+  // Returns the loan. kNotFound for either id; kFailedPrecondition when
+  // either does not qualify.
+  Result<Lease> Lend(int64_t request_id, int64_t lender_id, int gpu, int64_t lent_memory_bytes,
+                     TimePoint now);
+  // The loan on GPU `gpu` of lease `lender_id`, if any.
+  const Lease* LoanOf(int64_t lender_id, int gpu) const;
 
   // Marks backfill lease `lease_id` revoking from `now` for queued request
   // `for_request` (0: for a claim of another scheduler). False when there is
