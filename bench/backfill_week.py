@@ -203,7 +203,15 @@ def run_week(build, work, jobs, week_s, hour_s, mode, events=None):
             events.extend(call(sock, "events", {"limit": 100000})["result"]["events"])
         agent.terminate()
         agent.wait()
-        subprocess.run(["pkill", "-KILL", "-f", "tarmac-backfill-runner --dir " + here], check=False)
+        # The runner stops its engines on SIGTERM (killed outright, they
+        # would outlive it); then whatever is left of it.
+        runner = "tarmac-backfill-runner --dir " + here
+        subprocess.run(["pkill", "-TERM", "-f", runner], check=False)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and subprocess.run(["pgrep", "-f", runner],
+                                                             stdout=subprocess.DEVNULL).returncode == 0:
+            time.sleep(0.1)
+        subprocess.run(["pkill", "-KILL", "-f", runner], check=False)
 
 
 def shares(samples):

@@ -150,9 +150,10 @@ TEST(PromClientTest, NothingAnswersThereIsUnavailableNamingTheUrl) {
   EXPECT_NE(r.status().message().find("http://127.0.0.1:1"), std::string::npos);
 }
 
-TEST(PromClientTest, QueriesAskedAtOnceAnswerInTheOrderAskedAndOneRefusalFailsThemAll) {
-  httplib::Server server;
-  server.Post("/api/v1/query", [](const httplib::Request& req, httplib::Response& res) {
+// Answers query Q with one sample labelled q="Q" after `delay_ms(Q)`, and
+// refuses the query "bad" as a parse error.
+void ServeEchoes(httplib::Server* server, int (*delay_ms)(const std::string&)) {
+  server->Post("/api/v1/query", [delay_ms](const httplib::Request& req, httplib::Response& res) {
     std::string q = req.get_param_value("query");
     if (q == "bad") {
       res.status = 400;
@@ -160,11 +161,16 @@ TEST(PromClientTest, QueriesAskedAtOnceAnswerInTheOrderAskedAndOneRefusalFailsTh
                       "application/json");
       return;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(q == "a" ? 50 : 0));  // The first answers last.
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(q)));
     res.set_content(R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"q":")" + q +
                         R"("},"value":[1,"1"]}]}})",
                     "application/json");
   });
+}
+
+TEST(PromClientTest, QueriesAskedAtOnceAnswerInTheOrderAskedAndOneRefusalFailsThemAll) {
+  httplib::Server server;
+  ServeEchoes(&server, [](const std::string& q) { return q == "a" ? 50 : 0; });  // The first answers last.
   int port = server.bind_to_any_port("127.0.0.1");
   std::thread serving([&] { server.listen_after_bind(); });
   Result<std::unique_ptr<PromClient>> c = PromClient::Make(At(fmt::format("http://127.0.0.1:{}", port)));
@@ -184,19 +190,7 @@ TEST(PromClientTest, QueriesAskedAtOnceAnswerInTheOrderAskedAndOneRefusalFailsTh
 // slow one last, never two at once, each with its own index.
 TEST(PromClientTest, AnswersAskedAtOnceAreHandedOverAsTheyComeOneAtATime) {
   httplib::Server server;
-  server.Post("/api/v1/query", [](const httplib::Request& req, httplib::Response& res) {
-    std::string q = req.get_param_value("query");
-    if (q == "bad") {
-      res.status = 400;
-      res.set_content(R"({"status":"error","errorType":"bad_data","error":"parse error"})",
-                      "application/json");
-      return;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(q == "slow" ? 300 : 0));
-    res.set_content(R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"q":")" + q +
-                        R"("},"value":[1,"1"]}]}})",
-                    "application/json");
-  });
+  ServeEchoes(&server, [](const std::string& q) { return q == "slow" ? 300 : 0; });
   int port = server.bind_to_any_port("127.0.0.1");
   std::thread serving([&] { server.listen_after_bind(); });
   Result<std::unique_ptr<PromClient>> c = PromClient::Make(At(fmt::format("http://127.0.0.1:{}", port)));
