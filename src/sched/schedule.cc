@@ -117,11 +117,15 @@ class Reclaim {
     }
     if (holder_.empty()) return;
     view_ = gpus;
-    for (const auto& [index, lease] : holder_) {
-      GpuSlot& g = view_[static_cast<size_t>(index)];
+    for (GpuSlot& g : view_) {
+      if (holder_.count(g.index) == 0) continue;
       g.is_leased = false;
       if (g.memory_total_bytes > 0) g.memory_free_bytes = g.memory_total_bytes;
     }
+    // Ties go to the GPUs listed first (PickGpus): the free ones, so that a
+    // request waits on as few revocations as can serve it.
+    std::stable_partition(view_.begin(), view_.end(),
+                          [this](const GpuSlot& g) { return holder_.count(g.index) == 0; });
   }
 
   // GPUs for `wants` among the free ones and those of backfill leases, as

@@ -195,6 +195,19 @@ TEST(ScheduleTest, ARequestOnAFullyBackfilledFleetRevokesJustEnoughLeases) {
   EXPECT_EQ(d.waiting[1].reason, WaitReason::kPreempting);
 }
 
+// A request that must revoke backfill takes the free GPUs it can first:
+// the real job waits on as few revocations as can serve it.
+TEST(ScheduleTest, ARequestThatMustRevokeTakesTheFreeGpusFirst) {
+  std::vector<RunningLease> leases;
+  std::vector<GpuSlot> gpus = Backfilled(4, &leases);
+  gpus[2].is_leased = false;  // GPU 2's backfill is gone: free.
+  leases.erase(leases.begin() + 2);
+  Decision d = Schedule(gpus, {Request(1, 1001, 2)}, leases, FairShare(), kNow);
+  EXPECT_TRUE(d.grants.empty());
+  ASSERT_EQ(d.preemptions.size(), 1u) << "one revocation and the free GPU, not two revocations";
+  EXPECT_NE(d.preemptions[0].lease_id, 103);
+}
+
 TEST(ScheduleTest, LeasesAlreadyBeingRevokedServeTheirRequestWithoutRevokingMore) {
   std::vector<RunningLease> leases;
   std::vector<GpuSlot> gpus = Backfilled(8, &leases);
