@@ -329,6 +329,11 @@ int main(int argc, char** argv) {
   // hostile server's answer is cut at its limit, http/bounded_fetch.h), not
   // glibc's threshold raised by the last free.
   mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+  // One heap for every thread: the workers that fetch answers decode them
+  // one at a time (prom_client.h), and a heap per worker would keep each
+  // one's freed answers as its own (at 10,000 nodes: 149 MiB against 250
+  // to 290 MiB for `fleet status --json`).
+  mallopt(M_ARENA_MAX, 1);
   CLI::App app(
       "tarmac fleet: every node's GPUs at once, from the Prometheus that scrapes their agents "
       "(docs/fleet.md)",
