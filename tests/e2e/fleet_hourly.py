@@ -224,9 +224,16 @@ def on_prometheus(children):
     check_week_refused(url, "too many samples")
     raw = check_raw(url, truth)
     # The shipped rules over the week, as a Prometheus running them all week has them.
+    # From the start of a two-hour block: promtool's rules backfill stops at
+    # its first block when that block ends before the group's first
+    # evaluation in it (the evaluation's second of the hour is a hash of the
+    # rules file's path, a temporary one here), and writes nothing.
+    # Evaluations before the counters' first full hour read less than an
+    # hour; the report's range begins hours after them.
     t0 = time.monotonic()
     rules = os.path.join(work, "rules")
-    made = subprocess.run(["promtool", "tsdb", "create-blocks-from", "rules", f"--start={START + 3600}",
+    first = (START + 3600) // 7200 * 7200
+    made = subprocess.run(["promtool", "tsdb", "create-blocks-from", "rules", f"--start={first}",
                            f"--end={END}", f"--url={url}", f"--output-dir={rules}", report_rules()],
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if made.returncode != 0 or not os.path.isdir(rules):
