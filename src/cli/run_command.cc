@@ -134,8 +134,9 @@ void AddLeaseAskOptions(CLI::App* cmd, LeaseAsk* ask) {
   cmd->add_flag(
       "--lend-idle", ask->lend_idle,
       "While your processes sit at 0 % SM on a GPU (for a delay learned from them, at most [backfill] "
-      "lend_after), backfill may use its memory above their peak plus a margin (all but the margin where "
-      "you run nothing); each GPU on its own, revoked the moment they compute or allocate more there");
+      "lend_after), backfill may use its memory above their peak plus a margin (on a reservation, all but "
+      "the margin where you run nothing); each GPU on its own, revoked the moment they compute or allocate "
+      "more there");
   cmd->add_flag(
       "--allow-unhealthy", ask->allow_unhealthy,
       "Root or the admin group: GPUs whose readings say to drain them (an Xid, ECC errors) may be "

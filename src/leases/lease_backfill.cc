@@ -238,8 +238,13 @@ LenderSight SightOf(LeaseCore& core, const sched::Lease& lender, const node::Gpu
       is_sm_known = false;
     }
   }
-  // A GPU the lender runs nothing on computes nothing: SM 0, lent whole
-  // (less the margin), and recalled the moment anything starts there.
+  // A reservation's GPU the holder runs nothing on computes nothing: SM 0,
+  // lent whole (less the margin), recalled the moment anything starts
+  // there. A job's GPU with nothing on it yet is never lent: its command
+  // may be about to start there, and allocate more than the margin at once.
+  if (s.loan_id == 0 && s.lender_processes == 0 && lender.kind != node::LeaseKind::kReservation) {
+    is_sm_known = false;
+  }
   if (is_sm_known) s.lender_sm_ratio = sm;
   core.loans.NoteLoanProcesses(s.gpu, std::move(loan_pids));
   return s;

@@ -187,6 +187,32 @@ TEST_F(LoanTest, EachGpuOfAReservationIsLentAndRecalledOnItsOwn) {
   EXPECT_TRUE(is_named) << events.dump();
 }
 
+// A job's GPU with nothing on it yet is never lent (its command may be
+// about to start there); its GPU with an idle process is.
+TEST_F(LoanTest, AJobsGpuWithNothingOnItIsNotLent) {
+  node::NodeView empty = Machine(2);
+  for (node::GpuView& g : empty.gpus) g.sample.memory_total_bytes = 80 * kGiB;
+  s_->OnTick(empty, clock_.SteadyNow());
+  json lease =
+      Call(s_.get(), "lease.request",
+           {{"gpus", 2}, {"kind", "run"}, {"max_time_seconds", 36000}, {"lend_idle", true}}, kLender, 501);
+  ASSERT_EQ(lease["result"]["state"], "granted") << lease.dump();
+  for (int i = 0; i < 2; ++i) {
+    json backfill = Call(s_.get(), "lease.request",
+                         {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}}, kBorrower, 500);
+    ASSERT_EQ(backfill["result"]["state"], "queued") << backfill.dump();
+  }
+  node::NodeView f = empty;
+  f.gpus[0].processes.push_back(testing::Process(4242, 20 * kGiB, 0, kLender, "python", 1, 12));
+  s_->OnTick(f, clock_.SteadyNow());
+  clock_.Advance(seconds(7));
+  s_->OnTick(f, clock_.SteadyNow());
+  json on0 = Lease(2);
+  ASSERT_EQ(on0["state"], "granted") << on0.dump();
+  EXPECT_EQ(on0["lease"]["gpus"], json::array({0}));
+  EXPECT_EQ(Lease(3)["state"], "queued") << "GPU 1 of the job is never lent while empty";
+}
+
 TEST_F(LoanTest, ALeaseThatDoesNotLendIsNeverLent) {
   LeaseAndQueue(false);
   Tick(20, 0);

@@ -6,8 +6,9 @@
 // lender's processes there have shown no SM activity for the GPU's lend
 // delay may have one backfill lease (a loan) run beside them, in memory
 // above the most they have held there since the agent began watching it
-// (its peak) plus `lend_margin`, never more. A GPU the lender runs nothing
-// on is lent whole, less the margin.
+// (its peak) plus `lend_margin`, never more. A reservation's GPU the lender
+// runs nothing on is lent whole, less the margin (the lease service never
+// offers a job's empty GPU: its command may be about to start there).
 //
 // The lend delay is learned from the lender, GPU by GPU:
 // - a GPU on which the lender has not computed since the desk began
