@@ -65,6 +65,31 @@ class LoanTest : public LeaseServiceTest {
   }
   json Lease(int64_t id) { return Call(s_.get(), "lease.get", {{"id", id}})["result"]; }
   json Events() { return Call(s_.get(), "events", json::object(), 0, 1); }
+  // Whether a `preempting` event's detail says `words`.
+  bool PreemptingSays(const std::string& words) {
+    json events = Events();
+    for (const json& e : events["result"]["events"]) {
+      if (e["kind"] == "preempting" && e["detail"].get<std::string>().find(words) != std::string::npos)
+        return true;
+    }
+    return false;
+  }
+  // Two empty 80 GiB GPUs; bob's lease of both (`kind`) lends; alice's two
+  // one-GPU backfill requests (2 and 3) wait.
+  void TwoGpuLenderAndTwoQueued(const char* kind) {
+    node::NodeView empty = Machine(2);
+    for (node::GpuView& g : empty.gpus) g.sample.memory_total_bytes = 80 * kGiB;
+    s_->OnTick(empty, clock_.SteadyNow());
+    json lease =
+        Call(s_.get(), "lease.request",
+             {{"gpus", 2}, {"kind", kind}, {"max_time_seconds", 36000}, {"lend_idle", true}}, kLender, 501);
+    ASSERT_EQ(lease["result"]["state"], "granted") << lease.dump();
+    for (int i = 0; i < 2; ++i) {
+      json backfill = Call(s_.get(), "lease.request",
+                           {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}}, kBorrower, 500);
+      ASSERT_EQ(backfill["result"]["state"], "queued") << backfill.dump();
+    }
+  }
   // Lends GPU 0 to lease 2 and marks alice's engine as the loan's.
   void Lend() {
     Tick(20, 0);
@@ -127,18 +152,8 @@ TEST_F(LoanTest, EachGpuOfAReservationIsLentAndRecalledOnItsOwn) {
     }
     s_->OnTick(f, clock_.SteadyNow());
   };
-  node::NodeView empty = Machine(2);
-  for (node::GpuView& g : empty.gpus) g.sample.memory_total_bytes = 80 * kGiB;
-  s_->OnTick(empty, clock_.SteadyNow());
-  json lease = Call(s_.get(), "lease.request",
-                    {{"gpus", 2}, {"kind", "reservation"}, {"max_time_seconds", 36000}, {"lend_idle", true}},
-                    kLender, 501);
-  ASSERT_EQ(lease["result"]["state"], "granted") << lease.dump();
-  for (int i = 0; i < 2; ++i) {
-    json backfill = Call(s_.get(), "lease.request",
-                         {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}}, kBorrower, 500);
-    ASSERT_EQ(backfill["result"]["state"], "queued") << backfill.dump();
-  }
+  TwoGpuLenderAndTwoQueued("reservation");
+  if (HasFatalFailure()) return;
   tick(0, false, false);
   clock_.Advance(seconds(5));
   tick(0, false, false);
@@ -178,31 +193,16 @@ TEST_F(LoanTest, EachGpuOfAReservationIsLentAndRecalledOnItsOwn) {
   for (const auto& [pid, sig] : processes_.signals) {
     EXPECT_EQ(pid, 601) << "only GPU 1's loan is ended at once; never bob's";
   }
-  json events = Events();
-  bool is_named = false;
-  for (const json& e : events["result"]["events"]) {
-    is_named |= e["kind"] == "preempting" &&
-                e["detail"].get<std::string>().find("started a process on GPU 1") != std::string::npos;
-  }
-  EXPECT_TRUE(is_named) << events.dump();
+  EXPECT_TRUE(PreemptingSays("started a process on GPU 1")) << Events().dump();
 }
 
 // A job's GPU with nothing on it yet is never lent (its command may be
 // about to start there); its GPU with an idle process is.
 TEST_F(LoanTest, AJobsGpuWithNothingOnItIsNotLent) {
-  node::NodeView empty = Machine(2);
-  for (node::GpuView& g : empty.gpus) g.sample.memory_total_bytes = 80 * kGiB;
-  s_->OnTick(empty, clock_.SteadyNow());
-  json lease =
-      Call(s_.get(), "lease.request",
-           {{"gpus", 2}, {"kind", "run"}, {"max_time_seconds", 36000}, {"lend_idle", true}}, kLender, 501);
-  ASSERT_EQ(lease["result"]["state"], "granted") << lease.dump();
-  for (int i = 0; i < 2; ++i) {
-    json backfill = Call(s_.get(), "lease.request",
-                         {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}}, kBorrower, 500);
-    ASSERT_EQ(backfill["result"]["state"], "queued") << backfill.dump();
-  }
-  node::NodeView f = empty;
+  TwoGpuLenderAndTwoQueued("run");
+  if (HasFatalFailure()) return;
+  node::NodeView f = Machine(2);
+  for (node::GpuView& g : f.gpus) g.sample.memory_total_bytes = 80 * kGiB;
   f.gpus[0].processes.push_back(testing::Process(4242, 20 * kGiB, 0, kLender, "python", 1, 12));
   s_->OnTick(f, clock_.SteadyNow());
   clock_.Advance(seconds(7));
@@ -255,13 +255,7 @@ TEST_F(LoanTest, TheLenderAllocatingBeyondItsPeakRevokesTheLoanAtOnce) {
   processes_.table.erase(600);
   Tick(22, 0);
   EXPECT_EQ(Lease(2)["state"], "ended");
-  json events = Events();
-  bool is_named = false;
-  for (const json& e : events["result"]["events"]) {
-    is_named |= e["kind"] == "preempting" &&
-                e["detail"].get<std::string>().find("beyond their peak") != std::string::npos;
-  }
-  EXPECT_TRUE(is_named) << events.dump();
+  EXPECT_TRUE(PreemptingSays("beyond their peak")) << Events().dump();
 }
 
 // The borrower's child that detached and dropped the loan's token (`setsid
