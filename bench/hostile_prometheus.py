@@ -38,7 +38,7 @@ build = sys.argv[1]
 timeout_s = float(sys.argv[2]) if len(sys.argv) > 2 else 10.0
 mode = ["ordinary"]
 ORDINARY = {
-    "max by (instance, hostname, gpu, uuid, model) (last_over_time(tarmac_gpu_info[1d]))":
+    "max by (instance, hostname, gpu, uuid, model) (tarmac_gpu_info)":
         '{"metric":{"instance":"n1:9477","hostname":"n1","gpu":"0","uuid":"GPU-1","model":"H100"},"value":[1,"1"]}',
     "up": '{"metric":{"instance":"n1:9477","job":"tarmac"},"value":[1,"1"]}',
 }
@@ -60,7 +60,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         query = form.get("query", [""])[0]
         try:
             if mode[0] == "ordinary":
-                if query == "time()":
+                if self.path.endswith("/api/v1/series"):
+                    body = '{"status":"success","data":[]}'
+                elif query == "time()":
                     body = '{"status":"success","data":{"resultType":"scalar","result":[1,"1"]}}'
                 else:
                     body = vector(ORDINARY.get(query, ""))

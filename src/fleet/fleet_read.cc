@@ -17,15 +17,34 @@ namespace {
 using prom::QueryResult;
 using prom::Sample;
 
-// Only the labels read: an agent's info series carries its driver, PCI
-// address and more, a tenth of a large fleet's answer bytes each.
+// The GPUs of the nodes that answer now, with only the labels read: an
+// agent's info series carries its driver, PCI address and more, a tenth of
+// a large fleet's answer bytes each.
 std::string InfoQuery() {
-  return fmt::format("max by (instance, hostname, gpu, uuid, model) (last_over_time({}[{}]))",
-                     node::family::kGpuInfo, kDownWindow);
+  return fmt::format("max by (instance, hostname, gpu, uuid, model) ({})", node::family::kGpuInfo);
 }
-std::string LastSampleQuery() {
-  return fmt::format("last_over_time({}[{}])", node::family::kLastSampleTimestampSeconds, kDownWindow);
+std::string LastSampleQuery() { return node::family::kLastSampleTimestampSeconds; }
+
+// The same over the window, for the down nodes `instances` only: a day of
+// every GPU's samples is what a fleet scraped every 15 s cannot afford to
+// read (80,000 GPUs: 460 million samples, past Prometheus' default limit
+// of 50 million a query), and a down node has none since it went down.
+std::string InstancesMatcher(const std::vector<std::string>& instances) {
+  std::string alternation;
+  for (const std::string& i : instances) alternation += (alternation.empty() ? "" : "|") + prom::RegexLiteral(i);
+  return "{instance=~" + prom::QuoteLabelValue(alternation) + "}";
 }
+std::string DownInfoQuery(const std::vector<std::string>& instances) {
+  return fmt::format("max by (instance, hostname, gpu, uuid, model) (last_over_time({}{}[{}]))",
+                     node::family::kGpuInfo, InstancesMatcher(instances), kDownWindow);
+}
+std::string DownLastSampleQuery(const std::vector<std::string>& instances) {
+  return fmt::format("last_over_time({}{}[{}])", node::family::kLastSampleTimestampSeconds,
+                     InstancesMatcher(instances), kDownWindow);
+}
+// Down nodes a query: a few hundred nodes' day of samples stays far below
+// the store's limits even at a 15 s scrape.
+constexpr size_t kDownNodesAQuery = 200;
 std::string DcgmInfoQuery() { return fmt::format("last_over_time(DCGM_FI_DEV_GPU_UTIL[{}])", kDownWindow); }
 std::string IdleHoldersQuery() {
   return fmt::format("count by (instance, uuid) ({} == 0)", node::family::kProcessSmUtilizationRatio);
@@ -151,6 +170,8 @@ struct Reader {
   explicit Reader(FleetView* v) : view(v) {}
   FleetView* view;
   std::vector<std::string> asked;                       // The queries, by index.
+  std::set<std::string> info_queries;                   // Those of tarmac_gpu_info's GPUs.
+  std::vector<std::string> last_sample_queries;         // Kept: when each node last sampled.
   std::set<std::string> kept;                           // Those kept whole until every answer is in.
   std::map<std::string, QueryResult> answers;           // The kept answers, by query.
   std::optional<std::pair<size_t, Status>> refused;     // The first refusal in asking order.
@@ -173,7 +194,7 @@ struct Reader {
     if (!a.warnings.empty()) warnings[i] = std::move(a.warnings);
     view->is_partial = view->is_partial || a.is_partial;
     const std::string& promql = asked[i];
-    if (promql == InfoQuery()) {
+    if (info_queries.count(promql) != 0) {
       for (const Sample& s : a.samples) {
         Node(s, "hostname", "tarmac");
         info.push_back({s.Label("instance"), s.Label("gpu"), s.Label("uuid"), s.Label("model")});
@@ -191,6 +212,12 @@ struct Reader {
         }
       }
     }
+  }
+
+  // The warnings of the answers taken, into the view in asking order.
+  void TakeWarnings() {
+    for (auto& [i, said] : warnings) view->warnings.insert(view->warnings.end(), said.begin(), said.end());
+    warnings.clear();
   }
 
   // A kept answer's samples.
@@ -272,6 +299,38 @@ void ApplyDcgmReadings(const std::vector<Sample>& dcgm, Reader* r) {
   }
 }
 
+// The nodes seen within the window that do not answer now (the series
+// API lists them without reading a sample), their GPUs and last samples
+// read over the window: the nodes that answer were read at `now_unix`.
+Status ReadDownNodes(prom::PromClient* client, double now_unix, Reader* r) {
+  auto seen = client->Series({node::family::kLastSampleTimestampSeconds}, now_unix - kDownWindowSeconds,
+                             now_unix);
+  if (!seen.ok()) return seen.status();
+  std::set<std::string> down;
+  for (const auto& labels : seen.value()) {
+    auto instance = labels.find("instance");
+    if (instance != labels.end() && r->nodes.count(instance->second) == 0) down.insert(instance->second);
+  }
+  if (down.empty()) return Status::OK();
+  std::vector<std::string> batch;
+  r->asked.clear();
+  for (auto it = down.begin(); it != down.end(); ++it) {
+    batch.push_back(*it);
+    if (batch.size() < kDownNodesAQuery && std::next(it) != down.end()) continue;
+    r->asked.push_back(DownInfoQuery(batch));
+    r->info_queries.insert(r->asked.back());
+    r->asked.push_back(DownLastSampleQuery(batch));
+    r->kept.insert(r->asked.back());
+    r->last_sample_queries.push_back(r->asked.back());
+    batch.clear();
+  }
+  client->QueryEachInTurn(r->asked, now_unix,
+                          [r](size_t i, Result<QueryResult> answer) { r->Take(i, std::move(answer)); });
+  if (r->refused) return r->refused->second;
+  r->TakeWarnings();
+  return Status::OK();
+}
+
 // The nodes and their GPUs into the view, in order.
 void Assemble(Reader* r, FleetView* view) {
   for (auto& [key, g] : r->gpus) {
@@ -300,21 +359,28 @@ Result<FleetView> ReadFleet(prom::PromClient* client, const ReadParts& parts) {
   r.asked = {InfoQuery(),        LastSampleQuery(), DcgmInfoQuery(),    "up",
              IdleHoldersQuery(), ProcessesQuery(),  kDcgmReadingsQuery, "time()"};
   r.kept = {r.asked.begin() + 1, r.asked.end()};
+  r.last_sample_queries = {LastSampleQuery()};
   if (parts.recent_utilization) r.asked.push_back(RecentQuery());
   for (const ReadingQuery& q : ReadingQueries()) {
     if (q.IsAskedFor(parts)) r.asked.push_back(q.promql);
   }
+  r.info_queries = {InfoQuery()};
   client->QueryEachInTurn(r.asked, std::nullopt,
                           [&r](size_t i, Result<QueryResult> answer) { r.Take(i, std::move(answer)); });
   if (r.refused) return r.refused->second;
-  for (auto& [i, said] : r.warnings) view.warnings.insert(view.warnings.end(), said.begin(), said.end());
+  r.TakeWarnings();
+  std::vector<Sample> t = r.Kept("time()");
+  if (!t.empty()) view.taken_at_unix = t.front().value;
+  if (Status down = ReadDownNodes(client, view.taken_at_unix, &r); !down.ok()) return down;
 
   // The GPUs of every tarmac node seen within the window, down ones too,
   // with their readings now.
   r.Join();
-  for (const Sample& s : r.Kept(LastSampleQuery())) {
-    if (r.nodes.count(s.Label("instance")) != 0)
-      r.nodes[s.Label("instance")].last_seen_unix = FiniteOrNone(s.value);
+  for (const std::string& q : r.last_sample_queries) {
+    for (const Sample& s : r.Kept(q)) {
+      if (r.nodes.count(s.Label("instance")) != 0)
+        r.nodes[s.Label("instance")].last_seen_unix = FiniteOrNone(s.value);
+    }
   }
 
   // Nodes only dcgm-exporter reports (tarmac's agents export its families
@@ -355,8 +421,6 @@ Result<FleetView> ReadFleet(prom::PromClient* client, const ReadParts& parts) {
   }
   ApplyDcgmReadings(r.Kept(kDcgmReadingsQuery), &r);
   Assemble(&r, &view);
-  std::vector<Sample> t = r.Kept("time()");
-  if (!t.empty()) view.taken_at_unix = t.front().value;
   return view;
 }
 

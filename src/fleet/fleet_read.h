@@ -16,6 +16,7 @@ namespace tarmac::fleet {
 
 // How far back a node that stopped reporting is still listed (as down).
 inline constexpr const char* kDownWindow = "1d";
+inline constexpr double kDownWindowSeconds = 86400;
 
 // What a reading includes beyond the view's every-command fields.
 struct ReadParts {

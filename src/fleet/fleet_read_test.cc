@@ -30,7 +30,16 @@ std::string Vector(const std::string& items) {
 // queries asked.
 class StandIn {
  public:
-  explicit StandIn(std::function<std::string(const std::string&)> answer) {
+  // `series`: the label sets /api/v1/series lists (a JSON array's items).
+  explicit StandIn(std::function<std::string(const std::string&)> answer, std::string series = "") {
+    server_.Post("/api/v1/series", [this, series](const httplib::Request& req, httplib::Response& res) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        series_asked_.push_back(req.get_param_value("match[]") + " " + req.get_param_value("start") + " " +
+                                req.get_param_value("end"));
+      }
+      res.set_content(R"({"status":"success","data":[)" + series + "]}", "application/json");
+    });
     server_.Post("/api/v1/query", [this, answer](const httplib::Request& req, httplib::Response& res) {
       std::string q = req.get_param_value("query");
       {
@@ -38,7 +47,7 @@ class StandIn {
         asked_.insert(q);
       }
       res.set_content(q == "time()"
-                          ? R"({"status":"success","data":{"resultType":"scalar","result":[1,"1"]}})"
+                          ? R"({"status":"success","data":{"resultType":"scalar","result":[100000,"100000"]}})"
                           : answer(q),
                       "application/json");
     });
@@ -61,6 +70,10 @@ class StandIn {
     }
     return false;
   }
+  std::vector<std::string> SeriesAsked() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return series_asked_;
+  }
 
  private:
   httplib::Server server_;
@@ -68,11 +81,12 @@ class StandIn {
   std::thread serving_;
   std::mutex mu_;
   std::set<std::string> asked_;
+  std::vector<std::string> series_asked_;
 };
 
 TEST(FleetReadTest, AGpuAllocatedToAPodCarriesThePod) {
   StandIn prometheus([](const std::string& q) {
-    if (q == "max by (instance, hostname, gpu, uuid, model) (last_over_time(tarmac_gpu_info[1d]))") {
+    if (q == "max by (instance, hostname, gpu, uuid, model) (tarmac_gpu_info)") {
       return Vector(
           R"({"metric":{"instance":"n1:9477","hostname":"n1","gpu":"0","uuid":"GPU-1","model":"H100"},"value":[1,"1"]},
                       {"metric":{"instance":"n1:9477","hostname":"n1","gpu":"1","uuid":"GPU-2","model":"H100"},"value":[1,"1"]})");
@@ -98,7 +112,7 @@ TEST(FleetReadTest, AGpuAllocatedToAPodCarriesThePod) {
 // Two nodes: n1 exports the spells (GPU 0 idle for 2 minutes, GPU 1 not
 // idle), n2 an agent without them.
 std::string TwoNodes(const std::string& q) {
-  if (q == "max by (instance, hostname, gpu, uuid, model) (last_over_time(tarmac_gpu_info[1d]))") {
+  if (q == "max by (instance, hostname, gpu, uuid, model) (tarmac_gpu_info)") {
     return Vector(
         R"({"metric":{"instance":"n1:9477","hostname":"n1","gpu":"0","uuid":"GPU-1","model":"H100"},"value":[1,"1"]},
                      {"metric":{"instance":"n1:9477","hostname":"n1","gpu":"1","uuid":"GPU-2","model":"H100"},"value":[1,"1"]},
@@ -202,6 +216,60 @@ TEST(FleetReadTest, IdleReadsOnlyWhatItShows) {
   EXPECT_EQ(g.idle_for_seconds, 120);
   EXPECT_EQ(g.idle_for_cost, 0.5);
   EXPECT_FALSE(g.utilization_ratio.has_value());
+}
+
+// A node seen within the day that does not answer now is listed down,
+// with its GPUs and last sample read over the day for it alone: the nodes
+// that answer are never read over a day (at a 15 s scrape a large fleet's
+// day of samples is past the store's limit). Its scrape target, hostile,
+// reaches the query only as an escaped literal.
+TEST(FleetReadTest, ADownNodeIsReadOverTheDayAloneItsNameQuoted) {
+  const std::string down = R"(n2"}) or vector(1) or x{a=~".*:9477)";
+  const std::string down_json = R"(n2\"}) or vector(1) or x{a=~\".*:9477)";
+  StandIn prometheus(
+      [&](const std::string& q) {
+        if (q.find("last_over_time(tarmac_gpu_info{instance=~") == 0 ||
+            q.find("max by (instance, hostname, gpu, uuid, model) (last_over_time(tarmac_gpu_info{") == 0) {
+          return Vector(R"({"metric":{"instance":")" + down_json +
+                        R"(","hostname":"n2","gpu":"0","uuid":"GPU-9","model":"A100"},"value":[1,"1"]})");
+        }
+        if (q.find("last_over_time(tarmac_last_sample_timestamp_seconds{") == 0) {
+          return Vector(R"({"metric":{"instance":")" + down_json + R"("},"value":[1,"99000"]})");
+        }
+        if (q == "tarmac_last_sample_timestamp_seconds") {
+          return Vector(R"({"metric":{"instance":"n1:9477"},"value":[1,"99990"]})");
+        }
+        if (q == "up") return Vector(R"({"metric":{"instance":"n1:9477"},"value":[1,"1"]})");
+        return TwoNodes(q);
+      },
+      R"({"__name__":"tarmac_last_sample_timestamp_seconds","instance":"n1:9477"},
+         {"__name__":"tarmac_last_sample_timestamp_seconds","instance":")" +
+          down_json + R"("})");
+  std::unique_ptr<prom::PromClient> client = prometheus.Client();
+  Result<FleetView> view = ReadFleet(client.get());
+  ASSERT_TRUE(view.ok()) << view.status().message();
+  // The day before the store's now, of the node-level family.
+  EXPECT_EQ(prometheus.SeriesAsked(),
+            std::vector<std::string>{"tarmac_last_sample_timestamp_seconds 13600.000 100000.000"});
+  // The quote and braces of the name stay inside the string; its dots and
+  // parentheses match only themselves.
+  std::string matcher = R"({instance=~"n2\\\"\\}\\)\\ or\\ vector\\(1\\))";
+  EXPECT_TRUE(prometheus.WasAsked("max by (instance, hostname, gpu, uuid, model) (last_over_time(tarmac_gpu_info" +
+                                  matcher))
+      << matcher;
+  EXPECT_TRUE(prometheus.WasAsked("last_over_time(tarmac_last_sample_timestamp_seconds" + matcher));
+  EXPECT_FALSE(prometheus.WasAsked("n1:9477"));  // The live nodes are never read over the day.
+  ASSERT_EQ(view.value().nodes.size(), 3u);
+  const FleetNode* n2 = nullptr;
+  for (const FleetNode& n : view.value().nodes) {
+    if (n.instance == down) n2 = &n;
+  }
+  ASSERT_NE(n2, nullptr);
+  EXPECT_FALSE(n2->is_up);
+  EXPECT_EQ(n2->last_seen_unix, 99000);
+  ASSERT_EQ(n2->gpus.size(), 1u);
+  EXPECT_EQ(n2->gpus[0].uuid, "GPU-9");
+  EXPECT_EQ(view.value().nodes[0].last_seen_unix, 99990);  // n1, from the instant query.
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
@@ -431,6 +432,22 @@ std::string QuoteLabelValue(const std::string& value) {
     out += c;
   }
   return out + "\"";
+}
+
+std::string RegexLiteral(const std::string& value) {
+  std::string out;
+  for (char c : value) {
+    auto u = static_cast<unsigned char>(c);
+    if (u >= 0x80 || std::isalnum(u) != 0 || c == '_') {
+      out += c;
+    } else if (u < 0x20 || u == 0x7f) {
+      out += fmt::format("\\x{:02x}", u);
+    } else {
+      out += '\\';
+      out += c;
+    }
+  }
+  return out;
 }
 
 }  // namespace tarmac::prom

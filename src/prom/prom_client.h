@@ -164,4 +164,10 @@ Result<std::vector<std::map<std::string, std::string>>> DecodeSeriesAnswer(const
 // newline escaped, so no user input ever changes a query's shape.
 std::string QuoteLabelValue(const std::string& value);
 
+// A regular expression (RE2, as Prometheus and VictoriaMetrics read it)
+// matching exactly `value`: every ASCII character but a letter, digit or
+// `_` escaped, so that an alternation of known label values (`a|b`) is
+// never more than those values.
+std::string RegexLiteral(const std::string& value);
+
 }  // namespace tarmac::prom

@@ -114,8 +114,9 @@ TEST_F(HostilePrometheusTest, LabelValuesReachNoTerminalRawInAnyFleetView) {
             {"model", "H100 " + hostile}, {"namespace", hostile}, {"pod", hostile}}
             .dump();
     std::string answer = Vector("");
+    if (req.path == "/api/v1/series") answer = R"({"status":"success","data":[]})";
     if (q == "time()") answer = R"({"status":"success","data":{"resultType":"scalar","result":[1,"1"]}})";
-    if (q == "max by (instance, hostname, gpu, uuid, model) (last_over_time(tarmac_gpu_info[1d]))")
+    if (q == "max by (instance, hostname, gpu, uuid, model) (tarmac_gpu_info)")
       answer = Vector(R"({"metric":)" + labels + R"(,"value":[1,"1"]})");
     if (q == "up") answer = Vector(R"({"metric":{"instance":"n1:9477","job":"tarmac"},"value":[1,"1"]})");
     if (q.find("tarmac_gpu_pod_allocated") != std::string::npos) {
