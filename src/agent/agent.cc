@@ -243,6 +243,8 @@ Status Agent::OpenState() {
           },
           gpu::WorldEnvironment(config_.gpu)},
       process_control_.get(), clock_, logger_);
+  leases_->SetBatchRunners(
+      [jobs = backfill_.get()](const sched::ProcessRef& p) { return jobs->IsRunner(p.pid, p.start_ticks); });
   s = backfill_->Open();
   if (!s.ok()) return StateError(s, "read the backfill batches", "them");
   if (config_.kubernetes.is_enabled) OpenKubernetes();

@@ -107,6 +107,13 @@ void BackfillJobs::Hold(Job* job, pid_t pid, int64_t start_ticks, bool is_child)
   job->signalled_at.reset();
   job->started_at = clock_->SteadyNow();
   job->pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  MutexLock lock(&runners_mu_);
+  runners_.emplace(pid, start_ticks);
+}
+
+bool BackfillJobs::IsRunner(int64_t pid, int64_t start_ticks) const {
+  MutexLock lock(&runners_mu_);
+  return runners_.count({pid, start_ticks}) != 0;
 }
 
 std::string BackfillJobs::FindRunner(const std::string& self) {
@@ -279,6 +286,10 @@ bool BackfillJobs::IsRunning(Job* job) {
 }
 
 void BackfillJobs::Ended(Job* job) {
+  {
+    MutexLock lock(&runners_mu_);
+    runners_.erase({job->pid, job->start_ticks});
+  }
   job->pid = 0;
   if (job->pidfd >= 0) ::close(job->pidfd);
   job->pidfd = -1;

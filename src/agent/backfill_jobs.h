@@ -42,6 +42,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -87,6 +88,11 @@ class BackfillJobs {
   void Tick() EXCLUDES(mu_);
   // The batch fields of what /metrics shows (every state present).
   void AddFigures(node::AgentFigures* figures) const EXCLUDES(mu_);
+
+  // Whether process `pid`, started at `start_ticks`, is a runner this agent
+  // started or adopted and that still runs. Takes only a lock of its own:
+  // callable under any other (the lease service's).
+  bool IsRunner(int64_t pid, int64_t start_ticks) const EXCLUDES(runners_mu_);
 
   // tarmac-backfill-runner beside `self` (the agent's executable), else in
   // ../libexec/tarmac/ from it.
@@ -136,6 +142,9 @@ class BackfillJobs {
   mutable Mutex mu_;
   std::map<int64_t, Job> jobs_ GUARDED_BY(mu_);
   int64_t next_id_ GUARDED_BY(mu_) = 1;
+  // The live runners' (PID, start time), for IsRunner; a leaf lock.
+  mutable Mutex runners_mu_;
+  std::set<std::pair<int64_t, int64_t>> runners_ GUARDED_BY(runners_mu_);
   int wake_fd_ = -1;  // An eventfd: readable when Tick should run now.
   std::jthread thread_;
 };

@@ -266,6 +266,50 @@ TEST_F(LeaseServiceTest, RegressionARevokedLeaseLetGoWhileItsGpuStillListsAProce
 
 // --- which GPUs accept backfill --------------------------------------------------
 
+// A batch's runner (one the agent started: the kernel vouches for its PID
+// and start time) holds backfill that yields at notice, kept across a
+// restart; a client's own word never makes it so. A real request that
+// must revoke one of two backfill leases revokes the runner's, which stops
+// in milliseconds, not the plain command's, which may take its grace.
+TEST_F(LeaseServiceTest, ABatchRunnersBackfillIsRevokedBeforeAPlainCommands) {
+  LeasePolicy policy = BackfillAtOnce(seconds(10));
+  processes_.Add(500, 1001, 10);  // Alice's plain backfill command.
+  processes_.Add(510, 1001, 12);  // Alice's batch runner.
+  processes_.Add(501, 1002, 11);  // Bob.
+  auto runners = [](const sched::ProcessRef& p) { return p.pid == 510 && p.start_ticks == 12; };
+  {
+    std::unique_ptr<LeaseService> s = Make(policy);
+    s->SetBatchRunners(runners);
+    s->OnTick(Machine(3), clock_.SteadyNow());
+    json plain = Call(s.get(), "lease.request", {{"gpus", 1}, {"priority", "backfill"}}, 1001, 500);
+    ASSERT_EQ(plain["result"]["state"], "granted") << plain.dump();
+    EXPECT_EQ(plain["result"]["lease"]["yields_at_notice"], false);
+    // Not the client's to say: the field is not read.
+    json claimed = Call(s.get(), "lease.request",
+                        {{"gpus", 1}, {"priority", "backfill"}, {"yields_at_notice", true}}, 1001, 500);
+    ASSERT_EQ(claimed["result"]["state"], "granted") << claimed.dump();
+    EXPECT_EQ(claimed["result"]["lease"]["yields_at_notice"], false);
+    json batch = Call(s.get(), "lease.request", {{"gpus", 1}, {"priority", "backfill"}}, 1001, 510);
+    ASSERT_EQ(batch["result"]["state"], "granted") << batch.dump();
+    EXPECT_EQ(batch["result"]["lease"]["yields_at_notice"], true);
+  }
+  // After a restart (the saved leases), bob's one-GPU request revokes the
+  // runner's lease (3, on GPU 2) though the plain ones are on GPUs 0 and 1.
+  std::unique_ptr<LeaseService> s = Make(policy);
+  s->SetBatchRunners(runners);
+  ASSERT_TRUE(s->Restore().ok());
+  s->OnTick(Machine(3), clock_.SteadyNow());
+  json real = Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}}, 1002, 501);
+  ASSERT_EQ(real["result"]["state"], "queued") << real.dump();
+  json runner_lease = Call(s.get(), "lease.get", {{"id", 3}})["result"]["lease"];
+  EXPECT_EQ(runner_lease["yields_at_notice"], true) << runner_lease.dump();
+  EXPECT_FALSE(runner_lease["revoke_by_unix"].is_null()) << runner_lease.dump();
+  for (int plain : {1, 2}) {
+    json lease = Call(s.get(), "lease.get", {{"id", plain}})["result"]["lease"];
+    EXPECT_TRUE(lease["revoke_by_unix"].is_null()) << lease.dump();
+  }
+}
+
 TEST(BackfillGateTest, OnlyOtherWorkResetsTheIdleClockAndLimitsApply) {
   BackfillPolicy policy;
   policy.is_auto = false;

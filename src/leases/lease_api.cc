@@ -67,6 +67,8 @@ Result<json> Request(LeaseCore& core, const json& params, const ipc::PeerCredent
   std::optional<ProcessIdentity> client = core.process_control->Identify(peer.pid);
   if (!client) return Status::Unavailable(fmt::format("the asking client (pid {}) has exited", peer.pid));
   request.holder = {client->pid, client->start_ticks};
+  request.yields_at_notice = request.priority == sched::Priority::kBackfill && core.is_batch_runner &&
+                             core.is_batch_runner(request.holder);
   if (!request.idle_timeout && core.policy.default_idle_timeout.count() > 0) {
     request.idle_timeout = duration_cast<seconds>(core.policy.default_idle_timeout);
   }

@@ -239,6 +239,9 @@ struct LeaseCore {
   // OnWantsReading).
   std::function<void()> on_revocation;
   std::function<void()> on_wants_reading;
+  // Whether a process is a backfill batch's runner the agent started
+  // (LeaseService::SetBatchRunners); empty: none is.
+  std::function<bool(const sched::ProcessRef&)> is_batch_runner;
   // An admin undrained GPU `uuid` (LeaseService::OnUndrain).
   std::function<void(const std::string& uuid)> on_undrain;
 };

@@ -182,6 +182,15 @@ class LeaseService {
     core_.claims.SetSlurmCommand(std::move(run));
   }
 
+  // Tells which processes are backfill batches' runners the agent started
+  // (called under the service's lock: it must take no other lock that
+  // calls back). A backfill lease such a runner asks for yields at notice
+  // (sched::LeaseRequest::yields_at_notice): it is revoked first.
+  void SetBatchRunners(std::function<bool(const sched::ProcessRef&)> is_runner) EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    core_.is_batch_runner = std::move(is_runner);
+  }
+
   // Records an event that concerns no lease (a backfill batch's, kind
   // "batch_..."), by `actor_uid` (-1: the agent's own), saved at once when
   // the store works, else with the next change.

@@ -123,6 +123,7 @@ Lease LeaseBook::LeaseOf(const Pending& p, std::vector<int> gpus, TimePoint now)
   l.holder = p.request.holder;
   l.request_key = p.request.request_key;
   l.lends_idle = p.request.lends_idle;
+  l.yields_at_notice = p.request.yields_at_notice;
   return l;
 }
 
@@ -192,8 +193,8 @@ std::vector<Lease> LeaseBook::Decide(const std::vector<GpuSlot>& gpus, TimePoint
   std::vector<RunningLease> running;
   for (const auto& [id, l] : leases_) {
     if (IsMigLease(l) || IsLoan(l)) continue;  // Holds an instance, not its GPU; or its lender holds it.
-    running.push_back(
-        {l.gpus, l.ends_at, id, l.priority == Priority::kBackfill, l.revoking_since.has_value()});
+    running.push_back({l.gpus, l.ends_at, id, l.priority == Priority::kBackfill, l.revoking_since.has_value(),
+                       l.yields_at_notice});
   }
   last_decision_ = Schedule(marked, queue, running, share_, now);
   std::vector<std::pair<int64_t, MigPick>> mig_grants = DecideMig(&marked);

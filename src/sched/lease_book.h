@@ -60,6 +60,11 @@ struct LeaseRequest {
   // Its GPUs' free memory may be lent to backfill while it sits idle
   // (run/reserve --lend-idle; leases/loans.h).
   bool lends_idle = false;
+  // A backfill batch's runner that the agent started asks (the kernel
+  // vouches for its PID and start time): it stops on notice, so a request
+  // that must revoke backfill revokes its leases first. Never from the
+  // client's words.
+  bool yields_at_notice = false;
 };
 
 struct Lease {
@@ -102,6 +107,7 @@ struct Lease {
   // A MIG instance's lease: `uuids` is its one MIG UUID, `gpus` its GPU.
   std::string mig_profile = std::string();  // "1g.10gb"; empty for whole GPUs.
   bool lends_idle = false;                  // From the request.
+  bool yields_at_notice = false;            // From the request.
   // A loan: a backfill lease on one GPU of lease `lent_from`, which
   // still holds it, in at most `lent_memory_bytes` of its memory. The GPU
   // stays the lender's for everything else (placement, foreign processes,

@@ -94,6 +94,7 @@ json LeaseToJson(const Lease& l, const TimeBase& base) {
           {"slurm_partition", l.slurm_partition},
           {"mig_profile", l.mig_profile},
           {"lends_idle", l.lends_idle},
+          {"yields_at_notice", l.yields_at_notice},
           {"lent_from", l.lent_from},
           {"lent_memory_bytes", l.lent_memory_bytes}};
 }
@@ -132,6 +133,7 @@ Result<Lease> LeaseFromJson(const json& j, const TimeBase& base) {
   if (is_revoking) f.Get("revoking_since_unix", &revoking_since);
   if (j.is_object() && j.contains("revoked_for")) f.Get("revoked_for", &l.revoked_for);
   f.Optional("lends_idle", &l.lends_idle);
+  f.Optional("yields_at_notice", &l.yields_at_notice);
   f.Optional("lent_from", &l.lent_from);
   f.Optional("lent_memory_bytes", &l.lent_memory_bytes);
   if (Status s = f.status(); !s.ok()) return AsCorruption(s);
@@ -188,6 +190,7 @@ json PendingToJson(const Pending& p, const TimeBase& base) {
           {"holder", Ref(r.holder)},
           {"request_key", r.request_key},
           {"lend_idle", r.lends_idle},
+          {"yields_at_notice", r.yields_at_notice},
           {"allow_unhealthy", r.wants.allows_unhealthy},
           {"submitted_at_unix", base.ToUnix(p.submitted_at)}};
 }
@@ -209,6 +212,7 @@ Result<Pending> PendingFromJson(const json& j, const TimeBase& base) {
   if (!r.ok()) return AsCorruption(r.status());
   p.request = std::move(r).value();
   ReadRef(f, "holder", &p.request.holder);
+  f.Optional("yields_at_notice", &p.request.yields_at_notice);
   if (Status s = f.status(); !s.ok()) return AsCorruption(s);
   p.submitted_at = base.FromUnix(submitted);
   return p;

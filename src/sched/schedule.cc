@@ -123,9 +123,15 @@ class Reclaim {
       if (g.memory_total_bytes > 0) g.memory_free_bytes = g.memory_total_bytes;
     }
     // Ties go to the GPUs listed first (PickGpus): the free ones, so that a
-    // request waits on as few revocations as can serve it.
-    std::stable_partition(view_.begin(), view_.end(),
-                          [this](const GpuSlot& g) { return holder_.count(g.index) == 0; });
+    // request waits on as few revocations as can serve it; then those of
+    // batches that stop on notice (milliseconds), before backfill that may
+    // take its grace.
+    auto soonest = [this](const GpuSlot& g) {
+      auto it = holder_.find(g.index);
+      return it == holder_.end() ? 0 : it->second->yields_at_notice ? 1 : 2;
+    };
+    std::stable_sort(view_.begin(), view_.end(),
+                     [&soonest](const GpuSlot& a, const GpuSlot& b) { return soonest(a) < soonest(b); });
   }
 
   // GPUs for `wants` among the free ones and those of backfill leases, as

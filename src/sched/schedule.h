@@ -48,8 +48,9 @@ struct RunningLease {
   std::vector<int> gpus;
   std::optional<std::chrono::steady_clock::time_point> ends_at;  // --max-time or --for.
   int64_t id = 0;
-  bool is_backfill = false;  // Preemptible.
-  bool is_revoking = false;  // Already being revoked for a request.
+  bool is_backfill = false;       // Preemptible.
+  bool is_revoking = false;       // Already being revoked for a request.
+  bool yields_at_notice = false;  // A batch that stops on notice: revoked before other backfill.
 };
 
 enum class WaitReason {

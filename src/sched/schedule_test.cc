@@ -208,6 +208,28 @@ TEST(ScheduleTest, ARequestThatMustRevokeTakesTheFreeGpusFirst) {
   EXPECT_NE(d.preemptions[0].lease_id, 103);
 }
 
+// Among backfill, the batches that stop on notice go first: the real job
+// waits milliseconds for them, and up to the grace for a plain command.
+TEST(ScheduleTest, ARequestThatMustRevokeTakesTheBatchesThatYieldAtNoticeFirst) {
+  std::vector<RunningLease> leases;
+  std::vector<GpuSlot> gpus = Backfilled(6, &leases);
+  leases[3].yields_at_notice = true;  // GPU 3.
+  leases[5].yields_at_notice = true;  // GPU 5.
+  Decision d = Schedule(gpus, {Request(1, 1001, 3)}, leases, FairShare(), kNow);
+  std::set<int64_t> revoked;
+  for (const Preemption& p : d.preemptions) revoked.insert(p.lease_id);
+  ASSERT_EQ(revoked.size(), 3u);
+  EXPECT_EQ(revoked.count(104), 1u);
+  EXPECT_EQ(revoked.count(106), 1u);
+  // With a free GPU too, the free one and the two batches, no plain command.
+  gpus[0].is_leased = false;
+  leases.erase(leases.begin());
+  d = Schedule(gpus, {Request(1, 1001, 3)}, leases, FairShare(), kNow);
+  revoked.clear();
+  for (const Preemption& p : d.preemptions) revoked.insert(p.lease_id);
+  EXPECT_EQ(revoked, (std::set<int64_t>{104, 106}));
+}
+
 TEST(ScheduleTest, LeasesAlreadyBeingRevokedServeTheirRequestWithoutRevokingMore) {
   std::vector<RunningLease> leases;
   std::vector<GpuSlot> gpus = Backfilled(8, &leases);

@@ -215,6 +215,13 @@ TEST_F(BackfillBatchTest, ARealRunPreemptsTheBatchWhichThenFinishesWithoutARepea
   EXPECT_EQ(status["gpus"][0]["lease"]["kind"], "backfill") << status.dump();
   RunResult text = T({"status"});
   EXPECT_NE(text.out.find("backfill lease"), std::string::npos) << text.out;
+  // The runner the agent started holds them: they yield at notice, and a
+  // real request revokes them before any plain backfill command's.
+  RunResult leases = T({"leases", "--json"});
+  ASSERT_EQ(leases.exit_code, 0) << leases.err;
+  json listed = json::parse(leases.out);
+  ASSERT_EQ(listed["leases"].size(), 2u) << leases.out;
+  for (const json& l : listed["leases"]) EXPECT_EQ(l["yields_at_notice"], true) << leases.out;
   std::string d = dir_.path();
   Child* run = StartRun({"--gpus", "2"}, {"sh", "-c", "touch " + d + "/ran"});
   ASSERT_TRUE(WaitFor([&] { return std::ifstream(d + "/ran").good(); })) << Get(1).dump();
