@@ -291,8 +291,22 @@ start_prometheus() {
   sleep 3
   kill -TERM "$(cat "$WORLD/solo/pid")"
   while kill -0 "$(cat "$WORLD/solo/pid")" 2>/dev/null; do sleep 0.1; done
-  until=$(($(date +%s) + 1))
-  db=(--db "$WORLD/solo/state/tarmac.db" --gpu-hour-cost 3.6 --currency EUR)
+  # Both reports end at the agent's last sample as the store holds it,
+  # once that stops moving: a store may show what it scraped a moment late
+  # (VictoriaMetrics adds it to what queries see about every second, later
+  # on a loaded machine), and the seconds after its last scrape are the
+  # agent's alone. A range function, unlike an instant query, still sees
+  # the samples after Prometheus' staleness marker.
+  last=""
+  for _ in $(seq 60); do
+    seen=$(prom_query 'max(max_over_time(tarmac_last_sample_timestamp_seconds[10m]))' | jq -r '.data.result[0].value[1] // ""')
+    [[ -n $seen && $seen == "$last" ]] && break
+    last=$seen
+    sleep 1
+  done
+  [ -n "$last" ]
+  until=${last%.*}
+  db=(--db "$WORLD/solo/state/tarmac.db" --gpu-hour-cost 3.6 --currency EUR --until "@$until")
   fleet=(--prometheus "http://127.0.0.1:$PROM_PORT" --since 1h --until "@$until" --json)
   run tarmac report --since 1h --format json "${db[@]}"
   [ "$status" -eq 0 ]
