@@ -27,11 +27,12 @@ std::string LastSampleQuery() { return node::family::kLastSampleTimestampSeconds
 
 // The same over the window, for the down nodes `instances` only: a day of
 // every GPU's samples is what a fleet scraped every 15 s cannot afford to
-// read (80,000 GPUs: 460 million samples, past Prometheus' default limit
-// of 50 million a query), and a down node has none since it went down.
+// read (80,000 GPUs: 460 million samples, most of a minute of a core, past
+// the command's timeout), and a down node has none since it went down.
 std::string InstancesMatcher(const std::vector<std::string>& instances) {
   std::string alternation;
-  for (const std::string& i : instances) alternation += (alternation.empty() ? "" : "|") + prom::RegexLiteral(i);
+  for (const std::string& i : instances)
+    alternation += (alternation.empty() ? "" : "|") + prom::RegexLiteral(i);
   return "{instance=~" + prom::QuoteLabelValue(alternation) + "}";
 }
 std::string DownInfoQuery(const std::vector<std::string>& instances) {
@@ -303,8 +304,8 @@ void ApplyDcgmReadings(const std::vector<Sample>& dcgm, Reader* r) {
 // API lists them without reading a sample), their GPUs and last samples
 // read over the window: the nodes that answer were read at `now_unix`.
 Status ReadDownNodes(prom::PromClient* client, double now_unix, Reader* r) {
-  auto seen = client->Series({node::family::kLastSampleTimestampSeconds}, now_unix - kDownWindowSeconds,
-                             now_unix);
+  auto seen =
+      client->Series({node::family::kLastSampleTimestampSeconds}, now_unix - kDownWindowSeconds, now_unix);
   if (!seen.ok()) return seen.status();
   std::set<std::string> down;
   for (const auto& labels : seen.value()) {

@@ -46,10 +46,10 @@ class StandIn {
         std::lock_guard<std::mutex> lock(mu_);
         asked_.insert(q);
       }
-      res.set_content(q == "time()"
-                          ? R"({"status":"success","data":{"resultType":"scalar","result":[100000,"100000"]}})"
-                          : answer(q),
-                      "application/json");
+      res.set_content(
+          q == "time()" ? R"({"status":"success","data":{"resultType":"scalar","result":[100000,"100000"]}})"
+                        : answer(q),
+          "application/json");
     });
     port_ = server_.bind_to_any_port("127.0.0.1");
     serving_ = std::thread([this] { server_.listen_after_bind(); });
@@ -254,8 +254,8 @@ TEST(FleetReadTest, ADownNodeIsReadOverTheDayAloneItsNameQuoted) {
   // The quote and braces of the name stay inside the string; its dots and
   // parentheses match only themselves.
   std::string matcher = R"({instance=~"n2\\\"\\}\\)\\ or\\ vector\\(1\\))";
-  EXPECT_TRUE(prometheus.WasAsked("max by (instance, hostname, gpu, uuid, model) (last_over_time(tarmac_gpu_info" +
-                                  matcher))
+  EXPECT_TRUE(prometheus.WasAsked(
+      "max by (instance, hostname, gpu, uuid, model) (last_over_time(tarmac_gpu_info" + matcher))
       << matcher;
   EXPECT_TRUE(prometheus.WasAsked("last_over_time(tarmac_last_sample_timestamp_seconds" + matcher));
   EXPECT_FALSE(prometheus.WasAsked("n1:9477"));  // The live nodes are never read over the day.
