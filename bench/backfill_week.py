@@ -33,7 +33,10 @@ once per configuration, one after another, each on a fresh agent:
 4. auto: the same, and every job run with `--lend-idle` (lend_after a
    quarter of a simulated hour).
 
-RUNS (default "baseline,fixed,auto-gate,auto") picks some of them.
+RUNS (default "baseline,fixed,auto-gate,auto") picks some of them; a
+name with "#" and a suffix runs that one again ("baseline#2": the same
+week without backfill a second time, whose distance from the first is what
+one run cannot tell apart, printed as the run-to-run spread).
 
 Each GPU's state is read 20 times a second from the agent's leases: work (a
 real job computing), held idle (a real lease at 0 % SM), free, backfill, or
@@ -116,8 +119,9 @@ def classify(lease):
 def run_week(build, work, jobs, week_s, hour_s, mode, events=None):
     """Runs one week on a fresh agent; returns (samples, waits, outcomes).
     With `events` (a list), the agent's lease events are appended to it."""
-    here = os.path.join(work, mode)
+    here = os.path.join(work, mode.replace("#", "-"))
     os.makedirs(here)
+    mode = mode.split("#")[0]
     config = "[store]\nenabled = false\n[sampler]\nfast_interval = \"100ms\"\n[leases]\nkill_grace = \"1s\"\n"
     if mode == "fixed":
         config += (f"idle_timeout = \"{max(1, round(hour_s))}s\"\nidle_grace = \"0s\"\nidle_policy = \"terminate\"\n"
@@ -272,13 +276,18 @@ def main():
               f"p99 {pct(extra, 99) * 1000:7.1f} ms; wrong kills {killed}; idle jobs ended by policy {idle_ended}; "
               f"out of memory {oom}")
         base = list(base_waits.values())
-        if mode != "baseline" and base and w:
+        if mode.startswith("baseline#") and base and w:
+            b50, b99 = statistics.median(base), pct(base, 99)
+            print(f"            run-to-run spread without backfill: p50 {statistics.median(w):.3f} s against "
+                  f"{b50:.3f} s ({100 * (statistics.median(w) - b50) / max(b50, 1e-9):+.1f} %), p99 "
+                  f"{pct(w, 99):.3f} s against {b99:.3f} s ({100 * (pct(w, 99) - b99) / max(b99, 1e-9):+.1f} %)")
+        elif mode != "baseline" and base and w:
             # The queue's wait as a whole against the same week without backfill.
             b50, b99 = statistics.median(base), pct(base, 99)
             print(f"            real-job wait against no backfill: p50 {statistics.median(w):.3f} s against {b50:.3f} s "
                   f"({100 * (statistics.median(w) - b50) / max(b50, 1e-9):+.1f} %), p99 {pct(w, 99):.3f} s against "
                   f"{b99:.3f} s ({100 * (pct(w, 99) - b99) / max(b99, 1e-9):+.1f} %)")
-        if mode != "baseline" and at_once:
+        if not mode.startswith("baseline") and at_once:
             print(f"            start overhead, {len(at_once)} jobs that queued in neither run: p50 "
                   f"{statistics.median(at_once) * 1000:6.1f} ms  p99 {pct(at_once, 99) * 1000:7.1f} ms")
     print("  targets: put to work >= 80 % (busy) / >= 95 % (light); start overhead p50 <= 50 ms over the baseline; "
