@@ -129,17 +129,50 @@ std::string PieceQuery(const IncreaseQuery& q, const Piece& piece) {
                      Offset(piece.end_offset_ms));
 }
 
+namespace {
+bool ByLabels(const Sample& a, const Sample& b) { return a.labels < b.labels; }
+}  // namespace
+
 void LabelSums::Add(std::vector<Sample> samples) {
-  for (Sample& s : samples) sums_[std::move(s.labels)] += s.value;
+  if (sums_.empty()) {
+    sums_ = std::move(samples);
+    Settle(0);
+    sums_.shrink_to_fit();
+    return;
+  }
+  const size_t before = sums_.size();
+  for (Sample& s : samples) {
+    auto it =
+        std::lower_bound(sums_.begin(), sums_.begin() + static_cast<std::ptrdiff_t>(before), s, ByLabels);
+    if (it != sums_.begin() + static_cast<std::ptrdiff_t>(before) && it->labels == s.labels) {
+      it->value += s.value;
+    } else {
+      sums_.push_back(std::move(s));
+    }
+  }
+  if (sums_.size() > before) Settle(before);
+}
+
+void LabelSums::Settle(size_t from) {
+  auto first = sums_.begin() + static_cast<std::ptrdiff_t>(from);
+  std::stable_sort(first, sums_.end(), ByLabels);
+  auto kept = first;
+  for (auto it = first; it != sums_.end(); ++it) {
+    if (kept != first && std::prev(kept)->labels == it->labels) {
+      std::prev(kept)->value += it->value;
+    } else {
+      if (kept != it) *kept = std::move(*it);
+      ++kept;
+    }
+  }
+  sums_.erase(kept, sums_.end());
+  std::inplace_merge(sums_.begin(), sums_.begin() + static_cast<std::ptrdiff_t>(from), sums_.end(), ByLabels);
 }
 
 std::vector<Sample> LabelSums::Take() {
-  std::vector<Sample> out;
-  out.reserve(sums_.size());
-  while (!sums_.empty()) {
-    auto node = sums_.extract(sums_.begin());
-    out.push_back(Sample{std::move(node.key()), node.mapped(), 0});
-  }
+  std::vector<Sample> out = std::move(sums_);
+  sums_.clear();
+  for (Sample& s : out) s.timestamp_seconds = 0;
   return out;
 }
 
@@ -281,7 +314,7 @@ Result<prom::RangeResult> QueryRangeInPieces(prom::PromClient* client, const std
   if (whole.ok() || !IsWorthCutting(whole.status()) || steps < 1) return whole;
   const double middle = start_unix + static_cast<double>(steps / 2) * step_seconds;
   prom::RangeResult joined;
-  std::map<std::map<std::string, std::string>, size_t> at;  // Labels: index in joined.series.
+  std::map<prom::Labels, size_t> at;  // Labels: index in joined.series.
   for (auto [from, to] : {std::pair{start_unix, middle}, std::pair{middle + step_seconds, end_unix}}) {
     Result<prom::RangeResult> half = QueryRangeInPieces(client, promql, from, to, step_seconds);
     if (!half.ok()) return half.status();

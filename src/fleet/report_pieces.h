@@ -92,7 +92,11 @@ bool SplitPiece(const Piece& piece, Piece* first, Piece* second);
 // The query for `q` over `piece`, evaluated at the range's end.
 std::string PieceQuery(const IncreaseQuery& q, const Piece& piece);
 
-// Samples summed by label set as answers come, each label set held once.
+// Samples summed by label set as answers come, each label set held once:
+// the first answer's samples themselves, sorted, and the later answers'
+// added in place (a later answer of a report's pieces names the same GPUs;
+// only label sets new to the sums are kept from it). No node per label set:
+// a week's states of a large fleet are hundreds of thousands of them.
 class LabelSums {
  public:
   void Add(std::vector<prom::Sample> samples);
@@ -100,7 +104,10 @@ class LabelSums {
   std::vector<prom::Sample> Take();
 
  private:
-  std::map<std::map<std::string, std::string>, double> sums_;
+  // Sorts sums_ from `from` on by labels and sums the label sets given
+  // twice there, then merges it with what comes before.
+  void Settle(size_t from);
+  std::vector<prom::Sample> sums_;  // Sorted by labels, each label set once.
 };
 
 // The samples of several answers summed by label set, in label order.

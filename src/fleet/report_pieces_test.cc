@@ -11,7 +11,9 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <regex>
 #include <thread>
 
@@ -114,6 +116,41 @@ TEST(ReportPiecesTest, AnswersAddUpByLabelSet) {
   EXPECT_EQ(sum[0].Label("state"), "busy");
   EXPECT_EQ(sum[0].value, 120);
   EXPECT_EQ(sum[1].value, 5);
+}
+
+// LabelSums against a map of label sets to sums, over random answers: label
+// sets met again, new in a later answer, or twice in one answer (a store
+// should not, but its sums must still be right).
+TEST(ReportPiecesTest, LabelSumsMatchAMapOverRandomAnswers) {
+  std::mt19937 rng(5);
+  const char* uuids[] = {"GPU-1", "GPU-2", "GPU-3", "GPU-4", "GPU-5", "GPU-6"};
+  const char* states[] = {"busy", "idle", "held_idle", "unknown"};
+  for (int round = 0; round < 200; ++round) {
+    LabelSums sums;
+    std::map<std::map<std::string, std::string>, double> model;
+    int answers = 1 + static_cast<int>(rng() % 4);
+    for (int a = 0; a < answers; ++a) {
+      std::vector<prom::Sample> answer;
+      int n = static_cast<int>(rng() % 12);
+      for (int i = 0; i < n; ++i) {
+        std::string uuid = uuids[rng() % 6], state = states[rng() % 4];
+        double value = static_cast<double>(rng() % 1000);
+        answer.push_back(prom::Sample{{{"uuid", uuid}, {"state", state}}, value, 1});
+        model[{{"state", state}, {"uuid", uuid}}] += value;
+      }
+      sums.Add(std::move(answer));
+    }
+    std::vector<prom::Sample> got = sums.Take();
+    ASSERT_EQ(got.size(), model.size()) << "round " << round;
+    size_t i = 0;
+    for (const auto& [labels, value] : model) {
+      std::map<std::string, std::string> got_labels(got[i].labels.begin(), got[i].labels.end());
+      ASSERT_EQ(got_labels, labels) << "round " << round << ", in label order";
+      ASSERT_EQ(got[i].value, value) << "round " << round;
+      ++i;
+    }
+    EXPECT_TRUE(sums.Take().empty());
+  }
 }
 
 TEST(ReportPiecesTest, CoverageSaysWhyTheRawCountersAreRead) {

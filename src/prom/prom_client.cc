@@ -68,18 +68,19 @@ double ParseValue(const json& v) {
   return v.is_number() ? v.get<double>() : 0;
 }
 
-void ReadLabels(const json& item, std::map<std::string, std::string>* labels) {
+void ReadLabels(const json& item, Labels* labels) {
   if (!item.contains("metric") || !item["metric"].is_object()) return;
   for (const auto& [key, value] : item["metric"].items()) {
-    if (value.is_string()) labels->emplace_hint(labels->end(), key, value.get_ref<const std::string&>());
+    if (value.is_string()) labels->Set(key, value.get_ref<const std::string&>());
   }
+  labels->Seal();
 }
 
 // The value of label `name` in `labels`, or "".
-const std::string& LabelOf(const std::map<std::string, std::string>& labels, const std::string& name) {
+const std::string& LabelOf(const Labels& labels, const std::string& name) {
   static const std::string* const kEmpty = new std::string();
-  auto it = labels.find(name);
-  return it == labels.end() ? *kEmpty : it->second;
+  const std::string* value = labels.Find(name);
+  return value == nullptr ? *kEmpty : *value;
 }
 
 Result<Sample> DecodeSample(const json& item, const std::string& what) {

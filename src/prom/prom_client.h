@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "prom/labels.h"
 
 namespace tarmac::prom {
 
@@ -47,7 +48,7 @@ struct PromOptions {
 // One series of an instant vector: its labels (__name__ included when the
 // query keeps it) and its value at the evaluation time.
 struct Sample {
-  std::map<std::string, std::string> labels;
+  Labels labels;
   double value = 0;
   double timestamp_seconds = 0;
 
@@ -63,7 +64,7 @@ struct QueryResult {
 
 // One series of a range query: its labels and its (time, value) points.
 struct Series {
-  std::map<std::string, std::string> labels;
+  Labels labels;
   std::vector<std::pair<double, double>> points;
 
   const std::string& Label(const std::string& name) const;

@@ -67,6 +67,7 @@ class VectorSax : public nlohmann::json_sax<json> {
   bool end_object() override {
     if (In({"", "data", "result", "[]"})) {
       if (value_index_ != 2) return Fail();
+      sample_.labels.Seal();
       out_->samples.push_back(std::move(sample_));
     }
     names_.pop_back();
@@ -144,7 +145,7 @@ class VectorSax : public nlohmann::json_sax<json> {
       if (Path({"", "data", "resultType"})) result_type_ = *s;
       if (Path({"", "warnings", "[]"})) out_->warnings.push_back(*s);
       if (names_.size() == 5 && Path({"", "data", "result", "[]", "metric", key_.c_str()})) {
-        sample_.labels.insert_or_assign(key_, *s);
+        sample_.labels.Set(key_, *s);
       }
       if (Path({"", "data", "result", "[]", "value", "[]"})) return Value(std::strtod(s->c_str(), nullptr));
     }
