@@ -128,14 +128,30 @@ TEST(FleetReportTest, TheHtmlHasTheHeatmapWithHeldIdleHoursInOrangeAndEscapesNam
 // A store holding one GPU twice: under two hostnames (an agent renamed, or
 // two agents on one GPU), or twice under one (scraped by two jobs). The
 // report refuses to add it up, naming the GPU, rather than count it twice.
+// The report asks the states in parts (`{state="busy"}`, ...); the store
+// answers each with the samples its matcher selects.
+struct StateSeconds {
+  const char* host;
+  const char* state;
+  int seconds;
+};
 class TwiceStore : public testing::HttpStandIn {
  public:
-  explicit TwiceStore(std::string states) {
+  explicit TwiceStore(std::vector<StateSeconds> states) {
     server().Post("/api/v1/query", [states](const httplib::Request& req, httplib::Response& res) {
-      bool is_states =
-          req.get_param_value("query").find("tarmac_gpu_state_seconds_total") != std::string::npos;
-      res.set_content(R"({"status":"success","data":{"resultType":"vector","result":[)" +
-                          (is_states ? states : std::string()) + "]}}",
+      std::string q = req.get_param_value("query");
+      std::string items;
+      for (const StateSeconds& s : states) {
+        if (q.find("tarmac_gpu_state_seconds_total") == std::string::npos) break;
+        bool named = q.find(fmt::format("{{state=\"{}\"}}", s.state)) != std::string::npos;
+        bool other = q.find("{state!~") != std::string::npos && std::string(s.state) != "busy" &&
+                     std::string(s.state) != "idle" && std::string(s.state) != "held_idle";
+        if (!named && !other) continue;
+        items +=
+            fmt::format(R"({}{{"metric":{{"hostname":"{}","uuid":"GPU-1","state":"{}"}},"value":[0,"{}"]}})",
+                        items.empty() ? "" : ",", s.host, s.state, s.seconds);
+      }
+      res.set_content(R"({"status":"success","data":{"resultType":"vector","result":[)" + items + "]}}",
                       "application/json");
     });
     Start();
@@ -144,11 +160,7 @@ class TwiceStore : public testing::HttpStandIn {
 
 TEST(FleetReportTest, AGpuTheStoreHoldsTwiceIsRefusedNotCountedTwice) {
   prom::PromOptions o;
-  auto sample = [](const char* host, const char* state, int seconds) {
-    return fmt::format(R"({{"metric":{{"hostname":"{}","uuid":"GPU-1","state":"{}"}},"value":[0,"{}"]}})",
-                       host, state, seconds);
-  };
-  TwiceStore two_names(sample("node-a", "busy", 1800) + "," + sample("node-b", "busy", 1800));
+  TwiceStore two_names({{"node-a", "busy", 1800}, {"node-b", "busy", 1800}});
   o.url = two_names.Url();
   Result<FleetReport> r = ReadFleetReport(std::move(prom::PromClient::Make(o)).value().get(), 1796000000,
                                           1796003600, ReportBy::kNode);
@@ -157,7 +169,7 @@ TEST(FleetReportTest, AGpuTheStoreHoldsTwiceIsRefusedNotCountedTwice) {
   EXPECT_NE(r.status().message().find("GPU-1 is in the store under more than one hostname (node-a, node-b)"),
             std::string::npos)
       << r.status().message();
-  TwiceStore doubled(sample("node-a", "busy", 7200));
+  TwiceStore doubled({{"node-a", "busy", 7200}});
   o.url = doubled.Url();
   r = ReadFleetReport(std::move(prom::PromClient::Make(o)).value().get(), 1796000000, 1796003600,
                       ReportBy::kNode);
@@ -165,13 +177,16 @@ TEST(FleetReportTest, AGpuTheStoreHoldsTwiceIsRefusedNotCountedTwice) {
   EXPECT_NE(r.status().message().find("GPU-1 is in the store with 7200 s of GPU time in a range of 3600 s"),
             std::string::npos)
       << r.status().message();
-  // Once, and within the range: read.
-  TwiceStore once(sample("node-a", "busy", 2400) + "," + sample("node-a", "idle", 1200));
+  // Once, and within the range: read, each state from its own part (a
+  // state the report does not name among them too).
+  TwiceStore once({{"node-a", "busy", 2400}, {"node-a", "idle", 600}, {"node-a", "unknown", 600}});
   o.url = once.Url();
   r = ReadFleetReport(std::move(prom::PromClient::Make(o)).value().get(), 1796000000, 1796003600,
                       ReportBy::kNode);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r.value().total.busy_hours, 2400.0 / 3600);
+  EXPECT_EQ(r.value().total.idle_hours, 600.0 / 3600);
+  EXPECT_EQ(r.value().total.unknown_hours, 600.0 / 3600);
 }
 
 }  // namespace

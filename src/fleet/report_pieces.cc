@@ -121,11 +121,11 @@ bool SplitPiece(const Piece& piece, Piece* first, Piece* second) {
   return true;
 }
 
-std::string PieceQuery(const IncreaseQuery& q, const Piece& piece) {
+std::string PieceQuery(const IncreaseQuery& q, const Piece& piece, const std::string& matcher) {
   if (piece.hourly)
-    return fmt::format("sum by ({}) (sum_over_time({}{}))", q.labels, HourlySeriesOf(q.raw),
+    return fmt::format("sum by ({}) (sum_over_time({}{}{}))", q.labels, HourlySeriesOf(q.raw), matcher,
                        HourlyWindow(piece));
-  return fmt::format("sum by ({}) (increase({}[{}]{}))", q.labels, q.raw, Duration(piece.ms),
+  return fmt::format("sum by ({}) (increase({}{}[{}]{}))", q.labels, q.raw, matcher, Duration(piece.ms),
                      Offset(piece.end_offset_ms));
 }
 
@@ -265,16 +265,20 @@ Result<Increases> ReadIncreases(prom::PromClient* client, const std::vector<Incr
   struct Ask {
     size_t query;
     Piece piece;
+    std::string matcher;  // Of one of the query's parts; "" for all.
   };
   std::vector<Ask> todo;
   for (const Piece& piece : PlanPieces(since_ms, until_ms, anchor)) {
-    for (size_t q = 0; q < queries.size(); ++q) todo.push_back({q, piece});
+    for (size_t q = 0; q < queries.size(); ++q) {
+      if (queries[q].parts.empty()) todo.push_back({q, piece, ""});
+      for (const std::string& part : queries[q].parts) todo.push_back({q, piece, part});
+    }
   }
   std::vector<LabelSums> sums(queries.size());
   std::set<std::string> warned(out.warnings.begin(), out.warnings.end());
   while (!todo.empty()) {
     std::vector<std::string> promqls;
-    for (const Ask& ask : todo) promqls.push_back(PieceQuery(queries[ask.query], ask.piece));
+    for (const Ask& ask : todo) promqls.push_back(PieceQuery(queries[ask.query], ask.piece, ask.matcher));
     std::vector<Ask> next;
     std::map<size_t, Status> failed;                  // By ask: those not worth cutting.
     std::map<size_t, std::vector<std::string>> said;  // By ask, to list in asking order.
@@ -282,8 +286,8 @@ Result<Increases> ReadIncreases(prom::PromClient* client, const std::vector<Incr
     client->QueryEachInTurn(promqls, static_cast<double>(until_unix), [&](size_t i, Result<QueryResult> a) {
       Piece first, second;
       if (!a.ok() && IsWorthCutting(a.status()) && SplitPiece(todo[i].piece, &first, &second)) {
-        next.push_back({todo[i].query, first});
-        next.push_back({todo[i].query, second});
+        next.push_back({todo[i].query, first, todo[i].matcher});
+        next.push_back({todo[i].query, second, todo[i].matcher});
       } else if (!a.ok()) {
         failed.emplace(i, a.status());
       } else {

@@ -59,6 +59,12 @@ inline constexpr int64_t kEvaluationLookbackSeconds = 2 * 3600;
 struct IncreaseQuery {
   const char* raw;     // The counter, e.g. tarmac_gpu_state_seconds_total.
   std::string labels;  // e.g. "hostname, uuid, state".
+  // Matchers that part the family's series between them (`{state="busy"}`,
+  // ..., `{state!~"busy|..."}`: together every series, none twice), each
+  // part asked on its own and summed: a family whose one answer would be
+  // hundreds of thousands of series comes in answers a fraction of that,
+  // one at a time. Empty: the family whole.
+  std::vector<std::string> parts = {};
 };
 
 // The hourly series of a counter the report reads
@@ -89,8 +95,9 @@ std::vector<Piece> PlanPieces(int64_t since_ms, int64_t until_ms, std::optional<
 // false when it is kSmallestPieceMs long or shorter.
 bool SplitPiece(const Piece& piece, Piece* first, Piece* second);
 
-// The query for `q` over `piece`, evaluated at the range's end.
-std::string PieceQuery(const IncreaseQuery& q, const Piece& piece);
+// The query for `q` (its series that `matcher` selects, "" for all) over
+// `piece`, evaluated at the range's end.
+std::string PieceQuery(const IncreaseQuery& q, const Piece& piece, const std::string& matcher = "");
 
 // Samples summed by label set as answers come, each label set held once:
 // the first answer's samples themselves, sorted, and the later answers'
