@@ -302,10 +302,21 @@ void ApplyDcgmReadings(const std::vector<Sample>& dcgm, Reader* r) {
 
 // The nodes seen within the window that do not answer now (the series
 // API lists them without reading a sample), their GPUs and last samples
-// read over the window: the nodes that answer were read at `now_unix`.
+// read over the window: the nodes that answer were read at `now_unix`. A
+// store that will not list that many series (over one of its limits:
+// VictoriaMetrics' -search.maxSeries) leaves the down nodes out, and the
+// view says so; any other refusal is the reading's.
 Status ReadDownNodes(prom::PromClient* client, double now_unix, Reader* r) {
   auto seen =
       client->Series({node::family::kLastSampleTimestampSeconds}, now_unix - kDownWindowSeconds, now_unix);
+  if (!seen.ok() && seen.status().code() == StatusCode::kResourceExhausted) {
+    r->view->warnings.push_back(
+        "down nodes are not listed: the store would not list the nodes seen within the day (" +
+        seen.status().message() +
+        "); raise that limit (VictoriaMetrics: -search.maxSeries) to see them "
+        "(docs/fleet.md#victoriametrics)");
+    return Status::OK();
+  }
   if (!seen.ok()) return seen.status();
   std::set<std::string> down;
   for (const auto& labels : seen.value()) {

@@ -30,15 +30,20 @@ std::string Vector(const std::string& items) {
 // queries asked.
 class StandIn {
  public:
-  // `series`: the label sets /api/v1/series lists (a JSON array's items).
-  explicit StandIn(std::function<std::string(const std::string&)> answer, std::string series = "") {
-    server_.Post("/api/v1/series", [this, series](const httplib::Request& req, httplib::Response& res) {
+  // `series`: the label sets /api/v1/series lists (a JSON array's items);
+  // with `series_body`, that body with HTTP status `series_status` instead.
+  explicit StandIn(std::function<std::string(const std::string&)> answer, std::string series = "",
+                   int series_status = 200, std::string series_body = "") {
+    server_.Post("/api/v1/series", [this, series, series_status, series_body](const httplib::Request& req,
+                                                                              httplib::Response& res) {
       {
         std::lock_guard<std::mutex> lock(mu_);
         series_asked_.push_back(req.get_param_value("match[]") + " " + req.get_param_value("start") + " " +
                                 req.get_param_value("end"));
       }
-      res.set_content(R"({"status":"success","data":[)" + series + "]}", "application/json");
+      res.status = series_status;
+      res.set_content(series_body.empty() ? R"({"status":"success","data":[)" + series + "]}" : series_body,
+                      "application/json");
     });
     server_.Post("/api/v1/query", [this, answer](const httplib::Request& req, httplib::Response& res) {
       std::string q = req.get_param_value("query");
@@ -270,6 +275,25 @@ TEST(FleetReadTest, ADownNodeIsReadOverTheDayAloneItsNameQuoted) {
   ASSERT_EQ(n2->gpus.size(), 1u);
   EXPECT_EQ(n2->gpus[0].uuid, "GPU-9");
   EXPECT_EQ(view.value().nodes[0].last_seen_unix, 99990);  // n1, from the instant query.
+}
+
+// A store that will not list a day's nodes (over its series limit) still
+// gives the nodes that answer, and the view says the down ones are left
+// out and which limit to raise; the nodes are never read over the day.
+TEST(FleetReadTest, AStoreThatWillNotListTheDaysNodesStillGivesTheLiveOnesAndSaysSo) {
+  StandIn prometheus(
+      TwoNodes, "", 422,
+      R"({"status":"error","errorType":"422","error":"cannot find metric names: the number of )"
+      R"(matching timeseries exceeds 30000; see https://docs.victoriametrics.com/#resource-usage-limits"})");
+  std::unique_ptr<prom::PromClient> client = prometheus.Client();
+  Result<FleetView> view = ReadFleet(client.get());
+  ASSERT_TRUE(view.ok()) << view.status().message();
+  EXPECT_EQ(view.value().nodes.size(), 2u);
+  ASSERT_EQ(view.value().warnings.size(), 1u);
+  EXPECT_NE(view.value().warnings[0].find("down nodes are not listed"), std::string::npos);
+  EXPECT_NE(view.value().warnings[0].find("exceeds 30000"), std::string::npos) << view.value().warnings[0];
+  EXPECT_NE(view.value().warnings[0].find("-search.maxSeries"), std::string::npos);
+  EXPECT_FALSE(prometheus.WasAsked("tarmac_gpu_info{"));
 }
 
 }  // namespace
