@@ -5,7 +5,9 @@
 // a day (tarmac_gpu_info), which scrape targets are up now, their readings,
 // marks and lease holders; and the nodes only dcgm-exporter reports, with
 // the columns it has. The queries are fixed text: no user input goes into
-// PromQL (filters apply to the answer, fleet_view.h).
+// PromQL (filters apply to the answer, fleet_view.h); only the down
+// nodes' scrape targets, as the store's series API names them, go into the
+// day-long queries for them, escaped and quoted.
 #pragma once
 
 #include "common/result.h"
