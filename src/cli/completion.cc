@@ -221,7 +221,7 @@ std::string CompletionScript(const CLI::App& app, const std::string& shell,
   for (const auto& [name, text] : siblings) {
     std::vector<Entry> theirs = ReadEntries(name, text);
     if (theirs.empty()) continue;
-    std::erase_if(entries, [&](const Entry& e) { return e.path == name; });
+    std::erase_if(entries, [&name = name](const Entry& e) { return e.path == name; });
     entries.insert(entries.end(), theirs.begin(), theirs.end());
   }
   if (shell == "bash") return Bash(entries);
