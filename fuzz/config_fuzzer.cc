@@ -11,9 +11,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   tarmac::Result<tarmac::config::Config> c = tarmac::config::ParseConfig(text, "fuzz.toml");
   if (c.ok()) {
     const tarmac::config::Config& v = c.value();
-    if (v.fast_interval.count() < 100 || v.slow_interval < v.fast_interval) __builtin_trap();
-    if (v.zombie_min_memory_bytes < 0 || v.zombie_idle_for.count() < 1000) __builtin_trap();
-    if (v.max_connections < 1 || v.max_request_bytes < 1024) __builtin_trap();
+    if (v.sampler.fast_interval.count() < 100 || v.sampler.slow_interval < v.sampler.fast_interval)
+      __builtin_trap();
+    if (v.leases.zombies.min_memory_bytes < 0 || v.leases.zombies.idle_for.count() < 1000) __builtin_trap();
+    if (v.api.max_connections < 1 || v.api.max_request_bytes < 1024) __builtin_trap();
   } else if (c.status().message().empty()) {
     __builtin_trap();  // Every refusal says why.
   }

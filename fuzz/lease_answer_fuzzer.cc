@@ -15,8 +15,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   tarmac::Result<nlohmann::json> answer = tarmac::ipc::DecodeResponse(text);
   if (answer.ok()) {
     tarmac::Result<tarmac::client::LeaseAnswer> a = tarmac::client::LeaseAnswerFromJson(answer.value(), 1);
-    if (a.ok() && a.value().is_granted() && !a.value().lease.is_object()) __builtin_trap();
-    if (a.ok()) tarmac::client::UuidList(a.value().lease);
+    if (a.ok() && a.value().is_granted() && a.value().lease.lease.id != a.value().id) __builtin_trap();
+    if (a.ok()) (void)tarmac::client::UuidList(a.value().lease.lease);
   }
   // The same bytes as the words of `tarmac run`'s options.
   tarmac::client::LeaseAsk ask;

@@ -10,7 +10,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)tarmac::cli::ParseCsvFormat(text);
   tarmac::Result<std::vector<const tarmac::cli::GpuField*>> gpu = tarmac::cli::ResolveGpuFields(text);
   if (gpu.ok()) {
-    tarmac::cli::NodeView node_view;
+    tarmac::node::NodeView node_view;
     node_view.gpus.resize(1);
     (void)tarmac::cli::RenderGpuQuery(node_view, gpu.value(), tarmac::cli::CsvFormat{});
   }

@@ -8,21 +8,26 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
+#include "node/node_json.h"
 #include "top/top_keys.h"
 #include "top/top_view.h"
 #include "top_cli/top_feed.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
-  tarmac::cli::ProcSample sample;
-  tarmac::cli::ParseProcStat(text, &sample);
+  tarmac::top::ProcSample sample;
+  (void)tarmac::top::ParseProcStat(text, &sample);
   nlohmann::json status = nlohmann::json::parse(text, nullptr, false);
   if (status.is_discarded() || !status.is_object()) return 0;
   tarmac::top::TopData d;
   d.has_data = true;
+  // The feed decodes an agent's status as `tarmac status` does; an answer
+  // it refuses never reaches the screen.
+  tarmac::Result<tarmac::node::NodeView> node = tarmac::node::NodeFromJson(status);
+  if (!node.ok()) return 0;
   try {
-    d.status = status;
-    d.processes = tarmac::top::ProcessesFromStatus(status);
+    d.status = std::move(node).value();
+    d.processes = tarmac::top::ProcessesFromStatus(d.status);
     tarmac::top::TopUi ui;
     for (int width : {80, 200}) {
       tarmac::top::Screen screen(width, width == 80 ? 24 : 50);

@@ -22,6 +22,8 @@ inline constexpr std::string_view kKernelDriver = "nvidia";
 // "c 195:3 rwm".
 inline constexpr int kDeviceMajor = 195;
 inline constexpr int kControlDeviceMinor = 255;
+// /dev/nvidia-modeset's minor; a GPU's (/dev/nvidiaN) is below it.
+inline constexpr int kModesetDeviceMinor = 254;
 inline constexpr std::string_view kDeviceRulePrefix = "c 195:";
 
 // The GPUs a CUDA program may use, by index or UUID, and the same for the

@@ -149,7 +149,7 @@ std::vector<int> GpusOfDevicesList(const std::string& devices_list) {
     if (minor.empty() || minor.size() > 3 || minor.find_first_not_of("0123456789") != std::string::npos)
       continue;
     int n = std::stoi(minor);
-    if (n != nvidia::kControlDeviceMinor && std::find(out.begin(), out.end(), n) == out.end())
+    if (n < nvidia::kModesetDeviceMinor && std::find(out.begin(), out.end(), n) == out.end())
       out.push_back(n);
   }
   std::sort(out.begin(), out.end());

@@ -62,7 +62,8 @@ Result<std::vector<int>> JobGpus(const std::map<std::string, std::string>& env);
 
 // The GPUs a job's cgroup (v1 devices controller, Slurm's ConstrainDevices)
 // lets it open: the minor numbers of "c 195:N" rules in its devices.list
-// text (195:255 is nvidiactl, not a GPU), as GPU indices (NVML's minor numbers are the indices on a
+// text (195:255 is nvidiactl and 195:254 nvidia-modeset, not GPUs; no
+// minor above them is a GPU), as GPU indices (NVML's minor numbers are the indices on a
 // node's usual setup). Under cgroup v2 the rules live in eBPF programs and
 // cannot be read: there is no such file.
 std::vector<int> GpusOfDevicesList(const std::string& devices_list);

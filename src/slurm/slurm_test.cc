@@ -142,6 +142,8 @@ TEST(GresConfTest, AJobsCgroupDeviceRulesNameItsGpus) {
             (std::vector<int>{0, 2}));
   EXPECT_TRUE(GpusOfDevicesList("a *:* rwm\n").empty());
   EXPECT_TRUE(GpusOfDevicesList("c 195:x rw\nc 195:1234 rw\n").empty());
+  // nvidia-modeset and minors no GPU has (found by slurm_inputs_fuzzer).
+  EXPECT_TRUE(GpusOfDevicesList("c 195:254 rw\nc 195:261 rw\nc 195:755 rwm\n").empty());
   EXPECT_TRUE(GpusOfDevicesList("").empty());
 }
 

@@ -84,10 +84,11 @@ inline std::string RunLeaseModel(const std::function<uint32_t(uint32_t)>& next, 
       Caller who = users[next(3)];
       LeaseRequest r;
       if (next(3) == 0) {
-        int n = 1 + static_cast<int>(next(2));
+        // One GPU or two neighbours, always ending (as for pods below).
+        int n = std::min(1 + static_cast<int>(next(2)), gpu_count);
+        int first = static_cast<int>(next(static_cast<uint32_t>(gpu_count)));
         std::set<int> named;
-        while (static_cast<int>(named.size()) < n)
-          named.insert(static_cast<int>(next(static_cast<uint32_t>(gpu_count))));
+        for (int k = 0; k < n; ++k) named.insert((first + k) % gpu_count);
         for (int g : named) r.wants.uuids.push_back("GPU-" + std::to_string(g));
       } else {
         r.wants.gpu_count = 1 + static_cast<int>(next(3));
@@ -147,10 +148,12 @@ inline std::string RunLeaseModel(const std::function<uint32_t(uint32_t)>& next, 
         gpus_of.erase(id);
       }
     } else if (op < 80) {  // The kubelet (a pod) or Slurm (a job) holds named GPUs.
+      // One GPU or two neighbours (never more than there are): a choice
+      // that always ends, whatever `next` gives (a fuzzer's input runs out).
       std::set<std::string> named;
-      int n = 1 + static_cast<int>(next(2));
-      while (static_cast<int>(named.size()) < n)
-        named.insert("GPU-" + std::to_string(next(static_cast<uint32_t>(gpu_count))));
+      int n = std::min(1 + static_cast<int>(next(2)), gpu_count);
+      int first = static_cast<int>(next(static_cast<uint32_t>(gpu_count)));
+      for (int k = 0; k < n; ++k) named.insert("GPU-" + std::to_string((first + k) % gpu_count));
       bool is_free = true;
       for (const auto& [id, taken] : gpus_of) {
         for (const std::string& u : named) is_free &= taken.count(u) == 0;
