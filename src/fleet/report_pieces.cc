@@ -142,9 +142,11 @@ void LabelSums::Add(std::vector<Sample> samples) {
   }
   const size_t before = sums_.size();
   for (Sample& s : samples) {
-    auto it =
-        std::lower_bound(sums_.begin(), sums_.begin() + static_cast<std::ptrdiff_t>(before), s, ByLabels);
-    if (it != sums_.begin() + static_cast<std::ptrdiff_t>(before) && it->labels == s.labels) {
+    // Among the sums before this answer (what it adds after them is settled
+    // at the end); push_back may move them, so their end is taken anew.
+    auto known_end = sums_.begin() + static_cast<std::ptrdiff_t>(before);
+    auto it = std::lower_bound(sums_.begin(), known_end, s, ByLabels);
+    if (it != known_end && it->labels == s.labels) {
       it->value += s.value;
     } else {
       sums_.push_back(std::move(s));

@@ -41,6 +41,8 @@ class Labels {
   friend bool operator<(const Labels& a, const Labels& b) { return a.items_ < b.items_; }
 
  private:
+  // The first label not before `name`.
+  std::vector<value_type>::const_iterator Lower(const std::string& name) const;
   std::vector<value_type> items_;
 };
 
