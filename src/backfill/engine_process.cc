@@ -4,8 +4,10 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -128,9 +130,18 @@ void EngineProcess::Stop(std::chrono::milliseconds grace) {
   if (pid_ <= 0) return;
   ::kill(-pid_, SIGTERM);
   auto deadline = clock_->SteadyNow() + grace;
+  // A pidfd wakes the wait the moment the engine exits (a real job may be
+  // waiting on its GPU); without one (a kernel before 5.3), a look every 5 ms.
+  int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0));
   while (!HasExited() && clock_->SteadyNow() < deadline) {
-    clock_->SleepUntil(clock_->SteadyNow() + std::chrono::milliseconds(5), {});
+    if (pidfd >= 0) {
+      pollfd exited{pidfd, POLLIN, 0};
+      ::poll(&exited, 1, 5);
+    } else {
+      clock_->SleepUntil(clock_->SteadyNow() + std::chrono::milliseconds(5), {});
+    }
   }
+  if (pidfd >= 0) ::close(pidfd);
   // The group too: a server's own children (Ollama's runner) hold the GPU.
   ::kill(-pid_, SIGKILL);
   if (!is_reaped_) {

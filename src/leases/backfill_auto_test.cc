@@ -61,6 +61,39 @@ TEST_F(LeaseServiceTest, ALeaseShorterThanATickStillRestartsTheSettle) {
   EXPECT_EQ(GpuGate(gates["gpus"], 0)["accepts"], true) << gates.dump();
 }
 
+// A GPU's settle that runs out between two readings asks for a reading
+// then, once for that moment: backfill takes the GPU at once, not at the
+// next sampling tick (up to a second later, a gap after every job).
+TEST_F(LeaseServiceTest, ASettleRunningOutBetweenTicksAsksForAReadingThen) {
+  LeasePolicy policy;  // idle_for = "auto": settle 30 s.
+  processes_.Add(500, 1001, 10);
+  std::unique_ptr<LeaseService> s = Make(policy);
+  int asked = 0;
+  s->OnWantsReading([&asked] { ++asked; });
+  const sched::TimePoint first_look = clock_.SteadyNow();
+  s->OnTick(Machine(1), first_look);
+  EXPECT_FALSE(s->NextWake().has_value()) << "no backfill waits: nothing to read for";
+  json backfill =
+      Call(s.get(), "lease.request", {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}});
+  ASSERT_EQ(backfill["result"]["state"], "queued") << backfill.dump();
+  int64_t id = backfill["result"]["request"]["id"];
+  ASSERT_TRUE(s->NextWake().has_value());
+  EXPECT_EQ(*s->NextWake(), first_look + seconds(30)) << "idle since the first look";
+  clock_.Advance(seconds(29));
+  s->OnWake();
+  EXPECT_EQ(asked, 0) << "still settling";
+  clock_.Advance(seconds(1));
+  s->OnWake();
+  EXPECT_EQ(asked, 1) << "the settle has run out";
+  EXPECT_FALSE(s->NextWake().has_value()) << "asked once for that opening";
+  s->OnWake();
+  EXPECT_EQ(asked, 1);
+  // The reading it asked for grants the backfill.
+  s->OnTick(Machine(1), clock_.SteadyNow());
+  EXPECT_EQ(Call(s.get(), "lease.get", {{"id", id}})["result"]["state"], "granted");
+  EXPECT_FALSE(s->NextWake().has_value());
+}
+
 TEST_F(LeaseServiceTest, AutoGateSettlesHoldsOffForAWaitingRequestAndLearnsArrivals) {
   LeasePolicy policy;  // idle_for = "auto": settle 30 s, min_run 2 m.
   ASSERT_TRUE(policy.backfill.is_auto);

@@ -97,7 +97,16 @@ bool BackfillGate::Accepts(const std::string& uuid, const char* used_by, const n
         duration_cast<milliseconds>(std::chrono::minutes(MinutesToWindow(context.minute_of_day)));
     v.starts_in = std::max(to_window, v.starts_in.value_or(milliseconds(0)));
   }
+  if (v.starts_in) v.opens_at = now + *v.starts_in;
   return v.accepts;
+}
+
+std::optional<std::chrono::steady_clock::time_point> BackfillGate::NextOpening() const {
+  std::optional<std::chrono::steady_clock::time_point> first;
+  for (const auto& [uuid, v] : verdicts_) {
+    if (v.opens_at && (!first || *v.opens_at < *first)) first = v.opens_at;
+  }
+  return first;
 }
 
 std::string BackfillGate::Describe(const GateVerdict& v) const {

@@ -67,6 +67,8 @@ struct GateVerdict {
   // When it would accept if nothing else changes (idle_for running out, a
   // window opening); empty when that depends on other work or a reading.
   std::optional<std::chrono::milliseconds> starts_in;
+  // The same as a time (the clock's steady time): when starts_in runs out.
+  std::optional<std::chrono::steady_clock::time_point> opens_at;
 };
 
 // What the gate sees at one tick besides the GPUs and their holders.
@@ -115,6 +117,11 @@ class BackfillGate {
   // of another priority was granted or ended, which a tick may not see when
   // the lease is shorter than a tick. Its idle time counts from then.
   void NoteUse(const std::string& uuid, TimePoint at);
+
+  // The first time a verdict of the last Observe/ObserveInstances opens if
+  // nothing else changes (GateVerdict::opens_at: a settle or idle_for
+  // running out, a window opening); empty when none waits on time alone.
+  std::optional<std::chrono::steady_clock::time_point> NextOpening() const;
 
   // The verdict of the last Observe/ObserveInstances, by GPU or MIG UUID.
   const std::map<std::string, GateVerdict>& verdicts() const { return verdicts_; }

@@ -81,18 +81,18 @@ TEST_F(LeaseServiceTest, ARevocationSurvivesARestartAndEndsTheLeaseWhenItsGraceH
   EXPECT_EQ(lease["lease"]["revoke_by_unix"].get<double>(), revoke_by);
   // In its grace the lease thread looks every 5 ms (for a reading once its
   // processes are gone), until the grace ends.
-  ASSERT_TRUE(s->RevocationDeadline().has_value());
-  EXPECT_EQ(*s->RevocationDeadline(), clock_.SteadyNow() + milliseconds(5));
+  ASSERT_TRUE(s->NextWake().has_value());
+  EXPECT_EQ(*s->NextWake(), clock_.SteadyNow() + milliseconds(5));
   clock_.Advance(seconds(5));
-  s->EndRevoked();
+  s->OnWake();
   EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 1}})["result"]["state"], "granted") << "1 s of grace left";
   clock_.Advance(seconds(1));
   // Its grace ends: the lease ends (its processes terminated) and the
   // waiting request is granted, without waiting for a tick.
-  s->EndRevoked();
+  s->OnWake();
   EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 1}})["result"]["state"], "ended");
   EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 2}})["result"]["state"], "granted");
-  EXPECT_FALSE(s->RevocationDeadline().has_value());
+  EXPECT_FALSE(s->NextWake().has_value());
   json events = Call(s.get(), "events", json::object())["result"]["events"];
   std::vector<std::string> kinds;
   for (const json& e : events) kinds.push_back(e["kind"].get<std::string>());
@@ -116,7 +116,7 @@ TEST_F(LeaseServiceTest, RegressionARevokedBackfillsGpuIsHandedOnOnlyOnceTheDriv
   json real = Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}}, 1002, 501);
   ASSERT_EQ(real["result"]["state"], "queued") << real.dump();
   clock_.Advance(seconds(10));
-  s->EndRevoked();
+  s->OnWake();
   // The grace is over: its process is killed at once, but the lease stays
   // (revoking for request 2, which takes no other GPU) while the driver
   // still lists the process.
@@ -141,21 +141,25 @@ TEST_F(RevocationTest, RegressionAKilledBackfillsGpuIsReadAgainAsSoonAsItsListed
   std::unique_ptr<LeaseService> s = RevokedWithAProcessListed(&asked);
   ASSERT_NE(s, nullptr);
   clock_.Advance(seconds(10));
-  s->EndRevoked();  // Killed; the process has not exited yet.
+  s->OnWake();  // Killed; the process has not exited yet.
   EXPECT_EQ(asked, 0);
-  // While it drains, the lease thread looks again well within a tick.
-  ASSERT_TRUE(s->RevocationDeadline().has_value());
-  EXPECT_LE(*s->RevocationDeadline(), clock_.SteadyNow() + milliseconds(100));
+  // While it drains, the lease thread looks again well within a tick:
+  // every millisecond in the first 100 ms after the kill (a real job waits
+  // on each look), every 5 ms after that.
+  ASSERT_TRUE(s->NextWake().has_value());
+  EXPECT_EQ(*s->NextWake(), clock_.SteadyNow() + milliseconds(1));
   clock_.Advance(milliseconds(50));
-  s->EndRevoked();
+  s->OnWake();
   EXPECT_EQ(asked, 0) << "the listed process is still alive";
   processes_.table.erase(600);  // It exits.
   clock_.Advance(milliseconds(50));
-  s->EndRevoked();
+  s->OnWake();
   EXPECT_EQ(asked, 1) << "a reading would now show the GPU empty";
   clock_.Advance(milliseconds(50));
-  s->EndRevoked();
+  s->OnWake();
   EXPECT_EQ(asked, 1) << "asks are at most every 100 ms";
+  ASSERT_TRUE(s->NextWake().has_value());
+  EXPECT_EQ(*s->NextWake(), clock_.SteadyNow() + milliseconds(5)) << "150 ms after the kill";
   // That reading hands the GPU on at once.
   s->OnTick(Machine(1), clock_.SteadyNow());
   EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 2}})["result"]["state"], "granted");
@@ -169,24 +173,25 @@ TEST_F(RevocationTest, RegressionInItsGraceARevokedGpuIsReadAgainOnceItsProcesse
   int asked = 0;
   std::unique_ptr<LeaseService> s = RevokedWithAProcessListed(&asked);
   ASSERT_NE(s, nullptr);
-  // In its grace, the lease thread looks every 5 ms, not at the grace's end.
-  ASSERT_TRUE(s->RevocationDeadline().has_value());
-  EXPECT_EQ(*s->RevocationDeadline(), clock_.SteadyNow() + milliseconds(5));
+  // In its grace, the lease thread looks every millisecond at first (every
+  // 5 ms after 100 ms), not at the grace's end.
+  ASSERT_TRUE(s->NextWake().has_value());
+  EXPECT_EQ(*s->NextWake(), clock_.SteadyNow() + milliseconds(1));
   clock_.Advance(milliseconds(20));
-  s->EndRevoked();
+  s->OnWake();
   EXPECT_EQ(asked, 0) << "the engine still runs";
   processes_.table.erase(600);  // The engine stops on notice.
   clock_.Advance(milliseconds(20));
-  s->EndRevoked();
+  s->OnWake();
   EXPECT_EQ(asked, 1) << "a reading would now show the GPU empty";
   EXPECT_TRUE(processes_.signals.empty()) << "still in its grace";
   // That reading lists nothing: until the lease ends, a reading every 100 ms.
   s->OnTick(Machine(1), clock_.SteadyNow());
   clock_.Advance(milliseconds(20));
-  s->EndRevoked();
+  s->OnWake();
   EXPECT_EQ(asked, 1);
   clock_.Advance(milliseconds(100));
-  s->EndRevoked();
+  s->OnWake();
   EXPECT_EQ(asked, 2);
   // A reading that lists its process again: once that exits, the ask is at
   // once, not 100 ms after the last.
@@ -196,7 +201,7 @@ TEST_F(RevocationTest, RegressionInItsGraceARevokedGpuIsReadAgainOnceItsProcesse
   s->OnTick(engine, clock_.SteadyNow());
   processes_.table.erase(601);
   clock_.Advance(milliseconds(5));
-  s->EndRevoked();
+  s->OnWake();
   EXPECT_EQ(asked, 3);
 }
 
@@ -218,7 +223,7 @@ TEST_F(LeaseServiceTest, RegressionARequestWaitingForADrainingGpuRevokesNoOtherB
   // tick after tick the request waits for it and revokes no other lease.
   for (int i = 0; i < 5; ++i) {
     clock_.Advance(seconds(1));
-    s->EndRevoked();
+    s->OnWake();
     s->OnTick(stuck, clock_.SteadyNow());
   }
   json events = Call(s.get(), "events", json::object());
@@ -227,7 +232,7 @@ TEST_F(LeaseServiceTest, RegressionARequestWaitingForADrainingGpuRevokesNoOtherB
   EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 3}})["result"]["state"], "queued");
   // The hand-over bound: the lease ends even though the process is still listed.
   clock_.Advance(seconds(10));
-  s->EndRevoked();
+  s->OnWake();
   s->OnTick(stuck, clock_.SteadyNow());
   int ended = 0;
   for (int id : {1, 2}) ended += Call(s.get(), "lease.get", {{"id", id}})["result"]["state"] == "ended";

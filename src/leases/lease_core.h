@@ -235,10 +235,14 @@ struct LeaseCore {
   std::map<int, int64_t> backfill_preemptions_by_gpu;
   double backfill_gpu_seconds_ended = 0;  // Of backfill leases that have ended.
   // Called whenever a backfill lease begins to be revoked, and when a
-  // revoked lease's GPU should be empty now (LeaseService::OnRevocation,
-  // OnWantsReading).
+  // revoked lease's GPU should be empty now or a GPU's backfill gate opens
+  // (LeaseService::OnRevocation, OnWantsReading).
   std::function<void()> on_revocation;
   std::function<void()> on_wants_reading;
+  // The gate opening (BackfillGate::NextOpening) a reading was last asked
+  // for: asked once each, so that an opening a reading did not move is
+  // left to the ticks.
+  std::optional<sched::TimePoint> gate_reading_asked_for;
   // Whether a process is a backfill batch's runner the agent started
   // (LeaseService::SetBatchRunners); empty: none is.
   std::function<bool(const sched::ProcessRef&)> is_batch_runner;

@@ -208,14 +208,15 @@ void LeaseService::OnTick(const node::NodeView& reading, TimePoint now) {
   RecordSlurmResults(core_, actions, results, now);
 }
 
-std::optional<sched::TimePoint> LeaseService::RevocationDeadline() const {
+std::optional<sched::TimePoint> LeaseService::NextWake() const {
   MutexLock lock(&mu_);
-  return leases::RevocationDeadline(core_, core_.clock->SteadyNow());
+  return leases::NextWake(core_, core_.clock->SteadyNow());
 }
 
-void LeaseService::EndRevoked() {
+void LeaseService::OnWake() {
   MutexLock lock(&mu_);
   TimePoint now = core_.clock->SteadyNow();
+  AskReadingAtGateOpening(core_, now);
   // Between its ends, a look in a lease's grace (every kHandoverPoll)
   // changes nothing but maybe asks for a reading: nothing to decide.
   if (!CheckRevoked(core_, now)) return;

@@ -106,12 +106,15 @@ class LeaseService {
 
   // Each sampler tick: GPUs as read now.
   void OnTick(const node::NodeView& node_view, sched::TimePoint now) EXCLUDES(mu_);
-  // When the first revoked backfill lease's grace passes (the clock's
-  // steady time); empty when none is being revoked.
-  std::optional<sched::TimePoint> RevocationDeadline() const EXCLUDES(mu_);
-  // Ends the revoked backfill leases whose grace has passed and grants what
-  // waited for them, between ticks.
-  void EndRevoked() EXCLUDES(mu_);
+  // When the lease thread next acts between ticks (the clock's steady
+  // time): a revoked backfill lease's grace passing or a look for its
+  // processes' exit, or a GPU's backfill gate opening while backfill waits;
+  // empty when none.
+  std::optional<sched::TimePoint> NextWake() const EXCLUDES(mu_);
+  // Between ticks, at NextWake: ends the revoked backfill leases whose grace
+  // has passed and grants what waited for them; asks for a reading when a
+  // backfill gate has opened (OnWantsReading).
+  void OnWake() EXCLUDES(mu_);
   // Called (under the service's lock: it must not call back) whenever a
   // backfill lease begins to be revoked.
   void OnRevocation(std::function<void()> listener) EXCLUDES(mu_) {

@@ -45,9 +45,9 @@ int64_t LeaseTicker::skipped() const {
 void LeaseTicker::Loop(std::stop_token stop) {
   for (;;) {
     std::shared_ptr<const node::Snapshot> snapshot;
-    // A revoked backfill lease ends when its grace passes, not at the next
-    // snapshot after that.
-    std::optional<std::chrono::steady_clock::time_point> deadline = service_->RevocationDeadline();
+    // A revoked backfill lease ends when its grace passes, and a backfill
+    // gate's opening asks for a reading, not at the next snapshot after that.
+    std::optional<std::chrono::steady_clock::time_point> deadline = service_->NextWake();
     {
       MutexLock lock(&mu_);
       auto has_news = [this]() REQUIRES(mu_) { return next_ != nullptr || is_nudged_; };
@@ -66,7 +66,7 @@ void LeaseTicker::Loop(std::stop_token stop) {
       next_.reset();
     }
     if (snapshot == nullptr) {
-      service_->EndRevoked();
+      service_->OnWake();
       continue;
     }
     service_->OnTick(snapshot->node_view, snapshot->taken_at_steady);

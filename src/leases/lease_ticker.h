@@ -6,7 +6,8 @@
 // never blocks the sampler: it leaves the snapshot for the thread, and when
 // a tick runs long the snapshots that came meanwhile are skipped for the
 // newest one (counted in skipped()). Between snapshots it wakes when a
-// revoked backfill lease's grace passes (LeaseService::EndRevoked).
+// revoked backfill lease's grace passes or a backfill gate opens
+// (LeaseService::NextWake, OnWake).
 //
 // Thread safety: Start/Stop from one thread; Submit and the counters from
 // any thread.

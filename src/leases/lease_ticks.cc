@@ -26,7 +26,12 @@ using std::chrono::seconds;
 using TimePoint = sched::TimePoint;
 
 // While a revoked lease's GPUs drain (up to kHandoverBound): how often the
-// lease thread looks whether the listed processes have exited.
+// lease thread looks whether the listed processes have exited. Every
+// millisecond in the first kHandoverFastFor after the notice or the kill (a
+// batch that yields at notice is gone within it, and a real job waits on
+// each look), then every kHandoverPoll.
+constexpr std::chrono::milliseconds kHandoverFastPoll{1};
+constexpr std::chrono::milliseconds kHandoverFastFor{100};
 constexpr std::chrono::milliseconds kHandoverPoll{5};
 
 namespace {
@@ -191,7 +196,9 @@ void SaveThenDecide(LeaseCore& core, TimePoint now) {
   if (!core.Flush(now).ok()) core.Rollback(std::move(undo));
 }
 
-std::optional<sched::TimePoint> RevocationDeadline(const LeaseCore& core, TimePoint now) {
+namespace {
+
+std::optional<TimePoint> RevocationDeadline(const LeaseCore& core, TimePoint now) {
   std::optional<TimePoint> first;
   for (const auto& [id, l] : core.book.leases()) {
     if (!l.revoking_since) continue;
@@ -199,14 +206,42 @@ std::optional<sched::TimePoint> RevocationDeadline(const LeaseCore& core, TimePo
     // Killed already: it ends at a reading, or at the hand-over bound. In
     // its grace: looked at every poll, for a reading once it has stopped.
     auto rt = core.runtime.find(id);
+    auto poll = [now](TimePoint since) {
+      return now + (now < since + kHandoverFastFor ? kHandoverFastPoll : kHandoverPoll);
+    };
     if (rt != core.runtime.end() && rt->second.killed_at) {
-      at = std::min(*rt->second.killed_at + kHandoverBound, now + kHandoverPoll);
+      at = std::min(*rt->second.killed_at + kHandoverBound, poll(*rt->second.killed_at));
     } else if (!sched::IsLoan(l)) {
-      at = std::min(at, now + kHandoverPoll);
+      at = std::min(at, poll(*l.revoking_since));
     }
     if (!first || at < *first) first = at;
   }
   return first;
+}
+
+}  // namespace
+
+std::optional<TimePoint> GateOpening(const LeaseCore& core) {
+  bool is_backfill_waiting =
+      std::any_of(core.book.queue().begin(), core.book.queue().end(),
+                  [](const sched::Pending& p) { return p.request.priority == sched::Priority::kBackfill; });
+  std::optional<TimePoint> opens = core.gate.NextOpening();
+  if (!is_backfill_waiting || !opens || opens == core.gate_reading_asked_for) return std::nullopt;
+  return opens;
+}
+
+void AskReadingAtGateOpening(LeaseCore& core, TimePoint now) {
+  std::optional<TimePoint> opens = GateOpening(core);
+  if (!opens || now < *opens || !core.on_wants_reading) return;
+  core.gate_reading_asked_for = opens;
+  core.on_wants_reading();
+}
+
+std::optional<TimePoint> NextWake(const LeaseCore& core, TimePoint now) {
+  std::optional<TimePoint> revocation = RevocationDeadline(core, now);
+  std::optional<TimePoint> opens = core.on_wants_reading ? GateOpening(core) : std::nullopt;
+  if (!revocation || !opens) return revocation ? revocation : opens;
+  return std::min(*revocation, *opens);
 }
 
 void RecordSlurmResults(LeaseCore& core, const std::vector<SchedulerClaims::SlurmAction>& actions,

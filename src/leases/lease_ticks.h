@@ -2,8 +2,9 @@
 //
 // What the lease service does each tick, under its lock (lease_service.h
 // OnTick): Enforce reads the GPUs as the scheduler sees them, then runs the
-// steps below in order, then SaveThenDecide. Between ticks, CheckRevoked
-// ends revoked backfill leases whose grace has passed (EndRevoked).
+// steps below in order, then SaveThenDecide. Between ticks (OnWake),
+// CheckRevoked ends revoked backfill leases whose grace has passed, and a
+// backfill gate's opening asks for a reading.
 #pragma once
 
 #include <map>
@@ -21,9 +22,18 @@ void Enforce(LeaseCore& core, const node::NodeView& reading, sched::TimePoint no
 // Sends the signals asked for, saves, and (while saving works) decides and
 // lends; a decision that cannot be saved is taken back.
 void SaveThenDecide(LeaseCore& core, sched::TimePoint now);
-// When the first revoked backfill lease's grace passes; empty when none is
-// being revoked.
-std::optional<sched::TimePoint> RevocationDeadline(const LeaseCore& core, sched::TimePoint now);
+// When the lease thread next acts between ticks: the first revoked backfill
+// lease's grace or hand-over look, or a GPU's backfill gate opening while a
+// backfill request waits (GateOpening); empty when none.
+std::optional<sched::TimePoint> NextWake(const LeaseCore& core, sched::TimePoint now);
+// When a GPU's backfill gate opens by time alone (its settle or idle_for
+// running out) while a backfill request waits and no reading was asked for
+// that opening yet; empty otherwise. At that time a reading (asked by
+// AskReadingAtGateOpening) lets the GPU take backfill at once rather than
+// at the next tick: at a 1 s sampling interval, up to a second a gap.
+std::optional<sched::TimePoint> GateOpening(const LeaseCore& core);
+// Asks for a reading once the GateOpening has come.
+void AskReadingAtGateOpening(LeaseCore& core, sched::TimePoint now);
 // Records what the Slurm actions the idle policy queued did (run after the
 // tick, without the lock): `results` in the order of `actions`.
 void RecordSlurmResults(LeaseCore& core, const std::vector<SchedulerClaims::SlurmAction>& actions,

@@ -224,7 +224,7 @@ TEST_F(LeaseServiceTest, RegressionBackfillGivesWayToASlurmJobWithItsGraceAndThe
   json real = Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}}, 1002, 501);
   ASSERT_EQ(real["result"]["state"], "queued") << real.dump();
   clock_.Advance(seconds(5));
-  s->EndRevoked();
+  s->OnWake();
   EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 1}})["result"]["state"], "ended");
   json granted = Call(s.get(), "lease.get", {{"id", 3}})["result"];
   ASSERT_EQ(granted["state"], "granted") << granted.dump();
@@ -250,7 +250,7 @@ TEST_F(LeaseServiceTest, RegressionBackfillGivesWayToAPodWithItsGrace) {
   EXPECT_FALSE(held.value()) << "the backfill has its grace first";
   EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 1}})["result"]["state"], "granted");
   clock_.Advance(seconds(5));
-  s->EndRevoked();
+  s->OnWake();
   held = s->TryHoldForPod({"GPU-0"});
   ASSERT_TRUE(held.ok()) << held.status().message();
   EXPECT_TRUE(held.value());
