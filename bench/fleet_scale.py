@@ -27,7 +27,14 @@ FLEET_SCALE_TSDB=DIR keeps the TSDB in DIR, and reuses it when it is there
 and idle, which read the present, unless FLEET_SCALE_REFRESH=1 writes the
 readings around the present into it again).
 
+FLEET_SCALE_HEAD=1 writes the readings around the present into
+Prometheus' head through its remote-write receiver, as a server that
+scrapes the agents holds the present, rather than into promtool's blocks
+on disk (with a kept TSDB, every run: the head does not outlive the run).
+
 FLEET_SCALE_TIMEOUT=DURATION gives each command that --timeout.
+
+FLEET_SCALE_NAIVE=0 leaves out the naive way (a range query per GPU).
 
 FLEET_SCALE_BASELINE=PATH also times PATH (another build's tarmac-fleet)
 for status and idle, in the same run against the same Prometheus.
@@ -42,8 +49,10 @@ them: the report then reads its whole hours from them (its JSON says
 import json
 import os
 import random
+import re
 import shutil
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
@@ -64,6 +73,10 @@ runs = int(sys.argv[6]) if len(sys.argv) > 6 else 5
 MODELS = ["NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB"]
 USERS = [f"user-{i:02d}" for i in range(50)]
 rng = random.Random(7)
+# FLEET_SCALE_HEAD=1: the readings around the present are remote-written
+# into Prometheus' head, as a server scraping the agents holds them, not
+# into promtool's blocks.
+HEAD = os.environ.get("FLEET_SCALE_HEAD") == "1"
 work = tempfile.mkdtemp(prefix="tarmac-fleet-scale-")
 
 
@@ -149,7 +162,8 @@ def build_tsdb(tsdb, now, fleet):
     counters, gauges = families(fleet)
     start = now - days * 86400
     history = list(range(start - start % step, now + 1, step))
-    recent = list(range(now - 1800, now + 900, 60))
+    # The readings go to the head instead (FLEET_SCALE_HEAD=1, remote_write_recent).
+    recent = [] if HEAD else list(range(now - 1800, now + 900, 60))
     totals = [[0.0] * len(rows) for _, rows in counters]
     at_hour = [[0.0] * len(rows) for _, rows in counters]
     # Each series' line up to its value, and its hourly series' line.
@@ -162,7 +176,7 @@ def build_tsdb(tsdb, now, fleet):
     series = sum(len(rows) for _, rows in counters) + sum(len(rows) for _, rows in gauges)
     samples = 0
     window = 7200
-    first = min(history[0], recent[0])
+    first = min(history[:1] + recent[:1])
     reader = None  # The promtool reading the previous window.
     for number, w in enumerate(range(first - first % window, now + 900 + 1, window)):
         ts = [t for t in history if w <= t < w + window]
@@ -260,6 +274,73 @@ def write_recent(tsdb, now, fleet):
     os.remove(path)
 
 
+def varint(n):
+    out = bytearray()
+    while True:
+        byte = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def field(number, payload):
+    """A length-delimited protobuf field."""
+    return varint(number << 3 | 2) + varint(len(payload)) + payload
+
+
+def snappy_literals(data):
+    """`data` as a snappy block of literals only (the format's uncompressed
+    form, which every snappy reader takes): its length, then chunks of at
+    most 64 KiB, each a tag with a two-byte length."""
+    out = [varint(len(data))]
+    for i in range(0, len(data), 65536):
+        chunk = data[i:i + 65536]
+        out.append(bytes([61 << 2]) + (len(chunk) - 1).to_bytes(2, "little") + chunk)
+    return b"".join(out)
+
+
+LABEL = re.compile(r'(\w+)="([^"]*)"')
+
+
+def remote_write_recent(url, now, fleet):
+    """The readings from five minutes before `now` to a quarter hour after
+    it, every 60 s, sent to Prometheus' remote-write receiver: in its head,
+    where a server that scrapes the agents has the present (promtool's
+    blocks, which status and idle would otherwise read, are on disk).
+    Returns how many samples."""
+    _, gauges = families(fleet)
+    times = list(range(now - 300, now + 900, 60))
+    stamps = [varint(t * 1000) for t in times]
+    samples, batch, size = 0, [], 0
+
+    def send(batch):
+        body = snappy_literals(b"".join(batch))
+        request = urllib.request.Request(f"{url}/api/v1/write", data=body, method="POST", headers={
+            "Content-Encoding": "snappy", "Content-Type": "application/x-protobuf",
+            "X-Prometheus-Remote-Write-Version": "0.1.0"})
+        urllib.request.urlopen(request, timeout=300).read()
+
+    for name, rows in gauges:
+        for labels, value in rows:
+            pairs = sorted([("__name__", name)] + LABEL.findall(labels))
+            encoded = b"".join(field(1, field(1, k.encode()) + field(2, v.encode())) for k, v in pairs)
+            encoded += b"".join(field(2, b"\x09" + struct.pack("<d", float(value(t))) + b"\x10" + stamp)
+                                for t, stamp in zip(times, stamps))
+            series = field(1, encoded)
+            batch.append(series)
+            size += len(series)
+            samples += len(times)
+            if size > 4 << 20:
+                send(batch)
+                batch, size = [], 0
+    if batch:
+        send(batch)
+    return samples
+
+
 def log_size(log):
     return os.path.getsize(log) if os.path.exists(log) else 0
 
@@ -288,7 +369,9 @@ def main():
     if reused:
         made = int(open(os.path.join(tsdb, "made_at")).read())
         print(f"fleet_scale: reusing {tsdb}, made at {made}")
-        if os.environ.get("FLEET_SCALE_REFRESH") == "1":
+        if HEAD:
+            reused = False  # The readings around the present go to the head below.
+        elif os.environ.get("FLEET_SCALE_REFRESH") == "1":
             # Readings around the present again, so that status and idle
             # read a live fleet; the report reads the week it was made with.
             t0 = time.monotonic()
@@ -304,8 +387,13 @@ def main():
             f.write(str(now))
         print(f"fleet_scale: {series} series, {samples} samples written by promtool in {time.monotonic() - t0:.0f} s")
     log = os.path.join(work, "queries.log")
-    prom, url = serve_tsdb(work, tsdb, query_log=log)
+    prom, url = serve_tsdb(work, tsdb, *(["--web.enable-remote-write-receiver"] if HEAD else []), query_log=log)
     try:
+        if HEAD:
+            t0 = time.monotonic()
+            written = remote_write_recent(url, int(time.time()), fleet)
+            print(f"fleet_scale: the readings around now ({written:,} samples) remote-written into Prometheus' "
+                  f"head in {time.monotonic() - t0:.0f} s")
         # As a running server would have them: the two-hour blocks promtool
         # wrote compacted into larger ones (until their count settles).
         t0 = time.monotonic()
@@ -377,7 +465,9 @@ def main():
             measure(argv)
             print(f"{'':<34} {query_stats(log, offset)}")
         # The naive way: one range query per GPU over the days, the increase
-        # of each state summed by the client.
+        # of each state summed by the client (FLEET_SCALE_NAIVE=0: not run).
+        if os.environ.get("FLEET_SCALE_NAIVE") == "0":
+            return
         offset = log_size(log)
         t0 = time.monotonic()
         busy = 0.0
