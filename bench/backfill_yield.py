@@ -18,6 +18,9 @@ waiting, running `true`, releasing):
    tarmac-simengine per GPU: on notice the runner closes its requests,
    stops the engine, sees the memory free through the agent's NVML reading
    and releases. Target: p99 at most 2 s.
+   Then the same with each trial 1.5 s after the fleet filled again, so
+   that a reading lists the engine started on the freed GPU (as on a fleet
+   where batches run for a while).
 5. hostile backfill: it ignores the notice and leaves a child that dropped
    the lease token and its session, holding 60 GiB, stopped (SIGSTOP).
    The real job lists the processes on its GPU the moment it starts.
@@ -101,6 +104,7 @@ def main():
         results = {}
         failures = 0
         occupied = 0  # Hostile trials whose job found a process on its GPU.
+        batches = 0  # Submitted so far: the last one's id.
         fake = os.path.join(build, "fakenvml", "libnvidia-ml.so.1")
         lists = (f"{tarmac} query --no-agent --backend nvml --nvml-library {fake} "
                  "--query-compute-apps=gpu_uuid,pid --format=csv,noheader")
@@ -108,15 +112,19 @@ def main():
         for name, script in [("idle fleet (baseline)", None), ("backfill that yields on notice", POLITE),
                              ("backfill that ignores the notice", STUBBORN),
                              ("a batch, an engine per GPU", "batch"),
+                             ("a batch, its engines read", "batch read"),
                              ("hostile: detached, stopped, 60 GiB", HOSTILE)]:
             waits = []
-            if script == "batch":
+            if script in ("batch", "batch read"):
                 submit_batch(build, env, work, 200000, 8, 4, 50)  # Holds all 8 GPUs through every trial.
+                batches += 1
             for _ in range(trials):
-                if script == "batch":
+                if script in ("batch", "batch read"):
                     deadline = time.time() + 60
                     while backfill_count(sock) < 8 and time.time() < deadline:
                         time.sleep(0.02)
+                    if script == "batch read":
+                        time.sleep(1.5)  # A reading lists the engine started on the freed GPU.
                 elif script:
                     fill(tarmac, env, sock, script.format(work=work, simload=simload), procs)
                     if script == HOSTILE:
@@ -125,8 +133,8 @@ def main():
                 failures += rc != 0
                 occupied += seen > 0
                 waits.append(seconds)
-            if script == "batch":
-                call(sock, "backfill.cancel", {"id": 1})
+            if script in ("batch", "batch read"):
+                call(sock, "backfill.cancel", {"id": batches})
             stop_all(procs)
             deadline = time.time() + 30
             while call(sock, "leases")["result"]["leases"] and time.time() < deadline:
