@@ -33,6 +33,9 @@ once per configuration, one after another, each on a fresh agent:
 4. auto: the same, and every job run with `--lend-idle` (lend_after a
    quarter of a simulated hour).
 
+BACKFILL_WEEK_EVENTS=FOLDER keeps each run's agent events, each job's
+wait and lease id in FOLDER/RUN.json.
+
 RUNS (default "baseline,fixed,auto-gate,auto") picks some of them; a
 name with "#" and a suffix runs that one again ("baseline#2": the same
 week without backfill a second time, whose distance from the first is what
@@ -48,6 +51,7 @@ starting (per job, minus the same job's wait in the baseline), wrong kills
 every gap): put to work >= 80 % busy, >= 95 % light; start overhead p50 <= 50
 ms; zero wrong kills; zero out-of-memory in lenders.
 """
+import json
 import math
 import os
 import random
@@ -168,7 +172,8 @@ def run_week(build, work, jobs, week_s, hour_s, mode, events=None):
             argv = [tarmac, "run", "--gpus", str(gpus)]
             if mode == "auto":
                 argv.append("--lend-idle")
-            argv += ["--", "sh", "-c", f"touch {mark}; exec {load} --seconds {seconds:.2f}"]
+            # The start mark holds the job's lease id (what its events name).
+            argv += ["--", "sh", "-c", f"echo $TARMAC_LEASE_ID > {mark}; exec {load} --seconds {seconds:.2f}"]
             launched = time.time()
             r = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             ended = time.time()
@@ -218,6 +223,23 @@ def run_week(build, work, jobs, week_s, hour_s, mode, events=None):
         subprocess.run(["pkill", "-KILL", "-f", runner], check=False)
 
 
+def save_events(folder, work, mode, jobs, waits, events):
+    """BACKFILL_WEEK_EVENTS=FOLDER: the run's agent events, each job's wait,
+    its lease id (from its start mark) and the seconds of work of each
+    computing job, as FOLDER/MODE.json (bench/backfill_wait_split.py reads
+    them)."""
+    here = os.path.join(work, mode.replace("#", "-"))
+    ids = {}
+    for i in range(len(jobs)):
+        mark = os.path.join(here, f"started-{i}")
+        if os.path.exists(mark):
+            ids[i] = int(open(mark).read().strip() or 0)
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, mode + ".json"), "w") as f:
+        json.dump({"waits": waits, "lease_ids": ids, "events": events,
+                   "work_seconds": {i: j[2] for i, j in enumerate(jobs) if not j[3]}}, f)
+
+
 def shares(samples):
     """GPU-time share of each state."""
     totals = {}
@@ -245,7 +267,10 @@ def main():
     results = {}
     try:
         for mode in runs:
-            results[mode] = run_week(build, work, jobs, week_s, hour_s, mode)
+            events = [] if os.environ.get("BACKFILL_WEEK_EVENTS") else None
+            results[mode] = run_week(build, work, jobs, week_s, hour_s, mode, events)
+            if events is not None:
+                save_events(os.environ["BACKFILL_WEEK_EVENTS"], work, mode, jobs, results[mode][1], events)
     finally:
         subprocess.run(["pkill", "-KILL", "-f", "tarmac-simload --pattern idle --memory " + IDLE_MEMORY], check=False)
         shutil.rmtree(work, ignore_errors=True)
