@@ -93,6 +93,9 @@ Result<json> Request(LeaseCore& core, const json& params, const ipc::PeerCredent
   // field (agent/web_redaction.h).
   core.Event("queued", id.value(), caller.uid, caller.user, {}, Actor{caller.uid, caller.user},
              WaitReason(core, id.value()));
+  // A backfill request may wait for a gate to open between readings.
+  if (p->request.priority == sched::Priority::kBackfill && core.on_next_wake_sooner)
+    core.on_next_wake_sooner();
   return json{{"state", "queued"}, {"request", QueuedJson(core, *p, now)}};
 }
 

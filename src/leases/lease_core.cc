@@ -240,7 +240,7 @@ Result<const sched::Lease*> LeaseCore::GrantHeld(const sched::Caller& owner, sch
 void LeaseCore::CountPreemption(const sched::Lease& l) {
   ++backfill_preemptions;
   for (int g : l.gpus) ++backfill_preemptions_by_gpu[g];
-  if (on_revocation) on_revocation();
+  if (on_next_wake_sooner) on_next_wake_sooner();
 }
 
 std::map<int, int64_t> LeaseCore::LeasedGpus() const {

@@ -234,10 +234,11 @@ struct LeaseCore {
   int64_t backfill_preemptions = 0;
   std::map<int, int64_t> backfill_preemptions_by_gpu;
   double backfill_gpu_seconds_ended = 0;  // Of backfill leases that have ended.
-  // Called whenever a backfill lease begins to be revoked, and when a
-  // revoked lease's GPU should be empty now or a GPU's backfill gate opens
-  // (LeaseService::OnRevocation, OnWantsReading).
-  std::function<void()> on_revocation;
+  // Called whenever the lease thread's next wake may have come sooner (a
+  // backfill lease begins to be revoked, a backfill request is queued), and
+  // when a revoked lease's GPU should be empty now or a GPU's backfill gate
+  // opens (LeaseService::OnNextWakeSooner, OnWantsReading).
+  std::function<void()> on_next_wake_sooner;
   std::function<void()> on_wants_reading;
   // The gate opening (BackfillGate::NextOpening) a reading was last asked
   // for: asked once each, so that an opening a reading did not move is

@@ -115,11 +115,13 @@ class LeaseService {
   // has passed and grants what waited for them; asks for a reading when a
   // backfill gate has opened (OnWantsReading).
   void OnWake() EXCLUDES(mu_);
-  // Called (under the service's lock: it must not call back) whenever a
-  // backfill lease begins to be revoked.
-  void OnRevocation(std::function<void()> listener) EXCLUDES(mu_) {
+  // Called (under the service's lock: it must not call back) whenever
+  // NextWake may have come sooner: a backfill lease begins to be revoked,
+  // or a backfill request is queued (a gate's opening may now be waited
+  // for).
+  void OnNextWakeSooner(std::function<void()> listener) EXCLUDES(mu_) {
     MutexLock lock(&mu_);
-    core_.on_revocation = std::move(listener);
+    core_.on_next_wake_sooner = std::move(listener);
   }
   // Called (under the service's lock: it must not block or call back) when
   // a revoked lease's GPU should be empty now (every process its last

@@ -4,7 +4,7 @@
 namespace tarmac::leases {
 
 void LeaseTicker::Start() {
-  service_->OnRevocation([this] { Nudge(); });
+  service_->OnNextWakeSooner([this] { Nudge(); });
   thread_ = std::jthread([this](std::stop_token stop) { Loop(stop); });
 }
 
@@ -59,7 +59,7 @@ void LeaseTicker::Loop(std::stop_token stop) {
       if (stop.stop_requested()) return;
       if (is_nudged_ && next_ == nullptr) {
         is_nudged_ = false;
-        continue;  // A new revocation: wait for its deadline too.
+        continue;  // A new revocation or backfill request: wait for its deadline too.
       }
       is_nudged_ = false;
       snapshot = std::move(next_);

@@ -43,7 +43,8 @@ class LeaseTicker {
 
  private:
   void Loop(std::stop_token stop);
-  // A revocation began: the deadline to wait for may be sooner.
+  // A revocation began or a backfill request was queued: the deadline to
+  // wait for may be sooner.
   void Nudge();
 
   LeaseService* service_;

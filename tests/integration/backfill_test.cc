@@ -189,6 +189,28 @@ TEST_F(BackfillTest, ALeaseRevokedBetweenSamplesEndsWhenItsGraceEndsNotAtTheNext
   EXPECT_LT(ended_at - revoked_at, 30.0);
 }
 
+TEST_F(BackfillTest, BackfillStartsWhenAGpusSettleRunsOutNotAtTheNextSample) {
+  // One sample a minute, settle 1 s: the agent samples at start, and a
+  // backfill request that waits for the GPUs to settle is granted once
+  // they have (a reading asked for then), not at the next sample.
+  std::string config = dir_.Write("agent.toml",
+                                  "[sampler]\nfast_interval = \"60s\"\nslow_interval = \"60s\"\n"
+                                  "[backfill]\nidle_for = \"auto\"\nsettle = \"1s\"\n");
+  StartAgent({"--config", config});
+  RunResult r = T({"run", "--priority", "backfill", "--", "true"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  double queued_at = 0;
+  double granted_at = 0;
+  for (const json& e : Events()) {
+    if (e["lease"] != 1) continue;
+    if (e["kind"] == "queued") queued_at = e["at_unix"].get<double>();
+    if (e["kind"] == "granted") granted_at = e["at_unix"].get<double>();
+  }
+  ASSERT_GT(queued_at, 0) << "it waited for the settle";
+  ASSERT_GT(granted_at, 0);
+  EXPECT_LT(granted_at - queued_at, 30.0) << "granted at the settle's end, not a minute on";
+}
+
 TEST_F(BackfillTest, BackfillCheckSaysWhatAFileHoldsOrEveryProblemWithItsLine) {
   std::string good = dir_.Write(
       "good.jsonl", "{\"prompt\":\"hi\"}\n{\"messages\":[{\"role\":\"user\",\"content\":\"yo\"}]}\n");
