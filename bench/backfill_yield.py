@@ -115,11 +115,12 @@ def main():
                              ("a batch, its engines read", "batch read"),
                              ("hostile: detached, stopped, 60 GiB", HOSTILE)]:
             waits = []
-            if script in ("batch", "batch read"):
+            is_batch = script in ("batch", "batch read")
+            if is_batch:
                 submit_batch(build, env, work, 200000, 8, 4, 50)  # Holds all 8 GPUs through every trial.
                 batches += 1
             for _ in range(trials):
-                if script in ("batch", "batch read"):
+                if is_batch:
                     deadline = time.time() + 60
                     while backfill_count(sock) < 8 and time.time() < deadline:
                         time.sleep(0.02)
@@ -133,7 +134,7 @@ def main():
                 failures += rc != 0
                 occupied += seen > 0
                 waits.append(seconds)
-            if script in ("batch", "batch read"):
+            if is_batch:
                 call(sock, "backfill.cancel", {"id": batches})
             stop_all(procs)
             deadline = time.time() + 30

@@ -10,7 +10,6 @@
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,6 +20,7 @@
 #include "common/environment.h"
 #include "common/fs.h"
 #include "common/json_fields.h"
+#include "common/pidfd.h"
 #include "common/proc_files.h"
 #include "common/safe_file.h"
 #include "leases/callers.h"
@@ -106,7 +106,7 @@ void BackfillJobs::Hold(Job* job, pid_t pid, int64_t start_ticks, bool is_child)
   job->is_child = is_child;
   job->signalled_at.reset();
   job->started_at = clock_->SteadyNow();
-  job->pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  job->pidfd = PidfdOpen(pid);
   MutexLock lock(&runners_mu_);
   runners_.emplace(pid, start_ticks);
 }

@@ -7,7 +7,6 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +16,7 @@
 
 #include "backfill/engine_client.h"
 #include "common/environment.h"
+#include "common/pidfd.h"
 
 namespace tarmac::backfill {
 namespace {
@@ -132,7 +132,7 @@ void EngineProcess::Stop(std::chrono::milliseconds grace) {
   auto deadline = clock_->SteadyNow() + grace;
   // A pidfd wakes the wait the moment the engine exits (a real job may be
   // waiting on its GPU); without one (a kernel before 5.3), a look every 5 ms.
-  int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0));
+  int pidfd = PidfdOpen(pid_);
   while (!HasExited() && clock_->SteadyNow() < deadline) {
     if (pidfd >= 0) {
       pollfd exited{pidfd, POLLIN, 0};

@@ -222,12 +222,14 @@ std::optional<TimePoint> RevocationDeadline(const LeaseCore& core, TimePoint now
 }  // namespace
 
 std::optional<TimePoint> GateOpening(const LeaseCore& core) {
+  // The gate's few devices first; the queue (thousands, some days) only
+  // when one opens by time.
+  std::optional<TimePoint> opens = core.gate.NextOpening();
+  if (!opens || opens == core.gate_reading_asked_for) return std::nullopt;
   bool is_backfill_waiting =
       std::any_of(core.book.queue().begin(), core.book.queue().end(),
                   [](const sched::Pending& p) { return p.request.priority == sched::Priority::kBackfill; });
-  std::optional<TimePoint> opens = core.gate.NextOpening();
-  if (!is_backfill_waiting || !opens || opens == core.gate_reading_asked_for) return std::nullopt;
-  return opens;
+  return is_backfill_waiting ? opens : std::nullopt;
 }
 
 void AskReadingAtGateOpening(LeaseCore& core, TimePoint now) {

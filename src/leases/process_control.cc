@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/pidfd.h"
 #include "common/proc_files.h"
 
 namespace tarmac::leases {
@@ -36,7 +37,7 @@ class ProcProcessControl : public ProcessControl {
     if (ref.pid <= 0) return Status::NotFound("no process");
     // Pin the process instance first, then verify it, then signal through
     // the pin: a PID recycled in between cannot be hit.
-    int fd = static_cast<int>(::syscall(SYS_pidfd_open, static_cast<pid_t>(ref.pid), 0));
+    int fd = PidfdOpen(ref.pid);
     if (fd < 0 && errno == ESRCH) return Status::NotFound(fmt::format("pid {} has exited", ref.pid));
     std::optional<ProcessIdentity> now = Identify(ref.pid);
     Status verdict = Status::OK();

@@ -6,7 +6,6 @@
 #include <poll.h>
 #include <pwd.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,6 +14,7 @@
 #include <cstring>
 #include <vector>
 
+#include "common/pidfd.h"
 #include "common/proc_files.h"
 
 namespace tarmac::sampler {
@@ -30,16 +30,6 @@ std::string UserName(int64_t uid) {
 }
 
 namespace {
-
-int PidfdOpen(int64_t pid) {
-#ifdef SYS_pidfd_open
-  return static_cast<int>(::syscall(SYS_pidfd_open, static_cast<pid_t>(pid), 0));
-#else
-  (void)pid;
-  errno = ENOSYS;
-  return -1;
-#endif
-}
 
 void CloseFd(int* fd) {
   if (*fd >= 0) ::close(*fd);

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sim/exit_watch.h"
 
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
+
+#include "common/pidfd.h"
 
 namespace tarmac::sim {
 
@@ -19,7 +20,7 @@ void ExitWatch::Close() {
 void ExitWatch::Watch(const std::vector<int64_t>& pids) {
   Close();
   for (int64_t pid : pids) {
-    int fd = static_cast<int>(::syscall(SYS_pidfd_open, static_cast<pid_t>(pid), 0));
+    int fd = PidfdOpen(pid);
     if (fd >= 0) {
       polls_.push_back({fd, POLLIN, 0});
     } else if (errno == ESRCH) {
