@@ -241,7 +241,7 @@ Status Agent::OpenState() {
                                    int64_t actor_uid, const std::string& detail) {
             leases->RecordEvent(kind, uid, user, actor_uid, detail);
           },
-          gpu::WorldEnvironment(config_.gpu)},
+          gpu::WorldEnvironment(config_.gpu), config_.leases.backfill.nice},
       process_control_.get(), clock_, logger_);
   leases_->SetBatchRunners(
       [jobs = backfill_.get()](const sched::ProcessRef& p) { return jobs->IsRunner(p.pid, p.start_ticks); });
@@ -587,6 +587,7 @@ void Agent::Reload() {
     LogLevel level = LogLevel::kInfo;
     if (ParseLogLevel(reloaded_.agent.log_level, &level)) logger_->set_level(level);
     if (leases_) leases_->SetPolicy(reloaded_.leases);
+    if (backfill_) backfill_->SetNice(reloaded_.leases.backfill.nice);
     std::string what = config::DescribeReload(plan);
     logger_->Log(plan.restart.empty() ? LogLevel::kInfo : LogLevel::kWarning, "agent: config reloaded: {}",
                  what);

@@ -9,6 +9,7 @@
 #include <pwd.h>
 #include <signal.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -75,6 +76,7 @@ constexpr size_t kMaxProgressText = 4096;
 BackfillJobs::BackfillJobs(BackfillJobsOptions options, leases::ProcessControl* processes, Clock* clock,
                            Logger* logger)
     : options_(std::move(options)),
+      nice_(options_.nice),
       processes_(processes),
       clock_(clock),
       logger_(logger),
@@ -239,6 +241,7 @@ void BackfillJobs::Spawn(Job* job) {
   int log =
       ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0640);
   if (log >= 0 && is_root) (void)!::fchown(log, static_cast<uid_t>(-1), gid);
+  const int nice = nice_;
   pid_t pid = ::fork();
   if (pid < 0) {
     logger_->Log(LogLevel::kError, "backfill: batch {}: fork: {}", spec.id, std::strerror(errno));
@@ -247,6 +250,9 @@ void BackfillJobs::Spawn(Job* job) {
   }
   if (pid == 0) {
     ::setsid();
+    // Backfill yields the CPU to real work too: the runner, and the engines
+    // it starts, run at this niceness (an unprivileged user cannot lower it).
+    (void)::setpriority(PRIO_PROCESS, 0, nice);
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);

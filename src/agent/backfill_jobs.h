@@ -38,6 +38,7 @@
 // own thread.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -71,6 +72,9 @@ struct BackfillJobsOptions {
   // Set in each runner's environment over the agent's own
   // (the simulated world, gpu::WorldEnvironment); engines inherit it.
   EnvironmentChanges environment = {};
+  // The niceness each runner starts with ([backfill] nice); its engines
+  // inherit it.
+  int nice = 19;
 };
 
 class BackfillJobs {
@@ -93,6 +97,8 @@ class BackfillJobs {
   // started or adopted and that still runs. Takes only a lock of its own:
   // callable under any other (the lease service's).
   bool IsRunner(int64_t pid, int64_t start_ticks) const EXCLUDES(runners_mu_);
+  // A reload's [backfill] nice, for runners started from now on.
+  void SetNice(int nice) { nice_ = nice; }
 
   // tarmac-backfill-runner beside `self` (the agent's executable), else in
   // ../libexec/tarmac/ from it.
@@ -136,6 +142,7 @@ class BackfillJobs {
       EXCLUDES(mu_);
 
   BackfillJobsOptions options_;
+  std::atomic<int> nice_;
   leases::ProcessControl* processes_;
   Clock* clock_;
   Logger* logger_;

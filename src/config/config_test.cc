@@ -22,14 +22,15 @@ TEST(ConfigTest, EmptyTextGivesDefaults) {
   EXPECT_EQ(c.value().api.max_connections, 4096);
 }
 
-// [backfill] idle_for: "auto" (the default) or a duration; a wrong word
-// names the key and line.
-TEST(ConfigTest, BackfillIdleForIsAutoOrADuration) {
+// [backfill] idle_for: "auto" (the default) or a duration; nice 0 to 19
+// (19 by default); a wrong value names the key and line.
+TEST(ConfigTest, BackfillIdleForIsAutoOrADurationAndNiceIsZeroTo19) {
   Result<Config> c = ParseConfig("", "t.toml");
   ASSERT_TRUE(c.ok());
   EXPECT_TRUE(c.value().leases.backfill.is_auto);
   EXPECT_EQ(c.value().leases.backfill.settle, std::chrono::seconds(30));
   EXPECT_EQ(c.value().leases.backfill.min_run, std::chrono::minutes(2));
+  EXPECT_EQ(c.value().leases.backfill.nice, 19);
   c = ParseConfig("[backfill]\nidle_for = \"15m\"\n", "t.toml");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_FALSE(c.value().leases.backfill.is_auto);
@@ -42,6 +43,13 @@ TEST(ConfigTest, BackfillIdleForIsAutoOrADuration) {
   c = ParseConfig("[backfill]\n\nidle_for = \"automatic\"\n", "t.toml");
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.status().message().find("t.toml:3: key 'backfill.idle_for'"), std::string::npos)
+      << c.status().ToString();
+  c = ParseConfig("[backfill]\nnice = 0\n", "t.toml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c.value().leases.backfill.nice, 0);
+  c = ParseConfig("[backfill]\nnice = 20\n", "t.toml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("t.toml:2: key 'backfill.nice'"), std::string::npos)
       << c.status().ToString();
   c = ParseConfig("[backfill]\nsettle = \"2d\"\n", "t.toml");
   ASSERT_FALSE(c.ok());

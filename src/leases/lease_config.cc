@@ -161,6 +161,7 @@ void ReadBackfillSection(ConfigSection& section, BackfillPolicy* out) {
   }
   ReadInteger(section, "max_temperature", &out->max_temperature_celsius, 0, 200);
   ReadInteger(section, "max_power", &out->max_power_watts, 0, 100000);
+  ReadInteger(section, "nice", &out->nice, 0, 19);
 }
 
 }  // namespace tarmac::leases

@@ -48,6 +48,9 @@ struct BackfillPolicy {
   int64_t lend_margin_bytes = int64_t{4} << 30;
   int64_t max_temperature_celsius = 0;  // A GPU this hot takes no new backfill; 0: no limit.
   int64_t max_power_watts = 0;          // Nor one drawing this much; 0: no limit.
+  // The CPU niceness batch runners and their engines start with (0 to 19):
+  // backfill yields the CPU to real work as it yields the GPU.
+  int nice = 19;
 
   bool operator==(const BackfillPolicy&) const = default;
 };

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <random>
 #include <set>
+#include <sstream>
 
 #include "testutil/lease_fixture.h"
 
@@ -254,6 +255,53 @@ TEST_F(BackfillBatchTest, ARealRunPreemptsTheBatchWhichThenFinishesWithoutARepea
   RunResult by_gpu =
       Tarmac({"report", "--db", dir_.path() + "/state/tarmac.db", "--since", "1h", "--by", "gpu"});
   EXPECT_NE(by_gpu.out.find("backfill put"), std::string::npos) << by_gpu.out;
+}
+
+// Backfill yields the CPU as it yields the GPU: the runner and its engines
+// run at [backfill] nice, and a reload's value holds for the next runner.
+TEST_F(BackfillBatchTest, TheRunnerAndItsEnginesRunAtTheConfiguredNiceness) {
+  Child* agent = StartLeaseAgent("[backfill]\nidle_for = \"0s\"\ngrace = \"3s\"\nnice = 7\n");
+  // Field 19 of /proc/PID/stat, after the command's parenthesis.
+  auto nice_of = [](int64_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::istringstream rest(stat.substr(stat.rfind(')') + 2));
+    std::string field;
+    for (int i = 3; i <= 19 && rest >> field; ++i) {
+    }
+    return field.empty() ? -100 : std::stoi(field);
+  };
+  auto engine_pids = [&] {
+    std::vector<int64_t> pids;
+    const json status = AgentStatus();
+    for (const json& g : status["gpus"]) {
+      for (const json& p : g["processes"]) pids.push_back(p["pid"].get<int64_t>());
+    }
+    return pids;
+  };
+  auto expect_nice = [&](int64_t batch, int nice) {
+    ASSERT_TRUE(WaitFor([&] { return Get(batch)["progress"].value("gpus_held", 0) == 2; }))
+        << Get(batch).dump();
+    ASSERT_TRUE(WaitFor([&] { return engine_pids().size() == 2; })) << AgentStatus().dump();
+    json runner = Get(batch)["progress"]["runner_pid"];
+    ASSERT_TRUE(runner.is_number()) << Get(batch).dump();
+    EXPECT_EQ(nice_of(runner.get<int64_t>()), nice);
+    for (int64_t pid : engine_pids()) EXPECT_EQ(nice_of(pid), nice) << "engine " << pid;
+  };
+  std::string engine = Engine("--latency-ms 50");
+  ASSERT_EQ(Submit(Batch(100000), {"--engine-command", engine, "--gpus", "2"}).exit_code, 0);
+  expect_nice(1, 7);
+  ASSERT_EQ(B({"cancel", "1"}).exit_code, 0);
+  ASSERT_TRUE(WaitFor([&] { return Leases().empty() && engine_pids().empty(); })) << AgentStatus().dump();
+  dir_.Write("agent.toml",
+             "[sampler]\nfast_interval = \"200ms\"\n[leases]\nkill_grace = \"1s\"\n"
+             "[backfill]\nidle_for = \"0s\"\ngrace = \"3s\"\nnice = 12\n[doctor]\nenabled = false\n");
+  ::kill(agent->pid(), SIGHUP);
+  ASSERT_TRUE(WaitFor([&] {
+    return ReadLog().find("config reloaded: applied [backfill]") != std::string::npos;
+  })) << ReadLog();
+  ASSERT_EQ(Submit(Batch(100000, "second.jsonl"), {"--engine-command", engine, "--gpus", "2"}).exit_code, 0);
+  expect_nice(2, 12);
 }
 
 TEST_F(BackfillBatchTest, KillNineOfTheRunnerAndOfTheEngineLosesNoResultAndRepeatsNone) {
