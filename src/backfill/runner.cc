@@ -446,6 +446,10 @@ void Runner::FreeGpu(const std::string& uuid, int64_t memory_before, int64_t rev
   std::chrono::system_clock::time_point since = clock_->WallNow();
   if (engine != nullptr) {
     engine->Stop(std::chrono::duration_cast<milliseconds>(until - clock_->SteadyNow()) / 2);
+    // Revoked: the engine's process group is gone, and the agent hands the
+    // GPU over only once a reading taken after the release shows it empty;
+    // a real request waits on this, so the release goes at once.
+    if (revoke_by_unix > 0) return;
   } else if (spec_.engine.kind == "ollama") {
     Status s = UnloadModel(base_url, input_.model,
                            std::chrono::duration_cast<milliseconds>(until - clock_->SteadyNow()), clock_);

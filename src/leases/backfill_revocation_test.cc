@@ -87,9 +87,15 @@ TEST_F(LeaseServiceTest, ARevocationSurvivesARestartAndEndsTheLeaseWhenItsGraceH
   s->OnWake();
   EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 1}})["result"]["state"], "granted") << "1 s of grace left";
   clock_.Advance(seconds(1));
-  // Its grace ends: the lease ends (its processes terminated) and the
-  // waiting request is granted, without waiting for a tick.
+  int asked = 0;
+  s->OnWantsReading([&asked] { ++asked; });
+  // Its grace ends: what it ran is terminated and a reading asked for at
+  // once, not at the next tick; the lease ends and the waiting request is
+  // granted once that reading, taken after the kill, shows the GPU empty.
   s->OnWake();
+  EXPECT_EQ(asked, 1);
+  EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 1}})["result"]["state"], "granted") << "no reading since";
+  s->OnTick(Machine(1), clock_.SteadyNow());
   EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 1}})["result"]["state"], "ended");
   EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 2}})["result"]["state"], "granted");
   EXPECT_FALSE(s->NextWake().has_value());
@@ -267,6 +273,42 @@ TEST_F(LeaseServiceTest, RegressionARevokedLeaseLetGoWhileItsGpuStillListsAProce
   json granted = Call(s.get(), "lease.get", {{"id", 3}})["result"];
   ASSERT_EQ(granted["state"], "granted") << granted.dump();
   EXPECT_EQ(granted["lease"]["gpus"][0], gpu);
+}
+
+// Its holder lets go of a revoked lease while the last reading lists
+// nothing on its GPU: an engine started after that reading may hold it
+// still. The GPU goes to the waiting request only once a reading taken
+// since (asked for within the release) shows it empty; what such a reading
+// lists is killed first.
+TEST_F(LeaseServiceTest,
+       RegressionAHolderLettingGoOfARevokedLeaseHandsOverOnlyOnceAReadingSinceShowsItEmpty) {
+  std::unique_ptr<LeaseService> s = BackfilledGpus(1, seconds(30));
+  int asked = 0;
+  s->OnWantsReading([&asked] { ++asked; });
+  ASSERT_EQ(
+      Call(s.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}}, 1002, 501)["result"]["state"],
+      "queued");
+  EXPECT_EQ(Call(s.get(), "lease.release", {{"id", 1}}, 1001, 500)["result"]["released"], 1);
+  EXPECT_EQ(asked, 1) << "a reading is asked for in the release";
+  EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 1}})["result"]["state"], "granted") << "no reading since";
+  EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 2}})["result"]["state"], "queued");
+  EXPECT_TRUE(processes_.signals.empty()) << "nothing listed: /proc is not searched in the release";
+  // The reading lists alice's process started since: it is killed, and the
+  // GPU stays the lease's.
+  node::NodeView late = Machine(1);
+  late.gpus[0].processes.push_back(testing::Process(600, 8 * kGiB, 0, 1001, "engine", 4000, 20));
+  s->OnTick(late, clock_.SteadyNow());
+  EXPECT_NE(
+      std::find(processes_.signals.begin(), processes_.signals.end(), std::pair<int64_t, int>{600, SIGKILL}),
+      processes_.signals.end());
+  EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 2}})["result"]["state"], "queued");
+  // Empty: handed over.
+  s->OnTick(Machine(1), clock_.SteadyNow());
+  EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 1}})["result"]["state"], "ended");
+  EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 2}})["result"]["state"], "granted");
+  json events = Call(s.get(), "events", json::object());
+  EXPECT_EQ(CountKind(events, "released"), 1) << events.dump();
+  EXPECT_EQ(CountKind(events, "preempted"), 0) << events.dump();
 }
 
 // --- which GPUs accept backfill --------------------------------------------------

@@ -13,6 +13,7 @@
 #include "leases/gpu_drains.h"
 #include "leases/lease_answers.h"
 #include "leases/lease_text.h"
+#include "leases/lease_ticks.h"
 
 namespace tarmac::leases {
 
@@ -119,22 +120,34 @@ Result<json> Release(LeaseCore& core, int64_t id, const ipc::PeerCredentials& pe
     // The client of a `tarmac run` lease releases it once every process it
     // started has exited (it reaps them as their subreaper): nothing to
     // terminate. Anyone else's release terminates what still runs.
-    if (l->revoking_since && core.IsListedOnItsGpus(*l)) {
-      // A revoked lease let go while its GPUs still list processes: what is
-      // left of it is killed, and it stays, revoking for its request (which
-      // then revokes no other lease), until a reading shows them empty.
+    if (l->revoking_since) {
+      // A revoked lease let go: what is left of it is killed, and it stays,
+      // revoking for its request (which then revokes no other lease), until
+      // a reading taken since (asked for at once) shows its GPUs empty, even
+      // of what it started after the last reading.
       LeaseRuntime& rt = core.runtime[id];
-      rt.is_released = true;
-      if (!rt.killed_at) {
-        rt.killed_at = now;
-        std::vector<sched::ProcessRef> victims = core.LeaseVictims(*l, core.SelfAndAncestors(peer.pid));
-        if (!victims.empty()) {
-          core.TerminateProcesses(id, l->uid, std::move(victims),
-                                  fmt::format("released by {} while revoked", caller.user), actor);
-          core.signaller.KillNow(id);
+      const bool was_let_go = rt.killed_at.has_value();
+      core.MarkLetGo(*l, now);
+      if (!core.IsHandedOverEmpty(*l)) {
+        if (!was_let_go) rt.is_released = true;  // Else its grace had passed: it is preempted.
+        AskReadingOnceExited(core, *l, &rt, now);
+        // Its holder has reaped what it started (a batch's runner stopped
+        // its engines; `tarmac run` is their subreaper): unless a process
+        // listed on its GPUs still runs, what a reading taken now still
+        // lists is killed then (CheckRevoked), not looked for in /proc now,
+        // while a real request waits.
+        bool is_holder = static_cast<int64_t>(peer.pid) == l->holder.pid;
+        if (!was_let_go && (!is_holder || core.ListsALiveProcess(*l))) {
+          rt.is_swept = true;
+          std::vector<sched::ProcessRef> victims = core.LeaseVictims(*l, core.SelfAndAncestors(peer.pid));
+          if (!victims.empty()) {
+            core.TerminateProcesses(id, l->uid, std::move(victims),
+                                    fmt::format("released by {} while revoked", caller.user), actor);
+            core.signaller.KillNow(id);
+          }
         }
+        return json{{"released", id}};
       }
-      return json{{"released", id}};
     }
     bool by_holder =
         l->kind != node::LeaseKind::kReservation && static_cast<int64_t>(peer.pid) == l->holder.pid;

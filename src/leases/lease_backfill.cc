@@ -97,21 +97,16 @@ void RecallLoan(LeaseCore& core, const LoanRecall& r, TimePoint now) {
   if (r.is_at_once) core.KillRevokedNow(l, "loan revoked at once: " + r.why, now);
 }
 
+}  // namespace
+
 void AskReadingOnceExited(LeaseCore& core, const sched::Lease& l, LeaseRuntime* rt, TimePoint now) {
-  if (!core.on_wants_reading || (rt->reading_asked_at && now < *rt->reading_asked_at + kReadingAskEvery))
-    return;
-  for (int g : l.gpus) {
-    auto listed = core.processes_by_gpu.find(g);
-    if (listed == core.processes_by_gpu.end()) continue;
-    for (const ProcessIdentity& p : listed->second) {
-      if (core.IsAlive({p.pid, p.start_ticks})) return;
-    }
-  }
+  // An ask before the lease was let go does not stand for one after.
+  bool is_asked = rt->reading_asked_at && now < *rt->reading_asked_at + kReadingAskEvery &&
+                  !(rt->killed_at && *rt->reading_asked_at < *rt->killed_at);
+  if (!core.on_wants_reading || is_asked || core.ListsALiveProcess(l)) return;
   rt->reading_asked_at = now;
   core.on_wants_reading();
 }
-
-}  // namespace
 
 void MarkBackfill(LeaseCore& core, const node::NodeView& reading, const std::map<int, int64_t>& by_gpu,
                   TimePoint now) {
@@ -343,7 +338,13 @@ bool CheckRevoked(LeaseCore& core, TimePoint now) {
       core.KillRevokedNow(l, why, now);
       is_changed = true;
     }
-    if (core.IsListedOnItsGpus(l) && now < *rt.killed_at + kHandoverBound) {
+    if (!rt.is_swept && core.readings_seen > rt.readings_at_let_go && core.IsListedOnItsGpus(l)) {
+      // Let go by its holder, yet a reading since lists a process on its
+      // GPUs: what is left of it is killed now.
+      core.KillRevokedNow(l, why + "; its GPUs still list a process", now);
+      is_changed = true;
+    }
+    if (!core.IsHandedOverEmpty(l) && now < *rt.killed_at + kHandoverBound) {
       AskReadingOnceExited(core, l, &rt, now);
       continue;
     }

@@ -92,6 +92,14 @@ struct LeaseRuntime {
   // A revoked backfill lease past its grace: when what was left of it was
   // killed. It ends once a reading lists no process on its GPUs.
   std::optional<sched::TimePoint> killed_at;
+  // LeaseCore::readings_seen when it was killed or let go: a reading taken
+  // later (a higher count) is one that lists whatever it left running.
+  int64_t readings_at_let_go = 0;
+  // What it left running was looked for (its token, its user's processes
+  // on its GPUs) and killed: at the grace's end, or at a release by
+  // another than its holder; a holder's release leaves that to a reading
+  // that still lists a process.
+  bool is_swept = false;
   bool is_released = false;                          // Its holder let go first (the end is "released").
   std::optional<sched::TimePoint> reading_asked_at;  // The last OnWantsReading for it.
   std::string revoked_for_claim;                     // Revoked for another scheduler (GiveWay): whose claim.
@@ -185,6 +193,15 @@ struct LeaseCore {
   bool IsAlive(const sched::ProcessRef& ref) const;
   // Whether the latest reading lists a process on one of `l`'s whole GPUs.
   bool IsListedOnItsGpus(const sched::Lease& l) const;
+  // Whether a process the latest reading lists on one of `l`'s GPUs still
+  // runs (looked up by PID and start time).
+  bool ListsALiveProcess(const sched::Lease& l) const;
+  // Whether revoked lease `l`, killed or let go, has handed its GPUs over
+  // empty: a reading processed since then lists no process on them (a
+  // loan's, a MIG instance's or an external lease's GPU is not waited for).
+  bool IsHandedOverEmpty(const sched::Lease& l) const;
+  // Marks revoked lease `l` killed or let go now (killed_at) if it was not.
+  void MarkLetGo(const sched::Lease& l, TimePoint now);
   // The processes lease `l` holds: with its token, its job, and on a whole
   // GPU those of its user the driver lists there that started after its
   // client (a child that detached and dropped the token).
@@ -211,6 +228,7 @@ struct LeaseCore {
   // The processes on each GPU index at the last tick (what a Slurm job's
   // epilog looks for).
   std::map<int, std::vector<ProcessIdentity>> processes_by_gpu;
+  int64_t readings_seen = 0;  // Readings processes_by_gpu has come from.
   bool has_gpus = false;
   // GPUs drained by hand or by the health policy, by UUID (gpu_drains.cc):
   // given to no new lease, whatever their readings.

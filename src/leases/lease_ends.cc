@@ -71,8 +71,16 @@ void LeaseCore::FinishTerminations(TimePoint now) {
   RecordSignals(*this, signaller.Finish(now, policy.kill_grace));
 }
 
+void LeaseCore::MarkLetGo(const sched::Lease& l, TimePoint now) {
+  LeaseRuntime& rt = runtime[l.id];
+  if (rt.killed_at) return;
+  rt.killed_at = now;
+  rt.readings_at_let_go = readings_seen;
+}
+
 void LeaseCore::KillRevokedNow(const sched::Lease& l, const std::string& why, TimePoint now) {
-  runtime[l.id].killed_at = now;
+  MarkLetGo(l, now);
+  runtime[l.id].is_swept = true;
   std::vector<sched::ProcessRef> victims = LeaseVictims(l);
   if (victims.empty()) return;
   TerminateProcesses(l.id, l.uid, std::move(victims), why, Actor{});
@@ -92,6 +100,23 @@ bool LeaseCore::IsListedOnItsGpus(const sched::Lease& l) const {
     auto listed = processes_by_gpu.find(g);
     return listed != processes_by_gpu.end() && !listed->second.empty();
   });
+}
+
+bool LeaseCore::ListsALiveProcess(const sched::Lease& l) const {
+  for (int g : l.gpus) {
+    auto listed = processes_by_gpu.find(g);
+    if (listed == processes_by_gpu.end()) continue;
+    for (const ProcessIdentity& p : listed->second) {
+      if (IsAlive({p.pid, p.start_ticks})) return true;
+    }
+  }
+  return false;
+}
+
+bool LeaseCore::IsHandedOverEmpty(const sched::Lease& l) const {
+  if (sched::IsMigLease(l) || sched::IsExternal(l) || sched::IsLoan(l)) return true;
+  auto rt = runtime.find(l.id);
+  return !IsListedOnItsGpus(l) && (rt == runtime.end() || readings_seen > rt->second.readings_at_let_go);
 }
 
 std::vector<sched::ProcessRef> LeaseCore::LeaseVictims(const sched::Lease& l,

@@ -128,6 +128,7 @@ void Enforce(LeaseCore& core, const node::NodeView& reading, TimePoint now) {
     MarkMigForeign(core, reading);
     core.has_gpus = true;
     core.processes_by_gpu.clear();
+    ++core.readings_seen;
     for (const node::GpuView& g : reading.gpus) {
       for (const node::ProcessView& p : g.processes) {
         if (p.details.exists) {

@@ -60,5 +60,9 @@ void GrantLoans(LeaseCore& core, sched::TimePoint now);
 // Kills the revoked leases whose grace has passed and ends those handed
 // over; whether it killed or ended any.
 bool CheckRevoked(LeaseCore& core, sched::TimePoint now);
+// Asks for a reading at once for revoked lease `l` (runtime `rt`) once the
+// processes the last reading listed on its GPUs have exited, unless one
+// was asked for since it was let go (within 100 ms).
+void AskReadingOnceExited(LeaseCore& core, const sched::Lease& l, LeaseRuntime* rt, sched::TimePoint now);
 
 }  // namespace tarmac::leases

@@ -225,6 +225,7 @@ TEST_F(LeaseServiceTest, RegressionBackfillGivesWayToASlurmJobWithItsGraceAndThe
   ASSERT_EQ(real["result"]["state"], "queued") << real.dump();
   clock_.Advance(seconds(5));
   s->OnWake();
+  s->OnTick(Machine(2), clock_.SteadyNow());  // Taken after the kill: the GPU is empty.
   EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 1}})["result"]["state"], "ended");
   json granted = Call(s.get(), "lease.get", {{"id", 3}})["result"];
   ASSERT_EQ(granted["state"], "granted") << granted.dump();
@@ -251,6 +252,7 @@ TEST_F(LeaseServiceTest, RegressionBackfillGivesWayToAPodWithItsGrace) {
   EXPECT_EQ(Call(s.get(), "lease.get", {{"id", 1}})["result"]["state"], "granted");
   clock_.Advance(seconds(5));
   s->OnWake();
+  s->OnTick(Machine(1), clock_.SteadyNow());  // Taken after the kill: the GPU is empty.
   held = s->TryHoldForPod({"GPU-0"});
   ASSERT_TRUE(held.ok()) << held.status().message();
   EXPECT_TRUE(held.value());
