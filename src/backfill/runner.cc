@@ -23,6 +23,7 @@
 #include "backfill/engine_client.h"
 #include "backfill/engine_process.h"
 #include "backfill/engine_reply.h"
+#include "backfill/memory_freed.h"
 #include "backfill/result_log.h"
 #include "client/agent_client.h"
 #include "client/lease_request.h"
@@ -121,8 +122,6 @@ class Runner {
   void Fatal(const std::string& why) EXCLUDES(mu_);
   void SetProblem(const std::string& why) EXCLUDES(mu_);
   void SetPhase() EXCLUDES(mu_);
-  void ConfirmFreed(const std::string& uuid, int64_t memory_before,
-                    std::chrono::system_clock::time_point since, SteadyTime until);
   void SleepUnlessStopped(milliseconds how_long);
   void WriteProgress() EXCLUDES(mu_);
   // Writes progress every second until `done_fd` is readable; tells
@@ -359,37 +358,6 @@ void Runner::Slot(const std::string& base_url, InFlight* in_flight, const std::a
   in_flight->Remove(&connection);
 }
 
-void Runner::ConfirmFreed(const std::string& uuid, int64_t memory_before,
-                          std::chrono::system_clock::time_point since, SteadyTime until) {
-  // What the agent reads through NVML, in a reading taken after the engine
-  // was told to stop (`since`: a reading from then on shows its memory
-  // until it is gone, so one that shows it free is not stale): the memory
-  // back where it was at the grant (within 256 MiB: the driver's own)
-  // before the GPU is let go. The reading at the grant is sound: the lease
-  // before on this GPU let it go only once such a reading showed it free.
-  constexpr int64_t kSlack = int64_t{256} << 20;
-  for (;;) {
-    Result<node::NodeView> view = agent_.FetchStatus();
-    // No agent listens (its socket is gone): no lease is left to hand back.
-    if (!view.ok() && view.status().code() == StatusCode::kFailedPrecondition) return;
-    if (view.ok() && view.value().taken_at >= since) {
-      for (const node::GpuView& g : view.value().gpus) {
-        if (g.info.uuid != uuid || !g.sample.memory_used_bytes) continue;
-        if (*g.sample.memory_used_bytes <= memory_before + kSlack) return;
-      }
-    }
-    if (clock_->SteadyNow() >= until) {
-      SetProblem(fmt::format("GPU {}: memory still in use after the engine stopped", uuid));
-      return;
-    }
-    // The agent reads the GPU as soon as the engine's processes are gone:
-    // looked at every millisecond at first (a real job may wait on this
-    // GPU), every 5 ms once the memory takes longer.
-    bool is_early = clock_->WallNow() < since + milliseconds(100);
-    clock_->SleepUntil(clock_->SteadyNow() + milliseconds(is_early ? 1 : 5), {});
-  }
-}
-
 bool Runner::BringUpEngine(const sched::Lease& lease, const std::atomic<bool>& revoked,
                            std::optional<EngineProcess>* engine, std::string* base_url) {
   if (!spec_.engine.command.empty()) {
@@ -455,7 +423,8 @@ void Runner::FreeGpu(const std::string& uuid, int64_t memory_before, int64_t rev
                            std::chrono::duration_cast<milliseconds>(until - clock_->SteadyNow()), clock_);
     if (!s.ok() && s.code() != StatusCode::kUnavailable) SetProblem("unload: " + s.message());
   }
-  ConfirmFreed(uuid, memory_before, since, until);
+  Status freed = WaitForMemoryFreed(agent_, clock_, uuid, memory_before, since, until);
+  if (!freed.ok()) SetProblem(freed.message());
 }
 
 void Runner::RunLease(const sched::Lease& lease) {
