@@ -138,13 +138,8 @@ Result<json> Release(LeaseCore& core, int64_t id, const ipc::PeerCredentials& pe
         // while a real request waits.
         bool is_holder = static_cast<int64_t>(peer.pid) == l->holder.pid;
         if (!was_let_go && (!is_holder || core.ListsALiveProcess(*l))) {
-          rt.is_swept = true;
-          std::vector<sched::ProcessRef> victims = core.LeaseVictims(*l, core.SelfAndAncestors(peer.pid));
-          if (!victims.empty()) {
-            core.TerminateProcesses(id, l->uid, std::move(victims),
-                                    fmt::format("released by {} while revoked", caller.user), actor);
-            core.signaller.KillNow(id);
-          }
+          core.SweepRevoked(*l, core.SelfAndAncestors(peer.pid),
+                            fmt::format("released by {} while revoked", caller.user), actor);
         }
         return json{{"released", id}};
       }

@@ -190,6 +190,10 @@ struct LeaseCore {
   // A revoked lease's end of patience: its processes killed now (SIGKILL),
   // noted as killed; its end then waits for a reading (CheckRevoked).
   void KillRevokedNow(const sched::Lease& l, const std::string& why, TimePoint now);
+  // Kills at once what revoked lease `l` left running (LeaseVictims, but
+  // `spared`), recorded as `actor`'s for `why`, and marks it swept.
+  void SweepRevoked(const sched::Lease& l, const std::set<int64_t>& spared, const std::string& why,
+                    const Actor& actor);
   bool IsAlive(const sched::ProcessRef& ref) const;
   // Whether the latest reading lists a process on one of `l`'s whole GPUs.
   bool IsListedOnItsGpus(const sched::Lease& l) const;

@@ -80,10 +80,15 @@ void LeaseCore::MarkLetGo(const sched::Lease& l, TimePoint now) {
 
 void LeaseCore::KillRevokedNow(const sched::Lease& l, const std::string& why, TimePoint now) {
   MarkLetGo(l, now);
+  SweepRevoked(l, {}, why, Actor{});
+}
+
+void LeaseCore::SweepRevoked(const sched::Lease& l, const std::set<int64_t>& spared, const std::string& why,
+                             const Actor& actor) {
   runtime[l.id].is_swept = true;
-  std::vector<sched::ProcessRef> victims = LeaseVictims(l);
+  std::vector<sched::ProcessRef> victims = LeaseVictims(l, spared);
   if (victims.empty()) return;
-  TerminateProcesses(l.id, l.uid, std::move(victims), why, Actor{});
+  TerminateProcesses(l.id, l.uid, std::move(victims), why, actor);
   signaller.KillNow(l.id);
 }
 
