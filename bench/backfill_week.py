@@ -126,7 +126,9 @@ def run_week(build, work, jobs, week_s, hour_s, mode, events=None):
     here = os.path.join(work, mode.replace("#", "-"))
     os.makedirs(here)
     mode = mode.split("#")[0]
-    config = "[store]\nenabled = false\n[sampler]\nfast_interval = \"100ms\"\n[leases]\nkill_grace = \"1s\"\n"
+    # keep_for_head_after scaled as the week is: its default, one simulated hour.
+    config = ("[store]\nenabled = false\n[sampler]\nfast_interval = \"100ms\"\n[leases]\nkill_grace = \"1s\"\n"
+              f"keep_for_head_after = \"{int(hour_s * 1000)}ms\"\n")
     if mode == "fixed":
         config += (f"idle_timeout = \"{max(1, round(hour_s))}s\"\nidle_grace = \"0s\"\nidle_policy = \"terminate\"\n"
                    f"[backfill]\nidle_for = \"{int(hour_s * 500)}ms\"\ngrace = \"1s\"\n")

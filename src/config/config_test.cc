@@ -131,6 +131,21 @@ TEST(ConfigTest, SubSecondDurationsAreKeptOrRefusedNeverDropped) {
   EXPECT_NE(timeout.status().message().find("idle_timeout"), std::string::npos) << timeout.status().message();
 }
 
+// How long the queue's head waits before the GPUs it will get are kept for
+// it: an hour by default, 0 for never, at most a week.
+TEST(ConfigTest, KeepForHeadAfterIsAnHourByDefaultAndAtMostAWeek) {
+  Result<Config> d = ParseConfig("", "t.toml");
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d.value().leases.keep_for_head_after, std::chrono::hours(1));
+  Result<Config> off = ParseConfig("[leases]\nkeep_for_head_after = \"0s\"\n", "t.toml");
+  ASSERT_TRUE(off.ok()) << off.status().ToString();
+  EXPECT_EQ(off.value().leases.keep_for_head_after, std::chrono::milliseconds(0));
+  Result<Config> bad = ParseConfig("[leases]\nkeep_for_head_after = \"8d\"\n", "t.toml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("t.toml:2"), std::string::npos) << bad.status().message();
+  EXPECT_NE(bad.status().message().find("keep_for_head_after"), std::string::npos) << bad.status().message();
+}
+
 TEST(ConfigTest, SyntaxErrorNamesTheLine) {
   Result<Config> c = ParseConfig("[agent\nsocket = 1\n", "x.toml");
   ASSERT_FALSE(c.ok());

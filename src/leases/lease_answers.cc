@@ -150,6 +150,11 @@ std::string WaitReason(const LeaseCore& core, int64_t id) {
     if (d.reserved_from && w.position == 1) {
       when = fmt::format("; expected in {}",
                          FormatDuration(duration_cast<seconds>(*d.reserved_from - core.clock->SteadyNow())));
+    } else if (!d.reserved_gpus.empty() && w.position == 1) {
+      std::vector<int> kept = d.reserved_gpus;
+      std::sort(kept.begin(), kept.end());
+      when = fmt::format("; GPU{} {} kept for it as {} up", kept.size() == 1 ? "" : "s",
+                         fmt::join(kept, ", "), kept.size() == 1 ? "it frees" : "they free");
     }
     return fmt::format(
         "position {}: needs {} GPU{}{}, {} free now{}", w.position, wants, wants == 1 ? "" : "s",

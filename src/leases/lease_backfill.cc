@@ -39,10 +39,11 @@ GateContext GateContextNow(const LeaseCore& core) {
   c.hour_of_week = local.tm_wday * 24 + local.tm_hour;
   c.now_unix = std::chrono::duration<double>(wall.time_since_epoch()).count();
   // What a waiting request of another priority is about to get: the GPUs
-  // the last decision keeps for the head of the queue, and for a MIG
-  // request, the instances of what it asks for.
+  // the last decision keeps for the head of the queue from a planned time
+  // (those kept with no start time in sight may run backfill until the head
+  // fits), and for a MIG request, the instances of what it asks for.
   const sched::Decision& d = core.book.last_decision();
-  c.wanted_gpus.insert(d.reserved_gpus.begin(), d.reserved_gpus.end());
+  if (d.reserved_from) c.wanted_gpus.insert(d.reserved_gpus.begin(), d.reserved_gpus.end());
   for (const sched::Pending& p : core.book.queue()) {
     const sched::GpuWants& want = p.request.wants;
     if (p.request.priority == sched::Priority::kBackfill || !sched::WantsMig(want)) continue;

@@ -37,6 +37,7 @@ void ReadLeasesSection(ConfigSection& section, LeasePolicy* out) {
   RequireWholeSeconds(section, "idle_timeout",
                       out->default_idle_timeout);  // A lease's idle timeout is in seconds.
   section.Interval("idle_grace", milliseconds(0), week, &out->idle_grace);
+  section.Interval("keep_for_head_after", milliseconds(0), week, &out->keep_for_head_after);
   if (std::optional<IdleAction> a = ReadIdleAction(section, "idle_policy")) out->idle_action = *a;
   ReadTerminates(section, "foreign_policy", &out->terminates_foreign);
   section.Bool("auto_drain", &out->is_auto_drain);

@@ -199,7 +199,7 @@ void LeaseCore::ExpireWaiters(TimePoint now) {
 
 void LeaseCore::Decide(TimePoint now) {
   if (book.queue().empty() || !has_gpus) return;
-  std::vector<sched::Lease> granted = book.Decide(slots, now);
+  std::vector<sched::Lease> granted = book.Decide(slots, now, policy.keep_for_head_after);
   waiting.clear();
   for (const sched::Waiting& w : book.last_decision().waiting) waiting[w.request_id] = w;
   AnnounceRevocations(*this, now);

@@ -470,6 +470,43 @@ TEST(ProcessControlTest, LeaseProcessesAreFoundByTheirTokenOnly) {
 
 // --- pushed grants (lease.wait) and the lease thread --------------------------
 
+// An 8-GPU-style head (all 4 GPUs here) behind a reservation without an
+// end is passed over by 1-GPU requests for its first keep_for_head_after;
+// then the GPUs free now are kept for it, a later request queues behind it,
+// and the head says which GPUs wait for it.
+TEST_F(LeaseServiceTest, AHeadWaitingPastKeepForHeadAfterIsNoLongerPassedOver) {
+  LeasePolicy policy;
+  policy.keep_for_head_after = std::chrono::minutes(10);
+  std::unique_ptr<LeaseService> s = Make(policy);
+  s->OnTick(Machine(4), clock_.SteadyNow());
+  for (auto [pid, uid] : {std::pair{500, 1001}, {600, 1002}, {700, 1003}, {800, 1004}}) {
+    processes_.Add(pid, uid, pid);
+  }
+  auto request = [&](int gpus, uid_t uid, pid_t pid) {
+    return Call(s.get(), "lease.request", {{"gpus", gpus}, {"kind", "reservation"}}, uid, pid)["result"];
+  };
+  EXPECT_EQ(request(1, 1001, 500)["state"], "granted");
+  EXPECT_EQ(request(4, 1002, 600)["state"], "queued");
+  EXPECT_EQ(request(1, 1003, 700)["state"], "granted") << "passed over before keep_for_head_after";
+  clock_.Advance(std::chrono::minutes(10));
+  s->OnTick(Machine(4), clock_.SteadyNow());
+  json late = request(1, 1004, 800);
+  EXPECT_EQ(late["state"], "queued") << late.dump();
+  json queue = Call(s.get(), "queue", json::object())["result"]["queue"];
+  ASSERT_EQ(queue.size(), 2u) << queue.dump();
+  EXPECT_NE(
+      queue[0]["reason"].get<std::string>().find("2 free now; GPUs 0, 1, 2, 3 kept for it as they free up"),
+      std::string::npos)
+      << queue.dump();
+  EXPECT_NE(queue[1]["reason"].get<std::string>().find("behind the head"), std::string::npos) << queue.dump();
+  // Both holders let go: the head starts on all four.
+  ASSERT_TRUE(Call(s.get(), "lease.release", {{"id", 1}}, 1001, 500)["ok"].get<bool>());
+  ASSERT_TRUE(Call(s.get(), "lease.release", {{"id", 3}}, 1003, 700)["ok"].get<bool>());
+  json after = Call(s.get(), "queue", json::object())["result"]["queue"];
+  ASSERT_EQ(after.size(), 1u) << after.dump();
+  EXPECT_EQ(after[0]["id"], 4) << after.dump();
+}
+
 class LeaseWaitTest : public LeaseServiceTest {
  public:
   // Holds GPU 0 of a one-GPU node for uid 1001 (lease 1) and queues a

@@ -64,6 +64,18 @@ void CheckDecision(const LeaseBook& book, const std::vector<GpuSlot>& gpus, cons
     EXPECT_NE(wants->request.priority, Priority::kBackfill)
         << "step " << step << ": backfill revoked for backfill";
   }
+  // GPUs kept for the head with no start time go to no other real request
+  // (EASY reservations with a start may: a request that ends in time).
+  const Decision& d = book.last_decision();
+  if (!d.reserved_gpus.empty() && !d.reserved_from) {
+    for (const Lease& l : granted) {
+      if (l.priority == Priority::kBackfill) continue;
+      for (int g : l.gpus) {
+        EXPECT_EQ(std::count(d.reserved_gpus.begin(), d.reserved_gpus.end(), g), 0)
+            << "step " << step << ": GPU " << g << " kept for the head went to lease " << l.id;
+      }
+    }
+  }
   // A request waiting on revocations has revoked leases behind it.
   for (const Waiting& w : book.last_decision().waiting) {
     if (w.reason != WaitReason::kPreempting) continue;
@@ -96,7 +108,8 @@ TEST(BackfillPropertyTest, RandomSequencesKeepEveryRule) {
       }
       std::map<int64_t, bool> was_revoking;
       for (const auto& [id, l] : book.leases()) was_revoking[id] = l.revoking_since.has_value();
-      std::vector<Lease> granted = book.Decide(gpus, now);
+      // Every other seed keeps GPUs for a head that waited 5 s.
+      std::vector<Lease> granted = book.Decide(gpus, now, seconds(seed % 2 == 0 ? 5 : 0));
       CheckDecision(book, gpus, granted, was_revoking, step);
       if (::testing::Test::HasFatalFailure()) return;
     }

@@ -174,7 +174,8 @@ bool LeaseBook::Revoke(int64_t lease_id, int64_t for_request, TimePoint now) {
   return true;
 }
 
-std::vector<Lease> LeaseBook::Decide(const std::vector<GpuSlot>& gpus, TimePoint now) {
+std::vector<Lease> LeaseBook::Decide(const std::vector<GpuSlot>& gpus, TimePoint now,
+                                     std::chrono::milliseconds keep_for_head_after) {
   std::vector<GpuSlot> marked = gpus;
   MarkLeased(&marked);
   std::vector<QueuedRequest> queue;
@@ -188,6 +189,7 @@ std::vector<Lease> LeaseBook::Decide(const std::vector<GpuSlot>& gpus, TimePoint
     q.wants = p.request.wants;
     q.sequence = p.id;
     q.max_time = p.request.max_time;
+    q.queued_at = p.submitted_at;
     queue.push_back(std::move(q));
   }
   std::vector<RunningLease> running;
@@ -196,7 +198,7 @@ std::vector<Lease> LeaseBook::Decide(const std::vector<GpuSlot>& gpus, TimePoint
     running.push_back({l.gpus, l.ends_at, id, l.priority == Priority::kBackfill, l.revoking_since.has_value(),
                        l.yields_at_notice});
   }
-  last_decision_ = Schedule(marked, queue, running, share_, now);
+  last_decision_ = Schedule(marked, queue, running, share_, now, keep_for_head_after);
   std::vector<std::pair<int64_t, MigPick>> mig_grants = DecideMig(&marked);
   for (const Preemption& p : last_decision_.preemptions) Revoke(p.lease_id, p.request_id, now);
 

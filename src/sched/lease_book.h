@@ -167,8 +167,9 @@ class LeaseBook {
   // of what it asks for from a backfill lease (one already being revoked
   // first) and waits for it (kPreempting). Backfill leases the decision
   // preempts are marked revoking (last_decision().preemptions names them).
-  // Also fills `last_decision`.
-  std::vector<Lease> Decide(const std::vector<GpuSlot>& gpus, TimePoint now);
+  // Also fills `last_decision`. `keep_for_head_after`: as Schedule's.
+  std::vector<Lease> Decide(const std::vector<GpuSlot>& gpus, TimePoint now,
+                            std::chrono::milliseconds keep_for_head_after = std::chrono::milliseconds(0));
 
   // Grants queued backfill request `request_id` (one whole GPU, none
   // named) as a loan on GPU `gpu` of lease `lender_id` (whole GPUs, not

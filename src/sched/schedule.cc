@@ -54,10 +54,29 @@ std::vector<const QueuedRequest*> Order(const std::vector<QueuedRequest>& queue,
   return order;
 }
 
+// The GPUs `head` would get were every running lease gone (`taken` stays
+// taken): kept for it as they free up when no lease end can be planned on.
+// Where the placement is as good, the GPUs free now come first, so that it
+// waits on as few leases as can serve it.
+std::vector<int> KeepForHead(const std::vector<GpuSlot>& gpus, const Overrides& taken, const GpuWants& head) {
+  std::vector<GpuSlot> view = gpus;
+  std::stable_partition(view.begin(), view.end(), [&](const GpuSlot& g) {
+    return IsFree(g, head.min_free_memory_bytes, taken[static_cast<size_t>(g.index)]);
+  });
+  for (GpuSlot& g : view) {
+    if (!g.is_leased) continue;
+    g.is_leased = false;
+    if (g.memory_total_bytes > 0) g.memory_free_bytes = g.memory_total_bytes;
+  }
+  return PickGpus(view, head, taken).value_or(std::vector<int>{});
+}
+
 // When, and on which GPUs, `head` can start as running leases end, if
-// nothing else starts: the earliest lease end after which it fits.
-void Reserve(const std::vector<GpuSlot>& gpus, Overrides future, const std::vector<RunningLease>& leases,
-             const GpuWants& head, Decision* decision) {
+// nothing else starts: the earliest lease end after which it fits. With no
+// such end and `keeps`, the GPUs kept for it (KeepForHead), from no time.
+void Reserve(const std::vector<GpuSlot>& gpus, const Overrides& taken,
+             const std::vector<RunningLease>& leases, const GpuWants& head, bool keeps, Decision* decision) {
+  Overrides future = taken;
   std::vector<const RunningLease*> ending;
   for (const RunningLease& l : leases) {
     if (l.ends_at) ending.push_back(&l);
@@ -81,6 +100,7 @@ void Reserve(const std::vector<GpuSlot>& gpus, Overrides future, const std::vect
       return;
     }
   }
+  if (keeps) decision->reserved_gpus = KeepForHead(gpus, taken, head);
 }
 
 // Placement attempts that failed since the GPUs last changed: a request
@@ -187,7 +207,8 @@ void Take(const std::vector<GpuSlot>& gpus, const std::vector<int>& picked, Over
 }  // namespace
 
 Decision Schedule(const std::vector<GpuSlot>& gpus, const std::vector<QueuedRequest>& queue,
-                  const std::vector<RunningLease>& leases, const FairShare& share, Clock::time_point now) {
+                  const std::vector<RunningLease>& leases, const FairShare& share, Clock::time_point now,
+                  std::chrono::milliseconds keep_for_head_after) {
   Decision decision;
   decision.waiting.reserve(queue.size());
   Overrides taken(gpus.size(), Override::kNone);  // Granted in this decision.
@@ -209,10 +230,12 @@ Decision Schedule(const std::vector<GpuSlot>& gpus, const std::vector<QueuedRequ
     int needs = Needs(r.wants);
     if (r.priority == Priority::kBackfill) {
       // Last in the order: on free GPUs that accept backfill, outside the
-      // head's reservation; never a head itself.
-      const Overrides& base = has_head ? outside : taken;
+      // head's reservation (GPUs kept with no start time excepted: backfill
+      // there yields when the head fits); never a head itself.
+      bool avoids_reserved = has_head && decision.reserved_from.has_value();
+      const Overrides& base = avoids_reserved ? outside : taken;
       std::optional<std::vector<int>> picked;
-      if (needs <= (has_head ? free_outside : free_count) && !missed_backfill.Covers(r.wants)) {
+      if (needs <= (avoids_reserved ? free_outside : free_count) && !missed_backfill.Covers(r.wants)) {
         Overrides o = no_backfill;
         for (size_t i = 0; i < o.size() && i < base.size(); ++i) {
           if (base[i] != Override::kNone) o[i] = base[i];
@@ -245,7 +268,8 @@ Decision Schedule(const std::vector<GpuSlot>& gpus, const std::vector<QueuedRequ
       }
       has_head = true;
       decision.waiting.push_back({r.id, ++position, WaitReason::kNoFit});
-      Reserve(gpus, taken, leases, r.wants, &decision);
+      bool keeps = keep_for_head_after.count() > 0 && now - r.queued_at >= keep_for_head_after;
+      Reserve(gpus, taken, leases, r.wants, keeps, &decision);
       outside = taken;
       for (int index : decision.reserved_gpus) outside[static_cast<size_t>(index)] = Override::kTaken;
       free_outside = CountFree(gpus, outside);

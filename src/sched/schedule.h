@@ -11,7 +11,12 @@
 // request may start now only if it does not delay the head: it uses no GPU
 // of the reservation, or its --max-time ends before the reservation starts.
 // Leases without an end never free for planning; then the head's
-// reservation is empty and backfill takes any free GPU.
+// reservation is empty and later requests take any free GPU, until the head
+// has waited `keep_for_head_after`: from then on the GPUs it would get were
+// every lease gone are kept for it as they free up (no start time is known),
+// so that a large request is not passed over for ever by a stream of small
+// ones. Kept GPUs with no start time may still run backfill, which yields
+// to the head when it fits.
 //
 // Backfill leases (priority kBackfill) are preemptible. A backfill request
 // is placed last, only on GPUs that accept backfill (GpuSlot), and never
@@ -42,6 +47,7 @@ struct QueuedRequest {
   GpuWants wants;
   int64_t sequence = 0;  // Arrival order.
   std::optional<std::chrono::seconds> max_time;
+  std::chrono::steady_clock::time_point queued_at{};
 };
 
 struct RunningLease {
@@ -80,7 +86,9 @@ struct Decision {
   std::vector<Grant> grants;
   std::vector<Waiting> waiting;  // In queue order.
   // The head's reservation: the GPUs it will get and from when; empty when
-  // nothing is waiting or no lease end can be planned on.
+  // nothing is waiting or no lease end can be planned on. With GPUs and no
+  // time: they are kept for a head that has waited `keep_for_head_after`,
+  // as they free up.
   std::vector<int> reserved_gpus;
   std::optional<std::chrono::steady_clock::time_point> reserved_from;
   // Backfill leases to revoke now (not those already being revoked).
@@ -88,9 +96,11 @@ struct Decision {
 };
 
 // REQUIRES: `queue` is in arrival order (ascending sequence); priorities
-// are kBackfill..kHigh; gpus[i].index == i.
+// are kBackfill..kHigh; gpus[i].index == i. `keep_for_head_after` 0: never
+// kept without a planned start.
 Decision Schedule(const std::vector<GpuSlot>& gpus, const std::vector<QueuedRequest>& queue,
                   const std::vector<RunningLease>& leases, const FairShare& share,
-                  std::chrono::steady_clock::time_point now);
+                  std::chrono::steady_clock::time_point now,
+                  std::chrono::milliseconds keep_for_head_after = std::chrono::milliseconds(0));
 
 }  // namespace tarmac::sched

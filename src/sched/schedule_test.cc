@@ -112,6 +112,59 @@ TEST(ScheduleTest, WithoutPlannableEndsBackfillTakesAnyFreeGpu) {
   EXPECT_EQ(Granted(d), (std::vector<int64_t>{2}));
 }
 
+// Without a lease end to plan on, a 4-GPU head is passed over by 1-GPU
+// requests until it has waited keep_for_head_after; from then on the GPUs
+// it will get are kept for it (the free ones first), later real requests
+// wait behind it, and backfill may still run there.
+TEST(ScheduleTest, AHeadThatWaitedKeepForHeadAfterIsKeptTheGpusItWillGetAsTheyFreeUp) {
+  std::vector<GpuSlot> gpus = testing::FreeGpus(8);
+  for (int i : {0, 1, 4, 5, 6}) gpus[static_cast<size_t>(i)].is_leased = true;
+  std::vector<RunningLease> leases = {{{0, 1}, std::nullopt, 10}, {{4, 5, 6}, std::nullopt, 11}};
+  QueuedRequest head = Request(1, 1097, 4);
+  head.queued_at = kNow - minutes(59);
+  std::vector<QueuedRequest> queue = {head, Request(2, 1098, 2), Request(3, 1099, 1, Priority::kBackfill)};
+  const std::chrono::milliseconds keep_after = hours(1);
+
+  Decision passed_over = Schedule(gpus, queue, leases, FairShare(), kNow, keep_after);
+  EXPECT_TRUE(passed_over.reserved_gpus.empty());
+  EXPECT_EQ(Granted(passed_over), (std::vector<int64_t>{2, 3}));
+
+  queue[0].queued_at = kNow - hours(1);
+  Decision kept = Schedule(gpus, queue, leases, FairShare(), kNow, keep_after);
+  EXPECT_FALSE(kept.reserved_from.has_value());
+  // Of the GPUs it would get were every lease gone, those free now first
+  // (2, 3 and 7; no topology tells them apart), then the first leased one.
+  std::vector<int> reserved = kept.reserved_gpus;
+  std::sort(reserved.begin(), reserved.end());
+  EXPECT_EQ(reserved, (std::vector<int>{0, 2, 3, 7}));
+  // The 2-GPU request finds no free GPU outside them: it waits.
+  ASSERT_EQ(kept.waiting.size(), 2u);
+  EXPECT_EQ(kept.waiting[0].request_id, 1);
+  EXPECT_EQ(kept.waiting[0].reason, WaitReason::kNoFit);
+  EXPECT_EQ(kept.waiting[1].request_id, 2);
+  EXPECT_EQ(kept.waiting[1].reason, WaitReason::kBehindHead);
+  // Backfill still runs, on a kept GPU.
+  EXPECT_EQ(Granted(kept), (std::vector<int64_t>{3}));
+
+  // 0 is off: passed over, however long it waited.
+  queue[0].queued_at = kNow - hours(100);
+  EXPECT_EQ(Granted(Schedule(gpus, queue, leases, FairShare(), kNow)), (std::vector<int64_t>{2, 3}));
+
+  // Once the lease on 0 and 1 ends, the head takes them, GPU 2, and GPU 3
+  // from the backfill lease there, which is revoked for it.
+  for (int i : {0, 1}) gpus[static_cast<size_t>(i)].is_leased = false;
+  for (int i : {3, 7}) gpus[static_cast<size_t>(i)].is_leased = true;
+  std::vector<RunningLease> later = {
+      {{4, 5, 6}, std::nullopt, 11}, {{7}, std::nullopt, 13}, {{3}, std::nullopt, 12, true}};
+  Decision fits = Schedule(gpus, {queue[0], queue[1]}, later, FairShare(), kNow, keep_after);
+  ASSERT_EQ(fits.preemptions.size(), 1u);
+  EXPECT_EQ(fits.preemptions[0].lease_id, 12);
+  EXPECT_EQ(fits.preemptions[0].request_id, 1);
+  ASSERT_FALSE(fits.waiting.empty());
+  EXPECT_EQ(fits.waiting[0].request_id, 1);
+  EXPECT_EQ(fits.waiting[0].reason, WaitReason::kPreempting);
+}
+
 // Requests that cannot fit are skipped cheaply, but never one that can: a
 // small request behind many large ones still starts.
 TEST(ScheduleTest, SmallRequestsBehindManyLargeOnesStillStart) {
