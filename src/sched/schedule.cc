@@ -54,18 +54,20 @@ std::vector<const QueuedRequest*> Order(const std::vector<QueuedRequest>& queue,
   return order;
 }
 
-// The GPUs `head` would get were every running lease gone (`taken` stays
-// taken): kept for it as they free up when no lease end can be planned on.
-// Where the placement is as good, the GPUs free now come first, so that it
-// waits on as few leases as can serve it.
+// The GPUs `head` would get were every running lease and every process
+// outside one gone (`taken` stays taken; a GPU to drain or in MIG mode is
+// never counted on): kept for it as they free up when no lease end can be
+// planned on. Where the placement is as good, the GPUs free now come
+// first, so that it waits on as few leases as can serve it.
 std::vector<int> KeepForHead(const std::vector<GpuSlot>& gpus, const Overrides& taken, const GpuWants& head) {
   std::vector<GpuSlot> view = gpus;
   std::stable_partition(view.begin(), view.end(), [&](const GpuSlot& g) {
     return IsFree(g, head.min_free_memory_bytes, taken[static_cast<size_t>(g.index)]);
   });
   for (GpuSlot& g : view) {
-    if (!g.is_leased) continue;
     g.is_leased = false;
+    g.has_foreign_processes = false;  // (Also what a lease just let go may leave for a reading.)
+    g.is_busy = false;
     if (g.memory_total_bytes > 0) g.memory_free_bytes = g.memory_total_bytes;
   }
   return PickGpus(view, head, taken).value_or(std::vector<int>{});

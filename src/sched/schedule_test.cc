@@ -146,6 +146,20 @@ TEST(ScheduleTest, AHeadThatWaitedKeepForHeadAfterIsKeptTheGpusItWillGetAsTheyFr
   // Backfill still runs, on a kept GPU.
   EXPECT_EQ(Granted(kept), (std::vector<int64_t>{3}));
 
+  // A GPU whose lease just let go (its process still listed, now outside
+  // any lease) or busy outside leases is counted on too: without that, an
+  // 8-GPU head is passed over after every job's end.
+  std::vector<GpuSlot> after_end = testing::FreeGpus(8);
+  after_end[0].is_leased = true;
+  after_end[1].has_foreign_processes = true;
+  after_end[2].is_busy = true;
+  QueuedRequest whole = Request(5, 1097, 8);
+  whole.queued_at = kNow - hours(2);
+  Decision eight = Schedule(after_end, {whole, Request(6, 1098, 1)}, {{{0}, std::nullopt, 20}}, FairShare(),
+                            kNow, keep_after);
+  EXPECT_EQ(eight.reserved_gpus.size(), 8u);
+  EXPECT_TRUE(Granted(eight).empty());
+
   // 0 is off: passed over, however long it waited.
   queue[0].queued_at = kNow - hours(100);
   EXPECT_EQ(Granted(Schedule(gpus, queue, leases, FairShare(), kNow)), (std::vector<int64_t>{2, 3}));
