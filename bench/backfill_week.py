@@ -34,7 +34,9 @@ once per configuration, one after another, each on a fresh agent:
    quarter of a simulated hour).
 
 BACKFILL_WEEK_EVENTS=FOLDER keeps each run's agent events, each job's
-wait and lease id in FOLDER/RUN.json.
+wait and lease id in FOLDER/RUN.json. BACKFILL_WEEK_KEEP_HOURS=H runs every
+agent with `[leases] keep_for_head_after` of H simulated hours (off by
+default, as in the agent).
 
 RUNS (default "baseline,fixed,auto-gate,auto") picks some of them; a
 name with "#" and a suffix runs that one again ("baseline#2": the same
@@ -69,6 +71,9 @@ from agent_api import call, start_agent, submit_batch  # noqa: E402
 GPUS = 8
 IDLE_MEMORY = "20GiB"
 QUEUED_S = 0.5  # A wait this long means a job queued behind other real jobs.
+# BACKFILL_WEEK_KEEP_HOURS=H: [leases] keep_for_head_after of H simulated
+# hours (off by default, as in the agent).
+KEEP_FOR_HEAD_HOURS = float(os.environ.get("BACKFILL_WEEK_KEEP_HOURS", "0"))
 WORK_MEMORY = "30GiB"
 
 
@@ -126,9 +131,9 @@ def run_week(build, work, jobs, week_s, hour_s, mode, events=None):
     here = os.path.join(work, mode.replace("#", "-"))
     os.makedirs(here)
     mode = mode.split("#")[0]
-    # keep_for_head_after scaled as the week is: its default, one simulated hour.
-    config = ("[store]\nenabled = false\n[sampler]\nfast_interval = \"100ms\"\n[leases]\nkill_grace = \"1s\"\n"
-              f"keep_for_head_after = \"{int(hour_s * 1000)}ms\"\n")
+    config = "[store]\nenabled = false\n[sampler]\nfast_interval = \"100ms\"\n[leases]\nkill_grace = \"1s\"\n"
+    if KEEP_FOR_HEAD_HOURS:
+        config += f"keep_for_head_after = \"{int(KEEP_FOR_HEAD_HOURS * hour_s * 1000)}ms\"\n"
     if mode == "fixed":
         config += (f"idle_timeout = \"{max(1, round(hour_s))}s\"\nidle_grace = \"0s\"\nidle_policy = \"terminate\"\n"
                    f"[backfill]\nidle_for = \"{int(hour_s * 500)}ms\"\ngrace = \"1s\"\n")

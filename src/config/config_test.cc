@@ -132,14 +132,14 @@ TEST(ConfigTest, SubSecondDurationsAreKeptOrRefusedNeverDropped) {
 }
 
 // How long the queue's head waits before the GPUs it will get are kept for
-// it: an hour by default, 0 for never, at most a week.
-TEST(ConfigTest, KeepForHeadAfterIsAnHourByDefaultAndAtMostAWeek) {
+// it: never by default (0), at most a week.
+TEST(ConfigTest, KeepForHeadAfterIsOffByDefaultAndAtMostAWeek) {
   Result<Config> d = ParseConfig("", "t.toml");
   ASSERT_TRUE(d.ok()) << d.status().ToString();
-  EXPECT_EQ(d.value().leases.keep_for_head_after, std::chrono::hours(1));
-  Result<Config> off = ParseConfig("[leases]\nkeep_for_head_after = \"0s\"\n", "t.toml");
-  ASSERT_TRUE(off.ok()) << off.status().ToString();
-  EXPECT_EQ(off.value().leases.keep_for_head_after, std::chrono::milliseconds(0));
+  EXPECT_EQ(d.value().leases.keep_for_head_after, std::chrono::milliseconds(0));
+  Result<Config> on = ParseConfig("[leases]\nkeep_for_head_after = \"6h\"\n", "t.toml");
+  ASSERT_TRUE(on.ok()) << on.status().ToString();
+  EXPECT_EQ(on.value().leases.keep_for_head_after, std::chrono::hours(6));
   Result<Config> bad = ParseConfig("[leases]\nkeep_for_head_after = \"8d\"\n", "t.toml");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("t.toml:2"), std::string::npos) << bad.status().message();

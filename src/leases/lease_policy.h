@@ -80,8 +80,8 @@ struct LeasePolicy {
   std::chrono::milliseconds default_idle_timeout{0};  // 0: leases without one are never idle-reclaimed.
   // Once the head of the queue has waited this long, the GPUs it will get
   // are kept for it as they free up, even with no lease end to plan on
-  // (sched/schedule.h). 0: never.
-  std::chrono::milliseconds keep_for_head_after{std::chrono::hours(1)};
+  // (sched/schedule.h). 0: never (the default: keeping costs throughput).
+  std::chrono::milliseconds keep_for_head_after{0};
   std::chrono::milliseconds idle_grace{std::chrono::minutes(5)};  // From the idle warning to the action.
   IdleAction idle_action = IdleAction::kWarn;
   std::map<std::string, IdleAction> idle_action_by_user;

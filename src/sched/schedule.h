@@ -12,11 +12,11 @@
 // of the reservation, or its --max-time ends before the reservation starts.
 // Leases without an end never free for planning; then the head's
 // reservation is empty and later requests take any free GPU, until the head
-// has waited `keep_for_head_after`: from then on the GPUs it would get were
-// every lease gone are kept for it as they free up (no start time is known),
-// so that a large request is not passed over for ever by a stream of small
-// ones. Kept GPUs with no start time may still run backfill, which yields
-// to the head when it fits.
+// has waited `keep_for_head_after` (when not 0): from then on the GPUs it
+// would get were every lease gone are kept for it as they free up (no start
+// time is known), so that a large request is not passed over for ever by a
+// stream of small ones. Kept GPUs with no start time may still run
+// backfill, which yields to the head when it fits.
 //
 // Backfill leases (priority kBackfill) are preemptible. A backfill request
 // is placed last, only on GPUs that accept backfill (GpuSlot), and never
