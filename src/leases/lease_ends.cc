@@ -98,28 +98,41 @@ bool LeaseCore::IsAlive(const sched::ProcessRef& ref) const {
   return now && now->start_ticks == ref.start_ticks;
 }
 
-bool LeaseCore::IsListedOnItsGpus(const sched::Lease& l) const {
-  // A loan's GPU stays its lender's: nobody waits for it to be empty.
-  if (sched::IsMigLease(l) || sched::IsExternal(l) || sched::IsLoan(l)) return false;
-  return std::any_of(l.gpus.begin(), l.gpus.end(), [this](int g) {
-    auto listed = processes_by_gpu.find(g);
-    return listed != processes_by_gpu.end() && !listed->second.empty();
-  });
+namespace {
+
+// A loan's GPU stays its lender's, and a MIG instance's or an external
+// lease's GPU is not its own: nobody waits for them to be empty.
+bool IsNotWaitedFor(const sched::Lease& l) {
+  return sched::IsMigLease(l) || sched::IsExternal(l) || sched::IsLoan(l);
 }
 
-bool LeaseCore::ListsALiveProcess(const sched::Lease& l) const {
+// Whether the latest reading lists, on one of `l`'s GPUs, a process for
+// which `matches` holds.
+template <typename Matches>
+bool AnyListedOn(const std::map<int, std::vector<ProcessIdentity>>& processes_by_gpu, const sched::Lease& l,
+                 Matches matches) {
   for (int g : l.gpus) {
     auto listed = processes_by_gpu.find(g);
     if (listed == processes_by_gpu.end()) continue;
-    for (const ProcessIdentity& p : listed->second) {
-      if (IsAlive({p.pid, p.start_ticks})) return true;
-    }
+    if (std::any_of(listed->second.begin(), listed->second.end(), matches)) return true;
   }
   return false;
 }
 
+}  // namespace
+
+bool LeaseCore::IsListedOnItsGpus(const sched::Lease& l) const {
+  return !IsNotWaitedFor(l) && AnyListedOn(processes_by_gpu, l, [](const ProcessIdentity&) { return true; });
+}
+
+bool LeaseCore::ListsALiveProcess(const sched::Lease& l) const {
+  return AnyListedOn(processes_by_gpu, l, [this](const ProcessIdentity& p) {
+    return IsAlive({p.pid, p.start_ticks});
+  });
+}
+
 bool LeaseCore::IsHandedOverEmpty(const sched::Lease& l) const {
-  if (sched::IsMigLease(l) || sched::IsExternal(l) || sched::IsLoan(l)) return true;
+  if (IsNotWaitedFor(l)) return true;
   auto rt = runtime.find(l.id);
   return !IsListedOnItsGpus(l) && (rt == runtime.end() || readings_seen > rt->second.readings_at_let_go);
 }

@@ -54,6 +54,13 @@ std::vector<const QueuedRequest*> Order(const std::vector<QueuedRequest>& queue,
   return order;
 }
 
+// `g` as it will be once its lease has ended: unleased, its memory free
+// (once the lease's processes are gone).
+void Vacate(GpuSlot* g) {
+  g->is_leased = false;
+  if (g->memory_total_bytes > 0) g->memory_free_bytes = g->memory_total_bytes;
+}
+
 // The GPUs `head` would get were every running lease and every process
 // outside one gone (`taken` stays taken; a GPU to drain or in MIG mode is
 // never counted on): kept for it as they free up when no lease end can be
@@ -65,10 +72,9 @@ std::vector<int> KeepForHead(const std::vector<GpuSlot>& gpus, const Overrides& 
     return IsFree(g, head.min_free_memory_bytes, taken[static_cast<size_t>(g.index)]);
   });
   for (GpuSlot& g : view) {
-    g.is_leased = false;
+    Vacate(&g);
     g.has_foreign_processes = false;  // (Also what a lease just let go may leave for a reading.)
     g.is_busy = false;
-    if (g.memory_total_bytes > 0) g.memory_free_bytes = g.memory_total_bytes;
   }
   return PickGpus(view, head, taken).value_or(std::vector<int>{});
 }
@@ -140,9 +146,7 @@ class Reclaim {
     if (holder_.empty()) return;
     view_ = gpus;
     for (GpuSlot& g : view_) {
-      if (holder_.count(g.index) == 0) continue;
-      g.is_leased = false;
-      if (g.memory_total_bytes > 0) g.memory_free_bytes = g.memory_total_bytes;
+      if (holder_.count(g.index) != 0) Vacate(&g);
     }
     // Ties go to the GPUs listed first (PickGpus): the free ones, so that a
     // request waits on as few revocations as can serve it; then those of
