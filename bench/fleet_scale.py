@@ -36,6 +36,9 @@ FLEET_SCALE_TIMEOUT=DURATION gives each command that --timeout.
 
 FLEET_SCALE_NAIVE=0 leaves out the naive way (a range query per GPU).
 
+FLEET_SCALE_QUERIES=1 also lists each logged query with its time in
+Prometheus and the samples it touched, costliest first.
+
 FLEET_SCALE_BASELINE=PATH also times PATH (another build's tarmac-fleet)
 for status and idle, in the same run against the same Prometheus.
 
@@ -151,6 +154,48 @@ HOURLY = {"tarmac_gpu_state_seconds_total": "uuid:tarmac_gpu_state_seconds:incre
           "tarmac_gpu_energy_joules_total": "uuid:tarmac_gpu_energy_joules:increase1h",
           "tarmac_gpu_idle_cost_total": "uuid:tarmac_gpu_idle_cost:increase1h",
           "tarmac_gpu_lease_seconds_total": "uuid:tarmac_gpu_lease_seconds:increase1h"}
+# Each counter's roll-up per node and model, and the labels it keeps.
+ROLLUP = {"tarmac_gpu_state_seconds_total": ("hostname_model:tarmac_gpu_state_seconds:increase1h",
+                                             ["hostname", "model", "state"]),
+          "tarmac_gpu_energy_joules_total": ("hostname_model:tarmac_gpu_energy_joules:increase1h",
+                                             ["hostname", "model"]),
+          "tarmac_gpu_idle_cost_total": ("hostname_model:tarmac_gpu_idle_cost:increase1h",
+                                         ["hostname", "model", "currency"]),
+          "tarmac_gpu_lease_seconds_total": ("hostname_model:tarmac_gpu_lease_seconds:increase1h",
+                                             ["hostname", "model", "user", "kind"])}
+# Per GPU: idle and held-idle seconds less 4 times busy ones (unknown ones count 0).
+MARGIN = "uuid:tarmac_gpu_mostly_idle_margin_seconds:increase1h"
+MARGIN_WEIGHTS = {"idle": 1, "held_idle": 1, "busy": -4}
+RULES_VERSION = 3
+
+
+def label_dict(labels):
+    return dict(re.findall(r'(\w+)="([^"]*)"', labels))
+
+
+def rollups(name, rows):
+    """Each row's roll-up key (its roll-up series' line up to the value),
+    and for the GPU states each row's GPU key and margin weight."""
+    series, keep = ROLLUP[name]
+    keys, margin = [], []
+    for labels, _ in rows:
+        d = label_dict(labels)
+        keys.append(series + "{" + ",".join(f'{k}="{d[k]}"' for k in keep) + "} ")
+        if name == "tarmac_gpu_state_seconds_total":
+            gpu = ",".join(f'{k}="{d[k]}"' for k in ["hostname", "gpu", "uuid", "model"])
+            margin.append((MARGIN + "{" + gpu + "} ", MARGIN_WEIGHTS.get(d["state"], 0)))
+    return keys, margin
+
+
+def hourly_lines_of(rolled, deltas, t):
+    """The roll-up's lines and the margin's at hour `t`, from each row's growth over the hour."""
+    keys, margin = rolled
+    sums, margins = {}, {}
+    for key, d in zip(keys, deltas):
+        sums[key] = sums.get(key, 0.0) + d
+    for (gpu, weight), d in zip(margin, deltas):
+        margins[gpu] = margins.get(gpu, 0.0) + weight * d
+    return ([f"{k}{v:.3f} {t}\n" for k, v in sums.items()], [f"{k}{v:.3f} {t}\n" for k, v in margins.items()])
 
 
 def build_tsdb(tsdb, now, fleet):
@@ -172,6 +217,7 @@ def build_tsdb(tsdb, now, fleet):
                                                       if not p.startswith(("instance=", "job="))) + "} "
                         for labels, _ in rows] for name, rows in counters]
     hourly = os.environ.get("FLEET_SCALE_HOURLY") == "1"
+    rolled = [rollups(name, rows) if hourly else ([], []) for name, rows in counters]
     previous = None
     series = sum(len(rows) for _, rows in counters) + sum(len(rows) for _, rows in gauges)
     samples = 0
@@ -192,6 +238,7 @@ def build_tsdb(tsdb, now, fleet):
                 prev = previous
                 total, prefix = totals[k], prefixes[k]
                 hourly_lines = []  # Its hourly series, written after its own lines.
+                rollup_lines, margin_lines = [], []  # Per node and model; per GPU, the margin.
                 rates, rates_hour = None, None
                 for t in ts:
                     if t // 3600 != rates_hour:
@@ -204,20 +251,29 @@ def build_tsdb(tsdb, now, fleet):
                     samples += len(rows)
                     if hourly and t % 3600 == 0:
                         # The growth since the last whole hour, with the labels the rules keep.
-                        hourly_lines += [f"{p}{v - h:.3f} {t}\n"
-                                         for p, v, h in zip(hourly_prefixes[k], total, at_hour[k])]
+                        deltas = [v - h for v, h in zip(total, at_hour[k])]
+                        hourly_lines += [f"{p}{d:.3f} {t}\n" for p, d in zip(hourly_prefixes[k], deltas)]
+                        more, margins = hourly_lines_of(rolled[k], deltas, t)
+                        rollup_lines += more
+                        margin_lines += margins
                         at_hour[k] = list(total)
                     prev = t
                 if hourly_lines:
                     out.write(f"# TYPE {HOURLY[name]} gauge\n")
                     out.write("".join(hourly_lines))
-                    samples += len(hourly_lines)
+                    out.write(f"# TYPE {ROLLUP[name][0]} gauge\n")
+                    out.write("".join(rollup_lines))
+                    samples += len(hourly_lines) + len(rollup_lines)
+                if margin_lines:
+                    out.write(f"# TYPE {MARGIN} gauge\n")
+                    out.write("".join(margin_lines))
+                    samples += len(margin_lines)
             if ts:
                 previous = ts[-1]
             hours = [t for t in ts if t % 3600 == 0] if hourly else []
             if hours:
                 out.write("# TYPE tarmac:report_rules_version gauge\n")
-                out.write("".join(f"tarmac:report_rules_version 2 {t}\n" for t in hours))
+                out.write("".join(f"tarmac:report_rules_version {RULES_VERSION} {t}\n" for t in hours))
             if rs:
                 samples += write_gauges(out, gauges, rs)
             out.write("# EOF\n")
@@ -354,6 +410,11 @@ def query_stats(log, offset):
     touched = sum(s.get("totalQueryableSamples", 0) for s in samples)
     peak = max((s.get("peakSamples", 0) for s in samples), default=0)
     busy = sum(e["stats"]["timings"]["execTotalTime"] for e in entries)
+    if os.environ.get("FLEET_SCALE_QUERIES") == "1":  # Each query, costliest first.
+        for e in sorted(entries, key=lambda e: -e["stats"]["timings"]["execTotalTime"]):
+            print(f"    {e['stats']['timings']['execTotalTime']:7.3f} s "
+                  f"{e['stats'].get('samples', {}).get('totalQueryableSamples', 0):>11,} samples  "
+                  f"{e['params']['query'][:150]}")
     return (f"{len(entries)} queries: {touched:,} samples touched, at most {peak:,} held at once by one "
             f"(limit 50,000,000), {busy:.2f} s in Prometheus")
 

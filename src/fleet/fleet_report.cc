@@ -88,20 +88,12 @@ namespace {
 
 using Rows = std::map<std::string, ReportRow>;
 
-// Busy, idle, held-idle and unknown hours, per row and in all; the GPUs of
-// each row and those idle over 80 % of the time they were read.
+// Busy, idle, held-idle and unknown hours, per row and in all, from the
+// states' seconds by node (and model, or GPU) and state.
 void FoldStates(const std::vector<Sample>& states, ReportBy by, FleetReport* r, Rows* rows) {
-  // Per GPU: its state seconds, so the per-GPU idle share is known whatever
-  // the rows are.
-  std::map<std::string, std::pair<double, double>> gpu_idle_and_read;  // By GPU: (idle s, read s).
-  std::map<std::string, std::set<std::string>> gpus_of_row;
   for (const Sample& s : states) {
     double hours = Finite(s.value) / kHour;
     const std::string& state = s.Label("state");
-    std::string gpu = s.Label("uuid");
-    auto& [idle, read] = gpu_idle_and_read[gpu];
-    if (state != "unknown") read += Finite(s.value);
-    if (state == "idle" || state == "held_idle") idle += Finite(s.value);
     auto add = [&](ReportRow& row) {
       if (state == "busy") row.busy_hours += hours;
       if (state == "idle") row.idle_hours += hours;
@@ -113,14 +105,28 @@ void FoldStates(const std::vector<Sample>& states, ReportBy by, FleetReport* r, 
       std::string key = RowKey(s, by);
       (*rows)[key].key = key;
       add((*rows)[key]);
-      gpus_of_row[key].insert(gpu);
     }
   }
-  for (const auto& [gpu, t] : gpu_idle_and_read) {
-    if (t.second > 0 && t.first / t.second > 0.8) ++r->mostly_idle_gpus;
+}
+
+// The GPUs, of each row and in all, and those idle more than 80 % of the
+// time they were known, from each GPU's mostly-idle margin
+// (kMostlyIdleMarginSeries: positive exactly then).
+void FoldGpus(const std::vector<Sample>& margins, ReportBy by, FleetReport* r, Rows* rows) {
+  std::map<std::string, double> margin_of_gpu;  // By UUID.
+  std::map<std::string, std::set<std::string>> gpus_of_row;
+  for (const Sample& s : margins) {
+    margin_of_gpu[s.Label("uuid")] += Finite(s.value);
+    if (!IsHolderGrouping(by)) gpus_of_row[RowKey(s, by)].insert(s.Label("uuid"));
   }
-  r->total.gpus = static_cast<int>(gpu_idle_and_read.size());
-  for (auto& [key, gpus] : gpus_of_row) (*rows)[key].gpus = static_cast<int>(gpus.size());
+  for (const auto& [gpu, margin] : margin_of_gpu) {
+    if (margin > 0) ++r->mostly_idle_gpus;
+  }
+  r->total.gpus = static_cast<int>(margin_of_gpu.size());
+  for (auto& [key, gpus] : gpus_of_row) {
+    (*rows)[key].key = key;
+    (*rows)[key].gpus = static_cast<int>(gpus.size());
+  }
 }
 
 void FoldEnergyAndCost(const std::vector<Sample>& energy, const std::vector<Sample>& cost, ReportBy by,
@@ -218,11 +224,11 @@ Status ReadHeatmap(prom::PromClient* client, int64_t since_unix, int64_t until_u
   std::map<std::string, std::map<int64_t, std::array<double, 3>>> sums;  // Node, hour: busy, held idle, read.
   const char* shares[] = {"{state=\"busy\"}", "{state=\"held_idle\"}", "{state!=\"unknown\"}"};
   for (size_t k = 0; k < 3; ++k) {
-    // Each hour from the hourly series where the store keeps them (one
-    // sample per GPU and hour, at the times asked), else from the raw
-    // counter.
+    // Each hour from the roll-ups per node where the store keeps them (one
+    // sample per node, model and hour, at the times asked), else from the
+    // raw counter.
     std::string hour =
-        hourly ? HourlySeriesOf(node::family::kGpuStateSecondsTotal) + shares[k]
+        hourly ? NodeHourlySeriesOf(node::family::kGpuStateSecondsTotal) + shares[k]
                : fmt::format("increase({}{}[1h])", node::family::kGpuStateSecondsTotal, shares[k]);
     Result<prom::RangeResult> range =
         QueryRangeInPieces(client, fmt::format("sum by (hostname) ({})", hour), start, end, kHour);
@@ -242,30 +248,38 @@ Status ReadHeatmap(prom::PromClient* client, int64_t since_unix, int64_t until_u
   return Status::OK();
 }
 
-// Each GPU's seconds by state add up to at most the range: more means the
-// store holds the GPU twice (its agent scraped by two jobs, or two agents
-// reporting one GPU), and every total would count it twice.
-Status EachGpuOnce(const std::vector<Sample>& states, int64_t range_seconds) {
-  std::map<std::string, std::pair<double, std::set<std::string>>> of_gpu;  // Seconds, hostnames.
-  for (const Sample& s : states) {
-    auto& [seconds, hosts] = of_gpu[s.Label("uuid")];
-    seconds += Finite(s.value);
-    if (!s.Label("hostname").empty()) hosts.insert(s.Label("hostname"));
+// Each GPU is under one hostname (from the margins' label sets), and each
+// node's seconds by state add up to at most its GPUs times the range: more
+// means the store holds a GPU twice (an agent scraped by two jobs, or two
+// agents reporting one GPU), and every total would count it twice.
+Status EachGpuOnce(const std::vector<Sample>& states, const std::vector<Sample>& margins,
+                   int64_t range_seconds) {
+  std::map<std::string, std::set<std::string>> hosts_of_gpu;
+  std::map<std::string, std::pair<double, int>> of_host;  // Seconds, GPUs.
+  for (const Sample& s : margins) {
+    hosts_of_gpu[s.Label("uuid")].insert(s.Label("hostname"));
+    ++of_host[s.Label("hostname")].second;
   }
+  for (const auto& [uuid, hosts] : hosts_of_gpu) {
+    if (hosts.size() < 2) continue;
+    std::string names;
+    for (const std::string& h : hosts) names += (names.empty() ? "" : ", ") + h;
+    return Status::InvalidArgument(fmt::format(
+        "{} is in the store under more than one hostname ({}): its totals would be counted twice. Scrape "
+        "each agent once (one job, one target), or give each node its own [http] hostname",
+        uuid, names));
+  }
+  for (const Sample& s : states) of_host[s.Label("hostname")].first += Finite(s.value);
   // increase() extrapolates by up to half a scrape at each end of each piece.
   const double most = static_cast<double>(range_seconds) * 1.05 + 600;
-  for (const auto& [uuid, of] : of_gpu) {
-    const auto& [seconds, hosts] = of;
-    if (hosts.size() > 1 || seconds > most) {
-      std::string names;
-      for (const std::string& h : hosts) names += (names.empty() ? "" : ", ") + h;
+  for (const auto& [host, of] : of_host) {
+    const auto& [seconds, gpus] = of;
+    if (seconds > most * std::max(gpus, 1)) {
       return Status::InvalidArgument(fmt::format(
-          "{} is in the store {}: its totals would be counted twice. Scrape each agent once (one job, one "
-          "target), or give each node its own [http] hostname",
-          uuid,
-          hosts.size() > 1
-              ? "under more than one hostname (" + names + ")"
-              : fmt::format("with {:.0f} s of GPU time in a range of {} s", seconds, range_seconds)));
+          "node {} is in the store with {:.0f} s of GPU time for its {} GPU{} in a range of {} s: its "
+          "totals would be counted twice. Scrape each agent once (one job, one target), or give each node "
+          "its own [http] hostname",
+          host, seconds, gpus, gpus == 1 ? "" : "s", range_seconds));
     }
   }
   return Status::OK();
@@ -304,45 +318,62 @@ Result<FleetReport> ReadFleetReport(prom::PromClient* client, int64_t since_unix
   r.since_unix = since_unix;
   r.until_unix = until_unix;
   r.by = by;
-  // Per GPU (its UUID) with only the labels the rows need: a week of a
-  // thousand nodes is tens of thousands of series in each answer.
-  const std::string row_labels = by == ReportBy::kNode    ? "hostname, uuid"
-                                 : by == ReportBy::kGpu   ? "hostname, gpu, uuid"
-                                 : by == ReportBy::kModel ? "model, uuid"
-                                                          : "uuid";
+  // Per node (and model), with only the labels the rows need, from the
+  // roll-ups per node and model; by GPU, per GPU. Each GPU's margin alone
+  // is read per GPU: a week of ten thousand 8-GPU nodes is 320,000 series
+  // of states, 80,000 of margins and 40,000 of the nodes' states.
+  const bool per_gpu = by == ReportBy::kGpu;
+  const std::string row_labels = per_gpu                  ? "hostname, gpu, uuid"
+                                 : by == ReportBy::kNode  ? "hostname"
+                                 : by == ReportBy::kModel ? "model"
+                                                          : "";
+  auto with = [&](const std::string& labels) {
+    return row_labels.empty() ? labels : row_labels + ", " + labels;
+  };
+  // The states keep the hostname for EachGpuOnce.
+  const std::string state_labels = per_gpu                  ? "hostname, gpu, uuid, state"
+                                   : by == ReportBy::kModel ? "hostname, model, state"
+                                                            : "hostname, state";
+  auto rolled_up = [&](const char* raw) { return per_gpu ? std::string() : NodeHourlySeriesOf(raw); };
   const bool by_job = by == ReportBy::kNamespace || by == ReportBy::kPod || by == ReportBy::kSlurmJob;
-  // In this order: states, leases, then energy and cost (GPU rows) or
-  // jobs (job rows). Read in pieces, all at once (report_pieces.h).
-  // The states in four answers, each a quarter of the GPU-states (a
-  // fleet's week is 320,000 series at 10,000 nodes).
+  // In this order: states, margins, leases, then energy and cost (GPU rows)
+  // or the user's seconds and cost (by user), then jobs (job rows). Read in
+  // pieces, all at once (report_pieces.h). By GPU the states come in four
+  // answers, each a quarter of the GPU-states.
+  namespace f = node::family;
   std::vector<IncreaseQuery> queries = {
-      {node::family::kGpuStateSecondsTotal,
-       row_labels + ", state",
-       {"{state=\"busy\"}", "{state=\"idle\"}", "{state=\"held_idle\"}", "{state!~\"busy|idle|held_idle\"}"}},
-      {node::family::kGpuLeaseSecondsTotal, row_labels + ", user, kind"}};
+      {f::kGpuStateSecondsTotal, state_labels,
+       per_gpu ? std::vector<std::string>{"{state=\"busy\"}", "{state=\"idle\"}", "{state=\"held_idle\"}",
+                                          "{state!~\"busy|idle|held_idle\"}"}
+               : std::vector<std::string>{},
+       rolled_up(f::kGpuStateSecondsTotal)},
+      {f::kGpuStateSecondsTotal,
+       "hostname, gpu, uuid, model",
+       {},
+       kMostlyIdleMarginSeries,
+       MostlyIdleMarginWeights()},
+      {f::kGpuLeaseSecondsTotal, with("user, kind"), {}, rolled_up(f::kGpuLeaseSecondsTotal)}};
   if (!IsHolderGrouping(by)) {
-    queries.push_back({node::family::kGpuEnergyJoulesTotal, row_labels});
-    queries.push_back({node::family::kGpuIdleCostTotal, row_labels + ", currency"});
-  }
-  if (by_job) {
-    queries.push_back(
-        {node::family::kGpuJobSecondsTotal, "hostname, uuid, namespace, pod, slurm_job, state"});
+    queries.push_back({f::kGpuEnergyJoulesTotal, row_labels, {}, rolled_up(f::kGpuEnergyJoulesTotal)});
+    queries.push_back({f::kGpuIdleCostTotal, with("currency"), {}, rolled_up(f::kGpuIdleCostTotal)});
   }
   if (by == ReportBy::kUser) {
-    queries.push_back({node::family::kGpuUserSecondsTotal, "uuid, user, held_by, state"});
-    queries.push_back({node::family::kGpuUserCostTotal, "user, held_by, state, currency"});
+    queries.push_back({f::kGpuUserSecondsTotal, "uuid, user, held_by, state"});
+    queries.push_back({f::kGpuUserCostTotal, "user, held_by, state, currency"});
   }
+  if (by_job) queries.push_back({f::kGpuJobSecondsTotal, "hostname, uuid, namespace, pod, slurm_job, state"});
   Result<Increases> read = ReadIncreases(client, queries, since_unix, until_unix);
   if (!read.ok()) return read.status();
   r.warnings = read.value().warnings;
   r.read_hourly = read.value().read_hourly;
   std::vector<std::vector<Sample>>& samples = read.value().samples;
-  if (Status one = EachGpuOnce(samples[0], until_unix - since_unix); !one.ok()) return one;
+  if (Status once = EachGpuOnce(samples[0], samples[1], until_unix - since_unix); !once.ok()) return once;
   Rows rows;
   FoldStates(samples[0], by, &r, &rows);
-  if (!IsHolderGrouping(by)) FoldEnergyAndCost(samples[2], samples[3], by, &r, &rows);
-  if (by == ReportBy::kUser) FoldUserCharges(samples[2], samples[3], &r, &rows);
-  FoldHolders(samples[1], by_job ? &samples.back() : nullptr, by, &r, &rows);
+  FoldGpus(samples[1], by, &r, &rows);
+  if (!IsHolderGrouping(by)) FoldEnergyAndCost(samples[3], samples[4], by, &r, &rows);
+  if (by == ReportBy::kUser) FoldUserCharges(samples[3], samples[4], &r, &rows);
+  FoldHolders(samples[2], by_job ? &samples.back() : nullptr, by, &r, &rows);
   if (with_heatmap) {
     if (Status heat = ReadHeatmap(client, since_unix, until_unix, read.value(), &r); !heat.ok()) return heat;
   }

@@ -127,9 +127,9 @@ TEST(FleetReportTest, TheHtmlHasTheHeatmapWithHeldIdleHoursInOrangeAndEscapesNam
 
 // A store holding one GPU twice: under two hostnames (an agent renamed, or
 // two agents on one GPU), or twice under one (scraped by two jobs). The
-// report refuses to add it up, naming the GPU, rather than count it twice.
-// The report asks the states in parts (`{state="busy"}`, ...); the store
-// answers each with the samples its matcher selects.
+// report refuses to add it up, naming the GPU or its node, rather than count
+// it twice. The store answers the states by node and state, and each GPU's
+// mostly-idle margin (the states weighted: idle 1, busy -4) by node and GPU.
 struct StateSeconds {
   const char* host;
   const char* state;
@@ -141,16 +141,24 @@ class TwiceStore : public testing::HttpStandIn {
     server().Post("/api/v1/query", [states](const httplib::Request& req, httplib::Response& res) {
       std::string q = req.get_param_value("query");
       std::string items;
+      auto item = [&](const std::string& labels, double value) {
+        items +=
+            fmt::format(R"({}{{"metric":{{{}}},"value":[0,"{}"]}})", items.empty() ? "" : ",", labels, value);
+      };
+      const bool is_margin = q.find(" or -4 * ") != std::string::npos;
+      std::map<std::string, double> margin_of_host;
       for (const StateSeconds& s : states) {
         if (q.find("tarmac_gpu_state_seconds_total") == std::string::npos) break;
-        bool named = q.find(fmt::format("{{state=\"{}\"}}", s.state)) != std::string::npos;
-        bool other = q.find("{state!~") != std::string::npos && std::string(s.state) != "busy" &&
-                     std::string(s.state) != "idle" && std::string(s.state) != "held_idle";
-        if (!named && !other) continue;
-        items +=
-            fmt::format(R"({}{{"metric":{{"hostname":"{}","uuid":"GPU-1","state":"{}"}},"value":[0,"{}"]}})",
-                        items.empty() ? "" : ",", s.host, s.state, s.seconds);
+        std::string state = s.state;
+        if (!is_margin) {
+          item(fmt::format(R"("hostname":"{}","state":"{}")", s.host, state), s.seconds);
+          continue;
+        }
+        double weight = state == "busy" ? -4 : state == "idle" || state == "held_idle" ? 1 : 0;
+        margin_of_host[s.host] += weight * s.seconds;
       }
+      for (const auto& [host, margin] : margin_of_host)
+        item(fmt::format(R"("hostname":"{}","gpu":"0","uuid":"GPU-1")", host), margin);
       res.set_content(R"({"status":"success","data":{"resultType":"vector","result":[)" + items + "]}}",
                       "application/json");
     });
@@ -174,11 +182,12 @@ TEST(FleetReportTest, AGpuTheStoreHoldsTwiceIsRefusedNotCountedTwice) {
   r = ReadFleetReport(std::move(prom::PromClient::Make(o)).value().get(), 1796000000, 1796003600,
                       ReportBy::kNode);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("GPU-1 is in the store with 7200 s of GPU time in a range of 3600 s"),
+  EXPECT_NE(r.status().message().find(
+                "node node-a is in the store with 7200 s of GPU time for its 1 GPU in a range of 3600 s"),
             std::string::npos)
       << r.status().message();
-  // Once, and within the range: read, each state from its own part (a
-  // state the report does not name among them too).
+  // Once, and within the range: read (a state the report does not name
+  // too); busy more than a fifth of the time, so not mostly idle.
   TwiceStore once({{"node-a", "busy", 2400}, {"node-a", "idle", 600}, {"node-a", "unknown", 600}});
   o.url = once.Url();
   r = ReadFleetReport(std::move(prom::PromClient::Make(o)).value().get(), 1796000000, 1796003600,
@@ -187,6 +196,25 @@ TEST(FleetReportTest, AGpuTheStoreHoldsTwiceIsRefusedNotCountedTwice) {
   EXPECT_EQ(r.value().total.busy_hours, 2400.0 / 3600);
   EXPECT_EQ(r.value().total.idle_hours, 600.0 / 3600);
   EXPECT_EQ(r.value().total.unknown_hours, 600.0 / 3600);
+  EXPECT_EQ(r.value().total.gpus, 1);
+  EXPECT_EQ(r.value().mostly_idle_gpus, 0);
+  ASSERT_EQ(r.value().rows.size(), 1u);
+  EXPECT_EQ(r.value().rows[0].key, "node-a");
+  EXPECT_EQ(r.value().rows[0].gpus, 1);
+  // Idle (and held idle) over 80 % of the time it was known, unknown time
+  // aside: mostly idle. At exactly 80 %, not.
+  for (auto [idle, mostly] : {std::pair{2000, 1}, std::pair{1600, 0}}) {
+    TwiceStore idle_store({{"node-a", "busy", 400},
+                           {"node-a", "idle", idle - 500},
+                           {"node-a", "held_idle", 500},
+                           {"node-a", "unknown", 3200 - idle}});
+    o.url = idle_store.Url();
+    r = ReadFleetReport(std::move(prom::PromClient::Make(o)).value().get(), 1796000000, 1796003600,
+                        ReportBy::kModel);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r.value().mostly_idle_gpus, mostly) << idle;
+    EXPECT_EQ(r.value().total.gpus, 1);
+  }
 }
 
 }  // namespace

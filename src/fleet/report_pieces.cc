@@ -28,6 +28,21 @@ constexpr std::pair<const char*, const char*> kHourlySeries[] = {
     {node::family::kGpuUserSecondsTotal, "uuid:tarmac_gpu_user_seconds:increase1h"},
     {node::family::kGpuUserCostTotal, "user:tarmac_gpu_user_cost:increase1h"},
 };
+// Those rolled up per node and model too.
+constexpr std::pair<const char*, const char*> kNodeHourlySeries[] = {
+    {node::family::kGpuStateSecondsTotal, "hostname_model:tarmac_gpu_state_seconds:increase1h"},
+    {node::family::kGpuLeaseSecondsTotal, "hostname_model:tarmac_gpu_lease_seconds:increase1h"},
+    {node::family::kGpuEnergyJoulesTotal, "hostname_model:tarmac_gpu_energy_joules:increase1h"},
+    {node::family::kGpuIdleCostTotal, "hostname_model:tarmac_gpu_idle_cost:increase1h"},
+};
+
+template <size_t N>
+std::string SeriesOf(const std::pair<const char*, const char*> (&table)[N], const std::string& raw) {
+  for (const auto& [counter, hourly] : table) {
+    if (counter == raw) return hourly;
+  }
+  return "";
+}
 
 // A PromQL duration: whole seconds where it is, else milliseconds.
 std::string Duration(int64_t ms) {
@@ -91,11 +106,13 @@ Result<HourlyCoverage> ReadCoverage(prom::PromClient* client, const Piece& hourl
 
 }  // namespace
 
-std::string HourlySeriesOf(const std::string& raw) {
-  for (const auto& [counter, hourly] : kHourlySeries) {
-    if (counter == raw) return hourly;
-  }
-  return "";
+std::string HourlySeriesOf(const std::string& raw) { return SeriesOf(kHourlySeries, raw); }
+
+std::string NodeHourlySeriesOf(const std::string& raw) { return SeriesOf(kNodeHourlySeries, raw); }
+
+std::vector<std::pair<std::string, int>> MostlyIdleMarginWeights() {
+  return {
+      {"{state=~\"idle|held_idle\"}", 1}, {"{state=\"busy\"}", -4}, {"{state!~\"idle|held_idle|busy\"}", 0}};
 }
 
 std::vector<Piece> PlanPieces(int64_t since_ms, int64_t until_ms, std::optional<int64_t> evaluation_ms) {
@@ -123,10 +140,18 @@ bool SplitPiece(const Piece& piece, Piece* first, Piece* second) {
 
 std::string PieceQuery(const IncreaseQuery& q, const Piece& piece, const std::string& matcher) {
   if (piece.hourly)
-    return fmt::format("sum by ({}) (sum_over_time({}{}{}))", q.labels, HourlySeriesOf(q.raw), matcher,
-                       HourlyWindow(piece));
-  return fmt::format("sum by ({}) (increase({}{}[{}]{}))", q.labels, q.raw, matcher, Duration(piece.ms),
-                     Offset(piece.end_offset_ms));
+    return fmt::format("sum by ({}) (sum_over_time({}{}{}))", q.labels,
+                       q.hourly.empty() ? HourlySeriesOf(q.raw) : q.hourly, matcher, HourlyWindow(piece));
+  auto increase = [&](const std::string& m) {
+    return fmt::format("increase({}{}[{}]{})", q.raw, m, Duration(piece.ms), Offset(piece.end_offset_ms));
+  };
+  if (q.weights.empty()) return fmt::format("sum by ({}) ({})", q.labels, increase(matcher));
+  std::string terms;
+  for (const auto& [m, weight] : q.weights) {
+    if (!terms.empty()) terms += " or ";
+    terms += weight == 1 ? increase(m) : fmt::format("{} * {}", weight, increase(m));
+  }
+  return fmt::format("sum by ({}) ({})", q.labels, terms);
 }
 
 namespace {

@@ -42,8 +42,16 @@ namespace tarmac::fleet {
 
 // The version of the tarmac-report rules this tarmac reads: the value of
 // `tarmac:report_rules_version` they record. Version 1 evaluated every
-// minute; 2 every hour.
-inline constexpr int kReportRulesVersion = 2;
+// minute; 2 every hour; 3 adds the roll-ups per node and model and the
+// mostly-idle margin per GPU, so that a report by node, model or holder
+// reads a series per node where 2 read one per GPU and state.
+inline constexpr int kReportRulesVersion = 3;
+// Per GPU and hour: its idle and held-idle seconds less four times its busy
+// ones. Summed over a range it is positive exactly when the GPU was idle
+// more than 80 % of the time it was known (idle > 0.8 (idle + busy)): one
+// series a GPU instead of its states'.
+inline constexpr const char* kMostlyIdleMarginSeries =
+    "uuid:tarmac_gpu_mostly_idle_margin_seconds:increase1h";
 // The series that says which version of the rules a store evaluates.
 inline constexpr const char* kReportRulesVersionSeries = "tarmac:report_rules_version";
 // A range shorter than this is read from the raw counters alone (cheap,
@@ -65,12 +73,28 @@ struct IncreaseQuery {
   // hundreds of thousands of series comes in answers a fraction of that,
   // one at a time. Empty: the family whole.
   std::vector<std::string> parts = {};
+  // The hourly series read for the whole hours: "" for the counter's own
+  // (HourlySeriesOf), or a roll-up of it (NodeHourlySeriesOf,
+  // kMostlyIdleMarginSeries) that keeps `labels`.
+  std::string hourly = {};
+  // The counter's series each weighted by the matcher that selects them
+  // before the sum (`increase(raw{m1}[..]) or w2 * increase(raw{m2}[..])`),
+  // as the hourly series named records it; series none selects are left
+  // out. Empty: every series, weight 1. Not with `parts`.
+  std::vector<std::pair<std::string, int>> weights = {};
 };
 
 // The hourly series of a counter the report reads
 // (uuid:tarmac_gpu_state_seconds:increase1h for
 // tarmac_gpu_state_seconds_total); "" for another name.
 std::string HourlySeriesOf(const std::string& raw);
+// Its roll-up per node and model (hostname_model:tarmac_gpu_state_seconds:
+// increase1h, by hostname, model and the counter's own labels but the
+// GPU's); "" for a counter without one.
+std::string NodeHourlySeriesOf(const std::string& raw);
+// The margin's weights of tarmac_gpu_state_seconds_total's states (idle and
+// held idle 1, busy -4, any other 0), as the rules record it.
+std::vector<std::pair<std::string, int>> MostlyIdleMarginWeights();
 
 // A stretch of the range: `ms` long, ending `end_offset_ms` before the
 // range's end, read from the hourly series (then it is whole evaluation

@@ -91,6 +91,28 @@ TEST(ReportPiecesTest, EachPieceIsOneQueryOfTheCounterOrItsHourlySeries) {
             "offset 786750ms))");
   EXPECT_EQ(HourlySeriesOf("tarmac_gpu_user_cost_total"), "user:tarmac_gpu_user_cost:increase1h");
   EXPECT_EQ(HourlySeriesOf("tarmac_gpu_info"), "");
+  // A roll-up per node for the hours, the counter itself at the edges.
+  IncreaseQuery nodes{"tarmac_gpu_state_seconds_total",
+                      "hostname, state",
+                      {},
+                      NodeHourlySeriesOf("tarmac_gpu_state_seconds_total")};
+  EXPECT_EQ(PieceQuery(nodes, Piece{true, 167 * kHourMs, 0}),
+            "sum by (hostname, state) (sum_over_time(hostname_model:tarmac_gpu_state_seconds:increase1h"
+            "[599400s]))");
+  EXPECT_EQ(PieceQuery(nodes, Piece{false, 1234000, 0}),
+            "sum by (hostname, state) (increase(tarmac_gpu_state_seconds_total[1234s]))");
+  EXPECT_EQ(NodeHourlySeriesOf("tarmac_gpu_job_seconds_total"), "") << "holders are read per GPU";
+  // The margin: its series for the hours; at the edges, the states
+  // weighted as the rules weigh them, every GPU kept (its other states
+  // at 0).
+  IncreaseQuery margin{
+      "tarmac_gpu_state_seconds_total", "uuid", {}, kMostlyIdleMarginSeries, MostlyIdleMarginWeights()};
+  EXPECT_EQ(PieceQuery(margin, Piece{true, 167 * kHourMs, 0}),
+            "sum by (uuid) (sum_over_time(uuid:tarmac_gpu_mostly_idle_margin_seconds:increase1h[599400s]))");
+  EXPECT_EQ(PieceQuery(margin, Piece{false, 1234000, 60000}),
+            "sum by (uuid) (increase(tarmac_gpu_state_seconds_total{state=~\"idle|held_idle\"}[1234s] offset "
+            "60s) or -4 * increase(tarmac_gpu_state_seconds_total{state=\"busy\"}[1234s] offset 60s) or 0 * "
+            "increase(tarmac_gpu_state_seconds_total{state!~\"idle|held_idle|busy\"}[1234s] offset 60s))");
 }
 
 TEST(ReportPiecesTest, TheAnchorIsAnEvaluationEveryStoreHadAtTheSameTimeOfTheHour) {
@@ -154,18 +176,19 @@ TEST(ReportPiecesTest, LabelSumsMatchAMapOverRandomAnswers) {
 }
 
 TEST(ReportPiecesTest, CoverageSaysWhyTheRawCountersAreRead) {
-  EXPECT_EQ(JudgeCoverage(167, 167, 167, 2).why, "");
-  EXPECT_EQ(JudgeCoverage(167, 167, 167, 3).why, "") << "a later version has what this one reads";
+  EXPECT_EQ(JudgeCoverage(167, 167, 167, 3).why, "");
+  EXPECT_EQ(JudgeCoverage(167, 167, 167, 4).why, "") << "a later version has what this one reads";
   EXPECT_NE(JudgeCoverage(167, 0, 0, 0).why.find("no hourly series of tarmac's recording rules"),
             std::string::npos);
   EXPECT_NE(JudgeCoverage(167, 0, 0, 0).why.find("install deploy/prometheus/tarmac.rules.yml"),
             std::string::npos);
-  EXPECT_NE(JudgeCoverage(167, 167, 167, 1).why.find("version 1, older than the version 2"),
+  // Version 2 had no roll-ups per node.
+  EXPECT_NE(JudgeCoverage(167, 167, 167, 2).why.find("version 2, older than the version 3"),
             std::string::npos);
-  EXPECT_NE(JudgeCoverage(167, 100, 167, 2).why.find("cover 100 of the range's 167 hours"),
+  EXPECT_NE(JudgeCoverage(167, 100, 167, 3).why.find("cover 100 of the range's 167 hours"),
             std::string::npos);
   // Hours held twice would be counted twice.
-  EXPECT_NE(JudgeCoverage(167, 167, 174, 2)
+  EXPECT_NE(JudgeCoverage(167, 167, 174, 3)
                 .why.find("174 evaluations of tarmac's recording rules for the "
                           "range's 167 hours"),
             std::string::npos);
@@ -239,7 +262,7 @@ std::unique_ptr<prom::PromClient> PiecesClient(const std::string& url,
 const std::vector<IncreaseQuery> kStates = {{"tarmac_gpu_state_seconds_total", "uuid, state"}};
 
 TEST(ReportPiecesTest, WithTheHourlySeriesAWeekIsThreeQueriesAndAddsUpToTheRange) {
-  PiecesStore store(1 << 30, 2);
+  PiecesStore store(1 << 30, 3);
   int64_t since = kUntil - 7 * 86400;
   Result<Increases> read = ReadIncreases(PiecesClient(store.Url()).get(), kStates, since, kUntil);
   ASSERT_TRUE(read.ok()) << read.status().ToString();
@@ -252,7 +275,7 @@ TEST(ReportPiecesTest, WithTheHourlySeriesAWeekIsThreeQueriesAndAddsUpToTheRange
   EXPECT_NEAR(read.value().samples[0][0].value, 7 * 86400, 1e-6);
   EXPECT_TRUE(read.value().warnings.empty());
   // An hour the store missed: said, and the raw counters read.
-  PiecesStore missed(1 << 30, 2, false, 1);
+  PiecesStore missed(1 << 30, 3, false, 1);
   read = ReadIncreases(PiecesClient(missed.Url()).get(), kStates, since, kUntil);
   ASSERT_TRUE(read.ok()) << read.status().ToString();
   EXPECT_FALSE(read.value().read_hourly);
@@ -273,11 +296,11 @@ TEST(ReportPiecesTest, WithoutTheRulesTheRawRangeIsCutUntilTheStoreTakesItAndSay
   ASSERT_EQ(read.value().warnings.size(), 1u);
   EXPECT_NE(read.value().warnings[0].find("no hourly series"), std::string::npos);
   // An older rule set: said, and the raw counters read.
-  PiecesStore older(1 << 30, 1);
+  PiecesStore older(1 << 30, 2);
   read = ReadIncreases(PiecesClient(older.Url()).get(), kStates, since, kUntil);
   ASSERT_TRUE(read.ok());
   EXPECT_FALSE(read.value().read_hourly);
-  EXPECT_NE(read.value().warnings[0].find("older than the version 2"), std::string::npos);
+  EXPECT_NE(read.value().warnings[0].find("older than the version 3"), std::string::npos);
 }
 
 // Each family over each piece stands alone: a family the store refuses is
@@ -314,7 +337,7 @@ TEST(ReportPiecesTest, AStoreOverItsLimitEvenForAnHourOrAPartialAnswerIsAnError)
   ASSERT_FALSE(read.ok());
   EXPECT_EQ(read.status().code(), StatusCode::kResourceExhausted);
   EXPECT_NE(read.status().ToString().find("too many samples"), std::string::npos);
-  PiecesStore partial(1 << 30, 2, true);
+  PiecesStore partial(1 << 30, 3, true);
   read = ReadIncreases(PiecesClient(partial.Url()).get(), kStates, kUntil - 86400, kUntil);
   ASSERT_FALSE(read.ok());
   EXPECT_NE(read.status().ToString().find("partial data"), std::string::npos) << read.status().ToString();
