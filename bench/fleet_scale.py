@@ -40,7 +40,7 @@ FLEET_SCALE_QUERIES=1 also lists each logged query with its time in
 Prometheus and the samples it touched, costliest first.
 
 FLEET_SCALE_BASELINE=PATH also times PATH (another build's tarmac-fleet)
-for status and idle, in the same run against the same Prometheus.
+for each command, right after this build's, against the same Prometheus.
 
 FLEET_SCALE_HOURLY=1 also writes, at every whole hour, the hourly series
 the shipped recording rules keep (group tarmac-report:
@@ -510,7 +510,7 @@ def main():
         # build) timed right after this one, each command in turn.
         baseline = os.environ.get("FLEET_SCALE_BASELINE")
         if baseline:
-            for name in [n for n in ["fleet status --json", "fleet idle --json"] if n in commands]:
+            for name in list(commands):
                 commands[f"{name} (baseline)"] = [baseline] + commands[name][1:]
             commands = dict(sorted(commands.items(), key=lambda kv: kv[0].replace(" (baseline)", "")))
         for name, argv in commands.items():

@@ -255,10 +255,10 @@ Status ReadHeatmap(prom::PromClient* client, int64_t since_unix, int64_t until_u
 Status EachGpuOnce(const std::vector<Sample>& states, const std::vector<Sample>& margins,
                    int64_t range_seconds) {
   std::map<std::string, std::set<std::string>> hosts_of_gpu;
-  std::map<std::string, std::pair<double, int>> of_host;  // Seconds, GPUs.
+  std::map<std::string, std::pair<double, std::set<std::string>>> of_host;  // Seconds, GPUs.
   for (const Sample& s : margins) {
-    hosts_of_gpu[s.Label("uuid")].insert(s.Label("hostname"));
-    ++of_host[s.Label("hostname")].second;
+    if (!s.Label("hostname").empty()) hosts_of_gpu[s.Label("uuid")].insert(s.Label("hostname"));
+    of_host[s.Label("hostname")].second.insert(s.Label("uuid"));
   }
   for (const auto& [uuid, hosts] : hosts_of_gpu) {
     if (hosts.size() < 2) continue;
@@ -273,7 +273,8 @@ Status EachGpuOnce(const std::vector<Sample>& states, const std::vector<Sample>&
   // increase() extrapolates by up to half a scrape at each end of each piece.
   const double most = static_cast<double>(range_seconds) * 1.05 + 600;
   for (const auto& [host, of] : of_host) {
-    const auto& [seconds, gpus] = of;
+    const auto& [seconds, uuids] = of;
+    const int gpus = static_cast<int>(uuids.size());
     if (seconds > most * std::max(gpus, 1)) {
       return Status::InvalidArgument(fmt::format(
           "node {} is in the store with {:.0f} s of GPU time for its {} GPU{} in a range of {} s: its "
