@@ -162,7 +162,7 @@ ROLLUP = {"tarmac_gpu_state_seconds_total": ("hostname_model:tarmac_gpu_state_se
           "tarmac_gpu_idle_cost_total": ("hostname_model:tarmac_gpu_idle_cost:increase1h",
                                          ["hostname", "model", "currency"]),
           "tarmac_gpu_lease_seconds_total": ("hostname_model:tarmac_gpu_lease_seconds:increase1h",
-                                             ["hostname", "model", "user", "kind"])}
+                                             ["hostname", "model", "kind"])}
 # Per GPU: idle and held-idle seconds less 4 times busy ones (unknown ones count 0).
 MARGIN = "uuid:tarmac_gpu_mostly_idle_margin_seconds:increase1h"
 MARGIN_WEIGHTS = {"idle": 1, "held_idle": 1, "busy": -4}
@@ -447,6 +447,12 @@ def main():
         with open(os.path.join(tsdb, "made_at"), "w") as f:
             f.write(str(now))
         print(f"fleet_scale: {series} series, {samples} samples written by promtool in {time.monotonic() - t0:.0f} s")
+        if time.time() - now > 600:
+            # Writing took long enough that "now" has left the readings:
+            # written again around the present, as FLEET_SCALE_REFRESH=1 does.
+            t0 = time.monotonic()
+            write_recent(tsdb, int(time.time()), fleet)
+            print(f"fleet_scale: the readings around now written again by promtool in {time.monotonic() - t0:.0f} s")
     log = os.path.join(work, "queries.log")
     prom, url = serve_tsdb(work, tsdb, *(["--web.enable-remote-write-receiver"] if HEAD else []), query_log=log)
     try:
@@ -491,8 +497,9 @@ def main():
             status = json.loads(subprocess.run(commands["fleet status --json"], capture_output=True, text=True,
                                                check=True).stdout)
             seen_nodes, seen = len(status["nodes"]), sum(len(n["gpus"]) for n in status["nodes"])
-            if seen_nodes != nodes or seen != nodes * gpus:
-                raise SystemExit(f"fleet_scale: fleet status saw {seen_nodes} nodes, {seen} GPUs")
+            up = sum(1 for n in status["nodes"] if n["up"])
+            if seen_nodes != nodes or seen != nodes * gpus or up != nodes:
+                raise SystemExit(f"fleet_scale: fleet status saw {seen_nodes} nodes ({up} up), {seen} GPUs")
         answer = subprocess.run(commands[f"fleet report --since {days}d --by node"], capture_output=True, text=True)
         if answer.returncode != 0:
             raise SystemExit(f"fleet_scale: fleet report failed: {answer.stderr.strip()}")

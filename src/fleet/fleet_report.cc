@@ -353,7 +353,11 @@ Result<FleetReport> ReadFleetReport(prom::PromClient* client, int64_t since_unix
        {},
        kMostlyIdleMarginSeries,
        MostlyIdleMarginWeights()},
-      {f::kGpuLeaseSecondsTotal, with("user, kind"), {}, rolled_up(f::kGpuLeaseSecondsTotal)}};
+      // By user, each user's (from the series per GPU: the roll-ups keep
+      // the kind alone); else by kind.
+      by == ReportBy::kUser
+          ? IncreaseQuery{f::kGpuLeaseSecondsTotal, "user, kind"}
+          : IncreaseQuery{f::kGpuLeaseSecondsTotal, with("kind"), {}, rolled_up(f::kGpuLeaseSecondsTotal)}};
   if (!IsHolderGrouping(by)) {
     queries.push_back({f::kGpuEnergyJoulesTotal, row_labels, {}, rolled_up(f::kGpuEnergyJoulesTotal)});
     queries.push_back({f::kGpuIdleCostTotal, with("currency"), {}, rolled_up(f::kGpuIdleCostTotal)});
