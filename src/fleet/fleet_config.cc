@@ -17,6 +17,8 @@ void ReadFleetSection(ConfigSection& section, FleetConfig* out) {
   section.String("basic_auth_password_file", &out->basic_auth_password_file);
   section.String("ca_file", &out->ca_file);
   section.Interval("timeout", std::chrono::milliseconds(100), std::chrono::minutes(10), &out->timeout);
+  section.Interval("report_timeout", std::chrono::milliseconds(100), std::chrono::minutes(10),
+                   &out->report_timeout);
   int64_t max_answer = out->max_answer_bytes;
   section.Bytes("max_answer_size", &max_answer);
   if (max_answer < (1 << 20) || max_answer > (16ll << 30)) {

@@ -22,6 +22,9 @@ struct FleetConfig {
   std::string basic_auth_password_file;
   std::string ca_file;
   std::chrono::milliseconds timeout{10000};
+  // One answer of `tarmac fleet report` (a long range of every node: the
+  // week of ten thousand nodes asks the store for over 10 s an answer).
+  std::chrono::milliseconds report_timeout{120000};
   int64_t max_answer_bytes = 64ll << 20;  // One answer's body at most (http/bounded_fetch.h).
 
   bool operator==(const FleetConfig&) const = default;

@@ -138,7 +138,7 @@ void AddConnectionOptions(CLI::App* app, FleetLine* line) {
   app->add_option(
          "--timeout", line->timeout,
          "How long one answer may take, whole, however slowly the server sends it (default: [fleet] timeout, "
-         "10s)")
+         "10s; for report, [fleet] report_timeout, 2m)")
       ->type_name("DURATION");
   app->add_option(
          "--max-answer-size", line->max_answer,
@@ -226,7 +226,9 @@ Status ResolveLine(FleetLine* line) {
         &prom::PromOptions::basic_auth_password_file, &prom::PromOptions::ca_file}) {
     if ((prom.*key).empty()) prom.*key = configured.*key;
   }
-  prom.timeout = configured.timeout;
+  // A report's answers each read a long range of every node: its own.
+  prom.timeout =
+      line->report != nullptr && line->report->parsed() ? fleet.report_timeout : configured.timeout;
   prom.max_answer_bytes = configured.max_answer_bytes;
   if (!line->max_answer.empty()) {
     Result<int64_t> bytes = ParseBytes(line->max_answer);

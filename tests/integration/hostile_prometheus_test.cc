@@ -147,6 +147,20 @@ TEST_F(HostilePrometheusTest, LabelValuesReachNoTerminalRawInAnyFleetView) {
   EXPECT_EQ(fleet["nodes"][0]["name"], hostile);
 }
 
+// A report's answers read a long range of every node: they have their own
+// timeout ([fleet] report_timeout), and --timeout sets it as it sets the
+// others'.
+TEST_F(HostilePrometheusTest, AReportsAnswersHaveTheirOwnTimeoutWhichTimeoutSets) {
+  HostileServer prometheus(Trickle);
+  const std::string config = "timeout = \"30s\"\nreport_timeout = \"1s\"\n";
+  RunResult own = Fleet(prometheus.Url(), {"report", "--since", "1h"}, config);
+  EXPECT_NE(own.exit_code, 0);
+  EXPECT_NE(own.err.find("no complete answer within 1000 ms"), std::string::npos) << own.err;
+  RunResult set = Fleet(prometheus.Url(), {"report", "--since", "1h", "--timeout", "2s"}, config);
+  EXPECT_NE(set.exit_code, 0);
+  EXPECT_NE(set.err.find("no complete answer within 2000 ms"), std::string::npos) << set.err;
+}
+
 TEST_F(HostilePrometheusTest, RegressionTheConsolesFleetRoutesAnswerWithinTheTimeoutWhateverTheServerDoes) {
   HostileServer trickle(Trickle);
   HostileServer endless(Endless);
