@@ -169,17 +169,13 @@ MARGIN_WEIGHTS = {"idle": 1, "held_idle": 1, "busy": -4}
 RULES_VERSION = 3
 
 
-def label_dict(labels):
-    return dict(re.findall(r'(\w+)="([^"]*)"', labels))
-
-
 def rollups(name, rows):
     """Each row's roll-up key (its roll-up series' line up to the value),
     and for the GPU states each row's GPU key and margin weight."""
     series, keep = ROLLUP[name]
     keys, margin = [], []
     for labels, _ in rows:
-        d = label_dict(labels)
+        d = dict(LABEL.findall(labels))
         keys.append(series + "{" + ",".join(f'{k}="{d[k]}"' for k in keep) + "} ")
         if name == "tarmac_gpu_state_seconds_total":
             gpu = ",".join(f'{k}="{d[k]}"' for k in ["hostname", "gpu", "uuid", "model"])
@@ -316,7 +312,8 @@ def write_gauges(out, gauges, times):
 def write_recent(tsdb, now, fleet):
     """The readings, marks and `up` from half an hour before `now` to a
     quarter hour after it, as new blocks of `tsdb` (one file per two hours,
-    as build_tsdb writes them)."""
+    as build_tsdb writes them); says how long it took."""
+    t0 = time.monotonic()
     _, gauges = families(fleet)
     recent = list(range(now - 1800, now + 900, 60))
     path = os.path.join(work, "recent.om")
@@ -328,6 +325,7 @@ def write_recent(tsdb, now, fleet):
         subprocess.run(["promtool", "tsdb", "create-blocks-from", "openmetrics", "-q", path, tsdb], check=True,
                        stdout=subprocess.DEVNULL)
     os.remove(path)
+    print(f"fleet_scale: the readings around now written by promtool in {time.monotonic() - t0:.0f} s")
 
 
 def varint(n):
@@ -435,9 +433,7 @@ def main():
         elif os.environ.get("FLEET_SCALE_REFRESH") == "1":
             # Readings around the present again, so that status and idle
             # read a live fleet; the report reads the week it was made with.
-            t0 = time.monotonic()
             write_recent(tsdb, now, fleet)
-            print(f"fleet_scale: the readings around now written by promtool in {time.monotonic() - t0:.0f} s")
             reused = False
         now = made
     else:
@@ -450,9 +446,7 @@ def main():
         if time.time() - now > 600:
             # Writing took long enough that "now" has left the readings:
             # written again around the present, as FLEET_SCALE_REFRESH=1 does.
-            t0 = time.monotonic()
             write_recent(tsdb, int(time.time()), fleet)
-            print(f"fleet_scale: the readings around now written again by promtool in {time.monotonic() - t0:.0f} s")
     log = os.path.join(work, "queries.log")
     prom, url = serve_tsdb(work, tsdb, *(["--web.enable-remote-write-receiver"] if HEAD else []), query_log=log)
     try:
