@@ -109,23 +109,38 @@ void FoldStates(const std::vector<Sample>& states, ReportBy by, FleetReport* r, 
   }
 }
 
-// The GPUs, of each row and in all, and those idle more than 80 % of the
-// time they were known, from each GPU's mostly-idle margin
-// (kMostlyIdleMarginSeries: positive exactly then).
-void FoldGpus(const std::vector<Sample>& margins, ReportBy by, FleetReport* r, Rows* rows) {
-  std::map<std::string, double> margin_of_gpu;  // By UUID.
-  std::map<std::string, std::set<std::string>> gpus_of_row;
+// Each GPU the margins name (by UUID): its mostly-idle margin over the
+// range (kMostlyIdleMarginSeries: positive exactly when it was idle more
+// than 80 % of the time it was known) and the hostnames it is under.
+struct GpuSeen {
+  double margin = 0;
+  std::set<std::string> hosts;
+};
+using GpusSeen = std::map<std::string, GpuSeen>;
+
+GpusSeen GpusOf(const std::vector<Sample>& margins) {
+  GpusSeen gpus;
   for (const Sample& s : margins) {
-    margin_of_gpu[s.Label("uuid")] += Finite(s.value);
-    if (!IsHolderGrouping(by)) gpus_of_row[RowKey(s, by)].insert(s.Label("uuid"));
+    GpuSeen& g = gpus[s.Label("uuid")];
+    g.margin += Finite(s.value);
+    if (!s.Label("hostname").empty()) g.hosts.insert(s.Label("hostname"));
   }
-  for (const auto& [gpu, margin] : margin_of_gpu) {
-    if (margin > 0) ++r->mostly_idle_gpus;
+  return gpus;
+}
+
+// The GPUs, of each row and in all, and those mostly idle.
+void FoldGpus(const std::vector<Sample>& margins, const GpusSeen& gpus, ReportBy by, FleetReport* r,
+              Rows* rows) {
+  for (const auto& [uuid, g] : gpus) {
+    if (g.margin > 0) ++r->mostly_idle_gpus;
   }
-  r->total.gpus = static_cast<int>(margin_of_gpu.size());
-  for (auto& [key, gpus] : gpus_of_row) {
+  r->total.gpus = static_cast<int>(gpus.size());
+  if (IsHolderGrouping(by)) return;
+  std::map<std::string, std::set<std::string>> gpus_of_row;
+  for (const Sample& s : margins) gpus_of_row[RowKey(s, by)].insert(s.Label("uuid"));
+  for (auto& [key, of_row] : gpus_of_row) {
     (*rows)[key].key = key;
-    (*rows)[key].gpus = static_cast<int>(gpus.size());
+    (*rows)[key].gpus = static_cast<int>(of_row.size());
   }
 }
 
@@ -248,39 +263,34 @@ Status ReadHeatmap(prom::PromClient* client, int64_t since_unix, int64_t until_u
   return Status::OK();
 }
 
-// Each GPU is under one hostname (from the margins' label sets), and each
+// Each GPU is under one hostname (GpusOf), and each
 // node's seconds by state add up to at most its GPUs times the range: more
 // means the store holds a GPU twice (an agent scraped by two jobs, or two
 // agents reporting one GPU), and every total would count it twice.
-Status EachGpuOnce(const std::vector<Sample>& states, const std::vector<Sample>& margins,
-                   int64_t range_seconds) {
-  std::map<std::string, std::set<std::string>> hosts_of_gpu;
-  std::map<std::string, std::pair<double, std::set<std::string>>> of_host;  // Seconds, GPUs.
-  for (const Sample& s : margins) {
-    if (!s.Label("hostname").empty()) hosts_of_gpu[s.Label("uuid")].insert(s.Label("hostname"));
-    of_host[s.Label("hostname")].second.insert(s.Label("uuid"));
-  }
-  for (const auto& [uuid, hosts] : hosts_of_gpu) {
-    if (hosts.size() < 2) continue;
-    std::string names;
-    for (const std::string& h : hosts) names += (names.empty() ? "" : ", ") + h;
-    return Status::InvalidArgument(fmt::format(
-        "{} is in the store under more than one hostname ({}): its totals would be counted twice. Scrape "
-        "each agent once (one job, one target), or give each node its own [http] hostname",
-        uuid, names));
+Status EachGpuOnce(const std::vector<Sample>& states, const GpusSeen& gpus, int64_t range_seconds) {
+  std::map<std::string, std::pair<double, int>> of_host;  // Seconds, GPUs.
+  for (const auto& [uuid, g] : gpus) {
+    if (g.hosts.size() > 1) {
+      std::string names;
+      for (const std::string& h : g.hosts) names += (names.empty() ? "" : ", ") + h;
+      return Status::InvalidArgument(fmt::format(
+          "{} is in the store under more than one hostname ({}): its totals would be counted twice. Scrape "
+          "each agent once (one job, one target), or give each node its own [http] hostname",
+          uuid, names));
+    }
+    ++of_host[g.hosts.empty() ? "" : *g.hosts.begin()].second;
   }
   for (const Sample& s : states) of_host[s.Label("hostname")].first += Finite(s.value);
   // increase() extrapolates by up to half a scrape at each end of each piece.
   const double most = static_cast<double>(range_seconds) * 1.05 + 600;
   for (const auto& [host, of] : of_host) {
-    const auto& [seconds, uuids] = of;
-    const int gpus = static_cast<int>(uuids.size());
-    if (seconds > most * std::max(gpus, 1)) {
+    const auto& [seconds, count] = of;
+    if (seconds > most * std::max(count, 1)) {
       return Status::InvalidArgument(fmt::format(
           "node {} is in the store with {:.0f} s of GPU time for its {} GPU{} in a range of {} s: its "
           "totals would be counted twice. Scrape each agent once (one job, one target), or give each node "
           "its own [http] hostname",
-          host, seconds, gpus, gpus == 1 ? "" : "s", range_seconds));
+          host, seconds, count, count == 1 ? "" : "s", range_seconds));
     }
   }
   return Status::OK();
@@ -372,10 +382,11 @@ Result<FleetReport> ReadFleetReport(prom::PromClient* client, int64_t since_unix
   r.warnings = read.value().warnings;
   r.read_hourly = read.value().read_hourly;
   std::vector<std::vector<Sample>>& samples = read.value().samples;
-  if (Status once = EachGpuOnce(samples[0], samples[1], until_unix - since_unix); !once.ok()) return once;
+  const GpusSeen gpus = GpusOf(samples[1]);
+  if (Status once = EachGpuOnce(samples[0], gpus, until_unix - since_unix); !once.ok()) return once;
   Rows rows;
   FoldStates(samples[0], by, &r, &rows);
-  FoldGpus(samples[1], by, &r, &rows);
+  FoldGpus(samples[1], gpus, by, &r, &rows);
   if (!IsHolderGrouping(by)) FoldEnergyAndCost(samples[3], samples[4], by, &r, &rows);
   if (by == ReportBy::kUser) FoldUserCharges(samples[3], samples[4], &r, &rows);
   FoldHolders(samples[2], by_job ? &samples.back() : nullptr, by, &r, &rows);
