@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <unordered_map>
 
 #include "node/metric_families.h"
 
@@ -156,6 +157,17 @@ const std::vector<ReadingQuery>& ReadingQueries() {
 // A GPU is the series' scrape target and UUID; a node its scrape target.
 using NodeAndGpu = std::pair<std::string, std::string>;
 
+// A GPU's readings' key: its scrape target and index label, apart by a
+// byte neither holds (label values are UTF-8 text).
+std::string ReadingKey(const std::string& instance, const std::string& index) {
+  std::string key;
+  key.reserve(instance.size() + 1 + index.size());
+  key += instance;
+  key += '\xff';
+  key += index;
+  return key;
+}
+
 // A GPU tarmac_gpu_info names: its node, index label, UUID and model.
 struct InfoGpu {
   std::string instance;
@@ -180,8 +192,9 @@ struct Reader {
 
   std::map<std::string, FleetNode> nodes;  // By instance.
   std::vector<InfoGpu> info;               // tarmac_gpu_info's GPUs, in its answer's order.
-  // The readings of tarmac's families by (instance, index label), as they come.
-  std::map<std::pair<std::string, std::string>, FleetGpu> readings;
+  // The readings of tarmac's families by ReadingKey, as they come: a
+  // hash table, as a fleet's million readings each find their GPU here.
+  std::unordered_map<std::string, FleetGpu> readings;
   std::map<NodeAndGpu, FleetGpu> gpus;  // Once every answer is in (Join).
 
   // Takes the answer to asked[i]: folds a reading or the GPU list in at
@@ -205,11 +218,13 @@ struct Reader {
     } else {
       for (const ReadingQuery& q : ReadingQueries()) {
         if (q.promql != promql) continue;
-        for (const Sample& s : a.samples) q.apply(s, &readings[{s.Label("instance"), s.Label("gpu")}]);
+        for (const Sample& s : a.samples)
+          q.apply(s, &readings[ReadingKey(s.Label("instance"), s.Label("gpu"))]);
       }
       if (promql == RecentQuery()) {
         for (const Sample& s : a.samples) {
-          readings[{s.Label("instance"), s.Label("gpu")}].recent_utilization_ratio = FiniteOrNone(s.value);
+          readings[ReadingKey(s.Label("instance"), s.Label("gpu"))].recent_utilization_ratio =
+              FiniteOrNone(s.value);
         }
       }
     }
@@ -238,7 +253,7 @@ struct Reader {
       NodeAndGpu key{i.instance, i.uuid};
       if (gpus.count(key) != 0) continue;
       FleetGpu g;
-      if (auto it = readings.find({i.instance, i.index}); it != readings.end()) {
+      if (auto it = readings.find(ReadingKey(i.instance, i.index)); it != readings.end()) {
         g = std::move(it->second);
         readings.erase(it);
       }

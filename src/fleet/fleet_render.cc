@@ -208,9 +208,13 @@ void WriteFleetJson(const FleetView& view, std::FILE* out) {
   for (size_t i = 0; i < view.nodes.size(); ++i) {
     std::string node = NodeToJson(view.nodes[i]).dump(2);
     text += i == 0 ? "\n    " : ",\n    ";
-    for (char c : node) {
-      text += c;
-      if (c == '\n') text += "    ";
+    // Each of its lines indented twice more, a line at a time.
+    for (size_t from = 0; from < node.size();) {
+      size_t end = node.find('\n', from);
+      end = end == std::string::npos ? node.size() : end + 1;
+      text.append(node, from, end - from);
+      if (node[end - 1] == '\n') text += "    ";
+      from = end;
     }
     std::fwrite(text.data(), 1, text.size(), out);
     text.clear();

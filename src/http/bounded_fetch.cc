@@ -129,7 +129,7 @@ Result<FetchedAnswer> Fetch(httplib::Client* client, httplib::Request request, c
     // A length said up front is taken at once (within the limit), not
     // grown by doublings to up to twice the body.
     if (offset == 0 && total_length > 0 && total_length <= static_cast<uint64_t>(limits.max_body_bytes)) {
-      answer.body.reserve(static_cast<size_t>(total_length));
+      answer.body.reserve(static_cast<size_t>(total_length) + limits.spare_bytes);
     }
     answer.body.append(data, length);
     return !is_aborted();

@@ -57,6 +57,10 @@ struct FetchLimits {
   // this answer's own limit.
   std::shared_ptr<std::atomic<int64_t>> shared;
   int64_t max_shared_bytes = 0;
+  // Room kept past a body whose length the server says up front, for a
+  // parser that reads a few bytes past the text (the body's capacity; its
+  // size is the body's): the body is then not copied to be decoded.
+  size_t spare_bytes = 0;
 };
 
 struct FetchedAnswer {

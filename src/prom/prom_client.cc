@@ -226,6 +226,7 @@ Result<PromClient::Answer> PromClient::Post(Connection* connection, const std::s
   limits.named_timeout = settings_->timeout;
   limits.shared = bytes_held_;
   limits.max_shared_bytes = 2 * settings_->max_answer_bytes;
+  limits.spare_bytes = kVectorAnswerPadding;
   if (total_deadline_) {
     auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(*total_deadline_ - RealClock()->SteadyNow());

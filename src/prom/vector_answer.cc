@@ -1,191 +1,286 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "prom/vector_answer.h"
 
+#include <simdjson.h>
+
 #include <cstdlib>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 namespace tarmac::prom {
 namespace {
 
-using json = nlohmann::json;
+namespace od = simdjson::ondemand;
 
-// Walks the answer keeping the names of the containers it is in: "" for
-// the top object, then each object's key ("data", "result", "metric",
-// "value"), or "[]" for an array's element.
-class VectorSax : public nlohmann::json_sax<json> {
- public:
-  explicit VectorSax(QueryResult* out) : out_(out) {}
+// Deeper than this is refused before decoding (http/bounded_fetch.h); the
+// parser's own bound is a second fence, not the limit users meet.
+constexpr size_t kMaxDepth = 256;
+static_assert(kVectorAnswerPadding >= simdjson::SIMDJSON_PADDING);
 
-  bool is_vector_success() const {
-    return status_ == "success" && result_type_ == "vector" && data_is_object_ && result_is_array_ &&
-           shape_ok_;
-  }
+bool ValidText(std::string_view s) { return simdjson::validate_utf8(s.data(), s.size()); }
 
-  bool null() override {
-    Seen(Kind::kOther);
-    return true;
-  }
-  bool boolean(bool b) override {
-    Seen(Kind::kOther);
-    // As the parse tree keeps it: the last of a repeated key.
-    if (Path({"", "isPartial"})) partial_[0] = b;
-    if (Path({"", "partial_response"})) partial_[1] = b;
-    if (Path({"", "data", "isPartial"})) partial_[2] = b;
-    out_->is_partial = partial_[0] || partial_[1] || partial_[2];
-    return true;
-  }
-  bool number_integer(number_integer_t n) override { return Number(static_cast<double>(n)); }
-  bool number_unsigned(number_unsigned_t n) override { return Number(static_cast<double>(n)); }
-  bool number_float(number_float_t n, const string_t&) override { return Number(n); }
-  bool binary(binary_t&) override { return Fail(); }
-  bool string(string_t& s) override {
-    Seen(Kind::kString);
-    return Scalar(&s, true);
-  }
+// A string value, its escapes undone; false for anything else or a string
+// the parse tree would refuse (an escape naming half a surrogate pair).
+bool StringOf(od::value v, std::string_view* out) { return !v.get_string().get(*out) && ValidText(*out); }
 
-  bool start_object(std::size_t) override {
-    Seen(Kind::kObject);
-    names_.push_back(Name());
-    if (In({"", "data"})) {  // A repeated key replaces what came before, as in the parse tree.
-      out_->samples.clear();
-      result_type_.clear();
-      partial_[2] = false;
-    }
-    if (In({"", "data", "result", "[]"})) {
-      sample_ = Sample();
-      value_index_ = 0;
-    }
-    if (In({"", "data", "result", "[]", "metric"})) sample_.labels.clear();
-    return true;
-  }
-  bool key(string_t& k) override {
-    key_ = k;
-    return true;
-  }
-  bool end_object() override {
-    if (In({"", "data", "result", "[]"})) {
-      if (value_index_ != 2) return Fail();
-      sample_.labels.Seal();
-      out_->samples.push_back(std::move(sample_));
-    }
-    names_.pop_back();
-    return true;
-  }
-  bool start_array(std::size_t) override {
-    Seen(Kind::kArray);
-    names_.push_back(Name());
-    in_array_.push_back(names_.size());
-    if (In({"", "data", "result"})) out_->samples.clear();
-    if (In({"", "data", "result", "[]", "value"})) value_index_ = 0;
-    return true;
-  }
-  bool end_array() override {
-    names_.pop_back();
-    in_array_.pop_back();
-    return true;
-  }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
-    return false;
-  }
-
- private:
-  // The name the next value takes in the container it is in.
-  std::string Name() const {
-    if (names_.empty()) return "";
-    return !in_array_.empty() && in_array_.back() == names_.size() ? "[]" : key_;
-  }
-
-  // Whether the next value's path (its containers and its own name) is
-  // `path`.
-  bool Path(std::initializer_list<const char*> path) const {
-    if (path.size() != names_.size() + 1) return false;
-    size_t i = 0;
-    for (const char* name : path) {
-      const std::string& have = i < names_.size() ? names_[i] : Name();
-      if (have != name) return false;
-      ++i;
-    }
-    return true;
-  }
-
-  // Whether the container the parser is in has the path `path`.
-  bool In(std::initializer_list<const char*> path) const {
-    if (path.size() != names_.size()) return false;
-    size_t i = 0;
-    for (const char* name : path) {
-      if (names_[i++] != name) return false;
-    }
-    return true;
-  }
-
-  enum class Kind { kString, kObject, kArray, kOther };
-
-  // What a value of a repeated key undoes, as the parse tree keeps only
-  // the last: called before each value with its kind.
-  void Seen(Kind kind) {
-    if (Path({"", "status"}) && kind != Kind::kString) status_.clear();
-    if (Path({"", "data", "resultType"}) && kind != Kind::kString) result_type_.clear();
-    if (Path({"", "data"})) data_is_object_ = kind == Kind::kObject;
-    if (Path({"", "data", "result"})) result_is_array_ = kind == Kind::kArray;
-    if (Path({"", "warnings"})) out_->warnings.clear();
-    if (Path({"", "data", "result", "[]", "metric"}) && kind != Kind::kObject) sample_.labels.clear();
-  }
-
-  bool Number(double n) {
-    Seen(Kind::kOther);
-    if (Path({"", "data", "result", "[]", "value", "[]"})) return Value(n);
-    return true;
-  }
-
-  bool Scalar(const std::string* s, bool is_string) {
-    if (is_string && s != nullptr) {
-      if (Path({"", "status"})) status_ = *s;
-      if (Path({"", "data", "resultType"})) result_type_ = *s;
-      if (Path({"", "warnings", "[]"})) out_->warnings.push_back(*s);
-      if (names_.size() == 5 && Path({"", "data", "result", "[]", "metric", key_.c_str()})) {
-        sample_.labels.Set(key_, *s);
+// Reads a value the answer's shape does not use, to its last byte, so
+// that the decoder accepts only what the parse tree accepts: on-demand
+// parsing otherwise checks a skipped value's structure, not its atoms.
+bool Walk(od::value v) {
+  od::json_type type;
+  if (v.type().get(type)) return false;
+  switch (type) {
+    case od::json_type::array:
+      for (auto element : v.get_array()) {
+        od::value e;
+        if (element.get(e) || !Walk(e)) return false;
       }
-      if (Path({"", "data", "result", "[]", "value", "[]"})) return Value(std::strtod(s->c_str(), nullptr));
+      return true;
+    case od::json_type::object:
+      for (auto field : v.get_object()) {
+        std::string_view key;
+        od::value e;
+        if (field.unescaped_key().get(key) || !ValidText(key) || field.value().get(e) || !Walk(e))
+          return false;
+      }
+      return true;
+    case od::json_type::number: {
+      double d;
+      return !v.get_double().get(d);
     }
-    return true;
+    case od::json_type::string: {
+      std::string_view s;
+      return StringOf(v, &s);
+    }
+    case od::json_type::boolean: {
+      bool b;
+      return !v.get_bool().get(b);
+    }
+    case od::json_type::null: {
+      bool is_null = false;
+      return !v.is_null().get(is_null) && is_null;
+    }
   }
+  return false;
+}
 
-  // The time, then the value, of a sample's [time, "value"].
-  bool Value(double v) {
-    if (value_index_ == 0) sample_.timestamp_seconds = v;
-    if (value_index_ == 1) sample_.value = v;
-    if (++value_index_ > 2) return Fail();
-    return true;
+// Whether `v` is JSON true; the value is read whole either way.
+bool IsTrue(od::value v, bool* ok) {
+  bool b = false;
+  od::json_type type;
+  if (v.type().get(type)) return *ok = false;
+  if (type == od::json_type::boolean) {
+    *ok = !v.get_bool().get(b);
+    return b;
   }
+  *ok = Walk(v);
+  return false;
+}
 
-  bool Fail() {
-    shape_ok_ = false;
-    return false;
+// A sample's [time, value]: two elements, each a number or a string
+// ("NaN", "+Inf"); anything else is left to the parse tree.
+bool ReadPoint(od::value v, Sample* s) {
+  od::array point;
+  if (v.get_array().get(point)) return false;
+  double parts[2] = {0, 0};
+  size_t n = 0;
+  for (auto element : point) {
+    od::value e;
+    od::json_type type;
+    if (element.get(e) || e.type().get(type) || n == 2) return false;
+    if (type == od::json_type::number) {
+      if (e.get_double().get(parts[n])) return false;
+    } else if (type == od::json_type::string) {
+      std::string_view text;
+      if (!StringOf(e, &text)) return false;
+      parts[n] = std::strtod(std::string(text).c_str(), nullptr);
+    } else {
+      return false;
+    }
+    ++n;
   }
+  if (n != 2) return false;
+  s->timestamp_seconds = parts[0];
+  s->value = parts[1];
+  return true;
+}
 
-  QueryResult* out_;
-  std::vector<std::string> names_;
-  std::vector<size_t> in_array_;  // Depths (names_ sizes) that are arrays.
-  std::string key_;
-  std::string status_;
-  std::string result_type_;
-  bool shape_ok_ = true;
-  Sample sample_;
-  int value_index_ = 0;
-  bool partial_[3] = {false, false, false};  // isPartial, partial_response, data.isPartial.
-  bool data_is_object_ = false;
-  bool result_is_array_ = false;
+// A series' labels: its string values (the parse tree drops the others);
+// a "metric" that is not an object gives none.
+bool ReadLabels(od::value v, Labels* labels) {
+  labels->clear();
+  od::json_type type;
+  if (v.type().get(type)) return false;
+  if (type != od::json_type::object) return Walk(v);
+  for (auto field : v.get_object()) {
+    std::string_view key;
+    od::value e;
+    if (field.unescaped_key().get(key) || !ValidText(key) || field.value().get(e)) return false;
+    std::string name(key);
+    if (e.type().get(type)) return false;
+    if (type == od::json_type::string) {
+      std::string_view text;
+      if (!StringOf(e, &text)) return false;
+      labels->Set(std::move(name), std::string(text));
+    } else if (!Walk(e)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// One {metric, value} item; the last of a repeated key counts, as in the
+// parse tree.
+bool ReadSample(od::value v, Sample* s) {
+  od::object item;
+  if (v.get_object().get(item)) return false;
+  bool has_value = false;
+  for (auto field : item) {
+    std::string_view key;
+    od::value e;
+    if (field.unescaped_key().get(key) || !ValidText(key) || field.value().get(e)) return false;
+    if (key == "metric") {
+      if (!ReadLabels(e, &s->labels)) return false;
+    } else if (key == "value") {
+      has_value = ReadPoint(e, s);
+      if (!has_value) return false;
+    } else if (!Walk(e)) {
+      return false;
+    }
+  }
+  s->labels.Seal();
+  return has_value;
+}
+
+// What "data" holds, by its last keys.
+struct Data {
+  bool is_vector = false;
+  bool has_result = false;
+  bool is_partial = false;
 };
+
+bool ReadResult(od::value v, std::vector<Sample>* samples, bool* is_array) {
+  samples->clear();
+  od::json_type type;
+  if (v.type().get(type)) return false;
+  *is_array = type == od::json_type::array;
+  if (!*is_array) return Walk(v);
+  for (auto element : v.get_array()) {
+    od::value e;
+    Sample s;
+    if (element.get(e) || !ReadSample(e, &s)) return false;
+    samples->push_back(std::move(s));
+  }
+  return true;
+}
+
+bool ReadData(od::value v, QueryResult* out, Data* data, bool* is_object) {
+  od::json_type type;
+  if (v.type().get(type)) return false;
+  *data = Data();
+  out->samples.clear();
+  *is_object = type == od::json_type::object;
+  if (!*is_object) return Walk(v);
+  for (auto field : v.get_object()) {
+    std::string_view key;
+    od::value e;
+    if (field.unescaped_key().get(key) || !ValidText(key) || field.value().get(e)) return false;
+    bool ok = true;
+    if (key == "resultType") {
+      std::string_view text;
+      if (e.type().get(type)) return false;
+      data->is_vector = false;
+      if (type == od::json_type::string) {
+        ok = StringOf(e, &text);
+        data->is_vector = text == "vector";
+      } else {
+        ok = Walk(e);
+      }
+    } else if (key == "result") {
+      ok = ReadResult(e, &out->samples, &data->has_result);
+    } else if (key == "isPartial") {
+      data->is_partial = IsTrue(e, &ok);
+    } else {
+      ok = Walk(e);
+    }
+    if (!ok) return false;
+  }
+  return true;
+}
+
+bool ReadWarnings(od::value v, std::vector<std::string>* warnings) {
+  warnings->clear();
+  od::json_type type;
+  if (v.type().get(type)) return false;
+  if (type != od::json_type::array) return Walk(v);
+  for (auto element : v.get_array()) {
+    od::value e;
+    if (element.get(e) || e.type().get(type)) return false;
+    std::string_view text;
+    if (type == od::json_type::string) {
+      if (!StringOf(e, &text)) return false;
+      warnings->emplace_back(text);
+    } else if (!Walk(e)) {
+      return false;
+    }
+  }
+  return true;
+}
 
 }  // namespace
 
-std::optional<QueryResult> DecodeVectorAnswer(std::string_view body) {
+std::optional<QueryResult> DecodeVectorAnswer(const std::string& body) {
+  // The parser reads a few bytes past the text: the string's own spare
+  // room when it has enough, else a padded copy.
+  simdjson::padded_string copy;
+  simdjson::padded_string_view text(body.data(), body.size(), body.capacity());
+  if (body.capacity() < body.size() + kVectorAnswerPadding) {
+    copy = simdjson::padded_string(body);
+    text = copy;
+  }
+  od::parser parser(simdjson::SIMDJSON_MAXSIZE_BYTES);
+  if (parser.allocate(body.size(), kMaxDepth)) return std::nullopt;
+  od::document doc;
+  od::object top;
+  if (parser.iterate(text).get(doc) || doc.get_object().get(top)) return std::nullopt;
   QueryResult out;
-  VectorSax sax(&out);
-  bool parsed = json::sax_parse(body.begin(), body.end(), &sax, json::input_format_t::json, true);
-  if (!parsed || !sax.is_vector_success()) return std::nullopt;
+  std::string status;
+  Data data;
+  bool data_is_object = false;
+  bool partial[2] = {false, false};  // isPartial, partial_response.
+  for (auto field : top) {
+    std::string_view key;
+    od::value e;
+    if (field.unescaped_key().get(key) || !ValidText(key) || field.value().get(e)) return std::nullopt;
+    bool ok = true;
+    if (key == "status") {
+      od::json_type type;
+      std::string_view s;
+      status.clear();
+      if (e.type().get(type)) return std::nullopt;
+      if (type == od::json_type::string) {
+        ok = StringOf(e, &s);
+        status = s;
+      } else {
+        ok = Walk(e);
+      }
+    } else if (key == "data") {
+      ok = ReadData(e, &out, &data, &data_is_object);
+    } else if (key == "warnings") {
+      ok = ReadWarnings(e, &out.warnings);
+    } else if (key == "isPartial") {
+      partial[0] = IsTrue(e, &ok);
+    } else if (key == "partial_response") {
+      partial[1] = IsTrue(e, &ok);
+    } else {
+      ok = Walk(e);
+    }
+    if (!ok) return std::nullopt;
+  }
+  // Nothing may follow the answer: past its end there is no location.
+  if (doc.current_location().error() != simdjson::OUT_OF_BOUNDS) return std::nullopt;
+  if (status != "success" || !data_is_object || !data.is_vector || !data.has_result) return std::nullopt;
+  out.is_partial = partial[0] || partial[1] || data.is_partial;
   return out;
 }
 

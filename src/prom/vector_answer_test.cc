@@ -32,6 +32,8 @@ TEST(VectorAnswerTest, ReadsWhatTheParseTreeReads) {
           // Repeated keys: the last one counts, as in the parse tree.
           R"({"status":"error","status":"success","data":{"resultType":"vector","result":[{"metric":{"a":"1","a":"2"},"value":[1,"3"]}],"result":[]}})",
           R"({"status":"success","warnings":["old"],"warnings":"none","data":{"resultType":"matrix","resultType":"vector","result":[{"metric":{"a":"1"},"metric":{"b":"2"},"value":[1,"2"]}]}})",
+          // A partial flag that is not JSON true, last; fields nobody reads.
+          R"({"isPartial":true,"isPartial":1,"stats":{"timings":[1.5e3,null,false,"x"]},"status":"success","data":{"resultType":"vector","result":[{"metric":{"n":2,"a":"\ud83d\ude00"},"value":[1,"2"],"extra":{}}]}})",
       }) {
     std::optional<QueryResult> fast = DecodeVectorAnswer(body);
     ASSERT_TRUE(fast.has_value()) << body;
@@ -60,8 +62,30 @@ TEST(VectorAnswerTest, LeavesEveryOtherAnswerToTheParseTree) {
           R"({"status":"success","data":[]})",
           R"({"status":"success","data":{"resultType":"vector","result":[)",
           "not json",
+          // A value that is neither a number nor a string: the parse tree's.
+          R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,null]}]}})",
       }) {
     EXPECT_FALSE(DecodeVectorAnswer(body).has_value()) << body;
+  }
+}
+
+// What the parse tree refuses the decoder refuses too: nothing may follow
+// the answer, a value nobody reads is still read to its end, and text must
+// be UTF-8 (no half of a surrogate pair).
+TEST(VectorAnswerTest, RefusesWhatTheParseTreeRefuses) {
+  for (
+      const char* body : {
+          R"({"status":"success","data":{"resultType":"vector","result":[]}} {})",
+          R"({"status":"success","data":{"resultType":"vector","result":[]}}x)",
+          R"({"stats":tru,"status":"success","data":{"resultType":"vector","result":[]}})",
+          R"({"stats":[01],"status":"success","data":{"resultType":"vector","result":[]}})",
+          R"({"stats":"\ud800","status":"success","data":{"resultType":"vector","result":[]}})",
+          R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"a":"\udc00"},"value":[1,"2"]}]}})",
+          "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"metric\":{\"a\":"
+          "\"\xff\"},\"value\":[1,\"2\"]}]}}",
+      }) {
+    EXPECT_FALSE(DecodeVectorAnswer(body).has_value()) << body;
+    EXPECT_FALSE(DecodeQueryAnswer(body, 200, "test").ok()) << body;
   }
 }
 
