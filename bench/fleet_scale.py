@@ -10,7 +10,8 @@ create-blocks-from openmetrics`, starts the Debian package's Prometheus on
 it and times, each RUNS times, with its CPU time and peak RSS
 (bench/rusage_run.c):
 
-  tarmac fleet status --json, tarmac fleet idle --json,
+  tarmac fleet status --json (every GPU), tarmac fleet status --by node
+  --json (each node's GPUs counted), tarmac fleet idle --json,
   tarmac fleet report --since 7d --by user | --by node --json
 
 and, beside the report, the same GPU-hours by state computed the naive
@@ -472,6 +473,7 @@ def main():
         week = ["--since", f"@{now - days * 86400}", "--until", f"@{now}"]
         commands = {
             "fleet status --json": [tarmac, "status", "--prometheus", url, "--json"],
+            "fleet status --by node --json": [tarmac, "status", "--by", "node", "--prometheus", url, "--json"],
             "fleet idle --json": [tarmac, "idle", "--prometheus", url, "--json"],
             f"fleet report --since {days}d --by user": [tarmac, "report", "--prometheus", url, *week,
                                                         "--by", "user", "--json"],
@@ -486,7 +488,8 @@ def main():
         seen_nodes, seen = nodes, nodes * gpus
         if reused:
             print("fleet_scale: reused: status and idle are not timed (the TSDB's readings are no longer now)")
-            del commands["fleet status --json"], commands["fleet idle --json"]
+            del commands["fleet status --json"], commands["fleet status --by node --json"]
+            del commands["fleet idle --json"]
         else:  # What the commands see: every node and GPU.
             status = json.loads(subprocess.run(commands["fleet status --json"], capture_output=True, text=True,
                                                check=True).stdout)
@@ -512,6 +515,8 @@ def main():
         baseline = os.environ.get("FLEET_SCALE_BASELINE")
         if baseline:
             for name in list(commands):
+                if "--by node" in name and "status" in name:
+                    continue  # A view builds before 2026-12-07 do not have.
                 commands[f"{name} (baseline)"] = [baseline] + commands[name][1:]
             commands = dict(sorted(commands.items(), key=lambda kv: kv[0].replace(" (baseline)", "")))
         for name, argv in commands.items():

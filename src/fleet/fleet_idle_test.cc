@@ -38,14 +38,16 @@ TEST(FleetIdleTest, CostliestThenLongestFirstOfNodesThatAreUp) {
   busy.is_idle = false;
   FleetGpu leased = Idle(3, 7200, 8.0);
   leased.holders.push_back(GpuHolder{7, "alice", "reservation", "", ""});
-  v.nodes = {FleetNode{"a", "a:1", "tarmac", true, std::nullopt, {Idle(0, 600, 0.67), busy, leased}},
-             FleetNode{"b",
-                       "b:1",
-                       "tarmac",
-                       true,
-                       std::nullopt,
-                       {Idle(1, 11400, 12.67, true), Idle(2, 900, std::nullopt)}},
-             FleetNode{"c", "c:1", "tarmac", false, std::nullopt, {Idle(0, 99999, 500.0)}}};
+  v.nodes = {
+      FleetNode{"a", "a:1", "tarmac", true, std::nullopt, {Idle(0, 600, 0.67), busy, leased}, std::nullopt},
+      FleetNode{"b",
+                "b:1",
+                "tarmac",
+                true,
+                std::nullopt,
+                {Idle(1, 11400, 12.67, true), Idle(2, 900, std::nullopt)},
+                std::nullopt},
+      FleetNode{"c", "c:1", "tarmac", false, std::nullopt, {Idle(0, 99999, 500.0)}, std::nullopt}};
   std::vector<IdleRow> rows = IdleNow(v);
   ASSERT_EQ(rows.size(), 4u);  // Not the busy GPU, nor the down node's.
   EXPECT_EQ(rows[0].node->name, "b");

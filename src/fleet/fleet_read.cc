@@ -154,6 +154,45 @@ const std::vector<ReadingQuery>& ReadingQueries() {
   return kQueries;
 }
 
+// --by node (ReadParts::by_node): each node's GPUs, counted by UUID (a GPU
+// whose info series changed within the lookback counts once).
+std::string NodeInfoQuery() {
+  return fmt::format("count by (instance, hostname) (max by (instance, hostname, uuid) ({}))",
+                     node::family::kGpuInfo);
+}
+// Its held-idle GPUs by UUID, whose idle holders IdleHoldersQuery counts.
+std::string HeldIdleUuidQuery() {
+  return fmt::format("max by (instance, uuid) ({} and on (instance, gpu) ({} == 1))", node::family::kGpuInfo,
+                     node::family::kGpuHeldIdle);
+}
+
+// A count of each node's GPUs, and what a sample of it sets.
+struct CountQuery {
+  std::string promql;
+  void (*apply)(const Sample& s, NodeCounts* c);
+};
+
+const std::vector<CountQuery>& CountQueries() {
+  namespace f = node::family;
+  static const std::vector<CountQuery> kQueries = {
+      {fmt::format("count by (instance) ({} == 1)", f::kGpuIdle),
+       [](const Sample& s, NodeCounts* c) { c->idle = static_cast<int>(s.value); }},
+      {fmt::format("count by (instance) ({} == 1)", f::kGpuLost),
+       [](const Sample& s, NodeCounts* c) { c->lost = static_cast<int>(s.value); }},
+      // A GPU whose MIG instances several leases hold counts once.
+      {fmt::format("count by (instance) (max by (instance, gpu) ({} == 1))", f::kGpuLease),
+       [](const Sample& s, NodeCounts* c) { c->leased = static_cast<int>(s.value); }},
+      {fmt::format("count by (instance, verdict) ({} == 1)", f::kGpuHealth),
+       [](const Sample& s, NodeCounts* c) {
+         if (s.Label("verdict") == "drain") c->drain = static_cast<int>(s.value);
+         if (s.Label("verdict") == "degraded") c->degraded = static_cast<int>(s.value);
+       }},
+      {fmt::format("avg by (instance) ({})", f::kGpuUtilizationRatio),
+       [](const Sample& s, NodeCounts* c) { c->utilization_ratio = FiniteOrNone(s.value); }},
+  };
+  return kQueries;
+}
+
 // A GPU is the series' scrape target and UUID; a node its scrape target.
 using NodeAndGpu = std::pair<std::string, std::string>;
 
@@ -195,7 +234,8 @@ struct Reader {
   // The readings of tarmac's families by ReadingKey, as they come: a
   // hash table, as a fleet's million readings each find their GPU here.
   std::unordered_map<std::string, FleetGpu> readings;
-  std::map<NodeAndGpu, FleetGpu> gpus;  // Once every answer is in (Join).
+  std::map<NodeAndGpu, FleetGpu> gpus;       // Once every answer is in (Join).
+  std::map<std::string, NodeCounts> counts;  // --by node: by instance, as they come.
 
   // Takes the answer to asked[i]: folds a reading or the GPU list in at
   // once; keeps the others.
@@ -215,7 +255,16 @@ struct Reader {
       }
     } else if (kept.count(promql) != 0) {
       answers[promql] = std::move(a);
+    } else if (promql == NodeInfoQuery()) {
+      for (const Sample& s : a.samples) {
+        Node(s, "hostname", "tarmac");
+        counts[s.Label("instance")].gpus = static_cast<int>(s.value);
+      }
     } else {
+      for (const CountQuery& q : CountQueries()) {
+        if (q.promql != promql) continue;
+        for (const Sample& s : a.samples) q.apply(s, &counts[s.Label("instance")]);
+      }
       for (const ReadingQuery& q : ReadingQueries()) {
         if (q.promql != promql) continue;
         for (const Sample& s : a.samples)
@@ -358,6 +407,45 @@ Status ReadDownNodes(prom::PromClient* client, double now_unix, Reader* r) {
   return Status::OK();
 }
 
+// What a reading of `parts` asks, and which answers it keeps until every
+// answer is in.
+void Ask(const ReadParts& parts, Reader* r) {
+  r->asked = {LastSampleQuery(), DcgmInfoQuery(), "up", IdleHoldersQuery(), kDcgmReadingsQuery, "time()"};
+  if (!parts.by_node) r->asked.push_back(ProcessesQuery());
+  if (parts.by_node) r->asked.push_back(HeldIdleUuidQuery());
+  r->kept = {r->asked.begin(), r->asked.end()};
+  r->last_sample_queries = {LastSampleQuery()};
+  if (parts.by_node) {
+    r->asked.push_back(NodeInfoQuery());
+    for (const CountQuery& q : CountQueries()) r->asked.push_back(q.promql);
+    return;
+  }
+  r->asked.push_back(InfoQuery());
+  r->info_queries = {InfoQuery()};
+  if (parts.recent_utilization) r->asked.push_back(RecentQuery());
+  for (const ReadingQuery& q : ReadingQueries()) {
+    if (q.IsAskedFor(parts)) r->asked.push_back(q.promql);
+  }
+}
+
+// --by node: the counts into the nodes that answer now, with the idle
+// holders of their held-idle GPUs (processes at 0 % SM, by UUID).
+void ApplyCounts(Reader* r) {
+  std::set<NodeAndGpu> held;
+  for (const Sample& s : r->Kept(HeldIdleUuidQuery())) {
+    if (held.insert({s.Label("instance"), s.Label("uuid")}).second)
+      ++r->counts[s.Label("instance")].held_idle;
+  }
+  for (const Sample& s : r->Kept(IdleHoldersQuery())) {
+    if (held.count({s.Label("instance"), s.Label("uuid")}) != 0)
+      r->counts[s.Label("instance")].idle_holders += static_cast<int>(s.value);
+  }
+  for (auto& [instance, c] : r->counts) {
+    auto node = r->nodes.find(instance);
+    if (node != r->nodes.end() && node->second.source == "tarmac") node->second.counts = c;
+  }
+}
+
 // The nodes and their GPUs into the view, in order.
 void Assemble(Reader* r, FleetView* view) {
   for (auto& [key, g] : r->gpus) {
@@ -383,15 +471,7 @@ Result<FleetView> ReadFleet(prom::PromClient* client, const ReadParts& parts) {
   FleetView view;
   view.prometheus_url = client->url();
   Reader r(&view);
-  r.asked = {InfoQuery(),        LastSampleQuery(), DcgmInfoQuery(),    "up",
-             IdleHoldersQuery(), ProcessesQuery(),  kDcgmReadingsQuery, "time()"};
-  r.kept = {r.asked.begin() + 1, r.asked.end()};
-  r.last_sample_queries = {LastSampleQuery()};
-  if (parts.recent_utilization) r.asked.push_back(RecentQuery());
-  for (const ReadingQuery& q : ReadingQueries()) {
-    if (q.IsAskedFor(parts)) r.asked.push_back(q.promql);
-  }
-  r.info_queries = {InfoQuery()};
+  Ask(parts, &r);
   client->QueryEachInTurn(r.asked, std::nullopt,
                           [&r](size_t i, Result<QueryResult> answer) { r.Take(i, std::move(answer)); });
   if (r.refused) return r.refused->second;
@@ -433,6 +513,7 @@ Result<FleetView> ReadFleet(prom::PromClient* client, const ReadParts& parts) {
         "its scrape targets (docs/fleet.md#set-up)");
   }
 
+  if (parts.by_node) ApplyCounts(&r);
   // Processes holding memory at 0 % SM, and processes, per GPU.
   for (const Sample& s : r.Kept(IdleHoldersQuery())) {
     if (FleetGpu* g = r.Gpu(s, "uuid")) g->idle_holders = static_cast<int>(s.value);

@@ -30,6 +30,12 @@ struct ReadParts {
   // held-idle GPUs, their memory, processes and holders (not utilization,
   // power, temperature, loss or throttling: eight families fewer).
   bool idle_only = false;
+  // Each node's GPUs counted by the store (FleetNode::counts), not listed:
+  // what `fleet status --by node` shows. The store still reads every
+  // GPU's series of the families counted, but answers a few series a
+  // node, not each GPU's readings (nodes down, and those only
+  // dcgm-exporter reports, are listed as before).
+  bool by_node = false;
 };
 
 Result<FleetView> ReadFleet(prom::PromClient* client, const ReadParts& parts = {});

@@ -296,5 +296,78 @@ TEST(FleetReadTest, AStoreThatWillNotListTheDaysNodesStillGivesTheLiveOnesAndSay
   EXPECT_FALSE(prometheus.WasAsked("tarmac_gpu_info{"));
 }
 
+// --by node: the store counts each node's GPUs; no GPU's readings are
+// asked, and the idle holders counted are those of held-idle GPUs only.
+TEST(FleetReadTest, ByNodeTheStoreCountsEachNodesGpusAndNoReadingIsAsked) {
+  StandIn prometheus([](const std::string& q) {
+    if (q.rfind("count by (instance, hostname)", 0) == 0) {
+      return Vector(R"({"metric":{"instance":"n1:9477","hostname":"n1"},"value":[1,"2"]},
+                       {"metric":{"instance":"n2:9477","hostname":"n2"},"value":[1,"1"]})");
+    }
+    if (q == "up") {
+      return Vector(R"({"metric":{"instance":"n1:9477"},"value":[1,"1"]},
+                       {"metric":{"instance":"n2:9477"},"value":[1,"1"]})");
+    }
+    if (q == "count by (instance) (tarmac_gpu_idle == 1)") {
+      return Vector(R"({"metric":{"instance":"n1:9477"},"value":[1,"1"]})");
+    }
+    if (q.find("tarmac_gpu_lease == 1") != std::string::npos) {
+      return Vector(R"({"metric":{"instance":"n2:9477"},"value":[1,"1"]})");
+    }
+    if (q.find("tarmac_gpu_health == 1") != std::string::npos) {
+      return Vector(R"({"metric":{"instance":"n1:9477","verdict":"drain"},"value":[1,"1"]},
+                       {"metric":{"instance":"n1:9477","verdict":"ok"},"value":[1,"1"]})");
+    }
+    if (q.rfind("avg by (instance)", 0) == 0) {
+      return Vector(R"({"metric":{"instance":"n1:9477"},"value":[1,"0.45"]},
+                       {"metric":{"instance":"n2:9477"},"value":[1,"0.5"]})");
+    }
+    if (q.find("tarmac_gpu_held_idle == 1") != std::string::npos) {
+      return Vector(R"({"metric":{"instance":"n1:9477","uuid":"GPU-2"},"value":[1,"1"]})");
+    }
+    if (q.find("tarmac_process_sm_utilization_ratio == 0") != std::string::npos) {
+      return Vector(R"({"metric":{"instance":"n1:9477","uuid":"GPU-2"},"value":[1,"2"]},
+                       {"metric":{"instance":"n1:9477","uuid":"GPU-1"},"value":[1,"1"]})");
+    }
+    return Vector("");
+  });
+  std::unique_ptr<prom::PromClient> client = prometheus.Client();
+  ReadParts parts;
+  parts.by_node = true;
+  Result<FleetView> view = ReadFleet(client.get(), parts);
+  ASSERT_TRUE(view.ok()) << view.status().message();
+  ASSERT_EQ(view.value().nodes.size(), 2u);
+  const FleetNode& n1 = view.value().nodes[0];
+  const FleetNode& n2 = view.value().nodes[1];
+  EXPECT_TRUE(n1.gpus.empty());
+  ASSERT_TRUE(n1.counts.has_value());
+  ASSERT_TRUE(n2.counts.has_value());
+  EXPECT_EQ(n1.counts->gpus, 2);
+  EXPECT_EQ(n1.counts->idle, 1);
+  EXPECT_EQ(n1.counts->held_idle, 1);
+  EXPECT_EQ(n1.counts->idle_holders, 2);  // GPU-1's holder is not on a held-idle GPU.
+  EXPECT_EQ(n1.counts->drain, 1);
+  EXPECT_EQ(n1.counts->leased, 0);
+  EXPECT_EQ(n1.counts->utilization_ratio, 0.45);
+  EXPECT_EQ(n2.counts->gpus, 1);
+  EXPECT_EQ(n2.counts->leased, 1);
+  EXPECT_EQ(n2.counts->idle, 0);
+  FleetTotals t = Totals(view.value());
+  EXPECT_EQ(TotalsLine(t), "1 of 3 GPUs idle; 1 held idle by 2 processes; 1 leased");
+  EXPECT_FALSE(prometheus.WasAsked("tarmac_gpu_temperature_celsius"));
+  EXPECT_FALSE(prometheus.WasAsked("max by (instance, hostname, gpu, uuid, model) (tarmac_gpu_info)"));
+
+  std::string text = RenderNodesText(view.value(), 100);
+  EXPECT_NE(text.find("\nn1        2      1          1       0    45%  1 DRAIN  2 idle holders\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\nn2        1      0          0       1    50%\n"), std::string::npos) << text;
+  nlohmann::json j = NodesToJson(view.value());
+  EXPECT_EQ(j["nodes"][0]["held_idle"], 1);
+  EXPECT_EQ(j["nodes"][0]["drain"], 1);
+  EXPECT_EQ(j["nodes"][1]["leased"], 1);
+  EXPECT_EQ(j["totals"]["gpus"], 3);
+}
+
 }  // namespace
 }  // namespace tarmac::fleet

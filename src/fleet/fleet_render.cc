@@ -81,26 +81,36 @@ void Put(json* j, const char* key, const std::optional<double>& v) {
   if (v) (*j)[key] = *v;
 }
 
-}  // namespace
-
-std::string RenderFleetText(const FleetView& view, size_t width) {
+// The lines every view of the fleet starts with: how many nodes, from
+// where; the totals; a partial answer and the store's warnings.
+std::string FleetHeader(const FleetView& view, size_t width) {
   FleetTotals totals = Totals(view);
   std::string out = fmt::format("fleet: {} node{} via {}\n", totals.nodes, totals.nodes == 1 ? "" : "s",
                                 view.prometheus_url);
   out += WrapText(TotalsLine(totals), width, 0, 2) + "\n";
   if (view.is_partial) out += "partial answer: some of Prometheus' stores did not answer\n";
   for (const std::string& w : view.warnings) out += WrapText("warning: " + w, width, 0, 2) + "\n";
+  return out;
+}
+
+// "DOWN since 2026-12-03 15:02 UTC (3m 10s ago)", or "DOWN".
+std::string DownSince(const FleetView& view, const FleetNode& node) {
+  return node.last_seen_unix
+             ? fmt::format("DOWN since {} ({} ago)", FormatUtc(static_cast<int64_t>(*node.last_seen_unix)),
+                           Ago(view.taken_at_unix - *node.last_seen_unix))
+             : "DOWN";
+}
+
+}  // namespace
+
+std::string RenderFleetText(const FleetView& view, size_t width) {
+  std::string out = FleetHeader(view, width);
   for (const FleetNode& node : view.nodes) {
     out += "\n";
     std::string head =
         fmt::format("{}  {} GPU{}", node.name, node.gpus.size(), node.gpus.size() == 1 ? "" : "s");
     if (node.source != "tarmac") head += "  (" + node.source + ")";
-    if (!node.is_up) {
-      head += node.last_seen_unix ? fmt::format("  DOWN since {} ({} ago)",
-                                                FormatUtc(static_cast<int64_t>(*node.last_seen_unix)),
-                                                Ago(view.taken_at_unix - *node.last_seen_unix))
-                                  : "  DOWN";
-    }
+    if (!node.is_up) head += "  " + DownSince(view, node);
     out += head + "\n";
     if (!node.is_up) continue;
     out += fmt::format("{:<4}{:<18}{:>5}  {:<17} {:<13}{:>5}  {}\n", "GPU", "NAME", "UTIL", "MEMORY", "POWER",
@@ -222,6 +232,68 @@ void WriteFleetJson(const FleetView& view, std::FILE* out) {
   text += view.nodes.empty() ? "]" : "\n  ]";
   text += head.substr(at + empty.size()) + "\n";
   std::fwrite(text.data(), 1, text.size(), out);
+}
+
+std::string RenderNodesText(const FleetView& view, size_t width) {
+  std::string out = FleetHeader(view, width) + "\n";
+  size_t name_width = 4;
+  for (const FleetNode& node : view.nodes)
+    name_width = std::max(name_width, std::min<size_t>(node.name.size(), 40));
+  out += fmt::format("{:<{}}  {:>5}  {:>5}  {:>9}  {:>6}  {:>5}  {}\n", "NODE", name_width, "GPUS", "IDLE",
+                     "HELD IDLE", "LEASED", "UTIL", "NOTES");
+  for (const FleetNode& node : view.nodes) {
+    NodeCounts c = CountsOf(node);
+    std::string notes = node.source == "tarmac" ? "" : "(" + node.source + ")  ";
+    std::string line;
+    if (!node.is_up) {
+      line = fmt::format("{:<{}}  {:>5}  {:>5}  {:>9}  {:>6}  {:>5}", node.name, name_width, c.gpus, "-", "-",
+                         "-", "-");
+      notes += DownSince(view, node);
+    } else {
+      line = fmt::format("{:<{}}  {:>5}  {:>5}  {:>9}  {:>6}  {:>5}", node.name, name_width, c.gpus, c.idle,
+                         c.held_idle, c.leased, Pct(c.utilization_ratio));
+      if (c.lost > 0) notes += fmt::format("{} LOST  ", c.lost);
+      if (c.drain > 0) notes += fmt::format("{} DRAIN  ", c.drain);
+      if (c.degraded > 0) notes += fmt::format("{} degraded  ", c.degraded);
+      if (c.idle_holders > 0) {
+        notes += fmt::format("{} idle holder{}", c.idle_holders, c.idle_holders == 1 ? "" : "s");
+      }
+    }
+    while (!notes.empty() && notes.back() == ' ') notes.pop_back();
+    if (notes.empty()) {
+      out += line + "\n";
+    } else if (width == 0 || line.size() + 2 + notes.size() <= width) {
+      out += line + "  " + notes + "\n";
+    } else {
+      out += line + "\n        " + WrapText(notes, width, 8, 8) + "\n";
+    }
+  }
+  return out;
+}
+
+json NodesToJson(const FleetView& view) {
+  json out = FleetHead(view);
+  for (const FleetNode& node : view.nodes) {
+    NodeCounts c = CountsOf(node);
+    json n = {{"name", node.name},
+              {"instance", node.instance},
+              {"source", node.source},
+              {"up", node.is_up},
+              {"gpus", c.gpus}};
+    Put(&n, "last_seen_unix", node.last_seen_unix);
+    if (node.is_up) {  // What a down node last said is not now.
+      n["idle"] = c.idle;
+      n["held_idle"] = c.held_idle;
+      n["idle_holders"] = c.idle_holders;
+      n["leased"] = c.leased;
+      n["lost"] = c.lost;
+      n["drain"] = c.drain;
+      n["degraded"] = c.degraded;
+      Put(&n, "utilization_ratio", c.utilization_ratio);
+    }
+    out["nodes"].push_back(std::move(n));
+  }
+  return out;
 }
 
 }  // namespace tarmac::fleet

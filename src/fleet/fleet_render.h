@@ -27,4 +27,12 @@ nlohmann::json FleetToJson(const FleetView& view);
 // a fleet of ten thousand nodes is never one document in memory.
 void WriteFleetJson(const FleetView& view, std::FILE* out);
 
+// `tarmac fleet status --by node`: a line a node, its GPUs counted
+// (CountsOf): GPUs, idle, held idle, leased, mean utilization, and notes
+// (LOST, DRAIN, degraded, idle holders; DOWN since when).
+std::string RenderNodesText(const FleetView& view, size_t width);
+// The same as JSON: FleetToJson's head, and per node its counts in place
+// of its GPUs (down nodes: their GPUs only).
+nlohmann::json NodesToJson(const FleetView& view);
+
 }  // namespace tarmac::fleet

@@ -52,19 +52,42 @@ FleetView Filter(const FleetView& view, const FleetFilter& filter) {
   return out;
 }
 
+NodeCounts CountsOf(const FleetNode& node) {
+  if (node.counts) return *node.counts;
+  NodeCounts c;
+  c.gpus = static_cast<int>(node.gpus.size());
+  if (!node.is_up) return c;
+  double utilization = 0;
+  int read = 0;
+  for (const FleetGpu& g : node.gpus) {
+    c.idle += g.is_idle ? 1 : 0;
+    c.held_idle += g.is_held_idle ? 1 : 0;
+    c.idle_holders += g.is_held_idle ? g.idle_holders : 0;
+    c.leased += g.holders.empty() ? 0 : 1;
+    c.lost += g.is_lost ? 1 : 0;
+    c.drain += g.verdict == "drain" ? 1 : 0;
+    c.degraded += g.verdict == "degraded" ? 1 : 0;
+    if (g.utilization_ratio) {
+      utilization += *g.utilization_ratio;
+      ++read;
+    }
+  }
+  if (read > 0) c.utilization_ratio = utilization / read;
+  return c;
+}
+
 FleetTotals Totals(const FleetView& view) {
   FleetTotals t;
   for (const FleetNode& node : view.nodes) {
     ++t.nodes;
     if (!node.is_up) ++t.nodes_down;
-    t.gpus += static_cast<int>(node.gpus.size());
+    NodeCounts c = CountsOf(node);
+    t.gpus += c.gpus;
     if (!node.is_up) continue;  // What a down node last said is not now.
-    for (const FleetGpu& g : node.gpus) {
-      t.gpus_idle += g.is_idle ? 1 : 0;
-      t.gpus_held_idle += g.is_held_idle ? 1 : 0;
-      t.idle_holders += g.is_held_idle ? g.idle_holders : 0;
-      t.gpus_leased += g.holders.empty() ? 0 : 1;
-    }
+    t.gpus_idle += c.idle;
+    t.gpus_held_idle += c.held_idle;
+    t.idle_holders += c.idle_holders;
+    t.gpus_leased += c.leased;
   }
   return t;
 }

@@ -58,6 +58,21 @@ struct FleetGpu {
   std::optional<double> held_idle_for_seconds;
 };
 
+// A node's GPUs counted, not listed: what `fleet status --by node` reads,
+// the store counting them (a few series a node in its answers, where
+// listing them is every GPU's readings).
+struct NodeCounts {
+  int gpus = 0;
+  int idle = 0;
+  int held_idle = 0;
+  int idle_holders = 0;  // Processes at 0 % SM on the held-idle GPUs.
+  int leased = 0;
+  int lost = 0;
+  int drain = 0;  // Health verdicts (tarmac_gpu_health).
+  int degraded = 0;
+  std::optional<double> utilization_ratio;  // The mean of its GPUs'.
+};
+
 struct FleetNode {
   std::string name;      // The hostname label.
   std::string instance;  // Prometheus' scrape target.
@@ -65,6 +80,9 @@ struct FleetNode {
   bool is_up = false;
   std::optional<double> last_seen_unix;  // Its last sample (down nodes: since when).
   std::vector<FleetGpu> gpus;
+  // Set when its GPUs were counted rather than listed (ReadParts::by_node):
+  // `gpus` is then empty. CountsOf gives a node's counts either way.
+  std::optional<NodeCounts> counts;
 };
 
 struct FleetView {
@@ -101,6 +119,11 @@ struct FleetTotals {
 };
 
 FleetTotals Totals(const FleetView& view);
+
+// The node's GPUs counted: its counts when the store counted them, else
+// its listed GPUs' (a down node counts GPUs only: what it last said is not
+// now).
+NodeCounts CountsOf(const FleetNode& node);
 
 // "412 of 1,024 GPUs idle; 37 held idle by 19 processes; 3 nodes down".
 std::string TotalsLine(const FleetTotals& totals);

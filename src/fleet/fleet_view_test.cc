@@ -35,13 +35,13 @@ FleetView Fleet() {
   FleetView v;
   v.prometheus_url = "http://p:9090";
   v.taken_at_unix = 1796000000;
-  FleetNode a{"node-a", "10.0.0.1:9477", "tarmac", true, 1796000000, {}};
+  FleetNode a{"node-a", "10.0.0.1:9477", "tarmac", true, 1796000000, {}, std::nullopt};
   a.gpus = {Gpu(0, "NVIDIA H100 80GB HBM3", true, true), Gpu(1, "NVIDIA H100 80GB HBM3", false)};
   a.gpus[1].holders.push_back(GpuHolder{7, "alice", "slurm", "4242", ""});
   a.gpus[1].throttle_reasons = {"hw_thermal_slowdown", "sw_thermal_slowdown", "sw_power_cap"};
-  FleetNode b{"node-b", "10.0.0.2:9477", "tarmac", false, 1795999700, {}};
+  FleetNode b{"node-b", "10.0.0.2:9477", "tarmac", false, 1795999700, {}, std::nullopt};
   b.gpus = {Gpu(0, "Tesla T4", true), Gpu(1, "Tesla T4", true)};  // Stale: it is down.
-  FleetNode c{"node-c", "10.0.0.3:9400", "dcgm-exporter", true, std::nullopt, {}};
+  FleetNode c{"node-c", "10.0.0.3:9400", "dcgm-exporter", true, std::nullopt, {}, std::nullopt};
   c.gpus = {Gpu(0, "NVIDIA A100-SXM4-80GB", true)};
   v.nodes = {a, b, c};
   return v;

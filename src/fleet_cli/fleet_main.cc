@@ -100,6 +100,7 @@ struct FleetLine {
   CLI::App* idle = nullptr;
   CLI::App* report = nullptr;
   // status and idle
+  std::string status_by = "gpu";
   bool json = false;
   bool idle_json = false;
   std::string node_regex;
@@ -161,6 +162,13 @@ void AddViewCommands(CLI::App* app, FleetLine* line) {
   status->add_flag("--idle", line->filter.idle_only, "Only idle GPUs (under 5 % utilization now)");
   status->add_flag("--held-idle", line->filter.held_idle_only,
                    "Only GPUs a process holds memory on at 0 % SM");
+  status
+      ->add_option(
+          "--by", line->status_by,
+          "gpu: every GPU, a line each (default); node: a line a node, its GPUs counted by the store "
+          "(idle, held idle, leased, lost, drain, mean utilization): the glance at thousands of nodes")
+      ->check(CLI::IsMember({"gpu", "node"}))
+      ->type_name("gpu|node");
   line->pick = app->add_subcommand(
       "pick", "The node and GPUs that fit a job best now, as tarmac pick judges GPUs (a hint, not a lease)");
   CLI::App* pick = line->pick;
@@ -301,16 +309,28 @@ int RunReport(const FleetLine& line, prom::PromClient* client) {
 // answer instead).
 int RunView(const FleetLine& line, prom::PromClient* client) {
   client->LimitTotalTime(line.prom.timeout);
+  const fleet::FleetFilter& f = line.filter;
+  const bool by_node = line.status->parsed() && line.status_by == "node";
+  if (by_node && (!f.model.empty() || f.idle_only || f.held_idle_only)) {
+    return Fail(Status::InvalidArgument("status: --by node counts each node's GPUs; --model, --idle and "
+                                        "--held-idle pick GPUs: use them with --by gpu"),
+                kExitUsage);
+  }
   Result<fleet::FleetView> view =
-      fleet::ReadFleet(client, fleet::ReadParts{line.pick->parsed(), line.idle->parsed()});
+      fleet::ReadFleet(client, fleet::ReadParts{line.pick->parsed(), line.idle->parsed(), by_node});
   if (!view.ok()) return ExitFor(view.status());
   if (line.pick->parsed()) return RunPick(view.value(), line.pick_request, line.pick_json);
   // A copy only when a filter leaves some out: a large fleet is held once.
-  const fleet::FleetFilter& f = line.filter;
   const bool is_filtered = f.node || !f.model.empty() || f.idle_only || f.held_idle_only;
   fleet::FleetView filtered;
   if (is_filtered) filtered = fleet::Filter(view.value(), f);
   const fleet::FleetView& shown = is_filtered ? filtered : view.value();
+  if (by_node) {
+    std::string text = line.json ? fleet::NodesToJson(shown).dump(2) + "\n"
+                                 : ForTerminalLines(fleet::RenderNodesText(shown, Columns()));
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return kExitOk;
+  }
   if (!line.idle->parsed() && line.json) {
     fleet::WriteFleetJson(shown, stdout);
     return kExitOk;

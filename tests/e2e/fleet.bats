@@ -123,6 +123,33 @@ start_prometheus() {
   [[ "$output" == *"lease 1 ("* ]]
   [ -z "$(printf '%s\n' "$output" | wider_than_100)" ]
 
+  # By node: each node's GPUs counted by the store, as many as listing
+  # them counts (idle, held idle and its holder, leased, lost, the mean
+  # utilization), read back to back until a scrape does not fall between.
+  per_gpu='[.nodes[] | [.name, (.gpus | length), ([.gpus[] | select(.idle)] | length),
+    ([.gpus[] | select(.held_idle)] | length), ([.gpus[] | select(.held_idle) | .idle_holders] | add // 0),
+    ([.gpus[] | select(.holders | length > 0)] | length), ([.gpus[] | select(.lost)] | length),
+    ([.gpus[] | .utilization_ratio] | add / length * 1e6 | round)]]'
+  per_node='[.nodes[] | [.name, .gpus, .idle, .held_idle, .idle_holders, .leased, .lost,
+    (.utilization_ratio * 1e6 | round)]]'
+  for _ in $(seq 20); do
+    tarmac fleet status --json | jq -c "$per_gpu" > "$WORLD/listed"
+    tarmac fleet status --by node --json > "$WORLD/nodes.json"
+    jq -c "$per_node" "$WORLD/nodes.json" > "$WORLD/counted"
+    tarmac fleet status --json | jq -c "$per_gpu" > "$WORLD/listed-after"
+    cmp -s "$WORLD/listed" "$WORLD/listed-after" && break
+  done
+  [ "$(cat "$WORLD/counted")" == "$(cat "$WORLD/listed")" ]
+  [ "$(jq -c '[.nodes[] | .held_idle]' "$WORLD/nodes.json")" == '[1,0,0]' ]
+  [ "$(jq -c '[.totals.gpus, .totals.gpus_held_idle, .totals.idle_holders, .totals.gpus_leased]' "$WORLD/nodes.json")" == \
+    "$(jq -c '[.totals.gpus, .totals.gpus_held_idle, .totals.idle_holders, .totals.gpus_leased]' "$WORLD/fleet.json")" ]
+  run tarmac fleet status --by node
+  [ "$status" -eq 0 ]
+  [[ "${lines[1]}" == *"of 14 GPUs idle"* ]]
+  [[ "$output" == *"NODE     GPUS   IDLE  HELD IDLE  LEASED   UTIL  NOTES"* ]]
+  [[ "$output" == *$'\nnode-a      8 '*"1 idle holder"* ]]
+  [ -z "$(printf '%s\n' "$output" | wider_than_100)" ]
+
   # Filters.
   run tarmac fleet status --json --node 'node-[ab]'
   [ "$(echo "$output" | jq -c '[.nodes[].name]')" == '["node-a","node-b"]' ]
@@ -231,6 +258,11 @@ start_prometheus() {
   run tarmac fleet status
   [[ "$output" == *"node-c  "*"DOWN since"* ]]
   [[ "$output" == *"1 node down"* ]]
+  run tarmac fleet status --by node --json
+  [ "$(echo "$output" | jq -c '.nodes[] | select(.name == "node-c") | [.up, .gpus, .last_seen_unix > 0, has("idle")]')" == \
+    "[false,$(jq '.gpus | length' "$WORLD/node-c.json"),true,false]" ]
+  run tarmac fleet status --by node
+  [[ "$output" == *$'\nnode-c '*"DOWN since"* ]]
 }
 
 @test "fleet status: bad input and an unreachable Prometheus get their own exit codes" {
@@ -248,6 +280,13 @@ start_prometheus() {
   [[ "$output" == *"--bearer-token-file $WORLD/none"* ]]
   run tarmac fleet frobnicate
   [ "$status" -eq 2 ]
+  # --by node counts GPUs; the filters that pick GPUs do not go with it.
+  run tarmac fleet status --by node --idle --prometheus http://127.0.0.1:1
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"--by node counts each node's GPUs; --model, --idle and --held-idle pick GPUs"* ]]
+  run tarmac fleet status --by host
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"--by"* ]]
   # [fleet] in the config file names Prometheus; the environment and the
   # flag win over it; a bad value is refused with its line.
   printf '[fleet]\nprometheus_url = "http://127.0.0.1:2"\ntimeout = "2s"\n' > "$WORLD/fleet.toml"
