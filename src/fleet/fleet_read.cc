@@ -84,6 +84,11 @@ std::optional<double> FiniteOrNone(double v) {
   return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
 }
 
+// A mark's GPUs, where it is set, named as tarmac_gpu_info names them.
+std::string MarkQuery(const char* family) {
+  return fmt::format("max by (instance, hostname, gpu, uuid, model) ({} == 1)", family);
+}
+
 const std::vector<ReadingQuery>& ReadingQueries() {
   using G = FleetGpu;
   static const std::vector<ReadingQuery> kQueries = [] {
@@ -121,8 +126,12 @@ const std::vector<ReadingQuery>& ReadingQueries() {
                    fmt::format("max by (instance, gpu) ({}{{kind=\"uncorrected\",scope=\"volatile\"}}) > 0",
                                f::kGpuEccErrorsTotal),
                    false, [](const Sample& s, G* g) { g->ecc_uncorrected = FiniteOrNone(s.value); }});
-    add(f::kGpuIdle, " == 1", true, [](const Sample& s, G* g) { g->is_idle = s.value == 1; });
-    add(f::kGpuHeldIdle, " == 1", true, [](const Sample& s, G* g) { g->is_held_idle = s.value == 1; });
+    // The marks keep the GPU's identity (every tarmac family carries it):
+    // `fleet idle` names its GPUs from them alone (IdleGpuQueries).
+    out.push_back({f::kGpuIdle, MarkQuery(f::kGpuIdle), true,
+                   [](const Sample& s, G* g) { g->is_idle = s.value == 1; }});
+    out.push_back({f::kGpuHeldIdle, MarkQuery(f::kGpuHeldIdle), true,
+                   [](const Sample& s, G* g) { g->is_held_idle = s.value == 1; }});
     add(f::kGpuIdleForSeconds, " > 0", true,
         [](const Sample& s, G* g) { g->idle_for_seconds = FiniteOrNone(s.value); });
     add(f::kGpuHeldIdleForSeconds, " > 0", true,
@@ -160,10 +169,10 @@ std::string NodeInfoQuery() {
   return fmt::format("count by (instance, hostname) (max by (instance, hostname, uuid) ({}))",
                      node::family::kGpuInfo);
 }
-// Its held-idle GPUs by UUID, whose idle holders IdleHoldersQuery counts.
+// Its held-idle GPUs by UUID (the mark carries it), whose idle holders
+// IdleHoldersQuery counts.
 std::string HeldIdleUuidQuery() {
-  return fmt::format("max by (instance, uuid) ({} and on (instance, gpu) ({} == 1))", node::family::kGpuInfo,
-                     node::family::kGpuHeldIdle);
+  return fmt::format("max by (instance, uuid) ({} == 1)", node::family::kGpuHeldIdle);
 }
 
 // A count of each node's GPUs, and what a sample of it sets.
@@ -248,33 +257,36 @@ struct Reader {
     if (!a.warnings.empty()) warnings[i] = std::move(a.warnings);
     view->is_partial = view->is_partial || a.is_partial;
     const std::string& promql = asked[i];
-    if (info_queries.count(promql) != 0) {
+    if (info_queries.count(promql) != 0) {  // A list of GPUs (and maybe a reading of them: a mark).
       for (const Sample& s : a.samples) {
         Node(s, "hostname", "tarmac");
         info.push_back({s.Label("instance"), s.Label("gpu"), s.Label("uuid"), s.Label("model")});
       }
-    } else if (kept.count(promql) != 0) {
+    }
+    if (kept.count(promql) != 0) {
       answers[promql] = std::move(a);
-    } else if (promql == NodeInfoQuery()) {
+      return;
+    }
+    if (promql == NodeInfoQuery()) {
       for (const Sample& s : a.samples) {
         Node(s, "hostname", "tarmac");
         counts[s.Label("instance")].gpus = static_cast<int>(s.value);
       }
-    } else {
-      for (const CountQuery& q : CountQueries()) {
-        if (q.promql != promql) continue;
-        for (const Sample& s : a.samples) q.apply(s, &counts[s.Label("instance")]);
-      }
-      for (const ReadingQuery& q : ReadingQueries()) {
-        if (q.promql != promql) continue;
-        for (const Sample& s : a.samples)
-          q.apply(s, &readings[ReadingKey(s.Label("instance"), s.Label("gpu"))]);
-      }
-      if (promql == RecentQuery()) {
-        for (const Sample& s : a.samples) {
-          readings[ReadingKey(s.Label("instance"), s.Label("gpu"))].recent_utilization_ratio =
-              FiniteOrNone(s.value);
-        }
+      return;
+    }
+    for (const CountQuery& q : CountQueries()) {
+      if (q.promql != promql) continue;
+      for (const Sample& s : a.samples) q.apply(s, &counts[s.Label("instance")]);
+    }
+    for (const ReadingQuery& q : ReadingQueries()) {
+      if (q.promql != promql) continue;
+      for (const Sample& s : a.samples)
+        q.apply(s, &readings[ReadingKey(s.Label("instance"), s.Label("gpu"))]);
+    }
+    if (promql == RecentQuery()) {
+      for (const Sample& s : a.samples) {
+        readings[ReadingKey(s.Label("instance"), s.Label("gpu"))].recent_utilization_ratio =
+            FiniteOrNone(s.value);
       }
     }
   }
@@ -420,8 +432,14 @@ void Ask(const ReadParts& parts, Reader* r) {
     for (const CountQuery& q : CountQueries()) r->asked.push_back(q.promql);
     return;
   }
-  r->asked.push_back(InfoQuery());
-  r->info_queries = {InfoQuery()};
+  // `fleet idle` shows only idle and held-idle GPUs: the marks name them,
+  // and no GPU list (80,000 series, the largest answer) is read.
+  if (parts.idle_only) {
+    r->info_queries = {MarkQuery(node::family::kGpuIdle), MarkQuery(node::family::kGpuHeldIdle)};
+  } else {
+    r->asked.push_back(InfoQuery());
+    r->info_queries = {InfoQuery()};
+  }
   if (parts.recent_utilization) r->asked.push_back(RecentQuery());
   for (const ReadingQuery& q : ReadingQueries()) {
     if (q.IsAskedFor(parts)) r->asked.push_back(q.promql);
@@ -478,13 +496,18 @@ Result<FleetView> ReadFleet(prom::PromClient* client, const ReadParts& parts) {
   r.TakeWarnings();
   std::vector<Sample> t = r.Kept("time()");
   if (!t.empty()) view.taken_at_unix = t.front().value;
-  if (Status down = ReadDownNodes(client, view.taken_at_unix, &r); !down.ok()) return down;
+  // `fleet idle` shows the nodes that answer now: no down node is read.
+  if (!parts.idle_only) {
+    if (Status down = ReadDownNodes(client, view.taken_at_unix, &r); !down.ok()) return down;
+  }
 
   // The GPUs of every tarmac node seen within the window, down ones too,
   // with their readings now.
   r.Join();
+  bool any_sampled = false;  // A tarmac node answers now.
   for (const std::string& q : r.last_sample_queries) {
     for (const Sample& s : r.Kept(q)) {
+      any_sampled = true;
       if (r.nodes.count(s.Label("instance")) != 0)
         r.nodes[s.Label("instance")].last_seen_unix = FiniteOrNone(s.value);
     }
@@ -505,7 +528,7 @@ Result<FleetView> ReadFleet(prom::PromClient* client, const ReadParts& parts) {
     if (it != r.nodes.end()) it->second.is_up = it->second.is_up || s.value == 1;
   }
   // Nothing to show: say why it may be, rather than an empty fleet alone.
-  if (r.nodes.empty()) {
+  if (r.nodes.empty() && !(parts.idle_only && any_sampled)) {  // Idle: nodes with an idle GPU.
     view.warnings.push_back(
         "no node reports to this store: no scrape target exported tarmac's GPU series or dcgm-exporter's "
         "in the last day. A store that began scraping within the last minute may not show its newest "

@@ -28,7 +28,11 @@ struct ReadParts {
   bool recent_utilization = false;
   // Only what `fleet idle` shows: the marks and spells of idle and
   // held-idle GPUs, their memory, processes and holders (not utilization,
-  // power, temperature, loss or throttling: eight families fewer).
+  // power, temperature, loss or throttling: eight families fewer), of the
+  // nodes that answer now. The marks name the GPUs (every tarmac family
+  // carries the GPU's UUID and model): tarmac_gpu_info, the largest
+  // answer, is not read, nor the down nodes; only nodes with an idle or
+  // held-idle GPU are in the view.
   bool idle_only = false;
   // Each node's GPUs counted by the store (FleetNode::counts), not listed:
   // what `fleet status --by node` shows. The store still reads every

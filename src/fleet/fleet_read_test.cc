@@ -369,5 +369,74 @@ TEST(FleetReadTest, ByNodeTheStoreCountsEachNodesGpusAndNoReadingIsAsked) {
   EXPECT_EQ(j["totals"]["gpus"], 3);
 }
 
+// `fleet idle`: the marks name the idle GPUs; the GPU list, the largest
+// answer, is not asked, nor the day's nodes (no down node is shown).
+TEST(FleetReadTest, IdleNamesItsGpusFromTheMarksAndReadsNoGpuListNorDownNodes) {
+  StandIn prometheus([](const std::string& q) {
+    if (q == "max by (instance, hostname, gpu, uuid, model) (tarmac_gpu_idle == 1)") {
+      return Vector(
+          R"({"metric":{"instance":"n1:9477","hostname":"n1","gpu":"1","uuid":"GPU-2","model":"H100"},"value":[1,"1"]})");
+    }
+    if (q == "max by (instance, hostname, gpu, uuid, model) (tarmac_gpu_held_idle == 1)") {
+      return Vector(
+          R"({"metric":{"instance":"n2:9477","hostname":"n2","gpu":"0","uuid":"GPU-3","model":"A100"},"value":[1,"1"]})");
+    }
+    if (q.find("tarmac_gpu_memory_used_bytes") != std::string::npos) {
+      return Vector(R"({"metric":{"instance":"n2:9477","gpu":"0"},"value":[1,"3e9"]},
+                       {"metric":{"instance":"n1:9477","gpu":"0"},"value":[1,"7e10"]})");
+    }
+    if (q == "up") {
+      return Vector(R"({"metric":{"instance":"n1:9477"},"value":[1,"1"]},
+                       {"metric":{"instance":"n2:9477"},"value":[1,"1"]},
+                       {"metric":{"instance":"n3:9477"},"value":[1,"1"]})");
+    }
+    return Vector("");
+  });
+  std::unique_ptr<prom::PromClient> client = prometheus.Client();
+  ReadParts parts;
+  parts.idle_only = true;
+  Result<FleetView> view = ReadFleet(client.get(), parts);
+  ASSERT_TRUE(view.ok()) << view.status().message();
+  ASSERT_EQ(view.value().nodes.size(), 2u);
+  const FleetNode& n1 = view.value().nodes[0];
+  const FleetNode& n2 = view.value().nodes[1];
+  ASSERT_EQ(n1.gpus.size(), 1u);
+  EXPECT_EQ(n1.gpus[0].uuid, "GPU-2");
+  EXPECT_EQ(n1.gpus[0].index, 1);
+  EXPECT_TRUE(n1.gpus[0].is_idle);
+  ASSERT_EQ(n2.gpus.size(), 1u);
+  EXPECT_EQ(n2.gpus[0].model, "A100");
+  EXPECT_TRUE(n2.gpus[0].is_held_idle);
+  EXPECT_EQ(n2.gpus[0].memory_used_bytes, 3e9);
+  EXPECT_TRUE(n1.is_up && n2.is_up);
+  EXPECT_FALSE(prometheus.WasAsked("(tarmac_gpu_info)"));
+  EXPECT_TRUE(prometheus.SeriesAsked().empty());
+  EXPECT_TRUE(view.value().warnings.empty());
+}
+
+// A fleet with no idle GPU is not a store without nodes: no warning.
+TEST(FleetReadTest, IdleWithNoIdleGpuSaysNothingIsWrongWithTheStore) {
+  StandIn prometheus([](const std::string& q) {
+    if (q == "tarmac_last_sample_timestamp_seconds") {
+      return Vector(R"({"metric":{"instance":"n1:9477","hostname":"n1"},"value":[1,"99999"]})");
+    }
+    return Vector("");
+  });
+  std::unique_ptr<prom::PromClient> client = prometheus.Client();
+  ReadParts parts;
+  parts.idle_only = true;
+  Result<FleetView> view = ReadFleet(client.get(), parts);
+  ASSERT_TRUE(view.ok()) << view.status().message();
+  EXPECT_TRUE(view.value().nodes.empty());
+  EXPECT_TRUE(view.value().warnings.empty());
+  // Nor does a store with no node at all, read for idle, go unexplained.
+  StandIn empty([](const std::string&) { return Vector(""); });
+  client = empty.Client();
+  view = ReadFleet(client.get(), parts);
+  ASSERT_TRUE(view.ok()) << view.status().message();
+  ASSERT_EQ(view.value().warnings.size(), 1u);
+  EXPECT_NE(view.value().warnings[0].find("no node reports to this store"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tarmac::fleet
