@@ -89,6 +89,14 @@ class StandIn {
   std::vector<std::string> series_asked_;
 };
 
+// The view `parts` reads from `prometheus` (which must give one).
+FleetView ReadFromStandIn(StandIn* prometheus, const ReadParts& parts) {
+  std::unique_ptr<prom::PromClient> client = prometheus->Client();
+  Result<FleetView> view = ReadFleet(client.get(), parts);
+  EXPECT_TRUE(view.ok()) << view.status().message();
+  return view.ok() ? std::move(view).value() : FleetView();
+}
+
 TEST(FleetReadTest, AGpuAllocatedToAPodCarriesThePod) {
   StandIn prometheus([](const std::string& q) {
     if (q == "max by (instance, hostname, gpu, uuid, model) (tarmac_gpu_info)") {
@@ -331,14 +339,12 @@ TEST(FleetReadTest, ByNodeTheStoreCountsEachNodesGpusAndNoReadingIsAsked) {
     }
     return Vector("");
   });
-  std::unique_ptr<prom::PromClient> client = prometheus.Client();
   ReadParts parts;
   parts.by_node = true;
-  Result<FleetView> view = ReadFleet(client.get(), parts);
-  ASSERT_TRUE(view.ok()) << view.status().message();
-  ASSERT_EQ(view.value().nodes.size(), 2u);
-  const FleetNode& n1 = view.value().nodes[0];
-  const FleetNode& n2 = view.value().nodes[1];
+  FleetView view = ReadFromStandIn(&prometheus, parts);
+  ASSERT_EQ(view.nodes.size(), 2u);
+  const FleetNode& n1 = view.nodes[0];
+  const FleetNode& n2 = view.nodes[1];
   EXPECT_TRUE(n1.gpus.empty());
   ASSERT_TRUE(n1.counts.has_value());
   ASSERT_TRUE(n2.counts.has_value());
@@ -352,17 +358,17 @@ TEST(FleetReadTest, ByNodeTheStoreCountsEachNodesGpusAndNoReadingIsAsked) {
   EXPECT_EQ(n2.counts->gpus, 1);
   EXPECT_EQ(n2.counts->leased, 1);
   EXPECT_EQ(n2.counts->idle, 0);
-  FleetTotals t = Totals(view.value());
+  FleetTotals t = Totals(view);
   EXPECT_EQ(TotalsLine(t), "1 of 3 GPUs idle; 1 held idle by 2 processes; 1 leased");
   EXPECT_FALSE(prometheus.WasAsked("tarmac_gpu_temperature_celsius"));
   EXPECT_FALSE(prometheus.WasAsked("max by (instance, hostname, gpu, uuid, model) (tarmac_gpu_info)"));
 
-  std::string text = RenderNodesText(view.value(), 100);
+  std::string text = RenderNodesText(view, 100);
   EXPECT_NE(text.find("\nn1        2      1          1       0    45%  1 DRAIN  2 idle holders\n"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("\nn2        1      0          0       1    50%\n"), std::string::npos) << text;
-  nlohmann::json j = NodesToJson(view.value());
+  nlohmann::json j = NodesToJson(view);
   EXPECT_EQ(j["nodes"][0]["held_idle"], 1);
   EXPECT_EQ(j["nodes"][0]["drain"], 1);
   EXPECT_EQ(j["nodes"][1]["leased"], 1);
@@ -392,14 +398,12 @@ TEST(FleetReadTest, IdleNamesItsGpusFromTheMarksAndReadsNoGpuListNorDownNodes) {
     }
     return Vector("");
   });
-  std::unique_ptr<prom::PromClient> client = prometheus.Client();
   ReadParts parts;
   parts.idle_only = true;
-  Result<FleetView> view = ReadFleet(client.get(), parts);
-  ASSERT_TRUE(view.ok()) << view.status().message();
-  ASSERT_EQ(view.value().nodes.size(), 2u);
-  const FleetNode& n1 = view.value().nodes[0];
-  const FleetNode& n2 = view.value().nodes[1];
+  FleetView view = ReadFromStandIn(&prometheus, parts);
+  ASSERT_EQ(view.nodes.size(), 2u);
+  const FleetNode& n1 = view.nodes[0];
+  const FleetNode& n2 = view.nodes[1];
   ASSERT_EQ(n1.gpus.size(), 1u);
   EXPECT_EQ(n1.gpus[0].uuid, "GPU-2");
   EXPECT_EQ(n1.gpus[0].index, 1);
@@ -411,7 +415,7 @@ TEST(FleetReadTest, IdleNamesItsGpusFromTheMarksAndReadsNoGpuListNorDownNodes) {
   EXPECT_TRUE(n1.is_up && n2.is_up);
   EXPECT_FALSE(prometheus.WasAsked("(tarmac_gpu_info)"));
   EXPECT_TRUE(prometheus.SeriesAsked().empty());
-  EXPECT_TRUE(view.value().warnings.empty());
+  EXPECT_TRUE(view.warnings.empty());
 }
 
 // A fleet with no idle GPU is not a store without nodes: no warning.
@@ -422,20 +426,16 @@ TEST(FleetReadTest, IdleWithNoIdleGpuSaysNothingIsWrongWithTheStore) {
     }
     return Vector("");
   });
-  std::unique_ptr<prom::PromClient> client = prometheus.Client();
   ReadParts parts;
   parts.idle_only = true;
-  Result<FleetView> view = ReadFleet(client.get(), parts);
-  ASSERT_TRUE(view.ok()) << view.status().message();
-  EXPECT_TRUE(view.value().nodes.empty());
-  EXPECT_TRUE(view.value().warnings.empty());
+  FleetView view = ReadFromStandIn(&prometheus, parts);
+  EXPECT_TRUE(view.nodes.empty());
+  EXPECT_TRUE(view.warnings.empty());
   // Nor does a store with no node at all, read for idle, go unexplained.
   StandIn empty([](const std::string&) { return Vector(""); });
-  client = empty.Client();
-  view = ReadFleet(client.get(), parts);
-  ASSERT_TRUE(view.ok()) << view.status().message();
-  ASSERT_EQ(view.value().warnings.size(), 1u);
-  EXPECT_NE(view.value().warnings[0].find("no node reports to this store"), std::string::npos);
+  view = ReadFromStandIn(&empty, parts);
+  ASSERT_EQ(view.warnings.size(), 1u);
+  EXPECT_NE(view.warnings[0].find("no node reports to this store"), std::string::npos);
 }
 
 }  // namespace

@@ -64,6 +64,15 @@ bool Walk(od::value v) {
   return false;
 }
 
+// A string's text into `text` (true in *is_string); any other value is
+// read to its end. False when either is malformed.
+bool StringOrWalk(od::value v, std::string_view* text, bool* is_string) {
+  od::json_type type;
+  if (v.type().get(type)) return false;
+  *is_string = type == od::json_type::string;
+  return *is_string ? StringOf(v, text) : Walk(v);
+}
+
 // Whether `v` is JSON true; the value is read whole either way.
 bool IsTrue(od::value v, bool* ok) {
   bool b = false;
@@ -117,14 +126,10 @@ bool ReadLabels(od::value v, Labels* labels) {
     od::value e;
     if (field.unescaped_key().get(key) || !ValidText(key) || field.value().get(e)) return false;
     std::string name(key);
-    if (e.type().get(type)) return false;
-    if (type == od::json_type::string) {
-      std::string_view text;
-      if (!StringOf(e, &text)) return false;
-      labels->Set(std::move(name), std::string(text));
-    } else if (!Walk(e)) {
-      return false;
-    }
+    std::string_view text;
+    bool is_string = false;
+    if (!StringOrWalk(e, &text, &is_string)) return false;
+    if (is_string) labels->Set(std::move(name), std::string(text));
   }
   return true;
 }
@@ -188,14 +193,9 @@ bool ReadData(od::value v, QueryResult* out, Data* data, bool* is_object) {
     bool ok = true;
     if (key == "resultType") {
       std::string_view text;
-      if (e.type().get(type)) return false;
-      data->is_vector = false;
-      if (type == od::json_type::string) {
-        ok = StringOf(e, &text);
-        data->is_vector = text == "vector";
-      } else {
-        ok = Walk(e);
-      }
+      bool is_string = false;
+      ok = StringOrWalk(e, &text, &is_string);
+      data->is_vector = is_string && text == "vector";
     } else if (key == "result") {
       ok = ReadResult(e, &out->samples, &data->has_result);
     } else if (key == "isPartial") {
@@ -215,14 +215,10 @@ bool ReadWarnings(od::value v, std::vector<std::string>* warnings) {
   if (type != od::json_type::array) return Walk(v);
   for (auto element : v.get_array()) {
     od::value e;
-    if (element.get(e) || e.type().get(type)) return false;
     std::string_view text;
-    if (type == od::json_type::string) {
-      if (!StringOf(e, &text)) return false;
-      warnings->emplace_back(text);
-    } else if (!Walk(e)) {
-      return false;
-    }
+    bool is_string = false;
+    if (element.get(e) || !StringOrWalk(e, &text, &is_string)) return false;
+    if (is_string) warnings->emplace_back(text);
   }
   return true;
 }
@@ -254,16 +250,10 @@ std::optional<QueryResult> DecodeVectorAnswer(const std::string& body) {
     if (field.unescaped_key().get(key) || !ValidText(key) || field.value().get(e)) return std::nullopt;
     bool ok = true;
     if (key == "status") {
-      od::json_type type;
       std::string_view s;
-      status.clear();
-      if (e.type().get(type)) return std::nullopt;
-      if (type == od::json_type::string) {
-        ok = StringOf(e, &s);
-        status = s;
-      } else {
-        ok = Walk(e);
-      }
+      bool is_string = false;
+      ok = StringOrWalk(e, &s, &is_string);
+      status = is_string ? std::string(s) : std::string();
     } else if (key == "data") {
       ok = ReadData(e, &out, &data, &data_is_object);
     } else if (key == "warnings") {
