@@ -555,4 +555,12 @@ Result<FleetView> ReadFleet(prom::PromClient* client, const ReadParts& parts) {
   return view;
 }
 
+Result<int> CountNodesNow(prom::PromClient* client) {
+  Result<QueryResult> answer = client->Query(fmt::format("count({})", LastSampleQuery()));
+  if (!answer.ok()) return answer.status();
+  const std::vector<Sample>& samples = answer.value().samples;
+  return samples.empty() || !std::isfinite(samples.front().value) ? 0
+                                                                  : static_cast<int>(samples.front().value);
+}
+
 }  // namespace tarmac::fleet

@@ -44,4 +44,8 @@ struct ReadParts {
 
 Result<FleetView> ReadFleet(prom::PromClient* client, const ReadParts& parts = {});
 
+// How many tarmac nodes answer now (their last-sample series): one small
+// question, asked before `fleet status` chooses how to show the fleet.
+Result<int> CountNodesNow(prom::PromClient* client);
+
 }  // namespace tarmac::fleet

@@ -438,5 +438,23 @@ TEST(FleetReadTest, IdleWithNoIdleGpuSaysNothingIsWrongWithTheStore) {
   EXPECT_NE(view.warnings[0].find("no node reports to this store"), std::string::npos);
 }
 
+// How many nodes answer now: one count; none when the store has none.
+TEST(FleetReadTest, CountNodesNowIsOneSmallQuestion) {
+  StandIn prometheus([](const std::string& q) {
+    if (q == "count(tarmac_last_sample_timestamp_seconds)")
+      return Vector(R"({"metric":{},"value":[1,"10000"]})");
+    return Vector("");
+  });
+  std::unique_ptr<prom::PromClient> client = prometheus.Client();
+  Result<int> n = CountNodesNow(client.get());
+  ASSERT_TRUE(n.ok()) << n.status().message();
+  EXPECT_EQ(n.value(), 10000);
+  StandIn empty([](const std::string&) { return Vector(""); });
+  client = empty.Client();
+  n = CountNodesNow(client.get());
+  ASSERT_TRUE(n.ok()) << n.status().message();
+  EXPECT_EQ(n.value(), 0);
+}
+
 }  // namespace
 }  // namespace tarmac::fleet

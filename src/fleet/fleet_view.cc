@@ -92,6 +92,11 @@ FleetTotals Totals(const FleetView& view) {
   return t;
 }
 
+bool GoesByNode(const std::string& by, std::optional<int> nodes_now) {
+  if (!by.empty()) return by == "node";
+  return nodes_now && *nodes_now > kNodesListedByGpu;
+}
+
 std::string TotalsLine(const FleetTotals& t) {
   std::string line =
       fmt::format("{} of {} GPU{} idle", Thousands(t.gpus_idle), Thousands(t.gpus), t.gpus == 1 ? "" : "s");

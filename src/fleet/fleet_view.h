@@ -125,6 +125,16 @@ FleetTotals Totals(const FleetView& view);
 // now).
 NodeCounts CountsOf(const FleetNode& node);
 
+// Past this many nodes `fleet status` shows a line a node unless told
+// (--by gpu): a block a node is more than a screen holds, and every GPU's
+// readings more than the store reads quickly.
+inline constexpr int kNodesListedByGpu = 200;
+
+// Whether `fleet status` goes by node: `by` is what --by says ("gpu",
+// "node", or "" for not said); `nodes_now`, how many nodes answer, asked
+// only when the choice is the command's (text, no GPU filter).
+bool GoesByNode(const std::string& by, std::optional<int> nodes_now);
+
 // "412 of 1,024 GPUs idle; 37 held idle by 19 processes; 3 nodes down".
 std::string TotalsLine(const FleetTotals& totals);
 

@@ -128,5 +128,18 @@ TEST(FleetViewTest, TheJsonWrittenNodeByNodeIsTheWholeDocument) {
   }
 }
 
+// What --by says wins; unsaid, a line a node past kNodesListedByGpu nodes
+// answering now, and every GPU when the count was not asked (JSON, a GPU
+// filter) or at most that many answer.
+TEST(FleetViewTest, StatusGoesByNodeWhenToldOrPastAFewHundredNodes) {
+  EXPECT_TRUE(GoesByNode("node", std::nullopt));
+  EXPECT_TRUE(GoesByNode("node", 3));
+  EXPECT_FALSE(GoesByNode("gpu", 10000));
+  EXPECT_FALSE(GoesByNode("", std::nullopt));
+  EXPECT_FALSE(GoesByNode("", kNodesListedByGpu));
+  EXPECT_TRUE(GoesByNode("", kNodesListedByGpu + 1));
+  EXPECT_FALSE(GoesByNode("", 0));
+}
+
 }  // namespace
 }  // namespace tarmac::fleet

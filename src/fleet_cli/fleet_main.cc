@@ -5,12 +5,14 @@
 // TARMAC_PROMETHEUS_URL or [fleet] in tarmac.toml. A program of its own, which
 // `tarmac fleet` runs, so that tarmac itself never loads an HTTP or TLS
 // library for its one-node commands.
+#include <fmt/format.h>
 #include <malloc.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 
 #include "cli/completion.h"
 #include "cli/help_format.h"
@@ -100,7 +102,7 @@ struct FleetLine {
   CLI::App* idle = nullptr;
   CLI::App* report = nullptr;
   // status and idle
-  std::string status_by = "gpu";
+  std::string status_by;  // gpu, node, or "": text by node past fleet::kNodesListedByGpu nodes.
   bool json = false;
   bool idle_json = false;
   std::string node_regex;
@@ -165,8 +167,8 @@ void AddViewCommands(CLI::App* app, FleetLine* line) {
   status
       ->add_option(
           "--by", line->status_by,
-          "gpu: every GPU, a line each (default); node: a line a node, its GPUs counted by the store "
-          "(idle, held idle, leased, lost, drain, mean utilization): the glance at thousands of nodes")
+          "gpu: every GPU, a line each; node: a line a node, its GPUs counted by the store (idle, held idle, "
+          "leased, lost, drain, mean utilization). Default: gpu, but the text goes by node past 200 nodes")
       ->check(CLI::IsMember({"gpu", "node"}))
       ->type_name("gpu|node");
   line->pick = app->add_subcommand(
@@ -310,12 +312,21 @@ int RunReport(const FleetLine& line, prom::PromClient* client) {
 int RunView(const FleetLine& line, prom::PromClient* client) {
   client->LimitTotalTime(line.prom.timeout);
   const fleet::FleetFilter& f = line.filter;
-  const bool by_node = line.status->parsed() && line.status_by == "node";
-  if (by_node && (!f.model.empty() || f.idle_only || f.held_idle_only)) {
+  const bool picks_gpus = !f.model.empty() || f.idle_only || f.held_idle_only;
+  if (line.status->parsed() && line.status_by == "node" && picks_gpus) {
     return Fail(Status::InvalidArgument("status: --by node counts each node's GPUs; --model, --idle and "
                                         "--held-idle pick GPUs: use them with --by gpu"),
                 kExitUsage);
   }
+  // The text, unless told, goes by node past a few hundred nodes: how many
+  // answer now is one small question.
+  std::optional<int> nodes_now;
+  if (line.status->parsed() && line.status_by.empty() && !line.json && !picks_gpus) {
+    Result<int> n = fleet::CountNodesNow(client);
+    if (!n.ok()) return ExitFor(n.status());
+    nodes_now = n.value();
+  }
+  const bool by_node = line.status->parsed() && fleet::GoesByNode(line.status_by, nodes_now);
   Result<fleet::FleetView> view =
       fleet::ReadFleet(client, fleet::ReadParts{line.pick->parsed(), line.idle->parsed(), by_node});
   if (!view.ok()) return ExitFor(view.status());
@@ -328,6 +339,10 @@ int RunView(const FleetLine& line, prom::PromClient* client) {
   if (by_node) {
     std::string text = line.json ? fleet::NodesToJson(shown).dump(2) + "\n"
                                  : ForTerminalLines(fleet::RenderNodesText(shown, Columns()));
+    if (line.status_by.empty()) {
+      text += fmt::format("\n(a line a node past {} nodes; --by gpu lists every GPU)\n",
+                          fleet::kNodesListedByGpu);
+    }
     std::fwrite(text.data(), 1, text.size(), stdout);
     return kExitOk;
   }
