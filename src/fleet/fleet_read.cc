@@ -191,7 +191,8 @@ const std::vector<CountQuery>& CountQueries() {
       // A GPU whose MIG instances several leases hold counts once.
       {fmt::format("count by (instance) (max by (instance, gpu) ({} == 1))", f::kGpuLease),
        [](const Sample& s, NodeCounts* c) { c->leased = static_cast<int>(s.value); }},
-      {fmt::format("count by (instance, verdict) ({} == 1)", f::kGpuHealth),
+      // Only the verdicts counted: a third fewer series than all three.
+      {fmt::format("count by (instance, verdict) ({}{{verdict=~\"drain|degraded\"}} == 1)", f::kGpuHealth),
        [](const Sample& s, NodeCounts* c) {
          if (s.Label("verdict") == "drain") c->drain = static_cast<int>(s.value);
          if (s.Label("verdict") == "degraded") c->degraded = static_cast<int>(s.value);

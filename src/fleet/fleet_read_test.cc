@@ -322,9 +322,8 @@ TEST(FleetReadTest, ByNodeTheStoreCountsEachNodesGpusAndNoReadingIsAsked) {
     if (q.find("tarmac_gpu_lease == 1") != std::string::npos) {
       return Vector(R"({"metric":{"instance":"n2:9477"},"value":[1,"1"]})");
     }
-    if (q.find("tarmac_gpu_health == 1") != std::string::npos) {
-      return Vector(R"({"metric":{"instance":"n1:9477","verdict":"drain"},"value":[1,"1"]},
-                       {"metric":{"instance":"n1:9477","verdict":"ok"},"value":[1,"1"]})");
+    if (q == R"(count by (instance, verdict) (tarmac_gpu_health{verdict=~"drain|degraded"} == 1))") {
+      return Vector(R"({"metric":{"instance":"n1:9477","verdict":"drain"},"value":[1,"1"]})");
     }
     if (q.rfind("avg by (instance)", 0) == 0) {
       return Vector(R"({"metric":{"instance":"n1:9477"},"value":[1,"0.45"]},

@@ -443,6 +443,12 @@ PY
   [[ "$output" == *"2 Xids"* ]]
   [[ "$output" == *"PCIe x8  ECC 1 uncorrected"* ]]
   [ "$(jq -c '[.nodes[0].gpus[] | .ecc_uncorrected]' "$WORLD/fleet.json")" == '[null,null,1,null]' ]
+  # By node: the lost GPU and the verdicts counted as the GPUs listed say.
+  run tarmac fleet status --prometheus "http://127.0.0.1:$PROM_PORT" --by node --json
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | jq -c '.nodes[0] | [.gpus, .lost, .drain, .degraded]')" == '[4,1,3,1]' ]
+  run tarmac fleet status --prometheus "http://127.0.0.1:$PROM_PORT" --by node
+  [[ "$output" == *"1 LOST  3 DRAIN  1 degraded"* ]]
 }
 
 @test "a store with no node yet says why, not only an empty fleet" {
