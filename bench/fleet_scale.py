@@ -10,8 +10,9 @@ create-blocks-from openmetrics`, starts the Debian package's Prometheus on
 it and times, each RUNS times, with its CPU time and peak RSS
 (bench/rusage_run.c):
 
-  tarmac fleet status --json (every GPU), tarmac fleet status --by node
-  --json (each node's GPUs counted), tarmac fleet idle --json,
+  tarmac fleet status (text: by node past 200 nodes), tarmac fleet status
+  --json (every GPU), tarmac fleet status --by node --json (each node's
+  GPUs counted), tarmac fleet idle --json,
   tarmac fleet report --since 7d --by user | --by node --json
 
 and, beside the report, the same GPU-hours by state computed the naive
@@ -100,6 +101,11 @@ def diurnal(t, share):
     return min(1.0, share * (1.3 if 9 <= hour < 19 else 0.7))
 
 
+def Verdict(i):
+    """The health verdict of the fleet's i-th GPU."""
+    return "drain" if i % 499 == 0 else "degraded" if i % 97 == 0 else "ok"
+
+
 def families(fleet):
     """Counters: (name, [(labels, rate(t))]); gauges: (name, [(labels, value(t))])."""
     def labels(host, g, uuid, model):
@@ -143,6 +149,15 @@ def families(fleet):
         ("tarmac_gpu_idle_for_seconds", per_gpu(lambda s, t: 3600 if diurnal(t, s) < 0.05 else 0)),
         ("tarmac_gpu_idle_for_cost", per_gpu(lambda s, t: 4.0 if diurnal(t, s) < 0.05 else 0, ',currency="USD"')),
         ("tarmac_gpu_held_idle_for_seconds", per_gpu(lambda s, t: 0)),
+        # As real agents export them: three health series a GPU (the
+        # verdict's 1; one GPU in 97 degraded, one in 499 to drain), and a
+        # lease mark on each leased GPU.
+        ("tarmac_gpu_health",
+         [(labels(h, g, u, m) + f',verdict="{v}"', lambda t, v=v, i=i: 1 if Verdict(i) == v else 0)
+          for i, (h, g, u, m, *_) in enumerate(fleet) for v in ("ok", "degraded", "drain")]),
+        ("tarmac_gpu_lease",
+         [(labels(h, g, u, m) + f',lease="{i}",user="{usr}",kind="run"', lambda t: 1)
+          for i, (h, g, u, m, _, usr, leased) in enumerate(fleet) if leased]),
         ("tarmac_last_sample_timestamp_seconds",
          [(f'instance="{h}:9477",job="tarmac",hostname="{h}"', lambda t: t) for h in hosts]),
         ("up", [(f'instance="{h}:9477",job="tarmac"', lambda t: 1) for h in hosts]),
@@ -472,6 +487,7 @@ def main():
         # and idle read "now", so only on a TSDB made by this run.
         week = ["--since", f"@{now - days * 86400}", "--until", f"@{now}"]
         commands = {
+            "fleet status": [tarmac, "status", "--prometheus", url],
             "fleet status --json": [tarmac, "status", "--prometheus", url, "--json"],
             "fleet status --by node --json": [tarmac, "status", "--by", "node", "--prometheus", url, "--json"],
             "fleet idle --json": [tarmac, "idle", "--prometheus", url, "--json"],
@@ -488,7 +504,7 @@ def main():
         seen_nodes, seen = nodes, nodes * gpus
         if reused:
             print("fleet_scale: reused: status and idle are not timed (the TSDB's readings are no longer now)")
-            del commands["fleet status --json"], commands["fleet status --by node --json"]
+            del commands["fleet status"], commands["fleet status --json"], commands["fleet status --by node --json"]
             del commands["fleet idle --json"]
         else:  # What the commands see: every node and GPU.
             status = json.loads(subprocess.run(commands["fleet status --json"], capture_output=True, text=True,
