@@ -147,7 +147,12 @@ const std::vector<ReadingQuery>& ReadingQueries() {
                    [](const Sample& s, G* g) {
                      if (s.value == 1) g->throttle_reasons.push_back(s.Label("reason"));
                    }});
-    out.push_back({f::kGpuLease, fmt::format("{} == 1", f::kGpuLease), true, [](const Sample& s, G* g) {
+    // Only the labels read: a fleet's leases are tens of thousands of
+    // series, each label set otherwise a quarter of a kilobyte.
+    out.push_back({f::kGpuLease,
+                   fmt::format("max by (instance, gpu, lease, user, kind, slurm_job, mig_uuid) ({} == 1)",
+                               f::kGpuLease),
+                   true, [](const Sample& s, G* g) {
                      if (s.value != 1) return;
                      g->holders.push_back(GpuHolder{std::atoll(s.Label("lease").c_str()), s.Label("user"),
                                                     s.Label("kind"), s.Label("slurm_job"),
