@@ -23,6 +23,14 @@ bool ValidText(std::string_view s) { return simdjson::validate_utf8(s.data(), s.
 // the parse tree would refuse (an escape naming half a surrogate pair).
 bool StringOf(od::value v, std::string_view* out) { return !v.get_string().get(*out) && ValidText(*out); }
 
+// An object's field: its key (escapes undone, checked as UTF-8) and its
+// value; false when either is malformed. Every key the decoder meets comes
+// through here.
+template <typename Field>
+bool Open(Field field, std::string_view* key, od::value* value) {
+  return !field.unescaped_key().get(*key) && ValidText(*key) && !field.value().get(*value);
+}
+
 // Reads a value the answer's shape does not use, to its last byte, so
 // that the decoder accepts only what the parse tree accepts: on-demand
 // parsing otherwise checks a skipped value's structure, not its atoms.
@@ -40,8 +48,7 @@ bool Walk(od::value v) {
       for (auto field : v.get_object()) {
         std::string_view key;
         od::value e;
-        if (field.unescaped_key().get(key) || !ValidText(key) || field.value().get(e) || !Walk(e))
-          return false;
+        if (!Open(field, &key, &e) || !Walk(e)) return false;
       }
       return true;
     case od::json_type::number: {
@@ -124,7 +131,7 @@ bool ReadLabels(od::value v, Labels* labels) {
   for (auto field : v.get_object()) {
     std::string_view key;
     od::value e;
-    if (field.unescaped_key().get(key) || !ValidText(key) || field.value().get(e)) return false;
+    if (!Open(field, &key, &e)) return false;
     std::string name(key);
     std::string_view text;
     bool is_string = false;
@@ -143,7 +150,7 @@ bool ReadSample(od::value v, Sample* s) {
   for (auto field : item) {
     std::string_view key;
     od::value e;
-    if (field.unescaped_key().get(key) || !ValidText(key) || field.value().get(e)) return false;
+    if (!Open(field, &key, &e)) return false;
     if (key == "metric") {
       if (!ReadLabels(e, &s->labels)) return false;
     } else if (key == "value") {
@@ -189,7 +196,7 @@ bool ReadData(od::value v, QueryResult* out, Data* data, bool* is_object) {
   for (auto field : v.get_object()) {
     std::string_view key;
     od::value e;
-    if (field.unescaped_key().get(key) || !ValidText(key) || field.value().get(e)) return false;
+    if (!Open(field, &key, &e)) return false;
     bool ok = true;
     if (key == "resultType") {
       std::string_view text;
@@ -247,7 +254,7 @@ std::optional<QueryResult> DecodeVectorAnswer(const std::string& body) {
   for (auto field : top) {
     std::string_view key;
     od::value e;
-    if (field.unescaped_key().get(key) || !ValidText(key) || field.value().get(e)) return std::nullopt;
+    if (!Open(field, &key, &e)) return std::nullopt;
     bool ok = true;
     if (key == "status") {
       std::string_view s;
