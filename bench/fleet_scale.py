@@ -101,7 +101,7 @@ def diurnal(t, share):
     return min(1.0, share * (1.3 if 9 <= hour < 19 else 0.7))
 
 
-def Verdict(i):
+def verdict(i):
     """The health verdict of the fleet's i-th GPU."""
     return "drain" if i % 499 == 0 else "degraded" if i % 97 == 0 else "ok"
 
@@ -153,7 +153,7 @@ def families(fleet):
         # verdict's 1; one GPU in 97 degraded, one in 499 to drain), and a
         # lease mark on each leased GPU.
         ("tarmac_gpu_health",
-         [(labels(h, g, u, m) + f',verdict="{v}"', lambda t, v=v, i=i: 1 if Verdict(i) == v else 0)
+         [(labels(h, g, u, m) + f',verdict="{v}"', lambda t, v=v, i=i: 1 if verdict(i) == v else 0)
           for i, (h, g, u, m, *_) in enumerate(fleet) for v in ("ok", "degraded", "drain")]),
         ("tarmac_gpu_lease",
          [(labels(h, g, u, m) + f',lease="{i}",user="{usr}",kind="run"', lambda t: 1)
@@ -504,8 +504,7 @@ def main():
         seen_nodes, seen = nodes, nodes * gpus
         if reused:
             print("fleet_scale: reused: status and idle are not timed (the TSDB's readings are no longer now)")
-            del commands["fleet status"], commands["fleet status --json"], commands["fleet status --by node --json"]
-            del commands["fleet idle --json"]
+            commands = {name: argv for name, argv in commands.items() if "report" in name}
         else:  # What the commands see: every node and GPU.
             status = json.loads(subprocess.run(commands["fleet status --json"], capture_output=True, text=True,
                                                check=True).stdout)

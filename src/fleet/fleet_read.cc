@@ -127,7 +127,7 @@ const std::vector<ReadingQuery>& ReadingQueries() {
                                f::kGpuEccErrorsTotal),
                    false, [](const Sample& s, G* g) { g->ecc_uncorrected = FiniteOrNone(s.value); }});
     // The marks keep the GPU's identity (every tarmac family carries it):
-    // `fleet idle` names its GPUs from them alone (IdleGpuQueries).
+    // `fleet idle` names its GPUs from them alone (ReadParts::idle_only).
     out.push_back({f::kGpuIdle, MarkQuery(f::kGpuIdle), true,
                    [](const Sample& s, G* g) { g->is_idle = s.value == 1; }});
     out.push_back({f::kGpuHeldIdle, MarkQuery(f::kGpuHeldIdle), true,
@@ -429,8 +429,7 @@ Status ReadDownNodes(prom::PromClient* client, double now_unix, Reader* r) {
 // answer is in.
 void Ask(const ReadParts& parts, Reader* r) {
   r->asked = {LastSampleQuery(), DcgmInfoQuery(), "up", IdleHoldersQuery(), kDcgmReadingsQuery, "time()"};
-  if (!parts.by_node) r->asked.push_back(ProcessesQuery());
-  if (parts.by_node) r->asked.push_back(HeldIdleUuidQuery());
+  r->asked.push_back(parts.by_node ? HeldIdleUuidQuery() : ProcessesQuery());
   r->kept = {r->asked.begin(), r->asked.end()};
   r->last_sample_queries = {LastSampleQuery()};
   if (parts.by_node) {

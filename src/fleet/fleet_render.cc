@@ -239,19 +239,23 @@ std::string RenderNodesText(const FleetView& view, size_t width) {
   size_t name_width = 4;
   for (const FleetNode& node : view.nodes)
     name_width = std::max(name_width, std::min<size_t>(node.name.size(), 40));
-  out += fmt::format("{:<{}}  {:>5}  {:>5}  {:>9}  {:>6}  {:>5}  {}\n", "NODE", name_width, "GPUS", "IDLE",
-                     "HELD IDLE", "LEASED", "UTIL", "NOTES");
+  // A line's columns up to its notes, every cell text.
+  auto row = [name_width](const std::string& name, const std::string& gpus, const std::string& idle,
+                          const std::string& held_idle, const std::string& leased, const std::string& util) {
+    return fmt::format("{:<{}}  {:>5}  {:>5}  {:>9}  {:>6}  {:>5}", name, name_width, gpus, idle, held_idle,
+                       leased, util);
+  };
+  out += row("NODE", "GPUS", "IDLE", "HELD IDLE", "LEASED", "UTIL") + "  NOTES\n";
   for (const FleetNode& node : view.nodes) {
     NodeCounts c = CountsOf(node);
     std::string notes = node.source == "tarmac" ? "" : "(" + node.source + ")  ";
     std::string line;
     if (!node.is_up) {
-      line = fmt::format("{:<{}}  {:>5}  {:>5}  {:>9}  {:>6}  {:>5}", node.name, name_width, c.gpus, "-", "-",
-                         "-", "-");
+      line = row(node.name, std::to_string(c.gpus), "-", "-", "-", "-");
       notes += DownSince(view, node);
     } else {
-      line = fmt::format("{:<{}}  {:>5}  {:>5}  {:>9}  {:>6}  {:>5}", node.name, name_width, c.gpus, c.idle,
-                         c.held_idle, c.leased, Pct(c.utilization_ratio));
+      line = row(node.name, std::to_string(c.gpus), std::to_string(c.idle), std::to_string(c.held_idle),
+                 std::to_string(c.leased), Pct(c.utilization_ratio));
       if (c.lost > 0) notes += fmt::format("{} LOST  ", c.lost);
       if (c.drain > 0) notes += fmt::format("{} DRAIN  ", c.drain);
       if (c.degraded > 0) notes += fmt::format("{} degraded  ", c.degraded);

@@ -167,8 +167,10 @@ void AddViewCommands(CLI::App* app, FleetLine* line) {
   status
       ->add_option(
           "--by", line->status_by,
-          "gpu: every GPU, a line each; node: a line a node, its GPUs counted by the store (idle, held idle, "
-          "leased, lost, drain, mean utilization). Default: gpu, but the text goes by node past 200 nodes")
+          fmt::format("gpu: every GPU, a line each; node: a line a node, its GPUs counted by the store "
+                      "(idle, held idle, leased, lost, drain, mean utilization). Default: gpu, but the "
+                      "text goes by node past {} nodes",
+                      fleet::kNodesListedByGpu))
       ->check(CLI::IsMember({"gpu", "node"}))
       ->type_name("gpu|node");
   line->pick = app->add_subcommand(
@@ -332,7 +334,7 @@ int RunView(const FleetLine& line, prom::PromClient* client) {
   if (!view.ok()) return ExitFor(view.status());
   if (line.pick->parsed()) return RunPick(view.value(), line.pick_request, line.pick_json);
   // A copy only when a filter leaves some out: a large fleet is held once.
-  const bool is_filtered = f.node || !f.model.empty() || f.idle_only || f.held_idle_only;
+  const bool is_filtered = f.node || picks_gpus;
   fleet::FleetView filtered;
   if (is_filtered) filtered = fleet::Filter(view.value(), f);
   const fleet::FleetView& shown = is_filtered ? filtered : view.value();
