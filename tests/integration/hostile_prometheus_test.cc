@@ -116,7 +116,11 @@ TEST_F(HostilePrometheusTest, LabelValuesReachNoTerminalRawInAnyFleetView) {
     std::string answer = Vector("");
     if (req.path == "/api/v1/series") answer = R"({"status":"success","data":[]})";
     if (q == "time()") answer = R"({"status":"success","data":{"resultType":"scalar","result":[1,"1"]}})";
-    if (q == "max by (instance, hostname, gpu, uuid, model) (tarmac_gpu_info)")
+    // The GPU list, the idle mark that names `fleet idle`'s GPUs, and the
+    // count `--by node` reads: each carries the hostile names.
+    if (q == "max by (instance, hostname, gpu, uuid, model) (tarmac_gpu_info)" ||
+        q == "max by (instance, hostname, gpu, uuid, model) (tarmac_gpu_idle == 1)" ||
+        q.rfind("count by (instance, hostname)", 0) == 0)
       answer = Vector(R"({"metric":)" + labels + R"(,"value":[1,"1"]})");
     if (q == "up") answer = Vector(R"({"metric":{"instance":"n1:9477","job":"tarmac"},"value":[1,"1"]})");
     if (q.find("tarmac_gpu_pod_allocated") != std::string::npos) {
@@ -124,7 +128,8 @@ TEST_F(HostilePrometheusTest, LabelValuesReachNoTerminalRawInAnyFleetView) {
     }
     res.set_content(answer, "application/json");
   });
-  for (std::vector<std::string> view : {std::vector<std::string>{"status"}, {"idle"}, {"pick"}}) {
+  for (std::vector<std::string> view :
+       {std::vector<std::string>{"status"}, {"status", "--by", "node"}, {"idle"}, {"pick"}}) {
     RunResult r = Fleet(prometheus.Url(), view);
     // The one GPU is a pod's: pick finds none free and says which node came
     // closest, by its hostile name.
@@ -135,16 +140,18 @@ TEST_F(HostilePrometheusTest, LabelValuesReachNoTerminalRawInAnyFleetView) {
       EXPECT_EQ(text.find("\xc2\x9b"), std::string::npos) << view[0] << ":\n" << text;
       EXPECT_EQ(text.find("\u202e"), std::string::npos) << view[0] << ":\n" << text;
     }
-    if (view[0] != "idle") {
-      EXPECT_NE((r.out + r.err).find("n1\\e]0;pwned\\a"), std::string::npos) << view[0] << ":\n"
-                                                                             << r.out << r.err;
-    }
+    EXPECT_NE((r.out + r.err).find("n1\\e]0;pwned\\a"), std::string::npos) << view[0] << ":\n"
+                                                                           << r.out << r.err;
   }
   // JSON keeps the label as it came.
   RunResult j = Fleet(prometheus.Url(), {"status", "--json"});
   json fleet = json::parse(j.out, nullptr, false);
   ASSERT_FALSE(fleet.is_discarded()) << j.out << j.err;
   EXPECT_EQ(fleet["nodes"][0]["name"], hostile);
+  RunResult by_node = Fleet(prometheus.Url(), {"status", "--by", "node", "--json"});
+  json nodes = json::parse(by_node.out, nullptr, false);
+  ASSERT_FALSE(nodes.is_discarded()) << by_node.out << by_node.err;
+  EXPECT_EQ(nodes["nodes"][0]["name"], hostile);
 }
 
 // A report's answers read a long range of every node: they have their own
