@@ -134,6 +134,9 @@ def families(fleet):
         return [(labels(h, g, u, m) + extra, lambda t, s=s: value(s, t)) for h, g, u, m, s, _, _ in fleet]
 
     hosts = sorted({h for h, *_ in fleet})
+    by_host = {}  # Each node's GPUs: (index in the fleet, share, leased).
+    for i, (h, _, _, _, s, _, leased) in enumerate(fleet):
+        by_host.setdefault(h, []).append((i, s, leased))
     gauges = [
         ("tarmac_gpu_info", per_gpu(lambda s, t: 1)),
         ("tarmac_gpu_utilization_ratio", per_gpu(lambda s, t: round(diurnal(t, s), 3))),
@@ -158,6 +161,27 @@ def families(fleet):
         ("tarmac_gpu_lease",
          [(labels(h, g, u, m) + f',lease="{i}",user="{usr}",kind="run"', lambda t: 1)
           for i, (h, g, u, m, _, usr, leased) in enumerate(fleet) if leased]),
+        # Each node's own counts of its GPUs (what `fleet status --by node`
+        # reads), as real agents export them: the per-GPU families above,
+        # counted.
+        ("tarmac_node_gpus",
+         [(f'instance="{h}:9477",job="tarmac",hostname="{h}",which="{which}"',
+           lambda t, rows=rows, count=count: sum(count(i, s, t) for i, s, _ in rows))
+          for h, rows in by_host.items()
+          for which, count in [("all", lambda i, s, t: 1),
+                               ("idle", lambda i, s, t: 1 if diurnal(t, s) < 0.05 else 0),
+                               ("held_idle", lambda i, s, t: 0), ("lost", lambda i, s, t: 0),
+                               ("degraded", lambda i, s, t: 1 if verdict(i) == "degraded" else 0),
+                               ("drain", lambda i, s, t: 1 if verdict(i) == "drain" else 0)]]),
+        ("tarmac_node_gpus_leased",
+         [(f'instance="{h}:9477",job="tarmac",hostname="{h}"', lambda t, rows=rows: sum(1 for *_, l in rows if l))
+          for h, rows in by_host.items()]),
+        ("tarmac_node_idle_holders",
+         [(f'instance="{h}:9477",job="tarmac",hostname="{h}"', lambda t: 0) for h in by_host]),
+        ("tarmac_node_utilization_ratio",
+         [(f'instance="{h}:9477",job="tarmac",hostname="{h}"',
+           lambda t, rows=rows: round(sum(round(diurnal(t, s), 3) for _, s, _ in rows) / len(rows), 6))
+          for h, rows in by_host.items()]),
         ("tarmac_last_sample_timestamp_seconds",
          [(f'instance="{h}:9477",job="tarmac",hostname="{h}"', lambda t: t) for h in hosts]),
         ("up", [(f'instance="{h}:9477",job="tarmac"', lambda t: 1) for h in hosts]),
@@ -529,8 +553,9 @@ def main():
         # build) timed right after this one, each command in turn.
         baseline = os.environ.get("FLEET_SCALE_BASELINE")
         if baseline:
+            help_text = subprocess.run([baseline, "status", "--help"], capture_output=True, text=True).stdout
             for name in list(commands):
-                if "--by node" in name and "status" in name:
+                if "--by node" in name and "status" in name and "--by" not in help_text:
                     continue  # A view builds before 2026-12-07 do not have.
                 commands[f"{name} (baseline)"] = [baseline] + commands[name][1:]
             commands = dict(sorted(commands.items(), key=lambda kv: kv[0].replace(" (baseline)", "")))

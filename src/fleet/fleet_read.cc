@@ -208,6 +208,36 @@ const std::vector<CountQuery>& CountQueries() {
   return kQueries;
 }
 
+// --by node from the agents' own counts (metrics/node_render.h): six
+// series a node for tarmac_node_gpus, one for each of the others, where
+// counting the GPUs' series is the store reading every GPU's.
+std::string NodeGpusQuery() {
+  return fmt::format("max by (instance, hostname, which) ({})", node::family::kNodeGpus);
+}
+const std::vector<CountQuery>& NodeSeriesQueries() {
+  namespace f = node::family;
+  static const std::vector<CountQuery> kQueries = {
+      {fmt::format("max by (instance) ({})", f::kNodeGpusLeased),
+       [](const Sample& s, NodeCounts* c) { c->leased = static_cast<int>(s.value); }},
+      {fmt::format("max by (instance) ({})", f::kNodeIdleHolders),
+       [](const Sample& s, NodeCounts* c) { c->idle_holders = static_cast<int>(s.value); }},
+      {fmt::format("max by (instance) ({})", f::kNodeUtilizationRatio),
+       [](const Sample& s, NodeCounts* c) { c->utilization_ratio = FiniteOrNone(s.value); }},
+  };
+  return kQueries;
+}
+// A count tarmac_node_gpus gives, by its `which`.
+void ApplyWhich(const Sample& s, NodeCounts* c) {
+  const std::string& which = s.Label("which");
+  int n = static_cast<int>(s.value);
+  if (which == "all") c->gpus = n;
+  if (which == "idle") c->idle = n;
+  if (which == "held_idle") c->held_idle = n;
+  if (which == "lost") c->lost = n;
+  if (which == "drain") c->drain = n;
+  if (which == "degraded") c->degraded = n;
+}
+
 // A GPU is the series' scrape target and UUID; a node its scrape target.
 using NodeAndGpu = std::pair<std::string, std::string>;
 
@@ -251,6 +281,10 @@ struct Reader {
   std::unordered_map<std::string, FleetGpu> readings;
   std::map<NodeAndGpu, FleetGpu> gpus;       // Once every answer is in (Join).
   std::map<std::string, NodeCounts> counts;  // --by node: by instance, as they come.
+  // --by node: the nodes whose agents count their own GPUs, and those
+  // that answer now without (whose GPUs the store counts: CountTheRest).
+  std::set<std::string> counted;
+  std::set<std::string> uncounted;
 
   // Takes the answer to asked[i]: folds a reading or the GPU list in at
   // once; keeps the others.
@@ -273,8 +307,22 @@ struct Reader {
       answers[promql] = std::move(a);
       return;
     }
+    if (promql == NodeGpusQuery()) {
+      for (const Sample& s : a.samples) {
+        if (s.Label("which") == "all" && counted.insert(s.Label("instance")).second)
+          Node(s, "hostname", "tarmac");
+        ApplyWhich(s, &counts[s.Label("instance")]);
+      }
+      return;
+    }
+    for (const CountQuery& q : NodeSeriesQueries()) {
+      if (q.promql != promql) continue;
+      for (const Sample& s : a.samples) q.apply(s, &counts[s.Label("instance")]);
+    }
+    // The store's counts, of the nodes whose agents do not count.
     if (promql == NodeInfoQuery()) {
       for (const Sample& s : a.samples) {
+        if (uncounted.count(s.Label("instance")) == 0) continue;
         Node(s, "hostname", "tarmac");
         counts[s.Label("instance")].gpus = static_cast<int>(s.value);
       }
@@ -282,7 +330,9 @@ struct Reader {
     }
     for (const CountQuery& q : CountQueries()) {
       if (q.promql != promql) continue;
-      for (const Sample& s : a.samples) q.apply(s, &counts[s.Label("instance")]);
+      for (const Sample& s : a.samples) {
+        if (uncounted.count(s.Label("instance")) != 0) q.apply(s, &counts[s.Label("instance")]);
+      }
     }
     for (const ReadingQuery& q : ReadingQueries()) {
       if (q.promql != promql) continue;
@@ -425,16 +475,37 @@ Status ReadDownNodes(prom::PromClient* client, double now_unix, Reader* r) {
   return Status::OK();
 }
 
+// --by node: the nodes that answer now (they sampled) but whose agents do
+// not count their own GPUs (agents before tarmac_node_gpus) have them
+// counted by the store, at the same instant `now_unix`; a fleet of agents
+// that count asks nothing more.
+Status CountTheRest(prom::PromClient* client, double now_unix, Reader* r) {
+  auto sampled = r->answers.find(LastSampleQuery());
+  if (sampled == r->answers.end()) return Status::OK();
+  for (const Sample& s : sampled->second.samples) {
+    if (r->counted.count(s.Label("instance")) == 0) r->uncounted.insert(s.Label("instance"));
+  }
+  if (r->uncounted.empty()) return Status::OK();
+  r->asked = {NodeInfoQuery(), HeldIdleUuidQuery(), IdleHoldersQuery()};
+  r->kept.insert({HeldIdleUuidQuery(), IdleHoldersQuery()});
+  for (const CountQuery& q : CountQueries()) r->asked.push_back(q.promql);
+  client->QueryEachInTurn(r->asked, now_unix,
+                          [r](size_t i, Result<QueryResult> answer) { r->Take(i, std::move(answer)); });
+  if (r->refused) return r->refused->second;
+  r->TakeWarnings();
+  return Status::OK();
+}
+
 // What a reading of `parts` asks, and which answers it keeps until every
 // answer is in.
 void Ask(const ReadParts& parts, Reader* r) {
-  r->asked = {LastSampleQuery(), DcgmInfoQuery(), "up", IdleHoldersQuery(), kDcgmReadingsQuery, "time()"};
-  r->asked.push_back(parts.by_node ? HeldIdleUuidQuery() : ProcessesQuery());
+  r->asked = {LastSampleQuery(), DcgmInfoQuery(), "up", kDcgmReadingsQuery, "time()"};
+  if (!parts.by_node) r->asked.insert(r->asked.end(), {IdleHoldersQuery(), ProcessesQuery()});
   r->kept = {r->asked.begin(), r->asked.end()};
   r->last_sample_queries = {LastSampleQuery()};
-  if (parts.by_node) {
-    r->asked.push_back(NodeInfoQuery());
-    for (const CountQuery& q : CountQueries()) r->asked.push_back(q.promql);
+  if (parts.by_node) {  // The agents' counts; the store's for the rest (CountTheRest).
+    r->asked.push_back(NodeGpusQuery());
+    for (const CountQuery& q : NodeSeriesQueries()) r->asked.push_back(q.promql);
     return;
   }
   // `fleet idle` shows only idle and held-idle GPUs: the marks name them,
@@ -451,11 +522,13 @@ void Ask(const ReadParts& parts, Reader* r) {
   }
 }
 
-// --by node: the counts into the nodes that answer now, with the idle
-// holders of their held-idle GPUs (processes at 0 % SM, by UUID).
+// --by node: the counts into the nodes that answer now; for those the store
+// counted, the idle holders of their held-idle GPUs (processes at 0 % SM,
+// by UUID).
 void ApplyCounts(Reader* r) {
   std::set<NodeAndGpu> held;
   for (const Sample& s : r->Kept(HeldIdleUuidQuery())) {
+    if (r->uncounted.count(s.Label("instance")) == 0) continue;
     if (held.insert({s.Label("instance"), s.Label("uuid")}).second)
       ++r->counts[s.Label("instance")].held_idle;
   }
@@ -501,6 +574,9 @@ Result<FleetView> ReadFleet(prom::PromClient* client, const ReadParts& parts) {
   r.TakeWarnings();
   std::vector<Sample> t = r.Kept("time()");
   if (!t.empty()) view.taken_at_unix = t.front().value;
+  if (parts.by_node) {
+    if (Status rest = CountTheRest(client, view.taken_at_unix, &r); !rest.ok()) return rest;
+  }
   // `fleet idle` shows the nodes that answer now: no down node is read.
   if (!parts.idle_only) {
     if (Status down = ReadDownNodes(client, view.taken_at_unix, &r); !down.ok()) return down;

@@ -7,6 +7,7 @@
 // export them.
 #include "fleet/fleet_read.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
 
@@ -16,6 +17,7 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <tuple>
 
 #include "fleet/fleet_render.h"
 
@@ -304,20 +306,92 @@ TEST(FleetReadTest, AStoreThatWillNotListTheDaysNodesStillGivesTheLiveOnesAndSay
   EXPECT_FALSE(prometheus.WasAsked("tarmac_gpu_info{"));
 }
 
-// --by node: the store counts each node's GPUs; no GPU's readings are
-// asked, and the idle holders counted are those of held-idle GPUs only.
-TEST(FleetReadTest, ByNodeTheStoreCountsEachNodesGpusAndNoReadingIsAsked) {
+// The last samples of nodes `instances` (the tarmac nodes that answer now),
+// or another answer of theirs, all `value`.
+std::string SampledNow(const std::vector<std::string>& instances, const std::string& value = "99990") {
+  std::string items;
+  for (const std::string& i : instances)
+    items += (items.empty() ? "" : ",") +
+             fmt::format(R"({{"metric":{{"instance":"{}"}},"value":[1,"{}"]}})", i, value);
+  return Vector(items);
+}
+
+// --by node: agents that count their own GPUs (tarmac_node_*) are read from
+// their counts alone: no GPU's series of any family is asked.
+TEST(FleetReadTest, ByNodeAgentsThatCountTheirGpusAreReadFromTheirCountsAlone) {
   StandIn prometheus([](const std::string& q) {
+    if (q == "tarmac_last_sample_timestamp_seconds") return SampledNow({"n1:9477", "n2:9477"});
+    if (q == "up") return SampledNow({"n1:9477", "n2:9477"}, "1");
+    if (q == "max by (instance, hostname, which) (tarmac_node_gpus)") {
+      std::string items;
+      for (const auto& [node, counts] : std::vector<std::pair<std::string, std::vector<int>>>{
+               {"n1", {8, 3, 1, 1, 2, 0}}, {"n2", {4, 0, 0, 0, 0, 1}}}) {
+        const char* which[] = {"all", "idle", "held_idle", "lost", "degraded", "drain"};
+        for (int i = 0; i < 6; ++i) {
+          items += (items.empty() ? "" : ",") +
+                   fmt::format(R"({{"metric":{{"instance":"{0}:9477","hostname":"{0}","which":"{1}"}},)"
+                               R"("value":[1,"{2}"]}})",
+                               node, which[i], counts[i]);
+        }
+      }
+      return Vector(items);
+    }
+    if (q == "max by (instance) (tarmac_node_gpus_leased)") {
+      return Vector(R"({"metric":{"instance":"n2:9477"},"value":[1,"3"]})");
+    }
+    if (q == "max by (instance) (tarmac_node_idle_holders)") {
+      return Vector(R"({"metric":{"instance":"n1:9477"},"value":[1,"2"]},
+                       {"metric":{"instance":"n2:9477"},"value":[1,"0"]})");
+    }
+    if (q == "max by (instance) (tarmac_node_utilization_ratio)") {
+      return Vector(R"({"metric":{"instance":"n1:9477"},"value":[1,"0.25"]})");
+    }
+    return Vector("");
+  });
+  ReadParts parts;
+  parts.by_node = true;
+  FleetView view = ReadFromStandIn(&prometheus, parts);
+  ASSERT_EQ(view.nodes.size(), 2u);
+  ASSERT_TRUE(view.nodes[0].counts.has_value());
+  ASSERT_TRUE(view.nodes[1].counts.has_value());
+  const NodeCounts& n1 = *view.nodes[0].counts;
+  const NodeCounts& n2 = *view.nodes[1].counts;
+  EXPECT_EQ(view.nodes[0].name, "n1");
+  EXPECT_EQ(std::make_tuple(n1.gpus, n1.idle, n1.held_idle, n1.lost, n1.degraded, n1.drain, n1.leased,
+                            n1.idle_holders),
+            std::make_tuple(8, 3, 1, 1, 2, 0, 0, 2));
+  EXPECT_EQ(n1.utilization_ratio, 0.25);
+  EXPECT_EQ(std::make_tuple(n2.gpus, n2.idle, n2.drain, n2.leased), std::make_tuple(4, 0, 1, 3));
+  EXPECT_FALSE(n2.utilization_ratio);
+  EXPECT_EQ(TotalsLine(Totals(view)), "3 of 12 GPUs idle; 1 held idle by 2 processes; 3 leased");
+  EXPECT_FALSE(prometheus.WasAsked("tarmac_gpu_"));
+  EXPECT_FALSE(prometheus.WasAsked("tarmac_process_"));
+}
+
+// --by node: the nodes whose agents do not count their GPUs (older agents)
+// have the store count them; the idle holders counted are those of
+// held-idle GPUs only, and the store's counts of a node that counts its own
+// are not read over them.
+TEST(FleetReadTest, ByNodeTheStoreCountsTheGpusOfAgentsThatDoNotCount) {
+  StandIn prometheus([](const std::string& q) {
+    if (q == "tarmac_last_sample_timestamp_seconds") return SampledNow({"n1:9477", "n2:9477", "n3:9477"});
+    if (q == "max by (instance, hostname, which) (tarmac_node_gpus)") {
+      return Vector(R"({"metric":{"instance":"n3:9477","hostname":"n3","which":"all"},"value":[1,"2"]},
+                       {"metric":{"instance":"n3:9477","hostname":"n3","which":"idle"},"value":[1,"2"]})");
+    }
     if (q.rfind("count by (instance, hostname)", 0) == 0) {
       return Vector(R"({"metric":{"instance":"n1:9477","hostname":"n1"},"value":[1,"2"]},
-                       {"metric":{"instance":"n2:9477","hostname":"n2"},"value":[1,"1"]})");
+                       {"metric":{"instance":"n2:9477","hostname":"n2"},"value":[1,"1"]},
+                       {"metric":{"instance":"n3:9477","hostname":"n3"},"value":[1,"7"]})");
     }
     if (q == "up") {
       return Vector(R"({"metric":{"instance":"n1:9477"},"value":[1,"1"]},
-                       {"metric":{"instance":"n2:9477"},"value":[1,"1"]})");
+                       {"metric":{"instance":"n2:9477"},"value":[1,"1"]},
+                       {"metric":{"instance":"n3:9477"},"value":[1,"1"]})");
     }
     if (q == "count by (instance) (tarmac_gpu_idle == 1)") {
-      return Vector(R"({"metric":{"instance":"n1:9477"},"value":[1,"1"]})");
+      return Vector(R"({"metric":{"instance":"n1:9477"},"value":[1,"1"]},
+                       {"metric":{"instance":"n3:9477"},"value":[1,"1"]})");
     }
     if (q.find("tarmac_gpu_lease == 1") != std::string::npos) {
       return Vector(R"({"metric":{"instance":"n2:9477"},"value":[1,"1"]})");
@@ -330,23 +404,27 @@ TEST(FleetReadTest, ByNodeTheStoreCountsEachNodesGpusAndNoReadingIsAsked) {
                        {"metric":{"instance":"n2:9477"},"value":[1,"0.5"]})");
     }
     if (q.find("tarmac_gpu_held_idle == 1") != std::string::npos) {
-      return Vector(R"({"metric":{"instance":"n1:9477","uuid":"GPU-2"},"value":[1,"1"]})");
+      return Vector(R"({"metric":{"instance":"n1:9477","uuid":"GPU-2"},"value":[1,"1"]},
+                       {"metric":{"instance":"n3:9477","uuid":"GPU-9"},"value":[1,"1"]})");
     }
     if (q.find("tarmac_process_sm_utilization_ratio == 0") != std::string::npos) {
       return Vector(R"({"metric":{"instance":"n1:9477","uuid":"GPU-2"},"value":[1,"2"]},
-                       {"metric":{"instance":"n1:9477","uuid":"GPU-1"},"value":[1,"1"]})");
+                       {"metric":{"instance":"n1:9477","uuid":"GPU-1"},"value":[1,"1"]},
+                       {"metric":{"instance":"n3:9477","uuid":"GPU-9"},"value":[1,"4"]})");
     }
     return Vector("");
   });
   ReadParts parts;
   parts.by_node = true;
   FleetView view = ReadFromStandIn(&prometheus, parts);
-  ASSERT_EQ(view.nodes.size(), 2u);
+  ASSERT_EQ(view.nodes.size(), 3u);
   const FleetNode& n1 = view.nodes[0];
   const FleetNode& n2 = view.nodes[1];
+  const FleetNode& n3 = view.nodes[2];
   EXPECT_TRUE(n1.gpus.empty());
   ASSERT_TRUE(n1.counts.has_value());
   ASSERT_TRUE(n2.counts.has_value());
+  ASSERT_TRUE(n3.counts.has_value());
   EXPECT_EQ(n1.counts->gpus, 2);
   EXPECT_EQ(n1.counts->idle, 1);
   EXPECT_EQ(n1.counts->held_idle, 1);
@@ -357,8 +435,11 @@ TEST(FleetReadTest, ByNodeTheStoreCountsEachNodesGpusAndNoReadingIsAsked) {
   EXPECT_EQ(n2.counts->gpus, 1);
   EXPECT_EQ(n2.counts->leased, 1);
   EXPECT_EQ(n2.counts->idle, 0);
+  // n3 counts its own: the store's counts of it are not read.
+  EXPECT_EQ(std::make_tuple(n3.counts->gpus, n3.counts->idle, n3.counts->held_idle, n3.counts->idle_holders),
+            std::make_tuple(2, 2, 0, 0));
   FleetTotals t = Totals(view);
-  EXPECT_EQ(TotalsLine(t), "1 of 3 GPUs idle; 1 held idle by 2 processes; 1 leased");
+  EXPECT_EQ(TotalsLine(t), "3 of 5 GPUs idle; 1 held idle by 2 processes; 1 leased");
   EXPECT_FALSE(prometheus.WasAsked("tarmac_gpu_temperature_celsius"));
   EXPECT_FALSE(prometheus.WasAsked("max by (instance, hostname, gpu, uuid, model) (tarmac_gpu_info)"));
 
@@ -371,7 +452,7 @@ TEST(FleetReadTest, ByNodeTheStoreCountsEachNodesGpusAndNoReadingIsAsked) {
   EXPECT_EQ(j["nodes"][0]["held_idle"], 1);
   EXPECT_EQ(j["nodes"][0]["drain"], 1);
   EXPECT_EQ(j["nodes"][1]["leased"], 1);
-  EXPECT_EQ(j["totals"]["gpus"], 3);
+  EXPECT_EQ(j["totals"]["gpus"], 5);
 }
 
 // `fleet idle`: the marks name the idle GPUs; the GPU list, the largest

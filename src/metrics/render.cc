@@ -14,8 +14,8 @@
 #include "metrics/exposition.h"
 #include "metrics/family.h"
 #include "metrics/mig_render.h"
+#include "metrics/node_render.h"
 #include "metrics/pod_labels.h"
-#include "node/gpu_marks.h"
 #include "node/health_verdict.h"
 #include "node/metric_families.h"
 #include "node/sample_fields.h"
@@ -135,18 +135,9 @@ const std::vector<GpuFamily>& NativeGpuFamilies() {
            }},
           {{node::family::kGpuIdle, "gauge",
             "1 when the GPU is under 5 % utilization now (in MIG mode: its engine activity, GPM)."},
-           [](const node::GpuView& g) -> std::optional<double> {
-             // In MIG mode the driver reports no utilization; the engine's
-             // activity says, as it does for status (node/gpu_marks.h).
-             bool is_known = g.sample.utilization_gpu_ratio || g.sample.graphics_engine_active_ratio;
-             if (!Readable(g) || !is_known) return std::nullopt;
-             return node::MarkGpu(g).is_idle ? 1.0 : 0.0;
-           }},
+           IdleMarkValue},
           {{node::family::kGpuHeldIdle, "gauge", "1 when a process holds memory on the GPU at 0 % SM now."},
-           [](const node::GpuView& g) -> std::optional<double> {
-             if (!Readable(g)) return std::nullopt;
-             return node::MarkGpu(g).idle_holding_pids.empty() ? 0.0 : 1.0;
-           }},
+           HeldIdleMarkValue},
       });
   return kFamilies;
 }
@@ -497,6 +488,7 @@ std::string RenderMetrics(const node::Snapshot& snapshot, const node::SamplerSta
   CollectProcesses(s, &out);
   CollectMigNative(s.node_view, s.host, &out);
   CollectAgent(s, &out);
+  CollectNodeCounts(s.node_view, s.host, &out);
   return out.text();
 }
 
@@ -664,6 +656,7 @@ const std::vector<FamilyDoc>& NativeFamilies() {
     }
     for (const FamilyDoc& d : AccountingFamilies()) all.push_back(d);
     for (const FamilyDoc& d : MigNativeFamilies()) all.push_back(d);
+    for (const FamilyDoc& d : NodeFamilies()) all.push_back(d);
     return all;
   }();
   return kAll;

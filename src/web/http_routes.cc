@@ -7,6 +7,7 @@
 
 #include "common/mutex.h"
 #include "metrics/exposition.h"
+#include "metrics/node_render.h"
 #include "metrics/page_cache.h"
 #include "metrics/render.h"
 #include "node/node_json.h"
@@ -92,6 +93,7 @@ Status AddHttpRoutes(http::RouteTable* routes, const config::Config& config, con
         if (leases) tail += *lease_text->For(leases(), host);
         if (std::shared_ptr<const node::LeaseMarks> marks = lease_marks ? lease_marks() : nullptr) {
           tail += metrics::RenderLeaseMarks(*marks, snapshot->node_view, host);
+          tail += metrics::RenderNodeLeased(*marks, snapshot->node_view, host);
         }
         previous_us->store(
             std::chrono::duration_cast<std::chrono::microseconds>(clock->SteadyNow() - start).count());

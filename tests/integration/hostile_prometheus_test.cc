@@ -117,11 +117,16 @@ TEST_F(HostilePrometheusTest, LabelValuesReachNoTerminalRawInAnyFleetView) {
     if (req.path == "/api/v1/series") answer = R"({"status":"success","data":[]})";
     if (q == "time()") answer = R"({"status":"success","data":{"resultType":"scalar","result":[1,"1"]}})";
     // The GPU list, the idle mark that names `fleet idle`'s GPUs, and the
-    // count `--by node` reads: each carries the hostile names.
+    // counts `--by node` reads (the agents' own, else the store's): each
+    // carries the hostile names.
     if (q == "max by (instance, hostname, gpu, uuid, model) (tarmac_gpu_info)" ||
         q == "max by (instance, hostname, gpu, uuid, model) (tarmac_gpu_idle == 1)" ||
         q.rfind("count by (instance, hostname)", 0) == 0)
       answer = Vector(R"({"metric":)" + labels + R"(,"value":[1,"1"]})");
+    if (q == "max by (instance, hostname, which) (tarmac_node_gpus)") {
+      answer = Vector(R"({"metric":{"instance":"n1:9477","which":"all","hostname":)" + json(hostile).dump() +
+                      R"(},"value":[1,"1"]})");
+    }
     if (q == "up") answer = Vector(R"({"metric":{"instance":"n1:9477","job":"tarmac"},"value":[1,"1"]})");
     if (q.find("tarmac_gpu_pod_allocated") != std::string::npos) {
       answer = Vector(R"({"metric":)" + labels + R"(,"value":[1,"1"]})");

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "metrics/node_render.h"
+
+#include <array>
+#include <utility>
+
+#include "metrics/family.h"
+#include "node/gpu_marks.h"
+#include "node/health_verdict.h"
+#include "node/metric_families.h"
+
+namespace tarmac::metrics {
+namespace {
+
+constexpr Family kNodeGpus{node::family::kNodeGpus, "gauge",
+                           "The node's GPUs now: all of them, and those tarmac_gpu_idle, "
+                           "tarmac_gpu_held_idle and tarmac_gpu_lost mark "
+                           "and tarmac_gpu_health judges degraded or to drain (which)."};
+constexpr Family kNodeIdleHolders{node::family::kNodeIdleHolders, "gauge",
+                                  "Processes holding memory idle (at 0 % SM) on the node's GPUs now."};
+constexpr Family kNodeUtilizationRatio{
+    node::family::kNodeUtilizationRatio, "gauge",
+    "The mean of the node's tarmac_gpu_utilization_ratio now; absent when no GPU reports one."};
+constexpr Family kNodeGpusLeased{
+    node::family::kNodeGpusLeased, "gauge",
+    "The node's GPUs a lease holds now (a GPU whose MIG instances leases hold counts once)."};
+constexpr std::array kNodeFamilies = {&kNodeGpus, &kNodeIdleHolders, &kNodeUtilizationRatio,
+                                      &kNodeGpusLeased};
+
+bool IsReadableNow(const node::GpuView& g) { return g.sample.health == node::GpuHealth::kOk; }
+
+}  // namespace
+
+std::optional<double> IdleMarkValue(const node::GpuView& g) {
+  // In MIG mode the driver reports no utilization; the engine's activity
+  // says, as it does for status (node/gpu_marks.h).
+  bool is_known = g.sample.utilization_gpu_ratio || g.sample.graphics_engine_active_ratio;
+  if (!IsReadableNow(g) || !is_known) return std::nullopt;
+  return node::MarkGpu(g).is_idle ? 1.0 : 0.0;
+}
+
+std::optional<double> HeldIdleMarkValue(const node::GpuView& g) {
+  if (!IsReadableNow(g)) return std::nullopt;
+  return node::MarkGpu(g).idle_holding_pids.empty() ? 0.0 : 1.0;
+}
+
+const std::vector<FamilyDoc>& NodeFamilies() {
+  static const std::vector<FamilyDoc> kAll = [] {
+    std::vector<FamilyDoc> all;
+    for (const Family* f : kNodeFamilies) all.push_back(f->Doc());
+    return all;
+  }();
+  return kAll;
+}
+
+void CollectNodeCounts(const node::NodeView& node_view, const std::string& host, Exposition* out) {
+  int idle = 0, held_idle = 0, lost = 0, degraded = 0, drain = 0, idle_holders = 0, with_utilization = 0;
+  double utilization_sum = 0;
+  for (const node::GpuView& g : node_view.gpus) {
+    idle += IdleMarkValue(g).value_or(0) == 1 ? 1 : 0;
+    held_idle += HeldIdleMarkValue(g).value_or(0) == 1 ? 1 : 0;
+    lost += g.sample.health == node::GpuHealth::kLost ? 1 : 0;
+    node::Verdict verdict = node::JudgeGpu(g).verdict;
+    degraded += verdict == node::Verdict::kDegraded ? 1 : 0;
+    drain += verdict == node::Verdict::kDrain ? 1 : 0;
+    if (IsReadableNow(g)) idle_holders += static_cast<int>(node::MarkGpu(g).idle_holding_pids.size());
+    if (IsReadableNow(g) && g.sample.utilization_gpu_ratio) {
+      utilization_sum += *g.sample.utilization_gpu_ratio;
+      ++with_utilization;
+    }
+  }
+  Head(out, kNodeGpus);
+  for (const auto& [which, n] :
+       std::array<std::pair<const char*, int>, 6>{{{"all", static_cast<int>(node_view.gpus.size())},
+                                                   {"idle", idle},
+                                                   {"held_idle", held_idle},
+                                                   {"lost", lost},
+                                                   {"degraded", degraded},
+                                                   {"drain", drain}}}) {
+    out->Sample(node::family::kNodeGpus, {{"hostname", host}, {"which", which}}, n);
+  }
+  Head(out, kNodeIdleHolders);
+  out->Sample(node::family::kNodeIdleHolders, {{"hostname", host}}, idle_holders);
+  Head(out, kNodeUtilizationRatio);
+  if (with_utilization > 0) {
+    out->Sample(node::family::kNodeUtilizationRatio, {{"hostname", host}},
+                utilization_sum / with_utilization);
+  }
+}
+
+std::string RenderNodeLeased(const node::LeaseMarks& marks, const node::NodeView& node_view,
+                             const std::string& host) {
+  int leased = 0;
+  for (const node::GpuView& g : node_view.gpus) {
+    bool is_held = marks.leases.count(g.info.index) != 0;
+    for (const node::MigInstance& m : g.sample.mig_instances)
+      is_held = is_held || marks.mig_leases.count(m.uuid) != 0;
+    leased += is_held ? 1 : 0;
+  }
+  Exposition out;
+  Head(&out, kNodeGpusLeased);
+  out.Sample(node::family::kNodeGpusLeased, {{"hostname", host}}, leased);
+  return out.text();
+}
+
+}  // namespace tarmac::metrics
