@@ -41,6 +41,9 @@ FLEET_SCALE_NAIVE=0 leaves out the naive way (a range query per GPU).
 FLEET_SCALE_QUERIES=1 also lists each logged query with its time in
 Prometheus and the samples it touched, costliest first.
 
+FLEET_SCALE_ONLY=WORD,... times only the commands whose name has one of
+the words (`status`, `idle`, `report`).
+
 FLEET_SCALE_BASELINE=PATH also times PATH (another build's tarmac-fleet)
 for each command, right after this build's, against the same Prometheus.
 
@@ -549,6 +552,11 @@ def main():
         print(f"fleet_scale: {seen_nodes} nodes, {seen} GPUs seen; the report reads "
               f"{report['total']['busy_hours'] + report['total']['idle_hours'] + report['total']['held_idle_hours']:.0f}"
               f" GPU-hours from the {report.get('read_from', 'raw counters')}")
+        # FLEET_SCALE_ONLY=WORD,...: only the commands whose name has one
+        # of the words (`idle`, `status`, `report`).
+        if os.environ.get("FLEET_SCALE_ONLY"):
+            words = os.environ["FLEET_SCALE_ONLY"].split(",")
+            commands = {name: argv for name, argv in commands.items() if any(w in name for w in words)}
         # FLEET_SCALE_BASELINE=PATH: another tarmac-fleet (an earlier
         # build) timed right after this one, each command in turn.
         baseline = os.environ.get("FLEET_SCALE_BASELINE")

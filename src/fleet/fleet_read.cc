@@ -10,6 +10,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "fleet/fleet_queries.h"
 #include "node/metric_families.h"
 
 namespace tarmac::fleet {
@@ -17,226 +18,6 @@ namespace {
 
 using prom::QueryResult;
 using prom::Sample;
-
-// The GPUs of the nodes that answer now, with only the labels read: an
-// agent's info series carries its driver, PCI address and more, a tenth of
-// a large fleet's answer bytes each.
-std::string InfoQuery() {
-  return fmt::format("max by (instance, hostname, gpu, uuid, model) ({})", node::family::kGpuInfo);
-}
-std::string LastSampleQuery() { return node::family::kLastSampleTimestampSeconds; }
-
-// The same over the window, for the down nodes `instances` only: a day of
-// every GPU's samples is what a fleet scraped every 15 s cannot afford to
-// read (80,000 GPUs: 460 million samples, most of a minute of a core, past
-// the command's timeout), and a down node has none since it went down.
-std::string InstancesMatcher(const std::vector<std::string>& instances) {
-  std::string alternation;
-  for (const std::string& i : instances)
-    alternation += (alternation.empty() ? "" : "|") + prom::RegexLiteral(i);
-  return "{instance=~" + prom::QuoteLabelValue(alternation) + "}";
-}
-std::string DownInfoQuery(const std::vector<std::string>& instances) {
-  return fmt::format("max by (instance, hostname, gpu, uuid, model) (last_over_time({}{}[{}]))",
-                     node::family::kGpuInfo, InstancesMatcher(instances), kDownWindow);
-}
-std::string DownLastSampleQuery(const std::vector<std::string>& instances) {
-  return fmt::format("last_over_time({}{}[{}])", node::family::kLastSampleTimestampSeconds,
-                     InstancesMatcher(instances), kDownWindow);
-}
-// Down nodes a query: a few hundred nodes' day of samples stays far below
-// the store's limits even at a 15 s scrape.
-constexpr size_t kDownNodesAQuery = 200;
-std::string DcgmInfoQuery() { return fmt::format("last_over_time(DCGM_FI_DEV_GPU_UTIL[{}])", kDownWindow); }
-std::string IdleHoldersQuery() {
-  return fmt::format("count by (instance, uuid) ({} == 0)", node::family::kProcessSmUtilizationRatio);
-}
-std::string ProcessesQuery() {
-  return fmt::format("count by (instance, uuid) ({})", node::family::kProcessGpuMemoryBytes);
-}
-std::string RecentQuery() {
-  return fmt::format("max by (instance, gpu) (avg_over_time({}[1m]))", node::family::kGpuUtilizationRatio);
-}
-constexpr const char* kDcgmReadingsQuery =
-    "{__name__=~\"DCGM_FI_DEV_(GPU_UTIL|FB_USED|FB_FREE|FB_RESERVED|POWER_USAGE|GPU_TEMP)\"}";
-
-// tarmac's reading families, each asked with only the labels read, a GPU
-// by its node and index (a thousand nodes' full label sets would be tens of
-// megabytes): by family.
-// One family's query, asked with only the labels read.
-struct ReadingQuery {
-  std::string family;
-  std::string promql;
-  bool is_idle_part;  // What `fleet idle` reads (ReadParts::idle_only).
-  // Sets what a sample of the family says on its GPU.
-  void (*apply)(const Sample& s, FleetGpu* g);
-
-  bool IsAskedFor(const ReadParts& parts) const { return is_idle_part || !parts.idle_only; }
-};
-
-// The marks (idle, held idle, lost) and the idle spells' lengths are asked
-// only where they are set (`== 1`, `> 0`): on most of a fleet they are 0,
-// and a thousand nodes' zeros would be most of the answer's bytes. The
-// spell's cost is asked everywhere: a GPU with a cost (0 or not) is one
-// whose agent exports the spells, and the lengths absent from their
-// answers are 0 on it.
-std::optional<double> FiniteOrNone(double v) {
-  return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
-}
-
-// A mark's GPUs, where it is set, named as tarmac_gpu_info names them.
-std::string MarkQuery(const char* family) {
-  return fmt::format("max by (instance, hostname, gpu, uuid, model) ({} == 1)", family);
-}
-
-const std::vector<ReadingQuery>& ReadingQueries() {
-  using G = FleetGpu;
-  static const std::vector<ReadingQuery> kQueries = [] {
-    std::vector<ReadingQuery> out;
-    auto add = [&out](const char* family, const char* filter, bool is_idle_part,
-                      void (*apply)(const Sample&, G*)) {
-      out.push_back(
-          {family, fmt::format("max by (instance, gpu) ({}{})", family, filter), is_idle_part, apply});
-    };
-    namespace f = node::family;
-    add(f::kGpuUtilizationRatio, "", false,
-        [](const Sample& s, G* g) { g->utilization_ratio = FiniteOrNone(s.value); });
-    add(f::kGpuMemoryTotalBytes, "", false,
-        [](const Sample& s, G* g) { g->memory_total_bytes = FiniteOrNone(s.value); });
-    add(f::kGpuMemoryFreeBytes, "", false,
-        [](const Sample& s, G* g) { g->memory_free_bytes = FiniteOrNone(s.value); });
-    add(f::kGpuPowerWatts, "", false, [](const Sample& s, G* g) { g->power_watts = FiniteOrNone(s.value); });
-    add(f::kGpuPowerLimitWatts, "", false,
-        [](const Sample& s, G* g) { g->power_limit_watts = FiniteOrNone(s.value); });
-    add(f::kGpuTemperatureCelsius, "", false,
-        [](const Sample& s, G* g) { g->temperature_celsius = FiniteOrNone(s.value); });
-    add(f::kGpuMemoryUsedBytes, "", true,
-        [](const Sample& s, G* g) { g->memory_used_bytes = FiniteOrNone(s.value); });
-    add(f::kGpuLost, " == 1", false, [](const Sample& s, G* g) { g->is_lost = s.value == 1; });
-    out.push_back({f::kGpuHealth, fmt::format("max by (instance, gpu, verdict) ({} == 1)", f::kGpuHealth),
-                   false, [](const Sample& s, G* g) { g->verdict = s.Label("verdict"); }});
-    out.push_back(
-        {f::kGpuPcieLinkWidth,
-         fmt::format("max by (instance, gpu) ({} < {})", f::kGpuPcieLinkWidth, f::kGpuPcieLinkWidthMax),
-         false, [](const Sample& s, G* g) { g->pcie_link_width = FiniteOrNone(s.value); }});
-    out.push_back({f::kGpuXidErrorsTotal,
-                   fmt::format("sum by (instance, gpu) ({}) > 0", f::kGpuXidErrorsTotal), false,
-                   [](const Sample& s, G* g) { g->xid_errors = FiniteOrNone(s.value); }});
-    out.push_back({f::kGpuEccErrorsTotal,
-                   fmt::format("max by (instance, gpu) ({}{{kind=\"uncorrected\",scope=\"volatile\"}}) > 0",
-                               f::kGpuEccErrorsTotal),
-                   false, [](const Sample& s, G* g) { g->ecc_uncorrected = FiniteOrNone(s.value); }});
-    // The marks keep the GPU's identity (every tarmac family carries it):
-    // `fleet idle` names its GPUs from them alone (ReadParts::idle_only).
-    out.push_back({f::kGpuIdle, MarkQuery(f::kGpuIdle), true,
-                   [](const Sample& s, G* g) { g->is_idle = s.value == 1; }});
-    out.push_back({f::kGpuHeldIdle, MarkQuery(f::kGpuHeldIdle), true,
-                   [](const Sample& s, G* g) { g->is_held_idle = s.value == 1; }});
-    add(f::kGpuIdleForSeconds, " > 0", true,
-        [](const Sample& s, G* g) { g->idle_for_seconds = FiniteOrNone(s.value); });
-    add(f::kGpuHeldIdleForSeconds, " > 0", true,
-        [](const Sample& s, G* g) { g->held_idle_for_seconds = FiniteOrNone(s.value); });
-    out.push_back({f::kGpuIdleForCost,
-                   fmt::format("max by (instance, gpu, currency) ({})", f::kGpuIdleForCost), true,
-                   [](const Sample& s, G* g) {
-                     g->idle_for_cost = FiniteOrNone(s.value);
-                     g->currency = s.Label("currency");
-                   }});
-    out.push_back({f::kGpuThrottled,
-                   fmt::format("max by (instance, gpu, reason) ({} == 1)", f::kGpuThrottled), false,
-                   [](const Sample& s, G* g) {
-                     if (s.value == 1) g->throttle_reasons.push_back(s.Label("reason"));
-                   }});
-    // Only the labels read: a fleet's leases are tens of thousands of
-    // series, each label set otherwise a quarter of a kilobyte.
-    out.push_back({f::kGpuLease,
-                   fmt::format("max by (instance, gpu, lease, user, kind, slurm_job, mig_uuid) ({} == 1)",
-                               f::kGpuLease),
-                   true, [](const Sample& s, G* g) {
-                     if (s.value != 1) return;
-                     g->holders.push_back(GpuHolder{std::atoll(s.Label("lease").c_str()), s.Label("user"),
-                                                    s.Label("kind"), s.Label("slurm_job"),
-                                                    s.Label("mig_uuid")});
-                   }});
-    out.push_back({f::kGpuPodAllocated,
-                   fmt::format("max by (instance, gpu, namespace, pod) ({} == 1)", f::kGpuPodAllocated), true,
-                   [](const Sample& s, G* g) {
-                     if (!s.Label("pod").empty()) g->pod = s.Label("namespace") + "/" + s.Label("pod");
-                   }});
-    return out;
-  }();
-  return kQueries;
-}
-
-// --by node (ReadParts::by_node): each node's GPUs, counted by UUID (a GPU
-// whose info series changed within the lookback counts once).
-std::string NodeInfoQuery() {
-  return fmt::format("count by (instance, hostname) (max by (instance, hostname, uuid) ({}))",
-                     node::family::kGpuInfo);
-}
-// Its held-idle GPUs by UUID (the mark carries it), whose idle holders
-// IdleHoldersQuery counts.
-std::string HeldIdleUuidQuery() {
-  return fmt::format("max by (instance, uuid) ({} == 1)", node::family::kGpuHeldIdle);
-}
-
-// A count of each node's GPUs, and what a sample of it sets.
-struct CountQuery {
-  std::string promql;
-  void (*apply)(const Sample& s, NodeCounts* c);
-};
-
-const std::vector<CountQuery>& CountQueries() {
-  namespace f = node::family;
-  static const std::vector<CountQuery> kQueries = {
-      {fmt::format("count by (instance) ({} == 1)", f::kGpuIdle),
-       [](const Sample& s, NodeCounts* c) { c->idle = static_cast<int>(s.value); }},
-      {fmt::format("count by (instance) ({} == 1)", f::kGpuLost),
-       [](const Sample& s, NodeCounts* c) { c->lost = static_cast<int>(s.value); }},
-      // A GPU whose MIG instances several leases hold counts once.
-      {fmt::format("count by (instance) (max by (instance, gpu) ({} == 1))", f::kGpuLease),
-       [](const Sample& s, NodeCounts* c) { c->leased = static_cast<int>(s.value); }},
-      // Only the verdicts counted: a third fewer series than all three.
-      {fmt::format("count by (instance, verdict) ({}{{verdict=~\"drain|degraded\"}} == 1)", f::kGpuHealth),
-       [](const Sample& s, NodeCounts* c) {
-         if (s.Label("verdict") == "drain") c->drain = static_cast<int>(s.value);
-         if (s.Label("verdict") == "degraded") c->degraded = static_cast<int>(s.value);
-       }},
-      {fmt::format("avg by (instance) ({})", f::kGpuUtilizationRatio),
-       [](const Sample& s, NodeCounts* c) { c->utilization_ratio = FiniteOrNone(s.value); }},
-  };
-  return kQueries;
-}
-
-// --by node from the agents' own counts (metrics/node_render.h): six
-// series a node for tarmac_node_gpus, one for each of the others, where
-// counting the GPUs' series is the store reading every GPU's.
-std::string NodeGpusQuery() {
-  return fmt::format("max by (instance, hostname, which) ({})", node::family::kNodeGpus);
-}
-const std::vector<CountQuery>& NodeSeriesQueries() {
-  namespace f = node::family;
-  static const std::vector<CountQuery> kQueries = {
-      {fmt::format("max by (instance) ({})", f::kNodeGpusLeased),
-       [](const Sample& s, NodeCounts* c) { c->leased = static_cast<int>(s.value); }},
-      {fmt::format("max by (instance) ({})", f::kNodeIdleHolders),
-       [](const Sample& s, NodeCounts* c) { c->idle_holders = static_cast<int>(s.value); }},
-      {fmt::format("max by (instance) ({})", f::kNodeUtilizationRatio),
-       [](const Sample& s, NodeCounts* c) { c->utilization_ratio = FiniteOrNone(s.value); }},
-  };
-  return kQueries;
-}
-// A count tarmac_node_gpus gives, by its `which`.
-void ApplyWhich(const Sample& s, NodeCounts* c) {
-  const std::string& which = s.Label("which");
-  int n = static_cast<int>(s.value);
-  if (which == "all") c->gpus = n;
-  if (which == "idle") c->idle = n;
-  if (which == "held_idle") c->held_idle = n;
-  if (which == "lost") c->lost = n;
-  if (which == "drain") c->drain = n;
-  if (which == "degraded") c->degraded = n;
-}
 
 // A GPU is the series' scrape target and UUID; a node its scrape target.
 using NodeAndGpu = std::pair<std::string, std::string>;
@@ -285,6 +66,12 @@ struct Reader {
   // that answer now without (whose GPUs the store counts: CountTheRest).
   std::set<std::string> counted;
   std::set<std::string> uncounted;
+  // `fleet idle`: the nodes whose agents export the spells (a cost of a
+  // spell, 0 or not, on a GPU).
+  std::set<std::string> spelled;
+  // A second round of questions about the `uncounted` nodes alone: the
+  // samples of other nodes are dropped as they come.
+  bool is_of_uncounted = false;
 
   // Takes the answer to asked[i]: folds a reading or the GPU list in at
   // once; keeps the others.
@@ -294,6 +81,9 @@ struct Reader {
       return;
     }
     QueryResult& a = answer.value();
+    if (is_of_uncounted) {
+      std::erase_if(a.samples, [this](const Sample& s) { return uncounted.count(s.Label("instance")) == 0; });
+    }
     if (!a.warnings.empty()) warnings[i] = std::move(a.warnings);
     view->is_partial = view->is_partial || a.is_partial;
     const std::string& promql = asked[i];
@@ -319,10 +109,10 @@ struct Reader {
       if (q.promql != promql) continue;
       for (const Sample& s : a.samples) q.apply(s, &counts[s.Label("instance")]);
     }
-    // The store's counts, of the nodes whose agents do not count.
+    // The store's counts, of the nodes whose agents do not count
+    // (CountTheRest asks them of those nodes alone).
     if (promql == NodeInfoQuery()) {
       for (const Sample& s : a.samples) {
-        if (uncounted.count(s.Label("instance")) == 0) continue;
         Node(s, "hostname", "tarmac");
         counts[s.Label("instance")].gpus = static_cast<int>(s.value);
       }
@@ -330,14 +120,14 @@ struct Reader {
     }
     for (const CountQuery& q : CountQueries()) {
       if (q.promql != promql) continue;
-      for (const Sample& s : a.samples) {
-        if (uncounted.count(s.Label("instance")) != 0) q.apply(s, &counts[s.Label("instance")]);
-      }
+      for (const Sample& s : a.samples) q.apply(s, &counts[s.Label("instance")]);
     }
     for (const ReadingQuery& q : ReadingQueries()) {
       if (q.promql != promql) continue;
-      for (const Sample& s : a.samples)
+      for (const Sample& s : a.samples) {
         q.apply(s, &readings[ReadingKey(s.Label("instance"), s.Label("gpu"))]);
+        if (q.family == node::family::kGpuIdleForCost) spelled.insert(s.Label("instance"));
+      }
     }
     if (promql == RecentQuery()) {
       for (const Sample& s : a.samples) {
@@ -475,25 +265,48 @@ Status ReadDownNodes(prom::PromClient* client, double now_unix, Reader* r) {
   return Status::OK();
 }
 
-// --by node: the nodes that answer now (they sampled) but whose agents do
-// not count their own GPUs (agents before tarmac_node_gpus) have them
-// counted by the store, at the same instant `now_unix`; a fleet of agents
-// that count asks nothing more.
-Status CountTheRest(prom::PromClient* client, double now_unix, Reader* r) {
+// The nodes that answer now (they sampled) but are not in `told`, into
+// r->uncounted; whether there is one.
+bool FindUncounted(const std::set<std::string>& told, Reader* r) {
   auto sampled = r->answers.find(LastSampleQuery());
-  if (sampled == r->answers.end()) return Status::OK();
+  if (sampled == r->answers.end()) return false;
   for (const Sample& s : sampled->second.samples) {
-    if (r->counted.count(s.Label("instance")) == 0) r->uncounted.insert(s.Label("instance"));
+    if (told.count(s.Label("instance")) == 0) r->uncounted.insert(s.Label("instance"));
   }
-  if (r->uncounted.empty()) return Status::OK();
-  r->asked = {NodeInfoQuery(), HeldIdleUuidQuery(), IdleHoldersQuery()};
-  r->kept.insert({HeldIdleUuidQuery(), IdleHoldersQuery()});
-  for (const CountQuery& q : CountQueries()) r->asked.push_back(q.promql);
+  return !r->uncounted.empty();
+}
+
+// Asks `questions` of r->uncounted's nodes alone, at `now_unix`.
+Status AskOfUncounted(prom::PromClient* client, double now_unix, std::vector<std::string> questions,
+                      Reader* r) {
+  r->asked = std::move(questions);
+  r->is_of_uncounted = true;
   client->QueryEachInTurn(r->asked, now_unix,
                           [r](size_t i, Result<QueryResult> answer) { r->Take(i, std::move(answer)); });
+  r->is_of_uncounted = false;
   if (r->refused) return r->refused->second;
   r->TakeWarnings();
   return Status::OK();
+}
+
+// --by node: the nodes that answer now but whose agents do not count their
+// own GPUs (agents before tarmac_node_gpus) have them counted by the store,
+// at the same instant `now_unix`; a fleet of agents that count asks
+// nothing more.
+Status CountTheRest(prom::PromClient* client, double now_unix, Reader* r) {
+  if (!FindUncounted(r->counted, r)) return Status::OK();
+  r->kept.insert({HeldIdleUuidQuery(), IdleHoldersQuery()});
+  std::vector<std::string> questions = {NodeInfoQuery(), HeldIdleUuidQuery(), IdleHoldersQuery()};
+  for (const CountQuery& q : CountQueries()) questions.push_back(q.promql);
+  return AskOfUncounted(client, now_unix, std::move(questions), r);
+}
+
+// `fleet idle`: the nodes that answer now but whose agents export no
+// spells (agents before them) have their idle GPUs named by the marks.
+Status MarkTheRest(prom::PromClient* client, double now_unix, Reader* r) {
+  if (!FindUncounted(r->spelled, r)) return Status::OK();
+  r->info_queries = {MarkQuery(node::family::kGpuIdle), MarkQuery(node::family::kGpuHeldIdle)};
+  return AskOfUncounted(client, now_unix, {r->info_queries.begin(), r->info_queries.end()}, r);
 }
 
 // What a reading of `parts` asks, and which answers it keeps until every
@@ -508,10 +321,11 @@ void Ask(const ReadParts& parts, Reader* r) {
     for (const CountQuery& q : NodeSeriesQueries()) r->asked.push_back(q.promql);
     return;
   }
-  // `fleet idle` shows only idle and held-idle GPUs: the marks name them,
+  // `fleet idle` shows only idle and held-idle GPUs: the spells name them,
   // and no GPU list (80,000 series, the largest answer) is read.
   if (parts.idle_only) {
-    r->info_queries = {MarkQuery(node::family::kGpuIdle), MarkQuery(node::family::kGpuHeldIdle)};
+    r->info_queries = {SpellQuery(node::family::kGpuIdleForSeconds),
+                       SpellQuery(node::family::kGpuHeldIdleForSeconds)};
   } else {
     r->asked.push_back(InfoQuery());
     r->info_queries = {InfoQuery()};
@@ -528,7 +342,6 @@ void Ask(const ReadParts& parts, Reader* r) {
 void ApplyCounts(Reader* r) {
   std::set<NodeAndGpu> held;
   for (const Sample& s : r->Kept(HeldIdleUuidQuery())) {
-    if (r->uncounted.count(s.Label("instance")) == 0) continue;
     if (held.insert({s.Label("instance"), s.Label("uuid")}).second)
       ++r->counts[s.Label("instance")].held_idle;
   }
@@ -576,6 +389,9 @@ Result<FleetView> ReadFleet(prom::PromClient* client, const ReadParts& parts) {
   if (!t.empty()) view.taken_at_unix = t.front().value;
   if (parts.by_node) {
     if (Status rest = CountTheRest(client, view.taken_at_unix, &r); !rest.ok()) return rest;
+  }
+  if (parts.idle_only) {
+    if (Status rest = MarkTheRest(client, view.taken_at_unix, &r); !rest.ok()) return rest;
   }
   // `fleet idle` shows the nodes that answer now: no down node is read.
   if (!parts.idle_only) {

@@ -26,19 +26,19 @@ struct ReadParts {
   // recent_utilization_ratio: what `fleet pick` judges by); one more query
   // over every GPU's samples of that minute.
   bool recent_utilization = false;
-  // Only what `fleet idle` shows: the marks and spells of idle and
-  // held-idle GPUs, their memory, processes and holders (not utilization,
-  // power, temperature, loss or throttling: eight families fewer), of the
-  // nodes that answer now. The marks name the GPUs (every tarmac family
-  // carries the GPU's UUID and model): tarmac_gpu_info, the largest
-  // answer, is not read, nor the down nodes; only nodes with an idle or
-  // held-idle GPU are in the view.
+  // Only what `fleet idle` shows: the spells of idle and held-idle GPUs,
+  // their memory, processes and holders (not utilization, power,
+  // temperature, loss or throttling: eight families fewer), of the nodes
+  // that answer now. The spells name the GPUs (every tarmac family carries
+  // the GPU's UUID and model), and the marks those of agents that export no
+  // spells: tarmac_gpu_info, the largest answer, is not read, nor the down
+  // nodes; only nodes with an idle or held-idle GPU are in the view.
   bool idle_only = false;
-  // Each node's GPUs counted by the store (FleetNode::counts), not listed:
-  // what `fleet status --by node` shows. The store still reads every
-  // GPU's series of the families counted, but answers a few series a
-  // node, not each GPU's readings (nodes down, and those only
-  // dcgm-exporter reports, are listed as before).
+  // Each node's GPUs counted, not listed: what `fleet status --by node`
+  // shows (FleetNode::counts). Agents count their own (tarmac_node_gpus and
+  // the rest: a few series a node); the store counts those of agents that
+  // do not (every GPU's series of the families counted). Nodes down, and
+  // those only dcgm-exporter reports, are listed as before.
   bool by_node = false;
 };
 

@@ -306,6 +306,9 @@ TEST(FleetReadTest, AStoreThatWillNotListTheDaysNodesStillGivesTheLiveOnesAndSay
   EXPECT_FALSE(prometheus.WasAsked("tarmac_gpu_info{"));
 }
 
+// What a stand-in store answers to each query.
+using IdleStore = std::function<std::string(const std::string&)>;
+
 // The last samples of nodes `instances` (the tarmac nodes that answer now),
 // or another answer of theirs, all `value`.
 std::string SampledNow(const std::vector<std::string>& instances, const std::string& value = "99990") {
@@ -455,13 +458,31 @@ TEST(FleetReadTest, ByNodeTheStoreCountsTheGpusOfAgentsThatDoNotCount) {
   EXPECT_EQ(j["totals"]["gpus"], 5);
 }
 
-// `fleet idle`: the marks name the idle GPUs; the GPU list, the largest
-// answer, is not asked, nor the day's nodes (no down node is shown).
-TEST(FleetReadTest, IdleNamesItsGpusFromTheMarksAndReadsNoGpuListNorDownNodes) {
-  StandIn prometheus([](const std::string& q) {
+// `fleet idle`: the spells name the idle GPUs, with their lengths; the GPU
+// list, the largest answer, is not asked, nor the day's nodes (no down node
+// is shown). Nodes whose agents export no spells (n2: no spell's cost on
+// any GPU) have their idle GPUs named by the marks, asked of them alone: a
+// mark of a node that exports spells (n1's GPU 0, a spell not yet begun) is
+// not read over its spells.
+IdleStore IdleStoreOf(bool n2_exports_spells) {
+  return [n2_exports_spells](const std::string& q) {
+    if (q == "tarmac_last_sample_timestamp_seconds") return SampledNow({"n1:9477", "n2:9477", "n3:9477"});
+    if (q == "up") return SampledNow({"n1:9477", "n2:9477", "n3:9477"}, "1");
+    if (q == "max by (instance, hostname, gpu, uuid, model) (tarmac_gpu_idle_for_seconds > 0)") {
+      return Vector(
+          R"({"metric":{"instance":"n1:9477","hostname":"n1","gpu":"1","uuid":"GPU-2","model":"H100"},"value":[1,"600"]})");
+    }
+    if (q == "max by (instance, gpu, currency) (tarmac_gpu_idle_for_cost)") {
+      std::string n2 =
+          n2_exports_spells ? R"(,{"metric":{"instance":"n2:9477","gpu":"0"},"value":[1,"0"]})" : "";
+      return Vector(R"({"metric":{"instance":"n1:9477","gpu":"0"},"value":[1,"0"]},
+                       {"metric":{"instance":"n1:9477","gpu":"1"},"value":[1,"2.5"]},
+                       {"metric":{"instance":"n3:9477","gpu":"0"},"value":[1,"0"]})" +
+                    n2);
+    }
     if (q == "max by (instance, hostname, gpu, uuid, model) (tarmac_gpu_idle == 1)") {
       return Vector(
-          R"({"metric":{"instance":"n1:9477","hostname":"n1","gpu":"1","uuid":"GPU-2","model":"H100"},"value":[1,"1"]})");
+          R"({"metric":{"instance":"n1:9477","hostname":"n1","gpu":"0","uuid":"GPU-1","model":"H100"},"value":[1,"1"]})");
     }
     if (q == "max by (instance, hostname, gpu, uuid, model) (tarmac_gpu_held_idle == 1)") {
       return Vector(
@@ -471,13 +492,12 @@ TEST(FleetReadTest, IdleNamesItsGpusFromTheMarksAndReadsNoGpuListNorDownNodes) {
       return Vector(R"({"metric":{"instance":"n2:9477","gpu":"0"},"value":[1,"3e9"]},
                        {"metric":{"instance":"n1:9477","gpu":"0"},"value":[1,"7e10"]})");
     }
-    if (q == "up") {
-      return Vector(R"({"metric":{"instance":"n1:9477"},"value":[1,"1"]},
-                       {"metric":{"instance":"n2:9477"},"value":[1,"1"]},
-                       {"metric":{"instance":"n3:9477"},"value":[1,"1"]})");
-    }
     return Vector("");
-  });
+  };
+}
+
+TEST(FleetReadTest, IdleNamesItsGpusFromTheSpellsAndFromTheMarksOnlyWhereNoSpellIsExported) {
+  StandIn prometheus(IdleStoreOf(false));
   ReadParts parts;
   parts.idle_only = true;
   FleetView view = ReadFromStandIn(&prometheus, parts);
@@ -488,14 +508,27 @@ TEST(FleetReadTest, IdleNamesItsGpusFromTheMarksAndReadsNoGpuListNorDownNodes) {
   EXPECT_EQ(n1.gpus[0].uuid, "GPU-2");
   EXPECT_EQ(n1.gpus[0].index, 1);
   EXPECT_TRUE(n1.gpus[0].is_idle);
+  EXPECT_EQ(n1.gpus[0].idle_for_seconds, 600);
+  EXPECT_EQ(n1.gpus[0].idle_for_cost, 2.5);
+  EXPECT_EQ(n1.gpus[0].held_idle_for_seconds, 0);
   ASSERT_EQ(n2.gpus.size(), 1u);
   EXPECT_EQ(n2.gpus[0].model, "A100");
   EXPECT_TRUE(n2.gpus[0].is_held_idle);
   EXPECT_EQ(n2.gpus[0].memory_used_bytes, 3e9);
+  EXPECT_FALSE(n2.gpus[0].held_idle_for_seconds.has_value());  // Its agent exports no spells.
   EXPECT_TRUE(n1.is_up && n2.is_up);
+  EXPECT_TRUE(prometheus.WasAsked("(tarmac_gpu_held_idle == 1)"));
   EXPECT_FALSE(prometheus.WasAsked("(tarmac_gpu_info)"));
   EXPECT_TRUE(prometheus.SeriesAsked().empty());
   EXPECT_TRUE(view.warnings.empty());
+
+  // Every node exports spells: no mark is asked.
+  StandIn spelled(IdleStoreOf(true));
+  view = ReadFromStandIn(&spelled, parts);
+  ASSERT_EQ(view.nodes.size(), 1u);
+  EXPECT_EQ(view.nodes[0].gpus.size(), 1u);
+  EXPECT_FALSE(spelled.WasAsked("tarmac_gpu_idle =="));
+  EXPECT_FALSE(spelled.WasAsked("tarmac_gpu_held_idle =="));
 }
 
 // A fleet with no idle GPU is not a store without nodes: no warning.

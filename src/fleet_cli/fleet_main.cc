@@ -167,7 +167,7 @@ void AddViewCommands(CLI::App* app, FleetLine* line) {
   status
       ->add_option(
           "--by", line->status_by,
-          fmt::format("gpu: every GPU, a line each; node: a line a node, its GPUs counted by the store "
+          fmt::format("gpu: every GPU, a line each; node: a line a node, its GPUs as its agent counts them "
                       "(idle, held idle, leased, lost, drain, mean utilization). Default: gpu, but the "
                       "text goes by node past {} nodes",
                       fleet::kNodesListedByGpu))

@@ -13,14 +13,13 @@ namespace tarmac::metrics {
 namespace {
 
 constexpr Family kNodeGpus{node::family::kNodeGpus, "gauge",
-                           "The node's GPUs now: all of them, and those tarmac_gpu_idle, "
-                           "tarmac_gpu_held_idle and tarmac_gpu_lost mark "
-                           "and tarmac_gpu_health judges degraded or to drain (which)."};
+                           "The node's GPUs now (which): all of them, those marked idle, held idle or lost, "
+                           "and those whose health verdict is degraded or drain."};
 constexpr Family kNodeIdleHolders{node::family::kNodeIdleHolders, "gauge",
                                   "Processes holding memory idle (at 0 % SM) on the node's GPUs now."};
 constexpr Family kNodeUtilizationRatio{
     node::family::kNodeUtilizationRatio, "gauge",
-    "The mean of the node's tarmac_gpu_utilization_ratio now; absent when no GPU reports one."};
+    "The mean utilization of the node's GPUs now (0-1); absent when no GPU reports one."};
 constexpr Family kNodeGpusLeased{
     node::family::kNodeGpusLeased, "gauge",
     "The node's GPUs a lease holds now (a GPU whose MIG instances leases hold counts once)."};

@@ -14,11 +14,16 @@ constexpr uint64_t kThermal = nvidia::kReasonSwThermalSlowdown | nvidia::kReason
 constexpr uint64_t kPower = nvidia::kReasonSwPowerCap | nvidia::kReasonHwPowerBrakeSlowdown;
 constexpr uint64_t kOther = nvidia::kReasonHwSlowdown;
 
-// How long each sample of `times` stands for.
-std::vector<int64_t> Weights(int64_t minute, const std::vector<int64_t>& times, int64_t max_gap_seconds) {
+// How long each sample of `times` stands for: until the next one (the
+// minute's last until the minute ends), or until the node's next stop when
+// that comes first, at least a second and at most `max_gap_seconds`.
+std::vector<int64_t> Weights(int64_t minute, const std::vector<int64_t>& times,
+                             const std::vector<int64_t>& stops, int64_t max_gap_seconds) {
   std::vector<int64_t> dt(times.size());
   for (size_t i = 0; i < times.size(); ++i) {
     int64_t next = i + 1 < times.size() ? times[i + 1] : (minute + 1) * 60;
+    if (auto stop = std::upper_bound(stops.begin(), stops.end(), times[i]); stop != stops.end())
+      next = std::min(next, *stop);
     dt[i] = std::clamp<int64_t>(next - times[i], 1, std::max<int64_t>(max_gap_seconds, 1));
   }
   return dt;
@@ -33,9 +38,10 @@ void Append(const T& values, int64_t t, Block* b) {
 
 }  // namespace
 
-GpuMinuteRollup RollUpGpu(int64_t minute, const Block& block, int64_t max_gap_seconds) {
+GpuMinuteRollup RollUpGpu(int64_t minute, const Block& block, int64_t max_gap_seconds,
+                          const std::vector<int64_t>& stops) {
   GpuMinuteRollup r;
-  std::vector<int64_t> dt = Weights(minute, block.times, max_gap_seconds);
+  std::vector<int64_t> dt = Weights(minute, block.times, stops, max_gap_seconds);
   int64_t utilization_seconds = 0;
   int64_t memory_sum = 0;
   int64_t memory_seconds = 0;
@@ -81,6 +87,7 @@ GpuMinuteRollup RollUpGpu(int64_t minute, const Block& block, int64_t max_gap_se
 }
 
 void MinuteFolder::Add(const TickRecord& tick) {
+  if (tick.gpus.empty() && tick.processes.empty()) stops_.push_back(tick.t);
   for (const GpuTick& g : tick.gpus) Append(g.values, tick.t, &folded_.gpu_blocks[g.gpu_id]);
   for (const ProcessTick& p : tick.processes) Append(p.values, tick.t, &folded_.process_blocks[p.session_id]);
   for (const ChargeTick& c : tick.charges) charges_.emplace_back(tick.t, c);
@@ -92,8 +99,8 @@ FoldedMinute MinuteFolder::Finish(int64_t max_gap_seconds) && {
   int64_t minute = f.minute;
   std::map<std::pair<int64_t, int64_t>, int64_t> gpu_sample_seconds;  // By (gpu_id, t).
   for (const auto& [gpu_id, block] : f.gpu_blocks) {
-    f.gpu_rollups[gpu_id] = RollUpGpu(minute, block, max_gap_seconds);
-    std::vector<int64_t> dt = Weights(minute, block.times, max_gap_seconds);
+    f.gpu_rollups[gpu_id] = RollUpGpu(minute, block, max_gap_seconds, stops_);
+    std::vector<int64_t> dt = Weights(minute, block.times, stops_, max_gap_seconds);
     for (size_t i = 0; i < dt.size(); ++i) gpu_sample_seconds[{gpu_id, block.times[i]}] = dt[i];
   }
   for (const auto& [t, c] : charges_) {
@@ -104,7 +111,7 @@ FoldedMinute MinuteFolder::Finish(int64_t max_gap_seconds) && {
   }
   for (const auto& [session_id, block] : f.process_blocks) {
     ProcessMinuteRollup& r = f.process_rollups[session_id];
-    std::vector<int64_t> dt = Weights(minute, block.times, max_gap_seconds);
+    std::vector<int64_t> dt = Weights(minute, block.times, stops_, max_gap_seconds);
     for (size_t i = 0; i < block.times.size(); ++i) {
       int64_t memory = block.columns[kProcessMemoryMib][i].value_or(0);
       std::optional<int64_t> sm = block.columns[kProcessSmPercent][i];

@@ -4,7 +4,10 @@
 // session, and their rollups. Each sample stands for the time until the
 // next one (at most `max_gap_seconds`; the last of the minute until the
 // minute ends, with the same cap), so idle and held-idle seconds are
-// time-weighted. Pure: no I/O, nothing shared.
+// time-weighted. A tick with no GPU and no process is a stop (a clean
+// stop's mark, StoreWriter::Stop; or a node that had none): no sample
+// stands for time after it, which nobody saw. Pure: no I/O, nothing
+// shared.
 #pragma once
 
 #include <cstdint>
@@ -79,10 +82,13 @@ class MinuteFolder {
  private:
   FoldedMinute folded_;
   std::vector<std::pair<int64_t, ChargeTick>> charges_;  // With their tick's time.
+  std::vector<int64_t> stops_;                           // The stops' times, in order.
   int64_t last_t_ = -1;
 };
 
 // Rollup of one GPU's block (exposed for tests).
-GpuMinuteRollup RollUpGpu(int64_t minute, const Block& block, int64_t max_gap_seconds);
+// `stops`: the stops' times, in order.
+GpuMinuteRollup RollUpGpu(int64_t minute, const Block& block, int64_t max_gap_seconds,
+                          const std::vector<int64_t>& stops = {});
 
 }  // namespace tarmac::store

@@ -154,8 +154,24 @@ void StoreWriter::Stop() {
   // in the journal: a start within the same minute carries on in it, and
   // the minute is folded again, whole, when it is over.
   if (db_ == nullptr) return;
+  if (Status mark = WriteStopMark(); !mark.ok())
+    logger_->Log(LogLevel::kWarning, "store: the stop's mark: {}", mark.message());
   Status s = FoldJournalBefore(INT64_MAX, /*keep_journal=*/true);
   if (!s.ok()) logger_->Log(LogLevel::kWarning, "{}; the next start folds it", s.message());
+}
+
+Status StoreWriter::WriteStopMark() {
+  if (last_t_ == 0 || journal_minute_ == std::nullopt) return Status::OK();  // No tick since the start.
+  // A second after the last tick at the least: that tick stands for a
+  // second whenever the agent stopped within it.
+  int64_t t = std::max(UnixSeconds(clock_->WallNow()), last_t_ + 1);
+  Result<Stmt*> journal = db_->Cached("INSERT INTO tick_journal (t, payload) VALUES (?, ?)");
+  if (!journal.ok()) return journal.status();
+  TickRecord stop;
+  stop.t = t;
+  Status s = journal.value()->Bind(1, t).BindBlob(2, EncodeTick(stop)).Run();
+  if (s.ok()) last_t_ = t;
+  return s;
 }
 
 std::string StoreWriter::Problem() const {

@@ -26,8 +26,10 @@
 // deleted or replaced under the agent is noticed at the next tick, said the
 // same way, and the path opened afresh.
 //
-// A clean stop leaves the minute in progress in the journal: the next start
-// carries on in it, so a restart loses only the time the agent was down.
+// A clean stop leaves the minute in progress in the journal, with a mark of
+// the stop: the next start carries on in it, so a restart loses only the
+// time the agent was down, and counts none of it (the last sample before
+// the stop stands for the time up to it, not up to the next start's).
 //
 // Thread safety: Submit, RecordEvent and stats from any thread; Open,
 // Start, Stop, WriteNow and FoldAll from one.
@@ -120,6 +122,9 @@ class StoreWriter {
   // and a database opened afresh at the path.
   Status CheckFile();
   Status WriteTick(const node::NodeView& node_view);
+  // A clean stop's mark in the journal: a tick with no GPU after the last
+  // one, so that the last sample stands for no time after the stop (fold.h).
+  Status WriteStopMark();
   Status WriteEvent(int64_t t, std::optional<int64_t> gpu_id, const std::string& kind,
                     const std::string& detail);
   // Folds the journal's ticks before `t` into raw blocks and rollups, and

@@ -116,11 +116,12 @@ TEST_F(HostilePrometheusTest, LabelValuesReachNoTerminalRawInAnyFleetView) {
     std::string answer = Vector("");
     if (req.path == "/api/v1/series") answer = R"({"status":"success","data":[]})";
     if (q == "time()") answer = R"({"status":"success","data":{"resultType":"scalar","result":[1,"1"]}})";
-    // The GPU list, the idle mark that names `fleet idle`'s GPUs, and the
+    // The GPU list, the idle mark and spell that name `fleet idle`'s GPUs, and the
     // counts `--by node` reads (the agents' own, else the store's): each
     // carries the hostile names.
     if (q == "max by (instance, hostname, gpu, uuid, model) (tarmac_gpu_info)" ||
         q == "max by (instance, hostname, gpu, uuid, model) (tarmac_gpu_idle == 1)" ||
+        q == "max by (instance, hostname, gpu, uuid, model) (tarmac_gpu_idle_for_seconds > 0)" ||
         q.rfind("count by (instance, hostname)", 0) == 0)
       answer = Vector(R"({"metric":)" + labels + R"(,"value":[1,"1"]})");
     if (q == "max by (instance, hostname, which) (tarmac_node_gpus)") {
