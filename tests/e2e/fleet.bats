@@ -123,7 +123,7 @@ start_prometheus() {
   [[ "$output" == *"lease 1 ("* ]]
   [ -z "$(printf '%s\n' "$output" | wider_than_100)" ]
 
-  # By node: each node's GPUs counted by the store, as many as listing
+  # By node: each node's GPUs as its agent counts them, as many as listing
   # them counts (idle, held idle and its holder, leased, lost, the mean
   # utilization), read back to back until a scrape does not fall between.
   per_gpu='[.nodes[] | [.name, (.gpus | length), ([.gpus[] | select(.idle)] | length),
@@ -177,6 +177,18 @@ start_prometheus() {
   run tarmac fleet pick --count 9
   [ "$status" -eq 1 ]
   [[ "$output" == *"no node has 9 free GPUs now; the most: node-a with 6"* ]]
+
+  # idle names its GPUs by their spells: the very GPUs the marks name idle
+  # or held idle in the listing.
+  marked='[.nodes[] | .name as $n | .gpus[] | select(.idle or .held_idle) | [$n, .index]] | sort'
+  for _ in $(seq 20); do
+    tarmac fleet status --json | jq -c "$marked" > "$WORLD/marked"
+    tarmac fleet idle --json | jq -c '[.gpus[] | [.node, .index]] | sort' > "$WORLD/spelled"
+    tarmac fleet status --json | jq -c "$marked" > "$WORLD/marked-after"
+    cmp -s "$WORLD/marked" "$WORLD/marked-after" && break
+  done
+  [ "$(jq length "$WORLD/spelled")" -gt 1 ]
+  [ "$(cat "$WORLD/spelled")" == "$(cat "$WORLD/marked")" ]
 
   # idle: the held-idle GPU with its holder process, every row idle or held
   # idle now, costliest and longest first.
