@@ -180,6 +180,7 @@ start_prometheus() {
 
   # idle names its GPUs by their spells: the very GPUs the marks name idle
   # or held idle in the listing.
+  # shellcheck disable=SC2016 # jq's own variable.
   marked='[.nodes[] | .name as $n | .gpus[] | select(.idle or .held_idle) | [$n, .index]] | sort'
   for _ in $(seq 20); do
     tarmac fleet status --json | jq -c "$marked" > "$WORLD/marked"
