@@ -110,7 +110,7 @@ struct Reader {
       for (const Sample& s : a.samples) q.apply(s, &counts[s.Label("instance")]);
     }
     // The store's counts, of the nodes whose agents do not count
-    // (CountTheRest asks them of those nodes alone).
+    // (CountTheRest asks them, and keeps those nodes' samples alone).
     if (promql == NodeInfoQuery()) {
       for (const Sample& s : a.samples) {
         Node(s, "hostname", "tarmac");
@@ -276,7 +276,7 @@ bool FindUncounted(const std::set<std::string>& told, Reader* r) {
   return !r->uncounted.empty();
 }
 
-// Asks `questions` of r->uncounted's nodes alone, at `now_unix`.
+// Asks `questions` at `now_unix`, keeping the samples of r->uncounted's nodes alone.
 Status AskOfUncounted(prom::PromClient* client, double now_unix, std::vector<std::string> questions,
                       Reader* r) {
   r->asked = std::move(questions);
