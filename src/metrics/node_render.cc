@@ -26,20 +26,26 @@ constexpr Family kNodeGpusLeased{
 constexpr std::array kNodeFamilies = {&kNodeGpus, &kNodeIdleHolders, &kNodeUtilizationRatio,
                                       &kNodeGpusLeased};
 
-bool IsReadableNow(const node::GpuView& g) { return g.sample.health == node::GpuHealth::kOk; }
-
-}  // namespace
-
-std::optional<double> IdleMarkValue(const node::GpuView& g) {
+// What tarmac_gpu_idle says of the readable GPU `g`, whose marks are `m`.
+std::optional<double> IdleMarkOf(const node::GpuView& g, const node::GpuMarks& m) {
   // In MIG mode the driver reports no utilization; the engine's activity
   // says, as it does for status (node/gpu_marks.h).
   bool is_known = g.sample.utilization_gpu_ratio || g.sample.graphics_engine_active_ratio;
-  if (!IsReadableNow(g) || !is_known) return std::nullopt;
-  return node::MarkGpu(g).is_idle ? 1.0 : 0.0;
+  if (!is_known) return std::nullopt;
+  return m.is_idle ? 1.0 : 0.0;
+}
+
+}  // namespace
+
+bool Readable(const node::GpuView& g) { return g.sample.health == node::GpuHealth::kOk; }
+
+std::optional<double> IdleMarkValue(const node::GpuView& g) {
+  if (!Readable(g)) return std::nullopt;
+  return IdleMarkOf(g, node::MarkGpu(g));
 }
 
 std::optional<double> HeldIdleMarkValue(const node::GpuView& g) {
-  if (!IsReadableNow(g)) return std::nullopt;
+  if (!Readable(g)) return std::nullopt;
   return node::MarkGpu(g).idle_holding_pids.empty() ? 0.0 : 1.0;
 }
 
@@ -56,14 +62,16 @@ void CollectNodeCounts(const node::NodeView& node_view, const std::string& host,
   int idle = 0, held_idle = 0, lost = 0, degraded = 0, drain = 0, idle_holders = 0, with_utilization = 0;
   double utilization_sum = 0;
   for (const node::GpuView& g : node_view.gpus) {
-    idle += IdleMarkValue(g).value_or(0) == 1 ? 1 : 0;
-    held_idle += HeldIdleMarkValue(g).value_or(0) == 1 ? 1 : 0;
     lost += g.sample.health == node::GpuHealth::kLost ? 1 : 0;
     node::Verdict verdict = node::JudgeGpu(g).verdict;
     degraded += verdict == node::Verdict::kDegraded ? 1 : 0;
     drain += verdict == node::Verdict::kDrain ? 1 : 0;
-    if (IsReadableNow(g)) idle_holders += static_cast<int>(node::MarkGpu(g).idle_holding_pids.size());
-    if (IsReadableNow(g) && g.sample.utilization_gpu_ratio) {
+    if (!Readable(g)) continue;           // No idle mark, holder or reading.
+    node::GpuMarks m = node::MarkGpu(g);  // Once a GPU, as the marks' families each take it.
+    idle += IdleMarkOf(g, m).value_or(0) == 1 ? 1 : 0;
+    held_idle += m.idle_holding_pids.empty() ? 0 : 1;
+    idle_holders += static_cast<int>(m.idle_holding_pids.size());
+    if (g.sample.utilization_gpu_ratio) {
       utilization_sum += *g.sample.utilization_gpu_ratio;
       ++with_utilization;
     }

@@ -18,6 +18,10 @@
 
 namespace tarmac::metrics {
 
+// Whether `g` could be read at its sample: its readings, marks and holders
+// are rendered only then (a lost GPU's go stale).
+bool Readable(const node::GpuView& g);
+
 // What tarmac_gpu_idle says of `g`: 1, 0, or nothing (absent) when the GPU
 // cannot be read or its utilization is unknown.
 std::optional<double> IdleMarkValue(const node::GpuView& g);

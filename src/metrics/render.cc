@@ -34,8 +34,6 @@ std::optional<double> Scaled(const std::optional<T>& v, double scale) {
   return static_cast<double>(*v) * scale;
 }
 
-bool Readable(const node::GpuView& g) { return g.sample.health == node::GpuHealth::kOk; }
-
 struct GpuFamily {
   FamilyDoc doc;
   Value value;
