@@ -124,10 +124,10 @@ struct Reader {
     }
     for (const ReadingQuery& q : ReadingQueries()) {
       if (q.promql != promql) continue;
-      for (const Sample& s : a.samples) {
+      for (const Sample& s : a.samples)
         q.apply(s, &readings[ReadingKey(s.Label("instance"), s.Label("gpu"))]);
-        if (q.family == node::family::kGpuIdleForCost) spelled.insert(s.Label("instance"));
-      }
+      if (q.family != node::family::kGpuIdleForCost) continue;
+      for (const Sample& s : a.samples) spelled.insert(s.Label("instance"));
     }
     if (promql == RecentQuery()) {
       for (const Sample& s : a.samples) {

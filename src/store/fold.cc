@@ -38,10 +38,11 @@ void Append(const T& values, int64_t t, Block* b) {
 
 }  // namespace
 
-GpuMinuteRollup RollUpGpu(int64_t minute, const Block& block, int64_t max_gap_seconds,
-                          const std::vector<int64_t>& stops) {
+namespace {
+
+// Rollup of one GPU's block, each sample standing for its `dt`.
+GpuMinuteRollup RollUpWeighted(const Block& block, const std::vector<int64_t>& dt) {
   GpuMinuteRollup r;
-  std::vector<int64_t> dt = Weights(minute, block.times, stops, max_gap_seconds);
   int64_t utilization_seconds = 0;
   int64_t memory_sum = 0;
   int64_t memory_seconds = 0;
@@ -86,6 +87,13 @@ GpuMinuteRollup RollUpGpu(int64_t minute, const Block& block, int64_t max_gap_se
   return r;
 }
 
+}  // namespace
+
+GpuMinuteRollup RollUpGpu(int64_t minute, const Block& block, int64_t max_gap_seconds,
+                          const std::vector<int64_t>& stops) {
+  return RollUpWeighted(block, Weights(minute, block.times, stops, max_gap_seconds));
+}
+
 void MinuteFolder::Add(const TickRecord& tick) {
   if (tick.gpus.empty() && tick.processes.empty()) stops_.push_back(tick.t);
   for (const GpuTick& g : tick.gpus) Append(g.values, tick.t, &folded_.gpu_blocks[g.gpu_id]);
@@ -99,8 +107,8 @@ FoldedMinute MinuteFolder::Finish(int64_t max_gap_seconds) && {
   int64_t minute = f.minute;
   std::map<std::pair<int64_t, int64_t>, int64_t> gpu_sample_seconds;  // By (gpu_id, t).
   for (const auto& [gpu_id, block] : f.gpu_blocks) {
-    f.gpu_rollups[gpu_id] = RollUpGpu(minute, block, max_gap_seconds, stops_);
     std::vector<int64_t> dt = Weights(minute, block.times, stops_, max_gap_seconds);
+    f.gpu_rollups[gpu_id] = RollUpWeighted(block, dt);
     for (size_t i = 0; i < dt.size(); ++i) gpu_sample_seconds[{gpu_id, block.times[i]}] = dt[i];
   }
   for (const auto& [t, c] : charges_) {

@@ -165,13 +165,17 @@ Status StoreWriter::WriteStopMark() {
   // A second after the last tick at the least: that tick stands for a
   // second whenever the agent stopped within it.
   int64_t t = std::max(UnixSeconds(clock_->WallNow()), last_t_ + 1);
-  Result<Stmt*> journal = db_->Cached("INSERT INTO tick_journal (t, payload) VALUES (?, ?)");
-  if (!journal.ok()) return journal.status();
   TickRecord stop;
   stop.t = t;
-  Status s = journal.value()->Bind(1, t).BindBlob(2, EncodeTick(stop)).Run();
+  Status s = InsertJournalRow(stop);
   if (s.ok()) last_t_ = t;
   return s;
+}
+
+Status StoreWriter::InsertJournalRow(const TickRecord& tick) {
+  Result<Stmt*> journal = db_->Cached("INSERT INTO tick_journal (t, payload) VALUES (?, ?)");
+  if (!journal.ok()) return journal.status();
+  return journal.value()->Bind(1, tick.t).BindBlob(2, EncodeTick(tick)).Run();
 }
 
 std::string StoreWriter::Problem() const {
@@ -455,9 +459,7 @@ Status StoreWriter::WriteTick(const node::NodeView& node_view) {
           fmt::format("pid {} left the GPU (session {})", std::get<1>(key), session_id));
   }
   if (!p.status.ok()) return p.status;
-  Result<Stmt*> journal = db_->Cached("INSERT INTO tick_journal (t, payload) VALUES (?, ?)");
-  if (!journal.ok()) return journal.status();
-  Status s = journal.value()->Bind(1, t).BindBlob(2, EncodeTick(p.tick)).Run();
+  Status s = InsertJournalRow(p.tick);
   if (s.ok()) s = tx.Commit();
   if (!s.ok()) return s;
   // Committed: now the in-memory view may follow.

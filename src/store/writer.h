@@ -125,6 +125,8 @@ class StoreWriter {
   // A clean stop's mark in the journal: a tick with no GPU after the last
   // one, so that the last sample stands for no time after the stop (fold.h).
   Status WriteStopMark();
+  // `tick` as the journal's row of its second.
+  Status InsertJournalRow(const TickRecord& tick);
   Status WriteEvent(int64_t t, std::optional<int64_t> gpu_id, const std::string& kind,
                     const std::string& detail);
   // Folds the journal's ticks before `t` into raw blocks and rollups, and
