@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <cmath>
 
 #include "node/metric_families.h"
@@ -217,16 +218,16 @@ const std::vector<CountQuery>& NodeSeriesQueries() {
   };
   return kQueries;
 }
-// A count tarmac_node_gpus gives, by its `which`.
+// A count tarmac_node_gpus gives, by its `which` (node::family::
+// kNodeGpusWhich, in that order); a `which` it does not name is left out.
 void ApplyWhich(const Sample& s, NodeCounts* c) {
+  static constexpr std::array<int NodeCounts::*, node::family::kNodeGpusWhich.size()> kCounts = {
+      &NodeCounts::gpus, &NodeCounts::idle,     &NodeCounts::held_idle,
+      &NodeCounts::lost, &NodeCounts::degraded, &NodeCounts::drain};
   const std::string& which = s.Label("which");
-  int n = static_cast<int>(s.value);
-  if (which == "all") c->gpus = n;
-  if (which == "idle") c->idle = n;
-  if (which == "held_idle") c->held_idle = n;
-  if (which == "lost") c->lost = n;
-  if (which == "drain") c->drain = n;
-  if (which == "degraded") c->degraded = n;
+  for (size_t i = 0; i < kCounts.size(); ++i) {
+    if (which == node::family::kNodeGpusWhich[i]) c->*kCounts[i] = static_cast<int>(s.value);
+  }
 }
 
 }  // namespace tarmac::fleet

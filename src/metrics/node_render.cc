@@ -77,14 +77,11 @@ void CollectNodeCounts(const node::NodeView& node_view, const std::string& host,
     }
   }
   Head(out, kNodeGpus);
-  for (const auto& [which, n] :
-       std::array<std::pair<const char*, int>, 6>{{{"all", static_cast<int>(node_view.gpus.size())},
-                                                   {"idle", idle},
-                                                   {"held_idle", held_idle},
-                                                   {"lost", lost},
-                                                   {"degraded", degraded},
-                                                   {"drain", drain}}}) {
-    out->Sample(node::family::kNodeGpus, {{"hostname", host}, {"which", which}}, n);
+  const std::array<int, node::family::kNodeGpusWhich.size()> counts = {
+      static_cast<int>(node_view.gpus.size()), idle, held_idle, lost, degraded, drain};
+  for (size_t i = 0; i < counts.size(); ++i) {
+    out->Sample(node::family::kNodeGpus, {{"hostname", host}, {"which", node::family::kNodeGpusWhich[i]}},
+                counts[i]);
   }
   Head(out, kNodeIdleHolders);
   out->Sample(node::family::kNodeIdleHolders, {{"hostname", host}}, idle_holders);

@@ -7,6 +7,8 @@
 // elsewhere in src/. Constant data.
 #pragma once
 
+#include <array>
+
 namespace tarmac::node::family {
 
 inline constexpr const char* kBackfillBatches = "tarmac_backfill_batches";
@@ -76,6 +78,11 @@ inline constexpr const char* kMigMemoryTotalBytes = "tarmac_mig_memory_total_byt
 inline constexpr const char* kMigMemoryUsedBytes = "tarmac_mig_memory_used_bytes";
 inline constexpr const char* kMigProcesses = "tarmac_mig_processes";
 inline constexpr const char* kNodeGpus = "tarmac_node_gpus";
+// tarmac_node_gpus's `which` label: the GPUs each of its series counts, in
+// this order (all of them; the idle, held-idle and lost marks; the degraded
+// and drain verdicts).
+inline constexpr std::array<const char*, 6> kNodeGpusWhich = {"all",  "idle",     "held_idle",
+                                                              "lost", "degraded", "drain"};
 inline constexpr const char* kNodeGpusLeased = "tarmac_node_gpus_leased";
 inline constexpr const char* kNodeIdleHolders = "tarmac_node_idle_holders";
 inline constexpr const char* kNodeUtilizationRatio = "tarmac_node_utilization_ratio";
