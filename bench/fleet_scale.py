@@ -104,6 +104,11 @@ def diurnal(t, share):
     return min(1.0, share * (1.3 if 9 <= hour < 19 else 0.7))
 
 
+def idle(t, share):
+    """Whether a GPU of that share is idle (under 5 %) at `t`."""
+    return diurnal(t, share) < 0.05
+
+
 def verdict(i):
     """The health verdict of the fleet's i-th GPU."""
     return "drain" if i % 499 == 0 else "degraded" if i % 97 == 0 else "ok"
@@ -137,6 +142,10 @@ def families(fleet):
         return [(labels(h, g, u, m) + extra, lambda t, s=s: value(s, t)) for h, g, u, m, s, _, _ in fleet]
 
     hosts = sorted({h for h, *_ in fleet})
+
+    def node_labels(host):
+        return f'instance="{host}:9477",job="tarmac",hostname="{host}"'
+
     by_host = {}  # Each node's GPUs: (index in the fleet, share, leased).
     for i, (h, _, _, _, s, _, leased) in enumerate(fleet):
         by_host.setdefault(h, []).append((i, s, leased))
@@ -149,11 +158,11 @@ def families(fleet):
         ("tarmac_gpu_power_watts", per_gpu(lambda s, t: round(70 + 600 * diurnal(t, s), 1))),
         ("tarmac_gpu_power_limit_watts", per_gpu(lambda s, t: 700)),
         ("tarmac_gpu_temperature_celsius", per_gpu(lambda s, t: 30 + int(40 * diurnal(t, s)))),
-        ("tarmac_gpu_idle", per_gpu(lambda s, t: 1 if diurnal(t, s) < 0.05 else 0)),
+        ("tarmac_gpu_idle", per_gpu(lambda s, t: 1 if idle(t, s) else 0)),
         ("tarmac_gpu_held_idle", per_gpu(lambda s, t: 0)),
         ("tarmac_gpu_lost", per_gpu(lambda s, t: 0)),
-        ("tarmac_gpu_idle_for_seconds", per_gpu(lambda s, t: 3600 if diurnal(t, s) < 0.05 else 0)),
-        ("tarmac_gpu_idle_for_cost", per_gpu(lambda s, t: 4.0 if diurnal(t, s) < 0.05 else 0, ',currency="USD"')),
+        ("tarmac_gpu_idle_for_seconds", per_gpu(lambda s, t: 3600 if idle(t, s) else 0)),
+        ("tarmac_gpu_idle_for_cost", per_gpu(lambda s, t: 4.0 if idle(t, s) else 0, ',currency="USD"')),
         ("tarmac_gpu_held_idle_for_seconds", per_gpu(lambda s, t: 0)),
         # As real agents export them: three health series a GPU (the
         # verdict's 1; one GPU in 97 degraded, one in 499 to drain), and a
@@ -168,25 +177,25 @@ def families(fleet):
         # reads), as real agents export them: the per-GPU families above,
         # counted.
         ("tarmac_node_gpus",
-         [(f'instance="{h}:9477",job="tarmac",hostname="{h}",which="{which}"',
+         [(node_labels(h) + f',which="{which}"',
            lambda t, rows=rows, count=count: sum(count(i, s, t) for i, s, _ in rows))
           for h, rows in by_host.items()
           for which, count in [("all", lambda i, s, t: 1),
-                               ("idle", lambda i, s, t: 1 if diurnal(t, s) < 0.05 else 0),
+                               ("idle", lambda i, s, t: 1 if idle(t, s) else 0),
                                ("held_idle", lambda i, s, t: 0), ("lost", lambda i, s, t: 0),
                                ("degraded", lambda i, s, t: 1 if verdict(i) == "degraded" else 0),
                                ("drain", lambda i, s, t: 1 if verdict(i) == "drain" else 0)]]),
         ("tarmac_node_gpus_leased",
-         [(f'instance="{h}:9477",job="tarmac",hostname="{h}"', lambda t, rows=rows: sum(1 for *_, l in rows if l))
+         [(node_labels(h), lambda t, rows=rows: sum(1 for *_, l in rows if l))
           for h, rows in by_host.items()]),
         ("tarmac_node_idle_holders",
-         [(f'instance="{h}:9477",job="tarmac",hostname="{h}"', lambda t: 0) for h in by_host]),
+         [(node_labels(h), lambda t: 0) for h in by_host]),
         ("tarmac_node_utilization_ratio",
-         [(f'instance="{h}:9477",job="tarmac",hostname="{h}"',
+         [(node_labels(h),
            lambda t, rows=rows: round(sum(round(diurnal(t, s), 3) for _, s, _ in rows) / len(rows), 6))
           for h, rows in by_host.items()]),
         ("tarmac_last_sample_timestamp_seconds",
-         [(f'instance="{h}:9477",job="tarmac",hostname="{h}"', lambda t: t) for h in hosts]),
+         [(node_labels(h), lambda t: t) for h in hosts]),
         ("up", [(f'instance="{h}:9477",job="tarmac"', lambda t: 1) for h in hosts]),
     ]
     return counters, gauges
