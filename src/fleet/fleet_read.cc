@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
+#include <string_view>
 #include <unordered_map>
 
 #include "fleet/fleet_queries.h"
@@ -64,11 +66,8 @@ struct Reader {
   std::map<std::string, NodeCounts> counts;  // --by node: by instance, as they come.
   // --by node: the nodes whose agents count their own GPUs, and those
   // that answer now without (whose GPUs the store counts: CountTheRest).
-  std::set<std::string> counted;
+  std::set<std::string, std::less<>> counted;
   std::set<std::string> uncounted;
-  // `fleet idle`: the nodes whose agents export the spells (a cost of a
-  // spell, 0 or not, on a GPU).
-  std::set<std::string> spelled;
   // A second round of questions about the `uncounted` nodes alone: the
   // samples of other nodes are dropped as they come.
   bool is_of_uncounted = false;
@@ -126,8 +125,6 @@ struct Reader {
       if (q.promql != promql) continue;
       for (const Sample& s : a.samples)
         q.apply(s, &readings[ReadingKey(s.Label("instance"), s.Label("gpu"))]);
-      if (q.family != node::family::kGpuIdleForCost) continue;
-      for (const Sample& s : a.samples) spelled.insert(s.Label("instance"));
     }
     if (promql == RecentQuery()) {
       for (const Sample& s : a.samples) {
@@ -267,7 +264,7 @@ Status ReadDownNodes(prom::PromClient* client, double now_unix, Reader* r) {
 
 // The nodes that answer now (they sampled) but are not in `told`, into
 // r->uncounted; whether there is one.
-bool FindUncounted(const std::set<std::string>& told, Reader* r) {
+bool FindUncounted(const std::set<std::string, std::less<>>& told, Reader* r) {
   auto sampled = r->answers.find(LastSampleQuery());
   if (sampled == r->answers.end()) return false;
   for (const Sample& s : sampled->second.samples) {
@@ -302,9 +299,15 @@ Status CountTheRest(prom::PromClient* client, double now_unix, Reader* r) {
 }
 
 // `fleet idle`: the nodes that answer now but whose agents export no
-// spells (agents before them) have their idle GPUs named by the marks.
+// spells (agents before them: no spell's cost, 0 or not, on any GPU) have
+// their idle GPUs named by the marks.
 Status MarkTheRest(prom::PromClient* client, double now_unix, Reader* r) {
-  if (!FindUncounted(r->spelled, r)) return Status::OK();
+  std::set<std::string, std::less<>> spelled;
+  for (const auto& [key, g] : r->readings) {
+    std::string_view instance = std::string_view(key).substr(0, key.find('\xff'));
+    if (g.idle_for_cost && spelled.find(instance) == spelled.end()) spelled.emplace(instance);
+  }
+  if (!FindUncounted(spelled, r)) return Status::OK();
   r->info_queries = {MarkQuery(node::family::kGpuIdle), MarkQuery(node::family::kGpuHeldIdle)};
   return AskOfUncounted(client, now_unix, {r->info_queries.begin(), r->info_queries.end()}, r);
 }
