@@ -40,6 +40,14 @@ std::string DownLastSampleQuery(const std::vector<std::string>& instances) {
   return fmt::format("last_over_time({}{}[{}])", node::family::kLastSampleTimestampSeconds,
                      InstancesMatcher(instances), kDownWindow);
 }
+std::string MemoryUsedQuery(const std::vector<std::string>& instances) {
+  return fmt::format("max by (instance, gpu) ({}{})", node::family::kGpuMemoryUsedBytes,
+                     InstancesMatcher(instances));
+}
+std::string CountingNodesQuery() {
+  return fmt::format("max by (instance) ({}{{which=\"{}\"}})", node::family::kNodeGpus,
+                     node::family::kNodeGpusWhich[0]);
+}
 std::string DcgmInfoQuery() { return fmt::format("last_over_time(DCGM_FI_DEV_GPU_UTIL[{}])", kDownWindow); }
 std::string IdleHoldersQuery() {
   return fmt::format("count by (instance, uuid) ({} == 0)", node::family::kProcessSmUtilizationRatio);
@@ -71,9 +79,9 @@ std::string SpellQuery(const char* family) {
 // The marks (idle, held idle, lost) and the idle spells' lengths are asked
 // only where they are set (`== 1`, `> 0`): on most of a fleet they are 0,
 // and a thousand nodes' zeros would be most of the answer's bytes. The
-// spell's cost is asked everywhere: a GPU with a cost (0 or not) is one
-// whose agent exports the spells, and the lengths absent from their
-// answers are 0 on it.
+// spell's cost is asked everywhere but by `fleet idle`: a GPU with a cost
+// (0 or not) is one whose agent exports the spells, and the lengths absent
+// from their answers are 0 on it.
 const std::vector<ReadingQuery>& ReadingQueries() {
   using G = FleetGpu;
   static const std::vector<ReadingQuery> kQueries = [] {
@@ -96,7 +104,9 @@ const std::vector<ReadingQuery>& ReadingQueries() {
         [](const Sample& s, G* g) { g->power_limit_watts = FiniteOrNone(s.value); });
     add(f::kGpuTemperatureCelsius, "", kNotIdle,
         [](const Sample& s, G* g) { g->temperature_celsius = FiniteOrNone(s.value); });
-    add(f::kGpuMemoryUsedBytes, "", kEvery,
+    // `fleet idle` asks the memory of its GPUs that have processes alone,
+    // once it knows them (MemoryUsedQuery).
+    add(f::kGpuMemoryUsedBytes, "", kNotIdle,
         [](const Sample& s, G* g) { g->memory_used_bytes = FiniteOrNone(s.value); });
     add(f::kGpuLost, " == 1", kNotIdle, [](const Sample& s, G* g) { g->is_lost = s.value == 1; });
     out.push_back({f::kGpuHealth, fmt::format("max by (instance, gpu, verdict) ({} == 1)", f::kGpuHealth),
@@ -134,12 +144,17 @@ const std::vector<ReadingQuery>& ReadingQueries() {
                      g->is_held_idle = true;
                      g->held_idle_for_seconds = FiniteOrNone(s.value);
                    }});
+    // `fleet idle` asks the costs over 0 alone: which nodes export spells
+    // it learns from the spells and the agents' counts (CountingNodesQuery).
+    auto cost = [](const Sample& s, G* g) {
+      g->idle_for_cost = FiniteOrNone(s.value);
+      g->currency = s.Label("currency");
+    };
     out.push_back({f::kGpuIdleForCost,
-                   fmt::format("max by (instance, gpu, currency) ({})", f::kGpuIdleForCost), kEvery,
-                   [](const Sample& s, G* g) {
-                     g->idle_for_cost = FiniteOrNone(s.value);
-                     g->currency = s.Label("currency");
-                   }});
+                   fmt::format("max by (instance, gpu, currency) ({})", f::kGpuIdleForCost), kNotIdle, cost});
+    out.push_back({f::kGpuIdleForCost,
+                   fmt::format("max by (instance, gpu, currency) ({} > 0)", f::kGpuIdleForCost),
+                   AskedBy::kIdleOnly, cost});
     out.push_back({f::kGpuThrottled,
                    fmt::format("max by (instance, gpu, reason) ({} == 1)", f::kGpuThrottled), kNotIdle,
                    [](const Sample& s, G* g) {

@@ -30,6 +30,14 @@ std::string DownLastSampleQuery(const std::vector<std::string>& instances);
 // below the store's limits even at a 15 s scrape.
 inline constexpr size_t kDownNodesAQuery = 200;
 
+// `fleet idle`: the memory used on the GPUs of nodes `instances` (those
+// whose idle GPUs have processes), asked once the GPUs are known, a batch
+// of kDownNodesAQuery nodes a question; and the nodes whose agents count
+// their own GPUs (tarmac_node_gpus{which="all"}): agents that count export
+// the spells too (they came first), so their idle GPUs are the spells'.
+std::string MemoryUsedQuery(const std::vector<std::string>& instances);
+std::string CountingNodesQuery();
+
 // Nodes only dcgm-exporter reports, and their readings.
 std::string DcgmInfoQuery();
 inline constexpr const char* kDcgmReadingsQuery =

@@ -71,6 +71,10 @@ struct Reader {
   // A second round of questions about the `uncounted` nodes alone: the
   // samples of other nodes are dropped as they come.
   bool is_of_uncounted = false;
+  // `fleet idle`: the nodes whose agents export spells (the lengths absent
+  // from their answers are 0), and the questions of its GPUs' memory.
+  std::set<std::string, std::less<>> spelled;
+  std::set<std::string> memory_queries;
 
   // Takes the answer to asked[i]: folds a reading or the GPU list in at
   // once; keeps the others.
@@ -120,6 +124,10 @@ struct Reader {
     for (const CountQuery& q : CountQueries()) {
       if (q.promql != promql) continue;
       for (const Sample& s : a.samples) q.apply(s, &counts[s.Label("instance")]);
+    }
+    if (memory_queries.count(promql) != 0) {
+      for (const Sample& s : a.samples)
+        readings[ReadingKey(s.Label("instance"), s.Label("gpu"))].memory_used_bytes = FiniteOrNone(s.value);
     }
     for (const ReadingQuery& q : ReadingQueries()) {
       if (q.promql != promql) continue;
@@ -219,6 +227,15 @@ void ApplyDcgmReadings(const std::vector<Sample>& dcgm, Reader* r) {
   }
 }
 
+// Asks r->asked at `now_unix`, folding each answer in (Reader::Take).
+Status AskRound(prom::PromClient* client, double now_unix, Reader* r) {
+  client->QueryEachInTurn(r->asked, now_unix,
+                          [r](size_t i, Result<QueryResult> answer) { r->Take(i, std::move(answer)); });
+  if (r->refused) return r->refused->second;
+  r->TakeWarnings();
+  return Status::OK();
+}
+
 // The nodes seen within the window that do not answer now (the series
 // API lists them without reading a sample), their GPUs and last samples
 // read over the window: the nodes that answer were read at `now_unix`. A
@@ -255,11 +272,7 @@ Status ReadDownNodes(prom::PromClient* client, double now_unix, Reader* r) {
     r->last_sample_queries.push_back(r->asked.back());
     batch.clear();
   }
-  client->QueryEachInTurn(r->asked, now_unix,
-                          [r](size_t i, Result<QueryResult> answer) { r->Take(i, std::move(answer)); });
-  if (r->refused) return r->refused->second;
-  r->TakeWarnings();
-  return Status::OK();
+  return AskRound(client, now_unix, r);
 }
 
 // The nodes that answer now (they sampled) but are not in `told`, into
@@ -278,12 +291,9 @@ Status AskOfUncounted(prom::PromClient* client, double now_unix, std::vector<std
                       Reader* r) {
   r->asked = std::move(questions);
   r->is_of_uncounted = true;
-  client->QueryEachInTurn(r->asked, now_unix,
-                          [r](size_t i, Result<QueryResult> answer) { r->Take(i, std::move(answer)); });
+  Status asked = AskRound(client, now_unix, r);
   r->is_of_uncounted = false;
-  if (r->refused) return r->refused->second;
-  r->TakeWarnings();
-  return Status::OK();
+  return asked;
 }
 
 // --by node: the nodes that answer now but whose agents do not count their
@@ -298,25 +308,52 @@ Status CountTheRest(prom::PromClient* client, double now_unix, Reader* r) {
   return AskOfUncounted(client, now_unix, std::move(questions), r);
 }
 
-// `fleet idle`: the nodes that answer now but whose agents export no
-// spells (agents before them: no spell's cost, 0 or not, on any GPU) have
-// their idle GPUs named by the marks.
+// `fleet idle`: the nodes that answer now but whose agents are not known
+// to export spells (neither a spell now nor their own counts, which came
+// after the spells) have their idle GPUs named by the marks.
 Status MarkTheRest(prom::PromClient* client, double now_unix, Reader* r) {
-  std::set<std::string, std::less<>> spelled;
-  for (const auto& [key, g] : r->readings) {
-    std::string_view instance = std::string_view(key).substr(0, key.find('\xff'));
-    if (g.idle_for_cost && spelled.find(instance) == spelled.end()) spelled.emplace(instance);
-  }
-  if (!FindUncounted(spelled, r)) return Status::OK();
+  for (const Sample& s : r->Kept(CountingNodesQuery())) r->spelled.insert(s.Label("instance"));
+  for (const InfoGpu& i : r->info) r->spelled.insert(i.instance);
+  if (!FindUncounted(r->spelled, r)) return Status::OK();
   r->info_queries = {MarkQuery(node::family::kGpuIdle), MarkQuery(node::family::kGpuHeldIdle)};
   return AskOfUncounted(client, now_unix, {r->info_queries.begin(), r->info_queries.end()}, r);
+}
+
+// `fleet idle`: the memory used on its GPUs that have processes (what the
+// HOLDER column says of them), asked of their nodes alone once the GPUs
+// are named: an idle GPU without processes holds none worth a question of
+// every GPU's series.
+Status MemoryOfTheHeld(prom::PromClient* client, double now_unix, Reader* r) {
+  std::set<NodeAndGpu> with_processes;
+  if (auto it = r->answers.find(ProcessesQuery()); it != r->answers.end()) {
+    for (const Sample& s : it->second.samples) {
+      if (s.value > 0) with_processes.insert({s.Label("instance"), s.Label("uuid")});
+    }
+  }
+  std::set<std::string> nodes;
+  for (const InfoGpu& i : r->info) {
+    if (with_processes.count({i.instance, i.uuid}) != 0) nodes.insert(i.instance);
+  }
+  r->asked.clear();
+  std::vector<std::string> batch;
+  for (auto it = nodes.begin(); it != nodes.end(); ++it) {
+    batch.push_back(*it);
+    if (batch.size() < kDownNodesAQuery && std::next(it) != nodes.end()) continue;
+    r->asked.push_back(MemoryUsedQuery(batch));
+    r->memory_queries.insert(r->asked.back());
+    batch.clear();
+  }
+  return r->asked.empty() ? Status::OK() : AskRound(client, now_unix, r);
 }
 
 // What a reading of `parts` asks, and which answers it keeps until every
 // answer is in.
 void Ask(const ReadParts& parts, Reader* r) {
   r->asked = {LastSampleQuery(), DcgmInfoQuery(), "up", kDcgmReadingsQuery, "time()"};
-  if (!parts.by_node) r->asked.insert(r->asked.end(), {IdleHoldersQuery(), ProcessesQuery()});
+  // `fleet idle` shows no idle holders; it asks which agents count.
+  if (parts.idle_only) r->asked.insert(r->asked.end(), {ProcessesQuery(), CountingNodesQuery()});
+  if (!parts.by_node && !parts.idle_only)
+    r->asked.insert(r->asked.end(), {IdleHoldersQuery(), ProcessesQuery()});
   r->kept = {r->asked.begin(), r->asked.end()};
   r->last_sample_queries = {LastSampleQuery()};
   if (parts.by_node) {  // The agents' counts; the store's for the rest (CountTheRest).
@@ -395,6 +432,7 @@ Result<FleetView> ReadFleet(prom::PromClient* client, const ReadParts& parts) {
   }
   if (parts.idle_only) {
     if (Status rest = MarkTheRest(client, view.taken_at_unix, &r); !rest.ok()) return rest;
+    if (Status memory = MemoryOfTheHeld(client, view.taken_at_unix, &r); !memory.ok()) return memory;
   }
   // `fleet idle` shows the nodes that answer now: no down node is read.
   if (!parts.idle_only) {
@@ -446,7 +484,7 @@ Result<FleetView> ReadFleet(prom::PromClient* client, const ReadParts& parts) {
   }
   // Not in an idle spell: its lengths are 0 where the agent exports them.
   for (auto& [key, g] : r.gpus) {
-    if (!g.idle_for_cost) continue;
+    if (!g.idle_for_cost && r.spelled.count(key.first) == 0) continue;
     if (!g.idle_for_seconds) g.idle_for_seconds = 0;
     if (!g.held_idle_for_seconds) g.held_idle_for_seconds = 0;
   }

@@ -225,7 +225,9 @@ TEST(FleetReadTest, IdleReadsOnlyWhatItShows) {
   ASSERT_TRUE(view.ok()) << view.status().message();
   EXPECT_FALSE(prometheus.WasAsked("tarmac_gpu_power_watts"));
   EXPECT_FALSE(prometheus.WasAsked("tarmac_gpu_utilization_ratio"));
-  EXPECT_TRUE(prometheus.WasAsked("tarmac_gpu_memory_used_bytes"));
+  // No idle GPU has processes: no memory is asked.
+  EXPECT_FALSE(prometheus.WasAsked("tarmac_gpu_memory_used_bytes"));
+  EXPECT_FALSE(prometheus.WasAsked("tarmac_process_sm_utilization_ratio"));
   const FleetGpu& g = view.value().nodes[0].gpus[0];
   EXPECT_TRUE(g.is_idle);
   EXPECT_EQ(g.idle_for_seconds, 120);
@@ -460,10 +462,12 @@ TEST(FleetReadTest, ByNodeTheStoreCountsTheGpusOfAgentsThatDoNotCount) {
 
 // `fleet idle`: the spells name the idle GPUs, with their lengths; the GPU
 // list, the largest answer, is not asked, nor the day's nodes (no down node
-// is shown). Nodes whose agents export no spells (n2: no spell's cost on
-// any GPU) have their idle GPUs named by the marks, asked of them alone: a
-// mark of a node that exports spells (n1's GPU 0, a spell not yet begun) is
-// not read over its spells.
+// is shown). Nodes whose agents are not known to export spells (n2: no
+// spell now, and no counts of its own) have their idle GPUs named by the
+// marks, asked of them alone: a mark of a node that exports spells (n1's
+// GPU 0, a spell not yet begun) is not read over its spells. The memory is
+// asked of the nodes whose idle GPUs have processes alone (n2; n1's
+// processes are on a GPU that is not idle).
 IdleStore IdleStoreOf(bool n2_exports_spells) {
   return [n2_exports_spells](const std::string& q) {
     if (q == "tarmac_last_sample_timestamp_seconds") return SampledNow({"n1:9477", "n2:9477", "n3:9477"});
@@ -472,13 +476,17 @@ IdleStore IdleStoreOf(bool n2_exports_spells) {
       return Vector(
           R"({"metric":{"instance":"n1:9477","hostname":"n1","gpu":"1","uuid":"GPU-2","model":"H100"},"value":[1,"600"]})");
     }
-    if (q == "max by (instance, gpu, currency) (tarmac_gpu_idle_for_cost)") {
-      std::string n2 =
-          n2_exports_spells ? R"(,{"metric":{"instance":"n2:9477","gpu":"0"},"value":[1,"0"]})" : "";
-      return Vector(R"({"metric":{"instance":"n1:9477","gpu":"0"},"value":[1,"0"]},
-                       {"metric":{"instance":"n1:9477","gpu":"1"},"value":[1,"2.5"]},
-                       {"metric":{"instance":"n3:9477","gpu":"0"},"value":[1,"0"]})" +
-                    n2);
+    if (q == "max by (instance, gpu, currency) (tarmac_gpu_idle_for_cost > 0)") {
+      return Vector(R"({"metric":{"instance":"n1:9477","gpu":"1"},"value":[1,"2.5"]})");
+    }
+    if (q == R"(max by (instance) (tarmac_node_gpus{which="all"}))") {
+      return SampledNow(n2_exports_spells ? std::vector<std::string>{"n1:9477", "n2:9477", "n3:9477"}
+                                          : std::vector<std::string>{"n1:9477", "n3:9477"},
+                        "2");
+    }
+    if (q == "count by (instance, uuid) (tarmac_process_gpu_memory_bytes)") {
+      return Vector(R"({"metric":{"instance":"n2:9477","uuid":"GPU-3"},"value":[1,"2"]},
+                       {"metric":{"instance":"n1:9477","uuid":"GPU-1"},"value":[1,"1"]})");
     }
     if (q == "max by (instance, hostname, gpu, uuid, model) (tarmac_gpu_idle == 1)") {
       return Vector(
@@ -515,7 +523,12 @@ TEST(FleetReadTest, IdleNamesItsGpusFromTheSpellsAndFromTheMarksOnlyWhereNoSpell
   EXPECT_EQ(n2.gpus[0].model, "A100");
   EXPECT_TRUE(n2.gpus[0].is_held_idle);
   EXPECT_EQ(n2.gpus[0].memory_used_bytes, 3e9);
+  EXPECT_EQ(n2.gpus[0].processes, 2);
   EXPECT_FALSE(n2.gpus[0].held_idle_for_seconds.has_value());  // Its agent exports no spells.
+  EXPECT_TRUE(
+      prometheus.WasAsked(R"(max by (instance, gpu) (tarmac_gpu_memory_used_bytes{instance=~"n2\\:9477"}))"));
+  EXPECT_FALSE(prometheus.WasAsked("tarmac_gpu_memory_used_bytes)"));  // Never of every GPU.
+  EXPECT_FALSE(prometheus.WasAsked("n1:9477"));
   EXPECT_TRUE(n1.is_up && n2.is_up);
   EXPECT_TRUE(prometheus.WasAsked("(tarmac_gpu_held_idle == 1)"));
   EXPECT_FALSE(prometheus.WasAsked("(tarmac_gpu_info)"));
