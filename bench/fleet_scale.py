@@ -109,6 +109,21 @@ def idle(t, share):
     return diurnal(t, share) < 0.05
 
 
+# GPU 5 of each node runs one long-lived process holding 20 GiB: while the
+# GPU is idle it is held idle (the process at 0 % SM), not idle.
+HOLDING = 5
+HELD_MEMORY = 20 * 1024 ** 3
+
+
+def idle_now(g, t, share):
+    """Idle and not held idle (no process holding memory at 0 % SM)."""
+    return idle(t, share) and g != HOLDING
+
+
+def held_idle(g, t, share):
+    return idle(t, share) and g == HOLDING
+
+
 def verdict(i):
     """The health verdict of the fleet's i-th GPU."""
     return "drain" if i % 499 == 0 else "degraded" if i % 97 == 0 else "ok"
@@ -141,29 +156,41 @@ def families(fleet):
     def per_gpu(value, extra=""):
         return [(labels(h, g, u, m) + extra, lambda t, s=s: value(s, t)) for h, g, u, m, s, _, _ in fleet]
 
+    def per_index(value, extra=""):
+        """A family whose value depends on the GPU's index too."""
+        return [(labels(h, g, u, m) + extra, lambda t, s=s, g=g: value(g, s, t)) for h, g, u, m, s, _, _ in fleet]
+
+    def per_process(value):
+        """A family of the holding process of each node's GPU `HOLDING`."""
+        return [(labels(h, g, u, m) + f',pid="{4000 + g}",user="{usr}",command="python"',
+                 lambda t, s=s: value(s, t)) for h, g, u, m, s, usr, _ in fleet if g == HOLDING]
+
     hosts = sorted({h for h, *_ in fleet})
 
     def node_labels(host):
         return f'instance="{host}:9477",job="tarmac",hostname="{host}"'
 
-    by_host = {}  # Each node's GPUs: (index in the fleet, share, leased).
-    for i, (h, _, _, _, s, _, leased) in enumerate(fleet):
-        by_host.setdefault(h, []).append((i, s, leased))
+    by_host = {}  # Each node's GPUs: (index in the fleet, share, leased, index on the node).
+    for i, (h, g, _, _, s, _, leased) in enumerate(fleet):
+        by_host.setdefault(h, []).append((i, s, leased, g))
     gauges = [
         ("tarmac_gpu_info", per_gpu(lambda s, t: 1)),
         ("tarmac_gpu_utilization_ratio", per_gpu(lambda s, t: round(diurnal(t, s), 3))),
         ("tarmac_gpu_memory_total_bytes", per_gpu(lambda s, t: memory)),
-        ("tarmac_gpu_memory_used_bytes", per_gpu(lambda s, t: int(memory * diurnal(t, s) * 0.8))),
+        ("tarmac_gpu_memory_used_bytes",
+         per_index(lambda g, s, t: HELD_MEMORY if g == HOLDING and idle(t, s) else int(memory * diurnal(t, s) * 0.8))),
         ("tarmac_gpu_memory_free_bytes", per_gpu(lambda s, t: int(memory * (1 - diurnal(t, s) * 0.8)))),
         ("tarmac_gpu_power_watts", per_gpu(lambda s, t: round(70 + 600 * diurnal(t, s), 1))),
         ("tarmac_gpu_power_limit_watts", per_gpu(lambda s, t: 700)),
         ("tarmac_gpu_temperature_celsius", per_gpu(lambda s, t: 30 + int(40 * diurnal(t, s)))),
-        ("tarmac_gpu_idle", per_gpu(lambda s, t: 1 if idle(t, s) else 0)),
-        ("tarmac_gpu_held_idle", per_gpu(lambda s, t: 0)),
+        ("tarmac_gpu_idle", per_index(lambda g, s, t: 1 if idle_now(g, t, s) else 0)),
+        ("tarmac_gpu_held_idle", per_index(lambda g, s, t: 1 if held_idle(g, t, s) else 0)),
         ("tarmac_gpu_lost", per_gpu(lambda s, t: 0)),
-        ("tarmac_gpu_idle_for_seconds", per_gpu(lambda s, t: 3600 if idle(t, s) else 0)),
+        ("tarmac_gpu_idle_for_seconds", per_index(lambda g, s, t: 3600 if idle_now(g, t, s) else 0)),
         ("tarmac_gpu_idle_for_cost", per_gpu(lambda s, t: 4.0 if idle(t, s) else 0, ',currency="USD"')),
-        ("tarmac_gpu_held_idle_for_seconds", per_gpu(lambda s, t: 0)),
+        ("tarmac_gpu_held_idle_for_seconds", per_index(lambda g, s, t: 3600 if held_idle(g, t, s) else 0)),
+        ("tarmac_process_gpu_memory_bytes", per_process(lambda s, t: HELD_MEMORY)),
+        ("tarmac_process_sm_utilization_ratio", per_process(lambda s, t: 0 if idle(t, s) else round(diurnal(t, s), 3))),
         # As real agents export them: three health series a GPU (the
         # verdict's 1; one GPU in 97 degraded, one in 499 to drain), and a
         # lease mark on each leased GPU.
@@ -178,21 +205,23 @@ def families(fleet):
         # counted.
         ("tarmac_node_gpus",
          [(node_labels(h) + f',which="{which}"',
-           lambda t, rows=rows, count=count: sum(count(i, s, t) for i, s, _ in rows))
+           lambda t, rows=rows, count=count: sum(count(i, g, s, t) for i, s, _, g in rows))
           for h, rows in by_host.items()
-          for which, count in [("all", lambda i, s, t: 1),
-                               ("idle", lambda i, s, t: 1 if idle(t, s) else 0),
-                               ("held_idle", lambda i, s, t: 0), ("lost", lambda i, s, t: 0),
-                               ("degraded", lambda i, s, t: 1 if verdict(i) == "degraded" else 0),
-                               ("drain", lambda i, s, t: 1 if verdict(i) == "drain" else 0)]]),
+          for which, count in [("all", lambda i, g, s, t: 1),
+                               ("idle", lambda i, g, s, t: 1 if idle_now(g, t, s) else 0),
+                               ("held_idle", lambda i, g, s, t: 1 if held_idle(g, t, s) else 0),
+                               ("lost", lambda i, g, s, t: 0),
+                               ("degraded", lambda i, g, s, t: 1 if verdict(i) == "degraded" else 0),
+                               ("drain", lambda i, g, s, t: 1 if verdict(i) == "drain" else 0)]]),
         ("tarmac_node_gpus_leased",
-         [(node_labels(h), lambda t, rows=rows: sum(1 for *_, l in rows if l))
+         [(node_labels(h), lambda t, rows=rows: sum(1 for _, _, l, _ in rows if l))
           for h, rows in by_host.items()]),
-        ("tarmac_node_idle_holders",
-         [(node_labels(h), lambda t: 0) for h in by_host]),
+        ("tarmac_node_idle_holders",  # The holding process of a held-idle GPU.
+         [(node_labels(h), lambda t, rows=rows: sum(1 for _, s, _, g in rows if held_idle(g, t, s)))
+          for h, rows in by_host.items()]),
         ("tarmac_node_utilization_ratio",
          [(node_labels(h),
-           lambda t, rows=rows: round(sum(round(diurnal(t, s), 3) for _, s, _ in rows) / len(rows), 6))
+           lambda t, rows=rows: round(sum(round(diurnal(t, s), 3) for _, s, _, _ in rows) / len(rows), 6))
           for h, rows in by_host.items()]),
         ("tarmac_last_sample_timestamp_seconds",
          [(node_labels(h), lambda t: t) for h in hosts]),
