@@ -146,8 +146,12 @@ Result<json> Release(LeaseCore& core, int64_t id, const ipc::PeerCredentials& pe
     }
     bool by_holder =
         l->kind != node::LeaseKind::kReservation && static_cast<int64_t>(peer.pid) == l->holder.pid;
+    const sched::Lease ended = *l;
     core.EndLease(id, "released", by_holder ? "its job finished" : fmt::format("released by {}", caller.user),
                   actor, !by_holder, now, core.SelfAndAncestors(peer.pid));
+    // Its job has exited (`tarmac run` reaps what it started): the next
+    // request need not wait for the next tick to see its GPUs empty.
+    if (by_holder) core.AskReadingOnceEnded(ended, now);
     return json{{"released", id}};
   }
   if (const sched::Pending* p = core.book.FindPending(id)) {

@@ -206,6 +206,12 @@ struct LeaseCore {
   bool IsHandedOverEmpty(const sched::Lease& l) const;
   // Marks revoked lease `l` killed or let go now (killed_at) if it was not.
   void MarkLetGo(const sched::Lease& l, TimePoint now);
+  // Lease `l` has just ended by its holder (its job finished): when a
+  // request above backfill waits and every process the last reading listed
+  // on its GPUs has exited, asks for a reading at once (on_wants_reading),
+  // so that its GPUs go to the next request within milliseconds of the
+  // job's end, not at the next tick (at most once every 100 ms).
+  void AskReadingOnceEnded(const sched::Lease& l, TimePoint now);
   // The processes lease `l` holds: with its token, its job, and on a whole
   // GPU those of its user the driver lists there that started after its
   // client (a child that detached and dropped the token).
@@ -258,14 +264,17 @@ struct LeaseCore {
   double backfill_gpu_seconds_ended = 0;  // Of backfill leases that have ended.
   // Called whenever the lease thread's next wake may have come sooner (a
   // backfill lease begins to be revoked, a backfill request is queued), and
-  // when a revoked lease's GPU should be empty now or a GPU's backfill gate
-  // opens (LeaseService::OnNextWakeSooner, OnWantsReading).
+  // when a revoked lease's GPU (or a finished job's a request waits for)
+  // should be empty now or a GPU's backfill gate opens
+  // (LeaseService::OnNextWakeSooner, OnWantsReading).
   std::function<void()> on_next_wake_sooner;
   std::function<void()> on_wants_reading;
   // The gate opening (BackfillGate::NextOpening) a reading was last asked
   // for: asked once each, so that an opening a reading did not move is
   // left to the ticks.
   std::optional<sched::TimePoint> gate_reading_asked_for;
+  // When AskReadingOnceEnded last asked for a reading.
+  std::optional<sched::TimePoint> ended_reading_asked_at;
   // Whether a process is a backfill batch's runner the agent started
   // (LeaseService::SetBatchRunners); empty: none is.
   std::function<bool(const sched::ProcessRef&)> is_batch_runner;

@@ -36,8 +36,10 @@ void LeaseCore::EndLease(int64_t id, const std::string& kind, const std::string&
   // counts as occupied (until a reading shows it empty).
   if (IsListedOnItsGpus(l)) {
     for (int g : l.gpus) {
-      if (g >= 0 && static_cast<size_t>(g) < slots.size())
-        slots[static_cast<size_t>(g)].has_foreign_processes = true;
+      if (g < 0 || static_cast<size_t>(g) >= slots.size()) continue;
+      sched::GpuSlot& slot = slots[static_cast<size_t>(g)];
+      slot.is_emptying = !slot.has_foreign_processes;  // Others' processes there the next reading tells.
+      slot.has_foreign_processes = true;
     }
   }
   // Backfill's settle counts from the end of other work, however short:
@@ -123,6 +125,18 @@ bool AnyListedOn(const std::map<int, std::vector<ProcessIdentity>>& processes_by
 
 bool LeaseCore::IsListedOnItsGpus(const sched::Lease& l) const {
   return !IsNotWaitedFor(l) && AnyListedOn(processes_by_gpu, l, [](const ProcessIdentity&) { return true; });
+}
+
+void LeaseCore::AskReadingOnceEnded(const sched::Lease& l, TimePoint now) {
+  constexpr std::chrono::milliseconds kAskEvery{100};
+  if (!on_wants_reading || !IsListedOnItsGpus(l)) return;  // (Unlisted: its GPUs are free now.)
+  if (ended_reading_asked_at && now < *ended_reading_asked_at + kAskEvery) return;
+  bool is_waited_for = std::any_of(book.queue().begin(), book.queue().end(), [](const sched::Pending& p) {
+    return p.request.priority != sched::Priority::kBackfill;
+  });
+  if (!is_waited_for || ListsALiveProcess(l)) return;
+  ended_reading_asked_at = now;
+  on_wants_reading();
 }
 
 bool LeaseCore::ListsALiveProcess(const sched::Lease& l) const {

@@ -343,6 +343,40 @@ TEST_F(LoanTest, TheLoanOutlivesItsLenderAsAnOrdinaryBackfillLease) {
   EXPECT_FALSE(Lease(2)["lease"]["revoking_since_unix"].is_null());
 }
 
+// Bob's `tarmac run` lends its idle notebook's GPU; a real request of his
+// waits for it. When his job ends, the loan is revoked at once for that
+// request (what his job left is on its way out), not at the next reading;
+// the request gets the GPU once the loan has let go and a reading shows it
+// empty.
+TEST_F(LoanTest, ARealRequestRevokesTheLoanOnALendersGpuTheMomentTheLenderEnds) {
+  node::NodeView empty = Machine(1);
+  empty.gpus[0].sample.memory_total_bytes = 80 * kGiB;
+  s_->OnTick(empty, clock_.SteadyNow());
+  json job =
+      Call(s_.get(), "lease.request", {{"gpus", 1}, {"kind", "run"}, {"lend_idle", true}}, kLender, 501);
+  ASSERT_EQ(job["result"]["state"], "granted") << job.dump();
+  json backfill = Call(s_.get(), "lease.request",
+                       {{"gpus", 1}, {"priority", "backfill"}, {"kind", "reservation"}}, kBorrower, 500);
+  ASSERT_EQ(backfill["result"]["state"], "queued") << backfill.dump();
+  Lend();
+  Tick(20, 0, 30);
+  json real = Call(s_.get(), "lease.request", {{"gpus", 1}, {"kind", "reservation"}}, kLender, 501);
+  ASSERT_EQ(real["result"]["state"], "queued") << real.dump();
+  EXPECT_TRUE(Lease(2)["lease"]["revoking_since_unix"].is_null()) << "its lender holds the GPU";
+
+  processes_.table.erase(4242);  // Bob's job exited; his client lets go.
+  ASSERT_EQ(Call(s_.get(), "lease.release", {{"id", 1}}, kLender, 501)["ok"], true);
+  EXPECT_FALSE(Lease(2)["lease"]["revoking_since_unix"].is_null()) << Lease(2).dump();
+  EXPECT_TRUE(PreemptingSays("revoked for request 3"));
+  EXPECT_EQ(Lease(3)["state"], "queued");
+
+  // The loan lets go; a reading shows the GPU empty: the request gets it.
+  ASSERT_EQ(Call(s_.get(), "lease.release", {{"id", 2}}, kBorrower, 500)["ok"], true);
+  EXPECT_EQ(Lease(3)["state"], "queued") << "not before a reading";
+  s_->OnTick(empty, clock_.SteadyNow());
+  EXPECT_EQ(Lease(3)["state"], "granted") << Lease(3).dump();
+}
+
 // The same user's batch borrowing the same user's idle GPU: the processes
 // are told apart by the loan's token, not by their owner.
 TEST_F(LoanTest, ALoanOfTheLendersOwnUserIsToldApartByItsToken) {

@@ -124,9 +124,10 @@ class LeaseService {
     core_.on_next_wake_sooner = std::move(listener);
   }
   // Called (under the service's lock: it must not block or call back) when
-  // a revoked lease's GPU should be empty now (every process its last
-  // reading listed has exited) and a reading would say so before the next
-  // tick (the agent: Sampler::RequestReading). At most every 100 ms.
+  // a revoked lease's GPU, or a finished job's that a request waits for,
+  // should be empty now (every process its last reading listed has exited)
+  // and a reading would say so before the next tick (the agent:
+  // Sampler::RequestReading). At most every 100 ms for each.
   void OnWantsReading(std::function<void()> listener) EXCLUDES(mu_) {
     MutexLock lock(&mu_);
     core_.on_wants_reading = std::move(listener);

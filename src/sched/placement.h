@@ -40,7 +40,12 @@ struct GpuSlot {
   bool is_degraded = false;            // Its verdict is degraded: taken after the ok ones.
   bool is_leased = false;              // An exclusive lease holds it.
   bool has_foreign_processes = false;  // Processes outside any lease.
-  bool is_busy = false;                // Utilization above the busy limit outside any lease.
+  // Its only processes are those of a lease that has just ended, which the
+  // driver lists until a reading shows them gone: on their way out. A
+  // request may claim it from a backfill lease on it (schedule.h), never
+  // be granted it before that reading.
+  bool is_emptying = false;
+  bool is_busy = false;  // Utilization above the busy limit outside any lease.
   // Not healthy on readable evidence only (not unreadable, not drained by
   // hand): a request that allows unhealthy GPUs may take it.
   bool is_drain_overridable = false;

@@ -144,9 +144,14 @@ class Reclaim {
       }
     }
     if (holder_.empty()) return;
+    // A GPU whose holder has just ended (a lender that let go) is claimed
+    // from the backfill lease on it at once: what the holder left is on its
+    // way out, and the revocation runs while a reading confirms it.
     view_ = gpus;
     for (GpuSlot& g : view_) {
-      if (holder_.count(g.index) != 0) Vacate(&g);
+      if (holder_.count(g.index) == 0) continue;
+      Vacate(&g);
+      if (g.is_emptying) g.has_foreign_processes = false;
     }
     // Ties go to the GPUs listed first (PickGpus): the free ones, so that a
     // request waits on as few revocations as can serve it; then those of
