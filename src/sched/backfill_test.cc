@@ -2,8 +2,10 @@
 //
 // Backfill in the lease book, as an adversary would drive it: random
 // sequences of requests of every priority (backfill among them), GPUs that
-// accept backfill or not, decisions, holders that let go, graces that pass,
-// and leases that end, each step checked against what must always hold.
+// accept backfill or not, GPUs that list processes (an ended lease's on
+// their way out, or anyone's), decisions, holders that let go, graces that
+// pass, and leases that end, each step checked against what must always
+// hold.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -42,6 +44,14 @@ bool IsGranted(const std::vector<Lease>& granted, int64_t id) {
 void CheckDecision(const LeaseBook& book, const std::vector<GpuSlot>& gpus, const std::vector<Lease>& granted,
                    const std::map<int64_t, bool>& was_revoking, int step) {
   ASSERT_EQ(book.CheckInvariants(), "") << "step " << step;
+  // No GPU is granted while the driver lists a process there, an ended
+  // lease's on its way out (emptying) or anyone else's.
+  for (const Lease& l : granted) {
+    for (int g : l.gpus) {
+      EXPECT_FALSE(gpus[static_cast<size_t>(g)].has_foreign_processes)
+          << "step " << step << ": lease " << l.id << " granted GPU " << g << " with processes on it";
+    }
+  }
   for (const Lease& l : granted) {
     if (l.priority != Priority::kBackfill) continue;
     for (int g : l.gpus) {
@@ -105,6 +115,13 @@ TEST(BackfillPropertyTest, RandomSequencesKeepEveryRule) {
         ASSERT_TRUE(book.Release(kAdmin, it->first, now).ok());
       } else if (op < 7) {
         for (GpuSlot& g : gpus) g.accepts_backfill = s.Next(3) != 0;
+      } else if (op < 8) {
+        // A lease's job ended and the driver still lists it (emptying), or
+        // someone else's process appears; or a reading shows the GPU as it is.
+        GpuSlot& g = gpus[static_cast<size_t>(s.Next(8))];
+        int what = s.Next(3);
+        g.has_foreign_processes = what != 2;
+        g.is_emptying = what == 0;
       }
       std::map<int64_t, bool> was_revoking;
       for (const auto& [id, l] : book.leases()) was_revoking[id] = l.revoking_since.has_value();
