@@ -7,9 +7,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "common/enum_names.h"
 #include "common/fs.h"
@@ -115,7 +117,8 @@ Result<Load> DecodeLoad(std::string_view text, std::string_view source) {
 // A zombie's context is gone, as the CUDA driver frees it at exit.
 std::optional<int64_t> ProcessStartTicks(int64_t pid) { return LiveStartTicks(pid); }
 
-LoadRegistry::LoadRegistry(std::string dir) : loads_dir_(std::move(dir) + "/loads") {}
+LoadRegistry::LoadRegistry(std::string dir)
+    : loads_dir_(std::move(dir) + "/loads"), ended_dir_(loads_dir_ + "/ended") {}
 
 Result<std::string> LoadRegistry::Register(const Load& load, int serial) const {
   if (::mkdir(loads_dir_.c_str(), 0755) != 0 && errno != EEXIST) {
@@ -152,33 +155,68 @@ int64_t LoadRegistry::ChangedNanos() const {
   return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
 }
 
-std::vector<Load> LoadRegistry::List() const {
-  std::vector<Load> loads;
-  DIR* dir = ::opendir(loads_dir_.c_str());
+std::vector<std::pair<std::string, Load>> LoadRegistry::ListFolder(const std::string& dir_path,
+                                                                   bool sets_aside) const {
+  std::vector<std::pair<std::string, Load>> loads;
+  DIR* dir = ::opendir(dir_path.c_str());
   if (dir == nullptr) return loads;
+  bool has_ended_dir = false;
   while (dirent* entry = ::readdir(dir)) {
-    std::string_view name(entry->d_name);
+    std::string name(entry->d_name);
     if (name.size() < 6 || name.substr(name.size() - 5) != ".json") continue;
-    std::string path = loads_dir_ + "/" + std::string(name);
+    std::string path = dir_path + "/" + name;
     std::string text;
     struct stat st {};
-    if (!ReadSmallFile(path, &text) || ::stat(path.c_str(), &st) != 0) continue;
+    if (!ReadSmallFile(path, &text) || ::stat(path.c_str(), &st) != 0) continue;  // (Set aside meanwhile.)
     Result<Load> load = DecodeLoad(text, path);
     if (!load.ok()) continue;
-    if (load.value().ended_at) {  // Ended by its live process.
-      loads.push_back(std::move(load).value());
-      continue;
+    Load& l = load.value();
+    std::optional<int64_t> ticks = ProcessStartTicks(l.pid);
+    bool is_dead = !ticks || *ticks != l.start_ticks;
+    if (is_dead && !l.ended_at)
+      l.ended_at = FromNanos(int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec);
+    if (is_dead && sets_aside) {
+      has_ended_dir = has_ended_dir || ::mkdir(ended_dir_.c_str(), 0755) == 0 || errno == EEXIST;
+      if (has_ended_dir) (void)::rename(path.c_str(), (ended_dir_ + "/" + name).c_str());
     }
-    std::optional<int64_t> ticks = ProcessStartTicks(load.value().pid);
-    if (!ticks || *ticks != load.value().start_ticks) {
-      load.value().ended_at = FromNanos(int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec);
-    }
-    loads.push_back(std::move(load).value());
+    loads.emplace_back(std::move(name), std::move(l));
   }
   ::closedir(dir);
-  std::sort(loads.begin(), loads.end(), [](const Load& a, const Load& b) {
+  return loads;
+}
+
+namespace {
+
+void ByStart(std::vector<Load>* loads) {
+  std::sort(loads->begin(), loads->end(), [](const Load& a, const Load& b) {
     return a.started_at != b.started_at ? a.started_at < b.started_at : a.pid < b.pid;
   });
+}
+
+}  // namespace
+
+std::vector<Load> LoadRegistry::List() const {
+  // The folder first, then what is set aside (by this listing or another
+  // one meanwhile): each file once, by name.
+  std::vector<Load> loads;
+  std::set<std::string> seen;
+  for (auto& [name, load] : ListFolder(loads_dir_, true)) {
+    seen.insert(name);
+    loads.push_back(std::move(load));
+  }
+  for (auto& [name, load] : ListFolder(ended_dir_, false)) {
+    if (seen.count(name) == 0) loads.push_back(std::move(load));
+  }
+  ByStart(&loads);
+  return loads;
+}
+
+std::vector<Load> LoadRegistry::ListLive() const {
+  std::vector<Load> loads;
+  for (auto& [name, load] : ListFolder(loads_dir_, true)) {
+    if (!load.ended_at) loads.push_back(std::move(load));
+  }
+  ByStart(&loads);
   return loads;
 }
 

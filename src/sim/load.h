@@ -10,7 +10,11 @@
 // the process start time in /proc (PID reuse), and a zombie counts as dead,
 // as the CUDA driver frees a context when the process exits. A dead load
 // keeps its file so the energy it used stays counted; it ended at the file's
-// last heartbeat (mtime).
+// last heartbeat (mtime). The first listing that finds a load's process
+// gone sets its file aside in loads/ended (a rename keeps the mtime), so
+// that a program starting on the world reads the loads that may live
+// (ListLive), not every load the world ever had: a CUDA context does not
+// take longer to create for every process that ever ran on the machine.
 //
 // Thread safety: LoadRegistry is immutable after construction; List() may be
 // called from many threads.
@@ -81,6 +85,11 @@ class LoadRegistry {
   // empty, dead ones with ended_at set. Unreadable files are skipped.
   std::vector<Load> List() const;
 
+  // The loads whose processes live and have not ended them: what memory a
+  // program starting now finds taken, read without the loads set aside as
+  // dead.
+  std::vector<Load> ListLive() const;
+
   // The loads folder's change time in nanoseconds (0 when it cannot be
   // read): it changes when a load is registered or ended (each a rename
   // into it), not at a heartbeat.
@@ -88,7 +97,11 @@ class LoadRegistry {
 
  private:
   Status WriteLoad(const std::string& path, const Load& load) const;
+  // The loads of `dir` by file name; those found dead are set aside into
+  // ended_dir_ when `sets_aside` (a load its live process ended stays).
+  std::vector<std::pair<std::string, Load>> ListFolder(const std::string& dir, bool sets_aside) const;
   std::string loads_dir_;
+  std::string ended_dir_;
 };
 
 }  // namespace tarmac::sim

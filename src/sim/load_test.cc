@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sim/load.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "testutil/testutil.h"
@@ -64,6 +66,35 @@ TEST(LoadTest, RegistryMarksLoadsOfDeadProcessesEnded) {
   int ended = 0;
   for (const Load& l : loads) ended += l.ended_at.has_value() ? 1 : 0;
   EXPECT_EQ(ended, 1);
+}
+
+// A dead process's load is set aside by the first listing that finds it
+// dead: still listed (its energy counts), ended at its last heartbeat, and
+// never read again by a program that starts (ListLive).
+TEST(LoadTest, ADeadLoadIsSetAsideStillListedAndLeftOutOfTheLiveOnes) {
+  testing::TempDir dir;
+  LoadRegistry registry(dir.path());
+  Load alive = OwnLoad({0});
+  Load dead = alive;
+  dead.start_ticks = alive.start_ticks + 1;  // Same PID, another process: gone.
+  ASSERT_TRUE(registry.Register(alive).ok());
+  Result<std::string> dead_path = registry.Register(dead);
+  ASSERT_TRUE(dead_path.ok());
+  struct timespec last_heartbeat[2] = {{1700000000, 0}, {1700000000, 0}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, dead_path.value().c_str(), last_heartbeat, 0), 0);
+
+  std::vector<Load> live = registry.ListLive();
+  ASSERT_EQ(live.size(), 1u);
+  EXPECT_EQ(live[0].start_ticks, alive.start_ticks);
+  EXPECT_NE(::access(dead_path.value().c_str(), F_OK), 0) << "set aside";
+  for (int i = 0; i < 2; ++i) {  // Found in the folder, then set aside.
+    std::vector<Load> loads = registry.List();
+    ASSERT_EQ(loads.size(), 2u) << "listing " << i;
+    const Load& gone = loads[0].start_ticks == dead.start_ticks ? loads[0] : loads[1];
+    ASSERT_TRUE(gone.ended_at.has_value());
+    EXPECT_EQ(*gone.ended_at, std::chrono::system_clock::time_point(std::chrono::seconds(1700000000)));
+  }
+  EXPECT_EQ(registry.ListLive().size(), 1u);
 }
 
 TEST(LoadTest, ALiveProcessEndsItsLoadAndLoadsAgainUnderAnotherSerial) {

@@ -162,7 +162,7 @@ std::shared_ptr<const WorldState> World::State() {
     RefreshMigLayouts();
     // Read before the loads: a change while they are listed shows next time.
     loads_changed_nanos_ = registry_.ChangedNanos();
-    cached_loads_ = registry_.List();
+    cached_loads_ = options_.live_loads_only ? registry_.ListLive() : registry_.List();
     std::vector<int64_t> running;
     for (const Load& load : cached_loads_) {
       if (!load.ended_at) running.push_back(load.pid);

@@ -43,6 +43,10 @@ struct WorldOptions {
   // or a load registered or ended: a driver shows a process and its memory
   // come and go at once.
   std::chrono::milliseconds cache_for{100};
+  // Only the loads that may live (LoadRegistry::ListLive): a program that
+  // checks memory at its start (tarmac-simload, tarmac-simengine), whose
+  // state then counts no ended load's energy.
+  bool live_loads_only = false;
 
   bool operator==(const WorldOptions&) const = default;
 };

@@ -326,6 +326,7 @@ int main(int argc, char** argv) {
   const std::string command = titled.value();
   Result<int64_t> bytes = ParseBytes(o.memory);
   if (!bytes.ok()) return Fail("--memory: " + bytes.status().message(), 2);
+  o.world.live_loads_only = true;  // Its memory check needs no ended load.
   Result<std::unique_ptr<sim::World>> world = sim::World::Open(o.world, RealClock());
   if (!world.ok()) return Fail(world.status().message());
   Result<sim::CudaDevices> gpus = sim::VisibleDevices(*world.value());

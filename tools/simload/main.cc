@@ -86,6 +86,7 @@ int main(int argc, char** argv) {
   sim::ParseLoadPattern(o.pattern_name, &pattern);
 
   Clock* clock = RealClock();
+  o.world.live_loads_only = true;  // Its memory check needs no ended load.
   Result<std::unique_ptr<sim::World>> world = sim::World::Open(o.world, clock);
   if (!world.ok()) return Fail(world.status().message());
   sim::World& w = *world.value();
