@@ -118,7 +118,7 @@ Result<Load> DecodeLoad(std::string_view text, std::string_view source) {
 std::optional<int64_t> ProcessStartTicks(int64_t pid) { return LiveStartTicks(pid); }
 
 LoadRegistry::LoadRegistry(std::string dir)
-    : loads_dir_(std::move(dir) + "/loads"), ended_dir_(loads_dir_ + "/ended") {}
+    : loads_dir_(std::move(dir) + "/loads"), ended_dir_(loads_dir_ + "/" + kEndedFolder) {}
 
 Result<std::string> LoadRegistry::Register(const Load& load, int serial) const {
   if (::mkdir(loads_dir_.c_str(), 0755) != 0 && errno != EEXIST) {
@@ -156,11 +156,10 @@ int64_t LoadRegistry::ChangedNanos() const {
 }
 
 std::vector<std::pair<std::string, Load>> LoadRegistry::ListFolder(const std::string& dir_path,
-                                                                   bool sets_aside) const {
+                                                                   std::vector<std::string>* dead) const {
   std::vector<std::pair<std::string, Load>> loads;
   DIR* dir = ::opendir(dir_path.c_str());
   if (dir == nullptr) return loads;
-  bool has_ended_dir = false;
   while (dirent* entry = ::readdir(dir)) {
     std::string name(entry->d_name);
     if (name.size() < 6 || name.substr(name.size() - 5) != ".json") continue;
@@ -175,14 +174,28 @@ std::vector<std::pair<std::string, Load>> LoadRegistry::ListFolder(const std::st
     bool is_dead = !ticks || *ticks != l.start_ticks;
     if (is_dead && !l.ended_at)
       l.ended_at = FromNanos(int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec);
-    if (is_dead && sets_aside) {
-      has_ended_dir = has_ended_dir || ::mkdir(ended_dir_.c_str(), 0755) == 0 || errno == EEXIST;
-      if (has_ended_dir) (void)::rename(path.c_str(), (ended_dir_ + "/" + name).c_str());
-    }
+    if (is_dead && dead != nullptr) dead->push_back(name);
     loads.emplace_back(std::move(name), std::move(l));
   }
   ::closedir(dir);
   return loads;
+}
+
+void LoadRegistry::SetAside(const std::vector<std::string>& names) const {
+  if (names.empty()) return;
+  int loads = ::open(loads_dir_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (loads < 0) return;
+  struct stat folder {};
+  if (::fstat(loads, &folder) == 0 && folder.st_uid == ::geteuid()) {
+    (void)::mkdirat(loads, kEndedFolder, 0755);
+    int ended = ::openat(loads, kEndedFolder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat aside {};
+    if (ended >= 0 && ::fstat(ended, &aside) == 0 && aside.st_uid == ::geteuid()) {
+      for (const std::string& name : names) (void)::renameat(loads, name.c_str(), ended, name.c_str());
+    }
+    if (ended >= 0) ::close(ended);
+  }
+  ::close(loads);
 }
 
 namespace {
@@ -196,15 +209,16 @@ void ByStart(std::vector<Load>* loads) {
 }  // namespace
 
 std::vector<Load> LoadRegistry::List() const {
-  // The folder first, then what is set aside (by this listing or another
-  // one meanwhile): each file once, by name.
+  // The folder first, then what is set aside (by a program's start,
+  // meanwhile too): each file once, by name. Nothing is moved here: the
+  // agent's NVML reads the world as root.
   std::vector<Load> loads;
   std::set<std::string> seen;
-  for (auto& [name, load] : ListFolder(loads_dir_, true)) {
+  for (auto& [name, load] : ListFolder(loads_dir_, nullptr)) {
     seen.insert(name);
     loads.push_back(std::move(load));
   }
-  for (auto& [name, load] : ListFolder(ended_dir_, false)) {
+  for (auto& [name, load] : ListFolder(ended_dir_, nullptr)) {
     if (seen.count(name) == 0) loads.push_back(std::move(load));
   }
   ByStart(&loads);
@@ -213,9 +227,11 @@ std::vector<Load> LoadRegistry::List() const {
 
 std::vector<Load> LoadRegistry::ListLive() const {
   std::vector<Load> loads;
-  for (auto& [name, load] : ListFolder(loads_dir_, true)) {
+  std::vector<std::string> dead;
+  for (auto& [name, load] : ListFolder(loads_dir_, &dead)) {
     if (!load.ended_at) loads.push_back(std::move(load));
   }
+  SetAside(dead);
   ByStart(&loads);
   return loads;
 }

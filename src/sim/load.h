@@ -10,11 +10,13 @@
 // the process start time in /proc (PID reuse), and a zombie counts as dead,
 // as the CUDA driver frees a context when the process exits. A dead load
 // keeps its file so the energy it used stays counted; it ended at the file's
-// last heartbeat (mtime). The first listing that finds a load's process
-// gone sets its file aside in loads/ended (a rename keeps the mtime), so
-// that a program starting on the world reads the loads that may live
-// (ListLive), not every load the world ever had: a CUDA context does not
-// take longer to create for every process that ever ran on the machine.
+// last heartbeat (mtime). A program starting on the world (ListLive) sets
+// the files of the dead loads it finds aside in loads/ended (a rename keeps
+// the mtime), so that it and the next ones read the loads that may live,
+// not every load the world ever had: a CUDA context does not take longer
+// to create for every process that ever ran on the machine. Only the
+// folder's owner sets aside, relative to the folder's descriptor, never
+// through a link; List() (the agent's NVML, as root) only reads.
 //
 // Thread safety: LoadRegistry is immutable after construction; List() may be
 // called from many threads.
@@ -87,7 +89,8 @@ class LoadRegistry {
 
   // The loads whose processes live and have not ended them: what memory a
   // program starting now finds taken, read without the loads set aside as
-  // dead.
+  // dead; sets aside those it finds dead (when the folder is this
+  // process's own).
   std::vector<Load> ListLive() const;
 
   // The loads folder's change time in nanoseconds (0 when it cannot be
@@ -97,9 +100,15 @@ class LoadRegistry {
 
  private:
   Status WriteLoad(const std::string& path, const Load& load) const;
-  // The loads of `dir` by file name; those found dead are set aside into
-  // ended_dir_ when `sets_aside` (a load its live process ended stays).
-  std::vector<std::pair<std::string, Load>> ListFolder(const std::string& dir, bool sets_aside) const;
+  // The loads of `dir` by file name; the names of those whose process is
+  // gone into `dead` (when not null).
+  std::vector<std::pair<std::string, Load>> ListFolder(const std::string& dir,
+                                                       std::vector<std::string>* dead) const;
+  // Moves loads `names` into loads/ended: only when this process owns the
+  // folder and its ended/ (mkdirat, openat with O_NOFOLLOW | O_DIRECTORY,
+  // renameat: no path is resolved through a link).
+  void SetAside(const std::vector<std::string>& names) const;
+  static constexpr const char* kEndedFolder = "ended";
   std::string loads_dir_;
   std::string ended_dir_;
 };

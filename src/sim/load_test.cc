@@ -97,6 +97,26 @@ TEST(LoadTest, ADeadLoadIsSetAsideStillListedAndLeftOutOfTheLiveOnes) {
   EXPECT_EQ(registry.ListLive().size(), 1u);
 }
 
+// Listing alone (the agent's NVML) moves nothing; a link planted as
+// loads/ended is never followed: the dead load stays where it was.
+TEST(LoadTest, ListingMovesNothingAndALinkedEndedFolderIsNeverFollowed) {
+  testing::TempDir dir;
+  testing::TempDir elsewhere;
+  LoadRegistry registry(dir.path());
+  Load dead = OwnLoad({0});
+  dead.start_ticks += 1;
+  Result<std::string> path = registry.Register(dead);
+  ASSERT_TRUE(path.ok());
+  ASSERT_EQ(registry.List().size(), 1u);
+  EXPECT_EQ(::access(path.value().c_str(), F_OK), 0) << "List() moved it";
+  ASSERT_EQ(::symlink(elsewhere.path().c_str(), (dir.path() + "/loads/ended").c_str()), 0);
+  EXPECT_TRUE(registry.ListLive().empty());
+  EXPECT_EQ(::access(path.value().c_str(), F_OK), 0) << "moved through the link";
+  std::vector<Load> loads = registry.List();
+  ASSERT_EQ(loads.size(), 1u);
+  EXPECT_TRUE(loads[0].ended_at.has_value());
+}
+
 TEST(LoadTest, ALiveProcessEndsItsLoadAndLoadsAgainUnderAnotherSerial) {
   testing::TempDir dir;
   LoadRegistry registry(dir.path());

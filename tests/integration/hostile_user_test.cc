@@ -432,5 +432,32 @@ TEST_F(HostileUserTest, AFifoOrALinkAsTheWorldsMigJournalNeitherHangsTheAgentNor
   EXPECT_EQ(Read(victim_), "root's file\n");
 }
 
+// A world folder of nobody's, with a dead load and loads/ended planted as
+// a link to root's folder: a root program starting on it (and the root
+// agent reading it) moves nothing, through the link or at all.
+TEST_F(HostileUserTest, ALinkPlantedAsTheWorldsEndedLoadsIsNeverFollowedByARootProgram) {
+  ASSERT_EQ(::mkdir(sim_dir_.c_str(), 0755), 0);
+  ASSERT_EQ(::chown(sim_dir_.c_str(), kNobody, kNobody), 0);
+  std::string roots = dir_.path() + "/roots";
+  ASSERT_EQ(::mkdir(roots.c_str(), 0755), 0);
+  std::string dead = sim_dir_ + "/loads/999999-1.json";
+  ASSERT_EQ(AsNobody("mkdir " + sim_dir_ + "/loads && ln -s " + roots + " " + sim_dir_ +
+                     "/loads/ended && printf '%s' '{\"gpus\":[0],\"memory_bytes\":1,\"pattern\":\"steady\","
+                     "\"pid\":999999,\"start_ticks\":1,\"started_at_ns\":1,\"utilization_ratio\":0.5}' > " +
+                     dead)
+                .exit_code,
+            0);
+  StartLeaseAgent();
+  RunResult load = RunCommand({"timeout", "10", BinDir() + "/tarmac-simload", "--memory", "1GiB", "--seconds",
+                               "0.01", "--sim-dir", sim_dir_},
+                              Env());
+  EXPECT_EQ(load.exit_code, 0) << load.err;
+  RunResult status =
+      RunCommand({"timeout", "10", BinDir() + "/tarmac", "status", "--json", "--socket", Socket()}, Env());
+  EXPECT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_EQ(::access(dead.c_str(), F_OK), 0) << "a root program moved nobody's load";
+  EXPECT_NE(::access((roots + "/999999-1.json").c_str(), F_OK), 0) << "moved through the link";
+}
+
 }  // namespace
 }  // namespace tarmac::testing
