@@ -227,6 +227,16 @@ void ApplyDcgmReadings(const std::vector<Sample>& dcgm, Reader* r) {
   }
 }
 
+// `instances` in batches of kDownNodesAQuery, a question's worth each.
+std::vector<std::vector<std::string>> InBatches(const std::set<std::string>& instances) {
+  std::vector<std::vector<std::string>> batches;
+  for (const std::string& i : instances) {
+    if (batches.empty() || batches.back().size() == kDownNodesAQuery) batches.emplace_back();
+    batches.back().push_back(i);
+  }
+  return batches;
+}
+
 // Asks r->asked at `now_unix`, folding each answer in (Reader::Take).
 Status AskRound(prom::PromClient* client, double now_unix, Reader* r) {
   client->QueryEachInTurn(r->asked, now_unix,
@@ -260,17 +270,13 @@ Status ReadDownNodes(prom::PromClient* client, double now_unix, Reader* r) {
     if (instance != labels.end() && r->nodes.count(instance->second) == 0) down.insert(instance->second);
   }
   if (down.empty()) return Status::OK();
-  std::vector<std::string> batch;
   r->asked.clear();
-  for (auto it = down.begin(); it != down.end(); ++it) {
-    batch.push_back(*it);
-    if (batch.size() < kDownNodesAQuery && std::next(it) != down.end()) continue;
+  for (const std::vector<std::string>& batch : InBatches(down)) {
     r->asked.push_back(DownInfoQuery(batch));
     r->info_queries.insert(r->asked.back());
     r->asked.push_back(DownLastSampleQuery(batch));
     r->kept.insert(r->asked.back());
     r->last_sample_queries.push_back(r->asked.back());
-    batch.clear();
   }
   return AskRound(client, now_unix, r);
 }
@@ -335,13 +341,9 @@ Status MemoryOfTheHeld(prom::PromClient* client, double now_unix, Reader* r) {
     if (with_processes.count({i.instance, i.uuid}) != 0) nodes.insert(i.instance);
   }
   r->asked.clear();
-  std::vector<std::string> batch;
-  for (auto it = nodes.begin(); it != nodes.end(); ++it) {
-    batch.push_back(*it);
-    if (batch.size() < kDownNodesAQuery && std::next(it) != nodes.end()) continue;
+  for (const std::vector<std::string>& batch : InBatches(nodes)) {
     r->asked.push_back(MemoryUsedQuery(batch));
     r->memory_queries.insert(r->asked.back());
-    batch.clear();
   }
   return r->asked.empty() ? Status::OK() : AskRound(client, now_unix, r);
 }
